@@ -1,0 +1,1 @@
+"""Privacy accounting (f-DP, GDP, composition, budgets)."""

@@ -1,0 +1,275 @@
+"""Reports: the randomized records a client sends (DESIGN.md "Report JSON form").
+
+One immutable record type covers every mechanism; which fields are present
+depends on the mechanism:
+
+=================  ====================================================
+BinaryRR, GRR      ``value`` (the reported domain value)
+OLH, BLH           ``seed`` (hash function), ``value`` (reported bucket)
+SUE, OUE           ``bits`` (packed bit vector)
+RAPPOR             ``cohort``, ``bits``
+numeric            ``value`` (a number)
+=================  ====================================================
+
+Bits are packed as :func:`numpy.packbits` does (bit i of the vector is bit
+7 − (i mod 8) of byte i // 8). Every report carries its spec's fingerprint
+and a format version ``v``; an optional ``client`` id is carried through and
+ignored by the aggregator.
+
+Binary form (``to_bytes``), version 1: ``v`` (1 byte), a presence mask
+(1 byte: value, seed, bits, cohort, client), the 8-byte fingerprint, then the
+present fields in that order: value as a type tag (0 int, 1 float, 2 str) and
+8 bytes or a 2-byte length and UTF-8; seed as 8 bytes; bits as a 2-byte
+length and the bytes; cohort as 4 bytes; client as a 2-byte length and UTF-8.
+All integers are big-endian.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+import math
+import struct
+from typing import Any, Mapping, Union
+
+from ldp.errors import ReportError
+
+__all__ = ["Report", "REPORT_VERSION", "pack_bits", "unpack_bits"]
+
+REPORT_VERSION = 1
+ReportValue = Union[str, int, float]
+
+_FIELDS = ("value", "seed", "bits", "cohort", "client")
+_JSON_KEYS = {"v", "spec", *_FIELDS}
+_MAX_U64 = (1 << 64) - 1
+
+
+def pack_bits(positions, num_bits: int) -> bytes:
+    """Pack the set bit ``positions`` of a ``num_bits`` vector (numpy.packbits order)."""
+    out = bytearray((num_bits + 7) // 8)
+    for i in positions:
+        out[i >> 3] |= 0x80 >> (i & 7)
+    return bytes(out)
+
+
+def unpack_bits(data: bytes, num_bits: int) -> list[int]:
+    """The 0/1 list of the first ``num_bits`` bits of packed ``data``."""
+    return [(data[i >> 3] >> (7 - (i & 7))) & 1 for i in range(num_bits)]
+
+
+def _check_fingerprint(spec: Any) -> str:
+    if not isinstance(spec, str) or len(spec) != 16:
+        raise ReportError(f"report 'spec' must be a 16-hex-digit fingerprint, got {spec!r}")
+    try:
+        bytes.fromhex(spec)
+    except ValueError:
+        raise ReportError(f"report 'spec' must be a 16-hex-digit fingerprint, got {spec!r}") from None
+    return spec.lower()
+
+
+def _check_uint(value: Any, name: str, bits: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < (1 << bits):
+        raise ReportError(f"report '{name}' must be an integer in [0, 2^{bits}), got {value!r}")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """One randomized report.
+
+    Parameters
+    ----------
+    spec : str
+        Fingerprint of the spec that produced the report.
+    value, seed, bits, cohort, client
+        Mechanism-dependent fields (see module docstring).
+    v : int
+        Report format version.
+    """
+
+    spec: str
+    value: ReportValue | None = None
+    seed: int | None = None
+    bits: bytes | None = None
+    cohort: int | None = None
+    client: str | None = None
+    v: int = REPORT_VERSION
+
+    def __post_init__(self) -> None:
+        if self.v != REPORT_VERSION:
+            raise ReportError(f"report version {self.v!r} is not supported (this version reads {REPORT_VERSION})")
+        object.__setattr__(self, "spec", _check_fingerprint(self.spec))
+        if self.value is not None:
+            if isinstance(self.value, bool) or not isinstance(self.value, (str, int, float)):
+                raise ReportError(f"report 'value' must be a string or a number, got {self.value!r}")
+            if isinstance(self.value, float) and not math.isfinite(self.value):
+                raise ReportError(f"report 'value' must be finite, got {self.value!r}")
+            if isinstance(self.value, int) and not -(1 << 63) <= self.value < (1 << 63):
+                raise ReportError(f"report 'value' integer out of 64-bit range: {self.value}")
+        if self.seed is not None:
+            _check_uint(self.seed, "seed", 64)
+        if self.cohort is not None:
+            _check_uint(self.cohort, "cohort", 32)
+        if self.bits is not None and not isinstance(self.bits, bytes):
+            if isinstance(self.bits, (bytearray, memoryview)):
+                object.__setattr__(self, "bits", bytes(self.bits))
+            else:
+                raise ReportError(f"report 'bits' must be bytes, got {type(self.bits).__name__}")
+        if self.client is not None and not isinstance(self.client, str):
+            raise ReportError(f"report 'client' must be a string, got {self.client!r}")
+
+    # -- JSON ------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict; ``bits`` as base64; absent fields omitted."""
+        out: dict[str, Any] = {"v": self.v, "spec": self.spec}
+        if self.cohort is not None:
+            out["cohort"] = self.cohort
+        if self.seed is not None:
+            out["seed"] = self.seed
+        if self.value is not None:
+            out["value"] = self.value
+        if self.bits is not None:
+            out["bits"] = base64.b64encode(self.bits).decode("ascii")
+        if self.client is not None:
+            out["client"] = self.client
+        return out
+
+    def to_json(self) -> str:
+        """One line of JSON (the JSON Lines form)."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Report":
+        """Validate and build a report from its JSON dict form."""
+        if not isinstance(data, Mapping):
+            raise ReportError(f"a report must be a JSON object, got {type(data).__name__}")
+        unknown = sorted(set(data) - _JSON_KEYS)
+        if unknown:
+            raise ReportError(f"report has unknown fields: {', '.join(map(str, unknown))}")
+        if "v" not in data:
+            raise ReportError("report has no version field 'v'")
+        if "spec" not in data:
+            raise ReportError("report has no 'spec' fingerprint")
+        bits = data.get("bits")
+        if bits is not None:
+            if not isinstance(bits, str):
+                raise ReportError(f"report 'bits' must be a base64 string, got {bits!r}")
+            try:
+                bits = base64.b64decode(bits.encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError, ValueError):
+                raise ReportError("report 'bits' is not valid base64") from None
+        return cls(
+            spec=data["spec"],
+            value=data.get("value"),
+            seed=data.get("seed"),
+            bits=bits,
+            cohort=data.get("cohort"),
+            client=data.get("client"),
+            v=data["v"],
+        )
+
+    @classmethod
+    def from_json(cls, line: str | bytes) -> "Report":
+        """Parse one JSON line."""
+        try:
+            data = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ReportError(f"report is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    # -- binary ----------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """Compact binary form (see module docstring)."""
+        mask = 0
+        body = bytearray()
+        if self.value is not None:
+            mask |= 1
+            if isinstance(self.value, int):
+                body += b"\x00" + struct.pack(">q", self.value)
+            elif isinstance(self.value, float):
+                body += b"\x01" + struct.pack(">d", self.value)
+            else:
+                body += b"\x02" + _pack_text(self.value, "value")
+        if self.seed is not None:
+            mask |= 2
+            body += struct.pack(">Q", self.seed)
+        if self.bits is not None:
+            mask |= 4
+            if len(self.bits) > 0xFFFF:
+                raise ReportError("report 'bits' longer than 65535 bytes")
+            body += struct.pack(">H", len(self.bits)) + self.bits
+        if self.cohort is not None:
+            mask |= 8
+            body += struct.pack(">I", self.cohort)
+        if self.client is not None:
+            mask |= 16
+            body += _pack_text(self.client, "client")
+        return bytes([self.v, mask]) + bytes.fromhex(self.spec) + bytes(body)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Report":
+        """Parse the binary form; :class:`ReportError` names what is wrong."""
+        reader = _Reader(bytes(data))
+        version = reader.take(1, "version")[0]
+        if version != REPORT_VERSION:
+            raise ReportError(f"report version {version} is not supported (this version reads {REPORT_VERSION})")
+        mask = reader.take(1, "field mask")[0]
+        if mask & ~0x1F:
+            raise ReportError(f"report field mask has unknown bits: {mask:#04x}")
+        fields: dict[str, Any] = {"spec": reader.take(8, "spec fingerprint").hex()}
+        if mask & 1:
+            tag = reader.take(1, "value type")[0]
+            if tag == 0:
+                fields["value"] = struct.unpack(">q", reader.take(8, "value"))[0]
+            elif tag == 1:
+                fields["value"] = struct.unpack(">d", reader.take(8, "value"))[0]
+            elif tag == 2:
+                fields["value"] = reader.text("value")
+            else:
+                raise ReportError(f"report value type tag {tag} is unknown")
+        if mask & 2:
+            fields["seed"] = struct.unpack(">Q", reader.take(8, "seed"))[0]
+        if mask & 4:
+            length = struct.unpack(">H", reader.take(2, "bits length"))[0]
+            fields["bits"] = reader.take(length, "bits")
+        if mask & 8:
+            fields["cohort"] = struct.unpack(">I", reader.take(4, "cohort"))[0]
+        if mask & 16:
+            fields["client"] = reader.text("client")
+        if reader.remaining:
+            raise ReportError(f"report has {reader.remaining} unexpected trailing bytes")
+        return cls(v=version, **fields)
+
+
+def _pack_text(text: str, name: str) -> bytes:
+    raw = text.encode("utf-8")
+    if len(raw) > 0xFFFF:
+        raise ReportError(f"report '{name}' longer than 65535 bytes")
+    return struct.pack(">H", len(raw)) + raw
+
+
+class _Reader:
+    def __init__(self, data: bytes):
+        self.data = data
+        self.pos = 0
+
+    @property
+    def remaining(self) -> int:
+        return len(self.data) - self.pos
+
+    def take(self, n: int, what: str) -> bytes:
+        if self.remaining < n:
+            raise ReportError(f"report is truncated: {what} needs {n} bytes, {self.remaining} left")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def text(self, what: str) -> str:
+        length = struct.unpack(">H", self.take(2, f"{what} length"))[0]
+        raw = self.take(length, what)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ReportError(f"report '{what}' is not valid UTF-8") from None

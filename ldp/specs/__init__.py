@@ -1,0 +1,28 @@
+"""Mechanism specs: frozen, validated parameters of every mechanism."""
+
+from ldp.specs.base import SPEC_FORMAT, Spec, load_spec, spec_class, spec_from_dict
+from ldp.specs.frequency import BLH, GRR, OLH, OUE, SUE, BinaryRR, FrequencySpec, LocalHashing, UnaryEncoding
+from ldp.specs.rappor import Rappor
+from ldp.specs.selection import FREQUENCY_MECHANISMS, best_frequency_mechanism, frequency_spec, variance_table
+
+__all__ = [
+    "SPEC_FORMAT",
+    "Spec",
+    "load_spec",
+    "spec_class",
+    "spec_from_dict",
+    "FrequencySpec",
+    "UnaryEncoding",
+    "LocalHashing",
+    "BinaryRR",
+    "GRR",
+    "SUE",
+    "OUE",
+    "OLH",
+    "BLH",
+    "Rappor",
+    "FREQUENCY_MECHANISMS",
+    "best_frequency_mechanism",
+    "frequency_spec",
+    "variance_table",
+]

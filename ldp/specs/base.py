@@ -1,0 +1,144 @@
+"""Common machinery of mechanism specs: JSON round trip, fingerprint, registry.
+
+A spec is a frozen dataclass holding a mechanism's parameters. Its canonical
+JSON (sorted keys, no whitespace, exact fractions) identifies it: the
+``fingerprint`` is the first 16 hex digits of the SHA-256 of that text, and
+every report carries it, so reports can never be decoded with the wrong
+parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+from ldp.errors import ParameterError
+from ldp.exact import fraction_to_json
+
+__all__ = ["Spec", "SPEC_FORMAT", "register", "spec_class", "load_spec", "spec_from_dict"]
+
+#: Version of the spec JSON layout.
+SPEC_FORMAT = 1
+
+_REGISTRY: dict[str, type["Spec"]] = {}
+
+
+def register(cls: type["Spec"]) -> type["Spec"]:
+    """Class decorator: make a spec type loadable by its ``mechanism`` name."""
+    name = cls.mechanism
+    if name in _REGISTRY and _REGISTRY[name] is not cls:
+        raise RuntimeError(f"mechanism name {name!r} registered twice")
+    _REGISTRY[name] = cls
+    return cls
+
+
+def spec_class(mechanism: str) -> type["Spec"]:
+    """The spec type registered under ``mechanism`` (case-insensitive, '_' or '-')."""
+    key = mechanism.strip().lower().replace("_", "-")
+    try:
+        return _REGISTRY[key]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ParameterError(f"unknown mechanism {mechanism!r}; known: {known}") from None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Fraction):
+        return fraction_to_json(value)
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """Base class of every mechanism spec (do not instantiate directly)."""
+
+    mechanism: ClassVar[str] = ""
+
+    # -- serialization -------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Canonical, JSON-ready parameters, including ``mechanism`` and ``format``."""
+        out: dict[str, Any] = {"mechanism": self.mechanism, "format": SPEC_FORMAT}
+        for field in dataclasses.fields(self):
+            out[field.name] = _jsonable(getattr(self, field.name))
+        return out
+
+    def to_json(self, indent: int | None = None) -> str:
+        """JSON text of :meth:`to_dict` (canonical when ``indent`` is None)."""
+        if indent is None:
+            return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(self.to_dict(), sort_keys=True, indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Spec":
+        """Rebuild a spec of this type from :meth:`to_dict` output (validated)."""
+        data = dict(data)
+        data.pop("mechanism", None)
+        fmt = data.pop("format", SPEC_FORMAT)
+        if fmt != SPEC_FORMAT:
+            raise ParameterError(f"spec format {fmt!r} is not supported (this version reads {SPEC_FORMAT})")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ParameterError(f"{cls.mechanism} spec has unknown fields: {', '.join(unknown)}")
+        kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items()}
+        try:
+            return cls(**kwargs)
+        except TypeError as exc:
+            raise ParameterError(f"{cls.mechanism} spec: {exc}") from None
+
+    @property
+    def fingerprint(self) -> str:
+        """First 16 hex digits of the SHA-256 of the canonical JSON."""
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            cached = hashlib.sha256(self.to_json().encode("utf-8")).hexdigest()[:16]
+            object.__setattr__(self, "_fingerprint", cached)
+        return cached
+
+    # -- privacy summary -----------------------------------------------
+    def privacy_summary(self) -> dict[str, float]:
+        """The ε figures a user should see (``epsilon``; RAPPOR adds ε∞ and ε₁)."""
+        raise NotImplementedError
+
+
+def spec_from_dict(data: Mapping[str, Any]) -> Spec:
+    """Build any registered spec from its dict form."""
+    if not isinstance(data, Mapping):
+        raise ParameterError(f"a spec must be a JSON object, got {type(data).__name__}")
+    if "mechanism" not in data:
+        raise ParameterError("spec has no 'mechanism' field")
+    return spec_class(str(data["mechanism"])).from_dict(data)
+
+
+def load_spec(source: "str | Path | Mapping[str, Any] | Spec") -> Spec:
+    """Load a spec from a JSON file path, a JSON string, a dict, or return a spec as is.
+
+    Raises
+    ------
+    ParameterError
+        If the file cannot be read, is not JSON, or describes an invalid spec.
+    """
+    if isinstance(source, Spec):
+        return source
+    if isinstance(source, Mapping):
+        return spec_from_dict(source)
+    text: str
+    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ParameterError(f"cannot read spec file {str(path)!r}: {exc.strerror or exc}") from None
+    else:
+        text = str(source)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParameterError(f"spec is not valid JSON: {exc}") from None
+    return spec_from_dict(data)

@@ -1,0 +1,413 @@
+"""Frequency-oracle specs: BinaryRR, GRR, SUE, OUE, OLH, BLH (FORMULAS.md §1).
+
+Each spec holds its categorical ``domain``, the ε it claims, and its exact
+rational perturbation probabilities. Built from ``epsilon`` alone, the
+probabilities are calibrated with 64-bit rational precision rounding toward
+more privacy, so the ε they achieve (``epsilon_achieved``) is at most the
+claim and within ~1e-15 of it. Given explicitly (from a JSON file, say), the
+probabilities are checked against the claim and a spec whose probabilities
+give more than its ε is rejected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+from functools import cached_property
+from typing import Any, ClassVar
+
+from ldp.domain import DomainIndex, DomainValue, normalize_domain
+from ldp.errors import ParameterError
+from ldp.exact import ceil_fraction, epsilon_of_ratio, exp_lower_bound, floor_fraction, ratio_within
+from ldp.frequency_math import frequency_variance, variance_star
+from ldp.hashing import LH_PRIME, lh_collision_probability
+from ldp.specs.base import Spec, register
+from ldp.specs.validation import check_epsilon, check_int, check_probability
+
+__all__ = ["FrequencySpec", "GRR", "BinaryRR", "UnaryEncoding", "SUE", "OUE", "LocalHashing", "OLH", "BLH"]
+
+
+@dataclasses.dataclass(frozen=True)
+class FrequencySpec(Spec):
+    """Common interface of the pure frequency oracles.
+
+    Subclasses define ``exact_p_star``/``exact_q_star`` (support
+    probabilities) and ``privacy_ratio`` (the worst-case probability ratio
+    over pairs of inputs and any output, computed from the probabilities).
+    """
+
+    report_kind: ClassVar[str] = ""
+
+    # -- domain ----------------------------------------------------------
+    @property
+    def domain_size(self) -> int:
+        """Number of values d in the domain."""
+        return len(self.domain)  # type: ignore[attr-defined]
+
+    @cached_property
+    def domain_index(self) -> DomainIndex:
+        """Value → index lookup (accepts the string form of integer values)."""
+        return DomainIndex(self.domain)  # type: ignore[attr-defined]
+
+    def index_of(self, value: Any) -> int:
+        """Index of ``value`` in the domain; :class:`ParameterError` when absent."""
+        return self.domain_index.index(value)
+
+    # -- privacy ---------------------------------------------------------
+    @property
+    def privacy_ratio(self) -> Fraction:
+        """max over inputs x, x' and outputs y of P[y|x]/P[y|x'], exactly."""
+        raise NotImplementedError
+
+    @property
+    def epsilon_achieved(self) -> float:
+        """ln of :attr:`privacy_ratio`: the ε the probabilities really give (≤ ``epsilon``)."""
+        return epsilon_of_ratio(self.privacy_ratio)
+
+    def privacy_summary(self) -> dict[str, float]:
+        return {"epsilon": self.epsilon, "epsilon_achieved": self.epsilon_achieved}  # type: ignore[attr-defined]
+
+    def _check_claim(self) -> None:
+        if not ratio_within(self.privacy_ratio, self.epsilon):  # type: ignore[attr-defined]
+            raise ParameterError(
+                f"{self.mechanism} claims epsilon={self.epsilon!r} but its probabilities give "  # type: ignore[attr-defined]
+                f"epsilon={self.epsilon_achieved:.17g}; the claim must be at least what the probabilities give"
+            )
+
+    # -- accuracy --------------------------------------------------------
+    @property
+    def exact_p_star(self) -> Fraction:
+        """P[report supports v | value = v]."""
+        raise NotImplementedError
+
+    @property
+    def exact_q_star(self) -> Fraction:
+        """P[report supports v | value ≠ v]."""
+        raise NotImplementedError
+
+    @property
+    def p_star(self) -> float:
+        return float(self.exact_p_star)
+
+    @property
+    def q_star(self) -> float:
+        return float(self.exact_q_star)
+
+    def variance(self, frequency: Any = 0.0, n: int = 1) -> Any:
+        """Var[f̂_v] on the frequency scale for ``n`` users (fixed-data, FORMULAS.md §0)."""
+        return frequency_variance(frequency, n, self.p_star, self.q_star)
+
+    @property
+    def variance_star(self) -> float:
+        """Var* = n·Var at f → 0."""
+        return variance_star(self.p_star, self.q_star)
+
+
+def _init_common(spec: FrequencySpec, *, min_size: int = 2) -> None:
+    domain = normalize_domain(spec.domain)  # type: ignore[attr-defined]
+    if len(domain) < min_size:
+        raise ParameterError(f"{spec.mechanism} needs a domain of at least {min_size} values, got {len(domain)}")
+    object.__setattr__(spec, "domain", domain)
+    object.__setattr__(spec, "epsilon", check_epsilon(spec.epsilon))  # type: ignore[attr-defined]
+
+
+def _calibrate_keep_probability(epsilon: float, outputs: int, mechanism: str) -> Fraction:
+    """Keep probability of randomized response over ``outputs`` values.
+
+    q = ⌈2^64/(e^ε + outputs − 1)⌉/2^64 (rounded up: more privacy) and
+    p = 1 − (outputs − 1)q, so p/q ≤ e^ε exactly.
+    """
+    bound = exp_lower_bound(epsilon)
+    q = ceil_fraction(1 / (bound + outputs - 1))
+    p = 1 - (outputs - 1) * q
+    if p <= q:
+        raise ParameterError(f"{mechanism}: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
+    return p
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class GRR(FrequencySpec):
+    """Generalized (k-ary) randomized response, a.k.a. direct encoding.
+
+    The user reports their value with probability p = e^ε/(e^ε + d − 1) and
+    each other value with probability q = (1 − p)/(d − 1).
+
+    Parameters
+    ----------
+    domain : sequence of str or int
+        The d ≥ 2 possible values.
+    epsilon : float
+        Privacy claim; the probabilities are calibrated to it.
+    p : Fraction or str, optional
+        Keep probability; derived from ``epsilon`` when omitted.
+
+    References
+    ----------
+    .. [1] P. Kairouz, K. Bonawitz, D. Ramage. "Discrete distribution
+       estimation under local privacy". ICML 2016.
+    .. [2] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017, §4.1.
+    """
+
+    mechanism: ClassVar[str] = "grr"
+    report_kind: ClassVar[str] = "value"
+
+    domain: tuple[DomainValue, ...]
+    epsilon: float
+    p: Fraction | None = None
+
+    def __post_init__(self) -> None:
+        _init_common(self)
+        if self.p is None:
+            object.__setattr__(self, "p", _calibrate_keep_probability(self.epsilon, self.domain_size, self.mechanism))
+        else:
+            p = check_probability(self.p, "p", high_open=True)
+            if p <= Fraction(1, self.domain_size):
+                raise ParameterError(f"{self.mechanism}: p must exceed 1/d = 1/{self.domain_size}, got {p}")
+            object.__setattr__(self, "p", p)
+        self._check_claim()
+
+    @property
+    def q(self) -> Fraction:
+        """Probability of reporting one particular other value."""
+        return (1 - self.p) / (self.domain_size - 1)
+
+    @property
+    def privacy_ratio(self) -> Fraction:
+        return self.p / self.q
+
+    @property
+    def exact_p_star(self) -> Fraction:
+        return self.p
+
+    @property
+    def exact_q_star(self) -> Fraction:
+        return self.q
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class BinaryRR(GRR):
+    """Warner's binary randomized response: GRR over a two-value domain.
+
+    Reports the true value with probability p = e^ε/(e^ε + 1).
+
+    References
+    ----------
+    .. [1] S. L. Warner. "Randomized response: a survey technique for
+       eliminating evasive answer bias". JASA 60(309), 1965.
+    """
+
+    mechanism: ClassVar[str] = "binary-rr"
+
+    domain: tuple[DomainValue, ...] = (0, 1)
+    epsilon: float = 1.0
+    p: Fraction | None = None
+
+    def __post_init__(self) -> None:
+        if len(tuple(self.domain)) != 2:
+            raise ParameterError(f"binary-rr needs a domain of exactly 2 values, got {len(tuple(self.domain))}")
+        super().__post_init__()
+
+
+@dataclasses.dataclass(frozen=True)
+class UnaryEncoding(FrequencySpec):
+    """Unary encoding base: one-hot vector, each bit kept/flipped independently.
+
+    P[bit = 1 | true bit 1] = p, P[bit = 1 | true bit 0] = q. Two inputs differ
+    in two bits, so the worst-case ratio is p(1 − q)/((1 − p)q).
+    """
+
+    report_kind: ClassVar[str] = "bits"
+
+    domain: tuple[DomainValue, ...]
+    epsilon: float
+    p: Fraction | None = None
+    q: Fraction | None = None
+
+    def __post_init__(self) -> None:
+        _init_common(self)
+        if (self.p is None) != (self.q is None):
+            raise ParameterError(f"{self.mechanism}: give both p and q, or neither (calibrated from epsilon)")
+        if self.p is None:
+            p, q = self._calibrate(self.epsilon)
+        else:
+            p = check_probability(self.p, "p", low_open=True, high_open=True)
+            q = check_probability(self.q, "q", low_open=True, high_open=True)
+            if p <= q:
+                raise ParameterError(f"{self.mechanism}: p must exceed q, got p={p}, q={q}")
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "q", q)
+        self._check_claim()
+
+    def _calibrate(self, epsilon: float) -> tuple[Fraction, Fraction]:
+        raise NotImplementedError
+
+    @property
+    def privacy_ratio(self) -> Fraction:
+        return self.p * (1 - self.q) / ((1 - self.p) * self.q)
+
+    @property
+    def exact_p_star(self) -> Fraction:
+        return self.p
+
+    @property
+    def exact_q_star(self) -> Fraction:
+        return self.q
+
+    @property
+    def num_bytes(self) -> int:
+        """Length of a packed report."""
+        return (self.domain_size + 7) // 8
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class SUE(UnaryEncoding):
+    """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2}+1), q = 1 − p.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017, §4.2.
+    .. [2] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR". ACM CCS 2014.
+    """
+
+    mechanism: ClassVar[str] = "sue"
+
+    def _calibrate(self, epsilon: float) -> tuple[Fraction, Fraction]:
+        bound = exp_lower_bound(epsilon)
+        half = math.sqrt(float(bound)) * (1 - 2.0**-50)
+        p = floor_fraction(Fraction(half) / (Fraction(half) + 1))
+        step = Fraction(1, 1 << 64)
+        while (p / (1 - p)) ** 2 > bound:  # float sqrt was a hair too high
+            p -= step
+        if p <= Fraction(1, 2):
+            raise ParameterError(f"sue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
+        return p, 1 - p
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class OUE(UnaryEncoding):
+    """Optimized unary encoding: p = 1/2, q = 1/(e^ε + 1).
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017, §4.3.
+    """
+
+    mechanism: ClassVar[str] = "oue"
+
+    def _calibrate(self, epsilon: float) -> tuple[Fraction, Fraction]:
+        q = ceil_fraction(1 / (exp_lower_bound(epsilon) + 1))
+        if q >= Fraction(1, 2):
+            raise ParameterError(f"oue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
+        return Fraction(1, 2), q
+
+
+def optimal_hash_range(epsilon: float) -> int:
+    """Integer g ≥ 2 minimizing OLH's Var* (the real optimum is e^ε + 1)."""
+    e = math.exp(epsilon)
+    candidates = {max(2, math.floor(e) + 1), max(2, math.ceil(e) + 1)}
+
+    def var(g: int) -> float:
+        return (e + g - 1) ** 2 / ((g - 1) * (e - 1) ** 2)
+
+    return min(sorted(candidates), key=var)
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalHashing(FrequencySpec):
+    """Local hashing base: hash the value to [g], then GRR over [g].
+
+    The report is (seed, y); it supports every v with H_seed(v) = y. With the
+    hash family of :mod:`ldp.hashing`, p* = p and
+    q* = c·p + (1 − c)(1 − p)/(g − 1), c the exact collision probability.
+    """
+
+    report_kind: ClassVar[str] = "hashed"
+
+    domain: tuple[DomainValue, ...]
+    epsilon: float
+    g: int | None = None
+    p: Fraction | None = None
+
+    def __post_init__(self) -> None:
+        _init_common(self)
+        if self.domain_size > LH_PRIME:
+            raise ParameterError(f"{self.mechanism}: domain size must be < 2^31 - 1, got {self.domain_size}")
+        g = self._default_g() if self.g is None else check_int(self.g, "g", minimum=2, maximum=LH_PRIME - 1)
+        object.__setattr__(self, "g", g)
+        if self.p is None:
+            p = _calibrate_keep_probability(self.epsilon, g, self.mechanism)
+        else:
+            p = check_probability(self.p, "p", high_open=True)
+            if p <= Fraction(1, g):
+                raise ParameterError(f"{self.mechanism}: p must exceed 1/g = 1/{g}, got {p}")
+        object.__setattr__(self, "p", p)
+        self._check_claim()
+
+    def _default_g(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def q(self) -> Fraction:
+        """Probability of reporting one particular other bucket."""
+        return (1 - self.p) / (self.g - 1)
+
+    @property
+    def collision_probability(self) -> Fraction:
+        return lh_collision_probability(self.g)
+
+    @property
+    def privacy_ratio(self) -> Fraction:
+        return self.p / self.q
+
+    @property
+    def exact_p_star(self) -> Fraction:
+        return self.p
+
+    @property
+    def exact_q_star(self) -> Fraction:
+        c = self.collision_probability
+        return c * self.p + (1 - c) * self.q
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class OLH(LocalHashing):
+    """Optimized local hashing: g = e^ε + 1 (the best integer), Var* = 4e^ε/(e^ε − 1)².
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017, §4.4.
+    """
+
+    mechanism: ClassVar[str] = "olh"
+
+    def _default_g(self) -> int:
+        return optimal_hash_range(self.epsilon)
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class BLH(LocalHashing):
+    """Binary local hashing: g = 2.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017, §4.4.
+    .. [2] R. Bassily, A. Smith. "Local, private, efficient protocols for
+       succinct histograms". STOC 2015.
+    """
+
+    mechanism: ClassVar[str] = "blh"
+
+    def __post_init__(self) -> None:
+        if self.g is not None and self.g != 2:
+            raise ParameterError(f"blh has g = 2 by definition, got g={self.g!r}; use olh for other g")
+        super().__post_init__()
+
+    def _default_g(self) -> int:
+        return 2

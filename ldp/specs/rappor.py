@@ -1,0 +1,256 @@
+"""RAPPOR spec: Bloom filter, permanent and instantaneous randomized response.
+
+One spec covers the three RAPPOR encodings of Erlingsson et al.:
+
+``encoding="bloom"`` (default)
+    The value sets ``num_hashes`` bits of a ``num_bits`` Bloom filter whose
+    hash functions depend on the client's cohort (``hash="mmh3"`` or
+    ``hash="md5"``, Google's exact hashing).
+``encoding="basic"``
+    One-hot over a declared ``domain`` (no Bloom filter, one hash).
+``encoding="boolean"``
+    A single bit holding a boolean value.
+
+``f = 0`` gives one-time RAPPOR (no permanent randomized response).
+
+Probabilities (FORMULAS.md §2), with B the true bit and S the reported bit:
+P[S=1 | B=1] = ½f(p+q) + (1−f)q and P[S=1 | B=0] = ½f(p+q) + (1−f)p.
+
+References
+----------
+.. [1] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR: Randomized Aggregatable
+   Privacy-Preserving Ordinal Response". ACM CCS 2014.
+.. [2] google/rappor, analysis/R/decode.R (ComputePrivacyGuarantees) and
+   client/python/rappor.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+from functools import cached_property
+from typing import Any, ClassVar
+
+from ldp.domain import DomainIndex, DomainValue, normalize_domain
+from ldp.errors import ParameterError
+from ldp.exact import epsilon_of_ratio
+from ldp.hashing import bloom_positions
+from ldp.specs.base import Spec, register
+from ldp.specs.validation import check_int, check_probability
+
+__all__ = ["Rappor", "RAPPOR_ENCODINGS", "RAPPOR_HASHES"]
+
+RAPPOR_ENCODINGS = ("bloom", "basic", "boolean")
+RAPPOR_HASHES = ("mmh3", "md5")
+
+_TRUE_WORDS = {"1", "true", "t", "yes", "y"}
+_FALSE_WORDS = {"0", "false", "f", "no", "n"}
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class Rappor(Spec):
+    """RAPPOR (Bloom filter + PRR + IRR).
+
+    Parameters
+    ----------
+    num_bits : int
+        k, the Bloom filter size (``basic``: the domain size; ``boolean``: 1).
+    num_hashes : int
+        h, hash functions per value (``basic``/``boolean``: 1).
+    num_cohorts : int
+        m, number of cohorts; each client belongs to one, uniformly at random.
+    f : Fraction, str or float
+        Permanent randomized response: each bit is forced to 1 with
+        probability f/2 and to 0 with probability f/2, in [0, 1).
+    p, q : Fraction, str or float
+        Instantaneous randomized response: P[S=1 | B'=0] = p, P[S=1 | B'=1] = q,
+        with p < q. Decimals are read exactly ("0.39" is 39/100).
+    hash : {"mmh3", "md5"}
+        Bloom hashing; "md5" reproduces Google's RAPPOR bit for bit.
+    encoding : {"bloom", "basic", "boolean"}
+    domain : sequence, optional
+        The values of ``basic`` RAPPOR.
+
+    References
+    ----------
+    .. [1] Ú. Erlingsson, V. Pihur, A. Korolova. ACM CCS 2014.
+    .. [2] G. Fanti, V. Pihur, Ú. Erlingsson. "Building a RAPPOR with the
+       Unknown". PoPETs 2016.
+    """
+
+    mechanism: ClassVar[str] = "rappor"
+    report_kind: ClassVar[str] = "rappor"
+
+    num_bits: int | None = None
+    num_hashes: int | None = None
+    num_cohorts: int = 1
+    f: Fraction | None = None
+    p: Fraction | None = None
+    q: Fraction | None = None
+    hash: str = "mmh3"
+    encoding: str = "bloom"
+    domain: tuple[DomainValue, ...] | None = None
+
+    def __post_init__(self) -> None:
+        encoding = str(self.encoding).lower()
+        if encoding not in RAPPOR_ENCODINGS:
+            raise ParameterError(f"rappor encoding must be one of {RAPPOR_ENCODINGS}, got {self.encoding!r}")
+        object.__setattr__(self, "encoding", encoding)
+        for name in ("f", "p", "q"):
+            if getattr(self, name) is None:
+                raise ParameterError(f"rappor needs {name}")
+        f = check_probability(self.f, "f", high_open=True)
+        p = check_probability(self.p, "p")
+        q = check_probability(self.q, "q")
+        if p >= q:
+            raise ParameterError(f"rappor needs p < q (IRR), got p={p}, q={q}")
+        object.__setattr__(self, "f", f)
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "q", q)
+        object.__setattr__(self, "num_cohorts", check_int(self.num_cohorts, "num_cohorts", minimum=1, maximum=2**32 - 1))
+
+        if encoding == "bloom":
+            if self.domain is not None:
+                raise ParameterError("rappor with encoding='bloom' takes no domain (decode with a candidate list)")
+            if self.num_bits is None or self.num_hashes is None:
+                raise ParameterError("rappor needs num_bits and num_hashes")
+            hash_name = str(self.hash).lower()
+            if hash_name not in RAPPOR_HASHES:
+                raise ParameterError(f"rappor hash must be one of {RAPPOR_HASHES}, got {self.hash!r}")
+            max_bits, max_hashes = (256, 16) if hash_name == "md5" else (1 << 20, 64)
+            k = check_int(self.num_bits, "num_bits", minimum=1, maximum=max_bits)
+            h = check_int(self.num_hashes, "num_hashes", minimum=1, maximum=max_hashes)
+            if h > k:
+                raise ParameterError(f"rappor num_hashes ({h}) cannot exceed num_bits ({k})")
+            object.__setattr__(self, "hash", hash_name)
+        elif encoding == "basic":
+            if self.domain is None:
+                raise ParameterError("rappor with encoding='basic' needs a domain")
+            domain = normalize_domain(self.domain)
+            if len(domain) < 2:
+                raise ParameterError("basic rappor needs a domain of at least 2 values")
+            object.__setattr__(self, "domain", domain)
+            k = len(domain)
+            if self.num_bits not in (None, k):
+                raise ParameterError(f"basic rappor has num_bits = domain size = {k}, got {self.num_bits}")
+            if self.num_hashes not in (None, 1):
+                raise ParameterError(f"basic rappor has num_hashes = 1, got {self.num_hashes}")
+            object.__setattr__(self, "num_bits", k)
+            object.__setattr__(self, "num_hashes", 1)
+            object.__setattr__(self, "hash", "none")
+        else:  # boolean
+            if self.domain is not None:
+                raise ParameterError("boolean rappor takes no domain")
+            if self.num_bits not in (None, 1) or self.num_hashes not in (None, 1):
+                raise ParameterError("boolean rappor has num_bits = num_hashes = 1")
+            object.__setattr__(self, "num_bits", 1)
+            object.__setattr__(self, "num_hashes", 1)
+            object.__setattr__(self, "hash", "none")
+        if self.prob_one_given_zero == 0 or self.prob_one_given_one == 1:
+            raise ParameterError(
+                "rappor parameters give no single-report privacy (a reported bit can be certain); "
+                f"got f={f}, p={p}, q={q}"
+            )
+
+    # -- named constructors ----------------------------------------------
+    @classmethod
+    def basic(cls, domain, *, f, p, q, num_cohorts: int = 1) -> "Rappor":
+        """Basic RAPPOR: one-hot over ``domain``, no Bloom filter."""
+        return cls(encoding="basic", domain=tuple(domain), f=f, p=p, q=q, num_cohorts=num_cohorts)
+
+    @classmethod
+    def boolean(cls, *, f, p, q, num_cohorts: int = 1) -> "Rappor":
+        """One-bit RAPPOR for a boolean value."""
+        return cls(encoding="boolean", f=f, p=p, q=q, num_cohorts=num_cohorts)
+
+    # -- probabilities ---------------------------------------------------
+    @property
+    def prob_one_given_one(self) -> Fraction:
+        """P[S_i = 1 | B_i = 1] = ½f(p+q) + (1−f)q (q* in FORMULAS.md §2)."""
+        return self.f * (self.p + self.q) / 2 + (1 - self.f) * self.q
+
+    @property
+    def prob_one_given_zero(self) -> Fraction:
+        """P[S_i = 1 | B_i = 0] = ½f(p+q) + (1−f)p (p* in FORMULAS.md §2)."""
+        return self.f * (self.p + self.q) / 2 + (1 - self.f) * self.p
+
+    @property
+    def num_bytes(self) -> int:
+        return (self.num_bits + 7) // 8
+
+    @property
+    def _differing_bits(self) -> int:
+        return 1 if self.encoding == "boolean" else 2 * self.num_hashes
+
+    # -- privacy -----------------------------------------------------------
+    @property
+    def permanent_ratio(self) -> Fraction | None:
+        """Worst-case ratio of the PRR over any number of reports (None when f = 0)."""
+        if self.f == 0:
+            return None
+        return ((1 - self.f / 2) / (self.f / 2)) ** self._differing_bits
+
+    @property
+    def single_report_ratio(self) -> Fraction:
+        """Worst-case ratio of one report: ∏ over differing bits of the larger bit ratio."""
+        one, zero = self.prob_one_given_one, self.prob_one_given_zero
+        up = one / zero  # a bit the input sets
+        down = (1 - zero) / (1 - one)  # a bit the other input sets
+        if self.encoding == "boolean":
+            return max(up, down)
+        return (up * down) ** self.num_hashes
+
+    @property
+    def epsilon_inf(self) -> float:
+        """ε∞ = 2h·ln((1 − f/2)/(f/2)): any number of reports of one memoized value."""
+        ratio = self.permanent_ratio
+        return math.inf if ratio is None else epsilon_of_ratio(ratio)
+
+    @property
+    def epsilon_one(self) -> float:
+        """ε₁ = h·ln(q*(1−p*)/(p*(1−q*))): a single report."""
+        return epsilon_of_ratio(self.single_report_ratio)
+
+    @property
+    def epsilon(self) -> float:
+        """Per-report ε (ε₁); see :attr:`epsilon_inf` for the longitudinal bound."""
+        return self.epsilon_one
+
+    def privacy_summary(self) -> dict[str, float]:
+        return {"epsilon_inf": self.epsilon_inf, "epsilon_one": self.epsilon_one}
+
+    # -- encoding ----------------------------------------------------------
+    @cached_property
+    def domain_index(self) -> DomainIndex | None:
+        return None if self.domain is None else DomainIndex(self.domain)
+
+    def check_cohort(self, cohort: Any) -> int:
+        """Validate a cohort number."""
+        return check_int(cohort, "cohort", minimum=0, maximum=self.num_cohorts - 1)
+
+    def bit_positions(self, value: Any, cohort: int) -> list[int]:
+        """Positions of the true bits B set by ``value`` in ``cohort``."""
+        if self.encoding == "bloom":
+            if value is None:
+                raise ParameterError("rappor value must not be None")
+            return bloom_positions(value, cohort, self.num_hashes, self.num_bits, self.hash)
+        if self.encoding == "basic":
+            return [self.domain_index.index(value)]  # type: ignore[union-attr]
+        return [0] if parse_boolean(value) else []
+
+
+def parse_boolean(value: Any) -> bool:
+    """Read a boolean from True/False, 0/1 or common words; clear error otherwise."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    raise ParameterError(f"boolean rappor value must be true/false or 1/0, got {value!r}")

@@ -1,0 +1,75 @@
+"""Choosing a frequency oracle by theory (FORMULAS.md §1.8).
+
+Wang et al.'s rule "GRR iff d < 3e^ε + 2" compares GRR with OUE/OLH at
+small frequencies. :func:`best_frequency_mechanism` generalizes it: it builds
+each candidate spec with its exact, calibrated probabilities (integer g for
+OLH included) and picks the smallest Var*; ties go to the cheaper report
+(GRR, then OLH, then OUE).
+
+References
+----------
+.. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017, §5.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ldp.errors import ParameterError
+from ldp.specs.frequency import BLH, GRR, OLH, OUE, SUE, BinaryRR, FrequencySpec
+from ldp.specs.validation import check_epsilon, check_int
+
+__all__ = ["FREQUENCY_MECHANISMS", "frequency_spec", "best_frequency_mechanism", "variance_table"]
+
+#: Frequency oracle names in order of report size (cheapest first).
+FREQUENCY_MECHANISMS: dict[str, type[FrequencySpec]] = {
+    "binary-rr": BinaryRR,
+    "grr": GRR,
+    "blh": BLH,
+    "olh": OLH,
+    "oue": OUE,
+    "sue": SUE,
+}
+
+
+def frequency_spec(mechanism: str, domain: Iterable[Any], epsilon: float) -> FrequencySpec:
+    """Build the frequency spec called ``mechanism`` (``"auto"`` picks the best)."""
+    domain = tuple(domain)
+    name = mechanism.strip().lower().replace("_", "-")
+    if name == "auto":
+        name = best_frequency_mechanism(epsilon, len(domain))
+    try:
+        cls = FREQUENCY_MECHANISMS[name]
+    except KeyError:
+        known = ", ".join([*FREQUENCY_MECHANISMS, "auto"])
+        raise ParameterError(f"unknown frequency mechanism {mechanism!r}; known: {known}") from None
+    return cls(domain=domain, epsilon=epsilon)
+
+
+def variance_table(epsilon: float, domain_size: int) -> dict[str, float]:
+    """Var* of every applicable frequency oracle at (ε, d)."""
+    epsilon = check_epsilon(epsilon)
+    d = check_int(domain_size, "domain_size", minimum=2)
+    domain = range(d)
+    table = {}
+    for name, cls in FREQUENCY_MECHANISMS.items():
+        if name == "binary-rr" and d != 2:
+            continue
+        table[name] = cls(domain=domain, epsilon=epsilon).variance_star
+    return table
+
+
+def best_frequency_mechanism(epsilon: float, domain_size: int) -> str:
+    """Name of the frequency oracle with the smallest Var* at (ε, d).
+
+    Ties (within 1e-12 relative) go to the cheaper report, in the order of
+    :data:`FREQUENCY_MECHANISMS`. BinaryRR is reported as ``"grr"`` (same
+    mechanism) so the answer works for any two-value domain.
+    """
+    table = variance_table(epsilon, domain_size)
+    table.pop("binary-rr", None)
+    best = min(table.values())
+    for name in FREQUENCY_MECHANISMS:
+        if name in table and table[name] <= best * (1 + 1e-12):
+            return name
+    raise AssertionError("unreachable")  # pragma: no cover

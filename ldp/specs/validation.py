@@ -1,0 +1,49 @@
+"""Parameter checks shared by the spec classes (never ``assert``)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from ldp.errors import ParameterError
+from ldp.exact import fraction_from_json
+
+__all__ = ["check_epsilon", "check_probability", "check_int"]
+
+
+def check_epsilon(value: object, name: str = "epsilon") -> float:
+    """A finite ε > 0 as float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ParameterError(f"{name} must be a positive number, got {value!r}") from None
+    eps = float(value)
+    if not math.isfinite(eps) or eps <= 0:
+        raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
+    return eps
+
+
+def check_probability(value: object, name: str, *, low_open: bool = False, high_open: bool = False) -> Fraction:
+    """An exact probability in [0, 1] (bounds optionally excluded)."""
+    prob = fraction_from_json(value, name)
+    lo_ok = prob > 0 if low_open else prob >= 0
+    hi_ok = prob < 1 if high_open else prob <= 1
+    if not (lo_ok and hi_ok):
+        lo = "(0" if low_open else "[0"
+        hi = "1)" if high_open else "1]"
+        raise ParameterError(f"{name} must be in {lo}, {hi}, got {value!r}")
+    return prob
+
+
+def check_int(value: object, name: str, *, minimum: int, maximum: int | None = None) -> int:
+    """An integer within [minimum, maximum]."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ParameterError(f"{name} must be an integer, got {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ParameterError(f"{name} must be {bound}, got {value}")
+    return value
