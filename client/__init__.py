@@ -1,1 +1,28 @@
-"""placeholder"""
+"""Client encoders that run inside apps (light: imports only ``ldp`` and NumPy).
+
+- :func:`make_encoder` — the on-device encoder (CSPRNG, exact probabilities).
+- :class:`ClientState` — persistent secret and cohort for RAPPOR.
+- :func:`encode_batch` — vectorized, seeded, *insecure* path for simulations.
+"""
+
+from ldp.client.batch import encode_batch
+from ldp.client.encoders import (
+    Encoder,
+    GRREncoder,
+    LocalHashingEncoder,
+    RapporEncoder,
+    UnaryEncoder,
+    make_encoder,
+)
+from ldp.client.state import ClientState
+
+__all__ = [
+    "make_encoder",
+    "encode_batch",
+    "ClientState",
+    "Encoder",
+    "GRREncoder",
+    "UnaryEncoder",
+    "LocalHashingEncoder",
+    "RapporEncoder",
+]

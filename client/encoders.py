@@ -1,0 +1,179 @@
+"""Client encoders: randomize one value on the device, with the CSPRNG.
+
+Every coin comes from the operating system's CSPRNG (``secrets``,
+``os.urandom``) and every probability is sampled exactly (the spec's
+probabilities are rationals). RAPPOR's permanent randomized response comes
+from a keyed PRF of (client secret, spec fingerprint, value) so it is the
+same every time the client reports the same value.
+"""
+
+from __future__ import annotations
+
+import secrets
+from fractions import Fraction
+from math import lcm
+from typing import Any, Protocol
+
+from ldp.errors import ParameterError
+from ldp.hashing import LH_SEED_SPACE, lh_bucket, value_bytes
+from ldp.report import Report
+from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
+from ldp.specs.rappor import parse_boolean
+from ldp.client.sampling import PRFStream, lanes_to_packed, sample_lanes, urandom_source
+from ldp.client.state import ClientState
+
+__all__ = ["Encoder", "GRREncoder", "UnaryEncoder", "LocalHashingEncoder", "RapporEncoder", "make_encoder"]
+
+_PRR_LABEL = b"ldp-rappor-prr-v1"
+
+
+class Encoder(Protocol):
+    """What every client encoder offers."""
+
+    spec: Any
+
+    def encode(self, value: Any) -> Report:
+        """Randomize ``value`` into a report."""
+
+
+def _rr_thresholds(keep: Fraction, other: Fraction) -> tuple[int, int, int]:
+    """Integers (den, keep_num, other_num) with keep = keep_num/den, other = other_num/den."""
+    den = lcm(keep.denominator, other.denominator)
+    return den, keep.numerator * (den // keep.denominator), other.numerator * (den // other.denominator)
+
+
+def _randomized_response(index: int, den: int, keep_num: int, other_num: int) -> int:
+    """Keep ``index`` with probability keep_num/den, else each other value with other_num/den.
+
+    One uniform draw in [0, den): below keep_num keeps the value; the rest of
+    the range splits into equal slices of other_num, one per other value.
+    """
+    r = secrets.randbelow(den)
+    if r < keep_num:
+        return index
+    other = (r - keep_num) // other_num
+    return other + (other >= index)
+
+
+class GRREncoder:
+    """Generalized randomized response (also BinaryRR); see :class:`ldp.GRR`."""
+
+    def __init__(self, spec: GRR):
+        self.spec = spec
+        self._fingerprint = spec.fingerprint
+        self._domain = spec.domain
+        self._den, self._keep, self._other = _rr_thresholds(spec.p, spec.q)
+
+    def encode(self, value: Any) -> Report:
+        index = self.spec.index_of(value)
+        reported = _randomized_response(index, self._den, self._keep, self._other)
+        return Report(spec=self._fingerprint, value=self._domain[reported])
+
+
+class UnaryEncoder:
+    """Unary encoding (SUE, OUE): one-hot vector, each bit randomized; see :class:`ldp.OUE`."""
+
+    def __init__(self, spec: UnaryEncoding):
+        self.spec = spec
+        self._fingerprint = spec.fingerprint
+        self._width = spec.domain_size
+        self._full = (1 << self._width) - 1
+
+    def encode(self, value: Any) -> Report:
+        one_hot = 1 << self.spec.index_of(value)
+        lanes = sample_lanes(
+            self._width, ((one_hot, self.spec.p), (self._full ^ one_hot, self.spec.q)), urandom_source
+        )
+        return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width))
+
+
+class LocalHashingEncoder:
+    """Local hashing (OLH, BLH): random hash from the family, then GRR over [g]; see :class:`ldp.OLH`."""
+
+    def __init__(self, spec: LocalHashing):
+        self.spec = spec
+        self._fingerprint = spec.fingerprint
+        self._g = spec.g
+        self._den, self._keep, self._other = _rr_thresholds(spec.p, spec.q)
+
+    def encode(self, value: Any) -> Report:
+        index = self.spec.index_of(value)
+        seed = secrets.randbelow(LH_SEED_SPACE)
+        bucket = lh_bucket(seed, index, self._g)
+        reported = _randomized_response(bucket, self._den, self._keep, self._other)
+        return Report(spec=self._fingerprint, seed=seed, value=reported)
+
+
+class RapporEncoder:
+    """RAPPOR client: Bloom filter, memoized PRR (keyed PRF), fresh IRR; see :class:`ldp.Rappor`.
+
+    Parameters
+    ----------
+    spec : Rappor
+    state : ClientState
+        The client's secret and cohort; persist it (``ClientState.open``) so
+        the PRR stays the same across restarts.
+    """
+
+    def __init__(self, spec: Rappor, state: ClientState):
+        if state.spec != spec.fingerprint:
+            raise ParameterError(f"client state is for spec {state.spec}, not {spec.fingerprint}")
+        self.spec = spec
+        self.state = state
+        self._fingerprint = spec.fingerprint.encode("ascii")
+        self._width = spec.num_bits
+        self._full = (1 << self._width) - 1
+        self._prr_one = 1 - spec.f / 2
+        self._prr_zero = spec.f / 2
+
+    def _value_key(self, value: Any) -> bytes:
+        if self.spec.encoding == "basic":
+            return str(self.spec.domain_index.index(value)).encode()
+        if self.spec.encoding == "boolean":
+            return b"1" if parse_boolean(value) else b"0"
+        return value_bytes(value)
+
+    def permanent_bits(self, value: Any) -> int:
+        """B', the memoized PRR of ``value`` as lanes (bit i = Bloom bit i)."""
+        true_bits = 0
+        for position in self.spec.bit_positions(value, self.state.cohort):
+            true_bits |= 1 << position
+        if self.spec.f == 0:
+            return true_bits
+        stream = PRFStream(_PRR_LABEL, self.state.secret, self._fingerprint, self._value_key(value))
+        # P[B'=1] = 1 − f/2 where B = 1 and f/2 where B = 0: forced to 1 or 0 w.p. f/2 each.
+        return sample_lanes(
+            self._width, ((true_bits, self._prr_one), (self._full ^ true_bits, self._prr_zero)), stream
+        )
+
+    def encode(self, value: Any) -> Report:
+        prr = self.permanent_bits(value)
+        irr = sample_lanes(self._width, ((prr, self.spec.q), (self._full ^ prr, self.spec.p)), urandom_source)
+        return Report(spec=self.spec.fingerprint, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width))
+
+
+def make_encoder(spec, *, state: ClientState | str | None = None) -> Encoder:
+    """The client encoder for ``spec``.
+
+    Parameters
+    ----------
+    spec : Spec
+        Any frequency spec or :class:`ldp.Rappor`.
+    state : ClientState or path, optional
+        RAPPOR only: the client's persistent state, or the path of its state
+        file (created when missing). Without it the encoder is a fresh client
+        with a new secret and cohort, kept in memory only.
+    """
+    if isinstance(spec, Rappor):
+        if state is None:
+            state = ClientState.new(spec)
+        elif not isinstance(state, ClientState):
+            state = ClientState.open(state, spec)
+        return RapporEncoder(spec, state)
+    if isinstance(spec, GRR):
+        return GRREncoder(spec)
+    if isinstance(spec, UnaryEncoding):
+        return UnaryEncoder(spec)
+    if isinstance(spec, LocalHashing):
+        return LocalHashingEncoder(spec)
+    raise ParameterError(f"no client encoder for {type(spec).__name__}")
