@@ -1,0 +1,132 @@
+"""``ldp spec``: write a mechanism spec as JSON and print its privacy."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import click
+
+from ldp.cli import run_guarded
+from ldp.errors import ParameterError
+from ldp.specs import FREQUENCY_MECHANISMS, Rappor, best_frequency_mechanism
+
+__all__ = ["spec", "build_spec"]
+
+MECHANISMS = [*FREQUENCY_MECHANISMS, "auto", "rappor"]
+
+
+def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int | None) -> tuple | None:
+    given = [x is not None for x in (domain, domain_file, domain_size)]
+    if sum(given) > 1:
+        raise ParameterError("give only one of --domain, --domain-file, --domain-size")
+    if domain is not None:
+        return tuple(v.strip() for v in domain.split(",") if v.strip() != "")
+    if domain_file is not None:
+        try:
+            lines = Path(domain_file).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ParameterError(f"cannot read --domain-file {domain_file!r}: {exc.strerror or exc}") from None
+        return tuple(line.strip() for line in lines if line.strip())
+    if domain_size is not None:
+        if domain_size < 1:
+            raise ParameterError(f"--domain-size must be >= 1, got {domain_size}")
+        return tuple(range(domain_size))
+    return None
+
+
+def build_spec(mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None, from_google=None):
+    """Build a spec from CLI-style options (pure; used by ``ldp spec``)."""
+    name = mechanism.lower().replace("_", "-")
+    if name == "rappor":
+        if from_google is not None:
+            from ldp.google_params import read_google_params
+
+            return read_google_params(from_google, hash=rappor.get("hash") or "md5")
+        options = {k: v for k, v in rappor.items() if v is not None}
+        encoding = options.get("encoding", "bloom")
+        if encoding == "basic":
+            if domain is None:
+                raise ParameterError("basic rappor needs --domain, --domain-file or --domain-size")
+            options["domain"] = domain
+        return Rappor(**options)
+    if epsilon is None:
+        raise ParameterError(f"{name} needs --epsilon")
+    if domain is None:
+        if name == "binary-rr":
+            domain = (0, 1)
+        else:
+            raise ParameterError(f"{name} needs --domain, --domain-file or --domain-size")
+    if name == "auto":
+        name = best_frequency_mechanism(epsilon, len(domain))
+    try:
+        cls = FREQUENCY_MECHANISMS[name]
+    except KeyError:
+        raise ParameterError(f"unknown mechanism {mechanism!r}; known: {', '.join(MECHANISMS)}") from None
+    if g is not None:
+        if name != "olh":
+            raise ParameterError("--g applies to olh only")
+        return cls(domain=domain, epsilon=epsilon, g=g)
+    return cls(domain=domain, epsilon=epsilon)
+
+
+def _privacy_lines(spec) -> list[str]:
+    lines = [f"mechanism: {spec.mechanism}   fingerprint: {spec.fingerprint}"]
+    if isinstance(spec, Rappor):
+        inf = "inf (f = 0: no longitudinal protection)" if math.isinf(spec.epsilon_inf) else f"{spec.epsilon_inf:.6g}"
+        lines.append(f"epsilon_inf (any number of reports of one value): {inf}")
+        lines.append(f"epsilon_one (a single report): {spec.epsilon_one:.6g}")
+    else:
+        lines.append(f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})")
+        lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
+    return lines
+
+
+@click.command("spec")
+@click.argument("mechanism", type=click.Choice(MECHANISMS, case_sensitive=False))
+@click.option("--epsilon", type=float, help="Privacy parameter (frequency oracles).")
+@click.option("--domain", help="Comma-separated domain values, e.g. a,b,c.")
+@click.option("--domain-file", type=click.Path(dir_okay=False), help="File with one domain value per line.")
+@click.option("--domain-size", type=int, help="Domain = the integers 0..D-1.")
+@click.option("--g", type=int, help="OLH hash range (default: the best integer near e^epsilon + 1).")
+@click.option("--num-bits", type=int, help="RAPPOR: Bloom filter bits k.")
+@click.option("--num-hashes", type=int, help="RAPPOR: hash functions h.")
+@click.option("--num-cohorts", type=int, help="RAPPOR: cohorts m.")
+@click.option("--f", "f_", help="RAPPOR: PRR probability f (exact decimal or a/b).")
+@click.option("--p", "p_", help="RAPPOR: IRR P[1 | 0].")
+@click.option("--q", "q_", help="RAPPOR: IRR P[1 | 1].")
+@click.option("--hash", "hash_", type=click.Choice(["mmh3", "md5"]), help="RAPPOR Bloom hashing (md5 = Google's).")
+@click.option("--encoding", type=click.Choice(["bloom", "basic", "boolean"]), help="RAPPOR encoding.")
+@click.option("--from-google", type=click.Path(dir_okay=False), help="RAPPOR: read Google's params.csv.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the spec here (default: stdout).")
+def spec(mechanism, epsilon, domain, domain_file, domain_size, g, num_bits, num_hashes, num_cohorts,
+         f_, p_, q_, hash_, encoding, from_google, output):
+    """Write a mechanism spec (JSON) and print its privacy on stderr.
+
+    \b
+    Examples:
+      ldp spec grr --epsilon 1 --domain a,b,c -o grr.json
+      ldp spec olh --epsilon 2 --domain-size 1024 -o olh.json
+      ldp spec auto --epsilon 1 --domain-file values.txt
+      ldp spec rappor --num-bits 128 --num-hashes 2 --num-cohorts 64 --f 0.5 --p 0.5 --q 0.75
+      ldp spec rappor --from-google params.csv -o rappor.json
+    """
+
+    def body():
+        values = _parse_domain(domain, domain_file, domain_size)
+        rappor = {"num_bits": num_bits, "num_hashes": num_hashes, "num_cohorts": num_cohorts,
+                  "f": f_, "p": p_, "q": q_, "hash": hash_, "encoding": encoding}
+        built = build_spec(mechanism, epsilon=epsilon, domain=values, g=g, rappor=rappor, from_google=from_google)
+        text = built.to_json(indent=2) + "\n"
+        if output:
+            try:
+                Path(output).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise ParameterError(f"cannot write {output!r}: {exc.strerror or exc}") from None
+        else:
+            sys.stdout.write(text)
+        for line in _privacy_lines(built):
+            click.echo(line, err=True)
+
+    run_guarded(body)

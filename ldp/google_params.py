@@ -1,0 +1,63 @@
+"""Google RAPPOR's parameter file (``params.csv``): header ``k,h,m,p,q,f``, one row.
+
+References
+----------
+.. [1] google/rappor, analysis/R/read_input.R (ReadParameterFile) and
+   client/python/rappor.py (Params).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from ldp.errors import ParameterError
+from ldp.specs.rappor import Rappor
+
+__all__ = ["GOOGLE_PARAMS_HEADER", "read_google_params", "google_params_text"]
+
+GOOGLE_PARAMS_HEADER = ("k", "h", "m", "p", "q", "f")
+
+
+def read_google_params(path: str | Path, *, hash: str = "md5") -> Rappor:
+    """A :class:`~ldp.Rappor` spec from Google's params.csv (md5 hashing by default, as Google's client)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ParameterError(f"cannot read Google params file {str(path)!r}: {exc.strerror or exc}") from None
+    rows = [row for row in csv.reader(io.StringIO(text)) if row]
+    if len(rows) != 2:
+        raise ParameterError(f"Google params file {str(path)!r} must have a header and one row, got {len(rows)} rows")
+    header = [h.strip().strip('"') for h in rows[0]]
+    if tuple(header) != GOOGLE_PARAMS_HEADER:
+        raise ParameterError(f"Google params header must be {','.join(GOOGLE_PARAMS_HEADER)}, got {','.join(header)}")
+    values = dict(zip(header, (v.strip() for v in rows[1])))
+    try:
+        ints = {name: int(values[name]) for name in ("k", "h", "m")}
+    except ValueError:
+        raise ParameterError(f"Google params k, h, m must be integers, got {values}") from None
+    return Rappor(
+        num_bits=ints["k"], num_hashes=ints["h"], num_cohorts=ints["m"],
+        p=values["p"], q=values["q"], f=values["f"], hash=hash,
+    )
+
+
+def _decimal(x) -> str:
+    """Shortest exact text of a probability (decimal when finite, else a 17-digit float)."""
+    text = f"{float(x):.17g}"
+    from fractions import Fraction
+
+    for digits in range(1, 18):
+        candidate = f"{float(x):.{digits}g}"
+        if Fraction(candidate) == x:
+            return candidate
+    return text
+
+
+def google_params_text(spec: Rappor) -> str:
+    """params.csv text for a Bloom-filter RAPPOR spec."""
+    if spec.encoding != "bloom":
+        raise ParameterError("Google's params format describes Bloom-filter RAPPOR only")
+    row = [spec.num_bits, spec.num_hashes, spec.num_cohorts, _decimal(spec.p), _decimal(spec.q), _decimal(spec.f)]
+    return ",".join(GOOGLE_PARAMS_HEADER) + "\n" + ",".join(str(v) for v in row) + "\n"
