@@ -1,0 +1,452 @@
+"""Read report files in bounded-memory chunks: valid reports as batches, bad ones as rejects.
+
+Formats are chosen by extension (DESIGN.md "Report JSON form"):
+
+==========================  ==================================================
+``.jsonl`` ``.ndjson``      one JSON report per line (``.json`` too)
+``.csv``                    header row of field names, one report per row
+``.parquet`` ``.pq``        columns named like the JSON fields, ``bits`` binary
+``.gz`` suffix              gzip-compressed JSON Lines or CSV
+``-``                       JSON Lines on standard input
+==========================  ==================================================
+
+Each file is read ``chunk_size`` rows at a time (Parquet with
+:meth:`pyarrow.parquet.ParquetFile.iter_batches`, JSON Lines with
+:func:`pyarrow.json.read_json` on a block of lines), so memory stays bounded
+whatever the file size. Each chunk is validated column-wise
+(:func:`ldp.aggregator.report_columns.validate_columns`); rows that check
+does not accept are re-checked one by one with
+:func:`ldp.report_check.check_report`, which either accepts them or gives the
+exact reason. A JSON Lines block that Arrow cannot parse is split in halves
+until the bad lines are isolated and parsed alone with :mod:`json`.
+
+Every report read ends up either in a chunk's ``batch`` or in its
+``rejects`` (with file, 1-based line number, reason and raw text); blank
+lines are not reports and are skipped. A file that cannot be opened or
+decompressed at all raises :class:`~ldp.errors.ParameterError`.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import dataclasses
+import gzip
+import io
+import itertools
+import json
+import re
+import sys
+import zlib
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+
+from ldp.aggregator.rejects import Reject, classify_reason
+from ldp.aggregator.report_columns import batch_from_checked, concat_batches, validate_columns
+from ldp.batch import ReportBatch
+from ldp.errors import ParameterError, ReportError
+from ldp.report import Report
+from ldp.report_check import check_report
+
+__all__ = ["ReadChunk", "CHUNK_ROWS", "report_format", "read_reports", "read_report_file", "STDIN"]
+
+#: Default rows per chunk.
+CHUNK_ROWS = 100_000
+#: Path naming standard input (JSON Lines).
+STDIN = "-"
+
+_SMALLEST_ARROW_BLOCK = 32  # below this many lines, parse line by line
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadChunk:
+    """The outcome of reading one chunk of a file.
+
+    Attributes
+    ----------
+    source : str
+        The file the chunk came from.
+    batch : ReportBatch
+        Its valid reports.
+    rejects : tuple of Reject
+        Its bad reports.
+    """
+
+    source: str
+    batch: ReportBatch
+    rejects: tuple[Reject, ...]
+
+    @property
+    def rows(self) -> int:
+        """Reports read (valid + rejected)."""
+        return len(self.batch) + len(self.rejects)
+
+
+def report_format(path: "str | Path") -> str:
+    """``"jsonl"``, ``"csv"`` or ``"parquet"`` from a file name (``.gz`` allowed for the text formats)."""
+    if str(path) == STDIN:
+        return "jsonl"
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    gz = bool(suffixes) and suffixes[-1] == ".gz"
+    if gz:
+        suffixes = suffixes[:-1]
+    ext = suffixes[-1] if suffixes else ""
+    if ext in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    if ext == ".csv":
+        return "csv"
+    if ext in (".parquet", ".pq") and not gz:
+        return "parquet"
+    raise ParameterError(
+        f"report file {str(path)!r}: cannot tell its format from the extension {''.join(suffixes) or '(none)'!r}; "
+        "expected .jsonl, .csv or .parquet (.jsonl.gz and .csv.gz accepted)"
+    )
+
+
+def read_reports(paths: Iterable["str | Path"], spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:
+    """Read several report files in turn (see :func:`read_report_file`).
+
+    Every path is checked for existence and format before reading starts, so a
+    typo fails fast instead of after hours of reading.
+    """
+    paths = list(paths)
+    for path in paths:
+        report_format(path)
+        if str(path) != STDIN and not Path(path).is_file():
+            raise ParameterError(f"report file {str(path)!r} does not exist or is not a file")
+    for path in paths:
+        yield from read_report_file(path, spec, chunk_size=chunk_size)
+
+
+def read_report_file(path: "str | Path", spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:
+    """Yield the reports of one file as :class:`ReadChunk` s of at most ``chunk_size`` rows.
+
+    Raises
+    ------
+    ParameterError
+        If the file cannot be opened, decompressed or (Parquet) decoded.
+    """
+    if chunk_size < 1:
+        raise ParameterError(f"chunk_size must be at least 1, got {chunk_size!r}")
+    fmt = report_format(path)
+    reader = {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}[fmt]
+    try:
+        yield from reader(str(path), spec, chunk_size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ParameterError(f"cannot read report file {str(path)!r}: {exc}") from None
+
+
+# -- shared -----------------------------------------------------------------
+
+
+def _check_one(spec, make_report: Callable[[], Report]):
+    """check_report on one row: (CheckedReport, None) or (None, (reason, detail))."""
+    try:
+        return check_report(spec, make_report()), None
+    except ReportError as exc:
+        message = str(exc)
+        return None, (classify_reason(message), message)
+
+
+def _finish(
+    spec,
+    source: str,
+    columns: dict[str, pa.Array],
+    n: int,
+    line_of: Callable[[int], int],
+    make_report: Callable[[int], Report],
+    raw_of: Callable[[int], str],
+    extra_rejects: Sequence[Reject] = (),
+) -> ReadChunk:
+    """Validate a chunk column-wise, re-check the rest row by row."""
+    ok, batch = validate_columns(spec, columns, n)
+    checked, rejects = [], list(extra_rejects)
+    for i in np.flatnonzero(~ok).tolist():
+        good, bad = _check_one(spec, lambda: make_report(i))
+        if good is not None:
+            checked.append(good)
+        else:
+            rejects.append(Reject(source, line_of(i), bad[0], bad[1], raw_of(i)))
+    if checked:
+        batch = concat_batches(spec, [batch, batch_from_checked(spec, checked)])
+    rejects.sort(key=lambda r: r.line)
+    return ReadChunk(source, batch, tuple(rejects))
+
+
+def _open_binary(path: str):
+    if path == STDIN:
+        return io.BufferedReader(sys.stdin.buffer) if hasattr(sys.stdin, "buffer") else io.BytesIO(b"")
+    if path.lower().endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
+
+
+# -- JSON Lines ---------------------------------------------------------------
+
+
+def _read_jsonl(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
+    with _open_binary(path) as stream:
+        first_line = 1
+        while True:
+            lines = list(itertools.islice(stream, chunk_size))
+            if not lines:
+                break
+            numbers = [first_line + i for i, line in enumerate(lines) if not line.isspace() and line]
+            kept = [lines[number - first_line] for number in numbers] if len(numbers) < len(lines) else lines
+            first_line += len(lines)
+            if kept:
+                yield _jsonl_chunk(path, spec, kept, numbers)
+
+
+def _jsonl_chunk(path: str, spec, lines: list[bytes], numbers: list[int]) -> ReadChunk:
+    parts: list[ReadChunk] = []
+    _parse_jsonl_block(path, spec, lines, numbers, parts)
+    batch = concat_batches(spec, [p.batch for p in parts])
+    rejects = tuple(r for p in parts for r in p.rejects)
+    return ReadChunk(path, batch, rejects)
+
+
+def _parse_jsonl_block(path: str, spec, lines: list[bytes], numbers: list[int], out: list[ReadChunk]) -> None:
+    """Parse a block with Arrow; on failure split it in halves, down to single lines."""
+    if len(lines) < _SMALLEST_ARROW_BLOCK:
+        out.append(_jsonl_line_by_line(path, spec, lines, numbers))
+        return
+    data = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
+    table = None
+    try:
+        table = pa_json.read_json(io.BytesIO(data), read_options=pa_json.ReadOptions(block_size=max(len(data) + 1, 1 << 20)))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError):
+        table = None
+    if table is None or table.num_rows != len(lines) or not _flat(table):
+        middle = len(lines) // 2
+        _parse_jsonl_block(path, spec, lines[:middle], numbers[:middle], out)
+        _parse_jsonl_block(path, spec, lines[middle:], numbers[middle:], out)
+        return
+    columns = {name: table.column(name) for name in table.column_names}
+    out.append(
+        _finish(
+            spec,
+            path,
+            columns,
+            table.num_rows,
+            lambda i: numbers[i],
+            lambda i: Report.from_json(lines[i]),
+            lambda i: _text(lines[i]),
+        )
+    )
+
+
+def _flat(table: pa.Table) -> bool:
+    """Arrow's JSON reader turned nested objects/arrays into columns: check those line by line."""
+    return not any(pa.types.is_nested(t) for t in table.schema.types)
+
+
+def _jsonl_line_by_line(path: str, spec, lines: list[bytes], numbers: list[int]) -> ReadChunk:
+    checked, rejects = [], []
+    for line, number in zip(lines, numbers):
+        good, bad = _check_one(spec, lambda: Report.from_json(line))
+        if good is not None:
+            checked.append(good)
+        else:
+            rejects.append(Reject(path, number, bad[0], bad[1], _text(line)))
+    return ReadChunk(path, batch_from_checked(spec, checked), tuple(rejects))
+
+
+# -- CSV ------------------------------------------------------------------------
+
+
+class _Lines:
+    """Decoded lines of a binary stream with their numbers; undecodable lines set aside."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.number = 0
+        self.pending: list[tuple[int, str]] = []  # lines of the row being read
+        self.bad: list[tuple[int, bytes]] = []
+
+    def __iter__(self):
+        for raw in self.stream:
+            self.number += 1
+            if self.number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self.bad.append((self.number, raw))
+                continue
+            self.pending.append((self.number, text))
+            yield text
+
+    def take_row(self) -> tuple[int, str]:
+        """(first line number, raw text) of the row just read."""
+        first = self.pending[0][0] if self.pending else self.number
+        raw = "".join(text for _, text in self.pending).rstrip("\r\n")
+        self.pending.clear()
+        return first, raw
+
+
+def _read_csv(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
+    csv.field_size_limit(1 << 24)
+    with _open_binary(path) as stream:
+        lines = _Lines(stream)
+        reader = csv.reader(lines, strict=False)
+        header: list[str] | None = None
+        rows: list[list[str]] = []
+        numbers: list[int] = []
+        raws: list[str] = []
+        early: list[Reject] = []
+        while True:
+            try:
+                row = next(reader)
+                error = None
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                row, error = None, str(exc)
+            number, raw = lines.take_row()
+            early.extend(
+                Reject(path, n, "unparseable", "line is not valid UTF-8", _text(b)) for n, b in lines.bad
+            )
+            lines.bad.clear()
+            if error is not None:
+                early.append(Reject(path, number, "unparseable", f"CSV error: {error}", raw))
+                continue
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue  # blank line
+            if header is None:
+                header = [name.strip() for name in row]
+                continue
+            if len(row) != len(header):
+                early.append(
+                    Reject(path, number, "unparseable", f"CSV row has {len(row)} fields, the header has {len(header)}", raw)
+                )
+                continue
+            rows.append(row)
+            numbers.append(number)
+            raws.append(raw)
+            if len(rows) + len(early) >= chunk_size:
+                yield _csv_chunk(path, spec, header, rows, numbers, raws, early)
+                rows, numbers, raws, early = [], [], [], []
+        early.extend(Reject(path, n, "unparseable", "line is not valid UTF-8", _text(b)) for n, b in lines.bad)
+        if rows or early:
+            yield _csv_chunk(path, spec, header or [], rows, numbers, raws, early)
+
+
+def _csv_cell(name: str, text: str, kind: str) -> Any:
+    """The report field a CSV cell stands for (the same conversion as the columns)."""
+    if name in ("v", "seed", "cohort") or (name == "value" and kind == "hashed"):
+        return int(text) if _INT_TEXT.fullmatch(text) else text
+    if name == "value" and kind == "numeric":
+        return float(text) if _FLOAT_TEXT.fullmatch(text) else text
+    return text
+
+
+def _csv_int_column(cells: list[str | None]) -> pa.Array:
+    strings = pa.array(cells, type=pa.string())
+    try:
+        return strings.cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    out = []
+    for text in cells:
+        value = None
+        if text is not None and _INT_TEXT.fullmatch(text):
+            value = int(text)
+            if not -(1 << 63) <= value < (1 << 63):
+                value = None
+        out.append(value)
+    return pa.array(out, type=pa.int64())  # unconvertible cells are null: re-checked row by row
+
+
+def _csv_float_column(cells: list[str | None]) -> pa.Array:
+    out = [float(t) if t is not None and _FLOAT_TEXT.fullmatch(t) else None for t in cells]
+    return pa.array(out, type=pa.float64())
+
+
+def _csv_chunk(path, spec, header, rows, numbers, raws, early) -> ReadChunk:
+    kind = spec.report_kind
+    n = len(rows)
+    columns: dict[str, pa.Array] = {}
+    cells_by_name: dict[str, list[str | None]] = {}
+    for j, name in enumerate(header):
+        cells = [row[j] if row[j] != "" else None for row in rows]
+        cells_by_name[name] = cells
+        if name in columns:  # duplicated header name: never accepted column-wise
+            columns[name] = pa.nulls(n)
+            columns[f"{name} (duplicate)"] = pa.array(["x"] * n)
+            continue
+        if name in ("v", "seed", "cohort") or (name == "value" and kind == "hashed"):
+            columns[name] = _csv_int_column(cells)
+        elif name == "value" and kind == "numeric":
+            columns[name] = _csv_float_column(cells)
+        else:
+            columns[name] = pa.array(cells, type=pa.string())
+
+    def make_report(i: int) -> Report:
+        data = {}
+        for j, name in enumerate(header):
+            text = rows[i][j]
+            if text != "":
+                if name in data:
+                    raise ReportError(f"CSV header names the field {name!r} twice")
+                data[name] = _csv_cell(name, text, kind)
+        return Report.from_dict(data)
+
+    return _finish(spec, path, columns, n, lambda i: numbers[i], make_report, lambda i: raws[i], early)
+
+
+# -- Parquet ----------------------------------------------------------------------
+
+
+def _read_parquet(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise ParameterError(f"cannot read Parquet file {path!r}: {exc}") from None
+    names = parquet.schema_arrow.names
+    dictionary = [name for name in ("spec",) if name in names]
+    try:
+        parquet = pq.ParquetFile(path, read_dictionary=dictionary)
+        first_row = 1
+        for record_batch in parquet.iter_batches(batch_size=chunk_size):
+            yield _parquet_chunk(path, spec, record_batch, first_row)
+            first_row += record_batch.num_rows
+    except (pa.ArrowException, OSError) as exc:
+        raise ParameterError(f"cannot read Parquet file {path!r}: {exc}") from None
+
+
+def _parquet_row(record_batch: pa.RecordBatch, i: int) -> dict[str, Any]:
+    row = record_batch.slice(i, 1).to_pylist()[0]
+    row = {key: value for key, value in row.items() if value is not None}
+    if isinstance(row.get("bits"), (bytes, bytearray)):
+        row["bits"] = base64.b64encode(row["bits"]).decode("ascii")
+    return row
+
+
+def _parquet_chunk(path: str, spec, record_batch: pa.RecordBatch, first_row: int) -> ReadChunk:
+    columns = {name: record_batch.column(name) for name in record_batch.schema.names}
+
+    def raw(i: int) -> str:
+        return json.dumps(_parquet_row(record_batch, i), default=str, ensure_ascii=False)
+
+    return _finish(
+        spec,
+        path,
+        columns,
+        record_batch.num_rows,
+        lambda i: first_row + i,
+        lambda i: Report.from_dict(_parquet_row(record_batch, i)),
+        raw,
+    )
+

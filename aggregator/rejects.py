@@ -1,0 +1,191 @@
+"""Rejected reports: one record per bad report, a reason code, and a writer.
+
+The aggregator never drops a bad report silently. Every report a reader
+cannot accept becomes a :class:`Reject` naming the source file, the 1-based
+line number (for CSV, the line where the data row starts; for Parquet, the
+1-based row number), a short reason code, the detailed message and the raw
+text. :class:`RejectsWriter` streams them to a JSON Lines or CSV file (by
+extension, optionally gzipped) and counts them by reason.
+
+Reason codes
+------------
+=======================  =====================================================
+``unparseable``          not JSON / not a CSV row / not an object / bad UTF-8
+``missing_field``        a field the mechanism needs is absent
+``unexpected_field``     a field the mechanism does not use, or an unknown one
+``wrong_version``        report format version ``v`` is not supported
+``wrong_spec``           the spec fingerprint is not the aggregator's spec
+``bad_encoding``         ``bits`` is not base64 / a field has the wrong type
+``wrong_length``         ``bits`` has the wrong number of bytes
+``bad_padding``          bits set beyond the last bit of the vector
+``cohort_out_of_range``  cohort not in [0, num_cohorts)
+``value_out_of_domain``  value not in the domain, or bucket not in [0, g)
+``seed_out_of_range``    OLH/BLH seed outside the hash family
+``invalid``              anything else
+=======================  =====================================================
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import dataclasses
+import gzip
+import io
+import json
+import re
+from pathlib import Path
+from typing import IO, Iterable
+
+from ldp.errors import ParameterError
+
+__all__ = ["Reject", "RejectsWriter", "REASONS", "classify_reason"]
+
+REASONS = (
+    "unparseable",
+    "missing_field",
+    "unexpected_field",
+    "wrong_version",
+    "wrong_spec",
+    "bad_encoding",
+    "wrong_length",
+    "bad_padding",
+    "cohort_out_of_range",
+    "value_out_of_domain",
+    "seed_out_of_range",
+    "invalid",
+)
+
+# (pattern on a ReportError message, reason code), first match wins.
+_MESSAGE_REASONS = (
+    (re.compile(r"not valid JSON|must be a JSON object|not valid UTF-8|CSV"), "unparseable"),
+    (re.compile(r"has no "), "missing_field"),
+    (re.compile(r"version"), "wrong_version"),
+    (re.compile(r"report is for spec|'spec' must be|fingerprint"), "wrong_spec"),
+    (re.compile(r"'cohort' must be an integer in .*, got -?\d+$"), "cohort_out_of_range"),
+    (re.compile(r"'seed' must be an integer in .*, got -?\d+$"), "seed_out_of_range"),
+    (re.compile(r"unexpected|unknown fields"), "unexpected_field"),
+    (re.compile(r"bytes, expected"), "wrong_length"),
+    (re.compile(r"padding"), "bad_padding"),
+    (re.compile(r"cohort .* out of range"), "cohort_out_of_range"),
+    (re.compile(r"not in the domain|bucket .* out of range|numeric report value"), "value_out_of_domain"),
+    (re.compile(r"seed .* outside"), "seed_out_of_range"),
+    (re.compile(r"base64|must be|integer|bytes"), "bad_encoding"),
+)
+
+_FIELDS = ("file", "line", "reason", "detail", "raw")
+
+
+def classify_reason(message: str) -> str:
+    """Reason code (see module docstring) of a :class:`~ldp.errors.ReportError` message."""
+    for pattern, reason in _MESSAGE_REASONS:
+        if pattern.search(message):
+            return reason
+    return "invalid"
+
+
+@dataclasses.dataclass(frozen=True)
+class Reject:
+    """One rejected report.
+
+    Parameters
+    ----------
+    file : str
+        Source file.
+    line : int
+        1-based line (JSON Lines, CSV) or row (Parquet) number.
+    reason : str
+        Reason code, one of :data:`REASONS`.
+    detail : str
+        Human-readable message naming what is wrong.
+    raw : str
+        The report's raw text (Parquet: the row as JSON).
+    """
+
+    file: str
+    line: int
+    reason: str
+    detail: str
+    raw: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _open_text_out(path: Path) -> IO[str]:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8", newline="")
+    return open(path, "w", encoding="utf-8", newline="")
+
+
+def _format_of(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    ext = suffixes[-1] if suffixes else ""
+    if ext in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    if ext == ".csv":
+        return "csv"
+    raise ParameterError(f"rejects file {str(path)!r} must end in .jsonl or .csv (optionally .gz), got {ext or 'no extension'!r}")
+
+
+class RejectsWriter:
+    """Stream rejects to a file (or nowhere) and count them by reason.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        ``.jsonl``/``.json`` (one JSON object per reject) or ``.csv`` (header
+        ``file,line,reason,detail,raw``), optionally ending in ``.gz``. With
+        no path, rejects are only counted and the first ``keep`` kept in
+        :attr:`examples`.
+    keep : int
+        How many rejects to keep in memory as examples.
+
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path: "str | Path | None" = None, *, keep: int = 5):
+        self.path = None if path is None else Path(path)
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.examples: list[Reject] = []
+        self._keep = keep
+        self._stream: IO[str] | None = None
+        self._csv = None
+        if self.path is not None:
+            fmt = _format_of(self.path)
+            try:
+                self._stream = _open_text_out(self.path)
+            except OSError as exc:
+                raise ParameterError(f"cannot write rejects file {str(self.path)!r}: {exc.strerror or exc}") from None
+            if fmt == "csv":
+                self._csv = csv.writer(self._stream)
+                self._csv.writerow(_FIELDS)
+
+    @property
+    def total(self) -> int:
+        """Number of rejects written so far."""
+        return sum(self.counts.values())
+
+    def write(self, rejects: Iterable[Reject]) -> None:
+        """Record ``rejects``."""
+        for reject in rejects:
+            self.counts[reject.reason] += 1
+            if len(self.examples) < self._keep:
+                self.examples.append(reject)
+            if self._csv is not None:
+                self._csv.writerow([reject.file, reject.line, reject.reason, reject.detail, reject.raw])
+            elif self._stream is not None:
+                self._stream.write(json.dumps(reject.to_dict(), ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+    def __enter__(self) -> "RejectsWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,301 @@
+"""Write reports (JSON Lines, CSV, Parquet) and estimates (CSV, JSON, Parquet, or a table).
+
+Formats follow the file extension, as everywhere in ``ldp``:
+
+=====================  ==========================================================
+reports                ``.jsonl`` (``.ndjson``, ``.json``), ``.csv`` (optionally
+                       ``.gz``), ``.parquet``; ``-`` or no path: JSON Lines on stdout
+estimates              ``.csv``, ``.json`` (records), ``.jsonl``, ``.parquet``;
+                       no path: a readable table on stdout
+=====================  ==========================================================
+
+Reports are written in the fixed JSON form of DESIGN.md; the JSON Lines
+output of a batch is byte-for-byte what :meth:`ldp.report.Report.to_json`
+gives for each report, and every format reads back through
+:mod:`ldp.aggregator.io` to the same batch.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import sys
+from pathlib import Path
+from typing import IO, Any, Iterable, Iterator
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ldp.aggregator.report_columns import base64_encode_rows, num_report_bits
+from ldp.batch import ReportBatch
+from ldp.errors import ParameterError
+from ldp.report import REPORT_VERSION, Report
+
+__all__ = ["write_reports", "write_estimates", "format_estimates", "report_columns_of"]
+
+_STDOUT = "-"
+
+
+def report_columns_of(spec) -> tuple[str, ...]:
+    """Field names of a spec's reports, in the order of the JSON form (after ``v``, ``spec``)."""
+    return {
+        "value": ("value",),
+        "hashed": ("seed", "value"),
+        "bits": ("bits",),
+        "rappor": ("cohort", "bits"),
+        "numeric": ("value",),
+    }[spec.report_kind]
+
+
+def _format(path: str, what: str, allowed: dict[str, str]) -> str:
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    gz = bool(suffixes) and suffixes[-1] == ".gz"
+    if gz:
+        suffixes = suffixes[:-1]
+    ext = suffixes[-1] if suffixes else ""
+    fmt = allowed.get(ext)
+    if fmt is None or (gz and fmt == "parquet"):
+        raise ParameterError(
+            f"{what} file {path!r}: unknown extension {ext or '(none)'!r}; expected one of {', '.join(sorted(allowed))}"
+        )
+    return fmt
+
+
+def _open_text(path: str) -> IO[str]:
+    try:
+        if path.lower().endswith(".gz"):
+            return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8", newline="")
+        return open(path, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise ParameterError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+
+
+# -- reports ------------------------------------------------------------------
+
+
+def _as_batches(spec, items: "ReportBatch | Report | Iterable[ReportBatch | Report]") -> Iterator[ReportBatch]:
+    """Group a stream of batches and single reports into batches."""
+    from ldp.aggregator.report_columns import batch_from_checked
+    from ldp.report_check import check_report
+
+    if isinstance(items, (ReportBatch, Report)):
+        items = [items]
+    pending: list = []
+    for item in items:
+        if isinstance(item, ReportBatch):
+            if pending:
+                yield batch_from_checked(spec, pending)
+                pending = []
+            if item.spec != spec.fingerprint:
+                raise ParameterError(f"batch is for spec {item.spec}, not {spec.fingerprint}")
+            yield item
+        elif isinstance(item, Report):
+            pending.append(check_report(spec, item))
+            if len(pending) >= 100_000:
+                yield batch_from_checked(spec, pending)
+                pending = []
+        else:
+            raise ParameterError(f"write_reports takes ReportBatch or Report items, got {type(item).__name__}")
+    if pending:
+        yield batch_from_checked(spec, pending)
+
+
+def _text_columns(spec, batch: ReportBatch) -> dict[str, list]:
+    """Python-level columns (JSON types) of a batch, in JSON field order."""
+    n = len(batch)
+    out: dict[str, list] = {}
+    kind = spec.report_kind
+    if kind == "rappor":
+        out["cohort"] = batch.cohorts.tolist()
+    if kind == "hashed":
+        out["seed"] = batch.seeds.tolist()
+    if kind in ("value", "hashed", "numeric"):
+        raw = batch.values.tolist()
+        out["value"] = [spec.domain[i] for i in raw] if kind == "value" else raw
+    if kind in ("bits", "rappor"):
+        if n:
+            encoded = base64_encode_rows(np.ascontiguousarray(batch.bits, dtype=np.uint8))
+            width = encoded.shape[1]
+            text = encoded.tobytes().decode("ascii")
+            out["bits"] = [text[i * width : (i + 1) * width] for i in range(n)]
+        else:
+            out["bits"] = []
+    return out
+
+
+def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
+    head = f'{{"v":{REPORT_VERSION},"spec":{json.dumps(spec.fingerprint)}'
+    count = 0
+    for batch in batches:
+        columns = _text_columns(spec, batch)
+        names = list(columns)
+        dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+        keys = [f',"{name}":' for name in names]
+        lines = []
+        for row in zip(*columns.values()):
+            lines.append(head + "".join(k + dumps(v) for k, v in zip(keys, row)) + "}\n")
+        stream.write("".join(lines))
+        count += len(batch)
+    return count
+
+
+def _write_csv(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
+    writer = csv.writer(stream, lineterminator="\n")
+    names = report_columns_of(spec)
+    writer.writerow(("v", "spec", *names))
+    count = 0
+    for batch in batches:
+        columns = _text_columns(spec, batch)
+        n = len(batch)
+        writer.writerows(zip([REPORT_VERSION] * n, [spec.fingerprint] * n, *(columns[name] for name in names)))
+        count += n
+    return count
+
+
+def _arrow_table(spec, batch: ReportBatch) -> pa.Table:
+    n = len(batch)
+    arrays: dict[str, pa.Array] = {
+        "v": pa.array(np.full(n, REPORT_VERSION, dtype=np.int8)),
+        "spec": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([spec.fingerprint])),
+    }
+    kind = spec.report_kind
+    if kind == "rappor":
+        arrays["cohort"] = pa.array(batch.cohorts.astype(np.int64))
+    if kind == "hashed":
+        arrays["seed"] = pa.array(batch.seeds.astype(np.int64))
+        arrays["value"] = pa.array(batch.values.astype(np.int64))
+    if kind == "numeric":
+        arrays["value"] = pa.array(batch.values.astype(np.float64))
+    if kind == "value":
+        domain = spec.domain
+        if all(isinstance(v, int) for v in domain):
+            arrays["value"] = pa.array(np.asarray(domain, dtype=np.int64)[batch.values])
+        else:
+            arrays["value"] = pa.DictionaryArray.from_arrays(
+                pa.array(batch.values.astype(np.int32)), pa.array([str(v) for v in domain])
+            )
+    if kind in ("bits", "rappor"):
+        width = (num_report_bits(spec) + 7) // 8
+        data = np.ascontiguousarray(batch.bits, dtype=np.uint8)
+        offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
+        arrays["bits"] = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return pa.table(arrays)
+
+
+def _write_parquet(path: str, spec, batches: Iterable[ReportBatch]) -> int:
+    writer = None
+    count = 0
+    try:
+        for batch in batches:
+            table = _arrow_table(spec, batch)
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema)
+            writer.write_table(table)
+            count += len(batch)
+        if writer is None:  # no reports: still write a file with the schema
+            writer = pq.ParquetWriter(path, _arrow_table(spec, _empty(spec)).schema)
+    except OSError as exc:
+        raise ParameterError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+    finally:
+        if writer is not None:
+            writer.close()
+    return count
+
+
+def _empty(spec) -> ReportBatch:
+    from ldp.aggregator.report_columns import empty_batch
+
+    return empty_batch(spec)
+
+
+def write_reports(
+    batches_or_reports: "ReportBatch | Report | Iterable[ReportBatch | Report]",
+    path_or_stdout: "str | Path | IO[str] | None",
+    spec,
+) -> int:
+    """Write reports of ``spec`` to a file (format by extension) or to stdout.
+
+    Parameters
+    ----------
+    batches_or_reports : ReportBatch, Report, or an iterable of them
+        The reports; consumed once, batch by batch, so a generator of
+        batches is written in bounded memory. Single reports are checked
+        with :func:`ldp.report_check.check_report`.
+    path_or_stdout : str, Path, text stream, or None
+        ``.jsonl``/``.ndjson``/``.json`` (JSON Lines), ``.csv`` (header
+        ``v,spec,<fields>``), either optionally ``.gz``, or ``.parquet``
+        (``bits`` as binary). ``None`` or ``"-"``: JSON Lines on stdout; an
+        open text stream: JSON Lines into it.
+    spec
+        The spec the reports belong to.
+
+    Returns
+    -------
+    int
+        Number of reports written.
+
+    Raises
+    ------
+    ParameterError
+        Unknown extension, unwritable path, or a report/batch of another spec.
+    """
+    batches = _as_batches(spec, batches_or_reports)
+    if path_or_stdout is None or str(path_or_stdout) == _STDOUT:
+        return _write_jsonl(sys.stdout, spec, batches)
+    if hasattr(path_or_stdout, "write"):
+        return _write_jsonl(path_or_stdout, spec, batches)
+    path = str(path_or_stdout)
+    fmt = _format(path, "reports", {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"})
+    if fmt == "parquet":
+        return _write_parquet(path, spec, batches)
+    with _open_text(path) as stream:
+        return (_write_jsonl if fmt == "jsonl" else _write_csv)(stream, spec, batches)
+
+
+# -- estimates ------------------------------------------------------------------
+
+
+def format_estimates(estimates: pd.DataFrame, *, digits: int = 4) -> str:
+    """A readable fixed-width table of an estimate DataFrame."""
+    frame = estimates.copy()
+
+    def fmt(x: Any) -> str:
+        if isinstance(x, (float, np.floating)):
+            if not np.isfinite(x):
+                return str(x)
+            if x != 0 and (abs(x) >= 1e7 or abs(x) < 10 ** -digits):
+                return f"{x:.{digits}g}"
+            return f"{x:,.{digits}f}" if abs(x) < 1 else f"{x:,.1f}"
+        return str(x)
+
+    return frame.to_string(index=False, formatters={c: fmt for c in frame.columns if frame[c].dtype.kind == "f"})
+
+
+def write_estimates(estimates: pd.DataFrame, path: "str | Path | None" = None) -> None:
+    """Write an estimate DataFrame: ``.csv``, ``.json`` (records), ``.jsonl``, ``.parquet``; no path: table on stdout.
+
+    Raises
+    ------
+    ParameterError
+        Unknown extension or unwritable path.
+    """
+    if path is None or str(path) == _STDOUT:
+        sys.stdout.write(format_estimates(estimates) + "\n")
+        return
+    path = str(path)
+    fmt = _format(path, "estimates", {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"})
+    try:
+        if fmt == "csv":
+            estimates.to_csv(path, index=False, compression="infer")
+        elif fmt == "json":
+            estimates.to_json(path, orient="records", indent=1, double_precision=15, compression="infer")
+        elif fmt == "jsonl":
+            estimates.to_json(path, orient="records", lines=True, double_precision=15, compression="infer")
+        else:
+            estimates.to_parquet(path, index=False)
+    except OSError as exc:
+        raise ParameterError(f"cannot write estimates to {path!r}: {exc.strerror or exc}") from None
