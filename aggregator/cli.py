@@ -1,0 +1,190 @@
+"""``ldp aggregate``: report files in, estimates with error bars out.
+
+Exit status
+-----------
+0  every report was valid
+2  user error, or nothing could be read (one-line message on stderr, no traceback)
+3  estimates were written, but some reports were rejected (see the summary and
+   the ``--rejects`` file)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ldp.cli import run_guarded
+from ldp.errors import ParameterError
+
+__all__ = ["aggregate", "EXIT_REJECTS", "CONSISTENCY_METHODS"]
+
+#: Exit status when estimates were produced but some reports were rejected.
+EXIT_REJECTS = 3
+CONSISTENCY_METHODS = ("none", "norm-sub", "base-cut", "norm-mul", "clip")
+
+
+@click.command("aggregate")
+@click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="Spec JSON file the reports were encoded with.")
+@click.argument("reports", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--candidates", type=click.Path(dir_okay=False), help="RAPPOR candidate strings, one per line.")
+@click.option(
+    "--consistency",
+    type=click.Choice(CONSISTENCY_METHODS),
+    default="none",
+    show_default=True,
+    help="Post-process frequency estimates to be consistent (non-negative, summing to n). "
+    "Trades unbiasedness for lower error.",
+)
+@click.option("--confidence", type=float, default=0.95, show_default=True, help="Confidence level of the intervals.")
+@click.option("--rejects", "rejects_path", type=click.Path(dir_okay=False), help="Write rejected reports here (.jsonl or .csv).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="Estimates file (.csv, .json, .jsonl, .parquet); default: a table on stdout.")
+@click.option("--counts", "counts_path", type=click.Path(dir_okay=False), help="Decode RAPPOR from a Google counts.csv instead of reports.")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=100_000, show_default=True, help="Reports read at a time (bounds memory).")
+def aggregate(spec_path, reports, candidates, consistency, confidence, rejects_path, output, counts_path, chunk_size):
+    """Estimate frequencies (with standard errors and confidence intervals) from report files.
+
+    REPORTS are JSON Lines, CSV or Parquet files (by extension; .jsonl.gz and
+    .csv.gz accepted; - reads JSON Lines from stdin), read in bounded-memory
+    chunks. Bad reports are never counted and never dropped silently: each
+    goes to --rejects with its file, line, reason and raw text, and the
+    summary on stderr counts them by reason.
+
+    Exit status: 0 all reports valid; 3 estimates written but some reports
+    rejected; 2 usage error or nothing could be read.
+
+    \b
+    Example:
+      ldp aggregate --spec spec.json reports-*.jsonl.gz --rejects rejects.jsonl -o estimates.csv
+      ldp aggregate --spec rappor.json reports.parquet --candidates urls.txt
+      ldp aggregate --spec rappor.json --counts counts.csv --candidates urls.txt
+    """
+    status = run_guarded(
+        _aggregate,
+        spec_path=spec_path,
+        reports=reports,
+        candidates_path=candidates,
+        consistency=consistency,
+        confidence=confidence,
+        rejects_path=rejects_path,
+        output=output,
+        counts_path=counts_path,
+        chunk_size=chunk_size,
+    )
+    sys.exit(status)
+
+
+def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, rejects_path, output, counts_path, chunk_size) -> int:
+    from ldp.specs import load_spec
+
+    spec = load_spec(spec_path)
+    if not 0 < confidence < 1:
+        raise ParameterError(f"--confidence must be in (0, 1), got {confidence}")
+    if counts_path and reports:
+        raise ParameterError("give report files or --counts, not both")
+    if not counts_path and not reports:
+        raise ParameterError("no report files given (or use --counts counts.csv for RAPPOR)")
+    candidates = _read_candidates(candidates_path) if candidates_path else None
+    if candidates is not None and spec.report_kind != "rappor":
+        raise ParameterError(f"--candidates is for RAPPOR specs; this spec is {spec.mechanism}")
+    if counts_path:
+        accumulator = _from_counts(spec, counts_path)
+        status = 0
+    else:
+        accumulator, status = _accumulate(spec, list(reports), rejects_path, chunk_size)
+    estimates = _estimate(accumulator, spec, candidates=candidates, consistency=consistency, confidence=confidence)
+    from ldp.aggregator.writers import write_estimates
+
+    write_estimates(estimates, output)
+    return status
+
+
+def _read_candidates(path: str) -> list[str]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ParameterError(f"cannot read candidates file {path!r}: {exc}") from None
+    candidates = list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+    if not candidates:
+        raise ParameterError(f"candidates file {path!r} has no candidates (one per line)")
+    return candidates
+
+
+def _from_counts(spec, path: str):
+    if spec.report_kind != "rappor":
+        raise ParameterError(f"--counts is for RAPPOR specs; this spec is {spec.mechanism}")
+    try:
+        from ldp.aggregator.google import read_counts
+    except ImportError:
+        raise ParameterError("--counts needs ldp.aggregator.google, which is not available in this version") from None
+    from ldp.aggregator import make_aggregator
+
+    cohort_counts, bit_counts = read_counts(path, spec)
+    return type(make_aggregator(spec)).from_counts(spec, cohort_counts, bit_counts)
+
+
+def _accumulate(spec, paths: list[str], rejects_path: str | None, chunk_size: int):
+    """Read every file into one accumulator; (accumulator, exit status)."""
+    from ldp.aggregator import make_aggregator
+    from ldp.aggregator.io import read_reports
+    from ldp.aggregator.rejects import RejectsWriter
+
+    accumulator = make_aggregator(spec)
+    progress = _Progress()
+    valid = 0
+    with RejectsWriter(rejects_path) as rejects:
+        for chunk in read_reports(paths, spec, chunk_size=chunk_size):
+            if len(chunk.batch):
+                accumulator.add_batch(chunk.batch)
+                valid += len(chunk.batch)
+            rejects.write(chunk.rejects)
+            progress.update(valid + rejects.total)
+        progress.done()
+    summary = _summary(paths, valid, rejects)
+    if valid == 0:
+        raise ParameterError(f"nothing could be read: {summary}")
+    click.echo(summary, err=True)
+    if rejects.total and rejects_path is None:
+        for reject in rejects.examples:
+            click.echo(f"  {reject.file}:{reject.line}: {reject.reason}: {reject.detail}", err=True)
+        click.echo("  (use --rejects FILE to keep every rejected report)", err=True)
+    return accumulator, (EXIT_REJECTS if rejects.total else 0)
+
+
+def _summary(paths: list[str], valid: int, rejects) -> str:
+    files = f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
+    text = f"{valid + rejects.total:,} reports read from {files}: {valid:,} valid, {rejects.total:,} rejected"
+    if rejects.total:
+        reasons = ", ".join(f"{reason} {count:,}" for reason, count in rejects.counts.most_common())
+        text += f" ({reasons})"
+        if rejects.path is not None:
+            text += f"; rejects written to {rejects.path}"
+    return text
+
+
+def _estimate(accumulator, spec, *, candidates, consistency, confidence):
+    if spec.report_kind == "rappor":
+        if candidates is not None:
+            return accumulator.estimate(confidence=confidence, candidates=candidates)
+        return accumulator.estimate(confidence=confidence)
+    return accumulator.estimate(confidence=confidence, consistency=None if consistency == "none" else consistency)
+
+
+class _Progress:
+    """A one-line progress count on stderr, only when stderr is a terminal."""
+
+    def __init__(self):
+        stream = click.get_text_stream("stderr")
+        self.enabled = hasattr(stream, "isatty") and stream.isatty()
+        self.shown = False
+
+    def update(self, rows: int) -> None:
+        if self.enabled:
+            click.echo(f"\r  {rows:,} reports read…", err=True, nl=False)
+            self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
+

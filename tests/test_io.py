@@ -1,0 +1,470 @@
+"""Report file readers and writers (ldp.aggregator.io, .writers, .rejects, .report_columns)."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import gzip
+import io
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ldp
+from ldp.aggregator.io import read_report_file, read_reports, report_format
+from ldp.aggregator.rejects import REASONS, RejectsWriter, classify_reason
+from ldp.aggregator.report_columns import base64_encode_rows, concat_batches, validate_columns
+from ldp.aggregator.writers import write_estimates, write_reports
+from ldp.client import encode_batch, make_encoder
+from ldp.errors import ParameterError, ReportError
+from ldp.report import Report
+from ldp.report_check import check_report
+
+FORMATS = ("jsonl", "csv", "parquet", "jsonl.gz", "csv.gz")
+
+RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=8, f="1/2", p="1/4", q="3/4")
+GRR_STR = ldp.GRR(domain=("a", "b,c", 'q"x', "d"), epsilon=1.0)
+GRR_INT = ldp.GRR(domain=(3, 5, 7, 11), epsilon=1.0)
+OUE16 = ldp.OUE(domain=tuple(f"v{i}" for i in range(16)), epsilon=1.0)
+OLH = ldp.OLH(domain=tuple(range(50)), epsilon=2.0)
+SPECS = {"rappor": RAPPOR, "grr-str": GRR_STR, "grr-int": GRR_INT, "oue": OUE16, "olh": OLH}
+
+
+def _values(spec, n):
+    domain = getattr(spec, "domain", None) or ("x", "y", "z")
+    return [domain[i % min(3, len(domain))] for i in range(n)]
+
+
+def _batch(spec, n=500, seed=0):
+    return encode_batch(spec, _values(spec, n), np.random.default_rng(seed))
+
+
+def _read_all(path, spec, chunk_size=10_000):
+    chunks = list(read_reports([path], spec, chunk_size=chunk_size))
+    batch = concat_batches(spec, [c.batch for c in chunks])
+    rejects = [r for c in chunks for r in c.rejects]
+    return batch, rejects
+
+
+def _assert_same(expected, got):
+    for name in ("values", "seeds", "bits", "cohorts"):
+        a, b = getattr(expected, name), getattr(got, name)
+        assert (a is None) == (b is None), name
+        if a is not None:
+            np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+# -- formats and round trips -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_round_trip_every_format(tmp_path, name, fmt):
+    spec = SPECS[name]
+    batch = _batch(spec)
+    path = tmp_path / f"reports.{fmt}"
+    assert write_reports([batch, batch], path, spec) == 2 * len(batch)
+    got, rejects = _read_all(path, spec, chunk_size=333)
+    assert rejects == []
+    _assert_same(concat_batches(spec, [batch, batch]), got)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_jsonl_writer_matches_report_to_json(name):
+    spec = SPECS[name]
+    batch = _batch(spec, n=50)
+    out = io.StringIO()
+    write_reports(batch, out, spec)
+    assert out.getvalue() == "".join(line + "\n" for line in batch.to_json_lines(spec))
+
+
+def test_write_single_reports_and_read_back(tmp_path):
+    spec = ldp.OUE(domain=tuple("abcdefghij"), epsilon=1.0)  # 10 bits: 6 padding bits
+    encoder = make_encoder(spec)
+    reports = [encoder.encode("abcdefghij"[i % 10]) for i in range(40)]
+    path = tmp_path / "r.csv"
+    write_reports(reports, path, spec)
+    got, rejects = _read_all(path, spec)
+    assert rejects == []
+    assert [r.tobytes() for r in got.bits] == [r.bits for r in reports]
+
+
+def test_reports_of_another_spec_are_not_written(tmp_path):
+    batch = _batch(GRR_STR, n=5)
+    with pytest.raises(ParameterError, match="spec"):
+        write_reports(batch, tmp_path / "x.jsonl", GRR_INT)
+
+
+@pytest.mark.parametrize(
+    "name, fmt",
+    [("a.jsonl", "jsonl"), ("a.ndjson", "jsonl"), ("a.JSONL.GZ", "jsonl"), ("b.csv", "csv"), ("b.csv.gz", "csv"), ("c.parquet", "parquet"), ("-", "jsonl")],
+)
+def test_report_format_by_extension(name, fmt):
+    assert report_format(name) == fmt
+
+
+@pytest.mark.parametrize("name", ["a.txt", "a", "a.parquet.gz", "a.xlsx"])
+def test_unknown_extension_is_a_parameter_error(name):
+    with pytest.raises(ParameterError, match="extension"):
+        report_format(name)
+
+
+def test_missing_file_fails_before_reading(tmp_path):
+    good = tmp_path / "good.jsonl"
+    write_reports(_batch(GRR_STR, 5), good, GRR_STR)
+    with pytest.raises(ParameterError, match="does not exist"):
+        list(read_reports([good, tmp_path / "missing.jsonl"], GRR_STR))
+
+
+def test_corrupt_gzip_and_parquet_are_parameter_errors(tmp_path):
+    bad_gz = tmp_path / "r.jsonl.gz"
+    bad_gz.write_bytes(b"\x1f\x8b\x08\x00garbage-that-is-not-deflate")
+    with pytest.raises(ParameterError, match="cannot read"):
+        list(read_report_file(bad_gz, GRR_STR))
+    bad_pq = tmp_path / "r.parquet"
+    bad_pq.write_bytes(b"PAR1 this is not parquet PAR1")
+    with pytest.raises(ParameterError, match="Parquet"):
+        list(read_report_file(bad_pq, GRR_STR))
+
+
+def test_chunks_are_bounded_and_lines_counted_across_chunks(tmp_path):
+    spec = RAPPOR
+    batch = _batch(spec, n=1000)
+    lines = list(batch.to_json_lines(spec))
+    lines[777] = "not json"
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    chunks = list(read_report_file(path, spec, chunk_size=100))
+    assert all(chunk.rows <= 100 for chunk in chunks)
+    assert sum(chunk.rows for chunk in chunks) == 1000
+    rejects = [r for c in chunks for r in c.rejects]
+    assert [(r.line, r.reason, r.raw) for r in rejects] == [(778, "unparseable", "not json")]
+
+
+# -- bad input: every kind rejected with its line, nothing valid lost -----------------
+
+
+def _rappor_bad_lines(fp):
+    good_bits = base64.b64encode(bytes([0x12, 0x34])).decode()
+    return {
+        "unparseable": "{not json",
+        "missing_field": json.dumps({"v": 1, "spec": fp, "bits": good_bits}),
+        "unexpected_field": json.dumps({"v": 1, "spec": fp, "cohort": 1, "bits": good_bits, "seed": 4}),
+        "wrong_version": json.dumps({"v": 2, "spec": fp, "cohort": 1, "bits": good_bits}),
+        "wrong_spec": json.dumps({"v": 1, "spec": "0123456789abcdef", "cohort": 1, "bits": good_bits}),
+        "wrong_length": json.dumps({"v": 1, "spec": fp, "cohort": 1, "bits": base64.b64encode(b"\x01\x02\x03").decode()}),
+        "bad_encoding": json.dumps({"v": 1, "spec": fp, "cohort": 1, "bits": "!!!!"}),
+        "cohort_out_of_range": json.dumps({"v": 1, "spec": fp, "cohort": 8, "bits": good_bits}),
+    }
+
+
+@pytest.mark.parametrize("chunk_size", [7, 100_000])
+def test_each_kind_of_bad_jsonl_line_is_rejected_and_valid_ones_kept(tmp_path, chunk_size):
+    spec = RAPPOR
+    batch = _batch(spec, n=300)
+    lines = list(batch.to_json_lines(spec))
+    bad = _rappor_bad_lines(spec.fingerprint)
+    expected = {}
+    for k, (reason, text) in enumerate(bad.items()):
+        position = 20 * k + 3
+        lines.insert(position, text)
+        expected[position + 1] = (reason, text)
+    lines.insert(100, "")  # a blank line is not a report
+    expected = {(line if line <= 100 else line + 1): v for line, v in expected.items()}
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    got, rejects = _read_all(path, spec, chunk_size=chunk_size)
+    assert {r.line: (r.reason, r.raw) for r in rejects} == expected
+    assert all(r.file == str(path) for r in rejects)
+    _assert_same(batch, got)
+
+
+def test_bad_padding_is_rejected(tmp_path):
+    spec = ldp.OUE(domain=tuple("abcdefghij"), epsilon=1.0)
+    good = Report(spec=spec.fingerprint, bits=bytes([0x80, 0x40]))
+    bad = Report(spec=spec.fingerprint, bits=bytes([0x80, 0x41]))
+    path = tmp_path / "r.jsonl"
+    path.write_text(good.to_json() + "\n" + bad.to_json() + "\n")
+    got, rejects = _read_all(path, spec)
+    assert [(r.line, r.reason) for r in rejects] == [(2, "bad_padding")]
+    assert got.bits.tolist() == [[0x80, 0x40]]
+
+
+def test_grr_value_out_of_domain_and_string_forms(tmp_path):
+    spec = GRR_INT
+    fp = spec.fingerprint
+    rows = [
+        {"v": 1, "spec": fp, "value": 5},
+        {"v": 1, "spec": fp, "value": 6},  # not in the domain
+        {"v": 1, "spec": fp, "value": "7"},  # string form of an integer value: accepted
+        {"v": 1, "spec": fp, "value": True},  # a boolean is not a value
+        {"v": 1, "spec": fp},
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got, rejects = _read_all(path, spec)
+    assert [(r.line, r.reason) for r in rejects] == [(2, "value_out_of_domain"), (4, "bad_encoding"), (5, "missing_field")]
+    assert sorted(got.values.tolist()) == [1, 2]
+
+
+def test_olh_bucket_and_seed_out_of_range(tmp_path):
+    spec = OLH
+    fp = spec.fingerprint
+    rows = [
+        {"v": 1, "spec": fp, "seed": 12, "value": 0},
+        {"v": 1, "spec": fp, "seed": 12, "value": spec.g},
+        {"v": 1, "spec": fp, "seed": 2**62 + 1, "value": 0},
+        {"v": 1, "spec": fp, "seed": -1, "value": 0},
+        {"v": 1, "spec": fp, "seed": 13, "value": 1},
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got, rejects = _read_all(path, spec)
+    assert [(r.line, r.reason) for r in rejects] == [(2, "value_out_of_domain"), (3, "seed_out_of_range"), (4, "seed_out_of_range")]
+    assert got.seeds.tolist() == [12, 13] and got.values.tolist() == [0, 1]
+
+
+def test_csv_bad_rows_have_their_file_line(tmp_path):
+    spec = GRR_STR
+    fp = spec.fingerprint
+    text = (
+        "v,spec,value\n"
+        f"1,{fp},a\n"
+        f'1,{fp},"b,c"\n'
+        f"1,{fp},zzz\n"  # line 4: not in the domain
+        f"1,{fp}\n"  # line 5: too few fields
+        "\n"
+        f"2,{fp},a\n"  # line 7: wrong version
+        f'1,{fp},"q""x"\n'
+        f"1,{fp},d\n"
+    ).encode() + b"1," + fp.encode() + b",\xff\xfe\n" + f"1,{fp},a\n".encode()  # line 10: bad UTF-8
+    path = tmp_path / "r.csv"
+    path.write_bytes(text)
+    got, rejects = _read_all(path, spec, chunk_size=3)
+    assert [(r.line, r.reason) for r in rejects] == [
+        (4, "value_out_of_domain"),
+        (5, "unparseable"),
+        (7, "wrong_version"),
+        (10, "unparseable"),
+    ]
+    assert rejects[1].raw == f"1,{fp}"
+    assert sorted(got.values.tolist()) == sorted([0, 1, 2, 3, 0])
+
+
+def test_csv_integer_cells_that_do_not_parse_are_rejected_alone(tmp_path):
+    spec = RAPPOR
+    batch = _batch(spec, n=50)
+    path = tmp_path / "r.csv"
+    write_reports(batch, path, spec)
+    lines = path.read_text().splitlines()
+    lines.insert(10, f"1,{spec.fingerprint},seven,AAA=")
+    lines.insert(20, f"1,{spec.fingerprint},-1,AAA=")
+    path.write_text("\n".join(lines) + "\n")
+    got, rejects = _read_all(path, spec)
+    assert [(r.line, r.reason) for r in rejects] == [(11, "bad_encoding"), (21, "cohort_out_of_range")]
+    _assert_same(batch, got)
+
+
+def test_parquet_bad_rows_are_rejected_by_row_number(tmp_path):
+    spec = RAPPOR
+    fp = spec.fingerprint
+    table = pa.table(
+        {
+            "v": pa.array([1, 1, 1, 1, 2], pa.int64()),
+            "spec": pa.array([fp, fp, "ffffffffffffffff", fp, fp]),
+            "cohort": pa.array([0, 9, 1, 2, 3], pa.int64()),
+            "bits": pa.array([b"\x00\x01", b"\x00\x01", b"\x00\x01", b"\x00", b"\x00\x01"], pa.binary()),
+        }
+    )
+    path = tmp_path / "r.parquet"
+    pq.write_table(table, path)
+    got, rejects = _read_all(path, spec, chunk_size=2)
+    assert [(r.line, r.reason) for r in rejects] == [
+        (2, "cohort_out_of_range"),
+        (3, "wrong_spec"),
+        (4, "wrong_length"),
+        (5, "wrong_version"),
+    ]
+    assert json.loads(rejects[0].raw)["cohort"] == 9
+    assert got.cohorts.tolist() == [0]
+
+
+def test_upper_case_fingerprint_is_accepted_like_check_report(tmp_path):
+    spec = GRR_STR
+    line = json.dumps({"v": 1, "spec": spec.fingerprint.upper(), "value": "a"})
+    path = tmp_path / "r.jsonl"
+    path.write_text(line + "\n")
+    got, rejects = _read_all(path, spec)
+    assert rejects == [] and got.values.tolist() == [0]
+
+
+# -- the column-wise rules agree with check_report ------------------------------------
+
+_MUTATIONS = {
+    "v": st.sampled_from([2, 0, "1", 1.0, True, None]),
+    "spec": st.sampled_from(["UPPER", "0" * 16, "xyz", 7, None]),
+    "cohort": st.one_of(st.integers(-2, 10), st.sampled_from(["1", 1.5, True, 2**40, None])),
+    "bits": st.one_of(
+        st.binary(min_size=0, max_size=3).map(lambda b: base64.b64encode(b).decode()),
+        st.sampled_from(["AAA", "AA==", "====", "AAE", "A A=", "AA\n=", 5, None]),
+    ),
+    "seed": st.integers(-1, 3),
+    "value": st.sampled_from(["x", 1]),
+    "client": st.sampled_from(["c1", 4]),
+    "extra": st.just(1),
+}
+
+
+@st.composite
+def _report_dicts(draw):
+    """A valid RAPPOR report dict, then zero to two mutations (None deletes the field)."""
+    fp = RAPPOR.fingerprint
+    out = {
+        "v": 1,
+        "spec": fp,
+        "cohort": draw(st.integers(0, RAPPOR.num_cohorts - 1)),
+        "bits": base64.b64encode(draw(st.binary(min_size=2, max_size=2))).decode(),
+    }
+    for name in draw(st.lists(st.sampled_from(sorted(_MUTATIONS)), max_size=2)):
+        value = draw(_MUTATIONS[name])
+        if value == "UPPER":
+            value = fp.upper()
+        if value is None:
+            out.pop(name, None)
+        else:
+            out[name] = value
+    return out
+
+
+def _expected(spec, line):
+    try:
+        return check_report(spec, Report.from_json(line))
+    except ReportError:
+        return None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(_report_dicts(), min_size=1, max_size=80), chunk_size=st.sampled_from([3, 40, 1000]))
+def test_reader_decides_exactly_like_check_report(tmp_path_factory, rows, chunk_size):
+    """Every line is accepted iff check_report accepts it, and accepted content is identical."""
+    spec = RAPPOR
+    lines = [json.dumps(row) for row in rows]
+    path = tmp_path_factory.mktemp("agree") / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    got, rejects = _read_all(path, spec, chunk_size=chunk_size)
+    expected = [_expected(spec, line) for line in lines]
+    assert sorted(r.line for r in rejects) == [i + 1 for i, e in enumerate(expected) if e is None]
+    assert all(r.reason in REASONS for r in rejects)
+    valid = [e for e in expected if e is not None]
+    assert sorted(zip(got.cohorts.tolist(), (b.tobytes() for b in got.bits))) == sorted((e.cohort, e.bits) for e in valid)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=2000), ext=st.sampled_from(["jsonl", "csv"]))
+def test_random_bytes_never_crash_the_readers(tmp_path_factory, data, ext):
+    path = tmp_path_factory.mktemp("fuzz") / f"r.{ext}"
+    path.write_bytes(data)
+    got, rejects = _read_all(path, GRR_STR, chunk_size=5)
+    assert len(got) + len(rejects) <= data.count(b"\n") + 1
+    assert all(r.reason in REASONS and r.line >= 1 for r in rejects)
+
+
+# -- vectorized helpers ------------------------------------------------------------------
+
+
+@given(st.lists(st.binary(min_size=5, max_size=5), min_size=1, max_size=20))
+def test_base64_rows_match_the_standard_library(rows):
+    encoded = base64_encode_rows(np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), 5))
+    assert [bytes(r).decode() for r in encoded] == [base64.b64encode(r).decode() for r in rows]
+
+
+def test_validate_columns_reads_fixed_size_binary_and_dictionary_columns():
+    spec = RAPPOR
+    n = 4
+    columns = {
+        "v": pa.array([1] * n, pa.int8()),
+        "spec": pa.array([spec.fingerprint] * n).dictionary_encode(),
+        "cohort": pa.array([0, 1, 2, 3], pa.uint32()),
+        "bits": pa.array([b"\x00\x01", b"\x02\x03", b"\x04\x05", b"\x06\x07"], pa.binary(2)),
+    }
+    ok, batch = validate_columns(spec, columns, n)
+    assert ok.all()
+    assert batch.bits.tolist() == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert batch.cohorts.tolist() == [0, 1, 2, 3]
+
+
+# -- rejects and estimates writers -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "csv.gz"])
+def test_rejects_writer_formats_and_counts(tmp_path, suffix):
+    from ldp.aggregator.rejects import Reject
+
+    items = [Reject("a.jsonl", 3, "wrong_spec", "report is for spec x", '{"v":1}'), Reject("a.jsonl", 9, "unparseable", "bad, \"json\"", "{,\n")]
+    path = tmp_path / f"rejects.{suffix}"
+    with RejectsWriter(path) as writer:
+        writer.write(items)
+    assert writer.counts == {"wrong_spec": 1, "unparseable": 1} and writer.total == 2
+    opener = gzip.open if suffix.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as stream:
+        if suffix.startswith("csv"):
+            rows = list(csv.DictReader(stream))
+            assert [(r["file"], int(r["line"]), r["reason"], r["detail"], r["raw"]) for r in rows] == [
+                (i.file, i.line, i.reason, i.detail, i.raw) for i in items
+            ]
+        else:
+            assert [json.loads(line) for line in stream] == [i.to_dict() for i in items]
+
+
+def test_rejects_writer_rejects_unknown_extension(tmp_path):
+    with pytest.raises(ParameterError, match="rejects file"):
+        RejectsWriter(tmp_path / "rejects.txt")
+
+
+@pytest.mark.parametrize(
+    "message, reason",
+    [
+        ("report is for spec 0123456789abcdef, not fedcba9876543210", "wrong_spec"),
+        ("report has no 'cohort' (rappor reports carry cohort, bits)", "missing_field"),
+        ("report has no version field 'v'", "missing_field"),
+        ("report version 3 is not supported (this version reads 1)", "wrong_version"),
+        ("bits have 3 bytes, expected 2 for 16 bits", "wrong_length"),
+        ("cohort 9 is out of range [0, 8)", "cohort_out_of_range"),
+        ("value 'z' is not in the domain (3 values: 'a', 'b', 'c')", "value_out_of_domain"),
+        ("report 'bits' is not valid base64", "bad_encoding"),
+    ],
+)
+def test_classify_reason(message, reason):
+    assert classify_reason(message) == reason
+
+
+@pytest.mark.parametrize("suffix", ["csv", "json", "jsonl", "parquet"])
+def test_write_estimates_by_extension(tmp_path, suffix):
+    import pandas as pd
+
+    frame = pd.DataFrame({"value": ["a", "b"], "estimate": [10.5, -2.25], "std_error": [1.0, 1.5]})
+    path = tmp_path / f"est.{suffix}"
+    write_estimates(frame, path)
+    if suffix == "csv":
+        back = pd.read_csv(path)
+    elif suffix == "json":
+        back = pd.DataFrame(json.loads(path.read_text()))
+    elif suffix == "jsonl":
+        back = pd.read_json(path, lines=True)
+    else:
+        back = pd.read_parquet(path)
+    assert back["value"].tolist() == ["a", "b"]
+    np.testing.assert_array_equal(back["estimate"].to_numpy(), frame["estimate"].to_numpy())
+
+
+def test_write_estimates_table_on_stdout(capsys):
+    import pandas as pd
+
+    write_estimates(pd.DataFrame({"value": ["a"], "estimate": [1234.5]}))
+    out = capsys.readouterr().out
+    assert "value" in out and "1,234.5" in out
