@@ -1,1 +1,34 @@
-"""placeholder"""
+"""Aggregation: accumulate randomized reports and turn them into estimates with error bars.
+
+- :func:`make_aggregator` — an empty accumulator for a spec, with ``add``,
+  ``add_batch``, associative ``merge`` and ``estimate``.
+- Accumulator classes (:mod:`ldp.aggregator.accumulators`), estimate tables
+  (:mod:`ldp.aggregator.estimates`), consistency post-processing
+  (:mod:`ldp.aggregator.consistency`), local-hashing support counting
+  (:mod:`ldp.aggregator.olh`).
+"""
+
+from ldp.aggregator.accumulators import (
+    Accumulator,
+    FrequencyAccumulator,
+    LocalHashingAccumulator,
+    RapporAccumulator,
+    UnaryAccumulator,
+    ValueAccumulator,
+    make_aggregator,
+)
+from ldp.aggregator.consistency import CONSISTENCY_METHODS, apply_consistency
+from ldp.aggregator.estimates import BitEstimates
+
+__all__ = [
+    "make_aggregator",
+    "Accumulator",
+    "FrequencyAccumulator",
+    "ValueAccumulator",
+    "UnaryAccumulator",
+    "LocalHashingAccumulator",
+    "RapporAccumulator",
+    "BitEstimates",
+    "CONSISTENCY_METHODS",
+    "apply_consistency",
+]

@@ -1,0 +1,543 @@
+"""Accumulators of sufficient statistics: add reports, merge, estimate.
+
+An accumulator holds counts only. :meth:`add` takes one
+:class:`~ldp.report.Report` (checked by :func:`ldp.report_check.check_report`;
+a bad report raises :class:`~ldp.errors.ReportError` and changes nothing),
+:meth:`add_batch` a validated :class:`~ldp.batch.ReportBatch` (vectorized),
+and :meth:`merge` returns a new accumulator holding the sum of two, so merge
+is associative and order independent and any engine can map batches to
+accumulators and reduce them.
+
+=================================  =========================================
+:class:`ValueAccumulator`          BinaryRR, GRR: bincount of value indices
+:class:`UnaryAccumulator`          SUE, OUE: bit counts of packed reports
+:class:`LocalHashingAccumulator`   OLH, BLH: support counts by hashing
+:class:`RapporAccumulator`         RAPPOR: reports per cohort, ones per
+                                   (cohort, bit)
+=================================  =========================================
+
+Packed bits are counted without unpacking reports: a bincount of
+``byte_position·256 + byte`` (plus ``cohort·num_bytes·256`` for RAPPOR) gives
+how often each byte value occurs at each position, and a 256×8 table turns
+those histograms into bit counts.
+
+References
+----------
+.. [1] T. Wang, J. Blocki, N. Li, S. Jha. "Locally Differentially Private
+   Protocols for Frequency Estimation". USENIX Security 2017.
+.. [2] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR". ACM CCS 2014.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ldp.aggregator import olh
+from ldp.aggregator.estimates import BitEstimates, oracle_estimates, rappor_bit_estimates
+from ldp.batch import ReportBatch
+from ldp.errors import ParameterError, ReportError
+from ldp.report import Report
+from ldp.report_check import check_report
+from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
+
+__all__ = [
+    "Accumulator",
+    "FrequencyAccumulator",
+    "ValueAccumulator",
+    "UnaryAccumulator",
+    "LocalHashingAccumulator",
+    "RapporAccumulator",
+    "make_aggregator",
+    "UNPACK_TABLE",
+]
+
+#: UNPACK_TABLE[byte] = its 8 bits, most significant first (numpy.packbits order).
+UNPACK_TABLE = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.int64)
+
+#: Byte-histogram bins per bincount call (bounds the index array's memory).
+_INDEX_CHUNK = 1 << 20
+#: Largest cohort × byte × 256 histogram kept as one bincount table.
+_MAX_TABLE = 1 << 22
+
+
+def _byte_histogram(bits: np.ndarray, offsets: np.ndarray | None, table_size: int) -> np.ndarray:
+    """Counts of ``offsets[r] + 256·byte_position + byte`` over all rows r (chunked bincount)."""
+    n, num_bytes = bits.shape
+    position = (np.arange(num_bytes, dtype=np.intp) * 256)[None, :]
+    hist = np.zeros(table_size, dtype=np.int64)
+    rows = max(1, _INDEX_CHUNK // max(num_bytes, 1))
+    index = np.empty((min(rows, n), num_bytes), dtype=np.intp)
+    for start in range(0, n, rows):
+        block = bits[start : start + rows]
+        idx = index[: block.shape[0]]
+        np.add(block, position, out=idx, casting="unsafe")
+        if offsets is not None:
+            idx += offsets[start : start + rows, None]
+        hist += np.bincount(idx.ravel(), minlength=table_size)
+    return hist
+
+
+def _bits_from_histogram(hist: np.ndarray, num_bits: int) -> np.ndarray:
+    """(..., num_bytes·256) byte histograms → (..., num_bits) counts of ones."""
+    lead = hist.shape[:-1]
+    per_byte = hist.reshape(*lead, -1, 256)
+    bits = per_byte @ UNPACK_TABLE  # (..., num_bytes, 8)
+    return bits.reshape(*lead, -1)[..., :num_bits]
+
+
+def _check_packed(bits: np.ndarray | None, num_bits: int) -> np.ndarray:
+    expected = (num_bits + 7) // 8
+    if bits is None:
+        raise ReportError("batch has no 'bits' column")
+    bits = np.asarray(bits)
+    if bits.dtype != np.uint8 or bits.ndim != 2 or bits.shape[1] != expected:
+        raise ReportError(f"batch bits must be uint8 of shape (n, {expected}), got {bits.dtype} {bits.shape}")
+    spare = expected * 8 - num_bits
+    if spare and bits.shape[0] and np.any(bits[:, -1] & ((1 << spare) - 1)):
+        raise ReportError(f"batch has bits set beyond bit {num_bits - 1} (padding must be zero)")
+    return bits
+
+
+def _check_int_column(column: np.ndarray | None, name: str, upper: int) -> np.ndarray:
+    if column is None:
+        raise ReportError(f"batch has no '{name}' column")
+    column = np.asarray(column)
+    if column.ndim != 1 or column.dtype.kind not in "iu":
+        raise ReportError(f"batch {name} must be a 1-D integer array, got {column.dtype} {column.shape}")
+    if column.size and (column.min() < 0 or column.max() >= upper):
+        raise ReportError(f"batch {name} must be in [0, {upper})")
+    return column
+
+
+class Accumulator:
+    """Common behaviour: spec checks, merge bookkeeping, equality of counts."""
+
+    spec: Any
+    _state_fields: ClassVar[tuple[str, ...]] = ()
+
+    def _check_batch(self, batch: ReportBatch) -> None:
+        if not isinstance(batch, ReportBatch):
+            raise ParameterError(f"add_batch needs a ReportBatch, got {type(batch).__name__}")
+        if batch.spec != self.spec.fingerprint:
+            raise ReportError(f"batch is for spec {batch.spec}, not {self.spec.fingerprint}")
+
+    def _check_mergeable(self, other: "Accumulator") -> None:
+        if type(other) is not type(self):
+            raise ParameterError(f"cannot merge {type(self).__name__} with {type(other).__name__}")
+        if other.spec.fingerprint != self.spec.fingerprint:
+            raise ParameterError(
+                f"cannot merge accumulators of different specs ({self.spec.fingerprint} and {other.spec.fingerprint})"
+            )
+
+    def add(self, report: Report) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def add_batch(self, batch: ReportBatch) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def add_reports(self, reports) -> None:
+        """Add each report of an iterable; stops at the first bad one (use a reader for rejects)."""
+        for report in reports:
+            self.add(report)
+
+    def merge(self, other: "Accumulator") -> "Accumulator":  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        if other.spec.fingerprint != self.spec.fingerprint:  # type: ignore[attr-defined]
+            return False
+        return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in self._state_fields)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec.mechanism}, n={self.n})"
+
+
+# -- frequency oracles -------------------------------------------------------
+
+
+class FrequencyAccumulator(Accumulator):
+    """Support counts C_v of a pure frequency oracle (FORMULAS.md §0).
+
+    Parameters
+    ----------
+    spec : FrequencySpec
+        The mechanism whose reports are counted.
+    """
+
+    _state_fields = ("support_counts", "n")
+
+    def __init__(self, spec: FrequencySpec):
+        self.spec = spec
+        self._counts = np.zeros(spec.domain_size, dtype=np.int64)
+        self._n = 0
+
+    @classmethod
+    def from_counts(cls, spec: FrequencySpec, support_counts, n: int) -> "FrequencyAccumulator":
+        """Rebuild an accumulator from its sufficient statistics (validated)."""
+        acc = cls(spec)
+        counts = np.asarray(support_counts)
+        if counts.shape != (spec.domain_size,):
+            raise ParameterError(f"support_counts must have shape ({spec.domain_size},), got {counts.shape}")
+        if counts.dtype.kind not in "iu" and not np.all(np.mod(counts, 1) == 0):
+            raise ParameterError("support_counts must be integers")
+        if isinstance(n, bool) or int(n) != n or n < 0:
+            raise ParameterError(f"n must be a non-negative integer, got {n!r}")
+        counts = counts.astype(np.int64)
+        if counts.size and (counts.min() < 0 or counts.max() > n):
+            raise ParameterError(f"support counts must be in [0, n={n}]")
+        acc._check_counts(counts, int(n))
+        acc._counts = counts
+        acc._n = int(n)
+        return acc
+
+    def _check_counts(self, counts: np.ndarray, n: int) -> None:
+        """Mechanism-specific consistency of counts (hook)."""
+
+    @property
+    def support_counts(self) -> np.ndarray:
+        """C_v, the number of reports supporting each domain value (read-only view)."""
+        view = self._counts.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def n(self) -> int:
+        """Number of reports counted."""
+        return self._n
+
+    def merge(self, other: "FrequencyAccumulator") -> "FrequencyAccumulator":
+        """A new accumulator holding the reports of both (same spec required)."""
+        self._check_mergeable(other)
+        return type(self).from_counts(self.spec, self.support_counts + other.support_counts, self.n + other.n)
+
+    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", alpha: float = 0.05) -> pd.DataFrame:
+        """Unbiased count estimates with standard errors and confidence intervals.
+
+        Parameters
+        ----------
+        confidence : float
+            Two-sided level of ``ci_low``/``ci_high``, default 0.95.
+        consistency : str
+            ``none`` (default, unbiased), ``clip``, ``base-cut``, ``norm-mul``
+            or ``norm-sub``; see :mod:`ldp.aggregator.consistency`. Anything
+            but ``none`` trades unbiasedness for lower error.
+        alpha : float
+            Level of the ``base-cut`` threshold.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``value, estimate, std_error, ci_low, ci_high, proportion``;
+            see :func:`ldp.aggregator.estimates.oracle_estimates`.
+        """
+        return oracle_estimates(
+            self.spec.domain,
+            self.support_counts,
+            self.n,
+            self.spec.p_star,
+            self.spec.q_star,
+            confidence=confidence,
+            consistency=consistency,
+            alpha=alpha,
+        )
+
+
+class ValueAccumulator(FrequencyAccumulator):
+    """BinaryRR and GRR: a report supports exactly the value it names."""
+
+    def _check_counts(self, counts: np.ndarray, n: int) -> None:
+        if int(counts.sum()) != n:
+            raise ParameterError(f"{self.spec.mechanism} support counts must sum to n={n}, got {int(counts.sum())}")
+
+    def add(self, report: Report) -> None:
+        checked = check_report(self.spec, report)
+        self._counts[checked.value] += 1
+        self._n += 1
+
+    def add_batch(self, batch: ReportBatch) -> None:
+        self._check_batch(batch)
+        values = _check_int_column(batch.values, "values", self.spec.domain_size)
+        self._counts += np.bincount(values, minlength=self.spec.domain_size)
+        self._n += int(values.shape[0])
+
+
+class UnaryAccumulator(FrequencyAccumulator):
+    """SUE and OUE: a report supports every value whose bit is set."""
+
+    def add(self, report: Report) -> None:
+        checked = check_report(self.spec, report)
+        bits = np.unpackbits(np.frombuffer(checked.bits, dtype=np.uint8), count=self.spec.domain_size)
+        self._counts += bits
+        self._n += 1
+
+    def add_batch(self, batch: ReportBatch) -> None:
+        self._check_batch(batch)
+        d = self.spec.domain_size
+        bits = _check_packed(batch.bits, d)
+        hist = _byte_histogram(bits, None, bits.shape[1] * 256)
+        self._counts += _bits_from_histogram(hist, d)
+        self._n += int(bits.shape[0])
+
+
+class LocalHashingAccumulator(FrequencyAccumulator):
+    """OLH and BLH: a report ⟨seed, y⟩ supports every v with H_seed(v) = y.
+
+    Support counts are computed when reports arrive (:mod:`ldp.aggregator.olh`),
+    so the state stays d integers. Single reports from :meth:`add` are
+    buffered and decoded together.
+
+    Parameters
+    ----------
+    spec : LocalHashing
+    threads : int or None, default 1
+        Threads used to decode each batch (None: all CPUs).
+    """
+
+    _BUFFER = 4096
+
+    def __init__(self, spec: LocalHashing, *, threads: int | None = 1):
+        super().__init__(spec)
+        self.threads = threads
+        self._pending_seeds: list[int] = []
+        self._pending_buckets: list[int] = []
+
+    def _flush(self) -> None:
+        if self._pending_seeds:
+            seeds = np.array(self._pending_seeds, dtype=np.uint64)
+            buckets = np.array(self._pending_buckets, dtype=np.int64)
+            self._pending_seeds, self._pending_buckets = [], []
+            self._counts += olh.support_counts(seeds, buckets, self.spec.g, self.spec.domain_size, threads=1)
+
+    @property
+    def support_counts(self) -> np.ndarray:
+        self._flush()
+        return super().support_counts
+
+    def add(self, report: Report) -> None:
+        checked = check_report(self.spec, report)
+        self._pending_seeds.append(checked.seed)
+        self._pending_buckets.append(checked.value)
+        self._n += 1
+        if len(self._pending_seeds) >= self._BUFFER:
+            self._flush()
+
+    def add_batch(self, batch: ReportBatch) -> None:
+        self._check_batch(batch)
+        if batch.seeds is None:
+            raise ReportError("batch has no 'seeds' column")
+        buckets = _check_int_column(batch.values, "values", self.spec.g)
+        counts = olh.support_counts(batch.seeds, buckets, self.spec.g, self.spec.domain_size, threads=self.threads)
+        self._counts += counts
+        self._n += int(buckets.shape[0])
+
+    def merge(self, other: "LocalHashingAccumulator") -> "LocalHashingAccumulator":
+        merged = super().merge(other)
+        merged.threads = self.threads
+        return merged  # type: ignore[return-value]
+
+
+# -- RAPPOR ------------------------------------------------------------------
+
+
+class RapporAccumulator(Accumulator):
+    """Reports per cohort and ones per (cohort, bit) of RAPPOR reports.
+
+    Parameters
+    ----------
+    spec : Rappor
+
+    Attributes
+    ----------
+    cohort_counts : ndarray of int64, shape (m,)
+        N_j, reports received from cohort j.
+    bit_counts : ndarray of int64, shape (m, k)
+        c_ij, reports from cohort j with bit i set.
+    """
+
+    _state_fields = ("cohort_counts", "bit_counts")
+
+    def __init__(self, spec: Rappor):
+        self.spec = spec
+        self._cohorts = np.zeros(spec.num_cohorts, dtype=np.int64)
+        self._bits = np.zeros((spec.num_cohorts, spec.num_bits), dtype=np.int64)
+
+    @classmethod
+    def from_counts(cls, spec: Rappor, cohort_counts, bit_counts) -> "RapporAccumulator":
+        """Rebuild from N_j and c_ij (validated: integers, 0 ≤ c_ij ≤ N_j)."""
+        acc = cls(spec)
+        n_j = np.asarray(cohort_counts)
+        c = np.asarray(bit_counts)
+        m, k = spec.num_cohorts, spec.num_bits
+        if n_j.shape != (m,) or c.shape != (m, k):
+            raise ParameterError(f"expected cohort_counts ({m},) and bit_counts ({m}, {k}), got {n_j.shape} and {c.shape}")
+        for name, arr in (("cohort_counts", n_j), ("bit_counts", c)):
+            if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and np.all(np.mod(arr, 1) == 0)):
+                raise ParameterError(f"{name} must be integers")
+        n_j = n_j.astype(np.int64)
+        c = c.astype(np.int64)
+        if np.any(n_j < 0) or np.any(c < 0) or np.any(c > n_j[:, None]):
+            raise ParameterError("counts must satisfy 0 <= bit_counts[j, i] <= cohort_counts[j]")
+        acc._cohorts = n_j
+        acc._bits = c
+        return acc
+
+    @property
+    def cohort_counts(self) -> np.ndarray:
+        view = self._cohorts.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def bit_counts(self) -> np.ndarray:
+        view = self._bits.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def n(self) -> int:
+        return int(self._cohorts.sum())
+
+    def add(self, report: Report) -> None:
+        checked = check_report(self.spec, report)
+        bits = np.unpackbits(np.frombuffer(checked.bits, dtype=np.uint8), count=self.spec.num_bits)
+        self._bits[checked.cohort] += bits
+        self._cohorts[checked.cohort] += 1
+
+    def add_batch(self, batch: ReportBatch) -> None:
+        self._check_batch(batch)
+        m, k = self.spec.num_cohorts, self.spec.num_bits
+        bits = _check_packed(batch.bits, k)
+        cohorts = _check_int_column(batch.cohorts, "cohorts", m)
+        if cohorts.shape[0] != bits.shape[0]:
+            raise ReportError(f"batch has {cohorts.shape[0]} cohorts but {bits.shape[0]} bit rows")
+        if cohorts.shape[0] == 0:
+            return
+        num_bytes = bits.shape[1]
+        if m * num_bytes * 256 <= _MAX_TABLE:
+            offsets = cohorts.astype(np.intp) * (num_bytes * 256)
+            hist = _byte_histogram(bits, offsets, m * num_bytes * 256).reshape(m, num_bytes * 256)
+            self._bits += _bits_from_histogram(hist, k)
+        else:
+            self._add_sorted(cohorts, bits)
+        self._cohorts += np.bincount(cohorts, minlength=m)
+
+    def _add_sorted(self, cohorts: np.ndarray, bits: np.ndarray) -> None:
+        """Many cohorts: sort reports by cohort and sum unpacked bits per run."""
+        k = self.spec.num_bits
+        rows = max(1, _INDEX_CHUNK // max(k, 1))
+        for start in range(0, cohorts.shape[0], rows):
+            part = cohorts[start : start + rows]
+            order = np.argsort(part, kind="stable")
+            sorted_cohorts = part[order]
+            unpacked = np.unpackbits(bits[start : start + rows][order], axis=1, count=k)
+            starts = np.flatnonzero(np.r_[True, sorted_cohorts[1:] != sorted_cohorts[:-1]])
+            sums = np.add.reduceat(unpacked, starts, axis=0, dtype=np.int64)
+            self._bits[sorted_cohorts[starts]] += sums
+
+    def merge(self, other: "RapporAccumulator") -> "RapporAccumulator":
+        """A new accumulator holding the reports of both (same spec required)."""
+        self._check_mergeable(other)
+        return type(self).from_counts(
+            self.spec, self.cohort_counts + other.cohort_counts, self.bit_counts + other.bit_counts
+        )
+
+    # -- estimates -----------------------------------------------------------
+    def bit_estimates(self) -> BitEstimates:
+        """Per-cohort, per-bit unbiased counts t_ij and their variances (FORMULAS.md §2)."""
+        return rappor_bit_estimates(
+            self.cohort_counts, self.bit_counts, self.spec.prob_one_given_one, self.spec.prob_one_given_zero
+        )
+
+    def estimate(
+        self,
+        confidence: float = 0.95,
+        *,
+        candidates: Sequence[Any] | None = None,
+        consistency: str = "none",
+        alpha: float = 0.05,
+        **options: Any,
+    ) -> pd.DataFrame:
+        """Estimates from RAPPOR reports.
+
+        * ``basic``: unbiased count of each domain value, pooled over cohorts
+          (value i sets bit i whatever the cohort), with the fixed-data
+          standard error of :func:`~ldp.aggregator.estimates.oracle_estimates`
+          using p* = P[S=1 | B=1], q* = P[S=1 | B=0].
+        * ``boolean``: the same for the values ``False`` and ``True``
+          (the count of ``False`` is n minus the count of ``True``).
+        * ``bloom`` with ``candidates``: the candidate decode of
+          :func:`ldp.aggregator.rappor_decode.decode` (``options`` are passed
+          to it).
+        * ``bloom`` without candidates: the per-cohort, per-bit table of
+          :meth:`bit_estimates` (values are unknown without candidates).
+
+        Parameters
+        ----------
+        confidence : float
+            Level of the intervals, default 0.95.
+        candidates : sequence, optional
+            Candidate values (Bloom RAPPOR only).
+        consistency : str
+            Post-processing for ``basic``/``boolean`` (default ``none``).
+        alpha : float
+            Level of the ``base-cut`` threshold.
+        """
+        spec = self.spec
+        if spec.encoding == "bloom":
+            if candidates is None:
+                return self.bit_estimates().to_frame(confidence)
+            from ldp.aggregator import rappor_decode
+
+            if "confidence" in inspect.signature(rappor_decode.decode).parameters:
+                options.setdefault("confidence", confidence)
+            return rappor_decode.decode(spec, self.cohort_counts, self.bit_counts, candidates, **options)
+        if candidates is not None:
+            raise ParameterError(f"{spec.encoding} RAPPOR decodes its values directly; candidates are for Bloom RAPPOR")
+        n = self.n
+        one, zero = spec.prob_one_given_one, spec.prob_one_given_zero
+        ones = self.bit_counts.sum(axis=0)
+        if spec.encoding == "basic":
+            return oracle_estimates(
+                spec.domain, ones, n, float(one), float(zero), confidence=confidence, consistency=consistency, alpha=alpha
+            )
+        # boolean: "False" is supported by a 0 bit, with P[0 | False] = 1 − zero, P[0 | True] = 1 − one
+        support = np.array([n - ones[0], ones[0]])
+        p_star = np.array([float(1 - zero), float(one)])
+        q_star = np.array([float(1 - one), float(zero)])
+        return oracle_estimates(
+            (False, True), support, n, p_star, q_star, confidence=confidence, consistency=consistency, alpha=alpha
+        )
+
+
+def make_aggregator(spec: Any, *, threads: int | None = 1) -> Accumulator:
+    """An empty accumulator for ``spec``.
+
+    Parameters
+    ----------
+    spec : Spec
+        BinaryRR, GRR, SUE, OUE, OLH, BLH or Rappor.
+    threads : int or None, default 1
+        Decoding threads for OLH/BLH (None: all CPUs); ignored otherwise.
+
+    Raises
+    ------
+    ParameterError
+        For a spec no accumulator handles.
+    """
+    if isinstance(spec, GRR):
+        return ValueAccumulator(spec)
+    if isinstance(spec, UnaryEncoding):
+        return UnaryAccumulator(spec)
+    if isinstance(spec, LocalHashing):
+        return LocalHashingAccumulator(spec, threads=threads)
+    if isinstance(spec, Rappor):
+        return RapporAccumulator(spec)
+    raise ParameterError(f"no aggregator for {type(spec).__name__} specs")

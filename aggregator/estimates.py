@@ -1,0 +1,230 @@
+"""Estimate tables: unbiased counts with standard errors and confidence intervals.
+
+Pure functions from sufficient statistics to :class:`pandas.DataFrame`.
+
+Variance convention
+-------------------
+Frequency-oracle tables use the **fixed-data** variance of FORMULAS.md §0
+(Wang et al.'s convention: the users' values are fixed, all randomness is the
+mechanism's), exact for n independent reports:
+
+    Var[f̂_v] = [f_v p*(1−p*) + (1−f_v) q*(1−q*)] / (n (p*−q*)²),
+
+evaluated at the plug-in frequency f̂_v clipped to [0, 1]; the count's
+standard error is n·√Var. To describe a population the users were sampled
+from (Warner's i.i.d. convention) add f_v(1−f_v)/n; these tables do not.
+
+RAPPOR per-bit estimates (:func:`rappor_bit_estimates`) follow FORMULAS.md
+§2 and google/rappor instead: Var(t_ij) = N_j r(1−r)/(q*−p*)², the binomial
+variance at the plug-in rate r. It equals the fixed-data variance plus
+N_j a(1−a) (a = T_ij/N_j), the i.i.d. term, which fits cohort bit counts
+whose users are a random split of the population.
+
+Confidence intervals are normal: estimate ± z·std_error with
+z = Φ⁻¹(1/2 + confidence/2).
+
+References
+----------
+.. [1] T. Wang, J. Blocki, N. Li, S. Jha. "Locally Differentially Private
+   Protocols for Frequency Estimation". USENIX Security 2017.
+.. [2] S. L. Warner. "Randomized response". JASA 60(309), 1965.
+.. [3] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR". ACM CCS 2014;
+   google/rappor analysis/R/decode.R.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from ldp.aggregator.consistency import apply_consistency
+from ldp.errors import ParameterError
+from ldp.frequency_math import frequency_variance, unbiased_frequency
+
+__all__ = [
+    "FREQUENCY_COLUMNS",
+    "normal_quantile",
+    "estimate_table",
+    "oracle_estimates",
+    "rappor_bit_estimates",
+    "BitEstimates",
+]
+
+#: Columns every frequency estimate table has, in order.
+FREQUENCY_COLUMNS = ("value", "estimate", "std_error", "ci_low", "ci_high", "proportion")
+
+
+def normal_quantile(confidence: float) -> float:
+    """z with P[|Z| ≤ z] = ``confidence`` for a standard normal Z."""
+    try:
+        level = float(confidence)
+    except (TypeError, ValueError):
+        raise ParameterError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
+    if not 0.0 < level < 1.0:
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
+    return float(norm.ppf(0.5 + level / 2.0))
+
+
+def estimate_table(
+    values: Sequence, estimate, std_error, n: int, *, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Table of count estimates with normal confidence intervals.
+
+    Parameters
+    ----------
+    values : sequence
+        Domain values, one row each.
+    estimate, std_error : array_like
+        Estimated counts (number of users) and their standard errors.
+    n : int
+        Number of reports; ``proportion`` = estimate / n.
+    confidence : float
+        Two-sided level of ``ci_low``/``ci_high``.
+    """
+    est = np.asarray(estimate, dtype=float)
+    se = np.asarray(std_error, dtype=float)
+    z = normal_quantile(confidence)
+    column = pd.Series(list(values), dtype=object)
+    return pd.DataFrame(
+        {
+            "value": column,
+            "estimate": est,
+            "std_error": se,
+            "ci_low": est - z * se,
+            "ci_high": est + z * se,
+            "proportion": est / n if n else np.full(est.shape, np.nan),
+        }
+    )
+
+
+def oracle_estimates(
+    values: Sequence,
+    support_counts,
+    n: int,
+    p_star,
+    q_star,
+    *,
+    confidence: float = 0.95,
+    consistency: str = "none",
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Unbiased frequency-oracle estimates with fixed-data standard errors (FORMULAS.md §0–§1).
+
+    f̂_v = (C_v/n − q*)/(p* − q*); the count estimate is n·f̂_v and its
+    standard error n·√Var[f̂_v] at f = clip(f̂_v, 0, 1).
+
+    Parameters
+    ----------
+    values : sequence
+        Domain values, in the order of ``support_counts``.
+    support_counts : array_like of int
+        C_v, reports supporting each value.
+    n : int
+        Number of reports (> 0).
+    p_star, q_star : float or array_like
+        Support probabilities (per value when arrays).
+    confidence : float
+        Level of the intervals, default 0.95.
+    consistency : str
+        Post-processing (:mod:`ldp.aggregator.consistency`), default
+        ``"none"``. Any other method replaces ``estimate`` and ``proportion``
+        by biased, consistent values and adds the column
+        ``unbiased_estimate``; ``std_error`` and the interval remain those of
+        the unbiased estimator (the only ones with a known distribution).
+    alpha : float
+        Level of the ``base-cut`` threshold.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``value, estimate, std_error, ci_low, ci_high, proportion``.
+    """
+    counts = np.asarray(support_counts)
+    if n <= 0:
+        raise ParameterError("cannot estimate from zero reports")
+    if counts.shape != (len(values),):
+        raise ParameterError(f"support_counts has shape {counts.shape}, expected ({len(values)},)")
+    f_hat = unbiased_frequency(counts, n, p_star, q_star)
+    variance = frequency_variance(np.clip(f_hat, 0.0, 1.0), n, p_star, q_star)
+    table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
+    if str(consistency).strip().lower() != "none":
+        null_se = np.sqrt(np.broadcast_to(frequency_variance(0.0, n, p_star, q_star), f_hat.shape))
+        adjusted = apply_consistency(consistency, f_hat, null_se, alpha)
+        table.insert(2, "unbiased_estimate", table["estimate"].to_numpy())
+        table["estimate"] = n * adjusted
+        table["proportion"] = adjusted
+    return table
+
+
+@dataclasses.dataclass(frozen=True)
+class BitEstimates:
+    """Per-cohort, per-bit unbiased counts of true Bloom bits (FORMULAS.md §2).
+
+    Attributes
+    ----------
+    estimate : ndarray, shape (m, k)
+        t_ij, unbiased for T_ij (cohort-j reports whose true bit i is 1).
+    variance : ndarray, shape (m, k)
+        Var(t_ij) = N_j r(1−r)/(q*−p*)² at the clamped plug-in rate.
+    cohort_counts : ndarray, shape (m,)
+        N_j.
+    """
+
+    estimate: np.ndarray
+    variance: np.ndarray
+    cohort_counts: np.ndarray
+
+    @property
+    def std_error(self) -> np.ndarray:
+        return np.sqrt(self.variance)
+
+    def to_frame(self, confidence: float = 0.95) -> pd.DataFrame:
+        """Long table: ``cohort, bit, reports, estimate, std_error, ci_low, ci_high, proportion``."""
+        m, k = self.estimate.shape
+        z = normal_quantile(confidence)
+        est = self.estimate.ravel()
+        se = self.std_error.ravel()
+        reports = np.repeat(self.cohort_counts, k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            proportion = np.where(reports > 0, est / np.maximum(reports, 1), np.nan)
+        return pd.DataFrame(
+            {
+                "cohort": np.repeat(np.arange(m), k),
+                "bit": np.tile(np.arange(k), m),
+                "reports": reports,
+                "estimate": est,
+                "std_error": se,
+                "ci_low": est - z * se,
+                "ci_high": est + z * se,
+                "proportion": proportion,
+            }
+        )
+
+
+def rappor_bit_estimates(cohort_counts, bit_counts, prob_one_given_one: float, prob_one_given_zero: float) -> BitEstimates:
+    """t_ij = (c_ij − p*N_j)/(q* − p*) and Var(t_ij) = N_j r(1−r)/(q*−p*)² (FORMULAS.md §2).
+
+    Here q* = P[S=1 | B=1] (``prob_one_given_one``) and p* = P[S=1 | B=0]
+    (``prob_one_given_zero``); r = p* + (q*−p*)·clip(t_ij, 0, N_j)/N_j, as
+    google/rappor plugs in the clamped estimate. Cohorts with no reports get
+    t = 0 and variance 0.
+    """
+    big_n = np.asarray(cohort_counts, dtype=float)
+    c = np.asarray(bit_counts, dtype=float)
+    if c.ndim != 2 or big_n.shape != (c.shape[0],):
+        raise ParameterError(f"bit_counts must be (m, k) and cohort_counts (m,), got {c.shape} and {big_n.shape}")
+    one, zero = float(prob_one_given_one), float(prob_one_given_zero)
+    gap = one - zero
+    if gap <= 0:
+        raise ParameterError("P[S=1 | B=1] must exceed P[S=1 | B=0]")
+    n_col = big_n[:, None]
+    t = (c - zero * n_col) / gap
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(n_col > 0, np.clip(t, 0.0, n_col) / np.maximum(n_col, 1.0), 0.0)
+    r = zero + gap * share
+    variance = n_col * r * (1.0 - r) / gap**2
+    return BitEstimates(estimate=t, variance=variance, cohort_counts=np.asarray(cohort_counts, dtype=np.int64))
