@@ -28,6 +28,7 @@ from typing import IO, Any, Iterable, Iterator
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ldp.aggregator.report_columns import base64_encode_rows, num_report_bits
@@ -38,6 +39,7 @@ from ldp.report import REPORT_VERSION, Report
 __all__ = ["write_reports", "write_estimates", "format_estimates", "report_columns_of"]
 
 _STDOUT = "-"
+_JSONL_PIECE = 1 << 18
 
 
 def report_columns_of(spec) -> tuple[str, ...]:
@@ -127,20 +129,56 @@ def _text_columns(spec, batch: ReportBatch) -> dict[str, list]:
     return out
 
 
+def _json_text_columns(spec, batch: ReportBatch) -> dict[str, pa.Array]:
+    """Each field of a batch as an Arrow string array of JSON texts, in JSON field order."""
+    n = len(batch)
+    kind = spec.report_kind
+    out: dict[str, pa.Array] = {}
+    if kind == "rappor":
+        out["cohort"] = pa.array(batch.cohorts.astype(np.int64)).cast(pa.string())
+    if kind == "hashed":
+        out["seed"] = pa.array(batch.seeds.astype(np.uint64)).cast(pa.string())
+    if kind == "value":
+        encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+        texts = pa.array([encoder.encode(v) for v in spec.domain], type=pa.string())
+        out["value"] = texts.take(pa.array(batch.values.astype(np.int64)))
+    if kind == "hashed":
+        out["value"] = pa.array(batch.values.astype(np.int64)).cast(pa.string())
+    if kind == "numeric":
+        out["value"] = pa.array([json.dumps(v) for v in batch.values.tolist()], type=pa.string())
+    if kind in ("bits", "rappor"):
+        width = 4 * -(-((num_report_bits(spec) + 7) // 8) // 3)
+        encoded = base64_encode_rows(np.ascontiguousarray(batch.bits, dtype=np.uint8)) if n else np.zeros((0, width), np.uint8)
+        quoted = np.empty((n, width + 2), dtype=np.uint8)
+        quoted[:, 0] = quoted[:, -1] = ord('"')
+        quoted[:, 1:-1] = encoded
+        offsets = np.arange(0, (n + 1) * (width + 2), width + 2, dtype=np.int32)
+        out["bits"] = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(quoted)])
+    return out
+
+
 def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
     head = f'{{"v":{REPORT_VERSION},"spec":{json.dumps(spec.fingerprint)}'
     count = 0
     for batch in batches:
-        columns = _text_columns(spec, batch)
-        names = list(columns)
-        dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-        keys = [f',"{name}":' for name in names]
-        lines = []
-        for row in zip(*columns.values()):
-            lines.append(head + "".join(k + dumps(v) for k, v in zip(keys, row)) + "}\n")
-        stream.write("".join(lines))
+        if not len(batch):
+            continue
+        columns = _json_text_columns(spec, batch)
+        for start in range(0, len(batch), _JSONL_PIECE):  # keeps each joined piece far below 2 GiB
+            parts: list = [head]
+            for name, texts in columns.items():
+                parts += [f',"{name}":', texts.slice(start, _JSONL_PIECE)]
+            parts.append("}\n")
+            stream.write(_joined_text(pc.binary_join_element_wise(*parts, "")))
         count += len(batch)
     return count
+
+
+def _joined_text(lines: pa.Array) -> str:
+    """All strings of an Arrow string array, concatenated, straight from its data buffer."""
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset : lines.offset + len(lines) + 1]
+    start, stop = int(offsets[0]), int(offsets[-1])
+    return lines.buffers()[2].slice(start, stop - start).to_pybytes().decode("utf-8")
 
 
 def _write_csv(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
