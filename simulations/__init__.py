@@ -1,1 +1,29 @@
-"""placeholder"""
+"""Accuracy versus ε, measured against theory: the harness behind ``ldp simulate``.
+
+- :func:`run` — the grid mechanisms × ε × users × domain sizes × repeats,
+  returning one row per cell and repeat (pandas DataFrame).
+- :func:`summarize` / :func:`best_by_epsilon` — the table ``ldp simulate``
+  prints.
+- :mod:`ldp.simulations.populations` — synthetic and real-data populations.
+- :mod:`ldp.simulations.fast` — exact sampling of aggregated counts.
+- :mod:`ldp.simulations.faithful` — the real client and aggregator end to end.
+- :mod:`ldp.simulations.metrics` — errors, theory, the LDP reference bound.
+- :mod:`ldp.simulations.presets` — published setups (``wang2017``,
+  ``rappor-regtest``).
+- :mod:`ldp.simulations.plot` — error versus ε (matplotlib, imported lazily).
+"""
+
+from ldp.simulations.mechanisms import RapporSettings, rappor_for_epsilon
+from ldp.simulations.populations import Population, from_data, make_population
+from ldp.simulations.runner import DEFAULTS, RESULT_COLUMNS, run
+
+__all__ = [
+    "run",
+    "DEFAULTS",
+    "RESULT_COLUMNS",
+    "Population",
+    "make_population",
+    "from_data",
+    "RapporSettings",
+    "rappor_for_epsilon",
+]

@@ -1,0 +1,158 @@
+"""Which mechanisms a simulation can run, and how each is built from (name, ε, domain).
+
+Every frequency oracle of :mod:`ldp.specs` is built with its own calibrated
+constructor; ``auto`` resolves to :func:`ldp.best_frequency_mechanism` at each
+(ε, D); ``rappor`` is a Bloom-filter RAPPOR whose single-report ε (ε₁) is
+calibrated to the requested ε (:func:`rappor_for_epsilon`).
+
+Extension point: :data:`MECHANISM_KINDS` maps every name to a *kind*
+(``"frequency"`` or ``"rappor"``). The runner dispatches on the kind to the
+count sampler (:mod:`ldp.simulations.fast`), the faithful path and the
+metrics. Numeric (mean) mechanisms will add a ``"mean"`` kind here and its
+three functions there; nothing else needs to change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+from typing import Any, Sequence
+
+from ldp.errors import ParameterError
+from ldp.specs import FREQUENCY_MECHANISMS, Rappor, best_frequency_mechanism, frequency_spec
+
+__all__ = [
+    "MECHANISM_KINDS",
+    "DEFAULT_MECHANISMS",
+    "RapporSettings",
+    "rappor_for_epsilon",
+    "mechanism_kind",
+    "resolve_name",
+    "build_spec",
+    "check_mechanisms",
+]
+
+#: name -> kind; the runner dispatches on the kind.
+MECHANISM_KINDS: dict[str, str] = {**{name: "frequency" for name in FREQUENCY_MECHANISMS}, "auto": "frequency"}
+MECHANISM_KINDS["rappor"] = "rappor"
+
+#: Mechanisms of the default sweep (``binary-rr`` is added for two-value domains).
+DEFAULT_MECHANISMS: tuple[str, ...] = ("grr", "sue", "oue", "olh", "blh")
+
+
+@dataclasses.dataclass(frozen=True)
+class RapporSettings:
+    """The RAPPOR parameters a simulation keeps fixed while ε varies.
+
+    Parameters
+    ----------
+    num_bits, num_hashes, num_cohorts : int
+        k, h, m (Bloom filter size, hashes per value, cohorts).
+    f : Fraction
+        Permanent randomized response. With one report per client, only
+        P[S=1|B] matters; f > 0 caps the reachable ε₁ below ε∞.
+    hash : str
+        ``"mmh3"`` or ``"md5"`` (Google's hashing).
+    """
+
+    num_bits: int = 32
+    num_hashes: int = 2
+    num_cohorts: int = 64
+    f: Fraction = Fraction(0)
+    hash: str = "mmh3"
+
+
+def rappor_for_epsilon(epsilon: float, settings: RapporSettings = RapporSettings()) -> Rappor:
+    """Bloom RAPPOR whose single-report ε₁ is at most ``epsilon`` (and within 1e-9 of it).
+
+    Uses the symmetric instantaneous response p = 1 − q, so that
+    q* = P[S=1|B=1] = 1 − P[S=1|B=0] and ε₁ = 2h·ln(q*/(1 − q*)) (FORMULAS.md
+    §2); hence q* = 1/(1 + e^(−ε/(2h))) and q = (q* − f/2)/(1 − f). q is
+    rounded down on a 2^-40 grid (more privacy) and the achieved ε₁ is checked
+    from the spec's exact probabilities.
+
+    References
+    ----------
+    .. [1] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR". ACM CCS 2014.
+    """
+    eps = float(epsilon)
+    if not math.isfinite(eps) or eps <= 0:
+        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    f = Fraction(settings.f)
+    h = settings.num_hashes
+    q_star = 1.0 / (1.0 + math.exp(-eps / (2 * h)))
+    q_float = (q_star - float(f) / 2) / (1 - float(f))
+    if q_float >= 1:
+        raise ParameterError(
+            f"rappor with f={f} cannot reach epsilon_one={eps:g} with h={h}; lower f or epsilon"
+        )
+    grid = 1 << 40
+    q = Fraction(math.floor(q_float * grid), grid)
+    while True:
+        if q <= Fraction(1, 2):
+            raise ParameterError(f"epsilon={eps:g} is too small for rappor (h={h}) at 2^-40 precision")
+        spec = Rappor(
+            num_bits=settings.num_bits,
+            num_hashes=h,
+            num_cohorts=settings.num_cohorts,
+            f=f,
+            p=1 - q,
+            q=q,
+            hash=settings.hash,
+        )
+        if spec.epsilon_one <= eps:
+            return spec
+        q -= Fraction(1, grid)
+
+
+def mechanism_kind(name: str) -> str:
+    """The kind of mechanism ``name`` (raises a clear error for unknown names)."""
+    try:
+        return MECHANISM_KINDS[name]
+    except KeyError:
+        raise ParameterError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_KINDS)}") from None
+
+
+def _normalize(name: str) -> str:
+    return str(name).strip().lower().replace("_", "-")
+
+
+def check_mechanisms(names: Sequence[str] | str | None, domain_size: int) -> list[str]:
+    """Validate mechanism names for a domain of ``domain_size`` values.
+
+    ``None`` gives :data:`DEFAULT_MECHANISMS` (plus ``binary-rr`` when D = 2).
+    """
+    if names is None:
+        chosen = list(DEFAULT_MECHANISMS)
+        if domain_size == 2:
+            chosen.insert(0, "binary-rr")
+        return chosen
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n.strip()]
+    chosen = []
+    for raw in names:
+        name = _normalize(raw)
+        mechanism_kind(name)
+        if name == "binary-rr" and domain_size != 2:
+            raise ParameterError(f"binary-rr needs a domain of exactly 2 values, the simulation has {domain_size}")
+        if name not in chosen:
+            chosen.append(name)
+    if not chosen:
+        raise ParameterError("give at least one mechanism")
+    return chosen
+
+
+def resolve_name(name: str, epsilon: float, domain_size: int) -> str:
+    """The concrete mechanism ``name`` stands for (``auto`` → the best by theory)."""
+    if name == "auto":
+        return best_frequency_mechanism(epsilon, domain_size)
+    return name
+
+
+def build_spec(name: str, epsilon: float, domain: Sequence[Any], *, rappor: RapporSettings = RapporSettings()):
+    """Spec of mechanism ``name`` at ``epsilon`` over ``domain`` (RAPPOR: candidates = domain)."""
+    kind = mechanism_kind(name)
+    if kind == "rappor":
+        return rappor_for_epsilon(epsilon, rappor)
+    return frequency_spec(resolve_name(name, epsilon, len(domain)), domain, epsilon)
