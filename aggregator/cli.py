@@ -164,11 +164,14 @@ def _summary(paths: list[str], valid: int, rejects) -> str:
 
 
 def _estimate(accumulator, spec, *, candidates, consistency, confidence):
-    if spec.report_kind == "rappor":
-        if candidates is not None:
-            return accumulator.estimate(confidence=confidence, candidates=candidates)
-        return accumulator.estimate(confidence=confidence)
-    return accumulator.estimate(confidence=confidence, consistency=None if consistency == "none" else consistency)
+    options = {"confidence": confidence, "consistency": consistency}
+    if candidates is not None:
+        if consistency != "none":
+            raise ParameterError("--consistency does not apply to a RAPPOR candidate decode")
+        options = {"confidence": confidence, "candidates": candidates}
+    elif spec.report_kind == "rappor" and spec.encoding == "bloom" and consistency != "none":
+        raise ParameterError("--consistency does not apply to Bloom RAPPOR bit estimates (give --candidates to decode values)")
+    return accumulator.estimate(**options)
 
 
 class _Progress:

@@ -1,0 +1,286 @@
+"""``ldp aggregate`` end to end with click's CliRunner and real files."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ldp
+from ldp.aggregator.cli import EXIT_REJECTS, aggregate
+from ldp.aggregator.writers import write_reports
+from ldp.client import encode_batch
+
+GRR = ldp.GRR(domain=("a", "b", "c", "d"), epsilon=2.0)
+RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/4", p="1/4", q="3/4")
+FORMATS = ("jsonl", "csv", "parquet", "jsonl.gz", "csv.gz")
+
+
+def _spec_file(tmp_path, spec):
+    path = tmp_path / f"{spec.mechanism}.json"
+    path.write_text(spec.to_json())
+    return str(path)
+
+
+def _grr_batch(n=2000, seed=1):
+    values = [GRR.domain[i % 4] for i in range(n)]
+    return encode_batch(GRR, values, np.random.default_rng(seed))
+
+
+def _run(*args, input=None):
+    return CliRunner().invoke(aggregate, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def _estimates(path):
+    return pd.read_csv(path)
+
+
+def test_all_valid_exits_zero_and_writes_estimates(tmp_path):
+    spec_path = _spec_file(tmp_path, GRR)
+    reports = tmp_path / "r.jsonl"
+    write_reports(_grr_batch(), reports, GRR)
+    out = tmp_path / "est.csv"
+    result = _run("--spec", spec_path, reports, "-o", out)
+    assert result.exit_code == 0, result.stderr
+    frame = _estimates(out)
+    assert frame["value"].tolist() == list(GRR.domain)
+    assert {"estimate", "std_error", "ci_low", "ci_high", "proportion"} <= set(frame.columns)
+    assert "2,000 reports read from 1 file: 2,000 valid, 0 rejected" in result.stderr
+    assert "\r" not in result.stderr  # no progress line when stderr is not a terminal
+
+
+def test_every_format_gives_identical_estimates(tmp_path):
+    spec_path = _spec_file(tmp_path, GRR)
+    batch = _grr_batch()
+    frames = []
+    for fmt in FORMATS:
+        reports = tmp_path / f"r.{fmt}"
+        write_reports(batch, reports, GRR)
+        out = tmp_path / f"est-{fmt.replace('.', '-')}.csv"
+        result = _run("--spec", spec_path, reports, "-o", out)
+        assert result.exit_code == 0, result.stderr
+        frames.append(_estimates(out))
+    for frame in frames[1:]:
+        pd.testing.assert_frame_equal(frame, frames[0])
+
+
+def test_several_files_equal_one_file(tmp_path):
+    spec_path = _spec_file(tmp_path, GRR)
+    first, second = _grr_batch(seed=1), _grr_batch(seed=2)
+    write_reports(first, tmp_path / "a.jsonl", GRR)
+    write_reports(second, tmp_path / "b.parquet", GRR)
+    write_reports([first, second], tmp_path / "both.csv", GRR)
+    assert _run("--spec", spec_path, tmp_path / "a.jsonl", tmp_path / "b.parquet", "-o", tmp_path / "two.csv").exit_code == 0
+    assert _run("--spec", spec_path, tmp_path / "both.csv", "-o", tmp_path / "one.csv").exit_code == 0
+    pd.testing.assert_frame_equal(_estimates(tmp_path / "two.csv"), _estimates(tmp_path / "one.csv"))
+
+
+def _bad_rappor_lines(fp):
+    bits = base64.b64encode(b"\x12\x34").decode()
+    return {
+        "unparseable": '{"v": 1, "spec": ',
+        "wrong_length": json.dumps({"v": 1, "spec": fp, "cohort": 0, "bits": base64.b64encode(b"\x12").decode()}),
+        "wrong_version": json.dumps({"v": 9, "spec": fp, "cohort": 0, "bits": bits}),
+        "wrong_spec": json.dumps({"v": 1, "spec": "ffffffffffffffff", "cohort": 0, "bits": bits}),
+        "cohort_out_of_range": json.dumps({"v": 1, "spec": fp, "cohort": 4, "bits": bits}),
+        "missing_field": json.dumps({"v": 1, "spec": fp, "bits": bits}),
+    }
+
+
+@pytest.mark.parametrize("rejects_name", ["rejects.jsonl", "rejects.csv"])
+def test_bad_reports_go_to_rejects_and_nothing_valid_is_lost(tmp_path, rejects_name):
+    spec = RAPPOR
+    spec_path = _spec_file(tmp_path, spec)
+    batch = encode_batch(spec, [f"u{i % 7}" for i in range(600)], np.random.default_rng(3))
+    clean = tmp_path / "clean.jsonl"
+    write_reports(batch, clean, spec)
+    lines = clean.read_text().splitlines()
+    bad = _bad_rappor_lines(spec.fingerprint)
+    expected = {}
+    for k, (reason, text) in enumerate(bad.items()):
+        lines.insert(50 * k + 10, text)
+    for number, line in enumerate(lines, start=1):
+        for reason, text in bad.items():
+            if line == text:
+                expected[number] = reason
+    dirty = tmp_path / "dirty.jsonl"
+    dirty.write_text("\n".join(lines) + "\n")
+
+    rejects = tmp_path / rejects_name
+    result = _run("--spec", spec_path, dirty, "--rejects", rejects, "-o", tmp_path / "dirty.csv")
+    assert result.exit_code == EXIT_REJECTS
+    assert "606 reports read from 1 file: 600 valid, 6 rejected" in result.stderr
+    for reason in bad:
+        assert f"{reason} 1" in result.stderr
+    if rejects_name.endswith(".jsonl"):
+        records = [json.loads(line) for line in rejects.read_text().splitlines()]
+    else:
+        records = pd.read_csv(rejects, keep_default_na=False).to_dict("records")
+    assert {int(r["line"]): r["reason"] for r in records} == expected
+    assert all(r["file"] == str(dirty) and r["raw"] == lines[int(r["line"]) - 1] for r in records)
+
+    assert _run("--spec", spec_path, clean, "-o", tmp_path / "clean.csv").exit_code == 0
+    pd.testing.assert_frame_equal(_estimates(tmp_path / "dirty.csv"), _estimates(tmp_path / "clean.csv"))
+
+
+def test_rejects_without_a_rejects_file_are_shown_on_stderr(tmp_path):
+    spec_path = _spec_file(tmp_path, GRR)
+    reports = tmp_path / "r.jsonl"
+    write_reports(_grr_batch(50), reports, GRR)
+    with reports.open("a") as stream:
+        stream.write(json.dumps({"v": 1, "spec": GRR.fingerprint, "value": "zzz"}) + "\n")
+    result = _run("--spec", spec_path, reports)
+    assert result.exit_code == EXIT_REJECTS
+    assert f"{reports}:51: value_out_of_domain" in result.stderr
+    assert "--rejects" in result.stderr
+    assert "estimate" in result.stdout  # the table still goes to stdout
+
+
+def test_nothing_readable_is_a_one_line_error_with_status_2(tmp_path):
+    spec_path = _spec_file(tmp_path, GRR)
+    other = ldp.GRR(domain=("a", "b", "c", "d"), epsilon=1.0)
+    reports = tmp_path / "r.jsonl"
+    write_reports(encode_batch(other, ["a"] * 20, np.random.default_rng(0)), reports, other)
+    rejects = tmp_path / "rejects.jsonl"
+    result = _run("--spec", spec_path, reports, "--rejects", rejects)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: nothing could be read: 20 reports read from 1 file: 0 valid, 20 rejected (wrong_spec 20)")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert len(rejects.read_text().splitlines()) == 20
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["missing.jsonl"], "does not exist"),
+        (["reports.txt"], "extension"),
+        ([], "no report files"),
+        (["r.jsonl", "--confidence", "1.5"], "--confidence"),
+        (["r.jsonl", "--candidates", "cands.txt"], "RAPPOR"),
+        (["r.jsonl", "--rejects", "rejects.txt"], "rejects file"),
+        (["r.jsonl", "-o", "est.xlsx"], "estimates file"),
+    ],
+)
+def test_user_errors_exit_2_without_traceback(tmp_path, args, message, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec_path = _spec_file(tmp_path, GRR)
+    write_reports(_grr_batch(20), tmp_path / "r.jsonl", GRR)
+    (tmp_path / "reports.txt").write_text("x\n")
+    (tmp_path / "cands.txt").write_text("a\n")
+    result = _run("--spec", spec_path, *args)
+    assert result.exit_code == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bad_spec_file_is_a_user_error(tmp_path):
+    (tmp_path / "spec.json").write_text("{not json")
+    write_reports(_grr_batch(5), tmp_path / "r.jsonl", GRR)
+    result = _run("--spec", tmp_path / "spec.json", tmp_path / "r.jsonl")
+    assert result.exit_code == 2 and result.stderr.startswith("Error: spec is not valid JSON")
+
+
+def test_reads_json_lines_from_stdin(tmp_path):
+    spec_path = _spec_file(tmp_path, GRR)
+    batch = _grr_batch(300)
+    write_reports(batch, tmp_path / "r.jsonl", GRR)
+    result = _run("--spec", spec_path, "-", "-o", tmp_path / "stdin.csv", input=(tmp_path / "r.jsonl").read_bytes())
+    assert result.exit_code == 0, result.stderr
+    assert _run("--spec", spec_path, tmp_path / "r.jsonl", "-o", tmp_path / "file.csv").exit_code == 0
+    pd.testing.assert_frame_equal(_estimates(tmp_path / "stdin.csv"), _estimates(tmp_path / "file.csv"))
+
+
+@pytest.mark.parametrize("suffix", ["json", "parquet"])
+def test_estimates_output_formats(tmp_path, suffix):
+    spec_path = _spec_file(tmp_path, GRR)
+    write_reports(_grr_batch(100), tmp_path / "r.jsonl", GRR)
+    out = tmp_path / f"est.{suffix}"
+    assert _run("--spec", spec_path, tmp_path / "r.jsonl", "-o", out, "--consistency", "norm-sub").exit_code == 0
+    frame = pd.DataFrame(json.loads(out.read_text())) if suffix == "json" else pd.read_parquet(out)
+    assert frame["value"].tolist() == list(GRR.domain)
+    assert (frame["estimate"] >= 0).all()  # norm-sub projects onto the simplex
+
+
+def test_rappor_candidates_decode(tmp_path):
+    spec = RAPPOR
+    spec_path = _spec_file(tmp_path, spec)
+    batch = encode_batch(spec, ["apple"] * 3000 + ["pear"] * 1000, np.random.default_rng(5))
+    write_reports(batch, tmp_path / "r.parquet", spec)
+    (tmp_path / "cands.txt").write_text("apple\npear\nplum\n")
+    out = tmp_path / "est.csv"
+    result = _run("--spec", spec_path, tmp_path / "r.parquet", "--candidates", tmp_path / "cands.txt", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    frame = pd.read_csv(out).set_index("value")
+    assert sorted(frame.index) == ["apple", "pear", "plum"]
+    assert frame.loc["apple", "detected"] and frame.loc["pear", "detected"]  # 3,000 and 1,000 of 4,000 reports
+
+
+def test_google_counts_input(tmp_path):
+    google = pytest.importorskip("ldp.aggregator.google")
+    spec = RAPPOR
+    spec_path = _spec_file(tmp_path, spec)
+    batch = encode_batch(spec, ["apple"] * 500, np.random.default_rng(6))
+    write_reports(batch, tmp_path / "r.jsonl", spec)
+    counts = tmp_path / "counts.csv"
+    cohorts = np.bincount(batch.cohorts, minlength=spec.num_cohorts)
+    bits = np.unpackbits(batch.bits, axis=1)[:, : spec.num_bits]
+    ones = np.stack([bits[batch.cohorts == c].sum(axis=0) for c in range(spec.num_cohorts)])
+    counts.write_text("".join(",".join(map(str, [cohorts[c], *ones[c]])) + "\n" for c in range(spec.num_cohorts)))
+    assert hasattr(google, "read_counts")
+    from_counts = _run("--spec", spec_path, "--counts", counts, "-o", tmp_path / "a.csv")
+    from_reports = _run("--spec", spec_path, tmp_path / "r.jsonl", "-o", tmp_path / "b.csv")
+    assert from_counts.exit_code == 0 and from_reports.exit_code == 0, from_counts.stderr
+    pd.testing.assert_frame_equal(_estimates(tmp_path / "a.csv"), _estimates(tmp_path / "b.csv"))
+
+
+# -- fuzz: nothing crashes the aggregator ----------------------------------------------------
+
+_json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=8))
+_json_values = st.recursive(_json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=6)
+_report_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "v": st.one_of(st.just(1), _json_values),
+        "spec": st.one_of(st.just(RAPPOR.fingerprint), _json_values),
+        "cohort": st.one_of(st.integers(-1, 5), _json_values),
+        "bits": st.one_of(st.binary(max_size=3).map(lambda b: base64.b64encode(b).decode()), _json_values),
+        "value": _json_values,
+        "client": _json_values,
+    },
+)
+
+
+def _check_no_crash(result, path):
+    assert result.exit_code in (0, 2, EXIT_REJECTS), result.stderr
+    assert "Traceback" not in result.stderr
+    if result.exit_code != 2:
+        assert path.exists()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(_report_like.map(json.dumps), _json_values.map(json.dumps), st.text(max_size=20)), max_size=30))
+def test_fuzz_random_json_lines_never_crash(tmp_path_factory, lines):
+    tmp_path = tmp_path_factory.mktemp("fuzz")
+    spec_path = _spec_file(tmp_path, RAPPOR)
+    reports = tmp_path / "r.jsonl"
+    reports.write_text("\n".join(line.replace("\n", " ").replace("\r", " ") for line in lines) + "\n")
+    out = tmp_path / "est.csv"
+    result = _run("--spec", spec_path, reports, "--rejects", tmp_path / "rejects.jsonl", "-o", out)
+    _check_no_crash(result, out)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=3000), suffix=st.sampled_from(["jsonl", "csv", "parquet", "jsonl.gz"]))
+def test_fuzz_random_bytes_never_crash(tmp_path_factory, data, suffix):
+    tmp_path = tmp_path_factory.mktemp("fuzz")
+    spec_path = _spec_file(tmp_path, GRR)
+    reports = tmp_path / f"r.{suffix}"
+    reports.write_bytes(data)
+    out = tmp_path / "est.csv"
+    result = _run("--spec", spec_path, reports, "--rejects", tmp_path / "rejects.csv", "-o", out)
+    _check_no_crash(result, out)
