@@ -254,7 +254,9 @@ def run(
                         if key not in specs:
                             specs[key] = build_spec(name, eps, population.domain, rappor=rappor)
                         spec = specs[key]
-                        rng = _stream(seed, 1, d, n, repeat, _key(name), _float_key(eps))
+                        # Keyed by the concrete mechanism: "auto" reproduces its choice's numbers.
+                        concrete = getattr(spec, "mechanism", name)
+                        rng = _stream(seed, 1, d, n, repeat, _key(concrete), _float_key(eps))
                         started = time.perf_counter()
                         row = _cell(name, spec, population, counts, truth, rng, mode, top_k, client_sample)
                         row.update(

@@ -1,0 +1,85 @@
+"""Error versus ε on log scales: one line per mechanism, dashed theory, dotted lower bound.
+
+matplotlib is imported only when a plot is drawn (``pip install ldp[plot]``),
+through its object API (no global pyplot state).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ldp.errors import ParameterError
+
+__all__ = ["plot_results"]
+
+
+def _figure(panels: int):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ParameterError("--plot needs matplotlib: pip install 'ldp[plot]'") from None
+    columns = min(panels, 3)
+    rows = -(-panels // columns)
+    figure = Figure(figsize=(5.2 * columns, 4.2 * rows), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
+    for extra in axes[panels:]:
+        extra.set_visible(False)
+    return figure, axes
+
+
+def plot_results(results: pd.DataFrame, path: str | Path, *, metric: str = "mse") -> Path:
+    """Draw ``metric`` (mean over repeats) against ε, one panel per distribution × D × users.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The output of :func:`ldp.simulations.run`.
+    path : str or Path
+        Image file; the format follows the extension (``.png``, ``.svg``, ``.pdf``).
+    metric : str
+        A numeric results column; ``mse`` also draws ``theory_mse`` (dashed)
+        and ``lower_bound`` (dotted).
+
+    Returns
+    -------
+    Path
+    """
+    if metric not in results.columns:
+        raise ParameterError(f"cannot plot {metric!r}: not a results column")
+    if results.empty:
+        raise ParameterError("no results to plot")
+    keys = ["distribution", "domain_size", "users"]
+    groups = list(results.groupby(keys, sort=False))
+    figure, axes = _figure(len(groups))
+    for ax, ((distribution, d, n), block) in zip(axes, groups):
+        means = block.groupby(["mechanism", "epsilon"], sort=False)[[metric, "theory_mse", "lower_bound"]].mean()
+        for i, mechanism in enumerate(dict.fromkeys(block["mechanism"])):
+            line = means.loc[mechanism].sort_index()
+            color = f"C{i % 10}"
+            ax.plot(line.index, line[metric], marker="o", color=color, label=mechanism)
+            if metric == "mse" and line["theory_mse"].notna().any():
+                ax.plot(line.index, line["theory_mse"], linestyle="--", color=color, alpha=0.7)
+        if metric == "mse":
+            bound = means["lower_bound"].groupby(level="epsilon").mean().sort_index()
+            ax.plot(bound.index, bound.to_numpy(), linestyle=":", color="black", label="lower bound (§8)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ticks = sorted(block["epsilon"].unique())
+        ax.set_xticks(ticks, [f"{e:g}" for e in ticks])
+        ax.set_xticks([], minor=True)
+        ax.set_xlabel("ε")
+        ax.set_ylabel(f"{metric} per value (frequency scale)")
+        ax.set_title(f"{distribution}, D={d}, n={n:,}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="small", title="dashed: theory" if metric == "mse" else None, title_fontsize="small")
+    path = Path(path)
+    try:
+        figure.savefig(path, dpi=110)
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"cannot write plot {str(path)!r}: {exc}") from None
+    return path
