@@ -1,0 +1,179 @@
+"""``ldp simulate``: accuracy versus ε for your domain, measured against theory.
+
+The command only parses options, calls :func:`ldp.simulations.run` (or a
+preset) and prints; everything else lives in the library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from fractions import Fraction
+from typing import Any
+
+import click
+
+from ldp.cli import run_guarded
+from ldp.errors import ParameterError
+
+__all__ = ["simulate"]
+
+_EXAMPLE = """
+\b
+Examples:
+  ldp simulate                                   # default sweep: 5 mechanisms x 5 epsilons, D=64, 100k users
+  ldp simulate -m grr,oue,olh -e 0.5,1,2 -n 10000,100000 -d 1024 -o results.csv --plot accuracy.png
+  ldp simulate --data visits.parquet --column country -e 1,2 --seed 7
+  ldp simulate --preset rappor-regtest --small
+"""
+
+
+class _Progress:
+    """A stderr progress bar, shown only when stderr is a terminal."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.bar = None
+        self.done = 0
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+def _explicit(ctx: click.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
+    from ldp.simulations.mechanisms import RapporSettings
+    from ldp.simulations.presets import PRESETS, format_regtest, run_rappor_regtest, wang2017
+    from ldp.simulations.runner import run
+    from ldp.simulations.summary import format_report, summarize
+
+    preset = options["preset"]
+    progress = _Progress("simulating")
+    try:
+        if preset is not None and PRESETS[preset] == "regtest":
+            results = run_rappor_regtest(
+                small=options["small"],
+                num_clients=int(options["users"]) if options["users"] else None,
+                repeats=options["repeats"] if _explicit(ctx, "repeats") else 1,
+                seed=options["seed"],
+                mode=options["mode"],
+                cases=options["cases"],
+                progress=progress,
+            )
+            text = format_regtest(results)
+        else:
+            arguments: dict[str, Any] = {
+                "mechanisms": options["mechanism"],
+                "epsilons": options["epsilon"],
+                "users": options["users"],
+                "domain_size": options["domain_size"],
+                "distribution": options["distribution"],
+                "data": options["data"],
+                "column": options["column"],
+                "as_users": options["as_users"],
+                "repeats": options["repeats"],
+            }
+            if preset is not None:
+                grid = wang2017(small=options["small"])
+                cli_names = {"mechanisms": "mechanism", "epsilons": "epsilon"}
+                for key, value in grid.items():
+                    if not _explicit(ctx, cli_names.get(key, key)):
+                        arguments[key] = value
+            elif options["small"]:
+                raise ParameterError("--small applies to --preset only")
+            results = run(
+                **arguments,
+                seed=options["seed"],
+                mode=options["mode"],
+                top_k=options["top_k"],
+                rappor=RapporSettings(
+                    num_bits=options["rappor_bits"],
+                    num_hashes=options["rappor_hashes"],
+                    num_cohorts=options["rappor_cohorts"],
+                    f=_fraction(options["rappor_f"]),
+                ),
+                client_sample=options["client_sample"],
+                progress=progress,
+            )
+            text = format_report(summarize(results))
+    finally:
+        progress.close()
+    click.echo(text)
+    click.echo(f"seed: {int(results['seed'].iloc[0])} (pass --seed to reproduce)")
+    if options["output"]:
+        from ldp.aggregator.writers import write_estimates
+
+        write_estimates(results, options["output"])
+        click.echo(f"wrote {len(results)} rows to {options['output']}", err=True)
+    if options["plot"]:
+        if preset is not None and PRESETS[preset] == "regtest":
+            raise ParameterError("--plot draws error versus epsilon; the rappor-regtest preset has a single epsilon per case")
+        from ldp.simulations.plot import plot_results
+
+        plot_results(results, options["plot"])
+        click.echo(f"wrote plot {options['plot']}", err=True)
+
+
+def _fraction(text: str) -> Fraction:
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise ParameterError(f"--rappor-f must be a number or fraction in [0, 1), got {text!r}") from None
+
+
+@click.command("simulate", epilog=_EXAMPLE)
+@click.option("-m", "--mechanism", default=None, metavar="LIST",
+              help="Comma-separated: binary-rr, grr, sue, oue, olh, blh, auto, rappor. [default: grr,sue,oue,olh,blh]")
+@click.option("-e", "--epsilon", default=None, metavar="LIST", help="Comma-separated epsilons. [default: 0.5,1,2,4,8]")
+@click.option("-n", "--users", default=None, metavar="LIST",
+              help="Comma-separated user counts. [default: 100000; with --as-users every row]")
+@click.option("-d", "--domain-size", default=None, metavar="LIST",
+              help="Comma-separated domain sizes D of synthetic populations. [default: 64]")
+@click.option("--distribution", default="zipf", show_default=True, metavar="NAME[:PARAM]",
+              help="zipf, uniform, exponential, gaussian or geometric; e.g. zipf:1.5.")
+@click.option("--data", default=None, type=click.Path(dir_okay=False),
+              help="Real data: a CSV, Parquet or JSON Lines file (its column's empirical distribution).")
+@click.option("--column", default=None, help="Column of --data holding one value per row.")
+@click.option("--as-users", is_flag=True, help="With --data: every row is a user (no resampling).")
+@click.option("-r", "--repeats", default=5, show_default=True, type=click.IntRange(min=1), help="Collections per cell.")
+@click.option("--seed", default=None, type=click.IntRange(min=0), help="Seed; same seed, same numbers.")
+@click.option("--mode", default="fast", show_default=True, type=click.Choice(["fast", "faithful"]),
+              help="fast: exact sampling of aggregated counts; faithful: real client and aggregator.")
+@click.option("--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="k of the top-k metrics.")
+@click.option("--client-sample", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Faithful mode: users encoded one by one by the CSPRNG client.")
+@click.option("--rappor-bits", default=32, show_default=True, type=int, help="rappor: Bloom filter bits k.")
+@click.option("--rappor-hashes", default=2, show_default=True, type=int, help="rappor: hashes h.")
+@click.option("--rappor-cohorts", default=64, show_default=True, type=int, help="rappor: cohorts m.")
+@click.option("--rappor-f", default="0", show_default=True, help="rappor: permanent randomized response f.")
+@click.option("--preset", default=None, type=click.Choice(["wang2017", "rappor-regtest"]),
+              help="A published setup (explicit options override its grid).")
+@click.option("--small", is_flag=True, help="With --preset: CI-sized run.")
+@click.option("--cases", default=None, metavar="REGEX", help="rappor-regtest: run only the matching cases.")
+@click.option("-o", "--output", default=None, metavar="FILE",
+              help="Every repeat to .csv, .json, .jsonl or .parquet.")
+@click.option("--plot", default=None, metavar="FILE.png", help="Error versus epsilon (needs matplotlib).")
+@click.pass_context
+def simulate(ctx: click.Context, **options: Any) -> None:
+    """Accuracy versus epsilon: which mechanism and epsilon for my domain?
+
+    Simulates collections from a population, estimates the frequencies and
+    prints, per mechanism and epsilon, the measured error next to the theory
+    and the LDP lower bound, then the best mechanism per epsilon.
+    """
+    run_guarded(_simulate, ctx, options)
