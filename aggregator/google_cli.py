@@ -1,0 +1,104 @@
+"""``ldp google-rappor``: write Google RAPPOR's params, map and counts files.
+
+See :mod:`ldp.aggregator.google` for the formats. Errors in user input end
+with a one-line message and exit status 2 (:func:`ldp.cli.run_guarded`).
+"""
+
+from __future__ import annotations
+
+import click
+
+from ldp.cli import run_guarded
+
+__all__ = ["google_rappor"]
+
+
+def _spec(path: str):
+    from ldp.errors import ParameterError
+    from ldp.specs import Rappor, load_spec
+
+    spec = load_spec(path)
+    if not isinstance(spec, Rappor) or spec.encoding != "bloom":
+        raise ParameterError(f"{path}: Google RAPPOR formats need a Bloom-filter RAPPOR spec, got {spec.mechanism}")
+    return spec
+
+
+@click.group("google-rappor")
+def google_rappor():
+    """Read and write Google RAPPOR's CSV formats (params, map, counts).
+
+    \b
+    Example:
+      ldp google-rappor params --spec spec.json -o params.csv
+      ldp google-rappor map --spec spec.json --candidates names.txt -o map.csv
+      ldp google-rappor counts --spec spec.json reports.jsonl -o counts.csv
+    """
+
+
+@google_rappor.command("params")
+@click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="RAPPOR spec JSON.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="params.csv to write.")
+def params(spec_path, output):
+    """Write params.csv (header k,h,m,p,q,f and one row).
+
+    \b
+    Example:
+      ldp google-rappor params --spec spec.json -o params.csv
+    """
+
+    def work():
+        from ldp.aggregator.google import write_params
+
+        write_params(_spec(spec_path), output)
+        click.echo(f"wrote {output}", err=True)
+
+    run_guarded(work)
+
+
+@google_rappor.command("map")
+@click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="RAPPOR spec JSON.")
+@click.option("--candidates", "candidates_path", required=True, type=click.Path(dir_okay=False),
+              help="Candidate strings, one per line.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="map.csv to write.")
+def map_(spec_path, candidates_path, output):
+    """Write map.csv: each candidate, then its 1-based indices cohort*k + bit + 1.
+
+    With a spec using hash "md5" the indices equal Google's hash_candidates.py.
+
+    \b
+    Example:
+      ldp google-rappor map --spec spec.json --candidates names.txt -o map.csv
+    """
+
+    def work():
+        from ldp.aggregator.google import read_candidates, write_map
+
+        spec = _spec(spec_path)
+        candidates = read_candidates(candidates_path)
+        write_map(output, spec, candidates)
+        click.echo(f"wrote {output} ({len(candidates)} candidates)", err=True)
+
+    run_guarded(work)
+
+
+@google_rappor.command("counts")
+@click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="RAPPOR spec JSON.")
+@click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="counts.csv to write.")
+def counts(spec_path, reports, output):
+    """Sum RAPPOR reports (JSON Lines) into counts.csv: per cohort, N then the ones of each bit.
+
+    \b
+    Example:
+      ldp google-rappor counts --spec spec.json reports.jsonl -o counts.csv
+    """
+
+    def work():
+        from ldp.aggregator.google import counts_from_reports, write_counts
+
+        spec = _spec(spec_path)
+        cohort_counts, bit_counts = counts_from_reports(spec, reports)
+        write_counts(output, cohort_counts, bit_counts)
+        click.echo(f"wrote {output} ({int(cohort_counts.sum())} reports)", err=True)
+
+    run_guarded(work)
