@@ -417,7 +417,9 @@ def _read_parquet(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
     names = parquet.schema_arrow.names
     dictionary = [name for name in ("spec",) if name in names]
     try:
-        parquet = pq.ParquetFile(path, read_dictionary=dictionary)
+        # pre_buffer=False: the pre-buffering cache keeps every row group's raw
+        # bytes until the file is closed, so memory would grow with the file.
+        parquet = pq.ParquetFile(path, read_dictionary=dictionary, pre_buffer=False, buffer_size=1 << 20)
         first_row = 1
         for record_batch in parquet.iter_batches(batch_size=chunk_size):
             yield _parquet_chunk(path, spec, record_batch, first_row)

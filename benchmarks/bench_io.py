@@ -1,0 +1,153 @@
+"""Batch-file aggregation benchmark: a 10-million-report RAPPOR Parquet file, end to end.
+
+Writes N RAPPOR reports (128 bits, 2 hashes, 64 cohorts) to a Parquet file
+with the seeded batch encoder, in chunks, then measures, each in a fresh
+process so peak memory is that step's alone:
+
+* reading only (``ldp.aggregator.io.read_reports``),
+* reading and accumulating (``make_aggregator(spec).add_batch``),
+* ``ldp aggregate --spec S FILE -o estimates.csv``, the whole command,
+
+and, for comparison, the same path on a smaller JSON Lines and CSV file.
+Seconds are wall-clock (time.perf_counter); peak memory is the process's
+maximum resident set size (resource.getrusage). Targets (issue 3): the
+10-million-report Parquet file in ≤ 10 s end to end, memory bounded
+(< 500 MB, independent of the file size).
+
+Usage::
+
+    python benchmarks/bench_io.py                  # 10M Parquet + 1M JSONL/CSV
+    python benchmarks/bench_io.py --reports 2000000 --text-reports 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+TARGET_SECONDS = 10.0
+TARGET_MB = 500.0
+
+
+def rappor_spec():
+    import ldp
+
+    return ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/4", q="3/4")
+
+
+def write_file(path: Path, n: int, chunk: int = 500_000, seed: int = 0) -> float:
+    """Encode ``n`` reports (Zipf-distributed values) in chunks and write them; seconds."""
+    from ldp.aggregator.writers import write_reports
+    from ldp.client import encode_batch
+
+    spec = rappor_spec()
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+
+    def batches():
+        for begin in range(0, n, chunk):
+            size = min(chunk, n - begin)
+            values = [f"value-{v}" for v in (rng.zipf(1.3, size) % 1000).tolist()]
+            yield encode_batch(spec, values, rng)
+
+    write_reports(batches(), path, spec)
+    return time.perf_counter() - start
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def child(step: str, path: str, spec_path: str, out: str) -> None:
+    """Run one step in this (fresh) process and print {"rows", "peak_mb"} as JSON."""
+    rows = 0
+    if step == "cli":
+        from ldp.cli import main
+
+        try:
+            main(["aggregate", "--spec", spec_path, path, "-o", out])
+        except SystemExit as exc:
+            if exc.code not in (0, None):
+                raise
+        rows = -1
+    else:
+        from ldp.aggregator import make_aggregator
+        from ldp.aggregator.io import read_reports
+        from ldp.specs import load_spec
+
+        spec = load_spec(spec_path)
+        accumulator = make_aggregator(spec)
+        for chunk in read_reports([path], spec):
+            rows += len(chunk.batch)
+            if step == "accumulate":
+                accumulator.add_batch(chunk.batch)
+    print(json.dumps({"rows": rows, "peak_mb": _peak_mb()}))
+
+
+def measure(step: str, path: Path, spec_path: Path, out: Path) -> tuple[float, float, int]:
+    """(seconds, peak MB, rows) of one step run in a child process."""
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", step, str(path), str(spec_path), str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - start
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return seconds, result["peak_mb"], result["rows"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reports", type=int, default=10_000_000, help="reports in the Parquet file")
+    parser.add_argument("--text-reports", type=int, default=1_000_000, help="reports in the JSONL/CSV files")
+    parser.add_argument("--dir", type=Path, default=None, help="work directory (default: a temporary one)")
+    parser.add_argument("--child", nargs=4, metavar=("STEP", "FILE", "SPEC", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.dir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        spec_path = work / "spec.json"
+        spec_path.write_text(rappor_spec().to_json())
+        out = work / "estimates.csv"
+        files = [(work / "reports.parquet", args.reports)]
+        if args.text_reports:
+            files += [(work / "reports.jsonl", args.text_reports), (work / "reports.csv", args.text_reports)]
+        print(f"RAPPOR k=128 bits, h=2, m=64 cohorts; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
+        print(f"{'file':<18}{'reports':>12}{'size MB':>9}  {'step':<12}{'seconds':>9}{'reports/s':>13}{'peak MB':>9}")
+        rows_out = []
+        for path, n in files:
+            write_seconds = write_file(path, n)
+            size = path.stat().st_size / 2**20
+            print(f"{path.name:<18}{n:>12,}{size:>9.0f}  {'write':<12}{write_seconds:>9.2f}{n / write_seconds:>13,.0f}{'':>9}")
+            for step in ("read", "accumulate", "cli"):
+                seconds, peak, rows = measure(step, path, spec_path, out)
+                if rows >= 0 and rows != n:
+                    raise SystemExit(f"{step} read {rows} reports from {path.name}, expected {n}")
+                rows_out.append((path.name, step, seconds, peak))
+                print(f"{'':<18}{'':>12}{'':>9}  {step:<12}{seconds:>9.2f}{n / seconds:>13,.0f}{peak:>9.0f}")
+        name, _, seconds, peak = next(r for r in rows_out if r[0] == "reports.parquet" and r[1] == "cli")
+        ok_time = "OK" if seconds <= TARGET_SECONDS else "MISSED"
+        ok_mem = "OK" if peak < TARGET_MB else "MISSED"
+        print(
+            f"\nldp aggregate on {args.reports:,} Parquet reports: {seconds:.2f} s (target ≤ {TARGET_SECONDS:.0f} s: {ok_time}), "
+            f"peak {peak:.0f} MB (target < {TARGET_MB:.0f} MB: {ok_mem})"
+        )
+
+
+if __name__ == "__main__":
+    main()
