@@ -196,7 +196,7 @@ def _read_column(path: Path, column: str):
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
-            frame = pd.read_csv(path, usecols=[column], dtype={column: object}, keep_default_na=False)
+            frame = pd.read_csv(path, usecols=lambda name: name == column, dtype=object, keep_default_na=False)
         elif suffix in (".parquet", ".pq"):
             frame = pd.read_parquet(path, columns=[column])
         elif suffix in (".jsonl", ".ndjson"):

@@ -1,0 +1,311 @@
+"""ldp.simulations.run, the faithful path, real data, presets, plot and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+import ldp
+from ldp.cli import cli
+from ldp.simulations import RESULT_COLUMNS, from_data, run
+from ldp.simulations.populations import DISTRIBUTIONS, make_population
+from ldp.simulations.presets import regtest_cases, run_rappor_regtest, wang2017
+
+REQUIRED = ["mechanism", "epsilon", "users", "domain_size", "repeat", "mse", "mae", "max_error", "tv",
+            "theory_mse", "lower_bound"]
+
+
+def _numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.drop(columns=["seconds"])
+
+
+# -- grid, columns, reproducibility -------------------------------------------
+
+
+def test_run_grid_has_one_row_per_cell_and_repeat():
+    frame = run(mechanisms="grr,oue,auto", epsilons="1,2", users="1000,2000", domain_size=16, repeats=3, seed=1)
+    assert len(frame) == 3 * 2 * 2 * 3
+    assert list(frame.columns) == list(RESULT_COLUMNS)
+    assert set(REQUIRED) <= set(frame.columns)
+    assert frame[REQUIRED].notna().all().all()
+    assert sorted(frame["users"].unique()) == [1000, 2000]
+    # auto is the best by theory at each (ε, D) and reproduces that mechanism's numbers.
+    auto = frame[frame["mechanism"] == "auto"]
+    for _, row in auto.iterrows():
+        assert row["resolved"] == ldp.best_frequency_mechanism(row["epsilon"], 16)
+
+
+def test_auto_rows_equal_their_choice():
+    frame = _numbers(run(mechanisms="oue,auto", epsilons=1.0, users=5000, domain_size=64, repeats=2, seed=3))
+    auto = frame[frame["mechanism"] == "auto"].drop(columns=["mechanism"]).reset_index(drop=True)
+    oue = frame[frame["mechanism"] == "oue"].drop(columns=["mechanism"]).reset_index(drop=True)
+    assert (auto["resolved"] == "oue").all()
+    pd.testing.assert_frame_equal(auto, oue)
+
+
+def test_same_seed_same_numbers_and_cells_are_independent_of_the_grid():
+    kwargs = dict(epsilons="0.5,2", users=3000, domain_size=20, repeats=2)
+    first = _numbers(run(mechanisms="grr,olh,rappor", seed=42, **kwargs))
+    second = _numbers(run(mechanisms="grr,olh,rappor", seed=42, **kwargs))
+    pd.testing.assert_frame_equal(first, second)
+    other = _numbers(run(mechanisms="grr,olh,rappor", seed=43, **kwargs))
+    assert not np.allclose(first["mse"], other["mse"])
+    # Dropping a mechanism leaves the other cells' numbers unchanged.
+    alone = _numbers(run(mechanisms="olh", seed=42, **kwargs)).reset_index(drop=True)
+    pd.testing.assert_frame_equal(alone, first[first["mechanism"] == "olh"].reset_index(drop=True))
+
+
+def test_seed_is_recorded_when_not_given():
+    frame = run(mechanisms="grr", epsilons=1, users=500, domain_size=4, repeats=1)
+    again = run(mechanisms="grr", epsilons=1, users=500, domain_size=4, repeats=1, seed=int(frame["seed"].iloc[0]))
+    pd.testing.assert_frame_equal(_numbers(frame), _numbers(again))
+
+
+def test_binary_rr_only_on_two_values():
+    frame = run(mechanisms="binary-rr,grr", epsilons=1, users=1000, domain_size=2, repeats=1, seed=0)
+    assert set(frame["mechanism"]) == {"binary-rr", "grr"}
+    assert "binary-rr" in set(run(epsilons=1, users=1000, domain_size=2, repeats=1, seed=0)["mechanism"])
+    with pytest.raises(ldp.ParameterError, match="binary-rr"):
+        run(mechanisms="binary-rr", epsilons=1, users=1000, domain_size=5, repeats=1, seed=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"mechanisms": "nope"}, "unknown mechanism"),
+        ({"epsilons": "1,x"}, "epsilon"),
+        ({"epsilons": "-1"}, "epsilon"),
+        ({"users": "0"}, "users"),
+        ({"distribution": "cauchy"}, "unknown distribution"),
+        ({"mode": "slow"}, "mode"),
+        ({"repeats": 0}, "repeats"),
+        ({"as_users": True}, "as-users"),
+    ],
+)
+def test_bad_arguments_raise_parameter_errors(kwargs, message):
+    with pytest.raises(ldp.ParameterError, match=message):
+        run(**{"users": 100, "domain_size": 4, "repeats": 1, "seed": 0, **kwargs})
+
+
+def test_rappor_rows_have_detection_metrics():
+    frame = run(mechanisms="rappor", epsilons="2,6", users=20_000, domain_size=16, repeats=2, seed=5)
+    assert frame["theory_mse"].isna().all()
+    assert (frame["detected"] + frame["false_negatives"] >= 0).all()
+    assert (frame["detected"] <= 16).all()
+    # More privacy budget, at least as many values detected on average.
+    by_eps = frame.groupby("epsilon")["detected"].mean()
+    assert by_eps.loc[6.0] >= by_eps.loc[2.0]
+
+
+# -- fast versus faithful -----------------------------------------------------
+
+
+ALPHA_AGREE = 1e-4  # per mechanism; z = 3.89 two-sided
+REPEATS_AGREE = 40
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", ["grr", "sue", "oue", "olh", "blh", "rappor"])
+def test_fast_and_faithful_agree(mechanism):
+    """Two-sample z-test on the mean MSE over repeats (α = 1e-4 per mechanism).
+
+    Both modes draw fresh users from the same population; the standard error
+    uses the sample variances of the per-repeat MSEs (R = 40 per mode).
+    """
+    kwargs = dict(mechanisms=mechanism, epsilons=1.5, users=4000, domain_size=16, repeats=REPEATS_AGREE)
+    fast = run(mode="fast", seed=100, **kwargs)["mse"].to_numpy()
+    faithful = run(mode="faithful", seed=200, **kwargs)["mse"].to_numpy()
+    se = math.sqrt(fast.var(ddof=1) / fast.size + faithful.var(ddof=1) / faithful.size)
+    z = stats.norm.isf(ALPHA_AGREE / 2)
+    assert abs(fast.mean() - faithful.mean()) <= z * se, (fast.mean(), faithful.mean(), se)
+
+
+def test_faithful_with_csprng_client_sample():
+    from ldp.simulations.faithful import collect
+
+    counts = np.array([700, 200, 60, 40])
+    for spec in (ldp.GRR(domain=range(4), epsilon=2), ldp.OUE(domain=range(4), epsilon=2),
+                 ldp.OLH(domain=range(4), epsilon=2)):
+        accumulator = collect(spec, spec.domain, counts, np.random.default_rng(1), client_sample=50, chunk_users=300)
+        assert accumulator.n == counts.sum()  # 50 CSPRNG reports + 950 batch reports, all counted
+    frame = run(mechanisms="grr,oue,olh,rappor", epsilons=2, users=3000, domain_size=8, repeats=1, seed=9,
+                mode="faithful", client_sample=20)
+    assert len(frame) == 4 and frame["mse"].notna().all()
+
+
+# -- populations and real data ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(DISTRIBUTIONS))
+def test_synthetic_populations_are_distributions(name):
+    population = make_population(name, 50)
+    assert population.domain_size == 50
+    assert math.isclose(population.probabilities.sum(), 1.0)
+    assert (population.probabilities > 0).all()
+
+
+def test_population_shapes():
+    z = make_population("zipf:1.5", 10).probabilities
+    assert np.all(np.diff(z) < 0)
+    assert math.isclose(z[0] / z[1], 2**1.5)
+    g = make_population("gaussian", 20).probabilities
+    np.testing.assert_allclose(g, g[::-1])
+
+
+def _write_data(tmp_path):
+    values = ["fr"] * 50 + ["de"] * 30 + ["it"] * 15 + ["es"] * 5
+    frame = pd.DataFrame({"country": values, "other": range(len(values))})
+    csv_path = tmp_path / "visits.csv"
+    parquet_path = tmp_path / "visits.parquet"
+    jsonl_path = tmp_path / "visits.jsonl"
+    frame.to_csv(csv_path, index=False)
+    frame.to_parquet(parquet_path, index=False)
+    frame.to_json(jsonl_path, orient="records", lines=True)
+    return csv_path, parquet_path, jsonl_path
+
+
+def test_real_data_from_csv_parquet_and_jsonl(tmp_path):
+    for path in _write_data(tmp_path):
+        population = from_data(path, "country")
+        assert population.domain == ("fr", "de", "it", "es")
+        np.testing.assert_allclose(population.probabilities, [0.5, 0.3, 0.15, 0.05])
+        frame = run(data=path, column="country", mechanisms="grr,oue", epsilons=2, users=2000, repeats=2, seed=1)
+        assert (frame["domain_size"] == 4).all()
+        assert (frame["users"] == 2000).all()
+
+
+def test_real_data_as_users(tmp_path):
+    csv_path, parquet_path, _ = _write_data(tmp_path)
+    frame = run(data=parquet_path, column="country", as_users=True, mechanisms="grr", epsilons=8, repeats=2, seed=1)
+    assert (frame["users"] == 100).all()
+    subset = run(data=csv_path, column="country", as_users=True, users=40, mechanisms="grr", epsilons=8,
+                 repeats=1, seed=1)
+    assert (subset["users"] == 40).all()
+    with pytest.raises(ldp.ParameterError, match="exceeds"):
+        run(data=csv_path, column="country", as_users=True, users=101, epsilons=1, repeats=1, seed=1)
+
+
+def test_real_data_errors(tmp_path):
+    csv_path, _, _ = _write_data(tmp_path)
+    with pytest.raises(ldp.ParameterError, match="no column"):
+        from_data(csv_path, "city")
+    with pytest.raises(ldp.ParameterError, match="does not exist"):
+        from_data(tmp_path / "missing.csv", "country")
+    with pytest.raises(ldp.ParameterError, match="domain-size"):
+        run(data=csv_path, column="country", domain_size=10)
+
+
+# -- presets --------------------------------------------------------------------
+
+
+def test_wang2017_preset_small():
+    grid = wang2017(small=True)
+    frame = run(**grid, seed=2)
+    assert len(frame) == 4 * 3 * 2 * 1 * 2
+    assert set(frame["domain_size"]) == {16, 256}
+    full = wang2017()
+    assert full["domain_size"] == [16, 32, 64, 128, 256, 512, 1024]
+
+
+def test_rappor_regtest_has_25_cases_like_google():
+    cases = regtest_cases()
+    assert len(cases) == 25
+    typical = next(c for c in cases if c.name == "r-zipf1-small-typical")
+    candidates = typical.candidates()
+    assert len(candidates) == 90 + 20  # v9, v19, ... v99 left out; v101..v120 added
+    assert "v9" not in candidates and "v120" in candidates
+    assert typical.spec.num_bits == 8 and typical.spec.num_cohorts == 128 and typical.spec.hash == "md5"
+    # google/rappor labels these parameters "eps_1 = 1, eps_inf = 5"; exactly they give 0.973 and 4.95.
+    assert math.isclose(typical.spec.epsilon_one, 1.0, abs_tol=0.05)
+    assert math.isclose(typical.spec.epsilon_inf, 5.0, abs_tol=0.1)
+
+
+def test_rappor_regtest_small_runs():
+    frame = run_rappor_regtest(small=True, cases="zipf1-small", seed=4)
+    assert len(frame) == 5
+    assert (frame["detected"] >= frame["false_positives"]).all()
+    missing = frame[frame["case"] != "r-zipf1-small-sharp"]
+    # The ten true values left out of the candidate lists all have users, so they are false negatives.
+    assert (missing["false_negatives"] >= 10).all()
+    assert ((frame["total_variation"] >= 0) & (frame["total_variation"] <= 1)).all()
+
+
+# -- plot -------------------------------------------------------------------------
+
+
+def test_plot_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ldp.simulations.plot import plot_results
+
+    frame = run(mechanisms="grr,oue", epsilons="0.5,1,2", users=2000, domain_size=[8, 32], repeats=1, seed=1)
+    path = plot_results(frame, tmp_path / "accuracy.png")
+    assert path.stat().st_size > 1000
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- CLI ----------------------------------------------------------------------------
+
+
+def test_cli_simulate_writes_results_and_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "results.csv"
+    png = tmp_path / "accuracy.png"
+    result = CliRunner().invoke(
+        cli,
+        ["simulate", "-m", "grr,oue,olh", "-e", "0.5,2", "-n", "2000", "-d", "32", "-r", "2", "--seed", "7",
+         "-o", str(out), "--plot", str(png)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "Best mechanism per epsilon" in result.output
+    frame = pd.read_csv(out)
+    assert len(frame) == 3 * 2 * 2
+    assert set(REQUIRED) <= set(frame.columns)
+    assert png.stat().st_size > 1000
+
+
+def test_cli_json_output_and_reproducible(tmp_path):
+    runner = CliRunner()
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path in paths:
+        result = runner.invoke(cli, ["simulate", "-e", "1", "-n", "1000", "-d", "8", "-r", "1", "--seed", "3",
+                                     "-o", str(path)])
+        assert result.exit_code == 0, result.output
+    first, second = (json.loads(p.read_text()) for p in paths)
+    assert [row["mse"] for row in first] == [row["mse"] for row in second]
+
+
+def test_cli_default_runs():
+    result = CliRunner().invoke(cli, ["simulate", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    for name in ("grr", "sue", "oue", "olh", "blh"):
+        assert name in result.output
+
+
+def test_cli_user_errors_are_one_line():
+    result = CliRunner().invoke(cli, ["simulate", "-m", "grr,nope"])
+    assert result.exit_code == 2
+    assert "unknown mechanism 'nope'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_cli_help_has_an_example():
+    result = CliRunner().invoke(cli, ["simulate", "--help"])
+    assert result.exit_code == 0
+    assert "ldp simulate -m grr,oue,olh" in result.output
+
+
+def test_cli_presets_small():
+    runner = CliRunner()
+    result = runner.invoke(cli, ["simulate", "--preset", "wang2017", "--small", "--seed", "1", "-e", "1"])
+    assert result.exit_code == 0, result.output
+    assert "D=256" in result.output
+    result = runner.invoke(cli, ["simulate", "--preset", "rappor-regtest", "--small", "--cases", "unif-small-sharp",
+                                 "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    assert "r-unif-small-sharp" in result.output
