@@ -47,9 +47,12 @@ deterministic; scikit-learn is not a dependency, and a generic
 coordinate-descent loop in Python would be slower and only approximately
 converged.
 
-Estimates are on the count scale (number of reports, ``N·β``); standard
-errors cover the randomized-response noise given which reports fell in which
-cohort (fixed-data convention, FORMULAS.md §0).
+Estimates are on the count scale (number of reports, ``N·β``). The bit
+variance ``N_j·r(1−r)/(q*−p*)²`` is that of a cohort whose N_j reports each
+have a true 1 with probability ``π = T_ij/N_j`` (FORMULAS.md §0, i.i.d.
+convention), so standard errors cover both the randomized response and the
+random assignment of clients to cohorts (the model compares every cohort
+with the population proportions β).
 
 References
 ----------
@@ -95,6 +98,7 @@ __all__ = [
     "decode",
     "decode_result",
     "adjust_p_values",
+    "detection_frequency",
 ]
 
 #: Multiple-testing corrections accepted by :func:`decode`.
@@ -225,7 +229,10 @@ def unbiased_bit_counts(spec: Rappor, cohort_counts: Any, bit_counts: Any) -> tu
 
     ``t_ij = (c_ij − p*·N_j)/(q* − p*)`` and
     ``Var = N_j·r(1−r)/(q*−p*)²`` with ``r = p* + (q*−p*)·clip(t_ij/N_j, 0, 1)``
-    (FORMULAS.md §2; the clamp is google/rappor's).
+    (FORMULAS.md §2; the clamp is google/rappor's). This variance is that of
+    N_j reports each carrying a true 1 with probability T_ij/N_j (i.i.d.
+    convention); given T_ij it exceeds the fixed-data variance
+    ``T q*(1−q*) + (N−T) p*(1−p*)`` by ``N_j π(1−π)(q*−p*)²``.
 
     Returns
     -------
@@ -532,6 +539,56 @@ def _expected_distinct_bits(spec: Rappor) -> float:
     """E[number of distinct Bloom bits a value sets] = k(1 − (1 − 1/k)^h) for random hashing."""
     k, h = spec.num_bits, spec.num_hashes
     return k * (1.0 - (1.0 - 1.0 / k) ** h)
+
+
+def detection_frequency(
+    spec: Rappor,
+    num_reports: int,
+    num_candidates: int,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.5,
+    correction: str = "bonferroni",
+) -> float:
+    """Proportion at which a candidate is detected with probability ``power`` (approximate).
+
+    The standard error of a candidate's proportion is approximated by that of
+    a candidate whose d = k(1 − (1 − 1/k)^h) distinct bits per cohort are
+    measured against the background over m·k bits,
+    ``SE ≈ √(p*(1−p*)/(N·d·(1 − d/k))) / (q* − p*)``, inflated by
+    ``1/√(1 − M/(m·k))`` for the other candidates sharing the bits (random
+    designs). A candidate is detected when its z exceeds ``z_{1−α/M}``
+    (Bonferroni, and at worst BH; ``z_{1−α}`` with ``correction="none"``), so with probability
+    ``power`` when its proportion is ``(z_{1−α/M} + z_power)·SE``. With
+    ``power = 0.5`` this is google/rappor's "detection frequency" adapted to
+    the Bloom filter.
+
+    References
+    ----------
+    .. [1] google/rappor analysis/R/decode.R (ComputePrivacyGuarantees).
+    """
+    spec = _bloom_spec_for_detection(spec)
+    if num_reports <= 0 or num_candidates <= 0:
+        raise ParameterError("detection_frequency needs num_reports > 0 and num_candidates > 0")
+    name = _check_options(alpha, correction, 0.5)
+    if not 0 < power < 1:
+        raise ParameterError(f"power must be in (0, 1), got {power!r}")
+    p0, p1 = _rates(spec)
+    k, m = spec.num_bits, spec.num_cohorts
+    d = _expected_distinct_bits(spec)
+    rows = m * k
+    if num_candidates >= rows:
+        return math.inf
+    se = math.sqrt(p0 * (1 - p0) / (num_reports * d * (1 - d / k))) / (p1 - p0)
+    se /= math.sqrt(1 - num_candidates / rows)
+    level = alpha if name == "none" else alpha / num_candidates  # BH: bounded by Bonferroni's level
+    return float((scipy.stats.norm.isf(level) + scipy.stats.norm.ppf(power)) * se)
+
+
+def _bloom_spec_for_detection(spec: Any) -> Rappor:
+    if not isinstance(spec, Rappor) or spec.encoding != "bloom":
+        raise ParameterError("detection_frequency applies to Bloom-filter RAPPOR specs")
+    return spec
 
 
 def _decode_bloom(spec, n_cohort, t, var, values, x_all, alpha, correction, confidence, screen) -> RapporDecodeResult:

@@ -1,0 +1,164 @@
+"""Google RAPPOR file formats: params, counts, map (round trips, Google's MD5 rule, CLI)."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import ldp
+from ldp.aggregator.google import (
+    counts_from_reports,
+    read_counts,
+    read_map,
+    read_params,
+    write_counts,
+    write_map,
+    write_params,
+)
+from ldp.aggregator.rappor_decode import decode, design_matrix
+from ldp.cli import cli
+from ldp.errors import ParameterError
+
+GOOGLE_SPEC = ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=128, p="0.39", q="0.61", f="0.45", hash="md5")
+SMALL = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, p="0.5", q="0.75", f="0.5", hash="md5")
+
+
+def google_indices(word: str, num_cohorts: int, num_hashes: int, num_bits: int) -> list[int]:
+    """Google's map row, computed independently: MD5(cohort as 4 big-endian bytes ‖ word), byte i mod k."""
+    row = []
+    for cohort in range(num_cohorts):
+        digest = hashlib.md5(struct.pack(">L", cohort) + word.encode("utf-8")).digest()
+        row.extend(cohort * num_bits + digest[i] % num_bits + 1 for i in range(num_hashes))
+    return row
+
+
+def test_params_round_trip(tmp_path):
+    path = tmp_path / "params.csv"
+    write_params(GOOGLE_SPEC, path)
+    assert path.read_text().splitlines() == ["k,h,m,p,q,f", "8,2,128,0.39,0.61,0.45"]
+    kwargs = read_params(path)
+    assert ldp.Rappor(**kwargs) == GOOGLE_SPEC
+    assert ldp.Rappor(**kwargs).fingerprint == GOOGLE_SPEC.fingerprint
+
+
+def test_params_rejects_basic_rappor(tmp_path):
+    with pytest.raises(ParameterError):
+        write_params(ldp.Rappor.basic(("a", "b"), f="1/4", p="1/4", q="3/4"), tmp_path / "p.csv")
+
+
+def test_counts_round_trip(tmp_path):
+    rng = np.random.default_rng(1)
+    n = rng.integers(0, 1000, SMALL.num_cohorts)
+    bits = rng.integers(0, 1, (SMALL.num_cohorts, SMALL.num_bits)) + (n[:, None] * rng.random((4, 16))).astype(int)
+    path = tmp_path / "counts.csv"
+    write_counts(path, n, bits)
+    lines = path.read_text().splitlines()
+    assert len(lines) == SMALL.num_cohorts
+    assert lines[0].split(",")[0] == str(n[0]) and lines[0].split(",")[1] == str(bits[0, 0])  # N first, then bit 0
+    n2, bits2 = read_counts(path, SMALL)
+    np.testing.assert_array_equal(n2, n)
+    np.testing.assert_array_equal(bits2, bits)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "10," + ",".join(["1"] * 16) + "\n",  # one row, m = 4 expected
+        "\n".join(["10," + ",".join(["1"] * 15)] * 4) + "\n",  # k columns, k + 1 expected
+        "\n".join(["10," + ",".join(["11"] * 16)] * 4) + "\n",  # more ones than reports
+        "\n".join(["10," + ",".join(["-1"] * 16)] * 4) + "\n",
+        "\n".join(["10," + ",".join(["x"] * 16)] * 4) + "\n",
+    ],
+)
+def test_bad_counts_file(tmp_path, text):
+    path = tmp_path / "counts.csv"
+    path.write_text(text)
+    with pytest.raises(ParameterError):
+        read_counts(path, SMALL)
+
+
+def test_map_indices_equal_googles_md5_rule(tmp_path):
+    candidates = ["v1", "v2", "v100", "hello, world", "ünïcode", '"quoted"']
+    path = tmp_path / "map.csv"
+    write_map(path, GOOGLE_SPEC, candidates)
+    parsed = read_map(path, GOOGLE_SPEC)
+    assert parsed.candidates == tuple(candidates)
+    for word, row in zip(candidates, parsed.indices):
+        assert row.tolist() == google_indices(word, 128, 2, 8)
+    # the map's design matrix is the decoder's
+    assert (parsed.design_matrix() != design_matrix(GOOGLE_SPEC, candidates)).nnz == 0
+
+
+def test_map_duplicates_keep_first_and_bad_rows(tmp_path):
+    path = tmp_path / "map.csv"
+    write_map(path, SMALL, ["a", "b", "a"])
+    assert read_map(path, SMALL).candidates == ("a", "b")
+    path.write_text("a,1,2,3\n")
+    with pytest.raises(ParameterError):
+        read_map(path, SMALL)
+    path.write_text("a," + ",".join(["65"] * 8) + "\n")  # index beyond m·k = 64
+    with pytest.raises(ParameterError):
+        read_map(path, SMALL)
+
+
+def _reports(tmp_path, spec, values, seed=3):
+    from ldp.client import encode_batch
+
+    batch = encode_batch(spec, values, np.random.default_rng(seed))
+    path = tmp_path / "reports.jsonl"
+    path.write_text("\n".join(batch.to_json_lines(spec)) + "\n")
+    return batch, path
+
+
+def test_counts_from_reports_match_batch(tmp_path):
+    pytest.importorskip("ldp.client")
+    batch, path = _reports(tmp_path, SMALL, ["a"] * 300 + ["b"] * 200)
+    n, bits = counts_from_reports(SMALL, [path])
+    unpacked = np.unpackbits(batch.bits, axis=1, count=SMALL.num_bits)
+    for j in range(SMALL.num_cohorts):
+        mine = batch.cohorts == j
+        assert n[j] == mine.sum()
+        np.testing.assert_array_equal(bits[j], unpacked[mine].sum(axis=0))
+
+
+def test_cli_params_map_counts_and_decode_from_counts(tmp_path):
+    pytest.importorskip("ldp.client")
+    runner = CliRunner()
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(SMALL.to_json())
+    _, reports = _reports(tmp_path, SMALL, ["a"] * 3000 + ["b"] * 2000)
+    (tmp_path / "cands.txt").write_text("a\nb\nzzz\n")
+    out = runner.invoke(cli, ["google-rappor", "params", "--spec", str(spec_path), "-o", str(tmp_path / "params.csv")])
+    assert out.exit_code == 0, out.output
+    assert ldp.Rappor(**read_params(tmp_path / "params.csv")) == SMALL
+    out = runner.invoke(cli, ["google-rappor", "map", "--spec", str(spec_path), "--candidates",
+                              str(tmp_path / "cands.txt"), "-o", str(tmp_path / "map.csv")])
+    assert out.exit_code == 0, out.output
+    assert read_map(tmp_path / "map.csv", SMALL).indices[0].tolist() == google_indices("a", 4, 2, 16)
+    out = runner.invoke(cli, ["google-rappor", "counts", "--spec", str(spec_path), str(reports),
+                              "-o", str(tmp_path / "counts.csv")])
+    assert out.exit_code == 0, out.output
+    n, bits = read_counts(tmp_path / "counts.csv", SMALL)
+    assert n.sum() == 5000
+    direct = decode(SMALL, *counts_from_reports(SMALL, [reports]), ["a", "b", "zzz"])
+    from_file = decode(SMALL, n, bits, ["a", "b", "zzz"])
+    np.testing.assert_array_equal(direct["estimate"], from_file["estimate"])
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    runner = CliRunner()
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(ldp.Rappor.boolean(f="1/4", p="1/4", q="3/4").to_json())
+    out = runner.invoke(cli, ["google-rappor", "params", "--spec", str(spec_path), "-o", str(tmp_path / "p.csv")])
+    assert out.exit_code == 2
+    assert "Error:" in out.output and "Traceback" not in out.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    spec_path.write_text(SMALL.to_json())
+    out = runner.invoke(cli, ["google-rappor", "counts", "--spec", str(spec_path), str(bad), "-o", str(tmp_path / "c.csv")])
+    assert out.exit_code == 2
+    assert "bad.jsonl:1" in out.output
