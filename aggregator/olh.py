@@ -48,11 +48,16 @@ _P64 = np.uint64(LH_PRIME)
 _P32 = np.uint32(LH_PRIME)
 
 
-def bucket_bounds(g: int) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, width) per bucket y: residues h with ⌊h·g/P⌋ = y are lo_y ≤ h < lo_y + width_y."""
-    y = np.arange(g + 1, dtype=np.uint64)
-    edges = (y * _P64 + np.uint64(g - 1)) // np.uint64(g)  # ⌈y·P/g⌉, exact (y·P < 2^62)
-    return edges[:-1].astype(np.uint32), np.diff(edges).astype(np.uint32)
+def bucket_bounds(buckets, g: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, width) of each bucket y: residues h with ⌊h·g/P⌋ = y are lo_y ≤ h < lo_y + width_y.
+
+    lo_y = ⌈y·P/g⌉, computed exactly in uint64 (y·P < 2^62), as uint32.
+    """
+    y = np.asarray(buckets).astype(np.uint64)
+    big_g = np.uint64(g)
+    lo = (y * _P64 + (big_g - np.uint64(1))) // big_g
+    hi = ((y + np.uint64(1)) * _P64 + (big_g - np.uint64(1))) // big_g
+    return lo.astype(np.uint32), (hi - lo).astype(np.uint32)
 
 
 def _count_chunk(a: np.ndarray, w: np.ndarray, width: np.ndarray, d: int) -> np.ndarray:
@@ -69,15 +74,15 @@ def _count_chunk(a: np.ndarray, w: np.ndarray, width: np.ndarray, d: int) -> np.
     return counts
 
 
-def _prepare(seeds: np.ndarray, buckets: np.ndarray, lo: np.ndarray, width: np.ndarray):
+def _prepare(seeds: np.ndarray, buckets: np.ndarray, g: int):
     seeds = seeds.astype(np.uint64, copy=False)
     a = (seeds // _P64 + np.uint64(1)).astype(np.uint32)
     b = (seeds % _P64).astype(np.uint32)
-    lo_y = lo[buckets]
+    lo_y, width = bucket_bounds(buckets, g)
     # (b − lo) mod P, both < P: add P when b < lo (uint32 wrap-around, then the same min trick)
     w = b - lo_y
     np.minimum(w, w + _P32, out=w)
-    return a, w, width[buckets]
+    return a, w, width
 
 
 def support_counts(
@@ -134,13 +139,11 @@ def support_counts(
         raise ReportError(f"seeds must be in [0, {LH_SEED_SPACE})")
     if buckets.min() < 0 or buckets.max() >= g:
         raise ReportError(f"buckets must be in [0, {g})")
-    lo, width = bucket_bounds(g)
-    buckets = buckets.astype(np.intp, copy=False)
     starts = range(0, n, chunk)
 
     def work(start: int) -> np.ndarray:
         stop = min(start + chunk, n)
-        a, w, wid = _prepare(seeds[start:stop], buckets[start:stop], lo, width)
+        a, w, wid = _prepare(seeds[start:stop], buckets[start:stop], g)
         return _count_chunk(a, w, wid, d)
 
     workers = (os.cpu_count() or 1) if threads is None else int(threads)
