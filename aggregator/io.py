@@ -33,7 +33,6 @@ import csv
 import dataclasses
 import gzip
 import io
-import itertools
 import json
 import re
 import sys
@@ -195,18 +194,86 @@ def _text(raw: bytes) -> str:
 # -- JSON Lines ---------------------------------------------------------------
 
 
+_READ_BYTES = 1 << 24
+_BLANK_LINE = re.compile(rb"(?m)^[ \t\r\f\v]*$")
+
+
+def _line_blocks(stream, chunk_size: int) -> Iterator[tuple[bytes, np.ndarray]]:
+    """Blocks of at most ``chunk_size`` whole lines: (bytes, end offset of each line)."""
+    carry = b""
+    eof = False
+    while not eof or carry:
+        if not eof:
+            more = stream.read(_READ_BYTES)
+            eof = not more
+            data = carry + more
+        else:
+            data = carry
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1
+        if eof and data and (not ends.size or ends[-1] != len(data)):
+            ends = np.append(ends, len(data))  # last line without a newline
+        if not ends.size:
+            carry = data
+            if eof:
+                break
+            continue
+        for begin in range(0, ends.size, chunk_size):
+            piece = ends[begin : begin + chunk_size]
+            offset = int(ends[begin - 1]) if begin else 0
+            yield data[offset : int(piece[-1])], piece - offset
+        carry = data[int(ends[-1]) :]
+
+
 def _read_jsonl(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
     with _open_binary(path) as stream:
         first_line = 1
-        while True:
-            lines = list(itertools.islice(stream, chunk_size))
-            if not lines:
-                break
-            numbers = [first_line + i for i, line in enumerate(lines) if not line.isspace() and line]
-            kept = [lines[number - first_line] for number in numbers] if len(numbers) < len(lines) else lines
-            first_line += len(lines)
-            if kept:
-                yield _jsonl_chunk(path, spec, kept, numbers)
+        for data, ends in _line_blocks(stream, chunk_size):
+            count = int(ends.size)
+            chunk = None
+            body = data[:-1] if data.endswith(b"\n") else data
+            if count >= _SMALLEST_ARROW_BLOCK and not _BLANK_LINE.search(body):
+                chunk = _jsonl_arrow_chunk(path, spec, data, ends, first_line)
+            if chunk is None:  # blank lines, or Arrow could not parse it all: go line by line
+                lines = data.split(b"\n")
+                lines = [line + b"\n" for line in lines[:count]] if len(lines) > count else lines
+                numbers = [first_line + i for i, line in enumerate(lines) if line.strip()]
+                kept = [lines[number - first_line] for number in numbers]
+                chunk = _jsonl_chunk(path, spec, kept, numbers) if kept else None
+            first_line += count
+            if chunk is not None:
+                yield chunk
+
+
+def _jsonl_arrow_chunk(path: str, spec, data: bytes, ends: np.ndarray, first_line: int) -> ReadChunk | None:
+    """Parse a block of lines (no blank ones) with Arrow in one go; None when Arrow cannot."""
+    table = _arrow_json(data)
+    if table is None or table.num_rows != ends.size:
+        return None
+    starts = np.concatenate([[0], ends[:-1]])
+
+    def line(i: int) -> bytes:
+        return data[int(starts[i]) : int(ends[i])]
+
+    columns = {name: table.column(name) for name in table.column_names}
+    return _finish(
+        spec,
+        path,
+        columns,
+        table.num_rows,
+        lambda i: first_line + i,
+        lambda i: Report.from_json(line(i)),
+        lambda i: _text(line(i)),
+    )
+
+
+def _arrow_json(data: bytes) -> pa.Table | None:
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    try:
+        table = pa_json.read_json(io.BytesIO(data), read_options=pa_json.ReadOptions(block_size=max(len(data) + 1, 1 << 20)))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError):
+        return None
+    return table if _flat(table) else None
 
 
 def _jsonl_chunk(path: str, spec, lines: list[bytes], numbers: list[int]) -> ReadChunk:
@@ -222,13 +289,8 @@ def _parse_jsonl_block(path: str, spec, lines: list[bytes], numbers: list[int], 
     if len(lines) < _SMALLEST_ARROW_BLOCK:
         out.append(_jsonl_line_by_line(path, spec, lines, numbers))
         return
-    data = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
-    table = None
-    try:
-        table = pa_json.read_json(io.BytesIO(data), read_options=pa_json.ReadOptions(block_size=max(len(data) + 1, 1 << 20)))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError):
-        table = None
-    if table is None or table.num_rows != len(lines) or not _flat(table):
+    table = _arrow_json(b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines))
+    if table is None or table.num_rows != len(lines):
         middle = len(lines) // 2
         _parse_jsonl_block(path, spec, lines[:middle], numbers[:middle], out)
         _parse_jsonl_block(path, spec, lines[middle:], numbers[middle:], out)

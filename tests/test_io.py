@@ -468,3 +468,22 @@ def test_write_estimates_table_on_stdout(capsys):
     write_estimates(pd.DataFrame({"value": ["a"], "estimate": [1234.5]}))
     out = capsys.readouterr().out
     assert "value" in out and "1,234.5" in out
+
+
+@pytest.mark.parametrize("read_bytes", [1, 7, 1 << 24])
+@pytest.mark.parametrize("chunk_size", [3, 40, 100_000])
+def test_jsonl_blocks_keep_line_numbers_across_reads(tmp_path, monkeypatch, read_bytes, chunk_size):
+    import ldp.aggregator.io as reader_module
+
+    monkeypatch.setattr(reader_module, "_READ_BYTES", read_bytes)
+    spec = GRR_STR
+    batch = _batch(spec, n=120)
+    lines = list(batch.to_json_lines(spec))
+    lines[50] = lines[50] + "\r"  # CRLF line: still valid
+    lines.insert(60, "   ")  # whitespace-only line: not a report
+    lines.insert(70, "[1, 2]")  # line 71: not an object
+    path = tmp_path / "r.jsonl"
+    path.write_bytes("\n".join(lines).encode())  # no final newline
+    got, rejects = _read_all(path, spec, chunk_size=chunk_size)
+    assert [(r.line, r.reason, r.raw) for r in rejects] == [(71, "unparseable", "[1, 2]")]
+    _assert_same(batch, got)
