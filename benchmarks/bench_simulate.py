@@ -1,0 +1,79 @@
+"""Speed of ``ldp simulate``: prints a table of wall times against the issue's targets.
+
+Run by hand from the repository root::
+
+    python benchmarks/bench_simulate.py            # all three rows
+    python benchmarks/bench_simulate.py --quick    # smaller faithful run
+
+Rows
+----
+1. ``ldp simulate`` with no arguments, as a subprocess (includes interpreter
+   start-up and imports): target ≤ 10 s.
+2. Fast mode: 6 mechanisms (grr, sue, oue, olh, blh, auto) × 8 ε × 1,000,000
+   users × 20 repeats over 1,024 values: target ≤ 30 s.
+3. Faithful mode: 1,000,000 users, OUE over 1,024 values, through
+   ``ldp.client.encode_batch`` and the real aggregator: target ≤ 20 s.
+
+Peak Python memory is measured with tracemalloc for rows 2 and 3 (NumPy
+buffers are traced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+import tracemalloc
+
+from ldp.simulations import run
+
+
+def _timed(func):
+    tracemalloc.start()
+    started = time.perf_counter()
+    result = func()
+    seconds = time.perf_counter() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return result, seconds, peak / 2**20
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="faithful row with 200,000 users")
+    args = parser.parse_args(argv)
+
+    rows = []
+
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "ldp.cli", "simulate"], check=True, capture_output=True)
+    rows.append(("ldp simulate (defaults: 5 mech x 5 eps x 100k users x 5 repeats, D=64)", 1, time.perf_counter() - started, float("nan"), 10.0))
+
+    frame, seconds, peak = _timed(
+        lambda: run(
+            mechanisms="grr,sue,oue,olh,blh,auto",
+            epsilons=[0.25, 0.5, 1, 2, 3, 4, 6, 8],
+            users=1_000_000,
+            domain_size=1024,
+            repeats=20,
+            seed=1,
+        )
+    )
+    rows.append(("fast: 6 mech x 8 eps x 1M users x 20 repeats, D=1024", len(frame), seconds, peak, 30.0))
+
+    users = 200_000 if args.quick else 1_000_000
+    frame, seconds, peak = _timed(
+        lambda: run(mechanisms="oue", epsilons=1.0, users=users, domain_size=1024, repeats=1, seed=1, mode="faithful")
+    )
+    rows.append((f"faithful: OUE, {users:,} users, D=1024 (client batch + aggregator)", len(frame), seconds, peak, 20.0))
+
+    print(f"{'benchmark':<72} {'cells':>6} {'seconds':>8} {'peak MiB':>9} {'target s':>9}  ok")
+    for name, cells, secs, mib, target in rows:
+        ok = "yes" if secs <= target else "NO"
+        print(f"{name:<72} {cells:>6} {secs:>8.2f} {mib:>9.1f} {target:>9.0f}  {ok}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
