@@ -60,8 +60,8 @@ CHUNK_ROWS = 100_000
 STDIN = "-"
 
 _SMALLEST_ARROW_BLOCK = 32  # below this many lines, parse line by line
-_INT_TEXT = re.compile(r"[+-]?[0-9]+")
-_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_INT_TEXT = re.compile(r"[+-]?[0-9]{1,40}")
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]{1,400}\.?[0-9]{0,400}|\.[0-9]{1,400})([eE][+-]?[0-9]{1,5})?")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,6 +152,8 @@ def _check_one(spec, make_report: Callable[[], Report]):
     except ReportError as exc:
         message = str(exc)
         return None, (classify_reason(message), message)
+    except (ValueError, RecursionError, OverflowError) as exc:  # json itself: too many digits, too deep
+        return None, ("unparseable", f"report is not valid JSON: {type(exc).__name__}: {exc}"[:300])
 
 
 def _finish(

@@ -487,3 +487,23 @@ def test_jsonl_blocks_keep_line_numbers_across_reads(tmp_path, monkeypatch, read
     got, rejects = _read_all(path, spec, chunk_size=chunk_size)
     assert [(r.line, r.reason, r.raw) for r in rejects] == [(71, "unparseable", "[1, 2]")]
     _assert_same(batch, got)
+
+
+def test_pathological_json_is_rejected_not_raised(tmp_path):
+    spec = RAPPOR
+    lines = ['{"v": 1, "cohort": ' + "9" * 5000 + "}", "[" * 100_000 + "]" * 100_000, '{"v": 1e400}']
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    got, rejects = _read_all(path, spec)
+    assert len(got) == 0
+    assert [r.line for r in rejects] == [1, 2, 3]
+    assert all(r.reason in REASONS for r in rejects)
+
+
+def test_csv_huge_integer_cells_are_rejected(tmp_path):
+    spec = RAPPOR
+    path = tmp_path / "r.csv"
+    path.write_text(f"v,spec,cohort,bits\n1,{spec.fingerprint},{'9' * 5000},AAA=\n1,{spec.fingerprint},1,AAA=\n")
+    got, rejects = _read_all(path, spec)
+    assert [(r.line, r.reason) for r in rejects] == [(2, "bad_encoding")]
+    assert got.cohorts.tolist() == [1]
