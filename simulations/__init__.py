@@ -16,9 +16,13 @@
 from ldp.simulations.mechanisms import RapporSettings, rappor_for_epsilon
 from ldp.simulations.populations import Population, from_data, make_population
 from ldp.simulations.runner import DEFAULTS, RESULT_COLUMNS, run
+from ldp.simulations.summary import best_by_epsilon, format_report, summarize
 
 __all__ = [
     "run",
+    "summarize",
+    "best_by_epsilon",
+    "format_report",
     "DEFAULTS",
     "RESULT_COLUMNS",
     "Population",
