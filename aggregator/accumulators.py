@@ -30,7 +30,6 @@ References
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -496,9 +495,9 @@ class RapporAccumulator(Accumulator):
                 return self.bit_estimates().to_frame(confidence)
             from ldp.aggregator import rappor_decode
 
-            if "confidence" in inspect.signature(rappor_decode.decode).parameters:
-                options.setdefault("confidence", confidence)
-            return rappor_decode.decode(spec, self.cohort_counts, self.bit_counts, candidates, **options)
+            return rappor_decode.decode(
+                spec, self.cohort_counts, self.bit_counts, candidates, confidence=confidence, **options
+            )
         if candidates is not None:
             raise ParameterError(f"{spec.encoding} RAPPOR decodes its values directly; candidates are for Bloom RAPPOR")
         n = self.n

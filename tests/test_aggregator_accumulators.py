@@ -367,7 +367,7 @@ def test_bloom_estimate_with_candidates_delegates(monkeypatch):
     monkeypatch.setattr(ldp.aggregator, "rappor_decode", fake, raising=False)
     assert acc.estimate(candidates=["x", "y"], correction="bh") == "decoded"
     (spec_arg, n_j, c, cands, options), = calls
-    assert spec_arg is spec and cands == ["x", "y"] and options == {"correction": "bh"}
+    assert spec_arg is spec and cands == ["x", "y"] and options == {"correction": "bh", "confidence": 0.95}
     np.testing.assert_array_equal(n_j, acc.cohort_counts)
     np.testing.assert_array_equal(c, acc.bit_counts)
 
