@@ -30,7 +30,7 @@ from ldp.privacy._numeric import check_delta_value, check_epsilon_value, log1mex
 
 __all__ = ["TradeoffFunction", "PiecewiseLinearTradeoff", "GaussianTradeoff", "dp_tradeoff", "identity_tradeoff"]
 
-_EDGE = 1e-12
+_EDGE = 1e-9
 
 
 def _alpha_array(alpha) -> np.ndarray:
@@ -213,9 +213,13 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
         """T(P, Q) from atoms sorted by likelihood ratio Q/P descending (loss ascending)."""
         log_p = np.asarray(log_p, dtype=float)
         log_q = np.asarray(log_q, dtype=float)
-        log_alpha = np.r_[-np.inf, np.logaddexp.accumulate(log_p)]
-        log_power = np.r_[-np.inf, np.logaddexp.accumulate(log_q)]
-        log_beta = np.r_[np.logaddexp.accumulate(log_q[::-1])[::-1], -np.inf]
+        # normalize so the cumulative sums end exactly at 1 (rounding drifts over many atoms)
+        cum_p = np.logaddexp.accumulate(log_p)
+        cum_q = np.logaddexp.accumulate(log_q)
+        tail_q = np.logaddexp.accumulate(log_q[::-1])[::-1]
+        log_alpha = np.r_[-np.inf, cum_p - cum_p[-1]]
+        log_power = np.r_[-np.inf, cum_q - cum_q[-1]]
+        log_beta = np.r_[tail_q - tail_q[0], -np.inf]
         return cls(np.minimum(log_alpha, 0.0), np.minimum(log_beta, 0.0), np.minimum(log_power, 0.0),
                    privacy_loss=privacy_loss, label=label)
 

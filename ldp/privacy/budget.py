@@ -1,0 +1,360 @@
+"""Per-client privacy budget and its persistent ledger (FORMULAS.md §2, §4, §7).
+
+Every report a client sends spends privacy. The ledger records what was
+spent, per *stream*, and refuses (with :class:`~ldp.errors.BudgetExceededError`,
+recording nothing) any charge that would take the total over the budget:
+
+- a mechanism with fresh randomness per report (GRR, OUE, OLH, ...) is one
+  stream per spec; each report costs the spec's ε;
+- a RAPPOR value is its own stream (its permanent randomized response is
+  memoized): r reports of it cost r·ε₁ until that reaches ε∞, and never more
+  than ε∞, because every report of the value is post-processing of its PRR.
+  The stream is named by a keyed hash (HMAC-SHA256 with a ledger-own random
+  key) of the spec fingerprint and the value, so the ledger never holds a
+  value. The key is stored in the ledger file itself: whoever can read the
+  file (mode 0600, like the client state, whose secret already determines
+  every PRR) can test candidate values against it; nobody else can.
+
+Streams are combined by the budget's composition rule: ``"basic"`` (sum of
+ε, δ = 0) or ``"optimal"`` (the exact composition of pure ε_i-DP streams at
+the budget's δ, via the privacy-loss distribution; never above the sum).
+
+The ledger file is JSON written atomically (temporary file, fsync, rename,
+mode 0600), like the client state. A corrupt, truncated or foreign file, or
+one whose budget differs from the one asked for, raises
+:class:`~ldp.errors.StateError` and is never overwritten.
+
+This module imports no SciPy (the client may use it); only the ``"optimal"``
+rule loads :mod:`ldp.privacy.composition` when a charge is evaluated.
+
+References
+----------
+.. [1] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR". ACM CCS 2014, §3
+   (longitudinal privacy of memoized responses).
+.. [2] C. Dwork, A. Roth. Found. Trends TCS 9, 2014, Theorem 3.16 (basic
+   composition).
+.. [3] P. Kairouz, S. Oh, P. Viswanath. IEEE Trans. IT 63(6), 2017
+   (optimal composition).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import math
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from ldp.atomic import write_private_file
+from ldp.errors import BudgetExceededError, ParameterError, StateError
+
+__all__ = ["Budget", "PrivacyLedger", "Stream", "LEDGER_FORMAT", "COMPOSITION_RULES"]
+
+LEDGER_FORMAT = "ldp-privacy-ledger/1"
+COMPOSITION_RULES = ("basic", "optimal")
+_KEY_BYTES = 32
+_SLACK = 1e-12  # relative tolerance so that e.g. 10 x 0.1 fits a budget of 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """A client's total privacy budget.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total ε the client may spend (> 0).
+    delta : float
+        δ at which the total ε is measured (``"optimal"`` rule); 0 for pure ε.
+    composition : {"basic", "optimal"}
+        How streams combine: the sum of ε, or the exact optimal composition
+        of pure ε_i-DP streams at ``delta`` (tighter when delta > 0).
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    composition: str = "basic"
+
+    def __post_init__(self) -> None:
+        try:
+            eps, dl = float(self.epsilon), float(self.delta)
+        except (TypeError, ValueError):
+            raise ParameterError(f"budget epsilon and delta must be numbers, got {self.epsilon!r}, {self.delta!r}") from None
+        if not math.isfinite(eps) or eps <= 0:
+            raise ParameterError(f"budget epsilon must be a finite number > 0, got {self.epsilon!r}")
+        if not 0 <= dl < 1:
+            raise ParameterError(f"budget delta must be in [0, 1), got {self.delta!r}")
+        rule = str(self.composition).lower()
+        if rule not in COMPOSITION_RULES:
+            raise ParameterError(f"budget composition must be one of {COMPOSITION_RULES}, got {self.composition!r}")
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "delta", dl)
+        object.__setattr__(self, "composition", rule)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "delta": self.delta, "composition": self.composition}
+
+
+@dataclasses.dataclass(frozen=True)
+class Stream:
+    """What one stream has spent.
+
+    Attributes
+    ----------
+    spec : str
+        Fingerprint of the spec.
+    epsilon : float
+        ε of one report (ε₁ for RAPPOR).
+    epsilon_cap : float or None
+        RAPPOR: ε∞, the most any number of reports of the value can cost.
+    reports : int
+        Reports charged so far.
+    """
+
+    spec: str
+    epsilon: float
+    epsilon_cap: float | None
+    reports: int
+
+    def charges(self) -> list[float]:
+        """The pure ε-DP pieces this stream amounts to (for composition)."""
+        if self.epsilon_cap is not None and self.reports * self.epsilon >= self.epsilon_cap:
+            return [self.epsilon_cap]
+        return [self.epsilon] * self.reports
+
+    def cost(self) -> float:
+        """Basic-composition cost: min(r·ε, ε∞)."""
+        return math.fsum(self.charges())
+
+
+def _stream_parameters(spec) -> tuple[float, float | None, bool]:
+    """(ε per report, ε cap, memoized?) of a spec."""
+    from ldp.specs import Rappor  # local: keep this module's import list tiny
+
+    if isinstance(spec, Rappor):
+        cap = spec.epsilon_inf
+        return float(spec.epsilon_one), (None if math.isinf(cap) else float(cap)), True
+    epsilon = getattr(spec, "epsilon", None)
+    if epsilon is None:
+        raise ParameterError(f"cannot account for {type(spec).__name__}: it has no epsilon")
+    return float(epsilon), None, False
+
+
+def _value_bytes(spec, value: Any) -> bytes:
+    """Canonical bytes of a RAPPOR value (validates it); the same identity the PRR uses."""
+    from ldp.hashing import value_bytes
+    from ldp.specs.rappor import parse_boolean
+
+    if spec.encoding == "basic":
+        return str(spec.domain_index.index(value)).encode()
+    if spec.encoding == "boolean":
+        return b"1" if parse_boolean(value) else b"0"
+    if value is None:
+        raise ParameterError("rappor value must not be None")
+    return value_bytes(value)
+
+
+class PrivacyLedger:
+    """Persistent record of a client's privacy spending, enforcing a :class:`Budget`.
+
+    Use :meth:`load_or_create` for a ledger file, or :meth:`in_memory`.
+
+    Examples
+    --------
+    >>> ledger = PrivacyLedger.in_memory(Budget(epsilon=3.0))
+    >>> import ldp
+    >>> spec = ldp.GRR(domain=("a", "b"), epsilon=1.0)
+    >>> ledger.charge(spec, "a")
+    1.0
+    """
+
+    def __init__(self, budget: Budget, *, key: bytes, streams: dict[str, Stream] | None = None,
+                 path: str | os.PathLike | None = None):
+        if not isinstance(budget, Budget):
+            raise ParameterError(f"budget must be a Budget, got {type(budget).__name__}")
+        if not isinstance(key, bytes) or len(key) != _KEY_BYTES:
+            raise StateError(f"ledger key must be {_KEY_BYTES} bytes")
+        self.budget = budget
+        self._key = key
+        self._streams: dict[str, Stream] = dict(streams or {})
+        self.path = None if path is None else Path(path)
+
+    # -- construction and persistence -------------------------------------
+    @classmethod
+    def in_memory(cls, budget: Budget) -> "PrivacyLedger":
+        """A ledger that is never written to disk."""
+        return cls(budget, key=secrets.token_bytes(_KEY_BYTES))
+
+    @classmethod
+    def load_or_create(cls, path: str | os.PathLike, budget: Budget | None = None) -> "PrivacyLedger":
+        """Open the ledger at ``path``; create it (with ``budget``) when the file does not exist.
+
+        Raises
+        ------
+        StateError
+            If the file is corrupt, truncated or not a ledger, or if ``budget``
+            is given and differs from the stored one.
+        ParameterError
+            If the file does not exist and no budget is given.
+        """
+        path = Path(path)
+        if path.exists():
+            ledger = cls.load(path)
+            if budget is not None and budget != ledger.budget:
+                raise StateError(
+                    f"ledger {str(path)!r} has budget {ledger.budget.to_dict()}, not {budget.to_dict()}; "
+                    "a budget cannot be changed silently (use a new ledger file)"
+                )
+            return ledger
+        if budget is None:
+            raise ParameterError(f"no ledger at {str(path)!r}; give a Budget to create one")
+        ledger = cls(budget, key=secrets.token_bytes(_KEY_BYTES), path=path)
+        ledger._write(ledger._streams)
+        return ledger
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "PrivacyLedger":
+        """Read an existing ledger file (see :meth:`load_or_create` for errors)."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StateError(f"cannot read privacy ledger {str(path)!r}: {exc}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            raise StateError(f"privacy ledger {str(path)!r} is corrupt or truncated (not valid JSON); "
+                             "it was left untouched") from None
+        if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
+            raise StateError(f"{str(path)!r} is not an ldp privacy ledger (format {LEDGER_FORMAT})")
+        try:
+            key = bytes.fromhex(data["key"])
+            budget = Budget(**data["budget"])
+            streams = {}
+            for name, item in data["streams"].items():
+                stream = Stream(spec=str(item["spec"]), epsilon=float(item["epsilon"]),
+                                epsilon_cap=None if item["epsilon_cap"] is None else float(item["epsilon_cap"]),
+                                reports=item["reports"])
+                if (isinstance(stream.reports, bool) or not isinstance(stream.reports, int) or stream.reports < 0
+                        or not math.isfinite(stream.epsilon) or stream.epsilon < 0):
+                    raise ValueError(name)
+                streams[str(name)] = stream
+        except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+            raise StateError(f"privacy ledger {str(path)!r} is corrupt: missing or malformed fields") from None
+        return cls(budget, key=key, streams=streams, path=path)
+
+    def _to_json(self, streams: dict[str, Stream]) -> str:
+        return json.dumps(
+            {
+                "format": LEDGER_FORMAT,
+                "key": self._key.hex(),
+                "budget": self.budget.to_dict(),
+                "streams": {name: dataclasses.asdict(s) for name, s in sorted(streams.items())},
+            },
+            sort_keys=True,
+            indent=1,
+        )
+
+    def _write(self, streams: dict[str, Stream]) -> None:
+        if self.path is None:
+            return
+        try:
+            write_private_file(self.path, (self._to_json(streams) + "\n").encode("utf-8"))
+        except OSError as exc:
+            raise StateError(f"cannot write privacy ledger {str(self.path)!r}: {exc}") from None
+
+    # -- accounting ---------------------------------------------------------
+    def _stream_name(self, spec, value: Any) -> str:
+        epsilon, cap, memoized = _stream_parameters(spec)
+        if not memoized:
+            return "fresh:" + spec.fingerprint
+        message = spec.fingerprint.encode("ascii") + b"\x00" + _value_bytes(spec, value)
+        return "value:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
+
+    def _total(self, streams: dict[str, Stream]) -> float:
+        pieces = [eps for s in streams.values() for eps in s.charges()]
+        basic = math.fsum(pieces)
+        if self.budget.composition == "basic" or self.budget.delta == 0 or not pieces:
+            return basic
+        from ldp.privacy.composition import heterogeneous_epsilon
+
+        return min(basic, heterogeneous_epsilon(pieces, self.budget.delta))
+
+    def _with_charge(self, spec, value: Any) -> dict[str, Stream]:
+        epsilon, cap, _ = _stream_parameters(spec)
+        name = self._stream_name(spec, value)
+        streams = dict(self._streams)
+        old = streams.get(name)
+        reports = 1 if old is None else old.reports + 1
+        streams[name] = Stream(spec=spec.fingerprint, epsilon=epsilon, epsilon_cap=cap, reports=reports)
+        return streams
+
+    @property
+    def spent(self) -> float:
+        """Total ε spent so far under the budget's composition rule."""
+        return self._total(self._streams)
+
+    @property
+    def remaining(self) -> float:
+        """Budget ε minus :attr:`spent` (never negative)."""
+        return max(0.0, self.budget.epsilon - self.spent)
+
+    @property
+    def streams(self) -> dict[str, Stream]:
+        """A copy of the per-stream records (names are keyed hashes, never values)."""
+        return dict(self._streams)
+
+    def cost_after(self, spec, value: Any = None) -> float:
+        """The total ε that charging one report of ``value`` under ``spec`` would leave spent."""
+        return self._total(self._with_charge(spec, value))
+
+    def can_charge(self, spec, value: Any = None) -> bool:
+        """True when one more report fits the budget."""
+        return self.cost_after(spec, value) <= self.budget.epsilon * (1 + _SLACK)
+
+    def charge(self, spec, value: Any = None) -> float:
+        """Record one report of ``value`` under ``spec``, or refuse it.
+
+        Call this *before* randomizing; if it raises, emit nothing.
+
+        Parameters
+        ----------
+        spec : Spec
+            The mechanism that will encode the report.
+        value : object
+            The value to report (RAPPOR: identifies the memoized stream;
+            validated the way the encoder does; other specs: ignored).
+
+        Returns
+        -------
+        float
+            The total ε spent after this report.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the report would exceed the budget; nothing is recorded.
+        ParameterError
+            If ``value`` is not valid for ``spec``; nothing is recorded.
+        StateError
+            If the ledger file cannot be written; nothing is recorded.
+        """
+        streams = self._with_charge(spec, value)
+        total = self._total(streams)
+        if total > self.budget.epsilon * (1 + _SLACK):
+            raise BudgetExceededError(
+                f"this report would bring the privacy spent to epsilon={total:.6g}, over the budget "
+                f"epsilon={self.budget.epsilon:.6g} ({self.budget.composition} composition); "
+                f"already spent {self.spent:.6g}. Nothing was sent or recorded."
+            )
+        self._write(streams)
+        self._streams = streams
+        return total
+
+    def __repr__(self) -> str:
+        where = "in memory" if self.path is None else str(self.path)
+        return f"PrivacyLedger({where}, budget={self.budget}, streams={len(self._streams)})"
