@@ -1,0 +1,170 @@
+"""``ldp privacy``: composition tables, GDP/(ε, δ) conversions, trade-off curves."""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from ldp.cli import run_guarded
+from ldp.errors import ParameterError
+
+__all__ = ["privacy"]
+
+
+def _fmt(x: float) -> str:
+    return "inf" if math.isinf(x) else f"{x:.6g}"
+
+
+@click.group("privacy")
+def privacy():
+    """Privacy accounting across reports: f-DP, Gaussian DP, exact composition.
+
+    \b
+    Examples:
+      ldp privacy compose --epsilon 0.5 --reports 365 --delta 1e-6
+      ldp privacy convert --mu 1 --delta 1e-6
+      ldp privacy tradeoff --spec rappor.json --reports 30 --plot curve.png
+    """
+
+
+@privacy.command("compose")
+@click.option("--epsilon", type=float, help="Per-report epsilon (default: the spec's).")
+@click.option("--reports", "-k", type=int, required=True, help="Number of reports k.")
+@click.option("--delta", type=float, default=1e-6, show_default=True, help="Target total delta.")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False),
+              help="Also compose this mechanism's exact curve (RAPPOR: k reports of one memoized value).")
+def compose(epsilon, reports, delta, spec_path):
+    """Total epsilon of k reports by every composition method.
+
+    Shows how much tight accounting buys: the basic sum, advanced
+    composition, the KOV bound and optimum, the exact f-DP curve, and the
+    GDP/CLT summaries.
+
+    \b
+    Example:
+      ldp privacy compose --epsilon 0.5 --reports 365 --delta 1e-6
+    """
+
+    def body():
+        from ldp.privacy.composition import composition_table
+
+        spec = None
+        eps = epsilon
+        if spec_path is not None:
+            from ldp.specs import load_spec
+
+            spec = load_spec(spec_path)
+            if eps is None:
+                eps = float(spec.epsilon)
+        if eps is None:
+            raise ParameterError("give --epsilon or --spec")
+        rows = composition_table(eps, reports, delta)
+        lines = [(r.method, _fmt(r.epsilon), r.guarantee, r.note) for r in rows]
+        if spec is not None:
+            from ldp.privacy.mechanisms import mechanism_loss
+            from ldp.specs import Rappor
+
+            exact = mechanism_loss(spec, reports).epsilon(delta)
+            note = "reports of one memoized value" if isinstance(spec, Rappor) else "fresh randomness per report"
+            lines.append((f"exact {spec.mechanism} curve", _fmt(exact), "exact", note))
+            if isinstance(spec, Rappor):
+                lines.append(("rappor epsilon_inf (any number)", _fmt(spec.epsilon_inf), "bound", "PRR alone"))
+        click.echo(f"{reports} reports of epsilon = {eps:.6g}, total delta = {delta:.3g}")
+        width = max(len(m) for m, *_ in lines)
+        click.echo(f"{'method':<{width}}  {'epsilon':>10}  {'kind':<13}  note")
+        for method, value, kind, note in lines:
+            click.echo(f"{method:<{width}}  {value:>10}  {kind:<13}  {note}".rstrip())
+
+    run_guarded(body)
+
+
+@privacy.command("convert")
+@click.option("--mu", type=float, help="Gaussian DP parameter mu.")
+@click.option("--epsilon", type=float, help="epsilon.")
+@click.option("--delta", type=float, help="delta.")
+def convert(mu, epsilon, delta):
+    """Convert between mu-GDP, (epsilon, delta)-DP and pure epsilon-DP.
+
+    \b
+    --mu M --delta D        epsilon of mu-GDP at delta
+    --mu M --epsilon E      delta(epsilon) of mu-GDP
+    --epsilon E --delta D   largest mu whose mu-GDP implies (E, D)-DP
+    --epsilon E             mu_E, the GDP bound of pure E-DP (2 Phi^-1(e^E/(1+e^E)))
+
+    \b
+    Example:
+      ldp privacy convert --mu 1 --delta 1e-6
+    """
+
+    def body():
+        from ldp.privacy import conversions as conv
+
+        if mu is not None and delta is not None and epsilon is None:
+            click.echo(f"mu = {mu:.6g}-GDP  =>  (epsilon = {_fmt(conv.gdp_epsilon(mu, delta))}, delta = {delta:.3g})-DP")
+        elif mu is not None and epsilon is not None and delta is None:
+            click.echo(f"mu = {mu:.6g}-GDP  =>  (epsilon = {epsilon:.6g}, delta = {conv.gdp_delta(mu, epsilon):.6g})-DP")
+        elif mu is None and epsilon is not None and delta is not None:
+            click.echo(f"(epsilon = {epsilon:.6g}, delta = {delta:.3g})-DP holds for every mu-GDP mechanism "
+                       f"with mu <= {_fmt(conv.gdp_mu(epsilon, delta))}")
+        elif mu is None and epsilon is not None and delta is None:
+            click.echo(f"epsilon = {epsilon:.6g}-DP  =>  mu = {conv.dp_to_gdp_mu(epsilon):.6g}-GDP (tight)")
+        else:
+            raise ParameterError("give --mu with --delta or --epsilon, or --epsilon with or without --delta")
+
+    run_guarded(body)
+
+
+@privacy.command("tradeoff")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), required=True, help="Spec JSON file.")
+@click.option("--reports", "-k", type=int, default=1, show_default=True,
+              help="Reports (RAPPOR: reports of one memoized value).")
+@click.option("--delta", type=float, default=1e-6, show_default=True, help="delta for the epsilon column.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the curves to this image file.")
+def tradeoff(spec_path, reports, delta, plot_path):
+    """A mechanism's exact trade-off curve(s), with G_mu and f_(eps,delta) references.
+
+    Prints, per curve, the epsilon at delta and the smallest GDP mu that
+    bounds it; --plot draws them (needs matplotlib).
+
+    \b
+    Example:
+      ldp privacy tradeoff --spec rappor.json --reports 30 --plot curve.png
+    """
+
+    def body():
+        from ldp.privacy.mechanisms import mechanism_tradeoff
+        from ldp.privacy.tradeoff import GaussianTradeoff, dp_tradeoff
+        from ldp.specs import Rappor, load_spec
+
+        spec = load_spec(spec_path)
+        curves = {}
+        counts = [1] if reports == 1 else [1, reports]
+        if isinstance(spec, Rappor) and spec.f > 0:
+            counts.append(math.inf)
+        click.echo(f"{'curve':<40}  {'epsilon@delta':>13}  {'GDP mu':>9}")
+        last = None
+        for k in counts:
+            curve = mechanism_tradeoff(spec, k)
+            eps_k, mu_k = curve.epsilon(delta), curve.gdp_mu()
+            click.echo(f"{curve.label:<40}  {_fmt(eps_k):>13}  {_fmt(mu_k):>9}")
+            curves[curve.label] = curve
+            if k == reports:
+                last = (eps_k, mu_k)
+        eps_k, mu_k = last
+        if math.isfinite(mu_k):
+            curves[f"G_mu, mu = {mu_k:.3g} (GDP bound)"] = GaussianTradeoff(mu_k)
+        if math.isfinite(eps_k):
+            curves[f"f_(eps = {eps_k:.3g}, delta = {delta:.2g})"] = dp_tradeoff(eps_k, delta)
+        if plot_path is not None:
+            try:
+                from ldp.privacy.plotting import plot_tradeoffs
+            except ImportError:  # pragma: no cover - plotting module itself is light
+                raise ParameterError("--plot needs matplotlib (pip install 'ldp[plot]')") from None
+            try:
+                plot_tradeoffs(curves, path=plot_path, title=f"{spec.mechanism} ({spec.fingerprint})")
+            except ModuleNotFoundError as exc:
+                raise ParameterError(f"--plot needs matplotlib (pip install 'ldp[plot]'): {exc}") from None
+            click.echo(f"wrote {plot_path}")
+
+    run_guarded(body)
