@@ -11,14 +11,16 @@ Formats are chosen by extension (DESIGN.md "Report JSON form"):
 ==========================  ==================================================
 
 Each file is read ``chunk_size`` rows at a time (Parquet with
-:meth:`pyarrow.parquet.ParquetFile.iter_batches`, JSON Lines with
-:func:`pyarrow.json.read_json` on a block of lines), so memory stays bounded
-whatever the file size. Each chunk is validated column-wise
+:meth:`pyarrow.parquet.ParquetFile.iter_batches`; JSON Lines as a byte block
+of whole lines parsed at once by :func:`pyarrow.json.read_json`; CSV with
+:mod:`csv`, which knows quoted fields and line numbers), so memory stays
+bounded whatever the file size. Each chunk is validated column-wise
 (:func:`ldp.aggregator.report_columns.validate_columns`); rows that check
 does not accept are re-checked one by one with
 :func:`ldp.report_check.check_report`, which either accepts them or gives the
-exact reason. A JSON Lines block that Arrow cannot parse is split in halves
-until the bad lines are isolated and parsed alone with :mod:`json`.
+exact reason. A JSON Lines block with blank lines, or that Arrow cannot
+parse, is split into lines and then in halves until the bad lines are
+isolated and parsed alone with :mod:`json`.
 
 Every report read ends up either in a chunk's ``batch`` or in its
 ``rejects`` (with file, 1-based line number, reason and raw text); blank
