@@ -98,7 +98,11 @@ def _threshold(masks: np.ndarray, not_masks: np.ndarray, d1: int, d0: int):
 def words_to_packed(words: np.ndarray, num_bits: int) -> np.ndarray:
     """(n, W) uint64 lanes (bit i of word i//64 is vector bit i) → (n, ⌈k/8⌉) uint8 in numpy.packbits order."""
     as_bytes = np.ascontiguousarray(words.astype("<u8")).view(np.uint8).reshape(words.shape[0], -1)
-    return _REVERSE[as_bytes[:, : (num_bits + 7) // 8]]
+    packed = _REVERSE[as_bytes[:, : (num_bits + 7) // 8]]
+    spare = -num_bits % 8
+    if spare:  # lanes past num_bits were sampled too; the padding of the last byte must be zero
+        packed[:, -1] &= np.uint8((0xFF << spare) & 0xFF)
+    return packed
 
 
 def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
@@ -136,7 +140,9 @@ def _one_hot_words(idx: np.ndarray, width: int) -> np.ndarray:
 def _rappor_bloom_words(spec: Rappor, values: Sequence[Any], cohorts: np.ndarray) -> np.ndarray:
     width = (spec.num_bits + 63) // 64
     if spec.encoding == "basic":
-        return _one_hot_words(_indices(spec, values, False), spec.num_bits)
+        codes, uniques = _factorize(values)
+        mapped = np.array([spec.domain_index.index(u) for u in uniques], dtype=np.int64)
+        return _one_hot_words(mapped[codes], spec.num_bits)
     if spec.encoding == "boolean":
         return np.array([[1 if parse_boolean(v) else 0] for v in values], dtype=np.uint64).reshape(-1, 1)
     codes, uniques = _factorize(values)

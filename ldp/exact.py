@@ -46,8 +46,10 @@ def epsilon_of_ratio(ratio: Fraction) -> float:
     """ln(ratio) as a float, for exact rational ratios of any size."""
     if ratio <= 0:
         raise ValueError("a probability ratio must be positive")
-    # log of numerator minus log of denominator keeps precision for huge ints.
-    return math.log(ratio.numerator) - math.log(ratio.denominator)
+    try:
+        return math.log(float(ratio))  # float(Fraction) is correctly rounded
+    except OverflowError:  # beyond the float range: logs of the integers separately
+        return math.log(ratio.numerator) - math.log(ratio.denominator)
 
 
 def floor_fraction(x: float | Fraction, denominator: int = DENOMINATOR) -> Fraction:

@@ -1,0 +1,42 @@
+"""Shared fixtures: one small spec of every mechanism."""
+
+from __future__ import annotations
+
+import pytest
+
+import ldp
+
+SMALL_DOMAIN = ("a", "b", "c", "d", "e")
+
+
+def frequency_specs(epsilon: float = 1.0, domain=SMALL_DOMAIN):
+    """One spec of every frequency oracle over ``domain``."""
+    return [
+        ldp.BinaryRR(domain=domain[:2], epsilon=epsilon),
+        ldp.GRR(domain=domain, epsilon=epsilon),
+        ldp.SUE(domain=domain, epsilon=epsilon),
+        ldp.OUE(domain=domain, epsilon=epsilon),
+        ldp.OLH(domain=domain, epsilon=epsilon),
+        ldp.BLH(domain=domain, epsilon=epsilon),
+    ]
+
+
+def rappor_specs():
+    """RAPPOR in each encoding."""
+    return [
+        ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
+        ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="0.45", p="0.39", q="0.61", hash="md5"),
+        ldp.Rappor.basic(SMALL_DOMAIN, f="1/4", p="1/4", q="3/4"),
+        ldp.Rappor.boolean(f="1/4", p="1/4", q="3/4"),
+        ldp.Rappor(num_bits=16, num_hashes=1, num_cohorts=2, f=0, p="1/4", q="3/4"),  # one-time RAPPOR
+    ]
+
+
+@pytest.fixture(params=frequency_specs(), ids=lambda s: s.mechanism)
+def frequency_spec(request):
+    return request.param
+
+
+@pytest.fixture(params=rappor_specs(), ids=lambda s: f"{s.encoding}-{s.hash}-f{s.f}")
+def rappor_spec(request):
+    return request.param
