@@ -1,0 +1,141 @@
+"""Per-client budget: enforcement, persistence, refusal, memoized RAPPOR streams."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+import ldp
+from ldp.errors import BudgetExceededError, ParameterError, StateError
+from ldp.privacy.budget import Budget, PrivacyLedger
+from ldp.privacy.composition import optimal_composition
+
+GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=0.5)
+RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4")
+
+
+def test_budget_is_enforced_and_refusal_records_nothing(tmp_path):
+    path = tmp_path / "ledger.json"
+    ledger = PrivacyLedger.load_or_create(path, Budget(epsilon=2.0))
+    for _ in range(4):
+        ledger.charge(GRR, "a")
+    assert ledger.spent == pytest.approx(2.0)
+    before = path.read_bytes()
+    with pytest.raises(BudgetExceededError):
+        ledger.charge(GRR, "b")
+    assert path.read_bytes() == before
+    assert ledger.spent == pytest.approx(2.0) and ledger.remaining == 0.0
+    assert not ledger.can_charge(GRR, "a")
+
+
+def test_ledger_survives_restart(tmp_path):
+    path = tmp_path / "ledger.json"
+    ledger = PrivacyLedger.load_or_create(path, Budget(epsilon=1.2))
+    ledger.charge(GRR, "a")
+    ledger.charge(GRR, "c")
+    again = PrivacyLedger.load_or_create(path, Budget(epsilon=1.2))
+    assert again.spent == pytest.approx(1.0)
+    assert PrivacyLedger.load_or_create(path).spent == pytest.approx(1.0)  # budget read from the file
+    with pytest.raises(BudgetExceededError):
+        again.charge(GRR, "a")
+
+
+def test_file_is_private_and_holds_no_values(tmp_path):
+    path = tmp_path / "ledger.json"
+    ledger = PrivacyLedger.load_or_create(path, Budget(epsilon=10.0))
+    ledger.charge(RAPPOR, "a-very-secret-value")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    text = path.read_text()
+    assert "a-very-secret-value" not in text
+    assert not [p for p in tmp_path.iterdir() if p.name != "ledger.json"], "no temporary files left behind"
+
+
+def test_memoized_rappor_value_costs_at_most_epsilon_inf(tmp_path):
+    ledger = PrivacyLedger.in_memory(Budget(epsilon=2 * RAPPOR.epsilon_inf + 0.5))
+    for r in range(1, 11):
+        spent = ledger.charge(RAPPOR, "x")
+        assert spent == pytest.approx(min(r * RAPPOR.epsilon_one, RAPPOR.epsilon_inf))
+    # a second value is a second stream
+    ledger.charge(RAPPOR, "y")
+    assert ledger.spent == pytest.approx(RAPPOR.epsilon_inf + RAPPOR.epsilon_one)
+    assert len(ledger.streams) == 2
+
+
+def test_invalid_value_records_nothing():
+    basic = ldp.Rappor.basic(("a", "b"), f="1/4", p="1/4", q="3/4")
+    ledger = PrivacyLedger.in_memory(Budget(epsilon=5.0))
+    with pytest.raises(ParameterError):
+        ledger.charge(basic, "not-in-domain")
+    assert ledger.spent == 0.0 and not ledger.streams
+
+
+def test_optimal_rule_allows_more_reports_than_basic():
+    budget_eps, delta, eps = 5.0, 1e-6, 0.1
+    basic = PrivacyLedger.in_memory(Budget(budget_eps))
+    tight = PrivacyLedger.in_memory(Budget(budget_eps, delta, "optimal"))
+    spec = ldp.GRR(domain=(0, 1), epsilon=eps)
+
+    def fill(ledger):
+        n = 0
+        while ledger.can_charge(spec, 0):
+            ledger.charge(spec, 0)
+            n += 1
+        return n
+
+    n_basic, n_tight = fill(basic), fill(tight)
+    assert n_basic == 50
+    assert n_tight > n_basic
+    # exactly the largest k whose optimal composition fits
+    assert optimal_composition(eps, n_tight, delta) <= budget_eps < optimal_composition(eps, n_tight + 1, delta)
+
+
+@pytest.mark.parametrize("content", ["", "{not json", "[]", '{"format": "other"}',
+                                     '{"format": "ldp-privacy-ledger/1", "key": "zz"}'])
+def test_corrupt_or_foreign_file_is_an_error_and_left_alone(tmp_path, content):
+    path = tmp_path / "ledger.json"
+    path.write_text(content)
+    with pytest.raises(StateError):
+        PrivacyLedger.load_or_create(path, Budget(1.0))
+    assert path.read_text() == content
+
+
+def test_budget_mismatch_is_an_error(tmp_path):
+    path = tmp_path / "ledger.json"
+    PrivacyLedger.load_or_create(path, Budget(1.0))
+    with pytest.raises(StateError, match="budget"):
+        PrivacyLedger.load_or_create(path, Budget(2.0))
+
+
+def test_missing_file_needs_a_budget(tmp_path):
+    with pytest.raises(ParameterError):
+        PrivacyLedger.load_or_create(tmp_path / "none.json")
+
+
+@pytest.mark.parametrize("kwargs", [dict(epsilon=0), dict(epsilon=-1), dict(epsilon=math.inf),
+                                    dict(epsilon=1, delta=1), dict(epsilon=1, composition="magic")])
+def test_bad_budget(kwargs):
+    with pytest.raises(ParameterError):
+        Budget(**kwargs)
+
+
+def test_tampered_stream_is_an_error(tmp_path):
+    path = tmp_path / "ledger.json"
+    PrivacyLedger.load_or_create(path, Budget(3.0)).charge(GRR, "a")
+    data = json.loads(path.read_text())
+    name = next(iter(data["streams"]))
+    data["streams"][name]["reports"] = -3
+    path.write_text(json.dumps(data))
+    with pytest.raises(StateError):
+        PrivacyLedger.load(path)
+
+
+def test_budget_module_does_not_import_scipy():
+    code = "import sys, ldp.privacy.budget, ldp.privacy; print('scipy' in sys.modules, 'pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

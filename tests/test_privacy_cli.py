@@ -1,0 +1,73 @@
+"""``ldp privacy`` commands (CliRunner, real files)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+import ldp
+from ldp.cli import cli
+from ldp.privacy.composition import optimal_composition
+
+
+def _run(*args):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_compose_table():
+    result = _run("privacy", "compose", "--epsilon", "0.1", "--reports", "100", "--delta", "1e-6")
+    assert result.exit_code == 0, result.output
+    for method in ("basic", "advanced", "KOV closed form", "optimal", "exact f-DP", "CLT"):
+        assert method in result.output
+    assert f"{optimal_composition(0.1, 100, 1e-6):.6g}" in result.output
+
+
+def test_compose_with_spec(tmp_path):
+    path = tmp_path / "rappor.json"
+    spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4")
+    path.write_text(spec.to_json())
+    result = _run("privacy", "compose", "--spec", str(path), "-k", "5")
+    assert result.exit_code == 0, result.output
+    assert "exact rappor curve" in result.output and "epsilon_inf" in result.output
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--mu", "1", "--delta", "1e-6"], "epsilon = "),
+    (["--mu", "1", "--epsilon", "1"], "0.126937"),
+    (["--epsilon", "1"], "1.23204"),
+    (["--epsilon", "1", "--delta", "1e-5"], "mu <= "),
+])
+def test_convert(args, expected):
+    result = _run("privacy", "convert", *args)
+    assert result.exit_code == 0, result.output
+    assert expected in result.output
+
+
+def test_convert_needs_arguments():
+    result = _run("privacy", "convert")
+    assert result.exit_code == 2
+    assert "Error:" in result.output and "Traceback" not in result.output
+
+
+def test_tradeoff_with_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    spec_path = tmp_path / "oue.json"
+    spec_path.write_text(ldp.OUE(domain=tuple(range(8)), epsilon=1.0).to_json())
+    png = tmp_path / "curve.png"
+    result = _run("privacy", "tradeoff", "--spec", str(spec_path), "--reports", "10", "--plot", str(png))
+    assert result.exit_code == 0, result.output
+    assert "oue, 10 reports" in result.output
+    assert png.stat().st_size > 1000 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bad_input_is_one_line_error(tmp_path):
+    result = _run("privacy", "compose", "--epsilon", "-1", "--reports", "3")
+    assert result.exit_code == 2 and "epsilon" in result.output
+    result = _run("privacy", "tradeoff", "--spec", str(tmp_path / "missing.json"))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_help_has_examples():
+    for sub in ("compose", "convert", "tradeoff"):
+        result = _run("privacy", sub, "--help")
+        assert result.exit_code == 0 and "Example" in result.output

@@ -1,0 +1,152 @@
+"""Exact Neyman–Pearson curves of the mechanism specs (FORMULAS.md §2, §4, §7)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import ldp
+from ldp.errors import ParameterError
+from ldp.privacy.conversions import dp_to_gdp_mu
+from ldp.privacy.mechanisms import mechanism_loss, mechanism_tradeoff, per_report_gdp_mu, tradeoff_summary
+from ldp.privacy.tradeoff import GaussianTradeoff, dp_tradeoff
+
+from conftest import frequency_specs, rappor_specs
+
+ALPHA = np.linspace(0.0, 1.0, 1001)
+SPECS = frequency_specs(1.0) + frequency_specs(3.0, tuple(range(40))) + rappor_specs()
+
+
+def _ids(spec):
+    return f"{spec.mechanism}-{getattr(spec, 'encoding', '')}-{spec.fingerprint[:6]}"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=_ids)
+def test_single_report_curve_is_exact_and_tight(spec):
+    loss = mechanism_loss(spec)
+    curve = loss.tradeoff()
+    eps = spec.epsilon_achieved if hasattr(spec, "epsilon_achieved") else spec.epsilon_one
+    # the worst pair's largest likelihood ratio is exactly the spec's ratio: the ε claim is tight
+    assert loss.pure_epsilon == pytest.approx(eps, rel=1e-12)
+    # and the curve dominates the generic ε-DP bound f_{ε,0} ...
+    assert np.all(curve(ALPHA) >= dp_tradeoff(eps)(ALPHA) - 1e-12)
+    # ... while no looser ε' < ε bound holds: δ(ε') > 0
+    assert curve.delta(eps * (1 - 1e-6)) > 0
+    assert loss.is_symmetric()
+    # it is a trade-off function of a pair of distributions: α, β end at 1 and 0
+    assert curve.alpha[-1] == pytest.approx(1.0) and curve.beta[-1] == 0.0
+
+
+def test_binary_rr_curve_is_f_eps_0():
+    spec = ldp.BinaryRR(epsilon=1.5)
+    curve = mechanism_tradeoff(spec)
+    assert np.allclose(curve(ALPHA), dp_tradeoff(spec.epsilon_achieved)(ALPHA), atol=1e-14)
+    assert per_report_gdp_mu(spec) == pytest.approx(dp_to_gdp_mu(spec.epsilon_achieved), rel=1e-12)
+
+
+def test_grr_has_three_segments():
+    spec = ldp.GRR(domain=tuple(range(6)), epsilon=1.0)
+    curve = mechanism_tradeoff(spec)
+    assert curve.alpha.size == 4  # (0,1), two kinks, (1,0): LRs e^ε, 1, e^−ε
+    p, q = float(spec.p), float(spec.q)
+    assert curve.alpha[1] == pytest.approx(q) and curve.beta[1] == pytest.approx(1 - p)
+
+
+def test_oue_is_the_product_of_two_bit_curves():
+    spec = ldp.OUE(domain=tuple(range(4)), epsilon=1.0)
+    p, q = float(spec.p), float(spec.q)
+    # outputs of the two differing bits (b_x, b_x'): P = Bern(p)×Bern(q), Q = Bern(q)×Bern(p)
+    P = np.array([(1 - p) * (1 - q), (1 - p) * q, p * (1 - q), p * q])
+    Q = np.array([(1 - q) * (1 - p), (1 - q) * p, q * (1 - p), q * p])
+    order = np.argsort(-(Q / P), kind="stable")
+    alpha = np.r_[0, np.cumsum(P[order])]
+    beta = 1 - np.r_[0, np.cumsum(Q[order])]
+    assert np.allclose(mechanism_tradeoff(spec)(ALPHA), np.interp(ALPHA, alpha, beta), atol=1e-12)
+
+
+def test_olh_collisions_only_help():
+    spec = ldp.OLH(domain=tuple(range(50)), epsilon=2.0)
+    grr_on_g = ldp.GRR(domain=tuple(range(spec.g)), epsilon=spec.epsilon, p=spec.p)
+    assert np.all(mechanism_tradeoff(spec)(ALPHA) >= mechanism_tradeoff(grr_on_g)(ALPHA) - 1e-12)
+
+
+def test_k_fresh_reports_compose():
+    spec = ldp.GRR(domain=tuple(range(5)), epsilon=0.5)
+    single = mechanism_loss(spec)
+    five = mechanism_loss(spec, 5)
+    explicit = single.compose(single).compose(single).compose(single).compose(single)
+    grid = np.linspace(0, 2.5, 6)
+    assert np.allclose(five.delta(grid), explicit.delta(grid), rtol=1e-9, atol=1e-15)
+    # the mechanism's own curve is tighter than the worst case f_{ε,0}^{⊗k}
+    from ldp.privacy.composition import optimal_composition
+
+    assert five.epsilon(1e-6) <= optimal_composition(spec.epsilon_achieved, 5, 1e-6) + 1e-9
+    with pytest.raises(ParameterError):
+        mechanism_loss(spec, math.inf)
+
+
+RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4")
+
+
+def test_rappor_formulas_example():
+    # FORMULAS.md §2: h=2, f=0.5, p=0.5, q=0.75 → ε∞ = 4 ln 3, ε₁ = 1.07429
+    assert mechanism_loss(RAPPOR, 1).pure_epsilon == pytest.approx(1.07429, abs=5e-6)
+    assert mechanism_loss(RAPPOR, math.inf).pure_epsilon == pytest.approx(4 * math.log(3), rel=1e-12)
+
+
+def test_rappor_reports_of_a_memoized_value_tend_to_the_prr_curve():
+    prr = mechanism_tradeoff(RAPPOR, math.inf)(ALPHA)
+    previous = mechanism_tradeoff(RAPPOR, 1)(ALPHA)
+    for r in (2, 5, 20, 80):
+        now = mechanism_tradeoff(RAPPOR, r)(ALPHA)
+        assert np.all(now <= previous + 1e-9), "more reports reveal more"
+        assert np.all(now >= prr - 1e-9), "never more than the PRR (post-processing)"
+        previous = now
+    assert np.max(previous - prr) < 0.02
+    # the r-report curve is also above f_{ε∞,0} and above r-fold ε₁ composition
+    assert mechanism_loss(RAPPOR, 80).epsilon(1e-6) <= RAPPOR.epsilon_inf + 1e-9
+
+
+def test_rappor_large_r_uses_the_lazy_product_soundly():
+    loss = mechanism_loss(RAPPOR, 40, max_atoms=10_000)
+    exact = mechanism_loss(RAPPOR, 40)
+    assert type(loss).__name__ == "ProductLoss"
+    assert loss.epsilon(1e-6) == pytest.approx(exact.epsilon(1e-6), abs=1e-7)
+    assert np.all(loss.tradeoff()(ALPHA) <= exact.tradeoff()(ALPHA) + 1e-9)
+
+
+def test_one_time_rappor_has_no_prr_curve():
+    spec = ldp.Rappor(num_bits=8, num_hashes=1, f=0, p="1/4", q="3/4")
+    with pytest.raises(ParameterError):
+        mechanism_loss(spec, math.inf)
+    # without a PRR, r reports of one value are r fresh reports
+    single = mechanism_loss(spec, 1)
+    assert mechanism_loss(spec, 3).epsilon(1e-6) == pytest.approx(
+        single.self_compose(3).epsilon(1e-6), abs=1e-9)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=_ids)
+def test_gdp_mu_bounds_the_curve(spec):
+    mu = per_report_gdp_mu(spec)
+    curve = mechanism_tradeoff(spec)
+    assert math.isfinite(mu) and mu > 0
+    assert np.all(GaussianTradeoff(mu)(ALPHA) <= curve(ALPHA) + 1e-9)
+    eps = mechanism_loss(spec).pure_epsilon
+    assert mu <= dp_to_gdp_mu(eps) + 1e-9  # never worse than the generic ε-DP ⇒ GDP bound
+
+
+def test_tradeoff_summary():
+    out = tradeoff_summary(RAPPOR)
+    assert set(out) == {"epsilon", "gdp_mu", "epsilon_inf", "gdp_mu_inf"}
+    assert out["gdp_mu"] < out["gdp_mu_inf"]
+    assert set(tradeoff_summary(ldp.OUE(domain=(1, 2, 3), epsilon=1.0))) == {"epsilon", "gdp_mu"}
+
+
+def test_bad_reports():
+    with pytest.raises(ParameterError):
+        mechanism_loss(RAPPOR, 0)
+    with pytest.raises(ParameterError):
+        mechanism_loss(RAPPOR, 2.5)
