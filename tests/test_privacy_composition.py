@@ -195,3 +195,15 @@ def test_agrees_with_dp_accounting(epsilons):
     # dp-accounting discretizes pessimistically (interval 1e-4): never below the exact value
     assert ours <= theirs + 1e-9
     assert theirs - ours < 1e-3 * len(epsilons) * 1e-4 + 1e-6
+
+
+def test_lattice_product_matches_explicit_product():
+    # three-atom pairs (GRR-like) on one lattice: product computed in log space without the outer product
+    grr = PrivacyLoss.from_probabilities([0.5, 0.2, 0.3], [0.2, 0.5, 0.3])
+    a, b = grr.self_compose(6), grr.self_compose(5)
+    explicit = a.compose(b)
+    lattice = a.compose(b, max_atoms=1)
+    assert isinstance(lattice, PrivacyLoss) and lattice.size == explicit.size
+    grid = np.linspace(-3.0, 5.0, 9)
+    assert np.allclose(lattice.delta(grid), explicit.delta(grid), rtol=1e-12, atol=1e-15)
+    assert np.allclose(lattice.tradeoff()(ALPHA), explicit.tradeoff()(ALPHA), atol=1e-12)

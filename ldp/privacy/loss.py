@@ -17,8 +17,11 @@ All masses are kept as logarithms, so nothing overflows or underflows at
 
 Atoms whose losses agree to within :data:`MERGE_TOLERANCE` are merged (the
 likelihood ratios then differ by a factor of at most 1 + 1e-9, far below any
-δ one would state). When a product would have more than ``max_atoms`` atoms,
-:meth:`PrivacyLoss.compose` returns a :class:`ProductLoss`, which keeps the
+δ one would state). When a product would have more than ``max_atoms`` atoms
+and both factors' losses lie on one lattice (GRR, OLH, randomized response),
+the product is computed exactly as a log-space convolution over the lattice
+(at most n₁ + n₂ − 1 atoms); otherwise :meth:`PrivacyLoss.compose` returns a
+:class:`ProductLoss`, which keeps the
 two factors and evaluates δ(ε) exactly without building the product; its
 trade-off curve is the envelope of tangent lines at a grid of ε values, a
 sound lower bound of the true curve that touches it at every grid point.
@@ -257,7 +260,8 @@ class PrivacyLoss(_LossBase):
         if isinstance(other, ProductLoss):
             return ProductLoss(self, other)
         if self.size * other.size > max_atoms:
-            return ProductLoss(self, other)
+            lattice = _lattice_convolve(self, other)
+            return lattice if lattice is not None else ProductLoss(self, other)
         log_p = (self.log_p[:, None] + other.log_p[None, :]).ravel()
         log_q = (self.log_q[:, None] + other.log_q[None, :]).ravel()
         return PrivacyLoss(log_p, log_q, check=False)
@@ -293,6 +297,49 @@ class PrivacyLoss(_LossBase):
 
     def __repr__(self) -> str:
         return f"PrivacyLoss(atoms={self.size}, max |loss|={self.pure_epsilon:.6g})"
+
+
+def _lattice(loss: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """(step, integer indices) when every loss is an integer multiple of one step."""
+    if not np.all(np.isfinite(loss)):
+        return None
+    nonzero = np.abs(loss[np.abs(loss) > MERGE_TOLERANCE])
+    if nonzero.size == 0:
+        return None
+    step = float(nonzero.min())
+    index = np.round(loss / step)
+    if not np.allclose(index * step, loss, rtol=0, atol=MERGE_TOLERANCE * max(1.0, float(np.abs(loss).max()))):
+        return None
+    return step, index.astype(np.int64)
+
+
+def _lattice_convolve(a: PrivacyLoss, b: PrivacyLoss) -> PrivacyLoss | None:
+    """Exact product of two pairs whose losses lie on one lattice, in log space.
+
+    The product's atoms are indexed by the sum of the factors' lattice
+    indices, so there are at most n_a + n_b − 1 of them; the work is
+    O(n_a·n_b) log-additions without materializing the outer product.
+    """
+    la, lb = _lattice(a.loss), _lattice(b.loss)
+    if la is None or lb is None or abs(la[0] - lb[0]) > 1e-12 * la[0]:
+        return None
+    step = la[0]
+    (ia, ib) = la[1], lb[1]
+    if a.size < b.size:
+        a, b, ia, ib = b, a, ib, ia
+    lo = int(ia.min() + ib.min())
+    width = int(ia.max() + ib.max()) - lo + 1
+    dense_a = np.full(int(ia.max() - ia.min()) + 1, -np.inf)
+    dense_a[ia - ia.min()] = a.log_p
+    out = np.full(width, -np.inf)
+    for j, lp in zip(ib, b.log_p):
+        start = int(ia.min() + j) - lo
+        window = out[start:start + dense_a.size]
+        np.logaddexp(window, dense_a + lp, out=window)
+    index = np.arange(width) + lo
+    live = np.isfinite(out)
+    log_p = out[live]
+    return PrivacyLoss(log_p, log_p - index[live] * step, check=False)
 
 
 def _compose_any(a, b, max_atoms):
