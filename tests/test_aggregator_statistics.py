@@ -73,31 +73,9 @@ def support_probabilities(spec):
     return spec.p_star, spec.q_star
 
 
-def clear_padding(batch: ReportBatch, num_bits: int) -> ReportBatch:
-    """Zero the pad bits of the last byte (encode_batch currently randomizes them; see the lead's note)."""
-    if batch.bits is None:
-        return batch
-    bits = batch.bits.copy()
-    spare = bits.shape[1] * 8 - num_bits
-    if spare:
-        bits[:, -1] &= (0xFF << spare) & 0xFF
-    return dataclasses.replace(batch, bits=bits)
-
-
 def simulated_batch(spec, users: list, rng: np.random.Generator) -> ReportBatch:
     """Seeded simulation encoding of ``users`` (one report each)."""
-    if isinstance(spec, ldp.Rappor) and spec.encoding == "basic":
-        # encode_batch cannot encode basic RAPPOR yet; same distribution by hand:
-        # each reported bit is an independent coin with P[S=1 | B] (FORMULAS.md §2).
-        index = np.array([spec.domain.index(u) for u in users])
-        true_bits = np.zeros((len(users), spec.num_bits), dtype=bool)
-        true_bits[np.arange(len(users)), index] = True
-        prob = np.where(true_bits, float(spec.prob_one_given_one), float(spec.prob_one_given_zero))
-        bits = np.packbits((rng.random(prob.shape) < prob).astype(np.uint8), axis=1)
-        cohorts = rng.integers(0, spec.num_cohorts, len(users))
-        return ReportBatch(spec=spec.fingerprint, bits=bits, cohorts=cohorts)
-    batch = encode_batch(spec, users, rng)
-    return clear_padding(batch, spec.num_bits if isinstance(spec, ldp.Rappor) else spec.domain_size)
+    return encode_batch(spec, users, rng)
 
 
 def rows(batch: ReportBatch, start: int, stop: int) -> ReportBatch:
@@ -186,7 +164,7 @@ def test_bloom_bit_estimates_unbiased_with_fixed_data_spread():
     for user, cohort in zip(users, cohorts.tolist()):
         true_bits[cohort, sorted(set(spec.bit_positions(user, cohort)))] += 1
     big_n = np.bincount(cohorts, minlength=spec.num_cohorts)[:, None].astype(float)
-    batch = clear_padding(encode_batch(spec, users * runs, rng, cohorts=np.tile(cohorts, runs)), spec.num_bits)
+    batch = encode_batch(spec, users * runs, rng, cohorts=np.tile(cohorts, runs))
     t = np.empty((runs, spec.num_cohorts, spec.num_bits))
     reported = np.empty_like(t)
     for r in range(runs):
