@@ -1,0 +1,64 @@
+"""Packaging: the wheel holds every subpackage; the client stays light to import.
+
+The package-dir layout of DESIGN.md maps ``client/`` to ``ldp.client`` and so
+on; a subpackage missing from pyproject's ``packages`` list is silently left
+out of the wheel, which an editable install would never show.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def source_packages() -> dict[str, Path]:
+    """Every importable package of the source tree, by dotted name (from the package-dir mapping)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    roots = config["package-dir"]
+    packages = {}
+    for top, directory in roots.items():
+        base = ROOT / directory
+        for init in base.rglob("__init__.py"):
+            relative = init.parent.relative_to(base).parts
+            packages[".".join((top, *relative))] = init.parent
+    return packages
+
+
+def test_every_source_package_is_listed_in_pyproject():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    missing = set(source_packages()) - listed
+    assert not missing, f"packages not listed in pyproject.toml [tool.setuptools] packages: {sorted(missing)}"
+
+
+@pytest.mark.slow
+def test_wheel_contains_every_subpackage_and_module(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("ldp-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for dotted, directory in source_packages().items():
+        prefix = dotted.replace(".", "/")
+        for module in directory.glob("*.py"):
+            assert f"{prefix}/{module.name}" in names, f"{dotted}.{module.stem} missing from {wheel.name}"
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "ldp = ldp.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_importing_the_client_does_not_import_heavy_libraries():
+    code = (
+        "import sys, ldp.client\n"
+        "heavy = sorted(m for m in ('pandas', 'scipy', 'matplotlib', 'pyarrow') if m in sys.modules)\n"
+        "print(','.join(heavy))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert result.stdout.strip() == "", f"importing ldp.client imported {result.stdout.strip()}"
