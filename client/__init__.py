@@ -2,10 +2,13 @@
 
 - :func:`make_encoder` — the on-device encoder (CSPRNG, exact probabilities).
 - :class:`ClientState` — persistent secret and cohort for RAPPOR.
+- :class:`BudgetedEncoder` — charges a per-client privacy ledger on every encode
+  (``make_encoder(spec, ledger=..., budget=...)``).
 - :func:`encode_batch` — vectorized, seeded, *insecure* path for simulations.
 """
 
 from ldp.client.batch import encode_batch
+from ldp.client.budgeted import BudgetedEncoder
 from ldp.client.encoders import (
     Encoder,
     GRREncoder,
@@ -20,6 +23,7 @@ __all__ = [
     "make_encoder",
     "encode_batch",
     "ClientState",
+    "BudgetedEncoder",
     "Encoder",
     "GRREncoder",
     "UnaryEncoder",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -28,6 +29,8 @@ __all__ = ["encode", "read_values", "state_path"]
 
 _CHUNK = 65536
 _CLIENT_COLUMN = "client_id"
+#: Exit status when some rows were refused by their client's budget.
+EXIT_REFUSED = 3
 
 
 def state_path(directory: str | Path, client_id: str) -> Path:
@@ -97,25 +100,37 @@ def _clean(value: Any, row: int) -> Any:
     return value
 
 
-def _secure_reports(spec: Spec, rows, state_dir: str | None):
+def ledger_path(directory: str | Path, client_id: str) -> Path:
+    """Privacy ledger of ``client_id`` in ``directory``, beside its state file."""
+    return state_path(directory, client_id).with_suffix(".ledger.json")
+
+
+def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refused: list[int] | None = None):
+    """CSPRNG reports, one per row; rows refused by a client's budget are skipped and listed in ``refused``."""
+    from ldp.client.budgeted import BudgetedEncoder, open_ledger
     from ldp.client.encoders import make_encoder
+    from ldp.errors import BudgetExceededError
 
     shared = None if spec.mechanism == "rappor" else make_encoder(spec)
     clients: dict[str, Any] = {}
     for row, value, client in rows:
         value = _clean(value, row)
-        if shared is not None:
-            encoder = shared
-        elif state_dir is None:
-            encoder = make_encoder(spec)  # a fresh client per row
+        if state_dir is None:
+            encoder = shared if shared is not None else make_encoder(spec)  # a fresh client per row
         else:
             key = str(client)
             encoder = clients.get(key)
             if encoder is None:
-                encoder = make_encoder(spec, state=state_path(state_dir, key))
+                encoder = shared if shared is not None else make_encoder(spec, state=state_path(state_dir, key))
+                if budget is not None:
+                    encoder = BudgetedEncoder(encoder, open_ledger(ledger_path(state_dir, key), budget))
                 clients[key] = encoder
         try:
             yield encoder.encode(value)
+        except BudgetExceededError:
+            if refused is None:
+                raise
+            refused.append(row)
         except ParameterError as exc:
             raise ParameterError(f"row {row}: {exc}") from None
 
@@ -144,8 +159,14 @@ def _seeded_batches(spec: Spec, rows, seed: int):
               help="Reports file: .jsonl, .csv or .parquet (default: JSON Lines on stdout).")
 @click.option("--state", "state_dir", type=click.Path(file_okay=False),
               help="Directory of persistent client states, selected by the client_id column.")
+@click.option("--budget", "budget_epsilon", type=float,
+              help="Per-client privacy budget (total epsilon), kept in a ledger beside each client's state; "
+              "needs --state. A row that would exceed its client's budget is not encoded.")
+@click.option("--budget-delta", type=float, default=0.0, show_default=True, help="Delta of the budget (optimal composition).")
+@click.option("--composition", type=click.Choice(["basic", "optimal"]), default="basic", show_default=True,
+              help="How a client's reports compose against its budget.")
 @click.option("--seed", type=int, help="INSECURE: reproducible NumPy randomness, for tests and demos only.")
-def encode(spec_path, input_path, column, output, state_dir, seed):
+def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, budget_delta, composition, seed):
     """Randomize each input value (one row = one user) into a report.
 
     INPUT is CSV, JSON Lines or Parquet (by extension), or plain text with one
@@ -157,6 +178,10 @@ def encode(spec_path, input_path, column, output, state_dir, seed):
       printf 'a\\nb\\na\\n' > values.txt
       ldp encode --spec spec.json values.txt -o reports.jsonl
       ldp encode --spec rappor.json users.csv --column url --state states/ -o reports.parquet
+      ldp encode --spec spec.json users.csv --state states/ --budget 4 -o reports.jsonl
+
+    Exit status: 0 when every row was encoded; 3 when some rows were refused
+    because their client's budget would be exceeded (nothing was emitted for them).
     """
 
     def body():
@@ -166,6 +191,14 @@ def encode(spec_path, input_path, column, output, state_dir, seed):
         if not Path(input_path).is_file():
             raise ParameterError(f"input file {input_path!r} does not exist")
         rows = read_values(input_path, column, with_client=state_dir is not None)
+        budget = None
+        if budget_epsilon is not None:
+            from ldp.privacy.budget import Budget
+
+            if state_dir is None:
+                raise ParameterError("--budget needs --state (each client's ledger lives beside its state)")
+            budget = Budget(epsilon=budget_epsilon, delta=budget_delta, composition=composition)
+        refused: list[int] = []
         if seed is not None:
             if state_dir is not None:
                 raise ParameterError("--seed and --state cannot be combined")
@@ -173,8 +206,14 @@ def encode(spec_path, input_path, column, output, state_dir, seed):
                        "Use it for tests and demos only.", err=True)
             items = _seeded_batches(spec, rows, seed)
         else:
-            items = _secure_reports(spec, rows, state_dir)
+            items = _secure_reports(spec, rows, state_dir, budget, refused)
         count = write_reports(items, output, spec)
         click.echo(f"encoded {count} values with {spec.mechanism} ({spec.fingerprint})", err=True)
+        if refused:
+            shown = ", ".join(map(str, refused[:10])) + (" ..." if len(refused) > 10 else "")
+            click.echo(f"{len(refused)} rows refused: their client's privacy budget would be exceeded "
+                       f"(rows {shown}); nothing was emitted for them", err=True)
+            return EXIT_REFUSED
+        return 0
 
-    run_guarded(body)
+    sys.exit(run_guarded(body))

@@ -152,7 +152,7 @@ class RapporEncoder:
         return Report(spec=self.spec.fingerprint, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width))
 
 
-def make_encoder(spec, *, state: ClientState | str | None = None) -> Encoder:
+def make_encoder(spec, *, state: ClientState | str | None = None, ledger=None, budget=None) -> Encoder:
     """The client encoder for ``spec``.
 
     Parameters
@@ -163,7 +163,26 @@ def make_encoder(spec, *, state: ClientState | str | None = None) -> Encoder:
         RAPPOR only: the client's persistent state, or the path of its state
         file (created when missing). Without it the encoder is a fresh client
         with a new secret and cohort, kept in memory only.
+    ledger : PrivacyLedger or path, optional
+        The client's privacy ledger (:mod:`ldp.privacy.budget`), or the path of
+        its file (created with ``budget`` when missing). Every ``encode`` is
+        then charged to it and refused with :class:`~ldp.errors.BudgetExceededError`,
+        emitting nothing, once the budget would be exceeded.
+    budget : Budget, optional
+        The budget of a new ledger file (must match an existing one).
     """
+    encoder = _unbudgeted_encoder(spec, state)
+    if ledger is None:
+        if budget is not None:
+            raise ParameterError("a budget needs a ledger (pass ledger=PATH or a PrivacyLedger)")
+        return encoder
+    from ldp.client.budgeted import BudgetedEncoder, open_ledger
+
+    return BudgetedEncoder(encoder, open_ledger(ledger, budget))
+
+
+def _unbudgeted_encoder(spec, state: ClientState | str | None) -> Encoder:
+    """The mechanism's own encoder (no budget)."""
     if isinstance(spec, Rappor):
         if state is None:
             state = ClientState.new(spec)

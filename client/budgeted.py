@@ -1,0 +1,87 @@
+"""Encoders that charge a per-client privacy budget before a report leaves.
+
+:class:`BudgetedEncoder` wraps any client encoder with a
+:class:`~ldp.privacy.budget.PrivacyLedger`. Each ``encode`` randomizes the
+value, charges the ledger by the mechanism's accounting (fresh-randomness
+mechanisms cost their ε per report; a memoized RAPPOR value costs ε₁ per
+report up to its permanent ε∞), and only then returns the report. When the
+charge is refused (:class:`~ldp.errors.BudgetExceededError`) or the ledger
+cannot be written, the report is discarded: nothing is emitted and nothing is
+recorded. An invalid value fails in the encoder, before any charge.
+
+Randomizing before charging is safe: a report that is never returned reveals
+nothing, and it lets the encoder validate the value exactly as it always
+does, so the ledger is never charged for a report that could not be made.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ldp.errors import ParameterError
+from ldp.privacy.budget import Budget, PrivacyLedger
+from ldp.report import Report
+
+__all__ = ["BudgetedEncoder", "open_ledger"]
+
+
+def open_ledger(ledger: PrivacyLedger | str | os.PathLike, budget: Budget | None = None) -> PrivacyLedger:
+    """A ledger object from a ledger or a ledger file path (created with ``budget`` when missing)."""
+    if isinstance(ledger, PrivacyLedger):
+        if budget is not None and budget != ledger.budget:
+            raise ParameterError(f"budget {budget} differs from the ledger's own {ledger.budget}")
+        return ledger
+    if isinstance(ledger, (str, os.PathLike)):
+        return PrivacyLedger.load_or_create(ledger, budget)
+    raise ParameterError(f"ledger must be a PrivacyLedger or a file path, got {type(ledger).__name__}")
+
+
+class BudgetedEncoder:
+    """A client encoder whose every report is charged to a privacy ledger.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        The mechanism's encoder (from :func:`ldp.client.make_encoder`).
+    ledger : PrivacyLedger
+        The client's ledger; persistent when opened from a file.
+
+    References
+    ----------
+    .. [1] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR". ACM CCS 2014, §3
+       (a memoized value's reports never cost more than its PRR's ε∞).
+    .. [2] P. Kairouz, S. Oh, P. Viswanath. "The composition theorem for
+       differential privacy". IEEE Trans. IT 63(6), 2017 (the ``optimal`` rule).
+    """
+
+    def __init__(self, encoder: Any, ledger: PrivacyLedger):
+        self.encoder = encoder
+        self.spec = encoder.spec
+        self.ledger = ledger
+
+    def encode(self, value: Any) -> Report:
+        """Randomize ``value`` and charge the ledger; return the report only if the charge succeeds.
+
+        Raises
+        ------
+        BudgetExceededError
+            If this report would exceed the budget; nothing is returned or recorded.
+        ParameterError
+            If ``value`` is invalid for the spec; nothing is charged.
+        StateError
+            If the ledger file cannot be written; nothing is returned.
+        """
+        report = self.encoder.encode(value)
+        self.ledger.charge(self.spec, value)
+        return report
+
+    @property
+    def spent(self) -> float:
+        """Total ε this client has spent so far."""
+        return self.ledger.spent
+
+    @property
+    def remaining(self) -> float:
+        """ε left in the budget."""
+        return self.ledger.remaining
