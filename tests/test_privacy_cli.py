@@ -71,3 +71,17 @@ def test_help_has_examples():
     for sub in ("compose", "convert", "tradeoff"):
         result = _run("privacy", sub, "--help")
         assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_spec_prints_the_per_report_gdp_mu(tmp_path):
+    from ldp.privacy.mechanisms import mechanism_tradeoff, per_report_gdp_mu
+
+    result = _run("spec", "oue", "--epsilon", "1", "--domain-size", "8", "-o", str(tmp_path / "oue.json"))
+    assert result.exit_code == 0, result.output
+    spec = ldp.load_spec(tmp_path / "oue.json")
+    assert f"one report is {per_report_gdp_mu(spec):.6g}-GDP" in result.output
+    result = _run("spec", "rappor", "--num-bits", "16", "--num-hashes", "2", "--num-cohorts", "4",
+                  "--f", "0.5", "--p", "0.5", "--q", "0.75", "-o", str(tmp_path / "rappor.json"))
+    assert result.exit_code == 0, result.output
+    rappor = ldp.load_spec(tmp_path / "rappor.json")
+    assert f"(PRR) are {mechanism_tradeoff(rappor, float('inf')).gdp_mu():.6g}-GDP" in result.output

@@ -80,6 +80,20 @@ def _privacy_lines(spec) -> list[str]:
     else:
         lines.append(f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})")
         lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
+    return lines + _tradeoff_lines(spec)
+
+
+def _tradeoff_lines(spec) -> list[str]:
+    """The per-report trade-off summary: the smallest GDP μ that bounds the exact curve."""
+    from ldp.privacy.mechanisms import tradeoff_summary
+
+    try:
+        summary = tradeoff_summary(spec)
+    except ParameterError:  # no exact trade-off curve for this mechanism
+        return []
+    lines = [f"trade-off: one report is {summary['gdp_mu']:.6g}-GDP (tightest mu bounding its exact curve)"]
+    if "gdp_mu_inf" in summary:
+        lines.append(f"trade-off: all reports of one value (PRR) are {summary['gdp_mu_inf']:.6g}-GDP")
     return lines
 
 
