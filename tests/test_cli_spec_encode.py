@@ -1,0 +1,213 @@
+"""``ldp spec`` and ``ldp encode`` (issue 2 CLI), with CliRunner and real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import ldp
+from ldp.cli import cli
+from ldp.client.cli import state_path
+from ldp.report import Report
+
+
+def _run(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def _spec(tmp_path, *args) -> tuple[object, str]:
+    out = tmp_path / "spec.json"
+    result = _run("spec", *args, "-o", out)
+    assert result.exit_code == 0, result.output
+    return ldp.load_spec(out), result.output
+
+
+@pytest.mark.parametrize("mechanism", ["grr", "binary-rr", "sue", "oue", "olh", "blh"])
+def test_spec_frequency_mechanisms_write_json_and_print_epsilon(tmp_path, mechanism):
+    domain = "yes,no" if mechanism == "binary-rr" else "a,b,c"
+    spec, output = _spec(tmp_path, mechanism, "--epsilon", "1", "--domain", domain)
+    assert spec.mechanism == mechanism and spec.epsilon == 1.0
+    assert [str(v) for v in spec.domain] == domain.split(",")
+    assert "epsilon: 1 " in output and spec.fingerprint in output
+
+
+def test_spec_to_stdout_is_the_json(tmp_path):
+    result = CliRunner().invoke(cli, ["spec", "grr", "--epsilon", "2", "--domain", "a,b"])
+    assert result.exit_code == 0
+    spec = ldp.load_spec(json.loads(result.stdout))
+    assert spec == ldp.GRR(domain=("a", "b"), epsilon=2.0)
+    assert "epsilon: 2" in result.stderr and "epsilon" not in result.stdout.split("}")[-1]
+
+
+def test_spec_domain_file_and_domain_size(tmp_path):
+    domain_file = tmp_path / "domain.txt"
+    domain_file.write_text("chrome\nfirefox\nsafari\n")
+    spec, _ = _spec(tmp_path, "oue", "--epsilon", "1", "--domain-file", domain_file)
+    assert spec.domain == ("chrome", "firefox", "safari")
+    spec, _ = _spec(tmp_path, "grr", "--epsilon", "1", "--domain-size", "5")
+    assert spec.domain == (0, 1, 2, 3, 4)
+    # integers accepted as numbers or decimal strings at encode time
+    assert spec.index_of(3) == spec.index_of("3") == 3
+
+
+def test_spec_rappor_prints_both_epsilons(tmp_path):
+    spec, output = _spec(tmp_path, "rappor", "--num-bits", "128", "--num-hashes", "2", "--num-cohorts", "64",
+                         "--f", "0.5", "--p", "0.5", "--q", "0.75", "--hash", "md5")
+    assert spec == ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/2", q="3/4", hash="md5")
+    assert "epsilon_inf (any number of reports of one value): 4.39445" in output
+    assert "epsilon_one (a single report): 1.07429" in output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["grr", "--epsilon", "0", "--domain", "a,b"], "epsilon"),
+    (["grr", "--epsilon", "-1", "--domain", "a,b"], "epsilon"),
+    (["grr", "--epsilon", "1", "--domain", "a,a"], "duplicate"),
+    (["grr", "--epsilon", "1"], "domain"),
+    (["rappor", "--num-bits", "4", "--num-hashes", "8", "--num-cohorts", "1", "--f", "0.5", "--p", "0.5",
+      "--q", "0.75"], "num_hashes"),
+    (["rappor", "--num-bits", "8", "--num-hashes", "2", "--num-cohorts", "1", "--f", "0.5", "--p", "0.8",
+      "--q", "0.75"], "p < q"),
+    (["rappor", "--num-bits", "8", "--num-hashes", "2", "--num-cohorts", "1", "--f", "1", "--p", "0.5",
+      "--q", "0.75"], "f"),
+])
+def test_spec_bad_parameters_are_one_line_errors(args, message):
+    result = _run("spec", *args)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output and message in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+# -- ldp encode ----------------------------------------------------------------
+def _grr_spec(tmp_path):
+    path = tmp_path / "grr.json"
+    path.write_text(ldp.GRR(domain=("a", "b", "c"), epsilon=1.0).to_json())
+    return path
+
+
+def test_encode_text_to_stdout_is_json_lines(tmp_path):
+    spec_path = _grr_spec(tmp_path)
+    values = tmp_path / "values.txt"
+    values.write_text("a\nb\nc\na\n")
+    result = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(values)])
+    assert result.exit_code == 0, result.output
+    reports = [Report.from_json(line) for line in result.stdout.splitlines()]
+    spec = ldp.load_spec(spec_path)
+    assert len(reports) == 4 and all(r.spec == spec.fingerprint and r.value in spec.domain for r in reports)
+    assert "encoded 4 values" in result.stderr
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_encode_table_inputs_and_outputs_by_extension(tmp_path, suffix):
+    spec_path = _grr_spec(tmp_path)
+    frame = pd.DataFrame({"user": ["u1", "u2", "u3"], "browser": ["a", "c", "b"]})
+    source = tmp_path / f"in{suffix}"
+    {".csv": lambda: frame.to_csv(source, index=False),
+     ".jsonl": lambda: frame.to_json(source, orient="records", lines=True),
+     ".parquet": lambda: frame.to_parquet(source)}[suffix]()
+    out = tmp_path / f"out{suffix}"
+    result = _run("encode", "--spec", spec_path, source, "--column", "browser", "-o", out)
+    assert result.exit_code == 0, result.output
+    if suffix == ".parquet":
+        table = pd.read_parquet(out)
+    elif suffix == ".csv":
+        table = pd.read_csv(out, dtype=str)
+    else:
+        table = pd.read_json(out, lines=True, dtype=False)
+    assert len(table) == 3 and set(table["value"]) <= {"a", "b", "c"}
+    assert set(map(str, table["spec"])) == {ldp.load_spec(spec_path).fingerprint}
+
+
+def test_encode_several_columns_needs_column(tmp_path):
+    spec_path = _grr_spec(tmp_path)
+    source = tmp_path / "in.csv"
+    source.write_text("x,y\na,b\n")
+    result = _run("encode", "--spec", spec_path, source)
+    assert result.exit_code == 2 and "--column" in result.output and "Traceback" not in result.output
+
+
+def test_encode_value_outside_domain_is_a_one_line_error(tmp_path):
+    spec_path = _grr_spec(tmp_path)
+    values = tmp_path / "values.txt"
+    values.write_text("a\nzzz\n")
+    result = _run("encode", "--spec", spec_path, values)
+    assert result.exit_code == 2
+    assert "row 2" in result.output and "zzz" in result.output and "Traceback" not in result.output
+
+
+def _rappor_spec(tmp_path):
+    spec = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=64, f="1/2", p="1/4", q="3/4")
+    path = tmp_path / "rappor.json"
+    path.write_text(spec.to_json())
+    return spec, path
+
+
+def test_encode_without_state_gives_each_row_a_fresh_client(tmp_path):
+    spec, spec_path = _rappor_spec(tmp_path)
+    source = tmp_path / "urls.txt"
+    source.write_text("same\n" * 200)
+    out = tmp_path / "reports.jsonl"
+    assert _run("encode", "--spec", spec_path, source, "-o", out).exit_code == 0
+    cohorts = [Report.from_json(line).cohort for line in out.read_text().splitlines()]
+    # 200 fresh clients with uniform cohorts over 64: all in one cohort has probability 64^-199
+    assert len(cohorts) == 200 and len(set(cohorts)) > 1
+    assert not list(tmp_path.glob("*.json.*"))  # no state written anywhere
+
+
+def test_encode_with_state_keeps_each_client(tmp_path):
+    spec, spec_path = _rappor_spec(tmp_path)
+    source = tmp_path / "users.csv"
+    source.write_text("client_id,url\nalice,a.com\nbob,b.com\nalice,c.com\n")
+    states = tmp_path / "states"
+    out1, out2 = tmp_path / "r1.jsonl", tmp_path / "r2.jsonl"
+    assert _run("encode", "--spec", spec_path, source, "--column", "url", "--state", states, "-o", out1).exit_code == 0
+    for client in ("alice", "bob"):
+        path = state_path(states, client)
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    first = [Report.from_json(line) for line in out1.read_text().splitlines()]
+    assert first[0].cohort == first[2].cohort  # alice's two rows: one client
+    alice = ldp.client.ClientState.load(state_path(states, "alice"), spec)
+    assert first[0].cohort == alice.cohort
+    before = state_path(states, "alice").read_bytes()
+    assert _run("encode", "--spec", spec_path, source, "--column", "url", "--state", states, "-o", out2).exit_code == 0
+    assert state_path(states, "alice").read_bytes() == before  # restart: same secret and cohort
+    second = [Report.from_json(line) for line in out2.read_text().splitlines()]
+    assert [r.cohort for r in second] == [r.cohort for r in first]
+    # the same PRR as a client built from the same file
+    prr = ldp.client.make_encoder(spec, state=str(state_path(states, "alice"))).permanent_bits("a.com")
+    assert prr == ldp.client.make_encoder(spec, state=alice).permanent_bits("a.com")
+
+
+def test_encode_corrupt_state_is_an_error_and_left_alone(tmp_path):
+    spec, spec_path = _rappor_spec(tmp_path)
+    source = tmp_path / "users.csv"
+    source.write_text("client_id,url\nalice,a.com\n")
+    states = tmp_path / "states"
+    states.mkdir()
+    state_path(states, "alice").write_text("{not json")
+    result = _run("encode", "--spec", spec_path, source, "--column", "url", "--state", states)
+    assert result.exit_code == 2 and "corrupt" in result.output and "Traceback" not in result.output
+    assert state_path(states, "alice").read_text() == "{not json"
+
+
+def test_encode_state_needs_a_client_id_column(tmp_path):
+    spec, spec_path = _rappor_spec(tmp_path)
+    source = tmp_path / "users.csv"
+    source.write_text("url\na.com\n")
+    result = _run("encode", "--spec", spec_path, source, "--state", tmp_path / "states")
+    assert result.exit_code == 2 and "client_id" in result.output
+
+
+def test_encode_seed_warns_that_it_is_insecure(tmp_path):
+    spec_path = _grr_spec(tmp_path)
+    values = tmp_path / "values.txt"
+    values.write_text("a\nb\n")
+    result = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(values), "--seed", "1"])
+    assert result.exit_code == 0
+    assert "NOT private" in result.stderr
+    again = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(values), "--seed", "1"])
+    assert again.stdout == result.stdout  # reproducible, which is exactly why it is not private
