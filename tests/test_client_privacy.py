@@ -41,17 +41,22 @@ def check_frequencies(observed: np.ndarray, expected: np.ndarray, n: int, tests:
     assert z.max() < z_for(tests), (observed, expected)
 
 
-def check_ratio(freq_a: np.ndarray, freq_b: np.ndarray, ratio: float, n: int, tests: int) -> None:
-    """One-sided: freq_a − ratio·freq_b must not be significantly > 0, both directions."""
+def check_ratio(freq_a: np.ndarray, freq_b: np.ndarray, ratio: float, n: int, tests: int, n_b: int | None = None) -> None:
+    """One-sided: freq_a − ratio·freq_b must not be significantly > 0, both directions.
+
+    ``n`` and ``n_b`` are the sample sizes behind ``freq_a`` and ``freq_b`` (``n_b`` defaults to ``n``).
+    """
+    n_b = n if n_b is None else n_b
     z = NormalDist().inv_cdf(1 - ALPHA / (2 * tests))
-    for a, b in ((freq_a, freq_b), (freq_b, freq_a)):
+    for (a, na), (b, nb) in (((freq_a, n), (freq_b, n_b)), ((freq_b, n_b), (freq_a, n))):
         diff = a - ratio * b
-        se = np.sqrt((a * (1 - a) + ratio**2 * b * (1 - b)) / n) + 1e-12
+        se = np.sqrt(a * (1 - a) / na + ratio**2 * b * (1 - b) / nb) + 1e-12
         assert (diff / se).max() < z
 
 
-def test_grr_output_frequencies_and_ratio():
-    spec = ldp.GRR(domain=("a", "b", "c", "d"), epsilon=1.0)
+@pytest.mark.parametrize("spec", [ldp.GRR(domain=("a", "b", "c", "d"), epsilon=1.0),
+                                  ldp.BinaryRR(domain=("a", "b"), epsilon=1.0)], ids=["GRR", "BinaryRR"])
+def test_grr_output_frequencies_and_ratio(spec):
     encoder = make_encoder(spec)
     freqs = []
     for x in ("a", "b"):
@@ -86,8 +91,9 @@ def test_unary_bit_frequencies_and_ratio(mechanism):
     assert float(spec.privacy_ratio) <= math.exp(spec.epsilon)
 
 
-def test_olh_bucket_frequencies_and_ratio():
-    spec = ldp.OLH(domain=tuple(range(6)), epsilon=1.0)
+@pytest.mark.parametrize("mechanism", [ldp.OLH, ldp.BLH])
+def test_olh_bucket_frequencies_and_ratio(mechanism):
+    spec = mechanism(domain=tuple(range(6)), epsilon=1.0)
     encoder = make_encoder(spec)
     freqs = []
     for x in (0, 1):
@@ -103,9 +109,9 @@ def test_olh_bucket_frequencies_and_ratio():
                 other_hits += report.value == lh_bucket(report.seed, other, spec.g)
         check_frequencies(np.array([hits / N]), np.array([float(spec.p)]), N, 4)
         check_frequencies(np.array([other_hits / other_total]), np.array([float(spec.q)]), other_total, 4)
-        freqs.append((hits / N, other_hits / other_total))
+        freqs.append((hits / N, other_hits / other_total, other_total))
     # P[y = H(x) | x] / P[y = H(x) | x'] = p / q = e^eps at most.
-    check_ratio(np.array([freqs[0][0]]), np.array([freqs[1][1]]), math.exp(spec.epsilon), N // 2, 2)
+    check_ratio(np.array([freqs[0][0]]), np.array([freqs[1][1]]), math.exp(spec.epsilon), N, 2, n_b=freqs[1][2])
 
 
 def test_rappor_single_report_bits_and_ratio():
@@ -115,28 +121,35 @@ def test_rappor_single_report_bits_and_ratio():
     freqs = []
     for value in ("apple", "banana"):
         ones = np.zeros(spec.num_bits)
-        for _ in range(N // 2):
+        for _ in range(N):
             encoder = make_encoder(spec)  # new secret each time: PRR is fresh
             ones += unpack_bits(encoder.encode(value).bits, spec.num_bits)
-        freq = ones / (N // 2)
+        freq = ones / N
         expected = np.full(spec.num_bits, zero)
         expected[spec.bit_positions(value, 0)] = one
-        check_frequencies(freq, expected, N // 2, 2 * spec.num_bits)
+        check_frequencies(freq, expected, N, 2 * spec.num_bits)
         freqs.append(freq)
     bit_ratio = max(one / zero, (1 - zero) / (1 - one))
-    check_ratio(freqs[0], freqs[1], bit_ratio, N // 2, 2 * spec.num_bits)
+    check_ratio(freqs[0], freqs[1], bit_ratio, N, 2 * spec.num_bits)
 
 
 def test_rappor_memoized_prr_frequencies():
     """Across clients, the permanent bits B' are 1 with probability 1 − f/2 (true bit) or f/2."""
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=1, f="0.45", p="0.39", q="0.61")
-    ones = np.zeros(spec.num_bits)
     clients = 20_000
-    for _ in range(clients):
-        encoder = make_encoder(spec)
-        prr = encoder.permanent_bits("apple")
-        ones += [(prr >> i) & 1 for i in range(spec.num_bits)]
-        assert prr == encoder.permanent_bits("apple")  # memoized: same every time
-    expected = np.full(spec.num_bits, float(spec.f / 2))
-    expected[spec.bit_positions("apple", 0)] = float(1 - spec.f / 2)
-    check_frequencies(ones / clients, expected, clients, spec.num_bits)
+    freqs = []
+    for value in ("apple", "banana"):
+        ones = np.zeros(spec.num_bits)
+        for _ in range(clients):
+            encoder = make_encoder(spec)
+            prr = encoder.permanent_bits(value)
+            ones += [(prr >> i) & 1 for i in range(spec.num_bits)]
+            assert prr == encoder.permanent_bits(value)  # memoized: same every time
+        expected = np.full(spec.num_bits, float(spec.f / 2))
+        expected[spec.bit_positions(value, 0)] = float(1 - spec.f / 2)
+        check_frequencies(ones / clients, expected, clients, 2 * spec.num_bits)
+        freqs.append(ones / clients)
+    # each differing PRR bit changes the probability by at most (1 − f/2)/(f/2); 2h such bits give e^eps_inf
+    bit_ratio = float((1 - spec.f / 2) / (spec.f / 2))
+    assert bit_ratio ** (2 * spec.num_hashes) == pytest.approx(math.exp(spec.epsilon_inf), rel=1e-12)
+    check_ratio(freqs[0], freqs[1], bit_ratio, clients, 2 * spec.num_bits)
