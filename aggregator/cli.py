@@ -42,7 +42,10 @@ CONSISTENCY_METHODS = ("none", "norm-sub", "base-cut", "norm-mul", "clip")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="Estimates file (.csv, .json, .jsonl, .parquet); default: a table on stdout.")
 @click.option("--counts", "counts_path", type=click.Path(dir_okay=False), help="Decode RAPPOR from a Google counts.csv instead of reports.")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=100_000, show_default=True, help="Reports read at a time (bounds memory).")
-def aggregate(spec_path, reports, candidates, consistency, confidence, rejects_path, output, counts_path, chunk_size):
+@click.option("--engine", type=click.Choice(("local", "dask")), default="local", show_default=True, help="local: this machine; dask: a Dask cluster (pip install -e \".[dask]\").")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="local: reader processes (default 1); dask: workers of the local cluster started without --scheduler.")
+@click.option("--scheduler", metavar="ADDRESS", default=None, help="Dask scheduler address (--engine dask); without it a local cluster is started.")
+def aggregate(spec_path, reports, candidates, consistency, confidence, rejects_path, output, counts_path, chunk_size, engine, workers, scheduler):
     """Estimate frequencies (with standard errors and confidence intervals) from report files.
 
     REPORTS are JSON Lines, CSV or Parquet files (by extension; .jsonl.gz and
@@ -59,6 +62,8 @@ def aggregate(spec_path, reports, candidates, consistency, confidence, rejects_p
       ldp aggregate --spec spec.json reports-*.jsonl.gz --rejects rejects.jsonl -o estimates.csv
       ldp aggregate --spec rappor.json reports.parquet --candidates urls.txt
       ldp aggregate --spec rappor.json --counts counts.csv --candidates urls.txt
+      ldp aggregate --spec spec.json big.parquet --workers 2
+      ldp aggregate --spec spec.json reports/*.parquet --engine dask --scheduler tcp://10.0.0.5:8786
     """
     status = run_guarded(
         _aggregate,
@@ -71,11 +76,12 @@ def aggregate(spec_path, reports, candidates, consistency, confidence, rejects_p
         output=output,
         counts_path=counts_path,
         chunk_size=chunk_size,
+        engine={"engine": engine, "workers": workers, "scheduler": scheduler},
     )
     sys.exit(status)
 
 
-def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, rejects_path, output, counts_path, chunk_size) -> int:
+def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, rejects_path, output, counts_path, chunk_size, engine=None) -> int:
     from ldp.specs import load_spec
 
     spec = load_spec(spec_path)
@@ -92,7 +98,7 @@ def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, 
         accumulator = _from_counts(spec, counts_path)
         status = 0
     else:
-        accumulator, status = _accumulate(spec, list(reports), rejects_path, chunk_size)
+        accumulator, status = _accumulate(spec, list(reports), rejects_path, chunk_size, engine or {})
     estimates = _estimate(accumulator, spec, candidates=candidates, consistency=consistency, confidence=confidence)
     from ldp.aggregator.writers import write_estimates
 
@@ -124,22 +130,16 @@ def _from_counts(spec, path: str):
     return type(make_aggregator(spec)).from_counts(spec, cohort_counts, bit_counts)
 
 
-def _accumulate(spec, paths: list[str], rejects_path: str | None, chunk_size: int):
-    """Read every file into one accumulator; (accumulator, exit status)."""
-    from ldp.aggregator import make_aggregator
-    from ldp.aggregator.io import read_reports
+def _accumulate(spec, paths: list[str], rejects_path: str | None, chunk_size: int, engine: dict | None = None):
+    """Read every file into one accumulator with the chosen engine; (accumulator, exit status)."""
+    from ldp.aggregator.engines import aggregate_files
     from ldp.aggregator.rejects import RejectsWriter
 
-    accumulator = make_aggregator(spec)
     progress = _Progress()
-    valid = 0
     with RejectsWriter(rejects_path) as rejects:
-        for chunk in read_reports(paths, spec, chunk_size=chunk_size):
-            if len(chunk.batch):
-                accumulator.add_batch(chunk.batch)
-                valid += len(chunk.batch)
-            rejects.write(chunk.rejects)
-            progress.update(valid + rejects.total)
+        accumulator, valid = aggregate_files(
+            spec, paths, rejects, chunk_size=chunk_size, progress=progress.update, **(engine or {})
+        )
         progress.done()
     summary = _summary(paths, valid, rejects)
     if valid == 0:

@@ -54,7 +54,10 @@ from ldp.errors import ParameterError, ReportError
 from ldp.report import Report
 from ldp.report_check import check_report
 
-__all__ = ["ReadChunk", "CHUNK_ROWS", "report_format", "read_reports", "read_report_file", "STDIN"]
+__all__ = [
+    "ReadChunk", "CHUNK_ROWS", "report_format", "read_reports", "read_report_file", "STDIN",
+    "read_jsonl_stream", "read_parquet_row_groups",
+]
 
 #: Default rows per chunk.
 CHUNK_ROWS = 100_000
@@ -230,22 +233,30 @@ def _line_blocks(stream, chunk_size: int) -> Iterator[tuple[bytes, np.ndarray]]:
 
 def _read_jsonl(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
     with _open_binary(path) as stream:
-        first_line = 1
-        for data, ends in _line_blocks(stream, chunk_size):
-            count = int(ends.size)
-            chunk = None
-            body = data[:-1] if data.endswith(b"\n") else data
-            if count >= _SMALLEST_ARROW_BLOCK and not _BLANK_LINE.search(body):
-                chunk = _jsonl_arrow_chunk(path, spec, data, ends, first_line)
-            if chunk is None:  # blank lines, or Arrow could not parse it all: go line by line
-                lines = data.split(b"\n")
-                lines = [line + b"\n" for line in lines[:count]] if len(lines) > count else lines
-                numbers = [first_line + i for i, line in enumerate(lines) if line.strip()]
-                kept = [lines[number - first_line] for number in numbers]
-                chunk = _jsonl_chunk(path, spec, kept, numbers) if kept else None
-            first_line += count
-            if chunk is not None:
-                yield chunk
+        yield from read_jsonl_stream(stream, path, spec, chunk_size=chunk_size)
+
+
+def read_jsonl_stream(stream, path: str, spec, *, chunk_size: int = CHUNK_ROWS, first_line: int = 1) -> Iterator[ReadChunk]:
+    """Read JSON Lines reports from an open binary ``stream`` (used for byte-range partitions).
+
+    ``path`` names the source in rejects; ``first_line`` is the file's line
+    number of the stream's first line.
+    """
+    for data, ends in _line_blocks(stream, chunk_size):
+        count = int(ends.size)
+        chunk = None
+        body = data[:-1] if data.endswith(b"\n") else data
+        if count >= _SMALLEST_ARROW_BLOCK and not _BLANK_LINE.search(body):
+            chunk = _jsonl_arrow_chunk(path, spec, data, ends, first_line)
+        if chunk is None:  # blank lines, or Arrow could not parse it all: go line by line
+            lines = data.split(b"\n")
+            lines = [line + b"\n" for line in lines[:count]] if len(lines) > count else lines
+            numbers = [first_line + i for i, line in enumerate(lines) if line.strip()]
+            kept = [lines[number - first_line] for number in numbers]
+            chunk = _jsonl_chunk(path, spec, kept, numbers) if kept else None
+        first_line += count
+        if chunk is not None:
+            yield chunk
 
 
 def _jsonl_arrow_chunk(path: str, spec, data: bytes, ends: np.ndarray, first_line: int) -> ReadChunk | None:
@@ -475,7 +486,7 @@ def _csv_chunk(path, spec, header, rows, numbers, raws, early) -> ReadChunk:
 # -- Parquet ----------------------------------------------------------------------
 
 
-def _read_parquet(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
+def _read_parquet(path: str, spec, chunk_size: int, row_groups: Sequence[int] | None = None, first_row: int = 1) -> Iterator[ReadChunk]:
     try:
         parquet = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
@@ -486,8 +497,7 @@ def _read_parquet(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
         # pre_buffer=False: the pre-buffering cache keeps every row group's raw
         # bytes until the file is closed, so memory would grow with the file.
         parquet = pq.ParquetFile(path, read_dictionary=dictionary, pre_buffer=False, buffer_size=1 << 20)
-        first_row = 1
-        for record_batch in parquet.iter_batches(batch_size=chunk_size):
+        for record_batch in parquet.iter_batches(batch_size=chunk_size, row_groups=row_groups):
             yield _parquet_chunk(path, spec, record_batch, first_row)
             first_row += record_batch.num_rows
     except (pa.ArrowException, OSError) as exc:
@@ -518,3 +528,10 @@ def _parquet_chunk(path: str, spec, record_batch: pa.RecordBatch, first_row: int
         raw,
     )
 
+
+
+def read_parquet_row_groups(
+    path: "str | Path", spec, row_groups: Sequence[int], *, first_row: int, chunk_size: int = CHUNK_ROWS
+) -> Iterator[ReadChunk]:
+    """Read some row groups of a Parquet file (a partition); ``first_row`` is the 1-based row number of the first."""
+    yield from _read_parquet(str(path), spec, chunk_size, row_groups=list(row_groups), first_row=first_row)

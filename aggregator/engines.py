@@ -1,0 +1,285 @@
+"""Engines: turn report files into one accumulator, writing every reject on the way.
+
+================  =============================================================
+``local``         one process streams the files chunk by chunk (bounded
+                  memory); with ``workers > 1`` a process pool reads the
+                  partitions (:mod:`ldp.aggregator.partitions`) and the main
+                  process merges their accumulators in partition order
+``dask``          the partitions are read on a Dask cluster (``scheduler``
+                  address, or a local cluster started for the run), their
+                  accumulators merged by a tree reduction on the cluster; only
+                  the merged accumulator and the rejects come back
+================  =============================================================
+
+All engines give the same accumulator (integer counts, merged associatively)
+and write the same rejects in the same order (file, global line number,
+reason, raw text) as the single-process reader. The estimate is computed once,
+by the caller, from the returned accumulator.
+
+Dask is optional (``pip install -e ".[dask]"``) and imported only when the
+``dask`` engine runs. Workers of a remote cluster must have ``ldp`` installed
+and see the report files at the same absolute paths.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import functools
+import logging
+import multiprocessing
+from typing import Callable, Iterator, Sequence
+
+from ldp.aggregator.accumulators import Accumulator, make_aggregator
+from ldp.aggregator.io import CHUNK_ROWS, STDIN
+from ldp.aggregator.partitions import (
+    PARTITION_BYTES,
+    PARTITION_ROWS,
+    Partition,
+    PartitionResult,
+    check_paths,
+    plan_partitions,
+    read_partition,
+    renumber,
+)
+from ldp.aggregator.rejects import RejectsWriter
+from ldp.errors import ParameterError
+
+__all__ = ["ENGINES", "DASK_EXTRA_MESSAGE", "aggregate_files", "merge_all", "import_distributed"]
+
+ENGINES = ("local", "dask")
+DASK_EXTRA_MESSAGE = '--engine dask needs the optional dependency dask[distributed]: pip install -e ".[dask]"'
+
+Progress = Callable[[int], None]
+
+
+def aggregate_files(
+    spec,
+    paths: Sequence[str],
+    rejects: RejectsWriter,
+    *,
+    engine: str = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    chunk_size: int = CHUNK_ROWS,
+    partition_bytes: int = PARTITION_BYTES,
+    partition_rows: int = PARTITION_ROWS,
+    progress: Progress | None = None,
+) -> tuple[Accumulator, int]:
+    """Accumulate every valid report of ``paths``; write the bad ones to ``rejects``.
+
+    Parameters
+    ----------
+    spec : Spec
+        The spec the reports were encoded with.
+    paths : sequence of str
+        Report files (JSON Lines, CSV, Parquet; ``-`` for stdin, local engine only).
+    rejects : RejectsWriter
+        Receives every rejected report, in file and line order.
+    engine : {"local", "dask"}
+        Where partitions are read.
+    workers : int, optional
+        ``local``: processes (default 1: stream in this process).
+        ``dask``: worker processes of the local cluster started when no
+        ``scheduler`` is given (default: Dask's choice); not allowed with
+        ``scheduler``.
+    scheduler : str, optional
+        Address of a running Dask scheduler (``dask`` only).
+    chunk_size : int
+        Reports read at a time by each reader (bounds memory).
+    partition_bytes, partition_rows : int
+        Target partition sizes (see :func:`~ldp.aggregator.partitions.plan_partitions`).
+    progress : callable, optional
+        Called with the running count of reports read.
+
+    Returns
+    -------
+    (Accumulator, int)
+        The merged accumulator and the number of valid reports.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown engine, bad options, missing files, a missing Dask
+        installation or an unreachable scheduler.
+    """
+    if engine not in ENGINES:
+        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if workers is not None and (isinstance(workers, bool) or int(workers) != workers or workers < 1):
+        raise ParameterError(f"workers must be a positive integer, got {workers!r}")
+    if chunk_size < 1:
+        raise ParameterError(f"chunk_size must be at least 1, got {chunk_size!r}")
+    if scheduler is not None and engine != "dask":
+        raise ParameterError("--scheduler is for --engine dask")
+    progress = progress or (lambda rows: None)
+    if engine == "dask":
+        if scheduler is not None and workers is not None:
+            raise ParameterError("give --scheduler (a running cluster) or --workers (a local cluster), not both")
+        distributed = import_distributed()
+        if STDIN in map(str, paths):
+            raise ParameterError("--engine dask cannot read standard input; write the reports to a file first")
+        partitions = plan_partitions(paths, partition_bytes=partition_bytes, partition_rows=partition_rows)
+        with _dask_client(distributed, scheduler, workers) as client:
+            return _run_dask(client, spec, partitions, rejects, chunk_size, progress)
+    if workers is None or workers == 1:
+        return _run_stream(spec, check_paths(paths), rejects, chunk_size, progress)
+    partitions = plan_partitions(paths, partition_bytes=partition_bytes, partition_rows=partition_rows)
+    return _run_pool(spec, partitions, rejects, chunk_size, int(workers), progress)
+
+
+def merge_all(*accumulators: Accumulator) -> Accumulator:
+    """The merge of one or more accumulators of the same spec (left to right)."""
+    return functools.reduce(lambda a, b: a.merge(b), accumulators)
+
+
+# -- local: one process ----------------------------------------------------------
+
+
+def _run_stream(spec, paths: list[str], rejects: RejectsWriter, chunk_size: int, progress: Progress):
+    from ldp.aggregator.io import read_reports
+
+    accumulator = make_aggregator(spec)
+    valid = 0
+    for chunk in read_reports(paths, spec, chunk_size=chunk_size):
+        if len(chunk.batch):
+            accumulator.add_batch(chunk.batch)
+            valid += len(chunk.batch)
+        rejects.write(chunk.rejects)
+        progress(valid + rejects.total)
+    return accumulator, valid
+
+
+# -- shared by the parallel engines ------------------------------------------------
+
+
+class _Collector:
+    """Takes partition results in partition order: renumbers and writes rejects, counts."""
+
+    def __init__(self, rejects: RejectsWriter, progress: Progress):
+        self.rejects = rejects
+        self.progress = progress
+        self.valid = 0
+        self._lines_before: collections.Counter[str] = collections.Counter()
+
+    def take(self, partition: Partition, valid: int, rejects: list, lines: int) -> None:
+        key = partition.location
+        self.rejects.write(renumber(partition, rejects, self._lines_before[key]))
+        self._lines_before[key] += lines
+        self.valid += valid
+        self.progress(self.valid + self.rejects.total)
+
+
+# -- local: a process pool -------------------------------------------------------------
+
+
+def _run_pool(spec, partitions: list[Partition], rejects: RejectsWriter, chunk_size: int, workers: int, progress: Progress):
+    collector = _Collector(rejects, progress)
+    accumulator = make_aggregator(spec)
+    local = [p.location == STDIN for p in partitions]
+    context = multiprocessing.get_context("spawn")  # no fork of a process that may hold Arrow threads
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        for partition, result in zip(partitions, _in_order(pool, partitions, local, spec, chunk_size, 2 * workers)):
+            accumulator = accumulator.merge(result.accumulator)
+            collector.take(partition, result.valid, result.rejects, result.lines)
+    return accumulator, collector.valid
+
+
+def _in_order(pool, partitions, local, spec, chunk_size: int, ahead: int) -> Iterator[PartitionResult]:
+    """Results in partition order, with at most ``ahead`` partitions in flight (bounds memory).
+
+    Standard input cannot be handed to another process: it is read here, in turn.
+    """
+    pending: collections.deque = collections.deque()
+    submitted = 0
+
+    def submit_more():
+        nonlocal submitted
+        while submitted < len(partitions) and len(pending) < ahead:
+            part = partitions[submitted]
+            pending.append(None if local[submitted] else pool.submit(read_partition, part, spec, chunk_size))
+            submitted += 1
+
+    for index in range(len(partitions)):
+        submit_more()
+        future = pending.popleft()
+        yield read_partition(partitions[index], spec, chunk_size) if future is None else future.result()
+
+
+# -- dask ----------------------------------------------------------------------------
+
+
+def import_distributed():
+    """``dask.distributed``, or a :class:`ParameterError` naming the extra to install."""
+    try:
+        import dask  # noqa: F401
+        import dask.distributed as distributed
+    except ImportError:
+        raise ParameterError(DASK_EXTRA_MESSAGE) from None
+    return distributed
+
+
+class _dask_client:
+    """Context manager: a Client of ``scheduler``, or of a LocalCluster started (and closed) here."""
+
+    def __init__(self, distributed, scheduler: str | None, workers: int | None):
+        self._distributed = distributed
+        self._scheduler = scheduler
+        self._workers = workers
+        self._cluster = None
+        self._client = None
+
+    def __enter__(self):
+        distributed = self._distributed
+        if self._scheduler is not None:
+            try:
+                self._client = distributed.Client(self._scheduler, timeout="20s", set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise ParameterError(f"cannot connect to the Dask scheduler {self._scheduler!r}: {exc}") from None
+            return self._client
+        self._cluster = distributed.LocalCluster(
+            n_workers=self._workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+        self._client = distributed.Client(self._cluster, set_as_default=False)
+        return self._client
+
+    def __exit__(self, *exc) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def _accumulator_of(result: PartitionResult) -> Accumulator:
+    return result.accumulator
+
+
+def _summary_of(result: PartitionResult) -> tuple[int, list, int]:
+    return result.valid, result.rejects, result.lines
+
+
+def _tree_reduce(client, futures: list, fan_in: int = 8):
+    """Merge accumulator futures on the cluster, ``fan_in`` at a time, until one is left."""
+    while len(futures) > 1:
+        futures = [client.submit(merge_all, *futures[i : i + fan_in], pure=False) for i in range(0, len(futures), fan_in)]
+    return futures[0]
+
+
+def _run_dask(client, spec, partitions: list[Partition], rejects: RejectsWriter, chunk_size: int, progress: Progress):
+    collector = _Collector(rejects, progress)
+    if not partitions:
+        return make_aggregator(spec), 0
+    [spec_future] = client.scatter([spec], broadcast=True, hash=False)
+    results = [client.submit(read_partition, p, spec_future, chunk_size, pure=False) for p in partitions]
+    accumulators = [client.submit(_accumulator_of, r, pure=False) for r in results]
+    summaries = [client.submit(_summary_of, r, pure=False) for r in results]
+    root = _tree_reduce(client, accumulators)
+    del results, accumulators  # the cluster frees each partition once its dependants are done
+    for partition, summary in zip(partitions, summaries):
+        valid, partition_rejects, lines = summary.result()
+        summary.release()
+        collector.take(partition, valid, partition_rejects, lines)
+    return root.result(), collector.valid

@@ -1,0 +1,226 @@
+"""Engines: the Dask engine and the local process pool give exactly the local result.
+
+One in-process Dask cluster (``LocalCluster(processes=False)``) is started for
+the module and reached through its address, as ``--scheduler`` would.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import json
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import ldp
+from ldp.aggregator.cli import EXIT_REJECTS, aggregate
+from ldp.aggregator.engines import DASK_EXTRA_MESSAGE, aggregate_files
+from ldp.aggregator import make_aggregator
+from ldp.aggregator.partitions import plan_partitions, read_partition, renumber
+from ldp.aggregator.rejects import RejectsWriter
+from ldp.aggregator.writers import write_reports
+from ldp.client import encode_batch
+from ldp.errors import ParameterError
+
+DOMAIN = tuple(f"v{i}" for i in range(12))
+RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/4", p="1/4", q="3/4")
+SPECS = {
+    "grr": ldp.GRR(domain=DOMAIN, epsilon=1.0),
+    "binary-rr": ldp.BinaryRR(domain=("no", "yes"), epsilon=1.0),
+    "sue": ldp.SUE(domain=DOMAIN, epsilon=1.0),
+    "oue": ldp.OUE(domain=DOMAIN, epsilon=1.0),
+    "olh": ldp.OLH(domain=DOMAIN, epsilon=1.0),
+    "blh": ldp.BLH(domain=DOMAIN, epsilon=1.0),
+    "rappor": RAPPOR,
+}
+CANDIDATES = [f"u{i}" for i in range(7)]
+# small partitions so that every file is split into several
+SMALL = {"partition_bytes": 2_000, "partition_rows": 150, "chunk_size": 64}
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, silence_logs=logging.ERROR
+    )
+    yield cluster.scheduler_address
+    cluster.close()
+
+
+def _values(spec, n):
+    if spec is RAPPOR:
+        return [CANDIDATES[i % 7] for i in range(n)]
+    return [spec.domain[(i * 7) % len(spec.domain)] for i in range(n)]
+
+
+def _bad_lines(spec):
+    fp = spec.fingerprint
+    return [
+        '{"v": 1, "spec": ',
+        json.dumps({"v": 9, "spec": fp, "value": "x"}),
+        json.dumps({"v": 1, "spec": "ffffffffffffffff", "value": "x"}),
+        "",
+        json.dumps({"v": 1, "spec": fp}),
+    ]
+
+
+def _write(tmp_path, spec, fmt, n=900, dirty=False, seed=5):
+    rng, values = np.random.default_rng(seed), _values(spec, n)
+    batches = [encode_batch(spec, values[i : i + 200], rng) for i in range(0, n, 200)]  # Parquet: a row group each
+    path = tmp_path / f"{spec.mechanism}-{seed}.{fmt}"
+    write_reports(batches, path, spec)
+    if dirty and fmt == "jsonl":
+        lines = path.read_text().splitlines()
+        for k, text in enumerate(_bad_lines(spec)):
+            lines.insert(97 * k + 13, text)
+        path.write_text("\n".join(lines))  # and no newline after the last line
+    return str(path)
+
+
+def _run_engine(spec, paths, rejects_path=None, **options):
+    with RejectsWriter(rejects_path) as rejects:
+        accumulator, valid = aggregate_files(spec, paths, rejects, **options)
+    return accumulator, valid, rejects
+
+
+def _estimate(spec, accumulator):
+    if spec is RAPPOR:
+        return accumulator.estimate(candidates=CANDIDATES)
+    return accumulator.estimate()
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_dask_equals_local_for_every_mechanism(tmp_path, scheduler, name):
+    spec = SPECS[name]
+    paths = [_write(tmp_path, spec, "jsonl", dirty=True, seed=1), _write(tmp_path, spec, "parquet", seed=2)]
+    local, local_valid, local_rejects = _run_engine(spec, paths, tmp_path / "local.jsonl")
+    dask, dask_valid, dask_rejects = _run_engine(
+        spec, paths, tmp_path / "dask.jsonl", engine="dask", scheduler=scheduler, **SMALL
+    )
+    assert len(plan_partitions(paths, partition_bytes=2_000, partition_rows=150)) > 6
+    assert dask == local
+    assert dask_valid == local_valid == 1800
+    assert dask_rejects.counts == local_rejects.counts and local_rejects.total == 4
+    assert (tmp_path / "dask.jsonl").read_text() == (tmp_path / "local.jsonl").read_text()
+    pd.testing.assert_frame_equal(_estimate(spec, dask), _estimate(spec, local))
+
+
+def test_local_workers_equal_one_process(tmp_path):
+    spec = SPECS["oue"]
+    paths = [
+        _write(tmp_path, spec, fmt, dirty=True, seed=seed)
+        for seed, fmt in enumerate(["jsonl", "parquet", "csv", "jsonl.gz", "jsonl"])
+    ]
+    one, one_valid, one_rejects = _run_engine(spec, paths, tmp_path / "one.csv")
+    two, two_valid, two_rejects = _run_engine(spec, paths, tmp_path / "two.csv", workers=2, **SMALL)
+    assert two == one and two_valid == one_valid
+    assert (tmp_path / "two.csv").read_text() == (tmp_path / "one.csv").read_text()
+    pd.testing.assert_frame_equal(two.estimate(), one.estimate())
+
+
+def test_byte_ranges_cover_every_line_once(tmp_path):
+    """Any split of a JSON Lines file (blank lines, no final newline) reads each line once, numbered globally."""
+    spec = SPECS["grr"]
+    path = _write(tmp_path, spec, "jsonl", n=300, dirty=True)
+    reference, valid, rejects = _run_engine(spec, [path], tmp_path / "ref.jsonl")
+    expected = (tmp_path / "ref.jsonl").read_text()
+    for size in (1, 7, 64, 500, 10_000):
+        acc, lines, got = make_aggregator(spec), 0, []
+        for part in plan_partitions([path], partition_bytes=size * 50):
+            result = read_partition(part, spec, chunk_size=40)
+            acc = acc.merge(result.accumulator)
+            got += renumber(part, result.rejects, lines)
+            lines += result.lines
+        assert acc == reference and lines == len(open(path).read().splitlines())
+        assert "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in got) == expected
+
+
+def test_dask_rejects_have_file_and_global_line(tmp_path, scheduler):
+    spec = SPECS["grr"]
+    path = _write(tmp_path, spec, "jsonl", dirty=True)
+    _run_engine(spec, [path], tmp_path / "r.jsonl", engine="dask", scheduler=scheduler, **SMALL)
+    lines = open(path).read().splitlines()
+    records = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert len(records) == 4
+    assert all(r["file"] == path and r["raw"] == lines[r["line"] - 1] for r in records)
+
+
+def _spec_file(tmp_path, spec):
+    path = tmp_path / "spec.json"
+    path.write_text(spec.to_json())
+    return str(path)
+
+
+def test_cli_dask_and_workers_match_local(tmp_path, scheduler):
+    spec = RAPPOR
+    spec_path = _spec_file(tmp_path, spec)
+    reports = _write(tmp_path, spec, "jsonl", dirty=True)
+    candidates = tmp_path / "candidates.txt"
+    candidates.write_text("\n".join(CANDIDATES))
+    outputs = {}
+    for name, extra in {
+        "local": [],
+        "workers": ["--workers", "2"],
+        "dask": ["--engine", "dask", "--scheduler", scheduler],
+    }.items():
+        out, rejects = tmp_path / f"{name}.csv", tmp_path / f"{name}-rejects.jsonl"
+        result = CliRunner().invoke(
+            aggregate,
+            ["--spec", spec_path, reports, "--candidates", str(candidates), "--rejects", str(rejects), "-o", str(out), *extra],
+            catch_exceptions=False,
+        )
+        assert result.exit_code == EXIT_REJECTS, result.stderr
+        assert "904 reports read from 1 file: 900 valid, 4 rejected" in result.stderr
+        outputs[name] = (pd.read_csv(out), rejects.read_text())
+    for name in ("workers", "dask"):
+        pd.testing.assert_frame_equal(outputs[name][0], outputs["local"][0])
+        assert outputs[name][1] == outputs["local"][1]
+
+
+def test_missing_dask_is_a_one_line_message_naming_the_extra(tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def no_dask(name, *args, **kwargs):
+        if name == "dask" or name.startswith("dask."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    spec = SPECS["grr"]
+    reports = _write(tmp_path, spec, "jsonl")
+    result = CliRunner().invoke(aggregate, ["--spec", _spec_file(tmp_path, spec), reports, "--engine", "dask"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"Error: {DASK_EXTRA_MESSAGE}"
+    assert 'pip install -e ".[dask]"' in result.stderr
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"scheduler": "tcp://127.0.0.1:1"}, "--scheduler is for --engine dask"),
+        ({"engine": "spark"}, "engine must be one of"),
+        ({"workers": 0}, "workers must be a positive integer"),
+    ],
+)
+def test_bad_engine_options(tmp_path, options, message):
+    spec = SPECS["grr"]
+    with pytest.raises(ParameterError, match=message):
+        _run_engine(spec, [_write(tmp_path, spec, "jsonl")], **options)
+
+
+def test_dask_refuses_stdin(scheduler):
+    with pytest.raises(ParameterError, match="standard input"):
+        _run_engine(SPECS["grr"], ["-"], engine="dask", scheduler=scheduler)
+
+
+def test_parquet_partitions_follow_row_groups(tmp_path):
+    spec = SPECS["grr"]
+    path = _write(tmp_path, spec, "parquet", n=900)
+    parts = plan_partitions([path], partition_rows=450)
+    assert [(p.start, p.stop, p.first_line) for p in parts] == [(0, 2, 1), (2, 4, 401), (4, 5, 801)]
+    assert all(p.kind == "parquet" for p in parts)
