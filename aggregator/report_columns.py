@@ -333,6 +333,7 @@ def validate_columns(spec, columns: Mapping[str, pa.Array | None], n: int) -> tu
         if column is not None and (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
             values = np.asarray(column.cast(pa.float64()).fill_null(np.nan))
             ok &= _present(column, n) & np.isfinite(values)
+            ok &= spec.in_support(np.where(ok, values, 0.0))  # out of the mechanism's output support
         else:
             values = np.zeros(n)
             ok &= False

@@ -25,6 +25,7 @@ from ldp.batch import ReportBatch
 from ldp.errors import ParameterError
 from ldp.hashing import LH_PRIME, LH_SEED_SPACE, bloom_positions
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
+from ldp.specs.numeric import NumericSpec
 from ldp.specs.rappor import parse_boolean
 from ldp.client.sampling import REVERSE_BITS, binary_digits
 
@@ -182,6 +183,10 @@ def encode_batch(
     ReportBatch
     """
     rng = _check_rng(rng)
+    if isinstance(spec, NumericSpec):
+        from ldp.client.numeric import encode_numeric_batch
+
+        return encode_numeric_batch(spec, values, rng)
     if isinstance(spec, Rappor):
         n = len(values)
         if cohorts is None:

@@ -18,6 +18,7 @@ from ldp.errors import ParameterError
 from ldp.hashing import LH_SEED_SPACE, lh_bucket, value_bytes
 from ldp.report import Report
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
+from ldp.specs.numeric import NumericSpec
 from ldp.specs.rappor import parse_boolean
 from ldp.client.sampling import PRFStream, lanes_to_packed, sample_lanes, urandom_source
 from ldp.client.state import ClientState
@@ -189,6 +190,10 @@ def _unbudgeted_encoder(spec, state: ClientState | str | None) -> Encoder:
         elif not isinstance(state, ClientState):
             state = ClientState.open(state, spec)
         return RapporEncoder(spec, state)
+    if isinstance(spec, NumericSpec):
+        from ldp.client.numeric import NumericEncoder
+
+        return NumericEncoder(spec)
     if isinstance(spec, GRR):
         return GRREncoder(spec)
     if isinstance(spec, UnaryEncoding):

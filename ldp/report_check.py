@@ -96,5 +96,7 @@ def check_report(spec, report: Report) -> CheckedReport:
         value = report.value
         if isinstance(value, str) or not math.isfinite(float(value)):
             raise ReportError(f"numeric report value must be a finite number, got {value!r}")
+        if not bool(spec.in_support(float(value))):
+            raise ReportError(f"numeric report value {value!r} is not an output of this {spec.mechanism} spec")
         return CheckedReport(value=float(value))
     raise ReportError(f"unknown report kind {kind!r}")  # pragma: no cover

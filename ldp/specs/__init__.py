@@ -2,6 +2,18 @@
 
 from ldp.specs.base import SPEC_FORMAT, Spec, load_spec, spec_class, spec_from_dict
 from ldp.specs.frequency import BLH, GRR, OLH, OUE, SUE, BinaryRR, FrequencySpec, LocalHashing, UnaryEncoding
+from ldp.specs.numeric import (
+    NUMERIC_MECHANISMS,
+    Duchi,
+    Gaussian,
+    Hybrid,
+    Laplace,
+    NumericSpec,
+    Piecewise,
+    StochasticRounding,
+    best_numeric_mechanism,
+    numeric_spec,
+)
 from ldp.specs.rappor import Rappor
 from ldp.specs.selection import FREQUENCY_MECHANISMS, best_frequency_mechanism, frequency_spec, variance_table
 
@@ -25,4 +37,14 @@ __all__ = [
     "best_frequency_mechanism",
     "frequency_spec",
     "variance_table",
+    "NumericSpec",
+    "Laplace",
+    "Duchi",
+    "StochasticRounding",
+    "Piecewise",
+    "Hybrid",
+    "Gaussian",
+    "NUMERIC_MECHANISMS",
+    "numeric_spec",
+    "best_numeric_mechanism",
 ]

@@ -1,0 +1,435 @@
+"""Pure math of numeric mean estimation (FORMULAS.md §3, §8, §9).
+
+Two kinds of functions live here:
+
+* closed forms on the native scale x ∈ [−1, 1]: the conditional and
+  worst-case variances of Laplace, Duchi, PM and HM, HM's switch ε*, the
+  classic and analytic Gaussian calibrations, and the §8 lower bound;
+* builders of the *exact grid tables* the client samples from. Every
+  continuous mechanism is run on a grid: the input t ∈ [−1, 1] is rounded
+  (randomly and unbiasedly) to one of ``K + 1`` grid inputs, and the output
+  is drawn from a finite table of integer weights. Privacy is then a
+  property of the integer table, computed exactly
+  (:func:`table_privacy_ratio`), not of floating-point sampling.
+
+A table is either ``rows`` (one integer weight row per grid input, all rows
+with the same total) or ``shift`` (one integer weight vector of a noise Z on
+[−M, M], whose two end entries hold the tails; output j = clamp(i + Z,
+−B, K + B) with M = K + B, i.e. the exact clamped discrete noise).
+
+References
+----------
+.. [1] I. Mironov. "On significance of the least significant bits for
+   differential privacy". ACM CCS 2012.
+.. [2] A. Ghosh, T. Roughgarden, M. Sundararajan. "Universally
+   utility-maximizing privacy mechanisms". STOC 2009 (discrete Laplace).
+.. [3] C. Canonne, G. Kamath, T. Steinke. "The discrete Gaussian for
+   differential privacy". NeurIPS 2020.
+.. [4] N. Wang et al. "Collecting and analyzing multidimensional data with
+   local differential privacy". ICDE 2019 (PM, HM).
+.. [5] J. Duchi, M. Jordan, M. Wainwright. "Minimax optimal procedures for
+   locally private estimation". JASA 2018.
+.. [6] B. Balle, Y.-X. Wang. "Improving the Gaussian mechanism for
+   differential privacy: analytical calibration and optimal denoising".
+   ICML 2018.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from ldp.errors import ParameterError
+from ldp.exact import exp_lower_bound
+
+__all__ = [
+    "HM_EPSILON_STAR",
+    "duchi_c",
+    "laplace_variance",
+    "duchi_variance",
+    "pm_variance",
+    "hm_alpha",
+    "hm_variance",
+    "worst_case_variance",
+    "NUMERIC_THEORY",
+    "mean_lower_bound",
+    "gaussian_delta",
+    "analytic_gaussian_sigma",
+    "classic_gaussian_sigma",
+    "GridTable",
+    "two_point_table",
+    "pm_table",
+    "laplace_table",
+    "gaussian_table",
+    "table_privacy_ratio",
+    "table_gaussian_delta",
+]
+
+#: HM switch ε* = ln((−5 + 2∛(6353−405√241) + 2∛(6353+405√241))/27) ≈ 0.60935.
+HM_EPSILON_STAR = math.log(
+    (-5 + 2 * math.cbrt(6353 - 405 * math.sqrt(241)) + 2 * math.cbrt(6353 + 405 * math.sqrt(241))) / 27
+)
+
+# -- closed forms on [-1, 1] -------------------------------------------------
+
+
+def duchi_c(epsilon: float) -> float:
+    """C = (e^ε+1)/(e^ε−1) = coth(ε/2), Duchi's output magnitude."""
+    return 1.0 / math.tanh(epsilon / 2.0)
+
+
+def laplace_variance(epsilon: float, t: float = 0.0) -> float:
+    """Var of t + Lap(2/ε): 8/ε² (any t)."""
+    return 8.0 / epsilon**2
+
+
+def duchi_variance(epsilon: float, t: float = 0.0) -> float:
+    """Duchi's Var[y|t] = C² − t²."""
+    return duchi_c(epsilon) ** 2 - t * t
+
+
+def pm_variance(epsilon: float, t: float = 0.0) -> float:
+    """PM's Var[y|t] = t²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²)."""
+    h = math.exp(epsilon / 2.0)
+    return t * t / (h - 1) + (h + 3) / (3 * (h - 1) ** 2)
+
+
+def hm_alpha(epsilon: float) -> float:
+    """Probability HM uses PM: 1 − e^{−ε/2} above ε*, else 0."""
+    return 1.0 - math.exp(-epsilon / 2.0) if epsilon > HM_EPSILON_STAR else 0.0
+
+
+def hm_variance(epsilon: float, t: float = 0.0) -> float:
+    """HM's Var[y|t] = α·Var_PM + (1−α)·Var_Duchi (the mixture of two unbiased outputs)."""
+    a = hm_alpha(epsilon)
+    return a * pm_variance(epsilon, t) + (1 - a) * duchi_variance(epsilon, t)
+
+
+def _worst(name: str, epsilon: float) -> float:
+    if name == "laplace":
+        return laplace_variance(epsilon)
+    if name in ("duchi", "stochastic-rounding"):
+        return duchi_variance(epsilon, 0.0)
+    if name == "piecewise":
+        return pm_variance(epsilon, 1.0)
+    if name == "hybrid":
+        return max(hm_variance(epsilon, 0.0), hm_variance(epsilon, 1.0))
+    raise ParameterError(f"no worst-case variance for mechanism {name!r}")
+
+
+def worst_case_variance(mechanism: str, epsilon: float) -> float:
+    """max over t ∈ [−1, 1] of Var[y|t] (FORMULAS.md §3 table), native scale."""
+    return _worst(mechanism, epsilon)
+
+
+#: Pure-ε numeric mechanisms compared by ``auto`` (cheapest report first on ties).
+NUMERIC_THEORY = ("duchi", "piecewise", "hybrid", "laplace")
+
+
+def mean_lower_bound(epsilon: float, n: int, mu: float = 0.0) -> float:
+    """§8: any unbiased ε-LDP mean estimator has Var ≥ (coth²(ε/2) − μ²)/n (native scale)."""
+    return (duchi_c(epsilon) ** 2 - mu * mu) / n
+
+
+# -- Gaussian calibration ------------------------------------------------------
+
+
+def _phi(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
+    """δ of N(0, σ²) noise at ε (Balle–Wang exact condition = GDP with μ = Δ/σ)."""
+    a = sensitivity / (2 * sigma)
+    b = epsilon * sigma / sensitivity
+    return _phi(a - b) - math.exp(epsilon) * _phi(-a - b)
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Smallest σ with N(0, σ²) (ε, δ)-DP at ℓ₂ sensitivity Δ (Balle & Wang 2018), by bisection.
+
+    References
+    ----------
+    .. [1] B. Balle, Y.-X. Wang. ICML 2018, Theorem 8.
+    """
+    if not (epsilon > 0 and 0 < delta < 1 and sensitivity > 0):
+        raise ParameterError(f"need epsilon > 0, 0 < delta < 1, sensitivity > 0; got {epsilon}, {delta}, {sensitivity}")
+    lo, hi = 1e-6 * sensitivity, sensitivity
+    while gaussian_delta(hi, epsilon, sensitivity) > delta:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if gaussian_delta(mid, epsilon, sensitivity) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * hi:
+            break
+    return hi
+
+
+def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Dwork–Roth σ = Δ√(2 ln(1.25/δ))/ε; only valid for ε < 1 (raises otherwise)."""
+    if not 0 < epsilon < 1:
+        raise ParameterError(f"the classic Gaussian formula is valid only for 0 < epsilon < 1, got {epsilon}")
+    return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+
+
+# -- grid tables -----------------------------------------------------------------
+
+#: Weight totals stay below 2^62 (int64 in the vectorized paths).
+_TOTAL_BITS = 62
+#: Smallest weight kept in a noise table (relative rounding error ≤ 2^-25).
+_MIN_WEIGHT = 1 << 24
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GridTable:
+    """An exact finite mechanism on a grid of ``K + 1`` inputs t_i = −1 + 2i/K.
+
+    Attributes
+    ----------
+    K : int
+        Number of input grid steps.
+    kind : str
+        ``"rows"`` or ``"shift"`` (see module docstring).
+    weights : numpy.ndarray
+        int64; ``rows``: shape (K+1, L); ``shift``: shape (2M+1,), Z = −M..M.
+    outputs : numpy.ndarray
+        float64 native output value of each output index (length L).
+    total : int
+        Row total (every row sums to it).
+    M : int
+        ``shift`` only: half-width of the noise table.
+    """
+
+    K: int
+    kind: str
+    weights: np.ndarray
+    outputs: np.ndarray
+    total: int
+    M: int = 0
+
+    @property
+    def num_outputs(self) -> int:
+        return int(self.outputs.size)
+
+    def row(self, i: int) -> np.ndarray:
+        """Integer weights of the outputs for grid input i (int64, length L)."""
+        if self.kind == "rows":
+            return self.weights[i]
+        w, K, M = self.weights, self.K, self.M
+        L = self.outputs.size  # outputs j' = 0..L-1 ↔ j = j' − B, B = M − K
+        out = np.zeros(L, dtype=np.int64)
+        # z = j − i, j = j' − (M − K) → index into w: z + M = j' + K − i
+        start = K - i
+        seg = w[start : start + L]
+        out[: seg.size] = seg
+        out[0] = w[: start + 1].sum()  # everything at or below the lower bin
+        out[-1] = w[start + L - 1 :].sum()
+        return out
+
+    def dense(self) -> np.ndarray:
+        """The full (K+1, L) integer table (small grids; for tests)."""
+        if self.kind == "rows":
+            return self.weights
+        return np.stack([self.row(i) for i in range(self.K + 1)])
+
+    @property
+    def cumulative(self) -> np.ndarray:
+        """Cumulative weights (rows: per row) for inverse-CDF sampling."""
+        cached = self.__dict__.get("_cum")
+        if cached is None:
+            cached = np.cumsum(self.weights, axis=-1)
+            object.__setattr__(self, "_cum", cached)
+        return cached
+
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """(E[y|i], Var[y|i]) for every grid input i, native scale."""
+        cached = self.__dict__.get("_moments")
+        if cached is None:
+            means = np.empty(self.K + 1)
+            variances = np.empty(self.K + 1)
+            y = self.outputs
+            if self.kind == "shift":
+                cached = self._shift_moments()
+                object.__setattr__(self, "_moments", cached)
+                return cached
+            for i in range(self.K + 1):
+                p = self.row(i).astype(np.float64) / self.total
+                m = float(p @ y)
+                means[i] = m
+                variances[i] = float(p @ (y - m) ** 2)
+            cached = (means, variances)
+            object.__setattr__(self, "_moments", cached)
+        return cached
+
+
+    def _shift_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Moments of clamp(i + Z) for every i from prefix sums (O(M + K))."""
+        w = self.weights.astype(np.float64) / self.total
+        K, M = self.K, self.M
+        L = self.outputs.size
+        B = M - K
+        z = np.arange(-M, M + 1, dtype=np.float64)
+        c0 = np.concatenate([[0.0], np.cumsum(w)])
+        c1 = np.concatenate([[0.0], np.cumsum(w * z)])
+        c2 = np.concatenate([[0.0], np.cumsum(w * z * z)])
+        means = np.empty(K + 1)
+        variances = np.empty(K + 1)
+        for i in range(K + 1):
+            start = K - i  # w index of output j' = 0 (value j = −B)
+            lo_mass = c0[start + 1]
+            hi_mass = c0[-1] - c0[start + L - 1]
+            a, b = start + 1, start + L - 1  # interior w indices [a, b)
+            m0 = c0[b] - c0[a]
+            # interior outputs j = i + z (grid units, relative to input i)
+            e1 = (c1[b] - c1[a]) + lo_mass * (-B - i) + hi_mass * (K + B - i)
+            e2 = (c2[b] - c2[a]) + lo_mass * (-B - i) ** 2 + hi_mass * (K + B - i) ** 2
+            total = m0 + lo_mass + hi_mass
+            mean_z = e1 / total
+            means[i] = -1.0 + 2.0 * (i + mean_z) / K
+            variances[i] = (e2 / total - mean_z**2) * (2.0 / K) ** 2
+        return means, variances
+
+
+def _check_total(total: int) -> None:
+    if total >= 1 << 63:
+        raise ParameterError("grid table total exceeds 2^63; use a coarser grid")  # pragma: no cover
+
+
+def two_point_table(p: Fraction, C: float) -> GridTable:
+    """Duchi's two-point table on inputs {−1, +1}: rows [[a, b], [b, a]], outputs (−C', +C').
+
+    ``p`` = a/(a+b) is P[+C' | t = 1] (exact). C' = 1/(2p − 1) makes the output unbiased.
+    """
+    den = p.denominator
+    a, b = p.numerator, den - p.numerator
+    weights = np.array([[a, b], [b, a]], dtype=object)
+    _check_total(den)
+    return GridTable(1, "rows", weights.astype(np.int64), np.array([-C, C]), den)
+
+
+def pm_table(epsilon: float, K: int) -> tuple[GridTable, Fraction]:
+    """Grid Piecewise Mechanism: band of m cells with weight a, the rest b, a/b ≤ e^ε.
+
+    Output cells j = 0..K+m−1; input i puts weight a on cells [i, i+m) and b
+    elsewhere, so every row totals m·a + K·b and E[j|i] = A + B·i exactly.
+    The output value y_j = −1 + (2/K)(j − A)/B is then exactly unbiased.
+    m = round(K·e^{−ε/2}) mirrors PM's band (C − 1)/(C + 1) = e^{−ε/2}.
+    Returns the table and the exact ratio a/b.
+    """
+    b = 1 << 30
+    a = math.floor(exp_lower_bound(epsilon) * b)
+    if a <= b:
+        raise ParameterError(f"piecewise: epsilon={epsilon!r} is too small for the grid")
+    m = max(1, round(K * math.exp(-epsilon / 2)))
+    L = K + m
+    weights = np.full((K + 1, L), b, dtype=np.int64)
+    for i in range(K + 1):
+        weights[i, i : i + m] = a
+    total = m * a + K * b
+    _check_total(total)
+    A = Fraction(b * L * (L - 1), 2) + Fraction((a - b) * m * (m - 1), 2)
+    A /= total
+    B = Fraction((a - b) * m, total)
+    outputs = np.array([float(-1 + Fraction(2, K) * (j - A) / B) for j in range(L)])
+    return GridTable(K, "rows", weights, outputs, total), Fraction(a, b)
+
+
+def _shift_table(K: int, weights_float: np.ndarray, tails: float, scale: float, M: int) -> GridTable:
+    """Integer noise table from float weights f(0..M−1) and the tail mass f_tail = Σ_{z≥M}."""
+    half = np.rint(weights_float[:M] * scale).astype(np.int64)
+    tail = int(round(tails * scale))
+    side = np.concatenate([half[1:], [tail]])
+    w = np.concatenate([side[::-1], half[:1], side]).astype(np.int64)
+    total = int(w.sum())
+    _check_total(total)
+    B = M - K
+    outputs = np.array([-1.0 + 2.0 * (j - B) / K for j in range(K + 2 * B + 1)])
+    return GridTable(K, "shift", w, outputs, total, M)
+
+
+@lru_cache(maxsize=32)
+def laplace_table(epsilon: float, K: int) -> GridTable:
+    """Clamped discrete Laplace with P[Z=z] ∝ α^|z|, α = e^{−ε/K} (sensitivity K grid steps).
+
+    Output j = clamp(i + Z, −B, K + B): clamping is post-processing, so the
+    exact mechanism is ε-DP; the integer weights round it (the achieved ε is
+    computed from them, :func:`table_privacy_ratio`). B is as large as the
+    64-bit weights allow (the smallest weight is ≥ 2^24), so the clamping
+    bias is below ~2^-38 of the scale.
+    """
+    lam = epsilon / K
+    alpha = math.exp(-lam)
+    scale_total = float(1 << _TOTAL_BITS) * 0.999
+    S = scale_total * (1 - alpha) / (1 + alpha)
+    M = int(math.floor(math.log(S / _MIN_WEIGHT) / lam))
+    if M < K + 1:
+        raise ParameterError(f"laplace: grid {K} is too fine for epsilon={epsilon!r}")
+    z = np.arange(M, dtype=np.float64)
+    f = np.exp(-lam * z)
+    tail = math.exp(-lam * M) / (1 - alpha)
+    return _shift_table(K, f, tail, S, M)
+
+
+@lru_cache(maxsize=32)
+def gaussian_table(sigma_grid: float, K: int) -> GridTable:
+    """Clamped discrete Gaussian, P[Z=z] ∝ exp(−z²/(2σ²)) on grid units, tails in the end bins."""
+    S = float(1 << _TOTAL_BITS) * 0.999 / (sigma_grid * math.sqrt(2 * math.pi) + 1)
+    # smallest kept weight S·exp(−M²/2σ²) ≥ 2^24
+    M = int(math.floor(sigma_grid * math.sqrt(2 * math.log(S / _MIN_WEIGHT))))
+    M = max(M, K + 1)
+    z = np.arange(M + int(12 * sigma_grid) + 2, dtype=np.float64)
+    f = np.exp(-(z * z) / (2 * sigma_grid**2))
+    tail = float(f[M:].sum())
+    return _shift_table(K, f, tail, S, M)
+
+
+def table_privacy_ratio(table: GridTable) -> Fraction:
+    """max over grid inputs i, i′ and outputs j of P[j|i]/P[j|i′], exactly (a ratio of integers)."""
+    if table.kind == "rows":
+        w = table.weights
+        hi, lo = w.max(axis=0), w.min(axis=0)
+        if np.any(lo <= 0):
+            raise ParameterError("grid table has an output impossible for some input: no finite epsilon")
+        ratios = hi / lo
+        cands = np.argsort(ratios)[-8:]
+        return max(Fraction(int(hi[c]), int(lo[c])) for c in cands)
+    w, K, M = table.weights, table.K, table.M
+    if np.any(w <= 0):
+        raise ParameterError("noise table has zero weights: no finite epsilon")
+    inner = w[1:-1]
+    c = inner.size // 2
+    if inner.size > K + 1 and np.all(np.diff(inner[: c + 1]) >= 0) and np.all(np.diff(inner[c:]) <= 0):
+        # unimodal (the usual case): a window's min is at one of its ends, its max at an end or the mode
+        first, last = inner[: inner.size - K], inner[K:]
+        starts = np.arange(first.size)
+        hi = np.where((starts <= c) & (starts + K >= c), inner[c], np.maximum(first, last))
+        lo = np.minimum(first, last)
+    else:
+        windows = np.lib.stride_tricks.sliding_window_view(inner, K + 1)
+        hi, lo = windows.max(axis=1), windows.min(axis=1)
+    ratios = hi / lo
+    cands = np.argsort(ratios)[-8:]
+    best = max(Fraction(int(hi[c]), int(lo[c])) for c in cands)
+    # end bins: lower bin for input i holds w[0..K−i]; the ratio is extreme at i = 0 vs i = K
+    low_bin = Fraction(int(w[: K + 1].sum()), int(w[0]))
+    high_bin = Fraction(int(w[-(K + 1) :].sum()), int(w[-1]))
+    return max(best, low_bin, high_bin)
+
+
+def table_gaussian_delta(table: GridTable, epsilon: float) -> float:
+    """δ(ε) of a shift table: max over input pairs of Σ_j (P[j|i] − e^ε P[j|i′])₊.
+
+    For a symmetric log-concave shift family the extreme pair (0, K) is the
+    worst; it is the one computed.
+    """
+    p = table.row(0).astype(np.float64) / table.total
+    q = table.row(table.K).astype(np.float64) / table.total
+    e = math.exp(epsilon)
+    return float(max(np.clip(p - e * q, 0, None).sum(), np.clip(q - e * p, 0, None).sum()))

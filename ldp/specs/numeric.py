@@ -1,0 +1,662 @@
+"""Numeric (mean estimation) specs: Laplace, Duchi, Piecewise, Hybrid, StochasticRounding, Gaussian.
+
+Every numeric spec declares the value range ``[low, high]`` of the users'
+numbers. The client clips a value outside the range to the nearest end and
+maps it to the native range t ∈ [−1, 1] (t = 2(x − low)/(high − low) − 1);
+a NaN or non-number is an error. Reports carry the mechanism's *native*
+output (on the [−1, 1] scale; the bit b for stochastic rounding), and the
+aggregator maps the mean back to ``[low, high]`` units.
+
+Privacy is exact (FORMULAS.md §9). The two-point mechanisms (Duchi,
+stochastic rounding) use one exact rational coin. The continuous ones are
+run on a grid of ``grid + 1`` inputs (``grid`` is the resolution declared in
+the spec): the input is rounded to a neighbouring grid point by an unbiased
+coin, and the output is drawn from a finite table of integer weights
+(:mod:`ldp.numeric_math`): a discrete Laplace or discrete Gaussian clamped to
+a finite range, or a grid version of PM (and HM, a coin between grid PM and
+Duchi). The ε the integer table achieves (``epsilon_achieved``, or for the
+Gaussian ``delta_achieved`` at ``epsilon``) is computed from the table and
+never exceeds the claim.
+
+References
+----------
+.. [1] I. Mironov. "On significance of the least significant bits for
+   differential privacy". ACM CCS 2012.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ldp import numeric_math as nm
+from ldp.errors import ParameterError
+from ldp.exact import epsilon_of_ratio, floor_fraction, ratio_within
+from ldp.specs.base import Spec, register
+from ldp.specs.frequency import _calibrate_keep_probability
+from ldp.specs.validation import check_epsilon, check_int, check_probability
+
+__all__ = [
+    "NumericSpec",
+    "Laplace",
+    "Duchi",
+    "StochasticRounding",
+    "Piecewise",
+    "Hybrid",
+    "Gaussian",
+    "NUMERIC_MECHANISMS",
+    "numeric_spec",
+    "best_numeric_mechanism",
+    "numeric_variance_table",
+    "check_numeric_value",
+]
+
+#: Largest input grid (tables are (grid+1) × ~2·grid integers for PM/HM).
+MAX_GRID = 1024
+DEFAULT_GRID = 256
+
+
+def _check_bound(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParameterError(f"{name} must be a finite number, got {value!r}")
+    out = float(value)
+    if not math.isfinite(out):
+        raise ParameterError(f"{name} must be a finite number, got {value!r}")
+    return out
+
+
+def check_numeric_value(value: Any) -> float:
+    """A user's number as a finite float; NaN, infinities and non-numbers raise :class:`ParameterError`."""
+    if isinstance(value, bool):
+        raise ParameterError(f"numeric value must be a number, got {value!r}")
+    if isinstance(value, str):
+        try:
+            out = float(value.strip())
+        except ValueError:
+            raise ParameterError(f"numeric value must be a number, got {value!r}") from None
+    else:
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            raise ParameterError(f"numeric value must be a number, got {value!r}") from None
+    if not math.isfinite(out):
+        raise ParameterError(f"numeric value must be finite, got {value!r}")
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class NumericSpec(Spec):
+    """Common interface of the numeric mechanisms (do not instantiate directly).
+
+    Native scale: t ∈ [−1, 1]; reports carry native outputs y and
+    :meth:`native_estimate` maps them to unbiased estimates of t.
+    """
+
+    report_kind: ClassVar[str] = "numeric"
+    #: Name of the closed-form worst-case variance in :func:`ldp.numeric_math.worst_case_variance`.
+    theory_name: ClassVar[str] = ""
+
+    def _init_range(self) -> None:
+        low = _check_bound(self.low, "low")  # type: ignore[attr-defined]
+        high = _check_bound(self.high, "high")  # type: ignore[attr-defined]
+        if not low < high:
+            raise ParameterError(f"{self.mechanism}: need low < high, got low={low!r}, high={high!r}")
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))  # type: ignore[attr-defined]
+
+    def _init_grid(self) -> None:
+        object.__setattr__(self, "grid", check_int(self.grid, "grid", minimum=1, maximum=MAX_GRID))  # type: ignore[attr-defined]
+
+    # -- value mapping -----------------------------------------------------
+    def unit_position(self, value: Any) -> float:
+        """u = (x − low)/(high − low) clipped to [0, 1] (t = 2u − 1)."""
+        x = check_numeric_value(value)
+        u = (x - self.low) / (self.high - self.low)  # type: ignore[attr-defined]
+        return 0.0 if u < 0.0 else 1.0 if u > 1.0 else u
+
+    def to_native(self, values: Any) -> np.ndarray:
+        """Vectorized x ↦ t ∈ [−1, 1] (clipped); NaN raises :class:`ParameterError`."""
+        x = np.asarray(values, dtype=np.float64)
+        if not np.all(np.isfinite(x)):
+            raise ParameterError("numeric values must be finite numbers (got NaN or infinity)")
+        u = np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)  # type: ignore[attr-defined]
+        return 2.0 * u - 1.0
+
+    @property
+    def half_width(self) -> float:
+        """(high − low)/2: one native unit in value units."""
+        return (self.high - self.low) / 2.0  # type: ignore[attr-defined]
+
+    def to_user(self, native_mean: Any) -> Any:
+        """Native t ↦ low + (t + 1)(high − low)/2."""
+        return self.low + (np.asarray(native_mean) + 1.0) * self.half_width  # type: ignore[attr-defined]
+
+    # -- reports -------------------------------------------------------------
+    @property
+    def estimator_affine(self) -> tuple[float, float]:
+        """(a0, a1): the per-report unbiased native estimate is a0 + a1·y."""
+        return 0.0, 1.0
+
+    def native_estimate(self, reported: Any) -> np.ndarray:
+        a0, a1 = self.estimator_affine
+        return a0 + a1 * np.asarray(reported, dtype=np.float64)
+
+    @property
+    def support(self) -> np.ndarray:
+        """Sorted array of every report value the mechanism can output."""
+        raise NotImplementedError
+
+    def in_support(self, values: Any) -> np.ndarray:
+        """Vectorized membership of report values in :attr:`support` (exact float equality)."""
+        v = np.asarray(values, dtype=np.float64)
+        s = self.support
+        idx = np.clip(np.searchsorted(s, v), 0, s.size - 1)
+        return s[idx] == v
+
+    # -- privacy -----------------------------------------------------------------
+    @property
+    def privacy_ratio(self) -> Fraction:
+        """max over inputs x, x′ and outputs y of P[y|x]/P[y|x′], exactly."""
+        raise NotImplementedError
+
+    @property
+    def epsilon_achieved(self) -> float:
+        """ln of :attr:`privacy_ratio`: the ε the exact tables give (≤ ``epsilon``)."""
+        return epsilon_of_ratio(self.privacy_ratio)
+
+    def privacy_summary(self) -> dict[str, float]:
+        return {"epsilon": self.epsilon, "epsilon_achieved": self.epsilon_achieved}  # type: ignore[attr-defined]
+
+    def _check_claim(self) -> None:
+        if not ratio_within(self.privacy_ratio, self.epsilon):  # type: ignore[attr-defined]
+            raise ParameterError(
+                f"{self.mechanism} claims epsilon={self.epsilon!r} but its exact probabilities give "  # type: ignore[attr-defined]
+                f"epsilon={self.epsilon_achieved:.17g}"
+            )
+
+    # -- accuracy ------------------------------------------------------------------
+    def grid_moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(t_i, E[t̂|t_i], Var[t̂|t_i]) on the input grid (native scale, exact from the tables)."""
+        raise NotImplementedError
+
+    def native_variance(self, t: Any) -> np.ndarray:
+        """Exact Var[t̂ | t] of one report (native scale), randomized input rounding included."""
+        grid_t, means, variances = self.grid_moments()
+        K = grid_t.size - 1
+        t = np.clip(np.asarray(t, dtype=np.float64), -1.0, 1.0)
+        pos = (t + 1.0) * K / 2.0
+        i0 = np.minimum(np.floor(pos).astype(np.int64), K - 1) if K > 0 else np.zeros_like(pos, dtype=np.int64)
+        lam = pos - i0
+        second = (1 - lam) * (variances[i0] + means[i0] ** 2) + lam * (variances[i0 + 1] + means[i0 + 1] ** 2)
+        mean = (1 - lam) * means[i0] + lam * means[i0 + 1]
+        return second - mean**2
+
+    def variance(self, value: Any, n: int = 1) -> np.ndarray:
+        """Var of the mean estimate (value units) when ``n`` users all hold ``value``."""
+        t = self.to_native(value)
+        return self.native_variance(t) * self.half_width**2 / n
+
+    @property
+    def worst_case_variance(self) -> float:
+        """Exact max over inputs of one report's variance, native scale (grid included)."""
+        t = np.linspace(-1, 1, 2 * (self.grid_moments()[0].size - 1) + 1)
+        return float(np.max(self.native_variance(t)))
+
+    @property
+    def theory_worst_case_variance(self) -> float:
+        """FORMULAS.md §3 closed-form worst-case variance (continuous mechanism), native scale."""
+        return nm.worst_case_variance(self.theory_name, self.epsilon)  # type: ignore[attr-defined]
+
+    @property
+    def max_bias(self) -> float:
+        """max_i |E[t̂|t_i] − t_i| on the grid (0 up to rounding except for the clamped noises)."""
+        grid_t, means, _ = self.grid_moments()
+        return float(np.max(np.abs(means - grid_t)))
+
+
+# -- two-point ----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _TwoPoint(NumericSpec):
+    def __post_init__(self) -> None:
+        self._init_range()
+        if self.p is None:  # type: ignore[attr-defined]
+            object.__setattr__(self, "p", _calibrate_keep_probability(self.epsilon, 2, self.mechanism))
+        else:
+            p = check_probability(self.p, "p", high_open=True)  # type: ignore[attr-defined]
+            if p <= Fraction(1, 2):
+                raise ParameterError(f"{self.mechanism}: p must exceed 1/2, got {p}")
+            object.__setattr__(self, "p", p)
+        self._check_claim()
+
+    @property
+    def privacy_ratio(self) -> Fraction:
+        return self.p / (1 - self.p)  # type: ignore[attr-defined]
+
+    @property
+    def c(self) -> float:
+        """C′ = 1/(2p − 1) (= coth(ε/2) up to the rational calibration)."""
+        return float(1 / (2 * self.p - 1))  # type: ignore[attr-defined]
+
+    def grid_moments(self):
+        c = self.c
+        t = np.array([-1.0, 1.0])
+        return t, t.copy(), np.full(2, c * c) - 1.0
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class Duchi(_TwoPoint):
+    """Duchi et al.'s one-dimensional mechanism: output ±C with P[+C] = ½ + t(e^ε−1)/(2(e^ε+1)).
+
+    The client rounds t to ±1 with an exact unbiased coin and applies binary
+    randomized response with the exact rational p = P[+C | t = 1] (≤ e^ε/(e^ε+1),
+    calibrated toward more privacy); the output ±C′ with C′ = 1/(2p − 1) is
+    unbiased. Var[y|t] = C′² − t², worst case C′² at t = 0.
+
+    Parameters
+    ----------
+    epsilon : float
+    low, high : float
+        Value range (values outside are clipped by the client).
+    p : Fraction, optional
+        P[+C | t = 1]; calibrated from ``epsilon`` when omitted.
+
+    References
+    ----------
+    .. [1] J. Duchi, M. Jordan, M. Wainwright. "Minimax optimal procedures
+       for locally private estimation". JASA 113(521), 2018.
+    """
+
+    mechanism: ClassVar[str] = "duchi"
+    theory_name: ClassVar[str] = "duchi"
+
+    epsilon: float
+    low: float = -1.0
+    high: float = 1.0
+    p: Fraction | None = None
+
+    @property
+    def support(self) -> np.ndarray:
+        return np.array([-self.c, self.c])
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class StochasticRounding(_TwoPoint):
+    """1BitMean (stochastic rounding): send the bit b with P[b=1] = 1/(e^ε+1) + u(e^ε−1)/(e^ε+1).
+
+    u = (x − low)/(high − low). Reports carry the bit (0 or 1); the unbiased
+    estimate of t is C′(2b − 1). It is Duchi's mechanism with a one-bit
+    report (FORMULAS.md §3).
+
+    References
+    ----------
+    .. [1] B. Ding, J. Kulkarni, S. Yekhanin. "Collecting telemetry data
+       privately". NeurIPS 2017.
+    """
+
+    mechanism: ClassVar[str] = "stochastic-rounding"
+    theory_name: ClassVar[str] = "stochastic-rounding"
+
+    epsilon: float
+    low: float = 0.0
+    high: float = 1.0
+    p: Fraction | None = None
+
+    @property
+    def support(self) -> np.ndarray:
+        return np.array([0.0, 1.0])
+
+    @property
+    def estimator_affine(self) -> tuple[float, float]:
+        return -self.c, 2.0 * self.c
+
+
+# -- grid mechanisms ------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Gridded(NumericSpec):
+    @property
+    def table(self) -> nm.GridTable:
+        raise NotImplementedError
+
+    @property
+    def support(self) -> np.ndarray:
+        return self.table.outputs
+
+    def grid_moments(self):
+        means, variances = self.table.moments()
+        K = self.table.K
+        return -1.0 + 2.0 * np.arange(K + 1) / K, means, variances
+
+    @cached_property
+    def _ratio(self) -> Fraction:
+        return nm.table_privacy_ratio(self.table)
+
+    @property
+    def privacy_ratio(self) -> Fraction:
+        return self._ratio
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class Piecewise(_Gridded):
+    """Piecewise Mechanism (PM) on a grid.
+
+    Output cells j = 0..grid+m−1; grid input i gives weight a to the band
+    [i, i+m) and b elsewhere, a/b ≤ e^ε exactly, m = round(grid·e^{−ε/2})
+    (PM's band/(band travel) ratio). The output value of cell j is affine in
+    j and makes the report exactly unbiased. As grid → ∞ this is PM with
+    Var[y|t] = t²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²).
+
+    Parameters
+    ----------
+    epsilon : float
+    low, high : float
+    grid : int
+        Number of input grid steps (resolution: (high − low)/grid).
+
+    References
+    ----------
+    .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin,
+       G. Yu. "Collecting and analyzing multidimensional data with local
+       differential privacy". ICDE 2019.
+    """
+
+    mechanism: ClassVar[str] = "piecewise"
+    theory_name: ClassVar[str] = "piecewise"
+
+    epsilon: float
+    low: float = -1.0
+    high: float = 1.0
+    grid: int = DEFAULT_GRID
+
+    def __post_init__(self) -> None:
+        self._init_range()
+        self._init_grid()
+        self._check_claim()
+
+    @cached_property
+    def _built(self):
+        return nm.pm_table(self.epsilon, self.grid)
+
+    @property
+    def table(self) -> nm.GridTable:
+        return self._built[0]
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class Hybrid(_Gridded):
+    """Hybrid Mechanism (HM): grid PM with probability α, Duchi otherwise.
+
+    α = 1 − e^{−ε/2} (a 32-bit rational) for ε > ε* ≈ 0.60935, else 0.
+    Both parts are exactly unbiased and ε-LDP, so the mixture is. Reports
+    are PM cell values or ±C′.
+
+    Parameters
+    ----------
+    epsilon : float
+    low, high : float
+    grid : int
+
+    References
+    ----------
+    .. [1] N. Wang et al. ICDE 2019 (as :class:`Piecewise`).
+    """
+
+    mechanism: ClassVar[str] = "hybrid"
+    theory_name: ClassVar[str] = "hybrid"
+
+    epsilon: float
+    low: float = -1.0
+    high: float = 1.0
+    grid: int = DEFAULT_GRID
+
+    def __post_init__(self) -> None:
+        self._init_range()
+        self._init_grid()
+        self._check_claim()
+
+    @cached_property
+    def alpha(self) -> Fraction:
+        """Exact probability of using PM."""
+        a = nm.hm_alpha(self.epsilon)
+        return floor_fraction(a, 1 << 32) if a > 0 else Fraction(0)
+
+    @cached_property
+    def duchi(self) -> Duchi:
+        return Duchi(epsilon=self.epsilon)
+
+    @cached_property
+    def _pm(self):
+        return nm.pm_table(self.epsilon, self.grid)
+
+    @property
+    def table(self) -> nm.GridTable:
+        """The PM part's table."""
+        return self._pm[0]
+
+    @cached_property
+    def support(self) -> np.ndarray:  # type: ignore[override]
+        c = self.duchi.c
+        if self.alpha == 0:
+            return np.array([-c, c])
+        return np.unique(np.concatenate([self.table.outputs, [-c, c]]))
+
+    @property
+    def privacy_ratio(self) -> Fraction:
+        if self.alpha == 0:
+            return self.duchi.privacy_ratio
+        return max(self._ratio, self.duchi.privacy_ratio)
+
+    def grid_moments(self):
+        t, pm_means, pm_vars = super().grid_moments()
+        a = float(self.alpha)
+        c = self.duchi.c
+        second = a * (pm_vars + pm_means**2) + (1 - a) * c * c
+        means = a * pm_means + (1 - a) * t
+        return t, means, second - means**2
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class Laplace(_Gridded):
+    """Laplace mechanism as a clamped discrete Laplace on a grid.
+
+    Output j = clamp(i + Z, −B, grid + B), P[Z = z] ∝ e^{−ε|z|/grid} (the
+    grid's sensitivity is ``grid`` steps), sampled from an exact integer
+    table; reports carry the native value −1 + 2j/grid. Var ≈ 8/ε² (t +
+    Lap(2/ε)). The clamp range is as wide as the 62-bit table allows, so
+    :attr:`max_bias` is ~1e-10 of the range.
+
+    Parameters
+    ----------
+    epsilon : float
+    low, high : float
+    grid : int
+
+    References
+    ----------
+    .. [1] C. Dwork, F. McSherry, K. Nissim, A. Smith. "Calibrating noise to
+       sensitivity in private data analysis". TCC 2006.
+    .. [2] A. Ghosh, T. Roughgarden, M. Sundararajan. STOC 2009.
+    .. [3] I. Mironov. ACM CCS 2012.
+    """
+
+    mechanism: ClassVar[str] = "laplace"
+    theory_name: ClassVar[str] = "laplace"
+
+    epsilon: float
+    low: float = -1.0
+    high: float = 1.0
+    grid: int = DEFAULT_GRID
+
+    def __post_init__(self) -> None:
+        self._init_range()
+        self._init_grid()
+        self._check_claim()
+
+    @cached_property
+    def _built(self) -> tuple[nm.GridTable, Fraction]:
+        slack = 2e-7
+        for _ in range(40):
+            nominal = self.epsilon - slack
+            if nominal <= 0:
+                break
+            table = nm.laplace_table(nominal, self.grid)
+            ratio = nm.table_privacy_ratio(table)
+            if ratio_within(ratio, self.epsilon):
+                return table, ratio
+            slack *= 2
+        raise ParameterError(f"laplace: cannot reach epsilon={self.epsilon!r} with grid={self.grid}")
+
+    @property
+    def table(self) -> nm.GridTable:
+        return self._built[0]
+
+    @property
+    def _ratio(self) -> Fraction:  # type: ignore[override]
+        return self._built[1]
+
+
+@register
+@dataclasses.dataclass(frozen=True)
+class Gaussian(_Gridded):
+    """Gaussian mechanism for (ε, δ)-LDP as a clamped discrete Gaussian on a grid.
+
+    σ (native scale, ℓ₂ sensitivity Δ = 2) is the analytic calibration of
+    Balle & Wang (equivalently μ-GDP with μ = Δ/σ), never the classic
+    formula; the grid noise has σ·grid/2 steps. ``delta_achieved`` is the
+    exact δ(ε) of the integer table (worst input pair); σ is raised until it
+    is ≤ ``delta``.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+    low, high : float
+    grid : int
+
+    References
+    ----------
+    .. [1] B. Balle, Y.-X. Wang. ICML 2018.
+    .. [2] J. Dong, A. Roth, W. Su. "Gaussian differential privacy". JRSS-B 2022.
+    .. [3] C. Canonne, G. Kamath, T. Steinke. "The discrete Gaussian for
+       differential privacy". NeurIPS 2020.
+    """
+
+    mechanism: ClassVar[str] = "gaussian"
+
+    epsilon: float
+    delta: float
+    low: float = -1.0
+    high: float = 1.0
+    grid: int = DEFAULT_GRID
+
+    def __post_init__(self) -> None:
+        self._init_range()
+        self._init_grid()
+        d = _check_bound(self.delta, "delta")
+        if not 0 < d < 1:
+            raise ParameterError(f"gaussian: delta must be in (0, 1), got {self.delta!r}")
+        object.__setattr__(self, "delta", d)
+        _ = self._built
+
+    @cached_property
+    def _built(self) -> tuple[nm.GridTable, float, float]:
+        sigma = nm.analytic_gaussian_sigma(self.epsilon, self.delta, 2.0)
+        for _ in range(200):
+            table = nm.gaussian_table(sigma * self.grid / 2.0, self.grid)
+            achieved = nm.table_gaussian_delta(table, self.epsilon)
+            if achieved <= self.delta:
+                return table, sigma, achieved
+            sigma *= 1.0005
+        raise ParameterError(f"gaussian: cannot reach delta={self.delta!r} on grid={self.grid}")  # pragma: no cover
+
+    @property
+    def table(self) -> nm.GridTable:
+        return self._built[0]
+
+    @property
+    def sigma(self) -> float:
+        """Noise standard deviation on the native scale."""
+        return self._built[1]
+
+    @property
+    def gdp_mu(self) -> float:
+        """μ = Δ/σ with Δ = 2 (the mechanism is μ-GDP before discretization)."""
+        return 2.0 / self.sigma
+
+    @property
+    def delta_achieved(self) -> float:
+        """Exact δ(ε) of the integer grid table (≤ ``delta``)."""
+        return self._built[2]
+
+    @property
+    def privacy_ratio(self) -> Fraction:  # pure ε is not the Gaussian's guarantee
+        return nm.table_privacy_ratio(self.table)
+
+    @property
+    def theory_worst_case_variance(self) -> float:
+        return self.sigma**2
+
+    def privacy_summary(self) -> dict[str, float]:
+        return {"epsilon": self.epsilon, "delta": self.delta, "delta_achieved": self.delta_achieved,
+                "gdp_mu": self.gdp_mu}
+
+
+# -- selection --------------------------------------------------------------------
+
+#: Numeric mechanisms by CLI name.
+NUMERIC_MECHANISMS: dict[str, type[NumericSpec]] = {
+    "duchi": Duchi,
+    "stochastic-rounding": StochasticRounding,
+    "piecewise": Piecewise,
+    "hybrid": Hybrid,
+    "laplace": Laplace,
+    "gaussian": Gaussian,
+}
+
+
+def numeric_variance_table(epsilon: float) -> dict[str, float]:
+    """FORMULAS.md §3 worst-case variances (native scale) of the pure-ε mechanisms."""
+    epsilon = check_epsilon(epsilon)
+    return {name: nm.worst_case_variance(name, epsilon) for name in nm.NUMERIC_THEORY}
+
+
+def best_numeric_mechanism(epsilon: float) -> str:
+    """The pure-ε mechanism with the smallest worst-case variance (ties: cheaper report first)."""
+    table = numeric_variance_table(epsilon)
+    best = min(table.values())
+    for name in nm.NUMERIC_THEORY:
+        if table[name] <= best * (1 + 1e-12):
+            return name
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def numeric_spec(mechanism: str, epsilon: float, low: float = -1.0, high: float = 1.0, **options: Any) -> NumericSpec:
+    """Build the numeric spec called ``mechanism`` (``"auto"`` picks the best by theory)."""
+    name = mechanism.strip().lower().replace("_", "-")
+    if name == "auto":
+        name = best_numeric_mechanism(epsilon)
+    try:
+        cls = NUMERIC_MECHANISMS[name]
+    except KeyError:
+        known = ", ".join([*NUMERIC_MECHANISMS, "auto"])
+        raise ParameterError(f"unknown numeric mechanism {mechanism!r}; known: {known}") from None
+    if cls in (Duchi, StochasticRounding):
+        options.pop("grid", None)
+    if cls is not Gaussian:
+        options.pop("delta", None)
+    elif options.get("delta") is None:
+        raise ParameterError("gaussian needs delta")
+    return cls(epsilon=epsilon, low=low, high=high, **options)
