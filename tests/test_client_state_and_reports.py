@@ -217,3 +217,48 @@ def test_malformed_bytes_name_the_problem(raw, match):
 def test_malformed_json_names_the_problem(line, match):
     with pytest.raises(ReportError, match=match):
         Report.from_json(line)
+
+
+# -- spec JSON round trips -------------------------------------------------------
+@pytest.mark.parametrize("spec", frequency_specs() + rappor_specs(), ids=lambda s: s.mechanism)
+def test_every_spec_loads_from_dict_string_and_path(tmp_path, spec):
+    path = tmp_path / "spec.json"
+    path.write_text(spec.to_json(indent=2))
+    for source in (json.loads(spec.to_json()), spec.to_json(), str(path), path, spec):
+        loaded = ldp.load_spec(source)
+        assert loaded == spec and type(loaded) is type(spec)
+        assert loaded.fingerprint == spec.fingerprint and loaded.to_json() == spec.to_json()
+
+
+DOMAINS = st.one_of(
+    st.lists(st.text(min_size=1, max_size=8), min_size=2, max_size=12, unique=True),
+    st.integers(2, 50).map(lambda d: list(range(d))),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["binary-rr", "grr", "sue", "oue", "olh", "blh"]), DOMAINS,
+       st.floats(0.05, 8.0, allow_nan=False))
+def test_frequency_spec_json_round_trip(mechanism, domain, epsilon):
+    from ldp.specs.selection import FREQUENCY_MECHANISMS
+
+    if mechanism == "binary-rr":
+        domain = domain[:2]
+    spec = FREQUENCY_MECHANISMS[mechanism](domain=tuple(domain), epsilon=epsilon)
+    loaded = ldp.load_spec(spec.to_json())
+    assert loaded == spec and loaded.fingerprint == spec.fingerprint
+    assert loaded.privacy_ratio == spec.privacy_ratio  # exact probabilities survive JSON
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 256), st.integers(1, 8), st.integers(1, 256), st.sampled_from(["mmh3", "md5"]),
+       st.fractions(0, 1, max_denominator=1000).filter(lambda f: f < 1), st.data())
+def test_rappor_spec_json_round_trip(num_bits, num_hashes, num_cohorts, hash_name, f, data):
+    num_hashes = min(num_hashes, num_bits)
+    p = data.draw(st.fractions(0, 1, max_denominator=1000).filter(lambda x: 0 < x < 1))
+    q = data.draw(st.fractions(p, 1, max_denominator=1000).filter(lambda x: p < x < 1))
+    spec = ldp.Rappor(num_bits=num_bits, num_hashes=num_hashes, num_cohorts=num_cohorts, f=f, p=p, q=q,
+                      hash=hash_name)
+    loaded = ldp.load_spec(json.loads(spec.to_json()))
+    assert loaded == spec and loaded.fingerprint == spec.fingerprint
+    assert (loaded.f, loaded.p, loaded.q) == (f, p, q)
