@@ -110,7 +110,7 @@ ALPHA_AGREE = 1e-4  # per mechanism; z = 3.89 two-sided
 
 
 @pytest.mark.parametrize("mechanism, repeats", [("grr", 100), ("sue", 100), ("oue", 100), ("olh", 100),
-                                                 ("blh", 100), ("rappor", 40)])
+                                                 ("blh", 100), ("rappor", 40), ("binary-rr", 100)])
 def test_fast_and_faithful_agree(mechanism, repeats):
     """Two-sample z-test on the mean MSE over repeats (α = 1e-4 per mechanism).
 
@@ -118,7 +118,8 @@ def test_fast_and_faithful_agree(mechanism, repeats):
     uses the sample variances of the per-repeat MSEs (R per mode; RAPPOR's
     decode is slower, so it gets fewer).
     """
-    kwargs = dict(mechanisms=mechanism, epsilons=1.5, users=4000, domain_size=16, repeats=repeats)
+    domain_size = 2 if mechanism == "binary-rr" else 16
+    kwargs = dict(mechanisms=mechanism, epsilons=1.5, users=4000, domain_size=domain_size, repeats=repeats)
     fast = run(mode="fast", seed=100, **kwargs)["mse"].to_numpy()
     faithful = run(mode="faithful", seed=200, **kwargs)["mse"].to_numpy()
     se = math.sqrt(fast.var(ddof=1) / fast.size + faithful.var(ddof=1) / faithful.size)
