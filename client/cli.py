@@ -135,6 +135,29 @@ def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refuse
             raise ParameterError(f"row {row}: {exc}") from None
 
 
+class _Progress:
+    """A one-line row count on stderr, only when stderr is a terminal (and reports go to a file)."""
+
+    every = 10_000
+
+    def __init__(self, enabled: bool):
+        stream = click.get_text_stream("stderr")
+        self.enabled = enabled and hasattr(stream, "isatty") and stream.isatty()
+        self.shown = False
+
+    def wrap(self, rows):
+        """Pass ``rows`` through, showing the count every :attr:`every` rows."""
+        for item in rows:
+            if self.enabled and item[0] % self.every == 0:
+                click.echo(f"\r  {item[0]:,} rows read…", err=True, nl=False)
+                self.shown = True
+            yield item
+
+    def done(self) -> None:
+        if self.shown:
+            click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
+
+
 def _seeded_batches(spec: Spec, rows, seed: int):
     import numpy as np
 
@@ -190,7 +213,8 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
         spec = load_spec(spec_path)
         if not Path(input_path).is_file():
             raise ParameterError(f"input file {input_path!r} does not exist")
-        rows = read_values(input_path, column, with_client=state_dir is not None)
+        progress = _Progress(enabled=output not in (None, "-"))
+        rows = progress.wrap(read_values(input_path, column, with_client=state_dir is not None))
         budget = None
         if budget_epsilon is not None:
             from ldp.privacy.budget import Budget
@@ -207,7 +231,10 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
             items = _seeded_batches(spec, rows, seed)
         else:
             items = _secure_reports(spec, rows, state_dir, budget, refused)
-        count = write_reports(items, output, spec)
+        try:
+            count = write_reports(items, output, spec)
+        finally:
+            progress.done()
         click.echo(f"encoded {count} values with {spec.mechanism} ({spec.fingerprint})", err=True)
         if refused:
             shown = ", ".join(map(str, refused[:10])) + (" ..." if len(refused) > 10 else "")

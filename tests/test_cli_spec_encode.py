@@ -211,3 +211,27 @@ def test_encode_seed_warns_that_it_is_insecure(tmp_path):
     assert "NOT private" in result.stderr
     again = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(values), "--seed", "1"])
     assert again.stdout == result.stdout  # reproducible, which is exactly why it is not private
+
+
+def test_encode_progress_only_on_a_terminal_and_with_an_output_file(tmp_path, monkeypatch):
+    import ldp.client.cli as client_cli
+
+    spec_path = _grr_spec(tmp_path)
+    values = tmp_path / "values.txt"
+    values.write_text("a\nb\nc\na\nb\n")
+    out = tmp_path / "reports.jsonl"
+    plain = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(values), "-o", str(out)])
+    assert plain.exit_code == 0 and "rows read" not in plain.stderr  # not a terminal: silent
+
+    class Terminal:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(client_cli.click, "get_text_stream", lambda name: Terminal())
+    monkeypatch.setattr(client_cli._Progress, "every", 2)
+    shown = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(values), "-o", str(out)])
+    assert shown.exit_code == 0 and "rows read" in shown.stderr
+    assert len(out.read_text().splitlines()) == 5
+    to_stdout = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(values)])
+    assert to_stdout.exit_code == 0 and "rows read" not in to_stdout.stderr  # reports on stdout: no bar
+    assert len(to_stdout.stdout.splitlines()) == 5
