@@ -19,6 +19,7 @@ from ldp.aggregator.accumulators import (
 )
 from ldp.aggregator.consistency import CONSISTENCY_METHODS, apply_consistency
 from ldp.aggregator.estimates import BitEstimates
+from ldp.aggregator.numeric import MeanAccumulator
 
 __all__ = [
     "make_aggregator",
@@ -28,6 +29,7 @@ __all__ = [
     "UnaryAccumulator",
     "LocalHashingAccumulator",
     "RapporAccumulator",
+    "MeanAccumulator",
     "BitEstimates",
     "CONSISTENCY_METHODS",
     "apply_consistency",

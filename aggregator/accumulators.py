@@ -531,6 +531,10 @@ def make_aggregator(spec: Any, *, threads: int | None = 1) -> Accumulator:
     ParameterError
         For a spec no accumulator handles.
     """
+    if getattr(spec, "report_kind", None) == "numeric":
+        from ldp.aggregator.numeric import MeanAccumulator
+
+        return MeanAccumulator(spec)
     if isinstance(spec, GRR):
         return ValueAccumulator(spec)
     if isinstance(spec, UnaryEncoding):

@@ -33,6 +33,7 @@ from bisect import bisect_right
 from typing import Any, Sequence
 
 from ldp.errors import ParameterError
+from ldp.numeric_math import band_inverse_cdf
 from ldp.report import Report
 from ldp.specs.numeric import Gaussian, Hybrid, Laplace, NumericSpec, Piecewise, StochasticRounding, _TwoPoint
 
@@ -80,7 +81,7 @@ class NumericEncoder:
             self._B = table.M - table.K
             self._last = len(self._outputs) - 1
         else:
-            self._rows = [row.tolist() for row in table.cumulative]
+            self._band = table.band
         self._hybrid = isinstance(spec, Hybrid)
         if self._hybrid:
             self._alpha_num = spec.alpha.numerator
@@ -128,7 +129,8 @@ class NumericEncoder:
             j = i + bisect_right(self._zcum, r) - self._M + self._B
             j = 0 if j < 0 else self._last if j > self._last else j
             return self._outputs[j]
-        return self._outputs[bisect_right(self._rows[i], r)]
+        a, b, m = self._band
+        return self._outputs[band_inverse_cdf(i, r, a, b, m)]
 
     def encode(self, value: Any) -> Report:
         """Randomize ``value`` (clipped to [low, high]) into a report."""
@@ -169,17 +171,8 @@ def encode_numeric_batch(spec: NumericSpec, values: Sequence[Any], rng):
         np.clip(j, 0, table.outputs.size - 1, out=j)
         out = table.outputs[j]
     else:
-        cum = table.cumulative
-        j = np.empty(n, dtype=np.int64)
-        order = np.argsort(i, kind="stable")
-        sorted_i = i[order]
-        bounds = np.searchsorted(sorted_i, np.arange(K + 2))
-        for row in range(K + 1):
-            a, b = bounds[row], bounds[row + 1]
-            if a < b:
-                idx = order[a:b]
-                j[idx] = np.searchsorted(cum[row], r[idx], side="right")
-        out = table.outputs[j]
+        a, b, m = table.band
+        out = table.outputs[band_inverse_cdf(i, r, a, b, m)]
         if isinstance(spec, Hybrid):
             use_pm = rng.integers(0, spec.alpha.denominator, size=n, dtype=np.int64) < spec.alpha.numerator
             duchi_u = i / K
@@ -199,10 +192,7 @@ def _two_point_batch(spec, u, rng):
     if a is None:  # pragma: no cover - calibrated p has denominator 2^64
         keep = rng.random(n) < float(p)
     else:
-        hi = rng.integers(0, 1 << 32, size=n, dtype=np.uint64)
-        a_hi, a_lo = a >> 32, a & 0xFFFFFFFF
-        lo = rng.integers(0, 1 << 32, size=n, dtype=np.uint64)
-        keep = (hi < a_hi) | ((hi == a_hi) & (lo < a_lo))
+        keep = rng.integers(0, 1 << 64, size=n, dtype=np.uint64) < np.uint64(a)
     high = side == keep
     low_v, high_v = spec.support
     return np.where(high, high_v, low_v)

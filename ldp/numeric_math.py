@@ -47,6 +47,7 @@ from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
 
 __all__ = [
+    "band_inverse_cdf",
     "HM_EPSILON_STAR",
     "duchi_c",
     "laplace_variance",
@@ -213,6 +214,7 @@ class GridTable:
     outputs: np.ndarray
     total: int
     M: int = 0
+    band: tuple[int, int, int] | None = None  # PM rows: (a, b, m), weight a on cells [i, i+m), b elsewhere
 
     @property
     def num_outputs(self) -> int:
@@ -338,7 +340,7 @@ def pm_table(epsilon: float, K: int) -> tuple[GridTable, Fraction]:
     A /= total
     B = Fraction((a - b) * m, total)
     outputs = np.array([float(-1 + Fraction(2, K) * (j - A) / B) for j in range(L)])
-    return GridTable(K, "rows", weights, outputs, total), Fraction(a, b)
+    return GridTable(K, "rows", weights, outputs, total, band=(a, b, m)), Fraction(a, b)
 
 
 def _shift_table(K: int, weights_float: np.ndarray, tails: float, scale: float, M: int) -> GridTable:
@@ -433,3 +435,19 @@ def table_gaussian_delta(table: GridTable, epsilon: float) -> float:
     q = table.row(table.K).astype(np.float64) / table.total
     e = math.exp(epsilon)
     return float(max(np.clip(p - e * q, 0, None).sum(), np.clip(q - e * p, 0, None).sum()))
+
+
+def band_inverse_cdf(i, r, a: int, b: int, m: int):
+    """Output cell of a PM band row: the j with cum[j−1] ≤ r < cum[j] (works on ints and int64 arrays).
+
+    Row i has weight b on cells [0, i), a on [i, i+m), b on [i+m, K+m).
+    """
+    left = i * b
+    band = left + m * a
+    if isinstance(r, int):
+        if r < left:
+            return r // b
+        if r < band:
+            return i + (r - left) // a
+        return i + m + (r - band) // b
+    return np.where(r < left, r // b, np.where(r < band, i + (r - left) // a, i + m + (r - band) // b))

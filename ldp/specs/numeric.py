@@ -154,10 +154,26 @@ class NumericSpec(Spec):
 
     def in_support(self, values: Any) -> np.ndarray:
         """Vectorized membership of report values in :attr:`support` (exact float equality)."""
+        return self.support_index(values)[1]
+
+    def support_index(self, values: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(index into :attr:`support`, ok) of report values; ok is False off the support."""
         v = np.asarray(values, dtype=np.float64)
         s = self.support
         idx = np.clip(np.searchsorted(s, v), 0, s.size - 1)
-        return s[idx] == v
+        return idx, s[idx] == v
+
+    @staticmethod
+    def _affine_index(values: Any, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Index into the sorted outputs ``s`` when s_j ≈ s_0 + step·j: O(1) per value."""
+        v = np.asarray(values, dtype=np.float64)
+        first, step = s[0], (s[-1] - s[0]) / (s.size - 1)
+        with np.errstate(invalid="ignore", over="ignore"):
+            j = np.rint((v - first) / step)
+        j = np.where(np.isfinite(j), j, -1).astype(np.int64)
+        np.clip(j, 0, s.size - 1, out=j)
+        ok = s[j] == v
+        return j, ok
 
     # -- privacy -----------------------------------------------------------------
     @property
@@ -244,6 +260,9 @@ class _TwoPoint(NumericSpec):
     def c(self) -> float:
         """C′ = 1/(2p − 1) (= coth(ε/2) up to the rational calibration)."""
         return float(1 / (2 * self.p - 1))  # type: ignore[attr-defined]
+
+    def support_index(self, values: Any) -> tuple[np.ndarray, np.ndarray]:
+        return self._affine_index(values, self.support)
 
     def grid_moments(self):
         c = self.c
@@ -332,6 +351,9 @@ class _Gridded(NumericSpec):
     @property
     def support(self) -> np.ndarray:
         return self.table.outputs
+
+    def support_index(self, values: Any) -> tuple[np.ndarray, np.ndarray]:
+        return self._affine_index(values, self.table.outputs)
 
     def grid_moments(self):
         means, variances = self.table.moments()
@@ -458,6 +480,25 @@ class Hybrid(_Gridded):
         if self.alpha == 0:
             return self.duchi.privacy_ratio
         return max(self._ratio, self.duchi.privacy_ratio)
+
+    def support_index(self, values: Any) -> tuple[np.ndarray, np.ndarray]:
+        if self.alpha == 0:
+            return NumericSpec.support_index(self, values)
+        v = np.asarray(values, dtype=np.float64)
+        pm_j, pm_ok = _Gridded.support_index(self, v)
+        pm_map, minus, plus = self._index_maps
+        idx = pm_map[pm_j]
+        if pm_ok.all():
+            return idx, pm_ok
+        c = self.duchi.c
+        idx = np.where(pm_ok, idx, np.where(v == c, plus, minus))
+        return idx, pm_ok | (v == c) | (v == -c)
+
+    @cached_property
+    def _index_maps(self) -> tuple[np.ndarray, int, int]:
+        s = self.support
+        c = self.duchi.c
+        return np.searchsorted(s, self.table.outputs), int(np.searchsorted(s, -c)), int(np.searchsorted(s, c))
 
     def grid_moments(self):
         t, pm_means, pm_vars = super().grid_moments()

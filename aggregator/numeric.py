@@ -1,0 +1,242 @@
+"""Mean estimation from numeric reports: mean, sum, per-group means, with SE and CI.
+
+:class:`MeanAccumulator` keeps the exact histogram of report values over the
+spec's finite output support (every numeric mechanism here has one, see
+:mod:`ldp.specs.numeric`), so ``merge`` adds integer counts and is exactly
+associative and order independent. Per-group statistics (``add_batch(batch,
+groups=...)``) are kept as (n, Σt̂, Σt̂²) per group in float64 (merge is
+associative up to floating-point rounding).
+
+Estimator
+---------
+Each report y gives an unbiased estimate t̂ = a0 + a1·y of its user's native
+value t ∈ [−1, 1] (:meth:`NumericSpec.native_estimate`); the mean estimate is
+the average of the t̂, mapped back to value units:
+mean = low + (t̄ + 1)(high − low)/2. It is unbiased for the mean of the
+*clipped* values and is deliberately not clipped to ``[low, high]``.
+
+The standard error is the sample standard deviation of the t̂ (ddof = 1)
+over √n, in value units: it estimates the i.i.d.-population variance
+(mechanism noise plus the spread of the users' values, FORMULAS.md §0/§3),
+which is what a confidence interval for a population mean needs. The
+sum is n·mean with SE n·SE. Intervals are normal: estimate ± z·SE.
+
+References
+----------
+.. [1] N. Wang et al. "Collecting and analyzing multidimensional data with
+   local differential privacy". ICDE 2019.
+.. [2] J. Duchi, M. Jordan, M. Wainwright. JASA 2018.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ldp.aggregator.accumulators import Accumulator
+from ldp.aggregator.estimates import normal_quantile
+from ldp.batch import ReportBatch
+from ldp.errors import ParameterError, ReportError
+from ldp.report import Report
+from ldp.report_check import check_report
+from ldp.specs.numeric import NumericSpec
+
+__all__ = ["MeanAccumulator", "MEAN_COLUMNS", "SUM_COLUMNS", "mean_table"]
+
+#: Columns of a mean estimate, in order.
+MEAN_COLUMNS = ("mean", "std_error", "ci_low", "ci_high", "n")
+#: Columns of a sum estimate, in order.
+SUM_COLUMNS = ("sum", "std_error", "ci_low", "ci_high", "n")
+
+
+def mean_table(spec: NumericSpec, n, total, total_sq, *, confidence: float = 0.95) -> pd.DataFrame:
+    """Mean rows (value units) from n, Σt̂, Σt̂² on the native scale (vectorized over groups).
+
+    Parameters
+    ----------
+    spec : NumericSpec
+    n, total, total_sq : array-like
+        Count, sum and sum of squares of the per-report native estimates.
+    confidence : float
+        Level of the normal interval.
+    """
+    z = normal_quantile(confidence)
+    n = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    total = np.atleast_1d(np.asarray(total, dtype=np.float64))
+    total_sq = np.atleast_1d(np.asarray(total_sq, dtype=np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t_bar = total / n
+        var = np.maximum(total_sq - n * t_bar**2, 0.0) / (n - 1)
+        se = np.sqrt(var / n) * spec.half_width
+    mean = spec.to_user(t_bar)
+    return pd.DataFrame(
+        {"mean": mean, "std_error": se, "ci_low": mean - z * se, "ci_high": mean + z * se, "n": n.astype(np.int64)}
+    )
+
+
+class MeanAccumulator(Accumulator):
+    """Histogram of numeric reports over the spec's output support (plus optional groups).
+
+    Parameters
+    ----------
+    spec : NumericSpec
+    """
+
+    _state_fields = ("counts",)
+
+    def __init__(self, spec: NumericSpec):
+        if not isinstance(spec, NumericSpec):
+            raise ParameterError(f"MeanAccumulator needs a numeric spec, got {type(spec).__name__}")
+        self.spec = spec
+        self._support = spec.support
+        self._est = spec.native_estimate(self._support)
+        self._counts = np.zeros(self._support.size, dtype=np.int64)
+        self._groups: dict[Hashable, list[float]] = {}
+
+    # -- state -----------------------------------------------------------------
+    @classmethod
+    def from_counts(cls, spec: NumericSpec, counts, groups: dict | None = None) -> "MeanAccumulator":
+        """Rebuild from the support histogram (and optional {group: (n, Σt̂, Σt̂²)})."""
+        acc = cls(spec)
+        counts = np.asarray(counts)
+        if counts.shape != acc._counts.shape:
+            raise ParameterError(f"counts must have shape {acc._counts.shape}, got {counts.shape}")
+        if counts.dtype.kind not in "iu" or (counts.size and counts.min() < 0):
+            raise ParameterError("counts must be non-negative integers")
+        acc._counts = counts.astype(np.int64)
+        for key, (n, s, s2) in (groups or {}).items():
+            acc._groups[key] = [int(n), float(s), float(s2)]
+        return acc
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Number of reports of each support value (read-only view)."""
+        view = self._counts.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def n(self) -> int:
+        return int(self._counts.sum())
+
+    @property
+    def groups(self) -> dict[Hashable, tuple[int, float, float]]:
+        """{group: (n, Σt̂, Σt̂²)} of the reports added with a group key."""
+        return {k: (int(v[0]), v[1], v[2]) for k, v in self._groups.items()}
+
+    def __eq__(self, other: object) -> bool:
+        result = super().__eq__(other)
+        if result is NotImplemented or not result:
+            return result
+        return self.groups == other.groups  # type: ignore[union-attr]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- adding ----------------------------------------------------------------
+    def add(self, report: Report, group: Hashable | None = None) -> None:
+        """Add one report (checked; a bad one raises :class:`ReportError` and changes nothing)."""
+        checked = check_report(self.spec, report)
+        idx, _ = self.spec.support_index(checked.value)
+        j = int(idx)
+        self._counts[j] += 1
+        if group is not None:
+            est = float(self._est[j])
+            stats = self._groups.setdefault(group, [0, 0.0, 0.0])
+            stats[0] += 1
+            stats[1] += est
+            stats[2] += est * est
+
+    def add_batch(self, batch: ReportBatch, groups: Sequence[Hashable] | np.ndarray | None = None) -> None:
+        """Add a batch (vectorized); ``groups`` gives each report's group key (optional).
+
+        Raises
+        ------
+        ReportError
+            If the batch is for another spec or has a value outside the output
+            support (readers send such reports to rejects before this point).
+        """
+        self._check_batch(batch)
+        if batch.values is None:
+            raise ReportError("batch has no 'values' column")
+        values = np.asarray(batch.values)
+        if values.ndim != 1 or values.dtype.kind != "f":
+            raise ReportError(f"batch values must be a 1-D float array, got {values.dtype} {values.shape}")
+        idx, ok = self.spec.support_index(values)
+        if not ok.all():
+            bad = int(np.flatnonzero(~ok)[0])
+            raise ReportError(f"batch value {values[bad]!r} (row {bad}) is not an output of this {self.spec.mechanism} spec")
+        if groups is not None:
+            keys = np.asarray(groups, dtype=object) if not isinstance(groups, np.ndarray) else groups
+            if keys.shape != values.shape:
+                raise ParameterError(f"groups must have one key per report ({values.size}), got shape {keys.shape}")
+            codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+            est = self._est[idx]
+            size = len(uniques)
+            n = np.bincount(codes, minlength=size)
+            s = np.bincount(codes, weights=est, minlength=size)
+            s2 = np.bincount(codes, weights=est * est, minlength=size)
+            for g, key in enumerate(uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)):
+                stats = self._groups.setdefault(key, [0, 0.0, 0.0])
+                stats[0] += int(n[g])
+                stats[1] += float(s[g])
+                stats[2] += float(s2[g])
+        self._counts += np.bincount(idx, minlength=self._counts.size)
+
+    def merge(self, other: "MeanAccumulator") -> "MeanAccumulator":
+        """A new accumulator holding the reports of both (same spec required)."""
+        self._check_mergeable(other)
+        merged = type(self).from_counts(self.spec, self._counts + other._counts, self.groups)
+        for key, (n, s, s2) in other._groups.items():
+            stats = merged._groups.setdefault(key, [0, 0.0, 0.0])
+            stats[0] += int(n)
+            stats[1] += s
+            stats[2] += s2
+        return merged
+
+    # -- estimates ----------------------------------------------------------------
+    def native_moments(self) -> tuple[int, float, float]:
+        """(n, Σt̂, Σt̂²) of all reports, native scale."""
+        counts = self._counts.astype(np.float64)
+        return self.n, float(counts @ self._est), float(counts @ (self._est * self._est))
+
+    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", by_group: bool = False, **_: Any) -> pd.DataFrame:
+        """Unbiased mean with standard error and confidence interval, in value units.
+
+        Parameters
+        ----------
+        confidence : float
+            Level of ``ci_low``/``ci_high``, default 0.95.
+        consistency : str
+            Must be ``none`` (frequency post-processing does not apply to means).
+        by_group : bool
+            One row per group key (column ``group`` first) instead of the overall mean.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``mean, std_error, ci_low, ci_high, n`` (one row, or one per group).
+        """
+        if consistency not in (None, "none"):
+            raise ParameterError(f"consistency {consistency!r} does not apply to mean estimates (use 'none')")
+        if by_group:
+            keys = list(self._groups)
+            stats = np.array([self._groups[k] for k in keys], dtype=np.float64).reshape(-1, 3)
+            table = mean_table(self.spec, stats[:, 0], stats[:, 1], stats[:, 2], confidence=confidence)
+            table.insert(0, "group", keys)
+            return table
+        n, s, s2 = self.native_moments()
+        return mean_table(self.spec, n, s, s2, confidence=confidence)
+
+    def estimate_sum(self, confidence: float = 0.95) -> pd.DataFrame:
+        """Unbiased sum n·mean with SE n·SE and its normal interval (value units)."""
+        row = self.estimate(confidence)
+        n = row["n"].to_numpy()
+        total = row["mean"].to_numpy() * n
+        se = row["std_error"].to_numpy() * n
+        z = normal_quantile(confidence)
+        return pd.DataFrame({"sum": total, "std_error": se, "ci_low": total - z * se, "ci_high": total + z * se, "n": n})
+
+    def __repr__(self) -> str:
+        return f"MeanAccumulator({self.spec.mechanism}, n={self.n})"
