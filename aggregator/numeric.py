@@ -201,7 +201,8 @@ class MeanAccumulator(Accumulator):
         counts = self._counts.astype(np.float64)
         return self.n, float(counts @ self._est), float(counts @ (self._est * self._est))
 
-    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", by_group: bool = False, **_: Any) -> pd.DataFrame:
+    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", by_group: bool = False,
+                 with_sum: bool = True, **_: Any) -> pd.DataFrame:
         """Unbiased mean with standard error and confidence interval, in value units.
 
         Parameters
@@ -212,11 +213,15 @@ class MeanAccumulator(Accumulator):
             Must be ``none`` (frequency post-processing does not apply to means).
         by_group : bool
             One row per group key (column ``group`` first) instead of the overall mean.
+        with_sum : bool
+            Append the sum columns ``sum, sum_std_error, sum_ci_low, sum_ci_high``
+            (overall estimate only).
 
         Returns
         -------
         pandas.DataFrame
-            ``mean, std_error, ci_low, ci_high, n`` (one row, or one per group).
+            ``mean, std_error, ci_low, ci_high, n`` (one row, or one per group),
+            then the sum columns.
         """
         if consistency not in (None, "none"):
             raise ParameterError(f"consistency {consistency!r} does not apply to mean estimates (use 'none')")
@@ -227,11 +232,16 @@ class MeanAccumulator(Accumulator):
             table.insert(0, "group", keys)
             return table
         n, s, s2 = self.native_moments()
-        return mean_table(self.spec, n, s, s2, confidence=confidence)
+        table = mean_table(self.spec, n, s, s2, confidence=confidence)
+        if with_sum:
+            total = self.estimate_sum(confidence)
+            for column in SUM_COLUMNS[:-1]:
+                table[f"sum_{column}" if column != "sum" else "sum"] = total[column].to_numpy()
+        return table
 
     def estimate_sum(self, confidence: float = 0.95) -> pd.DataFrame:
         """Unbiased sum n·mean with SE n·SE and its normal interval (value units)."""
-        row = self.estimate(confidence)
+        row = self.estimate(confidence, with_sum=False)
         n = row["n"].to_numpy()
         total = row["mean"].to_numpy() * n
         se = row["std_error"].to_numpy() * n

@@ -10,11 +10,11 @@ import click
 
 from ldp.cli import run_guarded
 from ldp.errors import ParameterError
-from ldp.specs import FREQUENCY_MECHANISMS, Rappor, best_frequency_mechanism
+from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, Rappor, best_frequency_mechanism
 
 __all__ = ["spec", "build_spec"]
 
-MECHANISMS = [*FREQUENCY_MECHANISMS, "auto", "rappor"]
+MECHANISMS = [*FREQUENCY_MECHANISMS, "auto", "rappor", *NUMERIC_MECHANISMS]
 
 
 def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int | None) -> tuple | None:
@@ -36,9 +36,20 @@ def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int 
     return None
 
 
-def build_spec(mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None, from_google=None):
+def build_spec(mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None, from_google=None, numeric=None):
     """Build a spec from CLI-style options (pure; used by ``ldp spec``)."""
     name = mechanism.lower().replace("_", "-")
+    numeric = {k: v for k, v in (numeric or {}).items() if v is not None}
+    if name in NUMERIC_MECHANISMS or (name == "auto" and domain is None and numeric):
+        from ldp.specs.numeric import numeric_spec
+
+        if epsilon is None:
+            raise ParameterError(f"{name} needs --epsilon")
+        if "low" not in numeric or "high" not in numeric:
+            raise ParameterError(f"{name} needs --low and --high (the range of the values)")
+        return numeric_spec(name, epsilon, **numeric)
+    if numeric:
+        raise ParameterError(f"--{'/--'.join(numeric)} apply to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)})")
     if name == "rappor":
         if from_google is not None:
             from ldp.google_params import read_google_params
@@ -73,6 +84,8 @@ def build_spec(mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None
 
 def _privacy_lines(spec) -> list[str]:
     lines = [f"mechanism: {spec.mechanism}   fingerprint: {spec.fingerprint}"]
+    if getattr(spec, "report_kind", None) == "numeric":
+        return lines + _numeric_lines(spec)
     if isinstance(spec, Rappor):
         inf = "inf (f = 0: no longitudinal protection)" if math.isinf(spec.epsilon_inf) else f"{spec.epsilon_inf:.6g}"
         lines.append(f"epsilon_inf (any number of reports of one value): {inf}")
@@ -81,6 +94,22 @@ def _privacy_lines(spec) -> list[str]:
         lines.append(f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})")
         lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
     return lines + _tradeoff_lines(spec)
+
+
+def _numeric_lines(spec) -> list[str]:
+    lines = []
+    if spec.mechanism == "gaussian":
+        lines.append(f"epsilon: {spec.epsilon:.6g}, delta: {spec.delta:.6g} "
+                     f"(delta achieved on the grid: {spec.delta_achieved:.6g}; sigma {spec.sigma:.6g} on [-1, 1], "
+                     f"mu-GDP with mu = {spec.gdp_mu:.6g})")
+    else:
+        lines.append(f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})")
+    grid = getattr(spec, "grid", None)
+    if grid is not None:
+        lines.append(f"grid: {grid} steps over [{spec.low:g}, {spec.high:g}] (resolution {(spec.high - spec.low) / grid:.6g})")
+    sd = (spec.worst_case_variance ** 0.5) * spec.half_width
+    lines.append(f"worst-case std of one report: {sd:.6g} (value units); mean SE ~ {sd:.6g}/sqrt(n)")
+    return lines
 
 
 def _tradeoff_lines(spec) -> list[str]:
@@ -113,9 +142,13 @@ def _tradeoff_lines(spec) -> list[str]:
 @click.option("--hash", "hash_", type=click.Choice(["mmh3", "md5"]), help="RAPPOR Bloom hashing (md5 = Google's).")
 @click.option("--encoding", type=click.Choice(["bloom", "basic", "boolean"]), help="RAPPOR encoding.")
 @click.option("--from-google", type=click.Path(dir_okay=False), help="RAPPOR: read Google's params.csv.")
+@click.option("--low", type=float, help="Numeric mechanisms: smallest value (smaller ones are clipped).")
+@click.option("--high", type=float, help="Numeric mechanisms: largest value (larger ones are clipped).")
+@click.option("--grid", type=int, help="Numeric grid mechanisms: input grid steps (default 256).")
+@click.option("--delta", type=float, help="Gaussian: delta of (epsilon, delta)-LDP.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the spec here (default: stdout).")
 def spec(mechanism, epsilon, domain, domain_file, domain_size, g, num_bits, num_hashes, num_cohorts,
-         f_, p_, q_, hash_, encoding, from_google, output):
+         f_, p_, q_, hash_, encoding, from_google, low, high, grid, delta, output):
     """Write a mechanism spec (JSON) and print its privacy on stderr.
 
     \b
@@ -125,13 +158,18 @@ def spec(mechanism, epsilon, domain, domain_file, domain_size, g, num_bits, num_
       ldp spec auto --epsilon 1 --domain-file values.txt
       ldp spec rappor --num-bits 128 --num-hashes 2 --num-cohorts 64 --f 0.5 --p 0.5 --q 0.75
       ldp spec rappor --from-google params.csv -o rappor.json
+      ldp spec piecewise --epsilon 1 --low 0 --high 100 -o pm.json
+      ldp spec auto --epsilon 2 --low 0 --high 3600       (numeric: best by worst-case variance)
+      ldp spec gaussian --epsilon 1 --delta 1e-5 --low 0 --high 1
     """
 
     def body():
         values = _parse_domain(domain, domain_file, domain_size)
         rappor = {"num_bits": num_bits, "num_hashes": num_hashes, "num_cohorts": num_cohorts,
                   "f": f_, "p": p_, "q": q_, "hash": hash_, "encoding": encoding}
-        built = build_spec(mechanism, epsilon=epsilon, domain=values, g=g, rappor=rappor, from_google=from_google)
+        numeric = {"low": low, "high": high, "grid": grid, "delta": delta}
+        built = build_spec(mechanism, epsilon=epsilon, domain=values, g=g, rappor=rappor, from_google=from_google,
+                           numeric=numeric)
         text = built.to_json(indent=2) + "\n"
         if output:
             try:
