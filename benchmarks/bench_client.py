@@ -32,6 +32,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -138,7 +139,9 @@ def main() -> None:
     print("-" * len(header))
     for name, count, med_us, best_us, rate, target, verdict in rows:
         print(f"{name:<40} {count:>10,} {med_us:>10.3f} {best_us:>8.3f} {rate:>13,.0f}  {target:<12} {verdict}")
-    print(f"(median of {args.repeat} runs after a warm-up; 'best' is the fastest run)")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"(median of {args.repeat} runs after a warm-up; 'best' is the fastest run; "
+          f"load average {load} on {os.cpu_count()} CPUs: a load above the CPU count slows every row)")
 
 
 if __name__ == "__main__":
