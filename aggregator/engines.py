@@ -176,12 +176,27 @@ def _run_pool(spec, partitions: list[Partition], rejects: RejectsWriter, chunk_s
     collector = _Collector(rejects, progress)
     accumulator = make_aggregator(spec)
     local = [p.location == STDIN for p in partitions]
-    context = multiprocessing.get_context("spawn")  # no fork of a process that may hold Arrow threads
+    context = _pool_context()
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         for partition, result in zip(partitions, _in_order(pool, partitions, local, spec, chunk_size, 2 * workers)):
             accumulator = accumulator.merge(result.accumulator)
             collector.take(partition, result.valid, result.rejects, result.lines)
     return accumulator, collector.valid
+
+
+def _pool_context():
+    """Workers forked from a fork server that has imported the readers once.
+
+    Not a plain fork of this process (it may hold Arrow and BLAS threads); the
+    fork server's imported modules are shared copy-on-write by every worker,
+    so N workers do not cost N copies of NumPy, Arrow and pandas.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" not in methods:  # pragma: no cover - Windows
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["ldp.aggregator.partitions"])
+    return context
 
 
 def _in_order(pool, partitions, local, spec, chunk_size: int, ahead: int) -> Iterator[PartitionResult]:
