@@ -224,3 +224,19 @@ def test_parquet_partitions_follow_row_groups(tmp_path):
     parts = plan_partitions([path], partition_rows=450)
     assert [(p.start, p.stop, p.first_line) for p in parts] == [(0, 2, 1), (2, 4, 401), (4, 5, 801)]
     assert all(p.kind == "parquet" for p in parts)
+
+
+def test_workers_read_stdin_in_the_main_process(tmp_path):
+    spec = SPECS["grr"]
+    spec_path = _spec_file(tmp_path, spec)
+    reports = _write(tmp_path, spec, "jsonl", dirty=True)
+    other = _write(tmp_path, spec, "parquet", seed=9)
+    text = open(reports).read()
+    results = []
+    for extra in ([], ["--workers", "2"]):
+        out = tmp_path / f"est{len(extra)}.csv"
+        result = CliRunner().invoke(aggregate, ["--spec", spec_path, "-", other, "-o", str(out), *extra], input=text)
+        assert result.exit_code == EXIT_REJECTS, result.stderr
+        assert "1,804 reports read from 2 files: 1,800 valid, 4 rejected" in result.stderr
+        results.append(pd.read_csv(out))
+    pd.testing.assert_frame_equal(results[1], results[0])
