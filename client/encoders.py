@@ -20,7 +20,7 @@ from ldp.report import Report
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
 from ldp.specs.numeric import NumericSpec
 from ldp.specs.rappor import parse_boolean
-from ldp.client.sampling import PRFStream, lanes_to_packed, sample_lanes, urandom_source
+from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded, urandom_source
 from ldp.client.state import ClientState
 
 __all__ = ["Encoder", "GRREncoder", "UnaryEncoder", "LocalHashingEncoder", "RapporEncoder", "make_encoder"]
@@ -79,11 +79,13 @@ class UnaryEncoder:
         self._fingerprint = spec.fingerprint
         self._width = spec.domain_size
         self._full = (1 << self._width) - 1
+        self._p = expansion(spec.p)  # exact binary expansions, computed once
+        self._q = expansion(spec.q)
 
     def encode(self, value: Any) -> Report:
         one_hot = 1 << self.spec.index_of(value)
-        lanes = sample_lanes(
-            self._width, ((one_hot, self.spec.p), (self._full ^ one_hot, self.spec.q)), urandom_source
+        lanes = sample_expanded(
+            self._width, ((one_hot, *self._p), (self._full ^ one_hot, *self._q)), urandom_source
         )
         return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width))
 
@@ -124,8 +126,11 @@ class RapporEncoder:
         self._fingerprint = spec.fingerprint.encode("ascii")
         self._width = spec.num_bits
         self._full = (1 << self._width) - 1
-        self._prr_one = 1 - spec.f / 2
-        self._prr_zero = spec.f / 2
+        # exact binary expansions of the four probabilities, computed once
+        self._prr_one = expansion(1 - spec.f / 2)
+        self._prr_zero = expansion(spec.f / 2)
+        self._irr_one = expansion(spec.q)
+        self._irr_zero = expansion(spec.p)
 
     def _value_key(self, value: Any) -> bytes:
         if self.spec.encoding == "basic":
@@ -143,13 +148,15 @@ class RapporEncoder:
             return true_bits
         stream = PRFStream(_PRR_LABEL, self.state.secret, self._fingerprint, self._value_key(value))
         # P[B'=1] = 1 − f/2 where B = 1 and f/2 where B = 0: forced to 1 or 0 w.p. f/2 each.
-        return sample_lanes(
-            self._width, ((true_bits, self._prr_one), (self._full ^ true_bits, self._prr_zero)), stream
+        return sample_expanded(
+            self._width, ((true_bits, *self._prr_one), (self._full ^ true_bits, *self._prr_zero)), stream
         )
 
     def encode(self, value: Any) -> Report:
         prr = self.permanent_bits(value)
-        irr = sample_lanes(self._width, ((prr, self.spec.q), (self._full ^ prr, self.spec.p)), urandom_source)
+        irr = sample_expanded(
+            self._width, ((prr, *self._irr_one), (self._full ^ prr, *self._irr_zero)), urandom_source
+        )
         return Report(spec=self.spec.fingerprint, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width))
 
 

@@ -25,7 +25,17 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Callable, Sequence
 
-__all__ = ["ByteSource", "urandom_source", "PRFStream", "binary_digits", "sample_lanes", "lanes_to_packed", "REVERSE_BITS"]
+__all__ = [
+    "ByteSource",
+    "urandom_source",
+    "PRFStream",
+    "binary_digits",
+    "expansion",
+    "sample_lanes",
+    "sample_expanded",
+    "lanes_to_packed",
+    "REVERSE_BITS",
+]
 
 #: Byte translation table reversing the bit order within each byte.
 REVERSE_BITS = bytes(int(f"{i:08b}"[::-1], 2) for i in range(256))
@@ -88,6 +98,11 @@ def binary_digits(probability: Fraction, count: int = 64) -> tuple[tuple[int, ..
     return tuple(digits), Fraction(num, den)
 
 
+def expansion(probability: Fraction | str | int) -> tuple[tuple[int, ...], Fraction]:
+    """(first 64 binary digits, remainder) of ``probability``: compute once, pass to :func:`sample_expanded`."""
+    return binary_digits(Fraction(probability))
+
+
 def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], source: ByteSource) -> int:
     """Sample ``width`` independent coins, lane i with its group's probability.
 
@@ -105,11 +120,22 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], source: Byt
     int
         Bit i is 1 with the probability of lane i's group, independently.
     """
+    return sample_expanded(width, [(mask, *binary_digits(Fraction(prob))) for mask, prob in groups], source)
+
+
+def sample_expanded(
+    width: int, groups: Sequence[tuple[int, tuple[int, ...], Fraction]], source: ByteSource
+) -> int:
+    """:func:`sample_lanes` with each probability given as its :func:`expansion` ``(mask, digits, rest)``.
+
+    The same exact sampler; encoders expand their fixed probabilities once
+    instead of on every report.
+    """
     full = (1 << width) - 1
     nbytes = (width + 7) // 8
     undecided = full
     result = 0
-    expansions = [(mask, *binary_digits(Fraction(prob))) for mask, prob in groups if mask]
+    expansions = [group for group in groups if group[0]]
     round_index = 0
     # Draw planes in blocks to amortize the cost of the byte source.
     block = 12

@@ -70,3 +70,24 @@ def test_prf_stream_is_deterministic_and_keyed():
     assert PRFStream(b"k", b"w")(32) != PRFStream(b"k", b"v")(32)
     # Length prefixes: ("ab", "c") and ("a", "bc") differ.
     assert PRFStream(b"ab", b"c")(32) != PRFStream(b"a", b"bc")(32)
+
+
+def test_precomputed_expansions_sample_exactly_like_sample_lanes():
+    """Encoders pass (mask, *expansion(p)); on the same byte stream the result is identical."""
+    from ldp.client.sampling import expansion, sample_expanded
+
+    probs = (Fraction(1, 3), Fraction(39, 100), Fraction(3, 4), Fraction(0), Fraction(1))
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        width = int(rng.integers(1, 130))
+        first = int(rng.integers(0, 1 << min(width, 62))) & ((1 << width) - 1)
+        groups = [(first, probs[trial % 5]), (((1 << width) - 1) ^ first, probs[(trial + 2) % 5])]
+        key = trial.to_bytes(4, "big")
+        plain = sample_lanes(width, groups, PRFStream(b"t", key))
+        expanded = sample_expanded(width, [(mask, *expansion(p)) for mask, p in groups], PRFStream(b"t", key))
+        assert plain == expanded
+    for prob in probs:  # and the enumeration bound of test_single_lane_is_exact holds for it too
+        rounds = 8
+        ones = sum(sample_expanded(1, [(1, *expansion(prob))], sequence_source(bits, prob))
+                   for bits in itertools.product((0, 1), repeat=rounds))
+        assert abs(Fraction(ones, 2**rounds) - prob) <= Fraction(1, 2**rounds)
