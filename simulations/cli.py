@@ -25,6 +25,8 @@ Examples:
   ldp simulate -m grr,oue,olh -e 0.5,1,2 -n 10000,100000 -d 1024 -o results.csv --plot accuracy.png
   ldp simulate --data visits.parquet --column country -e 1,2 --seed 7
   ldp simulate --preset rappor-regtest --small
+  ldp simulate -m duchi,piecewise,hybrid,laplace -e 0.1,1,8 --distribution beta:2,5 --low 0 --high 100
+  ldp simulate -m hybrid,gaussian --data sessions.csv --column minutes --low 0 --high 120
 """
 
 
@@ -64,8 +66,13 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
 
     preset = options["preset"]
     progress = _Progress("simulating")
+    numeric = _numeric_request(options)
     try:
-        if preset is not None and PRESETS[preset] == "regtest":
+        if numeric:
+            from ldp.simulations.numeric import numeric_from_cli
+
+            results, text = numeric_from_cli(options, progress)
+        elif preset is not None and PRESETS[preset] == "regtest":
             results = run_rappor_regtest(
                 small=options["small"],
                 num_clients=int(options["users"]) if options["users"] else None,
@@ -125,8 +132,19 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
             raise ParameterError("--plot draws error versus epsilon; the rappor-regtest preset has a single epsilon per case")
         from ldp.simulations.plot import plot_results
 
+        if numeric:
+            from ldp.simulations.numeric import plot_numeric as plot_results
         plot_results(results, options["plot"])
         click.echo(f"wrote plot {options['plot']}", err=True)
+
+
+def _numeric_request(options: dict[str, Any]) -> bool:
+    """Numeric sweep: a numeric mechanism named, a beta population, or --low/--high given."""
+    from ldp.simulations.numeric import is_numeric_request
+
+    if options["low"] is not None or options["high"] is not None:
+        return True
+    return is_numeric_request(options["mechanism"], options["distribution"])
 
 
 def _fraction(text: str) -> Fraction:
@@ -138,14 +156,16 @@ def _fraction(text: str) -> Fraction:
 
 @click.command("simulate", epilog=_EXAMPLE)
 @click.option("-m", "--mechanism", default=None, metavar="LIST",
-              help="Comma-separated: binary-rr, grr, sue, oue, olh, blh, auto, rappor. [default: grr,sue,oue,olh,blh]")
+              help="Comma-separated: binary-rr, grr, sue, oue, olh, blh, auto, rappor; or numeric: duchi, "
+                   "stochastic-rounding, piecewise, hybrid, laplace, gaussian. [default: grr,sue,oue,olh,blh]")
 @click.option("-e", "--epsilon", default=None, metavar="LIST", help="Comma-separated epsilons. [default: 0.5,1,2,4,8]")
 @click.option("-n", "--users", default=None, metavar="LIST",
               help="Comma-separated user counts. [default: 100000; with --as-users every row]")
 @click.option("-d", "--domain-size", default=None, metavar="LIST",
               help="Comma-separated domain sizes D of synthetic populations. [default: 64]")
 @click.option("--distribution", default="zipf", show_default=True, metavar="NAME[:PARAM]",
-              help="zipf, uniform, exponential, gaussian or geometric; e.g. zipf:1.5.")
+              help="zipf, uniform, exponential, gaussian or geometric; e.g. zipf:1.5. "
+                   "Numeric: uniform, gaussian[:sd], exponential[:mean], beta[:a,b].")
 @click.option("--data", default=None, type=click.Path(dir_okay=False),
               help="Real data: a CSV, Parquet or JSON Lines file (its column's empirical distribution).")
 @click.option("--column", default=None, help="Column of --data holding one value per row.")
@@ -161,6 +181,11 @@ def _fraction(text: str) -> Fraction:
 @click.option("--rappor-hashes", default=2, show_default=True, type=int, help="rappor: hashes h.")
 @click.option("--rappor-cohorts", default=64, show_default=True, type=int, help="rappor: cohorts m.")
 @click.option("--rappor-f", default="0", show_default=True, help="rappor: permanent randomized response f.")
+@click.option("--low", default=None, type=float,
+              help="Numeric: value range low (selects the numeric sweep; default: the population's).")
+@click.option("--high", default=None, type=float, help="Numeric: value range high.")
+@click.option("--delta", default=1e-5, show_default=True, type=float, help="Numeric: gaussian delta.")
+@click.option("--grid", default=None, type=int, help="Numeric: input grid steps of the grid mechanisms.")
 @click.option("--preset", default=None, type=click.Choice(["wang2017", "rappor-regtest"]),
               help="A published setup (explicit options override its grid).")
 @click.option("--small", is_flag=True, help="With --preset: CI-sized run.")

@@ -1,0 +1,364 @@
+"""Numeric simulations: MSE of the mean versus ε per mechanism, against theory and the §8 bound.
+
+:func:`run_numeric` draws the users' numbers from a population (uniform,
+gaussian, exponential, beta on ``[low, high]``, or a real data column),
+encodes them with the seeded batch encoder (:func:`ldp.client.encode_batch`,
+the same exact grid tables as the CSPRNG client), aggregates with the real
+:class:`~ldp.aggregator.numeric.MeanAccumulator`, and scores the mean.
+
+Columns of the results (one row per mechanism × ε × users × repeat):
+``estimate`` and ``truth`` (the mean of the users' *clipped* values, which is
+what every mechanism estimates), ``error``, ``mse`` (= error²), the
+reported ``std_error`` and whether the 95 % interval ``covered`` the truth,
+``theory_mse`` (the exact fixed-data variance of the mean from the spec's
+grid tables), ``formula_mse`` (the same with the continuous variances of
+FORMULAS.md §3; σ² for the Gaussian), and ``lower_bound``, the §8 minimax
+line coth²(ε/2)/n (value units) that no unbiased ε-LDP estimator beats on
+every population (PM/HM can beat it on populations away from the ends).
+
+Reproducibility: every cell has its own stream keyed by (users, repeat,
+mechanism, ε), and the users of one (users, repeat) are shared by all
+mechanisms and ε.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ldp import numeric_math as nm
+from ldp.errors import ParameterError
+from ldp.specs.numeric import NUMERIC_MECHANISMS, numeric_spec
+
+__all__ = [
+    "NUMERIC_DISTRIBUTIONS",
+    "NUMERIC_COLUMNS",
+    "NumericPopulation",
+    "numeric_population",
+    "numeric_population_from_data",
+    "is_numeric_request",
+    "run_numeric",
+    "summarize_numeric",
+    "format_numeric_report",
+    "plot_numeric",
+]
+
+#: Synthetic numeric populations (parameters after a colon).
+NUMERIC_DISTRIBUTIONS = ("uniform", "gaussian", "exponential", "beta")
+#: Default mechanisms of a numeric sweep.
+DEFAULT_NUMERIC = ("duchi", "piecewise", "hybrid", "laplace")
+
+NUMERIC_COLUMNS = (
+    "mechanism", "resolved", "epsilon", "epsilon_achieved", "users", "distribution", "low", "high", "repeat",
+    "seed", "estimate", "truth", "error", "mse", "std_error", "covered", "theory_mse", "formula_mse",
+    "lower_bound", "seconds",
+)
+
+
+class NumericPopulation:
+    """A sampler of users' numbers on ``[low, high]`` (values outside are clipped by the client)."""
+
+    def __init__(self, name: str, low: float, high: float, draw: Callable[[int, np.random.Generator], np.ndarray],
+                 rows: np.ndarray | None = None):
+        if not low < high:
+            raise ParameterError(f"numeric population needs low < high, got {low}, {high}")
+        self.name, self.low, self.high, self._draw, self.rows = name, float(low), float(high), draw, rows
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(self._draw(n, rng), dtype=np.float64)
+
+
+def _params(text: str) -> tuple[str, list[float]]:
+    name, _, rest = text.partition(":")
+    try:
+        values = [float(x) for x in rest.split(",") if x.strip()] if rest else []
+    except ValueError:
+        raise ParameterError(f"--distribution {text!r}: parameters must be numbers (e.g. beta:2,5)") from None
+    return name.strip().lower(), values
+
+
+def numeric_population(distribution: str, low: float | None = None, high: float | None = None) -> NumericPopulation:
+    """A synthetic population on ``[low, high]`` (default [0, 1]).
+
+    ``uniform``; ``gaussian[:sd]`` (mean at the middle, sd as a fraction of
+    the range, default 0.15); ``exponential[:mean]`` (from ``low``, mean as a
+    fraction of the range, default 0.2); ``beta[:a,b]`` (default 2, 5).
+    """
+    low = 0.0 if low is None else float(low)
+    high = 1.0 if high is None else float(high)
+    span = high - low
+    name, p = _params(distribution)
+    if name == "uniform" and not p:
+        return NumericPopulation("uniform", low, high, lambda n, rng: rng.uniform(low, high, n))
+    if name == "gaussian" and len(p) <= 1:
+        sd = p[0] if p else 0.15
+        return NumericPopulation(f"gaussian:{sd:g}", low, high, lambda n, rng: rng.normal(low + span / 2, sd * span, n))
+    if name == "exponential" and len(p) <= 1:
+        mean = p[0] if p else 0.2
+        return NumericPopulation(f"exponential:{mean:g}", low, high, lambda n, rng: low + rng.exponential(mean * span, n))
+    if name == "beta" and len(p) in (0, 2):
+        a, b = p if p else (2.0, 5.0)
+        if a <= 0 or b <= 0:
+            raise ParameterError(f"beta parameters must be > 0, got {a}, {b}")
+        return NumericPopulation(f"beta:{a:g},{b:g}", low, high, lambda n, rng: low + span * rng.beta(a, b, n))
+    raise ParameterError(
+        f"unknown numeric distribution {distribution!r}; use uniform, gaussian[:sd], exponential[:mean] or beta[:a,b]"
+    )
+
+
+def numeric_population_from_data(path: str | Path, column: str, low: float | None = None, high: float | None = None,
+                                 *, as_users: bool = False) -> NumericPopulation:
+    """Users drawn from (or, with ``as_users``, equal to) a numeric column; range defaults to its min/max."""
+    from ldp.simulations.populations import _read_column
+
+    series = pd.to_numeric(_read_column(Path(path), column), errors="coerce")
+    values = series[np.isfinite(series)].to_numpy(dtype=np.float64)
+    if values.size < 2:
+        raise ParameterError(f"column {column!r} of {str(path)!r} has fewer than 2 numbers")
+    low = float(values.min()) if low is None else float(low)
+    high = float(values.max()) if high is None else float(high)
+
+    def draw(n, rng):
+        if as_users:
+            return values if n >= values.size else rng.choice(values, n, replace=False)
+        return rng.choice(values, n, replace=True)
+
+    return NumericPopulation(f"data:{Path(path).name}:{column}", low, high, draw, rows=values if as_users else None)
+
+
+def is_numeric_request(mechanisms: Any, distribution: Any = None) -> bool:
+    """True when the mechanism list names a numeric mechanism (or the distribution is ``beta``)."""
+    names = mechanisms.split(",") if isinstance(mechanisms, str) else list(mechanisms or [])
+    names = [str(n).strip().lower().replace("_", "-") for n in names]
+    if any(n in NUMERIC_MECHANISMS for n in names):
+        return True
+    return isinstance(distribution, str) and _params(distribution)[0] == "beta"
+
+
+def _stream(seed: int, *key: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=tuple(key))))
+
+
+def _formula_variance(spec, t: np.ndarray) -> np.ndarray:
+    name = spec.mechanism
+    eps = spec.epsilon
+    if name == "gaussian":
+        return np.full(t.shape, spec.sigma**2)
+    f = {"laplace": nm.laplace_variance, "duchi": nm.duchi_variance, "stochastic-rounding": nm.duchi_variance,
+         "piecewise": nm.pm_variance, "hybrid": nm.hm_variance}[name]
+    return np.vectorize(lambda x: f(eps, x))(t)
+
+
+def run_numeric(
+    mechanisms: Sequence[str] | str | None = None,
+    epsilons: Sequence[float] | str | None = None,
+    users: Sequence[int] | str | None = None,
+    distribution: str | NumericPopulation = "beta",
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    data: Any = None,
+    column: str | None = None,
+    as_users: bool = False,
+    repeats: int = 5,
+    seed: int | None = None,
+    delta: float = 1e-5,
+    grid: int | None = None,
+    confidence: float = 0.95,
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """Simulate numeric collections; one row per mechanism × ε × users × repeat (columns :data:`NUMERIC_COLUMNS`).
+
+    Parameters
+    ----------
+    mechanisms : list or comma-separated str
+        Any of duchi, stochastic-rounding, piecewise, hybrid, laplace,
+        gaussian, auto (best by worst-case variance). Default: duchi,
+        piecewise, hybrid, laplace.
+    epsilons, users : list or comma-separated str
+        Defaults 0.5,1,2,4,8 and 100,000.
+    distribution : str or NumericPopulation
+        See :func:`numeric_population`.
+    low, high : float, optional
+        The spec's value range (default: the population's).
+    data, column, as_users
+        A real data column instead of a synthetic population.
+    delta : float
+        Gaussian's δ.
+    grid : int, optional
+        Input grid of the grid mechanisms (default the spec's).
+    """
+    from ldp.aggregator.numeric import MeanAccumulator
+    from ldp.client.numeric import encode_numeric_batch
+    from ldp.simulations.runner import _epsilon, _float_key, _key, _user_count, parse_list
+
+    names = parse_list(mechanisms if mechanisms is not None else list(DEFAULT_NUMERIC), str, "mechanism")
+    names = [n.strip().lower().replace("_", "-") for n in names]
+    for name in names:
+        if name not in NUMERIC_MECHANISMS and name != "auto":
+            raise ParameterError(f"{name!r} is not a numeric mechanism; use {', '.join([*NUMERIC_MECHANISMS, 'auto'])}")
+    eps_list = parse_list(epsilons if epsilons is not None else (0.5, 1.0, 2.0, 4.0, 8.0), _epsilon, "epsilon")
+    if isinstance(distribution, NumericPopulation):
+        population = distribution
+    elif data is not None:
+        if column is None:
+            raise ParameterError("--data needs --column (the column holding one number per row)")
+        population = numeric_population_from_data(data, column, low, high, as_users=as_users)
+    else:
+        population = numeric_population(distribution, low, high)
+    lo = population.low if low is None else float(low)
+    hi = population.high if high is None else float(high)
+    if users is None:
+        user_list = [population.rows.size] if population.rows is not None else [100_000]
+    else:
+        user_list = parse_list(users, _user_count, "users")
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ParameterError(f"repeats must be an integer >= 1, got {repeats!r}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+    seed = int(seed)
+    options: dict[str, Any] = {"delta": delta}
+    if grid is not None:
+        options["grid"] = grid
+    specs = {}
+    total = len(names) * len(eps_list) * len(user_list) * int(repeats)
+    records = []
+    for n in user_list:
+        for repeat in range(int(repeats)):
+            values = population.draw(n, _stream(seed, 7, n, repeat))
+            n_actual = values.size
+            for name in names:
+                for eps in eps_list:
+                    if (name, eps) not in specs:
+                        specs[(name, eps)] = numeric_spec(name, eps, lo, hi, **options)
+                    spec = specs[(name, eps)]
+                    rng = _stream(seed, 8, n, repeat, _key(spec.mechanism), _float_key(eps))
+                    started = time.perf_counter()
+                    acc = MeanAccumulator(spec)
+                    acc.add_batch(encode_numeric_batch(spec, values, rng))
+                    row = acc.estimate(confidence, with_sum=False).iloc[0]
+                    t = spec.to_native(values)
+                    truth = float(spec.to_user(t.mean()))
+                    scale = spec.half_width**2 / n_actual**2
+                    error = float(row["mean"]) - truth
+                    achieved = spec.delta_achieved if spec.mechanism == "gaussian" else spec.epsilon_achieved
+                    records.append({
+                        "mechanism": name, "resolved": spec.mechanism, "epsilon": eps, "epsilon_achieved": achieved,
+                        "users": n_actual, "distribution": population.name, "low": lo, "high": hi,
+                        "repeat": repeat, "seed": seed, "estimate": float(row["mean"]), "truth": truth,
+                        "error": error, "mse": error * error, "std_error": float(row["std_error"]),
+                        "covered": bool(row["ci_low"] <= truth <= row["ci_high"]),
+                        "theory_mse": float(spec.native_variance(t).sum() * scale),
+                        "formula_mse": float(_formula_variance(spec, t).sum() * scale),
+                        "lower_bound": nm.mean_lower_bound(eps, n_actual) * spec.half_width**2,
+                        "seconds": time.perf_counter() - started,
+                    })
+                    if progress is not None:
+                        progress(len(records), total)
+    return pd.DataFrame.from_records(records, columns=list(NUMERIC_COLUMNS))
+
+
+def summarize_numeric(results: pd.DataFrame) -> pd.DataFrame:
+    """Means over repeats per distribution × users × mechanism × ε (mse, theory, formula, bound, coverage)."""
+    keys = ["distribution", "users", "mechanism", "epsilon"]
+    grouped = results.groupby(keys, sort=False)
+    table = grouped[["mse", "theory_mse", "formula_mse", "lower_bound", "std_error", "covered"]].mean().reset_index()
+    table.insert(len(keys), "resolved", grouped["resolved"].first().to_numpy())
+    table.insert(len(keys) + 1, "repeats", grouped.size().to_numpy())
+    table["mse_ratio"] = table["mse"] / table["theory_mse"]
+    table["rmse"] = np.sqrt(table["mse"])
+    return table
+
+
+def _fmt(x: float) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3g}"
+
+
+def format_numeric_report(summary: pd.DataFrame) -> str:
+    """Text table of :func:`summarize_numeric`, then the best mechanism per ε (by theory)."""
+    lines = []
+    for (distribution, n), block in summary.groupby(["distribution", "users"], sort=False):
+        lines.append(f"mean of {distribution}, {n:,} users ({int(block['repeats'].iloc[0])} repeats)")
+        shown = pd.DataFrame({
+            "mechanism": [m if m == r else f"{m}={r}" for m, r in zip(block["mechanism"], block["resolved"])],
+            "epsilon": block["epsilon"].map(lambda e: f"{e:g}"),
+            "rmse": block["rmse"].map(_fmt),
+            "mse": block["mse"].map(_fmt),
+            "theory": block["theory_mse"].map(_fmt),
+            "formula": block["formula_mse"].map(_fmt),
+            "ratio": block["mse_ratio"].map(lambda x: f"{x:.2f}"),
+            "bound": block["lower_bound"].map(_fmt),
+            "CI cover": block["covered"].map(lambda x: f"{x:.2f}"),
+        })
+        lines.append(shown.to_string(index=False))
+        lines.append("")
+        ranked = block[block["mechanism"] != "auto"]
+        if ranked.empty:
+            ranked = block
+        lines.append("Best mechanism per epsilon (smallest expected MSE of the mean):")
+        for eps, part in ranked.groupby("epsilon", sort=True):
+            best = part.loc[part["theory_mse"].idxmin()]
+            lines.append(f"  epsilon={eps:g}: {best['resolved']}  rmse {math.sqrt(best['theory_mse']):.3g}")
+        lines.append("")
+    lines.append("mse/theory: squared error of the mean (value units); theory = exact grid variance, formula = "
+                 "FORMULAS.md §3, bound = §8 minimax line coth²(ε/2)/n.")
+    return "\n".join(lines)
+
+
+def plot_numeric(results: pd.DataFrame, path: str | Path) -> Path:
+    """MSE of the mean versus ε per mechanism (log-log), theory dashed, §8 bound dotted."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summary = summarize_numeric(results)
+    groups = list(summary.groupby(["distribution", "users"], sort=False))
+    figure, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4.5), squeeze=False)
+    for ax, ((distribution, n), block) in zip(axes[0], groups):
+        for i, mechanism in enumerate(dict.fromkeys(block["mechanism"])):
+            line = block[block["mechanism"] == mechanism].sort_values("epsilon")
+            ax.plot(line["epsilon"], line["mse"], marker="o", color=f"C{i % 10}", label=mechanism)
+            ax.plot(line["epsilon"], line["theory_mse"], linestyle="--", color=f"C{i % 10}", alpha=0.7)
+        bound = block.groupby("epsilon")["lower_bound"].mean().sort_index()
+        ax.plot(bound.index, bound.to_numpy(), linestyle=":", color="black", label="lower bound (§8)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("ε")
+        ax.set_ylabel("MSE of the mean (value units²)")
+        ax.set_title(f"mean of {distribution}, n={n:,}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize="small", title="dashed: theory", title_fontsize="small")
+    path = Path(path)
+    try:
+        figure.savefig(path, dpi=110)
+    except (OSError, ValueError) as exc:
+        raise ParameterError(f"cannot write plot {str(path)!r}: {exc}") from None
+    plt.close(figure)
+    return path
+
+
+def numeric_from_cli(options: dict[str, Any], progress=None) -> tuple[pd.DataFrame, str]:
+    """Run the numeric sweep from ``ldp simulate`` options; (results, printed text)."""
+    from ldp.errors import ParameterError as _PE
+
+    if options.get("preset") is not None:
+        raise _PE("--preset is for frequency sweeps, not numeric mechanisms")
+    distribution = options.get("distribution") or "beta"
+    if distribution == "zipf":  # the frequency default: use the numeric default instead
+        distribution = "beta"
+    mechanisms = options.get("mechanism")
+    if mechanisms and not is_numeric_request(mechanisms) and mechanisms.strip().lower() != "auto":
+        raise _PE(f"--mechanism {mechanisms!r} mixes frequency oracles into a numeric sweep (--low/--high given)")
+    results = run_numeric(
+        mechanisms, options.get("epsilon"), options.get("users"), distribution,
+        low=options.get("low"), high=options.get("high"), data=options.get("data"), column=options.get("column"),
+        as_users=bool(options.get("as_users")), repeats=options.get("repeats", 5), seed=options.get("seed"),
+        delta=options.get("delta", 1e-5), grid=options.get("grid"), progress=progress,
+    )
+    return results, format_numeric_report(summarize_numeric(results))
