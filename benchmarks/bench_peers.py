@@ -38,7 +38,10 @@ cells are marked ``~`` and their MSE/theory is that of the capped run.
 
 Times are wall clock (time.perf_counter), ours the median of ``--repeats``
 runs, peers one run each unless ``--peer-repeats`` says otherwise. The
-machine may be shared: re-run rows that matter.
+machine may be shared: re-run rows that matter. BLAS runs single-threaded
+for everyone by default (``--blas-threads``, via threadpoolctl): on a busy
+2-core machine multithreaded OpenBLAS is 20–50× slower on the 1,024 × 1,024
+factorizations of the RAPPOR decodes (ours and pure-ldp's regression).
 
 Install the peers with ``pip install -e ".[bench]"`` (this script installs
 nothing). Import names: ``pure_ldp``, ``multi_freq_ldpy``.
@@ -230,11 +233,22 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="our runs per row (median)")
     parser.add_argument("--peer-repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--blas-threads", type=int, default=1, help="BLAS threads for everyone (0: library default)")
     args = parser.parse_args(argv)
+    if args.blas_threads:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=args.blas_threads):
+            return _run(args)
+    return _run(args)
+
+
+def _run(args) -> None:
 
     for peer in args.peers:  # import (pure-ldp pulls in scikit-learn and statsmodels) before any timing
         __import__(PEER_MODULES[peer])
-    print(f"ε = {EPSILON}, Zipf(1.1) population; Python {sys.version.split()[0]}, NumPy {np.__version__}")
+    blas = args.blas_threads or "library default"
+    print(f"ε = {EPSILON}, Zipf(1.1) population; Python {sys.version.split()[0]}, NumPy {np.__version__}; BLAS threads: {blas}")
     header = f"{'mechanism':<9} {'d':>5} {'users':>9} {'ours s':>8} {'MSE/th':>7}"
     for peer in args.peers:
         header += f" | {peer + ' s':>18} {'MSE/th':>7} {'ratio':>8}"
