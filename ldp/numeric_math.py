@@ -450,4 +450,11 @@ def band_inverse_cdf(i, r, a: int, b: int, m: int):
         if r < band:
             return i + (r - left) // a
         return i + m + (r - band) // b
+    if b & (b - 1) == 0:  # b = 2^s (as pm_table builds it): shifts instead of divisions
+        shift = b.bit_length() - 1
+        low_cells = np.where(r < left, r, r - (band - left) + m * b) >> shift  # cells outside the band
+        in_band = (r >= left) & (r < band)
+        if not in_band.any():
+            return low_cells
+        return np.where(in_band, i + (r - left) // a, low_cells)
     return np.where(r < left, r // b, np.where(r < band, i + (r - left) // a, i + m + (r - band) // b))
