@@ -160,3 +160,37 @@ def test_report_check_rejects_values_outside_the_support():
         check_report(spec, Report(spec=spec.fingerprint, value=float(spec.support[3]) + 1e-9))
     with pytest.raises(ReportError, match="finite"):
         check_report(spec, Report(spec=spec.fingerprint, value="x"))
+
+
+def test_budget_ledger_refuses_gaussian(tmp_path):
+    from ldp.privacy.budget import Budget
+
+    gaussian = make_encoder(ldp.Gaussian(epsilon=1, delta=1e-5, grid=8), ledger=tmp_path / "l.json", budget=Budget(epsilon=4))
+    with pytest.raises(ParameterError, match="delta"):  # the pure-ε ledger cannot account for δ: nothing is sent
+        gaussian.encode(0.5)
+    encoder = make_encoder(ldp.Duchi(epsilon=1), ledger=tmp_path / "d.json", budget=Budget(epsilon=2))
+    encoder.encode(0.5)
+    encoder.encode(0.5)
+    with pytest.raises(ldp.BudgetExceededError):
+        encoder.encode(0.5)
+
+
+@pytest.mark.parametrize("spec", [ldp.Duchi(epsilon=1.0), ldp.Piecewise(epsilon=1.0, grid=4)], ids=["duchi", "pm"])
+def test_empirical_privacy_through_the_csprng_client(spec):
+    """Observed output frequencies of the two extreme inputs respect e^ε (one-sided, α = 1e-6 per output)."""
+    from scipy.stats import norm
+
+    z = float(norm.ppf(1 - 1e-6))
+    n = 20_000
+    encoder = make_encoder(spec)
+    freq = {}
+    for x in (spec.low, spec.high):
+        outputs = np.array([encoder.sample_native(x) for _ in range(n)])
+        idx, ok = spec.support_index(outputs)
+        assert ok.all()
+        freq[x] = np.bincount(idx, minlength=spec.support.size) / n
+    e = math.exp(spec.epsilon)
+    for a, b in ((spec.low, spec.high), (spec.high, spec.low)):
+        pa, pb = freq[a], freq[b]
+        se = np.sqrt(pa * (1 - pa) / n + e * e * pb * (1 - pb) / n)
+        assert np.all(pa - e * pb <= z * se + 1e-12)

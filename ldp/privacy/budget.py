@@ -141,6 +141,11 @@ def _stream_parameters(spec) -> tuple[float, float | None, bool]:
     epsilon = getattr(spec, "epsilon", None)
     if epsilon is None:
         raise ParameterError(f"cannot account for {type(spec).__name__}: it has no epsilon")
+    if getattr(spec, "delta", None) is not None:  # (ε, δ) mechanisms (Gaussian): not a pure-ε stream
+        raise ParameterError(
+            f"cannot account for {spec.mechanism}: the ledger composes pure epsilon-DP reports, "
+            f"this spec is (epsilon, delta)-DP (delta={spec.delta!r})"
+        )
     return float(epsilon), None, False
 
 
