@@ -194,3 +194,14 @@ def test_empirical_privacy_through_the_csprng_client(spec):
         pa, pb = freq[a], freq[b]
         se = np.sqrt(pa * (1 - pa) / n + e * e * pb * (1 - pb) / n)
         assert np.all(pa - e * pb <= z * se + 1e-12)
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-5), (0.5, 1e-3), (4.0, 1e-8)])
+def test_gaussian_delta_is_the_worst_pair_on_the_grid(epsilon, delta):
+    """δ(ε) over *all* grid input pairs of the integer table equals delta_achieved (≤ δ)."""
+    spec = ldp.Gaussian(epsilon=epsilon, delta=delta, grid=8)
+    dense = spec.table.dense().astype(np.float64) / spec.table.total
+    e = math.exp(epsilon)
+    worst = max(np.clip(dense[i] - e * dense[j], 0, None).sum() for i in range(9) for j in range(9))
+    assert worst == pytest.approx(spec.delta_achieved, rel=1e-9)
+    assert spec.delta_achieved <= delta
