@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import norm
 
 import ldp
@@ -192,3 +194,37 @@ def test_lower_bound_holds_on_the_worst_population():
             assert iid >= bound * (1 - 1e-12), name
             if name == "duchi":
                 assert iid == pytest.approx(bound)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    name=st.sampled_from(["duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace"]),
+    epsilon=st.floats(0.05, 10),
+    low=st.floats(-1e6, 1e6),
+    width=st.floats(1e-3, 1e6),
+)
+def test_spec_json_round_trip_property(name, epsilon, low, width):
+    spec = numeric_spec(name, epsilon, low, low + width, grid=16)
+    again = ldp.load_spec(spec.to_json())
+    assert again == spec and again.fingerprint == spec.fingerprint
+    assert spec.epsilon_achieved <= epsilon
+
+
+_MERGE_SPEC = ldp.Laplace(epsilon=1.5, low=0, high=1, grid=16)
+_MERGE_VALUES = encode_batch(_MERGE_SPEC, np.linspace(0, 1, 600), np.random.default_rng(2)).values
+
+
+@settings(max_examples=25, deadline=None)
+@given(cuts=st.lists(st.integers(0, 600), min_size=2, max_size=2), order=st.permutations([0, 1, 2]))
+def test_merge_is_associative_and_order_independent(cuts, order):
+    a, b = sorted(cuts)
+    parts = []
+    for lo, hi in ((0, a), (a, b), (b, 600)):
+        acc = make_aggregator(_MERGE_SPEC)
+        acc.add_batch(ldp.batch.ReportBatch(spec=_MERGE_SPEC.fingerprint, values=_MERGE_VALUES[lo:hi]))
+        parts.append(acc)
+    whole = make_aggregator(_MERGE_SPEC)
+    whole.add_batch(ldp.batch.ReportBatch(spec=_MERGE_SPEC.fingerprint, values=_MERGE_VALUES))
+    x, y, z = (parts[i] for i in order)
+    assert x.merge(y).merge(z) == x.merge(y.merge(z)) == whole
+    assert x.merge(y).merge(z).estimate().equals(whole.estimate())
