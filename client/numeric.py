@@ -41,6 +41,7 @@ __all__ = ["NumericEncoder", "encode_numeric_batch"]
 
 _ROUND_BITS = 53
 _ROUND_SCALE = float(1 << _ROUND_BITS)
+_INF = float("inf")
 
 
 class NumericEncoder:
@@ -91,9 +92,9 @@ class NumericEncoder:
             self._d_out = tuple(duchi.support.tolist())
 
     def _unit(self, value: Any) -> float:
-        if value.__class__ is float or value.__class__ is int:
-            x = float(value)
-            if x != x or x in (float("inf"), float("-inf")):
+        if value.__class__ is float:
+            x = value
+            if x != x or x in (_INF, -_INF):
                 raise ParameterError(f"numeric value must be finite, got {value!r}")
         else:
             from ldp.specs.numeric import check_numeric_value

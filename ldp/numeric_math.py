@@ -363,8 +363,10 @@ def laplace_table(epsilon: float, K: int) -> GridTable:
     Output j = clamp(i + Z, −B, K + B): clamping is post-processing, so the
     exact mechanism is ε-DP; the integer weights round it (the achieved ε is
     computed from them, :func:`table_privacy_ratio`). B is as large as the
-    64-bit weights allow (the smallest weight is ≥ 2^24), so the clamping
-    bias is below ~2^-38 of the scale.
+    62-bit weights allow (the smallest weight is ≥ 2^24, so rounding moves
+    the achieved ε by < 1e-7): the clamp bins of the extreme inputs hold a
+    mass of about e^ε·2^-31, the source of a small bias (exactly computed by
+    :meth:`GridTable.moments`).
     """
     lam = epsilon / K
     alpha = math.exp(-lam)
