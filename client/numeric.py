@@ -35,7 +35,7 @@ from typing import Any, Sequence
 from ldp.errors import ParameterError
 from ldp.numeric_math import band_inverse_cdf
 from ldp.report import Report
-from ldp.specs.numeric import Gaussian, Hybrid, Laplace, NumericSpec, Piecewise, StochasticRounding, _TwoPoint
+from ldp.specs.numeric import Hybrid, NumericSpec, _TwoPoint, check_numeric_value
 
 __all__ = ["NumericEncoder", "encode_numeric_batch"]
 
@@ -97,8 +97,6 @@ class NumericEncoder:
             if x != x or x in (_INF, -_INF):
                 raise ParameterError(f"numeric value must be finite, got {value!r}")
         else:
-            from ldp.specs.numeric import check_numeric_value
-
             x = check_numeric_value(value)
         u = (x - self._low) / self._span
         return 0.0 if u < 0.0 else 1.0 if u > 1.0 else u
@@ -156,7 +154,7 @@ def encode_numeric_batch(spec: NumericSpec, values: Sequence[Any], rng):
     t = spec.to_native(values)
     u = (t + 1.0) / 2.0
     n = u.size
-    if isinstance(spec, (StochasticRounding,)) or isinstance(spec, _TwoPoint):
+    if isinstance(spec, _TwoPoint):
         out = _two_point_batch(spec, u, rng)
         return ReportBatch(spec=spec.fingerprint, values=out)
     table = spec.table
