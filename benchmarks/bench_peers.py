@@ -205,7 +205,10 @@ def run_peer(peer: str, mechanism: str, d: int, values: np.ndarray, cap: int | N
     """
     n = values.size
     used = values if cap is None or cap >= n else values[:cap]
-    PEER_RUNNERS[peer](mechanism, d, used[:50].tolist())  # warm up: lazy imports, numba compilation
+    try:  # warm up: lazy imports, numba compilation
+        PEER_RUNNERS[peer](mechanism, d, used[:200].tolist())
+    except ValueError:  # pure-ldp's RAPPOR regression fails on so few users (no feature selected)
+        pass
     np.random.seed(seed)  # the peers draw from the global generators
     random.seed(seed)
     start = time.perf_counter()
