@@ -60,6 +60,9 @@ __all__ = [
 PARTITION_BYTES = 64 << 20
 #: Target rows of a Parquet partition (whole row groups are never split).
 PARTITION_ROWS = 1 << 20
+#: Largest read from a JSON Lines byte range: a worker holds a few such blocks
+#: (read buffer, line-end mask, parsed chunk), so this bounds its memory.
+RANGE_READ_BYTES = 4 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,7 +263,9 @@ class _ByteRange:
     def read(self, size: int = -1) -> bytes:
         if self._done:
             return b""
-        want = self._stop - self._pos if size is None or size < 0 else min(size, self._stop - self._pos)
+        want = min(RANGE_READ_BYTES, self._stop - self._pos)
+        if size is not None and size >= 0:
+            want = min(want, size)
         data = self._file.read(want)
         if not data:
             self._done = True
