@@ -6,9 +6,10 @@ command ``ldp aggregate --spec S FILE -o estimates.csv [--workers W]
 [--engine dask]`` in a fresh process for each setting and reports
 
 * wall-clock seconds and reports per second,
-* peak MB of the largest single process (``resource.getrusage`` of the
-  command and, for the process pool, of its workers: ``RUSAGE_CHILDREN``
-  covers every process the command waited for),
+* peak MB of the largest single process (the command's own
+  ``resource.getrusage`` peak, or the largest RSS sampled in any of its
+  descendants; what ``/usr/bin/time -v`` would call the maximum resident
+  set size),
 * peak MB of the whole process tree, sampled every 20 ms with psutil over
   the command and all its descendants: the sum of resident set sizes (RSS;
   counts pages shared between processes, such as imported libraries, once
@@ -59,16 +60,16 @@ def child(args: list[str]) -> None:
     print(json.dumps({"self_mb": own, "children_mb": children}))
 
 
-def _tree_mb(pid: int) -> tuple[float, float]:
-    """(sum of RSS, sum of PSS) in MB over a process and its descendants."""
+def _tree_mb(pid: int) -> tuple[float, float, float]:
+    """(sum of RSS, sum of PSS, largest single RSS) in MB over a process and its descendants."""
     import psutil
 
     try:
         root = psutil.Process(pid)
         procs = [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
-        return 0.0, 0.0
-    rss = pss = 0
+        return 0.0, 0.0, 0.0
+    rss = pss = largest = 0
     for proc in procs:
         try:
             info = proc.memory_full_info()
@@ -76,7 +77,8 @@ def _tree_mb(pid: int) -> tuple[float, float]:
             continue
         rss += info.rss
         pss += getattr(info, "pss", info.rss)
-    return rss / 2**20, pss / 2**20
+        largest = max(largest, info.rss)
+    return rss / 2**20, pss / 2**20, largest / 2**20
 
 
 def measure(args: list[str]) -> dict:
@@ -85,13 +87,13 @@ def measure(args: list[str]) -> dict:
     proc = subprocess.Popen(
         [sys.executable, __file__, "--child", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    peak = [0.0, 0.0]
+    peak = [0.0, 0.0, 0.0]
     stop = threading.Event()
 
     def sample():
         while not stop.is_set():
-            rss, pss = _tree_mb(proc.pid)
-            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
+            sample_mb = _tree_mb(proc.pid)
+            peak[:] = [max(a, b) for a, b in zip(peak, sample_mb)]
             stop.wait(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -105,7 +107,7 @@ def measure(args: list[str]) -> dict:
     result = json.loads(out.strip().splitlines()[-1])
     return {
         "seconds": seconds,
-        "process_mb": max(result["self_mb"], result["children_mb"]),
+        "process_mb": max(result["self_mb"], peak[2]),
         "tree_rss_mb": peak[0],
         "tree_pss_mb": peak[1],
         "summary": err.strip().splitlines()[-1] if err.strip() else "",
