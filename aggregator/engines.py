@@ -102,6 +102,13 @@ def aggregate_files(
     ParameterError
         For an unknown engine, bad options, missing files, a missing Dask
         installation or an unreachable scheduler.
+
+    Notes
+    -----
+    With ``workers > 1`` (and for a local Dask cluster) worker processes
+    start from a fork server, as with :mod:`multiprocessing`'s non-fork
+    start methods: a script calling this must guard its entry point with
+    ``if __name__ == "__main__":``. The ``ldp`` command needs nothing.
     """
     if engine not in ENGINES:
         raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")

@@ -36,6 +36,7 @@ SPECS = {
     "olh": ldp.OLH(domain=DOMAIN, epsilon=1.0),
     "blh": ldp.BLH(domain=DOMAIN, epsilon=1.0),
     "rappor": RAPPOR,
+    "duchi": ldp.Duchi(epsilon=1.0, low=0, high=10),
 }
 CANDIDATES = [f"u{i}" for i in range(7)]
 # small partitions so that every file is split into several
@@ -55,6 +56,8 @@ def scheduler():
 def _values(spec, n):
     if spec is RAPPOR:
         return [CANDIDATES[i % 7] for i in range(n)]
+    if spec.report_kind == "numeric":
+        return [(i * 7) % 11 for i in range(n)]
     return [spec.domain[(i * 7) % len(spec.domain)] for i in range(n)]
 
 
