@@ -487,7 +487,9 @@ class RapporAccumulator(Accumulator):
         consistency : str
             Post-processing for ``basic``/``boolean`` (default ``none``).
         alpha : float
-            Level of the ``base-cut`` threshold.
+            Level of the ``base-cut`` threshold; for the Bloom candidate decode,
+            the detection level (see ``correction`` of
+            :func:`ldp.aggregator.rappor_decode.decode`).
         """
         spec = self.spec
         if spec.encoding == "bloom":
@@ -496,7 +498,7 @@ class RapporAccumulator(Accumulator):
             from ldp.aggregator import rappor_decode
 
             return rappor_decode.decode(
-                spec, self.cohort_counts, self.bit_counts, candidates, confidence=confidence, **options
+                spec, self.cohort_counts, self.bit_counts, candidates, confidence=confidence, alpha=alpha, **options
             )
         if candidates is not None:
             raise ParameterError(f"{spec.encoding} RAPPOR decodes its values directly; candidates are for Bloom RAPPOR")

@@ -38,6 +38,12 @@ CONSISTENCY_METHODS = ("none", "norm-sub", "base-cut", "norm-mul", "clip")
     "Trades unbiasedness for lower error.",
 )
 @click.option("--confidence", type=float, default=0.95, show_default=True, help="Confidence level of the intervals.")
+@click.option("--correction", type=click.Choice(("bonferroni", "bh", "none")), default="bonferroni", show_default=True,
+              help="RAPPOR candidate decode: multiple-testing correction of the detection p-values "
+              "(bh = Benjamini-Hochberg false discovery rate).")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="RAPPOR candidate decode: family-wise error (bonferroni), false discovery rate (bh) "
+              "or per-candidate level (none) of the detections.")
 @click.option("--rejects", "rejects_path", type=click.Path(dir_okay=False), help="Write rejected reports here (.jsonl or .csv).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="Estimates file (.csv, .json, .jsonl, .parquet); default: a table on stdout.")
 @click.option("--counts", "counts_path", type=click.Path(dir_okay=False), help="Decode RAPPOR from a Google counts.csv instead of reports.")
@@ -45,7 +51,7 @@ CONSISTENCY_METHODS = ("none", "norm-sub", "base-cut", "norm-mul", "clip")
 @click.option("--engine", type=click.Choice(("local", "dask")), default="local", show_default=True, help="local: this machine; dask: a Dask cluster (pip install -e \".[dask]\").")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="local: reader processes (default 1); dask: workers of the local cluster started without --scheduler.")
 @click.option("--scheduler", metavar="ADDRESS", default=None, help="Dask scheduler address (--engine dask); without it a local cluster is started.")
-def aggregate(spec_path, reports, candidates, consistency, confidence, rejects_path, output, counts_path, chunk_size, engine, workers, scheduler):
+def aggregate(spec_path, reports, candidates, consistency, confidence, correction, alpha, rejects_path, output, counts_path, chunk_size, engine, workers, scheduler):
     """Estimate frequencies (with standard errors and confidence intervals) from report files.
 
     REPORTS are JSON Lines, CSV or Parquet files (by extension; .jsonl.gz and
@@ -72,6 +78,7 @@ def aggregate(spec_path, reports, candidates, consistency, confidence, rejects_p
         candidates_path=candidates,
         consistency=consistency,
         confidence=confidence,
+        decode_options={"correction": correction, "alpha": alpha},
         rejects_path=rejects_path,
         output=output,
         counts_path=counts_path,
@@ -81,7 +88,7 @@ def aggregate(spec_path, reports, candidates, consistency, confidence, rejects_p
     sys.exit(status)
 
 
-def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, rejects_path, output, counts_path, chunk_size, engine=None) -> int:
+def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, rejects_path, output, counts_path, chunk_size, engine=None, decode_options=None) -> int:
     from ldp.specs import load_spec
 
     spec = load_spec(spec_path)
@@ -99,7 +106,10 @@ def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, 
         status = 0
     else:
         accumulator, status = _accumulate(spec, list(reports), rejects_path, chunk_size, engine or {})
-    estimates = _estimate(accumulator, spec, candidates=candidates, consistency=consistency, confidence=confidence)
+    estimates = _estimate(accumulator, spec, candidates=candidates, consistency=consistency, confidence=confidence,
+                          decode_options=decode_options or {})
+    if candidates is not None and "allocated_mass" in estimates.attrs:
+        click.echo(_decode_summary(estimates.attrs), err=True)
     from ldp.aggregator.writers import write_estimates
 
     write_estimates(estimates, output)
@@ -163,12 +173,24 @@ def _summary(paths: list[str], valid: int, rejects) -> str:
     return text
 
 
-def _estimate(accumulator, spec, *, candidates, consistency, confidence):
+def _decode_summary(summary: dict) -> str:
+    """One line on the RAPPOR candidate decode: detections, allocated and unexplained mass."""
+    line = (f"detected {summary['num_detected']} of {summary['num_candidates']} candidates "
+            f"({summary['correction']}, alpha={summary['alpha']:g}); allocated mass {summary['allocated_mass']:.4f}")
+    if "unexplained_mass" in summary:
+        line += f"; unexplained mass {summary['unexplained_mass']:.4f}"
+        se = summary.get("unexplained_mass_se")
+        if se is not None and se == se:  # not NaN
+            line += f" ± {se:.4f}"
+    return line
+
+
+def _estimate(accumulator, spec, *, candidates, consistency, confidence, decode_options=None):
     options = {"confidence": confidence, "consistency": consistency}
     if candidates is not None:
         if consistency != "none":
             raise ParameterError("--consistency does not apply to a RAPPOR candidate decode")
-        options = {"confidence": confidence, "candidates": candidates}
+        options = {"confidence": confidence, "candidates": candidates, **(decode_options or {})}
     elif spec.report_kind == "rappor" and spec.encoding == "bloom" and consistency != "none":
         raise ParameterError("--consistency does not apply to Bloom RAPPOR bit estimates (give --candidates to decode values)")
     return accumulator.estimate(**options)
