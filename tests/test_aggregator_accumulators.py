@@ -365,9 +365,10 @@ def test_bloom_estimate_with_candidates_delegates(monkeypatch):
     fake.decode = decode
     monkeypatch.setitem(sys.modules, "ldp.aggregator.rappor_decode", fake)
     monkeypatch.setattr(ldp.aggregator, "rappor_decode", fake, raising=False)
-    assert acc.estimate(candidates=["x", "y"], correction="bh") == "decoded"
+    assert acc.estimate(candidates=["x", "y"], correction="bh", alpha=0.01) == "decoded"
     (spec_arg, n_j, c, cands, options), = calls
-    assert spec_arg is spec and cands == ["x", "y"] and options == {"correction": "bh", "confidence": 0.95}
+    assert spec_arg is spec and cands == ["x", "y"]
+    assert options == {"correction": "bh", "confidence": 0.95, "alpha": 0.01}  # the detection level reaches the decode
     np.testing.assert_array_equal(n_j, acc.cohort_counts)
     np.testing.assert_array_equal(c, acc.bit_counts)
 
