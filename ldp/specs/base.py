@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
 from ldp.errors import ParameterError
-from ldp.exact import fraction_to_json
+from ldp.exact import epsilon_of_ratio, fraction_to_json, ratio_within
 
-__all__ = ["Spec", "SPEC_FORMAT", "register", "spec_class", "load_spec", "spec_from_dict"]
+__all__ = ["Spec", "ExactPrivacySpec", "SPEC_FORMAT", "register", "spec_class", "load_spec", "spec_from_dict"]
 
 #: Version of the spec JSON layout.
 SPEC_FORMAT = 1
@@ -105,6 +105,37 @@ class Spec:
     def privacy_summary(self) -> dict[str, float]:
         """The ε figures a user should see (``epsilon``; RAPPOR adds ε∞ and ε₁)."""
         raise NotImplementedError
+
+
+@dataclasses.dataclass(frozen=True)
+class ExactPrivacySpec(Spec):
+    """A pure ε-LDP spec whose ε is checked exactly against its probabilities.
+
+    Subclasses define :attr:`privacy_ratio`, the worst-case ratio
+    max over inputs x, x′ and outputs y of P[y|x]/P[y|x′] as an exact
+    fraction, and call :meth:`_check_claim` after validating their fields.
+    """
+
+    @property
+    def privacy_ratio(self) -> Fraction:
+        """max over inputs x, x′ and outputs y of P[y|x]/P[y|x′], exactly."""
+        raise NotImplementedError
+
+    @property
+    def epsilon_achieved(self) -> float:
+        """ln of :attr:`privacy_ratio`: the ε the exact probabilities give (≤ ``epsilon``)."""
+        return epsilon_of_ratio(self.privacy_ratio)
+
+    def privacy_summary(self) -> dict[str, float]:
+        return {"epsilon": self.epsilon, "epsilon_achieved": self.epsilon_achieved}  # type: ignore[attr-defined]
+
+    def _check_claim(self) -> None:
+        """Refuse a spec whose probabilities give more ε than it claims."""
+        if not ratio_within(self.privacy_ratio, self.epsilon):  # type: ignore[attr-defined]
+            raise ParameterError(
+                f"{self.mechanism} claims epsilon={self.epsilon!r} but its exact probabilities give "  # type: ignore[attr-defined]
+                f"epsilon={self.epsilon_achieved:.17g}; the claim must be at least what the probabilities give"
+            )
 
 
 def spec_from_dict(data: Mapping[str, Any]) -> Spec:

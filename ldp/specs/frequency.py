@@ -19,17 +19,17 @@ from typing import Any, ClassVar
 
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import ParameterError
-from ldp.exact import ceil_fraction, epsilon_of_ratio, exp_lower_bound, floor_fraction, ratio_within
+from ldp.exact import ceil_fraction, exp_lower_bound, floor_fraction
 from ldp.frequency_math import frequency_variance, variance_star
 from ldp.hashing import LH_PRIME, lh_collision_probability
-from ldp.specs.base import Spec, register
+from ldp.specs.base import ExactPrivacySpec, register
 from ldp.specs.validation import check_epsilon, check_int, check_probability
 
 __all__ = ["FrequencySpec", "GRR", "BinaryRR", "UnaryEncoding", "SUE", "OUE", "LocalHashing", "OLH", "BLH"]
 
 
 @dataclasses.dataclass(frozen=True)
-class FrequencySpec(Spec):
+class FrequencySpec(ExactPrivacySpec):
     """Common interface of the pure frequency oracles.
 
     Subclasses define ``exact_p_star``/``exact_q_star`` (support
@@ -55,26 +55,6 @@ class FrequencySpec(Spec):
         return self.domain_index.index(value)
 
     # -- privacy ---------------------------------------------------------
-    @property
-    def privacy_ratio(self) -> Fraction:
-        """max over inputs x, x' and outputs y of P[y|x]/P[y|x'], exactly."""
-        raise NotImplementedError
-
-    @property
-    def epsilon_achieved(self) -> float:
-        """ln of :attr:`privacy_ratio`: the ε the probabilities really give (≤ ``epsilon``)."""
-        return epsilon_of_ratio(self.privacy_ratio)
-
-    def privacy_summary(self) -> dict[str, float]:
-        return {"epsilon": self.epsilon, "epsilon_achieved": self.epsilon_achieved}  # type: ignore[attr-defined]
-
-    def _check_claim(self) -> None:
-        if not ratio_within(self.privacy_ratio, self.epsilon):  # type: ignore[attr-defined]
-            raise ParameterError(
-                f"{self.mechanism} claims epsilon={self.epsilon!r} but its probabilities give "  # type: ignore[attr-defined]
-                f"epsilon={self.epsilon_achieved:.17g}; the claim must be at least what the probabilities give"
-            )
-
     # -- accuracy --------------------------------------------------------
     @property
     def exact_p_star(self) -> Fraction:

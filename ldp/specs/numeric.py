@@ -36,8 +36,8 @@ import numpy as np
 
 from ldp import numeric_math as nm
 from ldp.errors import ParameterError
-from ldp.exact import epsilon_of_ratio, floor_fraction, ratio_within
-from ldp.specs.base import Spec, register
+from ldp.exact import floor_fraction, ratio_within
+from ldp.specs.base import ExactPrivacySpec, register
 from ldp.specs.frequency import _calibrate_keep_probability
 from ldp.specs.validation import check_epsilon, check_int, check_probability
 
@@ -90,7 +90,7 @@ def check_numeric_value(value: Any) -> float:
 
 
 @dataclasses.dataclass(frozen=True)
-class NumericSpec(Spec):
+class NumericSpec(ExactPrivacySpec):
     """Common interface of the numeric mechanisms (do not instantiate directly).
 
     Native scale: t ∈ [−1, 1]; reports carry native outputs y and
@@ -176,26 +176,6 @@ class NumericSpec(Spec):
         return j, ok
 
     # -- privacy -----------------------------------------------------------------
-    @property
-    def privacy_ratio(self) -> Fraction:
-        """max over inputs x, x′ and outputs y of P[y|x]/P[y|x′], exactly."""
-        raise NotImplementedError
-
-    @property
-    def epsilon_achieved(self) -> float:
-        """ln of :attr:`privacy_ratio`: the ε the exact tables give (≤ ``epsilon``)."""
-        return epsilon_of_ratio(self.privacy_ratio)
-
-    def privacy_summary(self) -> dict[str, float]:
-        return {"epsilon": self.epsilon, "epsilon_achieved": self.epsilon_achieved}  # type: ignore[attr-defined]
-
-    def _check_claim(self) -> None:
-        if not ratio_within(self.privacy_ratio, self.epsilon):  # type: ignore[attr-defined]
-            raise ParameterError(
-                f"{self.mechanism} claims epsilon={self.epsilon!r} but its exact probabilities give "  # type: ignore[attr-defined]
-                f"epsilon={self.epsilon_achieved:.17g}"
-            )
-
     # -- accuracy ------------------------------------------------------------------
     def grid_moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(t_i, E[t̂|t_i], Var[t̂|t_i]) on the input grid (native scale, exact from the tables)."""
