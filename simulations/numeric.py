@@ -195,7 +195,7 @@ def run_numeric(
     """
     from ldp.aggregator.numeric import MeanAccumulator
     from ldp.client.numeric import encode_numeric_batch
-    from ldp.simulations.runner import _epsilon, _float_key, _key, _user_count, parse_list
+    from ldp.simulations.runner import _epsilon, _float_key, _key, grid_options, parse_list
 
     names = parse_list(mechanisms if mechanisms is not None else list(DEFAULT_NUMERIC), str, "mechanism")
     names = [n.strip().lower().replace("_", "-") for n in names]
@@ -213,15 +213,8 @@ def run_numeric(
         population = numeric_population(distribution, low, high)
     lo = population.low if low is None else float(low)
     hi = population.high if high is None else float(high)
-    if users is None:
-        user_list = [population.rows.size] if population.rows is not None else [100_000]
-    else:
-        user_list = parse_list(users, _user_count, "users")
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ParameterError(f"repeats must be an integer >= 1, got {repeats!r}")
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 63))
-    seed = int(seed)
+    default_users = [population.rows.size] if population.rows is not None else [100_000]
+    user_list, repeats, seed = grid_options(users, repeats, seed, default_users)
     options: dict[str, Any] = {"delta": delta}
     if grid is not None:
         options["grid"] = grid

@@ -113,6 +113,18 @@ def _epsilon(value: Any) -> float:
     return eps
 
 
+def grid_options(users: Any, repeats: Any, seed: Any, default_users: list[int]) -> tuple[list[int], int, int]:
+    """Validated (user counts, repeats, seed) of a simulation grid; a fresh seed when ``seed`` is None."""
+    user_list = list(default_users) if users is None else parse_list(users, _user_count, "users")
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ParameterError(f"repeats must be an integer >= 1, got {repeats!r}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"seed must be an integer >= 0, got {seed!r}")
+    return user_list, int(repeats), int(seed)
+
+
 def _key(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
@@ -225,18 +237,8 @@ def run(
     eps_list = parse_list(DEFAULTS["epsilons"] if epsilons is None else epsilons, _epsilon, "epsilon")
     sizes = None if domain_size is None else parse_list(domain_size, _user_count, "domain_size")
     populations = _populations(sizes, distribution, distribution_parameter, data, column, as_users)
-    if users is None:
-        rows = populations[0].num_rows
-        user_list = [rows] if rows is not None else list(DEFAULTS["users"])
-    else:
-        user_list = parse_list(users, _user_count, "users")
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ParameterError(f"repeats must be an integer >= 1, got {repeats!r}")
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 63))
-    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ParameterError(f"seed must be an integer >= 0, got {seed!r}")
-    seed = int(seed)
+    rows = populations[0].num_rows
+    user_list, repeats, seed = grid_options(users, repeats, seed, [rows] if rows is not None else list(DEFAULTS["users"]))
 
     grid = [(population, check_mechanisms(mechanisms, population.domain_size)) for population in populations]
     total = sum(len(names) for _, names in grid) * len(eps_list) * len(user_list) * int(repeats)
