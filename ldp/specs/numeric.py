@@ -324,6 +324,13 @@ class StochasticRounding(_TwoPoint):
 
 @dataclasses.dataclass(frozen=True)
 class _Gridded(NumericSpec):
+    """Mechanisms sampled from an exact integer table over an input grid (validated, then ε checked)."""
+
+    def __post_init__(self) -> None:
+        self._init_range()
+        self._init_grid()
+        self._check_claim()
+
     @property
     def table(self) -> nm.GridTable:
         raise NotImplementedError
@@ -382,10 +389,6 @@ class Piecewise(_Gridded):
     high: float = 1.0
     grid: int = DEFAULT_GRID
 
-    def __post_init__(self) -> None:
-        self._init_range()
-        self._init_grid()
-        self._check_claim()
 
     @cached_property
     def _built(self):
@@ -424,10 +427,6 @@ class Hybrid(_Gridded):
     high: float = 1.0
     grid: int = DEFAULT_GRID
 
-    def __post_init__(self) -> None:
-        self._init_range()
-        self._init_grid()
-        self._check_claim()
 
     @cached_property
     def alpha(self) -> Fraction:
@@ -524,10 +523,6 @@ class Laplace(_Gridded):
     high: float = 1.0
     grid: int = DEFAULT_GRID
 
-    def __post_init__(self) -> None:
-        self._init_range()
-        self._init_grid()
-        self._check_claim()
 
     @cached_property
     def _built(self) -> tuple[nm.GridTable, Fraction]:
