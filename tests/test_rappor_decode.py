@@ -263,3 +263,41 @@ def test_bad_input_raises_parameter_error(kwargs):
     args.update(kwargs)
     with pytest.raises(ParameterError):
         decode(SPEC, args["cohort_counts"], args["bit_counts"], args["candidates"], **options)
+
+
+def test_singular_refit_design_falls_back_to_positive_set_and_is_deterministic():
+    # 4 bits, 1 cohort: at most 10 distinct Bloom patterns, and more columns
+    # than rows, so the unconstrained WLS tests are undefined; the decoder
+    # tests on the NNLS positive set instead.
+    spec = ldp.Rappor(num_bits=4, num_hashes=2, num_cohorts=1, f="1/4", p="1/4", q="3/4")
+    rng = np.random.default_rng(31)
+    values = ["a", "b"]
+    cc, bc = draw_counts(spec, values, np.array([30_000, 10_000]), rng)
+    candidates = values + [f"c{i}" for i in range(6)]
+    first = decode(spec, cc, bc, candidates, screen=False)
+    second = decode(spec, cc.copy(), bc.copy(), list(candidates), screen=False)
+    pd.testing.assert_frame_equal(first, second, check_exact=True)
+    assert np.all(np.isfinite(first["p_value"])) and np.all((first["p_value"] >= 0) & (first["p_value"] <= 1))
+    zero = first["estimate"] == 0
+    assert (first.loc[zero, "p_value"] >= 0.5 - 1e-9).all()
+
+
+def test_never_reported_candidates_have_calibrated_p_values():
+    # The unconstrained Wald z of a never-reported candidate is N(0, 1): its
+    # one-sided p-value is uniform on (0, ½) given a positive estimate, so the
+    # rejection rate at level 0.10 (no correction) is at most 0.10 and not far
+    # below it. Bounds: z = 4.75 binomial standard errors (alpha = 1e-6);
+    # the lower bound allows half the nominal rate (the test is not required
+    # to be exact, only not grossly conservative).
+    rng = np.random.default_rng(17)
+    reps, level = 120, 0.10
+    rejected = 0
+    for _ in range(reps):
+        _, cc, bc = _population(rng, n=50_000)
+        table = decode(SPEC, cc, bc, TRUE + BOGUS, correction="none", alpha=level)
+        rejected += int(table["detected"].iloc[len(TRUE):].sum())
+    trials = reps * len(BOGUS)
+    z = scipy.stats.norm.isf(1e-6)
+    half_width = z * math.sqrt(level * (1 - level) / trials)
+    assert rejected / trials <= level + half_width
+    assert rejected / trials >= level / 2 - half_width
