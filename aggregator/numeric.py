@@ -3,9 +3,14 @@
 :class:`MeanAccumulator` keeps the exact histogram of report values over the
 spec's finite output support (every numeric mechanism here has one, see
 :mod:`ldp.specs.numeric`), so ``merge`` adds integer counts and is exactly
-associative and order independent. Per-group statistics (``add_batch(batch,
-groups=...)``) are kept as (n, Σt̂, Σt̂²) per group in float64 (merge is
-associative up to floating-point rounding).
+associative and order independent. Per-group statistics are kept the same
+way: one exact integer histogram over the support per group key, so the
+per-group counts n and the merge stay exact (associative and order
+independent) too. Group keys come from the reports' optional ``group`` field
+(a batch's ``groups`` column, as read from report files) or are passed to
+``add``/``add_batch``; memory grows as (number of groups) × (support size),
+so group keys are meant to be few (app versions, regions), never user ids.
+Reports without a group key count in the overall mean only.
 
 Estimator
 ---------
@@ -93,22 +98,30 @@ class MeanAccumulator(Accumulator):
         self._support = spec.support
         self._est = spec.native_estimate(self._support)
         self._counts = np.zeros(self._support.size, dtype=np.int64)
-        self._groups: dict[Hashable, list[float]] = {}
+        self._group_counts: dict[Hashable, np.ndarray] = {}
 
     # -- state -----------------------------------------------------------------
     @classmethod
-    def from_counts(cls, spec: NumericSpec, counts, groups: dict | None = None) -> "MeanAccumulator":
-        """Rebuild from the support histogram (and optional {group: (n, Σt̂, Σt̂²)})."""
+    def from_counts(cls, spec: NumericSpec, counts, group_counts: dict | None = None) -> "MeanAccumulator":
+        """Rebuild from the support histogram (and optional {group: support histogram})."""
         acc = cls(spec)
-        counts = np.asarray(counts)
-        if counts.shape != acc._counts.shape:
-            raise ParameterError(f"counts must have shape {acc._counts.shape}, got {counts.shape}")
-        if counts.dtype.kind not in "iu" or (counts.size and counts.min() < 0):
-            raise ParameterError("counts must be non-negative integers")
-        acc._counts = counts.astype(np.int64)
-        for key, (n, s, s2) in (groups or {}).items():
-            acc._groups[key] = [int(n), float(s), float(s2)]
+        acc._counts = acc._checked_counts(counts, "counts")
+        for key, hist in (group_counts or {}).items():
+            acc._group_counts[key] = acc._checked_counts(hist, f"counts of group {key!r}")
         return acc
+
+    def _checked_counts(self, counts, what: str) -> np.ndarray:
+        counts = np.asarray(counts)
+        if counts.shape != self._counts.shape:
+            raise ParameterError(f"{what} must have shape {self._counts.shape}, got {counts.shape}")
+        if counts.dtype.kind not in "iu" or (counts.size and counts.min() < 0):
+            raise ParameterError(f"{what} must be non-negative integers")
+        return counts.astype(np.int64)
+
+    @property
+    def group_counts(self) -> dict[Hashable, np.ndarray]:
+        """{group: number of its reports of each support value} (copies)."""
+        return {k: v.copy() for k, v in self._group_counts.items()}
 
     @property
     def counts(self) -> np.ndarray:
@@ -123,33 +136,47 @@ class MeanAccumulator(Accumulator):
 
     @property
     def groups(self) -> dict[Hashable, tuple[int, float, float]]:
-        """{group: (n, Σt̂, Σt̂²)} of the reports added with a group key."""
-        return {k: (int(v[0]), v[1], v[2]) for k, v in self._groups.items()}
+        """{group: (n, Σt̂, Σt̂²)} of the reports added with a group key (native scale)."""
+        return {k: self._moments(v) for k, v in self._group_counts.items()}
+
+    def _moments(self, counts: np.ndarray) -> tuple[int, float, float]:
+        weights = counts.astype(np.float64)
+        return int(counts.sum()), float(weights @ self._est), float(weights @ (self._est * self._est))
 
     def __eq__(self, other: object) -> bool:
         result = super().__eq__(other)
         if result is NotImplemented or not result:
             return result
-        return self.groups == other.groups  # type: ignore[union-attr]
+        mine, theirs = self._group_counts, other._group_counts  # type: ignore[union-attr]
+        return mine.keys() == theirs.keys() and all(np.array_equal(mine[k], theirs[k]) for k in mine)
 
     __hash__ = None  # type: ignore[assignment]
 
     # -- adding ----------------------------------------------------------------
     def add(self, report: Report, group: Hashable | None = None) -> None:
-        """Add one report (checked; a bad one raises :class:`ReportError` and changes nothing)."""
+        """Add one report (checked; a bad one raises :class:`ReportError` and changes nothing).
+
+        ``group`` overrides the report's own ``group`` field (default: use it).
+        """
         checked = check_report(self.spec, report)
         idx, _ = self.spec.support_index(checked.value)
         j = int(idx)
         self._counts[j] += 1
+        group = checked.group if group is None else group
         if group is not None:
-            est = float(self._est[j])
-            stats = self._groups.setdefault(group, [0, 0.0, 0.0])
-            stats[0] += 1
-            stats[1] += est
-            stats[2] += est * est
+            self._group_hist(group)[j] += 1
+
+    def _group_hist(self, key: Hashable) -> np.ndarray:
+        hist = self._group_counts.get(key)
+        if hist is None:
+            hist = self._group_counts[key] = np.zeros(self._support.size, dtype=np.int64)
+        return hist
 
     def add_batch(self, batch: ReportBatch, groups: Sequence[Hashable] | np.ndarray | None = None) -> None:
-        """Add a batch (vectorized); ``groups`` gives each report's group key (optional).
+        """Add a batch (vectorized); ``groups`` gives each report's group key.
+
+        By default the batch's own ``groups`` column is used (None entries:
+        reports without a group, counted in the overall mean only).
 
         Raises
         ------
@@ -167,32 +194,36 @@ class MeanAccumulator(Accumulator):
         if not ok.all():
             bad = int(np.flatnonzero(~ok)[0])
             raise ReportError(f"batch value {values[bad]!r} (row {bad}) is not an output of this {self.spec.mechanism} spec")
+        if groups is None:
+            groups = batch.groups
         if groups is not None:
             keys = np.asarray(groups, dtype=object) if not isinstance(groups, np.ndarray) else groups
             if keys.shape != values.shape:
                 raise ParameterError(f"groups must have one key per report ({values.size}), got shape {keys.shape}")
-            codes, uniques = pd.factorize(keys, use_na_sentinel=False)
-            est = self._est[idx]
-            size = len(uniques)
-            n = np.bincount(codes, minlength=size)
-            s = np.bincount(codes, weights=est, minlength=size)
-            s2 = np.bincount(codes, weights=est * est, minlength=size)
-            for g, key in enumerate(uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)):
-                stats = self._groups.setdefault(key, [0, 0.0, 0.0])
-                stats[0] += int(n[g])
-                stats[1] += float(s[g])
-                stats[2] += float(s2[g])
+            self._add_grouped(keys, idx)
         self._counts += np.bincount(idx, minlength=self._counts.size)
+
+    def _add_grouped(self, keys: np.ndarray, idx: np.ndarray) -> None:
+        """Add (group, support index) pairs: sparse exact counts, no groups × support table per batch."""
+        codes, uniques = pd.factorize(keys, use_na_sentinel=True)  # None/NaN: no group
+        has = codes >= 0
+        if not has.any():
+            return
+        size = self._support.size
+        pairs, counts = np.unique(codes[has].astype(np.int64) * size + idx[has], return_counts=True)
+        unique_keys = uniques.tolist() if hasattr(uniques, "tolist") else list(uniques)
+        group_of, support_of = np.divmod(pairs, size)
+        bounds = np.flatnonzero(np.diff(group_of)) + 1
+        for block in np.split(np.arange(pairs.size), bounds):
+            hist = self._group_hist(unique_keys[int(group_of[block[0]])])
+            hist[support_of[block]] += counts[block]
 
     def merge(self, other: "MeanAccumulator") -> "MeanAccumulator":
         """A new accumulator holding the reports of both (same spec required)."""
         self._check_mergeable(other)
-        merged = type(self).from_counts(self.spec, self._counts + other._counts, self.groups)
-        for key, (n, s, s2) in other._groups.items():
-            stats = merged._groups.setdefault(key, [0, 0.0, 0.0])
-            stats[0] += int(n)
-            stats[1] += s
-            stats[2] += s2
+        merged = type(self).from_counts(self.spec, self._counts + other._counts, self._group_counts)
+        for key, hist in other._group_counts.items():
+            merged._group_hist(key)[:] += hist
         return merged
 
     # -- estimates ----------------------------------------------------------------
@@ -202,7 +233,7 @@ class MeanAccumulator(Accumulator):
         return self.n, float(counts @ self._est), float(counts @ (self._est * self._est))
 
     def estimate(self, confidence: float = 0.95, *, consistency: str = "none", by_group: bool = False,
-                 with_sum: bool = True, **_: Any) -> pd.DataFrame:
+                 with_sum: bool = True, with_overall: bool = False, **_: Any) -> pd.DataFrame:
         """Unbiased mean with standard error and confidence interval, in value units.
 
         Parameters
@@ -212,7 +243,11 @@ class MeanAccumulator(Accumulator):
         consistency : str
             Must be ``none`` (frequency post-processing does not apply to means).
         by_group : bool
-            One row per group key (column ``group`` first) instead of the overall mean.
+            One row per group key (column ``group`` first, groups sorted by
+            key) instead of the overall mean.
+        with_overall : bool
+            With ``by_group``: append the overall row (``group`` None, every
+            report, with or without a group key).
         with_sum : bool
             Append the sum columns ``sum, sum_std_error, sum_ci_low, sum_ci_high``
             (overall estimate only).
@@ -226,10 +261,13 @@ class MeanAccumulator(Accumulator):
         if consistency not in (None, "none"):
             raise ParameterError(f"consistency {consistency!r} does not apply to mean estimates (use 'none')")
         if by_group:
-            keys = list(self._groups)
-            stats = np.array([self._groups[k] for k in keys], dtype=np.float64).reshape(-1, 3)
+            keys = sorted(self._group_counts, key=lambda k: (type(k).__name__, str(k)))
+            stats = np.array([self._moments(self._group_counts[k]) for k in keys], dtype=np.float64).reshape(-1, 3)
+            if with_overall:
+                keys.append(None)
+                stats = np.vstack([stats, np.array(self.native_moments(), dtype=np.float64)])
             table = mean_table(self.spec, stats[:, 0], stats[:, 1], stats[:, 2], confidence=confidence)
-            table.insert(0, "group", keys)
+            table.insert(0, "group", pd.Series(keys, dtype=object))
             return table
         n, s, s2 = self.native_moments()
         table = mean_table(self.spec, n, s, s2, confidence=confidence)

@@ -21,6 +21,8 @@ Reason codes
 ``cohort_out_of_range``  cohort not in [0, num_cohorts)
 ``value_out_of_domain``  value not in the domain, or bucket not in [0, g)
 ``seed_out_of_range``    OLH/BLH seed outside the hash family
+``bad_group``            ``group`` is not a non-empty string of at most 256
+                         characters without control characters
 ``invalid``              anything else
 =======================  =====================================================
 """
@@ -53,11 +55,13 @@ REASONS = (
     "cohort_out_of_range",
     "value_out_of_domain",
     "seed_out_of_range",
+    "bad_group",
     "invalid",
 )
 
 # (pattern on a ReportError message, reason code), first match wins.
 _MESSAGE_REASONS = (
+    (re.compile(r"^report 'group' must"), "bad_group"),
     (re.compile(r"not valid JSON|must be a JSON object|not valid UTF-8|CSV"), "unparseable"),
     (re.compile(r"has no "), "missing_field"),
     (re.compile(r"version"), "wrong_version"),

@@ -2,7 +2,7 @@
 
 Readers parse a chunk of reports into Arrow columns named as in the report
 JSON form (``v``, ``spec``, ``value``, ``seed``, ``bits``, ``cohort``,
-``client``, plus whatever unknown columns the file had).
+``client``, ``group``, plus whatever unknown columns the file had).
 :func:`validate_columns` applies the rules of
 :func:`ldp.report_check.check_report` column-wise and returns which rows are
 certainly valid, and their content as a batch. The vectorized rules are
@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from ldp.batch import ReportBatch
 from ldp.hashing import LH_SEED_SPACE
-from ldp.report import REPORT_VERSION
+from ldp.report import GROUP_REPORT_VERSION, MAX_GROUP_LENGTH, REPORT_VERSION
 from ldp.report_check import CheckedReport, required_fields
 
 __all__ = [
@@ -41,8 +41,8 @@ __all__ = [
     "base64_encode_rows",
 ]
 
-#: Columns a report file may have (``client`` is carried and ignored).
-KNOWN_FIELDS = ("v", "spec", "value", "seed", "bits", "cohort", "client")
+#: Columns a report file may have (``client`` is carried and ignored; ``group`` is optional).
+KNOWN_FIELDS = ("v", "spec", "value", "seed", "bits", "cohort", "client", "group")
 _PAYLOAD = ("value", "seed", "bits", "cohort")
 
 _B64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -84,7 +84,18 @@ def batch_from_checked(spec, checked: Sequence[CheckedReport]) -> ReportBatch:
         bits = np.frombuffer(raw, dtype=np.uint8).reshape(n, width).copy()
     if kind == "rappor":
         cohorts = np.fromiter((c.cohort for c in checked), dtype=np.int64, count=n)
-    return ReportBatch(spec=spec.fingerprint, values=values, seeds=seeds, bits=bits, cohorts=cohorts)
+    groups = None
+    if any(c.group is not None for c in checked):
+        groups = np.empty(n, dtype=object)
+        groups[:] = [c.group for c in checked]
+    return ReportBatch(spec=spec.fingerprint, values=values, seeds=seeds, bits=bits, cohorts=cohorts, groups=groups)
+
+
+def _groups_or_none(batch: ReportBatch) -> np.ndarray:
+    """The batch's group keys, with None for every row when it has no group column."""
+    if batch.groups is not None:
+        return batch.groups
+    return np.full(len(batch), None, dtype=object)
 
 
 def concat_batches(spec, batches: Sequence[ReportBatch]) -> ReportBatch:
@@ -99,8 +110,12 @@ def concat_batches(spec, batches: Sequence[ReportBatch]) -> ReportBatch:
         columns = [getattr(b, name) for b in batches]
         return None if columns[0] is None else np.concatenate(columns)
 
+    groups = None
+    if any(b.groups is not None for b in batches):
+        groups = np.concatenate([_groups_or_none(b) for b in batches])
     return ReportBatch(
-        spec=spec.fingerprint, values=cat("values"), seeds=cat("seeds"), bits=cat("bits"), cohorts=cat("cohorts")
+        spec=spec.fingerprint, values=cat("values"), seeds=cat("seeds"), bits=cat("bits"), cohorts=cat("cohorts"),
+        groups=groups,
     )
 
 
@@ -167,6 +182,26 @@ def _string_equal(column: pa.Array, text: str, n: int) -> np.ndarray:
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return np.zeros(n, dtype=bool)
     return _bool(pc.equal(column, text))
+
+
+def _group_column(column: pa.Array | None, n: int) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """(group keys or None, present, ok) of a ``group`` column.
+
+    ``ok`` holds for rows without a group and for string keys of 1 to
+    MAX_GROUP_LENGTH characters without control characters (the rules of
+    :func:`ldp.report.check_group`); other rows are re-checked one by one.
+    """
+    present = _present(column, n)
+    if column is None or not present.any():
+        return None, present, np.ones(n, dtype=bool)
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return None, present, ~present
+    length = np.asarray(pc.utf8_length(column).fill_null(1))
+    control = _bool(pc.match_substring_regex(column, "[\\x00-\\x1f\\x7f-\\x9f]"))
+    ok = ~present | ((length >= 1) & (length <= MAX_GROUP_LENGTH) & ~control)
+    return column.to_numpy(zero_copy_only=False).astype(object), present, ok
 
 
 def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -299,12 +334,15 @@ def validate_columns(spec, columns: Mapping[str, pa.Array | None], n: int) -> tu
     """
     cols = {name: _chunk(col) for name, col in columns.items()}
     ok = np.ones(n, dtype=bool)
+    groups, has_group, group_ok = _group_column(cols.get("group"), n)
     version, version_ok = _int_column(cols.get("v"), n)
-    ok &= version_ok & (version == REPORT_VERSION)
+    # a report carries a group only from version 2 on (ldp.report, "Versions")
+    ok &= version_ok & ((version == GROUP_REPORT_VERSION) | ((version == REPORT_VERSION) & ~has_group))
+    ok &= group_ok
     ok &= _string_equal(cols.get("spec"), spec.fingerprint, n)
     required = required_fields(spec)
     for name, column in cols.items():
-        if name in ("v", "spec") or name in required:
+        if name in ("v", "spec", "group") or name in required:
             continue
         if name == "client":
             if column is not None and not (pa.types.is_string(column.type) or pa.types.is_null(column.type)):
@@ -347,8 +385,13 @@ def validate_columns(spec, columns: Mapping[str, pa.Array | None], n: int) -> tu
     def take(column):
         return None if column is None else column[pick]
 
+    if groups is not None:
+        groups = take(groups)
+        if not any(g is not None for g in groups):
+            groups = None
     batch = ReportBatch(
-        spec=spec.fingerprint, values=take(values), seeds=take(seeds), bits=take(bits), cohorts=take(cohorts)
+        spec=spec.fingerprint, values=take(values), seeds=take(seeds), bits=take(bits), cohorts=take(cohorts),
+        groups=groups,
     )
     return ok, batch
 

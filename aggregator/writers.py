@@ -13,6 +13,12 @@ Reports are written in the fixed JSON form of DESIGN.md; the JSON Lines
 output of a batch is byte-for-byte what :meth:`ldp.report.Report.to_json`
 gives for each report, and every format reads back through
 :mod:`ldp.aggregator.io` to the same batch.
+
+A batch with a ``groups`` column gets a ``group`` field (JSON Lines: after the
+mechanism's fields; CSV and Parquet: a last ``group`` column, empty/null for a
+report without one), and each report's ``v`` is the lowest version that
+carries it (1 without a group, 2 with one; :mod:`ldp.report`). The group key
+is written in the clear: it is not privatized.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -34,7 +41,7 @@ import pyarrow.parquet as pq
 from ldp.aggregator.report_columns import base64_encode_rows, num_report_bits
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError
-from ldp.report import REPORT_VERSION, Report
+from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, Report
 
 __all__ = ["write_reports", "write_estimates", "format_estimates", "report_columns_of"]
 
@@ -157,18 +164,48 @@ def _json_text_columns(spec, batch: ReportBatch) -> dict[str, pa.Array]:
     return out
 
 
+def _has_group(batch: ReportBatch) -> np.ndarray:
+    """Which rows of a batch carry a group key."""
+    if batch.groups is None:
+        return np.zeros(len(batch), dtype=bool)
+    return np.fromiter((g is not None for g in batch.groups), dtype=bool, count=len(batch))
+
+
+def _versions(batch: ReportBatch) -> np.ndarray:
+    """Each row's report version: the lowest that carries its fields."""
+    return np.where(_has_group(batch), GROUP_REPORT_VERSION, REPORT_VERSION).astype(np.int8)
+
+
+def _group_strings(batch: ReportBatch) -> pa.Array:
+    """The group column as an Arrow string array (null for rows without a group)."""
+    return pa.array([None if g is None else str(g) for g in batch.groups], type=pa.string())
+
+
 def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
-    head = f'{{"v":{REPORT_VERSION},"spec":{json.dumps(spec.fingerprint)}'
+    fingerprint = json.dumps(spec.fingerprint)
+    head = f'{{"v":{REPORT_VERSION},"spec":{fingerprint}'
     count = 0
     for batch in batches:
         if not len(batch):
             continue
         columns = _json_text_columns(spec, batch)
+        heads: Any = head
+        tail: Any = "}\n"
+        if batch.groups is not None:
+            grouped = _has_group(batch)
+            encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+            heads = pa.array(
+                np.where(grouped, f'{{"v":{GROUP_REPORT_VERSION},"spec":{fingerprint}', head).tolist(), type=pa.string()
+            )
+            tail = pa.array(
+                [',"group":' + encoder.encode(str(g)) + "}\n" if g is not None else "}\n" for g in batch.groups],
+                type=pa.string(),
+            )
         for start in range(0, len(batch), _JSONL_PIECE):  # keeps each joined piece far below 2 GiB
-            parts: list = [head]
+            parts: list = [heads if isinstance(heads, str) else heads.slice(start, _JSONL_PIECE)]
             for name, texts in columns.items():
                 parts += [f',"{name}":', texts.slice(start, _JSONL_PIECE)]
-            parts.append("}\n")
+            parts.append(tail if isinstance(tail, str) else tail.slice(start, _JSONL_PIECE))
             stream.write(_joined_text(pc.binary_join_element_wise(*parts, "")))
         count += len(batch)
     return count
@@ -181,23 +218,45 @@ def _joined_text(lines: pa.Array) -> str:
     return lines.buffers()[2].slice(start, stop - start).to_pybytes().decode("utf-8")
 
 
+def _peek(batches: Iterable[ReportBatch]) -> tuple[ReportBatch | None, Iterator[ReportBatch]]:
+    """The first batch, and all the batches again."""
+    batches = iter(batches)
+    first = next(batches, None)
+    return first, batches if first is None else itertools.chain([first], batches)
+
+
+def _check_group_column(batch: ReportBatch, with_group: bool, what: str) -> None:
+    if batch.groups is not None and not with_group:
+        raise ParameterError(
+            f"cannot write group keys to this {what} file: its first batch had none, so it has no 'group' column "
+            "(give every batch a groups column, or none)"
+        )
+
+
 def _write_csv(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
     writer = csv.writer(stream, lineterminator="\n")
     names = report_columns_of(spec)
-    writer.writerow(("v", "spec", *names))
+    first, batches = _peek(batches)
+    with_group = first is not None and first.groups is not None
+    writer.writerow(("v", "spec", *names, *(("group",) if with_group else ())))
     count = 0
     for batch in batches:
+        _check_group_column(batch, with_group, "CSV")
         columns = _text_columns(spec, batch)
         n = len(batch)
-        writer.writerows(zip([REPORT_VERSION] * n, [spec.fingerprint] * n, *(columns[name] for name in names)))
+        fields = [_versions(batch).tolist(), [spec.fingerprint] * n, *(columns[name] for name in names)]
+        if with_group:
+            groups = batch.groups if batch.groups is not None else [None] * n
+            fields.append(["" if g is None else str(g) for g in groups])
+        writer.writerows(zip(*fields))
         count += n
     return count
 
 
-def _arrow_table(spec, batch: ReportBatch) -> pa.Table:
+def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table:
     n = len(batch)
     arrays: dict[str, pa.Array] = {
-        "v": pa.array(np.full(n, REPORT_VERSION, dtype=np.int8)),
+        "v": pa.array(_versions(batch)),
         "spec": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([spec.fingerprint])),
     }
     kind = spec.report_kind
@@ -221,15 +280,20 @@ def _arrow_table(spec, batch: ReportBatch) -> pa.Table:
         data = np.ascontiguousarray(batch.bits, dtype=np.uint8)
         offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
         arrays["bits"] = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    if with_group:
+        arrays["group"] = _group_strings(batch) if batch.groups is not None else pa.nulls(n, type=pa.string())
     return pa.table(arrays)
 
 
 def _write_parquet(path: str, spec, batches: Iterable[ReportBatch]) -> int:
     writer = None
     count = 0
+    first, batches = _peek(batches)
+    with_group = first is not None and first.groups is not None
     try:
         for batch in batches:
-            table = _arrow_table(spec, batch)
+            _check_group_column(batch, with_group, "Parquet")
+            table = _arrow_table(spec, batch, with_group)
             if writer is None:
                 writer = pq.ParquetWriter(path, table.schema)
             writer.write_table(table)

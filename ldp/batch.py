@@ -8,9 +8,13 @@ A :class:`ReportBatch` holds n reports of one spec as NumPy columns:
 ``seeds``          uint64 hash seeds (OLH, BLH)
 ``bits``           uint8 array of shape (n, num_bytes), packed as numpy.packbits
 ``cohorts``        int64 cohort numbers (RAPPOR)
+``groups``         object array of group keys (``str``, or ``None`` for a
+                   report without one); optional for every mechanism
 =================  ============================================================
 
-Columns a mechanism does not use are ``None``. A batch is validated against
+Columns a mechanism does not use are ``None``; ``groups`` is ``None`` when no
+report of the batch carries a group key. Group keys are sent in the clear
+(they are not privatized), see :mod:`ldp.report`. A batch is validated against
 its spec by whoever builds it (the vectorized client, or the aggregator's
 readers), so accumulators can trust it.
 """
@@ -37,6 +41,7 @@ class ReportBatch:
     seeds: np.ndarray | None = None
     bits: np.ndarray | None = None
     cohorts: np.ndarray | None = None
+    groups: np.ndarray | None = None
 
     def __len__(self) -> int:
         for column in (self.values, self.bits, self.seeds, self.cohorts):
@@ -59,6 +64,8 @@ class ReportBatch:
                 fields["bits"] = self.bits[i].tobytes()
             if self.cohorts is not None:
                 fields["cohort"] = int(self.cohorts[i])
+            if self.groups is not None and self.groups[i] is not None:
+                fields["group"] = str(self.groups[i])
             yield Report(spec=self.spec, **fields)
 
     def to_json_lines(self, spec) -> Iterator[str]:

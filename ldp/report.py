@@ -11,17 +11,33 @@ RAPPOR             ``cohort``, ``bits``
 numeric            ``value`` (a number)
 =================  ====================================================
 
+Any report may also carry an optional ``group`` key (e.g. an app version)
+for per-group statistics (``ldp aggregate --by-group``). The group key is
+NOT privatized: it is sent in the clear, next to the randomized fields, so it
+must never be sensitive or identifying. It is a non-empty string of at most
+:data:`MAX_GROUP_LENGTH` characters without control characters.
+
 Bits are packed as :func:`numpy.packbits` does (bit i of the vector is bit
 7 − (i mod 8) of byte i // 8). Every report carries its spec's fingerprint
 and a format version ``v``; an optional ``client`` id is carried through and
 ignored by the aggregator.
 
-Binary form (``to_bytes``), version 1: ``v`` (1 byte), a presence mask
-(1 byte: value, seed, bits, cohort, client), the 8-byte fingerprint, then the
-present fields in that order: value as a type tag (0 int, 1 float, 2 str) and
-8 bytes or a 2-byte length and UTF-8; seed as 8 bytes; bits as a 2-byte
-length and the bytes; cohort as 4 bytes; client as a 2-byte length and UTF-8.
-All integers are big-endian.
+Versions
+--------
+``v`` is the format version, and a report is written with the *lowest*
+version that has every field it carries: version 1 (no group; exactly the
+original format, JSON and binary) or version 2 (version 1 plus ``group``).
+So reports without a group are byte-for-byte what they always were, and a
+reader that only knows version 1 refuses a grouped report as "version 2 is not
+supported" instead of misreading it. A version-1 report with a group is
+rejected. This version reads both.
+
+Binary form (``to_bytes``): ``v`` (1 byte), a presence mask (1 byte: value,
+seed, bits, cohort, client, and in version 2 group), the 8-byte fingerprint,
+then the present fields in that order: value as a type tag (0 int, 1 float,
+2 str) and 8 bytes or a 2-byte length and UTF-8; seed as 8 bytes; bits as a
+2-byte length and the bytes; cohort as 4 bytes; client and group each as a
+2-byte length and UTF-8. All integers are big-endian.
 """
 
 from __future__ import annotations
@@ -31,17 +47,30 @@ import binascii
 import dataclasses
 import json
 import math
+import re
 import struct
 from typing import Any, Mapping, Union
 
 from ldp.errors import ReportError
 
-__all__ = ["Report", "REPORT_VERSION", "pack_bits", "unpack_bits"]
+__all__ = [
+    "Report", "REPORT_VERSION", "GROUP_REPORT_VERSION", "REPORT_VERSIONS", "MAX_GROUP_LENGTH",
+    "check_group", "report_version", "pack_bits", "unpack_bits",
+]
 
+#: Version of a report without a group (the original format).
 REPORT_VERSION = 1
+#: Version of a report carrying a ``group`` key.
+GROUP_REPORT_VERSION = 2
+#: Versions this code reads.
+REPORT_VERSIONS = (REPORT_VERSION, GROUP_REPORT_VERSION)
+#: Longest group key, in characters.
+MAX_GROUP_LENGTH = 256
 ReportValue = Union[str, int, float]
 
-_FIELDS = ("value", "seed", "bits", "cohort", "client")
+_FIELDS = ("value", "seed", "bits", "cohort", "client", "group")
+_MASK_BITS = {REPORT_VERSION: 0x1F, GROUP_REPORT_VERSION: 0x3F}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _JSON_KEYS = {"v", "spec", *_FIELDS}
 _MAX_U64 = (1 << 64) - 1
 
@@ -57,6 +86,33 @@ def pack_bits(positions, num_bits: int) -> bytes:
 def unpack_bits(data: bytes, num_bits: int) -> list[int]:
     """The 0/1 list of the first ``num_bits`` bits of packed ``data``."""
     return [(data[i >> 3] >> (7 - (i & 7))) & 1 for i in range(num_bits)]
+
+
+def check_group(group: Any) -> str:
+    """Validate a group key: a non-empty string of at most MAX_GROUP_LENGTH characters, no control characters.
+
+    The group key travels in the clear (it is not privatized): use it only
+    for non-sensitive keys such as an app version.
+
+    Raises
+    ------
+    ReportError
+        Naming what is wrong.
+    """
+    if not isinstance(group, str):
+        raise ReportError(f"report 'group' must be a string, got {group!r}"[:300])
+    if not group:
+        raise ReportError("report 'group' must be a non-empty string")
+    if len(group) > MAX_GROUP_LENGTH:
+        raise ReportError(f"report 'group' must be at most {MAX_GROUP_LENGTH} characters, got {len(group)}")
+    if _CONTROL.search(group):
+        raise ReportError(f"report 'group' must not contain control characters, got {group!r}"[:300])
+    return group
+
+
+def report_version(group: Any) -> int:
+    """The lowest format version that can carry a report with (or without) a group."""
+    return REPORT_VERSION if group is None else GROUP_REPORT_VERSION
 
 
 def _check_fingerprint(spec: Any) -> str:
@@ -85,8 +141,12 @@ class Report:
         Fingerprint of the spec that produced the report.
     value, seed, bits, cohort, client
         Mechanism-dependent fields (see module docstring).
-    v : int
-        Report format version.
+    group : str, optional
+        Group key for per-group statistics. Sent in the clear (NOT
+        privatized): never put anything sensitive in it.
+    v : int, optional
+        Report format version; by default the lowest that can carry the
+        report (1 without a group, 2 with one).
     """
 
     spec: str
@@ -95,11 +155,20 @@ class Report:
     bits: bytes | None = None
     cohort: int | None = None
     client: str | None = None
-    v: int = REPORT_VERSION
+    group: str | None = None
+    v: int | None = None
 
     def __post_init__(self) -> None:
-        if self.v != REPORT_VERSION:
-            raise ReportError(f"report version {self.v!r} is not supported (this version reads {REPORT_VERSION})")
+        if self.v is None:
+            object.__setattr__(self, "v", report_version(self.group))
+        if isinstance(self.v, bool) or self.v not in REPORT_VERSIONS:
+            raise ReportError(f"report version {self.v!r} is not supported (this version reads {_versions_text()})")
+        if self.group is not None:
+            check_group(self.group)
+            if self.v < GROUP_REPORT_VERSION:
+                raise ReportError(
+                    f"report 'group' needs format version {GROUP_REPORT_VERSION} or later, the report says v={self.v}"
+                )
         object.__setattr__(self, "spec", _check_fingerprint(self.spec))
         if self.value is not None:
             if isinstance(self.value, bool) or not isinstance(self.value, (str, int, float)):
@@ -134,7 +203,13 @@ class Report:
             out["bits"] = base64.b64encode(self.bits).decode("ascii")
         if self.client is not None:
             out["client"] = self.client
+        if self.group is not None:
+            out["group"] = self.group
         return out
+
+    def with_group(self, group: str | None) -> "Report":
+        """This report with ``group`` set (or removed), at the lowest version that carries it."""
+        return dataclasses.replace(self, group=group, v=report_version(group))
 
     def to_json(self) -> str:
         """One line of JSON (the JSON Lines form)."""
@@ -167,6 +242,7 @@ class Report:
             bits=bits,
             cohort=data.get("cohort"),
             client=data.get("client"),
+            group=data.get("group"),
             v=data["v"],
         )
 
@@ -206,6 +282,9 @@ class Report:
         if self.client is not None:
             mask |= 16
             body += _pack_text(self.client, "client")
+        if self.group is not None:
+            mask |= 32
+            body += _pack_text(self.group, "group")
         return bytes([self.v, mask]) + bytes.fromhex(self.spec) + bytes(body)
 
     @classmethod
@@ -213,11 +292,11 @@ class Report:
         """Parse the binary form; :class:`ReportError` names what is wrong."""
         reader = _Reader(bytes(data))
         version = reader.take(1, "version")[0]
-        if version != REPORT_VERSION:
-            raise ReportError(f"report version {version} is not supported (this version reads {REPORT_VERSION})")
+        if version not in REPORT_VERSIONS:
+            raise ReportError(f"report version {version} is not supported (this version reads {_versions_text()})")
         mask = reader.take(1, "field mask")[0]
-        if mask & ~0x1F:
-            raise ReportError(f"report field mask has unknown bits: {mask:#04x}")
+        if mask & ~_MASK_BITS[version]:
+            raise ReportError(f"report field mask has unknown bits for version {version}: {mask:#04x}")
         fields: dict[str, Any] = {"spec": reader.take(8, "spec fingerprint").hex()}
         if mask & 1:
             tag = reader.take(1, "value type")[0]
@@ -238,9 +317,15 @@ class Report:
             fields["cohort"] = struct.unpack(">I", reader.take(4, "cohort"))[0]
         if mask & 16:
             fields["client"] = reader.text("client")
+        if mask & 32:
+            fields["group"] = reader.text("group")
         if reader.remaining:
             raise ReportError(f"report has {reader.remaining} unexpected trailing bytes")
         return cls(v=version, **fields)
+
+
+def _versions_text() -> str:
+    return " and ".join(map(str, REPORT_VERSIONS))
 
 
 def _pack_text(text: str, name: str) -> bytes:

@@ -29,12 +29,13 @@ _ALL = ("value", "seed", "bits", "cohort")
 
 
 class CheckedReport(NamedTuple):
-    """Normalized content: ``value`` is a domain index, bucket or number."""
+    """Normalized content: ``value`` is a domain index, bucket or number; ``group`` the group key (if any)."""
 
     value: Any = None
     seed: int | None = None
     bits: bytes | None = None
     cohort: int | None = None
+    group: str | None = None
 
 
 def required_fields(spec) -> tuple[str, ...]:
@@ -55,11 +56,19 @@ def _check_bits(bits: bytes, num_bits: int) -> bytes:
 def check_report(spec, report: Report) -> CheckedReport:
     """Validate ``report`` for ``spec``; return its normalized content.
 
+    The optional ``group`` key (validated by :class:`~ldp.report.Report`
+    itself) is carried through for every mechanism; only mean estimates use it.
+
     Raises
     ------
     ReportError
         Naming what is wrong.
     """
+    checked = _check_payload(spec, report)
+    return checked if report.group is None else checked._replace(group=report.group)
+
+
+def _check_payload(spec, report: Report) -> CheckedReport:
     if report.spec != spec.fingerprint:
         raise ReportError(f"report is for spec {report.spec}, not {spec.fingerprint}")
     required = required_fields(spec)

@@ -191,7 +191,7 @@ def test_real_client_reports_round_trip_and_carry_the_fingerprint(spec):
 
 @pytest.mark.parametrize("raw, match", [
     (b"", "truncated"),
-    (b"\x02\x00" + bytes(8), "version 2"),
+    (b"\x03\x00" + bytes(8), "version 3"),
     (b"\x01\x40" + bytes(8), "unknown bits"),
     (b"\x01\x01" + bytes(8) + b"\x07" + bytes(8), "type tag 7"),
     (b"\x01\x00" + bytes(8) + b"\x00", "trailing"),

@@ -155,7 +155,7 @@ def _rappor_bad_lines(fp):
         "unparseable": "{not json",
         "missing_field": json.dumps({"v": 1, "spec": fp, "bits": good_bits}),
         "unexpected_field": json.dumps({"v": 1, "spec": fp, "cohort": 1, "bits": good_bits, "seed": 4}),
-        "wrong_version": json.dumps({"v": 2, "spec": fp, "cohort": 1, "bits": good_bits}),
+        "wrong_version": json.dumps({"v": 3, "spec": fp, "cohort": 1, "bits": good_bits}),
         "wrong_spec": json.dumps({"v": 1, "spec": "0123456789abcdef", "cohort": 1, "bits": good_bits}),
         "wrong_length": json.dumps({"v": 1, "spec": fp, "cohort": 1, "bits": base64.b64encode(b"\x01\x02\x03").decode()}),
         "bad_encoding": json.dumps({"v": 1, "spec": fp, "cohort": 1, "bits": "!!!!"}),
@@ -239,7 +239,7 @@ def test_csv_bad_rows_have_their_file_line(tmp_path):
         f"1,{fp},zzz\n"  # line 4: not in the domain
         f"1,{fp}\n"  # line 5: too few fields
         "\n"
-        f"2,{fp},a\n"  # line 7: wrong version
+        f"3,{fp},a\n"  # line 7: wrong version (3 is unknown)
         f'1,{fp},"q""x"\n'
         f"1,{fp},d\n"
     ).encode() + b"1," + fp.encode() + b",\xff\xfe\n" + f"1,{fp},a\n".encode()  # line 10: bad UTF-8
@@ -275,7 +275,7 @@ def test_parquet_bad_rows_are_rejected_by_row_number(tmp_path):
     fp = spec.fingerprint
     table = pa.table(
         {
-            "v": pa.array([1, 1, 1, 1, 2], pa.int64()),
+            "v": pa.array([1, 1, 1, 1, 3], pa.int64()),
             "spec": pa.array([fp, fp, "ffffffffffffffff", fp, fp]),
             "cohort": pa.array([0, 9, 1, 2, 3], pa.int64()),
             "bits": pa.array([b"\x00\x01", b"\x00\x01", b"\x00\x01", b"\x00", b"\x00\x01"], pa.binary()),
@@ -306,7 +306,7 @@ def test_upper_case_fingerprint_is_accepted_like_check_report(tmp_path):
 # -- the column-wise rules agree with check_report ------------------------------------
 
 _MUTATIONS = {
-    "v": st.sampled_from([2, 0, "1", 1.0, True, None]),
+    "v": st.sampled_from([3, 2, 0, "1", 1.0, True, None]),
     "spec": st.sampled_from(["UPPER", "0" * 16, "xyz", 7, None]),
     "cohort": st.one_of(st.integers(-2, 10), st.sampled_from(["1", 1.5, True, 2**40, None])),
     "bits": st.one_of(
@@ -316,6 +316,7 @@ _MUTATIONS = {
     "seed": st.integers(-1, 3),
     "value": st.sampled_from(["x", 1]),
     "client": st.sampled_from(["c1", 4]),
+    "group": st.sampled_from(["1.2", "", 4, "x" * 257, "x" * 256, "a\nb", "é", None]),
     "extra": st.just(1),
 }
 
