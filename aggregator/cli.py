@@ -51,7 +51,9 @@ CONSISTENCY_METHODS = ("none", "norm-sub", "base-cut", "norm-mul", "clip")
 @click.option("--engine", type=click.Choice(("local", "dask")), default="local", show_default=True, help="local: this machine; dask: a Dask cluster (pip install -e \".[dask]\").")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="local: reader processes (default 1); dask: workers of the local cluster started without --scheduler.")
 @click.option("--scheduler", metavar="ADDRESS", default=None, help="Dask scheduler address (--engine dask); without it a local cluster is started.")
-def aggregate(spec_path, reports, candidates, consistency, confidence, correction, alpha, rejects_path, output, counts_path, chunk_size, engine, workers, scheduler):
+@click.option("--by-group", is_flag=True, help="Numeric specs: one mean per report group key (ldp encode --group-column), "
+              "columns group, mean, std_error, ci_low, ci_high, n, plus the overall row (empty group).")
+def aggregate(spec_path, reports, candidates, consistency, confidence, correction, alpha, rejects_path, output, counts_path, chunk_size, engine, workers, scheduler, by_group):
     """Estimate frequencies (with standard errors and confidence intervals) from report files.
 
     REPORTS are JSON Lines, CSV or Parquet files (by extension; .jsonl.gz and
@@ -59,6 +61,11 @@ def aggregate(spec_path, reports, candidates, consistency, confidence, correctio
     chunks. Bad reports are never counted and never dropped silently: each
     goes to --rejects with its file, line, reason and raw text, and the
     summary on stderr counts them by reason.
+
+    --by-group (numeric specs) estimates one mean per group key carried by
+    the reports (ldp encode --group-column), plus the overall mean of all
+    reports (the row with an empty group). Group keys are sent in the clear,
+    not privatized.
 
     Exit status: 0 all reports valid; 3 estimates written but some reports
     rejected; 2 usage error or nothing could be read.
@@ -70,6 +77,7 @@ def aggregate(spec_path, reports, candidates, consistency, confidence, correctio
       ldp aggregate --spec rappor.json --counts counts.csv --candidates urls.txt
       ldp aggregate --spec spec.json big.parquet --workers 2
       ldp aggregate --spec spec.json reports/*.parquet --engine dask --scheduler tcp://10.0.0.5:8786
+      ldp aggregate --spec duchi.json reports.jsonl --by-group -o means-by-version.csv
     """
     status = run_guarded(
         _aggregate,
@@ -84,14 +92,17 @@ def aggregate(spec_path, reports, candidates, consistency, confidence, correctio
         counts_path=counts_path,
         chunk_size=chunk_size,
         engine={"engine": engine, "workers": workers, "scheduler": scheduler},
+        by_group=by_group,
     )
     sys.exit(status)
 
 
-def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, rejects_path, output, counts_path, chunk_size, engine=None, decode_options=None) -> int:
+def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, rejects_path, output, counts_path, chunk_size, engine=None, decode_options=None, by_group=False) -> int:
     from ldp.specs import load_spec
 
     spec = load_spec(spec_path)
+    if by_group and spec.report_kind != "numeric":
+        raise ParameterError(f"--by-group gives per-group means and needs a numeric spec; this spec is {spec.mechanism}")
     if not 0 < confidence < 1:
         raise ParameterError(f"--confidence must be in (0, 1), got {confidence}")
     if counts_path and reports:
@@ -106,8 +117,16 @@ def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, 
         status = 0
     else:
         accumulator, status = _accumulate(spec, list(reports), rejects_path, chunk_size, engine or {})
-    estimates = _estimate(accumulator, spec, candidates=candidates, consistency=consistency, confidence=confidence,
-                          decode_options=decode_options or {})
+    if by_group:
+        if consistency != "none":
+            raise ParameterError("--consistency does not apply to mean estimates")
+        estimates = accumulator.estimate(confidence, by_group=True, with_overall=True)
+        if len(estimates) == 1:
+            click.echo("note: no report carries a group key (ldp encode --group-column); only the overall mean is given",
+                       err=True)
+    else:
+        estimates = _estimate(accumulator, spec, candidates=candidates, consistency=consistency, confidence=confidence,
+                              decode_options=decode_options or {})
     if candidates is not None and "allocated_mass" in estimates.attrs:
         click.echo(_decode_summary(estimates.attrs), err=True)
     from ldp.aggregator.writers import write_estimates

@@ -362,8 +362,10 @@ def write_reports(
 
 
 def format_estimates(estimates: pd.DataFrame, *, digits: int = 4) -> str:
-    """A readable fixed-width table of an estimate DataFrame."""
+    """A readable fixed-width table of an estimate DataFrame (a per-group table's overall row shows as ``(all)``)."""
     frame = estimates.copy()
+    if "group" in frame.columns and frame["group"].dtype == object:
+        frame["group"] = frame["group"].map(lambda g: "(all)" if g is None else g)
 
     def fmt(x: Any) -> str:
         if isinstance(x, (float, np.floating)):

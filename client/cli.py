@@ -6,6 +6,12 @@ the row's ``client_id`` column selects a persistent client whose state file
 lives in DIR (named by a hash of the id), so a client reporting the same
 value again gets the same permanent randomized response.
 
+``--group-column C`` attaches each row's value of column C to its report as
+the ``group`` key (for per-group means, ``ldp aggregate --by-group``). The
+group key is NOT privatized: it is sent in the clear beside the randomized
+value, so it must not be sensitive or identifying (an app version, a region;
+never a user id or anything derived from the private value).
+
 ``--seed`` switches to the vectorized NumPy path: reproducible, fast, and
 NOT private against anyone who knows or guesses the seed. It is for tests
 and demos only, and the command says so on stderr.
@@ -25,7 +31,7 @@ from ldp.cli import run_guarded
 from ldp.errors import ParameterError
 from ldp.specs import Spec, load_spec
 
-__all__ = ["encode", "read_values", "state_path"]
+__all__ = ["encode", "read_values", "read_rows", "state_path"]
 
 _CHUNK = 65536
 _CLIENT_COLUMN = "client_id"
@@ -39,12 +45,12 @@ def state_path(directory: str | Path, client_id: str) -> Path:
     return Path(directory) / f"{digest}.json"
 
 
-def _pick_column(columns: list[str], column: str | None, path: str) -> str:
+def _pick_column(columns: list[str], column: str | None, path: str, group_column: str | None = None) -> str:
     if column is not None:
         if column not in columns:
             raise ParameterError(f"column {column!r} is not in {path!r} (columns: {', '.join(columns)})")
         return column
-    candidates = [c for c in columns if c != _CLIENT_COLUMN]
+    candidates = [c for c in columns if c not in (_CLIENT_COLUMN, group_column)]
     if len(candidates) == 1:
         return candidates[0]
     if "value" in candidates:
@@ -54,6 +60,18 @@ def _pick_column(columns: list[str], column: str | None, path: str) -> str:
 
 def read_values(path: str, column: str | None, with_client: bool) -> Iterator[tuple[int, Any, Any]]:
     """Yield (row number, value, client id or None) from CSV/JSONL/Parquet or plain text."""
+    for row, value, client, _ in read_rows(path, column, with_client):
+        yield row, value, client
+
+
+def read_rows(
+    path: str, column: str | None, with_client: bool, group_column: str | None = None
+) -> Iterator[tuple[int, Any, Any, Any]]:
+    """Yield (row number, value, client id or None, group cell or None) from CSV/JSONL/Parquet or plain text.
+
+    ``group_column`` names the column of group keys (tables only); its cells
+    are sent in the clear, see the module docstring.
+    """
     import pandas as pd
 
     name = path.lower().removesuffix(".gz")
@@ -69,15 +87,21 @@ def read_values(path: str, column: str | None, with_client: bool) -> Iterator[tu
             chunks = pd.read_json(path, lines=True, chunksize=_CHUNK, dtype=False)
         row = 0
         for frame in chunks:
-            chosen = _pick_column(list(map(str, frame.columns)), column, path)
+            names = list(map(str, frame.columns))
+            chosen = _pick_column(names, column, path, group_column)
             if with_client and _CLIENT_COLUMN not in frame.columns:
                 raise ParameterError(f"--state needs a {_CLIENT_COLUMN!r} column in {path!r}")
+            if group_column is not None and group_column not in names:
+                raise ParameterError(f"--group-column {group_column!r} is not in {path!r} (columns: {', '.join(names)})")
             values = frame[chosen].tolist()
             clients = frame[_CLIENT_COLUMN].tolist() if with_client else [None] * len(values)
-            for value, client in zip(values, clients):
+            groups = frame[group_column].tolist() if group_column is not None else [None] * len(values)
+            for value, client, group in zip(values, clients, groups):
                 row += 1
-                yield row, value, client
+                yield row, value, client, group
         return
+    if group_column is not None:
+        raise ParameterError("--group-column needs a table input (CSV, JSONL or Parquet)")
     if with_client:
         raise ParameterError("--state needs a table input (CSV, JSONL or Parquet) with a client_id column")
     if column is not None:
@@ -89,7 +113,22 @@ def read_values(path: str, column: str | None, with_client: bool) -> Iterator[tu
         opener = gzip.open  # type: ignore[assignment]
     with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
         for row, line in enumerate(handle, start=1):
-            yield row, line.rstrip("\r\n"), None
+            yield row, line.rstrip("\r\n"), None, None
+
+
+def _clean_group(group: Any, row: int) -> str:
+    """A row's group cell as a valid group key (sent in the clear), or a ParameterError naming the row."""
+    from ldp.errors import ReportError
+    from ldp.report import check_group
+
+    if group is None or (isinstance(group, float) and math.isnan(group)) or group == "":
+        raise ParameterError(f"row {row}: the group is missing")
+    if isinstance(group, float) and group.is_integer():
+        group = int(group)
+    try:
+        return check_group(group if isinstance(group, str) else str(group))
+    except ReportError as exc:
+        raise ParameterError(f"row {row}: {str(exc).replace('report ', '', 1)}") from None
 
 
 def _clean(value: Any, row: int) -> Any:
@@ -113,8 +152,9 @@ def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refuse
 
     shared = None if spec.mechanism == "rappor" else make_encoder(spec)
     clients: dict[str, Any] = {}
-    for row, value, client in rows:
+    for row, value, client, group in rows:
         value = _clean(value, row)
+        group = None if group is None else _clean_group(group, row)
         if state_dir is None:
             encoder = shared if shared is not None else make_encoder(spec)  # a fresh client per row
         else:
@@ -126,7 +166,8 @@ def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refuse
                     encoder = BudgetedEncoder(encoder, open_ledger(ledger_path(state_dir, key), budget))
                 clients[key] = encoder
         try:
-            yield encoder.encode(value)
+            report = encoder.encode(value)
+            yield report if group is None else report.with_group(group)
         except BudgetExceededError:
             if refused is None:
                 raise
@@ -158,20 +199,34 @@ class _Progress:
             click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
 
 
-def _seeded_batches(spec: Spec, rows, seed: int):
+def _seeded_batches(spec: Spec, rows, seed: int, grouped: bool = False):
+    import dataclasses
+
     import numpy as np
 
     from ldp.client.batch import encode_batch
 
     rng = np.random.default_rng(seed)  # insecure-ok: explicit --seed, warned on stderr
     chunk: list[Any] = []
-    for row, value, _ in rows:
+    groups: list[str] = []
+
+    def batch():
+        out = encode_batch(spec, chunk, rng)
+        if grouped:
+            keys = np.empty(len(groups), dtype=object)
+            keys[:] = groups
+            out = dataclasses.replace(out, groups=keys)
+        return out
+
+    for row, value, _, group in rows:
         chunk.append(_clean(value, row))
+        if grouped:
+            groups.append(_clean_group(group, row))
         if len(chunk) == _CHUNK:
-            yield encode_batch(spec, chunk, rng)
-            chunk = []
+            yield batch()
+            chunk, groups = [], []
     if chunk:
-        yield encode_batch(spec, chunk, rng)
+        yield batch()
 
 
 @click.command("encode")
@@ -188,12 +243,20 @@ def _seeded_batches(spec: Spec, rows, seed: int):
 @click.option("--budget-delta", type=float, default=0.0, show_default=True, help="Delta of the budget (optimal composition).")
 @click.option("--composition", type=click.Choice(["basic", "optimal"]), default="basic", show_default=True,
               help="How a client's reports compose against its budget.")
+@click.option("--group-column", metavar="C",
+              help="Column whose value becomes each report's group key (for ldp aggregate --by-group, e.g. an app "
+              "version). NOT privatized: the group is sent in the clear, so it must not be sensitive.")
 @click.option("--seed", type=int, help="INSECURE: reproducible NumPy randomness, for tests and demos only.")
-def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, budget_delta, composition, seed):
+def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, budget_delta, composition, group_column, seed):
     """Randomize each input value (one row = one user) into a report.
 
     INPUT is CSV, JSON Lines or Parquet (by extension), or plain text with one
     value per line.
+
+    --group-column C adds each row's C as the report's group key, for
+    per-group means (ldp aggregate --by-group). The group key is NOT
+    privatized: it travels in the clear next to the randomized value, so
+    use only non-sensitive keys such as an app version.
 
     \b
     Examples:
@@ -202,6 +265,7 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
       ldp encode --spec spec.json values.txt -o reports.jsonl
       ldp encode --spec rappor.json users.csv --column url --state states/ -o reports.parquet
       ldp encode --spec spec.json users.csv --state states/ --budget 4 -o reports.jsonl
+      ldp encode --spec duchi.json sessions.csv --column length --group-column app_version -o reports.jsonl
 
     Exit status: 0 when every row was encoded; 3 when some rows were refused
     because their client's budget would be exceeded (nothing was emitted for them).
@@ -214,7 +278,9 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
         if not Path(input_path).is_file():
             raise ParameterError(f"input file {input_path!r} does not exist")
         progress = _Progress(enabled=output not in (None, "-"))
-        rows = progress.wrap(read_values(input_path, column, with_client=state_dir is not None))
+        if group_column is not None and column is not None and group_column == column:
+            raise ParameterError("--group-column must differ from --column (the group is sent in the clear)")
+        rows = progress.wrap(read_rows(input_path, column, with_client=state_dir is not None, group_column=group_column))
         budget = None
         if budget_epsilon is not None:
             from ldp.privacy.budget import Budget
@@ -228,7 +294,7 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
                 raise ParameterError("--seed and --state cannot be combined")
             click.echo("Warning: --seed uses NumPy's non-cryptographic generator; these reports are NOT private. "
                        "Use it for tests and demos only.", err=True)
-            items = _seeded_batches(spec, rows, seed)
+            items = _seeded_batches(spec, rows, seed, grouped=group_column is not None)
         else:
             items = _secure_reports(spec, rows, state_dir, budget, refused)
         try:
