@@ -88,11 +88,11 @@ def read_rows(
         row = 0
         for frame in chunks:
             names = list(map(str, frame.columns))
+            if group_column is not None and group_column not in names:
+                raise ParameterError(f"--group-column {group_column!r} is not in {path!r} (columns: {', '.join(names)})")
             chosen = _pick_column(names, column, path, group_column)
             if with_client and _CLIENT_COLUMN not in frame.columns:
                 raise ParameterError(f"--state needs a {_CLIENT_COLUMN!r} column in {path!r}")
-            if group_column is not None and group_column not in names:
-                raise ParameterError(f"--group-column {group_column!r} is not in {path!r} (columns: {', '.join(names)})")
             values = frame[chosen].tolist()
             clients = frame[_CLIENT_COLUMN].tolist() if with_client else [None] * len(values)
             groups = frame[group_column].tolist() if group_column is not None else [None] * len(values)
