@@ -11,7 +11,8 @@
                   the merged accumulator and the rejects come back
 ================  =============================================================
 
-All engines give the same accumulator (integer counts, merged associatively)
+All engines give the same accumulator (integer counts, merged associatively;
+per-group counts of numeric reports with a ``group`` key travel inside it)
 and write the same rejects in the same order (file, global line number,
 reason, raw text) as the single-process reader. The estimate is computed once,
 by the caller, from the returned accumulator.

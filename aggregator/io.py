@@ -22,6 +22,10 @@ exact reason. A JSON Lines block with blank lines, or that Arrow cannot
 parse, is split into lines and then in halves until the bad lines are
 isolated and parsed alone with :mod:`json`.
 
+An optional ``group`` field/column (a report's group key, format version 2)
+is validated with the same rules (a malformed one is a ``bad_group`` reject)
+and kept in the batch's ``groups`` column.
+
 Every report read ends up either in a chunk's ``batch`` or in its
 ``rejects`` (with file, 1-based line number, reason and raw text); blank
 lines are not reports and are skipped. A file that cannot be opened or

@@ -362,7 +362,10 @@ def test_reader_decides_exactly_like_check_report(tmp_path_factory, rows, chunk_
     assert sorted(r.line for r in rejects) == [i + 1 for i, e in enumerate(expected) if e is None]
     assert all(r.reason in REASONS for r in rejects)
     valid = [e for e in expected if e is not None]
-    assert sorted(zip(got.cohorts.tolist(), (b.tobytes() for b in got.bits))) == sorted((e.cohort, e.bits) for e in valid)
+    groups = got.groups if got.groups is not None else [None] * len(got)
+    assert sorted(zip(got.cohorts.tolist(), (b.tobytes() for b in got.bits), (g or "" for g in groups))) == sorted(
+        (e.cohort, e.bits, e.group or "") for e in valid
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
