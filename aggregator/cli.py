@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from ldp.cli import run_guarded
+from ldp.progress import CountProgress
 from ldp.errors import ParameterError
 
 __all__ = ["aggregate", "EXIT_REJECTS", "CONSISTENCY_METHODS"]
@@ -164,7 +165,7 @@ def _accumulate(spec, paths: list[str], rejects_path: str | None, chunk_size: in
     from ldp.aggregator.engines import aggregate_files
     from ldp.aggregator.rejects import RejectsWriter
 
-    progress = _Progress()
+    progress = CountProgress("reports")
     with RejectsWriter(rejects_path) as rejects:
         accumulator, valid = aggregate_files(
             spec, paths, rejects, chunk_size=chunk_size, progress=progress.update, **(engine or {})
@@ -213,22 +214,3 @@ def _estimate(accumulator, spec, *, candidates, consistency, confidence, decode_
     elif spec.report_kind == "rappor" and spec.encoding == "bloom" and consistency != "none":
         raise ParameterError("--consistency does not apply to Bloom RAPPOR bit estimates (give --candidates to decode values)")
     return accumulator.estimate(**options)
-
-
-class _Progress:
-    """A one-line progress count on stderr, only when stderr is a terminal."""
-
-    def __init__(self):
-        stream = click.get_text_stream("stderr")
-        self.enabled = hasattr(stream, "isatty") and stream.isatty()
-        self.shown = False
-
-    def update(self, rows: int) -> None:
-        if self.enabled:
-            click.echo(f"\r  {rows:,} reports read…", err=True, nl=False)
-            self.shown = True
-
-    def done(self) -> None:
-        if self.shown:
-            click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
-

@@ -28,6 +28,7 @@ from typing import Any, Iterator
 import click
 
 from ldp.cli import run_guarded
+from ldp.progress import CountProgress
 from ldp.errors import ParameterError
 from ldp.specs import Spec, load_spec
 
@@ -176,27 +177,20 @@ def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refuse
             raise ParameterError(f"row {row}: {exc}") from None
 
 
-class _Progress:
-    """A one-line row count on stderr, only when stderr is a terminal (and reports go to a file)."""
+class _Progress(CountProgress):
+    """The row count while encoding to a file (only when stderr is a terminal)."""
 
     every = 10_000
 
     def __init__(self, enabled: bool):
-        stream = click.get_text_stream("stderr")
-        self.enabled = enabled and hasattr(stream, "isatty") and stream.isatty()
-        self.shown = False
+        super().__init__("rows", enabled)
 
     def wrap(self, rows):
         """Pass ``rows`` through, showing the count every :attr:`every` rows."""
         for item in rows:
-            if self.enabled and item[0] % self.every == 0:
-                click.echo(f"\r  {item[0]:,} rows read…", err=True, nl=False)
-                self.shown = True
+            if item[0] % self.every == 0:
+                self.update(item[0])
             yield item
-
-    def done(self) -> None:
-        if self.shown:
-            click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
 
 
 def _seeded_batches(spec: Spec, rows, seed: int, grouped: bool = False):

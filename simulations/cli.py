@@ -6,7 +6,6 @@ preset) and prints; everything else lives in the library.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from fractions import Fraction
 from typing import Any
@@ -15,6 +14,7 @@ import click
 
 from ldp.cli import run_guarded
 from ldp.errors import ParameterError
+from ldp.progress import stderr_is_terminal
 
 __all__ = ["simulate"]
 
@@ -37,7 +37,7 @@ class _Progress:
         self.label = label
         self.bar = None
         self.done = 0
-        self.enabled = sys.stderr.isatty()
+        self.enabled = stderr_is_terminal()
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
@@ -130,11 +130,11 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
     if options["plot"]:
         if preset is not None and PRESETS[preset] == "regtest":
             raise ParameterError("--plot draws error versus epsilon; the rappor-regtest preset has a single epsilon per case")
-        from ldp.simulations.plot import plot_results
-
         if numeric:
-            from ldp.simulations.numeric import plot_numeric as plot_results
-        plot_results(results, options["plot"])
+            from ldp.simulations.numeric import plot_numeric as plot
+        else:
+            from ldp.simulations.plot import plot_results as plot
+        plot(results, options["plot"])
         click.echo(f"wrote plot {options['plot']}", err=True)
 
 

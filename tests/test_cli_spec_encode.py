@@ -223,11 +223,9 @@ def test_encode_progress_only_on_a_terminal_and_with_an_output_file(tmp_path, mo
     plain = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(values), "-o", str(out)])
     assert plain.exit_code == 0 and "rows read" not in plain.stderr  # not a terminal: silent
 
-    class Terminal:
-        def isatty(self):
-            return True
+    import ldp.progress
 
-    monkeypatch.setattr(client_cli.click, "get_text_stream", lambda name: Terminal())
+    monkeypatch.setattr(ldp.progress, "stderr_is_terminal", lambda: True)
     monkeypatch.setattr(client_cli._Progress, "every", 2)
     shown = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(values), "-o", str(out)])
     assert shown.exit_code == 0 and "rows read" in shown.stderr
