@@ -224,7 +224,7 @@ class GridTable:
         """Integer weights of the outputs for grid input i (int64, length L)."""
         if self.kind == "rows":
             return self.weights[i]
-        w, K, M = self.weights, self.K, self.M
+        w, K = self.weights, self.K
         L = self.outputs.size  # outputs j' = 0..L-1 ↔ j = j' − B, B = M − K
         out = np.zeros(L, dtype=np.int64)
         # z = j − i, j = j' − (M − K) → index into w: z + M = j' + K − i
@@ -404,7 +404,7 @@ def table_privacy_ratio(table: GridTable) -> Fraction:
         ratios = hi / lo
         cands = np.argsort(ratios)[-8:]
         return max(Fraction(int(hi[c]), int(lo[c])) for c in cands)
-    w, K, M = table.weights, table.K, table.M
+    w, K = table.weights, table.K
     if np.any(w <= 0):
         raise ParameterError("noise table has zero weights: no finite epsilon")
     inner = w[1:-1]

@@ -30,10 +30,8 @@ References
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 import time
-from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
