@@ -40,3 +40,16 @@ def frequency_spec(request):
 @pytest.fixture(params=rappor_specs(), ids=lambda s: f"{s.encoding}-{s.hash}-f{s.f}")
 def rappor_spec(request):
     return request.param
+
+
+@pytest.fixture(scope="session")
+def scheduler():
+    """Address of one in-process Dask cluster (2 workers, threads) shared by the engine tests."""
+    import logging
+
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, silence_logs=logging.ERROR
+    )
+    yield cluster.scheduler_address
+    cluster.close()

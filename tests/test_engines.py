@@ -6,10 +6,8 @@ the module and reached through its address, as ``--scheduler`` would.
 
 from __future__ import annotations
 
-import base64
 import builtins
 import json
-import logging
 
 import numpy as np
 import pandas as pd
@@ -41,16 +39,6 @@ SPECS = {
 CANDIDATES = [f"u{i}" for i in range(7)]
 # small partitions so that every file is split into several
 SMALL = {"partition_bytes": 2_000, "partition_rows": 150, "chunk_size": 64}
-
-
-@pytest.fixture(scope="module")
-def scheduler():
-    distributed = pytest.importorskip("dask.distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, silence_logs=logging.ERROR
-    )
-    yield cluster.scheduler_address
-    cluster.close()
 
 
 def _values(spec, n):

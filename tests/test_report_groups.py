@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 
 import numpy as np
 import pandas as pd
@@ -238,18 +237,6 @@ def test_group_counts_are_exact_and_merge_is_associative():
 
 
 # -- engines ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def scheduler():
-    distributed = pytest.importorskip("dask.distributed")
-    import logging
-
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, silence_logs=logging.ERROR
-    )
-    yield cluster.scheduler_address
-    cluster.close()
 
 
 def _grouped_files(tmp_path, spec):
