@@ -27,13 +27,16 @@ from ldp.hashing import LH_PRIME, LH_SEED_SPACE, bloom_positions
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
 from ldp.specs.numeric import NumericSpec
 from ldp.specs.rappor import parse_boolean
-from ldp.client.sampling import REVERSE_BITS, binary_digits
+from ldp.client.sampling import binary_digits
 
 __all__ = ["encode_batch", "bernoulli_words", "words_to_packed"]
 
 _DIGITS = 48
+# After 10 rounds a 64-lane word still has an undecided lane with probability
+# 1 - (1 - 2^-10)^64 ≈ 6 %; those finish in a gathered tail.
+_DENSE_ROUNDS = 10
+_BLOCK_WORDS = 1 << 15  # 256 KiB per working array: the dense rounds stay in cache
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
-_REVERSE = np.frombuffer(REVERSE_BITS, dtype=np.uint8)
 
 
 def _check_rng(rng: Any) -> np.random.Generator:
@@ -51,37 +54,49 @@ def bernoulli_words(rng: np.random.Generator, ones: np.ndarray, p_one: Fraction,
     Lane (word w, bit b) is 1 with probability ``p_one`` where bit b of
     ``ones[w]`` is set and ``p_zero`` where it is not. Each lane compares a
     uniform real, one random bit per round, against its threshold's binary
-    digits (exact up to 2^-48). Rounds run on whole arrays while most words
-    are undecided, then only on the words with undecided lanes.
+    digits (exact up to 2^-48). The first rounds run on every word, one
+    cache-sized block at a time; the few words with lanes still undecided
+    after them finish together.
     """
     flat = np.ascontiguousarray(ones, dtype=np.uint64).ravel()
     digits_one = binary_digits(Fraction(p_one), _DIGITS)[0]
     digits_zero = binary_digits(Fraction(p_zero), _DIGITS)[0]
-    not_flat = ~flat
+    dense = list(zip(digits_one[:_DENSE_ROUNDS], digits_zero[:_DENSE_ROUNDS]))
     result = np.zeros_like(flat)
-    undecided = np.full(flat.size, _ALL, dtype=np.uint64)
-    scratch = np.empty_like(flat)
-    dense_rounds = 8  # P[a 64-lane word is still undecided] stays high for ~log2(64) rounds
-    for d1, d0 in zip(digits_one[:dense_rounds], digits_zero[:dense_rounds]):
-        threshold = _threshold(flat, not_flat, d1, d0)
-        plane = rng.integers(0, _ALL, size=flat.size, dtype=np.uint64, endpoint=True)
-        np.bitwise_and(undecided, threshold, out=scratch)
-        scratch &= ~plane
-        result |= scratch
-        plane ^= threshold
-        undecided &= ~plane
-    active = np.flatnonzero(undecided)
-    undecided = undecided[active]
-    masks, not_masks = flat[active], not_flat[active]
-    for d1, d0 in zip(digits_one[dense_rounds:], digits_zero[dense_rounds:]):
+    block = min(_BLOCK_WORDS, flat.size)
+    undecided, not_masks, scratch = (np.empty(block, dtype=np.uint64) for _ in range(3))
+    left_positions, left_lanes = [], []
+    for start in range(0, flat.size, block):
+        masks = flat[start : start + block]
+        size = masks.size
+        open_lanes, inverse, spare, out = undecided[:size], not_masks[:size], scratch[:size], result[start : start + size]
+        open_lanes.fill(_ALL)
+        np.invert(masks, out=inverse)
+        for d1, d0 in dense:
+            threshold = _threshold(masks, inverse, d1, d0)
+            plane = rng.integers(0, _ALL, size=size, dtype=np.uint64, endpoint=True)
+            np.invert(plane, out=plane)  # a lane's bit is 1 where its uniform's digit is 0
+            np.bitwise_and(open_lanes, threshold, out=spare)
+            spare &= plane
+            out |= spare  # decided 1: digit 0 under a threshold digit 1
+            plane ^= threshold
+            open_lanes &= plane  # still open where the digits agree
+        still_open = np.flatnonzero(open_lanes)
+        left_positions.append(start + still_open)
+        left_lanes.append(open_lanes[still_open])
+    active = np.concatenate(left_positions) if left_positions else np.zeros(0, dtype=np.intp)
+    open_lanes = np.concatenate(left_lanes) if left_lanes else np.zeros(0, dtype=np.uint64)
+    masks = flat[active]
+    inverse = ~masks
+    for d1, d0 in zip(digits_one[_DENSE_ROUNDS:], digits_zero[_DENSE_ROUNDS:]):
         if active.size == 0:
             break
-        threshold = _threshold(masks, not_masks, d1, d0)
+        threshold = _threshold(masks, inverse, d1, d0)
         plane = rng.integers(0, _ALL, size=active.size, dtype=np.uint64, endpoint=True)
-        result[active] |= undecided & threshold & ~plane
-        undecided &= ~(plane ^ threshold)
-        keep = undecided != 0
-        active, undecided, masks, not_masks = active[keep], undecided[keep], masks[keep], not_masks[keep]
+        result[active] |= open_lanes & threshold & ~plane
+        open_lanes &= ~(plane ^ threshold)
+        keep = open_lanes != 0
+        active, open_lanes, masks, inverse = active[keep], open_lanes[keep], masks[keep], inverse[keep]
     return result.reshape(np.shape(ones))
 
 
@@ -97,13 +112,27 @@ def _threshold(masks: np.ndarray, not_masks: np.ndarray, d1: int, d0: int):
 
 
 def words_to_packed(words: np.ndarray, num_bits: int) -> np.ndarray:
-    """(n, W) uint64 lanes (bit i of word i//64 is vector bit i) → (n, ⌈k/8⌉) uint8 in numpy.packbits order."""
-    as_bytes = np.ascontiguousarray(words.astype("<u8")).view(np.uint8).reshape(words.shape[0], -1)
-    packed = _REVERSE[as_bytes[:, : (num_bits + 7) // 8]]
+    """(n, W) uint64 lanes in packbits lane order → (n, ⌈k/8⌉) uint8 in numpy.packbits order.
+
+    Vector bit i lives in lane :func:`packbits_lane` (i), so the words'
+    little-endian bytes already are the packed bytes: no bit shuffling.
+    """
+    as_bytes = np.ascontiguousarray(words.astype("<u8", copy=False)).view(np.uint8).reshape(words.shape[0], -1)
+    packed = as_bytes[:, : (num_bits + 7) // 8]
     spare = -num_bits % 8
     if spare:  # lanes past num_bits were sampled too; the padding of the last byte must be zero
+        packed = packed.copy()
         packed[:, -1] &= np.uint8((0xFF << spare) & 0xFF)
     return packed
+
+
+def packbits_lane(position):
+    """Bit of word ``position // 64`` that holds vector bit ``position``.
+
+    Byte ``(position % 64) // 8`` of a little-endian word, most significant
+    bit first as in :func:`numpy.packbits`: bit ``(position % 64) ^ 7``.
+    """
+    return (position % 64) ^ 7
 
 
 def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
@@ -134,7 +163,7 @@ def _rr(rng: np.random.Generator, idx: np.ndarray, size: int, keep: Fraction) ->
 def _one_hot_words(idx: np.ndarray, width: int) -> np.ndarray:
     words = np.zeros((idx.size, (width + 63) // 64), dtype=np.uint64)
     rows = np.arange(idx.size)
-    words[rows, idx // 64] = np.left_shift(np.uint64(1), (idx % 64).astype(np.uint64))
+    words[rows, idx // 64] = np.left_shift(np.uint64(1), packbits_lane(idx).astype(np.uint64))
     return words
 
 
@@ -145,7 +174,8 @@ def _rappor_bloom_words(spec: Rappor, values: Sequence[Any], cohorts: np.ndarray
         mapped = np.array([spec.domain_index.index(u) for u in uniques], dtype=np.int64)
         return _one_hot_words(mapped[codes], spec.num_bits)
     if spec.encoding == "boolean":
-        return np.array([[1 if parse_boolean(v) else 0] for v in values], dtype=np.uint64).reshape(-1, 1)
+        one = 1 << packbits_lane(0)
+        return np.array([[one if parse_boolean(v) else 0] for v in values], dtype=np.uint64).reshape(-1, 1)
     codes, uniques = _factorize(values)
     keys = codes * spec.num_cohorts + cohorts
     present, pair_index = np.unique(keys, return_inverse=True)
@@ -153,7 +183,7 @@ def _rappor_bloom_words(spec: Rappor, values: Sequence[Any], cohorts: np.ndarray
     for j, key in enumerate(present.tolist()):
         value, cohort = uniques[key // spec.num_cohorts], key % spec.num_cohorts
         for position in bloom_positions(value, cohort, spec.num_hashes, spec.num_bits, spec.hash):
-            table[j, position // 64] |= np.uint64(1) << np.uint64(position % 64)
+            table[j, position // 64] |= np.uint64(1) << np.uint64(packbits_lane(position))
     return table[pair_index.ravel()]
 
 
