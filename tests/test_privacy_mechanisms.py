@@ -10,9 +10,12 @@ import pytest
 
 import ldp
 from ldp.errors import ParameterError
+from ldp.privacy.composition import optimal_composition
 from ldp.privacy.conversions import dp_to_gdp_mu
+from ldp.privacy.loss import PrivacyLoss
 from ldp.privacy.mechanisms import mechanism_loss, mechanism_tradeoff, per_report_gdp_mu, tradeoff_summary
 from ldp.privacy.tradeoff import GaussianTradeoff, dp_tradeoff
+from ldp.specs import numeric_spec
 
 from conftest import frequency_specs, rappor_specs
 
@@ -140,9 +143,9 @@ def test_gdp_mu_bounds_the_curve(spec):
 
 def test_tradeoff_summary():
     out = tradeoff_summary(RAPPOR)
-    assert set(out) == {"epsilon", "gdp_mu", "epsilon_inf", "gdp_mu_inf"}
-    assert out["gdp_mu"] < out["gdp_mu_inf"]
-    assert set(tradeoff_summary(ldp.OUE(domain=(1, 2, 3), epsilon=1.0))) == {"epsilon", "gdp_mu"}
+    assert set(out) == {"epsilon", "gdp_mu", "exact", "epsilon_inf", "gdp_mu_inf"}
+    assert out["gdp_mu"] < out["gdp_mu_inf"] and out["exact"]
+    assert set(tradeoff_summary(ldp.OUE(domain=(1, 2, 3), epsilon=1.0))) == {"epsilon", "gdp_mu", "exact"}
 
 
 def test_bad_reports():
@@ -150,3 +153,34 @@ def test_bad_reports():
         mechanism_loss(RAPPOR, 0)
     with pytest.raises(ParameterError):
         mechanism_loss(RAPPOR, 2.5)
+
+
+NUMERIC = [numeric_spec(m, eps, 0, 100, **({"grid": 16} if m in ("laplace", "piecewise", "hybrid") else {}))
+           for m in ("duchi", "stochastic-rounding", "laplace", "piecewise", "hybrid") for eps in (0.5, 2.0)]
+
+
+@pytest.mark.parametrize("spec", NUMERIC, ids=lambda s: f"{s.mechanism}-{s.epsilon}")
+def test_numeric_curve_is_f_eps_0_at_the_achieved_epsilon(spec):
+    """Two-point mechanisms: binary RR between the inputs ±1 (exact); grid tables: the sound f_{ε,0} bound."""
+    curve = mechanism_tradeoff(spec)
+    assert np.allclose(curve(ALPHA), dp_tradeoff(spec.epsilon_achieved)(ALPHA), atol=1e-12)
+    exact = spec.mechanism in ("duchi", "stochastic-rounding")
+    assert tradeoff_summary(spec)["exact"] is exact
+    assert ("bound from its pure epsilon" in curve.label) is not exact
+    # k fresh reports compose like f_{ε,0}^{⊗k}: the optimal (KOV) composition
+    assert mechanism_loss(spec, 50).epsilon(1e-6) == pytest.approx(
+        optimal_composition(spec.epsilon_achieved, 50, 1e-6), rel=1e-6)
+
+
+@pytest.mark.parametrize("spec", [s for s in NUMERIC if s.mechanism in ("laplace", "piecewise")],
+                         ids=lambda s: f"{s.mechanism}-{s.epsilon}")
+def test_grid_bound_lies_below_the_exact_curve_of_the_extreme_inputs(spec):
+    table = spec.table
+    low, high = table.row(0).astype(float), table.row(table.K).astype(float)
+    exact = PrivacyLoss(np.log(low / table.total), np.log(high / table.total)).tradeoff()
+    assert np.all(exact(ALPHA) >= mechanism_tradeoff(spec)(ALPHA) - 1e-12)
+
+
+def test_gaussian_has_no_pure_epsilon_curve():
+    with pytest.raises(ParameterError, match="mu-GDP"):
+        mechanism_loss(numeric_spec("gaussian", 1.0, 0, 1, delta=1e-5))

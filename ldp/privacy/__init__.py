@@ -50,6 +50,7 @@ _EXPORTS = {
     "mechanism_tradeoff": "mechanisms",
     "per_report_gdp_mu": "mechanisms",
     "tradeoff_summary": "mechanisms",
+    "curve_is_exact": "mechanisms",
     "Budget": "budget",
     "PrivacyLedger": "budget",
     "plot_tradeoffs": "plotting",

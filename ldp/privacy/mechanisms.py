@@ -13,6 +13,15 @@ worst pair of inputs x, x' from the spec's exact probabilities:
   is set and (f/2)Bin(r, q) + (1 − f/2)Bin(r, p) when it is not; the 2h bits
   (h set by x only, h by x' only) compose. r = 1 is one report; r = ∞ is the
   PRR itself, whose pure ε is ε∞.
+- Duchi, stochastic rounding: the inputs ±1 give binary randomized response
+  with the spec's exact p; every other input is a garbling of those two, so
+  the curve is exact.
+- Laplace, Piecewise, Hybrid (grid tables): the curve used is f_{ε,0} at the ε
+  the integer table achieves over all its inputs and outputs. It is a sound
+  lower bound on every pair's curve (the mechanism is exactly ε-LDP), not the
+  exact curve of the worst pair.
+- Gaussian: (ε, δ)-LDP on a grid; no pure-ε or exact curve here (its
+  ``gdp_mu`` is the continuous mechanism's), so it is refused.
 
 Fresh-randomness mechanisms compose over k reports (:func:`mechanism_loss`
 with ``reports=k``); RAPPOR reports of a memoized value are post-processing of
@@ -20,6 +29,19 @@ the PRR, so their curve never drops below the PRR curve.
 
 Every pair here is symmetric (swapping x and x' gives the same atoms), so
 T(P, Q) is the mechanism's trade-off function.
+
+References
+----------
+.. [1] J. Dong, A. Roth, W. J. Su. "Gaussian differential privacy". JRSS-B
+   84(1), 2022 (trade-off functions, Neyman–Pearson, composition).
+.. [2] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response". ACM CCS 2014.
+.. [3] T. Wang, J. Blocki, N. Li, S. Jha. "Locally differentially private
+   protocols for frequency estimation". USENIX Security 2017.
+.. [4] P. Kairouz, S. Oh, P. Viswanath. "The composition theorem for
+   differential privacy". ICML 2015 (f_{ε,0} and its optimal composition).
+.. [5] J. C. Duchi, M. I. Jordan, M. J. Wainwright. "Minimax optimal procedures
+   for locally private estimation". JASA 113(521), 2018.
 """
 
 from __future__ import annotations
@@ -32,9 +54,16 @@ from ldp.errors import ParameterError
 from ldp.privacy._numeric import binom_logpmf, log_fraction
 from ldp.privacy.loss import DEFAULT_MAX_ATOMS, PrivacyLoss, ProductLoss
 from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
-from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
+from ldp.specs import GRR, Duchi, Gaussian, LocalHashing, NumericSpec, Rappor, StochasticRounding, UnaryEncoding
 
-__all__ = ["mechanism_loss", "mechanism_tradeoff", "per_report_gdp_mu", "rappor_bit_loss", "tradeoff_summary"]
+__all__ = [
+    "curve_is_exact",
+    "mechanism_loss",
+    "mechanism_tradeoff",
+    "per_report_gdp_mu",
+    "rappor_bit_loss",
+    "tradeoff_summary",
+]
 
 
 def _bit_pair(p_one_given_set, p_one_given_unset) -> PrivacyLoss:
@@ -77,6 +106,21 @@ def rappor_bit_loss(spec: Rappor, reports: int | float) -> PrivacyLoss:
     return PrivacyLoss(set_bit, unset_bit)
 
 
+def _numeric_report_loss(spec: NumericSpec) -> PrivacyLoss:
+    """One numeric report: exact for the two-point mechanisms, f_{ε,0} (sound bound) for grid tables."""
+    if isinstance(spec, Gaussian):
+        raise ParameterError(
+            f"gaussian is (epsilon, delta)-LDP on a grid, with no exact curve here; the continuous mechanism is "
+            f"mu-GDP with mu = {spec.gdp_mu:.6g} (compose that with `ldp privacy convert --mu`)"
+        )
+    if isinstance(spec, (Duchi, StochasticRounding)):
+        keep = spec.p  # P[output +1 | input +1] = P[output -1 | input -1], exact rational
+    else:
+        ratio = spec.privacy_ratio  # the table's exact worst-case probability ratio e^ε
+        keep = ratio / (1 + ratio)
+    return _bit_pair(keep, 1 - keep)
+
+
 def _check_reports(reports) -> int | float:
     if isinstance(reports, float) and math.isinf(reports) and reports > 0:
         return math.inf
@@ -90,9 +134,10 @@ def mechanism_loss(spec, reports: int | float = 1, *, max_atoms: int = DEFAULT_M
 
     Parameters
     ----------
-    spec : FrequencySpec or Rappor
+    spec : FrequencySpec, Rappor or NumericSpec (not Gaussian)
     reports : int or math.inf
-        Frequency oracles: k independent reports (fresh randomness each).
+        Frequency oracles and numeric mechanisms: k independent reports (fresh
+        randomness each).
         RAPPOR: r reports of one memoized value (``math.inf``: the PRR bound).
     max_atoms : int
         Largest explicit product; beyond it a :class:`ProductLoss` is returned.
@@ -122,6 +167,9 @@ def mechanism_loss(spec, reports: int | float = 1, *, max_atoms: int = DEFAULT_M
         # each differing bit separately: its k-fold composition is a binomial
         set_bit = _bit_pair(spec.p, spec.q).self_compose(reports)
         return set_bit.compose(set_bit.swap(), max_atoms=max_atoms)
+    if isinstance(spec, NumericSpec):
+        single = _numeric_report_loss(spec)
+        return single if reports == 1 else single.self_compose(reports)
     if isinstance(spec, LocalHashing):
         c = spec.collision_probability
         p, q, g = spec.p, spec.q, spec.g
@@ -139,7 +187,14 @@ def mechanism_tradeoff(spec, reports: int | float = 1) -> PiecewiseLinearTradeof
     curve = mechanism_loss(spec, reports).tradeoff()
     what = "PRR (any number of reports)" if math.isinf(reports) else f"{reports} report" + ("s" if reports != 1 else "")
     curve.label = f"{spec.mechanism}, {what}"
+    if not curve_is_exact(spec):
+        curve.label += " (bound from its pure epsilon)"
     return curve
+
+
+def curve_is_exact(spec) -> bool:
+    """Whether :func:`mechanism_loss` gives the exact curve (True) or the sound f_{ε,0} bound (grid numeric specs)."""
+    return not isinstance(spec, NumericSpec) or isinstance(spec, (Duchi, StochasticRounding))
 
 
 def per_report_gdp_mu(spec) -> float:
@@ -149,7 +204,7 @@ def per_report_gdp_mu(spec) -> float:
 
 def tradeoff_summary(spec) -> dict[str, float]:
     """Per-report privacy summary: ε, the GDP μ bounding one report, and ε∞'s μ for RAPPOR."""
-    out = {"epsilon": float(spec.epsilon), "gdp_mu": per_report_gdp_mu(spec)}
+    out = {"epsilon": float(spec.epsilon), "gdp_mu": per_report_gdp_mu(spec), "exact": curve_is_exact(spec)}
     if isinstance(spec, Rappor) and spec.f > 0:
         out["epsilon_inf"] = spec.epsilon_inf
         out["gdp_mu_inf"] = mechanism_tradeoff(spec, math.inf).gdp_mu()
