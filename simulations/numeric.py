@@ -290,11 +290,8 @@ def format_numeric_report(summary: pd.DataFrame) -> str:
         })
         lines.append(shown.to_string(index=False))
         lines.append("")
-        ranked = block[block["mechanism"] != "auto"]
-        if ranked.empty:
-            ranked = block
         lines.append("Best mechanism per epsilon (smallest expected MSE of the mean):")
-        for eps, part in ranked.groupby("epsilon", sort=True):
+        for eps, part in block.groupby("epsilon", sort=True):  # auto rows compete under the name they resolved to
             best = part.loc[part["theory_mse"].idxmin()]
             lines.append(f"  epsilon={eps:g}: {best['resolved']}  rmse {math.sqrt(best['theory_mse']):.3g}")
         lines.append("")

@@ -56,14 +56,18 @@ def best_by_epsilon(summary: pd.DataFrame) -> pd.DataFrame:
 
     Ranked by the expected error (``theory_mse``) where theory exists, else
     by the measured MSE (RAPPOR), so that repeat noise does not pick the
-    winner; ``auto`` rows are left out (they duplicate their choice).
+    winner. An ``auto`` row competes like any other, except where the
+    mechanism it resolved to is also listed by name (it duplicates that row).
     ``error_95`` is 1.96·√mse·users: the typical half-width of a 95 %
     interval on one value's count, in users.
     """
     keys = ["distribution", "domain_size", "users", "epsilon"]
-    ranked = summary[summary["mechanism"] != "auto"]
-    if ranked.empty:
-        ranked = summary
+    listed = set(zip(*(summary[k] for k in keys), summary["mechanism"]))
+    duplicate_auto = [
+        mechanism == "auto" and (*cell, resolved) in listed
+        for *cell, mechanism, resolved in zip(*(summary[k] for k in keys), summary["mechanism"], summary["resolved"])
+    ]
+    ranked = summary[~np.array(duplicate_auto, dtype=bool)]
     score = ranked["theory_mse"].fillna(ranked["mse"])
     index = score.groupby([ranked[k] for k in keys], sort=False).idxmin()
     best = summary.loc[index.to_numpy(), keys + ["mechanism", "resolved", "rmse", "mse_ratio"]].reset_index(drop=True)
