@@ -5,6 +5,18 @@ Every coin comes from the operating system's CSPRNG (``secrets``,
 probabilities are rationals). RAPPOR's permanent randomized response comes
 from a keyed PRF of (client secret, spec fingerprint, value) so it is the
 same every time the client reports the same value.
+
+References
+----------
+.. [1] S. L. Warner. "Randomized response: a survey technique for eliminating
+   evasive answer bias". JASA 60(309), 1965.
+.. [2] T. Wang, J. Blocki, N. Li, S. Jha. "Locally differentially private
+   protocols for frequency estimation". USENIX Security 2017 (GRR, SUE/OUE,
+   OLH/BLH).
+.. [3] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR: randomized aggregatable
+   privacy-preserving ordinal response". ACM CCS 2014.
+.. [4] I. Mironov. "On significance of the least significant bits for
+   differential privacy". ACM CCS 2012 (why coins are exact, never floats).
 """
 
 from __future__ import annotations
@@ -57,7 +69,16 @@ def _randomized_response(index: int, den: int, keep_num: int, other_num: int) ->
 
 
 class GRREncoder:
-    """Generalized randomized response (also BinaryRR); see :class:`ldp.GRR`."""
+    """Generalized randomized response (also BinaryRR); see :class:`ldp.GRR`.
+
+    Keeps the true value with the spec's exact probability p, else reports
+    each other value with probability q, from one ``secrets.randbelow`` draw.
+
+    References
+    ----------
+    .. [1] S. L. Warner. JASA 60(309), 1965.
+    .. [2] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
+    """
 
     def __init__(self, spec: GRR):
         self.spec = spec
@@ -72,7 +93,16 @@ class GRREncoder:
 
 
 class UnaryEncoder:
-    """Unary encoding (SUE, OUE): one-hot vector, each bit randomized; see :class:`ldp.OUE`."""
+    """Unary encoding (SUE, OUE): one-hot vector, each bit randomized; see :class:`ldp.OUE`.
+
+    The true bit is 1 with probability p, every other bit with q; all bits
+    are sampled exactly and at once by the bit-sliced lane sampler.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
+    .. [2] Ú. Erlingsson, V. Pihur, A. Korolova. ACM CCS 2014 (SUE is basic one-time RAPPOR).
+    """
 
     def __init__(self, spec: UnaryEncoding):
         self.spec = spec
@@ -91,7 +121,16 @@ class UnaryEncoder:
 
 
 class LocalHashingEncoder:
-    """Local hashing (OLH, BLH): random hash from the family, then GRR over [g]; see :class:`ldp.OLH`."""
+    """Local hashing (OLH, BLH): random hash from the family, then GRR over [g]; see :class:`ldp.OLH`.
+
+    The hash seed is drawn uniformly from the family with ``secrets`` and sent
+    in the clear with the randomized bucket.
+
+    References
+    ----------
+    .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
+    .. [2] R. Bassily, A. Smith. "Local, private, efficient protocols for succinct histograms". STOC 2015.
+    """
 
     def __init__(self, spec: LocalHashing):
         self.spec = spec
@@ -116,6 +155,11 @@ class RapporEncoder:
     state : ClientState
         The client's secret and cohort; persist it (``ClientState.open``) so
         the PRR stays the same across restarts.
+
+    References
+    ----------
+    .. [1] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR: randomized aggregatable
+       privacy-preserving ordinal response". ACM CCS 2014, §3.
     """
 
     def __init__(self, spec: Rappor, state: ClientState):
