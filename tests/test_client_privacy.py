@@ -136,7 +136,7 @@ def test_rappor_single_report_bits_and_ratio():
 def test_rappor_memoized_prr_frequencies():
     """Across clients, the permanent bits B' are 1 with probability 1 − f/2 (true bit) or f/2."""
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=1, f="0.45", p="0.39", q="0.61")
-    clients = 20_000
+    clients = N  # a fresh client (secret) per draw
     freqs = []
     for value in ("apple", "banana"):
         ones = np.zeros(spec.num_bits)
