@@ -345,7 +345,8 @@ def composition_table(epsilon: float, k: int, delta: float) -> list[CompositionR
         CompositionRow("optimal (Kairouz-Oh-Viswanath)", optimal_composition(eps, k, delta), "exact"),
         CompositionRow("exact f-DP (binomial curve)", exact, "exact"),
         CompositionRow("CLT / GDP approximation", clt.epsilon_approx, "approximation",
-                       f"mu = {clt.mu:.6g}, Berry-Esseen gamma = {clt.gamma:.3g}"),
+                       f"mu = {clt.mu:.6g}, Berry-Esseen gamma = {clt.gamma:.3g}"
+                       + (" (gamma >= 1: the approximation says nothing here)" if clt.gamma >= 1 else "")),
         CompositionRow("CLT with Berry-Esseen error", clt.epsilon_bound, "bound",
                        "inf: gamma exceeds delta" if math.isinf(clt.epsilon_bound) else ""),
     ]
