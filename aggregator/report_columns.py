@@ -255,7 +255,8 @@ def _decode_base64(chars: np.ndarray, num_bytes: int) -> tuple[np.ndarray, np.nd
     decoded[..., 0] = (s[..., 0] << 2) | (s[..., 1] >> 4)
     decoded[..., 1] = ((s[..., 1] & 15) << 4) | (s[..., 2] >> 2)
     decoded[..., 2] = ((s[..., 2] & 3) << 6) | s[..., 3]
-    return decoded.reshape(n, -1)[:, :num_bytes], ok
+    # an explicit row width: reshape(n, -1) cannot infer it when the chunk has no rows (n == 0)
+    return decoded.reshape(n, length // 4 * 3)[:, :num_bytes], ok
 
 
 def _bits_column(column: pa.Array, num_bits: int, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import base64
+import csv
+import gzip
+import io
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -255,32 +259,160 @@ _report_like = st.fixed_dictionaries(
 )
 
 
+_SUMMARY = re.compile(r"([\d,]+) reports read from \d+ files?: ([\d,]+) valid, ([\d,]+) rejected")
+OUE = ldp.OUE(domain=("a", "b", "c", "d", "e"), epsilon=1.0)
+OLH = ldp.OLH(domain=("a", "b", "c", "d", "e"), epsilon=1.0)
+FUZZ_SPECS = {"grr": GRR, "oue": OUE, "rappor": RAPPOR, "olh": OLH}
+_FUZZ_FIELDS = {"value": ("value",), "hashed": ("seed", "value"), "bits": ("bits",), "rappor": ("cohort", "bits")}
+
+
+def _valid_dicts(spec):
+    values = [f"u{i}" for i in range(8)] if spec.report_kind == "rappor" else [spec.domain[i % 4] for i in range(8)]
+    return [r.to_dict() for r in encode_batch(spec, values, np.random.default_rng(9)).reports(spec)]
+
+
+_VALID = {name: _valid_dicts(spec) for name, spec in FUZZ_SPECS.items()}
+
+
 def _check_no_crash(result, path):
+    """Exit 0, 2 or 3 without a traceback; (read, valid, rejected) from the summary when one was printed."""
     assert result.exit_code in (0, 2, EXIT_REJECTS), result.stderr
     assert "Traceback" not in result.stderr
     if result.exit_code != 2:
         assert path.exists()
+    match = _SUMMARY.search(result.stderr)
+    if result.exit_code != 2:
+        assert match, result.stderr
+    if match is None:
+        return None
+    read, valid, rejected = (int(g.replace(",", "")) for g in match.groups())
+    assert read == valid + rejected
+    assert (result.exit_code == 0) == (rejected == 0 and valid > 0)
+    assert (result.exit_code == 2) == (valid == 0)
+    return read, valid, rejected
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(st.one_of(_report_like.map(json.dumps), _json_values.map(json.dumps), st.text(max_size=20)), max_size=30))
-def test_fuzz_random_json_lines_never_crash(tmp_path_factory, lines):
+def _rejects_written(path):
+    return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
+
+
+@st.composite
+def _fuzz_report(draw, name):
+    """A valid report dict of FUZZ_SPECS[name] with zero to two fields replaced or deleted."""
+    row = dict(draw(st.sampled_from(_VALID[name])))
+    for _ in range(draw(st.integers(0, 2))):
+        field = draw(st.sampled_from(("v", "spec", "value", "seed", "bits", "cohort", "client", "group", "extra")))
+        value = draw(st.one_of(st.none(), _json_scalars, st.sampled_from([1.0, 2, True, "AA==", "AAE=", "1"])))
+        if value is None:
+            row.pop(field, None)
+        else:
+            row[field] = value
+    return row
+
+
+def _csv_cell(value):
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _write_lines(path, fmt, name, items):
+    """Write fuzz items (report dicts, other JSON values, text) as JSON Lines or CSV; the number of data lines."""
+    if fmt.startswith("jsonl"):
+        lines = [item if isinstance(item, str) else json.dumps(item) for item in items]
+        lines = [line.replace("\n", " ") for line in lines]
+        text = "\n".join(lines) + "\n"
+        count = sum(1 for line in lines if line.encode("utf-8", "surrogatepass").strip())
+    else:
+        header = ["v", "spec", *_FUZZ_FIELDS[FUZZ_SPECS[name].report_kind], "client", "group"]
+        rows = []
+        for item in items:
+            if isinstance(item, dict):
+                rows.append([_csv_cell(item.get(h)) for h in header])
+            else:  # any other JSON value or text: a row of some width (mostly the wrong one)
+                text = item if isinstance(item, str) else json.dumps(item)
+                rows.append(text.replace("\n", " ").replace("\r", " ").split(" "))
+        rows = [[cell.replace("\n", " ").replace("\r", " ") for cell in row] for row in rows]
+        rows = [row for row in rows if row and not (len(row) == 1 and not row[0].strip())]  # blank lines are no rows
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+        text, count = out.getvalue(), len(rows)
+    raw = text.encode("utf-8", "surrogatepass")
+    path.write_bytes(gzip.compress(raw, mtime=0) if fmt.endswith(".gz") else raw)
+    return count
+
+
+@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.data(),
+    name=st.sampled_from(sorted(FUZZ_SPECS)),
+    fmt=st.sampled_from(["jsonl", "csv", "csv.gz", "jsonl.gz"]),
+    chunk_size=st.sampled_from([1, 2, 3, 4, 7]),
+)
+def test_fuzz_random_json_lines_never_crash(tmp_path_factory, data, name, fmt, chunk_size):
+    """Mutated reports, random JSON values and text, as JSON Lines or CSV, every report kind, small chunks.
+
+    The aggregator never raises, and every data line is either counted or
+    rejected (valid + rejected == data lines, and the rejects file has every
+    rejected one).
+    """
+    items = data.draw(
+        st.lists(
+            st.one_of(
+                _fuzz_report(name),
+                _report_like,
+                _json_values,
+                st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20),
+            ),
+            max_size=30,
+        )
+    )
     tmp_path = tmp_path_factory.mktemp("fuzz")
-    spec_path = _spec_file(tmp_path, RAPPOR)
-    reports = tmp_path / "r.jsonl"
-    reports.write_text("\n".join(line.replace("\n", " ").replace("\r", " ") for line in lines) + "\n")
-    out = tmp_path / "est.csv"
-    result = _run("--spec", spec_path, reports, "--rejects", tmp_path / "rejects.jsonl", "-o", out)
-    _check_no_crash(result, out)
+    spec_path = _spec_file(tmp_path, FUZZ_SPECS[name])
+    reports = tmp_path / f"r.{fmt}"
+    lines = _write_lines(reports, fmt, name, items)
+    out, rejects = tmp_path / "est.csv", tmp_path / "rejects.jsonl"
+    result = _run("--spec", spec_path, reports, "--rejects", rejects, "-o", out, "--chunk-size", chunk_size)
+    counts = _check_no_crash(result, out)
+    if counts is None:  # exit 2 before reading anything: only for a file without any report
+        assert lines == 0, result.stderr
+        return
+    read, valid, rejected = counts
+    assert read == lines
+    assert _rejects_written(rejects) == rejected
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.binary(max_size=3000), suffix=st.sampled_from(["jsonl", "csv", "parquet", "jsonl.gz"]))
-def test_fuzz_random_bytes_never_crash(tmp_path_factory, data, suffix):
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.binary(max_size=3000),
+    suffix=st.sampled_from(["jsonl", "csv", "parquet", "jsonl.gz", "csv.gz"]),
+    name=st.sampled_from(sorted(FUZZ_SPECS)),
+    chunk_size=st.sampled_from([1, 2, 3, 4, 100]),
+)
+def test_fuzz_random_bytes_never_crash(tmp_path_factory, data, suffix, name, chunk_size):
     tmp_path = tmp_path_factory.mktemp("fuzz")
-    spec_path = _spec_file(tmp_path, GRR)
+    spec_path = _spec_file(tmp_path, FUZZ_SPECS[name])
     reports = tmp_path / f"r.{suffix}"
     reports.write_bytes(data)
-    out = tmp_path / "est.csv"
-    result = _run("--spec", spec_path, reports, "--rejects", tmp_path / "rejects.csv", "-o", out)
-    _check_no_crash(result, out)
+    out, rejects = tmp_path / "est.csv", tmp_path / "rejects.jsonl"
+    result = _run("--spec", spec_path, reports, "--rejects", rejects, "-o", out, "--chunk-size", chunk_size)
+    counts = _check_no_crash(result, out)
+    if counts is not None:
+        read, valid, rejected = counts
+        assert read <= data.count(b"\n") + 1 or suffix.endswith(".gz")
+        assert _rejects_written(rejects) == rejected
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_SPECS))
+@pytest.mark.parametrize("fmt", ["csv", "csv.gz"])
+def test_bit_vector_csv_of_only_bad_rows_does_not_crash(tmp_path, name, fmt):
+    """The review's reproduction (every CSV row has the wrong number of fields) for every report kind."""
+    spec = FUZZ_SPECS[name]
+    reports = tmp_path / f"b.{fmt}"
+    text = f"v,spec,{','.join(_FUZZ_FIELDS[spec.report_kind])}\n1,{spec.fingerprint}\n"
+    reports.write_bytes(gzip.compress(text.encode()) if fmt.endswith(".gz") else text.encode())
+    result = _run("--spec", _spec_file(tmp_path, spec), reports)
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert "1 reports read from 1 file: 0 valid, 1 rejected (unparseable 1)" in result.stderr
