@@ -22,9 +22,20 @@ exact reason. A JSON Lines block with blank lines, or that Arrow cannot
 parse, is split into lines and then in halves until the bad lines are
 isolated and parsed alone with :mod:`json`.
 
+The format version ``v`` is checked strictly, in every format, exactly as
+:func:`ldp.report_check.check_version` does: it must be the integer 1 for a
+report without a group, or the integer 2 for a report with one (the writers
+emit nothing else). ``"v": 1.0``, ``"v": true``, ``"v": "1"`` (JSON), a
+``1.0`` cell (CSV), a float or boolean ``v`` column (Parquet), a version 2
+report without a group and a version 1 report with one are all
+``wrong_version`` rejects.
+
 An optional ``group`` field/column (a report's group key, format version 2)
 is validated with the same rules (a malformed one is a ``bad_group`` reject)
-and kept in the batch's ``groups`` column.
+and kept in the batch's ``groups`` column. Reports of *any* spec may carry a
+group: with a frequency spec (GRR, OUE, RAPPOR, ...) a grouped report is
+counted like any other and its group is ignored by the estimates (only mean
+estimates of numeric specs use it, ``ldp aggregate --by-group``).
 
 Every report read ends up either in a chunk's ``batch`` or in its
 ``rejects`` (with file, 1-based line number, reason and raw text); blank
@@ -123,6 +134,26 @@ def read_reports(paths: Iterable["str | Path"], spec, *, chunk_size: int = CHUNK
 
     Every path is checked for existence and format before reading starts, so a
     typo fails fast instead of after hours of reading.
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+        Report files (JSON Lines, CSV or Parquet by extension, ``.gz`` for the
+        text formats, ``-`` for JSON Lines on standard input).
+    spec
+        The spec the reports must be for.
+    chunk_size : int
+        Rows per chunk (bounds memory).
+
+    Yields
+    ------
+    ReadChunk
+        Valid reports as a batch, bad ones as rejects.
+
+    Raises
+    ------
+    ParameterError
+        A path is missing, has an unknown extension, or cannot be read.
     """
     paths = list(paths)
     for path in paths:
@@ -135,6 +166,27 @@ def read_reports(paths: Iterable["str | Path"], spec, *, chunk_size: int = CHUNK
 
 def read_report_file(path: "str | Path", spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:
     """Yield the reports of one file as :class:`ReadChunk` s of at most ``chunk_size`` rows.
+
+    Every report read is either in a chunk's batch or in its rejects. The
+    version check is strict (``v`` the integer 1 without a group, 2 with one;
+    anything else is a ``wrong_version`` reject). A valid grouped report is
+    accepted for every spec; with a frequency spec it is counted and its group
+    ignored (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or Path
+        The report file (``-``: JSON Lines on standard input).
+    spec
+        The spec the reports must be for.
+    chunk_size : int
+        Rows per chunk, at least 1.
+
+    Yields
+    ------
+    ReadChunk
+        Chunks in file order; a chunk may have an empty batch (all its rows
+        rejected).
 
     Raises
     ------

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import base64
 import csv
+import dataclasses
 import gzip
 import io
 import json
+import re
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import ldp
+from ldp.aggregator import make_aggregator
 from ldp.aggregator.io import read_report_file, read_reports, report_format
 from ldp.aggregator.rejects import REASONS, RejectsWriter, classify_reason
 from ldp.aggregator.report_columns import base64_encode_rows, concat_batches, validate_columns
@@ -23,7 +27,7 @@ from ldp.aggregator.writers import write_estimates, write_reports
 from ldp.client import encode_batch, make_encoder
 from ldp.errors import ParameterError, ReportError
 from ldp.report import Report
-from ldp.report_check import check_report
+from ldp.report_check import check_report, required_fields
 
 FORMATS = ("jsonl", "csv", "parquet", "jsonl.gz", "csv.gz")
 
@@ -303,10 +307,101 @@ def test_upper_case_fingerprint_is_accepted_like_check_report(tmp_path):
     assert rejects == [] and got.values.tolist() == [0]
 
 
+_VERSION_ROWS = [  # (v, group, accepted): v is the integer 1 without a group, the integer 2 with one
+    (1, None, True),
+    (2, "g", True),
+    (2, None, False),
+    (1, "g", False),
+    (1.0, None, False),
+    (2.0, "g", False),
+    (True, None, False),
+    ("1", None, False),
+    (3, "g", False),
+]
+
+
+def _version_file(tmp_path, fmt, rows):
+    """GRR reports with the given (v, group) as JSON Lines or CSV (a boolean v is the cell ``true``)."""
+    fp = GRR_STR.fingerprint
+    path = tmp_path / f"r.{fmt}"
+    if fmt == "jsonl":
+        records = [{"v": v, "spec": fp, "value": "a", **({"group": g} if g else {})} for v, g, _ in rows]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    else:
+        cells = [("true" if v is True else str(v), g or "") for v, g, _ in rows]
+        path.write_text("v,spec,value,group\n" + "".join(f"{v},{fp},a,{g}\n" for v, g in cells))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@pytest.mark.parametrize("chunk_size", [2, 1000])
+def test_version_is_checked_strictly_in_text_formats(tmp_path, fmt, chunk_size):
+    rows = _VERSION_ROWS * 5  # 45 lines: the JSON Lines reader parses blocks of 32+ with Arrow
+    if fmt == "csv":  # a CSV cell has no types: the text 1 is the integer 1
+        rows = [(v, g, ok or (v == "1" and g is None)) for v, g, ok in rows]
+    path = _version_file(tmp_path, fmt, rows)
+    got, rejects = _read_all(path, GRR_STR, chunk_size=chunk_size)
+    assert [r.line for r in rejects] == [i + 1 + (fmt == "csv") for i, (_, _, ok) in enumerate(rows) if not ok]
+    assert {r.reason for r in rejects} == {"wrong_version"}
+    assert all("version" in r.detail for r in rejects)
+    assert len(got) == sum(ok for _, _, ok in rows)
+    assert sorted(g or "" for g in got.groups) == sorted(g or "" for _, g, ok in rows if ok)
+
+
+@pytest.mark.parametrize(
+    "column, groups, accepted",
+    [
+        (pa.array([1, 2], pa.int8()), [None, "g"], [True, True]),
+        (pa.array([2, 2], pa.int64()), [None, "g"], [False, True]),
+        (pa.array([1, 1], pa.uint8()), [None, "g"], [True, False]),
+        (pa.array([1.0, 2.0], pa.float64()), [None, "g"], [False, False]),
+        (pa.array([True, True]), [None, "g"], [False, False]),
+        (pa.array(["1", "2"]), [None, "g"], [False, False]),
+    ],
+    ids=["int8", "v2-without-group", "v1-with-group", "float", "bool", "string"],
+)
+def test_version_is_checked_strictly_in_parquet(tmp_path, column, groups, accepted):
+    spec = GRR_STR
+    table = pa.table({"v": column, "spec": [spec.fingerprint] * 2, "value": ["a", "d"], "group": pa.array(groups, pa.string())})
+    path = tmp_path / "r.parquet"
+    pq.write_table(table, path)
+    got, rejects = _read_all(path, spec)
+    assert [r.line for r in rejects] == [i + 1 for i, ok in enumerate(accepted) if not ok]
+    assert all(r.reason == "wrong_version" for r in rejects)
+    assert len(got) == sum(accepted)
+    for i, ok in enumerate(accepted):  # check_report agrees row by row
+        row = {"v": column[i].as_py(), "spec": spec.fingerprint, "value": "a", **({"group": groups[i]} if groups[i] else {})}
+        assert (_expected(spec, row) is not None) == ok
+
+
+def test_check_report_names_the_version_field():
+    spec = GRR_STR
+    with pytest.raises(ReportError, match="'v' is 2, which is for reports with a 'group'"):
+        check_report(spec, Report(spec=spec.fingerprint, value="a", v=2))
+    with pytest.raises(ReportError, match="'v' must be the integer 1 .* got 1.0"):
+        check_report(spec, Report.from_json(json.dumps({"v": 1.0, "spec": spec.fingerprint, "value": "a"})))
+    assert check_report(spec, Report(spec=spec.fingerprint, value="a", group="g")).group == "g"
+    assert classify_reason("report format version 'v' must be the integer 1 (no group) or 2 (with a group), got 1.0") == "wrong_version"
+
+
+def test_frequency_reports_with_a_group_are_counted_and_the_group_ignored(tmp_path):
+    spec = GRR_STR
+    rows = [{"v": 2, "spec": spec.fingerprint, "value": "a", "group": "g"}, {"v": 1, "spec": spec.fingerprint, "value": "d"}]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got, rejects = _read_all(path, spec)
+    assert rejects == [] and sorted(got.values.tolist()) == [0, 3]
+    grouped = make_aggregator(spec)
+    grouped.add_batch(got)
+    plain = make_aggregator(spec)
+    plain.add_batch(dataclasses.replace(got, groups=None))
+    pd.testing.assert_frame_equal(grouped.estimate(), plain.estimate())
+
+
 # -- the column-wise rules agree with check_report ------------------------------------
 
 _MUTATIONS = {
-    "v": st.sampled_from([3, 2, 0, "1", 1.0, True, None]),
+    "v": st.sampled_from([3, 2, 0, "1", "2", 1.0, 2.0, True, False, None]),
     "spec": st.sampled_from(["UPPER", "0" * 16, "xyz", 7, None]),
     "cohort": st.one_of(st.integers(-2, 10), st.sampled_from(["1", 1.5, True, 2**40, None])),
     "bits": st.one_of(
@@ -342,24 +437,80 @@ def _report_dicts(draw):
     return out
 
 
-def _expected(spec, line):
+def _expected(spec, data):
+    """check_report's verdict on one report (JSON text or dict): its content, or None."""
     try:
-        return check_report(spec, Report.from_json(line))
+        report = Report.from_dict(data) if isinstance(data, dict) else Report.from_json(data)
+        return check_report(spec, report)
     except ReportError:
         return None
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.lists(_report_dicts(), min_size=1, max_size=80), chunk_size=st.sampled_from([3, 40, 1000]))
-def test_reader_decides_exactly_like_check_report(tmp_path_factory, rows, chunk_size):
-    """Every line is accepted iff check_report accepts it, and accepted content is identical."""
+def _csv_report(header, row):
+    """The report dict a CSV row stands for: empty cells absent, integer text in v/seed/cohort an int."""
+    out = {}
+    for name in header:
+        text = _csv_text(row.get(name))
+        if text == "":
+            continue
+        out[name] = int(text) if name in ("v", "seed", "cohort") and re.fullmatch(r"[+-]?[0-9]+", text) else text
+    return out
+
+
+def _csv_text(value):
+    return "" if value is None else str(value)
+
+
+def _write_rows(path, rows, fmt):
+    """Write report dicts as JSON Lines or CSV; the 1-based line number each row starts on, and what check_report sees."""
+    if fmt == "jsonl":
+        lines = [json.dumps(row) for row in rows]
+        path.write_text("\n".join(lines) + "\n")
+        return list(range(1, len(rows) + 1)), lines
+    header = list(dict.fromkeys(name for row in rows for name in row))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    numbers, line = [], 2
+    for row in rows:
+        start = out.tell()
+        writer.writerow([_csv_text(row.get(name)) for name in header])
+        numbers.append(line)
+        line += out.getvalue()[start:].count("\n")
+    path.write_text(out.getvalue())
+    return numbers, [_csv_report(header, row) for row in rows]
+
+
+_VERSION_CASES = [  # v must be the integer 1 without a group, the integer 2 with one
+    {"v": 1, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE="},
+    {"v": 1.0, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE="},
+    {"v": True, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE="},
+    {"v": "1", "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE="},
+    {"v": 2, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE="},
+    {"v": 2, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE=", "group": "g"},
+    {"v": 2.0, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE=", "group": "g"},
+    {"v": 1, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE=", "group": "g"},
+    {"v": 3, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE=", "group": "g"},
+]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(_report_dicts(), min_size=1, max_size=80),
+    chunk_size=st.sampled_from([3, 40, 1000]),
+    fmt=st.sampled_from(["jsonl", "csv"]),
+)
+@example(rows=_VERSION_CASES * 4, chunk_size=3, fmt="jsonl")
+@example(rows=_VERSION_CASES * 4, chunk_size=1000, fmt="jsonl")  # one Arrow block
+@example(rows=_VERSION_CASES * 4, chunk_size=3, fmt="csv")
+def test_reader_decides_exactly_like_check_report(tmp_path_factory, rows, chunk_size, fmt):
+    """Every report is accepted iff check_report accepts it, and accepted content is identical."""
     spec = RAPPOR
-    lines = [json.dumps(row) for row in rows]
-    path = tmp_path_factory.mktemp("agree") / "r.jsonl"
-    path.write_text("\n".join(lines) + "\n")
+    path = tmp_path_factory.mktemp("agree") / f"r.{fmt}"
+    numbers, seen = _write_rows(path, rows, fmt)
     got, rejects = _read_all(path, spec, chunk_size=chunk_size)
-    expected = [_expected(spec, line) for line in lines]
-    assert sorted(r.line for r in rejects) == [i + 1 for i, e in enumerate(expected) if e is None]
+    expected = [_expected(spec, data) for data in seen]
+    assert sorted(r.line for r in rejects) == [number for number, e in zip(numbers, expected) if e is None]
     assert all(r.reason in REASONS for r in rejects)
     valid = [e for e in expected if e is not None]
     groups = got.groups if got.groups is not None else [None] * len(got)
@@ -368,14 +519,77 @@ def test_reader_decides_exactly_like_check_report(tmp_path_factory, rows, chunk_
     )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.binary(max_size=2000), ext=st.sampled_from(["jsonl", "csv"]))
-def test_random_bytes_never_crash_the_readers(tmp_path_factory, data, ext):
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.binary(max_size=2000),
+    ext=st.sampled_from(["jsonl", "csv", "parquet"]),
+    name=st.sampled_from(["grr-str", "oue", "rappor", "olh"]),
+    chunk_size=st.sampled_from([1, 2, 3, 5, 64]),
+)
+def test_random_bytes_never_crash_the_readers(tmp_path_factory, data, ext, name, chunk_size):
+    """Random bytes with every report kind (value, bits, cohort + bits, seed + bucket), small chunks."""
+    spec = SPECS[name]
     path = tmp_path_factory.mktemp("fuzz") / f"r.{ext}"
     path.write_bytes(data)
-    got, rejects = _read_all(path, GRR_STR, chunk_size=5)
+    try:
+        got, rejects = _read_all(path, spec, chunk_size=chunk_size)
+    except ParameterError:  # only a file that cannot be read at all (not Parquet) fails, and with a clear error
+        assert ext == "parquet"
+        return
     assert len(got) + len(rejects) <= data.count(b"\n") + 1
     assert all(r.reason in REASONS and r.line >= 1 for r in rejects)
+    assert len({r.line for r in rejects}) == len(rejects)  # one reject per bad report
+
+
+def _csv_header(spec):
+    return ["v", "spec", *required_fields(spec)]
+
+
+_cells = st.one_of(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=6),
+    st.sampled_from(["1", "2", "1.0", "true", "0", "-1", "AA==", "AAE=", "====", "", " "]),
+)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.data(),
+    name=st.sampled_from(["grr-str", "oue", "rappor", "olh"]),
+    chunk_size=st.sampled_from([1, 2, 3, 4, 7]),
+)
+def test_every_csv_row_is_counted_or_rejected(tmp_path_factory, data, name, chunk_size):
+    """Valid rows, rows of random cells and rows with the wrong number of fields, in small chunks.
+
+    Every non-blank data row ends up either in a batch or in the rejects, and
+    exactly the rows check_report accepts are counted.
+    """
+    spec = SPECS[name]
+    header = _csv_header(spec)
+    valid = [[str(r.to_dict().get(h, "")) for h in header] for r in _batch(spec, n=12, seed=4).reports(spec)]
+    rows = data.draw(
+        st.lists(
+            st.one_of(
+                st.sampled_from(valid),
+                st.lists(_cells, min_size=len(header), max_size=len(header)),  # right width, random cells
+                st.lists(_cells, min_size=0, max_size=len(header) + 2),  # mostly the wrong width
+            ),
+            max_size=40,
+        )
+    )
+    rows = [row for row in rows if row and not (len(row) == 1 and not row[0].strip())]  # not blank lines
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    path = tmp_path_factory.mktemp("csv-fuzz") / "r.csv"
+    path.write_text(out.getvalue(), encoding="utf-8")
+    got, rejects = _read_all(path, spec, chunk_size=chunk_size)
+    assert len(got) + len(rejects) == len(rows)
+    assert sorted(r.line for r in rejects) == [
+        i + 2 for i, row in enumerate(rows)
+        if len(row) != len(header) or _expected(spec, _csv_report(header, dict(zip(header, row)))) is None
+    ]
+    assert all(r.reason in REASONS for r in rejects)
 
 
 # -- vectorized helpers ------------------------------------------------------------------
