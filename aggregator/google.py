@@ -14,9 +14,11 @@
 =============  ================================================================
 
 These let a deployment move between ``ldp`` and Google's tools and compare
-decodes on the same counts. :func:`counts_from_reports` sums ``ldp`` JSON
-Lines reports into the counts format (a simple reader: the first bad report
-is an error naming its file and line).
+decodes on the same counts. :func:`counts_from_reports` sums ``ldp`` reports
+into the counts format, reading them (any format ``ldp aggregate`` reads)
+with :func:`ldp.aggregator.io.read_reports`; bad reports go to a
+:class:`~ldp.aggregator.rejects.RejectsWriter`, or without one the first is an
+error naming its file and line.
 
 References
 ----------
@@ -30,18 +32,20 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-import json
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse
 
-from ldp.errors import LDPError, ParameterError
+from ldp.aggregator.accumulators import make_aggregator
+from ldp.aggregator.io import CHUNK_ROWS, read_reports
+from ldp.errors import ParameterError
 from ldp.google_params import google_params_text, read_google_params
-from ldp.report import Report
-from ldp.report_check import check_report
 from ldp.specs.rappor import Rappor
+
+if TYPE_CHECKING:
+    from ldp.aggregator.rejects import RejectsWriter
 
 __all__ = [
     "GoogleMap",
@@ -262,40 +266,54 @@ def read_candidates(path: str | Path) -> list[str]:
 # -- counts from reports -----------------------------------------------------
 
 
-def counts_from_reports(spec: Rappor, paths: Sequence[str | Path]) -> tuple[np.ndarray, np.ndarray]:
-    """Sum ``ldp`` RAPPOR reports (JSON Lines) into ``(cohort_counts, bit_counts)``.
+def counts_from_reports(
+    spec: Rappor,
+    paths: Sequence[str | Path],
+    *,
+    rejects: "RejectsWriter | None" = None,
+    chunk_size: int = CHUNK_ROWS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sum ``ldp`` RAPPOR reports into ``(cohort_counts, bit_counts)``.
 
-    A simple reader: every non-blank line must be a valid report for
-    ``spec``; the first one that is not raises :class:`ParameterError` naming
-    the file, line and reason.
+    The reports are read by :func:`ldp.aggregator.io.read_reports`, the
+    reader of ``ldp aggregate``: JSON Lines, CSV or Parquet by extension,
+    ``.jsonl.gz``/``.csv.gz``, ``-`` for JSON Lines on standard input, in
+    bounded-memory chunks.
+
+    Parameters
+    ----------
+    spec : Rappor
+        A Bloom-filter RAPPOR spec.
+    paths : sequence of str or Path
+        Report files.
+    rejects : RejectsWriter, optional
+        Where bad reports go (each with its file, line, reason and raw text;
+        they are not counted). Without one, the first bad report is an error.
+    chunk_size : int
+        Reports read at a time.
+
+    Returns
+    -------
+    cohort_counts : numpy.ndarray of int64, shape (m,)
+        Number of valid reports of each cohort.
+    bit_counts : numpy.ndarray of int64, shape (m, k)
+        Number of ones of each bit, per cohort.
+
+    Raises
+    ------
+    ParameterError
+        A file is missing, has an unknown extension or cannot be read; or,
+        without ``rejects``, a report is bad (naming its file, line and
+        reason).
     """
     spec = _bloom_spec(spec)
-    m, k = spec.num_cohorts, spec.num_bits
-    cohorts: list[int] = []
-    bits: list[bytes] = []
-    for path in paths:
-        try:
-            handle = open(path, "rb")
-        except OSError as exc:
-            raise ParameterError(f"cannot read reports {str(path)!r}: {exc.strerror or exc}") from None
-        with handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    checked = check_report(spec, Report.from_json(line))
-                except (LDPError, ValueError, json.JSONDecodeError) as exc:
-                    raise ParameterError(f"{path}:{number}: bad report: {exc}") from None
-                cohorts.append(checked.cohort)
-                bits.append(checked.bits)
-    cohort_counts = np.bincount(np.asarray(cohorts, dtype=np.int64), minlength=m).astype(np.int64)
-    if not bits:
-        return cohort_counts, np.zeros((m, k), dtype=np.int64)
-    packed = np.frombuffer(b"".join(bits), dtype=np.uint8).reshape(len(bits), -1)
-    unpacked = np.unpackbits(packed, axis=1, count=k)
-    member = scipy.sparse.csr_matrix(
-        (np.ones(len(cohorts), dtype=np.int64), (np.asarray(cohorts), np.arange(len(cohorts)))),
-        shape=(m, len(cohorts)),
-    )
-    bit_counts = np.asarray(member @ unpacked.astype(np.int64), dtype=np.int64)
-    return cohort_counts, bit_counts
+    accumulator = make_aggregator(spec)
+    for chunk in read_reports(paths, spec, chunk_size=chunk_size):
+        if chunk.rejects and rejects is None:
+            first = chunk.rejects[0]
+            raise ParameterError(f"{first.file}:{first.line}: bad report ({first.reason}): {first.detail}")
+        if len(chunk.batch):
+            accumulator.add_batch(chunk.batch)
+        if rejects is not None:
+            rejects.write(chunk.rejects)
+    return accumulator.cohort_counts.astype(np.int64), accumulator.bit_counts.astype(np.int64)

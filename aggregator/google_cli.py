@@ -2,9 +2,14 @@
 
 See :mod:`ldp.aggregator.google` for the formats. Errors in user input end
 with a one-line message and exit status 2 (:func:`ldp.cli.run_guarded`).
+``counts`` reads reports with the reader, reject handling, summary and exit
+statuses of ``ldp aggregate`` (:mod:`ldp.aggregator.cli`): 0 all reports
+valid, 3 counts written but some reports rejected, 2 nothing could be read.
 """
 
 from __future__ import annotations
+
+import sys
 
 import click
 
@@ -83,22 +88,37 @@ def map_(spec_path, candidates_path, output):
 
 @google_rappor.command("counts")
 @click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="RAPPOR spec JSON.")
-@click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="counts.csv to write.")
-def counts(spec_path, reports, output):
-    """Sum RAPPOR reports (JSON Lines) into counts.csv: per cohort, N then the ones of each bit.
+@click.option("--rejects", "rejects_path", type=click.Path(dir_okay=False), help="Write rejected reports here (.jsonl or .csv).")
+@click.option("--chunk-size", type=click.IntRange(min=1), default=100_000, show_default=True, help="Reports read at a time (bounds memory).")
+def counts(spec_path, reports, output, rejects_path, chunk_size):
+    """Sum RAPPOR reports into counts.csv: per cohort, N then the ones of each bit.
+
+    REPORTS are read exactly as ldp aggregate reads them: JSON Lines, CSV or
+    Parquet files (by extension; .jsonl.gz and .csv.gz accepted; - reads JSON
+    Lines from stdin). Bad reports are never counted and never dropped
+    silently: each goes to --rejects with its file, line, reason and raw
+    text, and the summary on stderr counts them by reason.
+
+    Exit status: 0 all reports valid; 3 counts written but some reports
+    rejected; 2 usage error or nothing could be read.
 
     \b
     Example:
       ldp google-rappor counts --spec spec.json reports.jsonl -o counts.csv
+      ldp google-rappor counts --spec spec.json reports-*.csv.gz --rejects rejects.jsonl -o counts.csv
     """
+    sys.exit(run_guarded(_counts, spec_path, list(reports), output, rejects_path, chunk_size))
 
-    def work():
-        from ldp.aggregator.google import counts_from_reports, write_counts
 
-        spec = _spec(spec_path)
-        cohort_counts, bit_counts = counts_from_reports(spec, reports)
-        write_counts(output, cohort_counts, bit_counts)
-        click.echo(f"wrote {output} ({int(cohort_counts.sum())} reports)", err=True)
+def _counts(spec_path, reports, output, rejects_path, chunk_size) -> int:
+    """Read the reports like ldp aggregate (same reader, rejects, summary); write counts.csv; the exit status."""
+    from ldp.aggregator.cli import _accumulate
+    from ldp.aggregator.google import write_counts
 
-    run_guarded(work)
+    spec = _spec(spec_path)
+    accumulator, status = _accumulate(spec, reports, rejects_path, chunk_size)
+    write_counts(output, accumulator.cohort_counts, accumulator.bit_counts)
+    click.echo(f"wrote {output} ({int(accumulator.cohort_counts.sum()):,} reports)", err=True)
+    return status

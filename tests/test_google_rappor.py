@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import json
 import struct
 
 import numpy as np
@@ -159,6 +162,127 @@ def test_cli_errors_are_one_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     spec_path.write_text(SMALL.to_json())
-    out = runner.invoke(cli, ["google-rappor", "counts", "--spec", str(spec_path), str(bad), "-o", str(tmp_path / "c.csv")])
-    assert out.exit_code == 2
-    assert "bad.jsonl:1" in out.output
+    rejects = tmp_path / "rejects.jsonl"
+    out = runner.invoke(cli, ["google-rappor", "counts", "--spec", str(spec_path), str(bad), "-o", str(tmp_path / "c.csv"),
+                              "--rejects", str(rejects)])
+    assert out.exit_code == 2  # as ldp aggregate: nothing could be read
+    assert out.output.startswith("Error: nothing could be read: 1 reports read from 1 file: 0 valid, 1 rejected (unparseable 1)")
+    assert out.output.count("\n") == 1 and "Traceback" not in out.output
+    assert [(r["line"], r["reason"]) for r in map(json.loads, rejects.read_text().splitlines())] == [(1, "unparseable")]
+    assert not (tmp_path / "c.csv").exists()
+    with pytest.raises(ParameterError, match=r"bad.jsonl:1: bad report \(unparseable\)"):  # library: no rejects writer
+        counts_from_reports(SMALL, [bad])
+
+
+# -- counts from every report format, with rejects ------------------------------------------
+
+
+def _counts_cli(*args):
+    return CliRunner().invoke(cli, ["google-rappor", "counts", *map(str, args)], catch_exceptions=False)
+
+
+def _write_formats(tmp_path, spec, batch):
+    from ldp.aggregator.writers import write_reports
+
+    paths = {}
+    for fmt in ("jsonl", "csv", "parquet", "jsonl.gz", "csv.gz"):
+        paths[fmt] = tmp_path / f"reports.{fmt}"
+        write_reports(batch, paths[fmt], spec)
+    return paths
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl.gz", "csv.gz"])
+def test_counts_from_every_format_equal_counts_from_json_lines(tmp_path, fmt):
+    from ldp.client import encode_batch
+
+    batch = encode_batch(SMALL, ["a"] * 700 + ["b"] * 300 + ["c"] * 20, np.random.default_rng(8))
+    paths = _write_formats(tmp_path, SMALL, batch)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(SMALL.to_json())
+    outputs = {}
+    for name in ("jsonl", fmt):
+        outputs[name] = tmp_path / f"counts-{name.replace('.', '-')}.csv"
+        result = _counts_cli("--spec", spec_path, paths[name], "-o", outputs[name], "--chunk-size", 64)
+        assert result.exit_code == 0, result.output
+        assert "1,020 reports read from 1 file: 1,020 valid, 0 rejected" in result.stderr
+    assert outputs[fmt].read_text() == outputs["jsonl"].read_text()
+    n, bits = read_counts(outputs[fmt], SMALL)
+    unpacked = np.unpackbits(batch.bits, axis=1, count=SMALL.num_bits)
+    np.testing.assert_array_equal(n, np.bincount(batch.cohorts, minlength=SMALL.num_cohorts))
+    np.testing.assert_array_equal(bits, [unpacked[batch.cohorts == j].sum(axis=0) for j in range(SMALL.num_cohorts)])
+    for got, want in zip(counts_from_reports(SMALL, [paths[fmt]]), counts_from_reports(SMALL, [paths["jsonl"]])):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "jsonl.gz"])
+@pytest.mark.parametrize("rejects_name", ["rejects.jsonl", "rejects.csv"])
+def test_counts_send_bad_reports_to_rejects_and_count_the_rest(tmp_path, fmt, rejects_name):
+    import gzip
+
+    from ldp.aggregator.cli import EXIT_REJECTS
+    from ldp.client import encode_batch
+
+    batch = encode_batch(SMALL, ["a"] * 200 + ["b"] * 100, np.random.default_rng(9))
+    paths = _write_formats(tmp_path, SMALL, batch)
+    plain = paths["jsonl"] if fmt.startswith("jsonl") else paths["csv"]
+    lines = plain.read_text().splitlines()
+    fp = SMALL.fingerprint
+    if fmt.startswith("jsonl"):
+        bad = {12: ("unparseable", "{not json"),
+               101: ("cohort_out_of_range", json.dumps({"v": 1, "spec": fp, "cohort": 9, "bits": "AAA="})),
+               202: ("wrong_version", json.dumps({"v": 2, "spec": fp, "cohort": 1, "bits": "AAA="}))}
+    else:
+        bad = {12: ("unparseable", f"1,{fp}"), 101: ("cohort_out_of_range", f"1,{fp},9,AAA="),
+               202: ("wrong_version", f"1.0,{fp},1,AAA=")}
+    for line, (_, text) in sorted(bad.items()):
+        lines.insert(line - 1, text)
+    dirty = tmp_path / f"dirty.{fmt}"
+    text = ("\n".join(lines) + "\n").encode()
+    dirty.write_bytes(gzip.compress(text) if fmt.endswith(".gz") else text)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(SMALL.to_json())
+    rejects = tmp_path / rejects_name
+    result = _counts_cli("--spec", spec_path, dirty, "--rejects", rejects, "-o", tmp_path / "dirty.csv", "--chunk-size", 50)
+    assert result.exit_code == EXIT_REJECTS, result.output
+    assert "303 reports read from 1 file: 300 valid, 3 rejected" in result.stderr
+    assert f"rejects written to {rejects}" in result.stderr
+    if rejects_name.endswith(".jsonl"):
+        records = [json.loads(line) for line in rejects.read_text().splitlines()]
+    else:
+        records = list(csv.DictReader(io.StringIO(rejects.read_text())))
+    assert [(int(r["line"]), r["reason"], r["raw"], r["file"]) for r in records] == [
+        (line, reason, raw, str(dirty)) for line, (reason, raw) in sorted(bad.items())
+    ]
+    assert _counts_cli("--spec", spec_path, plain, "-o", tmp_path / "clean.csv").exit_code == 0
+    assert (tmp_path / "dirty.csv").read_text() == (tmp_path / "clean.csv").read_text()
+
+
+def test_counts_without_a_rejects_file_show_the_rejects_on_stderr(tmp_path):
+    from ldp.aggregator.cli import EXIT_REJECTS
+    from ldp.aggregator.rejects import RejectsWriter
+
+    _, reports = _reports(tmp_path, SMALL, ["a"] * 40)
+    with reports.open("a") as stream:
+        stream.write("not json\n")
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(SMALL.to_json())
+    result = _counts_cli("--spec", spec_path, reports, "-o", tmp_path / "counts.csv")
+    assert result.exit_code == EXIT_REJECTS
+    assert f"{reports}:41: unparseable" in result.stderr and "--rejects" in result.stderr
+    n, _ = read_counts(tmp_path / "counts.csv", SMALL)
+    assert n.sum() == 40
+    with RejectsWriter() as writer:  # the library function takes a rejects writer too
+        n2, _ = counts_from_reports(SMALL, [reports], rejects=writer, chunk_size=7)
+    assert n2.sum() == 40 and writer.counts == {"unparseable": 1}
+
+
+def test_counts_user_errors_exit_2(tmp_path):
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(SMALL.to_json())
+    for args, message in [
+        ([tmp_path / "missing.jsonl"], "does not exist"),
+        ([tmp_path / "reports.txt"], "extension"),
+    ]:
+        (tmp_path / "reports.txt").write_text("x\n")
+        result = _counts_cli("--spec", spec_path, *args, "-o", tmp_path / "c.csv")
+        assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.stderr
