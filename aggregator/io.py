@@ -132,9 +132,9 @@ def report_format(path: "str | Path") -> str:
 def read_reports(paths: Iterable["str | Path"], spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:
     """Read several report files in turn (see :func:`read_report_file`).
 
-    The one reader of report files: ``ldp aggregate`` (through
-    :mod:`ldp.aggregator.engines`) and ``ldp google-rappor counts``
-    (:func:`ldp.aggregator.google.counts_from_reports`) both read with it.
+    The one reader of report files: ``ldp aggregate`` and ``ldp
+    google-rappor counts`` (both through :mod:`ldp.aggregator.engines`) and
+    :func:`ldp.aggregator.google.counts_from_reports` read with it.
     Every path is checked for existence and format before reading starts, so a
     typo fails fast instead of after hours of reading.
 
