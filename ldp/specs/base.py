@@ -153,7 +153,8 @@ def load_spec(source: "str | Path | Mapping[str, Any] | Spec") -> Spec:
     Raises
     ------
     ParameterError
-        If the file cannot be read, is not JSON, or describes an invalid spec.
+        If the file cannot be read or is not UTF-8 text, is not JSON, or
+        describes an invalid spec.
     """
     if isinstance(source, Spec):
         return source
@@ -166,10 +167,16 @@ def load_spec(source: "str | Path | Mapping[str, Any] | Spec") -> Spec:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ParameterError(f"cannot read spec file {str(path)!r}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ParameterError(
+                f"spec file {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+            ) from None
+        where = f" in {str(path)!r}"
     else:
         text = str(source)
+        where = ""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ParameterError(f"spec is not valid JSON: {exc}") from None
+        raise ParameterError(f"spec is not valid JSON{where}: {exc}") from None
     return spec_from_dict(data)

@@ -1,0 +1,176 @@
+"""Bad input on the command line: one-line messages naming the file or option, never a traceback.
+
+DESIGN.md "Errors and bad input": the CLI exits non-zero with a one-line
+message on user error. Each case uses click's CliRunner and real files.
+"""
+
+from __future__ import annotations
+
+import gzip
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import ldp
+from ldp.cli import cli
+
+NOT_UTF8 = b"\xff\xfe not utf-8\n"
+
+
+def _run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def _one_line_error(result, *needles: str) -> str:
+    """The single error line of a failed command; checks it names every needle and that no traceback was printed."""
+    assert result.exit_code != 0, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+@pytest.fixture
+def grr_spec(tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text(ldp.GRR(domain=("chrome", "safari", "edge"), epsilon=20.0).to_json())
+    return path
+
+
+# -- ldp encode: unreadable input ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["values.txt", "values.csv", "values.jsonl", "values.csv.gz"])
+def test_encode_input_that_is_not_utf8(tmp_path, grr_spec, name):
+    source = tmp_path / name
+    data = b"value\nchrome\n" + NOT_UTF8 if name.endswith((".csv", ".csv.gz")) else b"chrome\n" + NOT_UTF8
+    source.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    line = _one_line_error(_run("encode", "--spec", grr_spec, source), name, "not UTF-8")
+    expected = 3 if name.endswith((".csv", ".csv.gz")) else 2
+    assert f"line {expected}" in line
+
+
+def test_encode_jsonl_line_that_is_not_json(tmp_path, grr_spec):
+    source = tmp_path / "h.jsonl"
+    source.write_text('{"x": "chrome"}\nnot json\n')
+    line = _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "x"), "h.jsonl", "line 2", "JSON")
+    assert "not valid JSON" in line
+
+
+def test_encode_jsonl_line_that_is_not_an_object(tmp_path, grr_spec):
+    source = tmp_path / "h.jsonl"
+    source.write_text('{"x": "chrome"}\n\n["edge"]\n')
+    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "x"), "h.jsonl", "line 3", "JSON object")
+
+
+def test_encode_jsonl_blank_lines_and_spaces_are_fine(tmp_path, grr_spec):
+    source = tmp_path / "h.jsonl"
+    source.write_text('{"x": "chrome"}\n\n   {"x": "edge"}  \n')
+    result = _run("encode", "--spec", grr_spec, source, "--column", "x")
+    assert result.exit_code == 0, result.output
+    assert "encoded 2 values" in result.stderr
+
+
+def test_encode_corrupt_parquet(tmp_path, grr_spec):
+    source = tmp_path / "c.parquet"
+    source.write_bytes(b"this is not parquet")
+    _one_line_error(_run("encode", "--spec", grr_spec, source), "c.parquet", "Parquet")
+
+
+def test_encode_truncated_parquet(tmp_path, grr_spec):
+    good = tmp_path / "good.parquet"
+    pd.DataFrame({"value": ["chrome", "edge"] * 1000}).to_parquet(good)
+    source = tmp_path / "t.parquet"
+    source.write_bytes(good.read_bytes()[:-100])
+    _one_line_error(_run("encode", "--spec", grr_spec, source), "t.parquet")
+
+
+def test_encode_empty_csv(tmp_path, grr_spec):
+    source = tmp_path / "empty.csv"
+    source.write_text("")
+    _one_line_error(_run("encode", "--spec", grr_spec, source), "empty.csv", "empty", "header")
+
+
+def test_encode_header_only_csv_still_checks_the_column(tmp_path, grr_spec):
+    source = tmp_path / "header.csv"
+    source.write_text("value\n")
+    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "nope"), "header.csv", "'nope'")
+
+
+def test_encode_corrupt_gzip(tmp_path, grr_spec):
+    source = tmp_path / "values.csv.gz"
+    source.write_bytes(gzip.compress(b"value\n" + b"chrome\n" * 1000)[:30])
+    _one_line_error(_run("encode", "--spec", grr_spec, source), "values.csv.gz")
+    source.write_bytes(b"not gzip at all")
+    _one_line_error(_run("encode", "--spec", grr_spec, source), "values.csv.gz")
+
+
+# -- ldp encode: a malformed CSV row must never shift the columns ------------------
+
+
+def test_encode_csv_row_with_more_fields_than_the_header_is_an_error(tmp_path, grr_spec):
+    # pandas would make "chrome" the index and read "safari" as the value
+    source = tmp_path / "r.csv"
+    source.write_text("value,other\nchrome,safari,edge\n")
+    result = _run("encode", "--spec", grr_spec, source, "--column", "value")
+    _one_line_error(result, "r.csv", "line 2", "3 fields", "header has 2")
+    assert result.stdout == ""  # no report was emitted
+
+
+def test_encode_csv_later_bad_row_names_its_line(tmp_path, grr_spec):
+    source = tmp_path / "r.csv"
+    source.write_text('value,other\nchrome,x\n\nsafari,"y\nz"\nedge,a,b\n')  # a blank line and a quoted newline first
+    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "value"), "r.csv", "line 6")
+
+
+def test_encode_csv_row_with_fewer_fields_is_an_error(tmp_path, grr_spec):
+    source = tmp_path / "r.csv"
+    source.write_text("other,value\nx,chrome\nedge\n")
+    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "value"), "r.csv", "line 3", "1 fields")
+
+
+def test_encode_csv_repeated_header_is_an_error(tmp_path, grr_spec):
+    source = tmp_path / "r.csv"
+    source.write_text("value,value\nchrome,edge\n")
+    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "value"), "r.csv", "'value'")
+
+
+def test_encode_csv_quoted_commas_and_bom_are_read(tmp_path, grr_spec):
+    source = tmp_path / "ok.csv"
+    source.write_bytes('\ufeffnote,value\n"a, b",chrome\n"c",edge\n'.encode("utf-8"))
+    out = tmp_path / "reports.jsonl"
+    result = _run("encode", "--spec", grr_spec, source, "--column", "value", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert "encoded 2 values" in result.stderr
+
+
+def test_encode_state_with_a_missing_client_id_is_an_error(tmp_path, grr_spec):
+    source = tmp_path / "users.csv"
+    source.write_text("client_id,value\nu1,chrome\n,edge\n")
+    _one_line_error(_run("encode", "--spec", grr_spec, source, "--state", tmp_path / "states"),
+                    "users.csv", "row 2", "client_id")
+
+
+# -- --spec and other input files ---------------------------------------------------
+
+
+def test_spec_file_that_is_not_utf8(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"mechanism": "grr", "x": "\xff"}')
+    values = tmp_path / "values.txt"
+    values.write_text("a\n")
+    _one_line_error(_run("encode", "--spec", bad, values), "bad.json", "not UTF-8")
+    _one_line_error(_run("aggregate", "--spec", bad, values), "bad.json", "not UTF-8")
+    _one_line_error(_run("privacy", "tradeoff", "--spec", bad), "bad.json", "not UTF-8")
+
+
+def test_spec_file_that_is_not_json_names_the_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    values = tmp_path / "values.txt"
+    values.write_text("a\n")
+    _one_line_error(_run("encode", "--spec", bad, values), "spec is not valid JSON", "bad.json")
