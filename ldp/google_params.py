@@ -26,17 +26,34 @@ def read_google_params(path: str | Path, *, hash: str = "md5") -> Rappor:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ParameterError(f"cannot read Google params file {str(path)!r}: {exc.strerror or exc}") from None
-    rows = [row for row in csv.reader(io.StringIO(text)) if row]
+    except UnicodeDecodeError as exc:
+        raise ParameterError(
+            f"Google params file {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    try:
+        rows = [row for row in csv.reader(io.StringIO(text)) if row]
+    except csv.Error as exc:
+        raise ParameterError(f"Google params file {str(path)!r} is not valid CSV: {exc}") from None
     if len(rows) != 2:
         raise ParameterError(f"Google params file {str(path)!r} must have a header and one row, got {len(rows)} rows")
     header = [h.strip().strip('"') for h in rows[0]]
     if tuple(header) != GOOGLE_PARAMS_HEADER:
-        raise ParameterError(f"Google params header must be {','.join(GOOGLE_PARAMS_HEADER)}, got {','.join(header)}")
+        raise ParameterError(
+            f"Google params file {str(path)!r}: header must be {','.join(GOOGLE_PARAMS_HEADER)}, got {','.join(header)}"
+        )
+    if len(rows[1]) != len(header):
+        raise ParameterError(
+            f"Google params file {str(path)!r}: the row has {len(rows[1])} values, expected {len(header)} "
+            f"({','.join(GOOGLE_PARAMS_HEADER)}), got {','.join(rows[1])}"
+        )
     values = dict(zip(header, (v.strip() for v in rows[1])))
     try:
         ints = {name: int(values[name]) for name in ("k", "h", "m")}
     except ValueError:
-        raise ParameterError(f"Google params k, h, m must be integers, got {values}") from None
+        raise ParameterError(
+            f"Google params file {str(path)!r}: k, h, m must be integers, got "
+            f"{', '.join(f'{name}={values[name]}' for name in ('k', 'h', 'm'))}"
+        ) from None
     return Rappor(
         num_bits=ints["k"], num_hashes=ints["h"], num_cohorts=ints["m"],
         p=values["p"], q=values["q"], f=values["f"], hash=hash,

@@ -174,3 +174,24 @@ def test_spec_file_that_is_not_json_names_the_file(tmp_path):
     values = tmp_path / "values.txt"
     values.write_text("a\n")
     _one_line_error(_run("encode", "--spec", bad, values), "spec is not valid JSON", "bad.json")
+
+
+def test_spec_domain_file_that_is_not_utf8(tmp_path):
+    domain = tmp_path / "domain.txt"
+    domain.write_bytes(b"chrome\nsafari\n" + NOT_UTF8)
+    _one_line_error(_run("spec", "grr", "--epsilon", "1", "--domain-file", domain),
+                    "--domain-file", "domain.txt", "line 3", "not UTF-8")
+
+
+@pytest.mark.parametrize("text, needles", [
+    (b"k,h,m,p,q,f\n16,2,64,0.5,0.75\n", ("5 values", "expected 6")),
+    (b"k,h,m,p,q,f\n16,2,64,0.5,0.75,0.5,9\n", ("7 values", "expected 6")),
+    (b"k,h,m,p,q,f\n16,2,x,0.5,0.75,0.5\n", ("integers", "m=x")),
+    (b"k,h,m,p,q,f\n16,2,64,0.5,0.75,\xff\n", ("not UTF-8",)),
+    (b"k,h,m,p,q\n16,2,64,0.5,0.75\n", ("header must be k,h,m,p,q,f",)),
+    (b"", ("header and one row",)),
+])
+def test_spec_from_google_bad_params_file(tmp_path, text, needles):
+    params = tmp_path / "bp.csv"
+    params.write_bytes(text)
+    _one_line_error(_run("spec", "rappor", "--from-google", params), "bp.csv", *needles)

@@ -28,6 +28,11 @@ def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int 
             lines = Path(domain_file).read_text(encoding="utf-8").splitlines()
         except OSError as exc:
             raise ParameterError(f"cannot read --domain-file {domain_file!r}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            line = exc.object[: exc.start].count(b"\n") + 1
+            raise ParameterError(
+                f"--domain-file {domain_file!r}, line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})"
+            ) from None
         return tuple(line.strip() for line in lines if line.strip())
     if domain_size is not None:
         if domain_size < 1:
