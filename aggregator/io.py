@@ -23,12 +23,11 @@ parse, is split into lines and then in halves until the bad lines are
 isolated and parsed alone with :mod:`json`.
 
 The format version ``v`` is checked strictly, in every format, exactly as
-:func:`ldp.report_check.check_version` does: it must be the integer 1 for a
-report without a group, or the integer 2 for a report with one (the writers
-emit nothing else). ``"v": 1.0``, ``"v": true``, ``"v": "1"`` (JSON), a
-``1.0`` cell (CSV), a float or boolean ``v`` column (Parquet), a version 2
-report without a group and a version 1 report with one are all
-``wrong_version`` rejects.
+:class:`ldp.report.Report` does: it must be an integer this version reads
+(1, or 2, the version that may carry a group; writers use the lowest version
+that carries a report's fields). ``"v": 1.0``, ``"v": true``, ``"v": "1"``
+(JSON), a ``1.0`` cell (CSV), a float or boolean ``v`` column (Parquet) and a
+version 1 report with a group are ``wrong_version`` rejects.
 
 An optional ``group`` field/column (a report's group key, format version 2)
 is validated with the same rules (a malformed one is a ``bad_group`` reject)

@@ -337,8 +337,8 @@ def validate_columns(spec, columns: Mapping[str, pa.Array | None], n: int) -> tu
     ok = np.ones(n, dtype=bool)
     groups, has_group, group_ok = _group_column(cols.get("group"), n)
     version, version_ok = _int_column(cols.get("v"), n)
-    # strict, as ldp.report_check.check_version: an integer column, 1 without a group, 2 with one
-    ok &= version_ok & (((version == GROUP_REPORT_VERSION) & has_group) | ((version == REPORT_VERSION) & ~has_group))
+    # as ldp.report.Report: an integer column; a group only from version 2 on ("Versions")
+    ok &= version_ok & ((version == GROUP_REPORT_VERSION) | ((version == REPORT_VERSION) & ~has_group))
     ok &= group_ok
     ok &= _string_equal(cols.get("spec"), spec.fingerprint, n)
     required = required_fields(spec)

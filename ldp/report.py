@@ -161,8 +161,11 @@ class Report:
     def __post_init__(self) -> None:
         if self.v is None:
             object.__setattr__(self, "v", report_version(self.group))
-        if isinstance(self.v, bool) or self.v not in REPORT_VERSIONS:
-            raise ReportError(f"report version {self.v!r} is not supported (this version reads {_versions_text()})")
+        if type(self.v) is not int or self.v not in REPORT_VERSIONS:  # 1.0, True and "1" are not versions
+            raise ReportError(
+                f"report format version 'v' must be an integer this version reads ({_versions_text()}), "
+                f"got {self.v!r}"[:300]
+            )
         if self.group is not None:
             check_group(self.group)
             if self.v < GROUP_REPORT_VERSION:

@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 
 from ldp.errors import ParameterError, ReportError
 from ldp.hashing import LH_SEED_SPACE
-from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, Report
+from ldp.report import Report
 
-__all__ = ["CheckedReport", "check_report", "check_version", "required_fields"]
+__all__ = ["CheckedReport", "check_report", "required_fields"]
 
 _REQUIRED = {
     "value": ("value",),
@@ -53,44 +53,11 @@ def _check_bits(bits: bytes, num_bits: int) -> bytes:
     return bits
 
 
-def check_version(report: Report) -> None:
-    """Check a report's format version ``v`` strictly.
-
-    ``v`` must be the integer 1 for a report without a ``group`` and the
-    integer 2 for a report with one: the versions the writers emit (a report
-    is written with the lowest version that has its fields; see
-    :mod:`ldp.report`, "Versions"). :class:`~ldp.report.Report` itself is more
-    lenient, so this is where a count is refused for ``"v": 1.0``,
-    ``"v": true``, ``"v": "1"`` or a version-2 report without a group.
-
-    Raises
-    ------
-    ReportError
-        Naming the field ``v`` and what is wrong with it.
-    """
-    version = report.v
-    if type(version) is not int or version not in (REPORT_VERSION, GROUP_REPORT_VERSION):
-        raise ReportError(
-            f"report format version 'v' must be the integer {REPORT_VERSION} (no group) or "
-            f"{GROUP_REPORT_VERSION} (with a group), got {version!r}"[:300]
-        )
-    if version == GROUP_REPORT_VERSION and report.group is None:
-        raise ReportError(
-            f"report format version 'v' is {GROUP_REPORT_VERSION}, which is for reports with a 'group', "
-            f"but this report carries none (a report without a group is version {REPORT_VERSION})"
-        )
-    if version == REPORT_VERSION and report.group is not None:  # Report refuses this too
-        raise ReportError(
-            f"report format version 'v' is {REPORT_VERSION}, but the report carries a 'group' "
-            f"(a report with a group is version {GROUP_REPORT_VERSION})"
-        )
-
-
 def check_report(spec, report: Report) -> CheckedReport:
     """Validate ``report`` for ``spec``; return its normalized content.
 
-    The format version is checked strictly (:func:`check_version`): the
-    integer 1 without a group, the integer 2 with one. The optional ``group``
+    The format version was checked by :class:`~ldp.report.Report` (an
+    integer; a group needs version 2). The optional ``group``
     key (validated by :class:`~ldp.report.Report` itself) is carried through
     for every mechanism; only mean estimates use it (frequency estimates count
     a grouped report like any other and ignore its group).
@@ -100,7 +67,6 @@ def check_report(spec, report: Report) -> CheckedReport:
     ReportError
         Naming what is wrong.
     """
-    check_version(report)
     checked = _check_payload(spec, report)
     return checked if report.group is None else checked._replace(group=report.group)
 

@@ -230,7 +230,7 @@ def test_counts_send_bad_reports_to_rejects_and_count_the_rest(tmp_path, fmt, re
     if fmt.startswith("jsonl"):
         bad = {12: ("unparseable", "{not json"),
                101: ("cohort_out_of_range", json.dumps({"v": 1, "spec": fp, "cohort": 9, "bits": "AAA="})),
-               202: ("wrong_version", json.dumps({"v": 2, "spec": fp, "cohort": 1, "bits": "AAA="}))}
+               202: ("wrong_version", json.dumps({"v": 3, "spec": fp, "cohort": 1, "bits": "AAA="}))}
     else:
         bad = {12: ("unparseable", f"1,{fp}"), 101: ("cohort_out_of_range", f"1,{fp},9,AAA="),
                202: ("wrong_version", f"1.0,{fp},1,AAA=")}

@@ -307,10 +307,10 @@ def test_upper_case_fingerprint_is_accepted_like_check_report(tmp_path):
     assert rejects == [] and got.values.tolist() == [0]
 
 
-_VERSION_ROWS = [  # (v, group, accepted): v is the integer 1 without a group, the integer 2 with one
+_VERSION_ROWS = [  # (v, group, accepted): v is an integer, 1 or 2; a group needs version 2
     (1, None, True),
     (2, "g", True),
-    (2, None, False),
+    (2, None, True),  # version 2 with its optional group left out is a valid version-2 report
     (1, "g", False),
     (1.0, None, False),
     (2.0, "g", False),
@@ -352,7 +352,7 @@ def test_version_is_checked_strictly_in_text_formats(tmp_path, fmt, chunk_size):
     "column, groups, accepted",
     [
         (pa.array([1, 2], pa.int8()), [None, "g"], [True, True]),
-        (pa.array([2, 2], pa.int64()), [None, "g"], [False, True]),
+        (pa.array([2, 2], pa.int64()), [None, "g"], [True, True]),
         (pa.array([1, 1], pa.uint8()), [None, "g"], [True, False]),
         (pa.array([1.0, 2.0], pa.float64()), [None, "g"], [False, False]),
         (pa.array([True, True]), [None, "g"], [False, False]),
@@ -374,14 +374,14 @@ def test_version_is_checked_strictly_in_parquet(tmp_path, column, groups, accept
         assert (_expected(spec, row) is not None) == ok
 
 
-def test_check_report_names_the_version_field():
+def test_report_names_the_version_field():
     spec = GRR_STR
-    with pytest.raises(ReportError, match="'v' is 2, which is for reports with a 'group'"):
-        check_report(spec, Report(spec=spec.fingerprint, value="a", v=2))
-    with pytest.raises(ReportError, match="'v' must be the integer 1 .* got 1.0"):
-        check_report(spec, Report.from_json(json.dumps({"v": 1.0, "spec": spec.fingerprint, "value": "a"})))
+    assert check_report(spec, Report(spec=spec.fingerprint, value="a", v=2)).group is None
+    for bad in (1.0, True, "1", 3):
+        with pytest.raises(ReportError, match="version 'v' must be an integer") as caught:
+            Report.from_json(json.dumps({"v": bad, "spec": spec.fingerprint, "value": "a"}))
+        assert classify_reason(str(caught.value)) == "wrong_version"
     assert check_report(spec, Report(spec=spec.fingerprint, value="a", group="g")).group == "g"
-    assert classify_reason("report format version 'v' must be the integer 1 (no group) or 2 (with a group), got 1.0") == "wrong_version"
 
 
 def test_frequency_reports_with_a_group_are_counted_and_the_group_ignored(tmp_path):
@@ -481,7 +481,7 @@ def _write_rows(path, rows, fmt):
     return numbers, [_csv_report(header, row) for row in rows]
 
 
-_VERSION_CASES = [  # v must be the integer 1 without a group, the integer 2 with one
+_VERSION_CASES = [  # v must be an integer, 1 or 2; a group needs version 2
     {"v": 1, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE="},
     {"v": 1.0, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE="},
     {"v": True, "spec": RAPPOR.fingerprint, "cohort": 1, "bits": "AAE="},
