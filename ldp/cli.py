@@ -11,13 +11,15 @@ message on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+from pathlib import Path
 
 import click
 
-from ldp.errors import LDPError
+from ldp.errors import LDPError, ParameterError
 
-__all__ = ["main", "cli", "run_guarded", "EXIT_USAGE"]
+__all__ = ["main", "cli", "run_guarded", "EXIT_USAGE", "check_writable", "check_plot_path"]
 
 #: Exit status for user errors (bad option, bad file, bad parameter).
 EXIT_USAGE = 2
@@ -78,6 +80,41 @@ def run_guarded(func, *args, **kwargs):
     except LDPError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+
+
+def check_writable(path: str | Path, option: str) -> None:
+    """Refuse an output path whose file could not be created, before any work is done.
+
+    Its directory must exist and be writable, and the path must not be a
+    directory. Raises :class:`~ldp.errors.ParameterError` naming ``option``.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise ParameterError(f"{option} {str(path)!r} is a directory; expected a file name")
+    parent = target.parent
+    if not parent.is_dir():
+        raise ParameterError(f"{option} {str(path)!r}: directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise ParameterError(f"{option} {str(path)!r}: directory {str(parent)!r} is not writable")
+
+
+def check_plot_path(path: str | Path, option: str = "--plot") -> None:
+    """Refuse a plot path before computing: matplotlib missing, an image format it cannot write, or an unwritable place.
+
+    The format follows the extension, as matplotlib's ``savefig`` does.
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+    except ImportError:
+        raise ParameterError(f"{option} needs matplotlib: pip install 'ldp[plot]'") from None
+    formats = FigureCanvasAgg.get_supported_filetypes()
+    extension = Path(path).suffix.lower().lstrip(".")
+    if extension not in formats:
+        found = f"unknown image extension {'.' + extension!r}" if extension else "no image extension"
+        raise ParameterError(
+            f"{option} {str(path)!r}: {found}; expected one of {', '.join('.' + name for name in sorted(formats))}"
+        )
+    check_writable(path, option)
 
 
 def main(argv=None):

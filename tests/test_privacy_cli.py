@@ -67,6 +67,28 @@ def test_bad_input_is_one_line_error(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("plot, needles", [
+    ("curve.txt", ("--plot", "curve.txt", "unknown image extension '.txt'", ".png")),
+    ("curve", ("--plot", "no image extension")),
+    ("missing-dir/curve.png", ("--plot", "missing-dir", "does not exist")),
+])
+def test_tradeoff_bad_plot_path_fails_before_computing(tmp_path, monkeypatch, plot, needles):
+    pytest.importorskip("matplotlib")
+    import ldp.privacy.mechanisms
+
+    def not_called(*args, **kwargs):
+        raise AssertionError("the curves were computed before the --plot path was checked")
+
+    monkeypatch.setattr(ldp.privacy.mechanisms, "mechanism_tradeoff", not_called)
+    spec_path = tmp_path / "grr.json"
+    spec_path.write_text(ldp.GRR(domain=("a", "b"), epsilon=1.0).to_json())
+    result = _run("privacy", "tradeoff", "--spec", str(spec_path), "--plot", str(tmp_path / plot))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.stdout == ""  # nothing was computed or printed
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(needle in lines[0] for needle in needles), lines
+
+
 def test_help_has_examples():
     for sub in ("compose", "convert", "tradeoff"):
         result = _run("privacy", sub, "--help")

@@ -6,7 +6,7 @@ import math
 
 import click
 
-from ldp.cli import run_guarded
+from ldp.cli import check_plot_path, run_guarded
 from ldp.errors import ParameterError
 
 __all__ = ["privacy"]
@@ -138,6 +138,8 @@ def tradeoff(spec_path, reports, delta, plot_path):
         from ldp.specs import Rappor, load_spec
 
         spec = load_spec(spec_path)
+        if plot_path is not None:
+            check_plot_path(plot_path)  # before computing the curves
         curves = {}
         counts = [1] if reports == 1 else [1, reports]
         if isinstance(spec, Rappor) and spec.f > 0:
@@ -157,14 +159,12 @@ def tradeoff(spec_path, reports, delta, plot_path):
         if math.isfinite(eps_k):
             curves[f"f_(eps = {eps_k:.3g}, delta = {delta:.2g})"] = dp_tradeoff(eps_k, delta)
         if plot_path is not None:
-            try:
-                from ldp.privacy.plotting import plot_tradeoffs
-            except ImportError:  # pragma: no cover - plotting module itself is light
-                raise ParameterError("--plot needs matplotlib (pip install 'ldp[plot]')") from None
+            from ldp.privacy.plotting import plot_tradeoffs
+
             try:
                 plot_tradeoffs(curves, path=plot_path, title=f"{spec.mechanism} ({spec.fingerprint})")
-            except ModuleNotFoundError as exc:
-                raise ParameterError(f"--plot needs matplotlib (pip install 'ldp[plot]'): {exc}") from None
+            except OSError as exc:  # the place was checked above; it can still fail (disk full, removed meanwhile)
+                raise ParameterError(f"cannot write --plot {plot_path!r}: {exc.strerror or exc}") from None
             click.echo(f"wrote {plot_path}")
 
     run_guarded(body)
