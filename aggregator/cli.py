@@ -15,15 +15,31 @@ from pathlib import Path
 
 import click
 
-from ldp.cli import run_guarded
+from ldp.cli import check_writable, run_guarded
 from ldp.progress import CountProgress
 from ldp.errors import ParameterError
 
-__all__ = ["aggregate", "EXIT_REJECTS", "CONSISTENCY_METHODS"]
+__all__ = ["aggregate", "EXIT_REJECTS", "CONSISTENCY_METHODS", "check_estimates_output"]
 
 #: Exit status when estimates were produced but some reports were rejected.
 EXIT_REJECTS = 3
 CONSISTENCY_METHODS = ("none", "norm-sub", "base-cut", "norm-mul", "clip")
+#: Extensions :func:`ldp.aggregator.writers.write_estimates` writes (its own table; keep the two equal).
+ESTIMATE_FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}
+
+
+def check_estimates_output(path: str | None, option: str = "-o") -> None:
+    """Refuse an estimates/results file before any work: unknown extension or a place that cannot be written.
+
+    ``None`` and ``-`` (a table on stdout) are always fine. The extension is
+    checked by the writers' own check (``.gz`` allowed except for Parquet).
+    """
+    if path is None or str(path) == "-":
+        return
+    from ldp.aggregator.writers import _format
+
+    _format(str(path), "estimates", ESTIMATE_FORMATS)
+    check_writable(path, option)
 
 
 @click.command("aggregate")
@@ -110,17 +126,17 @@ def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, 
         raise ParameterError("give report files or --counts, not both")
     if not counts_path and not reports:
         raise ParameterError("no report files given (or use --counts counts.csv for RAPPOR)")
+    check_estimates_output(output)
     candidates = _read_candidates(candidates_path) if candidates_path else None
     if candidates is not None and spec.report_kind != "rappor":
         raise ParameterError(f"--candidates is for RAPPOR specs; this spec is {spec.mechanism}")
+    _check_consistency(spec, consistency, with_candidates=candidates is not None)
     if counts_path:
         accumulator = _from_counts(spec, counts_path)
         status = 0
     else:
         accumulator, status = _accumulate(spec, list(reports), rejects_path, chunk_size, engine or {})
     if by_group:
-        if consistency != "none":
-            raise ParameterError("--consistency does not apply to mean estimates")
         estimates = accumulator.estimate(confidence, by_group=True, with_overall=True)
         if len(estimates) == 1:
             click.echo("note: no report carries a group key (ldp encode --group-column); only the overall mean is given",
@@ -205,12 +221,22 @@ def _decode_summary(summary: dict) -> str:
     return line
 
 
+def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None:
+    """--consistency post-processes frequency estimates only; checked before any report is read."""
+    if consistency == "none":
+        return
+    if spec.report_kind == "numeric":
+        raise ParameterError(f"--consistency {consistency} does not apply to mean estimates ({spec.mechanism} spec); "
+                             "use --consistency none")
+    if with_candidates:
+        raise ParameterError("--consistency does not apply to a RAPPOR candidate decode")
+    if spec.report_kind == "rappor" and spec.encoding == "bloom":
+        raise ParameterError("--consistency does not apply to Bloom RAPPOR bit estimates (give --candidates to decode values)")
+
+
 def _estimate(accumulator, spec, *, candidates, consistency, confidence, decode_options=None):
+    """The estimate table (options already checked by :func:`_check_consistency`)."""
     options = {"confidence": confidence, "consistency": consistency}
     if candidates is not None:
-        if consistency != "none":
-            raise ParameterError("--consistency does not apply to a RAPPOR candidate decode")
         options = {"confidence": confidence, "candidates": candidates, **(decode_options or {})}
-    elif spec.report_kind == "rappor" and spec.encoding == "bloom" and consistency != "none":
-        raise ParameterError("--consistency does not apply to Bloom RAPPOR bit estimates (give --candidates to decode values)")
     return accumulator.estimate(**options)

@@ -195,3 +195,58 @@ def test_spec_from_google_bad_params_file(tmp_path, text, needles):
     params = tmp_path / "bp.csv"
     params.write_bytes(text)
     _one_line_error(_run("spec", "rappor", "--from-google", params), "bp.csv", *needles)
+
+
+# -- checks that must run before the work --------------------------------------------
+
+
+@pytest.fixture
+def no_reading(monkeypatch):
+    """Fail the test if ldp aggregate starts reading reports."""
+    import ldp.aggregator.engines
+
+    def not_called(*args, **kwargs):
+        raise AssertionError("reports were read before the options were checked")
+
+    monkeypatch.setattr(ldp.aggregator.engines, "aggregate_files", not_called)
+
+
+def _reports(tmp_path, spec, values):
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    source = tmp_path / "values.txt"
+    source.write_text("".join(f"{v}\n" for v in values))
+    reports = tmp_path / "reports.jsonl"
+    result = _run("encode", "--spec", spec_path, source, "-o", reports)
+    assert result.exit_code == 0, result.output
+    return spec_path, reports
+
+
+@pytest.mark.parametrize("output, needles", [
+    ("out.txt", ("out.txt", "unknown extension '.txt'", ".csv")),
+    ("missing-dir/out.csv", ("-o", "missing-dir", "does not exist")),
+])
+def test_aggregate_bad_output_fails_before_reading(tmp_path, no_reading, output, needles):
+    spec_path, reports = _reports(tmp_path, ldp.GRR(domain=("a", "b"), epsilon=1.0), "abab")
+    result = _run("aggregate", "--spec", spec_path, reports, "-o", tmp_path / output)
+    _one_line_error(result, *needles)
+
+
+@pytest.mark.parametrize("spec, values, needles", [
+    (ldp.Piecewise(epsilon=1.0, low=0.0, high=1.0), [0.5, 0.25], ("--consistency norm-sub", "mean estimates")),
+    (ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=2, f=0, p="1/4", q="3/4"), "abab",
+     ("--consistency", "Bloom RAPPOR", "--candidates")),
+])
+def test_aggregate_consistency_checked_before_reading(tmp_path, no_reading, spec, values, needles):
+    spec_path, reports = _reports(tmp_path, spec, values)
+    result = _run("aggregate", "--spec", spec_path, reports, "--consistency", "norm-sub")
+    _one_line_error(result, *needles)
+
+
+def test_aggregate_consistency_with_candidates_checked_before_reading(tmp_path, no_reading):
+    spec = ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=2, f=0, p="1/4", q="3/4")
+    spec_path, reports = _reports(tmp_path, spec, "abab")
+    candidates = tmp_path / "candidates.txt"
+    candidates.write_text("a\nb\n")
+    result = _run("aggregate", "--spec", spec_path, reports, "--candidates", candidates, "--consistency", "clip")
+    _one_line_error(result, "--consistency", "candidate decode")
