@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ldp.cli import run_guarded
+from ldp.cli import check_plot_path, run_guarded
 from ldp.errors import ParameterError
 from ldp.progress import stderr_is_terminal
 
@@ -65,6 +65,7 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
     from ldp.simulations.summary import format_report, summarize
 
     preset = options["preset"]
+    _check_options(options)
     progress = _Progress("simulating")
     numeric = _numeric_request(options)
     try:
@@ -128,14 +129,36 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
         write_estimates(results, options["output"])
         click.echo(f"wrote {len(results)} rows to {options['output']}", err=True)
     if options["plot"]:
-        if preset is not None and PRESETS[preset] == "regtest":
-            raise ParameterError("--plot draws error versus epsilon; the rappor-regtest preset has a single epsilon per case")
         if numeric:
             from ldp.simulations.numeric import plot_numeric as plot
         else:
             from ldp.simulations.plot import plot_results as plot
         plot(results, options["plot"])
         click.echo(f"wrote plot {options['plot']}", err=True)
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """Refuse bad options before the sweep runs: outputs that could not be written, --column without --data, epsilons <= 0."""
+    from ldp.simulations.presets import PRESETS
+
+    if options["column"] is not None and options["data"] is None:
+        raise click.UsageError("--column names a column of --data FILE; give --data too (or drop --column)")
+    if options["epsilon"] is not None:
+        for item in (part.strip() for part in str(options["epsilon"]).split(",") if part.strip()):
+            try:
+                value = float(item)
+            except ValueError:
+                raise ParameterError(f"--epsilon must be numbers > 0 separated by commas, got {item!r}") from None
+            if not 0 < value < float("inf"):
+                raise ParameterError(f"--epsilon must be > 0 (and finite), got {item}")
+    if options["plot"]:
+        if options["preset"] is not None and PRESETS[options["preset"]] == "regtest":
+            raise ParameterError("--plot draws error versus epsilon; the rappor-regtest preset has a single epsilon per case")
+        check_plot_path(options["plot"])
+    if options["output"]:
+        from ldp.aggregator.cli import check_estimates_output
+
+        check_estimates_output(options["output"])
 
 
 def _numeric_request(options: dict[str, Any]) -> bool:

@@ -196,8 +196,13 @@ def _read_column(path: Path, column: str):
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
-            frame = pd.read_csv(path, usecols=lambda name: name == column, dtype=object, keep_default_na=False)
+            _check_column(path, column, pd.read_csv(path, nrows=0).columns)
+            # index_col=False: a row with more fields than the header must not shift the columns
+            frame = pd.read_csv(path, usecols=[column], index_col=False, dtype=object, keep_default_na=False)
         elif suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            _check_column(path, column, pq.read_schema(path).names)
             frame = pd.read_parquet(path, columns=[column])
         elif suffix in (".jsonl", ".ndjson"):
             frame = pd.read_json(path, lines=True, dtype=False)
@@ -207,15 +212,30 @@ def _read_column(path: Path, column: str):
             raise ParameterError(f"--data {str(path)!r}: unknown format {suffix!r}; use .csv, .parquet or .jsonl")
     except FileNotFoundError:
         raise ParameterError(f"--data file {str(path)!r} does not exist") from None
-    except ValueError as exc:
+    except UnicodeDecodeError as exc:
+        raise ParameterError(f"--data {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from None
+    except ValueError as exc:  # pandas' and pyarrow's parse errors (ArrowInvalid, EmptyDataError) are ValueErrors
         if isinstance(exc, ParameterError):
             raise
-        raise ParameterError(f"cannot read column {column!r} from {str(path)!r}: {exc}") from None
+        raise ParameterError(f"cannot read column {column!r} from --data {str(path)!r}: {_first_line(exc)}") from None
     except OSError as exc:
-        raise ParameterError(f"cannot read --data {str(path)!r}: {exc}") from None
-    if column not in frame.columns:
-        raise ParameterError(f"--data {str(path)!r} has no column {column!r}; columns: {', '.join(map(str, frame.columns))}")
+        raise ParameterError(f"cannot read --data {str(path)!r}: {_first_line(exc)}") from None
+    _check_column(path, column, frame.columns)
     return frame[column]
+
+
+def _check_column(path: Path, column: str, names) -> None:
+    names = [str(name) for name in names]
+    if column not in names:
+        raise ParameterError(
+            f"--data {str(path)!r} has no column {column!r}; its columns: {', '.join(map(repr, names)) or '(none)'}"
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message cut to one line (pyarrow appends whole schemas)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _domain_value(value: Any) -> str | int:

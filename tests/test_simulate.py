@@ -301,6 +301,81 @@ def test_cli_user_errors_are_one_line():
     assert "Traceback" not in result.output
 
 
+def _error_line(result) -> str:
+    """The one error line of a failed command (click's usage header, if any, aside); no traceback."""
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, result.stderr
+    if not result.stderr.startswith("Usage:"):
+        assert result.stderr.strip() == errors[0]
+    return errors[0]
+
+
+@pytest.fixture
+def no_sweep(monkeypatch):
+    """Fail the test if a simulation starts."""
+    import ldp.simulations.numeric
+    import ldp.simulations.presets
+    import ldp.simulations.runner
+
+    def not_called(*args, **kwargs):
+        raise AssertionError("the sweep ran before the options were checked")
+
+    monkeypatch.setattr(ldp.simulations.runner, "run", not_called)
+    monkeypatch.setattr(ldp.simulations.numeric, "run_numeric", not_called)
+    monkeypatch.setattr(ldp.simulations.presets, "run_rappor_regtest", not_called)
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["-o", "results.xyz"], ("results.xyz", "unknown extension '.xyz'", ".csv")),
+    (["-o", "missing-dir/results.csv"], ("-o", "missing-dir", "does not exist")),
+    (["--plot", "accuracy.txt"], ("--plot", "unknown image extension '.txt'", ".png")),
+    (["--plot", "missing-dir/accuracy.png"], ("--plot", "missing-dir", "does not exist")),
+    (["--low", "0", "--high", "1", "-o", "results.xyz"], ("results.xyz", "unknown extension")),
+    (["--low", "0", "--high", "1", "--plot", "missing-dir/accuracy.png"], ("--plot", "does not exist")),
+    (["--preset", "rappor-regtest", "--small", "--plot", "accuracy.png"], ("--plot", "rappor-regtest")),
+])
+def test_cli_outputs_checked_before_the_sweep(tmp_path, monkeypatch, no_sweep, args, needles):
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    line = _error_line(CliRunner().invoke(cli, ["simulate", *args]))
+    assert all(needle in line for needle in needles), line
+
+
+@pytest.mark.parametrize("epsilon, needles", [
+    ("0", ("--epsilon must be > 0", "got 0")),
+    ("1,-2", ("--epsilon must be > 0", "got -2")),
+    ("1,inf", ("--epsilon must be > 0", "got inf")),
+    ("1,abc", ("--epsilon", "'abc'")),
+])
+def test_cli_epsilon_must_be_positive(no_sweep, epsilon, needles):
+    line = _error_line(CliRunner().invoke(cli, ["simulate", "-e", epsilon]))
+    assert all(needle in line for needle in needles), line
+
+
+def test_cli_column_without_data_is_a_usage_error(no_sweep):
+    line = _error_line(CliRunner().invoke(cli, ["simulate", "--column", "country"]))
+    assert "--column" in line and "--data" in line
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl"])
+def test_cli_data_without_the_column_lists_the_columns_on_one_line(tmp_path, suffix):
+    frame = pd.DataFrame({"country": ["fr", "de", "fr"], "visits": [1, 2, 3]})
+    path = tmp_path / f"data{suffix}"
+    {".csv": lambda: frame.to_csv(path, index=False), ".parquet": lambda: frame.to_parquet(path),
+     ".jsonl": lambda: frame.to_json(path, orient="records", lines=True)}[suffix]()
+    line = _error_line(CliRunner().invoke(cli, ["simulate", "--data", str(path), "--column", "nope"]))
+    assert f"data{suffix}" in line and "'nope'" in line and "'country', 'visits'" in line
+
+
+def test_data_csv_row_with_an_extra_field_does_not_shift_the_column(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("country,other\nfr,x,extra\nde,y\nfr,z\n")
+    population = from_data(path, "country")
+    assert set(population.domain) == {"fr", "de"}
+
+
 def test_cli_help_has_an_example():
     result = CliRunner().invoke(cli, ["simulate", "--help"])
     assert result.exit_code == 0
