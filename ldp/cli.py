@@ -19,7 +19,7 @@ import click
 
 from ldp.errors import LDPError, ParameterError
 
-__all__ = ["main", "cli", "run_guarded", "EXIT_USAGE", "check_writable", "check_plot_path"]
+__all__ = ["main", "cli", "run_guarded", "EXIT_USAGE", "OptionConflict", "check_writable", "check_plot_path"]
 
 #: Exit status for user errors (bad option, bad file, bad parameter).
 EXIT_USAGE = 2
@@ -33,6 +33,18 @@ SUBCOMMANDS = {
     "simulate": "ldp.simulations.cli:simulate",
     "privacy": "ldp.commands.privacy:privacy",
 }
+
+
+class OptionConflict(click.UsageError):
+    """Options that contradict each other or would be silently ignored: a usage error shown as one line.
+
+    Exit status 2 like every usage error; the message names the options.
+    Unlike click's default it prints no usage banner, so the error stays
+    the single line DESIGN.md asks for.
+    """
+
+    def show(self, file=None) -> None:
+        click.echo(f"Error: {self.format_message()}", err=True, file=file)
 
 
 class LazyGroup(click.Group):

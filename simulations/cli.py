@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ldp.cli import check_plot_path, run_guarded
+from ldp.cli import OptionConflict, check_plot_path, run_guarded
 from ldp.errors import ParameterError
 from ldp.progress import stderr_is_terminal
 
@@ -142,7 +142,7 @@ def _check_options(options: dict[str, Any]) -> None:
     from ldp.simulations.presets import PRESETS
 
     if options["column"] is not None and options["data"] is None:
-        raise click.UsageError("--column names a column of --data FILE; give --data too (or drop --column)")
+        raise OptionConflict("--column names a column of --data FILE; give --data too (or drop --column)")
     if options["epsilon"] is not None:
         for item in (part.strip() for part in str(options["epsilon"]).split(",") if part.strip()):
             try:

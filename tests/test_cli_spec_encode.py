@@ -82,6 +82,70 @@ def test_spec_bad_parameters_are_one_line_errors(args, message):
     assert len(result.output.strip().splitlines()) == 1
 
 
+def _params_file(tmp_path):
+    path = tmp_path / "params.csv"
+    path.write_text("k,h,m,p,q,f\n16,2,4,0.5,0.75,0.5\n")
+    return path
+
+
+RAPPOR_ARGS = ["--num-bits", "8", "--num-hashes", "2", "--f", "0.5", "--p", "0.25", "--q", "0.75"]
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["rappor", "--from-google", "{params}", "--num-bits", "8"], ("--num-bits", "--from-google")),
+    (["rappor", "--from-google", "{params}", "--f", "0.5", "--encoding", "basic"], ("--f, --encoding", "--from-google")),
+    (["rappor", "--from-google", "{params}", "--domain", "a,b"], ("--domain", "--from-google")),
+    (["rappor", "--epsilon", "1", *RAPPOR_ARGS], ("--epsilon", "rappor", "--f, --p and --q")),
+    (["rappor", "--domain", "a,b", *RAPPOR_ARGS], ("--domain", "bloom rappor", "--encoding basic")),
+    (["rappor", "--g", "3", *RAPPOR_ARGS], ("--g", "rappor")),
+    (["rappor", "--low", "0", *RAPPOR_ARGS], ("--low", "rappor")),
+    (["piecewise", "--epsilon", "1", "--low", "0", "--high", "1", "--domain", "a,b"], ("--domain", "piecewise")),
+    (["piecewise", "--epsilon", "1", "--low", "0", "--high", "1", "--domain-size", "4"], ("--domain-size",)),
+    (["piecewise", "--epsilon", "1", "--low", "0", "--high", "1", "--delta", "1e-5"], ("--delta", "piecewise")),
+    (["duchi", "--epsilon", "1", "--low", "0", "--high", "1", "--grid", "8"], ("--grid", "duchi")),
+    (["laplace", "--epsilon", "1", "--low", "0", "--high", "1", "--num-bits", "8"], ("--num-bits", "laplace")),
+    (["auto", "--epsilon", "1", "--low", "0", "--high", "1", "--delta", "1e-5"], ("--delta", "auto")),
+    (["grr", "--epsilon", "1", "--domain", "a,b", "--f", "0.5", "--hash", "md5"], ("--f, --hash", "grr")),
+    (["oue", "--epsilon", "1", "--domain", "a,b", "--from-google", "{params}"], ("--from-google", "oue")),
+])
+def test_spec_ignored_or_contradictory_options_are_one_line_usage_errors(tmp_path, args, needles):
+    args = [str(_params_file(tmp_path)) if a == "{params}" else a for a in args]
+    out = tmp_path / "spec.json"
+    result = _run("spec", *args, "-o", out)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "not apply" in lines[0], result.stderr
+    assert all(needle in lines[0] for needle in needles), lines[0]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["rappor", "--from-google", "{params}", "--hash", "mmh3"],
+    ["rappor", "--encoding", "basic", "--domain", "a,b", "--f", "0.5", "--p", "0.25", "--q", "0.75"],
+    ["auto", "--epsilon", "1", "--low", "0", "--high", "1", "--grid", "16"],
+    ["laplace", "--epsilon", "1", "--low", "0", "--high", "1", "--grid", "16"],
+    ["gaussian", "--epsilon", "1", "--low", "0", "--high", "1", "--delta", "1e-5", "--grid", "16"],
+    ["olh", "--epsilon", "1", "--domain", "a,b,c", "--g", "3"],
+])
+def test_spec_options_that_apply_are_accepted(tmp_path, args):
+    args = [str(_params_file(tmp_path)) if a == "{params}" else a for a in args]
+    result = _run("spec", *args, "-o", tmp_path / "spec.json")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["gaussian", "--epsilon", "1", "--low", "0", "--high", "1"], "gaussian needs --delta"),
+    (["rappor", "--num-bits", "8", "--num-hashes", "2", "--p", "0.25", "--q", "0.75"], "rappor needs --f"),
+    (["rappor", "--num-bits", "8", "--p", "0.25"], "rappor needs --f, --q, --num-hashes"),
+    (["rappor", "--encoding", "basic", "--domain", "a,b", "--f", "0.5"], "rappor needs --p, --q"),
+])
+def test_spec_missing_parameters_name_the_options(args, message):
+    result = _run("spec", *args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0], result.stderr
+
+
 # -- ldp encode ----------------------------------------------------------------
 def _grr_spec(tmp_path):
     path = tmp_path / "grr.json"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from ldp.cli import run_guarded
+from ldp.cli import OptionConflict, run_guarded
 from ldp.errors import ParameterError
 from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, Rappor, best_frequency_mechanism
 
-__all__ = ["spec", "build_spec"]
+__all__ = ["spec", "build_spec", "check_options"]
 
 MECHANISMS = [*FREQUENCY_MECHANISMS, "auto", "rappor", *NUMERIC_MECHANISMS]
 
@@ -52,9 +52,12 @@ def build_spec(mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None
             raise ParameterError(f"{name} needs --epsilon")
         if "low" not in numeric or "high" not in numeric:
             raise ParameterError(f"{name} needs --low and --high (the range of the values)")
+        if "delta" not in numeric and "delta" in _fields(NUMERIC_MECHANISMS.get(name)):
+            raise ParameterError(f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)")
         return numeric_spec(name, epsilon, **numeric)
     if numeric:
-        raise ParameterError(f"--{'/--'.join(numeric)} apply to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)})")
+        verb = "applies" if len(numeric) == 1 else "apply"
+        raise ParameterError(f"--{', --'.join(numeric)} {verb} to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)})")
     if name == "rappor":
         if from_google is not None:
             from ldp.google_params import read_google_params
@@ -62,6 +65,10 @@ def build_spec(mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None
             return read_google_params(from_google, hash=rappor.get("hash") or "md5")
         options = {k: v for k, v in rappor.items() if v is not None}
         encoding = options.get("encoding", "bloom")
+        needed = ["f", "p", "q"] + (["num_bits", "num_hashes"] if encoding == "bloom" else [])
+        missing = [f"--{name.replace('_', '-')}" for name in needed if name not in options]
+        if missing:
+            raise ParameterError(f"rappor needs {', '.join(missing)} (or --from-google params.csv)")
         if encoding == "basic":
             if domain is None:
                 raise ParameterError("basic rappor needs --domain, --domain-file or --domain-size")
@@ -85,6 +92,64 @@ def build_spec(mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None
             raise ParameterError("--g applies to olh only")
         return cls(domain=domain, epsilon=epsilon, g=g)
     return cls(domain=domain, epsilon=epsilon)
+
+
+def _fields(cls) -> set[str]:
+    """Field names of a spec class (empty for None)."""
+    import dataclasses
+
+    return {field.name for field in dataclasses.fields(cls)} if cls is not None else set()
+
+
+def _given(options: dict[str, object]) -> list[str]:
+    return [name for name, value in options.items() if value is not None]
+
+
+def _refuse(options: list[str], why: str) -> None:
+    if options:
+        verb = "does" if len(options) == 1 else "do"
+        raise OptionConflict(f"{', '.join(options)} {verb} not apply {why}")
+
+
+def check_options(mechanism: str, *, epsilon, domain: dict, g, rappor: dict, numeric: dict) -> None:
+    """Refuse options the chosen mechanism would silently ignore (a one-line usage error naming them).
+
+    ``domain``, ``rappor`` and ``numeric`` map CLI option names (``--domain``,
+    ``--num-bits``, ``--low``, ...) to their values (None when not given);
+    ``rappor`` includes ``--from-google``.
+    """
+    name = mechanism.lower().replace("_", "-")
+    domain_given, rappor_given, numeric_given = _given(domain), _given(rappor), _given(numeric)
+    if name in NUMERIC_MECHANISMS or (name == "auto" and not domain_given and numeric_given):
+        what = f"to {name} (a numeric mechanism" + (")" if name != "auto" else ", chosen because --low/--high were given)")
+        _refuse(domain_given, f"{what}: it takes --low and --high instead")
+        _refuse(rappor_given, f"{what}; rappor only")
+        _refuse(["--g"] if g is not None else [], f"{what}; olh only")
+        fields = _fields(NUMERIC_MECHANISMS.get(name))
+        if name == "auto":  # auto picks a pure-epsilon mechanism; it may or may not use a grid
+            _refuse(["--delta"] if numeric["--delta"] is not None else [], "to auto, which picks a pure-epsilon mechanism; "
+                    "use gaussian for (epsilon, delta)-LDP")
+        else:
+            if numeric["--grid"] is not None and "grid" not in fields:
+                _refuse(["--grid"], f"to {name}, which has no input grid")
+            if numeric["--delta"] is not None and "delta" not in fields:
+                _refuse(["--delta"], f"to {name}, a pure-epsilon mechanism; use gaussian for (epsilon, delta)-LDP")
+        return
+    if name == "rappor":
+        from_google = rappor.get("--from-google")
+        if from_google is not None:
+            _refuse([option for option in rappor_given if option not in ("--from-google", "--hash")],
+                    "with --from-google, which reads every RAPPOR parameter from the file (only --hash may be added)")
+            _refuse(domain_given, "with --from-google (Google's params describe Bloom-filter RAPPOR, which has no domain)")
+        elif rappor.get("--encoding") != "basic":
+            _refuse(domain_given, f"to {rappor.get('--encoding') or 'bloom'} rappor (only --encoding basic takes a domain; "
+                    "Bloom-filter reports are decoded with ldp aggregate --candidates)")
+        _refuse(["--epsilon"] if epsilon is not None else [],
+                "to rappor: its privacy follows from --f, --p and --q (printed as epsilon_inf and epsilon_one)")
+        _refuse(["--g"] if g is not None else [], "to rappor (olh only)")
+        _refuse(numeric_given, f"to rappor (numeric mechanisms only: {', '.join(NUMERIC_MECHANISMS)})")
+        return
+    _refuse(rappor_given, f"to {name} (rappor only)")
 
 
 def _privacy_lines(spec) -> list[str]:
@@ -167,6 +232,14 @@ def spec(mechanism, epsilon, domain, domain_file, domain_size, g, num_bits, num_
       ldp spec auto --epsilon 2 --low 0 --high 3600       (numeric: best by worst-case variance)
       ldp spec gaussian --epsilon 1 --delta 1e-5 --low 0 --high 1
     """
+
+    check_options(
+        mechanism, epsilon=epsilon, g=g,
+        domain={"--domain": domain, "--domain-file": domain_file, "--domain-size": domain_size},
+        rappor={"--num-bits": num_bits, "--num-hashes": num_hashes, "--num-cohorts": num_cohorts, "--f": f_, "--p": p_,
+                "--q": q_, "--hash": hash_, "--encoding": encoding, "--from-google": from_google},
+        numeric={"--low": low, "--high": high, "--grid": grid, "--delta": delta},
+    )
 
     def body():
         values = _parse_domain(domain, domain_file, domain_size)
