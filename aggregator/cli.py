@@ -24,8 +24,6 @@ __all__ = ["aggregate", "EXIT_REJECTS", "CONSISTENCY_METHODS", "check_estimates_
 #: Exit status when estimates were produced but some reports were rejected.
 EXIT_REJECTS = 3
 CONSISTENCY_METHODS = ("none", "norm-sub", "base-cut", "norm-mul", "clip")
-#: Extensions :func:`ldp.aggregator.writers.write_estimates` writes (its own table; keep the two equal).
-ESTIMATE_FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}
 
 
 def check_estimates_output(path: str | None, option: str = "-o") -> None:
@@ -36,9 +34,9 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
     """
     if path is None or str(path) == "-":
         return
-    from ldp.aggregator.writers import _format
+    from ldp.aggregator.writers import estimates_format
 
-    _format(str(path), "estimates", ESTIMATE_FORMATS)
+    estimates_format(str(path))
     check_writable(path, option)
 
 

@@ -43,9 +43,21 @@ from ldp.batch import ReportBatch
 from ldp.errors import ParameterError
 from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, Report
 
-__all__ = ["write_reports", "write_estimates", "format_estimates", "report_columns_of"]
+__all__ = [
+    "write_reports",
+    "write_estimates",
+    "format_estimates",
+    "report_columns_of",
+    "estimates_format",
+    "ESTIMATE_FORMATS",
+    "REPORT_FORMATS",
+]
 
 _STDOUT = "-"
+#: File extension → format of the report files :func:`write_reports` writes (each optionally ``.gz``, not Parquet).
+REPORT_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+#: File extension → format of the estimate files :func:`write_estimates` writes.
+ESTIMATE_FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}
 _JSONL_PIECE = 1 << 18
 
 
@@ -72,6 +84,11 @@ def _format(path: str, what: str, allowed: dict[str, str]) -> str:
             f"{what} file {path!r}: unknown extension {ext or '(none)'!r}; expected one of {', '.join(sorted(allowed))}"
         )
     return fmt
+
+
+def estimates_format(path: str) -> str:
+    """The format :func:`write_estimates` would write ``path`` in; :class:`ParameterError` for an unknown extension."""
+    return _format(path, "estimates", ESTIMATE_FORMATS)
 
 
 def _open_text(path: str) -> IO[str]:
@@ -351,7 +368,7 @@ def write_reports(
     if hasattr(path_or_stdout, "write"):
         return _write_jsonl(path_or_stdout, spec, batches)
     path = str(path_or_stdout)
-    fmt = _format(path, "reports", {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"})
+    fmt = _format(path, "reports", REPORT_FORMATS)
     if fmt == "parquet":
         return _write_parquet(path, spec, batches)
     with _open_text(path) as stream:
@@ -391,7 +408,7 @@ def write_estimates(estimates: pd.DataFrame, path: "str | Path | None" = None) -
         sys.stdout.write(format_estimates(estimates) + "\n")
         return
     path = str(path)
-    fmt = _format(path, "estimates", {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"})
+    fmt = estimates_format(path)
     try:
         if fmt == "csv":
             estimates.to_csv(path, index=False, compression="infer")
