@@ -18,13 +18,21 @@ from ldp.cli import run_guarded
 __all__ = ["google_rappor"]
 
 
-def _spec(path: str):
+def _spec(path: str, *, warn_hash: bool = False):
+    """The Bloom RAPPOR spec at ``path``; with ``warn_hash``, say on stderr when its hash is not Google's md5."""
     from ldp.errors import ParameterError
     from ldp.specs import Rappor, load_spec
 
     spec = load_spec(path)
     if not isinstance(spec, Rappor) or spec.encoding != "bloom":
         raise ParameterError(f"{path}: Google RAPPOR formats need a Bloom-filter RAPPOR spec, got {spec.mechanism}")
+    if warn_hash and spec.hash != "md5":
+        click.echo(
+            f"warning: {path} hashes with {spec.hash}, Google's hash_candidates.py with md5: build the map with "
+            "`ldp google-rappor map` (it uses the spec's hash), and note that `ldp spec rappor --from-google` "
+            "reads these params back as an md5 spec (another fingerprint)",
+            err=True,
+        )
     return spec
 
 
@@ -54,7 +62,7 @@ def params(spec_path, output):
     def work():
         from ldp.aggregator.google import write_params
 
-        write_params(_spec(spec_path), output)
+        write_params(_spec(spec_path, warn_hash=True), output)
         click.echo(f"wrote {output}", err=True)
 
     run_guarded(work)

@@ -286,3 +286,13 @@ def test_counts_user_errors_exit_2(tmp_path):
         (tmp_path / "reports.txt").write_text("x\n")
         result = _counts_cli("--spec", spec_path, *args, "-o", tmp_path / "c.csv")
         assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("hash_name, warned", [("md5", False), ("mmh3", True)])
+def test_params_warns_when_the_spec_does_not_hash_like_google(tmp_path, hash_name, warned):
+    spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, p="0.5", q="0.75", f="0.5", hash=hash_name)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    out = CliRunner().invoke(cli, ["google-rappor", "params", "--spec", str(spec_path), "-o", str(tmp_path / "p.csv")])
+    assert out.exit_code == 0, out.output
+    assert ("warning:" in out.output and "hash_candidates.py with md5" in out.output) is warned
