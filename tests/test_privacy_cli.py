@@ -31,6 +31,24 @@ def test_compose_with_spec(tmp_path):
     assert "exact rappor curve" in result.output and "epsilon_inf" in result.output
 
 
+@pytest.mark.parametrize("mechanism, row", [
+    ("duchi", "exact duchi curve"),  # two-point: binary RR between the inputs ±1, exact
+    ("laplace", "laplace: f_(eps,0) at its achieved epsilon"),  # grid table: a sound bound, labelled so
+])
+def test_numeric_specs_compose_and_print_their_gdp_mu(tmp_path, mechanism, row):
+    path = tmp_path / "spec.json"
+    spec = ldp.numeric_spec(mechanism, 1.0, 0, 10)
+    path.write_text(spec.to_json())
+    composed = _run("privacy", "compose", "--spec", str(path), "-k", "10", "--delta", "1e-6")
+    assert composed.exit_code == 0, composed.output
+    expected = optimal_composition(spec.epsilon_achieved, 10, 1e-6)
+    line = next(line for line in composed.output.splitlines() if line.startswith(row))
+    assert float(line[len(row):].split()[0]) == pytest.approx(expected, rel=1e-5)
+    printed = _run("spec", mechanism, "--epsilon", "1", "--low", "0", "--high", "10")
+    assert printed.exit_code == 0, printed.output
+    assert "trade-off: one report is 1.23204-GDP" in printed.output
+
+
 @pytest.mark.parametrize("args, expected", [
     (["--mu", "1", "--delta", "1e-6"], "epsilon = "),
     (["--mu", "1", "--epsilon", "1"], "0.126937"),

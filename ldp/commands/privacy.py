@@ -62,12 +62,15 @@ def compose(epsilon, reports, delta, spec_path):
         rows = composition_table(eps, reports, delta)
         lines = [(r.method, _fmt(r.epsilon), r.guarantee, r.note) for r in rows]
         if spec is not None:
-            from ldp.privacy.mechanisms import mechanism_loss
+            from ldp.privacy.mechanisms import curve_is_exact, mechanism_loss
             from ldp.specs import Rappor
 
-            exact = mechanism_loss(spec, reports).epsilon(delta)
+            composed = mechanism_loss(spec, reports).epsilon(delta)
             note = "reports of one memoized value" if isinstance(spec, Rappor) else "fresh randomness per report"
-            lines.append((f"exact {spec.mechanism} curve", _fmt(exact), "exact", note))
+            if curve_is_exact(spec):
+                lines.append((f"exact {spec.mechanism} curve", _fmt(composed), "exact", note))
+            else:
+                lines.append((f"{spec.mechanism}: f_(eps,0) at its achieved epsilon", _fmt(composed), "bound", note))
             if isinstance(spec, Rappor):
                 lines.append(("rappor epsilon_inf (any number)", _fmt(spec.epsilon_inf), "bound", "PRR alone"))
         click.echo(f"{reports} reports of epsilon = {eps:.6g}, total delta = {delta:.3g}")

@@ -179,7 +179,7 @@ def _numeric_lines(spec) -> list[str]:
         lines.append(f"grid: {grid} steps over [{spec.low:g}, {spec.high:g}] (resolution {(spec.high - spec.low) / grid:.6g})")
     sd = (spec.worst_case_variance ** 0.5) * spec.half_width
     lines.append(f"worst-case std of one report: {sd:.6g} (value units); mean SE ~ {sd:.6g}/sqrt(n)")
-    return lines
+    return lines + _tradeoff_lines(spec)
 
 
 def _tradeoff_lines(spec) -> list[str]:
@@ -188,9 +188,10 @@ def _tradeoff_lines(spec) -> list[str]:
 
     try:
         summary = tradeoff_summary(spec)
-    except ParameterError:  # no exact trade-off curve for this mechanism
+    except ParameterError:  # no curve for this mechanism (gaussian: its mu is printed above)
         return []
-    lines = [f"trade-off: one report is {summary['gdp_mu']:.6g}-GDP (tightest mu bounding its exact curve)"]
+    bounded = "its exact curve" if summary["exact"] else "f_(eps,0) at its achieved epsilon"
+    lines = [f"trade-off: one report is {summary['gdp_mu']:.6g}-GDP (tightest mu bounding {bounded})"]
     if "gdp_mu_inf" in summary:
         lines.append(f"trade-off: all reports of one value (PRR) are {summary['gdp_mu_inf']:.6g}-GDP")
     return lines
