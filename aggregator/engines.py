@@ -2,9 +2,9 @@
 
 ================  =============================================================
 ``local``         one process streams the files chunk by chunk (bounded
-                  memory); with ``workers > 1`` a process pool reads the
+                  memory); with ``workers > 1`` a pool of threads reads the
                   partitions (:mod:`ldp.aggregator.partitions`) and the main
-                  process merges their accumulators in partition order
+                  thread merges their accumulators in partition order
 ``dask``          the partitions are read on a Dask cluster (``scheduler``
                   address, or a local cluster started for the run), their
                   accumulators merged by a tree reduction on the cluster; only
@@ -28,7 +28,6 @@ import collections
 import concurrent.futures
 import functools
 import logging
-import multiprocessing
 from typing import Callable, Iterator, Sequence
 
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
@@ -80,7 +79,8 @@ def aggregate_files(
     engine : {"local", "dask"}
         Where partitions are read.
     workers : int, optional
-        ``local``: processes (default 1: stream in this process).
+        ``local``: threads reading partitions (default 1: stream the files
+        in this thread).
         ``dask``: worker processes of the local cluster started when no
         ``scheduler`` is given (default: Dask's choice); not allowed with
         ``scheduler``.
@@ -106,10 +106,11 @@ def aggregate_files(
 
     Notes
     -----
-    With ``workers > 1`` (and for a local Dask cluster) worker processes
-    start from a fork server, as with :mod:`multiprocessing`'s non-fork
-    start methods: a script calling this must guard its entry point with
-    ``if __name__ == "__main__":``. The ``ldp`` command needs nothing.
+    A local Dask cluster starts worker processes with :mod:`multiprocessing`'s
+    non-fork start methods: a script calling this with ``engine="dask"`` and
+    no scheduler must guard its entry point with ``if __name__ ==
+    "__main__":``. The ``ldp`` command needs nothing; the local engine's
+    ``workers`` are threads.
     """
     if engine not in ENGINES:
         raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -177,66 +178,35 @@ class _Collector:
         self.progress(self.valid + self.rejects.total)
 
 
-# -- local: a process pool -------------------------------------------------------------
+# -- local: a thread pool ----------------------------------------------------------------
 
 
 def _run_pool(spec, partitions: list[Partition], rejects: RejectsWriter, chunk_size: int, workers: int, progress: Progress):
+    """Partitions read by ``workers`` threads, merged here in partition order.
+
+    Threads, not processes: a partition's time goes to Arrow's readers and
+    NumPy's kernels, which release the GIL, so threads use every core while
+    sharing one copy of the libraries and no accumulator is pickled (one
+    process: 10M reports in under 350 MB, see ``benchmarks/bench_scale.py``).
+    """
     collector = _Collector(rejects, progress)
     accumulator = make_aggregator(spec)
-    local = [p.location == STDIN for p in partitions]
-    context = _pool_context()
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker) as pool:
-        for partition, result in zip(partitions, _in_order(pool, partitions, local, spec, chunk_size, 2 * workers)):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ldp-partition") as pool:
+        for partition, result in zip(partitions, _in_order(pool, partitions, spec, chunk_size, 2 * workers)):
             accumulator = accumulator.merge(result.accumulator)
             collector.take(partition, result.valid, result.rejects, result.lines)
     return accumulator, collector.valid
 
 
-def _init_worker() -> None:
-    """Arrow's jemalloc pool where the build has one: it hands freed chunk memory back to the OS
-    sooner than the default pool, so N workers' resident memory stays near the working set."""
-    import pyarrow as pa
-
-    try:
-        pa.set_memory_pool(pa.jemalloc_memory_pool())
-    except (NotImplementedError, pa.ArrowNotImplementedError):  # pragma: no cover - build without jemalloc
-        pass
-
-
-def _pool_context():
-    """Workers forked from a fork server that has imported the readers once.
-
-    Not a plain fork of this process (it may hold Arrow and BLAS threads); the
-    fork server's imported modules are shared copy-on-write by every worker,
-    so N workers do not cost N copies of NumPy, Arrow and pandas.
-    """
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" not in methods:  # pragma: no cover - Windows
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["ldp.aggregator.partitions"])
-    return context
-
-
-def _in_order(pool, partitions, local, spec, chunk_size: int, ahead: int) -> Iterator[PartitionResult]:
-    """Results in partition order, with at most ``ahead`` partitions in flight (bounds memory).
-
-    Standard input cannot be handed to another process: it is read here, in turn.
-    """
+def _in_order(pool, partitions, spec, chunk_size: int, ahead: int) -> Iterator[PartitionResult]:
+    """Results in partition order, with at most ``ahead`` partitions in flight (bounds memory)."""
     pending: collections.deque = collections.deque()
     submitted = 0
-
-    def submit_more():
-        nonlocal submitted
+    for _ in range(len(partitions)):
         while submitted < len(partitions) and len(pending) < ahead:
-            part = partitions[submitted]
-            pending.append(None if local[submitted] else pool.submit(read_partition, part, spec, chunk_size))
+            pending.append(pool.submit(read_partition, partitions[submitted], spec, chunk_size))
             submitted += 1
-
-    for index in range(len(partitions)):
-        submit_more()
-        future = pending.popleft()
-        yield read_partition(partitions[index], spec, chunk_size) if future is None else future.result()
+        yield pending.popleft().result()
 
 
 # -- dask ----------------------------------------------------------------------------

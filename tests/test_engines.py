@@ -1,4 +1,4 @@
-"""Engines: the Dask engine and the local process pool give exactly the local result.
+"""Engines: the Dask engine and the local thread pool give exactly the local result.
 
 One in-process Dask cluster (``LocalCluster(processes=False)``) is started for
 the module and reached through its address, as ``--scheduler`` would.
