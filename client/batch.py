@@ -63,7 +63,7 @@ def bernoulli_words(rng: np.random.Generator, ones: np.ndarray, p_one: Fraction,
     digits_zero = binary_digits(Fraction(p_zero), _DIGITS)[0]
     dense = list(zip(digits_one[:_DENSE_ROUNDS], digits_zero[:_DENSE_ROUNDS]))
     result = np.zeros_like(flat)
-    block = min(_BLOCK_WORDS, flat.size)
+    block = max(1, min(_BLOCK_WORDS, flat.size))  # an empty batch has no blocks
     undecided, not_masks, scratch = (np.empty(block, dtype=np.uint64) for _ in range(3))
     left_positions, left_lanes = [], []
     for start in range(0, flat.size, block):
@@ -117,7 +117,8 @@ def words_to_packed(words: np.ndarray, num_bits: int) -> np.ndarray:
     Vector bit i lives in lane :func:`packbits_lane` (i), so the words'
     little-endian bytes already are the packed bytes: no bit shuffling.
     """
-    as_bytes = np.ascontiguousarray(words.astype("<u8", copy=False)).view(np.uint8).reshape(words.shape[0], -1)
+    rows, width = words.shape
+    as_bytes = np.ascontiguousarray(words.astype("<u8", copy=False)).view(np.uint8).reshape(rows, 8 * width)
     packed = as_bytes[:, : (num_bits + 7) // 8]
     spare = -num_bits % 8
     if spare:  # lanes past num_bits were sampled too; the padding of the last byte must be zero

@@ -13,9 +13,10 @@ import pytest
 from scipy import stats
 
 import ldp
+from ldp.aggregator import make_aggregator
 from ldp.client import encode_batch
 
-from conftest import rappor_specs
+from conftest import frequency_specs, rappor_specs
 
 ALPHA = 1e-6
 USERS = 40_000
@@ -58,3 +59,20 @@ def test_users_with_different_values_get_their_own_bits():
     at_true = bits[np.arange(USERS), values].mean()
     std_error = np.sqrt(float(spec.p * (1 - spec.p)) / USERS)
     assert abs(at_true - float(spec.p)) < stats.norm.isf(ALPHA / 2) * std_error
+
+
+@pytest.mark.parametrize("spec", [ldp.OUE(domain=tuple(range(70)), epsilon=1.0)] + rappor_specs(),
+                         ids=lambda s: f"{s.mechanism}-{getattr(s, 'encoding', '')}")
+def test_an_empty_batch_of_bit_vectors_is_empty(spec):
+    batch = encode_batch(spec, [], np.random.default_rng(0))
+    num_bits = spec.domain_size if spec.mechanism == "oue" else spec.num_bits
+    assert len(batch) == 0 and batch.bits.shape == (0, (num_bits + 7) // 8)
+
+
+@pytest.mark.parametrize("spec", frequency_specs() + [ldp.numeric_spec(m, 1.0, 0, 1) for m in ("duchi", "piecewise")],
+                         ids=lambda s: s.mechanism)
+def test_an_empty_batch_aggregates_to_nothing(spec):
+    batch = encode_batch(spec, [], np.random.default_rng(0))
+    accumulator = make_aggregator(spec)
+    accumulator.add_batch(batch)
+    assert len(batch) == 0 and accumulator.n == 0
