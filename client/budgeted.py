@@ -4,7 +4,9 @@
 :class:`~ldp.privacy.budget.PrivacyLedger`. Each ``encode`` randomizes the
 value, charges the ledger by the mechanism's accounting (fresh-randomness
 mechanisms cost their ε per report; a memoized RAPPOR value costs ε₁ per
-report up to its permanent ε∞), and only then returns the report. When the
+report up to its permanent ε∞), and only then returns the report. Whether a
+report is refused never depends on the value (the ledger enforces its
+value-independent ``committed`` total), so a refusal leaks nothing. When the
 charge is refused (:class:`~ldp.errors.BudgetExceededError`) or the ledger
 cannot be written, the report is discarded: nothing is emitted and nothing is
 recorded. An invalid value fails in the encoder, before any charge.
@@ -78,10 +80,15 @@ class BudgetedEncoder:
 
     @property
     def spent(self) -> float:
-        """Total ε this client has spent so far."""
+        """Total ε of what this client sent, given its values (RAPPOR credits repeats; informational)."""
         return self.ledger.spent
 
     @property
+    def committed(self) -> float:
+        """ε the budget is enforced on (independent of the values; see :class:`~ldp.privacy.budget.PrivacyLedger`)."""
+        return self.ledger.committed
+
+    @property
     def remaining(self) -> float:
-        """ε left in the budget."""
+        """ε left in the budget (budget minus :attr:`committed`)."""
         return self.ledger.remaining

@@ -52,13 +52,23 @@ def test_invalid_value_is_not_charged():
     assert ledger.spent == 0.0 and not ledger.streams
 
 
-def test_memoized_rappor_value_is_charged_at_most_epsilon_inf(tmp_path):
+def test_memoized_rappor_refusal_does_not_reveal_a_changed_value(tmp_path):
     budget = Budget(epsilon=RAPPOR.epsilon_inf + RAPPOR.epsilon_one / 2)
-    encoder = make_encoder(RAPPOR, state=tmp_path / "state.json", ledger=tmp_path / "ledger.json", budget=budget)
-    reports = [encoder.encode("same-value") for _ in range(50)]
-    assert len(reports) == 50 and encoder.spent == pytest.approx(RAPPOR.epsilon_inf)
-    with pytest.raises(BudgetExceededError):  # a new value is a new stream: ε₁ more than is left
-        encoder.encode("other-value")
+    sent = {}
+    for name, values in {"same": ["same-value"] * 50, "changing": ["a", "b"] * 25}.items():
+        encoder = make_encoder(RAPPOR, state=tmp_path / f"{name}.json", ledger=tmp_path / f"{name}.ledger.json",
+                               budget=budget)
+        reports = []
+        for value in values:
+            try:
+                reports.append(encoder.encode(value))
+            except BudgetExceededError:
+                break
+        sent[name] = (len(reports), encoder.committed, encoder.spent)
+    allowed = int(budget.epsilon // RAPPOR.epsilon_one)
+    assert sent["same"][0] == sent["changing"][0] == allowed
+    assert sent["same"][1] == pytest.approx(sent["changing"][1]) == pytest.approx(allowed * RAPPOR.epsilon_one)
+    assert sent["same"][2] == pytest.approx(min(allowed * RAPPOR.epsilon_one, RAPPOR.epsilon_inf))
 
 
 def test_budget_without_ledger_is_an_error():

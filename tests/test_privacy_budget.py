@@ -13,7 +13,7 @@ import pytest
 
 import ldp
 from ldp.errors import BudgetExceededError, ParameterError, StateError
-from ldp.privacy.budget import Budget, PrivacyLedger
+from ldp.privacy.budget import Budget, PrivacyLedger, worst_case_memoized_cost
 from ldp.privacy.composition import optimal_composition
 
 GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=0.5)
@@ -57,14 +57,67 @@ def test_file_is_private_and_holds_no_values(tmp_path):
 
 
 def test_memoized_rappor_value_costs_at_most_epsilon_inf(tmp_path):
-    ledger = PrivacyLedger.in_memory(Budget(epsilon=2 * RAPPOR.epsilon_inf + 0.5))
+    ledger = PrivacyLedger.in_memory(Budget(epsilon=100.0))
     for r in range(1, 11):
         spent = ledger.charge(RAPPOR, "x")
         assert spent == pytest.approx(min(r * RAPPOR.epsilon_one, RAPPOR.epsilon_inf))
+        assert ledger.committed == pytest.approx(r * RAPPOR.epsilon_one)  # as if every report were a new value
     # a second value is a second stream
     ledger.charge(RAPPOR, "y")
     assert ledger.spent == pytest.approx(RAPPOR.epsilon_inf + RAPPOR.epsilon_one)
+    assert ledger.committed == pytest.approx(11 * RAPPOR.epsilon_one)
     assert len(ledger.streams) == 2
+
+
+@pytest.mark.parametrize("composition, delta", [("basic", 0.0), ("optimal", 1e-6)])
+def test_refusal_does_not_depend_on_the_values(composition, delta):
+    """A client repeating one value and one changing it are refused at the same report."""
+    budget = Budget(RAPPOR.epsilon_inf + RAPPOR.epsilon_one / 2, delta, composition)
+
+    def reports_until_refused(values):
+        ledger = PrivacyLedger.in_memory(budget)
+        for sent, value in enumerate(values):
+            try:
+                ledger.charge(RAPPOR, value)
+            except BudgetExceededError:
+                return sent, ledger
+        return len(values), ledger
+
+    same, same_ledger = reports_until_refused(["x"] * 50)
+    changing, changing_ledger = reports_until_refused([f"v{i % 7}" for i in range(50)])
+    assert same == changing == 4  # 4·ε₁ = 4.30 fits, 5·ε₁ = 5.37 does not (basic and, here, optimal alike)
+    assert same_ledger.committed == pytest.approx(changing_ledger.committed)
+    for ledger in (same_ledger, changing_ledger):  # the values show only in the informational total
+        assert ledger.spent <= ledger.committed * (1 + 1e-12)
+
+
+def test_finite_domain_rappor_reports_forever_within_d_times_epsilon_inf():
+    boolean = ldp.Rappor.boolean(f="1/2", p="1/4", q="3/4")
+    ledger = PrivacyLedger.in_memory(Budget(epsilon=2 * boolean.epsilon_inf))
+    for i in range(500):
+        ledger.charge(boolean, i % 3 == 0)
+    assert ledger.committed == pytest.approx(2 * boolean.epsilon_inf)
+
+
+@pytest.mark.parametrize("reports, values", [(1, 3), (3, 3), (4, 3), (7, 3), (30, 3), (5, None), (10, 1)])
+def test_worst_case_memoized_cost_is_the_largest_over_all_value_sequences(reports, values):
+    """Brute force over every way of spreading the reports over the values."""
+    eps1, cap = 1.0, 2.5
+    got = worst_case_memoized_cost(reports, eps1, cap, values)
+    if values is None:
+        assert got == reports * eps1
+        return
+
+    def spreads(left, slots):
+        if slots == 1:
+            yield (left,)
+            return
+        for first in range(left + 1):
+            for rest in spreads(left - first, slots - 1):
+                yield (first, *rest)
+
+    best = max(sum(min(r * eps1, cap) for r in spread) for spread in spreads(reports, values))
+    assert got == pytest.approx(best)
 
 
 def test_invalid_value_records_nothing():

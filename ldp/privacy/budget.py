@@ -2,22 +2,43 @@
 
 Every report a client sends spends privacy. The ledger records what was
 spent, per *stream*, and refuses (with :class:`~ldp.errors.BudgetExceededError`,
-recording nothing) any charge that would take the total over the budget:
+recording nothing) any report that would take the *committed* total over the
+budget:
 
 - a mechanism with fresh randomness per report (GRR, OUE, OLH, ...) is one
   stream per spec; each report costs the spec's ε;
 - a RAPPOR value is its own stream (its permanent randomized response is
-  memoized): r reports of it cost r·ε₁ until that reaches ε∞, and never more
-  than ε∞, because every report of the value is post-processing of its PRR.
-  The stream is named by a keyed hash (HMAC-SHA256 with a ledger-own random
-  key) of the spec fingerprint and the value, so the ledger never holds a
-  value. The key is stored in the ledger file itself: whoever can read the
-  file (mode 0600, like the client state, whose secret already determines
-  every PRR) can test candidate values against it; nobody else can.
+  memoized): r reports of it cost min(r·ε₁, ε∞) as one pure piece (every
+  report of the value is post-processing of its PRR, ε∞-DP; and r reports of
+  one memoized value are r·ε₁-DP, because per Bloom bit the log likelihood
+  ratio of r reports, ln g(R) with g(R) = ((1−f/2)R + f/2)/((f/2)R + 1 − f/2)
+  and R the IRR ratio of the r reports, is concave in ln R on [0, ∞) and
+  zero at 0, hence subadditive). The stream is named by a keyed hash
+  (HMAC-SHA256 with a ledger-own random key) of the spec fingerprint and the
+  value, so the ledger never holds a value. The key is stored in the ledger
+  file itself: whoever can read the file (mode 0600, like the client state,
+  whose secret already determines every PRR) can test candidate values
+  against it; nobody else can.
+
+**Refusals never depend on the values.** A refused report emits nothing, and
+the collector sees that. If the decision used the per-value costs above, a
+client repeating one value could keep reporting while a client whose value
+changed would be refused: the refusal itself would say "the value changed".
+So :attr:`PrivacyLedger.spent` is the accounting of what was actually sent
+(it depends on the values), while the budget is enforced on
+:attr:`PrivacyLedger.committed`: the largest ``spent`` any sequence of values
+could have produced with the same number of reports under each spec. For a
+RAPPOR spec with an unbounded domain (Bloom filter) that is R·ε₁ for R
+reports (every report a new value); with a finite domain of d values
+(basic, boolean) it is the even spread over the d values,
+Σ_v min(r_v·ε₁, ε∞) with r_v ∈ {⌊R/d⌋, ⌈R/d⌉}, at most d·ε∞ however many
+reports: a boolean RAPPOR client can report forever within 2·ε∞.
 
 Streams are combined by the budget's composition rule: ``"basic"`` (sum of
-ε, δ = 0) or ``"optimal"`` (the exact composition of pure ε_i-DP streams at
-the budget's δ, via the privacy-loss distribution; never above the sum).
+ε, δ = 0) or ``"optimal"`` (the exact composition of pure ε_i-DP pieces at
+the budget's δ, via the privacy-loss distribution; never above the sum). In
+``committed`` each RAPPOR spec is one pure piece (its worst case above), which
+bounds the composition of its per-value pieces for every value sequence.
 
 The ledger file is JSON written atomically (temporary file, fsync, rename,
 mode 0600), like the client state. A corrupt, truncated or foreign file, or
@@ -52,7 +73,7 @@ from typing import Any
 from ldp.atomic import write_private_file
 from ldp.errors import BudgetExceededError, ParameterError, StateError
 
-__all__ = ["Budget", "PrivacyLedger", "Stream", "LEDGER_FORMAT", "COMPOSITION_RULES"]
+__all__ = ["Budget", "PrivacyLedger", "Stream", "LEDGER_FORMAT", "COMPOSITION_RULES", "worst_case_memoized_cost"]
 
 LEDGER_FORMAT = "ldp-privacy-ledger/1"
 COMPOSITION_RULES = ("basic", "optimal")
@@ -119,25 +140,47 @@ class Stream:
     epsilon: float
     epsilon_cap: float | None
     reports: int
+    memoized: bool = False
+    values: int | None = None
 
     def charges(self) -> list[float]:
-        """The pure ε-DP pieces this stream amounts to (for composition)."""
-        if self.epsilon_cap is not None and self.reports * self.epsilon >= self.epsilon_cap:
-            return [self.epsilon_cap]
-        return [self.epsilon] * self.reports
+        """The pure ε-DP pieces this stream amounts to (for composition).
+
+        Fresh randomness: one piece ε per report. A memoized value: one piece
+        min(r·ε₁, ε∞) (see the module docstring for why r·ε₁ holds).
+        """
+        if not self.memoized:
+            return [self.epsilon] * self.reports
+        if self.reports == 0:
+            return []
+        total = self.reports * self.epsilon
+        return [total if self.epsilon_cap is None else min(total, self.epsilon_cap)]
 
     def cost(self) -> float:
-        """Basic-composition cost: min(r·ε, ε∞)."""
+        """Basic-composition cost: r·ε, or min(r·ε₁, ε∞) for a memoized value."""
         return math.fsum(self.charges())
 
 
-def _stream_parameters(spec) -> tuple[float, float | None, bool]:
-    """(ε per report, ε cap, memoized?) of a spec."""
+def worst_case_memoized_cost(reports: int, epsilon: float, cap: float | None, values: int | None) -> float:
+    """The largest Σ_v min(r_v·ε₁, ε∞) over ways of spreading ``reports`` over at most ``values`` values.
+
+    Each term is concave in r_v, so the even spread is the largest; with an
+    unbounded domain (``values`` None), or no cap, it is ``reports``·ε₁.
+    """
+    if cap is None or values is None or reports <= values:
+        return reports * epsilon
+    per_value, extra = divmod(reports, values)
+    return extra * min((per_value + 1) * epsilon, cap) + (values - extra) * min(per_value * epsilon, cap)
+
+
+def _stream_parameters(spec) -> tuple[float, float | None, bool, int | None]:
+    """(ε per report, ε cap, memoized?, number of distinct values or None when unbounded) of a spec."""
     from ldp.specs import Rappor  # local: keep this module's import list tiny
 
     if isinstance(spec, Rappor):
         cap = spec.epsilon_inf
-        return float(spec.epsilon_one), (None if math.isinf(cap) else float(cap)), True
+        values = {"bloom": None, "boolean": 2}.get(spec.encoding, len(spec.domain) if spec.domain else None)
+        return float(spec.epsilon_one), (None if math.isinf(cap) else float(cap)), True, values
     epsilon = getattr(spec, "epsilon", None)
     if epsilon is None:
         raise ParameterError(f"cannot account for {type(spec).__name__}: it has no epsilon")
@@ -146,7 +189,7 @@ def _stream_parameters(spec) -> tuple[float, float | None, bool]:
             f"cannot account for {spec.mechanism}: the ledger composes pure epsilon-DP reports, "
             f"this spec is (epsilon, delta)-DP (delta={spec.delta!r})"
         )
-    return float(epsilon), None, False
+    return float(epsilon), None, False, None
 
 
 def _value_bytes(spec, value: Any) -> bytes:
@@ -241,11 +284,15 @@ class PrivacyLedger:
             budget = Budget(**data["budget"])
             streams = {}
             for name, item in data["streams"].items():
+                values = item.get("values")
                 stream = Stream(spec=str(item["spec"]), epsilon=float(item["epsilon"]),
                                 epsilon_cap=None if item["epsilon_cap"] is None else float(item["epsilon_cap"]),
-                                reports=item["reports"])
+                                reports=item["reports"],
+                                memoized=bool(item.get("memoized", str(name).startswith("value:"))),
+                                values=values)
                 if (isinstance(stream.reports, bool) or not isinstance(stream.reports, int) or stream.reports < 0
-                        or not math.isfinite(stream.epsilon) or stream.epsilon < 0):
+                        or not math.isfinite(stream.epsilon) or stream.epsilon < 0
+                        or (values is not None and (isinstance(values, bool) or not isinstance(values, int) or values < 1))):
                     raise ValueError(name)
                 streams[str(name)] = stream
         except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
@@ -274,14 +321,31 @@ class PrivacyLedger:
 
     # -- accounting ---------------------------------------------------------
     def _stream_name(self, spec, value: Any) -> str:
-        epsilon, cap, memoized = _stream_parameters(spec)
+        epsilon, cap, memoized, _ = _stream_parameters(spec)
         if not memoized:
             return "fresh:" + spec.fingerprint
         message = spec.fingerprint.encode("ascii") + b"\x00" + _value_bytes(spec, value)
         return "value:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
     def _total(self, streams: dict[str, Stream]) -> float:
-        pieces = [eps for s in streams.values() for eps in s.charges()]
+        return self._compose([eps for s in streams.values() for eps in s.charges()])
+
+    def _committed(self, streams: dict[str, Stream]) -> float:
+        """The largest total any values could have given, with the same number of reports per spec."""
+        pieces: list[float] = []
+        memoized: dict[str, list[Stream]] = {}
+        for stream in streams.values():
+            if stream.memoized:
+                memoized.setdefault(stream.spec, []).append(stream)
+            else:
+                pieces.extend(stream.charges())
+        for group in memoized.values():
+            first = group[0]
+            reports = sum(s.reports for s in group)
+            pieces.append(worst_case_memoized_cost(reports, first.epsilon, first.epsilon_cap, first.values))
+        return self._compose(pieces)
+
+    def _compose(self, pieces: list[float]) -> float:
         basic = math.fsum(pieces)
         if self.budget.composition == "basic" or self.budget.delta == 0 or not pieces:
             return basic
@@ -290,23 +354,39 @@ class PrivacyLedger:
         return min(basic, heterogeneous_epsilon(pieces, self.budget.delta))
 
     def _with_charge(self, spec, value: Any) -> dict[str, Stream]:
-        epsilon, cap, _ = _stream_parameters(spec)
+        epsilon, cap, memoized, values = _stream_parameters(spec)
         name = self._stream_name(spec, value)
         streams = dict(self._streams)
         old = streams.get(name)
         reports = 1 if old is None else old.reports + 1
-        streams[name] = Stream(spec=spec.fingerprint, epsilon=epsilon, epsilon_cap=cap, reports=reports)
+        streams[name] = Stream(spec=spec.fingerprint, epsilon=epsilon, epsilon_cap=cap, reports=reports,
+                               memoized=memoized, values=values)
         return streams
 
     @property
     def spent(self) -> float:
-        """Total ε spent so far under the budget's composition rule."""
+        """Total ε of what was sent, given the values, under the budget's composition rule.
+
+        For RAPPOR it credits repeated values (a memoized value costs at most
+        ε∞), so it depends on the values: it is reported, never used to
+        refuse (see :attr:`committed`).
+        """
         return self._total(self._streams)
 
     @property
+    def committed(self) -> float:
+        """The ε the budget is enforced on: the largest :attr:`spent` any values could give.
+
+        Depends only on how many reports were sent under each spec (which the
+        collector sees anyway), so a refusal reveals nothing about the values.
+        Equal to :attr:`spent` for fresh-randomness mechanisms.
+        """
+        return self._committed(self._streams)
+
+    @property
     def remaining(self) -> float:
-        """Budget ε minus :attr:`spent` (never negative)."""
-        return max(0.0, self.budget.epsilon - self.spent)
+        """Budget ε minus :attr:`committed` (never negative)."""
+        return max(0.0, self.budget.epsilon - self.committed)
 
     @property
     def streams(self) -> dict[str, Stream]:
@@ -314,8 +394,8 @@ class PrivacyLedger:
         return dict(self._streams)
 
     def cost_after(self, spec, value: Any = None) -> float:
-        """The total ε that charging one report of ``value`` under ``spec`` would leave spent."""
-        return self._total(self._with_charge(spec, value))
+        """The :attr:`committed` ε after one more report under ``spec`` (``value`` is only validated)."""
+        return self._committed(self._with_charge(spec, value))
 
     def can_charge(self, spec, value: Any = None) -> bool:
         """True when one more report fits the budget."""
@@ -337,28 +417,29 @@ class PrivacyLedger:
         Returns
         -------
         float
-            The total ε spent after this report.
+            :attr:`spent` after this report.
 
         Raises
         ------
         BudgetExceededError
-            If the report would exceed the budget; nothing is recorded.
+            If the report would take :attr:`committed` over the budget (a
+            decision that does not depend on ``value``); nothing is recorded.
         ParameterError
             If ``value`` is not valid for ``spec``; nothing is recorded.
         StateError
             If the ledger file cannot be written; nothing is recorded.
         """
         streams = self._with_charge(spec, value)
-        total = self._total(streams)
-        if total > self.budget.epsilon * (1 + _SLACK):
+        committed = self._committed(streams)
+        if committed > self.budget.epsilon * (1 + _SLACK):
             raise BudgetExceededError(
-                f"this report would bring the privacy spent to epsilon={total:.6g}, over the budget "
+                f"this report would bring the privacy committed to epsilon={committed:.6g}, over the budget "
                 f"epsilon={self.budget.epsilon:.6g} ({self.budget.composition} composition); "
-                f"already spent {self.spent:.6g}. Nothing was sent or recorded."
+                f"already committed {self.committed:.6g}. Nothing was sent or recorded."
             )
         self._write(streams)
         self._streams = streams
-        return total
+        return self._total(streams)
 
     def __repr__(self) -> str:
         where = "in memory" if self.path is None else str(self.path)
