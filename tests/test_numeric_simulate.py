@@ -72,3 +72,15 @@ def test_cli_numeric_sweep_and_real_data(tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert "500 users" in result.output
+
+
+def test_lower_bound_is_on_the_fixed_data_scale_duchi_attains_it():
+    """The §8 line minus the users' own sampling variance: Duchi's exact fixed-data variance sits on it."""
+    results = run_numeric("duchi,stochastic-rounding,piecewise", [0.5, 2.0], 3000, distribution="beta",
+                          low=0, high=100, repeats=1, seed=4)
+    for row in results.itertuples():
+        iid_line = (1 / math.tanh(row.epsilon / 2)) ** 2 / row.users * 50.0**2  # half width 50
+        assert row.lower_bound < iid_line
+        if row.resolved in ("duchi", "stochastic-rounding"):  # rational p calibrated toward privacy: C' >= coth
+            assert row.theory_mse >= row.lower_bound * (1 - 1e-12)
+            assert row.theory_mse == pytest.approx(row.lower_bound, rel=1e-6)
