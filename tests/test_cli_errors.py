@@ -54,17 +54,26 @@ def test_encode_input_that_is_not_utf8(tmp_path, grr_spec, name):
     assert f"line {expected}" in line
 
 
-def test_encode_jsonl_line_that_is_not_json(tmp_path, grr_spec):
-    source = tmp_path / "h.jsonl"
-    source.write_text('{"x": "chrome"}\nnot json\n')
-    line = _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "x"), "h.jsonl", "line 2", "JSON")
-    assert "not valid JSON" in line
+# Each row: (file name, content, --column, fragments the one error line must contain).
+_BAD_TEXT_INPUTS = [
+    pytest.param("h.jsonl", '{"x": "chrome"}\nnot json\n', "x", ("h.jsonl", "line 2", "not valid JSON"), id="jsonl-not-json"),
+    pytest.param("h.jsonl", '{"x": "chrome"}\n\n["edge"]\n', "x", ("h.jsonl", "line 3", "JSON object"), id="jsonl-not-object"),
+    pytest.param("empty.csv", "", None, ("empty.csv", "empty", "header"), id="csv-empty"),
+    pytest.param("header.csv", "value\n", "nope", ("header.csv", "'nope'"), id="csv-header-only-bad-column"),
+    # a blank line and a quoted newline come first: the line number is the file's, not the record's
+    pytest.param("r.csv", 'value,other\nchrome,x\n\nsafari,"y\nz"\nedge,a,b\n', "value", ("r.csv", "line 6"),
+                 id="csv-later-bad-row"),
+    pytest.param("r.csv", "other,value\nx,chrome\nedge\n", "value", ("r.csv", "line 3", "1 fields"), id="csv-short-row"),
+    pytest.param("r.csv", "value,value\nchrome,edge\n", "value", ("r.csv", "'value'"), id="csv-repeated-header"),
+]
 
 
-def test_encode_jsonl_line_that_is_not_an_object(tmp_path, grr_spec):
-    source = tmp_path / "h.jsonl"
-    source.write_text('{"x": "chrome"}\n\n["edge"]\n')
-    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "x"), "h.jsonl", "line 3", "JSON object")
+@pytest.mark.parametrize("name, content, column, fragments", _BAD_TEXT_INPUTS)
+def test_encode_bad_text_input_is_one_line_naming_file_and_line(tmp_path, grr_spec, name, content, column, fragments):
+    source = tmp_path / name
+    source.write_text(content)
+    args = ["encode", "--spec", grr_spec, source] + (["--column", column] if column else [])
+    _one_line_error(_run(*args), *fragments)
 
 
 def test_encode_jsonl_blank_lines_and_spaces_are_fine(tmp_path, grr_spec):
@@ -89,18 +98,6 @@ def test_encode_truncated_parquet(tmp_path, grr_spec):
     _one_line_error(_run("encode", "--spec", grr_spec, source), "t.parquet")
 
 
-def test_encode_empty_csv(tmp_path, grr_spec):
-    source = tmp_path / "empty.csv"
-    source.write_text("")
-    _one_line_error(_run("encode", "--spec", grr_spec, source), "empty.csv", "empty", "header")
-
-
-def test_encode_header_only_csv_still_checks_the_column(tmp_path, grr_spec):
-    source = tmp_path / "header.csv"
-    source.write_text("value\n")
-    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "nope"), "header.csv", "'nope'")
-
-
 def test_encode_corrupt_gzip(tmp_path, grr_spec):
     source = tmp_path / "values.csv.gz"
     source.write_bytes(gzip.compress(b"value\n" + b"chrome\n" * 1000)[:30])
@@ -119,24 +116,6 @@ def test_encode_csv_row_with_more_fields_than_the_header_is_an_error(tmp_path, g
     result = _run("encode", "--spec", grr_spec, source, "--column", "value")
     _one_line_error(result, "r.csv", "line 2", "3 fields", "header has 2")
     assert result.stdout == ""  # no report was emitted
-
-
-def test_encode_csv_later_bad_row_names_its_line(tmp_path, grr_spec):
-    source = tmp_path / "r.csv"
-    source.write_text('value,other\nchrome,x\n\nsafari,"y\nz"\nedge,a,b\n')  # a blank line and a quoted newline first
-    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "value"), "r.csv", "line 6")
-
-
-def test_encode_csv_row_with_fewer_fields_is_an_error(tmp_path, grr_spec):
-    source = tmp_path / "r.csv"
-    source.write_text("other,value\nx,chrome\nedge\n")
-    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "value"), "r.csv", "line 3", "1 fields")
-
-
-def test_encode_csv_repeated_header_is_an_error(tmp_path, grr_spec):
-    source = tmp_path / "r.csv"
-    source.write_text("value,value\nchrome,edge\n")
-    _one_line_error(_run("encode", "--spec", grr_spec, source, "--column", "value"), "r.csv", "'value'")
 
 
 def test_encode_csv_quoted_commas_and_bom_are_read(tmp_path, grr_spec):
