@@ -17,7 +17,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from scipy.stats import chi2, norm
+from scipy.stats import binom, chi2, norm
 
 import ldp
 from ldp.aggregator import make_aggregator
@@ -153,8 +153,13 @@ def test_repeated_runs_unbiased_coverage_and_std_error(spec):
     assert abs(covered.mean() - confidence) <= tolerance
 
 
+def _count_distribution(ones: int, zeros: int, one: float, zero: float) -> np.ndarray:
+    """Exact pmf of c = Binomial(ones, q*) + Binomial(zeros, p*) on 0..ones+zeros."""
+    return np.convolve(binom.pmf(np.arange(ones + 1), ones, one), binom.pmf(np.arange(zeros + 1), zeros, zero))
+
+
 def test_bloom_bit_estimates_unbiased_with_fixed_data_spread():
-    """Per-cohort, per-bit t_ij (FORMULAS.md §2) over R seeded runs; α = 1e-4 family-wise over cells."""
+    """Per-cohort, per-bit t_ij and reported variances (FORMULAS.md §2) over R seeded runs; α = 1e-4 per family."""
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4")
     runs, n, alpha = 1500, 400, 1e-4
     rng = np.random.default_rng(7)
@@ -165,22 +170,49 @@ def test_bloom_bit_estimates_unbiased_with_fixed_data_spread():
         true_bits[cohort, sorted(set(spec.bit_positions(user, cohort)))] += 1
     big_n = np.bincount(cohorts, minlength=spec.num_cohorts)[:, None].astype(float)
     batch = encode_batch(spec, users * runs, rng, cohorts=np.tile(cohorts, runs))
+    reported_bits = np.unpackbits(batch.bits, axis=1, count=spec.num_bits).astype(np.int64)
+    one, zero = float(spec.prob_one_given_one), float(spec.prob_one_given_zero)
+    gap = one - zero
     t = np.empty((runs, spec.num_cohorts, spec.num_bits))
     reported = np.empty_like(t)
+    counts = np.empty_like(t)
     for r in range(runs):
         acc = make_aggregator(spec)
         acc.add_batch(rows(batch, r * n, (r + 1) * n))
         bits = acc.bit_estimates()
         t[r], reported[r] = bits.estimate, bits.variance
-    one, zero = float(spec.prob_one_given_one), float(spec.prob_one_given_zero)
-    fixed = (true_bits * one * (1 - one) + (big_n - true_bits) * zero * (1 - zero)) / (one - zero) ** 2
+        block = reported_bits[r * n : (r + 1) * n]
+        counts[r] = np.stack([block[cohorts == j].sum(axis=0) for j in range(spec.num_cohorts)])
+
+    # Exact, for the given counts (deterministic; rtol covers rounding only): §2's
+    # t = (c − p*N)/(q* − p*) and Var = N·r(1−r)/(q*−p*)², r = p* + (q*−p*)·clip(t/N, 0, 1).
+    np.testing.assert_allclose(t, (counts - zero * big_n) / gap, rtol=1e-12, atol=1e-9)
+    rate = zero + gap * np.clip(t / big_n, 0.0, 1.0)
+    np.testing.assert_allclose(reported, big_n * rate * (1 - rate) / gap**2, rtol=1e-12)
+
+    # Statistical, Bonferroni over the 64 cells within each family.
+    fixed = (true_bits * one * (1 - one) + (big_n - true_bits) * zero * (1 - zero)) / gap**2
     cells = t[0].size
     z = norm.isf(alpha / (2 * cells))
+    # t is unbiased for the true bit counts T
     assert np.all(np.abs(t.mean(axis=0) - true_bits) <= z * np.sqrt(fixed / runs))
+    # its spread is the fixed-data variance: (R−1)s²/σ² ~ χ²(R−1)
     statistic = (runs - 1) * t.var(axis=0, ddof=1) / fixed
     assert np.all(statistic >= chi2.ppf(alpha / (2 * cells), runs - 1))
     assert np.all(statistic <= chi2.isf(alpha / (2 * cells), runs - 1))
-    # the §2 (binomial) variance at the truth is the fixed-data one plus N·a(1−a), a = T/N
-    share = true_bits / big_n
-    rate = zero + (one - zero) * share
-    np.testing.assert_allclose(big_n * rate * (1 - rate) / (one - zero) ** 2, fixed + big_n * share * (1 - share))
+    # The mean reported variance matches its exact expectation under the exact count distribution
+    # c = Bin(T, q*) + Bin(N − T, p*), computed by summing over c (the clamp makes the plug-in
+    # nonlinear in c), within z·SD/√R. Without the clamp it would be the §2 (i.i.d.) variance at the
+    # truth minus Var(t)/N, i.e. fixed·(1 − 1/N) + N·a(1−a) with a = T/N, not the fixed-data spread.
+    expected = np.empty_like(fixed)
+    spread = np.empty_like(fixed)
+    for j in range(spec.num_cohorts):
+        size = int(big_n[j, 0])
+        c = np.arange(size + 1)
+        r_of_c = zero + gap * np.clip((c - zero * size) / gap / size, 0.0, 1.0)
+        v_of_c = size * r_of_c * (1 - r_of_c) / gap**2
+        for i in range(spec.num_bits):
+            pmf = _count_distribution(int(true_bits[j, i]), size - int(true_bits[j, i]), one, zero)
+            expected[j, i] = pmf @ v_of_c
+            spread[j, i] = np.sqrt(max(pmf @ (v_of_c - expected[j, i]) ** 2, 0.0))
+    assert np.all(np.abs(reported.mean(axis=0) - expected) <= z * spread / np.sqrt(runs) + 1e-9 * expected)

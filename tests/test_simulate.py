@@ -94,13 +94,47 @@ def test_bad_arguments_raise_parameter_errors(kwargs, message):
 
 
 def test_rappor_rows_have_detection_metrics():
-    frame = run(mechanisms="rappor", epsilons="2,6", users=20_000, domain_size=16, repeats=2, seed=5)
+    from ldp.aggregator.rappor_decode import detection_frequency
+    from ldp.simulations.mechanisms import rappor_for_epsilon
+
+    n, d, repeats = 20_000, 16, 2
+    frame = run(mechanisms="rappor", epsilons="2,6", users=n, domain_size=d, repeats=repeats, seed=5)
+    assert len(frame) == 2 * repeats
     assert frame["theory_mse"].isna().all()
-    assert (frame["detected"] + frame["false_negatives"] >= 0).all()
-    assert (frame["detected"] <= 16).all()
-    # More privacy budget, at least as many values detected on average.
-    by_eps = frame.groupby("epsilon")["detected"].mean()
-    assert by_eps.loc[6.0] >= by_eps.loc[2.0]
+    assert np.allclose(frame["epsilon_achieved"], frame["epsilon"], rtol=0, atol=1e-9)  # rappor_for_epsilon
+    # The candidates are the 16 domain values, all with users: Zipf(1.1) gives the rarest 1.56%, so
+    # P[some value has no user] <= 16·(1 − 0.0156)^20000 < 1e-130. Hence no false positive is possible,
+    # every value is either detected or a false negative, and the counts are exact identities.
+    assert make_population("zipf", d).probabilities.min() > 0.015
+    assert (frame["false_positives"] == 0).all()
+    assert (frame["detected"] + frame["false_negatives"] == d).all()
+    assert frame["detected"].between(0, d).all()
+    # allocated_mass = Σ of the detected (positive, non-negative-fit) estimates: finite, > 0 iff a
+    # value is detected, and by the triangle inequality within Σ_detected |f̂ − f| <= 2·tv of the true
+    # mass of the detected values, which is in [0, 1] (= 1 when all 16 are detected).
+    mass, tv = frame["allocated_mass"].to_numpy(), frame["tv"].to_numpy()
+    assert np.all(np.isfinite(mass)) and np.all((mass > 0) == (frame["detected"] > 0))
+    assert np.all(mass <= 1 + 2 * tv + 1e-12)
+    everything = (frame["detected"] == d).to_numpy()
+    assert np.all(np.abs(mass[everything] - 1) <= 2 * tv[everything] + 1e-12)
+    # More privacy budget, more detections. Theory (deterministic): the detection frequency of the
+    # simulation's own spec falls as ε grows (it is (z_{1−α/M} + z_power)·SE, and SE falls with ε), at
+    # any power >= 1/2 (below, z_power < 0 can make the threshold negative and the order flips).
+    specs = {eps: rappor_for_epsilon(eps) for eps in (2.0, 6.0)}
+    for power in (0.5, 0.9, 1 - 1e-6):
+        assert detection_frequency(specs[6.0], n, d, power=power) < detection_frequency(specs[2.0], n, d, power=power)
+    # Simulation, alpha = 1e-6 family-wise (Bonferroni over 16 values × 2 repeats per ε): a value whose
+    # frequency exceeds detection_frequency(power = 1 − 1e-6/32) is detected. That function's standard
+    # error uses the null bit variance p*(1−p*); the bit variance r(1−r) <= 1/4 bounds the true one,
+    # so the threshold is scaled by √(1/(4p*(1−p*))) (1.03 at ε=2, 1.30 at ε=6). With this population
+    # at least 3 values are detected at ε=2 and at least 8 at ε=6.
+    probabilities = make_population("zipf", d).probabilities
+    for eps, spec in specs.items():
+        p_star = float(spec.prob_one_given_zero)
+        threshold = detection_frequency(spec, n, d, power=1 - 1e-6 / (d * repeats)) / math.sqrt(4 * p_star * (1 - p_star))
+        sure = int((probabilities > threshold).sum())
+        assert sure == {2.0: 3, 6.0: 8}[eps]
+        assert (frame.loc[frame["epsilon"] == eps, "detected"] >= sure).all()
 
 
 # -- fast versus faithful -----------------------------------------------------
