@@ -527,13 +527,20 @@ def _finish(table: pd.DataFrame, **fields) -> RapporDecodeResult:
 
 
 def _decode_direct(spec, n_cohort, t, var, candidates, alpha, correction, confidence) -> RapporDecodeResult:
-    """Basic and boolean RAPPOR: each value owns one bit, so its count is Σ_j t_jv (unbiased)."""
+    """Basic and boolean RAPPOR: each value owns one bit, so its count is Σ_j t_jv (unbiased).
+
+    Standard errors follow this module's i.i.d. per-cohort convention (as the
+    Bloom decode); :meth:`ldp.aggregator.RapporAccumulator.estimate` gives the
+    same estimates with the fixed-data standard errors of the frequency
+    oracles, which are slightly smaller. Boolean values come in the order
+    (False, True), as there.
+    """
     total = int(n_cohort.sum())
     estimate_bits = t.sum(axis=0)
     se_bits = np.sqrt(var.sum(axis=0))
     if spec.encoding == "boolean":
-        values = [True, False]
-        estimate = np.array([estimate_bits[0], total - estimate_bits[0]])
+        values = [False, True]
+        estimate = np.array([total - estimate_bits[0], estimate_bits[0]])
         se = np.array([se_bits[0], se_bits[0]])
     else:
         if candidates is None:

@@ -16,6 +16,7 @@ import pytest
 import scipy.stats
 
 import ldp
+from ldp.aggregator.accumulators import RapporAccumulator
 from ldp.aggregator.rappor_decode import (
     DECODE_COLUMNS,
     adjust_p_values,
@@ -237,9 +238,14 @@ def test_basic_and_boolean_decode_directly():
     boolean = ldp.Rappor.boolean(f="1/4", p="1/4", q="3/4")
     bits = rng.binomial(3000, q_star) + rng.binomial(5000, p_star)
     table = decode(boolean, np.array([8000]), np.array([[bits]]))
-    assert list(table["value"]) == [True, False]
-    assert abs(table["estimate"].iloc[0] - 3000) <= z * table["std_error"].iloc[0]
+    assert list(table["value"]) == [False, True]  # the order of RapporAccumulator.estimate
+    assert abs(table["estimate"].iloc[1] - 3000) <= z * table["std_error"].iloc[1]
     assert table["estimate"].sum() == pytest.approx(8000)
+    # the accumulator on the same counts: same estimates, with the (smaller) fixed-data SEs
+    direct = RapporAccumulator.from_counts(boolean, np.array([8000]), np.array([[bits]])).estimate()
+    assert list(direct["value"]) == [False, True]
+    np.testing.assert_allclose(direct["estimate"], table["estimate"], rtol=1e-12)
+    assert np.all(direct["std_error"] <= table["std_error"] * (1 + 1e-12))
 
 
 def test_end_to_end_through_client():
