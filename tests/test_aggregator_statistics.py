@@ -13,7 +13,6 @@ probability that a correct implementation would fail under a random seed.
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pytest

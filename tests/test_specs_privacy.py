@@ -14,7 +14,7 @@ import ldp
 from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
 
-from conftest import SMALL_DOMAIN, frequency_specs, rappor_specs
+from conftest import SMALL_DOMAIN, frequency_specs
 
 
 def grr_channel(spec, x):
