@@ -32,7 +32,16 @@ RAPPOR spec with an unbounded domain (Bloom filter) that is R·ε₁ for R
 reports (every report a new value); with a finite domain of d values
 (basic, boolean) it is the even spread over the d values,
 Σ_v min(r_v·ε₁, ε∞) with r_v ∈ {⌊R/d⌋, ⌈R/d⌉}, at most d·ε∞ however many
-reports: a boolean RAPPOR client can report forever within 2·ε∞.
+reports: under this accounting a boolean RAPPOR client can report forever
+within 2·ε∞.
+
+What the per-value accounting measures (FORMULAS.md §4): the ε∞ of a memoized
+value protects *which* value a client holds against any number of its
+reports. It does not hide *that* a client's value changed: reports of two
+values come from two different permanent responses, and the collector can
+tell them apart (strongly for Bloom filters with many bits). That is inherent
+to memoization; the ledger does not add to it (its refusals carry no
+information about the values) and does not claim to bound it.
 
 Streams are combined by the budget's composition rule: ``"basic"`` (sum of
 ε, δ = 0) or ``"optimal"`` (the exact composition of pure ε_i-DP pieces at
