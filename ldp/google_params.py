@@ -13,6 +13,7 @@ import io
 from pathlib import Path
 
 from ldp.errors import ParameterError
+from ldp.textfile import read_utf8_text
 from ldp.specs.rappor import Rappor
 
 __all__ = ["GOOGLE_PARAMS_HEADER", "read_google_params", "google_params_text"]
@@ -22,14 +23,7 @@ GOOGLE_PARAMS_HEADER = ("k", "h", "m", "p", "q", "f")
 
 def read_google_params(path: str | Path, *, hash: str = "md5") -> Rappor:
     """A :class:`~ldp.Rappor` spec from Google's params.csv (md5 hashing by default, as Google's client)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ParameterError(f"cannot read Google params file {str(path)!r}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ParameterError(
-            f"Google params file {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
-        ) from None
+    text = read_utf8_text(path, "Google params file")
     try:
         rows = [row for row in csv.reader(io.StringIO(text)) if row]
     except csv.Error as exc:

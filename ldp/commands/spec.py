@@ -10,6 +10,7 @@ import click
 
 from ldp.cli import OptionConflict, run_guarded
 from ldp.errors import ParameterError
+from ldp.textfile import read_utf8_text
 from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, Rappor, best_frequency_mechanism
 
 __all__ = ["spec", "build_spec", "check_options"]
@@ -24,15 +25,7 @@ def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int 
     if domain is not None:
         return tuple(v.strip() for v in domain.split(",") if v.strip() != "")
     if domain_file is not None:
-        try:
-            lines = Path(domain_file).read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise ParameterError(f"cannot read --domain-file {domain_file!r}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            line = exc.object[: exc.start].count(b"\n") + 1
-            raise ParameterError(
-                f"--domain-file {domain_file!r}, line {line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})"
-            ) from None
+        lines = read_utf8_text(domain_file, "--domain-file").splitlines()
         return tuple(line.strip() for line in lines if line.strip())
     if domain_size is not None:
         if domain_size < 1:

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Mapping
 
 from ldp.errors import ParameterError
 from ldp.exact import epsilon_of_ratio, fraction_to_json, ratio_within
+from ldp.textfile import read_utf8_text
 
 __all__ = ["Spec", "ExactPrivacySpec", "SPEC_FORMAT", "register", "spec_class", "load_spec", "spec_from_dict"]
 
@@ -163,14 +164,7 @@ def load_spec(source: "str | Path | Mapping[str, Any] | Spec") -> Spec:
     text: str
     if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("{")):
         path = Path(source)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ParameterError(f"cannot read spec file {str(path)!r}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ParameterError(
-                f"spec file {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
-            ) from None
+        text = read_utf8_text(path, "spec file")
         where = f" in {str(path)!r}"
     else:
         text = str(source)
