@@ -282,7 +282,7 @@ def _clean_group(group: Any, row: int) -> str:
     from ldp.errors import ReportError
     from ldp.report import check_group
 
-    if group is None or (isinstance(group, float) and math.isnan(group)) or group == "":
+    if _missing(group):
         raise ParameterError(f"row {row}: the group is missing")
     if isinstance(group, float) and group.is_integer():
         group = int(group)

@@ -106,6 +106,10 @@ def rappor_bit_loss(spec: Rappor, reports: int | float) -> PrivacyLoss:
     return PrivacyLoss(set_bit, unset_bit)
 
 
+#: Numeric specs whose curve is exact: binary RR between the inputs ±1, every other input a garbling.
+_TWO_POINT = (Duchi, StochasticRounding)
+
+
 def _numeric_report_loss(spec: NumericSpec) -> PrivacyLoss:
     """One numeric report: exact for the two-point mechanisms, f_{ε,0} (sound bound) for grid tables."""
     if isinstance(spec, Gaussian):
@@ -113,7 +117,7 @@ def _numeric_report_loss(spec: NumericSpec) -> PrivacyLoss:
             f"gaussian is (epsilon, delta)-LDP on a grid, with no exact curve here; the continuous mechanism is "
             f"mu-GDP with mu = {spec.gdp_mu:.6g} (compose that with `ldp privacy convert --mu`)"
         )
-    if isinstance(spec, (Duchi, StochasticRounding)):
+    if isinstance(spec, _TWO_POINT):
         keep = spec.p  # P[output +1 | input +1] = P[output -1 | input -1], exact rational
     else:
         ratio = spec.privacy_ratio  # the table's exact worst-case probability ratio e^ε
@@ -194,7 +198,7 @@ def mechanism_tradeoff(spec, reports: int | float = 1) -> PiecewiseLinearTradeof
 
 def curve_is_exact(spec) -> bool:
     """Whether :func:`mechanism_loss` gives the exact curve (True) or the sound f_{ε,0} bound (grid numeric specs)."""
-    return not isinstance(spec, NumericSpec) or isinstance(spec, (Duchi, StochasticRounding))
+    return not isinstance(spec, NumericSpec) or isinstance(spec, _TWO_POINT)
 
 
 def per_report_gdp_mu(spec) -> float:
