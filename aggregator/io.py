@@ -170,8 +170,8 @@ def read_report_file(path: "str | Path", spec, *, chunk_size: int = CHUNK_ROWS) 
     """Yield the reports of one file as :class:`ReadChunk` s of at most ``chunk_size`` rows.
 
     Every report read is either in a chunk's batch or in its rejects. The
-    version check is strict (``v`` the integer 1 without a group, 2 with one;
-    anything else is a ``wrong_version`` reject). A valid grouped report is
+    version check is strict (``v`` the integer 1, or 2, the version that may
+    carry a group; anything else is a ``wrong_version`` reject). A valid grouped report is
     accepted for every spec; with a frequency spec it is counted and its group
     ignored (see the module docstring).
 

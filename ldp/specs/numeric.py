@@ -389,7 +389,6 @@ class Piecewise(_Gridded):
     high: float = 1.0
     grid: int = DEFAULT_GRID
 
-
     @cached_property
     def _built(self):
         return nm.pm_table(self.epsilon, self.grid)
@@ -426,7 +425,6 @@ class Hybrid(_Gridded):
     low: float = -1.0
     high: float = 1.0
     grid: int = DEFAULT_GRID
-
 
     @cached_property
     def alpha(self) -> Fraction:
@@ -522,7 +520,6 @@ class Laplace(_Gridded):
     low: float = -1.0
     high: float = 1.0
     grid: int = DEFAULT_GRID
-
 
     @cached_property
     def _built(self) -> tuple[nm.GridTable, Fraction]:
