@@ -19,7 +19,7 @@ from ldp.cli import check_writable, run_guarded
 from ldp.progress import CountProgress
 from ldp.errors import ParameterError
 
-__all__ = ["aggregate", "EXIT_REJECTS", "CONSISTENCY_METHODS", "check_estimates_output"]
+__all__ = ["aggregate", "EXIT_REJECTS", "CONSISTENCY_METHODS", "check_estimates_output", "accumulate_reports"]
 
 #: Exit status when estimates were produced but some reports were rejected.
 EXIT_REJECTS = 3
@@ -133,7 +133,7 @@ def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, 
         accumulator = _from_counts(spec, counts_path)
         status = 0
     else:
-        accumulator, status = _accumulate(spec, list(reports), rejects_path, chunk_size, engine or {})
+        accumulator, status = accumulate_reports(spec, list(reports), rejects_path, chunk_size, engine or {})
     if by_group:
         estimates = accumulator.estimate(confidence, by_group=True, with_overall=True)
         if len(estimates) == 1:
@@ -174,8 +174,12 @@ def _from_counts(spec, path: str):
     return type(make_aggregator(spec)).from_counts(spec, cohort_counts, bit_counts)
 
 
-def _accumulate(spec, paths: list[str], rejects_path: str | None, chunk_size: int, engine: dict | None = None):
-    """Read every file into one accumulator with the chosen engine; (accumulator, exit status)."""
+def accumulate_reports(spec, paths: list[str], rejects_path: str | None, chunk_size: int, engine: dict | None = None):
+    """Read every file into one accumulator with the chosen engine; (accumulator, exit status).
+
+    Shared by ``ldp aggregate`` and ``ldp google-rappor counts``: the same reader, rejects, summary
+    line and exit statuses.
+    """
     from ldp.aggregator.engines import aggregate_files
     from ldp.aggregator.rejects import RejectsWriter
 

@@ -122,11 +122,11 @@ def counts(spec_path, reports, output, rejects_path, chunk_size):
 
 def _counts(spec_path, reports, output, rejects_path, chunk_size) -> int:
     """Read the reports like ldp aggregate (same reader, rejects, summary); write counts.csv; the exit status."""
-    from ldp.aggregator.cli import _accumulate
+    from ldp.aggregator.cli import accumulate_reports
     from ldp.aggregator.google import write_counts
 
     spec = _spec(spec_path)
-    accumulator, status = _accumulate(spec, reports, rejects_path, chunk_size)
+    accumulator, status = accumulate_reports(spec, reports, rejects_path, chunk_size)
     write_counts(output, accumulator.cohort_counts, accumulator.bit_counts)
     click.echo(f"wrote {output} ({int(accumulator.cohort_counts.sum()):,} reports)", err=True)
     return status
