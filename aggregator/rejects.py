@@ -34,12 +34,12 @@ import csv
 import dataclasses
 import gzip
 import io
-import json
 import re
 from pathlib import Path
 from typing import IO, Iterable
 
 from ldp.errors import ParameterError
+from ldp.jsonlines import json_line
 
 __all__ = ["Reject", "RejectsWriter", "REASONS", "classify_reason"]
 
@@ -181,7 +181,7 @@ class RejectsWriter:
             if self._csv is not None:
                 self._csv.writerow([reject.file, reject.line, reject.reason, reject.detail, reject.raw])
             elif self._stream is not None:
-                self._stream.write(json.dumps(reject.to_dict(), ensure_ascii=False) + "\n")
+                self._stream.write(json_line(reject.to_dict()) + "\n")
 
     def close(self) -> None:
         if self._stream is not None:

@@ -52,6 +52,7 @@ import struct
 from typing import Any, Mapping, Union
 
 from ldp.errors import ReportError
+from ldp.jsonlines import json_line
 
 __all__ = [
     "Report", "REPORT_VERSION", "GROUP_REPORT_VERSION", "REPORT_VERSIONS", "MAX_GROUP_LENGTH",
@@ -216,7 +217,7 @@ class Report:
 
     def to_json(self) -> str:
         """One line of JSON (the JSON Lines form)."""
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+        return json_line(self.to_dict(), separators=(",", ":"))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Report":

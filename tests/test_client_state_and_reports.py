@@ -262,3 +262,12 @@ def test_rappor_spec_json_round_trip(num_bits, num_hashes, num_cohorts, hash_nam
     loaded = ldp.load_spec(json.loads(spec.to_json()))
     assert loaded == spec and loaded.fingerprint == spec.fingerprint
     assert (loaded.f, loaded.p, loaded.q) == (f, p, q)
+
+
+@pytest.mark.parametrize("value", ["\x85", "a\u2028b", "\u2029", "é"])
+def test_report_json_line_has_no_raw_unicode_line_break(value):
+    """A domain value holding U+0085/U+2028/U+2029 still gives one JSON Lines record."""
+    report = make_encoder(ldp.GRR(epsilon=1.0, domain=(value, "other"))).encode(value)
+    line = report.to_json()
+    assert len(line.splitlines()) == 1
+    assert Report.from_json(line) == report

@@ -639,6 +639,25 @@ def test_rejects_writer_formats_and_counts(tmp_path, suffix):
             assert [json.loads(line) for line in stream] == [i.to_dict() for i in items]
 
 
+def test_rejects_jsonl_is_one_line_per_reject_even_with_unicode_line_breaks(tmp_path):
+    """NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR in the raw text are escaped, not written raw.
+
+    Python's str.splitlines (and many log tools) break lines at them, so a
+    raw one would turn one reject into two unreadable records (the fuzz
+    test's failing case was a report line holding only U+0085).
+    """
+    from ldp.aggregator.rejects import Reject
+
+    items = [Reject("a.jsonl", 1, "unparseable", "not JSON", raw) for raw in ("\x85", "a\u2028b", "\u2029", "caf\u00e9")]
+    path = tmp_path / "rejects.jsonl"
+    with RejectsWriter(path) as writer:
+        writer.write(items)
+    text = path.read_text(encoding="utf-8")
+    assert not set("\x85\u2028\u2029") & set(text)
+    assert "café" in text  # other non-ASCII text stays readable
+    assert [json.loads(line) for line in text.splitlines()] == [i.to_dict() for i in items]
+
+
 def test_rejects_writer_rejects_unknown_extension(tmp_path):
     with pytest.raises(ParameterError, match="rejects file"):
         RejectsWriter(tmp_path / "rejects.txt")
