@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from ldp.aggregator.report_columns import base64_encode_rows, num_report_bits
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError
+from ldp.jsonlines import json_line
 from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, Report
 
 __all__ = [
@@ -163,8 +164,7 @@ def _json_text_columns(spec, batch: ReportBatch) -> dict[str, pa.Array]:
     if kind == "hashed":
         out["seed"] = pa.array(batch.seeds.astype(np.uint64)).cast(pa.string())
     if kind == "value":
-        encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-        texts = pa.array([encoder.encode(v) for v in spec.domain], type=pa.string())
+        texts = pa.array([json_line(v) for v in spec.domain], type=pa.string())
         out["value"] = texts.take(pa.array(batch.values.astype(np.int64)))
     if kind == "hashed":
         out["value"] = pa.array(batch.values.astype(np.int64)).cast(pa.string())
@@ -210,12 +210,11 @@ def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
         tail: Any = "}\n"
         if batch.groups is not None:
             grouped = _has_group(batch)
-            encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
             heads = pa.array(
                 np.where(grouped, f'{{"v":{GROUP_REPORT_VERSION},"spec":{fingerprint}', head).tolist(), type=pa.string()
             )
             tail = pa.array(
-                [',"group":' + encoder.encode(str(g)) + "}\n" if g is not None else "}\n" for g in batch.groups],
+                [',"group":' + json_line(str(g)) + "}\n" if g is not None else "}\n" for g in batch.groups],
                 type=pa.string(),
             )
         for start in range(0, len(batch), _JSONL_PIECE):  # keeps each joined piece far below 2 GiB

@@ -135,6 +135,23 @@ def test_jsonl_writer_matches_report_to_json(tmp_path):
     assert path.read_text().splitlines() == [r.to_json() for r in batch.reports(DUCHI)]
 
 
+def test_jsonl_writer_escapes_unicode_line_breaks_like_report_to_json(tmp_path):
+    """Domain values and groups holding U+0085/U+2028/U+2029 stay one record per line, read back intact."""
+    spec = ldp.GRR(domain=("\x85", "a\u2028b", "c"), epsilon=1.0)
+    n = 30
+    batch = encode_batch(spec, [spec.domain[i % 3] for i in range(n)], np.random.default_rng(5))
+    groups = np.empty(n, dtype=object)
+    groups[:] = [("x\u2029y", None, "v1")[i % 3] for i in range(n)]
+    batch = dataclasses.replace(batch, groups=groups)
+    path = tmp_path / "r.jsonl"
+    write_reports(batch, path, spec)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines == [r.to_json() for r in batch.reports(spec)]
+    batches, rejects = _read_all(path, spec)
+    assert rejects == []
+    assert [r for b in batches for r in b.reports(spec)] == list(batch.reports(spec))
+
+
 def test_frequency_reports_may_carry_a_group(tmp_path):
     spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
     batch = encode_batch(spec, ["a", "b", "c"] * 20, np.random.default_rng(1))
