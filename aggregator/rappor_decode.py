@@ -105,6 +105,7 @@ import scipy.sparse
 import scipy.stats
 
 from ldp.errors import ParameterError
+from ldp.frequency_math import frequency_variance
 from ldp.specs.rappor import Rappor
 
 __all__ = [
@@ -486,7 +487,7 @@ def decode_result(
     n_cohort, _ = check_counts(spec, cohort_counts, bit_counts)
     t, var = unbiased_bit_counts(spec, cohort_counts, bit_counts)
     if spec.encoding != "bloom":
-        return _decode_direct(spec, n_cohort, t, var, candidates, alpha, correction, confidence)
+        return _decode_direct(spec, n_cohort, t, candidates, alpha, correction, confidence)
     if candidates is None:
         raise ParameterError("Bloom-filter RAPPOR needs a list of candidate values to decode")
     values = _unique_candidates(candidates)
@@ -526,22 +527,24 @@ def _finish(table: pd.DataFrame, **fields) -> RapporDecodeResult:
     return result
 
 
-def _decode_direct(spec, n_cohort, t, var, candidates, alpha, correction, confidence) -> RapporDecodeResult:
+def _decode_direct(spec, n_cohort, t, candidates, alpha, correction, confidence) -> RapporDecodeResult:
     """Basic and boolean RAPPOR: each value owns one bit, so its count is Σ_j t_jv (unbiased).
 
-    Standard errors follow this module's i.i.d. per-cohort convention (as the
-    Bloom decode); :meth:`ldp.aggregator.RapporAccumulator.estimate` gives the
-    same estimates with the fixed-data standard errors of the frequency
-    oracles, which are slightly smaller. Boolean values come in the order
-    (False, True), as there.
+    The bit means the same value in every cohort, so the decode is the
+    frequency oracle of the pooled counts, with its fixed-data standard
+    error (FORMULAS.md §0–§1, at the clipped plug-in frequency) exactly as
+    :meth:`ldp.aggregator.RapporAccumulator.estimate` and the other oracles
+    report it: the two paths give the same table. (The per-cohort i.i.d.
+    variance of the Bloom decode would add n·f(1−f) for the random cohort
+    split, which does not move a pooled count.) Boolean values come in the
+    order (False, True), as there.
     """
     total = int(n_cohort.sum())
     estimate_bits = t.sum(axis=0)
-    se_bits = np.sqrt(var.sum(axis=0))
+    p_star, q_star = _rates(spec)
     if spec.encoding == "boolean":
         values = [False, True]
         estimate = np.array([total - estimate_bits[0], estimate_bits[0]])
-        se = np.array([se_bits[0], se_bits[0]])
     else:
         if candidates is None:
             values = list(spec.domain)
@@ -549,7 +552,12 @@ def _decode_direct(spec, n_cohort, t, var, candidates, alpha, correction, confid
             values = _unique_candidates(candidates)
         index = [spec.domain_index.index(v) for v in values]
         estimate = estimate_bits[index]
-        se = se_bits[index]
+    if total > 0:  # support probabilities (q*, p*) of the bit: P[S=1 | B=1], P[S=1 | B=0]
+        bit_frequency = np.clip(estimate_bits / total, 0.0, 1.0)
+        bit_se = total * np.sqrt(frequency_variance(bit_frequency, total, q_star, p_star))
+    else:
+        bit_se = np.zeros_like(estimate_bits)
+    se = np.array([bit_se[0], bit_se[0]]) if spec.encoding == "boolean" else bit_se[index]
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(se > 0, estimate / np.where(se > 0, se, 1.0), 0.0)
     p_values = scipy.stats.norm.sf(z)

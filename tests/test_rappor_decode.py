@@ -241,11 +241,30 @@ def test_basic_and_boolean_decode_directly():
     assert list(table["value"]) == [False, True]  # the order of RapporAccumulator.estimate
     assert abs(table["estimate"].iloc[1] - 3000) <= z * table["std_error"].iloc[1]
     assert table["estimate"].sum() == pytest.approx(8000)
-    # the accumulator on the same counts: same estimates, with the (smaller) fixed-data SEs
+    # the accumulator on the same counts gives the same table: estimates and fixed-data SEs
     direct = RapporAccumulator.from_counts(boolean, np.array([8000]), np.array([[bits]])).estimate()
     assert list(direct["value"]) == [False, True]
-    np.testing.assert_allclose(direct["estimate"], table["estimate"], rtol=1e-12)
-    assert np.all(direct["std_error"] <= table["std_error"] * (1 + 1e-12))
+    for column in ("estimate", "std_error", "ci_low", "ci_high", "proportion"):
+        np.testing.assert_allclose(direct[column], table[column], rtol=1e-12)
+
+
+@pytest.mark.parametrize("truth", [(5000, 3000, 0), (0, 0, 8000), (8000, 0, 0)])
+def test_basic_decode_has_the_frequency_oracle_fixed_data_standard_error(truth):
+    """decode() of basic RAPPOR equals RapporAccumulator.estimate, and its SE is FORMULAS §0 at the plug-in frequency."""
+    rng = np.random.default_rng(sum(truth))
+    spec = ldp.Rappor.basic(("a", "b", "c"), f="1/4", p="1/4", q="3/4", num_cohorts=2)
+    one, zero = float(spec.prob_one_given_one), float(spec.prob_one_given_zero)
+    ones = np.array([[t // 2 for t in truth], [t - t // 2 for t in truth]])
+    cohort_counts = np.array([4000, 4000])
+    bits = rng.binomial(ones, one) + rng.binomial(cohort_counts[:, None] - ones, zero)
+    table = decode(spec, cohort_counts, bits)
+    direct = RapporAccumulator.from_counts(spec, cohort_counts, bits).estimate()
+    for column in ("estimate", "std_error", "ci_low", "ci_high", "proportion"):
+        np.testing.assert_allclose(table[column], direct[column], rtol=1e-12)
+    n = 8000
+    f = np.clip(table["estimate"].to_numpy() / n, 0, 1)
+    expected = np.sqrt(n * (f * one * (1 - one) + (1 - f) * zero * (1 - zero))) / (one - zero)
+    np.testing.assert_allclose(table["std_error"], expected, rtol=1e-12)
 
 
 def test_end_to_end_through_client():
