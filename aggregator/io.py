@@ -49,6 +49,7 @@ import csv
 import dataclasses
 import gzip
 import io
+import itertools
 import json
 import re
 import sys
@@ -70,7 +71,7 @@ from ldp.report_check import check_report
 
 __all__ = [
     "ReadChunk", "CHUNK_ROWS", "report_format", "read_reports", "read_report_file", "STDIN",
-    "read_jsonl_stream", "read_parquet_row_groups",
+    "read_jsonl_stream", "read_csv_stream", "csv_header_for_ranges", "read_parquet_row_groups",
 ]
 
 #: Default rows per chunk.
@@ -401,19 +402,32 @@ def _jsonl_line_by_line(path: str, spec, lines: list[bytes], numbers: list[int])
 # -- CSV ------------------------------------------------------------------------
 
 
-class _Lines:
-    """Decoded lines of a binary stream with their numbers; undecodable lines set aside."""
+_CSV_FIELD_LIMIT = 1 << 24
+_CSV_SLOW_LINE = re.compile("[\r\x00]")
 
-    def __init__(self, stream):
+
+class _Lines:
+    """Decoded lines of a binary stream with their numbers; undecodable lines set aside.
+
+    ``offset`` counts the bytes of the lines taken so far; ``number`` is the
+    number of the last line taken (lines before the stream: ``lines_before``).
+    A byte-order mark is dropped from line 1 when ``strip_bom`` (the start of
+    a file, not a byte range inside it).
+    """
+
+    def __init__(self, stream: Iterable[bytes], *, strip_bom: bool = True, lines_before: int = 0):
         self.stream = stream
-        self.number = 0
+        self.strip_bom = strip_bom
+        self.number = lines_before
+        self.offset = 0
         self.pending: list[tuple[int, str]] = []  # lines of the row being read
         self.bad: list[tuple[int, bytes]] = []
 
     def __iter__(self):
         for raw in self.stream:
             self.number += 1
-            if self.number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            self.offset += len(raw)
+            if self.number == 1 and self.strip_bom and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             try:
                 text = raw.decode("utf-8")
@@ -431,51 +445,176 @@ class _Lines:
         return first, raw
 
 
-def _read_csv(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
-    csv.field_size_limit(1 << 24)
-    with _open_binary(path) as stream:
-        lines = _Lines(stream)
-        reader = csv.reader(lines, strict=False)
-        header: list[str] | None = None
-        rows: list[list[str]] = []
-        numbers: list[int] = []
-        raws: list[str] = []
-        early: list[Reject] = []
-        while True:
-            try:
-                row = next(reader)
-                error = None
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                row, error = None, str(exc)
-            number, raw = lines.take_row()
-            early.extend(
-                Reject(path, n, "unparseable", "line is not valid UTF-8", _text(b)) for n, b in lines.bad
-            )
+def _csv_records(lines: _Lines) -> Iterator[tuple[int, str, list[str] | None, str | None]]:
+    """(first line number, raw text, fields or None, CSV error or None) of each row."""
+    csv.field_size_limit(_CSV_FIELD_LIMIT)
+    reader = csv.reader(lines, strict=False)
+    while True:
+        try:
+            row = next(reader)
+            error = None
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            row, error = None, str(exc)
+        number, raw = lines.take_row()
+        yield number, raw, row, error
+
+
+def _is_blank(row: list[str]) -> bool:
+    return not row or (len(row) == 1 and not row[0].strip())
+
+
+class _CsvRows:
+    """The rows and rejects of a CSV stream, gathered into chunks of ``chunk_size``."""
+
+    def __init__(self, path: str, spec, chunk_size: int, header: Sequence[str] | None):
+        self.path, self.spec, self.chunk_size = path, spec, chunk_size
+        self.names: list[str] | None = None if header is None else list(header)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.rows: list[list[str]] = []
+        self.numbers: list[int] = []
+        self.raws: list[str] = []
+        self.early: list[Reject] = []
+
+    def reject(self, number: int, detail: str, raw: str) -> None:
+        self.early.append(Reject(self.path, number, "unparseable", detail, raw))
+
+    def row(self, number: int, raw: str, fields: list[str]) -> None:
+        """A parsed row: skipped if blank, the header if none yet, else data (or a reject)."""
+        if _is_blank(fields):
+            return
+        if self.names is None:
+            self.names = [name.strip() for name in fields]
+        elif len(fields) != len(self.names):
+            self.reject(number, f"CSV row has {len(fields)} fields, the header has {len(self.names)}", raw)
+        else:
+            self.rows.append(fields)
+            self.numbers.append(number)
+            self.raws.append(raw)
+
+    def take_lines(self, lines: _Lines) -> Iterator[ReadChunk]:
+        """Parse ``lines`` with the csv module (quoted fields may span lines); full chunks as they fill."""
+        for number, raw, fields, error in _csv_records(lines):
+            for n, b in lines.bad:
+                self.reject(n, "line is not valid UTF-8", _text(b))
             lines.bad.clear()
             if error is not None:
-                early.append(Reject(path, number, "unparseable", f"CSV error: {error}", raw))
-                continue
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue  # blank line
-            if header is None:
-                header = [name.strip() for name in row]
-                continue
-            if len(row) != len(header):
-                early.append(
-                    Reject(path, number, "unparseable", f"CSV row has {len(row)} fields, the header has {len(header)}", raw)
-                )
-                continue
-            rows.append(row)
-            numbers.append(number)
-            raws.append(raw)
-            if len(rows) + len(early) >= chunk_size:
-                yield _csv_chunk(path, spec, header, rows, numbers, raws, early)
-                rows, numbers, raws, early = [], [], [], []
-        early.extend(Reject(path, n, "unparseable", "line is not valid UTF-8", _text(b)) for n, b in lines.bad)
-        if rows or early:
-            yield _csv_chunk(path, spec, header or [], rows, numbers, raws, early)
+                self.reject(number, f"CSV error: {error}", raw)
+            else:
+                self.row(number, raw, fields)
+            if self.full():
+                yield self.take()
+        for n, b in lines.bad:
+            self.reject(n, "line is not valid UTF-8", _text(b))
+        lines.bad.clear()
+
+    def full(self) -> bool:
+        return len(self.rows) + len(self.early) >= self.chunk_size
+
+    def take(self) -> ReadChunk | None:
+        if not (self.rows or self.early):
+            return None
+        chunk = _csv_chunk(self.path, self.spec, self.names or [], self.rows, self.numbers, self.raws, self.early)
+        self._reset()
+        return chunk
+
+
+def _read_csv(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
+    with _open_binary(path) as stream:
+        yield from read_csv_stream(stream, path, spec, chunk_size=chunk_size)
+
+
+def read_csv_stream(
+    stream,
+    path: str,
+    spec,
+    *,
+    chunk_size: int = CHUNK_ROWS,
+    header: Sequence[str] | None = None,
+    strip_bom: bool = True,
+) -> Iterator[ReadChunk]:
+    """Read CSV reports from a binary ``stream`` (a file, or a byte range of one).
+
+    Without ``header`` the first row that parses and is not blank is the
+    header; with it (a byte range after the file's header line) every row is
+    data. Line numbers count from 1 at the start of the stream.
+
+    Until the first ``"`` byte, every line is one row, and a block of lines
+    that decodes as UTF-8 is split at commas in bulk, which is what the csv
+    module does with an unquoted line; lines holding a CR (other than a
+    CRLF end) or a NUL, or very long ones, still go through the csv module.
+    From the first quote on, the rest of the stream goes through the csv
+    module (a quoted field may span lines and blocks).
+    """
+    rows = _CsvRows(path, spec, chunk_size, header)
+    blocks = _line_blocks(stream, chunk_size)
+    taken = 0
+    for data, ends in blocks:
+        count = int(ends.size)
+        if b'"' in data:
+            rest = itertools.chain(_block_lines(data, count), (line for more, n in blocks for line in _block_lines(more, int(n.size))))
+            yield from rows.take_lines(_Lines(rest, strip_bom=strip_bom and taken == 0, lines_before=taken))
+            break
+        yield from _unquoted_block(rows, data, count, taken, strip_bom and taken == 0)
+        taken += count
+    last = rows.take()
+    if last is not None:
+        yield last
+
+
+def _block_lines(data: bytes, count: int) -> list[bytes]:
+    """The ``count`` lines of a block from :func:`_line_blocks`, each with its newline (the last may lack one)."""
+    lines = data.split(b"\n")
+    return [line + b"\n" for line in lines[:count]] if len(lines) > count else lines
+
+
+def _unquoted_block(rows: _CsvRows, data: bytes, count: int, taken: int, strip_bom: bool) -> Iterator[ReadChunk]:
+    """The rows of a block of lines without quotes (each line one row), split at commas."""
+    try:
+        texts = data.decode("utf-8").split("\n")[:count]
+    except UnicodeDecodeError:
+        yield from rows.take_lines(_Lines(_block_lines(data, count), strip_bom=strip_bom, lines_before=taken))
+        return
+    if strip_bom and texts and texts[0].startswith("\ufeff"):
+        texts[0] = texts[0][1:]
+    for k, text in enumerate(texts):
+        body = text[:-1] if text.endswith("\r") else text
+        number = taken + k + 1
+        if _CSV_SLOW_LINE.search(body) or len(body) > _CSV_FIELD_LIMIT:
+            yield from rows.take_lines(_Lines([(text + "\n").encode("utf-8")], strip_bom=False, lines_before=number - 1))
+            continue
+        rows.row(number, body, body.split(","))
+        if rows.full():
+            yield rows.take()
+
+
+_QUOTE_SCAN_BYTES = 1 << 24
+
+
+def csv_header_for_ranges(path: str) -> tuple[tuple[str, ...], int] | None:
+    """The header of an uncompressed CSV file and the byte offset just past its line, if the file may be split.
+
+    A CSV file may be read in byte ranges cut at line ends only when every
+    line is one row, that is when no field is quoted: a quoted field may hold
+    a line break, and whether a line break is inside quotes depends on
+    everything before it. So a file with any ``"`` byte gives ``None`` (it
+    is read whole), as does a file without a header row. The header is found
+    by the same rules as :func:`read_csv_stream` (blank, undecodable and
+    unparseable lines before it are skipped).
+    """
+    with open(path, "rb") as stream:
+        while block := stream.read(_QUOTE_SCAN_BYTES):
+            if b'"' in block:
+                return None
+    with open(path, "rb") as stream:
+        lines = _Lines(stream)
+        for _, _, row, error in _csv_records(lines):
+            if error is None and not _is_blank(row):
+                return tuple(name.strip() for name in row), lines.offset
+    return None
 
 
 def _csv_cell(name: str, text: str, kind: str) -> Any:

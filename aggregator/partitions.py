@@ -8,8 +8,11 @@ Parquet                    a run of consecutive row groups (first row number
                            known from the file's metadata)
 JSON Lines (uncompressed)  a byte range; it holds every line that *starts*
                            inside the range, so lines are never cut
-CSV, ``.gz``, stdin        the whole file (a CSV row may span lines, and a
-                           compressed stream cannot be entered in the middle)
+CSV (uncompressed,         a byte range, as for JSON Lines; the ranges after
+no ``"`` in the file)      the first are given the header row
+CSV with quotes, ``.gz``,  the whole file (a quoted CSV field may span lines,
+stdin                      and a compressed stream cannot be entered in the
+                           middle)
 =========================  ====================================================
 
 Line numbers in rejects are global to the file. A Parquet partition knows its
@@ -37,6 +40,8 @@ from ldp.aggregator.io import (
     CHUNK_ROWS,
     STDIN,
     ReadChunk,
+    csv_header_for_ranges,
+    read_csv_stream,
     read_jsonl_stream,
     read_parquet_row_groups,
     read_report_file,
@@ -78,13 +83,16 @@ class Partition:
         working directory find it; ``-`` for standard input).
     kind : str
         ``"parquet"`` (row groups ``start`` … ``stop - 1``), ``"bytes"``
-        (lines starting in bytes ``[start, stop)``) or ``"file"`` (all of it).
+        (JSON Lines starting in bytes ``[start, stop)``), ``"csv-bytes"``
+        (CSV lines starting there) or ``"file"`` (all of it).
     start, stop : int
         Range of row groups or bytes (unused for ``"file"``).
     first_line : int
         1-based line/row number of the partition's first report when known
         in advance (Parquet, whole files); 0 for byte ranges, whose line
         numbers are fixed by :func:`renumber`.
+    header : tuple of str, optional
+        The file's CSV header, for a CSV byte range after the one holding it.
     """
 
     source: str
@@ -93,6 +101,12 @@ class Partition:
     start: int = 0
     stop: int = 0
     first_line: int = 1
+    header: tuple[str, ...] | None = None
+
+    @property
+    def byte_range(self) -> bool:
+        """Whether this is a byte range of a text file (lines numbered from 1 within it)."""
+        return self.kind in ("bytes", "csv-bytes")
 
 
 @dataclasses.dataclass
@@ -142,7 +156,7 @@ def plan_partitions(
     paths : sequence of str or Path
         Report files (``-`` is standard input).
     partition_bytes : int
-        Target bytes of a JSON Lines partition.
+        Target bytes of a JSON Lines or CSV partition.
     partition_rows : int
         Target rows of a Parquet partition (a partition holds at least one
         whole row group).
@@ -160,16 +174,41 @@ def plan_partitions(
         fmt = report_format(path)
         if fmt == "parquet":
             partitions.extend(_parquet_partitions(path, location, partition_rows))
-        elif fmt == "jsonl" and path != STDIN and not path.lower().endswith(".gz"):
-            size = os.path.getsize(path)
-            count = max(1, math.ceil(size / partition_bytes))
-            bounds = [size * i // count for i in range(count + 1)]
-            partitions.extend(
-                Partition(path, location, "bytes", bounds[i], bounds[i + 1], first_line=0) for i in range(count)
-            )
-        else:
+        elif path == STDIN or path.lower().endswith(".gz"):
             partitions.append(Partition(path, location, "file"))
+        elif fmt == "jsonl":
+            partitions.extend(_byte_ranges(path, location, "bytes", 0, partition_bytes, None))
+        else:
+            partitions.extend(_csv_partitions(path, location, partition_bytes))
     return partitions
+
+
+def _byte_ranges(path: str, location: str, kind: str, start: int, partition_bytes: int, header) -> list[Partition]:
+    """Byte ranges of about ``partition_bytes`` covering ``[start, size)``, the first from ``start``."""
+    size = os.path.getsize(location)
+    count = max(1, math.ceil((size - start) / partition_bytes))
+    bounds = [start + (size - start) * i // count for i in range(count + 1)]
+    return [Partition(path, location, kind, bounds[i], bounds[i + 1], first_line=0, header=header) for i in range(count)]
+
+
+def _csv_partitions(path: str, location: str, partition_bytes: int) -> list[Partition]:
+    """A CSV file as byte ranges when every line is one row (no quotes), else whole.
+
+    The first range holds the header line and reads it itself; the others
+    start after it and are given it.
+    """
+    if os.path.getsize(location) <= partition_bytes:
+        return [Partition(path, location, "file")]
+    try:
+        found = csv_header_for_ranges(location)
+    except OSError as exc:
+        raise ParameterError(f"cannot read report file {path!r}: {exc.strerror or exc}") from None
+    if found is None:
+        return [Partition(path, location, "file")]
+    header, header_end = found
+    rest = _byte_ranges(path, location, "csv-bytes", header_end, partition_bytes, header)
+    first = dataclasses.replace(rest[0], start=0, header=None)
+    return [first, *rest[1:]]
 
 
 def _parquet_partitions(path: str, location: str, partition_rows: int) -> list[Partition]:
@@ -197,7 +236,7 @@ def read_partition(partition: Partition, spec, chunk_size: int = CHUNK_ROWS) -> 
     """
     accumulator = make_aggregator(spec)
     valid, rejects = 0, []
-    stream = _ByteRange(partition.location, partition.start, partition.stop) if partition.kind == "bytes" else None
+    stream = _ByteRange(partition.location, partition.start, partition.stop) if partition.byte_range else None
     try:
         for chunk in _chunks(partition, spec, chunk_size, stream):
             if len(chunk.batch):
@@ -215,6 +254,10 @@ def read_partition(partition: Partition, spec, chunk_size: int = CHUNK_ROWS) -> 
 def _chunks(partition: Partition, spec, chunk_size: int, stream: "_ByteRange | None") -> Iterator[ReadChunk]:
     if partition.kind == "bytes":
         yield from read_jsonl_stream(stream, partition.location, spec, chunk_size=chunk_size)
+    elif partition.kind == "csv-bytes":
+        yield from read_csv_stream(
+            stream, partition.location, spec, chunk_size=chunk_size, header=partition.header, strip_bom=partition.start == 0
+        )
     elif partition.kind == "parquet":
         groups = range(partition.start, partition.stop)
         yield from read_parquet_row_groups(partition.location, spec, groups, first_row=partition.first_line, chunk_size=chunk_size)
@@ -229,7 +272,7 @@ def renumber(partition: Partition, rejects: Sequence[Reject], line_offset: int) 
     partitions (0 for other partitions, whose numbers are already global).
     """
     return [
-        dataclasses.replace(r, file=partition.source, line=r.line + (line_offset if partition.kind == "bytes" else 0))
+        dataclasses.replace(r, file=partition.source, line=r.line + (line_offset if partition.byte_range else 0))
         for r in rejects
     ]
 
@@ -278,6 +321,17 @@ class _ByteRange:
         self._newlines += data.count(b"\n")
         self._last = data[-1:]
         return data
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The range's lines, each with its ``\\n`` (the last may lack one), as a binary file iterates."""
+        carry = b""
+        while data := self.read():
+            pieces = (carry + data).split(b"\n")
+            carry = pieces.pop()
+            for piece in pieces:
+                yield piece + b"\n"
+        if carry:
+            yield carry
 
     def close(self) -> None:
         self._file.close()

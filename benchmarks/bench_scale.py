@@ -117,7 +117,7 @@ def measure(args: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=int, default=10_000_000)
-    parser.add_argument("--formats", nargs="+", choices=["parquet", "jsonl"], default=["parquet", "jsonl"])
+    parser.add_argument("--formats", nargs="+", choices=["parquet", "jsonl", "csv"], default=["parquet", "jsonl"])
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--dask", action="store_true", help="also run --engine dask (a local cluster of 2 workers)")
     parser.add_argument("--dir", type=Path, default=None, help="work directory (default: a temporary one; files are reused if present)")

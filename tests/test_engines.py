@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ldp
 from ldp.aggregator.cli import EXIT_REJECTS, aggregate
@@ -70,7 +73,30 @@ def _write(tmp_path, spec, fmt, n=900, dirty=False, seed=5):
         for k, text in enumerate(_bad_lines(spec)):
             lines.insert(97 * k + 13, text)
         path.write_text("\n".join(lines))  # and no newline after the last line
+    if dirty and fmt == "csv":
+        _dirty_csv(path, spec)
     return str(path)
+
+
+def _bad_csv_lines(spec):
+    fp = spec.fingerprint
+    return [
+        b"1,too,many,fields,here,for,any,spec",
+        b"9," + fp.encode() + b",x",  # wrong version (and maybe the wrong field count)
+        b"",
+        b"   ",
+        b"\xff\xfe not UTF-8",
+        b"1," + fp.encode() + b",a\rb",  # a lone CR: a CSV error
+    ]
+
+
+def _dirty_csv(path, spec):
+    """Bad rows between good ones, a BOM and blank lines before the header, CRLF here and there, no final newline."""
+    lines = path.read_bytes().splitlines()
+    for k, raw in enumerate(_bad_csv_lines(spec)):
+        lines.insert(61 * k + 17, raw)
+    lines = [raw + b"\r" if k % 5 == 0 else raw for k, raw in enumerate(lines)]
+    path.write_bytes(b"\xef\xbb\xbf\n  \n" + b"\n".join(lines))
 
 
 def _run_engine(spec, paths, rejects_path=None, **options):
@@ -88,15 +114,19 @@ def _estimate(spec, accumulator):
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_dask_equals_local_for_every_mechanism(tmp_path, scheduler, name):
     spec = SPECS[name]
-    paths = [_write(tmp_path, spec, "jsonl", dirty=True, seed=1), _write(tmp_path, spec, "parquet", seed=2)]
+    paths = [
+        _write(tmp_path, spec, "jsonl", dirty=True, seed=1),
+        _write(tmp_path, spec, "parquet", seed=2),
+        _write(tmp_path, spec, "csv", dirty=True, seed=3),
+    ]
     local, local_valid, local_rejects = _run_engine(spec, paths, tmp_path / "local.jsonl")
     dask, dask_valid, dask_rejects = _run_engine(
         spec, paths, tmp_path / "dask.jsonl", engine="dask", scheduler=scheduler, **SMALL
     )
-    assert len(plan_partitions(paths, partition_bytes=2_000, partition_rows=150)) > 6
+    assert len(plan_partitions(paths, partition_bytes=2_000, partition_rows=150)) > 9
     assert dask == local
-    assert dask_valid == local_valid == 1800
-    assert dask_rejects.counts == local_rejects.counts and local_rejects.total == 4
+    assert dask_valid == local_valid == 2700
+    assert dask_rejects.counts == local_rejects.counts and local_rejects.total == 8
     assert (tmp_path / "dask.jsonl").read_text() == (tmp_path / "local.jsonl").read_text()
     pd.testing.assert_frame_equal(_estimate(spec, dask), _estimate(spec, local))
 
@@ -129,6 +159,88 @@ def test_byte_ranges_cover_every_line_once(tmp_path):
             lines += result.lines
         assert acc == reference and lines == len(open(path).read().splitlines())
         assert "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in got) == expected
+
+
+def test_csv_byte_ranges_cover_every_row_once(tmp_path):
+    """Any split of an unquoted CSV file reads each row once, with the header, numbered globally.
+
+    The file has a BOM and blank lines before its header, rows with the wrong
+    number of fields, an undecodable line, a CSV error, CRLF line ends and no
+    final newline: the ranges give exactly the one-reader result.
+    """
+    spec = SPECS["rappor"]
+    path = _write(tmp_path, spec, "csv", n=400, dirty=True)
+    reference, valid, rejects = _run_engine(spec, [path], tmp_path / "ref.jsonl")
+    assert rejects.total == len(_bad_csv_lines(spec)) - 2  # the two blank lines are not rows
+    expected = (tmp_path / "ref.jsonl").read_text()
+    size = os.path.getsize(path)
+    for partition_bytes in (1, 37, 700, 5_000, size // 2):
+        parts = plan_partitions([path], partition_bytes=partition_bytes)
+        assert len(parts) > 1 and {p.kind for p in parts} == {"csv-bytes"}
+        acc, got = _ranges_result(spec, path, partition_bytes)
+        assert acc == reference
+        assert "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in got) == expected
+
+
+def _ranges_result(spec, path, partition_bytes):
+    acc, lines, got = make_aggregator(spec), 0, []
+    for part in plan_partitions([path], partition_bytes=partition_bytes):
+        result = read_partition(part, spec, chunk_size=3)
+        acc = acc.merge(result.accumulator)
+        got += renumber(part, result.rejects, lines)
+        lines += result.lines
+    return acc, got
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pieces=st.lists(
+        st.one_of(
+            st.sampled_from(["good", "good", "good", "bad", "blank", "crlf", "cr", "utf8", "bom"]),
+            st.binary(max_size=12).filter(lambda b: b'"' not in b),
+        ),
+        max_size=40,
+    ),
+    final_newline=st.booleans(),
+    partition_bytes=st.one_of(st.integers(1, 8), st.integers(1, 400)),
+)
+def test_csv_byte_ranges_equal_one_reader_on_random_files(tmp_path_factory, pieces, final_newline, partition_bytes):
+    """Random unquoted CSV (good rows, junk, blanks, CR, undecodable bytes, stray BOMs), random range size."""
+    spec = SPECS["grr"]
+    fp = spec.fingerprint.encode()
+    good = [b"1," + fp + b"," + v.encode() for v in spec.domain]
+    named = {
+        "bad": b"1," + fp, "blank": b"", "crlf": b"1," + fp + b",v3\r", "cr": b"1,\r" + fp,
+        "utf8": b"1," + fp + b",\xc3", "bom": b"\xef\xbb\xbf1," + fp + b",v1",
+    }
+    lines = [b"v,spec,value"] + [
+        good[k % len(good)] if piece == "good" else named[piece] if isinstance(piece, str) else piece
+        for k, piece in enumerate(pieces)
+    ]
+    path = tmp_path_factory.mktemp("csv") / "r.csv"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if final_newline else b""))
+    with RejectsWriter() as rejects:
+        reference = make_aggregator(spec)
+        expected = []
+        for part in plan_partitions([str(path)], partition_bytes=1 << 30):
+            result = read_partition(part, spec, chunk_size=3)
+            reference, expected = reference.merge(result.accumulator), expected + result.rejects
+    acc, got = _ranges_result(spec, str(path), partition_bytes)
+    assert acc == reference
+    assert [r.to_dict() for r in got] == [r.to_dict() for r in expected]
+
+
+def test_quoted_csv_is_one_partition(tmp_path):
+    """A quote anywhere means a line break may be inside a field: the file is read whole, rightly."""
+    spec = ldp.GRR(domain=("a,b", "line\nbreak", "c"), epsilon=1.0)
+    values = [spec.domain[i % 3] for i in range(300)]
+    path = tmp_path / "q.csv"
+    write_reports(encode_batch(spec, values, np.random.default_rng(3)), path, spec)
+    assert b'"' in path.read_bytes()
+    parts = plan_partitions([str(path)], partition_bytes=100)
+    assert [p.kind for p in parts] == ["file"]
+    accumulator, valid, rejects = _run_engine(spec, [str(path)], workers=2, partition_bytes=100)
+    assert valid == 300 and rejects.total == 0
 
 
 def test_dask_rejects_have_file_and_global_line(tmp_path, scheduler):

@@ -744,3 +744,62 @@ def test_csv_huge_integer_cells_are_rejected(tmp_path):
     got, rejects = _read_all(path, spec)
     assert [(r.line, r.reason) for r in rejects] == [(2, "bad_encoding")]
     assert got.cohorts.tolist() == [1]
+
+
+# -- CSV: the bulk split of unquoted lines against the csv module -----------------------------
+
+_CSV_SPEC = ldp.GRR(domain=("a", "b", "c d"), epsilon=1.0)
+_CSV_PIECES = [
+    "1,{fp},a", "1,{fp},b", "1,{fp},c d", "1,{fp}", "1,{fp},a,", "", "  ", ",", "v,spec,value",
+    "1,{fp},a\r", "1,{fp},\ra", "1,{fp},a\x00", "\ufeff1,{fp},b", '1,{fp},"a"', '"1,{fp}\n,a"', '1,{fp},"c d',
+    "2,{fp},a", "1,{fp},z", " 1,{fp},a", "1,{fp},a\x85",
+]
+
+
+def _csv_reference(data: bytes, spec, header=None, strip_bom=True):
+    """Every line through the csv module (the reader's slow path), as (accumulator, rejects)."""
+    from ldp.aggregator.io import _CsvRows, _Lines
+
+    rows = _CsvRows("f.csv", spec, 7, header)
+    chunks = list(rows.take_lines(_Lines(io.BytesIO(data), strip_bom=strip_bom)))
+    chunks.append(rows.take())
+    return _accumulate_chunks(spec, [c for c in chunks if c is not None])
+
+
+def _accumulate_chunks(spec, chunks):
+    accumulator, rejects = make_aggregator(spec), []
+    for chunk in chunks:
+        if len(chunk.batch):
+            accumulator.add_batch(chunk.batch)
+        rejects += [r.to_dict() for r in chunk.rejects]
+    return accumulator, rejects
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(
+        st.one_of(st.sampled_from(_CSV_PIECES), st.binary(max_size=10).map(lambda b: b.decode("latin-1"))), max_size=30
+    ),
+    bad_utf8=st.lists(st.integers(0, 30), max_size=2),
+    line_end=st.sampled_from(["\n", "\r\n"]),
+    final_newline=st.booleans(),
+    bom=st.booleans(),
+    header=st.booleans(),
+    chunk_size=st.sampled_from([1, 2, 5, 100]),
+)
+def test_csv_bulk_split_equals_the_csv_module(pieces, bad_utf8, line_end, final_newline, bom, header, chunk_size):
+    """The reader's bulk path gives exactly the csv module's reports and rejects, whatever the lines."""
+    from ldp.aggregator.io import read_csv_stream
+
+    spec = _CSV_SPEC
+    lines = [p.replace("{fp}", spec.fingerprint).encode("utf-8") for p in pieces]
+    for k in bad_utf8:
+        lines.insert(min(k, len(lines)), b"1,\xff\xfe")
+    if not header:
+        lines.insert(0, b"v,spec,value")
+    data = (b"\xef\xbb\xbf" if bom else b"") + line_end.encode().join(lines) + (line_end.encode() if final_newline else b"")
+    names = ("v", "spec", "value") if header else None
+    got = _accumulate_chunks(spec, read_csv_stream(io.BytesIO(data), "f.csv", spec, chunk_size=chunk_size, header=names))
+    expected = _csv_reference(data, spec, header=names)
+    assert got[0] == expected[0]
+    assert got[1] == expected[1]
