@@ -290,6 +290,12 @@ def _line_blocks(stream, chunk_size: int) -> Iterator[tuple[bytes, np.ndarray]]:
         carry = data[int(ends[-1]) :]
 
 
+def _block_lines(data: bytes, count: int) -> list[bytes]:
+    """The ``count`` lines of a block from :func:`_line_blocks`, each with its newline (the last may lack one)."""
+    lines = data.split(b"\n")
+    return [line + b"\n" for line in lines[:count]] if len(lines) > count else lines
+
+
 def _read_jsonl(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
     with _open_binary(path) as stream:
         yield from read_jsonl_stream(stream, path, spec, chunk_size=chunk_size)
@@ -308,8 +314,7 @@ def read_jsonl_stream(stream, path: str, spec, *, chunk_size: int = CHUNK_ROWS, 
         if count >= _SMALLEST_ARROW_BLOCK and not _BLANK_LINE.search(body):
             chunk = _jsonl_arrow_chunk(path, spec, data, ends, first_line)
         if chunk is None:  # blank lines, or Arrow could not parse it all: go line by line
-            lines = data.split(b"\n")
-            lines = [line + b"\n" for line in lines[:count]] if len(lines) > count else lines
+            lines = _block_lines(data, count)
             numbers = [first_line + i for i, line in enumerate(lines) if line.strip()]
             kept = [lines[number - first_line] for number in numbers]
             chunk = _jsonl_chunk(path, spec, kept, numbers) if kept else None
@@ -498,15 +503,17 @@ class _CsvRows:
     def take_lines(self, lines: _Lines) -> Iterator[ReadChunk]:
         """Parse ``lines`` with the csv module (quoted fields may span lines); full chunks as they fill."""
         for number, raw, fields, error in _csv_records(lines):
-            for n, b in lines.bad:
-                self.reject(n, "line is not valid UTF-8", _text(b))
-            lines.bad.clear()
+            self._reject_undecodable(lines)
             if error is not None:
                 self.reject(number, f"CSV error: {error}", raw)
             else:
                 self.row(number, raw, fields)
             if self.full():
                 yield self.take()
+        self._reject_undecodable(lines)
+
+    def _reject_undecodable(self, lines: _Lines) -> None:
+        """Reject the lines ``lines`` set aside as not UTF-8 (they come before the row just read)."""
         for n, b in lines.bad:
             self.reject(n, "line is not valid UTF-8", _text(b))
         lines.bad.clear()
@@ -563,12 +570,6 @@ def read_csv_stream(
     last = rows.take()
     if last is not None:
         yield last
-
-
-def _block_lines(data: bytes, count: int) -> list[bytes]:
-    """The ``count`` lines of a block from :func:`_line_blocks`, each with its newline (the last may lack one)."""
-    lines = data.split(b"\n")
-    return [line + b"\n" for line in lines[:count]] if len(lines) > count else lines
 
 
 def _unquoted_block(rows: _CsvRows, data: bytes, count: int, taken: int, strip_bom: bool) -> Iterator[ReadChunk]:

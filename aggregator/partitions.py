@@ -322,17 +322,6 @@ class _ByteRange:
         self._last = data[-1:]
         return data
 
-    def __iter__(self) -> Iterator[bytes]:
-        """The range's lines, each with its ``\\n`` (the last may lack one), as a binary file iterates."""
-        carry = b""
-        while data := self.read():
-            pieces = (carry + data).split(b"\n")
-            carry = pieces.pop()
-            for piece in pieces:
-                yield piece + b"\n"
-        if carry:
-            yield carry
-
     def close(self) -> None:
         self._file.close()
 
