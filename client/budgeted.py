@@ -19,7 +19,7 @@ does, so the ledger is never charged for a report that could not be made.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Iterable
 
 from ldp.errors import ParameterError
 from ldp.privacy.budget import Budget, PrivacyLedger
@@ -77,6 +77,14 @@ class BudgetedEncoder:
         report = self.encoder.encode(value)
         self.ledger.charge(self.spec, value)
         return report
+
+    def refund(self, values: Iterable[Any]) -> None:
+        """Refund reports of ``values`` that this encoder made but that were never released.
+
+        See :meth:`ldp.privacy.budget.PrivacyLedger.refund`: only for reports
+        destroyed unseen (a failed ``ldp encode`` whose output was discarded).
+        """
+        self.ledger.refund(self.spec, values)
 
     @property
     def spent(self) -> float:

@@ -6,10 +6,14 @@ client therefore keeps a 32-byte secret and its cohort; the PRR is derived
 from a keyed PRF of (secret, spec fingerprint, value), so nothing grows with
 the number of values reported.
 
-The state file is JSON, written atomically with mode 0600. A missing file is
-created; a corrupt, truncated or foreign one (another spec, or not a state
-file) raises :class:`~ldp.errors.StateError` and is never overwritten,
-because a new secret would break the longitudinal guarantee.
+The state file is JSON, mode 0600, in a directory created 0700. It is
+created *exclusively* (:func:`ldp.atomic.create_private_file`): when two
+processes or threads start the same new client at once, exactly one secret
+is written and both use it. A path that exists in any form (a corrupt file,
+a foreign file, a symbolic link, even a dangling one) is never replaced by a
+new secret, because a new secret would break the longitudinal guarantee:
+it raises :class:`~ldp.errors.StateError`. So does a state file other users
+may read or write (its secret may be known to them).
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ import os
 import secrets
 from pathlib import Path
 
-from ldp.atomic import write_private_file
+from ldp.atomic import (
+    create_private_file,
+    ensure_private_directory,
+    read_private_file,
+    remove_stale_temporaries,
+    write_private_file,
+)
 from ldp.errors import StateError
 
 __all__ = ["ClientState", "STATE_FORMAT"]
@@ -63,9 +73,15 @@ class ClientState:
             sort_keys=True,
         )
 
+    def _file_bytes(self) -> bytes:
+        return (self.to_json() + "\n").encode("utf-8")
+
     def save(self, path: str | os.PathLike) -> None:
-        """Write atomically (temp file, fsync, rename), mode 0600."""
-        write_private_file(path, (self.to_json() + "\n").encode("utf-8"))
+        """Write atomically (temp file, fsync, rename), mode 0600, replacing what is at ``path``.
+
+        Use :meth:`open` to start a client: it never replaces an existing state.
+        """
+        write_private_file(path, self._file_bytes())
 
     @classmethod
     def load(cls, path: str | os.PathLike, spec) -> "ClientState":
@@ -77,10 +93,9 @@ class ClientState:
             If the file is unreadable, corrupt, truncated, or for another spec.
         """
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StateError(f"cannot read client state {str(path)!r}: {exc}") from None
+        text = read_private_file(path, "client state")
+        if text is None:
+            raise StateError(f"no client state at {str(path)!r}")
         try:
             data = json.loads(text)
         except json.JSONDecodeError:
@@ -106,10 +121,25 @@ class ClientState:
 
     @classmethod
     def open(cls, path: str | os.PathLike, spec) -> "ClientState":
-        """Load the state at ``path``, creating it when the file does not exist."""
+        """Load the state at ``path``, creating it (with a new secret) only when nothing is there.
+
+        Creation is exclusive: of several processes or threads opening the same
+        new client at once, one writes its state and every other one loads
+        that state. The directory is created with mode 0700 when missing.
+        Stale temporary files of killed writers in the directory are removed.
+
+        Raises
+        ------
+        StateError
+            If something exists at ``path`` that is not a valid, private state
+            file of ``spec`` (see :meth:`load`): it is never replaced.
+        """
         path = Path(path)
-        if path.exists():
+        directory = ensure_private_directory(path.parent if str(path.parent) else ".")
+        remove_stale_temporaries(directory)
+        if os.path.lexists(path):
             return cls.load(path, spec)
         state = cls.new(spec)
-        state.save(path)
-        return state
+        if create_private_file(path, state._file_bytes()):
+            return state
+        return cls.load(path, spec)  # another process created it first: use its secret

@@ -1,41 +1,360 @@
-"""Atomic, private file writes for client state (DESIGN.md "Client state").
+"""Files that survive crashes, races and hostile paths (DESIGN.md "Client state").
 
-The file is written to a temporary file in the same directory (created with
-mode 0600), flushed and fsync'ed, then renamed over the target, and the
-directory is fsync'ed: a crash leaves either the old file or the new one,
-never a torn one.
+Client state (a secret and cohort) and privacy ledgers are shared state: two
+processes, or two threads, may open the same client at once, and any of them
+may be killed at any moment. This module holds the few file operations that
+make that safe; everything that writes shared state goes through it.
+
+- :func:`create_private_file` creates a file *exclusively*: the content is
+  written and fsync'ed in a temporary file, then hard-linked to its name,
+  which fails if the name exists in any form (a regular file, a directory, a
+  symbolic link, even a dangling one). Of two racing creators exactly one
+  wins; the loser learns that it lost and reads the winner's file.
+- :func:`write_private_file` replaces a file atomically (temporary file,
+  fsync, rename, fsync of the directory): a crash leaves the old content or
+  the new one, never a torn file.
+- :func:`read_private_file` reads a file that must be private: never through
+  a symbolic link, only a regular file, and never one that other users may
+  read or write (mode looser than 0600), because its secret may then be
+  known to them.
+- :func:`ensure_private_directory` creates missing directories with mode
+  0700; an existing directory that other users may write is refused (they
+  could plant or swap files), one they may only read or list draws a warning.
+- :func:`exclusive_lock` takes an ``flock`` on a lock file that is never
+  replaced or deleted, so it excludes other processes and other threads
+  (each call opens its own file description).
+- :func:`atomic_output` writes a command's output file through a temporary
+  file renamed into place only on success: a failing command leaves an
+  existing output untouched and no partial file.
+
+Temporary files carry the mark ``.ldp-tmp`` and are held under an ``flock``
+by their writer while they exist. A process killed between creating one and
+renaming it leaves it behind; :func:`remove_stale_temporaries` deletes those
+whose writer is gone (the lock is free) and that are older than a minute, so
+a live writer's file is never touched.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import os
-import tempfile
+import stat
+import time
+import warnings
 from pathlib import Path
+from typing import Iterator
 
-__all__ = ["write_private_file"]
+from ldp.errors import LDPError, LDPWarning, ParameterError, StateError
+
+__all__ = [
+    "TEMP_MARK",
+    "atomic_output",
+    "create_private_file",
+    "ensure_private_directory",
+    "exclusive_lock",
+    "read_private_file",
+    "remove_stale_temporaries",
+    "write_private_file",
+]
+
+#: Every temporary file written here has this in its name.
+TEMP_MARK = ".ldp-tmp"
+#: A temporary file younger than this is never treated as stale (seconds).
+STALE_AFTER = 60.0
+_PRIVATE_FILE = 0o600
+_PRIVATE_DIRECTORY = 0o700
+_GROUP_OR_OTHER = 0o077
+_WRITABLE_BY_OTHERS = 0o022
 
 
-def write_private_file(path: str | os.PathLike, data: bytes) -> None:
-    """Atomically replace ``path`` with ``data``, readable by the owner only."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
+def _directory_of(path: Path) -> Path:
+    return path.parent if str(path.parent) else Path(".")
+
+
+def _fsync_directory(directory: Path) -> None:
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def ensure_private_directory(directory: str | os.PathLike) -> Path:
+    """Create ``directory`` (and missing parents) with mode 0700, or check an existing one.
+
+    Raises
+    ------
+    StateError
+        If the path exists but is not a directory, or if other users may
+        write to it (group- or world-writable without the sticky bit).
+
+    Warns
+    -----
+    LDPWarning
+        If other users may read or list it (its files stay private, but their
+        names, one per client, are visible).
+    """
+    path = Path(directory)
+    missing = []
+    for candidate in [path, *path.parents]:
+        if candidate.exists() or str(candidate) in ("", "."):
+            break
+        missing.append(candidate)
+    for candidate in reversed(missing):
+        try:
+            os.mkdir(candidate, _PRIVATE_DIRECTORY)
+        except FileExistsError:
+            pass  # made by a concurrent process: checked below like any existing directory
+        except OSError as exc:
+            raise StateError(f"cannot create state directory {str(candidate)!r}: {exc.strerror}") from None
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise StateError(f"cannot use state directory {str(path)!r}: {exc.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise StateError(f"state directory {str(path)!r} exists and is not a directory")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & _WRITABLE_BY_OTHERS and not mode & stat.S_ISVTX:
+        raise StateError(
+            f"state directory {str(path)!r} has mode {mode:04o}: other users can write to it and could replace "
+            f"client state or ledgers; run 'chmod 700 {path}' (or use a private directory)"
+        )
+    if mode & _GROUP_OR_OTHER and missing == []:
+        warnings.warn(
+            f"state directory {str(path)!r} has mode {mode:04o}: other users can list its client files "
+            f"(the files themselves are private); 'chmod 700 {path}' hides them",
+            LDPWarning,
+            stacklevel=2,
+        )
+    return path
+
+
+@contextlib.contextmanager
+def _locked_temporary(directory: Path, name: str, mode: int, error: type[LDPError] = StateError
+                      ) -> Iterator[tuple[int, Path]]:
+    """A new temporary file ``.<name>.<random>.ldp-tmp<suffix>`` in ``directory``, held under flock.
+
+    The file keeps ``name``'s suffixes at its end (``reports.jsonl.gz`` gives
+    ``...ldp-tmp.jsonl.gz``), so code that picks a format from the extension
+    treats it like the final file. The caller renames or links it; whatever is
+    left at the end is deleted.
+    """
+    suffix = "".join(Path(name).suffixes)
+    for _ in range(100):
+        temp = directory / f".{name}.{os.urandom(6).hex()}{TEMP_MARK}{suffix}"
+        try:
+            fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+            break
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise error(f"cannot write {str(directory / name)!r}: {exc.strerror}") from None
+    else:  # pragma: no cover - 100 collisions of 48 random bits
+        raise error(f"cannot create a temporary file in {str(directory)!r}")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.fchmod(fd, mode)  # the umask may have narrowed it; never widens a private file
+        yield fd, temp
+    finally:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
+def write_private_file(path: str | os.PathLike, data: bytes) -> None:
+    """Atomically replace ``path`` with ``data``, readable by the owner only (mode 0600).
+
+    The directory must exist (see :func:`ensure_private_directory`). A symbolic
+    link at ``path`` is replaced by the file, never written through.
+    """
+    target = Path(path)
+    directory = _directory_of(target)
+    with _locked_temporary(directory, target.name, _PRIVATE_FILE) as (fd, temp):
+        _write_all(fd, data)
+        os.replace(temp, target)
+    _fsync_directory(directory)
+
+
+def create_private_file(path: str | os.PathLike, data: bytes) -> bool:
+    """Create ``path`` holding ``data`` (mode 0600) only if nothing exists at that name.
+
+    Returns
+    -------
+    bool
+        True if this call created the file; False if the name already
+        existed, in any form (a file, a directory, a symbolic link, dangling or
+        not). The file appears complete or not at all.
+    """
+    target = Path(path)
+    directory = _directory_of(target)
+    with _locked_temporary(directory, target.name, _PRIVATE_FILE) as (fd, temp):
+        _write_all(fd, data)
+        try:
+            os.link(temp, target, follow_symlinks=False)
+        except FileExistsError:
+            return False
+    _fsync_directory(directory)
+    return True
+
+
+def read_private_file(path: str | os.PathLike, what: str) -> str | None:
+    """The UTF-8 text of the private file ``path``, or None when nothing exists at that name.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    what : str
+        What the file is, for messages ("client state", "privacy ledger").
+
+    Raises
+    ------
+    StateError
+        If ``path`` is a symbolic link (dangling or not), not a regular file,
+        readable or writable by other users (mode looser than 0600: a secret
+        in it may be known), unreadable, or not UTF-8.
+    """
+    target = Path(path)
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        if os.path.lexists(target):  # pragma: no cover - removed between the two calls
+            raise StateError(f"{what} {str(target)!r} vanished while being opened") from None
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StateError(
+                f"{what} {str(target)!r} is a symbolic link; ldp never reads or replaces client state through "
+                "a link (it could point anywhere). Move the real file to this path."
+            ) from None
+        raise StateError(f"cannot read {what} {str(target)!r}: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise StateError(f"{what} {str(target)!r} is not a regular file")
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & _GROUP_OR_OTHER:
+            raise StateError(
+                f"{what} {str(target)!r} has mode {mode:04o}: other users can read or change it, so its secret may "
+                f"be known. If you are sure it was not, run 'chmod 600 {target}'; otherwise move it away "
+                "(a new client starts with a new secret)"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read()
+    except OSError as exc:
+        raise StateError(f"cannot read {what} {str(target)!r}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise StateError(f"cannot read {what} {str(target)!r}: not UTF-8 text (corrupt); it was left untouched") from None
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the lock file ``path`` (created 0600, never deleted).
+
+    Excludes other processes and other threads alike: every call opens the
+    file anew, and flock locks belong to the open file description. The lock
+    is released when the block ends or the process dies (``kill -9``
+    included), so a crash never leaves it held.
+    """
+    target = Path(path)
+    try:
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, _PRIVATE_FILE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StateError(f"lock file of the {what} {str(target)!r} is a symbolic link; refusing it") from None
+        raise StateError(f"cannot open the lock file of the {what} {str(target)!r}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def remove_stale_temporaries(directory: str | os.PathLike, name: str | None = None) -> int:
+    """Delete temporary files in ``directory`` left behind by killed writers; return how many.
+
+    A temporary file is stale when its writer no longer holds its flock and
+    it is older than :data:`STALE_AFTER` seconds. ``name`` limits the sweep to
+    the temporaries of one target file. Files that are not ldp temporaries are
+    never touched; errors (a file vanishing, a permission) are ignored.
+    """
+    prefix = "." if name is None else f".{name}."
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    now = time.time()
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and TEMP_MARK in entry.name):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or now - entry.stat(follow_symlinks=False).st_mtime < STALE_AFTER:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            pass  # held by a live writer, or already gone
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _creation_mode(target: Path) -> int:
+    """Mode for a new output file: an existing target's mode, else 0666 minus the umask."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[str]:
+    """Yield a temporary path to write an output to; rename it to ``path`` only if the block succeeds.
+
+    The temporary file is in the same directory and ends with ``path``'s own
+    suffixes, so writers choosing a format by extension treat it alike. On an
+    exception the temporary file is deleted and an existing ``path`` is left
+    untouched. Stale temporaries of earlier, killed runs for the same output
+    are removed first.
+
+    Raises
+    ------
+    ParameterError
+        If the output cannot be created there (missing or unwritable
+        directory, a directory at ``path``).
+    """
+    target = Path(path)
+    directory = _directory_of(target)
+    if target.is_dir():
+        raise ParameterError(f"cannot write {str(target)!r}: it is a directory")
+    remove_stale_temporaries(directory, target.name)
+    with _locked_temporary(directory, target.name, _creation_mode(target), ParameterError) as (_, temp):
+        yield str(temp)
+        try:
+            os.replace(temp, target)
+        except OSError as exc:
+            raise ParameterError(f"cannot write {str(target)!r}: {exc.strerror}") from None
+    _fsync_directory(directory)

@@ -7,7 +7,7 @@ was expected and what was received.
 
 from __future__ import annotations
 
-__all__ = ["LDPError", "ParameterError", "ReportError", "StateError", "BudgetExceededError"]
+__all__ = ["LDPError", "ParameterError", "ReportError", "StateError", "BudgetExceededError", "LDPWarning"]
 
 
 class LDPError(Exception):
@@ -32,3 +32,7 @@ class StateError(LDPError):
 
 class BudgetExceededError(LDPError):
     """An encode would spend more privacy budget than the client has left."""
+
+
+class LDPWarning(UserWarning):
+    """Something works but deserves the user's attention (the CLI prints it as ``Warning: ...``)."""

@@ -251,8 +251,9 @@ def test_encode_corrupt_state_is_an_error_and_left_alone(tmp_path):
     source = tmp_path / "users.csv"
     source.write_text("client_id,url\nalice,a.com\n")
     states = tmp_path / "states"
-    states.mkdir()
+    states.mkdir(mode=0o700)
     state_path(states, "alice").write_text("{not json")
+    state_path(states, "alice").chmod(0o600)
     result = _run("encode", "--spec", spec_path, source, "--column", "url", "--state", states)
     assert result.exit_code == 2 and "corrupt" in result.output and "Traceback" not in result.output
     assert state_path(states, "alice").read_text() == "{not json"

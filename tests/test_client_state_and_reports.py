@@ -57,6 +57,7 @@ def test_restart_gives_the_same_prr_for_the_same_value(tmp_path):
 def test_corrupt_or_truncated_state_is_an_error_and_left_untouched(tmp_path, content, match):
     path = tmp_path / "client.json"
     path.write_bytes(content)
+    path.chmod(0o600)  # private, so the content is what is judged
     with pytest.raises(StateError, match=match):
         ClientState.open(path, RAPPOR)
     with pytest.raises(StateError):

@@ -53,7 +53,9 @@ def test_file_is_private_and_holds_no_values(tmp_path):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     text = path.read_text()
     assert "a-very-secret-value" not in text
-    assert not [p for p in tmp_path.iterdir() if p.name != "ledger.json"], "no temporary files left behind"
+    lock = tmp_path / "ledger.json.lock"  # the ledger's lock file: empty, private, kept
+    assert lock.read_bytes() == b"" and stat.S_IMODE(os.stat(lock).st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json", "ledger.json.lock"], "no temporary files left"
 
 
 def test_memoized_rappor_value_costs_at_most_epsilon_inf(tmp_path):
@@ -153,6 +155,7 @@ def test_optimal_rule_allows_more_reports_than_basic():
 def test_corrupt_or_foreign_file_is_an_error_and_left_alone(tmp_path, content):
     path = tmp_path / "ledger.json"
     path.write_text(content)
+    path.chmod(0o600)  # private, so the content is what is judged
     with pytest.raises(StateError):
         PrivacyLedger.load_or_create(path, Budget(1.0))
     assert path.read_text() == content

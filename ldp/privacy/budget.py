@@ -54,6 +54,16 @@ mode 0600), like the client state. A corrupt, truncated or foreign file, or
 one whose budget differs from the one asked for, raises
 :class:`~ldp.errors.StateError` and is never overwritten.
 
+**Concurrency.** Any number of processes and threads may charge one ledger
+file at once (several ``ldp encode`` runs on one state directory, several
+encoders opened on one ledger). Every charge takes an exclusive ``flock`` on
+the ledger's lock file (``<ledger>.lock``, beside it, never deleted),
+re-reads the ledger under the lock, decides, and writes the new ledger
+atomically before the lock is released and before the report is returned.
+So the budget holds across all of them together. A new ledger is created
+exclusively under the same lock: racing first runs share one key and one
+record.
+
 This module imports no SciPy (the client may use it); only the ``"optimal"``
 rule loads :mod:`ldp.privacy.composition` when a charge is evaluated.
 
@@ -69,6 +79,7 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import hmac
@@ -76,10 +87,18 @@ import json
 import math
 import os
 import secrets
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-from ldp.atomic import write_private_file
+from ldp.atomic import (
+    create_private_file,
+    ensure_private_directory,
+    exclusive_lock,
+    read_private_file,
+    remove_stale_temporaries,
+    write_private_file,
+)
 from ldp.errors import BudgetExceededError, ParameterError, StateError
 
 __all__ = ["Budget", "PrivacyLedger", "Stream", "LEDGER_FORMAT", "COMPOSITION_RULES", "worst_case_memoized_cost"]
@@ -239,6 +258,7 @@ class PrivacyLedger:
         self._key = key
         self._streams: dict[str, Stream] = dict(streams or {})
         self.path = None if path is None else Path(path)
+        self._thread_lock = threading.Lock()  # in-memory ledgers; files also take the flock
 
     # -- construction and persistence -------------------------------------
     @classmethod
@@ -248,39 +268,55 @@ class PrivacyLedger:
 
     @classmethod
     def load_or_create(cls, path: str | os.PathLike, budget: Budget | None = None) -> "PrivacyLedger":
-        """Open the ledger at ``path``; create it (with ``budget``) when the file does not exist.
+        """Open the ledger at ``path``; create it (with ``budget``) when nothing exists there.
+
+        Creation is exclusive and happens under the ledger's lock: of several
+        processes or threads opening the same new ledger, one creates it and
+        the others open that one. The directory is created with mode 0700
+        when missing; stale temporary files of killed writers are removed.
 
         Raises
         ------
         StateError
-            If the file is corrupt, truncated or not a ledger, or if ``budget``
-            is given and differs from the stored one.
+            If the file is corrupt, truncated, not a ledger, a symbolic link,
+            or readable by other users, or if ``budget`` is given and differs
+            from the stored one.
         ParameterError
             If the file does not exist and no budget is given.
         """
         path = Path(path)
-        if path.exists():
-            ledger = cls.load(path)
-            if budget is not None and budget != ledger.budget:
-                raise StateError(
-                    f"ledger {str(path)!r} has budget {ledger.budget.to_dict()}, not {budget.to_dict()}; "
-                    "a budget cannot be changed silently (use a new ledger file)"
-                )
-            return ledger
-        if budget is None:
-            raise ParameterError(f"no ledger at {str(path)!r}; give a Budget to create one")
-        ledger = cls(budget, key=secrets.token_bytes(_KEY_BYTES), path=path)
-        ledger._write(ledger._streams)
+        directory = ensure_private_directory(path.parent if str(path.parent) else ".")
+        remove_stale_temporaries(directory)
+        with exclusive_lock(_lock_path(path), "privacy ledger"):
+            text = read_private_file(path, "privacy ledger")
+            if text is None:
+                if budget is None:
+                    raise ParameterError(f"no ledger at {str(path)!r}; give a Budget to create one")
+                ledger = cls(budget, key=secrets.token_bytes(_KEY_BYTES), path=path)
+                if create_private_file(path, ledger._file_bytes(ledger._streams)):
+                    return ledger
+                text = read_private_file(path, "privacy ledger")  # created without the lock by an older ldp
+                if text is None:  # pragma: no cover - a dangling link is refused by read_private_file
+                    raise StateError(f"cannot create privacy ledger {str(path)!r}")
+        ledger = cls._parse(path, text)
+        if budget is not None and budget != ledger.budget:
+            raise StateError(
+                f"ledger {str(path)!r} has budget {ledger.budget.to_dict()}, not {budget.to_dict()}; "
+                "a budget cannot be changed silently (use a new ledger file)"
+            )
         return ledger
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "PrivacyLedger":
         """Read an existing ledger file (see :meth:`load_or_create` for errors)."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StateError(f"cannot read privacy ledger {str(path)!r}: {exc}") from None
+        text = read_private_file(path, "privacy ledger")
+        if text is None:
+            raise StateError(f"no privacy ledger at {str(path)!r}")
+        return cls._parse(path, text)
+
+    @classmethod
+    def _parse(cls, path: Path, text: str) -> "PrivacyLedger":
         try:
             data = json.loads(text)
         except json.JSONDecodeError:
@@ -304,9 +340,33 @@ class PrivacyLedger:
                         or (values is not None and (isinstance(values, bool) or not isinstance(values, int) or values < 1))):
                     raise ValueError(name)
                 streams[str(name)] = stream
-        except (KeyError, TypeError, ValueError, AttributeError, ParameterError):
+        except (KeyError, TypeError, ValueError, AttributeError, ParameterError, StateError):
             raise StateError(f"privacy ledger {str(path)!r} is corrupt: missing or malformed fields") from None
         return cls(budget, key=key, streams=streams, path=path)
+
+    def _current_streams(self) -> dict[str, Stream]:
+        """The streams as recorded now: re-read from the file (other processes may have charged it)."""
+        if self.path is None:
+            return self._streams
+        text = read_private_file(self.path, "privacy ledger")
+        if text is None:
+            raise StateError(f"privacy ledger {str(self.path)!r} has disappeared; it is never recreated silently "
+                             "(that would reset the budget)")
+        stored = self._parse(self.path, text)
+        if stored._key != self._key or stored.budget != self.budget:
+            raise StateError(f"privacy ledger {str(self.path)!r} was replaced by another ledger while open")
+        self._streams = stored._streams
+        return self._streams
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """Exclusive access to the ledger across threads and processes; yields the current streams."""
+        with self._thread_lock:
+            if self.path is None:
+                yield self._streams
+                return
+            with exclusive_lock(_lock_path(self.path), "privacy ledger"):
+                yield self._current_streams()
 
     def _to_json(self, streams: dict[str, Stream]) -> str:
         return json.dumps(
@@ -320,11 +380,14 @@ class PrivacyLedger:
             indent=1,
         )
 
+    def _file_bytes(self, streams: dict[str, Stream]) -> bytes:
+        return (self._to_json(streams) + "\n").encode("utf-8")
+
     def _write(self, streams: dict[str, Stream]) -> None:
         if self.path is None:
             return
         try:
-            write_private_file(self.path, (self._to_json(streams) + "\n").encode("utf-8"))
+            write_private_file(self.path, self._file_bytes(streams))
         except OSError as exc:
             raise StateError(f"cannot write privacy ledger {str(self.path)!r}: {exc}") from None
 
@@ -362,14 +425,21 @@ class PrivacyLedger:
 
         return min(basic, heterogeneous_epsilon(pieces, self.budget.delta))
 
-    def _with_charge(self, spec, value: Any) -> dict[str, Stream]:
+    def _with_charge(self, streams: dict[str, Stream], spec, value: Any, reports: int = 1) -> dict[str, Stream]:
+        """``streams`` with ``reports`` more (or, negative, fewer) reports of ``value`` under ``spec``."""
         epsilon, cap, memoized, values = _stream_parameters(spec)
         name = self._stream_name(spec, value)
-        streams = dict(self._streams)
+        streams = dict(streams)
         old = streams.get(name)
-        reports = 1 if old is None else old.reports + 1
-        streams[name] = Stream(spec=spec.fingerprint, epsilon=epsilon, epsilon_cap=cap, reports=reports,
-                               memoized=memoized, values=values)
+        count = reports + (0 if old is None else old.reports)
+        if count < 0:
+            raise StateError(f"cannot refund {-reports} report(s) of spec {spec.fingerprint}: "
+                             f"the ledger records only {count - reports} for this stream")
+        if count == 0:
+            streams.pop(name, None)
+        else:
+            streams[name] = Stream(spec=spec.fingerprint, epsilon=epsilon, epsilon_cap=cap, reports=count,
+                                   memoized=memoized, values=values)
         return streams
 
     @property
@@ -378,9 +448,10 @@ class PrivacyLedger:
 
         For RAPPOR it credits repeated values (a memoized value costs at most
         ε∞), so it depends on the values: it is reported, never used to
-        refuse (see :attr:`committed`).
+        refuse (see :attr:`committed`). A file ledger is re-read, so charges by
+        other processes are included.
         """
-        return self._total(self._streams)
+        return self._total(self._current_streams())
 
     @property
     def committed(self) -> float:
@@ -390,7 +461,7 @@ class PrivacyLedger:
         collector sees anyway), so a refusal reveals nothing about the values.
         Equal to :attr:`spent` for fresh-randomness mechanisms.
         """
-        return self._committed(self._streams)
+        return self._committed(self._current_streams())
 
     @property
     def remaining(self) -> float:
@@ -400,20 +471,23 @@ class PrivacyLedger:
     @property
     def streams(self) -> dict[str, Stream]:
         """A copy of the per-stream records (names are keyed hashes, never values)."""
-        return dict(self._streams)
+        return dict(self._current_streams())
 
     def cost_after(self, spec, value: Any = None) -> float:
         """The :attr:`committed` ε after one more report under ``spec`` (``value`` is only validated)."""
-        return self._committed(self._with_charge(spec, value))
+        return self._committed(self._with_charge(self._current_streams(), spec, value))
 
     def can_charge(self, spec, value: Any = None) -> bool:
-        """True when one more report fits the budget."""
+        """True when one more report fits the budget (advisory: only :meth:`charge` decides, under the lock)."""
         return self.cost_after(spec, value) <= self.budget.epsilon * (1 + _SLACK)
 
     def charge(self, spec, value: Any = None) -> float:
         """Record one report of ``value`` under ``spec``, or refuse it.
 
-        Call this *before* randomizing; if it raises, emit nothing.
+        Call this before the report leaves the device; if it raises, emit
+        nothing. The decision and the record are one transaction under the
+        ledger's lock (re-read, decide, write atomically), so concurrent
+        charges by other threads or processes are never lost or double-spent.
 
         Parameters
         ----------
@@ -436,20 +510,52 @@ class PrivacyLedger:
         ParameterError
             If ``value`` is not valid for ``spec``; nothing is recorded.
         StateError
-            If the ledger file cannot be written; nothing is recorded.
+            If the ledger file cannot be read or written; nothing is recorded.
         """
-        streams = self._with_charge(spec, value)
-        committed = self._committed(streams)
-        if committed > self.budget.epsilon * (1 + _SLACK):
-            raise BudgetExceededError(
-                f"this report would bring the privacy committed to epsilon={committed:.6g}, over the budget "
-                f"epsilon={self.budget.epsilon:.6g} ({self.budget.composition} composition); "
-                f"already committed {self.committed:.6g}. Nothing was sent or recorded."
-            )
-        self._write(streams)
-        self._streams = streams
+        with self._transaction() as current:
+            streams = self._with_charge(current, spec, value)
+            committed = self._committed(streams)
+            if committed > self.budget.epsilon * (1 + _SLACK):
+                raise BudgetExceededError(
+                    f"this report would bring the privacy committed to epsilon={committed:.6g}, over the budget "
+                    f"epsilon={self.budget.epsilon:.6g} ({self.budget.composition} composition); "
+                    f"already committed {self._committed(current):.6g}. Nothing was sent or recorded."
+                )
+            self._write(streams)
+            self._streams = streams
         return self._total(streams)
+
+    def refund(self, spec, values: Iterable[Any]) -> None:
+        """Take back the charges of reports that were made but provably never left the device.
+
+        One report per item of ``values`` (the values they were charged
+        with), in one transaction under the ledger's lock. Only for reports
+        that were destroyed unseen: ``ldp encode`` refunds the reports of a
+        failed run that it never wrote (its temporary output file is deleted).
+        Refunding a report that anyone may have seen would understate the
+        privacy spent.
+
+        Raises
+        ------
+        StateError
+            If the ledger records fewer such reports than are refunded, or it
+            cannot be read or written; nothing is changed then.
+        """
+        values = list(values)
+        if not values:
+            return
+        with self._transaction() as current:
+            streams = current
+            for value in values:
+                streams = self._with_charge(streams, spec, value, reports=-1)
+            self._write(streams)
+            self._streams = streams
 
     def __repr__(self) -> str:
         where = "in memory" if self.path is None else str(self.path)
         return f"PrivacyLedger({where}, budget={self.budget}, streams={len(self._streams)})"
+
+
+def _lock_path(path: Path) -> Path:
+    """The lock file of the ledger at ``path`` (beside it; never replaced or deleted)."""
+    return path.with_name(path.name + ".lock")

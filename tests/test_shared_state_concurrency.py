@@ -1,0 +1,216 @@
+"""Client state and privacy ledgers under concurrent processes and threads.
+
+The budget must hold across every encoder charging one ledger together (not
+about twice the budget, as when each process kept its own copy), and a new
+client must get exactly one secret however many first runs race to create it.
+These tests are deterministic in their assertions: the exact number of
+reports a budget allows, and one secret per client, over repeated runs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import ldp
+from ldp.client import ClientState, make_encoder
+from ldp.client.cli import ledger_path, state_path
+from ldp.errors import BudgetExceededError
+from ldp.privacy.budget import Budget, PrivacyLedger
+
+GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=0.25)
+RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=64, f="1/2", p="1/2", q="3/4")
+PROCESSES = 4
+REPEATS = 3
+
+
+def _ldp_command() -> list[str]:
+    return [sys.executable, "-c", "from ldp.cli import main; main()"]
+
+
+def _wait_for(path: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(path)
+        time.sleep(0.005)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", range(REPEATS))
+def test_concurrent_ldp_encode_processes_never_exceed_the_budget(tmp_path, run):
+    """4 `ldp encode --state --budget` processes on one client: together exactly the budget's reports."""
+    allowed = 400  # budget 100 at epsilon 0.25 per GRR report
+    rows = 400  # per process: each alone would spend the whole budget
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(GRR.to_json())
+    users = tmp_path / "users.csv"
+    users.write_text("client_id,value\n" + "alice,a\n" * rows)
+    states = tmp_path / "states"
+    procs = [
+        subprocess.Popen(
+            [*_ldp_command(), "encode", "--spec", str(spec_path), str(users), "--state", str(states),
+             "--budget", "100", "-o", str(tmp_path / f"out{i}.jsonl")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for i in range(PROCESSES)
+    ]
+    statuses = [p.wait(timeout=300) for p in procs]
+    errors = [p.stderr.read() for p in procs]
+    assert all(status in (0, 3) for status in statuses), errors
+    sent = sum(len((tmp_path / f"out{i}.jsonl").read_text().splitlines()) for i in range(PROCESSES))
+    assert sent == allowed, f"{sent} reports sent under a budget of {allowed}"
+    ledger = PrivacyLedger.load(ledger_path(states, "alice"))
+    assert ledger.committed == pytest.approx(100.0)
+    assert sum(s.reports for s in ledger.streams.values()) == allowed
+    # the processes overlapped: more than one of them got reports out (else the race was not exercised)
+    assert sum(1 for i in range(PROCESSES) if (tmp_path / f"out{i}.jsonl").stat().st_size) >= 2
+
+
+@pytest.mark.parametrize("spec", [GRR, RAPPOR], ids=["grr", "rappor"])
+@pytest.mark.parametrize("run", range(REPEATS))
+def test_threads_with_their_own_encoders_on_one_ledger_never_exceed_the_budget(tmp_path, spec, run):
+    """8 threads, each with its own encoder opened on one ledger file (and one shared state)."""
+    threads, attempts = 8, 60
+    per_report = spec.epsilon if spec is GRR else spec.epsilon_one
+    allowed = 50
+    budget = Budget(epsilon=allowed * per_report * (1 + 1e-9))
+    path = tmp_path / "client.ledger.json"
+    state = tmp_path / "client.json"
+    start = threading.Barrier(threads)
+    sent: list[int] = [0] * threads
+    failures: list[BaseException] = []
+
+    def client(index: int) -> None:
+        try:
+            start.wait()
+            encoder = make_encoder(spec, state=state if spec is RAPPOR else None, ledger=path, budget=budget)
+            for attempt in range(attempts):
+                try:
+                    encoder.encode(f"value-{attempt}" if spec is RAPPOR else "a")  # RAPPOR: every report a new value
+                    sent[index] += 1
+                except BudgetExceededError:
+                    pass
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    workers = [threading.Thread(target=client, args=(i,)) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not failures, failures
+    assert sum(sent) == allowed
+    assert sum(s.reports for s in PrivacyLedger.load(path).streams.values()) == allowed
+
+
+def test_two_encoders_in_one_process_share_one_budget(tmp_path):
+    path = tmp_path / "ledger.json"
+    first = make_encoder(GRR, ledger=path, budget=Budget(epsilon=1.0))
+    second = make_encoder(GRR, ledger=path, budget=Budget(epsilon=1.0))
+    sent = 0
+    for _ in range(4):
+        for encoder in (first, second):
+            try:
+                encoder.encode("a")
+                sent += 1
+            except BudgetExceededError:
+                pass
+    assert sent == 4  # 4 x 0.25 = 1.0: not 4 each
+    assert first.committed == second.committed == pytest.approx(1.0)
+
+
+_OPEN_STATES = textwrap.dedent("""
+    import json, sys, time
+    from pathlib import Path
+    import ldp
+    from ldp.client import ClientState
+    spec = ldp.load_spec(sys.argv[1])
+    go, directory, count = Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+    while not go.exists():
+        time.sleep(0.002)
+    states = [ClientState.open(directory / f"client-{i}.json", spec) for i in range(count)]
+    print(json.dumps([[s.secret.hex(), s.cohort] for s in states]))
+""")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", range(REPEATS))
+def test_concurrent_first_runs_in_processes_give_each_client_one_secret(tmp_path, run):
+    clients = 40
+    spec_path = tmp_path / "rappor.json"
+    spec_path.write_text(RAPPOR.to_json())
+    go, directory = tmp_path / "go", tmp_path / "states"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _OPEN_STATES, str(spec_path), str(go), str(directory), str(clients)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(PROCESSES)
+    ]
+    time.sleep(1.0)  # let every process import and wait at the start line
+    go.touch()
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outputs]
+    seen = [json.loads(out) for out, _ in outputs]
+    for i in range(clients):
+        on_disk = ClientState.load(directory / f"client-{i}.json", RAPPOR)
+        assert {tuple(result[i]) for result in seen} == {(on_disk.secret.hex(), on_disk.cohort)}
+
+
+@pytest.mark.parametrize("run", range(REPEATS))
+def test_concurrent_first_runs_in_threads_give_each_client_one_secret(tmp_path, run):
+    threads, clients = 8, 30
+    start = threading.Barrier(threads)
+    seen: list[list[ClientState]] = [[] for _ in range(threads)]
+    failures: list[BaseException] = []
+
+    def first_run(index: int) -> None:
+        try:
+            start.wait()
+            seen[index] = [ClientState.open(tmp_path / f"client-{i}.json", RAPPOR) for i in range(clients)]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    workers = [threading.Thread(target=first_run, args=(i,)) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not failures, failures
+    for i in range(clients):
+        on_disk = ClientState.load(tmp_path / f"client-{i}.json", RAPPOR)
+        assert {(s[i].secret, s[i].cohort) for s in seen} == {(on_disk.secret, on_disk.cohort)}
+    assert not [p for p in tmp_path.iterdir() if ".ldp-tmp" in p.name], "no temporary file left behind"
+
+
+def test_racing_new_ledgers_share_one_key(tmp_path):
+    threads = 8
+    path = tmp_path / "ledger.json"
+    start = threading.Barrier(threads)
+    ledgers: list[PrivacyLedger] = []
+
+    def open_and_charge() -> None:
+        start.wait()
+        ledger = PrivacyLedger.load_or_create(path, Budget(epsilon=100.0))
+        ledger.charge(RAPPOR, "secret-value")
+        ledgers.append(ledger)
+
+    workers = [threading.Thread(target=open_and_charge) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    stored = PrivacyLedger.load(path)
+    assert len({ledger._key for ledger in ledgers}) == 1 and stored._key == ledgers[0]._key
+    assert sum(s.reports for s in stored.streams.values()) == threads  # no charge lost to a second key
+
+
+def test_state_path_is_the_same_for_every_spelling_of_an_id(tmp_path):
+    assert len({state_path(tmp_path, x) for x in (7, 7.0, "7", "7.0", "7.00")}) == 1
+    assert state_path(tmp_path, "007") != state_path(tmp_path, 7)
