@@ -3,8 +3,19 @@
 Each input row is a different user. Without ``--state`` every row gets a
 fresh client (for RAPPOR: a fresh secret and cohort). With ``--state DIR``
 the row's ``client_id`` column selects a persistent client whose state file
-lives in DIR (named by a hash of the id), so a client reporting the same
-value again gets the same permanent randomized response.
+lives in DIR (named by a hash of the id's canonical text,
+:func:`ldp.client.identity.canonical_client_id`: ``1``, ``1.0`` and ``"1"``
+are one client in every input format), so a client reporting the same value
+again gets the same permanent randomized response. DIR is created with mode
+0700; any number of ``ldp encode`` runs may share it at once (state creation
+is exclusive, ledger charges are locked transactions).
+
+The output file is written under a temporary name and renamed into place
+only when every row succeeded, so a failed run leaves no partial file and an
+existing output untouched; the budget charges of the reports it discarded
+are refunded. On standard output, the reports already printed when a row
+fails stay charged, and the error says how many there were. An output path
+that names an input (INPUT, --spec) is refused before anything is written.
 
 ``--group-column C`` attaches each row's value of column C to its report as
 the ``group`` key (for per-group means, ``ldp aggregate --by-group``). The
@@ -24,7 +35,7 @@ import hashlib
 import math
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import IO, Any, Iterator
 
 import click
 
@@ -41,9 +52,17 @@ _CLIENT_COLUMN = "client_id"
 EXIT_REFUSED = 3
 
 
-def state_path(directory: str | Path, client_id: str) -> Path:
-    """State file of ``client_id`` in ``directory`` (hashed: ids never become paths)."""
-    digest = hashlib.sha256(str(client_id).encode("utf-8")).hexdigest()[:32]
+def state_path(directory: str | Path, client_id: Any) -> Path:
+    """State file of ``client_id`` in ``directory``: a hash of its canonical text (ids never become paths).
+
+    Raises
+    ------
+    ParameterError
+        If ``client_id`` is not a valid client id (see :func:`canonical_client_id`).
+    """
+    from ldp.client.identity import canonical_client_id
+
+    digest = hashlib.sha256(canonical_client_id(client_id).encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return Path(directory) / f"{digest}.json"
 
 
@@ -259,7 +278,7 @@ def _records_chunk(names: list[str], records: list[dict]):
 
 
 def _parquet_chunks(path: str):
-    """(column names, column getter) per record batch of a Parquet file.
+    """(column names, column getter) per record batch of a Parquet file, cells as Arrow's Python values.
 
     Converted to a ParameterError naming the file: pyarrow.ArrowException
     (not Parquet, corrupt or truncated) and OSError.
@@ -270,8 +289,9 @@ def _parquet_chunks(path: str):
     try:
         parquet = pq.ParquetFile(path)
         for batch in parquet.iter_batches(batch_size=_CHUNK):
-            frame = batch.to_pandas()
-            yield list(map(str, frame.columns)), (lambda name, frame=frame: frame[name].tolist())
+            # Arrow's own Python values: an integer column with nulls stays integers and None
+            # (through pandas it would become floats, and 1 would read as 1.0).
+            yield list(batch.schema.names), (lambda name, batch=batch: batch.column(name).to_pylist())
     except (pa.ArrowException, OSError) as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ParameterError(f"cannot read Parquet file {path!r}: {detail}") from None
@@ -305,10 +325,45 @@ def ledger_path(directory: str | Path, client_id: str) -> Path:
     return state_path(directory, client_id).with_suffix(".ledger.json")
 
 
-def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refused: list[int] | None = None):
-    """CSPRNG reports, one per row; rows refused by a client's budget are skipped and listed in ``refused``."""
+class _Charges:
+    """Reports charged to client budgets, in output order, until they are known to be written.
+
+    When ``ldp encode`` fails, the reports it made but never wrote were seen
+    by nobody; :meth:`refund_unwritten` gives their charges back.
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[Any, Any]] = []  # (budgeted encoder, value), oldest first
+        self._written = 0  # reports of the run known to be written (pending[0] is report number _written)
+
+    def add(self, encoder: Any, value: Any) -> None:
+        self._pending.append((encoder, value))
+
+    def written(self, count: int) -> None:
+        """The first ``count`` reports of the run are out: their charges stand."""
+        del self._pending[: max(0, count - self._written)]
+        self._written = max(self._written, count)
+
+    def refund_unwritten(self) -> int:
+        """Refund every pending charge, one ledger transaction per client; return how many."""
+        by_encoder: dict[int, tuple[Any, list]] = {}
+        for encoder, value in self._pending:
+            by_encoder.setdefault(id(encoder), (encoder, []))[1].append(value)
+        for encoder, values in by_encoder.values():
+            encoder.refund(values)
+        refunded, self._pending = len(self._pending), []
+        return refunded
+
+
+def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refused: list[int] | None = None,
+                    charges: _Charges | None = None):
+    """CSPRNG reports, one per row; rows refused by a client's budget are skipped and listed in ``refused``.
+
+    Each budgeted report is recorded in ``charges`` as it is yielded.
+    """
     from ldp.client.budgeted import BudgetedEncoder, open_ledger
     from ldp.client.encoders import make_encoder
+    from ldp.client.identity import canonical_client_id
     from ldp.errors import BudgetExceededError
 
     shared = None if spec.mechanism == "rappor" else make_encoder(spec)
@@ -319,7 +374,10 @@ def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refuse
         if state_dir is None:
             encoder = shared if shared is not None else make_encoder(spec)  # a fresh client per row
         else:
-            key = str(client)
+            try:
+                key = canonical_client_id(client)
+            except ParameterError as exc:
+                raise ParameterError(f"row {row}: {exc}") from None
             encoder = clients.get(key)
             if encoder is None:
                 encoder = shared if shared is not None else make_encoder(spec, state=state_path(state_dir, key))
@@ -328,13 +386,70 @@ def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refuse
                 clients[key] = encoder
         try:
             report = encoder.encode(value)
-            yield report if group is None else report.with_group(group)
         except BudgetExceededError:
             if refused is None:
                 raise
             refused.append(row)
+            continue
         except ParameterError as exc:
             raise ParameterError(f"row {row}: {exc}") from None
+        if charges is not None and isinstance(encoder, BudgetedEncoder):
+            charges.add(encoder, value)
+        yield report if group is None else report.with_group(group)
+
+
+class _CountingStream:
+    """A text stream that counts the report lines handed to it (for standard output)."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+        self.lines = 0
+
+    def write(self, text: str) -> int:
+        written = self.stream.write(text)
+        self.lines += text.count("\n")
+        return written
+
+
+def _write_or_refund(items, output: str | None, spec: Spec, charges: _Charges | None) -> int:
+    """Write the reports; if that fails, discard what was not released and refund its charges.
+
+    A file is written under a temporary name and renamed into place only on
+    success (:func:`ldp.atomic.atomic_output`); on failure nothing of it is
+    released, so every charge of the run is refunded. On standard output the
+    reports already printed stay charged. The error is re-raised with what
+    happened appended.
+    """
+    from ldp.aggregator.writers import write_reports
+    from ldp.atomic import atomic_output
+    from ldp.errors import LDPError
+
+    to_stdout = output in (None, "-")
+    stream = _CountingStream(sys.stdout) if to_stdout else None
+    try:
+        if stream is not None:
+            return write_reports(items, stream, spec)
+        with atomic_output(output) as temporary:
+            return write_reports(items, temporary, spec)
+    except BaseException as exc:
+        notes = []
+        if stream is not None:
+            notes.append(f"{stream.lines} reports had been written to standard output before the failure")
+            if charges is not None:
+                charges.written(stream.lines)
+        else:
+            notes.append(f"nothing was written to {output!r}")
+        if charges is not None:
+            try:
+                refunded = charges.refund_unwritten()
+                if refunded:
+                    notes.append(f"the budget charges of the {refunded} reports made but not written were refunded")
+            except LDPError as refund_error:
+                notes.append(f"refunding the budget charges of the reports not written failed ({refund_error})")
+        if isinstance(exc, LDPError):
+            raise type(exc)(f"{exc}; " + "; ".join(notes)) from None
+        click.echo("ldp encode stopped: " + "; ".join(notes), err=True)
+        raise
 
 
 class _Progress(CountProgress):
@@ -426,11 +541,12 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
     """
 
     def body():
-        from ldp.aggregator.writers import write_reports
+        from ldp.cli import check_outputs_distinct
 
         spec = load_spec(spec_path)
         if not Path(input_path).is_file():
             raise ParameterError(f"input file {input_path!r} does not exist")
+        check_outputs_distinct([("INPUT", input_path), ("--spec", spec_path)], [("-o", output)])
         progress = _Progress(enabled=output not in (None, "-"))
         if group_column is not None and column is not None and group_column == column:
             raise ParameterError("--group-column must differ from --column (the group is sent in the clear)")
@@ -443,6 +559,7 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
                 raise ParameterError("--budget needs --state (each client's ledger lives beside its state)")
             budget = Budget(epsilon=budget_epsilon, delta=budget_delta, composition=composition)
         refused: list[int] = []
+        charges = _Charges() if budget is not None else None
         if seed is not None:
             if state_dir is not None:
                 raise ParameterError("--seed and --state cannot be combined")
@@ -450,9 +567,9 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
                        "Use it for tests and demos only.", err=True)
             items = _seeded_batches(spec, rows, seed, grouped=group_column is not None)
         else:
-            items = _secure_reports(spec, rows, state_dir, budget, refused)
+            items = _secure_reports(spec, rows, state_dir, budget, refused, charges)
         try:
-            count = write_reports(items, output, spec)
+            count = _write_or_refund(items, output, spec, charges)
         finally:
             progress.done()
         click.echo(f"encoded {count} values with {spec.mechanism} ({spec.fingerprint})", err=True)

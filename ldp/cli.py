@@ -5,21 +5,32 @@
 only imported when used (or listed by ``--help``).
 
 User errors (:class:`~ldp.errors.LDPError`) end the command with a one-line
-message on stderr and exit status 2, never a traceback.
+message on stderr and exit status 2, never a traceback. A value echoed in a
+message (a bad option value, a bad cell) is cut to its first characters and
+its length (:func:`shorten_values`), so a megabyte-long argument never floods
+the terminal. Library warnings (:class:`~ldp.errors.LDPWarning`) print as one
+``Warning: ...`` line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import re
 import sys
+import warnings
 from pathlib import Path
+from typing import Iterable
 
 import click
 
-from ldp.errors import LDPError, ParameterError
+from ldp.errors import LDPError, LDPWarning, ParameterError
 
-__all__ = ["main", "cli", "run_guarded", "EXIT_USAGE", "OptionConflict", "check_writable", "check_plot_path"]
+__all__ = [
+    "main", "cli", "run_guarded", "EXIT_USAGE", "OptionConflict", "check_writable", "check_plot_path",
+    "check_outputs_distinct", "shorten_values",
+]
 
 #: Exit status for user errors (bad option, bad file, bad parameter).
 EXIT_USAGE = 2
@@ -33,6 +44,44 @@ SUBCOMMANDS = {
     "simulate": "ldp.simulations.cli:simulate",
     "privacy": "ldp.commands.privacy:privacy",
 }
+
+
+#: Echoed values longer than this are cut (characters).
+ECHO_LIMIT = 80
+#: Whole messages longer than this are cut (characters).
+MESSAGE_LIMIT = 2000
+_QUOTED = re.compile("|".join(rf"{q}(?:[^{q}\\\n]|\\.){{{ECHO_LIMIT},}}{q}" for q in ("'", '"')))
+
+
+def _cut(text: str, keep: int) -> str:
+    return f"{text[:keep]}... ({len(text):,} characters)"
+
+
+def shorten_values(message: str) -> str:
+    """``message`` with every quoted value longer than :data:`ECHO_LIMIT` cut, with its length.
+
+    Values are echoed quoted (``'...'`` or ``"..."``, as ``repr`` and click
+    write them); each long one keeps its opening quote and first characters
+    and says how long it was. A message still longer than
+    :data:`MESSAGE_LIMIT` is cut the same way.
+    """
+    def cut_quoted(match: re.Match) -> str:
+        quote, value = match.group(0)[0], match.group(0)[1:-1]
+        return f"{quote}{value[:ECHO_LIMIT // 2]}...{quote} ({len(value):,} characters)"
+
+    shortened = _QUOTED.sub(cut_quoted, message)
+    return shortened if len(shortened) <= MESSAGE_LIMIT else _cut(shortened, MESSAGE_LIMIT // 2)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Print an LDPWarning as one ``Warning: ...`` line; other warnings as Python prints them."""
+    if issubclass(category, LDPWarning):
+        click.echo(f"Warning: {shorten_values(str(message))}", err=True)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
+_python_showwarning = warnings.showwarning
 
 
 class OptionConflict(click.UsageError):
@@ -56,6 +105,14 @@ class LazyGroup(click.Group):
     def get_command(self, ctx, name):
         return self._load(name)
 
+    def make_context(self, *args, **kwargs):
+        with _shortened_click_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx):
+        with _shortened_click_errors():
+            return super().invoke(ctx)
+
     @staticmethod
     def _load(name):
         target = SUBCOMMANDS.get(name)
@@ -73,6 +130,16 @@ class LazyGroup(click.Group):
         return getattr(module, attr)
 
 
+@contextlib.contextmanager
+def _shortened_click_errors():
+    """Cut long values echoed by click's own errors (a bad option value, an unknown option)."""
+    try:
+        yield
+    except click.ClickException as exc:
+        exc.message = shorten_values(exc.message)
+        raise
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ldp")
 def cli():
@@ -86,12 +153,20 @@ def cli():
 
 
 def run_guarded(func, *args, **kwargs):
-    """Call ``func``; turn an :class:`LDPError` into a one-line message and exit status 2."""
+    """Call ``func``; turn an :class:`LDPError` into a one-line message and exit status 2.
+
+    :class:`~ldp.errors.LDPWarning` warnings raised meanwhile print as one
+    ``Warning: ...`` line each.
+    """
+    previous = warnings.showwarning
+    warnings.showwarning = _show_warning
     try:
         return func(*args, **kwargs)
     except LDPError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(f"Error: {shorten_values(str(exc))}", err=True)
         sys.exit(EXIT_USAGE)
+    finally:
+        warnings.showwarning = previous
 
 
 def check_writable(path: str | Path, option: str) -> None:
@@ -108,6 +183,47 @@ def check_writable(path: str | Path, option: str) -> None:
         raise ParameterError(f"{option} {str(path)!r}: directory {str(parent)!r} does not exist")
     if not os.access(parent, os.W_OK):
         raise ParameterError(f"{option} {str(path)!r}: directory {str(parent)!r} is not writable")
+
+
+def _same_file(a: str, b: str) -> bool:
+    """True when paths ``a`` and ``b`` name one file (through links too), or the same place if absent."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs_distinct(inputs: Iterable[tuple[str, str | os.PathLike | None]],
+                           outputs: Iterable[tuple[str, str | os.PathLike | None]]) -> None:
+    """Refuse, before anything is opened for writing, an output path that is an input or another output.
+
+    Parameters
+    ----------
+    inputs, outputs : iterable of (what, path)
+        ``what`` names the argument or option (``"INPUT"``, ``"--spec"``,
+        ``"-o"``); ``None`` and ``-`` (standard streams) are skipped. Paths are
+        compared as files: the same file reached through a symbolic or hard
+        link, or a relative and an absolute spelling, is the same file.
+
+    Raises
+    ------
+    ParameterError
+        Naming the output option, the path and the input it would destroy.
+    """
+    def real(items):
+        return [(what, str(path)) for what, path in items if path is not None and str(path) != "-"]
+
+    inputs, outputs = real(inputs), real(outputs)
+    for index, (option, path) in enumerate(outputs):
+        for what, source in inputs:
+            if _same_file(path, source):
+                raise ParameterError(
+                    f"{option} {path!r} is the same file as the input {what} {source!r}; writing it would destroy "
+                    "the input. Choose another output path"
+                )
+        for other, earlier in outputs[:index]:
+            if _same_file(path, earlier):
+                raise ParameterError(f"{option} {path!r} and {other} {earlier!r} are the same file; give each output its own path")
 
 
 def check_plot_path(path: str | Path, option: str = "--plot") -> None:
@@ -134,7 +250,7 @@ def main(argv=None):
     try:
         cli.main(args=argv, prog_name="ldp", standalone_mode=True)
     except LDPError as exc:  # raised outside run_guarded
-        click.echo(f"Error: {exc}", err=True)
+        click.echo(f"Error: {shorten_values(str(exc))}", err=True)
         sys.exit(EXIT_USAGE)
 
 
