@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from ldp.cli import check_writable, run_guarded
+from ldp.cli import check_outputs_distinct, check_writable, run_guarded
 from ldp.progress import CountProgress
 from ldp.errors import ParameterError
 
@@ -125,6 +125,11 @@ def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, 
     if not counts_path and not reports:
         raise ParameterError("no report files given (or use --counts counts.csv for RAPPOR)")
     check_estimates_output(output)
+    check_outputs_distinct(
+        [*(("REPORTS", path) for path in reports), ("--spec", spec_path), ("--candidates", candidates_path),
+         ("--counts", counts_path)],
+        [("-o", output), ("--rejects", rejects_path)],
+    )
     candidates = _read_candidates(candidates_path) if candidates_path else None
     if candidates is not None and spec.report_kind != "rappor":
         raise ParameterError(f"--candidates is for RAPPOR specs; this spec is {spec.mechanism}")
