@@ -10,6 +10,7 @@ reports a budget allows, and one secret per client, over repeated runs.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -214,3 +215,37 @@ def test_racing_new_ledgers_share_one_key(tmp_path):
 def test_state_path_is_the_same_for_every_spelling_of_an_id(tmp_path):
     assert len({state_path(tmp_path, x) for x in (7, 7.0, "7", "7.0", "7.00")}) == 1
     assert state_path(tmp_path, "007") != state_path(tmp_path, 7)
+
+
+@pytest.mark.slow
+def test_kill_9_mid_encode_leaves_a_valid_ledger_and_no_output(tmp_path):
+    """A killed encode: the ledger parses and covers every report made; no partial output; the leftover is cleaned."""
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(GRR.to_json())
+    users = tmp_path / "users.csv"
+    users.write_text("client_id,value\n" + "alice,a\n" * 100_000)
+    states, output = tmp_path / "states", tmp_path / "out.jsonl"
+    proc = subprocess.Popen([*_ldp_command(), "encode", "--spec", str(spec_path), str(users), "--state", str(states),
+                             "--budget", "100000", "-o", str(output)], stderr=subprocess.PIPE)
+    ledger = ledger_path(states, "alice")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # until some reports are charged
+        if ledger.exists() and sum(s.reports for s in PrivacyLedger.load(ledger).streams.values()) >= 20:
+            break
+        time.sleep(0.01)
+    proc.kill()
+    proc.wait(timeout=60)
+    assert proc.returncode == -9
+    assert not output.exists()  # nothing released: the reports were only ever in the temporary file
+    charged = sum(s.reports for s in PrivacyLedger.load(ledger).streams.values())
+    assert charged >= 20  # the ledger is whole and keeps every charge (kill -9 cannot refund: the safe side)
+    leftovers = [p for p in tmp_path.iterdir() if ".ldp-tmp" in p.name]
+    assert leftovers, "the killed run's temporary output is left behind"
+    for path in leftovers:
+        os.utime(path, (time.time() - 3600, time.time() - 3600))  # old, and its writer is dead
+    users.write_text("client_id,value\nalice,a\n")
+    done = subprocess.run([*_ldp_command(), "encode", "--spec", str(spec_path), str(users), "--state", str(states),
+                           "--budget", "100000", "-o", str(output)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not [p for p in tmp_path.iterdir() if ".ldp-tmp" in p.name]
+    assert sum(s.reports for s in PrivacyLedger.load(ledger).streams.values()) == charged + 1
