@@ -16,7 +16,7 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -36,12 +36,19 @@ def _ldp_command() -> list[str]:
     return [sys.executable, "-c", "from ldp.cli import main; main()"]
 
 
-def _wait_for(path: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise TimeoutError(path)
-        time.sleep(0.005)
+def _together(task, threads: int) -> list:
+    """``task(i)`` for i < ``threads``, each in its own thread, all released at once; their results in order.
+
+    A failure in any thread is re-raised here.
+    """
+    start = threading.Barrier(threads)
+
+    def run(index: int):
+        start.wait()
+        return task(index)
+
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(run, range(threads)))
 
 
 @pytest.mark.slow
@@ -85,30 +92,19 @@ def test_threads_with_their_own_encoders_on_one_ledger_never_exceed_the_budget(t
     budget = Budget(epsilon=allowed * per_report * (1 + 1e-9))
     path = tmp_path / "client.ledger.json"
     state = tmp_path / "client.json"
-    start = threading.Barrier(threads)
-    sent: list[int] = [0] * threads
-    failures: list[BaseException] = []
 
-    def client(index: int) -> None:
-        try:
-            start.wait()
-            encoder = make_encoder(spec, state=state if spec is RAPPOR else None, ledger=path, budget=budget)
-            for attempt in range(attempts):
-                try:
-                    encoder.encode(f"value-{attempt}" if spec is RAPPOR else "a")  # RAPPOR: every report a new value
-                    sent[index] += 1
-                except BudgetExceededError:
-                    pass
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            failures.append(exc)
+    def client(index: int) -> int:
+        encoder = make_encoder(spec, state=state if spec is RAPPOR else None, ledger=path, budget=budget)
+        sent = 0
+        for attempt in range(attempts):
+            try:
+                encoder.encode(f"value-{attempt}" if spec is RAPPOR else "a")  # RAPPOR: every report a new value
+                sent += 1
+            except BudgetExceededError:
+                pass
+        return sent
 
-    workers = [threading.Thread(target=client, args=(i,)) for i in range(threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    assert not failures, failures
-    assert sum(sent) == allowed
+    assert sum(_together(client, threads)) == allowed
     assert sum(s.reports for s in PrivacyLedger.load(path).streams.values()) == allowed
 
 
@@ -167,23 +163,8 @@ def test_concurrent_first_runs_in_processes_give_each_client_one_secret(tmp_path
 @pytest.mark.parametrize("run", range(REPEATS))
 def test_concurrent_first_runs_in_threads_give_each_client_one_secret(tmp_path, run):
     threads, clients = 8, 30
-    start = threading.Barrier(threads)
-    seen: list[list[ClientState]] = [[] for _ in range(threads)]
-    failures: list[BaseException] = []
-
-    def first_run(index: int) -> None:
-        try:
-            start.wait()
-            seen[index] = [ClientState.open(tmp_path / f"client-{i}.json", RAPPOR) for i in range(clients)]
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            failures.append(exc)
-
-    workers = [threading.Thread(target=first_run, args=(i,)) for i in range(threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    assert not failures, failures
+    seen = _together(lambda _: [ClientState.open(tmp_path / f"client-{i}.json", RAPPOR) for i in range(clients)],
+                     threads)
     for i in range(clients):
         on_disk = ClientState.load(tmp_path / f"client-{i}.json", RAPPOR)
         assert {(s[i].secret, s[i].cohort) for s in seen} == {(on_disk.secret, on_disk.cohort)}
@@ -193,20 +174,13 @@ def test_concurrent_first_runs_in_threads_give_each_client_one_secret(tmp_path, 
 def test_racing_new_ledgers_share_one_key(tmp_path):
     threads = 8
     path = tmp_path / "ledger.json"
-    start = threading.Barrier(threads)
-    ledgers: list[PrivacyLedger] = []
 
-    def open_and_charge() -> None:
-        start.wait()
+    def open_and_charge(_: int) -> PrivacyLedger:
         ledger = PrivacyLedger.load_or_create(path, Budget(epsilon=100.0))
         ledger.charge(RAPPOR, "secret-value")
-        ledgers.append(ledger)
+        return ledger
 
-    workers = [threading.Thread(target=open_and_charge) for _ in range(threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    ledgers = _together(open_and_charge, threads)
     stored = PrivacyLedger.load(path)
     assert len({ledger._key for ledger in ledgers}) == 1 and stored._key == ledgers[0]._key
     assert sum(s.reports for s in stored.streams.values()) == threads  # no charge lost to a second key
