@@ -1,0 +1,235 @@
+"""The README runs as written: every command of its bash blocks, in order, in one empty directory.
+
+A bash block whose lines start with ``$ `` is a transcript: each ``$ `` line is
+a command and the lines after it are what the terminal shows (stdout and
+stderr as they interleave). In a block without ``$``, every line that is not
+a comment is a command and no output is shown. A trailing ``# comment`` is not
+part of the command; ``# ... exit status N`` in it is the status the command
+must end with (0 otherwise).
+
+Shown output is compared exactly, except for the commands in RANDOMIZED,
+whose output comes from fresh CSPRNG coins and is compared in shape only.
+The commands in SKIPPED do not run here, for the reason given. The README's
+python blocks run too, each in its own interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+#: Commands that must not run inside the test suite, with the reason.
+SKIPPED = {
+    "pip install -e .": "installs the project: the environment running this test is already installed",
+    'pip install -e ".[test]" && pytest': "installs the project, then runs this test suite, this test included",
+}
+
+#: A number as the CLI prints it: sign, thousands commas, decimals, exponent.
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+#: A shown line standing for any further lines of output (last shown line only).
+ELLIPSIS = "..."
+
+
+@dataclass(frozen=True)
+class Command:
+    """One README command: its text (without the comment), where it is, and what it must print."""
+
+    text: str
+    line: int
+    exit_status: int
+    shown: tuple[str, ...] | None  # the output the README shows; None where it shows none
+
+
+def split_comment(line: str) -> tuple[str, str]:
+    """(command, comment) of a shell line: as in bash, a ``#`` starting a word outside quotes begins the comment."""
+    quote = None
+    escaped = False
+    for at, char in enumerate(line):
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote is not None:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (at == 0 or line[at - 1].isspace()):
+            return line[:at].rstrip(), line[at + 1 :].strip()
+    return line.rstrip(), ""
+
+
+def fenced_blocks(text: str, language: str) -> list[list[tuple[int, str]]]:
+    """The (line number, line) lists of each ```language block of a Markdown text."""
+    blocks: list[list[tuple[int, str]]] = []
+    block = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if block is None:
+            if line.strip() == f"```{language}":
+                block = []
+        elif line.strip() == "```":
+            blocks.append(block)
+            block = None
+        else:
+            block.append((number, line))
+    return blocks
+
+
+def block_commands(block: list[tuple[int, str]]) -> list[Command]:
+    """The commands of one bash block (a transcript when any line starts with ``$ ``)."""
+    transcript = any(line.startswith("$ ") for _, line in block)
+    parsed: list[tuple[int, str, str, list[str]]] = []  # line, command, comment, shown output
+    for number, line in block:
+        if transcript and not line.startswith("$ "):
+            if not parsed:
+                raise ValueError(f"README.md line {number}: output before any $ command")
+            parsed[-1][3].append(line)
+            continue
+        text, comment = split_comment(line.removeprefix("$ ") if transcript else line)
+        if text:
+            parsed.append((number, text, comment, []))
+    return [
+        Command(
+            text=text,
+            line=number,
+            exit_status=int(status.group(1)) if (status := re.search(r"exit status (\d+)", comment)) else 0,
+            shown=tuple(shown) if shown else None,
+        )
+        for number, text, comment, shown in parsed
+    ]
+
+
+def readme_commands() -> list[Command]:
+    """Every command of the README's bash blocks, in order."""
+    blocks = fenced_blocks(README.read_text(encoding="utf-8"), "bash")
+    return [command for block in blocks for command in block_commands(block)]
+
+
+def masked(line: str) -> list[str]:
+    """The words of a line with every number replaced by ``#``."""
+    return ["#" if NUMBER.fullmatch(word) else word for word in line.split()]
+
+
+def same_table_shape(shown: tuple[str, ...], printed: list[str]) -> None:
+    """The printed lines are the shown ones up to their numbers; a last ``...`` line stands for any further lines."""
+    expected = list(shown)
+    if expected[-1].strip() == ELLIPSIS:
+        expected.pop()
+        printed = printed[: len(expected)]
+    assert [masked(line) for line in printed] == [masked(line) for line in expected]
+
+
+def same_json_shape(shown: tuple[str, ...], printed: list[str]) -> None:
+    """Each printed line is a JSON object with the shown one's keys and value types."""
+
+    def shape(line: str) -> dict[str, type]:
+        return {key: type(value) for key, value in json.loads(line).items()}
+
+    assert [shape(line) for line in printed] == [shape(line) for line in shown]
+
+
+def same_text(shown: tuple[str, ...], printed: list[str]) -> None:
+    """The printed lines are exactly the shown ones (trailing spaces aside)."""
+    assert [line.rstrip() for line in printed] == [line.rstrip() for line in shown]
+
+
+#: Commands whose shown output depends on the client's random coins: how to compare it.
+RANDOMIZED: dict[str, Callable[[tuple[str, ...], list[str]], None]] = {
+    "head -1 reports.jsonl": same_json_shape,
+    "ldp aggregate --spec spec.json reports.jsonl": same_table_shape,
+    "ldp aggregate --spec minutes.json m.jsonl": same_table_shape,
+}
+
+COMMANDS = readme_commands()
+
+
+class Session:
+    """The README's commands run in order in one directory, each once, as far as a test asks."""
+
+    def __init__(self, directory: Path, env: dict[str, str]):
+        self.directory = directory
+        self.env = env
+        self.results: list[subprocess.CompletedProcess | None] = []
+
+    def result(self, index: int) -> subprocess.CompletedProcess | None:
+        """The result of command ``index`` (None when skipped), running the commands before it first."""
+        while len(self.results) <= index:
+            command = COMMANDS[len(self.results)]
+            self.results.append(None if command.text in SKIPPED else self.run(command.text))
+        return self.results[index]
+
+    def run(self, text: str) -> subprocess.CompletedProcess:
+        """Run one command through bash; stdout and stderr together, as a terminal shows them."""
+        return subprocess.run(
+            ["bash", "-c", text], cwd=self.directory, env=self.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
+        )
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory) -> Session:
+    """An empty directory where ``python`` is this interpreter and ``ldp`` the console script beside it."""
+    tools = tmp_path_factory.mktemp("bin")
+    python = tools / "python"
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    python.chmod(0o755)
+    path = os.pathsep.join([str(tools), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1"}  # unbuffered: stdout and stderr interleave as shown
+    return Session(tmp_path_factory.mktemp("readme"), env)
+
+
+def test_a_comment_starts_at_an_unquoted_hash_word():
+    line = """echo '# kept' "#kept" a#b >> f   # exit status 3"""
+    assert split_comment(line) == ("""echo '# kept' "#kept" a#b >> f""", "exit status 3")
+
+
+def test_transcript_lines_after_a_command_are_its_output():
+    transcript = [(1, "$ ldp x   # exit status 3"), (2, "printed"), (3, "$ true")]
+    assert block_commands(transcript) == [Command("ldp x", 1, 3, ("printed",)), Command("true", 3, 0, None)]
+    plain = [(1, "ldp y   # a note"), (2, "# a comment line"), (3, "true")]
+    assert block_commands(plain) == [Command("ldp y", 1, 0, None), Command("true", 3, 0, None)]
+
+
+def test_readme_has_commands_and_every_listed_command_is_in_it():
+    texts = {command.text for command in COMMANDS}
+    assert texts, "no bash commands found in README.md"
+    assert set(SKIPPED) <= texts, f"SKIPPED names commands the README no longer has: {set(SKIPPED) - texts}"
+    shows_output = {command.text for command in COMMANDS if command.shown is not None}
+    unshown = set(RANDOMIZED) - shows_output
+    assert not unshown, f"RANDOMIZED names commands the README shows no output of: {unshown}"
+
+
+@pytest.mark.parametrize("index", range(len(COMMANDS)), ids=[f"line{c.line}: {c.text[:50]}" for c in COMMANDS])
+def test_readme_command(session, index):
+    command = COMMANDS[index]
+    if command.text in SKIPPED:
+        pytest.skip(SKIPPED[command.text])
+    result = session.result(index)
+    printed = result.stdout.splitlines()
+    assert result.returncode == command.exit_status, (
+        f"README.md line {command.line}: {command.text!r} exited {result.returncode}, "
+        f"not {command.exit_status}:\n{result.stdout}"
+    )
+    if command.shown is not None:
+        RANDOMIZED.get(command.text, same_text)(command.shown, printed)
+
+
+PYTHON_BLOCKS = fenced_blocks(README.read_text(encoding="utf-8"), "python")
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[f"line{block[0][0]}" for block in PYTHON_BLOCKS])
+def test_readme_python_block(block, tmp_path):
+    code = "\n".join(line for _, line in block)
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"README.md python block at line {block[0][0]} failed:\n{result.stderr}"
