@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import ParameterError
-from ldp.exact import epsilon_of_ratio
+from ldp.exact import epsilon_bound_of_ratio
 from ldp.hashing import bloom_positions
 from ldp.specs.base import Spec, register
 from ldp.specs.validation import check_int, check_probability
@@ -204,14 +204,17 @@ class Rappor(Spec):
 
     @property
     def epsilon_inf(self) -> float:
-        """ε∞ = 2h·ln((1 − f/2)/(f/2)): any number of reports of one memoized value."""
+        """ε∞ = 2h·ln((1 − f/2)/(f/2)): any number of reports of one memoized value.
+
+        Rounded up (certified: the exact ratio is at most e^ε∞), like every spec's claim.
+        """
         ratio = self.permanent_ratio
-        return math.inf if ratio is None else epsilon_of_ratio(ratio)
+        return math.inf if ratio is None else epsilon_bound_of_ratio(ratio)
 
     @property
     def epsilon_one(self) -> float:
-        """ε₁ = h·ln(q*(1−p*)/(p*(1−q*))): a single report."""
-        return epsilon_of_ratio(self.single_report_ratio)
+        """ε₁ = h·ln(q*(1−p*)/(p*(1−q*))): a single report, rounded up (certified, as ε∞)."""
+        return epsilon_bound_of_ratio(self.single_report_ratio)
 
     @property
     def epsilon(self) -> float:
