@@ -131,9 +131,15 @@ class _LossBase:
         return float(out[0]) if np.ndim(epsilon) == 0 else out
 
     def epsilon(self, delta: float) -> float:
-        """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (``inf`` when no finite ε works)."""
+        """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (``inf`` when no finite ε works).
+
+        At δ = 0 it is the exact pure ε, the largest privacy loss either way
+        (``inf`` when an output is possible under one input only).
+        """
         delta = check_delta_value(delta)
         upper = max(self.max_loss, self.swap().max_loss)
+        if delta == 0:
+            return max(0.0, upper)
         if not math.isfinite(upper):
             # infinite-loss atoms: δ(ε) decreases to their mass; search a wide bracket
             upper = 1e4
