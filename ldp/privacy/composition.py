@@ -61,6 +61,22 @@ def _check_k(k) -> int:
     return int(k)
 
 
+def _expm1_or_inf(x: float) -> float:
+    """e^x − 1, ``inf`` beyond the double range (accounting at any ε, never an OverflowError)."""
+    try:
+        return math.expm1(x)
+    except OverflowError:
+        return math.inf
+
+
+def _sinh_cosh_or_inf(x: float) -> tuple[float, float]:
+    """(sinh x, cosh x) for x ≥ 0, ``inf`` beyond the double range."""
+    try:
+        return math.sinh(x), math.cosh(x)
+    except OverflowError:
+        return math.inf, math.inf
+
+
 def basic_composition(epsilons: Iterable[float], deltas: Iterable[float] | None = None) -> tuple[float, float]:
     """(Σ ε_i, Σ δ_i): the basic composition theorem.
 
@@ -96,7 +112,8 @@ def advanced_composition(epsilon: float, k: int, delta: float, delta0: float = 0
     slack = delta - k * check_delta_value(delta0, "delta0")
     if slack <= 0:
         return math.inf
-    return math.sqrt(2 * k * math.log(1 / slack)) * eps + k * eps * math.expm1(eps)
+    drift = k * eps * _expm1_or_inf(eps)
+    return math.sqrt(2 * k * math.log(1 / slack)) * eps + drift
 
 
 def kov_closed_form(epsilon: float, k: int, delta: float, delta0: float = 0.0) -> float:
@@ -301,9 +318,10 @@ def clt_composition(epsilon: float, k: int, delta: float) -> CLTResult:
     """
     eps, k = check_epsilon_value(epsilon), _check_k(k)
     delta = check_delta_value(delta)
-    mu = 2 * math.sqrt(k) * math.sinh(eps / 2)
+    sinh, cosh = _sinh_cosh_or_inf(eps / 2)
+    mu = 2 * math.sqrt(k) * sinh
     t = math.tanh(eps / 2)
-    gamma = 0.56 * (1 + t * t) * math.cosh(eps / 2) / math.sqrt(k)
+    gamma = 0.56 * (1 + t * t) * cosh / math.sqrt(k)
     approx = gdp_epsilon(mu, delta) if math.isfinite(mu) else math.inf
     gauss = GaussianTradeoff(mu) if math.isfinite(mu) else None
 

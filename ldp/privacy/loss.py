@@ -61,6 +61,7 @@ MERGE_TOLERANCE = 1e-9
 DEFAULT_MAX_ATOMS = 2_000_000
 
 _KEY_SCALE = 1.0 / MERGE_TOLERANCE
+_EXACT_KEYS = 2.0**53 * MERGE_TOLERANCE
 
 
 def _merge(log_p: np.ndarray, log_q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -71,11 +72,10 @@ def _merge(log_p: np.ndarray, log_q: np.ndarray) -> tuple[np.ndarray, np.ndarray
     log_p, log_q = log_p[keep], log_q[keep]
     with np.errstate(invalid="ignore"):
         loss = log_p - log_q
-    finite = np.isfinite(loss)
-    key = np.where(finite, np.round(np.where(finite, loss, 0.0) * _KEY_SCALE), 0.0)
-    # infinite losses get keys beyond every finite one
-    big = (np.max(np.abs(key)) + 2.0) if key.size else 2.0
-    key = np.where(np.isposinf(loss), big, np.where(np.isneginf(loss), -big, key))
+    # keys: losses rounded to the 1e-9 grid; from 2^53·1e-9 on (and ±inf) the doubles are coarser than
+    # the grid and are their own keys (no overflow of loss·1e9 at any ε)
+    small = np.abs(loss) < _EXACT_KEYS
+    key = np.where(small, np.round(np.where(small, loss, 0.0) * _KEY_SCALE) / _KEY_SCALE, loss)
     order = np.argsort(key, kind="stable")
     key, log_p, log_q = key[order], log_p[order], log_q[order]
     if key.size == 0:

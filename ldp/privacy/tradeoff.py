@@ -77,6 +77,8 @@ class TradeoffFunction:
         if self.delta(0.0) <= delta:
             return 0.0
         hi = self._epsilon_upper()
+        if not math.isfinite(hi):  # e.g. μ beyond the double range: no finite bracket
+            return math.inf
         while self.delta(hi) > delta:
             hi *= 2
             if hi > 1e6:
@@ -159,11 +161,12 @@ def gaussian_delta(mu: float, epsilon):
     eps = np.asarray(epsilon, dtype=float)
     if mu == 0:
         return np.where(eps >= 0, 0.0, -np.expm1(eps))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_a = log_ndtr(-eps / mu + mu / 2)
         log_b = eps + log_ndtr(-eps / mu - mu / 2)
         out = np.exp(log_a) * -np.expm1(np.minimum(log_b - log_a, 0.0))
-    return np.maximum(out, 0.0)
+    # Φ(−ε/μ + μ/2) underflows to 0 for huge ε/μ: then δ(ε) = 0 (not 0·NaN)
+    return np.where(np.isneginf(log_a), 0.0, np.maximum(out, 0.0))
 
 
 class PiecewiseLinearTradeoff(TradeoffFunction):
