@@ -360,3 +360,37 @@ def test_every_calibrated_spec_matches_its_epsilon(epsilon, d, mechanism):
 def test_grr_over_a_large_domain_matches_its_epsilon():
     spec = ldp.GRR(domain=range(2**18), epsilon=0.5)
     assert exp_within(0.5, spec.privacy_ratio, 1e-12)
+
+
+# -- item 6: a numeric range whose derived quantities are not finite is refused -------------
+
+_NUMERIC_BUILD = {name: (lambda name: lambda low, high: ldp.numeric_spec(name, 1.0, low, high, delta=1e-6))(name)
+                  for name in sorted(_NUMERIC)}
+
+
+@pytest.mark.parametrize("mechanism", sorted(_NUMERIC))
+@pytest.mark.parametrize("low, high, needle", [
+    (-1e308, 1e308, "is too wide: high - low overflows a double"),  # the mean was -inf (width inf)
+    (-1e150, 1e150, "is too wide at epsilon=1"),  # variances over many reports overflowed
+    (0.0, 1e-310, "is too narrow"),  # resolution below the smallest normal double
+    (1e300, 1e300 * (1 + 1e-15), "is too wide at epsilon=1"),  # sums over 2^63 reports overflow
+])
+def test_numeric_ranges_with_non_finite_derived_values_are_refused(mechanism, low, high, needle):
+    with pytest.raises(ParameterError, match=rf"^{mechanism}: the range \[.*\] {needle}"):
+        _NUMERIC_BUILD[mechanism](low, high)
+
+
+@pytest.mark.parametrize("mechanism", sorted(_NUMERIC))
+def test_wide_but_representable_ranges_keep_every_derived_value_finite(mechanism):
+    spec = _NUMERIC_BUILD[mechanism](-1e100, 1e100)
+    n = 2**63
+    worst = spec.worst_case_variance * spec.half_width**2
+    assert math.isfinite(worst * n)  # variance of a sum over 2^63 reports
+    estimates = spec.to_user(spec.native_estimate(spec.support))
+    assert np.all(np.isfinite(estimates * n))  # sums of the largest per-report estimates
+    assert math.isfinite(float(spec.to_user(0.0))) and spec.half_width / spec.__dict__.get("grid", 1) > 0
+
+
+def test_the_cli_refuses_an_overflowing_range_in_one_line():
+    line = _error_line(CliRunner().invoke(cli, ["spec", "duchi", "--epsilon", "1", "--low", "-1e308", "--high", "1e308"]))
+    assert "duchi: the range [-1e+308, 1e+308] is too wide: high - low overflows a double" in line
