@@ -20,6 +20,7 @@ __all__ = [
     "exp_lower_bound",
     "ratio_within",
     "epsilon_of_ratio",
+    "epsilon_bound_of_ratio",
     "fraction_from_json",
     "fraction_to_json",
     "floor_fraction",
@@ -50,6 +51,24 @@ def epsilon_of_ratio(ratio: Fraction) -> float:
         return math.log(float(ratio))  # float(Fraction) is correctly rounded
     except OverflowError:  # beyond the float range: logs of the integers separately
         return math.log(ratio.numerator) - math.log(ratio.denominator)
+
+
+def epsilon_bound_of_ratio(ratio: Fraction) -> float:
+    """ln(ratio) rounded up: the smallest float ε that :func:`ratio_within` certifies for ``ratio``.
+
+    This is the safe direction for a privacy claim derived from exact
+    probabilities (ratio ≤ e^ε is certified, as for every spec's stated ε);
+    the nearest double of ln(ratio), :func:`epsilon_of_ratio`, may lie up to
+    one unit in the last place below it. Needs e^ε to be a finite double
+    (ε < 709.78).
+    """
+    if ratio == 1:
+        return 0.0
+    eps = epsilon_of_ratio(ratio)
+    while not ratio_within(ratio, eps):
+        # a step of at least 2^-53: near ε = 0, smaller steps do not move math.exp(ε)
+        eps = max(math.nextafter(eps, math.inf), eps + 2.0**-53)
+    return eps
 
 
 def floor_fraction(x: float | Fraction, denominator: int = DENOMINATOR) -> Fraction:

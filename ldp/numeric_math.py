@@ -69,6 +69,13 @@ __all__ = [
     "gaussian_table",
     "table_privacy_ratio",
     "table_gaussian_delta",
+    "MAX_TABLE_ENTRIES",
+    "laplace_half_width",
+    "laplace_table_entries",
+    "laplace_epsilon_range",
+    "gaussian_half_width",
+    "gaussian_table_entries",
+    "gaussian_epsilon_range",
 ]
 
 #: HM switch ε* = ln((−5 + 2∛(6353−405√241) + 2∛(6353+405√241))/27) ≈ 0.60935.
@@ -201,6 +208,10 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
 _TOTAL_BITS = 62
 #: Smallest weight kept in a noise table (relative rounding error ≤ 2^-25).
 _MIN_WEIGHT = 1 << 24
+#: Largest noise table (entries of its longest array: 32 MiB of int64 or float64).
+MAX_TABLE_ENTRIES = 1 << 22
+#: Laplace tables are built at ε minus at least this (the achieved ε must stay ≤ the claim).
+LAPLACE_SLACK = 2e-7
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -314,6 +325,13 @@ class GridTable:
         return means, variances
 
 
+def _check_entries(entries: float, what: str) -> None:
+    """Refuse a noise table longer than :data:`MAX_TABLE_ENTRIES` before allocating it."""
+    if entries > MAX_TABLE_ENTRIES:
+        shown = "more than 2^63" if not entries < 2.0**63 else f"{int(entries):,}"
+        raise ParameterError(f"{what} needs a noise table of {shown} entries, above the limit of {MAX_TABLE_ENTRIES:,}")
+
+
 def _check_total(total: int) -> None:
     if total >= 1 << 63:
         raise ParameterError("grid table total exceeds 2^63; use a coarser grid")  # pragma: no cover
@@ -371,6 +389,78 @@ def _shift_table(K: int, weights_float: np.ndarray, tails: float, scale: float, 
     return GridTable(K, "shift", w, outputs, total, M)
 
 
+def _laplace_scale(lam: float) -> float:
+    """Weight of z = 0 in :func:`laplace_table` (total weight 0.999·2^62)."""
+    alpha = math.exp(-lam)
+    return float(1 << _TOTAL_BITS) * 0.999 * (1 - alpha) / (1 + alpha)
+
+
+def laplace_half_width(epsilon: float, K: int) -> float:
+    """M, the half-width in grid steps of :func:`laplace_table`'s noise: as wide as 62-bit weights ≥ 2^24 allow.
+
+    ``inf`` where ε/K is so small that no such table exists (M decreases in ε
+    wherever it is finite and at least 1).
+    """
+    lam = epsilon / K
+    S = _laplace_scale(lam)
+    if not S > _MIN_WEIGHT * math.e:  # ln(S/2^24) ≤ 1: M no longer decreases in ε; no table fits
+        return math.inf
+    return float(math.floor(math.log(S / _MIN_WEIGHT) / lam))
+
+
+def laplace_table_entries(epsilon: float, K: int) -> float:
+    """Length of the longest array of :func:`laplace_table` (the 2M + 1 noise weights)."""
+    return 2 * laplace_half_width(epsilon, K) + 1
+
+
+#: The ε range searched for the grid mechanisms' limits.
+_EPSILON_SEARCH = (1e-12, 700.0)
+
+
+def _switch_point(predicate, lo: float, hi: float) -> tuple[float, float]:
+    """(a, b), adjacent doubles where a monotone predicate changes: predicate(a) == predicate(lo) != predicate(b)."""
+    start = predicate(lo)
+    for _ in range(200):  # geometric bisection: ~70 steps reach adjacent doubles over (1e-12, 700)
+        mid = math.sqrt(lo * hi)
+        if not lo < mid < hi:
+            break
+        if predicate(mid) == start:
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
+
+
+def _epsilon_range(fits, spans) -> tuple[float, float]:
+    """(smallest ε with fits, largest ε with spans) over :data:`_EPSILON_SEARCH`.
+
+    ``fits`` holds from a threshold on (the table shrinks as ε grows), ``spans`` up to one; the
+    smallest is inf and the largest 0 when the predicate holds nowhere.
+    """
+    lo, hi = _EPSILON_SEARCH
+    smallest = lo if fits(lo) else (math.inf if not fits(hi) else _switch_point(fits, lo, hi)[1])
+    largest = hi if spans(hi) else (0.0 if not spans(lo) else _switch_point(spans, lo, hi)[0])
+    return smallest, largest
+
+
+@lru_cache(maxsize=64)
+def laplace_epsilon_range(K: int) -> tuple[float, float]:
+    """(smallest, largest) ε whose :func:`laplace_table` on grid K fits :data:`MAX_TABLE_ENTRIES` and spans the range.
+
+    Below the first the noise table would be longer than the limit; above
+    the second the 62-bit weights (≥ 2^24) cannot reach K + 1 grid steps, so
+    the table could not hold the clamped noise of the extreme inputs. Both
+    account for :data:`LAPLACE_SLACK`.
+    """
+    def spans(eps: float) -> bool:
+        return laplace_half_width(eps - LAPLACE_SLACK, K) >= K + 1
+
+    def fits(eps: float) -> bool:
+        return laplace_table_entries(max(eps - LAPLACE_SLACK, eps / 2), K) <= MAX_TABLE_ENTRIES
+
+    return _epsilon_range(fits, spans)
+
+
 @lru_cache(maxsize=32)
 def laplace_table(epsilon: float, K: int) -> GridTable:
     """Clamped discrete Laplace with P[Z=z] ∝ α^|z|, α = e^{−ε/K} (sensitivity K grid steps).
@@ -385,24 +475,67 @@ def laplace_table(epsilon: float, K: int) -> GridTable:
     """
     lam = epsilon / K
     alpha = math.exp(-lam)
-    scale_total = float(1 << _TOTAL_BITS) * 0.999
-    S = scale_total * (1 - alpha) / (1 + alpha)
-    M = int(math.floor(math.log(S / _MIN_WEIGHT) / lam))
-    if M < K + 1:
+    S = _laplace_scale(lam)
+    half = laplace_half_width(epsilon, K)
+    _check_entries(laplace_table_entries(epsilon, K), f"laplace at epsilon={epsilon!r} on grid={K}")
+    if half < K + 1:
         raise ParameterError(f"laplace: grid {K} is too fine for epsilon={epsilon!r}")
+    M = int(half)
     z = np.arange(M, dtype=np.float64)
     f = np.exp(-lam * z)
     tail = math.exp(-lam * M) / (1 - alpha)
     return _shift_table(K, f, tail, S, M)
 
 
+def _gaussian_scale(sigma_grid: float) -> float:
+    """Weight of z = 0 in :func:`gaussian_table` (total weight about 0.999·2^62)."""
+    return float(1 << _TOTAL_BITS) * 0.999 / (sigma_grid * math.sqrt(2 * math.pi) + 1)
+
+
+def gaussian_half_width(sigma_grid: float) -> float:
+    """Natural half-width M of :func:`gaussian_table`'s noise: the last z with weight S·exp(−z²/2σ²) ≥ 2^24."""
+    S = _gaussian_scale(sigma_grid)
+    if not S > _MIN_WEIGHT:
+        return math.inf
+    return float(math.floor(sigma_grid * math.sqrt(2 * math.log(S / _MIN_WEIGHT))))
+
+
+def gaussian_table_entries(sigma_grid: float, K: int) -> float:
+    """Length of the longest array :func:`gaussian_table` allocates (noise weights or the evaluated tail)."""
+    M = max(gaussian_half_width(sigma_grid), K + 1)
+    return max(2 * M + 1, M + 12 * sigma_grid + 2)
+
+
+@lru_cache(maxsize=64)
+def gaussian_epsilon_range(delta: float, K: int) -> tuple[float, float]:
+    """(smallest, largest) ε for which the (ε, δ) discrete Gaussian table on grid K fits and spans the range.
+
+    σ is the analytic calibration (:func:`analytic_gaussian_sigma`, ℓ₂
+    sensitivity 2 on [−1, 1]), σK/2 grid steps. Below the first ε the table
+    is longer than :data:`MAX_TABLE_ENTRIES`; above the second its 62-bit
+    weights (≥ 2^24) end before K + 1 steps, so the noise of the extreme
+    inputs could not be held (the table would be a truncated Gaussian, and
+    soon one with impossible outputs).
+    """
+    def sigma_grid(eps: float) -> float:
+        return analytic_gaussian_sigma(eps, delta, 2.0) * K / 2.0
+
+    def spans(eps: float) -> bool:
+        return gaussian_half_width(sigma_grid(eps)) >= K + 1
+
+    def fits(eps: float) -> bool:
+        return gaussian_table_entries(sigma_grid(eps), K) <= MAX_TABLE_ENTRIES
+
+    return _epsilon_range(fits, spans)
+
+
 @lru_cache(maxsize=32)
 def gaussian_table(sigma_grid: float, K: int) -> GridTable:
     """Clamped discrete Gaussian, P[Z=z] ∝ exp(−z²/(2σ²)) on grid units, tails in the end bins."""
-    S = float(1 << _TOTAL_BITS) * 0.999 / (sigma_grid * math.sqrt(2 * math.pi) + 1)
+    _check_entries(gaussian_table_entries(sigma_grid, K), f"gaussian with sigma={sigma_grid / K * 2:.6g} on grid={K}")
+    S = _gaussian_scale(sigma_grid)
     # smallest kept weight S·exp(−M²/2σ²) ≥ 2^24
-    M = int(math.floor(sigma_grid * math.sqrt(2 * math.log(S / _MIN_WEIGHT))))
-    M = max(M, K + 1)
+    M = max(int(gaussian_half_width(sigma_grid)), K + 1)
     z = np.arange(M + int(12 * sigma_grid) + 2, dtype=np.float64)
     f = np.exp(-(z * z) / (2 * sigma_grid**2))
     tail = float(f[M:].sum())

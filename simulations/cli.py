@@ -64,10 +64,15 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
     from ldp.simulations.runner import run
     from ldp.simulations.summary import format_report, summarize
 
+    from ldp.simulations.sweep import FREQUENCY_DEFAULT, NUMERIC, check_sweep_options, sweep_kind
+
     preset = options["preset"]
     _check_options(options)
+    kind = sweep_kind(options["mechanism"], options["distribution"], data=options["data"] is not None,
+                      numeric_range=options["low"] is not None or options["high"] is not None)
+    check_sweep_options(kind, [f"--{name.replace('_', '-')}" for name in options if _explicit(ctx, name)])
     progress = _Progress("simulating")
-    numeric = _numeric_request(options)
+    numeric = kind == NUMERIC
     try:
         if numeric:
             from ldp.simulations.numeric import numeric_from_cli
@@ -90,7 +95,7 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
                 "epsilons": options["epsilon"],
                 "users": options["users"],
                 "domain_size": options["domain_size"],
-                "distribution": options["distribution"],
+                "distribution": options["distribution"] or FREQUENCY_DEFAULT,
                 "data": options["data"],
                 "column": options["column"],
                 "as_users": options["as_users"],
@@ -161,15 +166,6 @@ def _check_options(options: dict[str, Any]) -> None:
         check_estimates_output(options["output"])
 
 
-def _numeric_request(options: dict[str, Any]) -> bool:
-    """Numeric sweep: a numeric mechanism named, a beta population, or --low/--high given."""
-    from ldp.simulations.numeric import is_numeric_request
-
-    if options["low"] is not None or options["high"] is not None:
-        return True
-    return is_numeric_request(options["mechanism"], options["distribution"])
-
-
 def _fraction(text: str) -> Fraction:
     try:
         return Fraction(text)
@@ -186,9 +182,9 @@ def _fraction(text: str) -> Fraction:
               help="Comma-separated user counts. [default: 100000; with --as-users every row]")
 @click.option("-d", "--domain-size", default=None, metavar="LIST",
               help="Comma-separated domain sizes D of synthetic populations. [default: 64]")
-@click.option("--distribution", default="zipf", show_default=True, metavar="NAME[:PARAM]",
-              help="zipf, uniform, exponential, gaussian or geometric; e.g. zipf:1.5. "
-                   "Numeric: uniform, gaussian[:sd], exponential[:mean], beta[:a,b].")
+@click.option("--distribution", default=None, metavar="NAME[:PARAM]",
+              help="zipf, uniform, exponential, gaussian or geometric; e.g. zipf:1.5 [default: zipf]. "
+                   "Numeric: uniform, gaussian[:sd], exponential[:mean], beta[:a,b] [default: beta].")
 @click.option("--data", default=None, type=click.Path(dir_okay=False),
               help="Real data: a CSV, Parquet or JSON Lines file (its column's empirical distribution).")
 @click.option("--column", default=None, help="Column of --data holding one value per row.")

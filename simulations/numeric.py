@@ -44,7 +44,6 @@ __all__ = [
     "NumericPopulation",
     "numeric_population",
     "numeric_population_from_data",
-    "is_numeric_request",
     "run_numeric",
     "summarize_numeric",
     "format_numeric_report",
@@ -134,15 +133,6 @@ def numeric_population_from_data(path: str | Path, column: str, low: float | Non
     return NumericPopulation(f"data:{Path(path).name}:{column}", low, high, draw, rows=values if as_users else None)
 
 
-def is_numeric_request(mechanisms: Any, distribution: Any = None) -> bool:
-    """True when the mechanism list names a numeric mechanism (or the distribution is ``beta``)."""
-    names = mechanisms.split(",") if isinstance(mechanisms, str) else list(mechanisms or [])
-    names = [str(n).strip().lower().replace("_", "-") for n in names]
-    if any(n in NUMERIC_MECHANISMS for n in names):
-        return True
-    return isinstance(distribution, str) and _params(distribution)[0] == "beta"
-
-
 def _stream(seed: int, *key: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=tuple(key))))
 
@@ -221,7 +211,8 @@ def run_numeric(
     options: dict[str, Any] = {"delta": delta}
     if grid is not None:
         options["grid"] = grid
-    specs = {}
+    # every spec first: a refused parameter (ε, range, grid) stops the sweep before any user is drawn
+    specs = {(name, eps): numeric_spec(name, eps, lo, hi, **options) for name in names for eps in eps_list}
     total = len(names) * len(eps_list) * len(user_list) * int(repeats)
     records = []
     for n in user_list:
@@ -230,8 +221,6 @@ def run_numeric(
             n_actual = values.size
             for name in names:
                 for eps in eps_list:
-                    if (name, eps) not in specs:
-                        specs[(name, eps)] = numeric_spec(name, eps, lo, hi, **options)
                     spec = specs[(name, eps)]
                     rng = _stream(seed, 8, n, repeat, _key(spec.mechanism), _float_key(eps))
                     started = time.perf_counter()
@@ -337,17 +326,15 @@ def plot_numeric(results: pd.DataFrame, path: str | Path) -> Path:
 
 
 def numeric_from_cli(options: dict[str, Any], progress=None) -> tuple[pd.DataFrame, str]:
-    """Run the numeric sweep from ``ldp simulate`` options; (results, printed text)."""
-    from ldp.errors import ParameterError as _PE
+    """Run the numeric sweep from ``ldp simulate`` options; (results, printed text).
 
-    if options.get("preset") is not None:
-        raise _PE("--preset is for frequency sweeps, not numeric mechanisms")
-    distribution = options.get("distribution") or "beta"
-    if distribution == "zipf":  # the frequency default: use the numeric default instead
-        distribution = "beta"
+    The options were checked by :func:`ldp.simulations.sweep.sweep_kind` (a numeric sweep, a numeric
+    population); without ``--distribution`` the population is beta(2, 5).
+    """
+    from ldp.simulations.sweep import NUMERIC_DEFAULT
+
+    distribution = options.get("distribution") or NUMERIC_DEFAULT
     mechanisms = options.get("mechanism")
-    if mechanisms and not is_numeric_request(mechanisms) and mechanisms.strip().lower() != "auto":
-        raise _PE(f"--mechanism {mechanisms!r} mixes frequency oracles into a numeric sweep (--low/--high given)")
     results = run_numeric(
         mechanisms, options.get("epsilon"), options.get("users"), distribution,
         low=options.get("low"), high=options.get("high"), data=options.get("data"), column=options.get("column"),

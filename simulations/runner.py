@@ -243,7 +243,9 @@ def run(
     grid = [(population, check_mechanisms(mechanisms, population.domain_size)) for population in populations]
     total = sum(len(names) for _, names in grid) * len(eps_list) * len(user_list) * int(repeats)
     records: list[dict[str, Any]] = []
-    specs: dict[tuple, Any] = {}
+    # every spec first: a refused parameter (ε, domain size) stops the sweep before any cell runs
+    specs = {(name, eps, population.domain_size): build_spec(name, eps, population.domain, rappor=rappor)
+             for population, names in grid for name in names for eps in eps_list}
     for population, names in grid:
         d = population.domain_size
         for n in user_list:
@@ -252,10 +254,7 @@ def run(
                 truth = counts / counts.sum()
                 for name in names:
                     for eps in eps_list:
-                        key = (name, eps, d)
-                        if key not in specs:
-                            specs[key] = build_spec(name, eps, population.domain, rappor=rappor)
-                        spec = specs[key]
+                        spec = specs[(name, eps, d)]
                         # Keyed by the concrete mechanism: "auto" reproduces its choice's numbers.
                         concrete = getattr(spec, "mechanism", name)
                         rng = _stream(seed, 1, d, n, repeat, _key(concrete), _float_key(eps))

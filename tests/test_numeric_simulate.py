@@ -84,3 +84,16 @@ def test_lower_bound_is_on_the_fixed_data_scale_duchi_attains_it():
         if row.resolved in ("duchi", "stochastic-rounding"):  # rational p calibrated toward privacy: C' >= coth
             assert row.theory_mse >= row.lower_bound * (1 - 1e-12)
             assert row.theory_mse == pytest.approx(row.lower_bound, rel=1e-6)
+
+
+@pytest.mark.parametrize("low, high, needle", [
+    (-1e308, 1e308, "high - low overflows a double"),
+    (-1e150, 1e150, "is too wide at epsilon=1"),
+])
+def test_a_range_with_non_finite_derived_values_is_refused_before_drawing(monkeypatch, low, high, needle):
+    """±1e308 used to make the mean −inf (and NaN values in the population): refused at spec time."""
+    import ldp.simulations.numeric as numeric
+
+    monkeypatch.setattr(numeric.NumericPopulation, "draw", lambda *a: pytest.fail("users drawn before the specs"))
+    with pytest.raises(ParameterError, match=needle):
+        run_numeric("duchi", "1", 100, "uniform", low=low, high=high, repeats=1, seed=0)

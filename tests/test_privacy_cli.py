@@ -125,3 +125,40 @@ def test_spec_prints_the_per_report_gdp_mu(tmp_path):
     assert result.exit_code == 0, result.output
     rappor = ldp.load_spec(tmp_path / "rappor.json")
     assert f"(PRR) are {mechanism_tradeoff(rappor, float('inf')).gdp_mu():.6g}-GDP" in result.output
+
+
+def test_convert_gdp_at_delta_zero_says_no_finite_epsilon():
+    result = _run("privacy", "convert", "--mu", "1", "--delta", "0")
+    assert result.exit_code == 0, result.output
+    assert "no finite epsilon at delta = 0" in result.output
+    assert "41" not in result.output  # the old search bound
+
+
+def test_tradeoff_at_delta_zero_prints_the_exact_pure_epsilon(tmp_path):
+    """A pure mechanism at δ = 0: its exact ε (the largest privacy loss), not ε + 1."""
+    path = tmp_path / "grr.json"
+    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.5)
+    path.write_text(spec.to_json())
+    result = _run("privacy", "tradeoff", "--spec", str(path), "--delta", "0", "--reports", "3")
+    assert result.exit_code == 0, result.output
+    rows = {line[:40].strip(): line[40:].split() for line in result.output.splitlines() if line.startswith("grr")}
+    assert float(rows["grr, 1 report"][0]) == pytest.approx(spec.epsilon_achieved, rel=1e-5)
+    assert float(rows["grr, 3 reports"][0]) == pytest.approx(3 * spec.epsilon_achieved, rel=1e-5)
+    assert "exact pure epsilon" in result.output
+
+
+def test_compose_at_delta_zero(tmp_path):
+    path = tmp_path / "grr.json"
+    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=0.5)
+    path.write_text(spec.to_json())
+    result = _run("privacy", "compose", "--spec", str(path), "--reports", "10", "--delta", "0")
+    assert result.exit_code == 0, result.output
+    rows = {line.split("  ")[0]: line for line in result.output.splitlines()}
+
+    def value(method):
+        return rows[method][len(method):].split()[0]
+
+    assert value("optimal (Kairouz-Oh-Viswanath)") == "5"
+    assert value("exact grr curve") == f"{10 * spec.epsilon_achieved:.6g}"
+    assert value("GDP via eps-DP => mu_eps-GDP") == "inf"
+    assert "no finite epsilon at delta = 0" in rows["GDP via eps-DP => mu_eps-GDP"]

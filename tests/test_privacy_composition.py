@@ -207,3 +207,51 @@ def test_lattice_product_matches_explicit_product():
     grid = np.linspace(-3.0, 5.0, 9)
     assert np.allclose(lattice.delta(grid), explicit.delta(grid), rtol=1e-12, atol=1e-15)
     assert np.allclose(lattice.tradeoff()(ALPHA), explicit.tradeoff()(ALPHA), atol=1e-12)
+
+
+# -- δ = 0: pure ε exactly, inf where no finite ε exists ---------------------------
+@pytest.mark.parametrize("eps, k", [(0.5, 365), (1.0, 10), (3.0, 4)])
+def test_composition_at_delta_zero_is_k_epsilon_exactly(eps, k):
+    assert optimal_composition(eps, k, 0.0) == pytest.approx(k * eps, rel=1e-12)
+    assert exact_rr_composition(eps, k).epsilon(0.0) == pytest.approx(k * eps, rel=1e-12)
+    assert kov_closed_form(eps, k, 0.0) == k * eps
+    assert math.isinf(advanced_composition(eps, k, 0.0))  # the theorem needs δ' > 0
+    assert heterogeneous_epsilon([eps] * k, 0.0) == pytest.approx(k * eps, rel=1e-12)
+    assert kov_heterogeneous_bound([eps] * k, 0.0) == pytest.approx(k * eps, rel=1e-12)
+    assert math.isinf(clt_composition(eps, k, 0.0).epsilon_approx)
+    assert math.isinf(clt_composition(eps, k, 0.0).epsilon_bound)
+    rows = {row.method: row for row in composition_table(eps, k, 0.0)}
+    assert rows["exact f-DP (binomial curve)"].epsilon == pytest.approx(k * eps, rel=1e-12)
+    assert math.isinf(rows["GDP via eps-DP => mu_eps-GDP"].epsilon)
+    assert "no finite epsilon at delta = 0" in rows["GDP via eps-DP => mu_eps-GDP"].note
+
+
+def test_product_loss_at_delta_zero_is_the_sum_of_max_losses():
+    a, b = PrivacyLoss.binomial(0.3, 50), PrivacyLoss.binomial(0.7, 40)
+    product = ProductLoss(a, b)
+    assert product.epsilon(0.0) == pytest.approx(50 * 0.3 + 40 * 0.7, rel=1e-12)
+    assert product.delta(product.epsilon(0.0)) == 0.0
+
+
+@pytest.mark.parametrize("eps", [50.0, 800.0, 1e300])
+def test_accounting_at_huge_epsilon_never_overflows(eps):
+    """Huge ε used to raise OverflowError (expm1, sinh) or a NaN bracket; every row is now a number."""
+    k, delta = 3, 1e-6
+    rows = {row.method: row.epsilon for row in composition_table(eps, k, delta)}
+    assert not any(math.isnan(value) for value in rows.values())
+    # three reports of a huge ε: only the top atom (loss kε, P-mass (1 + e^-ε)^-k ≈ 1) lies above the
+    # next loss (k − 2)ε, so δ(ε') = P_top·(1 − e^(ε' − kε)) and ε' = kε + ln(1 − δ/P_top)
+    top = (1 + math.exp(-eps)) ** -k
+    expected = k * eps + math.log1p(-delta / top)
+    assert rows["optimal (Kairouz-Oh-Viswanath)"] == pytest.approx(expected, rel=1e-12)
+    assert rows["exact f-DP (binomial curve)"] == pytest.approx(expected, rel=1e-12)
+    assert rows["basic (sum)"] == k * eps
+    assert math.isinf(advanced_composition(800.0, k, delta))  # e^ε − 1 beyond the double range
+
+
+def test_gaussian_delta_is_zero_not_nan_when_both_tails_underflow():
+    from ldp.privacy.conversions import gdp_epsilon, gdp_mu
+
+    assert GaussianTradeoff(1.0).delta(1e300) == 0.0
+    assert math.isinf(gdp_mu(1e300, 1e-6))  # every μ-GDP mechanism is (1e300, 1e-6)-DP
+    assert math.isinf(gdp_epsilon(1e300, 1e-6))  # μ²/2 beyond the double range

@@ -195,3 +195,36 @@ def test_tangent_envelope_is_a_lower_bound_touching_the_curve():
     assert np.max(truth(ALPHA) - env(ALPHA)) < 5e-3
     for e in (0.0, 1.0, 3.0):
         assert env.delta(e) == pytest.approx(truth.delta(e), rel=1e-6, abs=1e-12)
+
+
+# -- δ = 0: the exact pure ε, never a search bound ----------------------------------
+@settings(max_examples=60, deadline=None)
+@given(p=weights, q=weights)
+def test_epsilon_at_delta_zero_is_the_largest_privacy_loss(p, q):
+    """At δ = 0 a curve's ε is its exact max |ln P/Q| (the search used to stop at max loss + 1)."""
+    n = min(len(p), len(q))
+    pair = _random_pair(p[:n], q[:n])
+    direct = max(abs(math.log(a / b)) for a, b in zip(np.asarray(p[:n]) / sum(p[:n]), np.asarray(q[:n]) / sum(q[:n])))
+    assert pair.epsilon(0.0) == pytest.approx(direct, rel=1e-12, abs=1e-12)
+    # the curve of (Q, P) from its vertices: δ(ε) = H_{e^ε}(P‖Q) is one-sided
+    assert pair.swap().tradeoff().epsilon(0.0) == pytest.approx(pair.max_loss, rel=1e-12, abs=1e-12)
+    curve = pair.tradeoff()
+    pure = curve.epsilon(0.0)
+    assert curve.delta(pure) == 0.0
+    if pure > 1e-6:
+        assert curve.delta(pure * (1 - 1e-6)) > 0  # the smallest such ε
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
+def test_pure_curves_give_their_epsilon_at_delta_zero(eps):
+    assert dp_tradeoff(eps).epsilon(0.0) == pytest.approx(eps, rel=1e-12)
+    assert PrivacyLoss.randomized_response(eps).epsilon(0.0) == pytest.approx(eps, rel=1e-12)
+    assert math.isinf(dp_tradeoff(eps, 1e-3).epsilon(0.0))  # f_(ε,δ) with δ > 0 is not pure DP
+
+
+def test_gdp_has_no_finite_epsilon_at_delta_zero():
+    """μ-GDP is (ε, δ_μ(ε))-DP with δ_μ(ε) > 0 at every ε: no finite ε at δ = 0 (it used to print 41)."""
+    for mu in (0.1, 1.0, 5.0):
+        assert math.isinf(gdp_epsilon(mu, 0.0))
+        assert math.isinf(GaussianTradeoff(mu).epsilon(0.0))
+    assert gdp_epsilon(0.0, 0.0) == 0.0  # μ = 0: no information at all

@@ -425,3 +425,81 @@ def test_cli_presets_small():
                                  "--seed", "1"])
     assert result.exit_code == 0, result.output
     assert "r-unif-small-sharp" in result.output
+
+
+# -- every mechanism/distribution pairing is honoured or refused ------------------------------
+
+class _Captured(Exception):
+    """Raised by the patched sweeps: which sweep ran, on which population."""
+
+    def __init__(self, kind, distribution):
+        super().__init__(kind, distribution)
+        self.kind, self.distribution = kind, distribution
+
+
+@pytest.fixture
+def capture_sweep(monkeypatch):
+    """Replace both sweeps by a recorder of (kind, distribution) (nothing is simulated)."""
+    import ldp.simulations.numeric
+    import ldp.simulations.runner
+
+    def frequency(*args, distribution=None, **kwargs):
+        raise _Captured("frequency", distribution)
+
+    def numeric(mechanisms, epsilons, users, distribution, **kwargs):
+        raise _Captured("numeric", distribution)
+
+    monkeypatch.setattr(ldp.simulations.runner, "run", frequency)
+    monkeypatch.setattr(ldp.simulations.numeric, "run_numeric", numeric)
+
+
+_NUMERIC_POPULATIONS = {"uniform", "gaussian", "exponential", "beta"}
+_FREQUENCY_POPULATIONS = set(DISTRIBUTIONS)
+
+
+@pytest.mark.parametrize("distribution", [None, "zipf", "uniform", "exponential", "gaussian", "geometric", "beta"])
+@pytest.mark.parametrize("mechanism", [None, "auto", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace",
+                                       "gaussian", "grr", "sue", "oue", "olh", "blh", "binary-rr", "rappor"])
+def test_every_mechanism_distribution_pairing_is_honoured_or_refused(capture_sweep, mechanism, distribution):
+    """``-m duchi --distribution zipf`` used to run beta(2, 5): now each pairing runs as asked or is an error."""
+    from ldp.specs import NUMERIC_MECHANISMS
+
+    args = ["simulate"] + (["-m", mechanism] if mechanism else []) + (["--distribution", distribution] if distribution else [])
+    result = CliRunner().invoke(cli, args)
+    numeric = mechanism in NUMERIC_MECHANISMS or (mechanism in (None, "auto") and distribution == "beta")
+    kind = "numeric" if numeric else "frequency"
+    expected = distribution or ("beta" if numeric else "zipf")
+    allowed = _NUMERIC_POPULATIONS if numeric else _FREQUENCY_POPULATIONS
+    if expected in allowed:
+        assert isinstance(result.exception, _Captured), result.output
+        assert (result.exception.kind, result.exception.distribution) == (kind, expected)
+    else:
+        line = _error_line(result)
+        assert f"--distribution {distribution!r} does not apply to {mechanism or 'the default mechanisms'}" in line
+        assert f"({kind} sweep" in line, line
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["-m", "grr,duchi"], ("mixes numeric mechanisms (duchi) with frequency oracles (grr)",)),
+    (["-m", "oue", "--low", "0", "--high", "1"], ("--low/--high apply to numeric mechanisms", "not to oue")),
+    (["-m", "duchi", "-d", "64"], ("--domain-size applies to frequency sweeps only",)),
+    (["-m", "piecewise", "--mode", "faithful"], ("--mode applies to frequency sweeps only",)),
+    (["-m", "grr", "--grid", "16"], ("--grid applies to numeric sweeps only",)),
+    (["-m", "grr", "--delta", "1e-6"], ("--delta applies to numeric sweeps only",)),
+    (["--data", "x.csv", "--column", "c", "--distribution", "uniform"], ("does not apply with --data",)),
+])
+def test_combinations_a_sweep_would_ignore_are_refused(no_sweep, args, needles):
+    line = _error_line(CliRunner().invoke(cli, ["simulate", *args]))
+    assert all(needle in line for needle in needles), line
+
+
+def test_refused_epsilon_stops_the_sweep_before_any_cell(monkeypatch):
+    """Every spec is built first: ε above a mechanism's limit is one line, before any user is simulated."""
+    import ldp.simulations.runner
+
+    def no_cell(*args, **kwargs):
+        raise AssertionError("a cell ran before every spec was validated")
+
+    monkeypatch.setattr(ldp.simulations.runner, "_cell", no_cell)
+    with pytest.raises(ldp.ParameterError, match=r"sue: epsilon=800 is above 45"):
+        run(mechanisms="sue,grr", epsilons="1,800", users=100, domain_size=4, repeats=1, seed=0)

@@ -104,7 +104,12 @@ def convert(mu, epsilon, delta):
         from ldp.privacy import conversions as conv
 
         if mu is not None and delta is not None and epsilon is None:
-            click.echo(f"mu = {mu:.6g}-GDP  =>  (epsilon = {_fmt(conv.gdp_epsilon(mu, delta))}, delta = {delta:.3g})-DP")
+            eps = conv.gdp_epsilon(mu, delta)
+            if math.isinf(eps) and delta == 0:
+                click.echo(f"mu = {mu:.6g}-GDP  =>  no finite epsilon at delta = 0 "
+                           "(a Gaussian trade-off curve is not pure epsilon-DP for any epsilon)")
+            else:
+                click.echo(f"mu = {mu:.6g}-GDP  =>  (epsilon = {_fmt(eps)}, delta = {delta:.3g})-DP")
         elif mu is not None and epsilon is not None and delta is None:
             click.echo(f"mu = {mu:.6g}-GDP  =>  (epsilon = {epsilon:.6g}, delta = {conv.gdp_delta(mu, epsilon):.6g})-DP")
         elif mu is None and epsilon is not None and delta is not None:
@@ -156,6 +161,9 @@ def tradeoff(spec_path, reports, delta, plot_path):
             curves[curve.label] = curve
             if k == reports:
                 last = (eps_k, mu_k)
+        if delta == 0:
+            click.echo("delta = 0: epsilon is the exact pure epsilon (the largest privacy loss); "
+                       "inf: no finite epsilon at delta = 0")
         eps_k, mu_k = last
         if math.isfinite(mu_k):
             curves[f"G_mu, mu = {mu_k:.3g} (GDP bound)"] = GaussianTradeoff(mu_k)

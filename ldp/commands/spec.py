@@ -12,6 +12,7 @@ from ldp.cli import OptionConflict, run_guarded
 from ldp.errors import ParameterError
 from ldp.textfile import read_utf8_text
 from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, Rappor, best_frequency_mechanism
+from ldp.specs.limits import MAX_DOMAIN_SIZE
 
 __all__ = ["spec", "build_spec", "check_options"]
 
@@ -30,6 +31,9 @@ def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int 
     if domain_size is not None:
         if domain_size < 1:
             raise ParameterError(f"--domain-size must be >= 1, got {domain_size}")
+        if domain_size > MAX_DOMAIN_SIZE:  # before building the tuple
+            raise ParameterError(f"--domain-size {domain_size:,} is above the limit of {MAX_DOMAIN_SIZE:,} values "
+                                 "(the largest domain any frequency oracle accepts)")
         return tuple(range(domain_size))
     return None
 

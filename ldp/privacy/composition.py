@@ -61,6 +61,22 @@ def _check_k(k) -> int:
     return int(k)
 
 
+def _expm1_or_inf(x: float) -> float:
+    """e^x − 1, ``inf`` beyond the double range (accounting at any ε, never an OverflowError)."""
+    try:
+        return math.expm1(x)
+    except OverflowError:
+        return math.inf
+
+
+def _sinh_cosh_or_inf(x: float) -> tuple[float, float]:
+    """(sinh x, cosh x) for x ≥ 0, ``inf`` beyond the double range."""
+    try:
+        return math.sinh(x), math.cosh(x)
+    except OverflowError:
+        return math.inf, math.inf
+
+
 def basic_composition(epsilons: Iterable[float], deltas: Iterable[float] | None = None) -> tuple[float, float]:
     """(Σ ε_i, Σ δ_i): the basic composition theorem.
 
@@ -84,7 +100,7 @@ def advanced_composition(epsilon: float, k: int, delta: float, delta0: float = 0
     k : int
         Number of reports.
     delta : float
-        Target total δ; must exceed kδ₀.
+        Target total δ; ``inf`` unless it exceeds kδ₀ (the theorem needs δ' > 0).
 
     References
     ----------
@@ -92,17 +108,19 @@ def advanced_composition(epsilon: float, k: int, delta: float, delta0: float = 0
        privacy". FOCS 2010, Theorem III.3.
     """
     eps, k = check_epsilon_value(epsilon), _check_k(k)
-    delta = check_delta_value(delta, allow_zero=False)
+    delta = check_delta_value(delta)
     slack = delta - k * check_delta_value(delta0, "delta0")
     if slack <= 0:
         return math.inf
-    return math.sqrt(2 * k * math.log(1 / slack)) * eps + k * eps * math.expm1(eps)
+    drift = k * eps * _expm1_or_inf(eps)
+    return math.sqrt(2 * k * math.log(1 / slack)) * eps + drift
 
 
 def kov_closed_form(epsilon: float, k: int, delta: float, delta0: float = 0.0) -> float:
     """Kairouz–Oh–Viswanath's closed-form bound (Thm 3.4), at total δ = 1 − (1−δ₀)^k(1−δ̃).
 
     ε̃ = min{kε, kε·tanh(ε/2) + ε√(2k ln(e + √(kε²)/δ̃)), kε·tanh(ε/2) + ε√(2k ln(1/δ̃))}.
+    At δ̃ = 0 only the first term holds (kε, basic composition).
 
     References
     ----------
@@ -110,11 +128,13 @@ def kov_closed_form(epsilon: float, k: int, delta: float, delta0: float = 0.0) -
        differential privacy". ICML 2015 / IEEE Trans. IT 63(6), 2017, Theorem 3.4.
     """
     eps, k = check_epsilon_value(epsilon), _check_k(k)
-    delta = check_delta_value(delta, allow_zero=False)
+    delta = check_delta_value(delta)
     d0 = check_delta_value(delta0, "delta0")
     tilde = 1 - (1 - delta) / (1 - d0) ** k
-    if tilde <= 0:
+    if tilde < 0:
         return math.inf
+    if tilde == 0:
+        return k * eps
     drift = k * eps * math.tanh(eps / 2)
     return min(
         k * eps,
@@ -216,15 +236,17 @@ def heterogeneous_composition(epsilons: Sequence[float], *, max_atoms: int = 2_0
 
 
 def kov_heterogeneous_bound(epsilons: Sequence[float], delta: float) -> float:
-    """ε̃ = min{Σε, Σ ε_i tanh(ε_i/2) + √(2 ln(1/δ) Σ ε_i²)} for pure ε_i-DP reports.
+    """ε̃ = min{Σε, Σ ε_i tanh(ε_i/2) + √(2 ln(1/δ) Σ ε_i²)} for pure ε_i-DP reports (Σε at δ = 0).
 
     References
     ----------
     .. [1] P. Kairouz, S. Oh, P. Viswanath. IEEE Trans. IT 63(6), 2017, Theorem 3.5.
     """
     eps = np.array([check_epsilon_value(e) for e in epsilons], dtype=float)
-    delta = check_delta_value(delta, allow_zero=False)
+    delta = check_delta_value(delta)
     total = float(eps.sum())
+    if delta == 0:
+        return total
     bound = float(np.sum(eps * np.tanh(eps / 2)) + math.sqrt(2 * math.log(1 / delta) * float(np.sum(eps * eps))))
     return min(total, bound)
 
@@ -296,9 +318,10 @@ def clt_composition(epsilon: float, k: int, delta: float) -> CLTResult:
     """
     eps, k = check_epsilon_value(epsilon), _check_k(k)
     delta = check_delta_value(delta)
-    mu = 2 * math.sqrt(k) * math.sinh(eps / 2)
+    sinh, cosh = _sinh_cosh_or_inf(eps / 2)
+    mu = 2 * math.sqrt(k) * sinh
     t = math.tanh(eps / 2)
-    gamma = 0.56 * (1 + t * t) * math.cosh(eps / 2) / math.sqrt(k)
+    gamma = 0.56 * (1 + t * t) * cosh / math.sqrt(k)
     approx = gdp_epsilon(mu, delta) if math.isfinite(mu) else math.inf
     gauss = GaussianTradeoff(mu) if math.isfinite(mu) else None
 
@@ -331,22 +354,33 @@ class CompositionRow:
 
 
 def composition_table(epsilon: float, k: int, delta: float) -> list[CompositionRow]:
-    """Total ε of k reports of ε-DP at δ by every method, loosest first."""
+    """Total ε of k reports of ε-DP at δ by every method, loosest first.
+
+    At δ = 0 the exact rows give the pure ε (kε) and the rows with no finite
+    ε at δ = 0 (advanced composition, GDP, CLT) are ``inf`` with the reason.
+    """
     eps, k = check_epsilon_value(epsilon), _check_k(k)
-    delta = check_delta_value(delta, allow_zero=False)
+    delta = check_delta_value(delta)
     mu_sound, eps_sound = sound_gdp_epsilon(eps, k, delta)
     clt = clt_composition(eps, k, delta)
     exact = exact_rr_composition(eps, k).epsilon(delta)
+    pure = delta == 0
+    gdp_note = "; no finite epsilon at delta = 0 (a Gaussian curve is never pure DP)" if pure else ""
+    clt_note = (f"mu = {clt.mu:.6g}, Berry-Esseen gamma = {clt.gamma:.3g}"
+                + (" (gamma >= 1: the approximation says nothing here)" if clt.gamma >= 1 else ""))
+    if math.isinf(clt.epsilon_bound):
+        bound_note = "inf: no finite epsilon at delta = 0" if pure else "inf: gamma exceeds delta"
+    else:
+        bound_note = ""
     return [
         CompositionRow("basic (sum)", k * eps, "bound", "delta = 0"),
-        CompositionRow("advanced (Dwork-Rothblum-Vadhan)", advanced_composition(eps, k, delta), "bound"),
-        CompositionRow("KOV closed form (Thm 3.4)", kov_closed_form(eps, k, delta), "bound"),
-        CompositionRow("GDP via eps-DP => mu_eps-GDP", eps_sound, "bound", f"mu = {mu_sound:.6g}"),
+        CompositionRow("advanced (Dwork-Rothblum-Vadhan)", advanced_composition(eps, k, delta), "bound",
+                       "inf: the theorem needs delta > 0" if pure else ""),
+        CompositionRow("KOV closed form (Thm 3.4)", kov_closed_form(eps, k, delta), "bound",
+                       "k * epsilon at delta = 0" if pure else ""),
+        CompositionRow("GDP via eps-DP => mu_eps-GDP", eps_sound, "bound", f"mu = {mu_sound:.6g}{gdp_note}"),
         CompositionRow("optimal (Kairouz-Oh-Viswanath)", optimal_composition(eps, k, delta), "exact"),
         CompositionRow("exact f-DP (binomial curve)", exact, "exact"),
-        CompositionRow("CLT / GDP approximation", clt.epsilon_approx, "approximation",
-                       f"mu = {clt.mu:.6g}, Berry-Esseen gamma = {clt.gamma:.3g}"
-                       + (" (gamma >= 1: the approximation says nothing here)" if clt.gamma >= 1 else "")),
-        CompositionRow("CLT with Berry-Esseen error", clt.epsilon_bound, "bound",
-                       "inf: gamma exceeds delta" if math.isinf(clt.epsilon_bound) else ""),
+        CompositionRow("CLT / GDP approximation", clt.epsilon_approx, "approximation", clt_note + gdp_note),
+        CompositionRow("CLT with Berry-Esseen error", clt.epsilon_bound, "bound", bound_note),
     ]

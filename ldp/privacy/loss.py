@@ -61,6 +61,7 @@ MERGE_TOLERANCE = 1e-9
 DEFAULT_MAX_ATOMS = 2_000_000
 
 _KEY_SCALE = 1.0 / MERGE_TOLERANCE
+_EXACT_KEYS = 2.0**53 * MERGE_TOLERANCE
 
 
 def _merge(log_p: np.ndarray, log_q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -71,11 +72,10 @@ def _merge(log_p: np.ndarray, log_q: np.ndarray) -> tuple[np.ndarray, np.ndarray
     log_p, log_q = log_p[keep], log_q[keep]
     with np.errstate(invalid="ignore"):
         loss = log_p - log_q
-    finite = np.isfinite(loss)
-    key = np.where(finite, np.round(np.where(finite, loss, 0.0) * _KEY_SCALE), 0.0)
-    # infinite losses get keys beyond every finite one
-    big = (np.max(np.abs(key)) + 2.0) if key.size else 2.0
-    key = np.where(np.isposinf(loss), big, np.where(np.isneginf(loss), -big, key))
+    # keys: losses rounded to the 1e-9 grid; from 2^53·1e-9 on (and ±inf) the doubles are coarser than
+    # the grid and are their own keys (no overflow of loss·1e9 at any ε)
+    small = np.abs(loss) < _EXACT_KEYS
+    key = np.where(small, np.round(np.where(small, loss, 0.0) * _KEY_SCALE) / _KEY_SCALE, loss)
     order = np.argsort(key, kind="stable")
     key, log_p, log_q = key[order], log_p[order], log_q[order]
     if key.size == 0:
@@ -131,9 +131,15 @@ class _LossBase:
         return float(out[0]) if np.ndim(epsilon) == 0 else out
 
     def epsilon(self, delta: float) -> float:
-        """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (``inf`` when no finite ε works)."""
+        """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (``inf`` when no finite ε works).
+
+        At δ = 0 it is the exact pure ε, the largest privacy loss either way
+        (``inf`` when an output is possible under one input only).
+        """
         delta = check_delta_value(delta)
         upper = max(self.max_loss, self.swap().max_loss)
+        if delta == 0:
+            return max(0.0, upper)
         if not math.isfinite(upper):
             # infinite-loss atoms: δ(ε) decreases to their mass; search a wide bracket
             upper = 1e4

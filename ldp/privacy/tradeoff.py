@@ -65,18 +65,29 @@ class TradeoffFunction:
         return float(1.0 - self(0.0))
 
     def epsilon(self, delta: float) -> float:
-        """Smallest ε ≥ 0 with δ(ε) ≤ ``delta``; ``inf`` when none exists."""
+        """Smallest ε ≥ 0 with δ(ε) ≤ ``delta``; ``inf`` when none exists.
+
+        At δ = 0 this is :meth:`pure_epsilon`, computed exactly (never a search bound).
+        """
         delta = check_delta_value(delta)
+        if delta == 0:
+            return self.pure_epsilon()
         if self._delta_at_infinity() > delta:
             return math.inf
         if self.delta(0.0) <= delta:
             return 0.0
         hi = self._epsilon_upper()
+        if not math.isfinite(hi):  # e.g. μ beyond the double range: no finite bracket
+            return math.inf
         while self.delta(hi) > delta:
             hi *= 2
             if hi > 1e6:
                 return math.inf
         return float(brentq(lambda e: self.delta(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12, maxiter=500))
+
+    def pure_epsilon(self) -> float:
+        """Smallest ε with δ(ε) = 0 (f ≥ f_{ε,0}: pure ε-DP); ``inf`` when the curve is not pure DP for any ε."""
+        raise NotImplementedError
 
     def gdp_mu(self) -> float:
         """Smallest μ with G_μ ≤ f (f is μ-GDP); ``inf`` when no μ works."""
@@ -128,6 +139,10 @@ class GaussianTradeoff(TradeoffFunction):
     def _delta_at_infinity(self) -> float:
         return 0.0
 
+    def pure_epsilon(self) -> float:
+        """``inf`` for μ > 0: δ_μ(ε) > 0 at every finite ε (a Gaussian curve is never pure DP); 0 for μ = 0."""
+        return 0.0 if self.mu == 0 else math.inf
+
     def gdp_mu(self) -> float:
         return self.mu
 
@@ -146,11 +161,12 @@ def gaussian_delta(mu: float, epsilon):
     eps = np.asarray(epsilon, dtype=float)
     if mu == 0:
         return np.where(eps >= 0, 0.0, -np.expm1(eps))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_a = log_ndtr(-eps / mu + mu / 2)
         log_b = eps + log_ndtr(-eps / mu - mu / 2)
         out = np.exp(log_a) * -np.expm1(np.minimum(log_b - log_a, 0.0))
-    return np.maximum(out, 0.0)
+    # Φ(−ε/μ + μ/2) underflows to 0 for huge ε/μ: then δ(ε) = 0 (not 0·NaN)
+    return np.where(np.isneginf(log_a), 0.0, np.maximum(out, 0.0))
 
 
 class PiecewiseLinearTradeoff(TradeoffFunction):
@@ -286,6 +302,22 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
     def _delta_at_infinity(self) -> float:
         zero = self.log_alpha == -np.inf
         return float(np.max(np.exp(self.log_power[zero]))) if np.any(zero) else 0.0
+
+    def pure_epsilon(self) -> float:
+        """max over vertices of ln((1 − β_j)/α_j), the steepest chord from (0, 1): δ(ε) = 0 exactly from there on.
+
+        ``inf`` when the curve leaves (0, 1) with a jump (δ(ε) ≥ 1 − f(0) > 0 for every ε).
+        """
+        if self._delta_at_infinity() > 0:
+            return math.inf
+        live = np.isfinite(self.log_alpha) & np.isfinite(self.log_power)
+        if not np.any(live):
+            return 0.0
+        la, lp = self.log_alpha[live], self.log_power[live]
+        eps = max(0.0, float(np.max(lp - la)))
+        while np.any(eps + la - lp < 0):  # rounding: step to where delta() itself gives exactly 0
+            eps = math.nextafter(eps, math.inf)
+        return eps
 
     def gdp_mu(self) -> float:
         """max over vertices of Φ⁻¹(1 − α_j) − Φ⁻¹(β_j): G_μ is convex, so vertices suffice."""

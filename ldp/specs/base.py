@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
 from ldp.errors import ParameterError
-from ldp.exact import epsilon_of_ratio, fraction_to_json, ratio_within
+from ldp.exact import epsilon_of_ratio, exp_lower_bound, fraction_to_json, ratio_within
+from ldp.specs.limits import CLAIM_TOLERANCE, REPRESENTABLE_MAX_EPSILON, check_epsilon_limit
 from ldp.textfile import read_utf8_text
 
 __all__ = ["Spec", "ExactPrivacySpec", "SPEC_FORMAT", "register", "spec_class", "load_spec", "spec_from_dict"]
@@ -114,8 +115,28 @@ class ExactPrivacySpec(Spec):
 
     Subclasses define :attr:`privacy_ratio`, the worst-case ratio
     max over inputs x, x′ and outputs y of P[y|x]/P[y|x′] as an exact
-    fraction, and call :meth:`_check_claim` after validating their fields.
+    fraction, set :attr:`max_epsilon` (:mod:`ldp.specs.limits`), and call
+    :meth:`_check_epsilon_limit` before calibrating and :meth:`_check_claim`
+    after validating their fields.
     """
+
+    #: Largest ε the mechanism supports honestly (for every value of its other parameters).
+    max_epsilon: ClassVar[float] = REPRESENTABLE_MAX_EPSILON
+    #: Why ε is capped there (shown in the error).
+    max_epsilon_reason: ClassVar[str] = "e^epsilon must be a finite double to certify the claim"
+    #: True when the spec's JSON stores both ε and its probabilities: then ε must also not exceed
+    #: what they give (by more than CLAIM_TOLERANCE), so an edited ε cannot go unnoticed.
+    claim_matches_probabilities: ClassVar[bool] = True
+
+    def _epsilon_limit(self) -> tuple[float, str]:
+        """(largest ε for this spec's parameters, the words qualifying it in the error)."""
+        return type(self).max_epsilon, ""
+
+    def _check_epsilon_limit(self) -> None:
+        """Refuse an ε above :meth:`_epsilon_limit` (before anything is calibrated or allocated)."""
+        limit, where = self._epsilon_limit()
+        epsilon = self.epsilon  # type: ignore[attr-defined]
+        check_epsilon_limit(epsilon, limit, self.mechanism, self.max_epsilon_reason, where=where)
 
     @property
     def privacy_ratio(self) -> Fraction:
@@ -131,11 +152,23 @@ class ExactPrivacySpec(Spec):
         return {"epsilon": self.epsilon, "epsilon_achieved": self.epsilon_achieved}  # type: ignore[attr-defined]
 
     def _check_claim(self) -> None:
-        """Refuse a spec whose probabilities give more ε than it claims."""
-        if not ratio_within(self.privacy_ratio, self.epsilon):  # type: ignore[attr-defined]
+        """Refuse a spec whose probabilities give more ε than it claims, or (stored probabilities) clearly less.
+
+        The first check is certified (:func:`ldp.exact.ratio_within`); the second refuses only when the
+        certified lower bound of e^ε exceeds the exact ratio by more than :data:`CLAIM_TOLERANCE`.
+        """
+        ratio = self.privacy_ratio
+        epsilon = self.epsilon  # type: ignore[attr-defined]
+        if not ratio_within(ratio, epsilon):
             raise ParameterError(
-                f"{self.mechanism} claims epsilon={self.epsilon!r} but its exact probabilities give "  # type: ignore[attr-defined]
+                f"{self.mechanism} claims epsilon={epsilon!r} but its exact probabilities give "
                 f"epsilon={self.epsilon_achieved:.17g}; the claim must be at least what the probabilities give"
+            )
+        if self.claim_matches_probabilities and exp_lower_bound(epsilon) > ratio * (1 + Fraction(CLAIM_TOLERANCE)):
+            raise ParameterError(
+                f"{self.mechanism} states epsilon={epsilon!r} but its exact probabilities give "
+                f"epsilon={self.epsilon_achieved:.17g}; the stated epsilon must match them (e^epsilon within a "
+                f"relative {CLAIM_TOLERANCE:g}): change the probabilities with epsilon, or rebuild the spec from epsilon"
             )
 
 

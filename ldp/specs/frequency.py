@@ -5,8 +5,10 @@ rational perturbation probabilities. Built from ``epsilon`` alone, the
 probabilities are calibrated with 64-bit rational precision rounding toward
 more privacy, so the ε they achieve (``epsilon_achieved``) is at most the
 claim and within ~1e-15 of it. Given explicitly (from a JSON file, say), the
-probabilities are checked against the claim and a spec whose probabilities
-give more than its ε is rejected.
+probabilities are checked against the claim: a spec whose probabilities give
+more than its ε is rejected, and so is one whose stated ε exceeds what they
+give (e^ε by more than a relative 1e-9). ε and the domain size are bounded
+per mechanism (:mod:`ldp.specs.limits`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,15 @@ from ldp.exact import ceil_fraction, exp_lower_bound, floor_fraction
 from ldp.frequency_math import frequency_variance, variance_star
 from ldp.hashing import LH_PRIME, lh_collision_probability
 from ldp.specs.base import ExactPrivacySpec, register
+from ldp.specs.limits import (
+    MAX_DOMAIN_SIZE,
+    MAX_UNARY_DOMAIN_SIZE,
+    OLH_MAX_EPSILON,
+    RR64_MAX_EPSILON,
+    SUE_MAX_EPSILON,
+    check_domain_length,
+    check_size_limit,
+)
 from ldp.specs.validation import check_epsilon, check_int, check_probability
 
 __all__ = ["FrequencySpec", "GRR", "BinaryRR", "UnaryEncoding", "SUE", "OUE", "LocalHashing", "OLH", "BLH"]
@@ -38,6 +49,14 @@ class FrequencySpec(ExactPrivacySpec):
     """
 
     report_kind: ClassVar[str] = ""
+    #: Largest domain (ldp.specs.limits) and why.
+    max_domain_size: ClassVar[int] = MAX_DOMAIN_SIZE
+    max_domain_reason: ClassVar[str] = "the aggregator keeps one int64 count per value and the spec a value index"
+    max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
+    max_epsilon_reason: ClassVar[str] = (
+        "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon "
+        "to 1e-9 above it"
+    )
 
     # -- domain ----------------------------------------------------------
     @property
@@ -85,23 +104,29 @@ class FrequencySpec(ExactPrivacySpec):
 
 
 def _init_common(spec: FrequencySpec, *, min_size: int = 2) -> None:
+    """Validate the domain (its size before copying it) and ε (its limit before any calibration)."""
+    limit, why = spec.max_domain_size, spec.max_domain_reason
+    check_domain_length(spec.domain, limit, spec.mechanism, why)  # type: ignore[attr-defined]
     domain = normalize_domain(spec.domain)  # type: ignore[attr-defined]
+    check_size_limit(len(domain), limit, spec.mechanism, f"a domain of {len(domain):,} values", why)
     if len(domain) < min_size:
         raise ParameterError(f"{spec.mechanism} needs a domain of at least {min_size} values, got {len(domain)}")
     object.__setattr__(spec, "domain", domain)
     object.__setattr__(spec, "epsilon", check_epsilon(spec.epsilon))  # type: ignore[attr-defined]
+    spec._check_epsilon_limit()
 
 
 def _calibrate_keep_probability(epsilon: float, outputs: int, mechanism: str) -> Fraction:
     """Keep probability of randomized response over ``outputs`` values.
 
-    q = ⌈2^64/(e^ε + outputs − 1)⌉/2^64 (rounded up: more privacy) and
-    p = 1 − (outputs − 1)q, so p/q ≤ e^ε exactly.
+    p = ⌊2^64·e^ε/(e^ε + outputs − 1)⌋/2^64 (rounded down: more privacy) and
+    q = (1 − p)/(outputs − 1), so p/q ≤ e^ε exactly. Rounding p (not q) keeps
+    the ratio within ~(e^ε + outputs)²/(e^ε·outputs)·2^-64 of e^ε for any
+    number of outputs (rounding q on the 2^-64 grid moved p by outputs·2^-64).
     """
     bound = exp_lower_bound(epsilon)
-    q = ceil_fraction(1 / (bound + outputs - 1))
-    p = 1 - (outputs - 1) * q
-    if p <= q:
+    p = floor_fraction(bound / (bound + outputs - 1))
+    if p * outputs <= 1:  # p <= q
         raise ParameterError(f"{mechanism}: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
     return p
 
@@ -200,6 +225,10 @@ class UnaryEncoding(FrequencySpec):
     """
 
     report_kind: ClassVar[str] = "bits"
+    max_domain_size: ClassVar[int] = MAX_UNARY_DOMAIN_SIZE
+    max_domain_reason: ClassVar[str] = (
+        "a report holds one bit per value and the aggregator counts bytes in 32 int64 counters per value"
+    )
 
     domain: tuple[DomainValue, ...]
     epsilon: float
@@ -254,6 +283,10 @@ class SUE(UnaryEncoding):
     """
 
     mechanism: ClassVar[str] = "sue"
+    max_epsilon: ClassVar[float] = SUE_MAX_EPSILON
+    max_epsilon_reason: ClassVar[str] = (
+        "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"
+    )
 
     def _calibrate(self, epsilon: float) -> tuple[Fraction, Fraction]:
         bound = exp_lower_bound(epsilon)
@@ -315,9 +348,7 @@ class LocalHashing(FrequencySpec):
 
     def __post_init__(self) -> None:
         _init_common(self)
-        if self.domain_size > LH_PRIME:
-            raise ParameterError(f"{self.mechanism}: domain size must be < 2^31 - 1, got {self.domain_size}")
-        g = self._default_g() if self.g is None else check_int(self.g, "g", minimum=2, maximum=LH_PRIME - 1)
+        g = check_int(self._default_g() if self.g is None else self.g, "g", minimum=2, maximum=LH_PRIME - 1)
         object.__setattr__(self, "g", g)
         if self.p is None:
             p = _calibrate_keep_probability(self.epsilon, g, self.mechanism)
@@ -365,6 +396,8 @@ class OLH(LocalHashing):
     """
 
     mechanism: ClassVar[str] = "olh"
+    max_epsilon: ClassVar[float] = OLH_MAX_EPSILON
+    max_epsilon_reason: ClassVar[str] = "its hash range g = e^epsilon + 1 must stay below the hash prime 2^31 - 1"
 
     def _default_g(self) -> int:
         return optimal_hash_range(self.epsilon)

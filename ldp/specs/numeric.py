@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from fractions import Fraction
 from functools import cached_property
 from typing import Any, ClassVar
@@ -39,6 +40,16 @@ from ldp.errors import ParameterError
 from ldp.exact import floor_fraction, ratio_within
 from ldp.specs.base import ExactPrivacySpec, register
 from ldp.specs.frequency import _calibrate_keep_probability
+from ldp.specs.limits import (
+    MAX_NUMERIC_OUTPUTS,
+    PM_MAX_EPSILON,
+    REPORT_HEADROOM,
+    REPRESENTABLE_MAX_EPSILON,
+    RR64_MAX_EPSILON,
+    SMALLEST_NORMAL,
+    round_down,
+    round_up,
+)
 from ldp.specs.validation import check_epsilon, check_int, check_probability
 
 __all__ = [
@@ -112,6 +123,54 @@ class NumericSpec(ExactPrivacySpec):
 
     def _init_grid(self) -> None:
         object.__setattr__(self, "grid", check_int(self.grid, "grid", minimum=1, maximum=MAX_GRID))  # type: ignore[attr-defined]
+
+    # -- limits (ldp.specs.limits) -----------------------------------------------
+    def _check_resolution(self) -> None:
+        """The width high − low and the resolution width/grid must be finite, positive normal doubles."""
+        low, high = self.low, self.high  # type: ignore[attr-defined]
+        width = high - low
+        if not math.isfinite(width):
+            raise ParameterError(
+                f"{self.mechanism}: the range [{low!r}, {high!r}] is too wide: high - low overflows a double"
+            )
+        grid = getattr(self, "grid", 1)
+        resolution = width / grid
+        if resolution < SMALLEST_NORMAL:
+            raise ParameterError(
+                f"{self.mechanism}: the range [{low!r}, {high!r}] is too narrow: its resolution (high - low)/{grid} = "
+                f"{resolution!r} is below the smallest normal double {SMALLEST_NORMAL!r}"
+            )
+
+    def _epsilon_floor(self) -> float:
+        """Smallest ε whose noise table fits :data:`MAX_NUMERIC_OUTPUTS` (0: no table grows as ε shrinks)."""
+        return 0.0
+
+    def _check_table_size(self) -> None:
+        """Refuse an ε so small that the noise table would exceed :data:`MAX_NUMERIC_OUTPUTS` (before building it)."""
+        floor, epsilon = self._epsilon_floor(), self.epsilon  # type: ignore[attr-defined]
+        if epsilon < floor:
+            _, where = self._epsilon_limit()
+            raise ParameterError(
+                f"{self.mechanism}: epsilon={epsilon:.10g}{where} needs a noise table longer than the limit of "
+                f"{MAX_NUMERIC_OUTPUTS:,} entries; the smallest epsilon there is {floor:g} (or use a coarser grid)"
+            )
+
+    def _check_value_scale(self) -> None:
+        """Every value-unit quantity of up to 2^63 reports must be finite (sums and variances of sums).
+
+        One report's unbiased estimate in value units is center + t̂·(high − low)/2 with |t̂| at most the
+        largest native estimate over the support.
+        """
+        low, high, epsilon = self.low, self.high, self.epsilon  # type: ignore[attr-defined]
+        spread = float(np.max(np.abs(self.native_estimate(self.support)))) * self.half_width
+        extent = abs(low / 2 + high / 2) + spread
+        limit = math.sqrt(sys.float_info.max / REPORT_HEADROOM)  # spread² · 2^63 stays finite
+        if not (spread <= limit and extent <= sys.float_info.max / REPORT_HEADROOM):
+            raise ParameterError(
+                f"{self.mechanism}: the range [{low!r}, {high!r}] is too wide at epsilon={epsilon:g}: one "
+                f"report's unbiased estimate reaches {extent:.3g} in value units, and its deviation {spread:.3g} "
+                f"must stay below {limit:.3g} so that sums and variances over up to 2^63 reports stay finite"
+            )
 
     # -- value mapping -----------------------------------------------------
     def unit_position(self, value: Any) -> float:
@@ -221,8 +280,16 @@ class NumericSpec(ExactPrivacySpec):
 
 @dataclasses.dataclass(frozen=True)
 class _TwoPoint(NumericSpec):
+    max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
+    max_epsilon_reason: ClassVar[str] = (
+        "its smaller probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon "
+        "to 1e-9 above it"
+    )
+
     def __post_init__(self) -> None:
         self._init_range()
+        self._check_resolution()
+        self._check_epsilon_limit()
         if self.p is None:  # type: ignore[attr-defined]
             object.__setattr__(self, "p", _calibrate_keep_probability(self.epsilon, 2, self.mechanism))
         else:
@@ -231,6 +298,7 @@ class _TwoPoint(NumericSpec):
                 raise ParameterError(f"{self.mechanism}: p must exceed 1/2, got {p}")
             object.__setattr__(self, "p", p)
         self._check_claim()
+        self._check_value_scale()
 
     @property
     def privacy_ratio(self) -> Fraction:
@@ -324,12 +392,24 @@ class StochasticRounding(_TwoPoint):
 
 @dataclasses.dataclass(frozen=True)
 class _Gridded(NumericSpec):
-    """Mechanisms sampled from an exact integer table over an input grid (validated, then ε checked)."""
+    """Mechanisms sampled from an exact integer table over an input grid (validated, then ε checked).
+
+    The table is derived from ε and the grid (the JSON stores no probabilities), so ε is checked to be
+    honoured by the table, not matched to it: :attr:`epsilon_achieved` is what the table gives.
+    """
+
+    max_epsilon: ClassVar[float] = PM_MAX_EPSILON
+    max_epsilon_reason: ClassVar[str] = "the band weight e^epsilon * 2^30 and the row totals must stay below 2^62"
+    claim_matches_probabilities: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         self._init_range()
         self._init_grid()
+        self._check_resolution()
+        self._check_epsilon_limit()
+        self._check_table_size()
         self._check_claim()
+        self._check_value_scale()
 
     @property
     def table(self) -> nm.GridTable:
@@ -515,15 +595,24 @@ class Laplace(_Gridded):
 
     mechanism: ClassVar[str] = "laplace"
     theory_name: ClassVar[str] = "laplace"
+    #: On every grid (grid 1 is the tightest); a spec's own limit follows its grid (:meth:`_epsilon_limit`).
+    max_epsilon: ClassVar[float] = round_down(nm.laplace_epsilon_range(1)[1])
+    max_epsilon_reason: ClassVar[str] = "its 62-bit noise table must reach across the range with weights >= 2^24"
 
     epsilon: float
     low: float = -1.0
     high: float = 1.0
     grid: int = DEFAULT_GRID
 
+    def _epsilon_limit(self) -> tuple[float, str]:
+        return round_down(nm.laplace_epsilon_range(self.grid)[1]), f" on grid={self.grid}"
+
+    def _epsilon_floor(self) -> float:
+        return round_up(nm.laplace_epsilon_range(self.grid)[0])
+
     @cached_property
     def _built(self) -> tuple[nm.GridTable, Fraction]:
-        slack = 2e-7
+        slack = nm.LAPLACE_SLACK
         for _ in range(40):
             nominal = self.epsilon - slack
             if nominal <= 0:
@@ -570,6 +659,11 @@ class Gaussian(_Gridded):
     """
 
     mechanism: ClassVar[str] = "gaussian"
+    #: Where e^ε is a finite double; a spec's own limit follows its delta and grid (:meth:`_epsilon_limit`).
+    max_epsilon: ClassVar[float] = REPRESENTABLE_MAX_EPSILON
+    max_epsilon_reason: ClassVar[str] = (
+        "its 62-bit discrete Gaussian table must reach across the range with weights >= 2^24"
+    )
 
     epsilon: float
     delta: float
@@ -580,11 +674,23 @@ class Gaussian(_Gridded):
     def __post_init__(self) -> None:
         self._init_range()
         self._init_grid()
+        self._check_resolution()
         d = _check_bound(self.delta, "delta")
         if not 0 < d < 1:
             raise ParameterError(f"gaussian: delta must be in (0, 1), got {self.delta!r}")
         object.__setattr__(self, "delta", d)
+        self._check_epsilon_limit()
+        self._check_table_size()
         _ = self._built
+        self._check_value_scale()
+
+    def _epsilon_limit(self) -> tuple[float, str]:
+        # searched within (0, max_epsilon], where e^ε is finite for the calibration itself
+        largest = nm.gaussian_epsilon_range(self.delta, self.grid)[1]
+        return round_down(largest), f" at delta={self.delta:.10g} on grid={self.grid}"
+
+    def _epsilon_floor(self) -> float:
+        return round_up(nm.gaussian_epsilon_range(self.delta, self.grid)[0])
 
     @cached_property
     def _built(self) -> tuple[nm.GridTable, float, float]:
@@ -643,16 +749,24 @@ NUMERIC_MECHANISMS: dict[str, type[NumericSpec]] = {
 
 
 def numeric_variance_table(epsilon: float) -> dict[str, float]:
-    """FORMULAS.md §3 worst-case variances (native scale) of the pure-ε mechanisms."""
+    """FORMULAS.md §3 worst-case variances (native scale) of the pure-ε mechanisms that support ``epsilon``.
+
+    A mechanism is left out above its :attr:`~ExactPrivacySpec.max_epsilon` (laplace: the limit
+    that holds on every grid); :class:`ParameterError` names the limits when none is left.
+    """
     epsilon = check_epsilon(epsilon)
-    return {name: nm.worst_case_variance(name, epsilon) for name in nm.NUMERIC_THEORY}
+    names = [name for name in nm.NUMERIC_THEORY if epsilon <= NUMERIC_MECHANISMS[name].max_epsilon]
+    if not names:
+        limits = ", ".join(f"{name} {NUMERIC_MECHANISMS[name].max_epsilon:g}" for name in nm.NUMERIC_THEORY)
+        raise ParameterError(f"auto: no numeric mechanism supports epsilon={epsilon:.10g} (largest epsilons: {limits})")
+    return {name: nm.worst_case_variance(name, epsilon) for name in names}
 
 
 def best_numeric_mechanism(epsilon: float) -> str:
     """The pure-ε mechanism with the smallest worst-case variance (ties: cheaper report first)."""
     table = numeric_variance_table(epsilon)
     best = min(table.values())
-    for name in nm.NUMERIC_THEORY:
+    for name in table:
         if table[name] <= best * (1 + 1e-12):
             return name
     raise AssertionError("unreachable")  # pragma: no cover

@@ -34,15 +34,25 @@ from typing import Any, ClassVar
 
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import ParameterError
-from ldp.exact import epsilon_of_ratio
+from ldp.exact import epsilon_bound_of_ratio, epsilon_of_ratio
 from ldp.hashing import bloom_positions
 from ldp.specs.base import Spec, register
+from ldp.specs.limits import (
+    MAX_DOMAIN_SIZE,
+    MAX_TABLE_COUNTERS,
+    REPRESENTABLE_MAX_EPSILON,
+    check_domain_length,
+    check_epsilon_limit,
+    check_size_limit,
+)
 from ldp.specs.validation import check_int, check_probability
 
 __all__ = ["Rappor", "RAPPOR_ENCODINGS", "RAPPOR_HASHES"]
 
 RAPPOR_ENCODINGS = ("bloom", "basic", "boolean")
 RAPPOR_HASHES = ("mmh3", "md5")
+
+_DOMAIN_WHY = "the aggregator keeps one int64 count per value, bit and cohort, and the spec a value index"
 
 _TRUE_WORDS = {"1", "true", "t", "yes", "y"}
 _FALSE_WORDS = {"0", "false", "f", "no", "n"}
@@ -128,7 +138,10 @@ class Rappor(Spec):
         elif encoding == "basic":
             if self.domain is None:
                 raise ParameterError("rappor with encoding='basic' needs a domain")
+            check_domain_length(self.domain, MAX_DOMAIN_SIZE, "basic rappor", _DOMAIN_WHY)
             domain = normalize_domain(self.domain)
+            check_size_limit(len(domain), MAX_DOMAIN_SIZE, "basic rappor", f"a domain of {len(domain):,} values",
+                             _DOMAIN_WHY)
             if len(domain) < 2:
                 raise ParameterError("basic rappor needs a domain of at least 2 values")
             object.__setattr__(self, "domain", domain)
@@ -153,12 +166,25 @@ class Rappor(Spec):
                 "rappor parameters give no single-report privacy (a reported bit can be certain); "
                 f"got f={f}, p={p}, q={q}"
             )
+        m, k = self.num_cohorts, self.num_bits
+        check_size_limit(m * k, MAX_TABLE_COUNTERS, "rappor",
+                         f"num_cohorts x num_bits = {m:,} x {k:,} = {m * k:,} counters",
+                         "the aggregator keeps one int64 count per cohort and bit: 128 MiB at the limit")
+        self._check_epsilon_limits()
+
+    def _check_epsilon_limits(self) -> None:
+        """ε₁ and ε∞ must stay where e^ε is a finite double (checked on ln of the exact ratios before rounding up)."""
+        for name, ratio in (("epsilon_one", self.single_report_ratio), ("epsilon_inf", self.permanent_ratio)):
+            if ratio is not None:
+                check_epsilon_limit(epsilon_of_ratio(ratio), REPRESENTABLE_MAX_EPSILON, "rappor",
+                                    "e^epsilon must be a finite double to certify the claim; it follows from f, p, q "
+                                    "and num_hashes", name=name)
 
     # -- named constructors ----------------------------------------------
     @classmethod
     def basic(cls, domain, *, f, p, q, num_cohorts: int = 1) -> "Rappor":
         """Basic RAPPOR: one-hot over ``domain``, no Bloom filter."""
-        return cls(encoding="basic", domain=tuple(domain), f=f, p=p, q=q, num_cohorts=num_cohorts)
+        return cls(encoding="basic", domain=domain, f=f, p=p, q=q, num_cohorts=num_cohorts)  # sized before copied
 
     @classmethod
     def boolean(cls, *, f, p, q, num_cohorts: int = 1) -> "Rappor":
@@ -204,14 +230,17 @@ class Rappor(Spec):
 
     @property
     def epsilon_inf(self) -> float:
-        """ε∞ = 2h·ln((1 − f/2)/(f/2)): any number of reports of one memoized value."""
+        """ε∞ = 2h·ln((1 − f/2)/(f/2)): any number of reports of one memoized value.
+
+        Rounded up (certified: the exact ratio is at most e^ε∞), like every spec's claim.
+        """
         ratio = self.permanent_ratio
-        return math.inf if ratio is None else epsilon_of_ratio(ratio)
+        return math.inf if ratio is None else epsilon_bound_of_ratio(ratio)
 
     @property
     def epsilon_one(self) -> float:
-        """ε₁ = h·ln(q*(1−p*)/(p*(1−q*))): a single report."""
-        return epsilon_of_ratio(self.single_report_ratio)
+        """ε₁ = h·ln(q*(1−p*)/(p*(1−q*))): a single report, rounded up (certified, as ε∞)."""
+        return epsilon_bound_of_ratio(self.single_report_ratio)
 
     @property
     def epsilon(self) -> float:

@@ -47,15 +47,24 @@ def frequency_spec(mechanism: str, domain: Iterable[Any], epsilon: float) -> Fre
 
 
 def variance_table(epsilon: float, domain_size: int) -> dict[str, float]:
-    """Var* of every applicable frequency oracle at (ε, d)."""
+    """Var* of every applicable frequency oracle at (ε, d).
+
+    An oracle is applicable when ε and d are within its limits (:mod:`ldp.specs.limits`);
+    :class:`ParameterError` names the limits when none is.
+    """
     epsilon = check_epsilon(epsilon)
     d = check_int(domain_size, "domain_size", minimum=2)
     domain = range(d)
     table = {}
     for name, cls in FREQUENCY_MECHANISMS.items():
-        if name == "binary-rr" and d != 2:
+        if (name == "binary-rr" and d != 2) or epsilon > cls.max_epsilon or d > cls.max_domain_size:
             continue
         table[name] = cls(domain=domain, epsilon=epsilon).variance_star
+    if not table:
+        limits = ", ".join(f"{name} (epsilon <= {cls.max_epsilon:g}, {cls.max_domain_size:,} values)"
+                           for name, cls in FREQUENCY_MECHANISMS.items() if name != "binary-rr")
+        raise ParameterError(f"auto: no frequency oracle supports epsilon={epsilon:.10g} over {d:,} values; "
+                             f"the limits are {limits}")
     return table
 
 
