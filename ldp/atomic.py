@@ -348,7 +348,7 @@ def atomic_output(path: str | os.PathLike) -> Iterator[str]:
     """
     target = Path(path)
     directory = _directory_of(target)
-    if target.is_dir():
+    if os.path.isdir(target):
         raise ParameterError(f"cannot write {str(target)!r}: it is a directory")
     remove_stale_temporaries(directory, target.name)
     with _locked_temporary(directory, target.name, _creation_mode(target), ParameterError) as (_, temp):

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ldp.cli import OptionConflict, check_plot_path, run_guarded
+from ldp.cli import OptionConflict, check_outputs_distinct, check_plot_path, run_guarded
 from ldp.errors import ParameterError
 from ldp.progress import stderr_is_terminal
 
@@ -164,6 +164,7 @@ def _check_options(options: dict[str, Any]) -> None:
         from ldp.aggregator.cli import check_estimates_output
 
         check_estimates_output(options["output"])
+    check_outputs_distinct([("--data", options["data"])], [("-o", options["output"]), ("--plot", options["plot"])])
 
 
 def _fraction(text: str) -> Fraction:

@@ -315,3 +315,15 @@ def test_aggregate_refuses_one_file_for_estimates_and_rejects(tmp_path):
     assert _run("encode", "--spec", spec_path, source, "-o", reports).exit_code == 0
     result = _run("aggregate", "--spec", spec_path, reports, "-o", tmp_path / "x.jsonl", "--rejects", tmp_path / "x.jsonl")
     assert result.exit_code == 2 and "same file" in result.output
+
+
+def test_other_commands_refuse_an_output_that_is_an_input(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "domain.txt").write_text("a\nb\n")
+    result = _run("spec", "grr", "--epsilon", "1", "--domain-file", "domain.txt", "-o", "domain.txt")
+    assert result.exit_code == 2 and "would destroy the input" in result.output
+    assert (tmp_path / "domain.txt").read_text() == "a\nb\n"
+    (tmp_path / "data.csv").write_text("x\n" + "1\n2\n" * 50)
+    result = _run("simulate", "-m", "grr", "--data", "data.csv", "--column", "x", "-o", "data.csv")
+    assert result.exit_code == 2 and "would destroy the input" in result.output
+    assert (tmp_path / "data.csv").read_text().startswith("x\n1\n2\n")

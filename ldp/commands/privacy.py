@@ -6,7 +6,7 @@ import math
 
 import click
 
-from ldp.cli import check_plot_path, run_guarded
+from ldp.cli import check_outputs_distinct, check_plot_path, run_guarded
 from ldp.errors import ParameterError
 
 __all__ = ["privacy"]
@@ -148,6 +148,7 @@ def tradeoff(spec_path, reports, delta, plot_path):
         spec = load_spec(spec_path)
         if plot_path is not None:
             check_plot_path(plot_path)  # before computing the curves
+            check_outputs_distinct([("--spec", spec_path)], [("--plot", plot_path)])
         curves = {}
         counts = [1] if reports == 1 else [1, reports]
         if isinstance(spec, Rappor) and spec.f > 0:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ldp.cli import OptionConflict, run_guarded
+from ldp.cli import OptionConflict, check_outputs_distinct, run_guarded
 from ldp.errors import ParameterError
 from ldp.textfile import read_utf8_text
 from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, Rappor, best_frequency_mechanism
@@ -240,6 +240,7 @@ def spec(mechanism, epsilon, domain, domain_file, domain_size, g, num_bits, num_
     )
 
     def body():
+        check_outputs_distinct([("--domain-file", domain_file), ("--from-google", from_google)], [("-o", output)])
         values = _parse_domain(domain, domain_file, domain_size)
         rappor = {"num_bits": num_bits, "num_hashes": num_hashes, "num_cohorts": num_cohorts,
                   "f": f_, "p": p_, "q": q_, "hash": hash_, "encoding": encoding}
@@ -248,10 +249,13 @@ def spec(mechanism, epsilon, domain, domain_file, domain_size, g, num_bits, num_
                            numeric=numeric)
         text = built.to_json(indent=2) + "\n"
         if output:
-            try:
-                Path(output).write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise ParameterError(f"cannot write {output!r}: {exc.strerror or exc}") from None
+            from ldp.atomic import atomic_output
+
+            with atomic_output(output) as temporary:  # an existing spec is replaced whole or not at all
+                try:
+                    Path(temporary).write_text(text, encoding="utf-8")
+                except OSError as exc:
+                    raise ParameterError(f"cannot write {output!r}: {exc.strerror or exc}") from None
         else:
             sys.stdout.write(text)
         for line in _privacy_lines(built):
