@@ -40,6 +40,12 @@ Every report read ends up either in a chunk's ``batch`` or in its
 ``rejects`` (with file, 1-based line number, reason and raw text); blank
 lines are not reports and are skipped. A file that cannot be opened or
 decompressed at all raises :class:`~ldp.errors.ParameterError`.
+
+Text is UTF-8 in every format. A JSON line that is not UTF-8 is an
+``unparseable`` reject, as is a CSV line; a Parquet cell that is not UTF-8
+rejects its row. Text fields holding a lone surrogate (``"\ud800"`` in JSON)
+are rejected by :class:`ldp.report.Report`, so whatever is accepted can be
+written back out.
 """
 
 from __future__ import annotations
@@ -346,6 +352,16 @@ def _jsonl_arrow_chunk(path: str, spec, data: bytes, ends: np.ndarray, first_lin
 
 
 def _arrow_json(data: bytes) -> pa.Table | None:
+    """Arrow's parse of a block of JSON lines; None when it cannot, or when the block is not UTF-8.
+
+    Arrow's JSON reader copies string bytes without checking that they are
+    UTF-8, so a block that does not decode is left to the line-by-line path,
+    where :mod:`json` rejects exactly the bad lines.
+    """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
     if not data.endswith(b"\n"):
         data += b"\n"
     try:
@@ -468,6 +484,17 @@ def _csv_records(lines: _Lines) -> Iterator[tuple[int, str, list[str] | None, st
 
 def _is_blank(row: list[str]) -> bool:
     return not row or (len(row) == 1 and not row[0].strip())
+
+
+def _csv_report(header: Sequence[str], fields: Sequence[str], kind: str) -> Report:
+    """The report a CSV row stands for (empty cells are absent fields)."""
+    data = {}
+    for name, text in zip(header, fields):
+        if text != "":
+            if name in data:
+                raise ReportError(f"CSV header names the field {name!r} twice")
+            data[name] = _csv_cell(name, text, kind)
+    return Report.from_dict(data)
 
 
 class _CsvRows:
@@ -652,33 +679,20 @@ def _csv_float_column(cells: list[str | None]) -> pa.Array:
 def _csv_chunk(path, spec, header, rows, numbers, raws, early) -> ReadChunk:
     kind = spec.report_kind
     n = len(rows)
-    columns: dict[str, pa.Array] = {}
-    cells_by_name: dict[str, list[str | None]] = {}
+    arrays = []
     for j, name in enumerate(header):
         cells = [row[j] if row[j] != "" else None for row in rows]
-        cells_by_name[name] = cells
-        if name in columns:  # duplicated header name: never accepted column-wise
-            columns[name] = pa.nulls(n)
-            columns[f"{name} (duplicate)"] = pa.array(["x"] * n)
-            continue
         if name in ("v", "seed", "cohort") or (name == "value" and kind == "hashed"):
-            columns[name] = _csv_int_column(cells)
+            arrays.append(_csv_int_column(cells))
         elif name == "value" and kind == "numeric":
-            columns[name] = _csv_float_column(cells)
+            arrays.append(_csv_float_column(cells))
         else:
-            columns[name] = pa.array(cells, type=pa.string())
+            arrays.append(pa.array(cells, type=pa.string()))
+    columns = _columns_by_name(header, arrays, n)
 
-    def make_report(i: int) -> Report:
-        data = {}
-        for j, name in enumerate(header):
-            text = rows[i][j]
-            if text != "":
-                if name in data:
-                    raise ReportError(f"CSV header names the field {name!r} twice")
-                data[name] = _csv_cell(name, text, kind)
-        return Report.from_dict(data)
-
-    return _finish(spec, path, columns, n, lambda i: numbers[i], make_report, lambda i: raws[i], early)
+    return _finish(
+        spec, path, columns, n, lambda i: numbers[i], lambda i: _csv_report(header, rows[i], kind), lambda i: raws[i], early
+    )
 
 
 # -- Parquet ----------------------------------------------------------------------
@@ -687,10 +701,15 @@ def _csv_chunk(path, spec, header, rows, numbers, raws, early) -> ReadChunk:
 def _read_parquet(path: str, spec, chunk_size: int, row_groups: Sequence[int] | None = None, first_row: int = 1) -> Iterator[ReadChunk]:
     try:
         parquet = pq.ParquetFile(path)
+        schema = parquet.schema_arrow
     except (pa.ArrowException, OSError) as exc:
         raise ParameterError(f"cannot read Parquet file {path!r}: {exc}") from None
-    names = parquet.schema_arrow.names
-    dictionary = [name for name in ("spec",) if name in names]
+    # read the fingerprints as a dictionary (one compare per distinct value), if they are text
+    text = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
+    dictionary = [
+        name for name in ("spec",)
+        if schema.names.count(name) == 1 and any(is_text(schema.field(name).type) for is_text in text)
+    ]
     try:
         # pre_buffer=False: the pre-buffering cache keeps every row group's raw
         # bytes until the file is closed, so memory would grow with the file.
@@ -702,20 +721,59 @@ def _read_parquet(path: str, spec, chunk_size: int, row_groups: Sequence[int] | 
         raise ParameterError(f"cannot read Parquet file {path!r}: {exc}") from None
 
 
+def _parquet_cell(column: pa.Array, i: int, name: str) -> Any:
+    """Row ``i`` of a column as a Python value; a ReportError when Arrow cannot make one (text not UTF-8, ...)."""
+    try:
+        value = column[i].as_py()
+    except UnicodeDecodeError as exc:
+        raise ReportError(f"report '{name}' must be UTF-8 text, got bytes that are not: {exc}"[:300]) from None
+    except (ValueError, OverflowError, pa.ArrowException) as exc:
+        raise ReportError(f"report '{name}' must be a readable value, got {type(exc).__name__}: {exc}"[:300]) from None
+    if name == "bits" and isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
 def _parquet_row(record_batch: pa.RecordBatch, i: int) -> dict[str, Any]:
-    row = record_batch.slice(i, 1).to_pylist()[0]
-    row = {key: value for key, value in row.items() if value is not None}
-    if isinstance(row.get("bits"), (bytes, bytearray)):
-        row["bits"] = base64.b64encode(row["bits"]).decode("ascii")
+    """Row ``i`` as a report's JSON dict (``bits`` as base64; nulls left out)."""
+    row: dict[str, Any] = {}
+    for name, column in zip(record_batch.schema.names, record_batch.columns):
+        value = _parquet_cell(column, i, name)
+        if value is None:
+            continue
+        if name in row:
+            raise ReportError(f"Parquet file has two columns named {name!r}, both set in this row")
+        row[name] = value
     return row
 
 
+def _parquet_raw(record_batch: pa.RecordBatch, i: int) -> str:
+    """Row ``i`` as JSON text for a reject (every column, as far as it can be shown)."""
+    items = []
+    for name, column in zip(record_batch.schema.names, record_batch.columns):
+        try:
+            value = _parquet_cell(column, i, name)
+        except ReportError:
+            value = _text(_raw_bytes(column.slice(i, 1)))
+        items.append(f"{json.dumps(name, ensure_ascii=False)}: {json.dumps(value, default=str, ensure_ascii=False)}")
+    return "{" + ", ".join(items) + "}"
+
+
+def _raw_bytes(cell: pa.Array) -> bytes:
+    """The bytes of a one-row text column (``<unreadable>`` for other types)."""
+    value_type = cell.type.value_type if pa.types.is_dictionary(cell.type) else cell.type
+    if pa.types.is_dictionary(cell.type):
+        cell = cell.dictionary_decode()
+    if pa.types.is_string(value_type):
+        return cell.cast(pa.binary())[0].as_py() or b""
+    if pa.types.is_large_string(value_type):
+        return cell.cast(pa.large_binary())[0].as_py() or b""
+    return b"<unreadable>"
+
+
 def _parquet_chunk(path: str, spec, record_batch: pa.RecordBatch, first_row: int) -> ReadChunk:
-    columns = {name: record_batch.column(name) for name in record_batch.schema.names}
-
-    def raw(i: int) -> str:
-        return json.dumps(_parquet_row(record_batch, i), default=str, ensure_ascii=False)
-
+    names = record_batch.schema.names
+    columns = _columns_by_name(names, record_batch.columns, record_batch.num_rows)
     return _finish(
         spec,
         path,
@@ -723,9 +781,24 @@ def _parquet_chunk(path: str, spec, record_batch: pa.RecordBatch, first_row: int
         record_batch.num_rows,
         lambda i: first_row + i,
         lambda i: Report.from_dict(_parquet_row(record_batch, i)),
-        raw,
+        lambda i: _parquet_raw(record_batch, i),
     )
 
+
+def _columns_by_name(names: Sequence[str], arrays: Sequence[pa.Array], n: int) -> dict[str, pa.Array]:
+    """Columns by name for :func:`validate_columns`; a name given twice is never accepted column-wise.
+
+    The rows of a file with a duplicated column name are re-checked one by
+    one, where a row that sets both is rejected.
+    """
+    columns: dict[str, pa.Array] = {}
+    for name, array in zip(names, arrays):
+        if name in columns:
+            columns[name] = pa.nulls(n)
+            columns[f"{name} (duplicate)"] = pa.array(["x"] * n)
+        else:
+            columns[name] = array
+    return columns
 
 
 def read_parquet_row_groups(
