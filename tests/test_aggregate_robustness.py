@@ -79,6 +79,121 @@ def _values(spec, n):
     return [spec.domain[i % len(spec.domain)] for i in range(n)]
 
 
+# -- 1. CSV quoting --------------------------------------------------------------------
+
+
+def _stray_quote_files(tmp_path, n=3000):
+    """A clean CSV of ``n`` GRR reports, and the same file with three rows broken by a stray quote.
+
+    The broken rows are line 12 (before the reader's first quote), line 2,500
+    (in a later block) and the last line (the quote runs to the end of the
+    file). Returns (clean path, dirty path, line numbers of the broken rows).
+    """
+    spec = GRR
+    clean = tmp_path / "clean.csv"
+    write_reports(encode_batch(spec, _values(spec, n), np.random.default_rng(1)), clean, spec)
+    lines = clean.read_text().splitlines()
+    broken = [12, 2500, n + 1]
+    for number in broken:
+        v, fingerprint, value = lines[number - 1].split(",")
+        lines[number - 1] = f'{v},{fingerprint},"{value}'
+    dirty = tmp_path / "dirty.csv"
+    dirty.write_text("\n".join(lines) + "\n")
+    kept = tmp_path / "kept.csv"  # the dirty file without its broken rows: what must be counted
+    kept.write_text("\n".join(line for k, line in enumerate(lines, 1) if k not in broken) + "\n")
+    return clean, dirty, kept, broken
+
+
+@pytest.mark.parametrize("chunk_size", [7, 100_000])
+@pytest.mark.parametrize("route", ["local", "gzip", "threads"])
+def test_a_stray_quote_costs_its_line_only(tmp_path, route, chunk_size):
+    """The issue's file: one ``"`` swallowed every later line into one reject (10 valid, 1 rejected)."""
+    _, dirty, kept, broken = _stray_quote_files(tmp_path)
+    path, options = dirty, {"chunk_size": chunk_size}
+    if route == "gzip":
+        path = tmp_path / "dirty.csv.gz"
+        path.write_bytes(gzip.compress(dirty.read_bytes()))
+    if route == "threads":
+        options.update(workers=2, partition_bytes=1_000)
+    accumulator, valid, rejects = _engine_result(GRR, path, **options)
+    reference, reference_valid, _ = _engine_result(GRR, kept)
+    assert (valid, rejects.total) == (3000 - len(broken), len(broken))
+    assert valid == reference_valid and accumulator == reference
+    assert [(r.line, r.reason) for r in rejects.examples] == [(line, "unparseable") for line in broken]
+    assert "only this line is rejected" in rejects.examples[0].detail
+
+
+def test_a_stray_quote_costs_its_line_only_on_dask(tmp_path, scheduler):
+    _, dirty, kept, broken = _stray_quote_files(tmp_path)
+    accumulator, valid, rejects = _engine_result(GRR, dirty, engine="dask", scheduler=scheduler, chunk_size=64)
+    reference, _, _ = _engine_result(GRR, kept)
+    assert (valid, rejects.total) == (3000 - len(broken), len(broken)) and accumulator == reference
+
+
+def test_a_stray_quote_through_the_cli(tmp_path):
+    _, dirty, kept, broken = _stray_quote_files(tmp_path)
+    spec_path = _spec_file(tmp_path, GRR)
+    result = _run("--spec", spec_path, dirty, "--rejects", tmp_path / "rejects.jsonl", "-o", tmp_path / "dirty-est.csv")
+    assert result.exit_code == EXIT_REJECTS, result.stderr
+    assert _counts(result) == (3000, 3000 - len(broken), len(broken))
+    rejects = _rejects(tmp_path / "rejects.jsonl")
+    lines = dirty.read_text().splitlines()
+    assert [(r["line"], r["raw"]) for r in rejects] == [(n, lines[n - 1]) for n in broken]  # the line alone
+    assert _run("--spec", spec_path, kept, "-o", tmp_path / "kept-est.csv").exit_code == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dirty-est.csv"), pd.read_csv(tmp_path / "kept-est.csv"))
+
+
+QUOTED = ldp.GRR(domain=("line\nbreak", "a,b", 'q"x', "two\n\nbreaks", "c"), epsilon=1.0)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 100_000])
+def test_quoted_fields_spanning_lines_are_one_report_next_to_stray_quotes(tmp_path, chunk_size):
+    """Valid rows with line breaks inside quotes are counted once, also right after a stray quote.
+
+    A valid row holds a blank line inside a quoted field (not a blank row);
+    an undecodable line inside the runaway field of a stray quote is rejected
+    on its own, in line order, when the lines after the stray quote are read again.
+    """
+    spec = QUOTED
+    fp = spec.fingerprint
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([[1, fp, value] for value in spec.domain])
+    good = out.getvalue().encode()
+    stray = f'1,{fp},"a'.encode()
+    undecodable = b"1,\xff,c"
+    data = b"v,spec,value\n" + good + stray + b"\n" + undecodable + b"\n" + good + stray + b"\n\n" + stray + b"\n" + good
+    path = tmp_path / "q.csv"
+    path.write_bytes(data)
+    accumulator, valid, rejects = _engine_result(spec, path, chunk_size=chunk_size)
+    reference = make_aggregator(spec)
+    for value in spec.domain * 3:
+        reference.add(Report(spec=fp, value=value))
+    assert valid == 3 * len(spec.domain) and accumulator == reference
+    lines = data.split(b"\n")
+    expected = [k for k, line in enumerate(lines, 1) if line in (stray, undecodable)]
+    assert [(r.line, r.reason) for r in rejects.examples] == [(k, "unparseable") for k in expected]
+    assert rejects.total == len(expected) == 4
+
+
+def test_an_unclosed_quote_on_the_last_line_is_a_csv_error(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text(f'v,spec,value\n1,{GRR.fingerprint},a\n1,{GRR.fingerprint},"b')
+    _, valid, rejects = _engine_result(GRR, path)
+    assert valid == 1 and [(r.line, r.reason) for r in rejects.examples] == [(3, "unparseable")]
+    assert "CSV error" in rejects.examples[0].detail
+
+
+def test_quoting_is_strict_and_blank_means_white_space(tmp_path):
+    """``"a"b`` is a CSV error (the lenient reader made it ``ab``); ``""`` is a row, not a blank line."""
+    fp = GRR.fingerprint
+    path = tmp_path / "r.csv"
+    path.write_text(f'v,spec,value\n1,{fp},"a"b\n \t\n""\n1,{fp},"a"\n\x0b\n1,{fp},b\n')
+    _, valid, rejects = _engine_result(GRR, path)
+    assert valid == 2
+    assert [(r.line, r.reason) for r in rejects.examples] == [(2, "unparseable"), (4, "unparseable")]
+    assert "CSV error" in rejects.examples[0].detail and "1 fields" in rejects.examples[1].detail
+
+
 # -- 2. Text: group keys and the other string fields ---------------------------------------
 
 
