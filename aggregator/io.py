@@ -93,7 +93,7 @@ from ldp.report import Report
 from ldp.report_check import check_report
 
 __all__ = [
-    "ReadChunk", "CHUNK_ROWS", "report_format", "read_reports", "read_report_file", "STDIN",
+    "ReadChunk", "CHUNK_ROWS", "report_format", "read_reports", "read_report_file", "STDIN", "check_paths",
     "read_jsonl_stream", "read_csv_stream", "csv_header_for_ranges", "read_parquet_row_groups",
 ]
 
@@ -179,15 +179,33 @@ def read_reports(paths: Iterable["str | Path"], spec, *, chunk_size: int = CHUNK
     Raises
     ------
     ParameterError
-        A path is missing, has an unknown extension, or cannot be read.
+        A path is missing, has an unknown extension, or cannot be read
+        (see :func:`check_paths`).
     """
-    paths = list(paths)
+    for path in check_paths(paths):
+        yield from read_report_file(path, spec, chunk_size=chunk_size)
+
+
+def check_paths(paths: Iterable["str | Path"]) -> list[str]:
+    """The report paths as strings, each checked up front (a typo fails before hours of reading).
+
+    Raises
+    ------
+    ParameterError
+        A path with an unknown extension, a missing file, or standard input
+        (``-``) given more than once (it can be read only once).
+    """
+    checked = []
     for path in paths:
         report_format(path)
         if str(path) != STDIN and not Path(path).is_file():
             raise ParameterError(f"report file {str(path)!r} does not exist or is not a file")
-    for path in paths:
-        yield from read_report_file(path, spec, chunk_size=chunk_size)
+        checked.append(str(path))
+    if checked.count(STDIN) > 1:
+        raise ParameterError(
+            f"standard input ('{STDIN}') is given {checked.count(STDIN)} times as a report file; it can be read only once"
+        )
+    return checked
 
 
 def read_report_file(path: "str | Path", spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:

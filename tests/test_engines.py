@@ -341,3 +341,26 @@ def test_workers_read_stdin_in_the_main_process(tmp_path):
         assert "1,804 reports read from 2 files: 1,800 valid, 4 rejected" in result.stderr
         results.append(pd.read_csv(out))
     pd.testing.assert_frame_equal(results[1], results[0])
+
+
+# -- options checked up front: stdin once (issue 11) --------------------------------------------
+
+
+def _one_line_error(result, *fragments):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "Exception ignored" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.mark.parametrize("extra", [[], ["--workers", "2"]])
+def test_stdin_given_twice_is_a_one_line_error(tmp_path, extra):
+    """``ldp aggregate - -`` read stdin, closed it and crashed on the second read."""
+    spec = SPECS["grr"]
+    text = open(_write(tmp_path, spec, "jsonl", n=20)).read()
+    result = CliRunner().invoke(aggregate, ["--spec", _spec_file(tmp_path, spec), "-", "-", *extra], input=text)
+    _one_line_error(result, "standard input ('-') is given 2 times", "read only once")
+    with pytest.raises(ParameterError, match="given 2 times"):
+        _run_engine(spec, ["-", "-"])
