@@ -21,7 +21,10 @@ Dask is optional (``pip install -e ".[dask]"``) and imported only when the
 ``dask`` engine runs. Workers of a remote cluster must have ``ldp`` installed
 and see the report files at the same absolute paths.
 
-Options are checked before any work starts: ``scheduler`` must have the
+Options are checked before any work starts: ``workers`` may be at most
+:data:`MAX_WORKERS_PER_CPU` per CPU this process may use (more threads or
+worker processes than that only add memory and start-up time, and 64 local
+Dask worker processes on 2 cores stall), and ``scheduler`` must have the
 form of a Dask address (:func:`check_scheduler_address`); a scheduler that
 does not answer within :data:`SCHEDULER_TIMEOUT` seconds is a one-line
 error.
@@ -34,6 +37,7 @@ import concurrent.futures
 import functools
 import gc
 import logging
+import os
 import re
 from typing import Callable, Iterator, Sequence
 
@@ -52,12 +56,14 @@ from ldp.aggregator.rejects import RejectsWriter
 from ldp.errors import ParameterError
 
 __all__ = [
-    "ENGINES", "DASK_EXTRA_MESSAGE", "SCHEDULER_TIMEOUT", "aggregate_files", "merge_all", "import_distributed",
-    "check_scheduler_address",
+    "ENGINES", "DASK_EXTRA_MESSAGE", "MAX_WORKERS_PER_CPU", "SCHEDULER_TIMEOUT", "aggregate_files", "merge_all",
+    "import_distributed", "usable_cpus", "max_workers", "check_scheduler_address",
 ]
 
 ENGINES = ("local", "dask")
 DASK_EXTRA_MESSAGE = '--engine dask needs the optional dependency dask[distributed]: pip install -e ".[dask]"'
+#: Most ``workers`` (threads, or local Dask worker processes) per CPU the process may use.
+MAX_WORKERS_PER_CPU = 2
 #: Seconds to wait for a Dask scheduler to answer before giving up.
 SCHEDULER_TIMEOUT = 5
 _NETWORK_ADDRESS = re.compile(
@@ -100,7 +106,7 @@ def aggregate_files(
         in this thread).
         ``dask``: worker processes of the local cluster started when no
         ``scheduler`` is given (default: Dask's choice); not allowed with
-        ``scheduler``.
+        ``scheduler``. At most :func:`max_workers`.
     scheduler : str, optional
         Address of a running Dask scheduler (``dask`` only), checked by
         :func:`check_scheduler_address`.
@@ -119,9 +125,10 @@ def aggregate_files(
     Raises
     ------
     ParameterError
-        For an unknown engine, bad options (a scheduler that is not an
-        address), missing files, a missing Dask installation or a scheduler
-        that does not answer within :data:`SCHEDULER_TIMEOUT` seconds.
+        For an unknown engine, bad options (more workers than
+        :func:`max_workers`, a scheduler that is not an address), missing
+        files, a missing Dask installation or a scheduler that does not
+        answer within :data:`SCHEDULER_TIMEOUT` seconds.
 
     Notes
     -----
@@ -135,6 +142,13 @@ def aggregate_files(
         raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if workers is not None and (isinstance(workers, bool) or int(workers) != workers or workers < 1):
         raise ParameterError(f"workers must be a positive integer, got {workers!r}")
+    if workers is not None and workers > max_workers():
+        cpus = usable_cpus()
+        raise ParameterError(
+            f"--workers {workers} is too many for this machine: at most {max_workers()} "
+            f"({MAX_WORKERS_PER_CPU} per CPU, and this process may use {cpus} CPU{'s' if cpus != 1 else ''}); "
+            "more only add memory and start-up time"
+        )
     if chunk_size < 1:
         raise ParameterError(f"chunk_size must be at least 1, got {chunk_size!r}")
     if scheduler is not None and engine != "dask":
@@ -155,6 +169,20 @@ def aggregate_files(
         return _run_stream(spec, check_paths(paths), rejects, chunk_size, progress)
     partitions = plan_partitions(paths, partition_bytes=partition_bytes, partition_rows=partition_rows)
     return _run_pool(spec, partitions, rejects, chunk_size, int(workers), progress)
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the system has one)."""
+    if hasattr(os, "process_cpu_count"):  # Python 3.13
+        return os.process_cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def max_workers() -> int:
+    """Largest ``workers`` accepted: :data:`MAX_WORKERS_PER_CPU` per usable CPU."""
+    return MAX_WORKERS_PER_CPU * usable_cpus()
 
 
 def check_scheduler_address(address: str) -> str:

@@ -458,3 +458,29 @@ def test_a_peer_that_is_not_a_scheduler_is_a_one_line_error(tmp_path):
         server.close()
         thread.join(timeout=10)
     _one_line_error(result, f"cannot connect to the Dask scheduler {address!r}")
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_workers_are_capped_at_two_per_cpu_without_starting_any(tmp_path, monkeypatch, engine):
+    """64 local Dask workers on 2 cores stalled the machine: more than 2 per usable CPU is refused up front."""
+    import ldp.aggregator.engines as engines
+
+    _refuse_dask(monkeypatch)
+    monkeypatch.setattr(engines, "usable_cpus", lambda: 2)
+    spec = SPECS["grr"]
+    spec_path, reports = _spec_file(tmp_path, spec), _write(tmp_path, spec, "jsonl", n=50)
+    for workers in (5, 64):
+        result = CliRunner().invoke(aggregate, ["--spec", spec_path, reports, "--engine", engine, "--workers", str(workers)])
+        _one_line_error(result, f"--workers {workers} is too many for this machine: at most 4",
+                        "this process may use 2 CPUs")
+        with pytest.raises(ParameterError, match="too many"):
+            _run_engine(spec, [reports], engine=engine, workers=workers)
+    if engine == "local":  # the cap itself is allowed
+        result = CliRunner().invoke(aggregate, ["--spec", spec_path, reports, "--workers", "4"])
+        assert result.exit_code == 0, result.output
+
+
+def test_usable_cpus_and_the_cap():
+    from ldp.aggregator.engines import MAX_WORKERS_PER_CPU, max_workers, usable_cpus
+
+    assert usable_cpus() >= 1 and max_workers() == MAX_WORKERS_PER_CPU * usable_cpus()
