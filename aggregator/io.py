@@ -30,8 +30,9 @@ that carries a report's fields). ``"v": 1.0``, ``"v": true``, ``"v": "1"``
 version 1 report with a group are ``wrong_version`` rejects.
 
 An optional ``group`` field/column (a report's group key, format version 2)
-is validated with the same rules (a malformed one is a ``bad_group`` reject)
-and kept in the batch's ``groups`` column. Reports of *any* spec may carry a
+is validated by :func:`ldp.report.check_group`, in every format (once per
+distinct key of a chunk's column); a malformed one is a ``bad_group``
+reject. Valid keys are kept in the batch's ``groups`` column. Reports of *any* spec may carry a
 group: with a frequency spec (GRR, OUE, RAPPOR, ...) a grouped report is
 counted like any other and its group is ignored by the estimates (only mean
 estimates of numeric specs use it, ``ldp aggregate --by-group``).
@@ -44,7 +45,7 @@ cannot be opened or decompressed at all raises
 
 Text is UTF-8 in every format. A JSON line that is not UTF-8 is an
 ``unparseable`` reject, as is a CSV line; a Parquet cell that is not UTF-8
-rejects its row. Text fields holding a lone surrogate (``"\ud800"`` in JSON)
+rejects its row. Text fields holding a lone surrogate (``"\\ud800"`` in JSON)
 are rejected by :class:`ldp.report.Report`, so whatever is accepted can be
 written back out.
 

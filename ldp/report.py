@@ -20,7 +20,7 @@ must never be sensitive or identifying. It is a non-empty string of at most
 
 Text fields (``spec``, a string ``value``, ``client``, ``group``) must be
 Unicode text that UTF-8 can encode: a lone surrogate (which ``json.loads``
-makes of ``"\ud800"``) is refused, so every report accepted here can be
+makes of ``"\\ud800"``) is refused, so every report accepted here can be
 written back to a UTF-8 file (:func:`check_text`).
 
 Bits are packed as :func:`numpy.packbits` does (bit i of the vector is bit

@@ -398,3 +398,20 @@ def test_parquet_files_of_any_shape_give_rejects_not_crashes(tmp_path, shape):
     assert "Traceback" not in result.output
     assert _counts(result) == (6, valid, 6 - valid)
     assert all(r["reason"] in REASONS for r in _rejects(tmp_path / "rejects.jsonl"))
+
+
+def test_docstrings_hold_no_lone_surrogates():
+    """A docstring that mentions ``"\\ud800"`` with one backslash holds the surrogate itself (help() cannot print it)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import ldp.aggregator
+
+    names = ["ldp.report", "ldp.report_check", *(f"ldp.aggregator.{m.name}" for m in pkgutil.iter_modules(ldp.aggregator.__path__))]
+    for name in names:
+        module = importlib.import_module(name)
+        objects = [module, *(obj for _, obj in inspect.getmembers(module) if getattr(obj, "__module__", None) == name)]
+        for obj in objects:
+            for doc in [obj.__doc__, *(getattr(m, "__doc__", None) for _, m in inspect.getmembers(obj, inspect.isfunction))]:
+                (doc or "").encode("utf-8")
