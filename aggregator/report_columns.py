@@ -393,7 +393,9 @@ def validate_columns(spec, columns: Mapping[str, pa.Array | None], n: int) -> tu
     elif kind == "numeric":
         column = cols.get("value")
         if column is not None and (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
-            values = np.asarray(column.cast(pa.float64()).fill_null(np.nan))
+            # safe=False: an integer beyond 2^53 becomes the nearest double, as float(value) in check_report
+            # does (the safe cast raised and lost the chunk)
+            values = np.asarray(column.cast(pa.float64(), safe=False).fill_null(np.nan))
             ok &= _present(column, n) & np.isfinite(values)
             ok &= spec.in_support(np.where(ok, values, 0.0))  # out of the mechanism's output support
         else:
