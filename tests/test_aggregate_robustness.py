@@ -75,6 +75,15 @@ def _engine_result(spec, path, **options):
     return accumulator, valid, rejects
 
 
+def _text_cells(cells: list) -> pa.Array:
+    """A string column holding exactly these cells (bytes, possibly not UTF-8; None for null)."""
+    raw = [b"" if c is None else c for c in cells]
+    offsets = np.cumsum([0] + [len(c) for c in raw]).astype(np.int32)
+    valid = pa.array([c is not None for c in cells], pa.bool_()).buffers()[1]
+    return pa.Array.from_buffers(pa.string(), len(cells), [valid, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))],
+                                 null_count=cells.count(None))
+
+
 def _values(spec, n):
     if spec.report_kind == "numeric":
         return np.linspace(0.05, 0.95, n)
@@ -91,7 +100,8 @@ def _stray_quote_files(tmp_path, n=3000):
 
     The broken rows are line 12 (before the reader's first quote), line 2,500
     (in a later block) and the last line (the quote runs to the end of the
-    file). Returns (clean path, dirty path, line numbers of the broken rows).
+    file). Returns the clean file, the dirty one, the dirty one without its
+    broken rows (what must be counted) and the broken rows' line numbers.
     """
     spec = GRR
     clean = tmp_path / "clean.csv"
@@ -103,7 +113,7 @@ def _stray_quote_files(tmp_path, n=3000):
         lines[number - 1] = f'{v},{fingerprint},"{value}'
     dirty = tmp_path / "dirty.csv"
     dirty.write_text("\n".join(lines) + "\n")
-    kept = tmp_path / "kept.csv"  # the dirty file without its broken rows: what must be counted
+    kept = tmp_path / "kept.csv"
     kept.write_text("\n".join(line for k, line in enumerate(lines, 1) if k not in broken) + "\n")
     return clean, dirty, kept, broken
 
@@ -254,12 +264,8 @@ def _parquet_with_raw_groups(path, spec, groups: list[bytes | None]):
     n = len(groups)
     batch = encode_batch(spec, _values(spec, n), np.random.default_rng(2))
     write_reports(batch, path, spec)
-    table = pq.read_table(path)
-    data = b"".join(g or b"" for g in groups)
-    offsets = np.cumsum([0] + [len(g or b"") for g in groups]).astype(np.int32)
-    valid = pa.array([g is not None for g in groups]).buffers()[1]
-    column = pa.Array.from_buffers(pa.string(), n, [valid, pa.py_buffer(offsets), pa.py_buffer(data)], null_count=groups.count(None))
-    table = table.append_column("group", column).set_column(0, "v", pa.array([1 if g is None else 2 for g in groups], pa.int8()))
+    table = pq.read_table(path).append_column("group", _text_cells(groups))
+    table = table.set_column(0, "v", pa.array([1 if g is None else 2 for g in groups], pa.int8()))
     pq.write_table(table, path)
 
 
@@ -374,7 +380,7 @@ def test_group_keys_are_written_in_every_estimates_format_and_on_any_terminal(tm
     assert "\\xe9" in text and "\\U0001f600" in text and "(all)" in text
 
 
-def _parquet_table(spec, n=6, seed=3):
+def _valid_table(spec, n=6, seed=3):
     """``n`` valid reports as an Arrow table (columns v, spec, value, ...)."""
     batch = encode_batch(spec, _values(spec, n), np.random.default_rng(seed))
     return pa.Table.from_pylist([report.to_dict() for report in batch.reports(spec)])
@@ -395,7 +401,7 @@ def test_parquet_files_of_any_shape_give_rejects_not_crashes(tmp_path, shape):
     """Duplicate column names, a spec column Arrow cannot read as a dictionary, cells Python cannot hold."""
     change, valid = PARQUET_SHAPES[shape]
     path = tmp_path / "r.parquet"
-    pq.write_table(change(_parquet_table(GRR)), path)
+    pq.write_table(change(_valid_table(GRR)), path)
     result = _run("--spec", _spec_file(tmp_path, GRR), path, "--rejects", tmp_path / "rejects.jsonl",
                   "-o", tmp_path / "est.csv")
     assert result.exit_code == (0 if valid == 6 else 2), result.output
@@ -658,15 +664,6 @@ def test_fuzz_csv(tmp_path_factory, seed, kind, options, gz):
     directory = tmp_path_factory.mktemp("fuzz-csv")
     path = _text_file(directory, "r.csv", content, gz)
     _check_run(_aggregate(directory, spec, path, options), _non_blank_lines(content) - 1, directory / options["rejects"])
-
-
-def _text_cells(cells: list) -> pa.Array:
-    """A string column holding exactly these cells (bytes, possibly not UTF-8; None for null)."""
-    raw = [b"" if c is None else c for c in cells]
-    offsets = np.cumsum([0] + [len(c) for c in raw]).astype(np.int32)
-    valid = pa.array([c is not None for c in cells], pa.bool_()).buffers()[1]
-    return pa.Array.from_buffers(pa.string(), len(cells), [valid, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))],
-                                 null_count=cells.count(None))
 
 
 def _maybe(rng, make):
