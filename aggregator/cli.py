@@ -64,7 +64,8 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 @click.option("--counts", "counts_path", type=click.Path(dir_okay=False), help="Decode RAPPOR from a Google counts.csv instead of reports.")
 @click.option("--chunk-size", type=click.IntRange(min=1), default=100_000, show_default=True, help="Reports read at a time (bounds memory).")
 @click.option("--engine", type=click.Choice(("local", "dask")), default="local", show_default=True, help="local: this machine; dask: a Dask cluster (pip install -e \".[dask]\").")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="local: reader threads (default 1); dask: workers of the local cluster started without --scheduler.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="local: reader threads (default 1); dask: workers of the local cluster started without --scheduler. "
+              "At most 2 per CPU.")
 @click.option("--scheduler", metavar="ADDRESS", default=None, help="Dask scheduler address (--engine dask); without it a local cluster is started.")
 @click.option("--by-group", is_flag=True, help="Numeric specs: one mean per report group key (ldp encode --group-column), "
               "columns group, mean, std_error, ci_low, ci_high, n, plus the overall row (empty group).")

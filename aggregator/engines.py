@@ -20,6 +20,14 @@ by the caller, from the returned accumulator.
 Dask is optional (``pip install -e ".[dask]"``) and imported only when the
 ``dask`` engine runs. Workers of a remote cluster must have ``ldp`` installed
 and see the report files at the same absolute paths.
+
+Options are checked before any work starts: ``workers`` may be at most
+:data:`MAX_WORKERS_PER_CPU` per CPU this process may use (more threads or
+worker processes than that only add memory and start-up time, and 64 local
+Dask worker processes on 2 cores stall), and ``scheduler`` must have the
+form of a Dask address (:func:`check_scheduler_address`); a scheduler that
+does not answer within :data:`SCHEDULER_TIMEOUT` seconds is a one-line
+error.
 """
 
 from __future__ import annotations
@@ -27,17 +35,19 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import functools
+import gc
 import logging
+import os
+import re
 from typing import Callable, Iterator, Sequence
 
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
-from ldp.aggregator.io import CHUNK_ROWS, STDIN
+from ldp.aggregator.io import CHUNK_ROWS, STDIN, check_paths
 from ldp.aggregator.partitions import (
     PARTITION_BYTES,
     PARTITION_ROWS,
     Partition,
     PartitionResult,
-    check_paths,
     plan_partitions,
     read_partition,
     renumber,
@@ -45,10 +55,23 @@ from ldp.aggregator.partitions import (
 from ldp.aggregator.rejects import RejectsWriter
 from ldp.errors import ParameterError
 
-__all__ = ["ENGINES", "DASK_EXTRA_MESSAGE", "aggregate_files", "merge_all", "import_distributed"]
+__all__ = [
+    "ENGINES", "DASK_EXTRA_MESSAGE", "MAX_WORKERS_PER_CPU", "SCHEDULER_TIMEOUT", "aggregate_files", "merge_all",
+    "import_distributed", "usable_cpus", "max_workers", "check_scheduler_address",
+]
 
 ENGINES = ("local", "dask")
 DASK_EXTRA_MESSAGE = '--engine dask needs the optional dependency dask[distributed]: pip install -e ".[dask]"'
+#: Most ``workers`` (threads, or local Dask worker processes) per CPU the process may use.
+MAX_WORKERS_PER_CPU = 2
+#: Seconds to wait for a Dask scheduler to answer before giving up.
+SCHEDULER_TIMEOUT = 5
+_NETWORK_ADDRESS = re.compile(
+    r"(?:(?:tcp|tls|ws|wss|ucx)://)?"  # Dask's network schemes; none means tcp
+    r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?)"
+    r":(?P<port>[0-9]{1,5})"
+)
+_INPROC_ADDRESS = re.compile(r"inproc://[^\s/]+(?:/[^\s/]+)*")  # a scheduler inside this process
 
 Progress = Callable[[int], None]
 
@@ -83,9 +106,10 @@ def aggregate_files(
         in this thread).
         ``dask``: worker processes of the local cluster started when no
         ``scheduler`` is given (default: Dask's choice); not allowed with
-        ``scheduler``.
+        ``scheduler``. At most :func:`max_workers`.
     scheduler : str, optional
-        Address of a running Dask scheduler (``dask`` only).
+        Address of a running Dask scheduler (``dask`` only), checked by
+        :func:`check_scheduler_address`.
     chunk_size : int
         Reports read at a time by each reader (bounds memory).
     partition_bytes, partition_rows : int
@@ -101,8 +125,10 @@ def aggregate_files(
     Raises
     ------
     ParameterError
-        For an unknown engine, bad options, missing files, a missing Dask
-        installation or an unreachable scheduler.
+        For an unknown engine, bad options (more workers than
+        :func:`max_workers`, a scheduler that is not an address), missing
+        files, a missing Dask installation or a scheduler that does not
+        answer within :data:`SCHEDULER_TIMEOUT` seconds.
 
     Notes
     -----
@@ -116,6 +142,13 @@ def aggregate_files(
         raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if workers is not None and (isinstance(workers, bool) or int(workers) != workers or workers < 1):
         raise ParameterError(f"workers must be a positive integer, got {workers!r}")
+    if workers is not None and workers > max_workers():
+        cpus = usable_cpus()
+        raise ParameterError(
+            f"--workers {workers} is too many for this machine: at most {max_workers()} "
+            f"({MAX_WORKERS_PER_CPU} per CPU, and this process may use {cpus} CPU{'s' if cpus != 1 else ''}); "
+            "more only add memory and start-up time"
+        )
     if chunk_size < 1:
         raise ParameterError(f"chunk_size must be at least 1, got {chunk_size!r}")
     if scheduler is not None and engine != "dask":
@@ -124,6 +157,8 @@ def aggregate_files(
     if engine == "dask":
         if scheduler is not None and workers is not None:
             raise ParameterError("give --scheduler (a running cluster) or --workers (a local cluster), not both")
+        if scheduler is not None:
+            check_scheduler_address(scheduler)
         distributed = import_distributed()
         if STDIN in map(str, paths):
             raise ParameterError("--engine dask cannot read standard input; write the reports to a file first")
@@ -134,6 +169,39 @@ def aggregate_files(
         return _run_stream(spec, check_paths(paths), rejects, chunk_size, progress)
     partitions = plan_partitions(paths, partition_bytes=partition_bytes, partition_rows=partition_rows)
     return _run_pool(spec, partitions, rejects, chunk_size, int(workers), progress)
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the system has one)."""
+    if hasattr(os, "process_cpu_count"):  # Python 3.13
+        return os.process_cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def max_workers() -> int:
+    """Largest ``workers`` accepted: :data:`MAX_WORKERS_PER_CPU` per usable CPU."""
+    return MAX_WORKERS_PER_CPU * usable_cpus()
+
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` if it has the form of a Dask scheduler address; a :class:`ParameterError` otherwise.
+
+    Accepted: ``[tcp|tls|ws|wss|ucx://]HOST:PORT`` (HOST a name, an IPv4
+    address or a bracketed IPv6 address; PORT 1 to 65535) and
+    ``inproc://...`` (a scheduler in this process). Checked before Dask is
+    imported, so a typo fails at once instead of after a connection timeout.
+    """
+    match = _NETWORK_ADDRESS.fullmatch(address) if isinstance(address, str) else None
+    if match is not None and 1 <= int(match["port"]) <= 65535:
+        return address
+    if isinstance(address, str) and _INPROC_ADDRESS.fullmatch(address):
+        return address
+    raise ParameterError(
+        f"--scheduler {address!r} is not a Dask scheduler address; "
+        "expected [tcp://]HOST:PORT with a port from 1 to 65535, e.g. tcp://10.0.0.5:8786"
+    )
 
 
 def merge_all(*accumulators: Accumulator) -> Accumulator:
@@ -235,11 +303,7 @@ class _dask_client:
     def __enter__(self):
         distributed = self._distributed
         if self._scheduler is not None:
-            try:
-                self._client = distributed.Client(self._scheduler, timeout="20s", set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise ParameterError(f"cannot connect to the Dask scheduler {self._scheduler!r}: {exc}") from None
-            return self._client
+            return self._connect(distributed)
         self._cluster = distributed.LocalCluster(
             n_workers=self._workers,
             threads_per_worker=1,
@@ -249,6 +313,22 @@ class _dask_client:
         )
         self._client = distributed.Client(self._cluster, set_as_default=False)
         return self._client
+
+    def _connect(self, distributed):
+        """A Client of the scheduler, or a one-line ParameterError when it does not answer in time."""
+        failure = None
+        try:
+            self._client = distributed.Client(self._scheduler, timeout=f"{SCHEDULER_TIMEOUT}s", set_as_default=False)
+        except Exception as exc:  # whatever the handshake with the peer raises: it is not a usable scheduler
+            failure = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        if failure is None:
+            return self._client
+        # Close the half-made Client now, while its event loop runs: left to the
+        # interpreter's exit, its __del__ waits out a timeout and prints a traceback.
+        gc.collect()
+        raise ParameterError(
+            f"cannot connect to the Dask scheduler {self._scheduler!r} (waited up to {SCHEDULER_TIMEOUT} s): {failure}"
+        )
 
     def __exit__(self, *exc) -> None:
         if self._client is not None:

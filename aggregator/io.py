@@ -30,21 +30,45 @@ that carries a report's fields). ``"v": 1.0``, ``"v": true``, ``"v": "1"``
 version 1 report with a group are ``wrong_version`` rejects.
 
 An optional ``group`` field/column (a report's group key, format version 2)
-is validated with the same rules (a malformed one is a ``bad_group`` reject)
-and kept in the batch's ``groups`` column. Reports of *any* spec may carry a
+is validated by :func:`ldp.report.check_group`, in every format (once per
+distinct key of a chunk's column); a malformed one is a ``bad_group``
+reject. Valid keys are kept in the batch's ``groups`` column. Reports of *any* spec may carry a
 group: with a frequency spec (GRR, OUE, RAPPOR, ...) a grouped report is
 counted like any other and its group is ignored by the estimates (only mean
 estimates of numeric specs use it, ``ldp aggregate --by-group``).
 
 Every report read ends up either in a chunk's ``batch`` or in its
 ``rejects`` (with file, 1-based line number, reason and raw text); blank
-lines are not reports and are skipped. A file that cannot be opened or
-decompressed at all raises :class:`~ldp.errors.ParameterError`.
+lines (ASCII white space only) are not reports and are skipped. A file that
+cannot be opened or decompressed at all raises
+:class:`~ldp.errors.ParameterError`.
+
+Text is UTF-8 in every format. A JSON line that is not UTF-8 is an
+``unparseable`` reject, as is a CSV line; a Parquet cell that is not UTF-8
+rejects its row. Text fields holding a lone surrogate (``"\\ud800"`` in JSON)
+are rejected by :class:`ldp.report.Report`, so whatever is accepted can be
+written back out.
+
+CSV: one line, one row
+----------------------
+A CSV row is one line, except that a quoted field may hold line breaks (a
+domain value with a newline, as :mod:`csv` writes it). A row spanning lines
+is accepted only when it is one valid report. Otherwise (a stray ``"`` that
+opens a field no later quote closes properly) only its *first* line is
+rejected, as ``unparseable``, and reading resumes at the next line as the
+start of a new row. So a bad line costs that line only, every valid line
+is counted, and the valid count equals the number of valid reports
+written, whatever quotes the file holds. Quoting is read strictly (RFC
+4180, as :mod:`csv` writes it): a quoted field must be closed, and its
+closing quote followed by a comma or the line end (``"a"b`` is a CSV
+error, not ``ab``). A line of ASCII white space only is blank, also in CSV
+(``""`` is a row with one empty field, not a blank line).
 """
 
 from __future__ import annotations
 
 import base64
+import collections
 import csv
 import dataclasses
 import gzip
@@ -55,7 +79,7 @@ import re
 import sys
 import zlib
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -70,7 +94,7 @@ from ldp.report import Report
 from ldp.report_check import check_report
 
 __all__ = [
-    "ReadChunk", "CHUNK_ROWS", "report_format", "read_reports", "read_report_file", "STDIN",
+    "ReadChunk", "CHUNK_ROWS", "report_format", "read_reports", "read_report_file", "STDIN", "check_paths",
     "read_jsonl_stream", "read_csv_stream", "csv_header_for_ranges", "read_parquet_row_groups",
 ]
 
@@ -156,15 +180,33 @@ def read_reports(paths: Iterable["str | Path"], spec, *, chunk_size: int = CHUNK
     Raises
     ------
     ParameterError
-        A path is missing, has an unknown extension, or cannot be read.
+        A path is missing, has an unknown extension, or cannot be read
+        (see :func:`check_paths`).
     """
-    paths = list(paths)
+    for path in check_paths(paths):
+        yield from read_report_file(path, spec, chunk_size=chunk_size)
+
+
+def check_paths(paths: Iterable["str | Path"]) -> list[str]:
+    """The report paths as strings, each checked up front (a typo fails before hours of reading).
+
+    Raises
+    ------
+    ParameterError
+        A path with an unknown extension, a missing file, or standard input
+        (``-``) given more than once (it can be read only once).
+    """
+    checked = []
     for path in paths:
         report_format(path)
         if str(path) != STDIN and not Path(path).is_file():
             raise ParameterError(f"report file {str(path)!r} does not exist or is not a file")
-    for path in paths:
-        yield from read_report_file(path, spec, chunk_size=chunk_size)
+        checked.append(str(path))
+    if checked.count(STDIN) > 1:
+        raise ParameterError(
+            f"standard input ('{STDIN}') is given {checked.count(STDIN)} times as a report file; it can be read only once"
+        )
+    return checked
 
 
 def read_report_file(path: "str | Path", spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:
@@ -346,6 +388,16 @@ def _jsonl_arrow_chunk(path: str, spec, data: bytes, ends: np.ndarray, first_lin
 
 
 def _arrow_json(data: bytes) -> pa.Table | None:
+    """Arrow's parse of a block of JSON lines; None when it cannot, or when the block is not UTF-8.
+
+    Arrow's JSON reader copies string bytes without checking that they are
+    UTF-8, so a block that does not decode is left to the line-by-line path,
+    where :mod:`json` rejects exactly the bad lines.
+    """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
     if not data.endswith(b"\n"):
         data += b"\n"
     try:
@@ -409,65 +461,134 @@ def _jsonl_line_by_line(path: str, spec, lines: list[bytes], numbers: list[int])
 
 _CSV_FIELD_LIMIT = 1 << 24
 _CSV_SLOW_LINE = re.compile("[\r\x00]")
+_ASCII_SPACE = " \t\r\n\f\v"
+_BOM = b"\xef\xbb\xbf"
+
+
+def _is_blank(text: str) -> bool:
+    """A blank CSV line (ASCII white space only): not a row, as a blank JSON Lines line is not a report."""
+    return not text.strip(_ASCII_SPACE)
+
+
+class _CsvRecord(NamedTuple):
+    """One record as the csv module read it: its lines (number, bytes, text or None if not UTF-8), fields or error."""
+
+    lines: list[tuple[int, bytes, str | None]]
+    fields: list[str] | None
+    error: str | None
+
+    @property
+    def number(self) -> int:
+        """Line number where the record starts."""
+        return self.lines[0][0]
+
+    @property
+    def raw(self) -> str:
+        """The record's text, without its final line end."""
+        return "".join(text if text is not None else _text(raw) for _, raw, text in self.lines).rstrip("\r\n")
+
+    @property
+    def first_line(self) -> str:
+        """The text of the record's first line."""
+        return self.lines[0][2].rstrip("\r\n")
+
+    @property
+    def undecodable(self) -> bool:
+        """Whether a line inside the record is not UTF-8 (the csv module never saw it)."""
+        return any(text is None for _, _, text in self.lines)
 
 
 class _Lines:
-    """Decoded lines of a binary stream with their numbers; undecodable lines set aside.
+    """Decoded lines of a binary stream for the csv module, with their numbers.
 
-    ``offset`` counts the bytes of the lines taken so far; ``number`` is the
-    number of the last line taken (lines before the stream: ``lines_before``).
-    A byte-order mark is dropped from line 1 when ``strip_bom`` (the start of
-    a file, not a byte range inside it).
+    Between records, blank lines are skipped and lines that are not UTF-8 are
+    set aside in :attr:`bad`; inside a record (a quoted field spanning lines)
+    every line belongs to the record, and an undecodable one is kept out of
+    the csv module and marks the record. :meth:`give_back` puts lines back to
+    be read again, before the rest of the stream. ``offset`` counts the bytes
+    of the lines taken from the stream so far. A byte-order mark is dropped
+    from line 1 when ``strip_bom`` (the start of a file, not a byte range
+    inside it).
     """
 
     def __init__(self, stream: Iterable[bytes], *, strip_bom: bool = True, lines_before: int = 0):
-        self.stream = stream
+        self.stream = iter(stream)
         self.strip_bom = strip_bom
         self.number = lines_before
         self.offset = 0
-        self.pending: list[tuple[int, str]] = []  # lines of the row being read
+        self.pending: list[tuple[int, bytes, str | None]] = []  # lines of the record being read
         self.bad: list[tuple[int, bytes]] = []
+        self._again: collections.deque[tuple[int, bytes]] = collections.deque()
 
-    def __iter__(self):
-        for raw in self.stream:
-            self.number += 1
-            self.offset += len(raw)
-            if self.number == 1 and self.strip_bom and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
+    def _next(self) -> tuple[int, bytes] | None:
+        if self._again:
+            return self._again.popleft()
+        raw = next(self.stream, None)
+        if raw is None:
+            return None
+        self.number += 1
+        self.offset += len(raw)
+        if self.number == 1 and self.strip_bom and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+        return self.number, raw
+
+    def __iter__(self) -> "_Lines":
+        return self
+
+    def __next__(self) -> str:
+        """The next line for the csv module (an iterator that resumes after :meth:`give_back`)."""
+        while (line := self._next()) is not None:
+            number, raw = line
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
-                self.bad.append((self.number, raw))
+                text = None
+            if not self.pending and (text is None or _is_blank(text)):  # between records
+                if text is None:
+                    self.bad.append((number, raw))
                 continue
-            self.pending.append((self.number, text))
-            yield text
+            self.pending.append((number, raw, text))
+            if text is not None:
+                return text
+        raise StopIteration
 
-    def take_row(self) -> tuple[int, str]:
-        """(first line number, raw text) of the row just read."""
-        first = self.pending[0][0] if self.pending else self.number
-        raw = "".join(text for _, text in self.pending).rstrip("\r\n")
+    def take_record(self, fields: list[str] | None, error: str | None) -> _CsvRecord:
+        """The record just read (its lines taken so far, with the csv module's fields or error)."""
+        record = _CsvRecord(list(self.pending), fields, error)
         self.pending.clear()
-        return first, raw
+        return record
+
+    def give_back(self, lines: Sequence[tuple[int, bytes, str | None]]) -> None:
+        """Read ``lines`` again, before anything else."""
+        self._again.extendleft((number, raw) for number, raw, _ in reversed(lines))
 
 
-def _csv_records(lines: _Lines) -> Iterator[tuple[int, str, list[str] | None, str | None]]:
-    """(first line number, raw text, fields or None, CSV error or None) of each row."""
+def _csv_records(lines: _Lines) -> Iterator[_CsvRecord]:
+    """Each record the csv module reads from ``lines`` (a quoted field may span lines)."""
     csv.field_size_limit(_CSV_FIELD_LIMIT)
-    reader = csv.reader(lines, strict=False)
+    reader = csv.reader(lines, strict=True)
     while True:
         try:
-            row = next(reader)
-            error = None
+            fields, error = next(reader), None
         except StopIteration:
-            return
+            if not lines.pending:
+                return
+            fields, error = None, "CSV error: the data ends inside a record"
         except csv.Error as exc:
-            row, error = None, str(exc)
-        number, raw = lines.take_row()
-        yield number, raw, row, error
+            fields, error = None, f"CSV error: {exc}"
+        if lines.pending:  # a record always has a line; the guard keeps .number defined
+            yield lines.take_record(fields, error)
 
 
-def _is_blank(row: list[str]) -> bool:
-    return not row or (len(row) == 1 and not row[0].strip())
+def _csv_report(header: Sequence[str], fields: Sequence[str], kind: str) -> Report:
+    """The report a CSV row stands for (empty cells are absent fields)."""
+    data = {}
+    for name, text in zip(header, fields):
+        if text != "":
+            if name in data:
+                raise ReportError(f"CSV header names the field {name!r} twice")
+            data[name] = _csv_cell(name, text, kind)
+    return Report.from_dict(data)
 
 
 class _CsvRows:
@@ -488,9 +609,7 @@ class _CsvRows:
         self.early.append(Reject(self.path, number, "unparseable", detail, raw))
 
     def row(self, number: int, raw: str, fields: list[str]) -> None:
-        """A parsed row: skipped if blank, the header if none yet, else data (or a reject)."""
-        if _is_blank(fields):
-            return
+        """A parsed non-blank row: the header if none yet, else data (or a reject)."""
         if self.names is None:
             self.names = [name.strip() for name in fields]
         elif len(fields) != len(self.names):
@@ -501,16 +620,43 @@ class _CsvRows:
             self.raws.append(raw)
 
     def take_lines(self, lines: _Lines) -> Iterator[ReadChunk]:
-        """Parse ``lines`` with the csv module (quoted fields may span lines); full chunks as they fill."""
-        for number, raw, fields, error in _csv_records(lines):
-            self._reject_undecodable(lines)
-            if error is not None:
-                self.reject(number, f"CSV error: {error}", raw)
+        """Parse ``lines`` with the csv module; full chunks as they fill.
+
+        A record on one line is a row (or a CSV error). A record spanning
+        lines is a row only if it is a valid report; otherwise only its first
+        line is rejected and the lines after it are read again as new rows,
+        so a stray quote costs its own line only.
+        """
+        for record in _csv_records(lines):
+            if len(record.lines) > 1 and (why := self._why_not_a_report(record)) is not None:
+                self.reject(
+                    record.number,
+                    f"CSV row opens a quoted field that is not closed on its line; read on, it runs over "
+                    f"{len(record.lines):,} lines and is not a valid report ({why}); only this line is rejected"[:300],
+                    record.first_line,
+                )
+                lines.give_back(record.lines[1:])
+            elif record.error is not None:
+                self.reject(record.number, record.error, record.raw)
             else:
-                self.row(number, raw, fields)
+                self.row(record.number, record.raw, record.fields)
+            self._reject_undecodable(lines)
             if self.full():
                 yield self.take()
         self._reject_undecodable(lines)
+
+    def _why_not_a_report(self, record: _CsvRecord) -> str | None:
+        """Why a record spanning lines is not one valid report (None: it is one)."""
+        if record.error is not None:
+            return record.error
+        if record.undecodable:
+            return "a line inside it is not valid UTF-8"
+        if self.names is None:
+            return "a header row must be one line"
+        if len(record.fields) != len(self.names):
+            return f"{len(record.fields)} fields, the header has {len(self.names)}"
+        _, bad = _check_one(self.spec, lambda: _csv_report(self.names, record.fields, self.spec.report_kind))
+        return None if bad is None else bad[0]
 
     def _reject_undecodable(self, lines: _Lines) -> None:
         """Reject the lines ``lines`` set aside as not UTF-8 (they come before the row just read)."""
@@ -554,7 +700,9 @@ def read_csv_stream(
     module does with an unquoted line; lines holding a CR (other than a
     CRLF end) or a NUL, or very long ones, still go through the csv module.
     From the first quote on, the rest of the stream goes through the csv
-    module (a quoted field may span lines and blocks).
+    module (a quoted field may span lines and blocks; a row spanning lines
+    that is not a valid report costs its first line only, see the module
+    docstring).
     """
     rows = _CsvRows(path, spec, chunk_size, header)
     blocks = _line_blocks(stream, chunk_size)
@@ -584,6 +732,8 @@ def _unquoted_block(rows: _CsvRows, data: bytes, count: int, taken: int, strip_b
     for k, text in enumerate(texts):
         body = text[:-1] if text.endswith("\r") else text
         number = taken + k + 1
+        if _is_blank(body):
+            continue
         if _CSV_SLOW_LINE.search(body) or len(body) > _CSV_FIELD_LIMIT:
             yield from rows.take_lines(_Lines([(text + "\n").encode("utf-8")], strip_bom=False, lines_before=number - 1))
             continue
@@ -612,9 +762,9 @@ def csv_header_for_ranges(path: str) -> tuple[tuple[str, ...], int] | None:
                 return None
     with open(path, "rb") as stream:
         lines = _Lines(stream)
-        for _, _, row, error in _csv_records(lines):
-            if error is None and not _is_blank(row):
-                return tuple(name.strip() for name in row), lines.offset
+        for record in _csv_records(lines):
+            if record.error is None:
+                return tuple(name.strip() for name in record.fields), lines.offset
     return None
 
 
@@ -652,33 +802,20 @@ def _csv_float_column(cells: list[str | None]) -> pa.Array:
 def _csv_chunk(path, spec, header, rows, numbers, raws, early) -> ReadChunk:
     kind = spec.report_kind
     n = len(rows)
-    columns: dict[str, pa.Array] = {}
-    cells_by_name: dict[str, list[str | None]] = {}
+    arrays = []
     for j, name in enumerate(header):
         cells = [row[j] if row[j] != "" else None for row in rows]
-        cells_by_name[name] = cells
-        if name in columns:  # duplicated header name: never accepted column-wise
-            columns[name] = pa.nulls(n)
-            columns[f"{name} (duplicate)"] = pa.array(["x"] * n)
-            continue
         if name in ("v", "seed", "cohort") or (name == "value" and kind == "hashed"):
-            columns[name] = _csv_int_column(cells)
+            arrays.append(_csv_int_column(cells))
         elif name == "value" and kind == "numeric":
-            columns[name] = _csv_float_column(cells)
+            arrays.append(_csv_float_column(cells))
         else:
-            columns[name] = pa.array(cells, type=pa.string())
+            arrays.append(pa.array(cells, type=pa.string()))
+    columns = _columns_by_name(header, arrays, n)
 
-    def make_report(i: int) -> Report:
-        data = {}
-        for j, name in enumerate(header):
-            text = rows[i][j]
-            if text != "":
-                if name in data:
-                    raise ReportError(f"CSV header names the field {name!r} twice")
-                data[name] = _csv_cell(name, text, kind)
-        return Report.from_dict(data)
-
-    return _finish(spec, path, columns, n, lambda i: numbers[i], make_report, lambda i: raws[i], early)
+    return _finish(
+        spec, path, columns, n, lambda i: numbers[i], lambda i: _csv_report(header, rows[i], kind), lambda i: raws[i], early
+    )
 
 
 # -- Parquet ----------------------------------------------------------------------
@@ -687,10 +824,15 @@ def _csv_chunk(path, spec, header, rows, numbers, raws, early) -> ReadChunk:
 def _read_parquet(path: str, spec, chunk_size: int, row_groups: Sequence[int] | None = None, first_row: int = 1) -> Iterator[ReadChunk]:
     try:
         parquet = pq.ParquetFile(path)
+        schema = parquet.schema_arrow
     except (pa.ArrowException, OSError) as exc:
         raise ParameterError(f"cannot read Parquet file {path!r}: {exc}") from None
-    names = parquet.schema_arrow.names
-    dictionary = [name for name in ("spec",) if name in names]
+    # read the fingerprints as a dictionary (one compare per distinct value), if they are text
+    text = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
+    dictionary = [
+        name for name in ("spec",)
+        if schema.names.count(name) == 1 and any(is_text(schema.field(name).type) for is_text in text)
+    ]
     try:
         # pre_buffer=False: the pre-buffering cache keeps every row group's raw
         # bytes until the file is closed, so memory would grow with the file.
@@ -702,20 +844,59 @@ def _read_parquet(path: str, spec, chunk_size: int, row_groups: Sequence[int] | 
         raise ParameterError(f"cannot read Parquet file {path!r}: {exc}") from None
 
 
+def _parquet_cell(column: pa.Array, i: int, name: str) -> Any:
+    """Row ``i`` of a column as a Python value; a ReportError when Arrow cannot make one (text not UTF-8, ...)."""
+    try:
+        value = column[i].as_py()
+    except UnicodeDecodeError as exc:
+        raise ReportError(f"report '{name}' must be UTF-8 text, got bytes that are not: {exc}"[:300]) from None
+    except (ValueError, OverflowError, pa.ArrowException) as exc:
+        raise ReportError(f"report '{name}' must be a readable value, got {type(exc).__name__}: {exc}"[:300]) from None
+    if name == "bits" and isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
 def _parquet_row(record_batch: pa.RecordBatch, i: int) -> dict[str, Any]:
-    row = record_batch.slice(i, 1).to_pylist()[0]
-    row = {key: value for key, value in row.items() if value is not None}
-    if isinstance(row.get("bits"), (bytes, bytearray)):
-        row["bits"] = base64.b64encode(row["bits"]).decode("ascii")
+    """Row ``i`` as a report's JSON dict (``bits`` as base64; nulls left out)."""
+    row: dict[str, Any] = {}
+    for name, column in zip(record_batch.schema.names, record_batch.columns):
+        value = _parquet_cell(column, i, name)
+        if value is None:
+            continue
+        if name in row:
+            raise ReportError(f"Parquet file has two columns named {name!r}, both set in this row")
+        row[name] = value
     return row
 
 
+def _parquet_raw(record_batch: pa.RecordBatch, i: int) -> str:
+    """Row ``i`` as JSON text for a reject (every column, as far as it can be shown)."""
+    items = []
+    for name, column in zip(record_batch.schema.names, record_batch.columns):
+        try:
+            value = _parquet_cell(column, i, name)
+        except ReportError:
+            value = _text(_raw_bytes(column.slice(i, 1)))
+        items.append(f"{json.dumps(name, ensure_ascii=False)}: {json.dumps(value, default=str, ensure_ascii=False)}")
+    return "{" + ", ".join(items) + "}"
+
+
+def _raw_bytes(cell: pa.Array) -> bytes:
+    """The bytes of a one-row text column (``<unreadable>`` for other types)."""
+    value_type = cell.type.value_type if pa.types.is_dictionary(cell.type) else cell.type
+    if pa.types.is_dictionary(cell.type):
+        cell = cell.dictionary_decode()
+    if pa.types.is_string(value_type):
+        return cell.cast(pa.binary())[0].as_py() or b""
+    if pa.types.is_large_string(value_type):
+        return cell.cast(pa.large_binary())[0].as_py() or b""
+    return b"<unreadable>"
+
+
 def _parquet_chunk(path: str, spec, record_batch: pa.RecordBatch, first_row: int) -> ReadChunk:
-    columns = {name: record_batch.column(name) for name in record_batch.schema.names}
-
-    def raw(i: int) -> str:
-        return json.dumps(_parquet_row(record_batch, i), default=str, ensure_ascii=False)
-
+    names = record_batch.schema.names
+    columns = _columns_by_name(names, record_batch.columns, record_batch.num_rows)
     return _finish(
         spec,
         path,
@@ -723,9 +904,24 @@ def _parquet_chunk(path: str, spec, record_batch: pa.RecordBatch, first_row: int
         record_batch.num_rows,
         lambda i: first_row + i,
         lambda i: Report.from_dict(_parquet_row(record_batch, i)),
-        raw,
+        lambda i: _parquet_raw(record_batch, i),
     )
 
+
+def _columns_by_name(names: Sequence[str], arrays: Sequence[pa.Array], n: int) -> dict[str, pa.Array]:
+    """Columns by name for :func:`validate_columns`; a name given twice is never accepted column-wise.
+
+    The rows of a file with a duplicated column name are re-checked one by
+    one, where a row that sets both is rejected.
+    """
+    columns: dict[str, pa.Array] = {}
+    for name, array in zip(names, arrays):
+        if name in columns:
+            columns[name] = pa.nulls(n)
+            columns[f"{name} (duplicate)"] = pa.array(["x"] * n)
+        else:
+            columns[name] = array
+    return columns
 
 
 def read_parquet_row_groups(

@@ -40,6 +40,7 @@ from ldp.aggregator.io import (
     CHUNK_ROWS,
     STDIN,
     ReadChunk,
+    check_paths,
     csv_header_for_ranges,
     read_csv_stream,
     read_jsonl_stream,
@@ -130,17 +131,6 @@ class PartitionResult:
     valid: int
     rejects: list[Reject]
     lines: int = 0
-
-
-def check_paths(paths: Sequence["str | Path"]) -> list[str]:
-    """Check every path's format and existence up front (a typo fails before hours of reading)."""
-    checked = []
-    for path in paths:
-        report_format(path)
-        if str(path) != STDIN and not Path(path).is_file():
-            raise ParameterError(f"report file {str(path)!r} does not exist or is not a file")
-        checked.append(str(path))
-    return checked
 
 
 def plan_partitions(

@@ -117,9 +117,15 @@ class Reject:
 
 
 def _open_text_out(path: Path) -> IO[str]:
+    """The rejects file, UTF-8; text UTF-8 cannot encode is written as ``\\udcff`` escapes, never an error.
+
+    Raw lines are decoded with ``backslashreplace`` already; what remains is a
+    file name holding undecodable bytes (Python gives it lone surrogates). In
+    a JSON string the escape stands for the same character.
+    """
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8", newline="")
-    return open(path, "w", encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8", errors="backslashreplace", newline="")
+    return open(path, "w", encoding="utf-8", errors="backslashreplace", newline="")
 
 
 def _format_of(path: Path) -> str:

@@ -27,8 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ldp.batch import ReportBatch
+from ldp.errors import ReportError
 from ldp.hashing import LH_SEED_SPACE
-from ldp.report import GROUP_REPORT_VERSION, MAX_GROUP_LENGTH, REPORT_VERSION
+from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, check_group
 from ldp.report_check import CheckedReport, required_fields
 
 __all__ = [
@@ -187,21 +188,43 @@ def _string_equal(column: pa.Array, text: str, n: int) -> np.ndarray:
 def _group_column(column: pa.Array | None, n: int) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """(group keys or None, present, ok) of a ``group`` column.
 
-    ``ok`` holds for rows without a group and for string keys of 1 to
-    MAX_GROUP_LENGTH characters without control characters (the rules of
-    :func:`ldp.report.check_group`); other rows are re-checked one by one.
+    ``ok`` holds for rows without a group and for keys that
+    :func:`ldp.report.check_group` accepts, applied once to each distinct
+    key of the column (the same rule as one report's); other rows are
+    re-checked one by one. The column's bytes are never trusted to be UTF-8
+    (Arrow's JSON reader and Parquet files do not guarantee it): a key that
+    does not decode is not accepted.
     """
     present = _present(column, n)
     if column is None or not present.any():
         return None, present, np.ones(n, dtype=bool)
-    if pa.types.is_dictionary(column.type):
-        column = column.dictionary_decode()
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+    value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    if not (pa.types.is_string(value_type) or pa.types.is_large_string(value_type)):
         return None, present, ~present
-    length = np.asarray(pc.utf8_length(column).fill_null(1))
-    control = _bool(pc.match_substring_regex(column, "[\\x00-\\x1f\\x7f-\\x9f]"))
-    ok = ~present | ((length >= 1) & (length <= MAX_GROUP_LENGTH) & ~control)
-    return column.to_numpy(zero_copy_only=False).astype(object), present, ok
+    encoded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+    keys, key_ok = _checked_group_keys(encoded.dictionary)
+    index = np.asarray(encoded.indices.fill_null(0)).astype(np.intp)  # a present row has a dictionary entry
+    ok = ~present | key_ok[index]
+    groups = keys[index]
+    groups[~present] = None
+    return groups, present, ok
+
+
+def _checked_group_keys(dictionary: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(keys as str or None, accepted) for each entry of a string column's dictionary."""
+    binary = pa.large_binary() if pa.types.is_large_string(dictionary.type) else pa.binary()
+    raw = dictionary.cast(binary).to_pylist()
+    keys = np.empty(len(raw), dtype=object)
+    ok = np.zeros(len(raw), dtype=bool)
+    for k, data in enumerate(raw):
+        if data is None:
+            continue
+        try:
+            keys[k] = check_group(data.decode("utf-8"))
+            ok[k] = True
+        except (UnicodeDecodeError, ReportError):
+            pass
+    return keys, ok
 
 
 def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -370,7 +393,9 @@ def validate_columns(spec, columns: Mapping[str, pa.Array | None], n: int) -> tu
     elif kind == "numeric":
         column = cols.get("value")
         if column is not None and (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
-            values = np.asarray(column.cast(pa.float64()).fill_null(np.nan))
+            # safe=False: an integer beyond 2^53 becomes the nearest double, as float(value) in check_report
+            # does (the safe cast raised and lost the chunk)
+            values = np.asarray(column.cast(pa.float64(), safe=False).fill_null(np.nan))
             ok &= _present(column, n) & np.isfinite(values)
             ok &= spec.in_support(np.where(ok, values, 0.0))  # out of the mechanism's output support
         else:

@@ -395,6 +395,15 @@ def format_estimates(estimates: pd.DataFrame, *, digits: int = 4) -> str:
     return frame.to_string(index=False, formatters={c: fmt for c in frame.columns if frame[c].dtype.kind == "f"})
 
 
+def _write_stdout(text: str) -> None:
+    """Write ``text`` to stdout; characters its encoding lacks (a group key on an ASCII terminal) as escapes."""
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:  # TextIOWrapper encodes the whole text before writing any of it
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
+
+
 def write_estimates(estimates: pd.DataFrame, path: "str | Path | None" = None) -> None:
     """Write an estimate DataFrame: ``.csv``, ``.json`` (records), ``.jsonl``, ``.parquet``; no path: table on stdout.
 
@@ -404,7 +413,7 @@ def write_estimates(estimates: pd.DataFrame, path: "str | Path | None" = None) -
         Unknown extension or unwritable path.
     """
     if path is None or str(path) == _STDOUT:
-        sys.stdout.write(format_estimates(estimates) + "\n")
+        _write_stdout(format_estimates(estimates) + "\n")
         return
     path = str(path)
     fmt = estimates_format(path)

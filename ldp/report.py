@@ -15,7 +15,13 @@ Any report may also carry an optional ``group`` key (e.g. an app version)
 for per-group statistics (``ldp aggregate --by-group``). The group key is
 NOT privatized: it is sent in the clear, next to the randomized fields, so it
 must never be sensitive or identifying. It is a non-empty string of at most
-:data:`MAX_GROUP_LENGTH` characters without control characters.
+:data:`MAX_GROUP_LENGTH` characters without control characters
+(:func:`check_group`, the one rule every reader applies).
+
+Text fields (``spec``, a string ``value``, ``client``, ``group``) must be
+Unicode text that UTF-8 can encode: a lone surrogate (which ``json.loads``
+makes of ``"\\ud800"``) is refused, so every report accepted here can be
+written back to a UTF-8 file (:func:`check_text`).
 
 Bits are packed as :func:`numpy.packbits` does (bit i of the vector is bit
 7 − (i mod 8) of byte i // 8). Every report carries its spec's fingerprint
@@ -56,7 +62,7 @@ from ldp.jsonlines import json_line
 
 __all__ = [
     "Report", "REPORT_VERSION", "GROUP_REPORT_VERSION", "REPORT_VERSIONS", "MAX_GROUP_LENGTH",
-    "check_group", "report_version", "pack_bits", "unpack_bits",
+    "check_group", "check_text", "report_version", "pack_bits", "unpack_bits",
 ]
 
 #: Version of a report without a group (the original format).
@@ -89,11 +95,31 @@ def unpack_bits(data: bytes, num_bits: int) -> list[int]:
     return [(data[i >> 3] >> (7 - (i & 7))) & 1 for i in range(num_bits)]
 
 
+def check_text(text: str, name: str) -> str:
+    """``text`` if UTF-8 can encode it (no lone surrogates); a :class:`ReportError` naming field ``name`` otherwise.
+
+    Python strings may hold lone surrogates (``json.loads('"\\ud800"')``,
+    file names decoded with ``surrogateescape``); such text cannot be written
+    to a UTF-8 file, so no report field may hold it.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ReportError(
+            f"report '{name}' must be valid Unicode text, got the lone surrogate "
+            f"U+{ord(text[exc.start]):04X} at character {exc.start}"
+        ) from None
+    return text
+
+
 def check_group(group: Any) -> str:
     """Validate a group key: a non-empty string of at most MAX_GROUP_LENGTH characters, no control characters.
 
-    The group key travels in the clear (it is not privatized): use it only
-    for non-sensitive keys such as an app version.
+    It must also be valid Unicode text (:func:`check_text`). This is the one
+    rule for group keys: :class:`Report` applies it to every report, and the
+    vectorized readers (:mod:`ldp.aggregator.report_columns`) apply it to each
+    distinct key of a column. The group key travels in the clear (it is not
+    privatized): use it only for non-sensitive keys such as an app version.
 
     Raises
     ------
@@ -108,7 +134,7 @@ def check_group(group: Any) -> str:
         raise ReportError(f"report 'group' must be at most {MAX_GROUP_LENGTH} characters, got {len(group)}")
     if _CONTROL.search(group):
         raise ReportError(f"report 'group' must not contain control characters, got {group!r}"[:300])
-    return group
+    return check_text(group, "group")
 
 
 def report_version(group: Any) -> int:
@@ -118,17 +144,17 @@ def report_version(group: Any) -> int:
 
 def _check_fingerprint(spec: Any) -> str:
     if not isinstance(spec, str) or len(spec) != 16:
-        raise ReportError(f"report 'spec' must be a 16-hex-digit fingerprint, got {spec!r}")
+        raise ReportError(f"report 'spec' must be a 16-hex-digit fingerprint, got {spec!r}"[:300])
     try:
         bytes.fromhex(spec)
     except ValueError:
-        raise ReportError(f"report 'spec' must be a 16-hex-digit fingerprint, got {spec!r}") from None
+        raise ReportError(f"report 'spec' must be a 16-hex-digit fingerprint, got {spec!r}"[:300]) from None
     return spec.lower()
 
 
 def _check_uint(value: Any, name: str, bits: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < (1 << bits):
-        raise ReportError(f"report '{name}' must be an integer in [0, 2^{bits}), got {value!r}")
+        raise ReportError(f"report '{name}' must be an integer in [0, 2^{bits}), got {value!r}"[:300])
     return value
 
 
@@ -176,7 +202,9 @@ class Report:
         object.__setattr__(self, "spec", _check_fingerprint(self.spec))
         if self.value is not None:
             if isinstance(self.value, bool) or not isinstance(self.value, (str, int, float)):
-                raise ReportError(f"report 'value' must be a string or a number, got {self.value!r}")
+                raise ReportError(f"report 'value' must be a string or a number, got {self.value!r}"[:300])
+            if isinstance(self.value, str):
+                check_text(self.value, "value")
             if isinstance(self.value, float) and not math.isfinite(self.value):
                 raise ReportError(f"report 'value' must be finite, got {self.value!r}")
             if isinstance(self.value, int) and not -(1 << 63) <= self.value < (1 << 63):
@@ -190,8 +218,10 @@ class Report:
                 object.__setattr__(self, "bits", bytes(self.bits))
             else:
                 raise ReportError(f"report 'bits' must be bytes, got {type(self.bits).__name__}")
-        if self.client is not None and not isinstance(self.client, str):
-            raise ReportError(f"report 'client' must be a string, got {self.client!r}")
+        if self.client is not None:
+            if not isinstance(self.client, str):
+                raise ReportError(f"report 'client' must be a string, got {self.client!r}"[:300])
+            check_text(self.client, "client")
 
     # -- JSON ------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -224,9 +254,9 @@ class Report:
         """Validate and build a report from its JSON dict form."""
         if not isinstance(data, Mapping):
             raise ReportError(f"a report must be a JSON object, got {type(data).__name__}")
-        unknown = sorted(set(data) - _JSON_KEYS)
+        unknown = sorted(set(data) - _JSON_KEYS, key=str)
         if unknown:
-            raise ReportError(f"report has unknown fields: {', '.join(map(str, unknown))}")
+            raise ReportError(f"report has unknown fields: {', '.join(map(repr, unknown))}"[:300])
         if "v" not in data:
             raise ReportError("report has no version field 'v'")
         if "spec" not in data:
@@ -234,7 +264,7 @@ class Report:
         bits = data.get("bits")
         if bits is not None:
             if not isinstance(bits, str):
-                raise ReportError(f"report 'bits' must be a base64 string, got {bits!r}")
+                raise ReportError(f"report 'bits' must be a base64 string, got {bits!r}"[:300])
             try:
                 bits = base64.b64decode(bits.encode("ascii"), validate=True)
             except (binascii.Error, UnicodeEncodeError, ValueError):
@@ -252,7 +282,16 @@ class Report:
 
     @classmethod
     def from_json(cls, line: str | bytes) -> "Report":
-        """Parse one JSON line."""
+        """Parse one JSON line (bytes must be UTF-8, as JSON Lines are; a leading byte-order mark is dropped).
+
+        :func:`json.loads` alone would also take UTF-16/32 bytes and decode
+        the bytes of surrogates ("CESU-8"); neither is UTF-8.
+        """
+        if isinstance(line, (bytes, bytearray, memoryview)):
+            try:
+                line = bytes(line).decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise ReportError(f"report is not valid UTF-8: {exc}") from None
         try:
             data = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

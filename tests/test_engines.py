@@ -341,3 +341,146 @@ def test_workers_read_stdin_in_the_main_process(tmp_path):
         assert "1,804 reports read from 2 files: 1,800 valid, 4 rejected" in result.stderr
         results.append(pd.read_csv(out))
     pd.testing.assert_frame_equal(results[1], results[0])
+
+
+# -- options checked up front: stdin once, scheduler addresses, worker counts (issue 11) -----------
+
+
+def _refuse_dask(monkeypatch):
+    """Make any attempt to import Dask (start a cluster, connect) fail the test."""
+    import ldp.aggregator.engines as engines
+
+    def no_dask():
+        raise AssertionError("Dask was reached: the option should have been refused before")
+
+    monkeypatch.setattr(engines, "import_distributed", no_dask)
+
+
+def _one_line_error(result, *fragments):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "Exception ignored" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.mark.parametrize("extra", [[], ["--workers", "2"]])
+def test_stdin_given_twice_is_a_one_line_error(tmp_path, extra):
+    """``ldp aggregate - -`` read stdin, closed it and crashed on the second read."""
+    spec = SPECS["grr"]
+    text = open(_write(tmp_path, spec, "jsonl", n=20)).read()
+    result = CliRunner().invoke(aggregate, ["--spec", _spec_file(tmp_path, spec), "-", "-", *extra], input=text)
+    _one_line_error(result, "standard input ('-') is given 2 times", "read only once")
+    with pytest.raises(ParameterError, match="given 2 times"):
+        _run_engine(spec, ["-", "-"])
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["nonsense", "tcp://host", "http://host:8786", "tcp://host:0", "tcp://host:65536", "", "tcp://:8786", "host:port",
+     "tcp://host:8786/path", "tcp://ho st:8786", "inproc://"],
+)
+def test_a_scheduler_that_is_not_an_address_is_refused_before_dask_starts(tmp_path, monkeypatch, address):
+    """``--scheduler nonsense`` printed the error, hung 40 s and printed a traceback."""
+    _refuse_dask(monkeypatch)
+    spec = SPECS["grr"]
+    result = CliRunner().invoke(
+        aggregate, ["--spec", _spec_file(tmp_path, spec), _write(tmp_path, spec, "jsonl", n=20), "--engine", "dask",
+                    "--scheduler", address])
+    _one_line_error(result, f"--scheduler {address!r} is not a Dask scheduler address", "tcp://10.0.0.5:8786")
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["tcp://10.0.0.5:8786", "10.0.0.5:8786", "tls://scheduler.example.com:8786", "tcp://[::1]:8786", "ws://h_1:1",
+     "inproc://192.0.2.2/16230/1"],
+)
+def test_scheduler_address_forms_dask_accepts(address):
+    from ldp.aggregator.engines import check_scheduler_address
+
+    assert check_scheduler_address(address) == address
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_scheduler_that_does_not_answer_is_a_one_line_error_after_a_short_timeout(tmp_path, monkeypatch):
+    """Nobody listens on the port: the error comes after SCHEDULER_TIMEOUT seconds (was 20 s, then a hang)."""
+    import time
+
+    import ldp.aggregator.engines as engines
+
+    pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(engines, "SCHEDULER_TIMEOUT", 1)
+    spec = SPECS["grr"]
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    start = time.monotonic()
+    result = CliRunner().invoke(
+        aggregate, ["--spec", _spec_file(tmp_path, spec), _write(tmp_path, spec, "jsonl", n=20), "--engine", "dask",
+                    "--scheduler", address])
+    elapsed = time.monotonic() - start
+    _one_line_error(result, f"cannot connect to the Dask scheduler {address!r} (waited up to 1 s)")
+    assert elapsed < 15, elapsed  # the timeout, plus Dask's import and the event loop's start on a busy machine
+
+
+def test_a_peer_that_is_not_a_scheduler_is_a_one_line_error(tmp_path):
+    """Something answers on the port but speaks another protocol: one line, and the half-made client is closed."""
+    import socket
+    import threading
+
+    pytest.importorskip("dask.distributed")
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(10)
+
+    def answer_junk():
+        try:
+            connection, _ = server.accept()
+        except OSError:
+            return
+        with connection:
+            connection.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n" + bytes(range(256)) * 4)
+
+    thread = threading.Thread(target=answer_junk, daemon=True)
+    thread.start()
+    try:
+        spec = SPECS["grr"]
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        result = CliRunner().invoke(
+            aggregate, ["--spec", _spec_file(tmp_path, spec), _write(tmp_path, spec, "jsonl", n=20), "--engine", "dask",
+                        "--scheduler", address])
+    finally:
+        server.close()
+        thread.join(timeout=10)
+    _one_line_error(result, f"cannot connect to the Dask scheduler {address!r}")
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_workers_are_capped_at_two_per_cpu_without_starting_any(tmp_path, monkeypatch, engine):
+    """64 local Dask workers on 2 cores stalled the machine: more than 2 per usable CPU is refused up front."""
+    import ldp.aggregator.engines as engines
+
+    _refuse_dask(monkeypatch)
+    monkeypatch.setattr(engines, "usable_cpus", lambda: 2)
+    spec = SPECS["grr"]
+    spec_path, reports = _spec_file(tmp_path, spec), _write(tmp_path, spec, "jsonl", n=50)
+    for workers in (5, 64):
+        result = CliRunner().invoke(aggregate, ["--spec", spec_path, reports, "--engine", engine, "--workers", str(workers)])
+        _one_line_error(result, f"--workers {workers} is too many for this machine: at most 4",
+                        "this process may use 2 CPUs")
+        with pytest.raises(ParameterError, match="too many"):
+            _run_engine(spec, [reports], engine=engine, workers=workers)
+    if engine == "local":  # the cap itself is allowed
+        result = CliRunner().invoke(aggregate, ["--spec", spec_path, reports, "--workers", "4"])
+        assert result.exit_code == 0, result.output
+
+
+def test_usable_cpus_and_the_cap():
+    from ldp.aggregator.engines import MAX_WORKERS_PER_CPU, max_workers, usable_cpus
+
+    assert usable_cpus() >= 1 and max_workers() == MAX_WORKERS_PER_CPU * usable_cpus()
