@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from ldp.cli import run_guarded
+from ldp.cli import check_outputs_distinct, run_guarded
 
 __all__ = ["google_rappor"]
 
@@ -62,6 +62,7 @@ def params(spec_path, output):
     def work():
         from ldp.aggregator.google import write_params
 
+        check_outputs_distinct([("--spec", spec_path)], [("-o", output)])
         write_params(_spec(spec_path, warn_hash=True), output)
         click.echo(f"wrote {output}", err=True)
 
@@ -86,6 +87,7 @@ def map_(spec_path, candidates_path, output):
     def work():
         from ldp.aggregator.google import read_candidates, write_map
 
+        check_outputs_distinct([("--spec", spec_path), ("--candidates", candidates_path)], [("-o", output)])
         spec = _spec(spec_path)
         candidates = read_candidates(candidates_path)
         write_map(output, spec, candidates)
@@ -125,6 +127,8 @@ def _counts(spec_path, reports, output, rejects_path, chunk_size) -> int:
     from ldp.aggregator.cli import accumulate_reports
     from ldp.aggregator.google import write_counts
 
+    check_outputs_distinct([*(("REPORTS", path) for path in reports), ("--spec", spec_path)],
+                           [("-o", output), ("--rejects", rejects_path)])
     spec = _spec(spec_path)
     accumulator, status = accumulate_reports(spec, reports, rejects_path, chunk_size)
     write_counts(output, accumulator.cohort_counts, accumulator.bit_counts)

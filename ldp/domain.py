@@ -24,7 +24,7 @@ def normalize_domain(values: Iterable[Any], name: str = "domain") -> tuple[Domai
     ------
     ParameterError
         If the domain is empty, has duplicates, or holds something other than
-        strings and integers.
+        integers and strings that UTF-8 can encode (no lone surrogates).
     """
     if isinstance(values, (str, bytes)):
         raise ParameterError(f"{name} must be a sequence of values, got the string {values!r}")
@@ -39,6 +39,13 @@ def normalize_domain(values: Iterable[Any], name: str = "domain") -> tuple[Domai
             raise ParameterError(
                 f"{name} values must be strings or integers, got {value!r} ({type(value).__name__})"
             )
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:  # a lone surrogate: no report could ever carry it
+                raise ParameterError(
+                    f"{name} value {value!r} is not valid Unicode text (lone surrogate at position {exc.start})"
+                ) from None
     if len(set(out)) != len(out):
         seen: set[DomainValue] = set()
         dups = []

@@ -288,7 +288,8 @@ def format_numeric_report(summary: pd.DataFrame) -> str:
             lines.append(f"  epsilon={eps:g}: {best['resolved']}  rmse {math.sqrt(best['theory_mse']):.3g}")
         lines.append("")
     lines.append("mse/theory: squared error of the mean (value units); theory = exact grid variance, formula = "
-                 "FORMULAS.md §3, bound = §8 line on the fixed-data scale (coth²(ε/2) − mean t²)/n.")
+                 "the mechanism's closed-form variance, bound = the LDP lower bound on the fixed-data scale "
+                 "(coth²(ε/2) − mean t²)/n.")
     return "\n".join(lines)
 
 

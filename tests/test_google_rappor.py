@@ -242,7 +242,7 @@ def test_counts_send_bad_reports_to_rejects_and_count_the_rest(tmp_path, fmt, re
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(SMALL.to_json())
     rejects = tmp_path / rejects_name
-    result = _counts_cli("--spec", spec_path, dirty, "--rejects", rejects, "-o", tmp_path / "dirty.csv", "--chunk-size", 50)
+    result = _counts_cli("--spec", spec_path, dirty, "--rejects", rejects, "-o", tmp_path / "counts-dirty.csv", "--chunk-size", 50)
     assert result.exit_code == EXIT_REJECTS, result.output
     assert "303 reports read from 1 file: 300 valid, 3 rejected" in result.stderr
     assert f"rejects written to {rejects}" in result.stderr
@@ -253,8 +253,8 @@ def test_counts_send_bad_reports_to_rejects_and_count_the_rest(tmp_path, fmt, re
     assert [(int(r["line"]), r["reason"], r["raw"], r["file"]) for r in records] == [
         (line, reason, raw, str(dirty)) for line, (reason, raw) in sorted(bad.items())
     ]
-    assert _counts_cli("--spec", spec_path, plain, "-o", tmp_path / "clean.csv").exit_code == 0
-    assert (tmp_path / "dirty.csv").read_text() == (tmp_path / "clean.csv").read_text()
+    assert _counts_cli("--spec", spec_path, plain, "-o", tmp_path / "counts-clean.csv").exit_code == 0
+    assert (tmp_path / "counts-dirty.csv").read_text() == (tmp_path / "counts-clean.csv").read_text()
 
 
 def test_counts_without_a_rejects_file_show_the_rejects_on_stderr(tmp_path):

@@ -327,3 +327,21 @@ def test_other_commands_refuse_an_output_that_is_an_input(tmp_path, monkeypatch)
     result = _run("simulate", "-m", "grr", "--data", "data.csv", "--column", "x", "-o", "data.csv")
     assert result.exit_code == 2 and "would destroy the input" in result.output
     assert (tmp_path / "data.csv").read_text().startswith("x\n1\n2\n")
+
+
+def test_google_rappor_commands_refuse_an_output_that_is_an_input(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rappor.json").write_text(RAPPOR.to_json())
+    (tmp_path / "candidates.txt").write_text("a.com\nb.com\n")
+    for args in (["params", "--spec", "rappor.json", "-o", "rappor.json"],
+                 ["map", "--spec", "rappor.json", "--candidates", "candidates.txt", "-o", "candidates.txt"],
+                 ["counts", "--spec", "rappor.json", "candidates.txt", "-o", "x.csv", "--rejects", "candidates.txt"]):
+        result = _run("google-rappor", *args)
+        assert result.exit_code == 2 and "would destroy the input" in result.output, args
+    assert (tmp_path / "candidates.txt").read_text() == "a.com\nb.com\n"
+    assert (tmp_path / "rappor.json").read_text() == RAPPOR.to_json()
+
+
+def test_a_domain_value_no_report_could_carry_is_refused_by_the_spec():
+    with pytest.raises(ParameterError, match="lone surrogate"):
+        ldp.GRR(domain=("a", "\ud800"), epsilon=1.0)

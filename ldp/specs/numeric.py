@@ -229,8 +229,8 @@ class NumericSpec(ExactPrivacySpec):
         first, step = s[0], (s[-1] - s[0]) / (s.size - 1)
         with np.errstate(invalid="ignore", over="ignore"):
             j = np.rint((v - first) / step)
-        j = np.where(np.isfinite(j), j, -1).astype(np.int64)
-        np.clip(j, 0, s.size - 1, out=j)
+        # clipped while still floating point: a huge finite value must not overflow the cast
+        j = np.clip(np.where(np.isfinite(j), j, -1.0), 0, s.size - 1).astype(np.int64)
         ok = s[j] == v
         return j, ok
 
