@@ -60,3 +60,12 @@ def scheduler():
     )
     yield cluster.scheduler_address
     cluster.close()
+
+
+def sample_values(spec, n: int) -> list:
+    """``n`` valid input values for ``spec`` (numbers inside a numeric range, cycling over a domain)."""
+    if spec.report_kind == "numeric":
+        return [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]
+    if spec.report_kind == "rappor":
+        return [f"u{i % 5}" for i in range(n)]
+    return [spec.domain[i % len(spec.domain)] for i in range(n)]

@@ -42,6 +42,7 @@ from ldp.client import encode_batch
 from ldp.errors import ReportError
 from ldp.report import Report
 from ldp.report_check import check_report, required_fields
+from conftest import sample_values
 
 SUMMARY = re.compile(r"([\d,]+) reports read from \d+ files?: ([\d,]+) valid, ([\d,]+) rejected")
 GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
@@ -84,13 +85,6 @@ def _text_cells(cells: list) -> pa.Array:
                                  null_count=cells.count(None))
 
 
-def _values(spec, n):
-    if spec.report_kind == "numeric":
-        return np.linspace(0.05, 0.95, n)
-    if spec.report_kind == "rappor":
-        return [f"u{i % 5}" for i in range(n)]
-    return [spec.domain[i % len(spec.domain)] for i in range(n)]
-
 
 # -- 1. CSV quoting --------------------------------------------------------------------
 
@@ -105,7 +99,7 @@ def _stray_quote_files(tmp_path, n=3000):
     """
     spec = GRR
     clean = tmp_path / "clean.csv"
-    write_reports(encode_batch(spec, _values(spec, n), np.random.default_rng(1)), clean, spec)
+    write_reports(encode_batch(spec, sample_values(spec, n), np.random.default_rng(1)), clean, spec)
     lines = clean.read_text().splitlines()
     broken = [12, 2500, n + 1]
     for number in broken:
@@ -213,7 +207,7 @@ def test_quoting_is_strict_and_blank_means_white_space(tmp_path):
 
 def _grouped_lines(spec, n, seed=0):
     """``n`` valid JSON lines of ``spec`` with group keys g0, g1, g2."""
-    batch = encode_batch(spec, _values(spec, n), np.random.default_rng(seed))
+    batch = encode_batch(spec, sample_values(spec, n), np.random.default_rng(seed))
     return [r.with_group(f"g{k % 3}").to_json().encode() for k, r in enumerate(batch.reports(spec))]
 
 
@@ -262,7 +256,7 @@ def test_a_bad_group_key_is_a_reject_on_dask(tmp_path, scheduler):
 def _parquet_with_raw_groups(path, spec, groups: list[bytes | None]):
     """A Parquet file of valid reports whose ``group`` column holds exactly the given bytes (UTF-8 or not)."""
     n = len(groups)
-    batch = encode_batch(spec, _values(spec, n), np.random.default_rng(2))
+    batch = encode_batch(spec, sample_values(spec, n), np.random.default_rng(2))
     write_reports(batch, path, spec)
     table = pq.read_table(path).append_column("group", _text_cells(groups))
     table = table.set_column(0, "v", pa.array([1 if g is None else 2 for g in groups], pa.int8()))
@@ -358,7 +352,7 @@ def test_group_keys_are_written_in_every_estimates_format_and_on_any_terminal(tm
 
     keys = ["é", "\U0001F600", "a,b", 'q"x', "\u2028", " lead", "x" * 256, "1.0", "null", "NaN"]
     accumulator = make_aggregator(DUCHI)
-    batch = encode_batch(DUCHI, _values(DUCHI, 40), np.random.default_rng(4))
+    batch = encode_batch(DUCHI, sample_values(DUCHI, 40), np.random.default_rng(4))
     accumulator.add_batch(batch, groups=[keys[k % len(keys)] for k in range(40)])
     table = accumulator.estimate(by_group=True, with_overall=True)
     for name in ("est.csv", "est.json", "est.jsonl", "est.parquet"):
@@ -382,7 +376,7 @@ def test_group_keys_are_written_in_every_estimates_format_and_on_any_terminal(tm
 
 def _valid_table(spec, n=6, seed=3):
     """``n`` valid reports as an Arrow table (columns v, spec, value, ...)."""
-    batch = encode_batch(spec, _values(spec, n), np.random.default_rng(seed))
+    batch = encode_batch(spec, sample_values(spec, n), np.random.default_rng(seed))
     return pa.Table.from_pylist([report.to_dict() for report in batch.reports(spec)])
 
 
@@ -472,7 +466,7 @@ _FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthC
 
 def _valid_dicts(spec, n=12):
     """``n`` valid reports of ``spec`` as JSON dicts, every third one with a group key."""
-    batch = encode_batch(spec, _values(spec, n), np.random.default_rng(7))
+    batch = encode_batch(spec, sample_values(spec, n), np.random.default_rng(7))
     return [(r.with_group(f"g{k % 2}") if k % 3 == 0 else r).to_dict() for k, r in enumerate(batch.reports(spec))]
 
 

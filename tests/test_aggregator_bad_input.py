@@ -23,6 +23,7 @@ from ldp.aggregator.io import read_reports
 from ldp.aggregator.report_columns import concat_batches, validate_columns
 from ldp.aggregator.writers import write_reports
 from ldp.client import encode_batch
+from conftest import sample_values
 
 DOMAIN = ("a", "b", "c", "d", "e")
 SPECS = {
@@ -53,13 +54,6 @@ EMPTY_COLUMNS = {
 }
 SUMMARY = re.compile(r"([\d,]+) reports read from \d+ files?: ([\d,]+) valid, ([\d,]+) rejected")
 
-
-def _values(spec, n):
-    if spec.report_kind == "numeric":
-        return np.linspace(0.1, 0.9, n)
-    if spec.report_kind == "rappor":
-        return [f"u{i % 5}" for i in range(n)]
-    return [spec.domain[i % len(spec.domain)] for i in range(n)]
 
 
 def _spec_file(tmp_path, spec):
@@ -120,7 +114,7 @@ def test_a_chunk_of_only_bad_rows_inside_a_good_file(tmp_path, name, chunk_size)
     """Rows 5-8 (one whole chunk at --chunk-size 4) are bad; the estimates equal those of the clean file."""
     spec = SPECS[name]
     spec_path = _spec_file(tmp_path, spec)
-    batch = encode_batch(spec, _values(spec, 40), np.random.default_rng(11))
+    batch = encode_batch(spec, sample_values(spec, 40), np.random.default_rng(11))
     clean = tmp_path / "clean.csv"
     write_reports(batch, clean, spec)
     lines = clean.read_text().splitlines()
@@ -143,8 +137,8 @@ def test_chunks_with_every_row_invalid_give_empty_batches(tmp_path, name, fmt):
     """JSON Lines and Parquet chunks whose rows are all invalid (wrong spec) yield empty batches, not errors."""
     spec = SPECS[name]
     other = SPECS["sue"] if name != "sue" else SPECS["oue"]
-    good = encode_batch(spec, _values(spec, 6), np.random.default_rng(2))
-    alien = encode_batch(other, _values(other, 6), np.random.default_rng(3))
+    good = encode_batch(spec, sample_values(spec, 6), np.random.default_rng(2))
+    alien = encode_batch(other, sample_values(other, 6), np.random.default_rng(3))
     path = tmp_path / f"r.{fmt}"
     if fmt == "jsonl":
         path.write_text("\n".join([*alien.to_json_lines(other), *good.to_json_lines(spec)]) + "\n")
