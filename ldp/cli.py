@@ -32,6 +32,9 @@ __all__ = [
     "check_outputs_distinct", "shorten_values",
 ]
 
+#: The distribution name on the package index (the import name is ``ldp``).
+DISTRIBUTION = "ldp-telemetry"
+
 #: Exit status for user errors (bad option, bad file, bad parameter).
 EXIT_USAGE = 2
 
@@ -100,7 +103,7 @@ class LazyGroup(click.Group):
     """A click group whose subcommands load on first use."""
 
     def list_commands(self, ctx):
-        return sorted(name for name in SUBCOMMANDS if self._load(name) is not None)
+        return sorted(SUBCOMMANDS)
 
     def get_command(self, ctx, name):
         return self._load(name)
@@ -119,15 +122,9 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module_name, attr = target.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            # A subcommand whose module is not built yet is simply absent;
-            # a missing dependency inside an existing module is a real error.
-            if exc.name and module_name.startswith(exc.name):
-                return None
-            raise
-        return getattr(module, attr)
+        # Every listed subcommand exists: an import error (a typo, a missing dependency) must be
+        # seen, never turn into a subcommand that silently vanishes from the CLI.
+        return getattr(importlib.import_module(module_name), attr)
 
 
 @contextlib.contextmanager
@@ -141,7 +138,7 @@ def _shortened_click_errors():
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="ldp")
+@click.version_option(package_name=DISTRIBUTION)
 def cli():
     """Local differential privacy: specs, client encoding, aggregation, simulation, accounting.
 
@@ -234,7 +231,7 @@ def check_plot_path(path: str | Path, option: str = "--plot") -> None:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
     except ImportError:
-        raise ParameterError(f"{option} needs matplotlib: pip install 'ldp[plot]'") from None
+        raise ParameterError(f"{option} needs matplotlib: pip install 'ldp-telemetry[plot]'") from None
     formats = FigureCanvasAgg.get_supported_filetypes()
     extension = Path(path).suffix.lower().lstrip(".")
     if extension not in formats:

@@ -1,6 +1,6 @@
 """Error versus ε on log scales: one line per mechanism, dashed theory, dotted lower bound.
 
-matplotlib is imported only when a plot is drawn (``pip install ldp[plot]``),
+matplotlib is imported only when a plot is drawn (``pip install 'ldp-telemetry[plot]'``),
 through its object API (no global pyplot state).
 """
 
@@ -20,7 +20,7 @@ def _figure(panels: int):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise ParameterError("--plot needs matplotlib: pip install 'ldp[plot]'") from None
+        raise ParameterError("--plot needs matplotlib: pip install 'ldp-telemetry[plot]'") from None
     columns = min(panels, 3)
     rows = -(-panels // columns)
     figure = Figure(figsize=(5.2 * columns, 4.2 * rows), layout="constrained")

@@ -44,7 +44,7 @@ def test_wheel_contains_every_subpackage_and_module(tmp_path):
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("ldp-*.whl")
+    (wheel,) = tmp_path.glob("ldp_telemetry-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for dotted, directory in source_packages().items():
         prefix = dotted.replace(".", "/")
@@ -62,3 +62,24 @@ def test_importing_the_client_does_not_import_heavy_libraries():
     )
     result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert result.stdout.strip() == "", f"importing ldp.client imported {result.stdout.strip()}"
+
+
+def test_the_version_is_written_once():
+    import importlib.metadata
+
+    import ldp
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert importlib.metadata.version(project["name"]) == ldp.__version__
+
+
+def test_a_broken_subcommand_import_is_an_error_not_a_missing_command(monkeypatch):
+    from click.testing import CliRunner
+
+    import ldp.cli
+
+    monkeypatch.setitem(ldp.cli.SUBCOMMANDS, "google-rappor", "ldp.aggregator.no_such_module:google_rappor")
+    result = CliRunner().invoke(ldp.cli.cli, ["google-rappor", "--help"])
+    assert isinstance(result.exception, ModuleNotFoundError)
+    assert "no_such_module" in str(result.exception)
