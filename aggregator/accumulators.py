@@ -39,6 +39,7 @@ from ldp.aggregator import olh
 from ldp.aggregator.estimates import BitEstimates, oracle_estimates, rappor_bit_estimates
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
+from ldp.plugins import implementation, implements
 from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
@@ -110,6 +111,28 @@ def _check_int_column(column: np.ndarray | None, name: str, upper: int) -> np.nd
     if column.size and (column.min() < 0 or column.max() >= upper):
         raise ReportError(f"batch {name} must be in [0, {upper})")
     return column
+
+
+def accumulator_for(spec_class: type, *, takes_threads: bool = False):
+    """Class decorator: register the accumulator class as ``spec_class``'s aggregator (:mod:`ldp.plugins`).
+
+    The registered factory is called as ``factory(spec, threads=...)``; an
+    accumulator that decodes with threads says so with ``takes_threads``, the
+    others ignore the argument.
+    """
+
+    def register(accumulator_class: type) -> type:
+        if takes_threads:
+            factory = accumulator_class
+        else:
+            def factory(spec: Any, threads: int | None = 1) -> Accumulator:
+                return accumulator_class(spec)
+
+            factory.__qualname__ = f"{accumulator_class.__name__} (single-threaded)"
+        implements(spec_class, "accumulator")(factory)
+        return accumulator_class
+
+    return register
 
 
 class Accumulator:
@@ -249,6 +272,7 @@ class FrequencyAccumulator(Accumulator):
         )
 
 
+@accumulator_for(GRR)
 class ValueAccumulator(FrequencyAccumulator):
     """BinaryRR and GRR: a report supports exactly the value it names."""
 
@@ -268,6 +292,7 @@ class ValueAccumulator(FrequencyAccumulator):
         self._n += int(values.shape[0])
 
 
+@accumulator_for(UnaryEncoding)
 class UnaryAccumulator(FrequencyAccumulator):
     """SUE and OUE: a report supports every value whose bit is set."""
 
@@ -286,6 +311,7 @@ class UnaryAccumulator(FrequencyAccumulator):
         self._n += int(bits.shape[0])
 
 
+@accumulator_for(LocalHashing, takes_threads=True)
 class LocalHashingAccumulator(FrequencyAccumulator):
     """OLH and BLH: a report ⟨seed, y⟩ supports every v with H_seed(v) = y.
 
@@ -346,6 +372,7 @@ class LocalHashingAccumulator(FrequencyAccumulator):
 # -- RAPPOR ------------------------------------------------------------------
 
 
+@accumulator_for(Rappor)
 class RapporAccumulator(Accumulator):
     """Reports per cohort and ones per (cohort, bit) of RAPPOR reports.
 
@@ -533,16 +560,4 @@ def make_aggregator(spec: Any, *, threads: int | None = 1) -> Accumulator:
     ParameterError
         For a spec no accumulator handles.
     """
-    if getattr(spec, "report_kind", None) == "numeric":
-        from ldp.aggregator.numeric import MeanAccumulator
-
-        return MeanAccumulator(spec)
-    if isinstance(spec, GRR):
-        return ValueAccumulator(spec)
-    if isinstance(spec, UnaryEncoding):
-        return UnaryAccumulator(spec)
-    if isinstance(spec, LocalHashing):
-        return LocalHashingAccumulator(spec, threads=threads)
-    if isinstance(spec, Rappor):
-        return RapporAccumulator(spec)
-    raise ParameterError(f"no aggregator for {type(spec).__name__} specs")
+    return implementation(spec, "accumulator")(spec, threads=threads)

@@ -7,6 +7,7 @@
 - :func:`encode_batch` — vectorized, seeded, *insecure* path for simulations.
 """
 
+from ldp.client import numeric as _numeric  # noqa: F401 - registers the numeric mechanisms' encoders
 from ldp.client.batch import encode_batch
 from ldp.client.budgeted import BudgetedEncoder
 from ldp.client.encoders import (

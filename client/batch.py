@@ -23,9 +23,9 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError
+from ldp.plugins import implementation, implements
 from ldp.hashing import LH_PRIME, LH_SEED_SPACE, bloom_positions
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
-from ldp.specs.numeric import NumericSpec
 from ldp.specs.rappor import parse_boolean
 from ldp.client.sampling import binary_digits
 
@@ -214,32 +214,42 @@ def encode_batch(
     ReportBatch
     """
     rng = _check_rng(rng)
-    if isinstance(spec, NumericSpec):
-        from ldp.client.numeric import encode_numeric_batch
+    return implementation(spec, "batch_encoder")(spec, values, rng, cohorts=cohorts, indices=indices)
 
-        return encode_numeric_batch(spec, values, rng)
-    if isinstance(spec, Rappor):
-        n = len(values)
-        if cohorts is None:
-            cohorts = rng.integers(0, spec.num_cohorts, n)
-        cohorts = np.asarray(cohorts, dtype=np.int64)
-        if indices and spec.encoding == "basic":
-            values = [spec.domain[i] for i in values]
-        true_words = _rappor_bloom_words(spec, values, cohorts)
-        lanes = bernoulli_words(rng, true_words, spec.prob_one_given_one, spec.prob_one_given_zero)
-        return ReportBatch(spec=spec.fingerprint, cohorts=cohorts, bits=words_to_packed(lanes, spec.num_bits))
+
+@implements(Rappor, "batch_encoder")
+def _rappor_batch(spec: Rappor, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    n = len(values)
+    if cohorts is None:
+        cohorts = rng.integers(0, spec.num_cohorts, n)
+    cohorts = np.asarray(cohorts, dtype=np.int64)
+    if indices and spec.encoding == "basic":
+        values = [spec.domain[i] for i in values]
+    true_words = _rappor_bloom_words(spec, values, cohorts)
+    lanes = bernoulli_words(rng, true_words, spec.prob_one_given_one, spec.prob_one_given_zero)
+    return ReportBatch(spec=spec.fingerprint, cohorts=cohorts, bits=words_to_packed(lanes, spec.num_bits))
+
+
+@implements(GRR, "batch_encoder")
+def _grr_batch(spec: GRR, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     idx = _indices(spec, values, indices)
-    if isinstance(spec, GRR):
-        return ReportBatch(spec=spec.fingerprint, values=_rr(rng, idx, spec.domain_size, spec.p))
-    if isinstance(spec, UnaryEncoding):
-        lanes = bernoulli_words(rng, _one_hot_words(idx, spec.domain_size), spec.p, spec.q)
-        return ReportBatch(spec=spec.fingerprint, bits=words_to_packed(lanes, spec.domain_size))
-    if isinstance(spec, LocalHashing):
-        seeds = rng.integers(0, LH_SEED_SPACE, idx.size, dtype=np.int64).astype(np.uint64)
-        prime = np.uint64(LH_PRIME)
-        a = seeds // prime + np.uint64(1)
-        b = seeds % prime
-        buckets = ((a * idx.astype(np.uint64) + b) % prime) * np.uint64(spec.g) // prime
-        reported = _rr(rng, buckets.astype(np.int64), spec.g, spec.p)
-        return ReportBatch(spec=spec.fingerprint, seeds=seeds, values=reported)
-    raise ParameterError(f"no batch encoder for {type(spec).__name__}")
+    return ReportBatch(spec=spec.fingerprint, values=_rr(rng, idx, spec.domain_size, spec.p))
+
+
+@implements(UnaryEncoding, "batch_encoder")
+def _unary_batch(spec: UnaryEncoding, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    idx = _indices(spec, values, indices)
+    lanes = bernoulli_words(rng, _one_hot_words(idx, spec.domain_size), spec.p, spec.q)
+    return ReportBatch(spec=spec.fingerprint, bits=words_to_packed(lanes, spec.domain_size))
+
+
+@implements(LocalHashing, "batch_encoder")
+def _local_hashing_batch(spec: LocalHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    idx = _indices(spec, values, indices)
+    seeds = rng.integers(0, LH_SEED_SPACE, idx.size, dtype=np.int64).astype(np.uint64)
+    prime = np.uint64(LH_PRIME)
+    a = seeds // prime + np.uint64(1)
+    b = seeds % prime
+    buckets = ((a * idx.astype(np.uint64) + b) % prime) * np.uint64(spec.g) // prime
+    reported = _rr(rng, buckets.astype(np.int64), spec.g, spec.p)
+    return ReportBatch(spec=spec.fingerprint, seeds=seeds, values=reported)

@@ -27,10 +27,10 @@ from math import lcm
 from typing import Any, Protocol
 
 from ldp.errors import ParameterError
+from ldp.plugins import implementation, implements
 from ldp.hashing import LH_SEED_SPACE, lh_bucket, value_bytes
 from ldp.report import Report
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
-from ldp.specs.numeric import NumericSpec
 from ldp.specs.rappor import parse_boolean
 from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded, urandom_source
 from ldp.client.state import ClientState
@@ -68,6 +68,16 @@ def _randomized_response(index: int, den: int, keep_num: int, other_num: int) ->
     return other + (other >= index)
 
 
+def stateless_factory(encoder_class: type) -> Any:
+    """An encoder factory ``(spec, state)`` for an encoder that keeps no client state."""
+
+    def factory(spec: Any, state: ClientState | str | None = None) -> Encoder:
+        return encoder_class(spec)
+
+    factory.__qualname__ = f"stateless {encoder_class.__name__}"
+    return factory
+
+
 class GRREncoder:
     """Generalized randomized response (also BinaryRR); see :class:`ldp.GRR`.
 
@@ -90,6 +100,9 @@ class GRREncoder:
         index = self.spec.index_of(value)
         reported = _randomized_response(index, self._den, self._keep, self._other)
         return Report(spec=self._fingerprint, value=self._domain[reported])
+
+
+implements(GRR, "encoder")(stateless_factory(GRREncoder))
 
 
 class UnaryEncoder:
@@ -120,6 +133,9 @@ class UnaryEncoder:
         return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width))
 
 
+implements(UnaryEncoding, "encoder")(stateless_factory(UnaryEncoder))
+
+
 class LocalHashingEncoder:
     """Local hashing (OLH, BLH): random hash from the family, then GRR over [g]; see :class:`ldp.OLH`.
 
@@ -144,6 +160,9 @@ class LocalHashingEncoder:
         bucket = lh_bucket(seed, index, self._g)
         reported = _randomized_response(bucket, self._den, self._keep, self._other)
         return Report(spec=self._fingerprint, seed=seed, value=reported)
+
+
+implements(LocalHashing, "encoder")(stateless_factory(LocalHashingEncoder))
 
 
 class RapporEncoder:
@@ -204,6 +223,16 @@ class RapporEncoder:
         return Report(spec=self.spec.fingerprint, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width))
 
 
+@implements(Rappor, "encoder")
+def _rappor_encoder(spec: Rappor, state: ClientState | str | None = None) -> RapporEncoder:
+    """RAPPOR's encoder: the client's persistent state (opened or created at a path), or a fresh one in memory."""
+    if state is None:
+        state = ClientState.new(spec)
+    elif not isinstance(state, ClientState):
+        state = ClientState.open(state, spec)
+    return RapporEncoder(spec, state)
+
+
 def make_encoder(spec, *, state: ClientState | str | None = None, ledger=None, budget=None) -> Encoder:
     """The client encoder for ``spec``.
 
@@ -234,21 +263,5 @@ def make_encoder(spec, *, state: ClientState | str | None = None, ledger=None, b
 
 
 def _unbudgeted_encoder(spec, state: ClientState | str | None) -> Encoder:
-    """The mechanism's own encoder (no budget)."""
-    if isinstance(spec, Rappor):
-        if state is None:
-            state = ClientState.new(spec)
-        elif not isinstance(state, ClientState):
-            state = ClientState.open(state, spec)
-        return RapporEncoder(spec, state)
-    if isinstance(spec, NumericSpec):
-        from ldp.client.numeric import NumericEncoder
-
-        return NumericEncoder(spec)
-    if isinstance(spec, GRR):
-        return GRREncoder(spec)
-    if isinstance(spec, UnaryEncoding):
-        return UnaryEncoder(spec)
-    if isinstance(spec, LocalHashing):
-        return LocalHashingEncoder(spec)
-    raise ParameterError(f"no client encoder for {type(spec).__name__}")
+    """The mechanism's own encoder (no budget), from the plug-in registry."""
+    return implementation(spec, "encoder")(spec, state)

@@ -32,7 +32,9 @@ import secrets
 from bisect import bisect_right
 from typing import Any, Sequence
 
+from ldp.client.encoders import stateless_factory
 from ldp.errors import ParameterError
+from ldp.plugins import implements
 from ldp.numeric_math import band_inverse_cdf
 from ldp.report import Report
 from ldp.specs.numeric import Hybrid, NumericSpec, _TwoPoint, check_numeric_value
@@ -136,11 +138,17 @@ class NumericEncoder:
         return Report(spec=self._fingerprint, value=self.sample_native(value))
 
 
-def encode_numeric_batch(spec: NumericSpec, values: Sequence[Any], rng):
+implements(NumericSpec, "encoder")(stateless_factory(NumericEncoder))
+
+
+@implements(NumericSpec, "batch_encoder")
+def encode_numeric_batch(spec: NumericSpec, values: Sequence[Any], rng, *, cohorts=None, indices: bool = False):
     """Vectorized numeric encoding with a seeded NumPy generator (INSECURE: simulations only).
 
     Same tables as :class:`NumericEncoder`; coins from ``rng`` (uniform
     integers for the inverse CDF, 53-bit uniforms for the input rounding).
+    ``cohorts`` and ``indices`` belong to the batch-encoder interface
+    (:mod:`ldp.plugins`) and do not apply to numbers.
 
     Returns
     -------

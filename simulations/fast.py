@@ -49,6 +49,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ldp.errors import ParameterError
+from ldp.plugins import implementation, implements
 from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
 
 __all__ = ["frequency_support_counts", "rappor_true_bits", "rappor_counts"]
@@ -81,19 +82,29 @@ def frequency_support_counts(spec: FrequencySpec, true_counts: Any, rng: np.rand
         C_v, as an accumulator's ``support_counts`` would hold them.
     """
     counts = _check_counts(true_counts, spec.domain_size)
+    return implementation(spec, "fast_simulator")(spec, counts, rng)
+
+
+@implements(GRR, "fast_simulator")
+def _grr_support_counts(spec: GRR, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A user keeps its value with probability 1 − q·d, else reports a uniform one (its own included)."""
+    d = spec.domain_size
+    uniformize = float(spec.q * d)  # = 1 − (p − q) ≤ 1
+    spread = rng.binomial(counts, uniformize)
+    reported = counts - spread
+    reported += rng.multinomial(int(spread.sum()), np.full(d, 1.0 / d))
+    return reported.astype(np.int64)
+
+
+@implements(UnaryEncoding, "fast_simulator")
+@implements(LocalHashing, "fast_simulator")
+def _pure_oracle_support_counts(spec: UnaryEncoding | LocalHashing, counts: np.ndarray,
+                                rng: np.random.Generator) -> np.ndarray:
+    """A pure frequency oracle: holders support their value w.p. p*, every other user w.p. q*."""
     n = int(counts.sum())
-    if isinstance(spec, GRR):
-        d = spec.domain_size
-        uniformize = float(spec.q * d)  # = 1 − (p − q) ≤ 1
-        spread = rng.binomial(counts, uniformize)
-        reported = counts - spread
-        reported += rng.multinomial(int(spread.sum()), np.full(d, 1.0 / d))
-        return reported.astype(np.int64)
-    if isinstance(spec, (UnaryEncoding, LocalHashing)):
-        hits = rng.binomial(counts, spec.p_star)
-        false_hits = rng.binomial(n - counts, spec.q_star)
-        return (hits + false_hits).astype(np.int64)
-    raise ParameterError(f"no fast sampler for {type(spec).__name__}")
+    hits = rng.binomial(counts, spec.p_star)
+    false_hits = rng.binomial(n - counts, spec.q_star)
+    return (hits + false_hits).astype(np.int64)
 
 
 @lru_cache(maxsize=16)

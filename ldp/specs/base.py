@@ -21,7 +21,8 @@ from ldp.exact import epsilon_of_ratio, exp_lower_bound, fraction_to_json, ratio
 from ldp.specs.limits import CLAIM_TOLERANCE, REPRESENTABLE_MAX_EPSILON, check_epsilon_limit
 from ldp.textfile import read_utf8_text
 
-__all__ = ["Spec", "ExactPrivacySpec", "SPEC_FORMAT", "register", "spec_class", "load_spec", "spec_from_dict"]
+__all__ = ["Spec", "ExactPrivacySpec", "SPEC_FORMAT", "register", "registered_specs", "spec_class", "load_spec",
+           "spec_from_dict"]
 
 #: Version of the spec JSON layout.
 SPEC_FORMAT = 1
@@ -36,6 +37,11 @@ def register(cls: type["Spec"]) -> type["Spec"]:
         raise RuntimeError(f"mechanism name {name!r} registered twice")
     _REGISTRY[name] = cls
     return cls
+
+
+def registered_specs() -> dict[str, type["Spec"]]:
+    """Every spec type loadable by name, by its ``mechanism`` name (a copy, in registration order)."""
+    return dict(_REGISTRY)
 
 
 def spec_class(mechanism: str) -> type["Spec"]:

@@ -1,0 +1,80 @@
+"""The plug-in registry: every mechanism is found through it, and a missing piece is a clear error."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import ldp
+import ldp.aggregator  # noqa: F401 - registers the accumulators
+import ldp.client  # noqa: F401 - registers the encoders
+import ldp.simulations  # noqa: F401 - registers the fast simulators
+from ldp.errors import ParameterError
+from ldp.plugins import ROLES, has_implementation, implementation, implements
+from ldp.specs import FrequencySpec
+from ldp.specs.base import ExactPrivacySpec, registered_specs
+
+
+@pytest.mark.parametrize("name", sorted(registered_specs()))
+@pytest.mark.parametrize("role", ["encoder", "batch_encoder", "accumulator"])
+def test_every_mechanism_has_its_client_and_aggregator_pieces(name, role):
+    assert has_implementation(registered_specs()[name], role)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in registered_specs().items()
+                                        if issubclass(c, FrequencySpec)))
+def test_every_frequency_oracle_has_a_fast_simulator(name):
+    assert has_implementation(registered_specs()[name], "fast_simulator")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Unplugged(ExactPrivacySpec):  # a spec class nothing implements
+    mechanism = "unplugged"
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_a_spec_without_an_implementation_is_a_clear_error(role):
+    with pytest.raises(ParameterError, match=rf"no {ROLES[role]} for _Unplugged \(mechanism 'unplugged'\)"):
+        implementation(_Unplugged, role)
+
+
+def test_the_layers_report_an_unplugged_spec_by_name():
+    from ldp.aggregator import make_aggregator
+    from ldp.client import encode_batch, make_encoder
+
+    spec = object.__new__(_Unplugged)
+    for call in (lambda: make_encoder(spec), lambda: make_aggregator(spec),
+                 lambda: encode_batch(spec, ["a"], np.random.default_rng(0))):
+        with pytest.raises(ParameterError, match="_Unplugged"):
+            call()
+
+
+def test_subclasses_use_their_base_class_implementation_and_a_second_claim_is_refused():
+    class FasterOUE(ldp.OUE):
+        pass
+
+    assert implementation(FasterOUE, "accumulator") is implementation(ldp.OUE, "accumulator")
+    with pytest.raises(RuntimeError, match="already has"):
+        implements(ldp.GRR, "accumulator")(lambda spec, threads=1: None)
+
+
+def test_unknown_role_is_an_error():
+    with pytest.raises(ParameterError, match="unknown plug-in role"):
+        implementation(ldp.GRR, "decoder")
+
+
+@pytest.mark.parametrize("spec", [
+    ldp.GRR(domain=("a", "b", "c"), epsilon=1.0),
+    ldp.OUE(domain=("a", "b", "c"), epsilon=1.0),
+    ldp.OLH(domain=("a", "b", "c"), epsilon=1.0),
+    ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
+    ldp.Duchi(epsilon=1.0, low=0.0, high=1.0),
+], ids=lambda s: s.mechanism)
+def test_the_registry_gives_the_same_objects_the_layers_use(spec):
+    from ldp.aggregator import make_aggregator
+    from ldp.client import make_encoder
+
+    assert type(make_aggregator(spec)) is type(implementation(spec, "accumulator")(spec, threads=1))
+    assert type(make_encoder(spec)) is type(implementation(spec, "encoder")(spec, None))
