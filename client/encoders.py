@@ -28,10 +28,9 @@ from typing import Any, Protocol
 
 from ldp.errors import ParameterError
 from ldp.plugins import implementation, implements
-from ldp.hashing import LH_SEED_SPACE, lh_bucket, value_bytes
+from ldp.hashing import LH_SEED_SPACE, lh_bucket
 from ldp.report import Report
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
-from ldp.specs.rappor import parse_boolean
 from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded, urandom_source
 from ldp.client.state import ClientState
 
@@ -195,13 +194,6 @@ class RapporEncoder:
         self._irr_one = expansion(spec.q)
         self._irr_zero = expansion(spec.p)
 
-    def _value_key(self, value: Any) -> bytes:
-        if self.spec.encoding == "basic":
-            return str(self.spec.domain_index.index(value)).encode()
-        if self.spec.encoding == "boolean":
-            return b"1" if parse_boolean(value) else b"0"
-        return value_bytes(value)
-
     def permanent_bits(self, value: Any) -> int:
         """B', the memoized PRR of ``value`` as lanes (bit i = Bloom bit i)."""
         true_bits = 0
@@ -209,7 +201,7 @@ class RapporEncoder:
             true_bits |= 1 << position
         if self.spec.f == 0:
             return true_bits
-        stream = PRFStream(_PRR_LABEL, self.state.secret, self._fingerprint, self._value_key(value))
+        stream = PRFStream(_PRR_LABEL, self.state.secret, self._fingerprint, self.spec.memo_key(value))
         # P[B'=1] = 1 − f/2 where B = 1 and f/2 where B = 0: forced to 1 or 0 w.p. f/2 each.
         return sample_expanded(
             self._width, ((true_bits, *self._prr_one), (self._full ^ true_bits, *self._prr_zero)), stream

@@ -78,3 +78,13 @@ def test_the_registry_gives_the_same_objects_the_layers_use(spec):
 
     assert type(make_aggregator(spec)) is type(implementation(spec, "accumulator")(spec, threads=1))
     assert type(make_encoder(spec)) is type(implementation(spec, "encoder")(spec, None))
+
+
+def test_the_prr_and_the_ledger_share_one_value_identity():
+    spec = ldp.Rappor.basic(("a", "b"), f="1/2", p="1/2", q="3/4")
+    assert spec.memo_key("b") == b"1"
+    with pytest.raises(ParameterError):
+        spec.memo_key("zzz")
+    bloom = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4")
+    with pytest.raises(ParameterError, match="None"):
+        bloom.memo_key(None)

@@ -220,20 +220,6 @@ def _stream_parameters(spec) -> tuple[float, float | None, bool, int | None]:
     return float(epsilon), None, False, None
 
 
-def _value_bytes(spec, value: Any) -> bytes:
-    """Canonical bytes of a RAPPOR value (validates it); the same identity the PRR uses."""
-    from ldp.hashing import value_bytes
-    from ldp.specs.rappor import parse_boolean
-
-    if spec.encoding == "basic":
-        return str(spec.domain_index.index(value)).encode()
-    if spec.encoding == "boolean":
-        return b"1" if parse_boolean(value) else b"0"
-    if value is None:
-        raise ParameterError("rappor value must not be None")
-    return value_bytes(value)
-
-
 class PrivacyLedger:
     """Persistent record of a client's privacy spending, enforcing a :class:`Budget`.
 
@@ -396,7 +382,7 @@ class PrivacyLedger:
         epsilon, cap, memoized, _ = _stream_parameters(spec)
         if not memoized:
             return "fresh:" + spec.fingerprint
-        message = spec.fingerprint.encode("ascii") + b"\x00" + _value_bytes(spec, value)
+        message = spec.fingerprint.encode("ascii") + b"\x00" + spec.memo_key(value)
         return "value:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
     def _total(self, streams: dict[str, Stream]) -> float:

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import ParameterError
 from ldp.exact import epsilon_bound_of_ratio, epsilon_of_ratio
-from ldp.hashing import bloom_positions
+from ldp.hashing import bloom_positions, value_bytes
 from ldp.specs.base import Spec, register
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
@@ -258,6 +258,26 @@ class Rappor(Spec):
     def check_cohort(self, cohort: Any) -> int:
         """Validate a cohort number."""
         return check_int(cohort, "cohort", minimum=0, maximum=self.num_cohorts - 1)
+
+    def memo_key(self, value: Any) -> bytes:
+        """The identity of ``value`` for memoization: the key of its PRR and of its ledger stream.
+
+        Basic: the domain index; boolean: ``b"1"``/``b"0"``; Bloom: the bytes
+        hashed into the filter. Two spellings of one value have one key.
+
+        Raises
+        ------
+        ParameterError
+            If ``value`` is not valid for this spec (None, outside a basic domain,
+            not a boolean).
+        """
+        if self.encoding == "basic":
+            return str(self.domain_index.index(value)).encode()
+        if self.encoding == "boolean":
+            return b"1" if parse_boolean(value) else b"0"
+        if value is None:
+            raise ParameterError("rappor value must not be None")
+        return value_bytes(value)
 
     def bit_positions(self, value: Any, cohort: int) -> list[int]:
         """Positions of the true bits B set by ``value`` in ``cohort``."""
