@@ -88,3 +88,26 @@ def test_the_prr_and_the_ledger_share_one_value_identity():
     bloom = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4")
     with pytest.raises(ParameterError, match="None"):
         bloom.memo_key(None)
+
+
+def test_the_mechanism_lists_are_views_of_the_one_registry():
+    from ldp.commands.spec import MECHANISMS
+    from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS
+
+    registered = set(registered_specs())
+    assert set(FREQUENCY_MECHANISMS) | set(NUMERIC_MECHANISMS) | {"rappor"} == registered
+    assert set(MECHANISMS) == registered | {"auto"}
+    assert list(FREQUENCY_MECHANISMS) == ["binary-rr", "grr", "blh", "olh", "oue", "sue"]  # smaller reports first
+    assert all(registered_specs()[name] is cls for name, cls in FREQUENCY_MECHANISMS.items())
+
+
+def test_a_newly_registered_mechanism_appears_in_the_lists(monkeypatch):
+    from ldp.specs import FREQUENCY_MECHANISMS
+    from ldp.specs import base
+
+    class Newcomer(ldp.GRR):
+        mechanism = "newcomer"
+        report_size_rank = 1
+
+    monkeypatch.setitem(base._REGISTRY, "newcomer", Newcomer)
+    assert list(FREQUENCY_MECHANISMS)[:3] == ["binary-rr", "grr", "newcomer"]

@@ -12,11 +12,15 @@ from ldp.cli import OptionConflict, check_outputs_distinct, run_guarded
 from ldp.errors import ParameterError
 from ldp.textfile import read_utf8_text
 from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, Rappor, best_frequency_mechanism
+from ldp.specs.base import registered_specs
 from ldp.specs.limits import MAX_DOMAIN_SIZE
 
 __all__ = ["spec", "build_spec", "check_options"]
 
-MECHANISMS = [*FREQUENCY_MECHANISMS, "auto", "rappor", *NUMERIC_MECHANISMS]
+#: Every registered mechanism (the spec registry is the one list), plus "auto".
+MECHANISMS = [*FREQUENCY_MECHANISMS, "auto",
+              *(name for name in registered_specs() if name not in FREQUENCY_MECHANISMS and name not in NUMERIC_MECHANISMS),
+              *NUMERIC_MECHANISMS]
 
 
 def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int | None) -> tuple | None:

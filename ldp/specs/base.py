@@ -14,15 +14,15 @@ import hashlib
 import json
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Iterator, Mapping
 
 from ldp.errors import ParameterError
 from ldp.exact import epsilon_of_ratio, exp_lower_bound, fraction_to_json, ratio_within
 from ldp.specs.limits import CLAIM_TOLERANCE, REPRESENTABLE_MAX_EPSILON, check_epsilon_limit
 from ldp.textfile import read_utf8_text
 
-__all__ = ["Spec", "ExactPrivacySpec", "SPEC_FORMAT", "register", "registered_specs", "spec_class", "load_spec",
-           "spec_from_dict"]
+__all__ = ["Spec", "ExactPrivacySpec", "SPEC_FORMAT", "MechanismView", "register", "registered_specs", "spec_class",
+           "load_spec", "spec_from_dict"]
 
 #: Version of the spec JSON layout.
 SPEC_FORMAT = 1
@@ -42,6 +42,46 @@ def register(cls: type["Spec"]) -> type["Spec"]:
 def registered_specs() -> dict[str, type["Spec"]]:
     """Every spec type loadable by name, by its ``mechanism`` name (a copy, in registration order)."""
     return dict(_REGISTRY)
+
+
+class MechanismView(Mapping):
+    """A live, read-only view of the registered spec types of one kind: name -> spec type.
+
+    The one list of mechanisms is the registry filled by :func:`register`;
+    views such as ``FREQUENCY_MECHANISMS`` select from it, so a mechanism
+    registered anywhere appears in every list (``ldp spec``, ``ldp simulate``,
+    ``auto`` selection, the tests) without being added to any.
+
+    Parameters
+    ----------
+    kind : type
+        The base class whose registered subclasses the view holds.
+    order : callable, optional
+        Sort key on the spec type (stable: registration order breaks ties).
+    """
+
+    def __init__(self, kind: type, order: Callable[[type], Any] | None = None):
+        self._kind = kind
+        self._order = order
+
+    def _items(self) -> list[tuple[str, type]]:
+        items = [(name, cls) for name, cls in _REGISTRY.items() if issubclass(cls, self._kind)]
+        return sorted(items, key=lambda item: self._order(item[1])) if self._order else items
+
+    def __getitem__(self, name: str) -> type:
+        for key, cls in self._items():
+            if key == name:
+                return cls
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name, _ in self._items()])
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __repr__(self) -> str:
+        return f"MechanismView({self._kind.__name__}: {', '.join(self)})"
 
 
 def spec_class(mechanism: str) -> type["Spec"]:

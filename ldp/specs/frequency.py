@@ -49,6 +49,8 @@ class FrequencySpec(ExactPrivacySpec):
     """
 
     report_kind: ClassVar[str] = ""
+    #: Order in the list of frequency oracles, smaller reports first; ``auto`` breaks ties to the lower rank.
+    report_size_rank: ClassVar[int] = 100
     #: Largest domain (ldp.specs.limits) and why.
     max_domain_size: ClassVar[int] = MAX_DOMAIN_SIZE
     max_domain_reason: ClassVar[str] = "the aggregator keeps one int64 count per value and the spec a value index"
@@ -156,6 +158,7 @@ class GRR(FrequencySpec):
     """
 
     mechanism: ClassVar[str] = "grr"
+    report_size_rank: ClassVar[int] = 1
     report_kind: ClassVar[str] = "value"
 
     domain: tuple[DomainValue, ...]
@@ -205,6 +208,7 @@ class BinaryRR(GRR):
     """
 
     mechanism: ClassVar[str] = "binary-rr"
+    report_size_rank: ClassVar[int] = 0
 
     domain: tuple[DomainValue, ...] = (0, 1)
     epsilon: float = 1.0
@@ -283,6 +287,7 @@ class SUE(UnaryEncoding):
     """
 
     mechanism: ClassVar[str] = "sue"
+    report_size_rank: ClassVar[int] = 5
     max_epsilon: ClassVar[float] = SUE_MAX_EPSILON
     max_epsilon_reason: ClassVar[str] = (
         "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"
@@ -311,6 +316,7 @@ class OUE(UnaryEncoding):
     """
 
     mechanism: ClassVar[str] = "oue"
+    report_size_rank: ClassVar[int] = 4
 
     def _calibrate(self, epsilon: float) -> tuple[Fraction, Fraction]:
         q = ceil_fraction(1 / (exp_lower_bound(epsilon) + 1))
@@ -396,6 +402,7 @@ class OLH(LocalHashing):
     """
 
     mechanism: ClassVar[str] = "olh"
+    report_size_rank: ClassVar[int] = 3
     max_epsilon: ClassVar[float] = OLH_MAX_EPSILON
     max_epsilon_reason: ClassVar[str] = "its hash range g = e^epsilon + 1 must stay below the hash prime 2^31 - 1"
 
@@ -416,6 +423,7 @@ class BLH(LocalHashing):
     """
 
     mechanism: ClassVar[str] = "blh"
+    report_size_rank: ClassVar[int] = 2
 
     def __post_init__(self) -> None:
         if self.g is not None and self.g != 2:

@@ -31,14 +31,14 @@ import math
 import sys
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from ldp import numeric_math as nm
 from ldp.errors import ParameterError
 from ldp.exact import floor_fraction, ratio_within
-from ldp.specs.base import ExactPrivacySpec, register
+from ldp.specs.base import ExactPrivacySpec, MechanismView, register
 from ldp.specs.frequency import _calibrate_keep_probability
 from ldp.specs.limits import (
     MAX_NUMERIC_OUTPUTS,
@@ -737,15 +737,8 @@ class Gaussian(_Gridded):
 
 # -- selection --------------------------------------------------------------------
 
-#: Numeric mechanisms by CLI name.
-NUMERIC_MECHANISMS: dict[str, type[NumericSpec]] = {
-    "duchi": Duchi,
-    "stochastic-rounding": StochasticRounding,
-    "piecewise": Piecewise,
-    "hybrid": Hybrid,
-    "laplace": Laplace,
-    "gaussian": Gaussian,
-}
+#: Numeric mechanisms by CLI name, in registration order: a live view of the spec registry.
+NUMERIC_MECHANISMS: Mapping[str, type[NumericSpec]] = MechanismView(NumericSpec)
 
 
 def numeric_variance_table(epsilon: float) -> dict[str, float]:

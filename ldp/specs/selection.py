@@ -13,23 +13,19 @@ References
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ldp.errors import ParameterError
-from ldp.specs.frequency import BLH, GRR, OLH, OUE, SUE, BinaryRR, FrequencySpec
+from ldp.specs.base import MechanismView
+from ldp.specs.frequency import FrequencySpec
 from ldp.specs.validation import check_epsilon, check_int
 
 __all__ = ["FREQUENCY_MECHANISMS", "frequency_spec", "best_frequency_mechanism", "variance_table"]
 
-#: Frequency oracle names in order of report size (cheapest first).
-FREQUENCY_MECHANISMS: dict[str, type[FrequencySpec]] = {
-    "binary-rr": BinaryRR,
-    "grr": GRR,
-    "blh": BLH,
-    "olh": OLH,
-    "oue": OUE,
-    "sue": SUE,
-}
+#: Frequency oracle names in order of report size (cheapest first): a live view of the spec registry.
+FREQUENCY_MECHANISMS: Mapping[str, type[FrequencySpec]] = MechanismView(
+    FrequencySpec, order=lambda cls: cls.report_size_rank
+)
 
 
 def frequency_spec(mechanism: str, domain: Iterable[Any], epsilon: float) -> FrequencySpec:
