@@ -13,7 +13,7 @@ import ldp.client  # noqa: F401 - registers the encoders
 import ldp.simulations  # noqa: F401 - registers the fast simulators
 from ldp.errors import ParameterError
 from ldp.plugins import ROLES, has_implementation, implementation, implements
-from ldp.specs import FrequencySpec
+from ldp.specs import FrequencySpec, NumericSpec
 from ldp.specs.base import ExactPrivacySpec, registered_specs
 
 
@@ -111,3 +111,33 @@ def test_a_newly_registered_mechanism_appears_in_the_lists(monkeypatch):
 
     monkeypatch.setitem(base._REGISTRY, "newcomer", Newcomer)
     assert list(FREQUENCY_MECHANISMS)[:3] == ["binary-rr", "grr", "newcomer"]
+
+
+@pytest.mark.parametrize("name", sorted(registered_specs()))
+def test_every_mechanism_describes_its_privacy_or_says_why_not(name):
+    from ldp.privacy.mechanisms import mechanism_loss
+    from ldp.specs.pairs import PrivacyPiece
+
+    cls = registered_specs()[name]
+    spec = {"rappor": lambda: cls(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
+            "gaussian": lambda: cls(epsilon=1.0, delta=1e-6, low=0.0, high=1.0)}.get(
+        name, lambda: cls(epsilon=1.0, low=0.0, high=1.0) if issubclass(cls, NumericSpec)
+        else cls(domain=("a", "b") if name == "binary-rr" else ("a", "b", "c"), epsilon=1.0))()
+    if name == "gaussian":
+        with pytest.raises(ParameterError, match="no exact curve"):
+            spec.privacy_pieces(1)
+        return
+    pieces = spec.privacy_pieces(1)
+    assert pieces and all(isinstance(p, PrivacyPiece) and p.log_p.shape == p.log_q.shape for p in pieces)
+    for p in pieces:  # each piece is a pair of probability distributions
+        assert np.exp(p.log_p).sum() == pytest.approx(1.0) and np.exp(p.log_q).sum() == pytest.approx(1.0)
+    loss = mechanism_loss(spec, 1)
+    bound = spec.epsilon_one if spec.memoized else spec.epsilon
+    assert loss.epsilon(0.0) <= bound * (1 + 1e-9)  # the curve's pure epsilon never exceeds the claim
+
+
+def test_a_spec_class_without_pieces_says_so():
+    from ldp.privacy.mechanisms import mechanism_loss
+
+    with pytest.raises(ParameterError, match="provides no worst-case pair"):
+        mechanism_loss(object.__new__(_Unplugged))

@@ -17,6 +17,7 @@ import textwrap
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -32,8 +33,13 @@ PROCESSES = 4
 REPEATS = 3
 
 
-def _ldp_command() -> list[str]:
-    return [sys.executable, "-c", "from ldp.cli import main; main()"]
+def _ldp_command(go: Path | None = None) -> list[str]:
+    """The ``ldp`` command; with ``go``, it loads ``ldp encode`` then waits for that file (a start line for races)."""
+    code = "import os, sys, time\nfrom ldp.cli import main\n"
+    if go is not None:
+        code += ("import ldp.client.cli, ldp.aggregator.writers\n"
+                 f"while not os.path.exists({str(go)!r}): time.sleep(0.002)\n")
+    return [sys.executable, "-c", code + "sys.argv[0] = 'ldp'\nmain()"]
 
 
 def _together(task, threads: int) -> list:
@@ -62,14 +68,17 @@ def test_concurrent_ldp_encode_processes_never_exceed_the_budget(tmp_path, run):
     users = tmp_path / "users.csv"
     users.write_text("client_id,value\n" + "alice,a\n" * rows)
     states = tmp_path / "states"
+    go = tmp_path / "go"
     procs = [
         subprocess.Popen(
-            [*_ldp_command(), "encode", "--spec", str(spec_path), str(users), "--state", str(states),
+            [*_ldp_command(go), "encode", "--spec", str(spec_path), str(users), "--state", str(states),
              "--budget", "100", "-o", str(tmp_path / f"out{i}.jsonl")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         for i in range(PROCESSES)
     ]
+    time.sleep(3.0)  # every process loads ldp encode and waits at the start line
+    go.touch()
     statuses = [p.wait(timeout=300) for p in procs]
     errors = [p.stderr.read() for p in procs]
     assert all(status in (0, 3) for status in statuses), errors

@@ -63,16 +63,16 @@ def compose(epsilon, reports, delta, spec_path):
         lines = [(r.method, _fmt(r.epsilon), r.guarantee, r.note) for r in rows]
         if spec is not None:
             from ldp.privacy.mechanisms import curve_is_exact, mechanism_loss
-            from ldp.specs import Rappor
 
             composed = mechanism_loss(spec, reports).epsilon(delta)
-            note = "reports of one memoized value" if isinstance(spec, Rappor) else "fresh randomness per report"
+            note = "reports of one memoized value" if spec.memoized else "fresh randomness per report"
             if curve_is_exact(spec):
                 lines.append((f"exact {spec.mechanism} curve", _fmt(composed), "exact", note))
             else:
                 lines.append((f"{spec.mechanism}: f_(eps,0) at its achieved epsilon", _fmt(composed), "bound", note))
-            if isinstance(spec, Rappor):
-                lines.append(("rappor epsilon_inf (any number)", _fmt(spec.epsilon_inf), "bound", "PRR alone"))
+            if spec.memoized:
+                lines.append((f"{spec.mechanism} epsilon_inf (any number)", _fmt(spec.epsilon_inf), "bound",
+                              "PRR alone"))
         click.echo(f"{reports} reports of epsilon = {eps:.6g}, total delta = {delta:.3g}")
         width = max(len(m) for m, *_ in lines)
         click.echo(f"{'method':<{width}}  {'epsilon':>10}  {'kind':<13}  note")
@@ -143,7 +143,7 @@ def tradeoff(spec_path, reports, delta, plot_path):
     def body():
         from ldp.privacy.mechanisms import mechanism_tradeoff
         from ldp.privacy.tradeoff import GaussianTradeoff, dp_tradeoff
-        from ldp.specs import Rappor, load_spec
+        from ldp.specs import load_spec
 
         spec = load_spec(spec_path)
         if plot_path is not None:
@@ -151,7 +151,7 @@ def tradeoff(spec_path, reports, delta, plot_path):
             check_outputs_distinct([("--spec", spec_path)], [("--plot", plot_path)])
         curves = {}
         counts = [1] if reports == 1 else [1, reports]
-        if isinstance(spec, Rappor) and spec.f > 0:
+        if spec.memoized and math.isfinite(spec.epsilon_inf):
             counts.append(math.inf)
         click.echo(f"{'curve':<40}  {'epsilon@delta':>13}  {'GDP mu':>9}")
         last = None

@@ -1,7 +1,9 @@
 """Exact Neyman–Pearson curves of the mechanism specs (FORMULAS.md §2, §4, §7).
 
-For each spec, :func:`mechanism_loss` builds the privacy-loss atoms of the
-worst pair of inputs x, x' from the spec's exact probabilities:
+Each spec describes its reports under the worst pair of inputs x, x' as
+independent pieces of exact output distributions (``spec.privacy_pieces``,
+:mod:`ldp.specs.pairs`); :func:`mechanism_loss` composes their privacy-loss
+atoms with no knowledge of the mechanism. What the specs describe:
 
 - GRR / BinaryRR: outputs x' (LR e^ε), x (LR e^{−ε}) and the d − 2 others
   (LR 1, mass (d − 2)q under both).
@@ -51,10 +53,9 @@ import math
 import numpy as np
 
 from ldp.errors import ParameterError
-from ldp.privacy._numeric import binom_logpmf, log_fraction
 from ldp.privacy.loss import DEFAULT_MAX_ATOMS, PrivacyLoss, ProductLoss
 from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
-from ldp.specs import GRR, Duchi, Gaussian, LocalHashing, NumericSpec, Rappor, StochasticRounding, UnaryEncoding
+from ldp.specs import Rappor
 
 __all__ = [
     "curve_is_exact",
@@ -66,63 +67,10 @@ __all__ = [
 ]
 
 
-def _bit_pair(p_one_given_set, p_one_given_unset) -> PrivacyLoss:
-    """One bit, P: the bit is set (P[1] = a), Q: not set (P[1] = b)."""
-    a, b = p_one_given_set, p_one_given_unset
-    return PrivacyLoss(
-        np.array([log_fraction(1 - a), log_fraction(a)]),
-        np.array([log_fraction(1 - b), log_fraction(b)]),
-    )
-
-
-def _grr_loss(p, q, outputs: int) -> PrivacyLoss:
-    log_p, log_q = log_fraction(p), log_fraction(q)
-    lp = [log_p, log_q]
-    lq = [log_q, log_p]
-    if outputs > 2:
-        rest = log_fraction((outputs - 2) * q)
-        lp.append(rest)
-        lq.append(rest)
-    return PrivacyLoss(np.array(lp), np.array(lq))
-
-
 def rappor_bit_loss(spec: Rappor, reports: int | float) -> PrivacyLoss:
     """Atoms of one Bloom bit set by x and not by x', over ``reports`` IRRs of one memoized value."""
-    f, p, q = spec.f, spec.p, spec.q
-    if math.isinf(reports):
-        if f == 0:
-            raise ParameterError("rappor with f = 0 has no permanent randomized response (epsilon_inf = inf)")
-        return _bit_pair(1 - f / 2, f / 2)
-    r = int(reports)
-    if r == 1:
-        return _bit_pair(spec.prob_one_given_one, spec.prob_one_given_zero)
-    lq1, lq0 = log_fraction(q), log_fraction(1 - q)
-    lp1, lp0 = log_fraction(p), log_fraction(1 - p)
-    count_if_one = binom_logpmf(r, lq1, lq0)  # B' = 1: each report is 1 w.p. q
-    count_if_zero = binom_logpmf(r, lp1, lp0)  # B' = 0: w.p. p
-    keep, flip = log_fraction(1 - f / 2), log_fraction(f / 2)
-    set_bit = np.logaddexp(keep + count_if_one, flip + count_if_zero)
-    unset_bit = np.logaddexp(flip + count_if_one, keep + count_if_zero)
-    return PrivacyLoss(set_bit, unset_bit)
-
-
-#: Numeric specs whose curve is exact: binary RR between the inputs ±1, every other input a garbling.
-_TWO_POINT = (Duchi, StochasticRounding)
-
-
-def _numeric_report_loss(spec: NumericSpec) -> PrivacyLoss:
-    """One numeric report: exact for the two-point mechanisms, f_{ε,0} (sound bound) for grid tables."""
-    if isinstance(spec, Gaussian):
-        raise ParameterError(
-            f"gaussian is (epsilon, delta)-LDP on a grid, with no exact curve here; the continuous mechanism is "
-            f"mu-GDP with mu = {spec.gdp_mu:.6g} (compose that with `ldp privacy convert --mu`)"
-        )
-    if isinstance(spec, _TWO_POINT):
-        keep = spec.p  # P[output +1 | input +1] = P[output -1 | input -1], exact rational
-    else:
-        ratio = spec.privacy_ratio  # the table's exact worst-case probability ratio e^ε
-        keep = ratio / (1 + ratio)
-    return _bit_pair(keep, 1 - keep)
+    bit = spec.bit_pair(reports)
+    return PrivacyLoss(bit.log_p, bit.log_q)
 
 
 def _check_reports(reports) -> int | float:
@@ -152,38 +100,16 @@ def mechanism_loss(spec, reports: int | float = 1, *, max_atoms: int = DEFAULT_M
     .. [2] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR". ACM CCS 2014.
     .. [3] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
     """
-    reports = _check_reports(reports)
-    if isinstance(spec, Rappor):
-        bit = rappor_bit_loss(spec, reports)
-        if spec.encoding == "boolean":
-            return bit
-        h = spec.num_hashes
-        one_side = bit.self_compose(h, max_atoms=max_atoms)
-        if isinstance(one_side, ProductLoss):
-            raise ParameterError("rappor curve too large to compute exactly; use fewer reports")
-        return one_side.compose(one_side.swap(), max_atoms=max_atoms)
-    if math.isinf(reports):
-        raise ParameterError(f"{spec.mechanism} uses fresh randomness per report; give a finite number of reports")
-    if isinstance(spec, GRR):
-        single = _grr_loss(spec.p, spec.q, spec.domain_size)
-        return single.self_compose(reports, max_atoms=max_atoms)
-    if isinstance(spec, UnaryEncoding):
-        # each differing bit separately: its k-fold composition is a binomial
-        set_bit = _bit_pair(spec.p, spec.q).self_compose(reports)
-        return set_bit.compose(set_bit.swap(), max_atoms=max_atoms)
-    if isinstance(spec, NumericSpec):
-        single = _numeric_report_loss(spec)
-        return single if reports == 1 else single.self_compose(reports)
-    if isinstance(spec, LocalHashing):
-        c = spec.collision_probability
-        p, q, g = spec.p, spec.q, spec.g
-        lp = [log_fraction((1 - c) * p), log_fraction((1 - c) * q)]
-        lq = [log_fraction((1 - c) * q), log_fraction((1 - c) * p)]
-        rest = (1 - c) * (g - 2) * q + c
-        lp.append(log_fraction(rest))
-        lq.append(log_fraction(rest))
-        return PrivacyLoss(np.array(lp), np.array(lq)).self_compose(reports, max_atoms=max_atoms)
-    raise ParameterError(f"no privacy curve for {type(spec).__name__}")
+    pieces = spec.privacy_pieces(_check_reports(reports))
+    loss = None
+    for piece in pieces:
+        part = PrivacyLoss(piece.log_p, piece.log_q)
+        if piece.copies > 1:
+            part = part.self_compose(piece.copies, max_atoms=max_atoms)
+        loss = part if loss is None else loss.compose(part, max_atoms=max_atoms)
+    if loss is None:  # pragma: no cover - every spec describes at least one piece
+        raise ParameterError(f"{spec.mechanism} describes no privacy piece")
+    return loss
 
 
 def mechanism_tradeoff(spec, reports: int | float = 1) -> PiecewiseLinearTradeoff:
@@ -197,8 +123,8 @@ def mechanism_tradeoff(spec, reports: int | float = 1) -> PiecewiseLinearTradeof
 
 
 def curve_is_exact(spec) -> bool:
-    """Whether :func:`mechanism_loss` gives the exact curve (True) or the sound f_{ε,0} bound (grid numeric specs)."""
-    return not isinstance(spec, NumericSpec) or isinstance(spec, _TWO_POINT)
+    """Whether :func:`mechanism_loss` gives the exact curve (True) or a sound bound (the grid numeric specs' f_{ε,0})."""
+    return spec.exact_privacy_curve
 
 
 def per_report_gdp_mu(spec) -> float:
@@ -209,7 +135,7 @@ def per_report_gdp_mu(spec) -> float:
 def tradeoff_summary(spec) -> dict[str, float]:
     """Per-report privacy summary: ε, the GDP μ bounding one report, and ε∞'s μ for RAPPOR."""
     out = {"epsilon": float(spec.epsilon), "gdp_mu": per_report_gdp_mu(spec), "exact": curve_is_exact(spec)}
-    if isinstance(spec, Rappor) and spec.f > 0:
+    if spec.memoized and math.isfinite(spec.epsilon_inf):
         out["epsilon_inf"] = spec.epsilon_inf
         out["gdp_mu_inf"] = mechanism_tradeoff(spec, math.inf).gdp_mu()
     return out

@@ -12,12 +12,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, Mapping
 
 from ldp.errors import ParameterError
 from ldp.exact import epsilon_of_ratio, exp_lower_bound, fraction_to_json, ratio_within
+from ldp.specs.pairs import PrivacyPiece
 from ldp.specs.limits import CLAIM_TOLERANCE, REPRESENTABLE_MAX_EPSILON, check_epsilon_limit
 from ldp.textfile import read_utf8_text
 
@@ -107,6 +109,21 @@ class Spec:
     """Base class of every mechanism spec (do not instantiate directly)."""
 
     mechanism: ClassVar[str] = ""
+    #: True when reports of one value are memoized (all of them post-process one permanent response).
+    memoized: ClassVar[bool] = False
+    #: True when :meth:`privacy_pieces` gives the exact trade-off curve; False when it is a sound bound.
+    exact_privacy_curve: ClassVar[bool] = True
+
+    # -- privacy, for the accountant (ldp.specs.pairs) -----------------
+    def privacy_pieces(self, reports: int | float = 1) -> tuple[PrivacyPiece, ...]:
+        """The reports of the worst pair of inputs, as independent pieces (:mod:`ldp.specs.pairs`).
+
+        ``reports`` reports of one client; ``math.inf`` only for memoized
+        mechanisms (the permanent response itself). A mechanism that cannot
+        describe its privacy this way raises :class:`ParameterError` saying so.
+        """
+        raise ParameterError(f"{self.mechanism or type(self).__name__} provides no worst-case pair of output "
+                             "distributions, so the accountant has no curve for it")
 
     # -- serialization -------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -183,6 +200,16 @@ class ExactPrivacySpec(Spec):
         limit, where = self._epsilon_limit()
         epsilon = self.epsilon  # type: ignore[attr-defined]
         check_epsilon_limit(epsilon, limit, self.mechanism, self.max_epsilon_reason, where=where)
+
+    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
+        """One report of the worst pair of inputs, as independent pieces (fresh-randomness mechanisms)."""
+        return Spec.privacy_pieces(self)
+
+    def privacy_pieces(self, reports: int | float = 1) -> tuple[PrivacyPiece, ...]:
+        """``reports`` independent reports: every piece of :meth:`report_pieces`, once per report."""
+        if math.isinf(reports):
+            raise ParameterError(f"{self.mechanism} uses fresh randomness per report; give a finite number of reports")
+        return tuple(part.repeated(int(reports)) for part in self.report_pieces())
 
     @property
     def privacy_ratio(self) -> Fraction:

@@ -24,6 +24,7 @@ from ldp.errors import ParameterError
 from ldp.exact import ceil_fraction, exp_lower_bound, floor_fraction
 from ldp.frequency_math import frequency_variance, variance_star
 from ldp.hashing import LH_PRIME, lh_collision_probability
+from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.base import ExactPrivacySpec, register
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
@@ -181,6 +182,12 @@ class GRR(FrequencySpec):
         """Probability of reporting one particular other value."""
         return (1 - self.p) / (self.domain_size - 1)
 
+    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
+        """Inputs x, x′: outputs x′ (q vs p), x (p vs q), and the d − 2 others ((d − 2)q under both)."""
+        p, q, d = self.p, self.q, self.domain_size
+        rest = [(d - 2) * q] if d > 2 else []
+        return (piece([p, q, *rest], [q, p, *rest]),)
+
     @property
     def privacy_ratio(self) -> Fraction:
         return self.p / self.q
@@ -256,6 +263,11 @@ class UnaryEncoding(FrequencySpec):
 
     def _calibrate(self, epsilon: float) -> tuple[Fraction, Fraction]:
         raise NotImplementedError
+
+    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
+        """The two bits x and x′ differ in: T(Bern(p), Bern(q)) ⊗ T(Bern(q), Bern(p))."""
+        set_bit = piece([1 - self.p, self.p], [1 - self.q, self.q])
+        return (set_bit, set_bit.swapped())
 
     @property
     def privacy_ratio(self) -> Fraction:
@@ -376,6 +388,12 @@ class LocalHashing(FrequencySpec):
     @property
     def collision_probability(self) -> Fraction:
         return lh_collision_probability(self.g)
+
+    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
+        """With probability c the hash merges x and x′ (the report says nothing); otherwise GRR over g."""
+        c, p, q, g = self.collision_probability, self.p, self.q, self.g
+        rest = (1 - c) * (g - 2) * q + c
+        return (piece([(1 - c) * p, (1 - c) * q, rest], [(1 - c) * q, (1 - c) * p, rest]),)
 
     @property
     def privacy_ratio(self) -> Fraction:

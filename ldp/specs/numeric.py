@@ -39,6 +39,7 @@ from ldp import numeric_math as nm
 from ldp.errors import ParameterError
 from ldp.exact import floor_fraction, ratio_within
 from ldp.specs.base import ExactPrivacySpec, MechanismView, register
+from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.frequency import _calibrate_keep_probability
 from ldp.specs.limits import (
     MAX_NUMERIC_OUTPUTS,
@@ -172,6 +173,15 @@ class NumericSpec(ExactPrivacySpec):
                 f"must stay below {limit:.3g} so that sums and variances over up to 2^63 reports stay finite"
             )
 
+    #: Grid tables: the curve used is f_{ε,0} at the ε the table achieves, a sound bound, not the exact curve.
+    exact_privacy_curve: ClassVar[bool] = False
+
+    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
+        """Binary RR at the table's exact worst-case ratio e^ε: the f_{ε,0} curve, which bounds every pair's."""
+        ratio = self.privacy_ratio
+        keep = ratio / (1 + ratio)
+        return (piece([1 - keep, keep], [keep, 1 - keep]),)
+
     # -- value mapping -----------------------------------------------------
     def unit_position(self, value: Any) -> float:
         """u = (x − low)/(high − low) clipped to [0, 1] (t = 2u − 1)."""
@@ -299,6 +309,13 @@ class _TwoPoint(NumericSpec):
             object.__setattr__(self, "p", p)
         self._check_claim()
         self._check_value_scale()
+
+    exact_privacy_curve: ClassVar[bool] = True
+
+    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
+        """The inputs ±1 give binary RR with the exact p; every other input is a garbling of those two."""
+        keep = self.p  # type: ignore[attr-defined]
+        return (piece([1 - keep, keep], [keep, 1 - keep]),)
 
     @property
     def privacy_ratio(self) -> Fraction:
@@ -721,6 +738,13 @@ class Gaussian(_Gridded):
     def delta_achieved(self) -> float:
         """Exact δ(ε) of the integer grid table (≤ ``delta``)."""
         return self._built[2]
+
+    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
+        """None: the grid Gaussian is (ε, δ)-LDP, with no pure-ε or exact curve here."""
+        raise ParameterError(
+            f"gaussian is (epsilon, delta)-LDP on a grid, with no exact curve here; the continuous mechanism is "
+            f"mu-GDP with mu = {self.gdp_mu:.6g} (compose that with `ldp privacy convert --mu`)"
+        )
 
     @property
     def privacy_ratio(self) -> Fraction:  # pure ε is not the Gaussian's guarantee

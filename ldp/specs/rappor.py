@@ -32,11 +32,14 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any, ClassVar
 
+import numpy as np
+
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import ParameterError
 from ldp.exact import epsilon_bound_of_ratio, epsilon_of_ratio
 from ldp.hashing import bloom_positions, value_bytes
 from ldp.specs.base import Spec, register
+from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
     MAX_TABLE_COUNTERS,
@@ -92,6 +95,7 @@ class Rappor(Spec):
 
     mechanism: ClassVar[str] = "rappor"
     report_kind: ClassVar[str] = "rappor"
+    memoized: ClassVar[bool] = True
 
     num_bits: int | None = None
     num_hashes: int | None = None
@@ -258,6 +262,41 @@ class Rappor(Spec):
     def check_cohort(self, cohort: Any) -> int:
         """Validate a cohort number."""
         return check_int(cohort, "cohort", minimum=0, maximum=self.num_cohorts - 1)
+
+    def bit_pair(self, reports: int | float = 1) -> PrivacyPiece:
+        """One Bloom bit set by x and not by x′, over ``reports`` IRRs of one memoized value.
+
+        The count of 1s over r reports is (1 − f/2)·Bin(r, q) + (f/2)·Bin(r, p)
+        when the bit is set and (f/2)·Bin(r, q) + (1 − f/2)·Bin(r, p) when it is
+        not; r = ``math.inf`` is the PRR bit itself.
+        """
+        from ldp.privacy._numeric import binom_logpmf, log_fraction
+
+        f, p, q = self.f, self.p, self.q
+        if math.isinf(reports):
+            if f == 0:
+                raise ParameterError("rappor with f = 0 has no permanent randomized response (epsilon_inf = inf)")
+            return piece([f / 2, 1 - f / 2], [1 - f / 2, f / 2])
+        r = int(reports)
+        if r == 1:
+            a, b = self.prob_one_given_one, self.prob_one_given_zero
+            return piece([1 - a, a], [1 - b, b])
+        count_if_one = binom_logpmf(r, log_fraction(q), log_fraction(1 - q))  # PRR bit 1: each report 1 w.p. q
+        count_if_zero = binom_logpmf(r, log_fraction(p), log_fraction(1 - p))  # PRR bit 0: w.p. p
+        keep, flip = log_fraction(1 - f / 2), log_fraction(f / 2)
+        return PrivacyPiece(np.logaddexp(keep + count_if_one, flip + count_if_zero),
+                            np.logaddexp(flip + count_if_one, keep + count_if_zero))
+
+    def privacy_pieces(self, reports: int | float = 1) -> tuple[PrivacyPiece, ...]:
+        """``reports`` reports of one memoized value (``math.inf``: the PRR): the differing Bloom bits.
+
+        Boolean: the one bit. Otherwise the h bits set by x only and the h set
+        by x′ only, which the worst pair of values keeps disjoint.
+        """
+        bit = self.bit_pair(reports)
+        if self.encoding == "boolean":
+            return (bit,)
+        return (bit.repeated(self.num_hashes), bit.swapped().repeated(self.num_hashes))
 
     def memo_key(self, value: Any) -> bytes:
         """The identity of ``value`` for memoization: the key of its PRR and of its ledger stream.
