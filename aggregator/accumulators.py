@@ -30,7 +30,8 @@ References
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Sequence
+import abc
+from typing import Any, ClassVar, Self, Sequence
 
 import numpy as np
 import pandas as pd
@@ -135,8 +136,19 @@ def accumulator_for(spec_class: type, *, takes_threads: bool = False):
     return register
 
 
-class Accumulator:
-    """Common behaviour: spec checks, merge bookkeeping, equality of counts."""
+class Accumulator(abc.ABC):
+    """The interface of every accumulator, and common behaviour (spec checks, merge bookkeeping, equality).
+
+    An accumulator holds sufficient statistics of the reports of one spec:
+    :meth:`add` one report, :meth:`add_batch` a column batch, :meth:`merge`
+    another accumulator of the same type and spec (associative and
+    commutative, so any engine may reduce partial accumulators in any
+    order), and :meth:`estimate` the table with standard errors and
+    confidence intervals. ``estimate(confidence, consistency=...)`` is
+    understood by every accumulator; further keyword options are the
+    mechanism's own, and an option it does not know is a
+    :class:`~ldp.errors.ParameterError`.
+    """
 
     spec: Any
     _state_fields: ClassVar[tuple[str, ...]] = ()
@@ -155,19 +167,31 @@ class Accumulator:
                 f"cannot merge accumulators of different specs ({self.spec.fingerprint} and {other.spec.fingerprint})"
             )
 
-    def add(self, report: Report) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def add(self, report: Report) -> None:
+        """Count one report (checked against the spec)."""
 
-    def add_batch(self, batch: ReportBatch) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def add_batch(self, batch: ReportBatch) -> None:
+        """Count a batch of reports of this spec."""
 
     def add_reports(self, reports) -> None:
         """Add each report of an iterable; stops at the first bad one (use a reader for rejects)."""
         for report in reports:
             self.add(report)
 
-    def merge(self, other: "Accumulator") -> "Accumulator":  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def merge(self, other: Self) -> Self:
+        """Add ``other``'s counts to this accumulator (same type and spec) and return this one."""
+
+    @abc.abstractmethod
+    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", **options: Any) -> pd.DataFrame:
+        """The estimate table at ``confidence``, with standard errors and confidence intervals."""
+
+    def _refuse_options(self, options: dict[str, Any]) -> None:
+        """Refuse estimate options this accumulator does not know, naming them."""
+        if options:
+            raise ParameterError(f"{type(self).__name__}.estimate does not take {', '.join(sorted(options))}")
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -240,7 +264,8 @@ class FrequencyAccumulator(Accumulator):
         self._check_mergeable(other)
         return type(self).from_counts(self.spec, self.support_counts + other.support_counts, self.n + other.n)
 
-    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", alpha: float = 0.05) -> pd.DataFrame:
+    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", alpha: float = 0.05,
+                 **options: Any) -> pd.DataFrame:
         """Unbiased count estimates with standard errors and confidence intervals.
 
         Parameters
@@ -260,6 +285,7 @@ class FrequencyAccumulator(Accumulator):
             ``value, estimate, std_error, ci_low, ci_high, proportion``;
             see :func:`ldp.aggregator.estimates.oracle_estimates`.
         """
+        self._refuse_options(options)
         return oracle_estimates(
             self.spec.domain,
             self.support_counts,
@@ -521,6 +547,7 @@ class RapporAccumulator(Accumulator):
         spec = self.spec
         if spec.encoding == "bloom":
             if candidates is None:
+                self._refuse_options(options)  # decode options need candidates
                 return self.bit_estimates().to_frame(confidence)
             from ldp.aggregator import rappor_decode
 
@@ -529,6 +556,7 @@ class RapporAccumulator(Accumulator):
             )
         if candidates is not None:
             raise ParameterError(f"{spec.encoding} RAPPOR decodes its values directly; candidates are for Bloom RAPPOR")
+        self._refuse_options(options)
         n = self.n
         one, zero = spec.prob_one_given_one, spec.prob_one_given_zero
         ones = self.bit_counts.sum(axis=0)

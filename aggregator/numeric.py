@@ -234,7 +234,7 @@ class MeanAccumulator(Accumulator):
         return self.n, float(counts @ self._est), float(counts @ (self._est * self._est))
 
     def estimate(self, confidence: float = 0.95, *, consistency: str = "none", by_group: bool = False,
-                 with_sum: bool = True, with_overall: bool = False, **_: Any) -> pd.DataFrame:
+                 with_sum: bool = True, with_overall: bool = False, **options: Any) -> pd.DataFrame:
         """Unbiased mean with standard error and confidence interval, in value units.
 
         Parameters
@@ -259,6 +259,7 @@ class MeanAccumulator(Accumulator):
             ``mean, std_error, ci_low, ci_high, n`` (one row, or one per group),
             then the sum columns.
         """
+        self._refuse_options(options)
         if consistency not in (None, "none"):
             raise ParameterError(f"consistency {consistency!r} does not apply to mean estimates (use 'none')")
         if by_group:

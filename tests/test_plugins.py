@@ -141,3 +141,28 @@ def test_a_spec_class_without_pieces_says_so():
 
     with pytest.raises(ParameterError, match="provides no worst-case pair"):
         mechanism_loss(object.__new__(_Unplugged))
+
+
+@pytest.mark.parametrize("spec", [
+    ldp.GRR(domain=("a", "b", "c"), epsilon=1.0),
+    ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
+    ldp.Duchi(epsilon=1.0, low=0.0, high=1.0),
+], ids=lambda s: s.mechanism)
+def test_every_accumulator_takes_one_estimate_signature_and_names_unknown_options(spec):
+    from ldp.aggregator import Accumulator, make_aggregator
+    from ldp.client import encode_batch
+
+    accumulator = make_aggregator(spec)
+    assert isinstance(accumulator, Accumulator)
+    accumulator.add_batch(encode_batch(spec, ["a", "b"] if spec.report_kind != "numeric" else [0.2, 0.4],
+                                       np.random.default_rng(3)))
+    assert len(accumulator.estimate(0.9, consistency="none")) >= 1
+    with pytest.raises(ParameterError, match="does not take colour"):
+        accumulator.estimate(0.9, colour="red")
+
+
+def test_the_accumulator_interface_is_abstract():
+    from ldp.aggregator import Accumulator
+
+    with pytest.raises(TypeError):
+        Accumulator()
