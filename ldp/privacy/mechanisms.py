@@ -1,4 +1,4 @@
-"""Exact Neyman–Pearson curves of the mechanism specs (FORMULAS.md §2, §4, §7).
+"""Exact Neyman–Pearson curves of the mechanism specs (docs/accounting.md#mechanism-curves).
 
 For each spec, :func:`mechanism_loss` builds the privacy-loss atoms of the
 worst pair of inputs x, x' from the spec's exact probabilities:
