@@ -210,7 +210,7 @@ class Accumulator(abc.ABC):
 
 
 class FrequencyAccumulator(Accumulator):
-    """Support counts C_v of a pure frequency oracle (FORMULAS.md §0).
+    """Support counts C_v of a pure frequency oracle (docs/mechanisms.md#pure-frequency-oracle).
 
     Parameters
     ----------
@@ -503,7 +503,7 @@ class RapporAccumulator(Accumulator):
 
     # -- estimates -----------------------------------------------------------
     def bit_estimates(self) -> BitEstimates:
-        """Per-cohort, per-bit unbiased counts t_ij and their variances (FORMULAS.md §2)."""
+        """Per-cohort, per-bit unbiased counts t_ij and their variances (docs/mechanisms.md#rappor-decoding)."""
         return rappor_bit_estimates(
             self.cohort_counts, self.bit_counts, self.spec.prob_one_given_one, self.spec.prob_one_given_zero
         )

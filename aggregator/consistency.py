@@ -1,4 +1,4 @@
-"""Consistency post-processing of frequency estimates (FORMULAS.md §5).
+"""Consistency post-processing of frequency estimates (docs/mechanisms.md#consistency).
 
 The unbiased estimates f̂ of a frequency oracle can be negative and need not
 sum to 1. These pure functions map f̂ (proportions, one per domain value) to
@@ -95,7 +95,7 @@ def base_cut(frequencies, std_errors, alpha: float = 0.05) -> np.ndarray:
     frequencies : array_like, shape (d,)
         Unbiased estimates f̂.
     std_errors : float or array_like, shape (d,)
-        Standard error of f̂_v under f_v = 0 (FORMULAS.md §0: √(Var*/n)).
+        Standard error of f̂_v under f_v = 0 (docs/mechanisms.md#variance: √(Var*/n)).
     alpha : float
         Family-wise level of the threshold, Φ⁻¹(1 − α/d).
     """

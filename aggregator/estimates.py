@@ -4,7 +4,7 @@ Pure functions from sufficient statistics to :class:`pandas.DataFrame`.
 
 Variance convention
 -------------------
-Frequency-oracle tables use the **fixed-data** variance of FORMULAS.md §0
+Frequency-oracle tables use the **fixed-data** variance of docs/mechanisms.md#variance
 (Wang et al.'s convention: the users' values are fixed, all randomness is the
 mechanism's), exact for n independent reports:
 
@@ -14,8 +14,8 @@ evaluated at the plug-in frequency f̂_v clipped to [0, 1]; the count's
 standard error is n·√Var. To describe a population the users were sampled
 from (Warner's i.i.d. convention) add f_v(1−f_v)/n; these tables do not.
 
-RAPPOR per-bit estimates (:func:`rappor_bit_estimates`) follow FORMULAS.md
-§2 and google/rappor instead: Var(t_ij) = N_j r(1−r)/(q*−p*)², the binomial
+RAPPOR per-bit estimates (:func:`rappor_bit_estimates`) follow docs/mechanisms.md#rappor-decoding
+and google/rappor instead: Var(t_ij) = N_j r(1−r)/(q*−p*)², the binomial
 variance at the plug-in rate r. It equals the fixed-data variance plus
 N_j a(1−a) (a = T_ij/N_j), the i.i.d. term, which fits cohort bit counts
 whose users are a random split of the population.
@@ -112,7 +112,7 @@ def oracle_estimates(
     consistency: str = "none",
     alpha: float = 0.05,
 ) -> pd.DataFrame:
-    """Unbiased frequency-oracle estimates with fixed-data standard errors (FORMULAS.md §0–§1).
+    """Unbiased frequency-oracle estimates with fixed-data standard errors (docs/mechanisms.md#variance).
 
     f̂_v = (C_v/n − q*)/(p* − q*); the count estimate is n·f̂_v and its
     standard error n·√Var[f̂_v] at f = clip(f̂_v, 0, 1).
@@ -162,7 +162,7 @@ def oracle_estimates(
 
 @dataclasses.dataclass(frozen=True)
 class BitEstimates:
-    """Per-cohort, per-bit unbiased counts of true Bloom bits (FORMULAS.md §2).
+    """Per-cohort, per-bit unbiased counts of true Bloom bits (docs/mechanisms.md#rappor-decoding).
 
     Attributes
     ----------
@@ -206,7 +206,7 @@ class BitEstimates:
 
 
 def rappor_bit_estimates(cohort_counts, bit_counts, prob_one_given_one: float, prob_one_given_zero: float) -> BitEstimates:
-    """t_ij = (c_ij − p*N_j)/(q* − p*) and Var(t_ij) = N_j r(1−r)/(q*−p*)² (FORMULAS.md §2).
+    """t_ij = (c_ij − p*N_j)/(q* − p*) and Var(t_ij) = N_j r(1−r)/(q*−p*)² (docs/mechanisms.md#rappor-decoding).
 
     Here q* = P[S=1 | B=1] (``prob_one_given_one``) and p* = P[S=1 | B=0]
     (``prob_one_given_zero``); r = p* + (q*−p*)·clip(t_ij, 0, N_j)/N_j, as

@@ -1,6 +1,6 @@
 """Read report files in bounded-memory chunks: valid reports as batches, bad ones as rejects.
 
-Formats are chosen by extension (DESIGN.md "Report JSON form"):
+Formats are chosen by extension (docs/report-format.md):
 
 ==========================  ==================================================
 ``.jsonl`` ``.ndjson``      one JSON report per line (``.json`` too)

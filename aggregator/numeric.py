@@ -22,7 +22,7 @@ mean = low + (t̄ + 1)(high − low)/2. It is unbiased for the mean of the
 
 The standard error is the sample standard deviation of the t̂ (ddof = 1)
 over √n, in value units: it estimates the i.i.d.-population variance
-(mechanism noise plus the spread of the users' values, FORMULAS.md §0/§3),
+(mechanism noise plus the spread of the users' values, docs/mechanisms.md#numeric),
 which is what a confidence interval for a population mean needs. The
 sum is n·mean with SE n·SE. Intervals are normal: estimate ± z·SE.
 

@@ -1,7 +1,7 @@
 """RAPPOR decoding: per-bit unbiased counts, then candidate frequencies with error bars.
 
-Pipeline (FORMULAS.md §2)
--------------------------
+Pipeline (docs/mechanisms.md#rappor-decoding)
+---------------------------------------------
 1. **Bit counts.** For cohort j and bit i, ``t_ij = (c_ij − p*·N_j)/(q* − p*)``
    is unbiased for the number of cohort-j reports whose true Bloom bit is 1,
    with ``Var(t_ij) = N_j·r(1−r)/(q*−p*)²`` (:func:`unbiased_bit_counts`).
@@ -68,7 +68,7 @@ converged.
 
 Estimates are on the count scale (number of reports, ``N·β``). The bit
 variance ``N_j·r(1−r)/(q*−p*)²`` is that of a cohort whose N_j reports each
-have a true 1 with probability ``π = T_ij/N_j`` (FORMULAS.md §0, i.i.d.
+have a true 1 with probability ``π = T_ij/N_j`` (docs/mechanisms.md#variance, i.i.d.
 convention), so standard errors cover both the randomized response and the
 random assignment of clients to cohorts (the model compares every cohort
 with the population proportions β).
@@ -250,7 +250,7 @@ def unbiased_bit_counts(spec: Rappor, cohort_counts: Any, bit_counts: Any) -> tu
 
     ``t_ij = (c_ij − p*·N_j)/(q* − p*)`` and
     ``Var = N_j·r(1−r)/(q*−p*)²`` with ``r = p* + (q*−p*)·clip(t_ij/N_j, 0, 1)``
-    (FORMULAS.md §2; the clamp is google/rappor's). This variance is that of
+    (docs/mechanisms.md#rappor-decoding; the clamp is google/rappor's). This variance is that of
     N_j reports each carrying a true 1 with probability T_ij/N_j (i.i.d.
     convention); given T_ij it exceeds the fixed-data variance
     ``T q*(1−q*) + (N−T) p*(1−p*)`` by ``N_j π(1−π)(q*−p*)²``.
@@ -532,7 +532,7 @@ def _decode_direct(spec, n_cohort, t, candidates, alpha, correction, confidence)
 
     The bit means the same value in every cohort, so the decode is the
     frequency oracle of the pooled counts, with its fixed-data standard
-    error (FORMULAS.md §0–§1, at the clipped plug-in frequency) exactly as
+    error (docs/mechanisms.md#variance, at the clipped plug-in frequency) exactly as
     :meth:`ldp.aggregator.RapporAccumulator.estimate` and the other oracles
     report it: the two paths give the same table. (The per-cohort i.i.d.
     variance of the Bloom decode would add n·f(1−f) for the random cohort

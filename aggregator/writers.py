@@ -9,7 +9,7 @@ estimates              ``.csv``, ``.json`` (records), ``.jsonl``, ``.parquet``;
                        no path: a readable table on stdout
 =====================  ==========================================================
 
-Reports are written in the fixed JSON form of DESIGN.md; the JSON Lines
+Reports are written in the fixed JSON form of docs/report-format.md; the JSON Lines
 output of a batch is byte-for-byte what :meth:`ldp.report.Report.to_json`
 gives for each report, and every format reads back through
 :mod:`ldp.aggregator.io` to the same batch.

@@ -4,7 +4,7 @@ Same machine, same run, same population: n users with values drawn from a
 Zipf(1.1) distribution over d values, ε = 1. For each mechanism the time is
 encode + estimate for all n users, and the error is the MSE of the count
 estimates over the d values divided by the theoretical variance of an
-unbiased estimate (FORMULAS.md §0: n·[q*(1−q*)/(p*−q*)² + f(1−p*−q*)/(p*−q*)]
+unbiased estimate (docs/mechanisms.md#variance: n·[q*(1−q*)/(p*−q*)² + f(1−p*−q*)/(p*−q*)]
 per value, averaged over the values), so a correct unbiased oracle shows
 ≈ 1 (within statistical noise: the MSE over d values of one run has a
 relative standard deviation of roughly √(2/d)).

@@ -11,7 +11,7 @@ Probabilities are applied with 48 binary digits (bias ≤ 2^-48 per coin).
 Each value is a different user: RAPPOR users get a uniform cohort and one
 report each, so the permanent and instantaneous randomized responses
 collapse into one independent coin per bit with P[S=1 | B] from
-FORMULAS.md §2 (the same distribution as the two stages in sequence).
+docs/mechanisms.md#rappor-prr-irr (the same distribution as the two stages in sequence).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Files that survive crashes, races and hostile paths (DESIGN.md "Client state").
+"""Files that survive crashes, races and hostile paths (docs/architecture.md#concurrency).
 
 Client state (a secret and cohort) and privacy ledgers are shared state: two
 processes, or two threads, may open the same client at once, and any of them

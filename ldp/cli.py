@@ -92,7 +92,7 @@ class OptionConflict(click.UsageError):
 
     Exit status 2 like every usage error; the message names the options.
     Unlike click's default it prints no usage banner, so the error stays
-    the single line DESIGN.md asks for.
+    the single line of docs/cli.md#exit-statuses.
     """
 
     def show(self, file=None) -> None:

@@ -1,4 +1,4 @@
-"""Pure math of pure frequency oracles (FORMULAS.md §0–§1).
+"""Pure math of pure frequency oracles (docs/mechanisms.md#pure-frequency-oracle).
 
 A pure frequency oracle is described by two probabilities: ``p_star``, the
 chance that a report supports v when the user's value is v, and ``q_star``,
@@ -35,7 +35,7 @@ def unbiased_frequency(support_counts, n, p_star: float, q_star: float):
 
 
 def frequency_variance(frequency, n, p_star: float, q_star: float):
-    """Fixed-data variance of f̂_v (FORMULAS.md §0), elementwise.
+    """Fixed-data variance of f̂_v (docs/mechanisms.md#variance), elementwise.
 
     Var[f̂_v] = [f p*(1−p*) + (1−f) q*(1−q*)] / (n (p*−q*)²).
     Multiply by n² for the variance of the estimated count.

@@ -1,10 +1,11 @@
-"""Pure math of numeric mean estimation (FORMULAS.md §3, §8, §9).
+"""Pure math of numeric mean estimation (docs/mechanisms.md#numeric,
+docs/mechanisms.md#lower-bounds, docs/mechanisms.md#exact-sampling).
 
 Two kinds of functions live here:
 
 * closed forms on the native scale x ∈ [−1, 1]: the conditional and
   worst-case variances of Laplace, Duchi, PM and HM, HM's switch ε*, the
-  classic and analytic Gaussian calibrations, and the §8 lower bound;
+  classic and analytic Gaussian calibrations, and the lower bound (docs/mechanisms.md#lower-bounds);
 * builders of the *exact grid tables* the client samples from. Every
   continuous mechanism is run on a grid: the input t ∈ [−1, 1] is rounded
   (randomly and unbiasedly) to one of ``K + 1`` grid inputs, and the output
@@ -131,7 +132,7 @@ def _worst(name: str, epsilon: float) -> float:
 
 
 def worst_case_variance(mechanism: str, epsilon: float) -> float:
-    """max over t ∈ [−1, 1] of Var[y|t] (FORMULAS.md §3 table), native scale."""
+    """max over t ∈ [−1, 1] of Var[y|t] (docs/mechanisms.md#hybrid, the table), native scale."""
     return _worst(mechanism, epsilon)
 
 
@@ -140,12 +141,12 @@ NUMERIC_THEORY = ("duchi", "piecewise", "hybrid", "laplace")
 
 
 def mean_lower_bound(epsilon: float, n: int, mu: float = 0.0) -> float:
-    """§8: any unbiased ε-LDP mean estimator has Var ≥ (coth²(ε/2) − μ²)/n (native scale)."""
+    """docs/mechanisms.md#lower-bounds: any unbiased ε-LDP mean estimator has Var ≥ (coth²(ε/2) − μ²)/n (native scale)."""
     return (duchi_c(epsilon) ** 2 - mu * mu) / n
 
 
 def fixed_data_mean_lower_bound(epsilon: float, t: np.ndarray) -> float:
-    """The §8 line on the fixed-data scale: (coth²(ε/2) − mean t²)/n for the users' native values ``t``.
+    """The lower bound (docs/mechanisms.md#lower-bounds) on the fixed-data scale: (coth²(ε/2) − mean t²)/n for the users' native values ``t``.
 
     The i.i.d. line (coth²(ε/2) − μ²)/n includes the sampling variance of the
     users' own mean, Var(t)/n = (mean t² − μ²)/n; an MSE measured against

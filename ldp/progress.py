@@ -1,6 +1,6 @@
 """A running count on stderr for long CLI work, shown only when stderr is a terminal.
 
-DESIGN: long work shows progress on stderr and stays silent when stderr is
+docs/cli.md: long work shows progress on stderr and stays silent when stderr is
 not a terminal (pipes, files, CI logs, click's test runner).
 """
 

@@ -1,4 +1,4 @@
-"""Reports: the randomized records a client sends (DESIGN.md "Report JSON form").
+"""Reports: the randomized records a client sends (docs/report-format.md).
 
 One immutable record type covers every mechanism; which fields are present
 depends on the mechanism:

@@ -7,7 +7,8 @@ oracles) or the per-cohort report and bit counts (RAPPOR). Cost is O(D) per
 collection for frequency oracles and O(D·m + m·k) for RAPPOR, independent of
 the number of users.
 
-Exactness, mechanism by mechanism (FORMULAS.md §1–§2):
+Exactness, mechanism by mechanism (docs/mechanisms.md#frequency-oracles,
+docs/mechanisms.md#rappor):
 
 GRR / BinaryRR
     Exact joint distribution. GRR is equivalently "keep the value with

@@ -67,8 +67,8 @@ def rappor_for_epsilon(epsilon: float, settings: RapporSettings = RapporSettings
     """Bloom RAPPOR whose single-report ε₁ is at most ``epsilon`` (and within 1e-9 of it).
 
     Uses the symmetric instantaneous response p = 1 − q, so that
-    q* = P[S=1|B=1] = 1 − P[S=1|B=0] and ε₁ = 2h·ln(q*/(1 − q*)) (FORMULAS.md
-    §2); hence q* = 1/(1 + e^(−ε/(2h))) and q = (q* − f/2)/(1 − f). q is
+    q* = P[S=1|B=1] = 1 − P[S=1|B=0] and ε₁ = 2h·ln(q*/(1 − q*))
+    (docs/mechanisms.md#rappor-epsilon); hence q* = 1/(1 + e^(−ε/(2h))) and q = (q* − f/2)/(1 − f). q is
     rounded down on a 2^-40 grid (more privacy) and the achieved ε₁ is checked
     from the spec's exact probabilities.
 

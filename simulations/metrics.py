@@ -2,7 +2,7 @@
 
 All errors are on the frequency scale (fractions of n users), comparing the
 estimates f̂_v with the realized true frequencies f_v = n_v/n of the users
-who reported: the fixed-data convention of FORMULAS.md §0, in which the
+who reported: the fixed-data convention of docs/mechanisms.md#variance, in which the
 expected MSE over the domain is exactly the mean of ``spec.variance(f_v, n)``.
 
 References
@@ -99,7 +99,7 @@ def theory_mse(spec: Any, truth: Any, n: int) -> float:
 
 
 def _subset_selection_support(epsilon: float, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ω = 1..d−1 and SS's p*(ω), q*(ω) (FORMULAS.md §1.7)."""
+    """ω = 1..d−1 and SS's p*(ω), q*(ω) (subset selection, docs/mechanisms.md#lower-bounds)."""
     e = math.exp(epsilon)
     omega = np.arange(1, d, dtype=float)
     denom = omega * e + d - omega
@@ -109,9 +109,9 @@ def _subset_selection_support(epsilon: float, d: int) -> tuple[np.ndarray, np.nd
 
 
 def lower_bound(epsilon: float, domain_size: int, n: int) -> float:
-    """Reference "physical limit" of the per-value MSE (FORMULAS.md §8), fixed-data scale.
+    """Reference "physical limit" of the per-value MSE (docs/mechanisms.md#lower-bounds), fixed-data scale.
 
-    FORMULAS.md §8 gives the plottable line
+    docs/mechanisms.md#lower-bounds gives the plottable line
     R*(n, d, ε) = min_ω [ω − d q*² − 2q*(p*−q*) − (p*−q*)²/d] / (n (p*−q*)²),
     the total ℓ₂² risk of subset selection (order-optimal, and asymptotically
     exactly minimax after Ye & Barg) at the worst-case uniform distribution,

@@ -1,4 +1,4 @@
-"""Numeric simulations: MSE of the mean versus ε per mechanism, against theory and the §8 bound.
+"""Numeric simulations: MSE of the mean versus ε per mechanism, against theory and the bound of docs/mechanisms.md#lower-bounds.
 
 :func:`run_numeric` draws the users' numbers from a population (uniform,
 gaussian, exponential, beta on ``[low, high]``, or a real data column),
@@ -12,7 +12,8 @@ what every mechanism estimates), ``error``, ``mse`` (= error²), the
 reported ``std_error`` and whether the 95 % interval ``covered`` the truth,
 ``theory_mse`` (the exact fixed-data variance of the mean from the spec's
 grid tables), ``formula_mse`` (the same with the continuous variances of
-FORMULAS.md §3; σ² for the Gaussian), and ``lower_bound``, the §8 line on
+docs/mechanisms.md#numeric; σ² for the Gaussian), and ``lower_bound``, the line of
+docs/mechanisms.md#lower-bounds on
 the same fixed-data scale, (coth²(ε/2) − mean t²)/n in value units: what
 Duchi attains on every population and no ε-LDP mechanism beats on
 populations at the ends of the range (PM/HM beat it on populations away from
@@ -294,7 +295,7 @@ def format_numeric_report(summary: pd.DataFrame) -> str:
 
 
 def plot_numeric(results: pd.DataFrame, path: str | Path) -> Path:
-    """MSE of the mean versus ε per mechanism (log-log), theory dashed, §8 bound dotted."""
+    """MSE of the mean versus ε per mechanism (log-log), theory dashed, lower bound dotted."""
     import matplotlib
 
     matplotlib.use("Agg")

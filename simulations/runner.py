@@ -229,7 +229,7 @@ def run(
         Columns :data:`RESULT_COLUMNS`: ``mse``/``mae``/``max_error``/``tv``
         on the frequency scale, ``theory_mse`` (mean of the fixed-data
         variance over the domain; NaN for RAPPOR), ``mse_ratio`` =
-        mse/theory_mse, ``lower_bound`` (per value, FORMULAS.md §8), RAPPOR
+        mse/theory_mse, ``lower_bound`` (per value, docs/mechanisms.md#lower-bounds), RAPPOR
         detection columns (NaN for the other mechanisms) and ``seconds``.
     """
     if mode not in MODES:

@@ -382,7 +382,7 @@ def test_bloom_estimate_without_candidates_is_the_bit_table():
     assert len(table) == spec.num_cohorts * spec.num_bits
     np.testing.assert_allclose(table["estimate"], bits.estimate.ravel())
     np.testing.assert_allclose(table["std_error"], np.sqrt(bits.variance).ravel())
-    # FORMULAS.md §2, written out for one cell
+    # docs/mechanisms.md#rappor-decoding, written out for one cell
     j, i = 2, 5
     one, zero = float(spec.prob_one_given_one), float(spec.prob_one_given_zero)
     big_n, c = acc.cohort_counts[j], acc.bit_counts[j, i]

@@ -1,4 +1,4 @@
-"""Consistency post-processing (FORMULAS.md §5): properties and a reference projection."""
+"""Consistency post-processing (docs/mechanisms.md#consistency): properties and a reference projection."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """End to end through the real client: unbiased estimates, honest standard errors, CI coverage.
 
-Variance convention: fixed data (FORMULAS.md §0). Every run encodes the
+Variance convention: fixed data (docs/mechanisms.md#variance). Every run encodes the
 *same* users' values, so the only randomness is the mechanism's; the
 reported std_error is the fixed-data one.
 
@@ -158,7 +158,7 @@ def _count_distribution(ones: int, zeros: int, one: float, zero: float) -> np.nd
 
 
 def test_bloom_bit_estimates_unbiased_with_fixed_data_spread():
-    """Per-cohort, per-bit t_ij and reported variances (FORMULAS.md §2) over R seeded runs; α = 1e-4 per family."""
+    """Per-cohort, per-bit t_ij and reported variances (docs/mechanisms.md#rappor-decoding) over R seeded runs; α = 1e-4 per family."""
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4")
     runs, n, alpha = 1500, 400, 1e-4
     rng = np.random.default_rng(7)
@@ -183,7 +183,7 @@ def test_bloom_bit_estimates_unbiased_with_fixed_data_spread():
         block = reported_bits[r * n : (r + 1) * n]
         counts[r] = np.stack([block[cohorts == j].sum(axis=0) for j in range(spec.num_cohorts)])
 
-    # Exact, for the given counts (deterministic; rtol covers rounding only): §2's
+    # Exact, for the given counts (deterministic; rtol covers rounding only): the RAPPOR decoding
     # t = (c − p*N)/(q* − p*) and Var = N·r(1−r)/(q*−p*)², r = p* + (q*−p*)·clip(t/N, 0, 1).
     np.testing.assert_allclose(t, (counts - zero * big_n) / gap, rtol=1e-12, atol=1e-9)
     rate = zero + gap * np.clip(t / big_n, 0.0, 1.0)
@@ -201,7 +201,7 @@ def test_bloom_bit_estimates_unbiased_with_fixed_data_spread():
     assert np.all(statistic <= chi2.isf(alpha / (2 * cells), runs - 1))
     # The mean reported variance matches its exact expectation under the exact count distribution
     # c = Bin(T, q*) + Bin(N − T, p*), computed by summing over c (the clamp makes the plug-in
-    # nonlinear in c), within z·SD/√R. Without the clamp it would be the §2 (i.i.d.) variance at the
+    # nonlinear in c), within z·SD/√R. Without the clamp it would be the RAPPOR decoding (i.i.d.) variance at the
     # truth minus Var(t)/N, i.e. fixed·(1 − 1/N) + N·a(1−a) with a = T/N, not the fixed-data spread.
     expected = np.empty_like(fixed)
     spread = np.empty_like(fixed)

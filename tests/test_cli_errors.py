@@ -1,6 +1,6 @@
 """Bad input on the command line: one-line messages naming the file or option, never a traceback.
 
-DESIGN.md "Errors and bad input": the CLI exits non-zero with a one-line
+docs/architecture.md#errors: the CLI exits non-zero with a one-line
 message on user error. Each case uses click's CliRunner and real files.
 """
 

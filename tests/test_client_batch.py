@@ -1,4 +1,5 @@
-"""The simulation batch encoder: every bit has the probability of FORMULAS.md §1–2, in the right place.
+"""The simulation batch encoder: every bit has the probability of docs/mechanisms.md#frequency-oracles and
+docs/mechanisms.md#rappor, in the right place.
 
 Each test encodes one value for many users and checks every bit's frequency
 against P[bit = 1 | true bit] with a two-sided z test; the significance level

@@ -115,7 +115,7 @@ def test_olh_bucket_frequencies_and_ratio(mechanism):
 
 
 def test_rappor_single_report_bits_and_ratio():
-    """Fresh clients (one report each): bit frequencies are q* / p* (FORMULAS §2)."""
+    """Fresh clients (one report each): bit frequencies are q* / p* (docs/mechanisms.md#rappor-prr-irr)."""
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=1, f="1/2", p="1/2", q="3/4")
     one, zero = float(spec.prob_one_given_one), float(spec.prob_one_given_zero)
     freqs = []

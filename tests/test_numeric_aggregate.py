@@ -72,7 +72,7 @@ def test_per_report_variance_matches_the_spec(name, epsilon):
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 4.0, 8.0])
 def test_grid_variances_match_formulas(epsilon):
-    """The exact grid variances match FORMULAS.md §3 (PM's band is rounded to whole cells)."""
+    """The exact grid variances match docs/mechanisms.md#numeric (PM's band is rounded to whole cells)."""
     t = np.linspace(-1, 1, 21)
     K = 256
     pm_band = K * math.exp(-epsilon / 2)
@@ -184,7 +184,7 @@ def test_bad_batches_raise_report_error():
 
 
 def test_lower_bound_holds_on_the_worst_population():
-    """§8: on a fair ±1 population (μ = 0) every unbiased mechanism has per-user i.i.d. variance ≥ coth²(ε/2)."""
+    """docs/mechanisms.md#lower-bounds: on a fair ±1 population (μ = 0) every unbiased mechanism has per-user i.i.d. variance ≥ coth²(ε/2)."""
     for eps in (0.1, 1.0, 8.0):
         bound = nm.mean_lower_bound(eps, 1)
         assert bound == pytest.approx(nm.duchi_variance(eps, 0.0))

@@ -39,7 +39,7 @@ def test_mse_matches_theory_over_repeats():
     for _, part in results.groupby("mechanism"):
         ratio = (part["mse"] / part["theory_mse"]).mean()  # mean of chi-square(1) by the CLT
         assert abs(ratio - 1) <= Z * math.sqrt(2 / repeats)
-        assert (part["formula_mse"] / part["theory_mse"]).between(0.98, 1.02).all()  # grid ≈ FORMULAS §3
+        assert (part["formula_mse"] / part["theory_mse"]).between(0.98, 1.02).all()  # grid ≈ docs/mechanisms.md#numeric
     summary = summarize_numeric(results)
     text = format_numeric_report(summary)
     assert "Best mechanism per epsilon" in text
@@ -75,7 +75,7 @@ def test_cli_numeric_sweep_and_real_data(tmp_path):
 
 
 def test_lower_bound_is_on_the_fixed_data_scale_duchi_attains_it():
-    """The §8 line minus the users' own sampling variance: Duchi's exact fixed-data variance sits on it."""
+    """The lower bound (docs/mechanisms.md#lower-bounds) minus the users' own sampling variance: Duchi's exact fixed-data variance sits on it."""
     results = run_numeric("duchi,stochastic-rounding,piecewise", [0.5, 2.0], 3000, distribution="beta",
                           low=0, high=100, repeats=1, seed=4)
     for row in results.itertuples():

@@ -1,6 +1,6 @@
 """Packaging: the wheel holds every subpackage; the client stays light to import.
 
-The package-dir layout of DESIGN.md maps ``client/`` to ``ldp.client`` and so
+The package-dir layout of docs/architecture.md#layout maps ``client/`` to ``ldp.client`` and so
 on; a subpackage missing from pyproject's ``packages`` list is silently left
 out of the wheel, which an editable install would never show.
 """

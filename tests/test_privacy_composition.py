@@ -1,4 +1,4 @@
-"""Composition of reports: test vectors, exactness, symmetry, numerics (FORMULAS.md §7)."""
+"""Composition of reports: test vectors, exactness, symmetry, numerics (docs/accounting.md#composition)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from ldp.privacy.tradeoff import GaussianTradeoff, dp_tradeoff
 ALPHA = np.linspace(0.0, 1.0, 1001)
 
 
-# -- FORMULAS.md §7 table (δ = 1e-6), compared at the printed precision ----
+# -- docs/accounting.md#composition table (δ = 1e-6), at the printed precision
 @pytest.mark.parametrize(
     "eps, exact, closed, drv",
     [(0.1, 4.775, 5.756, 6.308), (1.0, 83.53, 98.78, 224.4)],
@@ -41,7 +41,7 @@ ALPHA = np.linspace(0.0, 1.0, 1001)
 def test_composition_table_vectors(eps, exact, closed, drv):
     k, delta = 100, 1e-6
 
-    def printed(x, ref):  # rounded to the digits the sheet prints
+    def printed(x, ref):  # rounded to the digits the docs print
         decimals = len(str(ref).split(".")[1])
         return round(x, decimals)
 

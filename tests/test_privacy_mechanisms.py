@@ -1,4 +1,4 @@
-"""Exact Neyman–Pearson curves of the mechanism specs (FORMULAS.md §2, §4, §7)."""
+"""Exact Neyman–Pearson curves of the mechanism specs (docs/accounting.md#mechanism-curves)."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", 
 
 
 def test_rappor_formulas_example():
-    # FORMULAS.md §2: h=2, f=0.5, p=0.5, q=0.75 → ε∞ = 4 ln 3, ε₁ = 1.07429
+    # docs/mechanisms.md#rappor-epsilon: h=2, f=0.5, p=0.5, q=0.75 → ε∞ = 4 ln 3, ε₁ = 1.07429
     assert mechanism_loss(RAPPOR, 1).pure_epsilon == pytest.approx(1.07429, abs=5e-6)
     assert mechanism_loss(RAPPOR, math.inf).pure_epsilon == pytest.approx(4 * math.log(3), rel=1e-12)
 

@@ -1,4 +1,4 @@
-"""Trade-off functions, conversions and their properties (FORMULAS.md §7)."""
+"""Trade-off functions, conversions and their properties (docs/accounting.md#conversions)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ldp.privacy.tradeoff import GaussianTradeoff, PiecewiseLinearTradeoff, dp_t
 ALPHA = np.linspace(0.0, 1.0, 2001)
 
 
-# -- FORMULAS.md §7 test vectors -------------------------------------------
+# -- docs/accounting.md#conversions test vectors ------------------------------------
 @pytest.mark.parametrize("eps, expected", [(0.0, 0.382925), (0.5, 0.238422), (1.0, 0.126937), (2.0, 0.0209236)])
 def test_gdp_delta_vectors(eps, expected):
     # printed to 6 significant digits

@@ -1,4 +1,4 @@
-"""RAPPOR decoding (FORMULAS.md §2): bit counts, design, detection, false positives, determinism.
+"""RAPPOR decoding (docs/mechanisms.md#rappor-decoding): bit counts, design, detection, false positives, determinism.
 
 Counts are drawn from their exact distribution for one report per client:
 with T_ij clients of cohort j whose Bloom bit i is 1, the reported ones are
@@ -47,7 +47,7 @@ def draw_counts(spec, values, partition, rng):
 
 def test_bit_counts_match_formula():
     spec = ldp.Rappor(num_bits=4, num_hashes=2, num_cohorts=2, f="1/2", p="1/2", q="3/4")
-    # FORMULAS.md §2 example: q* = 0.6875, p* = 0.5625
+    # docs/mechanisms.md#rappor-epsilon example: q* = 0.6875, p* = 0.5625
     n = np.array([1000, 0])
     c = np.array([[700, 562, 600, 650], [0, 0, 0, 0]])
     t, var = unbiased_bit_counts(spec, n, c)
@@ -61,7 +61,7 @@ def test_bit_counts_match_formula():
 def test_bit_counts_unbiased_with_formula_variance():
     # alpha = 1e-6 per check (z = 4.89). t is unbiased for T given T; its variance
     # around N·π when each of the N reports has B = 1 with probability π (the
-    # i.i.d. convention of FORMULAS.md §0, which is what N·r(1−r)/(q*−p*)² is).
+    # i.i.d. convention of docs/mechanisms.md#variance, which is what N·r(1−r)/(q*−p*)² is).
     rng = np.random.default_rng(11)
     p_star, q_star = float(SPEC.prob_one_given_zero), float(SPEC.prob_one_given_one)
     n, share, reps = 5000, 0.24, 4000
@@ -250,7 +250,7 @@ def test_basic_and_boolean_decode_directly():
 
 @pytest.mark.parametrize("truth", [(5000, 3000, 0), (0, 0, 8000), (8000, 0, 0)])
 def test_basic_decode_has_the_frequency_oracle_fixed_data_standard_error(truth):
-    """decode() of basic RAPPOR equals RapporAccumulator.estimate, and its SE is FORMULAS §0 at the plug-in frequency."""
+    """decode() of basic RAPPOR equals RapporAccumulator.estimate, and its SE is docs/mechanisms.md#variance at the plug-in frequency."""
     rng = np.random.default_rng(sum(truth))
     spec = ldp.Rappor.basic(("a", "b", "c"), f="1/4", p="1/4", q="3/4", num_cohorts=2)
     one, zero = float(spec.prob_one_given_one), float(spec.prob_one_given_zero)

@@ -1,6 +1,6 @@
 """Fast path: empirical MSE against the theoretical variance, for every mechanism.
 
-Fixed-data convention (FORMULAS.md §0): the true counts are held fixed and
+Fixed-data convention (docs/mechanisms.md#variance): the true counts are held fixed and
 only the mechanism's randomness varies, so the expected MSE over the domain
 is exactly mean_v Var[f̂_v] (``theory_mse``). Over R independent collections
 the mean MSE has standard error √(2·tr(Σ²)/R)/D, with Σ the covariance
@@ -139,7 +139,7 @@ def test_lower_bound_reference_values():
         e = math.exp(eps)
         # d = 2: subset selection is randomized response; fixed-data variance at f = 1/2.
         assert math.isclose(lower_bound(eps, 2, n), e / (n * (e - 1) ** 2), rel_tol=1e-9)
-        # Large d: about 4e^ε/(n(e^ε − 1)²) per value (FORMULAS.md §8), and never above OUE at uniform.
+        # Large d: about 4e^ε/(n(e^ε − 1)²) per value (docs/mechanisms.md#lower-bounds), and never above OUE at uniform.
         big = lower_bound(eps, 4096, n)
         oue = ldp.OUE(domain=range(4096), epsilon=eps).variance(1 / 4096, n)
         assert big <= oue

@@ -88,7 +88,7 @@ def test_grr_and_ue_probabilities_match_formulas():
 
 
 def test_var_star_table_of_formulas_sheet():
-    # FORMULAS.md §1.8 example at eps = 1, d = 16.
+    # docs/mechanisms.md#choosing example at eps = 1, d = 16.
     table = ldp.variance_table(1.0, 16)
     assert table["grr"] == pytest.approx(5.66243, abs=1e-5)
     assert table["sue"] == pytest.approx(3.91770, abs=1e-5)

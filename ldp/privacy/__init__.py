@@ -1,6 +1,6 @@
 """Privacy accounting: f-DP / Gaussian DP, exact composition, per-client budgets.
 
-Pure math on NumPy and SciPy (FORMULAS.md §7). Names are loaded lazily, so
+Pure math on NumPy and SciPy (docs/accounting.md). Names are loaded lazily, so
 ``import ldp.privacy.budget`` (which the client may use) does not import
 SciPy; the math modules do.
 

@@ -1,4 +1,4 @@
-"""Per-client privacy budget and its persistent ledger (FORMULAS.md §2, §4, §7).
+"""Per-client privacy budget and its persistent ledger (docs/accounting.md#budgets).
 
 Every report a client sends spends privacy. The ledger records what was
 spent, per *stream*, and refuses (with :class:`~ldp.errors.BudgetExceededError`,
@@ -35,7 +35,7 @@ reports (every report a new value); with a finite domain of d values
 reports: under this accounting a boolean RAPPOR client can report forever
 within 2·ε∞.
 
-What the per-value accounting measures (FORMULAS.md §4): the ε∞ of a memoized
+What the per-value accounting measures (docs/accounting.md#memoized-streams): the ε∞ of a memoized
 value protects *which* value a client holds against any number of its
 reports. It does not hide *that* a client's value changed: reports of two
 values come from two different permanent responses, and the collector can

@@ -1,4 +1,4 @@
-"""Composition of k reports: from the basic sum to the exact optimum (FORMULAS.md §7).
+"""Composition of k reports: from the basic sum to the exact optimum (docs/accounting.md#composition).
 
 Every function returns the total ε at a target δ (and, where it makes sense,
 the composed trade-off curve). For k reports of an ε-LDP randomizer:
@@ -313,7 +313,7 @@ def clt_composition(epsilon: float, k: int, delta: float) -> CLTResult:
     References
     ----------
     .. [1] J. Dong, A. Roth, W. J. Su. JRSS-B 84(1), 2022, Theorem 3.4 and
-       §3.3 (constants as in FORMULAS.md §7, checked numerically against the
+       §3.3 (constants as in docs/accounting.md#composition, checked numerically against the
        exact binomial curves).
     """
     eps, k = check_epsilon_value(epsilon), _check_k(k)

@@ -1,4 +1,4 @@
-"""Conversions between μ-GDP, (ε, δ)-DP and trade-off functions (FORMULAS.md §7).
+"""Conversions between μ-GDP, (ε, δ)-DP and trade-off functions (docs/accounting.md#conversions).
 
 - μ-GDP ⇔ (ε, δ_μ(ε))-DP for all ε ≥ 0 (:func:`gdp_delta`, :func:`gdp_epsilon`,
   and back: :func:`gdp_mu`, the largest μ whose δ_μ(ε) stays within δ);

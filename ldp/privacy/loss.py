@@ -1,4 +1,4 @@
-"""Discrete privacy-loss distributions: exact Neyman–Pearson accounting (FORMULAS.md §7).
+"""Discrete privacy-loss distributions: exact Neyman–Pearson accounting (docs/accounting.md#mechanism-curves).
 
 A pair of output distributions (P, Q) of a mechanism on two inputs x, x' is
 summarized, without loss, by its *atoms*: groups of outputs with the same

@@ -1,4 +1,4 @@
-"""Exact Neyman–Pearson curves of the mechanism specs (FORMULAS.md §2, §4, §7).
+"""Exact Neyman–Pearson curves of the mechanism specs (docs/accounting.md#mechanism-curves).
 
 Each spec describes its reports under the worst pair of inputs x, x' as
 independent pieces of exact output distributions (``spec.privacy_pieces``,

@@ -1,4 +1,4 @@
-"""Frequency-oracle specs: BinaryRR, GRR, SUE, OUE, OLH, BLH (FORMULAS.md §1).
+"""Frequency-oracle specs: BinaryRR, GRR, SUE, OUE, OLH, BLH (docs/mechanisms.md#frequency-oracles).
 
 Each spec holds its categorical ``domain``, the ε it claims, and its exact
 rational perturbation probabilities. Built from ``epsilon`` alone, the
@@ -97,7 +97,7 @@ class FrequencySpec(ExactPrivacySpec):
         return float(self.exact_q_star)
 
     def variance(self, frequency: Any = 0.0, n: int = 1) -> Any:
-        """Var[f̂_v] on the frequency scale for ``n`` users (fixed-data, FORMULAS.md §0)."""
+        """Var[f̂_v] on the frequency scale for ``n`` users (fixed-data, docs/mechanisms.md#variance)."""
         return frequency_variance(frequency, n, self.p_star, self.q_star)
 
     @property

@@ -7,7 +7,7 @@ a NaN or non-number is an error. Reports carry the mechanism's *native*
 output (on the [−1, 1] scale; the bit b for stochastic rounding), and the
 aggregator maps the mean back to ``[low, high]`` units.
 
-Privacy is exact (FORMULAS.md §9). The two-point mechanisms (Duchi,
+Privacy is exact (docs/mechanisms.md#exact-sampling). The two-point mechanisms (Duchi,
 stochastic rounding) use one exact rational coin. The continuous ones are
 run on a grid of ``grid + 1`` inputs (``grid`` is the resolution declared in
 the spec): the input is rounded to a neighbouring grid point by an unbiased
@@ -275,7 +275,7 @@ class NumericSpec(ExactPrivacySpec):
 
     @property
     def theory_worst_case_variance(self) -> float:
-        """FORMULAS.md §3 closed-form worst-case variance (continuous mechanism), native scale."""
+        """The closed-form worst-case variance of the continuous mechanism (docs/mechanisms.md#numeric), native scale."""
         return nm.worst_case_variance(self.theory_name, self.epsilon)  # type: ignore[attr-defined]
 
     @property
@@ -379,7 +379,7 @@ class StochasticRounding(_TwoPoint):
 
     u = (x − low)/(high − low). Reports carry the bit (0 or 1); the unbiased
     estimate of t is C′(2b − 1). It is Duchi's mechanism with a one-bit
-    report (FORMULAS.md §3).
+    report (docs/mechanisms.md#stochastic-rounding).
 
     References
     ----------
@@ -766,7 +766,7 @@ NUMERIC_MECHANISMS: Mapping[str, type[NumericSpec]] = MechanismView(NumericSpec)
 
 
 def numeric_variance_table(epsilon: float) -> dict[str, float]:
-    """FORMULAS.md §3 worst-case variances (native scale) of the pure-ε mechanisms that support ``epsilon``.
+    """Worst-case variances (native scale, docs/mechanisms.md#hybrid) of the pure-ε mechanisms that support ``epsilon``.
 
     A mechanism is left out above its :attr:`~ExactPrivacySpec.max_epsilon` (laplace: the limit
     that holds on every grid); :class:`ParameterError` names the limits when none is left.

@@ -13,7 +13,7 @@ One spec covers the three RAPPOR encodings of Erlingsson et al.:
 
 ``f = 0`` gives one-time RAPPOR (no permanent randomized response).
 
-Probabilities (FORMULAS.md §2), with B the true bit and S the reported bit:
+Probabilities (docs/mechanisms.md#rappor-prr-irr), with B the true bit and S the reported bit:
 P[S=1 | B=1] = ½f(p+q) + (1−f)q and P[S=1 | B=0] = ½f(p+q) + (1−f)p.
 
 References
@@ -198,12 +198,12 @@ class Rappor(Spec):
     # -- probabilities ---------------------------------------------------
     @property
     def prob_one_given_one(self) -> Fraction:
-        """P[S_i = 1 | B_i = 1] = ½f(p+q) + (1−f)q (q* in FORMULAS.md §2)."""
+        """P[S_i = 1 | B_i = 1] = ½f(p+q) + (1−f)q (q* in docs/mechanisms.md#rappor-prr-irr)."""
         return self.f * (self.p + self.q) / 2 + (1 - self.f) * self.q
 
     @property
     def prob_one_given_zero(self) -> Fraction:
-        """P[S_i = 1 | B_i = 0] = ½f(p+q) + (1−f)p (p* in FORMULAS.md §2)."""
+        """P[S_i = 1 | B_i = 0] = ½f(p+q) + (1−f)p (p* in docs/mechanisms.md#rappor-prr-irr)."""
         return self.f * (self.p + self.q) / 2 + (1 - self.f) * self.p
 
     @property

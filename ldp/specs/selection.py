@@ -1,4 +1,4 @@
-"""Choosing a frequency oracle by theory (FORMULAS.md §1.8).
+"""Choosing a frequency oracle by theory (docs/mechanisms.md#choosing).
 
 Wang et al.'s rule "GRR iff d < 3e^ε + 2" compares GRR with OUE/OLH at
 small frequencies. :func:`best_frequency_mechanism` generalizes it: it builds
