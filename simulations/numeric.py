@@ -310,7 +310,7 @@ def plot_numeric(results: pd.DataFrame, path: str | Path) -> Path:
             ax.plot(line["epsilon"], line["mse"], marker="o", color=f"C{i % 10}", label=mechanism)
             ax.plot(line["epsilon"], line["theory_mse"], linestyle="--", color=f"C{i % 10}", alpha=0.7)
         bound = block.groupby("epsilon")["lower_bound"].mean().sort_index()
-        ax.plot(bound.index, bound.to_numpy(), linestyle=":", color="black", label="lower bound (§8)")
+        ax.plot(bound.index, bound.to_numpy(), linestyle=":", color="black", label="LDP lower bound")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("ε")

@@ -65,7 +65,7 @@ def plot_results(results: pd.DataFrame, path: str | Path, *, metric: str = "mse"
                 ax.plot(line.index, line["theory_mse"], linestyle="--", color=color, alpha=0.7)
         if metric == "mse":
             bound = means["lower_bound"].groupby(level="epsilon").mean().sort_index()
-            ax.plot(bound.index, bound.to_numpy(), linestyle=":", color="black", label="lower bound (§8)")
+            ax.plot(bound.index, bound.to_numpy(), linestyle=":", color="black", label="LDP lower bound")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ticks = sorted(block["epsilon"].unique())

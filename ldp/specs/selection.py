@@ -3,8 +3,9 @@
 Wang et al.'s rule "GRR iff d < 3e^ε + 2" compares GRR with OUE/OLH at
 small frequencies. :func:`best_frequency_mechanism` generalizes it: it builds
 each candidate spec with its exact, calibrated probabilities (integer g for
-OLH included) and picks the smallest Var*; ties go to the cheaper report
-(GRR, then OLH, then OUE).
+OLH included) and picks the smallest Var*; ties go to the smaller report, in
+the order of :data:`FREQUENCY_MECHANISMS` (each class's ``report_size_rank``:
+GRR, BLH, OLH, OUE, SUE).
 
 References
 ----------
