@@ -344,6 +344,7 @@ def _write_lines(path, fmt, name, items):
     return count
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=st.data(),

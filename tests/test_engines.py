@@ -111,7 +111,10 @@ def _estimate(spec, accumulator):
     return accumulator.estimate()
 
 
-@pytest.mark.parametrize("name", sorted(SPECS))
+# The default run checks GRR and RAPPOR on Dask; `pytest -m slow` every other mechanism.
+@pytest.mark.parametrize(
+    "name", [n if n in ("grr", "rappor") else pytest.param(n, marks=pytest.mark.slow) for n in sorted(SPECS)]
+)
 def test_dask_equals_local_for_every_mechanism(tmp_path, scheduler, name):
     spec = SPECS[name]
     paths = [
@@ -192,6 +195,7 @@ def _ranges_result(spec, path, partition_bytes):
     return acc, got
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     pieces=st.lists(

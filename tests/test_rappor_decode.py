@@ -127,6 +127,7 @@ def test_detects_all_true_values_above_detection_frequency_and_estimates_within_
     assert abs(summary["unexplained_mass"]) <= z * summary["unexplained_mass_se"] or summary["unexplained_mass"] == 0
 
 
+@pytest.mark.slow
 def test_false_positive_rate_at_most_nominal_on_never_reported_candidates():
     # Per-candidate level 0.05 without correction, and the family-wise rate with
     # Bonferroni, over 150 seeded populations; the check allows z = 4.75 binomial
@@ -348,6 +349,7 @@ def _dispersion_adjusted_level(level: float, dof: int) -> float:
     return inside + tail
 
 
+@pytest.mark.slow
 def test_never_reported_candidates_have_calibrated_p_values():
     # The unconstrained Wald z of a never-reported candidate is N(0, 1), so at
     # level 0.10 (no correction) its rejection probability is at most 0.10 and,

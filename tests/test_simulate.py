@@ -144,7 +144,8 @@ ALPHA_AGREE = 1e-4  # per mechanism; z = 3.89 two-sided
 
 
 @pytest.mark.parametrize("mechanism, repeats", [("grr", 100), ("sue", 100), ("oue", 100), ("olh", 100),
-                                                 ("blh", 100), ("rappor", 40), ("binary-rr", 100)])
+                                                 ("blh", 100), pytest.param("rappor", 40, marks=pytest.mark.slow),
+                                                 ("binary-rr", 100)])
 def test_fast_and_faithful_agree(mechanism, repeats):
     """Two-sample z-test on the mean MSE over repeats (α = 1e-4 per mechanism).
 
@@ -267,6 +268,7 @@ def test_rappor_regtest_has_25_cases_like_google():
     assert math.isclose(typical.spec.epsilon_inf, 5.0, abs_tol=0.1)
 
 
+@pytest.mark.slow
 def test_rappor_regtest_small_runs():
     frame = run_rappor_regtest(small=True, cases="zipf1-small", seed=4)
     assert len(frame) == 5
