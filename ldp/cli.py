@@ -49,10 +49,13 @@ SUBCOMMANDS = {
 }
 
 
-#: Echoed values longer than this are cut (characters).
-ECHO_LIMIT = 80
+#: Echoed values longer than this are cut (characters): above any real path (PATH_MAX is 4,096 bytes),
+#: so a file name in a message is never hidden.
+ECHO_LIMIT = 4096
+#: A cut value keeps this many characters from its start and from its end.
+ECHO_KEEP = 40
 #: Whole messages longer than this are cut (characters).
-MESSAGE_LIMIT = 2000
+MESSAGE_LIMIT = 10_000
 _QUOTED = re.compile("|".join(rf"{q}(?:[^{q}\\\n]|\\.){{{ECHO_LIMIT},}}{q}" for q in ("'", '"')))
 
 
@@ -64,13 +67,13 @@ def shorten_values(message: str) -> str:
     """``message`` with every quoted value longer than :data:`ECHO_LIMIT` cut, with its length.
 
     Values are echoed quoted (``'...'`` or ``"..."``, as ``repr`` and click
-    write them); each long one keeps its opening quote and first characters
-    and says how long it was. A message still longer than
+    write them); each long one keeps its first and last :data:`ECHO_KEEP`
+    characters and says how long it was. A message still longer than
     :data:`MESSAGE_LIMIT` is cut the same way.
     """
     def cut_quoted(match: re.Match) -> str:
         quote, value = match.group(0)[0], match.group(0)[1:-1]
-        return f"{quote}{value[:ECHO_LIMIT // 2]}...{quote} ({len(value):,} characters)"
+        return f"{quote}{value[:ECHO_KEEP]}...{value[-ECHO_KEEP:]}{quote} ({len(value):,} characters)"
 
     shortened = _QUOTED.sub(cut_quoted, message)
     return shortened if len(shortened) <= MESSAGE_LIMIT else _cut(shortened, MESSAGE_LIMIT // 2)

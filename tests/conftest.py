@@ -56,7 +56,8 @@ def scheduler():
     """Address of one in-process Dask cluster (2 workers, threads) shared by the engine tests."""
     import logging
 
-    distributed = pytest.importorskip("dask.distributed")
+    from dask import distributed
+
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, silence_logs=logging.ERROR
     )

@@ -620,6 +620,7 @@ def _text_file(directory, name: str, content: bytes, gz: bool):
     return path
 
 
+@pytest.mark.slow
 @_FUZZ
 @given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(sorted(KINDS)), options=_options, gz=st.booleans())
 def test_fuzz_json_lines(tmp_path_factory, seed, kind, options, gz):
@@ -635,6 +636,7 @@ def test_fuzz_json_lines(tmp_path_factory, seed, kind, options, gz):
     _check_run(_aggregate(directory, KINDS[kind], path, options), _non_blank_lines(content), directory / options["rejects"])
 
 
+@pytest.mark.slow
 @_FUZZ
 @given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(sorted(KINDS)), options=_options, gz=st.booleans())
 def test_fuzz_csv(tmp_path_factory, seed, kind, options, gz):
@@ -741,6 +743,7 @@ def _fuzzed_parquet_table(kind, rng) -> pa.Table:
     return table
 
 
+@pytest.mark.slow
 @_FUZZ
 @given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(sorted(KINDS)), options=_options)
 def test_fuzz_parquet(tmp_path_factory, seed, kind, options):
@@ -755,6 +758,7 @@ def test_fuzz_parquet(tmp_path_factory, seed, kind, options):
     _check_run(_aggregate(directory, KINDS[kind], path, options), table.num_rows, directory / options["rejects"])
 
 
+@pytest.mark.slow
 @_FUZZ
 @given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(sorted(KINDS)))
 def test_fuzz_files_that_are_not_parquet(tmp_path_factory, seed, kind):

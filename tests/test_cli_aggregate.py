@@ -225,7 +225,8 @@ def test_rappor_candidates_decode(tmp_path):
 
 
 def test_google_counts_input(tmp_path):
-    google = pytest.importorskip("ldp.aggregator.google")
+    from ldp.aggregator import google
+
     spec = RAPPOR
     spec_path = _spec_file(tmp_path, spec)
     batch = encode_batch(spec, ["apple"] * 500, np.random.default_rng(6))
@@ -344,6 +345,7 @@ def _write_lines(path, fmt, name, items):
     return count
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=st.data(),

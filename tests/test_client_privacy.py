@@ -54,8 +54,10 @@ def check_ratio(freq_a: np.ndarray, freq_b: np.ndarray, ratio: float, n: int, te
         assert (diff / se).max() < z
 
 
+# The default run keeps GRR as the one fast empirical-privacy check; the rest run under `pytest -m slow`.
 @pytest.mark.parametrize("spec", [ldp.GRR(domain=("a", "b", "c", "d"), epsilon=1.0),
-                                  ldp.BinaryRR(domain=("a", "b"), epsilon=1.0)], ids=["GRR", "BinaryRR"])
+                                  pytest.param(ldp.BinaryRR(domain=("a", "b"), epsilon=1.0), marks=pytest.mark.slow)],
+                         ids=["GRR", "BinaryRR"])
 def test_grr_output_frequencies_and_ratio(spec):
     encoder = make_encoder(spec)
     freqs = []
@@ -70,6 +72,7 @@ def test_grr_output_frequencies_and_ratio(spec):
     check_ratio(freqs[0], freqs[1], math.exp(spec.epsilon), N, 2 * spec.domain_size)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", [ldp.OUE, ldp.SUE])
 def test_unary_bit_frequencies_and_ratio(mechanism):
     spec = mechanism(domain=tuple(range(10)), epsilon=1.0)
@@ -91,6 +94,7 @@ def test_unary_bit_frequencies_and_ratio(mechanism):
     assert float(spec.privacy_ratio) <= math.exp(spec.epsilon)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", [ldp.OLH, ldp.BLH])
 def test_olh_bucket_frequencies_and_ratio(mechanism):
     spec = mechanism(domain=tuple(range(6)), epsilon=1.0)
@@ -114,6 +118,7 @@ def test_olh_bucket_frequencies_and_ratio(mechanism):
     check_ratio(np.array([freqs[0][0]]), np.array([freqs[1][1]]), math.exp(spec.epsilon), N, 2, n_b=freqs[1][2])
 
 
+@pytest.mark.slow
 def test_rappor_single_report_bits_and_ratio():
     """Fresh clients (one report each): bit frequencies are q* / p* (docs/mechanisms.md#rappor-prr-irr)."""
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=1, f="1/2", p="1/2", q="3/4")
@@ -133,6 +138,7 @@ def test_rappor_single_report_bits_and_ratio():
     check_ratio(freqs[0], freqs[1], bit_ratio, N, 2 * spec.num_bits)
 
 
+@pytest.mark.slow
 def test_rappor_memoized_prr_frequencies():
     """Across clients, the permanent bits B' are 1 with probability 1 − f/2 (true bit) or f/2."""
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=1, f="0.45", p="0.39", q="0.61")

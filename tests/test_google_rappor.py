@@ -118,7 +118,6 @@ def _reports(tmp_path, spec, values, seed=3):
 
 
 def test_counts_from_reports_match_batch(tmp_path):
-    pytest.importorskip("ldp.client")
     batch, path = _reports(tmp_path, SMALL, ["a"] * 300 + ["b"] * 200)
     n, bits = counts_from_reports(SMALL, [path])
     unpacked = np.unpackbits(batch.bits, axis=1, count=SMALL.num_bits)
@@ -129,7 +128,6 @@ def test_counts_from_reports_match_batch(tmp_path):
 
 
 def test_cli_params_map_counts_and_decode_from_counts(tmp_path):
-    pytest.importorskip("ldp.client")
     runner = CliRunner()
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(SMALL.to_json())

@@ -775,6 +775,7 @@ def _accumulate_chunks(spec, chunks):
     return accumulator, rejects
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     pieces=st.lists(

@@ -127,6 +127,7 @@ def test_detects_all_true_values_above_detection_frequency_and_estimates_within_
     assert abs(summary["unexplained_mass"]) <= z * summary["unexplained_mass_se"] or summary["unexplained_mass"] == 0
 
 
+@pytest.mark.slow
 def test_false_positive_rate_at_most_nominal_on_never_reported_candidates():
     # Per-candidate level 0.05 without correction, and the family-wise rate with
     # Bonferroni, over 150 seeded populations; the check allows z = 4.75 binomial
@@ -268,7 +269,8 @@ def test_basic_decode_has_the_frequency_oracle_fixed_data_standard_error(truth):
 
 
 def test_end_to_end_through_client():
-    encode_batch = pytest.importorskip("ldp.client").encode_batch
+    from ldp.client import encode_batch
+
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=8, f="1/4", p="1/4", q="3/4")
     rng = np.random.default_rng(12)
     values = ["red"] * 12_000 + ["green"] * 8_000 + ["blue"] * 5_000
@@ -348,6 +350,7 @@ def _dispersion_adjusted_level(level: float, dof: int) -> float:
     return inside + tail
 
 
+@pytest.mark.slow
 def test_never_reported_candidates_have_calibrated_p_values():
     # The unconstrained Wald z of a never-reported candidate is N(0, 1), so at
     # level 0.10 (no correction) its rejection probability is at most 0.10 and,

@@ -152,6 +152,9 @@ RANDOMIZED: dict[str, Callable[[tuple[str, ...], list[str]], None]] = {
 }
 
 COMMANDS = readme_commands()
+#: The default run checks the commands up to the first ``ldp spec`` (the quick start and one exact output);
+#: ``pytest -m slow`` runs the rest (each command needs every one before it, so the fast ones are a prefix).
+FAST_COMMANDS = next((i for i, c in enumerate(COMMANDS) if c.text.startswith("ldp spec ")), len(COMMANDS)) + 1
 
 
 class Session:
@@ -210,7 +213,10 @@ def test_readme_has_commands_and_every_listed_command_is_in_it():
     assert not unshown, f"RANDOMIZED names commands the README shows no output of: {unshown}"
 
 
-@pytest.mark.parametrize("index", range(len(COMMANDS)), ids=[f"line{c.line}: {c.text[:50]}" for c in COMMANDS])
+@pytest.mark.parametrize(
+    "index", [i if i < FAST_COMMANDS else pytest.param(i, marks=pytest.mark.slow) for i in range(len(COMMANDS))],
+    ids=[f"line{c.line}: {c.text[:50]}" for c in COMMANDS],
+)
 def test_readme_command(session, index):
     command = COMMANDS[index]
     if command.text in SKIPPED:
@@ -228,6 +234,7 @@ def test_readme_command(session, index):
 PYTHON_BLOCKS = fenced_blocks(README.read_text(encoding="utf-8"), "python")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[f"line{block[0][0]}" for block in PYTHON_BLOCKS])
 def test_readme_python_block(block, tmp_path):
     code = "\n".join(line for _, line in block)

@@ -31,6 +31,8 @@ GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=0.25)
 RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=64, f="1/2", p="1/2", q="3/4")
 PROCESSES = 4
 REPEATS = 3
+#: The thread races run once in the default run and REPEATS times under `pytest -m slow`.
+THREAD_RUNS = [0, *(pytest.param(run, marks=pytest.mark.slow) for run in range(1, REPEATS))]
 
 
 def _ldp_command(go: Path | None = None) -> list[str]:
@@ -92,7 +94,7 @@ def test_concurrent_ldp_encode_processes_never_exceed_the_budget(tmp_path, run):
 
 
 @pytest.mark.parametrize("spec", [GRR, RAPPOR], ids=["grr", "rappor"])
-@pytest.mark.parametrize("run", range(REPEATS))
+@pytest.mark.parametrize("run", THREAD_RUNS)
 def test_threads_with_their_own_encoders_on_one_ledger_never_exceed_the_budget(tmp_path, spec, run):
     """8 threads, each with its own encoder opened on one ledger file (and one shared state)."""
     threads, attempts = 8, 60
@@ -169,7 +171,7 @@ def test_concurrent_first_runs_in_processes_give_each_client_one_secret(tmp_path
         assert {tuple(result[i]) for result in seen} == {(on_disk.secret.hex(), on_disk.cohort)}
 
 
-@pytest.mark.parametrize("run", range(REPEATS))
+@pytest.mark.parametrize("run", THREAD_RUNS)
 def test_concurrent_first_runs_in_threads_give_each_client_one_secret(tmp_path, run):
     threads, clients = 8, 30
     seen = _together(lambda _: [ClientState.open(tmp_path / f"client-{i}.json", RAPPOR) for i in range(clients)],

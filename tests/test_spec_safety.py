@@ -56,6 +56,7 @@ def _tight(epsilon: float) -> float:
 _PROBABILITY = st.fractions(min_value=0, max_value=1, max_denominator=10**9)
 
 
+@pytest.mark.slow
 @given(f=_PROBABILITY, p=_PROBABILITY, q=_PROBABILITY, h=st.integers(1, 8),
        encoding=st.sampled_from(["bloom", "boolean"]))
 def test_rappor_epsilons_are_certified_upper_bounds(f, p, q, h, encoding):
@@ -285,6 +286,7 @@ def test_absurd_tables_are_refused_before_allocating(build, needles):
     assert peak < 64 << 20, peak  # refused before the domain copy or the table (which would take GiB)
 
 
+@pytest.mark.slow
 def test_tables_at_the_size_limits_are_built():
     lo, _ = nm.laplace_epsilon_range(1024)
     spec = ldp.Laplace(epsilon=limits.round_up(lo), grid=1024)
@@ -341,6 +343,7 @@ def test_grid_mechanisms_store_no_probabilities_so_their_epsilon_is_only_honoure
         assert ldp.load_spec(spec.to_json()) == spec
 
 
+@pytest.mark.slow
 @given(epsilon=st.floats(1e-6, 23.0), d=st.sampled_from([2, 3, 7, 100, 5000, 2**18]),
        mechanism=st.sampled_from(["grr", "olh", "blh", "oue", "sue"]))
 def test_every_calibrated_spec_matches_its_epsilon(epsilon, d, mechanism):

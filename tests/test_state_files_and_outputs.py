@@ -345,3 +345,12 @@ def test_google_rappor_commands_refuse_an_output_that_is_an_input(tmp_path, monk
 def test_a_domain_value_no_report_could_carry_is_refused_by_the_spec():
     with pytest.raises(ParameterError, match="lone surrogate"):
         ldp.GRR(domain=("a", "\ud800"), epsilon=1.0)
+
+
+def test_a_long_but_real_path_is_echoed_whole(tmp_path):
+    deep = tmp_path / ("d" * 200) / ("e" * 200)
+    deep.mkdir(parents=True)
+    missing = deep / "values.txt"
+    spec_path, _ = _grr_files(tmp_path)
+    result = _run("encode", "--spec", spec_path, missing)
+    assert result.exit_code == 2 and str(missing) in result.output
