@@ -136,11 +136,16 @@ def test_convert_gdp_at_delta_zero_says_no_finite_epsilon():
     assert "41" not in result.output  # the old search bound
 
 
+def _grr_spec_file(tmp_path, epsilon: float):
+    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=epsilon)
+    path = tmp_path / "grr.json"
+    path.write_text(spec.to_json())
+    return spec, path
+
+
 def test_tradeoff_at_delta_zero_prints_the_exact_pure_epsilon(tmp_path):
     """A pure mechanism at δ = 0: its exact ε (the largest privacy loss), not ε + 1."""
-    path = tmp_path / "grr.json"
-    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.5)
-    path.write_text(spec.to_json())
+    spec, path = _grr_spec_file(tmp_path, 1.5)
     result = _run("privacy", "tradeoff", "--spec", str(path), "--delta", "0", "--reports", "3")
     assert result.exit_code == 0, result.output
     rows = {line[:40].strip(): line[40:].split() for line in result.output.splitlines() if line.startswith("grr")}
@@ -150,9 +155,7 @@ def test_tradeoff_at_delta_zero_prints_the_exact_pure_epsilon(tmp_path):
 
 
 def test_compose_at_delta_zero(tmp_path):
-    path = tmp_path / "grr.json"
-    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=0.5)
-    path.write_text(spec.to_json())
+    spec, path = _grr_spec_file(tmp_path, 0.5)
     result = _run("privacy", "compose", "--spec", str(path), "--reports", "10", "--delta", "0")
     assert result.exit_code == 0, result.output
     rows = {line.split("  ")[0]: line for line in result.output.splitlines()}
