@@ -143,6 +143,8 @@ def _format_of(path: Path) -> str:
 class RejectsWriter:
     """Stream rejects to a file (or nowhere) and count them by reason.
 
+    Use as a context manager, or call :meth:`close`.
+
     Parameters
     ----------
     path : str or Path, optional
@@ -152,8 +154,6 @@ class RejectsWriter:
         :attr:`examples`.
     keep : int
         How many rejects to keep in memory as examples.
-
-    Use as a context manager, or call :meth:`close`.
     """
 
     def __init__(self, path: "str | Path | None" = None, *, keep: int = 5):
