@@ -298,6 +298,13 @@ class Rappor(Spec):
             return (bit,)
         return (bit.repeated(self.num_hashes), bit.swapped().repeated(self.num_hashes))
 
+    @property
+    def memo_domain_size(self) -> int | None:
+        """How many distinct values can be memoized: the domain size, 2 for boolean, None (unbounded) for Bloom."""
+        if self.encoding == "boolean":
+            return 2
+        return len(self.domain) if self.encoding == "basic" and self.domain else None
+
     def memo_key(self, value: Any) -> bytes:
         """The identity of ``value`` for memoization: the key of its PRR and of its ledger stream.
 
