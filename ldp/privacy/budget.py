@@ -25,16 +25,8 @@ So the budget holds across all of them together. A new ledger is created
 exclusively under the same lock: racing first runs share one key and one
 record.
 
-This module imports no SciPy (the client may use it).
-
-References
-----------
-.. [1] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR". ACM CCS 2014, §3
-   (longitudinal privacy of memoized responses).
-.. [2] C. Dwork, A. Roth. Found. Trends TCS 9, 2014, Theorem 3.16 (basic
-   composition).
-.. [3] P. Kairouz, S. Oh, P. Viswanath. IEEE Trans. IT 63(6), 2017
-   (optimal composition).
+This module imports no SciPy (the client may use it). The accounting and its
+references are in :mod:`ldp.privacy.spending`.
 """
 
 from __future__ import annotations
