@@ -28,7 +28,7 @@ from ldp.atomic import (
     create_private_file,
     ensure_private_directory,
     read_private_file,
-    remove_stale_temporaries,
+    remove_stale_temporaries_once,
     write_private_file,
 )
 from ldp.errors import StateError
@@ -126,7 +126,7 @@ class ClientState:
         Creation is exclusive: of several processes or threads opening the same
         new client at once, one writes its state and every other one loads
         that state. The directory is created with mode 0700 when missing.
-        Stale temporary files of killed writers in the directory are removed.
+        Stale temporary files of killed writers in the directory are removed (once per process).
 
         Raises
         ------
@@ -136,7 +136,7 @@ class ClientState:
         """
         path = Path(path)
         directory = ensure_private_directory(path.parent if str(path.parent) else ".")
-        remove_stale_temporaries(directory)
+        remove_stale_temporaries_once(directory)
         if os.path.lexists(path):
             return cls.load(path, spec)
         state = cls.new(spec)

@@ -41,6 +41,7 @@ import errno
 import fcntl
 import os
 import stat
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -56,6 +57,7 @@ __all__ = [
     "exclusive_lock",
     "read_private_file",
     "remove_stale_temporaries",
+    "remove_stale_temporaries_once",
     "write_private_file",
 ]
 
@@ -318,6 +320,25 @@ def remove_stale_temporaries(directory: str | os.PathLike, name: str | None = No
         finally:
             os.close(fd)
     return removed
+
+
+_SWEPT: set[str] = set()
+_SWEPT_LOCK = threading.Lock()
+
+
+def remove_stale_temporaries_once(directory: str | os.PathLike) -> None:
+    """:func:`remove_stale_temporaries` for ``directory``, at most once per process.
+
+    Opening a client sweeps its state directory; a run that opens many
+    clients of one directory must not list the directory once per client
+    (quadratic in the number of clients).
+    """
+    key = os.path.realpath(directory)
+    with _SWEPT_LOCK:
+        if key in _SWEPT:
+            return
+        _SWEPT.add(key)
+    remove_stale_temporaries(directory)
 
 
 def _creation_mode(target: Path) -> int:

@@ -48,7 +48,7 @@ from ldp.atomic import (
     ensure_private_directory,
     exclusive_lock,
     read_private_file,
-    remove_stale_temporaries,
+    remove_stale_temporaries_once,
     write_private_file,
 )
 from ldp.errors import BudgetExceededError, ParameterError, StateError
@@ -121,7 +121,7 @@ class PrivacyLedger:
         """
         path = Path(path)
         directory = ensure_private_directory(path.parent if str(path.parent) else ".")
-        remove_stale_temporaries(directory)
+        remove_stale_temporaries_once(directory)
         with exclusive_lock(_lock_path(path), "privacy ledger"):
             text = read_private_file(path, "privacy ledger")
             if text is None:
