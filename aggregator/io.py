@@ -90,6 +90,7 @@ from ldp.aggregator.rejects import Reject, classify_reason
 from ldp.aggregator.report_columns import batch_from_checked, concat_batches, validate_columns
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
+from ldp.extensions import split_extension
 from ldp.report import Report
 from ldp.report_check import check_report
 
@@ -136,10 +137,7 @@ def report_format(path: "str | Path") -> str:
     """``"jsonl"``, ``"csv"`` or ``"parquet"`` from a file name (``.gz`` allowed for the text formats)."""
     if str(path) == STDIN:
         return "jsonl"
-    suffixes = [s.lower() for s in Path(path).suffixes]
-    gz = bool(suffixes) and suffixes[-1] == ".gz"
-    if gz:
-        suffixes = suffixes[:-1]
+    suffixes, gz = split_extension(path)
     ext = suffixes[-1] if suffixes else ""
     if ext in (".jsonl", ".ndjson", ".json"):
         return "jsonl"

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import IO, Iterable
 
 from ldp.errors import ParameterError
+from ldp.extensions import split_extension
 from ldp.jsonlines import json_line
 
 __all__ = ["Reject", "RejectsWriter", "REASONS", "classify_reason"]
@@ -129,9 +130,7 @@ def _open_text_out(path: Path) -> IO[str]:
 
 
 def _format_of(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
+    suffixes, _ = split_extension(path)
     ext = suffixes[-1] if suffixes else ""
     if ext in (".jsonl", ".json", ".ndjson"):
         return "jsonl"

@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from ldp.aggregator.report_columns import base64_encode_rows, num_report_bits
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError
+from ldp.extensions import split_extension
 from ldp.jsonlines import json_line
 from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, Report
 
@@ -74,10 +75,7 @@ def report_columns_of(spec) -> tuple[str, ...]:
 
 
 def _format(path: str, what: str, allowed: dict[str, str]) -> str:
-    suffixes = [s.lower() for s in Path(path).suffixes]
-    gz = bool(suffixes) and suffixes[-1] == ".gz"
-    if gz:
-        suffixes = suffixes[:-1]
+    suffixes, gz = split_extension(path)
     ext = suffixes[-1] if suffixes else ""
     fmt = allowed.get(ext)
     if fmt is None or (gz and fmt == "parquet"):
