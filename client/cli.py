@@ -399,15 +399,22 @@ def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refuse
 
 
 class _CountingStream:
-    """A text stream that counts the report lines handed to it (for standard output)."""
+    """A text stream that counts the report lines handed to it (for standard output).
 
-    def __init__(self, stream: IO[str]):
+    Each write tells ``charges`` how many reports are out, so their charges
+    stand and are forgotten: only the unwritten ones are kept for a refund.
+    """
+
+    def __init__(self, stream: IO[str], charges: _Charges | None):
         self.stream = stream
+        self.charges = charges
         self.lines = 0
 
     def write(self, text: str) -> int:
         written = self.stream.write(text)
         self.lines += text.count("\n")
+        if self.charges is not None:
+            self.charges.written(self.lines)
         return written
 
 
@@ -425,7 +432,7 @@ def _write_or_refund(items, output: str | None, spec: Spec, charges: _Charges | 
     from ldp.errors import LDPError
 
     to_stdout = output in (None, "-")
-    stream = _CountingStream(sys.stdout) if to_stdout else None
+    stream = _CountingStream(sys.stdout, charges) if to_stdout else None
     try:
         if stream is not None:
             return write_reports(items, stream, spec)
@@ -435,8 +442,6 @@ def _write_or_refund(items, output: str | None, spec: Spec, charges: _Charges | 
         notes = []
         if stream is not None:
             notes.append(f"{stream.lines} reports had been written to standard output before the failure")
-            if charges is not None:
-                charges.written(stream.lines)
         else:
             notes.append(f"nothing was written to {output!r}")
         if charges is not None:

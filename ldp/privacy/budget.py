@@ -234,12 +234,6 @@ class PrivacyLedger:
         message = spec.fingerprint.encode("ascii") + b"\x00" + spec.memo_key(value)
         return "value:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
-    def _total(self, streams: dict[str, Stream]) -> float:
-        return spent_epsilon(streams, self.budget)
-
-    def _committed(self, streams: dict[str, Stream]) -> float:
-        return committed_epsilon(streams, self.budget)
-
     def _with_charge(self, streams: dict[str, Stream], spec, value: Any, reports: int = 1) -> dict[str, Stream]:
         """``streams`` with ``reports`` more (or, negative, fewer) reports of ``value`` under ``spec``."""
         epsilon, cap, memoized, values = stream_parameters(spec)
@@ -266,7 +260,7 @@ class PrivacyLedger:
         refuse (see :attr:`committed`). A file ledger is re-read, so charges by
         other processes are included.
         """
-        return self._total(self._current_streams())
+        return spent_epsilon(self._current_streams(), self.budget)
 
     @property
     def committed(self) -> float:
@@ -276,7 +270,7 @@ class PrivacyLedger:
         collector sees anyway), so a refusal reveals nothing about the values.
         Equal to :attr:`spent` for fresh-randomness mechanisms.
         """
-        return self._committed(self._current_streams())
+        return committed_epsilon(self._current_streams(), self.budget)
 
     @property
     def remaining(self) -> float:
@@ -290,7 +284,7 @@ class PrivacyLedger:
 
     def cost_after(self, spec, value: Any = None) -> float:
         """The :attr:`committed` ε after one more report under ``spec`` (``value`` is only validated)."""
-        return self._committed(self._with_charge(self._current_streams(), spec, value))
+        return committed_epsilon(self._with_charge(self._current_streams(), spec, value), self.budget)
 
     def can_charge(self, spec, value: Any = None) -> bool:
         """True when one more report fits the budget (advisory: only :meth:`charge` decides, under the lock)."""
@@ -329,16 +323,16 @@ class PrivacyLedger:
         """
         with self._transaction() as current:
             streams = self._with_charge(current, spec, value)
-            committed = self._committed(streams)
+            committed = committed_epsilon(streams, self.budget)
             if not fits_budget(committed, self.budget):
                 raise BudgetExceededError(
                     f"this report would bring the privacy committed to epsilon={committed:.6g}, over the budget "
                     f"epsilon={self.budget.epsilon:.6g} ({self.budget.composition} composition); "
-                    f"already committed {self._committed(current):.6g}. Nothing was sent or recorded."
+                    f"already committed {committed_epsilon(current, self.budget):.6g}. Nothing was sent or recorded."
                 )
             self._write(streams)
             self._streams = streams
-        return self._total(streams)
+        return spent_epsilon(streams, self.budget)
 
     def refund(self, spec, values: Iterable[Any]) -> None:
         """Take back the charges of reports that were made but provably never left the device.
