@@ -31,7 +31,7 @@ from typing import Any, Callable, TypeVar
 
 from ldp.errors import ParameterError
 
-__all__ = ["ROLES", "implements", "implementation", "has_implementation", "implemented_by"]
+__all__ = ["ROLES", "implements", "implementation", "has_implementation"]
 
 #: The roles a mechanism can implement, with what each one is for (used in messages).
 ROLES: dict[str, str] = {
@@ -106,7 +106,3 @@ def has_implementation(spec: Any, role: str) -> bool:
     """True when ``spec`` (an instance or class) has an implementation of ``role``."""
     return _find(spec if isinstance(spec, type) else type(spec), role) is not None
 
-
-def implemented_by(role: str) -> tuple[type, ...]:
-    """The spec classes registered for ``role`` (base classes, as registered)."""
-    return tuple(_table(role))
