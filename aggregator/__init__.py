@@ -22,15 +22,15 @@ from ldp.aggregator.estimates import BitEstimates
 from ldp.aggregator.numeric import MeanAccumulator
 
 __all__ = [
-    "make_aggregator",
-    "Accumulator",
-    "FrequencyAccumulator",
-    "ValueAccumulator",
-    "UnaryAccumulator",
-    "LocalHashingAccumulator",
-    "RapporAccumulator",
-    "MeanAccumulator",
-    "BitEstimates",
     "CONSISTENCY_METHODS",
+    "Accumulator",
+    "BitEstimates",
+    "FrequencyAccumulator",
+    "LocalHashingAccumulator",
+    "MeanAccumulator",
+    "RapporAccumulator",
+    "UnaryAccumulator",
+    "ValueAccumulator",
     "apply_consistency",
+    "make_aggregator",
 ]

@@ -31,7 +31,8 @@ References
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar, Self, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
@@ -46,14 +47,14 @@ from ldp.report_check import check_report
 from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
 
 __all__ = [
+    "UNPACK_TABLE",
     "Accumulator",
     "FrequencyAccumulator",
-    "ValueAccumulator",
-    "UnaryAccumulator",
     "LocalHashingAccumulator",
     "RapporAccumulator",
+    "UnaryAccumulator",
+    "ValueAccumulator",
     "make_aggregator",
-    "UNPACK_TABLE",
 ]
 
 #: UNPACK_TABLE[byte] = its 8 bits, most significant first (numpy.packbits order).
@@ -126,6 +127,7 @@ def accumulator_for(spec_class: type, *, takes_threads: bool = False):
         if takes_threads:
             factory = accumulator_class
         else:
+
             def factory(spec: Any, threads: int | None = 1) -> Accumulator:
                 return accumulator_class(spec)
 
@@ -159,7 +161,7 @@ class Accumulator(abc.ABC):
         if batch.spec != self.spec.fingerprint:
             raise ReportError(f"batch is for spec {batch.spec}, not {self.spec.fingerprint}")
 
-    def _check_mergeable(self, other: "Accumulator") -> None:
+    def _check_mergeable(self, other: Accumulator) -> None:
         if type(other) is not type(self):
             raise ParameterError(f"cannot merge {type(self).__name__} with {type(other).__name__}")
         if other.spec.fingerprint != self.spec.fingerprint:
@@ -185,7 +187,9 @@ class Accumulator(abc.ABC):
         """Add ``other``'s counts to this accumulator (same type and spec) and return this one."""
 
     @abc.abstractmethod
-    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", **options: Any) -> pd.DataFrame:
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+    ) -> pd.DataFrame:
         """The estimate table at ``confidence``, with standard errors and confidence intervals."""
 
     def _refuse_options(self, options: dict[str, Any]) -> None:
@@ -226,7 +230,7 @@ class FrequencyAccumulator(Accumulator):
         self._n = 0
 
     @classmethod
-    def from_counts(cls, spec: FrequencySpec, support_counts, n: int) -> "FrequencyAccumulator":
+    def from_counts(cls, spec: FrequencySpec, support_counts, n: int) -> FrequencyAccumulator:
         """Rebuild an accumulator from its sufficient statistics (validated)."""
         acc = cls(spec)
         counts = np.asarray(support_counts)
@@ -259,13 +263,14 @@ class FrequencyAccumulator(Accumulator):
         """Number of reports counted."""
         return self._n
 
-    def merge(self, other: "FrequencyAccumulator") -> "FrequencyAccumulator":
+    def merge(self, other: FrequencyAccumulator) -> FrequencyAccumulator:
         """A new accumulator holding the reports of both (same spec required)."""
         self._check_mergeable(other)
         return type(self).from_counts(self.spec, self.support_counts + other.support_counts, self.n + other.n)
 
-    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", alpha: float = 0.05,
-                 **options: Any) -> pd.DataFrame:
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", alpha: float = 0.05, **options: Any
+    ) -> pd.DataFrame:
         """Unbiased count estimates with standard errors and confidence intervals.
 
         Parameters
@@ -304,7 +309,9 @@ class ValueAccumulator(FrequencyAccumulator):
 
     def _check_counts(self, counts: np.ndarray, n: int) -> None:
         if int(counts.sum()) != n:
-            raise ParameterError(f"{self.spec.mechanism} support counts must sum to n={n}, got {int(counts.sum())}")
+            raise ParameterError(
+                f"{self.spec.mechanism} support counts must sum to n={n}, got {int(counts.sum())}"
+            )
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
@@ -385,11 +392,13 @@ class LocalHashingAccumulator(FrequencyAccumulator):
         if batch.seeds is None:
             raise ReportError("batch has no 'seeds' column")
         buckets = _check_int_column(batch.values, "values", self.spec.g)
-        counts = olh.support_counts(batch.seeds, buckets, self.spec.g, self.spec.domain_size, threads=self.threads)
+        counts = olh.support_counts(
+            batch.seeds, buckets, self.spec.g, self.spec.domain_size, threads=self.threads
+        )
         self._counts += counts
         self._n += int(buckets.shape[0])
 
-    def merge(self, other: "LocalHashingAccumulator") -> "LocalHashingAccumulator":
+    def merge(self, other: LocalHashingAccumulator) -> LocalHashingAccumulator:
         merged = super().merge(other)
         merged.threads = self.threads
         return merged  # type: ignore[return-value]
@@ -422,14 +431,16 @@ class RapporAccumulator(Accumulator):
         self._bits = np.zeros((spec.num_cohorts, spec.num_bits), dtype=np.int64)
 
     @classmethod
-    def from_counts(cls, spec: Rappor, cohort_counts, bit_counts) -> "RapporAccumulator":
+    def from_counts(cls, spec: Rappor, cohort_counts, bit_counts) -> RapporAccumulator:
         """Rebuild from N_j and c_ij (validated: integers, 0 ≤ c_ij ≤ N_j)."""
         acc = cls(spec)
         n_j = np.asarray(cohort_counts)
         c = np.asarray(bit_counts)
         m, k = spec.num_cohorts, spec.num_bits
         if n_j.shape != (m,) or c.shape != (m, k):
-            raise ParameterError(f"expected cohort_counts ({m},) and bit_counts ({m}, {k}), got {n_j.shape} and {c.shape}")
+            raise ParameterError(
+                f"expected cohort_counts ({m},) and bit_counts ({m}, {k}), got {n_j.shape} and {c.shape}"
+            )
         for name, arr in (("cohort_counts", n_j), ("bit_counts", c)):
             if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and np.all(np.mod(arr, 1) == 0)):
                 raise ParameterError(f"{name} must be integers")
@@ -494,7 +505,7 @@ class RapporAccumulator(Accumulator):
             sums = np.add.reduceat(unpacked, starts, axis=0, dtype=np.int64)
             self._bits[sorted_cohorts[starts]] += sums
 
-    def merge(self, other: "RapporAccumulator") -> "RapporAccumulator":
+    def merge(self, other: RapporAccumulator) -> RapporAccumulator:
         """A new accumulator holding the reports of both (same spec required)."""
         self._check_mergeable(other)
         return type(self).from_counts(
@@ -552,24 +563,46 @@ class RapporAccumulator(Accumulator):
             from ldp.aggregator import rappor_decode
 
             return rappor_decode.decode(
-                spec, self.cohort_counts, self.bit_counts, candidates, confidence=confidence, alpha=alpha, **options
+                spec,
+                self.cohort_counts,
+                self.bit_counts,
+                candidates,
+                confidence=confidence,
+                alpha=alpha,
+                **options,
             )
         if candidates is not None:
-            raise ParameterError(f"{spec.encoding} RAPPOR decodes its values directly; candidates are for Bloom RAPPOR")
+            raise ParameterError(
+                f"{spec.encoding} RAPPOR decodes its values directly; candidates are for Bloom RAPPOR"
+            )
         self._refuse_options(options)
         n = self.n
         one, zero = spec.prob_one_given_one, spec.prob_one_given_zero
         ones = self.bit_counts.sum(axis=0)
         if spec.encoding == "basic":
             return oracle_estimates(
-                spec.domain, ones, n, float(one), float(zero), confidence=confidence, consistency=consistency, alpha=alpha
+                spec.domain,
+                ones,
+                n,
+                float(one),
+                float(zero),
+                confidence=confidence,
+                consistency=consistency,
+                alpha=alpha,
             )
         # boolean: "False" is supported by a 0 bit, with P[0 | False] = 1 − zero, P[0 | True] = 1 − one
         support = np.array([n - ones[0], ones[0]])
         p_star = np.array([float(1 - zero), float(one)])
         q_star = np.array([float(1 - one), float(zero)])
         return oracle_estimates(
-            (False, True), support, n, p_star, q_star, confidence=confidence, consistency=consistency, alpha=alpha
+            (False, True),
+            support,
+            n,
+            p_star,
+            q_star,
+            confidence=confidence,
+            consistency=consistency,
+            alpha=alpha,
         )
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import click
 
 from ldp.cli import check_outputs_distinct, check_writable, run_guarded
-from ldp.progress import CountProgress
 from ldp.errors import ParameterError
+from ldp.progress import CountProgress
 
-__all__ = ["aggregate", "EXIT_REJECTS", "CONSISTENCY_METHODS", "check_estimates_output", "accumulate_reports"]
+__all__ = ["CONSISTENCY_METHODS", "EXIT_REJECTS", "accumulate_reports", "aggregate", "check_estimates_output"]
 
 #: Exit status when estimates were produced but some reports were rejected.
 EXIT_REJECTS = 3
@@ -41,7 +41,13 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 
 
 @click.command("aggregate")
-@click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="Spec JSON file the reports were encoded with.")
+@click.option(
+    "--spec",
+    "spec_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Spec JSON file the reports were encoded with.",
+)
 @click.argument("reports", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--candidates", type=click.Path(dir_okay=False), help="RAPPOR candidate strings, one per line.")
 @click.option(
@@ -52,24 +58,93 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
     help="Post-process frequency estimates to be consistent (non-negative, summing to n). "
     "Trades unbiasedness for lower error.",
 )
-@click.option("--confidence", type=float, default=0.95, show_default=True, help="Confidence level of the intervals.")
-@click.option("--correction", type=click.Choice(("bonferroni", "bh", "none")), default="bonferroni", show_default=True,
-              help="RAPPOR candidate decode: multiple-testing correction of the detection p-values "
-              "(bh = Benjamini-Hochberg false discovery rate).")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
-              help="RAPPOR candidate decode: family-wise error (bonferroni), false discovery rate (bh) "
-              "or per-candidate level (none) of the detections.")
-@click.option("--rejects", "rejects_path", type=click.Path(dir_okay=False), help="Write rejected reports here (.jsonl or .csv).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), help="Estimates file (.csv, .json, .jsonl, .parquet); default: a table on stdout.")
-@click.option("--counts", "counts_path", type=click.Path(dir_okay=False), help="Decode RAPPOR from a Google counts.csv instead of reports.")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=100_000, show_default=True, help="Reports read at a time (bounds memory).")
-@click.option("--engine", type=click.Choice(("local", "dask")), default="local", show_default=True, help="local: this machine; dask: a Dask cluster (pip install -e \".[dask]\").")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="local: reader threads (default 1); dask: workers of the local cluster started without --scheduler. "
-              "At most 2 per CPU.")
-@click.option("--scheduler", metavar="ADDRESS", default=None, help="Dask scheduler address (--engine dask); without it a local cluster is started.")
-@click.option("--by-group", is_flag=True, help="Numeric specs: one mean per report group key (ldp encode --group-column), "
-              "columns group, mean, std_error, ci_low, ci_high, n, plus the overall row (empty group).")
-def aggregate(spec_path, reports, candidates, consistency, confidence, correction, alpha, rejects_path, output, counts_path, chunk_size, engine, workers, scheduler, by_group):
+@click.option(
+    "--confidence", type=float, default=0.95, show_default=True, help="Confidence level of the intervals."
+)
+@click.option(
+    "--correction",
+    type=click.Choice(("bonferroni", "bh", "none")),
+    default="bonferroni",
+    show_default=True,
+    help="RAPPOR candidate decode: multiple-testing correction of the detection p-values "
+    "(bh = Benjamini-Hochberg false discovery rate).",
+)
+@click.option(
+    "--alpha",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="RAPPOR candidate decode: family-wise error (bonferroni), false discovery rate (bh) "
+    "or per-candidate level (none) of the detections.",
+)
+@click.option(
+    "--rejects",
+    "rejects_path",
+    type=click.Path(dir_okay=False),
+    help="Write rejected reports here (.jsonl or .csv).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Estimates file (.csv, .json, .jsonl, .parquet); default: a table on stdout.",
+)
+@click.option(
+    "--counts",
+    "counts_path",
+    type=click.Path(dir_okay=False),
+    help="Decode RAPPOR from a Google counts.csv instead of reports.",
+)
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="Reports read at a time (bounds memory).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(("local", "dask")),
+    default="local",
+    show_default=True,
+    help='local: this machine; dask: a Dask cluster (pip install -e ".[dask]").',
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="local: reader threads (default 1); dask: workers of the local cluster started without --scheduler. "
+    "At most 2 per CPU.",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    default=None,
+    help="Dask scheduler address (--engine dask); without it a local cluster is started.",
+)
+@click.option(
+    "--by-group",
+    is_flag=True,
+    help="Numeric specs: one mean per report group key (ldp encode --group-column), "
+    "columns group, mean, std_error, ci_low, ci_high, n, plus the overall row (empty group).",
+)
+def aggregate(
+    spec_path,
+    reports,
+    candidates,
+    consistency,
+    confidence,
+    correction,
+    alpha,
+    rejects_path,
+    output,
+    counts_path,
+    chunk_size,
+    engine,
+    workers,
+    scheduler,
+    by_group,
+):
     """Estimate frequencies (with standard errors and confidence intervals) from report files.
 
     REPORTS are JSON Lines, CSV or Parquet files (by extension; .jsonl.gz and
@@ -113,12 +188,28 @@ def aggregate(spec_path, reports, candidates, consistency, confidence, correctio
     sys.exit(status)
 
 
-def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, rejects_path, output, counts_path, chunk_size, engine=None, decode_options=None, by_group=False) -> int:
+def _aggregate(
+    *,
+    spec_path,
+    reports,
+    candidates_path,
+    consistency,
+    confidence,
+    rejects_path,
+    output,
+    counts_path,
+    chunk_size,
+    engine=None,
+    decode_options=None,
+    by_group=False,
+) -> int:
     from ldp.specs import load_spec
 
     spec = load_spec(spec_path)
     if by_group and spec.report_kind != "numeric":
-        raise ParameterError(f"--by-group gives per-group means and needs a numeric spec; this spec is {spec.mechanism}")
+        raise ParameterError(
+            f"--by-group gives per-group means and needs a numeric spec; this spec is {spec.mechanism}"
+        )
     if not 0 < confidence < 1:
         raise ParameterError(f"--confidence must be in (0, 1), got {confidence}")
     if counts_path and reports:
@@ -127,8 +218,12 @@ def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, 
         raise ParameterError("no report files given (or use --counts counts.csv for RAPPOR)")
     check_estimates_output(output)
     check_outputs_distinct(
-        [*(("REPORTS", path) for path in reports), ("--spec", spec_path), ("--candidates", candidates_path),
-         ("--counts", counts_path)],
+        [
+            *(("REPORTS", path) for path in reports),
+            ("--spec", spec_path),
+            ("--candidates", candidates_path),
+            ("--counts", counts_path),
+        ],
         [("-o", output), ("--rejects", rejects_path)],
     )
     candidates = _read_candidates(candidates_path) if candidates_path else None
@@ -143,11 +238,19 @@ def _aggregate(*, spec_path, reports, candidates_path, consistency, confidence, 
     if by_group:
         estimates = accumulator.estimate(confidence, by_group=True, with_overall=True)
         if len(estimates) == 1:
-            click.echo("note: no report carries a group key (ldp encode --group-column); only the overall mean is given",
-                       err=True)
+            click.echo(
+                "note: no report carries a group key (ldp encode --group-column); only the overall mean is given",
+                err=True,
+            )
     else:
-        estimates = _estimate(accumulator, spec, candidates=candidates, consistency=consistency, confidence=confidence,
-                              decode_options=decode_options or {})
+        estimates = _estimate(
+            accumulator,
+            spec,
+            candidates=candidates,
+            consistency=consistency,
+            confidence=confidence,
+            decode_options=decode_options or {},
+        )
     if candidates is not None and "allocated_mass" in estimates.attrs:
         click.echo(_decode_summary(estimates.attrs), err=True)
     from ldp.aggregator.writers import write_estimates
@@ -173,14 +276,18 @@ def _from_counts(spec, path: str):
     try:
         from ldp.aggregator.google import read_counts
     except ImportError:
-        raise ParameterError("--counts needs ldp.aggregator.google, which is not available in this version") from None
+        raise ParameterError(
+            "--counts needs ldp.aggregator.google, which is not available in this version"
+        ) from None
     from ldp.aggregator import make_aggregator
 
     cohort_counts, bit_counts = read_counts(path, spec)
     return type(make_aggregator(spec)).from_counts(spec, cohort_counts, bit_counts)
 
 
-def accumulate_reports(spec, paths: list[str], rejects_path: str | None, chunk_size: int, engine: dict | None = None):
+def accumulate_reports(
+    spec, paths: list[str], rejects_path: str | None, chunk_size: int, engine: dict | None = None
+):
     """Read every file into one accumulator with the chosen engine; (accumulator, exit status).
 
     Shared by ``ldp aggregate`` and ``ldp google-rappor counts``: the same reader, rejects, summary
@@ -219,8 +326,10 @@ def _summary(paths: list[str], valid: int, rejects) -> str:
 
 def _decode_summary(summary: dict) -> str:
     """One line on the RAPPOR candidate decode: detections, allocated and unexplained mass."""
-    line = (f"detected {summary['num_detected']} of {summary['num_candidates']} candidates "
-            f"({summary['correction']}, alpha={summary['alpha']:g}); allocated mass {summary['allocated_mass']:.4f}")
+    line = (
+        f"detected {summary['num_detected']} of {summary['num_candidates']} candidates "
+        f"({summary['correction']}, alpha={summary['alpha']:g}); allocated mass {summary['allocated_mass']:.4f}"
+    )
     if "unexplained_mass" in summary:
         line += f"; unexplained mass {summary['unexplained_mass']:.4f}"
         se = summary.get("unexplained_mass_se")
@@ -234,12 +343,16 @@ def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None
     if consistency == "none":
         return
     if spec.report_kind == "numeric":
-        raise ParameterError(f"--consistency {consistency} does not apply to mean estimates ({spec.mechanism} spec); "
-                             "use --consistency none")
+        raise ParameterError(
+            f"--consistency {consistency} does not apply to mean estimates ({spec.mechanism} spec); "
+            "use --consistency none"
+        )
     if with_candidates:
         raise ParameterError("--consistency does not apply to a RAPPOR candidate decode")
     if spec.report_kind == "rappor" and spec.encoding == "bloom":
-        raise ParameterError("--consistency does not apply to Bloom RAPPOR bit estimates (give --candidates to decode values)")
+        raise ParameterError(
+            "--consistency does not apply to Bloom RAPPOR bit estimates (give --candidates to decode values)"
+        )
 
 
 def _estimate(accumulator, spec, *, candidates, consistency, confidence, decode_options=None):

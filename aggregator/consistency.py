@@ -31,7 +31,7 @@ References
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.stats import norm
@@ -40,13 +40,13 @@ from ldp.errors import ParameterError
 
 __all__ = [
     "CONSISTENCY_METHODS",
-    "no_consistency",
-    "clip",
+    "apply_consistency",
     "base_cut",
     "base_cut_threshold",
+    "clip",
+    "no_consistency",
     "norm_mul",
     "norm_sub",
-    "apply_consistency",
 ]
 
 
@@ -157,7 +157,9 @@ def apply_consistency(method: str, frequencies, null_std_errors=None, alpha: flo
     """
     key = str(method).strip().lower().replace("_", "-")
     if key not in CONSISTENCY_METHODS:
-        raise ParameterError(f"unknown consistency method {method!r}; choose one of {', '.join(CONSISTENCY_METHODS)}")
+        raise ParameterError(
+            f"unknown consistency method {method!r}; choose one of {', '.join(CONSISTENCY_METHODS)}"
+        )
     if key == "base-cut" and null_std_errors is None:
         raise ParameterError("consistency 'base-cut' needs the null standard errors of the estimates")
     return CONSISTENCY_METHODS[key](frequencies, null_std_errors, alpha)

@@ -39,7 +39,7 @@ import gc
 import logging
 import os
 import re
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
 from ldp.aggregator.io import CHUNK_ROWS, STDIN, check_paths
@@ -56,8 +56,16 @@ from ldp.aggregator.rejects import RejectsWriter
 from ldp.errors import ParameterError
 
 __all__ = [
-    "ENGINES", "DASK_EXTRA_MESSAGE", "MAX_WORKERS_PER_CPU", "SCHEDULER_TIMEOUT", "aggregate_files", "merge_all",
-    "import_distributed", "usable_cpus", "max_workers", "check_scheduler_address",
+    "DASK_EXTRA_MESSAGE",
+    "ENGINES",
+    "MAX_WORKERS_PER_CPU",
+    "SCHEDULER_TIMEOUT",
+    "aggregate_files",
+    "check_scheduler_address",
+    "import_distributed",
+    "max_workers",
+    "merge_all",
+    "usable_cpus",
 ]
 
 ENGINES = ("local", "dask")
@@ -156,12 +164,16 @@ def aggregate_files(
     progress = progress or (lambda rows: None)
     if engine == "dask":
         if scheduler is not None and workers is not None:
-            raise ParameterError("give --scheduler (a running cluster) or --workers (a local cluster), not both")
+            raise ParameterError(
+                "give --scheduler (a running cluster) or --workers (a local cluster), not both"
+            )
         if scheduler is not None:
             check_scheduler_address(scheduler)
         distributed = import_distributed()
         if STDIN in map(str, paths):
-            raise ParameterError("--engine dask cannot read standard input; write the reports to a file first")
+            raise ParameterError(
+                "--engine dask cannot read standard input; write the reports to a file first"
+            )
         partitions = plan_partitions(paths, partition_bytes=partition_bytes, partition_rows=partition_rows)
         with _dask_client(distributed, scheduler, workers) as client:
             return _run_dask(client, spec, partitions, rejects, chunk_size, progress)
@@ -249,7 +261,14 @@ class _Collector:
 # -- local: a thread pool ----------------------------------------------------------------
 
 
-def _run_pool(spec, partitions: list[Partition], rejects: RejectsWriter, chunk_size: int, workers: int, progress: Progress):
+def _run_pool(
+    spec,
+    partitions: list[Partition],
+    rejects: RejectsWriter,
+    chunk_size: int,
+    workers: int,
+    progress: Progress,
+):
     """Partitions read by ``workers`` threads, merged here in partition order.
 
     Threads, not processes: a partition's time goes to Arrow's readers and
@@ -259,7 +278,9 @@ def _run_pool(spec, partitions: list[Partition], rejects: RejectsWriter, chunk_s
     """
     collector = _Collector(rejects, progress)
     accumulator = make_aggregator(spec)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ldp-partition") as pool:
+    with concurrent.futures.ThreadPoolExecutor(
+        max_workers=workers, thread_name_prefix="ldp-partition"
+    ) as pool:
         for partition, result in zip(partitions, _in_order(pool, partitions, spec, chunk_size, 2 * workers)):
             accumulator = accumulator.merge(result.accumulator)
             collector.take(partition, result.valid, result.rejects, result.lines)
@@ -318,7 +339,9 @@ class _dask_client:
         """A Client of the scheduler, or a one-line ParameterError when it does not answer in time."""
         failure = None
         try:
-            self._client = distributed.Client(self._scheduler, timeout=f"{SCHEDULER_TIMEOUT}s", set_as_default=False)
+            self._client = distributed.Client(
+                self._scheduler, timeout=f"{SCHEDULER_TIMEOUT}s", set_as_default=False
+            )
         except Exception as exc:  # whatever the handshake with the peer raises: it is not a usable scheduler
             failure = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
         if failure is None:
@@ -348,11 +371,16 @@ def _summary_of(result: PartitionResult) -> tuple[int, list, int]:
 def _tree_reduce(client, futures: list, fan_in: int = 8):
     """Merge accumulator futures on the cluster, ``fan_in`` at a time, until one is left."""
     while len(futures) > 1:
-        futures = [client.submit(merge_all, *futures[i : i + fan_in], pure=False) for i in range(0, len(futures), fan_in)]
+        futures = [
+            client.submit(merge_all, *futures[i : i + fan_in], pure=False)
+            for i in range(0, len(futures), fan_in)
+        ]
     return futures[0]
 
 
-def _run_dask(client, spec, partitions: list[Partition], rejects: RejectsWriter, chunk_size: int, progress: Progress):
+def _run_dask(
+    client, spec, partitions: list[Partition], rejects: RejectsWriter, chunk_size: int, progress: Progress
+):
     collector = _Collector(rejects, progress)
     if not partitions:
         return make_aggregator(spec), 0

@@ -35,7 +35,7 @@ References
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -47,11 +47,11 @@ from ldp.frequency_math import frequency_variance, unbiased_frequency
 
 __all__ = [
     "FREQUENCY_COLUMNS",
-    "normal_quantile",
+    "BitEstimates",
     "estimate_table",
+    "normal_quantile",
     "oracle_estimates",
     "rappor_bit_estimates",
-    "BitEstimates",
 ]
 
 #: Columns every frequency estimate table has, in order.
@@ -205,7 +205,9 @@ class BitEstimates:
         )
 
 
-def rappor_bit_estimates(cohort_counts, bit_counts, prob_one_given_one: float, prob_one_given_zero: float) -> BitEstimates:
+def rappor_bit_estimates(
+    cohort_counts, bit_counts, prob_one_given_one: float, prob_one_given_zero: float
+) -> BitEstimates:
     """t_ij = (c_ij − p*N_j)/(q* − p*) and Var(t_ij) = N_j r(1−r)/(q*−p*)² (docs/mechanisms.md#rappor-decoding).
 
     Here q* = P[S=1 | B=1] (``prob_one_given_one``) and p* = P[S=1 | B=0]
@@ -216,7 +218,9 @@ def rappor_bit_estimates(cohort_counts, bit_counts, prob_one_given_one: float, p
     big_n = np.asarray(cohort_counts, dtype=float)
     c = np.asarray(bit_counts, dtype=float)
     if c.ndim != 2 or big_n.shape != (c.shape[0],):
-        raise ParameterError(f"bit_counts must be (m, k) and cohort_counts (m,), got {c.shape} and {big_n.shape}")
+        raise ParameterError(
+            f"bit_counts must be (m, k) and cohort_counts (m,), got {c.shape} and {big_n.shape}"
+        )
     one, zero = float(prob_one_given_one), float(prob_one_given_zero)
     gap = one - zero
     if gap <= 0:
@@ -227,4 +231,6 @@ def rappor_bit_estimates(cohort_counts, bit_counts, prob_one_given_one: float, p
         share = np.where(n_col > 0, np.clip(t, 0.0, n_col) / np.maximum(n_col, 1.0), 0.0)
     r = zero + gap * share
     variance = n_col * r * (1.0 - r) / gap**2
-    return BitEstimates(estimate=t, variance=variance, cohort_counts=np.asarray(cohort_counts, dtype=np.int64))
+    return BitEstimates(
+        estimate=t, variance=variance, cohort_counts=np.asarray(cohort_counts, dtype=np.int64)
+    )

@@ -32,8 +32,9 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse
@@ -49,16 +50,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GoogleMap",
-    "read_params",
-    "write_params",
-    "read_counts",
-    "write_counts",
+    "counts_from_reports",
     "counts_text",
     "map_rows",
-    "write_map",
-    "read_map",
     "read_candidates",
-    "counts_from_reports",
+    "read_counts",
+    "read_map",
+    "read_params",
+    "write_counts",
+    "write_map",
+    "write_params",
 ]
 
 
@@ -118,7 +119,9 @@ def counts_text(cohort_counts: Any, bit_counts: Any) -> str:
     n = np.asarray(cohort_counts, dtype=np.int64)
     c = np.asarray(bit_counts, dtype=np.int64)
     if c.ndim != 2 or n.shape != (c.shape[0],):
-        raise ParameterError(f"counts need cohort_counts (m,) and bit_counts (m, k), got {n.shape} and {c.shape}")
+        raise ParameterError(
+            f"counts need cohort_counts (m,) and bit_counts (m, k), got {n.shape} and {c.shape}"
+        )
     rows = np.column_stack([n, c])
     return "".join(",".join(map(str, row)) + "\n" for row in rows.tolist())
 
@@ -142,7 +145,9 @@ def read_counts(path: str | Path, spec: Rappor) -> tuple[np.ndarray, np.ndarray]
     rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
     m, k = spec.num_cohorts, spec.num_bits
     if len(rows) != m:
-        raise ParameterError(f"Google counts file {str(path)!r} has {len(rows)} rows, expected m = {m} (one per cohort)")
+        raise ParameterError(
+            f"Google counts file {str(path)!r} has {len(rows)} rows, expected m = {m} (one per cohort)"
+        )
     table = np.zeros((m, k + 1), dtype=np.int64)
     for j, row in enumerate(rows):
         if len(row) != k + 1:
@@ -152,7 +157,9 @@ def read_counts(path: str | Path, spec: Rappor) -> tuple[np.ndarray, np.ndarray]
         try:
             values = [_count(cell) for cell in row]
         except ValueError:
-            raise ParameterError(f"Google counts file {str(path)!r} row {j + 1} holds a non-integer: {row}") from None
+            raise ParameterError(
+                f"Google counts file {str(path)!r} row {j + 1} holds a non-integer: {row}"
+            ) from None
         table[j] = values
     if (table < 0).any():
         raise ParameterError(f"Google counts file {str(path)!r} has negative counts")
@@ -245,9 +252,13 @@ def read_map(path: str | Path, spec: Rappor) -> GoogleMap:
         try:
             indices = [int(cell) for cell in row[1:]]
         except ValueError:
-            raise ParameterError(f"Google map file {str(path)!r} line {number} holds a non-integer index") from None
+            raise ParameterError(
+                f"Google map file {str(path)!r} line {number} holds a non-integer index"
+            ) from None
         if min(indices) < 1 or max(indices) > limit:
-            raise ParameterError(f"Google map file {str(path)!r} line {number} has an index outside 1..{limit}")
+            raise ParameterError(
+                f"Google map file {str(path)!r} line {number} has an index outside 1..{limit}"
+            )
         if row[0] in seen:
             continue
         seen.add(row[0])
@@ -270,7 +281,7 @@ def counts_from_reports(
     spec: Rappor,
     paths: Sequence[str | Path],
     *,
-    rejects: "RejectsWriter | None" = None,
+    rejects: RejectsWriter | None = None,
     chunk_size: int = CHUNK_ROWS,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sum ``ldp`` RAPPOR reports into ``(cohort_counts, bit_counts)``.

@@ -25,7 +25,9 @@ def _spec(path: str, *, warn_hash: bool = False):
 
     spec = load_spec(path)
     if not isinstance(spec, Rappor) or spec.encoding != "bloom":
-        raise ParameterError(f"{path}: Google RAPPOR formats need a Bloom-filter RAPPOR spec, got {spec.mechanism}")
+        raise ParameterError(
+            f"{path}: Google RAPPOR formats need a Bloom-filter RAPPOR spec, got {spec.mechanism}"
+        )
     if warn_hash and spec.hash != "md5":
         click.echo(
             f"warning: {path} hashes with {spec.hash}, Google's hash_candidates.py with md5: build the map with "
@@ -71,8 +73,13 @@ def params(spec_path, output):
 
 @google_rappor.command("map")
 @click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="RAPPOR spec JSON.")
-@click.option("--candidates", "candidates_path", required=True, type=click.Path(dir_okay=False),
-              help="Candidate strings, one per line.")
+@click.option(
+    "--candidates",
+    "candidates_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Candidate strings, one per line.",
+)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="map.csv to write.")
 def map_(spec_path, candidates_path, output):
     """Write map.csv: each candidate, then its 1-based indices cohort*k + bit + 1.
@@ -100,8 +107,19 @@ def map_(spec_path, candidates_path, output):
 @click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="RAPPOR spec JSON.")
 @click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="counts.csv to write.")
-@click.option("--rejects", "rejects_path", type=click.Path(dir_okay=False), help="Write rejected reports here (.jsonl or .csv).")
-@click.option("--chunk-size", type=click.IntRange(min=1), default=100_000, show_default=True, help="Reports read at a time (bounds memory).")
+@click.option(
+    "--rejects",
+    "rejects_path",
+    type=click.Path(dir_okay=False),
+    help="Write rejected reports here (.jsonl or .csv).",
+)
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="Reports read at a time (bounds memory).",
+)
 def counts(spec_path, reports, output, rejects_path, chunk_size):
     """Sum RAPPOR reports into counts.csv: per cohort, N then the ones of each bit.
 
@@ -127,8 +145,10 @@ def _counts(spec_path, reports, output, rejects_path, chunk_size) -> int:
     from ldp.aggregator.cli import accumulate_reports
     from ldp.aggregator.google import write_counts
 
-    check_outputs_distinct([*(("REPORTS", path) for path in reports), ("--spec", spec_path)],
-                           [("-o", output), ("--rejects", rejects_path)])
+    check_outputs_distinct(
+        [*(("REPORTS", path) for path in reports), ("--spec", spec_path)],
+        [("-o", output), ("--rejects", rejects_path)],
+    )
     spec = _spec(spec_path)
     accumulator, status = accumulate_reports(spec, reports, rejects_path, chunk_size)
     write_counts(output, accumulator.cohort_counts, accumulator.bit_counts)

@@ -78,8 +78,9 @@ import json
 import re
 import sys
 import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -95,8 +96,17 @@ from ldp.report import Report
 from ldp.report_check import check_report
 
 __all__ = [
-    "ReadChunk", "CHUNK_ROWS", "report_format", "read_reports", "read_report_file", "STDIN", "check_paths",
-    "read_jsonl_stream", "read_csv_stream", "csv_header_for_ranges", "read_parquet_row_groups",
+    "CHUNK_ROWS",
+    "STDIN",
+    "ReadChunk",
+    "check_paths",
+    "csv_header_for_ranges",
+    "read_csv_stream",
+    "read_jsonl_stream",
+    "read_parquet_row_groups",
+    "read_report_file",
+    "read_reports",
+    "report_format",
 ]
 
 #: Default rows per chunk.
@@ -133,7 +143,7 @@ class ReadChunk:
         return len(self.batch) + len(self.rejects)
 
 
-def report_format(path: "str | Path") -> str:
+def report_format(path: str | Path) -> str:
     """``"jsonl"``, ``"csv"`` or ``"parquet"`` from a file name (``.gz`` allowed for the text formats)."""
     if str(path) == STDIN:
         return "jsonl"
@@ -151,7 +161,7 @@ def report_format(path: "str | Path") -> str:
     )
 
 
-def read_reports(paths: Iterable["str | Path"], spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:
+def read_reports(paths: Iterable[str | Path], spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:
     """Read several report files in turn (see :func:`read_report_file`).
 
     The one reader of report files: ``ldp aggregate`` and ``ldp
@@ -185,7 +195,7 @@ def read_reports(paths: Iterable["str | Path"], spec, *, chunk_size: int = CHUNK
         yield from read_report_file(path, spec, chunk_size=chunk_size)
 
 
-def check_paths(paths: Iterable["str | Path"]) -> list[str]:
+def check_paths(paths: Iterable[str | Path]) -> list[str]:
     """The report paths as strings, each checked up front (a typo fails before hours of reading).
 
     Raises
@@ -207,7 +217,7 @@ def check_paths(paths: Iterable["str | Path"]) -> list[str]:
     return checked
 
 
-def read_report_file(path: "str | Path", spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:
+def read_report_file(path: str | Path, spec, *, chunk_size: int = CHUNK_ROWS) -> Iterator[ReadChunk]:
     """Yield the reports of one file as :class:`ReadChunk` s of at most ``chunk_size`` rows.
 
     Every report read is either in a chunk's batch or in its rejects. The
@@ -249,10 +259,10 @@ def read_report_file(path: "str | Path", spec, *, chunk_size: int = CHUNK_ROWS) 
 # -- shared -----------------------------------------------------------------
 
 
-def _check_one(spec, make_report: Callable[[], Report]):
-    """check_report on one row: (CheckedReport, None) or (None, (reason, detail))."""
+def _check_one(spec, make_report: Callable[[Any], Report], row: Any):
+    """check_report on ``make_report(row)``: (CheckedReport, None) or (None, (reason, detail))."""
     try:
-        return check_report(spec, make_report()), None
+        return check_report(spec, make_report(row)), None
     except ReportError as exc:
         message = str(exc)
         return None, (classify_reason(message), message)
@@ -274,7 +284,7 @@ def _finish(
     ok, batch = validate_columns(spec, columns, n)
     checked, rejects = [], list(extra_rejects)
     for i in np.flatnonzero(~ok).tolist():
-        good, bad = _check_one(spec, lambda: make_report(i))
+        good, bad = _check_one(spec, make_report, i)
         if good is not None:
             checked.append(good)
         else:
@@ -341,7 +351,9 @@ def _read_jsonl(path: str, spec, chunk_size: int) -> Iterator[ReadChunk]:
         yield from read_jsonl_stream(stream, path, spec, chunk_size=chunk_size)
 
 
-def read_jsonl_stream(stream, path: str, spec, *, chunk_size: int = CHUNK_ROWS, first_line: int = 1) -> Iterator[ReadChunk]:
+def read_jsonl_stream(
+    stream, path: str, spec, *, chunk_size: int = CHUNK_ROWS, first_line: int = 1
+) -> Iterator[ReadChunk]:
     """Read JSON Lines reports from an open binary ``stream`` (used for byte-range partitions).
 
     ``path`` names the source in rejects; ``first_line`` is the file's line
@@ -399,7 +411,9 @@ def _arrow_json(data: bytes) -> pa.Table | None:
     if not data.endswith(b"\n"):
         data += b"\n"
     try:
-        table = pa_json.read_json(io.BytesIO(data), read_options=pa_json.ReadOptions(block_size=max(len(data) + 1, 1 << 20)))
+        table = pa_json.read_json(
+            io.BytesIO(data), read_options=pa_json.ReadOptions(block_size=max(len(data) + 1, 1 << 20))
+        )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OverflowError):
         return None
     return table if _flat(table) else None
@@ -446,7 +460,7 @@ def _flat(table: pa.Table) -> bool:
 def _jsonl_line_by_line(path: str, spec, lines: list[bytes], numbers: list[int]) -> ReadChunk:
     checked, rejects = [], []
     for line, number in zip(lines, numbers):
-        good, bad = _check_one(spec, lambda: Report.from_json(line))
+        good, bad = _check_one(spec, Report.from_json, line)
         if good is not None:
             checked.append(good)
         else:
@@ -530,7 +544,7 @@ class _Lines:
             raw = raw[len(_BOM) :]
         return self.number, raw
 
-    def __iter__(self) -> "_Lines":
+    def __iter__(self) -> _Lines:
         return self
 
     def __next__(self) -> str:
@@ -630,7 +644,9 @@ class _CsvRows:
                 self.reject(
                     record.number,
                     f"CSV row opens a quoted field that is not closed on its line; read on, it runs over "
-                    f"{len(record.lines):,} lines and is not a valid report ({why}); only this line is rejected"[:300],
+                    f"{len(record.lines):,} lines and is not a valid report ({why}); only this line is rejected"[
+                        :300
+                    ],
                     record.first_line,
                 )
                 lines.give_back(record.lines[1:])
@@ -653,7 +669,7 @@ class _CsvRows:
             return "a header row must be one line"
         if len(record.fields) != len(self.names):
             return f"{len(record.fields)} fields, the header has {len(self.names)}"
-        _, bad = _check_one(self.spec, lambda: _csv_report(self.names, record.fields, self.spec.report_kind))
+        _, bad = _check_one(self.spec, lambda fields: _csv_report(self.names, fields, self.spec.report_kind), record.fields)
         return None if bad is None else bad[0]
 
     def _reject_undecodable(self, lines: _Lines) -> None:
@@ -668,7 +684,9 @@ class _CsvRows:
     def take(self) -> ReadChunk | None:
         if not (self.rows or self.early):
             return None
-        chunk = _csv_chunk(self.path, self.spec, self.names or [], self.rows, self.numbers, self.raws, self.early)
+        chunk = _csv_chunk(
+            self.path, self.spec, self.names or [], self.rows, self.numbers, self.raws, self.early
+        )
         self._reset()
         return chunk
 
@@ -708,7 +726,10 @@ def read_csv_stream(
     for data, ends in blocks:
         count = int(ends.size)
         if b'"' in data:
-            rest = itertools.chain(_block_lines(data, count), (line for more, n in blocks for line in _block_lines(more, int(n.size))))
+            rest = itertools.chain(
+                _block_lines(data, count),
+                (line for more, n in blocks for line in _block_lines(more, int(n.size))),
+            )
             yield from rows.take_lines(_Lines(rest, strip_bom=strip_bom and taken == 0, lines_before=taken))
             break
         yield from _unquoted_block(rows, data, count, taken, strip_bom and taken == 0)
@@ -718,7 +739,9 @@ def read_csv_stream(
         yield last
 
 
-def _unquoted_block(rows: _CsvRows, data: bytes, count: int, taken: int, strip_bom: bool) -> Iterator[ReadChunk]:
+def _unquoted_block(
+    rows: _CsvRows, data: bytes, count: int, taken: int, strip_bom: bool
+) -> Iterator[ReadChunk]:
     """The rows of a block of lines without quotes (each line one row), split at commas."""
     try:
         texts = data.decode("utf-8").split("\n")[:count]
@@ -733,7 +756,9 @@ def _unquoted_block(rows: _CsvRows, data: bytes, count: int, taken: int, strip_b
         if _is_blank(body):
             continue
         if _CSV_SLOW_LINE.search(body) or len(body) > _CSV_FIELD_LIMIT:
-            yield from rows.take_lines(_Lines([(text + "\n").encode("utf-8")], strip_bom=False, lines_before=number - 1))
+            yield from rows.take_lines(
+                _Lines([(text + "\n").encode("utf-8")], strip_bom=False, lines_before=number - 1)
+            )
             continue
         rows.row(number, body, body.split(","))
         if rows.full():
@@ -812,14 +837,23 @@ def _csv_chunk(path, spec, header, rows, numbers, raws, early) -> ReadChunk:
     columns = _columns_by_name(header, arrays, n)
 
     return _finish(
-        spec, path, columns, n, lambda i: numbers[i], lambda i: _csv_report(header, rows[i], kind), lambda i: raws[i], early
+        spec,
+        path,
+        columns,
+        n,
+        lambda i: numbers[i],
+        lambda i: _csv_report(header, rows[i], kind),
+        lambda i: raws[i],
+        early,
     )
 
 
 # -- Parquet ----------------------------------------------------------------------
 
 
-def _read_parquet(path: str, spec, chunk_size: int, row_groups: Sequence[int] | None = None, first_row: int = 1) -> Iterator[ReadChunk]:
+def _read_parquet(
+    path: str, spec, chunk_size: int, row_groups: Sequence[int] | None = None, first_row: int = 1
+) -> Iterator[ReadChunk]:
     try:
         parquet = pq.ParquetFile(path)
         schema = parquet.schema_arrow
@@ -828,7 +862,8 @@ def _read_parquet(path: str, spec, chunk_size: int, row_groups: Sequence[int] | 
     # read the fingerprints as a dictionary (one compare per distinct value), if they are text
     text = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
     dictionary = [
-        name for name in ("spec",)
+        name
+        for name in ("spec",)
         if schema.names.count(name) == 1 and any(is_text(schema.field(name).type) for is_text in text)
     ]
     try:
@@ -847,9 +882,13 @@ def _parquet_cell(column: pa.Array, i: int, name: str) -> Any:
     try:
         value = column[i].as_py()
     except UnicodeDecodeError as exc:
-        raise ReportError(f"report '{name}' must be UTF-8 text, got bytes that are not: {exc}"[:300]) from None
+        raise ReportError(
+            f"report '{name}' must be UTF-8 text, got bytes that are not: {exc}"[:300]
+        ) from None
     except (ValueError, OverflowError, pa.ArrowException) as exc:
-        raise ReportError(f"report '{name}' must be a readable value, got {type(exc).__name__}: {exc}"[:300]) from None
+        raise ReportError(
+            f"report '{name}' must be a readable value, got {type(exc).__name__}: {exc}"[:300]
+        ) from None
     if name == "bits" and isinstance(value, (bytes, bytearray)):
         return base64.b64encode(value).decode("ascii")
     return value
@@ -876,7 +915,9 @@ def _parquet_raw(record_batch: pa.RecordBatch, i: int) -> str:
             value = _parquet_cell(column, i, name)
         except ReportError:
             value = _text(_raw_bytes(column.slice(i, 1)))
-        items.append(f"{json.dumps(name, ensure_ascii=False)}: {json.dumps(value, default=str, ensure_ascii=False)}")
+        items.append(
+            f"{json.dumps(name, ensure_ascii=False)}: {json.dumps(value, default=str, ensure_ascii=False)}"
+        )
     return "{" + ", ".join(items) + "}"
 
 
@@ -923,7 +964,7 @@ def _columns_by_name(names: Sequence[str], arrays: Sequence[pa.Array], n: int) -
 
 
 def read_parquet_row_groups(
-    path: "str | Path", spec, row_groups: Sequence[int], *, first_row: int, chunk_size: int = CHUNK_ROWS
+    path: str | Path, spec, row_groups: Sequence[int], *, first_row: int, chunk_size: int = CHUNK_ROWS
 ) -> Iterator[ReadChunk]:
     """Read some row groups of a Parquet file (a partition); ``first_row`` is the 1-based row number of the first."""
     yield from _read_parquet(str(path), spec, chunk_size, row_groups=list(row_groups), first_row=first_row)

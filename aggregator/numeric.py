@@ -35,7 +35,8 @@ References
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -48,7 +49,7 @@ from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.numeric import NumericSpec
 
-__all__ = ["MeanAccumulator", "MEAN_COLUMNS", "SUM_COLUMNS", "mean_table"]
+__all__ = ["MEAN_COLUMNS", "SUM_COLUMNS", "MeanAccumulator", "mean_table"]
 
 #: Columns of a mean estimate, in order.
 MEAN_COLUMNS = ("mean", "std_error", "ci_low", "ci_high", "n")
@@ -77,7 +78,13 @@ def mean_table(spec: NumericSpec, n, total, total_sq, *, confidence: float = 0.9
         se = np.sqrt(var / n) * spec.half_width
     mean = spec.to_user(t_bar)
     return pd.DataFrame(
-        {"mean": mean, "std_error": se, "ci_low": mean - z * se, "ci_high": mean + z * se, "n": n.astype(np.int64)}
+        {
+            "mean": mean,
+            "std_error": se,
+            "ci_low": mean - z * se,
+            "ci_high": mean + z * se,
+            "n": n.astype(np.int64),
+        }
     )
 
 
@@ -103,7 +110,7 @@ class MeanAccumulator(Accumulator):
 
     # -- state -----------------------------------------------------------------
     @classmethod
-    def from_counts(cls, spec: NumericSpec, counts, group_counts: dict | None = None) -> "MeanAccumulator":
+    def from_counts(cls, spec: NumericSpec, counts, group_counts: dict | None = None) -> MeanAccumulator:
         """Rebuild from the support histogram (and optional {group: support histogram})."""
         acc = cls(spec)
         acc._counts = acc._checked_counts(counts, "counts")
@@ -194,13 +201,17 @@ class MeanAccumulator(Accumulator):
         idx, ok = self.spec.support_index(values)
         if not ok.all():
             bad = int(np.flatnonzero(~ok)[0])
-            raise ReportError(f"batch value {values[bad]!r} (row {bad}) is not an output of this {self.spec.mechanism} spec")
+            raise ReportError(
+                f"batch value {values[bad]!r} (row {bad}) is not an output of this {self.spec.mechanism} spec"
+            )
         if groups is None:
             groups = batch.groups
         if groups is not None:
             keys = np.asarray(groups, dtype=object) if not isinstance(groups, np.ndarray) else groups
             if keys.shape != values.shape:
-                raise ParameterError(f"groups must have one key per report ({values.size}), got shape {keys.shape}")
+                raise ParameterError(
+                    f"groups must have one key per report ({values.size}), got shape {keys.shape}"
+                )
             self._add_grouped(keys, idx)
         self._counts += np.bincount(idx, minlength=self._counts.size)
 
@@ -219,7 +230,7 @@ class MeanAccumulator(Accumulator):
             hist = self._group_hist(unique_keys[int(group_of[block[0]])])
             hist[support_of[block]] += counts[block]
 
-    def merge(self, other: "MeanAccumulator") -> "MeanAccumulator":
+    def merge(self, other: MeanAccumulator) -> MeanAccumulator:
         """A new accumulator holding the reports of both (same spec required)."""
         self._check_mergeable(other)
         merged = type(self).from_counts(self.spec, self._counts + other._counts, self._group_counts)
@@ -233,8 +244,16 @@ class MeanAccumulator(Accumulator):
         counts = self._counts.astype(np.float64)
         return self.n, float(counts @ self._est), float(counts @ (self._est * self._est))
 
-    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", by_group: bool = False,
-                 with_sum: bool = True, with_overall: bool = False, **options: Any) -> pd.DataFrame:
+    def estimate(
+        self,
+        confidence: float = 0.95,
+        *,
+        consistency: str = "none",
+        by_group: bool = False,
+        with_sum: bool = True,
+        with_overall: bool = False,
+        **options: Any,
+    ) -> pd.DataFrame:
         """Unbiased mean with standard error and confidence interval, in value units.
 
         Parameters
@@ -264,7 +283,9 @@ class MeanAccumulator(Accumulator):
             raise ParameterError(f"consistency {consistency!r} does not apply to mean estimates (use 'none')")
         if by_group:
             keys = sorted(self._group_counts, key=lambda k: (type(k).__name__, str(k)))
-            stats = np.array([self._moments(self._group_counts[k]) for k in keys], dtype=np.float64).reshape(-1, 3)
+            stats = np.array([self._moments(self._group_counts[k]) for k in keys], dtype=np.float64).reshape(
+                -1, 3
+            )
             if with_overall:
                 keys.append(None)
                 stats = np.vstack([stats, np.array(self.native_moments(), dtype=np.float64)])
@@ -286,7 +307,9 @@ class MeanAccumulator(Accumulator):
         total = row["mean"].to_numpy() * n
         se = row["std_error"].to_numpy() * n
         z = normal_quantile(confidence)
-        return pd.DataFrame({"sum": total, "std_error": se, "ci_low": total - z * se, "ci_high": total + z * se, "n": n})
+        return pd.DataFrame(
+            {"sum": total, "std_error": se, "ci_low": total - z * se, "ci_high": total + z * se, "n": n}
+        )
 
     def __repr__(self) -> str:
         return f"MeanAccumulator({self.spec.mechanism}, n={self.n})"

@@ -39,7 +39,7 @@ import numpy as np
 from ldp.errors import ParameterError, ReportError
 from ldp.hashing import LH_PRIME, LH_SEED_SPACE
 
-__all__ = ["support_counts", "bucket_bounds", "DEFAULT_CHUNK"]
+__all__ = ["DEFAULT_CHUNK", "bucket_bounds", "support_counts"]
 
 #: Reports per chunk: four uint32 work arrays of this length stay in L2 cache.
 DEFAULT_CHUNK = 1 << 15
@@ -123,7 +123,9 @@ def support_counts(
     seeds = np.asarray(seeds)
     buckets = np.asarray(buckets)
     if seeds.shape != buckets.shape or seeds.ndim != 1:
-        raise ReportError(f"seeds and buckets must be 1-D of equal length, got {seeds.shape} and {buckets.shape}")
+        raise ReportError(
+            f"seeds and buckets must be 1-D of equal length, got {seeds.shape} and {buckets.shape}"
+        )
     if not 2 <= g < LH_PRIME:
         raise ParameterError(f"g must be in [2, 2^31 - 1), got {g}")
     if d < 1 or d > LH_PRIME:
@@ -135,7 +137,9 @@ def support_counts(
         return np.zeros(d, dtype=np.int64)
     if seeds.dtype.kind not in "iu" or buckets.dtype.kind not in "iu":
         raise ReportError(f"seeds and buckets must be integers, got {seeds.dtype} and {buckets.dtype}")
-    if (seeds.dtype.kind == "i" and seeds.min() < 0) or seeds.astype(np.uint64, copy=False).max() >= LH_SEED_SPACE:
+    if (seeds.dtype.kind == "i" and seeds.min() < 0) or seeds.astype(
+        np.uint64, copy=False
+    ).max() >= LH_SEED_SPACE:
         raise ReportError(f"seeds must be in [0, {LH_SEED_SPACE})")
     if buckets.min() < 0 or buckets.max() >= g:
         raise ReportError(f"buckets must be in [0, {g})")

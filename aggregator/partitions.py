@@ -29,8 +29,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Self
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -52,10 +53,10 @@ from ldp.aggregator.rejects import Reject
 from ldp.errors import ParameterError
 
 __all__ = [
-    "Partition",
-    "PartitionResult",
     "PARTITION_BYTES",
     "PARTITION_ROWS",
+    "Partition",
+    "PartitionResult",
     "check_paths",
     "plan_partitions",
     "read_partition",
@@ -134,7 +135,7 @@ class PartitionResult:
 
 
 def plan_partitions(
-    paths: Sequence["str | Path"],
+    paths: Sequence[str | Path],
     *,
     partition_bytes: int = PARTITION_BYTES,
     partition_rows: int = PARTITION_ROWS,
@@ -157,7 +158,9 @@ def plan_partitions(
         For a missing file, an unknown extension or an unreadable Parquet footer.
     """
     if partition_bytes < 1 or partition_rows < 1:
-        raise ParameterError(f"partition sizes must be positive, got {partition_bytes} bytes and {partition_rows} rows")
+        raise ParameterError(
+            f"partition sizes must be positive, got {partition_bytes} bytes and {partition_rows} rows"
+        )
     partitions: list[Partition] = []
     for path in check_paths(paths):
         location = path if path == STDIN else os.path.abspath(path)
@@ -173,12 +176,17 @@ def plan_partitions(
     return partitions
 
 
-def _byte_ranges(path: str, location: str, kind: str, start: int, partition_bytes: int, header) -> list[Partition]:
+def _byte_ranges(
+    path: str, location: str, kind: str, start: int, partition_bytes: int, header
+) -> list[Partition]:
     """Byte ranges of about ``partition_bytes`` covering ``[start, size)``, the first from ``start``."""
     size = os.path.getsize(location)
     count = max(1, math.ceil((size - start) / partition_bytes))
     bounds = [start + (size - start) * i // count for i in range(count + 1)]
-    return [Partition(path, location, kind, bounds[i], bounds[i + 1], first_line=0, header=header) for i in range(count)]
+    return [
+        Partition(path, location, kind, bounds[i], bounds[i + 1], first_line=0, header=header)
+        for i in range(count)
+    ]
 
 
 def _csv_partitions(path: str, location: str, partition_bytes: int) -> list[Partition]:
@@ -209,7 +217,9 @@ def _parquet_partitions(path: str, location: str, partition_rows: int) -> list[P
     parts, first_row, group, taken = [], 1, 0, 0
     while group < metadata.num_row_groups:
         start, rows = group, 0
-        while group < metadata.num_row_groups and (rows == 0 or rows + metadata.row_group(group).num_rows <= partition_rows):
+        while group < metadata.num_row_groups and (
+            rows == 0 or rows + metadata.row_group(group).num_rows <= partition_rows
+        ):
             rows += metadata.row_group(group).num_rows
             group += 1
         parts.append(Partition(path, location, "parquet", start, group, first_line=first_row + taken))
@@ -241,16 +251,23 @@ def read_partition(partition: Partition, spec, chunk_size: int = CHUNK_ROWS) -> 
     return PartitionResult(accumulator, valid, rejects, stream.lines if stream is not None else 0)
 
 
-def _chunks(partition: Partition, spec, chunk_size: int, stream: "_ByteRange | None") -> Iterator[ReadChunk]:
+def _chunks(partition: Partition, spec, chunk_size: int, stream: _ByteRange | None) -> Iterator[ReadChunk]:
     if partition.kind == "bytes":
         yield from read_jsonl_stream(stream, partition.location, spec, chunk_size=chunk_size)
     elif partition.kind == "csv-bytes":
         yield from read_csv_stream(
-            stream, partition.location, spec, chunk_size=chunk_size, header=partition.header, strip_bom=partition.start == 0
+            stream,
+            partition.location,
+            spec,
+            chunk_size=chunk_size,
+            header=partition.header,
+            strip_bom=partition.start == 0,
         )
     elif partition.kind == "parquet":
         groups = range(partition.start, partition.stop)
-        yield from read_parquet_row_groups(partition.location, spec, groups, first_row=partition.first_line, chunk_size=chunk_size)
+        yield from read_parquet_row_groups(
+            partition.location, spec, groups, first_row=partition.first_line, chunk_size=chunk_size
+        )
     else:
         yield from read_report_file(partition.location, spec, chunk_size=chunk_size)
 
@@ -262,7 +279,9 @@ def renumber(partition: Partition, rejects: Sequence[Reject], line_offset: int) 
     partitions (0 for other partitions, whose numbers are already global).
     """
     return [
-        dataclasses.replace(r, file=partition.source, line=r.line + (line_offset if partition.byte_range else 0))
+        dataclasses.replace(
+            r, file=partition.source, line=r.line + (line_offset if partition.byte_range else 0)
+        )
         for r in rejects
     ]
 
@@ -277,7 +296,7 @@ class _ByteRange:
 
     def __init__(self, path: str, start: int, stop: int):
         try:
-            self._file = open(path, "rb")
+            self._file = open(path, "rb")  # noqa: SIM115 - the range owns it; close() and __exit__ close it
         except OSError as exc:
             raise ParameterError(f"cannot read report file {path!r}: {exc}") from None
         self._stop = stop
@@ -315,7 +334,7 @@ class _ByteRange:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "_ByteRange":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -95,7 +95,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -109,16 +110,16 @@ from ldp.frequency_math import frequency_variance
 from ldp.specs.rappor import Rappor
 
 __all__ = [
-    "RapporDecodeResult",
     "CORRECTIONS",
     "DECODE_COLUMNS",
-    "unbiased_bit_counts",
-    "design_matrix",
+    "RapporDecodeResult",
+    "adjust_p_values",
     "check_counts",
     "decode",
     "decode_result",
-    "adjust_p_values",
+    "design_matrix",
     "detection_frequency",
+    "unbiased_bit_counts",
 ]
 
 #: Multiple-testing corrections accepted by :func:`decode`.
@@ -185,7 +186,7 @@ class RapporDecodeResult:
         """Scalar summary (also stored in ``table.attrs``)."""
         return {
             "num_reports": self.num_reports,
-            "num_candidates": int(len(self.table)),
+            "num_candidates": len(self.table),
             "num_detected": int(self.table["detected"].sum()),
             "allocated_mass": self.allocated_mass,
             "explained_mass": self.explained_mass,
@@ -221,7 +222,9 @@ def check_counts(spec: Rappor, cohort_counts: Any, bit_counts: Any) -> tuple[np.
     if cohorts.shape != (m,):
         raise ParameterError(f"cohort_counts must have shape ({m},) (num_cohorts), got {cohorts.shape}")
     if bits.shape != (m, k):
-        raise ParameterError(f"bit_counts must have shape ({m}, {k}) (num_cohorts, num_bits), got {bits.shape}")
+        raise ParameterError(
+            f"bit_counts must have shape ({m}, {k}) (num_cohorts, num_bits), got {bits.shape}"
+        )
     for name, array in (("cohort_counts", cohorts), ("bit_counts", bits)):
         if array.size and not np.all(np.isfinite(array)):
             raise ParameterError(f"{name} must be finite counts")
@@ -368,7 +371,11 @@ def _nonneg_lasso(
         keep = working[beta[working] > 0]
         working = np.union1d(keep, violating[order])
         xw = x[:, working]
-        gram = (xw.T @ xw.multiply(w[:, None])).toarray() if scipy.sparse.issparse(xw) else xw.T @ (w[:, None] * xw)
+        gram = (
+            (xw.T @ xw.multiply(w[:, None])).toarray()
+            if scipy.sparse.issparse(xw)
+            else xw.T @ (w[:, None] * xw)
+        )
         beta[:] = 0.0
         beta[working] = _solve_nonneg_quadratic(gram, xt_wy[working] - penalty[working])
     else:  # pragma: no cover - the working set grows every round, so this needs > max_rounds rounds
@@ -466,8 +473,14 @@ def decode(
     .. [2] google/rappor analysis/R/decode.R.
     """
     return decode_result(
-        spec, cohort_counts, bit_counts, candidates,
-        alpha=alpha, correction=correction, confidence=confidence, screen=screen,
+        spec,
+        cohort_counts,
+        bit_counts,
+        candidates,
+        alpha=alpha,
+        correction=correction,
+        confidence=confidence,
+        screen=screen,
     ).table
 
 
@@ -546,10 +559,7 @@ def _decode_direct(spec, n_cohort, t, candidates, alpha, correction, confidence)
         values = [False, True]
         estimate = np.array([total - estimate_bits[0], estimate_bits[0]])
     else:
-        if candidates is None:
-            values = list(spec.domain)
-        else:
-            values = _unique_candidates(candidates)
+        values = list(spec.domain) if candidates is None else _unique_candidates(candidates)
         index = [spec.domain_index.index(v) for v in values]
         estimate = estimate_bits[index]
     if total > 0:  # support probabilities (q*, p*) of the bit: P[S=1 | B=1], P[S=1 | B=0]
@@ -564,9 +574,18 @@ def _decode_direct(spec, n_cohort, t, candidates, alpha, correction, confidence)
     table = _table(values, estimate, se, p_values, correction, alpha, confidence, total)
     residual = np.zeros_like(t)
     return _finish(
-        table, num_reports=total, unexplained_mass=math.nan, unexplained_mass_se=math.nan,
-        residual=residual, residual_chi2=0.0, residual_dof=0, dispersion=1.0,
-        screened=False, num_selected=len(values), alpha=alpha, correction=correction,
+        table,
+        num_reports=total,
+        unexplained_mass=math.nan,
+        unexplained_mass_se=math.nan,
+        residual=residual,
+        residual_chi2=0.0,
+        residual_dof=0,
+        dispersion=1.0,
+        screened=False,
+        num_selected=len(values),
+        alpha=alpha,
+        correction=correction,
     )
 
 
@@ -632,7 +651,9 @@ def _bloom_spec_for_detection(spec: Any) -> Rappor:
     return spec
 
 
-def _decode_bloom(spec, n_cohort, t, var, values, x_all, alpha, correction, confidence, screen) -> RapporDecodeResult:
+def _decode_bloom(
+    spec, n_cohort, t, var, values, x_all, alpha, correction, confidence, screen
+) -> RapporDecodeResult:
     m, k = spec.num_cohorts, spec.num_bits
     total = int(n_cohort.sum())
     num_candidates = len(values)
@@ -786,9 +807,20 @@ def _wls_tests(xs, w: np.ndarray, y: np.ndarray, subset: np.ndarray | None = Non
 
 def _empty_bloom(values, total, t, alpha, correction, confidence) -> RapporDecodeResult:
     size = len(values)
-    table = _table(values, np.zeros(size), np.full(size, np.nan), np.ones(size), correction, alpha, confidence, total)
+    table = _table(
+        values, np.zeros(size), np.full(size, np.nan), np.ones(size), correction, alpha, confidence, total
+    )
     return _finish(
-        table, num_reports=total, unexplained_mass=math.nan, unexplained_mass_se=math.nan,
-        residual=np.zeros_like(t), residual_chi2=0.0, residual_dof=0, dispersion=1.0,
-        screened=False, num_selected=0, alpha=alpha, correction=correction,
+        table,
+        num_reports=total,
+        unexplained_mass=math.nan,
+        unexplained_mass_se=math.nan,
+        residual=np.zeros_like(t),
+        residual_chi2=0.0,
+        residual_dof=0,
+        dispersion=1.0,
+        screened=False,
+        num_selected=0,
+        alpha=alpha,
+        correction=correction,
     )

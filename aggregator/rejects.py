@@ -35,14 +35,15 @@ import dataclasses
 import gzip
 import io
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, Self
 
 from ldp.errors import ParameterError
 from ldp.extensions import split_extension
 from ldp.jsonlines import json_line
 
-__all__ = ["Reject", "RejectsWriter", "REASONS", "classify_reason"]
+__all__ = ["REASONS", "Reject", "RejectsWriter", "classify_reason"]
 
 REASONS = (
     "unparseable",
@@ -125,7 +126,9 @@ def _open_text_out(path: Path) -> IO[str]:
     a JSON string the escape stands for the same character.
     """
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8", errors="backslashreplace", newline="")
+        return io.TextIOWrapper(
+            gzip.open(path, "wb"), encoding="utf-8", errors="backslashreplace", newline=""
+        )
     return open(path, "w", encoding="utf-8", errors="backslashreplace", newline="")
 
 
@@ -136,7 +139,9 @@ def _format_of(path: Path) -> str:
         return "jsonl"
     if ext == ".csv":
         return "csv"
-    raise ParameterError(f"rejects file {str(path)!r} must end in .jsonl or .csv (optionally .gz), got {ext or 'no extension'!r}")
+    raise ParameterError(
+        f"rejects file {str(path)!r} must end in .jsonl or .csv (optionally .gz), got {ext or 'no extension'!r}"
+    )
 
 
 class RejectsWriter:
@@ -155,7 +160,7 @@ class RejectsWriter:
         How many rejects to keep in memory as examples.
     """
 
-    def __init__(self, path: "str | Path | None" = None, *, keep: int = 5):
+    def __init__(self, path: str | Path | None = None, *, keep: int = 5):
         self.path = None if path is None else Path(path)
         self.counts: collections.Counter[str] = collections.Counter()
         self.examples: list[Reject] = []
@@ -167,7 +172,9 @@ class RejectsWriter:
             try:
                 self._stream = _open_text_out(self.path)
             except OSError as exc:
-                raise ParameterError(f"cannot write rejects file {str(self.path)!r}: {exc.strerror or exc}") from None
+                raise ParameterError(
+                    f"cannot write rejects file {str(self.path)!r}: {exc.strerror or exc}"
+                ) from None
             if fmt == "csv":
                 self._csv = csv.writer(self._stream)
                 self._csv.writerow(_FIELDS)
@@ -193,7 +200,7 @@ class RejectsWriter:
             self._stream.close()
             self._stream = None
 
-    def __enter__(self) -> "RejectsWriter":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -20,7 +20,7 @@ the Arrow buffer.
 from __future__ import annotations
 
 import base64
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -34,12 +34,12 @@ from ldp.report_check import CheckedReport, required_fields
 
 __all__ = [
     "KNOWN_FIELDS",
-    "validate_columns",
+    "base64_encode_rows",
     "batch_from_checked",
     "concat_batches",
     "empty_batch",
     "num_report_bits",
-    "base64_encode_rows",
+    "validate_columns",
 ]
 
 #: Columns a report file may have (``client`` is carried and ignored; ``group`` is optional).
@@ -89,7 +89,9 @@ def batch_from_checked(spec, checked: Sequence[CheckedReport]) -> ReportBatch:
     if any(c.group is not None for c in checked):
         groups = np.empty(n, dtype=object)
         groups[:] = [c.group for c in checked]
-    return ReportBatch(spec=spec.fingerprint, values=values, seeds=seeds, bits=bits, cohorts=cohorts, groups=groups)
+    return ReportBatch(
+        spec=spec.fingerprint, values=values, seeds=seeds, bits=bits, cohorts=cohorts, groups=groups
+    )
 
 
 def _groups_or_none(batch: ReportBatch) -> np.ndarray:
@@ -115,7 +117,11 @@ def concat_batches(spec, batches: Sequence[ReportBatch]) -> ReportBatch:
     if any(b.groups is not None for b in batches):
         groups = np.concatenate([_groups_or_none(b) for b in batches])
     return ReportBatch(
-        spec=spec.fingerprint, values=cat("values"), seeds=cat("seeds"), bits=cat("bits"), cohorts=cat("cohorts"),
+        spec=spec.fingerprint,
+        values=cat("values"),
+        seeds=cat("seeds"),
+        bits=cat("bits"),
+        cohorts=cat("cohorts"),
         groups=groups,
     )
 
@@ -174,7 +180,9 @@ def _string_equal(column: pa.Array, text: str, n: int) -> np.ndarray:
     if column is None:
         return np.zeros(n, dtype=bool)
     if pa.types.is_dictionary(column.type):
-        if not (pa.types.is_string(column.type.value_type) or pa.types.is_large_string(column.type.value_type)):
+        if not (
+            pa.types.is_string(column.type.value_type) or pa.types.is_large_string(column.type.value_type)
+        ):
             return np.zeros(n, dtype=bool)
         hits = _bool(pc.equal(column.dictionary, text))
         indices = column.indices
@@ -250,7 +258,9 @@ def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray
     else:
         return out, np.zeros(n, dtype=bool)
     buffers = column.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=offset_type)[column.offset : column.offset + n + 1].astype(np.int64)
+    offsets = np.frombuffer(buffers[1], dtype=offset_type)[column.offset : column.offset + n + 1].astype(
+        np.int64
+    )
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     ok = (np.diff(offsets) == width) & _present(column, n)
     starts = offsets[:-1]
@@ -320,7 +330,9 @@ def _domain_indices(spec, column: pa.Array, n: int) -> tuple[np.ndarray, np.ndar
             column = column.dictionary_decode()
         keys = pa.array([v for v, _ in pairs], type=pa.int64())
         positions = np.array([i for _, i in pairs], dtype=np.int64)
-        column = column.cast(pa.int64(), safe=False) if not pa.types.is_unsigned_integer(value_type) else column
+        column = (
+            column.cast(pa.int64(), safe=False) if not pa.types.is_unsigned_integer(value_type) else column
+        )
         if pa.types.is_unsigned_integer(value_type):
             raw = np.asarray(column.fill_null(0))
             big = raw >= np.uint64(1 << 63)
@@ -403,10 +415,7 @@ def validate_columns(spec, columns: Mapping[str, pa.Array | None], n: int) -> tu
             ok &= False
     else:  # pragma: no cover - every spec has one of the kinds above
         ok &= False
-    if ok.all():
-        pick = slice(None)
-    else:
-        pick = np.flatnonzero(ok)
+    pick = slice(None) if ok.all() else np.flatnonzero(ok)
 
     def take(column):
         return None if column is None else column[pick]
@@ -416,7 +425,11 @@ def validate_columns(spec, columns: Mapping[str, pa.Array | None], n: int) -> tu
         if not any(g is not None for g in groups):
             groups = None
     batch = ReportBatch(
-        spec=spec.fingerprint, values=take(values), seeds=take(seeds), bits=take(bits), cohorts=take(cohorts),
+        spec=spec.fingerprint,
+        values=take(values),
+        seeds=take(seeds),
+        bits=take(bits),
+        cohorts=take(cohorts),
         groups=groups,
     )
     return ok, batch

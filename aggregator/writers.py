@@ -29,8 +29,9 @@ import io
 import itertools
 import json
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -46,18 +47,24 @@ from ldp.jsonlines import json_line
 from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, Report
 
 __all__ = [
-    "write_reports",
-    "write_estimates",
-    "format_estimates",
-    "report_columns_of",
-    "estimates_format",
     "ESTIMATE_FORMATS",
     "REPORT_FORMATS",
+    "estimates_format",
+    "format_estimates",
+    "report_columns_of",
+    "write_estimates",
+    "write_reports",
 ]
 
 _STDOUT = "-"
 #: File extension → format of the report files :func:`write_reports` writes (each optionally ``.gz``, not Parquet).
-REPORT_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+REPORT_FORMATS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+}
 #: File extension → format of the estimate files :func:`write_estimates` writes.
 ESTIMATE_FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}
 _JSONL_PIECE = 1 << 18
@@ -102,7 +109,7 @@ def _open_text(path: str) -> IO[str]:
 # -- reports ------------------------------------------------------------------
 
 
-def _as_batches(spec, items: "ReportBatch | Report | Iterable[ReportBatch | Report]") -> Iterator[ReportBatch]:
+def _as_batches(spec, items: ReportBatch | Report | Iterable[ReportBatch | Report]) -> Iterator[ReportBatch]:
     """Group a stream of batches and single reports into batches."""
     from ldp.aggregator.report_columns import batch_from_checked
     from ldp.report_check import check_report
@@ -124,7 +131,9 @@ def _as_batches(spec, items: "ReportBatch | Report | Iterable[ReportBatch | Repo
                 yield batch_from_checked(spec, pending)
                 pending = []
         else:
-            raise ParameterError(f"write_reports takes ReportBatch or Report items, got {type(item).__name__}")
+            raise ParameterError(
+                f"write_reports takes ReportBatch or Report items, got {type(item).__name__}"
+            )
     if pending:
         yield batch_from_checked(spec, pending)
 
@@ -170,12 +179,18 @@ def _json_text_columns(spec, batch: ReportBatch) -> dict[str, pa.Array]:
         out["value"] = pa.array([json.dumps(v) for v in batch.values.tolist()], type=pa.string())
     if kind in ("bits", "rappor"):
         width = 4 * -(-((num_report_bits(spec) + 7) // 8) // 3)
-        encoded = base64_encode_rows(np.ascontiguousarray(batch.bits, dtype=np.uint8)) if n else np.zeros((0, width), np.uint8)
+        encoded = (
+            base64_encode_rows(np.ascontiguousarray(batch.bits, dtype=np.uint8))
+            if n
+            else np.zeros((0, width), np.uint8)
+        )
         quoted = np.empty((n, width + 2), dtype=np.uint8)
         quoted[:, 0] = quoted[:, -1] = ord('"')
         quoted[:, 1:-1] = encoded
         offsets = np.arange(0, (n + 1) * (width + 2), width + 2, dtype=np.int32)
-        out["bits"] = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(quoted)])
+        out["bits"] = pa.Array.from_buffers(
+            pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(quoted)]
+        )
     return out
 
 
@@ -209,7 +224,8 @@ def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
         if batch.groups is not None:
             grouped = _has_group(batch)
             heads = pa.array(
-                np.where(grouped, f'{{"v":{GROUP_REPORT_VERSION},"spec":{fingerprint}', head).tolist(), type=pa.string()
+                np.where(grouped, f'{{"v":{GROUP_REPORT_VERSION},"spec":{fingerprint}', head).tolist(),
+                type=pa.string(),
             )
             tail = pa.array(
                 [',"group":' + json_line(str(g)) + "}\n" if g is not None else "}\n" for g in batch.groups],
@@ -271,7 +287,9 @@ def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table
     n = len(batch)
     arrays: dict[str, pa.Array] = {
         "v": pa.array(_versions(batch)),
-        "spec": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([spec.fingerprint])),
+        "spec": pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(n, dtype=np.int32)), pa.array([spec.fingerprint])
+        ),
     }
     kind = spec.report_kind
     if kind == "rappor":
@@ -293,7 +311,9 @@ def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table
         width = (num_report_bits(spec) + 7) // 8
         data = np.ascontiguousarray(batch.bits, dtype=np.uint8)
         offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
-        arrays["bits"] = pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        arrays["bits"] = pa.Array.from_buffers(
+            pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        )
     if with_group:
         arrays["group"] = _group_strings(batch) if batch.groups is not None else pa.nulls(n, type=pa.string())
     return pa.table(arrays)
@@ -329,8 +349,8 @@ def _empty(spec) -> ReportBatch:
 
 
 def write_reports(
-    batches_or_reports: "ReportBatch | Report | Iterable[ReportBatch | Report]",
-    path_or_stdout: "str | Path | IO[str] | None",
+    batches_or_reports: ReportBatch | Report | Iterable[ReportBatch | Report],
+    path_or_stdout: str | Path | IO[str] | None,
     spec,
 ) -> int:
     """Write reports of ``spec`` to a file (format by extension) or to stdout.
@@ -385,12 +405,14 @@ def format_estimates(estimates: pd.DataFrame, *, digits: int = 4) -> str:
         if isinstance(x, (float, np.floating)):
             if not np.isfinite(x):
                 return str(x)
-            if x != 0 and (abs(x) >= 1e7 or abs(x) < 10 ** -digits):
+            if x != 0 and (abs(x) >= 1e7 or abs(x) < 10**-digits):
                 return f"{x:.{digits}g}"
             return f"{x:,.{digits}f}" if abs(x) < 1 else f"{x:,.1f}"
         return str(x)
 
-    return frame.to_string(index=False, formatters={c: fmt for c in frame.columns if frame[c].dtype.kind == "f"})
+    return frame.to_string(
+        index=False, formatters={c: fmt for c in frame.columns if frame[c].dtype.kind == "f"}
+    )
 
 
 def _write_stdout(text: str) -> None:
@@ -402,7 +424,7 @@ def _write_stdout(text: str) -> None:
         sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
-def write_estimates(estimates: pd.DataFrame, path: "str | Path | None" = None) -> None:
+def write_estimates(estimates: pd.DataFrame, path: str | Path | None = None) -> None:
     """Write an estimate DataFrame: ``.csv``, ``.json`` (records), ``.jsonl``, ``.parquet``; no path: table on stdout.
 
     Raises

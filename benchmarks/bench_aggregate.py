@@ -61,13 +61,13 @@ def main() -> None:
 
     grr = ldp.GRR(domain=domain, epsilon=4.0)
     batch = ReportBatch(spec=grr.fingerprint, values=rng.integers(0, d, n))
-    rows.append(("GRR (d=%d)" % d, n, best_time(grr, batch, args.repeat), "-"))
+    rows.append((f"GRR (d={d})", n, best_time(grr, batch, args.repeat), "-"))
 
     oue = ldp.OUE(domain=domain, epsilon=1.0)
     oue_n = min(n, 1_000_000)  # 128 bytes per report
     bits = rng.integers(0, 256, (oue_n, (d + 7) // 8), dtype=np.uint8)
     batch = ReportBatch(spec=oue.fingerprint, bits=bits)
-    rows.append(("OUE (d=%d)" % d, oue_n, best_time(oue, batch, args.repeat), "-"))
+    rows.append((f"OUE (d={d})", oue_n, best_time(oue, batch, args.repeat), "-"))
     del bits, batch
 
     olh = ldp.OLH(domain=domain, epsilon=1.0)

@@ -36,8 +36,8 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -100,23 +100,81 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         state = ClientState.open(Path(tmp) / "client.json", rappor)  # persistent: file, mode 0600
         encoder = make_encoder(rappor, state=state)
-        rows.append(single_row("encode RAPPOR (k=128, h=2, PRR+IRR)", encoder, sample, args.single, args.repeat, 30))
+        rows.append(
+            single_row("encode RAPPOR (k=128, h=2, PRR+IRR)", encoder, sample, args.single, args.repeat, 30)
+        )
     grr = ldp.GRR(domain=small, epsilon=1.0)
     rows.append(single_row("encode GRR (d=16)", make_encoder(grr), sample, args.single, args.repeat, 5))
-    rows.append(single_row("encode GRR (d=1024)", make_encoder(ldp.GRR(domain=large, epsilon=1.0)),
-                           sample, args.single, args.repeat, None))
-    rows.append(single_row("encode BinaryRR", make_encoder(ldp.BinaryRR(domain=("no", "yes"), epsilon=1.0)),
-                           ["no", "yes"], args.single, args.repeat, None))
-    rows.append(single_row("encode OUE (d=16)", make_encoder(ldp.OUE(domain=small, epsilon=1.0)),
-                           sample, args.single, args.repeat, None))
-    rows.append(single_row("encode OUE (d=1024)", make_encoder(ldp.OUE(domain=large, epsilon=1.0)),
-                           sample, args.single // 4, args.repeat, None))
-    rows.append(single_row("encode SUE (d=16)", make_encoder(ldp.SUE(domain=small, epsilon=1.0)),
-                           sample, args.single, args.repeat, None))
-    rows.append(single_row("encode OLH (d=1024)", make_encoder(ldp.OLH(domain=large, epsilon=1.0)),
-                           sample, args.single, args.repeat, None))
-    rows.append(single_row("encode BLH (d=1024)", make_encoder(ldp.BLH(domain=large, epsilon=1.0)),
-                           sample, args.single, args.repeat, None))
+    rows.append(
+        single_row(
+            "encode GRR (d=1024)",
+            make_encoder(ldp.GRR(domain=large, epsilon=1.0)),
+            sample,
+            args.single,
+            args.repeat,
+            None,
+        )
+    )
+    rows.append(
+        single_row(
+            "encode BinaryRR",
+            make_encoder(ldp.BinaryRR(domain=("no", "yes"), epsilon=1.0)),
+            ["no", "yes"],
+            args.single,
+            args.repeat,
+            None,
+        )
+    )
+    rows.append(
+        single_row(
+            "encode OUE (d=16)",
+            make_encoder(ldp.OUE(domain=small, epsilon=1.0)),
+            sample,
+            args.single,
+            args.repeat,
+            None,
+        )
+    )
+    rows.append(
+        single_row(
+            "encode OUE (d=1024)",
+            make_encoder(ldp.OUE(domain=large, epsilon=1.0)),
+            sample,
+            args.single // 4,
+            args.repeat,
+            None,
+        )
+    )
+    rows.append(
+        single_row(
+            "encode SUE (d=16)",
+            make_encoder(ldp.SUE(domain=small, epsilon=1.0)),
+            sample,
+            args.single,
+            args.repeat,
+            None,
+        )
+    )
+    rows.append(
+        single_row(
+            "encode OLH (d=1024)",
+            make_encoder(ldp.OLH(domain=large, epsilon=1.0)),
+            sample,
+            args.single,
+            args.repeat,
+            None,
+        )
+    )
+    rows.append(
+        single_row(
+            "encode BLH (d=1024)",
+            make_encoder(ldp.BLH(domain=large, epsilon=1.0)),
+            sample,
+            args.single,
+            args.repeat,
+            None,
+        )
+    )
 
     n = args.batch
     rng = np.random.default_rng(0)
@@ -125,23 +183,49 @@ def main() -> None:
     rows.append(batch_row("encode_batch RAPPOR (k=128, h=2, m=64)", rappor, strings, n, args.repeat, 2e6))
     idx = rng.integers(0, 1024, n)
     grr_large = ldp.GRR(domain=large, epsilon=1.0)
-    rows.append(batch_row("encode_batch GRR (d=1024, indices)", grr_large, idx, n, args.repeat, 10e6, indices=True))
+    rows.append(
+        batch_row("encode_batch GRR (d=1024, indices)", grr_large, idx, n, args.repeat, 10e6, indices=True)
+    )
     words = [large[i] for i in idx]
     rows.append(batch_row("encode_batch GRR (d=1024, strings)", grr_large, words, n, args.repeat, None))
-    rows.append(batch_row("encode_batch OUE (d=1024, indices)", ldp.OUE(domain=large, epsilon=1.0),
-                          idx[: n // 10], n // 10, args.repeat, None, indices=True))
-    rows.append(batch_row("encode_batch OLH (d=1024, indices)", ldp.OLH(domain=large, epsilon=1.0),
-                          idx, n, args.repeat, None, indices=True))
+    rows.append(
+        batch_row(
+            "encode_batch OUE (d=1024, indices)",
+            ldp.OUE(domain=large, epsilon=1.0),
+            idx[: n // 10],
+            n // 10,
+            args.repeat,
+            None,
+            indices=True,
+        )
+    )
+    rows.append(
+        batch_row(
+            "encode_batch OLH (d=1024, indices)",
+            ldp.OLH(domain=large, epsilon=1.0),
+            idx,
+            n,
+            args.repeat,
+            None,
+            indices=True,
+        )
+    )
 
-    header = (f"{'encoder':<40} {'reports':>10} {'µs/report':>10} {'(best)':>8} {'reports/s':>13}"
-              f"  {'target':<12} result")
+    header = (
+        f"{'encoder':<40} {'reports':>10} {'µs/report':>10} {'(best)':>8} {'reports/s':>13}"
+        f"  {'target':<12} result"
+    )
     print(header)
     print("-" * len(header))
     for name, count, med_us, best_us, rate, target, verdict in rows:
-        print(f"{name:<40} {count:>10,} {med_us:>10.3f} {best_us:>8.3f} {rate:>13,.0f}  {target:<12} {verdict}")
+        print(
+            f"{name:<40} {count:>10,} {med_us:>10.3f} {best_us:>8.3f} {rate:>13,.0f}  {target:<12} {verdict}"
+        )
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"(median of {args.repeat} runs after a warm-up; 'best' is the fastest run; "
-          f"load average {load} on {os.cpu_count()} CPUs: a load above the CPU count slows every row)")
+    print(
+        f"(median of {args.repeat} runs after a warm-up; 'best' is the fastest run; "
+        f"load average {load} on {os.cpu_count()} CPUs: a load above the CPU count slows every row)"
+    )
 
 
 if __name__ == "__main__":

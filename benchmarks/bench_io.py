@@ -128,19 +128,23 @@ def main() -> None:
         if args.text_reports:
             files += [(work / "reports.jsonl", args.text_reports), (work / "reports.csv", args.text_reports)]
         print(f"RAPPOR k=128 bits, h=2, m=64 cohorts; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
-        print(f"{'file':<18}{'reports':>12}{'size MB':>9}  {'step':<12}{'seconds':>9}{'reports/s':>13}{'peak MB':>9}")
+        print(
+            f"{'file':<18}{'reports':>12}{'size MB':>9}  {'step':<12}{'seconds':>9}{'reports/s':>13}{'peak MB':>9}"
+        )
         rows_out = []
         for path, n in files:
             write_seconds = write_file(path, n)
             size = path.stat().st_size / 2**20
-            print(f"{path.name:<18}{n:>12,}{size:>9.0f}  {'write':<12}{write_seconds:>9.2f}{n / write_seconds:>13,.0f}{'':>9}")
+            print(
+                f"{path.name:<18}{n:>12,}{size:>9.0f}  {'write':<12}{write_seconds:>9.2f}{n / write_seconds:>13,.0f}{'':>9}"
+            )
             for step in ("read", "accumulate", "cli"):
                 seconds, peak, rows = measure(step, path, spec_path, out)
                 if rows >= 0 and rows != n:
                     raise SystemExit(f"{step} read {rows} reports from {path.name}, expected {n}")
                 rows_out.append((path.name, step, seconds, peak))
                 print(f"{'':<18}{'':>12}{'':>9}  {step:<12}{seconds:>9.2f}{n / seconds:>13,.0f}{peak:>9.0f}")
-        name, _, seconds, peak = next(r for r in rows_out if r[0] == "reports.parquet" and r[1] == "cli")
+        _name, _, seconds, peak = next(r for r in rows_out if r[0] == "reports.parquet" and r[1] == "cli")
         ok_time = "OK" if seconds <= TARGET_SECONDS else "MISSED"
         ok_mem = "OK" if peak < TARGET_MB else "MISSED"
         print(

@@ -61,20 +61,22 @@ def main() -> None:
             spec = numeric_spec(name, eps, low, high, delta=1e-5)
             encoder = make_encoder(spec)
 
-            def single():
+            def single(encoder=encoder):
                 for x in singles:
                     encoder.encode(x)
 
             t_single = best(single, args.repeat) / len(singles) * 1e6
             batch = encode_batch(spec, values, rng)
-            t_batch = best(lambda: encode_batch(spec, values, rng), args.repeat)
+            t_batch = best(lambda spec=spec: encode_batch(spec, values, rng), args.repeat)
 
-            def aggregate():
+            def aggregate(spec=spec, batch=batch):
                 make_aggregator(spec).add_batch(batch)
 
             t_agg = best(aggregate, args.repeat)
             n = args.reports
-            print(f"{name:<20} {eps:>5g} {t_single:>10.2f} {n / t_batch / 1e6:>10.2f} {n / t_agg / 1e6:>14.1f}")
+            print(
+                f"{name:<20} {eps:>5g} {t_single:>10.2f} {n / t_batch / 1e6:>10.2f} {n / t_agg / 1e6:>14.1f}"
+            )
     print("targets: single ≤ 20 µs, batch ≥ 5 M/s, aggregate ≥ 20 M/s")
 
 

@@ -56,13 +56,14 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 
@@ -146,7 +147,14 @@ def run_ours(mechanism: str, d: int, values: np.ndarray, seed: int) -> tuple[flo
 
 def _pure_ldp(mechanism: str, d: int, values: list[int]) -> np.ndarray | None:
     from pure_ldp.frequency_oracles import (
-        DEClient, DEServer, LHClient, LHServer, RAPPORClient, RAPPORServer, UEClient, UEServer,
+        DEClient,
+        DEServer,
+        LHClient,
+        LHServer,
+        RAPPORClient,
+        RAPPORServer,
+        UEClient,
+        UEServer,
     )
 
     if mechanism == "grr":
@@ -191,7 +199,10 @@ def _multi_freq_ldpy(mechanism: str, d: int, values: list[int]) -> np.ndarray | 
     return np.asarray(freq, dtype=float) * n  # normalized frequencies → counts
 
 
-PEER_MODULES = {"pure-ldp": "pure_ldp.frequency_oracles", "multi-freq-ldpy": "multi_freq_ldpy.pure_frequency_oracles"}
+PEER_MODULES = {
+    "pure-ldp": "pure_ldp.frequency_oracles",
+    "multi-freq-ldpy": "multi_freq_ldpy.pure_frequency_oracles",
+}
 PEER_RUNNERS: dict[str, Callable[[str, int, list[int]], np.ndarray | None]] = {
     "pure-ldp": _pure_ldp,
     "multi-freq-ldpy": _multi_freq_ldpy,
@@ -205,10 +216,10 @@ def run_peer(peer: str, mechanism: str, d: int, values: np.ndarray, cap: int | N
     """
     n = values.size
     used = values if cap is None or cap >= n else values[:cap]
-    try:  # warm up: lazy imports, numba compilation
+    # warm up: lazy imports, numba compilation; pure-ldp's RAPPOR regression fails on so few users
+    # (no feature selected)
+    with contextlib.suppress(ValueError):
         PEER_RUNNERS[peer](mechanism, d, used[:200].tolist())
-    except ValueError:  # pure-ldp's RAPPOR regression fails on so few users (no feature selected)
-        pass
     np.random.seed(seed)  # the peers draw from the global generators
     random.seed(seed)
     start = time.perf_counter()
@@ -231,12 +242,19 @@ def main(argv=None) -> None:
     parser.add_argument("--domains", nargs="+", type=int, default=[100, 1024])
     parser.add_argument("--users", nargs="+", type=int, default=[100_000, 1_000_000])
     parser.add_argument("--peers", nargs="*", choices=PEERS, default=list(PEERS))
-    parser.add_argument("--peer-cap", type=int, default=None, help="run peers on at most this many users (see --cap-mechanisms)")
+    parser.add_argument(
+        "--peer-cap",
+        type=int,
+        default=None,
+        help="run peers on at most this many users (see --cap-mechanisms)",
+    )
     parser.add_argument("--cap-mechanisms", nargs="+", choices=MECHANISMS, default=["olh"])
     parser.add_argument("--repeats", type=int, default=3, help="our runs per row (median)")
     parser.add_argument("--peer-repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--blas-threads", type=int, default=1, help="BLAS threads for everyone (0: library default)")
+    parser.add_argument(
+        "--blas-threads", type=int, default=1, help="BLAS threads for everyone (0: library default)"
+    )
     args = parser.parse_args(argv)
     if args.blas_threads:
         from threadpoolctl import threadpool_limits
@@ -251,7 +269,9 @@ def _run(args) -> None:
     for peer in args.peers:  # import (pure-ldp pulls in scikit-learn and statsmodels) before any timing
         __import__(PEER_MODULES[peer])
     blas = args.blas_threads or "library default"
-    print(f"ε = {EPSILON}, Zipf(1.1) population; Python {sys.version.split()[0]}, NumPy {np.__version__}; BLAS threads: {blas}")
+    print(
+        f"ε = {EPSILON}, Zipf(1.1) population; Python {sys.version.split()[0]}, NumPy {np.__version__}; BLAS threads: {blas}"
+    )
     header = f"{'mechanism':<9} {'d':>5} {'users':>9} {'ours s':>8} {'MSE/th':>7}"
     for peer in args.peers:
         header += f" | {peer + ' s':>18} {'MSE/th':>7} {'ratio':>8}"
@@ -269,7 +289,10 @@ def _run(args) -> None:
                 line = f"{mechanism.upper():<9} {d:>5} {n:>9,} {seconds:>8.3f} {ratio_ours:>7.2f}"
                 for peer in args.peers:
                     cap = args.peer_cap if mechanism in args.cap_mechanisms else None
-                    results = [run_peer(peer, mechanism, d, values, cap, args.seed + r) for r in range(args.peer_repeats)]
+                    results = [
+                        run_peer(peer, mechanism, d, values, cap, args.seed + r)
+                        for r in range(args.peer_repeats)
+                    ]
                     if results[0] is None:
                         line += f" | {'–':>18} {'':>7} {'':>8}"
                         continue
@@ -279,10 +302,18 @@ def _run(args) -> None:
                     mark = "~" if extrapolated else ""
                     line += f" | {mark + format(peer_seconds, '.2f'):>18} {peer_ratio:>7.2f} {peer_seconds / seconds:>7.0f}×"
                 print(line, flush=True)
-    print("\nMSE/th: MSE of the count estimates over the d values ÷ theoretical variance (≈ 1 for an unbiased oracle).")
-    print("ratio: peer seconds ÷ ours. ~: peer run on --peer-cap users, time extrapolated linearly to all users.")
-    print("multi-freq-ldpy's estimator clips and renormalizes; it is run with the plain (unbiased) inversion instead.")
-    print("RAPPOR MSE/th: ÷ the mean squared standard error of our candidate decode (same figure for the peer).")
+    print(
+        "\nMSE/th: MSE of the count estimates over the d values ÷ theoretical variance (≈ 1 for an unbiased oracle)."
+    )
+    print(
+        "ratio: peer seconds ÷ ours. ~: peer run on --peer-cap users, time extrapolated linearly to all users."
+    )
+    print(
+        "multi-freq-ldpy's estimator clips and renormalizes; it is run with the plain (unbiased) inversion instead."
+    )
+    print(
+        "RAPPOR MSE/th: ÷ the mean squared standard error of our candidate decode (same figure for the peer)."
+    )
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_io import rappor_spec, write_file  # noqa: E402  (same generator as the I/O benchmark)
+from bench_io import rappor_spec, write_file
 
 TARGET_MB = 500.0
 
@@ -85,7 +85,10 @@ def measure(args: list[str]) -> dict:
     """Seconds, largest single-process peak and sampled process-tree peak of one command."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, __file__, "--child", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     peak = [0.0, 0.0, 0.0]
     stop = threading.Event()
@@ -117,10 +120,19 @@ def measure(args: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=int, default=10_000_000)
-    parser.add_argument("--formats", nargs="+", choices=["parquet", "jsonl", "csv"], default=["parquet", "jsonl"])
+    parser.add_argument(
+        "--formats", nargs="+", choices=["parquet", "jsonl", "csv"], default=["parquet", "jsonl"]
+    )
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
-    parser.add_argument("--dask", action="store_true", help="also run --engine dask (a local cluster of 2 workers)")
-    parser.add_argument("--dir", type=Path, default=None, help="work directory (default: a temporary one; files are reused if present)")
+    parser.add_argument(
+        "--dask", action="store_true", help="also run --engine dask (a local cluster of 2 workers)"
+    )
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="work directory (default: a temporary one; files are reused if present)",
+    )
     parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
@@ -132,16 +144,22 @@ def main() -> None:
         work.mkdir(parents=True, exist_ok=True)
         spec_path = work / "spec.json"
         spec_path.write_text(rappor_spec().to_json())
-        print(f"RAPPOR k=128 bits, h=2, m=64 cohorts; {args.reports:,} reports; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
-        print(f"{'file':<8}{'size MB':>9}  {'engine':<16}{'seconds':>9}{'reports/s':>12}{'1 process MB':>14}"
-              f"{'tree RSS MB':>13}{'tree PSS MB':>13}  target (PSS)")
+        print(
+            f"RAPPOR k=128 bits, h=2, m=64 cohorts; {args.reports:,} reports; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}"
+        )
+        print(
+            f"{'file':<8}{'size MB':>9}  {'engine':<16}{'seconds':>9}{'reports/s':>12}{'1 process MB':>14}"
+            f"{'tree RSS MB':>13}{'tree PSS MB':>13}  target (PSS)"
+        )
         for fmt in args.formats:
             path = work / f"reports-{args.reports}.{fmt}"
             if not path.exists():
                 write_seconds = write_file(path, args.reports)
                 print(f"(wrote {path.name} in {write_seconds:.0f} s)")
             size = path.stat().st_size / 2**20
-            settings = [(f"local, {w} worker{'s' if w > 1 else ''}", ["--workers", str(w)]) for w in args.workers]
+            settings = [
+                (f"local, {w} worker{'s' if w > 1 else ''}", ["--workers", str(w)]) for w in args.workers
+            ]
             if args.dask:
                 settings.append(("dask, 2 workers", ["--engine", "dask", "--workers", "2"]))
             for name, extra in settings:

@@ -48,7 +48,15 @@ def main(argv=None) -> int:
 
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "ldp.cli", "simulate"], check=True, capture_output=True)
-    rows.append(("ldp simulate (defaults: 5 mech x 5 eps x 100k users x 5 repeats, D=64)", 1, time.perf_counter() - started, float("nan"), 10.0))
+    rows.append(
+        (
+            "ldp simulate (defaults: 5 mech x 5 eps x 100k users x 5 repeats, D=64)",
+            1,
+            time.perf_counter() - started,
+            float("nan"),
+            10.0,
+        )
+    )
 
     frame, seconds, peak = _timed(
         lambda: run(
@@ -64,9 +72,19 @@ def main(argv=None) -> int:
 
     users = 200_000 if args.quick else 1_000_000
     frame, seconds, peak = _timed(
-        lambda: run(mechanisms="oue", epsilons=1.0, users=users, domain_size=1024, repeats=1, seed=1, mode="faithful")
+        lambda: run(
+            mechanisms="oue", epsilons=1.0, users=users, domain_size=1024, repeats=1, seed=1, mode="faithful"
+        )
     )
-    rows.append((f"faithful: OUE, {users:,} users, D=1024 (client batch + aggregator)", len(frame), seconds, peak, 20.0))
+    rows.append(
+        (
+            f"faithful: OUE, {users:,} users, D=1024 (client batch + aggregator)",
+            len(frame),
+            seconds,
+            peak,
+            20.0,
+        )
+    )
 
     print(f"{'benchmark':<72} {'cells':>6} {'seconds':>8} {'peak MiB':>9} {'target s':>9}  ok")
     for name, cells, secs, mib, target in rows:

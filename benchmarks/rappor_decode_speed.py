@@ -54,10 +54,14 @@ def main(argv=None) -> None:
     detected = result.table["detected"].to_numpy()
     true_hits = int(detected[: args.true].sum())
     false_hits = int(detected[args.true :].sum())
-    print(f"{'candidates':>10} {'bits':>6} {'cohorts':>7} {'reports':>10} {'design s':>9} {'decode s':>9} "
-          f"{'selected':>8} {'true det':>8} {'false det':>9} {'unexplained':>11}")
-    print(f"{args.candidates:>10} {k:>6} {m:>7} {args.reports:>10,} {build:>9.2f} {total:>9.2f} "
-          f"{result.num_selected:>8} {true_hits:>8} {false_hits:>9} {result.unexplained_mass:>11.3f}")
+    print(
+        f"{'candidates':>10} {'bits':>6} {'cohorts':>7} {'reports':>10} {'design s':>9} {'decode s':>9} "
+        f"{'selected':>8} {'true det':>8} {'false det':>9} {'unexplained':>11}"
+    )
+    print(
+        f"{args.candidates:>10} {k:>6} {m:>7} {args.reports:>10,} {build:>9.2f} {total:>9.2f} "
+        f"{result.num_selected:>8} {true_hits:>8} {false_hits:>9} {result.unexplained_mass:>11.3f}"
+    )
 
 
 if __name__ == "__main__":

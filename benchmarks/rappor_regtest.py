@@ -216,25 +216,35 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--correction", choices=["bonferroni", "bh", "none", "all"], default="all")
-    parser.add_argument("--faithful", action="store_true", help="encode every client (slower) instead of exact counts")
+    parser.add_argument(
+        "--faithful", action="store_true", help="encode every client (slower) instead of exact counts"
+    )
     args = parser.parse_args(argv)
     corrections = ["bonferroni", "bh", "none"] if args.correction == "all" else [args.correction]
 
-    print(f"RAPPOR regtest 'small'/'typical': {NUM_CLIENTS:,} reports, k=8 h=2 m=128 p=0.39 q=0.61 f=0.45 md5, "
-          f"{len(candidates())} candidates, alpha=0.05, {args.repeats} repeats, "
-          f"{'faithful client' if args.faithful else 'exact binomial counts'}")
-    header = (f"{'population':<12} {'decoder':<16} {'detected':>8} {'FP rate':>8} {'worst FP':>8} {'FN rate':>8} "
-              f"{'TV':>7} {'TV all':>7} {'alloc':>7} {'unexpl':>7} {'sec':>6}  beats Google?")
+    print(
+        f"RAPPOR regtest 'small'/'typical': {NUM_CLIENTS:,} reports, k=8 h=2 m=128 p=0.39 q=0.61 f=0.45 md5, "
+        f"{len(candidates())} candidates, alpha=0.05, {args.repeats} repeats, "
+        f"{'faithful client' if args.faithful else 'exact binomial counts'}"
+    )
+    header = (
+        f"{'population':<12} {'decoder':<16} {'detected':>8} {'FP rate':>8} {'worst FP':>8} {'FN rate':>8} "
+        f"{'TV':>7} {'TV all':>7} {'alloc':>7} {'unexpl':>7} {'sec':>6}  beats Google?"
+    )
     print(header)
     print("-" * len(header))
     for name, (g_det, g_fp, g_fn, g_tv) in GOOGLE.items():
         print(f"{name:<12} {'google (R)':<16} {g_det:>8} {g_fp:>8.0%} {'':>8} {g_fn:>8.0%} {g_tv:>7.3f}")
         each, bonf = power_bound(name)
-        print(f"{'':<12} {'bound a=5%/Bonf':<16} {each:>4.1f}/{bonf:<4.1f}{'':>28} true values detected in expectation "
-              f"(Google: {g_det - g_fp * NUM_BOGUS:.0f})")
+        print(
+            f"{'':<12} {'bound a=5%/Bonf':<16} {each:>4.1f}/{bonf:<4.1f}{'':>28} true values detected in expectation "
+            f"(Google: {g_det - g_fp * NUM_BOGUS:.0f})"
+        )
         for correction in corrections:
-            runs = [run(name, args.seed + 1000 * r + hash_name(name), correction, args.faithful)
-                    for r in range(args.repeats)]
+            runs = [
+                run(name, args.seed + 1000 * r + hash_name(name), correction, args.faithful)
+                for r in range(args.repeats)
+            ]
             mean = {key: float(np.mean([r[key] for r in runs])) for key in runs[0]}
             worst_fp = max(r["fp_rate"] for r in runs)
             true_detected = mean["detected"] - mean["fp_rate"] * NUM_BOGUS
@@ -245,9 +255,11 @@ def main(argv=None) -> None:
                 "TV<": mean["tv"] < g_tv,
             }
             text = " ".join(f"{k}:{'yes' if v else 'NO'}" for k, v in verdict.items())
-            print(f"{'':<12} {'ldp ' + correction:<16} {mean['detected']:>8.1f} {mean['fp_rate']:>8.1%} "
-                  f"{worst_fp:>8.0%} {mean['fn_rate']:>8.1%} {mean['tv']:>7.3f} {mean['tv_all']:>7.3f} {mean['allocated']:>7.3f} "
-                  f"{mean['unexplained']:>7.3f} {mean['seconds']:>6.2f}  {text}")
+            print(
+                f"{'':<12} {'ldp ' + correction:<16} {mean['detected']:>8.1f} {mean['fp_rate']:>8.1%} "
+                f"{worst_fp:>8.0%} {mean['fn_rate']:>8.1%} {mean['tv']:>7.3f} {mean['tv_all']:>7.3f} {mean['allocated']:>7.3f} "
+                f"{mean['unexplained']:>7.3f} {mean['seconds']:>6.2f}  {text}"
+            )
 
 
 def hash_name(name: str) -> int:

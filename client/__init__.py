@@ -21,13 +21,13 @@ from ldp.client.encoders import (
 from ldp.client.state import ClientState
 
 __all__ = [
-    "make_encoder",
-    "encode_batch",
-    "ClientState",
     "BudgetedEncoder",
+    "ClientState",
     "Encoder",
     "GRREncoder",
-    "UnaryEncoder",
     "LocalHashingEncoder",
     "RapporEncoder",
+    "UnaryEncoder",
+    "encode_batch",
+    "make_encoder",
 ]

@@ -16,20 +16,21 @@ docs/mechanisms.md#rappor-prr-irr (the same distribution as the two stages in se
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from ldp.batch import ReportBatch
+from ldp.client.sampling import binary_digits
 from ldp.errors import ParameterError
-from ldp.plugins import implementation, implements
 from ldp.hashing import LH_PRIME, LH_SEED_SPACE, bloom_positions
+from ldp.plugins import implementation, implements
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
 from ldp.specs.rappor import parse_boolean
-from ldp.client.sampling import binary_digits
 
-__all__ = ["encode_batch", "bernoulli_words", "words_to_packed"]
+__all__ = ["bernoulli_words", "encode_batch", "words_to_packed"]
 
 _DIGITS = 48
 # After 10 rounds a 64-lane word still has an undecided lane with probability
@@ -48,7 +49,9 @@ def _check_rng(rng: Any) -> np.random.Generator:
     return rng
 
 
-def bernoulli_words(rng: np.random.Generator, ones: np.ndarray, p_one: Fraction, p_zero: Fraction) -> np.ndarray:
+def bernoulli_words(
+    rng: np.random.Generator, ones: np.ndarray, p_one: Fraction, p_zero: Fraction
+) -> np.ndarray:
     """Independent coins, bit-sliced in uint64 words.
 
     Lane (word w, bit b) is 1 with probability ``p_one`` where bit b of
@@ -69,7 +72,12 @@ def bernoulli_words(rng: np.random.Generator, ones: np.ndarray, p_one: Fraction,
     for start in range(0, flat.size, block):
         masks = flat[start : start + block]
         size = masks.size
-        open_lanes, inverse, spare, out = undecided[:size], not_masks[:size], scratch[:size], result[start : start + size]
+        open_lanes, inverse, spare, out = (
+            undecided[:size],
+            not_masks[:size],
+            scratch[:size],
+            result[start : start + size],
+        )
         open_lanes.fill(_ALL)
         np.invert(masks, out=inverse)
         for d1, d0 in dense:
@@ -139,7 +147,9 @@ def packbits_lane(position):
 def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """Integer codes of ``values`` (by first appearance) and the distinct values."""
     mapping: dict[Any, int] = {}
-    codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in values), dtype=np.int64, count=len(values))
+    codes = np.fromiter(
+        (mapping.setdefault(v, len(mapping)) for v in values), dtype=np.int64, count=len(values)
+    )
     return codes, list(mapping)
 
 

@@ -19,7 +19,8 @@ does, so the ledger is never charged for a report that could not be made.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ldp.errors import ParameterError
 from ldp.privacy.budget import Budget, PrivacyLedger

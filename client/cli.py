@@ -34,17 +34,18 @@ import contextlib
 import hashlib
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import click
 
 from ldp.cli import run_guarded
-from ldp.progress import CountProgress
 from ldp.errors import ParameterError
+from ldp.progress import CountProgress
 from ldp.specs import Spec, load_spec
 
-__all__ = ["encode", "read_values", "read_rows", "state_path"]
+__all__ = ["encode", "read_rows", "read_values", "state_path"]
 
 _CHUNK = 65536
 _CLIENT_COLUMN = "client_id"
@@ -107,7 +108,9 @@ def read_rows(
         def select(names: list[str]) -> tuple[str, str | None, str | None]:
             """The (value, client id, group) columns among ``names``, checked."""
             if group_column is not None and group_column not in names:
-                raise ParameterError(f"--group-column {group_column!r} is not in {path!r} (columns: {', '.join(names)})")
+                raise ParameterError(
+                    f"--group-column {group_column!r} is not in {path!r} (columns: {', '.join(names)})"
+                )
             chosen = _pick_column(names, column, path, group_column)
             if with_client and _CLIENT_COLUMN not in names:
                 raise ParameterError(f"--state needs a {_CLIENT_COLUMN!r} column in {path!r}")
@@ -116,7 +119,9 @@ def read_rows(
         if name.endswith(".csv"):
             cells = _csv_cells(path, select)
         else:
-            cells = _chunk_cells(_parquet_chunks(path) if name.endswith(".parquet") else _jsonl_chunks(path), select)
+            cells = _chunk_cells(
+                _parquet_chunks(path) if name.endswith(".parquet") else _jsonl_chunks(path), select
+            )
         for row, (value, client, group) in enumerate(cells, start=1):
             if with_client and _missing(client):
                 raise ParameterError(f"row {row} of {path!r}: the {_CLIENT_COLUMN} is missing")
@@ -163,7 +168,9 @@ def _reading(path: str):
     except UnicodeDecodeError:
         raise ParameterError(_utf8_failure(path, opener)) from None
     except (OSError, EOFError) as exc:
-        raise ParameterError(f"cannot read input file {path!r}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise ParameterError(
+            f"cannot read input file {path!r}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
 
 
 def _utf8_failure(path: str, opener) -> str:
@@ -174,8 +181,10 @@ def _utf8_failure(path: str, opener) -> str:
                 try:
                     line.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    return (f"input file {path!r}, line {number}: not UTF-8 text "
-                            f"(byte 0x{line[exc.start]:02x} at column {exc.start + 1}); save it as UTF-8")
+                    return (
+                        f"input file {path!r}, line {number}: not UTF-8 text "
+                        f"(byte 0x{line[exc.start]:02x} at column {exc.start + 1}); save it as UTF-8"
+                    )
     except (OSError, EOFError):
         pass
     return f"input file {path!r} is not UTF-8 text; save it as UTF-8"
@@ -204,13 +213,17 @@ def _csv_cells(path: str, select) -> Iterator[tuple[Any, Any, Any]]:
         try:
             header = next(reader, None)
             if header is None:
-                raise ParameterError(f"input file {path!r} is empty; expected a CSV header line naming the columns")
+                raise ParameterError(
+                    f"input file {path!r} is empty; expected a CSV header line naming the columns"
+                )
             duplicated = sorted({name for name in header if header.count(name) > 1})
             if duplicated:
                 raise ParameterError(
                     f"input file {path!r}: the CSV header repeats the column(s) {', '.join(map(repr, duplicated))}"
                 )
-            value_at, client_at, group_at = (None if name is None else header.index(name) for name in select(header))
+            value_at, client_at, group_at = (
+                None if name is None else header.index(name) for name in select(header)
+            )
             width = len(header)
             start = reader.line_num + 1  # first line of the next record
             for fields in reader:
@@ -220,15 +233,26 @@ def _csv_cells(path: str, select) -> Iterator[tuple[Any, Any, Any]]:
                             f"input file {path!r}, line {start}: {len(fields)} fields, but the header has {width} "
                             f"({','.join(header)}); quote values that contain the delimiter"
                         )
-                    yield (fields[value_at],
-                           None if client_at is None else fields[client_at],
-                           None if group_at is None else fields[group_at])
+                    yield (
+                        fields[value_at],
+                        None if client_at is None else fields[client_at],
+                        None if group_at is None else fields[group_at],
+                    )
                 start = reader.line_num + 1
         except csv.Error as exc:
-            raise ParameterError(f"input file {path!r}, line {reader.line_num}: not valid CSV ({exc})") from None
+            raise ParameterError(
+                f"input file {path!r}, line {reader.line_num}: not valid CSV ({exc})"
+            ) from None
 
 
-_JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number", type(None): "null"}
+_JSON_KINDS = {
+    list: "an array",
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+}
 
 
 def _jsonl_chunks(path: str):
@@ -260,7 +284,9 @@ def _jsonl_chunks(path: str):
                 ) from None
         if type(record) is not dict:
             kind = _JSON_KINDS.get(type(record), type(record).__name__)
-            raise ParameterError(f"input file {path!r}, line {number}: expected a JSON object (one row per line), got {kind}")
+            raise ParameterError(
+                f"input file {path!r}, line {number}: expected a JSON object (one row per line), got {kind}"
+            )
         keys = record.keys()
         if keys != previous:
             names.update(dict.fromkeys(keys))
@@ -355,8 +381,14 @@ class _Charges:
         return refunded
 
 
-def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refused: list[int] | None = None,
-                    charges: _Charges | None = None):
+def _secure_reports(
+    spec: Spec,
+    rows,
+    state_dir: str | None,
+    budget=None,
+    refused: list[int] | None = None,
+    charges: _Charges | None = None,
+):
     """CSPRNG reports, one per row; rows refused by a client's budget are skipped and listed in ``refused``.
 
     Each budgeted report is recorded in ``charges`` as it is yielded.
@@ -380,7 +412,9 @@ def _secure_reports(spec: Spec, rows, state_dir: str | None, budget=None, refuse
                 raise ParameterError(f"row {row}: {exc}") from None
             encoder = clients.get(key)
             if encoder is None:
-                encoder = shared if shared is not None else make_encoder(spec, state=state_path(state_dir, key))
+                encoder = (
+                    shared if shared is not None else make_encoder(spec, state=state_path(state_dir, key))
+                )
                 if budget is not None:
                     encoder = BudgetedEncoder(encoder, open_ledger(ledger_path(state_dir, key), budget))
                 clients[key] = encoder
@@ -448,9 +482,13 @@ def _write_or_refund(items, output: str | None, spec: Spec, charges: _Charges | 
             try:
                 refunded = charges.refund_unwritten()
                 if refunded:
-                    notes.append(f"the budget charges of the {refunded} reports made but not written were refunded")
+                    notes.append(
+                        f"the budget charges of the {refunded} reports made but not written were refunded"
+                    )
             except LDPError as refund_error:
-                notes.append(f"refunding the budget charges of the reports not written failed ({refund_error})")
+                notes.append(
+                    f"refunding the budget charges of the reports not written failed ({refund_error})"
+                )
         if isinstance(exc, LDPError):
             raise type(exc)(f"{exc}; " + "; ".join(notes)) from None
         click.echo("ldp encode stopped: " + "; ".join(notes), err=True)
@@ -504,24 +542,63 @@ def _seeded_batches(spec: Spec, rows, seed: int, grouped: bool = False):
 
 
 @click.command("encode")
-@click.option("--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="Spec JSON (ldp spec).")
+@click.option(
+    "--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="Spec JSON (ldp spec)."
+)
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
 @click.option("--column", help="Column holding the values (CSV, JSONL, Parquet).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Reports file: .jsonl, .csv or .parquet (default: JSON Lines on stdout).")
-@click.option("--state", "state_dir", type=click.Path(file_okay=False),
-              help="Directory of persistent client states, selected by the client_id column.")
-@click.option("--budget", "budget_epsilon", type=float,
-              help="Per-client privacy budget (total epsilon), kept in a ledger beside each client's state; "
-              "needs --state. A row that would exceed its client's budget is not encoded.")
-@click.option("--budget-delta", type=float, default=0.0, show_default=True, help="Delta of the budget (optimal composition).")
-@click.option("--composition", type=click.Choice(["basic", "optimal"]), default="basic", show_default=True,
-              help="How a client's reports compose against its budget.")
-@click.option("--group-column", metavar="C",
-              help="Column whose value becomes each report's group key (for ldp aggregate --by-group, e.g. an app "
-              "version). NOT privatized: the group is sent in the clear, so it must not be sensitive.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Reports file: .jsonl, .csv or .parquet (default: JSON Lines on stdout).",
+)
+@click.option(
+    "--state",
+    "state_dir",
+    type=click.Path(file_okay=False),
+    help="Directory of persistent client states, selected by the client_id column.",
+)
+@click.option(
+    "--budget",
+    "budget_epsilon",
+    type=float,
+    help="Per-client privacy budget (total epsilon), kept in a ledger beside each client's state; "
+    "needs --state. A row that would exceed its client's budget is not encoded.",
+)
+@click.option(
+    "--budget-delta",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Delta of the budget (optimal composition).",
+)
+@click.option(
+    "--composition",
+    type=click.Choice(["basic", "optimal"]),
+    default="basic",
+    show_default=True,
+    help="How a client's reports compose against its budget.",
+)
+@click.option(
+    "--group-column",
+    metavar="C",
+    help="Column whose value becomes each report's group key (for ldp aggregate --by-group, e.g. an app "
+    "version). NOT privatized: the group is sent in the clear, so it must not be sensitive.",
+)
 @click.option("--seed", type=int, help="INSECURE: reproducible NumPy randomness, for tests and demos only.")
-def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, budget_delta, composition, group_column, seed):
+def encode(
+    spec_path,
+    input_path,
+    column,
+    output,
+    state_dir,
+    budget_epsilon,
+    budget_delta,
+    composition,
+    group_column,
+    seed,
+):
     """Randomize each input value (one row = one user) into a report.
 
     INPUT is CSV, JSON Lines or Parquet (by extension), or plain text with one
@@ -555,7 +632,9 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
         progress = _Progress(enabled=output not in (None, "-"))
         if group_column is not None and column is not None and group_column == column:
             raise ParameterError("--group-column must differ from --column (the group is sent in the clear)")
-        rows = progress.wrap(read_rows(input_path, column, with_client=state_dir is not None, group_column=group_column))
+        rows = progress.wrap(
+            read_rows(input_path, column, with_client=state_dir is not None, group_column=group_column)
+        )
         budget = None
         if budget_epsilon is not None:
             from ldp.privacy.budget import Budget
@@ -568,8 +647,11 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
         if seed is not None:
             if state_dir is not None:
                 raise ParameterError("--seed and --state cannot be combined")
-            click.echo("Warning: --seed uses NumPy's non-cryptographic generator; these reports are NOT private. "
-                       "Use it for tests and demos only.", err=True)
+            click.echo(
+                "Warning: --seed uses NumPy's non-cryptographic generator; these reports are NOT private. "
+                "Use it for tests and demos only.",
+                err=True,
+            )
             items = _seeded_batches(spec, rows, seed, grouped=group_column is not None)
         else:
             items = _secure_reports(spec, rows, state_dir, budget, refused, charges)
@@ -580,8 +662,11 @@ def encode(spec_path, input_path, column, output, state_dir, budget_epsilon, bud
         click.echo(f"encoded {count} values with {spec.mechanism} ({spec.fingerprint})", err=True)
         if refused:
             shown = ", ".join(map(str, refused[:10])) + (" ..." if len(refused) > 10 else "")
-            click.echo(f"{len(refused)} rows refused: their client's privacy budget would be exceeded "
-                       f"(rows {shown}); nothing was emitted for them", err=True)
+            click.echo(
+                f"{len(refused)} rows refused: their client's privacy budget would be exceeded "
+                f"(rows {shown}); nothing was emitted for them",
+                err=True,
+            )
             return EXIT_REFUSED
         return 0
 

@@ -26,15 +26,15 @@ from fractions import Fraction
 from math import lcm
 from typing import Any, Protocol
 
-from ldp.errors import ParameterError
-from ldp.plugins import implementation, implements
-from ldp.hashing import LH_SEED_SPACE, lh_bucket
-from ldp.report import Report
-from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
 from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded, urandom_source
 from ldp.client.state import ClientState
+from ldp.errors import ParameterError
+from ldp.hashing import LH_SEED_SPACE, lh_bucket
+from ldp.plugins import implementation, implements
+from ldp.report import Report
+from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
 
-__all__ = ["Encoder", "GRREncoder", "UnaryEncoder", "LocalHashingEncoder", "RapporEncoder", "make_encoder"]
+__all__ = ["Encoder", "GRREncoder", "LocalHashingEncoder", "RapporEncoder", "UnaryEncoder", "make_encoder"]
 
 _PRR_LABEL = b"ldp-rappor-prr-v1"
 
@@ -212,7 +212,9 @@ class RapporEncoder:
         irr = sample_expanded(
             self._width, ((prr, *self._irr_one), (self._full ^ prr, *self._irr_zero)), urandom_source
         )
-        return Report(spec=self.spec.fingerprint, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width))
+        return Report(
+            spec=self.spec.fingerprint, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width)
+        )
 
 
 @implements(Rappor, "encoder")

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import secrets
 from bisect import bisect_right
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ldp.client.encoders import stateless_factory
 from ldp.errors import ParameterError
-from ldp.plugins import implements
 from ldp.numeric_math import band_inverse_cdf
+from ldp.plugins import implements
 from ldp.report import Report
 from ldp.specs.numeric import Hybrid, NumericSpec, _TwoPoint, check_numeric_value
 
@@ -120,11 +121,10 @@ class NumericEncoder:
             keep = secrets.randbelow(self._den) < self._keep
             return self._out[side if keep else 1 - side]
         i = self._round(u * self._K)
-        if self._hybrid:
-            if secrets.randbelow(self._alpha_den) >= self._alpha_num:  # Duchi part, input t_i
-                side = 1 if secrets.randbelow(self._K) < i else 0
-                keep = secrets.randbelow(self._d_den) < self._d_keep
-                return self._d_out[side if keep else 1 - side]
+        if self._hybrid and secrets.randbelow(self._alpha_den) >= self._alpha_num:  # Duchi part, input t_i
+            side = 1 if secrets.randbelow(self._K) < i else 0
+            keep = secrets.randbelow(self._d_den) < self._d_keep
+            return self._d_out[side if keep else 1 - side]
         r = secrets.randbelow(self._total)
         if self._shift:
             j = i + bisect_right(self._zcum, r) - self._M + self._B
@@ -142,7 +142,9 @@ implements(NumericSpec, "encoder")(stateless_factory(NumericEncoder))
 
 
 @implements(NumericSpec, "batch_encoder")
-def encode_numeric_batch(spec: NumericSpec, values: Sequence[Any], rng, *, cohorts=None, indices: bool = False):
+def encode_numeric_batch(
+    spec: NumericSpec, values: Sequence[Any], rng, *, cohorts=None, indices: bool = False
+):
     """Vectorized numeric encoding with a seeded NumPy generator (INSECURE: simulations only).
 
     Same tables as :class:`NumericEncoder`; coins from ``rng`` (uniform

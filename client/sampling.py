@@ -21,20 +21,20 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import Callable, Sequence
 
 __all__ = [
+    "REVERSE_BITS",
     "ByteSource",
-    "urandom_source",
     "PRFStream",
     "binary_digits",
     "expansion",
-    "sample_lanes",
-    "sample_expanded",
     "lanes_to_packed",
-    "REVERSE_BITS",
+    "sample_expanded",
+    "sample_lanes",
+    "urandom_source",
 ]
 
 #: Byte translation table reversing the bit order within each byte.

@@ -33,7 +33,7 @@ from ldp.atomic import (
 )
 from ldp.errors import StateError
 
-__all__ = ["ClientState", "STATE_FORMAT"]
+__all__ = ["STATE_FORMAT", "ClientState"]
 
 STATE_FORMAT = "ldp-client-state/1"
 _SECRET_BYTES = 32
@@ -62,10 +62,14 @@ class ClientState:
             raise StateError(f"client secret must be {_SECRET_BYTES} bytes")
 
     @classmethod
-    def new(cls, spec) -> "ClientState":
+    def new(cls, spec) -> ClientState:
         """Fresh state for ``spec``: CSPRNG secret, uniform cohort."""
         cohorts = getattr(spec, "num_cohorts", 1)
-        return cls(spec=spec.fingerprint, secret=secrets.token_bytes(_SECRET_BYTES), cohort=secrets.randbelow(cohorts))
+        return cls(
+            spec=spec.fingerprint,
+            secret=secrets.token_bytes(_SECRET_BYTES),
+            cohort=secrets.randbelow(cohorts),
+        )
 
     def to_json(self) -> str:
         return json.dumps(
@@ -84,7 +88,7 @@ class ClientState:
         write_private_file(path, self._file_bytes())
 
     @classmethod
-    def load(cls, path: str | os.PathLike, spec) -> "ClientState":
+    def load(cls, path: str | os.PathLike, spec) -> ClientState:
         """Read a state file and check it belongs to ``spec``.
 
         Raises
@@ -99,8 +103,9 @@ class ClientState:
         try:
             data = json.loads(text)
         except json.JSONDecodeError:
-            raise StateError(f"client state {str(path)!r} is corrupt or truncated (not valid JSON); "
-                             "it was left untouched") from None
+            raise StateError(
+                f"client state {str(path)!r} is corrupt or truncated (not valid JSON); it was left untouched"
+            ) from None
         if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
             raise StateError(f"{str(path)!r} is not an ldp client state file (format {STATE_FORMAT})")
         try:
@@ -120,7 +125,7 @@ class ClientState:
         return cls(spec=owner, secret=secret, cohort=cohort)
 
     @classmethod
-    def open(cls, path: str | os.PathLike, spec) -> "ClientState":
+    def open(cls, path: str | os.PathLike, spec) -> ClientState:
         """Load the state at ``path``, creating it (with a new secret) only when nothing is there.
 
         Creation is exclusive: of several processes or threads opening the same

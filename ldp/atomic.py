@@ -44,8 +44,8 @@ import stat
 import threading
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ldp.errors import LDPError, LDPWarning, ParameterError, StateError
 
@@ -134,8 +134,9 @@ def ensure_private_directory(directory: str | os.PathLike) -> Path:
 
 
 @contextlib.contextmanager
-def _locked_temporary(directory: Path, name: str, mode: int, error: type[LDPError] = StateError
-                      ) -> Iterator[tuple[int, Path]]:
+def _locked_temporary(
+    directory: Path, name: str, mode: int, error: type[LDPError] = StateError
+) -> Iterator[tuple[int, Path]]:
     """A new temporary file ``.<name>.<random>.ldp-tmp<suffix>`` in ``directory``, held under flock.
 
     The file keeps ``name``'s suffixes at its end (``reports.jsonl.gz`` gives
@@ -160,17 +161,15 @@ def _locked_temporary(directory: Path, name: str, mode: int, error: type[LDPErro
         os.fchmod(fd, mode)  # the umask may have narrowed it; never widens a private file
         yield fd, temp
     finally:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
-        except FileNotFoundError:
-            pass
         os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
     os.fsync(fd)
 
 
@@ -261,7 +260,9 @@ def read_private_file(path: str | os.PathLike, what: str) -> str | None:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise StateError(f"cannot read {what} {str(target)!r}: not UTF-8 text (corrupt); it was left untouched") from None
+        raise StateError(
+            f"cannot read {what} {str(target)!r}: not UTF-8 text (corrupt); it was left untouched"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -278,7 +279,9 @@ def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
         fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, _PRIVATE_FILE)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise StateError(f"lock file of the {what} {str(target)!r} is a symbolic link; refusing it") from None
+            raise StateError(
+                f"lock file of the {what} {str(target)!r} is a symbolic link; refusing it"
+            ) from None
         raise StateError(f"cannot open the lock file of the {what} {str(target)!r}: {exc.strerror}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -306,7 +309,10 @@ def remove_stale_temporaries(directory: str | os.PathLike, name: str | None = No
         if not (entry.name.startswith(prefix) and TEMP_MARK in entry.name):
             continue
         try:
-            if not entry.is_file(follow_symlinks=False) or now - entry.stat(follow_symlinks=False).st_mtime < STALE_AFTER:
+            if (
+                not entry.is_file(follow_symlinks=False)
+                or now - entry.stat(follow_symlinks=False).st_mtime < STALE_AFTER
+            ):
                 continue
             fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -20,16 +20,23 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import click
 
 from ldp.errors import LDPError, LDPWarning, ParameterError
 
 __all__ = [
-    "main", "cli", "run_guarded", "EXIT_USAGE", "OptionConflict", "check_writable", "check_plot_path",
-    "check_outputs_distinct", "shorten_values",
+    "EXIT_USAGE",
+    "OptionConflict",
+    "check_outputs_distinct",
+    "check_plot_path",
+    "check_writable",
+    "cli",
+    "main",
+    "run_guarded",
+    "shorten_values",
 ]
 
 #: The distribution name on the package index (the import name is ``ldp``).
@@ -71,6 +78,7 @@ def shorten_values(message: str) -> str:
     characters and says how long it was. A message still longer than
     :data:`MESSAGE_LIMIT` is cut the same way.
     """
+
     def cut_quoted(match: re.Match) -> str:
         quote, value = match.group(0)[0], match.group(0)[1:-1]
         return f"{quote}{value[:ECHO_KEEP]}...{value[-ECHO_KEEP:]}{quote} ({len(value):,} characters)"
@@ -193,8 +201,10 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def check_outputs_distinct(inputs: Iterable[tuple[str, str | os.PathLike | None]],
-                           outputs: Iterable[tuple[str, str | os.PathLike | None]]) -> None:
+def check_outputs_distinct(
+    inputs: Iterable[tuple[str, str | os.PathLike | None]],
+    outputs: Iterable[tuple[str, str | os.PathLike | None]],
+) -> None:
     """Refuse, before anything is opened for writing, an output path that is an input or another output.
 
     Parameters
@@ -210,6 +220,7 @@ def check_outputs_distinct(inputs: Iterable[tuple[str, str | os.PathLike | None]
     ParameterError
         Naming the output option, the path and the input it would destroy.
     """
+
     def real(items):
         return [(what, str(path)) for what, path in items if path is not None and str(path) != "-"]
 
@@ -223,7 +234,9 @@ def check_outputs_distinct(inputs: Iterable[tuple[str, str | os.PathLike | None]
                 )
         for other, earlier in outputs[:index]:
             if _same_file(path, earlier):
-                raise ParameterError(f"{option} {path!r} and {other} {earlier!r} are the same file; give each output its own path")
+                raise ParameterError(
+                    f"{option} {path!r} and {other} {earlier!r} are the same file; give each output its own path"
+                )
 
 
 def check_plot_path(path: str | Path, option: str = "--plot") -> None:

@@ -8,13 +8,13 @@ read from CSV or text files arrive as strings.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Union
+from typing import Any
 
 from ldp.errors import ParameterError
 
-__all__ = ["DomainValue", "normalize_domain", "DomainIndex"]
+__all__ = ["DomainIndex", "DomainValue", "normalize_domain"]
 
-DomainValue = Union[str, int]
+DomainValue = str | int
 
 
 def normalize_domain(values: Iterable[Any], name: str = "domain") -> tuple[DomainValue, ...]:

@@ -7,7 +7,7 @@ was expected and what was received.
 
 from __future__ import annotations
 
-__all__ = ["LDPError", "ParameterError", "ReportError", "StateError", "BudgetExceededError", "LDPWarning"]
+__all__ = ["BudgetExceededError", "LDPError", "LDPWarning", "ParameterError", "ReportError", "StateError"]
 
 
 class LDPError(Exception):

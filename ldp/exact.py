@@ -17,14 +17,14 @@ from fractions import Fraction
 
 __all__ = [
     "DENOMINATOR",
-    "exp_lower_bound",
-    "ratio_within",
-    "epsilon_of_ratio",
+    "ceil_fraction",
     "epsilon_bound_of_ratio",
+    "epsilon_of_ratio",
+    "exp_lower_bound",
+    "floor_fraction",
     "fraction_from_json",
     "fraction_to_json",
-    "floor_fraction",
-    "ceil_fraction",
+    "ratio_within",
 ]
 
 #: Denominator used when calibrating probabilities from ε (64 random bits per coin).
@@ -105,4 +105,6 @@ def fraction_from_json(value: object, name: str) -> Fraction:
             return Fraction(repr(value))
         return Fraction(value)
     except (ValueError, ZeroDivisionError):
-        raise ParameterError(f"{name} must be a number or a fraction string like '1/4', got {value!r}") from None
+        raise ParameterError(
+            f"{name} must be a number or a fraction string like '1/4', got {value!r}"
+        ) from None

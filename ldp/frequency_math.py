@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["unbiased_frequency", "frequency_variance", "variance_star"]
+__all__ = ["frequency_variance", "unbiased_frequency", "variance_star"]
 
 
 def unbiased_frequency(support_counts, n, p_star: float, q_star: float):

@@ -13,10 +13,10 @@ import io
 from pathlib import Path
 
 from ldp.errors import ParameterError
-from ldp.textfile import read_utf8_text
 from ldp.specs.rappor import Rappor
+from ldp.textfile import read_utf8_text
 
-__all__ = ["GOOGLE_PARAMS_HEADER", "read_google_params", "google_params_text"]
+__all__ = ["GOOGLE_PARAMS_HEADER", "google_params_text", "read_google_params"]
 
 GOOGLE_PARAMS_HEADER = ("k", "h", "m", "p", "q", "f")
 
@@ -29,7 +29,9 @@ def read_google_params(path: str | Path, *, hash: str = "md5") -> Rappor:
     except csv.Error as exc:
         raise ParameterError(f"Google params file {str(path)!r} is not valid CSV: {exc}") from None
     if len(rows) != 2:
-        raise ParameterError(f"Google params file {str(path)!r} must have a header and one row, got {len(rows)} rows")
+        raise ParameterError(
+            f"Google params file {str(path)!r} must have a header and one row, got {len(rows)} rows"
+        )
     header = [h.strip().strip('"') for h in rows[0]]
     if tuple(header) != GOOGLE_PARAMS_HEADER:
         raise ParameterError(
@@ -49,8 +51,13 @@ def read_google_params(path: str | Path, *, hash: str = "md5") -> Rappor:
             f"{', '.join(f'{name}={values[name]}' for name in ('k', 'h', 'm'))}"
         ) from None
     return Rappor(
-        num_bits=ints["k"], num_hashes=ints["h"], num_cohorts=ints["m"],
-        p=values["p"], q=values["q"], f=values["f"], hash=hash,
+        num_bits=ints["k"],
+        num_hashes=ints["h"],
+        num_cohorts=ints["m"],
+        p=values["p"],
+        q=values["q"],
+        f=values["f"],
+        hash=hash,
     )
 
 
@@ -70,5 +77,12 @@ def google_params_text(spec: Rappor) -> str:
     """params.csv text for a Bloom-filter RAPPOR spec."""
     if spec.encoding != "bloom":
         raise ParameterError("Google's params format describes Bloom-filter RAPPOR only")
-    row = [spec.num_bits, spec.num_hashes, spec.num_cohorts, _decimal(spec.p), _decimal(spec.q), _decimal(spec.f)]
+    row = [
+        spec.num_bits,
+        spec.num_hashes,
+        spec.num_cohorts,
+        _decimal(spec.p),
+        _decimal(spec.q),
+        _decimal(spec.f),
+    ]
     return ",".join(GOOGLE_PARAMS_HEADER) + "\n" + ",".join(str(v) for v in row) + "\n"

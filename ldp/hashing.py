@@ -37,11 +37,11 @@ import mmh3
 __all__ = [
     "LH_PRIME",
     "LH_SEED_SPACE",
-    "lh_coefficients",
+    "bloom_positions",
     "lh_bucket",
+    "lh_coefficients",
     "lh_collision_probability",
     "value_bytes",
-    "bloom_positions",
 ]
 
 LH_PRIME = (1 << 31) - 1

@@ -48,35 +48,35 @@ from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
 
 __all__ = [
-    "band_inverse_cdf",
     "HM_EPSILON_STAR",
-    "duchi_c",
-    "laplace_variance",
-    "duchi_variance",
-    "pm_variance",
-    "hm_alpha",
-    "hm_variance",
-    "worst_case_variance",
+    "MAX_TABLE_ENTRIES",
     "NUMERIC_THEORY",
-    "mean_lower_bound",
+    "GridTable",
+    "analytic_gaussian_sigma",
+    "band_inverse_cdf",
+    "classic_gaussian_sigma",
+    "duchi_c",
+    "duchi_variance",
     "fixed_data_mean_lower_bound",
     "gaussian_delta",
-    "analytic_gaussian_sigma",
-    "classic_gaussian_sigma",
-    "GridTable",
-    "two_point_table",
-    "pm_table",
-    "laplace_table",
-    "gaussian_table",
-    "table_privacy_ratio",
-    "table_gaussian_delta",
-    "MAX_TABLE_ENTRIES",
-    "laplace_half_width",
-    "laplace_table_entries",
-    "laplace_epsilon_range",
-    "gaussian_half_width",
-    "gaussian_table_entries",
     "gaussian_epsilon_range",
+    "gaussian_half_width",
+    "gaussian_table",
+    "gaussian_table_entries",
+    "hm_alpha",
+    "hm_variance",
+    "laplace_epsilon_range",
+    "laplace_half_width",
+    "laplace_table",
+    "laplace_table_entries",
+    "laplace_variance",
+    "mean_lower_bound",
+    "pm_table",
+    "pm_variance",
+    "table_gaussian_delta",
+    "table_privacy_ratio",
+    "two_point_table",
+    "worst_case_variance",
 ]
 
 #: HM switch ε* = ln((−5 + 2∛(6353−405√241) + 2∛(6353+405√241))/27) ≈ 0.60935.
@@ -181,7 +181,9 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     .. [1] B. Balle, Y.-X. Wang. ICML 2018, Theorem 8.
     """
     if not (epsilon > 0 and 0 < delta < 1 and sensitivity > 0):
-        raise ParameterError(f"need epsilon > 0, 0 < delta < 1, sensitivity > 0; got {epsilon}, {delta}, {sensitivity}")
+        raise ParameterError(
+            f"need epsilon > 0, 0 < delta < 1, sensitivity > 0; got {epsilon}, {delta}, {sensitivity}"
+        )
     lo, hi = 1e-6 * sensitivity, sensitivity
     while gaussian_delta(hi, epsilon, sensitivity) > delta:
         hi *= 2
@@ -297,7 +299,6 @@ class GridTable:
             object.__setattr__(self, "_moments", cached)
         return cached
 
-
     def _shift_moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Moments of clamp(i + Z) for every i from prefix sums (O(M + K))."""
         w = self.weights.astype(np.float64) / self.total
@@ -330,7 +331,9 @@ def _check_entries(entries: float, what: str) -> None:
     """Refuse a noise table longer than :data:`MAX_TABLE_ENTRIES` before allocating it."""
     if entries > MAX_TABLE_ENTRIES:
         shown = "more than 2^63" if not entries < 2.0**63 else f"{int(entries):,}"
-        raise ParameterError(f"{what} needs a noise table of {shown} entries, above the limit of {MAX_TABLE_ENTRIES:,}")
+        raise ParameterError(
+            f"{what} needs a noise table of {shown} entries, above the limit of {MAX_TABLE_ENTRIES:,}"
+        )
 
 
 def _check_total(total: int) -> None:
@@ -380,7 +383,7 @@ def pm_table(epsilon: float, K: int) -> tuple[GridTable, Fraction]:
 def _shift_table(K: int, weights_float: np.ndarray, tails: float, scale: float, M: int) -> GridTable:
     """Integer noise table from float weights f(0..M−1) and the tail mass f_tail = Σ_{z≥M}."""
     half = np.rint(weights_float[:M] * scale).astype(np.int64)
-    tail = int(round(tails * scale))
+    tail = round(tails * scale)
     side = np.concatenate([half[1:], [tail]])
     w = np.concatenate([side[::-1], half[:1], side]).astype(np.int64)
     total = int(w.sum())
@@ -404,7 +407,7 @@ def laplace_half_width(epsilon: float, K: int) -> float:
     """
     lam = epsilon / K
     S = _laplace_scale(lam)
-    if not S > _MIN_WEIGHT * math.e:  # ln(S/2^24) ≤ 1: M no longer decreases in ε; no table fits
+    if not _MIN_WEIGHT * math.e < S:  # ln(S/2^24) ≤ 1: M no longer decreases in ε; no table fits
         return math.inf
     return float(math.floor(math.log(S / _MIN_WEIGHT) / lam))
 
@@ -453,6 +456,7 @@ def laplace_epsilon_range(K: int) -> tuple[float, float]:
     the table could not hold the clamped noise of the extreme inputs. Both
     account for :data:`LAPLACE_SLACK`.
     """
+
     def spans(eps: float) -> bool:
         return laplace_half_width(eps - LAPLACE_SLACK, K) >= K + 1
 
@@ -518,6 +522,7 @@ def gaussian_epsilon_range(delta: float, K: int) -> tuple[float, float]:
     inputs could not be held (the table would be a truncated Gaussian, and
     soon one with impossible outputs).
     """
+
     def sigma_grid(eps: float) -> float:
         return analytic_gaussian_sigma(eps, delta, 2.0) * K / 2.0
 
@@ -533,7 +538,9 @@ def gaussian_epsilon_range(delta: float, K: int) -> tuple[float, float]:
 @lru_cache(maxsize=32)
 def gaussian_table(sigma_grid: float, K: int) -> GridTable:
     """Clamped discrete Gaussian, P[Z=z] ∝ exp(−z²/(2σ²)) on grid units, tails in the end bins."""
-    _check_entries(gaussian_table_entries(sigma_grid, K), f"gaussian with sigma={sigma_grid / K * 2:.6g} on grid={K}")
+    _check_entries(
+        gaussian_table_entries(sigma_grid, K), f"gaussian with sigma={sigma_grid / K * 2:.6g} on grid={K}"
+    )
     S = _gaussian_scale(sigma_grid)
     # smallest kept weight S·exp(−M²/2σ²) ≥ 2^24
     M = max(int(gaussian_half_width(sigma_grid)), K + 1)

@@ -27,11 +27,12 @@ and the role, never a ``KeyError`` deep inside a layer.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ldp.errors import ParameterError
 
-__all__ = ["ROLES", "implements", "implementation", "has_implementation"]
+__all__ = ["ROLES", "has_implementation", "implementation", "implements"]
 
 #: The roles a mechanism can implement, with what each one is for (used in messages).
 ROLES: dict[str, str] = {
@@ -105,4 +106,3 @@ def implementation(spec: Any, role: str) -> Callable[..., Any]:
 def has_implementation(spec: Any, role: str) -> bool:
     """True when ``spec`` (an instance or class) has an implementation of ``role``."""
     return _find(spec if isinstance(spec, type) else type(spec), role) is not None
-

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-__all__ = ["stderr_is_terminal", "CountProgress"]
+__all__ = ["CountProgress", "stderr_is_terminal"]
 
 
 def stderr_is_terminal() -> bool:

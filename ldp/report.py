@@ -55,14 +55,23 @@ import json
 import math
 import re
 import struct
-from typing import Any, Mapping, Union
+from collections.abc import Mapping
+from typing import Any
 
 from ldp.errors import ReportError
 from ldp.jsonlines import json_line
 
 __all__ = [
-    "Report", "REPORT_VERSION", "GROUP_REPORT_VERSION", "REPORT_VERSIONS", "MAX_GROUP_LENGTH",
-    "check_group", "check_text", "report_version", "pack_bits", "unpack_bits",
+    "GROUP_REPORT_VERSION",
+    "MAX_GROUP_LENGTH",
+    "REPORT_VERSION",
+    "REPORT_VERSIONS",
+    "Report",
+    "check_group",
+    "check_text",
+    "pack_bits",
+    "report_version",
+    "unpack_bits",
 ]
 
 #: Version of a report without a group (the original format).
@@ -73,7 +82,7 @@ GROUP_REPORT_VERSION = 2
 REPORT_VERSIONS = (REPORT_VERSION, GROUP_REPORT_VERSION)
 #: Longest group key, in characters.
 MAX_GROUP_LENGTH = 256
-ReportValue = Union[str, int, float]
+ReportValue = str | int | float
 
 _FIELDS = ("value", "seed", "bits", "cohort", "client", "group")
 _MASK_BITS = {REPORT_VERSION: 0x1F, GROUP_REPORT_VERSION: 0x3F}
@@ -241,7 +250,7 @@ class Report:
             out["group"] = self.group
         return out
 
-    def with_group(self, group: str | None) -> "Report":
+    def with_group(self, group: str | None) -> Report:
         """This report with ``group`` set (or removed), at the lowest version that carries it."""
         return dataclasses.replace(self, group=group, v=report_version(group))
 
@@ -250,7 +259,7 @@ class Report:
         return json_line(self.to_dict(), separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Report":
+    def from_dict(cls, data: Mapping[str, Any]) -> Report:
         """Validate and build a report from its JSON dict form."""
         if not isinstance(data, Mapping):
             raise ReportError(f"a report must be a JSON object, got {type(data).__name__}")
@@ -281,7 +290,7 @@ class Report:
         )
 
     @classmethod
-    def from_json(cls, line: str | bytes) -> "Report":
+    def from_json(cls, line: str | bytes) -> Report:
         """Parse one JSON line (bytes must be UTF-8, as JSON Lines are; a leading byte-order mark is dropped).
 
         :func:`json.loads` alone would also take UTF-16/32 bytes and decode
@@ -331,12 +340,14 @@ class Report:
         return bytes([self.v, mask]) + bytes.fromhex(self.spec) + bytes(body)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "Report":
+    def from_bytes(cls, data: bytes) -> Report:
         """Parse the binary form; :class:`ReportError` names what is wrong."""
         reader = _Reader(bytes(data))
         version = reader.take(1, "version")[0]
         if version not in REPORT_VERSIONS:
-            raise ReportError(f"report version {version} is not supported (this version reads {_versions_text()})")
+            raise ReportError(
+                f"report version {version} is not supported (this version reads {_versions_text()})"
+            )
         mask = reader.take(1, "field mask")[0]
         if mask & ~_MASK_BITS[version]:
             raise ReportError(f"report field mask has unknown bits for version {version}: {mask:#04x}")

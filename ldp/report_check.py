@@ -78,7 +78,9 @@ def _check_payload(spec, report: Report) -> CheckedReport:
     for name in _ALL:
         present = getattr(report, name) is not None
         if name in required and not present:
-            raise ReportError(f"report has no '{name}' ({spec.mechanism} reports carry {', '.join(required)})")
+            raise ReportError(
+                f"report has no '{name}' ({spec.mechanism} reports carry {', '.join(required)})"
+            )
         if name not in required and present:
             raise ReportError(f"report has an unexpected '{name}' for {spec.mechanism}")
     kind = spec.report_kind
@@ -109,6 +111,8 @@ def _check_payload(spec, report: Report) -> CheckedReport:
         if isinstance(value, str) or not math.isfinite(float(value)):
             raise ReportError(f"numeric report value must be a finite number, got {value!r}")
         if not bool(spec.in_support(float(value))):
-            raise ReportError(f"numeric report value {value!r} is not an output of this {spec.mechanism} spec")
+            raise ReportError(
+                f"numeric report value {value!r} is not an output of this {spec.mechanism} spec"
+            )
         return CheckedReport(value=float(value))
     raise ReportError(f"unknown report kind {kind!r}")  # pragma: no cover

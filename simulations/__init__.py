@@ -19,15 +19,15 @@ from ldp.simulations.runner import DEFAULTS, RESULT_COLUMNS, run
 from ldp.simulations.summary import best_by_epsilon, format_report, summarize
 
 __all__ = [
-    "run",
-    "summarize",
-    "best_by_epsilon",
-    "format_report",
     "DEFAULTS",
     "RESULT_COLUMNS",
     "Population",
-    "make_population",
-    "from_data",
     "RapporSettings",
+    "best_by_epsilon",
+    "format_report",
+    "from_data",
+    "make_population",
     "rappor_for_epsilon",
+    "run",
+    "summarize",
 ]

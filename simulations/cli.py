@@ -63,13 +63,16 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
     from ldp.simulations.presets import PRESETS, format_regtest, run_rappor_regtest, wang2017
     from ldp.simulations.runner import run
     from ldp.simulations.summary import format_report, summarize
-
     from ldp.simulations.sweep import FREQUENCY_DEFAULT, NUMERIC, check_sweep_options, sweep_kind
 
     preset = options["preset"]
     _check_options(options)
-    kind = sweep_kind(options["mechanism"], options["distribution"], data=options["data"] is not None,
-                      numeric_range=options["low"] is not None or options["high"] is not None)
+    kind = sweep_kind(
+        options["mechanism"],
+        options["distribution"],
+        data=options["data"] is not None,
+        numeric_range=options["low"] is not None or options["high"] is not None,
+    )
     check_sweep_options(kind, [f"--{name.replace('_', '-')}" for name in options if _explicit(ctx, name)])
     progress = _Progress("simulating")
     numeric = kind == NUMERIC
@@ -153,18 +156,24 @@ def _check_options(options: dict[str, Any]) -> None:
             try:
                 value = float(item)
             except ValueError:
-                raise ParameterError(f"--epsilon must be numbers > 0 separated by commas, got {item!r}") from None
+                raise ParameterError(
+                    f"--epsilon must be numbers > 0 separated by commas, got {item!r}"
+                ) from None
             if not 0 < value < float("inf"):
                 raise ParameterError(f"--epsilon must be > 0 (and finite), got {item}")
     if options["plot"]:
         if options["preset"] is not None and PRESETS[options["preset"]] == "regtest":
-            raise ParameterError("--plot draws error versus epsilon; the rappor-regtest preset has a single epsilon per case")
+            raise ParameterError(
+                "--plot draws error versus epsilon; the rappor-regtest preset has a single epsilon per case"
+            )
         check_plot_path(options["plot"])
     if options["output"]:
         from ldp.aggregator.cli import check_estimates_output
 
         check_estimates_output(options["output"])
-    check_outputs_distinct([("--data", options["data"])], [("-o", options["output"]), ("--plot", options["plot"])])
+    check_outputs_distinct(
+        [("--data", options["data"])], [("-o", options["output"]), ("--plot", options["plot"])]
+    )
 
 
 def _fraction(text: str) -> Fraction:
@@ -175,43 +184,91 @@ def _fraction(text: str) -> Fraction:
 
 
 @click.command("simulate", epilog=_EXAMPLE)
-@click.option("-m", "--mechanism", default=None, metavar="LIST",
-              help="Comma-separated: binary-rr, grr, sue, oue, olh, blh, auto, rappor; or numeric: duchi, "
-                   "stochastic-rounding, piecewise, hybrid, laplace, gaussian. [default: grr,sue,oue,olh,blh]")
-@click.option("-e", "--epsilon", default=None, metavar="LIST", help="Comma-separated epsilons. [default: 0.5,1,2,4,8]")
-@click.option("-n", "--users", default=None, metavar="LIST",
-              help="Comma-separated user counts. [default: 100000; with --as-users every row]")
-@click.option("-d", "--domain-size", default=None, metavar="LIST",
-              help="Comma-separated domain sizes D of synthetic populations. [default: 64]")
-@click.option("--distribution", default=None, metavar="NAME[:PARAM]",
-              help="zipf, uniform, exponential, gaussian or geometric; e.g. zipf:1.5 [default: zipf]. "
-                   "Numeric: uniform, gaussian[:sd], exponential[:mean], beta[:a,b] [default: beta].")
-@click.option("--data", default=None, type=click.Path(dir_okay=False),
-              help="Real data: a CSV, Parquet or JSON Lines file (its column's empirical distribution).")
+@click.option(
+    "-m",
+    "--mechanism",
+    default=None,
+    metavar="LIST",
+    help="Comma-separated: binary-rr, grr, sue, oue, olh, blh, auto, rappor; or numeric: duchi, "
+    "stochastic-rounding, piecewise, hybrid, laplace, gaussian. [default: grr,sue,oue,olh,blh]",
+)
+@click.option(
+    "-e", "--epsilon", default=None, metavar="LIST", help="Comma-separated epsilons. [default: 0.5,1,2,4,8]"
+)
+@click.option(
+    "-n",
+    "--users",
+    default=None,
+    metavar="LIST",
+    help="Comma-separated user counts. [default: 100000; with --as-users every row]",
+)
+@click.option(
+    "-d",
+    "--domain-size",
+    default=None,
+    metavar="LIST",
+    help="Comma-separated domain sizes D of synthetic populations. [default: 64]",
+)
+@click.option(
+    "--distribution",
+    default=None,
+    metavar="NAME[:PARAM]",
+    help="zipf, uniform, exponential, gaussian or geometric; e.g. zipf:1.5 [default: zipf]. "
+    "Numeric: uniform, gaussian[:sd], exponential[:mean], beta[:a,b] [default: beta].",
+)
+@click.option(
+    "--data",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Real data: a CSV, Parquet or JSON Lines file (its column's empirical distribution).",
+)
 @click.option("--column", default=None, help="Column of --data holding one value per row.")
 @click.option("--as-users", is_flag=True, help="With --data: every row is a user (no resampling).")
-@click.option("-r", "--repeats", default=5, show_default=True, type=click.IntRange(min=1), help="Collections per cell.")
+@click.option(
+    "-r", "--repeats", default=5, show_default=True, type=click.IntRange(min=1), help="Collections per cell."
+)
 @click.option("--seed", default=None, type=click.IntRange(min=0), help="Seed; same seed, same numbers.")
-@click.option("--mode", default="fast", show_default=True, type=click.Choice(["fast", "faithful"]),
-              help="fast: exact sampling of aggregated counts; faithful: real client and aggregator.")
-@click.option("--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="k of the top-k metrics.")
-@click.option("--client-sample", default=0, show_default=True, type=click.IntRange(min=0),
-              help="Faithful mode: users encoded one by one by the CSPRNG client.")
+@click.option(
+    "--mode",
+    default="fast",
+    show_default=True,
+    type=click.Choice(["fast", "faithful"]),
+    help="fast: exact sampling of aggregated counts; faithful: real client and aggregator.",
+)
+@click.option(
+    "--top-k", default=10, show_default=True, type=click.IntRange(min=1), help="k of the top-k metrics."
+)
+@click.option(
+    "--client-sample",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Faithful mode: users encoded one by one by the CSPRNG client.",
+)
 @click.option("--rappor-bits", default=32, show_default=True, type=int, help="rappor: Bloom filter bits k.")
 @click.option("--rappor-hashes", default=2, show_default=True, type=int, help="rappor: hashes h.")
 @click.option("--rappor-cohorts", default=64, show_default=True, type=int, help="rappor: cohorts m.")
 @click.option("--rappor-f", default="0", show_default=True, help="rappor: permanent randomized response f.")
-@click.option("--low", default=None, type=float,
-              help="Numeric: value range low (selects the numeric sweep; default: the population's).")
+@click.option(
+    "--low",
+    default=None,
+    type=float,
+    help="Numeric: value range low (selects the numeric sweep; default: the population's).",
+)
 @click.option("--high", default=None, type=float, help="Numeric: value range high.")
 @click.option("--delta", default=1e-5, show_default=True, type=float, help="Numeric: gaussian delta.")
 @click.option("--grid", default=None, type=int, help="Numeric: input grid steps of the grid mechanisms.")
-@click.option("--preset", default=None, type=click.Choice(["wang2017", "rappor-regtest"]),
-              help="A published setup (explicit options override its grid).")
+@click.option(
+    "--preset",
+    default=None,
+    type=click.Choice(["wang2017", "rappor-regtest"]),
+    help="A published setup (explicit options override its grid).",
+)
 @click.option("--small", is_flag=True, help="With --preset: CI-sized run.")
 @click.option("--cases", default=None, metavar="REGEX", help="rappor-regtest: run only the matching cases.")
-@click.option("-o", "--output", default=None, metavar="FILE",
-              help="Every repeat to .csv, .json, .jsonl or .parquet.")
+@click.option(
+    "-o", "--output", default=None, metavar="FILE", help="Every repeat to .csv, .json, .jsonl or .parquet."
+)
 @click.option("--plot", default=None, metavar="FILE.png", help="Error versus epsilon (needs matplotlib).")
 @click.pass_context
 def simulate(ctx: click.Context, **options: Any) -> None:

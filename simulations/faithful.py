@@ -15,13 +15,14 @@ O(n·D) for unary encodings and OLH/BLH decoding.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ldp.errors import ParameterError
 
-__all__ = ["CHUNK_USERS", "expand_users", "collect", "frequency_estimates"]
+__all__ = ["CHUNK_USERS", "collect", "expand_users", "frequency_estimates"]
 
 #: Users encoded per chunk (bounds memory: OUE over 1,024 values is 128 bytes a report).
 CHUNK_USERS = 1 << 17
@@ -74,14 +75,11 @@ def collect(
     values = list(values)
     head = min(int(client_sample), users.size)
     if head:
-        encoder = make_encoder(spec) if not is_rappor else None
+        shared = None if spec.memoized else make_encoder(spec)
         for index in users[:head].tolist():
-            if is_rappor:
-                # A RAPPOR client's state (secret, cohort) is per user.
-                report = make_encoder(spec).encode(values[index])
-            else:
-                report = encoder.encode(values[index])
-            accumulator.add(report)
+            # A memoizing client's state (RAPPOR's secret and cohort) is per user.
+            encoder = make_encoder(spec) if shared is None else shared
+            accumulator.add(encoder.encode(values[index]))
     for start in range(head, users.size, chunk_users):
         chunk = users[start : start + chunk_users]
         if is_rappor:

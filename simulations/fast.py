@@ -44,8 +44,9 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -53,13 +54,15 @@ from ldp.errors import ParameterError
 from ldp.plugins import implementation, implements
 from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
 
-__all__ = ["frequency_support_counts", "rappor_true_bits", "rappor_counts"]
+__all__ = ["frequency_support_counts", "rappor_counts", "rappor_true_bits"]
 
 
 def _check_counts(true_counts: Any, size: int) -> np.ndarray:
     counts = np.asarray(true_counts, dtype=np.int64)
     if counts.shape != (size,):
-        raise ParameterError(f"true_counts must hold one count per domain value ({size}), got shape {counts.shape}")
+        raise ParameterError(
+            f"true_counts must hold one count per domain value ({size}), got shape {counts.shape}"
+        )
     if counts.size and counts.min() < 0:
         raise ParameterError("true_counts must be >= 0")
     return counts
@@ -99,8 +102,9 @@ def _grr_support_counts(spec: GRR, counts: np.ndarray, rng: np.random.Generator)
 
 @implements(UnaryEncoding, "fast_simulator")
 @implements(LocalHashing, "fast_simulator")
-def _pure_oracle_support_counts(spec: UnaryEncoding | LocalHashing, counts: np.ndarray,
-                                rng: np.random.Generator) -> np.ndarray:
+def _pure_oracle_support_counts(
+    spec: UnaryEncoding | LocalHashing, counts: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """A pure frequency oracle: holders support their value w.p. p*, every other user w.p. q*."""
     n = int(counts.sum())
     hits = rng.binomial(counts, spec.p_star)

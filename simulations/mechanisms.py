@@ -16,25 +16,26 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 from ldp.errors import ParameterError
 from ldp.specs import FREQUENCY_MECHANISMS, Rappor, best_frequency_mechanism, frequency_spec
 
 __all__ = [
-    "MECHANISM_KINDS",
     "DEFAULT_MECHANISMS",
+    "MECHANISM_KINDS",
     "RapporSettings",
-    "rappor_for_epsilon",
-    "mechanism_kind",
-    "resolve_name",
     "build_spec",
     "check_mechanisms",
+    "mechanism_kind",
+    "rappor_for_epsilon",
+    "resolve_name",
 ]
 
 #: name -> kind; the runner dispatches on the kind.
-MECHANISM_KINDS: dict[str, str] = {**{name: "frequency" for name in FREQUENCY_MECHANISMS}, "auto": "frequency"}
+MECHANISM_KINDS: dict[str, str] = {**dict.fromkeys(FREQUENCY_MECHANISMS, "frequency"), "auto": "frequency"}
 MECHANISM_KINDS["rappor"] = "rappor"
 
 #: Mechanisms of the default sweep (``binary-rr`` is added for two-value domains).
@@ -135,7 +136,9 @@ def check_mechanisms(names: Sequence[str] | str | None, domain_size: int) -> lis
         name = _normalize(raw)
         mechanism_kind(name)
         if name == "binary-rr" and domain_size != 2:
-            raise ParameterError(f"binary-rr needs a domain of exactly 2 values, the simulation has {domain_size}")
+            raise ParameterError(
+                f"binary-rr needs a domain of exactly 2 values, the simulation has {domain_size}"
+            )
         if name not in chosen:
             chosen.append(name)
     if not chosen:
@@ -150,7 +153,9 @@ def resolve_name(name: str, epsilon: float, domain_size: int) -> str:
     return name
 
 
-def build_spec(name: str, epsilon: float, domain: Sequence[Any], *, rappor: RapporSettings = RapporSettings()):
+def build_spec(
+    name: str, epsilon: float, domain: Sequence[Any], *, rappor: RapporSettings = RapporSettings()
+):
     """Spec of mechanism ``name`` at ``epsilon`` over ``domain`` (RAPPOR: candidates = domain)."""
     kind = mechanism_kind(name)
     if kind == "rappor":

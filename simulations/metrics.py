@@ -26,11 +26,11 @@ import numpy as np
 from ldp.errors import ParameterError
 
 __all__ = [
-    "error_metrics",
-    "top_k_metrics",
-    "theory_mse",
-    "lower_bound",
     "detection_metrics",
+    "error_metrics",
+    "lower_bound",
+    "theory_mse",
+    "top_k_metrics",
 ]
 
 
@@ -38,7 +38,9 @@ def _pair(estimate: Any, truth: Any) -> tuple[np.ndarray, np.ndarray]:
     est = np.asarray(estimate, dtype=float)
     tru = np.asarray(truth, dtype=float)
     if est.shape != tru.shape or est.ndim != 1:
-        raise ParameterError(f"estimate and truth must be 1-D of the same length, got {est.shape} and {tru.shape}")
+        raise ParameterError(
+            f"estimate and truth must be 1-D of the same length, got {est.shape} and {tru.shape}"
+        )
     return est, tru
 
 

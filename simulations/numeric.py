@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,15 +41,15 @@ from ldp.errors import ParameterError
 from ldp.specs.numeric import NUMERIC_MECHANISMS, numeric_spec
 
 __all__ = [
-    "NUMERIC_DISTRIBUTIONS",
     "NUMERIC_COLUMNS",
+    "NUMERIC_DISTRIBUTIONS",
     "NumericPopulation",
+    "format_numeric_report",
     "numeric_population",
     "numeric_population_from_data",
+    "plot_numeric",
     "run_numeric",
     "summarize_numeric",
-    "format_numeric_report",
-    "plot_numeric",
 ]
 
 #: Synthetic numeric populations (parameters after a colon).
@@ -57,17 +58,40 @@ NUMERIC_DISTRIBUTIONS = ("uniform", "gaussian", "exponential", "beta")
 DEFAULT_NUMERIC = ("duchi", "piecewise", "hybrid", "laplace")
 
 NUMERIC_COLUMNS = (
-    "mechanism", "resolved", "epsilon", "epsilon_achieved", "users", "distribution", "low", "high", "repeat",
-    "seed", "estimate", "truth", "error", "mse", "std_error", "covered", "theory_mse", "formula_mse",
-    "lower_bound", "seconds",
+    "mechanism",
+    "resolved",
+    "epsilon",
+    "epsilon_achieved",
+    "users",
+    "distribution",
+    "low",
+    "high",
+    "repeat",
+    "seed",
+    "estimate",
+    "truth",
+    "error",
+    "mse",
+    "std_error",
+    "covered",
+    "theory_mse",
+    "formula_mse",
+    "lower_bound",
+    "seconds",
 )
 
 
 class NumericPopulation:
     """A sampler of users' numbers on ``[low, high]`` (values outside are clipped by the client)."""
 
-    def __init__(self, name: str, low: float, high: float, draw: Callable[[int, np.random.Generator], np.ndarray],
-                 rows: np.ndarray | None = None):
+    def __init__(
+        self,
+        name: str,
+        low: float,
+        high: float,
+        draw: Callable[[int, np.random.Generator], np.ndarray],
+        rows: np.ndarray | None = None,
+    ):
         if not low < high:
             raise ParameterError(f"numeric population needs low < high, got {low}, {high}")
         self.name, self.low, self.high, self._draw, self.rows = name, float(low), float(high), draw, rows
@@ -85,7 +109,9 @@ def _params(text: str) -> tuple[str, list[float]]:
     return name.strip().lower(), values
 
 
-def numeric_population(distribution: str, low: float | None = None, high: float | None = None) -> NumericPopulation:
+def numeric_population(
+    distribution: str, low: float | None = None, high: float | None = None
+) -> NumericPopulation:
     """A synthetic population on ``[low, high]`` (default [0, 1]).
 
     ``uniform``; ``gaussian[:sd]`` (mean at the middle, sd as a fraction of
@@ -100,22 +126,34 @@ def numeric_population(distribution: str, low: float | None = None, high: float 
         return NumericPopulation("uniform", low, high, lambda n, rng: rng.uniform(low, high, n))
     if name == "gaussian" and len(p) <= 1:
         sd = p[0] if p else 0.15
-        return NumericPopulation(f"gaussian:{sd:g}", low, high, lambda n, rng: rng.normal(low + span / 2, sd * span, n))
+        return NumericPopulation(
+            f"gaussian:{sd:g}", low, high, lambda n, rng: rng.normal(low + span / 2, sd * span, n)
+        )
     if name == "exponential" and len(p) <= 1:
         mean = p[0] if p else 0.2
-        return NumericPopulation(f"exponential:{mean:g}", low, high, lambda n, rng: low + rng.exponential(mean * span, n))
+        return NumericPopulation(
+            f"exponential:{mean:g}", low, high, lambda n, rng: low + rng.exponential(mean * span, n)
+        )
     if name == "beta" and len(p) in (0, 2):
         a, b = p if p else (2.0, 5.0)
         if a <= 0 or b <= 0:
             raise ParameterError(f"beta parameters must be > 0, got {a}, {b}")
-        return NumericPopulation(f"beta:{a:g},{b:g}", low, high, lambda n, rng: low + span * rng.beta(a, b, n))
+        return NumericPopulation(
+            f"beta:{a:g},{b:g}", low, high, lambda n, rng: low + span * rng.beta(a, b, n)
+        )
     raise ParameterError(
         f"unknown numeric distribution {distribution!r}; use uniform, gaussian[:sd], exponential[:mean] or beta[:a,b]"
     )
 
 
-def numeric_population_from_data(path: str | Path, column: str, low: float | None = None, high: float | None = None,
-                                 *, as_users: bool = False) -> NumericPopulation:
+def numeric_population_from_data(
+    path: str | Path,
+    column: str,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    as_users: bool = False,
+) -> NumericPopulation:
     """Users drawn from (or, with ``as_users``, equal to) a numeric column; range defaults to its min/max."""
     from ldp.simulations.populations import _read_column
 
@@ -131,7 +169,9 @@ def numeric_population_from_data(path: str | Path, column: str, low: float | Non
             return values if n >= values.size else rng.choice(values, n, replace=False)
         return rng.choice(values, n, replace=True)
 
-    return NumericPopulation(f"data:{Path(path).name}:{column}", low, high, draw, rows=values if as_users else None)
+    return NumericPopulation(
+        f"data:{Path(path).name}:{column}", low, high, draw, rows=values if as_users else None
+    )
 
 
 def _stream(seed: int, *key: int) -> np.random.Generator:
@@ -143,8 +183,13 @@ def _formula_variance(spec, t: np.ndarray) -> np.ndarray:
     eps = spec.epsilon
     if name == "gaussian":
         return np.full(t.shape, spec.sigma**2)
-    f = {"laplace": nm.laplace_variance, "duchi": nm.duchi_variance, "stochastic-rounding": nm.duchi_variance,
-         "piecewise": nm.pm_variance, "hybrid": nm.hm_variance}[name]
+    f = {
+        "laplace": nm.laplace_variance,
+        "duchi": nm.duchi_variance,
+        "stochastic-rounding": nm.duchi_variance,
+        "piecewise": nm.pm_variance,
+        "hybrid": nm.hm_variance,
+    }[name]
     return np.vectorize(lambda x: f(eps, x))(t)
 
 
@@ -195,8 +240,12 @@ def run_numeric(
     names = [n.strip().lower().replace("_", "-") for n in names]
     for name in names:
         if name not in NUMERIC_MECHANISMS and name != "auto":
-            raise ParameterError(f"{name!r} is not a numeric mechanism; use {', '.join([*NUMERIC_MECHANISMS, 'auto'])}")
-    eps_list = parse_list(epsilons if epsilons is not None else (0.5, 1.0, 2.0, 4.0, 8.0), _epsilon, "epsilon")
+            raise ParameterError(
+                f"{name!r} is not a numeric mechanism; use {', '.join([*NUMERIC_MECHANISMS, 'auto'])}"
+            )
+    eps_list = parse_list(
+        epsilons if epsilons is not None else (0.5, 1.0, 2.0, 4.0, 8.0), _epsilon, "epsilon"
+    )
     if isinstance(distribution, NumericPopulation):
         population = distribution
     elif data is not None:
@@ -233,17 +282,30 @@ def run_numeric(
                     scale = spec.half_width**2 / n_actual**2
                     error = float(row["mean"]) - truth
                     achieved = spec.delta_achieved if spec.mechanism == "gaussian" else spec.epsilon_achieved
-                    records.append({
-                        "mechanism": name, "resolved": spec.mechanism, "epsilon": eps, "epsilon_achieved": achieved,
-                        "users": n_actual, "distribution": population.name, "low": lo, "high": hi,
-                        "repeat": repeat, "seed": seed, "estimate": float(row["mean"]), "truth": truth,
-                        "error": error, "mse": error * error, "std_error": float(row["std_error"]),
-                        "covered": bool(row["ci_low"] <= truth <= row["ci_high"]),
-                        "theory_mse": float(spec.native_variance(t).sum() * scale),
-                        "formula_mse": float(_formula_variance(spec, t).sum() * scale),
-                        "lower_bound": nm.fixed_data_mean_lower_bound(eps, t) * spec.half_width**2,
-                        "seconds": time.perf_counter() - started,
-                    })
+                    records.append(
+                        {
+                            "mechanism": name,
+                            "resolved": spec.mechanism,
+                            "epsilon": eps,
+                            "epsilon_achieved": achieved,
+                            "users": n_actual,
+                            "distribution": population.name,
+                            "low": lo,
+                            "high": hi,
+                            "repeat": repeat,
+                            "seed": seed,
+                            "estimate": float(row["mean"]),
+                            "truth": truth,
+                            "error": error,
+                            "mse": error * error,
+                            "std_error": float(row["std_error"]),
+                            "covered": bool(row["ci_low"] <= truth <= row["ci_high"]),
+                            "theory_mse": float(spec.native_variance(t).sum() * scale),
+                            "formula_mse": float(_formula_variance(spec, t).sum() * scale),
+                            "lower_bound": nm.fixed_data_mean_lower_bound(eps, t) * spec.half_width**2,
+                            "seconds": time.perf_counter() - started,
+                        }
+                    )
                     if progress is not None:
                         progress(len(records), total)
     return pd.DataFrame.from_records(records, columns=list(NUMERIC_COLUMNS))
@@ -253,7 +315,11 @@ def summarize_numeric(results: pd.DataFrame) -> pd.DataFrame:
     """Means over repeats per distribution × users × mechanism × ε (mse, theory, formula, bound, coverage)."""
     keys = ["distribution", "users", "mechanism", "epsilon"]
     grouped = results.groupby(keys, sort=False)
-    table = grouped[["mse", "theory_mse", "formula_mse", "lower_bound", "std_error", "covered"]].mean().reset_index()
+    table = (
+        grouped[["mse", "theory_mse", "formula_mse", "lower_bound", "std_error", "covered"]]
+        .mean()
+        .reset_index()
+    )
     table.insert(len(keys), "resolved", grouped["resolved"].first().to_numpy())
     table.insert(len(keys) + 1, "repeats", grouped.size().to_numpy())
     table["mse_ratio"] = table["mse"] / table["theory_mse"]
@@ -270,27 +336,35 @@ def format_numeric_report(summary: pd.DataFrame) -> str:
     lines = []
     for (distribution, n), block in summary.groupby(["distribution", "users"], sort=False):
         lines.append(f"mean of {distribution}, {n:,} users ({int(block['repeats'].iloc[0])} repeats)")
-        shown = pd.DataFrame({
-            "mechanism": [m if m == r else f"{m}={r}" for m, r in zip(block["mechanism"], block["resolved"])],
-            "epsilon": block["epsilon"].map(lambda e: f"{e:g}"),
-            "rmse": block["rmse"].map(_fmt),
-            "mse": block["mse"].map(_fmt),
-            "theory": block["theory_mse"].map(_fmt),
-            "formula": block["formula_mse"].map(_fmt),
-            "ratio": block["mse_ratio"].map(lambda x: f"{x:.2f}"),
-            "bound": block["lower_bound"].map(_fmt),
-            "CI cover": block["covered"].map(lambda x: f"{x:.2f}"),
-        })
+        shown = pd.DataFrame(
+            {
+                "mechanism": [
+                    m if m == r else f"{m}={r}" for m, r in zip(block["mechanism"], block["resolved"])
+                ],
+                "epsilon": block["epsilon"].map(lambda e: f"{e:g}"),
+                "rmse": block["rmse"].map(_fmt),
+                "mse": block["mse"].map(_fmt),
+                "theory": block["theory_mse"].map(_fmt),
+                "formula": block["formula_mse"].map(_fmt),
+                "ratio": block["mse_ratio"].map(lambda x: f"{x:.2f}"),
+                "bound": block["lower_bound"].map(_fmt),
+                "CI cover": block["covered"].map(lambda x: f"{x:.2f}"),
+            }
+        )
         lines.append(shown.to_string(index=False))
         lines.append("")
         lines.append("Best mechanism per epsilon (smallest expected MSE of the mean):")
-        for eps, part in block.groupby("epsilon", sort=True):  # auto rows compete under the name they resolved to
+        for eps, part in block.groupby(
+            "epsilon", sort=True
+        ):  # auto rows compete under the name they resolved to
             best = part.loc[part["theory_mse"].idxmin()]
             lines.append(f"  epsilon={eps:g}: {best['resolved']}  rmse {math.sqrt(best['theory_mse']):.3g}")
         lines.append("")
-    lines.append("mse/theory: squared error of the mean (value units); theory = exact grid variance, formula = "
-                 "the mechanism's closed-form variance, bound = the LDP lower bound on the fixed-data scale "
-                 "(coth²(ε/2) − mean t²)/n.")
+    lines.append(
+        "mse/theory: squared error of the mean (value units); theory = exact grid variance, formula = "
+        "the mechanism's closed-form variance, bound = the LDP lower bound on the fixed-data scale "
+        "(coth²(ε/2) − mean t²)/n."
+    )
     return "\n".join(lines)
 
 
@@ -338,9 +412,19 @@ def numeric_from_cli(options: dict[str, Any], progress=None) -> tuple[pd.DataFra
     distribution = options.get("distribution") or NUMERIC_DEFAULT
     mechanisms = options.get("mechanism")
     results = run_numeric(
-        mechanisms, options.get("epsilon"), options.get("users"), distribution,
-        low=options.get("low"), high=options.get("high"), data=options.get("data"), column=options.get("column"),
-        as_users=bool(options.get("as_users")), repeats=options.get("repeats", 5), seed=options.get("seed"),
-        delta=options.get("delta", 1e-5), grid=options.get("grid"), progress=progress,
+        mechanisms,
+        options.get("epsilon"),
+        options.get("users"),
+        distribution,
+        low=options.get("low"),
+        high=options.get("high"),
+        data=options.get("data"),
+        column=options.get("column"),
+        as_users=bool(options.get("as_users")),
+        repeats=options.get("repeats", 5),
+        seed=options.get("seed"),
+        delta=options.get("delta", 1e-5),
+        grid=options.get("grid"),
+        progress=progress,
     )
     return results, format_numeric_report(summarize_numeric(results))

@@ -56,7 +56,9 @@ def plot_results(results: pd.DataFrame, path: str | Path, *, metric: str = "mse"
     groups = list(results.groupby(keys, sort=False))
     figure, axes = _figure(len(groups))
     for ax, ((distribution, d, n), block) in zip(axes, groups):
-        means = block.groupby(["mechanism", "epsilon"], sort=False)[[metric, "theory_mse", "lower_bound"]].mean()
+        means = block.groupby(["mechanism", "epsilon"], sort=False)[
+            [metric, "theory_mse", "lower_bound"]
+        ].mean()
         for i, mechanism in enumerate(dict.fromkeys(block["mechanism"])):
             line = means.loc[mechanism].sort_index()
             color = f"C{i % 10}"
@@ -75,7 +77,9 @@ def plot_results(results: pd.DataFrame, path: str | Path, *, metric: str = "mse"
         ax.set_ylabel(f"{metric} per value (frequency scale)")
         ax.set_title(f"{distribution}, D={d}, n={n:,}")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize="small", title="dashed: theory" if metric == "mse" else None, title_fontsize="small")
+        ax.legend(
+            fontsize="small", title="dashed: theory" if metric == "mse" else None, title_fontsize="small"
+        )
     path = Path(path)
     try:
         figure.savefig(path, dpi=110)

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -30,16 +31,16 @@ from ldp.domain import normalize_domain
 from ldp.errors import ParameterError
 
 __all__ = [
-    "Population",
     "DISTRIBUTIONS",
-    "zipf",
-    "uniform",
+    "Population",
+    "draw_counts",
     "exponential",
+    "from_data",
     "gaussian",
     "geometric",
     "make_population",
-    "from_data",
-    "draw_counts",
+    "uniform",
+    "zipf",
 ]
 
 
@@ -69,15 +70,21 @@ class Population:
         domain = normalize_domain(self.domain)
         probs = np.asarray(self.probabilities, dtype=float)
         if probs.shape != (len(domain),):
-            raise ParameterError(f"population {self.name!r}: {probs.size} probabilities for {len(domain)} values")
+            raise ParameterError(
+                f"population {self.name!r}: {probs.size} probabilities for {len(domain)} values"
+            )
         if not np.all(np.isfinite(probs)) or probs.min() < 0 or probs.sum() <= 0:
-            raise ParameterError(f"population {self.name!r}: probabilities must be finite, >= 0 and not all 0")
+            raise ParameterError(
+                f"population {self.name!r}: probabilities must be finite, >= 0 and not all 0"
+            )
         object.__setattr__(self, "domain", domain)
         object.__setattr__(self, "probabilities", probs / probs.sum())
         if self.user_counts is not None:
             counts = np.asarray(self.user_counts, dtype=np.int64)
             if counts.shape != probs.shape or counts.min() < 0:
-                raise ParameterError(f"population {self.name!r}: user_counts must be one count >= 0 per value")
+                raise ParameterError(
+                    f"population {self.name!r}: user_counts must be one count >= 0 per value"
+                )
             object.__setattr__(self, "user_counts", counts)
 
     @property
@@ -209,15 +216,23 @@ def _read_column(path: Path, column: str):
         elif suffix == ".json":
             frame = pd.read_json(path, dtype=False)
         else:
-            raise ParameterError(f"--data {str(path)!r}: unknown format {suffix!r}; use .csv, .parquet or .jsonl")
+            raise ParameterError(
+                f"--data {str(path)!r}: unknown format {suffix!r}; use .csv, .parquet or .jsonl"
+            )
     except FileNotFoundError:
         raise ParameterError(f"--data file {str(path)!r} does not exist") from None
     except UnicodeDecodeError as exc:
-        raise ParameterError(f"--data {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from None
-    except ValueError as exc:  # pandas' and pyarrow's parse errors (ArrowInvalid, EmptyDataError) are ValueErrors
+        raise ParameterError(
+            f"--data {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})"
+        ) from None
+    except (
+        ValueError
+    ) as exc:  # pandas' and pyarrow's parse errors (ArrowInvalid, EmptyDataError) are ValueErrors
         if isinstance(exc, ParameterError):
             raise
-        raise ParameterError(f"cannot read column {column!r} from --data {str(path)!r}: {_first_line(exc)}") from None
+        raise ParameterError(
+            f"cannot read column {column!r} from --data {str(path)!r}: {_first_line(exc)}"
+        ) from None
     except OSError as exc:
         raise ParameterError(f"cannot read --data {str(path)!r}: {_first_line(exc)}") from None
     _check_column(path, column, frame.columns)
@@ -275,10 +290,14 @@ def from_data(path: str | Path, column: str, *, as_users: bool = False) -> Popul
     domain = tuple(counts.index[i] for i in order)
     if len({str(v) for v in domain}) != len(domain):
         domain_text = [str(v) for v in domain]
-        raise ParameterError(f"column {column!r} mixes numbers and text that print the same: {domain_text[:5]}")
+        raise ParameterError(
+            f"column {column!r} mixes numbers and text that print the same: {domain_text[:5]}"
+        )
     values = np.array([int(counts.iloc[i]) for i in order], dtype=np.int64)
     if len(domain) < 2:
-        raise ParameterError(f"column {column!r} of {str(path)!r} has a single distinct value; need at least 2")
+        raise ParameterError(
+            f"column {column!r} of {str(path)!r} has a single distinct value; need at least 2"
+        )
     return Population(
         f"data:{Path(path).name}:{column}",
         domain,

@@ -32,18 +32,19 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ldp.errors import ParameterError
 from ldp.simulations.metrics import detection_metrics, error_metrics
-from ldp.simulations.populations import Population, exponential, gaussian, uniform, zipf, draw_counts
+from ldp.simulations.populations import Population, draw_counts, exponential, gaussian, uniform, zipf
 from ldp.simulations.rappor import decode_candidates, rappor_collect
 from ldp.specs import Rappor
 
-__all__ = ["PRESETS", "wang2017", "RegtestCase", "regtest_cases", "run_rappor_regtest", "REGTEST_COLUMNS"]
+__all__ = ["PRESETS", "REGTEST_COLUMNS", "RegtestCase", "regtest_cases", "run_rappor_regtest", "wang2017"]
 
 
 def wang2017(small: bool = False) -> dict[str, Any]:
@@ -214,7 +215,9 @@ def run_rappor_regtest(
         candidates = case.candidates()
         union = case.values() + [c for c in candidates if c not in set(case.values())]
         for repeat in range(int(repeats)):
-            rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(2, number, repeat))))
+            rng = np.random.Generator(
+                np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(2, number, repeat)))
+            )
             counts = draw_counts(case.population(), case.num_clients, rng)
             cohort_counts, bit_counts = rappor_collect(case.spec, case.values(), counts, rng, mode)
             started = time.perf_counter()
@@ -261,10 +264,27 @@ def run_rappor_regtest(
 
 def format_regtest(results: pd.DataFrame) -> str:
     """The suite's summary table: one row per case (means over repeats)."""
-    columns = ["detected", "false_positives", "false_negatives", "total_variation", "allocated_mass", "seconds"]
-    table = results.groupby("case", sort=False)[["num_actual", "num_candidates", *columns]].mean().reset_index()
-    table = table.rename(columns={"false_positives": "fp", "false_negatives": "fn", "total_variation": "tv",
-                                  "allocated_mass": "allocated", "num_actual": "actual", "num_candidates": "candidates"})
+    columns = [
+        "detected",
+        "false_positives",
+        "false_negatives",
+        "total_variation",
+        "allocated_mass",
+        "seconds",
+    ]
+    table = (
+        results.groupby("case", sort=False)[["num_actual", "num_candidates", *columns]].mean().reset_index()
+    )
+    table = table.rename(
+        columns={
+            "false_positives": "fp",
+            "false_negatives": "fn",
+            "total_variation": "tv",
+            "allocated_mass": "allocated",
+            "num_actual": "actual",
+            "num_candidates": "candidates",
+        }
+    )
     header = (
         f"google/rappor regression cases ({int(results['users'].iloc[0]):,} clients, "
         f"{int(results['repeat'].max()) + 1} repeat(s), {results['mode'].iloc[0]} mode)"

@@ -12,14 +12,15 @@ References
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ldp.errors import ParameterError
 from ldp.simulations import fast
 
-__all__ = ["rappor_collect", "decode_candidates", "rappor_estimates"]
+__all__ = ["decode_candidates", "rappor_collect", "rappor_estimates"]
 
 
 def rappor_collect(

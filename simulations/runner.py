@@ -21,7 +21,8 @@ import math
 import struct
 import time
 import zlib
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ from ldp.simulations.mechanisms import RapporSettings, build_spec, check_mechani
 from ldp.simulations.metrics import detection_metrics, error_metrics, lower_bound, theory_mse, top_k_metrics
 from ldp.simulations.populations import Population, draw_counts, from_data, make_population
 
-__all__ = ["run", "DEFAULTS", "RESULT_COLUMNS", "MODES", "parse_list"]
+__all__ = ["DEFAULTS", "MODES", "RESULT_COLUMNS", "parse_list", "run"]
 
 MODES = ("fast", "faithful")
 
@@ -153,7 +154,9 @@ def _populations(
         if column is None:
             raise ParameterError("--data needs --column (the column holding one value per row)")
         if domain_sizes is not None:
-            raise ParameterError("--domain-size does not apply to --data (the domain is the column's distinct values)")
+            raise ParameterError(
+                "--domain-size does not apply to --data (the domain is the column's distinct values)"
+            )
         return [from_data(data, column, as_users=as_users)]
     if as_users:
         raise ParameterError("--as-users needs --data FILE --column C")
@@ -238,14 +241,20 @@ def run(
     sizes = None if domain_size is None else parse_list(domain_size, _user_count, "domain_size")
     populations = _populations(sizes, distribution, distribution_parameter, data, column, as_users)
     rows = populations[0].num_rows
-    user_list, repeats, seed = grid_options(users, repeats, seed, [rows] if rows is not None else list(DEFAULTS["users"]))
+    user_list, repeats, seed = grid_options(
+        users, repeats, seed, [rows] if rows is not None else list(DEFAULTS["users"])
+    )
 
     grid = [(population, check_mechanisms(mechanisms, population.domain_size)) for population in populations]
     total = sum(len(names) for _, names in grid) * len(eps_list) * len(user_list) * int(repeats)
     records: list[dict[str, Any]] = []
     # every spec first: a refused parameter (ε, domain size) stops the sweep before any cell runs
-    specs = {(name, eps, population.domain_size): build_spec(name, eps, population.domain, rappor=rappor)
-             for population, names in grid for name in names for eps in eps_list}
+    specs = {
+        (name, eps, population.domain_size): build_spec(name, eps, population.domain, rappor=rappor)
+        for population, names in grid
+        for name in names
+        for eps in eps_list
+    }
     for population, names in grid:
         d = population.domain_size
         for n in user_list:
@@ -303,7 +312,9 @@ def _cell(
         else:
             from ldp.simulations.faithful import collect, frequency_estimates
 
-            estimate = frequency_estimates(spec, collect(spec, spec.domain, counts, rng, client_sample=client_sample))
+            estimate = frequency_estimates(
+                spec, collect(spec, spec.domain, counts, rng, client_sample=client_sample)
+            )
         row = {
             "resolved": spec.mechanism,
             "epsilon_achieved": spec.epsilon_achieved,

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["summarize", "best_by_epsilon", "format_report"]
+__all__ = ["best_by_epsilon", "format_report", "summarize"]
 
 _GROUP = ["distribution", "domain_size", "users", "mechanism", "epsilon"]
 
@@ -44,7 +44,9 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
         ]
     ].mean()
     table = means.reset_index()
-    table.insert(len(_GROUP), "resolved", grouped["resolved"].agg(lambda s: ",".join(dict.fromkeys(s))).to_numpy())
+    table.insert(
+        len(_GROUP), "resolved", grouped["resolved"].agg(lambda s: ",".join(dict.fromkeys(s))).to_numpy()
+    )
     table.insert(len(_GROUP) + 1, "repeats", grouped.size().to_numpy())
     table.insert(table.columns.get_loc("mse") + 1, "mse_sd", grouped["mse"].std(ddof=1).to_numpy())
     table.insert(table.columns.get_loc("mse_sd") + 1, "rmse", np.sqrt(table["mse"].to_numpy()))
@@ -65,12 +67,16 @@ def best_by_epsilon(summary: pd.DataFrame) -> pd.DataFrame:
     listed = set(zip(*(summary[k] for k in keys), summary["mechanism"]))
     duplicate_auto = [
         mechanism == "auto" and (*cell, resolved) in listed
-        for *cell, mechanism, resolved in zip(*(summary[k] for k in keys), summary["mechanism"], summary["resolved"])
+        for *cell, mechanism, resolved in zip(
+            *(summary[k] for k in keys), summary["mechanism"], summary["resolved"]
+        )
     ]
     ranked = summary[~np.array(duplicate_auto, dtype=bool)]
     score = ranked["theory_mse"].fillna(ranked["mse"])
     index = score.groupby([ranked[k] for k in keys], sort=False).idxmin()
-    best = summary.loc[index.to_numpy(), keys + ["mechanism", "resolved", "rmse", "mse_ratio"]].reset_index(drop=True)
+    best = summary.loc[index.to_numpy(), [*keys, "mechanism", "resolved", "rmse", "mse_ratio"]].reset_index(
+        drop=True
+    )
     best["error_95"] = 1.96 * best["rmse"] * best["users"]
     return best
 
@@ -90,7 +96,8 @@ def format_report(summary: pd.DataFrame) -> str:
         shown = pd.DataFrame(
             {
                 "mechanism": [
-                    m if r == m or m != "auto" else f"auto={r}" for m, r in zip(block["mechanism"], block["resolved"])
+                    m if r == m or m != "auto" else f"auto={r}"
+                    for m, r in zip(block["mechanism"], block["resolved"])
                 ],
                 "epsilon": block["epsilon"].map(lambda e: f"{e:g}"),
                 "rmse": block["rmse"].map(_fmt),
@@ -110,12 +117,16 @@ def format_report(summary: pd.DataFrame) -> str:
         lines.append(shown.to_string(index=False))
         lines.append("")
     best = best_by_epsilon(summary)
-    lines.append("Best mechanism per epsilon (smallest expected MSE; ±95% is the error on one value's count, in users):")
+    lines.append(
+        "Best mechanism per epsilon (smallest expected MSE; ±95% is the error on one value's count, in users):"
+    )
     for _, row in best.iterrows():
         name = row["mechanism"] if row["mechanism"] != "auto" else f"auto={row['resolved']}"
         lines.append(
             f"  {row['distribution']}, D={row['domain_size']}, n={row['users']:,}, epsilon={row['epsilon']:g}: "
             f"{name}  rmse {row['rmse']:.3g}  (±{row['error_95']:,.0f} users)"
         )
-    lines.append("mse/theory/bound: per-value mean squared error of the frequency estimates; ratio = mse/theory.")
+    lines.append(
+        "mse/theory/bound: per-value mean squared error of the frequency estimates; ratio = mse/theory."
+    )
     return "\n".join(lines)

@@ -11,12 +11,20 @@ would ignore are refused the same way.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ldp.errors import ParameterError
 from ldp.specs.numeric import NUMERIC_MECHANISMS
 
-__all__ = ["FREQUENCY", "NUMERIC", "FREQUENCY_DEFAULT", "NUMERIC_DEFAULT", "sweep_kind", "check_sweep_options"]
+__all__ = [
+    "FREQUENCY",
+    "FREQUENCY_DEFAULT",
+    "NUMERIC",
+    "NUMERIC_DEFAULT",
+    "check_sweep_options",
+    "sweep_kind",
+]
 
 FREQUENCY = "frequency"
 NUMERIC = "numeric"
@@ -27,8 +35,19 @@ NUMERIC_DEFAULT = "beta"
 
 #: Options only one kind of sweep reads.
 _ONLY = {
-    FREQUENCY: ("--domain-size", "--mode", "--top-k", "--client-sample", "--rappor-bits", "--rappor-hashes",
-                "--rappor-cohorts", "--rappor-f", "--preset", "--small", "--cases"),
+    FREQUENCY: (
+        "--domain-size",
+        "--mode",
+        "--top-k",
+        "--client-sample",
+        "--rappor-bits",
+        "--rappor-hashes",
+        "--rappor-cohorts",
+        "--rappor-f",
+        "--preset",
+        "--small",
+        "--cases",
+    ),
     NUMERIC: ("--delta", "--grid"),
 }
 
@@ -47,7 +66,9 @@ def _distributions(kind: str) -> tuple[str, ...]:
     return NUMERIC_DISTRIBUTIONS if kind == NUMERIC else tuple(DISTRIBUTIONS)
 
 
-def sweep_kind(mechanisms: Any, distribution: str | None, *, numeric_range: bool = False, data: bool = False) -> str:
+def sweep_kind(
+    mechanisms: Any, distribution: str | None, *, numeric_range: bool = False, data: bool = False
+) -> str:
     """:data:`NUMERIC` or :data:`FREQUENCY`, after checking the mechanisms, the distribution and the range agree.
 
     Parameters
@@ -71,8 +92,10 @@ def sweep_kind(mechanisms: Any, distribution: str | None, *, numeric_range: bool
     numeric = [n for n in names if n in NUMERIC_MECHANISMS]
     frequency = [n for n in names if n not in NUMERIC_MECHANISMS and n != "auto"]
     if numeric and frequency:
-        raise ParameterError(f"--mechanism mixes numeric mechanisms ({', '.join(numeric)}) with frequency oracles "
-                             f"({', '.join(frequency)}); simulate them separately")
+        raise ParameterError(
+            f"--mechanism mixes numeric mechanisms ({', '.join(numeric)}) with frequency oracles "
+            f"({', '.join(frequency)}); simulate them separately"
+        )
     family = None if distribution is None else str(distribution).partition(":")[0].strip().lower()
     if numeric:
         kind, named = NUMERIC, ", ".join(numeric)
@@ -83,20 +106,26 @@ def sweep_kind(mechanisms: Any, distribution: str | None, *, numeric_range: bool
         kind = NUMERIC if numeric_range or family in numeric_only else FREQUENCY
         named = "auto" if names else "the default mechanisms"
     if kind == FREQUENCY and numeric_range:
-        raise ParameterError(f"--low/--high apply to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)}), "
-                             f"not to {named}, which take categorical values")
+        raise ParameterError(
+            f"--low/--high apply to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)}), "
+            f"not to {named}, which take categorical values"
+        )
     if family is None:
         return kind
     if data:
-        raise ParameterError(f"--distribution {distribution!r} does not apply with --data: "
-                             "the population is the column's values")
+        raise ParameterError(
+            f"--distribution {distribution!r} does not apply with --data: "
+            "the population is the column's values"
+        )
     known = _distributions(kind)
     if family not in known:
         other = FREQUENCY if kind == NUMERIC else NUMERIC
         what = "numbers" if kind == NUMERIC else "categorical values"
         hint = f" ({family} is a {other} population)" if family in _distributions(other) else ""
-        raise ParameterError(f"--distribution {distribution!r} does not apply to {named} ({kind} sweep, "
-                             f"{what}): use {', '.join(known)}{hint}")
+        raise ParameterError(
+            f"--distribution {distribution!r} does not apply to {named} ({kind} sweep, "
+            f"{what}): use {', '.join(known)}{hint}"
+        )
     return kind
 
 

@@ -25,8 +25,10 @@ def frequency_specs(epsilon: float = 1.0, domain=SMALL_DOMAIN):
     """
     from ldp.specs import FREQUENCY_MECHANISMS
 
-    return [cls(domain=domain[:2] if name == "binary-rr" else domain, epsilon=epsilon)
-            for name, cls in FREQUENCY_MECHANISMS.items()]
+    return [
+        cls(domain=domain[:2] if name == "binary-rr" else domain, epsilon=epsilon)
+        for name, cls in FREQUENCY_MECHANISMS.items()
+    ]
 
 
 def rappor_specs():

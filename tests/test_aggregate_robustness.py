@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from conftest import sample_values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,7 +43,6 @@ from ldp.client import encode_batch
 from ldp.errors import ReportError
 from ldp.report import Report
 from ldp.report_check import check_report, required_fields
-from conftest import sample_values
 
 SUMMARY = re.compile(r"([\d,]+) reports read from \d+ files?: ([\d,]+) valid, ([\d,]+) rejected")
 GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
@@ -81,9 +81,12 @@ def _text_cells(cells: list) -> pa.Array:
     raw = [b"" if c is None else c for c in cells]
     offsets = np.cumsum([0] + [len(c) for c in raw]).astype(np.int32)
     valid = pa.array([c is not None for c in cells], pa.bool_()).buffers()[1]
-    return pa.Array.from_buffers(pa.string(), len(cells), [valid, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))],
-                                 null_count=cells.count(None))
-
+    return pa.Array.from_buffers(
+        pa.string(),
+        len(cells),
+        [valid, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))],
+        null_count=cells.count(None),
+    )
 
 
 # -- 1. CSV quoting --------------------------------------------------------------------
@@ -133,7 +136,9 @@ def test_a_stray_quote_costs_its_line_only(tmp_path, route, chunk_size):
 
 def test_a_stray_quote_costs_its_line_only_on_dask(tmp_path, scheduler):
     _, dirty, kept, broken = _stray_quote_files(tmp_path)
-    accumulator, valid, rejects = _engine_result(GRR, dirty, engine="dask", scheduler=scheduler, chunk_size=64)
+    accumulator, valid, rejects = _engine_result(
+        GRR, dirty, engine="dask", scheduler=scheduler, chunk_size=64
+    )
     reference, _, _ = _engine_result(GRR, kept)
     assert (valid, rejects.total) == (3000 - len(broken), len(broken)) and accumulator == reference
 
@@ -141,14 +146,18 @@ def test_a_stray_quote_costs_its_line_only_on_dask(tmp_path, scheduler):
 def test_a_stray_quote_through_the_cli(tmp_path):
     _, dirty, kept, broken = _stray_quote_files(tmp_path)
     spec_path = _spec_file(tmp_path, GRR)
-    result = _run("--spec", spec_path, dirty, "--rejects", tmp_path / "rejects.jsonl", "-o", tmp_path / "dirty-est.csv")
+    result = _run(
+        "--spec", spec_path, dirty, "--rejects", tmp_path / "rejects.jsonl", "-o", tmp_path / "dirty-est.csv"
+    )
     assert result.exit_code == EXIT_REJECTS, result.stderr
     assert _counts(result) == (3000, 3000 - len(broken), len(broken))
     rejects = _rejects(tmp_path / "rejects.jsonl")
     lines = dirty.read_text().splitlines()
     assert [(r["line"], r["raw"]) for r in rejects] == [(n, lines[n - 1]) for n in broken]  # the line alone
     assert _run("--spec", spec_path, kept, "-o", tmp_path / "kept-est.csv").exit_code == 0
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dirty-est.csv"), pd.read_csv(tmp_path / "kept-est.csv"))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "dirty-est.csv"), pd.read_csv(tmp_path / "kept-est.csv")
+    )
 
 
 QUOTED = ldp.GRR(domain=("line\nbreak", "a,b", 'q"x', "two\n\nbreaks", "c"), epsilon=1.0)
@@ -169,7 +178,20 @@ def test_quoted_fields_spanning_lines_are_one_report_next_to_stray_quotes(tmp_pa
     good = out.getvalue().encode()
     stray = f'1,{fp},"a'.encode()
     undecodable = b"1,\xff,c"
-    data = b"v,spec,value\n" + good + stray + b"\n" + undecodable + b"\n" + good + stray + b"\n\n" + stray + b"\n" + good
+    data = (
+        b"v,spec,value\n"
+        + good
+        + stray
+        + b"\n"
+        + undecodable
+        + b"\n"
+        + good
+        + stray
+        + b"\n\n"
+        + stray
+        + b"\n"
+        + good
+    )
     path = tmp_path / "q.csv"
     path.write_bytes(data)
     accumulator, valid, rejects = _engine_result(spec, path, chunk_size=chunk_size)
@@ -233,8 +255,17 @@ def test_a_bad_group_key_is_a_reject_in_json_lines(tmp_path, bad, n, engine):
     path.write_bytes(b"\n".join(lines) + b"\n")
     extra = ["--workers", "2"] if engine == "threads" else []
     for output in ("est.csv", "est.json", "est.jsonl", "est.parquet", "-"):
-        result = _run("--spec", _spec_file(tmp_path, DUCHI), path, "--by-group", "--rejects", tmp_path / "rejects.jsonl",
-                      "-o", output if output == "-" else tmp_path / output, *extra)
+        result = _run(
+            "--spec",
+            _spec_file(tmp_path, DUCHI),
+            path,
+            "--by-group",
+            "--rejects",
+            tmp_path / "rejects.jsonl",
+            "-o",
+            output if output == "-" else tmp_path / output,
+            *extra,
+        )
         assert result.exit_code == EXIT_REJECTS, result.output
         assert _counts(result) == (n, n - 1, 1)
         assert [(r["line"], r["reason"]) for r in _rejects(tmp_path / "rejects.jsonl")] == [(6, reason)]
@@ -249,7 +280,10 @@ def test_a_bad_group_key_is_a_reject_on_dask(tmp_path, scheduler):
     path = tmp_path / "r.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     accumulator, valid, rejects = _engine_result(DUCHI, path, engine="dask", scheduler=scheduler)
-    assert valid == 98 and [(r.line, r.reason) for r in rejects.examples] == [(6, "unparseable"), (8, "bad_group")]
+    assert valid == 98 and [(r.line, r.reason) for r in rejects.examples] == [
+        (6, "unparseable"),
+        (8, "bad_group"),
+    ]
     assert sorted(accumulator.groups) == ["g0", "g1", "g2"]
 
 
@@ -270,12 +304,24 @@ def test_a_bad_group_key_in_parquet_rejects_its_row(tmp_path, by_group):
     path = tmp_path / "r.parquet"
     _parquet_with_raw_groups(path, DUCHI, groups)
     extra = ["--by-group"] if by_group else []
-    result = _run("--spec", _spec_file(tmp_path, DUCHI), path, "--rejects", tmp_path / "rejects.jsonl",
-                  "-o", tmp_path / "est.parquet", *extra)
+    result = _run(
+        "--spec",
+        _spec_file(tmp_path, DUCHI),
+        path,
+        "--rejects",
+        tmp_path / "rejects.jsonl",
+        "-o",
+        tmp_path / "est.parquet",
+        *extra,
+    )
     assert result.exit_code == EXIT_REJECTS, result.output
     assert _counts(result) == (8, 5, 3)
     rejects = _rejects(tmp_path / "rejects.jsonl")
-    assert [(r["line"], r["reason"]) for r in rejects] == [(2, "bad_group"), (4, "bad_group"), (7, "bad_group")]
+    assert [(r["line"], r["reason"]) for r in rejects] == [
+        (2, "bad_group"),
+        (4, "bad_group"),
+        (7, "bad_group"),
+    ]
     assert '"group": "g\\\\xff"' in rejects[0]["raw"]  # the raw row shows the bytes
     if by_group:
         groups = pd.read_parquet(tmp_path / "est.parquet")["group"].tolist()
@@ -286,7 +332,7 @@ def test_group_text_rule_is_the_same_for_one_report_and_for_columns():
     """check_group is the one rule: Report refuses a surrogate; the column validator refuses the same rows."""
     from ldp.aggregator.report_columns import validate_columns
 
-    keys = ["g", "\ud800", "é", "", "x" * 256, "x" * 257, "a\tb", "\U0001F600", "\u2028"]
+    keys = ["g", "\ud800", "é", "", "x" * 256, "x" * 257, "a\tb", "\U0001f600", "\u2028"]
     for key in keys:
         try:
             check_report(DUCHI, Report(spec=DUCHI.fingerprint, value=1.0, group=key))
@@ -294,8 +340,16 @@ def test_group_text_rule_is_the_same_for_one_report_and_for_columns():
         except ReportError:
             accepted = False
         column = pa.array([key.encode("utf-8", "surrogatepass")], pa.binary()).cast(pa.string(), safe=False)
-        ok, _ = validate_columns(DUCHI, {"v": pa.array([2]), "spec": pa.array([DUCHI.fingerprint]),
-                                         "value": pa.array([1.0]), "group": column}, 1)
+        ok, _ = validate_columns(
+            DUCHI,
+            {
+                "v": pa.array([2]),
+                "spec": pa.array([DUCHI.fingerprint]),
+                "value": pa.array([1.0]),
+                "group": column,
+            },
+            1,
+        )
         assert bool(ok[0]) == accepted, key
     with pytest.raises(ReportError, match="lone surrogate U\\+D800"):
         Report(spec=DUCHI.fingerprint, value=1.0, group="\ud800")
@@ -313,14 +367,18 @@ STRING_FIELDS = [  # (spec, JSON text of a report with a lone surrogate somewher
 @pytest.mark.parametrize("n", [3, 60])
 @pytest.mark.parametrize("case", range(len(STRING_FIELDS)))
 @pytest.mark.parametrize("rejects_name", ["rejects.jsonl", "rejects.csv.gz"])
-def test_surrogates_in_other_text_fields_are_rejects_and_the_rejects_file_is_written(tmp_path, case, n, rejects_name):
+def test_surrogates_in_other_text_fields_are_rejects_and_the_rejects_file_is_written(
+    tmp_path, case, n, rejects_name
+):
     spec, template, reason = STRING_FIELDS[case]
     good = [f'{{"v": 1, "spec": "{spec.fingerprint}", "value": "{spec.domain[k % 3]}"}}' for k in range(n)]
     good[1] = template.format(fp=spec.fingerprint)
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(good) + "\n")
     rejects = tmp_path / rejects_name
-    result = _run("--spec", _spec_file(tmp_path, spec), path, "--rejects", rejects, "-o", tmp_path / "est.csv")
+    result = _run(
+        "--spec", _spec_file(tmp_path, spec), path, "--rejects", rejects, "-o", tmp_path / "est.csv"
+    )
     assert result.exit_code == EXIT_REJECTS, result.output
     assert _counts(result) == (n, n - 1, 1)
     if rejects_name.endswith(".jsonl"):
@@ -339,10 +397,14 @@ def test_a_report_file_name_that_is_not_utf8_does_not_crash_the_rejects_writer(t
     except (OSError, UnicodeEncodeError):  # pragma: no cover - a file system that refuses the name
         pytest.skip("file system refuses names that are not UTF-8")
     for rejects in (tmp_path / "rejects.jsonl", tmp_path / "rejects.csv"):
-        result = _run("--spec", _spec_file(tmp_path, GRR), name, "--rejects", rejects, "-o", tmp_path / "est.csv")
+        result = _run(
+            "--spec", _spec_file(tmp_path, GRR), name, "--rejects", rejects, "-o", tmp_path / "est.csv"
+        )
         assert result.exit_code == EXIT_REJECTS, result.output
         assert "r\\udcff.jsonl" in rejects.read_text(encoding="utf-8")
-    [record] = [json.loads(line) for line in (tmp_path / "rejects.jsonl").read_text(encoding="utf-8").splitlines()]
+    [record] = [
+        json.loads(line) for line in (tmp_path / "rejects.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert record["file"] == str(name) and record["line"] == 2
 
 
@@ -350,7 +412,7 @@ def test_group_keys_are_written_in_every_estimates_format_and_on_any_terminal(tm
     """Every key the rule accepts is written by every writer, also to a stdout that cannot encode it."""
     from ldp.aggregator.writers import write_estimates
 
-    keys = ["é", "\U0001F600", "a,b", 'q"x', "\u2028", " lead", "x" * 256, "1.0", "null", "NaN"]
+    keys = ["é", "\U0001f600", "a,b", 'q"x', "\u2028", " lead", "x" * 256, "1.0", "null", "NaN"]
     accumulator = make_aggregator(DUCHI)
     batch = encode_batch(DUCHI, sample_values(DUCHI, 40), np.random.default_rng(4))
     accumulator.add_batch(batch, groups=[keys[k % len(keys)] for k in range(40)])
@@ -358,9 +420,14 @@ def test_group_keys_are_written_in_every_estimates_format_and_on_any_terminal(tm
     for name in ("est.csv", "est.json", "est.jsonl", "est.parquet"):
         write_estimates(table, tmp_path / name)
     back = {
-        "est.csv": pd.read_csv(tmp_path / "est.csv", keep_default_na=False, dtype={"group": str})["group"].tolist(),
+        "est.csv": pd.read_csv(tmp_path / "est.csv", keep_default_na=False, dtype={"group": str})[
+            "group"
+        ].tolist(),
         "est.json": [row["group"] for row in json.loads((tmp_path / "est.json").read_text(encoding="utf-8"))],
-        "est.jsonl": [json.loads(line)["group"] for line in (tmp_path / "est.jsonl").read_text(encoding="utf-8").splitlines()],
+        "est.jsonl": [
+            json.loads(line)["group"]
+            for line in (tmp_path / "est.jsonl").read_text(encoding="utf-8").splitlines()
+        ],
         "est.parquet": pq.read_table(tmp_path / "est.parquet").column("group").to_pylist(),
     }
     expected = sorted(keys)
@@ -385,7 +452,10 @@ PARQUET_SHAPES = {  # name -> (change to a valid table of 6 GRR reports, rows va
     "duplicate column, both set": (lambda t: t.append_column("value", t.column("value")), 0),
     "spec as a list": (lambda t: t.set_column(1, "spec", pa.array([[1]] * 6)), 0),
     "spec as integers": (lambda t: t.set_column(1, "spec", pa.array(range(6))), 0),
-    "a timestamp Python cannot hold": (lambda t: t.append_column("client", pa.array([2**62] * 6, pa.timestamp("us"))), 0),
+    "a timestamp Python cannot hold": (
+        lambda t: t.append_column("client", pa.array([2**62] * 6, pa.timestamp("us"))),
+        0,
+    ),
     "value as a struct": (lambda t: t.set_column(2, "value", pa.array([{"a": 1}] * 6)), 0),
 }
 
@@ -396,8 +466,15 @@ def test_parquet_files_of_any_shape_give_rejects_not_crashes(tmp_path, shape):
     change, valid = PARQUET_SHAPES[shape]
     path = tmp_path / "r.parquet"
     pq.write_table(change(_valid_table(GRR)), path)
-    result = _run("--spec", _spec_file(tmp_path, GRR), path, "--rejects", tmp_path / "rejects.jsonl",
-                  "-o", tmp_path / "est.csv")
+    result = _run(
+        "--spec",
+        _spec_file(tmp_path, GRR),
+        path,
+        "--rejects",
+        tmp_path / "rejects.jsonl",
+        "-o",
+        tmp_path / "est.csv",
+    )
     assert result.exit_code == (0 if valid == 6 else 2), result.output
     assert "Traceback" not in result.output
     assert _counts(result) == (6, valid, 6 - valid)
@@ -412,12 +489,22 @@ def test_docstrings_hold_no_lone_surrogates():
 
     import ldp.aggregator
 
-    names = ["ldp.report", "ldp.report_check", *(f"ldp.aggregator.{m.name}" for m in pkgutil.iter_modules(ldp.aggregator.__path__))]
+    names = [
+        "ldp.report",
+        "ldp.report_check",
+        *(f"ldp.aggregator.{m.name}" for m in pkgutil.iter_modules(ldp.aggregator.__path__)),
+    ]
     for name in names:
         module = importlib.import_module(name)
-        objects = [module, *(obj for _, obj in inspect.getmembers(module) if getattr(obj, "__module__", None) == name)]
+        objects = [
+            module,
+            *(obj for _, obj in inspect.getmembers(module) if getattr(obj, "__module__", None) == name),
+        ]
         for obj in objects:
-            for doc in [obj.__doc__, *(getattr(m, "__doc__", None) for _, m in inspect.getmembers(obj, inspect.isfunction))]:
+            for doc in [
+                obj.__doc__,
+                *(getattr(m, "__doc__", None) for _, m in inspect.getmembers(obj, inspect.isfunction)),
+            ]:
                 (doc or "").encode("utf-8")
 
 
@@ -437,13 +524,21 @@ def test_numeric_integer_values_beyond_2_to_53_are_rejects(tmp_path, fmt):
     if fmt == "jsonl":
         path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     else:
-        table = pa.table({"v": [1] * 40, "spec": [spec.fingerprint] * 40,
-                          "value": pa.array(values, pa.int64() if fmt == "parquet-int64" else pa.uint64())})
+        table = pa.table(
+            {
+                "v": [1] * 40,
+                "spec": [spec.fingerprint] * 40,
+                "value": pa.array(values, pa.int64() if fmt == "parquet-int64" else pa.uint64()),
+            }
+        )
         pq.write_table(table, path)
     result = _run("--spec", _spec_file(tmp_path, spec), path, "--rejects", tmp_path / "rejects.jsonl")
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert _counts(result) == (40, 0, 40)  # 1 is not an output of Duchi either: every row is a reject
-    assert {r["reason"] for r in _rejects(tmp_path / "rejects.jsonl")} <= {"value_out_of_domain", "bad_encoding"}
+    assert {r["reason"] for r in _rejects(tmp_path / "rejects.jsonl")} <= {
+        "value_out_of_domain",
+        "bad_encoding",
+    }
 
 
 # -- 5. Fuzz: any file through ldp aggregate --------------------------------------------------
@@ -467,23 +562,67 @@ _FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthC
 def _valid_dicts(spec, n=12):
     """``n`` valid reports of ``spec`` as JSON dicts, every third one with a group key."""
     batch = encode_batch(spec, sample_values(spec, n), np.random.default_rng(7))
-    return [(r.with_group(f"g{k % 2}") if k % 3 == 0 else r).to_dict() for k, r in enumerate(batch.reports(spec))]
+    return [
+        (r.with_group(f"g{k % 2}") if k % 3 == 0 else r).to_dict() for k, r in enumerate(batch.reports(spec))
+    ]
 
 
 _VALID = {kind: _valid_dicts(spec) for kind, spec in KINDS.items()}
 _FIELDS = ["v", "spec", "value", "seed", "bits", "cohort", "client", "group"]
-_ODD_TEXT = ["", " ", "\ud800", "a\udfff", "é", "\U0001F600", "\u2028", "\x00", '"', 'a"b', "\r", "\n", "AAA=", "====",
-             "0123456789abcdef", "NaN", "1e999", "-0", "1.0", "9" * 400]
-_RAW_TEXT = [b'"g\xff"', b'"\xed\xa0\x80"', b'"\\ud800"', b'"\xc3"', b'"\\u0000"', b'"\xf0\x9f\x98\x80"', b'"\\udfff\\ud800"']
-_PATHOLOGICAL = [b"[" * 3000 + b"]" * 3000, b"{" * 2000, b'{"v": 1, "seed": ' + b"9" * 5000 + b"}", b"null", b"[]",
-                 b'"\\ud800"', b"1e999999", b'{"v": 1e400}', b"\xef\xbb\xbf{}", b"\x00", b'{"v": 1, "v": 2}', b"NaN"]
+_ODD_TEXT = [
+    "",
+    " ",
+    "\ud800",
+    "a\udfff",
+    "é",
+    "\U0001f600",
+    "\u2028",
+    "\x00",
+    '"',
+    'a"b',
+    "\r",
+    "\n",
+    "AAA=",
+    "====",
+    "0123456789abcdef",
+    "NaN",
+    "1e999",
+    "-0",
+    "1.0",
+    "9" * 400,
+]
+_RAW_TEXT = [
+    b'"g\xff"',
+    b'"\xed\xa0\x80"',
+    b'"\\ud800"',
+    b'"\xc3"',
+    b'"\\u0000"',
+    b'"\xf0\x9f\x98\x80"',
+    b'"\\udfff\\ud800"',
+]
+_PATHOLOGICAL = [
+    b"[" * 3000 + b"]" * 3000,
+    b"{" * 2000,
+    b'{"v": 1, "seed": ' + b"9" * 5000 + b"}",
+    b"null",
+    b"[]",
+    b'"\\ud800"',
+    b"1e999999",
+    b'{"v": 1e400}',
+    b"\xef\xbb\xbf{}",
+    b"\x00",
+    b'{"v": 1, "v": 2}',
+    b"NaN",
+]
 
 
 def _text(rng) -> str:
     """Short random text: ASCII, any code point (surrogates included), or an odd sample."""
     if rng.random() < 0.3:
         return rng.choice(_ODD_TEXT)
-    return "".join(chr(rng.choice([rng.randint(32, 126), rng.randint(0, 0x10FFFF)])) for _ in range(rng.randint(0, 6)))
+    return "".join(
+        chr(rng.choice([rng.randint(32, 126), rng.randint(0, 0x10FFFF)])) for _ in range(rng.randint(0, 6))
+    )
 
 
 def _json_value(rng, depth=0):
@@ -493,8 +632,22 @@ def _json_value(rng, depth=0):
         return [_json_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
     if depth < 2 and roll < 0.2:
         return {_text(rng): _json_value(rng, depth + 1) for _ in range(rng.randint(0, 3))}
-    return rng.choice([None, True, False, rng.randint(-(2**70), 2**70), rng.randint(-3, 20), rng.uniform(-9, 9),
-                       float("nan"), float("inf"), 1e308, 2.0, _text(rng), rng.choice(_ODD_TEXT)])
+    return rng.choice(
+        [
+            None,
+            True,
+            False,
+            rng.randint(-(2**70), 2**70),
+            rng.randint(-3, 20),
+            rng.uniform(-9, 9),
+            float("nan"),
+            float("inf"),
+            1e308,
+            2.0,
+            _text(rng),
+            rng.choice(_ODD_TEXT),
+        ]
+    )
 
 
 def _json_bytes(data, rng) -> bytes:
@@ -535,7 +688,9 @@ def _bad_json_line(kind, rng) -> bytes:
 def _with_bad_lines(valid: list[bytes], bad, rng) -> list[bytes]:
     """Many valid lines (whole blocks for the readers), a few bad ones among them, blank lines in half the files."""
     offset = rng.randint(0, len(valid) - 1)
-    count = rng.choice([0, rng.randint(1, 31), rng.randint(32, 120), rng.randint(32, 120)])  # 32+: Arrow parses a block
+    count = rng.choice(
+        [0, rng.randint(1, 31), rng.randint(32, 120), rng.randint(32, 120)]
+    )  # 32+: Arrow parses a block
     lines = [valid[(offset + k) % len(valid)] for k in range(count)]
     blanks = rng.random() < 0.5
     for _ in range(rng.randint(0, 8)):
@@ -583,28 +738,43 @@ def _check_run(result, rows, rejects_path):
     assert result.exit_code in (0, 2, 3), result.output
     assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
     if result.exit_code == 2:
-        assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("Error: "), result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("Error: "), (
+            result.stderr
+        )
     if rows is None:  # a file that is not Parquet at all: a one-line error is the answer
         return
     read, valid, rejected = _counts(result)
     assert read == valid + rejected == rows, (read, valid, rejected, rows)
     text = rejects_path.read_text(encoding="utf-8")
-    records = text.splitlines() if rejects_path.suffix == ".jsonl" else list(csv.DictReader(io.StringIO(text)))
+    records = (
+        text.splitlines() if rejects_path.suffix == ".jsonl" else list(csv.DictReader(io.StringIO(text)))
+    )
     assert len(records) == rejected
 
 
-_options = st.fixed_dictionaries({
-    "chunk_size": st.sampled_from([1, 3, 100_000, 100_000]),  # mostly whole blocks (Arrow's path), sometimes tiny
-    "workers": st.sampled_from([None, 2]),
-    "rejects": st.sampled_from(["rejects.jsonl", "rejects.csv"]),
-    "output": st.sampled_from([None, "est.csv", "est.json", "est.jsonl", "est.parquet"]),
-    "by_group": st.booleans(),
-})
+_options = st.fixed_dictionaries(
+    {
+        "chunk_size": st.sampled_from(
+            [1, 3, 100_000, 100_000]
+        ),  # mostly whole blocks (Arrow's path), sometimes tiny
+        "workers": st.sampled_from([None, 2]),
+        "rejects": st.sampled_from(["rejects.jsonl", "rejects.csv"]),
+        "output": st.sampled_from([None, "est.csv", "est.json", "est.jsonl", "est.parquet"]),
+        "by_group": st.booleans(),
+    }
+)
 
 
 def _aggregate(directory, spec, path, options):
-    args = ["--spec", _spec_file(directory, spec), path, "--chunk-size", options["chunk_size"],
-            "--rejects", directory / options["rejects"]]
+    args = [
+        "--spec",
+        _spec_file(directory, spec),
+        path,
+        "--chunk-size",
+        options["chunk_size"],
+        "--rejects",
+        directory / options["rejects"],
+    ]
     if options["workers"]:
         args += ["--workers", options["workers"]]
     if options["output"]:
@@ -622,7 +792,9 @@ def _text_file(directory, name: str, content: bytes, gz: bool):
 
 @pytest.mark.slow
 @_FUZZ
-@given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(sorted(KINDS)), options=_options, gz=st.booleans())
+@given(
+    seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(sorted(KINDS)), options=_options, gz=st.booleans()
+)
 def test_fuzz_json_lines(tmp_path_factory, seed, kind, options, gz):
     import random
 
@@ -633,12 +805,18 @@ def test_fuzz_json_lines(tmp_path_factory, seed, kind, options, gz):
     content = line_end.join(lines) + (line_end if lines and rng.random() < 0.7 else b"")
     directory = tmp_path_factory.mktemp("fuzz-jsonl")
     path = _text_file(directory, "r.jsonl", content, gz)
-    _check_run(_aggregate(directory, KINDS[kind], path, options), _non_blank_lines(content), directory / options["rejects"])
+    _check_run(
+        _aggregate(directory, KINDS[kind], path, options),
+        _non_blank_lines(content),
+        directory / options["rejects"],
+    )
 
 
 @pytest.mark.slow
 @_FUZZ
-@given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(sorted(KINDS)), options=_options, gz=st.booleans())
+@given(
+    seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(sorted(KINDS)), options=_options, gz=st.booleans()
+)
 def test_fuzz_csv(tmp_path_factory, seed, kind, options, gz):
     """Rows quoted by csv (line breaks inside quotes), rows joined raw (stray quotes), odd cells and bytes.
 
@@ -659,7 +837,11 @@ def test_fuzz_csv(tmp_path_factory, seed, kind, options, gz):
     content = bom + line_end.join([",".join(header).encode(), *lines]) + line_end
     directory = tmp_path_factory.mktemp("fuzz-csv")
     path = _text_file(directory, "r.csv", content, gz)
-    _check_run(_aggregate(directory, spec, path, options), _non_blank_lines(content) - 1, directory / options["rejects"])
+    _check_run(
+        _aggregate(directory, spec, path, options),
+        _non_blank_lines(content) - 1,
+        directory / options["rejects"],
+    )
 
 
 def _maybe(rng, make):
@@ -668,29 +850,59 @@ def _maybe(rng, make):
 
 def _column(rng, n: int) -> pa.Array:
     """A column of ``n`` rows of some Arrow type, with nulls, odd values and text that may not be UTF-8."""
-    kind = rng.choice(["int", "uint", "int8", "float", "bool", "string", "large", "dictionary", "bad-utf8", "binary",
-                       "fixed", "list", "struct", "null", "timestamp"])
+    kind = rng.choice(
+        [
+            "int",
+            "uint",
+            "int8",
+            "float",
+            "bool",
+            "string",
+            "large",
+            "dictionary",
+            "bad-utf8",
+            "binary",
+            "fixed",
+            "list",
+            "struct",
+            "null",
+            "timestamp",
+        ]
+    )
     cells = lambda make: [_maybe(rng, make) for _ in range(n)]  # noqa: E731
     if kind in ("int", "uint", "int8"):
-        bounds, arrow = {"int": ((-(2**63), 2**63 - 1), pa.int64()), "uint": ((0, 2**64 - 1), pa.uint64()),
-                         "int8": ((-128, 127), pa.int8())}[kind]
-        return pa.array(cells(lambda: rng.choice([rng.randint(*bounds), rng.randint(max(bounds[0], -2), 20)])), arrow)
+        bounds, arrow = {
+            "int": ((-(2**63), 2**63 - 1), pa.int64()),
+            "uint": ((0, 2**64 - 1), pa.uint64()),
+            "int8": ((-128, 127), pa.int8()),
+        }[kind]
+        return pa.array(
+            cells(lambda: rng.choice([rng.randint(*bounds), rng.randint(max(bounds[0], -2), 20)])), arrow
+        )
     if kind == "float":
-        return pa.array(cells(lambda: rng.choice([rng.uniform(-3, 3), float("nan"), float("inf"), 0.5])), pa.float64())
+        return pa.array(
+            cells(lambda: rng.choice([rng.uniform(-3, 3), float("nan"), float("inf"), 0.5])), pa.float64()
+        )
     if kind == "bool":
         return pa.array(cells(lambda: rng.random() < 0.5), pa.bool_())
     if kind in ("string", "large", "dictionary"):
-        array = pa.array(cells(lambda: _text(rng).encode("utf-8", "replace").decode()),
-                         pa.large_string() if kind == "large" else pa.string())
+        array = pa.array(
+            cells(lambda: _text(rng).encode("utf-8", "replace").decode()),
+            pa.large_string() if kind == "large" else pa.string(),
+        )
         return array.dictionary_encode() if kind == "dictionary" else array
     if kind == "bad-utf8":
         return _text_cells(cells(lambda: bytes(rng.randint(0, 255) for _ in range(rng.randint(0, 4)))))
     if kind == "binary":
-        return pa.array(cells(lambda: bytes(rng.randint(0, 255) for _ in range(rng.randint(0, 4)))), pa.binary())
+        return pa.array(
+            cells(lambda: bytes(rng.randint(0, 255) for _ in range(rng.randint(0, 4)))), pa.binary()
+        )
     if kind == "fixed":
         return pa.array(cells(lambda: bytes([rng.randint(0, 255), rng.randint(0, 255)])), pa.binary(2))
     if kind == "list":
-        return pa.array(cells(lambda: [rng.randint(0, 9) for _ in range(rng.randint(0, 2))]), pa.list_(pa.int64()))
+        return pa.array(
+            cells(lambda: [rng.randint(0, 9) for _ in range(rng.randint(0, 2))]), pa.list_(pa.int64())
+        )
     if kind == "struct":
         return pa.array(cells(lambda: {"a": rng.randint(0, 9)}), pa.struct([("a", pa.int64())]))
     if kind == "timestamp":
@@ -716,7 +928,9 @@ def _patched(rng, column) -> pa.Array:
         cells = column.to_pylist()
         for k in rows:
             cells[k] = rng.choice([None, -1, 2**40, rng.randint(int(bounds.min), int(bounds.max))])
-        return pa.array([c if c is None or bounds.min <= c <= bounds.max else None for c in cells], column.type)
+        return pa.array(
+            [c if c is None or bounds.min <= c <= bounds.max else None for c in cells], column.type
+        )
     nulls = np.zeros(len(column), dtype=bool)  # other types (Python may not hold their values): nulls
     nulls[rows] = True
     return pc.if_else(pa.array(nulls), pa.scalar(None, column.type), column)
@@ -725,7 +939,9 @@ def _patched(rng, column) -> pa.Array:
 def _fuzzed_parquet_table(kind, rng) -> pa.Table:
     """Valid reports whose columns are patched, replaced by other types, added twice or dropped."""
     offset = rng.randint(0, len(_VALID[kind]) - 1)
-    reports = [_VALID[kind][(offset + k) % len(_VALID[kind])] for k in range(rng.choice([0, rng.randint(1, 60)]))]
+    reports = [
+        _VALID[kind][(offset + k) % len(_VALID[kind])] for k in range(rng.choice([0, rng.randint(1, 60)]))
+    ]
     table = pa.Table.from_pylist(reports) if reports else pa.table({"v": pa.array([], pa.int64())})
     if "bits" in table.column_names:  # bits as binary, as the writers store them
         bits = [None if b is None else base64.b64decode(b) for b in table.column("bits").to_pylist()]
@@ -755,7 +971,9 @@ def test_fuzz_parquet(tmp_path_factory, seed, kind, options):
     directory = tmp_path_factory.mktemp("fuzz-parquet")
     path = directory / "r.parquet"
     pq.write_table(table, path, row_group_size=rng.choice([2, 7, None]))
-    _check_run(_aggregate(directory, KINDS[kind], path, options), table.num_rows, directory / options["rejects"])
+    _check_run(
+        _aggregate(directory, KINDS[kind], path, options), table.num_rows, directory / options["rejects"]
+    )
 
 
 @pytest.mark.slow
@@ -771,6 +989,14 @@ def test_fuzz_files_that_are_not_parquet(tmp_path_factory, seed, kind):
     pq.write_table(pa.Table.from_pylist(_VALID[kind]), real)
     data = real.read_bytes()
     path = directory / "r.parquet"
-    path.write_bytes(data[: rng.randint(0, len(data))] + bytes(rng.randint(0, 255) for _ in range(rng.randint(0, 100))))
-    options = {"chunk_size": 100_000, "workers": None, "rejects": "rejects.jsonl", "output": None, "by_group": False}
+    path.write_bytes(
+        data[: rng.randint(0, len(data))] + bytes(rng.randint(0, 255) for _ in range(rng.randint(0, 100)))
+    )
+    options = {
+        "chunk_size": 100_000,
+        "workers": None,
+        "rejects": "rejects.jsonl",
+        "output": None,
+        "by_group": False,
+    }
     _check_run(_aggregate(directory, KINDS[kind], path, options), None, directory / "rejects.jsonl")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import sys
 import types
 from functools import reduce
@@ -96,7 +97,7 @@ def state(acc):
 def split(batch: ReportBatch, cuts) -> list[ReportBatch]:
     bounds = [0, *cuts, len(batch)]
     parts = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         fields = {
             name: (None if getattr(batch, name) is None else getattr(batch, name)[lo:hi])
             for name in ("values", "seeds", "bits", "cohorts")
@@ -183,7 +184,9 @@ def test_bad_reports_raise_and_change_nothing(spec):
         with pytest.raises(ReportError):
             acc.add(report)
     with pytest.raises(ReportError, match="spec"):
-        acc.add_batch(dataclasses.replace(random_batch(spec, 3, np.random.default_rng(5)), spec=other.fingerprint))
+        acc.add_batch(
+            dataclasses.replace(random_batch(spec, 3, np.random.default_rng(5)), spec=other.fingerprint)
+        )
     after = state(acc)
     for x, y in zip(before, after):
         np.testing.assert_array_equal(x, y)
@@ -236,8 +239,17 @@ def test_merge_rejects_other_specs():
 
 
 def test_make_aggregator_types():
-    kinds = [ValueAccumulator, ValueAccumulator, UnaryAccumulator, UnaryAccumulator, LocalHashingAccumulator,
-             LocalHashingAccumulator, RapporAccumulator, RapporAccumulator, RapporAccumulator]
+    kinds = [
+        ValueAccumulator,
+        ValueAccumulator,
+        UnaryAccumulator,
+        UnaryAccumulator,
+        LocalHashingAccumulator,
+        LocalHashingAccumulator,
+        RapporAccumulator,
+        RapporAccumulator,
+        RapporAccumulator,
+    ]
     for spec, kind in zip(SPECS, kinds):
         assert type(make_aggregator(spec)) is kind
     with pytest.raises(ParameterError, match="no aggregator"):
@@ -298,7 +310,7 @@ def test_rappor_many_cohorts_path_matches_reference(monkeypatch):
     sorted_path = make_aggregator(spec)
     sorted_path.add_batch(batch)
     assert sorted_path == table
-    cohorts, ones = reference_counts(spec, batch)
+    _cohorts, ones = reference_counts(spec, batch)
     np.testing.assert_array_equal(table.bit_counts, ones)
 
 
@@ -348,7 +360,9 @@ def test_olh_support_counts_errors():
         support_counts(seeds, np.array([0]), 3, 4)
     with pytest.raises(ParameterError):
         support_counts(seeds, np.array([0, 1]), 3, 4, threads=0)
-    assert support_counts(np.array([], dtype=np.uint64), np.array([], dtype=np.int64), 3, 4).tolist() == [0] * 4
+    assert (
+        support_counts(np.array([], dtype=np.uint64), np.array([], dtype=np.int64), 3, 4).tolist() == [0] * 4
+    )
 
 
 def test_bloom_estimate_with_candidates_delegates(monkeypatch):
@@ -366,9 +380,13 @@ def test_bloom_estimate_with_candidates_delegates(monkeypatch):
     monkeypatch.setitem(sys.modules, "ldp.aggregator.rappor_decode", fake)
     monkeypatch.setattr(ldp.aggregator, "rappor_decode", fake, raising=False)
     assert acc.estimate(candidates=["x", "y"], correction="bh", alpha=0.01) == "decoded"
-    (spec_arg, n_j, c, cands, options), = calls
+    ((spec_arg, n_j, c, cands, options),) = calls
     assert spec_arg is spec and cands == ["x", "y"]
-    assert options == {"correction": "bh", "confidence": 0.95, "alpha": 0.01}  # the detection level reaches the decode
+    assert options == {
+        "correction": "bh",
+        "confidence": 0.95,
+        "alpha": 0.01,
+    }  # the detection level reaches the decode
     np.testing.assert_array_equal(n_j, acc.cohort_counts)
     np.testing.assert_array_equal(c, acc.bit_counts)
 

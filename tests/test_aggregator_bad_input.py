@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
+from conftest import sample_values
 
 import ldp
 from ldp.aggregator.cli import EXIT_REJECTS, aggregate
@@ -23,7 +24,6 @@ from ldp.aggregator.io import read_reports
 from ldp.aggregator.report_columns import concat_batches, validate_columns
 from ldp.aggregator.writers import write_reports
 from ldp.client import encode_batch
-from conftest import sample_values
 
 DOMAIN = ("a", "b", "c", "d", "e")
 SPECS = {
@@ -55,7 +55,6 @@ EMPTY_COLUMNS = {
 SUMMARY = re.compile(r"([\d,]+) reports read from \d+ files?: ([\d,]+) valid, ([\d,]+) rejected")
 
 
-
 def _spec_file(tmp_path, spec):
     path = tmp_path / "spec.json"
     path.write_text(spec.to_json())
@@ -75,7 +74,9 @@ def _summary(result):
 
 @pytest.mark.parametrize("name", sorted(SPECS))
 @pytest.mark.parametrize("column", sorted(EMPTY_COLUMNS))
-@pytest.mark.parametrize("field", ["v", "spec", "value", "seed", "bits", "cohort", "client", "group", "unknown"])
+@pytest.mark.parametrize(
+    "field", ["v", "spec", "value", "seed", "bits", "cohort", "client", "group", "unknown"]
+)
 def test_zero_rows_validate_for_every_mechanism_and_column_type(name, column, field):
     spec = SPECS[name]
     columns = {
@@ -95,14 +96,21 @@ def test_zero_rows_validate_for_every_mechanism_and_column_type(name, column, fi
 def test_csv_of_only_wrong_field_count_rows_is_a_clean_error(tmp_path, name):
     """The review's reproduction: every row rejected before decoding; exit 2, each row in rejects."""
     spec = SPECS[name]
-    header = {"value": "v,spec,value", "hashed": "v,spec,seed,value", "bits": "v,spec,bits",
-              "rappor": "v,spec,cohort,bits", "numeric": "v,spec,value"}[spec.report_kind]
+    header = {
+        "value": "v,spec,value",
+        "hashed": "v,spec,seed,value",
+        "bits": "v,spec,bits",
+        "rappor": "v,spec,cohort,bits",
+        "numeric": "v,spec,value",
+    }[spec.report_kind]
     reports = tmp_path / "b.csv"
     reports.write_text(f"{header}\n1,{spec.fingerprint}\n1\n")
     rejects = tmp_path / "rejects.jsonl"
     result = _run("--spec", _spec_file(tmp_path, spec), reports, "--rejects", rejects)
     assert result.exit_code == 2 and "Traceback" not in result.stderr
-    assert result.stderr.startswith("Error: nothing could be read: 2 reports read from 1 file: 0 valid, 2 rejected")
+    assert result.stderr.startswith(
+        "Error: nothing could be read: 2 reports read from 1 file: 0 valid, 2 rejected"
+    )
     records = [json.loads(line) for line in rejects.read_text().splitlines()]
     assert [(r["line"], r["reason"]) for r in records] == [(2, "unparseable"), (3, "unparseable")]
     assert "fields, the header has" in records[0]["detail"]
@@ -123,7 +131,9 @@ def test_a_chunk_of_only_bad_rows_inside_a_good_file(tmp_path, name, chunk_size)
     dirty = tmp_path / "dirty.csv"
     dirty.write_text("\n".join(dirty_lines) + "\n")
     rejects = tmp_path / "rejects.csv"
-    result = _run("--spec", spec_path, dirty, "--chunk-size", chunk_size, "--rejects", rejects, "-o", tmp_path / "d.csv")
+    result = _run(
+        "--spec", spec_path, dirty, "--chunk-size", chunk_size, "--rejects", rejects, "-o", tmp_path / "d.csv"
+    )
     assert result.exit_code == EXIT_REJECTS, result.stderr
     assert _summary(result) == (44, 40, 4)
     assert pd.read_csv(rejects)["line"].tolist() == [6, 7, 8, 9]
@@ -147,8 +157,10 @@ def test_chunks_with_every_row_invalid_give_empty_batches(tmp_path, name, fmt):
 
         write_reports(alien, tmp_path / "alien.parquet", other)
         write_reports(good, tmp_path / "good.parquet", spec)
-        table = pa.concat_tables([pq.read_table(tmp_path / "alien.parquet"), pq.read_table(tmp_path / "good.parquet")],
-                                 promote_options="permissive")
+        table = pa.concat_tables(
+            [pq.read_table(tmp_path / "alien.parquet"), pq.read_table(tmp_path / "good.parquet")],
+            promote_options="permissive",
+        )
         pq.write_table(table, path)
     chunks = list(read_reports([path], spec, chunk_size=3))
     assert [len(c.batch) for c in chunks] == [0, 0, 3, 3]

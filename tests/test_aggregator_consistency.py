@@ -12,7 +12,14 @@ from scipy.stats import norm
 
 import ldp
 from ldp.aggregator import make_aggregator
-from ldp.aggregator.consistency import apply_consistency, base_cut, base_cut_threshold, clip, norm_mul, norm_sub
+from ldp.aggregator.consistency import (
+    apply_consistency,
+    base_cut,
+    base_cut_threshold,
+    clip,
+    norm_mul,
+    norm_sub,
+)
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError
 
@@ -25,7 +32,9 @@ estimates = arrays(
 
 def reference_projection(f: np.ndarray) -> np.ndarray:
     """Simplex projection by root finding on δ ↦ Σ max(f + δ, 0) − 1 (no sorting)."""
-    delta = brentq(lambda t: np.maximum(f + t, 0).sum() - 1.0, -f.max() - 1.0, 1.0 - f.min(), xtol=1e-15, rtol=1e-15)
+    delta = brentq(
+        lambda t: np.maximum(f + t, 0).sum() - 1.0, -f.max() - 1.0, 1.0 - f.min(), xtol=1e-15, rtol=1e-15
+    )
     return np.maximum(f + delta, 0)
 
 
@@ -94,7 +103,9 @@ def test_dispatch_errors():
 def test_estimate_with_consistency_keeps_unbiased_column(method):
     spec = ldp.GRR(domain=("a", "b", "c", "d"), epsilon=0.5)
     acc = make_aggregator(spec)
-    acc.add_batch(ReportBatch(spec=spec.fingerprint, values=np.array([0] * 50 + [1] * 30 + [2] * 12 + [3] * 8)))
+    acc.add_batch(
+        ReportBatch(spec=spec.fingerprint, values=np.array([0] * 50 + [1] * 30 + [2] * 12 + [3] * 8))
+    )
     plain = acc.estimate()
     adjusted = acc.estimate(consistency=method)
     np.testing.assert_allclose(adjusted["unbiased_estimate"], plain["estimate"])

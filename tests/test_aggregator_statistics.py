@@ -13,7 +13,6 @@ probability that a correct implementation would fail under a random seed.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from scipy.stats import binom, chi2, norm
@@ -142,7 +141,10 @@ def test_repeated_runs_unbiased_coverage_and_std_error(spec):
     # the reported variance is linear in the plug-in f̂ (clipping is negligible here), so its mean is
     # unbiased for the true variance with spread |slope|·√(Var/R), slope = n·(1−p*−q*)/(p*−q*)
     slope = n * (1 - p_t - q_t) / (p_t - q_t)
-    assert abs(variances.mean() - true_variance) <= z * abs(slope) * np.sqrt(true_variance / runs) + 1e-9 * true_variance
+    assert (
+        abs(variances.mean() - true_variance)
+        <= z * abs(slope) * np.sqrt(true_variance / runs) + 1e-9 * true_variance
+    )
 
     # std_error matches the empirical spread: (R−1)s²/σ² ~ χ²(R−1)
     statistic = (runs - 1) * estimates.var(ddof=1) / variances.mean()
@@ -155,7 +157,9 @@ def test_repeated_runs_unbiased_coverage_and_std_error(spec):
 
 def _count_distribution(ones: int, zeros: int, one: float, zero: float) -> np.ndarray:
     """Exact pmf of c = Binomial(ones, q*) + Binomial(zeros, p*) on 0..ones+zeros."""
-    return np.convolve(binom.pmf(np.arange(ones + 1), ones, one), binom.pmf(np.arange(zeros + 1), zeros, zero))
+    return np.convolve(
+        binom.pmf(np.arange(ones + 1), ones, one), binom.pmf(np.arange(zeros + 1), zeros, zero)
+    )
 
 
 def test_bloom_bit_estimates_unbiased_with_fixed_data_spread():

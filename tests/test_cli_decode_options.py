@@ -29,8 +29,20 @@ def _files(tmp_path):
 
 def _run(tmp_path, *options):
     out = tmp_path / "estimates.csv"
-    result = CliRunner().invoke(cli, ["aggregate", "--spec", str(tmp_path / "spec.json"), str(tmp_path / "reports.jsonl"),
-                                      "--candidates", str(tmp_path / "candidates.txt"), "-o", str(out), *options])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "aggregate",
+            "--spec",
+            str(tmp_path / "spec.json"),
+            str(tmp_path / "reports.jsonl"),
+            "--candidates",
+            str(tmp_path / "candidates.txt"),
+            "-o",
+            str(out),
+            *options,
+        ],
+    )
     assert result.exit_code == 0, result.output
     return pd.read_csv(out), result.output
 
@@ -44,7 +56,10 @@ def test_correction_and_alpha_match_the_python_decode(tmp_path):
         expected = accumulator.estimate(candidates=CANDIDATES, correction=correction, alpha=alpha)
         assert table["detected"].tolist() == expected["detected"].tolist()
         summary = expected.attrs
-        assert f"detected {summary['num_detected']} of {len(CANDIDATES)} candidates ({correction}, alpha={alpha:g})" in output
+        assert (
+            f"detected {summary['num_detected']} of {len(CANDIDATES)} candidates ({correction}, alpha={alpha:g})"
+            in output
+        )
         assert f"allocated mass {summary['allocated_mass']:.4f}" in output
         assert summary["alpha"] == alpha and summary["correction"] == correction
 

@@ -56,20 +56,43 @@ def test_encode_input_that_is_not_utf8(tmp_path, grr_spec, name):
 
 # Each row: (file name, content, --column, fragments the one error line must contain).
 _BAD_TEXT_INPUTS = [
-    pytest.param("h.jsonl", '{"x": "chrome"}\nnot json\n', "x", ("h.jsonl", "line 2", "not valid JSON"), id="jsonl-not-json"),
-    pytest.param("h.jsonl", '{"x": "chrome"}\n\n["edge"]\n', "x", ("h.jsonl", "line 3", "JSON object"), id="jsonl-not-object"),
+    pytest.param(
+        "h.jsonl",
+        '{"x": "chrome"}\nnot json\n',
+        "x",
+        ("h.jsonl", "line 2", "not valid JSON"),
+        id="jsonl-not-json",
+    ),
+    pytest.param(
+        "h.jsonl",
+        '{"x": "chrome"}\n\n["edge"]\n',
+        "x",
+        ("h.jsonl", "line 3", "JSON object"),
+        id="jsonl-not-object",
+    ),
     pytest.param("empty.csv", "", None, ("empty.csv", "empty", "header"), id="csv-empty"),
     pytest.param("header.csv", "value\n", "nope", ("header.csv", "'nope'"), id="csv-header-only-bad-column"),
     # a blank line and a quoted newline come first: the line number is the file's, not the record's
-    pytest.param("r.csv", 'value,other\nchrome,x\n\nsafari,"y\nz"\nedge,a,b\n', "value", ("r.csv", "line 6"),
-                 id="csv-later-bad-row"),
-    pytest.param("r.csv", "other,value\nx,chrome\nedge\n", "value", ("r.csv", "line 3", "1 fields"), id="csv-short-row"),
-    pytest.param("r.csv", "value,value\nchrome,edge\n", "value", ("r.csv", "'value'"), id="csv-repeated-header"),
+    pytest.param(
+        "r.csv",
+        'value,other\nchrome,x\n\nsafari,"y\nz"\nedge,a,b\n',
+        "value",
+        ("r.csv", "line 6"),
+        id="csv-later-bad-row",
+    ),
+    pytest.param(
+        "r.csv", "other,value\nx,chrome\nedge\n", "value", ("r.csv", "line 3", "1 fields"), id="csv-short-row"
+    ),
+    pytest.param(
+        "r.csv", "value,value\nchrome,edge\n", "value", ("r.csv", "'value'"), id="csv-repeated-header"
+    ),
 ]
 
 
 @pytest.mark.parametrize("name, content, column, fragments", _BAD_TEXT_INPUTS)
-def test_encode_bad_text_input_is_one_line_naming_file_and_line(tmp_path, grr_spec, name, content, column, fragments):
+def test_encode_bad_text_input_is_one_line_naming_file_and_line(
+    tmp_path, grr_spec, name, content, column, fragments
+):
     source = tmp_path / name
     source.write_text(content)
     args = ["encode", "--spec", grr_spec, source] + (["--column", column] if column else [])
@@ -130,8 +153,12 @@ def test_encode_csv_quoted_commas_and_bom_are_read(tmp_path, grr_spec):
 def test_encode_state_with_a_missing_client_id_is_an_error(tmp_path, grr_spec):
     source = tmp_path / "users.csv"
     source.write_text("client_id,value\nu1,chrome\n,edge\n")
-    _one_line_error(_run("encode", "--spec", grr_spec, source, "--state", tmp_path / "states"),
-                    "users.csv", "row 2", "client_id")
+    _one_line_error(
+        _run("encode", "--spec", grr_spec, source, "--state", tmp_path / "states"),
+        "users.csv",
+        "row 2",
+        "client_id",
+    )
 
 
 # -- --spec and other input files ---------------------------------------------------
@@ -158,18 +185,26 @@ def test_spec_file_that_is_not_json_names_the_file(tmp_path):
 def test_spec_domain_file_that_is_not_utf8(tmp_path):
     domain = tmp_path / "domain.txt"
     domain.write_bytes(b"chrome\nsafari\n" + NOT_UTF8)
-    _one_line_error(_run("spec", "grr", "--epsilon", "1", "--domain-file", domain),
-                    "--domain-file", "domain.txt", "line 3", "not UTF-8")
+    _one_line_error(
+        _run("spec", "grr", "--epsilon", "1", "--domain-file", domain),
+        "--domain-file",
+        "domain.txt",
+        "line 3",
+        "not UTF-8",
+    )
 
 
-@pytest.mark.parametrize("text, needles", [
-    (b"k,h,m,p,q,f\n16,2,64,0.5,0.75\n", ("5 values", "expected 6")),
-    (b"k,h,m,p,q,f\n16,2,64,0.5,0.75,0.5,9\n", ("7 values", "expected 6")),
-    (b"k,h,m,p,q,f\n16,2,x,0.5,0.75,0.5\n", ("integers", "m=x")),
-    (b"k,h,m,p,q,f\n16,2,64,0.5,0.75,\xff\n", ("not UTF-8",)),
-    (b"k,h,m,p,q\n16,2,64,0.5,0.75\n", ("header must be k,h,m,p,q,f",)),
-    (b"", ("header and one row",)),
-])
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        (b"k,h,m,p,q,f\n16,2,64,0.5,0.75\n", ("5 values", "expected 6")),
+        (b"k,h,m,p,q,f\n16,2,64,0.5,0.75,0.5,9\n", ("7 values", "expected 6")),
+        (b"k,h,m,p,q,f\n16,2,x,0.5,0.75,0.5\n", ("integers", "m=x")),
+        (b"k,h,m,p,q,f\n16,2,64,0.5,0.75,\xff\n", ("not UTF-8",)),
+        (b"k,h,m,p,q\n16,2,64,0.5,0.75\n", ("header must be k,h,m,p,q,f",)),
+        (b"", ("header and one row",)),
+    ],
+)
 def test_spec_from_google_bad_params_file(tmp_path, text, needles):
     params = tmp_path / "bp.csv"
     params.write_bytes(text)
@@ -201,21 +236,34 @@ def _reports(tmp_path, spec, values):
     return spec_path, reports
 
 
-@pytest.mark.parametrize("output, needles", [
-    ("out.txt", ("out.txt", "unknown extension '.txt'", ".csv")),
-    ("missing-dir/out.csv", ("-o", "missing-dir", "does not exist")),
-])
+@pytest.mark.parametrize(
+    "output, needles",
+    [
+        ("out.txt", ("out.txt", "unknown extension '.txt'", ".csv")),
+        ("missing-dir/out.csv", ("-o", "missing-dir", "does not exist")),
+    ],
+)
 def test_aggregate_bad_output_fails_before_reading(tmp_path, no_reading, output, needles):
     spec_path, reports = _reports(tmp_path, ldp.GRR(domain=("a", "b"), epsilon=1.0), "abab")
     result = _run("aggregate", "--spec", spec_path, reports, "-o", tmp_path / output)
     _one_line_error(result, *needles)
 
 
-@pytest.mark.parametrize("spec, values, needles", [
-    (ldp.Piecewise(epsilon=1.0, low=0.0, high=1.0), [0.5, 0.25], ("--consistency norm-sub", "mean estimates")),
-    (ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=2, f=0, p="1/4", q="3/4"), "abab",
-     ("--consistency", "Bloom RAPPOR", "--candidates")),
-])
+@pytest.mark.parametrize(
+    "spec, values, needles",
+    [
+        (
+            ldp.Piecewise(epsilon=1.0, low=0.0, high=1.0),
+            [0.5, 0.25],
+            ("--consistency norm-sub", "mean estimates"),
+        ),
+        (
+            ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=2, f=0, p="1/4", q="3/4"),
+            "abab",
+            ("--consistency", "Bloom RAPPOR", "--candidates"),
+        ),
+    ],
+)
 def test_aggregate_consistency_checked_before_reading(tmp_path, no_reading, spec, values, needles):
     spec_path, reports = _reports(tmp_path, spec, values)
     result = _run("aggregate", "--spec", spec_path, reports, "--consistency", "norm-sub")
@@ -227,5 +275,7 @@ def test_aggregate_consistency_with_candidates_checked_before_reading(tmp_path, 
     spec_path, reports = _reports(tmp_path, spec, "abab")
     candidates = tmp_path / "candidates.txt"
     candidates.write_text("a\nb\n")
-    result = _run("aggregate", "--spec", spec_path, reports, "--candidates", candidates, "--consistency", "clip")
+    result = _run(
+        "aggregate", "--spec", spec_path, reports, "--candidates", candidates, "--consistency", "clip"
+    )
     _one_line_error(result, "--consistency", "candidate decode")

@@ -56,25 +56,94 @@ def test_spec_domain_file_and_domain_size(tmp_path):
 
 
 def test_spec_rappor_prints_both_epsilons(tmp_path):
-    spec, output = _spec(tmp_path, "rappor", "--num-bits", "128", "--num-hashes", "2", "--num-cohorts", "64",
-                         "--f", "0.5", "--p", "0.5", "--q", "0.75", "--hash", "md5")
-    assert spec == ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/2", q="3/4", hash="md5")
+    spec, output = _spec(
+        tmp_path,
+        "rappor",
+        "--num-bits",
+        "128",
+        "--num-hashes",
+        "2",
+        "--num-cohorts",
+        "64",
+        "--f",
+        "0.5",
+        "--p",
+        "0.5",
+        "--q",
+        "0.75",
+        "--hash",
+        "md5",
+    )
+    assert spec == ldp.Rappor(
+        num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/2", q="3/4", hash="md5"
+    )
     assert "epsilon_inf (any number of reports of one value): 4.39445" in output
     assert "epsilon_one (a single report): 1.07429" in output
 
 
-@pytest.mark.parametrize("args, message", [
-    (["grr", "--epsilon", "0", "--domain", "a,b"], "epsilon"),
-    (["grr", "--epsilon", "-1", "--domain", "a,b"], "epsilon"),
-    (["grr", "--epsilon", "1", "--domain", "a,a"], "duplicate"),
-    (["grr", "--epsilon", "1"], "domain"),
-    (["rappor", "--num-bits", "4", "--num-hashes", "8", "--num-cohorts", "1", "--f", "0.5", "--p", "0.5",
-      "--q", "0.75"], "num_hashes"),
-    (["rappor", "--num-bits", "8", "--num-hashes", "2", "--num-cohorts", "1", "--f", "0.5", "--p", "0.8",
-      "--q", "0.75"], "p < q"),
-    (["rappor", "--num-bits", "8", "--num-hashes", "2", "--num-cohorts", "1", "--f", "1", "--p", "0.5",
-      "--q", "0.75"], "f"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["grr", "--epsilon", "0", "--domain", "a,b"], "epsilon"),
+        (["grr", "--epsilon", "-1", "--domain", "a,b"], "epsilon"),
+        (["grr", "--epsilon", "1", "--domain", "a,a"], "duplicate"),
+        (["grr", "--epsilon", "1"], "domain"),
+        (
+            [
+                "rappor",
+                "--num-bits",
+                "4",
+                "--num-hashes",
+                "8",
+                "--num-cohorts",
+                "1",
+                "--f",
+                "0.5",
+                "--p",
+                "0.5",
+                "--q",
+                "0.75",
+            ],
+            "num_hashes",
+        ),
+        (
+            [
+                "rappor",
+                "--num-bits",
+                "8",
+                "--num-hashes",
+                "2",
+                "--num-cohorts",
+                "1",
+                "--f",
+                "0.5",
+                "--p",
+                "0.8",
+                "--q",
+                "0.75",
+            ],
+            "p < q",
+        ),
+        (
+            [
+                "rappor",
+                "--num-bits",
+                "8",
+                "--num-hashes",
+                "2",
+                "--num-cohorts",
+                "1",
+                "--f",
+                "1",
+                "--p",
+                "0.5",
+                "--q",
+                "0.75",
+            ],
+            "f",
+        ),
+    ],
+)
 def test_spec_bad_parameters_are_one_line_errors(args, message):
     result = _run("spec", *args)
     assert result.exit_code == 2
@@ -91,23 +160,41 @@ def _params_file(tmp_path):
 RAPPOR_ARGS = ["--num-bits", "8", "--num-hashes", "2", "--f", "0.5", "--p", "0.25", "--q", "0.75"]
 
 
-@pytest.mark.parametrize("args, needles", [
-    (["rappor", "--from-google", "{params}", "--num-bits", "8"], ("--num-bits", "--from-google")),
-    (["rappor", "--from-google", "{params}", "--f", "0.5", "--encoding", "basic"], ("--f, --encoding", "--from-google")),
-    (["rappor", "--from-google", "{params}", "--domain", "a,b"], ("--domain", "--from-google")),
-    (["rappor", "--epsilon", "1", *RAPPOR_ARGS], ("--epsilon", "rappor", "--f, --p and --q")),
-    (["rappor", "--domain", "a,b", *RAPPOR_ARGS], ("--domain", "bloom rappor", "--encoding basic")),
-    (["rappor", "--g", "3", *RAPPOR_ARGS], ("--g", "rappor")),
-    (["rappor", "--low", "0", *RAPPOR_ARGS], ("--low", "rappor")),
-    (["piecewise", "--epsilon", "1", "--low", "0", "--high", "1", "--domain", "a,b"], ("--domain", "piecewise")),
-    (["piecewise", "--epsilon", "1", "--low", "0", "--high", "1", "--domain-size", "4"], ("--domain-size",)),
-    (["piecewise", "--epsilon", "1", "--low", "0", "--high", "1", "--delta", "1e-5"], ("--delta", "piecewise")),
-    (["duchi", "--epsilon", "1", "--low", "0", "--high", "1", "--grid", "8"], ("--grid", "duchi")),
-    (["laplace", "--epsilon", "1", "--low", "0", "--high", "1", "--num-bits", "8"], ("--num-bits", "laplace")),
-    (["auto", "--epsilon", "1", "--low", "0", "--high", "1", "--delta", "1e-5"], ("--delta", "auto")),
-    (["grr", "--epsilon", "1", "--domain", "a,b", "--f", "0.5", "--hash", "md5"], ("--f, --hash", "grr")),
-    (["oue", "--epsilon", "1", "--domain", "a,b", "--from-google", "{params}"], ("--from-google", "oue")),
-])
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["rappor", "--from-google", "{params}", "--num-bits", "8"], ("--num-bits", "--from-google")),
+        (
+            ["rappor", "--from-google", "{params}", "--f", "0.5", "--encoding", "basic"],
+            ("--f, --encoding", "--from-google"),
+        ),
+        (["rappor", "--from-google", "{params}", "--domain", "a,b"], ("--domain", "--from-google")),
+        (["rappor", "--epsilon", "1", *RAPPOR_ARGS], ("--epsilon", "rappor", "--f, --p and --q")),
+        (["rappor", "--domain", "a,b", *RAPPOR_ARGS], ("--domain", "bloom rappor", "--encoding basic")),
+        (["rappor", "--g", "3", *RAPPOR_ARGS], ("--g", "rappor")),
+        (["rappor", "--low", "0", *RAPPOR_ARGS], ("--low", "rappor")),
+        (
+            ["piecewise", "--epsilon", "1", "--low", "0", "--high", "1", "--domain", "a,b"],
+            ("--domain", "piecewise"),
+        ),
+        (
+            ["piecewise", "--epsilon", "1", "--low", "0", "--high", "1", "--domain-size", "4"],
+            ("--domain-size",),
+        ),
+        (
+            ["piecewise", "--epsilon", "1", "--low", "0", "--high", "1", "--delta", "1e-5"],
+            ("--delta", "piecewise"),
+        ),
+        (["duchi", "--epsilon", "1", "--low", "0", "--high", "1", "--grid", "8"], ("--grid", "duchi")),
+        (
+            ["laplace", "--epsilon", "1", "--low", "0", "--high", "1", "--num-bits", "8"],
+            ("--num-bits", "laplace"),
+        ),
+        (["auto", "--epsilon", "1", "--low", "0", "--high", "1", "--delta", "1e-5"], ("--delta", "auto")),
+        (["grr", "--epsilon", "1", "--domain", "a,b", "--f", "0.5", "--hash", "md5"], ("--f, --hash", "grr")),
+        (["oue", "--epsilon", "1", "--domain", "a,b", "--from-google", "{params}"], ("--from-google", "oue")),
+    ],
+)
 def test_spec_ignored_or_contradictory_options_are_one_line_usage_errors(tmp_path, args, needles):
     args = [str(_params_file(tmp_path)) if a == "{params}" else a for a in args]
     out = tmp_path / "spec.json"
@@ -119,26 +206,35 @@ def test_spec_ignored_or_contradictory_options_are_one_line_usage_errors(tmp_pat
     assert not out.exists()
 
 
-@pytest.mark.parametrize("args", [
-    ["rappor", "--from-google", "{params}", "--hash", "mmh3"],
-    ["rappor", "--encoding", "basic", "--domain", "a,b", "--f", "0.5", "--p", "0.25", "--q", "0.75"],
-    ["auto", "--epsilon", "1", "--low", "0", "--high", "1", "--grid", "16"],
-    ["laplace", "--epsilon", "1", "--low", "0", "--high", "1", "--grid", "16"],
-    ["gaussian", "--epsilon", "1", "--low", "0", "--high", "1", "--delta", "1e-5", "--grid", "16"],
-    ["olh", "--epsilon", "1", "--domain", "a,b,c", "--g", "3"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["rappor", "--from-google", "{params}", "--hash", "mmh3"],
+        ["rappor", "--encoding", "basic", "--domain", "a,b", "--f", "0.5", "--p", "0.25", "--q", "0.75"],
+        ["auto", "--epsilon", "1", "--low", "0", "--high", "1", "--grid", "16"],
+        ["laplace", "--epsilon", "1", "--low", "0", "--high", "1", "--grid", "16"],
+        ["gaussian", "--epsilon", "1", "--low", "0", "--high", "1", "--delta", "1e-5", "--grid", "16"],
+        ["olh", "--epsilon", "1", "--domain", "a,b,c", "--g", "3"],
+    ],
+)
 def test_spec_options_that_apply_are_accepted(tmp_path, args):
     args = [str(_params_file(tmp_path)) if a == "{params}" else a for a in args]
     result = _run("spec", *args, "-o", tmp_path / "spec.json")
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.parametrize("args, message", [
-    (["gaussian", "--epsilon", "1", "--low", "0", "--high", "1"], "gaussian needs --delta"),
-    (["rappor", "--num-bits", "8", "--num-hashes", "2", "--p", "0.25", "--q", "0.75"], "rappor needs --f"),
-    (["rappor", "--num-bits", "8", "--p", "0.25"], "rappor needs --f, --q, --num-hashes"),
-    (["rappor", "--encoding", "basic", "--domain", "a,b", "--f", "0.5"], "rappor needs --p, --q"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["gaussian", "--epsilon", "1", "--low", "0", "--high", "1"], "gaussian needs --delta"),
+        (
+            ["rappor", "--num-bits", "8", "--num-hashes", "2", "--p", "0.25", "--q", "0.75"],
+            "rappor needs --f",
+        ),
+        (["rappor", "--num-bits", "8", "--p", "0.25"], "rappor needs --f, --q, --num-hashes"),
+        (["rappor", "--encoding", "basic", "--domain", "a,b", "--f", "0.5"], "rappor needs --p, --q"),
+    ],
+)
 def test_spec_missing_parameters_name_the_options(args, message):
     result = _run("spec", *args)
     assert result.exit_code == 2 and "Traceback" not in result.output
@@ -170,9 +266,11 @@ def test_encode_table_inputs_and_outputs_by_extension(tmp_path, suffix):
     spec_path = _grr_spec(tmp_path)
     frame = pd.DataFrame({"user": ["u1", "u2", "u3"], "browser": ["a", "c", "b"]})
     source = tmp_path / f"in{suffix}"
-    {".csv": lambda: frame.to_csv(source, index=False),
-     ".jsonl": lambda: frame.to_json(source, orient="records", lines=True),
-     ".parquet": lambda: frame.to_parquet(source)}[suffix]()
+    {
+        ".csv": lambda: frame.to_csv(source, index=False),
+        ".jsonl": lambda: frame.to_json(source, orient="records", lines=True),
+        ".parquet": lambda: frame.to_parquet(source),
+    }[suffix]()
     out = tmp_path / f"out{suffix}"
     result = _run("encode", "--spec", spec_path, source, "--column", "browser", "-o", out)
     assert result.exit_code == 0, result.output
@@ -211,7 +309,7 @@ def _rappor_spec(tmp_path):
 
 
 def test_encode_without_state_gives_each_row_a_fresh_client(tmp_path):
-    spec, spec_path = _rappor_spec(tmp_path)
+    _, spec_path = _rappor_spec(tmp_path)
     source = tmp_path / "urls.txt"
     source.write_text("same\n" * 200)
     out = tmp_path / "reports.jsonl"
@@ -228,7 +326,12 @@ def test_encode_with_state_keeps_each_client(tmp_path):
     source.write_text("client_id,url\nalice,a.com\nbob,b.com\nalice,c.com\n")
     states = tmp_path / "states"
     out1, out2 = tmp_path / "r1.jsonl", tmp_path / "r2.jsonl"
-    assert _run("encode", "--spec", spec_path, source, "--column", "url", "--state", states, "-o", out1).exit_code == 0
+    assert (
+        _run(
+            "encode", "--spec", spec_path, source, "--column", "url", "--state", states, "-o", out1
+        ).exit_code
+        == 0
+    )
     for client in ("alice", "bob"):
         path = state_path(states, client)
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
@@ -237,7 +340,12 @@ def test_encode_with_state_keeps_each_client(tmp_path):
     alice = ldp.client.ClientState.load(state_path(states, "alice"), spec)
     assert first[0].cohort == alice.cohort
     before = state_path(states, "alice").read_bytes()
-    assert _run("encode", "--spec", spec_path, source, "--column", "url", "--state", states, "-o", out2).exit_code == 0
+    assert (
+        _run(
+            "encode", "--spec", spec_path, source, "--column", "url", "--state", states, "-o", out2
+        ).exit_code
+        == 0
+    )
     assert state_path(states, "alice").read_bytes() == before  # restart: same secret and cohort
     second = [Report.from_json(line) for line in out2.read_text().splitlines()]
     assert [r.cohort for r in second] == [r.cohort for r in first]
@@ -247,7 +355,7 @@ def test_encode_with_state_keeps_each_client(tmp_path):
 
 
 def test_encode_corrupt_state_is_an_error_and_left_alone(tmp_path):
-    spec, spec_path = _rappor_spec(tmp_path)
+    _, spec_path = _rappor_spec(tmp_path)
     source = tmp_path / "users.csv"
     source.write_text("client_id,url\nalice,a.com\n")
     states = tmp_path / "states"
@@ -260,7 +368,7 @@ def test_encode_corrupt_state_is_an_error_and_left_alone(tmp_path):
 
 
 def test_encode_state_needs_a_client_id_column(tmp_path):
-    spec, spec_path = _rappor_spec(tmp_path)
+    _, spec_path = _rappor_spec(tmp_path)
     source = tmp_path / "users.csv"
     source.write_text("url\na.com\n")
     result = _run("encode", "--spec", spec_path, source, "--state", tmp_path / "states")

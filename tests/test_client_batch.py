@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import frequency_specs, rappor_specs
 from scipy import stats
 
 import ldp
 from ldp.aggregator import make_aggregator
 from ldp.client import encode_batch
-
-from conftest import frequency_specs, rappor_specs
 
 ALPHA = 1e-6
 USERS = 40_000
@@ -44,12 +43,16 @@ def test_unary_encoding_bits(mechanism, domain_size):
 
 @pytest.mark.parametrize("spec", rappor_specs(), ids=lambda s: f"{s.encoding}-{s.hash}")
 def test_rappor_bits(spec):
-    value = {"bloom": "some value", "basic": spec.domain[-1] if spec.domain else None, "boolean": True}[spec.encoding]
+    value = {"bloom": "some value", "basic": spec.domain[-1] if spec.domain else None, "boolean": True}[
+        spec.encoding
+    ]
     cohort = spec.num_cohorts - 1
     batch = encode_batch(spec, [value] * USERS, np.random.default_rng(7), cohorts=np.full(USERS, cohort))
     assert (batch.cohorts == cohort).all()
     true_bits = set(spec.bit_positions(value, cohort))
-    _check_bit_frequencies(batch.bits, spec.num_bits, true_bits, spec.prob_one_given_one, spec.prob_one_given_zero)
+    _check_bit_frequencies(
+        batch.bits, spec.num_bits, true_bits, spec.prob_one_given_one, spec.prob_one_given_zero
+    )
 
 
 def test_users_with_different_values_get_their_own_bits():
@@ -62,16 +65,22 @@ def test_users_with_different_values_get_their_own_bits():
     assert abs(at_true - float(spec.p)) < stats.norm.isf(ALPHA / 2) * std_error
 
 
-@pytest.mark.parametrize("spec", [ldp.OUE(domain=tuple(range(70)), epsilon=1.0)] + rappor_specs(),
-                         ids=lambda s: f"{s.mechanism}-{getattr(s, 'encoding', '')}")
+@pytest.mark.parametrize(
+    "spec",
+    [ldp.OUE(domain=tuple(range(70)), epsilon=1.0), *rappor_specs()],
+    ids=lambda s: f"{s.mechanism}-{getattr(s, 'encoding', '')}",
+)
 def test_an_empty_batch_of_bit_vectors_is_empty(spec):
     batch = encode_batch(spec, [], np.random.default_rng(0))
     num_bits = spec.domain_size if spec.mechanism == "oue" else spec.num_bits
     assert len(batch) == 0 and batch.bits.shape == (0, (num_bits + 7) // 8)
 
 
-@pytest.mark.parametrize("spec", frequency_specs() + [ldp.numeric_spec(m, 1.0, 0, 1) for m in ("duchi", "piecewise")],
-                         ids=lambda s: s.mechanism)
+@pytest.mark.parametrize(
+    "spec",
+    frequency_specs() + [ldp.numeric_spec(m, 1.0, 0, 1) for m in ("duchi", "piecewise")],
+    ids=lambda s: s.mechanism,
+)
 def test_an_empty_batch_aggregates_to_nothing(spec):
     batch = encode_batch(spec, [], np.random.default_rng(0))
     accumulator = make_aggregator(spec)

@@ -55,8 +55,9 @@ def test_memoized_rappor_refusal_does_not_reveal_a_changed_value(tmp_path):
     budget = Budget(epsilon=RAPPOR.epsilon_inf + RAPPOR.epsilon_one / 2)
     sent = {}
     for name, values in {"same": ["same-value"] * 50, "changing": ["a", "b"] * 25}.items():
-        encoder = make_encoder(RAPPOR, state=tmp_path / f"{name}.json", ledger=tmp_path / f"{name}.ledger.json",
-                               budget=budget)
+        encoder = make_encoder(
+            RAPPOR, state=tmp_path / f"{name}.json", ledger=tmp_path / f"{name}.ledger.json", budget=budget
+        )
         reports = []
         for value in values:
             try:
@@ -66,7 +67,9 @@ def test_memoized_rappor_refusal_does_not_reveal_a_changed_value(tmp_path):
         sent[name] = (len(reports), encoder.committed, encoder.spent)
     allowed = int(budget.epsilon // RAPPOR.epsilon_one)
     assert sent["same"][0] == sent["changing"][0] == allowed
-    assert sent["same"][1] == pytest.approx(sent["changing"][1]) == pytest.approx(allowed * RAPPOR.epsilon_one)
+    assert (
+        sent["same"][1] == pytest.approx(sent["changing"][1]) == pytest.approx(allowed * RAPPOR.epsilon_one)
+    )
     assert sent["same"][2] == pytest.approx(min(allowed * RAPPOR.epsilon_one, RAPPOR.epsilon_inf))
 
 
@@ -81,7 +84,18 @@ def test_cli_budget_refuses_rows_per_client(tmp_path):
     users = tmp_path / "users.csv"
     users.write_text("client_id,value\n1,a\n1,b\n1,c\n2,a\n1,a\n")
     out, states = tmp_path / "reports.jsonl", tmp_path / "states"
-    args = ["encode", "--spec", str(spec_path), str(users), "--state", str(states), "--budget", "1", "-o", str(out)]
+    args = [
+        "encode",
+        "--spec",
+        str(spec_path),
+        str(users),
+        "--state",
+        str(states),
+        "--budget",
+        "1",
+        "-o",
+        str(out),
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == EXIT_REFUSED, result.output
     assert "2 rows refused" in result.output and "rows 3, 5" in result.output

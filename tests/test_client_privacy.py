@@ -17,10 +17,10 @@ false-failure probability.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 import pytest
-from statistics import NormalDist
 
 import ldp
 from ldp.client import make_encoder
@@ -41,7 +41,9 @@ def check_frequencies(observed: np.ndarray, expected: np.ndarray, n: int, tests:
     assert z.max() < z_for(tests), (observed, expected)
 
 
-def check_ratio(freq_a: np.ndarray, freq_b: np.ndarray, ratio: float, n: int, tests: int, n_b: int | None = None) -> None:
+def check_ratio(
+    freq_a: np.ndarray, freq_b: np.ndarray, ratio: float, n: int, tests: int, n_b: int | None = None
+) -> None:
     """One-sided: freq_a − ratio·freq_b must not be significantly > 0, both directions.
 
     ``n`` and ``n_b`` are the sample sizes behind ``freq_a`` and ``freq_b`` (``n_b`` defaults to ``n``).
@@ -55,9 +57,14 @@ def check_ratio(freq_a: np.ndarray, freq_b: np.ndarray, ratio: float, n: int, te
 
 
 # The default run keeps GRR as the one fast empirical-privacy check; the rest run under `pytest -m slow`.
-@pytest.mark.parametrize("spec", [ldp.GRR(domain=("a", "b", "c", "d"), epsilon=1.0),
-                                  pytest.param(ldp.BinaryRR(domain=("a", "b"), epsilon=1.0), marks=pytest.mark.slow)],
-                         ids=["GRR", "BinaryRR"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ldp.GRR(domain=("a", "b", "c", "d"), epsilon=1.0),
+        pytest.param(ldp.BinaryRR(domain=("a", "b"), epsilon=1.0), marks=pytest.mark.slow),
+    ],
+    ids=["GRR", "BinaryRR"],
+)
 def test_grr_output_frequencies_and_ratio(spec):
     encoder = make_encoder(spec)
     freqs = []
@@ -115,7 +122,9 @@ def test_olh_bucket_frequencies_and_ratio(mechanism):
         check_frequencies(np.array([other_hits / other_total]), np.array([float(spec.q)]), other_total, 4)
         freqs.append((hits / N, other_hits / other_total, other_total))
     # P[y = H(x) | x] / P[y = H(x) | x'] = p / q = e^eps at most.
-    check_ratio(np.array([freqs[0][0]]), np.array([freqs[1][1]]), math.exp(spec.epsilon), N, 2, n_b=freqs[1][2])
+    check_ratio(
+        np.array([freqs[0][0]]), np.array([freqs[1][1]]), math.exp(spec.epsilon), N, 2, n_b=freqs[1][2]
+    )
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ import stat
 
 import numpy as np
 import pytest
+from conftest import frequency_specs, rappor_specs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,8 +16,6 @@ import ldp
 from ldp.client import ClientState, make_encoder
 from ldp.errors import ReportError, StateError
 from ldp.report import Report, pack_bits, unpack_bits
-
-from conftest import frequency_specs, rappor_specs
 
 RAPPOR = ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/2", q="3/4")
 OTHER = ldp.Rappor(num_bits=64, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
@@ -45,15 +44,18 @@ def test_restart_gives_the_same_prr_for_the_same_value(tmp_path):
     assert any(other.permanent_bits(v) != prr[v] for v in prr)
 
 
-@pytest.mark.parametrize("content, match", [
-    (b"", "corrupt or truncated"),
-    (b"garbage\n", "corrupt or truncated"),
-    (b"\xff\xfe\x00", "cannot read"),
-    (b'{"format": "ldp-client-state/1", "spec": "', "corrupt or truncated"),  # truncated JSON
-    (b'{"format": "something-else"}', "not an ldp client state"),
-    (b"[1, 2]", "not an ldp client state"),
-    (b'{"format": "ldp-client-state/1", "spec": "x"}', "missing or malformed"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (b"", "corrupt or truncated"),
+        (b"garbage\n", "corrupt or truncated"),
+        (b"\xff\xfe\x00", "cannot read"),
+        (b'{"format": "ldp-client-state/1", "spec": "', "corrupt or truncated"),  # truncated JSON
+        (b'{"format": "something-else"}', "not an ldp client state"),
+        (b"[1, 2]", "not an ldp client state"),
+        (b'{"format": "ldp-client-state/1", "spec": "x"}', "missing or malformed"),
+    ],
+)
 def test_corrupt_or_truncated_state_is_an_error_and_left_untouched(tmp_path, content, match):
     path = tmp_path / "client.json"
     path.write_bytes(content)
@@ -85,14 +87,17 @@ def test_foreign_state_is_an_error_and_left_untouched(tmp_path):
     assert path.read_bytes() == before
 
 
-@pytest.mark.parametrize("field, value, match", [
-    ("cohort", 64, "outside"),
-    ("cohort", -1, "outside"),
-    ("cohort", True, "outside"),
-    ("cohort", "3", "outside"),
-    ("secret", "00" * 31, "32 bytes"),
-    ("secret", "zz" * 32, "malformed"),
-])
+@pytest.mark.parametrize(
+    "field, value, match",
+    [
+        ("cohort", 64, "outside"),
+        ("cohort", -1, "outside"),
+        ("cohort", True, "outside"),
+        ("cohort", "3", "outside"),
+        ("secret", "00" * 31, "32 bytes"),
+        ("secret", "zz" * 32, "malformed"),
+    ],
+)
 def test_state_with_bad_fields_is_an_error(tmp_path, field, value, match):
     path = tmp_path / "client.json"
     ClientState.open(path, RAPPOR)
@@ -115,7 +120,9 @@ FINGERPRINTS = st.text("0123456789abcdef", min_size=16, max_size=16)
 TEXT = st.text(max_size=40)
 U64 = st.integers(0, (1 << 64) - 1)
 U32 = st.integers(0, (1 << 32) - 1)
-VALUES = st.one_of(TEXT, st.integers(-(1 << 63), (1 << 63) - 1), st.floats(allow_nan=False, allow_infinity=False))
+VALUES = st.one_of(
+    TEXT, st.integers(-(1 << 63), (1 << 63) - 1), st.floats(allow_nan=False, allow_infinity=False)
+)
 REPORTS = st.builds(
     Report,
     spec=FINGERPRINTS,
@@ -130,7 +137,10 @@ REPORTS = st.builds(
 def _same(a: Report, b: Report) -> bool:
     # floats: compare bit patterns (−0.0 must stay −0.0)
     if isinstance(a.value, float) or isinstance(b.value, float):
-        if type(a.value) is not type(b.value) or np.float64(a.value).tobytes() != np.float64(b.value).tobytes():
+        if (
+            type(a.value) is not type(b.value)
+            or np.float64(a.value).tobytes() != np.float64(b.value).tobytes()
+        ):
             return False
         a, b = Report(**{**vars(a), "value": None}), Report(**{**vars(b), "value": None})
     return a == b
@@ -172,7 +182,9 @@ def test_every_truncation_is_a_report_error(report, data):
 @pytest.mark.parametrize("spec", frequency_specs() + rappor_specs(), ids=lambda s: s.mechanism)
 def test_real_client_reports_round_trip_and_carry_the_fingerprint(spec):
     encoder = make_encoder(spec)
-    value = spec.domain[1] if getattr(spec, "domain", None) else ("yes" if spec.encoding == "boolean" else "v")
+    value = (
+        spec.domain[1] if getattr(spec, "domain", None) else ("yes" if spec.encoding == "boolean" else "v")
+    )
     for _ in range(20):
         report = encoder.encode(value)
         assert report.spec == spec.fingerprint
@@ -190,31 +202,37 @@ def test_real_client_reports_round_trip_and_carry_the_fingerprint(spec):
             assert data["cohort"] == encoder.state.cohort
 
 
-@pytest.mark.parametrize("raw, match", [
-    (b"", "truncated"),
-    (b"\x03\x00" + bytes(8), "version 3"),
-    (b"\x01\x40" + bytes(8), "unknown bits"),
-    (b"\x01\x01" + bytes(8) + b"\x07" + bytes(8), "type tag 7"),
-    (b"\x01\x00" + bytes(8) + b"\x00", "trailing"),
-    (b"\x01\x01" + bytes(8) + b"\x02\x00\x02\xff\xfe", "UTF-8"),
-    (b"\x01\x04" + bytes(8) + b"\x00\x05ab", "truncated: bits"),
-])
+@pytest.mark.parametrize(
+    "raw, match",
+    [
+        (b"", "truncated"),
+        (b"\x03\x00" + bytes(8), "version 3"),
+        (b"\x01\x40" + bytes(8), "unknown bits"),
+        (b"\x01\x01" + bytes(8) + b"\x07" + bytes(8), "type tag 7"),
+        (b"\x01\x00" + bytes(8) + b"\x00", "trailing"),
+        (b"\x01\x01" + bytes(8) + b"\x02\x00\x02\xff\xfe", "UTF-8"),
+        (b"\x01\x04" + bytes(8) + b"\x00\x05ab", "truncated: bits"),
+    ],
+)
 def test_malformed_bytes_name_the_problem(raw, match):
     with pytest.raises(ReportError, match=match):
         Report.from_bytes(raw)
 
 
-@pytest.mark.parametrize("line, match", [
-    ("{", "not valid JSON"),
-    ("[]", "JSON object"),
-    ('{"spec": "0123456789abcdef"}', "version"),
-    ('{"v": 1}', "fingerprint"),
-    ('{"v": 1, "spec": "xyz"}', "16-hex-digit"),
-    ('{"v": 1, "spec": "0123456789abcdef", "bits": "!!"}', "base64"),
-    ('{"v": 1, "spec": "0123456789abcdef", "cohort": -1}', "cohort"),
-    ('{"v": 1, "spec": "0123456789abcdef", "value": true}', "value"),
-    ('{"v": 1, "spec": "0123456789abcdef", "extra": 0}', "unknown fields"),
-])
+@pytest.mark.parametrize(
+    "line, match",
+    [
+        ("{", "not valid JSON"),
+        ("[]", "JSON object"),
+        ('{"spec": "0123456789abcdef"}', "version"),
+        ('{"v": 1}', "fingerprint"),
+        ('{"v": 1, "spec": "xyz"}', "16-hex-digit"),
+        ('{"v": 1, "spec": "0123456789abcdef", "bits": "!!"}', "base64"),
+        ('{"v": 1, "spec": "0123456789abcdef", "cohort": -1}', "cohort"),
+        ('{"v": 1, "spec": "0123456789abcdef", "value": true}', "value"),
+        ('{"v": 1, "spec": "0123456789abcdef", "extra": 0}', "unknown fields"),
+    ],
+)
 def test_malformed_json_names_the_problem(line, match):
     with pytest.raises(ReportError, match=match):
         Report.from_json(line)
@@ -238,8 +256,11 @@ DOMAINS = st.one_of(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(["binary-rr", "grr", "sue", "oue", "olh", "blh"]), DOMAINS,
-       st.floats(0.05, 8.0, allow_nan=False))
+@given(
+    st.sampled_from(["binary-rr", "grr", "sue", "oue", "olh", "blh"]),
+    DOMAINS,
+    st.floats(0.05, 8.0, allow_nan=False),
+)
 def test_frequency_spec_json_round_trip(mechanism, domain, epsilon):
     from ldp.specs.selection import FREQUENCY_MECHANISMS
 
@@ -252,14 +273,21 @@ def test_frequency_spec_json_round_trip(mechanism, domain, epsilon):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 256), st.integers(1, 8), st.integers(1, 256), st.sampled_from(["mmh3", "md5"]),
-       st.fractions(0, 1, max_denominator=1000).filter(lambda f: f < 1), st.data())
+@given(
+    st.integers(1, 256),
+    st.integers(1, 8),
+    st.integers(1, 256),
+    st.sampled_from(["mmh3", "md5"]),
+    st.fractions(0, 1, max_denominator=1000).filter(lambda f: f < 1),
+    st.data(),
+)
 def test_rappor_spec_json_round_trip(num_bits, num_hashes, num_cohorts, hash_name, f, data):
     num_hashes = min(num_hashes, num_bits)
     p = data.draw(st.fractions(0, 1, max_denominator=1000).filter(lambda x: 0 < x < 1))
     q = data.draw(st.fractions(p, 1, max_denominator=1000).filter(lambda x: p < x < 1))
-    spec = ldp.Rappor(num_bits=num_bits, num_hashes=num_hashes, num_cohorts=num_cohorts, f=f, p=p, q=q,
-                      hash=hash_name)
+    spec = ldp.Rappor(
+        num_bits=num_bits, num_hashes=num_hashes, num_cohorts=num_cohorts, f=f, p=p, q=q, hash=hash_name
+    )
     loaded = ldp.load_spec(json.loads(spec.to_json()))
     assert loaded == spec and loaded.fingerprint == spec.fingerprint
     assert (loaded.f, loaded.p, loaded.q) == (f, p, q)

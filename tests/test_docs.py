@@ -30,7 +30,9 @@ def _tracked_files() -> list[Path]:
         files = [ROOT / name for name in out.decode("utf-8").split("\0") if name]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: every file but the ignored places
         skip = {".git", ".venv", "site", "build", "dist", "__pycache__"}
-        files = [p for p in ROOT.rglob("*") if p.is_file() and not skip.intersection(p.relative_to(ROOT).parts)]
+        files = [
+            p for p in ROOT.rglob("*") if p.is_file() and not skip.intersection(p.relative_to(ROOT).parts)
+        ]
     return [p for p in files if p.is_file() and p.suffix in TEXT_SUFFIXES]
 
 
@@ -55,8 +57,15 @@ PAGES = {page.name: _anchors(page) for page in DOCS.glob("*.md")}
 
 
 def test_the_docs_exist():
-    for name in ("index.md", "mechanisms.md", "accounting.md", "report-format.md", "architecture.md", "cli.md",
-                 "adding-a-mechanism.md"):
+    for name in (
+        "index.md",
+        "mechanisms.md",
+        "accounting.md",
+        "report-format.md",
+        "architecture.md",
+        "cli.md",
+        "adding-a-mechanism.md",
+    ):
         assert name in PAGES, name
     assert {"oue", "rappor-epsilon", "numeric", "variance"} <= PAGES["mechanisms.md"]
 

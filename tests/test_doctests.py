@@ -35,13 +35,20 @@ MODULES = _module_names()
 
 
 def test_every_subpackage_is_walked():
-    for name in ("ldp.specs.frequency", "ldp.privacy.budget", "ldp.client.encoders",
-                 "ldp.aggregator.accumulators", "ldp.simulations.fast"):
+    for name in (
+        "ldp.specs.frequency",
+        "ldp.privacy.budget",
+        "ldp.client.encoders",
+        "ldp.aggregator.accumulators",
+        "ldp.simulations.fast",
+    ):
         assert name in MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, report=False)
+    result = doctest.testmod(
+        module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, report=False
+    )
     assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples failed in {name}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ldp
+from ldp.aggregator import make_aggregator
 from ldp.aggregator.cli import EXIT_REJECTS, aggregate
 from ldp.aggregator.engines import DASK_EXTRA_MESSAGE, aggregate_files
-from ldp.aggregator import make_aggregator
 from ldp.aggregator.partitions import plan_partitions, read_partition, renumber
 from ldp.aggregator.rejects import RejectsWriter
 from ldp.aggregator.writers import write_reports
@@ -65,7 +66,9 @@ def _bad_lines(spec):
 
 def _write(tmp_path, spec, fmt, n=900, dirty=False, seed=5):
     rng, values = np.random.default_rng(seed), _values(spec, n)
-    batches = [encode_batch(spec, values[i : i + 200], rng) for i in range(0, n, 200)]  # Parquet: a row group each
+    batches = [
+        encode_batch(spec, values[i : i + 200], rng) for i in range(0, n, 200)
+    ]  # Parquet: a row group each
     path = tmp_path / f"{spec.mechanism}-{seed}.{fmt}"
     write_reports(batches, path, spec)
     if dirty and fmt == "jsonl":
@@ -140,8 +143,8 @@ def test_local_workers_equal_one_process(tmp_path):
         _write(tmp_path, spec, fmt, dirty=True, seed=seed)
         for seed, fmt in enumerate(["jsonl", "parquet", "csv", "jsonl.gz", "jsonl"])
     ]
-    one, one_valid, one_rejects = _run_engine(spec, paths, tmp_path / "one.csv")
-    two, two_valid, two_rejects = _run_engine(spec, paths, tmp_path / "two.csv", workers=2, **SMALL)
+    one, one_valid, _one_rejects = _run_engine(spec, paths, tmp_path / "one.csv")
+    two, two_valid, _two_rejects = _run_engine(spec, paths, tmp_path / "two.csv", workers=2, **SMALL)
     assert two == one and two_valid == one_valid
     assert (tmp_path / "two.csv").read_text() == (tmp_path / "one.csv").read_text()
     pd.testing.assert_frame_equal(two.estimate(), one.estimate())
@@ -151,7 +154,7 @@ def test_byte_ranges_cover_every_line_once(tmp_path):
     """Any split of a JSON Lines file (blank lines, no final newline) reads each line once, numbered globally."""
     spec = SPECS["grr"]
     path = _write(tmp_path, spec, "jsonl", n=300, dirty=True)
-    reference, valid, rejects = _run_engine(spec, [path], tmp_path / "ref.jsonl")
+    reference, _valid, _rejects = _run_engine(spec, [path], tmp_path / "ref.jsonl")
     expected = (tmp_path / "ref.jsonl").read_text()
     for size in (1, 7, 64, 500, 10_000):
         acc, lines, got = make_aggregator(spec), 0, []
@@ -160,7 +163,7 @@ def test_byte_ranges_cover_every_line_once(tmp_path):
             acc = acc.merge(result.accumulator)
             got += renumber(part, result.rejects, lines)
             lines += result.lines
-        assert acc == reference and lines == len(open(path).read().splitlines())
+        assert acc == reference and lines == len(Path(path).read_text().splitlines())
         assert "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in got) == expected
 
 
@@ -173,7 +176,7 @@ def test_csv_byte_ranges_cover_every_row_once(tmp_path):
     """
     spec = SPECS["rappor"]
     path = _write(tmp_path, spec, "csv", n=400, dirty=True)
-    reference, valid, rejects = _run_engine(spec, [path], tmp_path / "ref.jsonl")
+    reference, _valid, rejects = _run_engine(spec, [path], tmp_path / "ref.jsonl")
     assert rejects.total == len(_bad_csv_lines(spec)) - 2  # the two blank lines are not rows
     expected = (tmp_path / "ref.jsonl").read_text()
     size = os.path.getsize(path)
@@ -208,14 +211,20 @@ def _ranges_result(spec, path, partition_bytes):
     final_newline=st.booleans(),
     partition_bytes=st.one_of(st.integers(1, 8), st.integers(1, 400)),
 )
-def test_csv_byte_ranges_equal_one_reader_on_random_files(tmp_path_factory, pieces, final_newline, partition_bytes):
+def test_csv_byte_ranges_equal_one_reader_on_random_files(
+    tmp_path_factory, pieces, final_newline, partition_bytes
+):
     """Random unquoted CSV (good rows, junk, blanks, CR, undecodable bytes, stray BOMs), random range size."""
     spec = SPECS["grr"]
     fp = spec.fingerprint.encode()
     good = [b"1," + fp + b"," + v.encode() for v in spec.domain]
     named = {
-        "bad": b"1," + fp, "blank": b"", "crlf": b"1," + fp + b",v3\r", "cr": b"1,\r" + fp,
-        "utf8": b"1," + fp + b",\xc3", "bom": b"\xef\xbb\xbf1," + fp + b",v1",
+        "bad": b"1," + fp,
+        "blank": b"",
+        "crlf": b"1," + fp + b",v3\r",
+        "cr": b"1,\r" + fp,
+        "utf8": b"1," + fp + b",\xc3",
+        "bom": b"\xef\xbb\xbf1," + fp + b",v1",
     }
     lines = [b"v,spec,value"] + [
         good[k % len(good)] if piece == "good" else named[piece] if isinstance(piece, str) else piece
@@ -241,7 +250,7 @@ def test_quoted_csv_is_one_partition(tmp_path):
     assert b'"' in path.read_bytes()
     parts = plan_partitions([str(path)], partition_bytes=100)
     assert [p.kind for p in parts] == ["file"]
-    accumulator, valid, rejects = _run_engine(spec, [str(path)], workers=2, partition_bytes=100)
+    _accumulator, valid, rejects = _run_engine(spec, [str(path)], workers=2, partition_bytes=100)
     assert valid == 300 and rejects.total == 0
 
 
@@ -249,7 +258,7 @@ def test_dask_rejects_have_file_and_global_line(tmp_path, scheduler):
     spec = SPECS["grr"]
     path = _write(tmp_path, spec, "jsonl", dirty=True)
     _run_engine(spec, [path], tmp_path / "r.jsonl", engine="dask", scheduler=scheduler, **SMALL)
-    lines = open(path).read().splitlines()
+    lines = Path(path).read_text().splitlines()
     records = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert len(records) == 4
     assert all(r["file"] == path and r["raw"] == lines[r["line"] - 1] for r in records)
@@ -276,7 +285,18 @@ def test_cli_dask_and_workers_match_local(tmp_path, scheduler):
         out, rejects = tmp_path / f"{name}.csv", tmp_path / f"{name}-rejects.jsonl"
         result = CliRunner().invoke(
             aggregate,
-            ["--spec", spec_path, reports, "--candidates", str(candidates), "--rejects", str(rejects), "-o", str(out), *extra],
+            [
+                "--spec",
+                spec_path,
+                reports,
+                "--candidates",
+                str(candidates),
+                "--rejects",
+                str(rejects),
+                "-o",
+                str(out),
+                *extra,
+            ],
             catch_exceptions=False,
         )
         assert result.exit_code == EXIT_REJECTS, result.stderr
@@ -298,7 +318,9 @@ def test_missing_dask_is_a_one_line_message_naming_the_extra(tmp_path, monkeypat
     monkeypatch.setattr(builtins, "__import__", no_dask)
     spec = SPECS["grr"]
     reports = _write(tmp_path, spec, "jsonl")
-    result = CliRunner().invoke(aggregate, ["--spec", _spec_file(tmp_path, spec), reports, "--engine", "dask"])
+    result = CliRunner().invoke(
+        aggregate, ["--spec", _spec_file(tmp_path, spec), reports, "--engine", "dask"]
+    )
     assert result.exit_code == 2
     assert result.stderr.strip() == f"Error: {DASK_EXTRA_MESSAGE}"
     assert 'pip install -e ".[dask]"' in result.stderr
@@ -336,11 +358,13 @@ def test_workers_read_stdin_in_the_main_process(tmp_path):
     spec_path = _spec_file(tmp_path, spec)
     reports = _write(tmp_path, spec, "jsonl", dirty=True)
     other = _write(tmp_path, spec, "parquet", seed=9)
-    text = open(reports).read()
+    text = Path(reports).read_text()
     results = []
     for extra in ([], ["--workers", "2"]):
         out = tmp_path / f"est{len(extra)}.csv"
-        result = CliRunner().invoke(aggregate, ["--spec", spec_path, "-", other, "-o", str(out), *extra], input=text)
+        result = CliRunner().invoke(
+            aggregate, ["--spec", spec_path, "-", other, "-o", str(out), *extra], input=text
+        )
         assert result.exit_code == EXIT_REJECTS, result.stderr
         assert "1,804 reports read from 2 files: 1,800 valid, 4 rejected" in result.stderr
         results.append(pd.read_csv(out))
@@ -373,8 +397,10 @@ def _one_line_error(result, *fragments):
 def test_stdin_given_twice_is_a_one_line_error(tmp_path, extra):
     """``ldp aggregate - -`` read stdin, closed it and crashed on the second read."""
     spec = SPECS["grr"]
-    text = open(_write(tmp_path, spec, "jsonl", n=20)).read()
-    result = CliRunner().invoke(aggregate, ["--spec", _spec_file(tmp_path, spec), "-", "-", *extra], input=text)
+    text = Path(_write(tmp_path, spec, "jsonl", n=20)).read_text()
+    result = CliRunner().invoke(
+        aggregate, ["--spec", _spec_file(tmp_path, spec), "-", "-", *extra], input=text
+    )
     _one_line_error(result, "standard input ('-') is given 2 times", "read only once")
     with pytest.raises(ParameterError, match="given 2 times"):
         _run_engine(spec, ["-", "-"])
@@ -382,23 +408,49 @@ def test_stdin_given_twice_is_a_one_line_error(tmp_path, extra):
 
 @pytest.mark.parametrize(
     "address",
-    ["nonsense", "tcp://host", "http://host:8786", "tcp://host:0", "tcp://host:65536", "", "tcp://:8786", "host:port",
-     "tcp://host:8786/path", "tcp://ho st:8786", "inproc://"],
+    [
+        "nonsense",
+        "tcp://host",
+        "http://host:8786",
+        "tcp://host:0",
+        "tcp://host:65536",
+        "",
+        "tcp://:8786",
+        "host:port",
+        "tcp://host:8786/path",
+        "tcp://ho st:8786",
+        "inproc://",
+    ],
 )
 def test_a_scheduler_that_is_not_an_address_is_refused_before_dask_starts(tmp_path, monkeypatch, address):
     """``--scheduler nonsense`` printed the error, hung 40 s and printed a traceback."""
     _refuse_dask(monkeypatch)
     spec = SPECS["grr"]
     result = CliRunner().invoke(
-        aggregate, ["--spec", _spec_file(tmp_path, spec), _write(tmp_path, spec, "jsonl", n=20), "--engine", "dask",
-                    "--scheduler", address])
+        aggregate,
+        [
+            "--spec",
+            _spec_file(tmp_path, spec),
+            _write(tmp_path, spec, "jsonl", n=20),
+            "--engine",
+            "dask",
+            "--scheduler",
+            address,
+        ],
+    )
     _one_line_error(result, f"--scheduler {address!r} is not a Dask scheduler address", "tcp://10.0.0.5:8786")
 
 
 @pytest.mark.parametrize(
     "address",
-    ["tcp://10.0.0.5:8786", "10.0.0.5:8786", "tls://scheduler.example.com:8786", "tcp://[::1]:8786", "ws://h_1:1",
-     "inproc://192.0.2.2/16230/1"],
+    [
+        "tcp://10.0.0.5:8786",
+        "10.0.0.5:8786",
+        "tls://scheduler.example.com:8786",
+        "tcp://[::1]:8786",
+        "ws://h_1:1",
+        "inproc://192.0.2.2/16230/1",
+    ],
 )
 def test_scheduler_address_forms_dask_accepts(address):
     from ldp.aggregator.engines import check_scheduler_address
@@ -418,20 +470,31 @@ def test_a_scheduler_that_does_not_answer_is_a_one_line_error_after_a_short_time
     """Nobody listens on the port: the error comes after SCHEDULER_TIMEOUT seconds (was 20 s, then a hang)."""
     import time
 
-    import ldp.aggregator.engines as engines
-
     import dask.distributed  # noqa: F401  (the test extra has it: missing, this fails)
+
+    import ldp.aggregator.engines as engines
 
     monkeypatch.setattr(engines, "SCHEDULER_TIMEOUT", 1)
     spec = SPECS["grr"]
     address = f"tcp://127.0.0.1:{_free_port()}"
     start = time.monotonic()
     result = CliRunner().invoke(
-        aggregate, ["--spec", _spec_file(tmp_path, spec), _write(tmp_path, spec, "jsonl", n=20), "--engine", "dask",
-                    "--scheduler", address])
+        aggregate,
+        [
+            "--spec",
+            _spec_file(tmp_path, spec),
+            _write(tmp_path, spec, "jsonl", n=20),
+            "--engine",
+            "dask",
+            "--scheduler",
+            address,
+        ],
+    )
     elapsed = time.monotonic() - start
     _one_line_error(result, f"cannot connect to the Dask scheduler {address!r} (waited up to 1 s)")
-    assert elapsed < 15, elapsed  # the timeout, plus Dask's import and the event loop's start on a busy machine
+    assert elapsed < 15, (
+        elapsed
+    )  # the timeout, plus Dask's import and the event loop's start on a busy machine
 
 
 def test_a_peer_that_is_not_a_scheduler_is_a_one_line_error(tmp_path):
@@ -458,8 +521,17 @@ def test_a_peer_that_is_not_a_scheduler_is_a_one_line_error(tmp_path):
         spec = SPECS["grr"]
         address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
         result = CliRunner().invoke(
-            aggregate, ["--spec", _spec_file(tmp_path, spec), _write(tmp_path, spec, "jsonl", n=20), "--engine", "dask",
-                        "--scheduler", address])
+            aggregate,
+            [
+                "--spec",
+                _spec_file(tmp_path, spec),
+                _write(tmp_path, spec, "jsonl", n=20),
+                "--engine",
+                "dask",
+                "--scheduler",
+                address,
+            ],
+        )
     finally:
         server.close()
         thread.join(timeout=10)
@@ -476,9 +548,14 @@ def test_workers_are_capped_at_two_per_cpu_without_starting_any(tmp_path, monkey
     spec = SPECS["grr"]
     spec_path, reports = _spec_file(tmp_path, spec), _write(tmp_path, spec, "jsonl", n=50)
     for workers in (5, 64):
-        result = CliRunner().invoke(aggregate, ["--spec", spec_path, reports, "--engine", engine, "--workers", str(workers)])
-        _one_line_error(result, f"--workers {workers} is too many for this machine: at most 4",
-                        "this process may use 2 CPUs")
+        result = CliRunner().invoke(
+            aggregate, ["--spec", spec_path, reports, "--engine", engine, "--workers", str(workers)]
+        )
+        _one_line_error(
+            result,
+            f"--workers {workers} is too many for this machine: at most 4",
+            "this process may use 2 CPUs",
+        )
         with pytest.raises(ParameterError, match="too many"):
             _run_engine(spec, [reports], engine=engine, workers=workers)
     if engine == "local":  # the cap itself is allowed

@@ -56,12 +56,16 @@ def test_params_rejects_basic_rappor(tmp_path):
 def test_counts_round_trip(tmp_path):
     rng = np.random.default_rng(1)
     n = rng.integers(0, 1000, SMALL.num_cohorts)
-    bits = rng.integers(0, 1, (SMALL.num_cohorts, SMALL.num_bits)) + (n[:, None] * rng.random((4, 16))).astype(int)
+    bits = rng.integers(0, 1, (SMALL.num_cohorts, SMALL.num_bits)) + (
+        n[:, None] * rng.random((4, 16))
+    ).astype(int)
     path = tmp_path / "counts.csv"
     write_counts(path, n, bits)
     lines = path.read_text().splitlines()
     assert len(lines) == SMALL.num_cohorts
-    assert lines[0].split(",")[0] == str(n[0]) and lines[0].split(",")[1] == str(bits[0, 0])  # N first, then bit 0
+    assert lines[0].split(",")[0] == str(n[0]) and lines[0].split(",")[1] == str(
+        bits[0, 0]
+    )  # N first, then bit 0
     n2, bits2 = read_counts(path, SMALL)
     np.testing.assert_array_equal(n2, n)
     np.testing.assert_array_equal(bits2, bits)
@@ -133,15 +137,38 @@ def test_cli_params_map_counts_and_decode_from_counts(tmp_path):
     spec_path.write_text(SMALL.to_json())
     _, reports = _reports(tmp_path, SMALL, ["a"] * 3000 + ["b"] * 2000)
     (tmp_path / "cands.txt").write_text("a\nb\nzzz\n")
-    out = runner.invoke(cli, ["google-rappor", "params", "--spec", str(spec_path), "-o", str(tmp_path / "params.csv")])
+    out = runner.invoke(
+        cli, ["google-rappor", "params", "--spec", str(spec_path), "-o", str(tmp_path / "params.csv")]
+    )
     assert out.exit_code == 0, out.output
     assert ldp.Rappor(**read_params(tmp_path / "params.csv")) == SMALL
-    out = runner.invoke(cli, ["google-rappor", "map", "--spec", str(spec_path), "--candidates",
-                              str(tmp_path / "cands.txt"), "-o", str(tmp_path / "map.csv")])
+    out = runner.invoke(
+        cli,
+        [
+            "google-rappor",
+            "map",
+            "--spec",
+            str(spec_path),
+            "--candidates",
+            str(tmp_path / "cands.txt"),
+            "-o",
+            str(tmp_path / "map.csv"),
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert read_map(tmp_path / "map.csv", SMALL).indices[0].tolist() == google_indices("a", 4, 2, 16)
-    out = runner.invoke(cli, ["google-rappor", "counts", "--spec", str(spec_path), str(reports),
-                              "-o", str(tmp_path / "counts.csv")])
+    out = runner.invoke(
+        cli,
+        [
+            "google-rappor",
+            "counts",
+            "--spec",
+            str(spec_path),
+            str(reports),
+            "-o",
+            str(tmp_path / "counts.csv"),
+        ],
+    )
     assert out.exit_code == 0, out.output
     n, bits = read_counts(tmp_path / "counts.csv", SMALL)
     assert n.sum() == 5000
@@ -154,21 +181,41 @@ def test_cli_errors_are_one_line(tmp_path):
     runner = CliRunner()
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(ldp.Rappor.boolean(f="1/4", p="1/4", q="3/4").to_json())
-    out = runner.invoke(cli, ["google-rappor", "params", "--spec", str(spec_path), "-o", str(tmp_path / "p.csv")])
+    out = runner.invoke(
+        cli, ["google-rappor", "params", "--spec", str(spec_path), "-o", str(tmp_path / "p.csv")]
+    )
     assert out.exit_code == 2
     assert "Error:" in out.output and "Traceback" not in out.output
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     spec_path.write_text(SMALL.to_json())
     rejects = tmp_path / "rejects.jsonl"
-    out = runner.invoke(cli, ["google-rappor", "counts", "--spec", str(spec_path), str(bad), "-o", str(tmp_path / "c.csv"),
-                              "--rejects", str(rejects)])
+    out = runner.invoke(
+        cli,
+        [
+            "google-rappor",
+            "counts",
+            "--spec",
+            str(spec_path),
+            str(bad),
+            "-o",
+            str(tmp_path / "c.csv"),
+            "--rejects",
+            str(rejects),
+        ],
+    )
     assert out.exit_code == 2  # as ldp aggregate: nothing could be read
-    assert out.output.startswith("Error: nothing could be read: 1 reports read from 1 file: 0 valid, 1 rejected (unparseable 1)")
+    assert out.output.startswith(
+        "Error: nothing could be read: 1 reports read from 1 file: 0 valid, 1 rejected (unparseable 1)"
+    )
     assert out.output.count("\n") == 1 and "Traceback" not in out.output
-    assert [(r["line"], r["reason"]) for r in map(json.loads, rejects.read_text().splitlines())] == [(1, "unparseable")]
+    assert [(r["line"], r["reason"]) for r in map(json.loads, rejects.read_text().splitlines())] == [
+        (1, "unparseable")
+    ]
     assert not (tmp_path / "c.csv").exists()
-    with pytest.raises(ParameterError, match=r"bad.jsonl:1: bad report \(unparseable\)"):  # library: no rejects writer
+    with pytest.raises(
+        ParameterError, match=r"bad.jsonl:1: bad report \(unparseable\)"
+    ):  # library: no rejects writer
         counts_from_reports(SMALL, [bad])
 
 
@@ -207,8 +254,12 @@ def test_counts_from_every_format_equal_counts_from_json_lines(tmp_path, fmt):
     n, bits = read_counts(outputs[fmt], SMALL)
     unpacked = np.unpackbits(batch.bits, axis=1, count=SMALL.num_bits)
     np.testing.assert_array_equal(n, np.bincount(batch.cohorts, minlength=SMALL.num_cohorts))
-    np.testing.assert_array_equal(bits, [unpacked[batch.cohorts == j].sum(axis=0) for j in range(SMALL.num_cohorts)])
-    for got, want in zip(counts_from_reports(SMALL, [paths[fmt]]), counts_from_reports(SMALL, [paths["jsonl"]])):
+    np.testing.assert_array_equal(
+        bits, [unpacked[batch.cohorts == j].sum(axis=0) for j in range(SMALL.num_cohorts)]
+    )
+    for got, want in zip(
+        counts_from_reports(SMALL, [paths[fmt]]), counts_from_reports(SMALL, [paths["jsonl"]])
+    ):
         np.testing.assert_array_equal(got, want)
 
 
@@ -226,12 +277,17 @@ def test_counts_send_bad_reports_to_rejects_and_count_the_rest(tmp_path, fmt, re
     lines = plain.read_text().splitlines()
     fp = SMALL.fingerprint
     if fmt.startswith("jsonl"):
-        bad = {12: ("unparseable", "{not json"),
-               101: ("cohort_out_of_range", json.dumps({"v": 1, "spec": fp, "cohort": 9, "bits": "AAA="})),
-               202: ("wrong_version", json.dumps({"v": 3, "spec": fp, "cohort": 1, "bits": "AAA="}))}
+        bad = {
+            12: ("unparseable", "{not json"),
+            101: ("cohort_out_of_range", json.dumps({"v": 1, "spec": fp, "cohort": 9, "bits": "AAA="})),
+            202: ("wrong_version", json.dumps({"v": 3, "spec": fp, "cohort": 1, "bits": "AAA="})),
+        }
     else:
-        bad = {12: ("unparseable", f"1,{fp}"), 101: ("cohort_out_of_range", f"1,{fp},9,AAA="),
-               202: ("wrong_version", f"1.0,{fp},1,AAA=")}
+        bad = {
+            12: ("unparseable", f"1,{fp}"),
+            101: ("cohort_out_of_range", f"1,{fp},9,AAA="),
+            202: ("wrong_version", f"1.0,{fp},1,AAA="),
+        }
     for line, (_, text) in sorted(bad.items()):
         lines.insert(line - 1, text)
     dirty = tmp_path / f"dirty.{fmt}"
@@ -240,7 +296,17 @@ def test_counts_send_bad_reports_to_rejects_and_count_the_rest(tmp_path, fmt, re
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(SMALL.to_json())
     rejects = tmp_path / rejects_name
-    result = _counts_cli("--spec", spec_path, dirty, "--rejects", rejects, "-o", tmp_path / "counts-dirty.csv", "--chunk-size", 50)
+    result = _counts_cli(
+        "--spec",
+        spec_path,
+        dirty,
+        "--rejects",
+        rejects,
+        "-o",
+        tmp_path / "counts-dirty.csv",
+        "--chunk-size",
+        50,
+    )
     assert result.exit_code == EXIT_REJECTS, result.output
     assert "303 reports read from 1 file: 300 valid, 3 rejected" in result.stderr
     assert f"rejects written to {rejects}" in result.stderr
@@ -291,6 +357,8 @@ def test_params_warns_when_the_spec_does_not_hash_like_google(tmp_path, hash_nam
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, p="0.5", q="0.75", f="0.5", hash=hash_name)
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(spec.to_json())
-    out = CliRunner().invoke(cli, ["google-rappor", "params", "--spec", str(spec_path), "-o", str(tmp_path / "p.csv")])
+    out = CliRunner().invoke(
+        cli, ["google-rappor", "params", "--spec", str(spec_path), "-o", str(tmp_path / "p.csv")]
+    )
     assert out.exit_code == 0, out.output
     assert ("warning:" in out.output and "hash_candidates.py with md5" in out.output) is warned

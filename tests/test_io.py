@@ -106,7 +106,15 @@ def test_reports_of_another_spec_are_not_written(tmp_path):
 
 @pytest.mark.parametrize(
     "name, fmt",
-    [("a.jsonl", "jsonl"), ("a.ndjson", "jsonl"), ("a.JSONL.GZ", "jsonl"), ("b.csv", "csv"), ("b.csv.gz", "csv"), ("c.parquet", "parquet"), ("-", "jsonl")],
+    [
+        ("a.jsonl", "jsonl"),
+        ("a.ndjson", "jsonl"),
+        ("a.JSONL.GZ", "jsonl"),
+        ("b.csv", "csv"),
+        ("b.csv.gz", "csv"),
+        ("c.parquet", "parquet"),
+        ("-", "jsonl"),
+    ],
 )
 def test_report_format_by_extension(name, fmt):
     assert report_format(name) == fmt
@@ -161,7 +169,9 @@ def _rappor_bad_lines(fp):
         "unexpected_field": json.dumps({"v": 1, "spec": fp, "cohort": 1, "bits": good_bits, "seed": 4}),
         "wrong_version": json.dumps({"v": 3, "spec": fp, "cohort": 1, "bits": good_bits}),
         "wrong_spec": json.dumps({"v": 1, "spec": "0123456789abcdef", "cohort": 1, "bits": good_bits}),
-        "wrong_length": json.dumps({"v": 1, "spec": fp, "cohort": 1, "bits": base64.b64encode(b"\x01\x02\x03").decode()}),
+        "wrong_length": json.dumps(
+            {"v": 1, "spec": fp, "cohort": 1, "bits": base64.b64encode(b"\x01\x02\x03").decode()}
+        ),
         "bad_encoding": json.dumps({"v": 1, "spec": fp, "cohort": 1, "bits": "!!!!"}),
         "cohort_out_of_range": json.dumps({"v": 1, "spec": fp, "cohort": 8, "bits": good_bits}),
     }
@@ -212,7 +222,11 @@ def test_grr_value_out_of_domain_and_string_forms(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     got, rejects = _read_all(path, spec)
-    assert [(r.line, r.reason) for r in rejects] == [(2, "value_out_of_domain"), (4, "bad_encoding"), (5, "missing_field")]
+    assert [(r.line, r.reason) for r in rejects] == [
+        (2, "value_out_of_domain"),
+        (4, "bad_encoding"),
+        (5, "missing_field"),
+    ]
     assert sorted(got.values.tolist()) == [1, 2]
 
 
@@ -229,7 +243,11 @@ def test_olh_bucket_and_seed_out_of_range(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     got, rejects = _read_all(path, spec)
-    assert [(r.line, r.reason) for r in rejects] == [(2, "value_out_of_domain"), (3, "seed_out_of_range"), (4, "seed_out_of_range")]
+    assert [(r.line, r.reason) for r in rejects] == [
+        (2, "value_out_of_domain"),
+        (3, "seed_out_of_range"),
+        (4, "seed_out_of_range"),
+    ]
     assert got.seeds.tolist() == [12, 13] and got.values.tolist() == [0, 1]
 
 
@@ -237,16 +255,22 @@ def test_csv_bad_rows_have_their_file_line(tmp_path):
     spec = GRR_STR
     fp = spec.fingerprint
     text = (
-        "v,spec,value\n"
-        f"1,{fp},a\n"
-        f'1,{fp},"b,c"\n'
-        f"1,{fp},zzz\n"  # line 4: not in the domain
-        f"1,{fp}\n"  # line 5: too few fields
-        "\n"
-        f"3,{fp},a\n"  # line 7: wrong version (3 is unknown)
-        f'1,{fp},"q""x"\n'
-        f"1,{fp},d\n"
-    ).encode() + b"1," + fp.encode() + b",\xff\xfe\n" + f"1,{fp},a\n".encode()  # line 10: bad UTF-8
+        (
+            "v,spec,value\n"
+            f"1,{fp},a\n"
+            f'1,{fp},"b,c"\n'
+            f"1,{fp},zzz\n"  # line 4: not in the domain
+            f"1,{fp}\n"  # line 5: too few fields
+            "\n"
+            f"3,{fp},a\n"  # line 7: wrong version (3 is unknown)
+            f'1,{fp},"q""x"\n'
+            f"1,{fp},d\n"
+        ).encode()
+        + b"1,"
+        + fp.encode()
+        + b",\xff\xfe\n"
+        + f"1,{fp},a\n".encode()
+    )  # line 10: bad UTF-8
     path = tmp_path / "r.csv"
     path.write_bytes(text)
     got, rejects = _read_all(path, spec, chunk_size=3)
@@ -341,7 +365,9 @@ def test_version_is_checked_strictly_in_text_formats(tmp_path, fmt, chunk_size):
         rows = [(v, g, ok or (v == "1" and g is None)) for v, g, ok in rows]
     path = _version_file(tmp_path, fmt, rows)
     got, rejects = _read_all(path, GRR_STR, chunk_size=chunk_size)
-    assert [r.line for r in rejects] == [i + 1 + (fmt == "csv") for i, (_, _, ok) in enumerate(rows) if not ok]
+    assert [r.line for r in rejects] == [
+        i + 1 + (fmt == "csv") for i, (_, _, ok) in enumerate(rows) if not ok
+    ]
     assert {r.reason for r in rejects} == {"wrong_version"}
     assert all("version" in r.detail for r in rejects)
     assert len(got) == sum(ok for _, _, ok in rows)
@@ -362,7 +388,14 @@ def test_version_is_checked_strictly_in_text_formats(tmp_path, fmt, chunk_size):
 )
 def test_version_is_checked_strictly_in_parquet(tmp_path, column, groups, accepted):
     spec = GRR_STR
-    table = pa.table({"v": column, "spec": [spec.fingerprint] * 2, "value": ["a", "d"], "group": pa.array(groups, pa.string())})
+    table = pa.table(
+        {
+            "v": column,
+            "spec": [spec.fingerprint] * 2,
+            "value": ["a", "d"],
+            "group": pa.array(groups, pa.string()),
+        }
+    )
     path = tmp_path / "r.parquet"
     pq.write_table(table, path)
     got, rejects = _read_all(path, spec)
@@ -370,7 +403,12 @@ def test_version_is_checked_strictly_in_parquet(tmp_path, column, groups, accept
     assert all(r.reason == "wrong_version" for r in rejects)
     assert len(got) == sum(accepted)
     for i, ok in enumerate(accepted):  # check_report agrees row by row
-        row = {"v": column[i].as_py(), "spec": spec.fingerprint, "value": "a", **({"group": groups[i]} if groups[i] else {})}
+        row = {
+            "v": column[i].as_py(),
+            "spec": spec.fingerprint,
+            "value": "a",
+            **({"group": groups[i]} if groups[i] else {}),
+        }
         assert (_expected(spec, row) is not None) == ok
 
 
@@ -386,7 +424,10 @@ def test_report_names_the_version_field():
 
 def test_frequency_reports_with_a_group_are_counted_and_the_group_ignored(tmp_path):
     spec = GRR_STR
-    rows = [{"v": 2, "spec": spec.fingerprint, "value": "a", "group": "g"}, {"v": 1, "spec": spec.fingerprint, "value": "d"}]
+    rows = [
+        {"v": 2, "spec": spec.fingerprint, "value": "a", "group": "g"},
+        {"v": 1, "spec": spec.fingerprint, "value": "d"},
+    ]
     path = tmp_path / "r.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     got, rejects = _read_all(path, spec)
@@ -453,7 +494,9 @@ def _csv_report(header, row):
         text = _csv_text(row.get(name))
         if text == "":
             continue
-        out[name] = int(text) if name in ("v", "seed", "cohort") and re.fullmatch(r"[+-]?[0-9]+", text) else text
+        out[name] = (
+            int(text) if name in ("v", "seed", "cohort") and re.fullmatch(r"[+-]?[0-9]+", text) else text
+        )
     return out
 
 
@@ -494,7 +537,12 @@ _VERSION_CASES = [  # v must be an integer, 1 or 2; a group needs version 2
 ]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     rows=st.lists(_report_dicts(), min_size=1, max_size=80),
     chunk_size=st.sampled_from([3, 40, 1000]),
@@ -514,12 +562,17 @@ def test_reader_decides_exactly_like_check_report(tmp_path_factory, rows, chunk_
     assert all(r.reason in REASONS for r in rejects)
     valid = [e for e in expected if e is not None]
     groups = got.groups if got.groups is not None else [None] * len(got)
-    assert sorted(zip(got.cohorts.tolist(), (b.tobytes() for b in got.bits), (g or "" for g in groups))) == sorted(
-        (e.cohort, e.bits, e.group or "") for e in valid
-    )
+    assert sorted(
+        zip(got.cohorts.tolist(), (b.tobytes() for b in got.bits), (g or "" for g in groups))
+    ) == sorted((e.cohort, e.bits, e.group or "") for e in valid)
 
 
-@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     data=st.binary(max_size=2000),
     ext=st.sampled_from(["jsonl", "csv", "parquet"]),
@@ -533,7 +586,9 @@ def test_random_bytes_never_crash_the_readers(tmp_path_factory, data, ext, name,
     path.write_bytes(data)
     try:
         got, rejects = _read_all(path, spec, chunk_size=chunk_size)
-    except ParameterError:  # only a file that cannot be read at all (not Parquet) fails, and with a clear error
+    except (
+        ParameterError
+    ):  # only a file that cannot be read at all (not Parquet) fails, and with a clear error
         assert ext == "parquet"
         return
     assert len(got) + len(rejects) <= data.count(b"\n") + 1
@@ -551,7 +606,12 @@ _cells = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     data=st.data(),
     name=st.sampled_from(["grr-str", "oue", "rappor", "olh"]),
@@ -586,7 +646,8 @@ def test_every_csv_row_is_counted_or_rejected(tmp_path_factory, data, name, chun
     got, rejects = _read_all(path, spec, chunk_size=chunk_size)
     assert len(got) + len(rejects) == len(rows)
     assert sorted(r.line for r in rejects) == [
-        i + 2 for i, row in enumerate(rows)
+        i + 2
+        for i, row in enumerate(rows)
         if len(row) != len(header) or _expected(spec, _csv_report(header, dict(zip(header, row)))) is None
     ]
     assert all(r.reason in REASONS for r in rejects)
@@ -623,7 +684,10 @@ def test_validate_columns_reads_fixed_size_binary_and_dictionary_columns():
 def test_rejects_writer_formats_and_counts(tmp_path, suffix):
     from ldp.aggregator.rejects import Reject
 
-    items = [Reject("a.jsonl", 3, "wrong_spec", "report is for spec x", '{"v":1}'), Reject("a.jsonl", 9, "unparseable", "bad, \"json\"", "{,\n")]
+    items = [
+        Reject("a.jsonl", 3, "wrong_spec", "report is for spec x", '{"v":1}'),
+        Reject("a.jsonl", 9, "unparseable", 'bad, "json"', "{,\n"),
+    ]
     path = tmp_path / f"rejects.{suffix}"
     with RejectsWriter(path) as writer:
         writer.write(items)
@@ -648,7 +712,10 @@ def test_rejects_jsonl_is_one_line_per_reject_even_with_unicode_line_breaks(tmp_
     """
     from ldp.aggregator.rejects import Reject
 
-    items = [Reject("a.jsonl", 1, "unparseable", "not JSON", raw) for raw in ("\x85", "a\u2028b", "\u2029", "caf\u00e9")]
+    items = [
+        Reject("a.jsonl", 1, "unparseable", "not JSON", raw)
+        for raw in ("\x85", "a\u2028b", "\u2029", "caf\u00e9")
+    ]
     path = tmp_path / "rejects.jsonl"
     with RejectsWriter(path) as writer:
         writer.write(items)
@@ -740,7 +807,9 @@ def test_pathological_json_is_rejected_not_raised(tmp_path):
 def test_csv_huge_integer_cells_are_rejected(tmp_path):
     spec = RAPPOR
     path = tmp_path / "r.csv"
-    path.write_text(f"v,spec,cohort,bits\n1,{spec.fingerprint},{'9' * 5000},AAA=\n1,{spec.fingerprint},1,AAA=\n")
+    path.write_text(
+        f"v,spec,cohort,bits\n1,{spec.fingerprint},{'9' * 5000},AAA=\n1,{spec.fingerprint},1,AAA=\n"
+    )
     got, rejects = _read_all(path, spec)
     assert [(r.line, r.reason) for r in rejects] == [(2, "bad_encoding")]
     assert got.cohorts.tolist() == [1]
@@ -750,9 +819,26 @@ def test_csv_huge_integer_cells_are_rejected(tmp_path):
 
 _CSV_SPEC = ldp.GRR(domain=("a", "b", "c d"), epsilon=1.0)
 _CSV_PIECES = [
-    "1,{fp},a", "1,{fp},b", "1,{fp},c d", "1,{fp}", "1,{fp},a,", "", "  ", ",", "v,spec,value",
-    "1,{fp},a\r", "1,{fp},\ra", "1,{fp},a\x00", "\ufeff1,{fp},b", '1,{fp},"a"', '"1,{fp}\n,a"', '1,{fp},"c d',
-    "2,{fp},a", "1,{fp},z", " 1,{fp},a", "1,{fp},a\x85",
+    "1,{fp},a",
+    "1,{fp},b",
+    "1,{fp},c d",
+    "1,{fp}",
+    "1,{fp},a,",
+    "",
+    "  ",
+    ",",
+    "v,spec,value",
+    "1,{fp},a\r",
+    "1,{fp},\ra",
+    "1,{fp},a\x00",
+    "\ufeff1,{fp},b",
+    '1,{fp},"a"',
+    '"1,{fp}\n,a"',
+    '1,{fp},"c d',
+    "2,{fp},a",
+    "1,{fp},z",
+    " 1,{fp},a",
+    "1,{fp},a\x85",
 ]
 
 
@@ -779,7 +865,8 @@ def _accumulate_chunks(spec, chunks):
 @settings(max_examples=300, deadline=None)
 @given(
     pieces=st.lists(
-        st.one_of(st.sampled_from(_CSV_PIECES), st.binary(max_size=10).map(lambda b: b.decode("latin-1"))), max_size=30
+        st.one_of(st.sampled_from(_CSV_PIECES), st.binary(max_size=10).map(lambda b: b.decode("latin-1"))),
+        max_size=30,
     ),
     bad_utf8=st.lists(st.integers(0, 30), max_size=2),
     line_end=st.sampled_from(["\n", "\r\n"]),
@@ -788,7 +875,9 @@ def _accumulate_chunks(spec, chunks):
     header=st.booleans(),
     chunk_size=st.sampled_from([1, 2, 5, 100]),
 )
-def test_csv_bulk_split_equals_the_csv_module(pieces, bad_utf8, line_end, final_newline, bom, header, chunk_size):
+def test_csv_bulk_split_equals_the_csv_module(
+    pieces, bad_utf8, line_end, final_newline, bom, header, chunk_size
+):
     """The reader's bulk path gives exactly the csv module's reports and rejects, whatever the lines."""
     from ldp.aggregator.io import read_csv_stream
 
@@ -798,9 +887,15 @@ def test_csv_bulk_split_equals_the_csv_module(pieces, bad_utf8, line_end, final_
         lines.insert(min(k, len(lines)), b"1,\xff\xfe")
     if not header:
         lines.insert(0, b"v,spec,value")
-    data = (b"\xef\xbb\xbf" if bom else b"") + line_end.encode().join(lines) + (line_end.encode() if final_newline else b"")
+    data = (
+        (b"\xef\xbb\xbf" if bom else b"")
+        + line_end.encode().join(lines)
+        + (line_end.encode() if final_newline else b"")
+    )
     names = ("v", "spec", "value") if header else None
-    got = _accumulate_chunks(spec, read_csv_stream(io.BytesIO(data), "f.csv", spec, chunk_size=chunk_size, header=names))
+    got = _accumulate_chunks(
+        spec, read_csv_stream(io.BytesIO(data), "f.csv", spec, chunk_size=chunk_size, header=names)
+    )
     expected = _csv_reference(data, spec, header=names)
     assert got[0] == expected[0]
     assert got[1] == expected[1]

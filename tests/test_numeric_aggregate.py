@@ -93,8 +93,12 @@ def test_grid_variances_match_formulas(epsilon):
 
 
 def test_worst_case_table_of_formulas():
-    expected = {0.5: (32.0, 16.67, 21.22, 16.67), 1: (8.0, 4.683, 5.224, 4.289), 2: (2.0, 1.724, 1.228, 1.042),
-                4: (0.5, 1.076, 0.241, 0.219)}
+    expected = {
+        0.5: (32.0, 16.67, 21.22, 16.67),
+        1: (8.0, 4.683, 5.224, 4.289),
+        2: (2.0, 1.724, 1.228, 1.042),
+        4: (0.5, 1.076, 0.241, 0.219),
+    }
     for eps, (lap, duchi, pm, hm) in expected.items():
         assert nm.worst_case_variance("laplace", eps) == pytest.approx(lap, rel=1e-3)
         assert nm.worst_case_variance("duchi", eps) == pytest.approx(duchi, rel=1e-3)
@@ -188,8 +192,12 @@ def test_lower_bound_holds_on_the_worst_population():
     for eps in (0.1, 1.0, 8.0):
         bound = nm.mean_lower_bound(eps, 1)
         assert bound == pytest.approx(nm.duchi_variance(eps, 0.0))
-        for name, formula in (("laplace", nm.laplace_variance), ("duchi", nm.duchi_variance),
-                              ("piecewise", nm.pm_variance), ("hybrid", nm.hm_variance)):
+        for name, formula in (
+            ("laplace", nm.laplace_variance),
+            ("duchi", nm.duchi_variance),
+            ("piecewise", nm.pm_variance),
+            ("hybrid", nm.hm_variance),
+        ):
             iid = (formula(eps, 1.0) + formula(eps, -1.0)) / 2 + 1.0  # E[Var[y|t]] + Var(t)
             assert iid >= bound * (1 - 1e-12), name
             if name == "duchi":

@@ -67,7 +67,7 @@ def test_exact_epsilon_hybrid(epsilon):
 
 
 def test_hm_switch_and_alpha():
-    assert nm.HM_EPSILON_STAR == pytest.approx(0.60935, abs=1e-5)
+    assert pytest.approx(0.60935, abs=1e-5) == nm.HM_EPSILON_STAR
     assert ldp.Hybrid(epsilon=0.5).alpha == 0
     assert float(ldp.Hybrid(epsilon=2).alpha) == pytest.approx(1 - math.exp(-1), abs=1e-9)
 
@@ -165,8 +165,12 @@ def test_report_check_rejects_values_outside_the_support():
 def test_budget_ledger_refuses_gaussian(tmp_path):
     from ldp.privacy.budget import Budget
 
-    gaussian = make_encoder(ldp.Gaussian(epsilon=1, delta=1e-5, grid=8), ledger=tmp_path / "l.json", budget=Budget(epsilon=4))
-    with pytest.raises(ParameterError, match="delta"):  # the pure-ε ledger cannot account for δ: nothing is sent
+    gaussian = make_encoder(
+        ldp.Gaussian(epsilon=1, delta=1e-5, grid=8), ledger=tmp_path / "l.json", budget=Budget(epsilon=4)
+    )
+    with pytest.raises(
+        ParameterError, match="delta"
+    ):  # the pure-ε ledger cannot account for δ: nothing is sent
         gaussian.encode(0.5)
     encoder = make_encoder(ldp.Duchi(epsilon=1), ledger=tmp_path / "d.json", budget=Budget(epsilon=2))
     encoder.encode(0.5)
@@ -175,7 +179,9 @@ def test_budget_ledger_refuses_gaussian(tmp_path):
         encoder.encode(0.5)
 
 
-@pytest.mark.parametrize("spec", [ldp.Duchi(epsilon=1.0), ldp.Piecewise(epsilon=1.0, grid=4)], ids=["duchi", "pm"])
+@pytest.mark.parametrize(
+    "spec", [ldp.Duchi(epsilon=1.0), ldp.Piecewise(epsilon=1.0, grid=4)], ids=["duchi", "pm"]
+)
 def test_empirical_privacy_through_the_csprng_client(spec):
     """Observed output frequencies of the two extreme inputs respect e^ε (one-sided, α = 1e-6 per output)."""
     from scipy.stats import norm

@@ -39,7 +39,9 @@ def test_mse_matches_theory_over_repeats():
     for _, part in results.groupby("mechanism"):
         ratio = (part["mse"] / part["theory_mse"]).mean()  # mean of chi-square(1) by the CLT
         assert abs(ratio - 1) <= Z * math.sqrt(2 / repeats)
-        assert (part["formula_mse"] / part["theory_mse"]).between(0.98, 1.02).all()  # grid ≈ docs/mechanisms.md#numeric
+        assert (
+            (part["formula_mse"] / part["theory_mse"]).between(0.98, 1.02).all()
+        )  # grid ≈ docs/mechanisms.md#numeric
     summary = summarize_numeric(results)
     text = format_numeric_report(summary)
     assert "Best mechanism per epsilon" in text
@@ -55,8 +57,27 @@ def test_cli_numeric_sweep_and_real_data(tmp_path):
     out = tmp_path / "r.csv"
     result = CliRunner().invoke(
         cli,
-        ["simulate", "-m", "duchi,hybrid,auto,gaussian", "-e", "0.1,8", "-n", "2000", "-r", "2", "--seed", "1",
-         "--distribution", "beta:2,5", "--low", "0", "--high", "100", "-o", str(out)],
+        [
+            "simulate",
+            "-m",
+            "duchi,hybrid,auto,gaussian",
+            "-e",
+            "0.1,8",
+            "-n",
+            "2000",
+            "-r",
+            "2",
+            "--seed",
+            "1",
+            "--distribution",
+            "beta:2,5",
+            "--low",
+            "0",
+            "--high",
+            "100",
+            "-o",
+            str(out),
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -64,10 +85,29 @@ def test_cli_numeric_sweep_and_real_data(tmp_path):
     frame = pd.read_csv(out)
     assert set(frame["mechanism"]) == {"duchi", "hybrid", "auto", "gaussian"}
     data = tmp_path / "d.csv"
-    data.write_text("minutes\n" + "\n".join(str(v) for v in np.random.default_rng(0).exponential(10, 500)) + "\n")
+    data.write_text(
+        "minutes\n" + "\n".join(str(v) for v in np.random.default_rng(0).exponential(10, 500)) + "\n"
+    )
     result = CliRunner().invoke(
-        cli, ["simulate", "-m", "piecewise", "-e", "1", "--data", str(data), "--column", "minutes", "--as-users",
-              "--high", "60", "--seed", "2", "-r", "1"],
+        cli,
+        [
+            "simulate",
+            "-m",
+            "piecewise",
+            "-e",
+            "1",
+            "--data",
+            str(data),
+            "--column",
+            "minutes",
+            "--as-users",
+            "--high",
+            "60",
+            "--seed",
+            "2",
+            "-r",
+            "1",
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -76,24 +116,40 @@ def test_cli_numeric_sweep_and_real_data(tmp_path):
 
 def test_lower_bound_is_on_the_fixed_data_scale_duchi_attains_it():
     """The lower bound (docs/mechanisms.md#lower-bounds) minus the users' own sampling variance: Duchi's exact fixed-data variance sits on it."""
-    results = run_numeric("duchi,stochastic-rounding,piecewise", [0.5, 2.0], 3000, distribution="beta",
-                          low=0, high=100, repeats=1, seed=4)
+    results = run_numeric(
+        "duchi,stochastic-rounding,piecewise",
+        [0.5, 2.0],
+        3000,
+        distribution="beta",
+        low=0,
+        high=100,
+        repeats=1,
+        seed=4,
+    )
     for row in results.itertuples():
         iid_line = (1 / math.tanh(row.epsilon / 2)) ** 2 / row.users * 50.0**2  # half width 50
         assert row.lower_bound < iid_line
-        if row.resolved in ("duchi", "stochastic-rounding"):  # rational p calibrated toward privacy: C' >= coth
+        if row.resolved in (
+            "duchi",
+            "stochastic-rounding",
+        ):  # rational p calibrated toward privacy: C' >= coth
             assert row.theory_mse >= row.lower_bound * (1 - 1e-12)
             assert row.theory_mse == pytest.approx(row.lower_bound, rel=1e-6)
 
 
-@pytest.mark.parametrize("low, high, needle", [
-    (-1e308, 1e308, "high - low overflows a double"),
-    (-1e150, 1e150, "is too wide at epsilon=1"),
-])
+@pytest.mark.parametrize(
+    "low, high, needle",
+    [
+        (-1e308, 1e308, "high - low overflows a double"),
+        (-1e150, 1e150, "is too wide at epsilon=1"),
+    ],
+)
 def test_a_range_with_non_finite_derived_values_is_refused_before_drawing(monkeypatch, low, high, needle):
     """±1e308 used to make the mean −inf (and NaN values in the population): refused at spec time."""
     import ldp.simulations.numeric as numeric
 
-    monkeypatch.setattr(numeric.NumericPopulation, "draw", lambda *a: pytest.fail("users drawn before the specs"))
+    monkeypatch.setattr(
+        numeric.NumericPopulation, "draw", lambda *a: pytest.fail("users drawn before the specs")
+    )
     with pytest.raises(ParameterError, match=needle):
         run_numeric("duchi", "1", 100, "uniform", low=low, high=high, repeats=1, seed=0)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import ldp
-import ldp.aggregator  # noqa: F401 - registers the accumulators
-import ldp.client  # noqa: F401 - registers the encoders
-import ldp.simulations  # noqa: F401 - registers the fast simulators
+import ldp.aggregator
+import ldp.client
+import ldp.simulations
 from ldp.errors import ParameterError
 from ldp.plugins import ROLES, has_implementation, implementation, implements
 from ldp.specs import FrequencySpec, NumericSpec
@@ -23,8 +23,9 @@ def test_every_mechanism_has_its_client_and_aggregator_pieces(name, role):
     assert has_implementation(registered_specs()[name], role)
 
 
-@pytest.mark.parametrize("name", sorted(n for n, c in registered_specs().items()
-                                        if issubclass(c, FrequencySpec)))
+@pytest.mark.parametrize(
+    "name", sorted(n for n, c in registered_specs().items() if issubclass(c, FrequencySpec))
+)
 def test_every_frequency_oracle_has_a_fast_simulator(name):
     assert has_implementation(registered_specs()[name], "fast_simulator")
 
@@ -45,8 +46,11 @@ def test_the_layers_report_an_unplugged_spec_by_name():
     from ldp.client import encode_batch, make_encoder
 
     spec = object.__new__(_Unplugged)
-    for call in (lambda: make_encoder(spec), lambda: make_aggregator(spec),
-                 lambda: encode_batch(spec, ["a"], np.random.default_rng(0))):
+    for call in (
+        lambda: make_encoder(spec),
+        lambda: make_aggregator(spec),
+        lambda: encode_batch(spec, ["a"], np.random.default_rng(0)),
+    ):
         with pytest.raises(ParameterError, match="_Unplugged"):
             call()
 
@@ -65,13 +69,17 @@ def test_unknown_role_is_an_error():
         implementation(ldp.GRR, "decoder")
 
 
-@pytest.mark.parametrize("spec", [
-    ldp.GRR(domain=("a", "b", "c"), epsilon=1.0),
-    ldp.OUE(domain=("a", "b", "c"), epsilon=1.0),
-    ldp.OLH(domain=("a", "b", "c"), epsilon=1.0),
-    ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
-    ldp.Duchi(epsilon=1.0, low=0.0, high=1.0),
-], ids=lambda s: s.mechanism)
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ldp.GRR(domain=("a", "b", "c"), epsilon=1.0),
+        ldp.OUE(domain=("a", "b", "c"), epsilon=1.0),
+        ldp.OLH(domain=("a", "b", "c"), epsilon=1.0),
+        ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
+        ldp.Duchi(epsilon=1.0, low=0.0, high=1.0),
+    ],
+    ids=lambda s: s.mechanism,
+)
 def test_the_registry_gives_the_same_objects_the_layers_use(spec):
     from ldp.aggregator import make_aggregator
     from ldp.client import make_encoder
@@ -97,13 +105,19 @@ def test_the_mechanism_lists_are_views_of_the_one_registry():
     registered = set(registered_specs())
     assert set(FREQUENCY_MECHANISMS) | set(NUMERIC_MECHANISMS) | {"rappor"} == registered
     assert set(MECHANISMS) == registered | {"auto"}
-    assert list(FREQUENCY_MECHANISMS) == ["binary-rr", "grr", "blh", "olh", "oue", "sue"]  # smaller reports first
+    assert list(FREQUENCY_MECHANISMS) == [
+        "binary-rr",
+        "grr",
+        "blh",
+        "olh",
+        "oue",
+        "sue",
+    ]  # smaller reports first
     assert all(registered_specs()[name] is cls for name, cls in FREQUENCY_MECHANISMS.items())
 
 
 def test_a_newly_registered_mechanism_appears_in_the_lists(monkeypatch):
-    from ldp.specs import FREQUENCY_MECHANISMS
-    from ldp.specs import base
+    from ldp.specs import FREQUENCY_MECHANISMS, base
 
     class Newcomer(ldp.GRR):
         mechanism = "newcomer"
@@ -119,10 +133,17 @@ def test_every_mechanism_describes_its_privacy_or_says_why_not(name):
     from ldp.specs.pairs import PrivacyPiece
 
     cls = registered_specs()[name]
-    spec = {"rappor": lambda: cls(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
-            "gaussian": lambda: cls(epsilon=1.0, delta=1e-6, low=0.0, high=1.0)}.get(
-        name, lambda: cls(epsilon=1.0, low=0.0, high=1.0) if issubclass(cls, NumericSpec)
-        else cls(domain=("a", "b") if name == "binary-rr" else ("a", "b", "c"), epsilon=1.0))()
+    spec = {
+        "rappor": lambda: cls(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
+        "gaussian": lambda: cls(epsilon=1.0, delta=1e-6, low=0.0, high=1.0),
+    }.get(
+        name,
+        lambda: (
+            cls(epsilon=1.0, low=0.0, high=1.0)
+            if issubclass(cls, NumericSpec)
+            else cls(domain=("a", "b") if name == "binary-rr" else ("a", "b", "c"), epsilon=1.0)
+        ),
+    )()
     if name == "gaussian":
         with pytest.raises(ParameterError, match="no exact curve"):
             spec.privacy_pieces(1)
@@ -143,19 +164,26 @@ def test_a_spec_class_without_pieces_says_so():
         mechanism_loss(object.__new__(_Unplugged))
 
 
-@pytest.mark.parametrize("spec", [
-    ldp.GRR(domain=("a", "b", "c"), epsilon=1.0),
-    ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
-    ldp.Duchi(epsilon=1.0, low=0.0, high=1.0),
-], ids=lambda s: s.mechanism)
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ldp.GRR(domain=("a", "b", "c"), epsilon=1.0),
+        ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
+        ldp.Duchi(epsilon=1.0, low=0.0, high=1.0),
+    ],
+    ids=lambda s: s.mechanism,
+)
 def test_every_accumulator_takes_one_estimate_signature_and_names_unknown_options(spec):
     from ldp.aggregator import Accumulator, make_aggregator
     from ldp.client import encode_batch
 
     accumulator = make_aggregator(spec)
     assert isinstance(accumulator, Accumulator)
-    accumulator.add_batch(encode_batch(spec, ["a", "b"] if spec.report_kind != "numeric" else [0.2, 0.4],
-                                       np.random.default_rng(3)))
+    accumulator.add_batch(
+        encode_batch(
+            spec, ["a", "b"] if spec.report_kind != "numeric" else [0.2, 0.4], np.random.default_rng(3)
+        )
+    )
     assert len(accumulator.estimate(0.9, consistency="none")) >= 1
     with pytest.raises(ParameterError, match="does not take colour"):
         accumulator.estimate(0.9, colour="red")

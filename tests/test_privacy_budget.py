@@ -55,7 +55,9 @@ def test_file_is_private_and_holds_no_values(tmp_path):
     assert "a-very-secret-value" not in text
     lock = tmp_path / "ledger.json.lock"  # the ledger's lock file: empty, private, kept
     assert lock.read_bytes() == b"" and stat.S_IMODE(os.stat(lock).st_mode) == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json", "ledger.json.lock"], "no temporary files left"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json", "ledger.json.lock"], (
+        "no temporary files left"
+    )
 
 
 def test_memoized_rappor_value_costs_at_most_epsilon_inf(tmp_path):
@@ -63,7 +65,9 @@ def test_memoized_rappor_value_costs_at_most_epsilon_inf(tmp_path):
     for r in range(1, 11):
         spent = ledger.charge(RAPPOR, "x")
         assert spent == pytest.approx(min(r * RAPPOR.epsilon_one, RAPPOR.epsilon_inf))
-        assert ledger.committed == pytest.approx(r * RAPPOR.epsilon_one)  # as if every report were a new value
+        assert ledger.committed == pytest.approx(
+            r * RAPPOR.epsilon_one
+        )  # as if every report were a new value
     # a second value is a second stream
     ledger.charge(RAPPOR, "y")
     assert ledger.spent == pytest.approx(RAPPOR.epsilon_inf + RAPPOR.epsilon_one)
@@ -147,11 +151,15 @@ def test_optimal_rule_allows_more_reports_than_basic():
     assert n_basic == 50
     assert n_tight > n_basic
     # exactly the largest k whose optimal composition fits
-    assert optimal_composition(eps, n_tight, delta) <= budget_eps < optimal_composition(eps, n_tight + 1, delta)
+    assert (
+        optimal_composition(eps, n_tight, delta) <= budget_eps < optimal_composition(eps, n_tight + 1, delta)
+    )
 
 
-@pytest.mark.parametrize("content", ["", "{not json", "[]", '{"format": "other"}',
-                                     '{"format": "ldp-privacy-ledger/1", "key": "zz"}'])
+@pytest.mark.parametrize(
+    "content",
+    ["", "{not json", "[]", '{"format": "other"}', '{"format": "ldp-privacy-ledger/1", "key": "zz"}'],
+)
 def test_corrupt_or_foreign_file_is_an_error_and_left_alone(tmp_path, content):
     path = tmp_path / "ledger.json"
     path.write_text(content)
@@ -173,8 +181,16 @@ def test_missing_file_needs_a_budget(tmp_path):
         PrivacyLedger.load_or_create(tmp_path / "none.json")
 
 
-@pytest.mark.parametrize("kwargs", [dict(epsilon=0), dict(epsilon=-1), dict(epsilon=math.inf),
-                                    dict(epsilon=1, delta=1), dict(epsilon=1, composition="magic")])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"epsilon": 0},
+        {"epsilon": -1},
+        {"epsilon": math.inf},
+        {"epsilon": 1, "delta": 1},
+        {"epsilon": 1, "composition": "magic"},
+    ],
+)
 def test_bad_budget(kwargs):
     with pytest.raises(ParameterError):
         Budget(**kwargs)
@@ -192,6 +208,8 @@ def test_tampered_stream_is_an_error(tmp_path):
 
 
 def test_budget_module_does_not_import_scipy():
-    code = "import sys, ldp.privacy.budget, ldp.privacy; print('scipy' in sys.modules, 'pandas' in sys.modules)"
+    code = (
+        "import sys, ldp.privacy.budget, ldp.privacy; print('scipy' in sys.modules, 'pandas' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

@@ -31,10 +31,13 @@ def test_compose_with_spec(tmp_path):
     assert "exact rappor curve" in result.output and "epsilon_inf" in result.output
 
 
-@pytest.mark.parametrize("mechanism, row", [
-    ("duchi", "exact duchi curve"),  # two-point: binary RR between the inputs ±1, exact
-    ("laplace", "laplace: f_(eps,0) at its achieved epsilon"),  # grid table: a sound bound, labelled so
-])
+@pytest.mark.parametrize(
+    "mechanism, row",
+    [
+        ("duchi", "exact duchi curve"),  # two-point: binary RR between the inputs ±1, exact
+        ("laplace", "laplace: f_(eps,0) at its achieved epsilon"),  # grid table: a sound bound, labelled so
+    ],
+)
 def test_numeric_specs_compose_and_print_their_gdp_mu(tmp_path, mechanism, row):
     path = tmp_path / "spec.json"
     spec = ldp.numeric_spec(mechanism, 1.0, 0, 10)
@@ -43,18 +46,21 @@ def test_numeric_specs_compose_and_print_their_gdp_mu(tmp_path, mechanism, row):
     assert composed.exit_code == 0, composed.output
     expected = optimal_composition(spec.epsilon_achieved, 10, 1e-6)
     line = next(line for line in composed.output.splitlines() if line.startswith(row))
-    assert float(line[len(row):].split()[0]) == pytest.approx(expected, rel=1e-5)
+    assert float(line[len(row) :].split()[0]) == pytest.approx(expected, rel=1e-5)
     printed = _run("spec", mechanism, "--epsilon", "1", "--low", "0", "--high", "10")
     assert printed.exit_code == 0, printed.output
     assert "trade-off: one report is 1.23204-GDP" in printed.output
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["--mu", "1", "--delta", "1e-6"], "epsilon = "),
-    (["--mu", "1", "--epsilon", "1"], "0.126937"),
-    (["--epsilon", "1"], "1.23204"),
-    (["--epsilon", "1", "--delta", "1e-5"], "mu <= "),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--mu", "1", "--delta", "1e-6"], "epsilon = "),
+        (["--mu", "1", "--epsilon", "1"], "0.126937"),
+        (["--epsilon", "1"], "1.23204"),
+        (["--epsilon", "1", "--delta", "1e-5"], "mu <= "),
+    ],
+)
 def test_convert(args, expected):
     result = _run("privacy", "convert", *args)
     assert result.exit_code == 0, result.output
@@ -86,11 +92,14 @@ def test_bad_input_is_one_line_error(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("plot, needles", [
-    ("curve.txt", ("--plot", "curve.txt", "unknown image extension '.txt'", ".png")),
-    ("curve", ("--plot", "no image extension")),
-    ("missing-dir/curve.png", ("--plot", "missing-dir", "does not exist")),
-])
+@pytest.mark.parametrize(
+    "plot, needles",
+    [
+        ("curve.txt", ("--plot", "curve.txt", "unknown image extension '.txt'", ".png")),
+        ("curve", ("--plot", "no image extension")),
+        ("missing-dir/curve.png", ("--plot", "missing-dir", "does not exist")),
+    ],
+)
 def test_tradeoff_bad_plot_path_fails_before_computing(tmp_path, monkeypatch, plot, needles):
     import matplotlib  # noqa: F401  (the test extra has it: missing, this fails)
 
@@ -122,8 +131,24 @@ def test_spec_prints_the_per_report_gdp_mu(tmp_path):
     assert result.exit_code == 0, result.output
     spec = ldp.load_spec(tmp_path / "oue.json")
     assert f"one report is {per_report_gdp_mu(spec):.6g}-GDP" in result.output
-    result = _run("spec", "rappor", "--num-bits", "16", "--num-hashes", "2", "--num-cohorts", "4",
-                  "--f", "0.5", "--p", "0.5", "--q", "0.75", "-o", str(tmp_path / "rappor.json"))
+    result = _run(
+        "spec",
+        "rappor",
+        "--num-bits",
+        "16",
+        "--num-hashes",
+        "2",
+        "--num-cohorts",
+        "4",
+        "--f",
+        "0.5",
+        "--p",
+        "0.5",
+        "--q",
+        "0.75",
+        "-o",
+        str(tmp_path / "rappor.json"),
+    )
     assert result.exit_code == 0, result.output
     rappor = ldp.load_spec(tmp_path / "rappor.json")
     assert f"(PRR) are {mechanism_tradeoff(rappor, float('inf')).gdp_mu():.6g}-GDP" in result.output
@@ -148,7 +173,9 @@ def test_tradeoff_at_delta_zero_prints_the_exact_pure_epsilon(tmp_path):
     spec, path = _grr_spec_file(tmp_path, 1.5)
     result = _run("privacy", "tradeoff", "--spec", str(path), "--delta", "0", "--reports", "3")
     assert result.exit_code == 0, result.output
-    rows = {line[:40].strip(): line[40:].split() for line in result.output.splitlines() if line.startswith("grr")}
+    rows = {
+        line[:40].strip(): line[40:].split() for line in result.output.splitlines() if line.startswith("grr")
+    }
     assert float(rows["grr, 1 report"][0]) == pytest.approx(spec.epsilon_achieved, rel=1e-5)
     assert float(rows["grr, 3 reports"][0]) == pytest.approx(3 * spec.epsilon_achieved, rel=1e-5)
     assert "exact pure epsilon" in result.output
@@ -161,7 +188,7 @@ def test_compose_at_delta_zero(tmp_path):
     rows = {line.split("  ")[0]: line for line in result.output.splitlines()}
 
     def value(method):
-        return rows[method][len(method):].split()[0]
+        return rows[method][len(method) :].split()[0]
 
     assert value("optimal (Kairouz-Oh-Viswanath)") == "5"
     assert value("exact grr curve") == f"{10 * spec.epsilon_achieved:.6g}"

@@ -54,15 +54,22 @@ def test_composition_table_vectors(eps, exact, closed, drv):
 @pytest.mark.parametrize("eps, k", [(0.1, 100), (1.0, 100), (0.5, 365), (3.0, 20)])
 def test_kov_sum_equals_binomial_privacy_loss(eps, k):
     targets = np.linspace(0.0, k * eps * 0.9, 7)
-    assert np.allclose(kov_delta(eps, k, targets), PrivacyLoss.binomial(eps, k).delta(targets), rtol=1e-9, atol=1e-300)
+    assert np.allclose(
+        kov_delta(eps, k, targets), PrivacyLoss.binomial(eps, k).delta(targets), rtol=1e-9, atol=1e-300
+    )
 
 
 def test_kov_discrete_points():
     # KOV: ((k−2i)ε, δ_i) with δ_i = Σ_{ℓ<i} C(k,ℓ)(e^{(k−ℓ)ε} − e^{(k−2i+ℓ)ε})/(1+e^ε)^k
     eps, k = 0.4, 9
     for i in range(k // 2 + 1):
-        delta_i = sum(math.comb(k, l) * (math.exp((k - l) * eps) - math.exp((k - 2 * i + l) * eps))
-                      for l in range(i)) / (1 + math.exp(eps)) ** k
+        delta_i = (
+            sum(
+                math.comb(k, j) * (math.exp((k - j) * eps) - math.exp((k - 2 * i + j) * eps))
+                for j in range(i)
+            )
+            / (1 + math.exp(eps)) ** k
+        )
         assert kov_delta(eps, k, (k - 2 * i) * eps) == pytest.approx(delta_i, rel=1e-10, abs=1e-15)
 
 
@@ -104,7 +111,7 @@ def test_berry_esseen_bounds_hold_against_exact(eps, k):
     clt = clt_composition(eps, k, 1e-6)
     curve = exact_rr_composition(eps, k)
     g = GaussianTradeoff(clt.mu)
-    inner = ALPHA[(ALPHA >= clt.gamma) & (ALPHA <= 1 - clt.gamma)]
+    inner = ALPHA[(clt.gamma <= ALPHA) & (1 - clt.gamma >= ALPHA)]
     exact = curve(inner)
     assert np.all(g(np.clip(inner + clt.gamma, 0, 1)) - clt.gamma <= exact + 1e-12)
     assert np.all(exact <= g(np.clip(inner - clt.gamma, 0, 1)) + clt.gamma + 1e-12)
@@ -133,22 +140,28 @@ def _brute_force_delta(epsilons, target):
     total = 0.0
     for signs in itertools.product((1, -1), repeat=len(epsilons)):
         loss = sum(s * e for s, e in zip(signs, epsilons))
-        prob = math.prod(math.exp(e) / (1 + math.exp(e)) if s > 0 else 1 / (1 + math.exp(e))
-                         for s, e in zip(signs, epsilons))
+        prob = math.prod(
+            math.exp(e) / (1 + math.exp(e)) if s > 0 else 1 / (1 + math.exp(e))
+            for s, e in zip(signs, epsilons)
+        )
         total += prob * max(0.0, 1 - math.exp(target - loss))
     return total
 
 
 @settings(max_examples=30, deadline=None)
-@given(epsilons=st.lists(st.sampled_from([0.1, 0.25, 0.5, 1.0, 2.0]), min_size=1, max_size=8),
-       target=st.floats(0.0, 5.0))
+@given(
+    epsilons=st.lists(st.sampled_from([0.1, 0.25, 0.5, 1.0, 2.0]), min_size=1, max_size=8),
+    target=st.floats(0.0, 5.0),
+)
 def test_heterogeneous_matches_brute_force(epsilons, target):
     loss = heterogeneous_composition(epsilons)
     assert loss.delta(target) == pytest.approx(_brute_force_delta(epsilons, target), rel=1e-9, abs=1e-15)
 
 
 @settings(max_examples=30, deadline=None)
-@given(epsilons=st.lists(st.sampled_from([0.1, 0.3, 0.7, 1.5]), min_size=2, max_size=12), seed=st.integers(0, 99))
+@given(
+    epsilons=st.lists(st.sampled_from([0.1, 0.3, 0.7, 1.5]), min_size=2, max_size=12), seed=st.integers(0, 99)
+)
 def test_composition_is_symmetric(epsilons, seed):
     # order does not matter, and (P, Q) vs (Q, P) give the same δ
     shuffled = list(np.random.default_rng(seed).permutation(epsilons))
@@ -163,7 +176,9 @@ def test_composition_is_symmetric(epsilons, seed):
 
 
 def test_homogeneous_is_a_special_case_of_heterogeneous():
-    assert heterogeneous_epsilon([0.5] * 40, 1e-6) == pytest.approx(optimal_composition(0.5, 40, 1e-6), rel=1e-9)
+    assert heterogeneous_epsilon([0.5] * 40, 1e-6) == pytest.approx(
+        optimal_composition(0.5, 40, 1e-6), rel=1e-9
+    )
     mixed = heterogeneous_epsilon([0.1] * 50 + [0.3] * 20, 1e-6)
     assert mixed <= kov_heterogeneous_bound([0.1] * 50 + [0.3] * 20, 1e-6)
     assert mixed <= 50 * 0.1 + 20 * 0.3
@@ -188,8 +203,9 @@ def test_agrees_with_dp_accounting(epsilons):
 
     composed = None
     for eps, count in sorted({e: epsilons.count(e) for e in epsilons}.items()):
-        part = pld_module.from_privacy_parameters(common.DifferentialPrivacyParameters(eps, 0.0),
-                                                  value_discretization_interval=1e-4).self_compose(count)
+        part = pld_module.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(eps, 0.0), value_discretization_interval=1e-4
+        ).self_compose(count)
         composed = part if composed is None else composed.compose(part)
     theirs = composed.get_epsilon_for_delta(1e-6)
     ours = heterogeneous_epsilon(epsilons, 1e-6)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import frequency_specs, rappor_specs
 
 import ldp
 from ldp.errors import ParameterError
@@ -15,8 +16,6 @@ from ldp.privacy.loss import PrivacyLoss
 from ldp.privacy.mechanisms import mechanism_loss, mechanism_tradeoff, per_report_gdp_mu, tradeoff_summary
 from ldp.privacy.tradeoff import GaussianTradeoff, dp_tradeoff
 from ldp.specs import numeric_spec
-
-from conftest import frequency_specs, rappor_specs
 
 ALPHA = np.linspace(0.0, 1.0, 1001)
 SPECS = frequency_specs(1.0) + frequency_specs(3.0, tuple(range(40))) + rappor_specs()
@@ -136,7 +135,8 @@ def test_one_time_rappor_has_no_prr_curve():
     # without a PRR, r reports of one value are r fresh reports
     single = mechanism_loss(spec, 1)
     assert mechanism_loss(spec, 3).epsilon(1e-6) == pytest.approx(
-        single.self_compose(3).epsilon(1e-6), abs=1e-9)
+        single.self_compose(3).epsilon(1e-6), abs=1e-9
+    )
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=_ids)
@@ -163,8 +163,11 @@ def test_bad_reports():
         mechanism_loss(RAPPOR, 2.5)
 
 
-NUMERIC = [numeric_spec(m, eps, 0, 100, **({"grid": 16} if m in ("laplace", "piecewise", "hybrid") else {}))
-           for m in ("duchi", "stochastic-rounding", "laplace", "piecewise", "hybrid") for eps in (0.5, 2.0)]
+NUMERIC = [
+    numeric_spec(m, eps, 0, 100, **({"grid": 16} if m in ("laplace", "piecewise", "hybrid") else {}))
+    for m in ("duchi", "stochastic-rounding", "laplace", "piecewise", "hybrid")
+    for eps in (0.5, 2.0)
+]
 
 
 @pytest.mark.parametrize("spec", NUMERIC, ids=lambda s: f"{s.mechanism}-{s.epsilon}")
@@ -177,11 +180,15 @@ def test_numeric_curve_is_f_eps_0_at_the_achieved_epsilon(spec):
     assert ("bound from its pure epsilon" in curve.label) is not exact
     # k fresh reports compose like f_{ε,0}^{⊗k}: the optimal (KOV) composition
     assert mechanism_loss(spec, 50).epsilon(1e-6) == pytest.approx(
-        optimal_composition(spec.epsilon_achieved, 50, 1e-6), rel=1e-6)
+        optimal_composition(spec.epsilon_achieved, 50, 1e-6), rel=1e-6
+    )
 
 
-@pytest.mark.parametrize("spec", [s for s in NUMERIC if s.mechanism in ("laplace", "piecewise")],
-                         ids=lambda s: f"{s.mechanism}-{s.epsilon}")
+@pytest.mark.parametrize(
+    "spec",
+    [s for s in NUMERIC if s.mechanism in ("laplace", "piecewise")],
+    ids=lambda s: f"{s.mechanism}-{s.epsilon}",
+)
 def test_grid_bound_lies_below_the_exact_curve_of_the_extreme_inputs(spec):
     table = spec.table
     low, high = table.row(0).astype(float), table.row(table.K).astype(float)

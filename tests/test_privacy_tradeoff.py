@@ -19,7 +19,9 @@ ALPHA = np.linspace(0.0, 1.0, 2001)
 
 
 # -- docs/accounting.md#conversions test vectors ------------------------------------
-@pytest.mark.parametrize("eps, expected", [(0.0, 0.382925), (0.5, 0.238422), (1.0, 0.126937), (2.0, 0.0209236)])
+@pytest.mark.parametrize(
+    "eps, expected", [(0.0, 0.382925), (0.5, 0.238422), (1.0, 0.126937), (2.0, 0.0209236)]
+)
 def test_gdp_delta_vectors(eps, expected):
     # printed to 6 significant digits
     assert gdp_delta(1.0, eps) == pytest.approx(expected, abs=5e-7 if expected > 0.1 else 5e-8)
@@ -76,8 +78,9 @@ def test_dp_tradeoff_delta_formula_and_inverse(eps, eps2):
 def test_dp_tradeoff_closed_form():
     for eps, dl in [(0.0, 0.0), (1.0, 0.0), (1.0, 0.1), (20.0, 1e-6)]:
         f = dp_tradeoff(eps, dl)
-        closed = np.maximum.reduce([np.zeros_like(ALPHA), 1 - dl - math.exp(eps) * ALPHA,
-                                    math.exp(-eps) * (1 - dl - ALPHA)])
+        closed = np.maximum.reduce(
+            [np.zeros_like(ALPHA), 1 - dl - math.exp(eps) * ALPHA, math.exp(-eps) * (1 - dl - ALPHA)]
+        )
         assert np.allclose(f(ALPHA), closed, atol=1e-12)
 
 
@@ -204,7 +207,9 @@ def test_epsilon_at_delta_zero_is_the_largest_privacy_loss(p, q):
     """At δ = 0 a curve's ε is its exact max |ln P/Q| (the search used to stop at max loss + 1)."""
     n = min(len(p), len(q))
     pair = _random_pair(p[:n], q[:n])
-    direct = max(abs(math.log(a / b)) for a, b in zip(np.asarray(p[:n]) / sum(p[:n]), np.asarray(q[:n]) / sum(q[:n])))
+    direct = max(
+        abs(math.log(a / b)) for a, b in zip(np.asarray(p[:n]) / sum(p[:n]), np.asarray(q[:n]) / sum(q[:n]))
+    )
     assert pair.epsilon(0.0) == pytest.approx(direct, rel=1e-12, abs=1e-12)
     # the curve of (Q, P) from its vertices: δ(ε) = H_{e^ε}(P‖Q) is one-sided
     assert pair.swap().tradeoff().epsilon(0.0) == pytest.approx(pair.max_loss, rel=1e-12, abs=1e-12)

@@ -120,11 +120,18 @@ def test_detects_all_true_values_above_detection_frequency_and_estimates_within_
     wide = decode(SPEC, cc, bc, candidates, confidence=1 - 1e-6 / len(candidates))
     truth = np.concatenate([partition, np.zeros(len(BOGUS))])
     assert np.all((wide["ci_low"].to_numpy() <= truth) & (truth <= wide["ci_high"].to_numpy()))
-    pd.testing.assert_frame_equal(wide.drop(columns=["ci_low", "ci_high"]), table.drop(columns=["ci_low", "ci_high"]))
+    pd.testing.assert_frame_equal(
+        wide.drop(columns=["ci_low", "ci_high"]), table.drop(columns=["ci_low", "ci_high"])
+    )
     summary = table.attrs
     assert summary["num_reports"] == n
-    assert summary["allocated_mass"] == pytest.approx(true_rows["proportion"].sum() + table.iloc[5:]["proportion"][table.iloc[5:]["detected"]].sum())
-    assert abs(summary["unexplained_mass"]) <= z * summary["unexplained_mass_se"] or summary["unexplained_mass"] == 0
+    assert summary["allocated_mass"] == pytest.approx(
+        true_rows["proportion"].sum() + table.iloc[5:]["proportion"][table.iloc[5:]["detected"]].sum()
+    )
+    assert (
+        abs(summary["unexplained_mass"]) <= z * summary["unexplained_mass_se"]
+        or summary["unexplained_mass"] == 0
+    )
 
 
 @pytest.mark.slow
@@ -141,7 +148,7 @@ def test_false_positive_rate_at_most_nominal_on_never_reported_candidates():
         _, cc, bc = _population(rng, n=50_000)
         for correction in ("none", "bonferroni", "bh"):
             table = decode(SPEC, cc, bc, TRUE + BOGUS, correction=correction, alpha=alpha)
-            false = int(table["detected"].iloc[len(TRUE):].sum())
+            false = int(table["detected"].iloc[len(TRUE) :].sum())
             if correction == "none":
                 fp_none += false
             elif correction == "bonferroni":
@@ -202,7 +209,9 @@ def test_lasso_screening_with_many_candidates():
         assert result.screened
         table = result.table
         p, estimate = table["p_value"].to_numpy(), table["estimate"].to_numpy()
-        np.testing.assert_array_equal(table["detected"], (np.minimum(1, p * len(candidates)) < level) & (estimate > 0))
+        np.testing.assert_array_equal(
+            table["detected"], (np.minimum(1, p * len(candidates)) < level) & (estimate > 0)
+        )
         # a candidate the LASSO drops gets estimate 0, so the detected true values were selected; the
         # refit (selected + background) stays below the rows, so the unconstrained Wald tests apply
         assert len(values) <= result.num_selected and result.num_selected + 1 < rows
@@ -213,7 +222,7 @@ def test_lasso_screening_with_many_candidates():
 
 def test_missing_value_mass_goes_to_background_not_candidates():
     rng = np.random.default_rng(21)
-    values = TRUE + ["missing"]
+    values = [*TRUE, "missing"]
     partition = rng.multinomial(100_000, [0.2, 0.2, 0.15, 0.15, 0.1, 0.2])
     cc, bc = draw_counts(SPEC, values, partition, rng)
     result = decode_result(SPEC, cc, bc, TRUE + BOGUS)
@@ -277,8 +286,13 @@ def test_end_to_end_through_client():
     batch = encode_batch(spec, values, rng)
     bits = np.unpackbits(batch.bits, axis=1, count=spec.num_bits).astype(np.int64)
     cohort_counts = np.bincount(batch.cohorts, minlength=spec.num_cohorts)
-    bit_counts = np.stack([np.bincount(batch.cohorts, weights=bits[:, i], minlength=spec.num_cohorts)
-                           for i in range(spec.num_bits)], axis=1).astype(np.int64)
+    bit_counts = np.stack(
+        [
+            np.bincount(batch.cohorts, weights=bits[:, i], minlength=spec.num_cohorts)
+            for i in range(spec.num_bits)
+        ],
+        axis=1,
+    ).astype(np.int64)
     table = decode(spec, cohort_counts, bit_counts, ["red", "green", "blue", "cyan", "pink"])
     assert table["detected"].iloc[:3].all()
     z = scipy.stats.norm.isf(1e-6 / 6)  # alpha = 1e-6 over 3 values
@@ -346,7 +360,9 @@ def _dispersion_adjusted_level(level: float, dof: int) -> float:
     z = scipy.stats.norm.isf(level)
     chi2 = scipy.stats.chi2(dof)
     inside = chi2.cdf(dof) * level  # φ = 1: the nominal level
-    tail, _ = scipy.integrate.quad(lambda u: scipy.stats.norm.sf(z * math.sqrt(u / dof)) * chi2.pdf(u), dof, np.inf)
+    tail, _ = scipy.integrate.quad(
+        lambda u: scipy.stats.norm.sf(z * math.sqrt(u / dof)) * chi2.pdf(u), dof, np.inf
+    )
     return inside + tail
 
 
@@ -371,8 +387,11 @@ def test_never_reported_candidates_have_calibrated_p_values():
     for _ in range(reps):
         _, cc, bc = _population(rng, n=50_000)
         result = decode_result(SPEC, cc, bc, TRUE + BOGUS, correction="none", alpha=level)
-        assert not result.screened and result.residual_dof == SPEC.num_cohorts * SPEC.num_bits - len(TRUE + BOGUS) - 1
-        rejected += int(result.table["detected"].iloc[len(TRUE):].sum())
+        assert (
+            not result.screened
+            and result.residual_dof == SPEC.num_cohorts * SPEC.num_bits - len(TRUE + BOGUS) - 1
+        )
+        rejected += int(result.table["detected"].iloc[len(TRUE) :].sum())
     trials = reps * len(BOGUS)
     exact_level = _dispersion_adjusted_level(level, SPEC.num_cohorts * SPEC.num_bits - len(TRUE + BOGUS) - 1)
     assert 0.098 < exact_level < level

@@ -21,9 +21,9 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -175,8 +175,14 @@ class Session:
     def run(self, text: str) -> subprocess.CompletedProcess:
         """Run one command through bash; stdout and stderr together, as a terminal shows them."""
         return subprocess.run(
-            ["bash", "-c", text], cwd=self.directory, env=self.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
+            ["bash", "-c", text],
+            cwd=self.directory,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=600,
         )
 
 
@@ -188,7 +194,11 @@ def session(tmp_path_factory) -> Session:
     python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
     python.chmod(0o755)
     path = os.pathsep.join([str(tools), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    env = {**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1"}  # unbuffered: stdout and stderr interleave as shown
+    env = {
+        **os.environ,
+        "PATH": path,
+        "PYTHONUNBUFFERED": "1",
+    }  # unbuffered: stdout and stderr interleave as shown
     return Session(tmp_path_factory.mktemp("readme"), env)
 
 
@@ -214,7 +224,8 @@ def test_readme_has_commands_and_every_listed_command_is_in_it():
 
 
 @pytest.mark.parametrize(
-    "index", [i if i < FAST_COMMANDS else pytest.param(i, marks=pytest.mark.slow) for i in range(len(COMMANDS))],
+    "index",
+    [i if i < FAST_COMMANDS else pytest.param(i, marks=pytest.mark.slow) for i in range(len(COMMANDS))],
     ids=[f"line{c.line}: {c.text[:50]}" for c in COMMANDS],
 )
 def test_readme_command(session, index):
@@ -238,5 +249,7 @@ PYTHON_BLOCKS = fenced_blocks(README.read_text(encoding="utf-8"), "python")
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[f"line{block[0][0]}" for block in PYTHON_BLOCKS])
 def test_readme_python_block(block, tmp_path):
     code = "\n".join(line for _, line in block)
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, f"README.md python block at line {block[0][0]} failed:\n{result.stderr}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,9 @@ DUCHI = ldp.Duchi(epsilon=1.0, low=0, high=10)
 PIECEWISE = ldp.Piecewise(epsilon=2.0, low=0, high=10)
 FP = "0123456789abcdef"
 ALPHA = 1e-6
-Z = normal_quantile(1 - ALPHA)  # two-sided: P(|mean - truth| > Z·SE) ≈ α = 1e-6 per check (normal approximation)
+Z = normal_quantile(
+    1 - ALPHA
+)  # two-sided: P(|mean - truth| > Z·SE) ≈ α = 1e-6 per check (normal approximation)
 SMALL = {"partition_bytes": 2_000, "partition_rows": 150, "chunk_size": 64}
 
 group_keys = st.text(
@@ -48,7 +51,11 @@ group_keys = st.text(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    value=st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(2**63), 2**63 - 1), st.text(max_size=20)),
+    value=st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.integers(-(2**63), 2**63 - 1),
+        st.text(max_size=20),
+    ),
     client=st.one_of(st.none(), st.text(max_size=10)),
     group=st.one_of(st.none(), group_keys),
 )
@@ -70,12 +77,15 @@ def test_reports_without_group_are_the_original_version_1_bytes():
     assert grouped.with_group(None) == report
 
 
-@pytest.mark.parametrize("group, match", [
-    ("", "non-empty"),
-    ("x" * (MAX_GROUP_LENGTH + 1), "at most 256"),
-    ("a\nb", "control"),
-    (5, "must be a string"),
-])
+@pytest.mark.parametrize(
+    "group, match",
+    [
+        ("", "non-empty"),
+        ("x" * (MAX_GROUP_LENGTH + 1), "at most 256"),
+        ("a\nb", "control"),
+        (5, "must be a string"),
+    ],
+)
 def test_malformed_group_is_a_report_error(group, match):
     with pytest.raises(ReportError, match=match):
         Report(spec=FP, value=1.0, group=group)
@@ -114,8 +124,11 @@ def _read_all(path, spec):
 
 
 def _pairs(batches):
-    return sorted((float(v), g if g is not None else "") for b in batches for v, g in zip(
-        b.values.tolist(), b.groups if b.groups is not None else [None] * len(b)))
+    return sorted(
+        (float(v), g if g is not None else "")
+        for b in batches
+        for v, g in zip(b.values.tolist(), b.groups if b.groups is not None else [None] * len(b))
+    )
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet", "csv.gz"])
@@ -182,7 +195,7 @@ def test_jsonl_malformed_groups_are_rejects_with_reasons(tmp_path):
     bad = _bad_group_lines(spec)
     lines = list(good)
     expected = []
-    for reason, records in bad.items():
+    for records in bad.values():
         for record in records:
             lines.insert(len(lines) // 2, json.dumps(record))
     for number, line in enumerate(lines, start=1):
@@ -201,22 +214,30 @@ def test_csv_and_parquet_malformed_groups_are_rejects(tmp_path):
     fp, value = spec.fingerprint, float(spec.support[1])
     long = "y" * 257
     csv_path = tmp_path / "r.csv"
-    csv_path.write_text(f"v,spec,value,group\n2,{fp},{value},a\n2,{fp},{value},{long}\n1,{fp},{value},b\n1,{fp},{value},\n")
+    csv_path.write_text(
+        f"v,spec,value,group\n2,{fp},{value},a\n2,{fp},{value},{long}\n1,{fp},{value},b\n1,{fp},{value},\n"
+    )
     batches, rejects = _read_all(csv_path, spec)
     assert [(r.line, r.reason) for r in rejects] == [(3, "bad_group"), (4, "wrong_version")]
     assert sum(map(len, batches)) == 2
-    table = pa.table({
-        "v": pa.array([2, 2, 2, 1], pa.int8()),
-        "spec": pa.array([fp] * 4),
-        "value": pa.array([value] * 4),
-        "group": pa.array(["a", "", "b\x00", None]),
-    })
+    table = pa.table(
+        {
+            "v": pa.array([2, 2, 2, 1], pa.int8()),
+            "spec": pa.array([fp] * 4),
+            "value": pa.array([value] * 4),
+            "group": pa.array(["a", "", "b\x00", None]),
+        }
+    )
     pq_path = tmp_path / "r.parquet"
     pq.write_table(table, pq_path)
     batches, rejects = _read_all(pq_path, spec)
     assert [(r.line, r.reason) for r in rejects] == [(2, "bad_group"), (3, "bad_group")]
-    assert sorted(g for b in batches for g in (b.groups if b.groups is not None else [None] * len(b)) if g) == ["a"]
-    numeric_group = pa.table({"v": pa.array([2]), "spec": pa.array([fp]), "value": pa.array([value]), "group": pa.array([3])})
+    assert sorted(
+        g for b in batches for g in (b.groups if b.groups is not None else [None] * len(b)) if g
+    ) == ["a"]
+    numeric_group = pa.table(
+        {"v": pa.array([2]), "spec": pa.array([fp]), "value": pa.array([value]), "group": pa.array([3])}
+    )
     pq.write_table(numeric_group, pq_path)
     _, rejects = _read_all(pq_path, spec)
     assert [(r.line, r.reason) for r in rejects] == [(1, "bad_group")]
@@ -264,9 +285,9 @@ def _grouped_files(tmp_path, spec):
         write_reports(batches, path, spec)
         paths.append(str(path))
     bad = json.dumps(_bad_group_lines(spec)["bad_group"][0])
-    lines = open(paths[0]).read().splitlines()
+    lines = Path(paths[0]).read_text().splitlines()
     lines.insert(250, bad)
-    open(paths[0], "w").write("\n".join(lines) + "\n")
+    Path(paths[0]).write_text("\n".join(lines) + "\n")
     return paths
 
 
@@ -289,7 +310,10 @@ def test_workers_and_dask_equal_local_with_groups(tmp_path, scheduler):
     pd.testing.assert_frame_equal(two.estimate(by_group=True, with_overall=True), expected)
     pd.testing.assert_frame_equal(dask.estimate(by_group=True, with_overall=True), expected)
     rejects = (tmp_path / "local.jsonl").read_text()
-    assert '"bad_group"' in rejects and rejects == (tmp_path / "two.jsonl").read_text() == (tmp_path / "dask.jsonl").read_text()
+    assert (
+        '"bad_group"' in rejects
+        and rejects == (tmp_path / "two.jsonl").read_text() == (tmp_path / "dask.jsonl").read_text()
+    )
 
 
 # -- CLI end to end ----------------------------------------------------------------------
@@ -309,13 +333,30 @@ def test_cli_encode_group_column_and_aggregate_by_group(tmp_path):
     truth = frame.groupby("app_version")["length"].mean()
     runner = CliRunner()
     reports = tmp_path / "reports.parquet"
-    result = runner.invoke(encode, ["--spec", str(spec_path), str(tmp_path / "sessions.csv"), "--column", "length",
-                                    "--group-column", "app_version", "--seed", "7", "-o", str(reports)],
-                           catch_exceptions=False)
+    result = runner.invoke(
+        encode,
+        [
+            "--spec",
+            str(spec_path),
+            str(tmp_path / "sessions.csv"),
+            "--column",
+            "length",
+            "--group-column",
+            "app_version",
+            "--seed",
+            "7",
+            "-o",
+            str(reports),
+        ],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     out = tmp_path / "means.csv"
-    result = runner.invoke(aggregate, ["--spec", str(spec_path), str(reports), "--by-group", "-o", str(out)],
-                           catch_exceptions=False)
+    result = runner.invoke(
+        aggregate,
+        ["--spec", str(spec_path), str(reports), "--by-group", "-o", str(out)],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     table = pd.read_csv(out, dtype={"group": object})
     assert list(table.columns) == ["group", "mean", "std_error", "ci_low", "ci_high", "n"]
@@ -336,14 +377,21 @@ def test_cli_secure_path_and_errors(tmp_path):
     (tmp_path / "in.csv").write_text("v,g\n1,a\n2,b\n3,a\n")
     runner = CliRunner()
     reports = tmp_path / "r.jsonl"
-    result = runner.invoke(encode, ["--spec", str(spec_path), str(tmp_path / "in.csv"), "--group-column", "g", "-o", str(reports)])
+    result = runner.invoke(
+        encode,
+        ["--spec", str(spec_path), str(tmp_path / "in.csv"), "--group-column", "g", "-o", str(reports)],
+    )
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in reports.read_text().splitlines()]
     assert [r["group"] for r in records] == ["a", "b", "a"] and {r["v"] for r in records} == {2}
     (tmp_path / "missing.csv").write_text("v,g\n1,a\n2,\n")
-    result = runner.invoke(encode, ["--spec", str(spec_path), str(tmp_path / "missing.csv"), "--group-column", "g"])
+    result = runner.invoke(
+        encode, ["--spec", str(spec_path), str(tmp_path / "missing.csv"), "--group-column", "g"]
+    )
     assert result.exit_code != 0 and "row 2: the group is missing" in result.stderr
-    result = runner.invoke(encode, ["--spec", str(spec_path), str(tmp_path / "in.csv"), "--group-column", "nope"])
+    result = runner.invoke(
+        encode, ["--spec", str(spec_path), str(tmp_path / "in.csv"), "--group-column", "nope"]
+    )
     assert result.exit_code != 0 and "--group-column 'nope'" in result.stderr
     assert "NOT privatized" in runner.invoke(encode, ["--help"]).output
     grr = ldp.GRR(domain=("a", "b"), epsilon=1.0)

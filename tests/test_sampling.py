@@ -5,11 +5,10 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from ldp.client.sampling import PRFStream, binary_digits, lanes_to_packed, sample_lanes
-
-import numpy as np
 
 
 def sequence_source(bits, prob):
@@ -32,7 +31,9 @@ def sequence_source(bits, prob):
     return source
 
 
-@pytest.mark.parametrize("prob", [Fraction(3, 8), Fraction(1, 3), Fraction(39, 100), Fraction(0), Fraction(1)])
+@pytest.mark.parametrize(
+    "prob", [Fraction(3, 8), Fraction(1, 3), Fraction(39, 100), Fraction(0), Fraction(1)]
+)
 def test_single_lane_is_exact(prob):
     """Over all 2^L first-L-round sequences, the decided-as-1 mass is within 2^-L of p."""
     rounds = 10
@@ -45,7 +46,10 @@ def test_single_lane_is_exact(prob):
 
 def test_dyadic_probability_exact_count():
     prob = Fraction(3, 8)
-    ones = sum(sample_lanes(1, [(1, prob)], sequence_source(bits, prob)) for bits in itertools.product((0, 1), repeat=3))
+    ones = sum(
+        sample_lanes(1, [(1, prob)], sequence_source(bits, prob))
+        for bits in itertools.product((0, 1), repeat=3)
+    )
     assert ones == 3
 
 
@@ -88,6 +92,8 @@ def test_precomputed_expansions_sample_exactly_like_sample_lanes():
         assert plain == expanded
     for prob in probs:  # and the enumeration bound of test_single_lane_is_exact holds for it too
         rounds = 8
-        ones = sum(sample_expanded(1, [(1, *expansion(prob))], sequence_source(bits, prob))
-                   for bits in itertools.product((0, 1), repeat=rounds))
+        ones = sum(
+            sample_expanded(1, [(1, *expansion(prob))], sequence_source(bits, prob))
+            for bits in itertools.product((0, 1), repeat=rounds)
+        )
         assert abs(Fraction(ones, 2**rounds) - prob) <= Fraction(1, 2**rounds)

@@ -39,8 +39,10 @@ def _ldp_command(go: Path | None = None) -> list[str]:
     """The ``ldp`` command; with ``go``, it loads ``ldp encode`` then waits for that file (a start line for races)."""
     code = "import os, sys, time\nfrom ldp.cli import main\n"
     if go is not None:
-        code += ("import ldp.client.cli, ldp.aggregator.writers\n"
-                 f"while not os.path.exists({str(go)!r}): time.sleep(0.002)\n")
+        code += (
+            "import ldp.client.cli, ldp.aggregator.writers\n"
+            f"while not os.path.exists({str(go)!r}): time.sleep(0.002)\n"
+        )
     return [sys.executable, "-c", code + "sys.argv[0] = 'ldp'\nmain()"]
 
 
@@ -73,9 +75,22 @@ def test_concurrent_ldp_encode_processes_never_exceed_the_budget(tmp_path, run):
     go = tmp_path / "go"
     procs = [
         subprocess.Popen(
-            [*_ldp_command(go), "encode", "--spec", str(spec_path), str(users), "--state", str(states),
-             "--budget", "100", "-o", str(tmp_path / f"out{i}.jsonl")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                *_ldp_command(go),
+                "encode",
+                "--spec",
+                str(spec_path),
+                str(users),
+                "--state",
+                str(states),
+                "--budget",
+                "100",
+                "-o",
+                str(tmp_path / f"out{i}.jsonl"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for i in range(PROCESSES)
     ]
@@ -109,7 +124,9 @@ def test_threads_with_their_own_encoders_on_one_ledger_never_exceed_the_budget(t
         sent = 0
         for attempt in range(attempts):
             try:
-                encoder.encode(f"value-{attempt}" if spec is RAPPOR else "a")  # RAPPOR: every report a new value
+                encoder.encode(
+                    f"value-{attempt}" if spec is RAPPOR else "a"
+                )  # RAPPOR: every report a new value
                 sent += 1
             except BudgetExceededError:
                 pass
@@ -157,8 +174,12 @@ def test_concurrent_first_runs_in_processes_give_each_client_one_secret(tmp_path
     spec_path.write_text(RAPPOR.to_json())
     go, directory = tmp_path / "go", tmp_path / "states"
     procs = [
-        subprocess.Popen([sys.executable, "-c", _OPEN_STATES, str(spec_path), str(go), str(directory), str(clients)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _OPEN_STATES, str(spec_path), str(go), str(directory), str(clients)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(PROCESSES)
     ]
     time.sleep(1.0)  # let every process import and wait at the start line
@@ -174,8 +195,9 @@ def test_concurrent_first_runs_in_processes_give_each_client_one_secret(tmp_path
 @pytest.mark.parametrize("run", THREAD_RUNS)
 def test_concurrent_first_runs_in_threads_give_each_client_one_secret(tmp_path, run):
     threads, clients = 8, 30
-    seen = _together(lambda _: [ClientState.open(tmp_path / f"client-{i}.json", RAPPOR) for i in range(clients)],
-                     threads)
+    seen = _together(
+        lambda _: [ClientState.open(tmp_path / f"client-{i}.json", RAPPOR) for i in range(clients)], threads
+    )
     for i in range(clients):
         on_disk = ClientState.load(tmp_path / f"client-{i}.json", RAPPOR)
         assert {(s[i].secret, s[i].cohort) for s in seen} == {(on_disk.secret, on_disk.cohort)}
@@ -210,8 +232,22 @@ def test_kill_9_mid_encode_leaves_a_valid_ledger_and_no_output(tmp_path):
     users = tmp_path / "users.csv"
     users.write_text("client_id,value\n" + "alice,a\n" * 100_000)
     states, output = tmp_path / "states", tmp_path / "out.jsonl"
-    proc = subprocess.Popen([*_ldp_command(), "encode", "--spec", str(spec_path), str(users), "--state", str(states),
-                             "--budget", "100000", "-o", str(output)], stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            *_ldp_command(),
+            "encode",
+            "--spec",
+            str(spec_path),
+            str(users),
+            "--state",
+            str(states),
+            "--budget",
+            "100000",
+            "-o",
+            str(output),
+        ],
+        stderr=subprocess.PIPE,
+    )
     ledger = ledger_path(states, "alice")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # until some reports are charged
@@ -229,8 +265,24 @@ def test_kill_9_mid_encode_leaves_a_valid_ledger_and_no_output(tmp_path):
     for path in leftovers:
         os.utime(path, (time.time() - 3600, time.time() - 3600))  # old, and its writer is dead
     users.write_text("client_id,value\nalice,a\n")
-    done = subprocess.run([*_ldp_command(), "encode", "--spec", str(spec_path), str(users), "--state", str(states),
-                           "--budget", "100000", "-o", str(output)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            *_ldp_command(),
+            "encode",
+            "--spec",
+            str(spec_path),
+            str(users),
+            "--state",
+            str(states),
+            "--budget",
+            "100000",
+            "-o",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert not [p for p in tmp_path.iterdir() if ".ldp-tmp" in p.name]
     assert sum(s.reports for s in PrivacyLedger.load(ledger).streams.values()) == charged + 1

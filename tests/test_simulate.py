@@ -17,8 +17,19 @@ from ldp.simulations import RESULT_COLUMNS, from_data, run
 from ldp.simulations.populations import DISTRIBUTIONS, make_population
 from ldp.simulations.presets import regtest_cases, run_rappor_regtest, wang2017
 
-REQUIRED = ["mechanism", "epsilon", "users", "domain_size", "repeat", "mse", "mae", "max_error", "tv",
-            "theory_mse", "lower_bound"]
+REQUIRED = [
+    "mechanism",
+    "epsilon",
+    "users",
+    "domain_size",
+    "repeat",
+    "mse",
+    "mae",
+    "max_error",
+    "tv",
+    "theory_mse",
+    "lower_bound",
+]
 
 
 def _numbers(frame: pd.DataFrame) -> pd.DataFrame:
@@ -29,7 +40,9 @@ def _numbers(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_run_grid_has_one_row_per_cell_and_repeat():
-    frame = run(mechanisms="grr,oue,auto", epsilons="1,2", users="1000,2000", domain_size=16, repeats=3, seed=1)
+    frame = run(
+        mechanisms="grr,oue,auto", epsilons="1,2", users="1000,2000", domain_size=16, repeats=3, seed=1
+    )
     assert len(frame) == 3 * 2 * 2 * 3
     assert list(frame.columns) == list(RESULT_COLUMNS)
     assert set(REQUIRED) <= set(frame.columns)
@@ -50,7 +63,7 @@ def test_auto_rows_equal_their_choice():
 
 
 def test_same_seed_same_numbers_and_cells_are_independent_of_the_grid():
-    kwargs = dict(epsilons="0.5,2", users=3000, domain_size=20, repeats=2)
+    kwargs = {"epsilons": "0.5,2", "users": 3000, "domain_size": 20, "repeats": 2}
     first = _numbers(run(mechanisms="grr,olh,rappor", seed=42, **kwargs))
     second = _numbers(run(mechanisms="grr,olh,rappor", seed=42, **kwargs))
     pd.testing.assert_frame_equal(first, second)
@@ -63,7 +76,9 @@ def test_same_seed_same_numbers_and_cells_are_independent_of_the_grid():
 
 def test_seed_is_recorded_when_not_given():
     frame = run(mechanisms="grr", epsilons=1, users=500, domain_size=4, repeats=1)
-    again = run(mechanisms="grr", epsilons=1, users=500, domain_size=4, repeats=1, seed=int(frame["seed"].iloc[0]))
+    again = run(
+        mechanisms="grr", epsilons=1, users=500, domain_size=4, repeats=1, seed=int(frame["seed"].iloc[0])
+    )
     pd.testing.assert_frame_equal(_numbers(frame), _numbers(again))
 
 
@@ -122,7 +137,9 @@ def test_rappor_rows_have_detection_metrics():
     # any power >= 1/2 (below, z_power < 0 can make the threshold negative and the order flips).
     specs = {eps: rappor_for_epsilon(eps) for eps in (2.0, 6.0)}
     for power in (0.5, 0.9, 1 - 1e-6):
-        assert detection_frequency(specs[6.0], n, d, power=power) < detection_frequency(specs[2.0], n, d, power=power)
+        assert detection_frequency(specs[6.0], n, d, power=power) < detection_frequency(
+            specs[2.0], n, d, power=power
+        )
     # Simulation, alpha = 1e-6 family-wise (Bonferroni over 16 values × 2 repeats per ε): a value whose
     # frequency exceeds detection_frequency(power = 1 − 1e-6/32) is detected. That function's standard
     # error uses the null bit variance p*(1−p*); the bit variance r(1−r) <= 1/4 bounds the true one,
@@ -131,7 +148,9 @@ def test_rappor_rows_have_detection_metrics():
     probabilities = make_population("zipf", d).probabilities
     for eps, spec in specs.items():
         p_star = float(spec.prob_one_given_zero)
-        threshold = detection_frequency(spec, n, d, power=1 - 1e-6 / (d * repeats)) / math.sqrt(4 * p_star * (1 - p_star))
+        threshold = detection_frequency(spec, n, d, power=1 - 1e-6 / (d * repeats)) / math.sqrt(
+            4 * p_star * (1 - p_star)
+        )
         sure = int((probabilities > threshold).sum())
         assert sure == {2.0: 3, 6.0: 8}[eps]
         assert (frame.loc[frame["epsilon"] == eps, "detected"] >= sure).all()
@@ -143,9 +162,18 @@ def test_rappor_rows_have_detection_metrics():
 ALPHA_AGREE = 1e-4  # per mechanism; z = 3.89 two-sided
 
 
-@pytest.mark.parametrize("mechanism, repeats", [("grr", 100), ("sue", 100), ("oue", 100), ("olh", 100),
-                                                 ("blh", 100), pytest.param("rappor", 40, marks=pytest.mark.slow),
-                                                 ("binary-rr", 100)])
+@pytest.mark.parametrize(
+    "mechanism, repeats",
+    [
+        ("grr", 100),
+        ("sue", 100),
+        ("oue", 100),
+        ("olh", 100),
+        ("blh", 100),
+        pytest.param("rappor", 40, marks=pytest.mark.slow),
+        ("binary-rr", 100),
+    ],
+)
 def test_fast_and_faithful_agree(mechanism, repeats):
     """Two-sample z-test on the mean MSE over repeats (α = 1e-4 per mechanism).
 
@@ -154,7 +182,13 @@ def test_fast_and_faithful_agree(mechanism, repeats):
     decode is slower, so it gets fewer).
     """
     domain_size = 2 if mechanism == "binary-rr" else 16
-    kwargs = dict(mechanisms=mechanism, epsilons=1.5, users=4000, domain_size=domain_size, repeats=repeats)
+    kwargs = {
+        "mechanisms": mechanism,
+        "epsilons": 1.5,
+        "users": 4000,
+        "domain_size": domain_size,
+        "repeats": repeats,
+    }
     fast = run(mode="fast", seed=100, **kwargs)["mse"].to_numpy()
     faithful = run(mode="faithful", seed=200, **kwargs)["mse"].to_numpy()
     se = math.sqrt(fast.var(ddof=1) / fast.size + faithful.var(ddof=1) / faithful.size)
@@ -166,12 +200,25 @@ def test_faithful_with_csprng_client_sample():
     from ldp.simulations.faithful import collect
 
     counts = np.array([600, 200, 60, 40, 30, 30, 20, 20])
-    for spec in (ldp.GRR(domain=range(8), epsilon=2), ldp.OUE(domain=range(8), epsilon=2),
-                 ldp.OLH(domain=range(8), epsilon=2)):
-        accumulator = collect(spec, spec.domain, counts, np.random.default_rng(1), client_sample=50, chunk_users=300)
+    for spec in (
+        ldp.GRR(domain=range(8), epsilon=2),
+        ldp.OUE(domain=range(8), epsilon=2),
+        ldp.OLH(domain=range(8), epsilon=2),
+    ):
+        accumulator = collect(
+            spec, spec.domain, counts, np.random.default_rng(1), client_sample=50, chunk_users=300
+        )
         assert accumulator.n == counts.sum()  # 50 CSPRNG reports + 950 batch reports, all counted
-    frame = run(mechanisms="grr,oue,olh,rappor", epsilons=2, users=3000, domain_size=8, repeats=1, seed=9,
-                mode="faithful", client_sample=20)
+    frame = run(
+        mechanisms="grr,oue,olh,rappor",
+        epsilons=2,
+        users=3000,
+        domain_size=8,
+        repeats=1,
+        seed=9,
+        mode="faithful",
+        client_sample=20,
+    )
     assert len(frame) == 4 and frame["mse"].notna().all()
 
 
@@ -217,17 +264,29 @@ def test_real_data_from_csv_parquet_and_jsonl(tmp_path):
         population = from_data(path, "country")
         assert population.domain == ("fr", "de", "it", "es")
         np.testing.assert_allclose(population.probabilities, [0.5, 0.3, 0.15, 0.05])
-        frame = run(data=path, column="country", mechanisms="grr,oue", epsilons=2, users=2000, repeats=2, seed=1)
+        frame = run(
+            data=path, column="country", mechanisms="grr,oue", epsilons=2, users=2000, repeats=2, seed=1
+        )
         assert (frame["domain_size"] == 4).all()
         assert (frame["users"] == 2000).all()
 
 
 def test_real_data_as_users(tmp_path):
     csv_path, parquet_path, _ = _write_data(tmp_path)
-    frame = run(data=parquet_path, column="country", as_users=True, mechanisms="grr", epsilons=8, repeats=2, seed=1)
+    frame = run(
+        data=parquet_path, column="country", as_users=True, mechanisms="grr", epsilons=8, repeats=2, seed=1
+    )
     assert (frame["users"] == 100).all()
-    subset = run(data=csv_path, column="country", as_users=True, users=40, mechanisms="grr", epsilons=8,
-                 repeats=1, seed=1)
+    subset = run(
+        data=csv_path,
+        column="country",
+        as_users=True,
+        users=40,
+        mechanisms="grr",
+        epsilons=8,
+        repeats=1,
+        seed=1,
+    )
     assert (subset["users"] == 40).all()
     with pytest.raises(ldp.ParameterError, match="exceeds"):
         run(data=csv_path, column="country", as_users=True, users=101, epsilons=1, repeats=1, seed=1)
@@ -301,8 +360,25 @@ def test_cli_simulate_writes_results_and_plot(tmp_path):
     png = tmp_path / "accuracy.png"
     result = CliRunner().invoke(
         cli,
-        ["simulate", "-m", "grr,oue,olh", "-e", "0.5,2", "-n", "2000", "-d", "32", "-r", "2", "--seed", "7",
-         "-o", str(out), "--plot", str(png)],
+        [
+            "simulate",
+            "-m",
+            "grr,oue,olh",
+            "-e",
+            "0.5,2",
+            "-n",
+            "2000",
+            "-d",
+            "32",
+            "-r",
+            "2",
+            "--seed",
+            "7",
+            "-o",
+            str(out),
+            "--plot",
+            str(png),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "Best mechanism per epsilon" in result.output
@@ -316,8 +392,9 @@ def test_cli_json_output_and_reproducible(tmp_path):
     runner = CliRunner()
     paths = [tmp_path / "a.json", tmp_path / "b.json"]
     for path in paths:
-        result = runner.invoke(cli, ["simulate", "-e", "1", "-n", "1000", "-d", "8", "-r", "1", "--seed", "3",
-                                     "-o", str(path)])
+        result = runner.invoke(
+            cli, ["simulate", "-e", "1", "-n", "1000", "-d", "8", "-r", "1", "--seed", "3", "-o", str(path)]
+        )
         assert result.exit_code == 0, result.output
     first, second = (json.loads(p.read_text()) for p in paths)
     assert [row["mse"] for row in first] == [row["mse"] for row in second]
@@ -363,15 +440,18 @@ def no_sweep(monkeypatch):
     monkeypatch.setattr(ldp.simulations.presets, "run_rappor_regtest", not_called)
 
 
-@pytest.mark.parametrize("args, needles", [
-    (["-o", "results.xyz"], ("results.xyz", "unknown extension '.xyz'", ".csv")),
-    (["-o", "missing-dir/results.csv"], ("-o", "missing-dir", "does not exist")),
-    (["--plot", "accuracy.txt"], ("--plot", "unknown image extension '.txt'", ".png")),
-    (["--plot", "missing-dir/accuracy.png"], ("--plot", "missing-dir", "does not exist")),
-    (["--low", "0", "--high", "1", "-o", "results.xyz"], ("results.xyz", "unknown extension")),
-    (["--low", "0", "--high", "1", "--plot", "missing-dir/accuracy.png"], ("--plot", "does not exist")),
-    (["--preset", "rappor-regtest", "--small", "--plot", "accuracy.png"], ("--plot", "rappor-regtest")),
-])
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["-o", "results.xyz"], ("results.xyz", "unknown extension '.xyz'", ".csv")),
+        (["-o", "missing-dir/results.csv"], ("-o", "missing-dir", "does not exist")),
+        (["--plot", "accuracy.txt"], ("--plot", "unknown image extension '.txt'", ".png")),
+        (["--plot", "missing-dir/accuracy.png"], ("--plot", "missing-dir", "does not exist")),
+        (["--low", "0", "--high", "1", "-o", "results.xyz"], ("results.xyz", "unknown extension")),
+        (["--low", "0", "--high", "1", "--plot", "missing-dir/accuracy.png"], ("--plot", "does not exist")),
+        (["--preset", "rappor-regtest", "--small", "--plot", "accuracy.png"], ("--plot", "rappor-regtest")),
+    ],
+)
 def test_cli_outputs_checked_before_the_sweep(tmp_path, monkeypatch, no_sweep, args, needles):
     import matplotlib  # noqa: F401  (the test extra has it: missing, this fails)
 
@@ -380,12 +460,15 @@ def test_cli_outputs_checked_before_the_sweep(tmp_path, monkeypatch, no_sweep, a
     assert all(needle in line for needle in needles), line
 
 
-@pytest.mark.parametrize("epsilon, needles", [
-    ("0", ("--epsilon must be > 0", "got 0")),
-    ("1,-2", ("--epsilon must be > 0", "got -2")),
-    ("1,inf", ("--epsilon must be > 0", "got inf")),
-    ("1,abc", ("--epsilon", "'abc'")),
-])
+@pytest.mark.parametrize(
+    "epsilon, needles",
+    [
+        ("0", ("--epsilon must be > 0", "got 0")),
+        ("1,-2", ("--epsilon must be > 0", "got -2")),
+        ("1,inf", ("--epsilon must be > 0", "got inf")),
+        ("1,abc", ("--epsilon", "'abc'")),
+    ],
+)
 def test_cli_epsilon_must_be_positive(no_sweep, epsilon, needles):
     line = _error_line(CliRunner().invoke(cli, ["simulate", "-e", epsilon]))
     assert all(needle in line for needle in needles), line
@@ -400,8 +483,11 @@ def test_cli_column_without_data_is_a_usage_error(no_sweep):
 def test_cli_data_without_the_column_lists_the_columns_on_one_line(tmp_path, suffix):
     frame = pd.DataFrame({"country": ["fr", "de", "fr"], "visits": [1, 2, 3]})
     path = tmp_path / f"data{suffix}"
-    {".csv": lambda: frame.to_csv(path, index=False), ".parquet": lambda: frame.to_parquet(path),
-     ".jsonl": lambda: frame.to_json(path, orient="records", lines=True)}[suffix]()
+    {
+        ".csv": lambda: frame.to_csv(path, index=False),
+        ".parquet": lambda: frame.to_parquet(path),
+        ".jsonl": lambda: frame.to_json(path, orient="records", lines=True),
+    }[suffix]()
     line = _error_line(CliRunner().invoke(cli, ["simulate", "--data", str(path), "--column", "nope"]))
     assert f"data{suffix}" in line and "'nope'" in line and "'country', 'visits'" in line
 
@@ -424,13 +510,16 @@ def test_cli_presets_small():
     result = runner.invoke(cli, ["simulate", "--preset", "wang2017", "--small", "--seed", "1", "-e", "1"])
     assert result.exit_code == 0, result.output
     assert "D=256" in result.output
-    result = runner.invoke(cli, ["simulate", "--preset", "rappor-regtest", "--small", "--cases", "unif-small-sharp",
-                                 "--seed", "1"])
+    result = runner.invoke(
+        cli,
+        ["simulate", "--preset", "rappor-regtest", "--small", "--cases", "unif-small-sharp", "--seed", "1"],
+    )
     assert result.exit_code == 0, result.output
     assert "r-unif-small-sharp" in result.output
 
 
 # -- every mechanism/distribution pairing is honoured or refused ------------------------------
+
 
 class _Captured(Exception):
     """Raised by the patched sweeps: which sweep ran, on which population."""
@@ -460,14 +549,38 @@ _NUMERIC_POPULATIONS = {"uniform", "gaussian", "exponential", "beta"}
 _FREQUENCY_POPULATIONS = set(DISTRIBUTIONS)
 
 
-@pytest.mark.parametrize("distribution", [None, "zipf", "uniform", "exponential", "gaussian", "geometric", "beta"])
-@pytest.mark.parametrize("mechanism", [None, "auto", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace",
-                                       "gaussian", "grr", "sue", "oue", "olh", "blh", "binary-rr", "rappor"])
+@pytest.mark.parametrize(
+    "distribution", [None, "zipf", "uniform", "exponential", "gaussian", "geometric", "beta"]
+)
+@pytest.mark.parametrize(
+    "mechanism",
+    [
+        None,
+        "auto",
+        "duchi",
+        "stochastic-rounding",
+        "piecewise",
+        "hybrid",
+        "laplace",
+        "gaussian",
+        "grr",
+        "sue",
+        "oue",
+        "olh",
+        "blh",
+        "binary-rr",
+        "rappor",
+    ],
+)
 def test_every_mechanism_distribution_pairing_is_honoured_or_refused(capture_sweep, mechanism, distribution):
     """``-m duchi --distribution zipf`` used to run beta(2, 5): now each pairing runs as asked or is an error."""
     from ldp.specs import NUMERIC_MECHANISMS
 
-    args = ["simulate"] + (["-m", mechanism] if mechanism else []) + (["--distribution", distribution] if distribution else [])
+    args = (
+        ["simulate"]
+        + (["-m", mechanism] if mechanism else [])
+        + (["--distribution", distribution] if distribution else [])
+    )
     result = CliRunner().invoke(cli, args)
     numeric = mechanism in NUMERIC_MECHANISMS or (mechanism in (None, "auto") and distribution == "beta")
     kind = "numeric" if numeric else "frequency"
@@ -478,19 +591,28 @@ def test_every_mechanism_distribution_pairing_is_honoured_or_refused(capture_swe
         assert (result.exception.kind, result.exception.distribution) == (kind, expected)
     else:
         line = _error_line(result)
-        assert f"--distribution {distribution!r} does not apply to {mechanism or 'the default mechanisms'}" in line
+        assert (
+            f"--distribution {distribution!r} does not apply to {mechanism or 'the default mechanisms'}"
+            in line
+        )
         assert f"({kind} sweep" in line, line
 
 
-@pytest.mark.parametrize("args, needles", [
-    (["-m", "grr,duchi"], ("mixes numeric mechanisms (duchi) with frequency oracles (grr)",)),
-    (["-m", "oue", "--low", "0", "--high", "1"], ("--low/--high apply to numeric mechanisms", "not to oue")),
-    (["-m", "duchi", "-d", "64"], ("--domain-size applies to frequency sweeps only",)),
-    (["-m", "piecewise", "--mode", "faithful"], ("--mode applies to frequency sweeps only",)),
-    (["-m", "grr", "--grid", "16"], ("--grid applies to numeric sweeps only",)),
-    (["-m", "grr", "--delta", "1e-6"], ("--delta applies to numeric sweeps only",)),
-    (["--data", "x.csv", "--column", "c", "--distribution", "uniform"], ("does not apply with --data",)),
-])
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["-m", "grr,duchi"], ("mixes numeric mechanisms (duchi) with frequency oracles (grr)",)),
+        (
+            ["-m", "oue", "--low", "0", "--high", "1"],
+            ("--low/--high apply to numeric mechanisms", "not to oue"),
+        ),
+        (["-m", "duchi", "-d", "64"], ("--domain-size applies to frequency sweeps only",)),
+        (["-m", "piecewise", "--mode", "faithful"], ("--mode applies to frequency sweeps only",)),
+        (["-m", "grr", "--grid", "16"], ("--grid applies to numeric sweeps only",)),
+        (["-m", "grr", "--delta", "1e-6"], ("--delta applies to numeric sweeps only",)),
+        (["--data", "x.csv", "--column", "c", "--distribution", "uniform"], ("does not apply with --data",)),
+    ],
+)
 def test_combinations_a_sweep_would_ignore_are_refused(no_sweep, args, needles):
     line = _error_line(CliRunner().invoke(cli, ["simulate", *args]))
     assert all(needle in line for needle in needles), line

@@ -23,6 +23,8 @@ def test_auto_does_not_duplicate_a_listed_mechanism():
 
 
 def test_numeric_auto_competes():
-    results = run_numeric("duchi,auto", [1.0], 10_000, distribution="uniform", low=0, high=100, repeats=1, seed=1)
+    results = run_numeric(
+        "duchi,auto", [1.0], 10_000, distribution="uniform", low=0, high=100, repeats=1, seed=1
+    )
     report = format_numeric_report(summarize_numeric(results))
     assert "epsilon=1: hybrid" in report

@@ -7,6 +7,7 @@ arithmetic (correctly rounded, so every comparison below is certified).
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -57,8 +58,13 @@ _PROBABILITY = st.fractions(min_value=0, max_value=1, max_denominator=10**9)
 
 
 @pytest.mark.slow
-@given(f=_PROBABILITY, p=_PROBABILITY, q=_PROBABILITY, h=st.integers(1, 8),
-       encoding=st.sampled_from(["bloom", "boolean"]))
+@given(
+    f=_PROBABILITY,
+    p=_PROBABILITY,
+    q=_PROBABILITY,
+    h=st.integers(1, 8),
+    encoding=st.sampled_from(["bloom", "boolean"]),
+)
 def test_rappor_epsilons_are_certified_upper_bounds(f, p, q, h, encoding):
     """exp(ε₁) >= the exact single-report ratio and exp(ε∞) >= the exact PRR ratio, tight to a few ulps."""
     assume(f < 1 and p < q)
@@ -74,12 +80,15 @@ def test_rappor_epsilons_are_certified_upper_bounds(f, p, q, h, encoding):
         assert exp_within(spec.epsilon_inf, spec.permanent_ratio, _tight(spec.epsilon_inf))
 
 
-@pytest.mark.parametrize("spec", [
-    ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f=0.5, p=0.5, q=0.75),
-    ldp.Rappor(num_bits=16, num_hashes=2, f="0.45", p="0.39", q="0.61", hash="md5"),
-    ldp.Rappor.basic(("a", "b", "c"), f="1/4", p="1/4", q="3/4"),
-    ldp.Rappor.boolean(f="1/3", p="1/7", q="5/7"),
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f=0.5, p=0.5, q=0.75),
+        ldp.Rappor(num_bits=16, num_hashes=2, f="0.45", p="0.39", q="0.61", hash="md5"),
+        ldp.Rappor.basic(("a", "b", "c"), f="1/4", p="1/4", q="3/4"),
+        ldp.Rappor.boolean(f="1/3", p="1/7", q="5/7"),
+    ],
+)
 def test_rappor_epsilons_round_up_on_fixed_examples(spec):
     """ln 81 (README's ε∞) and friends: the nearest double of ln(ratio) can sit below it; the claim never does."""
     assert exp_certainly_at_least(spec.epsilon_one, spec.single_report_ratio)
@@ -106,7 +115,7 @@ def _spec_args(mechanism: str, epsilon: str) -> list[str]:
     args = ["--epsilon", epsilon]
     if mechanism in _NUMERIC:
         return args + ["--low", "0", "--high", "1"] + (["--delta", "1e-6"] if mechanism == "gaussian" else [])
-    return args + ["--domain", "a,b"]
+    return [*args, "--domain", "a,b"]
 
 
 def _error_line(result) -> str:
@@ -156,10 +165,16 @@ def _build_at(mechanism: str, epsilon: float, **options):
 
 
 _FIXED_LIMITS = {
-    "binary-rr": limits.RR64_MAX_EPSILON, "grr": limits.RR64_MAX_EPSILON, "blh": limits.RR64_MAX_EPSILON,
-    "oue": limits.RR64_MAX_EPSILON, "duchi": limits.RR64_MAX_EPSILON, "stochastic-rounding": limits.RR64_MAX_EPSILON,
-    "sue": limits.SUE_MAX_EPSILON, "olh": limits.OLH_MAX_EPSILON,
-    "piecewise": limits.PM_MAX_EPSILON, "hybrid": limits.PM_MAX_EPSILON,
+    "binary-rr": limits.RR64_MAX_EPSILON,
+    "grr": limits.RR64_MAX_EPSILON,
+    "blh": limits.RR64_MAX_EPSILON,
+    "oue": limits.RR64_MAX_EPSILON,
+    "duchi": limits.RR64_MAX_EPSILON,
+    "stochastic-rounding": limits.RR64_MAX_EPSILON,
+    "sue": limits.SUE_MAX_EPSILON,
+    "olh": limits.OLH_MAX_EPSILON,
+    "piecewise": limits.PM_MAX_EPSILON,
+    "hybrid": limits.PM_MAX_EPSILON,
 }
 
 
@@ -176,6 +191,7 @@ def test_each_mechanism_works_honestly_up_to_its_limit_and_not_above(mechanism):
 
 def test_the_limits_are_where_the_representation_runs_out():
     """Just above each fixed limit the mechanism could not honestly match its ε (so the limits are not arbitrary)."""
+
     def gap(p: Fraction, outputs: int, epsilon: float) -> Fraction:  # relative shortfall of p/q below e^ε
         return exp_lower_bound(epsilon) / (p * (outputs - 1) / (1 - p)) - 1
 
@@ -186,6 +202,7 @@ def test_the_limits_are_where_the_representation_runs_out():
         def one(e):
             p = ldp.SUE._calibrate(None, e)[0]
             return exp_lower_bound(e) / (p / (1 - p)) ** 2 - 1
+
         return max(one(e) for e in epsilons)
 
     # probabilities on the 2^-64 grid: the rounding (uniform in [0, e^ε·2^-64]) stays within the tolerance
@@ -193,7 +210,11 @@ def test_the_limits_are_where_the_representation_runs_out():
     below, above = np.linspace(20.0, 23.0, 200), np.linspace(24.0, 24.5, 200)
     assert worst(below) < limits.CLAIM_TOLERANCE < worst(above)
     assert worst(below, 7) < limits.CLAIM_TOLERANCE
-    assert sue_worst(np.linspace(42.0, 45.0, 100)) < limits.CLAIM_TOLERANCE < sue_worst(np.linspace(46.0, 46.5, 100))
+    assert (
+        sue_worst(np.linspace(42.0, 45.0, 100))
+        < limits.CLAIM_TOLERANCE
+        < sue_worst(np.linspace(46.0, 46.5, 100))
+    )
     # OLH's hash range stays below the prime at 21 and not at 21.5
     from ldp.hashing import LH_PRIME
 
@@ -204,7 +225,7 @@ def test_the_limits_are_where_the_representation_runs_out():
 
 @pytest.mark.parametrize("grid", [1, 2, 16, 256, 1024])
 def test_laplace_limit_follows_its_grid(grid):
-    lo, hi = nm.laplace_epsilon_range(grid)
+    _lo, hi = nm.laplace_epsilon_range(grid)
     limit = limits.round_down(hi)
     spec = ldp.Laplace(epsilon=limit, grid=grid)  # the table reaches across the range and honours ε
     assert spec.epsilon_achieved <= limit
@@ -219,7 +240,9 @@ def test_gaussian_limit_follows_its_delta_and_grid(delta, grid):
     limit = limits.round_down(hi)
     spec = ldp.Gaussian(epsilon=limit, delta=delta, grid=grid)
     assert spec.delta_achieved <= delta
-    with pytest.raises(ParameterError, match=rf"gaussian: epsilon=\S+ is above {limit:g}, .* at delta={delta:g}"):
+    with pytest.raises(
+        ParameterError, match=rf"gaussian: epsilon=\S+ is above {limit:g}, .* at delta={delta:g}"
+    ):
         ldp.Gaussian(epsilon=limit * 1.001, delta=delta, grid=grid)
 
 
@@ -240,9 +263,11 @@ def test_hand_edited_spec_with_epsilon_710_is_one_line_everywhere(tmp_path, mech
     path.write_text(spec.to_json().replace('"epsilon":1.0', '"epsilon":710'))
     data = tmp_path / "values.txt"
     data.write_text("a\nb\n" if mechanism == "grr" else "0.5\n")
-    args = {"encode": ["encode", "--spec", str(path), str(data), "-o", str(tmp_path / "r.jsonl")],
-            "aggregate": ["aggregate", "--spec", str(path), str(data)],
-            "tradeoff": ["privacy", "tradeoff", "--spec", str(path)]}[command]
+    args = {
+        "encode": ["encode", "--spec", str(path), str(data), "-o", str(tmp_path / "r.jsonl")],
+        "aggregate": ["aggregate", "--spec", str(path), str(data)],
+        "tradeoff": ["privacy", "tradeoff", "--spec", str(path)],
+    }[command]
     line = _error_line(CliRunner().invoke(cli, args))
     assert f"{mechanism}: epsilon=710 is above" in line, line
 
@@ -266,19 +291,40 @@ def _peak_bytes(build) -> tuple[int, BaseException | None]:
     return peak, error
 
 
-@pytest.mark.parametrize("build, needles", [
-    (lambda: ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=2**31, f="1/2", p="1/4", q="3/4"),
-     ("num_cohorts x num_bits", "2,147,483,648 x 8", "limit of 16,777,216")),
-    (lambda: ldp.Rappor(num_bits=1 << 20, num_hashes=2, num_cohorts=64, f="1/2", p="1/4", q="3/4"),
-     ("num_cohorts x num_bits", "64 x 1,048,576", "limit of 16,777,216")),
-    (lambda: ldp.Rappor.basic(range(10**9), f="1/2", p="1/4", q="3/4"), ("basic rappor", "1,000,000,000 values")),
-    (lambda: ldp.GRR(domain=range(10**9), epsilon=1), ("grr: a domain of 1,000,000,000 values", "1,048,576")),
-    (lambda: ldp.OLH(domain=range(2**31), epsilon=1), ("olh: a domain of 2,147,483,648 values", "1,048,576")),
-    (lambda: ldp.OUE(domain=range(2**18 + 1), epsilon=1), ("oue: a domain of 262,145 values", "262,144")),
-    (lambda: ldp.Laplace(epsilon=1e-6, grid=1024), ("laplace: epsilon=1e-06 on grid=1024", "limit of 4,194,304")),
-    (lambda: ldp.Gaussian(epsilon=1e-4, delta=1e-9, grid=1024), ("gaussian: epsilon=0.0001 at delta=1e-09 on grid=1024",
-                                                                "limit of 4,194,304")),
-])
+@pytest.mark.parametrize(
+    "build, needles",
+    [
+        (
+            lambda: ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=2**31, f="1/2", p="1/4", q="3/4"),
+            ("num_cohorts x num_bits", "2,147,483,648 x 8", "limit of 16,777,216"),
+        ),
+        (
+            lambda: ldp.Rappor(num_bits=1 << 20, num_hashes=2, num_cohorts=64, f="1/2", p="1/4", q="3/4"),
+            ("num_cohorts x num_bits", "64 x 1,048,576", "limit of 16,777,216"),
+        ),
+        (
+            lambda: ldp.Rappor.basic(range(10**9), f="1/2", p="1/4", q="3/4"),
+            ("basic rappor", "1,000,000,000 values"),
+        ),
+        (
+            lambda: ldp.GRR(domain=range(10**9), epsilon=1),
+            ("grr: a domain of 1,000,000,000 values", "1,048,576"),
+        ),
+        (
+            lambda: ldp.OLH(domain=range(2**31), epsilon=1),
+            ("olh: a domain of 2,147,483,648 values", "1,048,576"),
+        ),
+        (lambda: ldp.OUE(domain=range(2**18 + 1), epsilon=1), ("oue: a domain of 262,145 values", "262,144")),
+        (
+            lambda: ldp.Laplace(epsilon=1e-6, grid=1024),
+            ("laplace: epsilon=1e-06 on grid=1024", "limit of 4,194,304"),
+        ),
+        (
+            lambda: ldp.Gaussian(epsilon=1e-4, delta=1e-9, grid=1024),
+            ("gaussian: epsilon=0.0001 at delta=1e-09 on grid=1024", "limit of 4,194,304"),
+        ),
+    ],
+)
 def test_absurd_tables_are_refused_before_allocating(build, needles):
     peak, error = _peak_bytes(build)
     assert error is not None
@@ -291,12 +337,23 @@ def test_tables_at_the_size_limits_are_built():
     lo, _ = nm.laplace_epsilon_range(1024)
     spec = ldp.Laplace(epsilon=limits.round_up(lo), grid=1024)
     assert spec.table.weights.size <= limits.MAX_NUMERIC_OUTPUTS
-    assert ldp.Rappor(num_bits=256, num_hashes=2, num_cohorts=limits.MAX_TABLE_COUNTERS // 256,
-                      f="1/2", p="1/4", q="3/4").num_cohorts == 65536
+    assert (
+        ldp.Rappor(
+            num_bits=256,
+            num_hashes=2,
+            num_cohorts=limits.MAX_TABLE_COUNTERS // 256,
+            f="1/2",
+            p="1/4",
+            q="3/4",
+        ).num_cohorts
+        == 65536
+    )
 
 
 def test_the_cli_refuses_a_huge_domain_size_before_building_it():
-    line = _error_line(CliRunner().invoke(cli, ["spec", "grr", "--epsilon", "1", "--domain-size", str(10**12)]))
+    line = _error_line(
+        CliRunner().invoke(cli, ["spec", "grr", "--epsilon", "1", "--domain-size", str(10**12)])
+    )
     assert "--domain-size 1,000,000,000,000 is above the limit of 1,048,576" in line
 
 
@@ -309,6 +366,7 @@ def test_a_spec_file_with_huge_tables_is_refused_on_load(tmp_path):
 
 
 # -- item 5: a stated ε that disagrees with the stored probabilities is refused -------------
+
 
 def _stored(mechanism: str, epsilon: float = 1.0):
     if mechanism in ("duchi", "stochastic-rounding"):
@@ -344,8 +402,11 @@ def test_grid_mechanisms_store_no_probabilities_so_their_epsilon_is_only_honoure
 
 
 @pytest.mark.slow
-@given(epsilon=st.floats(1e-6, 23.0), d=st.sampled_from([2, 3, 7, 100, 5000, 2**18]),
-       mechanism=st.sampled_from(["grr", "olh", "blh", "oue", "sue"]))
+@given(
+    epsilon=st.floats(1e-6, 23.0),
+    d=st.sampled_from([2, 3, 7, 100, 5000, 2**18]),
+    mechanism=st.sampled_from(["grr", "olh", "blh", "oue", "sue"]),
+)
 def test_every_calibrated_spec_matches_its_epsilon(epsilon, d, mechanism):
     """Built from ε, the exact ratio is at most e^ε and within 1e-9 of it, for every domain size.
 
@@ -367,17 +428,21 @@ def test_grr_over_a_large_domain_matches_its_epsilon():
 
 # -- item 6: a numeric range whose derived quantities are not finite is refused -------------
 
-_NUMERIC_BUILD = {name: (lambda name: lambda low, high: ldp.numeric_spec(name, 1.0, low, high, delta=1e-6))(name)
-                  for name in sorted(_NUMERIC)}
+_NUMERIC_BUILD = {
+    name: functools.partial(ldp.numeric_spec, name, 1.0, delta=1e-6) for name in sorted(_NUMERIC)
+}
 
 
 @pytest.mark.parametrize("mechanism", sorted(_NUMERIC))
-@pytest.mark.parametrize("low, high, needle", [
-    (-1e308, 1e308, "is too wide: high - low overflows a double"),  # the mean was -inf (width inf)
-    (-1e150, 1e150, "is too wide at epsilon=1"),  # variances over many reports overflowed
-    (0.0, 1e-310, "is too narrow"),  # resolution below the smallest normal double
-    (1e300, 1e300 * (1 + 1e-15), "is too wide at epsilon=1"),  # sums over 2^63 reports overflow
-])
+@pytest.mark.parametrize(
+    "low, high, needle",
+    [
+        (-1e308, 1e308, "is too wide: high - low overflows a double"),  # the mean was -inf (width inf)
+        (-1e150, 1e150, "is too wide at epsilon=1"),  # variances over many reports overflowed
+        (0.0, 1e-310, "is too narrow"),  # resolution below the smallest normal double
+        (1e300, 1e300 * (1 + 1e-15), "is too wide at epsilon=1"),  # sums over 2^63 reports overflow
+    ],
+)
 def test_numeric_ranges_with_non_finite_derived_values_are_refused(mechanism, low, high, needle):
     with pytest.raises(ParameterError, match=rf"^{mechanism}: the range \[.*\] {needle}"):
         _NUMERIC_BUILD[mechanism](low, high)
@@ -395,5 +460,7 @@ def test_wide_but_representable_ranges_keep_every_derived_value_finite(mechanism
 
 
 def test_the_cli_refuses_an_overflowing_range_in_one_line():
-    line = _error_line(CliRunner().invoke(cli, ["spec", "duchi", "--epsilon", "1", "--low", "-1e308", "--high", "1e308"]))
+    line = _error_line(
+        CliRunner().invoke(cli, ["spec", "duchi", "--epsilon", "1", "--low", "-1e308", "--high", "1e308"])
+    )
     assert "duchi: the range [-1e+308, 1e+308] is too wide: high - low overflows a double" in line

@@ -9,12 +9,11 @@ import math
 from fractions import Fraction
 
 import pytest
+from conftest import SMALL_DOMAIN, frequency_specs
 
 import ldp
 from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
-
-from conftest import SMALL_DOMAIN, frequency_specs
 
 
 def grr_channel(spec, x):
@@ -129,12 +128,14 @@ def test_rappor_ratio_by_enumeration(rappor_spec):
         bits_x = [1] * h + [0] * (k - h)
         bits_y = [0] * h + [1] * h + [0] * (k - 2 * h)
         bits_x = bits_x[:k]
+
     def prob(report, true_bits):
         out = Fraction(1)
         for s, b in zip(report, true_bits):
             pr = one if b else zero
             out *= pr if s else 1 - pr
         return out
+
     ratio = Fraction(0)
     for report in itertools.product((0, 1), repeat=len(bits_x)):
         a, b = prob(report, bits_x), prob(report, bits_y)
@@ -166,10 +167,19 @@ def test_rappor_ratio_by_enumeration(rappor_spec):
         (lambda: ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=4, f=-0.1, p=0.25, q=0.75), "f must"),
         (lambda: ldp.Rappor(num_bits=2, num_hashes=3, num_cohorts=4, f=0.5, p=0.25, q=0.75), "cannot exceed"),
         (lambda: ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=0, f=0.5, p=0.25, q=0.75), "num_cohorts"),
-        (lambda: ldp.Rappor(num_bits=300, num_hashes=2, num_cohorts=4, f=0.5, p=0.25, q=0.75, hash="md5"), "num_bits"),
-        (lambda: ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=4, f=0, p=0, q=0.75), "no single-report privacy"),
+        (
+            lambda: ldp.Rappor(num_bits=300, num_hashes=2, num_cohorts=4, f=0.5, p=0.25, q=0.75, hash="md5"),
+            "num_bits",
+        ),
+        (
+            lambda: ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=4, f=0, p=0, q=0.75),
+            "no single-report privacy",
+        ),
         (lambda: ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=4, f=0.5, p="x", q=0.75), "p must be"),
-        (lambda: ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=4, f=0.5, p=0.25, q=0.75, hash="sha1"), "hash"),
+        (
+            lambda: ldp.Rappor(num_bits=8, num_hashes=2, num_cohorts=4, f=0.5, p=0.25, q=0.75, hash="sha1"),
+            "hash",
+        ),
     ],
 )
 def test_bad_parameters_raise_clear_errors(build, message):

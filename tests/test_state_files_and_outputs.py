@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 import ldp
 from ldp.atomic import TEMP_MARK, atomic_output, ensure_private_directory, remove_stale_temporaries
 from ldp.cli import cli
-from ldp.client import ClientState, make_encoder
+from ldp.client import ClientState
 from ldp.client.cli import ledger_path, state_path
 from ldp.client.identity import canonical_client_id
 from ldp.errors import LDPWarning, ParameterError, StateError
@@ -95,11 +96,15 @@ def test_cli_state_directory_is_created_0700_and_a_listable_one_is_warned_about(
     users = tmp_path / "users.csv"
     users.write_text("client_id,url\nalice,a.com\n")
     states = tmp_path / "new" / "states"
-    result = _run("encode", "--spec", spec_path, users, "--column", "url", "--state", states, "-o", tmp_path / "r.jsonl")
+    result = _run(
+        "encode", "--spec", spec_path, users, "--column", "url", "--state", states, "-o", tmp_path / "r.jsonl"
+    )
     assert result.exit_code == 0, result.output
     assert _mode(states) == 0o700 and _mode(tmp_path / "new") == 0o700
     states.chmod(0o755)
-    result = _run("encode", "--spec", spec_path, users, "--column", "url", "--state", states, "-o", tmp_path / "r.jsonl")
+    result = _run(
+        "encode", "--spec", spec_path, users, "--column", "url", "--state", states, "-o", tmp_path / "r.jsonl"
+    )
     assert result.exit_code == 0 and "Warning: state directory" in result.output and "0755" in result.output
     assert "Traceback" not in result.output
 
@@ -172,18 +177,43 @@ def test_json_csv_and_parquet_spellings_select_one_client(tmp_path):
     (tmp_path / "a.jsonl").write_text('{"client_id": 1, "url": "x"}\n{"client_id": 1.0, "url": "x"}\n')
     (tmp_path / "b.csv").write_text("client_id,url\n1.0,x\n1,x\n")
     # an integer column with a null next to it (pandas would make the ids floats)
-    pq.write_table(pa.table({"client_id": pa.array([1, None], pa.int64()), "url": ["x", "y"]}), tmp_path / "c.parquet")
+    pq.write_table(
+        pa.table({"client_id": pa.array([1, None], pa.int64()), "url": ["x", "y"]}), tmp_path / "c.parquet"
+    )
     pq.write_table(pa.table({"client_id": pa.array([1.0, 1.0]), "url": ["x", "x"]}), tmp_path / "d.parquet")
     for name in ("a.jsonl", "b.csv", "d.parquet"):
-        result = _run("encode", "--spec", spec_path, tmp_path / name, "--column", "url", "--state", states,
-                      "-o", tmp_path / f"{name}.out.jsonl")
+        result = _run(
+            "encode",
+            "--spec",
+            spec_path,
+            tmp_path / name,
+            "--column",
+            "url",
+            "--state",
+            states,
+            "-o",
+            tmp_path / f"{name}.out.jsonl",
+        )
         assert result.exit_code == 0, result.output
-    result = _run("encode", "--spec", spec_path, tmp_path / "c.parquet", "--column", "url", "--state", states,
-                  "-o", tmp_path / "c.out.jsonl")
+    result = _run(
+        "encode",
+        "--spec",
+        spec_path,
+        tmp_path / "c.parquet",
+        "--column",
+        "url",
+        "--state",
+        states,
+        "-o",
+        tmp_path / "c.out.jsonl",
+    )
     assert result.exit_code == 2 and "row 2" in result.output and "client_id is missing" in result.output
     assert [p.name for p in states.iterdir() if p.name.endswith(".json")] == [state_path(states, "1").name]
-    cohorts = {json.loads(line)["cohort"] for name in ("a.jsonl", "b.csv", "d.parquet")
-               for line in (tmp_path / f"{name}.out.jsonl").read_text().splitlines()}
+    cohorts = {
+        json.loads(line)["cohort"]
+        for name in ("a.jsonl", "b.csv", "d.parquet")
+        for line in (tmp_path / f"{name}.out.jsonl").read_text().splitlines()
+    }
     assert len(cohorts) == 1  # one client, one cohort
 
 
@@ -192,8 +222,18 @@ def test_budget_of_one_client_spelled_two_ways_is_one_budget(tmp_path):
     spec_path.write_text(GRR.to_json())
     users = tmp_path / "users.jsonl"
     users.write_text("".join(f'{{"client_id": {cid}, "value": "a"}}\n' for cid in ("1", "1.0") * 3))
-    result = _run("encode", "--spec", spec_path, users, "--state", tmp_path / "s", "--budget", "1",
-                  "-o", tmp_path / "out.jsonl")
+    result = _run(
+        "encode",
+        "--spec",
+        spec_path,
+        users,
+        "--state",
+        tmp_path / "s",
+        "--budget",
+        "1",
+        "-o",
+        tmp_path / "out.jsonl",
+    )
     assert result.exit_code == 3  # 2 reports at 0.5 fit the budget of 1; the other 4 rows are refused
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 2
 
@@ -213,8 +253,13 @@ def _grr_files(tmp_path, values="a\nb\nc\n"):
 def test_encode_refuses_an_output_that_is_an_input(tmp_path, how, monkeypatch):
     spec_path, source = _grr_files(tmp_path)
     monkeypatch.chdir(tmp_path)
-    target = {"same": source, "relative": "values.txt", "symlink": tmp_path / "link.txt",
-              "hardlink": tmp_path / "hard.txt", "spec": spec_path}[how]
+    target = {
+        "same": source,
+        "relative": "values.txt",
+        "symlink": tmp_path / "link.txt",
+        "hardlink": tmp_path / "hard.txt",
+        "spec": spec_path,
+    }[how]
     if how == "symlink":
         (tmp_path / "link.txt").symlink_to(source)
     if how == "hardlink":
@@ -243,12 +288,16 @@ def test_failed_encode_refunds_the_budget_of_reports_never_written(tmp_path):
     users = tmp_path / "users.csv"
     users.write_text("client_id,value\n1,a\n1,b\n2,c\n1,zzz\n")
     states = tmp_path / "states"
-    result = _run("encode", "--spec", spec_path, users, "--state", states, "--budget", "3", "-o", tmp_path / "o.jsonl")
+    result = _run(
+        "encode", "--spec", spec_path, users, "--state", states, "--budget", "3", "-o", tmp_path / "o.jsonl"
+    )
     assert result.exit_code == 2 and "3 reports made but not written were refunded" in result.output
     for client in ("1", "2"):
         assert PrivacyLedger.load(ledger_path(states, client)).committed == 0.0
     users.write_text("client_id,value\n1,a\n1,b\n2,c\n")  # the same run, fixed: the whole budget is there
-    result = _run("encode", "--spec", spec_path, users, "--state", states, "--budget", "3", "-o", tmp_path / "o.jsonl")
+    result = _run(
+        "encode", "--spec", spec_path, users, "--state", states, "--budget", "3", "-o", tmp_path / "o.jsonl"
+    )
     assert result.exit_code == 0
     assert PrivacyLedger.load(ledger_path(states, "1")).committed == pytest.approx(1.0)
 
@@ -265,28 +314,29 @@ def test_atomic_output_keeps_the_target_on_failure_and_its_mode_on_success(tmp_p
     target = tmp_path / "out.csv"
     target.write_text("old")
     target.chmod(0o640)
-    with pytest.raises(RuntimeError):
-        with atomic_output(target) as temporary:
-            assert temporary.endswith(".csv") and TEMP_MARK in temporary
-            open(temporary, "w").write("half")
-            raise RuntimeError("killed")
+    with pytest.raises(RuntimeError), atomic_output(target) as temporary:
+        assert temporary.endswith(".csv") and TEMP_MARK in temporary
+        Path(temporary).write_text("half")
+        raise RuntimeError("killed")
     assert target.read_text() == "old" and len(list(tmp_path.iterdir())) == 1
     with atomic_output(target) as temporary:
-        open(temporary, "w").write("new")
+        Path(temporary).write_text("new")
     assert target.read_text() == "new" and _mode(target) == 0o640
-    with pytest.raises(ParameterError, match="cannot write"):
-        with atomic_output(tmp_path / "missing" / "out.csv"):
-            pass
+    with pytest.raises(ParameterError, match="cannot write"), atomic_output(tmp_path / "missing" / "out.csv"):
+        pass
 
 
 # -- echoed values ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("args", [
-    ["spec", "grr", "--domain", "a,b", "--epsilon", "x" * 1_000_000],
-    ["spec", "grr", "--domain", "a,b", "--epsilon", "1", "-o", "y" * 200_000 + ".weird"],
-    ["privacy", "convert", "--mu", "z" * 300_000, "--delta", "1e-6"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["spec", "grr", "--domain", "a,b", "--epsilon", "x" * 1_000_000],
+        ["spec", "grr", "--domain", "a,b", "--epsilon", "1", "-o", "y" * 200_000 + ".weird"],
+        ["privacy", "convert", "--mu", "z" * 300_000, "--delta", "1e-6"],
+    ],
+)
 def test_a_megabyte_value_is_echoed_cut_with_its_length(args):
     result = _run(*args)
     assert result.exit_code == 2 and "Traceback" not in result.output
@@ -313,7 +363,16 @@ def test_aggregate_refuses_one_file_for_estimates_and_rejects(tmp_path):
     spec_path, source = _grr_files(tmp_path)
     reports = tmp_path / "reports.jsonl"
     assert _run("encode", "--spec", spec_path, source, "-o", reports).exit_code == 0
-    result = _run("aggregate", "--spec", spec_path, reports, "-o", tmp_path / "x.jsonl", "--rejects", tmp_path / "x.jsonl")
+    result = _run(
+        "aggregate",
+        "--spec",
+        spec_path,
+        reports,
+        "-o",
+        tmp_path / "x.jsonl",
+        "--rejects",
+        tmp_path / "x.jsonl",
+    )
     assert result.exit_code == 2 and "same file" in result.output
 
 
@@ -333,9 +392,11 @@ def test_google_rappor_commands_refuse_an_output_that_is_an_input(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     (tmp_path / "rappor.json").write_text(RAPPOR.to_json())
     (tmp_path / "candidates.txt").write_text("a.com\nb.com\n")
-    for args in (["params", "--spec", "rappor.json", "-o", "rappor.json"],
-                 ["map", "--spec", "rappor.json", "--candidates", "candidates.txt", "-o", "candidates.txt"],
-                 ["counts", "--spec", "rappor.json", "candidates.txt", "-o", "x.csv", "--rejects", "candidates.txt"]):
+    for args in (
+        ["params", "--spec", "rappor.json", "-o", "rappor.json"],
+        ["map", "--spec", "rappor.json", "--candidates", "candidates.txt", "-o", "candidates.txt"],
+        ["counts", "--spec", "rappor.json", "candidates.txt", "-o", "x.csv", "--rejects", "candidates.txt"],
+    ):
         result = _run("google-rappor", *args)
         assert result.exit_code == 2 and "would destroy the input" in result.output, args
     assert (tmp_path / "candidates.txt").read_text() == "a.com\nb.com\n"

@@ -32,8 +32,12 @@ def privacy():
 @click.option("--epsilon", type=float, help="Per-report epsilon (default: the spec's).")
 @click.option("--reports", "-k", type=int, required=True, help="Number of reports k.")
 @click.option("--delta", type=float, default=1e-6, show_default=True, help="Target total delta.")
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False),
-              help="Also compose this mechanism's exact curve (RAPPOR: k reports of one memoized value).")
+@click.option(
+    "--spec",
+    "spec_path",
+    type=click.Path(dir_okay=False),
+    help="Also compose this mechanism's exact curve (RAPPOR: k reports of one memoized value).",
+)
 def compose(epsilon, reports, delta, spec_path):
     """Total epsilon of k reports by every composition method.
 
@@ -69,10 +73,18 @@ def compose(epsilon, reports, delta, spec_path):
             if curve_is_exact(spec):
                 lines.append((f"exact {spec.mechanism} curve", _fmt(composed), "exact", note))
             else:
-                lines.append((f"{spec.mechanism}: f_(eps,0) at its achieved epsilon", _fmt(composed), "bound", note))
+                lines.append(
+                    (f"{spec.mechanism}: f_(eps,0) at its achieved epsilon", _fmt(composed), "bound", note)
+                )
             if spec.memoized:
-                lines.append((f"{spec.mechanism} epsilon_inf (any number)", _fmt(spec.epsilon_inf), "bound",
-                              "PRR alone"))
+                lines.append(
+                    (
+                        f"{spec.mechanism} epsilon_inf (any number)",
+                        _fmt(spec.epsilon_inf),
+                        "bound",
+                        "PRR alone",
+                    )
+                )
         click.echo(f"{reports} reports of epsilon = {eps:.6g}, total delta = {delta:.3g}")
         width = max(len(m) for m, *_ in lines)
         click.echo(f"{'method':<{width}}  {'epsilon':>10}  {'kind':<13}  note")
@@ -106,15 +118,21 @@ def convert(mu, epsilon, delta):
         if mu is not None and delta is not None and epsilon is None:
             eps = conv.gdp_epsilon(mu, delta)
             if math.isinf(eps) and delta == 0:
-                click.echo(f"mu = {mu:.6g}-GDP  =>  no finite epsilon at delta = 0 "
-                           "(a Gaussian trade-off curve is not pure epsilon-DP for any epsilon)")
+                click.echo(
+                    f"mu = {mu:.6g}-GDP  =>  no finite epsilon at delta = 0 "
+                    "(a Gaussian trade-off curve is not pure epsilon-DP for any epsilon)"
+                )
             else:
                 click.echo(f"mu = {mu:.6g}-GDP  =>  (epsilon = {_fmt(eps)}, delta = {delta:.3g})-DP")
         elif mu is not None and epsilon is not None and delta is None:
-            click.echo(f"mu = {mu:.6g}-GDP  =>  (epsilon = {epsilon:.6g}, delta = {conv.gdp_delta(mu, epsilon):.6g})-DP")
+            click.echo(
+                f"mu = {mu:.6g}-GDP  =>  (epsilon = {epsilon:.6g}, delta = {conv.gdp_delta(mu, epsilon):.6g})-DP"
+            )
         elif mu is None and epsilon is not None and delta is not None:
-            click.echo(f"(epsilon = {epsilon:.6g}, delta = {delta:.3g})-DP holds for every mu-GDP mechanism "
-                       f"with mu <= {_fmt(conv.gdp_mu(epsilon, delta))}")
+            click.echo(
+                f"(epsilon = {epsilon:.6g}, delta = {delta:.3g})-DP holds for every mu-GDP mechanism "
+                f"with mu <= {_fmt(conv.gdp_mu(epsilon, delta))}"
+            )
         elif mu is None and epsilon is not None and delta is None:
             click.echo(f"epsilon = {epsilon:.6g}-DP  =>  mu = {conv.dp_to_gdp_mu(epsilon):.6g}-GDP (tight)")
         else:
@@ -125,10 +143,18 @@ def convert(mu, epsilon, delta):
 
 @privacy.command("tradeoff")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), required=True, help="Spec JSON file.")
-@click.option("--reports", "-k", type=int, default=1, show_default=True,
-              help="Reports (RAPPOR: reports of one memoized value).")
+@click.option(
+    "--reports",
+    "-k",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Reports (RAPPOR: reports of one memoized value).",
+)
 @click.option("--delta", type=float, default=1e-6, show_default=True, help="delta for the epsilon column.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the curves to this image file.")
+@click.option(
+    "--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the curves to this image file."
+)
 def tradeoff(spec_path, reports, delta, plot_path):
     """A mechanism's exact trade-off curve(s), with G_mu and f_(eps,delta) references.
 
@@ -163,8 +189,10 @@ def tradeoff(spec_path, reports, delta, plot_path):
             if k == reports:
                 last = (eps_k, mu_k)
         if delta == 0:
-            click.echo("delta = 0: epsilon is the exact pure epsilon (the largest privacy loss); "
-                       "inf: no finite epsilon at delta = 0")
+            click.echo(
+                "delta = 0: epsilon is the exact pure epsilon (the largest privacy loss); "
+                "inf: no finite epsilon at delta = 0"
+            )
         eps_k, mu_k = last
         if math.isfinite(mu_k):
             curves[f"G_mu, mu = {mu_k:.3g} (GDP bound)"] = GaussianTradeoff(mu_k)
@@ -175,7 +203,9 @@ def tradeoff(spec_path, reports, delta, plot_path):
 
             try:
                 plot_tradeoffs(curves, path=plot_path, title=f"{spec.mechanism} ({spec.fingerprint})")
-            except OSError as exc:  # the place was checked above; it can still fail (disk full, removed meanwhile)
+            except (
+                OSError
+            ) as exc:  # the place was checked above; it can still fail (disk full, removed meanwhile)
                 raise ParameterError(f"cannot write --plot {plot_path!r}: {exc.strerror or exc}") from None
             click.echo(f"wrote {plot_path}")
 

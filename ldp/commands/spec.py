@@ -10,17 +10,24 @@ import click
 
 from ldp.cli import OptionConflict, check_outputs_distinct, run_guarded
 from ldp.errors import ParameterError
-from ldp.textfile import read_utf8_text
 from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, Rappor, best_frequency_mechanism
 from ldp.specs.base import registered_specs
 from ldp.specs.limits import MAX_DOMAIN_SIZE
+from ldp.textfile import read_utf8_text
 
-__all__ = ["spec", "build_spec", "check_options"]
+__all__ = ["build_spec", "check_options", "spec"]
 
 #: Every registered mechanism (the spec registry is the one list), plus "auto".
-MECHANISMS = [*FREQUENCY_MECHANISMS, "auto",
-              *(name for name in registered_specs() if name not in FREQUENCY_MECHANISMS and name not in NUMERIC_MECHANISMS),
-              *NUMERIC_MECHANISMS]
+MECHANISMS = [
+    *FREQUENCY_MECHANISMS,
+    "auto",
+    *(
+        name
+        for name in registered_specs()
+        if name not in FREQUENCY_MECHANISMS and name not in NUMERIC_MECHANISMS
+    ),
+    *NUMERIC_MECHANISMS,
+]
 
 
 def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int | None) -> tuple | None:
@@ -36,13 +43,17 @@ def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int 
         if domain_size < 1:
             raise ParameterError(f"--domain-size must be >= 1, got {domain_size}")
         if domain_size > MAX_DOMAIN_SIZE:  # before building the tuple
-            raise ParameterError(f"--domain-size {domain_size:,} is above the limit of {MAX_DOMAIN_SIZE:,} values "
-                                 "(the largest domain any frequency oracle accepts)")
+            raise ParameterError(
+                f"--domain-size {domain_size:,} is above the limit of {MAX_DOMAIN_SIZE:,} values "
+                "(the largest domain any frequency oracle accepts)"
+            )
         return tuple(range(domain_size))
     return None
 
 
-def build_spec(mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None, from_google=None, numeric=None):
+def build_spec(
+    mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None, from_google=None, numeric=None
+):
     """Build a spec from CLI-style options (pure; used by ``ldp spec``)."""
     name = mechanism.lower().replace("_", "-")
     numeric = {k: v for k, v in (numeric or {}).items() if v is not None}
@@ -54,11 +65,15 @@ def build_spec(mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None
         if "low" not in numeric or "high" not in numeric:
             raise ParameterError(f"{name} needs --low and --high (the range of the values)")
         if "delta" not in numeric and "delta" in _fields(NUMERIC_MECHANISMS.get(name)):
-            raise ParameterError(f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)")
+            raise ParameterError(
+                f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)"
+            )
         return numeric_spec(name, epsilon, **numeric)
     if numeric:
         verb = "applies" if len(numeric) == 1 else "apply"
-        raise ParameterError(f"--{', --'.join(numeric)} {verb} to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)})")
+        raise ParameterError(
+            f"--{', --'.join(numeric)} {verb} to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)})"
+        )
     if name == "rappor":
         if from_google is not None:
             from ldp.google_params import read_google_params
@@ -122,31 +137,47 @@ def check_options(mechanism: str, *, epsilon, domain: dict, g, rappor: dict, num
     name = mechanism.lower().replace("_", "-")
     domain_given, rappor_given, numeric_given = _given(domain), _given(rappor), _given(numeric)
     if name in NUMERIC_MECHANISMS or (name == "auto" and not domain_given and numeric_given):
-        what = f"to {name} (a numeric mechanism" + (")" if name != "auto" else ", chosen because --low/--high were given)")
+        what = f"to {name} (a numeric mechanism" + (
+            ")" if name != "auto" else ", chosen because --low/--high were given)"
+        )
         _refuse(domain_given, f"{what}: it takes --low and --high instead")
         _refuse(rappor_given, f"{what}; rappor only")
         _refuse(["--g"] if g is not None else [], f"{what}; olh only")
         fields = _fields(NUMERIC_MECHANISMS.get(name))
         if name == "auto":  # auto picks a pure-epsilon mechanism; it may or may not use a grid
-            _refuse(["--delta"] if numeric["--delta"] is not None else [], "to auto, which picks a pure-epsilon mechanism; "
-                    "use gaussian for (epsilon, delta)-LDP")
+            _refuse(
+                ["--delta"] if numeric["--delta"] is not None else [],
+                "to auto, which picks a pure-epsilon mechanism; use gaussian for (epsilon, delta)-LDP",
+            )
         else:
             if numeric["--grid"] is not None and "grid" not in fields:
                 _refuse(["--grid"], f"to {name}, which has no input grid")
             if numeric["--delta"] is not None and "delta" not in fields:
-                _refuse(["--delta"], f"to {name}, a pure-epsilon mechanism; use gaussian for (epsilon, delta)-LDP")
+                _refuse(
+                    ["--delta"], f"to {name}, a pure-epsilon mechanism; use gaussian for (epsilon, delta)-LDP"
+                )
         return
     if name == "rappor":
         from_google = rappor.get("--from-google")
         if from_google is not None:
-            _refuse([option for option in rappor_given if option not in ("--from-google", "--hash")],
-                    "with --from-google, which reads every RAPPOR parameter from the file (only --hash may be added)")
-            _refuse(domain_given, "with --from-google (Google's params describe Bloom-filter RAPPOR, which has no domain)")
+            _refuse(
+                [option for option in rappor_given if option not in ("--from-google", "--hash")],
+                "with --from-google, which reads every RAPPOR parameter from the file (only --hash may be added)",
+            )
+            _refuse(
+                domain_given,
+                "with --from-google (Google's params describe Bloom-filter RAPPOR, which has no domain)",
+            )
         elif rappor.get("--encoding") != "basic":
-            _refuse(domain_given, f"to {rappor.get('--encoding') or 'bloom'} rappor (only --encoding basic takes a domain; "
-                    "Bloom-filter reports are decoded with ldp aggregate --candidates)")
-        _refuse(["--epsilon"] if epsilon is not None else [],
-                "to rappor: its privacy follows from --f, --p and --q (printed as epsilon_inf and epsilon_one)")
+            _refuse(
+                domain_given,
+                f"to {rappor.get('--encoding') or 'bloom'} rappor (only --encoding basic takes a domain; "
+                "Bloom-filter reports are decoded with ldp aggregate --candidates)",
+            )
+        _refuse(
+            ["--epsilon"] if epsilon is not None else [],
+            "to rappor: its privacy follows from --f, --p and --q (printed as epsilon_inf and epsilon_one)",
+        )
         _refuse(["--g"] if g is not None else [], "to rappor (olh only)")
         _refuse(numeric_given, f"to rappor (numeric mechanisms only: {', '.join(NUMERIC_MECHANISMS)})")
         return
@@ -158,11 +189,17 @@ def _privacy_lines(spec) -> list[str]:
     if getattr(spec, "report_kind", None) == "numeric":
         return lines + _numeric_lines(spec)
     if isinstance(spec, Rappor):
-        inf = "inf (f = 0: no longitudinal protection)" if math.isinf(spec.epsilon_inf) else f"{spec.epsilon_inf:.6g}"
+        inf = (
+            "inf (f = 0: no longitudinal protection)"
+            if math.isinf(spec.epsilon_inf)
+            else f"{spec.epsilon_inf:.6g}"
+        )
         lines.append(f"epsilon_inf (any number of reports of one value): {inf}")
         lines.append(f"epsilon_one (a single report): {spec.epsilon_one:.6g}")
     else:
-        lines.append(f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})")
+        lines.append(
+            f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})"
+        )
         lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
     return lines + _tradeoff_lines(spec)
 
@@ -170,15 +207,21 @@ def _privacy_lines(spec) -> list[str]:
 def _numeric_lines(spec) -> list[str]:
     lines = []
     if spec.mechanism == "gaussian":
-        lines.append(f"epsilon: {spec.epsilon:.6g}, delta: {spec.delta:.6g} "
-                     f"(delta achieved on the grid: {spec.delta_achieved:.6g}; sigma {spec.sigma:.6g} on [-1, 1], "
-                     f"mu-GDP with mu = {spec.gdp_mu:.6g})")
+        lines.append(
+            f"epsilon: {spec.epsilon:.6g}, delta: {spec.delta:.6g} "
+            f"(delta achieved on the grid: {spec.delta_achieved:.6g}; sigma {spec.sigma:.6g} on [-1, 1], "
+            f"mu-GDP with mu = {spec.gdp_mu:.6g})"
+        )
     else:
-        lines.append(f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})")
+        lines.append(
+            f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})"
+        )
     grid = getattr(spec, "grid", None)
     if grid is not None:
-        lines.append(f"grid: {grid} steps over [{spec.low:g}, {spec.high:g}] (resolution {(spec.high - spec.low) / grid:.6g})")
-    sd = (spec.worst_case_variance ** 0.5) * spec.half_width
+        lines.append(
+            f"grid: {grid} steps over [{spec.low:g}, {spec.high:g}] (resolution {(spec.high - spec.low) / grid:.6g})"
+        )
+    sd = (spec.worst_case_variance**0.5) * spec.half_width
     lines.append(f"worst-case std of one report: {sd:.6g} (value units); mean SE ~ {sd:.6g}/sqrt(n)")
     return lines + _tradeoff_lines(spec)
 
@@ -211,16 +254,40 @@ def _tradeoff_lines(spec) -> list[str]:
 @click.option("--f", "f_", help="RAPPOR: PRR probability f (exact decimal or a/b).")
 @click.option("--p", "p_", help="RAPPOR: IRR P[1 | 0].")
 @click.option("--q", "q_", help="RAPPOR: IRR P[1 | 1].")
-@click.option("--hash", "hash_", type=click.Choice(["mmh3", "md5"]), help="RAPPOR Bloom hashing (md5 = Google's).")
+@click.option(
+    "--hash", "hash_", type=click.Choice(["mmh3", "md5"]), help="RAPPOR Bloom hashing (md5 = Google's)."
+)
 @click.option("--encoding", type=click.Choice(["bloom", "basic", "boolean"]), help="RAPPOR encoding.")
 @click.option("--from-google", type=click.Path(dir_okay=False), help="RAPPOR: read Google's params.csv.")
 @click.option("--low", type=float, help="Numeric mechanisms: smallest value (smaller ones are clipped).")
 @click.option("--high", type=float, help="Numeric mechanisms: largest value (larger ones are clipped).")
 @click.option("--grid", type=int, help="Numeric grid mechanisms: input grid steps (default 256).")
 @click.option("--delta", type=float, help="Gaussian: delta of (epsilon, delta)-LDP.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the spec here (default: stdout).")
-def spec(mechanism, epsilon, domain, domain_file, domain_size, g, num_bits, num_hashes, num_cohorts,
-         f_, p_, q_, hash_, encoding, from_google, low, high, grid, delta, output):
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write the spec here (default: stdout)."
+)
+def spec(
+    mechanism,
+    epsilon,
+    domain,
+    domain_file,
+    domain_size,
+    g,
+    num_bits,
+    num_hashes,
+    num_cohorts,
+    f_,
+    p_,
+    q_,
+    hash_,
+    encoding,
+    from_google,
+    low,
+    high,
+    grid,
+    delta,
+    output,
+):
     """Write a mechanism spec (JSON) and print its privacy on stderr.
 
     \b
@@ -236,21 +303,49 @@ def spec(mechanism, epsilon, domain, domain_file, domain_size, g, num_bits, num_
     """
 
     check_options(
-        mechanism, epsilon=epsilon, g=g,
+        mechanism,
+        epsilon=epsilon,
+        g=g,
         domain={"--domain": domain, "--domain-file": domain_file, "--domain-size": domain_size},
-        rappor={"--num-bits": num_bits, "--num-hashes": num_hashes, "--num-cohorts": num_cohorts, "--f": f_, "--p": p_,
-                "--q": q_, "--hash": hash_, "--encoding": encoding, "--from-google": from_google},
+        rappor={
+            "--num-bits": num_bits,
+            "--num-hashes": num_hashes,
+            "--num-cohorts": num_cohorts,
+            "--f": f_,
+            "--p": p_,
+            "--q": q_,
+            "--hash": hash_,
+            "--encoding": encoding,
+            "--from-google": from_google,
+        },
         numeric={"--low": low, "--high": high, "--grid": grid, "--delta": delta},
     )
 
     def body():
-        check_outputs_distinct([("--domain-file", domain_file), ("--from-google", from_google)], [("-o", output)])
+        check_outputs_distinct(
+            [("--domain-file", domain_file), ("--from-google", from_google)], [("-o", output)]
+        )
         values = _parse_domain(domain, domain_file, domain_size)
-        rappor = {"num_bits": num_bits, "num_hashes": num_hashes, "num_cohorts": num_cohorts,
-                  "f": f_, "p": p_, "q": q_, "hash": hash_, "encoding": encoding}
+        rappor = {
+            "num_bits": num_bits,
+            "num_hashes": num_hashes,
+            "num_cohorts": num_cohorts,
+            "f": f_,
+            "p": p_,
+            "q": q_,
+            "hash": hash_,
+            "encoding": encoding,
+        }
         numeric = {"low": low, "high": high, "grid": grid, "delta": delta}
-        built = build_spec(mechanism, epsilon=epsilon, domain=values, g=g, rappor=rappor, from_google=from_google,
-                           numeric=numeric)
+        built = build_spec(
+            mechanism,
+            epsilon=epsilon,
+            domain=values,
+            g=g,
+            rappor=rappor,
+            from_google=from_google,
+            numeric=numeric,
+        )
         text = built.to_json(indent=2) + "\n"
         if output:
             from ldp.atomic import atomic_output

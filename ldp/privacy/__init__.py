@@ -16,6 +16,7 @@ SciPy; the math modules do.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 _EXPORTS = {
     "TradeoffFunction": "tradeoff",
@@ -56,7 +57,88 @@ _EXPORTS = {
     "plot_tradeoffs": "plotting",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Budget",
+    "GaussianTradeoff",
+    "PiecewiseLinearTradeoff",
+    "PrivacyLedger",
+    "PrivacyLoss",
+    "ProductLoss",
+    "TradeoffFunction",
+    "advanced_composition",
+    "basic_composition",
+    "clt_composition",
+    "composition_table",
+    "curve_is_exact",
+    "dp_to_gdp_mu",
+    "dp_tradeoff",
+    "exact_rr_composition",
+    "gaussian_sigma",
+    "gdp_composition",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_mu",
+    "heterogeneous_composition",
+    "heterogeneous_epsilon",
+    "identity_tradeoff",
+    "kov_closed_form",
+    "kov_delta",
+    "kov_heterogeneous_bound",
+    "mechanism_loss",
+    "mechanism_tradeoff",
+    "optimal_composition",
+    "per_report_gdp_mu",
+    "plot_tradeoffs",
+    "sound_gdp_epsilon",
+    "tradeoff_delta",
+    "tradeoff_epsilon",
+    "tradeoff_gdp_mu",
+    "tradeoff_summary",
+]
+
+if TYPE_CHECKING:  # the names for type checkers and IDEs; at run time __getattr__ imports them on first use
+    from ldp.privacy.budget import Budget, PrivacyLedger
+    from ldp.privacy.composition import (
+        advanced_composition,
+        basic_composition,
+        clt_composition,
+        composition_table,
+        exact_rr_composition,
+        gdp_composition,
+        heterogeneous_composition,
+        heterogeneous_epsilon,
+        kov_closed_form,
+        kov_delta,
+        kov_heterogeneous_bound,
+        optimal_composition,
+        sound_gdp_epsilon,
+    )
+    from ldp.privacy.conversions import (
+        dp_to_gdp_mu,
+        gaussian_sigma,
+        gdp_delta,
+        gdp_epsilon,
+        gdp_mu,
+        tradeoff_delta,
+        tradeoff_epsilon,
+        tradeoff_gdp_mu,
+    )
+    from ldp.privacy.loss import PrivacyLoss, ProductLoss
+    from ldp.privacy.mechanisms import (
+        curve_is_exact,
+        mechanism_loss,
+        mechanism_tradeoff,
+        per_report_gdp_mu,
+        tradeoff_summary,
+    )
+    from ldp.privacy.plotting import plot_tradeoffs
+    from ldp.privacy.tradeoff import (
+        GaussianTradeoff,
+        PiecewiseLinearTradeoff,
+        TradeoffFunction,
+        dp_tradeoff,
+        identity_tradeoff,
+    )
 
 
 def __getattr__(name: str):

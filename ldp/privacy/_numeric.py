@@ -8,7 +8,14 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-__all__ = ["log1mexp", "log_fraction", "binom_logpmf", "log_diff_exp", "check_epsilon_value", "check_delta_value"]
+__all__ = [
+    "binom_logpmf",
+    "check_delta_value",
+    "check_epsilon_value",
+    "log1mexp",
+    "log_diff_exp",
+    "log_fraction",
+]
 
 
 def log1mexp(x):

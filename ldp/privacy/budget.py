@@ -40,8 +40,9 @@ import math
 import os
 import secrets
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ldp.atomic import (
     create_private_file,
@@ -52,7 +53,7 @@ from ldp.atomic import (
     write_private_file,
 )
 from ldp.errors import BudgetExceededError, ParameterError, StateError
-from ldp.privacy.spending import (  # noqa: F401 - Budget, Stream and the rules are re-exported here
+from ldp.privacy.spending import (
     COMPOSITION_RULES,
     Budget,
     Stream,
@@ -63,7 +64,14 @@ from ldp.privacy.spending import (  # noqa: F401 - Budget, Stream and the rules 
     worst_case_memoized_cost,
 )
 
-__all__ = ["Budget", "PrivacyLedger", "Stream", "LEDGER_FORMAT", "COMPOSITION_RULES", "worst_case_memoized_cost"]
+__all__ = [
+    "COMPOSITION_RULES",
+    "LEDGER_FORMAT",
+    "Budget",
+    "PrivacyLedger",
+    "Stream",
+    "worst_case_memoized_cost",
+]
 
 LEDGER_FORMAT = "ldp-privacy-ledger/1"
 _KEY_BYTES = 32
@@ -83,8 +91,14 @@ class PrivacyLedger:
     1.0
     """
 
-    def __init__(self, budget: Budget, *, key: bytes, streams: dict[str, Stream] | None = None,
-                 path: str | os.PathLike | None = None):
+    def __init__(
+        self,
+        budget: Budget,
+        *,
+        key: bytes,
+        streams: dict[str, Stream] | None = None,
+        path: str | os.PathLike | None = None,
+    ):
         if not isinstance(budget, Budget):
             raise ParameterError(f"budget must be a Budget, got {type(budget).__name__}")
         if not isinstance(key, bytes) or len(key) != _KEY_BYTES:
@@ -97,12 +111,12 @@ class PrivacyLedger:
 
     # -- construction and persistence -------------------------------------
     @classmethod
-    def in_memory(cls, budget: Budget) -> "PrivacyLedger":
+    def in_memory(cls, budget: Budget) -> PrivacyLedger:
         """A ledger that is never written to disk."""
         return cls(budget, key=secrets.token_bytes(_KEY_BYTES))
 
     @classmethod
-    def load_or_create(cls, path: str | os.PathLike, budget: Budget | None = None) -> "PrivacyLedger":
+    def load_or_create(cls, path: str | os.PathLike, budget: Budget | None = None) -> PrivacyLedger:
         """Open the ledger at ``path``; create it (with ``budget``) when nothing exists there.
 
         Creation is exclusive and happens under the ledger's lock: of several
@@ -142,7 +156,7 @@ class PrivacyLedger:
         return ledger
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "PrivacyLedger":
+    def load(cls, path: str | os.PathLike) -> PrivacyLedger:
         """Read an existing ledger file (see :meth:`load_or_create` for errors)."""
         path = Path(path)
         text = read_private_file(path, "privacy ledger")
@@ -151,12 +165,14 @@ class PrivacyLedger:
         return cls._parse(path, text)
 
     @classmethod
-    def _parse(cls, path: Path, text: str) -> "PrivacyLedger":
+    def _parse(cls, path: Path, text: str) -> PrivacyLedger:
         try:
             data = json.loads(text)
         except json.JSONDecodeError:
-            raise StateError(f"privacy ledger {str(path)!r} is corrupt or truncated (not valid JSON); "
-                             "it was left untouched") from None
+            raise StateError(
+                f"privacy ledger {str(path)!r} is corrupt or truncated (not valid JSON); "
+                "it was left untouched"
+            ) from None
         if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
             raise StateError(f"{str(path)!r} is not an ldp privacy ledger (format {LEDGER_FORMAT})")
         try:
@@ -165,18 +181,31 @@ class PrivacyLedger:
             streams = {}
             for name, item in data["streams"].items():
                 values = item.get("values")
-                stream = Stream(spec=str(item["spec"]), epsilon=float(item["epsilon"]),
-                                epsilon_cap=None if item["epsilon_cap"] is None else float(item["epsilon_cap"]),
-                                reports=item["reports"],
-                                memoized=bool(item.get("memoized", str(name).startswith("value:"))),
-                                values=values)
-                if (isinstance(stream.reports, bool) or not isinstance(stream.reports, int) or stream.reports < 0
-                        or not math.isfinite(stream.epsilon) or stream.epsilon < 0
-                        or (values is not None and (isinstance(values, bool) or not isinstance(values, int) or values < 1))):
+                stream = Stream(
+                    spec=str(item["spec"]),
+                    epsilon=float(item["epsilon"]),
+                    epsilon_cap=None if item["epsilon_cap"] is None else float(item["epsilon_cap"]),
+                    reports=item["reports"],
+                    memoized=bool(item.get("memoized", str(name).startswith("value:"))),
+                    values=values,
+                )
+                if (
+                    isinstance(stream.reports, bool)
+                    or not isinstance(stream.reports, int)
+                    or stream.reports < 0
+                    or not math.isfinite(stream.epsilon)
+                    or stream.epsilon < 0
+                    or (
+                        values is not None
+                        and (isinstance(values, bool) or not isinstance(values, int) or values < 1)
+                    )
+                ):
                     raise ValueError(name)
                 streams[str(name)] = stream
         except (KeyError, TypeError, ValueError, AttributeError, ParameterError, StateError):
-            raise StateError(f"privacy ledger {str(path)!r} is corrupt: missing or malformed fields") from None
+            raise StateError(
+                f"privacy ledger {str(path)!r} is corrupt: missing or malformed fields"
+            ) from None
         return cls(budget, key=key, streams=streams, path=path)
 
     def _current_streams(self) -> dict[str, Stream]:
@@ -185,8 +214,10 @@ class PrivacyLedger:
             return self._streams
         text = read_private_file(self.path, "privacy ledger")
         if text is None:
-            raise StateError(f"privacy ledger {str(self.path)!r} has disappeared; it is never recreated silently "
-                             "(that would reset the budget)")
+            raise StateError(
+                f"privacy ledger {str(self.path)!r} has disappeared; it is never recreated silently "
+                "(that would reset the budget)"
+            )
         stored = self._parse(self.path, text)
         if stored._key != self._key or stored.budget != self.budget:
             raise StateError(f"privacy ledger {str(self.path)!r} was replaced by another ledger while open")
@@ -228,13 +259,15 @@ class PrivacyLedger:
 
     # -- accounting ---------------------------------------------------------
     def _stream_name(self, spec, value: Any) -> str:
-        epsilon, cap, memoized, _ = stream_parameters(spec)
+        _epsilon, _cap, memoized, _ = stream_parameters(spec)
         if not memoized:
             return "fresh:" + spec.fingerprint
         message = spec.fingerprint.encode("ascii") + b"\x00" + spec.memo_key(value)
         return "value:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
-    def _with_charge(self, streams: dict[str, Stream], spec, value: Any, reports: int = 1) -> dict[str, Stream]:
+    def _with_charge(
+        self, streams: dict[str, Stream], spec, value: Any, reports: int = 1
+    ) -> dict[str, Stream]:
         """``streams`` with ``reports`` more (or, negative, fewer) reports of ``value`` under ``spec``."""
         epsilon, cap, memoized, values = stream_parameters(spec)
         name = self._stream_name(spec, value)
@@ -242,13 +275,21 @@ class PrivacyLedger:
         old = streams.get(name)
         count = reports + (0 if old is None else old.reports)
         if count < 0:
-            raise StateError(f"cannot refund {-reports} report(s) of spec {spec.fingerprint}: "
-                             f"the ledger records only {count - reports} for this stream")
+            raise StateError(
+                f"cannot refund {-reports} report(s) of spec {spec.fingerprint}: "
+                f"the ledger records only {count - reports} for this stream"
+            )
         if count == 0:
             streams.pop(name, None)
         else:
-            streams[name] = Stream(spec=spec.fingerprint, epsilon=epsilon, epsilon_cap=cap, reports=count,
-                                   memoized=memoized, values=values)
+            streams[name] = Stream(
+                spec=spec.fingerprint,
+                epsilon=epsilon,
+                epsilon_cap=cap,
+                reports=count,
+                memoized=memoized,
+                values=values,
+            )
         return streams
 
     @property

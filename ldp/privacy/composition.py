@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
@@ -37,21 +37,21 @@ from ldp.privacy.loss import PrivacyLoss, ProductLoss
 from ldp.privacy.tradeoff import GaussianTradeoff, PiecewiseLinearTradeoff
 
 __all__ = [
-    "basic_composition",
-    "advanced_composition",
-    "kov_closed_form",
-    "kov_delta",
-    "optimal_composition",
-    "exact_rr_composition",
-    "heterogeneous_composition",
-    "heterogeneous_epsilon",
-    "kov_heterogeneous_bound",
-    "gdp_composition",
-    "sound_gdp_epsilon",
-    "clt_composition",
     "CLTResult",
     "CompositionRow",
+    "advanced_composition",
+    "basic_composition",
+    "clt_composition",
     "composition_table",
+    "exact_rr_composition",
+    "gdp_composition",
+    "heterogeneous_composition",
+    "heterogeneous_epsilon",
+    "kov_closed_form",
+    "kov_delta",
+    "kov_heterogeneous_bound",
+    "optimal_composition",
+    "sound_gdp_epsilon",
 ]
 
 
@@ -77,7 +77,9 @@ def _sinh_cosh_or_inf(x: float) -> tuple[float, float]:
         return math.inf, math.inf
 
 
-def basic_composition(epsilons: Iterable[float], deltas: Iterable[float] | None = None) -> tuple[float, float]:
+def basic_composition(
+    epsilons: Iterable[float], deltas: Iterable[float] | None = None
+) -> tuple[float, float]:
     """(Σ ε_i, Σ δ_i): the basic composition theorem.
 
     References
@@ -202,7 +204,9 @@ def exact_rr_composition(epsilon: float, k: int) -> PiecewiseLinearTradeoff:
     return curve
 
 
-def heterogeneous_composition(epsilons: Sequence[float], *, max_atoms: int = 2_000_000) -> PrivacyLoss | ProductLoss:
+def heterogeneous_composition(
+    epsilons: Sequence[float], *, max_atoms: int = 2_000_000
+) -> PrivacyLoss | ProductLoss:
     """Exact privacy-loss distribution of ε_i-randomized responses, i = 1..k.
 
     Randomized response is the worst case among ε-DP randomizers, so this is
@@ -247,7 +251,9 @@ def kov_heterogeneous_bound(epsilons: Sequence[float], delta: float) -> float:
     total = float(eps.sum())
     if delta == 0:
         return total
-    bound = float(np.sum(eps * np.tanh(eps / 2)) + math.sqrt(2 * math.log(1 / delta) * float(np.sum(eps * eps))))
+    bound = float(
+        np.sum(eps * np.tanh(eps / 2)) + math.sqrt(2 * math.log(1 / delta) * float(np.sum(eps * eps)))
+    )
     return min(total, bound)
 
 
@@ -366,18 +372,27 @@ def composition_table(epsilon: float, k: int, delta: float) -> list[CompositionR
     exact = exact_rr_composition(eps, k).epsilon(delta)
     pure = delta == 0
     gdp_note = "; no finite epsilon at delta = 0 (a Gaussian curve is never pure DP)" if pure else ""
-    clt_note = (f"mu = {clt.mu:.6g}, Berry-Esseen gamma = {clt.gamma:.3g}"
-                + (" (gamma >= 1: the approximation says nothing here)" if clt.gamma >= 1 else ""))
+    clt_note = f"mu = {clt.mu:.6g}, Berry-Esseen gamma = {clt.gamma:.3g}" + (
+        " (gamma >= 1: the approximation says nothing here)" if clt.gamma >= 1 else ""
+    )
     if math.isinf(clt.epsilon_bound):
         bound_note = "inf: no finite epsilon at delta = 0" if pure else "inf: gamma exceeds delta"
     else:
         bound_note = ""
     return [
         CompositionRow("basic (sum)", k * eps, "bound", "delta = 0"),
-        CompositionRow("advanced (Dwork-Rothblum-Vadhan)", advanced_composition(eps, k, delta), "bound",
-                       "inf: the theorem needs delta > 0" if pure else ""),
-        CompositionRow("KOV closed form (Thm 3.4)", kov_closed_form(eps, k, delta), "bound",
-                       "k * epsilon at delta = 0" if pure else ""),
+        CompositionRow(
+            "advanced (Dwork-Rothblum-Vadhan)",
+            advanced_composition(eps, k, delta),
+            "bound",
+            "inf: the theorem needs delta > 0" if pure else "",
+        ),
+        CompositionRow(
+            "KOV closed form (Thm 3.4)",
+            kov_closed_form(eps, k, delta),
+            "bound",
+            "k * epsilon at delta = 0" if pure else "",
+        ),
         CompositionRow("GDP via eps-DP => mu_eps-GDP", eps_sound, "bound", f"mu = {mu_sound:.6g}{gdp_note}"),
         CompositionRow("optimal (Kairouz-Oh-Viswanath)", optimal_composition(eps, k, delta), "exact"),
         CompositionRow("exact f-DP (binomial curve)", exact, "exact"),

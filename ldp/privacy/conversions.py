@@ -27,14 +27,14 @@ from ldp.privacy._numeric import check_delta_value, check_epsilon_value
 from ldp.privacy.tradeoff import GaussianTradeoff, TradeoffFunction, gaussian_delta
 
 __all__ = [
+    "dp_to_gdp_mu",
+    "gaussian_sigma",
     "gdp_delta",
     "gdp_epsilon",
     "gdp_mu",
-    "dp_to_gdp_mu",
     "tradeoff_delta",
     "tradeoff_epsilon",
     "tradeoff_gdp_mu",
-    "gaussian_sigma",
 ]
 
 

@@ -52,7 +52,7 @@ from ldp.privacy._numeric import binom_logpmf, check_delta_value, check_epsilon_
 if TYPE_CHECKING:  # pragma: no cover
     from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
 
-__all__ = ["PrivacyLoss", "ProductLoss", "MERGE_TOLERANCE", "DEFAULT_MAX_ATOMS"]
+__all__ = ["DEFAULT_MAX_ATOMS", "MERGE_TOLERANCE", "PrivacyLoss", "ProductLoss"]
 
 #: Atoms whose privacy losses differ by less than this are merged.
 MERGE_TOLERANCE = 1e-9
@@ -182,7 +182,7 @@ class PrivacyLoss(_LossBase):
 
     # -- constructors ----------------------------------------------------
     @classmethod
-    def from_probabilities(cls, p, q) -> "PrivacyLoss":
+    def from_probabilities(cls, p, q) -> PrivacyLoss:
         """Atoms from two probability vectors over the same outputs."""
         p = np.asarray(p, dtype=float)
         q = np.asarray(q, dtype=float)
@@ -192,14 +192,14 @@ class PrivacyLoss(_LossBase):
             return cls(np.log(p), np.log(q))
 
     @classmethod
-    def randomized_response(cls, epsilon: float) -> "PrivacyLoss":
+    def randomized_response(cls, epsilon: float) -> PrivacyLoss:
         """The pair of ε-randomized response, whose trade-off curve is f_{ε,0}."""
         eps = check_epsilon_value(epsilon)
         hi, lo = -np.logaddexp(0.0, -eps), -np.logaddexp(0.0, eps)  # log e^ε/(1+e^ε), log 1/(1+e^ε)
         return cls(np.array([lo, hi]), np.array([hi, lo]))
 
     @classmethod
-    def binomial(cls, epsilon: float, k: int) -> "PrivacyLoss":
+    def binomial(cls, epsilon: float, k: int) -> PrivacyLoss:
         """k-fold composition of ε-randomized response, exactly (f_{ε,0}^{⊗k}).
 
         The count X of 1s is sufficient: X ~ Bin(k, e^ε/(1+e^ε)) under P and
@@ -212,7 +212,7 @@ class PrivacyLoss(_LossBase):
         return cls(binom_logpmf(int(k), hi, lo), binom_logpmf(int(k), lo, hi))
 
     @classmethod
-    def identity(cls) -> "PrivacyLoss":
+    def identity(cls) -> PrivacyLoss:
         """The pair P = Q (no information): the neutral element of composition."""
         return cls(np.zeros(1), np.zeros(1))
 
@@ -236,7 +236,7 @@ class PrivacyLoss(_LossBase):
             return math.inf
         return float(np.max(np.abs(self.loss[live]))) if np.any(live) else 0.0
 
-    def swap(self) -> "PrivacyLoss":
+    def swap(self) -> PrivacyLoss:
         """The pair (Q, P)."""
         out = object.__new__(PrivacyLoss)
         out.log_p, out.log_q = self.log_q[::-1].copy(), self.log_p[::-1].copy()
@@ -249,15 +249,17 @@ class PrivacyLoss(_LossBase):
         other = self.swap()
         if other.size != self.size:
             return False
-        return bool(np.allclose(np.exp(self.log_p), np.exp(other.log_p), atol=tol, rtol=0)
-                    and np.allclose(self.loss, other.loss, atol=1e-7, rtol=0))
+        return bool(
+            np.allclose(np.exp(self.log_p), np.exp(other.log_p), atol=tol, rtol=0)
+            and np.allclose(self.loss, other.loss, atol=1e-7, rtol=0)
+        )
 
     # -- accounting ------------------------------------------------------
     def hockey_stick(self, epsilon):
         """H_{e^ε}(P‖Q) = Σ (P − e^ε Q)₊ for a scalar or array ε (any real ε)."""
         return _hockey_stick(self.loss, self.log_p, epsilon)
 
-    def compose(self, other: "PrivacyLoss", *, max_atoms: int = DEFAULT_MAX_ATOMS) -> "PrivacyLoss | ProductLoss":
+    def compose(self, other: PrivacyLoss, *, max_atoms: int = DEFAULT_MAX_ATOMS) -> PrivacyLoss | ProductLoss:
         """The pair (P × P', Q × Q') of two independent mechanisms.
 
         Returns a :class:`ProductLoss` (exact δ, lazily) when the explicit
@@ -272,7 +274,7 @@ class PrivacyLoss(_LossBase):
         log_q = (self.log_q[:, None] + other.log_q[None, :]).ravel()
         return PrivacyLoss(log_p, log_q, check=False)
 
-    def self_compose(self, k: int, *, max_atoms: int = DEFAULT_MAX_ATOMS) -> "PrivacyLoss | ProductLoss":
+    def self_compose(self, k: int, *, max_atoms: int = DEFAULT_MAX_ATOMS) -> PrivacyLoss | ProductLoss:
         """k-fold composition with itself (exactly; binomial for two-atom pairs)."""
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
             raise ParameterError(f"number of reports must be an integer >= 0, got {k!r}")
@@ -295,7 +297,7 @@ class PrivacyLoss(_LossBase):
                 return result
             base = _compose_any(base, base, max_atoms)
 
-    def tradeoff(self) -> "PiecewiseLinearTradeoff":
+    def tradeoff(self) -> PiecewiseLinearTradeoff:
         """The exact trade-off curve T(P, Q) (piecewise linear)."""
         from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
 
@@ -314,7 +316,9 @@ def _lattice(loss: np.ndarray) -> tuple[float, np.ndarray] | None:
         return None
     step = float(nonzero.min())
     index = np.round(loss / step)
-    if not np.allclose(index * step, loss, rtol=0, atol=MERGE_TOLERANCE * max(1.0, float(np.abs(loss).max()))):
+    if not np.allclose(
+        index * step, loss, rtol=0, atol=MERGE_TOLERANCE * max(1.0, float(np.abs(loss).max()))
+    ):
         return None
     return step, index.astype(np.int64)
 
@@ -340,7 +344,7 @@ def _lattice_convolve(a: PrivacyLoss, b: PrivacyLoss) -> PrivacyLoss | None:
     out = np.full(width, -np.inf)
     for j, lp in zip(ib, b.log_p):
         start = int(ia.min() + j) - lo
-        window = out[start:start + dense_a.size]
+        window = out[start : start + dense_a.size]
         np.logaddexp(window, dense_a + lp, out=window)
     index = np.arange(width) + lo
     live = np.isfinite(out)
@@ -352,7 +356,9 @@ def _compose_any(a, b, max_atoms):
     if isinstance(a, PrivacyLoss) and a.size == 1:
         return b
     if isinstance(a, ProductLoss) or isinstance(b, ProductLoss):
-        raise ParameterError("exact composition needs more than max_atoms atoms; use the GDP or CLT bound instead")
+        raise ParameterError(
+            "exact composition needs more than max_atoms atoms; use the GDP or CLT bound instead"
+        )
     return a.compose(b, max_atoms=max_atoms)
 
 
@@ -384,7 +390,7 @@ class ProductLoss(_LossBase):
     def max_loss(self) -> float:
         return self.first.max_loss + self.second.max_loss
 
-    def swap(self) -> "ProductLoss":
+    def swap(self) -> ProductLoss:
         return ProductLoss(self.first.swap(), self.second.swap())
 
     def _second_hockey(self, t: np.ndarray) -> np.ndarray:
@@ -409,7 +415,7 @@ class ProductLoss(_LossBase):
     def compose(self, other, *, max_atoms: int = DEFAULT_MAX_ATOMS):
         raise ParameterError("a ProductLoss cannot be composed further; use the GDP or CLT bound instead")
 
-    def tradeoff(self, grid: int = 801) -> "PiecewiseLinearTradeoff":
+    def tradeoff(self, grid: int = 801) -> PiecewiseLinearTradeoff:
         """Sound lower bound of T(P, Q): envelope of its tangent lines at ``grid`` values of ε."""
         from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
 

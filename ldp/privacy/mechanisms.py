@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-def rappor_bit_loss(spec: Rappor, reports: int | float) -> PrivacyLoss:
+def rappor_bit_loss(spec: Rappor, reports: float) -> PrivacyLoss:
     """Atoms of one Bloom bit set by x and not by x', over ``reports`` IRRs of one memoized value."""
     bit = spec.bit_pair(reports)
     return PrivacyLoss(bit.log_p, bit.log_q)
@@ -81,7 +81,9 @@ def _check_reports(reports) -> int | float:
     return int(reports)
 
 
-def mechanism_loss(spec, reports: int | float = 1, *, max_atoms: int = DEFAULT_MAX_ATOMS) -> PrivacyLoss | ProductLoss:
+def mechanism_loss(
+    spec, reports: float = 1, *, max_atoms: int = DEFAULT_MAX_ATOMS
+) -> PrivacyLoss | ProductLoss:
     """Privacy-loss atoms of the worst pair of inputs of ``spec`` over ``reports`` reports.
 
     Parameters
@@ -112,10 +114,14 @@ def mechanism_loss(spec, reports: int | float = 1, *, max_atoms: int = DEFAULT_M
     return loss
 
 
-def mechanism_tradeoff(spec, reports: int | float = 1) -> PiecewiseLinearTradeoff:
+def mechanism_tradeoff(spec, reports: float = 1) -> PiecewiseLinearTradeoff:
     """The trade-off curve of ``spec`` (see :func:`mechanism_loss`), labelled for plots."""
     curve = mechanism_loss(spec, reports).tradeoff()
-    what = "PRR (any number of reports)" if math.isinf(reports) else f"{reports} report" + ("s" if reports != 1 else "")
+    what = (
+        "PRR (any number of reports)"
+        if math.isinf(reports)
+        else f"{reports} report" + ("s" if reports != 1 else "")
+    )
     curve.label = f"{spec.mechanism}, {what}"
     if not curve_is_exact(spec):
         curve.label += " (bound from its pure epsilon)"

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 __all__ = ["plot_tradeoffs"]
 
 
-def plot_tradeoffs(curves: Mapping[str, object], *, ax=None, path=None, points: int = 1001, title: str | None = None):
+def plot_tradeoffs(
+    curves: Mapping[str, object], *, ax=None, path=None, points: int = 1001, title: str | None = None
+):
     """Draw trade-off functions β = f(α) on one axes, with the diagonal 1 − α.
 
     Parameters
@@ -39,7 +41,7 @@ def plot_tradeoffs(curves: Mapping[str, object], *, ax=None, path=None, points: 
     import matplotlib.pyplot as plt
 
     if ax is None:
-        fig, ax = plt.subplots(figsize=(5.5, 5.5))
+        _fig, ax = plt.subplots(figsize=(5.5, 5.5))
     grid = np.linspace(0.0, 1.0, points)
     ax.plot(grid, 1 - grid, color="0.7", linestyle=":", label="perfect privacy (1 - alpha)")
     for label, curve in curves.items():

@@ -69,13 +69,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ldp.errors import ParameterError
 
 __all__ = [
-    "Budget", "Stream", "COMPOSITION_RULES", "worst_case_memoized_cost", "stream_parameters", "spent_epsilon",
-    "committed_epsilon", "fits_budget",
+    "COMPOSITION_RULES",
+    "Budget",
+    "Stream",
+    "committed_epsilon",
+    "fits_budget",
+    "spent_epsilon",
+    "stream_parameters",
+    "worst_case_memoized_cost",
 ]
 
 COMPOSITION_RULES = ("basic", "optimal")
@@ -105,14 +112,18 @@ class Budget:
         try:
             eps, dl = float(self.epsilon), float(self.delta)
         except (TypeError, ValueError):
-            raise ParameterError(f"budget epsilon and delta must be numbers, got {self.epsilon!r}, {self.delta!r}") from None
+            raise ParameterError(
+                f"budget epsilon and delta must be numbers, got {self.epsilon!r}, {self.delta!r}"
+            ) from None
         if not math.isfinite(eps) or eps <= 0:
             raise ParameterError(f"budget epsilon must be a finite number > 0, got {self.epsilon!r}")
         if not 0 <= dl < 1:
             raise ParameterError(f"budget delta must be in [0, 1), got {self.delta!r}")
         rule = str(self.composition).lower()
         if rule not in COMPOSITION_RULES:
-            raise ParameterError(f"budget composition must be one of {COMPOSITION_RULES}, got {self.composition!r}")
+            raise ParameterError(
+                f"budget composition must be one of {COMPOSITION_RULES}, got {self.composition!r}"
+            )
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "delta", dl)
         object.__setattr__(self, "composition", rule)

@@ -28,7 +28,13 @@ from scipy.special import log_ndtr, ndtr, ndtri, ndtri_exp
 from ldp.errors import ParameterError
 from ldp.privacy._numeric import check_delta_value, check_epsilon_value, log1mexp
 
-__all__ = ["TradeoffFunction", "PiecewiseLinearTradeoff", "GaussianTradeoff", "dp_tradeoff", "identity_tradeoff"]
+__all__ = [
+    "GaussianTradeoff",
+    "PiecewiseLinearTradeoff",
+    "TradeoffFunction",
+    "dp_tradeoff",
+    "identity_tradeoff",
+]
 
 _EDGE = 1e-9
 
@@ -93,9 +99,11 @@ class TradeoffFunction:
         """Smallest μ with G_μ ≤ f (f is μ-GDP); ``inf`` when no μ works."""
         raise NotImplementedError
 
-    def compose(self, other: "TradeoffFunction") -> "TradeoffFunction":
+    def compose(self, other: TradeoffFunction) -> TradeoffFunction:
         """f ⊗ g, where a closed form or an exact privacy-loss form exists."""
-        raise ParameterError(f"composition of {type(self).__name__} and {type(other).__name__} is not available")
+        raise ParameterError(
+            f"composition of {type(self).__name__} and {type(other).__name__} is not available"
+        )
 
     def plot(self, ax=None, **kwargs):
         """Draw the curve on a matplotlib axes (imports matplotlib lazily)."""
@@ -211,7 +219,7 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
 
     # -- constructors ----------------------------------------------------
     @classmethod
-    def from_vertices(cls, alpha, beta, *, label: str = "piecewise") -> "PiecewiseLinearTradeoff":
+    def from_vertices(cls, alpha, beta, *, label: str = "piecewise") -> PiecewiseLinearTradeoff:
         """From linear vertex coordinates (α ascending, β descending)."""
         a = np.asarray(alpha, dtype=float)
         b = np.asarray(beta, dtype=float)
@@ -225,7 +233,7 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
             return cls(np.log(a), np.log(b), np.log1p(-b), label=label)
 
     @classmethod
-    def from_masses(cls, log_p, log_q, *, privacy_loss=None, label: str = "exact") -> "PiecewiseLinearTradeoff":
+    def from_masses(cls, log_p, log_q, *, privacy_loss=None, label: str = "exact") -> PiecewiseLinearTradeoff:
         """T(P, Q) from atoms sorted by likelihood ratio Q/P descending (loss ascending)."""
         log_p = np.asarray(log_p, dtype=float)
         log_q = np.asarray(log_q, dtype=float)
@@ -236,11 +244,16 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
         log_alpha = np.r_[-np.inf, cum_p - cum_p[-1]]
         log_power = np.r_[-np.inf, cum_q - cum_q[-1]]
         log_beta = np.r_[tail_q - tail_q[0], -np.inf]
-        return cls(np.minimum(log_alpha, 0.0), np.minimum(log_beta, 0.0), np.minimum(log_power, 0.0),
-                   privacy_loss=privacy_loss, label=label)
+        return cls(
+            np.minimum(log_alpha, 0.0),
+            np.minimum(log_beta, 0.0),
+            np.minimum(log_power, 0.0),
+            privacy_loss=privacy_loss,
+            label=label,
+        )
 
     @classmethod
-    def from_tangent_lines(cls, epsilons, deltas, *, label: str = "envelope") -> "PiecewiseLinearTradeoff":
+    def from_tangent_lines(cls, epsilons, deltas, *, label: str = "envelope") -> PiecewiseLinearTradeoff:
         """The largest curve below every line β = 1 − δ_j − e^{ε_j} α (and ≥ 0).
 
         If each δ_j is (an upper bound of) the curve's δ(ε_j), the result is a
@@ -333,7 +346,11 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
 
     def compose(self, other: TradeoffFunction) -> TradeoffFunction:
         """Exact f ⊗ g when both curves came from exact privacy-loss pairs."""
-        if isinstance(other, PiecewiseLinearTradeoff) and self.privacy_loss is not None and other.privacy_loss is not None:
+        if (
+            isinstance(other, PiecewiseLinearTradeoff)
+            and self.privacy_loss is not None
+            and other.privacy_loss is not None
+        ):
             return self.privacy_loss.compose(other.privacy_loss).tradeoff()
         return super().compose(other)
 

@@ -13,26 +13,36 @@ import dataclasses
 import hashlib
 import json
 import math
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar
 
 from ldp.errors import ParameterError
 from ldp.exact import epsilon_of_ratio, exp_lower_bound, fraction_to_json, ratio_within
-from ldp.specs.pairs import PrivacyPiece
 from ldp.specs.limits import CLAIM_TOLERANCE, REPRESENTABLE_MAX_EPSILON, check_epsilon_limit
+from ldp.specs.pairs import PrivacyPiece
 from ldp.textfile import read_utf8_text
 
-__all__ = ["Spec", "ExactPrivacySpec", "SPEC_FORMAT", "MechanismView", "register", "registered_specs", "spec_class",
-           "load_spec", "spec_from_dict"]
+__all__ = [
+    "SPEC_FORMAT",
+    "ExactPrivacySpec",
+    "MechanismView",
+    "Spec",
+    "load_spec",
+    "register",
+    "registered_specs",
+    "spec_class",
+    "spec_from_dict",
+]
 
 #: Version of the spec JSON layout.
 SPEC_FORMAT = 1
 
-_REGISTRY: dict[str, type["Spec"]] = {}
+_REGISTRY: dict[str, type[Spec]] = {}
 
 
-def register(cls: type["Spec"]) -> type["Spec"]:
+def register(cls: type[Spec]) -> type[Spec]:
     """Class decorator: make a spec type loadable by its ``mechanism`` name."""
     name = cls.mechanism
     if name in _REGISTRY and _REGISTRY[name] is not cls:
@@ -41,7 +51,7 @@ def register(cls: type["Spec"]) -> type["Spec"]:
     return cls
 
 
-def registered_specs() -> dict[str, type["Spec"]]:
+def registered_specs() -> dict[str, type[Spec]]:
     """Every spec type loadable by name, by its ``mechanism`` name (a copy, in registration order)."""
     return dict(_REGISTRY)
 
@@ -86,7 +96,7 @@ class MechanismView(Mapping):
         return f"MechanismView({self._kind.__name__}: {', '.join(self)})"
 
 
-def spec_class(mechanism: str) -> type["Spec"]:
+def spec_class(mechanism: str) -> type[Spec]:
     """The spec type registered under ``mechanism`` (case-insensitive, '_' or '-')."""
     key = mechanism.strip().lower().replace("_", "-")
     try:
@@ -115,15 +125,17 @@ class Spec:
     exact_privacy_curve: ClassVar[bool] = True
 
     # -- privacy, for the accountant (ldp.specs.pairs) -----------------
-    def privacy_pieces(self, reports: int | float = 1) -> tuple[PrivacyPiece, ...]:
+    def privacy_pieces(self, reports: float = 1) -> tuple[PrivacyPiece, ...]:
         """The reports of the worst pair of inputs, as independent pieces (:mod:`ldp.specs.pairs`).
 
         ``reports`` reports of one client; ``math.inf`` only for memoized
         mechanisms (the permanent response itself). A mechanism that cannot
         describe its privacy this way raises :class:`ParameterError` saying so.
         """
-        raise ParameterError(f"{self.mechanism or type(self).__name__} provides no worst-case pair of output "
-                             "distributions, so the accountant has no curve for it")
+        raise ParameterError(
+            f"{self.mechanism or type(self).__name__} provides no worst-case pair of output "
+            "distributions, so the accountant has no curve for it"
+        )
 
     # -- serialization -------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -140,7 +152,7 @@ class Spec:
         return json.dumps(self.to_dict(), sort_keys=True, indent=indent, ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Spec":
+    def from_dict(cls, data: Mapping[str, Any]) -> Spec:
         """Rebuild a spec of this type from :meth:`to_dict` output (validated)."""
         data = dict(data)
         data.pop("mechanism", None)
@@ -205,10 +217,12 @@ class ExactPrivacySpec(Spec):
         """One report of the worst pair of inputs, as independent pieces (fresh-randomness mechanisms)."""
         return Spec.privacy_pieces(self)
 
-    def privacy_pieces(self, reports: int | float = 1) -> tuple[PrivacyPiece, ...]:
+    def privacy_pieces(self, reports: float = 1) -> tuple[PrivacyPiece, ...]:
         """``reports`` independent reports: every piece of :meth:`report_pieces`, once per report."""
         if math.isinf(reports):
-            raise ParameterError(f"{self.mechanism} uses fresh randomness per report; give a finite number of reports")
+            raise ParameterError(
+                f"{self.mechanism} uses fresh randomness per report; give a finite number of reports"
+            )
         return tuple(part.repeated(int(reports)) for part in self.report_pieces())
 
     @property
@@ -237,7 +251,9 @@ class ExactPrivacySpec(Spec):
                 f"{self.mechanism} claims epsilon={epsilon!r} but its exact probabilities give "
                 f"epsilon={self.epsilon_achieved:.17g}; the claim must be at least what the probabilities give"
             )
-        if self.claim_matches_probabilities and exp_lower_bound(epsilon) > ratio * (1 + Fraction(CLAIM_TOLERANCE)):
+        if self.claim_matches_probabilities and exp_lower_bound(epsilon) > ratio * (
+            1 + Fraction(CLAIM_TOLERANCE)
+        ):
             raise ParameterError(
                 f"{self.mechanism} states epsilon={epsilon!r} but its exact probabilities give "
                 f"epsilon={self.epsilon_achieved:.17g}; the stated epsilon must match them (e^epsilon within a "
@@ -254,7 +270,7 @@ def spec_from_dict(data: Mapping[str, Any]) -> Spec:
     return spec_class(str(data["mechanism"])).from_dict(data)
 
 
-def load_spec(source: "str | Path | Mapping[str, Any] | Spec") -> Spec:
+def load_spec(source: str | Path | Mapping[str, Any] | Spec) -> Spec:
     """Load a spec from a JSON file path, a JSON string, a dict, or return a spec as is.
 
     Raises

@@ -24,7 +24,6 @@ from ldp.errors import ParameterError
 from ldp.exact import ceil_fraction, exp_lower_bound, floor_fraction
 from ldp.frequency_math import frequency_variance, variance_star
 from ldp.hashing import LH_PRIME, lh_collision_probability
-from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.base import ExactPrivacySpec, register
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
@@ -35,9 +34,10 @@ from ldp.specs.limits import (
     check_domain_length,
     check_size_limit,
 )
+from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.validation import check_epsilon, check_int, check_probability
 
-__all__ = ["FrequencySpec", "GRR", "BinaryRR", "UnaryEncoding", "SUE", "OUE", "LocalHashing", "OLH", "BLH"]
+__all__ = ["BLH", "GRR", "OLH", "OUE", "SUE", "BinaryRR", "FrequencySpec", "LocalHashing", "UnaryEncoding"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +54,9 @@ class FrequencySpec(ExactPrivacySpec):
     report_size_rank: ClassVar[int] = 100
     #: Largest domain (ldp.specs.limits) and why.
     max_domain_size: ClassVar[int] = MAX_DOMAIN_SIZE
-    max_domain_reason: ClassVar[str] = "the aggregator keeps one int64 count per value and the spec a value index"
+    max_domain_reason: ClassVar[str] = (
+        "the aggregator keeps one int64 count per value and the spec a value index"
+    )
     max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
     max_epsilon_reason: ClassVar[str] = (
         "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon "
@@ -113,7 +115,9 @@ def _init_common(spec: FrequencySpec, *, min_size: int = 2) -> None:
     domain = normalize_domain(spec.domain)  # type: ignore[attr-defined]
     check_size_limit(len(domain), limit, spec.mechanism, f"a domain of {len(domain):,} values", why)
     if len(domain) < min_size:
-        raise ParameterError(f"{spec.mechanism} needs a domain of at least {min_size} values, got {len(domain)}")
+        raise ParameterError(
+            f"{spec.mechanism} needs a domain of at least {min_size} values, got {len(domain)}"
+        )
     object.__setattr__(spec, "domain", domain)
     object.__setattr__(spec, "epsilon", check_epsilon(spec.epsilon))  # type: ignore[attr-defined]
     spec._check_epsilon_limit()
@@ -130,7 +134,9 @@ def _calibrate_keep_probability(epsilon: float, outputs: int, mechanism: str) ->
     bound = exp_lower_bound(epsilon)
     p = floor_fraction(bound / (bound + outputs - 1))
     if p * outputs <= 1:  # p <= q
-        raise ParameterError(f"{mechanism}: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
+        raise ParameterError(
+            f"{mechanism}: epsilon={epsilon!r} is too small to represent with 64-bit probabilities"
+        )
     return p
 
 
@@ -169,7 +175,9 @@ class GRR(FrequencySpec):
     def __post_init__(self) -> None:
         _init_common(self)
         if self.p is None:
-            object.__setattr__(self, "p", _calibrate_keep_probability(self.epsilon, self.domain_size, self.mechanism))
+            object.__setattr__(
+                self, "p", _calibrate_keep_probability(self.epsilon, self.domain_size, self.mechanism)
+            )
         else:
             p = check_probability(self.p, "p", high_open=True)
             if p <= Fraction(1, self.domain_size):
@@ -223,7 +231,9 @@ class BinaryRR(GRR):
 
     def __post_init__(self) -> None:
         if len(tuple(self.domain)) != 2:
-            raise ParameterError(f"binary-rr needs a domain of exactly 2 values, got {len(tuple(self.domain))}")
+            raise ParameterError(
+                f"binary-rr needs a domain of exactly 2 values, got {len(tuple(self.domain))}"
+            )
         super().__post_init__()
 
 
@@ -313,7 +323,9 @@ class SUE(UnaryEncoding):
         while (p / (1 - p)) ** 2 > bound:  # float sqrt was a hair too high
             p -= step
         if p <= Fraction(1, 2):
-            raise ParameterError(f"sue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
+            raise ParameterError(
+                f"sue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities"
+            )
         return p, 1 - p
 
 
@@ -333,7 +345,9 @@ class OUE(UnaryEncoding):
     def _calibrate(self, epsilon: float) -> tuple[Fraction, Fraction]:
         q = ceil_fraction(1 / (exp_lower_bound(epsilon) + 1))
         if q >= Fraction(1, 2):
-            raise ParameterError(f"oue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
+            raise ParameterError(
+                f"oue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities"
+            )
         return Fraction(1, 2), q
 
 
@@ -422,7 +436,9 @@ class OLH(LocalHashing):
     mechanism: ClassVar[str] = "olh"
     report_size_rank: ClassVar[int] = 3
     max_epsilon: ClassVar[float] = OLH_MAX_EPSILON
-    max_epsilon_reason: ClassVar[str] = "its hash range g = e^epsilon + 1 must stay below the hash prime 2^31 - 1"
+    max_epsilon_reason: ClassVar[str] = (
+        "its hash range g = e^epsilon + 1 must stay below the hash prime 2^31 - 1"
+    )
 
     def _default_g(self) -> int:
         return optimal_hash_range(self.epsilon)

@@ -65,20 +65,20 @@ from ldp.numeric_math import MAX_TABLE_ENTRIES
 
 __all__ = [
     "CLAIM_TOLERANCE",
-    "RR64_MAX_EPSILON",
-    "SUE_MAX_EPSILON",
+    "MAX_DOMAIN_SIZE",
+    "MAX_NUMERIC_OUTPUTS",
+    "MAX_TABLE_COUNTERS",
+    "MAX_UNARY_DOMAIN_SIZE",
     "OLH_MAX_EPSILON",
     "PM_MAX_EPSILON",
-    "REPRESENTABLE_MAX_EPSILON",
-    "MAX_DOMAIN_SIZE",
-    "MAX_UNARY_DOMAIN_SIZE",
-    "MAX_TABLE_COUNTERS",
-    "MAX_NUMERIC_OUTPUTS",
     "REPORT_HEADROOM",
+    "REPRESENTABLE_MAX_EPSILON",
+    "RR64_MAX_EPSILON",
     "SMALLEST_NORMAL",
+    "SUE_MAX_EPSILON",
+    "check_domain_length",
     "check_epsilon_limit",
     "check_size_limit",
-    "check_domain_length",
     "round_down",
     "round_up",
 ]
@@ -109,8 +109,9 @@ REPORT_HEADROOM = 2.0**63
 SMALLEST_NORMAL = sys.float_info.min
 
 
-def check_epsilon_limit(epsilon: float, limit: float, mechanism: str, why: str, *, name: str = "epsilon",
-                        where: str = "") -> None:
+def check_epsilon_limit(
+    epsilon: float, limit: float, mechanism: str, why: str, *, name: str = "epsilon", where: str = ""
+) -> None:
     """Refuse ``epsilon`` above ``limit``: a one-line error naming the mechanism, the value, the limit and why.
 
     ``where`` qualifies the limit when it depends on other parameters (" on grid=256").
@@ -158,4 +159,3 @@ def _round(x: float, digits: int, direction) -> float:
     if direction is math.ceil and out < x:
         out = math.nextafter(out, math.inf)
     return out
-

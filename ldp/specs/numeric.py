@@ -29,9 +29,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+from collections.abc import Mapping
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,7 +40,6 @@ from ldp import numeric_math as nm
 from ldp.errors import ParameterError
 from ldp.exact import floor_fraction, ratio_within
 from ldp.specs.base import ExactPrivacySpec, MechanismView, register
-from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.frequency import _calibrate_keep_probability
 from ldp.specs.limits import (
     MAX_NUMERIC_OUTPUTS,
@@ -51,21 +51,22 @@ from ldp.specs.limits import (
     round_down,
     round_up,
 )
+from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.validation import check_epsilon, check_int, check_probability
 
 __all__ = [
-    "NumericSpec",
-    "Laplace",
-    "Duchi",
-    "StochasticRounding",
-    "Piecewise",
-    "Hybrid",
-    "Gaussian",
     "NUMERIC_MECHANISMS",
-    "numeric_spec",
+    "Duchi",
+    "Gaussian",
+    "Hybrid",
+    "Laplace",
+    "NumericSpec",
+    "Piecewise",
+    "StochasticRounding",
     "best_numeric_mechanism",
-    "numeric_variance_table",
     "check_numeric_value",
+    "numeric_spec",
+    "numeric_variance_table",
 ]
 
 #: Largest input grid (tables are (grid+1) × ~2·grid integers for PM/HM).
@@ -256,7 +257,9 @@ class NumericSpec(ExactPrivacySpec):
         K = grid_t.size - 1
         t = np.clip(np.asarray(t, dtype=np.float64), -1.0, 1.0)
         pos = (t + 1.0) * K / 2.0
-        i0 = np.minimum(np.floor(pos).astype(np.int64), K - 1) if K > 0 else np.zeros_like(pos, dtype=np.int64)
+        i0 = (
+            np.minimum(np.floor(pos).astype(np.int64), K - 1) if K > 0 else np.zeros_like(pos, dtype=np.int64)
+        )
         lam = pos - i0
         second = (1 - lam) * (variances[i0] + means[i0] ** 2) + lam * (variances[i0 + 1] + means[i0 + 1] ** 2)
         mean = (1 - lam) * means[i0] + lam * means[i0 + 1]
@@ -416,7 +419,9 @@ class _Gridded(NumericSpec):
     """
 
     max_epsilon: ClassVar[float] = PM_MAX_EPSILON
-    max_epsilon_reason: ClassVar[str] = "the band weight e^epsilon * 2^30 and the row totals must stay below 2^62"
+    max_epsilon_reason: ClassVar[str] = (
+        "the band weight e^epsilon * 2^30 and the row totals must stay below 2^62"
+    )
     claim_matches_probabilities: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
@@ -614,7 +619,9 @@ class Laplace(_Gridded):
     theory_name: ClassVar[str] = "laplace"
     #: On every grid (grid 1 is the tightest); a spec's own limit follows its grid (:meth:`_epsilon_limit`).
     max_epsilon: ClassVar[float] = round_down(nm.laplace_epsilon_range(1)[1])
-    max_epsilon_reason: ClassVar[str] = "its 62-bit noise table must reach across the range with weights >= 2^24"
+    max_epsilon_reason: ClassVar[str] = (
+        "its 62-bit noise table must reach across the range with weights >= 2^24"
+    )
 
     epsilon: float
     low: float = -1.0
@@ -718,7 +725,9 @@ class Gaussian(_Gridded):
             if achieved <= self.delta:
                 return table, sigma, achieved
             sigma *= 1.0005
-        raise ParameterError(f"gaussian: cannot reach delta={self.delta!r} on grid={self.grid}")  # pragma: no cover
+        raise ParameterError(
+            f"gaussian: cannot reach delta={self.delta!r} on grid={self.grid}"
+        )  # pragma: no cover
 
     @property
     def table(self) -> nm.GridTable:
@@ -755,8 +764,12 @@ class Gaussian(_Gridded):
         return self.sigma**2
 
     def privacy_summary(self) -> dict[str, float]:
-        return {"epsilon": self.epsilon, "delta": self.delta, "delta_achieved": self.delta_achieved,
-                "gdp_mu": self.gdp_mu}
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "delta_achieved": self.delta_achieved,
+            "gdp_mu": self.gdp_mu,
+        }
 
 
 # -- selection --------------------------------------------------------------------
@@ -775,7 +788,9 @@ def numeric_variance_table(epsilon: float) -> dict[str, float]:
     names = [name for name in nm.NUMERIC_THEORY if epsilon <= NUMERIC_MECHANISMS[name].max_epsilon]
     if not names:
         limits = ", ".join(f"{name} {NUMERIC_MECHANISMS[name].max_epsilon:g}" for name in nm.NUMERIC_THEORY)
-        raise ParameterError(f"auto: no numeric mechanism supports epsilon={epsilon:.10g} (largest epsilons: {limits})")
+        raise ParameterError(
+            f"auto: no numeric mechanism supports epsilon={epsilon:.10g} (largest epsilons: {limits})"
+        )
     return {name: nm.worst_case_variance(name, epsilon) for name in names}
 
 
@@ -789,7 +804,9 @@ def best_numeric_mechanism(epsilon: float) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def numeric_spec(mechanism: str, epsilon: float, low: float = -1.0, high: float = 1.0, **options: Any) -> NumericSpec:
+def numeric_spec(
+    mechanism: str, epsilon: float, low: float = -1.0, high: float = 1.0, **options: Any
+) -> NumericSpec:
     """Build the numeric spec called ``mechanism`` (``"auto"`` picks the best by theory)."""
     name = mechanism.strip().lower().replace("_", "-")
     if name == "auto":

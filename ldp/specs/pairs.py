@@ -21,8 +21,8 @@ which imports the specs, stays free of SciPy.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 
@@ -45,18 +45,23 @@ class PrivacyPiece:
     log_q: np.ndarray
     copies: int = 1
 
-    def repeated(self, times: int) -> "PrivacyPiece":
+    def repeated(self, times: int) -> PrivacyPiece:
         """The piece held ``times`` times as often (k reports of fresh randomness)."""
         return dataclasses.replace(self, copies=self.copies * times)
 
-    def swapped(self) -> "PrivacyPiece":
+    def swapped(self) -> PrivacyPiece:
         """The same piece with the roles of x and x′ exchanged."""
         return dataclasses.replace(self, log_p=self.log_q, log_q=self.log_p)
 
 
-def piece(under_x: Sequence[Fraction | float], under_x_prime: Sequence[Fraction | float], copies: int = 1) -> PrivacyPiece:
+def piece(
+    under_x: Sequence[Fraction | float], under_x_prime: Sequence[Fraction | float], copies: int = 1
+) -> PrivacyPiece:
     """A :class:`PrivacyPiece` from exact output probabilities (logs taken without losing precision)."""
     from ldp.privacy._numeric import log_fraction
 
-    return PrivacyPiece(np.array([log_fraction(x) for x in under_x]),
-                        np.array([log_fraction(y) for y in under_x_prime]), copies)
+    return PrivacyPiece(
+        np.array([log_fraction(x) for x in under_x]),
+        np.array([log_fraction(y) for y in under_x_prime]),
+        copies,
+    )

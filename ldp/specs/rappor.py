@@ -39,7 +39,6 @@ from ldp.errors import ParameterError
 from ldp.exact import epsilon_bound_of_ratio, epsilon_of_ratio
 from ldp.hashing import bloom_positions, value_bytes
 from ldp.specs.base import Spec, register
-from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
     MAX_TABLE_COUNTERS,
@@ -48,9 +47,10 @@ from ldp.specs.limits import (
     check_epsilon_limit,
     check_size_limit,
 )
+from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.validation import check_int, check_probability
 
-__all__ = ["Rappor", "RAPPOR_ENCODINGS", "RAPPOR_HASHES"]
+__all__ = ["RAPPOR_ENCODINGS", "RAPPOR_HASHES", "Rappor"]
 
 RAPPOR_ENCODINGS = ("bloom", "basic", "boolean")
 RAPPOR_HASHES = ("mmh3", "md5")
@@ -123,11 +123,15 @@ class Rappor(Spec):
         object.__setattr__(self, "f", f)
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "q", q)
-        object.__setattr__(self, "num_cohorts", check_int(self.num_cohorts, "num_cohorts", minimum=1, maximum=2**32 - 1))
+        object.__setattr__(
+            self, "num_cohorts", check_int(self.num_cohorts, "num_cohorts", minimum=1, maximum=2**32 - 1)
+        )
 
         if encoding == "bloom":
             if self.domain is not None:
-                raise ParameterError("rappor with encoding='bloom' takes no domain (decode with a candidate list)")
+                raise ParameterError(
+                    "rappor with encoding='bloom' takes no domain (decode with a candidate list)"
+                )
             if self.num_bits is None or self.num_hashes is None:
                 raise ParameterError("rappor needs num_bits and num_hashes")
             hash_name = str(self.hash).lower()
@@ -144,8 +148,13 @@ class Rappor(Spec):
                 raise ParameterError("rappor with encoding='basic' needs a domain")
             check_domain_length(self.domain, MAX_DOMAIN_SIZE, "basic rappor", _DOMAIN_WHY)
             domain = normalize_domain(self.domain)
-            check_size_limit(len(domain), MAX_DOMAIN_SIZE, "basic rappor", f"a domain of {len(domain):,} values",
-                             _DOMAIN_WHY)
+            check_size_limit(
+                len(domain),
+                MAX_DOMAIN_SIZE,
+                "basic rappor",
+                f"a domain of {len(domain):,} values",
+                _DOMAIN_WHY,
+            )
             if len(domain) < 2:
                 raise ParameterError("basic rappor needs a domain of at least 2 values")
             object.__setattr__(self, "domain", domain)
@@ -171,27 +180,38 @@ class Rappor(Spec):
                 f"got f={f}, p={p}, q={q}"
             )
         m, k = self.num_cohorts, self.num_bits
-        check_size_limit(m * k, MAX_TABLE_COUNTERS, "rappor",
-                         f"num_cohorts x num_bits = {m:,} x {k:,} = {m * k:,} counters",
-                         "the aggregator keeps one int64 count per cohort and bit: 128 MiB at the limit")
+        check_size_limit(
+            m * k,
+            MAX_TABLE_COUNTERS,
+            "rappor",
+            f"num_cohorts x num_bits = {m:,} x {k:,} = {m * k:,} counters",
+            "the aggregator keeps one int64 count per cohort and bit: 128 MiB at the limit",
+        )
         self._check_epsilon_limits()
 
     def _check_epsilon_limits(self) -> None:
         """ε₁ and ε∞ must stay where e^ε is a finite double (checked on ln of the exact ratios before rounding up)."""
         for name, ratio in (("epsilon_one", self.single_report_ratio), ("epsilon_inf", self.permanent_ratio)):
             if ratio is not None:
-                check_epsilon_limit(epsilon_of_ratio(ratio), REPRESENTABLE_MAX_EPSILON, "rappor",
-                                    "e^epsilon must be a finite double to certify the claim; it follows from f, p, q "
-                                    "and num_hashes", name=name)
+                check_epsilon_limit(
+                    epsilon_of_ratio(ratio),
+                    REPRESENTABLE_MAX_EPSILON,
+                    "rappor",
+                    "e^epsilon must be a finite double to certify the claim; it follows from f, p, q "
+                    "and num_hashes",
+                    name=name,
+                )
 
     # -- named constructors ----------------------------------------------
     @classmethod
-    def basic(cls, domain, *, f, p, q, num_cohorts: int = 1) -> "Rappor":
+    def basic(cls, domain, *, f, p, q, num_cohorts: int = 1) -> Rappor:
         """Basic RAPPOR: one-hot over ``domain``, no Bloom filter."""
-        return cls(encoding="basic", domain=domain, f=f, p=p, q=q, num_cohorts=num_cohorts)  # sized before copied
+        return cls(
+            encoding="basic", domain=domain, f=f, p=p, q=q, num_cohorts=num_cohorts
+        )  # sized before copied
 
     @classmethod
-    def boolean(cls, *, f, p, q, num_cohorts: int = 1) -> "Rappor":
+    def boolean(cls, *, f, p, q, num_cohorts: int = 1) -> Rappor:
         """One-bit RAPPOR for a boolean value."""
         return cls(encoding="boolean", f=f, p=p, q=q, num_cohorts=num_cohorts)
 
@@ -263,7 +283,7 @@ class Rappor(Spec):
         """Validate a cohort number."""
         return check_int(cohort, "cohort", minimum=0, maximum=self.num_cohorts - 1)
 
-    def bit_pair(self, reports: int | float = 1) -> PrivacyPiece:
+    def bit_pair(self, reports: float = 1) -> PrivacyPiece:
         """One Bloom bit set by x and not by x′, over ``reports`` IRRs of one memoized value.
 
         The count of 1s over r reports is (1 − f/2)·Bin(r, q) + (f/2)·Bin(r, p)
@@ -275,19 +295,25 @@ class Rappor(Spec):
         f, p, q = self.f, self.p, self.q
         if math.isinf(reports):
             if f == 0:
-                raise ParameterError("rappor with f = 0 has no permanent randomized response (epsilon_inf = inf)")
+                raise ParameterError(
+                    "rappor with f = 0 has no permanent randomized response (epsilon_inf = inf)"
+                )
             return piece([f / 2, 1 - f / 2], [1 - f / 2, f / 2])
         r = int(reports)
         if r == 1:
             a, b = self.prob_one_given_one, self.prob_one_given_zero
             return piece([1 - a, a], [1 - b, b])
-        count_if_one = binom_logpmf(r, log_fraction(q), log_fraction(1 - q))  # PRR bit 1: each report 1 w.p. q
+        count_if_one = binom_logpmf(
+            r, log_fraction(q), log_fraction(1 - q)
+        )  # PRR bit 1: each report 1 w.p. q
         count_if_zero = binom_logpmf(r, log_fraction(p), log_fraction(1 - p))  # PRR bit 0: w.p. p
         keep, flip = log_fraction(1 - f / 2), log_fraction(f / 2)
-        return PrivacyPiece(np.logaddexp(keep + count_if_one, flip + count_if_zero),
-                            np.logaddexp(flip + count_if_one, keep + count_if_zero))
+        return PrivacyPiece(
+            np.logaddexp(keep + count_if_one, flip + count_if_zero),
+            np.logaddexp(flip + count_if_one, keep + count_if_zero),
+        )
 
-    def privacy_pieces(self, reports: int | float = 1) -> tuple[PrivacyPiece, ...]:
+    def privacy_pieces(self, reports: float = 1) -> tuple[PrivacyPiece, ...]:
         """``reports`` reports of one memoized value (``math.inf``: the PRR): the differing Bloom bits.
 
         Boolean: the one bit. Otherwise the h bits set by x only and the h set

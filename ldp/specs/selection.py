@@ -14,14 +14,15 @@ References
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ldp.errors import ParameterError
 from ldp.specs.base import MechanismView
 from ldp.specs.frequency import FrequencySpec
 from ldp.specs.validation import check_epsilon, check_int
 
-__all__ = ["FREQUENCY_MECHANISMS", "frequency_spec", "best_frequency_mechanism", "variance_table"]
+__all__ = ["FREQUENCY_MECHANISMS", "best_frequency_mechanism", "frequency_spec", "variance_table"]
 
 #: Frequency oracle names in order of report size (cheapest first): a live view of the spec registry.
 FREQUENCY_MECHANISMS: Mapping[str, type[FrequencySpec]] = MechanismView(
@@ -58,10 +59,15 @@ def variance_table(epsilon: float, domain_size: int) -> dict[str, float]:
             continue
         table[name] = cls(domain=domain, epsilon=epsilon).variance_star
     if not table:
-        limits = ", ".join(f"{name} (epsilon <= {cls.max_epsilon:g}, {cls.max_domain_size:,} values)"
-                           for name, cls in FREQUENCY_MECHANISMS.items() if name != "binary-rr")
-        raise ParameterError(f"auto: no frequency oracle supports epsilon={epsilon:.10g} over {d:,} values; "
-                             f"the limits are {limits}")
+        limits = ", ".join(
+            f"{name} (epsilon <= {cls.max_epsilon:g}, {cls.max_domain_size:,} values)"
+            for name, cls in FREQUENCY_MECHANISMS.items()
+            if name != "binary-rr"
+        )
+        raise ParameterError(
+            f"auto: no frequency oracle supports epsilon={epsilon:.10g} over {d:,} values; "
+            f"the limits are {limits}"
+        )
     return table
 
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 from ldp.errors import ParameterError
 from ldp.exact import fraction_from_json
 
-__all__ = ["check_epsilon", "check_probability", "check_int"]
+__all__ = ["check_epsilon", "check_int", "check_probability"]
 
 
 def check_epsilon(value: object, name: str = "epsilon") -> float:
@@ -24,7 +24,9 @@ def check_epsilon(value: object, name: str = "epsilon") -> float:
     return eps
 
 
-def check_probability(value: object, name: str, *, low_open: bool = False, high_open: bool = False) -> Fraction:
+def check_probability(
+    value: object, name: str, *, low_open: bool = False, high_open: bool = False
+) -> Fraction:
     """An exact probability in [0, 1] (bounds optionally excluded)."""
     prob = fraction_from_json(value, name)
     lo_ok = prob > 0 if low_open else prob >= 0
