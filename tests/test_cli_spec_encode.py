@@ -14,6 +14,7 @@ import ldp
 from ldp.cli import cli
 from ldp.client.cli import state_path
 from ldp.report import Report
+from ldp.specs import FREQUENCY_MECHANISMS
 
 
 def _run(*args, input=None):
@@ -27,7 +28,7 @@ def _spec(tmp_path, *args) -> tuple[object, str]:
     return ldp.load_spec(out), result.output
 
 
-@pytest.mark.parametrize("mechanism", ["grr", "binary-rr", "sue", "oue", "olh", "blh"])
+@pytest.mark.parametrize("mechanism", list(FREQUENCY_MECHANISMS))  # every registered frequency oracle
 def test_spec_frequency_mechanisms_write_json_and_print_epsilon(tmp_path, mechanism):
     domain = "yes,no" if mechanism == "binary-rr" else "a,b,c"
     spec, output = _spec(tmp_path, mechanism, "--epsilon", "1", "--domain", domain)
