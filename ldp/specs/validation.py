@@ -8,7 +8,11 @@ from fractions import Fraction
 from ldp.errors import ParameterError
 from ldp.exact import fraction_from_json
 
-__all__ = ["check_epsilon", "check_int", "check_probability"]
+__all__ = ["ProbabilityInput", "check_epsilon", "check_int", "check_probability"]
+
+#: What a spec constructor accepts as an exact probability: a fraction, ``"a/b"`` or a decimal string
+#: (read exactly), or a number (read as the decimal it prints as); see :func:`check_probability`.
+ProbabilityInput = Fraction | str | float
 
 
 def check_epsilon(value: object, name: str = "epsilon") -> float:
