@@ -382,6 +382,11 @@ class Duchi(_TwoPoint):
     mechanism: ClassVar[str] = "duchi"
     theory_name: ClassVar[str] = "duchi"
 
+    def __init__(
+        self, epsilon: float, low: float = -1.0, high: float = 1.0, p: ProbabilityInput | None = None
+    ) -> None:
+        super().__init__(epsilon, low, high, p)
+
     @property
     def support(self) -> np.ndarray:
         return np.array([-self.c, self.c])
