@@ -182,7 +182,7 @@ def _rappor_bloom_words(spec: Rappor, values: Sequence[Any], cohorts: np.ndarray
     width = (spec.num_bits + 63) // 64
     if spec.encoding == "basic":
         codes, uniques = _factorize(values)
-        mapped = np.array([spec.domain_index.index(u) for u in uniques], dtype=np.int64)
+        mapped = np.array([spec.bit_positions(u, 0)[0] for u in uniques], dtype=np.int64)  # the one-hot bit
         return _one_hot_words(mapped[codes], spec.num_bits)
     if spec.encoding == "boolean":
         one = 1 << packbits_lane(0)
@@ -233,7 +233,7 @@ def _rappor_batch(spec: Rappor, values, rng, *, cohorts=None, indices=False) -> 
     if cohorts is None:
         cohorts = rng.integers(0, spec.num_cohorts, n)
     cohorts = np.asarray(cohorts, dtype=np.int64)
-    if indices and spec.encoding == "basic":
+    if indices and spec.domain is not None:  # basic RAPPOR, the one encoding with a domain
         values = [spec.domain[i] for i in values]
     true_words = _rappor_bloom_words(spec, values, cohorts)
     lanes = bernoulli_words(rng, true_words, spec.prob_one_given_one, spec.prob_one_given_zero)
