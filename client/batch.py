@@ -144,7 +144,7 @@ def packbits_lane(position):
     return (position % 64) ^ 7
 
 
-def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+def _factorize(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[Any]]:
     """Integer codes of ``values`` (by first appearance) and the distinct values."""
     mapping: dict[Any, int] = {}
     codes = np.fromiter(
@@ -153,7 +153,7 @@ def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     return codes, list(mapping)
 
 
-def _indices(spec, values: Sequence[Any], indices: bool) -> np.ndarray:
+def _indices(spec, values: Sequence[Any] | np.ndarray, indices: bool) -> np.ndarray:
     if indices:
         idx = np.asarray(values, dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= spec.domain_size):
@@ -178,7 +178,7 @@ def _one_hot_words(idx: np.ndarray, width: int) -> np.ndarray:
     return words
 
 
-def _rappor_bloom_words(spec: Rappor, values: Sequence[Any], cohorts: np.ndarray) -> np.ndarray:
+def _rappor_bloom_words(spec: Rappor, values: Sequence[Any] | np.ndarray, cohorts: np.ndarray) -> np.ndarray:
     width = (spec.num_bits + 63) // 64
     if spec.encoding == "basic":
         codes, uniques = _factorize(values)
@@ -200,7 +200,7 @@ def _rappor_bloom_words(spec: Rappor, values: Sequence[Any], cohorts: np.ndarray
 
 def encode_batch(
     spec,
-    values: Sequence[Any],
+    values: Sequence[Any] | np.ndarray,
     rng: np.random.Generator,
     *,
     indices: bool = False,

@@ -290,7 +290,7 @@ def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def remove_stale_temporaries(directory: str | os.PathLike, name: str | None = None) -> int:
+def remove_stale_temporaries(directory: str | os.PathLike[str], name: str | None = None) -> int:
     """Delete temporary files in ``directory`` left behind by killed writers; return how many.
 
     A temporary file is stale when its writer no longer holds its flock and

@@ -161,6 +161,11 @@ class Spec(abc.ABC):
             "distributions, so the accountant has no curve for it"
         )
 
+    @property
+    def epsilon_inf(self) -> float:
+        """ε of any number of reports of one value: finite only for :attr:`memoized` specs (RAPPOR's PRR)."""
+        return math.inf
+
     # -- serialization -------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Canonical, JSON-ready parameters, including ``mechanism`` and ``format``."""
