@@ -229,7 +229,7 @@ class Accumulator(abc.ABC):
             return False
         return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in self._state_fields)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # mutable counts: unhashable (typeshed types __hash__ as a method)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec.mechanism}, n={self.n})"

@@ -132,7 +132,7 @@ def check_size_limit(size: int, limit: int, mechanism: str, what: str, why: str)
 def check_domain_length(domain: object, limit: int, mechanism: str, why: str) -> None:
     """Refuse a domain longer than ``limit`` before it is copied (``range(10**9)`` is never materialized)."""
     try:
-        size = len(domain)  # type: ignore[arg-type]
+        size = len(domain)  # type: ignore[arg-type]  # any object: one without a length raises TypeError
     except TypeError:  # an iterator: its length is checked once it is a tuple
         return
     check_size_limit(size, limit, mechanism, f"a domain of {size:,} values", why)

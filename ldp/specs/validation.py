@@ -19,7 +19,7 @@ def check_epsilon(value: object, name: str = "epsilon") -> float:
     """A finite ε > 0 as float."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         try:
-            value = float(value)  # type: ignore[arg-type]
+            value = float(value)  # type: ignore[arg-type]  # whatever float() takes (str, Decimal); else TypeError
         except (TypeError, ValueError):
             raise ParameterError(f"{name} must be a positive number, got {value!r}") from None
     eps = float(value)
