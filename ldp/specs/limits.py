@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 
 from ldp.errors import ParameterError
 from ldp.numeric_math import MAX_TABLE_ENTRIES
@@ -148,7 +149,7 @@ def round_up(x: float, digits: int = 4) -> float:
     return _round(x, digits, math.ceil)
 
 
-def _round(x: float, digits: int, direction) -> float:
+def _round(x: float, digits: int, direction: Callable[[float], int]) -> float:
     if not math.isfinite(x) or x == 0:
         return x
     scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(x))))

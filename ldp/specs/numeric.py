@@ -349,7 +349,7 @@ class _TwoPoint(NumericSpec):
     def support_index(self, values: Any) -> tuple[np.ndarray, np.ndarray]:
         return self._affine_index(values, self.support)
 
-    def grid_moments(self):
+    def grid_moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         c = self.c
         t = np.array([-1.0, 1.0])
         return t, t.copy(), np.full(2, c * c) - 1.0
@@ -470,7 +470,7 @@ class _Gridded(NumericSpec):
     def support_index(self, values: Any) -> tuple[np.ndarray, np.ndarray]:
         return self._affine_index(values, self.table.outputs)
 
-    def grid_moments(self):
+    def grid_moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         means, variances = self.table.moments()
         K = self.table.K
         return -1.0 + 2.0 * np.arange(K + 1) / K, means, variances
@@ -518,7 +518,7 @@ class Piecewise(_Gridded):
     grid: int = DEFAULT_GRID
 
     @cached_property
-    def _built(self):
+    def _built(self) -> tuple[nm.GridTable, Fraction]:
         return nm.pm_table(self.epsilon, self.grid)
 
     @property
@@ -565,7 +565,7 @@ class Hybrid(_Gridded):
         return Duchi(epsilon=self.epsilon)
 
     @cached_property
-    def _pm(self):
+    def _pm(self) -> tuple[nm.GridTable, Fraction]:
         return nm.pm_table(self.epsilon, self.grid)
 
     @property
@@ -605,7 +605,7 @@ class Hybrid(_Gridded):
         c = self.duchi.c
         return np.searchsorted(s, self.table.outputs), int(np.searchsorted(s, -c)), int(np.searchsorted(s, c))
 
-    def grid_moments(self):
+    def grid_moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         t, pm_means, pm_vars = super().grid_moments()
         a = float(self.alpha)
         c = self.duchi.c
