@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from ldp.errors import ParameterError
 from ldp.exact import epsilon_of_ratio, exp_lower_bound, fraction_to_json, ratio_within
@@ -57,10 +57,10 @@ def registered_specs() -> dict[str, type[Spec]]:
     return dict(_REGISTRY)
 
 
-S = TypeVar("S", bound="Spec")
+_S = TypeVar("_S", bound="Spec")
 
 
-class MechanismView(Mapping[str, type[S]], Generic[S]):
+class MechanismView(Mapping[str, type[_S]], Generic[_S]):
     """A live, read-only view of the registered spec types of one kind: name -> spec type.
 
     The one list of mechanisms is the registry filled by :func:`register`;
@@ -76,17 +76,17 @@ class MechanismView(Mapping[str, type[S]], Generic[S]):
         Sort key on the spec type (stable: registration order breaks ties).
     """
 
-    def __init__(self, kind: type[S], order: Callable[[type[S]], Any] | None = None):
+    def __init__(self, kind: type[_S], order: Callable[[type[_S]], Any] | None = None):
         self._kind = kind
         self._order = order
 
-    def _items(self) -> list[tuple[str, type[S]]]:
+    def _items(self) -> list[tuple[str, type[_S]]]:
         kind = self._kind
         items = [(name, cls) for name, cls in _REGISTRY.items() if issubclass(cls, kind)]
         order = self._order
         return sorted(items, key=lambda item: order(item[1])) if order else items
 
-    def __getitem__(self, name: str) -> type[S]:
+    def __getitem__(self, name: str) -> type[_S]:
         for key, cls in self._items():
             if key == name:
                 return cls
@@ -128,7 +128,8 @@ class Spec(abc.ABC):
     :attr:`report_kind`; its parameters as dataclass fields, with the
     canonical JSON (:meth:`to_dict`, :meth:`to_json`, :meth:`from_dict`) and
     the :attr:`fingerprint` of it; its privacy claim :attr:`epsilon` (per
-    report), :meth:`privacy_summary` and, for the accountant,
+    report, with :attr:`epsilon_inf` for any number of reports of one value),
+    :meth:`privacy_summary` and, for the accountant,
     :meth:`privacy_pieces`; and whether its reports are :attr:`memoized`.
     A concrete spec is a frozen dataclass registered with :func:`register`.
     """
@@ -181,7 +182,7 @@ class Spec(abc.ABC):
         return json.dumps(self.to_dict(), sort_keys=True, indent=indent, ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Spec:
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Rebuild a spec of this type from :meth:`to_dict` output (validated)."""
         data = dict(data)
         data.pop("mechanism", None)
