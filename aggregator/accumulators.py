@@ -31,8 +31,8 @@ References
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
-from typing import Any, ClassVar, Self
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -115,7 +115,18 @@ def _check_int_column(column: np.ndarray | None, name: str, upper: int) -> np.nd
     return column
 
 
-def accumulator_for(spec_class: type, *, takes_threads: bool = False):
+_T = TypeVar("_T")
+_A = TypeVar("_A", bound="type[Accumulator]")
+
+
+def _present(value: _T | None, name: str) -> _T:
+    """A column :func:`~ldp.report_check.check_report` guarantees for the spec (a ReportError if absent)."""
+    if value is None:
+        raise ReportError(f"report has no {name!r}")
+    return value
+
+
+def accumulator_for(spec_class: type, *, takes_threads: bool = False) -> Callable[[_A], _A]:
     """Class decorator: register the accumulator class as ``spec_class``'s aggregator (:mod:`ldp.plugins`).
 
     The registered factory is called as ``factory(spec, threads=...)``; an
@@ -123,15 +134,17 @@ def accumulator_for(spec_class: type, *, takes_threads: bool = False):
     others ignore the argument.
     """
 
-    def register(accumulator_class: type) -> type:
+    def register(accumulator_class: _A) -> _A:
+        factory: Callable[..., Accumulator]
         if takes_threads:
             factory = accumulator_class
         else:
 
-            def factory(spec: Any, threads: int | None = 1) -> Accumulator:
+            def single_threaded(spec: Any, threads: int | None = 1) -> Accumulator:
                 return accumulator_class(spec)
 
-            factory.__qualname__ = f"{accumulator_class.__name__} (single-threaded)"
+            single_threaded.__qualname__ = f"{accumulator_class.__name__} (single-threaded)"
+            factory = single_threaded
         implements(spec_class, "accumulator")(factory)
         return accumulator_class
 
@@ -154,6 +167,10 @@ class Accumulator(abc.ABC):
 
     spec: Any
     _state_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, spec: Any) -> None:
+        """An empty accumulator of ``spec``'s reports (each subclass keeps its own counts)."""
+        self.spec = spec
 
     def _check_batch(self, batch: ReportBatch) -> None:
         if not isinstance(batch, ReportBatch):
@@ -182,9 +199,17 @@ class Accumulator(abc.ABC):
         for report in reports:
             self.add(report)
 
+    @property
+    @abc.abstractmethod
+    def n(self) -> int:
+        """Number of reports counted."""
+
     @abc.abstractmethod
     def merge(self, other: Self) -> Self:
-        """Add ``other``'s counts to this accumulator (same type and spec) and return this one."""
+        """A new accumulator holding the reports of both (same type and spec); neither is changed.
+
+        Merging adds counts, so it is associative and commutative.
+        """
 
     @abc.abstractmethod
     def estimate(
@@ -200,11 +225,11 @@ class Accumulator(abc.ABC):
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        if other.spec.fingerprint != self.spec.fingerprint:  # type: ignore[attr-defined]
+        if other.spec.fingerprint != self.spec.fingerprint:
             return False
         return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in self._state_fields)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # mutable counts: unhashable (typeshed types __hash__ as a method)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec.mechanism}, n={self.n})"
@@ -230,7 +255,7 @@ class FrequencyAccumulator(Accumulator):
         self._n = 0
 
     @classmethod
-    def from_counts(cls, spec: FrequencySpec, support_counts, n: int) -> FrequencyAccumulator:
+    def from_counts(cls, spec: FrequencySpec, support_counts, n: int) -> Self:
         """Rebuild an accumulator from its sufficient statistics (validated)."""
         acc = cls(spec)
         counts = np.asarray(support_counts)
@@ -263,7 +288,7 @@ class FrequencyAccumulator(Accumulator):
         """Number of reports counted."""
         return self._n
 
-    def merge(self, other: FrequencyAccumulator) -> FrequencyAccumulator:
+    def merge(self, other: Self) -> Self:
         """A new accumulator holding the reports of both (same spec required)."""
         self._check_mergeable(other)
         return type(self).from_counts(self.spec, self.support_counts + other.support_counts, self.n + other.n)
@@ -331,7 +356,9 @@ class UnaryAccumulator(FrequencyAccumulator):
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
-        bits = np.unpackbits(np.frombuffer(checked.bits, dtype=np.uint8), count=self.spec.domain_size)
+        bits = np.unpackbits(
+            np.frombuffer(_present(checked.bits, "bits"), dtype=np.uint8), count=self.spec.domain_size
+        )
         self._counts += bits
         self._n += 1
 
@@ -381,7 +408,7 @@ class LocalHashingAccumulator(FrequencyAccumulator):
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
-        self._pending_seeds.append(checked.seed)
+        self._pending_seeds.append(_present(checked.seed, "seed"))
         self._pending_buckets.append(checked.value)
         self._n += 1
         if len(self._pending_seeds) >= self._BUFFER:
@@ -398,10 +425,10 @@ class LocalHashingAccumulator(FrequencyAccumulator):
         self._counts += counts
         self._n += int(buckets.shape[0])
 
-    def merge(self, other: LocalHashingAccumulator) -> LocalHashingAccumulator:
+    def merge(self, other: Self) -> Self:
         merged = super().merge(other)
         merged.threads = self.threads
-        return merged  # type: ignore[return-value]
+        return merged
 
 
 # -- RAPPOR ------------------------------------------------------------------
@@ -431,7 +458,7 @@ class RapporAccumulator(Accumulator):
         self._bits = np.zeros((spec.num_cohorts, spec.num_bits), dtype=np.int64)
 
     @classmethod
-    def from_counts(cls, spec: Rappor, cohort_counts, bit_counts) -> RapporAccumulator:
+    def from_counts(cls, spec: Rappor, cohort_counts, bit_counts) -> Self:
         """Rebuild from N_j and c_ij (validated: integers, 0 ≤ c_ij ≤ N_j)."""
         acc = cls(spec)
         n_j = np.asarray(cohort_counts)
@@ -470,7 +497,9 @@ class RapporAccumulator(Accumulator):
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
-        bits = np.unpackbits(np.frombuffer(checked.bits, dtype=np.uint8), count=self.spec.num_bits)
+        bits = np.unpackbits(
+            np.frombuffer(_present(checked.bits, "bits"), dtype=np.uint8), count=self.spec.num_bits
+        )
         self._bits[checked.cohort] += bits
         self._cohorts[checked.cohort] += 1
 
@@ -505,7 +534,7 @@ class RapporAccumulator(Accumulator):
             sums = np.add.reduceat(unpacked, starts, axis=0, dtype=np.int64)
             self._bits[sorted_cohorts[starts]] += sums
 
-    def merge(self, other: RapporAccumulator) -> RapporAccumulator:
+    def merge(self, other: Self) -> Self:
         """A new accumulator holding the reports of both (same spec required)."""
         self._check_mergeable(other)
         return type(self).from_counts(

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse
 
-from ldp.aggregator.accumulators import make_aggregator
+from ldp.aggregator.accumulators import RapporAccumulator, make_aggregator
 from ldp.aggregator.io import CHUNK_ROWS, read_reports
 from ldp.errors import ParameterError
 from ldp.google_params import google_params_text, read_google_params
@@ -319,6 +319,9 @@ def counts_from_reports(
     """
     spec = _bloom_spec(spec)
     accumulator = make_aggregator(spec)
+    # RAPPOR's registered aggregator is a RapporAccumulator; checked because the registry is typed loosely
+    if not isinstance(accumulator, RapporAccumulator):  # pragma: no cover
+        raise ParameterError(f"counting needs RAPPOR's accumulator, got {type(accumulator).__name__}")
     for chunk in read_reports(paths, spec, chunk_size=chunk_size):
         if chunk.rejects and rejects is None:
             first = chunk.rejects[0]

@@ -36,7 +36,7 @@ References
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import pandas as pd
@@ -110,7 +110,7 @@ class MeanAccumulator(Accumulator):
 
     # -- state -----------------------------------------------------------------
     @classmethod
-    def from_counts(cls, spec: NumericSpec, counts, group_counts: dict | None = None) -> MeanAccumulator:
+    def from_counts(cls, spec: NumericSpec, counts, group_counts: dict | None = None) -> Self:
         """Rebuild from the support histogram (and optional {group: support histogram})."""
         acc = cls(spec)
         acc._counts = acc._checked_counts(counts, "counts")
@@ -153,12 +153,12 @@ class MeanAccumulator(Accumulator):
 
     def __eq__(self, other: object) -> bool:
         result = super().__eq__(other)
-        if result is NotImplemented or not result:
+        if result is NotImplemented or not result or not isinstance(other, MeanAccumulator):
             return result
-        mine, theirs = self._group_counts, other._group_counts  # type: ignore[union-attr]
+        mine, theirs = self._group_counts, other._group_counts
         return mine.keys() == theirs.keys() and all(np.array_equal(mine[k], theirs[k]) for k in mine)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     # -- adding ----------------------------------------------------------------
     def add(self, report: Report, group: Hashable | None = None) -> None:
@@ -230,7 +230,7 @@ class MeanAccumulator(Accumulator):
             hist = self._group_hist(unique_keys[int(group_of[block[0]])])
             hist[support_of[block]] += counts[block]
 
-    def merge(self, other: MeanAccumulator) -> MeanAccumulator:
+    def merge(self, other: Self) -> Self:
         """A new accumulator holding the reports of both (same spec required)."""
         self._check_mergeable(other)
         merged = type(self).from_counts(self.spec, self._counts + other._counts, self._group_counts)

@@ -235,7 +235,8 @@ def read_partition(partition: Partition, spec, chunk_size: int = CHUNK_ROWS) -> 
     Memory stays bounded by ``chunk_size`` reports plus the partition's rejects.
     """
     accumulator = make_aggregator(spec)
-    valid, rejects = 0, []
+    valid = 0
+    rejects: list[Reject] = []
     stream = _ByteRange(partition.location, partition.start, partition.stop) if partition.byte_range else None
     try:
         for chunk in _chunks(partition, spec, chunk_size, stream):

@@ -144,7 +144,7 @@ def packbits_lane(position):
     return (position % 64) ^ 7
 
 
-def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+def _factorize(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[Any]]:
     """Integer codes of ``values`` (by first appearance) and the distinct values."""
     mapping: dict[Any, int] = {}
     codes = np.fromiter(
@@ -153,7 +153,7 @@ def _factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     return codes, list(mapping)
 
 
-def _indices(spec, values: Sequence[Any], indices: bool) -> np.ndarray:
+def _indices(spec, values: Sequence[Any] | np.ndarray, indices: bool) -> np.ndarray:
     if indices:
         idx = np.asarray(values, dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= spec.domain_size):
@@ -178,11 +178,11 @@ def _one_hot_words(idx: np.ndarray, width: int) -> np.ndarray:
     return words
 
 
-def _rappor_bloom_words(spec: Rappor, values: Sequence[Any], cohorts: np.ndarray) -> np.ndarray:
+def _rappor_bloom_words(spec: Rappor, values: Sequence[Any] | np.ndarray, cohorts: np.ndarray) -> np.ndarray:
     width = (spec.num_bits + 63) // 64
     if spec.encoding == "basic":
         codes, uniques = _factorize(values)
-        mapped = np.array([spec.domain_index.index(u) for u in uniques], dtype=np.int64)
+        mapped = np.array([spec.bit_positions(u, 0)[0] for u in uniques], dtype=np.int64)  # the one-hot bit
         return _one_hot_words(mapped[codes], spec.num_bits)
     if spec.encoding == "boolean":
         one = 1 << packbits_lane(0)
@@ -200,7 +200,7 @@ def _rappor_bloom_words(spec: Rappor, values: Sequence[Any], cohorts: np.ndarray
 
 def encode_batch(
     spec,
-    values: Sequence[Any],
+    values: Sequence[Any] | np.ndarray,
     rng: np.random.Generator,
     *,
     indices: bool = False,
@@ -233,7 +233,7 @@ def _rappor_batch(spec: Rappor, values, rng, *, cohorts=None, indices=False) -> 
     if cohorts is None:
         cohorts = rng.integers(0, spec.num_cohorts, n)
     cohorts = np.asarray(cohorts, dtype=np.int64)
-    if indices and spec.encoding == "basic":
+    if indices and spec.domain is not None:  # basic RAPPOR, the one encoding with a domain
         values = [spec.domain[i] for i in values]
     true_words = _rappor_bloom_words(spec, values, cohorts)
     lanes = bernoulli_words(rng, true_words, spec.prob_one_given_one, spec.prob_one_given_zero)

@@ -22,6 +22,7 @@ References
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from fractions import Fraction
 from math import lcm
 from typing import Any, Protocol
@@ -32,7 +33,7 @@ from ldp.errors import ParameterError
 from ldp.hashing import LH_SEED_SPACE, lh_bucket
 from ldp.plugins import implementation, implements
 from ldp.report import Report
-from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
+from ldp.specs import GRR, LocalHashing, Rappor, Spec, UnaryEncoding
 
 __all__ = ["Encoder", "GRREncoder", "LocalHashingEncoder", "RapporEncoder", "UnaryEncoder", "make_encoder"]
 
@@ -40,9 +41,15 @@ _PRR_LABEL = b"ldp-rappor-prr-v1"
 
 
 class Encoder(Protocol):
-    """What every client encoder offers."""
+    """What every client encoder offers: its spec, and :meth:`encode` (one value, one report).
 
-    spec: Any
+    Encoders satisfy it structurally (they share no base class); the type
+    checker checks each one where it is registered or returned as an encoder.
+    """
+
+    @property
+    def spec(self) -> Spec:
+        """The spec the encoder randomizes with (reports carry its fingerprint)."""
 
     def encode(self, value: Any) -> Report:
         """Randomize ``value`` into a report."""
@@ -67,13 +74,13 @@ def _randomized_response(index: int, den: int, keep_num: int, other_num: int) ->
     return other + (other >= index)
 
 
-def stateless_factory(encoder_class: type) -> Any:
-    """An encoder factory ``(spec, state)`` for an encoder that keeps no client state."""
+def stateless_factory(encoder_class: Callable[[Any], Encoder]) -> Callable[..., Encoder]:
+    """An encoder factory ``(spec, state)`` for an encoder class that keeps no client state."""
 
     def factory(spec: Any, state: ClientState | str | None = None) -> Encoder:
         return encoder_class(spec)
 
-    factory.__qualname__ = f"stateless {encoder_class.__name__}"
+    factory.__qualname__ = f"stateless {getattr(encoder_class, '__name__', encoder_class)}"
     return factory
 
 
@@ -218,7 +225,7 @@ class RapporEncoder:
 
 
 @implements(Rappor, "encoder")
-def _rappor_encoder(spec: Rappor, state: ClientState | str | None = None) -> RapporEncoder:
+def _rappor_encoder(spec: Rappor, state: ClientState | str | None = None) -> Encoder:
     """RAPPOR's encoder: the client's persistent state (opened or created at a path), or a fresh one in memory."""
     if state is None:
         state = ClientState.new(spec)

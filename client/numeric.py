@@ -31,20 +31,30 @@ from __future__ import annotations
 import secrets
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ldp.client.encoders import stateless_factory
 from ldp.errors import ParameterError
 from ldp.numeric_math import band_inverse_cdf
 from ldp.plugins import implements
 from ldp.report import Report
-from ldp.specs.numeric import Hybrid, NumericSpec, _TwoPoint, check_numeric_value
+from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint, check_numeric_value
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["NumericEncoder", "encode_numeric_batch"]
 
 _ROUND_BITS = 53
 _ROUND_SCALE = float(1 << _ROUND_BITS)
 _INF = float("inf")
+
+
+def _gridded(spec: NumericSpec) -> _Gridded:
+    """``spec`` as a gridded spec: every numeric spec that is not two-point samples from a table."""
+    if not isinstance(spec, _Gridded):
+        raise ParameterError(f"{spec.mechanism} is neither a two-point nor a gridded numeric spec")
+    return spec
 
 
 class NumericEncoder:
@@ -64,7 +74,7 @@ class NumericEncoder:
         self._low = spec.low
         self._span = spec.high - spec.low
         self._two_point = isinstance(spec, _TwoPoint)
-        if self._two_point:
+        if isinstance(spec, _TwoPoint):
             p = spec.p
             self._den_bits = p.denominator.bit_length() - 1
             if p.denominator != 1 << self._den_bits:  # pragma: no cover - calibrated p has den 2^64
@@ -74,7 +84,7 @@ class NumericEncoder:
             out = spec.support.tolist()
             self._out = (out[0], out[1])  # (−C′, +C′) or (0, 1)
             return
-        table = spec.table
+        table = _gridded(spec).table
         self._K = table.K
         self._total = table.total
         self._outputs = table.outputs.tolist()
@@ -85,9 +95,9 @@ class NumericEncoder:
             self._B = table.M - table.K
             self._last = len(self._outputs) - 1
         else:
-            self._band = table.band
+            self._band = table.row_band
         self._hybrid = isinstance(spec, Hybrid)
-        if self._hybrid:
+        if isinstance(spec, Hybrid):
             self._alpha_num = spec.alpha.numerator
             self._alpha_den = spec.alpha.denominator
             duchi = spec.duchi
@@ -143,7 +153,7 @@ implements(NumericSpec, "encoder")(stateless_factory(NumericEncoder))
 
 @implements(NumericSpec, "batch_encoder")
 def encode_numeric_batch(
-    spec: NumericSpec, values: Sequence[Any], rng, *, cohorts=None, indices: bool = False
+    spec: NumericSpec, values: Sequence[Any] | np.ndarray, rng, *, cohorts=None, indices: bool = False
 ):
     """Vectorized numeric encoding with a seeded NumPy generator (INSECURE: simulations only).
 
@@ -167,7 +177,7 @@ def encode_numeric_batch(
     if isinstance(spec, _TwoPoint):
         out = _two_point_batch(spec, u, rng)
         return ReportBatch(spec=spec.fingerprint, values=out)
-    table = spec.table
+    table = _gridded(spec).table
     K = table.K
     pos = u * K
     i = np.floor(pos).astype(np.int64)
@@ -180,7 +190,7 @@ def encode_numeric_batch(
         np.clip(j, 0, table.outputs.size - 1, out=j)
         out = table.outputs[j]
     else:
-        a, b, m = table.band
+        a, b, m = table.row_band
         out = table.outputs[band_inverse_cdf(i, r, a, b, m)]
         if isinstance(spec, Hybrid):
             use_pm = rng.integers(0, spec.alpha.denominator, size=n, dtype=np.int64) < spec.alpha.numerator

@@ -27,6 +27,7 @@ from pathlib import Path
 from ldp.atomic import (
     create_private_file,
     ensure_private_directory,
+    parse_private_json,
     read_private_file,
     remove_stale_temporaries_once,
     write_private_file,
@@ -100,14 +101,7 @@ class ClientState:
         text = read_private_file(path, "client state")
         if text is None:
             raise StateError(f"no client state at {str(path)!r}")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            raise StateError(
-                f"client state {str(path)!r} is corrupt or truncated (not valid JSON); it was left untouched"
-            ) from None
-        if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
-            raise StateError(f"{str(path)!r} is not an ldp client state file (format {STATE_FORMAT})")
+        data = parse_private_json(text, path, "client state", "client state file", STATE_FORMAT)
         try:
             secret = bytes.fromhex(data["secret"])
             cohort = data["cohort"]

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import json
 import os
 import stat
 import threading
@@ -46,6 +47,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ldp.errors import LDPError, LDPWarning, ParameterError, StateError
 
@@ -55,6 +57,7 @@ __all__ = [
     "create_private_file",
     "ensure_private_directory",
     "exclusive_lock",
+    "parse_private_json",
     "read_private_file",
     "remove_stale_temporaries",
     "remove_stale_temporaries_once",
@@ -265,6 +268,38 @@ def read_private_file(path: str | os.PathLike, what: str) -> str | None:
         ) from None
 
 
+def parse_private_json(text: str, path: str | os.PathLike, what: str, kind: str, fmt: str) -> dict[str, Any]:
+    """The JSON object of a private file's ``text`` (from :func:`read_private_file`), of format ``fmt``.
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+    path : path
+        The file, for messages.
+    what : str
+        What the file is ("client state", "privacy ledger").
+    kind : str
+        What an ldp file of this kind is called ("client state file", "privacy ledger").
+    fmt : str
+        The ``format`` the object must declare.
+
+    Raises
+    ------
+    StateError
+        If the text is not JSON (a corrupt or truncated file) or not an object of format ``fmt``.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise StateError(
+            f"{what} {str(path)!r} is corrupt or truncated (not valid JSON); it was left untouched"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != fmt:
+        raise StateError(f"{str(path)!r} is not an ldp {kind} (format {fmt})")
+    return data
+
+
 @contextlib.contextmanager
 def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
     """Hold an exclusive ``flock`` on the lock file ``path`` (created 0600, never deleted).
@@ -290,7 +325,7 @@ def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def remove_stale_temporaries(directory: str | os.PathLike, name: str | None = None) -> int:
+def remove_stale_temporaries(directory: str | os.PathLike[str], name: str | None = None) -> int:
     """Delete temporary files in ``directory`` left behind by killed writers; return how many.
 
     A temporary file is stale when its writer no longer holds its flock and

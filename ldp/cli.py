@@ -221,18 +221,18 @@ def check_outputs_distinct(
         Naming the output option, the path and the input it would destroy.
     """
 
-    def real(items):
+    def real(items: Iterable[tuple[str, str | os.PathLike | None]]) -> list[tuple[str, str]]:
         return [(what, str(path)) for what, path in items if path is not None and str(path) != "-"]
 
-    inputs, outputs = real(inputs), real(outputs)
-    for index, (option, path) in enumerate(outputs):
-        for what, source in inputs:
+    sources, targets = real(inputs), real(outputs)
+    for index, (option, path) in enumerate(targets):
+        for what, source in sources:
             if _same_file(path, source):
                 raise ParameterError(
                     f"{option} {path!r} is the same file as the input {what} {source!r}; writing it would destroy "
                     "the input. Choose another output path"
                 )
-        for other, earlier in outputs[:index]:
+        for other, earlier in targets[:index]:
             if _same_file(path, earlier):
                 raise ParameterError(
                     f"{option} {path!r} and {other} {earlier!r} are the same file; give each output its own path"

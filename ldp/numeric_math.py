@@ -249,6 +249,13 @@ class GridTable:
     def num_outputs(self) -> int:
         return int(self.outputs.size)
 
+    @property
+    def row_band(self) -> tuple[int, int, int]:
+        """:attr:`band` of a banded ``rows`` table (PM's, the only kind the samplers draw rows from)."""
+        if self.band is None:
+            raise ValueError(f"this {self.kind} grid table has no band")
+        return self.band
+
     def row(self, i: int) -> np.ndarray:
         """Integer weights of the outputs for grid input i (int64, length L)."""
         if self.kind == "rows":

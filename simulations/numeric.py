@@ -38,7 +38,7 @@ import pandas as pd
 
 from ldp import numeric_math as nm
 from ldp.errors import ParameterError
-from ldp.specs.numeric import NUMERIC_MECHANISMS, numeric_spec
+from ldp.specs.numeric import NUMERIC_MECHANISMS, Gaussian, numeric_spec
 
 __all__ = [
     "NUMERIC_COLUMNS",
@@ -281,7 +281,7 @@ def run_numeric(
                     truth = float(spec.to_user(t.mean()))
                     scale = spec.half_width**2 / n_actual**2
                     error = float(row["mean"]) - truth
-                    achieved = spec.delta_achieved if spec.mechanism == "gaussian" else spec.epsilon_achieved
+                    achieved = spec.delta_achieved if isinstance(spec, Gaussian) else spec.epsilon_achieved
                     records.append(
                         {
                             "mechanism": name,

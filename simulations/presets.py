@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -198,7 +199,7 @@ def run_rappor_regtest(
         for the decode alone.
     """
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+        seed = secrets.randbits(63)
     clients = num_clients if num_clients is not None else (20_000 if small else 1_000_000)
     selected = regtest_cases(num_clients=clients)
     if cases:

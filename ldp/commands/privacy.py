@@ -168,32 +168,30 @@ def tradeoff(spec_path, reports, delta, plot_path):
 
     def body():
         from ldp.privacy.mechanisms import mechanism_tradeoff
-        from ldp.privacy.tradeoff import GaussianTradeoff, dp_tradeoff
+        from ldp.privacy.tradeoff import GaussianTradeoff, TradeoffFunction, dp_tradeoff
         from ldp.specs import load_spec
 
         spec = load_spec(spec_path)
         if plot_path is not None:
             check_plot_path(plot_path)  # before computing the curves
             check_outputs_distinct([("--spec", spec_path)], [("--plot", plot_path)])
-        curves = {}
+        curves: dict[str, TradeoffFunction] = {}
         counts = [1] if reports == 1 else [1, reports]
         if spec.memoized and math.isfinite(spec.epsilon_inf):
             counts.append(math.inf)
         click.echo(f"{'curve':<40}  {'epsilon@delta':>13}  {'GDP mu':>9}")
-        last = None
+        figures: dict[float, tuple[float, float]] = {}  # reports -> (epsilon at delta, GDP mu)
         for k in counts:
             curve = mechanism_tradeoff(spec, k)
-            eps_k, mu_k = curve.epsilon(delta), curve.gdp_mu()
+            eps_k, mu_k = figures[k] = curve.epsilon(delta), curve.gdp_mu()
             click.echo(f"{curve.label:<40}  {_fmt(eps_k):>13}  {_fmt(mu_k):>9}")
             curves[curve.label] = curve
-            if k == reports:
-                last = (eps_k, mu_k)
         if delta == 0:
             click.echo(
                 "delta = 0: epsilon is the exact pure epsilon (the largest privacy loss); "
                 "inf: no finite epsilon at delta = 0"
             )
-        eps_k, mu_k = last
+        eps_k, mu_k = figures[reports]
         if math.isfinite(mu_k):
             curves[f"G_mu, mu = {mu_k:.3g} (GDP bound)"] = GaussianTradeoff(mu_k)
         if math.isfinite(eps_k):

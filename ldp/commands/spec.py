@@ -10,7 +10,7 @@ import click
 
 from ldp.cli import OptionConflict, check_outputs_distinct, run_guarded
 from ldp.errors import ParameterError
-from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, Rappor, best_frequency_mechanism
+from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, OLH, Rappor, best_frequency_mechanism
 from ldp.specs.base import registered_specs
 from ldp.specs.limits import MAX_DOMAIN_SIZE
 from ldp.textfile import read_utf8_text
@@ -106,7 +106,7 @@ def build_spec(
     if g is not None:
         if name != "olh":
             raise ParameterError("--g applies to olh only")
-        return cls(domain=domain, epsilon=epsilon, g=g)
+        return OLH(domain=domain, epsilon=epsilon, g=g)
     return cls(domain=domain, epsilon=epsilon)
 
 

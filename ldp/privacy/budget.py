@@ -48,6 +48,7 @@ from ldp.atomic import (
     create_private_file,
     ensure_private_directory,
     exclusive_lock,
+    parse_private_json,
     read_private_file,
     remove_stale_temporaries_once,
     write_private_file,
@@ -166,15 +167,7 @@ class PrivacyLedger:
 
     @classmethod
     def _parse(cls, path: Path, text: str) -> PrivacyLedger:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            raise StateError(
-                f"privacy ledger {str(path)!r} is corrupt or truncated (not valid JSON); "
-                "it was left untouched"
-            ) from None
-        if not isinstance(data, dict) or data.get("format") != LEDGER_FORMAT:
-            raise StateError(f"{str(path)!r} is not an ldp privacy ledger (format {LEDGER_FORMAT})")
+        data = parse_private_json(text, path, "privacy ledger", "privacy ledger", LEDGER_FORMAT)
         try:
             key = bytes.fromhex(data["key"])
             budget = Budget(**data["budget"])

@@ -331,11 +331,12 @@ def clt_composition(epsilon: float, k: int, delta: float) -> CLTResult:
     approx = gdp_epsilon(mu, delta) if math.isfinite(mu) else math.inf
     gauss = GaussianTradeoff(mu) if math.isfinite(mu) else None
 
-    def bound_delta(e: float) -> float:
-        return gauss.delta(e) + gamma * (1 + math.exp(min(e, 700.0)))
-
     bound = math.inf
     if gauss is not None and 2 * gamma < delta:
+
+        def bound_delta(e: float) -> float:
+            return gauss.delta(e) + gamma * (1 + math.exp(min(e, 700.0)))
+
         # δ_μ(ε) + γ(1+e^ε) falls, then rises (γe^ε); find its minimum below where γ(1+e^ε) = δ
         from scipy.optimize import brentq, minimize_scalar
 

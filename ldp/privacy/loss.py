@@ -40,7 +40,6 @@ References
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import brentq
@@ -48,9 +47,7 @@ from scipy.special import logsumexp
 
 from ldp.errors import ParameterError
 from ldp.privacy._numeric import binom_logpmf, check_delta_value, check_epsilon_value, log1mexp
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
+from ldp.privacy.curves import PiecewiseLinearTradeoff
 
 __all__ = ["DEFAULT_MAX_ATOMS", "MERGE_TOLERANCE", "PrivacyLoss", "ProductLoss"]
 
@@ -259,14 +256,16 @@ class PrivacyLoss(_LossBase):
         """H_{e^ε}(P‖Q) = Σ (P − e^ε Q)₊ for a scalar or array ε (any real ε)."""
         return _hockey_stick(self.loss, self.log_p, epsilon)
 
-    def compose(self, other: PrivacyLoss, *, max_atoms: int = DEFAULT_MAX_ATOMS) -> PrivacyLoss | ProductLoss:
+    def compose(
+        self, other: PrivacyLoss | ProductLoss, *, max_atoms: int = DEFAULT_MAX_ATOMS
+    ) -> PrivacyLoss | ProductLoss:
         """The pair (P × P', Q × Q') of two independent mechanisms.
 
         Returns a :class:`ProductLoss` (exact δ, lazily) when the explicit
         product would have more than ``max_atoms`` atoms.
         """
-        if isinstance(other, ProductLoss):
-            return ProductLoss(self, other)
+        if isinstance(other, ProductLoss):  # a product is never a factor of another (ProductLoss.compose)
+            raise ParameterError("ProductLoss composes two exact PrivacyLoss pairs")
         if self.size * other.size > max_atoms:
             lattice = _lattice_convolve(self, other)
             return lattice if lattice is not None else ProductLoss(self, other)
@@ -299,8 +298,6 @@ class PrivacyLoss(_LossBase):
 
     def tradeoff(self) -> PiecewiseLinearTradeoff:
         """The exact trade-off curve T(P, Q) (piecewise linear)."""
-        from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
-
         return PiecewiseLinearTradeoff.from_masses(self.log_p, self.log_q, privacy_loss=self)
 
     def __repr__(self) -> str:
@@ -417,8 +414,6 @@ class ProductLoss(_LossBase):
 
     def tradeoff(self, grid: int = 801) -> PiecewiseLinearTradeoff:
         """Sound lower bound of T(P, Q): envelope of its tangent lines at ``grid`` values of ε."""
-        from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
-
         span = max(self.max_loss, self.swap().max_loss, 1e-6)
         eps = np.linspace(-span, span, grid)
         # T(P,Q)(α) = sup_ε [1 − H_{e^ε}(Q‖P) − e^ε α]

@@ -103,11 +103,10 @@ def mechanism_loss(
     .. [3] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
     """
     pieces = spec.privacy_pieces(_check_reports(reports))
-    loss = None
+    loss: PrivacyLoss | ProductLoss | None = None
     for piece in pieces:
-        part = PrivacyLoss(piece.log_p, piece.log_q)
-        if piece.copies > 1:
-            part = part.self_compose(piece.copies, max_atoms=max_atoms)
+        one = PrivacyLoss(piece.log_p, piece.log_q)
+        part = one.self_compose(piece.copies, max_atoms=max_atoms) if piece.copies > 1 else one
         loss = part if loss is None else loss.compose(part, max_atoms=max_atoms)
     if loss is None:  # pragma: no cover - every spec describes at least one piece
         raise ParameterError(f"{spec.mechanism} describes no privacy piece")

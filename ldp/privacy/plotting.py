@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -10,7 +11,12 @@ __all__ = ["plot_tradeoffs"]
 
 
 def plot_tradeoffs(
-    curves: Mapping[str, object], *, ax=None, path=None, points: int = 1001, title: str | None = None
+    curves: Mapping[str, Callable[[np.ndarray], Any]],
+    *,
+    ax=None,
+    path=None,
+    points: int = 1001,
+    title: str | None = None,
 ):
     """Draw trade-off functions β = f(α) on one axes, with the diagonal 1 − α.
 

@@ -9,6 +9,7 @@ parameters.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import hashlib
 import json
@@ -16,7 +17,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from ldp.errors import ParameterError
 from ldp.exact import epsilon_of_ratio, exp_lower_bound, fraction_to_json, ratio_within
@@ -56,7 +57,10 @@ def registered_specs() -> dict[str, type[Spec]]:
     return dict(_REGISTRY)
 
 
-class MechanismView(Mapping):
+_S = TypeVar("_S", bound="Spec")
+
+
+class MechanismView(Mapping[str, type[_S]], Generic[_S]):
     """A live, read-only view of the registered spec types of one kind: name -> spec type.
 
     The one list of mechanisms is the registry filled by :func:`register`;
@@ -72,15 +76,17 @@ class MechanismView(Mapping):
         Sort key on the spec type (stable: registration order breaks ties).
     """
 
-    def __init__(self, kind: type, order: Callable[[type], Any] | None = None):
+    def __init__(self, kind: type[_S], order: Callable[[type[_S]], Any] | None = None):
         self._kind = kind
         self._order = order
 
-    def _items(self) -> list[tuple[str, type]]:
-        items = [(name, cls) for name, cls in _REGISTRY.items() if issubclass(cls, self._kind)]
-        return sorted(items, key=lambda item: self._order(item[1])) if self._order else items
+    def _items(self) -> list[tuple[str, type[_S]]]:
+        kind = self._kind
+        items = [(name, cls) for name, cls in _REGISTRY.items() if issubclass(cls, kind)]
+        order = self._order
+        return sorted(items, key=lambda item: order(item[1])) if order else items
 
-    def __getitem__(self, name: str) -> type:
+    def __getitem__(self, name: str) -> type[_S]:
         for key, cls in self._items():
             if key == name:
                 return cls
@@ -115,14 +121,33 @@ def _jsonable(value: Any) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class Spec:
-    """Base class of every mechanism spec (do not instantiate directly)."""
+class Spec(abc.ABC):
+    """Abstract base class of every mechanism spec.
 
+    What every spec provides: its registered :attr:`mechanism` name and
+    :attr:`report_kind`; its parameters as dataclass fields, with the
+    canonical JSON (:meth:`to_dict`, :meth:`to_json`, :meth:`from_dict`) and
+    the :attr:`fingerprint` of it; its privacy claim :attr:`epsilon` (per
+    report, with :attr:`epsilon_inf` for any number of reports of one value),
+    :meth:`privacy_summary` and, for the accountant,
+    :meth:`privacy_pieces`; and whether its reports are :attr:`memoized`.
+    A concrete spec is a frozen dataclass registered with :func:`register`.
+    """
+
+    #: The name the spec is registered (and written in its JSON) under.
     mechanism: ClassVar[str] = ""
+    #: What a report of this spec carries (each mechanism family sets it).
+    report_kind: ClassVar[str] = ""
     #: True when reports of one value are memoized (all of them post-process one permanent response).
     memoized: ClassVar[bool] = False
     #: True when :meth:`privacy_pieces` gives the exact trade-off curve; False when it is a sound bound.
     exact_privacy_curve: ClassVar[bool] = True
+
+    if TYPE_CHECKING:  # a field of most specs, a property of others (RAPPOR's ε₁): declared for the checker
+
+        @property
+        def epsilon(self) -> float:
+            """The ε of one report."""
 
     # -- privacy, for the accountant (ldp.specs.pairs) -----------------
     def privacy_pieces(self, reports: float = 1) -> tuple[PrivacyPiece, ...]:
@@ -136,6 +161,11 @@ class Spec:
             f"{self.mechanism or type(self).__name__} provides no worst-case pair of output "
             "distributions, so the accountant has no curve for it"
         )
+
+    @property
+    def epsilon_inf(self) -> float:
+        """ε of any number of reports of one value: finite only for :attr:`memoized` specs (RAPPOR's PRR)."""
+        return math.inf
 
     # -- serialization -------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -152,7 +182,7 @@ class Spec:
         return json.dumps(self.to_dict(), sort_keys=True, indent=indent, ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Spec:
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Rebuild a spec of this type from :meth:`to_dict` output (validated)."""
         data = dict(data)
         data.pop("mechanism", None)
@@ -179,9 +209,9 @@ class Spec:
         return cached
 
     # -- privacy summary -----------------------------------------------
+    @abc.abstractmethod
     def privacy_summary(self) -> dict[str, float]:
         """The ε figures a user should see (``epsilon``; RAPPOR adds ε∞ and ε₁)."""
-        raise NotImplementedError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -210,7 +240,7 @@ class ExactPrivacySpec(Spec):
     def _check_epsilon_limit(self) -> None:
         """Refuse an ε above :meth:`_epsilon_limit` (before anything is calibrated or allocated)."""
         limit, where = self._epsilon_limit()
-        epsilon = self.epsilon  # type: ignore[attr-defined]
+        epsilon = self.epsilon
         check_epsilon_limit(epsilon, limit, self.mechanism, self.max_epsilon_reason, where=where)
 
     def report_pieces(self) -> tuple[PrivacyPiece, ...]:
@@ -236,7 +266,7 @@ class ExactPrivacySpec(Spec):
         return epsilon_of_ratio(self.privacy_ratio)
 
     def privacy_summary(self) -> dict[str, float]:
-        return {"epsilon": self.epsilon, "epsilon_achieved": self.epsilon_achieved}  # type: ignore[attr-defined]
+        return {"epsilon": self.epsilon, "epsilon_achieved": self.epsilon_achieved}
 
     def _check_claim(self) -> None:
         """Refuse a spec whose probabilities give more ε than it claims, or (stored probabilities) clearly less.
@@ -245,7 +275,7 @@ class ExactPrivacySpec(Spec):
         certified lower bound of e^ε exceeds the exact ratio by more than :data:`CLAIM_TOLERANCE`.
         """
         ratio = self.privacy_ratio
-        epsilon = self.epsilon  # type: ignore[attr-defined]
+        epsilon = self.epsilon
         if not ratio_within(ratio, epsilon):
             raise ParameterError(
                 f"{self.mechanism} claims epsilon={epsilon!r} but its exact probabilities give "

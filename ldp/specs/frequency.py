@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from fractions import Fraction
 from functools import cached_property
 from typing import Any, ClassVar
@@ -35,18 +36,20 @@ from ldp.specs.limits import (
     check_size_limit,
 )
 from ldp.specs.pairs import PrivacyPiece, piece
-from ldp.specs.validation import check_epsilon, check_int, check_probability
+from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
 
 __all__ = ["BLH", "GRR", "OLH", "OUE", "SUE", "BinaryRR", "FrequencySpec", "LocalHashing", "UnaryEncoding"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class FrequencySpec(ExactPrivacySpec):
     """Common interface of the pure frequency oracles.
 
     Subclasses define ``exact_p_star``/``exact_q_star`` (support
     probabilities) and ``privacy_ratio`` (the worst-case probability ratio
     over pairs of inputs and any output, computed from the probabilities).
+    Their constructors call this one first, which validates and stores
+    ``domain`` and ``epsilon``, then set their probabilities.
     """
 
     report_kind: ClassVar[str] = ""
@@ -63,16 +66,31 @@ class FrequencySpec(ExactPrivacySpec):
         "to 1e-9 above it"
     )
 
+    domain: tuple[DomainValue, ...]
+    epsilon: float
+
+    def __init__(self, domain: Iterable[DomainValue], epsilon: float) -> None:
+        """Validate the domain (its size before copying it) and ε (its limit before any calibration)."""
+        limit, why = self.max_domain_size, self.max_domain_reason
+        check_domain_length(domain, limit, self.mechanism, why)
+        values = normalize_domain(domain)
+        check_size_limit(len(values), limit, self.mechanism, f"a domain of {len(values):,} values", why)
+        if len(values) < 2:
+            raise ParameterError(f"{self.mechanism} needs a domain of at least 2 values, got {len(values)}")
+        object.__setattr__(self, "domain", values)
+        object.__setattr__(self, "epsilon", check_epsilon(epsilon))
+        self._check_epsilon_limit()
+
     # -- domain ----------------------------------------------------------
     @property
     def domain_size(self) -> int:
         """Number of values d in the domain."""
-        return len(self.domain)  # type: ignore[attr-defined]
+        return len(self.domain)
 
     @cached_property
     def domain_index(self) -> DomainIndex:
         """Value → index lookup (accepts the string form of integer values)."""
-        return DomainIndex(self.domain)  # type: ignore[attr-defined]
+        return DomainIndex(self.domain)
 
     def index_of(self, value: Any) -> int:
         """Index of ``value`` in the domain; :class:`ParameterError` when absent."""
@@ -108,21 +126,6 @@ class FrequencySpec(ExactPrivacySpec):
         return variance_star(self.p_star, self.q_star)
 
 
-def _init_common(spec: FrequencySpec, *, min_size: int = 2) -> None:
-    """Validate the domain (its size before copying it) and ε (its limit before any calibration)."""
-    limit, why = spec.max_domain_size, spec.max_domain_reason
-    check_domain_length(spec.domain, limit, spec.mechanism, why)  # type: ignore[attr-defined]
-    domain = normalize_domain(spec.domain)  # type: ignore[attr-defined]
-    check_size_limit(len(domain), limit, spec.mechanism, f"a domain of {len(domain):,} values", why)
-    if len(domain) < min_size:
-        raise ParameterError(
-            f"{spec.mechanism} needs a domain of at least {min_size} values, got {len(domain)}"
-        )
-    object.__setattr__(spec, "domain", domain)
-    object.__setattr__(spec, "epsilon", check_epsilon(spec.epsilon))  # type: ignore[attr-defined]
-    spec._check_epsilon_limit()
-
-
 def _calibrate_keep_probability(epsilon: float, outputs: int, mechanism: str) -> Fraction:
     """Keep probability of randomized response over ``outputs`` values.
 
@@ -141,7 +144,7 @@ def _calibrate_keep_probability(epsilon: float, outputs: int, mechanism: str) ->
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class GRR(FrequencySpec):
     """Generalized (k-ary) randomized response, a.k.a. direct encoding.
 
@@ -168,21 +171,21 @@ class GRR(FrequencySpec):
     report_size_rank: ClassVar[int] = 1
     report_kind: ClassVar[str] = "value"
 
-    domain: tuple[DomainValue, ...]
-    epsilon: float
-    p: Fraction | None = None
+    p: Fraction
 
-    def __post_init__(self) -> None:
-        _init_common(self)
-        if self.p is None:
-            object.__setattr__(
-                self, "p", _calibrate_keep_probability(self.epsilon, self.domain_size, self.mechanism)
-            )
+    def __init__(
+        self, domain: Iterable[DomainValue], epsilon: float, p: ProbabilityInput | None = None
+    ) -> None:
+        super().__init__(domain, epsilon)
+        if p is None:
+            keep = _calibrate_keep_probability(self.epsilon, self.domain_size, self.mechanism)
         else:
-            p = check_probability(self.p, "p", high_open=True)
-            if p <= Fraction(1, self.domain_size):
-                raise ParameterError(f"{self.mechanism}: p must exceed 1/d = 1/{self.domain_size}, got {p}")
-            object.__setattr__(self, "p", p)
+            keep = check_probability(p, "p", high_open=True)
+            if keep <= Fraction(1, self.domain_size):
+                raise ParameterError(
+                    f"{self.mechanism}: p must exceed 1/d = 1/{self.domain_size}, got {keep}"
+                )
+        object.__setattr__(self, "p", keep)
         self._check_claim()
 
     @property
@@ -210,7 +213,7 @@ class GRR(FrequencySpec):
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class BinaryRR(GRR):
     """Warner's binary randomized response: GRR over a two-value domain.
 
@@ -225,19 +228,16 @@ class BinaryRR(GRR):
     mechanism: ClassVar[str] = "binary-rr"
     report_size_rank: ClassVar[int] = 0
 
-    domain: tuple[DomainValue, ...] = (0, 1)
-    epsilon: float = 1.0
-    p: Fraction | None = None
-
-    def __post_init__(self) -> None:
-        if len(tuple(self.domain)) != 2:
-            raise ParameterError(
-                f"binary-rr needs a domain of exactly 2 values, got {len(tuple(self.domain))}"
-            )
-        super().__post_init__()
+    def __init__(
+        self, domain: Iterable[DomainValue] = (0, 1), epsilon: float = 1.0, p: ProbabilityInput | None = None
+    ) -> None:
+        domain = tuple(domain)
+        if len(domain) != 2:
+            raise ParameterError(f"binary-rr needs a domain of exactly 2 values, got {len(domain)}")
+        super().__init__(domain, epsilon, p)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class UnaryEncoding(FrequencySpec):
     """Unary encoding base: one-hot vector, each bit kept/flipped independently.
 
@@ -251,24 +251,28 @@ class UnaryEncoding(FrequencySpec):
         "a report holds one bit per value and the aggregator counts bytes in 32 int64 counters per value"
     )
 
-    domain: tuple[DomainValue, ...]
-    epsilon: float
-    p: Fraction | None = None
-    q: Fraction | None = None
+    p: Fraction
+    q: Fraction
 
-    def __post_init__(self) -> None:
-        _init_common(self)
-        if (self.p is None) != (self.q is None):
+    def __init__(
+        self,
+        domain: Iterable[DomainValue],
+        epsilon: float,
+        p: ProbabilityInput | None = None,
+        q: ProbabilityInput | None = None,
+    ) -> None:
+        super().__init__(domain, epsilon)
+        if p is None and q is None:
+            one, zero = self._calibrate(self.epsilon)
+        elif p is None or q is None:
             raise ParameterError(f"{self.mechanism}: give both p and q, or neither (calibrated from epsilon)")
-        if self.p is None:
-            p, q = self._calibrate(self.epsilon)
         else:
-            p = check_probability(self.p, "p", low_open=True, high_open=True)
-            q = check_probability(self.q, "q", low_open=True, high_open=True)
-            if p <= q:
-                raise ParameterError(f"{self.mechanism}: p must exceed q, got p={p}, q={q}")
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "q", q)
+            one = check_probability(p, "p", low_open=True, high_open=True)
+            zero = check_probability(q, "q", low_open=True, high_open=True)
+            if one <= zero:
+                raise ParameterError(f"{self.mechanism}: p must exceed q, got p={one}, q={zero}")
+        object.__setattr__(self, "p", one)
+        object.__setattr__(self, "q", zero)
         self._check_claim()
 
     def _calibrate(self, epsilon: float) -> tuple[Fraction, Fraction]:
@@ -298,7 +302,7 @@ class UnaryEncoding(FrequencySpec):
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class SUE(UnaryEncoding):
     """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2}+1), q = 1 − p.
 
@@ -330,7 +334,7 @@ class SUE(UnaryEncoding):
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class OUE(UnaryEncoding):
     """Optimized unary encoding: p = 1/2, q = 1/(e^ε + 1).
 
@@ -362,7 +366,7 @@ def optimal_hash_range(epsilon: float) -> int:
     return min(sorted(candidates), key=var)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class LocalHashing(FrequencySpec):
     """Local hashing base: hash the value to [g], then GRR over [g].
 
@@ -373,22 +377,26 @@ class LocalHashing(FrequencySpec):
 
     report_kind: ClassVar[str] = "hashed"
 
-    domain: tuple[DomainValue, ...]
-    epsilon: float
-    g: int | None = None
-    p: Fraction | None = None
+    g: int
+    p: Fraction
 
-    def __post_init__(self) -> None:
-        _init_common(self)
-        g = check_int(self._default_g() if self.g is None else self.g, "g", minimum=2, maximum=LH_PRIME - 1)
-        object.__setattr__(self, "g", g)
-        if self.p is None:
-            p = _calibrate_keep_probability(self.epsilon, g, self.mechanism)
+    def __init__(
+        self,
+        domain: Iterable[DomainValue],
+        epsilon: float,
+        g: int | None = None,
+        p: ProbabilityInput | None = None,
+    ) -> None:
+        super().__init__(domain, epsilon)
+        buckets = check_int(self._default_g() if g is None else g, "g", minimum=2, maximum=LH_PRIME - 1)
+        object.__setattr__(self, "g", buckets)
+        if p is None:
+            keep = _calibrate_keep_probability(self.epsilon, buckets, self.mechanism)
         else:
-            p = check_probability(self.p, "p", high_open=True)
-            if p <= Fraction(1, g):
-                raise ParameterError(f"{self.mechanism}: p must exceed 1/g = 1/{g}, got {p}")
-        object.__setattr__(self, "p", p)
+            keep = check_probability(p, "p", high_open=True)
+            if keep <= Fraction(1, buckets):
+                raise ParameterError(f"{self.mechanism}: p must exceed 1/g = 1/{buckets}, got {keep}")
+        object.__setattr__(self, "p", keep)
         self._check_claim()
 
     def _default_g(self) -> int:
@@ -424,7 +432,7 @@ class LocalHashing(FrequencySpec):
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class OLH(LocalHashing):
     """Optimized local hashing: g = e^ε + 1 (the best integer), Var* = 4e^ε/(e^ε − 1)².
 
@@ -445,7 +453,7 @@ class OLH(LocalHashing):
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class BLH(LocalHashing):
     """Binary local hashing: g = 2.
 
@@ -459,10 +467,16 @@ class BLH(LocalHashing):
     mechanism: ClassVar[str] = "blh"
     report_size_rank: ClassVar[int] = 2
 
-    def __post_init__(self) -> None:
-        if self.g is not None and self.g != 2:
-            raise ParameterError(f"blh has g = 2 by definition, got g={self.g!r}; use olh for other g")
-        super().__post_init__()
+    def __init__(
+        self,
+        domain: Iterable[DomainValue],
+        epsilon: float,
+        g: int | None = None,
+        p: ProbabilityInput | None = None,
+    ) -> None:
+        if g is not None and g != 2:
+            raise ParameterError(f"blh has g = 2 by definition, got g={g!r}; use olh for other g")
+        super().__init__(domain, epsilon, g, p)
 
     def _default_g(self) -> int:
         return 2

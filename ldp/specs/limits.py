@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 
 from ldp.errors import ParameterError
 from ldp.numeric_math import MAX_TABLE_ENTRIES
@@ -132,7 +133,7 @@ def check_size_limit(size: int, limit: int, mechanism: str, what: str, why: str)
 def check_domain_length(domain: object, limit: int, mechanism: str, why: str) -> None:
     """Refuse a domain longer than ``limit`` before it is copied (``range(10**9)`` is never materialized)."""
     try:
-        size = len(domain)  # type: ignore[arg-type]
+        size = len(domain)  # type: ignore[arg-type]  # any object: one without a length raises TypeError
     except TypeError:  # an iterator: its length is checked once it is a tuple
         return
     check_size_limit(size, limit, mechanism, f"a domain of {size:,} values", why)
@@ -148,7 +149,7 @@ def round_up(x: float, digits: int = 4) -> float:
     return _round(x, digits, math.ceil)
 
 
-def _round(x: float, digits: int, direction) -> float:
+def _round(x: float, digits: int, direction: Callable[[float], int]) -> float:
     if not math.isfinite(x) or x == 0:
         return x
     scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(x))))

@@ -29,10 +29,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from ldp.specs.limits import (
     round_up,
 )
 from ldp.specs.pairs import PrivacyPiece, piece
-from ldp.specs.validation import check_epsilon, check_int, check_probability
+from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
 
 __all__ = [
     "NUMERIC_MECHANISMS",
@@ -114,22 +114,29 @@ class NumericSpec(ExactPrivacySpec):
     #: Name of the closed-form worst-case variance in :func:`ldp.numeric_math.worst_case_variance`.
     theory_name: ClassVar[str] = ""
 
+    if TYPE_CHECKING:  # fields of every numeric spec, declared by each (their order and defaults differ)
+
+        @property
+        def low(self) -> float:
+            """Lower end of the value range."""
+
+        @property
+        def high(self) -> float:
+            """Upper end of the value range."""
+
     def _init_range(self) -> None:
-        low = _check_bound(self.low, "low")  # type: ignore[attr-defined]
-        high = _check_bound(self.high, "high")  # type: ignore[attr-defined]
+        low = _check_bound(self.low, "low")
+        high = _check_bound(self.high, "high")
         if not low < high:
             raise ParameterError(f"{self.mechanism}: need low < high, got low={low!r}, high={high!r}")
         object.__setattr__(self, "low", low)
         object.__setattr__(self, "high", high)
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))  # type: ignore[attr-defined]
-
-    def _init_grid(self) -> None:
-        object.__setattr__(self, "grid", check_int(self.grid, "grid", minimum=1, maximum=MAX_GRID))  # type: ignore[attr-defined]
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
 
     # -- limits (ldp.specs.limits) -----------------------------------------------
     def _check_resolution(self) -> None:
         """The width high − low and the resolution width/grid must be finite, positive normal doubles."""
-        low, high = self.low, self.high  # type: ignore[attr-defined]
+        low, high = self.low, self.high
         width = high - low
         if not math.isfinite(width):
             raise ParameterError(
@@ -149,7 +156,7 @@ class NumericSpec(ExactPrivacySpec):
 
     def _check_table_size(self) -> None:
         """Refuse an ε so small that the noise table would exceed :data:`MAX_NUMERIC_OUTPUTS` (before building it)."""
-        floor, epsilon = self._epsilon_floor(), self.epsilon  # type: ignore[attr-defined]
+        floor, epsilon = self._epsilon_floor(), self.epsilon
         if epsilon < floor:
             _, where = self._epsilon_limit()
             raise ParameterError(
@@ -163,7 +170,7 @@ class NumericSpec(ExactPrivacySpec):
         One report's unbiased estimate in value units is center + t̂·(high − low)/2 with |t̂| at most the
         largest native estimate over the support.
         """
-        low, high, epsilon = self.low, self.high, self.epsilon  # type: ignore[attr-defined]
+        low, high, epsilon = self.low, self.high, self.epsilon
         spread = float(np.max(np.abs(self.native_estimate(self.support)))) * self.half_width
         extent = abs(low / 2 + high / 2) + spread
         limit = math.sqrt(sys.float_info.max / REPORT_HEADROOM)  # spread² · 2^63 stays finite
@@ -187,7 +194,7 @@ class NumericSpec(ExactPrivacySpec):
     def unit_position(self, value: Any) -> float:
         """u = (x − low)/(high − low) clipped to [0, 1] (t = 2u − 1)."""
         x = check_numeric_value(value)
-        u = (x - self.low) / (self.high - self.low)  # type: ignore[attr-defined]
+        u = (x - self.low) / (self.high - self.low)
         return 0.0 if u < 0.0 else 1.0 if u > 1.0 else u
 
     def to_native(self, values: Any) -> np.ndarray:
@@ -195,17 +202,17 @@ class NumericSpec(ExactPrivacySpec):
         x = np.asarray(values, dtype=np.float64)
         if not np.all(np.isfinite(x)):
             raise ParameterError("numeric values must be finite numbers (got NaN or infinity)")
-        u = np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)  # type: ignore[attr-defined]
+        u = np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
         return 2.0 * u - 1.0
 
     @property
     def half_width(self) -> float:
         """(high − low)/2: one native unit in value units."""
-        return (self.high - self.low) / 2.0  # type: ignore[attr-defined]
+        return (self.high - self.low) / 2.0
 
     def to_user(self, native_mean: Any) -> Any:
         """Native t ↦ low + (t + 1)(high − low)/2."""
-        return self.low + (np.asarray(native_mean) + 1.0) * self.half_width  # type: ignore[attr-defined]
+        return self.low + (np.asarray(native_mean) + 1.0) * self.half_width
 
     # -- reports -------------------------------------------------------------
     @property
@@ -279,7 +286,7 @@ class NumericSpec(ExactPrivacySpec):
     @property
     def theory_worst_case_variance(self) -> float:
         """The closed-form worst-case variance of the continuous mechanism (docs/mechanisms.md#numeric), native scale."""
-        return nm.worst_case_variance(self.theory_name, self.epsilon)  # type: ignore[attr-defined]
+        return nm.worst_case_variance(self.theory_name, self.epsilon)
 
     @property
     def max_bias(self) -> float:
@@ -291,7 +298,7 @@ class NumericSpec(ExactPrivacySpec):
 # -- two-point ----------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class _TwoPoint(NumericSpec):
     max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
     max_epsilon_reason: ClassVar[str] = (
@@ -299,17 +306,27 @@ class _TwoPoint(NumericSpec):
         "to 1e-9 above it"
     )
 
-    def __post_init__(self) -> None:
+    epsilon: float
+    low: float
+    high: float
+    p: Fraction
+
+    def __init__(
+        self, epsilon: float, low: float = -1.0, high: float = 1.0, p: ProbabilityInput | None = None
+    ) -> None:
+        object.__setattr__(self, "epsilon", epsilon)
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
         self._init_range()
         self._check_resolution()
         self._check_epsilon_limit()
-        if self.p is None:  # type: ignore[attr-defined]
-            object.__setattr__(self, "p", _calibrate_keep_probability(self.epsilon, 2, self.mechanism))
+        if p is None:
+            keep = _calibrate_keep_probability(self.epsilon, 2, self.mechanism)
         else:
-            p = check_probability(self.p, "p", high_open=True)  # type: ignore[attr-defined]
-            if p <= Fraction(1, 2):
-                raise ParameterError(f"{self.mechanism}: p must exceed 1/2, got {p}")
-            object.__setattr__(self, "p", p)
+            keep = check_probability(p, "p", high_open=True)
+            if keep <= Fraction(1, 2):
+                raise ParameterError(f"{self.mechanism}: p must exceed 1/2, got {keep}")
+        object.__setattr__(self, "p", keep)
         self._check_claim()
         self._check_value_scale()
 
@@ -317,29 +334,29 @@ class _TwoPoint(NumericSpec):
 
     def report_pieces(self) -> tuple[PrivacyPiece, ...]:
         """The inputs ±1 give binary RR with the exact p; every other input is a garbling of those two."""
-        keep = self.p  # type: ignore[attr-defined]
+        keep = self.p
         return (piece([1 - keep, keep], [keep, 1 - keep]),)
 
     @property
     def privacy_ratio(self) -> Fraction:
-        return self.p / (1 - self.p)  # type: ignore[attr-defined]
+        return self.p / (1 - self.p)
 
     @property
     def c(self) -> float:
         """C′ = 1/(2p − 1) (= coth(ε/2) up to the rational calibration)."""
-        return float(1 / (2 * self.p - 1))  # type: ignore[attr-defined]
+        return float(1 / (2 * self.p - 1))
 
     def support_index(self, values: Any) -> tuple[np.ndarray, np.ndarray]:
         return self._affine_index(values, self.support)
 
-    def grid_moments(self):
+    def grid_moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         c = self.c
         t = np.array([-1.0, 1.0])
         return t, t.copy(), np.full(2, c * c) - 1.0
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Duchi(_TwoPoint):
     """Duchi et al.'s one-dimensional mechanism: output ±C with P[+C] = ½ + t(e^ε−1)/(2(e^ε+1)).
 
@@ -365,10 +382,10 @@ class Duchi(_TwoPoint):
     mechanism: ClassVar[str] = "duchi"
     theory_name: ClassVar[str] = "duchi"
 
-    epsilon: float
-    low: float = -1.0
-    high: float = 1.0
-    p: Fraction | None = None
+    def __init__(
+        self, epsilon: float, low: float = -1.0, high: float = 1.0, p: ProbabilityInput | None = None
+    ) -> None:
+        super().__init__(epsilon, low, high, p)
 
     @property
     def support(self) -> np.ndarray:
@@ -376,7 +393,7 @@ class Duchi(_TwoPoint):
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class StochasticRounding(_TwoPoint):
     """1BitMean (stochastic rounding): send the bit b with P[b=1] = 1/(e^ε+1) + u(e^ε−1)/(e^ε+1).
 
@@ -393,10 +410,10 @@ class StochasticRounding(_TwoPoint):
     mechanism: ClassVar[str] = "stochastic-rounding"
     theory_name: ClassVar[str] = "stochastic-rounding"
 
-    epsilon: float
-    low: float = 0.0
-    high: float = 1.0
-    p: Fraction | None = None
+    def __init__(
+        self, epsilon: float, low: float = 0.0, high: float = 1.0, p: ProbabilityInput | None = None
+    ) -> None:
+        super().__init__(epsilon, low, high, p)
 
     @property
     def support(self) -> np.ndarray:
@@ -424,6 +441,15 @@ class _Gridded(NumericSpec):
     )
     claim_matches_probabilities: ClassVar[bool] = False
 
+    if TYPE_CHECKING:  # a field of every gridded spec, declared by each after its range
+
+        @property
+        def grid(self) -> int:
+            """Number of input grid steps."""
+
+    def _init_grid(self) -> None:
+        object.__setattr__(self, "grid", check_int(self.grid, "grid", minimum=1, maximum=MAX_GRID))
+
     def __post_init__(self) -> None:
         self._init_range()
         self._init_grid()
@@ -444,7 +470,7 @@ class _Gridded(NumericSpec):
     def support_index(self, values: Any) -> tuple[np.ndarray, np.ndarray]:
         return self._affine_index(values, self.table.outputs)
 
-    def grid_moments(self):
+    def grid_moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         means, variances = self.table.moments()
         K = self.table.K
         return -1.0 + 2.0 * np.arange(K + 1) / K, means, variances
@@ -492,7 +518,7 @@ class Piecewise(_Gridded):
     grid: int = DEFAULT_GRID
 
     @cached_property
-    def _built(self):
+    def _built(self) -> tuple[nm.GridTable, Fraction]:
         return nm.pm_table(self.epsilon, self.grid)
 
     @property
@@ -539,7 +565,7 @@ class Hybrid(_Gridded):
         return Duchi(epsilon=self.epsilon)
 
     @cached_property
-    def _pm(self):
+    def _pm(self) -> tuple[nm.GridTable, Fraction]:
         return nm.pm_table(self.epsilon, self.grid)
 
     @property
@@ -548,7 +574,7 @@ class Hybrid(_Gridded):
         return self._pm[0]
 
     @cached_property
-    def support(self) -> np.ndarray:  # type: ignore[override]
+    def support(self) -> np.ndarray:
         c = self.duchi.c
         if self.alpha == 0:
             return np.array([-c, c])
@@ -579,7 +605,7 @@ class Hybrid(_Gridded):
         c = self.duchi.c
         return np.searchsorted(s, self.table.outputs), int(np.searchsorted(s, -c)), int(np.searchsorted(s, c))
 
-    def grid_moments(self):
+    def grid_moments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         t, pm_means, pm_vars = super().grid_moments()
         a = float(self.alpha)
         c = self.duchi.c
@@ -653,7 +679,7 @@ class Laplace(_Gridded):
         return self._built[0]
 
     @property
-    def _ratio(self) -> Fraction:  # type: ignore[override]
+    def _ratio(self) -> Fraction:
         return self._built[1]
 
 
@@ -822,4 +848,5 @@ def numeric_spec(
         options.pop("delta", None)
     elif options.get("delta") is None:
         raise ParameterError("gaussian needs delta")
-    return cls(epsilon=epsilon, low=low, high=high, **options)
+    build: Callable[..., NumericSpec] = cls  # every numeric spec takes epsilon, low and high by name
+    return build(epsilon=epsilon, low=low, high=high, **options)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from fractions import Fraction
 from functools import cached_property
 from typing import Any, ClassVar
@@ -48,7 +49,7 @@ from ldp.specs.limits import (
     check_size_limit,
 )
 from ldp.specs.pairs import PrivacyPiece, piece
-from ldp.specs.validation import check_int, check_probability
+from ldp.specs.validation import ProbabilityInput, check_int, check_probability
 
 __all__ = ["RAPPOR_ENCODINGS", "RAPPOR_HASHES", "Rappor"]
 
@@ -62,7 +63,7 @@ _FALSE_WORDS = {"0", "false", "f", "no", "n"}
 
 
 @register
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, init=False)
 class Rappor(Spec):
     """RAPPOR (Bloom filter + PRR + IRR).
 
@@ -97,87 +98,99 @@ class Rappor(Spec):
     report_kind: ClassVar[str] = "rappor"
     memoized: ClassVar[bool] = True
 
-    num_bits: int | None = None
-    num_hashes: int | None = None
-    num_cohorts: int = 1
-    f: Fraction | None = None
-    p: Fraction | None = None
-    q: Fraction | None = None
-    hash: str = "mmh3"
-    encoding: str = "bloom"
-    domain: tuple[DomainValue, ...] | None = None
+    num_bits: int
+    num_hashes: int
+    num_cohorts: int
+    f: Fraction
+    p: Fraction
+    q: Fraction
+    hash: str
+    encoding: str
+    domain: tuple[DomainValue, ...] | None
 
-    def __post_init__(self) -> None:
-        encoding = str(self.encoding).lower()
-        if encoding not in RAPPOR_ENCODINGS:
-            raise ParameterError(f"rappor encoding must be one of {RAPPOR_ENCODINGS}, got {self.encoding!r}")
-        object.__setattr__(self, "encoding", encoding)
-        for name in ("f", "p", "q"):
-            if getattr(self, name) is None:
-                raise ParameterError(f"rappor needs {name}")
-        f = check_probability(self.f, "f", high_open=True)
-        p = check_probability(self.p, "p")
-        q = check_probability(self.q, "q")
-        if p >= q:
-            raise ParameterError(f"rappor needs p < q (IRR), got p={p}, q={q}")
-        object.__setattr__(self, "f", f)
-        object.__setattr__(self, "p", p)
-        object.__setattr__(self, "q", q)
+    def __init__(
+        self,
+        num_bits: int | None = None,
+        num_hashes: int | None = None,
+        num_cohorts: int = 1,
+        f: ProbabilityInput | None = None,
+        p: ProbabilityInput | None = None,
+        q: ProbabilityInput | None = None,
+        hash: str = "mmh3",
+        encoding: str = "bloom",
+        domain: Iterable[DomainValue] | None = None,
+    ) -> None:
+        kind = str(encoding).lower()
+        if kind not in RAPPOR_ENCODINGS:
+            raise ParameterError(f"rappor encoding must be one of {RAPPOR_ENCODINGS}, got {encoding!r}")
+        object.__setattr__(self, "encoding", kind)
+        if f is None:
+            raise ParameterError("rappor needs f")
+        if p is None:
+            raise ParameterError("rappor needs p")
+        if q is None:
+            raise ParameterError("rappor needs q")
+        prr = check_probability(f, "f", high_open=True)
+        irr0 = check_probability(p, "p")
+        irr1 = check_probability(q, "q")
+        if irr0 >= irr1:
+            raise ParameterError(f"rappor needs p < q (IRR), got p={irr0}, q={irr1}")
+        object.__setattr__(self, "f", prr)
+        object.__setattr__(self, "p", irr0)
+        object.__setattr__(self, "q", irr1)
         object.__setattr__(
-            self, "num_cohorts", check_int(self.num_cohorts, "num_cohorts", minimum=1, maximum=2**32 - 1)
+            self, "num_cohorts", check_int(num_cohorts, "num_cohorts", minimum=1, maximum=2**32 - 1)
         )
 
-        if encoding == "bloom":
-            if self.domain is not None:
+        values: tuple[DomainValue, ...] | None = None
+        if kind == "bloom":
+            if domain is not None:
                 raise ParameterError(
                     "rappor with encoding='bloom' takes no domain (decode with a candidate list)"
                 )
-            if self.num_bits is None or self.num_hashes is None:
+            if num_bits is None or num_hashes is None:
                 raise ParameterError("rappor needs num_bits and num_hashes")
-            hash_name = str(self.hash).lower()
+            hash_name = str(hash).lower()
             if hash_name not in RAPPOR_HASHES:
-                raise ParameterError(f"rappor hash must be one of {RAPPOR_HASHES}, got {self.hash!r}")
+                raise ParameterError(f"rappor hash must be one of {RAPPOR_HASHES}, got {hash!r}")
             max_bits, max_hashes = (256, 16) if hash_name == "md5" else (1 << 20, 64)
-            k = check_int(self.num_bits, "num_bits", minimum=1, maximum=max_bits)
-            h = check_int(self.num_hashes, "num_hashes", minimum=1, maximum=max_hashes)
+            k = check_int(num_bits, "num_bits", minimum=1, maximum=max_bits)
+            h = check_int(num_hashes, "num_hashes", minimum=1, maximum=max_hashes)
             if h > k:
                 raise ParameterError(f"rappor num_hashes ({h}) cannot exceed num_bits ({k})")
-            object.__setattr__(self, "hash", hash_name)
-        elif encoding == "basic":
-            if self.domain is None:
+        elif kind == "basic":
+            if domain is None:
                 raise ParameterError("rappor with encoding='basic' needs a domain")
-            check_domain_length(self.domain, MAX_DOMAIN_SIZE, "basic rappor", _DOMAIN_WHY)
-            domain = normalize_domain(self.domain)
+            check_domain_length(domain, MAX_DOMAIN_SIZE, "basic rappor", _DOMAIN_WHY)
+            values = normalize_domain(domain)
             check_size_limit(
-                len(domain),
+                len(values),
                 MAX_DOMAIN_SIZE,
                 "basic rappor",
-                f"a domain of {len(domain):,} values",
+                f"a domain of {len(values):,} values",
                 _DOMAIN_WHY,
             )
-            if len(domain) < 2:
+            if len(values) < 2:
                 raise ParameterError("basic rappor needs a domain of at least 2 values")
-            object.__setattr__(self, "domain", domain)
-            k = len(domain)
-            if self.num_bits not in (None, k):
-                raise ParameterError(f"basic rappor has num_bits = domain size = {k}, got {self.num_bits}")
-            if self.num_hashes not in (None, 1):
-                raise ParameterError(f"basic rappor has num_hashes = 1, got {self.num_hashes}")
-            object.__setattr__(self, "num_bits", k)
-            object.__setattr__(self, "num_hashes", 1)
-            object.__setattr__(self, "hash", "none")
+            k, h, hash_name = len(values), 1, "none"
+            if num_bits not in (None, k):
+                raise ParameterError(f"basic rappor has num_bits = domain size = {k}, got {num_bits}")
+            if num_hashes not in (None, 1):
+                raise ParameterError(f"basic rappor has num_hashes = 1, got {num_hashes}")
         else:  # boolean
-            if self.domain is not None:
+            if domain is not None:
                 raise ParameterError("boolean rappor takes no domain")
-            if self.num_bits not in (None, 1) or self.num_hashes not in (None, 1):
+            if num_bits not in (None, 1) or num_hashes not in (None, 1):
                 raise ParameterError("boolean rappor has num_bits = num_hashes = 1")
-            object.__setattr__(self, "num_bits", 1)
-            object.__setattr__(self, "num_hashes", 1)
-            object.__setattr__(self, "hash", "none")
+            k, h, hash_name = 1, 1, "none"
+        object.__setattr__(self, "num_bits", k)
+        object.__setattr__(self, "num_hashes", h)
+        object.__setattr__(self, "hash", hash_name)
+        object.__setattr__(self, "domain", values)
         if self.prob_one_given_zero == 0 or self.prob_one_given_one == 1:
             raise ParameterError(
                 "rappor parameters give no single-report privacy (a reported bit can be certain); "
-                f"got f={f}, p={p}, q={q}"
+                f"got f={prr}, p={irr0}, q={irr1}"
             )
         m, k = self.num_cohorts, self.num_bits
         check_size_limit(
@@ -204,14 +217,24 @@ class Rappor(Spec):
 
     # -- named constructors ----------------------------------------------
     @classmethod
-    def basic(cls, domain, *, f, p, q, num_cohorts: int = 1) -> Rappor:
+    def basic(
+        cls,
+        domain: Iterable[DomainValue],
+        *,
+        f: ProbabilityInput,
+        p: ProbabilityInput,
+        q: ProbabilityInput,
+        num_cohorts: int = 1,
+    ) -> Rappor:
         """Basic RAPPOR: one-hot over ``domain``, no Bloom filter."""
         return cls(
             encoding="basic", domain=domain, f=f, p=p, q=q, num_cohorts=num_cohorts
         )  # sized before copied
 
     @classmethod
-    def boolean(cls, *, f, p, q, num_cohorts: int = 1) -> Rappor:
+    def boolean(
+        cls, *, f: ProbabilityInput, p: ProbabilityInput, q: ProbabilityInput, num_cohorts: int = 1
+    ) -> Rappor:
         """One-bit RAPPOR for a boolean value."""
         return cls(encoding="boolean", f=f, p=p, q=q, num_cohorts=num_cohorts)
 
@@ -279,6 +302,13 @@ class Rappor(Spec):
     def domain_index(self) -> DomainIndex | None:
         return None if self.domain is None else DomainIndex(self.domain)
 
+    def _domain_position(self, value: Any) -> int:
+        """Index of ``value`` in the domain of basic RAPPOR (the only encoding with a domain)."""
+        index = self.domain_index
+        if index is None:
+            raise ParameterError(f"{self.encoding} rappor has no domain to look {value!r} up in")
+        return index.index(value)
+
     def check_cohort(self, cohort: Any) -> int:
         """Validate a cohort number."""
         return check_int(cohort, "cohort", minimum=0, maximum=self.num_cohorts - 1)
@@ -344,7 +374,7 @@ class Rappor(Spec):
             not a boolean).
         """
         if self.encoding == "basic":
-            return str(self.domain_index.index(value)).encode()
+            return str(self._domain_position(value)).encode()
         if self.encoding == "boolean":
             return b"1" if parse_boolean(value) else b"0"
         if value is None:
@@ -358,7 +388,7 @@ class Rappor(Spec):
                 raise ParameterError("rappor value must not be None")
             return bloom_positions(value, cohort, self.num_hashes, self.num_bits, self.hash)
         if self.encoding == "basic":
-            return [self.domain_index.index(value)]  # type: ignore[union-attr]
+            return [self._domain_position(value)]
         return [0] if parse_boolean(value) else []
 
 

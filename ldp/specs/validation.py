@@ -8,14 +8,18 @@ from fractions import Fraction
 from ldp.errors import ParameterError
 from ldp.exact import fraction_from_json
 
-__all__ = ["check_epsilon", "check_int", "check_probability"]
+__all__ = ["ProbabilityInput", "check_epsilon", "check_int", "check_probability"]
+
+#: What a spec constructor accepts as an exact probability: a fraction, ``"a/b"`` or a decimal string
+#: (read exactly), or a number (read as the decimal it prints as); see :func:`check_probability`.
+ProbabilityInput = Fraction | str | float
 
 
 def check_epsilon(value: object, name: str = "epsilon") -> float:
     """A finite ε > 0 as float."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         try:
-            value = float(value)  # type: ignore[arg-type]
+            value = float(value)  # type: ignore[arg-type]  # whatever float() takes (str, Decimal); else TypeError
         except (TypeError, ValueError):
             raise ParameterError(f"{name} must be a positive number, got {value!r}") from None
     eps = float(value)
