@@ -80,7 +80,9 @@ class ReportBatch:
 
     def columns(self) -> dict[str, np.ndarray]:
         """Every payload column the batch has, by field name."""
-        out = {name: getattr(self, attr) for name, attr in _ATTRIBUTES.items() if getattr(self, attr) is not None}
+        out = {
+            name: getattr(self, attr) for name, attr in _ATTRIBUTES.items() if getattr(self, attr) is not None
+        }
         out.update(self.extra)
         return out
 

@@ -19,7 +19,7 @@ writer or checker changes. A spec class without a schema is a
 Field types
 -----------
 =================  ===========================================================
-:class:`DomainValue`  a domain element in the report, a domain *index* in a batch
+:class:`DomainElement`  a domain element in the report, a domain *index* in a batch
 :class:`BoundedInt`   an integer in [0, bound): a hash seed, a bucket, a cohort,
                       an index; ``bound`` a number or the name of a spec attribute
 :class:`BitVector`    a packed vector of n bits (base64 in text, binary in Parquet)
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BitVector",
     "BoundedInt",
-    "DomainValue",
+    "DomainElement",
     "Number",
     "ReportField",
     "ReportSchema",
@@ -133,7 +133,7 @@ class ReportField:
 
 
 @dataclasses.dataclass(frozen=True)
-class DomainValue(ReportField):
+class DomainElement(ReportField):
     """A domain element (``spec.domain``); stored in a batch as its int64 domain index."""
 
     name: str = "value"
@@ -335,7 +335,7 @@ class Number(ReportField):
     name: str = "value"
 
     def check(self, spec: Any, raw: Any) -> float:
-        if isinstance(raw, str) or isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        if isinstance(raw, (str, bool)) or not isinstance(raw, (int, float)):
             raise ReportError(f"numeric report value must be a finite number, got {raw!r}"[:300])
         if not math.isfinite(float(raw)):
             raise ReportError(f"numeric report value must be a finite number, got {raw!r}")

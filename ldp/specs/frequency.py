@@ -24,7 +24,7 @@ from ldp.errors import ParameterError
 from ldp.exact import ceil_fraction, exp_lower_bound, floor_fraction
 from ldp.frequency_math import frequency_variance, variance_star
 from ldp.hashing import LH_PRIME, LH_SEED_SPACE, lh_collision_probability
-from ldp.report_schema import BitVector, BoundedInt, DomainValue, ReportSchema
+from ldp.report_schema import BitVector, BoundedInt, DomainElement, ReportSchema
 from ldp.specs.base import ExactPrivacySpec, register
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
@@ -169,7 +169,7 @@ class GRR(FrequencySpec):
     report_size_rank: ClassVar[int] = 1
     report_kind: ClassVar[str] = "value"
     #: Reports carry the reported domain value.
-    report_schema: ClassVar[ReportSchema] = ReportSchema((DomainValue("value"),))
+    report_schema: ClassVar[ReportSchema] = ReportSchema((DomainElement("value"),))
 
     domain: tuple[DomainValue, ...]
     epsilon: float
@@ -386,7 +386,9 @@ class LocalHashing(FrequencySpec):
                 message="seed {raw!r} is outside the hash family (must be < {bound})",
                 dtype="uint64",
             ),
-            BoundedInt("value", bound="g", message="bucket {raw!r} is out of range [0, {bound})", lenient=True),
+            BoundedInt(
+                "value", bound="g", message="bucket {raw!r} is out of range [0, {bound})", lenient=True
+            ),
         )
     )
 
