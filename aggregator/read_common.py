@@ -18,7 +18,7 @@ import io
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -101,7 +101,7 @@ def _finish(
     return ReadChunk(source, batch, tuple(rejects))
 
 
-def _open_binary(path: str) -> IO[bytes]:
+def _open_binary(path: str):  # a binary stream: stdin, gzip or a file
     if path == STDIN:
         return io.BufferedReader(sys.stdin.buffer) if hasattr(sys.stdin, "buffer") else io.BytesIO(b"")
     if path.lower().endswith(".gz"):
@@ -118,7 +118,7 @@ _READ_BYTES = 1 << 24
 _BLANK_LINE = re.compile(rb"(?m)^[ \t\r\f\v]*$")
 
 
-def _line_blocks(stream: IO[bytes], chunk_size: int) -> Iterator[tuple[bytes, np.ndarray]]:
+def _line_blocks(stream: Any, chunk_size: int) -> Iterator[tuple[bytes, np.ndarray]]:
     """Blocks of at most ``chunk_size`` whole lines: (bytes, end offset of each line)."""
     carry = b""
     eof = False

@@ -17,7 +17,7 @@ import csv
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -75,7 +75,8 @@ class _CsvRecord(NamedTuple):
     @property
     def first_line(self) -> str:
         """The text of the record's first line."""
-        return self.lines[0][2].rstrip("\r\n")
+        _, raw, text = self.lines[0]
+        return (_text(raw) if text is None else text).rstrip("\r\n")
 
     @property
     def undecodable(self) -> bool:
@@ -226,17 +227,17 @@ class _CsvRows:
                 lines.give_back(record.lines[1:])
             elif record.error is not None:
                 self.reject(record.number, record.error, record.raw)
-            else:
+            elif record.fields is not None:
                 self.row(record.number, record.raw, record.fields)
             self._reject_undecodable(lines)
-            if self.full():
-                yield self.take()
+            if self.full() and (chunk := self.take()) is not None:
+                yield chunk
         self._reject_undecodable(lines)
 
     def _why_not_a_report(self, record: _CsvRecord) -> str | None:
         """Why a record spanning lines is not one valid report (None: it is one)."""
-        if record.error is not None:
-            return record.error
+        if record.error is not None or record.fields is None:
+            return record.error or "CSV error: no fields"
         if record.undecodable:
             return "a line inside it is not valid UTF-8"
         if self.names is None:
@@ -272,7 +273,7 @@ def _read_csv(path: str, spec: Any, chunk_size: int) -> Iterator[ReadChunk]:
 
 
 def read_csv_stream(
-    stream: IO[bytes],
+    stream: Any,
     path: str,
     spec: Any,
     *,
@@ -336,8 +337,8 @@ def _unquoted_block(
             )
             continue
         rows.row(number, body, body.split(","))
-        if rows.full():
-            yield rows.take()
+        if rows.full() and (chunk := rows.take()) is not None:
+            yield chunk
 
 
 _QUOTE_SCAN_BYTES = 1 << 24
@@ -361,7 +362,7 @@ def csv_header_for_ranges(path: str) -> tuple[tuple[str, ...], int] | None:
     with open(path, "rb") as stream:
         lines = _Lines(stream)
         for record in _csv_records(lines):
-            if record.error is None:
+            if record.error is None and record.fields is not None:
                 return tuple(name.strip() for name in record.fields), lines.offset
     return None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -45,7 +45,7 @@ def _read_jsonl(path: str, spec: Any, chunk_size: int) -> Iterator[ReadChunk]:
 
 
 def read_jsonl_stream(
-    stream: IO[bytes], path: str, spec: Any, *, chunk_size: int = CHUNK_ROWS, first_line: int = 1
+    stream: Any, path: str, spec: Any, *, chunk_size: int = CHUNK_ROWS, first_line: int = 1
 ) -> Iterator[ReadChunk]:
     """Read JSON Lines reports from an open binary ``stream`` (used for byte-range partitions).
 

@@ -30,6 +30,7 @@ import gzip
 import io
 import itertools
 import json
+import math
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -168,9 +169,9 @@ def _versions(batch: ReportBatch) -> np.ndarray:
     return np.where(_has_group(batch), GROUP_REPORT_VERSION, REPORT_VERSION).astype(np.int8)
 
 
-def _group_strings(batch: ReportBatch) -> pa.Array:
-    """The group column as an Arrow string array (null for rows without a group)."""
-    return pa.array([None if g is None else str(g) for g in batch.groups], type=pa.string())
+def _group_strings(groups: np.ndarray) -> pa.Array:
+    """A group column as an Arrow string array (null for rows without a group)."""
+    return pa.array([None if g is None else str(g) for g in groups], type=pa.string())
 
 
 def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
@@ -256,7 +257,9 @@ def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table
     for field, column in _payload_columns(spec, batch):
         arrays[field.name] = field.arrow(spec, column)
     if with_group:
-        arrays["group"] = _group_strings(batch) if batch.groups is not None else pa.nulls(n, type=pa.string())
+        arrays["group"] = (
+            _group_strings(batch.groups) if batch.groups is not None else pa.nulls(n, type=pa.string())
+        )
     return pa.table(arrays)
 
 
@@ -323,7 +326,7 @@ def write_reports(
     batches = _as_batches(spec, batches_or_reports)
     if path_or_stdout is None or str(path_or_stdout) == _STDOUT:
         return _write_jsonl(sys.stdout, spec, batches)
-    if hasattr(path_or_stdout, "write"):
+    if not isinstance(path_or_stdout, (str, Path)) and hasattr(path_or_stdout, "write"):
         return _write_jsonl(path_or_stdout, spec, batches)
     path = str(path_or_stdout)
     fmt = _format(path, "reports", REPORT_FORMATS)
@@ -344,11 +347,12 @@ def format_estimates(estimates: pd.DataFrame, *, digits: int = 4) -> str:
 
     def fmt(x: Any) -> str:
         if isinstance(x, (float, np.floating)):
-            if not np.isfinite(x):
-                return str(x)
-            if x != 0 and (abs(x) >= 1e7 or abs(x) < 10**-digits):
-                return f"{x:.{digits}g}"
-            return f"{x:,.{digits}f}" if abs(x) < 1 else f"{x:,.1f}"
+            value = float(x)
+            if not math.isfinite(value):
+                return str(value)
+            if value != 0 and (abs(value) >= 1e7 or abs(value) < 10**-digits):
+                return f"{value:.{digits}g}"
+            return f"{value:,.{digits}f}" if abs(value) < 1 else f"{value:,.1f}"
         return str(x)
 
     return frame.to_string(

@@ -402,7 +402,8 @@ class Report:
         if self.group is not None:
             mask |= 32
             body += _pack_text(self.group, "group")
-        return bytes([self.v, mask]) + bytes.fromhex(self.spec) + bytes(body)
+        version = report_version(self.group) if self.v is None else self.v  # never None after __post_init__
+        return bytes([version, mask]) + bytes.fromhex(self.spec) + bytes(body)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Report:
