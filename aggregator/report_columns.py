@@ -22,6 +22,7 @@ the Arrow buffer (:mod:`ldp.report_arrow`).
 from __future__ import annotations
 
 import base64
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,7 +31,7 @@ import pyarrow as pa
 
 from ldp.batch import ReportBatch
 from ldp.errors import ReportError
-from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, check_group
+from ldp.report import BUILTIN_PAYLOAD, GROUP_REPORT_VERSION, REPORT_VERSION, check_group
 from ldp.report_arrow import base64_encode_rows, chunk, int_column, present, string_equal
 from ldp.report_check import CheckedReport
 from ldp.report_schema import BitVector, report_schema_of
@@ -64,7 +65,14 @@ def empty_batch(spec: Any) -> ReportBatch:
 def batch_from_checked(spec: Any, checked: Sequence[CheckedReport]) -> ReportBatch:
     """Columns of reports already checked one by one with ``check_report``."""
     schema = report_schema_of(spec)
-    columns = {f.name: f.from_checked(spec, [c.field(f.name) for c in checked]) for f in schema.fields}
+    columns = {}
+    for f in schema.fields:
+        get = (
+            operator.attrgetter(f.name)
+            if f.name in BUILTIN_PAYLOAD
+            else operator.methodcaller("field", f.name)
+        )
+        columns[f.name] = f.from_checked(spec, [get(c) for c in checked])
     groups = None
     if any(c.group is not None for c in checked):
         groups = np.empty(len(checked), dtype=object)

@@ -69,6 +69,7 @@ from ldp.errors import ParameterError, ReportError
 from ldp.jsonlines import json_line
 
 __all__ = [
+    "BUILTIN_PAYLOAD",
     "GROUP_REPORT_VERSION",
     "MAX_GROUP_LENGTH",
     "REPORT_VERSION",
