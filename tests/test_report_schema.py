@@ -33,7 +33,7 @@ from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
 from ldp.report import Report
 from ldp.report_check import check_report, required_fields
-from ldp.report_schema import BoundedInt, ReportSchema, report_schema_of
+from ldp.report_schema import BitVector, BoundedInt, ReportSchema, report_schema_of
 from ldp.specs import base as spec_base
 from ldp.specs.base import Spec, registered_specs
 
@@ -55,6 +55,19 @@ class IndexRR(Spec):
 
     def privacy_summary(self) -> dict[str, float]:
         return {"epsilon": math.log(self.p / self.q)}
+
+
+@dataclasses.dataclass(frozen=True)
+class RowSketch(Spec):
+    """Toy report form of a count-mean sketch: a hash-row index and m bits under a new name."""
+
+    mechanism: ClassVar[str] = "test-row-sketch"
+    report_schema: ClassVar[ReportSchema] = ReportSchema(
+        (BoundedInt("row", bound="k"), BitVector("sketch", length="m"))
+    )
+
+    k: int = 3
+    m: int = 12
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,3 +279,28 @@ def test_schema_declarations_are_checked():
 def test_every_registered_spec_declares_a_schema():
     for cls in registered_specs().values():
         assert report_schema_of(cls).names
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_a_bit_vector_under_a_new_name(tmp_path, suffix):
+    spec = RowSketch()
+    rng = np.random.default_rng(5)
+    bits = np.packbits(rng.integers(0, 2, (50, 12)).astype(np.uint8), axis=1)
+    batch = ReportBatch.from_columns(spec.fingerprint, {"row": rng.integers(0, 3, 50), "sketch": bits})
+    first = next(batch.reports(spec))
+    assert first.to_json().startswith(f'{{"v":1,"spec":"{spec.fingerprint}","row":')
+    assert Report.from_json(first.to_json()).get("sketch") == first.to_dict()["sketch"]  # base64 text
+    assert check_report(spec, Report.from_json(first.to_json())).field("sketch") == bytes(bits[0])
+    path = tmp_path / f"r{suffix}"
+    write_reports(batch, path, spec)
+    if suffix == ".jsonl":
+        assert path.read_text().splitlines() == list(batch.to_json_lines(spec))
+        with open(path, "a") as out:  # padding bits set; too short
+            out.write(f'{{"v":1,"spec":"{spec.fingerprint}","row":0,"sketch":"AAF="}}\n')
+            out.write(f'{{"v":1,"spec":"{spec.fingerprint}","row":0,"sketch":"AA=="}}\n')
+    chunks = list(read_reports([path], spec))
+    got = [c.batch for c in chunks]
+    assert np.array_equal(np.concatenate([b.column("sketch") for b in got]), bits)
+    assert np.array_equal(np.concatenate([b.column("row") for b in got]), batch.column("row"))
+    reasons = [r.reason for c in chunks for r in c.rejects]
+    assert reasons == (["bad_padding", "wrong_length"] if suffix == ".jsonl" else [])
