@@ -19,7 +19,8 @@ Reason codes
 ``wrong_length``         ``bits`` has the wrong number of bytes
 ``bad_padding``          bits set beyond the last bit of the vector
 ``cohort_out_of_range``  cohort not in [0, num_cohorts)
-``value_out_of_domain``  value not in the domain, or bucket not in [0, g)
+``value_out_of_domain``  value not in the domain, bucket not in [0, g), or any
+                         other bounded field of a report schema out of range
 ``seed_out_of_range``    OLH/BLH seed outside the hash family
 ``bad_group``            ``group`` is not a non-empty string of at most 256
                          characters without control characters
@@ -76,6 +77,7 @@ _MESSAGE_REASONS = (
     (re.compile(r"cohort .* out of range"), "cohort_out_of_range"),
     (re.compile(r"not in the domain|bucket .* out of range|numeric report value"), "value_out_of_domain"),
     (re.compile(r"seed .* outside"), "seed_out_of_range"),
+    (re.compile(r"\bout of range\b"), "value_out_of_domain"),  # a bounded field a schema declares
     (re.compile(r"base64|must be|integer|bytes"), "bad_encoding"),
 )
 

@@ -9,7 +9,9 @@ estimates              ``.csv``, ``.json`` (records), ``.jsonl``, ``.parquet``;
                        no path: a readable table on stdout
 =====================  ==========================================================
 
-Reports are written in the fixed JSON form of docs/report-format.md; the JSON Lines
+Reports are written in the JSON form of docs/report-format.md, their payload
+fields as the spec's report schema declares them (:mod:`ldp.report_schema`:
+names, order, and how each field type writes a column); the JSON Lines
 output of a batch is byte-for-byte what :meth:`ldp.report.Report.to_json`
 gives for each report, and every format reads back through
 :mod:`ldp.aggregator.io` to the same batch.
@@ -28,6 +30,7 @@ import gzip
 import io
 import itertools
 import json
+import math
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -39,12 +42,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ldp.aggregator.report_columns import base64_encode_rows, num_report_bits
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError
 from ldp.extensions import split_extension
 from ldp.jsonlines import json_line
 from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, Report
+from ldp.report_schema import ReportField, report_schema_of
 
 __all__ = [
     "ESTIMATE_FORMATS",
@@ -70,15 +73,9 @@ ESTIMATE_FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".parquet
 _JSONL_PIECE = 1 << 18
 
 
-def report_columns_of(spec) -> tuple[str, ...]:
-    """Field names of a spec's reports, in the order of the JSON form (after ``v``, ``spec``)."""
-    return {
-        "value": ("value",),
-        "hashed": ("seed", "value"),
-        "bits": ("bits",),
-        "rappor": ("cohort", "bits"),
-        "numeric": ("value",),
-    }[spec.report_kind]
+def report_columns_of(spec: Any) -> tuple[str, ...]:
+    """Field names of a spec's reports, in the order of the JSON form (after ``v``, ``spec``): its schema's."""
+    return report_schema_of(spec).names
 
 
 def _format(path: str, what: str, allowed: dict[str, str]) -> str:
@@ -138,60 +135,26 @@ def _as_batches(spec, items: ReportBatch | Report | Iterable[ReportBatch | Repor
         yield batch_from_checked(spec, pending)
 
 
-def _text_columns(spec, batch: ReportBatch) -> dict[str, list]:
+def _payload_columns(spec: Any, batch: ReportBatch) -> Iterator[tuple[ReportField, np.ndarray]]:
+    """Each field of the spec's schema with the batch's column, in JSON field order."""
+    for field in report_schema_of(spec).fields:
+        column = batch.column(field.name)
+        if column is None:
+            raise ParameterError(
+                f"the {spec.mechanism} batch has no {field.name!r} column (its reports carry "
+                f"{', '.join(report_schema_of(spec).names)})"
+            )
+        yield field, column
+
+
+def _text_columns(spec: Any, batch: ReportBatch) -> dict[str, list[Any]]:
     """Python-level columns (JSON types) of a batch, in JSON field order."""
-    n = len(batch)
-    out: dict[str, list] = {}
-    kind = spec.report_kind
-    if kind == "rappor":
-        out["cohort"] = batch.cohorts.tolist()
-    if kind == "hashed":
-        out["seed"] = batch.seeds.tolist()
-    if kind in ("value", "hashed", "numeric"):
-        raw = batch.values.tolist()
-        out["value"] = [spec.domain[i] for i in raw] if kind == "value" else raw
-    if kind in ("bits", "rappor"):
-        if n:
-            encoded = base64_encode_rows(np.ascontiguousarray(batch.bits, dtype=np.uint8))
-            width = encoded.shape[1]
-            text = encoded.tobytes().decode("ascii")
-            out["bits"] = [text[i * width : (i + 1) * width] for i in range(n)]
-        else:
-            out["bits"] = []
-    return out
+    return {field.name: field.text_cells(spec, column) for field, column in _payload_columns(spec, batch)}
 
 
-def _json_text_columns(spec, batch: ReportBatch) -> dict[str, pa.Array]:
+def _json_text_columns(spec: Any, batch: ReportBatch) -> dict[str, pa.Array]:
     """Each field of a batch as an Arrow string array of JSON texts, in JSON field order."""
-    n = len(batch)
-    kind = spec.report_kind
-    out: dict[str, pa.Array] = {}
-    if kind == "rappor":
-        out["cohort"] = pa.array(batch.cohorts.astype(np.int64)).cast(pa.string())
-    if kind == "hashed":
-        out["seed"] = pa.array(batch.seeds.astype(np.uint64)).cast(pa.string())
-    if kind == "value":
-        texts = pa.array([json_line(v) for v in spec.domain], type=pa.string())
-        out["value"] = texts.take(pa.array(batch.values.astype(np.int64)))
-    if kind == "hashed":
-        out["value"] = pa.array(batch.values.astype(np.int64)).cast(pa.string())
-    if kind == "numeric":
-        out["value"] = pa.array([json.dumps(v) for v in batch.values.tolist()], type=pa.string())
-    if kind in ("bits", "rappor"):
-        width = 4 * -(-((num_report_bits(spec) + 7) // 8) // 3)
-        encoded = (
-            base64_encode_rows(np.ascontiguousarray(batch.bits, dtype=np.uint8))
-            if n
-            else np.zeros((0, width), np.uint8)
-        )
-        quoted = np.empty((n, width + 2), dtype=np.uint8)
-        quoted[:, 0] = quoted[:, -1] = ord('"')
-        quoted[:, 1:-1] = encoded
-        offsets = np.arange(0, (n + 1) * (width + 2), width + 2, dtype=np.int32)
-        out["bits"] = pa.Array.from_buffers(
-            pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(quoted)]
-        )
-    return out
+    return {field.name: field.json_texts(spec, column) for field, column in _payload_columns(spec, batch)}
 
 
 def _has_group(batch: ReportBatch) -> np.ndarray:
@@ -206,9 +169,9 @@ def _versions(batch: ReportBatch) -> np.ndarray:
     return np.where(_has_group(batch), GROUP_REPORT_VERSION, REPORT_VERSION).astype(np.int8)
 
 
-def _group_strings(batch: ReportBatch) -> pa.Array:
-    """The group column as an Arrow string array (null for rows without a group)."""
-    return pa.array([None if g is None else str(g) for g in batch.groups], type=pa.string())
+def _group_strings(groups: np.ndarray) -> pa.Array:
+    """A group column as an Arrow string array (null for rows without a group)."""
+    return pa.array([None if g is None else str(g) for g in groups], type=pa.string())
 
 
 def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
@@ -291,31 +254,12 @@ def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table
             pa.array(np.zeros(n, dtype=np.int32)), pa.array([spec.fingerprint])
         ),
     }
-    kind = spec.report_kind
-    if kind == "rappor":
-        arrays["cohort"] = pa.array(batch.cohorts.astype(np.int64))
-    if kind == "hashed":
-        arrays["seed"] = pa.array(batch.seeds.astype(np.int64))
-        arrays["value"] = pa.array(batch.values.astype(np.int64))
-    if kind == "numeric":
-        arrays["value"] = pa.array(batch.values.astype(np.float64))
-    if kind == "value":
-        domain = spec.domain
-        if all(isinstance(v, int) for v in domain):
-            arrays["value"] = pa.array(np.asarray(domain, dtype=np.int64)[batch.values])
-        else:
-            arrays["value"] = pa.DictionaryArray.from_arrays(
-                pa.array(batch.values.astype(np.int32)), pa.array([str(v) for v in domain])
-            )
-    if kind in ("bits", "rappor"):
-        width = (num_report_bits(spec) + 7) // 8
-        data = np.ascontiguousarray(batch.bits, dtype=np.uint8)
-        offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
-        arrays["bits"] = pa.Array.from_buffers(
-            pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-        )
+    for field, column in _payload_columns(spec, batch):
+        arrays[field.name] = field.arrow(spec, column)
     if with_group:
-        arrays["group"] = _group_strings(batch) if batch.groups is not None else pa.nulls(n, type=pa.string())
+        arrays["group"] = (
+            _group_strings(batch.groups) if batch.groups is not None else pa.nulls(n, type=pa.string())
+        )
     return pa.table(arrays)
 
 
@@ -382,7 +326,7 @@ def write_reports(
     batches = _as_batches(spec, batches_or_reports)
     if path_or_stdout is None or str(path_or_stdout) == _STDOUT:
         return _write_jsonl(sys.stdout, spec, batches)
-    if hasattr(path_or_stdout, "write"):
+    if not isinstance(path_or_stdout, (str, Path)) and hasattr(path_or_stdout, "write"):
         return _write_jsonl(path_or_stdout, spec, batches)
     path = str(path_or_stdout)
     fmt = _format(path, "reports", REPORT_FORMATS)
@@ -403,11 +347,12 @@ def format_estimates(estimates: pd.DataFrame, *, digits: int = 4) -> str:
 
     def fmt(x: Any) -> str:
         if isinstance(x, (float, np.floating)):
-            if not np.isfinite(x):
-                return str(x)
-            if x != 0 and (abs(x) >= 1e7 or abs(x) < 10**-digits):
-                return f"{x:.{digits}g}"
-            return f"{x:,.{digits}f}" if abs(x) < 1 else f"{x:,.1f}"
+            value = float(x)
+            if not math.isfinite(value):
+                return str(value)
+            if value != 0 and (abs(value) >= 1e7 or abs(value) < 10**-digits):
+                return f"{value:.{digits}g}"
+            return f"{value:,.{digits}f}" if abs(value) < 1 else f"{value:,.1f}"
         return str(x)
 
     return frame.to_string(

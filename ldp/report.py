@@ -11,6 +11,13 @@ RAPPOR             ``cohort``, ``bits``
 numeric            ``value`` (a number)
 =================  ====================================================
 
+Which fields a spec's reports carry is declared by the spec itself, in its
+``report_schema`` (:mod:`ldp.report_schema`). A schema may name new payload
+fields (``"index"``, ``"row"``, ...): declaring it makes the names known here
+(:func:`declare_report_field`), and a report holds them in :attr:`Report.extra`
+(JSON scalars, or bytes written as base64). Keys no schema declares are
+refused as unknown fields.
+
 Any report may also carry an optional ``group`` key (e.g. an app version)
 for per-group statistics (``ldp aggregate --by-group``). The group key is
 NOT privatized: it is sent in the clear, next to the randomized fields, so it
@@ -58,10 +65,11 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-from ldp.errors import ReportError
+from ldp.errors import ParameterError, ReportError
 from ldp.jsonlines import json_line
 
 __all__ = [
+    "BUILTIN_PAYLOAD",
     "GROUP_REPORT_VERSION",
     "MAX_GROUP_LENGTH",
     "REPORT_VERSION",
@@ -69,6 +77,8 @@ __all__ = [
     "Report",
     "check_group",
     "check_text",
+    "declare_report_field",
+    "declared_report_fields",
     "pack_bits",
     "report_version",
     "unpack_bits",
@@ -89,6 +99,31 @@ _MASK_BITS = {REPORT_VERSION: 0x1F, GROUP_REPORT_VERSION: 0x3F}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _JSON_KEYS = {"v", "spec", *_FIELDS}
 _MAX_U64 = (1 << 64) - 1
+#: Payload fields with a place of their own in :class:`Report` (any other declared field goes to ``extra``).
+BUILTIN_PAYLOAD = ("value", "seed", "bits", "cohort")
+_RESERVED = frozenset({"v", "spec", "client", "group", "extra"})
+_DECLARED: dict[str, None] = {}  # payload field names declared by report schemas, in order
+
+
+def declare_report_field(name: str) -> None:
+    """Make ``name`` a payload field a report may carry (called by :class:`ldp.report_schema.ReportSchema`).
+
+    Raises
+    ------
+    ParameterError
+        For a name that is not a non-empty identifier, or a reserved one
+        (``v``, ``spec``, ``client``, ``group``).
+    """
+    if not isinstance(name, str) or not name.isidentifier() or name in _RESERVED:
+        raise ParameterError(
+            f"report field name {name!r} is not allowed (an identifier other than {', '.join(sorted(_RESERVED))})"
+        )
+    _DECLARED.setdefault(name, None)
+
+
+def declared_report_fields() -> tuple[str, ...]:
+    """Every payload field name declared so far (the built-in ones first)."""
+    return (*BUILTIN_PAYLOAD, *(n for n in _DECLARED if n not in BUILTIN_PAYLOAD))
 
 
 def pack_bits(positions, num_bits: int) -> bytes:
@@ -183,6 +218,10 @@ class Report:
     v : int, optional
         Report format version; by default the lowest that can carry the
         report (1 without a group, 2 with one).
+    extra : mapping or tuple of (name, value) pairs, optional
+        Payload fields declared by a report schema beyond the four above
+        (:func:`declare_report_field`), in JSON order: a string, a number,
+        or bytes (written as base64). Kept as a tuple of pairs.
     """
 
     spec: str
@@ -193,8 +232,11 @@ class Report:
     client: str | None = None
     group: str | None = None
     v: int | None = None
+    extra: tuple[tuple[str, Any], ...] = dataclasses.field(default=(), repr=False)
 
     def __post_init__(self) -> None:
+        if self.extra:
+            object.__setattr__(self, "extra", _check_extra(self.extra))
         if self.v is None:
             object.__setattr__(self, "v", report_version(self.group))
         if type(self.v) is not int or self.v not in REPORT_VERSIONS:  # 1.0, True and "1" are not versions
@@ -232,9 +274,26 @@ class Report:
                 raise ReportError(f"report 'client' must be a string, got {self.client!r}"[:300])
             check_text(self.client, "client")
 
+    def get(self, name: str) -> Any:
+        """The payload field ``name`` (built-in or in :attr:`extra`); None when absent."""
+        if name in BUILTIN_PAYLOAD:
+            return getattr(self, name)
+        for key, value in self.extra:
+            if key == name:
+                return value
+        return None
+
+    def payload_names(self) -> tuple[str, ...]:
+        """Names of the payload fields this report carries (built-in ones first)."""
+        return (*(n for n in BUILTIN_PAYLOAD if getattr(self, n) is not None), *(k for k, _ in self.extra))
+
     # -- JSON ------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict; ``bits`` as base64; absent fields omitted."""
+        """JSON-ready dict; ``bits`` as base64; absent fields omitted.
+
+        Order: ``v``, ``spec``, ``cohort``, ``seed``, ``value``, the
+        :attr:`extra` fields, ``bits``, ``client``, ``group``.
+        """
         out: dict[str, Any] = {"v": self.v, "spec": self.spec}
         if self.cohort is not None:
             out["cohort"] = self.cohort
@@ -242,6 +301,8 @@ class Report:
             out["seed"] = self.seed
         if self.value is not None:
             out["value"] = self.value
+        for name, value in self.extra:
+            out[name] = base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value
         if self.bits is not None:
             out["bits"] = base64.b64encode(self.bits).decode("ascii")
         if self.client is not None:
@@ -263,7 +324,7 @@ class Report:
         """Validate and build a report from its JSON dict form."""
         if not isinstance(data, Mapping):
             raise ReportError(f"a report must be a JSON object, got {type(data).__name__}")
-        unknown = sorted(set(data) - _JSON_KEYS, key=str)
+        unknown = sorted(set(data) - _JSON_KEYS - _DECLARED.keys(), key=str)
         if unknown:
             raise ReportError(f"report has unknown fields: {', '.join(map(repr, unknown))}"[:300])
         if "v" not in data:
@@ -287,6 +348,7 @@ class Report:
             client=data.get("client"),
             group=data.get("group"),
             v=data["v"],
+            extra=tuple((k, data[k]) for k in data if k not in _JSON_KEYS and data[k] is not None),
         )
 
     @classmethod
@@ -309,7 +371,11 @@ class Report:
 
     # -- binary ----------------------------------------------------------
     def to_bytes(self) -> bytes:
-        """Compact binary form (see module docstring)."""
+        """Compact binary form (see module docstring); only the built-in payload fields have one."""
+        if self.extra:
+            raise ReportError(
+                f"report field {self.extra[0][0]!r} has no binary form (only value, seed, bits, cohort do)"
+            )
         mask = 0
         body = bytearray()
         if self.value is not None:
@@ -337,7 +403,8 @@ class Report:
         if self.group is not None:
             mask |= 32
             body += _pack_text(self.group, "group")
-        return bytes([self.v, mask]) + bytes.fromhex(self.spec) + bytes(body)
+        version = report_version(self.group) if self.v is None else self.v  # never None after __post_init__
+        return bytes([version, mask]) + bytes.fromhex(self.spec) + bytes(body)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Report:
@@ -376,6 +443,30 @@ class Report:
         if reader.remaining:
             raise ReportError(f"report has {reader.remaining} unexpected trailing bytes")
         return cls(v=version, **fields)
+
+
+def _check_extra(extra: Any) -> tuple[tuple[str, Any], ...]:
+    """The ``extra`` fields as (name, value) pairs, each a declared name with a JSON scalar or bytes."""
+    pairs = tuple(extra.items()) if isinstance(extra, Mapping) else tuple(extra)
+    seen: set[str] = set()
+    for item in pairs:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise ReportError(f"report 'extra' must hold (name, value) pairs, got {item!r}"[:300])
+        name, value = item
+        if name in _JSON_KEYS or name not in _DECLARED:
+            raise ReportError(f"report has unknown fields: {name!r}"[:300])
+        if name in seen:
+            raise ReportError(f"report names the field {name!r} twice")
+        seen.add(name)
+        if isinstance(value, bool) or not isinstance(value, (str, int, float, bytes)):
+            raise ReportError(f"report '{name}' must be a string, a number or bytes, got {value!r}"[:300])
+        if isinstance(value, str):
+            check_text(value, name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ReportError(f"report '{name}' must be finite, got {value!r}")
+        if isinstance(value, int) and not -(1 << 63) <= value <= _MAX_U64:
+            raise ReportError(f"report '{name}' integer out of 64-bit range: {value}")
+    return tuple((name, value) for name, value in pairs)
 
 
 def _versions_text() -> str:

@@ -777,7 +777,7 @@ def test_write_estimates_table_on_stdout(capsys):
 @pytest.mark.parametrize("read_bytes", [1, 7, 1 << 24])
 @pytest.mark.parametrize("chunk_size", [3, 40, 100_000])
 def test_jsonl_blocks_keep_line_numbers_across_reads(tmp_path, monkeypatch, read_bytes, chunk_size):
-    import ldp.aggregator.io as reader_module
+    import ldp.aggregator.read_common as reader_module
 
     monkeypatch.setattr(reader_module, "_READ_BYTES", read_bytes)
     spec = GRR_STR
@@ -844,7 +844,7 @@ _CSV_PIECES = [
 
 def _csv_reference(data: bytes, spec, header=None, strip_bom=True):
     """Every line through the csv module (the reader's slow path), as (accumulator, rejects)."""
-    from ldp.aggregator.io import _CsvRows, _Lines
+    from ldp.aggregator.read_csv import _CsvRows, _Lines
 
     rows = _CsvRows("f.csv", spec, 7, header)
     chunks = list(rows.take_lines(_Lines(io.BytesIO(data), strip_bom=strip_bom)))

@@ -124,8 +124,9 @@ def _jsonable(value: Any) -> Any:
 class Spec(abc.ABC):
     """Abstract base class of every mechanism spec.
 
-    What every spec provides: its registered :attr:`mechanism` name and
-    :attr:`report_kind`; its parameters as dataclass fields, with the
+    What every spec provides: its registered :attr:`mechanism` name,
+    :attr:`report_kind` and ``report_schema`` (the report payload's fields,
+    :mod:`ldp.report_schema`); its parameters as dataclass fields, with the
     canonical JSON (:meth:`to_dict`, :meth:`to_json`, :meth:`from_dict`) and
     the :attr:`fingerprint` of it; its privacy claim :attr:`epsilon` (per
     report, with :attr:`epsilon_inf` for any number of reports of one value),

@@ -24,7 +24,8 @@ from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import ParameterError
 from ldp.exact import ceil_fraction, exp_lower_bound, floor_fraction
 from ldp.frequency_math import frequency_variance, variance_star
-from ldp.hashing import LH_PRIME, lh_collision_probability
+from ldp.hashing import LH_PRIME, LH_SEED_SPACE, lh_collision_probability
+from ldp.report_schema import BitVector, BoundedInt, DomainElement, ReportSchema
 from ldp.specs.base import ExactPrivacySpec, register
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
@@ -170,6 +171,8 @@ class GRR(FrequencySpec):
     mechanism: ClassVar[str] = "grr"
     report_size_rank: ClassVar[int] = 1
     report_kind: ClassVar[str] = "value"
+    #: Reports carry the reported domain value.
+    report_schema: ClassVar[ReportSchema] = ReportSchema((DomainElement("value"),))
 
     p: Fraction
 
@@ -246,6 +249,8 @@ class UnaryEncoding(FrequencySpec):
     """
 
     report_kind: ClassVar[str] = "bits"
+    #: Reports carry the d perturbed bits.
+    report_schema: ClassVar[ReportSchema] = ReportSchema((BitVector("bits", length="domain_size"),))
     max_domain_size: ClassVar[int] = MAX_UNARY_DOMAIN_SIZE
     max_domain_reason: ClassVar[str] = (
         "a report holds one bit per value and the aggregator counts bytes in 32 int64 counters per value"
@@ -376,6 +381,20 @@ class LocalHashing(FrequencySpec):
     """
 
     report_kind: ClassVar[str] = "hashed"
+    #: Reports carry the hash function's seed and the reported bucket in [0, g).
+    report_schema: ClassVar[ReportSchema] = ReportSchema(
+        (
+            BoundedInt(
+                "seed",
+                bound=LH_SEED_SPACE,
+                message="seed {raw!r} is outside the hash family (must be < {bound})",
+                dtype="uint64",
+            ),
+            BoundedInt(
+                "value", bound="g", message="bucket {raw!r} is out of range [0, {bound})", lenient=True
+            ),
+        )
+    )
 
     g: int
     p: Fraction

@@ -39,6 +39,7 @@ import numpy as np
 from ldp import numeric_math as nm
 from ldp.errors import ParameterError
 from ldp.exact import floor_fraction, ratio_within
+from ldp.report_schema import Number, ReportSchema
 from ldp.specs.base import ExactPrivacySpec, MechanismView, register
 from ldp.specs.frequency import _calibrate_keep_probability
 from ldp.specs.limits import (
@@ -111,6 +112,8 @@ class NumericSpec(ExactPrivacySpec):
     """
 
     report_kind: ClassVar[str] = "numeric"
+    #: Reports carry one output of the mechanism (a finite number in its support).
+    report_schema: ClassVar[ReportSchema] = ReportSchema((Number("value"),))
     #: Name of the closed-form worst-case variance in :func:`ldp.numeric_math.worst_case_variance`.
     theory_name: ClassVar[str] = ""
 

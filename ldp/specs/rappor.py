@@ -39,6 +39,7 @@ from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import ParameterError
 from ldp.exact import epsilon_bound_of_ratio, epsilon_of_ratio
 from ldp.hashing import bloom_positions, value_bytes
+from ldp.report_schema import BitVector, BoundedInt, ReportSchema
 from ldp.specs.base import Spec, register
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
@@ -96,6 +97,13 @@ class Rappor(Spec):
 
     mechanism: ClassVar[str] = "rappor"
     report_kind: ClassVar[str] = "rappor"
+    #: Reports carry the client's cohort and its num_bits perturbed Bloom filter bits.
+    report_schema: ClassVar[ReportSchema] = ReportSchema(
+        (
+            BoundedInt("cohort", bound="num_cohorts", message="cohort {raw!r} is out of range [0, {bound})"),
+            BitVector("bits", length="num_bits"),
+        )
+    )
     memoized: ClassVar[bool] = True
 
     num_bits: int

@@ -1,0 +1,166 @@
+"""What the report readers share: the chunk record, the row-by-row re-check, line blocks.
+
+Each format has its own module (:mod:`ldp.aggregator.read_jsonl`,
+:mod:`ldp.aggregator.read_csv`, :mod:`ldp.aggregator.read_parquet`);
+:mod:`ldp.aggregator.io` chooses one by extension. Every reader parses a
+chunk into Arrow columns and hands them to :func:`_finish`, which validates
+them column-wise with the spec's report schema
+(:func:`ldp.aggregator.report_columns.validate_columns`) and re-checks the
+rows it does not accept one by one with :func:`ldp.report_check.check_report`
+(valid after all, or a reject with its reason).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import io
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ldp.aggregator.rejects import Reject, classify_reason
+from ldp.aggregator.report_columns import batch_from_checked, concat_batches, validate_columns
+from ldp.batch import ReportBatch
+from ldp.errors import ReportError
+from ldp.report import Report
+from ldp.report_check import CheckedReport, check_report
+
+__all__ = ["CHUNK_ROWS", "STDIN", "ReadChunk"]
+
+#: Default rows per chunk.
+CHUNK_ROWS = 100_000
+#: Path naming standard input (JSON Lines).
+STDIN = "-"
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadChunk:
+    """The outcome of reading one chunk of a file.
+
+    Attributes
+    ----------
+    source : str
+        The file the chunk came from.
+    batch : ReportBatch
+        Its valid reports.
+    rejects : tuple of Reject
+        Its bad reports.
+    """
+
+    source: str
+    batch: ReportBatch
+    rejects: tuple[Reject, ...]
+
+    @property
+    def rows(self) -> int:
+        """Reports read (valid + rejected)."""
+        return len(self.batch) + len(self.rejects)
+
+
+def _check_one(
+    spec: Any, make_report: Callable[[Any], Report], row: Any
+) -> tuple[CheckedReport | None, tuple[str, str] | None]:
+    """check_report on ``make_report(row)``: (CheckedReport, None) or (None, (reason, detail))."""
+    try:
+        return check_report(spec, make_report(row)), None
+    except ReportError as exc:
+        message = str(exc)
+        return None, (classify_reason(message), message)
+    except (ValueError, RecursionError, OverflowError) as exc:  # json itself: too many digits, too deep
+        return None, ("unparseable", f"report is not valid JSON: {type(exc).__name__}: {exc}"[:300])
+
+
+def _finish(
+    spec: Any,
+    source: str,
+    columns: dict[str, pa.Array],
+    n: int,
+    line_of: Callable[[int], int],
+    make_report: Callable[[int], Report],
+    raw_of: Callable[[int], str],
+    extra_rejects: Sequence[Reject] = (),
+) -> ReadChunk:
+    """Validate a chunk column-wise, re-check the rest row by row."""
+    ok, batch = validate_columns(spec, columns, n)
+    checked: list[CheckedReport] = []
+    rejects = list(extra_rejects)
+    for i in np.flatnonzero(~ok).tolist():
+        good, bad = _check_one(spec, make_report, i)
+        if good is not None:
+            checked.append(good)
+        elif bad is not None:
+            rejects.append(Reject(source, line_of(i), bad[0], bad[1], raw_of(i)))
+    if checked:
+        batch = concat_batches(spec, [batch, batch_from_checked(spec, checked)])
+    rejects.sort(key=lambda r: r.line)
+    return ReadChunk(source, batch, tuple(rejects))
+
+
+def _open_binary(path: str):  # a binary stream: stdin, gzip or a file
+    if path == STDIN:
+        return io.BufferedReader(sys.stdin.buffer) if hasattr(sys.stdin, "buffer") else io.BytesIO(b"")
+    if path.lower().endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
+
+
+#: Bytes read from a stream at a time.
+_READ_BYTES = 1 << 24
+_BLANK_LINE = re.compile(rb"(?m)^[ \t\r\f\v]*$")
+
+
+def _line_blocks(stream: Any, chunk_size: int) -> Iterator[tuple[bytes, np.ndarray]]:
+    """Blocks of at most ``chunk_size`` whole lines: (bytes, end offset of each line)."""
+    carry = b""
+    eof = False
+    while not eof or carry:
+        if not eof:
+            more = stream.read(_READ_BYTES)
+            eof = not more
+            data = carry + more
+        else:
+            data = carry
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1
+        if eof and data and (not ends.size or ends[-1] != len(data)):
+            ends = np.append(ends, len(data))  # last line without a newline
+        if not ends.size:
+            carry = data
+            if eof:
+                break
+            continue
+        for begin in range(0, ends.size, chunk_size):
+            piece = ends[begin : begin + chunk_size]
+            offset = int(ends[begin - 1]) if begin else 0
+            yield data[offset : int(piece[-1])], piece - offset
+        carry = data[int(ends[-1]) :]
+
+
+def _block_lines(data: bytes, count: int) -> list[bytes]:
+    """The ``count`` lines of a block from :func:`_line_blocks`, each with its newline (the last may lack one)."""
+    lines = data.split(b"\n")
+    return [line + b"\n" for line in lines[:count]] if len(lines) > count else lines
+
+
+def _columns_by_name(names: Sequence[str], arrays: Sequence[pa.Array], n: int) -> dict[str, pa.Array]:
+    """Columns by name for :func:`validate_columns`; a name given twice is never accepted column-wise.
+
+    The rows of a file with a duplicated column name are re-checked one by
+    one, where a row that sets both is rejected.
+    """
+    columns: dict[str, pa.Array] = {}
+    for name, array in zip(names, arrays):
+        if name in columns:
+            columns[name] = pa.nulls(n)
+            columns[f"{name} (duplicate)"] = pa.array(["x"] * n)
+        else:
+            columns[name] = array
+    return columns

@@ -1,0 +1,411 @@
+"""CSV report files: a header row of field names, one report per row.
+
+Until the first ``"`` byte every line is one row, split at commas in bulk;
+from there on the :mod:`csv` module reads (a quoted field may span lines; a
+row spanning lines that is not a valid report costs its first line only).
+Cells become Arrow columns by the type of the field the header names: the
+payload fields of the spec's report schema convert their own cells
+(:meth:`ldp.report_schema.ReportField.csv_column`), ``v`` and the built-in
+integer fields ``seed`` and ``cohort`` are integers, anything else text. See
+:mod:`ldp.aggregator.io` for the CSV rules every row follows.
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import itertools
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+
+from ldp.aggregator.read_common import (
+    CHUNK_ROWS,
+    ReadChunk,
+    _block_lines,
+    _check_one,
+    _columns_by_name,
+    _finish,
+    _line_blocks,
+    _open_binary,
+    _text,
+)
+from ldp.aggregator.rejects import Reject
+from ldp.errors import ReportError
+from ldp.report import Report
+from ldp.report_arrow import INT_TEXT, csv_int_column
+from ldp.report_schema import ReportField, report_schema_of
+
+__all__ = ["csv_header_for_ranges", "read_csv_stream"]
+
+#: Fields of every report that are integers whatever the spec (what :class:`ldp.report.Report` types as int).
+_INT_FIELDS = ("v", "seed", "cohort")
+_BOM = b"\xef\xbb\xbf"
+
+
+_CSV_FIELD_LIMIT = 1 << 24
+_CSV_SLOW_LINE = re.compile("[\r\x00]")
+_ASCII_SPACE = " \t\r\n\f\v"
+
+
+def _is_blank(text: str) -> bool:
+    """A blank CSV line (ASCII white space only): not a row, as a blank JSON Lines line is not a report."""
+    return not text.strip(_ASCII_SPACE)
+
+
+class _CsvRecord(NamedTuple):
+    """One record as the csv module read it: its lines (number, bytes, text or None if not UTF-8), fields or error."""
+
+    lines: list[tuple[int, bytes, str | None]]
+    fields: list[str] | None
+    error: str | None
+
+    @property
+    def number(self) -> int:
+        """Line number where the record starts."""
+        return self.lines[0][0]
+
+    @property
+    def raw(self) -> str:
+        """The record's text, without its final line end."""
+        return "".join(text if text is not None else _text(raw) for _, raw, text in self.lines).rstrip("\r\n")
+
+    @property
+    def first_line(self) -> str:
+        """The text of the record's first line."""
+        _, raw, text = self.lines[0]
+        return (_text(raw) if text is None else text).rstrip("\r\n")
+
+    @property
+    def undecodable(self) -> bool:
+        """Whether a line inside the record is not UTF-8 (the csv module never saw it)."""
+        return any(text is None for _, _, text in self.lines)
+
+
+class _Lines:
+    """Decoded lines of a binary stream for the csv module, with their numbers.
+
+    Between records, blank lines are skipped and lines that are not UTF-8 are
+    set aside in :attr:`bad`; inside a record (a quoted field spanning lines)
+    every line belongs to the record, and an undecodable one is kept out of
+    the csv module and marks the record. :meth:`give_back` puts lines back to
+    be read again, before the rest of the stream. ``offset`` counts the bytes
+    of the lines taken from the stream so far. A byte-order mark is dropped
+    from line 1 when ``strip_bom`` (the start of a file, not a byte range
+    inside it).
+    """
+
+    def __init__(self, stream: Iterable[bytes], *, strip_bom: bool = True, lines_before: int = 0):
+        self.stream = iter(stream)
+        self.strip_bom = strip_bom
+        self.number = lines_before
+        self.offset = 0
+        self.pending: list[tuple[int, bytes, str | None]] = []  # lines of the record being read
+        self.bad: list[tuple[int, bytes]] = []
+        self._again: collections.deque[tuple[int, bytes]] = collections.deque()
+
+    def _next(self) -> tuple[int, bytes] | None:
+        if self._again:
+            return self._again.popleft()
+        raw = next(self.stream, None)
+        if raw is None:
+            return None
+        self.number += 1
+        self.offset += len(raw)
+        if self.number == 1 and self.strip_bom and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+        return self.number, raw
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        """The next line for the csv module (an iterator that resumes after :meth:`give_back`)."""
+        while (line := self._next()) is not None:
+            number, raw = line
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            if not self.pending and (text is None or _is_blank(text)):  # between records
+                if text is None:
+                    self.bad.append((number, raw))
+                continue
+            self.pending.append((number, raw, text))
+            if text is not None:
+                return text
+        raise StopIteration
+
+    def take_record(self, fields: list[str] | None, error: str | None) -> _CsvRecord:
+        """The record just read (its lines taken so far, with the csv module's fields or error)."""
+        record = _CsvRecord(list(self.pending), fields, error)
+        self.pending.clear()
+        return record
+
+    def give_back(self, lines: Sequence[tuple[int, bytes, str | None]]) -> None:
+        """Read ``lines`` again, before anything else."""
+        self._again.extendleft((number, raw) for number, raw, _ in reversed(lines))
+
+
+def _csv_records(lines: _Lines) -> Iterator[_CsvRecord]:
+    """Each record the csv module reads from ``lines`` (a quoted field may span lines)."""
+    csv.field_size_limit(_CSV_FIELD_LIMIT)
+    reader = csv.reader(lines, strict=True)
+    while True:
+        try:
+            fields, error = next(reader), None
+        except StopIteration:
+            if not lines.pending:
+                return
+            fields, error = None, "CSV error: the data ends inside a record"
+        except csv.Error as exc:
+            fields, error = None, f"CSV error: {exc}"
+        if lines.pending:  # a record always has a line; the guard keeps .number defined
+            yield lines.take_record(fields, error)
+
+
+def _csv_report(header: Sequence[str], fields: Sequence[str], spec: Any) -> Report:
+    """The report a CSV row stands for (empty cells are absent fields)."""
+    schema = report_schema_of(spec)
+    data: dict[str, Any] = {}
+    for name, text in zip(header, fields):
+        if text != "":
+            if name in data:
+                raise ReportError(f"CSV header names the field {name!r} twice")
+            data[name] = _csv_cell(schema.field(name), name, text)
+    return Report.from_dict(data)
+
+
+class _CsvRows:
+    """The rows and rejects of a CSV stream, gathered into chunks of ``chunk_size``."""
+
+    def __init__(self, path: str, spec: Any, chunk_size: int, header: Sequence[str] | None):
+        self.path, self.spec, self.chunk_size = path, spec, chunk_size
+        self.names: list[str] | None = None if header is None else list(header)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.rows: list[list[str]] = []
+        self.numbers: list[int] = []
+        self.raws: list[str] = []
+        self.early: list[Reject] = []
+
+    def reject(self, number: int, detail: str, raw: str) -> None:
+        self.early.append(Reject(self.path, number, "unparseable", detail, raw))
+
+    def row(self, number: int, raw: str, fields: list[str]) -> None:
+        """A parsed non-blank row: the header if none yet, else data (or a reject)."""
+        if self.names is None:
+            self.names = [name.strip() for name in fields]
+        elif len(fields) != len(self.names):
+            self.reject(number, f"CSV row has {len(fields)} fields, the header has {len(self.names)}", raw)
+        else:
+            self.rows.append(fields)
+            self.numbers.append(number)
+            self.raws.append(raw)
+
+    def take_lines(self, lines: _Lines) -> Iterator[ReadChunk]:
+        """Parse ``lines`` with the csv module; full chunks as they fill.
+
+        A record on one line is a row (or a CSV error). A record spanning
+        lines is a row only if it is a valid report; otherwise only its first
+        line is rejected and the lines after it are read again as new rows,
+        so a stray quote costs its own line only.
+        """
+        for record in _csv_records(lines):
+            if len(record.lines) > 1 and (why := self._why_not_a_report(record)) is not None:
+                self.reject(
+                    record.number,
+                    f"CSV row opens a quoted field that is not closed on its line; read on, it runs over "
+                    f"{len(record.lines):,} lines and is not a valid report ({why}); only this line is rejected"[
+                        :300
+                    ],
+                    record.first_line,
+                )
+                lines.give_back(record.lines[1:])
+            elif record.error is not None:
+                self.reject(record.number, record.error, record.raw)
+            elif record.fields is not None:
+                self.row(record.number, record.raw, record.fields)
+            self._reject_undecodable(lines)
+            if self.full() and (chunk := self.take()) is not None:
+                yield chunk
+        self._reject_undecodable(lines)
+
+    def _why_not_a_report(self, record: _CsvRecord) -> str | None:
+        """Why a record spanning lines is not one valid report (None: it is one)."""
+        if record.error is not None or record.fields is None:
+            return record.error or "CSV error: no fields"
+        if record.undecodable:
+            return "a line inside it is not valid UTF-8"
+        if self.names is None:
+            return "a header row must be one line"
+        if len(record.fields) != len(self.names):
+            return f"{len(record.fields)} fields, the header has {len(self.names)}"
+        names = self.names
+        _, bad = _check_one(self.spec, lambda fields: _csv_report(names, fields, self.spec), record.fields)
+        return None if bad is None else bad[0]
+
+    def _reject_undecodable(self, lines: _Lines) -> None:
+        """Reject the lines ``lines`` set aside as not UTF-8 (they come before the row just read)."""
+        for n, b in lines.bad:
+            self.reject(n, "line is not valid UTF-8", _text(b))
+        lines.bad.clear()
+
+    def full(self) -> bool:
+        return len(self.rows) + len(self.early) >= self.chunk_size
+
+    def take(self) -> ReadChunk | None:
+        if not (self.rows or self.early):
+            return None
+        chunk = _csv_chunk(
+            self.path, self.spec, self.names or [], self.rows, self.numbers, self.raws, self.early
+        )
+        self._reset()
+        return chunk
+
+
+def _read_csv(path: str, spec: Any, chunk_size: int) -> Iterator[ReadChunk]:
+    with _open_binary(path) as stream:
+        yield from read_csv_stream(stream, path, spec, chunk_size=chunk_size)
+
+
+def read_csv_stream(
+    stream: Any,
+    path: str,
+    spec: Any,
+    *,
+    chunk_size: int = CHUNK_ROWS,
+    header: Sequence[str] | None = None,
+    strip_bom: bool = True,
+) -> Iterator[ReadChunk]:
+    """Read CSV reports from a binary ``stream`` (a file, or a byte range of one).
+
+    Without ``header`` the first row that parses and is not blank is the
+    header; with it (a byte range after the file's header line) every row is
+    data. Line numbers count from 1 at the start of the stream.
+
+    Until the first ``"`` byte, every line is one row, and a block of lines
+    that decodes as UTF-8 is split at commas in bulk, which is what the csv
+    module does with an unquoted line; lines holding a CR (other than a
+    CRLF end) or a NUL, or very long ones, still go through the csv module.
+    From the first quote on, the rest of the stream goes through the csv
+    module (a quoted field may span lines and blocks; a row spanning lines
+    that is not a valid report costs its first line only, see the module
+    docstring).
+    """
+    rows = _CsvRows(path, spec, chunk_size, header)
+    blocks = _line_blocks(stream, chunk_size)
+    taken = 0
+    for data, ends in blocks:
+        count = int(ends.size)
+        if b'"' in data:
+            rest = itertools.chain(
+                _block_lines(data, count),
+                (line for more, n in blocks for line in _block_lines(more, int(n.size))),
+            )
+            yield from rows.take_lines(_Lines(rest, strip_bom=strip_bom and taken == 0, lines_before=taken))
+            break
+        yield from _unquoted_block(rows, data, count, taken, strip_bom and taken == 0)
+        taken += count
+    last = rows.take()
+    if last is not None:
+        yield last
+
+
+def _unquoted_block(
+    rows: _CsvRows, data: bytes, count: int, taken: int, strip_bom: bool
+) -> Iterator[ReadChunk]:
+    """The rows of a block of lines without quotes (each line one row), split at commas."""
+    try:
+        texts = data.decode("utf-8").split("\n")[:count]
+    except UnicodeDecodeError:
+        yield from rows.take_lines(_Lines(_block_lines(data, count), strip_bom=strip_bom, lines_before=taken))
+        return
+    if strip_bom and texts and texts[0].startswith("\ufeff"):
+        texts[0] = texts[0][1:]
+    for k, text in enumerate(texts):
+        body = text[:-1] if text.endswith("\r") else text
+        number = taken + k + 1
+        if _is_blank(body):
+            continue
+        if _CSV_SLOW_LINE.search(body) or len(body) > _CSV_FIELD_LIMIT:
+            yield from rows.take_lines(
+                _Lines([(text + "\n").encode("utf-8")], strip_bom=False, lines_before=number - 1)
+            )
+            continue
+        rows.row(number, body, body.split(","))
+        if rows.full() and (chunk := rows.take()) is not None:
+            yield chunk
+
+
+_QUOTE_SCAN_BYTES = 1 << 24
+
+
+def csv_header_for_ranges(path: str) -> tuple[tuple[str, ...], int] | None:
+    """The header of an uncompressed CSV file and the byte offset just past its line, if the file may be split.
+
+    A CSV file may be read in byte ranges cut at line ends only when every
+    line is one row, that is when no field is quoted: a quoted field may hold
+    a line break, and whether a line break is inside quotes depends on
+    everything before it. So a file with any ``"`` byte gives ``None`` (it
+    is read whole), as does a file without a header row. The header is found
+    by the same rules as :func:`read_csv_stream` (blank, undecodable and
+    unparseable lines before it are skipped).
+    """
+    with open(path, "rb") as stream:
+        while block := stream.read(_QUOTE_SCAN_BYTES):
+            if b'"' in block:
+                return None
+    with open(path, "rb") as stream:
+        lines = _Lines(stream)
+        for record in _csv_records(lines):
+            if record.error is None and record.fields is not None:
+                return tuple(name.strip() for name in record.fields), lines.offset
+    return None
+
+
+def _csv_cell(field: ReportField | None, name: str, text: str) -> Any:
+    """The report field a CSV cell stands for (the same conversion as the columns)."""
+    if field is not None:
+        return field.csv_cell(text)
+    if name in _INT_FIELDS:
+        return int(text) if INT_TEXT.fullmatch(text) else text
+    return text
+
+
+def _csv_chunk(
+    path: str,
+    spec: Any,
+    header: Sequence[str],
+    rows: list[list[str]],
+    numbers: list[int],
+    raws: list[str],
+    early: list[Reject],
+) -> ReadChunk:
+    schema = report_schema_of(spec)
+    n = len(rows)
+    arrays = []
+    for j, name in enumerate(header):
+        cells: list[str | None] = [row[j] if row[j] != "" else None for row in rows]
+        field = schema.field(name)
+        if field is not None:
+            arrays.append(field.csv_column(cells))
+        elif name in _INT_FIELDS:
+            arrays.append(csv_int_column(cells))
+        else:
+            arrays.append(pa.array(cells, type=pa.string()))
+    columns = _columns_by_name(header, arrays, n)
+
+    return _finish(
+        spec,
+        path,
+        columns,
+        n,
+        lambda i: numbers[i],
+        lambda i: _csv_report(header, rows[i], spec),
+        lambda i: raws[i],
+        early,
+    )

@@ -1,0 +1,271 @@
+"""Vectorized conversions between Arrow/NumPy columns and report fields.
+
+The column-wise building blocks the report schema's field types
+(:mod:`ldp.report_schema`) use to read and write whole columns at once:
+integer and text columns with their presence masks, fixed-width byte
+slicing, base64 decoding and encoding with lookup tables, domain lookups,
+and the cell conversions of CSV text. Each returns ``(values, ok)`` where
+``ok`` marks the rows it could convert; a row it could not is re-checked one
+by one by the readers (:mod:`ldp.aggregator.read_common`), so these rules
+may be sound without being complete.
+
+Imported lazily by :mod:`ldp.report_schema` (it needs pyarrow, which the
+client does not).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = [
+    "FLOAT_TEXT",
+    "INT_TEXT",
+    "base64_encode_rows",
+    "bits_column",
+    "chunk",
+    "csv_float_column",
+    "csv_int_column",
+    "domain_indices",
+    "int_column",
+    "present",
+    "quoted_base64_texts",
+    "string_equal",
+]
+
+#: CSV text of an integer and of a float (what the readers convert; anything else stays text).
+INT_TEXT = re.compile(r"[+-]?[0-9]{1,40}")
+FLOAT_TEXT = re.compile(r"[+-]?([0-9]{1,400}\.?[0-9]{0,400}|\.[0-9]{1,400})([eE][+-]?[0-9]{1,5})?")
+
+_B64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_B64_DECODE = np.full(256, 255, dtype=np.uint8)
+_B64_DECODE[np.frombuffer(_B64_ALPHABET, dtype=np.uint8)] = np.arange(64, dtype=np.uint8)
+_B64_ENCODE = np.frombuffer(_B64_ALPHABET, dtype=np.uint8)
+_PAD = ord("=")
+
+
+def chunk(column: Any) -> pa.Array | None:
+    """One Arrow array of a column (chunked arrays combined); None stays None."""
+    if column is None:
+        return None
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    return column
+
+
+def present(column: pa.Array | None, n: int) -> np.ndarray:
+    """Which rows of a column hold a value (all False for a missing or null-typed column)."""
+    if column is None:
+        return np.zeros(n, dtype=bool)
+    if pa.types.is_null(column.type):
+        return np.zeros(n, dtype=bool)
+    return np.asarray(column.is_valid(), dtype=bool)
+
+
+def _bool(array: Any) -> np.ndarray:
+    return np.asarray(pc.fill_null(array, False), dtype=bool)
+
+
+def int_column(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 values, ok) for an integer column; ok is False for nulls, non-integers, ≥ 2^63."""
+    if column is None or not pa.types.is_integer(column.type):
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    ok = present(column, n)
+    raw = np.asarray(column.fill_null(0))
+    if raw.dtype == np.uint64:
+        ok &= raw < np.uint64(1 << 63)
+    return raw.astype(np.int64), ok
+
+
+def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
+    """Rows of a string (or dictionary of strings) column equal to ``text``."""
+    if column is None:
+        return np.zeros(n, dtype=bool)
+    if pa.types.is_dictionary(column.type):
+        if not (
+            pa.types.is_string(column.type.value_type) or pa.types.is_large_string(column.type.value_type)
+        ):
+            return np.zeros(n, dtype=bool)
+        hits = _bool(pc.equal(column.dictionary, text))
+        indices = column.indices
+        ok = present(indices, n)
+        return ok & hits[np.asarray(indices.fill_null(0)).astype(np.intp)] if len(hits) else ok & False
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return np.zeros(n, dtype=bool)
+    return _bool(pc.equal(column, text))
+
+
+def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(n, width) uint8 view of a string/binary column; ok where the entry has exactly ``width`` bytes."""
+    column = chunk(column)
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    out = np.zeros((n, width), dtype=np.uint8)
+    if n == 0:
+        return out, np.zeros(0, dtype=bool)
+    if pa.types.is_fixed_size_binary(column.type):
+        if column.type.byte_width != width:
+            return out, np.zeros(n, dtype=bool)
+        ok = present(column, n)
+        data = np.frombuffer(column.buffers()[1], dtype=np.uint8)
+        start = column.offset * width
+        out = data[start : start + n * width].reshape(n, width).copy()
+        return out, ok
+    offset_type: type[np.signedinteger[Any]]
+    if pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type):
+        offset_type = np.int64
+    elif pa.types.is_string(column.type) or pa.types.is_binary(column.type):
+        offset_type = np.int32
+    else:
+        return out, np.zeros(n, dtype=bool)
+    buffers = column.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=offset_type)[column.offset : column.offset + n + 1].astype(
+        np.int64
+    )
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    ok = (np.diff(offsets) == width) & present(column, n)
+    starts = offsets[:-1]
+    if ok.all() and width and np.all(np.diff(starts) == width):
+        out = data[starts[0] : starts[0] + n * width].reshape(n, width).copy()
+    elif ok.any() and width:
+        rows = np.flatnonzero(ok)
+        out[rows] = data[starts[rows, None] + np.arange(width)]
+    return out, ok
+
+
+def _decode_base64(chars: np.ndarray, num_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Decode (n, 4⌈num_bytes/3⌉) ASCII rows of padded base64; (bytes (n, num_bytes), ok)."""
+    n, length = chars.shape
+    pad = length // 4 * 3 - num_bytes
+    sextets = _B64_DECODE[chars]
+    body = sextets[:, : length - pad] if pad else sextets
+    ok = np.all(body != 255, axis=1)
+    if pad:
+        ok &= np.all(chars[:, length - pad :] == _PAD, axis=1)
+        sextets = sextets.copy()
+        sextets[:, length - pad :] = 0
+    s = sextets.reshape(n, length // 4, 4).astype(np.uint8)
+    decoded = np.empty((n, length // 4, 3), dtype=np.uint8)
+    decoded[..., 0] = (s[..., 0] << 2) | (s[..., 1] >> 4)
+    decoded[..., 1] = ((s[..., 1] & 15) << 4) | (s[..., 2] >> 2)
+    decoded[..., 2] = ((s[..., 2] & 3) << 6) | s[..., 3]
+    # an explicit row width: reshape(n, -1) cannot infer it when the chunk has no rows (n == 0)
+    return decoded.reshape(n, length // 4 * 3)[:, :num_bytes], ok
+
+
+def bits_column(column: pa.Array | None, num_bits: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """((n, ⌈num_bits/8⌉) uint8 packed bits, ok) of a base64 text or binary column; padding bits must be 0."""
+    num_bytes = (num_bits + 7) // 8
+    if column is None:
+        return np.zeros((n, num_bytes), dtype=np.uint8), np.zeros(n, dtype=bool)
+    value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
+        length = 4 * -(-num_bytes // 3)
+        chars, ok = _fixed_width_bytes(column, length, n)
+        bits, decoded_ok = _decode_base64(chars, num_bytes)
+        ok &= decoded_ok
+    else:
+        bits, ok = _fixed_width_bytes(column, num_bytes, n)
+    spare = num_bytes * 8 - num_bits
+    if spare and n:
+        ok &= (bits[:, -1] & ((1 << spare) - 1)) == 0
+    return np.ascontiguousarray(bits), ok
+
+
+def base64_encode_rows(bits: np.ndarray) -> np.ndarray:
+    """Standard padded base64 of each row of a (n, w) uint8 array, as (n, 4⌈w/3⌉) ASCII bytes."""
+    n, width = bits.shape
+    groups = -(-width // 3)
+    padded = np.zeros((n, groups * 3), dtype=np.uint8)
+    padded[:, :width] = bits
+    b = padded.reshape(n, groups, 3).astype(np.uint32)
+    word = (b[..., 0] << 16) | (b[..., 1] << 8) | b[..., 2]
+    sextets = np.stack([(word >> 18) & 63, (word >> 12) & 63, (word >> 6) & 63, word & 63], axis=-1)
+    out = _B64_ENCODE[sextets].reshape(n, groups * 4)
+    pad = groups * 3 - width
+    if pad:
+        out[:, -pad:] = _PAD
+    return out
+
+
+def base64_texts(bits: np.ndarray, num_bytes: int) -> np.ndarray:
+    """(n, 4⌈num_bytes/3⌉) ASCII base64 of each row (also for zero rows)."""
+    width = 4 * -(-num_bytes // 3)
+    if not len(bits):
+        return np.zeros((0, width), np.uint8)
+    return base64_encode_rows(np.ascontiguousarray(bits, dtype=np.uint8))
+
+
+def quoted_base64_texts(bits: np.ndarray, num_bytes: int) -> pa.Array:
+    """Arrow string array of each row's base64 in double quotes (its JSON text)."""
+    n = len(bits)
+    encoded = base64_texts(bits, num_bytes)
+    width = encoded.shape[1]
+    quoted = np.empty((n, width + 2), dtype=np.uint8)
+    quoted[:, 0] = quoted[:, -1] = ord('"')
+    quoted[:, 1:-1] = encoded
+    offsets = np.arange(0, (n + 1) * (width + 2), width + 2, dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(quoted)])
+
+
+def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Domain index of each entry of a string or integer value column (same rules as DomainIndex)."""
+    if column is None:
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
+        keys = pa.array([str(v) for v in domain], type=pa.string())
+        positions = np.arange(len(domain), dtype=np.int64)
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        column = column.cast(pa.string()) if pa.types.is_large_string(value_type) else column
+    elif pa.types.is_integer(value_type):
+        pairs = [(v, i) for i, v in enumerate(domain) if isinstance(v, int)]
+        if not pairs:
+            return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        keys = pa.array([v for v, _ in pairs], type=pa.int64())
+        positions = np.array([i for _, i in pairs], dtype=np.int64)
+        column = (
+            column.cast(pa.int64(), safe=False) if not pa.types.is_unsigned_integer(value_type) else column
+        )
+        if pa.types.is_unsigned_integer(value_type):
+            raw = np.asarray(column.fill_null(0))
+            big = raw >= np.uint64(1 << 63)
+            column = pa.array(np.where(big, 0, raw).astype(np.int64), mask=~present(column, n) | big)
+    else:
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    found = pc.index_in(column, value_set=keys)
+    ok = present(found, n)
+    index = np.asarray(found.fill_null(0)).astype(np.int64)
+    return positions[index] if len(positions) else index, ok
+
+
+def csv_int_column(cells: list[str | None]) -> pa.Array:
+    """An int64 column of CSV cells (None: empty); cells that are not 64-bit integers are null."""
+    strings = pa.array(cells, type=pa.string())
+    try:
+        return strings.cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    out = []
+    for text in cells:
+        value = None
+        if text is not None and INT_TEXT.fullmatch(text):
+            value = int(text)
+            if not -(1 << 63) <= value < (1 << 63):
+                value = None
+        out.append(value)
+    return pa.array(out, type=pa.int64())  # unconvertible cells are null: re-checked row by row
+
+
+def csv_float_column(cells: list[str | None]) -> pa.Array:
+    """A float64 column of CSV cells; cells that are not numbers are null."""
+    out = [float(t) if t is not None and FLOAT_TEXT.fullmatch(t) else None for t in cells]
+    return pa.array(out, type=pa.float64())

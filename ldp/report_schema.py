@@ -1,0 +1,450 @@
+"""Report schemas: each spec declares the payload fields of its reports, once.
+
+A spec class says what its reports carry with a class attribute
+``report_schema``, an ordered :class:`ReportSchema` of typed fields::
+
+    report_schema: ClassVar[ReportSchema] = ReportSchema(
+        (BoundedInt("seed", bound=LH_SEED_SPACE, ...), BoundedInt("value", bound="g"))
+    )
+
+Everything that handles reports reads that declaration and nothing else:
+:func:`ldp.report_check.check_report` (one report), the column-wise readers
+of JSON Lines, CSV and Parquet (:mod:`ldp.aggregator.report_columns`), the
+report writers (:mod:`ldp.aggregator.writers`), :class:`ldp.batch.ReportBatch`
+and the rejects path. A new mechanism declares its fields with the types
+below, and may name them freely (``"index"``, ``"row"``, ...): no reader,
+writer or checker changes. A spec class without a schema is a
+:class:`~ldp.errors.ParameterError` naming it (:func:`report_schema_of`).
+
+Field types
+-----------
+=================  ===========================================================
+:class:`DomainElement`  a domain element in the report, a domain *index* in a batch
+:class:`BoundedInt`   an integer in [0, bound): a hash seed, a bucket, a cohort,
+                      an index; ``bound`` a number or the name of a spec attribute
+:class:`BitVector`    a packed vector of n bits (base64 in text, binary in Parquet)
+:class:`Number`       a finite number that the spec can output (``spec.in_support``)
+=================  ===========================================================
+
+Each field type knows how to check one value of a parsed report (raising
+:class:`~ldp.errors.ReportError` with the reason), convert a whole Arrow
+column vectorized, write a batch column as JSON texts, CSV cells and an
+Arrow array, and parse a CSV cell. Columns of a :class:`~ldp.batch.ReportBatch`
+are keyed by field name.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from ldp.errors import ParameterError, ReportError
+from ldp.jsonlines import json_line
+from ldp.report import declare_report_field
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "BitVector",
+    "BoundedInt",
+    "DomainElement",
+    "Number",
+    "ReportField",
+    "ReportSchema",
+    "report_schema_of",
+]
+
+
+def _bound_of(spec: Any, bound: int | str) -> int:
+    """An integer bound, or the spec attribute it names."""
+    if isinstance(bound, int):
+        return bound
+    value = getattr(spec, bound, None)
+    if not isinstance(value, int):
+        raise ParameterError(
+            f"{type(spec).__name__} report schema: bound {bound!r} is not an integer attribute of the spec"
+        )
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportField:
+    """One payload field of a report (base class of the field types).
+
+    Parameters
+    ----------
+    name : str
+        The field's name in the JSON form, CSV header and Parquet column, and
+        the key of its column in a :class:`~ldp.batch.ReportBatch`.
+    """
+
+    name: str
+
+    #: Whether a binary Parquet cell of this field stands for base64 text.
+    binary: ClassVar[bool] = False
+
+    # -- one report --------------------------------------------------------
+    def check(self, spec: Any, raw: Any) -> Any:
+        """The normalized content of the field's value in one report; :class:`ReportError` otherwise."""
+        raise NotImplementedError
+
+    def to_report(self, spec: Any, stored: Any) -> Any:
+        """The report's value (as :class:`~ldp.report.Report` holds it) of one stored batch entry."""
+        raise NotImplementedError
+
+    def csv_cell(self, text: str) -> Any:
+        """The JSON value a CSV cell stands for (text it cannot convert stays text)."""
+        return text
+
+    # -- columns -------------------------------------------------------------
+    def from_checked(self, spec: Any, values: Sequence[Any]) -> np.ndarray:
+        """The batch column of values returned by :meth:`check`."""
+        raise NotImplementedError
+
+    def column(self, spec: Any, column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(batch column, ok) of an Arrow column of ``n`` rows; rows not ok are re-checked one by one."""
+        raise NotImplementedError
+
+    def csv_column(self, cells: list[str | None]) -> pa.Array:
+        """The Arrow column of a chunk's CSV cells (None: an empty cell)."""
+        import pyarrow as pa
+
+        return pa.array(cells, type=pa.string())
+
+    def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
+        """Each entry's JSON text, as an Arrow string array."""
+        raise NotImplementedError
+
+    def text_cells(self, spec: Any, column: np.ndarray) -> list[Any]:
+        """Each entry as a Python value for a CSV cell."""
+        raise NotImplementedError
+
+    def arrow(self, spec: Any, column: np.ndarray) -> pa.Array:
+        """The column as written to Parquet."""
+        raise NotImplementedError
+
+
+@dataclasses.dataclass(frozen=True)
+class DomainElement(ReportField):
+    """A domain element (``spec.domain``); stored in a batch as its int64 domain index."""
+
+    name: str = "value"
+
+    def check(self, spec: Any, raw: Any) -> int:
+        try:
+            return int(spec.index_of(raw))
+        except ParameterError as exc:
+            raise ReportError(str(exc)) from None
+
+    def to_report(self, spec: Any, stored: Any) -> Any:
+        return spec.domain[int(stored)]
+
+    def from_checked(self, spec: Any, values: Sequence[Any]) -> np.ndarray:
+        return np.fromiter(values, dtype=np.int64, count=len(values))
+
+    def column(self, spec: Any, column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+        from ldp.report_arrow import domain_indices
+
+        return domain_indices(spec.domain, column, n)
+
+    def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
+        import pyarrow as pa
+
+        texts = pa.array([json_line(v) for v in spec.domain], type=pa.string())
+        return texts.take(pa.array(column.astype(np.int64)))
+
+    def text_cells(self, spec: Any, column: np.ndarray) -> list[Any]:
+        domain = spec.domain
+        return [domain[i] for i in column.tolist()]
+
+    def arrow(self, spec: Any, column: np.ndarray) -> pa.Array:
+        import pyarrow as pa
+
+        domain = spec.domain
+        if all(isinstance(v, int) for v in domain):
+            return pa.array(np.asarray(domain, dtype=np.int64)[column])
+        return pa.DictionaryArray.from_arrays(
+            pa.array(column.astype(np.int32)), pa.array([str(v) for v in domain])
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundedInt(ReportField):
+    """An integer in [0, ``bound``).
+
+    Parameters
+    ----------
+    name : str
+        Field name.
+    bound : int or str
+        The exclusive upper bound, or the name of the spec attribute holding it.
+    message : str
+        The error for a value that is not an integer in range, formatted with
+        ``name``, ``raw`` (the value as reported) and ``bound``.
+    lenient : bool
+        Also accept an integral float (``3.0``) and a string of digits (``"3"``).
+    dtype : str
+        NumPy dtype of the batch column (``"int64"`` or ``"uint64"``).
+    """
+
+    bound: int | str = 0
+    message: str = "{name} {raw!r} is out of range [0, {bound})"
+    lenient: bool = False
+    dtype: str = "int64"
+
+    def check(self, spec: Any, raw: Any) -> int:
+        bound = _bound_of(spec, self.bound)
+        value = raw
+        if self.lenient:
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if isinstance(value, str) and value.isdigit():
+                value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < bound:
+            raise ReportError(self.message.format(name=self.name, raw=raw, bound=bound)[:300])
+        return value
+
+    def to_report(self, spec: Any, stored: Any) -> int:
+        return int(stored)
+
+    def csv_cell(self, text: str) -> Any:
+        from ldp.report_arrow import INT_TEXT
+
+        return int(text) if INT_TEXT.fullmatch(text) else text
+
+    def from_checked(self, spec: Any, values: Sequence[Any]) -> np.ndarray:
+        return np.fromiter(values, dtype=np.dtype(self.dtype), count=len(values))
+
+    def column(self, spec: Any, column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+        from ldp.report_arrow import int_column
+
+        values, ok = int_column(column, n)
+        ok &= (values >= 0) & (values < _bound_of(spec, self.bound))
+        return values.astype(np.dtype(self.dtype), copy=False), ok
+
+    def csv_column(self, cells: list[str | None]) -> pa.Array:
+        from ldp.report_arrow import csv_int_column
+
+        return csv_int_column(cells)
+
+    def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
+        import pyarrow as pa
+
+        return pa.array(column.astype(np.dtype(self.dtype))).cast(pa.string())
+
+    def text_cells(self, spec: Any, column: np.ndarray) -> list[Any]:
+        return column.tolist()
+
+    def arrow(self, spec: Any, column: np.ndarray) -> pa.Array:
+        import pyarrow as pa
+
+        return pa.array(column.astype(np.int64))
+
+
+@dataclasses.dataclass(frozen=True)
+class BitVector(ReportField):
+    """A packed vector of ``length`` bits (numpy.packbits order, zero padding).
+
+    Parameters
+    ----------
+    name : str
+        Field name.
+    length : int or str
+        Number of bits, or the name of the spec attribute holding it.
+
+    In JSON and CSV the bytes are base64 text, in Parquet binary; in a batch
+    the column is a (n, ⌈length/8⌉) uint8 array.
+    """
+
+    name: str = "bits"
+    length: int | str = 0
+
+    binary: ClassVar[bool] = True
+
+    def num_bits(self, spec: Any) -> int:
+        """The vector's length in bits for ``spec``."""
+        return _bound_of(spec, self.length)
+
+    def check(self, spec: Any, raw: Any) -> bytes:
+        if isinstance(raw, str):  # a field the Report does not decode itself (a new name)
+            try:
+                raw = base64.b64decode(raw.encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError, ValueError):
+                raise ReportError(f"report '{self.name}' is not valid base64") from None
+        if not isinstance(raw, (bytes, bytearray)):
+            raise ReportError(f"report '{self.name}' must be a base64 string, got {raw!r}"[:300])
+        bits = bytes(raw)
+        num_bits = self.num_bits(spec)
+        expected = (num_bits + 7) // 8
+        if len(bits) != expected:
+            raise ReportError(f"bits have {len(bits)} bytes, expected {expected} for {num_bits} bits")
+        spare = expected * 8 - num_bits
+        if spare and bits[-1] & ((1 << spare) - 1):
+            raise ReportError(f"bits set beyond bit {num_bits - 1} (padding must be zero)")
+        return bits
+
+    def to_report(self, spec: Any, stored: Any) -> bytes:
+        return bytes(stored.tobytes())
+
+    def from_checked(self, spec: Any, values: Sequence[Any]) -> np.ndarray:
+        width = (self.num_bits(spec) + 7) // 8
+        raw = b"".join(values)
+        return np.frombuffer(raw, dtype=np.uint8).reshape(len(values), width).copy()
+
+    def column(self, spec: Any, column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+        from ldp.report_arrow import bits_column
+
+        return bits_column(column, self.num_bits(spec), n)
+
+    def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
+        from ldp.report_arrow import quoted_base64_texts
+
+        return quoted_base64_texts(column, (self.num_bits(spec) + 7) // 8)
+
+    def text_cells(self, spec: Any, column: np.ndarray) -> list[Any]:
+        from ldp.report_arrow import base64_texts
+
+        n = len(column)
+        encoded = base64_texts(column, (self.num_bits(spec) + 7) // 8)
+        width = encoded.shape[1]
+        text = encoded.tobytes().decode("ascii")
+        return [text[i * width : (i + 1) * width] for i in range(n)]
+
+    def arrow(self, spec: Any, column: np.ndarray) -> pa.Array:
+        import pyarrow as pa
+
+        n = len(column)
+        width = (self.num_bits(spec) + 7) // 8
+        data = np.ascontiguousarray(column, dtype=np.uint8)
+        offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32)
+        return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+@dataclasses.dataclass(frozen=True)
+class Number(ReportField):
+    """A finite number the spec can output (``spec.in_support``); stored as float64."""
+
+    name: str = "value"
+
+    def check(self, spec: Any, raw: Any) -> float:
+        if isinstance(raw, (str, bool)) or not isinstance(raw, (int, float)):
+            raise ReportError(f"numeric report value must be a finite number, got {raw!r}"[:300])
+        if not math.isfinite(float(raw)):
+            raise ReportError(f"numeric report value must be a finite number, got {raw!r}")
+        if not bool(spec.in_support(float(raw))):
+            raise ReportError(f"numeric report value {raw!r} is not an output of this {spec.mechanism} spec")
+        return float(raw)
+
+    def to_report(self, spec: Any, stored: Any) -> float:
+        return float(stored)
+
+    def csv_cell(self, text: str) -> Any:
+        from ldp.report_arrow import FLOAT_TEXT
+
+        return float(text) if FLOAT_TEXT.fullmatch(text) else text
+
+    def from_checked(self, spec: Any, values: Sequence[Any]) -> np.ndarray:
+        return np.fromiter(values, dtype=np.float64, count=len(values))
+
+    def column(self, spec: Any, column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+        import pyarrow as pa
+
+        from ldp.report_arrow import present
+
+        if column is None or not (pa.types.is_floating(column.type) or pa.types.is_integer(column.type)):
+            return np.zeros(n), np.zeros(n, dtype=bool)
+        # safe=False: an integer beyond 2^53 becomes the nearest double, as float(value) in check does
+        # (the safe cast raised and lost the chunk)
+        values = np.asarray(column.cast(pa.float64(), safe=False).fill_null(np.nan))
+        ok = present(column, n) & np.isfinite(values)
+        ok &= spec.in_support(np.where(ok, values, 0.0))  # out of the mechanism's output support
+        return values, ok
+
+    def csv_column(self, cells: list[str | None]) -> pa.Array:
+        from ldp.report_arrow import csv_float_column
+
+        return csv_float_column(cells)
+
+    def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
+        import pyarrow as pa
+
+        return pa.array([json.dumps(v) for v in column.tolist()], type=pa.string())
+
+    def text_cells(self, spec: Any, column: np.ndarray) -> list[Any]:
+        return column.tolist()
+
+    def arrow(self, spec: Any, column: np.ndarray) -> pa.Array:
+        import pyarrow as pa
+
+        return pa.array(column.astype(np.float64))
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportSchema:
+    """The ordered payload fields of a spec's reports (in the order of the JSON form, after ``v``, ``spec``).
+
+    Declaring a schema makes its field names known to :class:`ldp.report.Report`
+    (so a report carrying them parses; a spec whose schema lacks one rejects
+    it as unexpected).
+
+    Parameters
+    ----------
+    fields : tuple of ReportField
+        At least one field; names unique, none of ``v``, ``spec``,
+        ``client``, ``group``.
+    """
+
+    fields: tuple[ReportField, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", tuple(self.fields))
+        if not self.fields or not all(isinstance(f, ReportField) for f in self.fields):
+            raise ParameterError("a report schema needs one or more ReportField fields")
+        names = self.names
+        if len(set(names)) != len(names):
+            raise ParameterError(f"report schema names a field twice: {', '.join(names)}")
+        for name in names:
+            declare_report_field(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The field names, in order."""
+        return tuple(f.name for f in self.fields)
+
+    def field(self, name: str) -> ReportField | None:
+        """The field called ``name`` (None when the schema has none)."""
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+    def binary_names(self) -> frozenset[str]:
+        """Names of the fields whose binary Parquet cells stand for base64 text."""
+        return frozenset(f.name for f in self.fields if f.binary)
+
+
+def report_schema_of(spec: Any) -> ReportSchema:
+    """The report schema a spec (instance or class) declares.
+
+    Raises
+    ------
+    ParameterError
+        Naming the spec class and mechanism when it declares none.
+    """
+    cls = spec if isinstance(spec, type) else type(spec)
+    schema = getattr(cls, "report_schema", None)
+    if not isinstance(schema, ReportSchema):
+        mechanism = getattr(cls, "mechanism", None) or cls.__name__
+        raise ParameterError(
+            f"{cls.__name__} (mechanism {mechanism!r}) declares no report schema: give the spec class a "
+            "'report_schema' (a ReportSchema of ldp.report_schema, see docs/adding-a-mechanism.md)"
+        )
+    return schema
