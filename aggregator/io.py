@@ -669,7 +669,9 @@ class _CsvRows:
             return "a header row must be one line"
         if len(record.fields) != len(self.names):
             return f"{len(record.fields)} fields, the header has {len(self.names)}"
-        _, bad = _check_one(self.spec, lambda fields: _csv_report(self.names, fields, self.spec.report_kind), record.fields)
+        _, bad = _check_one(
+            self.spec, lambda fields: _csv_report(self.names, fields, self.spec.report_kind), record.fields
+        )
         return None if bad is None else bad[0]
 
     def _reject_undecodable(self, lines: _Lines) -> None:
