@@ -317,9 +317,11 @@ def draw_counts(population: Population, users: int, rng: np.random.Generator) ->
         raise ParameterError(f"users must be an integer >= 1, got {users!r}")
     if population.user_counts is None:
         return rng.multinomial(int(users), population.probabilities).astype(np.int64)
-    total = population.num_rows
+    total = int(population.user_counts.sum())
     if users > total:
-        raise ParameterError(f"users={users} exceeds the {total} rows of {population.name} (--as-users)")
+        raise ParameterError.naming(
+            f"users={users} exceeds the {total} rows of {population.name} ({{as_users}})", as_users=True
+        )
     if users == total:
         return population.user_counts.copy()
     return rng.multivariate_hypergeometric(population.user_counts, int(users)).astype(np.int64)
