@@ -22,13 +22,16 @@ import dataclasses
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
 
 from ldp.domain import normalize_domain
 from ldp.errors import ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -197,60 +200,18 @@ def make_population(distribution: str, domain_size: int, parameter: float | None
     return build(domain_size, parameter)
 
 
-def _read_column(path: Path, column: str):
+def _read_column(path: str | Path, column: str) -> pd.Series:
+    """The cells of ``column`` of a data file, as an object Series (read by :func:`ldp.values_file.read_column`).
+
+    CSV rows wider or narrower than the header are read, not refused (extra
+    fields ignored, missing ones missing): a sample of users tolerates a
+    ragged row that an encoder must not.
+    """
     import pandas as pd
 
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".csv":
-            _check_column(path, column, pd.read_csv(path, nrows=0).columns)
-            # index_col=False: a row with more fields than the header must not shift the columns
-            frame = pd.read_csv(path, usecols=[column], index_col=False, dtype=object, keep_default_na=False)
-        elif suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
+    from ldp.values_file import read_column
 
-            _check_column(path, column, pq.read_schema(path).names)
-            frame = pd.read_parquet(path, columns=[column])
-        elif suffix in (".jsonl", ".ndjson"):
-            frame = pd.read_json(path, lines=True, dtype=False)
-        elif suffix == ".json":
-            frame = pd.read_json(path, dtype=False)
-        else:
-            raise ParameterError(
-                f"--data {str(path)!r}: unknown format {suffix!r}; use .csv, .parquet or .jsonl"
-            )
-    except FileNotFoundError:
-        raise ParameterError(f"--data file {str(path)!r} does not exist") from None
-    except UnicodeDecodeError as exc:
-        raise ParameterError(
-            f"--data {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})"
-        ) from None
-    except (
-        ValueError
-    ) as exc:  # pandas' and pyarrow's parse errors (ArrowInvalid, EmptyDataError) are ValueErrors
-        if isinstance(exc, ParameterError):
-            raise
-        raise ParameterError(
-            f"cannot read column {column!r} from --data {str(path)!r}: {_first_line(exc)}"
-        ) from None
-    except OSError as exc:
-        raise ParameterError(f"cannot read --data {str(path)!r}: {_first_line(exc)}") from None
-    _check_column(path, column, frame.columns)
-    return frame[column]
-
-
-def _check_column(path: Path, column: str, names) -> None:
-    names = [str(name) for name in names]
-    if column not in names:
-        raise ParameterError(
-            f"--data {str(path)!r} has no column {column!r}; its columns: {', '.join(map(repr, names)) or '(none)'}"
-        )
-
-
-def _first_line(exc: BaseException) -> str:
-    """An exception's message cut to one line (pyarrow appends whole schemas)."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return pd.Series(read_column(path, column, strict=False), dtype=object, name=column)
 
 
 def _domain_value(value: Any) -> str | int:
@@ -264,16 +225,21 @@ def _domain_value(value: Any) -> str | int:
 
 
 def from_data(path: str | Path, column: str, *, as_users: bool = False) -> Population:
-    """Population from a column of a CSV, Parquet or JSON Lines file.
+    """Population from a column of a CSV, JSON Lines, JSON or Parquet file.
 
-    Missing values are dropped. The domain is the distinct values, most
+    The file is read by :mod:`ldp.values_file` (its rules: kinds by
+    extension, UTF-8, gzip, errors naming the file and line), except that a
+    CSV row with another number of fields than the header is read (extra
+    fields ignored, missing ones missing) instead of refused.
+    Missing values (None, NaN, empty text) are dropped. The domain is the distinct values, most
     frequent first (ties by value). Integer columns keep integer values;
     everything else is read as text.
 
     Parameters
     ----------
     path : str or Path
-        ``.csv``, ``.parquet``/``.pq`` or ``.jsonl``/``.ndjson`` file.
+        ``.csv``, ``.jsonl``/``.ndjson``, ``.json`` (an array of objects) or
+        ``.parquet``/``.pq`` file; the text kinds may be gzip-compressed (``.gz``).
     column : str
         Column holding one value per row.
     as_users : bool
