@@ -35,7 +35,7 @@ import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import click
 
@@ -219,14 +219,17 @@ def _secure_reports(
                 key = canonical_client_id(client)
             except ParameterError as exc:
                 raise ParameterError(f"row {row}: {exc}") from None
-            encoder = clients.get(key)
-            if encoder is None:
-                encoder = (
-                    shared if shared is not None else make_encoder(spec, state=state_path(state_dir, key))
+            cached = clients.get(key)
+            if cached is None:
+                cached = (
+                    shared
+                    if shared is not None
+                    else make_encoder(spec, state=str(state_path(state_dir, key)))
                 )
                 if budget is not None:
-                    encoder = BudgetedEncoder(encoder, open_ledger(ledger_path(state_dir, key), budget))
-                clients[key] = encoder
+                    cached = BudgetedEncoder(cached, open_ledger(ledger_path(state_dir, key), budget))
+                clients[key] = cached
+            encoder = cached
         try:
             report = encoder.encode(value)
         except BudgetExceededError:
@@ -278,7 +281,8 @@ def _write_or_refund(items, output: str | None, spec: Spec, charges: _Charges | 
     stream = _CountingStream(sys.stdout, charges) if to_stdout else None
     try:
         if stream is not None:
-            return write_reports(items, stream, spec)
+            return write_reports(items, cast(IO[str], stream), spec)  # it has the write() they use
+        assert output is not None  # not standard output
         with atomic_output(output) as temporary:
             return write_reports(items, temporary, spec)
     except BaseException as exc:

@@ -352,11 +352,16 @@ def _parquet_chunks(path: str) -> Iterator[_Chunk]:
         for batch in parquet.iter_batches(batch_size=CHUNK_ROWS):
             # Arrow's own Python values: an integer column with nulls stays integers and None
             # (through pandas it would become floats, and 1 would read as 1.0).
-            yield (
-                list(batch.schema.names),
-                batch.num_rows,
-                lambda name, batch=batch: batch.column(name).to_pylist(),
-            )
+            yield list(batch.schema.names), batch.num_rows, _batch_column(batch)
     except (pa.ArrowException, OSError) as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ParameterError(f"cannot read Parquet file {path!r}: {detail}") from None
+
+
+def _batch_column(batch: Any) -> Callable[[str], list[Any]]:
+    """The getter of a record batch's columns as Python values."""
+
+    def column_of(name: str) -> list[Any]:
+        return list(batch.column(name).to_pylist())
+
+    return column_of
