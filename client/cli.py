@@ -414,8 +414,9 @@ def encode(
 ):
     """Randomize each input value (one row = one user) into a report.
 
-    INPUT is CSV, JSON Lines or Parquet (by extension), or plain text with one
-    value per line.
+    INPUT is CSV, JSON Lines, JSON (an array of objects) or Parquet (by
+    extension; .csv.gz, .jsonl.gz accepted), or plain text with one value per
+    line.
 
     --group-column C adds each row's C as the report's group key, for
     per-group means (ldp aggregate --by-group). The group key is NOT

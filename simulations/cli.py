@@ -256,7 +256,7 @@ def _fraction(text: str) -> Fraction:
     "--data",
     default=None,
     type=click.Path(dir_okay=False),
-    help="Real data: a CSV, Parquet or JSON Lines file (its column's empirical distribution).",
+    help="Real data: a CSV, JSON Lines, JSON or Parquet file (its column's empirical distribution).",
 )
 @click.option("--column", default=None, help="Column of --data holding one value per row.")
 @click.option("--as-users", is_flag=True, help="With --data: every row is a user (no resampling).")
