@@ -2,7 +2,7 @@
 
 A :class:`Population` is a categorical distribution over a domain (synthetic,
 or the empirical distribution of a data column), optionally with a fixed
-multiset of users (``--as-users``: every row of the column is one user).
+multiset of users (``as_users``: every row of the column is one user).
 :func:`draw_counts` turns it into the true count of users per value for one
 simulated collection; the mechanisms then randomize those users.
 
@@ -60,7 +60,7 @@ class Population:
     probabilities : numpy.ndarray
         P[value], one per domain value, summing to 1.
     user_counts : numpy.ndarray, optional
-        Fixed number of users per value (``--as-users``); when set, a
+        Fixed number of users per value (``as_users``); when set, a
         collection uses exactly these users (or a random subset of them).
     """
 
@@ -97,7 +97,7 @@ class Population:
 
     @property
     def num_rows(self) -> int | None:
-        """Number of fixed users (``--as-users``), else None."""
+        """Number of fixed users (``as_users``), else None."""
         return None if self.user_counts is None else int(self.user_counts.sum())
 
 
