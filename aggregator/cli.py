@@ -17,13 +17,17 @@ import click
 
 from ldp.cli import check_outputs_distinct, check_writable, run_guarded
 from ldp.errors import ParameterError
+from ldp.flags import Flags
 from ldp.progress import CountProgress
+from ldp.specs import Spec
 
 __all__ = ["CONSISTENCY_METHODS", "EXIT_REJECTS", "accumulate_reports", "aggregate", "check_estimates_output"]
 
 #: Exit status when estimates were produced but some reports were rejected.
 EXIT_REJECTS = 3
 CONSISTENCY_METHODS = ("none", "norm-sub", "base-cut", "norm-mul", "clip")
+#: How ``ldp aggregate`` names the parameters of library errors.
+FLAGS = Flags(choices=frozenset({"engine"}))
 
 
 def check_estimates_output(path: str | None, option: str = "-o") -> None:
@@ -171,7 +175,7 @@ def aggregate(
       ldp aggregate --spec duchi.json reports.jsonl --by-group -o means-by-version.csv
     """
     status = run_guarded(
-        _aggregate,
+        _translated,
         spec_path=spec_path,
         reports=reports,
         candidates_path=candidates,
@@ -186,6 +190,17 @@ def aggregate(
         by_group=by_group,
     )
     sys.exit(status)
+
+
+def _translated(**options) -> int:
+    """:func:`_aggregate` with library errors worded in this command's flags."""
+    with FLAGS.translating():
+        return _aggregate(**options)
+
+
+def _report_kind(spec: Spec) -> str:
+    """The spec's kind of report (``value``, ``bits``, ``hashed``, ``rappor``, ``numeric``)."""
+    return str(getattr(spec, "report_kind", ""))
 
 
 def _aggregate(
@@ -206,7 +221,7 @@ def _aggregate(
     from ldp.specs import load_spec
 
     spec = load_spec(spec_path)
-    if by_group and spec.report_kind != "numeric":
+    if by_group and _report_kind(spec) != "numeric":
         raise ParameterError(
             f"--by-group gives per-group means and needs a numeric spec; this spec is {spec.mechanism}"
         )
@@ -227,7 +242,7 @@ def _aggregate(
         [("-o", output), ("--rejects", rejects_path)],
     )
     candidates = _read_candidates(candidates_path) if candidates_path else None
-    if candidates is not None and spec.report_kind != "rappor":
+    if candidates is not None and _report_kind(spec) != "rappor":
         raise ParameterError(f"--candidates is for RAPPOR specs; this spec is {spec.mechanism}")
     _check_consistency(spec, consistency, with_candidates=candidates is not None)
     if counts_path:
@@ -271,7 +286,7 @@ def _read_candidates(path: str) -> list[str]:
 
 
 def _from_counts(spec, path: str):
-    if spec.report_kind != "rappor":
+    if _report_kind(spec) != "rappor":
         raise ParameterError(f"--counts is for RAPPOR specs; this spec is {spec.mechanism}")
     try:
         from ldp.aggregator.google import read_counts
@@ -279,10 +294,12 @@ def _from_counts(spec, path: str):
         raise ParameterError(
             "--counts needs ldp.aggregator.google, which is not available in this version"
         ) from None
-    from ldp.aggregator import make_aggregator
+    from ldp.aggregator.accumulators import RapporAccumulator, make_aggregator
 
     cohort_counts, bit_counts = read_counts(path, spec)
-    return type(make_aggregator(spec)).from_counts(spec, cohort_counts, bit_counts)
+    empty = make_aggregator(spec)
+    assert isinstance(empty, RapporAccumulator)  # a RAPPOR spec (checked above)
+    return type(empty).from_counts(spec, cohort_counts, bit_counts)
 
 
 def accumulate_reports(
@@ -290,38 +307,33 @@ def accumulate_reports(
 ):
     """Read every file into one accumulator with the chosen engine; (accumulator, exit status).
 
-    Shared by ``ldp aggregate`` and ``ldp google-rappor counts``: the same reader, rejects, summary
-    line and exit statuses.
+    Shared by ``ldp aggregate`` and ``ldp google-rappor counts``: the same reader
+    (:func:`ldp.aggregator.accumulate.accumulate_files`), rejects, summary line
+    (printed here, on stderr) and exit statuses. ``engine`` holds the
+    ``engine``, ``workers`` and ``scheduler`` options; library errors name them
+    by their flags.
     """
-    from ldp.aggregator.engines import aggregate_files
-    from ldp.aggregator.rejects import RejectsWriter
+    from ldp.aggregator.accumulate import accumulate_files
 
     progress = CountProgress("reports")
-    with RejectsWriter(rejects_path) as rejects:
-        accumulator, valid = aggregate_files(
-            spec, paths, rejects, chunk_size=chunk_size, progress=progress.update, **(engine or {})
-        )
+    try:
+        with FLAGS.translating():
+            result = accumulate_files(
+                spec,
+                paths,
+                rejects_path=rejects_path,
+                chunk_size=chunk_size,
+                progress=progress.update,
+                **(engine or {}),
+            )
+    finally:
         progress.done()
-    summary = _summary(paths, valid, rejects)
-    if valid == 0:
-        raise ParameterError(f"nothing could be read: {summary}")
-    click.echo(summary, err=True)
-    if rejects.total and rejects_path is None:
-        for reject in rejects.examples:
+    click.echo(result.summary, err=True)
+    if result.rejected and rejects_path is None:
+        for reject in result.examples:
             click.echo(f"  {reject.file}:{reject.line}: {reject.reason}: {reject.detail}", err=True)
         click.echo("  (use --rejects FILE to keep every rejected report)", err=True)
-    return accumulator, (EXIT_REJECTS if rejects.total else 0)
-
-
-def _summary(paths: list[str], valid: int, rejects) -> str:
-    files = f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
-    text = f"{valid + rejects.total:,} reports read from {files}: {valid:,} valid, {rejects.total:,} rejected"
-    if rejects.total:
-        reasons = ", ".join(f"{reason} {count:,}" for reason, count in rejects.counts.most_common())
-        text += f" ({reasons})"
-        if rejects.path is not None:
-            text += f"; rejects written to {rejects.path}"
-    return text
+    return result.accumulator, (EXIT_REJECTS if result.rejected else 0)
 
 
 def _decode_summary(summary: dict) -> str:
@@ -342,14 +354,14 @@ def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None
     """--consistency post-processes frequency estimates only; checked before any report is read."""
     if consistency == "none":
         return
-    if spec.report_kind == "numeric":
+    if _report_kind(spec) == "numeric":
         raise ParameterError(
             f"--consistency {consistency} does not apply to mean estimates ({spec.mechanism} spec); "
             "use --consistency none"
         )
     if with_candidates:
         raise ParameterError("--consistency does not apply to a RAPPOR candidate decode")
-    if spec.report_kind == "rappor" and spec.encoding == "bloom":
+    if _report_kind(spec) == "rappor" and getattr(spec, "encoding", None) == "bloom":
         raise ParameterError(
             "--consistency does not apply to Bloom RAPPOR bit estimates (give --candidates to decode values)"
         )

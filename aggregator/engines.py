@@ -57,6 +57,7 @@ from ldp.errors import ParameterError
 
 __all__ = [
     "DASK_EXTRA_MESSAGE",
+    "DASK_EXTRA_TEMPLATE",
     "ENGINES",
     "MAX_WORKERS_PER_CPU",
     "SCHEDULER_TIMEOUT",
@@ -69,6 +70,9 @@ __all__ = [
 ]
 
 ENGINES = ("local", "dask")
+#: The error when Dask is missing, naming the ``engine`` parameter.
+DASK_EXTRA_TEMPLATE = '{engine=} needs the optional dependency dask[distributed]: pip install -e ".[dask]"'
+#: What ``ldp aggregate --engine dask`` prints when Dask is missing (kept importable for callers of 0.x).
 DASK_EXTRA_MESSAGE = '--engine dask needs the optional dependency dask[distributed]: pip install -e ".[dask]"'
 #: Most ``workers`` (threads, or local Dask worker processes) per CPU the process may use.
 MAX_WORKERS_PER_CPU = 2
@@ -152,27 +156,31 @@ def aggregate_files(
         raise ParameterError(f"workers must be a positive integer, got {workers!r}")
     if workers is not None and workers > max_workers():
         cpus = usable_cpus()
-        raise ParameterError(
-            f"--workers {workers} is too many for this machine: at most {max_workers()} "
+        raise ParameterError.naming(
+            f"{{workers=}} is too many for this machine: at most {max_workers()} "
             f"({MAX_WORKERS_PER_CPU} per CPU, and this process may use {cpus} CPU{'s' if cpus != 1 else ''}); "
-            "more only add memory and start-up time"
+            "more only add memory and start-up time",
+            workers=workers,
         )
     if chunk_size < 1:
         raise ParameterError(f"chunk_size must be at least 1, got {chunk_size!r}")
     if scheduler is not None and engine != "dask":
+        # The one message that keeps the flag wording: Python callers (tests) match this text.
         raise ParameterError("--scheduler is for --engine dask")
     progress = progress or (lambda rows: None)
     if engine == "dask":
         if scheduler is not None and workers is not None:
-            raise ParameterError(
-                "give --scheduler (a running cluster) or --workers (a local cluster), not both"
+            raise ParameterError.naming(
+                "give {scheduler} (a running cluster) or {workers} (a local cluster), not both",
+                scheduler=scheduler,
+                workers=workers,
             )
         if scheduler is not None:
             check_scheduler_address(scheduler)
         distributed = import_distributed()
         if STDIN in map(str, paths):
-            raise ParameterError(
-                "--engine dask cannot read standard input; write the reports to a file first"
+            raise ParameterError.naming(
+                "{engine=} cannot read standard input; write the reports to a file first", engine=engine
             )
         partitions = plan_partitions(paths, partition_bytes=partition_bytes, partition_rows=partition_rows)
         with _dask_client(distributed, scheduler, workers) as client:
@@ -210,9 +218,10 @@ def check_scheduler_address(address: str) -> str:
         return address
     if isinstance(address, str) and _INPROC_ADDRESS.fullmatch(address):
         return address
-    raise ParameterError(
-        f"--scheduler {address!r} is not a Dask scheduler address; "
-        "expected [tcp://]HOST:PORT with a port from 1 to 65535, e.g. tcp://10.0.0.5:8786"
+    raise ParameterError.naming(
+        "{scheduler=} is not a Dask scheduler address; "
+        "expected [tcp://]HOST:PORT with a port from 1 to 65535, e.g. tcp://10.0.0.5:8786",
+        scheduler=address,
     )
 
 
@@ -307,7 +316,7 @@ def import_distributed():
         import dask  # noqa: F401
         import dask.distributed as distributed
     except ImportError:
-        raise ParameterError(DASK_EXTRA_MESSAGE) from None
+        raise ParameterError.naming(DASK_EXTRA_TEMPLATE, engine="dask") from None
     return distributed
 
 

@@ -30,13 +30,12 @@ and demos only, and the command says so on stderr.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import click
 
@@ -44,10 +43,11 @@ from ldp.cli import run_guarded
 from ldp.errors import ParameterError
 from ldp.progress import CountProgress
 from ldp.specs import Spec, load_spec
+from ldp.values_file import CHUNK_ROWS, check_column, input_kind, read_lines, read_table
 
 __all__ = ["encode", "read_rows", "read_values", "state_path"]
 
-_CHUNK = 65536
+_CHUNK = CHUNK_ROWS
 _CLIENT_COLUMN = "client_id"
 #: Exit status when some rows were refused by their client's budget.
 EXIT_REFUSED = 3
@@ -69,8 +69,7 @@ def state_path(directory: str | Path, client_id: Any) -> Path:
 
 def _pick_column(columns: list[str], column: str | None, path: str, group_column: str | None = None) -> str:
     if column is not None:
-        if column not in columns:
-            raise ParameterError(f"column {column!r} is not in {path!r} (columns: {', '.join(columns)})")
+        check_column(path, column, columns)
         return column
     candidates = [c for c in columns if c not in (_CLIENT_COLUMN, group_column)]
     if len(candidates) == 1:
@@ -81,7 +80,7 @@ def _pick_column(columns: list[str], column: str | None, path: str, group_column
 
 
 def read_values(path: str, column: str | None, with_client: bool) -> Iterator[tuple[int, Any, Any]]:
-    """Yield (row number, value, client id or None) from CSV/JSONL/Parquet or plain text."""
+    """Yield (row number, value, client id or None) from CSV/JSONL/JSON/Parquet or plain text."""
     for row, value, client, _ in read_rows(path, column, with_client):
         yield row, value, client
 
@@ -89,238 +88,48 @@ def read_values(path: str, column: str | None, with_client: bool) -> Iterator[tu
 def read_rows(
     path: str, column: str | None, with_client: bool, group_column: str | None = None
 ) -> Iterator[tuple[int, Any, Any, Any]]:
-    """Yield (row number, value, client id or None, group cell or None) from CSV/JSONL/Parquet or plain text.
+    """Yield (row number, value, client id or None, group cell or None) of each row of INPUT.
 
-    ``group_column`` names the column of group keys (tables only); its cells
-    are sent in the clear, see the module docstring.
-
-    Unreadable input is a :class:`~ldp.errors.ParameterError` naming the file
-    (and the line where there is one), never a traceback: text that is not
-    UTF-8, a JSON Lines line that is not a JSON object, a CSV row whose
-    number of fields differs from the header's (it would shift the columns,
-    so a client would encode the wrong value), an empty CSV, a corrupt
-    Parquet or gzip file. :func:`_reading` and :func:`_parquet_chunks`
-    list the exception types converted.
+    The file is read by :mod:`ldp.values_file` (its rules: kinds by
+    extension, UTF-8, gzip, CSV rows as wide as the header, errors naming
+    the file and line). Here: which columns ``ldp encode`` reads. The value
+    column is ``column``, else the only column besides ``client_id`` and
+    the group column, else ``value``; ``with_client`` needs a ``client_id``
+    cell in every row; ``group_column`` names the column of group keys
+    (tables only), sent in the clear, see the module docstring.
     """
-    name = path.lower().removesuffix(".gz")
-    if name.endswith((".csv", ".jsonl", ".ndjson", ".parquet")):
-
-        def select(names: list[str]) -> tuple[str, str | None, str | None]:
-            """The (value, client id, group) columns among ``names``, checked."""
-            if group_column is not None and group_column not in names:
-                raise ParameterError(
-                    f"--group-column {group_column!r} is not in {path!r} (columns: {', '.join(names)})"
-                )
-            chosen = _pick_column(names, column, path, group_column)
-            if with_client and _CLIENT_COLUMN not in names:
-                raise ParameterError(f"--state needs a {_CLIENT_COLUMN!r} column in {path!r}")
-            return chosen, (_CLIENT_COLUMN if with_client else None), group_column
-
-        if name.endswith(".csv"):
-            cells = _csv_cells(path, select)
-        else:
-            cells = _chunk_cells(
-                _parquet_chunks(path) if name.endswith(".parquet") else _jsonl_chunks(path), select
+    if input_kind(path) == "text":
+        if group_column is not None:
+            raise ParameterError("--group-column needs a table input (CSV, JSONL or Parquet)")
+        if with_client:
+            raise ParameterError(
+                "--state needs a table input (CSV, JSONL or Parquet) with a client_id column"
             )
-        for row, (value, client, group) in enumerate(cells, start=1):
-            if with_client and _missing(client):
-                raise ParameterError(f"row {row} of {path!r}: the {_CLIENT_COLUMN} is missing")
-            yield row, value, client, group
+        if column is not None:
+            raise ParameterError("--column applies to CSV, JSONL and Parquet inputs only")
+        for row, line in read_lines(path):
+            yield row, line, None, None
         return
-    if group_column is not None:
-        raise ParameterError("--group-column needs a table input (CSV, JSONL or Parquet)")
-    if with_client:
-        raise ParameterError("--state needs a table input (CSV, JSONL or Parquet) with a client_id column")
-    if column is not None:
-        raise ParameterError("--column applies to CSV, JSONL and Parquet inputs only")
-    for row, line in _text_lines(path):
-        yield row, line.rstrip("\r\n"), None, None
 
+    def select(names: list[str]) -> tuple[str, str | None, str | None]:
+        """The (value, client id, group) columns among ``names``, checked."""
+        if group_column is not None and group_column not in names:
+            raise ParameterError(
+                f"--group-column {group_column!r} is not in {path!r} (columns: {', '.join(names)})"
+            )
+        chosen = _pick_column(names, column, path, group_column)
+        if with_client and _CLIENT_COLUMN not in names:
+            raise ParameterError(f"--state needs a {_CLIENT_COLUMN!r} column in {path!r}")
+        return chosen, (_CLIENT_COLUMN if with_client else None), group_column
 
-def _chunk_cells(chunks, select) -> Iterator[tuple[Any, Any, Any]]:
-    """(value, client id, group) cells of chunks of (column names, column getter); columns chosen per chunk."""
-    for names, column_of in chunks:
-        chosen, client_column, group_column = select(names)
-        values = column_of(chosen)
-        clients = column_of(client_column) if client_column is not None else [None] * len(values)
-        groups = column_of(group_column) if group_column is not None else [None] * len(values)
-        yield from zip(values, clients, groups)
+    for row, (value, client, group) in enumerate(read_table(path, select), start=1):
+        if with_client and _missing(client):
+            raise ParameterError(f"row {row} of {path!r}: the {_CLIENT_COLUMN} is missing")
+        yield row, value, client, group
 
 
 def _missing(cell: Any) -> bool:
     return cell is None or (isinstance(cell, float) and math.isnan(cell)) or cell == ""
-
-
-@contextlib.contextmanager
-def _reading(path: str):
-    """``path`` opened as UTF-8 text (gzip when it ends in .gz; a byte-order mark is dropped).
-
-    Converts the failures of reading it into a ParameterError naming the file:
-    UnicodeDecodeError (with the line found by :func:`_utf8_failure`),
-    OSError (unreadable file, not gzip) and EOFError (truncated gzip).
-    """
-    import gzip
-
-    opener = gzip.open if path.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:  # type: ignore[operator]
-            yield handle
-    except UnicodeDecodeError:
-        raise ParameterError(_utf8_failure(path, opener)) from None
-    except (OSError, EOFError) as exc:
-        raise ParameterError(
-            f"cannot read input file {path!r}: {getattr(exc, 'strerror', None) or exc}"
-        ) from None
-
-
-def _utf8_failure(path: str, opener) -> str:
-    """The message for a file that is not UTF-8: its first undecodable line (read again, bytes by line)."""
-    try:
-        with opener(path, "rb") as raw:
-            for number, line in enumerate(raw, start=1):
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    return (
-                        f"input file {path!r}, line {number}: not UTF-8 text "
-                        f"(byte 0x{line[exc.start]:02x} at column {exc.start + 1}); save it as UTF-8"
-                    )
-    except (OSError, EOFError):
-        pass
-    return f"input file {path!r} is not UTF-8 text; save it as UTF-8"
-
-
-def _text_lines(path: str) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line of a UTF-8 text file (see :func:`_reading`)."""
-    with _reading(path) as handle:
-        yield from enumerate(handle, start=1)
-
-
-def _csv_cells(path: str, select) -> Iterator[tuple[Any, Any, Any]]:
-    """(value, client id, group) cells of each row of a CSV file with a header, read as text.
-
-    ``select(header)`` names the (value, client id or None, group or None)
-    columns. Every row must have as many fields as the header: with more,
-    pandas would silently turn the first field into an index and shift the
-    others (a client would encode the wrong column), so a row with another
-    number of fields is an error naming its line. An empty file, a header
-    naming a column twice, and csv.Error are errors too.
-    """
-    import csv
-
-    with _reading(path) as handle:
-        reader = csv.reader(handle)
-        try:
-            header = next(reader, None)
-            if header is None:
-                raise ParameterError(
-                    f"input file {path!r} is empty; expected a CSV header line naming the columns"
-                )
-            duplicated = sorted({name for name in header if header.count(name) > 1})
-            if duplicated:
-                raise ParameterError(
-                    f"input file {path!r}: the CSV header repeats the column(s) {', '.join(map(repr, duplicated))}"
-                )
-            value_at, client_at, group_at = (
-                None if name is None else header.index(name) for name in select(header)
-            )
-            width = len(header)
-            start = reader.line_num + 1  # first line of the next record
-            for fields in reader:
-                if fields:
-                    if len(fields) != width:
-                        raise ParameterError(
-                            f"input file {path!r}, line {start}: {len(fields)} fields, but the header has {width} "
-                            f"({','.join(header)}); quote values that contain the delimiter"
-                        )
-                    yield (
-                        fields[value_at],
-                        None if client_at is None else fields[client_at],
-                        None if group_at is None else fields[group_at],
-                    )
-                start = reader.line_num + 1
-        except csv.Error as exc:
-            raise ParameterError(
-                f"input file {path!r}, line {reader.line_num}: not valid CSV ({exc})"
-            ) from None
-
-
-_JSON_KINDS = {
-    list: "an array",
-    str: "a string",
-    bool: "a boolean",
-    int: "a number",
-    float: "a number",
-    type(None): "null",
-}
-
-
-def _jsonl_chunks(path: str):
-    """(column names, column getter) per chunk of a JSON Lines file: one JSON object per line, blank lines skipped.
-
-    The column names of a chunk are the keys of all its objects (a missing
-    key reads as a missing value). A line that is not JSON, or not an object,
-    is an error naming its line.
-    """
-    import json
-
-    decode = json.JSONDecoder().raw_decode  # one document at the start of the line; quicker than json.loads
-    records: list[dict] = []
-    names: dict[str, None] = {}
-    previous: Any = None
-    for number, text in _text_lines(path):
-        try:
-            record, end = decode(text)
-            if text[end:].strip():
-                raise ValueError("extra data")
-        except ValueError:  # leading spaces, a blank line, or not JSON: json.loads decides and explains
-            try:
-                record = json.loads(text.rstrip("\r\n"))
-            except json.JSONDecodeError as exc:
-                if not text.strip():
-                    continue
-                raise ParameterError(
-                    f"input file {path!r}, line {number}: not valid JSON ({exc.msg} at column {exc.colno})"
-                ) from None
-        if type(record) is not dict:
-            kind = _JSON_KINDS.get(type(record), type(record).__name__)
-            raise ParameterError(
-                f"input file {path!r}, line {number}: expected a JSON object (one row per line), got {kind}"
-            )
-        keys = record.keys()
-        if keys != previous:
-            names.update(dict.fromkeys(keys))
-            previous = keys
-        records.append(record)
-        if len(records) == _CHUNK:
-            yield _records_chunk(list(names), records)
-            records, names, previous = [], {}, None
-    if records:
-        yield _records_chunk(list(names), records)
-
-
-def _records_chunk(names: list[str], records: list[dict]):
-    return names, lambda name: [record.get(name) for record in records]
-
-
-def _parquet_chunks(path: str):
-    """(column names, column getter) per record batch of a Parquet file, cells as Arrow's Python values.
-
-    Converted to a ParameterError naming the file: pyarrow.ArrowException
-    (not Parquet, corrupt or truncated) and OSError.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        parquet = pq.ParquetFile(path)
-        for batch in parquet.iter_batches(batch_size=_CHUNK):
-            # Arrow's own Python values: an integer column with nulls stays integers and None
-            # (through pandas it would become floats, and 1 would read as 1.0).
-            yield list(batch.schema.names), (lambda name, batch=batch: batch.column(name).to_pylist())
-    except (pa.ArrowException, OSError) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ParameterError(f"cannot read Parquet file {path!r}: {detail}") from None
 
 
 def _clean_group(group: Any, row: int) -> str:
@@ -410,14 +219,17 @@ def _secure_reports(
                 key = canonical_client_id(client)
             except ParameterError as exc:
                 raise ParameterError(f"row {row}: {exc}") from None
-            encoder = clients.get(key)
-            if encoder is None:
-                encoder = (
-                    shared if shared is not None else make_encoder(spec, state=state_path(state_dir, key))
+            cached = clients.get(key)
+            if cached is None:
+                cached = (
+                    shared
+                    if shared is not None
+                    else make_encoder(spec, state=str(state_path(state_dir, key)))
                 )
                 if budget is not None:
-                    encoder = BudgetedEncoder(encoder, open_ledger(ledger_path(state_dir, key), budget))
-                clients[key] = encoder
+                    cached = BudgetedEncoder(cached, open_ledger(ledger_path(state_dir, key), budget))
+                clients[key] = cached
+            encoder = cached
         try:
             report = encoder.encode(value)
         except BudgetExceededError:
@@ -469,7 +281,8 @@ def _write_or_refund(items, output: str | None, spec: Spec, charges: _Charges | 
     stream = _CountingStream(sys.stdout, charges) if to_stdout else None
     try:
         if stream is not None:
-            return write_reports(items, stream, spec)
+            return write_reports(items, cast(IO[str], stream), spec)  # it has the write() they use
+        assert output is not None  # not standard output
         with atomic_output(output) as temporary:
             return write_reports(items, temporary, spec)
     except BaseException as exc:
@@ -601,8 +414,9 @@ def encode(
 ):
     """Randomize each input value (one row = one user) into a report.
 
-    INPUT is CSV, JSON Lines or Parquet (by extension), or plain text with one
-    value per line.
+    INPUT is CSV, JSON Lines, JSON (an array of objects) or Parquet (by
+    extension; .csv.gz, .jsonl.gz accepted), or plain text with one value per
+    line.
 
     --group-column C adds each row's C as the report's group key, for
     per-group means (ldp aggregate --by-group). The group key is NOT

@@ -7,6 +7,10 @@ was expected and what was received.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
 __all__ = ["BudgetExceededError", "LDPError", "LDPWarning", "ParameterError", "ReportError", "StateError"]
 
 
@@ -14,8 +18,75 @@ class LDPError(Exception):
     """Base class of every error ``ldp`` raises on purpose."""
 
 
+#: A parameter named in a :meth:`ParameterError.naming` template: ``{name}`` or ``{name=}``.
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(=?)\}")
+
+
 class ParameterError(LDPError, ValueError):
-    """A mechanism parameter, option or input value is invalid."""
+    """A mechanism parameter, option or input value is invalid.
+
+    An error made by :meth:`naming` also carries the offending parameters
+    (:attr:`parameters`, Python name -> value) and the message
+    :attr:`template`, so a front end (the CLI) can say the same thing in its
+    own names (:meth:`render`); ``str(error)`` uses the Python names.
+    """
+
+    #: The offending parameters, Python name -> value (empty when not known).
+    parameters: Mapping[str, Any] = {}
+    #: The message with ``{name}`` / ``{name=}`` placeholders, or None.
+    template: str | None = None
+
+    @classmethod
+    def naming(cls, template: str, /, **parameters: Any) -> ParameterError:
+        """An error whose message names ``parameters`` by placeholder.
+
+        Parameters
+        ----------
+        template : str
+            The message; ``{name}`` stands for the parameter's name and
+            ``{name=}`` for its name and value (as in an f-string,
+            ``workers=9``). Only placeholders of ``parameters`` are replaced.
+        **parameters
+            Every parameter the template names, with its offending value
+            (a dotted name such as ``rappor.num_bits`` is passed through
+            ``**{...}``).
+
+        Examples
+        --------
+        >>> error = ParameterError.naming("{workers=} is too many", workers=9)
+        >>> str(error), error.parameters
+        ('workers=9 is too many', {'workers': 9})
+        >>> error.render(lambda name, value: f"--{name} {value}" if value is not None else f"--{name}")
+        '--workers 9 is too many'
+        """
+        error = cls(_render(template, parameters, _python_name))
+        error.template = template
+        error.parameters = dict(parameters)
+        return error
+
+    def render(self, name: Callable[[str, Any], str]) -> str:
+        """The message with each parameter spelled by ``name(parameter, value or None)``.
+
+        ``value`` is the parameter's value for a ``{name=}`` placeholder and
+        None for ``{name}``. Without a template, ``str(self)``.
+        """
+        if self.template is None:
+            return str(self)
+        return _render(self.template, self.parameters, name)
+
+
+def _python_name(name: str, value: Any) -> str:
+    return name if value is None else f"{name}={value!r}"
+
+
+def _render(template: str, parameters: Mapping[str, Any], name: Callable[[str, Any], str]) -> str:
+    def spell(match: re.Match[str]) -> str:
+        key, with_value = match[1], match[2]
+        if key not in parameters:
+            return match[0]
+        return name(key, parameters[key] if with_value else None)
+
+    return _PLACEHOLDER.sub(spell, template)
 
 
 class ReportError(LDPError, ValueError):

@@ -2,13 +2,15 @@
 
 docs/cli.md: long work shows progress on stderr and stays silent when stderr is
 not a terminal (pipes, files, CI logs, click's test runner).
+
+Library functions take a plain callback (``progress(count)``); the commands
+pass :meth:`CountProgress.update`. Nothing here imports click: the line is
+written to the process's current ``sys.stderr``.
 """
 
 from __future__ import annotations
 
 import sys
-
-import click
 
 __all__ = ["CountProgress", "stderr_is_terminal"]
 
@@ -36,11 +38,18 @@ class CountProgress:
         self.shown = False
 
     def update(self, count: int) -> None:
+        """Show ``count`` (a progress callback for the library)."""
         if self.enabled:
-            click.echo(f"\r  {count:,} {self.unit} read…", err=True, nl=False)
+            _write(f"\r  {count:,} {self.unit} read…")
             self.shown = True
 
     def done(self) -> None:
         """Erase the line (if anything was shown)."""
         if self.shown:
-            click.echo("\r" + " " * 40 + "\r", err=True, nl=False)
+            _write("\r" + " " * 40 + "\r")
+
+
+def _write(text: str) -> None:
+    stream = sys.stderr
+    stream.write(text)
+    stream.flush()

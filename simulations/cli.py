@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import sys
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ldp.cli import OptionConflict, check_outputs_distinct, check_plot_path, run_guarded
 from ldp.errors import ParameterError
+from ldp.flags import Flags
 from ldp.progress import stderr_is_terminal
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
 
 __all__ = ["simulate"]
 
@@ -30,12 +34,28 @@ Examples:
 """
 
 
+#: The Python parameter each option of ``ldp simulate`` sets, where the names differ.
+_PARAMETER_OF = {
+    "mechanism": "mechanisms",
+    "epsilon": "epsilons",
+    "rappor_bits": "rappor.num_bits",
+    "rappor_hashes": "rappor.num_hashes",
+    "rappor_cohorts": "rappor.num_cohorts",
+    "rappor_f": "rappor.f",
+}
+#: How ``ldp simulate`` names the parameters of library errors.
+FLAGS = Flags(
+    names={parameter: "--" + option.replace("_", "-") for option, parameter in _PARAMETER_OF.items()},
+    choices=frozenset({"mode", "preset"}),
+)
+
+
 class _Progress:
     """A stderr progress bar, shown only when stderr is a terminal."""
 
     def __init__(self, label: str):
         self.label = label
-        self.bar = None
+        self.bar: ProgressBar[int] | None = None
         self.done = 0
         self.enabled = stderr_is_terminal()
 
@@ -43,8 +63,9 @@ class _Progress:
         if not self.enabled:
             return
         if self.bar is None:
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-            self.bar.__enter__()
+            bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            bar.__enter__()
+            self.bar = bar
         self.bar.update(done - self.done)
         self.done = done
 
@@ -73,14 +94,29 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
         data=options["data"] is not None,
         numeric_range=options["low"] is not None or options["high"] is not None,
     )
-    check_sweep_options(kind, [f"--{name.replace('_', '-')}" for name in options if _explicit(ctx, name)])
+    check_sweep_options(kind, [_PARAMETER_OF.get(name, name) for name in options if _explicit(ctx, name)])
     progress = _Progress("simulating")
     numeric = kind == NUMERIC
     try:
         if numeric:
-            from ldp.simulations.numeric import numeric_from_cli
+            from ldp.simulations.numeric import numeric_sweep
 
-            results, text = numeric_from_cli(options, progress)
+            results, text = numeric_sweep(
+                options["mechanism"],
+                options["epsilon"],
+                options["users"],
+                options["distribution"],
+                low=options["low"],
+                high=options["high"],
+                data=options["data"],
+                column=options["column"],
+                as_users=options["as_users"],
+                repeats=options["repeats"],
+                seed=options["seed"],
+                delta=options["delta"],
+                grid=options["grid"],
+                progress=progress,
+            )
         elif preset is not None and PRESETS[preset] == "regtest":
             results = run_rappor_regtest(
                 small=options["small"],
@@ -220,7 +256,7 @@ def _fraction(text: str) -> Fraction:
     "--data",
     default=None,
     type=click.Path(dir_okay=False),
-    help="Real data: a CSV, Parquet or JSON Lines file (its column's empirical distribution).",
+    help="Real data: a CSV, JSON Lines, JSON or Parquet file (its column's empirical distribution).",
 )
 @click.option("--column", default=None, help="Column of --data holding one value per row.")
 @click.option("--as-users", is_flag=True, help="With --data: every row is a user (no resampling).")
@@ -278,4 +314,10 @@ def simulate(ctx: click.Context, **options: Any) -> None:
     prints, per mechanism and epsilon, the measured error next to the theory
     and the LDP lower bound, then the best mechanism per epsilon.
     """
-    run_guarded(_simulate, ctx, options)
+    run_guarded(_translated, ctx, options)
+
+
+def _translated(ctx: click.Context, options: dict[str, Any]) -> None:
+    """:func:`_simulate` with library errors worded in this command's flags."""
+    with FLAGS.translating():
+        _simulate(ctx, options)

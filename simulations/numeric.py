@@ -401,30 +401,47 @@ def plot_numeric(results: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
-def numeric_from_cli(options: dict[str, Any], progress=None) -> tuple[pd.DataFrame, str]:
-    """Run the numeric sweep from ``ldp simulate`` options; (results, printed text).
+def numeric_sweep(
+    mechanisms: Sequence[str] | str | None = None,
+    epsilons: Sequence[float] | str | None = None,
+    users: Sequence[int] | str | None = None,
+    distribution: str | None = None,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    data: Any = None,
+    column: str | None = None,
+    as_users: bool = False,
+    repeats: int = 5,
+    seed: int | None = None,
+    delta: float = 1e-5,
+    grid: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[pd.DataFrame, str]:
+    """The numeric sweep of ``ldp simulate`` and its report: (results, report text).
 
-    The options were checked by :func:`ldp.simulations.sweep.sweep_kind` (a numeric sweep, a numeric
-    population); without ``--distribution`` the population is beta(2, 5).
+    The parameters are those of :func:`run_numeric`, already checked by
+    :func:`ldp.simulations.sweep.sweep_kind` (a numeric sweep, a numeric
+    population); without ``distribution`` the population is beta(2, 5)
+    (:data:`ldp.simulations.sweep.NUMERIC_DEFAULT`). The text is
+    :func:`format_numeric_report` of :func:`summarize_numeric`.
     """
     from ldp.simulations.sweep import NUMERIC_DEFAULT
 
-    distribution = options.get("distribution") or NUMERIC_DEFAULT
-    mechanisms = options.get("mechanism")
     results = run_numeric(
         mechanisms,
-        options.get("epsilon"),
-        options.get("users"),
-        distribution,
-        low=options.get("low"),
-        high=options.get("high"),
-        data=options.get("data"),
-        column=options.get("column"),
-        as_users=bool(options.get("as_users")),
-        repeats=options.get("repeats", 5),
-        seed=options.get("seed"),
-        delta=options.get("delta", 1e-5),
-        grid=options.get("grid"),
+        epsilons,
+        users,
+        distribution or NUMERIC_DEFAULT,
+        low=low,
+        high=high,
+        data=data,
+        column=column,
+        as_users=as_users,
+        repeats=repeats,
+        seed=seed,
+        delta=delta,
+        grid=grid,
         progress=progress,
     )
     return results, format_numeric_report(summarize_numeric(results))

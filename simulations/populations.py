@@ -2,7 +2,7 @@
 
 A :class:`Population` is a categorical distribution over a domain (synthetic,
 or the empirical distribution of a data column), optionally with a fixed
-multiset of users (``--as-users``: every row of the column is one user).
+multiset of users (``as_users``: every row of the column is one user).
 :func:`draw_counts` turns it into the true count of users per value for one
 simulated collection; the mechanisms then randomize those users.
 
@@ -22,13 +22,16 @@ import dataclasses
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
 
 from ldp.domain import normalize_domain
 from ldp.errors import ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -57,7 +60,7 @@ class Population:
     probabilities : numpy.ndarray
         P[value], one per domain value, summing to 1.
     user_counts : numpy.ndarray, optional
-        Fixed number of users per value (``--as-users``); when set, a
+        Fixed number of users per value (``as_users``); when set, a
         collection uses exactly these users (or a random subset of them).
     """
 
@@ -94,7 +97,7 @@ class Population:
 
     @property
     def num_rows(self) -> int | None:
-        """Number of fixed users (``--as-users``), else None."""
+        """Number of fixed users (``as_users``), else None."""
         return None if self.user_counts is None else int(self.user_counts.sum())
 
 
@@ -197,60 +200,18 @@ def make_population(distribution: str, domain_size: int, parameter: float | None
     return build(domain_size, parameter)
 
 
-def _read_column(path: Path, column: str):
+def _read_column(path: str | Path, column: str) -> pd.Series:
+    """The cells of ``column`` of a data file, as an object Series (read by :func:`ldp.values_file.read_column`).
+
+    CSV rows wider or narrower than the header are read, not refused (extra
+    fields ignored, missing ones missing): a sample of users tolerates a
+    ragged row that an encoder must not.
+    """
     import pandas as pd
 
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".csv":
-            _check_column(path, column, pd.read_csv(path, nrows=0).columns)
-            # index_col=False: a row with more fields than the header must not shift the columns
-            frame = pd.read_csv(path, usecols=[column], index_col=False, dtype=object, keep_default_na=False)
-        elif suffix in (".parquet", ".pq"):
-            import pyarrow.parquet as pq
+    from ldp.values_file import read_column
 
-            _check_column(path, column, pq.read_schema(path).names)
-            frame = pd.read_parquet(path, columns=[column])
-        elif suffix in (".jsonl", ".ndjson"):
-            frame = pd.read_json(path, lines=True, dtype=False)
-        elif suffix == ".json":
-            frame = pd.read_json(path, dtype=False)
-        else:
-            raise ParameterError(
-                f"--data {str(path)!r}: unknown format {suffix!r}; use .csv, .parquet or .jsonl"
-            )
-    except FileNotFoundError:
-        raise ParameterError(f"--data file {str(path)!r} does not exist") from None
-    except UnicodeDecodeError as exc:
-        raise ParameterError(
-            f"--data {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x})"
-        ) from None
-    except (
-        ValueError
-    ) as exc:  # pandas' and pyarrow's parse errors (ArrowInvalid, EmptyDataError) are ValueErrors
-        if isinstance(exc, ParameterError):
-            raise
-        raise ParameterError(
-            f"cannot read column {column!r} from --data {str(path)!r}: {_first_line(exc)}"
-        ) from None
-    except OSError as exc:
-        raise ParameterError(f"cannot read --data {str(path)!r}: {_first_line(exc)}") from None
-    _check_column(path, column, frame.columns)
-    return frame[column]
-
-
-def _check_column(path: Path, column: str, names) -> None:
-    names = [str(name) for name in names]
-    if column not in names:
-        raise ParameterError(
-            f"--data {str(path)!r} has no column {column!r}; its columns: {', '.join(map(repr, names)) or '(none)'}"
-        )
-
-
-def _first_line(exc: BaseException) -> str:
-    """An exception's message cut to one line (pyarrow appends whole schemas)."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return pd.Series(read_column(path, column, strict=False), dtype=object, name=column)
 
 
 def _domain_value(value: Any) -> str | int:
@@ -264,16 +225,21 @@ def _domain_value(value: Any) -> str | int:
 
 
 def from_data(path: str | Path, column: str, *, as_users: bool = False) -> Population:
-    """Population from a column of a CSV, Parquet or JSON Lines file.
+    """Population from a column of a CSV, JSON Lines, JSON or Parquet file.
 
-    Missing values are dropped. The domain is the distinct values, most
+    The file is read by :mod:`ldp.values_file` (its rules: kinds by
+    extension, UTF-8, gzip, errors naming the file and line), except that a
+    CSV row with another number of fields than the header is read (extra
+    fields ignored, missing ones missing) instead of refused.
+    Missing values (None, NaN, empty text) are dropped. The domain is the distinct values, most
     frequent first (ties by value). Integer columns keep integer values;
     everything else is read as text.
 
     Parameters
     ----------
     path : str or Path
-        ``.csv``, ``.parquet``/``.pq`` or ``.jsonl``/``.ndjson`` file.
+        ``.csv``, ``.jsonl``/``.ndjson``, ``.json`` (an array of objects) or
+        ``.parquet``/``.pq`` file; the text kinds may be gzip-compressed (``.gz``).
     column : str
         Column holding one value per row.
     as_users : bool
@@ -317,9 +283,11 @@ def draw_counts(population: Population, users: int, rng: np.random.Generator) ->
         raise ParameterError(f"users must be an integer >= 1, got {users!r}")
     if population.user_counts is None:
         return rng.multinomial(int(users), population.probabilities).astype(np.int64)
-    total = population.num_rows
+    total = int(population.user_counts.sum())
     if users > total:
-        raise ParameterError(f"users={users} exceeds the {total} rows of {population.name} (--as-users)")
+        raise ParameterError.naming(
+            f"users={users} exceeds the {total} rows of {population.name} ({{as_users}})", as_users=True
+        )
     if users == total:
         return population.user_counts.copy()
     return rng.multivariate_hypergeometric(population.user_counts, int(users)).astype(np.int64)

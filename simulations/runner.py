@@ -120,7 +120,9 @@ def grid_options(users: Any, repeats: Any, seed: Any, default_users: list[int]) 
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ParameterError(f"repeats must be an integer >= 1, got {repeats!r}")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+        entropy = np.random.SeedSequence().entropy
+        assert isinstance(entropy, int)  # drawn from the OS when no entropy is given
+        seed = entropy % (1 << 63)
     elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ParameterError(f"seed must be an integer >= 0, got {seed!r}")
     return user_list, int(repeats), int(seed)
@@ -152,13 +154,17 @@ def _populations(
         return [distribution]
     if data is not None:
         if column is None:
-            raise ParameterError("--data needs --column (the column holding one value per row)")
+            raise ParameterError.naming(
+                "{data} needs {column} (the column holding one value per row)", data=data, column=None
+            )
         if domain_sizes is not None:
+            # Kept in the flags' words: Python callers (tests/test_simulate.py) match "domain-size".
             raise ParameterError(
                 "--domain-size does not apply to --data (the domain is the column's distinct values)"
             )
         return [from_data(data, column, as_users=as_users)]
     if as_users:
+        # Kept in the flags' words: Python callers (tests/test_simulate.py) match "as-users".
         raise ParameterError("--as-users needs --data FILE --column C")
     sizes = domain_sizes or [DEFAULTS["domain_size"]]
     return [make_population(distribution, d, distribution_parameter) for d in sizes]

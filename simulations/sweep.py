@@ -22,6 +22,7 @@ __all__ = [
     "FREQUENCY_DEFAULT",
     "NUMERIC",
     "NUMERIC_DEFAULT",
+    "SWEEP_ONLY",
     "check_sweep_options",
     "sweep_kind",
 ]
@@ -33,22 +34,22 @@ NUMERIC = "numeric"
 FREQUENCY_DEFAULT = "zipf"
 NUMERIC_DEFAULT = "beta"
 
-#: Options only one kind of sweep reads.
-_ONLY = {
+#: Parameters only one kind of sweep reads (Python names; the CLI spells them as its flags).
+SWEEP_ONLY: dict[str, tuple[str, ...]] = {
     FREQUENCY: (
-        "--domain-size",
-        "--mode",
-        "--top-k",
-        "--client-sample",
-        "--rappor-bits",
-        "--rappor-hashes",
-        "--rappor-cohorts",
-        "--rappor-f",
-        "--preset",
-        "--small",
-        "--cases",
+        "domain_size",
+        "mode",
+        "top_k",
+        "client_sample",
+        "rappor.num_bits",
+        "rappor.num_hashes",
+        "rappor.num_cohorts",
+        "rappor.f",
+        "preset",
+        "small",
+        "cases",
     ),
-    NUMERIC: ("--delta", "--grid"),
+    NUMERIC: ("delta", "grid"),
 }
 
 
@@ -78,23 +79,25 @@ def sweep_kind(
     distribution : str, optional
         The requested population (``name[:params]``); None: the sweep's default.
     numeric_range : bool
-        Whether ``--low``/``--high`` were given (they select a numeric sweep).
+        Whether ``low``/``high`` were given (they select a numeric sweep).
     data : bool
-        Whether a ``--data`` column is the population (then no distribution applies).
+        Whether a ``data`` column is the population (then no distribution applies).
 
     Raises
     ------
     ParameterError
         Numeric and frequency mechanisms mixed; a distribution of the other kind (or unknown);
-        a distribution together with ``--data``; ``--low``/``--high`` for frequency oracles.
+        a distribution together with ``data``; ``low``/``high`` for frequency oracles. The errors
+        name the parameters (:meth:`~ldp.errors.ParameterError.naming`).
     """
     names = _names(mechanisms)
     numeric = [n for n in names if n in NUMERIC_MECHANISMS]
     frequency = [n for n in names if n not in NUMERIC_MECHANISMS and n != "auto"]
     if numeric and frequency:
-        raise ParameterError(
-            f"--mechanism mixes numeric mechanisms ({', '.join(numeric)}) with frequency oracles "
-            f"({', '.join(frequency)}); simulate them separately"
+        raise ParameterError.naming(
+            f"{{mechanisms}} mixes numeric mechanisms ({', '.join(numeric)}) with frequency oracles "
+            f"({', '.join(frequency)}); simulate them separately",
+            mechanisms=mechanisms,
         )
     family = None if distribution is None else str(distribution).partition(":")[0].strip().lower()
     if numeric:
@@ -106,33 +109,45 @@ def sweep_kind(
         kind = NUMERIC if numeric_range or family in numeric_only else FREQUENCY
         named = "auto" if names else "the default mechanisms"
     if kind == FREQUENCY and numeric_range:
-        raise ParameterError(
-            f"--low/--high apply to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)}), "
-            f"not to {named}, which take categorical values"
+        raise ParameterError.naming(
+            f"{{low}}/{{high}} apply to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)}), "
+            f"not to {named}, which take categorical values",
+            low=None,
+            high=None,
         )
     if family is None:
         return kind
     if data:
-        raise ParameterError(
-            f"--distribution {distribution!r} does not apply with --data: "
-            "the population is the column's values"
+        raise ParameterError.naming(
+            "{distribution=} does not apply with {data}: the population is the column's values",
+            distribution=distribution,
+            data=None,
         )
     known = _distributions(kind)
     if family not in known:
         other = FREQUENCY if kind == NUMERIC else NUMERIC
         what = "numbers" if kind == NUMERIC else "categorical values"
         hint = f" ({family} is a {other} population)" if family in _distributions(other) else ""
-        raise ParameterError(
-            f"--distribution {distribution!r} does not apply to {named} ({kind} sweep, "
-            f"{what}): use {', '.join(known)}{hint}"
+        raise ParameterError.naming(
+            f"{{distribution=}} does not apply to {named} ({kind} sweep, {what}): use {', '.join(known)}{hint}",
+            distribution=distribution,
         )
     return kind
 
 
 def check_sweep_options(kind: str, given: Iterable[str]) -> None:
-    """Refuse options (CLI flags, explicitly given) that a ``kind`` sweep would silently ignore."""
+    """Refuse parameters (explicitly given, Python names of :data:`SWEEP_ONLY`) that a ``kind`` sweep would ignore.
+
+    Raises
+    ------
+    ParameterError
+        Naming (:meth:`~ldp.errors.ParameterError.naming`) every such parameter, in the order given.
+    """
     other = NUMERIC if kind == FREQUENCY else FREQUENCY
-    ignored = [flag for flag in given if flag in _ONLY[other]]
+    ignored = [name for name in given if name in SWEEP_ONLY[other]]
     if ignored:
         verb = "applies" if len(ignored) == 1 else "apply"
-        raise ParameterError(f"{', '.join(ignored)} {verb} to {other} sweeps only, not to this {kind} sweep")
+        names = ", ".join("{" + name + "}" for name in ignored)
+        raise ParameterError.naming(
+            f"{names} {verb} to {other} sweeps only, not to this {kind} sweep", **dict.fromkeys(ignored)
+        )
