@@ -165,8 +165,7 @@ def aggregate_files(
     if chunk_size < 1:
         raise ParameterError(f"chunk_size must be at least 1, got {chunk_size!r}")
     if scheduler is not None and engine != "dask":
-        # The one message that keeps the flag wording: Python callers (tests) match this text.
-        raise ParameterError("--scheduler is for --engine dask")
+        raise ParameterError.naming("{scheduler} is for {engine=}", scheduler=scheduler, engine="dask")
     progress = progress or (lambda rows: None)
     if engine == "dask":
         if scheduler is not None and workers is not None:

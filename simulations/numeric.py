@@ -105,7 +105,9 @@ def _params(text: str) -> tuple[str, list[float]]:
     try:
         values = [float(x) for x in rest.split(",") if x.strip()] if rest else []
     except ValueError:
-        raise ParameterError(f"--distribution {text!r}: parameters must be numbers (e.g. beta:2,5)") from None
+        raise ParameterError.naming(
+            "{distribution=}: parameters must be numbers (e.g. beta:2,5)", distribution=text
+        ) from None
     return name.strip().lower(), values
 
 
@@ -250,7 +252,9 @@ def run_numeric(
         population = distribution
     elif data is not None:
         if column is None:
-            raise ParameterError("--data needs --column (the column holding one number per row)")
+            raise ParameterError.naming(
+                "{data} needs {column} (the column holding one number per row)", data=data, column=None
+            )
         population = numeric_population_from_data(data, column, low, high, as_users=as_users)
     else:
         population = numeric_population(distribution, low, high)

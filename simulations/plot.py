@@ -20,7 +20,7 @@ def _figure(panels: int):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise ParameterError("--plot needs matplotlib: pip install 'ldp-telemetry[plot]'") from None
+        raise ParameterError("plotting needs matplotlib: pip install 'ldp-telemetry[plot]'") from None
     columns = min(panels, 3)
     rows = -(-panels // columns)
     figure = Figure(figsize=(5.2 * columns, 4.2 * rows), layout="constrained")

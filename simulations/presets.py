@@ -206,7 +206,9 @@ def run_rappor_regtest(
         try:
             pattern = re.compile(cases)
         except re.error as exc:
-            raise ParameterError(f"--cases is not a valid regular expression: {exc}") from None
+            raise ParameterError.naming(
+                f"{{cases=}} is not a valid regular expression: {exc}", cases=cases
+            ) from None
         selected = [c for c in selected if pattern.search(c.name)]
         if not selected:
             raise ParameterError(f"no regtest case matches {cases!r}")

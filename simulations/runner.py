@@ -158,14 +158,19 @@ def _populations(
                 "{data} needs {column} (the column holding one value per row)", data=data, column=None
             )
         if domain_sizes is not None:
-            # Kept in the flags' words: Python callers (tests/test_simulate.py) match "domain-size".
-            raise ParameterError(
-                "--domain-size does not apply to --data (the domain is the column's distinct values)"
+            raise ParameterError.naming(
+                "{domain_size} does not apply to {data} (the domain is the column's distinct values)",
+                domain_size=domain_sizes,
+                data=data,
             )
         return [from_data(data, column, as_users=as_users)]
     if as_users:
-        # Kept in the flags' words: Python callers (tests/test_simulate.py) match "as-users".
-        raise ParameterError("--as-users needs --data FILE --column C")
+        raise ParameterError.naming(
+            "{as_users} needs {data} and {column} (users are the file's rows)",
+            as_users=True,
+            data=None,
+            column=None,
+        )
     sizes = domain_sizes or [DEFAULTS["domain_size"]]
     return [make_population(distribution, d, distribution_parameter) for d in sizes]
 

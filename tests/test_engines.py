@@ -329,7 +329,7 @@ def test_missing_dask_is_a_one_line_message_naming_the_extra(tmp_path, monkeypat
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"scheduler": "tcp://127.0.0.1:1"}, "--scheduler is for --engine dask"),
+        ({"scheduler": "tcp://127.0.0.1:1"}, "scheduler is for engine=.dask."),
         ({"engine": "spark"}, "engine must be one of"),
         ({"workers": 0}, "workers must be a positive integer"),
     ],

@@ -15,6 +15,9 @@ from ldp.aggregator.rejects import RejectsWriter
 from ldp.cli import cli
 from ldp.errors import ParameterError
 from ldp.flags import Flags
+from ldp.simulations import run
+from ldp.simulations.numeric import numeric_population
+from ldp.simulations.presets import run_rappor_regtest
 from ldp.simulations.sweep import check_sweep_options, sweep_kind
 
 
@@ -97,6 +100,88 @@ def test_data_needs_column_names_parameters_in_python_and_flags_in_the_cli(tmp_p
     result = CliRunner().invoke(cli, ["simulate", "--data", str(path), "-m", "grr"])
     assert result.exit_code == 2
     assert result.stderr.strip() == "Error: --data needs --column (the column holding one value per row)"
+
+
+def _data_file(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("c\na\nb\n")
+    return str(path)
+
+
+def _as_users_without_data(tmp_path):
+    run(as_users=True, users=100, domain_size=4, repeats=1, seed=0)
+
+
+def _domain_size_with_data(tmp_path):
+    run(data=_data_file(tmp_path), column="c", domain_size=4, epsilons=1, repeats=1, seed=0)
+
+
+def _bad_distribution(tmp_path):
+    numeric_population("beta:2,x", 0, 1)
+
+
+def _bad_cases_pattern(tmp_path):
+    run_rappor_regtest(small=True, cases="(")
+
+
+def _scheduler_without_dask(tmp_path):
+    spec, _, reports = _reports(tmp_path)
+    with RejectsWriter(None) as rejects:
+        aggregate_files(spec, [reports], rejects, scheduler="tcp://127.0.0.1:1")
+
+
+@pytest.mark.parametrize(
+    "library_call, python_words, cli_args, flag_words",
+    [
+        (
+            _as_users_without_data,
+            "as_users needs data and column (users are the file's rows)",
+            lambda tmp: ["simulate", "--as-users", "-m", "grr"],
+            "--as-users needs --data and --column (users are the file's rows)",
+        ),
+        (
+            _domain_size_with_data,
+            "domain_size does not apply to data (the domain is the column's distinct values)",
+            lambda tmp: ["simulate", "--data", _data_file(tmp), "--column", "c", "-d", "4", "-m", "grr"],
+            "--domain-size does not apply to --data (the domain is the column's distinct values)",
+        ),
+        (
+            _bad_distribution,
+            "distribution='beta:2,x': parameters must be numbers (e.g. beta:2,5)",
+            lambda tmp: ["simulate", "-m", "duchi", "--distribution", "beta:2,x"],
+            "--distribution 'beta:2,x': parameters must be numbers (e.g. beta:2,5)",
+        ),
+        (
+            _bad_cases_pattern,
+            "cases='(' is not a valid regular expression",
+            lambda tmp: ["simulate", "--preset", "rappor-regtest", "--small", "--cases", "("],
+            "--cases '(' is not a valid regular expression",
+        ),
+        (
+            _scheduler_without_dask,
+            "scheduler is for engine='dask'",
+            lambda tmp: [
+                "aggregate",
+                "--spec",
+                _reports(tmp)[1],
+                _reports(tmp)[2],
+                "--scheduler",
+                "tcp://127.0.0.1:1",
+            ],
+            "--scheduler is for --engine dask",
+        ),
+    ],
+)
+def test_library_errors_name_python_parameters_and_the_cli_its_flags(
+    tmp_path, library_call, python_words, cli_args, flag_words
+):
+    """Each library error names Python parameters; the command words the same error with its flags."""
+    with pytest.raises(ParameterError) as caught:
+        library_call(tmp_path)
+    assert str(caught.value).startswith(python_words)
+    result = CliRunner().invoke(cli, cli_args(tmp_path))
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().startswith("Error: " + flag_words)
 
 
 def test_library_modules_do_not_import_click():

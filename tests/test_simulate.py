@@ -100,7 +100,7 @@ def test_binary_rr_only_on_two_values():
         ({"distribution": "cauchy"}, "unknown distribution"),
         ({"mode": "slow"}, "mode"),
         ({"repeats": 0}, "repeats"),
-        ({"as_users": True}, "as-users"),
+        ({"as_users": True}, "as_users needs data and column"),
     ],
 )
 def test_bad_arguments_raise_parameter_errors(kwargs, message):
@@ -298,7 +298,7 @@ def test_real_data_errors(tmp_path):
         from_data(csv_path, "city")
     with pytest.raises(ldp.ParameterError, match="does not exist"):
         from_data(tmp_path / "missing.csv", "country")
-    with pytest.raises(ldp.ParameterError, match="domain-size"):
+    with pytest.raises(ldp.ParameterError, match="domain_size does not apply to data"):
         run(data=csv_path, column="country", domain_size=10)
 
 
