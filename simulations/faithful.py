@@ -65,13 +65,13 @@ def collect(
     """
     from ldp.aggregator import make_aggregator
     from ldp.client import encode_batch, make_encoder
-    from ldp.specs import Rappor
 
     if client_sample < 0:
         raise ParameterError(f"client_sample must be >= 0, got {client_sample}")
     users = expand_users(true_counts, rng)
     accumulator = make_aggregator(spec)
-    is_rappor = isinstance(spec, Rappor)
+    # Users are indices into the domain; a spec without one (Bloom RAPPOR's candidates) encodes the values.
+    by_index = getattr(spec, "domain", None) is not None
     values = list(values)
     head = min(int(client_sample), users.size)
     if head:
@@ -82,10 +82,10 @@ def collect(
             accumulator.add(encoder.encode(values[index]))
     for start in range(head, users.size, chunk_users):
         chunk = users[start : start + chunk_users]
-        if is_rappor:
-            batch = encode_batch(spec, [values[i] for i in chunk.tolist()], rng)
-        else:
+        if by_index:
             batch = encode_batch(spec, chunk, rng, indices=True)
+        else:
+            batch = encode_batch(spec, [values[i] for i in chunk.tolist()], rng)
         accumulator.add_batch(batch)
     return accumulator
 

@@ -188,14 +188,14 @@ def _privacy_lines(spec) -> list[str]:
     lines = [f"mechanism: {spec.mechanism}   fingerprint: {spec.fingerprint}"]
     if getattr(spec, "report_kind", None) == "numeric":
         return lines + _numeric_lines(spec)
-    if isinstance(spec, Rappor):
+    if spec.memoized:  # a permanent response: ε of any number of reports, and of one
         inf = (
             "inf (f = 0: no longitudinal protection)"
             if math.isinf(spec.epsilon_inf)
             else f"{spec.epsilon_inf:.6g}"
         )
         lines.append(f"epsilon_inf (any number of reports of one value): {inf}")
-        lines.append(f"epsilon_one (a single report): {spec.epsilon_one:.6g}")
+        lines.append(f"epsilon_one (a single report): {spec.epsilon:.6g}")
     else:
         lines.append(
             f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})"
