@@ -42,6 +42,22 @@ def rappor_specs():
     ]
 
 
+def numeric_specs(epsilon: float = 1.0):
+    """One spec of every registered numeric mechanism on [0, 1] (drawn from the registry)."""
+    from ldp.specs import NUMERIC_MECHANISMS, numeric_spec
+
+    return [numeric_spec(name, epsilon, 0.0, 1.0, delta=1e-5) for name in NUMERIC_MECHANISMS]
+
+
+def every_spec_shape():
+    """Every registered mechanism, RAPPOR in each encoding: the list the format tests run over.
+
+    tests/test_io.py checks that it covers the whole spec registry, so a new
+    mechanism fails there until it has a case here (or in the lists above).
+    """
+    return [*frequency_specs(), *rappor_specs(), *numeric_specs()]
+
+
 @pytest.fixture(params=frequency_specs(), ids=lambda s: s.mechanism)
 def frequency_spec(request):
     return request.param
@@ -70,6 +86,8 @@ def sample_values(spec, n: int) -> list:
     """``n`` valid input values for ``spec`` (numbers inside a numeric range, cycling over a domain)."""
     if spec.report_kind == "numeric":
         return [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]
-    if spec.report_kind == "rappor":
+    if getattr(spec, "encoding", None) == "boolean":
+        return [i % 3 == 0 for i in range(n)]
+    if getattr(spec, "domain", None) is None:  # Bloom RAPPOR: any string
         return [f"u{i % 5}" for i in range(n)]
     return [spec.domain[i % len(spec.domain)] for i in range(n)]
