@@ -101,6 +101,18 @@ _JSON_KEYS = {"v", "spec", *_FIELDS}
 _MAX_U64 = (1 << 64) - 1
 #: Payload fields with a place of their own in :class:`Report` (any other declared field goes to ``extra``).
 BUILTIN_PAYLOAD = ("value", "seed", "bits", "cohort")
+
+
+def payload_field(record: Any, name: str) -> Any:
+    """The payload field ``name`` of a report record: a built-in attribute or an ``extra`` pair; None when absent."""
+    if name in BUILTIN_PAYLOAD:
+        return getattr(record, name)
+    for key, value in record.extra:
+        if key == name:
+            return value
+    return None
+
+
 _RESERVED = frozenset({"v", "spec", "client", "group", "extra"})
 _DECLARED: dict[str, None] = {}  # payload field names declared by report schemas, in order
 
@@ -276,12 +288,7 @@ class Report:
 
     def get(self, name: str) -> Any:
         """The payload field ``name`` (built-in or in :attr:`extra`); None when absent."""
-        if name in BUILTIN_PAYLOAD:
-            return getattr(self, name)
-        for key, value in self.extra:
-            if key == name:
-                return value
-        return None
+        return payload_field(self, name)
 
     def payload_names(self) -> tuple[str, ...]:
         """Names of the payload fields this report carries (built-in ones first)."""

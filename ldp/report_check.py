@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ldp.errors import ReportError
-from ldp.report import BUILTIN_PAYLOAD, Report
+from ldp.report import BUILTIN_PAYLOAD, Report, payload_field
 from ldp.report_schema import report_schema_of
 
 __all__ = ["CheckedReport", "check_report", "required_fields"]
@@ -36,12 +36,7 @@ class CheckedReport(NamedTuple):
 
     def field(self, name: str) -> Any:
         """The normalized payload field ``name`` (None when absent)."""
-        if name in BUILTIN_PAYLOAD:
-            return getattr(self, name)
-        for key, value in self.extra:
-            if key == name:
-                return value
-        return None
+        return payload_field(self, name)
 
 
 def required_fields(spec: Any) -> tuple[str, ...]:
