@@ -1,0 +1,66 @@
+"""Stored reports into accumulators and estimate tables (shared by the server and ``ldp aggregate --store``).
+
+Stored reports were checked against the task's spec when they arrived; they
+are read back through the aggregator's columnar JSON Lines reader, so a
+chunk of stored reports costs what the same lines in a file cost. The
+estimate table is the accumulator's, with ``ldp aggregate``'s defaults, so
+the collector's numbers and the file-based ones are the same.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ldp.aggregator.accumulators import Accumulator, make_aggregator
+from ldp.aggregator.read_jsonl import read_jsonl_stream
+from ldp.collector.store import StoredReport
+from ldp.errors import LDPError
+
+__all__ = ["StoreIntegrityError", "accumulate_stored", "estimate_records"]
+
+
+class StoreIntegrityError(LDPError):
+    """A stored report no longer passes its task's spec checks (the store was edited or damaged)."""
+
+
+def accumulate_stored(
+    spec: Any, chunks: Iterable[Sequence[StoredReport]], accumulator: Accumulator | None = None
+) -> Accumulator:
+    """Add every stored report of ``chunks`` to ``accumulator`` (a new one for ``spec`` by default)."""
+    accumulator = make_aggregator(spec) if accumulator is None else accumulator
+    for chunk in chunks:
+        if not chunk:
+            continue
+        data = "\n".join(report.report for report in chunk).encode("utf-8") + b"\n"
+        for read in read_jsonl_stream(io.BytesIO(data), "store", spec, chunk_size=len(chunk)):
+            if read.rejects:
+                first = read.rejects[0]
+                raise StoreIntegrityError(
+                    f"{len(read.rejects)} stored report(s) fail the task's spec checks "
+                    f"(first: {first.reason}: {first.detail})"
+                )
+            accumulator.add_batch(read.batch)
+    return accumulator
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def estimate_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """An estimate table as JSON-ready records: every float at full precision, NaN as null."""
+    columns = [str(column) for column in frame.columns]
+    return [
+        {column: _json_value(value) for column, value in zip(columns, row)}
+        for row in frame.itertuples(index=False, name=None)
+    ]

@@ -1,0 +1,197 @@
+"""Collection tasks: what a collector gathers, for how long, and who may read it (docs/collector.md#tasks).
+
+A task binds one spec to its collection rules, as a DAP task does: the
+reports it accepts (the spec's fingerprint), the time precision clients
+truncate their timestamps to, the window its estimates are grouped by, the
+smallest batch it releases, and the collector token that reads estimates.
+The task id is 32 CSPRNG bytes in base64url (43 characters, no padding); the
+token is 32 more, stored only as its SHA-256 digest and compared in constant
+time.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import hmac
+import re
+import secrets
+from typing import Any
+
+from ldp.errors import ParameterError
+from ldp.specs.base import Spec, load_spec
+
+__all__ = [
+    "DEFAULT_MIN_BATCH",
+    "DEFAULT_TIME_PRECISION",
+    "DEFAULT_WINDOW",
+    "Task",
+    "format_duration",
+    "hash_token",
+    "new_task",
+    "parse_duration",
+]
+
+#: Defaults of ``ldp task create``: one-day windows, one-hour timestamps, batches of at least 1,000.
+DEFAULT_WINDOW = 86_400
+DEFAULT_TIME_PRECISION = 3_600
+DEFAULT_MIN_BATCH = 1_000
+
+_UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw]?)\s*$")
+_TASK_ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
+
+
+def parse_duration(text: str | int, what: str) -> int:
+    """Seconds from ``90``, ``90s``, ``15m``, ``1h``, ``1d`` or ``2w``; a positive whole number."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        seconds = text
+    else:
+        match = _DURATION.match(str(text))
+        if match is None:
+            raise ParameterError(f"{what} must be a duration such as 90s, 15m, 1h, 1d or 2w, got {text!r}")
+        seconds = int(match[1]) * _UNITS[match[2] or "s"]
+    if seconds < 1:
+        raise ParameterError(f"{what} must be at least one second, got {text!r}")
+    return seconds
+
+
+def format_duration(seconds: int) -> str:
+    """The shortest exact spelling of a duration (``86400`` -> ``1d``)."""
+    for unit, size in sorted(_UNITS.items(), key=lambda item: -item[1]):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"  # pragma: no cover - the unit "s" divides everything
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a collector token: its SHA-256 digest, hex."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _base64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def is_task_id(text: str) -> bool:
+    """True for a well-formed task id (43 base64url characters)."""
+    return bool(_TASK_ID.match(text))
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One collection task.
+
+    Parameters
+    ----------
+    task_id : str
+        32 random bytes, base64url without padding.
+    spec_json : str
+        The spec's canonical JSON (what ``GET /v1/tasks/{task}/spec`` serves).
+    window : int
+        Seconds per estimate window; windows start at multiples of it (Unix time).
+    time_precision : int
+        Clients truncate report times to multiples of this many seconds; it
+        divides ``window``, and no arrival time finer than it is stored.
+    min_batch : int
+        A window (or range) with fewer reports is withheld.
+    token_hash : str
+        SHA-256 of the collector token (:func:`hash_token`).
+    not_before, not_after : int or None
+        The task accepts reports with ``not_before <= t < not_after`` (Unix seconds).
+    cors_origins : tuple of str
+        Origins allowed to upload from a browser (``*`` for any); empty: none.
+    """
+
+    task_id: str
+    spec_json: str
+    window: int = DEFAULT_WINDOW
+    time_precision: int = DEFAULT_TIME_PRECISION
+    min_batch: int = DEFAULT_MIN_BATCH
+    token_hash: str = ""
+    not_before: int | None = None
+    not_after: int | None = None
+    cors_origins: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not is_task_id(self.task_id):
+            raise ParameterError(f"task id must be 43 base64url characters, got {self.task_id!r}")
+        for name in ("window", "time_precision", "min_batch"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ParameterError(f"task {name} must be a positive integer, got {value!r}")
+        if self.window % self.time_precision:
+            raise ParameterError(
+                f"the window ({format_duration(self.window)}) must be a whole number of time precisions "
+                f"({format_duration(self.time_precision)}), so that no window splits a timestamp"
+            )
+        if self.not_before is not None and self.not_after is not None and self.not_after <= self.not_before:
+            raise ParameterError("the task's end must come after its start")
+
+    @property
+    def spec(self) -> Spec:
+        """The task's spec (parsed and checked once per task object)."""
+        cached = self.__dict__.get("_spec")
+        if cached is None:
+            cached = load_spec(self.spec_json)
+            object.__setattr__(self, "_spec", cached)
+        return cached
+
+    @property
+    def fingerprint(self) -> str:
+        return self.spec.fingerprint
+
+    def token_matches(self, token: str) -> bool:
+        """Constant-time check of a presented collector token."""
+        return bool(self.token_hash) and hmac.compare_digest(hash_token(token), self.token_hash)
+
+    def window_start(self, t: int) -> int:
+        """The start of the window holding time ``t``."""
+        return t - t % self.window
+
+    def to_dict(self) -> dict[str, Any]:
+        """The task's public description (never its token hash)."""
+        return {
+            "task": self.task_id,
+            "mechanism": self.spec.mechanism,
+            "fingerprint": self.fingerprint,
+            "window": self.window,
+            "time_precision": self.time_precision,
+            "min_batch": self.min_batch,
+            "not_before": self.not_before,
+            "not_after": self.not_after,
+            "cors_origins": list(self.cors_origins),
+        }
+
+
+def new_task(
+    spec: str | Spec,
+    *,
+    window: str | int = DEFAULT_WINDOW,
+    time_precision: str | int = DEFAULT_TIME_PRECISION,
+    min_batch: int = DEFAULT_MIN_BATCH,
+    not_before: int | None = None,
+    not_after: int | None = None,
+    cors_origins: tuple[str, ...] = (),
+) -> tuple[Task, str]:
+    """A new task with fresh CSPRNG id and collector token: ``(task, token)``.
+
+    The token is returned once; only its hash is kept in the task.
+    """
+    loaded = load_spec(spec)
+    if isinstance(min_batch, bool) or not isinstance(min_batch, int) or min_batch < 1:
+        raise ParameterError(f"min_batch must be a positive integer, got {min_batch!r}")
+    token = _base64url(secrets.token_bytes(32))
+    task = Task(
+        task_id=_base64url(secrets.token_bytes(32)),
+        spec_json=loaded.to_json(),
+        window=parse_duration(window, "window"),
+        time_precision=parse_duration(time_precision, "time_precision"),
+        min_batch=min_batch,
+        token_hash=hash_token(token),
+        not_before=not_before,
+        not_after=not_after,
+        cors_origins=tuple(cors_origins),
+    )
+    return task, token
