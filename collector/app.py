@@ -1,0 +1,441 @@
+"""The collector's HTTP API (docs/collector.md): uploads, specs, estimates, health, metrics, the dashboard.
+
+:func:`create_app` builds a FastAPI application over one store. Uploads are
+read with a byte cap, checked envelope by envelope
+(:mod:`ldp.collector.envelopes`), committed in groups
+(:mod:`ldp.collector.ingest`) and acknowledged only after their commit.
+Estimates merge the per-window accumulators (:mod:`ldp.collector.windows`).
+Every error reply is a problem document (RFC 9457). Client addresses are
+used in memory for rate limiting and never stored or logged by this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import ipaddress
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib import resources
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from ldp.collector.envelopes import (
+    JSON_LINES_TYPES,
+    JSON_TYPES,
+    MAX_BODY_BYTES,
+    MAX_ENVELOPES,
+    UploadError,
+    check_envelopes,
+    parse_upload,
+)
+from ldp.collector.ingest import GroupCommitter
+from ldp.collector.metrics import CONTENT_TYPE_LATEST, CollectorMetrics
+from ldp.collector.problems import problem
+from ldp.collector.ratelimit import RateLimiter
+from ldp.collector.store import Store, open_store
+from ldp.collector.tasks import Task, is_task_id
+from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary, window_replies
+from ldp.errors import ParameterError
+
+__all__ = ["CollectorSettings", "create_app"]
+
+#: Seconds between re-reads of the task list (tasks created or deleted by ``ldp task`` while serving).
+TASK_REFRESH_SECONDS = 5.0
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectorSettings:
+    """How one collector serves.
+
+    Parameters
+    ----------
+    store : str
+        The store URL (:func:`ldp.collector.store.open_store`).
+    open_dashboard : bool
+        The dashboard and ``/v1/dashboard`` need no token (the server listens
+        on a loopback address only).
+    rate_limit : float
+        Upload requests per second per client address (0: no limit).
+    max_group_reports : int
+        The most reports one group commit takes.
+    """
+
+    store: str
+    open_dashboard: bool = True
+    rate_limit: float = 100.0
+    max_group_reports: int = 5_000
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _Collector:
+    """The state one app serves from: store, tasks, windows, committer, metrics."""
+
+    def __init__(self, settings: CollectorSettings) -> None:
+        self.settings = settings
+        self.store: Store = open_store(settings.store)
+        self.windows = Windows()
+        self.metrics = CollectorMetrics()
+        self.limiter = RateLimiter(settings.rate_limit)
+        self.tasks: dict[str, Task] = {}
+        self._tasks_read = 0.0
+        self.refresh_tasks()
+        self.committer = GroupCommitter(
+            self.store,
+            self.windows,
+            max_reports=settings.max_group_reports,
+            on_commit=self.metrics.observe_commit,
+        )
+
+    def refresh_tasks(self) -> None:
+        current = {task.task_id: task for task in self.store.tasks()}
+        for task_id in set(self.tasks) - set(current):
+            self.windows.forget(task_id)
+        for task_id, task in current.items():
+            if task_id not in self.tasks:
+                self.windows.load(self.store, task)
+        self.tasks = current
+        self._tasks_read = time.monotonic()
+
+    def task(self, task_id: str) -> Task | None:
+        if not is_task_id(task_id):
+            return None
+        if task_id not in self.tasks or time.monotonic() - self._tasks_read > TASK_REFRESH_SECONDS:
+            self.refresh_tasks()
+        return self.tasks.get(task_id)
+
+    def token_tasks(self, token: str) -> list[Task]:
+        return [task for task in self.tasks.values() if task.token_matches(token)]
+
+    def close(self) -> None:
+        self.committer.close()
+        self.store.close()
+
+
+def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def _unknown_task(task_id: str) -> Response:
+    shown = task_id if len(task_id) <= 64 else task_id[:64] + "…"
+    return problem(404, "Unknown task", f"no task {shown!r} on this collector")
+
+
+def _unauthorized(detail: str) -> Response:
+    return problem(401, "Unauthorized", detail, headers={"WWW-Authenticate": 'Bearer realm="ldp-collector"'})
+
+
+def _cors_headers(task: Task, request: Request) -> dict[str, str]:
+    origin = request.headers.get("origin")
+    if origin is None or not task.cors_origins:
+        return {}
+    if "*" in task.cors_origins:
+        return {"Access-Control-Allow-Origin": "*"}
+    if origin in task.cors_origins:
+        return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+    return {}
+
+
+async def _read_body(request: Request) -> bytes:
+    """The request body, refusing (413) as soon as it passes :data:`MAX_BODY_BYTES`."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise UploadError(
+            413, "Body too large", f"an upload is at most {MAX_BODY_BYTES} bytes, got {declared}"
+        )
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        size += len(part)
+        if size > MAX_BODY_BYTES:
+            raise UploadError(413, "Body too large", f"an upload is at most {MAX_BODY_BYTES} bytes")
+        parts.append(part)
+    return b"".join(parts)
+
+
+_UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            media: {
+                "schema": {
+                    "type": "array",
+                    "maxItems": MAX_ENVELOPES,
+                    "items": {
+                        "type": "object",
+                        "required": ["id", "t", "report"],
+                        "properties": {
+                            "id": {"type": "string", "description": "16 CSPRNG bytes, base64url, no padding"},
+                            "t": {"type": "integer", "minimum": 0},
+                            "report": {"type": "object"},
+                        },
+                    },
+                }
+            }
+            for media in (*JSON_TYPES, JSON_LINES_TYPES[0])
+        },
+    }
+}
+
+
+def create_app(settings: CollectorSettings | str) -> FastAPI:
+    """The collector application over ``settings.store`` (a store URL alone takes the defaults)."""
+    if isinstance(settings, str):
+        settings = CollectorSettings(store=settings)
+    state: dict[str, _Collector] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state["collector"] = await run_in_threadpool(_Collector, settings)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(state["collector"].close)
+
+    app = FastAPI(
+        title="ldp collector",
+        summary="Locally differentially private reports in, windowed estimates with error bars out.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+
+    def collector() -> _Collector:
+        return state["collector"]
+
+    # -- errors: always problem documents ----------------------------------
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return problem(exc.status_code, _TITLES.get(exc.status_code, "Error"), str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+        errors = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return problem(400, "Bad request", errors[:500])
+
+    @app.exception_handler(UploadError)
+    async def upload_error(request: Request, exc: UploadError) -> Response:
+        return problem(exc.status, exc.title, exc.detail)
+
+    @app.exception_handler(ParameterError)
+    async def parameter_error(request: Request, exc: ParameterError) -> Response:
+        return problem(400, "Bad request", str(exc))
+
+    @app.middleware("http")
+    async def timing(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        if "collector" in state:
+            state["collector"].metrics.requests.labels(path, f"{response.status_code // 100}xx").observe(
+                time.perf_counter() - started
+            )
+        return response
+
+    # -- uploads -----------------------------------------------------------
+    @app.post("/v1/tasks/{task_id}/reports", openapi_extra=_UPLOAD_BODY, summary="Upload report envelopes")
+    async def upload(task_id: str, request: Request) -> Response:
+        c = collector()
+        address = request.client.host if request.client else ""
+        if not c.limiter.allow(address):
+            return problem(
+                429,
+                "Too many requests",
+                "this address is sending uploads too fast; retry later with the same envelopes",
+                headers={"Retry-After": str(c.limiter.retry_after())},
+            )
+        task = c.task(task_id)
+        if task is None:
+            return _unknown_task(task_id)
+        body = await _read_body(request)
+        items = parse_upload(body, request.headers.get("content-type"))
+        checked = await run_in_threadpool(check_envelopes, task, items, time.time())
+        try:
+            flags = await asyncio.wrap_future(c.committer.submit(task, checked.accepted))
+        except ParameterError:  # the task was deleted meanwhile
+            c.refresh_tasks()
+            return _unknown_task(task_id)
+        except Exception as exc:
+            return problem(
+                503,
+                "Store unavailable",
+                f"the reports were not stored ({type(exc).__name__}); retry the same envelopes",
+                headers={"Retry-After": "1"},
+            )
+        stored = sum(flags)
+        replayed = len(flags) - stored
+        c.metrics.count_upload(stored, replayed, [r.reason for r in checked.rejected])
+        reply = {
+            "accepted": stored,
+            "replayed": replayed,
+            "rejected": [r.to_dict() for r in checked.rejected],
+        }
+        return _json(reply, headers=_cors_headers(task, request))
+
+    @app.options("/v1/tasks/{task_id}/reports", include_in_schema=False)
+    async def upload_preflight(task_id: str, request: Request) -> Response:
+        task = collector().task(task_id)
+        if task is None:
+            return _unknown_task(task_id)
+        headers = _cors_headers(task, request)
+        if not headers:
+            return problem(403, "Forbidden", "this origin may not upload to this task")
+        headers |= {
+            "Access-Control-Allow-Methods": "POST",
+            "Access-Control-Allow-Headers": "Content-Type",
+            "Access-Control-Max-Age": "86400",
+        }
+        return Response(status_code=204, headers=headers)
+
+    # -- tasks and specs ---------------------------------------------------
+    @app.get("/v1/tasks/{task_id}", summary="A task's public description")
+    async def describe_task(task_id: str, request: Request) -> Response:
+        task = collector().task(task_id)
+        if task is None:
+            return _unknown_task(task_id)
+        return _json(task.to_dict(), headers=_cors_headers(task, request))
+
+    @app.get("/v1/tasks/{task_id}/spec", summary="The task's spec JSON (ETag: its fingerprint)")
+    async def task_spec(task_id: str, request: Request) -> Response:
+        task = collector().task(task_id)
+        if task is None:
+            return _unknown_task(task_id)
+        etag = f'"{task.fingerprint}"'
+        headers = {"ETag": etag, "Cache-Control": "public, max-age=300", **_cors_headers(task, request)}
+        if etag in [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]:
+            return Response(status_code=304, headers=headers)
+        return Response(task.spec_json, media_type="application/json", headers=headers)
+
+    # -- estimates ---------------------------------------------------------
+    @app.get("/v1/tasks/{task_id}/estimates", summary="Estimates over a range of windows (Bearer token)")
+    async def estimates(
+        task_id: str,
+        request: Request,
+        start: int | None = _query("from"),
+        end: int | None = _query("to"),
+        confidence: float = 0.95,
+        by: str | None = None,
+    ) -> Response:
+        c = collector()
+        task = c.task(task_id)
+        if task is None:
+            return _unknown_task(task_id)
+        token = _bearer(request)
+        if token is None or not task.token_matches(token):
+            return _unauthorized("give this task's collector token as 'Authorization: Bearer TOKEN'")
+        if not 0 < confidence < 1:
+            return problem(400, "Bad request", f"confidence must be in (0, 1), got {confidence}")
+        if by not in (None, "window"):
+            return problem(400, "Bad request", f"'by' takes only 'window', got {by!r}")
+        check_range(task, start, end)
+        head = {"task": task.task_id, "mechanism": task.spec.mechanism, "confidence": confidence}
+        if by == "window":
+            windows = await run_in_threadpool(window_replies, c.windows, task, confidence)
+            selected = [
+                w
+                for w in windows
+                if (start is None or w["start"] >= start) and (end is None or w["start"] < end)
+            ]
+            return _json({**head, "windows": selected})
+        merged = await run_in_threadpool(c.windows.merged, task, start, end)
+        reply = await run_in_threadpool(estimate_reply, task, merged, confidence)
+        return _json({**head, "from": start, "to": end, **reply})
+
+    # -- dashboard ---------------------------------------------------------
+    @app.get("/v1/dashboard", summary="Every visible task with its windows' estimates")
+    async def dashboard_data(request: Request) -> Response:
+        c = collector()
+        if time.monotonic() - c._tasks_read > TASK_REFRESH_SECONDS:
+            await run_in_threadpool(c.refresh_tasks)
+        if c.settings.open_dashboard:
+            visible = list(c.tasks.values())
+        else:
+            token = _bearer(request)
+            visible = c.token_tasks(token) if token else []
+            if not visible:
+                return _unauthorized("give a collector token as 'Authorization: Bearer TOKEN'")
+        tasks = []
+        for task in visible:
+            windows = await run_in_threadpool(window_replies, c.windows, task, 0.95)
+            tasks.append({**task_summary(task, 0.95), "task": task.task_id, "windows": windows})
+        return _json({"tasks": tasks})
+
+    @app.get("/", include_in_schema=False)
+    async def dashboard_page() -> Response:
+        return _static("index.html")
+
+    @app.get("/static/{name}", include_in_schema=False)
+    async def static_file(name: str) -> Response:
+        return _static(name)
+
+    # -- operations --------------------------------------------------------
+    @app.get("/healthz", summary="Liveness: the store answers")
+    async def healthz() -> Response:
+        try:
+            await run_in_threadpool(collector().store.tasks)
+        except Exception as exc:
+            return problem(503, "Store unavailable", type(exc).__name__)
+        return _json({"status": "ok"})
+
+    @app.get("/metrics", summary="Prometheus metrics")
+    async def metrics() -> Response:
+        return Response(collector().metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    return app
+
+
+def _query(alias: str) -> Any:
+    return Query(default=None, alias=alias, ge=0, description=f"'{alias}' (Unix seconds, a window boundary)")
+
+
+_TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    404: "Not found",
+    405: "Method not allowed",
+    413: "Body too large",
+}
+_STATIC_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+}
+
+
+def _static(name: str) -> Response:
+    """A file of the dashboard (package data ``ldp.collector/static``); only plain names, no paths."""
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    if "/" in name or "\\" in name or name.startswith(".") or suffix not in _STATIC_TYPES:
+        return problem(404, "Not found", "no such file")
+    try:
+        data = resources.files("ldp.collector").joinpath("static", name).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return problem(404, "Not found", "no such file")
+    return Response(
+        data,
+        media_type=_STATIC_TYPES[suffix],
+        headers={"Content-Security-Policy": "default-src 'self'; style-src 'self'; script-src 'self'"},
+    )

@@ -1,0 +1,236 @@
+"""Upload bodies: envelopes ``{"id", "t", "report"}`` checked one by one (docs/collector.md#upload).
+
+:func:`parse_upload` reads a request body (a JSON array or JSON Lines) into
+items, refusing the body as a whole only when it cannot be read at all
+(:class:`UploadError`, answered with a problem document).
+:func:`check_envelopes` then accounts for every item: accepted (with the
+report to store and its checked form for the accumulators) or rejected with
+its index, id and reason. Nothing here touches the store.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from ldp.aggregator.rejects import classify_reason
+from ldp.collector.store import StoredReport
+from ldp.collector.tasks import Task
+from ldp.errors import ReportError
+from ldp.report import Report
+from ldp.report_check import CheckedReport, check_report
+
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_ENVELOPES",
+    "REJECT_REASONS",
+    "Accepted",
+    "CheckedUpload",
+    "Rejection",
+    "UploadError",
+    "check_envelopes",
+    "clock_skew",
+    "parse_upload",
+]
+
+#: Limits of one upload request.
+MAX_BODY_BYTES = 1 << 20
+MAX_ENVELOPES = 1_000
+#: The least clock skew allowed to a client's ``t``, seconds (more when the time precision is coarser).
+MIN_CLOCK_SKEW = 300
+
+REJECT_REASONS = ("invalid_message", "wrong_spec", "invalid_report", "report_too_early", "report_dropped")
+_ENVELOPE_KEYS = frozenset({"id", "t", "report"})
+_ID_LENGTH = 22  # 16 bytes in base64url without padding
+JSON_TYPES = ("application/json",)
+JSON_LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
+
+
+class UploadError(Exception):
+    """A body that cannot be read as a whole: the HTTP status, a short title and the detail."""
+
+    def __init__(self, status: int, title: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.title = title
+        self.detail = detail
+
+
+@dataclasses.dataclass(frozen=True)
+class Rejection:
+    """One rejected envelope: its index in the body, its id (None when unreadable) and why."""
+
+    index: int
+    id: str | None
+    reason: str
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "id": self.id, "reason": self.reason, "detail": self.detail}
+
+
+@dataclasses.dataclass(frozen=True)
+class Accepted:
+    """One envelope that passed every check: what to store and what to count."""
+
+    index: int
+    id: str
+    stored: StoredReport
+    checked: CheckedReport
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckedUpload:
+    """Every envelope of one upload, accepted or rejected (both in request order)."""
+
+    accepted: list[Accepted]
+    rejected: list[Rejection]
+
+
+def media_type(content_type: str | None) -> str:
+    """The media type of a Content-Type header, lower case, without parameters."""
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def parse_upload(body: bytes, content_type: str | None) -> list[Any]:
+    """The items of an upload body (not yet checked as envelopes).
+
+    Raises
+    ------
+    UploadError
+        413 for a body over :data:`MAX_BODY_BYTES`, 415 for another content
+        type, 400 for JSON that cannot be parsed (too deep nesting included),
+        a JSON value that is not an array, or more than :data:`MAX_ENVELOPES` items.
+    """
+    if len(body) > MAX_BODY_BYTES:
+        raise UploadError(
+            413, "Body too large", f"an upload is at most {MAX_BODY_BYTES} bytes, got {len(body)}"
+        )
+    kind = media_type(content_type)
+    if kind in JSON_TYPES:
+        items = _loads(body, "the body")
+        if not isinstance(items, list):
+            raise UploadError(400, "Not an array", "a JSON upload is an array of envelopes")
+    elif kind in JSON_LINES_TYPES:
+        items = [
+            _loads(line, f"line {number}")
+            for number, line in enumerate(body.split(b"\n"), start=1)
+            if line.strip()
+        ]
+    else:
+        shown = kind or "none"
+        raise UploadError(
+            415,
+            "Unsupported media type",
+            f"upload reports as application/json (an array) or application/x-ndjson (JSON Lines), not {shown}"[
+                :200
+            ],
+        )
+    if len(items) > MAX_ENVELOPES:
+        raise UploadError(
+            400, "Too many envelopes", f"an upload holds at most {MAX_ENVELOPES} envelopes, got {len(items)}"
+        )
+    return items
+
+
+def _loads(data: bytes, where: str) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise UploadError(400, "Malformed JSON", f"{where} is not valid JSON: {exc}"[:300]) from None
+
+
+def clock_skew(task: Task) -> int:
+    """How far past the collector's clock a report's ``t`` may be: one time precision, at least 5 minutes."""
+    return max(MIN_CLOCK_SKEW, task.time_precision)
+
+
+def check_envelopes(task: Task, items: Sequence[Any], now: float) -> CheckedUpload:
+    """Check each item as an envelope of ``task`` at collector time ``now`` (Unix seconds)."""
+    accepted: list[Accepted] = []
+    rejected: list[Rejection] = []
+    latest = now + clock_skew(task)
+    spec = task.spec
+    for index, item in enumerate(items):
+        outcome = _check_one(task, spec, index, item, latest)
+        if isinstance(outcome, Rejection):
+            rejected.append(outcome)
+        else:
+            accepted.append(outcome)
+    return CheckedUpload(accepted, rejected)
+
+
+def _envelope_id(item: Any) -> str | None:
+    """The envelope's id when it is a well-formed one, else None."""
+    if not isinstance(item, dict):
+        return None
+    value = item.get("id")
+    if not isinstance(value, str) or len(value) != _ID_LENGTH:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(value + "==")
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != 16 or base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != value:
+        return None
+    return value
+
+
+def _check_one(task: Task, spec: Any, index: int, item: Any, latest: float) -> Accepted | Rejection:
+    def reject(reason: str, detail: str, envelope_id: str | None = None) -> Rejection:
+        return Rejection(index, envelope_id, reason, detail[:300])
+
+    if not isinstance(item, dict):
+        return reject("invalid_message", f"an envelope is a JSON object, got {type(item).__name__}")
+    envelope_id = _envelope_id(item)
+    if envelope_id is None:
+        return reject(
+            "invalid_message", "'id' must be 16 random bytes in base64url without padding (22 characters)"
+        )
+    keys = set(item)
+    if keys != _ENVELOPE_KEYS:
+        missing, extra = sorted(_ENVELOPE_KEYS - keys), sorted(keys - _ENVELOPE_KEYS, key=str)
+        detail = "; ".join(
+            part
+            for part in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"unknown keys {', '.join(map(repr, extra))}" if extra else "",
+            )
+            if part
+        )
+        return reject("invalid_message", f"an envelope has exactly id, t and report: {detail}", envelope_id)
+    t = item["t"]
+    if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+        return reject("invalid_message", "'t' must be a non-negative integer (Unix seconds)", envelope_id)
+    if t % task.time_precision:
+        return reject(
+            "invalid_message",
+            f"'t' must be truncated to the task's time precision ({task.time_precision} s): got {t}",
+            envelope_id,
+        )
+    if t > latest:
+        return reject(
+            "report_too_early", f"'t' = {t} is later than the collector's clock allows", envelope_id
+        )
+    if (task.not_before is not None and t < task.not_before) or (
+        task.not_after is not None and t >= task.not_after
+    ):
+        return reject("report_dropped", f"'t' = {t} is outside the task's time range", envelope_id)
+    try:
+        report = Report.from_dict(item["report"])
+        if report.client is not None:  # the collector stores nothing about the sender
+            report = dataclasses.replace(report, client=None)
+        checked = check_report(spec, report)
+    except ReportError as exc:
+        message = str(exc)
+        reason = classify_reason(message)
+        if reason == "wrong_spec":
+            return reject("wrong_spec", message, envelope_id)
+        return reject("invalid_report", f"{reason}: {message}", envelope_id)
+    raw_id = base64.urlsafe_b64decode(envelope_id + "==")
+    return Accepted(index, envelope_id, StoredReport(raw_id, t, report.to_json()), checked)

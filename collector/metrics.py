@@ -1,0 +1,64 @@
+"""Prometheus metrics of one collector (``GET /metrics``, docs/collector.md#endpoints).
+
+Each app has its own registry, so several collectors in one process (tests)
+do not share counters. Labels never carry anything about a sender.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from ldp.collector.ingest import CommitStats
+
+__all__ = ["CONTENT_TYPE_LATEST", "CollectorMetrics"]
+
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_GROUP_BUCKETS = (1, 10, 50, 100, 250, 500, 1_000, 2_500, 5_000)
+
+
+class CollectorMetrics:
+    """The collector's counters and histograms."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.reports = Counter(
+            "ldp_reports",
+            "Uploaded reports by outcome (accepted, replayed, rejected) and rejection reason.",
+            ["outcome", "reason"],
+            registry=self.registry,
+        )
+        self.requests = Histogram(
+            "ldp_request_seconds",
+            "Request latency by route and status class.",
+            ["route", "status"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.commits = Histogram(
+            "ldp_store_commit_seconds",
+            "Seconds per group commit to the store.",
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.group_reports = Histogram(
+            "ldp_commit_group_reports",
+            "Reports per group commit.",
+            buckets=_GROUP_BUCKETS,
+            registry=self.registry,
+        )
+
+    def count_upload(self, accepted: int, replayed: int, rejected_reasons: list[str]) -> None:
+        if accepted:
+            self.reports.labels("accepted", "").inc(accepted)
+        if replayed:
+            self.reports.labels("replayed", "report_replayed").inc(replayed)
+        for reason in rejected_reasons:
+            self.reports.labels("rejected", reason).inc()
+
+    def observe_commit(self, stats: CommitStats) -> None:
+        self.commits.observe(stats.seconds)
+        self.group_reports.observe(stats.reports)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,129 @@
+"""Per-window accumulators kept up to date as reports are committed (docs/collector.md#estimates).
+
+The collector keeps, for each task and each window holding reports, one of
+the aggregator's mergeable accumulators. Committed reports are added as
+they arrive; on start, :meth:`Windows.load` rebuilds them from the store
+once. An estimate over a range merges the range's windows, so a request
+never re-reads stored reports, and its numbers are those of ``ldp
+aggregate`` on the same reports: accumulators hold integer counts, so the
+order of adding and merging does not change them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ldp.aggregator.accumulators import Accumulator, make_aggregator
+from ldp.aggregator.report_columns import batch_from_checked
+from ldp.collector.accumulate import accumulate_stored, estimate_records
+from ldp.collector.store import Store
+from ldp.collector.tasks import Task
+from ldp.errors import ParameterError
+from ldp.report_check import CheckedReport
+
+__all__ = ["Windows", "estimate_reply"]
+
+
+def _kind(task: Task) -> str:
+    return "mean" if task.spec.report_kind == "numeric" else "frequency"
+
+
+class Windows:
+    """Accumulators per (task, window start), safe to use from several threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._windows: dict[str, dict[int, Accumulator]] = {}
+
+    def load(self, store: Store, task: Task) -> int:
+        """Rebuild ``task``'s windows from the store; the number of reports read."""
+        windows: dict[int, Accumulator] = {}
+        for start in store.count_by_window(task.task_id, task.window):
+            chunks = store.reports(task.task_id, start, start + task.window)
+            windows[start] = accumulate_stored(task.spec, chunks)
+        with self._lock:
+            self._windows[task.task_id] = windows
+        return sum(accumulator.n for accumulator in windows.values())
+
+    def forget(self, task_id: str) -> None:
+        with self._lock:
+            self._windows.pop(task_id, None)
+
+    def add(self, task: Task, reports: Sequence[tuple[int, CheckedReport]]) -> None:
+        """Count committed reports, given as ``(t, checked report)`` pairs."""
+        by_window: dict[int, list[CheckedReport]] = {}
+        for t, checked in reports:
+            by_window.setdefault(task.window_start(t), []).append(checked)
+        batches = {start: batch_from_checked(task.spec, checked) for start, checked in by_window.items()}
+        with self._lock:
+            windows = self._windows.setdefault(task.task_id, {})
+            for start, batch in batches.items():
+                accumulator = windows.get(start)
+                if accumulator is None:
+                    accumulator = windows[start] = make_aggregator(task.spec)
+                accumulator.add_batch(batch)
+
+    def counts(self, task: Task) -> dict[int, int]:
+        """Reports per window start, in time order."""
+        with self._lock:
+            windows = self._windows.get(task.task_id, {})
+            return {start: windows[start].n for start in sorted(windows)}
+
+    def merged(self, task: Task, start: int | None, end: int | None) -> Accumulator:
+        """One accumulator over the windows in ``[start, end)`` (a copy: later reports do not change it)."""
+        with self._lock:
+            windows = self._windows.get(task.task_id, {})
+            selected = [
+                windows[s]
+                for s in sorted(windows)
+                if (start is None or s >= start) and (end is None or s < end)
+            ]
+            total = make_aggregator(task.spec)
+            for accumulator in selected:
+                total = total.merge(accumulator)
+        return total
+
+
+def check_range(task: Task, start: int | None, end: int | None) -> None:
+    """``start`` and ``end`` must fall on window boundaries, ``start < end``."""
+    for name, value in (("from", start), ("to", end)):
+        if value is not None and value % task.window:
+            raise ParameterError(
+                f"'{name}' must be a window boundary (a multiple of {task.window} s), got {value}"
+            )
+    if start is not None and end is not None and end <= start:
+        raise ParameterError(f"'to' ({end}) must come after 'from' ({start})")
+
+
+def estimate_reply(task: Task, accumulator: Accumulator, confidence: float) -> dict[str, Any]:
+    """``n`` and the estimate records, or the reason they are withheld."""
+    n = accumulator.n
+    if n < task.min_batch:
+        return {
+            "n": n,
+            "estimates": None,
+            "withheld": f"fewer than min_batch ({task.min_batch}) reports: {n}",
+        }
+    return {
+        "n": n,
+        "estimates": estimate_records(accumulator.estimate(confidence=confidence)),
+        "withheld": None,
+    }
+
+
+def window_replies(windows: Windows, task: Task, confidence: float) -> list[dict[str, Any]]:
+    """One entry per window holding reports: start, end, n and estimates or the withheld reason."""
+    replies = []
+    for start in windows.counts(task):
+        merged = windows.merged(task, start, start + task.window)
+        replies.append(
+            {"start": start, "end": start + task.window, **estimate_reply(task, merged, confidence)}
+        )
+    return replies
+
+
+def task_summary(task: Task, confidence: float) -> dict[str, Any]:
+    """A task's public description with the dashboard's fields."""
+    return {**task.to_dict(), "kind": _kind(task), "confidence": confidence}

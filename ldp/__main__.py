@@ -1,0 +1,5 @@
+"""``python -m ldp``: the ``ldp`` command."""
+
+from ldp.cli import main
+
+main()

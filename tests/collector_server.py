@@ -1,0 +1,118 @@
+"""A real collector for tests: ``ldp serve`` in a subprocess on 127.0.0.1, a free port, stopped at the end."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ldp.collector.store import open_store
+from ldp.collector.tasks import Task, new_task
+
+STARTUP_SECONDS = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """One ``ldp serve`` process; ``url`` is its base URL."""
+
+    def __init__(self, store: str, *extra: str, port: int | None = None) -> None:
+        self.store = store
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = [sys.executable, "-m", "ldp", "serve", "--store", store, "--port", str(self.port), *extra]
+        self.process = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"ldp serve exited: {self.process.stderr.read().decode()[-2000:]}")
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("ldp serve did not answer /healthz in time")
+
+    def kill(self) -> None:
+        """``kill -9``: no shutdown, no last commit."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if self.process.stderr:
+            self.process.stderr.close()
+
+
+@contextlib.contextmanager
+def running(store: str, *extra: str) -> Iterator[Server]:
+    server = Server(store, *extra)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def create_task(store: str, spec: Any, **options: Any) -> tuple[Task, str]:
+    task, token = new_task(spec, **options)
+    with open_store(store) as opened:
+        opened.create_task(task)
+    return task, token
+
+
+def envelope_id() -> str:
+    return base64.urlsafe_b64encode(secrets.token_bytes(16)).rstrip(b"=").decode("ascii")
+
+
+def envelopes(reports: Sequence[Any], t: int | Sequence[int]) -> list[dict[str, Any]]:
+    """Envelopes of reports (Report objects or their dicts), one fresh id each."""
+    times = [t] * len(reports) if isinstance(t, int) else list(t)
+    return [
+        {"id": envelope_id(), "t": when, "report": r if isinstance(r, dict) else r.to_dict()}
+        for r, when in zip(reports, times)
+    ]
+
+
+def upload(server: Server, task: Task, items: Any, **kwargs: Any) -> httpx.Response:
+    return httpx.post(f"{server.url}/v1/tasks/{task.task_id}/reports", json=items, timeout=30, **kwargs)
+
+
+def now_truncated(task: Task) -> int:
+    now = int(time.time())
+    return now - now % task.time_precision
+
+
+def store_path(tmp_path: Path) -> str:
+    return str(tmp_path / "collector.db")

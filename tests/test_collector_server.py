@@ -1,0 +1,378 @@
+"""The collector over real HTTP: ``ldp serve`` in a subprocess, talked to with httpx (docs/collector.md)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+import httpx
+import numpy as np
+import pandas as pd
+import pytest
+from collector_server import (
+    create_task,
+    envelope_id,
+    envelopes,
+    now_truncated,
+    running,
+    store_path,
+    upload,
+)
+
+import ldp
+from ldp.client import encode_batch
+from ldp.collector.envelopes import MAX_BODY_BYTES, MAX_ENVELOPES
+
+GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+
+
+def _reports(spec, values, seed=1):
+    return list(encode_batch(spec, values, np.random.default_rng(seed)).reports(spec))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One collector shared by the tests of this module; each test makes its own tasks."""
+    with running(store_path(tmp_path_factory.mktemp("collector"))) as shared:
+        yield shared
+
+
+@pytest.fixture
+def collector(server):
+    """The shared collector with a new GRR task (1 h windows, 1 min precision, min batch 5)."""
+    task, token = create_task(server.store, GRR, window="1h", time_precision="1m", min_batch=5)
+    return server, task, token
+
+
+def _estimates(server, task, token, **params):
+    return httpx.get(
+        f"{server.url}/v1/tasks/{task.task_id}/estimates",
+        params=params,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+
+
+def test_upload_counts_replays_once_and_lists_every_rejection_in_order(collector):
+    server, task, token = collector
+    t = now_truncated(task)
+    good = envelopes(_reports(GRR, ["a", "b", "a", "c", "a", "b"]), t)
+    other_spec = ldp.GRR(domain=("a", "b", "c"), epsilon=2.0)
+    wrong_spec = envelopes(_reports(other_spec, ["a"]), t)[0]
+    bad_value = {"id": envelope_id(), "t": t, "report": {**good[0]["report"], "value": 7}}
+    body = [
+        *good,
+        good[0],  # a retry inside the same upload
+        {"id": "short", "t": t, "report": good[1]["report"]},
+        {"id": envelope_id(), "t": t + 1, "report": good[1]["report"]},
+        {"id": envelope_id(), "t": t, "report": good[1]["report"], "ip": "10.0.0.1"},
+        wrong_spec,
+        bad_value,
+        {"id": envelope_id(), "t": t + 86_400, "report": good[1]["report"]},
+        [1, 2],
+    ]
+    reply = upload(server, task, body)
+    assert reply.status_code == 200
+    data = reply.json()
+    assert (data["accepted"], data["replayed"]) == (6, 1)
+    rejected = [(r["index"], r["reason"]) for r in data["rejected"]]
+    assert rejected == [
+        (7, "invalid_message"),
+        (8, "invalid_message"),
+        (9, "invalid_message"),
+        (10, "wrong_spec"),
+        (11, "invalid_report"),
+        (12, "report_too_early"),
+        (13, "invalid_message"),
+    ]
+    assert data["rejected"][0]["id"] is None and data["rejected"][1]["id"] == body[8]["id"]
+    assert "value_out_of_domain" in data["rejected"][4]["detail"]
+    again = upload(server, task, good).json()  # the client's retry of the whole upload
+    assert (again["accepted"], again["replayed"], again["rejected"]) == (0, 6, [])
+    assert _estimates(server, task, token).json()["n"] == 6
+
+
+def test_reports_outside_the_task_range_are_dropped(tmp_path):
+    store = store_path(tmp_path)
+    task, _ = create_task(
+        store, GRR, window="1h", time_precision="1m", min_batch=1, not_before=600, not_after=1200
+    )
+    with running(store) as server:
+        body = envelopes(_reports(GRR, ["a", "b", "c"]), [540, 600, 1200])
+        data = upload(server, task, body).json()
+    assert data["accepted"] == 1
+    assert [(r["index"], r["reason"]) for r in data["rejected"]] == [
+        (0, "report_dropped"),
+        (2, "report_dropped"),
+    ]
+
+
+def test_estimates_need_the_token_and_equal_ldp_aggregate_on_the_same_reports(collector, tmp_path):
+    server, task, token = collector
+    values = list(np.random.default_rng(5).choice(["a", "b", "c"], 400, p=[0.5, 0.3, 0.2]))
+    reports = _reports(GRR, values, seed=9)
+    for start in range(0, len(reports), 150):
+        assert (
+            upload(server, task, envelopes(reports[start : start + 150], now_truncated(task))).status_code
+            == 200
+        )
+    assert _estimates(server, task, "wrong-token").status_code == 401
+    unauthenticated = httpx.get(f"{server.url}/v1/tasks/{task.task_id}/estimates", timeout=10)
+    assert unauthenticated.status_code == 401
+    assert unauthenticated.headers["content-type"] == "application/problem+json"
+    assert unauthenticated.headers["www-authenticate"].startswith("Bearer")
+    got = _estimates(server, task, token, confidence=0.9).json()
+    assert got["n"] == 400 and got["withheld"] is None
+
+    spec_path, reports_path, out = tmp_path / "spec.json", tmp_path / "r.jsonl", tmp_path / "est.parquet"
+    spec_path.write_text(GRR.to_json())
+    reports_path.write_text("".join(r.to_json() + "\n" for r in reports))
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ldp",
+            "aggregate",
+            "--spec",
+            spec_path,
+            reports_path,
+            "--confidence",
+            "0.9",
+            "-o",
+            out,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    expected = pd.read_parquet(out)
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(got["estimates"]), expected, check_exact=True, check_dtype=False
+    )
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ldp.OUE(domain=tuple("abcdef"), epsilon=1.0),
+        ldp.OLH(domain=tuple(range(20)), epsilon=2.0),
+        ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/4", q="3/4"),
+        ldp.Duchi(epsilon=1.0, low=0, high=10),
+    ],
+    ids=lambda s: s.mechanism,
+)
+def test_every_report_form_goes_through_the_collector_to_the_same_estimates(server, spec):
+    from conftest import sample_values
+
+    from ldp.aggregator import make_aggregator
+
+    task, token = create_task(server.store, spec, window="1h", time_precision="1m", min_batch=1)
+    reports = _reports(spec, sample_values(spec, 300), seed=2)
+    data = upload(server, task, envelopes(reports, now_truncated(task))).json()
+    assert (data["accepted"], data["rejected"]) == (300, [])
+    got = _estimates(server, task, token).json()
+    accumulator = make_aggregator(spec)
+    for report in reports:
+        accumulator.add(report)
+    expected = accumulator.estimate(confidence=0.95)
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(got["estimates"]), expected, check_exact=True, check_dtype=False
+    )
+
+
+def test_min_batch_withholds_and_windows_split_the_estimates(server):
+    task, token = create_task(server.store, GRR, window="1h", time_precision="1m", min_batch=10)
+    base = now_truncated(task) - 3 * 3600
+    base -= base % 3600
+    times = [base] * 12 + [base + 3600 + 60] * 4 + [base + 2 * 3600] * 10
+    reply = upload(server, task, envelopes(_reports(GRR, ["a", "b", "c"] * 8 + ["a", "b"]), times))
+    assert reply.json()["accepted"] == 26
+    windows = _estimates(server, task, token, by="window").json()["windows"]
+    assert [(w["start"] - base, w["n"], w["estimates"] is None) for w in windows] == [
+        (0, 12, False),
+        (3600, 4, True),
+        (7200, 10, False),
+    ]
+    assert windows[1]["withheld"] == "fewer than min_batch (10) reports: 4"
+    middle = _estimates(server, task, token, **{"from": base + 3600, "to": base + 7200}).json()
+    assert (middle["n"], middle["estimates"]) == (4, None)
+    assert _estimates(server, task, token, **{"from": base, "to": base + 7200}).json()["n"] == 16
+    off_boundary = _estimates(server, task, token, **{"from": base + 60})
+    assert off_boundary.status_code == 400 and "window boundary" in off_boundary.json()["detail"]
+
+
+def test_restart_rebuilds_the_windows_from_the_store(tmp_path):
+    store = store_path(tmp_path)
+    task, token = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
+    with running(store) as server:
+        upload(server, task, envelopes(_reports(GRR, ["a", "b", "a"] * 20), now_truncated(task)))
+        before = _estimates(server, task, token).json()
+    with running(store) as server:
+        after = _estimates(server, task, token).json()
+    assert before == after and after["n"] == 60
+
+
+def test_spec_endpoint_is_cacheable_by_fingerprint(collector):
+    server, task, _ = collector
+    reply = httpx.get(f"{server.url}/v1/tasks/{task.task_id}/spec", timeout=10)
+    assert reply.status_code == 200
+    assert ldp.load_spec(reply.json()).fingerprint == GRR.fingerprint
+    assert reply.headers["etag"] == f'"{GRR.fingerprint}"'
+    cached = httpx.get(
+        f"{server.url}/v1/tasks/{task.task_id}/spec",
+        headers={"If-None-Match": reply.headers["etag"]},
+        timeout=10,
+    )
+    assert cached.status_code == 304
+    described = httpx.get(f"{server.url}/v1/tasks/{task.task_id}", timeout=10).json()
+    assert (described["fingerprint"], described["time_precision"], described["window"]) == (
+        GRR.fingerprint,
+        60,
+        3600,
+    )
+    assert "token_hash" not in described
+
+
+def test_json_lines_uploads(collector):
+    server, task, _ = collector
+    body = "\n".join(json.dumps(e) for e in envelopes(_reports(GRR, ["a", "b", "c"]), now_truncated(task)))
+    reply = httpx.post(
+        f"{server.url}/v1/tasks/{task.task_id}/reports",
+        content=body + "\n\n",
+        headers={"Content-Type": "application/x-ndjson"},
+        timeout=10,
+    )
+    assert reply.json()["accepted"] == 3
+
+
+def _post_raw(server, task_id, content, content_type="application/json"):
+    return httpx.post(
+        f"{server.url}/v1/tasks/{task_id}/reports",
+        content=content,
+        headers={"Content-Type": content_type},
+        timeout=30,
+    )
+
+
+def test_bad_requests_get_problem_documents_never_a_500(collector):
+    server, task, _ = collector
+    t = now_truncated(task)
+    one = envelopes(_reports(GRR, ["a"]), t)[0]
+    cases = [
+        (_post_raw(server, task.task_id, b"[{"), 400),
+        (_post_raw(server, task.task_id, b"[" * 5000 + b"]" * 5000), 400),
+        (_post_raw(server, task.task_id, b'{"id": 1}'), 400),
+        (_post_raw(server, task.task_id, json.dumps([one] * (MAX_ENVELOPES + 1)).encode()), 400),
+        (_post_raw(server, task.task_id, b"[" + b" " * MAX_BODY_BYTES + b"]"), 413),
+        (_post_raw(server, task.task_id, b"[]", "text/plain"), 415),
+        (_post_raw(server, task.task_id, b"[]", "application/x-www-form-urlencoded"), 415),
+        (_post_raw(server, "A" * 43, b"[]"), 404),
+        (_post_raw(server, "../../etc/passwd", b"[]"), 404),
+        (_post_raw(server, "%2e%2e%2f%2e%2e", b"[]"), 404),
+        (httpx.get(f"{server.url}/static/..%2f..%2fapp.py", timeout=10), 404),
+        (httpx.get(f"{server.url}/static/app.py", timeout=10), 404),
+        (httpx.get(f"{server.url}/v1/tasks/{'x' * 10_000}/spec", timeout=10), 404),
+        (httpx.get(f"{server.url}/v1/tasks/{task.task_id}/estimates?confidence=2", timeout=10), 401),
+        (httpx.delete(f"{server.url}/v1/tasks/{task.task_id}/reports", timeout=10), 405),
+    ]
+    for index, (reply, status) in enumerate(cases):
+        assert reply.status_code == status, (index, reply.status_code, reply.text[:200])
+        if status != 405:
+            assert reply.headers["content-type"] == "application/problem+json", index
+            problem = reply.json()
+            assert problem["status"] == status and problem["title"] and problem["detail"], index
+    nothing = upload(server, task, [])
+    assert nothing.json() == {"accepted": 0, "replayed": 0, "rejected": []}
+
+
+def test_rate_limit_per_address(tmp_path):
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
+    with running(store, "--rate-limit", "1") as server:  # bursts of 10, then one per second
+        statuses = [upload(server, task, []).status_code for _ in range(15)]
+    assert statuses[:10] == [200] * 10
+    assert 429 in statuses[10:]
+
+
+def test_cors_is_per_task(tmp_path):
+    store = store_path(tmp_path)
+    open_task, _ = create_task(
+        store, GRR, window="1h", time_precision="1m", cors_origins=("https://app.example",)
+    )
+    closed_task, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    preflight = {"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
+    with running(store) as server:
+        allowed = httpx.options(
+            f"{server.url}/v1/tasks/{open_task.task_id}/reports", headers=preflight, timeout=10
+        )
+        refused = httpx.options(
+            f"{server.url}/v1/tasks/{closed_task.task_id}/reports", headers=preflight, timeout=10
+        )
+        posted = upload(server, open_task, [], headers={"Origin": "https://app.example"})
+        other = upload(server, open_task, [], headers={"Origin": "https://evil.example"})
+    assert allowed.status_code == 204
+    assert allowed.headers["access-control-allow-origin"] == "https://app.example"
+    assert refused.status_code == 403
+    assert posted.headers["access-control-allow-origin"] == "https://app.example"
+    assert "access-control-allow-origin" not in other.headers
+
+
+def test_nothing_about_the_sender_is_stored(collector):
+    server, task, _ = collector
+    t = now_truncated(task)
+    report = _reports(GRR, ["a"])[0].to_dict()
+    upload(
+        server,
+        task,
+        [{"id": envelope_id(), "t": t, "report": {**report, "client": "user-42"}}],
+        headers={"User-Agent": "Secret-Agent/1.0", "X-Forwarded-For": "203.0.113.9"},
+    )
+    with sqlite3.connect(server.store) as db:
+        columns = [row[1] for row in db.execute("PRAGMA table_info(reports)")]
+        rows = db.execute(
+            "SELECT r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq WHERE k.task_id = ?",
+            (task.task_id,),
+        ).fetchall()
+        dump = "\n".join(db.iterdump())
+    assert columns == ["task", "report_id", "t", "report"]
+    assert rows == [(t, json.dumps(report, separators=(",", ":")))]
+    for secret in ("user-42", "Secret-Agent", "203.0.113.9", "127.0.0.1"):
+        assert secret not in dump
+
+
+def _metric(server, name_and_labels):
+    for line in httpx.get(f"{server.url}/metrics", timeout=10).text.splitlines():
+        if line.startswith(name_and_labels + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_health_and_metrics(collector):
+    server, task, _ = collector
+    counters = (
+        'ldp_reports_total{outcome="accepted",reason=""}',
+        'ldp_reports_total{outcome="replayed",reason="report_replayed"}',
+        'ldp_reports_total{outcome="rejected",reason="invalid_message"}',
+        "ldp_store_commit_seconds_count",
+        'ldp_request_seconds_count{route="/v1/tasks/{task_id}/reports",status="2xx"}',
+    )
+    before = [_metric(server, name) for name in counters]
+    body = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
+    upload(server, task, [*body, body[0], {"id": "x", "t": 0, "report": {}}])
+    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+    after = [_metric(server, name) for name in counters]
+    assert [b - a for a, b in zip(before, after)] == [2, 1, 1, 1, 1]
+
+
+def test_serve_refuses_a_bad_store_before_listening(tmp_path):
+    directory = tmp_path / "a-directory"
+    directory.mkdir()
+    result = subprocess.run(
+        [sys.executable, "-m", "ldp", "serve", "--store", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "is a directory" in result.stderr
