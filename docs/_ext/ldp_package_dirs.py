@@ -1,4 +1,4 @@
-"""Griffe extension for the docs build: attach ``client/``, ``aggregator/`` and ``simulations/`` to ``ldp``.
+"""Griffe extension for the docs build: attach ``client/``, ``aggregator/``, ``simulations/`` and ``collector/`` to ``ldp``.
 
 setuptools installs those directories as ``ldp.client``, ``ldp.aggregator`` and
 ``ldp.simulations`` (``[tool.setuptools.package-dir]`` in pyproject.toml);
@@ -13,7 +13,12 @@ from pathlib import Path
 import griffe
 
 ROOT = Path(__file__).resolve().parents[2]
-SUBPACKAGES = {"client": "client", "aggregator": "aggregator", "simulations": "simulations"}
+SUBPACKAGES = {
+    "client": "client",
+    "aggregator": "aggregator",
+    "simulations": "simulations",
+    "collector": "collector",
+}
 
 
 class LdpPackageDirs(griffe.Extension):
