@@ -5,7 +5,8 @@ a command and the lines after it are what the terminal shows (stdout and
 stderr as they interleave). In a block without ``$``, every line that is not
 a comment is a command and no output is shown. A trailing ``# comment`` is not
 part of the command; ``# ... exit status N`` in it is the status the command
-must end with (0 otherwise).
+must end with (0 otherwise). A command ending in ``&`` (``ldp serve``) keeps
+running in the background until the module's tests end.
 
 Shown output is compared exactly, except for the commands in RANDOMIZED,
 whose output comes from fresh CSPRNG coins and is compared in shape only.
@@ -19,9 +20,10 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,6 +166,7 @@ class Session:
         self.directory = directory
         self.env = env
         self.results: list[subprocess.CompletedProcess | None] = []
+        self.background: list[subprocess.Popen] = []
 
     def result(self, index: int) -> subprocess.CompletedProcess | None:
         """The result of command ``index`` (None when skipped), running the commands before it first."""
@@ -173,7 +176,23 @@ class Session:
         return self.results[index]
 
     def run(self, text: str) -> subprocess.CompletedProcess:
-        """Run one command through bash; stdout and stderr together, as a terminal shows them."""
+        """Run one command through bash; stdout and stderr together, as a terminal shows them.
+
+        A command ending in ``&`` (a server) is started in its own process group
+        and keeps running until :meth:`stop_background`; it shows no output.
+        """
+        if text.endswith("&"):
+            process = subprocess.Popen(
+                ["bash", "-c", "exec " + text.removesuffix("&").strip()],
+                cwd=self.directory,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            self.background.append(process)
+            return subprocess.CompletedProcess(text, 0, "")
         return subprocess.run(
             ["bash", "-c", text],
             cwd=self.directory,
@@ -185,9 +204,19 @@ class Session:
             timeout=600,
         )
 
+    def stop_background(self) -> None:
+        for process in self.background:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory) -> Session:
+def session(tmp_path_factory) -> Iterator[Session]:
     """An empty directory where ``python`` is this interpreter and ``ldp`` the console script beside it."""
     tools = tmp_path_factory.mktemp("bin")
     python = tools / "python"
@@ -199,7 +228,9 @@ def session(tmp_path_factory) -> Session:
         "PATH": path,
         "PYTHONUNBUFFERED": "1",
     }  # unbuffered: stdout and stderr interleave as shown
-    return Session(tmp_path_factory.mktemp("readme"), env)
+    session = Session(tmp_path_factory.mktemp("readme"), env)
+    yield session
+    session.stop_background()
 
 
 def test_a_comment_starts_at_an_unquoted_hash_word():
