@@ -6,12 +6,14 @@ do not share counters. Labels never carry anything about a sender.
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from ldp.collector.ingest import CommitStats
 
 __all__ = ["CONTENT_TYPE_LATEST", "CollectorMetrics"]
+
+disable_created_metrics()  # no per-series creation timestamps: only counts and latencies are exported
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _GROUP_BUCKETS = (1, 10, 50, 100, 250, 500, 1_000, 2_500, 5_000)
