@@ -53,6 +53,7 @@ SUBCOMMANDS = {
     "google-rappor": "ldp.aggregator.google_cli:google_rappor",
     "simulate": "ldp.simulations.cli:simulate",
     "privacy": "ldp.commands.privacy:privacy",
+    "task": "ldp.collector.cli:task",
 }
 
 
