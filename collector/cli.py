@@ -202,7 +202,12 @@ class _GroupsAppeared(Exception):
 
 
 def _with_group_column(batches: Iterable[ReportBatch], always: bool) -> Iterator[ReportBatch]:
-    """``batches``, each given a (maybe all-None) group column when ``always``; else stop at a late group column."""
+    """``batches`` for a CSV or Parquet file, whose first batch fixes whether it has a ``group`` column.
+
+    With ``always``, each batch gets a group column (all None when it had
+    none); otherwise a batch with group keys after one without raises
+    :class:`_GroupsAppeared`.
+    """
     seen_ungrouped = False
     for batch in batches:
         if batch.groups is None:
@@ -214,9 +219,20 @@ def _with_group_column(batches: Iterable[ReportBatch], always: bool) -> Iterator
         yield batch
 
 
+def _is_tabular(output: str) -> bool:
+    """True for a CSV or Parquet report file (one fixed set of columns); False for JSON Lines."""
+    from ldp.aggregator.writers import REPORT_FORMATS
+
+    if output == "-":
+        return False
+    suffixes, _ = split_extension(output)
+    return REPORT_FORMATS.get(suffixes[-1] if suffixes else "") in ("csv", "parquet")
+
+
 def _export_once(
     store: Store, task: Task, selection: StoreSelection, output: str, chunk: int, groups: bool
 ) -> int:
+    """One attempt of :func:`export_reports`; ``groups``: give a CSV or Parquet file a group column from the start."""
     from ldp.aggregator.writers import write_reports
     from ldp.atomic import atomic_output
 
@@ -231,7 +247,10 @@ def _export_once(
             yield batch
 
     chunks = store.reports(task.task_id, selection.start, selection.end, chunk=chunk)
-    batches = counted(_with_group_column(stored_batches(task.spec, chunks), always=groups))
+    batches = stored_batches(task.spec, chunks)
+    if _is_tabular(output):
+        batches = _with_group_column(batches, always=groups)
+    batches = counted(batches)
     try:
         if output == "-":
             return write_reports(batches, sys.stdout, task.spec)
@@ -253,16 +272,11 @@ def export_reports(selection: StoreSelection, output: str, chunk: int = EXPORT_C
     int
         The number of reports written.
     """
-    from ldp.aggregator.writers import REPORT_FORMATS
-
-    suffixes, _ = split_extension(output)
-    tabular = output != "-" and REPORT_FORMATS.get(suffixes[-1] if suffixes else "") in ("csv", "parquet")
     store, task = open_task(selection.url, selection.task_id)
     with store:
         try:
             return _export_once(store, task, selection, output, chunk, groups=False)
-        except _GroupsAppeared:
-            assert tabular, "JSON Lines takes group keys report by report"
+        except _GroupsAppeared:  # raised for CSV and Parquet only
             return _export_once(store, task, selection, output, chunk, groups=True)
 
 
