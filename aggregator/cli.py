@@ -1,4 +1,4 @@
-"""``ldp aggregate``: report files in, estimates with error bars out.
+"""``ldp aggregate``: report files (or a collector store's reports) in, estimates with error bars out.
 
 Exit status
 -----------
@@ -59,6 +59,7 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 @click.option(
     "--store",
     "store_url",
+    metavar="URL",
     default=None,
     help="Read the reports of --task from this collector store (SQLite file or postgresql:// URL; "
     "default ldp-collector.db) instead of report files.",
@@ -183,6 +184,11 @@ def aggregate(
     reports (the row with an empty group). Group keys are sent in the clear,
     not privatized.
 
+    --store URL --task TASK [--from F] [--to T] estimates from the reports
+    ldp serve stored for TASK (F <= t < T, Unix seconds) instead of report
+    files, through the same estimate: the spec is the task's (a --spec given
+    too must have its fingerprint); --task alone reads ldp-collector.db.
+
     Exit status: 0 all reports valid; 3 estimates written but some reports
     rejected; 2 usage error or nothing could be read.
 
@@ -194,6 +200,7 @@ def aggregate(
       ldp aggregate --spec spec.json big.parquet --workers 2
       ldp aggregate --spec spec.json reports/*.parquet --engine dask --scheduler tcp://10.0.0.5:8786
       ldp aggregate --spec duchi.json reports.jsonl --by-group -o means-by-version.csv
+      ldp aggregate --store ldp-collector.db --task TASK --from 1764028800 --to 1764115200
     """
     status = run_guarded(
         _translated,
@@ -401,7 +408,7 @@ def _from_store(spec: Spec, selection: StoreSelection, chunk_size: int):
             accumulator = accumulate_stored(spec, counted(chunks))
     finally:
         progress.done()
-    click.echo(f"{seen:,} stored reports read from {selection.url}, {selection.describe()}", err=True)
+    click.echo(f"{seen:,} stored reports read from {store.url}, {selection.describe()}", err=True)
     if seen < task.min_batch:
         click.echo(
             f"note: fewer reports than the task's min batch ({task.min_batch:,}); ldp serve withholds such a range",

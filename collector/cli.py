@@ -50,6 +50,7 @@ __all__ = [
     "StoreSelection",
     "check_reports_output",
     "count_reports",
+    "export_reports",
     "open_task",
     "sqlite_path",
     "stored_batches",
@@ -61,9 +62,7 @@ FLAGS = Flags(names={"start": "--from", "end": "--to", "task_id": "--task", "url
 #: Reports read from the store at a time by ``ldp task export`` (bounds memory).
 EXPORT_CHUNK = 50_000
 
-_STORE_HELP = (
-    f"The store: a SQLite file (default {DEFAULT_STORE}; also sqlite:///path) or a postgresql:// URL."
-)
+_STORE_HELP = "The store: a SQLite file (also sqlite:///path) or a postgresql:// URL."
 
 
 @dataclasses.dataclass(frozen=True)
@@ -339,9 +338,9 @@ def _describe(task: Task, counts: dict[int, int], url: str) -> str:
 
 
 def _store_option(func):
-    return click.option("--store", "store_url", default=DEFAULT_STORE, show_default=True, help=_STORE_HELP)(
-        func
-    )
+    return click.option(
+        "--store", "store_url", metavar="URL", default=DEFAULT_STORE, show_default=True, help=_STORE_HELP
+    )(func)
 
 
 def _guarded(func, **options) -> None:
@@ -439,13 +438,14 @@ def _create(
     )
     with open_store(store_url) as store:
         store.create_task(created)
+        shown = store.url  # never a password
     if as_json:
         click.echo(json.dumps({"task": created.task_id, "token": token}))
         return
     click.echo(f"task {created.task_id}")
     click.echo(f"token {token}")
     click.echo(
-        f"created {spec.mechanism} task in {store_url}: window {format_duration(created.window)}, "
+        f"created {spec.mechanism} task in {shown}: window {format_duration(created.window)}, "
         f"time precision {format_duration(created.time_precision)}, min batch {created.min_batch:,}",
         err=True,
     )
@@ -461,6 +461,7 @@ def list_tasks(store_url):
 
 def _list(*, store_url) -> None:
     with _open_existing(store_url) as store:
+        shown = store.url
         rows = [
             (
                 t.task_id,
@@ -473,7 +474,7 @@ def _list(*, store_url) -> None:
             for t in store.tasks()
         ]
     if not rows:
-        click.echo(f"no tasks in {store_url}", err=True)
+        click.echo(f"no tasks in {shown}", err=True)
         return
     click.echo(_table(("task", "mechanism", "window", "time precision", "min batch", "reports"), rows))
 
@@ -490,7 +491,7 @@ def _show(*, store_url, task_id) -> None:
     store, found = open_task(store_url, task_id)
     with store:
         counts = count_reports(store, found)
-    click.echo(_describe(found, counts, store_url))
+    click.echo(_describe(found, counts, store.url))
 
 
 @task.command("delete")
@@ -507,7 +508,7 @@ def _delete(*, store_url, task_id, yes) -> None:
     with store:
         total = sum(count_reports(store, found).values())
         if not yes and not click.confirm(
-            f"delete task {task_id} ({found.spec.mechanism}) and its {total:,} reports from {store_url}?",
+            f"delete task {task_id} ({found.spec.mechanism}) and its {total:,} reports from {store.url}?",
             err=True,
         ):
             click.echo("nothing deleted", err=True)
