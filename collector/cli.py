@@ -59,6 +59,8 @@ __all__ = [
 
 #: How ``ldp task`` and ``ldp aggregate --store`` name the parameters of library errors.
 FLAGS = Flags(names={"start": "--from", "end": "--to", "task_id": "--task", "url": "--store"})
+#: ``--from`` and ``--to`` lie strictly between minus and plus this (the stores keep 64-bit times).
+_TIME_LIMIT = 1 << 62
 #: Reports read from the store at a time by ``ldp task export`` (bounds memory).
 EXPORT_CHUNK = 50_000
 
@@ -85,6 +87,10 @@ class StoreSelection:
     end: int | None = None
 
     def __post_init__(self) -> None:
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if value is not None and not -_TIME_LIMIT < value < _TIME_LIMIT:
+                raise ParameterError.naming(f"{{{name}=}} is not a time in Unix seconds", **{name: value})
         if self.start is not None and self.end is not None and self.end <= self.start:
             raise ParameterError.naming(
                 "{end=} must be later than {start=}: the range is start <= t < end",
@@ -283,8 +289,11 @@ def export_reports(selection: StoreSelection, output: str, chunk: int = EXPORT_C
 
 
 def _when(t: int) -> str:
-    """Unix seconds as UTC date and time (``2025-11-24 00:00:00Z``)."""
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    """Unix seconds as UTC date and time (``2025-11-24 00:00:00Z``); beyond the calendar, the number."""
+    try:
+        return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    except (OverflowError, ValueError, OSError):
+        return str(t)
 
 
 def _bound(t: int | None) -> str:

@@ -346,6 +346,13 @@ def test_bad_durations_and_bounds(tmp_path):
     assert "--to 5 must be later than --from 9" in _error(
         "aggregate", "--task", "A" * 43, "--from", 9, "--to", 5
     )
+    huge = "9" * 19  # beyond 64-bit times
+    assert f"--from {huge} is not a time in Unix seconds" in _error(
+        "aggregate", "--task", "A" * 43, "--from", huge
+    )
+    assert f"--to {huge} is not a time" in _error(
+        "task", "export", "--task", "A" * 43, "--to", huge, "-o", "r.jsonl"
+    )
 
 
 def test_store_options_and_file_options_do_not_mix(grr_task, tmp_path):
