@@ -1,4 +1,4 @@
-"""``ldp aggregate``: report files in, estimates with error bars out.
+"""``ldp aggregate``: report files (or a collector store's reports) in, estimates with error bars out.
 
 Exit status
 -----------
@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from ldp.cli import check_outputs_distinct, check_writable, run_guarded
+from ldp.cli import OptionConflict, check_outputs_distinct, check_writable, run_guarded
 from ldp.errors import ParameterError
 from ldp.flags import Flags
 from ldp.progress import CountProgress
 from ldp.specs import Spec
+
+if TYPE_CHECKING:
+    from ldp.collector.cli import StoreSelection
 
 __all__ = ["CONSISTENCY_METHODS", "EXIT_REJECTS", "accumulate_reports", "aggregate", "check_estimates_output"]
 
@@ -48,11 +52,25 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 @click.option(
     "--spec",
     "spec_path",
-    required=True,
     type=click.Path(dir_okay=False),
-    help="Spec JSON file the reports were encoded with.",
+    help="Spec JSON file the reports were encoded with (with --task: the task's spec by default).",
 )
 @click.argument("reports", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    default=None,
+    help="Read the reports of --task from this collector store (SQLite file or postgresql:// URL; "
+    "default ldp-collector.db) instead of report files.",
+)
+@click.option("--task", "task_id", metavar="TASK", default=None, help="The stored task to estimate from.")
+@click.option(
+    "--from", "start", type=int, default=None, metavar="UNIX", help="With --task: reports with t >= this."
+)
+@click.option(
+    "--to", "end", type=int, default=None, metavar="UNIX", help="With --task: reports with t < this."
+)
 @click.option("--candidates", type=click.Path(dir_okay=False), help="RAPPOR candidate strings, one per line.")
 @click.option(
     "--consistency",
@@ -135,6 +153,10 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 def aggregate(
     spec_path,
     reports,
+    store_url,
+    task_id,
+    start,
+    end,
     candidates,
     consistency,
     confidence,
@@ -162,6 +184,11 @@ def aggregate(
     reports (the row with an empty group). Group keys are sent in the clear,
     not privatized.
 
+    --store URL --task TASK [--from F] [--to T] estimates from the reports
+    ldp serve stored for TASK (F <= t < T, Unix seconds) instead of report
+    files, through the same estimate: the spec is the task's (a --spec given
+    too must have its fingerprint); --task alone reads ldp-collector.db.
+
     Exit status: 0 all reports valid; 3 estimates written but some reports
     rejected; 2 usage error or nothing could be read.
 
@@ -173,11 +200,13 @@ def aggregate(
       ldp aggregate --spec spec.json big.parquet --workers 2
       ldp aggregate --spec spec.json reports/*.parquet --engine dask --scheduler tcp://10.0.0.5:8786
       ldp aggregate --spec duchi.json reports.jsonl --by-group -o means-by-version.csv
+      ldp aggregate --store ldp-collector.db --task TASK --from 1764028800 --to 1764115200
     """
     status = run_guarded(
         _translated,
         spec_path=spec_path,
         reports=reports,
+        stored={"url": store_url, "task_id": task_id, "start": start, "end": end},
         candidates_path=candidates,
         consistency=consistency,
         confidence=confidence,
@@ -217,10 +246,14 @@ def _aggregate(
     engine=None,
     decode_options=None,
     by_group=False,
+    stored=None,
 ) -> int:
-    from ldp.specs import load_spec
-
-    spec = load_spec(spec_path)
+    selection = _store_selection(stored or {})
+    if selection is not None:
+        _check_store_options(selection, reports, counts_path, rejects_path, engine or {})
+        spec = _task_spec(selection, spec_path)
+    else:
+        spec = _file_spec(spec_path)
     if by_group and _report_kind(spec) != "numeric":
         raise ParameterError(
             f"--by-group gives per-group means and needs a numeric spec; this spec is {spec.mechanism}"
@@ -229,8 +262,10 @@ def _aggregate(
         raise ParameterError(f"--confidence must be in (0, 1), got {confidence}")
     if counts_path and reports:
         raise ParameterError("give report files or --counts, not both")
-    if not counts_path and not reports:
-        raise ParameterError("no report files given (or use --counts counts.csv for RAPPOR)")
+    if not counts_path and not reports and selection is None:
+        raise ParameterError(
+            "no report files given (or use --counts counts.csv for RAPPOR, or --store and --task for a collector store)"
+        )
     check_estimates_output(output)
     check_outputs_distinct(
         [
@@ -238,6 +273,7 @@ def _aggregate(
             ("--spec", spec_path),
             ("--candidates", candidates_path),
             ("--counts", counts_path),
+            ("--store", _store_file(selection)),
         ],
         [("-o", output), ("--rejects", rejects_path)],
     )
@@ -248,6 +284,8 @@ def _aggregate(
     if counts_path:
         accumulator = _from_counts(spec, counts_path)
         status = 0
+    elif selection is not None:
+        accumulator, status = _from_store(spec, selection, chunk_size), 0
     else:
         accumulator, status = accumulate_reports(spec, list(reports), rejects_path, chunk_size, engine or {})
     if by_group:
@@ -272,6 +310,111 @@ def _aggregate(
 
     write_estimates(estimates, output)
     return status
+
+
+def _file_spec(spec_path: str | None) -> Spec:
+    """The spec of report files: --spec is required."""
+    from ldp.specs import load_spec
+
+    if spec_path is None:
+        raise ParameterError("--spec is required (the spec JSON the reports were encoded with)")
+    return load_spec(spec_path)
+
+
+def _store_selection(stored: dict) -> StoreSelection | None:
+    """The stored reports --store, --task, --from and --to select; None without --task (report files)."""
+    from ldp.collector.cli import FLAGS as STORE_FLAGS
+    from ldp.collector.cli import StoreSelection
+    from ldp.collector.store import DEFAULT_STORE
+
+    url, task_id, start, end = (stored.get(key) for key in ("url", "task_id", "start", "end"))
+    if task_id is None:
+        given = [
+            flag for flag, value in (("--store", url), ("--from", start), ("--to", end)) if value is not None
+        ]
+        if given:
+            raise OptionConflict(f"{given[0]} reads a collector store and needs --task TASK")
+        return None
+    with STORE_FLAGS.translating():
+        return StoreSelection(url if url is not None else DEFAULT_STORE, task_id, start, end)
+
+
+def _check_store_options(
+    selection: StoreSelection, reports, counts_path: str | None, rejects_path: str | None, engine: dict
+) -> None:
+    """Refuse, with --task, the options that read or describe report files."""
+    if reports:
+        raise OptionConflict("give report files or --store/--task, not both")
+    if counts_path:
+        raise OptionConflict("give --counts or --store/--task, not both")
+    if rejects_path:
+        raise OptionConflict(
+            "--rejects is for report files: stored reports were checked when the collector received them"
+        )
+    if engine.get("engine", "local") != "local" or engine.get("workers") or engine.get("scheduler"):
+        raise OptionConflict(
+            "--engine, --workers and --scheduler read report files; with --store, export the reports first "
+            "(ldp task export) to aggregate them in parallel"
+        )
+
+
+def _store_file(selection: StoreSelection | None) -> str | None:
+    """The SQLite file of the selected store (an input no output may overwrite), or None."""
+    from ldp.collector.cli import sqlite_path
+
+    return None if selection is None else sqlite_path(selection.url)
+
+
+def _task_spec(selection: StoreSelection, spec_path: str | None) -> Spec:
+    """The selected task's spec; a --spec given too must have its fingerprint."""
+    from ldp.collector.cli import FLAGS as STORE_FLAGS
+    from ldp.collector.cli import open_task
+    from ldp.specs import load_spec
+
+    with STORE_FLAGS.translating():
+        store, task = open_task(selection.url, selection.task_id)
+    store.close()
+    if spec_path is not None:
+        given = load_spec(spec_path)
+        if given.fingerprint != task.fingerprint:
+            raise ParameterError(
+                f"--spec {spec_path!r} (fingerprint {given.fingerprint}) is not the spec of task "
+                f"{task.task_id} (fingerprint {task.fingerprint}); leave --spec out to use the task's"
+            )
+    return task.spec
+
+
+def _from_store(spec: Spec, selection: StoreSelection, chunk_size: int):
+    """The accumulator of the selected stored reports; the summary line goes to stderr."""
+    from ldp.collector.accumulate import accumulate_stored
+    from ldp.collector.cli import FLAGS as STORE_FLAGS
+    from ldp.collector.cli import open_task
+
+    progress = CountProgress("reports")
+    seen = 0
+
+    def counted(chunks):
+        nonlocal seen
+        for chunk in chunks:
+            seen += len(chunk)
+            progress.update(seen)
+            yield chunk
+
+    with STORE_FLAGS.translating():
+        store, task = open_task(selection.url, selection.task_id)
+    try:
+        with store:
+            chunks = store.reports(task.task_id, selection.start, selection.end, chunk=chunk_size)
+            accumulator = accumulate_stored(spec, counted(chunks))
+    finally:
+        progress.done()
+    click.echo(f"{seen:,} stored reports read from {store.url}, {selection.describe()}", err=True)
+    if seen < task.min_batch:
+        click.echo(
+            f"note: fewer reports than the task's min batch ({task.min_batch:,}); ldp serve withholds such a range",
+            err=True,
+        )
+    return accumulator
 
 
 def _read_candidates(path: str) -> list[str]:

@@ -54,6 +54,7 @@ SUBCOMMANDS = {
     "simulate": "ldp.simulations.cli:simulate",
     "privacy": "ldp.commands.privacy:privacy",
     "serve": "ldp.collector.serve_cli:serve",
+    "task": "ldp.collector.cli:task",
 }
 
 

@@ -1,0 +1,571 @@
+"""``ldp task``: create, list, show, delete and export the collector's tasks (docs/cli.md#task).
+
+A task binds a spec to its collection rules (:mod:`ldp.collector.tasks`);
+it lives in a store (:func:`ldp.collector.store.open_store`: a SQLite file,
+``ldp-collector.db`` by default, or a ``postgresql://`` URL) that ``ldp serve``
+fills with reports. ``ldp task create`` prints the collector token exactly
+once: the store keeps only its SHA-256.
+
+``ldp task export`` writes a task's stored reports to a report file (JSON
+Lines, CSV or Parquet, by extension), chunk by chunk through the
+aggregator's columnar reader and writers, under a temporary name renamed
+into place only on success. ``ldp aggregate --store URL --task T`` (in
+:mod:`ldp.aggregator.cli`) estimates from the store directly, through
+:func:`open_task` and :func:`stored_batches`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ldp.batch import ReportBatch
+from ldp.cli import check_outputs_distinct, check_writable, run_guarded
+from ldp.collector.store import DEFAULT_STORE, Store, StoredReport, open_store
+from ldp.collector.tasks import (
+    DEFAULT_MIN_BATCH,
+    DEFAULT_TIME_PRECISION,
+    DEFAULT_WINDOW,
+    Task,
+    format_duration,
+    new_task,
+    parse_duration,
+)
+from ldp.errors import ParameterError
+from ldp.extensions import split_extension
+from ldp.flags import Flags
+from ldp.progress import CountProgress
+from ldp.specs import Spec, load_spec
+
+__all__ = [
+    "FLAGS",
+    "StoreSelection",
+    "check_reports_output",
+    "count_reports",
+    "export_reports",
+    "open_task",
+    "sqlite_path",
+    "stored_batches",
+    "task",
+]
+
+#: How ``ldp task`` and ``ldp aggregate --store`` name the parameters of library errors.
+FLAGS = Flags(names={"start": "--from", "end": "--to", "task_id": "--task", "url": "--store"})
+#: ``--from`` and ``--to`` lie strictly between minus and plus this (the stores keep 64-bit times).
+_TIME_LIMIT = 1 << 62
+#: Reports read from the store at a time by ``ldp task export`` (bounds memory).
+EXPORT_CHUNK = 50_000
+
+_STORE_HELP = "The store: a SQLite file (also sqlite:///path) or a postgresql:// URL."
+
+
+@dataclasses.dataclass(frozen=True)
+class StoreSelection:
+    """Which stored reports a command reads: a task of a store, optionally a time range.
+
+    Parameters
+    ----------
+    url : str
+        The store (:func:`ldp.collector.store.open_store`).
+    task_id : str
+        The task.
+    start, end : int or None
+        Reports with ``start <= t < end`` (Unix seconds); None: unbounded.
+    """
+
+    url: str
+    task_id: str
+    start: int | None = None
+    end: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if value is not None and not -_TIME_LIMIT < value < _TIME_LIMIT:
+                raise ParameterError.naming(f"{{{name}=}} is not a time in Unix seconds", **{name: value})
+        if self.start is not None and self.end is not None and self.end <= self.start:
+            raise ParameterError.naming(
+                "{end=} must be later than {start=}: the range is start <= t < end",
+                start=self.start,
+                end=self.end,
+            )
+
+    def describe(self) -> str:
+        """``task T`` with its range, for messages."""
+        if self.start is None and self.end is None:
+            return f"task {self.task_id}"
+        low = "-inf" if self.start is None else _when(self.start)
+        high = "+inf" if self.end is None else _when(self.end)
+        return f"task {self.task_id} in [{low}, {high})"
+
+
+# -- library helpers shared with ``ldp aggregate --store`` -------------------------------------------
+
+
+def sqlite_path(url: str) -> str | None:
+    """The SQLite file of a store URL (as :func:`open_store` reads it), or None for a server URL."""
+    if url.startswith(("postgresql://", "postgres://")) or (
+        "://" in url and not url.startswith("sqlite:///")
+    ):
+        return None
+    return url.removeprefix("sqlite:///")
+
+
+def _open_existing(url: str) -> Store:
+    """The store at ``url``; a SQLite file that does not exist is an error (never created by a reader)."""
+    path = sqlite_path(url)
+    if path is not None and not Path(path).exists():
+        raise ParameterError.naming(
+            f"{{url}} {path!r}: no such store file (ldp task create makes one)", url=url
+        )
+    return open_store(url)
+
+
+def open_task(url: str, task_id: str) -> tuple[Store, Task]:
+    """The store at ``url`` (which must exist) and its task ``task_id``.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``url`` or ``task_id``: a bad URL, a missing store or an unknown task.
+    """
+    store = _open_existing(url)
+    try:
+        found = store.task(task_id)
+    except BaseException:
+        store.close()
+        raise
+    if found is None:
+        store.close()
+        raise ParameterError.naming(
+            f"{{task_id}} {task_id!r}: no such task in {store.url!r}", task_id=task_id
+        )
+    return store, found
+
+
+def count_reports(store: Store, task: Task) -> dict[int, int]:
+    """Reports per window start of ``task``."""
+    return store.count_by_window(task.task_id, task.window)
+
+
+def stored_batches(spec: Spec, chunks: Iterable[Sequence[StoredReport]]) -> Iterator[ReportBatch]:
+    """The stored reports of ``chunks`` as report batches, one or more per chunk (columnar, bounded memory).
+
+    Each chunk is read by the aggregator's JSON Lines reader, as
+    :func:`ldp.collector.accumulate.accumulate_stored` reads it.
+
+    Raises
+    ------
+    StoreIntegrityError
+        When a stored report no longer passes the spec's checks.
+    """
+    from ldp.aggregator.read_jsonl import read_jsonl_stream
+    from ldp.collector.accumulate import StoreIntegrityError
+
+    for chunk in chunks:
+        if not chunk:
+            continue
+        data = "\n".join(report.report for report in chunk).encode("utf-8") + b"\n"
+        for read in read_jsonl_stream(io.BytesIO(data), "store", spec, chunk_size=len(chunk)):
+            if read.rejects:
+                first = read.rejects[0]
+                raise StoreIntegrityError(
+                    f"{len(read.rejects)} stored report(s) fail the task's spec checks "
+                    f"(first: {first.reason}: {first.detail})"
+                )
+            yield read.batch
+
+
+def check_reports_output(path: str, option: str = "-o") -> None:
+    """Refuse a report file path before any work: an unknown extension or a place that cannot be written."""
+    from ldp.aggregator.writers import REPORT_FORMATS
+
+    suffixes, gz = split_extension(path)
+    ext = suffixes[-1] if suffixes else ""
+    fmt = REPORT_FORMATS.get(ext)
+    if fmt is None or (gz and fmt == "parquet"):
+        raise ParameterError(
+            f"{option} {path!r}: unknown report file extension {ext or '(none)'!r}; expected "
+            f"{', '.join(sorted(REPORT_FORMATS))} (.gz allowed except for .parquet)"
+        )
+    check_writable(path, option)
+
+
+# -- export ------------------------------------------------------------------------------------------
+
+
+class _GroupsAppeared(Exception):
+    """A batch with group keys followed batches without: a CSV or Parquet file needs its group column from the start."""
+
+
+def _with_group_column(batches: Iterable[ReportBatch], always: bool) -> Iterator[ReportBatch]:
+    """``batches`` for a CSV or Parquet file, whose first batch fixes whether it has a ``group`` column.
+
+    With ``always``, each batch gets a group column (all None when it had
+    none); otherwise a batch with group keys after one without raises
+    :class:`_GroupsAppeared`.
+    """
+    seen_ungrouped = False
+    for batch in batches:
+        if batch.groups is None:
+            if always:
+                batch = dataclasses.replace(batch, groups=np.full(len(batch), None, dtype=object))
+            seen_ungrouped = True
+        elif seen_ungrouped and not always:
+            raise _GroupsAppeared
+        yield batch
+
+
+def _is_tabular(output: str) -> bool:
+    """True for a CSV or Parquet report file (one fixed set of columns); False for JSON Lines."""
+    from ldp.aggregator.writers import REPORT_FORMATS
+
+    if output == "-":
+        return False
+    suffixes, _ = split_extension(output)
+    return REPORT_FORMATS.get(suffixes[-1] if suffixes else "") in ("csv", "parquet")
+
+
+def _export_once(
+    store: Store, task: Task, selection: StoreSelection, output: str, chunk: int, groups: bool
+) -> int:
+    """One attempt of :func:`export_reports`; ``groups``: give a CSV or Parquet file a group column from the start."""
+    from ldp.aggregator.writers import write_reports
+    from ldp.atomic import atomic_output
+
+    progress = CountProgress("reports")
+    written = 0
+
+    def counted(batches: Iterator[ReportBatch]) -> Iterator[ReportBatch]:
+        nonlocal written
+        for batch in batches:
+            written += len(batch)
+            progress.update(written)
+            yield batch
+
+    chunks = store.reports(task.task_id, selection.start, selection.end, chunk=chunk)
+    batches = stored_batches(task.spec, chunks)
+    if _is_tabular(output):
+        batches = _with_group_column(batches, always=groups)
+    batches = counted(batches)
+    try:
+        if output == "-":
+            return write_reports(batches, sys.stdout, task.spec)
+        with atomic_output(output) as temporary:
+            return write_reports(batches, temporary, task.spec)
+    finally:
+        progress.done()
+
+
+def export_reports(selection: StoreSelection, output: str, chunk: int = EXPORT_CHUNK) -> int:
+    """Write the selected stored reports to ``output`` (a report file, or ``-`` for JSON Lines on stdout).
+
+    The file appears complete or not at all. A CSV or Parquet file gets a
+    ``group`` column when any exported report has a group key (found on a
+    first attempt, which is then redone with the column).
+
+    Returns
+    -------
+    int
+        The number of reports written.
+    """
+    store, task = open_task(selection.url, selection.task_id)
+    with store:
+        try:
+            return _export_once(store, task, selection, output, chunk, groups=False)
+        except _GroupsAppeared:  # raised for CSV and Parquet only
+            return _export_once(store, task, selection, output, chunk, groups=True)
+
+
+# -- presentation ------------------------------------------------------------------------------------
+
+
+def _when(t: int) -> str:
+    """Unix seconds as UTC date and time (``2025-11-24 00:00:00Z``); beyond the calendar, the number."""
+    try:
+        return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    except (OverflowError, ValueError, OSError):
+        return str(t)
+
+
+def _bound(t: int | None) -> str:
+    return "-" if t is None else f"{t} ({_when(t)})"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain fixed-width table (left-aligned text, right-aligned numbers)."""
+    cells = [[str(cell) for cell in header], *[[_cell(cell) for cell in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    numeric = [all(isinstance(row[i], int) for row in rows) and bool(rows) for i in range(len(header))]
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(
+            cell.rjust(width) if right else cell.ljust(width)
+            for cell, width, right in zip(row, widths, numeric)
+        ).rstrip()
+
+    return "\n".join(line(row) for row in cells)
+
+
+def _cell(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _describe(task: Task, counts: dict[int, int], url: str) -> str:
+    """The text of ``ldp task show``."""
+    spec = task.spec
+    lines = [
+        f"task            {task.task_id}",
+        f"store           {url}",
+        f"mechanism       {spec.mechanism} (spec {task.fingerprint})",
+        f"window          {format_duration(task.window)}",
+        f"time precision  {format_duration(task.time_precision)}",
+        f"min batch       {task.min_batch:,}",
+        f"not before      {_bound(task.not_before)}",
+        f"not after       {_bound(task.not_after)}",
+        f"CORS origins    {', '.join(task.cors_origins) or '(none)'}",
+        f"reports         {sum(counts.values()):,} in {len(counts):,} window(s)",
+    ]
+    if counts:
+        rows = [
+            (_when(start), _when(start + task.window), n, "" if n >= task.min_batch else "withheld")
+            for start, n in sorted(counts.items())
+        ]
+        lines += ["", _table(("window start", "window end", "reports", ""), rows)]
+    return "\n".join(lines)
+
+
+# -- commands ----------------------------------------------------------------------------------------
+
+
+def _store_option(func):
+    return click.option(
+        "--store", "store_url", metavar="URL", default=DEFAULT_STORE, show_default=True, help=_STORE_HELP
+    )(func)
+
+
+def _guarded(func, **options) -> None:
+    """Run ``func`` with library errors worded in this command's flags; exit 2 on an error."""
+
+    def translated() -> None:
+        with FLAGS.translating():
+            func(**options)
+
+    run_guarded(translated)
+
+
+@click.group("task")
+def task() -> None:
+    """Create, list, show, delete and export the collector's tasks (the store ldp serve fills).
+
+    \b
+    Example:
+      ldp task create --spec spec.json --window 1d --time-precision 1h --min-batch 1000
+      ldp task list
+      ldp task show TASK
+      ldp task export --task TASK --from 1764028800 --to 1764115200 -o reports.parquet
+      ldp task delete TASK --yes
+    """
+
+
+@task.command("create")
+@_store_option
+@click.option(
+    "--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="The task's spec JSON."
+)
+@click.option("--window", default=format_duration(DEFAULT_WINDOW), show_default=True, help="Estimate window.")
+@click.option(
+    "--time-precision",
+    default=format_duration(DEFAULT_TIME_PRECISION),
+    show_default=True,
+    help="Clients truncate report times to multiples of it; it divides the window.",
+)
+@click.option(
+    "--min-batch",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MIN_BATCH,
+    show_default=True,
+    help="Windows and ranges with fewer reports are withheld.",
+)
+@click.option("--not-before", type=int, default=None, metavar="UNIX", help="Drop reports with t before this.")
+@click.option(
+    "--not-after", type=int, default=None, metavar="UNIX", help="Drop reports with t at or after this."
+)
+@click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="An origin allowed to upload from a browser (* for any); repeatable.",
+)
+@click.option("--json", "as_json", is_flag=True, help='Print {"task": ..., "token": ...} (for scripts).')
+def create(
+    store_url, spec_path, window, time_precision, min_batch, not_before, not_after, cors_origins, as_json
+):
+    """Create a task and print its id and collector token.
+
+    The token reads the task's estimates; it is printed once and cannot be
+    shown again (the store keeps only its SHA-256). Durations are written
+    90s, 15m, 1h, 1d or 2w.
+    """
+    _guarded(
+        _create,
+        store_url=store_url,
+        spec_path=spec_path,
+        window=window,
+        time_precision=time_precision,
+        min_batch=min_batch,
+        not_before=not_before,
+        not_after=not_after,
+        cors_origins=tuple(cors_origins),
+        as_json=as_json,
+    )
+
+
+def _create(
+    *, store_url, spec_path, window, time_precision, min_batch, not_before, not_after, cors_origins, as_json
+):
+    if not_before is not None and not_after is not None and not_after <= not_before:
+        raise ParameterError(f"--not-after {not_after} must be later than --not-before {not_before}")
+    spec = load_spec(spec_path)
+    created, token = new_task(
+        spec,
+        window=parse_duration(window, "--window"),
+        time_precision=parse_duration(time_precision, "--time-precision"),
+        min_batch=min_batch,
+        not_before=not_before,
+        not_after=not_after,
+        cors_origins=cors_origins,
+    )
+    with open_store(store_url) as store:
+        store.create_task(created)
+        shown = store.url  # never a password
+    if as_json:
+        click.echo(json.dumps({"task": created.task_id, "token": token}))
+        return
+    click.echo(f"task {created.task_id}")
+    click.echo(f"token {token}")
+    click.echo(
+        f"created {spec.mechanism} task in {shown}: window {format_duration(created.window)}, "
+        f"time precision {format_duration(created.time_precision)}, min batch {created.min_batch:,}",
+        err=True,
+    )
+    click.echo("keep the token now: it cannot be shown again (the store keeps only its hash)", err=True)
+
+
+@task.command("list")
+@_store_option
+def list_tasks(store_url):
+    """List the store's tasks (oldest first) with their report counts."""
+    _guarded(_list, store_url=store_url)
+
+
+def _list(*, store_url) -> None:
+    with _open_existing(store_url) as store:
+        shown = store.url
+        rows = [
+            (
+                t.task_id,
+                t.spec.mechanism,
+                format_duration(t.window),
+                format_duration(t.time_precision),
+                t.min_batch,
+                sum(count_reports(store, t).values()),
+            )
+            for t in store.tasks()
+        ]
+    if not rows:
+        click.echo(f"no tasks in {shown}", err=True)
+        return
+    click.echo(_table(("task", "mechanism", "window", "time precision", "min batch", "reports"), rows))
+
+
+@task.command("show")
+@_store_option
+@click.argument("task_id", metavar="TASK")
+def show(store_url, task_id):
+    """Describe TASK: its spec, collection rules and reports per window."""
+    _guarded(_show, store_url=store_url, task_id=task_id)
+
+
+def _show(*, store_url, task_id) -> None:
+    store, found = open_task(store_url, task_id)
+    with store:
+        counts = count_reports(store, found)
+    click.echo(_describe(found, counts, store.url))
+
+
+@task.command("delete")
+@_store_option
+@click.argument("task_id", metavar="TASK")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def delete(store_url, task_id, yes):
+    """Delete TASK and every report it received (asks first, unless --yes)."""
+    _guarded(_delete, store_url=store_url, task_id=task_id, yes=yes)
+
+
+def _delete(*, store_url, task_id, yes) -> None:
+    store, found = open_task(store_url, task_id)
+    with store:
+        total = sum(count_reports(store, found).values())
+        if not yes and not click.confirm(
+            f"delete task {task_id} ({found.spec.mechanism}) and its {total:,} reports from {store.url}?",
+            err=True,
+        ):
+            click.echo("nothing deleted", err=True)
+            sys.exit(1)
+        store.delete_task(task_id)
+    click.echo(f"deleted task {task_id} and its {total:,} reports", err=True)
+
+
+@task.command("export")
+@_store_option
+@click.option("--task", "task_id", required=True, metavar="TASK", help="The task whose reports to export.")
+@click.option("--from", "start", type=int, default=None, metavar="UNIX", help="Only reports with t >= this.")
+@click.option("--to", "end", type=int, default=None, metavar="UNIX", help="Only reports with t < this.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Report file (.jsonl, .csv, .parquet; .jsonl.gz, .csv.gz); - for JSON Lines on stdout.",
+)
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(min=1),
+    default=EXPORT_CHUNK,
+    show_default=True,
+    help="Reports read from the store at a time (bounds memory).",
+)
+def export(store_url, task_id, start, end, output, chunk_size):
+    """Write a task's stored reports to a report file for ldp aggregate (any engine).
+
+    The file is written under a temporary name and renamed into place only
+    when complete; it may not be the store itself.
+
+    \b
+    Example:
+      ldp task export --task TASK -o reports.parquet
+      ldp aggregate --spec spec.json reports.parquet --workers 4
+    """
+    _guarded(
+        _export, store_url=store_url, task_id=task_id, start=start, end=end, output=output, chunk=chunk_size
+    )
+
+
+def _export(*, store_url, task_id, start, end, output, chunk) -> None:
+    selection = StoreSelection(store_url, task_id, start, end)
+    if output != "-":
+        check_reports_output(output)
+        check_outputs_distinct([("--store", sqlite_path(store_url))], [("-o", output)])
+    count = export_reports(selection, output, chunk)
+    where = "standard output" if output == "-" else output
+    click.echo(f"exported {count:,} reports of {selection.describe()} to {where}", err=True)

@@ -1,0 +1,403 @@
+"""``ldp task`` and ``ldp aggregate --store`` end to end: a SQLite store in tmp_path, CliRunner.
+
+Reports are put into the store as ``ldp serve`` would (the envelope's
+report JSON, a random 16-byte id, ``t`` a multiple of the time precision)
+across several windows; exporting them and aggregating the file must give
+exactly the table ``ldp aggregate --store --task`` gives.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner, Result
+from conftest import rappor_specs, sample_values
+
+import ldp
+from ldp.cli import cli
+from ldp.client import encode_batch
+from ldp.collector.store import StoredReport, open_store
+from ldp.collector.tasks import hash_token
+from ldp.report import Report
+
+GRR = ldp.GRR(domain=("a", "b", "c", "d", "e"), epsilon=1.0)
+SPECS = {
+    "grr": GRR,
+    "oue": ldp.OUE(domain=("a", "b", "c", "d", "e"), epsilon=1.0),
+    "olh": ldp.OLH(domain=("a", "b", "c", "d", "e"), epsilon=1.0),
+    "rappor": rappor_specs()[0],
+    "duchi": ldp.specs.numeric_spec("duchi", 1.0, 0.0, 1.0),
+}
+FORMATS = ("jsonl", "csv", "parquet", "jsonl.gz", "csv.gz")
+DAY, HOUR = 86_400, 3_600
+#: The first window of the stored reports (a multiple of one day).
+BASE = 1_764_000_000 - 1_764_000_000 % DAY
+WINDOWS = 3
+
+
+def _ldp(*args: object, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def _ok(*args: object, input: str | None = None) -> Result:
+    result = _ldp(*args, input=input)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def _error(*args: object) -> str:
+    """The one error line of a command that must fail with exit status 2."""
+    result = _ldp(*args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    return lines[0]
+
+
+def _spec_file(tmp_path: Path, spec) -> Path:
+    path = tmp_path / f"{spec.mechanism}-{spec.fingerprint}.json"
+    path.write_text(spec.to_json())
+    return path
+
+
+def _create(store: Path, spec_path: Path, *options: object) -> tuple[str, str]:
+    """A new task: (task id, token), through ``ldp task create --json``."""
+    created = json.loads(
+        _ok("task", "create", "--store", store, "--spec", spec_path, "--json", *options).stdout
+    )
+    assert set(created) == {"task", "token"}
+    return created["task"], created["token"]
+
+
+def _fill(store: Path, task_id: str, spec, n: int, seed: int = 1) -> dict[int, int]:
+    """Store ``n`` encoded reports of ``spec`` over :data:`WINDOWS` one-day windows; reports per window start."""
+    batch = encode_batch(spec, sample_values(spec, n), np.random.default_rng(seed))
+    texts = [report.to_json() for report in batch.reports(spec)]
+    steps = WINDOWS * DAY // HOUR
+    times = [BASE + (i * 7 % steps) * HOUR for i in range(n)]
+    reports = [StoredReport(secrets.token_bytes(16), t, text) for t, text in zip(times, texts)]
+    with open_store(str(store)) as opened:
+        opened.insert_reports([(task_id, reports[i : i + 500]) for i in range(0, n, 500)])
+    windows: dict[int, int] = {}
+    for t in times:
+        windows[t - t % DAY] = windows.get(t - t % DAY, 0) + 1
+    return windows
+
+
+def _estimates(*args: object) -> pd.DataFrame:
+    """``ldp aggregate ARGS -o estimates.parquet``, read back (every float exactly)."""
+    out = Path(f"estimates-{secrets.token_hex(4)}.parquet")  # in tmp_path, the working directory
+    _ok("aggregate", *args, "-o", out)
+    return pd.read_parquet(out)
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path, monkeypatch):
+    """Every test runs in its own directory: the default store and the estimate files land there."""
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def grr_task(tmp_path) -> tuple[Path, Path, str, dict[int, int]]:
+    """A store with a GRR task of 3,000 reports: (store, spec file, task id, reports per window)."""
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, GRR)
+    task_id, _ = _create(store, spec_path)
+    return store, spec_path, task_id, _fill(store, task_id, GRR, 3_000)
+
+
+# -- create, list, show, delete --------------------------------------------------------------------
+
+
+def test_create_prints_the_token_once_and_the_store_keeps_only_its_hash(tmp_path):
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, GRR)
+    result = _ok(
+        "task", "create", "--store", store, "--spec", spec_path, "--window", "1d", "--time-precision", "1h"
+    )
+    task_line, token_line = result.stdout.splitlines()
+    task_id, token = task_line.removeprefix("task "), token_line.removeprefix("token ")
+    assert len(task_id) == 43 and len(token) == 43
+    assert "cannot be shown again" in result.stderr
+    assert result.output.count(token) == 1
+    raw = b"".join(path.read_bytes() for path in tmp_path.glob("collector.db*"))  # the database, its WAL too
+    assert token.encode() not in raw
+    with sqlite3.connect(store) as connection:
+        (stored_hash,) = connection.execute(
+            "SELECT token_hash FROM tasks WHERE task_id = ?", (task_id,)
+        ).fetchone()
+    assert stored_hash == hash_token(token)
+    with open_store(str(store)) as opened:
+        found = opened.task(task_id)
+    assert found is not None and found.token_matches(token) and found.spec == GRR
+    for command in (("list",), ("show", task_id)):  # never shown again
+        assert token not in _ok("task", *command, "--store", store).output
+
+
+def test_create_json_and_the_collection_rules(tmp_path):
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, GRR)
+    options = ("--window", "2w", "--time-precision", "15m", "--min-batch", "50")
+    bounds = ("--not-before", BASE, "--not-after", BASE + 10 * DAY)
+    task_id, token = _create(
+        store, spec_path, *options, *bounds, "--cors-origin", "https://a.example", "--cors-origin", "*"
+    )
+    with open_store(str(store)) as opened:
+        task = opened.task(task_id)
+    assert task is not None and task.token_matches(token)
+    assert (task.window, task.time_precision, task.min_batch) == (14 * DAY, 900, 50)
+    assert (task.not_before, task.not_after, task.cors_origins) == (
+        BASE,
+        BASE + 10 * DAY,
+        ("https://a.example", "*"),
+    )
+
+
+def test_list_and_show(grr_task):
+    store, _, task_id, windows = grr_task
+    listed = _ok("task", "list", "--store", store).stdout.splitlines()
+    assert listed[0].split() == [
+        "task",
+        "mechanism",
+        "window",
+        "time",
+        "precision",
+        "min",
+        "batch",
+        "reports",
+    ]
+    assert listed[1].split() == [task_id, "grr", "1d", "1h", "1,000", "3,000"]
+    shown = _ok("task", "show", "--store", store, task_id).stdout
+    assert task_id in shown and "grr" in shown and GRR.fingerprint in shown
+    assert f"3,000 in {WINDOWS} window(s)" in shown
+    for start, n in windows.items():
+        day = pd.Timestamp(start, unit="s").strftime("%Y-%m-%d")
+        assert any(line.startswith(day) and line.split()[4] == f"{n:,}" for line in shown.splitlines()), shown
+
+
+def test_list_of_an_empty_store_and_the_default_store(tmp_path):
+    spec_path = _spec_file(tmp_path, GRR)
+    task_id, _ = _create(Path("ldp-collector.db"), spec_path)  # in the working directory: the default store
+    assert (tmp_path / "ldp-collector.db").exists()
+    assert task_id in _ok("task", "list").stdout
+    _ok("task", "delete", task_id, "--yes")
+    result = _ok("task", "list")
+    assert result.stdout == "" and "no tasks" in result.stderr
+
+
+def test_delete_asks_unless_yes_and_removes_the_reports(grr_task, tmp_path):
+    store, spec_path, task_id, _ = grr_task
+    other, _ = _create(store, spec_path)
+    _fill(store, other, GRR, 100, seed=2)
+    declined = _ldp("task", "delete", "--store", store, task_id, input="n\n")
+    assert declined.exit_code != 0 and "3,000 reports" in declined.stderr
+    assert task_id in _ok("task", "list", "--store", store).stdout
+    _ok("task", "delete", "--store", store, task_id, input="y\n")
+    with open_store(str(store)) as opened:
+        assert opened.task(task_id) is None
+        assert list(opened.reports(task_id)) == []
+        assert sum(len(chunk) for chunk in opened.reports(other)) == 100  # the other task keeps its reports
+    with sqlite3.connect(store) as connection:
+        assert connection.execute("SELECT count(*) FROM reports").fetchone() == (100,)
+    _ok("task", "delete", "--store", store, other, "--yes")
+    assert "no such task" in _error("task", "delete", "--store", store, other, "--yes")
+
+
+# -- export and aggregate --store ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_export_in_every_format_aggregates_exactly_like_the_store(tmp_path, name):
+    spec = SPECS[name]
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, spec)
+    task_id, _ = _create(store, spec_path)
+    _fill(store, task_id, spec, 1_200)
+    from_store = _estimates("--store", store, "--task", task_id)
+    assert len(from_store) > 0
+    for fmt in FORMATS:
+        exported = tmp_path / f"reports.{fmt}"
+        result = _ok("task", "export", "--store", store, "--task", task_id, "-o", exported)
+        assert "exported 1,200 reports" in result.stderr
+        pd.testing.assert_frame_equal(_estimates("--spec", spec_path, exported), from_store, check_exact=True)
+    with_spec = _estimates("--store", store, "--task", task_id, "--spec", spec_path)  # the same fingerprint
+    pd.testing.assert_frame_equal(with_spec, from_store, check_exact=True)
+
+
+def test_exported_reports_are_the_stored_ones(grr_task, tmp_path):
+    store, _, task_id, _ = grr_task
+    _ok("task", "export", "--store", store, "--task", task_id, "-o", tmp_path / "r.jsonl")
+    exported = sorted((tmp_path / "r.jsonl").read_text().splitlines())
+    with open_store(str(store)) as opened:
+        stored = sorted(report.report for chunk in opened.reports(task_id) for report in chunk)
+    assert exported == stored
+    assert all(Report.from_json(line).spec == GRR.fingerprint for line in exported)
+    stdout = _ok("task", "export", "--store", store, "--task", task_id, "-o", "-").stdout
+    assert sorted(stdout.splitlines()) == stored
+
+
+def test_options_of_the_estimate_apply_to_stored_reports(grr_task, tmp_path):
+    store, spec_path, task_id, _ = grr_task
+    _ok("task", "export", "--store", store, "--task", task_id, "-o", tmp_path / "r.parquet")
+    options = ("--confidence", "0.9", "--consistency", "norm-sub")
+    from_store = _estimates("--store", store, "--task", task_id, *options)
+    from_file = _estimates("--spec", spec_path, tmp_path / "r.parquet", *options)
+    pd.testing.assert_frame_equal(from_file, from_store, check_exact=True)
+    assert from_store["estimate"].min() >= 0
+    table = _ok("aggregate", "--store", store, "--task", task_id)
+    assert "3,000 stored reports read" in table.stderr
+    assert table.stdout.splitlines()[0].split() == list(
+        _estimates("--store", store, "--task", task_id).columns
+    )
+
+
+def test_workers_on_the_exported_file_equal_the_store(grr_task, tmp_path):
+    store, spec_path, task_id, _ = grr_task
+    exported = tmp_path / "r.parquet"
+    _ok("task", "export", "--store", store, "--task", task_id, "-o", exported, "--chunk-size", 700)
+    from_store = _estimates("--store", store, "--task", task_id, "--chunk-size", 500)
+    parallel = _estimates("--spec", spec_path, exported, "--workers", 2, "--chunk-size", 400)
+    pd.testing.assert_frame_equal(parallel, from_store, check_exact=True)
+
+
+def test_from_and_to_select_windows(grr_task, tmp_path):
+    store, spec_path, task_id, windows = grr_task
+    second, third = sorted(windows)[1:3]
+    selection = ("--from", second, "--to", third + DAY)
+    exported = tmp_path / "two-days.csv"
+    _ok("task", "export", "--store", store, "--task", task_id, *selection, "-o", exported)
+    assert len(pd.read_csv(exported)) == windows[second] + windows[third]
+    from_store = _estimates("--store", store, "--task", task_id, *selection)
+    pd.testing.assert_frame_equal(_estimates("--spec", spec_path, exported), from_store, check_exact=True)
+    everything = _estimates("--store", store, "--task", task_id)
+    assert not everything["estimate"].equals(from_store["estimate"])
+    one_day = _ok("aggregate", "--store", store, "--task", task_id, "--from", second, "--to", second + DAY)
+    assert f"{windows[second]:,} stored reports read" in one_day.stderr
+    assert "min batch" not in one_day.stderr
+    one_hour = _ok("aggregate", "--store", store, "--task", task_id, "--from", second, "--to", second + HOUR)
+    assert "fewer reports than the task's min batch (1,000)" in one_hour.stderr
+    empty = tmp_path / "empty.parquet"
+    _ok("task", "export", "--store", store, "--task", task_id, "--to", BASE, "-o", empty)
+    assert pd.read_parquet(empty).empty
+
+
+def test_group_keys_appearing_late_get_a_column_in_csv_and_parquet(tmp_path):
+    spec = SPECS["duchi"]
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, spec)
+    task_id, _ = _create(store, spec_path)
+    batch = encode_batch(spec, sample_values(spec, 60), np.random.default_rng(3))
+    reports = [
+        StoredReport(
+            secrets.token_bytes(16), BASE + i * HOUR, (r if i < 40 else r.with_group(f"g{i % 2}")).to_json()
+        )
+        for i, r in enumerate(batch.reports(spec))
+    ]
+    with open_store(str(store)) as opened:
+        opened.insert_reports([(task_id, reports)])
+    by_group = _estimates("--store", store, "--task", task_id, "--by-group")
+    assert set(by_group["group"].dropna()) == {"g0", "g1"}
+    for fmt in ("csv", "parquet", "jsonl"):
+        exported = tmp_path / f"r.{fmt}"
+        _ok("task", "export", "--store", store, "--task", task_id, "-o", exported, "--chunk-size", 10)
+        from_file = _estimates("--spec", spec_path, exported, "--by-group")
+        pd.testing.assert_frame_equal(from_file, by_group, check_exact=True)
+
+
+# -- errors ------------------------------------------------------------------------------------------
+
+
+def test_unknown_task_and_missing_store(grr_task, tmp_path):
+    store, spec_path, _, _ = grr_task
+    unknown = "A" * 43
+    for command in (
+        ("task", "show", "--store", store, unknown),
+        ("task", "delete", "--store", store, unknown, "--yes"),
+        ("task", "export", "--store", store, "--task", unknown, "-o", tmp_path / "r.jsonl"),
+        ("aggregate", "--store", store, "--task", unknown),
+    ):
+        assert f"--task '{unknown}': no such task" in _error(*command)
+    assert not (tmp_path / "r.jsonl").exists()
+    missing = tmp_path / "missing.db"
+    assert "--store" in _error("task", "list", "--store", missing)
+    assert "--store" in _error("aggregate", "--store", missing, "--task", unknown)
+    assert not missing.exists()  # a reader never creates a store
+    assert "scheme 'mysql' is not supported" in _error("task", "list", "--store", "mysql://h/db")
+    assert "is a directory" in _error("task", "create", "--store", tmp_path, "--spec", spec_path)
+
+
+def test_bad_durations_and_bounds(tmp_path):
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, GRR)
+    assert "--window must be a duration" in _error(
+        "task", "create", "--store", store, "--spec", spec_path, "--window", "1y"
+    )
+    line = _error("task", "create", "--store", store, "--spec", spec_path, "--time-precision", "0s")
+    assert "--time-precision must be at least one second" in line
+    line = _error(
+        "task", "create", "--store", store, "--spec", spec_path, "--window", "1h", "--time-precision", "7m"
+    )
+    assert "whole number of time precisions" in line
+    line = _error(
+        "task", "create", "--store", store, "--spec", spec_path, "--not-before", 10, "--not-after", 10
+    )
+    assert "--not-after 10 must be later than --not-before 10" in line
+    assert _ldp("task", "create", "--store", store, "--spec", spec_path, "--min-batch", 0).exit_code == 2
+    assert "--to 5 must be later than --from 9" in _error(
+        "aggregate", "--task", "A" * 43, "--from", 9, "--to", 5
+    )
+    huge = "9" * 19  # beyond 64-bit times
+    assert f"--from {huge} is not a time in Unix seconds" in _error(
+        "aggregate", "--task", "A" * 43, "--from", huge
+    )
+    assert f"--to {huge} is not a time" in _error(
+        "task", "export", "--task", "A" * 43, "--to", huge, "-o", "r.jsonl"
+    )
+
+
+def test_store_options_and_file_options_do_not_mix(grr_task, tmp_path):
+    store, spec_path, task_id, _ = grr_task
+    reports = tmp_path / "r.jsonl"
+    _ok("task", "export", "--store", store, "--task", task_id, "-o", reports)
+    assert "--from reads a collector store and needs --task" in _error(
+        "aggregate", "--spec", spec_path, reports, "--from", 0
+    )
+    assert "--store reads a collector store" in _error(
+        "aggregate", "--spec", spec_path, reports, "--store", store
+    )
+    stored = ("aggregate", "--store", store, "--task", task_id)
+    assert "not both" in _error(*stored, reports)
+    assert "--rejects is for report files" in _error(*stored, "--rejects", tmp_path / "rejects.jsonl")
+    assert "ldp task export" in _error(*stored, "--workers", 2)
+    other = _spec_file(tmp_path, ldp.GRR(domain=("a", "b"), epsilon=1.0))
+    assert "is not the spec of task" in _error(*stored, "--spec", other)
+    assert "--spec is required" in _error("aggregate", reports)
+
+
+def test_export_never_writes_over_the_store_and_leaves_no_partial_file(grr_task, tmp_path):
+    store, _, task_id, _ = grr_task
+    alias = tmp_path / "alias.parquet"
+    alias.symlink_to(store)
+    before = store.read_bytes()
+    line = _error("task", "export", "--store", store, "--task", task_id, "-o", alias)
+    assert "same file as the input --store" in line
+    assert store.read_bytes() == before
+    assert "unknown report file extension '.db'" in _error(
+        "task", "export", "--store", store, "--task", task_id, "-o", store
+    )
+    (tmp_path / "est.csv").symlink_to(store)
+    assert "same file as the input --store" in _error(
+        "aggregate", "--store", store, "--task", task_id, "-o", tmp_path / "est.csv"
+    )
+    # a stored report that no longer passes the spec: the export fails whole, the old output stays
+    output = tmp_path / "r.csv"
+    output.write_text("old\n")
+    with sqlite3.connect(store) as connection:
+        connection.execute(
+            'UPDATE reports SET report = replace(report, \'"value":"\', \'"value":"zz\') '
+            "WHERE report_id = (SELECT report_id FROM reports LIMIT 1)"
+        )
+    line = _error("task", "export", "--store", store, "--task", task_id, "-o", output)
+    assert "fail the task's spec checks" in line
+    assert output.read_text() == "old\n"
+    assert not [p for p in tmp_path.iterdir() if ".ldp-tmp" in p.name]
