@@ -404,7 +404,7 @@ def _from_store(spec: Spec, selection: StoreSelection, chunk_size: int):
         store, task = open_task(selection.url, selection.task_id)
     try:
         with store:
-            chunks = store.reports(task.task_id, selection.start, selection.end, chunk=chunk_size)
+            chunks = store.report_texts(task.task_id, selection.start, selection.end, chunk=chunk_size)
             accumulator = accumulate_stored(spec, counted(chunks))
     finally:
         progress.done()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,25 +19,31 @@ import pandas as pd
 
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
 from ldp.aggregator.read_jsonl import read_jsonl_stream
-from ldp.collector.store import StoredReport
+from ldp.batch import ReportBatch
 from ldp.errors import LDPError
 
-__all__ = ["StoreIntegrityError", "accumulate_stored", "estimate_records"]
+__all__ = ["StoreIntegrityError", "accumulate_stored", "estimate_records", "stored_batches"]
 
 
 class StoreIntegrityError(LDPError):
     """A stored report no longer passes its task's spec checks (the store was edited or damaged)."""
 
 
-def accumulate_stored(
-    spec: Any, chunks: Iterable[Sequence[StoredReport]], accumulator: Accumulator | None = None
-) -> Accumulator:
-    """Add every stored report of ``chunks`` to ``accumulator`` (a new one for ``spec`` by default)."""
-    accumulator = make_aggregator(spec) if accumulator is None else accumulator
+def stored_batches(spec: Any, chunks: Iterable[Sequence[str]]) -> Iterator[ReportBatch]:
+    """Stored report texts (chunks of JSON lines, :meth:`Store.report_texts`) as report batches.
+
+    Each chunk goes through the aggregator's columnar JSON Lines reader, so
+    memory is bounded by the chunk size.
+
+    Raises
+    ------
+    StoreIntegrityError
+        When a stored report no longer passes the spec's checks.
+    """
     for chunk in chunks:
         if not chunk:
             continue
-        data = "\n".join(report.report for report in chunk).encode("utf-8") + b"\n"
+        data = "\n".join(chunk).encode("utf-8") + b"\n"
         for read in read_jsonl_stream(io.BytesIO(data), "store", spec, chunk_size=len(chunk)):
             if read.rejects:
                 first = read.rejects[0]
@@ -45,7 +51,16 @@ def accumulate_stored(
                     f"{len(read.rejects)} stored report(s) fail the task's spec checks "
                     f"(first: {first.reason}: {first.detail})"
                 )
-            accumulator.add_batch(read.batch)
+            yield read.batch
+
+
+def accumulate_stored(
+    spec: Any, chunks: Iterable[Sequence[str]], accumulator: Accumulator | None = None
+) -> Accumulator:
+    """Add every stored report text of ``chunks`` to ``accumulator`` (a new one for ``spec`` by default)."""
+    accumulator = make_aggregator(spec) if accumulator is None else accumulator
+    for batch in stored_batches(spec, chunks):
+        accumulator.add_batch(batch)
     return accumulator
 
 

@@ -11,13 +11,12 @@ Lines, CSV or Parquet, by extension), chunk by chunk through the
 aggregator's columnar reader and writers, under a temporary name renamed
 into place only on success. ``ldp aggregate --store URL --task T`` (in
 :mod:`ldp.aggregator.cli`) estimates from the store directly, through
-:func:`open_task` and :func:`stored_batches`.
+:func:`open_task` (batches come from :func:`ldp.collector.accumulate.stored_batches`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,7 +28,8 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.cli import check_outputs_distinct, check_writable, run_guarded
-from ldp.collector.store import DEFAULT_STORE, Store, StoredReport, open_store
+from ldp.collector.accumulate import stored_batches
+from ldp.collector.store import DEFAULT_STORE, Store, open_store
 from ldp.collector.tasks import (
     DEFAULT_MIN_BATCH,
     DEFAULT_TIME_PRECISION,
@@ -43,7 +43,7 @@ from ldp.errors import ParameterError
 from ldp.extensions import split_extension
 from ldp.flags import Flags
 from ldp.progress import CountProgress
-from ldp.specs import Spec, load_spec
+from ldp.specs import load_spec
 
 __all__ = [
     "FLAGS",
@@ -53,7 +53,6 @@ __all__ = [
     "export_reports",
     "open_task",
     "sqlite_path",
-    "stored_batches",
     "task",
 ]
 
@@ -156,34 +155,6 @@ def count_reports(store: Store, task: Task) -> dict[int, int]:
     return store.count_by_window(task.task_id, task.window)
 
 
-def stored_batches(spec: Spec, chunks: Iterable[Sequence[StoredReport]]) -> Iterator[ReportBatch]:
-    """The stored reports of ``chunks`` as report batches, one or more per chunk (columnar, bounded memory).
-
-    Each chunk is read by the aggregator's JSON Lines reader, as
-    :func:`ldp.collector.accumulate.accumulate_stored` reads it.
-
-    Raises
-    ------
-    StoreIntegrityError
-        When a stored report no longer passes the spec's checks.
-    """
-    from ldp.aggregator.read_jsonl import read_jsonl_stream
-    from ldp.collector.accumulate import StoreIntegrityError
-
-    for chunk in chunks:
-        if not chunk:
-            continue
-        data = "\n".join(report.report for report in chunk).encode("utf-8") + b"\n"
-        for read in read_jsonl_stream(io.BytesIO(data), "store", spec, chunk_size=len(chunk)):
-            if read.rejects:
-                first = read.rejects[0]
-                raise StoreIntegrityError(
-                    f"{len(read.rejects)} stored report(s) fail the task's spec checks "
-                    f"(first: {first.reason}: {first.detail})"
-                )
-            yield read.batch
-
-
 def check_reports_output(path: str, option: str = "-o") -> None:
     """Refuse a report file path before any work: an unknown extension or a place that cannot be written."""
     from ldp.aggregator.writers import REPORT_FORMATS
@@ -251,7 +222,7 @@ def _export_once(
             progress.update(written)
             yield batch
 
-    chunks = store.reports(task.task_id, selection.start, selection.end, chunk=chunk)
+    chunks = store.report_texts(task.task_id, selection.start, selection.end, chunk=chunk)
     batches = stored_batches(task.spec, chunks)
     if _is_tabular(output):
         batches = _with_group_column(batches, always=groups)

@@ -80,6 +80,13 @@ class Store(abc.ABC):
     ) -> Iterator[list[StoredReport]]:
         """The task's reports with ``start <= t < end`` (either bound optional), in chunks."""
 
+    def report_texts(
+        self, task_id: str, start: int | None = None, end: int | None = None, chunk: int = 50_000
+    ) -> Iterator[list[str]]:
+        """Only the JSON texts of :meth:`reports`, in chunks (what estimation and export read)."""
+        for reports in self.reports(task_id, start, end, chunk):
+            yield [report.report for report in reports]
+
     @abc.abstractmethod
     def count_by_window(self, task_id: str, window: int) -> dict[int, int]:
         """Number of reports per window start (``t - t % window``)."""

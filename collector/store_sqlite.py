@@ -190,6 +190,20 @@ class SqliteStore(Store):
             while rows := cursor.fetchmany(chunk):
                 yield [StoredReport(bytes(row[0]), row[1], row[2]) for row in rows]
 
+    def report_texts(
+        self, task_id: str, start: int | None = None, end: int | None = None, chunk: int = 50_000
+    ) -> Iterator[list[str]]:
+        low = -(1 << 62) if start is None else start
+        high = 1 << 62 if end is None else end
+        with self._reader() as connection:
+            cursor = connection.execute(
+                "SELECT r.report FROM reports r JOIN tasks k ON r.task = k.seq "
+                "WHERE k.task_id = ? AND r.t >= ? AND r.t < ? ORDER BY r.t",
+                (task_id, low, high),
+            )
+            while rows := cursor.fetchmany(chunk):
+                yield [row[0] for row in rows]
+
     def count_by_window(self, task_id: str, window: int) -> dict[int, int]:
         with self._reader() as connection:
             rows = connection.execute(

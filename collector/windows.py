@@ -41,7 +41,7 @@ class Windows:
         """Rebuild ``task``'s windows from the store; the number of reports read."""
         windows: dict[int, Accumulator] = {}
         for start in store.count_by_window(task.task_id, task.window):
-            chunks = store.reports(task.task_id, start, start + task.window)
+            chunks = store.report_texts(task.task_id, start, start + task.window)
             windows[start] = accumulate_stored(task.spec, chunks)
         with self._lock:
             self._windows[task.task_id] = windows
