@@ -1,0 +1,510 @@
+"""The collector's dashboard page (collector/static/) in headless Chromium.
+
+The page is served by a small stand-in for ``ldp serve``: the package's static
+files at ``/`` and ``/static/<name>`` and a canned ``GET /v1/dashboard`` reply
+that a test can change (and protect with a token). The page checks
+(``assert_*``) take the page and the reply the server gives, and most tests use
+only the ``Collector`` protocol (``base_url``, ``token``, ``publish``), so the
+``collector`` fixture can be pointed at the real server: ``publish`` then stores
+reports that produce the wanted windows. The polling and token tests also read
+the stand-in's request log."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import shutil
+import socket
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+CHROMIUM = next(
+    (
+        p
+        for p in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"))
+        if p and Path(p).exists()
+    ),
+    None,
+)
+if CHROMIUM is None:
+    reason = "no Chromium at /usr/bin/chromium or on PATH (apt-get install -y chromium; .ci/run installs it)"
+    print(f"test_collector_dashboard skipped: {reason}")
+    pytest.skip(reason, allow_module_level=True)
+
+import uvicorn  # noqa: E402 (after the module-level skip)
+from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from starlette.applications import Starlette  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import FileResponse, JSONResponse, Response  # noqa: E402
+from starlette.routing import Route  # noqa: E402
+
+STATIC = Path(str(resources.files("ldp.collector") / "static"))
+HOUR = 3600
+T0 = 1_764_000_000 // HOUR * HOUR  # a window boundary
+Z95 = 1.959963984540054
+XSS = '<img src=x onerror="window.__xss = 1">'
+# The stand-in serves the page under a strict content security policy: the page needs
+# nothing inline and nothing from another origin, and the real server may do the same.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
+def task_id(seed: int) -> str:
+    """A 43-character task id (32 bytes, base64url without padding), fixed per seed."""
+    return base64.urlsafe_b64encode(bytes([seed]) * 32).rstrip(b"=").decode()
+
+
+def frequency_records(counts: dict[Any, float], n: int) -> list[dict[str, Any]]:
+    """``ldp aggregate``'s frequency columns for the given estimated counts."""
+    records = []
+    for value, estimate in counts.items():
+        se = math.sqrt(n) * 0.4
+        records.append(
+            {
+                "value": value,
+                "estimate": estimate,
+                "std_error": se,
+                "ci_low": estimate - Z95 * se,
+                "ci_high": estimate + Z95 * se,
+                "proportion": estimate / n,
+            }
+        )
+    return records
+
+
+def grr_task(windows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "task": task_id(1),
+        "mechanism": "grr",
+        "kind": "frequency",
+        "fingerprint": "f" * 43,
+        "window": HOUR,
+        "time_precision": 60,
+        "min_batch": 1000,
+        "confidence": 0.95,
+        "windows": windows,
+    }
+
+
+def grr_window(k: int, n: int, counts: dict[Any, float] | None) -> dict[str, Any]:
+    """Window ``k`` of the GRR task: estimates from ``counts``, or withheld when None."""
+    window: dict[str, Any] = {"start": T0 + k * HOUR, "end": T0 + (k + 1) * HOUR, "n": n}
+    if counts is None:
+        window |= {"estimates": None, "withheld": f"fewer than min_batch (1000) reports: {n}"}
+    else:
+        window |= {"estimates": frequency_records(counts, n), "withheld": None}
+    return window
+
+
+FIRST_COUNTS = {"a": 1302.4, "b": 2100.0, "c": -40.5, "d": 900.0, XSS: 948.1}
+
+
+def rappor_task() -> dict[str, Any]:
+    """A Bloom-filter RAPPOR task: per-(cohort, bit) rows, 2 cohorts of 4 bits."""
+    rows = []
+    for cohort, reports in ((0, 1500), (1, 1700)):
+        for bit in range(4):
+            estimate, se = 100.0 * (bit + 1) + 10 * cohort, 30.0 + cohort
+            rows.append(
+                {
+                    "cohort": cohort,
+                    "bit": bit,
+                    "reports": reports,
+                    "estimate": estimate,
+                    "std_error": se,
+                    "ci_low": estimate - Z95 * se,
+                    "ci_high": estimate + Z95 * se,
+                    "proportion": estimate / reports,
+                }
+            )
+    window = {"start": T0, "end": T0 + HOUR, "n": 3200, "estimates": rows, "withheld": None}
+    return grr_task([window]) | {"task": task_id(2), "mechanism": "rappor", "windows": [window]}
+
+
+def mean_task() -> dict[str, Any]:
+    record = {
+        "mean": 0.42,
+        "std_error": 0.01,
+        "ci_low": 0.42 - Z95 * 0.01,
+        "ci_high": 0.42 + Z95 * 0.01,
+        "n": 2000,
+        "sum": 840.0,
+        "sum_std_error": 20.0,
+        "sum_ci_low": 800.8,
+        "sum_ci_high": 879.2,
+    }
+    window = {"start": T0, "end": T0 + HOUR, "n": 2000, "estimates": [record], "withheld": None}
+    return grr_task([window]) | {
+        "task": task_id(3),
+        "mechanism": "piecewise",
+        "kind": "mean",
+        "windows": [window],
+    }
+
+
+def first_reply() -> dict[str, Any]:
+    """Two windows with estimates, then a withheld one (the latest)."""
+    grr = grr_task(
+        [
+            grr_window(0, 4000, {"a": 1000.0, "b": 1000.0, "c": 1000.0, "d": 1000.0, XSS: 0.0}),
+            grr_window(1, 5210, FIRST_COUNTS),
+            grr_window(2, 12, None),
+        ]
+    )
+    return {"tasks": [grr, rappor_task(), mean_task()]}
+
+
+# ---- the server: a stand-in for `ldp serve` --------------------------------------------
+
+
+class Collector(Protocol):
+    base_url: str  # ends with "/"
+    token: str | None  # the collector token the dashboard needs, or None
+
+    def publish(self, reply: dict[str, Any]) -> None:
+        """Make GET /v1/dashboard answer ``reply`` (for the real server: store reports that give it)."""
+        ...
+
+
+@dataclass
+class StandIn:
+    """The page's files and a canned /v1/dashboard reply, on uvicorn in a thread."""
+
+    base_url: str = ""
+    token: str | None = None
+    reply: dict[str, Any] = field(default_factory=first_reply)
+    authorizations: list[str | None] = field(default_factory=list)
+    requests: int = 0
+
+    def publish(self, reply: dict[str, Any]) -> None:
+        self.reply = reply
+
+    def app(self) -> Starlette:
+        def static(name: str) -> Response:
+            if name not in {path.name for path in STATIC.iterdir()}:
+                return Response(status_code=404)
+            return FileResponse(STATIC / name, headers={"Content-Security-Policy": CSP})
+
+        async def index(request: Request) -> Response:
+            return static("index.html")
+
+        async def static_file(request: Request) -> Response:
+            return static(request.path_params["name"])
+
+        async def dashboard(request: Request) -> Response:
+            self.requests += 1
+            header = request.headers.get("authorization")
+            self.authorizations.append(header)
+            if self.token is not None and header != f"Bearer {self.token}":
+                problem = {"type": "about:blank", "title": "Unauthorized", "status": 401}
+                return JSONResponse(problem, 401, media_type="application/problem+json")
+            return JSONResponse(self.reply)
+
+        return Starlette(
+            routes=[
+                Route("/", index),
+                Route("/static/{name}", static_file),
+                Route("/v1/dashboard", dashboard),
+            ]
+        )
+
+
+@pytest.fixture(scope="module")
+def standin() -> Iterator[StandIn]:
+    server_state = StandIn()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(server_state.app(), log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "the stand-in server did not start"
+        time.sleep(0.02)
+    server_state.base_url = f"http://127.0.0.1:{port}/"
+    try:
+        yield server_state
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+@pytest.fixture
+def collector(standin: StandIn) -> StandIn:
+    """The stand-in with the first reply and no token (swap this fixture for the real server)."""
+    standin.publish(first_reply())
+    standin.token = None
+    standin.authorizations.clear()
+    return standin
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page with its own sessionStorage."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(5000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def console_errors(page: Page) -> list[str]:
+    """The page's console errors and uncaught exceptions, recorded from before it loads."""
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return errors
+
+
+def fetch_reply(collector: Collector) -> dict[str, Any]:
+    request = urllib.request.Request(collector.base_url + "v1/dashboard")
+    if collector.token:
+        request.add_header("Authorization", f"Bearer {collector.token}")
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.load(response)
+
+
+# ---- page checks: functions of the page and the server's reply ------------------------------
+
+
+def open_dashboard(page: Page, base_url: str) -> None:
+    page.goto(base_url)
+    page.wait_for_selector("#tasks tbody tr")
+
+
+def assert_tasks_listed(page: Page, reply: dict[str, Any]) -> None:
+    """One row per task: shortened id (full id in its title), mechanism, window, precision, min batch."""
+    rows = page.locator("#tasks tbody tr")
+    assert rows.count() == len(reply["tasks"])
+    for i, task in enumerate(reply["tasks"]):
+        button = rows.nth(i).locator("th button")
+        assert button.get_attribute("title") == task["task"]
+        assert button.text_content() == task["task"][:8] + "…"
+        cells = rows.nth(i).locator("td").all_text_contents()
+        assert cells[0] == task["mechanism"]
+        assert cells[3] == f"{task['min_batch']:,}"
+
+
+def chart_geometry(page: Page) -> dict[str, Any]:
+    """The estimate chart's bars: their data and their SVG geometry."""
+    return page.evaluate(
+        """() => {
+            const chart = document.querySelector('#estimates-chart');
+            const bars = [...chart.querySelectorAll('g.estimate')].map((g) => {
+                const rect = g.querySelector('rect.bar');
+                const ci = g.querySelector('line.ci:not(.cap)');
+                return {
+                    label: g.dataset.label, value: +g.dataset.value, low: +g.dataset.low, high: +g.dataset.high,
+                    text: g.querySelector('text.label')?.textContent ?? null,
+                    y: +rect.getAttribute('y'), height: +rect.getAttribute('height'),
+                    ciTop: +ci.getAttribute('y1'), ciBottom: +ci.getAttribute('y2'),
+                };
+            });
+            return {zero: +chart.querySelector('line.zero').getAttribute('y1'), bars};
+        }"""
+    )
+
+
+def assert_bars_match(page: Page, expected: list[tuple[str, float, float, float]]) -> None:
+    """One bar per (label, value, low, high), bars and error bars on one linear scale through zero."""
+    geometry = chart_geometry(page)
+    bars, zero = geometry["bars"], geometry["zero"]
+    assert [bar["label"] for bar in bars] == [label for label, *_ in expected]
+    scale = None
+    for bar, (_, value, low, high) in zip(bars, expected):
+        assert (bar["value"], bar["low"], bar["high"]) == pytest.approx(
+            (value, low, high), rel=1e-9, abs=1e-12
+        )
+        top = bar["y"] if value >= 0 else bar["y"] + bar["height"]  # the end away from zero
+        assert (bar["y"] + bar["height"] if value >= 0 else bar["y"]) == pytest.approx(zero)
+        scale = scale or (zero - top) / value
+        assert scale > 0
+        assert zero - top == pytest.approx(value * scale, abs=1e-6)
+        assert zero - bar["ciTop"] == pytest.approx(high * scale, abs=1e-6)
+        assert zero - bar["ciBottom"] == pytest.approx(low * scale, abs=1e-6)
+
+
+def frequency_expectation(window: dict[str, Any]) -> list[tuple[str, float, float, float]]:
+    n = window["n"]
+    return [
+        (str(r["value"]), r["proportion"], r["ci_low"] / n, r["ci_high"] / n) for r in window["estimates"]
+    ]
+
+
+def latest_with_estimates(task: dict[str, Any]) -> dict[str, Any]:
+    return [w for w in task["windows"] if w["estimates"] is not None][-1]
+
+
+def select_task(page: Page, index: int) -> None:
+    page.locator("#tasks tbody tr").nth(index).locator("th button").click()
+    page.wait_for_selector(f"#tasks tbody tr:nth-child({index + 1}) button[aria-pressed=true]")
+
+
+# ---- the tests ----------------------------------------------------------------------------
+
+
+def test_page_loads_and_lists_tasks(page: Page, collector: Collector, console_errors: list[str]) -> None:
+    open_dashboard(page, collector.base_url)
+    reply = fetch_reply(collector)
+    assert_tasks_listed(page, reply)
+    # window and time precision as the CLI writes durations
+    assert page.locator("#tasks tbody tr").nth(0).locator("td").all_text_contents()[1:3] == ["1h", "1m"]
+    assert page.locator("h1").text_content() == "ldp collector"
+    assert page.locator("#estimates-table tbody tr").count() == len(
+        latest_with_estimates(reply["tasks"][0])["estimates"]
+    )
+    assert console_errors == []
+
+
+def test_frequency_bars_and_error_bars_match_the_intervals(
+    page: Page, collector: Collector, console_errors: list[str]
+) -> None:
+    open_dashboard(page, collector.base_url)
+    reply = fetch_reply(collector)
+    window = latest_with_estimates(reply["tasks"][0])  # the default: the latest window with estimates
+    assert_bars_match(page, frequency_expectation(window))
+    # a negative estimate hangs below the zero line
+    negative = next(bar for bar in chart_geometry(page)["bars"] if bar["label"] == "c")
+    assert negative["y"] == pytest.approx(chart_geometry(page)["zero"])
+    # reports per window: one bar per window, the min-batch line, the withheld one marked
+    assert page.locator("#windows-chart rect.bar").count() == 3
+    assert page.locator("#windows-chart rect.bar.withheld").count() == 1
+    assert page.locator("#windows-chart line.min-batch").count() == 1
+    assert console_errors == []
+
+
+def test_values_are_text_never_markup(page: Page, collector: Collector) -> None:
+    open_dashboard(page, collector.base_url)
+    assert page.evaluate("window.__xss") is None
+    assert page.locator("img").count() == 0
+    labels = [bar["label"] for bar in chart_geometry(page)["bars"]]
+    assert XSS in labels
+    assert page.locator("#estimates-table td", has_text="<img src=x").count() == 1
+
+
+def test_withheld_window_shows_its_reason(
+    page: Page, collector: Collector, console_errors: list[str]
+) -> None:
+    open_dashboard(page, collector.base_url)
+    withheld = fetch_reply(collector)["tasks"][0]["windows"][-1]
+    page.select_option("#window-select", str(withheld["start"]))
+    reason = page.locator("#withheld")
+    reason.wait_for(state="visible")
+    assert reason.text_content() == f"Withheld: {withheld['withheld']}"
+    assert page.locator("#estimates-chart").is_hidden()
+    assert page.locator("#estimates-table").is_hidden()
+    assert console_errors == []
+
+
+def test_rappor_bloom_and_mean_tasks(page: Page, collector: Collector, console_errors: list[str]) -> None:
+    open_dashboard(page, collector.base_url)
+    rappor, mean = fetch_reply(collector)["tasks"][1:3]
+    select_task(page, 1)
+    rows = rappor["windows"][0]["estimates"]
+    expected = []
+    for bit in range(4):
+        bits = [r for r in rows if r["bit"] == bit]
+        reports = sum(r["reports"] for r in bits)
+        p = sum(r["estimate"] for r in bits) / reports
+        half = Z95 * math.sqrt(sum(r["std_error"] ** 2 for r in bits)) / reports
+        expected.append((f"bit {bit}", p, p - half, p + half))
+    assert_bars_match(page, expected)
+    assert "pooled over 2 cohorts" in page.locator("#estimates-caption").text_content()
+    select_task(page, 2)
+    record = mean["windows"][0]["estimates"][0]
+    assert_bars_match(page, [("mean", record["mean"], record["ci_low"], record["ci_high"])])
+    assert "sum_ci_high" in page.locator("#estimates-table thead").text_content()
+    assert console_errors == []
+
+
+def test_live_refresh_follows_the_latest_window(
+    page: Page, collector: Collector, console_errors: list[str]
+) -> None:
+    open_dashboard(page, collector.base_url)
+    reply = fetch_reply(collector)
+    newer = {"a": 3000.0, "b": 500.0, "c": 500.0, "d": 500.0, XSS: 500.0}
+    reply["tasks"][0]["windows"].append(grr_window(3, 5000, newer))
+    collector.publish(reply)
+    # the page follows the latest window with estimates: the new one
+    expected = frequency_expectation(latest_with_estimates(fetch_reply(collector)["tasks"][0]))
+    assert expected[0][1] == pytest.approx(3000 / 5000)
+    page.wait_for_function(
+        "p => document.querySelector('#estimates-chart g.estimate')?.dataset.value === String(p)",
+        arg=expected[0][1],
+        timeout=5000,
+    )
+    assert_bars_match(page, expected)
+    assert page.locator("#windows-chart rect.bar").count() == 4
+    assert console_errors == []
+
+
+def test_polling_pauses_while_the_tab_is_hidden(page: Page, collector: StandIn) -> None:
+    # stand-in only: counts the server's requests
+    open_dashboard(page, collector.base_url)
+    visibility = """hidden => {
+        Object.defineProperty(document, 'hidden', {value: hidden, configurable: true});
+        document.dispatchEvent(new Event('visibilitychange'));
+    }"""
+    page.evaluate(visibility, True)
+    page.wait_for_timeout(300)  # a request already under way may still arrive
+    before = collector.requests
+    page.wait_for_timeout(2600)
+    assert collector.requests == before
+    page.evaluate(visibility, False)
+    page.wait_for_timeout(300)
+    assert collector.requests == before + 1  # at once on showing the tab
+
+
+def assert_token_flow(page: Page, base_url: str, token: str) -> None:
+    """401 shows the token form; a refused token says so; the right one shows the dashboard."""
+    page.goto(base_url)
+    page.locator("#auth").wait_for(state="visible")
+    assert page.locator("#tasks-section").is_hidden()
+    page.fill("#token", "not-the-token")
+    page.click("#auth button[type=submit]")
+    page.wait_for_function("document.querySelector('#auth-message').textContent.includes('refused')")
+    page.fill("#token", token)
+    page.click("#auth button[type=submit]")
+    page.wait_for_selector("#tasks tbody tr")
+    assert page.locator("#auth").is_hidden()
+    assert page.evaluate("sessionStorage.getItem('ldp-collector-token')") == token
+
+
+def test_token_form_on_401_then_bearer_token(
+    page: Page, collector: StandIn, console_errors: list[str]
+) -> None:
+    collector.token = "s3cret-token"
+    assert_token_flow(page, collector.base_url, collector.token)
+    assert collector.authorizations[:3] == [None, "Bearer not-the-token", "Bearer s3cret-token"]
+    # the token stays for the session: a reload goes straight to the dashboard
+    page.reload()
+    page.wait_for_selector("#tasks tbody tr")
+    assert collector.authorizations[-1] == "Bearer s3cret-token"
+    unexpected = [e for e in console_errors if "401" not in e]  # the browser logs each 401 reply
+    assert unexpected == []
