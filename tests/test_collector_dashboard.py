@@ -508,3 +508,83 @@ def test_token_form_on_401_then_bearer_token(
     assert collector.authorizations[-1] == "Bearer s3cret-token"
     unexpected = [e for e in console_errors if "401" not in e]  # the browser logs each 401 reply
     assert unexpected == []
+
+
+# ---- the real collector: ldp serve in a subprocess ------------------------------------------
+
+
+def _grr_reports(values: list[str], seed: int) -> list[Any]:
+    import numpy as np
+
+    import ldp
+    from ldp.client import encode_batch
+
+    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=2.0)
+    return list(encode_batch(spec, values, np.random.default_rng(seed)).reports(spec))
+
+
+def test_real_collector_shows_a_tasks_bars_after_uploads_and_refreshes(
+    page: Page, tmp_path: Path, console_errors: list[str]
+) -> None:
+    from collector_server import create_task, envelopes, now_truncated, running, store_path, upload
+
+    import ldp
+
+    store = store_path(tmp_path)
+    task, _ = create_task(
+        store, ldp.GRR(domain=("a", "b", "c"), epsilon=2.0), window="1h", time_precision="1m", min_batch=50
+    )
+    now = now_truncated(task)
+    earlier = now - now % HOUR - HOUR
+    with running(store) as server:
+        reply = upload(
+            server, task, envelopes(_grr_reports(["a"] * 60 + ["b"] * 30 + ["c"] * 10, 1), earlier)
+        )
+        assert reply.json()["accepted"] == 100
+        base_url = server.url + "/"
+        open_dashboard(page, base_url)
+        page.wait_for_selector("#estimates-chart g.estimate")
+        dashboard = fetch_reply(RealCollector(base_url))
+        window = latest_with_estimates(dashboard["tasks"][0])
+        assert_bars_match(page, frequency_expectation(window))
+        assert page.locator("#windows-chart rect.bar").count() == 1
+        # a new window arrives: the page picks it up on its own
+        upload(server, task, envelopes(_grr_reports(["b"] * 70, 2), now))
+        _wait_until(page, "() => document.querySelectorAll('#windows-chart rect.bar').length === 2")
+        latest = latest_with_estimates(fetch_reply(RealCollector(base_url))["tasks"][0])
+        assert latest["start"] == now - now % HOUR and latest["n"] == 70
+        expected = [value for _, value, _, _ in frequency_expectation(latest)]
+        _wait_until(
+            page,
+            f"() => [...document.querySelectorAll('#estimates-chart g.estimate')].map((g) => +g.dataset.value).join() === {','.join(map(repr, expected))!r}",
+        )
+        assert_bars_match(page, frequency_expectation(latest))
+    assert console_errors == []
+
+
+def test_real_collector_off_loopback_asks_for_the_token(page: Page, tmp_path: Path) -> None:
+    from collector_server import create_task, envelopes, now_truncated, running, store_path, upload
+
+    import ldp
+
+    store = store_path(tmp_path)
+    task, token = create_task(
+        store, ldp.GRR(domain=("a", "b", "c"), epsilon=2.0), window="1h", time_precision="1m"
+    )
+    with running(store, "--dashboard-token") as server:
+        upload(server, task, envelopes(_grr_reports(["a", "b"], 3), now_truncated(task)))
+        assert_token_flow(page, server.url + "/", token)
+
+
+def _wait_until(page: Page, predicate: str, seconds: float = 10.0) -> None:
+    """Poll a page predicate from Python: the page's CSP refuses the string evaluation of Playwright's own polling."""
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(predicate):
+        assert time.monotonic() < deadline, f"not true after {seconds} s: {predicate}"
+        time.sleep(0.1)
+
+
+@dataclass
+class RealCollector:
+    base_url: str
+    token: str | None = None
