@@ -7,6 +7,7 @@ are installed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -359,3 +360,34 @@ def test_urls_are_shown_without_passwords():
     )
     assert redact_url("postgresql://h/d") == "postgresql://h/d"
     assert redact_url("postgresql://u:p@ss@[::1]:5/d") == "postgresql://u@[::1]:5/d"
+
+
+def test_reports_round_trip_exactly(store_url):
+    task = make_task()
+    reports = [
+        StoredReport(bytes(16), 0, '{"value": "é ✓ \\u0000 \\"quoted\\""}'),
+        StoredReport(b"\xff" * 16, 2**40, "[" + "1, " * 5_000 + "1]"),
+        StoredReport(rid(7), 3_600, "{}"),
+    ]
+    with open_store(store_url) as store:
+        store.create_task(task)
+        assert store.insert_reports([(task.task_id, reports)]) == [[True, True, True]]
+        assert [r for chunk in store.reports(task.task_id) for r in chunk] == sorted(
+            reports, key=lambda r: r.t
+        )
+
+
+def test_another_schema_version_is_refused(store_url):
+    open_store(store_url).close()
+    if store_url.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store_url) as connection:
+            connection.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    else:
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(store_url)) as connection, connection:
+            connection.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(ParameterError, match="schema version 99"):
+        open_store(store_url)
