@@ -83,6 +83,15 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def _has_schema(connection: psycopg.Connection) -> bool:
+    """True when every table and index of the schema exists (on the connection's search path)."""
+    row = connection.execute(
+        "SELECT to_regclass('meta') IS NOT NULL AND to_regclass('tasks') IS NOT NULL "
+        "AND to_regclass('reports') IS NOT NULL AND to_regclass('reports_by_time') IS NOT NULL"
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def _task_of(row: Sequence[Any]) -> Task:
     return Task(
         task_id=row[0],
@@ -223,13 +232,16 @@ class PostgresStore(Store):
 
     def _create_schema(self) -> None:
         with self._writer() as connection, connection.transaction():
-            connection.execute("SELECT pg_advisory_xact_lock(%s::bigint)", (_SCHEMA_LOCK,))
-            for statement in _SCHEMA:
-                connection.execute(statement)
-            connection.execute(
-                "INSERT INTO meta (key, value) VALUES ('schema_version', %s) ON CONFLICT DO NOTHING",
-                (str(SCHEMA_VERSION),),
-            )
+            if not _has_schema(
+                connection
+            ):  # DDL only when needed: a user without CREATE can use a made store
+                connection.execute("SELECT pg_advisory_xact_lock(%s::bigint)", (_SCHEMA_LOCK,))
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+                connection.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', %s) ON CONFLICT DO NOTHING",
+                    (str(SCHEMA_VERSION),),
+                )
             row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None or row[0] != str(SCHEMA_VERSION):
             version = None if row is None else row[0]
@@ -267,9 +279,9 @@ class PostgresStore(Store):
 
     # -- reports -----------------------------------------------------------
     def _task_seqs(self, connection: psycopg.Connection, task_ids: list[str]) -> dict[str, int]:
-        """The ``seq`` of every named task (locked against deletion until commit); unknown: ParameterError."""
+        """The ``seq`` of every named task; an unknown task is a :class:`ParameterError`."""
         rows = connection.execute(
-            "SELECT task_id, seq FROM tasks WHERE task_id = ANY(%s::text[]) FOR KEY SHARE", (task_ids,)
+            "SELECT task_id, seq FROM tasks WHERE task_id = ANY(%s::text[])", (task_ids,)
         ).fetchall()
         seqs = {str(task_id): int(seq) for task_id, seq in rows}
         for task_id in task_ids:
@@ -285,19 +297,29 @@ class PostgresStore(Store):
             seqs = self._task_seqs(connection, task_ids)
             first = _first_occurrences(groups, seqs)
             keys = sorted(first)  # (task, id) order: concurrent writers lock rows in the same order
-            inserted: set[tuple[int, bytes]] = set()
-            if keys:
-                cursor = connection.execute(
-                    _INSERT,
-                    (
-                        [seq for seq, _ in keys],
-                        [report_id for _, report_id in keys],
-                        [first[key].t for key in keys],
-                        [first[key].report for key in keys],
-                    ),
-                )
-                inserted = {(int(seq), bytes(report_id)) for seq, report_id in cursor.fetchall()}
+            inserted = self._insert_rows(connection, keys, first) if keys else set()
         return _flags(groups, seqs, inserted)
+
+    def _insert_rows(
+        self,
+        connection: psycopg.Connection,
+        keys: list[tuple[int, bytes]],
+        first: dict[tuple[int, bytes], StoredReport],
+    ) -> set[tuple[int, bytes]]:
+        """Insert the reports of ``keys`` in that order; the keys that were not stored yet."""
+        try:
+            cursor = connection.execute(
+                _INSERT,
+                (
+                    [seq for seq, _ in keys],
+                    [report_id for _, report_id in keys],
+                    [first[key].t for key in keys],
+                    [first[key].report for key in keys],
+                ),
+            )
+        except psycopg.errors.ForeignKeyViolation:  # another process deleted the task since _task_seqs
+            raise ParameterError(f"a task of this upload was deleted from {self.url}") from None
+        return {(int(seq), bytes(report_id)) for seq, report_id in cursor.fetchall()}
 
     def reports(
         self, task_id: str, start: int | None = None, end: int | None = None, chunk: int = 50_000
