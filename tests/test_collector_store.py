@@ -323,22 +323,49 @@ def test_open_store_opens_postgresql(postgres_url):
         assert isinstance(store, PostgresStore)
 
 
-def test_two_stores_open_a_new_postgresql_database_at_once(postgres_url):
-    """Schema creation is serialized by an advisory lock: concurrent first opens do not collide."""
+@contextlib.contextmanager
+def fresh_database(postgres_url: str):
+    """The URL of a new database in the session's cluster, dropped afterwards."""
     import uuid
-    from concurrent.futures import ThreadPoolExecutor
 
     from postgres_cluster import create_database, drop_database
 
-    name = f"race_{uuid.uuid4().hex}"
-    url = create_database(postgres_url, name)
+    name = f"own_{uuid.uuid4().hex}"
     try:
-        with ThreadPoolExecutor(4) as pool:
-            stores = list(pool.map(lambda _: PostgresStore(url), range(4)))
-        for store in stores:
-            store.close()
+        yield create_database(postgres_url, name)
     finally:
         drop_database(postgres_url, name)
+
+
+def test_two_stores_open_a_new_postgresql_database_at_once(postgres_url):
+    """Schema creation is serialized by an advisory lock: concurrent first opens do not collide."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with fresh_database(postgres_url) as url, ThreadPoolExecutor(4) as pool:
+        stores = list(pool.map(lambda _: PostgresStore(url), range(4)))
+        for store in stores:
+            store.close()
+
+
+def test_a_postgresql_user_without_create_rights_uses_a_made_store(postgres_url):
+    """Schema creation is skipped when the tables exist: an application role needs only table rights."""
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    task = make_task()
+    name = f"app_{uuid.uuid4().hex[:12]}"
+    role = sql.Identifier(name)
+    with fresh_database(postgres_url) as url:
+        with open_store(url) as store:
+            store.create_task(task)
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
+            admin.execute(sql.SQL("GRANT SELECT, INSERT, DELETE ON meta, tasks, reports TO {}").format(role))
+        with open_store(url.replace("postgres@", f"{name}@", 1)) as store:
+            assert store.insert_reports([(task.task_id, [report(1)])]) == [[True]]
+            assert store.tasks() == [task]
 
 
 def test_an_unreachable_postgresql_server_is_a_parameter_error_without_the_password():
