@@ -91,3 +91,39 @@ def sample_values(spec, n: int) -> list:
     if getattr(spec, "domain", None) is None:  # Bloom RAPPOR: any string
         return [f"u{i % 5}" for i in range(n)]
     return [spec.domain[i % len(spec.domain)] for i in range(n)]
+
+
+# -- collector stores: SQLite and a throwaway PostgreSQL cluster ----------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """URL of a database in one throwaway PostgreSQL cluster per test session (tests/postgres_cluster.py).
+
+    Skips when no PostgreSQL server binaries are installed (``apt-get install postgresql``);
+    any other failure to start the cluster is an error, not a skip.
+    """
+    from postgres_cluster import find_binaries, postgres_cluster
+
+    if find_binaries() is None:
+        reason = "no PostgreSQL binaries: initdb and pg_ctl are not in /usr/lib/postgresql/*/bin or on PATH"
+        print(reason)
+        pytest.skip(reason)
+    with postgres_cluster() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    """A fresh, empty store URL of each backend: a SQLite file in tmp_path, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "store.db")
+        return
+    import uuid
+
+    from postgres_cluster import create_database, drop_database
+
+    cluster = request.getfixturevalue("postgres_url")
+    name = f"test_{uuid.uuid4().hex}"
+    yield create_database(cluster, name)
+    drop_database(cluster, name)

@@ -1,0 +1,420 @@
+"""The collector's Store contract, on SQLite and on PostgreSQL (a throwaway cluster, tests/postgres_cluster.py).
+
+Every test runs on both backends through the ``store_url`` fixture (a fresh
+store each time). The PostgreSQL cases skip only when no PostgreSQL binaries
+are installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import ldp
+from ldp.collector.store import StoredReport, open_store
+from ldp.collector.store_postgres import PostgresStore, redact_url
+from ldp.collector.store_sqlite import SqliteStore
+from ldp.collector.tasks import Task, new_task
+from ldp.errors import ParameterError
+
+SPEC = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+
+
+def make_task(**options) -> Task:
+    return new_task(SPEC, window="1d", time_precision="1h", **options)[0]
+
+
+def rid(n: int) -> bytes:
+    """The 16-byte report id number ``n``."""
+    return n.to_bytes(16, "big")
+
+
+def report(n: int, t: int = 3_600) -> StoredReport:
+    return StoredReport(rid(n), t, json.dumps({"n": n}))
+
+
+def stored_ids(store, task_id: str, **bounds) -> list[bytes]:
+    return sorted(r.report_id for chunk in store.reports(task_id, **bounds) for r in chunk)
+
+
+# -- tasks ------------------------------------------------------------------------------------------
+
+
+def test_tasks_are_created_listed_shown_and_deleted(store_url):
+    first = make_task(min_batch=10, not_before=0, not_after=86_400 * 10, cors_origins=("*",))
+    second = make_task()
+    with open_store(store_url) as store:
+        assert store.tasks() == [] and store.task(first.task_id) is None
+        store.create_task(first)
+        store.create_task(second)
+        assert store.tasks() == [first, second]  # oldest first, every field round-trips
+        assert store.task(first.task_id) == first
+        assert store.delete_task(first.task_id) is True
+        assert store.delete_task(first.task_id) is False
+        assert store.tasks() == [second] and store.task(first.task_id) is None
+
+
+def test_a_duplicate_task_id_is_a_parameter_error(store_url):
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        with pytest.raises(ParameterError, match="already exists"):
+            store.create_task(task)
+        assert store.tasks() == [task]
+
+
+def test_deleting_a_task_deletes_its_reports(store_url):
+    kept, dropped = make_task(), make_task()
+    with open_store(store_url) as store:
+        store.create_task(kept)
+        store.create_task(dropped)
+        store.insert_reports([(kept.task_id, [report(1)]), (dropped.task_id, [report(1), report(2)])])
+        assert store.delete_task(dropped.task_id)
+        store.create_task(dropped)  # the same id again starts empty
+        assert stored_ids(store, dropped.task_id) == []
+        assert stored_ids(store, kept.task_id) == [rid(1)]
+
+
+# -- inserting --------------------------------------------------------------------------------------
+
+
+def test_replays_are_flagged_in_order_across_and_within_calls(store_url):
+    a, b = make_task(), make_task()
+    with open_store(store_url) as store:
+        store.create_task(a)
+        store.create_task(b)
+        assert store.insert_reports([(a.task_id, [report(1), report(2)])]) == [[True, True]]
+        flags = store.insert_reports(
+            [
+                (a.task_id, [report(3), report(1), report(3), report(4)]),
+                (b.task_id, [report(1), report(1)]),  # ids are per task
+                (a.task_id, [report(4), report(5)]),  # a second upload to the same task in one call
+                (b.task_id, []),
+            ]
+        )
+        assert flags == [[True, False, False, True], [True, False], [False, True], []]
+        assert store.insert_reports([]) == []
+        assert stored_ids(store, a.task_id) == [rid(n) for n in (1, 2, 3, 4, 5)]
+        assert stored_ids(store, b.task_id) == [rid(1)]
+
+
+def test_the_first_copy_of_a_replayed_id_is_the_one_kept(store_url):
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        store.insert_reports([(task.task_id, [StoredReport(rid(1), 0, '"first"'), report(1, 7_200)])])
+        [[kept]] = list(store.reports(task.task_id))
+        assert kept == StoredReport(rid(1), 0, '"first"')
+
+
+def test_a_call_naming_an_unknown_task_stores_nothing(store_url):
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        with pytest.raises(ParameterError, match="no task"):
+            store.insert_reports([(task.task_id, [report(1)]), (make_task().task_id, [report(2)])])
+        assert stored_ids(store, task.task_id) == []
+        assert store.insert_reports([(task.task_id, [report(1)])]) == [[True]]  # the store still works
+
+
+def test_reports_select_a_time_range_in_chunks(store_url):
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        store.insert_reports([(task.task_id, [report(n, t=3_600 * (n % 10)) for n in range(25)])])
+        chunks = list(store.reports(task.task_id, chunk=4))
+        assert [len(c) for c in chunks] == [4, 4, 4, 4, 4, 4, 1]
+        times = [r.t for c in chunks for r in c]
+        assert times == sorted(times)  # by time
+        assert all(isinstance(r.report_id, bytes) and len(r.report_id) == 16 for c in chunks for r in c)
+        assert stored_ids(store, task.task_id, start=3_600 * 2, end=3_600 * 5) == sorted(
+            rid(n) for n in range(25) if 2 <= n % 10 < 5
+        )
+        assert len(stored_ids(store, task.task_id, start=3_600 * 8)) == 4
+        assert len(stored_ids(store, task.task_id, end=3_600)) == 3
+        assert list(store.reports("x" * 43)) == []
+
+
+def test_an_abandoned_reports_iterator_releases_the_store(store_url):
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        store.insert_reports([(task.task_id, [report(n) for n in range(10)])])
+        iterator = store.reports(task.task_id, chunk=3)
+        assert len(next(iterator)) == 3
+        iterator.close()
+        assert store.insert_reports([(task.task_id, [report(10)])]) == [[True]]
+        assert store.delete_task(task.task_id)
+
+
+def test_count_by_window(store_url):
+    task = make_task()
+    day = 86_400
+    times = [0, 3_600, day - 3_600, day, 5 * day + 7_200, 5 * day + 7_200]
+    with open_store(store_url) as store:
+        store.create_task(task)
+        assert store.count_by_window(task.task_id, day) == {}
+        store.insert_reports([(task.task_id, [report(n, t) for n, t in enumerate(times)])])
+        assert store.count_by_window(task.task_id, day) == {0: 3, day: 1, 5 * day: 2}
+        assert store.count_by_window(task.task_id, 7 * day) == {0: 6}
+        assert store.count_by_window("x" * 43, day) == {}
+
+
+def test_a_reopened_store_keeps_everything(store_url):
+    task = make_task(cors_origins=("https://example.org",))
+    store = open_store(store_url)
+    store.create_task(task)
+    store.insert_reports([(task.task_id, [report(n) for n in range(5)])])
+    store.close()
+    with open_store(store_url) as again:
+        assert again.tasks() == [task]
+        assert stored_ids(again, task.task_id) == [rid(n) for n in range(5)]
+        assert again.insert_reports([(task.task_id, [report(4), report(5)])]) == [[False, True]]
+
+
+def test_threads_share_one_store(store_url):
+    from concurrent.futures import ThreadPoolExecutor
+
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+
+        def upload(start: int) -> list[bool]:
+            [flags] = store.insert_reports([(task.task_id, [report(n) for n in range(start, start + 40)])])
+            assert store.task(task.task_id) == task
+            return flags
+
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(upload, range(0, 160, 20)))  # each id in two uploads
+        assert sum(map(sum, results)) == 180
+        assert len(stored_ids(store, task.task_id)) == 180
+
+
+# -- several processes ------------------------------------------------------------------------------
+
+_WRITER = textwrap.dedent(
+    """
+    import json, sys, time
+    from pathlib import Path
+    from ldp.collector.store import StoredReport, open_store
+
+    url, task_id, go, spans = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4]
+    ids = [n for span in spans.split(",") for n in range(*map(int, span.split(":")))]
+    store = open_store(url)
+    print("ready", flush=True)
+    while not go.exists():
+        time.sleep(0.002)
+    for start in range(0, len(ids), 25):
+        batch = [StoredReport(n.to_bytes(16, "big"), 0, str(n)) for n in ids[start:start + 25]]
+        [flags] = store.insert_reports([(task_id, batch)])
+        for n, flag in zip(ids[start:start + 25], flags):
+            print(json.dumps([n, flag]), flush=True)
+    """
+)
+
+
+def _start_writer(url: str, task_id: str, go: Path, spans: str) -> subprocess.Popen:
+    """A process inserting the ids of ``spans`` (``"200:400,0:200"``) in calls of 25 once ``go`` exists."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, url, task_id, str(go), spans],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdout.readline() == "ready\n"
+    return process
+
+
+def test_two_processes_store_each_overlapping_id_exactly_once(store_url, tmp_path):
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+    go = tmp_path / "go"
+    writers = [  # both start on the shared ids 200..399, at the same moment
+        _start_writer(store_url, task.task_id, go, "200:400,0:200"),
+        _start_writer(store_url, task.task_id, go, "200:400,400:600"),
+    ]
+    go.touch()
+    flags: dict[int, list[bool]] = {}
+    for writer in writers:
+        out, _ = writer.communicate(timeout=60)
+        assert writer.returncode == 0
+        for line in out.splitlines():
+            n, flag = json.loads(line)
+            flags.setdefault(n, []).append(flag)
+    assert sorted(flags) == list(range(600))
+    assert all(sum(f) == 1 for f in flags.values())  # exactly one "stored now" per id overall
+    with open_store(store_url) as store:
+        assert stored_ids(store, task.task_id) == [rid(n) for n in range(600)]
+
+
+_KILLED = textwrap.dedent(
+    """
+    import sys
+    from ldp.collector.store import StoredReport, open_store
+
+    store = open_store(sys.argv[1])
+    n = 0
+    while True:
+        batch = [StoredReport((n + i).to_bytes(16, "big"), 0, str(n + i)) for i in range(50)]
+        store.insert_reports([(sys.argv[2], batch)])
+        n += 50
+        print("committed", n, flush=True)
+    """
+)
+
+
+def test_acknowledged_reports_survive_sigkill(store_url):
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED, store_url, task.task_id], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    acknowledged = 0
+    deadline = time.monotonic() + 30
+    while acknowledged < 1_000 and time.monotonic() < deadline:
+        line = child.stdout.readline()
+        assert line.startswith("committed"), line
+        acknowledged = int(line.split()[1])
+    os.kill(child.pid, signal.SIGKILL)  # mid-transaction, most likely
+    child.wait()
+    child.stdout.close()
+    assert acknowledged >= 1_000
+    with open_store(store_url) as store:
+        kept = set(stored_ids(store, task.task_id))
+        assert {rid(n) for n in range(acknowledged)} <= kept
+        assert len(kept) % 50 == 0  # whole transactions only
+
+
+# -- open_store and URLs ----------------------------------------------------------------------------
+
+
+def test_open_store_dispatches_on_the_url(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with open_store("plain.db") as store:
+        assert isinstance(store, SqliteStore) and store.url == "plain.db"
+    with open_store(tmp_path / "path.db") as store:
+        assert isinstance(store, SqliteStore)
+    with open_store("sqlite:///relative.db") as store:
+        assert isinstance(store, SqliteStore) and store.url == "relative.db"
+    absolute = tmp_path / "absolute.db"
+    with open_store(f"sqlite:///{absolute}") as store:  # sqlite:////tmp/...
+        assert isinstance(store, SqliteStore) and Path(store.url) == absolute
+    assert {p.name for p in tmp_path.iterdir()} >= {"plain.db", "path.db", "relative.db", "absolute.db"}
+    for url in ("mysql://host/db", "http://example.org/store"):
+        with pytest.raises(ParameterError, match="not supported"):
+            open_store(url)
+
+
+def test_open_store_opens_postgresql(postgres_url):
+    with open_store(postgres_url) as store:
+        assert isinstance(store, PostgresStore) and store.url == postgres_url
+    with open_store(postgres_url.replace("postgresql://", "postgres://", 1)) as store:
+        assert isinstance(store, PostgresStore)
+
+
+@contextlib.contextmanager
+def fresh_database(postgres_url: str):
+    """The URL of a new database in the session's cluster, dropped afterwards."""
+    import uuid
+
+    from postgres_cluster import create_database, drop_database
+
+    name = f"own_{uuid.uuid4().hex}"
+    try:
+        yield create_database(postgres_url, name)
+    finally:
+        drop_database(postgres_url, name)
+
+
+def test_two_stores_open_a_new_postgresql_database_at_once(postgres_url):
+    """Schema creation is serialized by an advisory lock: concurrent first opens do not collide."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with fresh_database(postgres_url) as url, ThreadPoolExecutor(4) as pool:
+        stores = list(pool.map(lambda _: PostgresStore(url), range(4)))
+        for store in stores:
+            store.close()
+
+
+def test_a_postgresql_user_without_create_rights_uses_a_made_store(postgres_url):
+    """Schema creation is skipped when the tables exist: an application role needs only table rights."""
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    task = make_task()
+    name = f"app_{uuid.uuid4().hex[:12]}"
+    role = sql.Identifier(name)
+    with fresh_database(postgres_url) as url:
+        with open_store(url) as store:
+            store.create_task(task)
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
+            admin.execute(sql.SQL("GRANT SELECT, INSERT, DELETE ON meta, tasks, reports TO {}").format(role))
+        with open_store(url.replace("postgres@", f"{name}@", 1)) as store:
+            assert store.insert_reports([(task.task_id, [report(1)])]) == [[True]]
+            assert store.tasks() == [task]
+
+
+def test_an_unreachable_postgresql_server_is_a_parameter_error_without_the_password():
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://alice:s3cret-pw@127.0.0.1:{port}/db?connect_timeout=2"
+    with pytest.raises(ParameterError, match=f"postgresql://alice@127.0.0.1:{port}/db") as caught:
+        open_store(url)
+    assert "s3cret-pw" not in str(caught.value)
+
+
+def test_urls_are_shown_without_passwords():
+    assert redact_url("postgresql://u:pw@h:5432/d") == "postgresql://u@h:5432/d"
+    assert (
+        redact_url("postgresql://u@h/d?sslmode=require&password=pw") == "postgresql://u@h/d?sslmode=require"
+    )
+    assert redact_url("postgresql://h/d") == "postgresql://h/d"
+    assert redact_url("postgresql://u:p@ss@[::1]:5/d") == "postgresql://u@[::1]:5/d"
+
+
+def test_reports_round_trip_exactly(store_url):
+    task = make_task()
+    reports = [
+        StoredReport(bytes(16), 0, '{"value": "é ✓ \\u0000 \\"quoted\\""}'),
+        StoredReport(b"\xff" * 16, 2**40, "[" + "1, " * 5_000 + "1]"),
+        StoredReport(rid(7), 3_600, "{}"),
+    ]
+    with open_store(store_url) as store:
+        store.create_task(task)
+        assert store.insert_reports([(task.task_id, reports)]) == [[True, True, True]]
+        assert [r for chunk in store.reports(task.task_id) for r in chunk] == sorted(
+            reports, key=lambda r: r.t
+        )
+
+
+def test_another_schema_version_is_refused(store_url):
+    open_store(store_url).close()
+    if store_url.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store_url) as connection:
+            connection.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    else:
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(store_url)) as connection, connection:
+            connection.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(ParameterError, match="schema version 99"):
+        open_store(store_url)
