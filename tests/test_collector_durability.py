@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 
@@ -11,11 +10,12 @@ import httpx
 import numpy as np
 import pandas as pd
 import pytest
-from collector_server import Server, create_task, envelopes, now_truncated, store_path
+from collector_server import Server, create_task, envelopes, now_truncated
 
 import ldp
 from ldp.aggregator import make_aggregator
 from ldp.client import encode_batch
+from ldp.collector.store import open_store
 
 SPEC = ldp.OUE(domain=tuple("abcdefgh"), epsilon=1.0)
 
@@ -47,8 +47,8 @@ class RetryingClient(threading.Thread):
 
 
 @pytest.mark.parametrize("kills", [1, pytest.param(4, marks=pytest.mark.slow)])
-def test_kill_9_during_uploads_loses_nothing_acknowledged_and_counts_nothing_twice(tmp_path, kills):
-    store = store_path(tmp_path)
+def test_kill_9_during_uploads_loses_nothing_acknowledged_and_counts_nothing_twice(store_url, kills):
+    store = store_url
     task, token = create_task(store, SPEC, window="1h", time_precision="1m", min_batch=1)
     values = np.random.default_rng(3).integers(0, 8, 6_000)
     reports = list(encode_batch(SPEC, values, np.random.default_rng(4), indices=True).reports(SPEC))
@@ -74,8 +74,8 @@ def test_kill_9_during_uploads_loses_nothing_acknowledged_and_counts_nothing_twi
         assert all(reply["rejected"] == [] for reply in client.acknowledged)
         # every report stored exactly once: accepted now, or by a request whose reply the kill swallowed
         assert accepted <= len(items) <= accepted + replayed
-        with sqlite3.connect(store) as db:
-            stored_ids = [bytes(row[0]) for row in db.execute("SELECT report_id FROM reports")]
+        with open_store(store) as opened:
+            stored_ids = [report.report_id for chunk in opened.reports(task.task_id) for report in chunk]
         assert len(stored_ids) == len(set(stored_ids)) == len(items)
         reply = httpx.get(
             f"{server.url}/v1/tasks/{task.task_id}/estimates",

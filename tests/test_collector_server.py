@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import uuid
 
 import httpx
 import numpy as np
@@ -32,11 +33,23 @@ def _reports(spec, values, seed=1):
     return list(encode_batch(spec, values, np.random.default_rng(seed)).reports(spec))
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """One collector shared by the tests of this module; each test makes its own tasks."""
-    with running(store_path(tmp_path_factory.mktemp("collector"))) as shared:
-        yield shared
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def server(request, tmp_path_factory):
+    """One collector per store backend, shared by the tests of this module; each test makes its own tasks."""
+    if request.param == "sqlite":
+        with running(store_path(tmp_path_factory.mktemp("collector"))) as shared:
+            yield shared
+        return
+    from postgres_cluster import create_database, drop_database
+
+    cluster = request.getfixturevalue("postgres_url")
+    name = f"server_{uuid.uuid4().hex}"
+    url = create_database(cluster, name)
+    try:
+        with running(url) as shared:
+            yield shared
+    finally:
+        drop_database(cluster, name)
 
 
 @pytest.fixture
@@ -94,14 +107,12 @@ def test_upload_counts_replays_once_and_lists_every_rejection_in_order(collector
     assert _estimates(server, task, token).json()["n"] == 6
 
 
-def test_reports_outside_the_task_range_are_dropped(tmp_path):
-    store = store_path(tmp_path)
+def test_reports_outside_the_task_range_are_dropped(server):
     task, _ = create_task(
-        store, GRR, window="1h", time_precision="1m", min_batch=1, not_before=600, not_after=1200
+        server.store, GRR, window="1h", time_precision="1m", min_batch=1, not_before=600, not_after=1200
     )
-    with running(store) as server:
-        body = envelopes(_reports(GRR, ["a", "b", "c"]), [540, 600, 1200])
-        data = upload(server, task, body).json()
+    body = envelopes(_reports(GRR, ["a", "b", "c"]), [540, 600, 1200])
+    data = upload(server, task, body).json()
     assert data["accepted"] == 1
     assert [(r["index"], r["reason"]) for r in data["rejected"]] == [
         (0, "report_dropped"),
@@ -202,8 +213,8 @@ def test_min_batch_withholds_and_windows_split_the_estimates(server):
     assert off_boundary.status_code == 400 and "window boundary" in off_boundary.json()["detail"]
 
 
-def test_restart_rebuilds_the_windows_from_the_store(tmp_path):
-    store = store_path(tmp_path)
+def test_restart_rebuilds_the_windows_from_the_store(store_url):
+    store = store_url
     task, token = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
     with running(store) as server:
         upload(server, task, envelopes(_reports(GRR, ["a", "b", "a"] * 20), now_truncated(task)))
@@ -328,17 +339,36 @@ def test_nothing_about_the_sender_is_stored(collector):
         [{"id": envelope_id(), "t": t, "report": {**report, "client": "user-42"}}],
         headers={"User-Agent": "Secret-Agent/1.0", "X-Forwarded-For": "203.0.113.9"},
     )
-    with sqlite3.connect(server.store) as db:
-        columns = [row[1] for row in db.execute("PRAGMA table_info(reports)")]
-        rows = db.execute(
-            "SELECT r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq WHERE k.task_id = ?",
-            (task.task_id,),
-        ).fetchall()
-        dump = "\n".join(db.iterdump())
+    columns, rows, dump = _raw_store(server.store, task.task_id)
     assert columns == ["task", "report_id", "t", "report"]
     assert rows == [(t, json.dumps(report, separators=(",", ":")))]
     for secret in ("user-42", "Secret-Agent", "203.0.113.9", "127.0.0.1"):
         assert secret not in dump
+
+
+def _raw_store(url, task_id):
+    """The reports table's columns, the task's (t, report) rows, and every stored row as text."""
+    query = "SELECT r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq WHERE k.task_id = {}"
+    if not url.startswith("postgresql://"):
+        with sqlite3.connect(url) as db:
+            columns = [row[1] for row in db.execute("PRAGMA table_info(reports)")]
+            rows = db.execute(query.format("?"), (task_id,)).fetchall()
+            return columns, rows, "\n".join(db.iterdump())
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        columns = [
+            row[0]
+            for row in db.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'reports' "
+                "ORDER BY ordinal_position"
+            )
+        ]
+        rows = [tuple(row) for row in db.execute(query.format("%s"), (task_id,))]
+        dump = "\n".join(
+            str(row) for table in ("meta", "tasks", "reports") for row in db.execute(f"SELECT * FROM {table}")
+        )
+    return columns, rows, dump
 
 
 def _metric(server, name_and_labels):
