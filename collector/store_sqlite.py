@@ -98,6 +98,7 @@ class SqliteStore(Store):
         except sqlite3.DatabaseError as exc:
             raise ParameterError(f"cannot open store {self.path!r} as a SQLite database: {exc}") from None
         if version != str(SCHEMA_VERSION):
+            self._writer.close()
             raise ParameterError(
                 f"store {self.path!r} has schema version {version}; this ldp reads version {SCHEMA_VERSION}"
             )
@@ -168,10 +169,14 @@ class SqliteStore(Store):
                 seq = found[0]
                 stored = []
                 for report in reports:
-                    cursor.execute(
-                        "INSERT OR IGNORE INTO reports (task, report_id, t, report) VALUES (?, ?, ?, ?)",
-                        (seq, report.report_id, report.t, report.report),
-                    )
+                    try:
+                        cursor.execute(
+                            "INSERT INTO reports (task, report_id, t, report) VALUES (?, ?, ?, ?) "
+                            "ON CONFLICT (task, report_id) DO NOTHING",  # only a stored id is a replay
+                            (seq, report.report_id, report.t, report.report),
+                        )
+                    except sqlite3.IntegrityError:  # the task was deleted by another process meanwhile
+                        raise ParameterError(f"no task {task_id} in {self.path!r}") from None
                     stored.append(cursor.rowcount == 1)
                 results.append(stored)
         return results
