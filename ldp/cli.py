@@ -54,6 +54,7 @@ SUBCOMMANDS = {
     "simulate": "ldp.simulations.cli:simulate",
     "privacy": "ldp.commands.privacy:privacy",
     "serve": "ldp.collector.serve_cli:serve",
+    "upload": "ldp.client.upload_cli:upload",
 }
 
 
