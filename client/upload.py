@@ -682,6 +682,7 @@ class Uploader:
         self.batch_size = batch_size
         self.max_body = max_body
         self.progress = progress
+        self.timeout = float(timeout)
         self._http = _Http(
             _check_base_url(base_url), float(timeout), retries, float(backoff), float(max_backoff), sleep
         )
@@ -805,7 +806,7 @@ def upload_reports(
     uploader = Uploader(base_url, task_id, **settings)  # checks the settings before any request
     target = default_envelopes_path(reports_path) if envelopes_path is None else Path(envelopes_path)
     reports = read_reports(reports_path)
-    task = fetch_task(base_url, task_id, timeout=uploader._http.timeout)
+    task = fetch_task(base_url, task_id, timeout=uploader.timeout)
     check_fingerprint(reports, task.fingerprint)
     envelopes = _make_envelopes(reports, target, task.time_precision, now)
     return envelopes, uploader.upload(envelopes.lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +18,9 @@ from ldp.cli import run_guarded
 from ldp.errors import ParameterError
 from ldp.flags import Flags
 from ldp.progress import CountProgress
+
+if TYPE_CHECKING:
+    from ldp.client.upload import UploadSummary
 
 __all__ = ["upload"]
 
@@ -49,7 +53,7 @@ class _Progress(CountProgress):
             self.shown = True
 
 
-def summary_line(summary) -> str:
+def summary_line(summary: UploadSummary) -> str:
     """``N reports: A accepted, R already stored, J rejected (reason: count, ...)``."""
     line = (
         f"{summary.total} reports: {summary.accepted} accepted, {summary.replayed} already stored, "
@@ -61,7 +65,7 @@ def summary_line(summary) -> str:
     return line
 
 
-def rejection_lines(summary, numbers: list[int], reports_path: str) -> list[str]:
+def rejection_lines(summary: UploadSummary, numbers: list[int], reports_path: str) -> list[str]:
     """One line per rejected report (its line in the report file), at most :data:`LISTED_REJECTIONS`."""
     lines = [
         f"  {reports_path} line {numbers[r.index]}: {r.reason}: {r.detail}"
