@@ -611,10 +611,17 @@ def batch_bounds(lines: Sequence[bytes], batch_size: int, max_body: int) -> Iter
     Raises
     ------
     ParameterError
-        If one envelope alone is larger than ``max_body``.
+        If one envelope alone is larger than ``max_body``, or a line holds a
+        line break (it would be read as several envelopes).
     """
     start, size = 0, 0
     for index, line in enumerate(lines):
+        if b"\n" in line:
+            raise ParameterError.naming(
+                f"envelope {index + 1} of {{envelope_lines}} holds a line break; give one envelope per item, "
+                "without line ends",
+                envelope_lines=None,
+            )
         length = len(line) + 1
         if length > max_body:
             raise ParameterError.naming(

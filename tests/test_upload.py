@@ -194,6 +194,8 @@ def test_batch_bounds_respect_both_limits():
     assert list(batch_bounds(lines, 2, 1_000)) == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 9)]
     with pytest.raises(ParameterError, match="max_body=20"):
         list(batch_bounds(lines, 10, 20))
+    with pytest.raises(ParameterError, match="envelope 2 of envelope_lines holds a line break"):
+        list(batch_bounds([b"{}", b"{}\n{}"], 10, 1_000))
 
 
 def test_reports_of_another_spec_are_refused_before_anything_is_sent(server, tmp_path, monkeypatch):
