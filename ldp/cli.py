@@ -55,6 +55,7 @@ SUBCOMMANDS = {
     "privacy": "ldp.commands.privacy:privacy",
     "serve": "ldp.collector.serve_cli:serve",
     "task": "ldp.collector.cli:task",
+    "upload": "ldp.client.upload_cli:upload",
 }
 
 

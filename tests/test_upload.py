@@ -1,0 +1,359 @@
+"""``ldp upload`` and ldp.client.upload against a real ``ldp serve`` (docs/collector.md#uploading-reports)."""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import json
+import multiprocessing
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+from typing import ClassVar
+
+import httpx
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from collector_server import Server, create_task, store_path
+
+import ldp
+from ldp.cli import cli
+from ldp.client import encode_batch
+from ldp.client import upload as upload_module
+from ldp.client.upload import (
+    MAX_BODY_BYTES,
+    Uploader,
+    UploadError,
+    batch_bounds,
+    default_envelopes_path,
+    make_envelopes,
+    upload_reports,
+)
+from ldp.collector.store import open_store
+from ldp.errors import ParameterError
+
+GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+
+
+def _run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def _write_reports(path: Path, spec, values, seed=1) -> Path:
+    reports = encode_batch(spec, values, np.random.default_rng(seed)).reports(spec)
+    path.write_text("".join(r.to_json() + "\n" for r in reports))
+    return path
+
+
+def _grr_reports(path: Path, n: int, seed: int = 1) -> Path:
+    values = list(np.random.default_rng(seed).choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]))
+    return _write_reports(path, GRR, values, seed)
+
+
+def _stored_ids(store: str, task_id: str) -> list[str]:
+    with open_store(store) as opened:
+        return [
+            base64.urlsafe_b64encode(r.report_id).rstrip(b"=").decode()
+            for chunk in opened.reports(task_id)
+            for r in chunk
+        ]
+
+
+def _envelope_ids(path: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    """The module's collector (no rate limit): the first process and any restarts of it, on one port."""
+    started = [Server(store_path(tmp_path_factory.mktemp("collector")), "--rate-limit", "0")]
+    yield started
+    for process in started:
+        process.stop()
+
+
+@pytest.fixture
+def server(servers):
+    """The module's collector (its URL and store stay the same across restarts); each test makes its own tasks."""
+    return servers[0]
+
+
+def _task(server, spec=GRR, **options):
+    return create_task(server.store, spec, window="1h", time_precision="1m", min_batch=1, **options)
+
+
+class _Recorder:
+    """Records every request urllib sends (method, URL, body) and passes it on."""
+
+    def __init__(self, monkeypatch):
+        self.requests: list[tuple[str, str, bytes | None]] = []
+        real = urllib.request.urlopen
+
+        def urlopen(request, *args, **kwargs):
+            self.requests.append((request.get_method(), request.full_url, request.data))
+            return real(request, *args, **kwargs)
+
+        monkeypatch.setattr(upload_module.urllib.request, "urlopen", urlopen)
+
+    def posts(self) -> list[bytes]:
+        return [body for method, _, body in self.requests if method == "POST" and body is not None]
+
+
+def test_encode_upload_estimates_equal_aggregate_and_a_rerun_stores_nothing_twice(server, tmp_path):
+    task, token = _task(server)
+    spec_path, values_path = tmp_path / "spec.json", tmp_path / "values.txt"
+    spec_path.write_text(GRR.to_json())
+    values_path.write_text("\n".join(["a"] * 300 + ["b"] * 150 + ["c"] * 50) + "\n")
+    reports = tmp_path / "reports.jsonl"
+    assert _run("encode", "--spec", spec_path, values_path, "-o", reports).exit_code == 0
+
+    first = _run("upload", "--to", server.url, "--task", task.task_id, reports, "--batch-size", "200")
+    assert first.exit_code == 0, first.output
+    assert first.stderr.strip() == "500 reports: 500 accepted, 0 already stored, 0 rejected"
+    envelopes = tmp_path / "reports.envelopes.jsonl"
+    stored = envelopes.read_bytes()
+    assert len(stored.splitlines()) == 500
+
+    estimates = httpx.get(
+        f"{server.url}/v1/tasks/{task.task_id}/estimates",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    ).json()
+    out = tmp_path / "est.parquet"
+    assert _run("aggregate", "--spec", spec_path, reports, "-o", out).exit_code == 0
+    assert estimates["n"] == 500
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(estimates["estimates"]), pd.read_parquet(out), check_exact=True, check_dtype=False
+    )
+
+    again = _run("upload", "--to", server.url, "--task", task.task_id, reports)
+    assert again.exit_code == 0, again.output
+    assert again.stderr.strip() == "500 reports: 0 accepted, 500 already stored, 0 rejected"
+    assert envelopes.read_bytes() == stored  # the same envelopes, not new ones
+    assert sorted(_stored_ids(server.store, task.task_id)) == sorted(_envelope_ids(envelopes))
+
+
+def test_a_server_killed_mid_upload_is_retried_and_every_report_is_stored_once(servers, tmp_path):
+    live = servers[-1]
+    task, _ = _task(live)
+    reports = _grr_reports(tmp_path / "reports.jsonl", 1_000)
+    restart = threading.Thread(
+        target=lambda: servers.append(Server(live.store, "--rate-limit", "0", port=live.port))
+    )
+
+    def kill_after_a_few_batches(acknowledged: int) -> None:
+        if acknowledged == 300:
+            live.kill()  # kill -9 between two batches: the next one finds nobody listening
+            restart.start()
+
+    envelopes, summary = upload_reports(
+        live.url,
+        task.task_id,
+        reports,
+        batch_size=100,
+        backoff=0.1,
+        max_backoff=0.5,
+        retries=200,
+        progress=kill_after_a_few_batches,
+    )
+    restart.join(30)
+    assert len(servers) >= 2 and servers[-1].process.poll() is None
+    assert (summary.accepted, summary.replayed, summary.rejected) == (1_000, 0, [])
+    assert summary.retries >= 1 and summary.attempts == summary.batches + summary.retries
+    stored = _stored_ids(live.store, task.task_id)
+    assert len(stored) == 1_000 and set(stored) == set(_envelope_ids(envelopes.path))
+
+
+def test_batches_stay_under_one_mebibyte_and_a_thousand_envelopes(server, tmp_path, monkeypatch):
+    rappor = ldp.Rappor(num_bits=8192, num_hashes=2, num_cohorts=4, f="1/2", p="1/4", q="3/4")
+    task, _ = _task(server, rappor)
+    reports = _write_reports(tmp_path / "rappor.jsonl", rappor, ["x", "y"] * 750)
+    recorder = _Recorder(monkeypatch)
+    _, summary = upload_reports(server.url, task.task_id, reports)
+    bodies = recorder.posts()
+    assert (summary.accepted, summary.batches, len(bodies)) == (1_500, len(bodies), len(bodies))
+    assert len(bodies) == 3  # 1,500 envelopes of about 1.4 kB each: split by size, not by count
+    assert all(len(body) <= MAX_BODY_BYTES for body in bodies)
+    assert sum(body.count(b"\n") for body in bodies) == 1_500
+
+    small = _grr_reports(tmp_path / "grr.jsonl", 250)
+    lines = make_envelopes(small, tmp_path / "grr.envelopes.jsonl", 60).lines
+    summary = Uploader(server.url, _task(server)[0].task_id, batch_size=100, max_body=2_000).upload(lines)
+    bodies = recorder.posts()[3:]
+    assert summary.accepted == 250 and len(bodies) == summary.batches > 250 * 80 // 2_000
+    assert all(len(body) <= 2_000 and body.count(b"\n") <= 100 for body in bodies)
+
+
+def test_batch_bounds_respect_both_limits():
+    lines = [b"x" * size for size in (10, 10, 10, 30, 5, 5, 5, 5, 5)]
+    assert list(batch_bounds(lines, 3, 40)) == [(0, 3), (3, 5), (5, 8), (8, 9)]
+    assert list(batch_bounds(lines, 2, 1_000)) == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 9)]
+    with pytest.raises(ParameterError, match="max_body=20"):
+        list(batch_bounds(lines, 10, 20))
+    with pytest.raises(ParameterError, match="envelope 2 of envelope_lines holds a line break"):
+        list(batch_bounds([b"{}", b"{}\n{}"], 10, 1_000))
+
+
+def test_reports_of_another_spec_are_refused_before_anything_is_sent(server, tmp_path, monkeypatch):
+    task, _ = _task(server)
+    other = ldp.GRR(domain=("a", "b", "c"), epsilon=2.0)
+    reports = _write_reports(tmp_path / "reports.jsonl", other, ["a", "b"])
+    recorder = _Recorder(monkeypatch)
+    with pytest.raises(ParameterError) as error:
+        upload_reports(server.url, task.task_id, reports)
+    assert other.fingerprint in str(error.value) and GRR.fingerprint in str(error.value)
+    assert [method for method, _, _ in recorder.requests] == ["GET"]  # the task lookup only
+    assert not default_envelopes_path(reports).exists()
+
+    result = _run("upload", "--to", server.url, "--task", task.task_id, reports)
+    assert result.exit_code == 2 and "REPORTS" in result.stderr and GRR.fingerprint in result.stderr
+    assert _stored_ids(server.store, task.task_id) == []
+
+
+def test_an_envelope_file_that_no_longer_matches_its_reports_is_refused(server, tmp_path):
+    task, _ = _task(server)
+    reports = _grr_reports(tmp_path / "reports.jsonl", 20)
+    envelopes = tmp_path / "reports.envelopes.jsonl"
+    made = make_envelopes(reports, envelopes, 60)
+    assert made.created and not make_envelopes(reports, envelopes, 60).created
+    assert make_envelopes(reports, envelopes, 60, now=0).lines == made.lines  # reused as is
+
+    _grr_reports(reports, 20, seed=2)  # re-randomized: other reports, same count
+    with pytest.raises(ParameterError, match="does not match"):
+        make_envelopes(reports, envelopes, 60)
+    result = _run("upload", "--to", server.url, "--task", task.task_id, reports)
+    assert result.exit_code == 2
+    assert "--envelopes" in result.stderr and "does not match" in result.stderr
+    _grr_reports(reports, 21)  # one report more
+    with pytest.raises(ParameterError, match="20 envelopes for 21 reports"):
+        make_envelopes(reports, envelopes, 60)
+    assert _stored_ids(server.store, task.task_id) == []
+
+
+def test_rejected_reports_are_listed_with_their_lines_and_exit_1(server, tmp_path):
+    task, _ = _task(server)
+    reports = _grr_reports(tmp_path / "reports.jsonl", 5)
+    lines = reports.read_text().splitlines()
+    lines.insert(2, json.dumps({"v": 1, "spec": GRR.fingerprint, "value": "zzz"}))
+    reports.write_text("\n".join(lines) + "\n")
+    result = _run("upload", "--to", server.url, "--task", task.task_id, reports)
+    assert result.exit_code == 1
+    summary, rejected = result.stderr.strip().splitlines()
+    assert summary == "6 reports: 5 accepted, 0 already stored, 1 rejected (invalid_report: 1)"
+    assert "line 3: invalid_report: value_out_of_domain" in rejected
+
+
+def test_a_4xx_problem_stops_the_upload_with_the_servers_detail(server, tmp_path, monkeypatch):
+    reports = _grr_reports(tmp_path / "reports.jsonl", 10)
+    lines = make_envelopes(reports, tmp_path / "e.jsonl", 60).lines
+    recorder = _Recorder(monkeypatch)
+    with pytest.raises(UploadError) as error:
+        Uploader(server.url, "A" * 43, retries=5).upload(lines)
+    assert error.value.status == 404 and error.value.detail == f"no task {'A' * 43!r} on this collector"
+    assert "Unknown task" in str(error.value) and len(recorder.requests) == 1  # never retried
+
+
+def test_outputs_that_name_the_input_and_bad_options_are_usage_errors(server, tmp_path):
+    task, _ = _task(server)
+    reports = _grr_reports(tmp_path / "reports.jsonl", 3)
+    same = _run("upload", "--to", server.url, "--task", task.task_id, reports, "--envelopes", reports)
+    assert same.exit_code == 2 and "same file as the input REPORTS" in same.stderr
+    bad = _run("upload", "--to", server.url, "--task", task.task_id, reports, "--batch-size", "1001")
+    assert bad.exit_code == 2 and "--batch-size 1001" in bad.stderr
+    url = _run("upload", "--to", "ftp://x", "--task", task.task_id, reports)
+    assert url.exit_code == 2 and "--to 'ftp://x'" in url.stderr
+    assert default_envelopes_path(reports) == tmp_path / "reports.envelopes.jsonl"
+    assert default_envelopes_path(tmp_path / "r.txt") == tmp_path / "r.txt.envelopes.jsonl"
+
+
+class _Flaky(http.server.BaseHTTPRequestHandler):
+    """Answers 503, then 429 with Retry-After, then drops a connection, then accounts for the batch."""
+
+    script: ClassVar[list[str]] = []
+    bodies: ClassVar[list[bytes]] = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).bodies.append(body)
+        step = type(self).script.pop(0)
+        if step == "drop":
+            self.close_connection = True
+            return  # no reply at all
+        status, headers = {"503": (503, {}), "429": (429, {"Retry-After": "7"}), "200": (200, {})}[step]
+        reply = (
+            {"accepted": body.count(b"\n"), "replayed": 0, "rejected": []}
+            if status == 200
+            else {"title": "busy", "detail": "later"}
+        )
+        data = json.dumps(reply).encode()
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_retries_resend_the_same_bytes_with_backoff_and_honour_retry_after(tmp_path):
+    _Flaky.script, _Flaky.bodies = ["503", "429", "drop", "200", "200"], []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    waits: list[float] = []
+    try:
+        lines = make_envelopes(_grr_reports(tmp_path / "r.jsonl", 15), tmp_path / "e.jsonl", 60).lines
+        uploader = Uploader(
+            f"http://127.0.0.1:{httpd.server_port}", "T", batch_size=10, backoff=1.0, sleep=waits.append
+        )
+        summary = uploader.upload(lines)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert (summary.accepted, summary.attempts, summary.retries, summary.batches) == (15, 5, 3, 2)
+    assert _Flaky.bodies[0] == _Flaky.bodies[1] == _Flaky.bodies[2] == _Flaky.bodies[3]
+    assert _Flaky.bodies[0] == b"".join(line + b"\n" for line in lines[:10])
+    assert 0.5 <= waits[0] <= 1.0 and waits[1] == 7.0 and 2.0 <= waits[2] <= 4.0
+
+
+def _race(reports: str, envelopes: str, barrier, results) -> None:
+    barrier.wait()
+    made = make_envelopes(reports, envelopes, 60)
+    results.put((made.created, b"".join(made.lines)))
+
+
+def test_racing_processes_create_one_envelope_file_and_share_it(tmp_path):
+    context = multiprocessing.get_context("fork")
+    reports = _grr_reports(tmp_path / "reports.jsonl", 2_000)
+    for round_ in range(3):
+        envelopes = tmp_path / f"envelopes-{round_}.jsonl"
+        barrier, results = context.Barrier(2), context.Queue()
+        workers = [
+            context.Process(target=_race, args=(str(reports), str(envelopes), barrier, results))
+            for _ in range(2)
+        ]
+        for worker in workers:
+            worker.start()
+        outcomes = [results.get(timeout=30) for _ in workers]
+        for worker in workers:
+            worker.join(30)
+        assert sorted(created for created, _ in outcomes) == [False, True]
+        on_disk = b"".join(envelopes.read_bytes().splitlines())
+        assert outcomes[0][1] == outcomes[1][1] == on_disk
+        assert [p.name for p in tmp_path.iterdir() if ".ldp-tmp" in p.name] == []
+
+
+def test_the_upload_library_imports_no_http_or_data_frame_library():
+    code = (
+        "import sys, ldp.client.upload\n"
+        "print(','.join(sorted(m for m in ('pandas', 'scipy', 'pyarrow', 'httpx', 'requests', 'click') "
+        "if m in sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert result.stdout.strip() == ""
