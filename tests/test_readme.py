@@ -33,7 +33,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 #: Commands that must not run inside the test suite, with the reason.
 SKIPPED = {
-    "pip install -e .": "installs the project: the environment running this test is already installed",
+    'pip install -e ".[serve]"': "installs the project: the environment running this test is already installed",
     'pip install -e ".[test]" && pytest': "installs the project, then runs this test suite, this test included",
 }
 
