@@ -116,6 +116,16 @@ def postgres_url():
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_url(request, tmp_path):
     """A fresh, empty store URL of each backend: a SQLite file in tmp_path, or a new PostgreSQL database."""
+    yield from _fresh_store_url(request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def served_store_url(request, tmp_path):
+    """:func:`store_url` for tests that also run a server: PostgreSQL's run is in the slow set."""
+    yield from _fresh_store_url(request, tmp_path)
+
+
+def _fresh_store_url(request, tmp_path):
     if request.param == "sqlite":
         yield str(tmp_path / "store.db")
         return

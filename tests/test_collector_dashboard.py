@@ -382,6 +382,7 @@ def test_page_loads_and_lists_tasks(page: Page, collector: Collector, console_er
     assert console_errors == []
 
 
+@pytest.mark.slow
 def test_frequency_bars_and_error_bars_match_the_intervals(
     page: Page, collector: Collector, console_errors: list[str]
 ) -> None:
@@ -408,6 +409,7 @@ def test_values_are_text_never_markup(page: Page, collector: Collector) -> None:
     assert page.locator("#estimates-table td", has_text="<img src=x").count() == 1
 
 
+@pytest.mark.slow
 def test_withheld_window_shows_its_reason(
     page: Page, collector: Collector, console_errors: list[str]
 ) -> None:
@@ -422,6 +424,7 @@ def test_withheld_window_shows_its_reason(
     assert console_errors == []
 
 
+@pytest.mark.slow
 def test_rappor_bloom_and_mean_tasks(page: Page, collector: Collector, console_errors: list[str]) -> None:
     open_dashboard(page, collector.base_url)
     rappor, mean = fetch_reply(collector)["tasks"][1:3]
@@ -443,6 +446,7 @@ def test_rappor_bloom_and_mean_tasks(page: Page, collector: Collector, console_e
     assert console_errors == []
 
 
+@pytest.mark.slow
 def test_live_refresh_follows_the_latest_window(
     page: Page, collector: Collector, console_errors: list[str]
 ) -> None:
@@ -464,6 +468,7 @@ def test_live_refresh_follows_the_latest_window(
     assert console_errors == []
 
 
+@pytest.mark.slow
 def test_polling_pauses_while_the_tab_is_hidden(page: Page, collector: StandIn) -> None:
     # stand-in only: counts the server's requests
     open_dashboard(page, collector.base_url)
@@ -562,6 +567,7 @@ def test_real_collector_shows_a_tasks_bars_after_uploads_and_refreshes(
     assert console_errors == []
 
 
+@pytest.mark.slow
 def test_real_collector_off_loopback_asks_for_the_token(page: Page, tmp_path: Path) -> None:
     from collector_server import create_task, envelopes, now_truncated, running, store_path, upload
 

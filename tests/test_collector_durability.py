@@ -47,8 +47,8 @@ class RetryingClient(threading.Thread):
 
 
 @pytest.mark.parametrize("kills", [1, pytest.param(4, marks=pytest.mark.slow)])
-def test_kill_9_during_uploads_loses_nothing_acknowledged_and_counts_nothing_twice(store_url, kills):
-    store = store_url
+def test_kill_9_during_uploads_loses_nothing_acknowledged_and_counts_nothing_twice(served_store_url, kills):
+    store = served_store_url
     task, token = create_task(store, SPEC, window="1h", time_precision="1m", min_batch=1)
     values = np.random.default_rng(3).integers(0, 8, 6_000)
     reports = list(encode_batch(SPEC, values, np.random.default_rng(4), indices=True).reports(SPEC))

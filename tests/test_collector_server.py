@@ -33,7 +33,7 @@ def _reports(spec, values, seed=1):
     return list(encode_batch(spec, values, np.random.default_rng(seed)).reports(spec))
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def server(request, tmp_path_factory):
     """One collector per store backend, shared by the tests of this module; each test makes its own tasks."""
     if request.param == "sqlite":
@@ -213,8 +213,8 @@ def test_min_batch_withholds_and_windows_split_the_estimates(server):
     assert off_boundary.status_code == 400 and "window boundary" in off_boundary.json()["detail"]
 
 
-def test_restart_rebuilds_the_windows_from_the_store(store_url):
-    store = store_url
+def test_restart_rebuilds_the_windows_from_the_store(served_store_url):
+    store = served_store_url
     task, token = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
     with running(store) as server:
         upload(server, task, envelopes(_reports(GRR, ["a", "b", "a"] * 20), now_truncated(task)))
