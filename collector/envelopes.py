@@ -233,4 +233,25 @@ def _check_one(task: Task, spec: Any, index: int, item: Any, latest: float) -> A
             return reject("wrong_spec", message, envelope_id)
         return reject("invalid_report", f"{reason}: {message}", envelope_id)
     raw_id = base64.urlsafe_b64decode(envelope_id + "==")
-    return Accepted(index, envelope_id, StoredReport(raw_id, t, report.to_json()), checked)
+    return Accepted(index, envelope_id, StoredReport(raw_id, t, _report_json(report)), checked)
+
+
+_LINE_BREAKS = ("\u0085", "\u2028", "\u2029")
+
+
+def _report_json(report: Report) -> str:
+    """The stored text of a report: :meth:`Report.to_json` through orjson (a tenth of the time).
+
+    The same compact JSON with the same keys in the same order; floats may be
+    spelled differently (``1e-7`` for ``1e-07``) and parse to the same value.
+    Reports whose text would hold a Unicode line break (``to_json`` escapes
+    them) or that orjson cannot encode (integers past 64 bits) take
+    ``to_json`` itself.
+    """
+    try:
+        text = orjson.dumps(report.to_dict()).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return report.to_json()
+    if any(mark in text for mark in _LINE_BREAKS):
+        return report.to_json()
+    return text
