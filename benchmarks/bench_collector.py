@@ -35,9 +35,11 @@ hidden) gives p50/p99 at that rate. Targets (collector issue): ≥ 20,000
 reports/s into SQLite with batches of 100, and p99 ≤ 100 ms at half that rate.
 
 Same-run references without HTTP, in this process, on the same reports:
-``SqliteStore.insert_reports`` in groups of 1,000 (one transaction each,
-``synchronous=FULL``), and ``check_envelopes`` (the server's validation) on
-batches of 100 — so the HTTP and framework cost shows as a ratio.
+``SqliteStore.insert_reports`` of as many reports as one batched row sends
+(``--reports``) into a fresh file in groups of 1,000 (one transaction each,
+``synchronous=FULL``; report ids are random, so the rate falls as the table
+grows: compare rows of equal size), and ``check_envelopes`` (the server's
+validation) on batches of 100 — so the HTTP and framework cost shows as a ratio.
 
 ``--postgres`` also runs the rows against a throwaway PostgreSQL cluster
 from ``tests/postgres_cluster.py`` when that helper is importable (else it
@@ -408,8 +410,9 @@ def run_row(
     return Row(label, mechanism, batch, mode, load, server_cpu, client_cpu)
 
 
-def reference_rates(work: Path, count: int) -> tuple[float, float]:
-    """(SqliteStore.insert_reports in groups of 1,000, check_envelopes on batches of 100): reports/s."""
+def reference_rates(work: Path, count: int, checks: int) -> tuple[float, float]:
+    """Reports/s of SqliteStore.insert_reports (``count`` reports into a fresh file, groups of 1,000)
+    and of check_envelopes (``checks`` reports in batches of 100)."""
     from ldp.collector.store_sqlite import SqliteStore
 
     pool = report_pool("grr")
@@ -419,7 +422,7 @@ def reference_rates(work: Path, count: int) -> tuple[float, float]:
     raw = os.urandom(16 * count)
     json_texts = [ldp.Report.from_dict(r).to_json() for r in pool]
     stored = [StoredReport(raw[16 * i : 16 * i + 16], t, json_texts[i % POOL]) for i in range(count)]
-    store = SqliteStore(str(work / "reference.db"))
+    store = SqliteStore(str(work / f"reference-{time.time_ns()}.db"))
     try:
         store.create_task(task)
         start = time.perf_counter()
@@ -429,12 +432,12 @@ def reference_rates(work: Path, count: int) -> tuple[float, float]:
         insert_rate = count / (time.perf_counter() - start)
     finally:
         store.close()
-    items = [orjson.loads(body) for body in build_bodies("grr", 100, count // 100, t)]
+    items = [orjson.loads(body) for body in build_bodies("grr", 100, checks // 100, t)]
     start = time.perf_counter()
     for batch_items in items:
         checked = check_envelopes(task, batch_items, time.time())
         assert len(checked.accepted) == 100
-    check_rate = count / (time.perf_counter() - start)
+    check_rate = checks / (time.perf_counter() - start)
     return insert_rate, check_rate
 
 
@@ -550,7 +553,7 @@ def main() -> None:
         with contextlib.ExitStack() as opened:
             urls = [(name, opened.enter_context(context)) for name, context in stores]
             for run in range(args.runs):
-                references.append(reference_rates(work, 20_000 if quick else 100_000))
+                references.append(reference_rates(work, args.reports, min(args.reports, 100_000)))
                 insert_rate, check_rate = references[-1]
                 print(
                     f"{f'run {run + 1} of {args.runs}: ' if args.runs > 1 else ''}"
