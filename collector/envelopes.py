@@ -11,8 +11,8 @@ its index, id and reason. Nothing here touches the store.
 from __future__ import annotations
 
 import base64
-import binascii
 import dataclasses
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,7 +46,7 @@ MIN_CLOCK_SKEW = 300
 
 REJECT_REASONS = ("invalid_message", "wrong_spec", "invalid_report", "report_too_early", "report_dropped")
 _ENVELOPE_KEYS = frozenset({"id", "t", "report"})
-_ID_LENGTH = 22  # 16 bytes in base64url without padding
+_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{21}[AQgw]")  # 16 bytes in base64url without padding
 JSON_TYPES = ("application/json",)
 JSON_LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 
@@ -166,17 +166,16 @@ def check_envelopes(task: Task, items: Sequence[Any], now: float) -> CheckedUplo
 
 
 def _envelope_id(item: Any) -> str | None:
-    """The envelope's id when it is a well-formed one, else None."""
+    """The envelope's id when it is a well-formed one, else None.
+
+    Well-formed: the canonical base64url form of 16 bytes without padding,
+    that is 21 characters of the base64url alphabet and a last one carrying
+    2 bits and 4 zero bits (``A``, ``Q``, ``g`` or ``w``).
+    """
     if not isinstance(item, dict):
         return None
     value = item.get("id")
-    if not isinstance(value, str) or len(value) != _ID_LENGTH:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(value + "==")
-    except (binascii.Error, ValueError):
-        return None
-    if len(raw) != 16 or base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != value:
+    if not isinstance(value, str) or _ID_PATTERN.fullmatch(value) is None:
         return None
     return value
 
@@ -192,8 +191,8 @@ def _check_one(task: Task, spec: Any, index: int, item: Any, latest: float) -> A
         return reject(
             "invalid_message", "'id' must be 16 random bytes in base64url without padding (22 characters)"
         )
-    keys = set(item)
-    if keys != _ENVELOPE_KEYS:
+    if item.keys() != _ENVELOPE_KEYS:
+        keys = set(item)
         missing, extra = sorted(_ENVELOPE_KEYS - keys), sorted(keys - _ENVELOPE_KEYS, key=str)
         detail = "; ".join(
             part
@@ -233,4 +232,22 @@ def _check_one(task: Task, spec: Any, index: int, item: Any, latest: float) -> A
             return reject("wrong_spec", message, envelope_id)
         return reject("invalid_report", f"{reason}: {message}", envelope_id)
     raw_id = base64.urlsafe_b64decode(envelope_id + "==")
-    return Accepted(index, envelope_id, StoredReport(raw_id, t, report.to_json()), checked)
+    return Accepted(index, envelope_id, StoredReport(raw_id, t, _report_json(report)), checked)
+
+
+def _report_json(report: Report) -> str:
+    """The stored text of a report: :meth:`Report.to_json` through orjson (a tenth of the time).
+
+    The same compact JSON with the same keys in the same order; floats may be
+    spelled differently (``1e-7`` for ``1e-07``) and parse to the same value.
+    Reports whose text would hold a Unicode line break (``to_json`` escapes
+    them) or that orjson cannot encode (integers past 64 bits) take
+    ``to_json`` itself.
+    """
+    try:
+        text = orjson.dumps(report.to_dict()).decode("utf-8")
+    except orjson.JSONEncodeError:
+        return report.to_json()
+    if not text.isascii() and ("\u2028" in text or "\u2029" in text or "\u0085" in text):
+        return report.to_json()
+    return text

@@ -25,6 +25,7 @@ from ldp.collector.envelopes import Accepted
 from ldp.collector.store import Store
 from ldp.collector.tasks import Task
 from ldp.collector.windows import Windows
+from ldp.report_check import CheckedReport
 
 __all__ = ["CommitStats", "GroupCommitter"]
 
@@ -132,10 +133,15 @@ class GroupCommitter:
             return
         seconds = time.perf_counter() - started
         try:
+            # one add per task and group, not per upload: an accumulator's add_batch has a fixed cost
+            # (RAPPOR 64 cohorts x 128 bits: ~2.4 ms for its byte histogram, whatever the batch size)
+            fresh: dict[str, tuple[Task, list[tuple[int, CheckedReport]]]] = {}
             for pending, stored in zip(group, flags):
-                fresh = [(a.stored.t, a.checked) for a, new in zip(pending.accepted, stored) if new]
-                if fresh:
-                    self.windows.add(pending.task, fresh)
+                _task, counted = fresh.setdefault(pending.task.task_id, (pending.task, []))
+                counted.extend((a.stored.t, a.checked) for a, new in zip(pending.accepted, stored) if new)
+            for task, counted in fresh.values():
+                if counted:
+                    self.windows.add(task, counted)
         except Exception:  # committed all the same: acknowledge, and rebuild the windows from the store
             _log.exception("counting committed reports failed; the windows are rebuilt from the store")
             for task in {pending.task.task_id: pending.task for pending in group}.values():

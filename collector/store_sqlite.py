@@ -27,6 +27,13 @@ __all__ = ["SqliteStore"]
 
 SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_MS = 30_000
+#: The writer's page cache and WAL size before an automatic checkpoint. Report ids are random, so
+#: every commit dirties pages all over the reports B-trees: with SQLite's defaults (2 MB cache,
+#: checkpoint every 1,000 pages) inserting fell from 48,000 to 22,000 reports/s between the first
+#: and the fourth 100,000 reports of a task; with a 64 MB cache and 10,000-page checkpoints
+#: (a WAL of up to ~40 MB) it holds 36,000 (groups of 1,000, synchronous=FULL, 2 shared cores).
+_WRITER_CACHE_KIB = 65_536
+_WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -86,6 +93,8 @@ class SqliteStore(Store):
         self._lock = threading.Lock()
         try:
             self._writer = self._connect()
+            self._writer.execute(f"PRAGMA cache_size=-{_WRITER_CACHE_KIB}")
+            self._writer.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
             with self._writer:
                 self._writer.executescript(_SCHEMA)
                 self._writer.execute(

@@ -1,0 +1,612 @@
+"""Collector ingestion benchmark: ``ldp serve`` on loopback under a bounded load generator.
+
+For each row a fresh ``ldp serve --rate-limit 0`` process (a fresh SQLite
+file in a temporary directory unless ``--store`` names one; a fresh task
+either way) receives uploads of GRR reports (domain 16, ε = 1) in batches
+of 1, 100 and 1,000 envelopes per request, plus RAPPOR (128 bits) and OUE
+(d = 64) at batches of 100. Reports, envelopes (fresh CSPRNG ids) and the
+whole HTTP requests are encoded BEFORE the clock starts; the generator then
+only writes bytes and reads replies.
+
+The generator is one asyncio process speaking HTTP/1.1 over keep-alive
+connections with pre-built request bytes (``--client raw``, the default:
+the least client CPU, so the server gets most of the 2 shared cores) or
+``httpx.AsyncClient`` (``--client httpx``). Closed loop: ``--concurrency``
+connections each send their next request as soon as the previous reply
+arrived, for a fixed number of requests or ``--seconds``, whichever ends
+first. (On the 2-core development machine, GRR at batches of 100: 16
+connections gave the most reports/s — 4: 19,200, 8: 20,800, 16: 23,000 —
+and httpx cost ten times the generator CPU of the raw client and 10-25 %
+of the rate.) Columns:
+
+* reports/s: accepted reports (summed from the replies' ``accepted``) over
+  the wall time of the timed phase; every reply must be 200 with
+  ``accepted`` = its batch size, nothing replayed or rejected, and the
+  store must hold exactly that many reports at the end;
+* p50/p99 ms: request latency (write of the request to the end of the reply);
+* srv CPU s/1k: the server process's CPU seconds (user + system, all its
+  threads; psutil) per 1,000 accepted reports; gen CPU the same for this
+  process (the load generator shares the cores).
+
+Then, for GRR at batches of 100, an open-loop paced sender at HALF the
+measured maximum rate (requests released on a fixed schedule, latency
+measured from each request's scheduled time so a stalled server is not
+hidden) gives p50/p99 at that rate. Targets (collector issue): ≥ 20,000
+reports/s into SQLite with batches of 100, and p99 ≤ 100 ms at half that rate.
+
+Same-run references without HTTP, in this process, on the same reports:
+``SqliteStore.insert_reports`` of as many reports as one batched row sends
+(``--reports``) into a fresh file in groups of 1,000 (one transaction each,
+``synchronous=FULL``; report ids are random, so the rate falls as the table
+grows: compare rows of equal size), and ``check_envelopes`` (the server's
+validation) on batches of 100 — so the HTTP and framework cost shows as a ratio.
+
+``--postgres`` also runs the rows against a throwaway PostgreSQL cluster
+from ``tests/postgres_cluster.py`` when that helper is importable (else it
+says why it is skipped).
+
+Usage::
+
+    python benchmarks/bench_collector.py            # ≤ 20 s per row
+    python benchmarks/bench_collector.py --quick    # < 60 s in all
+    python benchmarks/bench_collector.py --runs 3   # and the median of 3 runs
+    python benchmarks/bench_collector.py --store postgresql://ldp@localhost/ldp
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import importlib
+import importlib.util
+import math
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+import numpy as np
+import orjson
+import psutil
+
+import ldp
+from ldp.client import encode_batch
+from ldp.collector.envelopes import check_envelopes
+from ldp.collector.store import StoredReport, open_store
+from ldp.collector.tasks import Task, new_task
+
+HOST = "127.0.0.1"
+TARGET_RATE = 20_000.0  # reports/s into SQLite, batches of 100
+TARGET_P99_MS = 100.0  # at half the maximum rate
+TIME_PRECISION = 60
+POOL = 20_000  # distinct encoded reports per spec; each envelope gets its own fresh id
+REPO = Path(__file__).resolve().parent.parent
+
+
+def spec_of(name: str) -> ldp.Spec:
+    if name == "grr":
+        return ldp.GRR(domain=[f"v{i}" for i in range(16)], epsilon=1.0)
+    if name == "oue":
+        return ldp.OUE(domain=[f"v{i}" for i in range(64)], epsilon=1.0)
+    if name == "rappor":
+        return ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/4", q="3/4")
+    raise ValueError(name)
+
+
+_pools: dict[str, list[dict[str, Any]]] = {}
+
+
+def report_pool(name: str) -> list[dict[str, Any]]:
+    """POOL encoded reports of spec ``name`` (Zipf values), as the dicts a client sends."""
+    if name not in _pools:
+        spec = spec_of(name)
+        rng = np.random.default_rng(7)
+        values = (rng.zipf(1.3, POOL) % 16 if name == "grr" else rng.zipf(1.3, POOL) % 64).tolist()
+        domain = [f"v{v}" for v in values]
+        _pools[name] = [r.to_dict() for r in encode_batch(spec, domain, rng).reports(spec)]
+    return _pools[name]
+
+
+def fresh_ids(n: int) -> list[str]:
+    raw = os.urandom(16 * n)
+    return [
+        base64.urlsafe_b64encode(raw[i : i + 16]).rstrip(b"=").decode("ascii") for i in range(0, 16 * n, 16)
+    ]
+
+
+def build_bodies(name: str, batch: int, requests: int, t: int) -> list[bytes]:
+    """``requests`` JSON upload bodies of ``batch`` envelopes each, every id fresh."""
+    pool = report_pool(name)
+    ids = fresh_ids(batch * requests)
+    bodies = []
+    for r in range(requests):
+        base = r * batch
+        bodies.append(
+            orjson.dumps(
+                [{"id": ids[base + i], "t": t, "report": pool[(base + i) % POOL]} for i in range(batch)]
+            )
+        )
+    return bodies
+
+
+# -- the server ----------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """One ``ldp serve --rate-limit 0`` on 127.0.0.1 and a free port; stop() always runs via ``with``."""
+
+    def __init__(self, store: str, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://{HOST}:{self.port}"
+        self.log = log
+        self._log_file = log.open("wb")
+        command = [sys.executable, "-m", "ldp", "serve", "--store", store, "--host", HOST]
+        command += ["--port", str(self.port), "--rate-limit", "0"]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._log_file)
+        self.ps = psutil.Process(self.process.pid)
+
+    def __enter__(self) -> Self:
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"ldp serve exited: {self.log.read_text()[-2000:]}")
+            with contextlib.suppress(OSError), socket.create_connection((HOST, self.port), timeout=1) as s:
+                s.sendall(f"GET /healthz HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
+                if s.recv(64).startswith(b"HTTP/1.1 200"):
+                    return
+            time.sleep(0.05)
+        raise RuntimeError("ldp serve did not answer /healthz within 30 s")
+
+    def cpu_seconds(self) -> float:
+        times = self.ps.cpu_times()
+        return float(times.user + times.system)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log_file.close()
+
+
+# -- the load generator --------------------------------------------------------
+@dataclass
+class Load:
+    """What one timed phase did."""
+
+    seconds: float = 0.0
+    requests: int = 0
+    accepted: int = 0
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def check(self, batch: int) -> None:
+        if self.errors:
+            raise RuntimeError(f"{len(self.errors)} bad replies, first: {self.errors[0]}")
+        if self.accepted != self.requests * batch:
+            raise RuntimeError(f"accepted {self.accepted} of {self.requests * batch} reports")
+
+
+def _check_reply(load: Load, status: int, body: bytes, batch: int, latency: float) -> None:
+    load.latencies.append(latency)
+    load.requests += 1
+    if status != 200:
+        load.errors.append(f"HTTP {status}: {body[:300]!r}")
+        return
+    reply = orjson.loads(body)
+    load.accepted += reply["accepted"]
+    if reply["accepted"] != batch or reply["replayed"] or reply["rejected"]:
+        load.errors.append(f"reply {reply!r}"[:300])
+
+
+class RawConnection:
+    """One keep-alive HTTP/1.1 connection sending pre-built requests."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, port: int) -> RawConnection:
+        reader, writer = await asyncio.open_connection(HOST, port)
+        return cls(reader, writer)
+
+    async def send(self, request: bytes) -> tuple[int, bytes]:
+        self.writer.write(request)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head[9:12])
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-length":
+                length = int(value)
+        return status, await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Sender:
+    """Sends request bodies of one task over ``--client raw`` or ``--client httpx``."""
+
+    def __init__(self, kind: str, port: int, task: Task) -> None:
+        self.kind, self.port = kind, port
+        self.path = f"/v1/tasks/{task.task_id}/reports"
+        self.url = f"http://{HOST}:{port}{self.path}"
+        self._httpx: Any = None
+
+    def prepare(self, body: bytes) -> bytes:
+        if self.kind == "httpx":
+            return body
+        head = (
+            f"POST {self.path} HTTP/1.1\r\nHost: {HOST}:{self.port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        return head.encode("ascii") + body
+
+    async def __aenter__(self) -> Self:
+        if self.kind == "httpx":
+            import httpx
+
+            limits = httpx.Limits(max_connections=256, max_keepalive_connections=256)
+            self._httpx = httpx.AsyncClient(limits=limits, timeout=60)
+        self._idle: list[RawConnection] = []
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._httpx is not None:
+            await self._httpx.aclose()
+        for connection in self._idle:
+            connection.close()
+
+    async def send(self, request: bytes) -> tuple[int, bytes]:
+        if self.kind == "httpx":
+            reply = await self._httpx.post(
+                self.url, content=request, headers={"Content-Type": "application/json"}
+            )
+            return reply.status_code, reply.content
+        connection = self._idle.pop() if self._idle else await RawConnection.open(self.port)
+        try:
+            result = await connection.send(request)
+        except BaseException:
+            connection.close()
+            raise
+        self._idle.append(connection)
+        return result
+
+
+async def closed_loop(
+    sender: Sender, requests: list[bytes], batch: int, concurrency: int, limit: float
+) -> Load:
+    """``concurrency`` workers, each sending its next request when its reply is in, until done or ``limit`` s."""
+    load = Load()
+    queue = iter(requests)
+    start = time.perf_counter()
+    deadline = start + limit
+
+    async def worker() -> None:
+        for request in queue:
+            if time.perf_counter() > deadline:
+                return
+            sent = time.perf_counter()
+            status, body = await sender.send(request)
+            _check_reply(load, status, body, batch, time.perf_counter() - sent)
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    load.seconds = time.perf_counter() - start
+    return load
+
+
+async def open_loop(sender: Sender, requests: list[bytes], batch: int, rate: float) -> Load:
+    """Request i released at ``start + i / rate`` whatever the replies do; latency from that time."""
+    load = Load()
+    start = time.perf_counter() + 0.05
+    pending: set[asyncio.Task[None]] = set()
+
+    async def one(request: bytes, scheduled: float) -> None:
+        status, body = await sender.send(request)
+        _check_reply(load, status, body, batch, time.perf_counter() - scheduled)
+
+    for i, request in enumerate(requests):
+        scheduled = start + i / rate
+        delay = scheduled - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        task = asyncio.create_task(one(request, scheduled))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    await asyncio.gather(*pending)
+    load.seconds = time.perf_counter() - start
+    return load
+
+
+# -- rows ----------------------------------------------------------------------
+@dataclass
+class Row:
+    label: str
+    mechanism: str
+    batch: int
+    mode: str  # "max" (closed loop) or "paced at R/s"
+    load: Load
+    server_cpu: float
+    client_cpu: float
+
+    @property
+    def rate(self) -> float:
+        return self.load.accepted / self.load.seconds
+
+    def percentile(self, q: float) -> float:
+        ordered = sorted(self.load.latencies)
+        return 1000 * ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
+
+
+def run_row(
+    args: argparse.Namespace,
+    store_url: Callable[[str], str],
+    work: Path,
+    mechanism: str,
+    batch: int,
+    count: int,
+    seconds: float,
+    paced: float | None = None,
+) -> Row:
+    """One fresh server and task; ``count`` reports sent (closed loop, or open loop at ``paced`` reports/s)."""
+    label = f"{mechanism}-b{batch}" + ("-paced" if paced else "")
+    url = store_url(label)
+    task, _token = new_task(spec_of(mechanism), window="1h", time_precision=TIME_PRECISION, min_batch=1)
+    with open_store(url) as store:
+        store.create_task(task)
+    now = int(time.time())
+    bodies = build_bodies(mechanism, batch, max(1, count // batch), now - now % TIME_PRECISION)
+    with Server(url, work / f"{label}.log") as server:
+        sender = Sender(args.client, server.port, task)
+        requests = [sender.prepare(body) for body in bodies]
+        del bodies
+
+        async def go() -> tuple[Load, float, float]:
+            async with sender:
+                cpu0, gen0 = server.cpu_seconds(), time.process_time()
+                if paced:
+                    load = await open_loop(sender, requests, batch, paced / batch)
+                else:
+                    load = await closed_loop(sender, requests, batch, args.concurrency, seconds)
+                return load, server.cpu_seconds() - cpu0, time.process_time() - gen0
+
+        load, server_cpu, client_cpu = asyncio.run(go())
+    load.check(batch)
+    with open_store(url) as store:
+        stored = sum(store.count_by_window(task.task_id, task.window).values())
+    if stored != load.accepted:
+        raise RuntimeError(f"{label}: the store holds {stored} reports, the replies accepted {load.accepted}")
+    mode = f"{paced:,.0f}/s" if paced else f"max c={args.concurrency}"
+    return Row(label, mechanism, batch, mode, load, server_cpu, client_cpu)
+
+
+def reference_rates(work: Path, count: int, checks: int) -> tuple[float, float]:
+    """Reports/s of SqliteStore.insert_reports (``count`` reports into a fresh file, groups of 1,000)
+    and of check_envelopes (``checks`` reports in batches of 100)."""
+    from ldp.collector.store_sqlite import SqliteStore
+
+    pool = report_pool("grr")
+    task, _token = new_task(spec_of("grr"), window="1h", time_precision=TIME_PRECISION, min_batch=1)
+    now = int(time.time())
+    t = now - now % TIME_PRECISION
+    raw = os.urandom(16 * count)
+    json_texts = [ldp.Report.from_dict(r).to_json() for r in pool]
+    stored = [StoredReport(raw[16 * i : 16 * i + 16], t, json_texts[i % POOL]) for i in range(count)]
+    store = SqliteStore(str(work / f"reference-{time.time_ns()}.db"))
+    try:
+        store.create_task(task)
+        start = time.perf_counter()
+        for begin in range(0, count, 1_000):
+            flags = store.insert_reports([(task.task_id, stored[begin : begin + 1_000])])
+            assert all(flags[0])
+        insert_rate = count / (time.perf_counter() - start)
+    finally:
+        store.close()
+    items = [orjson.loads(body) for body in build_bodies("grr", 100, checks // 100, t)]
+    start = time.perf_counter()
+    for batch_items in items:
+        checked = check_envelopes(task, batch_items, time.time())
+        assert len(checked.accepted) == 100
+    check_rate = checks / (time.perf_counter() - start)
+    return insert_rate, check_rate
+
+
+def postgres_cluster() -> tuple[AbstractContextManager[str] | None, str]:
+    """A context manager yielding a throwaway PostgreSQL URL from tests/postgres_cluster.py, or None and why not."""
+    path = REPO / "tests" / "postgres_cluster.py"
+    if not path.exists():
+        return None, f"{path.relative_to(REPO)} does not exist in this tree"
+    sys.path.insert(0, str(path.parent))
+    try:
+        module = importlib.import_module("postgres_cluster")
+    except Exception as exc:
+        return None, f"tests/postgres_cluster.py does not import: {type(exc).__name__}: {exc}"
+    for name in ("postgres_cluster", "throwaway_cluster", "cluster", "running_cluster", "postgres_url"):
+        factory = getattr(module, name, None)
+        if callable(factory):
+            try:
+                return factory(), ""
+            except Exception as exc:
+                return None, f"postgres_cluster.{name}() failed: {type(exc).__name__}: {exc}"
+    return None, "tests/postgres_cluster.py has no known cluster context manager"
+
+
+# -- output --------------------------------------------------------------------
+HEADER = (
+    f"{'store':<9}{'row':<12}{'batch':>6}  {'load':<13}{'requests':>9}{'reports':>9}{'seconds':>8}"
+    f"{'reports/s':>11}{'p50 ms':>8}{'p99 ms':>8}{'srv CPU s/1k':>13}{'gen CPU s/1k':>13}"
+)
+
+
+def print_row(store: str, row: Row) -> None:
+    k = row.load.accepted / 1000
+    print(
+        f"{store:<9}{row.mechanism:<12}{row.batch:>6}  {row.mode:<13}{row.load.requests:>9,}{row.load.accepted:>9,}"
+        f"{row.load.seconds:>8.2f}{row.rate:>11,.0f}{row.percentile(0.5):>8.1f}{row.percentile(0.99):>8.1f}"
+        f"{row.server_cpu / k:>13.4f}{row.client_cpu / k:>13.4f}",
+        flush=True,
+    )
+
+
+def run_store(args: argparse.Namespace, name: str, store_url: Callable[[str], str], work: Path) -> list[Row]:
+    """Every row against one kind of store; prints as it goes."""
+    rows: list[Row] = []
+    plan = [("grr", 1), ("grr", 100), ("grr", 1_000), ("rappor", 100), ("oue", 100)]
+    for mechanism, batch in plan:
+        count = args.reports if batch > 1 else args.reports_single
+        row = run_row(args, store_url, work, mechanism, batch, count, args.seconds)
+        rows.append(row)
+        print_row(name, row)
+    best = next(r for r in rows if r.mechanism == "grr" and r.batch == 100)
+    half = best.rate / 2
+    count = min(args.reports, int(half * args.paced_seconds))
+    paced = run_row(args, store_url, work, "grr", 100, max(100, count), args.paced_seconds, paced=half)
+    rows.append(paced)
+    print_row(name, paced)
+    return rows
+
+
+@contextlib.contextmanager
+def temporary_sqlite(work: Path) -> Iterator[Callable[[str], str]]:
+    yield lambda label: str(work / f"{label}.db")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small counts and 4 s rows (< 60 s in all)")
+    parser.add_argument("--runs", type=int, default=1, help="repeat everything; also print the median row")
+    parser.add_argument("--store", help="a store URL for every row (default: a fresh SQLite file per row)")
+    parser.add_argument("--postgres", action="store_true", help="also run against tests/postgres_cluster.py")
+    parser.add_argument(
+        "--client", choices=("raw", "httpx"), default="raw", help="the generator's HTTP client"
+    )
+    parser.add_argument("--concurrency", type=int, default=16, help="requests in flight (closed loop)")
+    parser.add_argument("--seconds", type=float, help="time limit per row (default 20, --quick 4)")
+    parser.add_argument("--reports", type=int, help="reports per row at batches > 1 (default 400,000)")
+    parser.add_argument("--reports-single", type=int, help="reports (= requests) at batch 1 (default 10,000)")
+    args = parser.parse_args()
+    # Ctrl-C and SIGTERM raise KeyboardInterrupt wherever the generator is (asyncio's own SIGINT
+    # handling only cancels the running task, which a finishing row can swallow), so every
+    # ``with Server`` block stops its server on the way out
+    signal.signal(signal.SIGINT, _interrupted)
+    signal.signal(signal.SIGTERM, _interrupted)
+    quick = args.quick
+    args.seconds = args.seconds or (4.0 if quick else 20.0)
+    args.paced_seconds = min(args.seconds, 4.0 if quick else 10.0)
+    args.reports = args.reports or (60_000 if quick else 400_000)
+    args.reports_single = args.reports_single or (2_000 if quick else 10_000)
+
+    cpu = psutil.cpu_count() or os.cpu_count()
+    print(
+        f"ldp collector ingestion on loopback; {cpu} CPUs shared by server and generator "
+        f"(load average {os.getloadavg()[0]:.1f}); Python {sys.version.split()[0]}; client {args.client}"
+    )
+    http = "httptools" if importlib.util.find_spec("httptools") else "h11 (httptools not installed)"
+    print(
+        f"GRR: domain 16, ε = 1; RAPPOR: 128 bits, 2 hashes, 64 cohorts; OUE: d = 64, ε = 1; uvicorn HTTP: {http}"
+    )
+    with tempfile.TemporaryDirectory(prefix="ldp-bench-collector-") as tmp:
+        work = Path(tmp)
+        stores: list[tuple[str, AbstractContextManager[Callable[[str], str]]]] = []
+        if args.store:
+            fixed = args.store
+            stores.append(("given", contextlib.nullcontext(lambda label: fixed)))
+        else:
+            stores.append(("sqlite", temporary_sqlite(work)))
+        skipped = ""
+        if args.postgres:
+            cluster, skipped = postgres_cluster()
+            if cluster is not None:
+                stores.append(("postgres", _urls_of(cluster)))
+        references: list[tuple[float, float]] = []
+        runs: dict[str, list[list[Row]]] = {name: [] for name, _ in stores}
+        with contextlib.ExitStack() as opened:
+            urls = [(name, opened.enter_context(context)) for name, context in stores]
+            for run in range(args.runs):
+                references.append(reference_rates(work, args.reports, min(args.reports, 100_000)))
+                insert_rate, check_rate = references[-1]
+                print(
+                    f"{f'run {run + 1} of {args.runs}: ' if args.runs > 1 else ''}"
+                    f"references, no HTTP: SqliteStore.insert_reports (groups of 1,000, synchronous=FULL) "
+                    f"{insert_rate:,.0f} reports/s; check_envelopes (GRR, batches of 100) {check_rate:,.0f} reports/s\n"
+                )
+                print(HEADER)
+                for name, store_url in urls:
+                    runs[name].append(run_store(args, name, store_url, work))
+                print()
+        if skipped:
+            print(f"PostgreSQL skipped: {skipped}")
+
+    insert_rate = statistics.median(r[0] for r in references)
+    check_rate = statistics.median(r[1] for r in references)
+    results = {name: [_median_row(rows) for rows in zip(*per_run)] for name, per_run in runs.items()}
+    if args.runs > 1:
+        print(f"median of {args.runs} runs (each row: the run with the median reports/s)")
+        print(
+            f"references, no HTTP: insert_reports {insert_rate:,.0f} reports/s; check_envelopes {check_rate:,.0f} reports/s"
+        )
+        print(HEADER)
+        for name, rows in results.items():
+            for row in rows:
+                print_row(name, row)
+    for name, rows in results.items():
+        best = next(r for r in rows if r.mechanism == "grr" and r.batch == 100 and "/s" not in r.mode)
+        paced = rows[-1]
+        ok_rate = "OK" if best.rate >= TARGET_RATE else "MISSED"
+        ok_p99 = "OK" if paced.percentile(0.99) <= TARGET_P99_MS else "MISSED"
+        print(
+            f"\n{name}: GRR batches of 100 at {best.rate:,.0f} reports/s (target ≥ {TARGET_RATE:,.0f}: {ok_rate}); "
+            f"p99 {paced.percentile(0.99):.1f} ms at {paced.rate:,.0f} reports/s (target ≤ {TARGET_P99_MS:.0f} ms: {ok_p99}); "
+            f"HTTP path / raw insert_reports = {best.rate / insert_rate:.2f}, / check_envelopes = {best.rate / check_rate:.2f}"
+        )
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def _median_row(rows: tuple[Row, ...]) -> Row:
+    return sorted(rows, key=lambda row: row.rate)[(len(rows) - 1) // 2]
+
+
+@contextlib.contextmanager
+def _urls_of(cluster: AbstractContextManager[str]) -> Iterator[Callable[[str], str]]:
+    with cluster as url:
+        yield lambda label: url
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt as exc:
+        sys.exit(f"interrupted ({exc}); the servers were stopped")
