@@ -442,23 +442,14 @@ def reference_rates(work: Path, count: int, checks: int) -> tuple[float, float]:
 
 
 def postgres_cluster() -> tuple[AbstractContextManager[str] | None, str]:
-    """A context manager yielding a throwaway PostgreSQL URL from tests/postgres_cluster.py, or None and why not."""
-    path = REPO / "tests" / "postgres_cluster.py"
-    if not path.exists():
-        return None, f"{path.relative_to(REPO)} does not exist in this tree"
-    sys.path.insert(0, str(path.parent))
-    try:
-        module = importlib.import_module("postgres_cluster")
-    except Exception as exc:
-        return None, f"tests/postgres_cluster.py does not import: {type(exc).__name__}: {exc}"
-    for name in ("postgres_cluster", "throwaway_cluster", "cluster", "running_cluster", "postgres_url"):
-        factory = getattr(module, name, None)
-        if callable(factory):
-            try:
-                return factory(), ""
-            except Exception as exc:
-                return None, f"postgres_cluster.{name}() failed: {type(exc).__name__}: {exc}"
-    return None, "tests/postgres_cluster.py has no known cluster context manager"
+    """A throwaway PostgreSQL cluster (tests/postgres_cluster.py) as a context manager yielding its URL, or None and why not."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from postgres_cluster import find_binaries
+    from postgres_cluster import postgres_cluster as cluster
+
+    if find_binaries() is None:
+        return None, "no PostgreSQL binaries (initdb, pg_ctl)"
+    return cluster(), ""
 
 
 # -- output --------------------------------------------------------------------
