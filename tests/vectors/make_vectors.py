@@ -1,0 +1,928 @@
+"""Write (or check) the cross-language test vectors ``tests/vectors/vectors.json``.
+
+Every expected value in the file is computed here by the library itself
+(specs, hashing, samplers, encoders, reports); only the *inputs* are fixed:
+spec parameters, values, client secrets, cohorts and the random bytes fed to
+the samplers. The random bytes are SHAKE-256 streams of fixed labels, or
+hand-made prefixes that force a rejection or a long comparison.
+
+Usage::
+
+    python tests/vectors/make_vectors.py           # rewrite vectors.json
+    python tests/vectors/make_vectors.py --check   # exit 1 when vectors.json is stale
+
+``tests/vectors/README.md`` explains each section for an implementer in
+another language; ``tests/test_vectors.py`` fails when the file is stale or a
+registered mechanism has no vectors.
+
+How the encoders are driven by fixed bytes
+    No library code is changed for this. The client's randomness has exactly
+    two entry points: ``os.urandom`` (the bit-sliced lane sampler's
+    ``urandom_source``) and :mod:`secrets` (``randbelow``, ``randbits``), which
+    reads ``random._urandom`` through :class:`random.SystemRandom`. While a
+    vector is generated both are replaced by one deterministic stream
+    (:func:`fixed_csprng`), so the unmodified encoders consume it in their
+    real order. Outside such blocks, while the vectors are built, both entry
+    points raise (:func:`no_csprng`), so no vector can depend on real randomness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import random
+import secrets
+import struct
+import sys
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, ClassVar
+
+import mmh3
+
+from ldp.client import encoders as client_encoders
+from ldp.client.encoders import make_encoder
+from ldp.client.sampling import PRFStream, binary_digits, lanes_to_packed, sample_lanes
+from ldp.client.state import ClientState
+from ldp.hashing import (
+    LH_PRIME,
+    LH_SEED_SPACE,
+    bloom_positions,
+    lh_bucket,
+    lh_coefficients,
+    lh_collision_probability,
+    value_bytes,
+)
+from ldp.report import Report, pack_bits, unpack_bits
+from ldp.specs import Rappor, Spec, spec_from_dict
+from ldp.specs.base import registered_specs
+from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint
+
+#: Version of the layout of vectors.json (bump when a section changes shape).
+VECTORS_FORMAT = 1
+HERE = Path(__file__).resolve().parent
+VECTORS_PATH = HERE / "vectors.json"
+
+#: Tables with at most this many noise weights are written in full; larger ones as a digest.
+FULL_TABLE_LIMIT = 600
+
+
+# -- deterministic byte streams ------------------------------------------------------------
+
+
+def stream_bytes(label: str, n: int) -> bytes:
+    """The first ``n`` bytes of the fixed input stream called ``label``: SHAKE-256(b"ldp-vectors/" + label)."""
+    return hashlib.shake_256(b"ldp-vectors/" + label.encode("utf-8")).digest(n)
+
+
+class ByteStream:
+    """A byte source that hands out ``data`` in order and records every read."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.pos = 0
+        self.reads: list[int] = []
+
+    def __call__(self, n: int) -> bytes:
+        end = self.pos + n
+        if end > len(self.data):
+            raise RuntimeError(f"vector byte stream exhausted ({len(self.data)} bytes, {end} wanted)")
+        out = self.data[self.pos : end]
+        self.pos = end
+        self.reads.append(n)
+        return out
+
+    @property
+    def consumed(self) -> bytes:
+        """The bytes read so far."""
+        return self.data[: self.pos]
+
+
+def _refuse(n: int) -> bytes:
+    raise RuntimeError("the CSPRNG was read outside a fixed_csprng block while making vectors")
+
+
+@contextlib.contextmanager
+def _csprng(source: Callable[[int], bytes]) -> Iterator[None]:
+    """Make ``os.urandom`` and ``secrets`` (via ``random._urandom``) read ``source`` instead of the OS."""
+    saved = os.urandom, random._urandom  # type: ignore[attr-defined]
+    os.urandom = source
+    random._urandom = source  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        os.urandom, random._urandom = saved  # type: ignore[attr-defined]
+
+
+def fixed_csprng(stream: ByteStream) -> contextlib.AbstractContextManager[None]:
+    """Within the block, the client's CSPRNG reads are served from ``stream``."""
+    return _csprng(stream)
+
+
+def no_csprng() -> contextlib.AbstractContextManager[None]:
+    """Within the block, reading the CSPRNG raises (vectors must not depend on real randomness)."""
+    return _csprng(_refuse)
+
+
+def _fraction(x: Fraction) -> str:
+    return str(Fraction(x))
+
+
+def _big(n: int) -> str:
+    """Integers that may exceed 2^53 are written as decimal strings (JavaScript numbers would round them)."""
+    return str(int(n))
+
+
+# -- specs --------------------------------------------------------------------------------
+
+NON_ASCII = ["é", "日本語", "😀", "naïve café", "Ωmega"]
+
+#: (id, constructor input). Each is built with ``spec_from_dict`` (the same path as a spec file).
+SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
+    ("binary-rr/default", {"mechanism": "binary-rr", "epsilon": 1.0}),
+    ("binary-rr/strings", {"mechanism": "binary-rr", "domain": ["no", "yes"], "epsilon": 0.5}),
+    ("grr/int", {"mechanism": "grr", "domain": [0, 1, 2, 3, 4, 5, 6, 7], "epsilon": 1.0}),
+    ("grr/str", {"mechanism": "grr", "domain": ["red", "green", "blue"], "epsilon": 2.0}),
+    ("grr/non-ascii", {"mechanism": "grr", "domain": ["", *NON_ASCII, "line\u2028break"], "epsilon": 3.5}),
+    ("grr/big-int", {"mechanism": "grr", "domain": [-(2**63), 0, 2**53 + 1, 2**64], "epsilon": 1.0}),
+    ("grr/explicit-p", {"mechanism": "grr", "domain": [10, 20, 30], "epsilon": 1.0986122887, "p": "0.6"}),
+    ("sue/int", {"mechanism": "sue", "domain": list(range(10)), "epsilon": 1.0}),
+    ("sue/non-ascii", {"mechanism": "sue", "domain": NON_ASCII, "epsilon": 0.25}),
+    ("oue/str", {"mechanism": "oue", "domain": [f"v{i}" for i in range(20)], "epsilon": 1.0}),
+    ("oue/int", {"mechanism": "oue", "domain": [-3, 0, 7, 1000], "epsilon": 4.0}),
+    ("olh/default-g", {"mechanism": "olh", "domain": list(range(100)), "epsilon": 1.0}),
+    ("olh/large-eps", {"mechanism": "olh", "domain": ["a", "b", "c", "d", "é"], "epsilon": 5.0}),
+    ("olh/explicit-g", {"mechanism": "olh", "domain": list(range(50)), "epsilon": 2.0, "g": 7}),
+    ("blh/str", {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0}),
+    (
+        "rappor/mmh3",
+        {
+            "mechanism": "rappor",
+            "num_bits": 16,
+            "num_hashes": 2,
+            "num_cohorts": 4,
+            "f": "1/2",
+            "p": "1/4",
+            "q": "3/4",
+        },
+    ),
+    (
+        "rappor/mmh3-wide",
+        {
+            "mechanism": "rappor",
+            "num_bits": 100,
+            "num_hashes": 3,
+            "num_cohorts": 64,
+            "f": 0.25,
+            "p": 0.5,
+            "q": 0.75,
+        },
+    ),
+    (
+        "rappor/md5",
+        {
+            "mechanism": "rappor",
+            "num_bits": 32,
+            "num_hashes": 2,
+            "num_cohorts": 64,
+            "f": "0.5",
+            "p": "0.5",
+            "q": "0.75",
+            "hash": "md5",
+        },
+    ),
+    (
+        "rappor/md5-256",
+        {
+            "mechanism": "rappor",
+            "num_bits": 256,
+            "num_hashes": 16,
+            "num_cohorts": 3,
+            "f": "1/8",
+            "p": "1/3",
+            "q": "2/3",
+            "hash": "md5",
+        },
+    ),
+    (
+        "rappor/one-time",
+        {
+            "mechanism": "rappor",
+            "num_bits": 8,
+            "num_hashes": 2,
+            "num_cohorts": 2,
+            "f": 0,
+            "p": "1/4",
+            "q": "3/4",
+        },
+    ),
+    (
+        "rappor/basic",
+        {
+            "mechanism": "rappor",
+            "encoding": "basic",
+            "domain": ["a", "é", 3, "😀"],
+            "f": "1/4",
+            "p": "1/4",
+            "q": "3/4",
+            "num_cohorts": 2,
+        },
+    ),
+    ("rappor/boolean", {"mechanism": "rappor", "encoding": "boolean", "f": "1/2", "p": "1/4", "q": "3/4"}),
+    ("duchi/default", {"mechanism": "duchi", "epsilon": 1.0}),
+    ("duchi/range", {"mechanism": "duchi", "epsilon": 0.5, "low": 0, "high": 100}),
+    ("stochastic-rounding/default", {"mechanism": "stochastic-rounding", "epsilon": 1.0}),
+    ("stochastic-rounding/range", {"mechanism": "stochastic-rounding", "epsilon": 2.0, "low": -5, "high": 5}),
+    ("piecewise/grid8", {"mechanism": "piecewise", "epsilon": 1.0, "grid": 8}),
+    ("piecewise/default", {"mechanism": "piecewise", "epsilon": 2.0, "low": 0, "high": 10}),
+    ("hybrid/alpha0", {"mechanism": "hybrid", "epsilon": 0.5, "grid": 4}),
+    ("hybrid/grid8", {"mechanism": "hybrid", "epsilon": 2.0, "grid": 8}),
+    ("laplace/grid8", {"mechanism": "laplace", "epsilon": 1.0, "grid": 8}),
+    ("laplace/default", {"mechanism": "laplace", "epsilon": 1.0}),
+    ("gaussian/grid8", {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-6, "grid": 8}),
+    ("gaussian/default", {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1}),
+]
+
+#: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
+NONCANONICAL_SPEC_TEXTS = [
+    '{ "mechanism": "GRR", "epsilon": 0.6931471806, "domain": [1, 2, 3], "p": "0.5" }',
+    '{"p": "6/8", "mechanism": "binary_rr", "domain": ["a", "b"], "epsilon": 1.0986122887}',
+    '{"mechanism":"rappor","num_bits":8,"num_hashes":1,"f":0.5,"p":"0.39","q":0.75,"hash":"MD5","format":1}',
+    '{"mechanism": "olh", "domain": ["\\u00e9", "e"], "epsilon": 1e-3, "g": 3}',
+    '{"mechanism": "duchi", "epsilon": 1, "low": 0, "high": 1}',
+    '{"mechanism": "gaussian", "epsilon": 1, "delta": 0.00001, "grid": 8}',
+]
+
+
+def build_specs() -> dict[str, Spec]:
+    """Every spec case, by id."""
+    return {name: spec_from_dict(data) for name, data in SPEC_CASES}
+
+
+def spec_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
+    """Canonical JSON and fingerprint of every spec case, and of the non-canonical texts."""
+    cases = []
+    for name, data in SPEC_CASES:
+        spec = specs[name]
+        text = spec.to_json()
+        cases.append(
+            {
+                "id": name,
+                "mechanism": spec.mechanism,
+                "input_json": json.dumps(data, ensure_ascii=False),
+                "canonical_json": text,
+                "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                "fingerprint": spec.fingerprint,
+            }
+        )
+    texts = []
+    for text in NONCANONICAL_SPEC_TEXTS:
+        spec = spec_from_dict(json.loads(text))
+        texts.append({"input_text": text, "canonical_json": spec.to_json(), "fingerprint": spec.fingerprint})
+    return {"cases": cases, "from_text": texts}
+
+
+# -- value bytes, floats ----------------------------------------------------------------
+
+HASHED_VALUES: list[Any] = [
+    "",
+    "a",
+    "hello",
+    "é",
+    "日本語",
+    "😀",
+    "naïve café",
+    "a\u0000b",
+    0,
+    42,
+    -7,
+    2**53 - 1,
+]
+
+
+def value_bytes_vectors() -> list[dict[str, Any]]:
+    """The bytes hashed for a value: UTF-8 of ``str(value)``."""
+    out = []
+    for value in [*HASHED_VALUES, 2**63 - 1, -(2**64), 1.0, 1.5, True]:
+        out.append({"value_json": json.dumps(value, ensure_ascii=False), "bytes": value_bytes(value).hex()})
+    return out
+
+
+FLOATS = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    0.1,
+    1 / 3,
+    2.0 / 3.0,
+    100.0,
+    1e-4,
+    1e-5,
+    1.5e-7,
+    123456789.0,
+    1e15,
+    1e16,
+]
+FLOATS += [
+    1.2345678901234567e16,
+    1e21,
+    1e22,
+    5e-324,
+    1.7976931348623157e308,
+    2.0**-1074 * 3,
+    0.30000000000000004,
+]
+
+
+def float_text_vectors() -> list[dict[str, Any]]:
+    """How Python's JSON writes a float (spec ``epsilon``/``low``/``high``, numeric report values)."""
+    return [{"bits": struct.pack(">d", x).hex(), "text": json.dumps(x)} for x in FLOATS]
+
+
+# -- hashing --------------------------------------------------------------------------------
+
+BLOOM_CONFIGS = [
+    ("mmh3", 16, 2),
+    ("mmh3", 100, 3),
+    ("mmh3", 1 << 20, 4),
+    ("md5", 32, 2),
+    ("md5", 100, 3),
+    ("md5", 256, 16),
+]
+COHORTS = [0, 1, 63, 4_000_000_000]
+
+
+def bloom_vectors() -> dict[str, Any]:
+    """mmh3 x64-128 digests and Bloom positions of both hash rules."""
+    digests = []
+    for value in HASHED_VALUES:
+        data = value_bytes(value)
+        for cohort in COHORTS:
+            h = mmh3.hash128(data, seed=cohort, signed=False)
+            digests.append(
+                {
+                    "data": data.hex(),
+                    "seed": cohort,
+                    "digest": mmh3.hash_bytes(data, cohort).hex(),
+                    "h1": _big(h & 0xFFFFFFFFFFFFFFFF),
+                    "h2": _big(h >> 64),
+                }
+            )
+    md5 = []
+    for value in HASHED_VALUES[:6]:
+        for cohort in COHORTS:
+            data = cohort.to_bytes(4, "big") + value_bytes(value)
+            md5.append({"data": data.hex(), "digest": hashlib.md5(data).hexdigest()})
+    positions = []
+    for hash_name, num_bits, num_hashes in BLOOM_CONFIGS:
+        for value in HASHED_VALUES:
+            for cohort in COHORTS[:3] if hash_name == "md5" else COHORTS:
+                positions.append(
+                    {
+                        "hash": hash_name,
+                        "num_bits": num_bits,
+                        "num_hashes": num_hashes,
+                        "cohort": cohort,
+                        "value": value,
+                        "positions": bloom_positions(value, cohort, num_hashes, num_bits, hash_name),
+                    }
+                )
+    return {"mmh3_x64_128": digests, "md5": md5, "positions": positions}
+
+
+LH_SEEDS = [0, 1, LH_PRIME - 1, LH_PRIME, LH_PRIME + 12345, 987654321987654321, LH_SEED_SPACE - 1]
+LH_SEEDS += [int.from_bytes(stream_bytes(f"lh-seed/{i}", 8), "big") % LH_SEED_SPACE for i in range(3)]
+LH_INDICES = [0, 1, 2, 5, 99, 1_000_000]
+LH_GS = [2, 3, 4, 7, 1000, LH_PRIME - 1]
+
+
+def olh_vectors() -> dict[str, Any]:
+    """The hash family of OLH/BLH: coefficients per seed, buckets, collision probabilities."""
+    seeds = []
+    for seed in LH_SEEDS:
+        a, b = lh_coefficients(seed)
+        seeds.append(
+            {
+                "seed": _big(seed),
+                "a": a,
+                "b": b,
+                "buckets": {str(g): [lh_bucket(seed, i, g) for i in LH_INDICES] for g in LH_GS},
+            }
+        )
+    return {
+        "prime": LH_PRIME,
+        "seed_space": _big(LH_SEED_SPACE),
+        "indices": LH_INDICES,
+        "seeds": seeds,
+        "collision_probability": {str(g): _fraction(lh_collision_probability(g)) for g in LH_GS},
+    }
+
+
+# -- bit packing ----------------------------------------------------------------------------
+
+
+def packing_vectors() -> list[dict[str, Any]]:
+    """Lanes (bit i of an integer) → packed bytes → base64, and back."""
+    out = []
+    for width, positions in [
+        (1, [0]),
+        (1, []),
+        (7, [0, 6]),
+        (8, [0, 1, 7]),
+        (9, [8]),
+        (16, [3, 15]),
+        (20, [0, 9, 19]),
+    ]:
+        lanes = sum(1 << i for i in positions)
+        packed = pack_bits(positions, width)
+        if packed != lanes_to_packed(lanes, width) or unpack_bits(packed, width) != [
+            int(i in positions) for i in range(width)
+        ]:
+            raise AssertionError("pack_bits, lanes_to_packed and unpack_bits disagree")
+        out.append(
+            {
+                "num_bits": width,
+                "positions": positions,
+                "hex": packed.hex(),
+                "base64": base64.b64encode(packed).decode(),
+            }
+        )
+    return out
+
+
+# -- samplers -------------------------------------------------------------------------------
+
+RANDBELOW_BOUNDS = [1, 2, 3, 5, 6, 7, 255, 256, 257, 1000, (1 << 64) - 1, 1 << 64, LH_SEED_SPACE]
+
+
+def randbelow_vectors() -> list[dict[str, Any]]:
+    """``secrets.randbelow(n)`` fed fixed bytes: result and bytes consumed (rejection sampling)."""
+    out = []
+    for n in RANDBELOW_BOUNDS:
+        nbytes = (n.bit_length() + 7) // 8
+        for kind, data in (
+            ("stream", stream_bytes(f"randbelow/{n}", 64)),
+            ("reject-first", b"\xff" * nbytes + stream_bytes(f"randbelow-after-reject/{n}", 64)),
+        ):
+            stream = ByteStream(data)
+            with fixed_csprng(stream):
+                result = secrets.randbelow(n)
+            out.append(
+                {
+                    "n": _big(n),
+                    "case": kind,
+                    "bytes": stream.consumed.hex(),
+                    "reads": stream.reads,
+                    "result": _big(result),
+                }
+            )
+    return out
+
+
+def randbits_vectors() -> list[dict[str, Any]]:
+    """``secrets.randbits(k)`` fed fixed bytes (the numeric encoders' rounding coin uses k = 53)."""
+    out = []
+    for k in (1, 8, 53, 64):
+        for i in range(2):
+            stream = ByteStream(stream_bytes(f"randbits/{k}/{i}", 16))
+            with fixed_csprng(stream):
+                result = secrets.randbits(k)
+            out.append(
+                {"k": k, "bytes": stream.consumed.hex(), "reads": stream.reads, "result": _big(result)}
+            )
+    return out
+
+
+def _long_comparison(probability: Fraction, rounds: int) -> bytes:
+    """One-lane planes that equal the first ``rounds`` binary digits of ``probability``, then differ."""
+    digits, _ = binary_digits(probability, rounds + 1)
+    planes = bytes(digits[:rounds]) + bytes([1 - digits[rounds]])
+    return planes + stream_bytes("lanes/long-tail", 24)
+
+
+LANE_CASES: list[tuple[str, int, list[tuple[int, Fraction]], Callable[[], bytes]]] = [
+    ("one lane 1/2", 1, [(1, Fraction(1, 2))], lambda: stream_bytes("lanes/0", 48)),
+    ("one lane 1/3", 1, [(1, Fraction(1, 3))], lambda: stream_bytes("lanes/1", 48)),
+    ("one lane 0", 1, [(1, Fraction(0))], lambda: stream_bytes("lanes/2", 48)),
+    ("one lane 1", 1, [(1, Fraction(1))], lambda: stream_bytes("lanes/3", 48)),
+    ("one lane 1/3, 70 equal digits", 1, [(1, Fraction(1, 3))], lambda: _long_comparison(Fraction(1, 3), 70)),
+    ("3 lanes", 3, [(0b010, Fraction(1, 2)), (0b101, Fraction(1, 5))], lambda: stream_bytes("lanes/4", 48)),
+    (
+        "9 lanes",
+        9,
+        [(1 << 4, Fraction(3, 4)), (0x1FF ^ (1 << 4), Fraction(1, 10))],
+        lambda: stream_bytes("lanes/5", 96),
+    ),
+    (
+        "20 lanes, 64-bit probabilities",
+        20,
+        [(0b1011, Fraction(13485650502877567347, 1 << 64)), ((1 << 20) - 1 ^ 0b1011, Fraction(1, 7))],
+        lambda: stream_bytes("lanes/6", 144),
+    ),
+    ("16 lanes, all 1/2", 16, [(0xFFFF, Fraction(1, 2))], lambda: stream_bytes("lanes/7", 96)),
+    (
+        "12 lanes, a group with an empty mask",
+        12,
+        [(0, Fraction(1, 9)), (0xFFF, Fraction(2, 3))],
+        lambda: b"\x00" * 24 * 2 + stream_bytes("lanes/8", 96),
+    ),
+]
+
+
+def lane_vectors() -> list[dict[str, Any]]:
+    """The bit-sliced lane sampler (:func:`sample_lanes`) fed fixed bytes."""
+    out = []
+    for name, width, groups, make in LANE_CASES:
+        stream = ByteStream(make())
+        lanes = sample_lanes(width, groups, stream)
+        out.append(
+            {
+                "case": name,
+                "width": width,
+                "groups": [{"mask": mask, "probability": _fraction(p)} for mask, p in groups],
+                "bytes": stream.consumed.hex(),
+                "reads": stream.reads,
+                "lanes": lanes,
+                "packed": lanes_to_packed(lanes, width).hex(),
+            }
+        )
+    return out
+
+
+# -- RAPPOR PRR ------------------------------------------------------------------------------
+
+SECRETS = [bytes(32), bytes(range(32)), stream_bytes("secret/2", 32)]
+
+
+class _RecordingPRF(PRFStream):
+    """The library's PRFStream, recording its key parts and reads (installed while making PRR vectors)."""
+
+    made: ClassVar[list[_RecordingPRF]] = []
+
+    def __init__(self, *parts: bytes):
+        super().__init__(*parts)
+        self.parts = parts
+        self.reads: list[int] = []
+        _RecordingPRF.made.append(self)
+
+    def __call__(self, n: int) -> bytes:
+        self.reads.append(n)
+        return super().__call__(n)
+
+
+@contextlib.contextmanager
+def recording_prf() -> Iterator[list[_RecordingPRF]]:
+    """Replace the encoders' PRFStream by :class:`_RecordingPRF` (no other change)."""
+    saved = client_encoders.PRFStream
+    _RecordingPRF.made = []
+    client_encoders.PRFStream = _RecordingPRF  # type: ignore[misc]
+    try:
+        yield _RecordingPRF.made
+    finally:
+        client_encoders.PRFStream = saved  # type: ignore[misc]
+
+
+PRR_CASES: list[tuple[str, list[tuple[Any, int]]]] = [
+    ("rappor/mmh3", [("hello", 0), ("hello", 3), ("", 1), ("日本語", 2), (42, 0)]),
+    ("rappor/mmh3-wide", [("hello", 0), ("😀", 63), ("naïve café", 17)]),
+    ("rappor/md5", [("hello", 0), ("", 5), ("é", 63), (7, 1)]),
+    ("rappor/md5-256", [("hello", 2), ("abc", 0)]),
+    ("rappor/one-time", [("hello", 0), ("é", 1)]),
+    ("rappor/basic", [("a", 0), ("é", 1), (3, 0), ("3", 1), ("😀", 0)]),
+    ("rappor/boolean", [(True, 0), (False, 0), ("yes", 0), (0, 0)]),
+]
+
+
+def prr_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
+    """RAPPOR's permanent randomized response for fixed secrets: PRF key parts, stream, B and B'."""
+    out = []
+    for name, cases in PRR_CASES:
+        spec = specs[name]
+        assert isinstance(spec, Rappor)
+        # f = 0 needs no secret; one-hot encodings are checked with two, Bloom filters with all three
+        keys = SECRETS[:1] if spec.f == 0 else SECRETS[:2] if spec.encoding != "bloom" else SECRETS
+        for value, cohort in cases:
+            for secret in keys:
+                state = ClientState(spec=spec.fingerprint, secret=secret, cohort=cohort)
+                encoder = client_encoders.RapporEncoder(spec, state)
+                with recording_prf() as made:
+                    prr = encoder.permanent_bits(value)
+                width = spec.num_bits
+                true_positions = spec.bit_positions(value, cohort)
+                case: dict[str, Any] = {
+                    "spec": name,
+                    "fingerprint": spec.fingerprint,
+                    "secret": secret.hex(),
+                    "cohort": cohort,
+                    "value": value,
+                    "memo_key": spec.memo_key(value).hex(),
+                    "true_positions": true_positions,
+                    "true_bits": pack_bits(true_positions, width).hex(),
+                    "prr_bits": lanes_to_packed(prr, width).hex(),
+                }
+                if made:
+                    (prf,) = made
+                    material = b"".join(len(p).to_bytes(4, "big") + p for p in prf.parts)
+                    total = sum(prf.reads)
+                    if hashlib.shake_256(material).digest(total) != PRFStream(*prf.parts)(total):
+                        raise AssertionError("the documented PRF layout does not match PRFStream")
+                    case["prf_parts"] = [p.hex() for p in prf.parts]
+                    case["prf_input"] = material.hex()
+                    case["prf_reads"] = prf.reads
+                    case["prf_bytes"] = hashlib.shake_256(material).digest(total).hex()
+                out.append(case)
+    return out
+
+
+# -- numeric tables --------------------------------------------------------------------------
+
+
+def _table_digest(table: Any) -> str:
+    """SHA-256 of the noise/row weights (int64 big-endian, row-major) followed by the outputs (float64 big-endian)."""
+    h = hashlib.sha256()
+    for w in table.weights.reshape(-1).tolist():
+        h.update(struct.pack(">q", int(w)))
+    for y in table.outputs.tolist():
+        h.update(struct.pack(">d", float(y)))
+    return h.hexdigest()
+
+
+def numeric_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
+    """Every numeric spec case's sampling data: two-point p and outputs, or the integer grid table."""
+    out = []
+    for name, spec in specs.items():
+        if not isinstance(spec, NumericSpec):
+            continue
+        case: dict[str, Any] = {"spec": name, "low": spec.low, "high": spec.high}
+        if isinstance(spec, _TwoPoint):
+            case.update(kind="two-point", p=_fraction(spec.p), outputs=spec.support.tolist())
+            out.append(case)
+            continue
+        assert isinstance(spec, _Gridded)
+        table = spec.table
+        case.update(
+            kind=table.kind,
+            K=table.K,
+            total=_big(table.total),
+            num_outputs=table.num_outputs,
+            digest=_table_digest(table),
+        )
+        if table.kind == "rows":
+            a, b, m = table.row_band
+            case["band"] = {"a": _big(a), "b": _big(b), "m": m}
+            case["outputs"] = table.outputs.tolist()
+        else:
+            weights = [_big(w) for w in table.weights.tolist()]
+            case["M"] = table.M
+            case["B"] = table.M - table.K
+            if len(weights) <= FULL_TABLE_LIMIT:
+                case["weights"] = weights
+                case["outputs"] = table.outputs.tolist()
+            else:
+                case["num_weights"] = len(weights)
+                case["weights_head"] = weights[:4]
+                case["weights_center"] = weights[table.M - 2 : table.M + 3]
+                case["weights_tail"] = weights[-4:]
+                case["outputs_head"] = table.outputs[:4].tolist()
+                case["outputs_tail"] = table.outputs[-4:].tolist()
+        if isinstance(spec, Hybrid):
+            case["alpha"] = _fraction(spec.alpha)
+            case["duchi_p"] = _fraction(spec.duchi.p)
+            case["duchi_outputs"] = spec.duchi.support.tolist()
+        out.append(case)
+    return out
+
+
+# -- complete encodings ----------------------------------------------------------------------
+
+ENCODE_CASES: list[tuple[str, list[Any]]] = [
+    ("binary-rr/default", [0, 1, "1"]),
+    ("binary-rr/strings", ["yes", "no"]),
+    ("grr/int", [0, 5, "7"]),
+    ("grr/str", ["red", "blue"]),
+    ("grr/non-ascii", ["", "😀", "line\u2028break"]),
+    ("grr/explicit-p", [20]),
+    ("sue/int", [0, 9]),
+    ("sue/non-ascii", ["é", "Ωmega"]),
+    ("oue/str", ["v0", "v19"]),
+    ("oue/int", [-3, "1000"]),
+    ("olh/default-g", [0, 42, "99"]),
+    ("olh/large-eps", ["a", "é"]),
+    ("olh/explicit-g", [1, 49]),
+    ("blh/str", ["x", "日本語"]),
+    ("rappor/mmh3", ["hello", "日本語"]),
+    ("rappor/mmh3-wide", ["😀"]),
+    ("rappor/md5", ["hello", ""]),
+    ("rappor/md5-256", ["abc"]),
+    ("rappor/one-time", ["hello"]),
+    ("rappor/basic", ["a", 3]),
+    ("rappor/boolean", [True, "no"]),
+    ("duchi/default", [-1.0, 0.0, 0.3, 1, 7.5]),
+    ("duchi/range", [0, 12.5, 100, -1]),
+    ("stochastic-rounding/default", [0.0, 0.25, 1.0]),
+    ("stochastic-rounding/range", [-5, 1.1, 10]),
+    ("piecewise/grid8", [-1.0, 0.0, 0.3, 1.0]),
+    ("piecewise/default", [0, 3.3, 10, 11]),
+    ("hybrid/alpha0", [0.0, 0.6]),
+    ("hybrid/grid8", [-0.9, 0.0, 0.5, 1.0]),
+    ("laplace/grid8", [-1.0, 0.1, 1.0]),
+    ("laplace/default", [0.0, 0.77]),
+    ("gaussian/grid8", [-1.0, 0.4]),
+    ("gaussian/default", [0.0, 0.5, 1.0]),
+]
+#: RAPPOR clients of the encoding vectors: (secret, cohort) per spec id.
+RAPPOR_CLIENTS = {
+    "rappor/mmh3": (SECRETS[1], 3),
+    "rappor/mmh3-wide": (SECRETS[2], 17),
+    "rappor/md5": (SECRETS[1], 5),
+    "rappor/md5-256": (SECRETS[0], 1),
+    "rappor/one-time": (SECRETS[1], 1),
+    "rappor/basic": (SECRETS[2], 1),
+    "rappor/boolean": (SECRETS[1], 0),
+}
+
+
+def encoding_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
+    """Whole reports from the unmodified encoders fed a fixed byte stream (and, for RAPPOR, a fixed client)."""
+    out = []
+    for name, values in ENCODE_CASES:
+        spec = specs[name]
+        client = RAPPOR_CLIENTS.get(name)
+        state = None
+        if client is not None:
+            state = ClientState(spec=spec.fingerprint, secret=client[0], cohort=client[1])
+        encoder = make_encoder(spec, state=state)
+        for n, value in enumerate(values):
+            stream = ByteStream(stream_bytes(f"encode/{name}/{n}", 4096))
+            with fixed_csprng(stream):
+                report = encoder.encode(value)
+            case: dict[str, Any] = {
+                "spec": name,
+                "fingerprint": spec.fingerprint,
+                "value": value,
+                "bytes": stream.consumed.hex(),
+                "reads": stream.reads,
+                "report_json": report.to_json(),
+                "report_binary": report.to_bytes().hex(),
+            }
+            if client is not None:
+                case["secret"] = client[0].hex()
+                case["cohort"] = client[1]
+            out.append(case)
+    return out
+
+
+# -- report forms ----------------------------------------------------------------------------
+
+FP = "0123456789abcdef"
+
+
+def report_vectors() -> list[dict[str, Any]]:
+    """Report JSON lines and binary forms of every payload shape (with and without client and group)."""
+    bits9 = pack_bits([0, 8], 9)
+    reports = [
+        Report(spec=FP, value=3),
+        Report(spec=FP, value=-(1 << 63)),
+        Report(spec=FP, value="é😀"),
+        Report(spec=FP, value=""),
+        Report(spec=FP, value="tab\tnew\nline\u2028sep\u0085nel\x7f"),
+        Report(spec=FP, value=0.1),
+        Report(spec=FP, value=-0.0),
+        Report(spec=FP, value=1e16),
+        Report(spec=FP, value=1.5e-7),
+        Report(spec=FP, seed=LH_SEED_SPACE - 1, value=6),
+        Report(spec=FP, bits=bits9),
+        Report(spec=FP, bits=b""),
+        Report(spec=FP, cohort=4_000_000_000, bits=bytes(range(16))),
+        Report(spec=FP, value=1, client="client-7"),
+        Report(spec=FP, value=1, group="v2.3 — bêta"),
+        Report(spec=FP, cohort=1, bits=b"\xff\x80", client="ç", group="g"),
+        Report(spec="ABCDEF0123456789", value=2),
+    ]
+    out = []
+    for report in reports:
+        line = report.to_json()
+        if Report.from_json(line) != report or Report.from_bytes(report.to_bytes()) != report:
+            raise AssertionError(f"report does not round-trip: {line}")
+        out.append({"json": line, "binary": report.to_bytes().hex()})
+    return out
+
+
+# -- the file -------------------------------------------------------------------------------
+
+README = (
+    "Cross-language test vectors of the ldp client, generated by tests/vectors/make_vectors.py from the "
+    "library; tests/vectors/README.md documents every section. Integers that can exceed 2^53 are decimal "
+    "strings; bytes are lowercase hex; probabilities are exact fractions 'a/b'."
+)
+
+
+def build() -> dict[str, Any]:
+    """Every vector, as the JSON-ready document."""
+    with no_csprng():
+        return _build()
+
+
+def _build() -> dict[str, Any]:
+    specs = build_specs()
+    vectors = {
+        "format": VECTORS_FORMAT,
+        "README": README,
+        "specs": spec_vectors(specs),
+        "value_bytes": value_bytes_vectors(),
+        "float_text": float_text_vectors(),
+        "bloom": bloom_vectors(),
+        "olh": olh_vectors(),
+        "bit_packing": packing_vectors(),
+        "samplers": {
+            "randbelow": randbelow_vectors(),
+            "randbits": randbits_vectors(),
+            "lanes": lane_vectors(),
+        },
+        "prr": prr_vectors(specs),
+        "numeric": numeric_vectors(specs),
+        "encodings": encoding_vectors(specs),
+        "reports": report_vectors(),
+    }
+    check_json_safe(vectors)
+    missing = sorted(set(registered_specs()) - covered_mechanisms(vectors))
+    if missing:
+        raise SystemExit(f"make_vectors.py has no spec and encoding vectors for: {', '.join(missing)}")
+    return vectors
+
+
+#: Largest integer every JSON reader (JavaScript's included) reads exactly.
+SAFE_INTEGER = 2**53 - 1
+
+
+def check_json_safe(value: Any, where: str = "vectors") -> None:
+    """Refuse an integer beyond ±(2^53 − 1) written as a JSON number (JavaScript would round it)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_json_safe(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_json_safe(item, f"{where}[{i}]")
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > SAFE_INTEGER:
+        raise AssertionError(f"{where} = {value} must be written as a string")
+
+
+def covered_mechanisms(vectors: dict[str, Any]) -> set[str]:
+    """Mechanisms with both spec vectors and complete encodings in ``vectors``."""
+    with_spec = {case["id"]: case["mechanism"] for case in vectors["specs"]["cases"]}
+    encoded = {with_spec[case["spec"]] for case in vectors["encodings"]}
+    return set(with_spec.values()) & encoded
+
+
+def _dump(value: Any, depth: int = 0, in_list: bool = False) -> str:
+    """Stable ASCII text: sorted keys; one line per case (a dict inside a list), containers of cases expanded.
+
+    Non-ASCII characters are written as ``\\u`` escapes (surrogate pairs above U+FFFF), so the file is
+    plain ASCII whatever the editor; every JSON reader decodes the same strings.
+    """
+    expand = (isinstance(value, dict) and value and not in_list) or (
+        isinstance(value, list) and any(isinstance(item, dict) for item in value)
+    )
+    if not expand:
+        return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    pad = " " * (depth + 1)
+    if isinstance(value, dict):
+        items = [f"{pad}{json.dumps(k)}: {_dump(value[k], depth + 1)}" for k in sorted(value)]
+        return "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
+    return "[\n" + ",\n".join(pad + _dump(v, depth + 1, True) for v in value) + "\n" + " " * depth + "]"
+
+
+def render() -> str:
+    """The exact text of vectors.json."""
+    return _dump(build()) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write vectors.json, or with ``--check`` exit 1 when it differs from what would be written."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when vectors.json is stale; write nothing"
+    )
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        current = VECTORS_PATH.read_text(encoding="utf-8") if VECTORS_PATH.exists() else None
+        if current != text:
+            print(f"{VECTORS_PATH} is stale: run python tests/vectors/make_vectors.py", file=sys.stderr)
+            return 1
+        print(f"{VECTORS_PATH} is current")
+        return 0
+    VECTORS_PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {VECTORS_PATH} ({len(text.encode('utf-8')):,} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
