@@ -1,0 +1,26 @@
+/** Python's text form of a float (`repr`, as `json.dumps` writes it). */
+
+/**
+ * The shortest round-tripping digits (as JavaScript finds them), laid out as
+ * Python does: fixed notation for decimal exponents −4 ≤ e < 16 with `.0` on
+ * integral values, otherwise `d.ddde±XX`.
+ */
+export function floatText(x: number): string {
+  if (Number.isNaN(x)) return "NaN";
+  if (!Number.isFinite(x)) return x > 0 ? "Infinity" : "-Infinity";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const sign = x < 0 ? "-" : "";
+  // toExponential() without an argument gives the shortest unique digits
+  const [mantissa, expText] = Math.abs(x).toExponential().split("e");
+  const digits = mantissa.replace(".", "");
+  const exp = Number(expText);
+  if (exp < -4 || exp >= 16) {
+    const frac = digits.length > 1 ? "." + digits.slice(1) : "";
+    const e = Math.abs(exp).toString().padStart(2, "0");
+    return `${sign}${digits[0]}${frac}e${exp < 0 ? "-" : "+"}${e}`;
+  }
+  if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
+  const intPart = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
+  const fracPart = digits.slice(exp + 1) || "0";
+  return `${sign}${intPart}.${fracPart}`;
+}

@@ -1,0 +1,7 @@
+/** ldp-client: the ldp local-differential-privacy client, reproducing the Python client's reports exactly. */
+export * from "./bytes.js";
+export * from "./float.js";
+export * from "./fraction.js";
+export * from "./json.js";
+export * from "./spec.js";
+export * from "./values.js";

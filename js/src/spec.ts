@@ -1,0 +1,213 @@
+/**
+ * Mechanism specs: reading spec JSON, its canonical form and fingerprint.
+ *
+ * The client never calibrates probabilities from ε (that uses libm's `exp`;
+ * one ulp changes the fingerprint): it reads the server's spec, with its
+ * exact fractions, and checks the fingerprint.
+ */
+import { sha256 } from "@noble/hashes/sha2.js";
+import { toHex, utf8 } from "./bytes.js";
+import { type Fraction, fractionOfFloat, fractionText, parseFraction } from "./fraction.js";
+import { type Json, type JsonObject, dumpJson, parseJson } from "./json.js";
+import type { DomainValue } from "./values.js";
+
+export const SPEC_FORMAT = 1n;
+
+/** A loaded spec: its canonical fields, canonical JSON and fingerprint. */
+export interface Spec {
+  readonly mechanism: string;
+  /** Canonical JSON-ready fields (with `mechanism` and `format`). */
+  readonly fields: Readonly<JsonObject>;
+  readonly canonicalJson: string;
+  readonly fingerprint: string;
+}
+
+type Normalizer = (value: Json, name: string) => Json;
+/** A field: how to normalize it, and its default (`undefined`: required). */
+type Field = [Normalizer, Json | undefined];
+
+const CALIBRATION =
+  "is calibrated from epsilon by the server: load the server's spec (this client does not calibrate)";
+
+function fail(message: string): never {
+  throw new RangeError(message);
+}
+
+const probability: Normalizer = (v, name) => {
+  let f: Fraction;
+  if (typeof v === "string") f = parseFraction(v);
+  else if (typeof v === "bigint") f = { num: v, den: 1n };
+  else if (typeof v === "number") f = fractionOfFloat(v);
+  else return fail(`${name} must be a number or a fraction string, got ${dumpJson(v)}`);
+  if (f.num < 0n || f.num > f.den) fail(`${name} must be in [0, 1], got ${fractionText(f)}`);
+  return fractionText(f);
+};
+
+const float: Normalizer = (v, name) => {
+  if (typeof v === "bigint") return Number(v);
+  if (typeof v === "number" && Number.isFinite(v)) return v;
+  return fail(`${name} must be a finite number, got ${dumpJson(v)}`);
+};
+
+const integer: Normalizer = (v, name) => {
+  if (typeof v === "bigint") return v;
+  if (typeof v === "number" && Number.isInteger(v)) return BigInt(v);
+  return fail(`${name} must be an integer, got ${dumpJson(v)}`);
+};
+
+const lowercase: Normalizer = (v, name) =>
+  typeof v === "string" ? v.toLowerCase() : fail(`${name} must be a string`);
+
+const domain: Normalizer = (v, name) => {
+  if (v === null) return null;
+  if (!Array.isArray(v) || v.length === 0) return fail(`${name} must be a non-empty list`);
+  const seen = new Set<string>();
+  for (const item of v) {
+    if (typeof item !== "string" && typeof item !== "bigint") fail(`${name} values must be strings or integers`);
+    if (seen.has(String(item))) fail(`${name} has duplicate values (or values that print the same)`);
+    seen.add(String(item));
+  }
+  return v;
+};
+
+const required = undefined;
+const frequency = (extra: Record<string, Field>): Record<string, Field> => ({
+  domain: [domain, required],
+  epsilon: [float, required],
+  ...extra,
+});
+const numericRange = (low: number, extra: Record<string, Field>): Record<string, Field> => ({
+  epsilon: [float, required],
+  low: [float, low],
+  high: [float, 1.0],
+  ...extra,
+});
+
+/** Fields of every mechanism, as Python's dataclasses hold them. */
+const MECHANISMS: Record<string, Record<string, Field>> = {
+  "binary-rr": { domain: [domain, [0n, 1n]], epsilon: [float, 1.0], p: [probability, required] },
+  grr: frequency({ p: [probability, required] }),
+  sue: frequency({ p: [probability, required], q: [probability, required] }),
+  oue: frequency({ p: [probability, required], q: [probability, required] }),
+  olh: frequency({ g: [integer, required], p: [probability, required] }),
+  blh: frequency({ g: [integer, 2n], p: [probability, required] }),
+  rappor: {
+    num_bits: [integer, null],
+    num_hashes: [integer, null],
+    num_cohorts: [integer, 1n],
+    f: [probability, required],
+    p: [probability, required],
+    q: [probability, required],
+    hash: [lowercase, "mmh3"],
+    encoding: [lowercase, "bloom"],
+    domain: [domain, null],
+  },
+  duchi: numericRange(-1.0, { p: [probability, required] }),
+  "stochastic-rounding": numericRange(0.0, { p: [probability, required] }),
+  piecewise: numericRange(-1.0, { grid: [integer, 256n] }),
+  hybrid: numericRange(-1.0, { grid: [integer, 256n] }),
+  laplace: numericRange(-1.0, { grid: [integer, 256n] }),
+  gaussian: numericRange(-1.0, { grid: [integer, 256n], delta: [float, required] }),
+};
+
+/** The registered mechanism name: lowercase, `-` not `_`. */
+export function mechanismName(name: string): string {
+  const key = name.trim().toLowerCase().replaceAll("_", "-");
+  if (!(key in MECHANISMS)) fail(`unknown mechanism ${JSON.stringify(name)}`);
+  return key;
+}
+
+/** RAPPOR's derived fields: basic and boolean fix num_bits, num_hashes and hash. */
+function rapporFields(out: JsonObject): void {
+  const encoding = out.encoding;
+  if (encoding === "bloom") {
+    if (out.domain !== null) fail("rappor with encoding 'bloom' takes no domain");
+    if (out.num_bits === null || out.num_hashes === null) fail("rappor needs num_bits and num_hashes");
+    if (out.hash !== "mmh3" && out.hash !== "md5") fail(`rappor hash must be mmh3 or md5, got ${out.hash}`);
+    return;
+  }
+  if (encoding !== "basic" && encoding !== "boolean") fail(`unknown rappor encoding ${String(encoding)}`);
+  const bits = encoding === "basic" ? BigInt((out.domain as Json[] | null)?.length ?? fail("basic rappor needs a domain")) : 1n;
+  if (encoding === "boolean" && out.domain !== null) fail("boolean rappor takes no domain");
+  if (out.num_bits !== null && out.num_bits !== bits) fail(`${encoding} rappor has num_bits = ${bits}`);
+  if (out.num_hashes !== null && out.num_hashes !== 1n) fail(`${encoding} rappor has num_hashes = 1`);
+  Object.assign(out, { num_bits: bits, num_hashes: 1n, hash: "none" });
+}
+
+/** Canonical fields of a spec object (validated lightly: the fingerprint is the real check). */
+export function canonicalFields(data: JsonObject): JsonObject {
+  if (typeof data.mechanism !== "string") fail("spec has no 'mechanism' field");
+  const mechanism = mechanismName(data.mechanism);
+  const fields = MECHANISMS[mechanism];
+  if ("format" in data && data.format !== SPEC_FORMAT) fail(`spec format ${dumpJson(data.format)} is not supported`);
+  const unknown = Object.keys(data).filter((k) => k !== "mechanism" && k !== "format" && !(k in fields));
+  if (unknown.length) fail(`${mechanism} spec has unknown fields: ${unknown.join(", ")}`);
+  const out: JsonObject = Object.create(null);
+  out.mechanism = mechanism;
+  out.format = SPEC_FORMAT;
+  for (const [name, [normalize, fallback]] of Object.entries(fields)) {
+    const given = data[name];
+    if (given === undefined || (given === null && fallback === null)) {
+      if (fallback === undefined) fail(`${mechanism}: ${name} ${name === "p" || name === "q" ? CALIBRATION : "is required"}`);
+      out[name] = fallback;
+    } else {
+      out[name] = normalize(given, name);
+    }
+  }
+  if (mechanism === "rappor") rapporFields(out);
+  return out;
+}
+
+/** Fingerprint: the first 16 hex digits of SHA-256 of the canonical JSON. */
+export function fingerprintOf(canonicalJson: string): string {
+  return toHex(sha256(utf8(canonicalJson))).slice(0, 16);
+}
+
+/**
+ * Load a spec from JSON text or a parsed object. With `expectedFingerprint`,
+ * refuse a spec whose canonical form does not have it.
+ */
+export function loadSpec(source: string | JsonObject, expectedFingerprint?: string): Spec {
+  const data = typeof source === "string" ? parseJson(source) : source;
+  if (data === null || typeof data !== "object" || Array.isArray(data)) fail("a spec must be a JSON object");
+  const fields = canonicalFields(data);
+  const canonicalJson = dumpJson(fields);
+  const spec: Spec = {
+    mechanism: fields.mechanism as string,
+    fields,
+    canonicalJson,
+    fingerprint: fingerprintOf(canonicalJson),
+  };
+  if (expectedFingerprint !== undefined && expectedFingerprint.toLowerCase() !== spec.fingerprint) {
+    fail(`spec fingerprint ${spec.fingerprint} is not the expected ${expectedFingerprint}`);
+  }
+  return spec;
+}
+
+/** The spec's categorical domain (frequency oracles, basic RAPPOR). */
+export function specDomain(spec: Spec): DomainValue[] {
+  const d = spec.fields.domain;
+  if (!Array.isArray(d)) fail(`${spec.mechanism} spec has no domain`);
+  return d as DomainValue[];
+}
+
+/** A probability field as an exact fraction. */
+export function specFraction(spec: Spec, name: string): Fraction {
+  const v = spec.fields[name];
+  if (typeof v !== "string") fail(`${spec.mechanism} spec has no probability ${name}`);
+  return parseFraction(v);
+}
+
+/** An integer field. */
+export function specInt(spec: Spec, name: string): bigint {
+  const v = spec.fields[name];
+  if (typeof v !== "bigint") fail(`${spec.mechanism} spec has no integer ${name}`);
+  return v;
+}
+
+/** A float field. */
+export function specFloat(spec: Spec, name: string): number {
+  const v = spec.fields[name];
+  if (typeof v !== "number") fail(`${spec.mechanism} spec has no number ${name}`);
+  return v;
+}
