@@ -5,3 +5,7 @@ export * from "./fraction.js";
 export * from "./json.js";
 export * from "./spec.js";
 export * from "./values.js";
+export * from "./hashing.js";
+export * from "./mmh3.js";
+export * from "./packing.js";
+export * from "./report.js";

@@ -13,7 +13,22 @@ import {
   utf8,
   valueBytes,
   type Value,
+  bloomPositions,
+  lhBucket,
+  lhCoefficients,
+  lhCollisionProbability,
+  fractionText,
+  LH_PRIME,
+  LH_SEED_SPACE,
+  mmh3Digest,
+  mmh3x64128,
+  positionsToPacked,
+  toBase64,
+  type Report,
+  reportToBinary,
+  reportToJson,
 } from "../src/index.js";
+import { md5 } from "@noble/hashes/legacy.js";
 
 const TEXT = readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8");
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -69,4 +84,76 @@ describe("specs", () => {
   it("refuses a wrong fingerprint", () => {
     assert.throws(() => loadSpec(V.specs.cases[0].canonical_json, "0000000000000000"), /fingerprint/);
   });
+});
+
+describe("bloom", () => {
+  for (const c of V.bloom.mmh3_x64_128) {
+    it(`mmh3 seed ${c.seed} data ${c.data}`, () => {
+      assert.equal(toHex(mmh3Digest(fromHex(c.data), c.seed)), c.digest);
+      const [h1, h2] = mmh3x64128(fromHex(c.data), c.seed);
+      assert.equal(h1.toString(), c.h1);
+      assert.equal(h2.toString(), c.h2);
+    });
+  }
+  for (const c of V.bloom.md5) {
+    it(`md5 ${c.data}`, () => assert.equal(toHex(md5(fromHex(c.data))), c.digest));
+  }
+  V.bloom.positions.forEach((c: any, i: number) => {
+    it(`positions ${c.hash} k=${c.num_bits} h=${c.num_hashes} cohort ${c.cohort} ${JSON.stringify(c.value)}`, () => {
+      const data = valueBytes(P.bloom.positions[i].value as Value);
+      assert.deepEqual(bloomPositions(data, c.cohort, c.num_hashes, c.num_bits, c.hash), c.positions);
+    });
+  });
+});
+
+describe("olh", () => {
+  it("constants", () => {
+    assert.equal(LH_PRIME, BigInt(V.olh.prime));
+    assert.equal(LH_SEED_SPACE.toString(), V.olh.seed_space);
+    for (const [g, p] of Object.entries(V.olh.collision_probability)) {
+      assert.equal(fractionText(lhCollisionProbability(BigInt(g))), p);
+    }
+  });
+  for (const c of V.olh.seeds) {
+    it(`seed ${c.seed}`, () => {
+      const seed = BigInt(c.seed);
+      assert.deepEqual(lhCoefficients(seed), [BigInt(c.a), BigInt(c.b)]);
+      for (const [g, buckets] of Object.entries(c.buckets)) {
+        assert.deepEqual(V.olh.indices.map((x: number) => lhBucket(seed, x, BigInt(g))), buckets);
+      }
+    });
+  }
+});
+
+describe("bit_packing", () => {
+  for (const c of V.bit_packing) {
+    it(`${c.num_bits} bits ${JSON.stringify(c.positions)}`, () => {
+      const packed = positionsToPacked(c.positions, c.num_bits);
+      assert.equal(toHex(packed), c.hex);
+      assert.equal(toBase64(packed), c.base64);
+    });
+  }
+});
+
+/** A report from its JSON line (the test's reader: integers stay bigint, floats stay floats). */
+function reportOf(line: string): Report {
+  const d = parseJson(line) as JsonObject;
+  const r: Report = { spec: d.spec as string };
+  if (d.cohort !== undefined) r.cohort = Number(d.cohort);
+  if (d.seed !== undefined) r.seed = d.seed as bigint;
+  if (d.value !== undefined) r.value = d.value as string | bigint | number;
+  if (d.bits !== undefined) r.bits = Uint8Array.from(Buffer.from(d.bits as string, "base64"));
+  if (d.client !== undefined) r.client = d.client as string;
+  if (d.group !== undefined) r.group = d.group as string;
+  return r;
+}
+
+describe("reports", () => {
+  for (const c of V.reports) {
+    it(c.json, () => {
+      const report = reportOf(c.json);
+      assert.equal(reportToJson(report), c.json);
+      assert.equal(toHex(reportToBinary(report)), c.binary);
+    });
+  }
 });

@@ -1,0 +1,49 @@
+/** Bloom filter positions (RAPPOR) and the local-hashing family (OLH, BLH). */
+import { md5 } from "@noble/hashes/legacy.js";
+import { bigIntToBytesBE, concatBytes } from "./bytes.js";
+import { type Fraction, fraction } from "./fraction.js";
+import { mmh3x64128 } from "./mmh3.js";
+
+/** Bloom positions of `data` (a value's bytes) in `cohort`: h positions in [0, k), possibly repeated. */
+export function bloomPositions(
+  data: Uint8Array,
+  cohort: number,
+  numHashes: number,
+  numBits: number,
+  hash: "mmh3" | "md5",
+): number[] {
+  if (hash === "md5") {
+    // Google's RAPPOR: MD5(cohort as 4 big-endian bytes ‖ value), position i = digest[i] mod k
+    const digest = md5(concatBytes(bigIntToBytesBE(BigInt(cohort), 4), data));
+    return Array.from({ length: numHashes }, (_, i) => digest[i] % numBits);
+  }
+  // double hashing (h1 + i·h2) mod k, exactly: no wrapping at 2^64
+  const [h1, h2] = mmh3x64128(data, cohort);
+  const k = BigInt(numBits);
+  return Array.from({ length: numHashes }, (_, i) => Number((h1 + BigInt(i) * h2) % k));
+}
+
+/** The Mersenne prime P = 2^31 − 1 of the local-hashing family. */
+export const LH_PRIME = (1n << 31n) - 1n;
+/** Seeds s in [0, (P − 1)·P) name a = ⌊s/P⌋ + 1 ∈ [1, P), b = s mod P. */
+export const LH_SEED_SPACE = (LH_PRIME - 1n) * LH_PRIME;
+
+/** (a, b) of the hash function named by `seed`. */
+export function lhCoefficients(seed: bigint): [bigint, bigint] {
+  return [seed / LH_PRIME + 1n, seed % LH_PRIME];
+}
+
+/** Bucket in [0, g) of domain index `index` under hash `seed`: ((a·x + b) mod P)·g // P. */
+export function lhBucket(seed: bigint, index: number | bigint, g: number | bigint): number {
+  const [a, b] = lhCoefficients(seed);
+  return Number((((a * BigInt(index) + b) % LH_PRIME) * BigInt(g)) / LH_PRIME);
+}
+
+/** P[H(x) = H(x′)] for x ≠ x′ over the family, exactly (the aggregator's constant). */
+export function lhCollisionProbability(g: number | bigint): Fraction {
+  const G = BigInt(g);
+  const s = LH_PRIME / G;
+  const r = LH_PRIME % G;
+  const same = r * (s + 1n) * s + (G - r) * s * (s - 1n);
+  return fraction(same, LH_PRIME * (LH_PRIME - 1n));
+}
