@@ -9,3 +9,4 @@ export * from "./hashing.js";
 export * from "./mmh3.js";
 export * from "./packing.js";
 export * from "./report.js";
+export * from "./random.js";

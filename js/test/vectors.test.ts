@@ -27,6 +27,13 @@ import {
   type Report,
   reportToBinary,
   reportToJson,
+  FixedSource,
+  fraction,
+  lanesToPacked,
+  parseFraction,
+  randbelow,
+  randbits,
+  sampleLanes,
 } from "../src/index.js";
 import { md5 } from "@noble/hashes/legacy.js";
 
@@ -154,6 +161,35 @@ describe("reports", () => {
       const report = reportOf(c.json);
       assert.equal(reportToJson(report), c.json);
       assert.equal(toHex(reportToBinary(report)), c.binary);
+    });
+  }
+});
+
+describe("samplers", () => {
+  for (const c of V.samplers.randbelow) {
+    it(`randbelow ${c.case} n=${c.n}`, () => {
+      const source = new FixedSource(fromHex(c.bytes));
+      assert.equal(randbelow(BigInt(c.n), source).toString(), c.result);
+      assert.deepEqual(source.reads, c.reads);
+      assert.equal(source.remaining, 0);
+    });
+  }
+  for (const c of V.samplers.randbits) {
+    it(`randbits k=${c.k}`, () => {
+      const source = new FixedSource(fromHex(c.bytes));
+      assert.equal(randbits(c.k, source).toString(), c.result);
+      assert.deepEqual(source.reads, c.reads);
+    });
+  }
+  for (const c of V.samplers.lanes) {
+    it(`lanes ${c.case}`, () => {
+      const source = new FixedSource(fromHex(c.bytes));
+      const groups = c.groups.map((g: any) => ({ mask: BigInt(g.mask), probability: parseFraction(g.probability) }));
+      const lanes = sampleLanes(c.width, groups, source);
+      assert.equal(lanes, BigInt(c.lanes));
+      assert.equal(toHex(lanesToPacked(lanes, c.width)), c.packed);
+      assert.deepEqual(source.reads, c.reads);
+      assert.equal(source.remaining, 0);
     });
   }
 });
