@@ -10,3 +10,4 @@ export * from "./mmh3.js";
 export * from "./packing.js";
 export * from "./report.js";
 export * from "./random.js";
+export * from "./encoders.js";

@@ -42,16 +42,17 @@ export class FixedSource implements ByteSource {
   }
 }
 
-/**
- * A keyed pseudorandom stream: SHAKE-256 of the parts, each prefixed by its
- * length as 4 big-endian bytes, read sequentially.
- */
+/** The PRF input: each part prefixed by its length as 4 big-endian bytes. */
+export function prfInput(...parts: Uint8Array[]): Uint8Array {
+  return concatBytes(...parts.flatMap((p) => [bigIntToBytesBE(BigInt(p.length), 4), p]));
+}
+
+/** A keyed pseudorandom stream: SHAKE-256 of `prfInput(...parts)`, read sequentially. */
 export class PRFStream implements ByteSource {
   private readonly xof;
 
   constructor(...parts: Uint8Array[]) {
-    const material = concatBytes(...parts.flatMap((p) => [bigIntToBytesBE(BigInt(p.length), 4), p]));
-    this.xof = shake256.create().update(material);
+    this.xof = shake256.create().update(prfInput(...parts));
   }
 
   read(n: number): Uint8Array {

@@ -34,6 +34,11 @@ import {
   randbelow,
   randbits,
   sampleLanes,
+  makeEncoder,
+  RapporEncoder,
+  PRFStream,
+  prfInput,
+  type Spec,
 } from "../src/index.js";
 import { md5 } from "@noble/hashes/legacy.js";
 
@@ -192,4 +197,48 @@ describe("samplers", () => {
       assert.equal(source.remaining, 0);
     });
   }
+});
+
+const SPECS = new Map<string, Spec>(V.specs.cases.map((c: any) => [c.id, loadSpec(c.canonical_json, c.fingerprint)]));
+
+describe("prr", () => {
+  V.prr.forEach((c: any, i: number) => {
+    it(`${c.spec} cohort ${c.cohort} ${JSON.stringify(c.value)}`, () => {
+      const spec = SPECS.get(c.spec)!;
+      assert.equal(spec.fingerprint, c.fingerprint);
+      const encoder = new RapporEncoder(spec, { secret: fromHex(c.secret), cohort: c.cohort });
+      const value = P.prr[i].value as Value;
+      assert.deepEqual(encoder.truePositions(value), c.true_positions);
+      assert.equal(toHex(positionsToPacked(c.true_positions, Number(spec.fields.num_bits))), c.true_bits);
+      assert.equal(toHex(encoder.memoKey(value)), c.memo_key);
+      if (c.prf_parts) {
+        const parts = encoder.prfParts(value);
+        assert.deepEqual(parts.map(toHex), c.prf_parts);
+        assert.equal(toHex(prfInput(...parts)), c.prf_input);
+        const total = c.prf_reads.reduce((a: number, b: number) => a + b, 0);
+        assert.equal(toHex(new PRFStream(...parts).read(total)), c.prf_bytes);
+      }
+      const width = Number(spec.fields.num_bits);
+      assert.equal(toHex(lanesToPacked(encoder.permanentBits(value), width)), c.prr_bits);
+    });
+  });
+});
+
+const NUMERIC = new Set(["duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian"]);
+
+describe("encodings", () => {
+  V.encodings.forEach((c: any, i: number) => {
+    const spec = SPECS.get(c.spec)!;
+    const skip = NUMERIC.has(spec.mechanism) ? "numeric encoders not implemented yet" : false;
+    it(`${c.spec} ${JSON.stringify(c.value)}`, { skip }, () => {
+      assert.equal(spec.fingerprint, c.fingerprint);
+      const source = new FixedSource(fromHex(c.bytes));
+      const client = c.secret === undefined ? undefined : { secret: fromHex(c.secret), cohort: c.cohort };
+      const report = makeEncoder(spec, { source, client }).encode(P.encodings[i].value as Value);
+      assert.equal(reportToJson(report), c.report_json);
+      assert.equal(toHex(reportToBinary(report)), c.report_binary);
+      assert.deepEqual(source.reads, c.reads);
+      assert.equal(source.remaining, 0);
+    });
+  });
 });

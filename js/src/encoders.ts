@@ -1,0 +1,228 @@
+/**
+ * Client encoders of the frequency oracles and RAPPOR: one value in, one
+ * report out, every coin exact and from one byte source (the CSPRNG unless
+ * given), in the Python client's order.
+ */
+import { utf8 } from "./bytes.js";
+import { type Fraction, divInt, lcm, ONE, sub } from "./fraction.js";
+import { LH_SEED_SPACE, bloomPositions, lhBucket } from "./hashing.js";
+import { lanesToPacked } from "./packing.js";
+import { type ByteSource, PRFStream, cryptoSource, randbelow, sampleLanes } from "./random.js";
+import type { Report } from "./report.js";
+import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { DomainIndex, type Value, valueBytes } from "./values.js";
+
+/** What every encoder offers. */
+export interface Encoder {
+  readonly spec: Spec;
+  /** Randomize `value` into a report. */
+  encode(value: Value): Report;
+}
+
+/** Randomized response over [0, n): keep the index with keep/den, else each other one with other/den. */
+class RandomizedResponse {
+  private readonly den: bigint;
+  private readonly keep: bigint;
+  private readonly other: bigint;
+
+  constructor(p: Fraction, n: bigint) {
+    const q = divInt(sub(ONE, p), n - 1n); // each other value
+    this.den = lcm(p.den, q.den);
+    this.keep = p.num * (this.den / p.den);
+    this.other = q.num * (this.den / q.den);
+  }
+
+  /** One randbelow(den): below keep keeps `index`; the rest splits into slices of `other`, one per other value. */
+  respond(index: number, source: ByteSource): number {
+    const r = randbelow(this.den, source);
+    if (r < this.keep) return index;
+    const o = Number((r - this.keep) / this.other);
+    return o >= index ? o + 1 : o;
+  }
+}
+
+/** GRR and binary RR: report a domain value. */
+export class GRREncoder implements Encoder {
+  private readonly index: DomainIndex;
+  private readonly rr: RandomizedResponse;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    this.index = new DomainIndex(specDomain(spec));
+    this.rr = new RandomizedResponse(specFraction(spec, "p"), BigInt(this.index.size));
+  }
+
+  encode(value: Value): Report {
+    const reported = this.rr.respond(this.index.indexOf(value), this.source);
+    return { spec: this.spec.fingerprint, value: this.index.domain[reported] };
+  }
+}
+
+/** SUE and OUE: the one-hot vector, the true bit 1 with p, every other with q. */
+export class UnaryEncoder implements Encoder {
+  private readonly index: DomainIndex;
+  private readonly p: Fraction;
+  private readonly q: Fraction;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    this.index = new DomainIndex(specDomain(spec));
+    this.p = specFraction(spec, "p");
+    this.q = specFraction(spec, "q");
+  }
+
+  encode(value: Value): Report {
+    const width = this.index.size;
+    const oneHot = 1n << BigInt(this.index.indexOf(value));
+    const others = ((1n << BigInt(width)) - 1n) ^ oneHot;
+    const groups = [
+      { mask: oneHot, probability: this.p },
+      { mask: others, probability: this.q },
+    ];
+    const lanes = sampleLanes(width, groups, this.source);
+    return { spec: this.spec.fingerprint, bits: lanesToPacked(lanes, width) };
+  }
+}
+
+/** OLH and BLH: a random hash seed (drawn first), then randomized response over its g buckets. */
+export class LocalHashingEncoder implements Encoder {
+  private readonly index: DomainIndex;
+  private readonly g: bigint;
+  private readonly rr: RandomizedResponse;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    this.index = new DomainIndex(specDomain(spec));
+    this.g = specInt(spec, "g");
+    this.rr = new RandomizedResponse(specFraction(spec, "p"), this.g);
+  }
+
+  encode(value: Value): Report {
+    const index = this.index.indexOf(value);
+    const seed = randbelow(LH_SEED_SPACE, this.source);
+    const bucket = lhBucket(seed, index, this.g);
+    return { spec: this.spec.fingerprint, seed, value: BigInt(this.rr.respond(bucket, this.source)) };
+  }
+}
+
+/** A RAPPOR client's persistent state: keep it, so the permanent response stays the same. */
+export interface RapporClient {
+  /** 32 secret bytes: the PRF key of the permanent response. */
+  secret: Uint8Array;
+  cohort: number;
+}
+
+/** A fresh client: a CSPRNG secret, then a uniform cohort (as Python's `ClientState.new`). */
+export function newRapporClient(spec: Spec, source: ByteSource = cryptoSource): RapporClient {
+  const secret = source.read(32);
+  const cohort = Number(randbelow(specInt(spec, "num_cohorts"), source));
+  return { secret, cohort };
+}
+
+const TRUE_WORDS = new Set(["1", "true", "t", "yes", "y"]);
+const FALSE_WORDS = new Set(["0", "false", "f", "no", "n"]);
+
+/** A boolean from true/false, 0/1 or the words Python accepts. */
+export function parseBoolean(value: Value): boolean {
+  if (typeof value === "boolean") return value;
+  if ((typeof value === "bigint" || typeof value === "number") && (value == 0 || value == 1)) return value == 1;
+  if (typeof value === "string") {
+    const word = value.trim().toLowerCase();
+    if (TRUE_WORDS.has(word)) return true;
+    if (FALSE_WORDS.has(word)) return false;
+  }
+  throw new RangeError(`not a boolean: ${String(value)}`);
+}
+
+const PRR_LABEL = utf8("ldp-rappor-prr-v1");
+
+/** RAPPOR: Bloom filter, memoized permanent response (keyed PRF), fresh instantaneous response. */
+export class RapporEncoder implements Encoder {
+  private readonly encoding: string;
+  private readonly width: number;
+  private readonly index?: DomainIndex;
+  private readonly f: Fraction;
+  private readonly p: Fraction;
+  private readonly q: Fraction;
+
+  constructor(
+    readonly spec: Spec,
+    readonly client: RapporClient,
+    private readonly source: ByteSource = cryptoSource,
+  ) {
+    this.encoding = spec.fields.encoding as string;
+    this.width = Number(specInt(spec, "num_bits"));
+    if (this.encoding === "basic") this.index = new DomainIndex(specDomain(spec));
+    this.f = specFraction(spec, "f");
+    this.p = specFraction(spec, "p");
+    this.q = specFraction(spec, "q");
+    if (client.secret.length !== 32) throw new RangeError("a RAPPOR client secret is 32 bytes");
+    const cohorts = specInt(spec, "num_cohorts");
+    if (!Number.isInteger(client.cohort) || client.cohort < 0 || BigInt(client.cohort) >= cohorts) {
+      throw new RangeError(`cohort must be in [0, ${cohorts})`);
+    }
+  }
+
+  /** Positions of the true Bloom bits B. */
+  truePositions(value: Value): number[] {
+    if (this.encoding === "basic") return [this.index!.indexOf(value)];
+    if (this.encoding === "boolean") return parseBoolean(value) ? [0] : [];
+    const k = Number(specInt(this.spec, "num_hashes"));
+    return bloomPositions(valueBytes(value), this.client.cohort, k, this.width, this.spec.fields.hash as "mmh3" | "md5");
+  }
+
+  /** The value's identity for memoization: two spellings of one value share it. */
+  memoKey(value: Value): Uint8Array {
+    if (this.encoding === "basic") return utf8(String(this.index!.indexOf(value)));
+    if (this.encoding === "boolean") return utf8(parseBoolean(value) ? "1" : "0");
+    return valueBytes(value);
+  }
+
+  /** The PRF parts of the value's permanent response: label, secret, fingerprint, memo key. */
+  prfParts(value: Value): Uint8Array[] {
+    return [PRR_LABEL, this.client.secret, utf8(this.spec.fingerprint), this.memoKey(value)];
+  }
+
+  /** B′, the permanent response as lanes: 1 w.p. 1 − f/2 where B = 1, f/2 where B = 0 (from the PRF). */
+  permanentBits(value: Value): bigint {
+    let bloom = 0n;
+    for (const i of this.truePositions(value)) bloom |= 1n << BigInt(i);
+    if (this.f.num === 0n) return bloom;
+    const halfF = divInt(this.f, 2n);
+    const groups = [
+      { mask: bloom, probability: sub(ONE, halfF) },
+      { mask: this.full ^ bloom, probability: halfF },
+    ];
+    return sampleLanes(this.width, groups, new PRFStream(...this.prfParts(value)));
+  }
+
+  private get full(): bigint {
+    return (1n << BigInt(this.width)) - 1n;
+  }
+
+  encode(value: Value): Report {
+    const prr = this.permanentBits(value);
+    const groups = [
+      { mask: prr, probability: this.q },
+      { mask: this.full ^ prr, probability: this.p },
+    ];
+    const irr = sampleLanes(this.width, groups, this.source);
+    return { spec: this.spec.fingerprint, cohort: this.client.cohort, bits: lanesToPacked(irr, this.width) };
+  }
+}
+
+/** The encoder of a frequency spec (RAPPOR needs `client`). */
+export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?: RapporClient } = {}): Encoder {
+  const source = options.source ?? cryptoSource;
+  switch (spec.mechanism) {
+    case "grr":
+    case "binary-rr":
+      return new GRREncoder(spec, source);
+    case "sue":
+    case "oue":
+      return new UnaryEncoder(spec, source);
+    case "olh":
+    case "blh":
+      return new LocalHashingEncoder(spec, source);
+    case "rappor":
+      return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source);
+  }
+  throw new RangeError(`no encoder for ${spec.mechanism} here`);
+}
