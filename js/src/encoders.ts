@@ -208,7 +208,11 @@ export class RapporEncoder implements Encoder {
   }
 }
 
-/** The encoder of a frequency spec (RAPPOR needs `client`). */
+/**
+ * The encoder of a frequency spec. RAPPOR takes the persistent `client`
+ * (a fresh one when missing); `source` replaces the CSPRNG (tests only).
+ * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
+ */
 export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?: RapporClient } = {}): Encoder {
   const source = options.source ?? cryptoSource;
   switch (spec.mechanism) {

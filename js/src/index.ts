@@ -11,3 +11,4 @@ export * from "./packing.js";
 export * from "./report.js";
 export * from "./random.js";
 export * from "./encoders.js";
+export * from "./numeric.js";

@@ -39,6 +39,10 @@ import {
   PRFStream,
   prfInput,
   type Spec,
+  NumericEncoder,
+  type NumericTable,
+  tableDigest,
+  twoPointTable,
 } from "../src/index.js";
 import { md5 } from "@noble/hashes/legacy.js";
 
@@ -224,17 +228,46 @@ describe("prr", () => {
   });
 });
 
-const NUMERIC = new Set(["duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian"]);
+/** The numeric vector of a spec id as a table, or why it cannot be one (the vectors abbreviate long weight lists). */
+function numericTable(id: string): NumericTable | string {
+  const n = V.numeric.find((x: any) => x.spec === id);
+  if (n.kind === "shift" && n.weights === undefined) {
+    return `the vectors hold only the head, center and tail of its ${n.num_weights} weights (not the whole table)`;
+  }
+  return n as NumericTable;
+}
+
+describe("numeric", () => {
+  for (const n of V.numeric) {
+    const spec = SPECS.get(n.spec)!;
+    const table = numericTable(n.spec);
+    it(`${n.spec} (${n.kind})`, { skip: typeof table === "string" ? table : false }, () => {
+      assert.equal(spec.fields.low, n.low);
+      assert.equal(spec.fields.high, n.high);
+      if (n.kind === "two-point") {
+        assert.equal(spec.fields.p, n.p);
+        // C' = 1/(2p - 1) rounded from the exact fraction
+        assert.deepEqual(twoPointTable(spec).outputs, n.outputs);
+        return;
+      }
+      assert.equal(tableDigest(table as NumericTable), n.digest);
+      assert.equal(n.outputs.length, n.num_outputs);
+    });
+  }
+});
 
 describe("encodings", () => {
   V.encodings.forEach((c: any, i: number) => {
     const spec = SPECS.get(c.spec)!;
-    const skip = NUMERIC.has(spec.mechanism) ? "numeric encoders not implemented yet" : false;
+    const numeric = V.numeric.some((n: any) => n.spec === c.spec);
+    const table = numeric ? numericTable(c.spec) : undefined;
+    const skip = typeof table === "string" ? table : false;
     it(`${c.spec} ${JSON.stringify(c.value)}`, { skip }, () => {
       assert.equal(spec.fingerprint, c.fingerprint);
       const source = new FixedSource(fromHex(c.bytes));
       const client = c.secret === undefined ? undefined : { secret: fromHex(c.secret), cohort: c.cohort };
-      const report = makeEncoder(spec, { source, client }).encode(P.encodings[i].value as Value);
+      const encoder = table ? new NumericEncoder(spec, table as NumericTable, source) : makeEncoder(spec, { source, client });
+      const report = encoder.encode(P.encodings[i].value as Value);
       assert.equal(reportToJson(report), c.report_json);
       assert.equal(toHex(reportToBinary(report)), c.report_binary);
       assert.deepEqual(source.reads, c.reads);

@@ -1,0 +1,199 @@
+/**
+ * Numeric mechanisms (Duchi, stochastic rounding, piecewise, hybrid, Laplace,
+ * Gaussian): exact grid sampling from the spec's integer tables.
+ *
+ * The tables (weights, band, outputs, hybrid's α and Duchi part) come from the
+ * server: they depend on libm `exp`/`log`, so they are never rebuilt here;
+ * `tableDigest` checks them against the digest the server publishes.
+ */
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bigIntToBytesBE, bitLength, concatBytes, toHex } from "./bytes.js";
+import { type Fraction, parseFraction } from "./fraction.js";
+import { type ByteSource, cryptoSource, randbelow, randbits } from "./random.js";
+import type { Report } from "./report.js";
+import { type Spec, specFloat, specFraction } from "./spec.js";
+import type { Value } from "./values.js";
+
+type Int = string | number | bigint;
+
+/** A numeric spec's sampling table, as the server (and the vectors) write it. */
+export interface NumericTable {
+  kind: "two-point" | "rows" | "shift";
+  /** two-point: P[keep], and (out₀, out₁). */
+  p?: string;
+  outputs: number[];
+  /** gridded: input grid size, total weight of every row. */
+  K?: Int;
+  total?: Int;
+  /** rows: weight a on the m band cells, b elsewhere. */
+  band?: { a: Int; b: Int; m: Int };
+  /** hybrid: P[use the piecewise part], and its Duchi part. */
+  alpha?: string;
+  duchi_p?: string;
+  duchi_outputs?: number[];
+  /** shift: weights of the noise z = −M..M. */
+  M?: Int;
+  weights?: Int[];
+  /** SHA-256 (hex) of the weights (int64) and outputs (doubles), big-endian. */
+  digest?: string;
+}
+
+const MASK64 = (1n << 64n) - 1n;
+
+function int64(x: bigint): Uint8Array {
+  return bigIntToBytesBE(x & MASK64, 8);
+}
+
+function doubles(values: number[]): Uint8Array {
+  const out = new Uint8Array(8 * values.length);
+  const view = new DataView(out.buffer);
+  values.forEach((v, i) => view.setFloat64(8 * i, v, false));
+  return out;
+}
+
+/** The weights of a rows table: K + 1 rows of K + m cells, b, then a on [i, i + m), then b. */
+function rowWeights(K: number, a: bigint, b: bigint, m: number): Uint8Array {
+  const [wa, wb] = [int64(a), int64(b)];
+  const out = new Uint8Array(8 * (K + 1) * (K + m));
+  let offset = 0;
+  for (let i = 0; i <= K; i++) {
+    for (let j = 0; j < K + m; j++, offset += 8) out.set(j >= i && j < i + m ? wa : wb, offset);
+  }
+  return out;
+}
+
+/** SHA-256 (hex) of a gridded table's weights and outputs, as the server computes it. */
+export function tableDigest(table: NumericTable): string {
+  let weights: Uint8Array;
+  if (table.kind === "rows") {
+    const { a, b, m } = table.band!;
+    weights = rowWeights(Number(table.K), BigInt(a), BigInt(b), Number(m));
+  } else if (table.kind === "shift") {
+    weights = concatBytes(...table.weights!.map((w) => int64(BigInt(w))));
+  } else {
+    throw new RangeError("two-point tables have no digest");
+  }
+  return toHex(sha256(concatBytes(weights, doubles(table.outputs))));
+}
+
+/** n/d (both > 0) rounded to the nearest double, ties to even. */
+export function ratioToDouble(n: bigint, d: bigint): number {
+  const shift = 55 - (bitLength(n) - bitLength(d)); // the quotient gets 55 or 56 bits
+  const [num, den] = shift >= 0 ? [n << BigInt(shift), d] : [n, d << BigInt(-shift)];
+  const q = num / den;
+  const sticky = num % den !== 0n;
+  const drop = bitLength(q) - 53;
+  let m = q >> BigInt(drop);
+  const rest = q & ((1n << BigInt(drop)) - 1n);
+  const half = 1n << BigInt(drop - 1);
+  if (rest > half || (rest === half && (sticky || (m & 1n) === 1n))) m += 1n;
+  return Number(m) * 2 ** (drop - shift);
+}
+
+/** The two-point table of Duchi (−C′, +C′ with C′ = 1/(2p − 1)) or stochastic rounding (0, 1), from the spec. */
+export function twoPointTable(spec: Spec): NumericTable {
+  const p = specFraction(spec, "p");
+  if (spec.mechanism === "stochastic-rounding") return { kind: "two-point", p: spec.fields.p as string, outputs: [0.0, 1.0] };
+  if (spec.mechanism !== "duchi") throw new RangeError(`${spec.mechanism} is not a two-point mechanism`);
+  const c = ratioToDouble(p.den, 2n * p.num - p.den);
+  return { kind: "two-point", p: spec.fields.p as string, outputs: [-c, c] };
+}
+
+/** A number from a report value: numbers and numeric strings; booleans refused. */
+function toDouble(value: Value): number {
+  let x: number;
+  if (typeof value === "number") x = value;
+  else if (typeof value === "bigint") x = Number(value);
+  else if (typeof value === "string" && value.trim() !== "") x = Number(value.trim());
+  else throw new TypeError(`not a number: ${String(value)}`);
+  if (!Number.isFinite(x)) throw new RangeError(`numeric value must be finite, got ${String(value)}`);
+  return x;
+}
+
+const ROUND_SCALE = 2 ** 53;
+
+/** Unbiased random rounding of pos ≥ 0: up with probability frac(pos), by randbits(53) (no bytes when frac = 0). */
+function randomRound(pos: number, source: ByteSource): number {
+  let i = Math.trunc(pos);
+  const frac = pos - i;
+  if (frac !== 0 && randbits(53, source) < BigInt(Math.floor(frac * ROUND_SCALE))) i += 1;
+  return i;
+}
+
+/** A coin: true with probability p, by one randbelow(p.den). */
+function coin(p: Fraction, source: ByteSource): boolean {
+  return randbelow(p.den, source) < p.num;
+}
+
+/** Randomize one number (clipped to [low, high]) with a numeric spec and its table. */
+export class NumericEncoder {
+  private readonly low: number;
+  private readonly span: number;
+  private readonly cum: bigint[] = [];
+
+  constructor(
+    readonly spec: Spec,
+    readonly table: NumericTable = twoPointTable(spec),
+    private readonly source: ByteSource = cryptoSource,
+  ) {
+    this.low = specFloat(spec, "low");
+    this.span = specFloat(spec, "high") - this.low;
+    if (table.digest !== undefined && tableDigest(table) !== table.digest) {
+      throw new RangeError(`${spec.mechanism} table does not match its digest`);
+    }
+    if (table.kind === "shift") {
+      let sum = 0n;
+      for (const w of table.weights!) this.cum.push((sum += BigInt(w)));
+    }
+  }
+
+  /** The report value (on the native scale) for `value`. */
+  sample(value: Value): number {
+    const x = toDouble(value);
+    const u = Math.min(1, Math.max(0, (x - this.low) / this.span));
+    const t = this.table;
+    if (t.kind === "two-point") {
+      const side = randomRound(u, this.source);
+      const keep = coin(parseFraction(t.p!), this.source);
+      return t.outputs[keep ? side : 1 - side];
+    }
+    const K = Number(t.K);
+    const i = randomRound(u * K, this.source);
+    if (t.alpha !== undefined && !coin(parseFraction(t.alpha), this.source)) return this.duchiPart(i, K);
+    const r = randbelow(BigInt(t.total!), this.source);
+    return t.outputs[t.kind === "rows" ? this.bandCell(i, r) : this.shiftCell(i, K, r)];
+  }
+
+  /** Hybrid's Duchi part, for grid input i. */
+  private duchiPart(i: number, K: number): number {
+    const side = randbelow(BigInt(K), this.source) < BigInt(i) ? 1 : 0;
+    const keep = coin(parseFraction(this.table.duchi_p!), this.source);
+    return this.table.duchi_outputs![keep ? side : 1 - side];
+  }
+
+  /** Row i of a band table at r: b on [0, i), a on [i, i + m), b after. */
+  private bandCell(i: number, r: bigint): number {
+    const { a: aw, b: bw, m: mw } = this.table.band!;
+    const [a, b, m, I] = [BigInt(aw), BigInt(bw), BigInt(mw), BigInt(i)];
+    const left = I * b;
+    const band = left + m * a;
+    if (r < left) return Number(r / b);
+    if (r < band) return Number(I + (r - left) / a);
+    return Number(I + m + (r - band) / b);
+  }
+
+  /** Noise index zi = #{t : cum[t] ≤ r} (binary search), output j = clamp(i + zi − K). */
+  private shiftCell(i: number, K: number, r: bigint): number {
+    let [lo, hi] = [0, this.cum.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.cum[mid] <= r) lo = mid + 1;
+      else hi = mid;
+    }
+    return Math.min(Math.max(i + lo - K, 0), this.table.outputs.length - 1);
+  }
+
+  encode(value: Value): Report {
+    return { spec: this.spec.fingerprint, value: this.sample(value) };
+  }
+}
