@@ -4,7 +4,7 @@
  * given), in the Python client's order.
  */
 import { utf8 } from "./bytes.js";
-import { type Fraction, divInt, lcm, ONE, sub } from "./fraction.js";
+import { type Fraction, compare, divInt, fraction, lcm, ONE, sub } from "./fraction.js";
 import { LH_SEED_SPACE, bloomPositions, lhBucket } from "./hashing.js";
 import { lanesToPacked } from "./packing.js";
 import { type ByteSource, PRFStream, cryptoSource, randbelow, sampleLanes } from "./random.js";
@@ -26,6 +26,9 @@ class RandomizedResponse {
   private readonly other: bigint;
 
   constructor(p: Fraction, n: bigint) {
+    if (n < 2n || compare(p, fraction(1n, n)) <= 0 || compare(p, ONE) >= 0) {
+      throw new RangeError(`randomized response needs 1/${n} < p < 1, got ${p.num}/${p.den}`);
+    }
     const q = divInt(sub(ONE, p), n - 1n); // each other value
     this.den = lcm(p.den, q.den);
     this.keep = p.num * (this.den / p.den);
@@ -67,6 +70,9 @@ export class UnaryEncoder implements Encoder {
     this.index = new DomainIndex(specDomain(spec));
     this.p = specFraction(spec, "p");
     this.q = specFraction(spec, "q");
+    if (compare(this.p, this.q) <= 0 || this.q.num === 0n || compare(this.p, ONE) >= 0) {
+      throw new RangeError(`${spec.mechanism} needs 0 < q < p < 1`);
+    }
   }
 
   encode(value: Value): Report {
@@ -153,6 +159,7 @@ export class RapporEncoder implements Encoder {
     this.f = specFraction(spec, "f");
     this.p = specFraction(spec, "p");
     this.q = specFraction(spec, "q");
+    if (compare(this.p, this.q) >= 0 || compare(this.f, ONE) >= 0) throw new RangeError("rappor needs p < q and f < 1");
     if (client.secret.length !== 32) throw new RangeError("a RAPPOR client secret is 32 bytes");
     const cohorts = specInt(spec, "num_cohorts");
     if (!Number.isInteger(client.cohort) || client.cohort < 0 || BigInt(client.cohort) >= cohorts) {

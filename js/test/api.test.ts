@@ -59,3 +59,18 @@ describe("sources", () => {
     }
   });
 });
+
+describe("spec sanity", () => {
+  it("refuses probabilities that give no privacy or no signal", () => {
+    const grr = loadSpec('{"mechanism":"grr","domain":["a","b","c"],"epsilon":1.0,"p":"1/3"}');
+    assert.throws(() => makeEncoder(grr), /1\/3 < p < 1/);
+    const oue = loadSpec('{"mechanism":"oue","domain":["a","b"],"epsilon":1.0,"p":"1/4","q":"1/2"}');
+    assert.throws(() => makeEncoder(oue), /0 < q < p < 1/);
+    const rappor = loadSpec('{"mechanism":"rappor","num_bits":8,"num_hashes":2,"f":"1/2","p":"3/4","q":"1/4"}');
+    assert.throws(() => makeEncoder(rappor), /p < q/);
+  });
+  it("refuses unknown mechanisms and fields", () => {
+    assert.throws(() => loadSpec('{"mechanism":"nope"}'), /unknown mechanism/);
+    assert.throws(() => loadSpec('{"mechanism":"grr","domain":[1,2],"epsilon":1.0,"p":"3/4","x":1}'), /unknown fields/);
+  });
+});
