@@ -12,6 +12,7 @@ import base64
 import hashlib
 import importlib.util
 import json
+import struct
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -46,12 +47,19 @@ def vectors() -> dict[str, Any]:
     return json.loads((VECTORS_DIR / "vectors.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture(scope="module")
+def tables() -> dict[str, Any]:
+    return json.loads((VECTORS_DIR / "numeric_tables.json").read_text(encoding="utf-8"))
+
+
 def test_vectors_file_is_current(generator: ModuleType) -> None:
-    """Same as ``make_vectors.py --check``: the checked-in file is exactly what the library now produces."""
-    current = (VECTORS_DIR / "vectors.json").read_text(encoding="utf-8")
-    assert current == generator.render(), (
-        "tests/vectors/vectors.json is stale: run python tests/vectors/make_vectors.py"
-    )
+    """Same as ``make_vectors.py --check``: the checked-in files are exactly what the library now produces."""
+    texts = generator.render_all()
+    assert set(texts) == {VECTORS_DIR / "vectors.json", VECTORS_DIR / "numeric_tables.json"}
+    for path, text in texts.items():
+        assert path.read_text(encoding="utf-8") == text, (
+            f"{path} is stale: run python tests/vectors/make_vectors.py"
+        )
 
 
 def test_check_mode_exit_status(
@@ -59,13 +67,16 @@ def test_check_mode_exit_status(
 ) -> None:
     """``--check`` exits 0 on the current file and 1 on a stale (or missing) one, writing nothing."""
     assert generator.main(["--check"]) == 0
-    stale = tmp_path / "vectors.json"
-    stale.write_text("{}\n", encoding="utf-8")
-    monkeypatch.setattr(generator, "VECTORS_PATH", stale)
-    assert generator.main(["--check"]) == 1
-    assert stale.read_text(encoding="utf-8") == "{}\n"
-    monkeypatch.setattr(generator, "VECTORS_PATH", tmp_path / "missing.json")
-    assert generator.main(["--check"]) == 1
+    for name in ("VECTORS_PATH", "TABLES_PATH"):  # either file stale fails the check
+        with monkeypatch.context() as patch:
+            stale = tmp_path / f"{name}.json"
+            stale.write_text("{}\n", encoding="utf-8")
+            patch.setattr(generator, name, stale)
+            assert generator.main(["--check"]) == 1
+            assert stale.read_text(encoding="utf-8") == "{}\n"
+            patch.setattr(generator, name, tmp_path / "missing.json")
+            assert generator.main(["--check"]) == 1
+            assert not (tmp_path / "missing.json").exists()
 
 
 def test_every_registered_mechanism_is_covered(generator: ModuleType, vectors: dict[str, Any]) -> None:
@@ -74,11 +85,128 @@ def test_every_registered_mechanism_is_covered(generator: ModuleType, vectors: d
     assert set(registered_specs()) <= covered, sorted(set(registered_specs()) - covered)
 
 
-def test_format_size_and_readme(vectors: dict[str, Any]) -> None:
-    assert vectors["format"] == 1
+def test_format_size_and_readme(vectors: dict[str, Any], tables: dict[str, Any]) -> None:
+    assert vectors["format"] == tables["format"] == 1
     assert (VECTORS_DIR / "README.md").is_file()
-    assert (VECTORS_DIR / "vectors.json").stat().st_size < 300_000
-    (VECTORS_DIR / "vectors.json").read_bytes().decode("ascii")  # plain ASCII: non-ASCII text is \u-escaped
+    files = [VECTORS_DIR / "vectors.json", VECTORS_DIR / "numeric_tables.json"]
+    assert files[0].stat().st_size < 300_000
+    assert sum(path.stat().st_size for path in files) < 1_000_000
+    for path in files:
+        path.read_bytes().decode("ascii")  # plain ASCII: non-ASCII text is \u-escaped
+
+
+def _digest_by_hand(case: dict[str, Any]) -> str:
+    """SHA-256 of the weights (int64 big-endian, rows row-major) then the outputs (float64 big-endian)."""
+    h = hashlib.sha256()
+    if case["kind"] == "rows":
+        K, a, b, m = case["K"], int(case["band"]["a"]), int(case["band"]["b"]), case["band"]["m"]
+        weights = [a if i <= j < i + m else b for i in range(K + 1) for j in range(K + m)]
+    else:
+        weights = [int(w) for w in case["weights"]]
+    for w in weights:
+        h.update(struct.pack(">q", w))
+    for y in case["outputs"]:
+        h.update(struct.pack(">d", y))
+    return h.hexdigest()
+
+
+def test_every_numeric_table_is_in_full_somewhere(vectors: dict[str, Any], tables: dict[str, Any]) -> None:
+    """Each gridded table is whole in vectors.json or in numeric_tables.json, and matches its digest."""
+    abbreviated = [case for case in vectors["numeric"] if "full_table" in case]
+    assert (
+        {case["spec"] for case in abbreviated}
+        == set(tables["tables"])
+        == {"laplace/default", "gaussian/default"}
+    )
+    fingerprints = {case["id"]: case["fingerprint"] for case in vectors["specs"]["cases"]}
+    for case in vectors["numeric"]:
+        if case["kind"] == "two-point":
+            continue
+        if "full_table" in case:
+            assert case["full_table"] == "numeric_tables.json"
+            full = tables["tables"][case["spec"]]
+            assert full["fingerprint"] == fingerprints[case["spec"]]
+            kept = {k: v for k, v in case.items() if k in full}
+            assert kept == {k: full[k] for k in kept}  # the shared fields agree
+            weights, outputs, M = full["weights"], full["outputs"], full["M"]
+            assert len(weights) == case["num_weights"] == 2 * M + 1
+            assert weights[:4] == case["weights_head"] and weights[-4:] == case["weights_tail"]
+            assert weights[M - 2 : M + 3] == case["weights_center"]
+            assert outputs[:4] == case["outputs_head"] and outputs[-4:] == case["outputs_tail"]
+        else:
+            full = case
+        assert len(full["outputs"]) == full["num_outputs"]
+        if full["kind"] == "shift":
+            assert sum(int(w) for w in full["weights"]) == int(full["total"])
+            B, K = full["B"], full["K"]
+            assert full["outputs"] == [-1 + 2 * (j - B) / K for j in range(full["num_outputs"])]
+        assert _digest_by_hand(full) == full["digest"]
+
+
+def _shift_index_by_hand(case: dict[str, Any], table: dict[str, Any]) -> tuple[int, int]:
+    """(output index, bytes read) of a laplace/gaussian encoding, from the README's rules alone."""
+    data, pos = bytes.fromhex(case["bytes"]), 0
+
+    def read(n: int) -> int:
+        nonlocal pos
+        pos += n
+        return int.from_bytes(data[pos - n : pos], "big")
+
+    def randbelow(n: int) -> int:
+        k = n.bit_length()
+        size = (k + 7) // 8
+        while True:
+            r = read(size) >> (8 * size - k)
+            if r < n:
+                return r
+
+    x = float(case["value"])
+    u = min(max((x - table["low"]) / (table["high"] - table["low"]), 0.0), 1.0)
+    K, L = table["K"], table["num_outputs"]
+    position = u * K
+    i = int(position)
+    frac = position - i
+    if frac != 0 and read(7) >> 3 < int(frac * 2**53):  # randbits(53): 7 bytes, top 53 bits
+        i += 1
+    r = randbelow(int(table["total"]))
+    cum, zi = 0, 0
+    for w in table["weights"]:
+        cum += int(w)
+        if cum > r:
+            break
+        zi += 1
+    return min(max(i + zi - K, 0), L - 1), pos
+
+
+def test_shift_encodings_by_hand(vectors: dict[str, Any], tables: dict[str, Any]) -> None:
+    """Every laplace/gaussian encoding vector, recomputed from the README's rules and the full table."""
+    numeric = {case["spec"]: tables["tables"].get(case["spec"], case) for case in vectors["numeric"]}
+    checked = 0
+    for case in vectors["encodings"]:
+        table = numeric.get(case["spec"])
+        if table is None or table["kind"] != "shift":
+            continue
+        j, consumed = _shift_index_by_hand(case, table)
+        assert consumed == len(bytes.fromhex(case["bytes"]))
+        assert json.loads(case["report_json"])["value"] == table["outputs"][j]
+        checked += 1
+    assert checked >= 8
+
+
+def test_server_only_spec_texts_are_those_calibrated_from_epsilon(vectors: dict[str, Any]) -> None:
+    """from_text inputs that leave out p, q or g (derived from ε by libm exp) are flagged server_only."""
+    flagged = 0
+    for case in vectors["specs"]["from_text"]:
+        given = json.loads(case["input_text"])
+        canonical = json.loads(case["canonical_json"])
+        missing = [k for k in ("p", "q", "g") if canonical.get(k) is not None and k not in given]
+        if missing:
+            flagged += 1
+            assert case["server_only"] is True and case["calibrated"] == missing
+            assert "epsilon" in case["reason"] and "refuse" in case["reason"]
+        else:
+            assert "server_only" not in case and "calibrated" not in case
+    assert flagged >= 2
 
 
 def test_fingerprint_is_sha256_of_canonical_json(vectors: dict[str, Any]) -> None:

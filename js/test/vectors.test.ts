@@ -1,4 +1,4 @@
-/** Cross-language vectors (../tests/vectors/vectors.json): every section, or an explicit skip with the reason. */
+/** Cross-language vectors (../tests/vectors/vectors.json and numeric_tables.json): every section, nothing skipped. */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
@@ -52,6 +52,9 @@ const V: any = JSON.parse(TEXT); // plain reading, for everything but values
 // The same file read with Python's number model (1.0 is a float, 1 an int): for encoded values.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const P: any = parseJson(TEXT);
+// The full tables the numeric section abbreviates (by spec id), as the collector serves them.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const TABLES: any = JSON.parse(readFileSync(new URL("../../tests/vectors/numeric_tables.json", import.meta.url), "utf8"));
 
 describe("format", () => {
   it("is 1", () => assert.equal(V.format, 1));
@@ -83,17 +86,24 @@ describe("specs", () => {
     });
   }
   for (const c of V.specs.from_text) {
-    const data = parseJson(c.input_text) as JsonObject;
-    const calibrated = ["duchi", "stochastic-rounding", "grr", "binary-rr", "sue", "oue", "olh", "blh"].includes(
-      String(data.mechanism).toLowerCase().replaceAll("_", "-"),
-    ) && !("p" in data);
-    const reason = "needs p calibrated from epsilon (libm exp): by design the client loads the server's spec";
-    it(`from_text ${c.input_text}`, { skip: calibrated ? reason : false }, () => {
+    if (c.server_only) {
+      // p (or q, g) left out: the server calibrates it from ε (libm exp); the client must refuse, not guess
+      it(`from_text ${c.input_text} is refused (server only: ${c.calibrated.join(", ")})`, () => {
+        assert.throws(() => loadSpec(c.input_text), /calibrated from epsilon/);
+        const spec = loadSpec(c.canonical_json, c.fingerprint); // the server's canonical spec loads
+        assert.equal(spec.canonicalJson, c.canonical_json);
+      });
+      continue;
+    }
+    it(`from_text ${c.input_text}`, () => {
       const spec = loadSpec(c.input_text);
       assert.equal(spec.canonicalJson, c.canonical_json);
       assert.equal(spec.fingerprint, c.fingerprint);
     });
   }
+  it("some from_text cases are server only", () => {
+    assert.ok(V.specs.from_text.filter((c: any) => c.server_only).length >= 2);
+  });
   it("refuses a spec that needs calibration, with a clear error", () => {
     assert.throws(() => loadSpec('{"mechanism":"grr","domain":[1,2],"epsilon":1}'), /calibrated from epsilon/);
   });
@@ -228,20 +238,22 @@ describe("prr", () => {
   });
 });
 
-/** The numeric vector of a spec id as a table, or why it cannot be one (the vectors abbreviate long weight lists). */
-function numericTable(id: string): NumericTable | string {
+/** The numeric vector of a spec id as a table: the whole table from numeric_tables.json when the vectors abbreviate it. */
+function numericTable(id: string): NumericTable {
   const n = V.numeric.find((x: any) => x.spec === id);
-  if (n.kind === "shift" && n.weights === undefined) {
-    return `the vectors hold only the head, center and tail of its ${n.num_weights} weights (not the whole table)`;
-  }
-  return n as NumericTable;
+  if (n.full_table === undefined) return n as NumericTable;
+  assert.equal(n.full_table, "numeric_tables.json");
+  const full = TABLES.tables[id];
+  assert.equal(full.fingerprint, SPECS.get(id)!.fingerprint);
+  assert.equal(full.digest, n.digest);
+  return full as NumericTable;
 }
 
 describe("numeric", () => {
   for (const n of V.numeric) {
     const spec = SPECS.get(n.spec)!;
-    const table = numericTable(n.spec);
-    it(`${n.spec} (${n.kind})`, { skip: typeof table === "string" ? table : false }, () => {
+    it(`${n.spec} (${n.kind})`, () => {
+      const table = numericTable(n.spec);
       assert.equal(spec.fields.low, n.low);
       assert.equal(spec.fields.high, n.high);
       if (n.kind === "two-point") {
@@ -250,8 +262,8 @@ describe("numeric", () => {
         assert.deepEqual(twoPointTable(spec).outputs, n.outputs);
         return;
       }
-      assert.equal(tableDigest(table as NumericTable), n.digest);
-      assert.equal(n.outputs.length, n.num_outputs);
+      assert.equal(tableDigest(table), n.digest);
+      assert.equal(table.outputs.length, n.num_outputs);
     });
   }
 });
@@ -260,13 +272,12 @@ describe("encodings", () => {
   V.encodings.forEach((c: any, i: number) => {
     const spec = SPECS.get(c.spec)!;
     const numeric = V.numeric.some((n: any) => n.spec === c.spec);
-    const table = numeric ? numericTable(c.spec) : undefined;
-    const skip = typeof table === "string" ? table : false;
-    it(`${c.spec} ${JSON.stringify(c.value)}`, { skip }, () => {
+    it(`${c.spec} ${JSON.stringify(c.value)}`, () => {
+      const table = numeric ? numericTable(c.spec) : undefined;
       assert.equal(spec.fingerprint, c.fingerprint);
       const source = new FixedSource(fromHex(c.bytes));
       const client = c.secret === undefined ? undefined : { secret: fromHex(c.secret), cohort: c.cohort };
-      const encoder = table ? new NumericEncoder(spec, table as NumericTable, source) : makeEncoder(spec, { source, client });
+      const encoder = table ? new NumericEncoder(spec, table, source) : makeEncoder(spec, { source, client });
       const report = encoder.encode(P.encodings[i].value as Value);
       assert.equal(reportToJson(report), c.report_json);
       assert.equal(toHex(reportToBinary(report)), c.report_binary);

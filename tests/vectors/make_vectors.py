@@ -1,4 +1,4 @@
-"""Write (or check) the cross-language test vectors ``tests/vectors/vectors.json``.
+"""Write (or check) the cross-language test vectors ``tests/vectors/vectors.json`` and ``numeric_tables.json``.
 
 Every expected value in the file is computed here by the library itself
 (specs, hashing, samplers, encoders, reports); only the *inputs* are fixed:
@@ -8,8 +8,8 @@ hand-made prefixes that force a rejection or a long comparison.
 
 Usage::
 
-    python tests/vectors/make_vectors.py           # rewrite vectors.json
-    python tests/vectors/make_vectors.py --check   # exit 1 when vectors.json is stale
+    python tests/vectors/make_vectors.py           # rewrite vectors.json and numeric_tables.json
+    python tests/vectors/make_vectors.py --check   # exit 1 when either is stale
 
 ``tests/vectors/README.md`` explains each section for an implementer in
 another language; ``tests/test_vectors.py`` fails when the file is stale or a
@@ -67,6 +67,7 @@ from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint
 VECTORS_FORMAT = 1
 HERE = Path(__file__).resolve().parent
 VECTORS_PATH = HERE / "vectors.json"
+TABLES_PATH = HERE / "numeric_tables.json"
 
 #: Tables with at most this many noise weights are written in full; larger ones as a digest.
 FULL_TABLE_LIMIT = 600
@@ -282,9 +283,31 @@ def spec_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
         )
     texts = []
     for text in NONCANONICAL_SPEC_TEXTS:
-        spec = spec_from_dict(json.loads(text))
-        texts.append({"input_text": text, "canonical_json": spec.to_json(), "fingerprint": spec.fingerprint})
+        data = json.loads(text)
+        spec = spec_from_dict(data)
+        case = {"input_text": text, "canonical_json": spec.to_json(), "fingerprint": spec.fingerprint}
+        calibrated = calibrated_fields(data, spec)
+        if calibrated:
+            case.update(
+                server_only=True,
+                calibrated=calibrated,
+                reason=(
+                    f"{', '.join(calibrated)} calibrated from epsilon (libm exp): another language must "
+                    "refuse this input with a clear error and load the server's canonical spec instead"
+                ),
+            )
+        texts.append(case)
     return {"cases": cases, "from_text": texts}
+
+
+#: Spec fields the library derives from ε when a spec file leaves them out (via floating-point ``exp``).
+CALIBRATED_FIELDS = ("p", "q", "g")
+
+
+def calibrated_fields(data: dict[str, Any], spec: Spec) -> list[str]:
+    """The fields of ``spec`` that ``data`` left out and the library calibrated from ε."""
+    canonical = json.loads(spec.to_json())
+    return [k for k in CALIBRATED_FIELDS if canonical.get(k) is not None and k not in data]
 
 
 # -- value bytes, floats ----------------------------------------------------------------
@@ -654,50 +677,84 @@ def _table_digest(table: Any) -> str:
     return h.hexdigest()
 
 
+def numeric_table(spec: NumericSpec) -> dict[str, Any]:
+    """The whole sampling data of a numeric spec, in the layout of the ``numeric`` section (full weights).
+
+    This is also the layout ``GET /v1/tasks/{task}/tables`` serves (with ``fingerprint``).
+    """
+    case: dict[str, Any] = {"low": spec.low, "high": spec.high}
+    if isinstance(spec, _TwoPoint):
+        case.update(kind="two-point", p=_fraction(spec.p), outputs=spec.support.tolist())
+        return case
+    assert isinstance(spec, _Gridded)
+    table = spec.table
+    case.update(
+        kind=table.kind,
+        K=table.K,
+        total=_big(table.total),
+        num_outputs=table.num_outputs,
+        digest=_table_digest(table),
+        outputs=table.outputs.tolist(),
+    )
+    if table.kind == "rows":
+        a, b, m = table.row_band
+        case["band"] = {"a": _big(a), "b": _big(b), "m": m}
+    else:
+        case["M"] = table.M
+        case["B"] = table.M - table.K
+        case["weights"] = [_big(w) for w in table.weights.tolist()]
+    if isinstance(spec, Hybrid):
+        case["alpha"] = _fraction(spec.alpha)
+        case["duchi_p"] = _fraction(spec.duchi.p)
+        case["duchi_outputs"] = spec.duchi.support.tolist()
+    return case
+
+
+def _abbreviated(case: dict[str, Any]) -> bool:
+    """A shift table too long to write in vectors.json (its full form is in numeric_tables.json)."""
+    return case["kind"] == "shift" and len(case["weights"]) > FULL_TABLE_LIMIT
+
+
 def numeric_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
-    """Every numeric spec case's sampling data: two-point p and outputs, or the integer grid table."""
+    """Every numeric spec case's sampling data: two-point p and outputs, or the integer grid table.
+
+    Shift tables longer than ``FULL_TABLE_LIMIT`` weights are abbreviated here (head, center, tail) and
+    written in full in numeric_tables.json (``full_table`` names the file).
+    """
     out = []
     for name, spec in specs.items():
         if not isinstance(spec, NumericSpec):
             continue
-        case: dict[str, Any] = {"spec": name, "low": spec.low, "high": spec.high}
-        if isinstance(spec, _TwoPoint):
-            case.update(kind="two-point", p=_fraction(spec.p), outputs=spec.support.tolist())
-            out.append(case)
-            continue
-        assert isinstance(spec, _Gridded)
-        table = spec.table
-        case.update(
-            kind=table.kind,
-            K=table.K,
-            total=_big(table.total),
-            num_outputs=table.num_outputs,
-            digest=_table_digest(table),
-        )
-        if table.kind == "rows":
-            a, b, m = table.row_band
-            case["band"] = {"a": _big(a), "b": _big(b), "m": m}
-            case["outputs"] = table.outputs.tolist()
-        else:
-            weights = [_big(w) for w in table.weights.tolist()]
-            case["M"] = table.M
-            case["B"] = table.M - table.K
-            if len(weights) <= FULL_TABLE_LIMIT:
-                case["weights"] = weights
-                case["outputs"] = table.outputs.tolist()
-            else:
-                case["num_weights"] = len(weights)
-                case["weights_head"] = weights[:4]
-                case["weights_center"] = weights[table.M - 2 : table.M + 3]
-                case["weights_tail"] = weights[-4:]
-                case["outputs_head"] = table.outputs[:4].tolist()
-                case["outputs_tail"] = table.outputs[-4:].tolist()
-        if isinstance(spec, Hybrid):
-            case["alpha"] = _fraction(spec.alpha)
-            case["duchi_p"] = _fraction(spec.duchi.p)
-            case["duchi_outputs"] = spec.duchi.support.tolist()
+        case = {"spec": name, **numeric_table(spec)}
+        if _abbreviated(case):
+            weights, outputs, M = case.pop("weights"), case.pop("outputs"), case["M"]
+            case["full_table"] = TABLES_PATH.name
+            case["num_weights"] = len(weights)
+            case["weights_head"] = weights[:4]
+            case["weights_center"] = weights[M - 2 : M + 3]
+            case["weights_tail"] = weights[-4:]
+            case["outputs_head"] = outputs[:4]
+            case["outputs_tail"] = outputs[-4:]
         out.append(case)
     return out
+
+
+TABLES_README = (
+    "Full numeric tables of the cross-language vectors (tests/vectors/README.md, section numeric): the "
+    "shift tables vectors.json abbreviates, keyed by spec id, in the layout of its numeric section (and of "
+    "the collector's GET /v1/tasks/{task}/tables). Generated by tests/vectors/make_vectors.py."
+)
+
+
+def numeric_tables(specs: dict[str, Spec]) -> dict[str, Any]:
+    """numeric_tables.json: the full form of every table the numeric section abbreviates."""
+    tables = {}
+    for name, spec in specs.items():
+        if isinstance(spec, NumericSpec):
+            case = numeric_table(spec)
+            if _abbreviated(case):
+                tables[name] = {"spec": name, "fingerprint": spec.fingerprint, **case}
+    return {"format": VECTORS_FORMAT, "README": TABLES_README, "tables": tables}
 
 
 # -- complete encodings ----------------------------------------------------------------------
@@ -825,12 +882,17 @@ README = (
 
 
 def build() -> dict[str, Any]:
-    """Every vector, as the JSON-ready document."""
+    """Every vector, as the JSON-ready document (vectors.json)."""
+    return build_all()[0]
+
+
+def build_all() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The JSON-ready documents of vectors.json and numeric_tables.json."""
     with no_csprng():
         return _build()
 
 
-def _build() -> dict[str, Any]:
+def _build() -> tuple[dict[str, Any], dict[str, Any]]:
     specs = build_specs()
     vectors = {
         "format": VECTORS_FORMAT,
@@ -855,7 +917,12 @@ def _build() -> dict[str, Any]:
     missing = sorted(set(registered_specs()) - covered_mechanisms(vectors))
     if missing:
         raise SystemExit(f"make_vectors.py has no spec and encoding vectors for: {', '.join(missing)}")
-    return vectors
+    tables = numeric_tables(specs)
+    check_json_safe(tables, "numeric_tables")
+    wanted = {case["spec"] for case in vectors["numeric"] if "full_table" in case}
+    if wanted != set(tables["tables"]):
+        raise AssertionError("numeric_tables.json must hold exactly the tables vectors.json abbreviates")
+    return vectors, tables
 
 
 #: Largest integer every JSON reader (JavaScript's included) reads exactly.
@@ -899,28 +966,40 @@ def _dump(value: Any, depth: int = 0, in_list: bool = False) -> str:
     return "[\n" + ",\n".join(pad + _dump(v, depth + 1, True) for v in value) + "\n" + " " * depth + "]"
 
 
+def render_all() -> dict[Path, str]:
+    """The exact text of every generated file (vectors.json, numeric_tables.json), by path."""
+    vectors, tables = build_all()
+    return {VECTORS_PATH: _dump(vectors) + "\n", TABLES_PATH: _dump(tables) + "\n"}
+
+
 def render() -> str:
     """The exact text of vectors.json."""
-    return _dump(build()) + "\n"
+    return render_all()[VECTORS_PATH]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write vectors.json, or with ``--check`` exit 1 when it differs from what would be written."""
+    """Write the vector files, or with ``--check`` exit 1 when one differs from what would be written."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--check", action="store_true", help="exit 1 when vectors.json is stale; write nothing"
+        "--check", action="store_true", help="exit 1 when a vector file is stale; write nothing"
     )
     args = parser.parse_args(argv)
-    text = render()
+    texts = render_all()
     if args.check:
-        current = VECTORS_PATH.read_text(encoding="utf-8") if VECTORS_PATH.exists() else None
-        if current != text:
-            print(f"{VECTORS_PATH} is stale: run python tests/vectors/make_vectors.py", file=sys.stderr)
+        stale = [
+            path
+            for path, text in texts.items()
+            if (path.read_text(encoding="utf-8") if path.exists() else None) != text
+        ]
+        for path in stale:
+            print(f"{path} is stale: run python tests/vectors/make_vectors.py", file=sys.stderr)
+        if stale:
             return 1
-        print(f"{VECTORS_PATH} is current")
+        print(f"{', '.join(str(path) for path in texts)} are current")
         return 0
-    VECTORS_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {VECTORS_PATH} ({len(text.encode('utf-8')):,} bytes)")
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path} ({len(text.encode('utf-8')):,} bytes)")
     return 0
 
 
