@@ -14,7 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
+import hashlib
 import ipaddress
+import json
+import struct
 import time
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -45,8 +49,10 @@ from ldp.collector.store import Store, open_store
 from ldp.collector.tasks import Task, is_task_id
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary, window_replies
 from ldp.errors import ParameterError
+from ldp.specs.base import load_spec
+from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint
 
-__all__ = ["CollectorSettings", "create_app"]
+__all__ = ["CollectorSettings", "create_app", "numeric_table"]
 
 #: Seconds between re-reads of the task list (tasks created or deleted by ``ldp task`` while serving).
 TASK_REFRESH_SECONDS = 5.0
@@ -130,6 +136,62 @@ class _Collector:
     def close(self) -> None:
         self.committer.close()
         self.store.close()
+
+
+def numeric_table(spec: NumericSpec) -> dict[str, Any]:
+    """A numeric spec's sampling data, in the layout of the cross-language vectors' ``numeric`` section.
+
+    ``GET /v1/tasks/{task}/tables`` serves it (tests/vectors/README.md, section ``numeric``): clients in
+    other languages encode with these exact integers and doubles instead of rebuilding the tables from
+    floating-point ``exp`` (one ulp off and the aggregator decodes with a table the client did not use).
+    Integers that can exceed 2^53 are decimal strings; probabilities exact fractions; ``digest`` is
+    SHA-256 of every weight as int64 big-endian (rows: row-major, K + 1 rows of K + m cells) then every
+    output as a float64 big-endian (gridded tables only).
+    """
+    out: dict[str, Any] = {"fingerprint": spec.fingerprint, "low": spec.low, "high": spec.high}
+    if isinstance(spec, _TwoPoint):
+        out.update(kind="two-point", p=str(spec.p), outputs=spec.support.tolist())
+        return out
+    assert isinstance(spec, _Gridded)
+    table = spec.table
+    weights = [int(w) for w in table.weights.reshape(-1).tolist()]
+    outputs = [float(y) for y in table.outputs.tolist()]
+    digest = hashlib.sha256(
+        struct.pack(f">{len(weights)}q", *weights) + struct.pack(f">{len(outputs)}d", *outputs)
+    )
+    out.update(
+        kind=table.kind,
+        K=table.K,
+        total=str(int(table.total)),
+        num_outputs=table.num_outputs,
+        digest=digest.hexdigest(),
+        outputs=outputs,
+    )
+    if table.kind == "rows":
+        a, b, m = table.row_band
+        out["band"] = {"a": str(int(a)), "b": str(int(b)), "m": int(m)}
+    else:
+        out["M"] = table.M
+        out["B"] = table.M - table.K
+        out["weights"] = [str(w) for w in weights]
+    if isinstance(spec, Hybrid):
+        out["alpha"] = str(spec.alpha)
+        out["duchi_p"] = str(spec.duchi.p)
+        out["duchi_outputs"] = spec.duchi.support.tolist()
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _table_reply(spec_json: str) -> tuple[bytes, str] | None:
+    """(JSON body, ETag) of a spec's numeric table, or None for a spec without one; cached by spec."""
+    spec = load_spec(spec_json)
+    if not isinstance(spec, NumericSpec):
+        return None
+    table = numeric_table(spec)
+    # json, not orjson: floats written as Python writes them (tests/vectors/README.md, float_text)
+    body = json.dumps(table, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    tag = f"{spec.fingerprint}-{table['digest']}" if "digest" in table else spec.fingerprint
+    return body, f'"{tag}"'
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -360,6 +422,28 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         if etag in [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]:
             return Response(status_code=304, headers=headers)
         return Response(task.spec_json, media_type="application/json", headers=headers)
+
+    @app.get(
+        "/v1/tasks/{task_id}/tables",
+        summary="The numeric spec's sampling table (ETag: fingerprint and table digest)",
+    )
+    async def task_tables(task_id: str, request: Request) -> Response:
+        task = collector().task(task_id)
+        if task is None:
+            return _unknown_task(task_id)
+        reply = await run_in_threadpool(_table_reply, task.spec_json)
+        if reply is None:
+            return problem(
+                404,
+                "Not Found",
+                f"task {task_id!r} uses {task.spec.mechanism}, which has no numeric table "
+                "(its probabilities are in GET /v1/tasks/{task}/spec)",
+            )
+        body, etag = reply
+        headers = {"ETag": etag, "Cache-Control": "public, max-age=300", **_cors_headers(task, request)}
+        if etag in [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]:
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type="application/json", headers=headers)
 
     # -- estimates ---------------------------------------------------------
     @app.get("/v1/tasks/{task_id}/estimates", summary="Estimates over a range of windows (Bearer token)")

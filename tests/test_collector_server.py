@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -406,3 +407,44 @@ def test_serve_refuses_a_bad_store_before_listening(tmp_path):
     )
     assert result.returncode == 2
     assert "is a directory" in result.stderr
+
+
+def _vector_tables():
+    """Every numeric spec case of the cross-language vectors: (input, full table as the vectors write it)."""
+    root = Path(__file__).resolve().parent / "vectors"
+    vectors = json.loads((root / "vectors.json").read_text(encoding="utf-8"))
+    full = json.loads((root / "numeric_tables.json").read_text(encoding="utf-8"))["tables"]
+    cases = {case["id"]: case for case in vectors["specs"]["cases"]}
+    for numeric in vectors["numeric"]:
+        table = dict(full.get(numeric["spec"], numeric))
+        table.pop("spec")
+        table["fingerprint"] = cases[numeric["spec"]]["fingerprint"]
+        yield json.loads(cases[numeric["spec"]]["input_json"]), table
+
+
+def test_tables_endpoint_serves_the_vectors_tables_cacheable_by_fingerprint_and_digest(server):
+    """GET /v1/tasks/{task}/tables: exactly the vectors' numeric layout (full tables), ETag fingerprint-digest."""
+    served = 0
+    for data, expected in _vector_tables():
+        spec = ldp.load_spec(data)
+        task, _ = create_task(server.store, spec, window="1h", time_precision="1m", min_batch=1)
+        url = f"{server.url}/v1/tasks/{task.task_id}/tables"
+        reply = httpx.get(url, timeout=30)
+        assert reply.status_code == 200, reply.text
+        assert reply.headers["content-type"] == "application/json"
+        assert reply.json() == expected
+        tag = f"{spec.fingerprint}-{expected['digest']}" if "digest" in expected else spec.fingerprint
+        assert reply.headers["etag"] == f'"{tag}"'
+        cached = httpx.get(url, headers={"If-None-Match": f'"other", {reply.headers["etag"]}'}, timeout=10)
+        assert (cached.status_code, cached.content) == (304, b"")
+        served += 1
+    assert served >= 12  # two-point, rows (piecewise, hybrid) and shift (laplace, gaussian: 10k weights)
+
+
+def test_tables_endpoint_refuses_specs_without_a_table(collector):
+    server, task, _ = collector
+    reply = httpx.get(f"{server.url}/v1/tasks/{task.task_id}/tables", timeout=10)
+    assert reply.status_code == 404
+    assert reply.headers["content-type"] == "application/problem+json"
+    assert "grr" in reply.json()["detail"] and "no numeric table" in reply.json()["detail"]
+    assert httpx.get(f"{server.url}/v1/tasks/nosuchtask/tables", timeout=10).status_code == 404
