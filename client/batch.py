@@ -145,12 +145,23 @@ def packbits_lane(position):
 
 
 def _factorize(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[Any]]:
-    """Integer codes of ``values`` (by first appearance) and the distinct values."""
-    mapping: dict[Any, int] = {}
+    """Integer codes of ``values`` (by first appearance) and the distinct values.
+
+    Values are told apart by type too: ``True``, ``1`` and ``1.0`` are equal dict keys in Python but
+    not the same value to encode (a boolean is refused in a domain, ``1.0`` hashes as ``"1.0"`` in a
+    Bloom filter), so each keeps its own code and is looked up as itself, as the single encoder does.
+    """
+    if (isinstance(values, np.ndarray) and values.dtype != object) or len(set(map(type, values))) <= 1:
+        mapping: dict[Any, int] = {}  # one type: equal keys are the same value (the fast path)
+        codes = np.fromiter(
+            (mapping.setdefault(v, len(mapping)) for v in values), dtype=np.int64, count=len(values)
+        )
+        return codes, list(mapping)
+    typed: dict[tuple[type, Any], int] = {}
     codes = np.fromiter(
-        (mapping.setdefault(v, len(mapping)) for v in values), dtype=np.int64, count=len(values)
+        (typed.setdefault((type(v), v), len(typed)) for v in values), dtype=np.int64, count=len(values)
     )
-    return codes, list(mapping)
+    return codes, [v for _, v in typed]
 
 
 def _indices(spec, values: Sequence[Any] | np.ndarray, indices: bool) -> np.ndarray:

@@ -2,13 +2,17 @@
 
 A domain is a tuple of distinct JSON scalars (strings or integers). Integer
 domains also accept their decimal string form at encode time, because values
-read from CSV or text files arrive as strings.
+read from CSV or text files arrive as strings. Booleans are never domain
+values, and a boolean value is refused rather than looked up as 1 or 0
+(Python's ``True == 1``; a JSON ``true`` is not the integer 1).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+import numpy as np
 
 from ldp.errors import ParameterError
 
@@ -79,7 +83,12 @@ class DomainIndex(Mapping):
         return len(self._domain)
 
     def index(self, value: Any, name: str = "value") -> int:
-        """Index of ``value``; a clear :class:`ParameterError` when it is not in the domain."""
+        """Index of ``value``; a clear :class:`ParameterError` when it is not in the domain (or a boolean)."""
+        if isinstance(value, (bool, np.bool_)):
+            raise ParameterError(
+                f"{name} {value!r} is a boolean, not a domain value: domains hold strings or integers, "
+                f"and a boolean is not read as {int(value)} (pass the domain value itself)"
+            )
         try:
             return self._index[value]
         except (KeyError, TypeError):
