@@ -15,10 +15,8 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import hashlib
 import ipaddress
 import json
-import struct
 import time
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -49,8 +47,9 @@ from ldp.collector.store import Store, open_store
 from ldp.collector.tasks import Task, is_task_id
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary, window_replies
 from ldp.errors import ParameterError
+from ldp.numeric_wire import numeric_table as wire_table
 from ldp.specs.base import load_spec
-from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint
+from ldp.specs.numeric import NumericSpec
 
 __all__ = ["CollectorSettings", "create_app", "numeric_table"]
 
@@ -139,46 +138,8 @@ class _Collector:
 
 
 def numeric_table(spec: NumericSpec) -> dict[str, Any]:
-    """A numeric spec's sampling data, in the layout of the cross-language vectors' ``numeric`` section.
-
-    ``GET /v1/tasks/{task}/tables`` serves it (tests/vectors/README.md, section ``numeric``): clients in
-    other languages encode with these exact integers and doubles instead of rebuilding the tables from
-    floating-point ``exp`` (one ulp off and the aggregator decodes with a table the client did not use).
-    Integers that can exceed 2^53 are decimal strings; probabilities exact fractions; ``digest`` is
-    SHA-256 of every weight as int64 big-endian (rows: row-major, K + 1 rows of K + m cells) then every
-    output as a float64 big-endian (gridded tables only).
-    """
-    out: dict[str, Any] = {"fingerprint": spec.fingerprint, "low": spec.low, "high": spec.high}
-    if isinstance(spec, _TwoPoint):
-        out.update(kind="two-point", p=str(spec.p), outputs=spec.support.tolist())
-        return out
-    assert isinstance(spec, _Gridded)
-    table = spec.table
-    weights = [int(w) for w in table.weights.reshape(-1).tolist()]
-    outputs = [float(y) for y in table.outputs.tolist()]
-    digest = hashlib.sha256(
-        struct.pack(f">{len(weights)}q", *weights) + struct.pack(f">{len(outputs)}d", *outputs)
-    )
-    out.update(
-        kind=table.kind,
-        K=table.K,
-        total=str(int(table.total)),
-        num_outputs=table.num_outputs,
-        digest=digest.hexdigest(),
-        outputs=outputs,
-    )
-    if table.kind == "rows":
-        a, b, m = table.row_band
-        out["band"] = {"a": str(int(a)), "b": str(int(b)), "m": int(m)}
-    else:
-        out["M"] = table.M
-        out["B"] = table.M - table.K
-        out["weights"] = [str(w) for w in weights]
-    if isinstance(spec, Hybrid):
-        out["alpha"] = str(spec.alpha)
-        out["duchi_p"] = str(spec.duchi.p)
-        out["duchi_outputs"] = spec.duchi.support.tolist()
-    return out
+    """What ``GET /v1/tasks/{task}/tables`` serves: the spec's fingerprint and :func:`ldp.numeric_wire.numeric_table`."""
+    return {"fingerprint": spec.fingerprint, **wire_table(spec)}
 
 
 @functools.lru_cache(maxsize=64)

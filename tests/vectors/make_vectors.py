@@ -58,10 +58,11 @@ from ldp.hashing import (
     lh_collision_probability,
     value_bytes,
 )
+from ldp.numeric_wire import numeric_table as wire_table
 from ldp.report import Report, pack_bits, unpack_bits
 from ldp.specs import Rappor, Spec, spec_from_dict
 from ldp.specs.base import registered_specs
-from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint
+from ldp.specs.numeric import NumericSpec
 
 #: Version of the layout of vectors.json (bump when a section changes shape).
 VECTORS_FORMAT = 1
@@ -667,47 +668,12 @@ def prr_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
 # -- numeric tables --------------------------------------------------------------------------
 
 
-def _table_digest(table: Any) -> str:
-    """SHA-256 of the noise/row weights (int64 big-endian, row-major) followed by the outputs (float64 big-endian)."""
-    h = hashlib.sha256()
-    for w in table.weights.reshape(-1).tolist():
-        h.update(struct.pack(">q", int(w)))
-    for y in table.outputs.tolist():
-        h.update(struct.pack(">d", float(y)))
-    return h.hexdigest()
-
-
 def numeric_table(spec: NumericSpec) -> dict[str, Any]:
     """The whole sampling data of a numeric spec, in the layout of the ``numeric`` section (full weights).
 
-    This is also the layout ``GET /v1/tasks/{task}/tables`` serves (with ``fingerprint``).
+    The library's own wire form (``ldp.numeric_wire``), which ``GET /v1/tasks/{task}/tables`` also serves.
     """
-    case: dict[str, Any] = {"low": spec.low, "high": spec.high}
-    if isinstance(spec, _TwoPoint):
-        case.update(kind="two-point", p=_fraction(spec.p), outputs=spec.support.tolist())
-        return case
-    assert isinstance(spec, _Gridded)
-    table = spec.table
-    case.update(
-        kind=table.kind,
-        K=table.K,
-        total=_big(table.total),
-        num_outputs=table.num_outputs,
-        digest=_table_digest(table),
-        outputs=table.outputs.tolist(),
-    )
-    if table.kind == "rows":
-        a, b, m = table.row_band
-        case["band"] = {"a": _big(a), "b": _big(b), "m": m}
-    else:
-        case["M"] = table.M
-        case["B"] = table.M - table.K
-        case["weights"] = [_big(w) for w in table.weights.tolist()]
-    if isinstance(spec, Hybrid):
-        case["alpha"] = _fraction(spec.alpha)
-        case["duchi_p"] = _fraction(spec.duchi.p)
-        case["duchi_outputs"] = spec.duchi.support.tolist()
-    return case
+    return wire_table(spec)
 
 
 def _abbreviated(case: dict[str, Any]) -> bool:
