@@ -104,6 +104,16 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** The pid in a lock file; null when it is gone; 0 while its owner has not written it yet. */
+function lockOwner(lockFile: string): number | null {
+  try {
+    return Number.parseInt(fs.readFileSync(lockFile, "utf8"), 10) || 0;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
+
 /** Run `fn` holding `lockFile` (created with `wx`, holding our pid); removes a dead local owner's lock. */
 export async function withLock<T>(lockFile: string, fn: () => T | Promise<T>): Promise<T> {
   const deadline = Date.now() + LOCK_WAIT_MS;
@@ -113,7 +123,8 @@ export async function withLock<T>(lockFile: string, fn: () => T | Promise<T>): P
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const owner = Number.parseInt(fs.readFileSync(lockFile, { encoding: "utf8", flag: "r" }) || "0", 10);
+      const owner = lockOwner(lockFile);
+      if (owner === null) continue; // released meanwhile
       if (owner > 0 && !pidAlive(owner)) {
         fs.rmSync(lockFile, { force: true }); // stale: its process is gone
         continue;
