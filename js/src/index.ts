@@ -12,3 +12,5 @@ export * from "./report.js";
 export * from "./random.js";
 export * from "./encoders.js";
 export * from "./numeric.js";
+export * from "./budget.js";
+export * from "./uploader.js";

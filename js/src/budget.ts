@@ -1,0 +1,253 @@
+/**
+ * Per-client privacy budget, with the Python ledger's rules
+ * (`ldp/privacy/spending.py`, `ldp/privacy/budget.py`), basic composition:
+ *
+ * - a fresh-randomness mechanism (GRR, OUE, OLH, numeric, ...) is one stream
+ *   per spec; each report costs the spec's ε;
+ * - a RAPPOR value is its own stream (memoized PRR): r reports cost
+ *   min(r·ε₁, ε∞); the stream is named by HMAC-SHA256 (ledger-own key) of
+ *   fingerprint ‖ 0 ‖ memo key, so the ledger never holds a value;
+ * - the budget is enforced on the *committed* total, which depends only on
+ *   the number of reports per spec (refusals reveal nothing about values).
+ *
+ * A report is charged before it is released (`BudgetedEncoder`): if the
+ * charge fails, the report is dropped. The ledger lives in a `LedgerStorage`
+ * (a file on Node, IndexedDB/localStorage in browsers), updated in one
+ * transaction per charge. Only `basic` composition is implemented here.
+ */
+import { hmac } from "@noble/hashes/hmac.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { concatBytes, fromHex, toHex, utf8 } from "./bytes.js";
+import { type Fraction, ONE, divInt, sub } from "./fraction.js";
+import type { Encoder } from "./encoders.js";
+import { RapporEncoder } from "./encoders.js";
+import { cryptoSource } from "./random.js";
+import type { Report } from "./report.js";
+import { type Spec, specFraction, specInt } from "./spec.js";
+import type { Value } from "./values.js";
+
+export const LEDGER_FORMAT = "ldp-privacy-ledger/1";
+const SLACK = 1e-12; // as Python: 10 × 0.1 fits a budget of 1
+
+/** Thrown when a report would exceed the budget; nothing was recorded or released. */
+export class BudgetExceededError extends Error {
+  override name = "BudgetExceededError";
+}
+
+export interface Budget {
+  epsilon: number;
+  delta: number;
+  composition: "basic";
+}
+
+/** One stream's record (field names as the Python ledger file). */
+export interface Stream {
+  spec: string;
+  epsilon: number;
+  epsilon_cap: number | null;
+  reports: number;
+  memoized: boolean;
+  values: number | null;
+}
+
+/** The ledger document, as stored (the Python ledger's JSON layout). */
+export interface LedgerData {
+  format: string;
+  key: string; // 32 bytes, hex: the HMAC key naming memoized streams
+  budget: Budget;
+  streams: Record<string, Stream>;
+}
+
+/** Where a ledger lives: `update` reads, applies `change`, and writes in one exclusive transaction. */
+export interface LedgerStorage {
+  update<T>(change: (current: LedgerData | null) => { data: LedgerData | null; result: T }): Promise<T>;
+}
+
+/** A checked budget (basic composition, pure ε). */
+export function makeBudget(epsilon: number, delta = 0, composition = "basic"): Budget {
+  if (!Number.isFinite(epsilon) || epsilon <= 0) throw new RangeError(`budget epsilon must be a finite number > 0, got ${epsilon}`);
+  if (!(delta >= 0 && delta < 1)) throw new RangeError(`budget delta must be in [0, 1), got ${delta}`);
+  if (composition !== "basic") throw new RangeError(`composition ${composition} is not implemented in the JS client (basic only)`);
+  return { epsilon, delta, composition: "basic" };
+}
+
+/** ln(n) of a positive bigint, in double precision. */
+function lnBig(n: bigint): number {
+  const shift = Math.max(0, n.toString(2).length - 53);
+  return Math.log(Number(n >> BigInt(shift))) + shift * Math.LN2;
+}
+
+/** ln of a ratio ≥ 1, rounded *up* by a relative 1e-12 margin (a budget may overcharge, never undercharge). */
+export function lnUpper(r: Fraction): number {
+  const x = lnBig(r.num) - lnBig(r.den);
+  return x * (1 + 1e-12) + 1e-15;
+}
+
+function mul(a: Fraction, b: Fraction): Fraction {
+  return { num: a.num * b.num, den: a.den * b.den };
+}
+function add(a: Fraction, b: Fraction): Fraction {
+  return { num: a.num * b.den + b.num * a.den, den: a.den * b.den };
+}
+function div(a: Fraction, b: Fraction): Fraction {
+  return { num: a.num * b.den, den: a.den * b.num };
+}
+
+/** RAPPOR's ε₁ (one report) and ε∞ (any number of reports of a value; null when f = 0), as `ldp/specs/rappor.py`. */
+export function rapporEpsilons(spec: Spec): { one: number; inf: number | null } {
+  const f = specFraction(spec, "f");
+  const p = specFraction(spec, "p");
+  const q = specFraction(spec, "q");
+  const h = spec.fields.encoding === "bloom" ? Number(specInt(spec, "num_hashes")) : 1;
+  const boolean = spec.fields.encoding === "boolean";
+  const halfFpq = divInt(mul(f, add(p, q)), 2n);
+  const one = add(halfFpq, mul(sub(ONE, f), q)); // q*: P[S=1 | B=1]
+  const zero = add(halfFpq, mul(sub(ONE, f), p)); // p*: P[S=1 | B=0]
+  const up = div(one, zero);
+  const down = div(sub(ONE, zero), sub(ONE, one));
+  const single = boolean ? (lnUpper(up) > lnUpper(down) ? lnUpper(up) : lnUpper(down)) : h * lnUpper(mul(up, down));
+  if (f.num === 0n) return { one: single, inf: null };
+  const halfF = divInt(f, 2n);
+  const differing = boolean ? 1 : 2 * h;
+  return { one: single, inf: differing * lnUpper(div(sub(ONE, halfF), halfF)) };
+}
+
+/** (ε per report, ε cap, memoized, memo domain size) of a spec, as Python's `stream_parameters`. */
+export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
+  if (spec.mechanism === "rappor") {
+    const { one, inf } = rapporEpsilons(spec);
+    const enc = spec.fields.encoding;
+    const domain = spec.fields.domain;
+    const values = enc === "boolean" ? 2 : enc === "basic" && Array.isArray(domain) ? domain.length : null;
+    return { epsilon: one, epsilon_cap: inf, memoized: true, values };
+  }
+  if (spec.fields.delta !== undefined && spec.fields.delta !== null) {
+    throw new RangeError(`cannot account for ${spec.mechanism}: the ledger composes pure epsilon-DP reports`);
+  }
+  const epsilon = spec.fields.epsilon;
+  if (typeof epsilon !== "number") throw new RangeError(`cannot account for ${spec.mechanism}: it has no epsilon`);
+  return { epsilon, epsilon_cap: null, memoized: false, values: null };
+}
+
+function streamCost(s: Stream): number {
+  if (!s.memoized) return s.reports * s.epsilon;
+  const total = s.reports * s.epsilon;
+  return s.epsilon_cap === null ? total : Math.min(total, s.epsilon_cap);
+}
+
+/** Largest Σ_v min(r_v·ε₁, ε∞) over spreads of `reports` over at most `values` values (the even spread). */
+export function worstCaseMemoizedCost(reports: number, epsilon: number, cap: number | null, values: number | null): number {
+  if (cap === null || values === null || reports <= values) return reports * epsilon;
+  const per = Math.floor(reports / values);
+  const extra = reports % values;
+  return extra * Math.min((per + 1) * epsilon, cap) + (values - extra) * Math.min(per * epsilon, cap);
+}
+
+/** What was actually sent (depends on the values; informational, never used to refuse). */
+export function spentEpsilon(streams: Record<string, Stream>): number {
+  return Object.values(streams).reduce((sum, s) => sum + streamCost(s), 0);
+}
+
+/** The enforced total: fresh streams as spent, each RAPPOR spec at its worst case over values. */
+export function committedEpsilon(streams: Record<string, Stream>): number {
+  let total = 0;
+  const memo = new Map<string, Stream[]>();
+  for (const s of Object.values(streams)) {
+    if (!s.memoized) total += streamCost(s);
+    else memo.set(s.spec, [...(memo.get(s.spec) ?? []), s]);
+  }
+  for (const group of memo.values()) {
+    const reports = group.reduce((n, s) => n + s.reports, 0);
+    total += worstCaseMemoizedCost(reports, group[0].epsilon, group[0].epsilon_cap, group[0].values);
+  }
+  return total;
+}
+
+export function fitsBudget(committed: number, budget: Budget): boolean {
+  return committed <= budget.epsilon * (1 + SLACK);
+}
+
+/** A per-client ledger over a storage; created (with a fresh HMAC key) on first use. */
+export class PrivacyLedger {
+  constructor(
+    private readonly storage: LedgerStorage,
+    readonly budget: Budget,
+  ) {}
+
+  private check(data: LedgerData): LedgerData {
+    if (data.format !== LEDGER_FORMAT || typeof data.key !== "string" || data.key.length !== 64 || typeof data.streams !== "object") {
+      throw new Error("privacy ledger is corrupt");
+    }
+    if (data.budget.epsilon !== this.budget.epsilon || data.budget.delta !== this.budget.delta || data.budget.composition !== this.budget.composition) {
+      throw new Error(`the ledger's budget ${JSON.stringify(data.budget)} differs from ${JSON.stringify(this.budget)}`);
+    }
+    return data;
+  }
+
+  private fresh(): LedgerData {
+    return { format: LEDGER_FORMAT, key: toHex(cryptoSource.read(32)), budget: { ...this.budget }, streams: {} };
+  }
+
+  /** The stream name of a report of `value` under `spec` (`memoKey`: RAPPOR's memo key bytes). */
+  private streamName(data: LedgerData, spec: Spec, memoKey: Uint8Array | null): string {
+    if (memoKey === null) return "fresh:" + spec.fingerprint;
+    const message = concatBytes(utf8(spec.fingerprint), new Uint8Array([0]), memoKey);
+    return "value:" + toHex(hmac(sha256, fromHex(data.key), message));
+  }
+
+  /**
+   * Record one report, or throw `BudgetExceededError` recording nothing.
+   * Returns the spent ε after it. `memoKey`: the RAPPOR memo key (null for fresh mechanisms).
+   */
+  async charge(spec: Spec, memoKey: Uint8Array | null): Promise<number> {
+    const params = streamParameters(spec);
+    return this.storage.update((current) => {
+      const data = current === null ? this.fresh() : this.check(current);
+      const name = this.streamName(data, spec, memoKey);
+      const old = data.streams[name];
+      const streams = { ...data.streams, [name]: { spec: spec.fingerprint, ...params, reports: (old?.reports ?? 0) + 1 } };
+      const committed = committedEpsilon(streams);
+      if (!fitsBudget(committed, this.budget)) {
+        throw new BudgetExceededError(
+          `this report would bring the privacy committed to epsilon=${committed.toPrecision(6)}, over the budget ` +
+            `epsilon=${this.budget.epsilon}; nothing was sent or recorded`,
+        );
+      }
+      return { data: { ...data, streams }, result: spentEpsilon(streams) };
+    });
+  }
+
+  /** The committed ε so far (0 for a new ledger; creates nothing). */
+  async committed(): Promise<number> {
+    return this.storage.update((current) => ({ data: current, result: current === null ? 0 : committedEpsilon(this.check(current).streams) }));
+  }
+}
+
+/** An encoder whose every report is charged to a ledger before it is returned (randomize, charge, release). */
+export class BudgetedEncoder {
+  constructor(
+    readonly encoder: Encoder,
+    readonly ledger: PrivacyLedger,
+  ) {}
+
+  get spec(): Spec {
+    return this.encoder.spec;
+  }
+
+  async encode(value: Value): Promise<Report> {
+    const report = this.encoder.encode(value); // invalid values fail here, before any charge
+    const memoKey = this.encoder instanceof RapporEncoder ? this.encoder.memoKey(value) : null;
+    await this.ledger.charge(this.encoder.spec, memoKey);
+    return report;
+  }
+}
+
+/** A ledger kept in memory only (tests, short-lived pages). */
+export class MemoryLedgerStorage implements LedgerStorage {
+  data: LedgerData | null = null;
+  async update<T>(change: (current: LedgerData | null) => { data: LedgerData | null; result: T }): Promise<T> {
+    const { data, result } = change(this.data === null ? null : structuredClone(this.data));
+    this.data = data;
+    return result;
+  }
+}

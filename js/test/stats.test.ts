@@ -1,0 +1,145 @@
+/**
+ * The real CSPRNG output against the spec probabilities, for every frequency
+ * mechanism: chi-square goodness of fit at α = 1e-6 (no seed anywhere; a
+ * correct encoder fails a test with probability 1e-6).
+ *
+ * Critical values χ²(1 − α; df): scipy 1.17.1, `float(scipy.stats.chi2.isf(1e-6, df))`.
+ * The even-df ones are re-derived below from the exact closed form of the
+ * chi-square tail, Q = e^(−x/2) Σ_{j<df/2} (x/2)^j / j!.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { lhBucket, loadSpec, makeEncoder, newRapporClient, RapporEncoder, specFraction, type Spec } from "../src/index.js";
+
+const ALPHA = 1e-6;
+const CRITICAL: Record<number, number> = {
+  1: 23.928126976934827,
+  2: 27.631021115928547,
+  3: 30.664849706213598,
+  4: 33.37684158171984,
+  8: 42.700913926544274,
+  16: 58.3243900143889,
+};
+
+/** P[χ²_df > x] for even df, exactly (Poisson sum). */
+function evenTail(x: number, df: number): number {
+  let term = Math.exp(-x / 2);
+  let sum = term;
+  for (let j = 1; j < df / 2; j++) sum += (term *= x / 2 / j);
+  return sum;
+}
+
+function chiSquare(observed: number[], probabilities: number[], n: number): number {
+  return observed.reduce((s, o, i) => s + (o - n * probabilities[i]) ** 2 / (n * probabilities[i]), 0);
+}
+
+/** Bits read as independent Bernoulli cells: Σ over bits of the 2-cell statistic (df = number of bits). */
+function bitsChiSquare(ones: number[], probabilities: number[], n: number): number {
+  return ones.reduce((s, o, i) => s + chiSquare([o, n - o], [probabilities[i], 1 - probabilities[i]], n), 0);
+}
+
+function assertFits(statistic: number, df: number): void {
+  assert.ok(statistic < CRITICAL[df], `chi-square ${statistic.toFixed(2)} ≥ ${CRITICAL[df]} (df ${df}, α ${ALPHA})`);
+}
+
+const prob = (spec: Spec, name: string): number => {
+  const f = specFraction(spec, name);
+  return Number(f.num) / Number(f.den);
+};
+const bitAt = (bits: Uint8Array, i: number): number => (bits[i >> 3] >> (7 - (i & 7))) & 1;
+
+const SPECS = {
+  grr: '{"domain":["a","b","c","d","e"],"epsilon":1.0,"format":1,"mechanism":"grr","p":"7463731128007843729/18446744073709551616"}',
+  binary: '{"domain":["no","yes"],"epsilon":1.0,"format":1,"mechanism":"binary-rr","p":"13485650502877567347/18446744073709551616"}',
+  sue: '{"domain":[0,1,2,3,4,5,6,7],"epsilon":1.0,"format":1,"mechanism":"sue","p":"11482347978973015967/18446744073709551616","q":"6964396094736535649/18446744073709551616"}',
+  oue: '{"domain":[0,1,2,3,4,5,6,7],"epsilon":1.0,"format":1,"mechanism":"oue","p":"1/2","q":"4961093570831984269/18446744073709551616"}',
+  olh: '{"domain":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15],"epsilon":1.0,"format":1,"g":4,"mechanism":"olh","p":"4384485647440694613/9223372036854775808"}',
+  blh: '{"domain":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15],"epsilon":1.0,"format":1,"g":2,"mechanism":"blh","p":"13485650502877567347/18446744073709551616"}',
+  rappor: '{"domain":null,"encoding":"bloom","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":16,"num_cohorts":4,"num_hashes":2,"p":"1/4","q":"3/4"}',
+};
+const N = 20_000;
+
+describe("chi-square critical values", () => {
+  it("the even-df table values have tail probability α (exact closed form)", () => {
+    for (const df of [2, 4, 8, 16]) assert.ok(Math.abs(evenTail(CRITICAL[df], df) / ALPHA - 1) < 1e-9, `df ${df}`);
+  });
+});
+
+describe("CSPRNG output matches the spec probabilities (chi-square, α = 1e-6)", () => {
+  for (const [name, df] of [["grr", 4], ["binary", 1]] as const) {
+    it(`${name}: reported value ~ (p, q, …, q)`, () => {
+      const spec = loadSpec(SPECS[name]);
+      const domain = spec.fields.domain as string[];
+      const p = prob(spec, "p");
+      const q = (1 - p) / (domain.length - 1);
+      const counts = new Array(domain.length).fill(0);
+      const encoder = makeEncoder(spec);
+      for (let i = 0; i < N; i++) counts[domain.indexOf(encoder.encode(domain[1]).value as string)]++;
+      assertFits(chiSquare(counts, domain.map((_, i) => (i === 1 ? p : q)), N), df);
+    });
+  }
+
+  for (const name of ["sue", "oue"] as const) {
+    it(`${name}: each bit 1 with p (the value's) or q (the others)`, () => {
+      const spec = loadSpec(SPECS[name]);
+      const [p, q] = [prob(spec, "p"), prob(spec, "q")];
+      const ones = new Array(8).fill(0);
+      const encoder = makeEncoder(spec);
+      for (let i = 0; i < N; i++) {
+        const bits = encoder.encode(5n).bits!;
+        for (let b = 0; b < 8; b++) ones[b] += bitAt(bits, b);
+      }
+      assertFits(bitsChiSquare(ones, ones.map((_, b) => (b === 5 ? p : q)), N), 8);
+    });
+  }
+
+  for (const [name, df] of [["olh", 3], ["blh", 1]] as const) {
+    it(`${name}: (report − hash bucket) mod g ~ (p, q, …, q)`, () => {
+      const spec = loadSpec(SPECS[name]);
+      const g = Number(spec.fields.g);
+      const p = prob(spec, "p");
+      const counts = new Array(g).fill(0);
+      const encoder = makeEncoder(spec);
+      const n = N / 2; // the seed hash costs more
+      for (let i = 0; i < n; i++) {
+        const r = encoder.encode(7n);
+        counts[(Number(r.value) - lhBucket(r.seed!, 7, g) + g) % g]++;
+      }
+      assertFits(chiSquare(counts, counts.map((_, k) => (k === 0 ? p : (1 - p) / (g - 1))), n), df);
+    });
+  }
+
+  it("rappor IRR: given the client's PRR, each bit 1 with q (PRR 1) or p (PRR 0)", () => {
+    const spec = loadSpec(SPECS.rappor);
+    const encoder = new RapporEncoder(spec, newRapporClient(spec));
+    const prr = encoder.permanentBits("x");
+    const [p, q] = [prob(spec, "p"), prob(spec, "q")];
+    const ones = new Array(16).fill(0);
+    for (let i = 0; i < N; i++) {
+      const bits = encoder.encode("x").bits!;
+      for (let b = 0; b < 16; b++) ones[b] += bitAt(bits, b);
+    }
+    assertFits(bitsChiSquare(ones, ones.map((_, b) => ((prr >> BigInt(b)) & 1n ? q : p)), N), 16);
+  });
+
+  it("rappor one-time bits: fresh clients, each bit 1 with q* (Bloom bit 1) or p* (Bloom bit 0)", () => {
+    const spec = loadSpec(SPECS.rappor);
+    const [f, p, q] = [prob(spec, "f"), prob(spec, "p"), prob(spec, "q")];
+    const qStar = (f * (p + q)) / 2 + (1 - f) * q;
+    const pStar = (f * (p + q)) / 2 + (1 - f) * p;
+    // one cohort's Bloom bits, so that every report of the cohort has the same true bits
+    const ones = new Array(16).fill(0);
+    let n = 0;
+    let truth: number[] | null = null;
+    while (n < N / 2) {
+      const client = newRapporClient(spec);
+      if (client.cohort !== 0) continue;
+      const encoder = new RapporEncoder(spec, client);
+      truth ??= encoder.truePositions("x");
+      const bits = encoder.encode("x").bits!;
+      for (let b = 0; b < 16; b++) ones[b] += bitAt(bits, b);
+      n++;
+    }
+    assertFits(bitsChiSquare(ones, ones.map((_, b) => (truth!.includes(b) ? qStar : pStar)), n), 16);
+  });
+});

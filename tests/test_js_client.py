@@ -1,0 +1,148 @@
+"""The TypeScript client (js/) end to end: its ``ldp-encode`` reports aggregate correctly, and its Uploader
+survives a collector killed mid-upload (every report stored exactly once).
+
+Skipped, with the reason, when ``node`` or ``js/node_modules`` is missing (``.ci/run`` runs ``npm ci`` first).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+from collector_server import Server, create_task, store_path
+from scipy.stats import norm
+
+import ldp
+from ldp.collector.store import open_store
+
+JS = Path(__file__).resolve().parent.parent / "js"
+CLI = JS / "dist" / "cli.js"
+ALPHA = 1e-6
+Z = float(norm.isf(ALPHA / 2))  # two-sided, per estimate
+
+if shutil.which("node") is None:
+    pytest.skip("node is not installed: the TypeScript client cannot run", allow_module_level=True)
+if not (JS / "node_modules").is_dir():
+    pytest.skip("js/node_modules is missing: run `npm ci` in js/", allow_module_level=True)
+
+TRUTH = {"a": 5_000, "b": 3_000, "c": 1_500, "d": 500}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    """dist/ built from the current sources (npm run build: esbuild + tsc, about a second)."""
+    subprocess.run(["npm", "run", "--silent", "build"], cwd=JS, check=True, capture_output=True)
+
+
+def _ldp(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ldp", *map(str, args)], capture_output=True, text=True)
+
+
+def _values(tmp_path: Path) -> Path:
+    path = tmp_path / "values.txt"
+    path.write_text("".join(f"{v}\n" * n for v, n in TRUTH.items()))
+    return path
+
+
+def _encode(spec: Path, values: Path, out: Path) -> None:
+    with open(out, "w") as handle:
+        done = subprocess.run(
+            ["node", CLI, "--spec", spec, values], stdout=handle, stderr=subprocess.PIPE, text=True
+        )
+    assert done.returncode == 0, done.stderr
+
+
+_RAPPOR = "rappor --encoding basic --domain a,b,c,d --num-bits 4 --num-cohorts 1 --f 1/4 --p 1/4 --q 3/4"
+SPECS = {
+    name: text.split(" ")
+    for name, text in {
+        "grr": "grr --epsilon 1 --domain a,b,c,d",
+        "oue": "oue --epsilon 1 --domain a,b,c,d",
+        "rappor": _RAPPOR,
+    }.items()
+}
+
+
+@pytest.mark.parametrize("mechanism", sorted(SPECS))
+def test_js_reports_are_valid_and_estimates_are_within_z_standard_errors(mechanism, tmp_path):
+    spec = tmp_path / "spec.json"
+    made = _ldp("spec", *SPECS[mechanism], "-o", spec)
+    assert made.returncode == 0, made.stderr
+    reports, estimates = tmp_path / "reports.jsonl", tmp_path / "estimates.csv"
+    _encode(spec, _values(tmp_path), reports)
+    assert len(reports.read_text().splitlines()) == sum(TRUTH.values())
+    aggregated = _ldp(
+        "aggregate", "--spec", spec, reports, "--rejects", tmp_path / "rejects.jsonl", "-o", estimates
+    )
+    assert aggregated.returncode == 0, aggregated.stderr
+    assert not (tmp_path / "rejects.jsonl").exists() or not (tmp_path / "rejects.jsonl").read_text().strip()
+    table = pd.read_csv(estimates, dtype={"value": str}).set_index("value")
+    for value, count in TRUTH.items():
+        row = table.loc[value]
+        assert abs(row["estimate"] - count) <= Z * row["std_error"], (value, row.to_dict(), Z)
+
+
+def _stored(store: str, task_id: str) -> list:
+    with open_store(store) as opened:
+        return [r for chunk in opened.reports(task_id) for r in chunk]
+
+
+def test_js_uploader_survives_a_killed_collector_and_stores_every_report_once(tmp_path):
+    spec = ldp.GRR(domain=tuple(TRUTH), epsilon=1.0)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    reports = tmp_path / "reports.jsonl"
+    _encode(spec_path, _values(tmp_path), reports)
+    n = sum(TRUTH.values())
+    store = store_path(tmp_path)
+    task, token = create_task(store, spec, window="1h", time_precision="1m", min_batch=1)
+    servers = [Server(store, "--rate-limit", "0")]
+    try:
+        script = [
+            JS / "scripts" / "upload.mjs",
+            servers[0].url,
+            task.task_id,
+            reports,
+            tmp_path / "spool.jsonl",
+            500,
+        ]
+        uploader = subprocess.Popen(["node", *map(str, script)], stdout=subprocess.PIPE, text=True)
+        assert uploader.stdout is not None
+        assert uploader.stdout.readline().strip() == "batch 1"
+        servers[0].kill()  # kill -9 mid-upload: later batches find nobody listening until the restart
+        servers.append(Server(store, "--rate-limit", "0", port=servers[0].port))
+        out, _ = uploader.communicate(timeout=120)
+        assert uploader.returncode == 0
+        summary = json.loads(out.strip().splitlines()[-1])
+        assert summary["accepted"] + summary["replayed"] == n and summary["rejected"] == []
+        assert summary["spooled"] == 0 and summary["retries"] >= 1  # it did meet the dead collector
+
+        stored = _stored(store, task.task_id)
+        assert len(stored) == n and len({r.report_id for r in stored}) == n
+        sent = collections.Counter(
+            json.dumps(json.loads(line), sort_keys=True) for line in reports.read_text().splitlines()
+        )
+        kept = collections.Counter(json.dumps(json.loads(r.report), sort_keys=True) for r in stored)
+        assert kept == sent  # each JS report stored exactly once
+
+        served = httpx.get(
+            f"{servers[-1].url}/v1/tasks/{task.task_id}/estimates",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        ).json()
+        offline = tmp_path / "estimates.parquet"
+        assert _ldp("aggregate", "--spec", spec_path, reports, "-o", offline).returncode == 0
+        assert served["n"] == n
+        pd.testing.assert_frame_equal(
+            pd.DataFrame(served["estimates"]), pd.read_parquet(offline), check_exact=True, check_dtype=False
+        )
+    finally:
+        for server in servers:
+            server.stop()
