@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
 
-__all__ = ["DEFAULT_STORE", "Store", "StoredReport", "open_store"]
+__all__ = ["DEFAULT_STORE", "TASK_COLUMNS", "Store", "StoredReport", "open_store", "task_of", "task_row"]
 
 #: The store ``ldp serve`` and ``ldp task`` use without ``--store``: SQLite in the working directory.
 DEFAULT_STORE = "ldp-collector.db"
@@ -37,6 +38,40 @@ class StoredReport:
     report_id: bytes
     t: int
     report: str
+
+
+#: The tasks table's columns, in the order of :func:`task_row` and :func:`task_of` (both stores use them).
+TASK_COLUMNS = "task_id, spec_json, window_seconds, time_precision, min_batch, token_hash, not_before, not_after, cors_origins"
+
+
+def task_row(task: Task) -> tuple[Any, ...]:
+    """A task as the values of :data:`TASK_COLUMNS`."""
+    return (
+        task.task_id,
+        task.spec_json,
+        task.window,
+        task.time_precision,
+        task.min_batch,
+        task.token_hash,
+        task.not_before,
+        task.not_after,
+        json.dumps(list(task.cors_origins)),
+    )
+
+
+def task_of(row: Sequence[Any]) -> Task:
+    """The task of a row of :data:`TASK_COLUMNS`."""
+    return Task(
+        task_id=row[0],
+        spec_json=row[1],
+        window=row[2],
+        time_precision=row[3],
+        min_batch=row[4],
+        token_hash=row[5],
+        not_before=row[6],
+        not_after=row[7],
+        cors_origins=tuple(json.loads(row[8])),
+    )
 
 
 class Store(abc.ABC):

@@ -21,7 +21,6 @@ on the next call.
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -29,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
-from ldp.collector.store import Store, StoredReport
+from ldp.collector.store import TASK_COLUMNS, Store, StoredReport, task_of, task_row
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
 
@@ -64,7 +63,6 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS reports_by_time ON reports (task, t)",
 )
 
-_TASK_COLUMNS = "task_id, spec_json, window_seconds, time_precision, min_batch, token_hash, not_before, not_after, cors_origins"
 
 #: The arrays travel in binary (%b): text-format arrays cost ten times more to build, escaping every element.
 _INSERT = (
@@ -90,34 +88,6 @@ def _has_schema(connection: psycopg.Connection) -> bool:
         "AND to_regclass('reports') IS NOT NULL AND to_regclass('reports_by_time') IS NOT NULL"
     ).fetchone()
     return bool(row and row[0])
-
-
-def _task_of(row: Sequence[Any]) -> Task:
-    return Task(
-        task_id=row[0],
-        spec_json=row[1],
-        window=row[2],
-        time_precision=row[3],
-        min_batch=row[4],
-        token_hash=row[5],
-        not_before=row[6],
-        not_after=row[7],
-        cors_origins=tuple(json.loads(row[8])),
-    )
-
-
-def _task_row(task: Task) -> tuple[Any, ...]:
-    return (
-        task.task_id,
-        task.spec_json,
-        task.window,
-        task.time_precision,
-        task.min_batch,
-        task.token_hash,
-        task.not_before,
-        task.not_after,
-        json.dumps(list(task.cors_origins)),
-    )
 
 
 def _first_occurrences(
@@ -254,8 +224,8 @@ class PostgresStore(Store):
         try:
             with self._writer() as connection, connection.transaction():
                 connection.execute(
-                    f"INSERT INTO tasks ({_TASK_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    _task_row(task),
+                    f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    task_row(task),
                 )
         except psycopg.errors.UniqueViolation:
             raise ParameterError(f"task {task.task_id} already exists in {self.url}") from None
@@ -263,14 +233,14 @@ class PostgresStore(Store):
     def task(self, task_id: str) -> Task | None:
         with self._reader() as connection:
             row = connection.execute(
-                f"SELECT {_TASK_COLUMNS} FROM tasks WHERE task_id = %s", (task_id,)
+                f"SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = %s", (task_id,)
             ).fetchone()
-        return None if row is None else _task_of(row)
+        return None if row is None else task_of(row)
 
     def tasks(self) -> list[Task]:
         with self._reader() as connection:
-            rows = connection.execute(f"SELECT {_TASK_COLUMNS} FROM tasks ORDER BY seq").fetchall()
-        return [_task_of(row) for row in rows]
+            rows = connection.execute(f"SELECT {TASK_COLUMNS} FROM tasks ORDER BY seq").fetchall()
+        return [task_of(row) for row in rows]
 
     def delete_task(self, task_id: str) -> bool:
         with self._writer() as connection, connection.transaction():

@@ -13,13 +13,12 @@ instead of failing.
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ldp.collector.store import Store, StoredReport
+from ldp.collector.store import TASK_COLUMNS, Store, StoredReport, task_of, task_row
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
 
@@ -58,22 +57,6 @@ CREATE TABLE IF NOT EXISTS reports (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS reports_by_time ON reports (task, t);
 """
-
-_TASK_COLUMNS = "task_id, spec_json, window_seconds, time_precision, min_batch, token_hash, not_before, not_after, cors_origins"
-
-
-def _task_of(row: tuple) -> Task:
-    return Task(
-        task_id=row[0],
-        spec_json=row[1],
-        window=row[2],
-        time_precision=row[3],
-        min_batch=row[4],
-        token_hash=row[5],
-        not_before=row[6],
-        not_after=row[7],
-        cors_origins=tuple(json.loads(row[8])),
-    )
 
 
 class SqliteStore(Store):
@@ -133,18 +116,7 @@ class SqliteStore(Store):
         with self._lock, self._writer:
             try:
                 self._writer.execute(
-                    f"INSERT INTO tasks ({_TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        task.task_id,
-                        task.spec_json,
-                        task.window,
-                        task.time_precision,
-                        task.min_batch,
-                        task.token_hash,
-                        task.not_before,
-                        task.not_after,
-                        json.dumps(list(task.cors_origins)),
-                    ),
+                    f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", task_row(task)
                 )
             except sqlite3.IntegrityError:
                 raise ParameterError(f"task {task.task_id} already exists in {self.path!r}") from None
@@ -152,14 +124,14 @@ class SqliteStore(Store):
     def task(self, task_id: str) -> Task | None:
         with self._reader() as connection:
             row = connection.execute(
-                f"SELECT {_TASK_COLUMNS} FROM tasks WHERE task_id = ?", (task_id,)
+                f"SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?", (task_id,)
             ).fetchone()
-        return None if row is None else _task_of(row)
+        return None if row is None else task_of(row)
 
     def tasks(self) -> list[Task]:
         with self._reader() as connection:
-            rows = connection.execute(f"SELECT {_TASK_COLUMNS} FROM tasks ORDER BY seq").fetchall()
-        return [_task_of(row) for row in rows]
+            rows = connection.execute(f"SELECT {TASK_COLUMNS} FROM tasks ORDER BY seq").fetchall()
+        return [task_of(row) for row in rows]
 
     def delete_task(self, task_id: str) -> bool:
         with self._lock, self._writer:
