@@ -35,7 +35,7 @@ from ldp.collector.envelopes import (
     JSON_TYPES,
     MAX_BODY_BYTES,
     MAX_ENVELOPES,
-    UploadError,
+    UnreadableBody,
     check_envelopes,
     parse_upload,
 )
@@ -189,7 +189,7 @@ async def _read_body(request: Request) -> bytes:
     """The request body, refusing (413) as soon as it passes :data:`MAX_BODY_BYTES`."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise UploadError(
+        raise UnreadableBody(
             413, "Body too large", f"an upload is at most {MAX_BODY_BYTES} bytes, got {declared}"
         )
     parts: list[bytes] = []
@@ -197,7 +197,7 @@ async def _read_body(request: Request) -> bytes:
     async for part in request.stream():
         size += len(part)
         if size > MAX_BODY_BYTES:
-            raise UploadError(413, "Body too large", f"an upload is at most {MAX_BODY_BYTES} bytes")
+            raise UnreadableBody(413, "Body too large", f"an upload is at most {MAX_BODY_BYTES} bytes")
         parts.append(part)
     return b"".join(parts)
 
@@ -297,8 +297,8 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         errors = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         return problem(400, "Bad request", errors[:500])
 
-    @app.exception_handler(UploadError)
-    async def upload_error(request: Request, exc: UploadError) -> Response:
+    @app.exception_handler(UnreadableBody)
+    async def upload_error(request: Request, exc: UnreadableBody) -> Response:
         return problem(exc.status, exc.title, exc.detail)
 
     @app.exception_handler(ParameterError)

@@ -2,7 +2,7 @@
 
 :func:`parse_upload` reads a request body (a JSON array or JSON Lines) into
 items, refusing the body as a whole only when it cannot be read at all
-(:class:`UploadError`, answered with a problem document).
+(:class:`UnreadableBody`, answered with a problem document).
 :func:`check_envelopes` then accounts for every item: accepted (with the
 report to store and its checked form for the accumulators) or rejected with
 its index, id and reason. Nothing here touches the store.
@@ -32,7 +32,7 @@ __all__ = [
     "Accepted",
     "CheckedUpload",
     "Rejection",
-    "UploadError",
+    "UnreadableBody",
     "check_envelopes",
     "clock_skew",
     "parse_upload",
@@ -51,7 +51,7 @@ JSON_TYPES = ("application/json",)
 JSON_LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
 
 
-class UploadError(Exception):
+class UnreadableBody(Exception):
     """A body that cannot be read as a whole: the HTTP status, a short title and the detail."""
 
     def __init__(self, status: int, title: str, detail: str) -> None:
@@ -102,20 +102,20 @@ def parse_upload(body: bytes, content_type: str | None) -> list[Any]:
 
     Raises
     ------
-    UploadError
+    UnreadableBody
         413 for a body over :data:`MAX_BODY_BYTES`, 415 for another content
         type, 400 for JSON that cannot be parsed (too deep nesting included),
         a JSON value that is not an array, or more than :data:`MAX_ENVELOPES` items.
     """
     if len(body) > MAX_BODY_BYTES:
-        raise UploadError(
+        raise UnreadableBody(
             413, "Body too large", f"an upload is at most {MAX_BODY_BYTES} bytes, got {len(body)}"
         )
     kind = media_type(content_type)
     if kind in JSON_TYPES:
         items = _loads(body, "the body")
         if not isinstance(items, list):
-            raise UploadError(400, "Not an array", "a JSON upload is an array of envelopes")
+            raise UnreadableBody(400, "Not an array", "a JSON upload is an array of envelopes")
     elif kind in JSON_LINES_TYPES:
         items = [
             _loads(line, f"line {number}")
@@ -124,7 +124,7 @@ def parse_upload(body: bytes, content_type: str | None) -> list[Any]:
         ]
     else:
         shown = kind or "none"
-        raise UploadError(
+        raise UnreadableBody(
             415,
             "Unsupported media type",
             f"upload reports as application/json (an array) or application/x-ndjson (JSON Lines), not {shown}"[
@@ -132,7 +132,7 @@ def parse_upload(body: bytes, content_type: str | None) -> list[Any]:
             ],
         )
     if len(items) > MAX_ENVELOPES:
-        raise UploadError(
+        raise UnreadableBody(
             400, "Too many envelopes", f"an upload holds at most {MAX_ENVELOPES} envelopes, got {len(items)}"
         )
     return items
@@ -142,7 +142,7 @@ def _loads(data: bytes, where: str) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise UploadError(400, "Malformed JSON", f"{where} is not valid JSON: {exc}"[:300]) from None
+        raise UnreadableBody(400, "Malformed JSON", f"{where} is not valid JSON: {exc}"[:300]) from None
 
 
 def clock_skew(task: Task) -> int:
