@@ -323,7 +323,9 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         if task is None:
             return _unknown_task(task_id)
         body = await _read_body(request)
-        items = parse_upload(body, request.headers.get("content-type"))
+        # text/plain JSON Lines (sendBeacon, no preflight) only from an origin the task allows
+        beacon = bool(_cors_headers(task, request))
+        items = parse_upload(body, request.headers.get("content-type"), beacon=beacon)
         if len(items) <= INLINE_CHECK_ENVELOPES:
             checked = check_envelopes(task, items, time.time())
         else:

@@ -49,6 +49,8 @@ _ENVELOPE_KEYS = frozenset({"id", "t", "report"})
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{21}[AQgw]")  # 16 bytes in base64url without padding
 JSON_TYPES = ("application/json",)
 JSON_LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
+# navigator.sendBeacon can send a body without a CORS preflight only as a "simple" content type
+BEACON_TYPES = ("text/plain",)
 
 
 class UnreadableBody(Exception):
@@ -97,8 +99,12 @@ def media_type(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
-def parse_upload(body: bytes, content_type: str | None) -> list[Any]:
+def parse_upload(body: bytes, content_type: str | None, *, beacon: bool = False) -> list[Any]:
     """The items of an upload body (not yet checked as envelopes).
+
+    With ``beacon`` (the caller checked that the request comes from an origin
+    the task allows), a ``text/plain`` body is read as JSON Lines: what
+    ``navigator.sendBeacon`` sends without a CORS preflight.
 
     Raises
     ------
@@ -116,7 +122,7 @@ def parse_upload(body: bytes, content_type: str | None) -> list[Any]:
         items = _loads(body, "the body")
         if not isinstance(items, list):
             raise UnreadableBody(400, "Not an array", "a JSON upload is an array of envelopes")
-    elif kind in JSON_LINES_TYPES:
+    elif kind in JSON_LINES_TYPES or (beacon and kind in BEACON_TYPES):
         items = [
             _loads(line, f"line {number}")
             for number, line in enumerate(body.split(b"\n"), start=1)

@@ -330,6 +330,39 @@ def test_cors_is_per_task(tmp_path):
     assert "access-control-allow-origin" not in other.headers
 
 
+def test_text_plain_json_lines_are_accepted_from_an_allowed_origin_only(tmp_path):
+    """navigator.sendBeacon sends text/plain without a preflight: read as JSON Lines, but only for a CORS origin."""
+    store = store_path(tmp_path)
+    task, token = create_task(
+        store, GRR, window="1h", time_precision="1m", min_batch=1, cors_origins=("https://app.example",)
+    )
+    closed, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    items = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
+    body = b"".join(json.dumps(item).encode() + b"\n" for item in items)
+    beacon = "text/plain;charset=UTF-8"
+    with running(store) as server:
+
+        def post(task_id, origin=None):
+            headers = {"Content-Type": beacon, **({"Origin": origin} if origin else {})}
+            url = f"{server.url}/v1/tasks/{task_id}/reports"
+            return httpx.post(url, content=body, headers=headers, timeout=30)
+
+        assert post(task.task_id).status_code == 415  # no Origin: not a browser beacon
+        assert post(task.task_id, "https://evil.example").status_code == 415
+        assert post(closed.task_id, "https://app.example").status_code == 415
+        sent = post(task.task_id, "https://app.example")
+        assert sent.status_code == 200 and sent.json() == {"accepted": 2, "replayed": 0, "rejected": []}
+        assert sent.headers["access-control-allow-origin"] == "https://app.example"
+        again = post(task.task_id, "https://app.example")
+        assert again.json() == {"accepted": 0, "replayed": 2, "rejected": []}
+        estimates = httpx.get(
+            f"{server.url}/v1/tasks/{task.task_id}/estimates",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        ).json()
+        assert estimates["n"] == 2
+
+
 def test_nothing_about_the_sender_is_stored(collector):
     server, task, _ = collector
     t = now_truncated(task)

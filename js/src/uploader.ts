@@ -15,6 +15,12 @@ import { cryptoSource } from "./random.js";
 export const MAX_ENVELOPES = 1000;
 export const MAX_BODY_BYTES = 1 << 20;
 const CONTENT_TYPE = "application/x-ndjson";
+/**
+ * Beacons: a CORS-safelisted type, so no preflight (which a beacon, sent with
+ * credentials, would fail, and which may not finish while the page unloads);
+ * the collector reads text/plain as JSON Lines from an origin the task allows.
+ */
+const BEACON_CONTENT_TYPE = "text/plain;charset=UTF-8";
 
 /** Durable store of unsent envelope lines (exact bytes). */
 export interface Spool {
@@ -273,7 +279,7 @@ export class Uploader {
       for (const [start, end] of batchBounds(lines(), this.opts.batchSize, Math.min(this.opts.maxBody, 64_000))) {
         const body = lines().slice(start, end).map((l) => l + "\n").join("");
         // beacons are limited to ~64 kB in flight; a refused one simply stays spooled
-        if (!g.navigator!.sendBeacon!(this.reportsUrl, new Blob([body], { type: CONTENT_TYPE }))) break;
+        if (!g.navigator!.sendBeacon!(this.reportsUrl, new Blob([body], { type: BEACON_CONTENT_TYPE }))) break;
       }
     };
     g.addEventListener("pagehide", send);

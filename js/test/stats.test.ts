@@ -9,7 +9,21 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { lhBucket, loadSpec, makeEncoder, newRapporClient, RapporEncoder, specFraction, type Spec } from "../src/index.js";
+import { readFileSync } from "node:fs";
+import {
+  lhBucket,
+  loadSpec,
+  makeEncoder,
+  newRapporClient,
+  NumericEncoder,
+  type NumericTable,
+  parseFraction,
+  RapporEncoder,
+  specFraction,
+  type Spec,
+  tableDigest,
+  twoPointTable,
+} from "../src/index.js";
 
 const ALPHA = 1e-6;
 const CRITICAL: Record<number, number> = {
@@ -19,6 +33,12 @@ const CRITICAL: Record<number, number> = {
   4: 33.37684158171984,
   8: 42.700913926544274,
   16: 58.3243900143889,
+  // the numeric tests' pooled cells (deterministic: pooling depends on the expected counts only)
+  12: 50.825252138874454,
+  77: 150.95146179912095,
+  78: 152.3301878149749,
+  170: 272.44664804589667,
+  171: 273.703010309102,
 };
 
 /** P[χ²_df > x] for even df, exactly (Poisson sum). */
@@ -61,7 +81,7 @@ const N = 20_000;
 
 describe("chi-square critical values", () => {
   it("the even-df table values have tail probability α (exact closed form)", () => {
-    for (const df of [2, 4, 8, 16]) assert.ok(Math.abs(evenTail(CRITICAL[df], df) / ALPHA - 1) < 1e-9, `df ${df}`);
+    for (const df of [2, 4, 8, 12, 16, 78, 170]) assert.ok(Math.abs(evenTail(CRITICAL[df], df) / ALPHA - 1) < 1e-9, `df ${df}`);
   });
 });
 
@@ -142,4 +162,133 @@ describe("CSPRNG output matches the spec probabilities (chi-square, α = 1e-6)",
     }
     assertFits(bitsChiSquare(ones, ones.map((_, b) => (truth!.includes(b) ? qStar : pStar)), n), 16);
   });
+});
+
+// ---------------------------------------------------------------------------
+// Numeric mechanisms: the small-grid tables of the cross-language vectors
+// (../tests/vectors/vectors.json, `numeric` and `specs`, written by
+// tests/vectors/make_vectors.py from the Python library; digests checked).
+// The exact output distribution for an input follows from the table alone
+// (vectors README, section numeric): grid position u·K rounded up with
+// probability frac (exact for the dyadic inputs used here), then a two-point
+// coin, a band row (a on m cells, b elsewhere, over `total`), hybrid's α coin
+// and Duchi part, or the shift weights (noise z, output clamped to the ends).
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const VECTORS: any = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
+
+/** The spec and table of a vectors spec id (small grids only: the full table is inline). */
+function vectorTable(id: string): { spec: Spec; table: NumericTable } {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const c = VECTORS.specs.cases.find((x: any) => x.id === id);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const table = VECTORS.numeric.find((x: any) => x.spec === id) as NumericTable;
+  assert.equal(table.outputs.length > 0, true);
+  if (table.digest !== undefined) assert.equal(tableDigest(table), table.digest);
+  return { spec: loadSpec(c.canonical_json, c.fingerprint), table };
+}
+
+const ratio = (num: bigint, den: bigint): number => Number(num) / Number(den);
+const frac = (text: string): number => {
+  const f = parseFraction(text);
+  return ratio(f.num, f.den);
+};
+
+/** Exact output distribution (output index → probability; hybrid's Duchi part at keys −1, −2) for value x. */
+function outputDistribution(spec: Spec, table: NumericTable, x: number): Map<number, number> {
+  const low = Number(spec.fields.low);
+  const high = Number(spec.fields.high);
+  const u = Math.min(1, Math.max(0, (x - low) / (high - low)));
+  const dist = new Map<number, number>();
+  const add = (k: number, p: number) => dist.set(k, (dist.get(k) ?? 0) + p);
+  const K = table.kind === "two-point" ? 1 : Number(table.K);
+  const pos = u * K;
+  const lo = Math.floor(pos);
+  assert.ok(Number.isInteger(pos * 2 ** 20), "inputs are dyadic, so P[round up] = frac exactly");
+  const grid: [number, number][] = pos === lo ? [[lo, 1]] : [[lo, 1 - (pos - lo)], [lo + 1, pos - lo]];
+  for (const [i, pi] of grid) {
+    if (table.kind === "two-point") {
+      const p = frac(table.p!);
+      add(i, pi * p);
+      add(1 - i, pi * (1 - p));
+      continue;
+    }
+    const alpha = table.alpha === undefined ? 1 : frac(table.alpha);
+    if (alpha < 1) {
+      const dp = frac(table.duchi_p!);
+      const side1 = i / K;
+      add(-2, pi * (1 - alpha) * (side1 * dp + (1 - side1) * (1 - dp))); // duchi_outputs[1]
+      add(-1, pi * (1 - alpha) * ((1 - side1) * dp + side1 * (1 - dp))); // duchi_outputs[0]
+    }
+    const total = BigInt(table.total!);
+    if (table.kind === "rows") {
+      const { a, b, m } = table.band!;
+      for (let j = 0; j < table.outputs.length; j++) {
+        add(j, pi * alpha * ratio(j >= i && j < i + Number(m) ? BigInt(a) : BigInt(b), total));
+      }
+    } else {
+      const last = table.outputs.length - 1;
+      table.weights!.forEach((w, z) => add(Math.min(Math.max(i + z - K, 0), last), pi * ratio(BigInt(w), total)));
+    }
+  }
+  return dist;
+}
+
+/** Chi-square over cells, cells with expected count < 5 pooled (the pool, if still < 5, joins the smallest cell). */
+function pooledChiSquare(observed: Map<number, number>, dist: Map<number, number>, n: number): { statistic: number; df: number } {
+  for (const k of observed.keys()) assert.ok((dist.get(k) ?? 0) > 0, `output ${k} has probability 0`);
+  const cells: [number, number][] = []; // [observed, expected]
+  let pool: [number, number] = [0, 0];
+  for (const [k, p] of dist) {
+    const cell: [number, number] = [observed.get(k) ?? 0, n * p];
+    if (cell[1] >= 5) cells.push(cell);
+    else pool = [pool[0] + cell[0], pool[1] + cell[1]];
+  }
+  if (pool[1] >= 5) cells.push(pool);
+  else if (pool[1] > 0) {
+    const smallest = cells.reduce((s, c) => (c[1] < s[1] ? c : s));
+    smallest[0] += pool[0];
+    smallest[1] += pool[1];
+  }
+  const statistic = cells.reduce((s, [o, e]) => s + (o - e) ** 2 / e, 0);
+  return { statistic, df: cells.length - 1 };
+}
+
+const NUMERIC_CASES: [string, number[]][] = [
+  ["duchi/default", [-1, 0.25, 3]],
+  ["stochastic-rounding/default", [0, 0.375, 1]],
+  ["piecewise/grid8", [-1, 0.125, 1]],
+  ["hybrid/grid8", [-2, 0.125, 1]],
+  ["laplace/grid8", [-1, 0.125, 1]],
+  ["gaussian/grid8", [-1, 0.125, 1]],
+];
+const NUMERIC_N = 10_000;
+
+describe("numeric CSPRNG output matches the table's exact distribution (chi-square, α = 1e-6)", () => {
+  for (const [id, inputs] of NUMERIC_CASES) {
+    for (const x of inputs) {
+      it(`${id}: x = ${x}`, () => {
+        const { spec, table } = vectorTable(id);
+        if (table.kind === "two-point") assert.deepEqual(twoPointTable(spec).outputs, table.outputs);
+        const dist = outputDistribution(spec, table, x);
+        const mass = [...dist.values()].reduce((s, p) => s + p, 0);
+        assert.ok(Math.abs(mass - 1) < 1e-12, `probabilities sum to ${mass}`);
+        const index = new Map<number, number>(table.outputs.map((v, j) => [v, j]));
+        table.duchi_outputs?.forEach((v, j) => {
+          assert.ok(!index.has(v), "hybrid's Duchi outputs differ from the piecewise ones");
+          index.set(v, -1 - j);
+        });
+        const encoder = new NumericEncoder(spec, table);
+        const observed = new Map<number, number>();
+        for (let t = 0; t < NUMERIC_N; t++) {
+          const k = index.get(encoder.sample(x));
+          assert.ok(k !== undefined, "an output of the table");
+          observed.set(k, (observed.get(k) ?? 0) + 1);
+        }
+        const { statistic, df } = pooledChiSquare(observed, dist, NUMERIC_N);
+        assert.ok(df in CRITICAL, `no critical value for df ${df}`);
+        assertFits(statistic, df);
+      });
+    }
+  }
 });

@@ -1,0 +1,293 @@
+"""The TypeScript client's web bundle (js/src/web.ts) in headless Chromium against a real ``ldp serve``.
+
+A static server on 127.0.0.1 (another port, so another origin: the collector's
+tasks allow it by ``cors_origins``) serves a test page that loads the bundle.
+Checked in the browser: the RAPPOR client state in IndexedDB is created once and
+survives reloads (same secret, cohort and permanent response); the Uploader
+spools envelopes in IndexedDB before sending, uploads them, keeps them through
+a reload while the collector is down and sends them exactly once when it is
+back; ``sendBeacon`` on page hide delivers the spooled envelopes when the page
+goes away (the beacon's body is ``text/plain``: see docs/collector.md#upload).
+
+Skipped, with the reason, when Chromium or ``js/node_modules`` is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from collector_server import Server, create_task, free_port, store_path
+
+import ldp
+
+JS = Path(__file__).resolve().parent.parent / "js"
+ESBUILD = JS / "node_modules" / ".bin" / "esbuild"
+CHROMIUM = next(
+    (
+        p
+        for p in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"))
+        if p and Path(p).exists()
+    ),
+    None,
+)
+if CHROMIUM is None:
+    reason = "no Chromium at /usr/bin/chromium or on PATH (apt-get install -y chromium; .ci/run installs it)"
+    print(f"test_js_browser skipped: {reason}")
+    pytest.skip(reason, allow_module_level=True)
+if not ESBUILD.exists():
+    reason = "js/node_modules is missing: run `npm ci` in js/"
+    print(f"test_js_browser skipped: {reason}")
+    pytest.skip(reason, allow_module_level=True)
+
+from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402 (after the module-level skip)
+
+# The web bundle, plus RapporEncoder to read the permanent response the client state gives.
+ENTRY = f"""
+export * from "{JS / "src" / "web.ts"}";
+export {{ RapporEncoder }} from "{JS / "src" / "encoders.ts"}";
+export {{ toHex }} from "{JS / "src" / "bytes.ts"}";
+"""
+
+PAGE = """<!doctype html><meta charset="utf-8"><title>ldp test page</title>
+<script type="module" src="harness.js"></script>"""
+AWAY = """<!doctype html><meta charset="utf-8"><title>away</title><p>another page"""
+
+HARNESS = """
+import * as ldp from "./ldp-web.js";
+
+const store = ldp.defaultStore();
+
+/** A key of the client's IndexedDB store, read directly (not through the library). */
+function rawGet(key) {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open("ldp-client");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const get = open.result.transaction("kv").objectStore("kv").get(key);
+      get.onsuccess = () => { open.result.close(); resolve(get.result ?? null); };
+      get.onerror = () => reject(get.error);
+    };
+  });
+}
+
+async function taskSpec(url, task) {
+  const info = await (await fetch(`${url}/v1/tasks/${task}`)).json();
+  return ldp.loadSpec(await (await fetch(`${url}/v1/tasks/${task}/spec`)).text(), info.fingerprint);
+}
+
+const uploader = (url, task, spool) => new ldp.Uploader(url, task, spool, { retries: 0 });
+
+window.harness = {
+  async client(url, task) {
+    const spec = await taskSpec(url, task);
+    const client = await ldp.openBrowserClient(store, spec);
+    const prr = new ldp.RapporEncoder(spec, client).permanentBits("red");
+    return {
+      secret: ldp.toHex(client.secret),
+      cohort: client.cohort,
+      prr: prr.toString(),
+      stored: await rawGet(`state:${spec.fingerprint}`),
+    };
+  },
+  async enqueue(url, task, values) {
+    const spec = await taskSpec(url, task);
+    const encoder = ldp.makeEncoder(spec);
+    const lines = await uploader(url, task, new ldp.BrowserSpool(store)).enqueue(
+      values.map((v) => ldp.reportToJson(encoder.encode(v))),
+    );
+    return { lines, spooled: JSON.parse(await rawGet("spool")) };
+  },
+  async flush(url, task) {
+    try {
+      return { summary: await uploader(url, task, new ldp.BrowserSpool(store)).flush() };
+    } catch (error) {
+      return { error: String(error) };
+    }
+  },
+  async spool() {
+    return JSON.parse((await rawGet("spool")) ?? "[]");
+  },
+  async installBeacon(url, task) {
+    const spool = new ldp.BrowserSpool(store);
+    await spool.load();
+    uploader(url, task, spool).installBeacon(() => spool.cached);
+    return spool.cached.length;
+  },
+};
+window.harnessReady = true;
+"""
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The bundle and the test page on a static server at 127.0.0.1 (a free port); yields its origin."""
+    root = tmp_path_factory.mktemp("site")
+    entry = root / "entry.ts"
+    entry.write_text(ENTRY)
+    built = subprocess.run(
+        [
+            ESBUILD,
+            entry,
+            "--bundle",
+            "--format=esm",
+            "--platform=browser",
+            f"--outfile={root / 'ldp-web.js'}",
+        ],
+        cwd=JS,
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr
+    (root / "index.html").write_text(PAGE)
+    (root / "away.html").write_text(AWAY)
+    (root / "harness.js").write_text(HARNESS)
+    handler = functools.partial(_Quiet, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        launched = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, site: str) -> Iterator[Page]:
+    """A fresh context (its own IndexedDB) with the test page loaded."""
+    context = browser.new_context()
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda e: errors.append(str(e)))
+    _load(opened, site)
+    try:
+        yield opened
+    finally:
+        context.close()
+    assert errors == []
+
+
+def _load(page: Page, site: str) -> None:
+    page.goto(f"{site}/index.html")
+    page.wait_for_function("window.harnessReady === true", timeout=10_000)
+
+
+def _reload(page: Page) -> None:
+    page.reload()
+    page.wait_for_function("window.harnessReady === true", timeout=10_000)
+
+
+def _call(page: Page, name: str, *args: Any) -> Any:
+    return page.evaluate(f"(args) => window.harness.{name}(...args)", list(args))
+
+
+def _n(server: Server, task_id: str, token: str) -> int:
+    reply = httpx.get(
+        f"{server.url}/v1/tasks/{task_id}/estimates", headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
+    assert reply.status_code == 200, reply.text
+    return reply.json()["n"]
+
+
+@contextlib.contextmanager
+def _collector(tmp_path: Path, spec: Any, site: str) -> Iterator[tuple[Server, str, str, str]]:
+    store = store_path(tmp_path)
+    task, token = create_task(
+        store, spec, window="1h", time_precision="1m", min_batch=1, cors_origins=(site,)
+    )
+    server = Server(store, "--rate-limit", "0")
+    try:
+        yield server, store, task.task_id, token
+    finally:
+        server.stop()
+
+
+GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+
+
+def test_client_state_is_created_once_in_indexeddb_and_survives_a_reload(page, site, tmp_path):
+    spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=8, f=0.5, p=0.25, q=0.75)
+    with _collector(tmp_path, spec, site) as (server, _, task_id, _):
+        first = _call(page, "client", server.url, task_id)
+        assert first["stored"] is not None and first["secret"] in first["stored"]  # in IndexedDB itself
+        assert len(first["secret"]) == 64 and 0 <= first["cohort"] < 8
+        for _ in range(2):
+            _reload(page)
+            assert _call(page, "client", server.url, task_id) == first  # same secret, cohort, PRR
+
+
+def test_uploader_spools_in_indexeddb_and_sends_each_envelope_once_across_a_collector_outage(
+    page, site, tmp_path
+):
+    with _collector(tmp_path, GRR, site) as (server, store, task_id, token):
+        done = _call(page, "enqueue", server.url, task_id, ["a", "b", "c", "a"])
+        assert done["spooled"] == done["lines"] and len(done["lines"]) == 4  # spooled before any send
+        assert _n(server, task_id, token) == 0
+        reply = _call(page, "flush", server.url, task_id)
+        assert reply["summary"]["accepted"] == 4 and reply["summary"]["rejected"] == []
+        assert _call(page, "spool") == [] and _n(server, task_id, token) == 4
+
+        later = _call(page, "enqueue", server.url, task_id, ["b", "b", "c"])["lines"]
+        server.stop()  # the collector goes away
+        assert "gave up" in _call(page, "flush", server.url, task_id)["error"]
+        _reload(page)
+        assert _call(page, "spool") == later  # kept across the reload
+
+        back = Server(store, "--rate-limit", "0", port=server.port)
+        try:
+            _reload(page)
+            reply = _call(page, "flush", back.url, task_id)["summary"]
+            assert reply["accepted"] + reply["replayed"] == 3 and reply["rejected"] == []
+            assert _call(page, "spool") == []
+            assert _call(page, "flush", back.url, task_id)["summary"]["batches"] == 0
+            assert _n(back, task_id, token) == 7  # each envelope counted once
+        finally:
+            back.stop()
+
+
+def test_send_beacon_on_pagehide_delivers_the_spool(page, site, tmp_path):
+    with _collector(tmp_path, GRR, site) as (server, _, task_id, token):
+        lines = _call(page, "enqueue", server.url, task_id, ["a", "c", "c"])["lines"]
+        assert _call(page, "installBeacon", server.url, task_id) == 3
+        page.goto(f"{site}/away.html")  # pagehide: the spool goes out by navigator.sendBeacon
+        deadline = time.monotonic() + 10
+        while _n(server, task_id, token) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _n(server, task_id, token) == 3
+
+        # best effort: the beaconed envelopes stay spooled, and the next flush finds them stored
+        _load(page, site)
+        assert _call(page, "spool") == lines
+        reply = _call(page, "flush", server.url, task_id)["summary"]
+        assert reply == {"accepted": 0, "replayed": 3, "rejected": [], "batches": 1, "retries": 0}
+        assert _n(server, task_id, token) == 3
