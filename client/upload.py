@@ -30,7 +30,6 @@ import http.client
 import json
 import math
 import os
-import random
 import re
 import secrets
 import time
@@ -393,7 +392,7 @@ class _Http:
     backoff: float
     max_backoff: float
     sleep: Callable[[float], None] = time.sleep
-    jitter: Callable[[], float] = random.random
+    jitter: Callable[[], float] = secrets.SystemRandom().random  # the client draws nothing from a non-CSPRNG
     attempts: int = 0
     retried: int = 0
 
