@@ -45,7 +45,7 @@ from ldp.collector.problems import problem
 from ldp.collector.ratelimit import RateLimiter
 from ldp.collector.store import Store, open_store
 from ldp.collector.tasks import Task, is_task_id
-from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary, window_replies
+from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary
 from ldp.errors import ParameterError
 from ldp.numeric_wire import numeric_table as wire_table
 from ldp.specs.base import load_spec
@@ -122,11 +122,18 @@ class _Collector:
         self.tasks = current
         self._tasks_read = time.monotonic()
 
+    def refresh_if_stale(self) -> None:
+        """Re-read the task list when it is older than :data:`TASK_REFRESH_SECONDS`."""
+        if time.monotonic() - self._tasks_read > TASK_REFRESH_SECONDS:
+            self.refresh_tasks()
+
     def task(self, task_id: str) -> Task | None:
         if not is_task_id(task_id):
             return None
-        if task_id not in self.tasks or time.monotonic() - self._tasks_read > TASK_REFRESH_SECONDS:
-            self.refresh_tasks()
+        if task_id not in self.tasks:
+            self.refresh_tasks()  # created by `ldp task create` since the last read
+        else:
+            self.refresh_if_stale()
         return self.tasks.get(task_id)
 
     def token_tasks(self, token: str) -> list[Task]:
@@ -432,7 +439,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         check_range(task, start, end)
         head = {"task": task.task_id, "mechanism": task.spec.mechanism, "confidence": confidence}
         if by == "window":
-            windows = await run_in_threadpool(window_replies, c.windows, task, confidence)
+            windows = await run_in_threadpool(c.windows.replies, task, confidence)
             selected = [
                 w
                 for w in windows
@@ -447,8 +454,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     @app.get("/v1/dashboard", summary="Every visible task with its windows' estimates")
     async def dashboard_data(request: Request) -> Response:
         c = collector()
-        if time.monotonic() - c._tasks_read > TASK_REFRESH_SECONDS:
-            await run_in_threadpool(c.refresh_tasks)
+        await run_in_threadpool(c.refresh_if_stale)
         if c.settings.open_dashboard:
             visible = list(c.tasks.values())
         else:
@@ -458,7 +464,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
                 return _unauthorized("give a collector token as 'Authorization: Bearer TOKEN'")
         tasks = []
         for task in visible:
-            windows = await run_in_threadpool(window_replies, c.windows, task, 0.95)
+            windows = await run_in_threadpool(c.windows.replies, task, 0.95)
             tasks.append({**task_summary(task, 0.95), "task": task.task_id, "windows": windows})
         return _json({"tasks": tasks})
 

@@ -36,6 +36,9 @@ class Windows:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._windows: dict[str, dict[int, Accumulator]] = {}
+        # The last reply of each window, reused while its count is unchanged (counts only grow, so n
+        # names the window's state): the dashboard polls every window of every task every 2 s.
+        self._replies: dict[tuple[str, int], tuple[float, dict[str, Any]]] = {}
 
     def load(self, store: Store, task: Task) -> int:
         """Rebuild ``task``'s windows from the store; the number of reports read."""
@@ -45,11 +48,17 @@ class Windows:
             windows[start] = accumulate_stored(task.spec, chunks)
         with self._lock:
             self._windows[task.task_id] = windows
+            self._forget_replies(task.task_id)
         return sum(accumulator.n for accumulator in windows.values())
 
     def forget(self, task_id: str) -> None:
         with self._lock:
             self._windows.pop(task_id, None)
+            self._forget_replies(task_id)
+
+    def _forget_replies(self, task_id: str) -> None:
+        for key in [key for key in self._replies if key[0] == task_id]:
+            del self._replies[key]
 
     def add(self, task: Task, reports: Sequence[tuple[int, CheckedReport]]) -> None:
         """Count committed reports, given as ``(t, checked report)`` pairs."""
@@ -85,6 +94,26 @@ class Windows:
                 total = total.merge(accumulator)
         return total
 
+    def replies(self, task: Task, confidence: float) -> list[dict[str, Any]]:
+        """One entry per window holding reports: start, end, n and estimates or the withheld reason.
+
+        The entries are shared with later calls: read them, never change them.
+        """
+        replies = []
+        for start, n in self.counts(task).items():
+            key = (task.task_id, start)
+            with self._lock:
+                cached = self._replies.get(key)
+            if cached is not None and cached[0] == confidence and cached[1]["n"] == n:
+                replies.append(cached[1])
+                continue
+            merged = self.merged(task, start, start + task.window)
+            reply = {"start": start, "end": start + task.window, **estimate_reply(task, merged, confidence)}
+            with self._lock:
+                self._replies[key] = (confidence, reply)
+            replies.append(reply)
+        return replies
+
 
 def check_range(task: Task, start: int | None, end: int | None) -> None:
     """``start`` and ``end`` must fall on window boundaries, ``start < end``."""
@@ -111,17 +140,6 @@ def estimate_reply(task: Task, accumulator: Accumulator, confidence: float) -> d
         "estimates": estimate_records(accumulator.estimate(confidence=confidence)),
         "withheld": None,
     }
-
-
-def window_replies(windows: Windows, task: Task, confidence: float) -> list[dict[str, Any]]:
-    """One entry per window holding reports: start, end, n and estimates or the withheld reason."""
-    replies = []
-    for start in windows.counts(task):
-        merged = windows.merged(task, start, start + task.window)
-        replies.append(
-            {"start": start, "end": start + task.window, **estimate_reply(task, merged, confidence)}
-        )
-    return replies
 
 
 def task_summary(task: Task, confidence: float) -> dict[str, Any]:
