@@ -48,6 +48,7 @@ EXIT_USAGE = 2
 #: name -> "module:attribute" of each subcommand.
 SUBCOMMANDS = {
     "spec": "ldp.commands.spec:spec",
+    "audit": "ldp.commands.audit:audit",
     "encode": "ldp.client.cli:encode",
     "aggregate": "ldp.aggregator.cli:aggregate",
     "google-rappor": "ldp.aggregator.google_cli:google_rappor",

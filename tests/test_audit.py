@@ -1,0 +1,299 @@
+"""``ldp audit``: Clopper–Pearson bounds, every mechanism through the Python client, black-box encoders.
+
+The audit's false-alarm probability is at most 1 − confidence; the tests
+that assert "no violation" on correct encoders run at confidence 1 − 1e-6,
+so each fails spuriously with probability at most 1e-6 (α of the suite).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import frequency_specs, numeric_specs, rappor_specs
+
+import ldp
+from ldp.audit import Claim, audit_claims, audit_pairs, clopper_pearson, epsilon_lower_bound, run_audit
+from ldp.audit_sources import command_sampler, python_client_sampler
+from ldp.cli import cli
+from ldp.commands.audit import DEFAULT_SAMPLES, EXIT_VIOLATION
+
+ALPHA = 1e-6
+REPO = Path(__file__).resolve().parent.parent
+
+# A GRR encoder that really runs at epsilon * FACTOR: values on stdin, report JSON lines on stdout.
+SCALED_GRR = """
+import json, math, secrets, sys
+from fractions import Fraction
+spec_path, factor = sys.argv[1], float(sys.argv[2])
+spec = json.load(open(spec_path))
+sys.path.insert(0, {repo!r})
+from ldp.specs import load_spec
+fingerprint = load_spec(spec_path).fingerprint
+domain = spec["domain"]
+k = len(domain)
+e = Fraction(math.exp(spec["epsilon"] * factor)).limit_denominator(10**9)
+keep = e / (e + k - 1)  # the keep probability of GRR at epsilon * factor
+out = []
+for line in sys.stdin:
+    index = domain.index(line.rstrip("\\n"))
+    r = Fraction(secrets.randbelow(10**12), 10**12)
+    if r < keep:
+        reported = index
+    else:
+        other = secrets.randbelow(k - 1)
+        reported = other + (other >= index)
+    out.append(json.dumps({{"v": 1, "spec": fingerprint, "value": domain[reported]}}))
+print("\\n".join(out))
+"""
+
+
+def _scaled_grr(tmp_path: Path, factor: float, epsilon: float = 1.0) -> tuple[Path, str]:
+    spec = ldp.GRR(domain=("a", "b"), epsilon=epsilon)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    script = tmp_path / "scaled_grr.py"
+    script.write_text(SCALED_GRR.format(repo=str(REPO)))
+    return spec_path, f"{sys.executable} {script} {spec_path} {factor}"
+
+
+# -- the statistics ------------------------------------------------------------------------------
+
+
+def test_clopper_pearson_matches_scipy_exact_interval():
+    from scipy.stats import binomtest
+
+    for hits, n in [(0, 50), (3, 100), (50, 100), (100, 100), (999, 10_000)]:
+        low, high = clopper_pearson(hits, n, 0.025)
+        exact = binomtest(hits, n).proportion_ci(0.95, "exact")
+        assert float(low) == pytest.approx(exact.low, abs=1e-12)
+        assert float(high) == pytest.approx(exact.high, abs=1e-12)
+
+
+def test_lower_bound_covers_the_true_ratio_at_its_level():
+    """P[bound > ln(p0/p1)] ≤ 2·alpha; checked on 20,000 draws at alpha = 0.01 (z-bound at α = 1e-6)."""
+    rng = np.random.default_rng(17)
+    n, p0, p1, alpha, draws = 2_000, 0.6, 0.25, 0.01, 20_000
+    bounds = epsilon_lower_bound(rng.binomial(n, p0, draws), rng.binomial(n, p1, draws), n, alpha)
+    exceed = np.mean(bounds > math.log(p0 / p1))
+    limit = 2 * alpha + 4.9 * math.sqrt(2 * alpha / draws)  # 4.9 = z of 1e-6 one-sided
+    assert exceed <= limit
+    assert np.all(bounds < math.log(p0 / p1) + 0.5)  # and it is not vacuous
+
+
+def test_delta_is_subtracted_and_a_lower_end_below_delta_gives_no_bound():
+    plain = float(epsilon_lower_bound(500, 100, 1000, 0.01))
+    assert float(epsilon_lower_bound(500, 100, 1000, 0.01, delta=0.1)) < plain
+    assert float(epsilon_lower_bound(5, 1, 1000, 0.01, delta=0.5)) == -math.inf
+
+
+# -- every registered mechanism through the Python client --------------------------------------------
+
+
+def _mechanisms():
+    specs = [*frequency_specs(epsilon=1.0), *rappor_specs(), *numeric_specs(epsilon=1.0)]
+    return [pytest.param(s, id=f"{s.mechanism}-{getattr(s, 'encoding', '')}{i}") for i, s in enumerate(specs)]
+
+
+def test_the_mechanism_lists_cover_the_registry():
+    from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS
+
+    audited = {p.values[0].mechanism for p in _mechanisms()}
+    assert audited == {*FREQUENCY_MECHANISMS, *NUMERIC_MECHANISMS, "rappor"}
+
+
+@pytest.mark.parametrize("spec", _mechanisms())
+def test_every_mechanism_is_consistent_with_its_claim(spec):
+    samples = 600 if isinstance(spec, ldp.Rappor) else 2_000
+    claims = audit_claims(spec, memo_reports=4)
+    with python_client_sampler(spec) as sampler:
+        result = run_audit(spec, sampler, samples, confidence=1 - ALPHA, claims=claims)
+    assert result.tests == 2 * len(claims) * len(audit_pairs(spec))
+    for row in result.rows:
+        assert row.lower_bound <= row.claim.epsilon, row
+    if isinstance(spec, ldp.Rappor) and spec.f > 0:
+        assert {row.claim.reports for row in result.rows} == {1, 4}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", _mechanisms())
+def test_every_mechanism_with_a_large_budget_is_consistent_and_the_bound_is_close(spec):
+    """With many samples the bound is above half the claim for the mechanisms whose events are tight."""
+    samples = 6_000 if isinstance(spec, ldp.Rappor) else 40_000
+    with python_client_sampler(spec) as sampler:
+        result = run_audit(spec, sampler, samples, confidence=1 - ALPHA, claims=audit_claims(spec, 4))
+    assert not result.violation
+    if isinstance(spec, ldp.GRR | ldp.UnaryEncoding | ldp.LocalHashing):
+        assert result.rows[0].lower_bound > 0.5 * spec.epsilon
+
+
+# -- power: a broken encoder is flagged, through --encoder-cmd --------------------------------------
+
+
+def test_a_grr_running_at_1_15_epsilon_is_flagged_with_the_default_budget(tmp_path):
+    spec_path, command = _scaled_grr(tmp_path, 1.15)
+    result = CliRunner().invoke(cli, ["audit", "--spec", str(spec_path), "--encoder-cmd", command])
+    assert result.exit_code == EXIT_VIOLATION, result.output
+    assert "verdict: VIOLATION" in result.output
+    assert f"{DEFAULT_SAMPLES:,} samples per input" in result.output
+
+
+def test_the_same_encoder_at_its_claim_is_not_flagged(tmp_path):
+    spec_path, command = _scaled_grr(tmp_path, 1.0)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "audit",
+            "--spec",
+            str(spec_path),
+            "--encoder-cmd",
+            command,
+            "--samples",
+            "4000",
+            "--confidence",
+            str(1 - ALPHA),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "verdict: consistent" in result.output
+
+
+def test_the_python_cli_works_as_an_encoder_command(tmp_path):
+    spec = ldp.OUE(domain=("a", "b"), epsilon=1.0)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    sampler = command_sampler(spec, f"{sys.executable} -m ldp encode --spec {spec_path} {{values}}")
+    result = run_audit(spec, sampler, 400, confidence=1 - ALPHA)
+    assert not result.violation
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(
+    not (REPO / "js" / "dist" / "cli.js").exists(), reason="js/dist is not built (npm run build in js/)"
+)
+@pytest.mark.parametrize(
+    "spec", [*frequency_specs(epsilon=1.0), rappor_specs()[0], *numeric_specs(epsilon=1.0)[:2]]
+)
+def test_the_javascript_client_is_consistent(spec, tmp_path):
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    command = f"node {REPO / 'js' / 'dist' / 'cli.js'} --spec {spec_path} /dev/stdin"
+    result = run_audit(spec, command_sampler(spec, command), 1_000, confidence=1 - ALPHA)
+    assert not result.violation, result.rows[0]
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+def _one_line_error(result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (
+            "import sys\nfor _ in sys.stdin: print('not json')",
+            "output line 1 (value 'a') is not a valid report: report is not valid JSON",
+        ),
+        (
+            'import sys\nfor _ in sys.stdin: print(\'{"v": 1, "spec": "0000000000000000", "value": "a"}\')',
+            "is not a valid report: report is for spec",
+        ),
+        ("import sys; sys.stdin.read()", "printed 0 lines for 10 values of 'a'"),
+        (
+            "import sys; sys.stderr.write('boom\\n'); sys.exit(5)",
+            "exited with status 5 on 10 lines of 'a': boom",
+        ),
+    ],
+)
+def test_a_malformed_encoder_is_a_one_line_error(tmp_path, script, expected):
+    spec_path, _ = _scaled_grr(tmp_path, 1.0)
+    bad = tmp_path / "bad.py"
+    bad.write_text(script)
+    result = CliRunner().invoke(
+        cli,
+        ["audit", "--spec", str(spec_path), "--encoder-cmd", f"{sys.executable} {bad}", "--samples", "10"],
+    )
+    assert expected in _one_line_error(result)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--samples", "10", "--seconds", "2"], "give --samples or --seconds, not both"),
+        (["--samples", "1"], "--samples must be at least 2"),
+        (["--confidence", "1.5"], "--confidence must be in (0, 1)"),
+        (["--seconds", "0"], "--seconds must be positive"),
+        (
+            ["--encoder-cmd", "no-such-encoder-xyz", "--samples", "10"],
+            "command 'no-such-encoder-xyz' not found",
+        ),
+        (["--encoder-cmd", "", "--samples", "10"], "--encoder-cmd is empty"),
+    ],
+)
+def test_bad_options_are_one_line_errors(tmp_path, args, expected):
+    spec_path, _ = _scaled_grr(tmp_path, 1.0)
+    result = CliRunner().invoke(cli, ["audit", "--spec", str(spec_path), *args])
+    assert expected in _one_line_error(result)
+
+
+def test_output_names_the_claims_the_pairs_and_the_verdict(tmp_path):
+    spec = ldp.Rappor.basic(("a", "b", "c"), f="1/4", p="1/4", q="3/4")
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    result = CliRunner().invoke(
+        cli, ["audit", "--spec", str(spec_path), "--samples", "200", "--memo-reports", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "3 memoized reports" in result.output and "one report" in result.output
+    assert "Bonferroni over 8 tests" in result.output
+    assert result.output.strip().splitlines()[-1].startswith("verdict: consistent")
+
+
+def test_seconds_sizes_the_budget(tmp_path):
+    spec_path, _ = _scaled_grr(tmp_path, 1.0)
+    result = CliRunner().invoke(cli, ["audit", "--spec", str(spec_path), "--seconds", "1.5"])
+    assert result.exit_code == 0, result.output
+    assert "samples per input" in result.output
+
+
+def test_claims_of_an_approximate_dp_spec_carry_delta():
+    spec = numeric_specs()[-1]
+    assert spec.mechanism == "gaussian"
+    (claim,) = audit_claims(spec)
+    assert claim == Claim("one report", float(spec.epsilon), float(spec.delta))
+
+
+@pytest.mark.slow
+def test_subprocess_exit_status_of_a_violation(tmp_path):
+    """The installed entry point exits with status 1 on a violation (not only through click's runner)."""
+    spec_path, command = _scaled_grr(tmp_path, 3.0)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ldp",
+            "audit",
+            "--spec",
+            str(spec_path),
+            "--encoder-cmd",
+            command,
+            "--samples",
+            "2000",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == EXIT_VIOLATION, done.stdout + done.stderr
+    assert json.dumps("VIOLATION")[1:-1] in done.stdout
