@@ -138,7 +138,7 @@ class AuditRow:
 
 @dataclasses.dataclass(frozen=True)
 class AuditResult:
-    """Every test of an audit, worst (highest lower bound / claim) first."""
+    """Every test of an audit, in order: claim, pair, direction (x0 against x1, then back)."""
 
     mechanism: str
     fingerprint: str
@@ -155,6 +155,11 @@ class AuditResult:
     def violation(self) -> bool:
         """True when some lower bound exceeds its claim (false alarm probability ≤ 1 − confidence)."""
         return any(row.violation for row in self.rows)
+
+    @property
+    def worst(self) -> AuditRow:
+        """The test whose lower bound is the largest fraction of its claim (then the largest bound)."""
+        return max(self.rows, key=lambda r: (r.ratio, r.lower_bound))
 
 
 def clopper_pearson(hits: np.ndarray | int, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -436,7 +441,6 @@ def run_audit(
             events = event_family(spec, pair, select)
             for forward in (True, False):
                 rows.append(_test(spec, claim, pair, events, select, bound, forward, half, alpha))
-    rows.sort(key=lambda r: (r.ratio, r.lower_bound), reverse=True)
     return AuditResult(spec.mechanism, spec.fingerprint, confidence, samples, tuple(rows))
 
 

@@ -19,8 +19,6 @@ EXIT_VIOLATION = 1
 DEFAULT_SAMPLES = 40_000
 #: Samples per input value of the pilot run that sizes a --seconds budget.
 PILOT_SAMPLES = 200
-#: Rows printed.
-SHOWN_ROWS = 6
 
 
 def _fmt(x: float) -> str:
@@ -128,7 +126,6 @@ def _print(result, elapsed: float, source: str) -> None:
         f"confidence {result.confidence:g}, Bonferroni over {result.tests} tests: "
         f"a correct encoder is flagged with probability <= {1 - result.confidence:.3g}"
     )
-    rows = result.rows[:SHOWN_ROWS]
     header = ("claim", "x0", "x1", "event", "claimed eps", "lower bound", "ratio")
     table = [
         (
@@ -140,7 +137,7 @@ def _print(result, elapsed: float, source: str) -> None:
             _fmt(r.lower_bound),
             f"{r.ratio:.2f}",
         )
-        for r in rows
+        for r in result.rows
     ]
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
     for line in (header, *table):
@@ -149,13 +146,11 @@ def _print(result, elapsed: float, source: str) -> None:
                 cell.ljust(w) if i < 4 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))
             )
         )
-    if len(result.rows) > len(rows):
-        click.echo(f"({len(result.rows) - len(rows)} more tests, all with a lower ratio)")
-    worst = result.rows[0]
+    worst = result.worst
     if result.violation:
         click.echo(
             f"verdict: VIOLATION: epsilon >= {worst.lower_bound:.4f} > claimed {worst.claim.epsilon:.4f} "
-            f"({worst.claim.label}) at confidence {result.confidence:g}"
+            f"({worst.claim.label}, {worst.x0!r} against {worst.x1!r}) at confidence {result.confidence:g}"
         )
     else:
-        click.echo("verdict: consistent (no lower bound above its claim)")
+        click.echo(f"verdict: consistent: the largest lower bound is {worst.ratio:.2f} of its claim")
