@@ -120,7 +120,7 @@ def command_sampler(spec: Any, command: str, timeout: float | None = None) -> Sa
                 lines_in = ""
             done = _run([arg.replace(VALUES_PLACEHOLDER, str(values)) for arg in argv], lines_in, timeout)
         if done.returncode != 0:
-            tail = " ".join(done.stderr.strip().splitlines()[-3:])[-STDERR_TAIL:]
+            tail = _stderr_gist(done.stderr)
             raise ParameterError(
                 f"--encoder-cmd exited with status {done.returncode} on {n} lines of {text!r}: {tail or '(no stderr)'}"
             )
@@ -140,6 +140,14 @@ def command_sampler(spec: Any, command: str, timeout: float | None = None) -> Sa
         return out
 
     return sample
+
+
+def _stderr_gist(stderr: str) -> str:
+    """The line of an encoder's standard error that says what went wrong: its first error line, else its last line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line or "error" in line]
+    gist = (errors or lines or [""])[0 if errors else -1]
+    return gist[:STDERR_TAIL]
 
 
 def _run(argv: list[str], stdin: str, timeout: float | None) -> subprocess.CompletedProcess:

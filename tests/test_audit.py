@@ -26,6 +26,8 @@ from ldp.cli import cli
 from ldp.commands.audit import DEFAULT_SAMPLES, EXIT_VIOLATION
 
 ALPHA = 1e-6
+#: The JavaScript client's specs audited in the fast set (GRR, OUE, OLH, Bloom RAPPOR); the others are slow.
+JS_FAST = {1, 3, 4, 6}
 REPO = Path(__file__).resolve().parent.parent
 
 # A GRR encoder that really runs at epsilon * FACTOR: values on stdin, report JSON lines on stdout.
@@ -111,7 +113,7 @@ def test_the_mechanism_lists_cover_the_registry():
 
 @pytest.mark.parametrize("spec", _mechanisms())
 def test_every_mechanism_is_consistent_with_its_claim(spec):
-    samples = 600 if isinstance(spec, ldp.Rappor) else 2_000
+    samples = 400 if isinstance(spec, ldp.Rappor) else 2_000
     claims = audit_claims(spec, memo_reports=4)
     with python_client_sampler(spec) as sampler:
         result = run_audit(spec, sampler, samples, confidence=1 - ALPHA, claims=claims)
@@ -165,6 +167,7 @@ def test_the_same_encoder_at_its_claim_is_not_flagged(tmp_path):
     assert "verdict: consistent" in result.output
 
 
+@pytest.mark.slow
 def test_the_python_cli_works_as_an_encoder_command(tmp_path):
     spec = ldp.OUE(domain=("a", "b"), epsilon=1.0)
     spec_path = tmp_path / "spec.json"
@@ -179,13 +182,21 @@ def test_the_python_cli_works_as_an_encoder_command(tmp_path):
     not (REPO / "js" / "dist" / "cli.js").exists(), reason="js/dist is not built (npm run build in js/)"
 )
 @pytest.mark.parametrize(
-    "spec", [*frequency_specs(epsilon=1.0), rappor_specs()[0], *numeric_specs(epsilon=1.0)[:2]]
+    "spec",
+    [
+        pytest.param(spec, id=f"{spec.mechanism}{i}", marks=[] if i in JS_FAST else [pytest.mark.slow])
+        for i, spec in enumerate([*frequency_specs(epsilon=1.0), *rappor_specs()])
+    ],
 )
 def test_the_javascript_client_is_consistent(spec, tmp_path):
+    """The JavaScript client's frequency oracles and RAPPOR (one report per line, each a new client)."""
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(spec.to_json())
     command = f"node {REPO / 'js' / 'dist' / 'cli.js'} --spec {spec_path} /dev/stdin"
-    result = run_audit(spec, command_sampler(spec, command), 1_000, confidence=1 - ALPHA)
+    claims = audit_claims(spec, memoized=False)
+    # 600 lines of output stay below a pipe's 64 KiB buffer: ldp-encode loses what does not fit
+    # when it exits (reported to the JavaScript client's maintainers; the audit refuses the short output).
+    result = run_audit(spec, command_sampler(spec, command), 600, confidence=1 - ALPHA, claims=claims)
     assert not result.violation, result.worst
 
 
