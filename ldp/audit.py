@@ -461,10 +461,8 @@ def _test(
     against x0), so half-lines cover both tails.
     """
     a, b = (0, 1) if forward else (1, 0)
-    candidates: list[tuple[str, Callable[[Features], np.ndarray]]] = []
-    for event in events:
-        candidates.append((event.name, event.test))
-        candidates.append((f"not ({event.name})", _complement(event.test)))
+    candidates = [(event.name, event.test) for event in events]  # on a tie the event beats a complement
+    candidates += [(f"not ({event.name})", _complement(event.test)) for event in events]
     hits = np.array([[int(np.count_nonzero(test(select[i]))) for i in (a, b)] for _, test in candidates])
     scores = epsilon_lower_bound(hits[:, 0], hits[:, 1], n, alpha, claim.delta)
     best = int(np.argmax(scores))

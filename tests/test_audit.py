@@ -24,6 +24,7 @@ from ldp.audit import Claim, audit_claims, audit_pairs, clopper_pearson, epsilon
 from ldp.audit_sources import command_sampler, python_client_sampler
 from ldp.cli import cli
 from ldp.commands.audit import DEFAULT_SAMPLES, EXIT_VIOLATION
+from ldp.specs import GRR, LocalHashing, UnaryEncoding
 
 ALPHA = 1e-6
 #: The JavaScript client's specs audited in the fast set (GRR, OUE, OLH, Bloom RAPPOR); the others are slow.
@@ -132,7 +133,7 @@ def test_every_mechanism_with_a_large_budget_is_consistent_and_the_bound_is_clos
     with python_client_sampler(spec) as sampler:
         result = run_audit(spec, sampler, samples, confidence=1 - ALPHA, claims=audit_claims(spec, 4))
     assert not result.violation
-    if isinstance(spec, ldp.GRR | ldp.UnaryEncoding | ldp.LocalHashing):
+    if isinstance(spec, GRR | UnaryEncoding | LocalHashing):
         assert result.worst.lower_bound > 0.5 * spec.epsilon
 
 

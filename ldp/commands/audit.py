@@ -51,7 +51,10 @@ def _fmt(x: float) -> str:
 @click.option(
     "--encoder-cmd",
     "encoder_cmd",
-    help="Audit this command instead of the Python client: values one per line on stdin, report JSON lines on stdout.",
+    help=(
+        "Audit this command instead of the Python client: values one per line on stdin (or in the file "
+        "named by {values} in CMD), report JSON lines on stdout."
+    ),
 )
 @click.option(
     "--memo-reports",
@@ -106,6 +109,10 @@ def audit(spec_path, samples, seconds, confidence, encoder_cmd, memo_reports):
         n = DEFAULT_SAMPLES if samples is None else samples
         start = time.perf_counter()
         if seconds is not None:  # a pilot run times one sample of every input and claim
+            from ldp.audit import clopper_pearson
+
+            clopper_pearson(0, 1, 0.5)  # imports scipy before the clock starts
+            start = time.perf_counter()
             run_audit(spec, sampler, PILOT_SAMPLES, confidence=confidence, claims=claims)
             per_sample = (time.perf_counter() - start) / PILOT_SAMPLES
             n = max(PILOT_SAMPLES, int((seconds - (time.perf_counter() - start)) / per_sample))
