@@ -24,10 +24,11 @@ mechanism family (:func:`event_family`):
   x1's bits (``bit x0 = 1 and bit x1 = 0`` attains e^ε exactly);
 - local hashing (OLH, BLH): the reported bucket equals H_seed(x0), also
   restricted to the seeds where H_seed(x0) ≠ H_seed(x1);
-- RAPPOR: the Bloom bits only x0 sets are set (and only x1's unset), for one
-  report (claim ε₁) and for r memoized reports of one client (claim
-  min(ε∞, r·ε₁)), where a bit of the permanent response is read by a vote
-  over the r reports;
+- RAPPOR: the Bloom bits only x0 sets are set (and only x1's unset), or
+  the ones on the bits only x0 sets minus those on the bits only x1 sets
+  exceed a threshold, for one report (claim ε₁) and for r memoized reports
+  of one client (claim min(ε∞, r·ε₁)), where the ones are counted over the
+  r reports and a bit of the permanent response is read by a vote;
 - numeric mechanisms: the output lies above (or below) a threshold taken
   from the selection half's quantiles.
 
@@ -241,11 +242,12 @@ def features(
 ) -> dict[str, np.ndarray]:
     """Arrays the events test: one row per sample (a sample is the reports of one client).
 
-    ``value`` (GRR: domain index; numeric: the number), ``bits`` (unary,
-    RAPPOR: n × width booleans; memoized RAPPOR: the vote over the
-    reports), ``h0``/``h1`` (local hashing: the buckets of x0 and x1 under
-    each report's seed), ``d0``/``d1`` (RAPPOR: masks of the Bloom bits only
-    x0, only x1, sets in the sample's cohort).
+    ``value`` (GRR: domain index; numeric: the number; RAPPOR: the counts
+    over the r reports on the bits only x0 sets minus those on the bits only
+    x1 sets), ``bits`` (unary, RAPPOR: n × width booleans; memoized RAPPOR:
+    the vote over the reports), ``h0``/``h1`` (local hashing: the buckets of
+    x0 and x1 under each report's seed), ``d0``/``d1`` (RAPPOR: masks of the
+    Bloom bits only x0, only x1, sets in the sample's cohort).
     """
     from ldp.hashing import lh_bucket
     from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, UnaryEncoding
@@ -267,15 +269,15 @@ def features(
     if isinstance(spec, Rappor):
         width = spec.num_bits
         reports = len(samples[0])
-        if reports == 1:
-            bits = _bit_matrix(first, width)
-        else:  # the permanent bit read by a vote: ones among r reports above the midpoint of r·p and r·q
-            counts = np.zeros((len(samples), width), dtype=np.int64)
-            for j in range(reports):
-                counts += _bit_matrix([s[j] for s in samples], width)
-            bits = counts > reports * float(spec.p + spec.q) / 2
-            if spec.q < spec.p:
-                bits = ~bits
+        counts = np.zeros((len(samples), width), dtype=np.int64)  # ones of each bit among the r reports
+        for j in range(reports):
+            counts += _bit_matrix([s[j] for s in samples], width)
+        # the chance that one report counts on a bit when its permanent bit is set, and when it is not
+        on, off = float(spec.q), float(spec.p)
+        if spec.q < spec.p:  # a set permanent bit then gives fewer ones: count the zeros
+            counts, on, off = reports - counts, 1 - on, 1 - off
+        # one report: the bits; r reports: the permanent bit read by a vote (the midpoint of r·on and r·off)
+        bits = counts > reports * (on + off) / 2 if reports > 1 else counts > 0
         cohorts = np.array([r.cohort for r in first], dtype=np.int64)
         masks = {}
         for cohort in np.unique(cohorts).tolist():
@@ -284,7 +286,9 @@ def features(
             masks[cohort] = (_mask(b0 - b1, width), _mask(b1 - b0, width))
         d0 = np.array([masks[c][0] for c in cohorts.tolist()]).reshape(len(first), width)
         d1 = np.array([masks[c][1] for c in cohorts.tolist()]).reshape(len(first), width)
-        return {"bits": bits, "d0": d0, "d1": d1}
+        # the evidence for x0: ones on the bits only x0 sets minus ones on those only x1 sets
+        score = (counts * d0).sum(axis=1) - (counts * d1).sum(axis=1)
+        return {"bits": bits, "d0": d0, "d1": d1, "value": score.astype(float)}
     raise ParameterError(f"the audit has no events for mechanism {spec.mechanism!r}")
 
 
@@ -292,6 +296,15 @@ def _mask(positions: set[int], width: int) -> np.ndarray:
     mask = np.zeros(width, dtype=bool)
     mask[list(positions)] = True
     return mask
+
+
+def _thresholds(selection: Sequence[Features]) -> list[float]:
+    """Thresholds of ``value`` to try: its distinct values on the selection half, or NUMERIC_THRESHOLDS quantiles."""
+    pooled = np.concatenate([f["value"] for f in selection]) if selection else np.array([])
+    levels = np.unique(pooled)
+    if len(levels) > NUMERIC_THRESHOLDS:
+        levels = np.unique(np.quantile(pooled, np.linspace(0, 1, NUMERIC_THRESHOLDS + 2)[1:-1]))
+    return levels.tolist()
 
 
 def _above(t: float) -> Callable[[Features], np.ndarray]:
@@ -325,13 +338,8 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
 
     x0, x1 = pair
     if isinstance(spec, NumericSpec):
-        pooled = np.concatenate([f["value"] for f in selection]) if selection else np.array([])
-        levels = np.unique(pooled)
-        if len(levels) > NUMERIC_THRESHOLDS:
-            levels = np.unique(np.quantile(pooled, np.linspace(0, 1, NUMERIC_THRESHOLDS + 2)[1:-1]))
-        return [
-            Event(f"output > {t:.6g}", _above(t)) for t in levels.tolist()
-        ]  # "output ≤ t" is the complement: the reverse direction of the same test
+        # "output ≤ t" is the complement: the reverse direction of the same test
+        return [Event(f"output > {t:.6g}", _above(t)) for t in _thresholds(selection)]
     if isinstance(spec, GRR):
         i0, i1 = spec.index_of(x0), spec.index_of(x1)
         return [
@@ -369,7 +377,12 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
         def none_set(f: Features, key: str) -> np.ndarray:
             return ~np.any(f["bits"] & f[key], axis=1)
 
+        scores = [
+            Event(f"(ones on {x0!r}-only bits) - (ones on {x1!r}-only bits) > {t:g}", _above(t))
+            for t in _thresholds(selection)
+        ]
         return [
+            *scores,
             Event(f"bits only {x0!r} sets all set", lambda f: all_set(f, "d0")),
             Event(f"bits only {x1!r} sets all set", lambda f: all_set(f, "d1")),
             Event(
