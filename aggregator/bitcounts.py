@@ -44,16 +44,20 @@ TILE_BYTES = 1 << 18
 COHORT_CHUNK = 4368 * 15
 #: Largest unpacked block of :func:`unpacked_bit_counts`, in bytes.
 UNPACK_BYTES = 1 << 22
-#: Fewer rows than this are counted by unpacking (lower fixed cost).
-SMALL_ROWS = 64
+#: Batches of fewer rows, or of fewer report-bits than SMALL_BITS, are counted by unpacking
+#: (the bit-sliced kernel has a fixed cost of some 100 µs).
+SMALL_ROWS = 32
+SMALL_BITS = 1 << 18
 #: Fewer RAPPOR reports than this are counted by unpacking.
-SMALL_COHORT_ROWS = 2048
+SMALL_COHORT_ROWS = 1024
 
 _WORD = np.dtype("<u8")  # the packed bytes read as little-endian words, so byte b of a word is bits 8b…8b+7
 _NIBBLE_LOW_BITS = np.uint64(0x1111_1111_1111_1111)
 _BYTE_LOW_NIBBLES = np.uint64(0x0F0F_0F0F_0F0F_0F0F)
 _SHORT_LOW_NIBBLES = np.uint64(0x000F_000F_000F_000F)
 _SHORT = np.uint64(0xFFFF)
+_NIBBLE_SHIFTS = np.arange(0, 16, 4, dtype=np.uint64).reshape(4, 1, 1, 1)
+_SHORT_SHIFTS = np.arange(0, 64, 16, dtype=np.uint64)
 
 
 def _as_bytes(words: np.ndarray) -> np.ndarray:
@@ -107,7 +111,7 @@ def column_bit_counts(bits: np.ndarray, num_bits: int) -> np.ndarray:
         Equal to ``np.unpackbits(bits, axis=1, count=num_bits).sum(axis=0)``.
     """
     n, num_bytes = bits.shape
-    if n < SMALL_ROWS:
+    if n < SMALL_ROWS or n * num_bits < SMALL_BITS:
         return unpacked_bit_counts(bits, num_bits)
     num_words = (num_bytes + 7) // 8
     per_byte = np.zeros((num_words * 8, 8), dtype=np.int64)  # [byte, bit k]
@@ -175,56 +179,64 @@ def cohort_bit_counts(bits: np.ndarray, cohorts: np.ndarray, num_cohorts: int, n
         _add_sorted_unpacked(out, bits, cohorts)
         return out
     num_words = (num_bytes + 7) // 8
-    per_byte = np.zeros((num_cohorts, num_words * 8, 8), dtype=np.int64)
-    # lane (word j, shift k, nibble i, 16-bit lane g) counts bit k + 4·(i % 2) of byte 8j + 2g + i // 2
-    j, k, i, g = np.meshgrid(
-        np.arange(num_words), np.arange(4), np.arange(4), np.arange(4), indexing="ij", sparse=True
-    )
-    lane_byte = np.broadcast_to(8 * j + 2 * g + i // 2, (num_words, 4, 4, 4)).ravel()
-    lane_bit = np.broadcast_to(k + 4 * (i % 2), (num_words, 4, 4, 4)).ravel()
-    buffer = np.zeros((min(n, COHORT_CHUNK), num_words * 8), dtype=np.uint8)
+    per_lane = np.zeros((num_cohorts, num_words * 64), dtype=np.int64)  # in the lane order of _cohort_lanes
+    row = np.dtype((np.void, num_words * 8))  # a row as one item: take and scatter move whole rows
+    direct = num_bytes == num_words * 8 and bits.flags.c_contiguous
+    buffer = None if direct else np.zeros((min(n, COHORT_CHUNK), num_words * 8), dtype=np.uint8)
     for start in range(0, n, COHORT_CHUNK):
         block = bits[start : start + COHORT_CHUNK]
-        m = block.shape[0]
-        buffer[:m, :num_bytes] = block
-        words = buffer[:m].view(_WORD)
+        if buffer is not None:
+            buffer[: block.shape[0], :num_bytes] = block
+            block = buffer[: block.shape[0]]
+        rows = block.view(row).reshape(-1)
         present, lanes = _cohort_lanes(
-            words, cohorts[start : start + COHORT_CHUNK].astype(np.uint16), num_cohorts
+            rows, cohorts[start : start + COHORT_CHUNK].astype(np.uint16), num_cohorts
         )
-        per_byte[present[:, None], lane_byte, lane_bit] += lanes.reshape(present.shape[0], -1)
+        per_lane[present] += lanes.reshape(present.shape[0], -1)
+    # lane (word j, shift k, nibble i, 16-bit lane g) counts bit k + 4·(i % 2) of byte 8j + 2g + i // 2
+    j, k, i, g = np.meshgrid(*[np.arange(size) for size in (num_words, 4, 4, 4)], indexing="ij")
+    per_byte = np.zeros((num_cohorts, num_words * 8, 8), dtype=np.int64)
+    per_byte[:, (8 * j + 2 * g + i // 2).ravel(), (k + 4 * (i % 2)).ravel()] = per_lane
     return _to_bit_order(per_byte[:, :num_bytes], num_bits)
 
 
-def _cohort_lanes(words: np.ndarray, cohorts: np.ndarray, num_cohorts: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cohorts present in the chunk and their 16-bit lane counts, shape (present, words, 4, 4, 4)."""
-    m, num_words = words.shape
-    order = np.argsort(cohorts, kind="stable")
-    sorted_cohorts = cohorts[order]
-    per_cohort = np.bincount(sorted_cohorts, minlength=num_cohorts)
+def _cohort_lanes(rows: np.ndarray, cohorts: np.ndarray, num_cohorts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cohorts present in the chunk and their lane counts, shape (present, words, 4, 4, 4).
+
+    ``rows`` holds each packed row as one void item of 8·words bytes.
+    """
+    m = rows.shape[0]
+    num_words = rows.dtype.itemsize // 8
+    order = np.argsort(cohorts, kind="stable")  # uint16 keys: a radix sort
+    per_cohort = np.bincount(cohorts, minlength=num_cohorts)
     units = (per_cohort + 14) // 15
     unit_start = np.concatenate(([0], np.cumsum(units)))
     num_units = int(unit_start[-1])
-    # sorted row r of cohort c goes to padded position 15·unit_start[c] + (r − first row of c)
-    shift = 15 * unit_start[:-1] - np.concatenate(([0], np.cumsum(per_cohort)[:-1]))
-    position = np.arange(m, dtype=np.int64) + shift[sorted_cohorts]
-    unit = position // 15
-    slot_major = (position - 15 * unit) * num_units + unit  # slot s of every unit is contiguous
+    # the r-th row of cohort c (in sorted order) goes to slot r % 15 of unit unit_start[c] + r // 15;
+    # slots are laid out slot-major (slot s of every unit together) so the sum over slots is a whole-array add
+    rank = np.arange(m, dtype=np.int64) - np.repeat(
+        np.concatenate(([0], np.cumsum(per_cohort)[:-1])), per_cohort
+    )
+    unit = rank // 15
+    rank -= 15 * unit
+    rank *= num_units
+    rank += unit
+    rank += np.repeat(unit_start[:-1], per_cohort)
+    padded = np.zeros(15 * num_units, dtype=rows.dtype)
+    padded[rank] = rows.take(order)
+    words = padded.view(_WORD)  # (15 slots · units · words,)
+    t = np.empty(words.shape, dtype=np.uint64)
+    nibbles = np.empty((4, num_units * num_words), dtype=np.uint64)
+    for k in range(4):
+        np.right_shift(words, np.uint64(k), out=t)
+        np.bitwise_and(t, _NIBBLE_LOW_BITS, out=t)
+        t.reshape(15, -1).sum(axis=0, dtype=np.uint64, out=nibbles[k])  # per (unit, word), 4-bit lanes
+    by_unit = np.ascontiguousarray(nibbles.reshape(4, num_units, num_words).transpose(0, 2, 1))
+    spread = (by_unit >> _NIBBLE_SHIFTS) & _SHORT_LOW_NIBBLES  # (nibble i, k, word, unit): 16-bit lanes
     present = np.flatnonzero(units)
-    starts = unit_start[present]
-    lanes = np.empty((present.shape[0], num_words, 4, 4), dtype=np.uint64)
-    padded = np.zeros(15 * num_units, dtype=np.uint64)
-    t = np.empty_like(padded)
-    for w in range(num_words):
-        padded[slot_major] = words[:, w].take(order)
-        for k in range(4):
-            np.right_shift(padded, np.uint64(k), out=t)
-            np.bitwise_and(t, _NIBBLE_LOW_BITS, out=t)
-            nibbles = t.reshape(15, num_units).sum(axis=0, dtype=np.uint64)  # per unit, 4-bit lanes
-            for i in range(4):
-                spread = np.bitwise_and(nibbles >> np.uint64(4 * i), _SHORT_LOW_NIBBLES)  # 16-bit lanes
-                lanes[:, w, k, i] = np.add.reduceat(spread, starts)
-    shifts = np.arange(0, 64, 16, dtype=np.uint64)
-    return present, ((lanes[..., None] >> shifts) & _SHORT).astype(np.int64)
+    sums = np.add.reduceat(spread, unit_start[present], axis=-1)  # (i, k, word, present cohort)
+    lanes = (sums[..., None] >> _SHORT_SHIFTS) & _SHORT  # (i, k, word, present, 16-bit lane g)
+    return present, lanes.transpose(3, 2, 1, 0, 4).astype(np.int64)
 
 
 def _add_sorted_unpacked(out: np.ndarray, bits: np.ndarray, cohorts: np.ndarray) -> None:

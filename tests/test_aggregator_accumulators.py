@@ -322,6 +322,7 @@ def test_unary_counting_paths_match_reference(monkeypatch, path):
     batch = random_batch(spec, 500, np.random.default_rng(10))
     if path == "sliced":  # the bit-sliced kernel on tiles of 255 rows
         monkeypatch.setattr(bitcounts, "SMALL_ROWS", 0)
+        monkeypatch.setattr(bitcounts, "SMALL_BITS", 0)
         monkeypatch.setattr(bitcounts, "TILE_BYTES", 8)
     else:
         monkeypatch.setattr(bitcounts, "SMALL_ROWS", 10**9)

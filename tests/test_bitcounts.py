@@ -30,6 +30,7 @@ def packed(rng: np.random.Generator, n: int, num_bits: int, density: float | Non
 def small_kernels(monkeypatch):
     """Make the kernels take their sliced paths, with many tiles and chunks, on small inputs."""
     monkeypatch.setattr(bitcounts, "SMALL_ROWS", 0)
+    monkeypatch.setattr(bitcounts, "SMALL_BITS", 0)
     monkeypatch.setattr(bitcounts, "SMALL_COHORT_ROWS", 0)
     monkeypatch.setattr(bitcounts, "TILE_BYTES", 8 * 255 * 2)  # 2-word tiles of 255 rows
     monkeypatch.setattr(bitcounts, "COHORT_CHUNK", 7 * 15)
@@ -46,7 +47,10 @@ def test_column_counts_equal_unpacking(small_kernels, num_bits, n):
 @pytest.mark.parametrize("num_bits", [13, 1024, 1001])
 def test_column_counts_default_settings(num_bits):
     rng = np.random.default_rng(num_bits)
-    for n in (0, 1, bitcounts.SMALL_ROWS - 1, bitcounts.SMALL_ROWS, 3000):
+    small = max(
+        bitcounts.SMALL_ROWS, bitcounts.SMALL_BITS // num_bits + 1
+    )  # the first batch size counted sliced
+    for n in (0, 1, small - 1, small, 3000):
         bits = packed(rng, n, num_bits)
         np.testing.assert_array_equal(column_bit_counts(bits, num_bits), reference(bits, num_bits))
 
