@@ -39,7 +39,7 @@ import numpy as np
 __all__ = ["COHORT_CHUNK", "TILE_BYTES", "cohort_bit_counts", "column_bit_counts", "unpacked_bit_counts"]
 
 #: Packed bytes of one tile of :func:`column_bit_counts` (rows × columns; kept in cache).
-TILE_BYTES = 1 << 18
+TILE_BYTES = 1 << 19
 #: Reports per chunk of :func:`cohort_bit_counts` (a multiple of 15 below 2¹⁶).
 COHORT_CHUNK = 4368 * 15
 #: Largest unpacked block of :func:`unpacked_bit_counts`, in bytes.
