@@ -115,10 +115,12 @@ def small_batch_rows(rng, size: int, repeat: int) -> list[tuple[str, float, floa
 def stream_oue(n: int, d: int, rows: int) -> None:
     """Child process: add n reports of d bits in batches of ``rows`` (one random batch reused); print figures."""
     spec = ldp.OUE(domain=domain(d), epsilon=1.0)
-    bits = np.random.default_rng(0).integers(0, 256, (rows, d // 8), dtype=np.uint8)
+    bits = np.frombuffer(np.random.default_rng(0).bytes(rows * d // 8), dtype=np.uint8).reshape(rows, d // 8)
     batch = ReportBatch(spec=spec.fingerprint, bits=bits)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     acc = make_aggregator(spec)
+    with open("/proc/self/statm") as statm:  # resident pages now (Linux), beside the peak so far
+        base = int(statm.read().split()[1]) * resource.getpagesize() // 1024
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     for done in range(0, n, rows):
         acc.add_batch(
@@ -127,19 +129,19 @@ def stream_oue(n: int, d: int, rows: int) -> None:
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert acc.n == n
-    print(seconds, base, peak)
+    print(seconds, base, peak_before, peak)
 
 
-def memory_row(n: int, d: int, rows: int) -> tuple[float, float, float, float]:
-    """(seconds, RSS before adding MB, peak RSS MB, packed batch MB) of a child streaming n × d."""
+def memory_row(n: int, d: int, rows: int) -> tuple[float, float, float, float, float]:
+    """(seconds, RSS before adding, peak RSS before adding, peak RSS, batch size), sizes in MB."""
     out = subprocess.run(
         [sys.executable, __file__, "--stream-child", str(n), str(d), str(rows)],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
-    seconds, base_kb, peak_kb = float(out[0]), int(out[1]), int(out[2])
-    return seconds, base_kb / 1024, peak_kb / 1024, rows * d / 8 / 2**20
+    seconds, (base, peak_before, peak) = float(out[0]), (int(kb) / 1024 for kb in out[1:])
+    return seconds, base, peak_before, peak, rows * d / 8 / 2**20
 
 
 def other_rows(rng, n: int, olh_n: int, repeat: int) -> list[tuple[str, int, float]]:
@@ -162,7 +164,7 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=100, help="reports of the small-batch rows")
     parser.add_argument("--users", type=int, default=1_000_000, help="reports of the memory row")
     parser.add_argument("--stream-rows", type=int, default=4096, help="reports per batch of the memory row")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--stream-child", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -194,13 +196,17 @@ def main() -> None:
 
     if not args.skip_memory:
         d = 65_536
-        seconds, base, peak, batch_mb = memory_row(args.users, d, args.stream_rows)
+        seconds, base, peak_before, peak, batch_mb = memory_row(args.users, d, args.stream_rows)
         bits = args.users * d
         print(f"\nOUE d={d:,} × {args.users:,} reports in batches of {args.stream_rows:,} (child process)")
         print(f"  time {seconds:.1f} s ({seconds / bits * 1e9:.3f} ns/report-bit)")
-        print(f"  peak RSS {peak:.0f} MB: {base:.0f} MB before adding (interpreter, libraries, one batch")
-        print(f"  of {batch_mb:.0f} MB), so adding took {peak - base:.0f} MB; all the packed reports are")
-        print(f"  {bits / 8 / 2**30:.1f} GB and unpacking them would take {bits / 2**30:.0f} GB")
+        print(
+            f"  RSS before adding {base:.0f} MB (interpreter, libraries, spec, one {batch_mb:.0f} MB batch);"
+        )
+        print(f"  peak RSS {peak_before:.0f} MB before adding, {peak:.0f} MB after: adding took at most")
+        print(
+            f"  {peak - base:.0f} MB. All the packed reports are {bits / 8 / 2**30:.1f} GB, unpacked {bits / 2**30:.0f} GB"
+        )
 
 
 if __name__ == "__main__":
