@@ -129,3 +129,13 @@ def test_cohort_counts_default_settings_and_many_cohorts():
     for j in np.unique(cohorts):
         expected[j] = reference(bits[cohorts == j], 10)
     np.testing.assert_array_equal(cohort_bit_counts(bits, cohorts, many, 10), expected)
+
+
+def test_cohort_counts_of_views(small_kernels):
+    """Strided rows, a width that is not whole words, reversed rows (the kernel copies them to a buffer)."""
+    rng = np.random.default_rng(5)
+    wide = packed(rng, 500, 8 * 24)
+    for view, num_bits in ((wide[1::3, 2:18], 128), (wide[:, 3:9], 45), (wide[::-1], 8 * 24)):
+        cohorts = rng.integers(0, 6, view.shape[0])
+        expected = cohort_reference(view, cohorts, 6, num_bits)
+        np.testing.assert_array_equal(cohort_bit_counts(view, cohorts, 6, num_bits), expected)
