@@ -20,7 +20,7 @@ small batches                one ``add_batch`` of ``--small`` reports (the      
 GRR, OLH decode              bincount of values; OLH support counts              -
 OUE 65,536 × 1M memory       a child process adds 1M reports of d = 65,536 in    the packed input alone
                              batches of ``--stream-rows`` (one batch reused);    (rows × d / 8 bytes)
-                             peak RSS from ``resource.getrusage``
+                             peak RSS while adding (``resource.getrusage``)
 ===========================  ==================================================  ===============================
 
 Usage::
@@ -118,9 +118,12 @@ def stream_oue(n: int, d: int, rows: int) -> None:
     bits = np.frombuffer(np.random.default_rng(0).bytes(rows * d // 8), dtype=np.uint8).reshape(rows, d // 8)
     batch = ReportBatch(spec=spec.fingerprint, bits=bits)
     acc = make_aggregator(spec)
-    with open("/proc/self/statm") as statm:  # resident pages now (Linux), beside the peak so far
-        base = int(statm.read().split()[1]) * resource.getpagesize() // 1024
-    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:  # Linux: reset the peak RSS to the current RSS, so the peak below is that of adding alone
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+    except OSError:
+        pass  # the peak below then also covers start-up
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     for done in range(0, n, rows):
         acc.add_batch(
@@ -129,19 +132,19 @@ def stream_oue(n: int, d: int, rows: int) -> None:
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert acc.n == n
-    print(seconds, base, peak_before, peak)
+    print(seconds, base, peak)
 
 
-def memory_row(n: int, d: int, rows: int) -> tuple[float, float, float, float, float]:
-    """(seconds, RSS before adding, peak RSS before adding, peak RSS, batch size), sizes in MB."""
+def memory_row(n: int, d: int, rows: int) -> tuple[float, float, float, float]:
+    """(seconds, RSS before adding, peak RSS while adding, batch size), sizes in MB."""
     out = subprocess.run(
         [sys.executable, __file__, "--stream-child", str(n), str(d), str(rows)],
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
-    seconds, (base, peak_before, peak) = float(out[0]), (int(kb) / 1024 for kb in out[1:])
-    return seconds, base, peak_before, peak, rows * d / 8 / 2**20
+    seconds, (base, peak) = float(out[0]), (int(kb) / 1024 for kb in out[1:])
+    return seconds, base, peak, rows * d / 8 / 2**20
 
 
 def other_rows(rng, n: int, olh_n: int, repeat: int) -> list[tuple[str, int, float]]:
@@ -196,17 +199,15 @@ def main() -> None:
 
     if not args.skip_memory:
         d = 65_536
-        seconds, base, peak_before, peak, batch_mb = memory_row(args.users, d, args.stream_rows)
+        seconds, base, peak, batch_mb = memory_row(args.users, d, args.stream_rows)
         bits = args.users * d
         print(f"\nOUE d={d:,} × {args.users:,} reports in batches of {args.stream_rows:,} (child process)")
         print(f"  time {seconds:.1f} s ({seconds / bits * 1e9:.3f} ns/report-bit)")
         print(
-            f"  RSS before adding {base:.0f} MB (interpreter, libraries, spec, one {batch_mb:.0f} MB batch);"
+            f"  RSS before adding {base:.0f} MB (interpreter, libraries, spec, one {batch_mb:.0f} MB batch),"
         )
-        print(f"  peak RSS {peak_before:.0f} MB before adding, {peak:.0f} MB after: adding took at most")
-        print(
-            f"  {peak - base:.0f} MB. All the packed reports are {bits / 8 / 2**30:.1f} GB, unpacked {bits / 2**30:.0f} GB"
-        )
+        print(f"  peak RSS while adding {peak:.0f} MB: adding took {peak - base:.0f} MB. All the packed")
+        print(f"  reports are {bits / 8 / 2**30:.1f} GB, unpacked {bits / 2**30:.0f} GB")
 
 
 if __name__ == "__main__":
