@@ -141,20 +141,23 @@ def _add_tile(block: np.ndarray, tile: np.ndarray, scratch: np.ndarray, per_byte
     tile[:m, :width] = block
     tile[m:rows] = 0
     x = tile[:rows].view(_WORD)  # (rows, words)
+    # Any 15 rows may form a group: group g takes rows g, g + groups, g + 2·groups, … so that every
+    # sum below adds whole contiguous blocks (a vectorized add whatever the width of a row).
     groups = rows // 15
-    units, per_unit = (groups // 17, 17) if groups % 17 == 0 else (1, groups)
+    per_unit = 17 if groups % 17 == 0 else groups  # 17 groups of 15 rows: at most 255 per 8-bit lane
     t = scratch[:rows]
     for k in range(4):
         np.right_shift(x, np.uint64(k), out=t)
         np.bitwise_and(t, _NIBBLE_LOW_BITS, out=t)
-        nibbles = t.reshape(groups, 15, words).sum(axis=1, dtype=np.uint64)
-        nibbles = nibbles.reshape(units, per_unit, words)
-        low = np.bitwise_and(nibbles, _BYTE_LOW_NIBBLES).sum(axis=1, dtype=np.uint64)  # bit k of each byte
+        nibbles = t.reshape(15, -1).sum(axis=0, dtype=np.uint64)  # (groups · words), 4-bit lanes
+        low = np.bitwise_and(nibbles, _BYTE_LOW_NIBBLES).reshape(per_unit, -1).sum(axis=0, dtype=np.uint64)
         nibbles >>= np.uint64(4)
         nibbles &= _BYTE_LOW_NIBBLES
-        high = nibbles.sum(axis=1, dtype=np.uint64)  # bit k + 4
-        per_byte[:, k] += _as_bytes(low).reshape(units, words * 8).sum(axis=0, dtype=np.int64)
-        per_byte[:, k + 4] += _as_bytes(high).reshape(units, words * 8).sum(axis=0, dtype=np.int64)
+        high = nibbles.reshape(per_unit, -1).sum(
+            axis=0, dtype=np.uint64
+        )  # 8-bit lanes: bit k + 4 of each byte
+        per_byte[:, k] += _as_bytes(low).reshape(-1, words * 8).sum(axis=0, dtype=np.int64)  # bit k
+        per_byte[:, k + 4] += _as_bytes(high).reshape(-1, words * 8).sum(axis=0, dtype=np.int64)
 
 
 def cohort_bit_counts(bits: np.ndarray, cohorts: np.ndarray, num_cohorts: int, num_bits: int) -> np.ndarray:
