@@ -14,7 +14,8 @@ The 4-bit lane sums are then split into wider lanes before they can overflow:
 
 * :func:`column_bit_counts` (SUE, OUE) adds groups of 15 rows in 4-bit
   lanes, 17 such groups in 8-bit lanes (17·15 = 255), and those totals in
-  int64. It works on tiles of at most :data:`TILE_BYTES` of packed input, so
+  int64. A group is every G-th row of a tile of 15·G rows, so each of these
+  sums adds whole contiguous blocks, however narrow a row is. It works on tiles of at most :data:`TILE_BYTES` of packed input, so
   the cost per report-bit does not depend on d and memory stays a few tiles
   whatever n and d are.
 * :func:`cohort_bit_counts` (RAPPOR) sorts each chunk of reports by cohort
