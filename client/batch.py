@@ -55,6 +55,7 @@ _DIGITS = 48
 # After 10 rounds a 64-lane word still has an undecided lane with probability
 # 1 - (1 - 2^-10)^64 ≈ 6 %; those finish in a gathered tail.
 _DENSE_ROUNDS = 10
+_SECURE_DENSE_ROUNDS = 6  # 1 - (1 - 2^-6)^64 ≈ 63 % of words gathered, but CSPRNG words are dear
 _BLOCK_WORDS = 1 << 15  # 256 KiB per working array: the dense rounds stay in cache
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _ZERO = np.uint64(0)
@@ -74,7 +75,18 @@ def _digits(probability: Fraction) -> Iterator[int]:
         yield digit
 
 
-def bernoulli_words(source: Any, ones: np.ndarray, p_one: Fraction, p_zero: Fraction) -> np.ndarray:
+def _dyadic_length(probability: Fraction) -> int | None:
+    """Number of binary digits of ``probability`` < 1 when its expansion is finite (denominator 2^k), else None."""
+    p = Fraction(probability)
+    den = p.denominator
+    if p >= 1 or den & (den - 1):
+        return None
+    return den.bit_length() - 1
+
+
+def bernoulli_words(
+    source: Any, ones: np.ndarray, p_one: Fraction, p_zero: Fraction, *, dense_rounds: int | None = None
+) -> np.ndarray:
     """Independent coins, bit-sliced in uint64 words (exact).
 
     Lane (word w, bit b) is 1 with probability ``p_one`` where bit b of
@@ -84,17 +96,33 @@ def bernoulli_words(source: Any, ones: np.ndarray, p_one: Fraction, p_zero: Frac
     time; the few words with lanes still undecided after them finish
     together, reading as many further digits as they need (a lane is still
     undecided after k rounds with probability 2^-k), so every coin has
-    exactly its probability.
+    exactly its probability. When both probabilities are dyadic (k binary
+    digits at most, e.g. RAPPOR's 5/8 and 3/8 for f = 1/2, p = 1/4,
+    q = 3/4), the sampling stops after round k: every later threshold digit
+    is 0, so a lane still undecided is 0 (U ≥ t), exactly.
 
     Parameters
     ----------
     source : RandomSource or numpy.random.Generator
         Where the random words come from.
+    dense_rounds : int, optional
+        Rounds run on every word before the undecided ones are gathered: 10
+        for a seeded generator (cheap words), 6 for the CSPRNG, whose words
+        cost more than the gathering (about 7.5 words drawn per output word
+        instead of 10.1). It changes which words are drawn, never the
+        probabilities.
     """
     source = as_source(source)
+    if dense_rounds is None:
+        dense_rounds = _SECURE_DENSE_ROUNDS if source.secure else _DENSE_ROUNDS
     flat = np.ascontiguousarray(ones, dtype=np.uint64).ravel()
     digits_one, digits_zero = _digits(p_one), _digits(p_zero)
-    dense = [(next(digits_one), next(digits_zero)) for _ in range(_DENSE_ROUNDS)]
+    lengths = (_dyadic_length(p_one), _dyadic_length(p_zero))
+    rounds = None if None in lengths else max(length for length in lengths if length is not None)
+    if rounds is not None:
+        dense_rounds = min(dense_rounds, rounds)
+    dense = [(next(digits_one), next(digits_zero)) for _ in range(dense_rounds)]
+    finished = rounds is not None and rounds <= dense_rounds
     result = np.zeros_like(flat)
     block = max(1, min(_BLOCK_WORDS, flat.size))  # an empty batch has no blocks
     undecided, not_masks, scratch, not_plane = (np.empty(block, dtype=np.uint64) for _ in range(4))
@@ -120,14 +148,20 @@ def bernoulli_words(source: Any, ones: np.ndarray, p_one: Fraction, p_zero: Frac
                 out |= spare  # decided 1: digit 0 under a threshold digit 1
             agree ^= threshold
             open_lanes &= agree  # still open where the digits agree
+        if finished:
+            continue
         still_open = np.flatnonzero(open_lanes)
         left_positions.append(start + still_open)
         left_lanes.append(open_lanes[still_open])
+    if finished:  # every later threshold digit is 0: the lanes still open are 0
+        return result.reshape(np.shape(ones))
     active = np.concatenate(left_positions) if left_positions else np.zeros(0, dtype=np.intp)
     open_lanes = np.concatenate(left_lanes) if left_lanes else np.zeros(0, dtype=np.uint64)
     masks = flat[active]
     inverse = ~masks
-    while active.size:
+    round_index = dense_rounds
+    while active.size and round_index != rounds:
+        round_index += 1
         threshold = _threshold(masks, inverse, next(digits_one), next(digits_zero))
         plane = source.words(active.size)
         result[active] |= open_lanes & threshold & ~plane
@@ -187,17 +221,15 @@ def _factorize(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[Any
     not the same value to encode (a boolean is refused in a domain, ``1.0`` hashes as ``"1.0"`` in a
     Bloom filter), so each keeps its own code and is looked up as itself, as the single encoder does.
     """
-    if (isinstance(values, np.ndarray) and values.dtype != object) or len(set(map(type, values))) <= 1:
-        mapping: dict[Any, int] = {}  # one type: equal keys are the same value (the fast path)
-        codes = np.fromiter(
-            (mapping.setdefault(v, len(mapping)) for v in values), dtype=np.int64, count=len(values)
-        )
-        return codes, list(mapping)
-    typed: dict[tuple[type, Any], int] = {}
-    codes = np.fromiter(
-        (typed.setdefault((type(v), v), len(typed)) for v in values), dtype=np.int64, count=len(values)
-    )
-    return codes, [v for _, v in typed]
+    keys: Sequence[Any] | np.ndarray = values
+    if not ((isinstance(values, np.ndarray) and values.dtype != object) or len(set(map(type, values))) <= 1):
+        keys = list(zip(map(type, values), values))  # several types: each value keyed as itself
+    mapping: dict[Any, int] = dict.fromkeys(keys)  # distinct keys in order of first appearance (C loops)
+    for code, key in enumerate(mapping):
+        mapping[key] = code
+    codes = np.fromiter(map(mapping.__getitem__, keys), dtype=np.int64, count=len(keys))
+    uniques = list(mapping) if keys is values else [value for _, value in mapping]
+    return codes, uniques
 
 
 def _indices(spec, values: Sequence[Any] | np.ndarray, indices: bool) -> np.ndarray:
@@ -234,6 +266,21 @@ def _one_hot_words(idx: np.ndarray, width: int) -> np.ndarray:
     return words
 
 
+def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, index of each key among them) for int keys in [0, bound).
+
+    A counting pass (O(n + bound)) when ``bound`` is small against the
+    number of keys, else :func:`numpy.unique` (a sort).
+    """
+    if bound <= max(1 << 16, 4 * keys.size):
+        present = np.flatnonzero(np.bincount(keys, minlength=bound))
+        lookup = np.empty(bound, dtype=np.int64)
+        lookup[present] = np.arange(present.size)
+        return present, lookup[keys]
+    present, inverse = np.unique(keys, return_inverse=True)
+    return present, inverse.ravel()
+
+
 class _BloomCache:
     """Bloom words of (value, cohort) pairs already hashed, for one spec (bounded).
 
@@ -256,7 +303,7 @@ class _BloomCache:
         spec = self.spec
         codes, uniques = _factorize(values)
         keys = codes * spec.num_cohorts + cohorts
-        present, inverse = np.unique(keys, return_inverse=True)
+        present, inverse = _distinct(keys, len(uniques) * spec.num_cohorts)
         pairs = [
             (type(value := uniques[v]), value, c)
             for v, c in zip((present // spec.num_cohorts).tolist(), (present % spec.num_cohorts).tolist())

@@ -172,11 +172,12 @@ def uniform_below(source: RandomSource, bound: int, n: int) -> np.ndarray:
 def bernoulli(source: RandomSource, probability: Fraction, n: int) -> np.ndarray:
     """``n`` independent coins, each True with exactly ``probability`` (any rational in [0, 1]).
 
-    A uniform real U = 0.w1 w2 ... (w_i uniform 64-bit words) is compared
-    with the probability's binary expansion 64 digits at a time: the first
-    word that differs from the probability's decides U < p. Ties (probability
-    2^-64 per coin and round) read the next word; a dyadic probability with
-    denominator ≤ 2^64 is decided by the first word.
+    A uniform real U = 0.w0 w1 w2 ... (w0 a uniform 32-bit half word, then
+    uniform 64-bit words) is compared with the probability's binary
+    expansion, 32 then 64 digits at a time: the first part of U that differs
+    from the probability's digits decides U < p. Ties (probability 2^-32,
+    then 2^-64 per coin and round) read the next word; a dyadic probability
+    with denominator ≤ 2^32 is decided by the first half word.
 
     Returns
     -------
@@ -188,14 +189,14 @@ def bernoulli(source: RandomSource, probability: Fraction, n: int) -> np.ndarray
         raise ParameterError(f"probability must be in [0, 1], got {p}")
     if p == 0 or p == 1:
         return np.full(n, p == 1)
-    digits = p * _TWO64
-    chunk = digits.numerator // digits.denominator  # the first 64 binary digits of p, < 2^64
+    digits = p * _TWO32
+    chunk = digits.numerator // digits.denominator  # the first 32 binary digits of p, < 2^32
     rest = digits - chunk
-    word = source.words(n)
-    result = word < np.uint64(chunk)
-    if rest == 0:  # U ≥ p whenever the first word ties: exact
+    word = source.words((n + 1) // 2).view(np.uint32)[:n]  # the first 32 digits of U
+    result = word < np.uint32(chunk)
+    if rest == 0:  # U ≥ p whenever the first digits tie: exact
         return result
-    pending = np.flatnonzero(word == np.uint64(chunk))
+    pending = np.flatnonzero(word == np.uint32(chunk))
     while pending.size:
         digits = rest * _TWO64
         chunk = digits.numerator // digits.denominator
