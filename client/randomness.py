@@ -20,6 +20,7 @@ have probability 2^-64 per round, go on to the next 64 digits).
 from __future__ import annotations
 
 import os
+import threading
 from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
 
@@ -52,7 +53,9 @@ class SystemRandomSource:
 
     Requests of fewer than ``block_bytes / 8`` words are served from a pooled
     block (one system call per block); larger ones read exactly what they
-    need in one call. Every word is used once.
+    need in one call. Every word is used once: the pool is taken under a
+    lock (threads may share a source) and dropped in a forked child (which
+    would otherwise reuse its parent's unread words).
 
     Parameters
     ----------
@@ -68,15 +71,19 @@ class SystemRandomSource:
         self._block_words = block_bytes // 8
         self._pool = np.zeros(0, dtype=np.uint64)
         self._pos = 0
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
 
     def words(self, n: int) -> np.ndarray:
         if n >= self._block_words:
             return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
-        if self._pos + n > self._pool.size:
-            self._pool = np.frombuffer(os.urandom(8 * self._block_words), dtype=np.uint64)
-            self._pos = 0
-        out = self._pool[self._pos : self._pos + n]
-        self._pos += n
+        with self._lock:
+            if self._pos + n > self._pool.size or self._pid != os.getpid():
+                self._pool = np.frombuffer(os.urandom(8 * self._block_words), dtype=np.uint64)
+                self._pos = 0
+                self._pid = os.getpid()
+            out = self._pool[self._pos : self._pos + n]
+            self._pos += n
         return out
 
     def integers(self, bound: int, n: int) -> np.ndarray:

@@ -381,3 +381,27 @@ def test_encode_bad_value_names_its_row_in_a_later_chunk(tmp_path, monkeypatch):
     values.write_text("a\nb\n" * 5 + "zzz\n")
     code, _, err = _encode("--spec", _write_spec(tmp_path, spec), values, "-o", tmp_path / "o.jsonl")
     assert code == 2 and "row 11" in err and "zzz" in err
+
+
+def test_the_pooled_csprng_words_are_never_handed_out_twice():
+    """Small requests share a pooled os.urandom block: consecutive requests get disjoint words."""
+    source = SystemRandomSource(block_bytes=1 << 12)
+    words = np.concatenate([source.words(k) for k in (1, 7, 100, 300, 50, 600)])
+    assert np.unique(words).size == words.size  # 1,058 uniform 64-bit words: a repeat has probability < 2^-44
+
+
+def test_a_forked_child_does_not_reuse_its_parents_pool():
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    source = SystemRandomSource()
+    source.words(1)  # the pool is filled
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: send its next words, then leave at once
+        os.write(write, source.words(4).tobytes())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = np.frombuffer(os.read(read, 32), dtype=np.uint64)
+    os.close(read)
+    os.close(write)
+    assert not np.isin(child, source.words(4)).any()
