@@ -29,6 +29,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -92,9 +93,9 @@ def bernoulli_words(
     Lane (word w, bit b) is 1 with probability ``p_one`` where bit b of
     ``ones[w]`` is set and ``p_zero`` where it is not. Each lane compares a
     uniform real, one random bit per round, against its threshold's binary
-    digits. The first rounds run on every word, one cache-sized block at a
-    time; the few words with lanes still undecided after them finish
-    together, reading as many further digits as they need (a lane is still
+    digits. The batch is sampled one cache-sized block at a time: the first
+    rounds run on every word of the block, then its words with lanes still
+    undecided finish together, reading as many further digits as they need (a lane is still
     undecided after k rounds with probability 2^-k), so every coin has
     exactly its probability. When both probabilities are dyadic (k binary
     digits at most, e.g. RAPPOR's 5/8 and 3/8 for f = 1/2, p = 1/4,
@@ -116,7 +117,7 @@ def bernoulli_words(
     if dense_rounds is None:
         dense_rounds = _SECURE_DENSE_ROUNDS if source.secure else _DENSE_ROUNDS
     flat = np.ascontiguousarray(ones, dtype=np.uint64).ravel()
-    digits_one, digits_zero = _digits(p_one), _digits(p_zero)
+    digits_one, digits_zero = _digits(p_one), _digits(p_zero)  # the dense rounds' digits
     lengths = (_dyadic_length(p_one), _dyadic_length(p_zero))
     rounds = None if None in lengths else max(length for length in lengths if length is not None)
     if rounds is not None:
@@ -126,7 +127,6 @@ def bernoulli_words(
     result = np.zeros_like(flat)
     block = max(1, min(_BLOCK_WORDS, flat.size))  # an empty batch has no blocks
     undecided, not_masks, scratch, not_plane = (np.empty(block, dtype=np.uint64) for _ in range(4))
-    left_positions, left_lanes = [], []
     for start in range(0, flat.size, block):
         masks = flat[start : start + block]
         size = masks.size
@@ -148,27 +148,42 @@ def bernoulli_words(
                 out |= spare  # decided 1: digit 0 under a threshold digit 1
             agree ^= threshold
             open_lanes &= agree  # still open where the digits agree
-        if finished:
-            continue
-        still_open = np.flatnonzero(open_lanes)
-        left_positions.append(start + still_open)
-        left_lanes.append(open_lanes[still_open])
-    if finished:  # every later threshold digit is 0: the lanes still open are 0
-        return result.reshape(np.shape(ones))
-    active = np.concatenate(left_positions) if left_positions else np.zeros(0, dtype=np.intp)
-    open_lanes = np.concatenate(left_lanes) if left_lanes else np.zeros(0, dtype=np.uint64)
-    masks = flat[active]
+        if not finished:  # else every later threshold digit is 0: the lanes still open are 0
+            _finish_block(source, out, masks, open_lanes, p_one, p_zero, dense_rounds, rounds)
+    return result.reshape(np.shape(ones))
+
+
+def _finish_block(
+    source: RandomSource,
+    out: np.ndarray,
+    masks: np.ndarray,
+    open_lanes: np.ndarray,
+    p_one: Fraction,
+    p_zero: Fraction,
+    done: int,
+    rounds: int | None,
+) -> None:
+    """Decide the lanes of one block still open after ``done`` rounds, writing into ``out``.
+
+    Only the words with an open lane take part, and they leave as soon as
+    their last lane is decided; ``rounds`` (a dyadic pair's digit count)
+    ends the sampling early, the lanes still open then being 0. Kept per
+    block, so the working memory stays a few blocks whatever the batch size.
+    """
+    digits_one, digits_zero = islice(_digits(p_one), done, None), islice(_digits(p_zero), done, None)
+    active = np.flatnonzero(open_lanes)
+    lanes = open_lanes[active]
+    masks = masks[active]
     inverse = ~masks
-    round_index = dense_rounds
+    round_index = done
     while active.size and round_index != rounds:
         round_index += 1
         threshold = _threshold(masks, inverse, next(digits_one), next(digits_zero))
         plane = source.words(active.size)
-        result[active] |= open_lanes & threshold & ~plane
-        open_lanes &= ~(plane ^ threshold)
-        keep = open_lanes != 0
-        active, open_lanes, masks, inverse = active[keep], open_lanes[keep], masks[keep], inverse[keep]
-    return result.reshape(np.shape(ones))
+        out[active] |= lanes & threshold & ~plane
+        lanes &= ~(plane ^ threshold)
+        keep = lanes != 0
+        active, lanes, masks, inverse = active[keep], lanes[keep], masks[keep], inverse[keep]
 
 
 def _threshold(masks: np.ndarray, not_masks: np.ndarray, d1: int, d0: int):
