@@ -297,52 +297,93 @@ def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _BloomCache:
-    """Bloom words of (value, cohort) pairs already hashed, for one spec (bounded).
+    """Bloom words of every (value, cohort) pair hashed so far, for one spec (bounded).
 
-    Hashing is one Python call per pair (MD5 or MurmurHash3 of the cohort and
-    the value's bytes); a pair is hashed the first time it is seen and its
-    words are kept, so a stream of chunks hashes each pair once. Past
-    ``limit`` pairs the cache starts over.
+    The words live in a table indexed by (value row, cohort), so a batch
+    gathers its rows' words with one NumPy indexing, and the pairs not yet
+    hashed are found with another: hashing (MD5 or MurmurHash3 of the
+    cohort and the value's bytes, one call per pair) runs once per pair
+    ever seen, never per row or per chunk. The only Python loop per batch is
+    over its distinct values (their table rows). The table holds at most
+    ``max_bytes``; past that it starts over, and a batch with more distinct
+    values than fit is hashed pair by pair without the cache.
     """
 
-    def __init__(self, spec: Rappor, limit: int = 1 << 18):
+    def __init__(self, spec: Rappor, max_bytes: int = 32 << 20):
         self.spec = spec
         self.width = (spec.num_bits + 63) // 64
-        self.limit = limit
-        self.rows: dict[tuple[type, Any, int], int] = {}
-        self.table = np.zeros((0, self.width), dtype=np.uint64)
+        self.capacity = max(1, max_bytes // (8 * self.width * spec.num_cohorts))  # values
         self.lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.rows: dict[tuple[type, Any], int] = {}
+        self.table = np.zeros((0, self.spec.num_cohorts, self.width), dtype=np.uint64)
+        self.known = np.zeros((0, self.spec.num_cohorts), dtype=bool)
 
     def words(self, values: Sequence[Any] | np.ndarray, cohorts: np.ndarray) -> np.ndarray:
         """(n, W) Bloom words of each value in its cohort."""
-        spec = self.spec
         codes, uniques = _factorize(values)
-        keys = codes * spec.num_cohorts + cohorts
-        present, inverse = _distinct(keys, len(uniques) * spec.num_cohorts)
-        pairs = [
-            (type(value := uniques[v]), value, c)
-            for v, c in zip((present // spec.num_cohorts).tolist(), (present % spec.num_cohorts).tolist())
-        ]
+        if len(uniques) > self.capacity:
+            return _pair_words(self.spec, codes, uniques, cohorts)
         with self.lock:
-            if len(self.rows) + len(pairs) > self.limit:
-                self.rows, self.table = {}, self.table[:0]
+            if len(self.rows) + len(uniques) > self.capacity:
+                self._reset()
             rows = self.rows
-            new = [pair for pair in dict.fromkeys(pairs) if pair not in rows]
-            if new:
-                positions = np.array(
-                    [spec.bit_positions(value, cohort) for _, value, cohort in new], dtype=np.int64
-                ).reshape(len(new), spec.num_hashes)
-                start = self.table.shape[0]
-                grown = np.zeros((start + len(new), self.width), dtype=np.uint64)
-                grown[:start] = self.table
-                lanes = np.left_shift(np.uint64(1), packbits_lane(positions).astype(np.uint64))
-                rows_of = np.repeat(np.arange(start, start + len(new)), spec.num_hashes)
-                np.bitwise_or.at(grown, (rows_of, positions.ravel() // 64), lanes.ravel())
-                self.table = grown
-                rows.update(zip(new, range(start, start + len(new))))
-            index = np.fromiter((rows[pair] for pair in pairs), dtype=np.int64, count=len(pairs))
-            table = self.table[index]
-        return table[inverse.ravel()]
+            value_rows = np.fromiter(
+                (rows.setdefault((type(u), u), len(rows)) for u in uniques),
+                dtype=np.int64,
+                count=len(uniques),
+            )
+            if len(rows) > self.table.shape[0]:
+                size = min(self.capacity, max(len(rows), 2 * self.table.shape[0]))
+                table = np.zeros((size, *self.table.shape[1:]), dtype=np.uint64)
+                known = np.zeros((size, self.spec.num_cohorts), dtype=bool)
+                table[: self.table.shape[0]] = self.table
+                known[: self.known.shape[0]] = self.known
+                self.table, self.known = table, known
+            row_of = value_rows[codes]
+            missing = ~self.known[row_of, cohorts]
+            if missing.any():
+                m = self.spec.num_cohorts
+                pairs = np.unique(row_of[missing] * m + cohorts[missing])
+                value_of_row = {row: value for value, row in zip(uniques, value_rows.tolist())}
+                self._hash(pairs // m, pairs % m, [value_of_row[r] for r in (pairs // m).tolist()])
+            return self.table[row_of, cohorts]
+
+    def _hash(self, value_rows: np.ndarray, cohorts: np.ndarray, values: list[Any]) -> None:
+        """Hash the new (value, cohort) pairs into the table."""
+        spec = self.spec
+        positions = np.array(
+            [spec.bit_positions(v, c) for v, c in zip(values, cohorts.tolist())], dtype=np.int64
+        ).reshape(len(values), spec.num_hashes)
+        _set_bits(
+            self.table,
+            (np.repeat(value_rows, spec.num_hashes), np.repeat(cohorts, spec.num_hashes)),
+            positions,
+        )
+        self.known[value_rows, cohorts] = True
+
+
+def _set_bits(table: np.ndarray, index: tuple[np.ndarray, ...], positions: np.ndarray) -> None:
+    """OR vector bits ``positions`` (one row of positions per entry) into the words of ``table[index]``."""
+    flat = positions.ravel()
+    lanes = np.left_shift(np.uint64(1), packbits_lane(flat).astype(np.uint64))
+    np.bitwise_or.at(table, (*index, flat // 64), lanes)
+
+
+def _pair_words(spec: Rappor, codes: np.ndarray, uniques: list[Any], cohorts: np.ndarray) -> np.ndarray:
+    """(n, W) Bloom words without the cache: each distinct (value, cohort) pair of the batch hashed once."""
+    width = (spec.num_bits + 63) // 64
+    m = spec.num_cohorts
+    present, inverse = _distinct(codes * m + cohorts, len(uniques) * m)
+    positions = np.array(
+        [spec.bit_positions(uniques[v], c) for v, c in zip((present // m).tolist(), (present % m).tolist())],
+        dtype=np.int64,
+    ).reshape(present.size, spec.num_hashes)
+    table = np.zeros((present.size, width), dtype=np.uint64)
+    _set_bits(table, (np.repeat(np.arange(present.size), spec.num_hashes),), positions)
+    return table[inverse]
 
 
 _BLOOM_CACHES: dict[str, _BloomCache] = {}

@@ -124,3 +124,21 @@ def test_a_generator_that_is_not_numpy_is_refused():
 
     with pytest.raises(ldp.ParameterError, match="SystemRandomSource"):
         encode_batch(ldp.OUE(domain=(1, 2), epsilon=1.0), [1], random.Random(1))
+
+
+@pytest.mark.parametrize("max_bytes", [32 << 20, 8 * 2 * 8 * 5, 1])  # roomy; 5 values (resets); 1 (pairs)
+def test_bloom_words_are_each_rows_own_bits(max_bytes):
+    """The cached (value, cohort) table, its resets and the uncached path all give each row its own bits."""
+    from ldp.client.batch import _BloomCache
+
+    spec = ldp.Rappor(num_bits=128, num_hashes=3, num_cohorts=8, f="1/2", p="1/4", q="3/4")
+    cache = _BloomCache(spec, max_bytes=max_bytes)
+    rng = np.random.default_rng(9)
+    for first in (0, 2, 4, 0, 8):  # 4 values a batch: pairs seen before, new ones, (small cache) resets
+        values = [f"v{i}" for i in rng.integers(first, first + 4, 300)]
+        cohorts = rng.integers(0, spec.num_cohorts, 300)
+        bits = np.unpackbits(cache.words(values, cohorts).view(">u1"), axis=1)  # packbits lane order
+        for row, (value, cohort) in enumerate(zip(values, cohorts.tolist())):
+            expected = np.zeros(128, dtype=np.uint8)
+            expected[spec.bit_positions(value, cohort)] = 1
+            np.testing.assert_array_equal(bits[row], expected)
