@@ -239,7 +239,7 @@ def _factorize(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[Any
     keys: Sequence[Any] | np.ndarray = values
     if not ((isinstance(values, np.ndarray) and values.dtype != object) or len(set(map(type, values))) <= 1):
         keys = list(zip(map(type, values), values))  # several types: each value keyed as itself
-    mapping: dict[Any, int] = dict.fromkeys(keys)  # distinct keys in order of first appearance (C loops)
+    mapping: dict[Any, int] = dict.fromkeys(keys, 0)  # distinct keys in order of first appearance (C loops)
     for code, key in enumerate(mapping):
         mapping[key] = code
     codes = np.fromiter(map(mapping.__getitem__, keys), dtype=np.int64, count=len(keys))
