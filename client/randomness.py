@@ -31,7 +31,7 @@ from ldp.errors import ParameterError
 __all__ = ["GeneratorSource", "RandomSource", "SystemRandomSource", "as_source", "bernoulli", "uniform_below"]
 
 _TWO64 = 1 << 64
-_TWO32 = 1 << 32
+_TWO16 = 1 << 16
 
 
 @runtime_checkable
@@ -139,14 +139,24 @@ def _check_bound(bound: int) -> None:
         raise ParameterError(f"uniform integers need a bound in [1, 2^64], got {bound}")
 
 
+_UNITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _units(source: RandomSource, bits: int, n: int) -> np.ndarray:
+    """``n`` uniform unsigned integers of ``bits`` bits (8, 16, 32 or 64): slices of uniform words."""
+    per_word = 64 // bits
+    return source.words(-(-n // per_word)).view(_UNITS[bits])[:n]
+
+
 def uniform_below(source: RandomSource, bound: int, n: int) -> np.ndarray:
     """``n`` exact uniform integers in ``[0, bound)`` from ``source.words`` (rejection sampling).
 
-    A power-of-two bound takes the top bits of a word. Otherwise a word (or a
-    32-bit half of one, for bounds up to 2^32) is accepted when it is below
-    the largest multiple of ``bound`` it can hold and reduced modulo
-    ``bound``; rejected words are redrawn. Every accepted residue has the same
-    number of preimages, so the result is exactly uniform.
+    Each draw reads the smallest unit (8, 16, 32 or 64 bits of a word) that
+    holds ``bound``. A power-of-two bound takes the unit's top bits.
+    Otherwise a unit is accepted when it is below the largest multiple of
+    ``bound`` it can hold and reduced modulo ``bound``; rejected units (fewer
+    than half) are redrawn. Every accepted residue has the same number of
+    preimages, so the result is exactly uniform.
 
     Returns
     -------
@@ -157,21 +167,20 @@ def uniform_below(source: RandomSource, bound: int, n: int) -> np.ndarray:
     dtype = np.int64 if bound <= 1 << 63 else np.uint64
     if bound == 1:
         return np.zeros(n, dtype=dtype)
+    bits = next(b for b in _UNITS if bound <= 1 << b)
+    unit = _UNITS[bits]
     if bound & (bound - 1) == 0:
-        shift = np.uint64(64 - (bound.bit_length() - 1))
-        return (source.words(n) >> shift).astype(dtype)
-    bits, space = (32, _TWO32) if bound <= _TWO32 else (64, _TWO64)
+        return (_units(source, bits, n) >> unit(bits - (bound.bit_length() - 1))).astype(dtype)
+    space = 1 << bits
     limit = space - space % bound
     accept = limit / space  # > 1/2
     out = np.empty(n, dtype=dtype)
     filled = 0
     while filled < n:
         need = n - filled
-        draw = int(need / accept * 1.001) + 16
-        raw = source.words((draw + 1) // 2 if bits == 32 else draw)
-        candidates = raw.view(np.uint32) if bits == 32 else raw
-        kept = candidates[candidates < (np.uint32(limit) if bits == 32 else np.uint64(limit))][:need]
-        out[filled : filled + kept.size] = kept % (np.uint32(bound) if bits == 32 else np.uint64(bound))
+        candidates = _units(source, bits, int(need / accept * 1.001) + 16)
+        kept = candidates[candidates < unit(limit)][:need]
+        out[filled : filled + kept.size] = kept % unit(bound)
         filled += kept.size
     return out
 
@@ -179,12 +188,12 @@ def uniform_below(source: RandomSource, bound: int, n: int) -> np.ndarray:
 def bernoulli(source: RandomSource, probability: Fraction, n: int) -> np.ndarray:
     """``n`` independent coins, each True with exactly ``probability`` (any rational in [0, 1]).
 
-    A uniform real U = 0.w0 w1 w2 ... (w0 a uniform 32-bit half word, then
-    uniform 64-bit words) is compared with the probability's binary
-    expansion, 32 then 64 digits at a time: the first part of U that differs
-    from the probability's digits decides U < p. Ties (probability 2^-32,
+    A uniform real U = 0.w0 w1 w2 ... (w0 a uniform 16-bit quarter word,
+    then uniform 64-bit words) is compared with the probability's binary
+    expansion, 16 then 64 digits at a time: the first part of U that differs
+    from the probability's digits decides U < p. Ties (probability 2^-16,
     then 2^-64 per coin and round) read the next word; a dyadic probability
-    with denominator ≤ 2^32 is decided by the first half word.
+    with denominator ≤ 2^16 is decided by the first quarter word.
 
     Returns
     -------
@@ -196,14 +205,14 @@ def bernoulli(source: RandomSource, probability: Fraction, n: int) -> np.ndarray
         raise ParameterError(f"probability must be in [0, 1], got {p}")
     if p == 0 or p == 1:
         return np.full(n, p == 1)
-    digits = p * _TWO32
-    chunk = digits.numerator // digits.denominator  # the first 32 binary digits of p, < 2^32
+    digits = p * _TWO16
+    chunk = digits.numerator // digits.denominator  # the first 16 binary digits of p, < 2^16
     rest = digits - chunk
-    word = source.words((n + 1) // 2).view(np.uint32)[:n]  # the first 32 digits of U
-    result = word < np.uint32(chunk)
+    first = _units(source, 16, n)  # the first 16 digits of U
+    result = first < np.uint16(chunk)
     if rest == 0:  # U ≥ p whenever the first digits tie: exact
         return result
-    pending = np.flatnonzero(word == np.uint32(chunk))
+    pending = np.flatnonzero(first == np.uint16(chunk))
     while pending.size:
         digits = rest * _TWO64
         chunk = digits.numerator // digits.denominator
