@@ -27,23 +27,35 @@ import dataclasses
 import math
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse
 
 from ldp.aggregator.nonneg_solvers import nnls_weighted, nonneg_lasso
 from ldp.aggregator.rappor_counts import RapporShape
 
 __all__ = [
+    "DENSE_LIMIT",
+    "EXTEND_MARGIN",
     "SCREEN_RATIO",
     "Refit",
     "Regression",
     "background_design",
+    "extend_selection",
     "refit",
+    "refit_limit",
     "regression",
     "screen_columns",
 ]
 
 #: google/rappor screens with the LASSO when M > 0.8 × (informative bits).
 SCREEN_RATIO = 0.8
+
+#: At most this many candidates enter the dense refit and its tests (whose
+#: cost is cubic in their number); more candidates are screened.
+DENSE_LIMIT = 400
+
+#: The screen keeps candidates whose score z exceeds ``z_{1−α} − EXTEND_MARGIN``.
+EXTEND_MARGIN = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +139,11 @@ def background_design(design: scipy.sparse.csc_matrix, live: np.ndarray) -> scip
     return scipy.sparse.hstack([background, x], format="csc")
 
 
+def refit_limit(rows: Regression) -> int:
+    """Most candidates the refit takes: :data:`DENSE_LIMIT`, or 0.8 × the informative bits if fewer."""
+    return min(DENSE_LIMIT, int(SCREEN_RATIO * rows.num_rows))
+
+
 def screen_columns(xa: scipy.sparse.csc_matrix, rows: Regression) -> np.ndarray:
     """Candidate columns (≥ 1) of ``xa`` the non-negative LASSO keeps, penalty ``√(2 ln M)·‖x_s‖_W``.
 
@@ -139,6 +156,67 @@ def screen_columns(xa: scipy.sparse.csc_matrix, rows: Regression) -> np.ndarray:
     penalty[0] = 0.0
     beta_lasso = nonneg_lasso(xa, w, rows.y, penalty)
     return np.flatnonzero(beta_lasso[1:] > 0) + 1
+
+
+def extend_selection(
+    xa: scipy.sparse.csc_matrix, selected: np.ndarray, rows: Regression, limit: int, threshold: float
+) -> np.ndarray:
+    """``selected`` plus the candidates whose score z of joining it exceeds ``threshold``, at most ``limit`` in all.
+
+    The score z of candidate s given the weighted least-squares model on the
+    background and ``selected`` is ``x_sᵀW·residual / √information_s``
+    (:func:`score_information`); the strongest are added first (ties by
+    column). A candidate left out of the refit gets estimate 0 and is not
+    detected, so with ``threshold = z_{1−α} − 1`` the refit holds every
+    candidate that could be detected at level α (any correction's critical
+    z is at least z_{1−α}), with a margin of one standard deviation for the
+    change of its z between this model and the refit.
+    """
+    room = limit - selected.size
+    if room <= 0:
+        return selected
+    columns = np.concatenate([[0], selected])
+    xs = xa[:, columns]
+    cov = gram_inverse((xs.T @ xs.multiply(rows.w[:, None])).toarray())
+    beta = cov @ np.asarray(xs.T @ (rows.w * rows.y)).ravel()
+    residual = rows.y - xs @ beta
+    others = np.setdiff1d(np.arange(1, xa.shape[1]), selected, assume_unique=True)
+    xo = xa[:, others]
+    info = score_information(xs, xo, rows.w, cov)
+    z = np.asarray(xo.T @ (rows.w * residual)).ravel() / np.sqrt(info)
+    strong = np.flatnonzero(z > threshold)
+    strong = strong[np.lexsort((others[strong], -z[strong]))][:room]
+    return np.sort(np.concatenate([selected, others[strong]]))
+
+
+def gram_inverse(gram: np.ndarray) -> np.ndarray:
+    """``gram⁻¹`` by Cholesky, or the pseudo-inverse if ``gram`` is not positive definite."""
+    if gram.shape[0] == 0:
+        return np.zeros((0, 0))
+    try:
+        factor = scipy.linalg.cho_factor(gram, lower=True)
+    except np.linalg.LinAlgError:
+        return scipy.linalg.pinvh(gram)
+    diag = np.diag(factor[0])
+    if diag.min() <= 1e-6 * diag.max():
+        return scipy.linalg.pinvh(gram)
+    return scipy.linalg.cho_solve(factor, np.eye(gram.shape[0]))
+
+
+def score_information(
+    x_model: scipy.sparse.csc_matrix, x_new: scipy.sparse.csc_matrix, w: np.ndarray, cov: np.ndarray
+) -> np.ndarray:
+    """Information of each column of ``x_new`` given the model's columns (``cov`` = their (XᵀWX)⁻¹).
+
+    ``x_newᵀWx_new − (x_modelᵀWx_new)ᵀ cov (x_modelᵀWx_new)`` per column,
+    floored at 1e-300; the score test of adding column s to the model is
+    ``x_sᵀW·residual / √(φ·information_s)``.
+    """
+    fitted = x_model.shape[1]
+    cross = (x_model.T @ x_new.multiply(w[:, None])).toarray() if fitted else np.zeros((0, x_new.shape[1]))
+    self_info = np.asarray(x_new.multiply(x_new).T @ w).ravel()
+    info = self_info - np.einsum("ij,ij->j", cross, cov @ cross) if fitted else self_info
+    return np.maximum(info, 1e-300)
 
 
 def refit(xa: scipy.sparse.csc_matrix, selected: np.ndarray, rows: Regression, shape: RapporShape) -> Refit:

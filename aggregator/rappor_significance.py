@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-from ldp.aggregator.rappor_fit import Refit
+from ldp.aggregator.rappor_fit import Refit, gram_inverse, score_information
 
 __all__ = [
     "CandidateTests",
@@ -124,22 +124,6 @@ def wald_statistics(
     return se, z
 
 
-def score_information(
-    x_model: scipy.sparse.csc_matrix, x_new: scipy.sparse.csc_matrix, w: np.ndarray, cov: np.ndarray
-) -> np.ndarray:
-    """Information of each column of ``x_new`` given the model's columns (``cov`` = their (XᵀWX)⁻¹).
-
-    ``x_newᵀWx_new − (x_modelᵀWx_new)ᵀ cov (x_modelᵀWx_new)`` per column,
-    floored at 1e-300; the score test of adding column s to the model is
-    ``x_sᵀW·residual / √(φ·information_s)``.
-    """
-    fitted = x_model.shape[1]
-    cross = (x_model.T @ x_new.multiply(w[:, None])).toarray() if fitted else np.zeros((0, x_new.shape[1]))
-    self_info = np.asarray(x_new.multiply(x_new).T @ w).ravel()
-    info = self_info - np.einsum("ij,ij->j", cross, cov @ cross) if fitted else self_info
-    return np.maximum(info, 1e-300)
-
-
 @dataclasses.dataclass(frozen=True)
 class CandidateTests:
     """Standard errors and one-sided z of every column of the background design.
@@ -205,8 +189,7 @@ def _nnls_score_z(xo: scipy.sparse.csc_matrix, fit: Refit, y: np.ndarray, disper
     """z of the score test of adding each column of ``xo`` to the NNLS fit (its positive set)."""
     positive = np.flatnonzero(fit.beta > 0)
     xp = fit.design[:, positive]
-    gram = (xp.T @ xp.multiply(fit.w[:, None])).toarray()
-    cov_pos = scipy.linalg.pinvh(gram) if positive.size else np.zeros((0, 0))
+    cov_pos = gram_inverse((xp.T @ xp.multiply(fit.w[:, None])).toarray())
     info = score_information(xp, xo, fit.w, cov_pos)
     score = np.asarray(xo.T @ (fit.w * (y - fit.fitted))).ravel()
     return score / np.sqrt(dispersion * info)
