@@ -38,7 +38,7 @@ from ldp.aggregator.rappor_fit import (
 from ldp.aggregator.rappor_result import DecodeOptions, FitSummary, RapporDecodeResult, decode_table, finish
 from ldp.aggregator.rappor_significance import candidate_tests
 
-__all__ = ["BloomProblem", "decode_bloom"]
+__all__ = ["BloomProblem", "decode_bloom", "extension_threshold"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,7 +105,7 @@ def decode_bloom(problem: BloomProblem) -> RapporDecodeResult:
         screened = num_candidates > limit
     if screened:
         selected = screen_columns(xa, rows)
-        threshold = float(scipy.stats.norm.isf(problem.options.alpha)) - EXTEND_MARGIN
+        threshold = extension_threshold(problem.options, num_candidates)
         selected = extend_selection(xa, selected, rows, limit, threshold)
     else:
         selected = np.arange(1, num_candidates + 1)
@@ -133,6 +133,21 @@ def decode_bloom(problem: BloomProblem) -> RapporDecodeResult:
         num_selected=int(selected.size),
     )
     return finish(table, problem.options, summary)
+
+
+def extension_threshold(options: DecodeOptions, num_candidates: int) -> float:
+    """Score z above which a screened candidate joins the refit: ``z_{1−α'} − 1``.
+
+    ``α'`` is the largest per-candidate level at which the correction can
+    detect a candidate: α/M for Bonferroni, α for Benjamini–Hochberg (its
+    largest step-up threshold) and for ``"none"``. A candidate left out of
+    the refit has estimate 0 and is never detected, so the refit keeps every
+    candidate that could be, with a margin of one standard deviation
+    (:data:`ldp.aggregator.rappor_fit.EXTEND_MARGIN`) for the change of its
+    z between the screened model and the refit.
+    """
+    level = options.alpha / num_candidates if options.correction == "bonferroni" else options.alpha
+    return float(scipy.stats.norm.isf(level)) - EXTEND_MARGIN
 
 
 def _empty(problem: BloomProblem) -> RapporDecodeResult:
