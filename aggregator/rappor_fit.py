@@ -30,7 +30,13 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-from ldp.aggregator.nonneg_solvers import nnls_weighted, nonneg_lasso
+from ldp.aggregator.nonneg_solvers import (
+    nnls_weighted,
+    nonneg_lasso,
+    scale_rows,
+    weighted_gram,
+    weighted_sq_norms,
+)
 from ldp.aggregator.rappor_counts import RapporShape
 
 __all__ = [
@@ -40,10 +46,12 @@ __all__ = [
     "Refit",
     "Regression",
     "background_design",
+    "cross_products",
     "extend_selection",
     "refit",
     "refit_limit",
     "regression",
+    "score_information",
     "screen_columns",
 ]
 
@@ -134,9 +142,24 @@ def regression(shape: RapporShape, n_cohort: np.ndarray, t: np.ndarray, var: np.
 
 def background_design(design: scipy.sparse.csc_matrix, live: np.ndarray) -> scipy.sparse.csc_matrix:
     """The live rows of ``design`` after a column of ones (column 0: the background β₀)."""
-    x = design.tocsr()[live].tocsc()
-    background = scipy.sparse.csc_matrix(np.ones((int(live.sum()), 1)))
-    return scipy.sparse.hstack([background, x], format="csc")
+    x = scipy.sparse.csc_matrix(design)
+    num_live = int(live.sum())
+    indices, indptr = x.indices, x.indptr
+    if num_live < live.size:  # drop the rows of cohorts without reports, renumbering the others
+        new_row = np.cumsum(live) - 1
+        keep = live[indices]
+        indices = new_row[indices[keep]]
+        column = np.repeat(np.arange(x.shape[1]), np.diff(indptr))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(column[keep], minlength=x.shape[1]))])
+    index_type = np.int32 if num_live + indices.size < 2**31 else np.int64
+    return scipy.sparse.csc_matrix(
+        (
+            np.ones(num_live + indices.size),
+            np.concatenate([np.arange(num_live), indices]).astype(index_type),
+            np.concatenate([[0], num_live + indptr]).astype(index_type),
+        ),
+        shape=(num_live, x.shape[1] + 1),
+    )
 
 
 def refit_limit(rows: Regression) -> int:
@@ -151,7 +174,7 @@ def screen_columns(xa: scipy.sparse.csc_matrix, rows: Regression) -> np.ndarray:
     """
     num_candidates = xa.shape[1] - 1
     w = rows.w
-    norms = np.sqrt(np.asarray(xa.multiply(xa).T @ w).ravel())
+    norms = np.sqrt(weighted_sq_norms(xa, w))
     penalty = math.sqrt(2.0 * math.log(max(num_candidates, 2))) * norms
     penalty[0] = 0.0
     beta_lasso = nonneg_lasso(xa, w, rows.y, penalty)
@@ -177,13 +200,16 @@ def extend_selection(
         return selected
     columns = np.concatenate([[0], selected])
     xs = xa[:, columns]
-    cov = gram_inverse((xs.T @ xs.multiply(rows.w[:, None])).toarray())
+    cov = gram_inverse(weighted_gram(xs, rows.w))
     beta = cov @ np.asarray(xs.T @ (rows.w * rows.y)).ravel()
     residual = rows.y - xs @ beta
     others = np.setdiff1d(np.arange(1, xa.shape[1]), selected, assume_unique=True)
-    xo = xa[:, others]
-    info = score_information(xs, xo, rows.w, cov)
-    z = np.asarray(xo.T @ (rows.w * residual)).ravel() / np.sqrt(info)
+    score = np.asarray(xa.T @ (rows.w * residual)).ravel()
+    if threshold > 0:  # a candidate with z ≤ 0 cannot pass: skip its information
+        others = others[score[others] > 0]
+    cross = cross_products(xs, xa[:, others], rows.w)
+    info = score_information(cross, weighted_sq_norms(xa[:, others], rows.w), cov)
+    z = score[others] / np.sqrt(info)
     strong = np.flatnonzero(z > threshold)
     strong = strong[np.lexsort((others[strong], -z[strong]))][:room]
     return np.sort(np.concatenate([selected, others[strong]]))
@@ -203,19 +229,26 @@ def gram_inverse(gram: np.ndarray) -> np.ndarray:
     return scipy.linalg.cho_solve(factor, np.eye(gram.shape[0]))
 
 
-def score_information(
-    x_model: scipy.sparse.csc_matrix, x_new: scipy.sparse.csc_matrix, w: np.ndarray, cov: np.ndarray
-) -> np.ndarray:
-    """Information of each column of ``x_new`` given the model's columns (``cov`` = their (XᵀWX)⁻¹).
+def cross_products(x_model: scipy.sparse.csc_matrix, x: scipy.sparse.csc_matrix, w: np.ndarray) -> np.ndarray:
+    """``x_modelᵀ W x`` as a dense (model columns, columns of ``x``) array, in one sparse product."""
+    if x_model.shape[1] == 0:
+        return np.zeros((0, x.shape[1]))
+    weighted = scale_rows(x_model, w).tocsr()
+    return np.asarray((x.T @ weighted).toarray()).T
 
-    ``x_newᵀWx_new − (x_modelᵀWx_new)ᵀ cov (x_modelᵀWx_new)`` per column,
-    floored at 1e-300; the score test of adding column s to the model is
+
+def score_information(cross: np.ndarray, self_info: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """Information of columns given a model: ``x_sᵀWx_s − (x_modelᵀWx_s)ᵀ cov (x_modelᵀWx_s)``.
+
+    ``cross`` holds ``x_modelᵀWx_s`` (:func:`cross_products`) and
+    ``self_info`` ``x_sᵀWx_s`` (:func:`ldp.aggregator.nonneg_solvers.weighted_sq_norms`)
+    of the tested columns, ``cov`` the model's ``(XᵀWX)⁻¹``. Floored at
+    1e-300; the score test of adding column s to the model is
     ``x_sᵀW·residual / √(φ·information_s)``.
     """
-    fitted = x_model.shape[1]
-    cross = (x_model.T @ x_new.multiply(w[:, None])).toarray() if fitted else np.zeros((0, x_new.shape[1]))
-    self_info = np.asarray(x_new.multiply(x_new).T @ w).ravel()
-    info = self_info - np.einsum("ij,ij->j", cross, cov @ cross) if fitted else self_info
+    if cross.shape[0] == 0:
+        return np.maximum(self_info, 1e-300)
+    info = self_info - np.einsum("ij,ij->j", cross, cov @ cross)
     return np.maximum(info, 1e-300)
 
 

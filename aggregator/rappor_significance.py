@@ -20,7 +20,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-from ldp.aggregator.rappor_fit import Refit, gram_inverse, score_information
+from ldp.aggregator.nonneg_solvers import weighted_gram, weighted_sq_norms
+from ldp.aggregator.rappor_fit import Refit, cross_products, gram_inverse, score_information
 
 __all__ = [
     "CandidateTests",
@@ -98,7 +99,7 @@ def positive_set_tests(
 
 def _gram(x: scipy.sparse.csc_matrix, w: np.ndarray) -> np.ndarray:
     """``XᵀWX`` as a dense array."""
-    return (x.T @ x.multiply(w[:, None])).toarray() if x.shape[1] else np.zeros((0, 0))
+    return weighted_gram(x, w)
 
 
 def _wls_fit(
@@ -172,24 +173,24 @@ def candidate_tests(xa: scipy.sparse.csc_matrix, fit: Refit, y: np.ndarray) -> C
     se[tested], z[tested] = wald_statistics(xs, w, y, test)
 
     off = np.setdiff1d(np.arange(1, num_columns), tested, assume_unique=True)
+    zero = np.flatnonzero(fit.coefficients(num_columns)[1:] <= 0) + 1
+    needed = np.union1d(off, zero)
+    if needed.size:  # one sparse product for both score tests (same weights, nested models)
+        xn = xa[:, needed]
+        cross = cross_products(xs, xn, w)
+        self_info = weighted_sq_norms(xn, w)
     if off.size:
-        xo = xa[:, off]
-        info = score_information(xs[:, test.columns], xo, w, test.cov_unit)
-        score = np.asarray(xo.T @ (w * test.residual)).ravel()
+        at = np.searchsorted(needed, off)
+        info = score_information(cross[test.columns][:, at], self_info[at], test.cov_unit)
+        score = np.asarray(xn.T @ (w * test.residual)).ravel()[at]
         se[off] = np.sqrt(test.dispersion / info)
         z[off] = score / np.sqrt(test.dispersion * info)
-
-    zero = np.flatnonzero(fit.coefficients(num_columns)[1:] <= 0) + 1
     if zero.size:
-        z[zero] = np.minimum(z[zero], _nnls_score_z(xa[:, zero], fit, y, test.dispersion))
+        at = np.searchsorted(needed, zero)
+        positive = np.flatnonzero(fit.beta > 0)
+        cov_pos = gram_inverse(weighted_gram(xs[:, positive], w))
+        info = score_information(cross[positive][:, at], self_info[at], cov_pos)
+        score = np.asarray(xn.T @ (w * (y - fit.fitted))).ravel()[at]
+        # z of the score test of adding the column to the NNLS fit (its positive set)
+        z[zero] = np.minimum(z[zero], score / np.sqrt(test.dispersion * info))
     return CandidateTests(se=se, z=z, test=test)
-
-
-def _nnls_score_z(xo: scipy.sparse.csc_matrix, fit: Refit, y: np.ndarray, dispersion: float) -> np.ndarray:
-    """z of the score test of adding each column of ``xo`` to the NNLS fit (its positive set)."""
-    positive = np.flatnonzero(fit.beta > 0)
-    xp = fit.design[:, positive]
-    cov_pos = gram_inverse((xp.T @ xp.multiply(fit.w[:, None])).toarray())
-    info = score_information(xp, xo, fit.w, cov_pos)
-    score = np.asarray(xo.T @ (fit.w * (y - fit.fitted))).ravel()
-    return score / np.sqrt(dispersion * info)
