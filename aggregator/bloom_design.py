@@ -129,19 +129,22 @@ def positions_matrix(positions: np.ndarray, num_bits: int) -> scipy.sparse.csc_m
     Repeated positions of one value in one cohort give a single 1; row
     indices are sorted within each column (canonical CSC).
     """
-    num_values, m, _ = positions.shape
-    ordered = np.sort(positions, axis=2)
-    keep = np.ones(ordered.shape, dtype=bool)
-    keep[:, :, 1:] = ordered[:, :, 1:] != ordered[:, :, :-1]
-    rows = ordered + (np.arange(m, dtype=np.int64) * num_bits)[None, :, None]
+    num_values, m, h = positions.shape
+    index_type = np.int32 if m * num_bits < 2**31 and positions.size < 2**31 else np.int64
+    base = (np.arange(m, dtype=index_type) * num_bits)[None, :]
+    rows = np.empty(positions.shape, dtype=index_type)
+    if h == 2:  # the common case: order the pair without a sort
+        np.minimum(positions[..., 0], positions[..., 1], out=rows[..., 0], casting="unsafe")
+        np.maximum(positions[..., 0], positions[..., 1], out=rows[..., 1], casting="unsafe")
+    else:
+        rows[...] = np.sort(positions, axis=2)
+    keep = np.ones(rows.shape, dtype=bool)
+    np.not_equal(rows[:, :, 1:], rows[:, :, :-1], out=keep[:, :, 1:])
+    rows += base[..., None]
     indices = rows[keep]
-    indptr = np.zeros(num_values + 1, dtype=np.int64)
-    np.cumsum(keep.sum(axis=(1, 2)), out=indptr[1:])
-    index_type = np.int32 if m * num_bits < 2**31 and indices.size < 2**31 else np.int64
-    x = scipy.sparse.csc_matrix(
-        (np.ones(indices.size), indices.astype(index_type), indptr.astype(index_type)),
-        shape=(m * num_bits, num_values),
-    )
+    indptr = np.zeros(num_values + 1, dtype=index_type)
+    np.cumsum(keep.sum(axis=(1, 2), dtype=index_type), out=indptr[1:])
+    x = scipy.sparse.csc_matrix((np.ones(indices.size), indices, indptr), shape=(m * num_bits, num_values))
     x.has_sorted_indices = True
     x.has_canonical_format = True
     for array in (x.data, x.indices, x.indptr):
