@@ -116,7 +116,7 @@ def bloom_positions_batch(
     if hash_name == "md5":
         digests = b"".join(hashlib.md5(c.to_bytes(4, "big") + d).digest() for d in data for c in seeds)
         raw = np.frombuffer(digests, dtype=np.uint8).reshape(len(data), len(seeds), 16)
-        return (raw[:, :, :num_hashes] % num_bits).astype(np.int64)
+        return raw[:, :, :num_hashes].astype(np.int64) % num_bits
     out = np.empty((len(data), len(seeds), num_hashes), dtype=np.int64)
     steps = np.arange(num_hashes, dtype=np.int64)
     chunk = max(1, _CHUNK_PAIRS // max(len(seeds), 1))

@@ -6,7 +6,9 @@ Counts are drawn from their exact distribution for one report per client
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +18,7 @@ import ldp
 from ldp.aggregator.bloom_design import DESIGN_CACHE, DesignCache, candidates_digest, design_matrix
 from ldp.aggregator.rappor_decode import decode_result
 from ldp.aggregator.rappor_fit import DENSE_LIMIT
-from ldp.hashing import bloom_positions, bloom_positions_batch
+from ldp.hashing import bloom_positions, bloom_positions_batch, murmur3_x64_128_batch
 
 SPEC = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=32, f="1/4", p="1/4", q="3/4")
 TRUE = [f"true-{i}" for i in range(5)]
@@ -42,7 +44,9 @@ def _random_values(count: int, seed: int) -> list:
 
 
 @pytest.mark.parametrize("hash_name", ["mmh3", "md5"])
-@pytest.mark.parametrize(("num_bits", "num_hashes"), [(8, 2), (128, 2), (100, 4), (7, 3)])
+@pytest.mark.parametrize(
+    ("num_bits", "num_hashes"), [(8, 2), (128, 2), (256, 2), (100, 4), (7, 3), (4096, 16)]
+)
 def test_batch_positions_are_bit_identical(hash_name, num_bits, num_hashes):
     values = _random_values(300, seed=num_bits + num_hashes)
     cohorts = [0, 1, 5, 63, 2**31 + 7]
@@ -146,3 +150,17 @@ def test_many_candidates_are_screened_to_the_dense_limit_and_hold_the_level():
         assert result.table["detected"].iloc[: len(TRUE)].all()
         rejected += int(result.table["detected"].iloc[len(TRUE) :].sum())
     assert rejected <= scipy.stats.binom.isf(1e-6, reps * len(bogus), level)
+
+
+def test_batch_hashing_reproduces_the_pinned_vectors():
+    # tests/vectors/vectors.json pins MurmurHash3 x64-128 digests and Bloom positions (mmh3 and md5)
+    vectors = json.loads((Path(__file__).parent / "vectors" / "vectors.json").read_text(encoding="utf-8"))
+    bloom = vectors["bloom"]
+    for case in bloom["mmh3_x64_128"]:
+        h1, h2 = murmur3_x64_128_batch([bytes.fromhex(case["data"])], [case["seed"]])
+        assert (int(h1[0, 0]), int(h2[0, 0])) == (int(case["h1"]), int(case["h2"]))
+    for case in bloom["positions"]:
+        out = bloom_positions_batch(
+            [case["value"]], [case["cohort"]], case["num_hashes"], case["num_bits"], case["hash"]
+        )
+        assert out[0, 0].tolist() == case["positions"]
