@@ -62,7 +62,8 @@ SCREEN_RATIO = 0.8
 #: cost is cubic in their number); more candidates are screened.
 DENSE_LIMIT = 400
 
-#: The screen keeps candidates whose score z exceeds ``z_{1−α} − EXTEND_MARGIN``.
+#: The screen keeps candidates whose score z exceeds ``z_{1−α'} − EXTEND_MARGIN``
+#: (α' the correction's largest per-candidate level).
 EXTEND_MARGIN = 1.0
 
 
@@ -190,10 +191,10 @@ def extend_selection(
     background and ``selected`` is ``x_sᵀW·residual / √information_s``
     (:func:`score_information`); the strongest are added first (ties by
     column). A candidate left out of the refit gets estimate 0 and is not
-    detected, so with ``threshold = z_{1−α} − 1`` the refit holds every
-    candidate that could be detected at level α (any correction's critical
-    z is at least z_{1−α}), with a margin of one standard deviation for the
-    change of its z between this model and the refit.
+    detected; the decode's threshold
+    (:func:`ldp.aggregator.rappor_bloom.extension_threshold`) keeps every
+    candidate that could be detected, with one standard deviation to spare.
+    ``selected`` is kept whole even when it alone exceeds ``limit``.
     """
     room = limit - selected.size
     if room <= 0:
