@@ -153,9 +153,14 @@ def positions_matrix(positions: np.ndarray, num_bits: int) -> scipy.sparse.csc_m
 
 
 class DesignCache:
-    """A small in-process LRU of design matrices, bounded by entries and by stored nonzeros."""
+    """A small in-process LRU of design matrices, bounded by entries and by stored nonzeros.
 
-    def __init__(self, max_entries: int = 8, max_nonzeros: int = 40_000_000) -> None:
+    A nonzero takes 12 bytes (float64 value, int32 row), so the default bound of
+    20 M nonzeros is about 240 MB: one list of 100,000 candidates at 128 bits ×
+    64 cohorts, h = 2, holds 12.8 M.
+    """
+
+    def __init__(self, max_entries: int = 8, max_nonzeros: int = 20_000_000) -> None:
         self.max_entries = max_entries
         self.max_nonzeros = max_nonzeros
         self._items: OrderedDict[Hashable, scipy.sparse.csc_matrix] = OrderedDict()
