@@ -85,13 +85,23 @@ def solve_nonneg_quadratic(gram: np.ndarray, linear: np.ndarray) -> np.ndarray:
 
 
 def nonneg_lasso(
-    x: scipy.sparse.csc_matrix, w: np.ndarray, y: np.ndarray, penalty: np.ndarray, *, max_rounds: int = 200
+    x: scipy.sparse.csc_matrix,
+    w: np.ndarray,
+    y: np.ndarray,
+    penalty: np.ndarray,
+    *,
+    max_rounds: int = 200,
+    norms: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Working-set solver of min ½‖y − Xβ‖²_W + penaltyᵀβ over β ≥ 0 (exact KKT at exit)."""
+    """Working-set solver of min ½‖y − Xβ‖²_W + penaltyᵀβ over β ≥ 0 (exact KKT at exit).
+
+    ``norms``: the columns' ``‖x_s‖_W`` if the caller has them.
+    """
     num_cols = x.shape[1]
     wy = w * y
     xt_wy = np.asarray(x.T @ wy).ravel()
-    norms = np.sqrt(weighted_sq_norms(x, w))  # ‖x_s‖_W
+    if norms is None:
+        norms = np.sqrt(weighted_sq_norms(x, w))  # ‖x_s‖_W
     beta = np.zeros(num_cols)
     working = np.zeros(0, dtype=np.int64)
     for _ in range(max_rounds):

@@ -178,7 +178,7 @@ def screen_columns(xa: scipy.sparse.csc_matrix, rows: Regression) -> np.ndarray:
     norms = np.sqrt(weighted_sq_norms(xa, w))
     penalty = math.sqrt(2.0 * math.log(max(num_candidates, 2))) * norms
     penalty[0] = 0.0
-    beta_lasso = nonneg_lasso(xa, w, rows.y, penalty)
+    beta_lasso = nonneg_lasso(xa, w, rows.y, penalty, norms=norms)
     return np.flatnonzero(beta_lasso[1:] > 0) + 1
 
 

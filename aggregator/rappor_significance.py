@@ -176,21 +176,19 @@ def candidate_tests(xa: scipy.sparse.csc_matrix, fit: Refit, y: np.ndarray) -> C
     zero = np.flatnonzero(fit.coefficients(num_columns)[1:] <= 0) + 1
     needed = np.union1d(off, zero)
     if needed.size:  # one sparse product for both score tests (same weights, nested models)
-        xn = xa[:, needed]
-        cross = cross_products(xs, xn, w)
-        self_info = weighted_sq_norms(xn, w)
+        # most columns are needed: the product over all of xa costs no more than slicing it
+        cross = cross_products(xs, xa, w)
+        self_info = weighted_sq_norms(xa, w)
     if off.size:
-        at = np.searchsorted(needed, off)
-        info = score_information(cross[test.columns][:, at], self_info[at], test.cov_unit)
-        score = np.asarray(xn.T @ (w * test.residual)).ravel()[at]
+        info = score_information(cross[test.columns][:, off], self_info[off], test.cov_unit)
+        score = np.asarray(xa.T @ (w * test.residual)).ravel()[off]
         se[off] = np.sqrt(test.dispersion / info)
         z[off] = score / np.sqrt(test.dispersion * info)
     if zero.size:
-        at = np.searchsorted(needed, zero)
         positive = np.flatnonzero(fit.beta > 0)
         cov_pos = gram_inverse(weighted_gram(xs[:, positive], w))
-        info = score_information(cross[positive][:, at], self_info[at], cov_pos)
-        score = np.asarray(xn.T @ (w * (y - fit.fitted))).ravel()[at]
+        info = score_information(cross[positive][:, zero], self_info[zero], cov_pos)
+        score = np.asarray(xa.T @ (w * (y - fit.fitted))).ravel()[zero]
         # z of the score test of adding the column to the NNLS fit (its positive set)
         z[zero] = np.minimum(z[zero], score / np.sqrt(test.dispersion * info))
     return CandidateTests(se=se, z=z, test=test)
