@@ -31,8 +31,16 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
 
 /** Unsigned big-endian integer of the bytes. */
 export function bytesToBigIntBE(bytes: Uint8Array): bigint {
-  let x = 0n;
-  for (const b of bytes) x = (x << 8n) | BigInt(b);
+  // 6 bytes (48 bits, exact in a Number) per BigInt step
+  const head = bytes.length % 6;
+  let chunk = 0;
+  for (let i = 0; i < head; i++) chunk = chunk * 256 + bytes[i];
+  let x = BigInt(chunk);
+  for (let i = head; i < bytes.length; i += 6) {
+    chunk = 0;
+    for (let j = i; j < i + 6; j++) chunk = chunk * 256 + bytes[j];
+    x = (x << 48n) | BigInt(chunk);
+  }
   return x;
 }
 

@@ -17,7 +17,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { BudgetExceededError, BudgetedEncoder, PrivacyLedger, makeBudget } from "./budget.js";
 import { makeEncoder } from "./encoders.js";
-import { FileLedgerStorage, FileSpool, openClientState } from "./node.js";
+import { FileLedgerStorage, FileSpool, nativeShake256, openClientState } from "./node.js";
 import { reportToJson } from "./report.js";
 import { loadSpec } from "./spec.js";
 import { Uploader } from "./uploader.js";
@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
   const spec = loadSpec(fs.readFileSync(options.get("--spec")!, "utf8"));
   const stateDir = options.get("--state");
   const client = spec.mechanism === "rappor" && stateDir ? openClientState(path.join(stateDir, "client.json"), spec) : undefined;
-  const encoder = makeEncoder(spec, { client });
+  const encoder = makeEncoder(spec, { client, shake: nativeShake256 });
   const budget = options.get("--budget");
   const budgeted = budget
     ? new BudgetedEncoder(encoder, new PrivacyLedger(new FileLedgerStorage(path.join(stateDir!, "client.ledger.json")), makeBudget(Number(budget))))
@@ -66,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
   for (const [i, value] of readLines(input).entries()) {
     try {
       // without --state every line is a new client (RAPPOR: makeEncoder per line makes a fresh secret)
-      const e = client || spec.mechanism !== "rappor" ? encoder : makeEncoder(spec);
+      const e = client || spec.mechanism !== "rappor" ? encoder : makeEncoder(spec, { shake: nativeShake256 });
       reports.push(reportToJson(budgeted ? await budgeted.encode(value) : e.encode(value)));
     } catch (error) {
       if (error instanceof BudgetExceededError) refused.push(i + 1);

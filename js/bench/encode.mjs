@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+/**
+ * Encodes per second in Node for GRR and OUE (d = 1,024) and RAPPOR (128
+ * bits, 2 hashes, 64 cohorts, one persistent client: the permanent response
+ * through the keyed SHAKE-256 PRF on every report), one value per call
+ * (`encode`) and a batch (the package has no batch API: a loop over 1,000
+ * values, each report also written as its JSON line), beside a same-run reference: the raw
+ * throughput of `crypto.getRandomValues` (64 KiB blocks) and the CSPRNG bytes
+ * each report consumes, so "ceiling" = reference ÷ bytes per report is what
+ * the CSPRNG alone would allow and the ratio says how far the encoder is from it.
+ *
+ *   npm run bench                 # build, then this (3 runs, medians)
+ *   node bench/encode.mjs --runs 1 --seconds 0.5
+ *
+ * The specs (bench/*.json) were written by the Python library (`ldp.GRR`,
+ * `ldp.OUE` at ε = 2 over "v0".."v1023"; `Rappor(num_bits=128,
+ * num_hashes=2, num_cohorts=64, f=1/2, p=1/2, q=3/4)`). Values are drawn
+ * uniformly from the domain (RAPPOR: from 1,024 strings), so RAPPOR computes
+ * a new PRR for every report: no memo.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { cryptoSource, loadSpec, reportToJson, makeEncoder, newRapporClient } from "../dist/index.js";
+import { nativeShake256 } from "../dist/node.js";
+
+const HERE = fileURLToPath(new URL(".", import.meta.url));
+const args = process.argv.slice(2);
+const option = (name, fallback) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
+const RUNS = option("--runs", 3);
+const SECONDS = option("--seconds", 1);
+const BATCH = 1000;
+
+const spec = (name) => loadSpec(readFileSync(`${HERE}${name}.json`, "utf8"));
+const VALUES = Array.from({ length: 1024 }, (_, i) => `v${i}`);
+
+/** A ByteSource counting what the encoder draws from the CSPRNG. */
+function countingSource() {
+  const counter = { bytes: 0, read: (n) => ((counter.bytes += n), cryptoSource.read(n)) };
+  return counter;
+}
+
+/** Calls `step()` (which does `unit` items) `chunk` times between clock reads for about SECONDS, after a warm-up; items per second. */
+function rate(step, unit, chunk) {
+  const clock = () => Number(process.hrtime.bigint()) / 1e9;
+  for (const end = clock() + Math.min(0.3, SECONDS / 2); clock() < end; ) step(); // warm up (JIT)
+  let items = 0;
+  const start = clock();
+  let now = start;
+  while (now < start + SECONDS) {
+    for (let i = 0; i < chunk; i++) step();
+    items += chunk * unit;
+    now = clock();
+  }
+  return items / (now - start);
+}
+
+function cases() {
+  const rappor = spec("rappor");
+  const client = newRapporClient(rappor);
+  return [
+    { name: "GRR d=1024", spec: spec("grr") },
+    { name: "OUE d=1024", spec: spec("oue") },
+    { name: "RAPPOR 128 bits, h=2, 64 cohorts (noble SHAKE)", spec: rappor, client },
+    { name: "RAPPOR 128 bits, h=2, 64 cohorts (Node SHAKE)", spec: rappor, client, shake: nativeShake256 },
+  ];
+}
+
+/** CSPRNG bytes per report (mean over many reports: rejection sampling and lane rounds vary). */
+function bytesPerReport(c) {
+  const counter = countingSource();
+  const encoder = makeEncoder(c.spec, { client: c.client, source: counter, shake: c.shake });
+  const n = 20000;
+  for (let i = 0; i < n; i++) encoder.encode(VALUES[i & 1023]);
+  return counter.bytes / n;
+}
+
+function measure() {
+  const block = new Uint8Array(65536);
+  const row = { csprng: rate(() => crypto.getRandomValues(block), block.length, 1) };
+  for (const c of cases()) {
+    const encoder = makeEncoder(c.spec, { client: c.client, shake: c.shake });
+    let i = 0;
+    row[`${c.name}|single`] = rate(() => encoder.encode(VALUES[i++ & 1023]), 1, 64);
+    // no batch API: a batch is a loop over an array of values, each report also written as its JSON line
+    const batch = Array.from({ length: BATCH }, (_, j) => VALUES[(j * 7919) & 1023]);
+    row[`${c.name}|batch`] = rate(() => batch.map((v) => reportToJson(encoder.encode(v))), BATCH, 1);
+  }
+  return row;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (x) => Math.round(x).toLocaleString("en-US");
+
+const runs = Array.from({ length: RUNS }, () => measure());
+const med = (key) => median(runs.map((r) => r[key]));
+const csprng = med("csprng");
+console.log(`Node ${process.version}, ${RUNS} run(s) of ~${SECONDS} s per figure, medians; load average ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+console.log(`reference: crypto.getRandomValues, 64 KiB blocks: ${fmt(csprng)} bytes/s\n`);
+const header = ["mechanism", "mode", "reports/s", "CSPRNG B/report", "ceiling reports/s", "reports/s ÷ ceiling", "target"];
+const rows = [];
+for (const c of cases()) {
+  const bytes = bytesPerReport(c);
+  const ceiling = csprng / bytes;
+  const target = c.name.startsWith("GRR") ? 500000 : c.name.startsWith("RAPPOR") ? 50000 : null;
+  for (const mode of ["single", "batch"]) {
+    const r = med(`${c.name}|${mode}`);
+    const verdict = target === null ? "" : `${r >= target ? "met" : "MISSED"} (≥ ${fmt(target)})`;
+    rows.push([c.name, mode, fmt(r), bytes.toFixed(2), fmt(ceiling), (r / ceiling).toFixed(3), verdict]);
+  }
+}
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+const line = (cells) => "| " + cells.map((c, i) => c.padEnd(widths[i])).join(" | ") + " |";
+console.log(line(header));
+console.log("|" + widths.map((w) => "-".repeat(w + 2)).join("|") + "|");
+for (const r of rows) console.log(line(r));
+
+const size = (script) =>
+  execFileSync("npm", ["run", "--silent", script], { cwd: `${HERE}..`, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+console.log(`\nbundle, min+gzip: frequency oracles + RAPPOR ${size("size")} B (npm run size), web page ${size("size:web")} B (npm run size:web)`);
