@@ -194,7 +194,7 @@ class Digits {
     if (p.num < 0n || p.num > p.den) throw new RangeError("probability outside [0, 1]");
     this.num = p.num;
     this.den = p.den;
-    this.d = p.den <= 1n << 51n ? Number(p.den) : 0;
+    this.d = p.den <= NUMBER_DIGITS_LIMIT ? Number(p.den) : 0;
     this.n = this.d ? Number(p.num) : 0;
   }
 
@@ -213,6 +213,25 @@ class Digits {
   }
 }
 
+const NUMBER_DIGITS_LIMIT = 1n << 51n;
+
+/** Digits kept per probability; a lane sampler going past them (about 2^-128 per lane) continues with `Digits`. */
+const TABLE_DIGITS = 128;
+
+/** The first TABLE_DIGITS binary digits of a probability, computed once per Fraction object (encoders keep theirs). */
+const digitTables = new WeakMap<Fraction, Uint8Array>();
+
+function digitTable(p: Fraction): Uint8Array {
+  let table = digitTables.get(p);
+  if (table === undefined) {
+    const digits = new Digits(p);
+    table = new Uint8Array(TABLE_DIGITS);
+    for (let i = 0; i < TABLE_DIGITS; i++) table[i] = digits.next() ? 1 : 0;
+    digitTables.set(p, table);
+  }
+  return table;
+}
+
 /**
  * `width` independent exact coins, lane i with its group's probability, as
  * 32-bit words. Each lane compares a uniform real U (one binary digit per
@@ -225,35 +244,53 @@ export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[],
   const nwords = (width + 31) >>> 5;
   const nbytes = (width + 7) >>> 3;
   const last = width % 32 === 0 ? 0xffffffff : (2 ** (width % 32) - 1) >>> 0; // the lanes of the last word
-  const state: { mask: Uint32Array; digits: Digits }[] = [];
-  for (const g of groups) if (g.mask.some((w) => w !== 0)) state.push({ mask: g.mask, digits: new Digits(g.probability) });
+  const masks: Uint32Array[] = [];
+  const tables: Uint8Array[] = [];
+  const late: Digits[] = []; // past the tables (practically never)
+  for (const g of groups) {
+    let any = 0;
+    for (let w = 0; w < g.mask.length; w++) any |= g.mask[w];
+    if (!any) continue;
+    masks.push(g.mask);
+    tables.push(digitTable(g.probability));
+  }
   const undecided = new Uint32Array(nwords).fill(0xffffffff);
   undecided[nwords - 1] = last;
   const result = new Uint32Array(nwords);
-  const threshold = new Uint32Array(nwords);
+  const on: boolean[] = masks.map(() => false);
   let buffer: Uint8Array = new Uint8Array(0);
   let offset = 0;
   let open = width > 0;
-  while (open) {
-    threshold.fill(0);
-    for (const s of state) {
-      if (!s.digits.next()) continue;
-      for (let w = 0; w < nwords; w++) threshold[w] |= s.mask[w];
+  for (let round = 0; open; round++) {
+    // this round's digit of each group's probability
+    for (let j = 0; j < masks.length; j++) {
+      if (round < TABLE_DIGITS) on[j] = tables[j][round] === 1;
+      else {
+        if (round === TABLE_DIGITS) {
+          late[j] = new Digits(groups.find((g) => g.mask === masks[j])!.probability);
+          for (let i = 0; i < TABLE_DIGITS; i++) late[j].next();
+        }
+        on[j] = late[j].next();
+      }
     }
     if (offset === buffer.length) {
       buffer = source.read(nbytes * PLANES_PER_BLOCK);
       offset = 0;
     }
     open = false;
+    const end = offset + nbytes; // this plane's bytes only
     for (let w = 0; w < nwords; w++) {
       const b = offset + 4 * w;
-      const end = offset + nbytes; // this plane's bytes only
-      let plane = buffer[b];
-      if (b + 1 < end) plane |= buffer[b + 1] << 8;
-      if (b + 2 < end) plane |= buffer[b + 2] << 16;
-      if (b + 3 < end) plane |= buffer[b + 3] << 24;
+      let plane: number;
+      if (b + 3 < end) plane = buffer[b] | (buffer[b + 1] << 8) | (buffer[b + 2] << 16) | (buffer[b + 3] << 24);
+      else {
+        plane = buffer[b];
+        if (b + 1 < end) plane |= buffer[b + 1] << 8;
+        if (b + 2 < end) plane |= buffer[b + 2] << 16;
+      }
       if (w === nwords - 1) plane &= last;
-      const t = threshold[w];
+      let t = 0;
+      for (let j = 0; j < masks.length; j++) if (on[j]) t |= masks[j][w];
       const u = undecided[w];
       result[w] |= u & t & ~plane; // U's digit 0 where t's is 1: U < t, the coin is 1
       const left = u & ~(plane ^ t); // decided wherever the digits differ
