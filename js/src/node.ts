@@ -174,14 +174,20 @@ export function loadClientState(file: string, spec: Spec): RapporClient {
   return { secret: fromHex(data.secret), cohort: data.cohort as number };
 }
 
-/** The ledger as a private JSON file, changed under `file + ".lock"`. */
+/**
+ * The ledger as a private JSON file (the Python ledger's layout), changed
+ * under `file + ".jslock"`. Not `.lock`: Python keeps a `flock` on
+ * `<ledger>.lock`, a file it never deletes, and this lock (an exclusive
+ * create) cannot take part in `flock`. So the JS and Python clients may use
+ * one state directory in turn, never at the same time.
+ */
 export class FileLedgerStorage implements LedgerStorage {
   constructor(readonly file: string) {
     ensurePrivateDirectory(path.dirname(file));
   }
 
   async update<T>(change: (current: LedgerData | null) => { data: LedgerData | null; result: T }): Promise<T> {
-    return withLock(this.file + ".lock", () => {
+    return withLock(this.file + ".jslock", () => {
       const text = readPrivateFile(this.file, "privacy ledger");
       const current = text === null ? null : (JSON.parse(text) as LedgerData);
       const { data, result } = change(current);

@@ -1,7 +1,8 @@
 /** Client state, the privacy budget, the spool and the Uploader (Node storage; a fake fetch for the HTTP rules). */
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { canonicalClientId, ledgerPath, parseCsv, readCsv, statePath } from "../src/table.js";
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -190,3 +191,67 @@ describe("ldp-encode", () => {
     assert.throws(() => execFileSync(process.execPath, args, { stdio: "pipe" }), (e: { status: number; stdout: Buffer }) => e.status === 3 && e.stdout.toString().trim().split("\n").length === 2);
   });
 });
+
+describe("ldp-encode: CSV input and client ids (as Python's ldp encode)", () => {
+  const RAPPOR_TEXT = RAPPOR.canonicalJson;
+  const run = (args: string[]) => execFileSync(process.execPath, ["dist/cli.js", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+  it("reads CSV as the csv module does: quotes, doubled quotes, a field spanning lines, CR LF, empty lines skipped", () => {
+    const records = parseCsv('a,b\r\n"x, y","say ""hi"""\n\n"two\nlines",\n', "f.csv");
+    assert.deepEqual(records, [
+      [1, ["a", "b"]],
+      [2, ["x, y", 'say "hi"']],
+      [4, ["two\nlines", ""]],
+    ]);
+    assert.throws(() => readCsv("a,b\n1\n", "f.csv"), /line 2: 1 fields, but the header has 2/);
+    assert.throws(() => readCsv("a,a\n", "f.csv"), /repeats the column\(s\) 'a'/);
+    assert.throws(() => parseCsv('"open', "f.csv"), /not valid CSV/);
+  });
+  it("canonical client ids: exact text, a decimal integer's zero fraction dropped, empty refused", () => {
+    assert.deepEqual(["1", "1.0", "1.000", "-3.0", "007", " 1", "1.5", "alice"].map(canonicalClientId), ["1", "1", "1", "-3", "007", " 1", "1.5", "alice"]);
+    assert.throws(() => canonicalClientId(""), /empty/);
+  });
+  it("state files: SHA-256 of the canonical id, first 32 hex digits (Python's state_path); the ledger beside", () => {
+    // sha256("1") = 6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b
+    assert.equal(statePath("d", "1.0"), join("d", "6b86b273ff34fce19d6b804eff5a3f57.json"));
+    assert.equal(ledgerPath("d", "1"), join("d", "6b86b273ff34fce19d6b804eff5a3f57.ledger.json"));
+  });
+  it("--state: each row's client_id selects its persistent client; one id spelled two ways is one client", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), RAPPOR_TEXT);
+    writeFileSync(join(dir, "v.csv"), "client_id,url\n1,a\n1.0,a\n007,a\nalice,b\n");
+    const out = run(["--spec", join(dir, "spec.json"), join(dir, "v.csv"), "--column", "url", "--state", join(dir, "s")]);
+    assert.equal(out.trim().split("\n").length, 4);
+    const files = readdirSync(join(dir, "s")).filter((f) => f.endsWith(".json")).sort();
+    assert.deepEqual(files, ["1", "007", "alice"].map((id) => statePath("", id)).sort());
+  });
+  it("--budget with --state: a ledger per client, refused rows emit nothing (exit 3); optimal composition accepted", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), GRR.canonicalJson);
+    writeFileSync(join(dir, "v.csv"), "client_id,value\n1,a\n1,b\n1,c\n2,a\n");
+    const args = ["--spec", join(dir, "spec.json"), join(dir, "v.csv"), "--state", join(dir, "s"), "--budget", "2"];
+    assert.throws(
+      () => run(args),
+      (e: { status: number; stdout: string; stderr: string }) => e.status === 3 && e.stdout.trim().split("\n").length === 3 && /1 rows refused/.test(e.stderr),
+    );
+    assert.deepEqual(readdirSync(join(dir, "s")).filter((f) => f.endsWith(".ledger.json")).sort(), [ledgerPath("", "1"), ledgerPath("", "2")].sort());
+    const optimal = ["--spec", join(dir, "spec.json"), join(dir, "v.csv"), "--state", join(dir, "t"), "--budget", "5", "--budget-delta", "1e-6", "--composition", "optimal"];
+    assert.equal(run(optimal).trim().split("\n").length, 4);
+  });
+  it("errors name what is wrong: no client_id column, an empty id, --column on text, several columns", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), GRR.canonicalJson);
+    writeFileSync(join(dir, "a.csv"), "value\na\n");
+    writeFileSync(join(dir, "b.csv"), "client_id,value\n,a\n");
+    writeFileSync(join(dir, "c.csv"), "x,y\na,b\n");
+    writeFileSync(join(dir, "v.txt"), "a\n");
+    const fails = (args: string[], pattern: RegExp) =>
+      assert.throws(() => run(["--spec", join(dir, "spec.json"), ...args]), (e: { status: number; stderr: string }) => e.status === 2 && pattern.test(e.stderr));
+    fails([join(dir, "a.csv"), "--state", join(dir, "s")], /--state needs a 'client_id' column/);
+    fails([join(dir, "b.csv"), "--state", join(dir, "s")], /row 1 of .*: the client_id is missing/);
+    fails([join(dir, "v.txt"), "--column", "x"], /--column applies to CSV inputs only/);
+    fails([join(dir, "c.csv")], /several columns \(x, y\); choose one with --column/);
+    fails([join(dir, "c.csv"), "--column", "z"], /no column 'z'/);
+  });
+});
+
