@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 
@@ -46,6 +47,7 @@ import numpy as np
 
 from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
+from ldp.fixed_exp import decimal_context, fixed_point, gaussian_sequence, geometric_sequence, round_scaled
 
 __all__ = [
     "HM_EPSILON_STAR",
@@ -209,6 +211,10 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
 
 #: Weight totals stay below 2^62 (int64 in the vectorized paths).
 _TOTAL_BITS = 62
+#: Share of 2^62 the noise weights add up to (a margin for the rounding of the weights).
+_SCALE_SHARE = Decimal("0.999")
+#: 2π to 70 digits (the decimal module has no π).
+_TWO_PI = Decimal("6.283185307179586476925286766559005768394338798750211641949889184615633")
 #: Smallest weight kept in a noise table (relative rounding error ≤ 2^-25).
 _MIN_WEIGHT = 1 << 24
 #: Largest noise table (entries of its longest array: 32 MiB of int64 or float64).
@@ -387,11 +393,9 @@ def pm_table(epsilon: float, K: int) -> tuple[GridTable, Fraction]:
     return GridTable(K, "rows", weights, outputs, total, band=(a, b, m)), Fraction(a, b)
 
 
-def _shift_table(K: int, weights_float: np.ndarray, tails: float, scale: float, M: int) -> GridTable:
-    """Integer noise table from float weights f(0..M−1) and the tail mass f_tail = Σ_{z≥M}."""
-    half = np.rint(weights_float[:M] * scale).astype(np.int64)
-    tail = round(tails * scale)
-    side = np.concatenate([half[1:], [tail]])
+def _shift_table(K: int, half: np.ndarray, tail: int, M: int) -> GridTable:
+    """Integer noise table from the weights of z = 0..M−1 and the tail weight of |z| ≥ M (one per side)."""
+    side = np.concatenate([half[1:], np.array([tail], dtype=np.int64)])
     w = np.concatenate([side[::-1], half[:1], side]).astype(np.int64)
     total = int(w.sum())
     _check_total(total)
@@ -485,18 +489,24 @@ def laplace_table(epsilon: float, K: int) -> GridTable:
     mass of about e^ε·2^-31, the source of a small bias (exactly computed by
     :meth:`GridTable.moments`).
     """
-    lam = epsilon / K
-    alpha = math.exp(-lam)
-    S = _laplace_scale(lam)
     half = laplace_half_width(epsilon, K)
     _check_entries(laplace_table_entries(epsilon, K), f"laplace at epsilon={epsilon!r} on grid={K}")
     if half < K + 1:
         raise ParameterError(f"laplace: grid {K} is too fine for epsilon={epsilon!r}")
     M = int(half)
-    z = np.arange(M, dtype=np.float64)
-    f = np.exp(-lam * z)
-    tail = math.exp(-lam * M) / (1 - alpha)
-    return _shift_table(K, f, tail, S, M)
+    # weights from the parameters alone (ldp/fixed_exp.py): NumPy's exp differs between CPUs
+    ctx = decimal_context()
+    alpha_exact = ctx.exp(ctx.minus(ctx.divide(Decimal(epsilon), Decimal(K))))
+    scale = ctx.divide(
+        ctx.multiply(
+            ctx.multiply(Decimal(1 << _TOTAL_BITS), _SCALE_SHARE), ctx.subtract(Decimal(1), alpha_exact)
+        ),
+        ctx.add(Decimal(1), alpha_exact),
+    )
+    weights = round_scaled(geometric_sequence(alpha_exact, M), scale)
+    tail_mass = ctx.divide(ctx.power(alpha_exact, M), ctx.subtract(Decimal(1), alpha_exact))
+    tail = int(round_scaled([fixed_point(tail_mass)], scale)[0])
+    return _shift_table(K, weights, tail, M)
 
 
 def _gaussian_scale(sigma_grid: float) -> float:
@@ -548,13 +558,19 @@ def gaussian_table(sigma_grid: float, K: int) -> GridTable:
     _check_entries(
         gaussian_table_entries(sigma_grid, K), f"gaussian with sigma={sigma_grid / K * 2:.6g} on grid={K}"
     )
-    S = _gaussian_scale(sigma_grid)
     # smallest kept weight S·exp(−M²/2σ²) ≥ 2^24
     M = max(int(gaussian_half_width(sigma_grid)), K + 1)
-    z = np.arange(M + int(12 * sigma_grid) + 2, dtype=np.float64)
-    f = np.exp(-(z * z) / (2 * sigma_grid**2))
-    tail = float(f[M:].sum())
-    return _shift_table(K, f, tail, S, M)
+    # weights from the parameters alone (ldp/fixed_exp.py): NumPy's exp differs between CPUs
+    ctx = decimal_context()
+    sigma = Decimal(sigma_grid)
+    scale = ctx.divide(
+        ctx.multiply(Decimal(1 << _TOTAL_BITS), _SCALE_SHARE),
+        ctx.add(ctx.multiply(sigma, ctx.sqrt(_TWO_PI)), Decimal(1)),
+    )
+    terms = gaussian_sequence(sigma, M + int(12 * sigma_grid) + 2)
+    weights = round_scaled(terms[:M], scale)
+    tail = int(round_scaled([sum(terms[M:])], scale)[0])
+    return _shift_table(K, weights, tail, M)
 
 
 def table_privacy_ratio(table: GridTable) -> Fraction:

@@ -1,4 +1,4 @@
-"""``ldp privacy``: composition tables, GDP/(ε, δ) conversions, trade-off curves."""
+"""``ldp privacy``: composition tables, GDP/(ε, δ) conversions, trade-off curves, shuffle amplification."""
 
 from __future__ import annotations
 
@@ -16,6 +16,17 @@ def _fmt(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.6g}"
 
 
+def _echo_method_table(
+    third: str, lines: list[tuple[str, str, str, str]], third_width: int | None = None
+) -> None:
+    """Print rows of (method, epsilon, ``third`` column, note): methods left-aligned, epsilons right-aligned."""
+    width = max(len(m) for m, *_ in lines)
+    third_width = third_width or max(len(third), *(len(t) for _, _, t, _ in lines))
+    click.echo(f"{'method':<{width}}  {'epsilon':>10}  {third:<{third_width}}  note")
+    for method, value, column, note in lines:
+        click.echo(f"{method:<{width}}  {value:>10}  {column:<{third_width}}  {note}".rstrip())
+
+
 @click.group("privacy")
 def privacy():
     """Privacy accounting across reports: f-DP, Gaussian DP, exact composition.
@@ -25,6 +36,7 @@ def privacy():
       ldp privacy compose --epsilon 0.5 --reports 365 --delta 1e-6
       ldp privacy convert --mu 1 --delta 1e-6
       ldp privacy tradeoff --spec rappor.json --reports 30 --plot curve.png
+      ldp privacy shuffle --epsilon0 4 --users 100000 --delta 1e-6
     """
 
 
@@ -86,10 +98,7 @@ def compose(epsilon, reports, delta, spec_path):
                     )
                 )
         click.echo(f"{reports} reports of epsilon = {eps:.6g}, total delta = {delta:.3g}")
-        width = max(len(m) for m, *_ in lines)
-        click.echo(f"{'method':<{width}}  {'epsilon':>10}  {'kind':<13}  note")
-        for method, value, kind, note in lines:
-            click.echo(f"{method:<{width}}  {value:>10}  {kind:<13}  {note}".rstrip())
+        _echo_method_table("kind", lines, third_width=13)
 
     run_guarded(body)
 
@@ -206,5 +215,77 @@ def tradeoff(spec_path, reports, delta, plot_path):
             ) as exc:  # the place was checked above; it can still fail (disk full, removed meanwhile)
                 raise ParameterError(f"cannot write --plot {plot_path!r}: {exc.strerror or exc}") from None
             click.echo(f"wrote {plot_path}")
+
+    run_guarded(body)
+
+
+@privacy.command("shuffle")
+@click.option("--epsilon0", type=float, help="Local epsilon of each report (default: the spec's).")
+@click.option("--users", "-n", type=int, required=True, help="Number of shuffled reports n (one per user).")
+@click.option("--delta", type=float, default=1e-6, show_default=True, help="Central delta.")
+@click.option(
+    "--spec",
+    "spec_path",
+    type=click.Path(dir_okay=False),
+    help="The reports' spec: its epsilon, and its own clone split where it has one (GRR, binary RR).",
+)
+@click.option(
+    "--domain-size",
+    type=int,
+    help="The randomizer is randomized response over this many values (adds the k-RR bound).",
+)
+@click.option(
+    "--target-epsilon",
+    type=float,
+    help="Instead: the largest local epsilon0 whose n shuffled reports are (target, delta)-DP.",
+)
+def shuffle(epsilon0, users, delta, spec_path, domain_size, target_epsilon):
+    """Central epsilon of n shuffled epsilon0-LDP reports (amplification by shuffling).
+
+    When the collector strips identifiers and shuffles a window's reports,
+    n epsilon0-LDP reports are (epsilon, delta)-DP in the central model for
+    a smaller epsilon: the closed form and the numerical bound of Feldman,
+    McMillan and Talwar (2021), and a randomized-response bound for GRR. Each
+    row names its theorem. One report per user in the window.
+
+    \b
+    Examples:
+      ldp privacy shuffle --epsilon0 4 --users 100000 --delta 1e-6
+      ldp privacy shuffle --spec spec.json --users 1000000
+      ldp privacy shuffle --target-epsilon 0.5 --users 100000 --delta 1e-6
+    """
+
+    def body():
+        from ldp.privacy.shuffle import local_epsilon_for, shuffle_bounds
+
+        spec = None
+        eps0 = epsilon0
+        size = domain_size
+        if spec_path is not None:
+            from ldp.specs import load_spec
+
+            spec = load_spec(spec_path)
+            if eps0 is None:
+                eps0 = float(spec.epsilon)
+            elif eps0 != float(spec.epsilon):
+                raise ParameterError(f"--epsilon0 {eps0:g} is not the spec's epsilon {float(spec.epsilon):g}")
+        if target_epsilon is not None:
+            if eps0 is not None:
+                raise ParameterError(
+                    "--target-epsilon asks for epsilon0: do not give --epsilon0 or --spec with it"
+                )
+            found = local_epsilon_for(target_epsilon, users, delta, domain_size=size)
+            how = f" (randomized response over {size} values)" if size is not None else ""
+            click.echo(
+                f"epsilon0 = {found:.6g}{how}: {users:,} shuffled reports are "
+                f"(epsilon = {target_epsilon:.6g}, delta = {delta:.3g})-DP (numerical bound)"
+            )
+            return
+        if eps0 is None:
+            raise ParameterError("give --epsilon0, --spec or --target-epsilon")
+        rows = shuffle_bounds(eps0, users, delta, domain_size=size, spec=spec)
+        click.echo(f"{users:,} shuffled reports of epsilon0 = {eps0:.6g}, central delta = {delta:.3g}")
+        lines = [(r.method, "-" if r.epsilon is None else _fmt(r.epsilon), r.source, r.note) for r in rows]
+        _echo_method_table("theorem", lines)
 
     run_guarded(body)

@@ -214,6 +214,16 @@ class Spec(abc.ABC):
     def privacy_summary(self) -> dict[str, float]:
         """The ε figures a user should see (``epsilon``; RAPPOR adds ε∞ and ε₁)."""
 
+    def shuffle_clones(self) -> tuple[float, float, float] | None:
+        """A clone split tighter than the general one for shuffle amplification, or None.
+
+        ``(epsilon0, clone_probability, informative_weight)`` as in
+        :class:`ldp.privacy.shuffle.CloneReduction`, each rounded the safe way
+        (docs/accounting.md#shuffle). None: only the general bound (clone
+        probability e^−ε) applies.
+        """
+        return None
+
 
 @dataclasses.dataclass(frozen=True)
 class ExactPrivacySpec(Spec):

@@ -206,6 +206,16 @@ class GRR(FrequencySpec):
     def privacy_ratio(self) -> Fraction:
         return self.p / self.q
 
+    def shuffle_clones(self) -> tuple[float, float, float]:
+        """Every report holds q of each value (a clone with probability 2q); user 1's differs with probability p + q.
+
+        ε₀ is the certified claim (≥ the achieved ε); 2q is rounded down and
+        p + q up, both toward a larger δ (docs/accounting.md#shuffle).
+        """
+        clone = math.nextafter(float(min(Fraction(1), 2 * self.q)), 0.0)
+        informative = min(1.0, math.nextafter(float(self.p + self.q), 2.0))
+        return float(self.epsilon), clone, informative
+
     @property
     def exact_p_star(self) -> Fraction:
         return self.p
