@@ -23,8 +23,10 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { cryptoSource, loadSpec, reportToJson, makeEncoder, newRapporClient } from "../dist/index.js";
-import { nativeShake256 } from "../dist/node.js";
+// --dist DIR: another build of the package (e.g. an older commit's dist/, for a before/after comparison)
+const DIST = process.argv.includes("--dist") ? new URL(`file://${process.argv[process.argv.indexOf("--dist") + 1]}/`) : new URL("../dist/", import.meta.url);
+const { cryptoSource, loadSpec, reportToJson, makeEncoder, newRapporClient } = await import(new URL("index.js", DIST).href);
+const { nativeShake256 } = await import(new URL("node.js", DIST).href); // undefined in builds before it
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const args = process.argv.slice(2);
@@ -71,7 +73,7 @@ function cases() {
     { name: "GRR d=1024", spec: spec("grr") },
     { name: "OUE d=1024", spec: spec("oue") },
     { name: "RAPPOR 128 bits, h=2, 64 cohorts (noble SHAKE)", spec: rappor, client },
-    { name: "RAPPOR 128 bits, h=2, 64 cohorts (Node SHAKE)", spec: rappor, client, shake: nativeShake256 },
+    ...(nativeShake256 ? [{ name: "RAPPOR 128 bits, h=2, 64 cohorts (Node SHAKE)", spec: rappor, client, shake: nativeShake256 }] : []),
   ];
 }
 
@@ -113,7 +115,11 @@ if (args.includes("--child")) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (x) => Math.round(x).toLocaleString("en-US");
 const child = (k) =>
-  JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--child", String(k), "--seconds", String(SECONDS)], { encoding: "utf8" }));
+  JSON.parse(
+    execFileSync(process.execPath, [fileURLToPath(import.meta.url), ...args.filter((a) => a !== "--runs"), "--child", String(k), "--seconds", String(SECONDS)], {
+      encoding: "utf8",
+    }),
+  );
 
 const names = cases().map((c) => c.name);
 const results = names.map(() => []);
