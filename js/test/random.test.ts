@@ -1,7 +1,7 @@
 /** The pooled CSPRNG source and Node's native SHAKE-256 (the fast paths of bench/encode.mjs). */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { PooledSource, nobleShake256, toHex } from "../src/index.js";
+import { FixedSource, PooledSource, fraction, nobleShake256, sampleLaneWords, toHex } from "../src/index.js";
 import { nativeShake256 } from "../src/node.js";
 
 /** A PooledSource over a counter "generator": byte j of the generator's output is j mod 251 (so every byte can be traced). */
@@ -64,6 +64,23 @@ describe("nativeShake256", () => {
       const a = nativeShake256(input);
       const b = nobleShake256(input);
       for (const n of [1, 135, 192, 0, 7, 500, 3]) assert.equal(toHex(a.read(n)), toHex(b.read(n)), `input ${len}, read ${n}`);
+    }
+  });
+});
+
+describe("sampleLaneWords past the tabled digits", () => {
+  it("a lane undecided for 201 rounds (beyond the 128 tabled digits) is decided by the next digit of 1/3", () => {
+    // 1/3 = 0.010101…₂: round r's digit is r mod 2. Planes equal to the digits for rounds 0..200, then all
+    // `fill`: 0 decides at round 201 (digit 1, U's 0: U < 1/3, the coin is 1); 1 at round 202 (digit 0, U's 1: 0).
+    for (const [fill, coin] of [
+      [0, 1],
+      [1, 0],
+    ]) {
+      const planes = Array.from({ length: 12 * 17 }, (_, r) => (r < 201 ? r % 2 : fill));
+      const source = new FixedSource(Uint8Array.from(planes));
+      const lanes = sampleLaneWords(1, [{ mask: Uint32Array.of(1), probability: fraction(1n, 3n) }], source);
+      assert.equal(lanes[0], coin);
+      assert.equal(source.remaining, 0); // 17 blocks of 12 one-byte planes read
     }
   });
 });
