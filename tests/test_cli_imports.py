@@ -1,0 +1,67 @@
+"""Commands import only what they need: ``ldp --help`` imports neither scipy nor pandas, ``ldp encode`` no scipy.
+
+``ldp encode`` still loads pandas, and not from ldp's own imports: pyarrow's
+pandas shim imports it the first time the report writer builds an Arrow
+array or calls a compute function (``pa.array``, ``pc.equal``, ...), when
+pandas is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+from ldp.cli import SUBCOMMANDS, SUMMARIES, LazyGroup
+
+#: Run a command in a fresh interpreter; print the heavy top-level packages it imported.
+_PROBE = """
+import json, sys
+from ldp.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+heavy = sorted({name.split(".")[0] for name in sys.modules} & {"scipy", "pandas"})
+print(json.dumps(heavy))
+"""
+
+
+def _heavy_imports(args: list[str], cwd) -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], cwd=cwd, capture_output=True, text=True, check=True
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_help_lists_every_subcommand_without_importing_it(tmp_path):
+    assert _heavy_imports(["--help"], tmp_path) == []
+
+
+@pytest.mark.parametrize("output", ["reports.jsonl", "reports.csv"])
+def test_encode_imports_no_scipy(tmp_path, output):
+    spec = tmp_path / "spec.json"
+    subprocess.run(
+        [sys.executable, "-m", "ldp", "spec", "grr", "--epsilon", "1", "--domain", "a,b,c", "-o", str(spec)],
+        check=True,
+        capture_output=True,
+    )
+    (tmp_path / "values.txt").write_text("a\nb\nc\na\n")
+    args = ["encode", "--spec", str(spec), "values.txt", "-o", output]
+    assert "scipy" not in _heavy_imports(args, tmp_path)
+    assert (tmp_path / output).stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
+@pytest.mark.parametrize("limit", [30, 45, 80, 1000])
+def test_listed_summary_is_the_commands_own(name, limit):
+    """``ldp --help`` lists SUMMARIES; each must be what click takes from the command itself."""
+    command = LazyGroup._load(name)
+    assert click.utils.make_default_short_help(SUMMARIES[name], limit) == command.get_short_help_str(limit)
+
+
+def test_summaries_cover_the_subcommands():
+    assert set(SUMMARIES) == set(SUBCOMMANDS)
