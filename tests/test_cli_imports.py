@@ -1,9 +1,9 @@
 """Commands import only what they need: ``ldp --help`` imports neither scipy nor pandas, ``ldp encode`` no scipy.
 
-``ldp encode`` still loads pandas, and not from ldp's own imports: pyarrow's
-pandas shim imports it the first time the report writer builds an Arrow
-array or calls a compute function (``pa.array``, ``pc.equal``, ...), when
-pandas is installed.
+``ldp encode`` still loads pandas: its report writer lives in
+:mod:`ldp.aggregator`, whose package imports the accumulators (pandas), and
+pyarrow's pandas shim imports it anyway the first time the writer builds an
+Arrow array or calls a compute function, when pandas is installed.
 """
 
 from __future__ import annotations
