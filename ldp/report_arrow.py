@@ -30,6 +30,7 @@ __all__ = [
     "bits_column",
     "chunk",
     "csv_float_column",
+    "csv_int_array",
     "csv_int_column",
     "domain_indices",
     "int_column",
@@ -263,6 +264,14 @@ def csv_int_column(cells: list[str | None]) -> pa.Array:
                 value = None
         out.append(value)
     return pa.array(out, type=pa.int64())  # unconvertible cells are null: re-checked row by row
+
+
+def csv_int_array(strings: pa.Array) -> pa.Array:
+    """:func:`csv_int_column` of an Arrow string column (null: an empty cell), cast by Arrow when it can."""
+    try:
+        return strings.cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return csv_int_column(strings.to_pylist())
 
 
 def csv_float_column(cells: list[str | None]) -> pa.Array:
