@@ -147,3 +147,28 @@ def test_has_blank_line(data, blank):
     if not ends.size or ends[-1] != len(data):
         ends = np.append(ends, len(data))
     assert _has_blank_line(data, ends) is blank
+
+
+@pytest.mark.parametrize("num_bytes", [1, 2, 3, 4, 5, 16, 17, 32])
+def test_pairwise_base64_decode_agrees_with_the_per_character_tables(num_bytes):
+    """The pair-table decoder accepts exactly the rows the one-character tables accept, with the same bytes."""
+    from ldp.report_arrow import _decode_base64, _decode_base64_rows
+
+    rng = np.random.default_rng(num_bytes)
+    width = 4 * -(-num_bytes // 3)
+    raw = rng.integers(0, 256, (600, num_bytes), dtype=np.uint8)
+    text = np.frombuffer(b"".join(base64.b64encode(row.tobytes()) for row in raw), dtype=np.uint8)
+    text = text.reshape(600, width).copy()
+    good = np.ones(600, dtype=bool)
+    bad_bytes = np.frombuffer(b"=A\n !/+-_\xff\r", dtype=np.uint8)
+    for row in range(0, 600, 3):  # a third of the rows get one or two stray characters
+        for _ in range(int(rng.integers(1, 3))):
+            text[row, int(rng.integers(0, width))] = rng.choice(bad_bytes)
+        good[row] = False
+    text[1::7] = rng.integers(0, 256, (len(range(1, 600, 7)), width), dtype=np.uint8)  # some noise rows
+    good[1::7] = False
+    got, ok = _decode_base64(text, num_bytes)
+    want, want_ok = _decode_base64_rows(text, num_bytes)
+    assert np.array_equal(ok, want_ok)
+    assert np.array_equal(got[ok], want[ok])
+    assert ok[good].all() and np.array_equal(got[good], raw[good])  # untouched rows decode to their bytes
