@@ -65,3 +65,30 @@ def test_listed_summary_is_the_commands_own(name, limit):
 
 def test_summaries_cover_the_subcommands():
     assert set(SUMMARIES) == set(SUBCOMMANDS)
+
+
+def test_aggregate_of_report_files_imports_no_scipy_and_no_collector(tmp_path):
+    """Frequency estimates need no scipy (normal quantiles from the standard library); files need no store."""
+    spec = tmp_path / "spec.json"
+    subprocess.run(
+        [sys.executable, "-m", "ldp", "spec", "grr", "--epsilon", "1", "--domain", "a,b,c", "-o", str(spec)],
+        check=True,
+        capture_output=True,
+    )
+    (tmp_path / "values.txt").write_text("a\nb\nc\na\n" * 10)
+    subprocess.run(
+        [sys.executable, "-m", "ldp", "encode", "--spec", str(spec), "values.txt", "-o", "r.jsonl"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
+    probe = _PROBE.replace('{"scipy", "pandas"}', '{"scipy", "ldp.collector"}').replace(
+        'name.split(".")[0]',
+        '".".join(name.split(".")[:2]) if name.startswith("ldp.") else name.split(".")[0]',
+    )
+    args = ["aggregate", "--spec", str(spec), "r.jsonl", "-o", "estimates.csv"]
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *args], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    assert (tmp_path / "estimates.csv").read_text().count("\n") == 4  # header + 3 domain values
