@@ -302,13 +302,30 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
 
 def csv_int_column(cells: list[str | None]) -> pa.Array:
     """An int64 column of CSV cells (None: empty); cells that are not 64-bit integers are null."""
-    strings = pa.array(cells, type=pa.string())
+    return csv_int_array(pa.array(cells, type=pa.string()))
+
+
+#: :data:`INT_TEXT` for Arrow's regex engine: only such cells go to Arrow's cast, which also reads
+#: other forms (``0x5`` as 5) that a report's integer field is not.
+_INT_PATTERN = "^" + INT_TEXT.pattern + "$"
+
+
+def csv_int_array(strings: pa.Array) -> pa.Array:
+    """An int64 column of CSV cells as an Arrow string array (null: empty); cells not 64-bit integers are null.
+
+    A cell is an integer when it is :data:`INT_TEXT` in the int64 range, as
+    :meth:`ldp.report_schema.BoundedInt.csv_cell` reads one cell. Arrow casts
+    the cells of that form at once; when it cannot (a ``+`` sign, a value
+    beyond int64), the cells are converted one by one.
+    """
+    plain = pc.match_substring_regex(strings, _INT_PATTERN)
+    kept = pc.if_else(plain, strings, pa.scalar(None, type=pa.string()))
     try:
-        return strings.cast(pa.int64())
+        return kept.cast(pa.int64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     out = []
-    for text in cells:
+    for text in strings.to_pylist():
         value = None
         if text is not None and INT_TEXT.fullmatch(text):
             value = int(text)
@@ -316,14 +333,6 @@ def csv_int_column(cells: list[str | None]) -> pa.Array:
                 value = None
         out.append(value)
     return pa.array(out, type=pa.int64())  # unconvertible cells are null: re-checked row by row
-
-
-def csv_int_array(strings: pa.Array) -> pa.Array:
-    """:func:`csv_int_column` of an Arrow string column (null: an empty cell), cast by Arrow when it can."""
-    try:
-        return strings.cast(pa.int64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return csv_int_column(strings.to_pylist())
 
 
 def csv_float_column(cells: list[str | None]) -> pa.Array:

@@ -45,6 +45,8 @@ CSV_BAD = {
     "leading space": (b" 1," + FP.encode() + b",1,AAA=", True),
     "cohort out of range": (b"1," + FP.encode() + b",9,AAA=", True),
     "cohort as float": (b"1," + FP.encode() + b",1.0,AAA=", True),
+    "cohort in hex": (b"1," + FP.encode() + b",0x5,AAA=", True),  # Arrow's cast alone reads it as 5
+    "cohort with a space": (b"1," + FP.encode() + b", 5,AAA=", True),
 }
 
 JSON_BAD = {
@@ -172,3 +174,11 @@ def test_pairwise_base64_decode_agrees_with_the_per_character_tables(num_bytes):
     assert np.array_equal(ok, want_ok)
     assert np.array_equal(got[ok], want[ok])
     assert ok[good].all() and np.array_equal(got[good], raw[good])  # untouched rows decode to their bytes
+
+
+def test_csv_integer_cells_are_plain_decimal_only():
+    """As BoundedInt.csv_cell reads one cell: [+-]?digits within int64; anything else is null (re-checked)."""
+    from ldp.report_arrow import csv_int_column
+
+    cells = ["0x5", "+5", "05", " 5", "-0", None, "9223372036854775808", "\u0661", "12", "1e3"]
+    assert csv_int_column(cells).to_pylist() == [None, 5, 5, None, 0, None, None, None, 12, None]
