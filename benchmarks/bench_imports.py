@@ -4,7 +4,8 @@ Runs each command in a fresh interpreter ``--repeats`` times and prints the
 median wall-clock seconds beside the same-run reference of a bare
 ``python -c pass``, the difference (what the command's imports and work
 cost), and which of numpy, pyarrow, pandas and scipy it imported (from
-``python -X importtime``, with the cumulative import time of each).
+``python -X importtime``, with the cumulative import time of each;
+scipy.stats and scipy.sparse shown apart from the scipy package).
 
 Usage::
 
@@ -23,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HEAVY = ("numpy", "pyarrow", "pandas", "scipy")
+HEAVY = ("numpy", "pyarrow", "pandas", "scipy", "scipy.stats", "scipy.sparse")
 
 
 def wall(argv: list[str], cwd: Path, repeats: int) -> float:
@@ -54,26 +55,10 @@ def main() -> None:
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        subprocess.run(
-            [
-                py,
-                "-m",
-                "ldp",
-                "spec",
-                "rappor",
-                "--num-bits",
-                "128",
-                "--num-hashes",
-                "2",
-                "--num-cohorts",
-                "64",
-                "-o",
-                "spec.json",
-            ],
-            cwd=work,
-            check=True,
-            capture_output=True,
-        )
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_io import rappor_spec
+
+        (work / "spec.json").write_text(rappor_spec().to_json())
         (work / "values.txt").write_text("".join(f"value-{i % 10}\n" for i in range(1000)))
         subprocess.run(
             [py, "-m", "ldp", "encode", "--spec", "spec.json", "values.txt", "-o", "reports.jsonl"],
