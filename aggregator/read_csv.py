@@ -9,8 +9,9 @@ at commas line by line; from there on the :mod:`csv` module reads (a quoted fiel
 row spanning lines that is not a valid report costs its first line only).
 Cells become Arrow columns by the type of the field the header names: the
 payload fields of the spec's report schema convert their own cells
-(:meth:`ldp.report_schema.ReportField.csv_column`), ``v`` and the built-in
-integer fields ``seed`` and ``cohort`` are integers, anything else text. See
+(:meth:`ldp.report_schema.ReportField.csv_column`), ``v`` is an integer,
+anything else text (a set cell of a field the spec's reports do not carry
+rejects its row, whatever it holds). See
 :mod:`ldp.aggregator.io` for the CSV rules every row follows.
 """
 
@@ -50,6 +51,10 @@ __all__ = ["csv_header_for_ranges", "read_csv_stream"]
 
 #: Fields of every report that are integers whatever the spec (what :class:`ldp.report.Report` types as int).
 _INT_FIELDS = ("v", "seed", "cohort")
+#: The format version: an integer column in every chunk. The other integer fields a spec's reports do
+#: not carry stay text in the columns (a cell that is set rejects its row, whatever it holds: "0x5",
+#: "+5" or "abc"), and become integers only in the report a row stands for.
+_VERSION = "v"
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -442,9 +447,9 @@ def _arrow_csv_chunk(
         field = schema.field(name)
         if field is not None:
             arrays.append(_field_column(field, strings))
-        elif name in _INT_FIELDS:
+        elif name == _VERSION:
             arrays.append(csv_int_array(strings))
-        else:
+        else:  # a field this spec's reports do not carry: only whether a cell is set matters
             arrays.append(strings)
     columns = _columns_by_name(header, arrays, n)
     starts = np.concatenate(([0], ends[:-1]))
@@ -525,9 +530,9 @@ def _csv_chunk(
         field = schema.field(name)
         if field is not None:
             arrays.append(field.csv_column(cells))
-        elif name in _INT_FIELDS:
+        elif name == _VERSION:
             arrays.append(csv_int_column(cells))
-        else:
+        else:  # a field this spec's reports do not carry: only whether a cell is set matters
             arrays.append(pa.array(cells, type=pa.string()))
     columns = _columns_by_name(header, arrays, n)
 

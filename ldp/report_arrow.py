@@ -301,24 +301,21 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
 
 
 def csv_int_column(cells: list[str | None]) -> pa.Array:
-    """An int64 column of CSV cells (None: empty); cells that are not 64-bit integers are null."""
+    """An int64 column of CSV cells (None: empty); null where a cell is not converted (see :func:`csv_int_array`)."""
     return csv_int_array(pa.array(cells, type=pa.string()))
-
-
-#: :data:`INT_TEXT` for Arrow's regex engine: only such cells go to Arrow's cast, which also reads
-#: other forms (``0x5`` as 5) that a report's integer field is not.
-_INT_PATTERN = "^" + INT_TEXT.pattern + "$"
 
 
 def csv_int_array(strings: pa.Array) -> pa.Array:
     """An int64 column of CSV cells as an Arrow string array (null: empty); cells not 64-bit integers are null.
 
     A cell is an integer when it is :data:`INT_TEXT` in the int64 range, as
-    :meth:`ldp.report_schema.BoundedInt.csv_cell` reads one cell. Arrow casts
-    the cells of that form at once; when it cannot (a ``+`` sign, a value
-    beyond int64), the cells are converted one by one.
+    :meth:`ldp.report_schema.BoundedInt.csv_cell` reads one cell. Cells of
+    digits only (at most 40) are cast by Arrow at once, the others are null,
+    so their rows are re-checked one by one (a signed cell, say; Arrow's cast
+    alone would also read ``0x5`` as 5). When Arrow cannot cast the digits
+    (beyond int64, digits outside ASCII), every cell is converted one by one.
     """
-    plain = pc.match_substring_regex(strings, _INT_PATTERN)
+    plain = pc.and_(pc.utf8_is_digit(strings), pc.less_equal(pc.binary_length(strings), 40))
     kept = pc.if_else(plain, strings, pa.scalar(None, type=pa.string()))
     try:
         return kept.cast(pa.int64())

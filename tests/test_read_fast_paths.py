@@ -182,3 +182,25 @@ def test_csv_integer_cells_are_plain_decimal_only():
 
     cells = ["0x5", "+5", "05", " 5", "-0", None, "9223372036854775808", "\u0661", "12", "1e3"]
     assert csv_int_column(cells).to_pylist() == [None, 5, 5, None, 0, None, None, None, 12, None]
+    # digits only go to Arrow's cast at once; a signed cell is left null, so its row is re-checked alone
+    assert csv_int_column(["0x5", "0X5", "+5", "12", "0" * 41 + "1"]).to_pylist() == [
+        None,
+        None,
+        None,
+        12,
+        None,
+    ]
+
+
+@pytest.mark.parametrize("bulk", [True, False])
+def test_csv_cell_of_a_field_the_spec_does_not_carry_rejects_its_row(tmp_path, monkeypatch, bulk):
+    """RAPPOR reports carry no seed: a seed cell rejects its row whatever it holds (0x5 and abc too)."""
+    if not bulk:
+        monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    seeds = ["", "abc", "0x5", "+5", "7"] * 10
+    rows = [_good_csv(i) + b"," + seed.encode() for i, seed in enumerate(seeds)]
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"v,spec,cohort,bits,seed\n" + b"\n".join(rows) + b"\n")
+    valid, rejects, _ = _read(path, 100)
+    assert valid == seeds.count("")
+    assert [line for line, *_ in rejects] == [i + 2 for i, seed in enumerate(seeds) if seed]
