@@ -80,21 +80,16 @@ def read_jsonl_stream(
 def _json_schema(spec: Any) -> pa.Schema:
     """The Arrow types of the report fields whose JSON type is fixed (others are inferred).
 
-    ``v`` and the strict integer payload fields (int64, bound ≤ 2^63) are
-    int64, ``spec`` and the bit-vector fields (base64) string. Lenient integer
-    fields (which also accept ``3.0`` and ``"3"``) and domain values (text or
-    integers) are left to inference.
+    ``v`` and the strict integer payload fields stored as int64 are int64,
+    ``spec`` and the bit-vector fields (base64) string. Lenient integer fields
+    (which also accept ``3.0`` and ``"3"``), uint64 ones (OLH seeds) and
+    domain values (text or integers) are left to inference.
     """
     fields = [pa.field("v", pa.int64()), pa.field("spec", pa.string())]
     for field in report_schema_of(spec).fields:
         if isinstance(field, BitVector):
             fields.append(pa.field(field.name, pa.string()))
-        elif (
-            isinstance(field, BoundedInt)
-            and not field.lenient
-            and field.dtype == "int64"
-            and isinstance(field.bound, (int, str))
-        ):
+        elif isinstance(field, BoundedInt) and not field.lenient and field.dtype == "int64":
             fields.append(pa.field(field.name, pa.int64()))
     return pa.schema(fields)
 
