@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import io
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -115,7 +114,26 @@ def _text(raw: bytes) -> str:
 
 #: Bytes read from a stream at a time.
 _READ_BYTES = 1 << 24
-_BLANK_LINE = re.compile(rb"(?m)^[ \t\r\f\v]*$")
+#: ASCII white space: a line of these only is blank (not a report).
+_WHITE_SPACE = b" \t\n\r\f\v"
+_IS_WHITE = np.zeros(256, dtype=bool)
+_IS_WHITE[np.frombuffer(_WHITE_SPACE, dtype=np.uint8)] = True
+
+
+def _has_blank_line(data: bytes, ends: np.ndarray) -> bool:
+    """Whether a block of lines from :func:`_line_blocks` holds a blank one (ASCII white space only).
+
+    Only lines whose first byte is white space can be blank; those few are
+    checked one by one, the rest not read in Python at all.
+    """
+    if not ends.size:
+        return False
+    starts = np.concatenate(([0], ends[:-1]))
+    first = np.frombuffer(data, dtype=np.uint8)[starts]
+    for i in np.flatnonzero(_IS_WHITE[first]).tolist():
+        if not data[int(starts[i]) : int(ends[i])].strip(_WHITE_SPACE):
+            return True
+    return False
 
 
 def _line_blocks(stream: Any, chunk_size: int) -> Iterator[tuple[bytes, np.ndarray]]:
