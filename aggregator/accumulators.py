@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import numpy as np
-import pandas as pd
 
 from ldp.aggregator import olh
 from ldp.aggregator.bitcounts import cohort_bit_counts, column_bit_counts
@@ -45,6 +44,9 @@ from ldp.plugins import implementation, implements
 from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "Accumulator",

@@ -37,13 +37,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ldp.aggregator.consistency import apply_consistency
 from ldp.errors import ParameterError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "FREQUENCY_COLUMNS",
@@ -88,6 +91,8 @@ def estimate_table(
     est = np.asarray(estimate, dtype=float)
     se = np.asarray(std_error, dtype=float)
     z = normal_quantile(confidence)
+    import pandas as pd
+
     column = pd.Series(list(values), dtype=object)
     return pd.DataFrame(
         {
@@ -184,6 +189,8 @@ class BitEstimates:
 
     def to_frame(self, confidence: float = 0.95) -> pd.DataFrame:
         """Long table: ``cohort, bit, reports, estimate, std_error, ci_low, ci_high, proportion``."""
+        import pandas as pd
+
         m, k = self.estimate.shape
         z = normal_quantile(confidence)
         est = self.estimate.ravel()
