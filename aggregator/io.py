@@ -83,7 +83,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ldp.aggregator.read_common import CHUNK_ROWS, STDIN, ReadChunk
+from ldp.aggregator.read_common import CHUNK_ROWS, STDIN, ReadChunk, bounded_chunk_rows
 from ldp.aggregator.read_csv import _read_csv, csv_header_for_ranges, read_csv_stream
 from ldp.aggregator.read_jsonl import _read_jsonl, read_jsonl_stream
 from ldp.aggregator.read_parquet import _read_parquet, read_parquet_row_groups
@@ -94,6 +94,7 @@ __all__ = [
     "CHUNK_ROWS",
     "STDIN",
     "ReadChunk",
+    "bounded_chunk_rows",
     "check_paths",
     "csv_header_for_ranges",
     "read_csv_stream",
@@ -221,6 +222,6 @@ def read_report_file(path: str | Path, spec: Any, *, chunk_size: int = CHUNK_ROW
     fmt = report_format(path)
     reader = _READERS[fmt]
     try:
-        yield from reader(str(path), spec, chunk_size)
+        yield from reader(str(path), spec, bounded_chunk_rows(spec, chunk_size))
     except (OSError, EOFError, zlib.error) as exc:
         raise ParameterError(f"cannot read report file {str(path)!r}: {exc}") from None

@@ -29,10 +29,31 @@ from ldp.errors import ReportError
 from ldp.report import Report
 from ldp.report_check import CheckedReport, check_report
 
-__all__ = ["CHUNK_ROWS", "STDIN", "ReadChunk"]
+__all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "STDIN", "ReadChunk", "bounded_chunk_rows"]
 
 #: Default rows per chunk.
 CHUNK_ROWS = 100_000
+#: Most bytes of packed bit vectors one chunk may hold (wide unary reports get fewer rows per chunk).
+CHUNK_BYTES = 64 << 20
+
+
+def bounded_chunk_rows(spec: Any, chunk_size: int) -> int:
+    """``chunk_size``, lowered so a chunk's bit vectors stay within :data:`CHUNK_BYTES` (at least 1,024 rows).
+
+    A unary report over d = 65,536 values carries 8 KiB: 100,000 rows of it
+    would be 800 MB before the accumulator sees them.
+    """
+    schema = getattr(spec, "report_schema", None)
+    width = 0
+    for field in getattr(schema, "fields", ()):
+        num_bits = getattr(field, "num_bits", None)
+        if callable(num_bits):
+            width += (num_bits(spec) + 7) // 8
+    if width == 0:
+        return chunk_size
+    return min(chunk_size, max(1024, CHUNK_BYTES // width))
+
+
 #: Path naming standard input (JSON Lines).
 STDIN = "-"
 

@@ -204,3 +204,19 @@ def test_csv_cell_of_a_field_the_spec_does_not_carry_rejects_its_row(tmp_path, m
     valid, rejects, _ = _read(path, 100)
     assert valid == seeds.count("")
     assert [line for line, *_ in rejects] == [i + 2 for i, seed in enumerate(seeds) if seed]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_wide_bit_vectors_are_read_in_chunks_bounded_by_bytes(tmp_path, monkeypatch, suffix):
+    """Chunks of wide unary reports hold at most CHUNK_BYTES of bits (at least 1,024 rows), whatever chunk_size asks."""
+    import ldp.aggregator.read_common as read_common
+    from ldp.aggregator.writers import write_reports
+    from ldp.client import encode_batch
+
+    spec = ldp.OUE(domain=tuple(range(64)), epsilon=1.0)  # 8 bytes of bits per report
+    monkeypatch.setattr(read_common, "CHUNK_BYTES", 8 * 2048)
+    path = tmp_path / f"reports{suffix}"
+    values = list(range(64)) * 80  # 5,120 reports
+    write_reports([encode_batch(spec, values, np.random.default_rng(3))], path, spec)
+    sizes = [len(chunk.batch) for chunk in read_reports([path], spec, chunk_size=100_000)]
+    assert sum(sizes) == len(values) and max(sizes) <= 2048
