@@ -16,10 +16,9 @@ accumulators and reduce them.
                                    (cohort, bit)
 =================================  =========================================
 
-Packed bits are counted without unpacking reports: a bincount of
-``byte_position·256 + byte`` (plus ``cohort·num_bytes·256`` for RAPPOR) gives
-how often each byte value occurs at each position, and a 256×8 table turns
-those histograms into bit counts.
+Packed bits are counted by the bit-sliced kernels of
+:mod:`ldp.aggregator.bitcounts`, in time linear in the number of report bits
+and in bounded memory.
 
 References
 ----------
@@ -32,12 +31,12 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import numpy as np
-import pandas as pd
 
 from ldp.aggregator import olh
+from ldp.aggregator.bitcounts import cohort_bit_counts, column_bit_counts
 from ldp.aggregator.estimates import BitEstimates, oracle_estimates, rappor_bit_estimates
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
@@ -46,8 +45,10 @@ from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
-    "UNPACK_TABLE",
     "Accumulator",
     "FrequencyAccumulator",
     "LocalHashingAccumulator",
@@ -56,39 +57,6 @@ __all__ = [
     "ValueAccumulator",
     "make_aggregator",
 ]
-
-#: UNPACK_TABLE[byte] = its 8 bits, most significant first (numpy.packbits order).
-UNPACK_TABLE = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.int64)
-
-#: Byte-histogram bins per bincount call (bounds the index array's memory).
-_INDEX_CHUNK = 1 << 20
-#: Largest cohort × byte × 256 histogram kept as one bincount table.
-_MAX_TABLE = 1 << 22
-
-
-def _byte_histogram(bits: np.ndarray, offsets: np.ndarray | None, table_size: int) -> np.ndarray:
-    """Counts of ``offsets[r] + 256·byte_position + byte`` over all rows r (chunked bincount)."""
-    n, num_bytes = bits.shape
-    position = (np.arange(num_bytes, dtype=np.intp) * 256)[None, :]
-    hist = np.zeros(table_size, dtype=np.int64)
-    rows = max(1, _INDEX_CHUNK // max(num_bytes, 1))
-    index = np.empty((min(rows, n), num_bytes), dtype=np.intp)
-    for start in range(0, n, rows):
-        block = bits[start : start + rows]
-        idx = index[: block.shape[0]]
-        np.add(block, position, out=idx, casting="unsafe")
-        if offsets is not None:
-            idx += offsets[start : start + rows, None]
-        hist += np.bincount(idx.ravel(), minlength=table_size)
-    return hist
-
-
-def _bits_from_histogram(hist: np.ndarray, num_bits: int) -> np.ndarray:
-    """(..., num_bytes·256) byte histograms → (..., num_bits) counts of ones."""
-    lead = hist.shape[:-1]
-    per_byte = hist.reshape(*lead, -1, 256)
-    bits = per_byte @ UNPACK_TABLE  # (..., num_bytes, 8)
-    return bits.reshape(*lead, -1)[..., :num_bits]
 
 
 def _check_packed(bits: np.ndarray | None, num_bits: int) -> np.ndarray:
@@ -366,8 +334,7 @@ class UnaryAccumulator(FrequencyAccumulator):
         self._check_batch(batch)
         d = self.spec.domain_size
         bits = _check_packed(batch.bits, d)
-        hist = _byte_histogram(bits, None, bits.shape[1] * 256)
-        self._counts += _bits_from_histogram(hist, d)
+        self._counts += column_bit_counts(bits, d)
         self._n += int(bits.shape[0])
 
 
@@ -512,27 +479,8 @@ class RapporAccumulator(Accumulator):
             raise ReportError(f"batch has {cohorts.shape[0]} cohorts but {bits.shape[0]} bit rows")
         if cohorts.shape[0] == 0:
             return
-        num_bytes = bits.shape[1]
-        if m * num_bytes * 256 <= _MAX_TABLE:
-            offsets = cohorts.astype(np.intp) * (num_bytes * 256)
-            hist = _byte_histogram(bits, offsets, m * num_bytes * 256).reshape(m, num_bytes * 256)
-            self._bits += _bits_from_histogram(hist, k)
-        else:
-            self._add_sorted(cohorts, bits)
+        self._bits += cohort_bit_counts(bits, cohorts, m, k)
         self._cohorts += np.bincount(cohorts, minlength=m)
-
-    def _add_sorted(self, cohorts: np.ndarray, bits: np.ndarray) -> None:
-        """Many cohorts: sort reports by cohort and sum unpacked bits per run."""
-        k = self.spec.num_bits
-        rows = max(1, _INDEX_CHUNK // max(k, 1))
-        for start in range(0, cohorts.shape[0], rows):
-            part = cohorts[start : start + rows]
-            order = np.argsort(part, kind="stable")
-            sorted_cohorts = part[order]
-            unpacked = np.unpackbits(bits[start : start + rows][order], axis=1, count=k)
-            starts = np.flatnonzero(np.r_[True, sorted_cohorts[1:] != sorted_cohorts[:-1]])
-            sums = np.add.reduceat(unpacked, starts, axis=0, dtype=np.int64)
-            self._bits[sorted_cohorts[starts]] += sums
 
     def merge(self, other: Self) -> Self:
         """A new accumulator holding the reports of both (same spec required)."""

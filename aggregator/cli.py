@@ -323,10 +323,6 @@ def _file_spec(spec_path: str | None) -> Spec:
 
 def _store_selection(stored: dict) -> StoreSelection | None:
     """The stored reports --store, --task, --from and --to select; None without --task (report files)."""
-    from ldp.collector.cli import FLAGS as STORE_FLAGS
-    from ldp.collector.cli import StoreSelection
-    from ldp.collector.store import DEFAULT_STORE
-
     url, task_id, start, end = (stored.get(key) for key in ("url", "task_id", "start", "end"))
     if task_id is None:
         given = [
@@ -335,6 +331,11 @@ def _store_selection(stored: dict) -> StoreSelection | None:
         if given:
             raise OptionConflict(f"{given[0]} reads a collector store and needs --task TASK")
         return None
+    # the collector only when a store is read: report files never import it
+    from ldp.collector.cli import FLAGS as STORE_FLAGS
+    from ldp.collector.cli import StoreSelection
+    from ldp.collector.store import DEFAULT_STORE
+
     with STORE_FLAGS.translating():
         return StoreSelection(url if url is not None else DEFAULT_STORE, task_id, start, end)
 
@@ -360,9 +361,11 @@ def _check_store_options(
 
 def _store_file(selection: StoreSelection | None) -> str | None:
     """The SQLite file of the selected store (an input no output may overwrite), or None."""
+    if selection is None:
+        return None
     from ldp.collector.cli import sqlite_path
 
-    return None if selection is None else sqlite_path(selection.url)
+    return sqlite_path(selection.url)
 
 
 def _task_spec(selection: StoreSelection, spec_path: str | None) -> Spec:

@@ -19,9 +19,13 @@ spec's report schema (:mod:`ldp.report_schema`), in every format.
 
 Each file is read ``chunk_size`` rows at a time (Parquet with
 :meth:`pyarrow.parquet.ParquetFile.iter_batches`; JSON Lines as a byte block
-of whole lines parsed at once by :func:`pyarrow.json.read_json`; CSV with
-:mod:`csv`, which knows quoted fields and line numbers), so memory stays
-bounded whatever the file size. Each chunk is validated column-wise
+of whole lines parsed at once by :func:`pyarrow.json.read_json`; CSV, up to
+its first quote, as a byte block parsed at once by
+:func:`pyarrow.csv.read_csv`, then with :mod:`csv`, which knows quoted
+fields spanning lines), so memory stays bounded whatever the file size. A
+block Arrow cannot read exactly as the rules below say (a blank line, a
+field of another type, a wrong number of CSV fields, text that is not UTF-8)
+is read line by line instead, so every bad line is rejected alone. Each chunk is validated column-wise
 (:func:`ldp.aggregator.report_columns.validate_columns`); rows that check
 does not accept are re-checked one by one with
 :func:`ldp.report_check.check_report`, which either accepts them or gives the
@@ -79,7 +83,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ldp.aggregator.read_common import CHUNK_ROWS, STDIN, ReadChunk
+from ldp.aggregator.read_common import CHUNK_ROWS, STDIN, ReadChunk, bounded_chunk_rows
 from ldp.aggregator.read_csv import _read_csv, csv_header_for_ranges, read_csv_stream
 from ldp.aggregator.read_jsonl import _read_jsonl, read_jsonl_stream
 from ldp.aggregator.read_parquet import _read_parquet, read_parquet_row_groups
@@ -90,6 +94,7 @@ __all__ = [
     "CHUNK_ROWS",
     "STDIN",
     "ReadChunk",
+    "bounded_chunk_rows",
     "check_paths",
     "csv_header_for_ranges",
     "read_csv_stream",
@@ -217,6 +222,6 @@ def read_report_file(path: str | Path, spec: Any, *, chunk_size: int = CHUNK_ROW
     fmt = report_format(path)
     reader = _READERS[fmt]
     try:
-        yield from reader(str(path), spec, chunk_size)
+        yield from reader(str(path), spec, bounded_chunk_rows(spec, chunk_size))
     except (OSError, EOFError, zlib.error) as exc:
         raise ParameterError(f"cannot read report file {str(path)!r}: {exc}") from None

@@ -26,7 +26,35 @@ import scipy.sparse
 
 from ldp.errors import ParameterError
 
-__all__ = ["nnls_weighted", "nonneg_lasso", "solve_nonneg_quadratic"]
+__all__ = [
+    "nnls_weighted",
+    "nonneg_lasso",
+    "scale_rows",
+    "solve_nonneg_quadratic",
+    "weighted_gram",
+    "weighted_sq_norms",
+]
+
+
+def scale_rows(x: scipy.sparse.csc_matrix, w: np.ndarray) -> scipy.sparse.csc_matrix:
+    """``diag(w)·X`` for a CSC matrix, sharing its index arrays (no conversion, no broadcasting copy)."""
+    x = scipy.sparse.csc_matrix(x)
+    return scipy.sparse.csc_matrix((x.data * w[x.indices], x.indices, x.indptr), shape=x.shape)
+
+
+def weighted_sq_norms(x: scipy.sparse.csc_matrix, w: np.ndarray) -> np.ndarray:
+    """``‖x_s‖²_W = Σ_r w_r·x_rs²`` of every column of a CSC matrix."""
+    x = scipy.sparse.csc_matrix(x)
+    if not np.all(x.data == 1.0):  # a design matrix is 0/1: x² = x
+        x = scipy.sparse.csc_matrix((x.data * x.data, x.indices, x.indptr), shape=x.shape)
+    return np.asarray(x.T @ w).ravel()
+
+
+def weighted_gram(x: scipy.sparse.csc_matrix, w: np.ndarray) -> np.ndarray:
+    """``XᵀWX`` as a dense array (for the few columns of a refit)."""
+    if x.shape[1] == 0:
+        return np.zeros((0, 0))
+    return np.asarray((x.T @ scale_rows(x, w)).toarray())
 
 
 def solve_nonneg_quadratic(gram: np.ndarray, linear: np.ndarray) -> np.ndarray:
@@ -57,13 +85,23 @@ def solve_nonneg_quadratic(gram: np.ndarray, linear: np.ndarray) -> np.ndarray:
 
 
 def nonneg_lasso(
-    x: scipy.sparse.csc_matrix, w: np.ndarray, y: np.ndarray, penalty: np.ndarray, *, max_rounds: int = 200
+    x: scipy.sparse.csc_matrix,
+    w: np.ndarray,
+    y: np.ndarray,
+    penalty: np.ndarray,
+    *,
+    max_rounds: int = 200,
+    norms: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Working-set solver of min ½‖y − Xβ‖²_W + penaltyᵀβ over β ≥ 0 (exact KKT at exit)."""
+    """Working-set solver of min ½‖y − Xβ‖²_W + penaltyᵀβ over β ≥ 0 (exact KKT at exit).
+
+    ``norms``: the columns' ``‖x_s‖_W`` if the caller has them.
+    """
     num_cols = x.shape[1]
     wy = w * y
     xt_wy = np.asarray(x.T @ wy).ravel()
-    norms = np.sqrt(np.asarray(x.multiply(x).T @ w).ravel())  # ‖x_s‖_W
+    if norms is None:
+        norms = np.sqrt(weighted_sq_norms(x, w))  # ‖x_s‖_W
     beta = np.zeros(num_cols)
     working = np.zeros(0, dtype=np.int64)
     for _ in range(max_rounds):
@@ -81,11 +119,7 @@ def nonneg_lasso(
         keep = working[beta[working] > 0]
         working = np.union1d(keep, violating[order])
         xw = x[:, working]
-        gram = (
-            (xw.T @ xw.multiply(w[:, None])).toarray()
-            if scipy.sparse.issparse(xw)
-            else xw.T @ (w[:, None] * xw)
-        )
+        gram = weighted_gram(xw, w) if scipy.sparse.issparse(xw) else xw.T @ (w[:, None] * xw)
         beta[:] = 0.0
         beta[working] = solve_nonneg_quadratic(gram, xt_wy[working] - penalty[working])
     else:  # pragma: no cover - the working set grows every round, so this needs > max_rounds rounds
@@ -95,6 +129,6 @@ def nonneg_lasso(
 
 def nnls_weighted(x: scipy.sparse.csc_matrix, w: np.ndarray, y: np.ndarray) -> np.ndarray:
     """argmin over β ≥ 0 of ‖y − Xβ‖²_W (exact)."""
-    gram = (x.T @ x.multiply(w[:, None])).toarray()
+    gram = weighted_gram(x, w)
     linear = np.asarray(x.T @ (w * y)).ravel()
     return solve_nonneg_quadratic(gram, linear)

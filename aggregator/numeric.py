@@ -36,10 +36,9 @@ References
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
-import pandas as pd
 
 from ldp.aggregator.accumulators import Accumulator, accumulator_for
 from ldp.aggregator.estimates import normal_quantile
@@ -48,6 +47,9 @@ from ldp.errors import ParameterError, ReportError
 from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.numeric import NumericSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["MEAN_COLUMNS", "SUM_COLUMNS", "MeanAccumulator", "mean_table"]
 
@@ -68,6 +70,8 @@ def mean_table(spec: NumericSpec, n, total, total_sq, *, confidence: float = 0.9
     confidence : float
         Level of the normal interval.
     """
+    import pandas as pd
+
     z = normal_quantile(confidence)
     n = np.atleast_1d(np.asarray(n, dtype=np.float64))
     total = np.atleast_1d(np.asarray(total, dtype=np.float64))
@@ -217,6 +221,8 @@ class MeanAccumulator(Accumulator):
 
     def _add_grouped(self, keys: np.ndarray, idx: np.ndarray) -> None:
         """Add (group, support index) pairs: sparse exact counts, no groups × support table per batch."""
+        import pandas as pd
+
         codes, uniques = pd.factorize(keys, use_na_sentinel=True)  # None/NaN: no group
         has = codes >= 0
         if not has.any():
@@ -278,6 +284,8 @@ class MeanAccumulator(Accumulator):
             ``mean, std_error, ci_low, ci_high, n`` (one row, or one per group),
             then the sum columns.
         """
+        import pandas as pd
+
         self._refuse_options(options)
         if consistency not in (None, "none"):
             raise ParameterError(f"consistency {consistency!r} does not apply to mean estimates (use 'none')")
@@ -302,6 +310,8 @@ class MeanAccumulator(Accumulator):
 
     def estimate_sum(self, confidence: float = 0.95) -> pd.DataFrame:
         """Unbiased sum n·mean with SE n·SE and its normal interval (value units)."""
+        import pandas as pd
+
         row = self.estimate(confidence, with_sum=False)
         n = row["n"].to_numpy()
         total = row["mean"].to_numpy() * n

@@ -41,6 +41,7 @@ from ldp.aggregator.io import (
     CHUNK_ROWS,
     STDIN,
     ReadChunk,
+    bounded_chunk_rows,
     check_paths,
     csv_header_for_ranges,
     read_csv_stream,
@@ -238,6 +239,7 @@ def read_partition(partition: Partition, spec, chunk_size: int = CHUNK_ROWS) -> 
     valid = 0
     rejects: list[Reject] = []
     stream = _ByteRange(partition.location, partition.start, partition.stop) if partition.byte_range else None
+    chunk_size = bounded_chunk_rows(spec, chunk_size)
     try:
         for chunk in _chunks(partition, spec, chunk_size, stream):
             if len(chunk.batch):

@@ -1,7 +1,9 @@
 """Bloom-filter RAPPOR decoding: the pipeline from unbiased bit counts to the result table.
 
-Regression rows and background design, LASSO screen when candidates
-outnumber 0.8 × the informative bits (or as forced), non-negative refit
+Regression rows and background design; when candidates outnumber the refit
+limit (:func:`ldp.aggregator.rappor_fit.refit_limit`: 400, or 0.8 × the
+informative bits if fewer) or as forced, the LASSO screen extended by score
+tests up to that limit; non-negative refit
 (:mod:`ldp.aggregator.rappor_fit`), Wald and score tests
 (:mod:`ldp.aggregator.rappor_significance`), then the table on the count
 scale (:mod:`ldp.aggregator.rappor_result`); docs/mechanisms.md#rappor-decoding.
@@ -24,11 +26,19 @@ import scipy.sparse
 import scipy.stats
 
 from ldp.aggregator.rappor_counts import RapporShape
-from ldp.aggregator.rappor_fit import SCREEN_RATIO, background_design, refit, regression, screen_columns
+from ldp.aggregator.rappor_fit import (
+    EXTEND_MARGIN,
+    background_design,
+    extend_selection,
+    refit,
+    refit_limit,
+    regression,
+    screen_columns,
+)
 from ldp.aggregator.rappor_result import DecodeOptions, FitSummary, RapporDecodeResult, decode_table, finish
 from ldp.aggregator.rappor_significance import candidate_tests
 
-__all__ = ["BloomProblem", "decode_bloom"]
+__all__ = ["BloomProblem", "decode_bloom", "extension_threshold"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +60,8 @@ class BloomProblem:
         Their (m·k, M) design matrix (:func:`ldp.aggregator.bloom_design.design_matrix`).
     options : DecodeOptions
     screen : bool or None
-        Force (True) or skip (False) the LASSO screen; None: google/rappor's rule.
+        Force (True) or skip (False) the screen; None: screen when the
+        candidates outnumber :func:`ldp.aggregator.rappor_fit.refit_limit`.
     """
 
     shape: RapporShape
@@ -88,11 +99,16 @@ def decode_bloom(problem: BloomProblem) -> RapporDecodeResult:
         return _empty(problem)
 
     xa = background_design(problem.design, rows.live)
-    if problem.screen is not None:
-        screened = bool(problem.screen)
+    screened = bool(problem.screen)
+    limit = refit_limit(rows)
+    if problem.screen is None:
+        screened = num_candidates > limit
+    if screened:
+        selected = screen_columns(xa, rows)
+        threshold = extension_threshold(problem.options, num_candidates)
+        selected = extend_selection(xa, selected, rows, limit, threshold)
     else:
-        screened = num_candidates > SCREEN_RATIO * rows.num_rows
-    selected = screen_columns(xa, rows) if screened else np.arange(1, num_candidates + 1)
+        selected = np.arange(1, num_candidates + 1)
     fit = refit(xa, selected, rows, shape)
     tests = candidate_tests(xa, fit, rows.y)
 
@@ -117,6 +133,21 @@ def decode_bloom(problem: BloomProblem) -> RapporDecodeResult:
         num_selected=int(selected.size),
     )
     return finish(table, problem.options, summary)
+
+
+def extension_threshold(options: DecodeOptions, num_candidates: int) -> float:
+    """Score z above which a screened candidate joins the refit: ``z_{1−α'} − 1``.
+
+    ``α'`` is the largest per-candidate level at which the correction can
+    detect a candidate: α/M for Bonferroni, α for Benjamini–Hochberg (its
+    largest step-up threshold) and for ``"none"``. A candidate left out of
+    the refit has estimate 0 and is never detected, so the refit keeps every
+    candidate that could be, with a margin of one standard deviation
+    (:data:`ldp.aggregator.rappor_fit.EXTEND_MARGIN`) for the change of its
+    z between the screened model and the refit.
+    """
+    level = options.alpha / num_candidates if options.correction == "bonferroni" else options.alpha
+    return float(scipy.stats.norm.isf(level)) - EXTEND_MARGIN
 
 
 def _empty(problem: BloomProblem) -> RapporDecodeResult:

@@ -15,13 +15,20 @@ Pipeline (docs/mechanisms.md#rappor-decoding)
    it leak into candidates that share bits with it, and it estimates the mass
    of the values no candidate explains (:attr:`RapporDecodeResult.unexplained_mass`).
    Rows are weighted by the inverse bit variances.
-3. **Selection** (only when candidates outnumber 0.8 × the informative bits,
-   google/rappor's rule; forced with ``screen=True``): non-negative weighted
+3. **Selection** (only when candidates outnumber the refit limit, 400
+   (``DENSE_LIMIT``) or 0.8 × the informative bits if fewer, google/rappor's
+   rule; forced with ``screen=True``): non-negative weighted
    LASSO with the penalty ``λ_s = √(2 ln M)·‖x_s‖_W`` (the universal threshold
    of Donoho & Johnstone: a candidate no one reported has a score
    ``x_sᵀW·noise`` of standard deviation ``‖x_s‖_W``, and the maximum of M
    such scores stays below ``√(2 ln M)`` standard deviations with probability
    → 1, so pure-noise columns are not selected). No tuning, no randomness.
+   Then every other candidate whose score z of joining the LASSO model
+   exceeds ``z_{1−α'} − 1`` joins, strongest first, up to the limit (α' =
+   α/M for Bonferroni, α for BH and ``"none"``: the largest level at which
+   the correction can detect a candidate), so the refit holds every
+   candidate that could be detected while its dense algebra stays bounded
+   (:func:`ldp.aggregator.rappor_bloom.extension_threshold`).
 4. **Refit.** Non-negative weighted least squares on the selected columns and
    the background (exact, via :func:`scipy.optimize.nnls`), repeated once
    with the bit variances recomputed from the fitted values (quasi-likelihood
@@ -176,8 +183,10 @@ def decode(
     confidence : float
         Level of the ``ci_low``/``ci_high`` intervals.
     screen : bool, optional
-        Force (True) or skip (False) the LASSO selection; default: only when
-        M > 0.8 × the informative bits (Bloom-filter RAPPOR only).
+        Force (True) or skip (False) the selection; default: only when M
+        exceeds the refit limit, 400 or 0.8 × the informative bits if fewer
+        (Bloom-filter RAPPOR only). ``screen=False`` with many candidates
+        fits them all densely (time cubic in M).
 
     Returns
     -------

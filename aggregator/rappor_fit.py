@@ -27,23 +27,44 @@ import dataclasses
 import math
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse
 
-from ldp.aggregator.nonneg_solvers import nnls_weighted, nonneg_lasso
+from ldp.aggregator.nonneg_solvers import (
+    nnls_weighted,
+    nonneg_lasso,
+    scale_rows,
+    weighted_gram,
+    weighted_sq_norms,
+)
 from ldp.aggregator.rappor_counts import RapporShape
 
 __all__ = [
+    "DENSE_LIMIT",
+    "EXTEND_MARGIN",
     "SCREEN_RATIO",
     "Refit",
     "Regression",
     "background_design",
+    "cross_products",
+    "extend_selection",
     "refit",
+    "refit_limit",
     "regression",
+    "score_information",
     "screen_columns",
 ]
 
 #: google/rappor screens with the LASSO when M > 0.8 × (informative bits).
 SCREEN_RATIO = 0.8
+
+#: At most this many candidates enter the dense refit and its tests (whose
+#: cost is cubic in their number); more candidates are screened.
+DENSE_LIMIT = 400
+
+#: The screen keeps candidates whose score z exceeds ``z_{1−α'} − EXTEND_MARGIN``
+#: (α' the correction's largest per-candidate level).
+EXTEND_MARGIN = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,9 +143,29 @@ def regression(shape: RapporShape, n_cohort: np.ndarray, t: np.ndarray, var: np.
 
 def background_design(design: scipy.sparse.csc_matrix, live: np.ndarray) -> scipy.sparse.csc_matrix:
     """The live rows of ``design`` after a column of ones (column 0: the background β₀)."""
-    x = design.tocsr()[live].tocsc()
-    background = scipy.sparse.csc_matrix(np.ones((int(live.sum()), 1)))
-    return scipy.sparse.hstack([background, x], format="csc")
+    x = scipy.sparse.csc_matrix(design)
+    num_live = int(live.sum())
+    indices, indptr = x.indices, x.indptr
+    if num_live < live.size:  # drop the rows of cohorts without reports, renumbering the others
+        new_row = np.cumsum(live) - 1
+        keep = live[indices]
+        indices = new_row[indices[keep]]
+        column = np.repeat(np.arange(x.shape[1]), np.diff(indptr))
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(column[keep], minlength=x.shape[1]))])
+    index_type = np.int32 if num_live + indices.size < 2**31 else np.int64
+    return scipy.sparse.csc_matrix(
+        (
+            np.ones(num_live + indices.size),
+            np.concatenate([np.arange(num_live), indices]).astype(index_type),
+            np.concatenate([[0], num_live + indptr]).astype(index_type),
+        ),
+        shape=(num_live, x.shape[1] + 1),
+    )
+
+
+def refit_limit(rows: Regression) -> int:
+    """Most candidates the refit takes: :data:`DENSE_LIMIT`, or 0.8 × the informative bits if fewer."""
+    return min(DENSE_LIMIT, int(SCREEN_RATIO * rows.num_rows))
 
 
 def screen_columns(xa: scipy.sparse.csc_matrix, rows: Regression) -> np.ndarray:
@@ -134,11 +175,82 @@ def screen_columns(xa: scipy.sparse.csc_matrix, rows: Regression) -> np.ndarray:
     """
     num_candidates = xa.shape[1] - 1
     w = rows.w
-    norms = np.sqrt(np.asarray(xa.multiply(xa).T @ w).ravel())
+    norms = np.sqrt(weighted_sq_norms(xa, w))
     penalty = math.sqrt(2.0 * math.log(max(num_candidates, 2))) * norms
     penalty[0] = 0.0
-    beta_lasso = nonneg_lasso(xa, w, rows.y, penalty)
+    beta_lasso = nonneg_lasso(xa, w, rows.y, penalty, norms=norms)
     return np.flatnonzero(beta_lasso[1:] > 0) + 1
+
+
+def extend_selection(
+    xa: scipy.sparse.csc_matrix, selected: np.ndarray, rows: Regression, limit: int, threshold: float
+) -> np.ndarray:
+    """``selected`` plus the candidates whose score z of joining it exceeds ``threshold``, at most ``limit`` in all.
+
+    The score z of candidate s given the weighted least-squares model on the
+    background and ``selected`` is ``x_sᵀW·residual / √information_s``
+    (:func:`score_information`); the strongest are added first (ties by
+    column). A candidate left out of the refit gets estimate 0 and is not
+    detected; the decode's threshold
+    (:func:`ldp.aggregator.rappor_bloom.extension_threshold`) keeps every
+    candidate that could be detected, with one standard deviation to spare.
+    ``selected`` is kept whole even when it alone exceeds ``limit``.
+    """
+    room = limit - selected.size
+    if room <= 0:
+        return selected
+    columns = np.concatenate([[0], selected])
+    xs = xa[:, columns]
+    cov = gram_inverse(weighted_gram(xs, rows.w))
+    beta = cov @ np.asarray(xs.T @ (rows.w * rows.y)).ravel()
+    residual = rows.y - xs @ beta
+    others = np.setdiff1d(np.arange(1, xa.shape[1]), selected, assume_unique=True)
+    score = np.asarray(xa.T @ (rows.w * residual)).ravel()
+    if threshold > 0:  # a candidate with z ≤ 0 cannot pass: skip its information
+        others = others[score[others] > 0]
+    cross = cross_products(xs, xa[:, others], rows.w)
+    info = score_information(cross, weighted_sq_norms(xa[:, others], rows.w), cov)
+    z = score[others] / np.sqrt(info)
+    strong = np.flatnonzero(z > threshold)
+    strong = strong[np.lexsort((others[strong], -z[strong]))][:room]
+    return np.sort(np.concatenate([selected, others[strong]]))
+
+
+def gram_inverse(gram: np.ndarray) -> np.ndarray:
+    """``gram⁻¹`` by Cholesky, or the pseudo-inverse if ``gram`` is not positive definite."""
+    if gram.shape[0] == 0:
+        return np.zeros((0, 0))
+    try:
+        factor = scipy.linalg.cho_factor(gram, lower=True)
+    except np.linalg.LinAlgError:
+        return scipy.linalg.pinvh(gram)
+    diag = np.diag(factor[0])
+    if diag.min() <= 1e-6 * diag.max():
+        return scipy.linalg.pinvh(gram)
+    return scipy.linalg.cho_solve(factor, np.eye(gram.shape[0]))
+
+
+def cross_products(x_model: scipy.sparse.csc_matrix, x: scipy.sparse.csc_matrix, w: np.ndarray) -> np.ndarray:
+    """``x_modelᵀ W x`` as a dense (model columns, columns of ``x``) array, in one sparse product."""
+    if x_model.shape[1] == 0:
+        return np.zeros((0, x.shape[1]))
+    weighted = scale_rows(x_model, w).tocsr()
+    return np.asarray((x.T @ weighted).toarray()).T
+
+
+def score_information(cross: np.ndarray, self_info: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """Information of columns given a model: ``x_sᵀWx_s − (x_modelᵀWx_s)ᵀ cov (x_modelᵀWx_s)``.
+
+    ``cross`` holds ``x_modelᵀWx_s`` (:func:`cross_products`) and
+    ``self_info`` ``x_sᵀWx_s`` (:func:`ldp.aggregator.nonneg_solvers.weighted_sq_norms`)
+    of the tested columns, ``cov`` the model's ``(XᵀWX)⁻¹``. Floored at
+    1e-300; the score test of adding column s to the model is
+    ``x_sᵀW·residual / √(φ·information_s)``.
+    """
+    if cross.shape[0] == 0:
+        return np.maximum(self_info, 1e-300)
+    info = self_info - np.einsum("ij,ij->j", cross, cov @ cross)
+    return np.maximum(info, 1e-300)
 
 
 def refit(xa: scipy.sparse.csc_matrix, selected: np.ndarray, rows: Regression, shape: RapporShape) -> Refit:

@@ -20,7 +20,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
-from ldp.aggregator.rappor_fit import Refit
+from ldp.aggregator.nonneg_solvers import weighted_gram, weighted_sq_norms
+from ldp.aggregator.rappor_fit import Refit, cross_products, gram_inverse, score_information
 
 __all__ = [
     "CandidateTests",
@@ -98,7 +99,7 @@ def positive_set_tests(
 
 def _gram(x: scipy.sparse.csc_matrix, w: np.ndarray) -> np.ndarray:
     """``XᵀWX`` as a dense array."""
-    return (x.T @ x.multiply(w[:, None])).toarray() if x.shape[1] else np.zeros((0, 0))
+    return weighted_gram(x, w)
 
 
 def _wls_fit(
@@ -122,22 +123,6 @@ def wald_statistics(
     se = np.sqrt(test.dispersion * np.maximum(np.diag(test.cov_unit), 0.0))
     z = np.where(se > 0, beta_ls / np.where(se > 0, se, 1.0), 0.0)
     return se, z
-
-
-def score_information(
-    x_model: scipy.sparse.csc_matrix, x_new: scipy.sparse.csc_matrix, w: np.ndarray, cov: np.ndarray
-) -> np.ndarray:
-    """Information of each column of ``x_new`` given the model's columns (``cov`` = their (XᵀWX)⁻¹).
-
-    ``x_newᵀWx_new − (x_modelᵀWx_new)ᵀ cov (x_modelᵀWx_new)`` per column,
-    floored at 1e-300; the score test of adding column s to the model is
-    ``x_sᵀW·residual / √(φ·information_s)``.
-    """
-    fitted = x_model.shape[1]
-    cross = (x_model.T @ x_new.multiply(w[:, None])).toarray() if fitted else np.zeros((0, x_new.shape[1]))
-    self_info = np.asarray(x_new.multiply(x_new).T @ w).ravel()
-    info = self_info - np.einsum("ij,ij->j", cross, cov @ cross) if fitted else self_info
-    return np.maximum(info, 1e-300)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,25 +173,22 @@ def candidate_tests(xa: scipy.sparse.csc_matrix, fit: Refit, y: np.ndarray) -> C
     se[tested], z[tested] = wald_statistics(xs, w, y, test)
 
     off = np.setdiff1d(np.arange(1, num_columns), tested, assume_unique=True)
+    zero = np.flatnonzero(fit.coefficients(num_columns)[1:] <= 0) + 1
+    needed = np.union1d(off, zero)
+    if needed.size:  # one sparse product for both score tests (same weights, nested models)
+        # most columns are needed: the product over all of xa costs no more than slicing it
+        cross = cross_products(xs, xa, w)
+        self_info = weighted_sq_norms(xa, w)
     if off.size:
-        xo = xa[:, off]
-        info = score_information(xs[:, test.columns], xo, w, test.cov_unit)
-        score = np.asarray(xo.T @ (w * test.residual)).ravel()
+        info = score_information(cross[test.columns][:, off], self_info[off], test.cov_unit)
+        score = np.asarray(xa.T @ (w * test.residual)).ravel()[off]
         se[off] = np.sqrt(test.dispersion / info)
         z[off] = score / np.sqrt(test.dispersion * info)
-
-    zero = np.flatnonzero(fit.coefficients(num_columns)[1:] <= 0) + 1
     if zero.size:
-        z[zero] = np.minimum(z[zero], _nnls_score_z(xa[:, zero], fit, y, test.dispersion))
+        positive = np.flatnonzero(fit.beta > 0)
+        cov_pos = gram_inverse(weighted_gram(xs[:, positive], w))
+        info = score_information(cross[positive][:, zero], self_info[zero], cov_pos)
+        score = np.asarray(xa.T @ (w * (y - fit.fitted))).ravel()[zero]
+        # z of the score test of adding the column to the NNLS fit (its positive set)
+        z[zero] = np.minimum(z[zero], score / np.sqrt(test.dispersion * info))
     return CandidateTests(se=se, z=z, test=test)
-
-
-def _nnls_score_z(xo: scipy.sparse.csc_matrix, fit: Refit, y: np.ndarray, dispersion: float) -> np.ndarray:
-    """z of the score test of adding each column of ``xo`` to the NNLS fit (its positive set)."""
-    positive = np.flatnonzero(fit.beta > 0)
-    xp = fit.design[:, positive]
-    gram = (xp.T @ xp.multiply(fit.w[:, None])).toarray()
-    cov_pos = scipy.linalg.pinvh(gram) if positive.size else np.zeros((0, 0))
-    info = score_information(xp, xo, fit.w, cov_pos)
-    score = np.asarray(xo.T @ (fit.w * (y - fit.fitted))).ravel()
-    return score / np.sqrt(dispersion * info)

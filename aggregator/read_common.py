@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import io
-import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -30,10 +29,31 @@ from ldp.errors import ReportError
 from ldp.report import Report
 from ldp.report_check import CheckedReport, check_report
 
-__all__ = ["CHUNK_ROWS", "STDIN", "ReadChunk"]
+__all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "STDIN", "ReadChunk", "bounded_chunk_rows"]
 
 #: Default rows per chunk.
 CHUNK_ROWS = 100_000
+#: Most bytes of packed bit vectors one chunk may hold (wide unary reports get fewer rows per chunk).
+CHUNK_BYTES = 64 << 20
+
+
+def bounded_chunk_rows(spec: Any, chunk_size: int) -> int:
+    """``chunk_size``, lowered so a chunk's bit vectors stay within :data:`CHUNK_BYTES` (at least 1,024 rows).
+
+    A unary report over d = 65,536 values carries 8 KiB: 100,000 rows of it
+    would be 800 MB before the accumulator sees them.
+    """
+    schema = getattr(spec, "report_schema", None)
+    width = 0
+    for field in getattr(schema, "fields", ()):
+        num_bits = getattr(field, "num_bits", None)
+        if callable(num_bits):
+            width += (num_bits(spec) + 7) // 8
+    if width == 0:
+        return chunk_size
+    return min(chunk_size, max(1024, CHUNK_BYTES // width))
+
+
 #: Path naming standard input (JSON Lines).
 STDIN = "-"
 
@@ -115,7 +135,26 @@ def _text(raw: bytes) -> str:
 
 #: Bytes read from a stream at a time.
 _READ_BYTES = 1 << 24
-_BLANK_LINE = re.compile(rb"(?m)^[ \t\r\f\v]*$")
+#: ASCII white space: a line of these only is blank (not a report).
+_WHITE_SPACE = b" \t\n\r\f\v"
+_IS_WHITE = np.zeros(256, dtype=bool)
+_IS_WHITE[np.frombuffer(_WHITE_SPACE, dtype=np.uint8)] = True
+
+
+def _has_blank_line(data: bytes, ends: np.ndarray) -> bool:
+    """Whether a block of lines from :func:`_line_blocks` holds a blank one (ASCII white space only).
+
+    Only lines whose first byte is white space can be blank; those few are
+    checked one by one, the rest not read in Python at all.
+    """
+    if not ends.size:
+        return False
+    starts = np.concatenate(([0], ends[:-1]))
+    first = np.frombuffer(data, dtype=np.uint8)[starts]
+    for i in np.flatnonzero(_IS_WHITE[first]).tolist():
+        if not data[int(starts[i]) : int(ends[i])].strip(_WHITE_SPACE):
+            return True
+    return False
 
 
 def _line_blocks(stream: Any, chunk_size: int) -> Iterator[tuple[bytes, np.ndarray]]:

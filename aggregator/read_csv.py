@@ -1,12 +1,17 @@
 """CSV report files: a header row of field names, one report per row.
 
-Until the first ``"`` byte every line is one row, split at commas in bulk;
-from there on the :mod:`csv` module reads (a quoted field may span lines; a
+Until the first ``"`` byte every line is one row: a block of such lines is
+parsed by :func:`pyarrow.csv.read_csv` at once (every column as text, then
+converted as below), or, when the block holds a line Arrow would read
+otherwise than the rules here (a blank line, a CR that does not end a line,
+a NUL, a row with the wrong number of fields, text that is not UTF-8), split
+at commas line by line; from there on the :mod:`csv` module reads (a quoted field may span lines; a
 row spanning lines that is not a valid report costs its first line only).
 Cells become Arrow columns by the type of the field the header names: the
 payload fields of the spec's report schema convert their own cells
-(:meth:`ldp.report_schema.ReportField.csv_column`), ``v`` and the built-in
-integer fields ``seed`` and ``cohort`` are integers, anything else text. See
+(:meth:`ldp.report_schema.ReportField.csv_column`), ``v`` is an integer,
+anything else text (a set cell of a field the spec's reports do not carry
+rejects its row, whatever it holds). See
 :mod:`ldp.aggregator.io` for the CSV rules every row follows.
 """
 
@@ -14,12 +19,15 @@ from __future__ import annotations
 
 import collections
 import csv
+import io
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.csv as pa_csv
 
 from ldp.aggregator.read_common import (
     CHUNK_ROWS,
@@ -28,6 +36,7 @@ from ldp.aggregator.read_common import (
     _check_one,
     _columns_by_name,
     _finish,
+    _has_blank_line,
     _line_blocks,
     _open_binary,
     _text,
@@ -35,13 +44,17 @@ from ldp.aggregator.read_common import (
 from ldp.aggregator.rejects import Reject
 from ldp.errors import ReportError
 from ldp.report import Report
-from ldp.report_arrow import INT_TEXT, csv_int_column
-from ldp.report_schema import ReportField, report_schema_of
+from ldp.report_arrow import INT_TEXT, csv_int_array, csv_int_column
+from ldp.report_schema import BoundedInt, ReportField, report_schema_of
 
 __all__ = ["csv_header_for_ranges", "read_csv_stream"]
 
 #: Fields of every report that are integers whatever the spec (what :class:`ldp.report.Report` types as int).
 _INT_FIELDS = ("v", "seed", "cohort")
+#: The format version: an integer column in every chunk. The other integer fields a spec's reports do
+#: not carry stay text in the columns (a cell that is set rejects its row, whatever it holds: "0x5",
+#: "+5" or "abc"), and become integers only in the report a row stands for.
+_VERSION = "v"
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -308,7 +321,10 @@ def read_csv_stream(
             )
             yield from rows.take_lines(_Lines(rest, strip_bom=strip_bom and taken == 0, lines_before=taken))
             break
-        yield from _unquoted_block(rows, data, count, taken, strip_bom and taken == 0)
+        fast = _arrow_block(rows, data, ends, taken, strip_bom and taken == 0)
+        yield from (
+            _unquoted_block(rows, data, count, taken, strip_bom and taken == 0) if fast is None else fast
+        )
         taken += count
     last = rows.take()
     if last is not None:
@@ -339,6 +355,127 @@ def _unquoted_block(
         rows.row(number, body, body.split(","))
         if rows.full() and (chunk := rows.take()) is not None:
             yield chunk
+
+
+_SMALLEST_ARROW_BLOCK = 32  # below this many lines, split line by line
+_ARROW_BLOCK_BYTES = 1 << 20  # Arrow's CSV reader parses blocks of this size in parallel
+
+
+def _arrow_block(
+    rows: _CsvRows, data: bytes, ends: np.ndarray, taken: int, strip_bom: bool
+) -> list[ReadChunk] | None:
+    """The chunks of a block of unquoted lines parsed by Arrow at once; None: split it line by line.
+
+    Arrow reads such a block exactly as :func:`_unquoted_block` would when
+    every line is one row of as many fields as the header, with no blank
+    line, no CR except in a CRLF line end, no NUL and only UTF-8 text; a
+    block where that does not hold (Arrow refuses a row with the wrong number
+    of fields or text that is not UTF-8) is left to the line-by-line path,
+    which rejects exactly its bad lines. The header, when not read yet, is
+    the block's first line if that line is a plain one. Rows gathered by the
+    line-by-line path before this block come first, as their own chunk.
+    """
+    first_number = taken + 1
+    if rows.names is None:
+        line = data[: int(ends[0])]
+        if strip_bom and line.startswith(_BOM):
+            line = line[len(_BOM) :]
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        body = text[:-1] if text.endswith("\n") else text
+        body = body[:-1] if body.endswith("\r") else body
+        if _is_blank(body) or _CSV_SLOW_LINE.search(body) or len(body) > _CSV_FIELD_LIMIT:
+            return None
+        rows.row(first_number, body, body.split(","))
+        data, ends, first_number = data[int(ends[0]) :], ends[1:] - ends[0], first_number + 1
+    names = rows.names or []
+    n = int(ends.size)
+    if n < _SMALLEST_ARROW_BLOCK or not names or _has_blank_line(data, ends):
+        return _header_only(rows, data, ends, first_number)
+    longest = int(max(ends[0], np.max(np.diff(ends), initial=0)))
+    lone_cr = b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
+    if longest > _CSV_FIELD_LIMIT or b"\x00" in data or lone_cr:
+        return _header_only(rows, data, ends, first_number)
+    keys = [f"c{j}" for j in range(len(names))]
+    try:
+        table = pa_csv.read_csv(
+            io.BytesIO(data),
+            read_options=pa_csv.ReadOptions(
+                column_names=keys, block_size=max(longest + 2, _ARROW_BLOCK_BYTES)
+            ),
+            parse_options=pa_csv.ParseOptions(quote_char=False, double_quote=False, newlines_in_values=False),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(keys, pa.string()), null_values=[""], strings_can_be_null=True
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return _header_only(rows, data, ends, first_number)
+    if table.num_rows != n:
+        return _header_only(rows, data, ends, first_number)
+    pending = rows.take()
+    chunk = _arrow_csv_chunk(rows.path, rows.spec, names, table, data, ends, first_number)
+    return [pending, chunk] if pending is not None else [chunk]
+
+
+def _header_only(rows: _CsvRows, data: bytes, ends: np.ndarray, first_number: int) -> list[ReadChunk] | None:
+    """None (split the block line by line), unless :func:`_arrow_block` took the header from it: then its other lines."""
+    if first_number == 1 or rows.names is None:
+        return None
+    taken = first_number - 1
+    if not ends.size:
+        return []
+    return list(_unquoted_block(rows, data, int(ends.size), taken, False))
+
+
+def _arrow_csv_chunk(
+    path: str,
+    spec: Any,
+    header: Sequence[str],
+    table: pa.Table,
+    data: bytes,
+    ends: np.ndarray,
+    first_number: int,
+) -> ReadChunk:
+    """A chunk of the rows Arrow read (each a line, in order from ``first_number``), as :func:`_csv_chunk` does."""
+    schema = report_schema_of(spec)
+    n = table.num_rows
+    arrays = []
+    for j, name in enumerate(header):
+        strings = table.column(j).combine_chunks()
+        field = schema.field(name)
+        if field is not None:
+            arrays.append(_field_column(field, strings))
+        elif name == _VERSION:
+            arrays.append(csv_int_array(strings))
+        else:  # a field this spec's reports do not carry: only whether a cell is set matters
+            arrays.append(strings)
+    columns = _columns_by_name(header, arrays, n)
+    starts = np.concatenate(([0], ends[:-1]))
+
+    def raw(i: int) -> str:
+        return _text(data[int(starts[i]) : int(ends[i])])
+
+    return _finish(
+        spec,
+        path,
+        columns,
+        n,
+        lambda i: first_number + i,
+        lambda i: _csv_report(header, raw(i).split(","), spec),
+        raw,
+    )
+
+
+def _field_column(field: ReportField, strings: pa.Array) -> pa.Array:
+    """``field.csv_column`` of a column of cells Arrow read as text (null: empty), in bulk where it can."""
+    convert = type(field).csv_column
+    if convert is ReportField.csv_column:  # text as it is
+        return strings
+    if convert is BoundedInt.csv_column:
+        return csv_int_array(strings)
+    return field.csv_column(strings.to_pylist())
 
 
 _QUOTE_SCAN_BYTES = 1 << 24
@@ -393,9 +530,9 @@ def _csv_chunk(
         field = schema.field(name)
         if field is not None:
             arrays.append(field.csv_column(cells))
-        elif name in _INT_FIELDS:
+        elif name == _VERSION:
             arrays.append(csv_int_column(cells))
-        else:
+        else:  # a field this spec's reports do not carry: only whether a cell is set matters
             arrays.append(pa.array(cells, type=pa.string()))
     columns = _columns_by_name(header, arrays, n)
 

@@ -34,10 +34,9 @@ import math
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -48,6 +47,9 @@ from ldp.extensions import split_extension
 from ldp.jsonlines import json_line
 from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, Report
 from ldp.report_schema import ReportField, report_schema_of
+
+if TYPE_CHECKING:  # pandas only in annotations: `ldp encode` writes reports without importing it
+    import pandas as pd
 
 __all__ = [
     "ESTIMATE_FORMATS",

@@ -1,13 +1,27 @@
-"""Client encoding speed: one report on the device, and the vectorized batch path (issue 2 targets).
+"""Client encoding speed: one report on the device, the secure batch path, and ``ldp encode``'s memory.
 
 Single-report rows time ``make_encoder(spec).encode(value)`` in pure Python
 with the CSPRNG (``os.urandom``/``secrets``) and exact probabilities, cycling
 over a few domain values. The RAPPOR encoder has a persistent client state
 in a temporary directory, so its permanent randomized response is the
-keyed-PRF (memoized) path a real device runs. Batch rows time
-:func:`ldp.client.encode_batch` with a seeded ``numpy.random.Generator``
-(simulation/server path, not for devices), values as domain indices where
-the spec allows it and as strings for Bloom-filter RAPPOR.
+keyed-PRF (memoized) path a real device runs.
+
+Batch rows time :func:`ldp.client.encode_batch` twice on the same values:
+with :class:`ldp.client.SystemRandomSource` (the secure path: every coin from
+large ``os.urandom`` blocks, what ``ldp encode`` runs) and with a seeded
+``numpy.random.Generator`` (the insecure simulation path). Beside them: the
+ratio of the two, the bytes of randomness the secure path reads per report,
+and the same-run ``os.urandom`` throughput, with the share of the secure
+path's time that reading those bytes alone takes (100 % would mean the
+encoder is bound by the OS CSPRNG). Values are domain indices where the spec
+allows it and strings for Bloom-filter RAPPOR. Run it on one core:
+``OPENBLAS_NUM_THREADS=1`` (set here for the process before NumPy loads).
+
+The memory rows run ``ldp encode`` (secure path, Parquet output) on OUE
+users in a child process and read its peak resident set size from
+``os.wait4`` (the child's own ``ru_maxrss``), beside the same-run peak of a
+run on 1,000 users (the fixed cost: imports and one small chunk) and a run
+on a tenth of the users (a bounded encoder peaks the same at both sizes).
 
 Each row is the median (and best) of ``--repeat`` timed runs
 (time.perf_counter, wall clock, one thread). The machine is shared, so the
@@ -19,21 +33,29 @@ row                     work                                            target
 encode RAPPOR           128 bits, 2 hashes, 64 cohorts, PRR + IRR       ≤ 30 µs/report
 encode GRR              d = 16, ε = 1                                    ≤ 5 µs/report
 encode OUE/SUE/OLH/...  d = 16 / 1,024, ε = 1 (for information)         -
-encode_batch RAPPOR     128 bits, 2 hashes, 64 cohorts, 100 values      ≥ 2M reports/s
-encode_batch GRR        d = 1,024, ε = 1                                 ≥ 10M reports/s
+secure batch RAPPOR     128 bits, 2 hashes, 64 cohorts, 100 values      ≥ 1M reports/s
+secure batch GRR        d = 1,024, ε = 1                                 ≥ 10M reports/s
+ldp encode memory       OUE, d = 1,024, 10 M users, chunked              bounded (tens of MB
+                                                                         above the imports)
 ======================  ==============================================  ==================
 
 Usage::
 
     python benchmarks/bench_client.py
     python benchmarks/bench_client.py --single 20000 --batch 2000000 --repeat 7
+    python benchmarks/bench_client.py --memory-users 0      # skip the ldp encode memory rows
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core, before NumPy loads
+
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -42,7 +64,7 @@ from pathlib import Path
 import numpy as np
 
 import ldp
-from ldp.client import ClientState, encode_batch, make_encoder
+from ldp.client import ClientState, SystemRandomSource, encode_batch, make_encoder
 
 
 def timings(run: Callable[[], None], repeat: int) -> list[float]:
@@ -72,16 +94,93 @@ def single_row(name: str, encoder, values: list, count: int, repeat: int, target
 
 
 def batch_row(name: str, spec, values, count: int, repeat: int, target_rate: float | None, **kwargs):
+    """Secure (CSPRNG) and seeded throughput of one batch, and the os.urandom reference, in one run."""
+    secure = SystemRandomSource()
     rng = np.random.default_rng(12345)
-
-    def run() -> None:
-        encode_batch(spec, values, rng, **kwargs)
-
-    secs = timings(run, repeat)
-    med, best = statistics.median(secs) / count, min(secs) / count
-    verdict = "-" if target_rate is None else ("PASS" if 1 / med >= target_rate else "MISS")
+    counting = _CountingSource()
+    encode_batch(spec, values, counting, **kwargs)
+    per_report = counting.bytes / count  # randomness the secure path reads per report
+    secure_secs, seeded_secs, urandom_secs = [], [], []
+    nbytes = max(8, int(per_report * count))
+    for _ in range(repeat):  # interleaved, so a load change hits all three alike
+        secure_secs += timings(lambda: encode_batch(spec, values, secure, **kwargs), 1)
+        seeded_secs += timings(lambda: encode_batch(spec, values, rng, **kwargs), 1)
+        urandom_secs += timings(lambda: os.urandom(nbytes), 1)
+    med = statistics.median(secure_secs)
+    seeded = statistics.median(seeded_secs)
+    urandom_rate = nbytes / statistics.median(urandom_secs)
+    verdict = "-" if target_rate is None else ("PASS" if count / med >= target_rate else "MISS")
     target = "-" if target_rate is None else f"≥ {target_rate / 1e6:g}M/s"
-    return (name, count, med * 1e6, best * 1e6, 1 / med, target, verdict)
+    return (
+        name,
+        count,
+        count / med,
+        count / seeded,
+        seeded / med,
+        per_report,
+        urandom_rate,
+        statistics.median(urandom_secs) / med,
+        target,
+        verdict,
+    )
+
+
+class _CountingSource(SystemRandomSource):
+    """The CSPRNG source, counting the bytes it reads (one untimed run per row)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = 0
+
+    def words(self, n: int) -> np.ndarray:
+        self.bytes += 8 * n
+        return super().words(n)
+
+
+def _peak_rss_mb(command: list[str]) -> tuple[float, float]:
+    """(peak RSS in MB, wall seconds) of a child process, from its own rusage (os.wait4)."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(
+            f"{' '.join(command)} failed: {child.stderr.read().decode() if child.stderr else ''}"
+        )
+    return usage.ru_maxrss / 1024, seconds  # ru_maxrss is in KiB on Linux
+
+
+def memory_rows(users: int) -> list[tuple[str, int, float, float]]:
+    """Peak RSS of ``ldp encode`` (secure, chunked) on 1,000 OUE users (the reference), users/10 and users."""
+    rows = []
+    spec = ldp.OUE(domain=[f"v{i}" for i in range(1024)], epsilon=1.0)
+    with tempfile.TemporaryDirectory() as tmp:
+        spec_path = Path(tmp) / "spec.json"
+        spec_path.write_text(spec.to_json())
+        for n in (1_000, users // 10, users):  # 1,000 users: the fixed cost (imports, one small chunk)
+            values = Path(tmp) / f"values-{n}.txt"
+            codes = np.random.default_rng(n).integers(0, 1024, n)
+            with values.open("w") as out:
+                for start in range(0, n, 1 << 20):
+                    out.write("".join(f"v{c}\n" for c in codes[start : start + (1 << 20)].tolist()))
+            output = Path(tmp) / "reports.parquet"
+            command = [
+                sys.executable,
+                "-m",
+                "ldp",
+                "encode",
+                "--spec",
+                str(spec_path),
+                str(values),
+                "-o",
+                str(output),
+            ]
+            mb, secs = _peak_rss_mb(command)
+            name = "reference: 1,000 users" if n == 1_000 else "OUE d=1024 (secure, chunked)"
+            rows.append((name, n, mb, secs))
+            values.unlink()
+            output.unlink()
+    return rows
 
 
 def main() -> None:
@@ -89,6 +188,12 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=20_000, help="reports per single-encode timing run")
     parser.add_argument("--batch", type=int, default=1_000_000, help="reports per encode_batch timing run")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--memory-users",
+        type=int,
+        default=10_000_000,
+        help="OUE users for the ldp encode memory rows (0: skip)",
+    )
     args = parser.parse_args()
 
     small = [f"v{i}" for i in range(16)]
@@ -180,17 +285,15 @@ def main() -> None:
     rng = np.random.default_rng(0)
     candidates = [f"value-{i}" for i in range(100)]
     strings = [candidates[i] for i in rng.integers(0, 100, n)]
-    rows.append(batch_row("encode_batch RAPPOR (k=128, h=2, m=64)", rappor, strings, n, args.repeat, 2e6))
+    batch_rows = [batch_row("RAPPOR (k=128, h=2, m=64, strings)", rappor, strings, n, args.repeat, 1e6)]
     idx = rng.integers(0, 1024, n)
     grr_large = ldp.GRR(domain=large, epsilon=1.0)
-    rows.append(
-        batch_row("encode_batch GRR (d=1024, indices)", grr_large, idx, n, args.repeat, 10e6, indices=True)
-    )
+    batch_rows.append(batch_row("GRR (d=1024, indices)", grr_large, idx, n, args.repeat, 10e6, indices=True))
     words = [large[i] for i in idx]
-    rows.append(batch_row("encode_batch GRR (d=1024, strings)", grr_large, words, n, args.repeat, None))
-    rows.append(
+    batch_rows.append(batch_row("GRR (d=1024, strings)", grr_large, words, n, args.repeat, None))
+    batch_rows.append(
         batch_row(
-            "encode_batch OUE (d=1024, indices)",
+            "OUE (d=1024, indices)",
             ldp.OUE(domain=large, epsilon=1.0),
             idx[: n // 10],
             n // 10,
@@ -199,15 +302,25 @@ def main() -> None:
             indices=True,
         )
     )
-    rows.append(
+    batch_rows.append(
         batch_row(
-            "encode_batch OLH (d=1024, indices)",
+            "OLH (d=1024, indices)",
             ldp.OLH(domain=large, epsilon=1.0),
             idx,
             n,
             args.repeat,
             None,
             indices=True,
+        )
+    )
+    batch_rows.append(
+        batch_row(
+            "Piecewise (numbers)",
+            ldp.numeric_spec("piecewise", 1.0, 0.0, 1.0),
+            rng.random(n),
+            n,
+            args.repeat,
+            None,
         )
     )
 
@@ -221,10 +334,40 @@ def main() -> None:
         print(
             f"{name:<40} {count:>10,} {med_us:>10.3f} {best_us:>8.3f} {rate:>13,.0f}  {target:<12} {verdict}"
         )
+    print()
+    header = (
+        f"{'batch encoder':<36} {'reports':>10} {'secure/s':>12} {'seeded/s':>12} {'secure÷seeded':>14}"
+        f" {'B/report':>9} {'urandom MB/s':>13} {'urandom share':>14}  {'target':<11} result"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, count, secure, seeded, ratio, per_report, urandom, share, target, verdict in batch_rows:
+        print(
+            f"{name:<36} {count:>10,} {secure:>12,.0f} {seeded:>12,.0f} {ratio:>14.2f}"
+            f" {per_report:>9.1f} {urandom / 1e6:>13,.0f} {share:>13.0%}  {target:<11} {verdict}"
+        )
+    print(
+        "(secure: SystemRandomSource, os.urandom blocks; seeded: numpy Generator, NOT secure; medians of "
+        f"{args.repeat} interleaved runs; 'urandom share' = time os.urandom alone takes for the bytes the "
+        "secure row reads ÷ the secure row's time)"
+    )
+    if args.memory_users:
+        print()
+        header = (
+            f"{'ldp encode peak memory':<36} {'users':>12} {'peak RSS MB':>12} {'above ref. MB':>14}"
+            f" {'÷ ref.':>7} {'seconds':>9}"
+        )
+        print(header)
+        print("-" * len(header))
+        mem = memory_rows(args.memory_users)
+        base = mem[0][2]
+        for name, users, mb, secs in mem:
+            print(f"{name:<36} {users:>12,} {mb:>12,.0f} {mb - base:>14,.0f} {mb / base:>7.2f} {secs:>9.1f}")
+        print("(peak resident set of each child process, from os.wait4; the issue measured 3.2 GB unchunked)")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
-        f"(median of {args.repeat} runs after a warm-up; 'best' is the fastest run; "
-        f"load average {load} on {os.cpu_count()} CPUs: a load above the CPU count slows every row)"
+        f"(load average {load} on {os.cpu_count()} CPUs: a load above the CPU count slows every row; "
+        "compare ratios, not absolute figures)"
     )
 
 

@@ -4,13 +4,19 @@ Writes N RAPPOR reports (128 bits, 2 hashes, 64 cohorts) to a Parquet file
 with the seeded batch encoder, in chunks, then measures, each in a fresh
 process so peak memory is that step's alone:
 
+* the reference: pyarrow reading the file, streaming, into the columns the
+  aggregator needs (``v``, ``spec``, ``bits``, ``cohort``; the reader of
+  ``bench_scale.py``),
 * reading only (``ldp.aggregator.io.read_reports``),
 * reading and accumulating (``make_aggregator(spec).add_batch``),
 * ``ldp aggregate --spec S FILE -o estimates.csv``, the whole command,
 
 and, for comparison, the same path on a smaller JSON Lines and CSV file.
-Seconds are wall-clock (time.perf_counter); peak memory is the process's
-maximum resident set size (resource.getrusage). Targets (issue 3): the
+Seconds are wall-clock (time.perf_counter) of the step inside its process,
+after the imports (the ``cli`` step: the whole process, imports included);
+each row prints its ratio to the pyarrow reference of the same file, same
+run. Peak memory is the process's maximum resident set size
+(resource.getrusage). Targets (issue 3): the
 10-million-report Parquet file in ≤ 10 s end to end, memory bounded
 (< 500 MB, independent of the file size).
 
@@ -67,10 +73,39 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+def pyarrow_rows(path: str) -> int:
+    """Read ``path`` with pyarrow alone into the needed columns, streaming; the number of rows."""
+    import pyarrow as pa
+
+    needed = ["v", "spec", "bits", "cohort"]
+    if path.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        f = pq.ParquetFile(path, read_dictionary=["spec"], pre_buffer=False, buffer_size=1 << 20)
+        batches = f.iter_batches(batch_size=100_000, columns=needed)
+    elif path.endswith(".csv"):
+        import pyarrow.csv as pcsv
+
+        types = {"v": pa.int64(), "spec": pa.string(), "bits": pa.string(), "cohort": pa.int64()}
+        options = pcsv.ConvertOptions(column_types=types, include_columns=needed)
+        batches = pcsv.open_csv(path, convert_options=options)
+    else:
+        import pyarrow.json as pj
+
+        schema = pa.schema(
+            [(name, types) for name, types in zip(needed, [pa.int64(), pa.string(), pa.string(), pa.int64()])]
+        )
+        batches = pj.open_json(path, parse_options=pj.ParseOptions(explicit_schema=schema))
+    return sum(batch.num_rows for batch in batches)
+
+
 def child(step: str, path: str, spec_path: str, out: str) -> None:
-    """Run one step in this (fresh) process and print {"rows", "peak_mb"} as JSON."""
+    """Run one step in this (fresh) process and print {"rows", "peak_mb", "seconds"} as JSON."""
     rows = 0
-    if step == "cli":
+    start = time.perf_counter()
+    if step == "pyarrow":
+        rows = pyarrow_rows(path)
+    elif step == "cli":
         from ldp.cli import main
 
         try:
@@ -86,15 +121,19 @@ def child(step: str, path: str, spec_path: str, out: str) -> None:
 
         spec = load_spec(spec_path)
         accumulator = make_aggregator(spec)
+        start = time.perf_counter()
         for chunk in read_reports([path], spec):
             rows += len(chunk.batch)
             if step == "accumulate":
                 accumulator.add_batch(chunk.batch)
-    print(json.dumps({"rows": rows, "peak_mb": _peak_mb()}))
+    print(json.dumps({"rows": rows, "peak_mb": _peak_mb(), "seconds": time.perf_counter() - start}))
 
 
 def measure(step: str, path: Path, spec_path: Path, out: Path) -> tuple[float, float, int]:
-    """(seconds, peak MB, rows) of one step run in a child process."""
+    """(seconds, peak MB, rows) of one step run in a child process.
+
+    Seconds: the step after the child's imports; for ``cli``, the whole child process.
+    """
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, __file__, "--child", step, str(path), str(spec_path), str(out)],
@@ -104,6 +143,8 @@ def measure(step: str, path: Path, spec_path: Path, out: Path) -> tuple[float, f
     )
     seconds = time.perf_counter() - start
     result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if step != "cli":
+        seconds = result["seconds"]
     return seconds, result["peak_mb"], result["rows"]
 
 
@@ -124,27 +165,40 @@ def main() -> None:
         spec_path = work / "spec.json"
         spec_path.write_text(rappor_spec().to_json())
         out = work / "estimates.csv"
-        files = [(work / "reports.parquet", args.reports)]
+        files = [(work / f"reports-{args.reports}.parquet", args.reports)]
         if args.text_reports:
-            files += [(work / "reports.jsonl", args.text_reports), (work / "reports.csv", args.text_reports)]
+            files += [
+                (work / f"reports-{args.text_reports}.{ext}", args.text_reports) for ext in ("jsonl", "csv")
+            ]
         print(f"RAPPOR k=128 bits, h=2, m=64 cohorts; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
         print(
             f"{'file':<18}{'reports':>12}{'size MB':>9}  {'step':<12}{'seconds':>9}{'reports/s':>13}{'peak MB':>9}"
+            f"{'/ pyarrow':>11}"
         )
         rows_out = []
         for path, n in files:
-            write_seconds = write_file(path, n)
-            size = path.stat().st_size / 2**20
-            print(
-                f"{path.name:<18}{n:>12,}{size:>9.0f}  {'write':<12}{write_seconds:>9.2f}{n / write_seconds:>13,.0f}{'':>9}"
-            )
-            for step in ("read", "accumulate", "cli"):
+            size = path.stat().st_size / 2**20 if path.exists() else 0.0
+            if path.exists():  # files of bench_scale.py (same generator, same names) are reused
+                print(f"{path.name:<18}{n:>12,}{size:>9.0f}  (reused)")
+            else:
+                write_seconds = write_file(path, n)
+                size = path.stat().st_size / 2**20
+                print(
+                    f"{path.name:<18}{n:>12,}{size:>9.0f}  {'write':<12}{write_seconds:>9.2f}"
+                    f"{n / write_seconds:>13,.0f}{'':>9}"
+                )
+            reference = None
+            for step in ("pyarrow", "read", "accumulate", "cli"):
                 seconds, peak, rows = measure(step, path, spec_path, out)
                 if rows >= 0 and rows != n:
                     raise SystemExit(f"{step} read {rows} reports from {path.name}, expected {n}")
+                reference = seconds if reference is None else reference
                 rows_out.append((path.name, step, seconds, peak))
-                print(f"{'':<18}{'':>12}{'':>9}  {step:<12}{seconds:>9.2f}{n / seconds:>13,.0f}{peak:>9.0f}")
-        _name, _, seconds, peak = next(r for r in rows_out if r[0] == "reports.parquet" and r[1] == "cli")
+                print(
+                    f"{'':<18}{'':>12}{'':>9}  {step:<12}{seconds:>9.2f}{n / seconds:>13,.0f}{peak:>9.0f}"
+                    f"{seconds / reference:>10.2f}x"
+                )
+        _name, _, seconds, peak = next(r for r in rows_out if r[0].endswith(".parquet") and r[1] == "cli")
         ok_time = "OK" if seconds <= TARGET_SECONDS else "MISSED"
         ok_mem = "OK" if peak < TARGET_MB else "MISSED"
         print(

@@ -4,11 +4,13 @@
 - :class:`ClientState` — persistent secret and cohort for RAPPOR.
 - :class:`BudgetedEncoder` — charges a per-client privacy ledger on every encode
   (``make_encoder(spec, ledger=..., budget=...)``).
-- :func:`encode_batch` — vectorized, seeded, *insecure* path for simulations.
+- :func:`encode_batch` — vectorized encoding of many users from a random source:
+  :class:`SystemRandomSource` (the OS CSPRNG; :func:`secure_encode_batch`) or a
+  seeded, *insecure* NumPy generator for simulations.
 """
 
 from ldp.client import numeric as _numeric  # noqa: F401 - registers the numeric mechanisms' encoders
-from ldp.client.batch import encode_batch
+from ldp.client.batch import encode_batch, secure_encode_batch
 from ldp.client.budgeted import BudgetedEncoder
 from ldp.client.encoders import (
     Encoder,
@@ -18,6 +20,7 @@ from ldp.client.encoders import (
     UnaryEncoder,
     make_encoder,
 )
+from ldp.client.randomness import GeneratorSource, RandomSource, SystemRandomSource
 from ldp.client.state import ClientState
 
 __all__ = [
@@ -25,9 +28,13 @@ __all__ = [
     "ClientState",
     "Encoder",
     "GRREncoder",
+    "GeneratorSource",
     "LocalHashingEncoder",
+    "RandomSource",
     "RapporEncoder",
+    "SystemRandomSource",
     "UnaryEncoder",
     "encode_batch",
     "make_encoder",
+    "secure_encode_batch",
 ]

@@ -1,111 +1,189 @@
-"""Vectorized encoding for simulations and servers: NOT for devices.
+"""Vectorized encoding of many users at once, from the OS CSPRNG or a seeded generator.
 
-:func:`encode_batch` randomizes many users' values at once with NumPy and a
-caller-supplied, seeded :class:`numpy.random.Generator`. NumPy's generators
-are not cryptographically secure: anyone who learns the seed or enough output
-can reconstruct every coin, so this path is for simulations, tests and
-benchmarks (where reproducibility is the point), never for encoding real
-users' data on a device. Real clients use :func:`ldp.client.make_encoder`.
+:func:`encode_batch` randomizes many users' values at once with NumPy. Every
+coin comes from a :class:`~ldp.client.randomness.RandomSource`:
 
-Probabilities are applied with 48 binary digits (bias ≤ 2^-48 per coin).
+- :class:`~ldp.client.randomness.SystemRandomSource` (the OS CSPRNG, large
+  ``os.urandom`` blocks): the secure path, for a server or a data team
+  encoding real users' values (``ldp encode`` uses it);
+- a seeded :class:`numpy.random.Generator`: reproducible and NOT
+  cryptographically secure (anyone who learns the seed or enough output can
+  reconstruct every coin), for simulations, tests and benchmarks only.
+
+The same sampling code serves both. Probabilities are sampled exactly:
+bit vectors by bit-sliced digit comparison (:func:`bernoulli_words`, which
+reads further digits for the lanes still undecided after 48 rounds), single
+coins by :func:`~ldp.client.randomness.bernoulli` and uniform integers by
+rejection sampling (:func:`~ldp.client.randomness.uniform_below`).
+
 Each value is a different user: RAPPOR users get a uniform cohort and one
 report each, so the permanent and instantaneous randomized responses
 collapse into one independent coin per bit with P[S=1 | B] from
-docs/mechanisms.md#rappor-prr-irr (the same distribution as the two stages in sequence).
+docs/mechanisms.md#rappor-prr-irr (the same distribution as the two stages in
+sequence). Persistent RAPPOR clients (whose PRR must repeat) take
+:func:`rappor_irr_batch` on their keyed-PRF PRR words instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
+from itertools import islice
 from typing import Any
 
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.client.sampling import binary_digits
+from ldp.client.randomness import RandomSource, SystemRandomSource, as_source, bernoulli
+from ldp.client.sampling import binary_digits, lanes_to_packed
 from ldp.errors import ParameterError
-from ldp.hashing import LH_PRIME, LH_SEED_SPACE, bloom_positions
+from ldp.hashing import LH_PRIME, LH_SEED_SPACE
 from ldp.plugins import implementation, implements
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
 from ldp.specs.rappor import parse_boolean
 
-__all__ = ["bernoulli_words", "encode_batch", "words_to_packed"]
+__all__ = [
+    "bernoulli_words",
+    "encode_batch",
+    "lanes_to_words",
+    "rappor_irr_batch",
+    "secure_encode_batch",
+    "words_to_packed",
+]
 
 _DIGITS = 48
 # After 10 rounds a 64-lane word still has an undecided lane with probability
 # 1 - (1 - 2^-10)^64 ≈ 6 %; those finish in a gathered tail.
 _DENSE_ROUNDS = 10
+_SECURE_DENSE_ROUNDS = 6  # 1 - (1 - 2^-6)^64 ≈ 63 % of words gathered, but CSPRNG words are dear
 _BLOCK_WORDS = 1 << 15  # 256 KiB per working array: the dense rounds stay in cache
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_ZERO = np.uint64(0)
 
 
-def _check_rng(rng: Any) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ParameterError(
-            "encode_batch needs an explicit numpy.random.Generator (seeded for reproducibility); "
-            f"got {type(rng).__name__}. It is a simulation path, not for devices."
-        )
-    return rng
+def _digits(probability: Fraction) -> Iterator[int]:
+    """Every binary digit of ``probability`` in order (the first 48 from the cached expansion)."""
+    head, rest = binary_digits(Fraction(probability), _DIGITS)
+    yield from head
+    if rest == 1:  # probability 1 = 0.111...
+        while True:
+            yield 1
+    while True:
+        rest *= 2
+        digit = 1 if rest >= 1 else 0
+        rest -= digit
+        yield digit
+
+
+def _dyadic_length(probability: Fraction) -> int | None:
+    """Number of binary digits of ``probability`` < 1 when its expansion is finite (denominator 2^k), else None."""
+    p = Fraction(probability)
+    den = p.denominator
+    if p >= 1 or den & (den - 1):
+        return None
+    return den.bit_length() - 1
 
 
 def bernoulli_words(
-    rng: np.random.Generator, ones: np.ndarray, p_one: Fraction, p_zero: Fraction
+    source: Any, ones: np.ndarray, p_one: Fraction, p_zero: Fraction, *, dense_rounds: int | None = None
 ) -> np.ndarray:
-    """Independent coins, bit-sliced in uint64 words.
+    """Independent coins, bit-sliced in uint64 words (exact).
 
     Lane (word w, bit b) is 1 with probability ``p_one`` where bit b of
     ``ones[w]`` is set and ``p_zero`` where it is not. Each lane compares a
     uniform real, one random bit per round, against its threshold's binary
-    digits (exact up to 2^-48). The first rounds run on every word, one
-    cache-sized block at a time; the few words with lanes still undecided
-    after them finish together.
+    digits. The batch is sampled one cache-sized block at a time: the first
+    rounds run on every word of the block, then its words with lanes still
+    undecided finish together, reading as many further digits as they need (a lane is still
+    undecided after k rounds with probability 2^-k), so every coin has
+    exactly its probability. When both probabilities are dyadic (k binary
+    digits at most, e.g. RAPPOR's 5/8 and 3/8 for f = 1/2, p = 1/4,
+    q = 3/4), the sampling stops after round k: every later threshold digit
+    is 0, so a lane still undecided is 0 (U ≥ t), exactly.
+
+    Parameters
+    ----------
+    source : RandomSource or numpy.random.Generator
+        Where the random words come from.
+    dense_rounds : int, optional
+        Rounds run on every word before the undecided ones are gathered: 10
+        for a seeded generator (cheap words), 6 for the CSPRNG, whose words
+        cost more than the gathering (about 7.5 words drawn per output word
+        instead of 10.1). It changes which words are drawn, never the
+        probabilities.
     """
+    source = as_source(source)
+    if dense_rounds is None:
+        dense_rounds = _SECURE_DENSE_ROUNDS if source.secure else _DENSE_ROUNDS
     flat = np.ascontiguousarray(ones, dtype=np.uint64).ravel()
-    digits_one = binary_digits(Fraction(p_one), _DIGITS)[0]
-    digits_zero = binary_digits(Fraction(p_zero), _DIGITS)[0]
-    dense = list(zip(digits_one[:_DENSE_ROUNDS], digits_zero[:_DENSE_ROUNDS]))
+    digits_one, digits_zero = _digits(p_one), _digits(p_zero)  # the dense rounds' digits
+    lengths = (_dyadic_length(p_one), _dyadic_length(p_zero))
+    rounds = None if None in lengths else max(length for length in lengths if length is not None)
+    if rounds is not None:
+        dense_rounds = min(dense_rounds, rounds)
+    dense = [(next(digits_one), next(digits_zero)) for _ in range(dense_rounds)]
+    finished = rounds is not None and rounds <= dense_rounds
     result = np.zeros_like(flat)
     block = max(1, min(_BLOCK_WORDS, flat.size))  # an empty batch has no blocks
-    undecided, not_masks, scratch = (np.empty(block, dtype=np.uint64) for _ in range(3))
-    left_positions, left_lanes = [], []
+    undecided, not_masks, scratch, not_plane = (np.empty(block, dtype=np.uint64) for _ in range(4))
     for start in range(0, flat.size, block):
         masks = flat[start : start + block]
         size = masks.size
-        open_lanes, inverse, spare, out = (
+        open_lanes, inverse, spare, agree, out = (
             undecided[:size],
             not_masks[:size],
             scratch[:size],
+            not_plane[:size],
             result[start : start + size],
         )
         open_lanes.fill(_ALL)
         np.invert(masks, out=inverse)
         for d1, d0 in dense:
             threshold = _threshold(masks, inverse, d1, d0)
-            plane = rng.integers(0, _ALL, size=size, dtype=np.uint64, endpoint=True)
-            np.invert(plane, out=plane)  # a lane's bit is 1 where its uniform's digit is 0
-            np.bitwise_and(open_lanes, threshold, out=spare)
-            spare &= plane
-            out |= spare  # decided 1: digit 0 under a threshold digit 1
-            plane ^= threshold
-            open_lanes &= plane  # still open where the digits agree
-        still_open = np.flatnonzero(open_lanes)
-        left_positions.append(start + still_open)
-        left_lanes.append(open_lanes[still_open])
-    active = np.concatenate(left_positions) if left_positions else np.zeros(0, dtype=np.intp)
-    open_lanes = np.concatenate(left_lanes) if left_lanes else np.zeros(0, dtype=np.uint64)
-    masks = flat[active]
-    inverse = ~masks
-    for d1, d0 in zip(digits_one[_DENSE_ROUNDS:], digits_zero[_DENSE_ROUNDS:]):
-        if active.size == 0:
-            break
-        threshold = _threshold(masks, inverse, d1, d0)
-        plane = rng.integers(0, _ALL, size=active.size, dtype=np.uint64, endpoint=True)
-        result[active] |= open_lanes & threshold & ~plane
-        open_lanes &= ~(plane ^ threshold)
-        keep = open_lanes != 0
-        active, open_lanes, masks, inverse = active[keep], open_lanes[keep], masks[keep], inverse[keep]
+            np.invert(source.words(size), out=agree)  # a lane's bit is 1 where its uniform's digit is 0
+            if d1 or d0:
+                np.bitwise_and(open_lanes, threshold, out=spare)
+                spare &= agree
+                out |= spare  # decided 1: digit 0 under a threshold digit 1
+            agree ^= threshold
+            open_lanes &= agree  # still open where the digits agree
+        if not finished:  # else every later threshold digit is 0: the lanes still open are 0
+            _finish_block(source, out, masks, open_lanes, p_one, p_zero, dense_rounds, rounds)
     return result.reshape(np.shape(ones))
+
+
+def _finish_block(
+    source: RandomSource,
+    out: np.ndarray,
+    masks: np.ndarray,
+    open_lanes: np.ndarray,
+    p_one: Fraction,
+    p_zero: Fraction,
+    done: int,
+    rounds: int | None,
+) -> None:
+    """Decide the lanes of one block still open after ``done`` rounds, writing into ``out``.
+
+    Only the words with an open lane take part, and they leave as soon as
+    their last lane is decided; ``rounds`` (a dyadic pair's digit count)
+    ends the sampling early, the lanes still open then being 0. Kept per
+    block, so the working memory stays a few blocks whatever the batch size.
+    """
+    digits_one, digits_zero = islice(_digits(p_one), done, None), islice(_digits(p_zero), done, None)
+    active = np.flatnonzero(open_lanes)
+    lanes = open_lanes[active]
+    masks = masks[active]
+    inverse = ~masks
+    round_index = done
+    while active.size and round_index != rounds:
+        round_index += 1
+        threshold = _threshold(masks, inverse, next(digits_one), next(digits_zero))
+        plane = source.words(active.size)
+        out[active] |= lanes & threshold & ~plane
+        lanes &= ~(plane ^ threshold)
+        keep = lanes != 0
+        active, lanes, masks, inverse = active[keep], lanes[keep], masks[keep], inverse[keep]
 
 
 def _threshold(masks: np.ndarray, not_masks: np.ndarray, d1: int, d0: int):
@@ -116,7 +194,7 @@ def _threshold(masks: np.ndarray, not_masks: np.ndarray, d1: int, d0: int):
         return masks
     if d0:
         return not_masks
-    return np.uint64(0)
+    return _ZERO
 
 
 def words_to_packed(words: np.ndarray, num_bits: int) -> np.ndarray:
@@ -135,6 +213,13 @@ def words_to_packed(words: np.ndarray, num_bits: int) -> np.ndarray:
     return packed
 
 
+def lanes_to_words(lanes: int, num_bits: int) -> np.ndarray:
+    """A vector as a Python integer (bit i = vector bit i) → its ⌈k/64⌉ uint64 words in packbits lane order."""
+    width = (num_bits + 63) // 64
+    packed = lanes_to_packed(lanes, num_bits).ljust(8 * width, b"\0")
+    return np.frombuffer(packed, dtype="<u8").astype(np.uint64)
+
+
 def packbits_lane(position):
     """Bit of word ``position // 64`` that holds vector bit ``position``.
 
@@ -151,17 +236,15 @@ def _factorize(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[Any
     not the same value to encode (a boolean is refused in a domain, ``1.0`` hashes as ``"1.0"`` in a
     Bloom filter), so each keeps its own code and is looked up as itself, as the single encoder does.
     """
-    if (isinstance(values, np.ndarray) and values.dtype != object) or len(set(map(type, values))) <= 1:
-        mapping: dict[Any, int] = {}  # one type: equal keys are the same value (the fast path)
-        codes = np.fromiter(
-            (mapping.setdefault(v, len(mapping)) for v in values), dtype=np.int64, count=len(values)
-        )
-        return codes, list(mapping)
-    typed: dict[tuple[type, Any], int] = {}
-    codes = np.fromiter(
-        (typed.setdefault((type(v), v), len(typed)) for v in values), dtype=np.int64, count=len(values)
-    )
-    return codes, [v for _, v in typed]
+    keys: Sequence[Any] | np.ndarray = values
+    if not ((isinstance(values, np.ndarray) and values.dtype != object) or len(set(map(type, values))) <= 1):
+        keys = list(zip(map(type, values), values))  # several types: each value keyed as itself
+    mapping: dict[Any, int] = dict.fromkeys(keys, 0)  # distinct keys in order of first appearance (C loops)
+    for code, key in enumerate(mapping):
+        mapping[key] = code
+    codes = np.fromiter(map(mapping.__getitem__, keys), dtype=np.int64, count=len(keys))
+    uniques = list(mapping) if keys is values else [value for _, value in mapping]
+    return codes, uniques
 
 
 def _indices(spec, values: Sequence[Any] | np.ndarray, indices: bool) -> np.ndarray:
@@ -175,11 +258,20 @@ def _indices(spec, values: Sequence[Any] | np.ndarray, indices: bool) -> np.ndar
     return mapped[codes]
 
 
-def _rr(rng: np.random.Generator, idx: np.ndarray, size: int, keep: Fraction) -> np.ndarray:
-    kept = rng.random(idx.size) < float(keep)
-    other = rng.integers(0, size - 1, idx.size)
-    other += other >= idx
-    return np.where(kept, idx, other)
+def _rr(source: RandomSource, idx: np.ndarray, size: int, keep: Fraction, other: Fraction) -> np.ndarray:
+    """Randomized response over [0, size): keep ``idx`` w.p. ``keep``, else a uniform other value.
+
+    Exact: the keep coin by :func:`~ldp.client.randomness.bernoulli`, the
+    other value by rejection sampling; each other value then has probability
+    (1 − keep)/(size − 1), which must equal ``other``.
+    """
+    if keep + (size - 1) * other != 1:
+        raise ParameterError(f"randomized response probabilities do not sum to 1: p={keep}, q={other}")
+    kept = bernoulli(source, keep, idx.size)
+    out = source.integers(size - 1, idx.size) if size > 1 else np.zeros(idx.size, dtype=np.int64)
+    out += out >= idx
+    np.copyto(out, idx, where=kept)
+    return out
 
 
 def _one_hot_words(idx: np.ndarray, width: int) -> np.ndarray:
@@ -189,88 +281,252 @@ def _one_hot_words(idx: np.ndarray, width: int) -> np.ndarray:
     return words
 
 
-def _rappor_bloom_words(spec: Rappor, values: Sequence[Any] | np.ndarray, cohorts: np.ndarray) -> np.ndarray:
+def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, index of each key among them) for int keys in [0, bound).
+
+    A counting pass (O(n + bound)) when ``bound`` is small against the
+    number of keys, else :func:`numpy.unique` (a sort).
+    """
+    if bound <= max(1 << 16, 4 * keys.size):
+        present = np.flatnonzero(np.bincount(keys, minlength=bound))
+        lookup = np.empty(bound, dtype=np.int64)
+        lookup[present] = np.arange(present.size)
+        return present, lookup[keys]
+    present, inverse = np.unique(keys, return_inverse=True)
+    return present, inverse.ravel()
+
+
+class _BloomCache:
+    """Bloom words of every (value, cohort) pair hashed so far, for one spec (bounded).
+
+    The words live in a table indexed by (value row, cohort), so a batch
+    gathers its rows' words with one NumPy indexing, and the pairs not yet
+    hashed are found with another: hashing (MD5 or MurmurHash3 of the
+    cohort and the value's bytes, one call per pair) runs once per pair
+    ever seen, never per row or per chunk. The only Python loop per batch is
+    over its distinct values (their table rows). The table holds at most
+    ``max_bytes``; past that it starts over, and a batch with more distinct
+    values than fit is hashed pair by pair without the cache.
+    """
+
+    def __init__(self, spec: Rappor, max_bytes: int = 32 << 20):
+        self.spec = spec
+        self.width = (spec.num_bits + 63) // 64
+        self.capacity = max(1, max_bytes // (8 * self.width * spec.num_cohorts))  # values
+        self.lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.rows: dict[tuple[type, Any], int] = {}
+        self.table = np.zeros((0, self.spec.num_cohorts, self.width), dtype=np.uint64)
+        self.known = np.zeros((0, self.spec.num_cohorts), dtype=bool)
+
+    def words(self, values: Sequence[Any] | np.ndarray, cohorts: np.ndarray) -> np.ndarray:
+        """(n, W) Bloom words of each value in its cohort."""
+        codes, uniques = _factorize(values)
+        if len(uniques) > self.capacity:
+            return _pair_words(self.spec, codes, uniques, cohorts)
+        with self.lock:
+            if len(self.rows) + len(uniques) > self.capacity:
+                self._reset()
+            rows = self.rows
+            value_rows = np.fromiter(
+                (rows.setdefault((type(u), u), len(rows)) for u in uniques),
+                dtype=np.int64,
+                count=len(uniques),
+            )
+            if len(rows) > self.table.shape[0]:
+                size = min(self.capacity, max(len(rows), 2 * self.table.shape[0]))
+                table = np.zeros((size, *self.table.shape[1:]), dtype=np.uint64)
+                known = np.zeros((size, self.spec.num_cohorts), dtype=bool)
+                table[: self.table.shape[0]] = self.table
+                known[: self.known.shape[0]] = self.known
+                self.table, self.known = table, known
+            row_of = value_rows[codes]
+            missing = ~self.known[row_of, cohorts]
+            if missing.any():
+                m = self.spec.num_cohorts
+                pairs = np.unique(row_of[missing] * m + cohorts[missing])
+                value_of_row = {row: value for value, row in zip(uniques, value_rows.tolist())}
+                self._hash(pairs // m, pairs % m, [value_of_row[r] for r in (pairs // m).tolist()])
+            return self.table[row_of, cohorts]
+
+    def _hash(self, value_rows: np.ndarray, cohorts: np.ndarray, values: list[Any]) -> None:
+        """Hash the new (value, cohort) pairs into the table."""
+        spec = self.spec
+        positions = np.array(
+            [spec.bit_positions(v, c) for v, c in zip(values, cohorts.tolist())], dtype=np.int64
+        ).reshape(len(values), spec.num_hashes)
+        _set_bits(
+            self.table,
+            (np.repeat(value_rows, spec.num_hashes), np.repeat(cohorts, spec.num_hashes)),
+            positions,
+        )
+        self.known[value_rows, cohorts] = True
+
+
+def _set_bits(table: np.ndarray, index: tuple[np.ndarray, ...], positions: np.ndarray) -> None:
+    """OR vector bits ``positions`` (one row of positions per entry) into the words of ``table[index]``."""
+    flat = positions.ravel()
+    lanes = np.left_shift(np.uint64(1), packbits_lane(flat).astype(np.uint64))
+    np.bitwise_or.at(table, (*index, flat // 64), lanes)
+
+
+def _pair_words(spec: Rappor, codes: np.ndarray, uniques: list[Any], cohorts: np.ndarray) -> np.ndarray:
+    """(n, W) Bloom words without the cache: each distinct (value, cohort) pair of the batch hashed once."""
     width = (spec.num_bits + 63) // 64
+    m = spec.num_cohorts
+    present, inverse = _distinct(codes * m + cohorts, len(uniques) * m)
+    positions = np.array(
+        [spec.bit_positions(uniques[v], c) for v, c in zip((present // m).tolist(), (present % m).tolist())],
+        dtype=np.int64,
+    ).reshape(present.size, spec.num_hashes)
+    table = np.zeros((present.size, width), dtype=np.uint64)
+    _set_bits(table, (np.repeat(np.arange(present.size), spec.num_hashes),), positions)
+    return table[inverse]
+
+
+_BLOOM_CACHES: dict[str, _BloomCache] = {}
+_BLOOM_CACHES_LOCK = threading.Lock()
+_BLOOM_CACHE_SPECS = 8
+
+
+def _bloom_cache(spec: Rappor) -> _BloomCache:
+    with _BLOOM_CACHES_LOCK:
+        cache = _BLOOM_CACHES.get(spec.fingerprint)
+        if cache is None:
+            if len(_BLOOM_CACHES) >= _BLOOM_CACHE_SPECS:
+                _BLOOM_CACHES.pop(next(iter(_BLOOM_CACHES)))
+            cache = _BLOOM_CACHES[spec.fingerprint] = _BloomCache(spec)
+        return cache
+
+
+def _rappor_bloom_words(spec: Rappor, values: Sequence[Any] | np.ndarray, cohorts: np.ndarray) -> np.ndarray:
+    """(n, W) uint64 words of each value's true bits B in its cohort (packbits lane order)."""
     if spec.encoding == "basic":
         codes, uniques = _factorize(values)
         mapped = np.array([spec.bit_positions(u, 0)[0] for u in uniques], dtype=np.int64)  # the one-hot bit
         return _one_hot_words(mapped[codes], spec.num_bits)
     if spec.encoding == "boolean":
+        codes, uniques = _factorize(values)
         one = 1 << packbits_lane(0)
-        return np.array([[one if parse_boolean(v) else 0] for v in values], dtype=np.uint64).reshape(-1, 1)
-    codes, uniques = _factorize(values)
-    keys = codes * spec.num_cohorts + cohorts
-    present, pair_index = np.unique(keys, return_inverse=True)
-    table = np.zeros((present.size, width), dtype=np.uint64)
-    for j, key in enumerate(present.tolist()):
-        value, cohort = uniques[key // spec.num_cohorts], key % spec.num_cohorts
-        for position in bloom_positions(value, cohort, spec.num_hashes, spec.num_bits, spec.hash):
-            table[j, position // 64] |= np.uint64(1) << np.uint64(packbits_lane(position))
-    return table[pair_index.ravel()]
+        mapped = np.array([one if parse_boolean(u) else 0 for u in uniques], dtype=np.uint64)
+        return mapped[codes].reshape(-1, 1)
+    return _bloom_cache(spec).words(values, np.asarray(cohorts, dtype=np.int64))
 
 
 def encode_batch(
     spec,
     values: Sequence[Any] | np.ndarray,
-    rng: np.random.Generator,
+    rng: np.random.Generator | RandomSource,
     *,
     indices: bool = False,
     cohorts: np.ndarray | None = None,
 ) -> ReportBatch:
-    """Encode ``values`` (one per user) with a seeded NumPy generator (insecure, simulation only).
+    """Encode ``values`` (one per user, each a fresh client) with the coins of ``rng``.
 
     Parameters
     ----------
     spec : Spec
-        A frequency spec or :class:`ldp.Rappor`.
+        A frequency spec, :class:`ldp.Rappor` or a numeric spec.
     values : sequence
         Domain values (or domain indices with ``indices=True``; not for Bloom RAPPOR).
-    rng : numpy.random.Generator
-        Explicit generator; NOT cryptographically secure.
+    rng : RandomSource or numpy.random.Generator
+        :class:`~ldp.client.randomness.SystemRandomSource` for real users
+        (the OS CSPRNG; see :func:`secure_encode_batch`), or an explicit
+        seeded generator, NOT cryptographically secure (simulations, tests).
     cohorts : array, optional
-        RAPPOR cohorts; drawn uniformly when omitted.
+        RAPPOR cohorts; drawn uniformly from ``rng`` when omitted.
 
     Returns
     -------
     ReportBatch
     """
-    rng = _check_rng(rng)
-    return implementation(spec, "batch_encoder")(spec, values, rng, cohorts=cohorts, indices=indices)
+    source = as_source(rng)
+    return implementation(spec, "batch_encoder")(spec, values, source, cohorts=cohorts, indices=indices)
+
+
+def secure_encode_batch(
+    spec,
+    values: Sequence[Any] | np.ndarray,
+    *,
+    indices: bool = False,
+    cohorts: np.ndarray | None = None,
+    source: RandomSource | None = None,
+) -> ReportBatch:
+    """:func:`encode_batch` with every coin from the OS CSPRNG (a new :class:`SystemRandomSource` by default).
+
+    Each value is a fresh client (RAPPOR: a uniform CSPRNG cohort, PRR and
+    IRR collapsed into one coin per bit). For persistent RAPPOR clients use
+    :func:`rappor_irr_batch` on their keyed-PRF PRR.
+    """
+    if source is None:
+        source = SystemRandomSource()
+    elif not source.secure:
+        raise ParameterError("secure_encode_batch needs a CSPRNG source (source.secure is False)")
+    return encode_batch(spec, values, source, indices=indices, cohorts=cohorts)
+
+
+def rappor_irr_batch(
+    spec: Rappor, prr_words: np.ndarray, cohorts: np.ndarray, source: RandomSource
+) -> ReportBatch:
+    """Reports of persistent RAPPOR clients: the IRR of each row's permanent bits B′.
+
+    Parameters
+    ----------
+    prr_words : (n, ⌈k/64⌉) uint64
+        Each row's PRR (from the client's keyed PRF,
+        :meth:`ldp.client.RapporEncoder.permanent_bits`, as :func:`lanes_to_words`).
+    cohorts : (n,) int
+        Each row's client cohort.
+    source : RandomSource
+        The IRR coins: P[S=1 | B′=1] = q, P[S=1 | B′=0] = p, exact.
+    """
+    lanes = bernoulli_words(source, prr_words, spec.q, spec.p)
+    return ReportBatch(
+        spec=spec.fingerprint,
+        cohorts=np.asarray(cohorts, dtype=np.int64),
+        bits=words_to_packed(lanes, spec.num_bits),
+    )
 
 
 @implements(Rappor, "batch_encoder")
 def _rappor_batch(spec: Rappor, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    source = as_source(rng)
     n = len(values)
     if cohorts is None:
-        cohorts = rng.integers(0, spec.num_cohorts, n)
+        cohorts = source.integers(spec.num_cohorts, n)
     cohorts = np.asarray(cohorts, dtype=np.int64)
     if indices and spec.domain is not None:  # basic RAPPOR, the one encoding with a domain
         values = [spec.domain[i] for i in values]
     true_words = _rappor_bloom_words(spec, values, cohorts)
-    lanes = bernoulli_words(rng, true_words, spec.prob_one_given_one, spec.prob_one_given_zero)
+    lanes = bernoulli_words(source, true_words, spec.prob_one_given_one, spec.prob_one_given_zero)
     return ReportBatch(spec=spec.fingerprint, cohorts=cohorts, bits=words_to_packed(lanes, spec.num_bits))
 
 
 @implements(GRR, "batch_encoder")
 def _grr_batch(spec: GRR, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     idx = _indices(spec, values, indices)
-    return ReportBatch(spec=spec.fingerprint, values=_rr(rng, idx, spec.domain_size, spec.p))
+    return ReportBatch(
+        spec=spec.fingerprint, values=_rr(as_source(rng), idx, spec.domain_size, spec.p, spec.q)
+    )
 
 
 @implements(UnaryEncoding, "batch_encoder")
 def _unary_batch(spec: UnaryEncoding, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     idx = _indices(spec, values, indices)
-    lanes = bernoulli_words(rng, _one_hot_words(idx, spec.domain_size), spec.p, spec.q)
+    lanes = bernoulli_words(as_source(rng), _one_hot_words(idx, spec.domain_size), spec.p, spec.q)
     return ReportBatch(spec=spec.fingerprint, bits=words_to_packed(lanes, spec.domain_size))
 
 
 @implements(LocalHashing, "batch_encoder")
 def _local_hashing_batch(spec: LocalHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    source = as_source(rng)
     idx = _indices(spec, values, indices)
-    seeds = rng.integers(0, LH_SEED_SPACE, idx.size, dtype=np.int64).astype(np.uint64)
+    seeds = source.integers(LH_SEED_SPACE, idx.size).astype(np.uint64)
     prime = np.uint64(LH_PRIME)
     a = seeds // prime + np.uint64(1)
     b = seeds % prime
     buckets = ((a * idx.astype(np.uint64) + b) % prime) * np.uint64(spec.g) // prime
-    reported = _rr(rng, buckets.astype(np.int64), spec.g, spec.p)
+    reported = _rr(source, buckets.astype(np.int64), spec.g, spec.p, spec.q)
     return ReportBatch(spec=spec.fingerprint, seeds=seeds, values=reported)

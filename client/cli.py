@@ -23,7 +23,17 @@ group key is NOT privatized: it is sent in the clear beside the randomized
 value, so it must not be sensitive or identifying (an app version, a region;
 never a user id or anything derived from the private value).
 
-``--seed`` switches to the vectorized NumPy path: reproducible, fast, and
+Rows are encoded in chunks of 65,536 by the vectorized batch encoder
+(:func:`ldp.client.encode_batch`) with every coin from the OS CSPRNG
+(:class:`ldp.client.SystemRandomSource`, large ``os.urandom`` blocks) and
+exact probabilities, so memory stays bounded whatever the input size. With
+``--state``, RAPPOR's permanent randomized response of each (client, value)
+comes from the client's keyed PRF (the bits its single-report encoder
+makes) and the instantaneous one from the CSPRNG; with ``--budget`` each
+report is made before its client's ledger is charged, row by row in input
+order, as :class:`ldp.client.BudgetedEncoder` does.
+
+``--seed`` switches the coins to a seeded NumPy generator: reproducible, and
 NOT private against anyone who knows or guesses the seed. It is for tests
 and demos only, and the command says so on stderr.
 """
@@ -42,7 +52,7 @@ import click
 from ldp.cli import run_guarded
 from ldp.errors import ParameterError
 from ldp.progress import CountProgress
-from ldp.specs import Spec, load_spec
+from ldp.specs import Rappor, Spec, load_spec
 from ldp.values_file import CHUNK_ROWS, check_column, input_kind, read_lines, read_table
 
 __all__ = ["encode", "read_rows", "read_values", "state_path"]
@@ -190,58 +200,218 @@ class _Charges:
         return refunded
 
 
-def _secure_reports(
+def _chunks(rows, size: int):
+    """Lists of at most ``size`` consecutive rows."""
+    chunk: list = []
+    for item in rows:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _clean_values(spec: Spec, chunk) -> list[Any]:
+    """The chunk's values, cleaned row by row (numbers checked as the single numeric encoder does)."""
+    from ldp.specs.numeric import NumericSpec, check_numeric_value
+
+    values = [_clean(value, row) for row, value, _, _ in chunk]
+    if isinstance(spec, NumericSpec):
+        for i, (row, *_rest) in enumerate(chunk):
+            try:
+                values[i] = check_numeric_value(values[i])
+            except ParameterError as exc:
+                raise ParameterError(f"row {row}: {exc}") from None
+    return values
+
+
+class _BadRow(Exception):
+    """Row ``index`` of a chunk (counting from 0) has a bad value; ``error`` says which and why."""
+
+    def __init__(self, index: int, error: ParameterError):
+        super().__init__(str(error))
+        self.index = index
+        self.error = error
+
+
+def _fresh_batch(spec: Spec, values: list[Any], chunk, source):
+    """One secure batch, each row a fresh client; a bad value is reported with its row number.
+
+    The batch encoder checks the distinct values together; when one is bad,
+    the rows are checked one by one with the single-report encoder so the
+    error (:class:`_BadRow`) names the first bad row and says what the
+    single encoder says.
+    """
+    from ldp.client.batch import encode_batch
+    from ldp.client.encoders import make_encoder
+
+    try:
+        return encode_batch(spec, values, source)
+    except (ParameterError, TypeError) as batch_error:
+        encoder = make_encoder(spec)
+        for i, ((row, *_rest), value) in enumerate(zip(chunk, values)):
+            try:
+                encoder.encode(value)
+            except ParameterError as exc:
+                raise _BadRow(i, ParameterError(f"row {row}: {exc}")) from None
+        raise batch_error
+
+
+def _rappor_state_batch(spec: Rappor, values: list[Any], chunk, keys: list[str], client, source):
+    """Reports of persistent RAPPOR clients: PRR from each client's keyed PRF, IRR from the CSPRNG.
+
+    ``client(key)`` opens (or creates) a client's state, row by row in input
+    order. The PRR of each distinct (client, value) of the chunk is derived
+    once (the same bits as the client's single-report encoder); the IRR coins
+    of every row are drawn together. Returns the batch and each row's encoder;
+    a bad value raises :class:`_BadRow`.
+    """
+    import numpy as np
+
+    from ldp.client.batch import lanes_to_words, rappor_irr_batch
+    from ldp.client.budgeted import BudgetedEncoder
+
+    prr_rows: dict[tuple[str, type, Any], int] = {}
+    prr_words: list[np.ndarray] = []
+    index = np.empty(len(values), dtype=np.int64)
+    cohorts = np.empty(len(values), dtype=np.int64)
+    encoders = []
+    for i, ((row, *_rest), value, key) in enumerate(zip(chunk, values, keys)):
+        encoder = client(key)
+        encoders.append(encoder)
+        inner = encoder.encoder if isinstance(encoder, BudgetedEncoder) else encoder
+        pair = (key, type(value), value)
+        slot = prr_rows.get(pair)
+        if slot is None:
+            try:
+                lanes = inner.permanent_bits(value)
+            except ParameterError as exc:
+                raise _BadRow(i, ParameterError(f"row {row}: {exc}")) from None
+            slot = prr_rows[pair] = len(prr_words)
+            prr_words.append(lanes_to_words(lanes, spec.num_bits))
+        index[i] = slot
+        cohorts[i] = inner.state.cohort
+    table = np.stack(prr_words) if prr_words else np.zeros((0, (spec.num_bits + 63) // 64), dtype=np.uint64)
+    return rappor_irr_batch(spec, table[index], cohorts, source), encoders
+
+
+def _take(batch, keep, groups: list[str] | None):
+    """The rows of ``batch`` where ``keep`` (None: all), with their group keys attached."""
+    import numpy as np
+
+    from ldp.batch import ReportBatch
+
+    columns = batch.columns()
+    keys = None
+    if groups is not None:
+        keys = np.empty(len(groups), dtype=object)
+        keys[:] = groups
+    if keep is not None:
+        columns = {name: column[keep] for name, column in columns.items()}
+        keys = None if keys is None else keys[keep]
+    return ReportBatch.from_columns(batch.spec, columns, groups=keys)
+
+
+def _secure_batches(
     spec: Spec,
     rows,
     state_dir: str | None,
     budget=None,
     refused: list[int] | None = None,
     charges: _Charges | None = None,
+    grouped: bool = False,
 ):
-    """CSPRNG reports, one per row; rows refused by a client's budget are skipped and listed in ``refused``.
+    """CSPRNG report batches, one report per row, in chunks of :data:`_CHUNK` rows (bounded memory).
 
-    Each budgeted report is recorded in ``charges`` as it is yielded.
+    Without ``state_dir`` every row is a fresh client (:func:`ldp.client.encode_batch` with
+    :class:`~ldp.client.SystemRandomSource`). With it, each row's ``client_id`` selects a
+    persistent client: RAPPOR's PRR comes from its keyed PRF, the IRR from the CSPRNG. With a
+    ``budget``, every report is made (its value checked) before its client's ledger is charged,
+    row by row in input order, exactly as :class:`~ldp.client.BudgetedEncoder` does; rows refused
+    by a budget are left out and listed in ``refused``, and each charged report is recorded in
+    ``charges``.
     """
+    import numpy as np
+
     from ldp.client.budgeted import BudgetedEncoder, open_ledger
     from ldp.client.encoders import make_encoder
     from ldp.client.identity import canonical_client_id
+    from ldp.client.randomness import SystemRandomSource
     from ldp.errors import BudgetExceededError
 
-    shared = None if spec.mechanism == "rappor" else make_encoder(spec)
+    source = SystemRandomSource()
+    rappor = spec.mechanism == "rappor"
     clients: dict[str, Any] = {}
-    for row, value, client, group in rows:
-        value = _clean(value, row)
-        group = None if group is None else _clean_group(group, row)
-        if state_dir is None:
-            encoder = shared if shared is not None else make_encoder(spec)  # a fresh client per row
-        else:
+
+    def client(key: str) -> Any:
+        """The row's client: its RAPPOR encoder and/or budgeted ledger (None: nothing per client)."""
+        assert state_dir is not None  # only rows of persistent clients have keys
+        if key not in clients:
+            encoder = make_encoder(spec, state=str(state_path(state_dir, key))) if rappor else None
+            if budget is not None:
+                ledger = open_ledger(ledger_path(state_dir, key), budget)
+                encoder = BudgetedEncoder(encoder if rappor else _SpecOnly(spec), ledger)
+            clients[key] = encoder
+        return clients[key]
+
+    def charge(chunk, values, keys, encoders) -> Any:
+        """Charge each row's client in input order; the mask of the rows whose charge was accepted."""
+        keep = np.ones(len(values), dtype=bool)
+        for i, ((row, *_rest), value, key, encoder) in enumerate(zip(chunk, values, keys, encoders)):
+            encoder = encoder if encoder is not None else client(key)
             try:
-                key = canonical_client_id(client)
+                encoder.ledger.charge(encoder.spec, value)
+            except BudgetExceededError:
+                if refused is None:
+                    raise
+                refused.append(row)
+                keep[i] = False
+                continue
+            if charges is not None:
+                charges.add(encoder, value)
+        return keep
+
+    for chunk in _chunks(rows, _CHUNK):
+        values = _clean_values(spec, chunk)
+        groups = [_clean_group(group, row) for row, _, _, group in chunk] if grouped else None
+        if state_dir is None:
+            try:
+                batch = _fresh_batch(spec, values, chunk, source)
+            except _BadRow as bad:
+                raise bad.error from None
+            yield _take(batch, None, groups)
+            continue
+        keys = []
+        for row, _, client_id, _ in chunk:
+            try:
+                keys.append(canonical_client_id(client_id))
             except ParameterError as exc:
                 raise ParameterError(f"row {row}: {exc}") from None
-            cached = clients.get(key)
-            if cached is None:
-                cached = (
-                    shared
-                    if shared is not None
-                    else make_encoder(spec, state=str(state_path(state_dir, key)))
-                )
-                if budget is not None:
-                    cached = BudgetedEncoder(cached, open_ledger(ledger_path(state_dir, key), budget))
-                clients[key] = cached
-            encoder = cached
         try:
-            report = encoder.encode(value)
-        except BudgetExceededError:
-            if refused is None:
-                raise
-            refused.append(row)
-            continue
-        except ParameterError as exc:
-            raise ParameterError(f"row {row}: {exc}") from None
-        if charges is not None and isinstance(encoder, BudgetedEncoder):
-            charges.add(encoder, value)
-        yield report if group is None else report.with_group(group)
+            if rappor:
+                batch, encoders = _rappor_state_batch(cast(Rappor, spec), values, chunk, keys, client, source)
+            else:
+                batch, encoders = _fresh_batch(spec, values, chunk, source), [None] * len(keys)
+        except _BadRow as bad:
+            # the rows before the bad one were made: charged as the row-by-row encoder charges them
+            # (then refunded with the rest of the run's unwritten reports)
+            if budget is not None:
+                n = bad.index
+                charge(chunk[:n], values[:n], keys[:n], [None] * n)
+            raise bad.error from None
+        keep = None if budget is None else charge(chunk, values, keys, encoders)
+        yield _take(batch, keep, groups)
+
+
+class _SpecOnly:
+    """The spec of a fresh-randomness mechanism, as the encoder a :class:`BudgetedEncoder` charges for.
+
+    Its reports are made by the batch encoder; only the ledger of the wrapper is used.
+    """
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
 
 
 class _CountingStream:
@@ -468,7 +638,9 @@ def encode(
             )
             items = _seeded_batches(spec, rows, seed, grouped=group_column is not None)
         else:
-            items = _secure_reports(spec, rows, state_dir, budget, refused, charges)
+            items = _secure_batches(
+                spec, rows, state_dir, budget, refused, charges, grouped=group_column is not None
+            )
         try:
             count = _write_or_refund(items, output, spec, charges)
         finally:

@@ -17,8 +17,9 @@ Every coin comes from :mod:`secrets` (the operating system's CSPRNG):
 
 No floating-point Laplace or uniform-interval sampling is done: the set of
 possible reports is the spec's fixed finite ``support`` whatever the input.
-:func:`encode_numeric_batch` is the vectorized, seeded, *insecure* path for
-simulations (NumPy generator), with the same tables.
+:func:`encode_numeric_batch` is the vectorized path with the same tables and
+coins, from the OS CSPRNG (:class:`~ldp.client.randomness.SystemRandomSource`)
+or from a seeded NumPy generator (*insecure*: simulations).
 
 References
 ----------
@@ -155,12 +156,18 @@ implements(NumericSpec, "encoder")(stateless_factory(NumericEncoder))
 def encode_numeric_batch(
     spec: NumericSpec, values: Sequence[Any] | np.ndarray, rng, *, cohorts=None, indices: bool = False
 ):
-    """Vectorized numeric encoding with a seeded NumPy generator (INSECURE: simulations only).
+    """Vectorized numeric encoding: the tables of :class:`NumericEncoder`, coins from ``rng``.
 
-    Same tables as :class:`NumericEncoder`; coins from ``rng`` (uniform
-    integers for the inverse CDF, 53-bit uniforms for the input rounding).
-    ``cohorts`` and ``indices`` belong to the batch-encoder interface
-    (:mod:`ldp.plugins`) and do not apply to numbers.
+    ``rng`` is a :class:`~ldp.client.randomness.RandomSource`
+    (:class:`~ldp.client.randomness.SystemRandomSource` for real users) or a
+    seeded NumPy generator (INSECURE: simulations only). The coins are those
+    of the single encoder, exact on the integer tables: the input rounding
+    compares a 53-bit uniform integer with the fractional part scaled by
+    2^53, the output is an exact uniform integer below the table's total
+    (rejection sampling) through the inverse CDF, and the two-point and
+    hybrid coins are exact rational coins. ``cohorts`` and ``indices``
+    belong to the batch-encoder interface (:mod:`ldp.plugins`) and do not
+    apply to numbers.
 
     Returns
     -------
@@ -170,20 +177,20 @@ def encode_numeric_batch(
     import numpy as np
 
     from ldp.batch import ReportBatch
+    from ldp.client.randomness import as_source, bernoulli
 
+    source = as_source(rng)
     t = spec.to_native(values)
     u = (t + 1.0) / 2.0
     n = u.size
     if isinstance(spec, _TwoPoint):
-        out = _two_point_batch(spec, u, rng)
+        out = _two_point_batch(spec, _round_batch(source, u), source)
         return ReportBatch(spec=spec.fingerprint, values=out)
     table = _gridded(spec).table
     K = table.K
-    pos = u * K
-    i = np.floor(pos).astype(np.int64)
-    i += rng.random(n) < (pos - i)
+    i = _round_batch(source, u * K)
     np.minimum(i, K, out=i)
-    r = rng.integers(0, table.total, size=n, dtype=np.int64)
+    r = source.integers(table.total, n)
     if table.kind == "shift":
         z = np.searchsorted(table.cumulative, r, side="right")
         j = i + z - table.M + (table.M - K)
@@ -193,25 +200,30 @@ def encode_numeric_batch(
         a, b, m = table.row_band
         out = table.outputs[band_inverse_cdf(i, r, a, b, m)]
         if isinstance(spec, Hybrid):
-            use_pm = rng.integers(0, spec.alpha.denominator, size=n, dtype=np.int64) < spec.alpha.numerator
-            duchi_u = i / K
-            duchi = _two_point_batch(spec.duchi, duchi_u, rng)
+            use_pm = bernoulli(source, spec.alpha, n)
+            side = source.integers(K, n) < i  # the Duchi part's input t_i: side 1 w.p. i/K
+            duchi = _two_point_batch(spec.duchi, side.astype(np.int64), source)
             out = np.where(use_pm, out, duchi)
     return ReportBatch(spec=spec.fingerprint, values=np.ascontiguousarray(out, dtype=np.float64))
 
 
-def _two_point_batch(spec, u, rng):
+def _round_batch(source, pos):
+    """Unbiased random rounding of each pos ≥ 0 to an integer, as :meth:`NumericEncoder._round` (53-bit coin)."""
     import numpy as np
 
-    n = u.size
-    side = rng.random(n) < u
-    p = spec.p
-    # p = a / 2^64: compare a 64-bit uniform split into two 32-bit halves against a exactly
-    a = p.numerator * ((1 << 64) // p.denominator) if (1 << 64) % p.denominator == 0 else None
-    if a is None:  # pragma: no cover - calibrated p has denominator 2^64
-        keep = rng.random(n) < float(p)
-    else:
-        keep = rng.integers(0, 1 << 64, size=n, dtype=np.uint64) < np.uint64(a)
-    high = side == keep
+    i = np.floor(pos).astype(np.int64)
+    threshold = ((pos - i) * _ROUND_SCALE).astype(np.uint64)  # int(frac · 2^53), as the single encoder
+    i += (source.words(i.size) >> np.uint64(64 - _ROUND_BITS)) < threshold
+    return i
+
+
+def _two_point_batch(spec, side, source):
+    """Two-point outputs: keep ``side`` (0 → low, 1 → high) with the spec's exact p, else flip it."""
+    import numpy as np
+
+    from ldp.client.randomness import bernoulli
+
+    keep = bernoulli(source, spec.p, side.size)
+    high = (side == 1) == keep
     low_v, high_v = spec.support
     return np.where(high, high_v, low_v)

@@ -446,8 +446,8 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
                 if (start is None or w["start"] >= start) and (end is None or w["start"] < end)
             ]
             return _json({**head, "windows": selected})
-        merged = await run_in_threadpool(c.windows.merged, task, start, end)
-        reply = await run_in_threadpool(estimate_reply, task, merged, confidence)
+        merged, counts = await run_in_threadpool(c.windows.merged_with_counts, task, start, end)
+        reply = await run_in_threadpool(estimate_reply, task, merged, confidence, counts)
         return _json({**head, "from": start, "to": end, **reply})
 
     # -- dashboard ---------------------------------------------------------

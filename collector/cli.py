@@ -303,6 +303,7 @@ def _describe(task: Task, counts: dict[int, int], url: str) -> str:
         f"not before      {_bound(task.not_before)}",
         f"not after       {_bound(task.not_after)}",
         f"CORS origins    {', '.join(task.cors_origins) or '(none)'}",
+        f"shuffle mode    {'off' if task.shuffle_delta is None else f'central delta {task.shuffle_delta:g} per window'}",
         f"reports         {sum(counts.values()):,} in {len(counts):,} window(s)",
     ]
     if counts:
@@ -377,9 +378,25 @@ def task() -> None:
     metavar="ORIGIN",
     help="An origin allowed to upload from a browser (* for any); repeatable.",
 )
+@click.option(
+    "--shuffle-delta",
+    type=float,
+    default=None,
+    metavar="DELTA",
+    help="Shuffle mode: every window's estimates carry the central epsilon of its shuffled reports at this delta.",
+)
 @click.option("--json", "as_json", is_flag=True, help='Print {"task": ..., "token": ...} (for scripts).')
 def create(
-    store_url, spec_path, window, time_precision, min_batch, not_before, not_after, cors_origins, as_json
+    store_url,
+    spec_path,
+    window,
+    time_precision,
+    min_batch,
+    not_before,
+    not_after,
+    cors_origins,
+    shuffle_delta,
+    as_json,
 ):
     """Create a task and print its id and collector token.
 
@@ -397,12 +414,23 @@ def create(
         not_before=not_before,
         not_after=not_after,
         cors_origins=tuple(cors_origins),
+        shuffle_delta=shuffle_delta,
         as_json=as_json,
     )
 
 
 def _create(
-    *, store_url, spec_path, window, time_precision, min_batch, not_before, not_after, cors_origins, as_json
+    *,
+    store_url,
+    spec_path,
+    window,
+    time_precision,
+    min_batch,
+    not_before,
+    not_after,
+    cors_origins,
+    shuffle_delta,
+    as_json,
 ):
     if not_before is not None and not_after is not None and not_after <= not_before:
         raise ParameterError(f"--not-after {not_after} must be later than --not-before {not_before}")
@@ -415,6 +443,7 @@ def _create(
         not_before=not_before,
         not_after=not_after,
         cors_origins=cors_origins,
+        shuffle_delta=shuffle_delta,
     )
     with open_store(store_url) as store:
         store.create_task(created)

@@ -25,7 +25,16 @@ from typing import Any, Self
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
 
-__all__ = ["DEFAULT_STORE", "TASK_COLUMNS", "Store", "StoredReport", "open_store", "task_of", "task_row"]
+__all__ = [
+    "DEFAULT_STORE",
+    "TASK_COLUMNS",
+    "TASK_COLUMN_COUNT",
+    "Store",
+    "StoredReport",
+    "open_store",
+    "task_of",
+    "task_row",
+]
 
 #: The store ``ldp serve`` and ``ldp task`` use without ``--store``: SQLite in the working directory.
 DEFAULT_STORE = "ldp-collector.db"
@@ -41,7 +50,12 @@ class StoredReport:
 
 
 #: The tasks table's columns, in the order of :func:`task_row` and :func:`task_of` (both stores use them).
-TASK_COLUMNS = "task_id, spec_json, window_seconds, time_precision, min_batch, token_hash, not_before, not_after, cors_origins"
+TASK_COLUMNS = (
+    "task_id, spec_json, window_seconds, time_precision, min_batch, token_hash, not_before, not_after, cors_origins, "
+    "shuffle_delta"
+)
+#: Number of :data:`TASK_COLUMNS` (placeholders in an INSERT).
+TASK_COLUMN_COUNT = TASK_COLUMNS.count(",") + 1
 
 
 def task_row(task: Task) -> tuple[Any, ...]:
@@ -56,6 +70,7 @@ def task_row(task: Task) -> tuple[Any, ...]:
         task.not_before,
         task.not_after,
         json.dumps(list(task.cors_origins)),
+        task.shuffle_delta,
     )
 
 
@@ -71,6 +86,7 @@ def task_of(row: Sequence[Any]) -> Task:
         not_before=row[6],
         not_after=row[7],
         cors_origins=tuple(json.loads(row[8])),
+        shuffle_delta=row[9],
     )
 
 

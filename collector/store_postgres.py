@@ -28,13 +28,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
-from ldp.collector.store import TASK_COLUMNS, Store, StoredReport, task_of, task_row
+from ldp.collector.store import TASK_COLUMN_COUNT, TASK_COLUMNS, Store, StoredReport, task_of, task_row
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
 
 __all__ = ["PostgresStore", "redact_url"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _CONNECT_TIMEOUT_S = 10
 #: pg_advisory_xact_lock key serializing schema creation (a bigint: "ldp.sch" in ASCII).
 _SCHEMA_LOCK = int.from_bytes(b"ldp.sch", "big")
@@ -51,7 +51,8 @@ _SCHEMA = (
         token_hash TEXT NOT NULL,
         not_before BIGINT,
         not_after BIGINT,
-        cors_origins TEXT NOT NULL
+        cors_origins TEXT NOT NULL,
+        shuffle_delta DOUBLE PRECISION
     )""",
     """CREATE TABLE IF NOT EXISTS reports (
         task BIGINT NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
@@ -213,6 +214,13 @@ class PostgresStore(Store):
                     (str(SCHEMA_VERSION),),
                 )
             row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is not None and row[0] == "1":  # 1 → 2: the tasks' shuffle_delta column, once
+                connection.execute("SELECT pg_advisory_xact_lock(%s::bigint)", (_SCHEMA_LOCK,))
+                connection.execute(
+                    "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS shuffle_delta DOUBLE PRECISION"
+                )
+                connection.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+                row = ("2",)
         if row is None or row[0] != str(SCHEMA_VERSION):
             version = None if row is None else row[0]
             raise ParameterError(
@@ -224,7 +232,7 @@ class PostgresStore(Store):
         try:
             with self._writer() as connection, connection.transaction():
                 connection.execute(
-                    f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES ({', '.join(['%s'] * TASK_COLUMN_COUNT)})",
                     task_row(task),
                 )
         except psycopg.errors.UniqueViolation:

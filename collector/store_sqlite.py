@@ -18,13 +18,13 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ldp.collector.store import TASK_COLUMNS, Store, StoredReport, task_of, task_row
+from ldp.collector.store import TASK_COLUMN_COUNT, TASK_COLUMNS, Store, StoredReport, task_of, task_row
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
 
 __all__ = ["SqliteStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _BUSY_TIMEOUT_MS = 30_000
 #: The writer's page cache and WAL size before an automatic checkpoint. Report ids are random, so
 #: every commit dirties pages all over the reports B-trees: with SQLite's defaults (2 MB cache,
@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     token_hash TEXT NOT NULL,
     not_before INTEGER,
     not_after INTEGER,
-    cors_origins TEXT NOT NULL
+    cors_origins TEXT NOT NULL,
+    shuffle_delta REAL
 );
 CREATE TABLE IF NOT EXISTS reports (
     task INTEGER NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
@@ -84,9 +85,7 @@ class SqliteStore(Store):
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
                     (str(SCHEMA_VERSION),),
                 )
-            (version,) = self._writer.execute(
-                "SELECT value FROM meta WHERE key = 'schema_version'"
-            ).fetchone()
+            version = self._migrate()
         except sqlite3.DatabaseError as exc:
             raise ParameterError(f"cannot open store {self.path!r} as a SQLite database: {exc}") from None
         if version != str(SCHEMA_VERSION):
@@ -94,6 +93,29 @@ class SqliteStore(Store):
             raise ParameterError(
                 f"store {self.path!r} has schema version {version}; this ldp reads version {SCHEMA_VERSION}"
             )
+
+    def _migrate(self) -> str:
+        """Bring a store of an earlier schema version up to :data:`SCHEMA_VERSION`; the version it ends at.
+
+        Version 1 → 2 adds the tasks' ``shuffle_delta`` column (NULL: not in
+        shuffle mode). It runs in one immediate transaction and re-reads the
+        version inside it, so two servers opening one old store migrate it once.
+        """
+        read = "SELECT value FROM meta WHERE key = 'schema_version'"
+        (version,) = self._writer.execute(read).fetchone()
+        if version == "1":
+            self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                (version,) = self._writer.execute(read).fetchone()
+                if version == "1":
+                    self._writer.execute("ALTER TABLE tasks ADD COLUMN shuffle_delta REAL")
+                    self._writer.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+                    version = "2"
+                self._writer.execute("COMMIT")
+            except BaseException:
+                self._writer.execute("ROLLBACK")
+                raise
+        return str(version)
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
@@ -116,7 +138,8 @@ class SqliteStore(Store):
         with self._lock, self._writer:
             try:
                 self._writer.execute(
-                    f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", task_row(task)
+                    f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES ({', '.join('?' * TASK_COLUMN_COUNT)})",
+                    task_row(task),
                 )
             except sqlite3.IntegrityError:
                 raise ParameterError(f"task {task.task_id} already exists in {self.path!r}") from None

@@ -79,6 +79,14 @@ def is_task_id(text: str) -> bool:
     return bool(_TASK_ID.match(text))
 
 
+def check_shuffle_delta(delta: float | None) -> None:
+    """A shuffle-mode δ is a number in (0, 1) (None: no shuffle mode)."""
+    if delta is None:
+        return
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0.0 < delta < 1.0:
+        raise ParameterError(f"shuffle delta must be a number in (0, 1), got {delta!r}")
+
+
 @dataclasses.dataclass(frozen=True)
 class Task:
     """One collection task.
@@ -102,6 +110,10 @@ class Task:
         The task accepts reports with ``not_before <= t < not_after`` (Unix seconds).
     cors_origins : tuple of str
         Origins allowed to upload from a browser (``*`` for any); empty: none.
+    shuffle_delta : float or None
+        Shuffle mode: each window's estimates carry the central (ε, δ) that
+        shuffling its reports gives at this δ (docs/collector.md#shuffle);
+        None: not in shuffle mode.
     """
 
     task_id: str
@@ -113,6 +125,7 @@ class Task:
     not_before: int | None = None
     not_after: int | None = None
     cors_origins: tuple[str, ...] = ()
+    shuffle_delta: float | None = None
 
     def __post_init__(self) -> None:
         if not is_task_id(self.task_id):
@@ -128,6 +141,7 @@ class Task:
             )
         if self.not_before is not None and self.not_after is not None and self.not_after <= self.not_before:
             raise ParameterError("the task's end must come after its start")
+        check_shuffle_delta(self.shuffle_delta)
 
     @property
     def spec(self) -> Spec:
@@ -162,6 +176,7 @@ class Task:
             "not_before": self.not_before,
             "not_after": self.not_after,
             "cors_origins": list(self.cors_origins),
+            "shuffle_delta": self.shuffle_delta,
         }
 
 
@@ -174,6 +189,7 @@ def new_task(
     not_before: int | None = None,
     not_after: int | None = None,
     cors_origins: tuple[str, ...] = (),
+    shuffle_delta: float | None = None,
 ) -> tuple[Task, str]:
     """A new task with fresh CSPRNG id and collector token: ``(task, token)``.
 
@@ -193,5 +209,6 @@ def new_task(
         not_before=not_before,
         not_after=not_after,
         cors_origins=tuple(cors_origins),
+        shuffle_delta=shuffle_delta,
     )
     return task, token

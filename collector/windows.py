@@ -18,6 +18,7 @@ from typing import Any
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
 from ldp.aggregator.report_columns import batch_from_checked
 from ldp.collector.accumulate import accumulate_stored, estimate_records
+from ldp.collector.central import central_privacy
 from ldp.collector.store import Store
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
@@ -82,6 +83,12 @@ class Windows:
 
     def merged(self, task: Task, start: int | None, end: int | None) -> Accumulator:
         """One accumulator over the windows in ``[start, end)`` (a copy: later reports do not change it)."""
+        return self.merged_with_counts(task, start, end)[0]
+
+    def merged_with_counts(
+        self, task: Task, start: int | None, end: int | None
+    ) -> tuple[Accumulator, list[int]]:
+        """:meth:`merged` and the report count of each window it merged (in time order), read together."""
         with self._lock:
             windows = self._windows.get(task.task_id, {})
             selected = [
@@ -89,10 +96,11 @@ class Windows:
                 for s in sorted(windows)
                 if (start is None or s >= start) and (end is None or s < end)
             ]
+            counts = [accumulator.n for accumulator in selected]
             total = make_aggregator(task.spec)
             for accumulator in selected:
                 total = total.merge(accumulator)
-        return total
+        return total, counts
 
     def replies(self, task: Task, confidence: float) -> list[dict[str, Any]]:
         """One entry per window holding reports: start, end, n and estimates or the withheld reason.
@@ -126,19 +134,31 @@ def check_range(task: Task, start: int | None, end: int | None) -> None:
         raise ParameterError(f"'to' ({end}) must come after 'from' ({start})")
 
 
-def estimate_reply(task: Task, accumulator: Accumulator, confidence: float) -> dict[str, Any]:
-    """``n`` and the estimate records, or the reason they are withheld."""
+def estimate_reply(
+    task: Task, accumulator: Accumulator, confidence: float, window_counts: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """``n`` and the estimate records, or the reason they are withheld.
+
+    In shuffle mode the reply also carries ``central``, the central (ε, δ)
+    of the shuffled reports of the windows counted in ``window_counts``
+    (default: one window of all the accumulator's reports).
+    """
     n = accumulator.n
+    extra: dict[str, Any] = {}
+    if task.shuffle_delta is not None:
+        extra["central"] = central_privacy(task, [n] if window_counts is None else window_counts)
     if n < task.min_batch:
         return {
             "n": n,
             "estimates": None,
             "withheld": f"fewer than min_batch ({task.min_batch}) reports: {n}",
+            **extra,
         }
     return {
         "n": n,
         "estimates": estimate_records(accumulator.estimate(confidence=confidence)),
         "withheld": None,
+        **extra,
     }
 
 

@@ -59,6 +59,21 @@ SUBCOMMANDS = {
     "upload": "ldp.client.upload_cli:upload",
 }
 
+#: name -> the one-line summary ``ldp --help`` lists, so listing imports no subcommand
+#: (each module pulls in its own dependencies: pandas, scipy, pyarrow). A test checks that
+#: each is the summary click takes from the command's own help.
+SUMMARIES = {
+    "aggregate": "Estimate frequencies (with standard errors and confidence intervals) from report files.",
+    "encode": "Randomize each input value (one row = one user) into a report.",
+    "google-rappor": "Read and write Google RAPPOR's CSV formats (params, map, counts).",
+    "privacy": "Privacy accounting across reports: f-DP, Gaussian DP, exact composition.",
+    "serve": "Receive reports over HTTP into a durable store and serve live estimates.",
+    "simulate": "Accuracy versus epsilon: which mechanism and epsilon for my domain?",
+    "spec": "Write a mechanism spec (JSON) and print its privacy on stderr.",
+    "task": "Create, list, show, delete and export the collector's tasks (the store ldp serve fills).",
+    "upload": "Send the reports of REPORTS (JSON Lines, from ldp encode) to a collector's task.",
+}
+
 
 #: Echoed values longer than this are cut (characters): above any real path (PATH_MAX is 4,096 bytes),
 #: so a file name in a message is never hidden.
@@ -122,6 +137,17 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx, name):
         return self._load(name)
+
+    def format_commands(self, ctx, formatter):
+        """The command list of ``ldp --help`` from :data:`SUMMARIES`, without importing any subcommand."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        # a bare command holding only the summary: click shortens it exactly as it would the real one's help
+        rows = [(name, click.Command(name, help=SUMMARIES[name]).get_short_help_str(limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def make_context(self, *args, **kwargs):
         with _shortened_click_errors():

@@ -118,6 +118,10 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
                 progress=progress,
             )
         elif preset is not None and PRESETS[preset] == "regtest":
+            if options["shuffle_delta"] is not None:
+                raise ParameterError(
+                    "--shuffle-delta adds a column to the sweep table; rappor-regtest has none"
+                )
             results = run_rappor_regtest(
                 small=options["small"],
                 num_clients=int(options["users"]) if options["users"] else None,
@@ -162,7 +166,12 @@ def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
                 client_sample=options["client_sample"],
                 progress=progress,
             )
-            text = format_report(summarize(results))
+            summary = summarize(results)
+            if options["shuffle_delta"] is not None:
+                from ldp.simulations.summary import with_central_epsilon
+
+                summary = with_central_epsilon(summary, options["shuffle_delta"])
+            text = format_report(summary)
     finally:
         progress.close()
     click.echo(text)
@@ -306,6 +315,13 @@ def _fraction(text: str) -> Fraction:
     "-o", "--output", default=None, metavar="FILE", help="Every repeat to .csv, .json, .jsonl or .parquet."
 )
 @click.option("--plot", default=None, metavar="FILE.png", help="Error versus epsilon (needs matplotlib).")
+@click.option(
+    "--shuffle-delta",
+    default=None,
+    type=float,
+    metavar="DELTA",
+    help="Add each row's central epsilon at DELTA when its users' reports are shuffled (ldp privacy shuffle).",
+)
 @click.pass_context
 def simulate(ctx: click.Context, **options: Any) -> None:
     """Accuracy versus epsilon: which mechanism and epsilon for my domain?

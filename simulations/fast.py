@@ -45,7 +45,6 @@ References
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -112,20 +111,20 @@ def _pure_oracle_support_counts(
     return (hits + false_hits).astype(np.int64)
 
 
-@lru_cache(maxsize=16)
-def _true_bits_cached(spec: Rappor, values: tuple) -> np.ndarray:
+def rappor_true_bits(spec: Rappor, values: Sequence[Any]) -> np.ndarray:
+    """B[v, j, i] = 1 iff value v sets Bloom bit i in cohort j (uint8, read-only).
+
+    Built from the aggregator's cached design matrix
+    (:func:`ldp.aggregator.bloom_design.design_matrix`), so it depends on
+    the spec's hashing parameters only: one build serves every ε of a sweep.
+    """
+    from ldp.aggregator.bloom_design import design_matrix
+
     m, k = spec.num_cohorts, spec.num_bits
-    bits = np.zeros((len(values), m, k), dtype=np.uint8)
-    for v, value in enumerate(values):
-        for cohort in range(m):
-            bits[v, cohort, spec.bit_positions(value, cohort)] = 1
+    x = design_matrix(spec, list(values))  # (m·k, D), column v = value v
+    bits = np.ascontiguousarray(x.T.toarray().astype(np.uint8).reshape(len(values), m, k))
     bits.setflags(write=False)
     return bits
-
-
-def rappor_true_bits(spec: Rappor, values: Sequence[Any]) -> np.ndarray:
-    """B[v, j, i] = 1 iff value v sets Bloom bit i in cohort j (uint8, read-only, cached)."""
-    return _true_bits_cached(spec, tuple(values))
 
 
 def rappor_counts(
@@ -151,8 +150,15 @@ def rappor_counts(
     m = spec.num_cohorts
     per_cohort = rng.multinomial(counts, np.full(m, 1.0 / m))  # (D, m)
     cohort_counts = per_cohort.sum(axis=0).astype(np.int64)
-    bits = rappor_true_bits(spec, values)  # (D, m, k)
-    true_ones = np.einsum("vj,vji->ji", per_cohort, bits, dtype=np.int64)  # T_ij
+    from ldp.aggregator.bloom_design import design_matrix
+
+    x = design_matrix(spec, list(values))  # (m·k, D), cached per hashing parameters and values
+    k = spec.num_bits
+    rows = x.indices.astype(np.int64)
+    cols = np.repeat(np.arange(x.shape[1]), np.diff(x.indptr))
+    # T_ij = Σ_v (users of v in cohort j)·B[v, j, i]: one weighted count per nonzero of the design
+    weights = per_cohort[cols, rows // k].astype(np.float64)
+    true_ones = np.rint(np.bincount(rows, weights=weights, minlength=m * k)).astype(np.int64).reshape(m, k)
     ones = rng.binomial(true_ones, float(spec.prob_one_given_one))
     ones += rng.binomial(cohort_counts[:, None] - true_ones, float(spec.prob_one_given_zero))
     return cohort_counts, ones.astype(np.int64)

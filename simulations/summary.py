@@ -81,6 +81,29 @@ def best_by_epsilon(summary: pd.DataFrame) -> pd.DataFrame:
     return best
 
 
+def with_central_epsilon(summary: pd.DataFrame, delta: float) -> pd.DataFrame:
+    """``summary`` with a ``central_epsilon`` column: the central ε of each row's ``users`` shuffled reports at ``delta``.
+
+    The smallest bound of :func:`ldp.privacy.shuffle.shuffle_bounds` for the
+    row's mechanism at its ε (with the spec's own clone split where it has one,
+    GRR; RAPPOR rows use the general bound at their per-report ε).
+    """
+    from ldp.privacy.shuffle import shuffle_bounds
+    from ldp.simulations.mechanisms import mechanism_kind
+    from ldp.specs import frequency_spec
+
+    values = []
+    for row in summary.itertuples(index=False):
+        users, epsilon = int(row.users), float(row.epsilon)
+        resolved = str(row.resolved).split(",")[0]
+        spec = None
+        if mechanism_kind(resolved) != "rappor":
+            spec = frequency_spec(resolved, tuple(range(int(row.domain_size))), epsilon)
+            epsilon = float(spec.epsilon)
+        values.append(shuffle_bounds(epsilon, users, delta, spec=spec)[-1].epsilon)
+    return summary.assign(central_epsilon=values)
+
+
 def _fmt(x: float) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
@@ -110,6 +133,8 @@ def format_report(summary: pd.DataFrame) -> str:
                 "top-k prec": block["top_k_precision"].map(lambda x: f"{x:.2f}"),
             }
         )
+        if "central_epsilon" in block:
+            shown["central eps"] = block["central_epsilon"].map(_fmt)
         if has_rappor:
             shown["detected"] = block["detected"].map(_fmt)
             shown["fp"] = block["false_positives"].map(_fmt)

@@ -38,6 +38,7 @@ NUMERIC_DEFAULT = "beta"
 SWEEP_ONLY: dict[str, tuple[str, ...]] = {
     FREQUENCY: (
         "domain_size",
+        "shuffle_delta",
         "mode",
         "top_k",
         "client_sample",

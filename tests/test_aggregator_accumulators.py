@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ldp
-import ldp.aggregator.accumulators as accumulators
+import ldp.aggregator.bitcounts as bitcounts
 from ldp.aggregator import (
     LocalHashingAccumulator,
     RapporAccumulator,
@@ -300,29 +300,36 @@ def test_merge_returns_a_new_accumulator():
     np.testing.assert_array_equal(a.support_counts, before)
 
 
-def test_rappor_many_cohorts_path_matches_reference(monkeypatch):
+@pytest.mark.parametrize("path", ["unpacked", "sliced"])
+def test_rappor_counting_paths_match_reference(monkeypatch, path):
     spec = ldp.Rappor(num_bits=21, num_hashes=2, num_cohorts=50, f="1/2", p="1/2", q="3/4")
     batch = random_batch(spec, 400, np.random.default_rng(9))
-    table = make_aggregator(spec)
-    table.add_batch(batch)
-    monkeypatch.setattr(accumulators, "_MAX_TABLE", 16)  # force the sort-and-reduce path
-    monkeypatch.setattr(accumulators, "_INDEX_CHUNK", 21 * 64)  # and several chunks
-    sorted_path = make_aggregator(spec)
-    sorted_path.add_batch(batch)
-    assert sorted_path == table
-    _cohorts, ones = reference_counts(spec, batch)
-    np.testing.assert_array_equal(table.bit_counts, ones)
+    if path == "sliced":  # the bit-sliced kernel, in several chunks, instead of unpacking
+        monkeypatch.setattr(bitcounts, "SMALL_COHORT_ROWS", 0)
+        monkeypatch.setattr(bitcounts, "COHORT_CHUNK", 9 * 15)
+    else:  # unpacking, in several blocks
+        monkeypatch.setattr(bitcounts, "UNPACK_BYTES", 21 * 64)
+    acc = make_aggregator(spec)
+    acc.add_batch(batch)
+    cohorts, ones = reference_counts(spec, batch)
+    np.testing.assert_array_equal(acc.cohort_counts, cohorts)
+    np.testing.assert_array_equal(acc.bit_counts, ones)
 
 
-def test_byte_histogram_chunks(monkeypatch):
+@pytest.mark.parametrize("path", ["unpacked", "sliced"])
+def test_unary_counting_paths_match_reference(monkeypatch, path):
     spec = SPECS[3]
     batch = random_batch(spec, 500, np.random.default_rng(10))
-    whole = make_aggregator(spec)
-    whole.add_batch(batch)
-    monkeypatch.setattr(accumulators, "_INDEX_CHUNK", 7)
-    chunked = make_aggregator(spec)
-    chunked.add_batch(batch)
-    assert chunked == whole
+    if path == "sliced":  # the bit-sliced kernel on tiles of 255 rows
+        monkeypatch.setattr(bitcounts, "SMALL_ROWS", 0)
+        monkeypatch.setattr(bitcounts, "SMALL_BITS", 0)
+        monkeypatch.setattr(bitcounts, "TILE_BYTES", 8)
+    else:
+        monkeypatch.setattr(bitcounts, "SMALL_ROWS", 10**9)
+        monkeypatch.setattr(bitcounts, "UNPACK_BYTES", 7)
+    acc = make_aggregator(spec)
+    acc.add_batch(batch)
+    np.testing.assert_array_equal(acc.support_counts, reference_counts(spec, batch))
 
 
 @pytest.mark.parametrize("g", [2, 3, 7, 1000, LH_PRIME - 2])

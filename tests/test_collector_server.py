@@ -214,6 +214,30 @@ def test_min_batch_withholds_and_windows_split_the_estimates(server):
     assert off_boundary.status_code == 400 and "window boundary" in off_boundary.json()["detail"]
 
 
+def test_shuffle_mode_reports_each_windows_central_epsilon_and_composes_ranges(server):
+    """A shuffle-mode task's estimates carry the central (ε, δ) of the shuffled reports (ldp.privacy.shuffle)."""
+    from ldp.privacy.shuffle import shuffle_bounds
+
+    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=3.0)
+    task, token = create_task(
+        server.store, spec, window="1h", time_precision="1m", min_batch=10, shuffle_delta=1e-6
+    )
+    assert task.shuffle_delta == 1e-6
+    base = now_truncated(task) - 2 * 3600
+    base -= base % 3600
+    times = [base] * 40 + [base + 3600] * 60
+    upload(server, task, envelopes(_reports(spec, ["a", "b", "c", "a"] * 25), times))
+    windows = _estimates(server, task, token, by="window").json()["windows"]
+    expected = [shuffle_bounds(3.0, n, 1e-6, spec=spec)[-1].epsilon for n in (40, 60)]
+    assert [w["central"]["epsilon"] for w in windows] == pytest.approx(expected, rel=1e-12)
+    assert all(w["central"]["delta"] == 1e-6 and w["central"]["epsilon"] < 3.0 for w in windows)
+    both = _estimates(server, task, token, **{"from": base, "to": base + 7200}).json()["central"]
+    assert both["epsilon"] == pytest.approx(sum(expected), rel=1e-12)
+    assert (both["delta"], both["windows"], both["composition"]) == (2e-6, 2, "basic (sum over windows)")
+    plain, plain_token = create_task(server.store, spec, window="1h", time_precision="1m", min_batch=10)
+    assert "central" not in _estimates(server, plain, plain_token).json()
+
+
 def test_restart_rebuilds_the_windows_from_the_store(served_store_url):
     store = served_store_url
     task, token = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)

@@ -50,7 +50,9 @@ def stored_ids(store, task_id: str, **bounds) -> list[bytes]:
 
 
 def test_tasks_are_created_listed_shown_and_deleted(store_url):
-    first = make_task(min_batch=10, not_before=0, not_after=86_400 * 10, cors_origins=("*",))
+    first = make_task(
+        min_batch=10, not_before=0, not_after=86_400 * 10, cors_origins=("*",), shuffle_delta=1e-6
+    )
     second = make_task()
     with open_store(store_url) as store:
         assert store.tasks() == [] and store.task(first.task_id) is None
@@ -418,3 +420,38 @@ def test_another_schema_version_is_refused(store_url):
             connection.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(ParameterError, match="schema version 99"):
         open_store(store_url)
+
+
+def test_a_version_1_store_is_migrated_once_and_keeps_its_tasks(store_url):
+    """Version 1 had no shuffle_delta column: opening it adds the column (NULL) and records version 2."""
+    task = make_task(min_batch=10)
+    with open_store(store_url) as store:
+        store.create_task(task)
+    downgrade = (
+        "ALTER TABLE tasks DROP COLUMN shuffle_delta",
+        "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+    )
+    if store_url.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store_url) as connection:
+            for statement in downgrade:
+                connection.execute(statement)
+    else:
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(store_url)) as connection, connection:
+            for statement in downgrade:
+                connection.execute(statement)
+    with open_store(store_url) as store:
+        assert store.tasks() == [task] and task.shuffle_delta is None
+        shuffled = make_task(shuffle_delta=1e-7)
+        store.create_task(shuffled)
+    with open_store(store_url) as store:  # the second open finds version 2 and changes nothing
+        assert store.tasks() == [task, shuffled]
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, -1e-6, True, "1e-6"])
+def test_a_shuffle_delta_outside_0_1_is_refused(delta):
+    with pytest.raises(ParameterError, match="shuffle delta"):
+        make_task(shuffle_delta=delta)

@@ -585,7 +585,19 @@ def test_reader_decides_exactly_like_check_report(tmp_path_factory, rows, chunk_
     numbers, seen = _write_rows(path, rows, fmt)
     got, rejects = _read_all(path, spec, chunk_size=chunk_size)
     expected = [_expected(spec, data) for data in seen]
-    assert sorted(r.line for r in rejects) == [number for number, e in zip(numbers, expected) if e is None]
+    lines = [number for number, e in zip(numbers, expected) if e is None]
+    if fmt == "csv":
+        # A row whose quoted field holds a line break ("a\nb" as group, "AA\n=" as bits) is never a valid
+        # report here: its first line is rejected and each later line is read again as a row of its own
+        # (docs: "CSV: one line, one row"), a fragment with fewer fields than the header, rejected too.
+        ends = [*numbers[1:], path.read_bytes().count(b"\n") + 1]
+        lines += [
+            line
+            for start, end, e in zip(numbers, ends, expected)
+            if e is None
+            for line in range(start + 1, end)
+        ]
+    assert sorted(r.line for r in rejects) == sorted(lines)
     assert all(r.reason in REASONS for r in rejects)
     valid = [e for e in expected if e is not None]
     groups = got.groups if got.groups is not None else [None] * len(got)

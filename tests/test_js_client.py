@@ -146,3 +146,61 @@ def test_js_uploader_survives_a_killed_collector_and_stores_every_report_once(tm
     finally:
         for server in servers:
             server.stop()
+
+
+def test_js_and_python_pick_the_same_state_and_ledger_files_by_client_id(tmp_path):
+    """ldp-encode --state reads CSV client_id cells as Python does: same state and ledger file per client."""
+    from ldp.client.cli import ledger_path, state_path
+
+    spec = tmp_path / "spec.json"
+    made = _ldp("spec", *_RAPPOR.split(" "), "-o", spec)
+    assert made.returncode == 0, made.stderr
+    values = tmp_path / "values.csv"
+    ids = ["1", "1.0", "007", "alice", "1.000", "é"]
+    values.write_text("client_id,url\n" + "".join(f"{c},{'abcd'[i % 4]}\n" for i, c in enumerate(ids)))
+    states = tmp_path / "states"
+    done = subprocess.run(
+        ["node", CLI, "--spec", spec, values, "--column", "url", "--state", states, "--budget", "20"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == len(ids)
+    clients = {"1", "007", "alice", "é"}  # 1, 1.0 and 1.000 are one client
+    expected = {state_path(states, c).name for c in clients} | {ledger_path(states, c).name for c in clients}
+    written = {p.name for p in states.iterdir() if p.name.endswith(".json")}
+    assert written == expected
+    before = {
+        p.name: p.read_bytes() for p in states.iterdir() if p.name in expected and ".ledger" not in p.name
+    }
+    # Python's ldp encode on the same directory opens the JS client's files (same secrets, same ledgers)
+    again = _ldp(
+        "encode",
+        "--spec",
+        spec,
+        values,
+        "--column",
+        "url",
+        "--state",
+        states,
+        "--budget",
+        "20",
+        "-o",
+        tmp_path / "py.jsonl",
+    )
+    assert again.returncode == 0, again.stderr
+    after = {
+        p.name: p.read_bytes() for p in states.iterdir() if p.name in expected and ".ledger" not in p.name
+    }
+    assert after == before
+    # and the JS client again after Python (whose flock file <ledger>.lock stays behind: JS locks <ledger>.jslock)
+    third = subprocess.run(
+        ["node", CLI, "--spec", spec, values, "--column", "url", "--state", states, "--budget", "20"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert third.returncode == 0, third.stderr
+    ledger = json.loads((states / ledger_path(states, "1").name).read_text())
+    # three rows of client 1 ("1", "1.0", "1.000"), three runs
+    assert sum(s["reports"] for s in ledger["streams"].values()) == 3 * 3

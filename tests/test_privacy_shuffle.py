@@ -15,6 +15,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -199,3 +200,28 @@ def test_cli_table_and_reverse(tmp_path):
     assert result.exit_code == 0 and result.output.startswith("epsilon0 = ")
     result = runner.invoke(cli, ["privacy", "shuffle", "--users", "100000"])
     assert result.exit_code != 0 and "--epsilon0" in result.output
+
+
+def test_simulate_prints_each_rows_central_epsilon():
+    from ldp.simulations.summary import with_central_epsilon
+
+    result = CliRunner().invoke(
+        cli,
+        [
+            *("simulate", "-m", "grr,oue", "-e", "2", "--users", "20000", "--domain-size", "8"),
+            *("--repeats", "2", "--seed", "1", "--shuffle-delta", "1e-6"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "central eps" in result.output
+    grr = ldp.GRR(domain=tuple(range(8)), epsilon=2.0)
+    expected = shuffle_bounds(2.0, 20_000, 1e-6, spec=grr)[-1].epsilon
+    assert f"{expected:.3g}" in result.output
+    summary = pd.DataFrame(
+        {"users": [20_000], "epsilon": [2.0], "resolved": ["oue"], "domain_size": [8], "mechanism": ["oue"]}
+    )
+    assert with_central_epsilon(summary, 1e-6)["central_epsilon"].iloc[0] == numerical_epsilon(
+        2.0, 20_000, 1e-6
+    )
+    refused = CliRunner().invoke(cli, ["simulate", "-m", "duchi", "-e", "1", "--shuffle-delta", "1e-6"])
+    assert refused.exit_code != 0 and "frequency sweeps only" in refused.output

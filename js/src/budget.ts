@@ -13,12 +13,20 @@
  * A report is charged before it is released (`BudgetedEncoder`): if the
  * charge fails, the report is dropped. The ledger lives in a `LedgerStorage`
  * (a file on Node, IndexedDB/localStorage in browsers), updated in one
- * transaction per charge. Only `basic` composition is implemented here.
+ * transaction per charge.
+ *
+ * Streams combine by the budget's composition rule, as in Python: `basic`
+ * (the exactly rounded sum of the pieces, `fsum`) or `optimal` (the exact
+ * composition of the pure pieces at the budget's δ, never above the sum;
+ * `composition.ts`). (ε, δ) mechanisms (Gaussian) are refused, as by the
+ * Python ledger. RAPPOR's ε₁ and ε∞ are Python's: ln of the exact ratios,
+ * rounded up to the certified double (`epsilonBoundOfRatio`).
  */
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { concatBytes, fromHex, toHex, utf8 } from "./bytes.js";
-import { type Fraction, ONE, divInt, sub } from "./fraction.js";
+import { epsilonBoundOfRatio, fsum, heterogeneousEpsilon } from "./composition.js";
+import { type Fraction, ONE, compare, divInt, sub } from "./fraction.js";
 import type { Encoder } from "./encoders.js";
 import { RapporEncoder } from "./encoders.js";
 import { cryptoSource } from "./random.js";
@@ -34,10 +42,15 @@ export class BudgetExceededError extends Error {
   override name = "BudgetExceededError";
 }
 
+/** The composition rules (Python's `COMPOSITION_RULES`). */
+export const COMPOSITION_RULES = ["basic", "optimal"] as const;
+export type CompositionRule = (typeof COMPOSITION_RULES)[number];
+
 export interface Budget {
   epsilon: number;
+  /** δ at which the total ε is measured (`optimal`); 0 for pure ε. */
   delta: number;
-  composition: "basic";
+  composition: CompositionRule;
 }
 
 /** One stream's record (field names as the Python ledger file). */
@@ -63,24 +76,17 @@ export interface LedgerStorage {
   update<T>(change: (current: LedgerData | null) => { data: LedgerData | null; result: T }): Promise<T>;
 }
 
-/** A checked budget (basic composition, pure ε). */
+/** A checked budget (Python's `Budget`): total ε > 0, δ in [0, 1), composition "basic" or "optimal" (any case). */
 export function makeBudget(epsilon: number, delta = 0, composition = "basic"): Budget {
-  if (!Number.isFinite(epsilon) || epsilon <= 0) throw new RangeError(`budget epsilon must be a finite number > 0, got ${epsilon}`);
-  if (!(delta >= 0 && delta < 1)) throw new RangeError(`budget delta must be in [0, 1), got ${delta}`);
-  if (composition !== "basic") throw new RangeError(`composition ${composition} is not implemented in the JS client (basic only)`);
-  return { epsilon, delta, composition: "basic" };
-}
-
-/** ln(n) of a positive bigint, in double precision. */
-function lnBig(n: bigint): number {
-  const shift = Math.max(0, n.toString(2).length - 53);
-  return Math.log(Number(n >> BigInt(shift))) + shift * Math.LN2;
-}
-
-/** ln of a ratio ≥ 1, rounded *up* by a relative 1e-12 margin (a budget may overcharge, never undercharge). */
-export function lnUpper(r: Fraction): number {
-  const x = lnBig(r.num) - lnBig(r.den);
-  return x * (1 + 1e-12) + 1e-15;
+  if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
+    throw new RangeError(`budget epsilon must be a finite number > 0, got ${epsilon}`);
+  }
+  if (typeof delta !== "number" || !(delta >= 0 && delta < 1)) throw new RangeError(`budget delta must be in [0, 1), got ${delta}`);
+  const rule = String(composition).toLowerCase();
+  if (!(COMPOSITION_RULES as readonly string[]).includes(rule)) {
+    throw new RangeError(`budget composition must be one of basic, optimal, got ${JSON.stringify(composition)}`);
+  }
+  return { epsilon, delta, composition: rule as CompositionRule };
 }
 
 function mul(a: Fraction, b: Fraction): Fraction {
@@ -92,8 +98,15 @@ function add(a: Fraction, b: Fraction): Fraction {
 function div(a: Fraction, b: Fraction): Fraction {
   return { num: a.num * b.den, den: a.den * b.num };
 }
+function pow(a: Fraction, k: number): Fraction {
+  return { num: a.num ** BigInt(k), den: a.den ** BigInt(k) };
+}
 
-/** RAPPOR's ε₁ (one report) and ε∞ (any number of reports of a value; null when f = 0), as `ldp/specs/rappor.py`. */
+/**
+ * RAPPOR's ε₁ (one report) and ε∞ (any number of reports of a value; null
+ * when f = 0), as `ldp/specs/rappor.py`: ln of the exact worst-case ratios,
+ * rounded up to the smallest certified double.
+ */
 export function rapporEpsilons(spec: Spec): { one: number; inf: number | null } {
   const f = specFraction(spec, "f");
   const p = specFraction(spec, "p");
@@ -105,11 +118,12 @@ export function rapporEpsilons(spec: Spec): { one: number; inf: number | null } 
   const zero = add(halfFpq, mul(sub(ONE, f), p)); // p*: P[S=1 | B=0]
   const up = div(one, zero);
   const down = div(sub(ONE, zero), sub(ONE, one));
-  const single = boolean ? (lnUpper(up) > lnUpper(down) ? lnUpper(up) : lnUpper(down)) : h * lnUpper(mul(up, down));
-  if (f.num === 0n) return { one: single, inf: null };
+  const single = boolean ? (compare(up, down) >= 0 ? up : down) : pow(mul(up, down), h);
+  const epsOne = epsilonBoundOfRatio(single);
+  if (f.num === 0n) return { one: epsOne, inf: null };
   const halfF = divInt(f, 2n);
   const differing = boolean ? 1 : 2 * h;
-  return { one: single, inf: differing * lnUpper(div(sub(ONE, halfF), halfF)) };
+  return { one: epsOne, inf: epsilonBoundOfRatio(pow(div(sub(ONE, halfF), halfF), differing)) };
 }
 
 /** (ε per report, ε cap, memoized, memo domain size) of a spec, as Python's `stream_parameters`. */
@@ -129,10 +143,12 @@ export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
   return { epsilon, epsilon_cap: null, memoized: false, values: null };
 }
 
-function streamCost(s: Stream): number {
-  if (!s.memoized) return s.reports * s.epsilon;
+/** The pure ε-DP pieces a stream amounts to: ε per report, or one min(r·ε₁, ε∞) for a memoized value (Python's `Stream.charges`). */
+export function streamCharges(s: Stream): number[] {
+  if (!s.memoized) return new Array<number>(s.reports).fill(s.epsilon);
+  if (s.reports === 0) return [];
   const total = s.reports * s.epsilon;
-  return s.epsilon_cap === null ? total : Math.min(total, s.epsilon_cap);
+  return [s.epsilon_cap === null ? total : Math.min(total, s.epsilon_cap)];
 }
 
 /** Largest Σ_v min(r_v·ε₁, ε∞) over spreads of `reports` over at most `values` values (the even spread). */
@@ -143,24 +159,31 @@ export function worstCaseMemoizedCost(reports: number, epsilon: number, cap: num
   return extra * Math.min((per + 1) * epsilon, cap) + (values - extra) * Math.min(per * epsilon, cap);
 }
 
-/** What was actually sent (depends on the values; informational, never used to refuse). */
-export function spentEpsilon(streams: Record<string, Stream>): number {
-  return Object.values(streams).reduce((sum, s) => sum + streamCost(s), 0);
+/** The total of pieces under the budget's rule: their exact sum, or (optimal, δ > 0) the smaller exact composition. */
+export function composeEpsilons(pieces: number[], budget: Budget): number {
+  const basic = fsum(pieces);
+  if (budget.composition === "basic" || budget.delta === 0 || pieces.length === 0) return basic;
+  return Math.min(basic, heterogeneousEpsilon(pieces, budget.delta));
 }
 
-/** The enforced total: fresh streams as spent, each RAPPOR spec at its worst case over values. */
-export function committedEpsilon(streams: Record<string, Stream>): number {
-  let total = 0;
+/** What was actually sent (depends on the values; informational, never used to refuse). */
+export function spentEpsilon(streams: Record<string, Stream>, budget: Budget): number {
+  return composeEpsilons(Object.values(streams).flatMap(streamCharges), budget);
+}
+
+/** The enforced total: fresh streams as spent, each RAPPOR spec one piece at its worst case over values. */
+export function committedEpsilon(streams: Record<string, Stream>, budget: Budget): number {
+  const pieces: number[] = [];
   const memo = new Map<string, Stream[]>();
   for (const s of Object.values(streams)) {
-    if (!s.memoized) total += streamCost(s);
+    if (!s.memoized) pieces.push(...streamCharges(s));
     else memo.set(s.spec, [...(memo.get(s.spec) ?? []), s]);
   }
   for (const group of memo.values()) {
     const reports = group.reduce((n, s) => n + s.reports, 0);
-    total += worstCaseMemoizedCost(reports, group[0].epsilon, group[0].epsilon_cap, group[0].values);
+    pieces.push(worstCaseMemoizedCost(reports, group[0].epsilon, group[0].epsilon_cap, group[0].values));
   }
-  return total;
+  return composeEpsilons(pieces, budget);
 }
 
 export function fitsBudget(committed: number, budget: Budget): boolean {
@@ -206,20 +229,25 @@ export class PrivacyLedger {
       const name = this.streamName(data, spec, memoKey);
       const old = data.streams[name];
       const streams = { ...data.streams, [name]: { spec: spec.fingerprint, ...params, reports: (old?.reports ?? 0) + 1 } };
-      const committed = committedEpsilon(streams);
+      const committed = committedEpsilon(streams, this.budget);
       if (!fitsBudget(committed, this.budget)) {
         throw new BudgetExceededError(
           `this report would bring the privacy committed to epsilon=${committed.toPrecision(6)}, over the budget ` +
-            `epsilon=${this.budget.epsilon}; nothing was sent or recorded`,
+            `epsilon=${this.budget.epsilon} (${this.budget.composition} composition); nothing was sent or recorded`,
         );
       }
-      return { data: { ...data, streams }, result: spentEpsilon(streams) };
+      return { data: { ...data, streams }, result: spentEpsilon(streams, this.budget) };
     });
+  }
+
+  /** The spent ε so far, given the values (informational; 0 for a new ledger; creates nothing). */
+  async spent(): Promise<number> {
+    return this.storage.update((current) => ({ data: current, result: current === null ? 0 : spentEpsilon(this.check(current).streams, this.budget) }));
   }
 
   /** The committed ε so far (0 for a new ledger; creates nothing). */
   async committed(): Promise<number> {
-    return this.storage.update((current) => ({ data: current, result: current === null ? 0 : committedEpsilon(this.check(current).streams) }));
+    return this.storage.update((current) => ({ data: current, result: current === null ? 0 : committedEpsilon(this.check(current).streams, this.budget) }));
   }
 }
 

@@ -31,8 +31,16 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
 
 /** Unsigned big-endian integer of the bytes. */
 export function bytesToBigIntBE(bytes: Uint8Array): bigint {
-  let x = 0n;
-  for (const b of bytes) x = (x << 8n) | BigInt(b);
+  // 6 bytes (48 bits, exact in a Number) per BigInt step
+  const head = bytes.length % 6;
+  let chunk = 0;
+  for (let i = 0; i < head; i++) chunk = chunk * 256 + bytes[i];
+  let x = BigInt(chunk);
+  for (let i = head; i < bytes.length; i += 6) {
+    chunk = 0;
+    for (let j = i; j < i + 6; j++) chunk = chunk * 256 + bytes[j];
+    x = (x << 48n) | BigInt(chunk);
+  }
   return x;
 }
 
@@ -59,11 +67,14 @@ const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 /** Standard base64 with `=` padding. */
 export function toBase64(bytes: Uint8Array): string {
   let out = "";
-  for (let i = 0; i < bytes.length; i += 3) {
-    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    const chars = [18, 12, 6, 0].map((s) => B64[(n >> s) & 63]);
-    const used = Math.min(3, bytes.length - i) + 1;
-    out += chars.slice(0, used).join("") + "=".repeat(4 - used);
+  const whole = bytes.length - (bytes.length % 3);
+  for (let i = 0; i < whole; i += 3) {
+    const n = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
+    out += B64[n >> 18] + B64[(n >> 12) & 63] + B64[(n >> 6) & 63] + B64[n & 63];
+  }
+  if (whole < bytes.length) {
+    const n = (bytes[whole] << 16) | ((bytes[whole + 1] ?? 0) << 8);
+    out += B64[n >> 18] + B64[(n >> 12) & 63] + (bytes.length - whole === 2 ? B64[(n >> 6) & 63] : "=") + "=";
   }
   return out;
 }

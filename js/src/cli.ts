@@ -3,12 +3,21 @@
  * `ldp-encode --spec spec.json values.txt > reports.jsonl`: one value per
  * line (each a string, as `ldp encode` reads a text file; an integer domain
  * finds its values by their decimal text), one report per line, every coin
- * from the CSPRNG.
+ * from the CSPRNG. A `.csv` input (a header row; cells are text) is read as
+ * `ldp encode` reads it: the values from `--column`, else the only column
+ * besides `client_id`, else `value`.
  *
- *   --state DIR      RAPPOR: one persistent client (DIR/client.json; Python's
- *                    `ldp encode --state` instead needs a client_id table)
- *   --budget EPS     per-client budget (needs --state; DIR/client.ledger.json);
- *                    a refused line emits nothing, exit status 3
+ *   --column C       CSV: the column of values
+ *   --state DIR      persistent clients. CSV: each row's `client_id` selects its
+ *                    client, state file DIR/<first 32 hex digits of SHA-256 of
+ *                    the canonical id>.json, the file Python's `ldp encode
+ *                    --state` uses for that id (RAPPOR: the secret and cohort;
+ *                    other mechanisms keep no state). Text: one client
+ *                    (DIR/client.json)
+ *   --budget EPS [--budget-delta D] [--composition basic|optimal]
+ *                    per-client budget (needs --state), its ledger beside the
+ *                    client's state (DIR/<hash>.ledger.json; text: DIR/client.ledger.json);
+ *                    a refused row emits nothing, exit status 3
  *   --upload URL --task T [--spool FILE] [--batch-size N]
  *                    also send the reports through the Uploader (spool
  *                    default: values file + ".spool.jsonl")
@@ -16,14 +25,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { BudgetExceededError, BudgetedEncoder, PrivacyLedger, makeBudget } from "./budget.js";
-import { makeEncoder } from "./encoders.js";
-import { FileLedgerStorage, FileSpool, openClientState } from "./node.js";
-import { reportToJson } from "./report.js";
+import { type Encoder, makeEncoder } from "./encoders.js";
+import { FileLedgerStorage, FileSpool, nativeShake256, openClientState } from "./node.js";
+import { type Report, reportToJson } from "./report.js";
 import { loadSpec } from "./spec.js";
 import { Uploader } from "./uploader.js";
+import { CLIENT_COLUMN, canonicalClientId, ledgerPath, pickColumn, readCsv, statePath } from "./table.js";
 
-const USAGE = "usage: ldp-encode --spec SPEC.json VALUES.txt [--state DIR [--budget EPS]] [--upload URL --task T [--spool FILE] [--batch-size N]]";
-const OPTIONS = new Set(["--spec", "--state", "--budget", "--upload", "--task", "--spool", "--batch-size"]);
+const USAGE =
+  "usage: ldp-encode --spec SPEC.json VALUES.txt|VALUES.csv [--column C] [--state DIR [--budget EPS [--budget-delta D] [--composition basic|optimal]]] " +
+  "[--upload URL --task T [--spool FILE] [--batch-size N]]";
+const OPTIONS = new Set(["--spec", "--column", "--state", "--budget", "--budget-delta", "--composition", "--upload", "--task", "--spool", "--batch-size"]);
 
 function parseArgs(argv: string[]): { options: Map<string, string>; input: string } {
   const options = new Map<string, string>();
@@ -38,6 +50,9 @@ function parseArgs(argv: string[]): { options: Map<string, string>; input: strin
   }
   if (!options.has("--spec") || positional.length !== 1) throw new Error(USAGE);
   if (options.has("--budget") && !options.has("--state")) throw new Error("--budget needs --state (the ledger lives beside the state)");
+  if ((options.has("--budget-delta") || options.has("--composition")) && !options.has("--budget")) {
+    throw new Error("--budget-delta and --composition go with --budget");
+  }
   if (options.has("--upload") !== options.has("--task")) throw new Error("--upload and --task go together");
   return { options, input: positional[0] };
 }
@@ -50,35 +65,73 @@ function readLines(file: string): string[] {
   return lines.map((l: string) => l.replace(/\r$/, ""));
 }
 
+/** One input row: its number (CSV: the data row, from 1; text: the line), value and client id (CSV with --state). */
+interface Row {
+  n: number;
+  value: string;
+  client?: string;
+}
+
+/** The rows of the input: a CSV table (value column, client ids) or the lines of a text file. */
+function readRows(input: string, column: string | undefined, withClient: boolean): { rows: Row[]; label: string } {
+  if (!input.toLowerCase().endsWith(".csv")) {
+    if (column !== undefined) throw new Error("--column applies to CSV inputs only");
+    return { rows: readLines(input).map((value, i) => ({ n: i + 1, value })), label: "line" };
+  }
+  const table = readCsv(fs.readFileSync(input, "utf8"), input);
+  const at = table.header.indexOf(pickColumn(table.header, column, input));
+  const clientAt = table.header.indexOf(CLIENT_COLUMN);
+  if (withClient && clientAt < 0) throw new Error(`--state needs a '${CLIENT_COLUMN}' column in ${input}`);
+  const rows = table.rows.map(({ cells }, i) => {
+    if (withClient && cells[clientAt] === "") throw new Error(`row ${i + 1} of ${input}: the ${CLIENT_COLUMN} is missing`);
+    return { n: i + 1, value: cells[at], client: withClient ? cells[clientAt] : undefined };
+  });
+  return { rows, label: "row" };
+}
+
 async function main(argv: string[]): Promise<number> {
   const { options, input } = parseArgs(argv);
   const spec = loadSpec(fs.readFileSync(options.get("--spec")!, "utf8"));
   const stateDir = options.get("--state");
-  const client = spec.mechanism === "rappor" && stateDir ? openClientState(path.join(stateDir, "client.json"), spec) : undefined;
-  const encoder = makeEncoder(spec, { client });
-  const budget = options.get("--budget");
-  const budgeted = budget
-    ? new BudgetedEncoder(encoder, new PrivacyLedger(new FileLedgerStorage(path.join(stateDir!, "client.ledger.json")), makeBudget(Number(budget))))
+  const budgetText = options.get("--budget");
+  const budget = budgetText
+    ? makeBudget(Number(budgetText), Number(options.get("--budget-delta") ?? 0), options.get("--composition") ?? "basic")
     : null;
+  const rappor = spec.mechanism === "rappor";
+  const { rows, label } = readRows(input, options.get("--column"), stateDir !== undefined && input.toLowerCase().endsWith(".csv"));
+  const shared = rappor ? null : makeEncoder(spec);
+  // persistent clients by canonical id ("" : the one client of a text input with --state)
+  const clients = new Map<string, { encode(value: string): Report | Promise<Report> }>();
+  const clientOf = (row: Row): { encode(value: string): Report | Promise<Report> } => {
+    if (stateDir === undefined) return shared ?? makeEncoder(spec, { shake: nativeShake256 }); // RAPPOR: a fresh client per row
+    const key = row.client === undefined ? "" : canonicalClientId(row.client);
+    let client = clients.get(key);
+    if (client === undefined) {
+      const state = key === "" ? path.join(stateDir, "client.json") : statePath(stateDir, key);
+      const ledger = key === "" ? path.join(stateDir, "client.ledger.json") : ledgerPath(stateDir, key);
+      const encoder: Encoder = shared ?? makeEncoder(spec, { client: openClientState(state, spec), shake: nativeShake256 });
+      client = budget ? new BudgetedEncoder(encoder, new PrivacyLedger(new FileLedgerStorage(ledger), budget)) : encoder;
+      clients.set(key, client);
+    }
+    return client;
+  };
   const reports: string[] = [];
   let printed = 0;
   const refused: number[] = [];
-  for (const [i, value] of readLines(input).entries()) {
+  for (const row of rows) {
     try {
-      // without --state every line is a new client (RAPPOR: makeEncoder per line makes a fresh secret)
-      const e = client || spec.mechanism !== "rappor" ? encoder : makeEncoder(spec);
-      reports.push(reportToJson(budgeted ? await budgeted.encode(value) : e.encode(value)));
+      reports.push(reportToJson(await clientOf(row).encode(row.value)));
     } catch (error) {
-      if (error instanceof BudgetExceededError) refused.push(i + 1);
-      else throw new Error(`line ${i + 1}: ${(error as Error).message}`);
+      if (error instanceof BudgetExceededError) refused.push(row.n);
+      else throw new Error(`${label} ${row.n}: ${(error as Error).message}`);
     }
     if (reports.length - printed >= 4096) printed = print(reports, printed);
   }
   print(reports, printed);
   if (options.has("--upload")) await upload(options, input, reports);
-  process.stderr.write(`encoded ${readLines(input).length - refused.length} values with ${spec.mechanism} (${spec.fingerprint})\n`);
+  process.stderr.write(`encoded ${rows.length - refused.length} values with ${spec.mechanism} (${spec.fingerprint})\n`);
   if (refused.length) {
-    process.stderr.write(`${refused.length} lines refused: the client's privacy budget would be exceeded; nothing was emitted for them\n`);
+    process.stderr.write(`${refused.length} ${label}s refused: the client's privacy budget would be exceeded; nothing was emitted for them\n`);
     return 3;
   }
   return 0;

@@ -6,8 +6,8 @@
 import { utf8 } from "./bytes.js";
 import { type Fraction, compare, divInt, fraction, lcm, ONE, sub } from "./fraction.js";
 import { LH_SEED_SPACE, bloomPositions, lhBucket } from "./hashing.js";
-import { lanesToPacked } from "./packing.js";
-import { type ByteSource, PRFStream, cryptoSource, randbelow, sampleLanes } from "./random.js";
+import { wordsToPacked } from "./packing.js";
+import { type ByteSource, type Shake256, UniformBelow, nobleShake256, prfInput, cryptoSource, randbelow, sampleLaneWords, wordsToLanes } from "./random.js";
 import type { Report } from "./report.js";
 import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
@@ -21,6 +21,7 @@ export interface Encoder {
 
 /** Randomized response over [0, n): keep the index with keep/den, else each other one with other/den. */
 class RandomizedResponse {
+  private readonly uniform: UniformBelow;
   private readonly den: bigint;
   private readonly keep: bigint;
   private readonly other: bigint;
@@ -33,11 +34,12 @@ class RandomizedResponse {
     this.den = lcm(p.den, q.den);
     this.keep = p.num * (this.den / p.den);
     this.other = q.num * (this.den / q.den);
+    this.uniform = new UniformBelow(this.den);
   }
 
   /** One randbelow(den): below keep keeps `index`; the rest splits into slices of `other`, one per other value. */
   respond(index: number, source: ByteSource): number {
-    const r = randbelow(this.den, source);
+    const r = this.uniform.draw(source);
     if (r < this.keep) return index;
     const o = Number((r - this.keep) / this.other);
     return o >= index ? o + 1 : o;
@@ -60,11 +62,19 @@ export class GRREncoder implements Encoder {
   }
 }
 
+/** Every lane of `width` set, as 32-bit words. */
+function fullWords(width: number): Uint32Array {
+  const out = new Uint32Array((width + 31) >>> 5).fill(0xffffffff);
+  if (width % 32) out[out.length - 1] = 2 ** (width % 32) - 1;
+  return out;
+}
+
 /** SUE and OUE: the one-hot vector, the true bit 1 with p, every other with q. */
 export class UnaryEncoder implements Encoder {
   private readonly index: DomainIndex;
   private readonly p: Fraction;
   private readonly q: Fraction;
+  private readonly full: Uint32Array;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
     this.index = new DomainIndex(specDomain(spec));
@@ -73,18 +83,22 @@ export class UnaryEncoder implements Encoder {
     if (compare(this.p, this.q) <= 0 || this.q.num === 0n || compare(this.p, ONE) >= 0) {
       throw new RangeError(`${spec.mechanism} needs 0 < q < p < 1`);
     }
+    this.full = fullWords(this.index.size);
   }
 
   encode(value: Value): Report {
     const width = this.index.size;
-    const oneHot = 1n << BigInt(this.index.indexOf(value));
-    const others = ((1n << BigInt(width)) - 1n) ^ oneHot;
+    const i = this.index.indexOf(value);
+    const oneHot = new Uint32Array(this.full.length);
+    oneHot[i >>> 5] = 2 ** (i & 31);
+    const others = this.full.slice();
+    others[i >>> 5] ^= oneHot[i >>> 5];
     const groups = [
       { mask: oneHot, probability: this.p },
       { mask: others, probability: this.q },
     ];
-    const lanes = sampleLanes(width, groups, this.source);
-    return { spec: this.spec.fingerprint, bits: lanesToPacked(lanes, width) };
+    const lanes = sampleLaneWords(width, groups, this.source);
+    return { spec: this.spec.fingerprint, bits: wordsToPacked(lanes, width) };
   }
 }
 
@@ -100,9 +114,11 @@ export class LocalHashingEncoder implements Encoder {
     this.rr = new RandomizedResponse(specFraction(spec, "p"), this.g);
   }
 
+  private static readonly seeds = new UniformBelow(LH_SEED_SPACE);
+
   encode(value: Value): Report {
     const index = this.index.indexOf(value);
-    const seed = randbelow(LH_SEED_SPACE, this.source);
+    const seed = LocalHashingEncoder.seeds.draw(this.source);
     const bucket = lhBucket(seed, index, this.g);
     return { spec: this.spec.fingerprint, seed, value: BigInt(this.rr.respond(bucket, this.source)) };
   }
@@ -147,11 +163,17 @@ export class RapporEncoder implements Encoder {
   private readonly f: Fraction;
   private readonly p: Fraction;
   private readonly q: Fraction;
+  private readonly halfF: Fraction;
+  private readonly keepOne: Fraction;
+  private readonly full: Uint32Array;
+  private readonly numHashes: number;
+  private prfPrefix?: Uint8Array;
 
   constructor(
     readonly spec: Spec,
     readonly client: RapporClient,
     private readonly source: ByteSource = cryptoSource,
+    private readonly shake: Shake256 = nobleShake256,
   ) {
     this.encoding = spec.fields.encoding as string;
     this.width = Number(specInt(spec, "num_bits"));
@@ -165,14 +187,21 @@ export class RapporEncoder implements Encoder {
     if (!Number.isInteger(client.cohort) || client.cohort < 0 || BigInt(client.cohort) >= cohorts) {
       throw new RangeError(`cohort must be in [0, ${cohorts})`);
     }
+    this.halfF = divInt(this.f, 2n);
+    this.keepOne = sub(ONE, this.halfF);
+    this.full = fullWords(this.width);
+    this.numHashes = this.encoding === "bloom" ? Number(specInt(spec, "num_hashes")) : 1;
   }
 
   /** Positions of the true Bloom bits B. */
   truePositions(value: Value): number[] {
     if (this.encoding === "basic") return [this.index!.indexOf(value)];
     if (this.encoding === "boolean") return parseBoolean(value) ? [0] : [];
-    const k = Number(specInt(this.spec, "num_hashes"));
-    return bloomPositions(valueBytes(value), this.client.cohort, k, this.width, this.spec.fields.hash as "mmh3" | "md5");
+    return this.bloomPositions(valueBytes(value));
+  }
+
+  private bloomPositions(bytes: Uint8Array): number[] {
+    return bloomPositions(bytes, this.client.cohort, this.numHashes, this.width, this.spec.fields.hash as "mmh3" | "md5");
   }
 
   /** The value's identity for memoization: two spellings of one value share it. */
@@ -187,40 +216,62 @@ export class RapporEncoder implements Encoder {
     return [PRR_LABEL, this.client.secret, utf8(this.spec.fingerprint), this.memoKey(value)];
   }
 
-  /** B′, the permanent response as lanes: 1 w.p. 1 − f/2 where B = 1, f/2 where B = 0 (from the PRF). */
-  permanentBits(value: Value): bigint {
-    let bloom = 0n;
-    for (const i of this.truePositions(value)) bloom |= 1n << BigInt(i);
-    if (this.f.num === 0n) return bloom;
-    const halfF = divInt(this.f, 2n);
-    const groups = [
-      { mask: bloom, probability: sub(ONE, halfF) },
-      { mask: this.full ^ bloom, probability: halfF },
-    ];
-    return sampleLanes(this.width, groups, new PRFStream(...this.prfParts(value)));
+  /** `prfInput(...prfParts(value))` from the memo key, with the first three parts encoded once. */
+  private prfInputOf(memoKey: Uint8Array): Uint8Array {
+    this.prfPrefix ??= prfInput(PRR_LABEL, this.client.secret, utf8(this.spec.fingerprint));
+    const out = new Uint8Array(this.prfPrefix.length + 4 + memoKey.length);
+    out.set(this.prfPrefix);
+    new DataView(out.buffer).setUint32(this.prfPrefix.length, memoKey.length); // big-endian
+    out.set(memoKey, this.prfPrefix.length + 4);
+    return out;
   }
 
-  private get full(): bigint {
-    return (1n << BigInt(this.width)) - 1n;
+  /** B′, the permanent response as lanes: 1 w.p. 1 − f/2 where B = 1, f/2 where B = 0 (from the PRF). */
+  permanentBits(value: Value): bigint {
+    return wordsToLanes(this.permanentWords(value));
+  }
+
+  /** B′ as 32-bit words (see `permanentBits`). */
+  permanentWords(value: Value): Uint32Array {
+    // a Bloom filter's memo key is the value's bytes: encoded once for both uses
+    const key = this.memoKey(value);
+    const positions = this.encoding === "bloom" ? this.bloomPositions(key) : this.truePositions(value);
+    const bloom = new Uint32Array(this.full.length);
+    for (const i of positions) bloom[i >>> 5] |= 2 ** (i & 31);
+    if (this.f.num === 0n) return bloom;
+    const groups = [
+      { mask: bloom, probability: this.keepOne },
+      { mask: xorWords(this.full, bloom), probability: this.halfF },
+    ];
+    return sampleLaneWords(this.width, groups, this.shake(this.prfInputOf(key)));
   }
 
   encode(value: Value): Report {
-    const prr = this.permanentBits(value);
+    const prr = this.permanentWords(value);
     const groups = [
       { mask: prr, probability: this.q },
-      { mask: this.full ^ prr, probability: this.p },
+      { mask: xorWords(this.full, prr), probability: this.p },
     ];
-    const irr = sampleLanes(this.width, groups, this.source);
-    return { spec: this.spec.fingerprint, cohort: this.client.cohort, bits: lanesToPacked(irr, this.width) };
+    const irr = sampleLaneWords(this.width, groups, this.source);
+    return { spec: this.spec.fingerprint, cohort: this.client.cohort, bits: wordsToPacked(irr, this.width) };
   }
+}
+
+function xorWords(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(a.length);
+  for (let w = 0; w < a.length; w++) out[w] = a[w] ^ b[w];
+  return out;
 }
 
 /**
  * The encoder of a frequency spec. RAPPOR takes the persistent `client`
- * (a fresh one when missing); `source` replaces the CSPRNG (tests only).
+ * (a fresh one when missing) and `shake`, the SHAKE-256 of its permanent
+ * response (default: `nobleShake256`; in Node `nativeShake256` of
+ * `ldp-client/node` is several times faster, with the same bytes); `source`
+ * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
  */
-export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?: RapporClient } = {}): Encoder {
+export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?: RapporClient; shake?: Shake256 } = {}): Encoder {
   const source = options.source ?? cryptoSource;
   switch (spec.mechanism) {
     case "grr":
@@ -233,7 +284,7 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
     case "blh":
       return new LocalHashingEncoder(spec, source);
     case "rappor":
-      return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source);
+      return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source, options.shake);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }

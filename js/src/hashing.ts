@@ -2,7 +2,7 @@
 import { md5 } from "@noble/hashes/legacy.js";
 import { bigIntToBytesBE, concatBytes } from "./bytes.js";
 import { type Fraction, fraction } from "./fraction.js";
-import { mmh3x64128 } from "./mmh3.js";
+import { mmh3x64128Words } from "./mmh3.js";
 
 /** Bloom positions of `data` (a value's bytes) in `cohort`: h positions in [0, k), possibly repeated. */
 export function bloomPositions(
@@ -18,7 +18,17 @@ export function bloomPositions(
     return Array.from({ length: numHashes }, (_, i) => digest[i] % numBits);
   }
   // double hashing (h1 + i·h2) mod k, exactly: no wrapping at 2^64
-  const [h1, h2] = mmh3x64128(data, cohort);
+  const [h1h, h1l, h2h, h2l] = mmh3x64128Words(data, cohort);
+  if (numBits <= 2 ** 26) {
+    // (H·2^32 + L) mod k from the halves: every product below 2^52, exact in a Number
+    const k = numBits;
+    const base = 4294967296 % k;
+    const r1 = (((h1h % k) * base) % k + (h1l % k)) % k;
+    const r2 = (((h2h % k) * base) % k + (h2l % k)) % k;
+    return Array.from({ length: numHashes }, (_, i) => (r1 + ((i % k) * r2) % k) % k);
+  }
+  const h1 = (BigInt(h1h) << 32n) | BigInt(h1l);
+  const h2 = (BigInt(h2h) << 32n) | BigInt(h2l);
   const k = BigInt(numBits);
   return Array.from({ length: numHashes }, (_, i) => Number((h1 + BigInt(i) * h2) % k));
 }

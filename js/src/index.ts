@@ -14,3 +14,4 @@ export * from "./encoders.js";
 export * from "./numeric.js";
 export * from "./budget.js";
 export * from "./uploader.js";
+export * from "./composition.js";

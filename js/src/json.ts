@@ -120,6 +120,7 @@ const SHORT_ESCAPES: Record<string, string> = {
  */
 export function jsonString(text: string, lineSeparators = false): string {
   const pattern = lineSeparators ? /["\\\u0000-\u001f\u0085\u2028\u2029]/g : /["\\\u0000-\u001f]/g;
+  if (!pattern.test(text)) return `"${text}"`; // nothing to escape (the common case)
   const body = text.replace(
     pattern,
     (c) => SHORT_ESCAPES[c] ?? "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"),

@@ -22,3 +22,12 @@ function reverseByte(b: number): number {
   for (let i = 0; i < 8; i++) r |= ((b >> i) & 1) << (7 - i);
   return r;
 }
+
+const REVERSED = Uint8Array.from({ length: 256 }, (_, b) => reverseByte(b));
+
+/** Pack lanes held as 32-bit words (lane i = bit i % 32 of word ⌊i/32⌋), as `lanesToPacked`. */
+export function wordsToPacked(words: Uint32Array, width: number): Uint8Array {
+  const out = new Uint8Array(Math.ceil(width / 8));
+  for (let i = 0; i < out.length; i++) out[i] = REVERSED[(words[i >>> 2] >>> (8 * (i & 3))) & 0xff];
+  return out;
+}

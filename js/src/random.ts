@@ -5,7 +5,7 @@
  * Bytes are consumed exactly as the Python client consumes them.
  */
 import { shake256 } from "@noble/hashes/sha3.js";
-import { bigIntToBytesBE, bitLength, bytesToBigIntBE, bytesToBigIntLE, concatBytes } from "./bytes.js";
+import { bigIntToBytesBE, bitLength, bytesToBigIntBE, concatBytes } from "./bytes.js";
 import type { Fraction } from "./fraction.js";
 
 /** `read(n)` returns the next n random bytes. */
@@ -13,14 +13,54 @@ export interface ByteSource {
   read(n: number): Uint8Array;
 }
 
-/** The platform's CSPRNG (Web Crypto `getRandomValues`, in browsers and Node.js ≥ 19). */
-export const cryptoSource: ByteSource = {
+/** `getRandomValues` for any length (it fills at most 65,536 bytes a call). */
+function fillRandom(out: Uint8Array<ArrayBuffer>): void {
+  for (let i = 0; i < out.length; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(out.length, i + 65536)));
+}
+
+/**
+ * A CSPRNG byte source that asks the platform for `blockSize` bytes at a time
+ * and serves them in order (a `getRandomValues` call costs far more than the
+ * few bytes a report needs). Every byte is served at most once: the position
+ * only moves forward, a served byte is zeroed in the pool, and the unserved
+ * rest of a block is zeroed and dropped (never served) when a read needs more
+ * than it holds. Reads longer than a block bypass the pool. What each `read(n)`
+ * returns is a fresh copy, so a caller may keep it (a client secret).
+ */
+export class PooledSource implements ByteSource {
+  private readonly pool: Uint8Array<ArrayBuffer>;
+  private pos: number;
+
+  constructor(
+    readonly blockSize = 16384,
+    private readonly fill: (out: Uint8Array<ArrayBuffer>) => void = fillRandom,
+  ) {
+    if (!Number.isInteger(blockSize) || blockSize < 1) throw new RangeError("blockSize must be an integer >= 1");
+    this.pool = new Uint8Array(blockSize);
+    this.pos = blockSize; // empty: the first read fills it
+  }
+
   read(n: number): Uint8Array {
-    const out = new Uint8Array(n);
-    for (let i = 0; i < n; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(n, i + 65536)));
+    if (n > this.pool.length) {
+      const out = new Uint8Array(n);
+      this.fill(out);
+      return out;
+    }
+    if (this.pos + n > this.pool.length) {
+      this.pool.fill(0, this.pos); // the unserved rest is dropped, never served
+      this.fill(this.pool);
+      this.pos = 0;
+    }
+    const start = this.pos;
+    this.pos += n;
+    const out = this.pool.slice(start, this.pos);
+    this.pool.fill(0, start, this.pos);
     return out;
-  },
-};
+  }
+}
+
+/** The platform's CSPRNG (Web Crypto `getRandomValues`, in browsers and Node.js ≥ 19), pooled (`PooledSource`). */
+export const cryptoSource: ByteSource = new PooledSource();
 
 /** Fixed bytes, read in order (tests); records the size of every read; throws when used up. */
 export class FixedSource implements ByteSource {
@@ -47,29 +87,79 @@ export function prfInput(...parts: Uint8Array[]): Uint8Array {
   return concatBytes(...parts.flatMap((p) => [bigIntToBytesBE(BigInt(p.length), 4), p]));
 }
 
+/**
+ * A SHAKE-256 implementation: `shake(input)` is a byte source reading the
+ * XOF output of `input` in order. `nobleShake256` (pure JavaScript) runs
+ * everywhere; `nativeShake256` of `ldp-client/node` (OpenSSL) is faster in
+ * Node. Both give the same bytes (the vectors check each).
+ */
+export type Shake256 = (input: Uint8Array) => ByteSource;
+
+export const nobleShake256: Shake256 = (input) => {
+  const xof = shake256.create().update(input);
+  return { read: (n: number) => xof.xof(n) };
+};
+
 /** A keyed pseudorandom stream: SHAKE-256 of `prfInput(...parts)`, read sequentially. */
 export class PRFStream implements ByteSource {
-  private readonly xof;
+  private readonly stream: ByteSource;
 
   constructor(...parts: Uint8Array[]) {
-    this.xof = shake256.create().update(prfInput(...parts));
+    this.stream = nobleShake256(prfInput(...parts));
   }
 
   read(n: number): Uint8Array {
-    return this.xof.xof(n);
+    return this.stream.read(n);
+  }
+}
+
+/** Top `k` bits of the first `nbytes` bytes of `bytes`, big-endian, as a non-negative Number (nbytes ≤ 6). */
+function topBitsNumber(bytes: Uint8Array, nbytes: number, k: number): number {
+  let x = 0;
+  for (let i = 0; i < nbytes; i++) x = x * 256 + bytes[i];
+  return Math.floor(x / 2 ** (8 * nbytes - k)); // exact: x < 2^56 is an integer Number, the divisor a power of two
+}
+
+/**
+ * Uniform integers in [0, n) by rejection, as Python's `secrets.randbelow`:
+ * each try reads ⌈k/8⌉ bytes (k = bit length of n), keeps the top k bits
+ * big-endian, and accepts them when below n. The sizes are computed once.
+ */
+export class UniformBelow {
+  private readonly k: number;
+  private readonly nbytes: number;
+  private readonly shift: bigint;
+  private readonly small: number; // n as a Number when k ≤ 48 (the Number path), else 0
+
+  constructor(readonly n: bigint) {
+    if (n <= 0n) throw new RangeError("randbelow needs n > 0");
+    this.k = bitLength(n);
+    this.nbytes = Math.ceil(this.k / 8);
+    this.shift = BigInt(8 * this.nbytes - this.k);
+    this.small = this.k <= 48 ? Number(n) : 0;
+  }
+
+  /** One draw as a Number (only when n ≤ 2^48). */
+  drawNumber(source: ByteSource): number {
+    if (this.small === 0) throw new RangeError("drawNumber needs n < 2^48");
+    for (;;) {
+      const r = topBitsNumber(source.read(this.nbytes), this.nbytes, this.k);
+      if (r < this.small) return r;
+    }
+  }
+
+  draw(source: ByteSource): bigint {
+    if (this.small !== 0) return BigInt(this.drawNumber(source));
+    for (;;) {
+      const r = bytesToBigIntBE(source.read(this.nbytes)) >> this.shift; // the top k bits
+      if (r < this.n) return r;
+    }
   }
 }
 
 /** Uniform integer in [0, n) by rejection, as Python's `secrets.randbelow`: k = bit length of n bits per try. */
 export function randbelow(n: bigint, source: ByteSource): bigint {
-  if (n <= 0n) throw new RangeError("randbelow needs n > 0");
-  const k = bitLength(n);
-  const nbytes = Math.ceil(k / 8);
-  const shift = BigInt(8 * nbytes - k);
-  for (;;) {
-    const r = bytesToBigIntBE(source.read(nbytes)) >> shift; // the top k bits
-    if (r < n) return r;
-  }
+  return new UniformBelow(n).draw(source);
 }
 
 /** k uniform bits (one read of ⌈k/8⌉ bytes, big-endian, top k bits kept). */
@@ -84,42 +174,150 @@ export interface LaneGroup {
   probability: Fraction;
 }
 
+/** A lane group with its mask as 32-bit words (lane i is bit i % 32 of word ⌊i/32⌋). */
+export interface WordLaneGroup {
+  mask: Uint32Array;
+  probability: Fraction;
+}
+
 /** Planes are read in blocks of this many (as Python does); the unused rest of a block is dropped. */
 const PLANES_PER_BLOCK = 12;
 
+/** The binary expansion of a probability num/den, one digit per `next()`; Numbers while 2·den fits exactly. */
+class Digits {
+  private num: bigint;
+  private readonly den: bigint;
+  private n: number;
+  private readonly d: number;
+
+  constructor(p: Fraction) {
+    if (p.num < 0n || p.num > p.den) throw new RangeError("probability outside [0, 1]");
+    this.num = p.num;
+    this.den = p.den;
+    this.d = p.den <= NUMBER_DIGITS_LIMIT ? Number(p.den) : 0;
+    this.n = this.d ? Number(p.num) : 0;
+  }
+
+  /** The next binary digit (t = 1 gives 1 forever). */
+  next(): boolean {
+    if (this.d) {
+      this.n *= 2;
+      if (this.n < this.d) return false;
+      this.n -= this.d;
+      return true;
+    }
+    this.num *= 2n;
+    if (this.num < this.den) return false;
+    this.num -= this.den;
+    return true;
+  }
+}
+
+const NUMBER_DIGITS_LIMIT = 1n << 51n;
+
+/** Digits kept per probability; a lane sampler going past them (about 2^-128 per lane) continues with `Digits`. */
+const TABLE_DIGITS = 128;
+
+/** The first TABLE_DIGITS binary digits of a probability, computed once per Fraction object (encoders keep theirs). */
+const digitTables = new WeakMap<Fraction, Uint8Array>();
+
+function digitTable(p: Fraction): Uint8Array {
+  let table = digitTables.get(p);
+  if (table === undefined) {
+    const digits = new Digits(p);
+    table = new Uint8Array(TABLE_DIGITS);
+    for (let i = 0; i < TABLE_DIGITS; i++) table[i] = digits.next() ? 1 : 0;
+    digitTables.set(p, table);
+  }
+  return table;
+}
+
 /**
- * `width` independent exact coins, lane i (bit i of the result) with its
- * group's probability. Each lane compares a uniform real U (one binary digit
- * per round, from the source) with its probability t, digit by digit; the
- * first differing digit decides U < t.
+ * `width` independent exact coins, lane i with its group's probability, as
+ * 32-bit words. Each lane compares a uniform real U (one binary digit per
+ * round: one plane of ⌈width/8⌉ bytes, little-endian, read from the source in
+ * blocks of 12 planes) with its probability t, digit by digit; the first
+ * differing digit decides U < t. Exactly the bytes and results of Python's
+ * bit-sliced sampler.
  */
-export function sampleLanes(width: number, groups: readonly LaneGroup[], source: ByteSource): bigint {
-  const full = (1n << BigInt(width)) - 1n;
-  const nbytes = Math.ceil(width / 8);
-  // binary expansion state of each probability: t's remaining part num/den
-  const state = groups.filter((g) => g.mask !== 0n).map((g) => ({ mask: g.mask, num: g.probability.num, den: g.probability.den }));
-  for (const s of state) if (s.num < 0n || s.num > s.den) throw new RangeError("probability outside [0, 1]");
-  let undecided = full;
-  let result = 0n;
+export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[], source: ByteSource): Uint32Array {
+  const nwords = (width + 31) >>> 5;
+  const nbytes = (width + 7) >>> 3;
+  const last = width % 32 === 0 ? 0xffffffff : (2 ** (width % 32) - 1) >>> 0; // the lanes of the last word
+  const masks: Uint32Array[] = [];
+  const tables: Uint8Array[] = [];
+  const late: Digits[] = []; // past the tables (practically never)
+  for (const g of groups) {
+    let any = 0;
+    for (let w = 0; w < g.mask.length; w++) any |= g.mask[w];
+    if (!any) continue;
+    masks.push(g.mask);
+    tables.push(digitTable(g.probability));
+  }
+  const undecided = new Uint32Array(nwords).fill(0xffffffff);
+  undecided[nwords - 1] = last;
+  const result = new Uint32Array(nwords);
+  const on: boolean[] = masks.map(() => false);
   let buffer: Uint8Array = new Uint8Array(0);
   let offset = 0;
-  while (undecided) {
-    let threshold = 0n;
-    for (const s of state) {
-      s.num *= 2n; // next binary digit of num/den (t = 1 gives 1 forever)
-      if (s.num >= s.den) {
-        s.num -= s.den;
-        threshold |= s.mask;
+  let open = width > 0;
+  for (let round = 0; open; round++) {
+    // this round's digit of each group's probability
+    for (let j = 0; j < masks.length; j++) {
+      if (round < TABLE_DIGITS) on[j] = tables[j][round] === 1;
+      else {
+        if (round === TABLE_DIGITS) {
+          late[j] = new Digits(groups.find((g) => g.mask === masks[j])!.probability);
+          for (let i = 0; i < TABLE_DIGITS; i++) late[j].next();
+        }
+        on[j] = late[j].next();
       }
     }
     if (offset === buffer.length) {
       buffer = source.read(nbytes * PLANES_PER_BLOCK);
       offset = 0;
     }
-    const plane = bytesToBigIntLE(buffer.subarray(offset, offset + nbytes)) & full;
+    open = false;
+    const end = offset + nbytes; // this plane's bytes only
+    for (let w = 0; w < nwords; w++) {
+      const b = offset + 4 * w;
+      let plane: number;
+      if (b + 3 < end) plane = buffer[b] | (buffer[b + 1] << 8) | (buffer[b + 2] << 16) | (buffer[b + 3] << 24);
+      else {
+        plane = buffer[b];
+        if (b + 1 < end) plane |= buffer[b + 1] << 8;
+        if (b + 2 < end) plane |= buffer[b + 2] << 16;
+      }
+      if (w === nwords - 1) plane &= last;
+      let t = 0;
+      for (let j = 0; j < masks.length; j++) if (on[j]) t |= masks[j][w];
+      const u = undecided[w];
+      result[w] |= u & t & ~plane; // U's digit 0 where t's is 1: U < t, the coin is 1
+      const left = u & ~(plane ^ t); // decided wherever the digits differ
+      undecided[w] = left;
+      if (left) open = true;
+    }
     offset += nbytes;
-    result |= undecided & threshold & ~plane; // U's digit 0 where t's is 1: U < t, the coin is 1
-    undecided &= ~(plane ^ threshold); // decided wherever the digits differ
   }
   return result;
+}
+
+/** Lanes as a bigint ↔ 32-bit words. */
+export function lanesToWords(lanes: bigint, width: number): Uint32Array {
+  const out = new Uint32Array((width + 31) >>> 5);
+  for (let w = 0; w < out.length; w++) out[w] = Number((lanes >> BigInt(32 * w)) & 0xffffffffn);
+  return out;
+}
+
+export function wordsToLanes(words: Uint32Array): bigint {
+  let x = 0n;
+  for (let w = words.length - 1; w >= 0; w--) x = (x << 32n) | BigInt(words[w]);
+  return x;
+}
+
+/** `sampleLaneWords` with bigint masks and result (bit i = lane i). */
+export function sampleLanes(width: number, groups: readonly LaneGroup[], source: ByteSource): bigint {
+  const full = (1n << BigInt(width)) - 1n;
+  const wordGroups = groups.map((g) => ({ mask: lanesToWords(g.mask & full, width), probability: g.probability }));
+  return wordsToLanes(sampleLaneWords(width, wordGroups, source));
 }

@@ -1,7 +1,8 @@
 /** Client state, the privacy budget, the spool and the Uploader (Node storage; a fake fetch for the HTTP rules). */
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { canonicalClientId, ledgerPath, parseCsv, readCsv, statePath } from "../src/table.js";
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -22,17 +23,14 @@ import {
 } from "../src/index.js";
 import { FileLedgerStorage, FileSpool, openClientState } from "../src/node.js";
 
+// GRR at ε = 0.1 (the canonical spec Python writes; also in the vectors' budget section)
+const GRR_SMALL = loadSpec('{"domain":["a","b","c"],"epsilon":0.1,"format":1,"mechanism":"grr","p":"6565437337047553411/18446744073709551616"}');
 const GRR = loadSpec('{"domain":["a","b","c"],"epsilon":1.0,"format":1,"mechanism":"grr","p":"1/2"}');
 const RAPPOR = loadSpec('{"domain":null,"encoding":"bloom","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":16,"num_cohorts":4,"num_hashes":2,"p":"1/4","q":"3/4"}');
 const BOOL = loadSpec('{"domain":null,"encoding":"boolean","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":1,"num_cohorts":1,"num_hashes":1,"p":"1/4","q":"3/4"}');
 const tmp = () => mkdtempSync(join(tmpdir(), "ldp-js-"));
 
 describe("privacy budget", () => {
-  it("RAPPOR ε₁ and ε∞ as Python's spec (rounded up, within 1e-9)", () => {
-    const { one, inf } = rapporEpsilons(RAPPOR); // Python: epsilon_one 2.043302495066…, epsilon_inf 4.394449154672439
-    assert.ok(one >= 2.0433024950660 && one < 2.0433024950661 + 1e-9);
-    assert.ok(inf! >= 4.394449154672439 && inf! < 4.394449154672439 + 1e-9);
-  });
   it("fresh reports cost ε each; the report over the budget is refused and not recorded", async () => {
     const ledger = new PrivacyLedger(new MemoryLedgerStorage(), makeBudget(3));
     const encoder = new BudgetedEncoder(makeEncoder(GRR), ledger);
@@ -54,8 +52,25 @@ describe("privacy budget", () => {
     for (let i = 0; i < 3; i++) await encoder.encode("same");
     await assert.rejects(encoder.encode("same"), BudgetExceededError);
   });
-  it("only basic composition: optimal is refused, not silently approximated", () => {
-    assert.throws(() => makeBudget(1, 1e-6, "optimal"), /basic only/);
+  it("optimal composition at δ > 0 admits more fresh reports than basic, never fewer (δ = 0: the same)", async () => {
+    const count = async (composition: string, delta: number) => {
+      const ledger = new PrivacyLedger(new MemoryLedgerStorage(), makeBudget(2, delta, composition));
+      const encoder = new BudgetedEncoder(makeEncoder(GRR_SMALL), ledger);
+      let n = 0;
+      for (; n < 100; n++) {
+        try {
+          await encoder.encode("a");
+        } catch (error) {
+          assert.ok(error instanceof BudgetExceededError);
+          break;
+        }
+      }
+      return n;
+    };
+    const basic = await count("basic", 0);
+    assert.equal(basic, 20);
+    assert.equal(await count("optimal", 0), basic);
+    assert.ok((await count("optimal", 1e-6)) > basic);
   });
 });
 
@@ -176,3 +191,67 @@ describe("ldp-encode", () => {
     assert.throws(() => execFileSync(process.execPath, args, { stdio: "pipe" }), (e: { status: number; stdout: Buffer }) => e.status === 3 && e.stdout.toString().trim().split("\n").length === 2);
   });
 });
+
+describe("ldp-encode: CSV input and client ids (as Python's ldp encode)", () => {
+  const RAPPOR_TEXT = RAPPOR.canonicalJson;
+  const run = (args: string[]) => execFileSync(process.execPath, ["dist/cli.js", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+  it("reads CSV as the csv module does: quotes, doubled quotes, a field spanning lines, CR LF, empty lines skipped", () => {
+    const records = parseCsv('a,b\r\n"x, y","say ""hi"""\n\n"two\nlines",\n', "f.csv");
+    assert.deepEqual(records, [
+      [1, ["a", "b"]],
+      [2, ["x, y", 'say "hi"']],
+      [4, ["two\nlines", ""]],
+    ]);
+    assert.throws(() => readCsv("a,b\n1\n", "f.csv"), /line 2: 1 fields, but the header has 2/);
+    assert.throws(() => readCsv("a,a\n", "f.csv"), /repeats the column\(s\) 'a'/);
+    assert.throws(() => parseCsv('"open', "f.csv"), /not valid CSV/);
+  });
+  it("canonical client ids: exact text, a decimal integer's zero fraction dropped, empty refused", () => {
+    assert.deepEqual(["1", "1.0", "1.000", "-3.0", "007", " 1", "1.5", "alice"].map(canonicalClientId), ["1", "1", "1", "-3", "007", " 1", "1.5", "alice"]);
+    assert.throws(() => canonicalClientId(""), /empty/);
+  });
+  it("state files: SHA-256 of the canonical id, first 32 hex digits (Python's state_path); the ledger beside", () => {
+    // sha256("1") = 6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b
+    assert.equal(statePath("d", "1.0"), join("d", "6b86b273ff34fce19d6b804eff5a3f57.json"));
+    assert.equal(ledgerPath("d", "1"), join("d", "6b86b273ff34fce19d6b804eff5a3f57.ledger.json"));
+  });
+  it("--state: each row's client_id selects its persistent client; one id spelled two ways is one client", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), RAPPOR_TEXT);
+    writeFileSync(join(dir, "v.csv"), "client_id,url\n1,a\n1.0,a\n007,a\nalice,b\n");
+    const out = run(["--spec", join(dir, "spec.json"), join(dir, "v.csv"), "--column", "url", "--state", join(dir, "s")]);
+    assert.equal(out.trim().split("\n").length, 4);
+    const files = readdirSync(join(dir, "s")).filter((f) => f.endsWith(".json")).sort();
+    assert.deepEqual(files, ["1", "007", "alice"].map((id) => statePath("", id)).sort());
+  });
+  it("--budget with --state: a ledger per client, refused rows emit nothing (exit 3); optimal composition accepted", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), GRR.canonicalJson);
+    writeFileSync(join(dir, "v.csv"), "client_id,value\n1,a\n1,b\n1,c\n2,a\n");
+    const args = ["--spec", join(dir, "spec.json"), join(dir, "v.csv"), "--state", join(dir, "s"), "--budget", "2"];
+    assert.throws(
+      () => run(args),
+      (e: { status: number; stdout: string; stderr: string }) => e.status === 3 && e.stdout.trim().split("\n").length === 3 && /1 rows refused/.test(e.stderr),
+    );
+    assert.deepEqual(readdirSync(join(dir, "s")).filter((f) => f.endsWith(".ledger.json")).sort(), [ledgerPath("", "1"), ledgerPath("", "2")].sort());
+    const optimal = ["--spec", join(dir, "spec.json"), join(dir, "v.csv"), "--state", join(dir, "t"), "--budget", "5", "--budget-delta", "1e-6", "--composition", "optimal"];
+    assert.equal(run(optimal).trim().split("\n").length, 4);
+  });
+  it("errors name what is wrong: no client_id column, an empty id, --column on text, several columns", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), GRR.canonicalJson);
+    writeFileSync(join(dir, "a.csv"), "value\na\n");
+    writeFileSync(join(dir, "b.csv"), "client_id,value\n,a\n");
+    writeFileSync(join(dir, "c.csv"), "x,y\na,b\n");
+    writeFileSync(join(dir, "v.txt"), "a\n");
+    const fails = (args: string[], pattern: RegExp) =>
+      assert.throws(() => run(["--spec", join(dir, "spec.json"), ...args]), (e: { status: number; stderr: string }) => e.status === 2 && pattern.test(e.stderr));
+    fails([join(dir, "a.csv"), "--state", join(dir, "s")], /--state needs a 'client_id' column/);
+    fails([join(dir, "b.csv"), "--state", join(dir, "s")], /row 1 of .*: the client_id is missing/);
+    fails([join(dir, "v.txt"), "--column", "x"], /--column applies to CSV inputs only/);
+    fails([join(dir, "c.csv")], /several columns \(x, y\); choose one with --column/);
+    fails([join(dir, "c.csv"), "--column", "z"], /no column 'z'/);
+  });
+});
+

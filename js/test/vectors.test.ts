@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { sha256 } from "@noble/hashes/sha2.js";
+import { nativeShake256 } from "../src/node.js";
 import {
   type JsonObject,
   floatText,
@@ -234,6 +235,9 @@ describe("prr", () => {
       }
       const width = Number(spec.fields.num_bits);
       assert.equal(toHex(lanesToPacked(encoder.permanentBits(value), width)), c.prr_bits);
+      // the same permanent response with Node's native SHAKE-256
+      const native = new RapporEncoder(spec, { secret: fromHex(c.secret), cohort: c.cohort }, undefined, nativeShake256);
+      assert.equal(toHex(lanesToPacked(native.permanentBits(value), width)), c.prr_bits);
     });
   });
 });

@@ -16,6 +16,17 @@ def _fmt(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.6g}"
 
 
+def _echo_method_table(
+    third: str, lines: list[tuple[str, str, str, str]], third_width: int | None = None
+) -> None:
+    """Print rows of (method, epsilon, ``third`` column, note): methods left-aligned, epsilons right-aligned."""
+    width = max(len(m) for m, *_ in lines)
+    third_width = third_width or max(len(third), *(len(t) for _, _, t, _ in lines))
+    click.echo(f"{'method':<{width}}  {'epsilon':>10}  {third:<{third_width}}  note")
+    for method, value, column, note in lines:
+        click.echo(f"{method:<{width}}  {value:>10}  {column:<{third_width}}  {note}".rstrip())
+
+
 @click.group("privacy")
 def privacy():
     """Privacy accounting across reports: f-DP, Gaussian DP, exact composition.
@@ -87,10 +98,7 @@ def compose(epsilon, reports, delta, spec_path):
                     )
                 )
         click.echo(f"{reports} reports of epsilon = {eps:.6g}, total delta = {delta:.3g}")
-        width = max(len(m) for m, *_ in lines)
-        click.echo(f"{'method':<{width}}  {'epsilon':>10}  {'kind':<13}  note")
-        for method, value, kind, note in lines:
-            click.echo(f"{method:<{width}}  {value:>10}  {kind:<13}  {note}".rstrip())
+        _echo_method_table("kind", lines, third_width=13)
 
     run_guarded(body)
 
@@ -278,10 +286,6 @@ def shuffle(epsilon0, users, delta, spec_path, domain_size, target_epsilon):
         rows = shuffle_bounds(eps0, users, delta, domain_size=size, spec=spec)
         click.echo(f"{users:,} shuffled reports of epsilon0 = {eps0:.6g}, central delta = {delta:.3g}")
         lines = [(r.method, "-" if r.epsilon is None else _fmt(r.epsilon), r.source, r.note) for r in rows]
-        width = max(len(m) for m, *_ in lines)
-        source_width = max(len(s) for _, _, s, _ in lines)
-        click.echo(f"{'method':<{width}}  {'epsilon':>10}  {'theorem':<{source_width}}  note")
-        for method, value, source, note in lines:
-            click.echo(f"{method:<{width}}  {value:>10}  {source:<{source_width}}  {note}".rstrip())
+        _echo_method_table("theorem", lines)
 
     run_guarded(body)

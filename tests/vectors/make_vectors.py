@@ -33,6 +33,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import math
 import os
 import random
 import secrets
@@ -49,6 +50,7 @@ from ldp.client import encoders as client_encoders
 from ldp.client.encoders import make_encoder
 from ldp.client.sampling import PRFStream, binary_digits, lanes_to_packed, sample_lanes
 from ldp.client.state import ClientState
+from ldp.errors import BudgetExceededError, ParameterError
 from ldp.hashing import (
     LH_PRIME,
     LH_SEED_SPACE,
@@ -59,6 +61,10 @@ from ldp.hashing import (
     value_bytes,
 )
 from ldp.numeric_wire import numeric_table as wire_table
+from ldp.privacy.budget import Budget, PrivacyLedger
+from ldp.privacy.composition import (
+    heterogeneous_epsilon,
+)  # loads NumPy's random (reads the OS CSPRNG) here, not while vectors are made
 from ldp.report import Report, pack_bits, unpack_bits
 from ldp.specs import Rappor, Spec, spec_from_dict
 from ldp.specs.base import registered_specs
@@ -840,6 +846,126 @@ def report_vectors() -> list[dict[str, Any]]:
 
 # -- the file -------------------------------------------------------------------------------
 
+#: Specs used only by the budget section (written in full there), by id.
+BUDGET_SPECS = {
+    "budget/grr-0.1": {"mechanism": "grr", "domain": ["a", "b", "c"], "epsilon": 0.1},
+    "budget/oue-0.5": {"mechanism": "oue", "domain": ["w", "x", "y", "z"], "epsilon": 0.5},
+}
+
+#: Ledger scenarios: (id, budget, charges as (spec id, value)); every charge is attempted in order.
+BUDGET_LEDGERS: list[tuple[str, dict[str, Any], list[tuple[str, Any]]]] = [
+    ("basic/grr", {"epsilon": 3.0}, [("grr/str", "red")] * 4),
+    ("basic/float-sum", {"epsilon": 1.0}, [("budget/grr-0.1", "a")] * 11),
+    (
+        "optimal/delta0-is-basic",
+        {"epsilon": 1.0, "delta": 0.0, "composition": "optimal"},
+        [("budget/grr-0.1", "b")] * 11,
+    ),
+    (
+        "optimal/many-small",
+        {"epsilon": 2.0, "delta": 1e-6, "composition": "optimal"},
+        [("budget/grr-0.1", "c")] * 60,
+    ),
+    (
+        "optimal/mixed",
+        {"epsilon": 8.0, "delta": 1e-5, "composition": "Optimal"},
+        [
+            (spec, value)
+            for i in range(14)
+            for spec, value in (
+                ("budget/grr-0.1", "a"),
+                ("budget/oue-0.5", "x"),
+                ("rappor/mmh3", ["alpha", "beta", "alpha", "gamma"][i % 4]),
+                ("rappor/boolean", i % 3 == 0),
+            )
+        ],
+    ),
+    (
+        "basic/rappor-finite-domains",
+        {"epsilon": 30.0},
+        [("rappor/basic", ["a", "\u00e9", 3, "not-in-domain"][i % 4]) for i in range(12)]
+        + [("rappor/boolean", i % 2 == 0) for i in range(12)],
+    ),
+    (
+        "parameter-error/gaussian",
+        {"epsilon": 5.0},
+        [("budget/grr-0.1", "a"), ("gaussian/grid8", 0.5), ("budget/grr-0.1", "a")],
+    ),
+]
+
+#: heterogeneous_epsilon cases: (pieces as (epsilon, count) runs, delta).
+BUDGET_COMPOSITIONS: list[tuple[list[tuple[float, int]], float]] = [
+    ([(0.5, 10)], 1e-6),
+    ([(1.0, 50)], 1e-5),
+    ([(0.1, 100), (0.7, 20)], 1e-6),
+    ([(2.0, 1), (0.3, 2), (1.1, 1)], 1e-3),
+    ([(0.25, 1000)], 1e-8),
+    ([(0.1, 10)], 0.0),
+    ([(0.05, 1500), (0.3, 1400)], 1e-6),  # over 2,000,000 atoms: evaluated lazily (ProductLoss)
+    ([(0.05, 1500), (0.3, 1400), (0.7, 3)], 1e-6),  # a third factor after that: KOV Theorem 3.5
+]
+
+
+def _approx(x: float) -> float:
+    """A total ε to 10 significant digits: NumPy's vectorized exp/log may differ in the last bits between
+    CPUs, and these totals come from them (another implementation compares within a relative 1e-9)."""
+    return float(f"{x:.10g}")
+
+
+def budget_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
+    """RAPPOR's ε₁/ε∞, the optimal rule's total ε, and ledgers' charge decisions (ldp.privacy.budget).
+
+    ε₁ and ε∞ are exact (pure Python); the totals are rounded (:func:`_approx`).
+    """
+    extra = {key: spec_from_dict(dict(data)) for key, data in BUDGET_SPECS.items()}
+    known = {**specs, **extra}
+    epsilons = [
+        {
+            "spec": key,
+            "epsilon_one": spec.epsilon_one,
+            "epsilon_inf": None if math.isinf(spec.epsilon_inf) else spec.epsilon_inf,
+            "values": spec.memo_domain_size,
+        }
+        for key, spec in specs.items()
+        if isinstance(spec, Rappor)
+    ]
+    compositions = []
+    for runs, delta in BUDGET_COMPOSITIONS:
+        pieces = [eps for eps, count in runs for _ in range(count)]
+        compositions.append(
+            {
+                "runs": [list(r) for r in runs],
+                "delta": delta,
+                "epsilon": _approx(heterogeneous_epsilon(pieces, delta)),
+            }
+        )
+    ledgers = []
+    for key, budget_args, charges in BUDGET_LEDGERS:
+        budget = Budget(**budget_args)
+        with fixed_csprng(ByteStream(stream_bytes(f"budget/{key}", 32))):
+            ledger = PrivacyLedger.in_memory(budget)
+        steps = []
+        for spec_id, value in charges:
+            step: dict[str, Any] = {"spec": spec_id, "value": value}
+            try:
+                ledger.charge(known[spec_id], value)
+                step["outcome"] = "charged"
+            except BudgetExceededError:
+                step["outcome"] = "refused"
+            except ParameterError:
+                step["outcome"] = "parameter_error"
+            step["committed"] = _approx(ledger.committed)
+            step["spent"] = _approx(ledger.spent)
+            steps.append(step)
+        ledgers.append({"id": key, "budget": budget_args, "charges": steps})
+    return {
+        "specs": {key: spec.to_json() for key, spec in extra.items()},
+        "rappor_epsilons": epsilons,
+        "compositions": compositions,
+        "ledgers": ledgers,
+    }
+
+
 README = (
     "Cross-language test vectors of the ldp client, generated by tests/vectors/make_vectors.py from the "
     "library; tests/vectors/README.md documents every section. Integers that can exceed 2^53 are decimal "
@@ -878,6 +1004,7 @@ def _build() -> tuple[dict[str, Any], dict[str, Any]]:
         "numeric": numeric_vectors(specs),
         "encodings": encoding_vectors(specs),
         "reports": report_vectors(),
+        "budget": budget_vectors(specs),
     }
     check_json_safe(vectors)
     missing = sorted(set(registered_specs()) - covered_mechanisms(vectors))

@@ -1,0 +1,256 @@
+"""Counting the ones of packed bit rows, in time linear in the bits and bounded memory.
+
+Unary encoding (SUE, OUE) needs, for each bit position, how many reports set
+it; RAPPOR needs the same per cohort. Reports arrive packed as by
+:func:`numpy.packbits` (most significant bit first), n rows of ``num_bytes``
+bytes.
+
+Both kernels count *bit-sliced* (SIMD within a register): the packed bytes
+are read as little-endian 64-bit words, and ``(word >> k) & 0x1111…1`` puts
+bits k and k + 4 of each byte into the low bit of a 4-bit lane. Adding 15
+such words cannot carry out of a lane (15 < 16), so one 64-bit addition adds
+16 bits at once; four shifts (k = 0 … 3) cover all 8 bits of every byte.
+The 4-bit lane sums are then split into wider lanes before they can overflow:
+
+* :func:`column_bit_counts` (SUE, OUE) adds groups of 15 rows in 4-bit
+  lanes, 17 such groups in 8-bit lanes (17·15 = 255), and those totals in
+  int64. A group is every G-th row of a tile of 15·G rows, so each of these
+  sums adds whole contiguous blocks, however narrow a row is. It works on tiles of at most :data:`TILE_BYTES` of packed input, so
+  the cost per report-bit does not depend on d and memory stays a few tiles
+  whatever n and d are.
+* :func:`cohort_bit_counts` (RAPPOR) sorts each chunk of reports by cohort
+  (a radix sort of small integers) and lays every cohort's reports out in
+  units of 15 rows, zero-padded, slot by slot, so the sums over units are
+  whole-array operations; the unit sums are spread into 16-bit lanes and
+  added per cohort with :func:`numpy.add.reduceat`. A chunk holds at most
+  :data:`COHORT_CHUNK` < 2¹⁶ reports, so no 16-bit lane overflows.
+
+Small batches (the collector adds a few reports at a time) are counted by
+unpacking, whose fixed cost is lower.
+
+The results are exact integer counts, equal to
+``np.unpackbits(bits, axis=1, count=num_bits).sum(axis=0)`` (per cohort for
+RAPPOR).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["COHORT_CHUNK", "TILE_BYTES", "cohort_bit_counts", "column_bit_counts", "unpacked_bit_counts"]
+
+#: Packed bytes of one tile of :func:`column_bit_counts` (rows × columns; kept in cache).
+TILE_BYTES = 1 << 19
+#: Reports per chunk of :func:`cohort_bit_counts` (a multiple of 15 below 2¹⁶).
+COHORT_CHUNK = 4368 * 15
+#: Largest unpacked block of :func:`unpacked_bit_counts`, in bytes.
+UNPACK_BYTES = 1 << 22
+#: Batches of fewer rows, or of fewer report-bits than SMALL_BITS, are counted by unpacking
+#: (the bit-sliced kernel has a fixed cost of some 100 µs).
+SMALL_ROWS = 32
+SMALL_BITS = 1 << 18
+#: Fewer RAPPOR reports than this are counted by unpacking.
+SMALL_COHORT_ROWS = 1024
+
+_WORD = np.dtype("<u8")  # the packed bytes read as little-endian words, so byte b of a word is bits 8b…8b+7
+_NIBBLE_LOW_BITS = np.uint64(0x1111_1111_1111_1111)
+_BYTE_LOW_NIBBLES = np.uint64(0x0F0F_0F0F_0F0F_0F0F)
+_SHORT_LOW_NIBBLES = np.uint64(0x000F_000F_000F_000F)
+_SHORT = np.uint64(0xFFFF)
+_NIBBLE_SHIFTS = np.arange(0, 16, 4, dtype=np.uint64).reshape(4, 1, 1, 1)
+_SHORT_SHIFTS = np.arange(0, 64, 16, dtype=np.uint64)
+
+
+def _as_bytes(words: np.ndarray) -> np.ndarray:
+    """The bytes of native uint64 ``words``, in the little-endian order the input was read in."""
+    return words.astype(_WORD, copy=False).view(np.uint8)
+
+
+def unpacked_bit_counts(bits: np.ndarray, num_bits: int) -> np.ndarray:
+    """Ones per bit position by unpacking, in row blocks of at most :data:`UNPACK_BYTES` unpacked.
+
+    Parameters
+    ----------
+    bits : ndarray of uint8, shape (n, num_bytes)
+        Packed rows (numpy.packbits order).
+    num_bits : int
+        Bits per row (≤ 8·num_bytes).
+
+    Returns
+    -------
+    ndarray of int64, shape (num_bits,)
+    """
+    counts = np.zeros(num_bits, dtype=np.int64)
+    rows = max(1, UNPACK_BYTES // max(num_bits, 1))
+    for start in range(0, bits.shape[0], rows):
+        counts += np.unpackbits(bits[start : start + rows], axis=1, count=num_bits).sum(
+            axis=0, dtype=np.int64
+        )
+    return counts
+
+
+def _to_bit_order(per_byte: np.ndarray, num_bits: int) -> np.ndarray:
+    """(..., num_bytes, 8) counts indexed by (byte, bit k = 2^k) → (..., num_bits) in packbits order."""
+    lead = per_byte.shape[:-2]
+    return per_byte[..., ::-1].reshape(*lead, -1)[..., :num_bits]
+
+
+def column_bit_counts(bits: np.ndarray, num_bits: int) -> np.ndarray:
+    """Ones per bit position of packed rows (SUE, OUE aggregation).
+
+    Parameters
+    ----------
+    bits : ndarray of uint8, shape (n, num_bytes)
+        Packed rows (numpy.packbits order); padding bits beyond ``num_bits``
+        are not counted.
+    num_bits : int
+        Bits per row, 8·(num_bytes − 1) < num_bits ≤ 8·num_bytes.
+
+    Returns
+    -------
+    ndarray of int64, shape (num_bits,)
+        Equal to ``np.unpackbits(bits, axis=1, count=num_bits).sum(axis=0)``.
+    """
+    n, num_bytes = bits.shape
+    if n < SMALL_ROWS or n * num_bits < SMALL_BITS:
+        return unpacked_bit_counts(bits, num_bits)
+    num_words = (num_bytes + 7) // 8
+    per_byte = np.zeros((num_words * 8, 8), dtype=np.int64)  # [byte, bit k]
+    tile_words = min(num_words, max(1, TILE_BYTES // (8 * 255)))
+    for first_word in range(0, num_words, tile_words):
+        words = min(tile_words, num_words - first_word)
+        lo, hi = first_word * 8, min(num_bytes, (first_word + words) * 8)
+        rows = max(255, TILE_BYTES // (8 * words) // 255 * 255)
+        tile = np.zeros((_padded_rows(min(rows, n)), words * 8), dtype=np.uint8)
+        scratch = np.empty((tile.shape[0], words), dtype=np.uint64)
+        for start in range(0, n, rows):
+            block = bits[start : start + rows, lo:hi]
+            _add_tile(block, tile, scratch, per_byte[lo : lo + words * 8])
+    return _to_bit_order(per_byte[:num_bytes], num_bits)
+
+
+def _padded_rows(m: int) -> int:
+    """Rows of a tile holding m rows: whole groups of 15, and whole 255-row units above 255."""
+    return -(-m // 15) * 15 if m <= 255 else -(-m // 255) * 255  # so 8-bit lanes never overflow
+
+
+def _add_tile(block: np.ndarray, tile: np.ndarray, scratch: np.ndarray, per_byte: np.ndarray) -> None:
+    """Add the bit counts of ``block`` (≤ tile rows) to ``per_byte`` [byte, bit k] via the zeroed tile."""
+    m, width = block.shape
+    words = tile.shape[1] // 8
+    rows = _padded_rows(m)
+    tile[:m, :width] = block
+    tile[m:rows] = 0
+    x = tile[:rows].view(_WORD)  # (rows, words)
+    # Any 15 rows may form a group: group g takes rows g, g + groups, g + 2·groups, … so that every
+    # sum below adds whole contiguous blocks (a vectorized add whatever the width of a row).
+    groups = rows // 15
+    per_unit = 17 if groups % 17 == 0 else groups  # 17 groups of 15 rows: at most 255 per 8-bit lane
+    t = scratch[:rows]
+    for k in range(4):
+        np.right_shift(x, np.uint64(k), out=t)
+        np.bitwise_and(t, _NIBBLE_LOW_BITS, out=t)
+        nibbles = t.reshape(15, -1).sum(axis=0, dtype=np.uint64)  # (groups · words), 4-bit lanes
+        low = np.bitwise_and(nibbles, _BYTE_LOW_NIBBLES).reshape(per_unit, -1).sum(axis=0, dtype=np.uint64)
+        nibbles >>= np.uint64(4)
+        nibbles &= _BYTE_LOW_NIBBLES
+        high = nibbles.reshape(per_unit, -1).sum(
+            axis=0, dtype=np.uint64
+        )  # 8-bit lanes: bit k + 4 of each byte
+        per_byte[:, k] += _as_bytes(low).reshape(-1, words * 8).sum(axis=0, dtype=np.int64)  # bit k
+        per_byte[:, k + 4] += _as_bytes(high).reshape(-1, words * 8).sum(axis=0, dtype=np.int64)
+
+
+def cohort_bit_counts(bits: np.ndarray, cohorts: np.ndarray, num_cohorts: int, num_bits: int) -> np.ndarray:
+    """Ones per (cohort, bit position) of packed rows (RAPPOR aggregation).
+
+    Parameters
+    ----------
+    bits : ndarray of uint8, shape (n, num_bytes)
+        Packed rows (numpy.packbits order).
+    cohorts : ndarray of int, shape (n,)
+        Cohort of each row, in [0, num_cohorts) (checked by the caller).
+    num_cohorts, num_bits : int
+
+    Returns
+    -------
+    ndarray of int64, shape (num_cohorts, num_bits)
+        Row j equals the :func:`unpacked_bit_counts` of the rows of cohort j.
+    """
+    n, num_bytes = bits.shape
+    out = np.zeros((num_cohorts, num_bits), dtype=np.int64)
+    if n < SMALL_COHORT_ROWS or num_cohorts > COHORT_CHUNK:  # (uint16 cohorts below: a radix argsort)
+        _add_sorted_unpacked(out, bits, cohorts)
+        return out
+    num_words = (num_bytes + 7) // 8
+    per_lane = np.zeros((num_cohorts, num_words * 64), dtype=np.int64)  # in the lane order of _cohort_lanes
+    row = np.dtype((np.void, num_words * 8))  # a row as one item: take and scatter move whole rows
+    direct = num_bytes == num_words * 8 and bits.flags.c_contiguous
+    buffer = None if direct else np.zeros((min(n, COHORT_CHUNK), num_words * 8), dtype=np.uint8)
+    for start in range(0, n, COHORT_CHUNK):
+        block = bits[start : start + COHORT_CHUNK]
+        if buffer is not None:
+            buffer[: block.shape[0], :num_bytes] = block
+            block = buffer[: block.shape[0]]
+        rows = block.view(row).reshape(-1)
+        present, lanes = _cohort_lanes(
+            rows, cohorts[start : start + COHORT_CHUNK].astype(np.uint16), num_cohorts
+        )
+        per_lane[present] += lanes.reshape(present.shape[0], -1)
+    # lane (word j, shift k, nibble i, 16-bit lane g) counts bit k + 4·(i % 2) of byte 8j + 2g + i // 2
+    j, k, i, g = np.meshgrid(*[np.arange(size) for size in (num_words, 4, 4, 4)], indexing="ij")
+    per_byte = np.zeros((num_cohorts, num_words * 8, 8), dtype=np.int64)
+    per_byte[:, (8 * j + 2 * g + i // 2).ravel(), (k + 4 * (i % 2)).ravel()] = per_lane
+    return _to_bit_order(per_byte[:, :num_bytes], num_bits)
+
+
+def _cohort_lanes(rows: np.ndarray, cohorts: np.ndarray, num_cohorts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cohorts present in the chunk and their lane counts, shape (present, words, 4, 4, 4).
+
+    ``rows`` holds each packed row as one void item of 8·words bytes.
+    """
+    m = rows.shape[0]
+    num_words = rows.dtype.itemsize // 8
+    order = np.argsort(cohorts, kind="stable")  # uint16 keys: a radix sort
+    per_cohort = np.bincount(cohorts, minlength=num_cohorts)
+    units = (per_cohort + 14) // 15
+    unit_start = np.concatenate(([0], np.cumsum(units)))
+    num_units = int(unit_start[-1])
+    # the r-th row of cohort c (in sorted order) goes to slot r % 15 of unit unit_start[c] + r // 15;
+    # slots are laid out slot-major (slot s of every unit together) so the sum over slots is a whole-array add
+    rank = np.arange(m, dtype=np.int64) - np.repeat(
+        np.concatenate(([0], np.cumsum(per_cohort)[:-1])), per_cohort
+    )
+    unit = rank // 15
+    rank -= 15 * unit
+    rank *= num_units
+    rank += unit
+    rank += np.repeat(unit_start[:-1], per_cohort)
+    padded = np.zeros(15 * num_units, dtype=rows.dtype)
+    padded[rank] = rows.take(order)
+    words = padded.view(_WORD)  # (15 slots · units · words,)
+    t = np.empty(words.shape, dtype=np.uint64)
+    nibbles = np.empty((4, num_units * num_words), dtype=np.uint64)
+    for k in range(4):
+        np.right_shift(words, np.uint64(k), out=t)
+        np.bitwise_and(t, _NIBBLE_LOW_BITS, out=t)
+        t.reshape(15, -1).sum(axis=0, dtype=np.uint64, out=nibbles[k])  # per (unit, word), 4-bit lanes
+    by_unit = np.ascontiguousarray(nibbles.reshape(4, num_units, num_words).transpose(0, 2, 1))
+    spread = (by_unit >> _NIBBLE_SHIFTS) & _SHORT_LOW_NIBBLES  # (nibble i, k, word, unit): 16-bit lanes
+    present = np.flatnonzero(units)
+    sums = np.add.reduceat(spread, unit_start[present], axis=-1)  # (i, k, word, present cohort)
+    lanes = (sums[..., None] >> _SHORT_SHIFTS) & _SHORT  # (i, k, word, present, 16-bit lane g)
+    return present, lanes.transpose(3, 2, 1, 0, 4).astype(np.int64)
+
+
+def _add_sorted_unpacked(out: np.ndarray, bits: np.ndarray, cohorts: np.ndarray) -> None:
+    """Add per-cohort counts by sorting rows by cohort and summing unpacked runs (small or many-cohort batches)."""
+    num_bits = out.shape[1]
+    rows = max(1, UNPACK_BYTES // max(num_bits, 1))
+    for start in range(0, cohorts.shape[0], rows):
+        part = cohorts[start : start + rows]
+        order = np.argsort(part, kind="stable")
+        sorted_cohorts = part[order]
+        unpacked = np.unpackbits(bits[start : start + rows][order], axis=1, count=num_bits)
+        starts = np.flatnonzero(np.r_[True, sorted_cohorts[1:] != sorted_cohorts[:-1]])
+        out[sorted_cohorts[starts]] += np.add.reduceat(unpacked, starts, axis=0, dtype=np.int64)

@@ -1,0 +1,223 @@
+"""Random sources for the vectorized encoders: the OS CSPRNG, or a seeded NumPy generator.
+
+The batch samplers (:mod:`ldp.client.batch`, the numeric batch encoder) draw
+every coin through a :class:`RandomSource`, so one sampling code serves two
+sources:
+
+- :class:`SystemRandomSource` — the operating system's CSPRNG: large
+  ``os.urandom`` blocks read as uint64 words (:func:`numpy.frombuffer`). This
+  is the secure path (``ldp encode`` without ``--seed``).
+- :class:`GeneratorSource` — a caller's seeded :class:`numpy.random.Generator`:
+  reproducible and NOT cryptographically secure (simulations, tests, ``--seed``).
+
+On top of the source's uniform words, :func:`uniform_below` draws exact
+uniform integers below a bound (rejection sampling, no modulo bias) and
+:func:`bernoulli` draws exact coins of any rational probability (a uniform
+real compared with the probability 64 binary digits at a time; ties, which
+have probability 2^-64 per round, go on to the next 64 digits).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from fractions import Fraction
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ldp.errors import ParameterError
+
+__all__ = ["GeneratorSource", "RandomSource", "SystemRandomSource", "as_source", "bernoulli", "uniform_below"]
+
+_TWO64 = 1 << 64
+_TWO16 = 1 << 16
+
+
+@runtime_checkable
+class RandomSource(Protocol):
+    """Uniform random words and exact uniform integers for the batch samplers."""
+
+    #: True when the words come from a CSPRNG (fit for real users' data).
+    secure: bool
+
+    def words(self, n: int) -> np.ndarray:
+        """``n`` independent uniform uint64 words (the array may be read-only)."""
+
+    def integers(self, bound: int, n: int) -> np.ndarray:
+        """``n`` independent uniform integers in ``[0, bound)`` (exact), int64 or uint64."""
+
+
+class SystemRandomSource:
+    """The operating system's CSPRNG (``os.urandom``), read in large blocks.
+
+    Requests of fewer than ``block_bytes / 8`` words are served from a pooled
+    block (one system call per block); larger ones read exactly what they
+    need in one call. Every word is used once: the pool is taken under a
+    lock (threads may share a source) and dropped in a forked child (which
+    would otherwise reuse its parent's unread words).
+
+    Parameters
+    ----------
+    block_bytes : int
+        Size of the pooled block (default 64 KiB).
+    """
+
+    secure = True
+
+    def __init__(self, block_bytes: int = 1 << 16):
+        if block_bytes < 8:
+            raise ParameterError(f"block_bytes must be at least 8, got {block_bytes}")
+        self._block_words = block_bytes // 8
+        self._pool = np.zeros(0, dtype=np.uint64)
+        self._pos = 0
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+
+    def words(self, n: int) -> np.ndarray:
+        if n >= self._block_words:
+            return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+        with self._lock:
+            if self._pos + n > self._pool.size or self._pid != os.getpid():
+                self._pool = np.frombuffer(os.urandom(8 * self._block_words), dtype=np.uint64)
+                self._pos = 0
+                self._pid = os.getpid()
+            out = self._pool[self._pos : self._pos + n]
+            self._pos += n
+        return out
+
+    def integers(self, bound: int, n: int) -> np.ndarray:
+        return uniform_below(self, bound, n)
+
+
+class GeneratorSource:
+    """A seeded :class:`numpy.random.Generator` as a random source: reproducible, NOT secure.
+
+    ``words`` are the generator's 64-bit integers; ``integers`` are its
+    bounded integers (NumPy samples them without modulo bias).
+    """
+
+    secure = False
+
+    def __init__(self, rng: np.random.Generator):
+        if not isinstance(rng, np.random.Generator):
+            raise ParameterError(f"GeneratorSource needs a numpy.random.Generator, got {type(rng).__name__}")
+        self.rng = rng
+
+    def words(self, n: int) -> np.ndarray:
+        return self.rng.integers(0, _TWO64 - 1, size=n, dtype=np.uint64, endpoint=True)
+
+    def integers(self, bound: int, n: int) -> np.ndarray:
+        _check_bound(bound)
+        dtype = np.int64 if bound <= 1 << 63 else np.uint64
+        return self.rng.integers(0, bound, size=n, dtype=dtype)
+
+
+def as_source(rng: Any) -> RandomSource:
+    """``rng`` as a :class:`RandomSource`: a source as is, a NumPy generator wrapped.
+
+    Raises
+    ------
+    ParameterError
+        For anything else (``None``, :mod:`random`, a seed): the caller must
+        choose between the CSPRNG (:class:`SystemRandomSource`) and an
+        explicit, seeded generator.
+    """
+    if isinstance(rng, np.random.Generator):
+        return GeneratorSource(rng)
+    if isinstance(rng, RandomSource):
+        return rng
+    raise ParameterError(
+        "batch encoding needs a random source: ldp.client.SystemRandomSource() (the OS CSPRNG, for real "
+        "users) or an explicit numpy.random.Generator (seeded, NOT secure: simulations and tests); "
+        f"got {type(rng).__name__}"
+    )
+
+
+def _check_bound(bound: int) -> None:
+    if not 1 <= bound <= _TWO64:
+        raise ParameterError(f"uniform integers need a bound in [1, 2^64], got {bound}")
+
+
+_UNITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _units(source: RandomSource, bits: int, n: int) -> np.ndarray:
+    """``n`` uniform unsigned integers of ``bits`` bits (8, 16, 32 or 64): slices of uniform words."""
+    per_word = 64 // bits
+    return source.words(-(-n // per_word)).view(_UNITS[bits])[:n]
+
+
+def uniform_below(source: RandomSource, bound: int, n: int) -> np.ndarray:
+    """``n`` exact uniform integers in ``[0, bound)`` from ``source.words`` (rejection sampling).
+
+    Each draw reads the smallest unit (8, 16, 32 or 64 bits of a word) that
+    holds ``bound``. A power-of-two bound takes the unit's top bits.
+    Otherwise a unit is accepted when it is below the largest multiple of
+    ``bound`` it can hold and reduced modulo ``bound``; rejected units (fewer
+    than half) are redrawn. Every accepted residue has the same number of
+    preimages, so the result is exactly uniform.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 when ``bound`` ≤ 2^63, else uint64.
+    """
+    _check_bound(bound)
+    dtype = np.int64 if bound <= 1 << 63 else np.uint64
+    if bound == 1:
+        return np.zeros(n, dtype=dtype)
+    bits = next(b for b in _UNITS if bound <= 1 << b)
+    unit = _UNITS[bits]
+    if bound & (bound - 1) == 0:
+        return (_units(source, bits, n) >> unit(bits - (bound.bit_length() - 1))).astype(dtype)
+    space = 1 << bits
+    limit = space - space % bound
+    accept = limit / space  # > 1/2
+    out = np.empty(n, dtype=dtype)
+    filled = 0
+    while filled < n:
+        need = n - filled
+        candidates = _units(source, bits, int(need / accept * 1.001) + 16)
+        kept = candidates[candidates < unit(limit)][:need]
+        out[filled : filled + kept.size] = kept % unit(bound)
+        filled += kept.size
+    return out
+
+
+def bernoulli(source: RandomSource, probability: Fraction, n: int) -> np.ndarray:
+    """``n`` independent coins, each True with exactly ``probability`` (any rational in [0, 1]).
+
+    A uniform real U = 0.w0 w1 w2 ... (w0 a uniform 16-bit quarter word,
+    then uniform 64-bit words) is compared with the probability's binary
+    expansion, 16 then 64 digits at a time: the first part of U that differs
+    from the probability's digits decides U < p. Ties (probability 2^-16,
+    then 2^-64 per coin and round) read the next word; a dyadic probability
+    with denominator ≤ 2^16 is decided by the first quarter word.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean array of length ``n``.
+    """
+    p = Fraction(probability)
+    if not 0 <= p <= 1:
+        raise ParameterError(f"probability must be in [0, 1], got {p}")
+    if p == 0 or p == 1:
+        return np.full(n, p == 1)
+    digits = p * _TWO16
+    chunk = digits.numerator // digits.denominator  # the first 16 binary digits of p, < 2^16
+    rest = digits - chunk
+    first = _units(source, 16, n)  # the first 16 digits of U
+    result = first < np.uint16(chunk)
+    if rest == 0:  # U ≥ p whenever the first digits tie: exact
+        return result
+    pending = np.flatnonzero(first == np.uint16(chunk))
+    while pending.size:
+        digits = rest * _TWO64
+        chunk = digits.numerator // digits.denominator
+        rest = digits - chunk
+        word = source.words(pending.size)
+        result[pending[word < np.uint64(chunk)]] = True
+        pending = pending[word == np.uint64(chunk)] if rest else pending[:0]
+    return result

@@ -1,0 +1,95 @@
+"""Commands import only what they need: ``ldp --help`` imports neither scipy nor pandas, ``ldp encode`` no scipy.
+
+``ldp encode`` still loads pandas: its report writer lives in
+:mod:`ldp.aggregator`, whose package imports the accumulators (pandas), and
+pyarrow's pandas shim imports it anyway the first time the writer builds an
+Arrow array or calls a compute function, when pandas is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+from ldp.cli import SUBCOMMANDS, SUMMARIES, LazyGroup
+
+#: Run a command in a fresh interpreter; print the heavy top-level packages it imported.
+_PROBE = """
+import json, sys
+from ldp.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+heavy = sorted({name.split(".")[0] for name in sys.modules} & {"scipy", "pandas"})
+print(json.dumps(heavy))
+"""
+
+
+def _heavy_imports(args: list[str], cwd) -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], cwd=cwd, capture_output=True, text=True, check=True
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_help_lists_every_subcommand_without_importing_it(tmp_path):
+    assert _heavy_imports(["--help"], tmp_path) == []
+
+
+@pytest.mark.parametrize("output", ["reports.jsonl", "reports.csv"])
+def test_encode_imports_no_scipy(tmp_path, output):
+    spec = tmp_path / "spec.json"
+    subprocess.run(
+        [sys.executable, "-m", "ldp", "spec", "grr", "--epsilon", "1", "--domain", "a,b,c", "-o", str(spec)],
+        check=True,
+        capture_output=True,
+    )
+    (tmp_path / "values.txt").write_text("a\nb\nc\na\n")
+    args = ["encode", "--spec", str(spec), "values.txt", "-o", output]
+    assert "scipy" not in _heavy_imports(args, tmp_path)
+    assert (tmp_path / output).stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
+@pytest.mark.parametrize("limit", [30, 45, 80, 1000])
+def test_listed_summary_is_the_commands_own(name, limit):
+    """``ldp --help`` lists SUMMARIES; each must be what click takes from the command itself."""
+    command = LazyGroup._load(name)
+    listed = click.Command(name, help=SUMMARIES[name]).get_short_help_str(limit)
+    assert listed == command.get_short_help_str(limit)
+
+
+def test_summaries_cover_the_subcommands():
+    assert set(SUMMARIES) == set(SUBCOMMANDS)
+
+
+def test_aggregate_of_report_files_imports_no_scipy_and_no_collector(tmp_path):
+    """Frequency estimates need no scipy (normal quantiles from the standard library); files need no store."""
+    spec = tmp_path / "spec.json"
+    subprocess.run(
+        [sys.executable, "-m", "ldp", "spec", "grr", "--epsilon", "1", "--domain", "a,b,c", "-o", str(spec)],
+        check=True,
+        capture_output=True,
+    )
+    (tmp_path / "values.txt").write_text("a\nb\nc\na\n" * 10)
+    subprocess.run(
+        [sys.executable, "-m", "ldp", "encode", "--spec", str(spec), "values.txt", "-o", "r.jsonl"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
+    probe = _PROBE.replace('{"scipy", "pandas"}', '{"scipy", "ldp.collector"}').replace(
+        'name.split(".")[0]',
+        '".".join(name.split(".")[:2]) if name.startswith("ldp.") else name.split(".")[0]',
+    )
+    args = ["aggregate", "--spec", str(spec), "r.jsonl", "-o", "estimates.csv"]
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *args], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    assert (tmp_path / "estimates.csv").read_text().count("\n") == 4  # header + 3 domain values

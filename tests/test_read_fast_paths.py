@@ -1,0 +1,222 @@
+"""The bulk (Arrow) paths of the CSV and JSON Lines readers decide exactly like the line-by-line paths.
+
+A block of lines is parsed by Arrow at once when it can be; a block holding
+a line Arrow would read otherwise (blank, a lone CR, a NUL, not UTF-8, the
+wrong number of fields, another JSON type) goes line by line. Either way every
+line is counted once: accepted, or rejected with its own line number.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+
+import ldp
+import ldp.aggregator.read_csv as read_csv
+import ldp.aggregator.read_jsonl as read_jsonl
+from ldp.aggregator.io import read_reports
+from ldp.aggregator.read_common import _has_blank_line
+
+RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=8, f="1/2", p="1/4", q="3/4")
+FP = RAPPOR.fingerprint
+
+
+def _good_csv(i: int) -> bytes:
+    bits = base64.b64encode(bytes([i % 256, 0])).decode()
+    return f"1,{FP},{i % 8},{bits}".encode()
+
+
+def _good_json(i: int) -> bytes:
+    bits = base64.b64encode(bytes([i % 256, 0])).decode()
+    return f'{{"v":1,"spec":"{FP}","cohort":{i % 8},"bits":"{bits}"}}'.encode()
+
+
+#: (bad line, is it a report that is rejected (True) or a blank line that is skipped (False))
+CSV_BAD = {
+    "blank": (b"", False),
+    "spaces": (b"  \t ", False),
+    "too few fields": (b"1,abc", True),
+    "too many fields": (_good_csv(1) + b",x", True),
+    "not utf-8": (b"1," + FP.encode() + b",1,\xff\xfe", True),
+    "lone CR": (b"1,x\rx," + FP.encode() + b",1,AAA=", True),
+    "NUL": (b"1,\x00," + FP.encode() + b",1,AAA=", True),
+    "leading space": (b" 1," + FP.encode() + b",1,AAA=", True),
+    "cohort out of range": (b"1," + FP.encode() + b",9,AAA=", True),
+    "cohort as float": (b"1," + FP.encode() + b",1.0,AAA=", True),
+    "cohort in hex": (b"1," + FP.encode() + b",0x5,AAA=", True),  # Arrow's cast alone reads it as 5
+    "cohort with a space": (b"1," + FP.encode() + b", 5,AAA=", True),
+}
+
+JSON_BAD = {
+    "blank": (b"", False),
+    "spaces": (b" \t", False),
+    "v float": (_good_json(2).replace(b'"v":1', b'"v":1.0'), True),
+    "v string": (_good_json(2).replace(b'"v":1', b'"v":"1"'), True),
+    "cohort string": (_good_json(2).replace(b'"cohort":2', b'"cohort":"2"'), True),
+    "not json": (b"{nope", True),
+    "not utf-8": (_good_json(2).replace(b"bits", b"b\xffits"), True),
+    "unknown field": (_good_json(2)[:-1] + b',"extra":1}', True),
+}
+
+
+def _read(path, chunk_size):
+    chunks = list(read_reports([path], RAPPOR, chunk_size=chunk_size))
+    valid = sum(len(c.batch) for c in chunks)
+    rejects = [(r.line, r.reason, r.detail, r.raw) for c in chunks for r in c.rejects]
+    bits = np.concatenate([c.batch.bits for c in chunks if len(c.batch)])
+    return valid, rejects, bits.tobytes()
+
+
+def _lines(good, bad: bytes, n: int, at: int, crlf: bool) -> bytes:
+    end = b"\r\n" if crlf else b"\n"
+    lines = [good(i) for i in range(n)]
+    lines[at] = bad
+    return end.join(lines) + end
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+@pytest.mark.parametrize("case", sorted(CSV_BAD))
+def test_csv_bad_line_in_a_bulk_block(tmp_path, monkeypatch, case, crlf):
+    bad, is_report = CSV_BAD[case]
+    n, at = 300, 150
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"v,spec,cohort,bits\n" + _lines(_good_csv, bad, n, at, crlf))
+    fast = _read(path, 100)
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    slow = _read(path, 100)
+    assert fast == slow
+    valid, rejects, _ = fast
+    assert valid == n - 1
+    assert [line for line, *_ in rejects] == ([at + 2] if is_report else [])
+
+
+@pytest.mark.parametrize("case", sorted(JSON_BAD))
+def test_jsonl_bad_line_in_a_bulk_block(tmp_path, case):
+    bad, is_report = JSON_BAD[case]
+    n, at = 300, 150
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(_lines(_good_json, bad, n, at, False))
+    valid, rejects, _ = _read(path, 100)
+    assert valid == n - 1
+    assert [line for line, *_ in rejects] == ([at + 1] if is_report else [])
+
+
+def test_csv_bulk_and_line_by_line_read_the_same_good_file(tmp_path, monkeypatch):
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"\xef\xbb\xbfv,spec,cohort,bits\n" + b"\n".join(_good_csv(i) for i in range(1000)))
+    bulk = []
+    arrow_block = read_csv._arrow_block
+
+    def spy(*args):
+        result = arrow_block(*args)
+        bulk.append(result is not None)
+        return result
+
+    monkeypatch.setattr(read_csv, "_arrow_block", spy)
+    fast = _read(path, 128)
+    assert bulk and all(bulk)  # every block, the header's too, went through Arrow
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert fast == _read(path, 128)
+    assert fast[0] == 1000 and fast[1] == []
+
+
+def test_jsonl_schema_types_only_strict_fields():
+    import pyarrow as pa
+
+    schema = read_jsonl._json_schema(RAPPOR)
+    types = dict(zip(schema.names, schema.types))
+    assert types == {"v": pa.int64(), "spec": pa.string(), "cohort": pa.int64(), "bits": pa.string()}
+    olh = read_jsonl._json_schema(ldp.OLH(domain=tuple(range(50)), epsilon=2.0))
+    assert "seed" not in olh.names  # uint64 seeds are inferred, not forced into int64
+
+
+@pytest.mark.parametrize(
+    ("data", "blank"),
+    [
+        (b"a\nb\n", False),
+        (b"a\n\nb\n", True),
+        (b"a\n \t\r\nb\n", True),
+        (b" a\n b", False),
+        (b"a\n   ", True),
+        (b"\n", True),
+        (b"\x0ba\n", False),
+    ],
+)
+def test_has_blank_line(data, blank):
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1
+    if not ends.size or ends[-1] != len(data):
+        ends = np.append(ends, len(data))
+    assert _has_blank_line(data, ends) is blank
+
+
+@pytest.mark.parametrize("num_bytes", [1, 2, 3, 4, 5, 16, 17, 32])
+def test_pairwise_base64_decode_agrees_with_the_per_character_tables(num_bytes):
+    """The pair-table decoder accepts exactly the rows the one-character tables accept, with the same bytes."""
+    from ldp.report_arrow import _decode_base64, _decode_base64_rows
+
+    rng = np.random.default_rng(num_bytes)
+    width = 4 * -(-num_bytes // 3)
+    raw = rng.integers(0, 256, (600, num_bytes), dtype=np.uint8)
+    text = np.frombuffer(b"".join(base64.b64encode(row.tobytes()) for row in raw), dtype=np.uint8)
+    text = text.reshape(600, width).copy()
+    good = np.ones(600, dtype=bool)
+    bad_bytes = np.frombuffer(b"=A\n !/+-_\xff\r", dtype=np.uint8)
+    for row in range(0, 600, 3):  # a third of the rows get one or two stray characters
+        for _ in range(int(rng.integers(1, 3))):
+            text[row, int(rng.integers(0, width))] = rng.choice(bad_bytes)
+        good[row] = False
+    text[1::7] = rng.integers(0, 256, (len(range(1, 600, 7)), width), dtype=np.uint8)  # some noise rows
+    good[1::7] = False
+    got, ok = _decode_base64(text, num_bytes)
+    want, want_ok = _decode_base64_rows(text, num_bytes)
+    assert np.array_equal(ok, want_ok)
+    assert np.array_equal(got[ok], want[ok])
+    assert ok[good].all() and np.array_equal(got[good], raw[good])  # untouched rows decode to their bytes
+
+
+def test_csv_integer_cells_are_plain_decimal_only():
+    """As BoundedInt.csv_cell reads one cell: [+-]?digits within int64; anything else is null (re-checked)."""
+    from ldp.report_arrow import csv_int_column
+
+    cells = ["0x5", "+5", "05", " 5", "-0", None, "9223372036854775808", "\u0661", "12", "1e3"]
+    assert csv_int_column(cells).to_pylist() == [None, 5, 5, None, 0, None, None, None, 12, None]
+    # digits only go to Arrow's cast at once; a signed cell is left null, so its row is re-checked alone
+    assert csv_int_column(["0x5", "0X5", "+5", "12", "0" * 41 + "1"]).to_pylist() == [
+        None,
+        None,
+        None,
+        12,
+        None,
+    ]
+
+
+@pytest.mark.parametrize("bulk", [True, False])
+def test_csv_cell_of_a_field_the_spec_does_not_carry_rejects_its_row(tmp_path, monkeypatch, bulk):
+    """RAPPOR reports carry no seed: a seed cell rejects its row whatever it holds (0x5 and abc too)."""
+    if not bulk:
+        monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    seeds = ["", "abc", "0x5", "+5", "7"] * 10
+    rows = [_good_csv(i) + b"," + seed.encode() for i, seed in enumerate(seeds)]
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"v,spec,cohort,bits,seed\n" + b"\n".join(rows) + b"\n")
+    valid, rejects, _ = _read(path, 100)
+    assert valid == seeds.count("")
+    assert [line for line, *_ in rejects] == [i + 2 for i, seed in enumerate(seeds) if seed]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_wide_bit_vectors_are_read_in_chunks_bounded_by_bytes(tmp_path, monkeypatch, suffix):
+    """Chunks of wide unary reports hold at most CHUNK_BYTES of bits (at least 1,024 rows), whatever chunk_size asks."""
+    import ldp.aggregator.read_common as read_common
+    from ldp.aggregator.writers import write_reports
+    from ldp.client import encode_batch
+
+    spec = ldp.OUE(domain=tuple(range(64)), epsilon=1.0)  # 8 bytes of bits per report
+    monkeypatch.setattr(read_common, "CHUNK_BYTES", 8 * 2048)
+    path = tmp_path / f"reports{suffix}"
+    values = list(range(64)) * 80  # 5,120 reports
+    write_reports([encode_batch(spec, values, np.random.default_rng(3))], path, spec)
+    sizes = [len(chunk.batch) for chunk in read_reports([path], spec, chunk_size=100_000)]
+    assert sum(sizes) == len(values) and max(sizes) <= 2048
