@@ -127,7 +127,7 @@ def _print(result, elapsed: float, source: str) -> None:
     half = result.samples // 2
     click.echo(
         f"audit of {result.mechanism} ({result.fingerprint}) through the {source}: "
-        f"{result.samples:,} samples per input ({half:,} choose events, {half:,} bound epsilon), {elapsed:.1f} s"
+        f"{result.samples:,} samples per input, {half:,} to choose events and {half:,} to bound epsilon, {elapsed:.1f} s"
     )
     click.echo(
         f"confidence {result.confidence:g}, Bonferroni over {result.tests} tests: "
