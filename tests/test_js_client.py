@@ -204,3 +204,13 @@ def test_js_and_python_pick_the_same_state_and_ledger_files_by_client_id(tmp_pat
     ledger = json.loads((states / ledger_path(states, "1").name).read_text())
     # three rows of client 1 ("1", "1.0", "1.000"), three runs
     assert sum(s["reports"] for s in ledger["streams"].values()) == 3 * 3
+
+
+def test_js_cli_writes_every_report_to_a_pipe(tmp_path):
+    """ldp-encode's output through a pipe is complete (process.exit() used to cut it after the first 64 KiB)."""
+    spec = tmp_path / "grr.json"
+    assert _ldp("spec", *SPECS["grr"], "-o", spec).returncode == 0
+    values = _values(tmp_path)
+    done = subprocess.run(["node", CLI, "--spec", spec, values], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == sum(TRUTH.values()) and len(done.stdout) > 1 << 16

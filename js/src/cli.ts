@@ -153,10 +153,13 @@ async function upload(options: Map<string, string>, input: string, reports: stri
   if (s.rejected.length) throw new Error(`${s.rejected.length} reports rejected: ${JSON.stringify(s.rejected.slice(0, 5))}`);
 }
 
+// exitCode, not process.exit(): exit() would drop what a piped stdout has not yet flushed
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    process.exitCode = code;
+  },
   (error: Error) => {
     process.stderr.write(`ldp-encode: ${error.message}\n`);
-    process.exit(2);
+    process.exitCode = 2;
   },
 );
