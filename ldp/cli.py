@@ -64,9 +64,10 @@ SUBCOMMANDS = {
 #: each is the summary click takes from the command's own help.
 SUMMARIES = {
     "aggregate": "Estimate frequencies (with standard errors and confidence intervals) from report files.",
+    "audit": "Bound a client's epsilon from below by running it on neighbouring inputs.",
     "encode": "Randomize each input value (one row = one user) into a report.",
     "google-rappor": "Read and write Google RAPPOR's CSV formats (params, map, counts).",
-    "privacy": "Privacy accounting across reports: f-DP, Gaussian DP, exact composition.",
+    "privacy": "Privacy accounting across reports: f-DP, Gaussian DP, exact composition, shuffling.",
     "serve": "Receive reports over HTTP into a durable store and serve live estimates.",
     "simulate": "Accuracy versus epsilon: which mechanism and epsilon for my domain?",
     "spec": "Write a mechanism spec (JSON) and print its privacy on stderr.",

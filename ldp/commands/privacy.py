@@ -29,7 +29,7 @@ def _echo_method_table(
 
 @click.group("privacy")
 def privacy():
-    """Privacy accounting across reports: f-DP, Gaussian DP, exact composition.
+    """Privacy accounting across reports: f-DP, Gaussian DP, exact composition, shuffling.
 
     \b
     Examples:
