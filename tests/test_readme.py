@@ -151,6 +151,7 @@ RANDOMIZED: dict[str, Callable[[tuple[str, ...], list[str]], None]] = {
     "head -1 reports.jsonl": same_json_shape,
     "ldp aggregate --spec spec.json reports.jsonl": same_table_shape,
     "ldp aggregate --spec minutes.json m.jsonl": same_table_shape,
+    "ldp audit --spec grr.json": same_table_shape,
 }
 
 COMMANDS = readme_commands()
