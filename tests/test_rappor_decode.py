@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from rappor_counts import draw_counts
 
 import ldp
 from ldp.aggregator.accumulators import RapporAccumulator
@@ -31,18 +32,6 @@ from ldp.errors import ParameterError
 SPEC = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=32, f="1/4", p="1/4", q="3/4")
 TRUE = [f"true-{i}" for i in range(5)]
 BOGUS = [f"bogus-{i}" for i in range(20)]
-
-
-def draw_counts(spec, values, partition, rng):
-    """(cohort_counts, bit_counts) for ``partition[s]`` clients holding ``values[s]`` (exact)."""
-    m, k = spec.num_cohorts, spec.num_bits
-    alloc = rng.multinomial(np.asarray(partition), np.full(m, 1.0 / m))
-    cohort_counts = alloc.sum(axis=0)
-    x = design_matrix(spec, values)
-    ones = np.asarray(x.multiply(np.repeat(alloc.T, k, axis=0)).sum(axis=1)).ravel().astype(np.int64)
-    p_star, q_star = float(spec.prob_one_given_zero), float(spec.prob_one_given_one)
-    bits = rng.binomial(ones, q_star) + rng.binomial(np.repeat(cohort_counts, k) - ones, p_star)
-    return cohort_counts, bits.reshape(m, k)
 
 
 def test_bit_counts_match_formula():

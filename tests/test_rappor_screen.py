@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
+from rappor_counts import draw_counts
 
 import ldp
 from ldp.aggregator.bloom_design import DESIGN_CACHE, DesignCache, candidates_digest, design_matrix
@@ -22,18 +23,6 @@ from ldp.hashing import bloom_positions, bloom_positions_batch, murmur3_x64_128_
 
 SPEC = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=32, f="1/4", p="1/4", q="3/4")
 TRUE = [f"true-{i}" for i in range(5)]
-
-
-def draw_counts(spec, values, partition, rng):
-    """(cohort_counts, bit_counts) for ``partition[s]`` clients holding ``values[s]`` (exact)."""
-    m, k = spec.num_cohorts, spec.num_bits
-    alloc = rng.multinomial(np.asarray(partition), np.full(m, 1.0 / m))
-    cohort_counts = alloc.sum(axis=0)
-    x = design_matrix(spec, values)
-    ones = np.asarray(x.multiply(np.repeat(alloc.T, k, axis=0)).sum(axis=1)).ravel().astype(np.int64)
-    p_star, q_star = float(spec.prob_one_given_zero), float(spec.prob_one_given_one)
-    bits = rng.binomial(ones, q_star) + rng.binomial(np.repeat(cohort_counts, k) - ones, p_star)
-    return cohort_counts, bits.reshape(m, k)
 
 
 def _random_values(count: int, seed: int) -> list:
