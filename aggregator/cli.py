@@ -86,7 +86,7 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 @click.option(
     "--correction",
     type=click.Choice(("bonferroni", "bh", "none")),
-    default="bonferroni",
+    default="bh",
     show_default=True,
     help="RAPPOR candidate decode: multiple-testing correction of the detection p-values "
     "(bh = Benjamini-Hochberg false discovery rate).",

@@ -126,7 +126,7 @@ from typing import Any
 import pandas as pd
 
 from ldp.aggregator.bloom_design import design_matrix, unique_candidates
-from ldp.aggregator.multiple_testing import CORRECTIONS, adjust_p_values
+from ldp.aggregator.multiple_testing import CORRECTIONS, DEFAULT_CORRECTION, adjust_p_values
 from ldp.aggregator.rappor_bloom import BloomProblem, decode_bloom
 from ldp.aggregator.rappor_counts import RapporShape, check_counts, unbiased_bit_counts
 from ldp.aggregator.rappor_detection import detection_frequency
@@ -157,7 +157,7 @@ def decode(
     candidates: Sequence[Any] | None = None,
     *,
     alpha: float = 0.05,
-    correction: str = "bonferroni",
+    correction: str = DEFAULT_CORRECTION,
     confidence: float = 0.95,
     screen: bool | None = None,
 ) -> pd.DataFrame:
@@ -220,7 +220,7 @@ def decode_result(
     candidates: Sequence[Any] | None = None,
     *,
     alpha: float = 0.05,
-    correction: str = "bonferroni",
+    correction: str = DEFAULT_CORRECTION,
     confidence: float = 0.95,
     screen: bool | None = None,
 ) -> RapporDecodeResult:

@@ -12,7 +12,7 @@ from typing import Any
 
 import scipy.stats
 
-from ldp.aggregator.multiple_testing import check_options
+from ldp.aggregator.multiple_testing import DEFAULT_CORRECTION, check_options
 from ldp.aggregator.rappor_counts import RapporShape
 from ldp.errors import ParameterError
 from ldp.specs.rappor import Rappor
@@ -27,7 +27,7 @@ def detection_frequency(
     *,
     alpha: float = 0.05,
     power: float = 0.5,
-    correction: str = "bonferroni",
+    correction: str = DEFAULT_CORRECTION,
 ) -> float:
     """Proportion at which a candidate is detected with probability ``power`` (approximate).
 

@@ -64,7 +64,10 @@ def test_correction_and_alpha_match_the_python_decode(tmp_path):
         assert summary["alpha"] == alpha and summary["correction"] == correction
 
 
-def test_default_is_bonferroni_at_five_percent(tmp_path):
+def test_default_is_benjamini_hochberg_at_five_percent(tmp_path):
+    """The CLI's default (a literal: importing the decode would load SciPy) is the library's."""
+    from ldp.aggregator.multiple_testing import DEFAULT_CORRECTION
+
     _files(tmp_path)
     _, output = _run(tmp_path)
-    assert "(bonferroni, alpha=0.05)" in output
+    assert DEFAULT_CORRECTION == "bh" and "(bh, alpha=0.05)" in output

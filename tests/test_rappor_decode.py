@@ -194,7 +194,7 @@ def test_lasso_screening_with_many_candidates():
     with_false = 0
     for _ in range(reps):
         cc, bc = draw_counts(spec, values, partition, rng)
-        result = decode_result(spec, cc, bc, candidates, alpha=level)
+        result = decode_result(spec, cc, bc, candidates, alpha=level, correction="bonferroni")
         assert result.screened
         table = result.table
         p, estimate = table["p_value"].to_numpy(), table["estimate"].to_numpy()
