@@ -103,8 +103,19 @@ def grr_window(k: int, n: int, counts: dict[Any, float] | None) -> dict[str, Any
     if counts is None:
         window |= {"estimates": None, "withheld": f"fewer than min_batch (1000) reports: {n}"}
     else:
-        window |= {"estimates": frequency_records(counts, n), "withheld": None}
+        window |= {"estimates": frequency_records(counts, n), "withheld": None, "central": CENTRAL}
     return window
+
+
+#: A shuffle-mode window's central privacy, as ``ldp serve`` replies it (collector/central.py).
+CENTRAL = {
+    "epsilon": 0.041234,
+    "delta": 1e-6,
+    "epsilon0": 1.0,
+    "windows": 1,
+    "bound": "numerical (clone mixture)",
+    "composition": "one window",
+}
 
 
 FIRST_COUNTS = {"a": 1302.4, "b": 2100.0, "c": -40.5, "d": 900.0, XSS: 948.1}
@@ -397,6 +408,9 @@ def test_frequency_bars_and_error_bars_match_the_intervals(
     assert page.locator("#windows-chart rect.bar").count() == 3
     assert page.locator("#windows-chart rect.bar.withheld").count() == 1
     assert page.locator("#windows-chart line.min-batch").count() == 1
+    # shuffle mode: the window's central epsilon under the estimates
+    caption = page.locator("#estimates-caption").text_content()
+    assert "Shuffled: central ε ≤ 0.0412 at δ = 0.000001 (numerical (clone mixture))." in caption
     assert console_errors == []
 
 

@@ -41,6 +41,9 @@ const fmt = (x) => (finite(x) ? NUMBER.format(x) : x == null ? "–" : String(x)
 const cell = (column, x) => (LABEL_COLUMNS.has(column) ? String(x ?? "–") : fmt(x));
 const shortId = (id) => (id.length > 10 ? `${id.slice(0, 8)}…` : id);
 const percent = (level) => `${Math.round((level ?? 0.95) * 1000) / 10}%`;
+// shuffle mode: the central (ε, δ) of the window's shuffled reports (docs/collector.md#shuffle)
+const centralText = (c) =>
+  c ? ` Shuffled: central ε ≤ ${Number(c.epsilon).toPrecision(3)} at δ = ${String(c.delta)} (${c.bound}).` : "";
 
 // Durations as the CLI writes them: 90s, 15m, 1h, 1d, 2w.
 function duration(seconds) {
@@ -303,7 +306,7 @@ function renderEstimates(task, win) {
   $("estimates-table").hidden = !rows;
   const { items, caption } = rows ? chartItems(task, win, level) : { items: [], caption: "" };
   const about = `${task.mechanism}, ${range(win)}, ${fmt(win.n)} reports.`;
-  $("estimates-caption").textContent = `${about} ${caption}`;
+  $("estimates-caption").textContent = `${about} ${caption}${centralText(win.central)}`;
   if (!rows) return;
   drawEstimatesChart($("estimates-chart"), items, level);
   renderEstimatesTable(rows);
