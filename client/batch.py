@@ -38,7 +38,7 @@ from ldp.batch import ReportBatch
 from ldp.client.randomness import RandomSource, SystemRandomSource, as_source, bernoulli
 from ldp.client.sampling import binary_digits, lanes_to_packed
 from ldp.errors import ParameterError
-from ldp.hashing import LH_PRIME, LH_SEED_SPACE
+from ldp.hashing import LH_PRIME, LH_SEED_SPACE, bloom_positions_batch
 from ldp.plugins import implementation, implements
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
 from ldp.specs.rappor import parse_boolean
@@ -297,13 +297,13 @@ def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _BloomCache:
-    """Bloom words of every (value, cohort) pair hashed so far, for one spec (bounded).
+    """Bloom words of every value seen so far in every cohort, for one spec (bounded).
 
     The words live in a table indexed by (value row, cohort), so a batch
-    gathers its rows' words with one NumPy indexing, and the pairs not yet
-    hashed are found with another: hashing (MD5 or MurmurHash3 of the
-    cohort and the value's bytes, one call per pair) runs once per pair
-    ever seen, never per row or per chunk. The only Python loop per batch is
+    gathers its rows' words with one NumPy indexing. A value is hashed in all
+    its cohorts at once (:func:`ldp.hashing.bloom_positions_batch`, MD5 or
+    MurmurHash3 of the cohort and the value's bytes) the first time it is
+    seen, never again per row or per chunk. The only Python loop per batch is
     over its distinct values (their table rows). The table holds at most
     ``max_bytes``; past that it starts over, and a batch with more distinct
     values than fit is hashed pair by pair without the cache.
@@ -319,7 +319,6 @@ class _BloomCache:
     def _reset(self) -> None:
         self.rows: dict[tuple[type, Any], int] = {}
         self.table = np.zeros((0, self.spec.num_cohorts, self.width), dtype=np.uint64)
-        self.known = np.zeros((0, self.spec.num_cohorts), dtype=bool)
 
     def words(self, values: Sequence[Any] | np.ndarray, cohorts: np.ndarray) -> np.ndarray:
         """(n, W) Bloom words of each value in its cohort."""
@@ -330,39 +329,38 @@ class _BloomCache:
             if len(self.rows) + len(uniques) > self.capacity:
                 self._reset()
             rows = self.rows
+            hashed = len(rows)
             value_rows = np.fromiter(
                 (rows.setdefault((type(u), u), len(rows)) for u in uniques),
                 dtype=np.int64,
                 count=len(uniques),
             )
-            if len(rows) > self.table.shape[0]:
-                size = min(self.capacity, max(len(rows), 2 * self.table.shape[0]))
-                table = np.zeros((size, *self.table.shape[1:]), dtype=np.uint64)
-                known = np.zeros((size, self.spec.num_cohorts), dtype=bool)
-                table[: self.table.shape[0]] = self.table
-                known[: self.known.shape[0]] = self.known
-                self.table, self.known = table, known
-            row_of = value_rows[codes]
-            missing = ~self.known[row_of, cohorts]
-            if missing.any():
-                m = self.spec.num_cohorts
-                pairs = np.unique(row_of[missing] * m + cohorts[missing])
-                value_of_row = {row: value for value, row in zip(uniques, value_rows.tolist())}
-                self._hash(pairs // m, pairs % m, [value_of_row[r] for r in (pairs // m).tolist()])
-            return self.table[row_of, cohorts]
+            if len(rows) > hashed:
+                fresh = [u for u, r in zip(uniques, value_rows.tolist()) if r >= hashed]
+                try:
+                    self._hash(hashed, fresh)
+                except BaseException:
+                    self._reset()  # rows without words must not stay listed
+                    raise
+            return self.table[value_rows[codes], cohorts]
 
-    def _hash(self, value_rows: np.ndarray, cohorts: np.ndarray, values: list[Any]) -> None:
-        """Hash the new (value, cohort) pairs into the table."""
+    def _hash(self, first_row: int, values: list[Any]) -> None:
+        """Hash new values (table rows ``first_row`` on) in every cohort into the table."""
         spec = self.spec
-        positions = np.array(
-            [spec.bit_positions(v, c) for v, c in zip(values, cohorts.tolist())], dtype=np.int64
-        ).reshape(len(values), spec.num_hashes)
-        _set_bits(
-            self.table,
-            (np.repeat(value_rows, spec.num_hashes), np.repeat(cohorts, spec.num_hashes)),
-            positions,
-        )
-        self.known[value_rows, cohorts] = True
+        size = first_row + len(values)
+        if size > self.table.shape[0]:
+            table = np.zeros(
+                (min(self.capacity, max(size, 2 * self.table.shape[0])), *self.table.shape[1:]), np.uint64
+            )
+            table[: self.table.shape[0]] = self.table
+            self.table = table
+        if any(v is None for v in values):
+            raise ParameterError("rappor value must not be None")
+        m, h = spec.num_cohorts, spec.num_hashes
+        positions = bloom_positions_batch(values, range(m), h, spec.num_bits, spec.hash)  # (values, m, h)
+        value_rows = np.repeat(np.arange(first_row, size), m * h)
+        cohorts = np.tile(np.repeat(np.arange(m), h), len(values))
+        _set_bits(self.table, (value_rows, cohorts), positions.reshape(-1, 1))
 
 
 def _set_bits(table: np.ndarray, index: tuple[np.ndarray, ...], positions: np.ndarray) -> None:
