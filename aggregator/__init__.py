@@ -20,6 +20,7 @@ from ldp.aggregator.accumulators import (
 from ldp.aggregator.consistency import CONSISTENCY_METHODS, apply_consistency
 from ldp.aggregator.estimates import BitEstimates
 from ldp.aggregator.numeric import MeanAccumulator
+from ldp.aggregator.pem import PEMAccumulator
 
 __all__ = [
     "CONSISTENCY_METHODS",
@@ -28,6 +29,7 @@ __all__ = [
     "FrequencyAccumulator",
     "LocalHashingAccumulator",
     "MeanAccumulator",
+    "PEMAccumulator",
     "RapporAccumulator",
     "UnaryAccumulator",
     "ValueAccumulator",

@@ -23,7 +23,8 @@ mechanism family (:func:`event_family`):
 - unary encodings (SUE, OUE): a bit set, and the conjunctions of x0's and
   x1's bits (``bit x0 = 1 and bit x1 = 0`` attains e^ε exactly);
 - local hashing (OLH, BLH): the reported bucket equals H_seed(x0), also
-  restricted to the seeds where H_seed(x0) ≠ H_seed(x1);
+  restricted to the seeds where H_seed(x0) ≠ H_seed(x1); PEM the same on
+  the keys of x0's and x1's prefixes in the report's round;
 - RAPPOR: the Bloom bits only x0 sets are set (and only x1's unset), or
   the ones on the bits only x0 sets minus those on the bits only x1 sets
   exceed a threshold, for one report (claim ε₁) and for r memoized reports
@@ -210,7 +211,7 @@ def audit_claims(spec: Any, memo_reports: int = DEFAULT_MEMO_REPORTS, memoized: 
 
 def audit_pairs(spec: Any) -> list[tuple[Any, Any]]:
     """Neighbouring inputs to audit: the first two domain values (and the last against the first), or the range's ends."""
-    from ldp.specs import NumericSpec, Rappor
+    from ldp.specs import PEM, NumericSpec, Rappor
 
     if isinstance(spec, NumericSpec):
         return [(float(spec.low), float(spec.high))]
@@ -219,6 +220,8 @@ def audit_pairs(spec: Any) -> list[tuple[Any, Any]]:
             return [(True, False)]
         if spec.encoding == "bloom":
             return [("v0", "v1")]
+    if isinstance(spec, PEM):  # differ in the first bit (0x61 against 0xC3 0xA9): every prefix differs
+        return [("a", "\u00e9")]
     domain = getattr(spec, "domain", None)
     if not domain or len(domain) < 2:
         raise ParameterError(f"{spec.mechanism} spec has no two inputs to audit")
@@ -250,7 +253,7 @@ def features(
     Bloom bits only x0, only x1, sets in the sample's cohort).
     """
     from ldp.hashing import lh_bucket
-    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, UnaryEncoding
+    from ldp.specs import GRR, PEM, LocalHashing, NumericSpec, Rappor, UnaryEncoding
 
     first = [reports[0] for reports in samples]
     if isinstance(spec, GRR | NumericSpec):
@@ -265,6 +268,24 @@ def features(
             "value": np.array([r.value for r in first], dtype=np.int64),
             "h0": np.array([lh_bucket(s, i0, spec.g) for s in seeds], dtype=np.int64),
             "h1": np.array([lh_bucket(s, i1, spec.g) for s in seeds], dtype=np.int64),
+        }
+    if isinstance(spec, PEM):  # the buckets of x0's and x1's prefixes in each report's round
+        from ldp.specs.heavy_hitters import prefix_key
+
+        encoded = [spec.value_bits(x) for x in pair]
+        lengths = [spec.prefix_length(int(r.field("round"))) for r in first]
+        seeds = [int(r.seed or 0) for r in first]
+        h = [
+            [
+                lh_bucket(s, prefix_key(b >> (spec.num_bits - n), n), spec.g)
+                for s, n in zip(seeds, lengths, strict=True)
+            ]
+            for b in encoded
+        ]
+        return {
+            "value": np.array([r.value for r in first], dtype=np.int64),
+            "h0": np.array(h[0], dtype=np.int64),
+            "h1": np.array(h[1], dtype=np.int64),
         }
     if isinstance(spec, Rappor):
         width = spec.num_bits
@@ -334,7 +355,7 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
     ``selection`` holds the selection half's features (numeric mechanisms
     take their thresholds from them).
     """
-    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, UnaryEncoding
+    from ldp.specs import GRR, PEM, LocalHashing, NumericSpec, Rappor, UnaryEncoding
 
     x0, x1 = pair
     if isinstance(spec, NumericSpec):
@@ -356,7 +377,7 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
             for b in (0, 1):
                 events.append(Event(f"bit {x0!r} = {a} and bit {x1!r} = {b}", _two_bits(i0, a, i1, b)))
         return events
-    if isinstance(spec, LocalHashing):
+    if isinstance(spec, LocalHashing | PEM):
         return [
             Event(f"bucket = H_seed({x0!r})", lambda f: f["value"] == f["h0"]),
             Event(f"bucket = H_seed({x1!r})", lambda f: f["value"] == f["h1"]),

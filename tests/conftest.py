@@ -49,13 +49,18 @@ def numeric_specs(epsilon: float = 1.0):
     return [numeric_spec(name, epsilon, 0.0, 1.0, delta=1e-5) for name in NUMERIC_MECHANISMS]
 
 
+def heavy_hitter_specs(epsilon: float = 1.0):
+    """One small spec of every heavy-hitter mechanism (values: strings of at most 4 bytes)."""
+    return [ldp.PEM(epsilon=epsilon, max_length=4, top_k=3, eta=3)]
+
+
 def every_spec_shape():
     """Every registered mechanism, RAPPOR in each encoding: the list the format tests run over.
 
     tests/test_io.py checks that it covers the whole spec registry, so a new
     mechanism fails there until it has a case here (or in the lists above).
     """
-    return [*frequency_specs(), *rappor_specs(), *numeric_specs()]
+    return [*frequency_specs(), *rappor_specs(), *numeric_specs(), *heavy_hitter_specs()]
 
 
 @pytest.fixture(params=frequency_specs(), ids=lambda s: s.mechanism)
@@ -88,7 +93,7 @@ def sample_values(spec, n: int) -> list:
         return [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]
     if getattr(spec, "encoding", None) == "boolean":
         return [i % 3 == 0 for i in range(n)]
-    if getattr(spec, "domain", None) is None:  # Bloom RAPPOR: any string
+    if getattr(spec, "domain", None) is None:  # Bloom RAPPOR, heavy hitters: any string
         return [f"u{i % 5}" for i in range(n)]
     return [spec.domain[i % len(spec.domain)] for i in range(n)]
 

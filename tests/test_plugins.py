@@ -100,10 +100,13 @@ def test_the_prr_and_the_ledger_share_one_value_identity():
 
 def test_the_mechanism_lists_are_views_of_the_one_registry():
     from ldp.commands.spec import MECHANISMS
-    from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS
+    from ldp.specs import FREQUENCY_MECHANISMS, HEAVY_HITTER_MECHANISMS, NUMERIC_MECHANISMS
 
     registered = set(registered_specs())
-    assert set(FREQUENCY_MECHANISMS) | set(NUMERIC_MECHANISMS) | {"rappor"} == registered
+    assert (
+        set(FREQUENCY_MECHANISMS) | set(NUMERIC_MECHANISMS) | set(HEAVY_HITTER_MECHANISMS) | {"rappor"}
+        == registered
+    )
     assert set(MECHANISMS) == registered | {"auto"}
     assert list(FREQUENCY_MECHANISMS) == [
         "binary-rr",
@@ -136,6 +139,7 @@ def test_every_mechanism_describes_its_privacy_or_says_why_not(name):
     spec = {
         "rappor": lambda: cls(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
         "gaussian": lambda: cls(epsilon=1.0, delta=1e-6, low=0.0, high=1.0),
+        "pem": lambda: cls(epsilon=1.0),
     }.get(
         name,
         lambda: (

@@ -2,6 +2,7 @@
 
 from ldp.specs.base import SPEC_FORMAT, Spec, load_spec, spec_class, spec_from_dict
 from ldp.specs.frequency import BLH, GRR, OLH, OUE, SUE, BinaryRR, FrequencySpec, LocalHashing, UnaryEncoding
+from ldp.specs.heavy_hitters import HEAVY_HITTER_MECHANISMS, PEM, HeavyHitterSpec
 from ldp.specs.numeric import (
     NUMERIC_MECHANISMS,
     Duchi,
@@ -21,15 +22,18 @@ __all__ = [
     "BLH",
     "FREQUENCY_MECHANISMS",
     "GRR",
+    "HEAVY_HITTER_MECHANISMS",
     "NUMERIC_MECHANISMS",
     "OLH",
     "OUE",
+    "PEM",
     "SPEC_FORMAT",
     "SUE",
     "BinaryRR",
     "Duchi",
     "FrequencySpec",
     "Gaussian",
+    "HeavyHitterSpec",
     "Hybrid",
     "Laplace",
     "LocalHashing",
