@@ -59,8 +59,14 @@ __all__ = [
     "Number",
     "ReportField",
     "ReportSchema",
+    "index_bits",
     "report_schema_of",
 ]
+
+
+def index_bits(count: int) -> int:
+    """Bits to write one of ``count`` values: ⌈log₂ count⌉ (0 for a single value)."""
+    return max(count - 1, 0).bit_length()
 
 
 def _bound_of(spec: Any, bound: int | str) -> int:
@@ -131,6 +137,11 @@ class ReportField:
         """The column as written to Parquet."""
         raise NotImplementedError
 
+    # -- size ------------------------------------------------------------------
+    def payload_bits(self, spec: Any) -> int:
+        """Bits the field's content needs in a compact binary form (no framing, no names)."""
+        raise NotImplementedError
+
 
 @dataclasses.dataclass(frozen=True)
 class DomainElement(ReportField):
@@ -146,6 +157,9 @@ class DomainElement(ReportField):
 
     def to_report(self, spec: Any, stored: Any) -> Any:
         return spec.domain[int(stored)]
+
+    def payload_bits(self, spec: Any) -> int:
+        return index_bits(len(spec.domain))
 
     def from_checked(self, spec: Any, values: Sequence[Any]) -> np.ndarray:
         return np.fromiter(values, dtype=np.int64, count=len(values))
@@ -215,6 +229,9 @@ class BoundedInt(ReportField):
     def to_report(self, spec: Any, stored: Any) -> int:
         return int(stored)
 
+    def payload_bits(self, spec: Any) -> int:
+        return index_bits(_bound_of(spec, self.bound))
+
     def csv_cell(self, text: str) -> Any:
         from ldp.report_arrow import INT_TEXT
 
@@ -272,6 +289,9 @@ class BitVector(ReportField):
     def num_bits(self, spec: Any) -> int:
         """The vector's length in bits for ``spec``."""
         return _bound_of(spec, self.length)
+
+    def payload_bits(self, spec: Any) -> int:
+        return self.num_bits(spec)
 
     def check(self, spec: Any, raw: Any) -> bytes:
         if isinstance(raw, str):  # a field the Report does not decode itself (a new name)
@@ -345,6 +365,9 @@ class Number(ReportField):
 
     def to_report(self, spec: Any, stored: Any) -> float:
         return float(stored)
+
+    def payload_bits(self, spec: Any) -> int:
+        return 64  # an IEEE-754 double
 
     def csv_cell(self, text: str) -> Any:
         from ldp.report_arrow import FLOAT_TEXT
@@ -425,6 +448,10 @@ class ReportSchema:
             if f.name == name:
                 return f
         return None
+
+    def payload_bits(self, spec: Any) -> int:
+        """Bits of a report's payload for ``spec``: the sum of its fields' (docs/report-format.md#size)."""
+        return sum(f.payload_bits(spec) for f in self.fields)
 
     def binary_names(self) -> frozenset[str]:
         """Names of the fields whose binary Parquet cells stand for base64 text."""

@@ -11,11 +11,11 @@ import click
 from ldp.cli import OptionConflict, check_outputs_distinct, run_guarded
 from ldp.errors import ParameterError
 from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, OLH, Rappor, best_frequency_mechanism
-from ldp.specs.base import registered_specs
+from ldp.specs.base import registered_specs, spec_class
 from ldp.specs.limits import MAX_DOMAIN_SIZE
 from ldp.textfile import read_utf8_text
 
-__all__ = ["build_spec", "check_options", "spec"]
+__all__ = ["build_spec", "check_options", "parse_params", "spec"]
 
 #: Every registered mechanism (the spec registry is the one list), plus "auto".
 MECHANISMS = [
@@ -51,11 +51,53 @@ def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int 
     return None
 
 
+def parse_params(items: tuple[str, ...] | list[str]) -> dict[str, object]:
+    """``NAME=VALUE`` texts of ``--param`` as a dict: VALUE read as JSON when it parses, else as text."""
+    import json
+
+    params: dict[str, object] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name.isidentifier():
+            raise ParameterError(f"--param {item!r}: expected NAME=VALUE, e.g. --param omega=4")
+        if name in params:
+            raise ParameterError(f"--param {name} is given twice")
+        if name in ("mechanism", "format", "epsilon", "domain"):
+            raise ParameterError(f"--param {name}: give it with its own option (--{name})")
+        try:
+            params[name] = json.loads(text)
+        except ValueError:
+            params[name] = text
+    return params
+
+
 def build_spec(
-    mechanism: str, *, epsilon=None, domain=None, g=None, rappor=None, from_google=None, numeric=None
+    mechanism: str,
+    *,
+    epsilon=None,
+    domain=None,
+    g=None,
+    rappor=None,
+    from_google=None,
+    numeric=None,
+    params=None,
+    max_report_bits=None,
 ):
-    """Build a spec from CLI-style options (pure; used by ``ldp spec``)."""
+    """Build a spec from CLI-style options (pure; used by ``ldp spec``).
+
+    ``params`` holds further spec parameters by field name (``--param``);
+    ``max_report_bits`` limits ``auto`` to frequency oracles whose reports
+    carry at most that many bits.
+    """
+    params = dict(params or {})
     name = mechanism.lower().replace("_", "-")
+    if name not in MECHANISMS:
+        raise ParameterError(f"unknown mechanism {mechanism!r}; known: {', '.join(MECHANISMS)}")
+    if max_report_bits is not None and name != "auto":
+        raise ParameterError(f"--max-report-bits applies to auto only (it chooses the mechanism), not {name}")
+    if name not in FREQUENCY_MECHANISMS and name not in NUMERIC_MECHANISMS and name not in ("auto", "rappor"):
+        return _registered_spec(name, epsilon, domain, params)
     numeric = {k: v for k, v in (numeric or {}).items() if v is not None}
     if name in NUMERIC_MECHANISMS or (name == "auto" and domain is None and numeric):
         from ldp.specs.numeric import numeric_spec
@@ -68,7 +110,7 @@ def build_spec(
             raise ParameterError(
                 f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)"
             )
-        return numeric_spec(name, epsilon, **numeric)
+        return numeric_spec(name, epsilon, **numeric, **params)
     if numeric:
         verb = "applies" if len(numeric) == 1 else "apply"
         raise ParameterError(
@@ -79,7 +121,7 @@ def build_spec(
             from ldp.google_params import read_google_params
 
             return read_google_params(from_google, hash=rappor.get("hash") or "md5")
-        options = {k: v for k, v in rappor.items() if v is not None}
+        options = {k: v for k, v in rappor.items() if v is not None} | params
         encoding = options.get("encoding", "bloom")
         needed = ["f", "p", "q"] + (["num_bits", "num_hashes"] if encoding == "bloom" else [])
         missing = [f"--{name.replace('_', '-')}" for name in needed if name not in options]
@@ -98,16 +140,31 @@ def build_spec(
         else:
             raise ParameterError(f"{name} needs --domain, --domain-file or --domain-size")
     if name == "auto":
-        name = best_frequency_mechanism(epsilon, len(domain))
-    try:
-        cls = FREQUENCY_MECHANISMS[name]
-    except KeyError:
-        raise ParameterError(f"unknown mechanism {mechanism!r}; known: {', '.join(MECHANISMS)}") from None
+        name = best_frequency_mechanism(epsilon, len(domain), max_report_bits=max_report_bits)
+    cls = FREQUENCY_MECHANISMS[name]
     if g is not None:
         if name != "olh":
             raise ParameterError("--g applies to olh only")
         return OLH(domain=domain, epsilon=epsilon, g=g)
+    if params:
+        return cls.from_dict({"domain": list(domain), "epsilon": epsilon, **params})
     return cls(domain=domain, epsilon=epsilon)
+
+
+def _registered_spec(name: str, epsilon, domain, params: dict[str, object]):
+    """A registered spec of no family with options of its own, from ``--epsilon``, the domain and ``--param``."""
+    cls = spec_class(name)
+    fields = _fields(cls)
+    data = dict(params)
+    for option, value in (("epsilon", epsilon), ("domain", domain)):
+        if value is None:
+            continue
+        if option not in fields:
+            raise ParameterError(
+                f"--{option} does not apply to {name} (its parameters: {', '.join(sorted(fields))})"
+            )
+        data[option] = list(value) if option == "domain" else value
+    return cls.from_dict(data)
 
 
 def _fields(cls) -> set[str]:
@@ -264,6 +321,19 @@ def _tradeoff_lines(spec) -> list[str]:
 @click.option("--grid", type=int, help="Numeric grid mechanisms: input grid steps (default 256).")
 @click.option("--delta", type=float, help="Gaussian: delta of (epsilon, delta)-LDP.")
 @click.option(
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Any other spec parameter by its name (repeatable), e.g. --param omega=4; VALUE is read as JSON "
+    "when it parses, else as text.",
+)
+@click.option(
+    "--max-report-bits",
+    type=click.IntRange(min=1),
+    help="auto: choose among the frequency oracles whose reports carry at most this many bits.",
+)
+@click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the spec here (default: stdout)."
 )
 def spec(
@@ -286,6 +356,8 @@ def spec(
     high,
     grid,
     delta,
+    params,
+    max_report_bits,
     output,
 ):
     """Write a mechanism spec (JSON) and print its privacy on stderr.
@@ -295,6 +367,7 @@ def spec(
       ldp spec grr --epsilon 1 --domain a,b,c -o grr.json
       ldp spec olh --epsilon 2 --domain-size 1024 -o olh.json
       ldp spec auto --epsilon 1 --domain-file values.txt
+      ldp spec auto --epsilon 1 --domain-size 1024 --max-report-bits 16
       ldp spec rappor --num-bits 128 --num-hashes 2 --num-cohorts 64 --f 0.5 --p 0.5 --q 0.75
       ldp spec rappor --from-google params.csv -o rappor.json
       ldp spec piecewise --epsilon 1 --low 0 --high 100 -o pm.json
@@ -345,6 +418,8 @@ def spec(
             rappor=rappor,
             from_google=from_google,
             numeric=numeric,
+            params=parse_params(params),
+            max_report_bits=max_report_bits,
         )
         text = built.to_json(indent=2) + "\n"
         if output:

@@ -168,6 +168,19 @@ class Spec(abc.ABC):
         """ε of any number of reports of one value: finite only for :attr:`memoized` specs (RAPPOR's PRR)."""
         return math.inf
 
+    # -- size ----------------------------------------------------------
+    @property
+    def report_bits(self) -> int:
+        """Bits of one report's payload in a compact binary form (docs/report-format.md#size).
+
+        The sum of the report schema's fields: ⌈log₂ d⌉ for a domain value,
+        ⌈log₂ b⌉ for an integer below b, the length of a bit vector, 64 for a
+        number. Framing (JSON keys, the spec fingerprint) is not counted.
+        """
+        from ldp.report_schema import report_schema_of
+
+        return report_schema_of(self).payload_bits(self)
+
     # -- serialization -------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Canonical, JSON-ready parameters, including ``mechanism`` and ``format``."""
@@ -193,7 +206,10 @@ class Spec(abc.ABC):
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
-            raise ParameterError(f"{cls.mechanism} spec has unknown fields: {', '.join(unknown)}")
+            raise ParameterError(
+                f"{cls.mechanism} spec has unknown fields: {', '.join(unknown)} "
+                f"(its fields: {', '.join(sorted(names))})"
+            )
         kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items()}
         try:
             return cls(**kwargs)

@@ -44,20 +44,37 @@ def frequency_spec(mechanism: str, domain: Iterable[Any], epsilon: float) -> Fre
     return cls(domain=domain, epsilon=epsilon)
 
 
-def variance_table(epsilon: float, domain_size: int) -> dict[str, float]:
+def variance_table(
+    epsilon: float, domain_size: int, *, max_report_bits: int | None = None
+) -> dict[str, float]:
     """Var* of every applicable frequency oracle at (ε, d).
 
-    An oracle is applicable when ε and d are within its limits (:mod:`ldp.specs.limits`);
-    :class:`ParameterError` names the limits when none is.
+    An oracle is applicable when ε and d are within its limits (:mod:`ldp.specs.limits`)
+    and, when ``max_report_bits`` is given, its reports carry at most that many
+    bits (:attr:`~ldp.specs.base.Spec.report_bits`); :class:`ParameterError`
+    names the limits when none is.
     """
     epsilon = check_epsilon(epsilon)
     d = check_int(domain_size, "domain_size", minimum=2)
+    if max_report_bits is not None:
+        max_report_bits = check_int(max_report_bits, "max_report_bits", minimum=1)
     domain = range(d)
     table = {}
+    smallest: tuple[int, str] | None = None
     for name, cls in FREQUENCY_MECHANISMS.items():
         if (name == "binary-rr" and d != 2) or epsilon > cls.max_epsilon or d > cls.max_domain_size:
             continue
-        table[name] = cls(domain=domain, epsilon=epsilon).variance_star
+        spec = cls(domain=domain, epsilon=epsilon)
+        if max_report_bits is not None and spec.report_bits > max_report_bits:
+            if smallest is None or spec.report_bits < smallest[0]:
+                smallest = (spec.report_bits, name)
+            continue
+        table[name] = spec.variance_star
+    if not table and smallest is not None:
+        raise ParameterError(
+            f"auto: no frequency oracle's reports fit in {max_report_bits} bits at epsilon={epsilon:.10g} over "
+            f"{d:,} values; the smallest is {smallest[1]} with {smallest[0]} bits"
+        )
     if not table:
         limits = ", ".join(
             f"{name} (epsilon <= {cls.max_epsilon:g}, {cls.max_domain_size:,} values)"
@@ -71,14 +88,16 @@ def variance_table(epsilon: float, domain_size: int) -> dict[str, float]:
     return table
 
 
-def best_frequency_mechanism(epsilon: float, domain_size: int) -> str:
+def best_frequency_mechanism(epsilon: float, domain_size: int, *, max_report_bits: int | None = None) -> str:
     """Name of the frequency oracle with the smallest Var* at (ε, d).
 
     Ties (within 1e-12 relative) go to the cheaper report, in the order of
     :data:`FREQUENCY_MECHANISMS`. BinaryRR is reported as ``"grr"`` (same
-    mechanism) so the answer works for any two-value domain.
+    mechanism) so the answer works for any two-value domain. With
+    ``max_report_bits``, only oracles whose reports carry at most that many
+    bits compete (``ldp spec auto --max-report-bits``).
     """
-    table = variance_table(epsilon, domain_size)
+    table = variance_table(epsilon, domain_size, max_report_bits=max_report_bits)
     table.pop("binary-rr", None)
     best = min(table.values())
     for name in FREQUENCY_MECHANISMS:
