@@ -324,6 +324,13 @@ class PEM(HeavyHitterSpec):
     def q_star(self) -> float:
         return float(self.exact_q_star)
 
+    @property
+    def variance_star(self) -> float:
+        """n·Var of a discovered value's frequency at f → 0: g times OLH's Var* (one group of n/g estimates it)."""
+        from ldp.frequency_math import variance_star
+
+        return self.num_rounds * variance_star(self.p_star, self.q_star)
+
     def variance(self, frequency: Any = 0.0, group_size: int = 1) -> Any:
         """Var of one group's frequency estimate of a prefix (fixed data), docs/heavy-hitters.md#pem-variance."""
         from ldp.frequency_math import frequency_variance
