@@ -8,6 +8,7 @@ import { type Fraction, compare, divInt, fraction, lcm, ONE, sub } from "./fract
 import { LH_SEED_SPACE, bloomPositions, lhBucket } from "./hashing.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, UniformBelow, nobleShake256, prfInput, cryptoSource, randbelow, sampleLaneWords, wordsToLanes } from "./random.js";
+import { PEMEncoder } from "./pem.js";
 import type { Report } from "./report.js";
 import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
@@ -20,7 +21,7 @@ export interface Encoder {
 }
 
 /** Randomized response over [0, n): keep the index with keep/den, else each other one with other/den. */
-class RandomizedResponse {
+export class RandomizedResponse {
   private readonly uniform: UniformBelow;
   private readonly den: bigint;
   private readonly keep: bigint;
@@ -285,6 +286,8 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
       return new LocalHashingEncoder(spec, source);
     case "rappor":
       return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source, options.shake);
+    case "pem":
+      return new PEMEncoder(spec, source);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }

@@ -108,6 +108,14 @@ const MECHANISMS: Record<string, Record<string, Field>> = {
   hybrid: numericRange(-1.0, { grid: [integer, 256n] }),
   laplace: numericRange(-1.0, { grid: [integer, 256n] }),
   gaussian: numericRange(-1.0, { grid: [integer, 256n], delta: [float, required] }),
+  pem: {
+    epsilon: [float, required],
+    max_length: [integer, 16n],
+    top_k: [integer, 10n],
+    eta: [integer, 4n],
+    g: [integer, required],
+    p: [probability, required],
+  },
 };
 
 /** The registered mechanism name: lowercase, `-` not `_`. */

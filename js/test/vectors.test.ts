@@ -284,7 +284,7 @@ describe("encodings", () => {
       const encoder = table ? new NumericEncoder(spec, table, source) : makeEncoder(spec, { source, client });
       const report = encoder.encode(P.encodings[i].value as Value);
       assert.equal(reportToJson(report), c.report_json);
-      assert.equal(toHex(reportToBinary(report)), c.report_binary);
+      if (c.report_binary !== undefined) assert.equal(toHex(reportToBinary(report)), c.report_binary);
       assert.deepEqual(source.reads, c.reads);
       assert.equal(source.remaining, 0);
     });

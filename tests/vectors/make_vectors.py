@@ -167,6 +167,8 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("olh/large-eps", {"mechanism": "olh", "domain": ["a", "b", "c", "d", "é"], "epsilon": 5.0}),
     ("olh/explicit-g", {"mechanism": "olh", "domain": list(range(50)), "epsilon": 2.0, "g": 7}),
     ("blh/str", {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0}),
+    ("pem/default", {"mechanism": "pem", "epsilon": 2.0, "max_length": 8}),
+    ("pem/non-ascii", {"mechanism": "pem", "epsilon": 1.0, "max_length": 12, "top_k": 3, "eta": 3}),
     (
         "rappor/mmh3",
         {
@@ -452,6 +454,49 @@ def olh_vectors() -> dict[str, Any]:
         "indices": LH_INDICES,
         "seeds": seeds,
         "collision_probability": {str(g): _fraction(lh_collision_probability(g)) for g in LH_GS},
+    }
+
+
+#: PEM: values and prefix lengths of the bit-encoding and prefix-key vectors (max_length 12).
+PEM_VALUES = ["", "a", "café", "日本語", "naïve café"]
+PEM_LENGTHS = [1, 4, 7, 8, 13, 24, 96]
+
+
+def pem_vectors() -> dict[str, Any]:
+    """PEM's bit encoding of values (zero-padded UTF-8) and the keys of their prefixes."""
+    from ldp.specs import PEM
+    from ldp.specs.heavy_hitters import PREFIX_HASH_LABEL, prefix_key
+
+    spec = PEM(epsilon=1.0, max_length=12)
+    cases = []
+    for value in PEM_VALUES:
+        bits = spec.value_bits(value)
+        prefixes = []
+        for length in PEM_LENGTHS:
+            prefix = bits >> (spec.num_bits - length)
+            size = (length + 7) // 8
+            prefixes.append(
+                {
+                    "length": length,
+                    "prefix_bytes": (prefix << (8 * size - length)).to_bytes(size, "big").hex(),
+                    "key": prefix_key(prefix, length),
+                }
+            )
+        cases.append(
+            {"value": value, "bits": bits.to_bytes(spec.max_length, "big").hex(), "prefixes": prefixes}
+        )
+    rounds = {
+        str(k): {
+            "eta": eta,
+            "lengths": list(PEM(epsilon=1.0, max_length=12, top_k=k, eta=eta).prefix_lengths),
+        }
+        for k, eta in ((1, 8), (10, 4), (3, 3))
+    }
+    return {
+        "label": PREFIX_HASH_LABEL.decode("ascii"),
+        "max_length": spec.max_length,
+        "values": cases,
+        "rounds": rounds,
     }
 
 
@@ -746,6 +791,8 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("olh/large-eps", ["a", "é"]),
     ("olh/explicit-g", [1, 49]),
     ("blh/str", ["x", "日本語"]),
+    ("pem/default", ["the", "", "café"]),
+    ("pem/non-ascii", ["日本語", "😀", "naïve café"]),
     ("rappor/mmh3", ["hello", "日本語"]),
     ("rappor/mmh3-wide", ["😀"]),
     ("rappor/md5", ["hello", ""]),
@@ -799,8 +846,9 @@ def encoding_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
                 "bytes": stream.consumed.hex(),
                 "reads": stream.reads,
                 "report_json": report.to_json(),
-                "report_binary": report.to_bytes().hex(),
             }
+            if not report.extra:  # fields of new report forms have no binary form
+                case["report_binary"] = report.to_bytes().hex()
             if client is not None:
                 case["secret"] = client[0].hex()
                 case["cohort"] = client[1]
@@ -994,6 +1042,7 @@ def _build() -> tuple[dict[str, Any], dict[str, Any]]:
         "float_text": float_text_vectors(),
         "bloom": bloom_vectors(),
         "olh": olh_vectors(),
+        "pem": pem_vectors(),
         "bit_packing": packing_vectors(),
         "samplers": {
             "randbelow": randbelow_vectors(),
