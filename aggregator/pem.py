@@ -39,7 +39,14 @@ from ldp.specs.heavy_hitters import PEM, prefix_key
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PEMAccumulator", "Round", "candidate_support", "pem_search"]
+__all__ = [
+    "PEMAccumulator",
+    "Round",
+    "candidate_support",
+    "heavy_hitter_table",
+    "held_out_round",
+    "pem_search",
+]
 
 #: Reports × candidates evaluated per NumPy step (a few MiB of uint64 temporaries).
 _BLOCK = 1 << 20
@@ -150,7 +157,29 @@ def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[R
     return rounds
 
 
-def heavy_hitter_table(spec: PEM, final: Round, n: int, confidence: float) -> pd.DataFrame:
+def held_out_round(spec: PEM, final: Round, seeds: np.ndarray, buckets: np.ndarray) -> Round:
+    """The last round's kept candidates re-estimated on held-out reports, best first by the new estimates.
+
+    Raises
+    ------
+    ParameterError
+        When there are no held-out reports.
+    """
+    n_b = int(seeds.shape[0])
+    if n_b == 0:
+        raise ParameterError("pem: the last group has no held-out reports (odd seeds); collect more reports")
+    length = spec.prefix_length(spec.num_rounds - 1)
+    candidates = final.candidates[final.kept]
+    keys = np.array([prefix_key(int(c), length) for c in candidates], dtype=np.uint64)
+    support = candidate_support(seeds, buckets, keys, spec.g)
+    frequency = np.asarray(unbiased_frequency(support, n_b, spec.p_star, spec.q_star), dtype=float)
+    kept = _top(frequency, candidates, np.ones(candidates.size, dtype=bool), candidates.size)
+    return Round(length, n_b, candidates, support, frequency, kept)
+
+
+def heavy_hitter_table(
+    spec: PEM, final: Round, n: int, confidence: float, *, selection_biased: bool = True
+) -> pd.DataFrame:
     """The discovered values: count estimate n·f̂, its standard error and normal interval (docs/heavy-hitters.md#pem-variance).
 
     f̂ is the last group's unbiased frequency estimate. Its variance is the
@@ -167,7 +196,11 @@ def heavy_hitter_table(spec: PEM, final: Round, n: int, confidence: float) -> pd
     values = [spec.bits_value(int(c)) for c in final.candidates[final.kept]]
     table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
     table.attrs.update(
-        mechanism=spec.mechanism, group_reports=n_i, reports=n, selection_biased=True, top_k=spec.top_k
+        mechanism=spec.mechanism,
+        group_reports=n_i,
+        reports=n,
+        selection_biased=selection_biased,
+        top_k=spec.top_k,
     )
     return table
 
@@ -284,7 +317,7 @@ class PEMAccumulator(Accumulator):
         return pem_search(self.spec, self.groups())
 
     def estimate(
-        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+        self, confidence: float = 0.95, *, consistency: str = "none", held_out: bool = False, **options: Any
     ) -> pd.DataFrame:
         """The discovered heavy hitters, best first: ``value, estimate, std_error, ci_low, ci_high, proportion``.
 
@@ -293,6 +326,18 @@ class PEMAccumulator(Accumulator):
         scaled to all n users; they are unbiased for a fixed value, but a
         value *selected* by the same group's estimates is biased upward near
         the selection threshold (docs/heavy-hitters.md#pem-selection).
+
+        Parameters
+        ----------
+        confidence : float
+            Level of the intervals.
+        consistency : str
+            ``none`` only.
+        held_out : bool, default False
+            Split the last group by the parity of the report's seed (uniform
+            and independent of the value): the even half selects the top k,
+            the odd half estimates them, so the estimates are unbiased
+            given the selection (twice the variance, a noisier selection).
         """
         self._refuse_options(options)
         if str(consistency).strip().lower() != "none":
@@ -302,8 +347,15 @@ class PEMAccumulator(Accumulator):
             )
         if self.n == 0:
             raise ParameterError("cannot estimate from zero reports")
-        rounds = self.rounds()
-        return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence)
+        if not held_out:
+            rounds = self.rounds()
+            return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence)
+        groups = self.groups()
+        seeds, buckets = groups[-1]
+        odd = (seeds & np.uint64(1)).astype(bool)
+        rounds = pem_search(self.spec, [*groups[:-1], (seeds[~odd], buckets[~odd])])
+        final = held_out_round(self.spec, rounds[-1], seeds[odd], buckets[odd])
+        return heavy_hitter_table(self.spec, final, self.n, confidence, selection_biased=False)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec.mechanism}, n={self.n})"

@@ -287,6 +287,19 @@ def test_estimates_of_found_values_are_within_z_standard_errors():
     assert table.attrs["group_reports"] > 0 and table.attrs["selection_biased"]
 
 
+def test_held_out_estimates_are_within_z_standard_errors_and_unflagged():
+    """held_out=True: the odd-seed half of the last group estimates what the even half selected (α = 1e-6)."""
+    _, words, counts, acc = _run(2.0, 200_000, seed=22)
+    table = acc.estimate(held_out=True)
+    truth = dict(zip(words, counts.tolist(), strict=True))
+    z = NormalDist().inv_cdf(1 - ALPHA / (2 * len(table)))
+    assert len(table) >= 3 and not table.attrs["selection_biased"]
+    assert table.attrs["group_reports"] < acc.group_sizes[-1]
+    for row in table.itertuples():
+        assert abs(row.estimate - truth.get(row.value, 0)) <= z * row.std_error, row
+    assert table["estimate"].is_monotonic_decreasing
+
+
 def test_heavy_hitter_table_has_the_frequency_columns():
     from ldp.aggregator.estimates import FREQUENCY_COLUMNS
 
