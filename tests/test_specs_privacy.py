@@ -9,7 +9,7 @@ import math
 from fractions import Fraction
 
 import pytest
-from conftest import SMALL_DOMAIN, frequency_specs
+from conftest import SMALL_DOMAIN, frequency_specs, heavy_hitter_specs
 
 import ldp
 from ldp.errors import ParameterError
@@ -47,6 +47,24 @@ def worst_ratio(channels):
         for y in keys:
             best = max(best, a[y] / b[y])
     return best
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 5.0])
+def test_heavy_hitter_ratio_equals_claim(epsilon):
+    """Given its group (uniform, the same under every input), a report is local hashing over the prefix keys."""
+    for spec in heavy_hitter_specs(epsilon):
+        ratio = Fraction(0)
+        for hashed in itertools.product(range(min(spec.g, 3)), repeat=3):  # every collision pattern of 3 keys
+            ratio = max(ratio, worst_ratio([lh_channel(spec, x, hashed) for x in range(3)]))
+        assert ratio == spec.privacy_ratio
+        assert ratio <= exp_lower_bound(epsilon)
+        assert spec.epsilon_achieved <= epsilon
+        assert epsilon - spec.epsilon_achieved < 1e-12
+        assert spec.p + (spec.g - 1) * spec.q == 1
+        # Just above the claim fails: the same probabilities claiming a hair less are refused.
+        data = {**spec.to_dict(), "epsilon": spec.epsilon_achieved * (1 - 1e-6)}
+        with pytest.raises(ParameterError, match="claims epsilon"):
+            ldp.load_spec(data)
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 5.0])
