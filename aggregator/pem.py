@@ -34,7 +34,7 @@ from ldp.frequency_math import frequency_variance, unbiased_frequency
 from ldp.hashing import LH_PRIME, LH_SEED_SPACE
 from ldp.report import Report
 from ldp.report_check import check_report
-from ldp.specs.heavy_hitters import PEM, prefix_key
+from ldp.specs.heavy_hitters import PEM, PrefixHashing, TreeHist, prefix_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,10 +42,12 @@ if TYPE_CHECKING:
 __all__ = [
     "PEMAccumulator",
     "Round",
+    "TreeHistAccumulator",
     "candidate_support",
     "heavy_hitter_table",
     "held_out_round",
     "pem_search",
+    "treehist_search",
 ]
 
 #: Reports × candidates evaluated per NumPy step (a few MiB of uint64 temporaries).
@@ -157,7 +159,7 @@ def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[R
     return rounds
 
 
-def held_out_round(spec: PEM, final: Round, seeds: np.ndarray, buckets: np.ndarray) -> Round:
+def held_out_round(spec: PrefixHashing, final: Round, seeds: np.ndarray, buckets: np.ndarray) -> Round:
     """The last round's kept candidates re-estimated on held-out reports, best first by the new estimates.
 
     Raises
@@ -167,7 +169,9 @@ def held_out_round(spec: PEM, final: Round, seeds: np.ndarray, buckets: np.ndarr
     """
     n_b = int(seeds.shape[0])
     if n_b == 0:
-        raise ParameterError("pem: the last group has no held-out reports (odd seeds); collect more reports")
+        raise ParameterError(
+            f"{spec.mechanism}: the last group has no held-out reports; collect more reports"
+        )
     length = spec.prefix_length(spec.num_rounds - 1)
     candidates = final.candidates[final.kept]
     keys = np.array([prefix_key(int(c), length) for c in candidates], dtype=np.uint64)
@@ -178,7 +182,7 @@ def held_out_round(spec: PEM, final: Round, seeds: np.ndarray, buckets: np.ndarr
 
 
 def heavy_hitter_table(
-    spec: PEM, final: Round, n: int, confidence: float, *, selection_biased: bool = True
+    spec: PrefixHashing, final: Round, n: int, confidence: float, *, selection_biased: bool = True
 ) -> pd.DataFrame:
     """The discovered values: count estimate n·f̂, its standard error and normal interval (docs/heavy-hitters.md#pem-variance).
 
@@ -359,3 +363,103 @@ class PEMAccumulator(Accumulator):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec.mechanism}, n={self.n})"
+
+
+# -- TreeHist ----------------------------------------------------------------------------------------
+
+
+def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[Round]:
+    """TreeHist's levels, then the final group's estimates of the survivors (docs/heavy-hitters.md#treehist).
+
+    Level ℓ (group ℓ − 1) estimates the two children of every survivor and
+    keeps those whose estimate is at least z·σ₀, with σ₀ the standard error
+    of a prefix of frequency 0 in that group and z = Φ⁻¹(1 − β/(2·width·m))
+    (so that, over all levels and candidates, a prefix of frequency 0
+    survives with probability at most β), at most ``width`` of them (the
+    largest); the last level ranks valid encodings only. The last round
+    re-estimates the survivors on the final group.
+    """
+    from statistics import NormalDist
+
+    p_star, q_star = spec.p_star, spec.q_star
+    m = spec.num_bits
+    z = NormalDist().inv_cdf(1 - spec.beta / (2 * spec.width * m))
+    rounds: list[Round] = []
+    survivors = np.zeros(1, dtype=object)
+    for level in range(1, m + 1):
+        seeds, buckets = groups[level - 1]
+        n_i = int(seeds.shape[0])
+        if n_i == 0:
+            raise ParameterError(
+                f"treehist: group {level - 1} of {spec.num_rounds} has no reports, so level {level} cannot be "
+                "estimated (collect more reports)"
+            )
+        candidates = (survivors[:, None] * 2 + np.arange(2, dtype=object)[None, :]).ravel()
+        keys = np.array([prefix_key(int(c), level) for c in candidates], dtype=np.uint64)
+        support = candidate_support(seeds, buckets, keys, spec.g)
+        frequency = np.asarray(unbiased_frequency(support, n_i, p_star, q_star), dtype=float)
+        threshold = z * float(np.sqrt(frequency_variance(0.0, n_i, p_star, q_star)))
+        if level == m:
+            possible = [spec.bits_value(int(c)) is not None for c in candidates]
+        else:
+            possible = [spec.prefix_possible(int(c), level) for c in candidates]
+        eligible = np.array(possible, dtype=bool) & (frequency >= threshold)
+        kept = _top(frequency, candidates, eligible, spec.width)
+        rounds.append(Round(level, n_i, candidates, support, frequency, kept))
+        survivors = candidates[kept]
+        if survivors.size == 0:
+            break
+    return rounds
+
+
+@accumulator_for(TreeHist)
+class TreeHistAccumulator(PEMAccumulator):
+    """TreeHist: the same state as PEM's (each group's (seed, bucket) pairs); :meth:`estimate` walks the tree."""
+
+    def rounds(self) -> list[Round]:
+        """The levels of the walk (:func:`treehist_search`)."""
+        return treehist_search(self.spec, self.groups())
+
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+    ) -> pd.DataFrame:
+        """The survivors of the last level, estimated on the final group (unbiased given the selection), best first.
+
+        At most ``top_k`` rows: the survivors with the largest final
+        estimates; no row when no prefix cleared a level's threshold.
+        """
+        self._refuse_options(options)
+        if str(consistency).strip().lower() != "none":
+            raise ParameterError(
+                f"treehist estimates are the discovered values only; --consistency {consistency} does not apply "
+                "(use none)"
+            )
+        if self.n == 0:
+            raise ParameterError("cannot estimate from zero reports")
+        spec = self.spec
+        groups = self.groups()
+        rounds = treehist_search(spec, groups)
+        last = rounds[-1]
+        if last.length < spec.num_bits or last.kept.size == 0:
+            last = Round(
+                spec.num_bits,
+                0,
+                np.zeros(0, dtype=object),
+                np.zeros(0, dtype=np.int64),
+                np.zeros(0),
+                np.zeros(0, dtype=np.int64),
+            )
+        seeds, buckets = groups[-1]
+        if last.kept.size:
+            final = held_out_round(spec, last, seeds, buckets)
+            final = dataclasses.replace(final, kept=final.kept[: spec.top_k])
+        else:
+            final = Round(
+                spec.num_bits,
+                max(int(seeds.shape[0]), 1),
+                last.candidates,
+                last.support,
+                last.frequency,
+                last.kept,
+            )
+        return heavy_hitter_table(spec, final, self.n, confidence, selection_biased=False)

@@ -21,20 +21,20 @@ from ldp.client.randomness import as_source
 from ldp.hashing import LH_PRIME, LH_SEED_SPACE, lh_bucket
 from ldp.plugins import implements
 from ldp.report import Report
-from ldp.specs.heavy_hitters import PEM, prefix_key
+from ldp.specs.heavy_hitters import PrefixHashing, prefix_key
 
 __all__ = ["PEMEncoder", "pem_keys"]
 
 
 class PEMEncoder:
-    """PEM on the device: every coin from ``secrets`` (the OS CSPRNG), every probability exact; see :class:`ldp.PEM`.
+    """PEM and TreeHist on the device: every coin from ``secrets`` (the OS CSPRNG), every probability exact; see :class:`ldp.PEM`.
 
     References
     ----------
     .. [1] T. Wang, N. Li, S. Jha. IEEE TDSC 18(2), 2021.
     """
 
-    def __init__(self, spec: PEM):
+    def __init__(self, spec: PrefixHashing):
         self.spec = spec
         self._fingerprint = spec.fingerprint
         self._den, self._keep, self._other = _rr_thresholds(spec.p, spec.q)
@@ -51,10 +51,10 @@ class PEMEncoder:
         return Report(spec=self._fingerprint, seed=seed, value=reported, extra=(("round", round_),))
 
 
-implements(PEM, "encoder")(stateless_factory(PEMEncoder))
+implements(PrefixHashing, "encoder")(stateless_factory(PEMEncoder))
 
 
-def pem_keys(spec: PEM, values) -> tuple[np.ndarray, np.ndarray]:
+def pem_keys(spec: PrefixHashing, values) -> tuple[np.ndarray, np.ndarray]:
     """(codes, keys): each value's code among the distinct values, and keys[u, i] of distinct value u in round i.
 
     Each distinct value is encoded (and checked) once.
@@ -69,8 +69,8 @@ def pem_keys(spec: PEM, values) -> tuple[np.ndarray, np.ndarray]:
     return codes, keys
 
 
-@implements(PEM, "batch_encoder")
-def _pem_batch(spec: PEM, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+@implements(PrefixHashing, "batch_encoder")
+def _pem_batch(spec: PrefixHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     """The single encoder's distribution, vectorized: group, seed and bucket coins from ``rng``'s exact samplers."""
     if indices:
         from ldp.errors import ParameterError

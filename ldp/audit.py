@@ -211,7 +211,7 @@ def audit_claims(spec: Any, memo_reports: int = DEFAULT_MEMO_REPORTS, memoized: 
 
 def audit_pairs(spec: Any) -> list[tuple[Any, Any]]:
     """Neighbouring inputs to audit: the first two domain values (and the last against the first), or the range's ends."""
-    from ldp.specs import PEM, NumericSpec, Rappor
+    from ldp.specs import NumericSpec, PrefixHashing, Rappor
 
     if isinstance(spec, NumericSpec):
         return [(float(spec.low), float(spec.high))]
@@ -220,7 +220,9 @@ def audit_pairs(spec: Any) -> list[tuple[Any, Any]]:
             return [(True, False)]
         if spec.encoding == "bloom":
             return [("v0", "v1")]
-    if isinstance(spec, PEM):  # differ in the first bit (0x61 against 0xC3 0xA9): every prefix differs
+    if isinstance(
+        spec, PrefixHashing
+    ):  # PEM, TreeHist: differ in the first bit (0x61 against 0xC3 0xA9): every prefix differs
         return [("a", "\u00e9")]
     domain = getattr(spec, "domain", None)
     if not domain or len(domain) < 2:
@@ -253,7 +255,7 @@ def features(
     Bloom bits only x0, only x1, sets in the sample's cohort).
     """
     from ldp.hashing import lh_bucket
-    from ldp.specs import GRR, PEM, LocalHashing, NumericSpec, Rappor, UnaryEncoding
+    from ldp.specs import GRR, LocalHashing, NumericSpec, PrefixHashing, Rappor, UnaryEncoding
 
     first = [reports[0] for reports in samples]
     if isinstance(spec, GRR | NumericSpec):
@@ -269,7 +271,7 @@ def features(
             "h0": np.array([lh_bucket(s, i0, spec.g) for s in seeds], dtype=np.int64),
             "h1": np.array([lh_bucket(s, i1, spec.g) for s in seeds], dtype=np.int64),
         }
-    if isinstance(spec, PEM):  # the buckets of x0's and x1's prefixes in each report's round
+    if isinstance(spec, PrefixHashing):  # the buckets of x0's and x1's prefixes in each report's round
         from ldp.specs.heavy_hitters import prefix_key
 
         encoded = [spec.value_bits(x) for x in pair]
@@ -355,7 +357,7 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
     ``selection`` holds the selection half's features (numeric mechanisms
     take their thresholds from them).
     """
-    from ldp.specs import GRR, PEM, LocalHashing, NumericSpec, Rappor, UnaryEncoding
+    from ldp.specs import GRR, LocalHashing, NumericSpec, PrefixHashing, Rappor, UnaryEncoding
 
     x0, x1 = pair
     if isinstance(spec, NumericSpec):
@@ -377,7 +379,7 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
             for b in (0, 1):
                 events.append(Event(f"bit {x0!r} = {a} and bit {x1!r} = {b}", _two_bits(i0, a, i1, b)))
         return events
-    if isinstance(spec, LocalHashing | PEM):
+    if isinstance(spec, LocalHashing | PrefixHashing):
         return [
             Event(f"bucket = H_seed({x0!r})", lambda f: f["value"] == f["h0"]),
             Event(f"bucket = H_seed({x1!r})", lambda f: f["value"] == f["h1"]),

@@ -49,13 +49,17 @@ def numeric_specs(epsilon: float = 1.0):
     return [numeric_spec(name, epsilon, 0.0, 1.0, delta=1e-5) for name in NUMERIC_MECHANISMS]
 
 
-def heavy_hitter_specs(epsilon: float = 6.0):
+def heavy_hitter_specs(epsilon: float | None = None):
     """One small spec of every heavy-hitter mechanism (values: strings of at most 2 bytes, like sample_values').
 
-    PEM: 3 groups (prefixes of 2, 9 and 16 bits); at the default ε the 300 reports of the format tests
-    discover values (a non-empty table), so the tests compare estimates, not empty tables.
+    PEM: 3 groups (prefixes of 2, 9 and 16 bits); TreeHist: 17 groups. Without ``epsilon`` (ε = 6 and 10)
+    the 300 reports of the format tests discover values (a non-empty table), so the tests compare estimates,
+    not empty tables.
     """
-    return [ldp.PEM(epsilon=epsilon, max_length=2, top_k=3, eta=7)]
+    return [
+        ldp.PEM(epsilon=6.0 if epsilon is None else epsilon, max_length=2, top_k=3, eta=7),
+        ldp.TreeHist(epsilon=10.0 if epsilon is None else epsilon, max_length=2, top_k=3),
+    ]
 
 
 def every_spec_shape():

@@ -140,6 +140,7 @@ def test_every_mechanism_describes_its_privacy_or_says_why_not(name):
         "rappor": lambda: cls(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
         "gaussian": lambda: cls(epsilon=1.0, delta=1e-6, low=0.0, high=1.0),
         "pem": lambda: cls(epsilon=1.0),
+        "treehist": lambda: cls(epsilon=1.0),
     }.get(
         name,
         lambda: (

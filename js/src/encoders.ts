@@ -287,6 +287,7 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
     case "rappor":
       return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source, options.shake);
     case "pem":
+    case "treehist":
       return new PEMEncoder(spec, source);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);

@@ -32,6 +32,12 @@ export function pemPrefixLengths(maxLength: number, topK: number, eta: number): 
   return Array.from({ length: rounds }, (_, i) => Math.min(gamma + i * eta, m));
 }
 
+/** TreeHist's rounds: 1, 2, …, m (the levels), then m (the final estimation group). */
+export function treeHistPrefixLengths(maxLength: number): number[] {
+  const m = 8 * maxLength;
+  return [...Array.from({ length: m }, (_, i) => i + 1), m];
+}
+
 function isWellFormed(text: string): boolean {
   return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 }
@@ -50,7 +56,7 @@ export function pemValueBits(value: Value, maxLength: number): bigint {
   return bytesToBigIntBE(padded);
 }
 
-/** PEM's client: one report ⟨round, seed, bucket⟩, every coin from one byte source. */
+/** PEM's and TreeHist's client: one report ⟨round, seed, bucket⟩, every coin from one byte source. */
 export class PEMEncoder implements Encoder {
   private readonly maxLength: number;
   private readonly lengths: number[];
@@ -60,7 +66,10 @@ export class PEMEncoder implements Encoder {
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
     this.maxLength = Number(specInt(spec, "max_length"));
-    this.lengths = pemPrefixLengths(this.maxLength, Number(specInt(spec, "top_k")), Number(specInt(spec, "eta")));
+    this.lengths =
+      spec.mechanism === "treehist"
+        ? treeHistPrefixLengths(this.maxLength)
+        : pemPrefixLengths(this.maxLength, Number(specInt(spec, "top_k")), Number(specInt(spec, "eta")));
     this.g = specInt(spec, "g");
     this.rr = new RandomizedResponse(specFraction(spec, "p"), this.g);
     this.rounds = new UniformBelow(BigInt(this.lengths.length));

@@ -116,6 +116,15 @@ const MECHANISMS: Record<string, Record<string, Field>> = {
     g: [integer, required],
     p: [probability, required],
   },
+  treehist: {
+    epsilon: [float, required],
+    max_length: [integer, 8n],
+    top_k: [integer, 10n],
+    width: [integer, required],
+    beta: [float, 0.05],
+    g: [integer, required],
+    p: [probability, required],
+  },
 };
 
 /** The registered mechanism name: lowercase, `-` not `_`. */

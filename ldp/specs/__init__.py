@@ -2,7 +2,7 @@
 
 from ldp.specs.base import SPEC_FORMAT, Spec, load_spec, spec_class, spec_from_dict
 from ldp.specs.frequency import BLH, GRR, OLH, OUE, SUE, BinaryRR, FrequencySpec, LocalHashing, UnaryEncoding
-from ldp.specs.heavy_hitters import HEAVY_HITTER_MECHANISMS, PEM, HeavyHitterSpec
+from ldp.specs.heavy_hitters import HEAVY_HITTER_MECHANISMS, PEM, HeavyHitterSpec, PrefixHashing, TreeHist
 from ldp.specs.numeric import (
     NUMERIC_MECHANISMS,
     Duchi,
@@ -39,9 +39,11 @@ __all__ = [
     "LocalHashing",
     "NumericSpec",
     "Piecewise",
+    "PrefixHashing",
     "Rappor",
     "Spec",
     "StochasticRounding",
+    "TreeHist",
     "UnaryEncoding",
     "best_frequency_mechanism",
     "best_numeric_mechanism",

@@ -51,6 +51,8 @@ __all__ = [
     "PEM_MAX_TOP_K",
     "PREFIX_HASH_LABEL",
     "HeavyHitterSpec",
+    "PrefixHashing",
+    "TreeHist",
     "prefix_key",
 ]
 
@@ -162,40 +164,18 @@ def _utf8(value: str, mechanism: str) -> bytes:
         ) from None
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
-class PEM(HeavyHitterSpec):
-    """Prefix extending method: heavy hitters of strings through OLH on growing prefixes (docs/heavy-hitters.md#pem).
+class PrefixHashing(HeavyHitterSpec):
+    """Heavy hitters by local hashing of prefixes: each user reports OLH of one prefix of its value, chosen by a uniform group.
 
-    Each user draws a group i uniformly from [0, g) (independent of the
-    value), and reports (i, seed, y): OLH of the key of its value's first
-    ℓ_i = min(γ + iη, m) bits, with γ = ⌊log₂ k⌋ + 1 and
-    g = 1 + ⌈(m − γ)/η⌉. One report per user, ε-LDP (the group carries no
-    information on the value).
-
-    Parameters
-    ----------
-    epsilon : float
-        Privacy claim of the one report.
-    max_length : int, default 16
-        Longest value, in bytes of UTF-8 (m = 8·max_length bits).
-    top_k : int, default 10
-        Number of heavy hitters to discover.
-    eta : int, default 4
-        Bits added per round: the server evaluates k·2^η candidates per
-        round, and fewer rounds (larger η) give each group more users.
-    g : int, optional
-        OLH hash range; e^ε + 1 (the best integer) by default.
-    p : Fraction or str, optional
-        Keep probability of the bucket; derived from ``epsilon`` when omitted.
-
-    References
-    ----------
-    .. [1] T. Wang, N. Li, S. Jha. "Locally differentially private heavy
-       hitter identification". IEEE TDSC 18(2), 2021.
+    Subclasses fix the prefix length of each group (:attr:`prefix_lengths`).
+    A report is ⟨round, seed, y⟩: the group (round) i uniform in
+    [0, num_rounds) and independent of the value, then OLH of the key of the
+    value's first ℓ_i bits (:func:`prefix_key`) with hash range ``g`` and
+    keep probability ``p``. The privacy, the report form, the client and the
+    aggregation state are shared (docs/heavy-hitters.md#pem-privacy).
     """
 
-    mechanism: ClassVar[str] = "pem"
     report_kind: ClassVar[str] = "prefix-hashed"
     #: Reports carry the user's group (round), the hash seed and the reported bucket in [0, g).
     report_schema: ClassVar[ReportSchema] = ReportSchema(
@@ -217,34 +197,24 @@ class PEM(HeavyHitterSpec):
         "its hash range g = e^epsilon + 1 must stay below the hash prime 2^31 - 1"
     )
 
-    eta: int
     g: int
     p: Fraction
 
-    def __init__(
-        self,
-        epsilon: float,
-        max_length: int = 16,
-        top_k: int = 10,
-        eta: int = 4,
-        g: int | None = None,
-        p: ProbabilityInput | None = None,
-    ) -> None:
+    def _set_common(self, epsilon: float, max_length: int, top_k: int) -> None:
+        """Validate and store ε (its limit first), ``max_length`` and ``top_k``."""
         object.__setattr__(self, "epsilon", check_epsilon(epsilon))
         self._check_epsilon_limit()
         length = check_int(max_length, "max_length", minimum=1, maximum=PEM_MAX_LENGTH)
         k = check_int(top_k, "top_k", minimum=1, maximum=PEM_MAX_TOP_K)
-        step = check_int(eta, "eta", minimum=1, maximum=PEM_MAX_ETA)
-        if k * (1 << step) > PEM_MAX_CANDIDATES:
-            raise ParameterError(
-                f"pem: top_k * 2^eta = {k * (1 << step):,} candidates per round is above the limit of "
-                f"{PEM_MAX_CANDIDATES:,} (the aggregator evaluates each against every report of its round)"
-            )
         if k >= 1 << (8 * length):
-            raise ParameterError(f"pem: top_k={k} must be below 2^m = 2^{8 * length} (m = 8·max_length)")
+            raise ParameterError(
+                f"{self.mechanism}: top_k={k} must be below 2^m = 2^{8 * length} (m = 8·max_length)"
+            )
         object.__setattr__(self, "max_length", length)
         object.__setattr__(self, "top_k", k)
-        object.__setattr__(self, "eta", step)
+
+    def _set_olh(self, g: int | None, p: ProbabilityInput | None) -> None:
+        """OLH's hash range and exact keep probability (calibrated from ε when omitted), then the claim check."""
         buckets = check_int(
             optimal_hash_range(self.epsilon) if g is None else g, "g", minimum=2, maximum=LH_PRIME - 1
         )
@@ -254,29 +224,24 @@ class PEM(HeavyHitterSpec):
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(1, buckets):
-                raise ParameterError(f"pem: p must exceed 1/g = 1/{buckets}, got {keep}")
+                raise ParameterError(f"{self.mechanism}: p must exceed 1/g = 1/{buckets}, got {keep}")
         object.__setattr__(self, "p", keep)
         self._check_claim()
 
     # -- the rounds --------------------------------------------------------
     @property
-    def first_length(self) -> int:
-        """γ = ⌊log₂ k⌋ + 1 (capped at m): the first round's prefix length, 2^γ > k candidates."""
-        return min(self.top_k.bit_length(), self.num_bits)
+    def prefix_lengths(self) -> tuple[int, ...]:
+        """ℓ_0, …, ℓ_{g−1}: the bits each group reports."""
+        raise NotImplementedError
 
     @property
     def num_rounds(self) -> int:
-        """g = 1 + ⌈(m − γ)/η⌉ groups, one per round."""
-        return 1 + -(-(self.num_bits - self.first_length) // self.eta)
+        """The number of groups."""
+        return len(self.prefix_lengths)
 
     def prefix_length(self, round_: int) -> int:
-        """ℓ_i = min(γ + iη, m): the bits group i reports."""
-        return min(self.first_length + round_ * self.eta, self.num_bits)
-
-    @property
-    def prefix_lengths(self) -> tuple[int, ...]:
-        """ℓ_0, …, ℓ_{g−1}."""
-        return tuple(self.prefix_length(i) for i in range(self.num_rounds))
+        """ℓ_i: the bits group i reports."""
+        return self.prefix_lengths[round_]
 
     # -- privacy (OLH's, given the group) ----------------------------------
     @property
@@ -337,6 +302,83 @@ class PEM(HeavyHitterSpec):
 
         return frequency_variance(frequency, group_size, self.p_star, self.q_star)
 
+
+@register
+@dataclasses.dataclass(frozen=True, init=False)
+class PEM(PrefixHashing):
+    """Prefix extending method: heavy hitters of strings through OLH on growing prefixes (docs/heavy-hitters.md#pem).
+
+    Each user draws a group i uniformly from [0, g) (independent of the
+    value), and reports (i, seed, y): OLH of the key of its value's first
+    ℓ_i = min(γ + iη, m) bits, with γ = ⌊log₂ k⌋ + 1 and
+    g = 1 + ⌈(m − γ)/η⌉. One report per user, ε-LDP (the group carries no
+    information on the value).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy claim of the one report.
+    max_length : int, default 16
+        Longest value, in bytes of UTF-8 (m = 8·max_length bits).
+    top_k : int, default 10
+        Number of heavy hitters to discover.
+    eta : int, default 4
+        Bits added per round: the server evaluates k·2^η candidates per
+        round, and fewer rounds (larger η) give each group more users.
+    g : int, optional
+        OLH hash range; e^ε + 1 (the best integer) by default.
+    p : Fraction or str, optional
+        Keep probability of the bucket; derived from ``epsilon`` when omitted.
+
+    References
+    ----------
+    .. [1] T. Wang, N. Li, S. Jha. "Locally differentially private heavy
+       hitter identification". IEEE TDSC 18(2), 2021.
+    """
+
+    mechanism: ClassVar[str] = "pem"
+
+    eta: int
+
+    def __init__(
+        self,
+        epsilon: float,
+        max_length: int = 16,
+        top_k: int = 10,
+        eta: int = 4,
+        g: int | None = None,
+        p: ProbabilityInput | None = None,
+    ) -> None:
+        self._set_common(epsilon, max_length, top_k)
+        step = check_int(eta, "eta", minimum=1, maximum=PEM_MAX_ETA)
+        if self.top_k * (1 << step) > PEM_MAX_CANDIDATES:
+            raise ParameterError(
+                f"pem: top_k * 2^eta = {self.top_k * (1 << step):,} candidates per round is above the limit of "
+                f"{PEM_MAX_CANDIDATES:,} (the aggregator evaluates each against every report of its round)"
+            )
+        object.__setattr__(self, "eta", step)
+        self._set_olh(g, p)
+
+    # -- the rounds --------------------------------------------------------
+    @property
+    def first_length(self) -> int:
+        """γ = ⌊log₂ k⌋ + 1 (capped at m): the first round's prefix length, 2^γ > k candidates."""
+        return min(self.top_k.bit_length(), self.num_bits)
+
+    @property
+    def num_rounds(self) -> int:
+        """g = 1 + ⌈(m − γ)/η⌉ groups, one per round."""
+        return 1 + -(-(self.num_bits - self.first_length) // self.eta)
+
+    def prefix_length(self, round_: int) -> int:
+        """ℓ_i = min(γ + iη, m): the bits group i reports."""
+        return min(self.first_length + round_ * self.eta, self.num_bits)
+
+    @property
+    def prefix_lengths(self) -> tuple[int, ...]:
+        """ℓ_0, …, ℓ_{g−1}."""
+        return tuple(self.prefix_length(i) for i in range(self.num_rounds))
+
     def describe(self) -> Mapping[str, Any]:
         """The derived parameters, for ``ldp spec`` and the docs."""
         return {
@@ -345,6 +387,86 @@ class PEM(HeavyHitterSpec):
             "rounds": self.num_rounds,
             "candidates_per_round": self.top_k * (1 << self.eta),
         }
+
+
+#: Largest TreeHist width (survivors kept per level).
+TREEHIST_MAX_WIDTH = 1 << 16
+
+
+@register
+@dataclasses.dataclass(frozen=True, init=False)
+class TreeHist(PrefixHashing):
+    """TreeHist: a binary prefix tree walked level by level with a threshold (docs/heavy-hitters.md#treehist).
+
+    Users are split uniformly into m + 1 groups: group ℓ − 1 (ℓ = 1…m)
+    reports OLH of its value's first ℓ bits, and the last group the whole
+    value. The server keeps, level by level, the children of the survivors
+    whose estimate clears a threshold (at most ``width`` of them), then
+    estimates the survivors on the last group, whose reports played no part
+    in the selection.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy claim of the one report.
+    max_length : int, default 8
+        Longest value, in bytes of UTF-8 (m = 8·max_length bits; m + 1 groups).
+    top_k : int, default 10
+        Most values output (the survivors with the largest final estimates).
+    width : int, optional
+        Most survivors per level; 4·top_k by default.
+    beta : float, default 0.05
+        Probability that any prefix of frequency 0 clears a threshold
+        (Bonferroni over the levels and candidates).
+    g : int, optional
+        OLH hash range; e^ε + 1 (the best integer) by default.
+    p : Fraction or str, optional
+        Keep probability of the bucket; derived from ``epsilon`` when omitted.
+
+    References
+    ----------
+    .. [1] R. Bassily, K. Nissim, U. Stemmer, A. Thakurta. "Practical
+       locally private heavy hitters". NeurIPS 2017.
+    """
+
+    mechanism: ClassVar[str] = "treehist"
+
+    width: int
+    beta: float
+
+    def __init__(
+        self,
+        epsilon: float,
+        max_length: int = 8,
+        top_k: int = 10,
+        width: int | None = None,
+        beta: float = 0.05,
+        g: int | None = None,
+        p: ProbabilityInput | None = None,
+    ) -> None:
+        self._set_common(epsilon, max_length, top_k)
+        survivors = check_int(
+            4 * self.top_k if width is None else width, "width", minimum=1, maximum=TREEHIST_MAX_WIDTH
+        )
+        if isinstance(beta, bool) or not isinstance(beta, int | float) or not 0 < beta < 1:
+            raise ParameterError(f"treehist: beta must be a number in (0, 1), got {beta!r}")
+        object.__setattr__(self, "width", survivors)
+        object.__setattr__(self, "beta", float(beta))
+        self._set_olh(g, p)
+
+    @property
+    def prefix_lengths(self) -> tuple[int, ...]:
+        """1, 2, …, m (the levels), then m again (the final estimation group)."""
+        return (*range(1, self.num_bits + 1), self.num_bits)
+
+    @property
+    def num_rounds(self) -> int:
+        """m + 1 groups."""
+        return self.num_bits + 1
+
+    def prefix_length(self, round_: int) -> int:
+        """ℓ_i = min(i + 1, m)."""
+        return min(round_ + 1, self.num_bits)
 
 
 #: Heavy-hitter mechanisms: a live view of the spec registry.

@@ -169,6 +169,7 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("blh/str", {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0}),
     ("pem/default", {"mechanism": "pem", "epsilon": 2.0, "max_length": 8}),
     ("pem/non-ascii", {"mechanism": "pem", "epsilon": 1.0, "max_length": 12, "top_k": 3, "eta": 3}),
+    ("treehist/default", {"mechanism": "treehist", "epsilon": 2.0, "max_length": 4}),
     (
         "rappor/mmh3",
         {
@@ -793,6 +794,7 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("blh/str", ["x", "日本語"]),
     ("pem/default", ["the", "", "café"]),
     ("pem/non-ascii", ["日本語", "😀", "naïve café"]),
+    ("treehist/default", ["hey", "é", ""]),
     ("rappor/mmh3", ["hello", "日本語"]),
     ("rappor/mmh3-wide", ["😀"]),
     ("rappor/md5", ["hello", ""]),
