@@ -2,7 +2,17 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { FixedSource, bigIntToBytesBE, loadSpec, makeEncoder, pemPrefixLengths, pemValueBits, prefixKey, toHex } from "../src/index.js";
+import {
+  FixedSource,
+  bigIntToBytesBE,
+  loadSpec,
+  makeEncoder,
+  pemPrefixLengths,
+  pemValueBits,
+  prefixKey,
+  toHex,
+  treeHistPrefixLengths,
+} from "../src/index.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const V: any = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
@@ -41,4 +51,10 @@ describe("pem values", () => {
       assert.throws(() => encoder.encode(value), message);
     });
   }
+});
+
+describe("treehist", () => {
+  it("has m + 1 groups: prefixes of 1..m bits, then the whole value", () => {
+    assert.deepEqual(treeHistPrefixLengths(1), [1, 2, 3, 4, 5, 6, 7, 8, 8]);
+  });
 });
