@@ -11,6 +11,7 @@ import { type ByteSource, type Shake256, UniformBelow, nobleShake256, prfInput, 
 import type { Report } from "./report.js";
 import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
+import { HadamardEncoder } from "./hadamard.js";
 
 /** What every encoder offers. */
 export interface Encoder {
@@ -283,6 +284,8 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
     case "olh":
     case "blh":
       return new LocalHashingEncoder(spec, source);
+    case "hr":
+      return new HadamardEncoder(spec, source);
     case "rappor":
       return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source, options.shake);
   }
