@@ -42,14 +42,11 @@ def hadamard_outputs(spec: HR, indices: Any, inside: Any, members: Any) -> np.nd
     blk, row = spec.layout(indices)
     u = np.asarray(members, dtype=np.int64)
     inside = np.asarray(inside, dtype=bool)
-    own_block = inside | (u < half)
-    j = np.where(own_block, u % half, 0)
-    plus = row_positions(row, j, plus=True)
-    minus = row_positions(row, j, plus=False)
-    within = np.where(inside, plus, minus) + blk * b
+    start = blk * b
+    within = row_positions(row, u & (half - 1), plus=inside) + start  # u mod b/2: its own block's members
     other = u - half
-    other = other + b * (other >= blk * b)
-    return np.where(own_block, within, other).astype(np.int64)
+    other += b * (other >= start)  # an output of the other blocks, x's block skipped
+    return np.where(inside | (u < half), within, other)
 
 
 class HadamardEncoder:
@@ -58,16 +55,27 @@ class HadamardEncoder:
     def __init__(self, spec: HR):
         self.spec = spec
         self._fingerprint = spec.fingerprint
+        self._block = spec.block_size
         self._half = spec.block_size // 2
         self._den, self._in, self._out = _rr_thresholds(spec.in_probability, spec.out_probability)
 
     def encode(self, value: Any) -> Report:
         index = self.spec.index_of(value)
+        b, half = self._block, self._half
+        block, row = divmod(index, b - 1)
+        row += 1
         r = secrets.randbelow(self._den)
-        threshold = self._half * self._in
+        threshold = half * self._in
         inside = r < threshold
         member = r // self._in if inside else (r - threshold) // self._out
-        output = int(hadamard_outputs(self.spec, [index], [inside], [member])[0])
+        if inside or member < half:
+            low = row & -row
+            base = ((member & ~(low - 1)) << 1) | (member & (low - 1))
+            parity = ((row & base).bit_count() & 1) ^ (not inside)  # even popcount on C_x, odd off it
+            output = block * b + (base | (low if parity else 0))
+        else:
+            other = member - half
+            output = other + b if other >= block * b else other
         return Report(spec=self._fingerprint, value=output)
 
 

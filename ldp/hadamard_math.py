@@ -63,18 +63,19 @@ def symbol_layout(indices: Any, block: int) -> tuple[np.ndarray, np.ndarray]:
     return x // (block - 1), x % (block - 1) + 1
 
 
-def row_positions(rows: Any, j: Any, *, plus: bool) -> np.ndarray:
+def row_positions(rows: Any, j: Any, *, plus: Any) -> np.ndarray:
     """The ``j``-th position (j in [0, b/2)) of row ``rows`` of H_b with entry +1 (``plus``) or −1.
 
-    Positions are within the block, in [0, b). Vectorized over ``rows`` and ``j``.
+    Positions are within the block, in [0, b). Vectorized over ``rows``,
+    ``j`` and ``plus`` (a bool, or a boolean array choosing the sign per element).
     """
     r = np.asarray(rows, dtype=np.int64)
     j = np.asarray(j, dtype=np.int64)
     low = r & -r  # lowest set bit of r (r ≥ 1)
-    base = ((j & ~(low - 1)) << 1) | (j & (low - 1))  # j with a 0 inserted at bit t
+    mask = low - 1
+    base = ((j & ~mask) << 1) | (j & mask)  # j with a 0 inserted at bit t
     parity = np.bitwise_count(r & base).astype(np.int64) & 1
-    if not plus:
-        parity ^= 1
+    parity ^= ~np.asarray(plus, dtype=bool)  # the bit at t that gives an even (+1) or odd (−1) popcount
     return base | (parity * low)
 
 

@@ -105,6 +105,28 @@ def test_client_maps_members_onto_the_set_and_its_complement(d, epsilon):
         assert sorted(inside.tolist() + outside.tolist()) == list(range(k))
 
 
+@pytest.mark.parametrize(("d", "epsilon"), CASES)
+def test_on_device_draw_maps_onto_every_output_once(d, epsilon, monkeypatch):
+    """The single encoder's randbelow slices: each output's slice is in_num or out_num wide, as its probability."""
+    import ldp.client.hadamard as client_hadamard
+
+    spec = ldp.HR(range(d), epsilon)
+    encoder = client_hadamard.HadamardEncoder(spec)
+    den, in_num, out_num = encoder._den, encoder._in, encoder._out
+    half, k = spec.block_size // 2, spec.outputs
+    assert Fraction(in_num, den) == spec.in_probability and Fraction(out_num, den) == spec.out_probability
+    assert half * in_num + (k - half) * out_num == den
+    for x in range(d):
+        draws = [j * in_num for j in range(half)] + [half * in_num + u * out_num for u in range(k - half)]
+        draws += [(j + 1) * in_num - 1 for j in range(half)]  # the last r of each slice
+        outputs = []
+        for r in draws:
+            monkeypatch.setattr(client_hadamard.secrets, "randbelow", lambda _den, r=r: r)
+            outputs.append(encoder.encode(x).value)
+        assert sorted(outputs[:k]) == list(range(k))
+        assert set(outputs[:half]) == set(spec.output_set(x).tolist()) == set(outputs[k:])
+
+
 # -- exact privacy -------------------------------------------------------------------------------------
 
 
