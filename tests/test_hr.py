@@ -298,6 +298,25 @@ def test_on_device_encoder_has_the_exact_distribution(d, epsilon):
         assert _chi2_ok(observed, expected, tests=2)
 
 
+def test_on_device_encoder_keeps_the_ratio_empirically():
+    """Two values of different blocks (B = 2): per output, P̂[y | x0] − e^ε·P̂[y | x1] is not significantly > 0.
+
+    One-sided z-tests in both directions over the K outputs, family-wise α = 1e-6 (CSPRNG, unseeded).
+    """
+    spec = ldp.HR(range(6), 1.0)  # B = 2, b = 4: values 0-2 in block 0, 3-5 in block 1
+    assert spec.layout([0, 5])[0].tolist() == [0, 1]
+    encoder = make_encoder(spec)
+    draws = 20_000
+    freq = [
+        np.bincount([encoder.encode(x).value for _ in range(draws)], minlength=spec.outputs) / draws for x in (0, 5)
+    ]
+    e = math.exp(spec.epsilon)
+    z = z_quantile(2 * spec.outputs)
+    for a, b in ((freq[0], freq[1]), (freq[1], freq[0])):
+        se = np.sqrt(a * (1 - a) / draws + e**2 * b * (1 - b) / draws) + 1e-12
+        assert ((a - e * b) / se).max() < z
+
+
 @pytest.mark.parametrize(("d", "epsilon"), [(5, 0.5), (10, 2.0), (7, 4.0)])
 def test_batch_encoder_and_fast_simulator_have_the_exact_histogram(d, epsilon):
     """Faithful (batch encoder) and fast (exact histogram draw) both fit n·Σ f_x Q(·|x) (χ², seeded)."""
