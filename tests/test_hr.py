@@ -308,7 +308,8 @@ def test_on_device_encoder_keeps_the_ratio_empirically():
     encoder = make_encoder(spec)
     draws = 20_000
     freq = [
-        np.bincount([encoder.encode(x).value for _ in range(draws)], minlength=spec.outputs) / draws for x in (0, 5)
+        np.bincount([encoder.encode(x).value for _ in range(draws)], minlength=spec.outputs) / draws
+        for x in (0, 5)
     ]
     e = math.exp(spec.epsilon)
     z = z_quantile(2 * spec.outputs)
