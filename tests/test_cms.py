@@ -306,3 +306,17 @@ def test_bad_reports_are_refused():
     assert acc.n == 0
     with pytest.raises(ParameterError, match="cannot exceed"):
         HCMSAccumulator.from_counts(hcms, np.zeros((4, 8), dtype=np.int64), np.ones((4, 8), dtype=np.int64))
+
+
+@pytest.mark.parametrize("cls", SKETCHES)
+def test_empirical_privacy_through_the_real_client_is_near_the_claim(cls):
+    """The audit of the CSPRNG client: no bound above ε (α = 1e-6), and the sketch events are not vacuous."""
+    from ldp.audit import audit_claims, run_audit
+    from ldp.audit_sources import python_client_sampler
+
+    spec = cls(domain=["a", "b"], epsilon=1.0, k=16, m=64)
+    with python_client_sampler(spec) as sampler:
+        result = run_audit(spec, sampler, 20_000, confidence=1 - ALPHA, claims=audit_claims(spec))
+    worst = result.worst
+    assert all(row.lower_bound <= row.claim.epsilon for row in result.rows)
+    assert worst.lower_bound > 0.75 * spec.epsilon, worst  # the "x0's entry, not x1's" event attains e^ε
