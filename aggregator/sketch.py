@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from ldp.aggregator.accumulators import Accumulator, _check_int_column, _check_packed, accumulator_for
-from ldp.aggregator.bitcounts import cohort_bit_counts
+from ldp.aggregator.bitcounts import SMALL_ROWS, cohort_bit_counts, column_bit_counts
 from ldp.aggregator.consistency import apply_consistency
 from ldp.aggregator.estimates import estimate_table
 from ldp.batch import ReportBatch
@@ -38,7 +38,14 @@ from ldp.specs.sketch import CMS, HCMS, SketchSpec, fwht
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CMSAccumulator", "HCMSAccumulator", "SketchAccumulator", "sketch_estimates"]
+__all__ = [
+    "CMSAccumulator",
+    "HCMSAccumulator",
+    "SketchAccumulator",
+    "gather_rows",
+    "row_bit_counts",
+    "sketch_estimates",
+]
 
 #: Domain values whose k positions are gathered at once (bounded memory at large d·k).
 _GATHER_VALUES = 1 << 12
@@ -89,6 +96,24 @@ def sketch_estimates(
         table["estimate"] = n * adjusted
         table["proportion"] = adjusted
     return table
+
+
+def row_bit_counts(bits: np.ndarray, rows: np.ndarray, k: int, m: int) -> np.ndarray:
+    """Ones per (row, bit position) of packed reports, int64 (k, m).
+
+    With many reports per row (≥ :data:`~ldp.aggregator.bitcounts.SMALL_ROWS` on average) the
+    reports are sorted by row and each row's run counted by the bit-sliced column kernel
+    (:func:`~ldp.aggregator.bitcounts.column_bit_counts`); otherwise RAPPOR's per-cohort kernel.
+    """
+    if rows.size < SMALL_ROWS * k:
+        return cohort_bit_counts(bits, rows, k, m)
+    order = np.argsort(rows, kind="stable")
+    ordered = bits[order]
+    bounds = np.searchsorted(rows[order], np.arange(k + 1))
+    out = np.zeros((k, m), dtype=np.int64)
+    for j in np.flatnonzero(np.diff(bounds)).tolist():
+        out[j] = column_bit_counts(ordered[bounds[j] : bounds[j + 1]], m)
+    return out
 
 
 class SketchAccumulator(Accumulator):
@@ -192,7 +217,7 @@ class CMSAccumulator(SketchAccumulator):
         bits = _check_packed(batch.column("bits"), spec.m)
         if bits.shape[0] != rows.shape[0]:
             raise ReportError(f"batch has {rows.shape[0]} rows but {bits.shape[0]} bit vectors")
-        self.ones += cohort_bit_counts(bits, rows.astype(np.int64), spec.k, spec.m)
+        self.ones += row_bit_counts(bits, rows.astype(np.int64), spec.k, spec.m)
         self.reports += np.bincount(rows, minlength=spec.k)
 
     @property

@@ -320,3 +320,16 @@ def test_empirical_privacy_through_the_real_client_is_near_the_claim(cls):
     worst = result.worst
     assert all(row.lower_bound <= row.claim.epsilon for row in result.rows)
     assert worst.lower_bound > 0.75 * spec.epsilon, worst  # the "x0's entry, not x1's" event attains e^ε
+
+
+@pytest.mark.parametrize("n", [10, 200, 5000])
+def test_row_bit_counts_equal_unpacking(n):
+    from ldp.aggregator.sketch import row_bit_counts
+
+    rng = np.random.default_rng(n)
+    k, m = 8, 20
+    bits = np.packbits(rng.integers(0, 2, size=(n, m), dtype=np.uint8), axis=1)
+    rows = rng.integers(0, k, size=n)
+    expected = np.zeros((k, m), dtype=np.int64)
+    np.add.at(expected, rows, np.unpackbits(bits, axis=1, count=m).astype(np.int64))
+    assert np.array_equal(row_bit_counts(bits, rows, k, m), expected)
