@@ -57,6 +57,8 @@ DEFAULT_SKETCH_K = 1024
 DEFAULT_SKETCH_M = 1024
 #: Largest k·d: the decoder evaluates every hash function on every domain value.
 MAX_SKETCH_HASHES = 1 << 26
+#: Largest domain (the estimates' values) of a sketch spec: k·d ≤ MAX_SKETCH_HASHES at the default k.
+MAX_SKETCH_DOMAIN = MAX_SKETCH_HASHES // DEFAULT_SKETCH_K
 _SEED_SPACE = 1 << 32
 
 
@@ -101,6 +103,10 @@ class SketchSpec(FrequencySpec):
     """
 
     report_kind: ClassVar[str] = "sketch"
+    max_domain_size: ClassVar[int] = MAX_SKETCH_DOMAIN
+    max_domain_reason: ClassVar[str] = (
+        "the decoder hashes every domain value in each of the k rows, k·d at most 2^26"
+    )
 
     k: int
     m: int
