@@ -20,6 +20,7 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
@@ -31,6 +32,7 @@ from ldp.aggregator.estimates import estimate_table
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
 from ldp.frequency_math import unbiased_frequency
+from ldp.hashing import value_bytes
 from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.sketch import CMS, HCMS, SketchSpec, fwht
@@ -70,15 +72,18 @@ def sketch_estimates(
     confidence: float = 0.95,
     consistency: str = "none",
     alpha: float = 0.05,
+    values: Sequence[Any] | None = None,
 ) -> pd.DataFrame:
-    """The estimate table of a sketch from the support counts C_x of the domain values.
+    """The estimate table of a sketch from the support counts C_x of ``values`` (default: the domain's).
 
     ``estimate`` is n·(C_x/n − q*)/(p* − q*), unbiased over a hash family drawn
     at random once; ``std_error`` the square root of
     :meth:`~ldp.specs.sketch.SketchSpec.count_variance` at the plug-in counts
     n̂_x clipped to [0, n] (Σ_{x′≠x} n̂_{x′}² for the shared-hash term). With a
     ``consistency`` method other than ``none`` the columns follow
-    :func:`ldp.aggregator.estimates.oracle_estimates`.
+    :func:`ldp.aggregator.estimates.oracle_estimates`. With other ``values``
+    (candidates) the shared-hash term sums over them only: a heavy value left
+    out of them makes the standard errors too small.
     """
     if n <= 0:
         raise ParameterError("cannot estimate from zero reports")
@@ -88,7 +93,9 @@ def sketch_estimates(
     squares = plug**2
     others = float(squares.sum()) - squares
     variance = np.maximum(spec.count_variance(plug, n, others), 0.0)
-    table = estimate_table(spec.domain, counts, np.sqrt(variance), n, confidence=confidence)
+    table = estimate_table(
+        spec.domain if values is None else values, counts, np.sqrt(variance), n, confidence=confidence
+    )
     if str(consistency).strip().lower() != "none":
         null_se = np.sqrt(np.maximum(spec.count_variance(0.0, n, others), 0.0)) / n
         adjusted = apply_consistency(consistency, f_hat, null_se, alpha)
@@ -160,13 +167,23 @@ class SketchAccumulator(Accumulator):
         self._check_mergeable(other)
         return type(self).from_counts(self.spec, self.reports + other.reports, self.ones + other.ones)
 
+    def support_counts_at(self, positions: np.ndarray) -> np.ndarray:
+        """C_x of values whose k hash positions are the rows of ``positions`` (d, k)."""
+        raise NotImplementedError
+
     @property
     def support_counts(self) -> np.ndarray:
         """C_x: the reports supporting each domain value (int64, in ``spec.domain`` order)."""
-        raise NotImplementedError
+        return self.support_counts_at(self.spec.domain_positions)
 
     def estimate(
-        self, confidence: float = 0.95, *, consistency: str = "none", alpha: float = 0.05, **options: Any
+        self,
+        confidence: float = 0.95,
+        *,
+        consistency: str = "none",
+        alpha: float = 0.05,
+        candidates: Sequence[Any] | None = None,
+        **options: Any,
     ) -> pd.DataFrame:
         """Unbiased count estimates with standard errors and confidence intervals (:func:`sketch_estimates`).
 
@@ -178,16 +195,45 @@ class SketchAccumulator(Accumulator):
             ``none`` (default, unbiased) or a method of :mod:`ldp.aggregator.consistency`.
         alpha : float
             Level of the ``base-cut`` threshold.
+        candidates : sequence, optional
+            Values to estimate instead of the domain's (the sketch holds any
+            value the clients hashed; duplicates by their bytes are dropped).
         """
         self._refuse_options(options)
+        if candidates is None:
+            values, support = None, self.support_counts
+        else:
+            values = _unique_values(candidates)
+            step = max(1, (1 << 20) // self.spec.k)
+            support = np.concatenate(
+                [
+                    self.support_counts_at(self.spec.positions(values[i : i + step]))
+                    for i in range(0, len(values), step)
+                ]
+            )
         return sketch_estimates(
             self.spec,
-            self.support_counts,
+            support,
             self.n,
             confidence=confidence,
             consistency=consistency,
             alpha=alpha,
+            values=values,
         )
+
+
+def _unique_values(candidates: Sequence[Any]) -> list[Any]:
+    """The candidates in order, without values of equal bytes; a non-empty list of values."""
+    if isinstance(candidates, (str, bytes)):
+        raise ParameterError("candidates must be a sequence of values, not a single string")
+    seen: dict[bytes, Any] = {}
+    for value in candidates:
+        if value is None:
+            raise ParameterError("a candidate must not be None")
+        seen.setdefault(value_bytes(value), value)
+    if not seen:
+        raise ParameterError("no candidates given")
+    return list(seen.values())
 
 
 @accumulator_for(CMS)
@@ -220,9 +266,8 @@ class CMSAccumulator(SketchAccumulator):
         self.ones += row_bit_counts(bits, rows.astype(np.int64), spec.k, spec.m)
         self.reports += np.bincount(rows, minlength=spec.k)
 
-    @property
-    def support_counts(self) -> np.ndarray:
-        return gather_rows(self.ones, self.spec.domain_positions)
+    def support_counts_at(self, positions: np.ndarray) -> np.ndarray:
+        return gather_rows(self.ones, positions)
 
 
 @accumulator_for(HCMS)
@@ -262,7 +307,6 @@ class HCMSAccumulator(SketchAccumulator):
         """The signed sketch Σ(±1) per (j, l), Walsh–Hadamard transformed: entry (j, u) = Σ_i y_i H_m[l_i, u]."""
         return fwht(2 * self.ones - self.reports)
 
-    @property
-    def support_counts(self) -> np.ndarray:
-        agreement = gather_rows(self.transformed, self.spec.domain_positions)  # Σ_i y_i H[l_i, h_{j_i}(x)]
+    def support_counts_at(self, positions: np.ndarray) -> np.ndarray:
+        agreement = gather_rows(self.transformed, positions)  # Σ_i y_i H[l_i, h_{j_i}(x)]
         return (self.n + agreement) // 2

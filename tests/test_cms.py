@@ -333,3 +333,37 @@ def test_row_bit_counts_equal_unpacking(n):
     expected = np.zeros((k, m), dtype=np.int64)
     np.add.at(expected, rows, np.unpackbits(bits, axis=1, count=m).astype(np.int64))
     assert np.array_equal(row_bit_counts(bits, rows, k, m), expected)
+
+
+def test_candidates_estimate_values_outside_the_domain(tmp_path):
+    """A sketch estimates any candidate value; the domain's rows are the same values' rows."""
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+
+    spec = ldp.CMS(domain=["a", "b"], epsilon=2.0, k=256, m=256)
+    rng = np.random.default_rng(5)
+    values = ["a"] * 2000 + ["zz"] * 3000 + ["b"] * 500
+    acc = make_aggregator(spec)
+    acc.add_batch(encode_batch(spec, values, rng))
+    table = acc.estimate(candidates=["zz", "a", "a", "never"]).set_index("value")
+    assert list(table.index) == ["zz", "a", "never"]
+    domain_table = acc.estimate().set_index("value")
+    assert table.loc["a", "estimate"] == pytest.approx(domain_table.loc["a", "estimate"], rel=1e-12)
+    z = z_bound(2)
+    for value, truth in (("zz", 3000), ("never", 0)):
+        assert abs(table.loc[value, "estimate"] - truth) <= z * table.loc[value, "std_error"]
+    with pytest.raises(ParameterError, match="not a single string"):
+        acc.estimate(candidates="zz")
+    # the command line: --candidates with a sketch spec
+    spec_path, reports, cands = tmp_path / "cms.json", tmp_path / "r.jsonl", tmp_path / "c.txt"
+    spec_path.write_text(spec.to_json())
+    from ldp.aggregator.writers import write_reports
+
+    write_reports([make_encoder(spec).encode(v) for v in values[::10]], reports, spec)
+    cands.write_text("zz\na\n")
+    result = CliRunner().invoke(
+        cli, ["aggregate", "--spec", str(spec_path), str(reports), "--candidates", str(cands)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "zz" in result.output and "never" not in result.output
