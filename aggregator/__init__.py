@@ -21,12 +21,15 @@ from ldp.aggregator.accumulators import (
 from ldp.aggregator.consistency import CONSISTENCY_METHODS, apply_consistency
 from ldp.aggregator.estimates import BitEstimates
 from ldp.aggregator.numeric import MeanAccumulator
+from ldp.aggregator.sketch import CMSAccumulator, HCMSAccumulator
 
 __all__ = [
     "CONSISTENCY_METHODS",
     "Accumulator",
     "BitEstimates",
+    "CMSAccumulator",
     "FrequencyAccumulator",
+    "HCMSAccumulator",
     "LocalHashingAccumulator",
     "MeanAccumulator",
     "RapporAccumulator",

@@ -10,7 +10,9 @@ from ldp.errors import BudgetExceededError, LDPError, ParameterError, ReportErro
 from ldp.report import Report
 from ldp.specs import (
     BLH,
+    CMS,
     GRR,
+    HCMS,
     HR,
     OLH,
     OUE,
@@ -38,7 +40,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BLH",
+    "CMS",
     "GRR",
+    "HCMS",
     "HR",
     "OLH",
     "OUE",

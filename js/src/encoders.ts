@@ -9,6 +9,7 @@ import { LH_SEED_SPACE, bloomPositions, lhBucket } from "./hashing.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, UniformBelow, nobleShake256, prfInput, cryptoSource, randbelow, sampleLaneWords, wordsToLanes } from "./random.js";
 import type { Report } from "./report.js";
+import { CMSEncoder, HCMSEncoder } from "./sketch.js";
 import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 import { HadamardEncoder } from "./hadamard.js";
@@ -286,6 +287,10 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
       return new LocalHashingEncoder(spec, source);
     case "hr":
       return new HadamardEncoder(spec, source);
+    case "cms":
+      return new CMSEncoder(spec, source);
+    case "hcms":
+      return new HCMSEncoder(spec, source);
     case "rappor":
       return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source, options.shake);
   }

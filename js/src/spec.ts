@@ -92,6 +92,8 @@ const MECHANISMS: Record<string, Record<string, Field>> = {
   olh: frequency({ g: [integer, required], p: [probability, required] }),
   blh: frequency({ g: [integer, 2n], p: [probability, required] }),
   hr: frequency({ blocks: [integer, required], p: [probability, required] }),
+  cms: frequency({ k: [integer, 1024n], m: [integer, 1024n], salt: [integer, 0n], p: [probability, required] }),
+  hcms: frequency({ k: [integer, 1024n], m: [integer, 1024n], salt: [integer, 0n], p: [probability, required] }),
   rappor: {
     num_bits: [integer, null],
     num_hashes: [integer, null],

@@ -17,11 +17,14 @@ from ldp.specs.numeric import (
 )
 from ldp.specs.rappor import Rappor
 from ldp.specs.selection import FREQUENCY_MECHANISMS, best_frequency_mechanism, frequency_spec, variance_table
+from ldp.specs.sketch import CMS, HCMS
 
 __all__ = [
     "BLH",
+    "CMS",
     "FREQUENCY_MECHANISMS",
     "GRR",
+    "HCMS",
     "HR",
     "NUMERIC_MECHANISMS",
     "OLH",

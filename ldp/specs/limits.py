@@ -13,9 +13,9 @@ Epsilon
     mechanism                     largest ε      why
     ============================  =============  ===================================================
     binary-rr, grr, blh, oue,     23             the small probability ~1/(e^ε + 1) is a multiple of
-    duchi, stochastic-rounding,                  2^-64: its rounding, ~e^ε·2^-64 relative, passes
-    hr                                           the 1e-9 tolerance at ε ≈ 23.6
-    sue                           45             1 − p ~ 1/(e^{ε/2} + 1) on the same grid, squared:
+    hr, hcms, duchi,                             2^-64: its rounding, ~e^ε·2^-64 relative, passes
+    stochastic-rounding                          the 1e-9 tolerance at ε ≈ 23.6
+    sue, cms                      45             1 − p ~ 1/(e^{ε/2} + 1) on the same grid, squared:
                                                  ε ≈ 45.9
     olh                           21             the hash range g ≈ e^ε + 1 must stay below the hash
                                                  prime 2^31 − 1 (ε < 21.49)
