@@ -71,7 +71,11 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 @click.option(
     "--to", "end", type=int, default=None, metavar="UNIX", help="With --task: reports with t < this."
 )
-@click.option("--candidates", type=click.Path(dir_okay=False), help="RAPPOR candidate strings, one per line.")
+@click.option(
+    "--candidates",
+    type=click.Path(dir_okay=False),
+    help="Candidate values, one per line: RAPPOR decode, or the values a CMS/HCMS sketch estimates.",
+)
 @click.option(
     "--consistency",
     type=click.Choice(CONSISTENCY_METHODS),
@@ -278,8 +282,10 @@ def _aggregate(
         [("-o", output), ("--rejects", rejects_path)],
     )
     candidates = _read_candidates(candidates_path) if candidates_path else None
-    if candidates is not None and _report_kind(spec) != "rappor":
-        raise ParameterError(f"--candidates is for RAPPOR specs; this spec is {spec.mechanism}")
+    if candidates is not None and _report_kind(spec) not in ("rappor", "sketch"):
+        raise ParameterError(
+            f"--candidates is for RAPPOR and sketch (cms, hcms) specs; this spec is {spec.mechanism}"
+        )
     _check_consistency(spec, consistency, with_candidates=candidates is not None)
     if counts_path:
         accumulator = _from_counts(spec, counts_path)
@@ -505,7 +511,7 @@ def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None
             f"--consistency {consistency} does not apply to mean estimates ({spec.mechanism} spec); "
             "use --consistency none"
         )
-    if with_candidates:
+    if with_candidates and _report_kind(spec) == "rappor":
         raise ParameterError("--consistency does not apply to a RAPPOR candidate decode")
     if _report_kind(spec) == "rappor" and getattr(spec, "encoding", None) == "bloom":
         raise ParameterError(
@@ -516,6 +522,10 @@ def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None
 def _estimate(accumulator, spec, *, candidates, consistency, confidence, decode_options=None):
     """The estimate table (options already checked by :func:`_check_consistency`)."""
     options = {"confidence": confidence, "consistency": consistency}
-    if candidates is not None:
+    if (
+        candidates is not None and _report_kind(spec) == "sketch"
+    ):  # any value hashed: estimates of the candidates
+        options = {"confidence": confidence, "consistency": consistency, "candidates": candidates}
+    elif candidates is not None:
         options = {"confidence": confidence, "candidates": candidates, **(decode_options or {})}
     return accumulator.estimate(**options)

@@ -10,7 +10,10 @@ from ldp.errors import BudgetExceededError, LDPError, ParameterError, ReportErro
 from ldp.report import Report
 from ldp.specs import (
     BLH,
+    CMS,
     GRR,
+    HCMS,
+    HR,
     OLH,
     OUE,
     PEM,
@@ -39,7 +42,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BLH",
+    "CMS",
     "GRR",
+    "HCMS",
+    "HR",
     "OLH",
     "OUE",
     "PEM",

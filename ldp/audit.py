@@ -22,9 +22,14 @@ mechanism family (:func:`event_family`):
 - value reports (GRR, binary RR): the output equals x0 (or x1), or not;
 - unary encodings (SUE, OUE): a bit set, and the conjunctions of x0's and
   x1's bits (``bit x0 = 1 and bit x1 = 0`` attains e^ε exactly);
+- Hadamard response (HR): the output lies in C_x0 (or C_x1), or in C_x0
+  but not C_x1 (which attains e^ε exactly);
 - local hashing (OLH, BLH): the reported bucket equals H_seed(x0), also
-  restricted to the seeds where H_seed(x0) ≠ H_seed(x1); PEM the same on
-  the keys of x0's and x1's prefixes in the report's round;
+  restricted to the seeds where H_seed(x0) ≠ H_seed(x1); PEM and TreeHist
+  the same on the keys of x0's and x1's prefixes in the report's round;
+- sketches (CMS, HCMS): the report agrees with x0's entry of its row
+  (CMS: bit h_j(x0) set; HCMS: the bit equals H_m[l, h_j(x0)]), also
+  restricted to x1's entry disagreeing (attains e^ε exactly);
 - RAPPOR: the Bloom bits only x0 sets are set (and only x1's unset), or
   the ones on the bits only x0 sets minus those on the bits only x1 sets
   exceed a threshold, for one report (claim ε₁) and for r memoized reports
@@ -220,9 +225,7 @@ def audit_pairs(spec: Any) -> list[tuple[Any, Any]]:
             return [(True, False)]
         if spec.encoding == "bloom":
             return [("v0", "v1")]
-    if isinstance(
-        spec, PrefixHashing
-    ):  # PEM, TreeHist: differ in the first bit (0x61 against 0xC3 0xA9): every prefix differs
+    if isinstance(spec, PrefixHashing):  # PEM, TreeHist: the first bit differs (0x61, 0xC3 0xA9)
         return [("a", "\u00e9")]
     domain = getattr(spec, "domain", None)
     if not domain or len(domain) < 2:
@@ -255,9 +258,12 @@ def features(
     Bloom bits only x0, only x1, sets in the sample's cohort).
     """
     from ldp.hashing import lh_bucket
-    from ldp.specs import GRR, LocalHashing, NumericSpec, PrefixHashing, Rappor, UnaryEncoding
+    from ldp.specs import GRR, HR, LocalHashing, NumericSpec, PrefixHashing, Rappor, UnaryEncoding
+    from ldp.specs.sketch import SketchSpec
 
     first = [reports[0] for reports in samples]
+    if isinstance(spec, HR):
+        return {"value": np.array([r.value for r in first], dtype=np.int64)}
     if isinstance(spec, GRR | NumericSpec):
         dtype = float if isinstance(spec, NumericSpec) else np.int64
         return {"value": np.array([r.value for r in first], dtype=dtype)}
@@ -312,7 +318,31 @@ def features(
         # the evidence for x0: ones on the bits only x0 sets minus ones on those only x1 sets
         score = (counts * d0).sum(axis=1) - (counts * d1).sum(axis=1)
         return {"bits": bits, "d0": d0, "d1": d1, "value": score.astype(float)}
+    if isinstance(spec, SketchSpec):
+        return _sketch_features(spec, first, pair)
     raise ParameterError(f"the audit has no events for mechanism {spec.mechanism!r}")
+
+
+def _sketch_features(
+    spec: Any, first: Sequence[CheckedReport], pair: tuple[Any, Any]
+) -> dict[str, np.ndarray]:
+    """CMS, HCMS: whether the report agrees with x0's (``s0``) and x1's (``s1``) sketch entry in its row.
+
+    CMS: the bit at h_j(x); HCMS: the bit against H_m[l, h_j(x)]. ``differ``: the two entries differ
+    (x0 and x1 do not collide in the row; HCMS: and their Hadamard signs differ in the column).
+    """
+    table = spec.positions(list(pair))  # (2, k)
+    rows = np.array([r.field("row") for r in first], dtype=np.int64)
+    a0, a1 = table[0, rows], table[1, rows]
+    if spec.mechanism == "cms":
+        bits = _bit_matrix(first, spec.m)
+        index = np.arange(len(first))
+        return {"s0": bits[index, a0], "s1": bits[index, a1], "differ": a0 != a1}
+    columns = np.array([r.field("column") for r in first], dtype=np.int64)
+    bit = np.array([r.field("bit") for r in first], dtype=np.int64)
+    sign0 = np.array([1 - bin(c & a).count("1") % 2 for c, a in zip(columns.tolist(), a0.tolist())])
+    sign1 = np.array([1 - bin(c & a).count("1") % 2 for c, a in zip(columns.tolist(), a1.tolist())])
+    return {"s0": bit == sign0, "s1": bit == sign1, "differ": sign0 != sign1}
 
 
 def _mask(positions: set[int], width: int) -> np.ndarray:
@@ -357,7 +387,8 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
     ``selection`` holds the selection half's features (numeric mechanisms
     take their thresholds from them).
     """
-    from ldp.specs import GRR, LocalHashing, NumericSpec, PrefixHashing, Rappor, UnaryEncoding
+    from ldp.specs import GRR, HR, LocalHashing, NumericSpec, PrefixHashing, Rappor, UnaryEncoding
+    from ldp.specs.sketch import SketchSpec
 
     x0, x1 = pair
     if isinstance(spec, NumericSpec):
@@ -368,6 +399,16 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
         return [
             Event(f"output = {x0!r}", lambda f: f["value"] == i0),
             Event(f"output = {x1!r}", lambda f: f["value"] == i1),
+        ]
+    if isinstance(spec, HR):
+        c0 = spec.output_set(spec.index_of(x0))
+        c1 = spec.output_set(spec.index_of(x1))
+        only0, only1 = np.setdiff1d(c0, c1), np.setdiff1d(c1, c0)
+        return [
+            Event(f"output in C_{x0!r}", lambda f: np.isin(f["value"], c0)),
+            Event(f"output in C_{x1!r}", lambda f: np.isin(f["value"], c1)),
+            Event(f"output in C_{x0!r} but not C_{x1!r}", lambda f: np.isin(f["value"], only0)),
+            Event(f"output in C_{x1!r} but not C_{x0!r}", lambda f: np.isin(f["value"], only1)),
         ]
     if isinstance(spec, UnaryEncoding):
         i0, i1 = spec.index_of(x0), spec.index_of(x1)
@@ -416,6 +457,13 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
                 f"bits only {x1!r} sets all set, only {x0!r}'s all unset",
                 lambda f: all_set(f, "d1") & none_set(f, "d0"),
             ),
+        ]
+    if isinstance(spec, SketchSpec):
+        return [
+            Event(f"agrees with {x0!r}'s sketch entry", lambda f: f["s0"]),
+            Event(f"agrees with {x1!r}'s sketch entry", lambda f: f["s1"]),
+            Event(f"agrees with {x0!r}'s entry, not {x1!r}'s", lambda f: f["s0"] & ~f["s1"] & f["differ"]),
+            Event(f"agrees with {x1!r}'s entry, not {x0!r}'s", lambda f: f["s1"] & ~f["s0"] & f["differ"]),
         ]
     raise ParameterError(f"the audit has no events for mechanism {spec.mechanism!r}")
 

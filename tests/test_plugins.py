@@ -112,9 +112,12 @@ def test_the_mechanism_lists_are_views_of_the_one_registry():
         "binary-rr",
         "grr",
         "blh",
+        "hr",
         "olh",
         "oue",
         "sue",
+        "hcms",
+        "cms",
     ]  # smaller reports first
     assert all(registered_specs()[name] is cls for name, cls in FREQUENCY_MECHANISMS.items())
 

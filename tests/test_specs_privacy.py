@@ -40,6 +40,37 @@ def lh_channel(spec, x, hashed):
     return [spec.p if y == h else spec.q for y in range(spec.g)]
 
 
+def hr_channel(spec, x):
+    """P[y | x] for every output y, from the paper's layout: x's block and row of the Sylvester matrix."""
+    from scipy.linalg import hadamard
+
+    b, half = spec.block_size, spec.block_size // 2
+    block, row = divmod(x, b - 1)
+    favoured = {block * b + int(c) for c in (hadamard(b)[row + 1] == 1).nonzero()[0]}
+    inside, outside = spec.p / half, (1 - spec.p) / (spec.outputs - half)
+    return [inside if y in favoured else outside for y in range(spec.outputs)]
+
+
+def sketch_channel(spec, x, hashed):
+    """P[output | x] within one sketch row (the row is independent of x) when value i hashes to hashed[i]."""
+    h, m = hashed[x], spec.m
+    if isinstance(spec, ldp.CMS):  # the m bits: bit h is 1 with p, every other bit with q = 1 - p
+        out = {}
+        for bits in itertools.product((0, 1), repeat=m):
+            prob = Fraction(1)
+            for i, b in enumerate(bits):
+                one = spec.p if i == h else spec.q
+                prob *= one if b else 1 - one
+            out[bits] = prob
+        return out
+    sign = [
+        1 - bin(col & h).count("1") % 2 for col in range(m)
+    ]  # HCMS: (column, bit), bit 1 for H[col, h] = +1
+    return {
+        (col, b): Fraction(1, m) * (spec.p if b == sign[col] else spec.q) for col in range(m) for b in (0, 1)
+    }
+
+
 def worst_ratio(channels):
     best = Fraction(0)
     for a, b in itertools.permutations(channels, 2):
@@ -76,6 +107,14 @@ def test_frequency_oracles_ratio_equals_claim(epsilon):
         elif isinstance(spec, ldp.specs.UnaryEncoding):
             ratio = worst_ratio([ue_channel(spec, x) for x in range(d)])
             assert sum(ue_channel(spec, 0).values()) == 1
+        elif isinstance(spec, ldp.HR):
+            ratio = worst_ratio([hr_channel(spec, x) for x in range(d)])
+            assert sum(hr_channel(spec, 0)) == 1
+        elif isinstance(spec, ldp.specs.sketch.SketchSpec):
+            ratio = Fraction(0)
+            small = type(spec)(spec.domain, spec.epsilon, k=1, m=4, p=spec.p)  # 2^4 outputs; the ratio is m's
+            for hashed in itertools.product(range(min(small.m, d)), repeat=d):
+                ratio = max(ratio, worst_ratio([sketch_channel(small, x, hashed) for x in range(d)]))
         else:
             ratio = Fraction(0)
             # A hash matters only through which inputs collide: buckets from range(min(g, d))

@@ -10,8 +10,10 @@ import { wordsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, UniformBelow, nobleShake256, prfInput, cryptoSource, randbelow, sampleLaneWords, wordsToLanes } from "./random.js";
 import { PEMEncoder } from "./pem.js";
 import type { Report } from "./report.js";
+import { CMSEncoder, HCMSEncoder } from "./sketch.js";
 import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
+import { HadamardEncoder } from "./hadamard.js";
 
 /** What every encoder offers. */
 export interface Encoder {
@@ -284,6 +286,12 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
     case "olh":
     case "blh":
       return new LocalHashingEncoder(spec, source);
+    case "hr":
+      return new HadamardEncoder(spec, source);
+    case "cms":
+      return new CMSEncoder(spec, source);
+    case "hcms":
+      return new HCMSEncoder(spec, source);
     case "rappor":
       return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source, options.shake);
     case "pem":

@@ -12,6 +12,8 @@ export * from "./report.js";
 export * from "./random.js";
 export * from "./encoders.js";
 export * from "./pem.js";
+export * from "./hadamard.js";
+export * from "./sketch.js";
 export * from "./numeric.js";
 export * from "./budget.js";
 export * from "./uploader.js";

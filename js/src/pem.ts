@@ -84,6 +84,6 @@ export class PEMEncoder implements Encoder {
     const key = prefixKey(bits >> BigInt(8 * this.maxLength - length), length);
     const seed = PEMEncoder.seeds.draw(this.source);
     const bucket = lhBucket(seed, key, this.g);
-    return { spec: this.spec.fingerprint, seed, value: BigInt(this.rr.respond(bucket, this.source)), extra: [["round", round]] };
+    return { spec: this.spec.fingerprint, seed, value: BigInt(this.rr.respond(bucket, this.source)), extra: [["round", Number(round)]] };
   }
 }

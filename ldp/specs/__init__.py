@@ -2,6 +2,7 @@
 
 from ldp.specs.base import SPEC_FORMAT, Spec, load_spec, spec_class, spec_from_dict
 from ldp.specs.frequency import BLH, GRR, OLH, OUE, SUE, BinaryRR, FrequencySpec, LocalHashing, UnaryEncoding
+from ldp.specs.hadamard import HR
 from ldp.specs.heavy_hitters import HEAVY_HITTER_MECHANISMS, PEM, HeavyHitterSpec, PrefixHashing, TreeHist
 from ldp.specs.numeric import (
     NUMERIC_MECHANISMS,
@@ -17,12 +18,16 @@ from ldp.specs.numeric import (
 )
 from ldp.specs.rappor import Rappor
 from ldp.specs.selection import FREQUENCY_MECHANISMS, best_frequency_mechanism, frequency_spec, variance_table
+from ldp.specs.sketch import CMS, HCMS
 
 __all__ = [
     "BLH",
+    "CMS",
     "FREQUENCY_MECHANISMS",
     "GRR",
+    "HCMS",
     "HEAVY_HITTER_MECHANISMS",
+    "HR",
     "NUMERIC_MECHANISMS",
     "OLH",
     "OUE",

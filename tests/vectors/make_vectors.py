@@ -69,6 +69,7 @@ from ldp.report import Report, pack_bits, unpack_bits
 from ldp.specs import Rappor, Spec, spec_from_dict
 from ldp.specs.base import registered_specs
 from ldp.specs.numeric import NumericSpec
+from ldp.specs.sketch import SketchSpec
 
 #: Version of the layout of vectors.json (bump when a section changes shape).
 VECTORS_FORMAT = 1
@@ -167,6 +168,9 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("olh/large-eps", {"mechanism": "olh", "domain": ["a", "b", "c", "d", "é"], "epsilon": 5.0}),
     ("olh/explicit-g", {"mechanism": "olh", "domain": list(range(50)), "epsilon": 2.0, "g": 7}),
     ("blh/str", {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0}),
+    ("hr/high-privacy", {"mechanism": "hr", "domain": ["a", "b", "c", "d", "é"], "epsilon": 0.5}),
+    ("hr/blocks", {"mechanism": "hr", "domain": list(range(40)), "epsilon": 2.5}),
+    ("hr/one-per-block", {"mechanism": "hr", "domain": [-3, 0, 7, 1000, 2**53 + 1], "epsilon": 4.0}),
     ("pem/default", {"mechanism": "pem", "epsilon": 2.0, "max_length": 8}),
     ("pem/non-ascii", {"mechanism": "pem", "epsilon": 1.0, "max_length": 12, "top_k": 3, "eta": 3}),
     ("treehist/default", {"mechanism": "treehist", "epsilon": 2.0, "max_length": 4}),
@@ -245,6 +249,11 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     ("rappor/boolean", {"mechanism": "rappor", "encoding": "boolean", "f": "1/2", "p": "1/4", "q": "3/4"}),
+    (
+        "cms/str",
+        {"mechanism": "cms", "domain": ["a", "b", "\u00e9"], "epsilon": 2.0, "k": 16, "m": 20, "salt": 7},
+    ),
+    ("hcms/int", {"mechanism": "hcms", "domain": [0, 1, 2, 3, 4], "epsilon": 1.0, "k": 8, "m": 32}),
     ("duchi/default", {"mechanism": "duchi", "epsilon": 1.0}),
     ("duchi/range", {"mechanism": "duchi", "epsilon": 0.5, "low": 0, "high": 100}),
     ("stochastic-rounding/default", {"mechanism": "stochastic-rounding", "epsilon": 1.0}),
@@ -311,7 +320,7 @@ def spec_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
 
 
 #: Spec fields the library derives from ε when a spec file leaves them out (via floating-point ``exp``).
-CALIBRATED_FIELDS = ("p", "q", "g")
+CALIBRATED_FIELDS = ("p", "q", "g", "blocks")
 
 
 def calibrated_fields(data: dict[str, Any], spec: Spec) -> list[str]:
@@ -717,6 +726,29 @@ def prr_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
     return out
 
 
+# -- sketches (CMS, HCMS) ----------------------------------------------------------------------
+
+
+def sketch_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
+    """h_j(value) of CMS and HCMS: MurmurHash3 x64-128 of the value bytes with seed salt + j, h1 mod m."""
+    out = []
+    for name, spec in specs.items():
+        if not isinstance(spec, SketchSpec):
+            continue
+        for value in [*spec.domain, "not-in-domain"]:
+            out.append(
+                {
+                    "spec": name,
+                    "k": spec.k,
+                    "m": spec.m,
+                    "salt": spec.salt,
+                    "value": value,
+                    "positions": [spec.position(value, j) for j in range(spec.k)],
+                }
+            )
+    return out
+
+
 # -- numeric tables --------------------------------------------------------------------------
 
 
@@ -792,6 +824,9 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("olh/large-eps", ["a", "é"]),
     ("olh/explicit-g", [1, 49]),
     ("blh/str", ["x", "日本語"]),
+    ("hr/high-privacy", ["a", "é", "c"]),
+    ("hr/blocks", [0, 17, "39"]),
+    ("hr/one-per-block", [-3, "1000", "9007199254740993"]),
     ("pem/default", ["the", "", "café"]),
     ("pem/non-ascii", ["日本語", "😀", "naïve café"]),
     ("treehist/default", ["hey", "é", ""]),
@@ -802,6 +837,8 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("rappor/one-time", ["hello"]),
     ("rappor/basic", ["a", 3]),
     ("rappor/boolean", [True, "no"]),
+    ("cms/str", ["a", "\u00e9", "not-in-domain"]),
+    ("hcms/int", [0, "4", 3]),
     ("duchi/default", [-1.0, 0.0, 0.3, 1, 7.5]),
     ("duchi/range", [0, 12.5, 100, -1]),
     ("stochastic-rounding/default", [0.0, 0.25, 1.0]),
@@ -849,7 +886,7 @@ def encoding_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
                 "reads": stream.reads,
                 "report_json": report.to_json(),
             }
-            if not report.extra:  # fields of new report forms have no binary form
+            if not report.extra:  # fields a report schema declares have no binary form
                 case["report_binary"] = report.to_bytes().hex()
             if client is not None:
                 case["secret"] = client[0].hex()
@@ -1052,6 +1089,7 @@ def _build() -> tuple[dict[str, Any], dict[str, Any]]:
             "lanes": lane_vectors(),
         },
         "prr": prr_vectors(specs),
+        "sketch": sketch_vectors(specs),
         "numeric": numeric_vectors(specs),
         "encodings": encoding_vectors(specs),
         "reports": report_vectors(),
