@@ -20,6 +20,7 @@ from ldp.aggregator.accumulators import (
 from ldp.aggregator.consistency import CONSISTENCY_METHODS, apply_consistency
 from ldp.aggregator.estimates import BitEstimates
 from ldp.aggregator.numeric import MeanAccumulator
+from ldp.aggregator.subset import SubsetAccumulator
 
 __all__ = [
     "CONSISTENCY_METHODS",
@@ -29,6 +30,7 @@ __all__ = [
     "LocalHashingAccumulator",
     "MeanAccumulator",
     "RapporAccumulator",
+    "SubsetAccumulator",
     "UnaryAccumulator",
     "ValueAccumulator",
     "apply_consistency",

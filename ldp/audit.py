@@ -20,8 +20,9 @@ This is the approach of LDP-Auditor [1]_, with the events suited to each
 mechanism family (:func:`event_family`):
 
 - value reports (GRR, binary RR): the output equals x0 (or x1), or not;
-- unary encodings (SUE, OUE): a bit set, and the conjunctions of x0's and
-  x1's bits (``bit x0 = 1 and bit x1 = 0`` attains e^ε exactly);
+- unary encodings (SUE, OUE) and subset selection (SS): a bit set, and the
+  conjunctions of x0's and x1's bits (``bit x0 = 1 and bit x1 = 0`` attains
+  e^ε exactly);
 - local hashing (OLH, BLH): the reported bucket equals H_seed(x0), also
   restricted to the seeds where H_seed(x0) ≠ H_seed(x1);
 - RAPPOR: the Bloom bits only x0 sets are set (and only x1's unset), or
@@ -250,13 +251,13 @@ def features(
     Bloom bits only x0, only x1, sets in the sample's cohort).
     """
     from ldp.hashing import lh_bucket
-    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, UnaryEncoding
+    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, SubsetSelection, UnaryEncoding
 
     first = [reports[0] for reports in samples]
     if isinstance(spec, GRR | NumericSpec):
         dtype = float if isinstance(spec, NumericSpec) else np.int64
         return {"value": np.array([r.value for r in first], dtype=dtype)}
-    if isinstance(spec, UnaryEncoding):
+    if isinstance(spec, UnaryEncoding | SubsetSelection):
         return {"bits": _bit_matrix(first, spec.domain_size)}
     if isinstance(spec, LocalHashing):
         i0, i1 = spec.index_of(pair[0]), spec.index_of(pair[1])
@@ -334,7 +335,7 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
     ``selection`` holds the selection half's features (numeric mechanisms
     take their thresholds from them).
     """
-    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, UnaryEncoding
+    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, SubsetSelection, UnaryEncoding
 
     x0, x1 = pair
     if isinstance(spec, NumericSpec):
@@ -346,7 +347,7 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
             Event(f"output = {x0!r}", lambda f: f["value"] == i0),
             Event(f"output = {x1!r}", lambda f: f["value"] == i1),
         ]
-    if isinstance(spec, UnaryEncoding):
+    if isinstance(spec, UnaryEncoding | SubsetSelection):  # SS: bit x0 = 1 and bit x1 = 0 attains e^ε too
         i0, i1 = spec.index_of(x0), spec.index_of(x1)
         events = [
             Event(f"bit {x0!r} set", lambda f: f["bits"][:, i0]),

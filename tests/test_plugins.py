@@ -112,6 +112,7 @@ def test_the_mechanism_lists_are_views_of_the_one_registry():
         "olh",
         "oue",
         "sue",
+        "ss",
     ]  # smaller reports first
     assert all(registered_specs()[name] is cls for name, cls in FREQUENCY_MECHANISMS.items())
 

@@ -10,6 +10,7 @@ import { wordsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, UniformBelow, nobleShake256, prfInput, cryptoSource, randbelow, sampleLaneWords, wordsToLanes } from "./random.js";
 import type { Report } from "./report.js";
 import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { SubsetEncoder } from "./subset.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 
 /** What every encoder offers. */
@@ -283,6 +284,8 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
     case "olh":
     case "blh":
       return new LocalHashingEncoder(spec, source);
+    case "ss":
+      return new SubsetEncoder(spec, source);
     case "rappor":
       return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source, options.shake);
   }

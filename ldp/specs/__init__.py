@@ -16,6 +16,7 @@ from ldp.specs.numeric import (
 )
 from ldp.specs.rappor import Rappor
 from ldp.specs.selection import FREQUENCY_MECHANISMS, best_frequency_mechanism, frequency_spec, variance_table
+from ldp.specs.subset import SubsetSelection
 
 __all__ = [
     "BLH",
@@ -38,6 +39,7 @@ __all__ = [
     "Rappor",
     "Spec",
     "StochasticRounding",
+    "SubsetSelection",
     "UnaryEncoding",
     "best_frequency_mechanism",
     "best_numeric_mechanism",

@@ -167,6 +167,9 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("olh/large-eps", {"mechanism": "olh", "domain": ["a", "b", "c", "d", "é"], "epsilon": 5.0}),
     ("olh/explicit-g", {"mechanism": "olh", "domain": list(range(50)), "epsilon": 2.0, "g": 7}),
     ("blh/str", {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0}),
+    ("ss/str", {"mechanism": "ss", "domain": [f"s{i}" for i in range(10)], "epsilon": 1.0}),
+    ("ss/omega", {"mechanism": "ss", "domain": list(range(70)), "epsilon": 0.5, "omega": 20}),
+    ("ss/omega-1", {"mechanism": "ss", "domain": ["a", "é", 3], "epsilon": 2.0}),
     (
         "rappor/mmh3",
         {
@@ -308,7 +311,7 @@ def spec_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
 
 
 #: Spec fields the library derives from ε when a spec file leaves them out (via floating-point ``exp``).
-CALIBRATED_FIELDS = ("p", "q", "g")
+CALIBRATED_FIELDS = ("p", "q", "g", "omega")
 
 
 def calibrated_fields(data: dict[str, Any], spec: Spec) -> list[str]:
@@ -746,6 +749,9 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("olh/large-eps", ["a", "é"]),
     ("olh/explicit-g", [1, 49]),
     ("blh/str", ["x", "日本語"]),
+    ("ss/str", ["s0", "s9"]),
+    ("ss/omega", [0, 35, "69"]),
+    ("ss/omega-1", ["é", 3]),
     ("rappor/mmh3", ["hello", "日本語"]),
     ("rappor/mmh3-wide", ["😀"]),
     ("rappor/md5", ["hello", ""]),
