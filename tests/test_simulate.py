@@ -170,6 +170,7 @@ ALPHA_AGREE = 1e-4  # per mechanism; z = 3.89 two-sided
         ("oue", 100),
         ("olh", 100),
         ("blh", 100),
+        ("ss", 100),
         pytest.param("rappor", 40, marks=pytest.mark.slow),
         ("binary-rr", 100),
     ],
