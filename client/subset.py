@@ -39,8 +39,8 @@ from ldp.specs.subset import SubsetSelection
 
 __all__ = ["SubsetEncoder", "subset_batch"]
 
-#: Booleans in one working block of the batch encoder (rows × d): 16 MiB.
-_BLOCK_CELLS = 1 << 24
+#: Booleans in the batch encoder's working block (rows × d, reused for every chunk): 8 MiB.
+_BLOCK_CELLS = 1 << 23
 
 
 def floyd_sample(population: int, size: int) -> set[int]:
@@ -79,12 +79,15 @@ class SubsetEncoder:
 implements(SubsetSelection, "encoder")(stateless_factory(SubsetEncoder))
 
 
-def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection) -> np.ndarray:
-    """The subsets of the users with domain indices ``x``, as a (len(x), d) boolean matrix."""
+def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection, chosen: np.ndarray) -> np.ndarray:
+    """The subsets of the users with domain indices ``x``, written into ``chosen`` (len(x), d), zeroed here.
+
+    The caller reuses one block for every chunk: a fresh one would fault its pages in on the first touches.
+    """
     d, omega = spec.domain_size, spec.omega
     m = x.size
     population = d - 1
-    chosen = np.zeros((m, d), dtype=bool)
+    chosen.fill(False)
     flat = chosen.reshape(-1)
     base = np.arange(m, dtype=np.int64) * d
     holds = bernoulli(source, spec.p, m)
@@ -111,7 +114,9 @@ def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=Fa
     d = spec.domain_size
     rows = max(1, _BLOCK_CELLS // d)
     packed = np.empty((idx.size, (d + 7) // 8), dtype=np.uint8)
+    work = np.empty((min(rows, idx.size), d), dtype=bool)
     for start in range(0, idx.size, rows):
         block = idx[start : start + rows]
-        packed[start : start + block.size] = np.packbits(_subset_rows(source, block, spec), axis=1)
+        chosen = _subset_rows(source, block, spec, work[: block.size])
+        packed[start : start + block.size] = np.packbits(chosen, axis=1)
     return ReportBatch(spec=spec.fingerprint, bits=packed)
