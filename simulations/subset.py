@@ -17,8 +17,10 @@ Their choices so far never depended on which x ≥ j they hold, so the n_j
 users of value j are a uniform draw without replacement from ``pending``
 (multivariate hypergeometric over its cells). At value j the count is those
 users' coins plus a binomial draw in every other cell. The cost is
-O(d·ω) arithmetic in d NumPy steps, whatever the number of users; above
-:data:`JOINT_LIMIT` cells the simulator draws the exact margins
+d NumPy steps over the occupied cells (a few dozen levels), whatever the
+number of users: about 0.1 to 0.3 s per draw at d = 1,024 against OUE's
+0.3 ms (benchmarks/bench_ss.py). Above d·(ω + 1) = :data:`JOINT_LIMIT`
+the simulator draws the exact margins
 C_v = Bin(n_v, p*) + Bin(n − n_v, q*) independently instead (as for OLH:
 per-value metrics exact, joint ones not).
 """
@@ -33,7 +35,7 @@ from ldp.specs.subset import SubsetSelection
 __all__ = ["JOINT_LIMIT", "subset_support_counts"]
 
 #: Largest d·(ω + 1) for the exact joint draw (above it: exact margins, independent).
-JOINT_LIMIT = 1 << 24
+JOINT_LIMIT = 1 << 22
 
 
 @implements(SubsetSelection, "fast_simulator")
@@ -55,21 +57,33 @@ def subset_support_counts(spec: SubsetSelection, counts: np.ndarray, rng: np.ran
     for j in range(d):
         mine = np.zeros_like(pending)
         if counts[j]:
-            mine = rng.multivariate_hypergeometric(pending.ravel(), int(counts[j]), method="marginals")
-            mine = mine.reshape(pending.shape)
+            flat = pending.reshape(-1)
+            cells = np.flatnonzero(flat)  # only occupied cells (a few dozen levels of the omega + 1)
+            drawn = rng.multivariate_hypergeometric(flat[cells], int(counts[j]), method="marginals")
+            mine.reshape(-1)[cells] = drawn
             pending -= mine
         total = int(mine[1].sum())  # the users of value j whose subset holds it
         left = d - j  # candidates of the done users: j, ..., d - 1
-        picked = rng.binomial(done, np.minimum(levels / left, 1.0))
-        total += int(picked.sum())
-        done -= picked
-        done[:-1] += picked[1:]
+        total += _pick(done, levels, left, rng)
         if left > 1:  # candidates of the pending users: j, ..., d - 1 but their x
-            chance = np.minimum(levels / (left - 1), 1.0)
-            picked2 = rng.binomial(pending, chance)
-            total += int(picked2.sum())
-            pending -= picked2
-            pending[:, :-1] += picked2[:, 1:]
+            total += _pick(pending, levels, left - 1, rng)
         done += mine[0] + mine[1]
         out[j] = total
     return out
+
+
+def _pick(cells: np.ndarray, levels: np.ndarray, candidates: int, rng: np.random.Generator) -> int:
+    """Each user with r members left picks the current value w.p. r/candidates; move them to r − 1 (in place).
+
+    Only the occupied levels are drawn (level 0 never picks); returns how many picked.
+    """
+    occupied = np.flatnonzero(cells.any(axis=0) if cells.ndim == 2 else cells)
+    if occupied.size == 0:
+        return 0
+    lo, hi = max(int(occupied[0]), 1), int(occupied[-1]) + 1
+    if lo >= hi:
+        return 0
+    picked = rng.binomial(cells[..., lo:hi], np.minimum(levels[lo:hi] / candidates, 1.0))
+    cells[..., lo:hi] -= picked
+    cells[..., lo - 1 : hi - 1] += picked
+    return int(picked.sum())
