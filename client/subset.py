@@ -94,11 +94,12 @@ def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection, chosen: np.n
     # users whose subset does not hold x draw omega others: Floyd's first step (the set is still empty)
     first = np.flatnonzero(~holds)
     if first.size:
-        t = source.integers(population - omega + 1, first.size).astype(np.int64)
+        t = source.integers(population - omega + 1, first.size).astype(np.int64, copy=False)
         flat[base[first] + t + (t >= x[first])] = True
     for j in range(population - omega + 1, population):  # the steps every user takes
-        t = source.integers(j + 1, m).astype(np.int64)
-        pos = base + t + (t >= x)
+        t = source.integers(j + 1, m).astype(np.int64, copy=False)
+        pos = base + t
+        pos += t >= x
         taken = flat[pos]
         pos[taken] = base[taken] + j + (j >= x[taken])
         flat[pos] = True
