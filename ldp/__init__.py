@@ -11,6 +11,7 @@ from ldp.report import Report
 from ldp.specs import (
     BLH,
     GRR,
+    HR,
     OLH,
     OUE,
     SUE,
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BLH",
     "GRR",
+    "HR",
     "OLH",
     "OUE",
     "SUE",

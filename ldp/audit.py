@@ -23,6 +23,8 @@ mechanism family (:func:`event_family`):
 - unary encodings (SUE, OUE) and subset selection (SS): a bit set, and the
   conjunctions of x0's and x1's bits (``bit x0 = 1 and bit x1 = 0`` attains
   e^ε exactly);
+- Hadamard response (HR): the output lies in C_x0 (or C_x1), or in C_x0
+  but not C_x1 (which attains e^ε exactly);
 - local hashing (OLH, BLH): the reported bucket equals H_seed(x0), also
   restricted to the seeds where H_seed(x0) ≠ H_seed(x1);
 - RAPPOR: the Bloom bits only x0 sets are set (and only x1's unset), or
@@ -251,9 +253,11 @@ def features(
     Bloom bits only x0, only x1, sets in the sample's cohort).
     """
     from ldp.hashing import lh_bucket
-    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, SubsetSelection, UnaryEncoding
+    from ldp.specs import GRR, HR, LocalHashing, NumericSpec, Rappor, SubsetSelection, UnaryEncoding
 
     first = [reports[0] for reports in samples]
+    if isinstance(spec, HR):
+        return {"value": np.array([r.value for r in first], dtype=np.int64)}
     if isinstance(spec, GRR | NumericSpec):
         dtype = float if isinstance(spec, NumericSpec) else np.int64
         return {"value": np.array([r.value for r in first], dtype=dtype)}
@@ -335,7 +339,7 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
     ``selection`` holds the selection half's features (numeric mechanisms
     take their thresholds from them).
     """
-    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, SubsetSelection, UnaryEncoding
+    from ldp.specs import GRR, HR, LocalHashing, NumericSpec, Rappor, SubsetSelection, UnaryEncoding
 
     x0, x1 = pair
     if isinstance(spec, NumericSpec):
@@ -346,6 +350,16 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
         return [
             Event(f"output = {x0!r}", lambda f: f["value"] == i0),
             Event(f"output = {x1!r}", lambda f: f["value"] == i1),
+        ]
+    if isinstance(spec, HR):
+        c0 = spec.output_set(spec.index_of(x0))
+        c1 = spec.output_set(spec.index_of(x1))
+        only0, only1 = np.setdiff1d(c0, c1), np.setdiff1d(c1, c0)
+        return [
+            Event(f"output in C_{x0!r}", lambda f: np.isin(f["value"], c0)),
+            Event(f"output in C_{x1!r}", lambda f: np.isin(f["value"], c1)),
+            Event(f"output in C_{x0!r} but not C_{x1!r}", lambda f: np.isin(f["value"], only0)),
+            Event(f"output in C_{x1!r} but not C_{x0!r}", lambda f: np.isin(f["value"], only1)),
         ]
     if isinstance(spec, UnaryEncoding | SubsetSelection):  # SS: bit x0 = 1 and bit x1 = 0 attains e^ε too
         i0, i1 = spec.index_of(x0), spec.index_of(x1)

@@ -164,13 +164,30 @@ def test_estimates_need_the_token_and_equal_ldp_aggregate_on_the_same_reports(co
     )
 
 
+def _one_spec_per_mechanism():
+    from conftest import every_spec_shape
+
+    specs = {}
+    for spec in every_spec_shape():
+        specs.setdefault(spec.mechanism, spec)
+    return list(specs.values())
+
+
+#: Report forms the default run sends through the collector; `pytest -m slow` sends every other mechanism's.
+FAST_FORMS = ("oue", "olh", "rappor", "duchi")
+
+
+def test_the_collector_cases_cover_the_spec_registry():
+    from ldp.specs.base import registered_specs
+
+    assert {spec.mechanism for spec in _one_spec_per_mechanism()} == set(registered_specs())
+
+
 @pytest.mark.parametrize(
     "spec",
     [
-        ldp.OUE(domain=tuple("abcdef"), epsilon=1.0),
-        ldp.OLH(domain=tuple(range(20)), epsilon=2.0),
-        ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/4", q="3/4"),
-        ldp.Duchi(epsilon=1.0, low=0, high=10),
+        spec if spec.mechanism in FAST_FORMS else pytest.param(spec, marks=pytest.mark.slow)
+        for spec in _one_spec_per_mechanism()
     ],
     ids=lambda s: s.mechanism,
 )

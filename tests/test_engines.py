@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import every_spec_shape, sample_values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,19 +28,27 @@ from ldp.aggregator.rejects import RejectsWriter
 from ldp.aggregator.writers import write_reports
 from ldp.client import encode_batch
 from ldp.errors import ParameterError
+from ldp.specs import FREQUENCY_MECHANISMS
+from ldp.specs.base import registered_specs
 
 DOMAIN = tuple(f"v{i}" for i in range(12))
 RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/4", p="1/4", q="3/4")
-SPECS = {
-    "grr": ldp.GRR(domain=DOMAIN, epsilon=1.0),
-    "binary-rr": ldp.BinaryRR(domain=("no", "yes"), epsilon=1.0),
-    "sue": ldp.SUE(domain=DOMAIN, epsilon=1.0),
-    "oue": ldp.OUE(domain=DOMAIN, epsilon=1.0),
-    "olh": ldp.OLH(domain=DOMAIN, epsilon=1.0),
-    "blh": ldp.BLH(domain=DOMAIN, epsilon=1.0),
-    "rappor": RAPPOR,
-    "duchi": ldp.Duchi(epsilon=1.0, low=0, high=10),
-}
+
+
+def _one_spec_per_mechanism():
+    """A spec of every registered mechanism (the registry is the list, so a new mechanism is covered)."""
+    specs = {
+        name: cls(domain=("no", "yes") if name == "binary-rr" else DOMAIN, epsilon=1.0)
+        for name, cls in FREQUENCY_MECHANISMS.items()
+    }
+    specs["rappor"] = RAPPOR
+    specs["duchi"] = ldp.Duchi(epsilon=1.0, low=0, high=10)
+    for spec in every_spec_shape():
+        specs.setdefault(spec.mechanism, spec)
+    return specs
+
+
+SPECS = _one_spec_per_mechanism()
 CANDIDATES = [f"u{i}" for i in range(7)]
 # small partitions so that every file is split into several
 SMALL = {"partition_bytes": 2_000, "partition_rows": 150, "chunk_size": 64}
@@ -50,6 +59,8 @@ def _values(spec, n):
         return [CANDIDATES[i % 7] for i in range(n)]
     if spec.report_kind == "numeric":
         return [(i * 7) % 11 for i in range(n)]
+    if getattr(spec, "domain", None) is None:
+        return sample_values(spec, n)
     return [spec.domain[(i * 7) % len(spec.domain)] for i in range(n)]
 
 
@@ -112,6 +123,10 @@ def _estimate(spec, accumulator):
     if spec is RAPPOR:
         return accumulator.estimate(candidates=CANDIDATES)
     return accumulator.estimate()
+
+
+def test_the_engine_cases_cover_the_spec_registry():
+    assert set(SPECS) == set(registered_specs())
 
 
 # The default run checks GRR and RAPPOR on Dask; `pytest -m slow` every other mechanism.

@@ -109,6 +109,7 @@ def test_the_mechanism_lists_are_views_of_the_one_registry():
         "binary-rr",
         "grr",
         "blh",
+        "hr",
         "olh",
         "oue",
         "sue",

@@ -40,6 +40,17 @@ def lh_channel(spec, x, hashed):
     return [spec.p if y == h else spec.q for y in range(spec.g)]
 
 
+def hr_channel(spec, x):
+    """P[y | x] for every output y, from the paper's layout: x's block and row of the Sylvester matrix."""
+    from scipy.linalg import hadamard
+
+    b, half = spec.block_size, spec.block_size // 2
+    block, row = divmod(x, b - 1)
+    favoured = {block * b + int(c) for c in (hadamard(b)[row + 1] == 1).nonzero()[0]}
+    inside, outside = spec.p / half, (1 - spec.p) / (spec.outputs - half)
+    return [inside if y in favoured else outside for y in range(spec.outputs)]
+
+
 def ss_channel(spec, x):
     """P[subset | x] for every omega-subset: it holds x w.p. p, the other members uniform without replacement."""
     d, w = spec.domain_size, spec.omega
@@ -65,6 +76,9 @@ def test_frequency_oracles_ratio_equals_claim(epsilon):
         elif isinstance(spec, ldp.specs.UnaryEncoding):
             ratio = worst_ratio([ue_channel(spec, x) for x in range(d)])
             assert sum(ue_channel(spec, 0).values()) == 1
+        elif isinstance(spec, ldp.HR):
+            ratio = worst_ratio([hr_channel(spec, x) for x in range(d)])
+            assert sum(hr_channel(spec, 0)) == 1
         elif isinstance(spec, ldp.SubsetSelection):
             ratio = worst_ratio([ss_channel(spec, x) for x in range(d)])
             assert sum(ss_channel(spec, 0).values()) == 1

@@ -12,6 +12,7 @@ import type { Report } from "./report.js";
 import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
 import { SubsetEncoder } from "./subset.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
+import { HadamardEncoder } from "./hadamard.js";
 
 /** What every encoder offers. */
 export interface Encoder {
@@ -284,6 +285,8 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
     case "olh":
     case "blh":
       return new LocalHashingEncoder(spec, source);
+    case "hr":
+      return new HadamardEncoder(spec, source);
     case "ss":
       return new SubsetEncoder(spec, source);
     case "rappor":

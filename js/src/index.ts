@@ -11,6 +11,7 @@ export * from "./packing.js";
 export * from "./report.js";
 export * from "./random.js";
 export * from "./encoders.js";
+export * from "./hadamard.js";
 export * from "./subset.js";
 export * from "./numeric.js";
 export * from "./budget.js";

@@ -91,6 +91,7 @@ const MECHANISMS: Record<string, Record<string, Field>> = {
   oue: frequency({ p: [probability, required], q: [probability, required] }),
   olh: frequency({ g: [integer, required], p: [probability, required] }),
   blh: frequency({ g: [integer, 2n], p: [probability, required] }),
+  hr: frequency({ blocks: [integer, required], p: [probability, required] }),
   ss: frequency({ omega: [integer, required], p: [probability, required] }),
   rappor: {
     num_bits: [integer, null],
@@ -149,7 +150,7 @@ export function canonicalFields(data: JsonObject): JsonObject {
   for (const [name, [normalize, fallback]] of Object.entries(fields)) {
     const given = data[name];
     if (given === undefined || (given === null && fallback === null)) {
-      if (fallback === undefined) fail(`${mechanism}: ${name} ${name === "p" || name === "q" || name === "omega" ? CALIBRATION : "is required"}`);
+      if (fallback === undefined) fail(`${mechanism}: ${name} ${name === "p" || name === "q" || name === "blocks" || name === "omega" ? CALIBRATION : "is required"}`);
       out[name] = fallback;
     } else {
       out[name] = normalize(given, name);

@@ -2,6 +2,7 @@
 
 from ldp.specs.base import SPEC_FORMAT, Spec, load_spec, spec_class, spec_from_dict
 from ldp.specs.frequency import BLH, GRR, OLH, OUE, SUE, BinaryRR, FrequencySpec, LocalHashing, UnaryEncoding
+from ldp.specs.hadamard import HR
 from ldp.specs.numeric import (
     NUMERIC_MECHANISMS,
     Duchi,
@@ -22,6 +23,7 @@ __all__ = [
     "BLH",
     "FREQUENCY_MECHANISMS",
     "GRR",
+    "HR",
     "NUMERIC_MECHANISMS",
     "OLH",
     "OUE",

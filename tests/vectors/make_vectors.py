@@ -167,6 +167,9 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("olh/large-eps", {"mechanism": "olh", "domain": ["a", "b", "c", "d", "é"], "epsilon": 5.0}),
     ("olh/explicit-g", {"mechanism": "olh", "domain": list(range(50)), "epsilon": 2.0, "g": 7}),
     ("blh/str", {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0}),
+    ("hr/high-privacy", {"mechanism": "hr", "domain": ["a", "b", "c", "d", "é"], "epsilon": 0.5}),
+    ("hr/blocks", {"mechanism": "hr", "domain": list(range(40)), "epsilon": 2.5}),
+    ("hr/one-per-block", {"mechanism": "hr", "domain": [-3, 0, 7, 1000, 2**53 + 1], "epsilon": 4.0}),
     ("ss/str", {"mechanism": "ss", "domain": [f"s{i}" for i in range(10)], "epsilon": 1.0}),
     ("ss/omega", {"mechanism": "ss", "domain": list(range(70)), "epsilon": 0.5, "omega": 20}),
     ("ss/omega-1", {"mechanism": "ss", "domain": ["a", "é", 3], "epsilon": 2.0}),
@@ -311,7 +314,7 @@ def spec_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
 
 
 #: Spec fields the library derives from ε when a spec file leaves them out (via floating-point ``exp``).
-CALIBRATED_FIELDS = ("p", "q", "g", "omega")
+CALIBRATED_FIELDS = ("p", "q", "g", "blocks", "omega")
 
 
 def calibrated_fields(data: dict[str, Any], spec: Spec) -> list[str]:
@@ -749,6 +752,9 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("olh/large-eps", ["a", "é"]),
     ("olh/explicit-g", [1, 49]),
     ("blh/str", ["x", "日本語"]),
+    ("hr/high-privacy", ["a", "é", "c"]),
+    ("hr/blocks", [0, 17, "39"]),
+    ("hr/one-per-block", [-3, "1000", "9007199254740993"]),
     ("ss/str", ["s0", "s9"]),
     ("ss/omega", [0, 35, "69"]),
     ("ss/omega-1", ["é", 3]),
