@@ -39,8 +39,8 @@ from ldp.specs.subset import SubsetSelection
 
 __all__ = ["SubsetEncoder", "subset_batch"]
 
-#: Booleans in the batch encoder's working block (rows × d, reused for every chunk): 8 MiB.
-_BLOCK_CELLS = 1 << 23
+#: Bytes of packed subsets the batch encoder builds per chunk of users (rows × ⌈d/8⌉): 8 MiB.
+_BLOCK_BYTES = 1 << 23
 
 
 def floyd_sample(population: int, size: int) -> set[int]:
@@ -79,32 +79,40 @@ class SubsetEncoder:
 implements(SubsetSelection, "encoder")(stateless_factory(SubsetEncoder))
 
 
-def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection, chosen: np.ndarray) -> np.ndarray:
-    """The subsets of the users with domain indices ``x``, written into ``chosen`` (len(x), d), zeroed here.
+#: The mask of vector bit i within its byte, by i mod 8 (numpy.packbits order: most significant bit first).
+_BIT = np.array([0x80 >> k for k in range(8)], dtype=np.uint8)
 
-    The caller reuses one block for every chunk: a fresh one would fault its pages in on the first touches.
+
+def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection, packed: np.ndarray) -> None:
+    """Write the subsets of the users with domain indices ``x`` into ``packed`` (len(x), ⌈d/8⌉), zeroed here.
+
+    The subsets are built in their packed form: a step tests and sets one bit
+    per user (one byte of its own row, so the indices of a step never repeat).
     """
     d, omega = spec.domain_size, spec.omega
     m = x.size
     population = d - 1
-    chosen.fill(False)
-    flat = chosen.reshape(-1)
-    base = np.arange(m, dtype=np.int64) * d
+    packed.fill(0)
+    flat = packed.reshape(-1)
+    base = np.arange(m, dtype=np.int64) * packed.shape[1]
+
+    def mark(rows: np.ndarray, positions: np.ndarray) -> None:
+        where = rows + (positions >> 3)
+        flat[where] |= _BIT[positions & 7]
+
     holds = bernoulli(source, spec.p, m)
     # users whose subset does not hold x draw omega others: Floyd's first step (the set is still empty)
     first = np.flatnonzero(~holds)
     if first.size:
         t = source.integers(population - omega + 1, first.size).astype(np.int64, copy=False)
-        flat[base[first] + t + (t >= x[first])] = True
+        mark(base[first], t + (t >= x[first]))
     for j in range(population - omega + 1, population):  # the steps every user takes
         t = source.integers(j + 1, m).astype(np.int64, copy=False)
-        pos = base + t
-        pos += t >= x
-        taken = flat[pos]
-        pos[taken] = base[taken] + j + (j >= x[taken])
-        flat[pos] = True
-    flat[base[holds] + x[holds]] = True
-    return chosen
+        pos = t + (t >= x)
+        taken = (flat[base + (pos >> 3)] & _BIT[pos & 7]) != 0
+        pos[taken] = j + (j >= x[taken])
+        mark(base, pos)
+    mark(base[holds], x[holds])
 
 
 @implements(SubsetSelection, "batch_encoder")
@@ -112,12 +120,10 @@ def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=Fa
     """Subset selection for many users: the single encoder's algorithm, vectorized over users, exact."""
     source = as_source(rng)
     idx = _indices(spec, values, indices)
-    d = spec.domain_size
-    rows = max(1, _BLOCK_CELLS // d)
-    packed = np.empty((idx.size, (d + 7) // 8), dtype=np.uint8)
-    work = np.empty((min(rows, idx.size), d), dtype=bool)
+    width = (spec.domain_size + 7) // 8
+    rows = max(1, _BLOCK_BYTES // width)
+    packed = np.empty((idx.size, width), dtype=np.uint8)
     for start in range(0, idx.size, rows):
         block = idx[start : start + rows]
-        chosen = _subset_rows(source, block, spec, work[: block.size])
-        packed[start : start + block.size] = np.packbits(chosen, axis=1)
+        _subset_rows(source, block, spec, packed[start : start + block.size])
     return ReportBatch(spec=spec.fingerprint, bits=packed)
