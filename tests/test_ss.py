@@ -344,3 +344,23 @@ def test_fast_simulator_large_cells_fall_back_to_exact_margins(monkeypatch):
     var = counts * spec.p_star * (1 - spec.p_star) + (n - counts) * spec.q_star * (1 - spec.q_star)
     z = norm.isf(ALPHA / 16)
     assert np.all(np.abs(draws.mean(axis=0) - mean) <= z * np.sqrt(var / 3000))
+
+
+# -- audit through the real client -----------------------------------------------------------------
+
+
+def test_audit_of_the_real_client_is_consistent_and_catches_a_larger_epsilon():
+    """Clopper–Pearson lower bounds (α = 1e-6): within the claim at ε = 1, above it for a client running ε = 1.6."""
+    from ldp.audit import audit_claims, run_audit
+    from ldp.audit_sources import python_client_sampler
+
+    honest = SubsetSelection(range(8), 1.0, omega=3)
+    with python_client_sampler(honest) as sampler:
+        result = run_audit(honest, sampler, 10_000, confidence=1 - ALPHA, claims=audit_claims(honest))
+    assert not result.violation
+    assert all(row.lower_bound <= row.claim.epsilon for row in result.rows)
+    assert result.worst.lower_bound > 0.5  # the event "bit x0 = 1, bit x1 = 0" is tight
+    louder = SubsetSelection(range(8), 1.6, omega=3)
+    with python_client_sampler(louder) as sampler:
+        result = run_audit(honest, sampler, 20_000, confidence=1 - ALPHA, claims=audit_claims(honest))
+    assert result.violation and result.worst.lower_bound > 1.0
