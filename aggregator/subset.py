@@ -14,7 +14,7 @@ import numpy as np
 from ldp.aggregator.accumulators import UnaryAccumulator, _check_packed, accumulator_for
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
-from ldp.specs.subset import SubsetSelection
+from ldp.specs.subset import SubsetSelection, bit_weights
 
 __all__ = ["SubsetAccumulator"]
 
@@ -34,7 +34,7 @@ class SubsetAccumulator(UnaryAccumulator):
         """Count a batch; a vector without exactly ω bits set is refused (no report of the spec has one)."""
         self._check_batch(batch)
         bits = _check_packed(batch.bits, self.spec.domain_size)
-        weights = np.bitwise_count(bits).sum(axis=1, dtype=np.int64)
+        weights = bit_weights(bits)
         wrong = np.flatnonzero(weights != self.spec.omega)
         if wrong.size:
             raise ReportError(
