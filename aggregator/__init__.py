@@ -23,6 +23,7 @@ from ldp.aggregator.estimates import BitEstimates
 from ldp.aggregator.numeric import MeanAccumulator
 from ldp.aggregator.pem import PEMAccumulator
 from ldp.aggregator.sketch import CMSAccumulator, HCMSAccumulator
+from ldp.aggregator.subset import SubsetAccumulator
 
 __all__ = [
     "CONSISTENCY_METHODS",
@@ -35,6 +36,7 @@ __all__ = [
     "MeanAccumulator",
     "PEMAccumulator",
     "RapporAccumulator",
+    "SubsetAccumulator",
     "UnaryAccumulator",
     "ValueAccumulator",
     "apply_consistency",

@@ -20,8 +20,9 @@ This is the approach of LDP-Auditor [1]_, with the events suited to each
 mechanism family (:func:`event_family`):
 
 - value reports (GRR, binary RR): the output equals x0 (or x1), or not;
-- unary encodings (SUE, OUE): a bit set, and the conjunctions of x0's and
-  x1's bits (``bit x0 = 1 and bit x1 = 0`` attains e^ε exactly);
+- unary encodings (SUE, OUE) and subset selection (SS): a bit set, and the
+  conjunctions of x0's and x1's bits (``bit x0 = 1 and bit x1 = 0`` attains
+  e^ε exactly);
 - Hadamard response (HR): the output lies in C_x0 (or C_x1), or in C_x0
   but not C_x1 (which attains e^ε exactly);
 - local hashing (OLH, BLH): the reported bucket equals H_seed(x0), also
@@ -258,7 +259,16 @@ def features(
     Bloom bits only x0, only x1, sets in the sample's cohort).
     """
     from ldp.hashing import lh_bucket
-    from ldp.specs import GRR, HR, LocalHashing, NumericSpec, PrefixHashing, Rappor, UnaryEncoding
+    from ldp.specs import (
+        GRR,
+        HR,
+        LocalHashing,
+        NumericSpec,
+        PrefixHashing,
+        Rappor,
+        SubsetSelection,
+        UnaryEncoding,
+    )
     from ldp.specs.sketch import SketchSpec
 
     first = [reports[0] for reports in samples]
@@ -267,7 +277,7 @@ def features(
     if isinstance(spec, GRR | NumericSpec):
         dtype = float if isinstance(spec, NumericSpec) else np.int64
         return {"value": np.array([r.value for r in first], dtype=dtype)}
-    if isinstance(spec, UnaryEncoding):
+    if isinstance(spec, UnaryEncoding | SubsetSelection):
         return {"bits": _bit_matrix(first, spec.domain_size)}
     if isinstance(spec, LocalHashing):
         i0, i1 = spec.index_of(pair[0]), spec.index_of(pair[1])
@@ -387,7 +397,16 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
     ``selection`` holds the selection half's features (numeric mechanisms
     take their thresholds from them).
     """
-    from ldp.specs import GRR, HR, LocalHashing, NumericSpec, PrefixHashing, Rappor, UnaryEncoding
+    from ldp.specs import (
+        GRR,
+        HR,
+        LocalHashing,
+        NumericSpec,
+        PrefixHashing,
+        Rappor,
+        SubsetSelection,
+        UnaryEncoding,
+    )
     from ldp.specs.sketch import SketchSpec
 
     x0, x1 = pair
@@ -410,7 +429,7 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
             Event(f"output in C_{x0!r} but not C_{x1!r}", lambda f: np.isin(f["value"], only0)),
             Event(f"output in C_{x1!r} but not C_{x0!r}", lambda f: np.isin(f["value"], only1)),
         ]
-    if isinstance(spec, UnaryEncoding):
+    if isinstance(spec, UnaryEncoding | SubsetSelection):  # SS: bit x0 = 1 and bit x1 = 0 attains e^ε too
         i0, i1 = spec.index_of(x0), spec.index_of(x1)
         events = [
             Event(f"bit {x0!r} set", lambda f: f["bits"][:, i0]),

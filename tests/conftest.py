@@ -68,7 +68,10 @@ def every_spec_shape():
     tests/test_io.py checks that it covers the whole spec registry, so a new
     mechanism fails there until it has a case here (or in the lists above).
     """
-    return [*frequency_specs(), *rappor_specs(), *numeric_specs(), *heavy_hitter_specs()]
+    subset = ldp.SubsetSelection(
+        SMALL_DOMAIN, epsilon=1.0, omega=2
+    )  # frequency_specs' ss has omega = 1 (GRR)
+    return [*frequency_specs(), subset, *rappor_specs(), *numeric_specs(), *heavy_hitter_specs()]
 
 
 @pytest.fixture(params=frequency_specs(), ids=lambda s: s.mechanism)

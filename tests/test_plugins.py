@@ -114,9 +114,10 @@ def test_the_mechanism_lists_are_views_of_the_one_registry():
         "blh",
         "hr",
         "olh",
+        "hcms",
         "oue",
         "sue",
-        "hcms",
+        "ss",
         "cms",
     ]  # smaller reports first
     assert all(registered_specs()[name] is cls for name, cls in FREQUENCY_MECHANISMS.items())

@@ -199,7 +199,7 @@ def test_server_only_spec_texts_are_those_calibrated_from_epsilon(vectors: dict[
     for case in vectors["specs"]["from_text"]:
         given = json.loads(case["input_text"])
         canonical = json.loads(case["canonical_json"])
-        missing = [k for k in ("p", "q", "g") if canonical.get(k) is not None and k not in given]
+        missing = [k for k in ("p", "q", "g", "omega") if canonical.get(k) is not None and k not in given]
         if missing:
             flagged += 1
             assert case["server_only"] is True and case["calibrated"] == missing

@@ -12,6 +12,7 @@ import { PEMEncoder } from "./pem.js";
 import type { Report } from "./report.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
 import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { SubsetEncoder } from "./subset.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 import { HadamardEncoder } from "./hadamard.js";
 
@@ -292,6 +293,8 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
       return new CMSEncoder(spec, source);
     case "hcms":
       return new HCMSEncoder(spec, source);
+    case "ss":
+      return new SubsetEncoder(spec, source);
     case "rappor":
       return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source, options.shake);
     case "pem":

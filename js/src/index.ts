@@ -14,6 +14,7 @@ export * from "./encoders.js";
 export * from "./pem.js";
 export * from "./hadamard.js";
 export * from "./sketch.js";
+export * from "./subset.js";
 export * from "./numeric.js";
 export * from "./budget.js";
 export * from "./uploader.js";

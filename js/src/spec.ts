@@ -94,6 +94,7 @@ const MECHANISMS: Record<string, Record<string, Field>> = {
   hr: frequency({ blocks: [integer, required], p: [probability, required] }),
   cms: frequency({ k: [integer, 1024n], m: [integer, 1024n], salt: [integer, 0n], p: [probability, required] }),
   hcms: frequency({ k: [integer, 1024n], m: [integer, 1024n], salt: [integer, 0n], p: [probability, required] }),
+  ss: frequency({ omega: [integer, required], p: [probability, required] }),
   rappor: {
     num_bits: [integer, null],
     num_hashes: [integer, null],
@@ -168,7 +169,7 @@ export function canonicalFields(data: JsonObject): JsonObject {
   for (const [name, [normalize, fallback]] of Object.entries(fields)) {
     const given = data[name];
     if (given === undefined || (given === null && fallback === null)) {
-      if (fallback === undefined) fail(`${mechanism}: ${name} ${name === "p" || name === "q" || name === "blocks" ? CALIBRATION : "is required"}`);
+      if (fallback === undefined) fail(`${mechanism}: ${name} ${name === "p" || name === "q" || name === "blocks" || name === "omega" ? CALIBRATION : "is required"}`);
       out[name] = fallback;
     } else {
       out[name] = normalize(given, name);

@@ -19,6 +19,7 @@ from ldp.specs.numeric import (
 from ldp.specs.rappor import Rappor
 from ldp.specs.selection import FREQUENCY_MECHANISMS, best_frequency_mechanism, frequency_spec, variance_table
 from ldp.specs.sketch import CMS, HCMS
+from ldp.specs.subset import SubsetSelection
 
 __all__ = [
     "BLH",
@@ -48,6 +49,7 @@ __all__ = [
     "Rappor",
     "Spec",
     "StochasticRounding",
+    "SubsetSelection",
     "TreeHist",
     "UnaryEncoding",
     "best_frequency_mechanism",

@@ -301,7 +301,7 @@ class HCMS(SketchSpec):
     """
 
     mechanism: ClassVar[str] = "hcms"
-    report_size_rank: ClassVar[int] = 6
+    report_size_rank: ClassVar[int] = 3  # 1 + log2(k·m) bits: after OLH's seed and bucket by registration
     #: Reports carry the row j, the Hadamard column l and the one reported bit (1 for +1).
     report_schema: ClassVar[ReportSchema] = ReportSchema(
         (

@@ -174,6 +174,9 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("pem/default", {"mechanism": "pem", "epsilon": 2.0, "max_length": 8}),
     ("pem/non-ascii", {"mechanism": "pem", "epsilon": 1.0, "max_length": 12, "top_k": 3, "eta": 3}),
     ("treehist/default", {"mechanism": "treehist", "epsilon": 2.0, "max_length": 4}),
+    ("ss/str", {"mechanism": "ss", "domain": [f"s{i}" for i in range(10)], "epsilon": 1.0}),
+    ("ss/omega", {"mechanism": "ss", "domain": list(range(70)), "epsilon": 0.5, "omega": 20}),
+    ("ss/omega-1", {"mechanism": "ss", "domain": ["a", "é", 3], "epsilon": 2.0}),
     (
         "rappor/mmh3",
         {
@@ -320,7 +323,7 @@ def spec_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
 
 
 #: Spec fields the library derives from ε when a spec file leaves them out (via floating-point ``exp``).
-CALIBRATED_FIELDS = ("p", "q", "g", "blocks")
+CALIBRATED_FIELDS = ("p", "q", "g", "blocks", "omega")
 
 
 def calibrated_fields(data: dict[str, Any], spec: Spec) -> list[str]:
@@ -830,6 +833,9 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("pem/default", ["the", "", "café"]),
     ("pem/non-ascii", ["日本語", "😀", "naïve café"]),
     ("treehist/default", ["hey", "é", ""]),
+    ("ss/str", ["s0", "s9"]),
+    ("ss/omega", [0, 35, "69"]),
+    ("ss/omega-1", ["é", 3]),
     ("rappor/mmh3", ["hello", "日本語"]),
     ("rappor/mmh3-wide", ["😀"]),
     ("rappor/md5", ["hello", ""]),
