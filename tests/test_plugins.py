@@ -23,6 +23,13 @@ def test_every_mechanism_has_its_client_and_aggregator_pieces(name, role):
     assert has_implementation(registered_specs()[name], role)
 
 
+@pytest.mark.parametrize("name", sorted(registered_specs()))
+def test_every_mechanism_has_its_audit_events(name):
+    import ldp.audit_events  # noqa: F401 - the audit layer registers its families on import
+
+    assert has_implementation(registered_specs()[name], "audit_events")
+
+
 @pytest.mark.parametrize(
     "name", sorted(n for n, c in registered_specs().items() if issubclass(c, FrequencySpec))
 )
