@@ -103,6 +103,7 @@ class SketchSpec(FrequencySpec):
     """
 
     report_kind: ClassVar[str] = "sketch"
+    candidates_mode: ClassVar[str | None] = "estimate"
     max_domain_size: ClassVar[int] = MAX_SKETCH_DOMAIN
     max_domain_reason: ClassVar[str] = (
         "the decoder hashes every domain value in each of the k rows, k·d at most 2^26"
