@@ -6,6 +6,7 @@ arithmetic (correctly rounded, so every comparison below is certified).
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import functools
 import math
@@ -115,6 +116,10 @@ def _spec_args(mechanism: str, epsilon: str) -> list[str]:
     args = ["--epsilon", epsilon]
     if mechanism in _NUMERIC:
         return args + ["--low", "0", "--high", "1"] + (["--delta", "1e-6"] if mechanism == "gaussian" else [])
+    if mechanism != "auto" and "domain" not in {
+        f.name for f in dataclasses.fields(ldp.specs.spec_class(mechanism))
+    }:
+        return args  # heavy hitters (pem, treehist): strings, no domain
     return [*args, "--domain", "a,b"]
 
 
