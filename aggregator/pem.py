@@ -48,6 +48,7 @@ __all__ = [
     "held_out_round",
     "pem_search",
     "treehist_search",
+    "treehist_thresholds",
 ]
 
 #: Reports × candidates evaluated per NumPy step (a few MiB of uint64 temporaries).
@@ -121,6 +122,26 @@ def _top(frequency: np.ndarray, candidates: np.ndarray, eligible: np.ndarray, k:
     return idx[order[:k]]
 
 
+def _kept_middle(spec: PEM, frequency: np.ndarray, candidates: np.ndarray, n_i: int) -> np.ndarray:
+    """A middle round's survivors, best first: the top k, then the next prefixes significantly above 0, at most ``width``.
+
+    Significant: estimate ≥ z·σ₀, σ₀ the standard error of a prefix of
+    frequency 0 in the group and z = Φ⁻¹(1 − 1/c) for the round's c
+    candidates, so at most one prefix of frequency 0 is expected among the
+    extra survivors (docs/heavy-hitters.md#pem-width).
+    """
+    from statistics import NormalDist
+
+    order = _top(frequency, candidates, np.ones(candidates.size, dtype=bool), spec.width)
+    if order.size <= spec.top_k:
+        return order
+    z = NormalDist().inv_cdf(1 - 1 / candidates.size)
+    sigma0 = float(np.sqrt(frequency_variance(0.0, n_i, spec.p_star, spec.q_star)))
+    significant = frequency[order] >= z * sigma0
+    significant[: spec.top_k] = True
+    return order[significant]
+
+
 def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[Round]:
     """The rounds of PEM's prefix extension over the groups' (seeds, buckets).
 
@@ -145,14 +166,19 @@ def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[R
         step = length - previous
         ext = np.arange(1 << step, dtype=object)
         candidates = (kept_prefixes[:, None] * (1 << step) + ext[None, :]).ravel()
+        # Only prefixes a valid encoding can start with are evaluated (public structure, no data).
+        if i == last:
+            possible = [spec.bits_value(int(c)) is not None for c in candidates]
+        else:
+            possible = [spec.prefix_possible(int(c), length) for c in candidates]
+        candidates = candidates[np.array(possible, dtype=bool)]
         keys = np.array([prefix_key(int(c), length) for c in candidates], dtype=np.uint64)
         support = candidate_support(seeds, buckets, keys, spec.g)
         frequency = np.asarray(unbiased_frequency(support, n_i, p_star, q_star), dtype=float)
         if i == last:
-            eligible = np.array([spec.bits_value(int(c)) is not None for c in candidates], dtype=bool)
+            kept = _top(frequency, candidates, np.ones(candidates.size, dtype=bool), spec.top_k)
         else:
-            eligible = np.array([spec.prefix_possible(int(c), length) for c in candidates], dtype=bool)
-        kept = _top(frequency, candidates, eligible, spec.top_k)
+            kept = _kept_middle(spec, frequency, candidates, n_i)
         rounds.append(Round(length, n_i, candidates, support, frequency, kept))
         kept_prefixes = candidates[kept]
         previous = length
@@ -368,22 +394,38 @@ class PEMAccumulator(Accumulator):
 # -- TreeHist ----------------------------------------------------------------------------------------
 
 
+def treehist_thresholds(spec: TreeHist) -> tuple[float, float]:
+    """(z of the levels 1…m − 1, z of the last level m), in standard errors of a prefix of frequency 0.
+
+    The last level: z = Φ⁻¹(1 − β/(2·width)). Its at most 2·width candidates
+    were selected on the other groups, so they are independent of its
+    reports, and a value of frequency 0 clears it with probability at most
+    β/(2·width); a value of frequency 0 is output only if it clears it, so
+    P[any output has frequency 0] ≤ β (Bonferroni over the 2·width). The
+    middle levels only bound the work: z = Φ⁻¹(1 − 1/(2·width)), at most
+    one expected survivor of frequency 0 per level among 2·width candidates.
+    """
+    from statistics import NormalDist
+
+    normal = NormalDist()
+    candidates = 2 * spec.width
+    return normal.inv_cdf(1 - 1 / candidates), normal.inv_cdf(1 - spec.beta / candidates)
+
+
 def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[Round]:
     """TreeHist's levels, then the final group's estimates of the survivors (docs/heavy-hitters.md#treehist).
 
     Level ℓ (group ℓ − 1) estimates the two children of every survivor and
     keeps those whose estimate is at least z·σ₀, with σ₀ the standard error
-    of a prefix of frequency 0 in that group and z = Φ⁻¹(1 − β/(2·width·m))
-    (so that, over all levels and candidates, a prefix of frequency 0
-    survives with probability at most β), at most ``width`` of them (the
-    largest); the last level ranks valid encodings only. The last round
-    re-estimates the survivors on the final group.
+    of a prefix of frequency 0 in that group and z from
+    :func:`treehist_thresholds` (P[a value of frequency 0 survives the last
+    level] ≤ β), at most ``width`` of them (the largest); the last level
+    ranks valid encodings only. The last round re-estimates the survivors
+    on the final group.
     """
-    from statistics import NormalDist
-
     p_star, q_star = spec.p_star, spec.q_star
     m = spec.num_bits
-    z = NormalDist().inv_cdf(1 - spec.beta / (2 * spec.width * m))
+    z_mid, z_last = treehist_thresholds(spec)
     rounds: list[Round] = []
     survivors = np.zeros(1, dtype=object)
     for level in range(1, m + 1):
@@ -398,6 +440,7 @@ def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]])
         keys = np.array([prefix_key(int(c), level) for c in candidates], dtype=np.uint64)
         support = candidate_support(seeds, buckets, keys, spec.g)
         frequency = np.asarray(unbiased_frequency(support, n_i, p_star, q_star), dtype=float)
+        z = z_last if level == m else z_mid
         threshold = z * float(np.sqrt(frequency_variance(0.0, n_i, p_star, q_star)))
         if level == m:
             possible = [spec.bits_value(int(c)) is not None for c in candidates]
