@@ -49,6 +49,7 @@ __all__ = [
     "pem_search",
     "treehist_search",
     "treehist_thresholds",
+    "value_length",
 ]
 
 #: Reports × candidates evaluated per NumPy step (a few MiB of uint64 temporaries).
@@ -105,6 +106,10 @@ class Round:
         Unbiased frequency estimates within the group.
     kept : numpy.ndarray of int64
         Indices (into ``candidates``) of the top k, best first.
+    sizes : numpy.ndarray of int64, optional
+        Reports behind each candidate's support and estimate, when they
+        differ from ``reports`` (a whole value pooled over every group whose
+        prefix determines it, docs/heavy-hitters.md#pem-pooling).
     """
 
     length: int
@@ -113,6 +118,7 @@ class Round:
     support: np.ndarray
     frequency: np.ndarray
     kept: np.ndarray
+    sizes: np.ndarray | None = None
 
 
 def _top(frequency: np.ndarray, candidates: np.ndarray, eligible: np.ndarray, k: int) -> np.ndarray:
@@ -122,7 +128,7 @@ def _top(frequency: np.ndarray, candidates: np.ndarray, eligible: np.ndarray, k:
     return idx[order[:k]]
 
 
-def _kept_middle(spec: PEM, frequency: np.ndarray, candidates: np.ndarray, n_i: int) -> np.ndarray:
+def _kept_middle(spec: PEM, frequency: np.ndarray, candidates: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """A middle round's survivors, best first: the top k, then the next prefixes significantly above 0, at most ``width``.
 
     Significant: estimate ≥ z·σ₀, σ₀ the standard error of a prefix of
@@ -136,14 +142,80 @@ def _kept_middle(spec: PEM, frequency: np.ndarray, candidates: np.ndarray, n_i: 
     if order.size <= spec.top_k:
         return order
     z = NormalDist().inv_cdf(1 - 1 / candidates.size)
-    sigma0 = float(np.sqrt(frequency_variance(0.0, n_i, spec.p_star, spec.q_star)))
+    sigma0 = np.sqrt(frequency_variance(0.0, sizes[order], spec.p_star, spec.q_star))
     significant = frequency[order] >= z * sigma0
     significant[: spec.top_k] = True
     return order[significant]
 
 
-def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[Round]:
+def value_length(spec: PrefixHashing, prefix: int, length: int) -> int | None:
+    """The shortest prefix length that determines the value a ``length``-bit prefix starts, or None.
+
+    A prefix determines its value once it holds the value's first zero
+    (padding) byte whole, or when it is the whole encoding: no valid
+    encoding has a non-zero byte after a zero byte. The length is then
+    8·(bytes before that zero byte + 1), capped at m.
+    """
+    whole = length // 8
+    data = (prefix >> (length - 8 * whole)).to_bytes(whole, "big") if whole else b""
+    zero = data.find(b"\x00")
+    if zero >= 0:
+        return min(8 * (zero + 1), spec.num_bits)
+    return spec.num_bits if length == spec.num_bits else None
+
+
+def _pool(
+    spec: PEM,
+    groups: list[tuple[np.ndarray, np.ndarray]],
+    round_: int,
+    candidates: np.ndarray,
+    support: np.ndarray,
+    cache: dict[int, tuple[int, int]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(support, reports) of each candidate, pooled over every group whose prefix determines its value.
+
+    A candidate that determines its value v (:func:`value_length` d) is
+    estimated from all groups j with ℓ_j ≥ d: in each, the support of v's
+    ℓ_j-bit prefix counts exactly the reports of users holding v (but for
+    the hash's q*), so the pooled count over their N = Σ n_j reports is OLH's
+    estimate on a uniform random subset of N users. Other candidates keep
+    their round's support and n_i. ``cache`` maps a value's encoding to its
+    pooled (support, N) across rounds.
+    """
+    m = spec.num_bits
+    length = spec.prefix_length(round_)
+    n_i = int(groups[round_][0].shape[0])
+    pooled = support.astype(np.int64, copy=True)
+    sizes = np.full(candidates.size, n_i, dtype=np.int64)
+    todo: dict[int, list[int]] = {}
+    for idx, c in enumerate(candidates.tolist()):
+        full = int(c) << (m - length)
+        if full in cache:
+            pooled[idx], sizes[idx] = cache[full]
+            continue
+        d = value_length(spec, int(c), length)
+        if d is not None:
+            todo.setdefault(d, []).append(idx)
+    for d, idxs in todo.items():
+        values = [int(candidates[x]) << (m - length) for x in idxs]
+        for j, (seeds, buckets) in enumerate(groups):
+            ell = spec.prefix_length(j)
+            if j == round_ or ell < d:
+                continue
+            keys = np.array([prefix_key(v >> (m - ell), ell) for v in values], dtype=np.uint64)
+            pooled[idxs] += candidate_support(seeds, buckets, keys, spec.g)
+            sizes[idxs] += int(seeds.shape[0])
+        for x, v in zip(idxs, values, strict=True):
+            cache[v] = (int(pooled[x]), int(sizes[x]))
+    return pooled, sizes
+
+
+def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]], *, pool: bool = True) -> list[Round]:
     """The rounds of PEM's prefix extension over the groups' (seeds, buckets).
+
+    With ``pool`` (the default), a candidate that determines a whole value is
+    estimated from every group whose prefix determines it (:func:`_pool`);
+    ``pool=False`` is the paper's estimate, from the round's group only.
 
     Raises
     ------
@@ -155,6 +227,7 @@ def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[R
     kept_prefixes = np.zeros(1, dtype=object)
     previous = 0
     last = spec.num_rounds - 1
+    cache: dict[int, tuple[int, int]] = {}
     for i, (seeds, buckets) in enumerate(groups):
         n_i = int(seeds.shape[0])
         length = spec.prefix_length(i)
@@ -174,12 +247,15 @@ def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[R
         candidates = candidates[np.array(possible, dtype=bool)]
         keys = np.array([prefix_key(int(c), length) for c in candidates], dtype=np.uint64)
         support = candidate_support(seeds, buckets, keys, spec.g)
-        frequency = np.asarray(unbiased_frequency(support, n_i, p_star, q_star), dtype=float)
+        sizes = np.full(candidates.size, n_i, dtype=np.int64)
+        if pool:
+            support, sizes = _pool(spec, groups, i, candidates, support, cache)
+        frequency = np.asarray(unbiased_frequency(support, sizes, p_star, q_star), dtype=float)
         if i == last:
             kept = _top(frequency, candidates, np.ones(candidates.size, dtype=bool), spec.top_k)
         else:
-            kept = _kept_middle(spec, frequency, candidates, n_i)
-        rounds.append(Round(length, n_i, candidates, support, frequency, kept))
+            kept = _kept_middle(spec, frequency, candidates, sizes)
+        rounds.append(Round(length, n_i, candidates, support, frequency, kept, sizes if pool else None))
         kept_prefixes = candidates[kept]
         previous = length
     return rounds
@@ -217,7 +293,7 @@ def heavy_hitter_table(
     from the n users: f(1 − f)(n − n_i)/(n_i(n − 1)), both at the plug-in
     f̂ clipped to [0, 1].
     """
-    n_i = final.reports
+    n_i = final.reports if final.sizes is None else final.sizes[final.kept]
     f_hat = final.frequency[final.kept]
     f_clip = np.clip(f_hat, 0.0, 1.0)
     variance = frequency_variance(f_clip, n_i, spec.p_star, spec.q_star)
@@ -227,7 +303,7 @@ def heavy_hitter_table(
     table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
     table.attrs.update(
         mechanism=spec.mechanism,
-        group_reports=n_i,
+        group_reports=final.reports,
         reports=n,
         selection_biased=selection_biased,
         top_k=spec.top_k,

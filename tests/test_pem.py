@@ -12,7 +12,7 @@ import pytest
 
 import ldp
 from ldp.aggregator import make_aggregator
-from ldp.aggregator.pem import candidate_support, pem_search, treehist_thresholds
+from ldp.aggregator.pem import candidate_support, pem_search, treehist_thresholds, value_length
 from ldp.client import encode_batch, make_encoder
 from ldp.errors import ParameterError
 from ldp.hashing import LH_PRIME, lh_bucket
@@ -507,3 +507,21 @@ def test_width_is_validated_and_in_the_spec_json():
         ldp.PEM(epsilon=1.0, top_k=10, width=9)
     with pytest.raises(ParameterError, match="candidates per round"):
         ldp.PEM(epsilon=1.0, top_k=10, eta=12, width=1000)
+
+
+def test_value_length_and_pooled_sizes():
+    """A whole value is estimated from every group whose prefix determines it: its support counts sum over them."""
+    spec = ldp.PEM(epsilon=2.0, max_length=8, top_k=8, eta=4)
+    a = spec.value_bits("a")  # 0x61 then seven zero bytes
+    assert value_length(spec, a >> 48, 16) == 16 and value_length(spec, a >> 52, 12) is None
+    assert value_length(spec, spec.value_bits("abcdefgh"), 64) == 64
+    _, _, _, acc = _run(2.0, 200_000, seed=21)
+    groups = acc.groups()
+    final = pem_search(spec, groups)[-1]
+    assert final.sizes is not None
+    sizes = [int(s.shape[0]) for s, _ in groups]
+    for c, size in zip(final.candidates[final.kept], final.sizes[final.kept], strict=True):
+        d = value_length(spec, int(c), spec.num_bits)
+        assert size == sum(n_j for j, n_j in enumerate(sizes) if spec.prefix_length(j) >= d)
+    paper = pem_search(spec, groups, pool=False)[-1]
+    assert paper.sizes is None and paper.reports == final.reports == sizes[-1]
