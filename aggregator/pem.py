@@ -165,12 +165,13 @@ def value_length(spec: PrefixHashing, prefix: int, length: int) -> int | None:
 
 
 def _pool(
-    spec: PEM,
+    spec: PrefixHashing,
     groups: list[tuple[np.ndarray, np.ndarray]],
     round_: int,
     candidates: np.ndarray,
     support: np.ndarray,
     cache: dict[int, tuple[int, int]],
+    usable: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(support, reports) of each candidate, pooled over every group whose prefix determines its value.
 
@@ -180,7 +181,8 @@ def _pool(
     the hash's q*), so the pooled count over their N = Σ n_j reports is OLH's
     estimate on a uniform random subset of N users. Other candidates keep
     their round's support and n_i. ``cache`` maps a value's encoding to its
-    pooled (support, N) across rounds.
+    pooled (support, N) across rounds. Only the first ``usable`` groups are
+    pooled (all by default).
     """
     m = spec.num_bits
     length = spec.prefix_length(round_)
@@ -198,7 +200,7 @@ def _pool(
             todo.setdefault(d, []).append(idx)
     for d, idxs in todo.items():
         values = [int(candidates[x]) << (m - length) for x in idxs]
-        for j, (seeds, buckets) in enumerate(groups):
+        for j, (seeds, buckets) in enumerate(groups[:usable]):
             ell = spec.prefix_length(j)
             if j == round_ or ell < d:
                 continue
@@ -496,13 +498,17 @@ def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]])
     of a prefix of frequency 0 in that group and z from
     :func:`treehist_thresholds` (P[a value of frequency 0 survives the last
     level] ≤ β), at most ``width`` of them (the largest); the last level
-    ranks valid encodings only. The last round re-estimates the survivors
-    on the final group.
+    ranks valid encodings only. At the middle levels a candidate that
+    determines its value is estimated from the middle groups that determine
+    it (:func:`_pool`), never from the last level's group or the final
+    group, so both stay independent of the selection. The last round
+    re-estimates the survivors on the final group.
     """
     p_star, q_star = spec.p_star, spec.q_star
     m = spec.num_bits
     z_mid, z_last = treehist_thresholds(spec)
     rounds: list[Round] = []
+    cache: dict[int, tuple[int, int]] = {}
     survivors = np.zeros(1, dtype=object)
     for level in range(1, m + 1):
         seeds, buckets = groups[level - 1]
@@ -515,16 +521,19 @@ def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]])
         candidates = (survivors[:, None] * 2 + np.arange(2, dtype=object)[None, :]).ravel()
         keys = np.array([prefix_key(int(c), level) for c in candidates], dtype=np.uint64)
         support = candidate_support(seeds, buckets, keys, spec.g)
-        frequency = np.asarray(unbiased_frequency(support, n_i, p_star, q_star), dtype=float)
+        sizes = np.full(candidates.size, n_i, dtype=np.int64)
+        if level < m:  # the middle levels pool the middle groups only (the last level's stays independent)
+            support, sizes = _pool(spec, groups, level - 1, candidates, support, cache, usable=m - 1)
+        frequency = np.asarray(unbiased_frequency(support, sizes, p_star, q_star), dtype=float)
         z = z_last if level == m else z_mid
-        threshold = z * float(np.sqrt(frequency_variance(0.0, n_i, p_star, q_star)))
+        threshold = z * np.sqrt(frequency_variance(0.0, sizes, p_star, q_star))
         if level == m:
             possible = [spec.bits_value(int(c)) is not None for c in candidates]
         else:
             possible = [spec.prefix_possible(int(c), level) for c in candidates]
         eligible = np.array(possible, dtype=bool) & (frequency >= threshold)
         kept = _top(frequency, candidates, eligible, spec.width)
-        rounds.append(Round(level, n_i, candidates, support, frequency, kept))
+        rounds.append(Round(level, n_i, candidates, support, frequency, kept, sizes if level < m else None))
         survivors = candidates[kept]
         if survivors.size == 0:
             break

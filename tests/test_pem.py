@@ -12,7 +12,13 @@ import pytest
 
 import ldp
 from ldp.aggregator import make_aggregator
-from ldp.aggregator.pem import candidate_support, pem_search, treehist_thresholds, value_length
+from ldp.aggregator.pem import (
+    candidate_support,
+    pem_search,
+    treehist_search,
+    treehist_thresholds,
+    value_length,
+)
 from ldp.client import encode_batch, make_encoder
 from ldp.errors import ParameterError
 from ldp.hashing import LH_PRIME, lh_bucket
@@ -525,3 +531,24 @@ def test_value_length_and_pooled_sizes():
         assert size == sum(n_j for j, n_j in enumerate(sizes) if spec.prefix_length(j) >= d)
     paper = pem_search(spec, groups, pool=False)[-1]
     assert paper.sizes is None and paper.reports == final.reports == sizes[-1]
+
+
+def test_treehist_pools_only_the_middle_groups():
+    """A middle level's whole value is estimated from the middle groups that determine it; the last level is not pooled."""
+    spec = ldp.TreeHist(epsilon=4.0, max_length=8, top_k=8)
+    words, counts = zipf_strings(300, 300_000, 1.6, seed=11)
+    acc = make_aggregator(spec)
+    acc.add_batch(encode_batch(spec, users(words, counts, 12), np.random.default_rng(13)))
+    groups = acc.groups()
+    sizes = [int(s.shape[0]) for s, _ in groups]
+    levels = treehist_search(spec, groups)
+    assert levels[-1].sizes is None and levels[-1].length == spec.num_bits
+    pooled = 0
+    for level in levels[:-1]:
+        assert level.sizes is not None
+        for c, size in zip(level.candidates, level.sizes, strict=True):
+            d = value_length(spec, int(c), level.length)
+            expected = sizes[level.length - 1] if d is None else sum(sizes[d - 1 : spec.num_bits - 1])
+            pooled += d is not None
+            assert size == expected
+    assert pooled > 0
