@@ -442,10 +442,11 @@ class PEMAccumulator(Accumulator):
         consistency : str
             ``none`` only.
         held_out : bool, default False
-            Split the last group by the parity of the report's seed (uniform
-            and independent of the value): the even half selects the top k,
-            the odd half estimates them, so the estimates are unbiased
-            given the selection (twice the variance, a noisier selection).
+            Split every group by the parity of the report's seed (uniform
+            and independent of the value): the even halves run the search,
+            the odd halves estimate the found values (pooled the same way),
+            so the estimates are unbiased given the selection (twice the
+            variance, a noisier selection).
         """
         self._refuse_options(options)
         if str(consistency).strip().lower() != "none":
@@ -458,11 +459,23 @@ class PEMAccumulator(Accumulator):
         if not held_out:
             rounds = self.rounds()
             return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence)
-        groups = self.groups()
-        seeds, buckets = groups[-1]
-        odd = (seeds & np.uint64(1)).astype(bool)
-        rounds = pem_search(self.spec, [*groups[:-1], (seeds[~odd], buckets[~odd])])
-        final = held_out_round(self.spec, rounds[-1], seeds[odd], buckets[odd])
+        selecting, estimating = [], []
+        for seeds, buckets in self.groups():
+            odd = (seeds & np.uint64(1)).astype(bool)
+            selecting.append((seeds[~odd], buckets[~odd]))
+            estimating.append((seeds[odd], buckets[odd]))
+        rounds = pem_search(self.spec, selecting)
+        final = held_out_round(self.spec, rounds[-1], *estimating[-1])
+        support, sizes = _pool(
+            self.spec, estimating, self.spec.num_rounds - 1, final.candidates, final.support, {}
+        )
+        frequency = np.asarray(
+            unbiased_frequency(support, sizes, self.spec.p_star, self.spec.q_star), dtype=float
+        )
+        kept = _top(
+            frequency, final.candidates, np.ones(final.candidates.size, dtype=bool), final.candidates.size
+        )
+        final = Round(final.length, final.reports, final.candidates, support, frequency, kept, sizes)
         return heavy_hitter_table(self.spec, final, self.n, confidence, selection_biased=False)
 
     def __repr__(self) -> str:
