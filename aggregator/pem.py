@@ -6,12 +6,15 @@ function, so the pairs are the sufficient statistic (a multiset; merging
 concatenates, which is associative and commutative).
 
 The search (:func:`pem_search`): round 0 evaluates all 2^γ prefixes of
-length γ on group 0's reports and keeps the k with the largest estimates;
-round i evaluates the k kept prefixes × their 2^(ℓ_i − ℓ_{i−1}) extensions
-on group i's reports and keeps the top k; the last round's candidates are
-whole values (only valid encodings are ranked). A prefix's support count in
-a round is the number of its reports ⟨seed, y⟩ with H_seed(key(prefix)) = y,
-and its estimate OLH's unbiased (C/n_i − q*)/(p* − q*).
+length γ on group 0's reports; round i evaluates the kept prefixes × their
+2^(ℓ_i − ℓ_{i−1}) extensions on group i's reports (only prefixes a valid
+encoding can start with). A middle round keeps the top k, then the next
+prefixes significantly above 0, at most ``width``; the last round's
+candidates are whole values and it outputs the top k. A prefix's support
+count in a round is the number of its reports ⟨seed, y⟩ with
+H_seed(key(prefix)) = y, and its estimate OLH's unbiased
+(C/n_i − q*)/(p* − q*); a candidate that determines its whole value pools
+the support of every group whose prefix determines it (:func:`_pool`).
 
 References
 ----------

@@ -8,7 +8,8 @@ PEM (prefix extending method) splits the users uniformly at random into
 g groups; group i reports the first γ + iη bits of its value's bit encoding
 through OLH (the hash family of :mod:`ldp.hashing`, the exact randomized
 response of :class:`ldp.specs.LocalHashing`), and the aggregator extends the
-top-k prefixes η bits at a time (:mod:`ldp.aggregator.pem`).
+top prefixes (at least k, at most ``width``) η bits at a time
+(:mod:`ldp.aggregator.pem`).
 
 Bit encoding of a value (:meth:`PEM.value_bits`): its UTF-8 bytes, padded
 with zero bytes to ``max_length``, read as an m = 8·max_length bit
@@ -58,11 +59,11 @@ __all__ = [
 
 #: Longest value, in bytes of UTF-8 (m = 8·max_length bits).
 PEM_MAX_LENGTH = 256
-#: Largest k: the aggregator evaluates k·2^η candidates per round.
+#: Largest k: the aggregator evaluates up to width·2^η (width ≥ k) candidates per round.
 PEM_MAX_TOP_K = 4096
 #: Largest step η: candidates per round grow as 2^η.
 PEM_MAX_ETA = 12
-#: At most this many candidates per round (k·2^η): the server's work and memory per round.
+#: At most this many candidates per round (width·2^η): the server's work and memory per round.
 PEM_MAX_CANDIDATES = 1 << 20
 #: PEM's default width (prefixes kept by a middle round) is this many times top_k.
 PEM_DEFAULT_WIDTH_FACTOR = 4
