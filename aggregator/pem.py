@@ -6,12 +6,15 @@ function, so the pairs are the sufficient statistic (a multiset; merging
 concatenates, which is associative and commutative).
 
 The search (:func:`pem_search`): round 0 evaluates all 2^γ prefixes of
-length γ on group 0's reports and keeps the k with the largest estimates;
-round i evaluates the k kept prefixes × their 2^(ℓ_i − ℓ_{i−1}) extensions
-on group i's reports and keeps the top k; the last round's candidates are
-whole values (only valid encodings are ranked). A prefix's support count in
-a round is the number of its reports ⟨seed, y⟩ with H_seed(key(prefix)) = y,
-and its estimate OLH's unbiased (C/n_i − q*)/(p* − q*).
+length γ on group 0's reports; round i evaluates the kept prefixes × their
+2^(ℓ_i − ℓ_{i−1}) extensions on group i's reports (only prefixes a valid
+encoding can start with). A middle round keeps the top k, then the next
+prefixes significantly above 0, at most ``width``; the last round's
+candidates are whole values and it outputs the top k. A prefix's support
+count in a round is the number of its reports ⟨seed, y⟩ with
+H_seed(key(prefix)) = y, and its estimate OLH's unbiased
+(C/n_i − q*)/(p* − q*); a candidate that determines its whole value pools
+the support of every group whose prefix determines it (:func:`_pool`).
 
 References
 ----------
@@ -48,6 +51,8 @@ __all__ = [
     "held_out_round",
     "pem_search",
     "treehist_search",
+    "treehist_thresholds",
+    "value_length",
 ]
 
 #: Reports × candidates evaluated per NumPy step (a few MiB of uint64 temporaries).
@@ -104,6 +109,10 @@ class Round:
         Unbiased frequency estimates within the group.
     kept : numpy.ndarray of int64
         Indices (into ``candidates``) of the top k, best first.
+    sizes : numpy.ndarray of int64, optional
+        Reports behind each candidate's support and estimate, when they
+        differ from ``reports`` (a whole value pooled over every group whose
+        prefix determines it, docs/heavy-hitters.md#pem-pooling).
     """
 
     length: int
@@ -112,6 +121,7 @@ class Round:
     support: np.ndarray
     frequency: np.ndarray
     kept: np.ndarray
+    sizes: np.ndarray | None = None
 
 
 def _top(frequency: np.ndarray, candidates: np.ndarray, eligible: np.ndarray, k: int) -> np.ndarray:
@@ -121,8 +131,96 @@ def _top(frequency: np.ndarray, candidates: np.ndarray, eligible: np.ndarray, k:
     return idx[order[:k]]
 
 
-def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[Round]:
+def _kept_middle(spec: PEM, frequency: np.ndarray, candidates: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """A middle round's survivors, best first: the top k, then the next prefixes significantly above 0, at most ``width``.
+
+    Significant: estimate ≥ z·σ₀, σ₀ the standard error of a prefix of
+    frequency 0 in the group and z = Φ⁻¹(1 − 1/c) for the round's c
+    candidates, so at most one prefix of frequency 0 is expected among the
+    extra survivors (docs/heavy-hitters.md#pem-width).
+    """
+    from statistics import NormalDist
+
+    order = _top(frequency, candidates, np.ones(candidates.size, dtype=bool), spec.width)
+    if order.size <= spec.top_k:
+        return order
+    z = NormalDist().inv_cdf(1 - 1 / candidates.size)
+    sigma0 = np.sqrt(frequency_variance(0.0, sizes[order], spec.p_star, spec.q_star))
+    significant = frequency[order] >= z * sigma0
+    significant[: spec.top_k] = True
+    return order[significant]
+
+
+def value_length(spec: PrefixHashing, prefix: int, length: int) -> int | None:
+    """The shortest prefix length that determines the value a ``length``-bit prefix starts, or None.
+
+    A prefix determines its value once it holds the value's first zero
+    (padding) byte whole, or when it is the whole encoding: no valid
+    encoding has a non-zero byte after a zero byte. The length is then
+    8·(bytes before that zero byte + 1), capped at m.
+    """
+    whole = length // 8
+    data = (prefix >> (length - 8 * whole)).to_bytes(whole, "big") if whole else b""
+    zero = data.find(b"\x00")
+    if zero >= 0:
+        return min(8 * (zero + 1), spec.num_bits)
+    return spec.num_bits if length == spec.num_bits else None
+
+
+def _pool(
+    spec: PrefixHashing,
+    groups: list[tuple[np.ndarray, np.ndarray]],
+    round_: int,
+    candidates: np.ndarray,
+    support: np.ndarray,
+    cache: dict[int, tuple[int, int]],
+    usable: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(support, reports) of each candidate, pooled over every group whose prefix determines its value.
+
+    A candidate that determines its value v (:func:`value_length` d) is
+    estimated from all groups j with ℓ_j ≥ d: in each, the support of v's
+    ℓ_j-bit prefix counts exactly the reports of users holding v (but for
+    the hash's q*), so the pooled count over their N = Σ n_j reports is OLH's
+    estimate on a uniform random subset of N users. Other candidates keep
+    their round's support and n_i. ``cache`` maps a value's encoding to its
+    pooled (support, N) across rounds. Only the first ``usable`` groups are
+    pooled (all by default).
+    """
+    m = spec.num_bits
+    length = spec.prefix_length(round_)
+    n_i = int(groups[round_][0].shape[0])
+    pooled = support.astype(np.int64, copy=True)
+    sizes = np.full(candidates.size, n_i, dtype=np.int64)
+    todo: dict[int, list[int]] = {}
+    for idx, c in enumerate(candidates.tolist()):
+        full = int(c) << (m - length)
+        if full in cache:
+            pooled[idx], sizes[idx] = cache[full]
+            continue
+        d = value_length(spec, int(c), length)
+        if d is not None:
+            todo.setdefault(d, []).append(idx)
+    for d, idxs in todo.items():
+        values = [int(candidates[x]) << (m - length) for x in idxs]
+        for j, (seeds, buckets) in enumerate(groups[:usable]):
+            ell = spec.prefix_length(j)
+            if j == round_ or ell < d:
+                continue
+            keys = np.array([prefix_key(v >> (m - ell), ell) for v in values], dtype=np.uint64)
+            pooled[idxs] += candidate_support(seeds, buckets, keys, spec.g)
+            sizes[idxs] += int(seeds.shape[0])
+        for x, v in zip(idxs, values, strict=True):
+            cache[v] = (int(pooled[x]), int(sizes[x]))
+    return pooled, sizes
+
+
+def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]], *, pool: bool = True) -> list[Round]:
     """The rounds of PEM's prefix extension over the groups' (seeds, buckets).
+
+    With ``pool`` (the default), a candidate that determines a whole value is
+    estimated from every group whose prefix determines it (:func:`_pool`);
+    ``pool=False`` is the paper's estimate, from the round's group only.
 
     Raises
     ------
@@ -134,6 +232,7 @@ def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[R
     kept_prefixes = np.zeros(1, dtype=object)
     previous = 0
     last = spec.num_rounds - 1
+    cache: dict[int, tuple[int, int]] = {}
     for i, (seeds, buckets) in enumerate(groups):
         n_i = int(seeds.shape[0])
         length = spec.prefix_length(i)
@@ -145,15 +244,23 @@ def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[R
         step = length - previous
         ext = np.arange(1 << step, dtype=object)
         candidates = (kept_prefixes[:, None] * (1 << step) + ext[None, :]).ravel()
+        # Only prefixes a valid encoding can start with are evaluated (public structure, no data).
+        if i == last:
+            possible = [spec.bits_value(int(c)) is not None for c in candidates]
+        else:
+            possible = [spec.prefix_possible(int(c), length) for c in candidates]
+        candidates = candidates[np.array(possible, dtype=bool)]
         keys = np.array([prefix_key(int(c), length) for c in candidates], dtype=np.uint64)
         support = candidate_support(seeds, buckets, keys, spec.g)
-        frequency = np.asarray(unbiased_frequency(support, n_i, p_star, q_star), dtype=float)
+        sizes = np.full(candidates.size, n_i, dtype=np.int64)
+        if pool:
+            support, sizes = _pool(spec, groups, i, candidates, support, cache)
+        frequency = np.asarray(unbiased_frequency(support, sizes, p_star, q_star), dtype=float)
         if i == last:
-            eligible = np.array([spec.bits_value(int(c)) is not None for c in candidates], dtype=bool)
+            kept = _top(frequency, candidates, np.ones(candidates.size, dtype=bool), spec.top_k)
         else:
-            eligible = np.array([spec.prefix_possible(int(c), length) for c in candidates], dtype=bool)
-        kept = _top(frequency, candidates, eligible, spec.top_k)
-        rounds.append(Round(length, n_i, candidates, support, frequency, kept))
+            kept = _kept_middle(spec, frequency, candidates, sizes)
+        rounds.append(Round(length, n_i, candidates, support, frequency, kept, sizes if pool else None))
         kept_prefixes = candidates[kept]
         previous = length
     return rounds
@@ -191,7 +298,7 @@ def heavy_hitter_table(
     from the n users: f(1 − f)(n − n_i)/(n_i(n − 1)), both at the plug-in
     f̂ clipped to [0, 1].
     """
-    n_i = final.reports
+    n_i = final.reports if final.sizes is None else final.sizes[final.kept]
     f_hat = final.frequency[final.kept]
     f_clip = np.clip(f_hat, 0.0, 1.0)
     variance = frequency_variance(f_clip, n_i, spec.p_star, spec.q_star)
@@ -201,7 +308,7 @@ def heavy_hitter_table(
     table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
     table.attrs.update(
         mechanism=spec.mechanism,
-        group_reports=n_i,
+        group_reports=final.reports,
         reports=n,
         selection_biased=selection_biased,
         top_k=spec.top_k,
@@ -338,10 +445,11 @@ class PEMAccumulator(Accumulator):
         consistency : str
             ``none`` only.
         held_out : bool, default False
-            Split the last group by the parity of the report's seed (uniform
-            and independent of the value): the even half selects the top k,
-            the odd half estimates them, so the estimates are unbiased
-            given the selection (twice the variance, a noisier selection).
+            Split every group by the parity of the report's seed (uniform
+            and independent of the value): the even halves run the search,
+            the odd halves estimate the found values (pooled the same way),
+            so the estimates are unbiased given the selection (twice the
+            variance, a noisier selection).
         """
         self._refuse_options(options)
         if str(consistency).strip().lower() != "none":
@@ -354,11 +462,23 @@ class PEMAccumulator(Accumulator):
         if not held_out:
             rounds = self.rounds()
             return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence)
-        groups = self.groups()
-        seeds, buckets = groups[-1]
-        odd = (seeds & np.uint64(1)).astype(bool)
-        rounds = pem_search(self.spec, [*groups[:-1], (seeds[~odd], buckets[~odd])])
-        final = held_out_round(self.spec, rounds[-1], seeds[odd], buckets[odd])
+        selecting, estimating = [], []
+        for seeds, buckets in self.groups():
+            odd = (seeds & np.uint64(1)).astype(bool)
+            selecting.append((seeds[~odd], buckets[~odd]))
+            estimating.append((seeds[odd], buckets[odd]))
+        rounds = pem_search(self.spec, selecting)
+        final = held_out_round(self.spec, rounds[-1], *estimating[-1])
+        support, sizes = _pool(
+            self.spec, estimating, self.spec.num_rounds - 1, final.candidates, final.support, {}
+        )
+        frequency = np.asarray(
+            unbiased_frequency(support, sizes, self.spec.p_star, self.spec.q_star), dtype=float
+        )
+        kept = _top(
+            frequency, final.candidates, np.ones(final.candidates.size, dtype=bool), final.candidates.size
+        )
+        final = Round(final.length, final.reports, final.candidates, support, frequency, kept, sizes)
         return heavy_hitter_table(self.spec, final, self.n, confidence, selection_biased=False)
 
     def __repr__(self) -> str:
@@ -368,23 +488,43 @@ class PEMAccumulator(Accumulator):
 # -- TreeHist ----------------------------------------------------------------------------------------
 
 
+def treehist_thresholds(spec: TreeHist) -> tuple[float, float]:
+    """(z of the levels 1…m − 1, z of the last level m), in standard errors of a prefix of frequency 0.
+
+    The last level: z = Φ⁻¹(1 − β/(2·width)). Its at most 2·width candidates
+    were selected on the other groups, so they are independent of its
+    reports, and a value of frequency 0 clears it with probability at most
+    β/(2·width); a value of frequency 0 is output only if it clears it, so
+    P[any output has frequency 0] ≤ β (Bonferroni over the 2·width). The
+    middle levels only bound the work: z = Φ⁻¹(1 − 1/(2·width)), at most
+    one expected survivor of frequency 0 per level among 2·width candidates.
+    """
+    from statistics import NormalDist
+
+    normal = NormalDist()
+    candidates = 2 * spec.width
+    return normal.inv_cdf(1 - 1 / candidates), normal.inv_cdf(1 - spec.beta / candidates)
+
+
 def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[Round]:
     """TreeHist's levels, then the final group's estimates of the survivors (docs/heavy-hitters.md#treehist).
 
     Level ℓ (group ℓ − 1) estimates the two children of every survivor and
     keeps those whose estimate is at least z·σ₀, with σ₀ the standard error
-    of a prefix of frequency 0 in that group and z = Φ⁻¹(1 − β/(2·width·m))
-    (so that, over all levels and candidates, a prefix of frequency 0
-    survives with probability at most β), at most ``width`` of them (the
-    largest); the last level ranks valid encodings only. The last round
+    of a prefix of frequency 0 in that group and z from
+    :func:`treehist_thresholds` (P[a value of frequency 0 survives the last
+    level] ≤ β), at most ``width`` of them (the largest); the last level
+    ranks valid encodings only. At the middle levels a candidate that
+    determines its value is estimated from the middle groups that determine
+    it (:func:`_pool`), never from the last level's group or the final
+    group, so both stay independent of the selection. The last round
     re-estimates the survivors on the final group.
     """
-    from statistics import NormalDist
-
     p_star, q_star = spec.p_star, spec.q_star
     m = spec.num_bits
-    z = NormalDist().inv_cdf(1 - spec.beta / (2 * spec.width * m))
+    z_mid, z_last = treehist_thresholds(spec)
     rounds: list[Round] = []
+    cache: dict[int, tuple[int, int]] = {}
     survivors = np.zeros(1, dtype=object)
     for level in range(1, m + 1):
         seeds, buckets = groups[level - 1]
@@ -397,15 +537,19 @@ def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]])
         candidates = (survivors[:, None] * 2 + np.arange(2, dtype=object)[None, :]).ravel()
         keys = np.array([prefix_key(int(c), level) for c in candidates], dtype=np.uint64)
         support = candidate_support(seeds, buckets, keys, spec.g)
-        frequency = np.asarray(unbiased_frequency(support, n_i, p_star, q_star), dtype=float)
-        threshold = z * float(np.sqrt(frequency_variance(0.0, n_i, p_star, q_star)))
+        sizes = np.full(candidates.size, n_i, dtype=np.int64)
+        if level < m:  # the middle levels pool the middle groups only (the last level's stays independent)
+            support, sizes = _pool(spec, groups, level - 1, candidates, support, cache, usable=m - 1)
+        frequency = np.asarray(unbiased_frequency(support, sizes, p_star, q_star), dtype=float)
+        z = z_last if level == m else z_mid
+        threshold = z * np.sqrt(frequency_variance(0.0, sizes, p_star, q_star))
         if level == m:
             possible = [spec.bits_value(int(c)) is not None for c in candidates]
         else:
             possible = [spec.prefix_possible(int(c), level) for c in candidates]
         eligible = np.array(possible, dtype=bool) & (frequency >= threshold)
         kept = _top(frequency, candidates, eligible, spec.width)
-        rounds.append(Round(level, n_i, candidates, support, frequency, kept))
+        rounds.append(Round(level, n_i, candidates, support, frequency, kept, sizes if level < m else None))
         survivors = candidates[kept]
         if survivors.size == 0:
             break

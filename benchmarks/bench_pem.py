@@ -5,8 +5,11 @@ The population: English word frequencies from the ``wordfreq`` package
 frequent words of at most ``--max-length`` bytes of UTF-8, renormalized;
 n users are drawn from it (seeded). Each row is one collection at ε:
 
-* ``pem``: ``ldp.PEM(epsilon, max_length, top_k=k, eta)``, the batch
-  encoder (seeded coins) and the accumulator's search, with no candidates;
+* ``pem``: ``ldp.PEM(epsilon, max_length, top_k=k, eta)`` (default width
+  4·k), the batch encoder (seeded coins) and the accumulator's search, with
+  no candidates; ``pem-paper``: the paper's search on the same kind of
+  reports, ``width=k`` (only the top k prefixes survive a middle round) and
+  ``pool=False`` (each round's estimates from its own group only);
   ``treehist`` (``--mechanism pem treehist``): ``ldp.TreeHist(epsilon,
   max_length, top_k=k)`` the same way;
 * ``olh (known domain)``, the same-run reference: OLH over the
@@ -25,7 +28,7 @@ Usage::
 
     pip install -e ".[bench]"
     python benchmarks/bench_pem.py                       # n = 1,000,000, eps 1 2 4, k 10 20
-    python benchmarks/bench_pem.py --users 100000 --epsilon 2 --top-k 10 --mechanism pem treehist
+    python benchmarks/bench_pem.py --users 100000 --epsilon 2 --top-k 10 --mechanism pem pem-paper treehist
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import numpy as np
 
 import ldp
 from ldp.aggregator import make_aggregator
+from ldp.aggregator.pem import heavy_hitter_table, pem_search
 from ldp.client import encode_batch
 
 
@@ -63,12 +67,18 @@ def _top_metrics(
 def run_pem(values, epsilon, max_length, k, eta, rng, mechanism="pem"):
     if mechanism == "pem":
         spec = ldp.PEM(epsilon=epsilon, max_length=max_length, top_k=k, eta=eta)
+    elif mechanism == "pem-paper":  # the paper's search: the top k prefixes survive, one group estimates
+        spec = ldp.PEM(epsilon=epsilon, max_length=max_length, top_k=k, eta=eta, width=k)
     else:
         spec = ldp.TreeHist(epsilon=epsilon, max_length=max_length, top_k=k)
     start = time.perf_counter()
     acc = make_aggregator(spec)
     acc.add_batch(encode_batch(spec, values, rng))
-    table = acc.estimate()
+    if mechanism == "pem-paper":
+        final = pem_search(spec, acc.groups(), pool=False)[-1]
+        table = heavy_hitter_table(spec, final, acc.n, 0.95)
+    else:
+        table = acc.estimate()
     seconds = time.perf_counter() - start
     return dict(zip(table["value"], table["proportion"], strict=True)), seconds, spec.num_rounds
 
@@ -97,7 +107,7 @@ def main() -> None:
     parser.add_argument("--olh-domain", type=int, default=1_000)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--mechanism", nargs="+", default=["pem"], choices=["pem", "treehist"])
+    parser.add_argument("--mechanism", nargs="+", default=["pem"], choices=["pem", "pem-paper", "treehist"])
     args = parser.parse_args()
 
     words, probs = population(args.vocabulary, args.max_length)

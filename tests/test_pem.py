@@ -12,7 +12,13 @@ import pytest
 
 import ldp
 from ldp.aggregator import make_aggregator
-from ldp.aggregator.pem import candidate_support
+from ldp.aggregator.pem import (
+    candidate_support,
+    pem_search,
+    treehist_search,
+    treehist_thresholds,
+    value_length,
+)
 from ldp.client import encode_batch, make_encoder
 from ldp.errors import ParameterError
 from ldp.hashing import LH_PRIME, lh_bucket
@@ -438,7 +444,7 @@ def test_treehist_finds_the_planted_top_values_and_estimates_them_without_select
     words, counts = zipf_strings(300, 300_000, 1.6, seed=11)
     n = int(counts.sum())
     group = round(n / spec.num_rounds)
-    z_level = NormalDist().inv_cdf(1 - spec.beta / (2 * spec.width * spec.num_bits))
+    z_level = max(treehist_thresholds(spec))
     third = np.sort(counts)[::-1][2] / n
     assert third >= z_level * math.sqrt(spec.variance(0.0, group)) + 6 * math.sqrt(
         spec.variance(third, group)
@@ -460,3 +466,89 @@ def test_treehist_with_nothing_above_the_threshold_is_an_empty_table():
     acc.add_batch(encode_batch(spec, [chr(97 + i % 26) for i in range(900)], np.random.default_rng(4)))
     table = acc.estimate()
     assert len(table) == 0 and tuple(table.columns)[:2] == ("value", "estimate")
+
+
+def _short_words_population(n: int) -> tuple[list[str], np.ndarray]:
+    """Single letters a (10 %), i (8 %), o (6 %) and 72 two-letter words t?, w?, s? of 1 % each, 4 % of x?.
+
+    The true top 3 are the single letters. But at the 10-bit round of
+    ``PEM(max_length=2, top_k=3, eta=4)`` (prefix lengths 2, 6, 10, 14, 16)
+    the prefixes of t?, w? and s? carry 24 % each, above a's 10 %.
+    """
+    letters = "abcdefghijklmnopqrstuvwx"
+    words = ["a", "i", "o"] + [c + x for c in "tws" for x in letters] + ["x" + x for x in letters[:4]]
+    weights = np.array([10.0, 8.0, 6.0] + [1.0] * 72 + [1.0] * 4)
+    return words, np.random.default_rng(31).multinomial(n, weights / weights.sum())
+
+
+def test_width_keeps_short_frequent_words_that_top_k_prefixes_lose():
+    """Seeded (ε = 4, n = 100,000): with width = top_k (the paper's PEM) a, i and o are dropped at the 10-bit
+    round, outranked by the 24 % prefixes of t?, w?, s?; with the default width (4·top_k) all three are found.
+
+    Precondition checked: every margin used is at least 6 standard errors of a round's estimates (a 6-sigma
+    error has probability below 1e-8 per comparison, under α = 1e-6 for the handful of comparisons).
+    """
+    n = 100_000
+    words, counts = _short_words_population(n)
+    spec = ldp.PEM(epsilon=4.0, max_length=2, top_k=3, eta=4)
+    assert spec.prefix_lengths == (2, 6, 10, 14, 16) and spec.width == 12
+    group = round(n / spec.num_rounds)
+    se = math.sqrt(spec.variance(0.24, group) + spec.variance(0.10, group))
+    assert 6 * se <= 0.24 - 0.10  # the old search's loss is not noise
+    z = NormalDist().inv_cdf(1 - 1 / (spec.width * 16))
+    assert 0.06 - z * math.sqrt(spec.variance(0.0, group)) >= 6 * math.sqrt(spec.variance(0.06, group))
+    acc = make_aggregator(spec)
+    acc.add_batch(encode_batch(spec, users(words, counts, 32), np.random.default_rng(33)))
+    narrow = ldp.PEM(epsilon=4.0, max_length=2, top_k=3, eta=4, width=3)
+    last = pem_search(narrow, acc.groups())[-1]
+    assert not {"a", "i", "o"} & {narrow.bits_value(int(c)) for c in last.candidates[last.kept]}
+    assert set(acc.estimate()["value"]) == {"a", "i", "o"}
+
+
+def test_width_is_validated_and_in_the_spec_json():
+    spec = ldp.PEM(epsilon=1.0, max_length=8, top_k=10, width=25)
+    assert spec.width == 25 and ldp.load_spec(spec.to_json()) == spec
+    assert ldp.PEM(epsilon=1.0, top_k=4096, eta=8).width == 4096  # the default is capped by 2^20 / 2^eta
+    with pytest.raises(ParameterError, match="width must be"):
+        ldp.PEM(epsilon=1.0, top_k=10, width=9)
+    with pytest.raises(ParameterError, match="candidates per round"):
+        ldp.PEM(epsilon=1.0, top_k=10, eta=12, width=1000)
+
+
+def test_value_length_and_pooled_sizes():
+    """A whole value is estimated from every group whose prefix determines it: its support counts sum over them."""
+    spec = ldp.PEM(epsilon=2.0, max_length=8, top_k=8, eta=4)
+    a = spec.value_bits("a")  # 0x61 then seven zero bytes
+    assert value_length(spec, a >> 48, 16) == 16 and value_length(spec, a >> 52, 12) is None
+    assert value_length(spec, spec.value_bits("abcdefgh"), 64) == 64
+    _, _, _, acc = _run(2.0, 200_000, seed=21)
+    groups = acc.groups()
+    final = pem_search(spec, groups)[-1]
+    assert final.sizes is not None
+    sizes = [int(s.shape[0]) for s, _ in groups]
+    for c, size in zip(final.candidates[final.kept], final.sizes[final.kept], strict=True):
+        d = value_length(spec, int(c), spec.num_bits)
+        assert size == sum(n_j for j, n_j in enumerate(sizes) if spec.prefix_length(j) >= d)
+    paper = pem_search(spec, groups, pool=False)[-1]
+    assert paper.sizes is None and paper.reports == final.reports == sizes[-1]
+
+
+def test_treehist_pools_only_the_middle_groups():
+    """A middle level's whole value is estimated from the middle groups that determine it; the last level is not pooled."""
+    spec = ldp.TreeHist(epsilon=4.0, max_length=8, top_k=8)
+    words, counts = zipf_strings(300, 300_000, 1.6, seed=11)
+    acc = make_aggregator(spec)
+    acc.add_batch(encode_batch(spec, users(words, counts, 12), np.random.default_rng(13)))
+    groups = acc.groups()
+    sizes = [int(s.shape[0]) for s, _ in groups]
+    levels = treehist_search(spec, groups)
+    assert levels[-1].sizes is None and levels[-1].length == spec.num_bits
+    pooled = 0
+    for level in levels[:-1]:
+        assert level.sizes is not None
+        for c, size in zip(level.candidates, level.sizes, strict=True):
+            d = value_length(spec, int(c), level.length)
+            expected = sizes[level.length - 1] if d is None else sum(sizes[d - 1 : spec.num_bits - 1])
+            pooled += d is not None
+            assert size == expected
+    assert pooled > 0

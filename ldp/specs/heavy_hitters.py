@@ -8,7 +8,8 @@ PEM (prefix extending method) splits the users uniformly at random into
 g groups; group i reports the first γ + iη bits of its value's bit encoding
 through OLH (the hash family of :mod:`ldp.hashing`, the exact randomized
 response of :class:`ldp.specs.LocalHashing`), and the aggregator extends the
-top-k prefixes η bits at a time (:mod:`ldp.aggregator.pem`).
+top prefixes (at least k, at most ``width``) η bits at a time
+(:mod:`ldp.aggregator.pem`).
 
 Bit encoding of a value (:meth:`PEM.value_bits`): its UTF-8 bytes, padded
 with zero bytes to ``max_length``, read as an m = 8·max_length bit
@@ -58,12 +59,14 @@ __all__ = [
 
 #: Longest value, in bytes of UTF-8 (m = 8·max_length bits).
 PEM_MAX_LENGTH = 256
-#: Largest k: the aggregator evaluates k·2^η candidates per round.
+#: Largest k: the aggregator evaluates up to width·2^η (width ≥ k) candidates per round.
 PEM_MAX_TOP_K = 4096
 #: Largest step η: candidates per round grow as 2^η.
 PEM_MAX_ETA = 12
-#: At most this many candidates per round (k·2^η): the server's work and memory per round.
+#: At most this many candidates per round (width·2^η): the server's work and memory per round.
 PEM_MAX_CANDIDATES = 1 << 20
+#: PEM's default width (prefixes kept by a middle round) is this many times top_k.
+PEM_DEFAULT_WIDTH_FACTOR = 4
 #: Domain separation of the prefix hash (:func:`prefix_key`).
 PREFIX_HASH_LABEL = b"ldp-pem-prefix-v1"
 
@@ -323,8 +326,13 @@ class PEM(PrefixHashing):
     top_k : int, default 10
         Number of heavy hitters to discover.
     eta : int, default 4
-        Bits added per round: the server evaluates k·2^η candidates per
+        Bits added per round: the server evaluates width·2^η candidates per
         round, and fewer rounds (larger η) give each group more users.
+    width : int, optional
+        Most prefixes kept by a middle round (server side only; the reports
+        do not depend on it): those whose estimate is significantly above 0,
+        at least the top k, at most ``width``. 4·top_k by default (capped at
+        2^20 / 2^η candidates per round). The last round outputs the top k.
     g : int, optional
         OLH hash range; e^ε + 1 (the best integer) by default.
     p : Fraction or str, optional
@@ -339,6 +347,7 @@ class PEM(PrefixHashing):
     mechanism: ClassVar[str] = "pem"
 
     eta: int
+    width: int
 
     def __init__(
         self,
@@ -346,6 +355,7 @@ class PEM(PrefixHashing):
         max_length: int = 16,
         top_k: int = 10,
         eta: int = 4,
+        width: int | None = None,
         g: int | None = None,
         p: ProbabilityInput | None = None,
     ) -> None:
@@ -356,7 +366,16 @@ class PEM(PrefixHashing):
                 f"pem: top_k * 2^eta = {self.top_k * (1 << step):,} candidates per round is above the limit of "
                 f"{PEM_MAX_CANDIDATES:,} (the aggregator evaluates each against every report of its round)"
             )
+        if width is None:
+            width = max(self.top_k, min(PEM_DEFAULT_WIDTH_FACTOR * self.top_k, PEM_MAX_CANDIDATES >> step))
+        kept = check_int(width, "width", minimum=self.top_k, maximum=PEM_MAX_CANDIDATES)
+        if kept * (1 << step) > PEM_MAX_CANDIDATES:
+            raise ParameterError(
+                f"pem: width * 2^eta = {kept * (1 << step):,} candidates per round is above the limit of "
+                f"{PEM_MAX_CANDIDATES:,} (the aggregator evaluates each against every report of its round)"
+            )
         object.__setattr__(self, "eta", step)
+        object.__setattr__(self, "width", kept)
         self._set_olh(g, p)
 
     # -- the rounds --------------------------------------------------------
@@ -385,7 +404,7 @@ class PEM(PrefixHashing):
             "bits": self.num_bits,
             "first_length": self.first_length,
             "rounds": self.num_rounds,
-            "candidates_per_round": self.top_k * (1 << self.eta),
+            "candidates_per_round": self.width * (1 << self.eta),
         }
 
 
