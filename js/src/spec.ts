@@ -117,6 +117,7 @@ const MECHANISMS: Record<string, Record<string, Field>> = {
     max_length: [integer, 16n],
     top_k: [integer, 10n],
     eta: [integer, 4n],
+    width: [integer, required],
     g: [integer, required],
     p: [probability, required],
   },
