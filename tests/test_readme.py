@@ -152,6 +152,7 @@ RANDOMIZED: dict[str, Callable[[tuple[str, ...], list[str]], None]] = {
     "ldp aggregate --spec spec.json reports.jsonl": same_table_shape,
     "ldp aggregate --spec minutes.json m.jsonl": same_table_shape,
     "ldp audit --spec grr.json": same_table_shape,
+    "ldp aggregate --spec pem.json words.jsonl": same_table_shape,
 }
 
 COMMANDS = readme_commands()
