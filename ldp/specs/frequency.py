@@ -39,7 +39,18 @@ from ldp.specs.limits import (
 from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
 
-__all__ = ["BLH", "GRR", "OLH", "OUE", "SUE", "BinaryRR", "FrequencySpec", "LocalHashing", "UnaryEncoding"]
+__all__ = [
+    "BLH",
+    "GRR",
+    "OLH",
+    "OUE",
+    "SUE",
+    "BinaryRR",
+    "FrequencySpec",
+    "HashedRandomizedResponse",
+    "LocalHashing",
+    "UnaryEncoding",
+]
 
 
 @dataclasses.dataclass(frozen=True, init=False)
@@ -381,8 +392,67 @@ def optimal_hash_range(epsilon: float) -> int:
     return min(sorted(candidates), key=var)
 
 
+class HashedRandomizedResponse(ExactPrivacySpec):
+    """GRR over g buckets of a key hashed by a seed the client draws: the probabilities of local hashing.
+
+    Shared by :class:`LocalHashing` (the key is the value) and the prefix
+    oracles of :mod:`ldp.specs.heavy_hitters` (the key is a prefix's). The
+    subclass holds ``g`` and ``p`` as dataclass fields and sets them with
+    :meth:`_set_hash_range`. With the hash family of :mod:`ldp.hashing`,
+    p* = p and q* = c·p + (1 − c)(1 − p)/(g − 1), c the exact collision
+    probability.
+    """
+
+    g: int
+    p: Fraction
+
+    def _set_hash_range(self, g: int, p: ProbabilityInput | None) -> None:
+        """The hash range and exact keep probability (calibrated from ε when omitted), then the claim check."""
+        buckets = check_int(g, "g", minimum=2, maximum=LH_PRIME - 1)
+        object.__setattr__(self, "g", buckets)
+        if p is None:
+            keep = _calibrate_keep_probability(self.epsilon, buckets, self.mechanism)
+        else:
+            keep = check_probability(p, "p", high_open=True)
+            if keep <= Fraction(1, buckets):
+                raise ParameterError(f"{self.mechanism}: p must exceed 1/g = 1/{buckets}, got {keep}")
+        object.__setattr__(self, "p", keep)
+        self._check_claim()
+
+    @property
+    def q(self) -> Fraction:
+        """Probability of reporting one particular other bucket."""
+        return (1 - self.p) / (self.g - 1)
+
+    @property
+    def collision_probability(self) -> Fraction:
+        """P[H_seed(x) = H_seed(x′)] for distinct keys x ≠ x′."""
+        return lh_collision_probability(self.g)
+
+    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
+        """With probability c the hash merges x and x′ (the report says nothing); otherwise GRR over g."""
+        c, p, q, g = self.collision_probability, self.p, self.q, self.g
+        rest = (1 - c) * (g - 2) * q + c
+        return (piece([(1 - c) * p, (1 - c) * q, rest], [(1 - c) * q, (1 - c) * p, rest]),)
+
+    @property
+    def privacy_ratio(self) -> Fraction:
+        return self.p / self.q
+
+    @property
+    def exact_p_star(self) -> Fraction:
+        """P[report supports its own key]."""
+        return self.p
+
+    @property
+    def exact_q_star(self) -> Fraction:
+        """P[report supports another key]."""
+        c = self.collision_probability
+        return c * self.p + (1 - c) * self.q
+
+
 @dataclasses.dataclass(frozen=True, init=False)
-class LocalHashing(FrequencySpec):
+class LocalHashing(HashedRandomizedResponse, FrequencySpec):
     """Local hashing base: hash the value to [g], then GRR over [g].
 
     The report is (seed, y); it supports every v with H_seed(v) = y. With the
@@ -417,47 +487,10 @@ class LocalHashing(FrequencySpec):
         p: ProbabilityInput | None = None,
     ) -> None:
         super().__init__(domain, epsilon)
-        buckets = check_int(self._default_g() if g is None else g, "g", minimum=2, maximum=LH_PRIME - 1)
-        object.__setattr__(self, "g", buckets)
-        if p is None:
-            keep = _calibrate_keep_probability(self.epsilon, buckets, self.mechanism)
-        else:
-            keep = check_probability(p, "p", high_open=True)
-            if keep <= Fraction(1, buckets):
-                raise ParameterError(f"{self.mechanism}: p must exceed 1/g = 1/{buckets}, got {keep}")
-        object.__setattr__(self, "p", keep)
-        self._check_claim()
+        self._set_hash_range(self._default_g() if g is None else g, p)
 
     def _default_g(self) -> int:
         raise NotImplementedError
-
-    @property
-    def q(self) -> Fraction:
-        """Probability of reporting one particular other bucket."""
-        return (1 - self.p) / (self.g - 1)
-
-    @property
-    def collision_probability(self) -> Fraction:
-        return lh_collision_probability(self.g)
-
-    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
-        """With probability c the hash merges x and x′ (the report says nothing); otherwise GRR over g."""
-        c, p, q, g = self.collision_probability, self.p, self.q, self.g
-        rest = (1 - c) * (g - 2) * q + c
-        return (piece([(1 - c) * p, (1 - c) * q, rest], [(1 - c) * q, (1 - c) * p, rest]),)
-
-    @property
-    def privacy_ratio(self) -> Fraction:
-        return self.p / self.q
-
-    @property
-    def exact_p_star(self) -> Fraction:
-        return self.p
-
-    @property
-    def exact_q_star(self) -> Fraction:
-        c = self.collision_probability
-        return c * self.p + (1 - c) * self.q
 
 
 @register

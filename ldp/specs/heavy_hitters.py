@@ -36,13 +36,12 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from ldp.errors import ParameterError
-from ldp.hashing import LH_PRIME, LH_SEED_SPACE, lh_collision_probability
+from ldp.hashing import LH_PRIME, LH_SEED_SPACE
 from ldp.report_schema import BoundedInt, ReportSchema
 from ldp.specs.base import ExactPrivacySpec, MechanismView, register
-from ldp.specs.frequency import _calibrate_keep_probability, optimal_hash_range
+from ldp.specs.frequency import HashedRandomizedResponse, optimal_hash_range
 from ldp.specs.limits import OLH_MAX_EPSILON
-from ldp.specs.pairs import PrivacyPiece, piece
-from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
+from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int
 
 __all__ = [
     "HEAVY_HITTER_MECHANISMS",
@@ -168,7 +167,7 @@ def _utf8(value: str, mechanism: str) -> bytes:
 
 
 @dataclasses.dataclass(frozen=True, init=False)
-class PrefixHashing(HeavyHitterSpec):
+class PrefixHashing(HashedRandomizedResponse, HeavyHitterSpec):
     """Heavy hitters by local hashing of prefixes: each user reports OLH of one prefix of its value, chosen by a uniform group.
 
     Subclasses fix the prefix length of each group (:attr:`prefix_lengths`).
@@ -217,19 +216,8 @@ class PrefixHashing(HeavyHitterSpec):
         object.__setattr__(self, "top_k", k)
 
     def _set_olh(self, g: int | None, p: ProbabilityInput | None) -> None:
-        """OLH's hash range and exact keep probability (calibrated from ε when omitted), then the claim check."""
-        buckets = check_int(
-            optimal_hash_range(self.epsilon) if g is None else g, "g", minimum=2, maximum=LH_PRIME - 1
-        )
-        object.__setattr__(self, "g", buckets)
-        if p is None:
-            keep = _calibrate_keep_probability(self.epsilon, buckets, self.mechanism)
-        else:
-            keep = check_probability(p, "p", high_open=True)
-            if keep <= Fraction(1, buckets):
-                raise ParameterError(f"{self.mechanism}: p must exceed 1/g = 1/{buckets}, got {keep}")
-        object.__setattr__(self, "p", keep)
-        self._check_claim()
+        """OLH's hash range (e^ε + 1 when omitted) and exact keep probability, then the claim check."""
+        self._set_hash_range(optimal_hash_range(self.epsilon) if g is None else g, p)
 
     # -- the rounds --------------------------------------------------------
     @property
@@ -247,42 +235,10 @@ class PrefixHashing(HeavyHitterSpec):
         return self.prefix_lengths[round_]
 
     # -- privacy (OLH's, given the group) ----------------------------------
-    @property
-    def q(self) -> Fraction:
-        """Probability of reporting one particular other bucket."""
-        return (1 - self.p) / (self.g - 1)
-
-    @property
-    def collision_probability(self) -> Fraction:
-        """P[H_seed(x) = H_seed(x′)] for distinct keys x ≠ x′."""
-        return lh_collision_probability(self.g)
-
-    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
-        """OLH's piece: the group has the same law under both inputs and each group's report is OLH.
-
-        The worst pair differs in its first bit, so its prefixes (and, but
-        for a prefix-key collision, which only merges outputs, their keys)
-        differ in every group.
-        """
-        c, p, q, g = self.collision_probability, self.p, self.q, self.g
-        rest = (1 - c) * (g - 2) * q + c
-        return (piece([(1 - c) * p, (1 - c) * q, rest], [(1 - c) * q, (1 - c) * p, rest]),)
-
-    @property
-    def privacy_ratio(self) -> Fraction:
-        return self.p / self.q
-
-    # -- accuracy ------------------------------------------------------------
-    @property
-    def exact_p_star(self) -> Fraction:
-        """P[report supports its own prefix]."""
-        return self.p
-
-    @property
-    def exact_q_star(self) -> Fraction:
-        """P[report supports another prefix] (distinct keys)."""
-        c = self.collision_probability
-        return c * self.p + (1 - c) * self.q
+    # q, the collision probability, report_pieces, privacy_ratio, p* and q*: HashedRandomizedResponse's.
+    # The group has the same law under both inputs; the worst pair differs in its first bit, so its
+    # prefixes (and, but for a prefix-key collision, which only merges outputs, their keys) differ in
+    # every group.
 
     @property
     def p_star(self) -> float:
