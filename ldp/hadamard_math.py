@@ -43,12 +43,28 @@ __all__ = [
 
 
 def block_count(e_bound: Fraction, domain_size: int) -> int:
-    """B = 2^⌊log2 min(e^ε, 2d)⌋: the largest power of two ≤ min(``e_bound``, 2d) (at least 1)."""
-    limit = min(Fraction(e_bound), Fraction(2 * domain_size))
-    blocks = 1
-    while 2 * blocks <= limit:
+    """The default B: the power of two ≤ min(e^ε, 2d) with the smallest mean variance over uniform data.
+
+    The paper's B = 2^⌊log2 min(e^ε, 2d)⌋ is order-optimal; among the powers
+    of two up to it this takes the one minimizing the mean over the d values
+    of n·Var[f̂_x] at uniform data, c·(2 + ḡ(e − 1))/(e − 1)² with
+    c = 2B − 1 + e and ḡ = Σ_j (m_j/d)² (m_j values in block j), the exact
+    average of g over x (docs/mechanisms.md#hr-variance). Ties go to the
+    smaller B. Exact rational arithmetic, so the choice is the same on every
+    machine.
+    """
+    e = Fraction(e_bound)
+    limit = min(e, Fraction(2 * domain_size))
+    best, best_cost, blocks = 1, None, 1
+    while blocks <= limit:
+        width = block_size(domain_size, blocks) - 1  # values per full block
+        full, rest = divmod(domain_size, width)
+        mass = Fraction(full * width * width + rest * rest, domain_size * domain_size)  # ḡ
+        cost = (2 * blocks - 1 + e) * (2 + mass * (e - 1))
+        if best_cost is None or cost < best_cost:
+            best, best_cost = blocks, cost
         blocks *= 2
-    return blocks
+    return best
 
 
 def block_size(domain_size: int, blocks: int) -> int:

@@ -83,15 +83,32 @@ def test_row_positions_are_the_rows_plus_and_minus_entries(size):
 
 @pytest.mark.parametrize(("d", "epsilon"), CASES)
 def test_layout_matches_the_paper(d, epsilon):
-    spec = ldp.HR(range(d), epsilon)
     e = math.exp(epsilon)
-    blocks = 2 ** math.floor(math.log2(min(e, 2 * d)))
+    blocks = 2 ** math.floor(math.log2(min(e, 2 * d)))  # the paper's block count
+    spec = ldp.HR(range(d), epsilon, blocks=blocks)
     b = 2 ** math.ceil(math.log2(d / blocks + 1))
     assert (spec.blocks, spec.block_size, spec.outputs) == (blocks, b, blocks * b)
     assert spec.report_bits == math.ceil(math.log2(spec.outputs))
     for x in range(d):
         favoured = [y for y, q in enumerate(channel(spec, x)) if q == spec.in_probability]
         assert spec.output_set(x).tolist() == favoured and len(favoured) == b // 2
+
+
+@pytest.mark.parametrize("d", [6, 20, 1000, 1024, 4096])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0, 3.0, 4.0, 6.0])
+def test_default_blocks_minimize_the_mean_variance_over_uniform_data(d, epsilon):
+    """Among the powers of two up to the paper's B, the default has the smallest mean n·Var at uniform data."""
+    paper = 2 ** math.floor(math.log2(min(math.exp(epsilon), 2 * d)))
+    uniform = np.full(d, 1 / d)
+
+    def mean_variance(blocks):
+        spec = ldp.HR(range(d), epsilon, blocks=blocks)
+        return float(np.mean(spec.variance(uniform, 1)))  # the exact formula, g from the block sums
+
+    candidates = [2**j for j in range(int(math.log2(paper)) + 1)]
+    costs = {blocks: mean_variance(blocks) for blocks in candidates}
+    chosen = ldp.HR(range(d), epsilon).blocks
+    assert chosen in costs and costs[chosen] <= min(costs.values()) * (1 + 1e-9)
 
 
 @pytest.mark.parametrize(("d", "epsilon"), CASES)
@@ -303,7 +320,7 @@ def test_on_device_encoder_keeps_the_ratio_empirically():
 
     One-sided z-tests in both directions over the K outputs, family-wise α = 1e-6 (CSPRNG, unseeded).
     """
-    spec = ldp.HR(range(6), 1.0)  # B = 2, b = 4: values 0-2 in block 0, 3-5 in block 1
+    spec = ldp.HR(range(6), 1.0, blocks=2)  # B = 2, b = 4: values 0-2 in block 0, 3-5 in block 1
     assert spec.layout([0, 5])[0].tolist() == [0, 1]
     encoder = make_encoder(spec)
     draws = 20_000

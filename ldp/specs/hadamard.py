@@ -34,7 +34,9 @@ __all__ = ["HR"]
 class HR(FrequencySpec):
     """Hadamard response, for any ε (docs/mechanisms.md#hr).
 
-    B = 2^⌊log2 min(e^ε, 2d)⌋ blocks of b = 2^⌈log2(d/B + 1)⌉ outputs.
+    B blocks (a power of two at most the paper's 2^⌊log2 min(e^ε, 2d)⌋; by
+    default the one with the smallest mean variance over uniform data,
+    :func:`ldp.hadamard_math.block_count`) of b = 2^⌈log2(d/B + 1)⌉ outputs.
     Value x (domain index) uses row (x mod (b − 1)) + 1 of the Sylvester
     Hadamard matrix H_b in block ⌊x/(b − 1)⌋; C_x is that row's b/2 "+1"
     positions. P[y ∈ C_x] = p, uniform inside and outside. B = 1 is the
