@@ -34,7 +34,11 @@ every report against all 2^ℓ prefixes of its group and allocates a 2^ℓ
 array, so it cannot run beyond ℓ ≈ 20 bits; its own paper experiments run
 PEM with a CMS oracle (k = 32 hashes, m = 1,024 columns), and so does this
 benchmark (``--pem-peer-oracle``: cms or hcms; CMS is the more accurate of
-the two at every ε).
+the two at every ε). pure-ldp's last round asks for γ + (g − 1)η bits even
+when that exceeds m (its client truncates the prefix, its server does not,
+so no last-round candidate matches a report and top-20 finds nothing at
+m = 64); peer_runner.py appends zero bits to the peer's strings up to that
+length, which adds no information and keeps every round meaningful.
 
 Times are wall clock: ours the median of ``--repeats`` runs of encode +
 aggregate + estimate (the registered batch encoder with a seeded NumPy

@@ -180,29 +180,37 @@ def _pure_ldp_pem(job: dict, words: list[str]) -> dict:
         fo_client = CMSClient(eps, fo_server.get_hash_funcs(), int(params["m"]), is_hadamard=hadamard)
     elif oracle != "olh":
         raise ValueError(f"unknown PEM oracle {oracle!r}: olh, cms or hcms")
-    kwargs = {"start_length": start_length, "max_string_length": bits, "fragment_length": eta}
+    # pure-ldp's last round asks for start_length + g·η bits even when that exceeds the strings'
+    # length (its client truncates the prefix, its server does not, so no candidate of the last round
+    # matches any report); zero bits appended up to that length keep every round meaningful and add
+    # no information (our PEM's last round reads min(γ + (g − 1)η, m) bits instead).
+    groups = -(-(bits - start_length) // eta)
+    padded = start_length + groups * eta
+    kwargs = {"start_length": start_length, "max_string_length": padded, "fragment_length": eta}
     client = PEMClient(eps, fo_client=fo_client, **kwargs)
     server = PEMServer(eps, fo_server=fo_server, **kwargs)
-    strings = [_bits(w, bits) for w in words]
+    strings = [_bits(w, bits).ljust(padded, "0") for w in words]
     encode, aggregate = _run_reports(client, server, strings)
     start = time.perf_counter()
     found, counts = server.find_heavy_hitters(k=int(params["top_k"]))
     seconds = time.perf_counter() - start
-    decoded = [_unbits(s) for s in found]
+    # a found string with a 1 among the appended bits is no user's string: dropped (like ours, the
+    # list can then be shorter than k)
+    top = [[_unbits(s[:bits]), float(c)] for s, c in zip(found, counts) if "1" not in s[bits:]]
     return {
         "encode_seconds": encode,
         "aggregate_seconds": aggregate,
         "estimate_seconds": seconds,
         "groups": server.g,
-        "top": [[w, float(c)] for w, c in zip(decoded, counts)],
+        "top": top,
     }
 
 
 def _unbits(bits: str) -> str:
-    """The word back from its bits: whole bytes, trailing zero bytes dropped (invalid UTF-8 kept as hex)."""
+    """The word back from its bits: whole bytes, trailing zero bytes dropped (no valid encoding: hex)."""
     raw = bytes(int(bits[i : i + 8], 2) for i in range(0, len(bits) - len(bits) % 8, 8)).rstrip(b"\0")
     try:
-        return raw.decode("utf-8")
+        return raw.hex() if b"\0" in raw else raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.hex()
 
