@@ -8,6 +8,7 @@
   (:mod:`ldp.aggregator.olh`).
 """
 
+from ldp.aggregator import hadamard as _hadamard  # noqa: F401 - registers Hadamard response's accumulator
 from ldp.aggregator.accumulators import (
     Accumulator,
     FrequencyAccumulator,
@@ -20,15 +21,22 @@ from ldp.aggregator.accumulators import (
 from ldp.aggregator.consistency import CONSISTENCY_METHODS, apply_consistency
 from ldp.aggregator.estimates import BitEstimates
 from ldp.aggregator.numeric import MeanAccumulator
+from ldp.aggregator.pem import PEMAccumulator
+from ldp.aggregator.sketch import CMSAccumulator, HCMSAccumulator
+from ldp.aggregator.subset import SubsetAccumulator
 
 __all__ = [
     "CONSISTENCY_METHODS",
     "Accumulator",
     "BitEstimates",
+    "CMSAccumulator",
     "FrequencyAccumulator",
+    "HCMSAccumulator",
     "LocalHashingAccumulator",
     "MeanAccumulator",
+    "PEMAccumulator",
     "RapporAccumulator",
+    "SubsetAccumulator",
     "UnaryAccumulator",
     "ValueAccumulator",
     "apply_consistency",

@@ -71,7 +71,11 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 @click.option(
     "--to", "end", type=int, default=None, metavar="UNIX", help="With --task: reports with t < this."
 )
-@click.option("--candidates", type=click.Path(dir_okay=False), help="RAPPOR candidate strings, one per line.")
+@click.option(
+    "--candidates",
+    type=click.Path(dir_okay=False),
+    help="Candidate values, one per line: RAPPOR decode, or the values a CMS/HCMS sketch estimates.",
+)
 @click.option(
     "--consistency",
     type=click.Choice(CONSISTENCY_METHODS),
@@ -278,8 +282,14 @@ def _aggregate(
         [("-o", output), ("--rejects", rejects_path)],
     )
     candidates = _read_candidates(candidates_path) if candidates_path else None
-    if candidates is not None and _report_kind(spec) != "rappor":
-        raise ParameterError(f"--candidates is for RAPPOR specs; this spec is {spec.mechanism}")
+    if candidates is not None and spec.candidates_mode is None:
+        from ldp.specs.base import registered_specs
+
+        takers = ", ".join(name for name, cls in registered_specs().items() if cls.candidates_mode)
+        raise ParameterError(
+            f"--candidates is for specs whose estimates take candidate values ({takers}); "
+            f"this spec is {spec.mechanism}"
+        )
     _check_consistency(spec, consistency, with_candidates=candidates is not None)
     if counts_path:
         accumulator = _from_counts(spec, counts_path)
@@ -505,8 +515,8 @@ def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None
             f"--consistency {consistency} does not apply to mean estimates ({spec.mechanism} spec); "
             "use --consistency none"
         )
-    if with_candidates:
-        raise ParameterError("--consistency does not apply to a RAPPOR candidate decode")
+    if with_candidates and spec.candidates_mode == "decode":
+        raise ParameterError(f"--consistency does not apply to a {spec.mechanism} candidate decode")
     if _report_kind(spec) == "rappor" and getattr(spec, "encoding", None) == "bloom":
         raise ParameterError(
             "--consistency does not apply to Bloom RAPPOR bit estimates (give --candidates to decode values)"
@@ -516,6 +526,8 @@ def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None
 def _estimate(accumulator, spec, *, candidates, consistency, confidence, decode_options=None):
     """The estimate table (options already checked by :func:`_check_consistency`)."""
     options = {"confidence": confidence, "consistency": consistency}
-    if candidates is not None:
+    if candidates is not None and spec.candidates_mode == "estimate":  # estimates of the candidates
+        options = {"confidence": confidence, "consistency": consistency, "candidates": candidates}
+    elif candidates is not None:
         options = {"confidence": confidence, "candidates": candidates, **(decode_options or {})}
     return accumulator.estimate(**options)

@@ -20,10 +20,17 @@ This is the approach of LDP-Auditor [1]_, with the events suited to each
 mechanism family (:func:`event_family`):
 
 - value reports (GRR, binary RR): the output equals x0 (or x1), or not;
-- unary encodings (SUE, OUE): a bit set, and the conjunctions of x0's and
-  x1's bits (``bit x0 = 1 and bit x1 = 0`` attains e^ε exactly);
+- unary encodings (SUE, OUE) and subset selection (SS): a bit set, and the
+  conjunctions of x0's and x1's bits (``bit x0 = 1 and bit x1 = 0`` attains
+  e^ε exactly);
+- Hadamard response (HR): the output lies in C_x0 (or C_x1), or in C_x0
+  but not C_x1 (which attains e^ε exactly);
 - local hashing (OLH, BLH): the reported bucket equals H_seed(x0), also
-  restricted to the seeds where H_seed(x0) ≠ H_seed(x1);
+  restricted to the seeds where H_seed(x0) ≠ H_seed(x1); PEM and TreeHist
+  the same on the keys of x0's and x1's prefixes in the report's round;
+- sketches (CMS, HCMS): the report agrees with x0's entry of its row
+  (CMS: bit h_j(x0) set; HCMS: the bit equals H_m[l, h_j(x0)]), also
+  restricted to x1's entry disagreeing (attains e^ε exactly);
 - RAPPOR: the Bloom bits only x0 sets are set (and only x1's unset), or
   the ones on the bits only x0 sets minus those on the bits only x1 sets
   exceed a threshold, for one report (claim ε₁) and for r memoized reports
@@ -47,11 +54,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ldp.audit_events.base import AuditFamily, Claim, Event, Features, complement
 from ldp.errors import ParameterError
 from ldp.report_check import CheckedReport
 
@@ -75,40 +83,6 @@ __all__ = [
 DEFAULT_CONFIDENCE = 0.95
 #: Default number of memoized reports per RAPPOR client in the ε∞ audit.
 DEFAULT_MEMO_REPORTS = 8
-#: Numeric mechanisms: at most this many thresholds are tried on the selection half.
-NUMERIC_THRESHOLDS = 64
-
-Features = Mapping[str, np.ndarray]
-
-
-@dataclasses.dataclass(frozen=True)
-class Claim:
-    """One privacy claim to audit.
-
-    Parameters
-    ----------
-    label : str
-        What is audited (``"one report"``, ``"8 memoized reports"``).
-    epsilon : float
-        The claimed ε.
-    delta : float
-        The claimed δ (0 for pure ε-LDP).
-    reports : int
-        Reports of one client per sample: 1, or r for a memoized audit.
-    """
-
-    label: str
-    epsilon: float
-    delta: float = 0.0
-    reports: int = 1
-
-
-@dataclasses.dataclass(frozen=True)
-class Event:
-    """A set of outputs, as a vectorized test over a sample's :func:`features`."""
-
-    name: str
-    test: Callable[[Features], np.ndarray]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,48 +167,25 @@ def epsilon_lower_bound(
         return np.where(margin > 0, np.log(np.maximum(margin, 1e-300)) - np.log(high1), -np.inf)
 
 
-# -- what is audited ----------------------------------------------------------------------------------
+# -- what is audited: each mechanism family's events (ldp.audit_events, registered per spec class) --------
+
+
+def _family(spec: Any) -> AuditFamily:
+    """The audit events registered for the spec's class (:mod:`ldp.audit_events`)."""
+    import ldp.audit_events  # noqa: F401 - registers every family
+    from ldp.plugins import implementation
+
+    return implementation(spec, "audit_events")()
 
 
 def audit_claims(spec: Any, memo_reports: int = DEFAULT_MEMO_REPORTS, memoized: bool = True) -> list[Claim]:
     """The claims audited for ``spec``: one report, and for RAPPOR also ``memo_reports`` memoized reports."""
-    from ldp.specs import Rappor
-
-    delta = float(getattr(spec, "delta", 0.0) or 0.0)
-    claims = [Claim("one report", float(spec.epsilon), delta)]
-    if isinstance(spec, Rappor) and memoized and memo_reports > 1:
-        epsilon = min(spec.epsilon_inf, memo_reports * spec.epsilon_one)
-        claims.append(Claim(f"{memo_reports} memoized reports", epsilon, 0.0, memo_reports))
-    return claims
+    return _family(spec).claims(spec, memo_reports, memoized)
 
 
 def audit_pairs(spec: Any) -> list[tuple[Any, Any]]:
     """Neighbouring inputs to audit: the first two domain values (and the last against the first), or the range's ends."""
-    from ldp.specs import NumericSpec, Rappor
-
-    if isinstance(spec, NumericSpec):
-        return [(float(spec.low), float(spec.high))]
-    if isinstance(spec, Rappor):
-        if spec.encoding == "boolean":
-            return [(True, False)]
-        if spec.encoding == "bloom":
-            return [("v0", "v1")]
-    domain = getattr(spec, "domain", None)
-    if not domain or len(domain) < 2:
-        raise ParameterError(f"{spec.mechanism} spec has no two inputs to audit")
-    pairs = [(domain[0], domain[1])]
-    if len(domain) > 2:
-        pairs.append((domain[-1], domain[0]))
-    return pairs
-
-
-# -- features and events ---------------------------------------------------------------------------
-
-
-def _bit_matrix(reports: Sequence[CheckedReport], width: int) -> np.ndarray:
-    bits = [r.bits or b"" for r in reports]
-    packed = np.frombuffer(b"".join(bits), dtype=np.uint8).reshape(len(bits), -1)
-    return np.unpackbits(packed, axis=1)[:, :width].astype(bool)
+    return _family(spec).pairs(spec)
 
 
 def features(
@@ -247,85 +198,10 @@ def features(
     x1 sets), ``bits`` (unary, RAPPOR: n × width booleans; memoized RAPPOR:
     the vote over the reports), ``h0``/``h1`` (local hashing: the buckets of
     x0 and x1 under each report's seed), ``d0``/``d1`` (RAPPOR: masks of the
-    Bloom bits only x0, only x1, sets in the sample's cohort).
+    Bloom bits only x0, only x1, sets in the sample's cohort); each family
+    documents its own (:mod:`ldp.audit_events`).
     """
-    from ldp.hashing import lh_bucket
-    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, UnaryEncoding
-
-    first = [reports[0] for reports in samples]
-    if isinstance(spec, GRR | NumericSpec):
-        dtype = float if isinstance(spec, NumericSpec) else np.int64
-        return {"value": np.array([r.value for r in first], dtype=dtype)}
-    if isinstance(spec, UnaryEncoding):
-        return {"bits": _bit_matrix(first, spec.domain_size)}
-    if isinstance(spec, LocalHashing):
-        i0, i1 = spec.index_of(pair[0]), spec.index_of(pair[1])
-        seeds = [int(r.seed or 0) for r in first]
-        return {
-            "value": np.array([r.value for r in first], dtype=np.int64),
-            "h0": np.array([lh_bucket(s, i0, spec.g) for s in seeds], dtype=np.int64),
-            "h1": np.array([lh_bucket(s, i1, spec.g) for s in seeds], dtype=np.int64),
-        }
-    if isinstance(spec, Rappor):
-        width = spec.num_bits
-        reports = len(samples[0])
-        counts = np.zeros((len(samples), width), dtype=np.int64)  # ones of each bit among the r reports
-        for j in range(reports):
-            counts += _bit_matrix([s[j] for s in samples], width)
-        # the chance that one report counts on a bit when its permanent bit is set, and when it is not
-        on, off = float(spec.q), float(spec.p)
-        if spec.q < spec.p:  # a set permanent bit then gives fewer ones: count the zeros
-            counts, on, off = reports - counts, 1 - on, 1 - off
-        # one report: the bits; r reports: the permanent bit read by a vote (the midpoint of r·on and r·off)
-        bits = counts > reports * (on + off) / 2 if reports > 1 else counts > 0
-        cohorts = np.array([r.cohort for r in first], dtype=np.int64)
-        masks = {}
-        for cohort in np.unique(cohorts).tolist():
-            b0 = set(spec.bit_positions(pair[0], cohort))
-            b1 = set(spec.bit_positions(pair[1], cohort))
-            masks[cohort] = (_mask(b0 - b1, width), _mask(b1 - b0, width))
-        d0 = np.array([masks[c][0] for c in cohorts.tolist()]).reshape(len(first), width)
-        d1 = np.array([masks[c][1] for c in cohorts.tolist()]).reshape(len(first), width)
-        # the evidence for x0: ones on the bits only x0 sets minus ones on those only x1 sets
-        score = (counts * d0).sum(axis=1) - (counts * d1).sum(axis=1)
-        return {"bits": bits, "d0": d0, "d1": d1, "value": score.astype(float)}
-    raise ParameterError(f"the audit has no events for mechanism {spec.mechanism!r}")
-
-
-def _mask(positions: set[int], width: int) -> np.ndarray:
-    mask = np.zeros(width, dtype=bool)
-    mask[list(positions)] = True
-    return mask
-
-
-def _thresholds(selection: Sequence[Features]) -> list[float]:
-    """Thresholds of ``value`` to try: its distinct values on the selection half, or NUMERIC_THRESHOLDS quantiles."""
-    pooled = np.concatenate([f["value"] for f in selection]) if selection else np.array([])
-    levels = np.unique(pooled)
-    if len(levels) > NUMERIC_THRESHOLDS:
-        levels = np.unique(np.quantile(pooled, np.linspace(0, 1, NUMERIC_THRESHOLDS + 2)[1:-1]))
-    return levels.tolist()
-
-
-def _above(t: float) -> Callable[[Features], np.ndarray]:
-    def test(f: Features) -> np.ndarray:
-        return f["value"] > t
-
-    return test
-
-
-def _two_bits(i: int, a: int, j: int, b: int) -> Callable[[Features], np.ndarray]:
-    def test(f: Features) -> np.ndarray:
-        return (f["bits"][:, i] == a) & (f["bits"][:, j] == b)
-
-    return test
-
-
-def _complement(test: Callable[[Features], np.ndarray]) -> Callable[[Features], np.ndarray]:
-    def complement(f: Features) -> np.ndarray:
-        return ~test(f)
-
-    return complement
+    return _family(spec).features(spec, samples, pair)
 
 
 def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features] = ()) -> list[Event]:
@@ -334,67 +210,7 @@ def event_family(spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]
     ``selection`` holds the selection half's features (numeric mechanisms
     take their thresholds from them).
     """
-    from ldp.specs import GRR, LocalHashing, NumericSpec, Rappor, UnaryEncoding
-
-    x0, x1 = pair
-    if isinstance(spec, NumericSpec):
-        # "output ≤ t" is the complement: the reverse direction of the same test
-        return [Event(f"output > {t:.6g}", _above(t)) for t in _thresholds(selection)]
-    if isinstance(spec, GRR):
-        i0, i1 = spec.index_of(x0), spec.index_of(x1)
-        return [
-            Event(f"output = {x0!r}", lambda f: f["value"] == i0),
-            Event(f"output = {x1!r}", lambda f: f["value"] == i1),
-        ]
-    if isinstance(spec, UnaryEncoding):
-        i0, i1 = spec.index_of(x0), spec.index_of(x1)
-        events = [
-            Event(f"bit {x0!r} set", lambda f: f["bits"][:, i0]),
-            Event(f"bit {x1!r} set", lambda f: f["bits"][:, i1]),
-        ]
-        for a in (0, 1):
-            for b in (0, 1):
-                events.append(Event(f"bit {x0!r} = {a} and bit {x1!r} = {b}", _two_bits(i0, a, i1, b)))
-        return events
-    if isinstance(spec, LocalHashing):
-        return [
-            Event(f"bucket = H_seed({x0!r})", lambda f: f["value"] == f["h0"]),
-            Event(f"bucket = H_seed({x1!r})", lambda f: f["value"] == f["h1"]),
-            Event(
-                f"bucket = H_seed({x0!r}) != H_seed({x1!r})",
-                lambda f: (f["value"] == f["h0"]) & (f["h0"] != f["h1"]),
-            ),
-            Event(
-                f"bucket = H_seed({x1!r}) != H_seed({x0!r})",
-                lambda f: (f["value"] == f["h1"]) & (f["h0"] != f["h1"]),
-            ),
-        ]
-    if isinstance(spec, Rappor):
-
-        def all_set(f: Features, key: str) -> np.ndarray:
-            return np.all(f["bits"] | ~f[key], axis=1)
-
-        def none_set(f: Features, key: str) -> np.ndarray:
-            return ~np.any(f["bits"] & f[key], axis=1)
-
-        scores = [
-            Event(f"(ones on {x0!r}-only bits) - (ones on {x1!r}-only bits) > {t:g}", _above(t))
-            for t in _thresholds(selection)
-        ]
-        return [
-            *scores,
-            Event(f"bits only {x0!r} sets all set", lambda f: all_set(f, "d0")),
-            Event(f"bits only {x1!r} sets all set", lambda f: all_set(f, "d1")),
-            Event(
-                f"bits only {x0!r} sets all set, only {x1!r}'s all unset",
-                lambda f: all_set(f, "d0") & none_set(f, "d1"),
-            ),
-            Event(
-                f"bits only {x1!r} sets all set, only {x0!r}'s all unset",
-                lambda f: all_set(f, "d1") & none_set(f, "d0"),
-            ),
-        ]
-    raise ParameterError(f"the audit has no events for mechanism {spec.mechanism!r}")
+    return _family(spec).events(spec, pair, selection)
 
 
 # -- the audit ---------------------------------------------------------------------------------------
@@ -475,7 +291,7 @@ def _test(
     """
     a, b = (0, 1) if forward else (1, 0)
     candidates = [(event.name, event.test) for event in events]  # on a tie the event beats a complement
-    candidates += [(f"not ({event.name})", _complement(event.test)) for event in events]
+    candidates += [(f"not ({event.name})", complement(event.test)) for event in events]
     hits = np.array([[int(np.count_nonzero(test(select[i]))) for i in (a, b)] for _, test in candidates])
     scores = epsilon_lower_bound(hits[:, 0], hits[:, 1], n, alpha, claim.delta)
     best = int(np.argmax(scores))

@@ -10,6 +10,7 @@ role                registered in               called as
 ``batch_encoder``   ``ldp.client``              ``factory(spec, values, rng, cohorts, indices)`` → ReportBatch
 ``accumulator``     ``ldp.aggregator``          ``factory(spec, threads)`` → accumulator
 ``fast_simulator``  ``ldp.simulations``         ``factory(spec, true_counts, rng)`` → support counts
+``audit_events``    ``ldp.audit_events``        ``factory()`` → an ``AuditFamily`` (``ldp audit``)
 ==================  ==========================  =====================================
 
 ``ldp`` itself imports none of those layers (the dependency direction of the
@@ -40,6 +41,7 @@ ROLES: dict[str, str] = {
     "batch_encoder": "batch encoder",
     "accumulator": "aggregator",
     "fast_simulator": "fast simulator",
+    "audit_events": "audit events",
 }
 
 _IMPLEMENTATIONS: dict[str, dict[type, Callable[..., Any]]] = {role: {} for role in ROLES}

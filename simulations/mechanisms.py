@@ -21,7 +21,13 @@ from fractions import Fraction
 from typing import Any
 
 from ldp.errors import ParameterError
-from ldp.specs import FREQUENCY_MECHANISMS, Rappor, best_frequency_mechanism, frequency_spec
+from ldp.specs import (
+    FREQUENCY_MECHANISMS,
+    HEAVY_HITTER_MECHANISMS,
+    Rappor,
+    best_frequency_mechanism,
+    frequency_spec,
+)
 
 __all__ = [
     "DEFAULT_MECHANISMS",
@@ -37,6 +43,7 @@ __all__ = [
 #: name -> kind; the runner dispatches on the kind.
 MECHANISM_KINDS: dict[str, str] = {**dict.fromkeys(FREQUENCY_MECHANISMS, "frequency"), "auto": "frequency"}
 MECHANISM_KINDS["rappor"] = "rappor"
+MECHANISM_KINDS.update(dict.fromkeys(HEAVY_HITTER_MECHANISMS, "heavy-hitter"))
 
 #: Mechanisms of the default sweep (``binary-rr`` is added for two-value domains).
 DEFAULT_MECHANISMS: tuple[str, ...] = ("grr", "sue", "oue", "olh", "blh")
@@ -154,10 +161,19 @@ def resolve_name(name: str, epsilon: float, domain_size: int) -> str:
 
 
 def build_spec(
-    name: str, epsilon: float, domain: Sequence[Any], *, rappor: RapporSettings = RapporSettings()
+    name: str,
+    epsilon: float,
+    domain: Sequence[Any],
+    *,
+    rappor: RapporSettings = RapporSettings(),
+    top_k: int = 10,
 ):
-    """Spec of mechanism ``name`` at ``epsilon`` over ``domain`` (RAPPOR: candidates = domain)."""
+    """Spec of mechanism ``name`` at ``epsilon`` over ``domain`` (RAPPOR: candidates = domain; heavy hitters: top-k)."""
     kind = mechanism_kind(name)
     if kind == "rappor":
         return rappor_for_epsilon(epsilon, rappor)
+    if kind == "heavy-hitter":
+        from ldp.simulations.heavy_hitters import heavy_hitter_spec
+
+        return heavy_hitter_spec(name, epsilon, domain, top_k)
     return frequency_spec(resolve_name(name, epsilon, len(domain)), domain, epsilon)

@@ -261,7 +261,9 @@ def run(
     records: list[dict[str, Any]] = []
     # every spec first: a refused parameter (ε, domain size) stops the sweep before any cell runs
     specs = {
-        (name, eps, population.domain_size): build_spec(name, eps, population.domain, rappor=rappor)
+        (name, eps, population.domain_size): build_spec(
+            name, eps, population.domain, rappor=rappor, top_k=top_k
+        )
         for population, names in grid
         for name in names
         for eps in eps_list
@@ -340,10 +342,22 @@ def _cell(
         row.update(detection_metrics(detected, estimate, truth))
         del row["detected_tv"]
         eps_for_bound = spec.epsilon_one
+    elif kind == "heavy-hitter":  # no candidate list: the top-k metrics are those of the discovered set
+        from ldp.simulations.heavy_hitters import discovery_metrics, heavy_hitter_estimates
+
+        estimate, found, outside = heavy_hitter_estimates(spec, population.domain, counts, rng)
+        row = {"resolved": spec.mechanism, "epsilon_achieved": spec.epsilon_achieved, "theory_mse": math.nan}
+        row.update(detection_metrics(found, estimate, truth))
+        row["false_positives"] += outside
+        del row["detected_tv"]
+        eps_for_bound = spec.epsilon
     else:  # pragma: no cover - a kind registered without a simulator
         raise ParameterError(f"no simulator for mechanism kind {kind!r}")
     row.update(error_metrics(estimate, truth))
-    row.update(top_k_metrics(estimate, truth, min(top_k, d)))
+    if kind == "heavy-hitter":
+        row.update(discovery_metrics(found, outside, estimate, truth, min(top_k, d)))
+    else:
+        row.update(top_k_metrics(estimate, truth, min(top_k, d)))
     row["mse_ratio"] = row["mse"] / row["theory_mse"] if row["theory_mse"] > 0 else math.nan
     row["lower_bound"] = lower_bound(eps_for_bound, d, n)
     return row

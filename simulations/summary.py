@@ -135,7 +135,8 @@ def format_report(summary: pd.DataFrame) -> str:
         )
         if "central_epsilon" in block:
             shown["central eps"] = block["central_epsilon"].map(_fmt)
-        if has_rappor:
+        if has_rappor:  # detection (RAPPOR, heavy hitters): the recall of the top k too
+            shown["top-k rec"] = block["top_k_recall"].map(lambda x: f"{x:.2f}")
             shown["detected"] = block["detected"].map(_fmt)
             shown["fp"] = block["false_positives"].map(_fmt)
             shown["fn"] = block["false_negatives"].map(_fmt)

@@ -49,13 +49,29 @@ def numeric_specs(epsilon: float = 1.0):
     return [numeric_spec(name, epsilon, 0.0, 1.0, delta=1e-5) for name in NUMERIC_MECHANISMS]
 
 
+def heavy_hitter_specs(epsilon: float | None = None):
+    """One small spec of every heavy-hitter mechanism (values: strings of at most 2 bytes, like sample_values').
+
+    PEM: 3 groups (prefixes of 2, 9 and 16 bits); TreeHist: 17 groups. Without ``epsilon`` (ε = 6 and 10)
+    the 300 reports of the format tests discover values (a non-empty table), so the tests compare estimates,
+    not empty tables.
+    """
+    return [
+        ldp.PEM(epsilon=6.0 if epsilon is None else epsilon, max_length=2, top_k=3, eta=7),
+        ldp.TreeHist(epsilon=10.0 if epsilon is None else epsilon, max_length=2, top_k=3),
+    ]
+
+
 def every_spec_shape():
     """Every registered mechanism, RAPPOR in each encoding: the list the format tests run over.
 
     tests/test_io.py checks that it covers the whole spec registry, so a new
     mechanism fails there until it has a case here (or in the lists above).
     """
-    return [*frequency_specs(), *rappor_specs(), *numeric_specs()]
+    subset = ldp.SubsetSelection(
+        SMALL_DOMAIN, epsilon=1.0, omega=2
+    )  # frequency_specs' ss has omega = 1 (GRR)
+    return [*frequency_specs(), subset, *rappor_specs(), *numeric_specs(), *heavy_hitter_specs()]
 
 
 @pytest.fixture(params=frequency_specs(), ids=lambda s: s.mechanism)
@@ -88,7 +104,7 @@ def sample_values(spec, n: int) -> list:
         return [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]
     if getattr(spec, "encoding", None) == "boolean":
         return [i % 3 == 0 for i in range(n)]
-    if getattr(spec, "domain", None) is None:  # Bloom RAPPOR: any string
+    if getattr(spec, "domain", None) is None:  # Bloom RAPPOR, heavy hitters: any string
         return [f"u{i % 5}" for i in range(n)]
     return [spec.domain[i % len(spec.domain)] for i in range(n)]
 

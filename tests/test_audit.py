@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import frequency_specs, numeric_specs, rappor_specs
+from conftest import frequency_specs, heavy_hitter_specs, numeric_specs, rappor_specs
 
 import ldp
 from ldp.audit import Claim, audit_claims, audit_pairs, clopper_pearson, epsilon_lower_bound, run_audit
@@ -101,15 +101,20 @@ def test_delta_is_subtracted_and_a_lower_end_below_delta_gives_no_bound():
 
 
 def _mechanisms():
-    specs = [*frequency_specs(epsilon=1.0), *rappor_specs(), *numeric_specs(epsilon=1.0)]
+    specs = [
+        *frequency_specs(epsilon=1.0),
+        *rappor_specs(),
+        *numeric_specs(epsilon=1.0),
+        *heavy_hitter_specs(1.0),
+    ]
     return [pytest.param(s, id=f"{s.mechanism}-{getattr(s, 'encoding', '')}{i}") for i, s in enumerate(specs)]
 
 
 def test_the_mechanism_lists_cover_the_registry():
-    from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS
+    from ldp.specs import FREQUENCY_MECHANISMS, HEAVY_HITTER_MECHANISMS, NUMERIC_MECHANISMS
 
     audited = {p.values[0].mechanism for p in _mechanisms()}
-    assert audited == {*FREQUENCY_MECHANISMS, *NUMERIC_MECHANISMS, "rappor"}
+    assert audited == {*FREQUENCY_MECHANISMS, *NUMERIC_MECHANISMS, *HEAVY_HITTER_MECHANISMS, "rappor"}
 
 
 @pytest.mark.parametrize("spec", _mechanisms())

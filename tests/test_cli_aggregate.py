@@ -175,7 +175,7 @@ def test_nothing_readable_is_a_one_line_error_with_status_2(tmp_path):
         (["reports.txt"], "extension"),
         ([], "no report files"),
         (["r.jsonl", "--confidence", "1.5"], "--confidence"),
-        (["r.jsonl", "--candidates", "cands.txt"], "RAPPOR"),
+        (["r.jsonl", "--candidates", "cands.txt"], "take candidate values (rappor, cms, hcms)"),
         (["r.jsonl", "--rejects", "rejects.txt"], "rejects file"),
         (["r.jsonl", "-o", "est.xlsx"], "estimates file"),
     ],

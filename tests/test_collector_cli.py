@@ -31,6 +31,7 @@ SPECS = {
     "grr": GRR,
     "oue": ldp.OUE(domain=("a", "b", "c", "d", "e"), epsilon=1.0),
     "olh": ldp.OLH(domain=("a", "b", "c", "d", "e"), epsilon=1.0),
+    "ss": ldp.SubsetSelection(domain=("a", "b", "c", "d", "e"), epsilon=1.0, omega=2),
     "rappor": rappor_specs()[0],
     "duchi": ldp.specs.numeric_spec("duchi", 1.0, 0.0, 1.0),
 }

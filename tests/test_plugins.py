@@ -23,6 +23,13 @@ def test_every_mechanism_has_its_client_and_aggregator_pieces(name, role):
     assert has_implementation(registered_specs()[name], role)
 
 
+@pytest.mark.parametrize("name", sorted(registered_specs()))
+def test_every_mechanism_has_its_audit_events(name):
+    import ldp.audit_events  # noqa: F401 - the audit layer registers its families on import
+
+    assert has_implementation(registered_specs()[name], "audit_events")
+
+
 @pytest.mark.parametrize(
     "name", sorted(n for n, c in registered_specs().items() if issubclass(c, FrequencySpec))
 )
@@ -100,18 +107,25 @@ def test_the_prr_and_the_ledger_share_one_value_identity():
 
 def test_the_mechanism_lists_are_views_of_the_one_registry():
     from ldp.commands.spec import MECHANISMS
-    from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS
+    from ldp.specs import FREQUENCY_MECHANISMS, HEAVY_HITTER_MECHANISMS, NUMERIC_MECHANISMS
 
     registered = set(registered_specs())
-    assert set(FREQUENCY_MECHANISMS) | set(NUMERIC_MECHANISMS) | {"rappor"} == registered
+    assert (
+        set(FREQUENCY_MECHANISMS) | set(NUMERIC_MECHANISMS) | set(HEAVY_HITTER_MECHANISMS) | {"rappor"}
+        == registered
+    )
     assert set(MECHANISMS) == registered | {"auto"}
     assert list(FREQUENCY_MECHANISMS) == [
         "binary-rr",
         "grr",
         "blh",
+        "hr",
         "olh",
+        "hcms",
         "oue",
         "sue",
+        "ss",
+        "cms",
     ]  # smaller reports first
     assert all(registered_specs()[name] is cls for name, cls in FREQUENCY_MECHANISMS.items())
 
@@ -136,6 +150,8 @@ def test_every_mechanism_describes_its_privacy_or_says_why_not(name):
     spec = {
         "rappor": lambda: cls(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4"),
         "gaussian": lambda: cls(epsilon=1.0, delta=1e-6, low=0.0, high=1.0),
+        "pem": lambda: cls(epsilon=1.0),
+        "treehist": lambda: cls(epsilon=1.0),
     }.get(
         name,
         lambda: (

@@ -55,11 +55,11 @@ def test_run_grid_has_one_row_per_cell_and_repeat():
 
 
 def test_auto_rows_equal_their_choice():
-    frame = _numbers(run(mechanisms="oue,auto", epsilons=1.0, users=5000, domain_size=64, repeats=2, seed=3))
+    frame = _numbers(run(mechanisms="ss,auto", epsilons=1.0, users=5000, domain_size=64, repeats=2, seed=3))
     auto = frame[frame["mechanism"] == "auto"].drop(columns=["mechanism"]).reset_index(drop=True)
-    oue = frame[frame["mechanism"] == "oue"].drop(columns=["mechanism"]).reset_index(drop=True)
-    assert (auto["resolved"] == "oue").all()
-    pd.testing.assert_frame_equal(auto, oue)
+    chosen = frame[frame["mechanism"] == "ss"].drop(columns=["mechanism"]).reset_index(drop=True)
+    assert (auto["resolved"] == "ss").all()
+    pd.testing.assert_frame_equal(auto, chosen)
 
 
 def test_same_seed_same_numbers_and_cells_are_independent_of_the_grid():
@@ -170,6 +170,7 @@ ALPHA_AGREE = 1e-4  # per mechanism; z = 3.89 two-sided
         ("oue", 100),
         ("olh", 100),
         ("blh", 100),
+        ("ss", 100),
         pytest.param("rappor", 40, marks=pytest.mark.slow),
         ("binary-rr", 100),
     ],

@@ -8,9 +8,13 @@ import { type Fraction, compare, divInt, fraction, lcm, ONE, sub } from "./fract
 import { LH_SEED_SPACE, bloomPositions, lhBucket } from "./hashing.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, UniformBelow, nobleShake256, prfInput, cryptoSource, randbelow, sampleLaneWords, wordsToLanes } from "./random.js";
+import { PEMEncoder } from "./pem.js";
 import type { Report } from "./report.js";
+import { CMSEncoder, HCMSEncoder } from "./sketch.js";
 import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { SubsetEncoder } from "./subset.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
+import { HadamardEncoder } from "./hadamard.js";
 
 /** What every encoder offers. */
 export interface Encoder {
@@ -20,7 +24,7 @@ export interface Encoder {
 }
 
 /** Randomized response over [0, n): keep the index with keep/den, else each other one with other/den. */
-class RandomizedResponse {
+export class RandomizedResponse {
   private readonly uniform: UniformBelow;
   private readonly den: bigint;
   private readonly keep: bigint;
@@ -283,8 +287,19 @@ export function makeEncoder(spec: Spec, options: { source?: ByteSource; client?:
     case "olh":
     case "blh":
       return new LocalHashingEncoder(spec, source);
+    case "hr":
+      return new HadamardEncoder(spec, source);
+    case "cms":
+      return new CMSEncoder(spec, source);
+    case "hcms":
+      return new HCMSEncoder(spec, source);
+    case "ss":
+      return new SubsetEncoder(spec, source);
     case "rappor":
       return new RapporEncoder(spec, options.client ?? newRapporClient(spec, source), source, options.shake);
+    case "pem":
+    case "treehist":
+      return new PEMEncoder(spec, source);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }

@@ -9,6 +9,8 @@ export interface Report {
   cohort?: number;
   seed?: bigint;
   value?: string | bigint | number;
+  /** Integer fields a spec's report schema declares (CMS's row, HCMS's row, column and bit), in schema order. */
+  extra?: ReadonlyArray<readonly [string, number]>;
   bits?: Uint8Array;
   client?: string;
   group?: string;
@@ -19,12 +21,13 @@ export function reportVersion(report: Report): number {
   return report.group === undefined ? 1 : 2;
 }
 
-/** The JSON line: keys v, spec, cohort, seed, value, bits, client, group (absent ones omitted). */
+/** The JSON line: keys v, spec, cohort, seed, value, the declared fields, bits, client, group (absent ones omitted). */
 export function reportToJson(report: Report): string {
   const parts = [`"v":${reportVersion(report)}`, `"spec":${jsonString(report.spec, true)}`];
   if (report.cohort !== undefined) parts.push(`"cohort":${report.cohort}`);
   if (report.seed !== undefined) parts.push(`"seed":${report.seed}`);
   if (report.value !== undefined) parts.push(`"value":${dumpJson(report.value, false, true)}`);
+  for (const [name, field] of report.extra ?? []) parts.push(`${jsonString(name, true)}:${field}`);
   if (report.bits !== undefined) parts.push(`"bits":"${toBase64(report.bits)}"`);
   if (report.client !== undefined) parts.push(`"client":${jsonString(report.client, true)}`);
   if (report.group !== undefined) parts.push(`"group":${jsonString(report.group, true)}`);
@@ -58,6 +61,7 @@ function valueField(value: string | bigint | number): Uint8Array {
 
 /** The binary form: v, presence mask, fingerprint (8 bytes), then the present fields, big-endian. */
 export function reportToBinary(report: Report): Uint8Array {
+  if (report.extra?.length) throw new RangeError(`report field ${report.extra[0][0]} has no binary form`);
   let mask = 0;
   const body: Uint8Array[] = [];
   const add = (bit: number, bytes: Uint8Array) => {

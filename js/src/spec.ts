@@ -91,6 +91,10 @@ const MECHANISMS: Record<string, Record<string, Field>> = {
   oue: frequency({ p: [probability, required], q: [probability, required] }),
   olh: frequency({ g: [integer, required], p: [probability, required] }),
   blh: frequency({ g: [integer, 2n], p: [probability, required] }),
+  hr: frequency({ blocks: [integer, required], p: [probability, required] }),
+  cms: frequency({ k: [integer, 1024n], m: [integer, 1024n], salt: [integer, 0n], p: [probability, required] }),
+  hcms: frequency({ k: [integer, 1024n], m: [integer, 1024n], salt: [integer, 0n], p: [probability, required] }),
+  ss: frequency({ omega: [integer, required], p: [probability, required] }),
   rappor: {
     num_bits: [integer, null],
     num_hashes: [integer, null],
@@ -108,6 +112,23 @@ const MECHANISMS: Record<string, Record<string, Field>> = {
   hybrid: numericRange(-1.0, { grid: [integer, 256n] }),
   laplace: numericRange(-1.0, { grid: [integer, 256n] }),
   gaussian: numericRange(-1.0, { grid: [integer, 256n], delta: [float, required] }),
+  pem: {
+    epsilon: [float, required],
+    max_length: [integer, 16n],
+    top_k: [integer, 10n],
+    eta: [integer, 4n],
+    g: [integer, required],
+    p: [probability, required],
+  },
+  treehist: {
+    epsilon: [float, required],
+    max_length: [integer, 8n],
+    top_k: [integer, 10n],
+    width: [integer, required],
+    beta: [float, 0.05],
+    g: [integer, required],
+    p: [probability, required],
+  },
 };
 
 /** The registered mechanism name: lowercase, `-` not `_`. */
@@ -148,7 +169,7 @@ export function canonicalFields(data: JsonObject): JsonObject {
   for (const [name, [normalize, fallback]] of Object.entries(fields)) {
     const given = data[name];
     if (given === undefined || (given === null && fallback === null)) {
-      if (fallback === undefined) fail(`${mechanism}: ${name} ${name === "p" || name === "q" ? CALIBRATION : "is required"}`);
+      if (fallback === undefined) fail(`${mechanism}: ${name} ${name === "p" || name === "q" || name === "blocks" || name === "omega" ? CALIBRATION : "is required"}`);
       out[name] = fallback;
     } else {
       out[name] = normalize(given, name);

@@ -32,6 +32,7 @@ const CRITICAL: Record<number, number> = {
   3: 30.664849706213598,
   4: 33.37684158171984,
   8: 42.700913926544274,
+  9: 44.81093787068782,
   16: 58.3243900143889,
   // the numeric tests' pooled cells (deterministic: pooling depends on the expected counts only)
   12: 50.825252138874454,
@@ -75,6 +76,7 @@ const SPECS = {
   oue: '{"domain":[0,1,2,3,4,5,6,7],"epsilon":1.0,"format":1,"mechanism":"oue","p":"1/2","q":"4961093570831984269/18446744073709551616"}',
   olh: '{"domain":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15],"epsilon":1.0,"format":1,"g":4,"mechanism":"olh","p":"4384485647440694613/9223372036854775808"}',
   blh: '{"domain":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15],"epsilon":1.0,"format":1,"g":2,"mechanism":"blh","p":"13485650502877567347/18446744073709551616"}',
+  ss: '{"domain":[0,1,2,3,4],"epsilon":1.0,"format":1,"mechanism":"ss","omega":2,"p":"11887173794671949881/18446744073709551616"}',
   rappor: '{"domain":null,"encoding":"bloom","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":16,"num_cohorts":4,"num_hashes":2,"p":"1/4","q":"3/4"}',
 };
 const N = 20_000;
@@ -128,6 +130,22 @@ describe("CSPRNG output matches the spec probabilities (chi-square, α = 1e-6)",
       assertFits(chiSquare(counts, counts.map((_, k) => (k === 0 ? p : (1 - p) / (g - 1))), n), df);
     });
   }
+
+  it("ss: each 2-subset of 5 values with p/C(4,1) (holding the value) or (1 − p)/C(4,2)", () => {
+    const spec = loadSpec(SPECS.ss);
+    const p = prob(spec, "p");
+    const subsets: string[] = [];
+    for (let a = 0; a < 5; a++) for (let b = a + 1; b < 5; b++) subsets.push(`${a},${b}`);
+    const counts = new Array(subsets.length).fill(0);
+    const encoder = makeEncoder(spec);
+    for (let i = 0; i < N; i++) {
+      const bits = encoder.encode(1n).bits!;
+      const members = [0, 1, 2, 3, 4].filter((v) => bitAt(bits, v) === 1);
+      counts[subsets.indexOf(members.join(","))]++;
+    }
+    const expected = subsets.map((s) => (s.split(",").includes("1") ? p / 4 : (1 - p) / 6));
+    assertFits(chiSquare(counts, expected, N), 9);
+  });
 
   it("rappor IRR: given the client's PRR, each bit 1 with q (PRR 1) or p (PRR 0)", () => {
     const spec = loadSpec(SPECS.rappor);

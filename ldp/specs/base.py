@@ -143,6 +143,10 @@ class Spec(abc.ABC):
     memoized: ClassVar[bool] = False
     #: True when :meth:`privacy_pieces` gives the exact trade-off curve; False when it is a sound bound.
     exact_privacy_curve: ClassVar[bool] = True
+    #: How an estimate takes a list of candidate values (``ldp aggregate --candidates``): None (it does
+    #: not), ``"estimate"`` (estimates of the given values, as of a domain's) or ``"decode"`` (a candidate
+    #: decode with its own options, RAPPOR's).
+    candidates_mode: ClassVar[str | None] = None
 
     if TYPE_CHECKING:  # a field of most specs, a property of others (RAPPOR's ε₁): declared for the checker
 

@@ -13,9 +13,9 @@ Epsilon
     mechanism                     largest ε      why
     ============================  =============  ===================================================
     binary-rr, grr, blh, oue,     23             the small probability ~1/(e^ε + 1) is a multiple of
-    duchi, stochastic-rounding                   2^-64: its rounding, ~e^ε·2^-64 relative, passes
-                                                 the 1e-9 tolerance at ε ≈ 23.6
-    sue                           45             1 − p ~ 1/(e^{ε/2} + 1) on the same grid, squared:
+    hr, hcms, ss, duchi,                         2^-64: its rounding, ~e^ε·2^-64 relative, passes
+    stochastic-rounding                          the 1e-9 tolerance at ε ≈ 23.6 (ss: 1 − p)
+    sue, cms                      45             1 − p ~ 1/(e^{ε/2} + 1) on the same grid, squared:
                                                  ε ≈ 45.9
     olh                           21             the hash range g ≈ e^ε + 1 must stay below the hash
                                                  prime 2^31 − 1 (ε < 21.49)
@@ -37,8 +37,8 @@ Sizes
 
     - :data:`MAX_DOMAIN_SIZE` (2^20 = 1,048,576 values) for GRR, binary RR,
       OLH, BLH and basic RAPPOR: one int64 count per value, and the spec's
-      own value index;
-    - :data:`MAX_UNARY_DOMAIN_SIZE` (2^18 = 262,144 values) for SUE and OUE:
+      own value index (HR: one count per output, fewer than 2(d + B) ≤ 6d);
+    - :data:`MAX_UNARY_DOMAIN_SIZE` (2^18 = 262,144 values) for SUE, OUE and SS:
       a report is d bits (32 KiB at the limit) and the aggregator counts
       bytes in a table of 32 counters per value (64 MiB);
     - :data:`MAX_TABLE_COUNTERS` (2^24 = 16,777,216) for RAPPOR's

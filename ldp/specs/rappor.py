@@ -97,6 +97,7 @@ class Rappor(Spec):
 
     mechanism: ClassVar[str] = "rappor"
     report_kind: ClassVar[str] = "rappor"
+    candidates_mode: ClassVar[str | None] = "decode"
     #: Reports carry the client's cohort and its num_bits perturbed Bloom filter bits.
     report_schema: ClassVar[ReportSchema] = ReportSchema(
         (

@@ -3,9 +3,9 @@
 Wang et al.'s rule "GRR iff d < 3e^ε + 2" compares GRR with OUE/OLH at
 small frequencies. :func:`best_frequency_mechanism` generalizes it: it builds
 each candidate spec with its exact, calibrated probabilities (integer g for
-OLH included) and picks the smallest Var*; ties go to the smaller report, in
-the order of :data:`FREQUENCY_MECHANISMS` (each class's ``report_size_rank``:
-GRR, BLH, OLH, OUE, SUE).
+OLH included) and picks the smallest Var*; ties go to the smaller report
+(``spec.report_bits``), then to the first in the order of
+:data:`FREQUENCY_MECHANISMS` (each class's ``report_size_rank``).
 
 References
 ----------
@@ -91,8 +91,9 @@ def variance_table(
 def best_frequency_mechanism(epsilon: float, domain_size: int, *, max_report_bits: int | None = None) -> str:
     """Name of the frequency oracle with the smallest Var* at (ε, d).
 
-    Ties (within 1e-12 relative) go to the cheaper report, in the order of
-    :data:`FREQUENCY_MECHANISMS`. BinaryRR is reported as ``"grr"`` (same
+    Ties (within 1e-12 relative) go to the smaller report
+    (:attr:`~ldp.specs.base.Spec.report_bits`), then to the first in the
+    order of :data:`FREQUENCY_MECHANISMS`. BinaryRR is reported as ``"grr"`` (same
     mechanism) so the answer works for any two-value domain. With
     ``max_report_bits``, only oracles whose reports carry at most that many
     bits compete (``ldp spec auto --max-report-bits``).
@@ -100,7 +101,8 @@ def best_frequency_mechanism(epsilon: float, domain_size: int, *, max_report_bit
     table = variance_table(epsilon, domain_size, max_report_bits=max_report_bits)
     table.pop("binary-rr", None)
     best = min(table.values())
-    for name in FREQUENCY_MECHANISMS:
-        if name in table and table[name] <= best * (1 + 1e-12):
-            return name
-    raise AssertionError("unreachable")  # pragma: no cover
+    tied = [name for name in FREQUENCY_MECHANISMS if name in table and table[name] <= best * (1 + 1e-12)]
+    if len(tied) == 1:
+        return tied[0]
+    domain = range(domain_size)  # the smaller report among the tied (list order breaks a tie of sizes)
+    return min(tied, key=lambda name: FREQUENCY_MECHANISMS[name](domain=domain, epsilon=epsilon).report_bits)

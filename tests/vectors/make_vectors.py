@@ -69,6 +69,7 @@ from ldp.report import Report, pack_bits, unpack_bits
 from ldp.specs import Rappor, Spec, spec_from_dict
 from ldp.specs.base import registered_specs
 from ldp.specs.numeric import NumericSpec
+from ldp.specs.sketch import SketchSpec
 
 #: Version of the layout of vectors.json (bump when a section changes shape).
 VECTORS_FORMAT = 1
@@ -167,6 +168,15 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("olh/large-eps", {"mechanism": "olh", "domain": ["a", "b", "c", "d", "é"], "epsilon": 5.0}),
     ("olh/explicit-g", {"mechanism": "olh", "domain": list(range(50)), "epsilon": 2.0, "g": 7}),
     ("blh/str", {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0}),
+    ("hr/high-privacy", {"mechanism": "hr", "domain": ["a", "b", "c", "d", "é"], "epsilon": 0.5}),
+    ("hr/blocks", {"mechanism": "hr", "domain": list(range(40)), "epsilon": 2.5}),
+    ("hr/one-per-block", {"mechanism": "hr", "domain": [-3, 0, 7, 1000, 2**53 + 1], "epsilon": 4.0}),
+    ("pem/default", {"mechanism": "pem", "epsilon": 2.0, "max_length": 8}),
+    ("pem/non-ascii", {"mechanism": "pem", "epsilon": 1.0, "max_length": 12, "top_k": 3, "eta": 3}),
+    ("treehist/default", {"mechanism": "treehist", "epsilon": 2.0, "max_length": 4}),
+    ("ss/str", {"mechanism": "ss", "domain": [f"s{i}" for i in range(10)], "epsilon": 1.0}),
+    ("ss/omega", {"mechanism": "ss", "domain": list(range(70)), "epsilon": 0.5, "omega": 20}),
+    ("ss/omega-1", {"mechanism": "ss", "domain": ["a", "é", 3], "epsilon": 2.0}),
     (
         "rappor/mmh3",
         {
@@ -242,6 +252,11 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     ("rappor/boolean", {"mechanism": "rappor", "encoding": "boolean", "f": "1/2", "p": "1/4", "q": "3/4"}),
+    (
+        "cms/str",
+        {"mechanism": "cms", "domain": ["a", "b", "\u00e9"], "epsilon": 2.0, "k": 16, "m": 20, "salt": 7},
+    ),
+    ("hcms/int", {"mechanism": "hcms", "domain": [0, 1, 2, 3, 4], "epsilon": 1.0, "k": 8, "m": 32}),
     ("duchi/default", {"mechanism": "duchi", "epsilon": 1.0}),
     ("duchi/range", {"mechanism": "duchi", "epsilon": 0.5, "low": 0, "high": 100}),
     ("stochastic-rounding/default", {"mechanism": "stochastic-rounding", "epsilon": 1.0}),
@@ -308,7 +323,7 @@ def spec_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
 
 
 #: Spec fields the library derives from ε when a spec file leaves them out (via floating-point ``exp``).
-CALIBRATED_FIELDS = ("p", "q", "g")
+CALIBRATED_FIELDS = ("p", "q", "g", "blocks", "omega")
 
 
 def calibrated_fields(data: dict[str, Any], spec: Spec) -> list[str]:
@@ -452,6 +467,49 @@ def olh_vectors() -> dict[str, Any]:
         "indices": LH_INDICES,
         "seeds": seeds,
         "collision_probability": {str(g): _fraction(lh_collision_probability(g)) for g in LH_GS},
+    }
+
+
+#: PEM: values and prefix lengths of the bit-encoding and prefix-key vectors (max_length 12).
+PEM_VALUES = ["", "a", "café", "日本語", "naïve café"]
+PEM_LENGTHS = [1, 4, 7, 8, 13, 24, 96]
+
+
+def pem_vectors() -> dict[str, Any]:
+    """PEM's bit encoding of values (zero-padded UTF-8) and the keys of their prefixes."""
+    from ldp.specs import PEM
+    from ldp.specs.heavy_hitters import PREFIX_HASH_LABEL, prefix_key
+
+    spec = PEM(epsilon=1.0, max_length=12)
+    cases = []
+    for value in PEM_VALUES:
+        bits = spec.value_bits(value)
+        prefixes = []
+        for length in PEM_LENGTHS:
+            prefix = bits >> (spec.num_bits - length)
+            size = (length + 7) // 8
+            prefixes.append(
+                {
+                    "length": length,
+                    "prefix_bytes": (prefix << (8 * size - length)).to_bytes(size, "big").hex(),
+                    "key": prefix_key(prefix, length),
+                }
+            )
+        cases.append(
+            {"value": value, "bits": bits.to_bytes(spec.max_length, "big").hex(), "prefixes": prefixes}
+        )
+    rounds = {
+        str(k): {
+            "eta": eta,
+            "lengths": list(PEM(epsilon=1.0, max_length=12, top_k=k, eta=eta).prefix_lengths),
+        }
+        for k, eta in ((1, 8), (10, 4), (3, 3))
+    }
+    return {
+        "label": PREFIX_HASH_LABEL.decode("ascii"),
+        "max_length": spec.max_length,
+        "values": cases,
+        "rounds": rounds,
     }
 
 
@@ -671,6 +729,29 @@ def prr_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
     return out
 
 
+# -- sketches (CMS, HCMS) ----------------------------------------------------------------------
+
+
+def sketch_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
+    """h_j(value) of CMS and HCMS: MurmurHash3 x64-128 of the value bytes with seed salt + j, h1 mod m."""
+    out = []
+    for name, spec in specs.items():
+        if not isinstance(spec, SketchSpec):
+            continue
+        for value in [*spec.domain, "not-in-domain"]:
+            out.append(
+                {
+                    "spec": name,
+                    "k": spec.k,
+                    "m": spec.m,
+                    "salt": spec.salt,
+                    "value": value,
+                    "positions": [spec.position(value, j) for j in range(spec.k)],
+                }
+            )
+    return out
+
+
 # -- numeric tables --------------------------------------------------------------------------
 
 
@@ -746,6 +827,15 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("olh/large-eps", ["a", "é"]),
     ("olh/explicit-g", [1, 49]),
     ("blh/str", ["x", "日本語"]),
+    ("hr/high-privacy", ["a", "é", "c"]),
+    ("hr/blocks", [0, 17, "39"]),
+    ("hr/one-per-block", [-3, "1000", "9007199254740993"]),
+    ("pem/default", ["the", "", "café"]),
+    ("pem/non-ascii", ["日本語", "😀", "naïve café"]),
+    ("treehist/default", ["hey", "é", ""]),
+    ("ss/str", ["s0", "s9"]),
+    ("ss/omega", [0, 35, "69"]),
+    ("ss/omega-1", ["é", 3]),
     ("rappor/mmh3", ["hello", "日本語"]),
     ("rappor/mmh3-wide", ["😀"]),
     ("rappor/md5", ["hello", ""]),
@@ -753,6 +843,8 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("rappor/one-time", ["hello"]),
     ("rappor/basic", ["a", 3]),
     ("rappor/boolean", [True, "no"]),
+    ("cms/str", ["a", "\u00e9", "not-in-domain"]),
+    ("hcms/int", [0, "4", 3]),
     ("duchi/default", [-1.0, 0.0, 0.3, 1, 7.5]),
     ("duchi/range", [0, 12.5, 100, -1]),
     ("stochastic-rounding/default", [0.0, 0.25, 1.0]),
@@ -799,8 +891,9 @@ def encoding_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
                 "bytes": stream.consumed.hex(),
                 "reads": stream.reads,
                 "report_json": report.to_json(),
-                "report_binary": report.to_bytes().hex(),
             }
+            if not report.extra:  # fields a report schema declares have no binary form
+                case["report_binary"] = report.to_bytes().hex()
             if client is not None:
                 case["secret"] = client[0].hex()
                 case["cohort"] = client[1]
@@ -994,6 +1087,7 @@ def _build() -> tuple[dict[str, Any], dict[str, Any]]:
         "float_text": float_text_vectors(),
         "bloom": bloom_vectors(),
         "olh": olh_vectors(),
+        "pem": pem_vectors(),
         "bit_packing": packing_vectors(),
         "samplers": {
             "randbelow": randbelow_vectors(),
@@ -1001,6 +1095,7 @@ def _build() -> tuple[dict[str, Any], dict[str, Any]]:
             "lanes": lane_vectors(),
         },
         "prr": prr_vectors(specs),
+        "sketch": sketch_vectors(specs),
         "numeric": numeric_vectors(specs),
         "encodings": encoding_vectors(specs),
         "reports": report_vectors(),

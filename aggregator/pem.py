@@ -1,0 +1,465 @@
+"""PEM aggregation: keep each group's OLH reports, extend the top prefixes round by round (docs/heavy-hitters.md#pem).
+
+The accumulator keeps, per group (round), the (seed, bucket) pairs of its
+reports: OLH's support of an arbitrary prefix needs each report's hash
+function, so the pairs are the sufficient statistic (a multiset; merging
+concatenates, which is associative and commutative).
+
+The search (:func:`pem_search`): round 0 evaluates all 2^γ prefixes of
+length γ on group 0's reports and keeps the k with the largest estimates;
+round i evaluates the k kept prefixes × their 2^(ℓ_i − ℓ_{i−1}) extensions
+on group i's reports and keeps the top k; the last round's candidates are
+whole values (only valid encodings are ranked). A prefix's support count in
+a round is the number of its reports ⟨seed, y⟩ with H_seed(key(prefix)) = y,
+and its estimate OLH's unbiased (C/n_i − q*)/(p* − q*).
+
+References
+----------
+.. [1] T. Wang, N. Li, S. Jha. "Locally differentially private heavy hitter
+   identification". IEEE TDSC 18(2), 2021.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, Self
+
+import numpy as np
+
+from ldp.aggregator.accumulators import Accumulator, _check_int_column, _present, accumulator_for
+from ldp.aggregator.estimates import estimate_table
+from ldp.batch import ReportBatch
+from ldp.errors import ParameterError, ReportError
+from ldp.frequency_math import frequency_variance, unbiased_frequency
+from ldp.hashing import LH_PRIME, LH_SEED_SPACE
+from ldp.report import Report
+from ldp.report_check import check_report
+from ldp.specs.heavy_hitters import PEM, PrefixHashing, TreeHist, prefix_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "PEMAccumulator",
+    "Round",
+    "TreeHistAccumulator",
+    "candidate_support",
+    "heavy_hitter_table",
+    "held_out_round",
+    "pem_search",
+    "treehist_search",
+]
+
+#: Reports × candidates evaluated per NumPy step (a few MiB of uint64 temporaries).
+_BLOCK = 1 << 20
+
+
+def candidate_support(seeds: np.ndarray, buckets: np.ndarray, keys: np.ndarray, g: int) -> np.ndarray:
+    """For each key K, the number of reports ⟨seed, y⟩ with H_seed(K) = y (:mod:`ldp.hashing`'s family).
+
+    Parameters
+    ----------
+    seeds : uint64 array (n,)
+    buckets : int array (n,), each in [0, g)
+    keys : int array (c,), each in [0, P)
+    g : int
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (c,)
+    """
+    prime = np.uint64(LH_PRIME)
+    keys = np.asarray(keys, dtype=np.uint64)
+    out = np.zeros(keys.size, dtype=np.int64)
+    n = seeds.shape[0]
+    if n == 0 or keys.size == 0:
+        return out
+    per = max(1, _BLOCK // max(keys.size, 1))
+    big_g = np.uint64(g)
+    for start in range(0, n, per):
+        s = seeds[start : start + per].astype(np.uint64, copy=False)
+        a = (s // prime + np.uint64(1))[None, :]
+        b = (s % prime)[None, :]
+        y = buckets[start : start + per].astype(np.uint64)[None, :]
+        h = (a * keys[:, None] + b) % prime  # (c, chunk), every product < 2^62
+        out += np.count_nonzero(h * big_g // prime == y, axis=1)
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Round:
+    """One round of the search: the candidates evaluated on one group and their estimates.
+
+    Attributes
+    ----------
+    length : int
+        Prefix length ℓ_i in bits.
+    reports : int
+        n_i, the group's reports.
+    candidates : numpy.ndarray of object (Python ints)
+        The prefixes evaluated.
+    support : numpy.ndarray of int64
+        Their support counts.
+    frequency : numpy.ndarray of float
+        Unbiased frequency estimates within the group.
+    kept : numpy.ndarray of int64
+        Indices (into ``candidates``) of the top k, best first.
+    """
+
+    length: int
+    reports: int
+    candidates: np.ndarray
+    support: np.ndarray
+    frequency: np.ndarray
+    kept: np.ndarray
+
+
+def _top(frequency: np.ndarray, candidates: np.ndarray, eligible: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k eligible candidates with the largest estimates (ties: the smaller prefix)."""
+    idx = np.flatnonzero(eligible)
+    order = np.lexsort((candidates[idx].astype(object), -frequency[idx]))
+    return idx[order[:k]]
+
+
+def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[Round]:
+    """The rounds of PEM's prefix extension over the groups' (seeds, buckets).
+
+    Raises
+    ------
+    ParameterError
+        When a group has no reports (its round cannot rank its candidates).
+    """
+    rounds: list[Round] = []
+    p_star, q_star = spec.p_star, spec.q_star
+    kept_prefixes = np.zeros(1, dtype=object)
+    previous = 0
+    last = spec.num_rounds - 1
+    for i, (seeds, buckets) in enumerate(groups):
+        n_i = int(seeds.shape[0])
+        length = spec.prefix_length(i)
+        if n_i == 0:
+            raise ParameterError(
+                f"pem: group {i} of {spec.num_rounds} has no reports, so its round cannot rank its "
+                "candidates (collect more reports)"
+            )
+        step = length - previous
+        ext = np.arange(1 << step, dtype=object)
+        candidates = (kept_prefixes[:, None] * (1 << step) + ext[None, :]).ravel()
+        keys = np.array([prefix_key(int(c), length) for c in candidates], dtype=np.uint64)
+        support = candidate_support(seeds, buckets, keys, spec.g)
+        frequency = np.asarray(unbiased_frequency(support, n_i, p_star, q_star), dtype=float)
+        if i == last:
+            eligible = np.array([spec.bits_value(int(c)) is not None for c in candidates], dtype=bool)
+        else:
+            eligible = np.array([spec.prefix_possible(int(c), length) for c in candidates], dtype=bool)
+        kept = _top(frequency, candidates, eligible, spec.top_k)
+        rounds.append(Round(length, n_i, candidates, support, frequency, kept))
+        kept_prefixes = candidates[kept]
+        previous = length
+    return rounds
+
+
+def held_out_round(spec: PrefixHashing, final: Round, seeds: np.ndarray, buckets: np.ndarray) -> Round:
+    """The last round's kept candidates re-estimated on held-out reports, best first by the new estimates.
+
+    Raises
+    ------
+    ParameterError
+        When there are no held-out reports.
+    """
+    n_b = int(seeds.shape[0])
+    if n_b == 0:
+        raise ParameterError(
+            f"{spec.mechanism}: the last group has no held-out reports; collect more reports"
+        )
+    length = spec.prefix_length(spec.num_rounds - 1)
+    candidates = final.candidates[final.kept]
+    keys = np.array([prefix_key(int(c), length) for c in candidates], dtype=np.uint64)
+    support = candidate_support(seeds, buckets, keys, spec.g)
+    frequency = np.asarray(unbiased_frequency(support, n_b, spec.p_star, spec.q_star), dtype=float)
+    kept = _top(frequency, candidates, np.ones(candidates.size, dtype=bool), candidates.size)
+    return Round(length, n_b, candidates, support, frequency, kept)
+
+
+def heavy_hitter_table(
+    spec: PrefixHashing, final: Round, n: int, confidence: float, *, selection_biased: bool = True
+) -> pd.DataFrame:
+    """The discovered values: count estimate n·f̂, its standard error and normal interval (docs/heavy-hitters.md#pem-variance).
+
+    f̂ is the last group's unbiased frequency estimate. Its variance is the
+    mechanism's (fixed data, n_i reports) plus the sampling of the group
+    from the n users: f(1 − f)(n − n_i)/(n_i(n − 1)), both at the plug-in
+    f̂ clipped to [0, 1].
+    """
+    n_i = final.reports
+    f_hat = final.frequency[final.kept]
+    f_clip = np.clip(f_hat, 0.0, 1.0)
+    variance = frequency_variance(f_clip, n_i, spec.p_star, spec.q_star)
+    if n > 1:
+        variance = variance + f_clip * (1 - f_clip) * (n - n_i) / (n_i * (n - 1))
+    values = [spec.bits_value(int(c)) for c in final.candidates[final.kept]]
+    table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
+    table.attrs.update(
+        mechanism=spec.mechanism,
+        group_reports=n_i,
+        reports=n,
+        selection_biased=selection_biased,
+        top_k=spec.top_k,
+    )
+    return table
+
+
+@accumulator_for(PEM)
+class PEMAccumulator(Accumulator):
+    """The (seed, bucket) pairs of each group's reports; :meth:`estimate` runs the search.
+
+    Parameters
+    ----------
+    spec : PEM
+    """
+
+    _BUFFER = 4096
+
+    def __init__(self, spec: PEM):
+        self.spec = spec
+        g = spec.num_rounds
+        self._seeds: list[list[np.ndarray]] = [[] for _ in range(g)]
+        self._buckets: list[list[np.ndarray]] = [[] for _ in range(g)]
+        self._pending: list[tuple[int, int, int]] = []
+        self._n = 0
+
+    # -- adding ----------------------------------------------------------------
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        pending = np.array(self._pending, dtype=np.uint64).reshape(-1, 3)
+        self._pending = []
+        self._store(pending[:, 0].astype(np.int64), pending[:, 1], pending[:, 2].astype(np.int64))
+
+    def _store(self, rounds: np.ndarray, seeds: np.ndarray, buckets: np.ndarray) -> None:
+        for i in np.unique(rounds).tolist():
+            mask = rounds == i
+            self._seeds[i].append(np.ascontiguousarray(seeds[mask], dtype=np.uint64))
+            self._buckets[i].append(np.ascontiguousarray(buckets[mask], dtype=np.int64))
+
+    def add(self, report: Report) -> None:
+        checked = check_report(self.spec, report)
+        round_ = _present(checked.field("round"), "round")
+        self._pending.append((round_, _present(checked.seed, "seed"), checked.value))
+        self._n += 1
+        if len(self._pending) >= self._BUFFER:
+            self._flush()
+
+    def add_batch(self, batch: ReportBatch) -> None:
+        self._check_batch(batch)
+        rounds = _check_int_column(batch.column("round"), "round", self.spec.num_rounds)
+        if batch.seeds is None:
+            raise ReportError("batch has no 'seeds' column")
+        seeds = np.asarray(batch.seeds)
+        if seeds.ndim != 1 or seeds.dtype.kind not in "iu":
+            raise ReportError(f"batch seeds must be a 1-D integer array, got {seeds.dtype} {seeds.shape}")
+        if seeds.size and (
+            (seeds.dtype.kind == "i" and seeds.min() < 0) or seeds.astype(np.uint64).max() >= LH_SEED_SPACE
+        ):
+            raise ReportError(f"batch seeds must be in [0, {LH_SEED_SPACE})")
+        buckets = _check_int_column(batch.values, "values", self.spec.g)
+        if not rounds.shape == seeds.shape == buckets.shape:
+            raise ReportError("batch round, seeds and values columns differ in length")
+        self._store(rounds.astype(np.int64), seeds.astype(np.uint64), buckets.astype(np.int64))
+        self._n += int(rounds.shape[0])
+
+    # -- state -------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of reports counted."""
+        return self._n
+
+    def groups(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per group, its reports' (seeds, buckets), sorted (the canonical multiset)."""
+        self._flush()
+        out = []
+        for i in range(self.spec.num_rounds):
+            seeds = np.concatenate(self._seeds[i]) if self._seeds[i] else np.zeros(0, dtype=np.uint64)
+            buckets = np.concatenate(self._buckets[i]) if self._buckets[i] else np.zeros(0, dtype=np.int64)
+            order = np.lexsort((buckets, seeds))
+            seeds, buckets = seeds[order], buckets[order]
+            self._seeds[i], self._buckets[i] = [seeds], [buckets]
+            out.append((seeds, buckets))
+        return out
+
+    @property
+    def group_sizes(self) -> np.ndarray:
+        """n_i, the reports of each group."""
+        return np.array([seeds.shape[0] for seeds, _ in self.groups()], dtype=np.int64)
+
+    def merge(self, other: Self) -> Self:
+        """A new accumulator holding the reports of both (same spec required)."""
+        self._check_mergeable(other)
+        merged = type(self)(self.spec)
+        for i, ((s1, b1), (s2, b2)) in enumerate(zip(self.groups(), other.groups(), strict=True)):
+            merged._seeds[i] = [np.concatenate([s1, s2])]
+            merged._buckets[i] = [np.concatenate([b1, b2])]
+        merged._n = self.n + other.n
+        return merged
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, PEMAccumulator)
+        if other.spec.fingerprint != self.spec.fingerprint or other.n != self.n:
+            return False
+        return all(
+            np.array_equal(s1, s2) and np.array_equal(b1, b2)
+            for (s1, b1), (s2, b2) in zip(self.groups(), other.groups(), strict=True)
+        )
+
+    __hash__ = None  # mutable: unhashable
+
+    # -- estimates ---------------------------------------------------------------
+    def rounds(self) -> list[Round]:
+        """The search's rounds (:func:`pem_search`)."""
+        return pem_search(self.spec, self.groups())
+
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", held_out: bool = False, **options: Any
+    ) -> pd.DataFrame:
+        """The discovered heavy hitters, best first: ``value, estimate, std_error, ci_low, ci_high, proportion``.
+
+        At most ``top_k`` rows (fewer when the last round has fewer valid
+        encodings among its candidates). The estimates are the last group's,
+        scaled to all n users; they are unbiased for a fixed value, but a
+        value *selected* by the same group's estimates is biased upward near
+        the selection threshold (docs/heavy-hitters.md#pem-selection).
+
+        Parameters
+        ----------
+        confidence : float
+            Level of the intervals.
+        consistency : str
+            ``none`` only.
+        held_out : bool, default False
+            Split the last group by the parity of the report's seed (uniform
+            and independent of the value): the even half selects the top k,
+            the odd half estimates them, so the estimates are unbiased
+            given the selection (twice the variance, a noisier selection).
+        """
+        self._refuse_options(options)
+        if str(consistency).strip().lower() != "none":
+            raise ParameterError(
+                f"pem estimates are the discovered values only; --consistency {consistency} does not apply "
+                "(use none)"
+            )
+        if self.n == 0:
+            raise ParameterError("cannot estimate from zero reports")
+        if not held_out:
+            rounds = self.rounds()
+            return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence)
+        groups = self.groups()
+        seeds, buckets = groups[-1]
+        odd = (seeds & np.uint64(1)).astype(bool)
+        rounds = pem_search(self.spec, [*groups[:-1], (seeds[~odd], buckets[~odd])])
+        final = held_out_round(self.spec, rounds[-1], seeds[odd], buckets[odd])
+        return heavy_hitter_table(self.spec, final, self.n, confidence, selection_biased=False)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec.mechanism}, n={self.n})"
+
+
+# -- TreeHist ----------------------------------------------------------------------------------------
+
+
+def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]]) -> list[Round]:
+    """TreeHist's levels, then the final group's estimates of the survivors (docs/heavy-hitters.md#treehist).
+
+    Level ℓ (group ℓ − 1) estimates the two children of every survivor and
+    keeps those whose estimate is at least z·σ₀, with σ₀ the standard error
+    of a prefix of frequency 0 in that group and z = Φ⁻¹(1 − β/(2·width·m))
+    (so that, over all levels and candidates, a prefix of frequency 0
+    survives with probability at most β), at most ``width`` of them (the
+    largest); the last level ranks valid encodings only. The last round
+    re-estimates the survivors on the final group.
+    """
+    from statistics import NormalDist
+
+    p_star, q_star = spec.p_star, spec.q_star
+    m = spec.num_bits
+    z = NormalDist().inv_cdf(1 - spec.beta / (2 * spec.width * m))
+    rounds: list[Round] = []
+    survivors = np.zeros(1, dtype=object)
+    for level in range(1, m + 1):
+        seeds, buckets = groups[level - 1]
+        n_i = int(seeds.shape[0])
+        if n_i == 0:
+            raise ParameterError(
+                f"treehist: group {level - 1} of {spec.num_rounds} has no reports, so level {level} cannot be "
+                "estimated (collect more reports)"
+            )
+        candidates = (survivors[:, None] * 2 + np.arange(2, dtype=object)[None, :]).ravel()
+        keys = np.array([prefix_key(int(c), level) for c in candidates], dtype=np.uint64)
+        support = candidate_support(seeds, buckets, keys, spec.g)
+        frequency = np.asarray(unbiased_frequency(support, n_i, p_star, q_star), dtype=float)
+        threshold = z * float(np.sqrt(frequency_variance(0.0, n_i, p_star, q_star)))
+        if level == m:
+            possible = [spec.bits_value(int(c)) is not None for c in candidates]
+        else:
+            possible = [spec.prefix_possible(int(c), level) for c in candidates]
+        eligible = np.array(possible, dtype=bool) & (frequency >= threshold)
+        kept = _top(frequency, candidates, eligible, spec.width)
+        rounds.append(Round(level, n_i, candidates, support, frequency, kept))
+        survivors = candidates[kept]
+        if survivors.size == 0:
+            break
+    return rounds
+
+
+@accumulator_for(TreeHist)
+class TreeHistAccumulator(PEMAccumulator):
+    """TreeHist: the same state as PEM's (each group's (seed, bucket) pairs); :meth:`estimate` walks the tree."""
+
+    def rounds(self) -> list[Round]:
+        """The levels of the walk (:func:`treehist_search`)."""
+        return treehist_search(self.spec, self.groups())
+
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+    ) -> pd.DataFrame:
+        """The survivors of the last level, estimated on the final group (unbiased given the selection), best first.
+
+        At most ``top_k`` rows: the survivors with the largest final
+        estimates; no row when no prefix cleared a level's threshold.
+        """
+        self._refuse_options(options)
+        if str(consistency).strip().lower() != "none":
+            raise ParameterError(
+                f"treehist estimates are the discovered values only; --consistency {consistency} does not apply "
+                "(use none)"
+            )
+        if self.n == 0:
+            raise ParameterError("cannot estimate from zero reports")
+        spec = self.spec
+        groups = self.groups()
+        rounds = treehist_search(spec, groups)
+        last = rounds[-1]
+        if last.length < spec.num_bits or last.kept.size == 0:
+            last = Round(
+                spec.num_bits,
+                0,
+                np.zeros(0, dtype=object),
+                np.zeros(0, dtype=np.int64),
+                np.zeros(0),
+                np.zeros(0, dtype=np.int64),
+            )
+        seeds, buckets = groups[-1]
+        if last.kept.size:
+            final = held_out_round(spec, last, seeds, buckets)
+            final = dataclasses.replace(final, kept=final.kept[: spec.top_k])
+        else:
+            final = Round(
+                spec.num_bits,
+                max(int(seeds.shape[0]), 1),
+                last.candidates,
+                last.support,
+                last.frequency,
+                last.kept,
+            )
+        return heavy_hitter_table(spec, final, self.n, confidence, selection_biased=False)

@@ -1,0 +1,44 @@
+"""Subset selection's accumulator: the support count of every value (docs/mechanisms.md#ss).
+
+A report is a d-bit vector with exactly ω bits set; it supports every value
+whose bit is set, so the counts are the unary encodings' column bit counts
+and the estimate is the pure-oracle one with p* = p and q* = (ω − p)/(d − 1).
+The report schema (:class:`ldp.specs.subset.SubsetBits`) refuses a vector of
+another weight before it reaches the counts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldp.aggregator.accumulators import UnaryAccumulator, _check_packed, accumulator_for
+from ldp.batch import ReportBatch
+from ldp.errors import ParameterError, ReportError
+from ldp.specs.subset import SubsetSelection, bit_weights
+
+__all__ = ["SubsetAccumulator"]
+
+
+@accumulator_for(SubsetSelection)
+class SubsetAccumulator(UnaryAccumulator):
+    """Support counts C_v of subset-selection reports; every report adds ω to their sum."""
+
+    def _check_counts(self, counts: np.ndarray, n: int) -> None:
+        omega = self.spec.omega
+        if int(counts.sum()) != omega * n:
+            raise ParameterError(
+                f"ss support counts must sum to omega*n = {omega}*{n} = {omega * n}, got {int(counts.sum())}"
+            )
+
+    def add_batch(self, batch: ReportBatch) -> None:
+        """Count a batch; a vector without exactly ω bits set is refused (no report of the spec has one)."""
+        self._check_batch(batch)
+        bits = _check_packed(batch.bits, self.spec.domain_size)
+        weights = bit_weights(bits)
+        wrong = np.flatnonzero(weights != self.spec.omega)
+        if wrong.size:
+            raise ReportError(
+                f"batch row {int(wrong[0])} has {int(weights[wrong[0]])} bits set, expected exactly "
+                f"omega = {self.spec.omega} ({wrong.size} such rows)"
+            )
+        super().add_batch(batch)

@@ -1,0 +1,97 @@
+"""Hadamard response client: one report y in [0, K) per value (docs/mechanisms.md#hr).
+
+The single encoder draws one ``secrets.randbelow`` integer r in [0, den),
+den the common denominator of the two output probabilities: the first
+(b/2)·in_num values of r pick the r // in_num-th member of C_x, the rest
+the ((r − (b/2)·in_num) // out_num)-th member of its complement, so every
+output has exactly its probability. The complement's u-th member is, for
+u < b/2, the u-th "−1" position of x's row in its block, and otherwise
+output u − b/2 of the other blocks (skipping x's block).
+
+The batch encoder samples the same distribution with the exact samplers of
+:mod:`ldp.client.randomness`: a coin with probability p for "in C_x", then a
+uniform index in C_x or in its complement.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import numpy as np
+
+from ldp.batch import ReportBatch
+from ldp.client.batch import _indices
+from ldp.client.encoders import _rr_thresholds, stateless_factory
+from ldp.client.randomness import RandomSource, as_source, bernoulli, uniform_below
+from ldp.hadamard_math import row_positions
+from ldp.plugins import implements
+from ldp.report import Report
+from ldp.specs import HR
+
+__all__ = ["HadamardEncoder", "hadamard_outputs"]
+
+
+def hadamard_outputs(spec: HR, indices: Any, inside: Any, members: Any) -> np.ndarray:
+    """Outputs for domain ``indices``: the ``members``-th element of C_x where ``inside``, else of its complement.
+
+    ``members`` is in [0, b/2) where ``inside`` and in [0, K − b/2) elsewhere.
+    """
+    b = spec.block_size
+    half = b // 2
+    blk, row = spec.layout(indices)
+    u = np.asarray(members, dtype=np.int64)
+    inside = np.asarray(inside, dtype=bool)
+    start = blk * b
+    within = row_positions(row, u & (half - 1), plus=inside) + start  # u mod b/2: its own block's members
+    other = u - half
+    other += b * (other >= start)  # an output of the other blocks, x's block skipped
+    return np.where(inside | (u < half), within, other)
+
+
+class HadamardEncoder:
+    """Hadamard response (:class:`ldp.specs.HR`): one CSPRNG draw per report, exact probabilities."""
+
+    def __init__(self, spec: HR):
+        self.spec = spec
+        self._fingerprint = spec.fingerprint
+        self._block = spec.block_size
+        self._half = spec.block_size // 2
+        self._den, self._in, self._out = _rr_thresholds(spec.in_probability, spec.out_probability)
+
+    def encode(self, value: Any) -> Report:
+        index = self.spec.index_of(value)
+        b, half = self._block, self._half
+        block, row = divmod(index, b - 1)
+        row += 1
+        r = secrets.randbelow(self._den)
+        threshold = half * self._in
+        inside = r < threshold
+        member = r // self._in if inside else (r - threshold) // self._out
+        if inside or member < half:
+            low = row & -row
+            base = ((member & ~(low - 1)) << 1) | (member & (low - 1))
+            parity = ((row & base).bit_count() & 1) ^ (not inside)  # even popcount on C_x, odd off it
+            output = block * b + (base | (low if parity else 0))
+        else:
+            other = member - half
+            output = other + b if other >= block * b else other
+        return Report(spec=self._fingerprint, value=output)
+
+
+implements(HR, "encoder")(stateless_factory(HadamardEncoder))
+
+
+@implements(HR, "batch_encoder")
+def _hadamard_batch(spec: HR, values, rng: RandomSource, *, cohorts=None, indices=False) -> ReportBatch:
+    """Vectorized HR: P[y ∈ C_x] = p by :func:`bernoulli`, then a uniform member by :func:`uniform_below`."""
+    source = as_source(rng)
+    idx = _indices(spec, values, indices)
+    inside = bernoulli(source, spec.p, idx.size)
+    members = np.empty(idx.size, dtype=np.int64)
+    where_in = np.flatnonzero(inside)
+    where_out = np.flatnonzero(~inside)
+    half = spec.block_size // 2
+    members[where_in] = uniform_below(source, half, where_in.size)
+    members[where_out] = uniform_below(source, spec.outputs - half, where_out.size)
+    return ReportBatch(spec=spec.fingerprint, values=hadamard_outputs(spec, idx, inside, members))

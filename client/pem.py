@@ -1,0 +1,95 @@
+"""PEM clients: one OLH report of a prefix of the value's bits (docs/heavy-hitters.md#pem).
+
+The user's group i is uniform in [0, g) and independent of the value, the
+hash seed uniform in the local-hashing family, and the bucket is kept with
+the spec's exact probability p (else one of the g − 1 others uniformly): the
+same draws as :class:`ldp.client.LocalHashingEncoder`, on the key of the
+value's first ℓ_i bits (:func:`ldp.specs.heavy_hitters.prefix_key`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import numpy as np
+
+from ldp.batch import ReportBatch
+from ldp.client.batch import _factorize, _rr
+from ldp.client.encoders import _randomized_response, _rr_thresholds, stateless_factory
+from ldp.client.randomness import as_source
+from ldp.hashing import LH_PRIME, LH_SEED_SPACE, lh_bucket
+from ldp.plugins import implements
+from ldp.report import Report
+from ldp.specs.heavy_hitters import PrefixHashing, prefix_key
+
+__all__ = ["PEMEncoder", "pem_keys"]
+
+
+class PEMEncoder:
+    """PEM and TreeHist on the device: every coin from ``secrets`` (the OS CSPRNG), every probability exact; see :class:`ldp.PEM`.
+
+    References
+    ----------
+    .. [1] T. Wang, N. Li, S. Jha. IEEE TDSC 18(2), 2021.
+    """
+
+    def __init__(self, spec: PrefixHashing):
+        self.spec = spec
+        self._fingerprint = spec.fingerprint
+        self._den, self._keep, self._other = _rr_thresholds(spec.p, spec.q)
+
+    def encode(self, value: Any) -> Report:
+        spec = self.spec
+        bits = spec.value_bits(value)
+        round_ = secrets.randbelow(spec.num_rounds)
+        length = spec.prefix_length(round_)
+        key = prefix_key(bits >> (spec.num_bits - length), length)
+        seed = secrets.randbelow(LH_SEED_SPACE)
+        bucket = lh_bucket(seed, key, spec.g)
+        reported = _randomized_response(bucket, self._den, self._keep, self._other)
+        return Report(spec=self._fingerprint, seed=seed, value=reported, extra=(("round", round_),))
+
+
+implements(PrefixHashing, "encoder")(stateless_factory(PEMEncoder))
+
+
+def pem_keys(spec: PrefixHashing, values) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, keys): each value's code among the distinct values, and keys[u, i] of distinct value u in round i.
+
+    Each distinct value is encoded (and checked) once.
+    """
+    codes, uniques = _factorize(values)
+    m = spec.num_bits
+    lengths = spec.prefix_lengths
+    keys = np.empty((len(uniques), len(lengths)), dtype=np.uint64)
+    for u, value in enumerate(uniques):
+        bits = spec.value_bits(value)
+        keys[u] = [prefix_key(bits >> (m - length), length) for length in lengths]
+    return codes, keys
+
+
+@implements(PrefixHashing, "batch_encoder")
+def _pem_batch(spec: PrefixHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    """The single encoder's distribution, vectorized: group, seed and bucket coins from ``rng``'s exact samplers."""
+    if indices:
+        from ldp.errors import ParameterError
+
+        raise ParameterError("pem has no domain: give the values themselves, not domain indices")
+    source = as_source(rng)
+    codes, keys = pem_keys(spec, values)
+    n = codes.size
+    rounds = source.integers(spec.num_rounds, n)
+    seeds = source.integers(LH_SEED_SPACE, n).astype(np.uint64)
+    prime = np.uint64(LH_PRIME)
+    a = seeds // prime + np.uint64(1)
+    b = seeds % prime
+    key = keys[codes, rounds] if n else np.zeros(0, dtype=np.uint64)
+    buckets = ((a * key + b) % prime) * np.uint64(spec.g) // prime
+    reported = _rr(source, buckets.astype(np.int64), spec.g, spec.p, spec.q)
+    return ReportBatch(
+        spec=spec.fingerprint,
+        seeds=seeds,
+        values=reported,
+        extra={"round": np.asarray(rounds, dtype=np.int64)},
+    )

@@ -1,0 +1,154 @@
+"""Client encoders of Apple's sketches, CMS and HCMS (docs/mechanisms.md#cms).
+
+One report per value, every coin from the CSPRNG (single encoders) or the
+batch's random source, every probability exact: the row j (and HCMS's
+column l) by rejection sampling, CMS's m bits with the bit-sliced lane
+samplers (:func:`~ldp.client.sampling.sample_expanded`,
+:func:`~ldp.client.batch.bernoulli_words`), HCMS's sign by one exact coin.
+
+The client hashes the value itself (MurmurHash3, :meth:`ldp.specs.sketch.SketchSpec.position`):
+any value can be encoded, the domain only lists the values the aggregator
+estimates.
+
+References
+----------
+.. [1] Apple Differential Privacy Team. "Learning with Privacy at Scale".
+   Apple Machine Learning Journal 1(8), 2017.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ldp.batch import ReportBatch
+from ldp.client.batch import _factorize, bernoulli_words, words_to_packed
+from ldp.client.encoders import stateless_factory
+from ldp.client.randomness import as_source, bernoulli
+from ldp.client.sampling import expansion, lanes_to_packed, sample_expanded, urandom_source
+from ldp.errors import ParameterError
+from ldp.plugins import implements
+from ldp.report import Report
+from ldp.specs.sketch import CMS, HCMS, SketchSpec
+
+__all__ = ["CMSEncoder", "HCMSEncoder", "hadamard_sign_bits"]
+
+
+def _check_value(value: Any) -> Any:
+    if value is None:
+        raise ParameterError("a sketch value must not be None")
+    return value
+
+
+def hadamard_sign_bits(columns: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """1 where H_m[l, a] = +1, that is popcount(l & a) is even; 0 where it is −1 (uint8, elementwise)."""
+    both = np.bitwise_and(np.asarray(columns, dtype=np.uint64), np.asarray(positions, dtype=np.uint64))
+    parity = np.zeros(both.shape, dtype=np.uint64)
+    while np.any(both):
+        parity ^= both & np.uint64(1)
+        both = both >> np.uint64(1)
+    return (parity == 0).astype(np.uint8)
+
+
+class CMSEncoder:
+    """Count-Mean Sketch client: a uniform row j, the one-hot vector of h_j(x) with every bit randomized; see :class:`ldp.CMS`."""
+
+    def __init__(self, spec: CMS):
+        self.spec = spec
+        self._fingerprint = spec.fingerprint
+        self._width = spec.m
+        self._full = (1 << spec.m) - 1
+        self._p = expansion(spec.p)
+        self._q = expansion(spec.q)
+
+    def encode(self, value: Any) -> Report:
+        row = secrets.randbelow(self.spec.k)
+        one_hot = 1 << self.spec.position(_check_value(value), row)
+        lanes = sample_expanded(
+            self._width, ((one_hot, *self._p), (self._full ^ one_hot, *self._q)), urandom_source
+        )
+        return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width), extra=(("row", row),))
+
+
+implements(CMS, "encoder")(stateless_factory(CMSEncoder))
+
+
+class HCMSEncoder:
+    """Hadamard Count-Mean Sketch client: row j, column l, the bit of b·H_m[l, h_j(x)]; see :class:`ldp.HCMS`."""
+
+    def __init__(self, spec: HCMS):
+        self.spec = spec
+        self._fingerprint = spec.fingerprint
+        self._den = spec.p.denominator
+        self._keep = spec.p.numerator
+
+    def encode(self, value: Any) -> Report:
+        spec = self.spec
+        row = secrets.randbelow(spec.k)
+        column = secrets.randbelow(spec.m)
+        sign = bin(column & spec.position(_check_value(value), row)).count("1") % 2 == 0
+        keep = secrets.randbelow(self._den) < self._keep
+        bit = int(sign == keep)
+        return Report(spec=self._fingerprint, extra=(("row", row), ("column", column), ("bit", bit)))
+
+
+implements(HCMS, "encoder")(stateless_factory(HCMSEncoder))
+
+
+def _batch_positions(
+    spec: SketchSpec, values: Sequence[Any] | np.ndarray, rows: np.ndarray, indices: bool
+) -> np.ndarray:
+    """h_{rows[i]}(values[i]) for every report: domain indices from the cached table, other values hashed per row."""
+    if indices:
+        idx = np.asarray(values, dtype=np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= spec.domain_size):
+            raise ParameterError(f"domain indices must be in [0, {spec.domain_size})")
+        return spec.domain_positions[idx, rows]
+    codes, uniques = _factorize(values)
+    for value in uniques:
+        _check_value(value)
+    out = np.empty(codes.size, dtype=np.int64)
+    if len(uniques) * spec.k <= 4 * max(codes.size, spec.k):  # few distinct values: hash each in every row
+        table = spec.positions(uniques)
+        out[:] = table[codes, rows]
+        return out
+    order = np.argsort(rows, kind="stable")  # many distinct values: hash each report's value in its row only
+    bounds = np.searchsorted(rows[order], np.arange(spec.k + 1))
+    for j in range(spec.k):
+        members = order[bounds[j] : bounds[j + 1]]
+        if members.size:
+            present, inverse = np.unique(codes[members], return_inverse=True)
+            column = spec.positions([uniques[c] for c in present.tolist()], [j])[:, 0]
+            out[members] = column[inverse]
+    return out
+
+
+def _one_hot_words(positions: np.ndarray, width: int) -> np.ndarray:
+    from ldp.client.batch import _one_hot_words as one_hot
+
+    return one_hot(positions, width)
+
+
+@implements(CMS, "batch_encoder")
+def _cms_batch(spec: CMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    source = as_source(rng)
+    rows = source.integers(spec.k, len(values)).astype(np.int64)
+    positions = _batch_positions(spec, values, rows, indices)
+    lanes = bernoulli_words(source, _one_hot_words(positions, spec.m), spec.p, spec.q)
+    return ReportBatch.from_columns(spec.fingerprint, {"row": rows, "bits": words_to_packed(lanes, spec.m)})
+
+
+@implements(HCMS, "batch_encoder")
+def _hcms_batch(spec: HCMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    source = as_source(rng)
+    n = len(values)
+    rows = source.integers(spec.k, n).astype(np.int64)
+    columns = source.integers(spec.m, n).astype(np.int64)
+    positions = _batch_positions(spec, values, rows, indices)
+    signs = hadamard_sign_bits(columns, positions)
+    keep = bernoulli(source, spec.p, n).astype(np.uint8)
+    bits = (1 - (signs ^ keep)).astype(np.int64)
+    return ReportBatch.from_columns(spec.fingerprint, {"row": rows, "column": columns, "bit": bits})

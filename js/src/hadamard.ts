@@ -1,0 +1,87 @@
+/**
+ * Hadamard response (mechanism "hr"): one output y in [0, K) per value, as
+ * the Python client draws it (tests/vectors/README.md, `encodings`).
+ *
+ * Layout: B = `blocks` blocks of b outputs, b the smallest power of two with
+ * B·(b − 1) ≥ d; index x sits in block ⌊x/(b−1)⌋ at row (x mod (b−1)) + 1 of
+ * the Sylvester Hadamard matrix H_b (entry (r, c) = (−1)^popcount(r & c)).
+ * C_x is the row's b/2 "+1" positions inside x's block.
+ */
+import { type Fraction, divInt, fraction, lcm, ONE, sub } from "./fraction.js";
+import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
+import type { Report } from "./report.js";
+import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { DomainIndex, type Value } from "./values.js";
+import type { Encoder } from "./encoders.js";
+
+function popcountParity(x: number): number {
+  let parity = 0;
+  while (x) {
+    parity ^= 1;
+    x &= x - 1;
+  }
+  return parity;
+}
+
+/** The j-th position (j in [0, b/2)) of row r ≥ 1 of H_b whose entry is +1 (`plus`) or −1. */
+export function rowPosition(row: number, j: number, plus: boolean): number {
+  const low = row & -row; // lowest set bit of the row
+  const base = ((j & ~(low - 1)) << 1) | (j & (low - 1)); // j with a 0 inserted at that bit
+  const parity = popcountParity(row & base) ^ (plus ? 0 : 1);
+  return base | (parity ? low : 0);
+}
+
+/** b: the smallest power of two with blocks·(b − 1) ≥ d. */
+export function hadamardBlockSize(domainSize: number, blocks: number): number {
+  const need = Math.ceil(domainSize / blocks) + 1;
+  let b = 1;
+  while (b < need) b *= 2;
+  return b;
+}
+
+/** HR client: one randbelow(den) per report, den the common denominator of the two output probabilities. */
+export class HadamardEncoder implements Encoder {
+  private readonly index: DomainIndex;
+  private readonly blockSize: number;
+  private readonly outputs: number;
+  private readonly uniform: UniformBelow;
+  private readonly inNum: bigint;
+  private readonly outNum: bigint;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    this.index = new DomainIndex(specDomain(spec));
+    const blocks = Number(specInt(spec, "blocks"));
+    this.blockSize = hadamardBlockSize(this.index.size, blocks);
+    this.outputs = blocks * this.blockSize;
+    const p: Fraction = specFraction(spec, "p");
+    const half = BigInt(this.blockSize / 2);
+    const inside = fraction(2n * p.num, p.den * BigInt(this.blockSize)); // each member of C_x: 2p/b
+    const outside = divInt(sub(ONE, p), BigInt(this.outputs) - half); // each other output
+    const den = lcm(inside.den, outside.den);
+    this.inNum = inside.num * (den / inside.den);
+    this.outNum = outside.num * (den / outside.den);
+    this.uniform = new UniformBelow(den);
+  }
+
+  encode(value: Value): Report {
+    const x = this.index.indexOf(value);
+    const b = this.blockSize;
+    const half = b / 2;
+    const block = Math.floor(x / (b - 1));
+    const row = (x % (b - 1)) + 1;
+    const r = this.uniform.draw(this.source);
+    const threshold = BigInt(half) * this.inNum;
+    let output: number;
+    if (r < threshold) {
+      output = block * b + rowPosition(row, Number(r / this.inNum), true);
+    } else {
+      const u = Number((r - threshold) / this.outNum); // a member of the complement of C_x
+      if (u < half) output = block * b + rowPosition(row, u, false);
+      else {
+        const other = u - half; // an output of the other blocks, x's block skipped
+        output = other >= block * b ? other + b : other;
+      }
+    }
+    return { spec: this.spec.fingerprint, value: BigInt(output) };
+  }
+}

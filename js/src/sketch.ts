@@ -1,0 +1,104 @@
+/**
+ * Apple's Count-Mean Sketch (CMS) and Hadamard Count-Mean Sketch (HCMS)
+ * clients: byte for byte the Python client's reports (docs/mechanisms.md#cms).
+ *
+ * Row j hashes a value with MurmurHash3 x64-128, seed `salt + j`, and takes
+ * h1 (the low 64 bits) mod m. CMS: j = randbelow(k), then the lane sampler
+ * over m lanes (bit h_j(x) with p, every other bit with q = 1 − p). HCMS:
+ * j = randbelow(k), l = randbelow(m), keep = randbelow(p.den) < p.num, and
+ * the bit is 1 when keep equals "H_m[l, h_j(x)] = +1" (popcount(l & h_j(x))
+ * even). Any value can be encoded: the sketch needs no domain.
+ */
+import { type Fraction, ONE, sub } from "./fraction.js";
+import type { Encoder } from "./encoders.js";
+import { mmh3x64128Words } from "./mmh3.js";
+import { wordsToPacked } from "./packing.js";
+import { type ByteSource, UniformBelow, cryptoSource, sampleLaneWords } from "./random.js";
+import type { Report } from "./report.js";
+import { type Spec, specFraction, specInt } from "./spec.js";
+import { type Value, valueBytes } from "./values.js";
+
+/** h_row(value) in [0, m): (h1 of MurmurHash3 x64-128 with seed salt + row) mod m. */
+export function sketchPosition(value: Value, row: number, salt: number, m: number): number {
+  const [hi, lo] = mmh3x64128Words(valueBytes(value), salt + row);
+  if (m <= 2 ** 26) return ((((hi % m) * (4294967296 % m)) % m) + (lo % m)) % m; // every product below 2^52
+  return Number(((BigInt(hi) << 32n) | BigInt(lo)) % BigInt(m));
+}
+
+/** The parameters both sketches share. */
+class Sketch {
+  readonly k: number;
+  readonly m: number;
+  readonly salt: number;
+  readonly p: Fraction;
+  readonly rows: UniformBelow;
+
+  constructor(spec: Spec) {
+    this.k = Number(specInt(spec, "k"));
+    this.m = Number(specInt(spec, "m"));
+    this.salt = Number(specInt(spec, "salt"));
+    this.p = specFraction(spec, "p");
+    this.rows = new UniformBelow(BigInt(this.k));
+  }
+
+  position(value: Value, row: number): number {
+    if (value === null || value === undefined) throw new RangeError("a sketch value must not be null");
+    return sketchPosition(value, row, this.salt, this.m);
+  }
+}
+
+/** CMS: row j, then the m bits of the one-hot vector of h_j(x), each randomized. */
+export class CMSEncoder implements Encoder {
+  private readonly sketch: Sketch;
+  private readonly q: Fraction;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    this.sketch = new Sketch(spec);
+    this.q = sub(ONE, this.sketch.p);
+  }
+
+  encode(value: Value): Report {
+    const { m, p } = this.sketch;
+    const row = this.sketch.rows.drawNumber(this.source);
+    const i = this.sketch.position(value, row);
+    const words = (m + 31) >>> 5;
+    const oneHot = new Uint32Array(words);
+    oneHot[i >>> 5] = 2 ** (i & 31);
+    const others = new Uint32Array(words).fill(0xffffffff);
+    if (m % 32) others[words - 1] = 2 ** (m % 32) - 1;
+    others[i >>> 5] ^= oneHot[i >>> 5];
+    const groups = [
+      { mask: oneHot, probability: p },
+      { mask: others, probability: this.q },
+    ];
+    const lanes = sampleLaneWords(m, groups, this.source);
+    return { spec: this.spec.fingerprint, extra: [["row", row]], bits: wordsToPacked(lanes, m) };
+  }
+}
+
+/** HCMS: row j, column l, and one bit of b·H_m[l, h_j(x)] (b = +1 with p). */
+export class HCMSEncoder implements Encoder {
+  private readonly sketch: Sketch;
+  private readonly columns: UniformBelow;
+  private readonly coin: UniformBelow;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    this.sketch = new Sketch(spec);
+    this.columns = new UniformBelow(BigInt(this.sketch.m));
+    this.coin = new UniformBelow(this.sketch.p.den);
+  }
+
+  encode(value: Value): Report {
+    const row = this.sketch.rows.drawNumber(this.source);
+    const column = this.columns.drawNumber(this.source);
+    let both = column & this.sketch.position(value, row);
+    let parity = 0;
+    while (both) {
+      parity ^= both & 1;
+      both >>>= 1;
+    }
+    const keep = this.coin.draw(this.source) < this.sketch.p.num;
+    const bit = (parity === 0) === keep ? 1 : 0;
+    return { spec: this.spec.fingerprint, extra: [["row", row], ["column", column], ["bit", bit]] };
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Subset selection (SS): a random ω-subset of the domain, sent as a d-bit
+ * vector. One exact coin (randbelow(p.den) < p.num) decides whether the
+ * subset holds the true value x, then Floyd's algorithm draws the other
+ * members from the d − 1 values other than x, every coin in the Python
+ * client's order (ldp/client/subset.py).
+ */
+import { type Fraction, compare, fraction, ONE } from "./fraction.js";
+import { positionsToPacked } from "./packing.js";
+import { type ByteSource, UniformBelow, cryptoSource, randbelow } from "./random.js";
+import type { Report } from "./report.js";
+import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { DomainIndex, type Value } from "./values.js";
+import type { Encoder } from "./encoders.js";
+
+/** A uniform `size`-subset of [0, population) (Floyd): for j = population − size, …, population − 1, t = randbelow(j + 1). */
+export function floydSample(population: number, size: number, source: ByteSource): Set<number> {
+  const chosen = new Set<number>();
+  for (let j = population - size; j < population; j++) {
+    const t = Number(randbelow(BigInt(j + 1), source));
+    chosen.add(chosen.has(t) ? j : t);
+  }
+  return chosen;
+}
+
+/** SS: the subset holds x with probability p; ω members in all. */
+export class SubsetEncoder implements Encoder {
+  private readonly index: DomainIndex;
+  private readonly p: Fraction;
+  private readonly omega: number;
+  private readonly coin: UniformBelow;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    this.index = new DomainIndex(specDomain(spec));
+    this.p = specFraction(spec, "p");
+    const d = this.index.size;
+    this.omega = Number(specInt(spec, "omega"));
+    if (!(this.omega >= 1 && this.omega <= d - 1)) throw new RangeError(`ss needs 1 <= omega <= d - 1 = ${d - 1}`);
+    if (compare(this.p, fraction(BigInt(this.omega), BigInt(d))) <= 0 || compare(this.p, ONE) >= 0) {
+      throw new RangeError(`ss needs omega/d < p < 1`);
+    }
+    this.coin = new UniformBelow(this.p.den);
+  }
+
+  encode(value: Value): Report {
+    const d = this.index.size;
+    const x = this.index.indexOf(value);
+    const holds = this.coin.draw(this.source) < this.p.num;
+    const others = floydSample(d - 1, this.omega - (holds ? 1 : 0), this.source);
+    const positions = [...others].map((o) => (o >= x ? o + 1 : o));
+    if (holds) positions.push(x);
+    return { spec: this.spec.fingerprint, bits: positionsToPacked(positions, d) };
+  }
+}
