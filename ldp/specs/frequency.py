@@ -392,6 +392,18 @@ def optimal_hash_range(epsilon: float) -> int:
     return min(sorted(candidates), key=var)
 
 
+#: A local-hashing report's hash seed (drawn by the client from the hash family) and its reported bucket.
+LH_SEED_FIELD = BoundedInt(
+    "seed",
+    bound=LH_SEED_SPACE,
+    message="seed {raw!r} is outside the hash family (must be < {bound})",
+    dtype="uint64",
+)
+LH_BUCKET_FIELD = BoundedInt(
+    "value", bound="g", message="bucket {raw!r} is out of range [0, {bound})", lenient=True
+)
+
+
 class HashedRandomizedResponse(ExactPrivacySpec):
     """GRR over g buckets of a key hashed by a seed the client draws: the probabilities of local hashing.
 
@@ -462,19 +474,7 @@ class LocalHashing(HashedRandomizedResponse, FrequencySpec):
 
     report_kind: ClassVar[str] = "hashed"
     #: Reports carry the hash function's seed and the reported bucket in [0, g).
-    report_schema: ClassVar[ReportSchema] = ReportSchema(
-        (
-            BoundedInt(
-                "seed",
-                bound=LH_SEED_SPACE,
-                message="seed {raw!r} is outside the hash family (must be < {bound})",
-                dtype="uint64",
-            ),
-            BoundedInt(
-                "value", bound="g", message="bucket {raw!r} is out of range [0, {bound})", lenient=True
-            ),
-        )
-    )
+    report_schema: ClassVar[ReportSchema] = ReportSchema((LH_SEED_FIELD, LH_BUCKET_FIELD))
 
     g: int
     p: Fraction

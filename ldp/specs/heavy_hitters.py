@@ -36,10 +36,10 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from ldp.errors import ParameterError
-from ldp.hashing import LH_PRIME, LH_SEED_SPACE
+from ldp.hashing import LH_PRIME
 from ldp.report_schema import BoundedInt, ReportSchema
 from ldp.specs.base import ExactPrivacySpec, MechanismView, register
-from ldp.specs.frequency import HashedRandomizedResponse, optimal_hash_range
+from ldp.specs.frequency import LH_BUCKET_FIELD, LH_SEED_FIELD, HashedRandomizedResponse, optimal_hash_range
 from ldp.specs.limits import OLH_MAX_EPSILON
 from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int
 
@@ -183,15 +183,8 @@ class PrefixHashing(HashedRandomizedResponse, HeavyHitterSpec):
     report_schema: ClassVar[ReportSchema] = ReportSchema(
         (
             BoundedInt("round", bound="num_rounds", message="round {raw!r} is out of range [0, {bound})"),
-            BoundedInt(
-                "seed",
-                bound=LH_SEED_SPACE,
-                message="seed {raw!r} is outside the hash family (must be < {bound})",
-                dtype="uint64",
-            ),
-            BoundedInt(
-                "value", bound="g", message="bucket {raw!r} is out of range [0, {bound})", lenient=True
-            ),
+            LH_SEED_FIELD,
+            LH_BUCKET_FIELD,
         )
     )
     max_epsilon: ClassVar[float] = OLH_MAX_EPSILON
