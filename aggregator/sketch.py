@@ -32,10 +32,11 @@ from ldp.aggregator.estimates import estimate_table
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
 from ldp.frequency_math import unbiased_frequency
+from ldp.hadamard_math import fwht
 from ldp.hashing import value_bytes
 from ldp.report import Report
 from ldp.report_check import check_report
-from ldp.specs.sketch import CMS, HCMS, SketchSpec, fwht
+from ldp.specs.sketch import CMS, HCMS, SketchSpec
 
 if TYPE_CHECKING:
     import pandas as pd

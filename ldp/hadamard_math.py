@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from ldp.errors import ParameterError
+
 __all__ = [
     "block_count",
     "block_size",
@@ -104,7 +106,9 @@ def fwht(values: Any, axis: int = -1) -> np.ndarray:
     a = np.moveaxis(np.array(values, copy=True), axis, -1)
     size = a.shape[-1]
     if size & (size - 1) or size == 0:
-        raise ValueError(f"fwht needs a power-of-two length, got {size}")
+        raise ParameterError(
+            f"the Walsh-Hadamard transform needs a power-of-two length, got {size} (not a power-of-2)"
+        )
     lead = a.shape[:-1]
     h = 1
     while h < size:

@@ -20,9 +20,9 @@ from ldp.aggregator import make_aggregator
 from ldp.aggregator.sketch import CMSAccumulator, HCMSAccumulator
 from ldp.client import encode_batch, make_encoder
 from ldp.errors import ParameterError, ReportError
+from ldp.hadamard_math import fwht
 from ldp.report import Report
 from ldp.simulations.fast import frequency_support_counts
-from ldp.specs.sketch import fwht
 
 ALPHA = 1e-6
 SKETCHES = (ldp.CMS, ldp.HCMS)

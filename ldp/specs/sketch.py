@@ -49,7 +49,7 @@ from ldp.specs.limits import MAX_TABLE_COUNTERS, SUE_MAX_EPSILON
 from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.validation import ProbabilityInput, check_int, check_probability
 
-__all__ = ["CMS", "DEFAULT_SKETCH_K", "DEFAULT_SKETCH_M", "HCMS", "SketchSpec", "fwht"]
+__all__ = ["CMS", "DEFAULT_SKETCH_K", "DEFAULT_SKETCH_M", "HCMS", "SketchSpec"]
 
 #: Default number of hash functions (sketch rows), see docs/mechanisms.md#cms.
 DEFAULT_SKETCH_K = 1024
@@ -60,26 +60,6 @@ MAX_SKETCH_HASHES = 1 << 26
 #: Largest domain (the estimates' values) of a sketch spec: k·d ≤ MAX_SKETCH_HASHES at the default k.
 MAX_SKETCH_DOMAIN = MAX_SKETCH_HASHES // DEFAULT_SKETCH_K
 _SEED_SPACE = 1 << 32
-
-
-def fwht(matrix: np.ndarray) -> np.ndarray:
-    """Walsh–Hadamard transform of each row: ``matrix @ H_m`` (H_m Sylvester, unnormalized), O(m log m) per row.
-
-    Exact in integer arithmetic (int64 in, int64 out); m must be a power of 2.
-    """
-    out = np.array(matrix, copy=True)
-    rows, m = out.shape
-    if m & (m - 1):
-        raise ParameterError(f"the Walsh-Hadamard transform needs a power-of-2 width, got {m}")
-    h = 1
-    while h < m:
-        view = out.reshape(rows, m // (2 * h), 2, h)
-        a = view[:, :, 0, :].copy()
-        b = view[:, :, 1, :]
-        view[:, :, 0, :] += b
-        view[:, :, 1, :] = a - b
-        h *= 2
-    return out
 
 
 @dataclasses.dataclass(frozen=True, init=False)
