@@ -34,7 +34,7 @@ from ldp.aggregator.estimates import estimate_table
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
-from ldp.hashing import LH_PRIME, LH_SEED_SPACE
+from ldp.hashing import LH_SEED_SPACE, lh_buckets
 from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.heavy_hitters import PEM, PrefixHashing, TreeHist, prefix_key
@@ -73,21 +73,16 @@ def candidate_support(seeds: np.ndarray, buckets: np.ndarray, keys: np.ndarray, 
     -------
     numpy.ndarray of int64, shape (c,)
     """
-    prime = np.uint64(LH_PRIME)
     keys = np.asarray(keys, dtype=np.uint64)
     out = np.zeros(keys.size, dtype=np.int64)
     n = seeds.shape[0]
     if n == 0 or keys.size == 0:
         return out
     per = max(1, _BLOCK // max(keys.size, 1))
-    big_g = np.uint64(g)
     for start in range(0, n, per):
-        s = seeds[start : start + per].astype(np.uint64, copy=False)
-        a = (s // prime + np.uint64(1))[None, :]
-        b = (s % prime)[None, :]
         y = buckets[start : start + per].astype(np.uint64)[None, :]
-        h = (a * keys[:, None] + b) % prime  # (c, chunk), every product < 2^62
-        out += np.count_nonzero(h * big_g // prime == y, axis=1)
+        hashed = lh_buckets(seeds[start : start + per][None, :], keys[:, None], g)  # (c, chunk)
+        out += np.count_nonzero(hashed == y, axis=1)
     return out
 
 

@@ -38,7 +38,7 @@ from ldp.batch import ReportBatch
 from ldp.client.randomness import RandomSource, SystemRandomSource, as_source, bernoulli
 from ldp.client.sampling import binary_digits, lanes_to_packed
 from ldp.errors import ParameterError
-from ldp.hashing import LH_PRIME, LH_SEED_SPACE, bloom_positions_batch
+from ldp.hashing import LH_SEED_SPACE, bloom_positions_batch, lh_buckets
 from ldp.plugins import implementation, implements
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
 from ldp.specs.rappor import parse_boolean
@@ -522,9 +522,6 @@ def _local_hashing_batch(spec: LocalHashing, values, rng, *, cohorts=None, indic
     source = as_source(rng)
     idx = _indices(spec, values, indices)
     seeds = source.integers(LH_SEED_SPACE, idx.size).astype(np.uint64)
-    prime = np.uint64(LH_PRIME)
-    a = seeds // prime + np.uint64(1)
-    b = seeds % prime
-    buckets = ((a * idx.astype(np.uint64) + b) % prime) * np.uint64(spec.g) // prime
+    buckets = lh_buckets(seeds, idx, spec.g)
     reported = _rr(source, buckets.astype(np.int64), spec.g, spec.p, spec.q)
     return ReportBatch(spec=spec.fingerprint, seeds=seeds, values=reported)

@@ -18,7 +18,7 @@ from ldp.batch import ReportBatch
 from ldp.client.batch import _factorize, _rr
 from ldp.client.encoders import _randomized_response, _rr_thresholds, stateless_factory
 from ldp.client.randomness import as_source
-from ldp.hashing import LH_PRIME, LH_SEED_SPACE, lh_bucket
+from ldp.hashing import LH_SEED_SPACE, lh_bucket, lh_buckets
 from ldp.plugins import implements
 from ldp.report import Report
 from ldp.specs.heavy_hitters import PrefixHashing, prefix_key
@@ -81,11 +81,8 @@ def _pem_batch(spec: PrefixHashing, values, rng, *, cohorts=None, indices=False)
     n = codes.size
     rounds = source.integers(spec.num_rounds, n)
     seeds = source.integers(LH_SEED_SPACE, n).astype(np.uint64)
-    prime = np.uint64(LH_PRIME)
-    a = seeds // prime + np.uint64(1)
-    b = seeds % prime
     key = keys[codes, rounds] if n else np.zeros(0, dtype=np.uint64)
-    buckets = ((a * key + b) % prime) * np.uint64(spec.g) // prime
+    buckets = lh_buckets(seeds, key, spec.g)
     reported = _rr(source, buckets.astype(np.int64), spec.g, spec.p, spec.q)
     return ReportBatch(
         spec=spec.fingerprint,

@@ -47,6 +47,7 @@ __all__ = [
     "bloom_positions",
     "bloom_positions_batch",
     "lh_bucket",
+    "lh_buckets",
     "lh_coefficients",
     "lh_collision_probability",
     "murmur3_x64_128_batch",
@@ -67,6 +68,18 @@ def lh_bucket(seed: int, index: int, g: int) -> int:
     """Bucket in [0, g) of domain index ``index`` under hash ``seed``."""
     a, b = divmod(seed, LH_PRIME)
     return (((a + 1) * index + b) % LH_PRIME) * g // LH_PRIME
+
+
+def lh_buckets(seeds: np.ndarray, keys: np.ndarray, g: int) -> np.ndarray:
+    """:func:`lh_bucket` vectorized: the uint64 buckets of ``keys`` under ``seeds`` (NumPy broadcasting).
+
+    Exact in uint64: a < P, keys < P and b < P keep a·key + b below 2^62.
+    """
+    prime = np.uint64(LH_PRIME)
+    seeds = np.asarray(seeds).astype(np.uint64, copy=False)
+    a = seeds // prime + np.uint64(1)
+    b = seeds % prime
+    return (a * np.asarray(keys).astype(np.uint64, copy=False) + b) % prime * np.uint64(g) // prime
 
 
 @lru_cache(maxsize=256)
