@@ -36,28 +36,7 @@ __all__ = [
     "candidates_digest",
     "design_matrix",
     "positions_matrix",
-    "unique_candidates",
 ]
-
-
-def unique_candidates(candidates: Sequence[Any]) -> list[Any]:
-    """The candidates without duplicates (by text), first occurrence kept.
-
-    Raises
-    ------
-    ParameterError
-        ``candidates`` is a single string or bytes value.
-    """
-    if isinstance(candidates, (str, bytes)):
-        raise ParameterError("candidates must be a sequence of values, not a single string")
-    out: list[Any] = []
-    seen: set[str] = set()
-    for value in candidates:
-        key = str(value)
-        if key not in seen:
-            seen.add(key)
-            out.append(value)
-    return out
 
 
 def design_matrix(spec: Rappor, candidates: Sequence[Any]) -> scipy.sparse.csc_matrix:

@@ -125,7 +125,8 @@ from typing import Any
 
 import pandas as pd
 
-from ldp.aggregator.bloom_design import design_matrix, unique_candidates
+from ldp.aggregator.bloom_design import design_matrix
+from ldp.aggregator.candidates import unique_candidates
 from ldp.aggregator.multiple_testing import CORRECTIONS, DEFAULT_CORRECTION, adjust_p_values
 from ldp.aggregator.rappor_bloom import BloomProblem, decode_bloom
 from ldp.aggregator.rappor_counts import RapporShape, check_counts, unbiased_bit_counts

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import scipy.stats
 
-from ldp.aggregator.bloom_design import unique_candidates
+from ldp.aggregator.candidates import unique_candidates
 from ldp.aggregator.rappor_result import DecodeOptions, FitSummary, RapporDecodeResult, decode_table, finish
 from ldp.errors import ParameterError
 from ldp.frequency_math import frequency_variance

@@ -27,6 +27,7 @@ import numpy as np
 
 from ldp.aggregator.accumulators import Accumulator, _check_int_column, _check_packed, accumulator_for
 from ldp.aggregator.bitcounts import SMALL_ROWS, cohort_bit_counts, column_bit_counts
+from ldp.aggregator.candidates import unique_candidates
 from ldp.aggregator.consistency import apply_consistency
 from ldp.aggregator.estimates import estimate_table
 from ldp.batch import ReportBatch
@@ -225,16 +226,14 @@ class SketchAccumulator(Accumulator):
 
 def _unique_values(candidates: Sequence[Any]) -> list[Any]:
     """The candidates in order, without values of equal bytes; a non-empty list of values."""
-    if isinstance(candidates, (str, bytes)):
-        raise ParameterError("candidates must be a sequence of values, not a single string")
-    seen: dict[bytes, Any] = {}
-    for value in candidates:
-        if value is None:
+    if not isinstance(candidates, (str, bytes)):  # a single string is refused by unique_candidates
+        candidates = list(candidates)
+        if any(value is None for value in candidates):
             raise ParameterError("a candidate must not be None")
-        seen.setdefault(value_bytes(value), value)
-    if not seen:
+    values = unique_candidates(candidates, key=value_bytes)
+    if not values:
         raise ParameterError("no candidates given")
-    return list(seen.values())
+    return values
 
 
 @accumulator_for(CMS)
