@@ -418,6 +418,17 @@ class PEMAccumulator(Accumulator):
     __hash__ = None  # mutable: unhashable
 
     # -- estimates ---------------------------------------------------------------
+    def _check_estimate(self, consistency: str, options: dict[str, Any]) -> None:
+        """Refuse unknown options, a consistency method (the table is the discovered values only), no reports."""
+        self._refuse_options(options)
+        if str(consistency).strip().lower() != "none":
+            raise ParameterError(
+                f"{self.spec.mechanism} estimates are the discovered values only; --consistency {consistency} "
+                "does not apply (use none)"
+            )
+        if self.n == 0:
+            raise ParameterError("cannot estimate from zero reports")
+
     def rounds(self) -> list[Round]:
         """The search's rounds (:func:`pem_search`)."""
         return pem_search(self.spec, self.groups())
@@ -446,14 +457,7 @@ class PEMAccumulator(Accumulator):
             so the estimates are unbiased given the selection (twice the
             variance, a noisier selection).
         """
-        self._refuse_options(options)
-        if str(consistency).strip().lower() != "none":
-            raise ParameterError(
-                f"pem estimates are the discovered values only; --consistency {consistency} does not apply "
-                "(use none)"
-            )
-        if self.n == 0:
-            raise ParameterError("cannot estimate from zero reports")
+        self._check_estimate(consistency, options)
         if not held_out:
             rounds = self.rounds()
             return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence)
@@ -567,38 +571,21 @@ class TreeHistAccumulator(PEMAccumulator):
         At most ``top_k`` rows: the survivors with the largest final
         estimates; no row when no prefix cleared a level's threshold.
         """
-        self._refuse_options(options)
-        if str(consistency).strip().lower() != "none":
-            raise ParameterError(
-                f"treehist estimates are the discovered values only; --consistency {consistency} does not apply "
-                "(use none)"
-            )
-        if self.n == 0:
-            raise ParameterError("cannot estimate from zero reports")
+        self._check_estimate(consistency, options)
         spec = self.spec
         groups = self.groups()
-        rounds = treehist_search(spec, groups)
-        last = rounds[-1]
-        if last.length < spec.num_bits or last.kept.size == 0:
-            last = Round(
+        last = treehist_search(spec, groups)[-1]
+        seeds, buckets = groups[-1]
+        if last.length == spec.num_bits and last.kept.size:
+            final = held_out_round(spec, last, seeds, buckets)
+            final = dataclasses.replace(final, kept=final.kept[: spec.top_k])
+        else:  # the walk stopped before the last level, or nothing cleared it: an empty table
+            final = Round(
                 spec.num_bits,
-                0,
+                max(int(seeds.shape[0]), 1),
                 np.zeros(0, dtype=object),
                 np.zeros(0, dtype=np.int64),
                 np.zeros(0),
                 np.zeros(0, dtype=np.int64),
-            )
-        seeds, buckets = groups[-1]
-        if last.kept.size:
-            final = held_out_round(spec, last, seeds, buckets)
-            final = dataclasses.replace(final, kept=final.kept[: spec.top_k])
-        else:
-            final = Round(
-                spec.num_bits,
-                max(int(seeds.shape[0]), 1),
-                last.candidates,
-                last.support,
-                last.frequency,
-                last.kept,
             )
         return heavy_hitter_table(spec, final, self.n, confidence, selection_biased=False)
