@@ -462,6 +462,14 @@ class HashedRandomizedResponse(ExactPrivacySpec):
         c = self.collision_probability
         return c * self.p + (1 - c) * self.q
 
+    @property
+    def p_star(self) -> float:
+        return float(self.exact_p_star)
+
+    @property
+    def q_star(self) -> float:
+        return float(self.exact_q_star)
+
 
 @dataclasses.dataclass(frozen=True, init=False)
 class LocalHashing(HashedRandomizedResponse, FrequencySpec):

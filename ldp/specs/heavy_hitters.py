@@ -228,18 +228,11 @@ class PrefixHashing(HashedRandomizedResponse, HeavyHitterSpec):
         return self.prefix_lengths[round_]
 
     # -- privacy (OLH's, given the group) ----------------------------------
-    # q, the collision probability, report_pieces, privacy_ratio, p* and q*: HashedRandomizedResponse's.
+    # q, the collision probability, report_pieces, privacy_ratio, p* and q* (exact and float):
+    # HashedRandomizedResponse's.
     # The group has the same law under both inputs; the worst pair differs in its first bit, so its
     # prefixes (and, but for a prefix-key collision, which only merges outputs, their keys) differ in
     # every group.
-
-    @property
-    def p_star(self) -> float:
-        return float(self.exact_p_star)
-
-    @property
-    def q_star(self) -> float:
-        return float(self.exact_q_star)
 
     @property
     def variance_star(self) -> float:
