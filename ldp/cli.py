@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import os
 import re
 import sys
@@ -169,14 +170,62 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(module_name), attr)
 
 
+class _ShortenedShow:
+    """Shows a click error exactly as the original would, with its long echoed values cut.
+
+    Click declares ``ClickException.message`` final, so the original is never
+    modified: its whole output (usage banner, hint and ``Error:`` line) is
+    rendered into a buffer and printed with :func:`shorten_values` applied
+    line by line.
+    """
+
+    original: click.ClickException
+
+    def show(self, file=None) -> None:
+        rendered = io.StringIO()
+        self.original.show(file=rendered)
+        lines = rendered.getvalue().splitlines()
+        click.echo("\n".join(shorten_values(line) for line in lines), err=file is None, file=file)
+
+
+class _ShortenedUsageError(_ShortenedShow, click.UsageError):
+    """A usage error (exit status 2) with its long echoed values cut."""
+
+    def __init__(self, original: click.UsageError) -> None:
+        super().__init__(shorten_values(original.format_message()), ctx=original.ctx)
+        self.original = original
+
+
+class _ShortenedClickError(_ShortenedShow, click.ClickException):
+    """Any other click error (exit status 1) with its long echoed values cut."""
+
+    def __init__(self, original: click.ClickException) -> None:
+        super().__init__(shorten_values(original.format_message()))
+        self.original = original
+
+
+def _shortened(exc: click.ClickException) -> click.ClickException | None:
+    """``exc`` as an error of the same exit status with long values cut; None when nothing is long."""
+    message = exc.format_message()
+    if shorten_values(message) == message:
+        return None
+    if isinstance(exc, click.UsageError) and exc.exit_code == click.UsageError.exit_code:
+        return _ShortenedUsageError(exc)
+    if exc.exit_code == click.ClickException.exit_code:
+        return _ShortenedClickError(exc)
+    return None  # a custom exit status: shown as it is rather than changing the status
+
+
 @contextlib.contextmanager
 def _shortened_click_errors():
     """Cut long values echoed by click's own errors (a bad option value, an unknown option)."""
     try:
         yield
     except click.ClickException as exc:
-        exc.message = shorten_values(exc.message)
-        raise
+        replacement = _shortened(exc)
+        if replacement is None:
+            raise
+        raise replacement from exc
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -335,6 +335,9 @@ def test_atomic_output_keeps_the_target_on_failure_and_its_mode_on_success(tmp_p
         ["spec", "grr", "--domain", "a,b", "--epsilon", "x" * 1_000_000],
         ["spec", "grr", "--domain", "a,b", "--epsilon", "1", "-o", "y" * 200_000 + ".weird"],
         ["privacy", "convert", "--mu", "z" * 300_000, "--delta", "1e-6"],
+        # click's own errors: an unknown option and a value outside a choice (shown with the usage banner)
+        ["spec", "grr", "--domain", "a,b", "--" + "w" * 300_000],
+        ["spec", "grr", "--domain", "a,b", "--epsilon", "1", "--hash", "v" * 300_000],
     ],
 )
 def test_a_megabyte_value_is_echoed_cut_with_its_length(args):
