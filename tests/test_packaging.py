@@ -83,3 +83,32 @@ def test_a_broken_subcommand_import_is_an_error_not_a_missing_command(monkeypatc
     result = CliRunner().invoke(ldp.cli.cli, ["google-rappor", "--help"])
     assert isinstance(result.exception, ModuleNotFoundError)
     assert "no_such_module" in str(result.exception)
+
+
+def test_the_ci_lock_pins_every_declared_dependency_within_its_range():
+    """requirements/ci.txt (written by .ci/lock) is not stale: every dependency pyproject.toml declares for
+    CI (the core ones, the test extra with serve inside it, the docs and lint extras) is pinned there at a version its range accepts."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = [Requirement(text) for text in project["dependencies"]]
+    for extra in ("serve", "test", "docs", "lint"):
+        declared += [Requirement(text) for text in project["optional-dependencies"][extra]]
+    pins = {}
+    for line in (ROOT / "requirements" / "ci.txt").read_text().splitlines():
+        pin = line.split("#", 1)[0].strip()
+        if pin:
+            name, version = pin.split("==")
+            pins[canonicalize_name(name)] = version.strip()
+    self_name = canonicalize_name(project["name"])
+    problems = [
+        f"{req} (pinned: {pins.get(canonicalize_name(req.name))})"
+        for req in declared
+        if canonicalize_name(req.name) != self_name
+        and not (
+            canonicalize_name(req.name) in pins
+            and req.specifier.contains(pins[canonicalize_name(req.name)], prereleases=True)
+        )
+    ]
+    assert not problems, f"requirements/ci.txt is stale; run .ci/lock: {problems}"
