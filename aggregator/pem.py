@@ -31,7 +31,7 @@ import numpy as np
 
 from ldp.aggregator.accumulators import Accumulator, _check_int_column, _present, accumulator_for
 from ldp.aggregator.estimates import FREQUENCY_COLUMNS, estimate_table
-from ldp.aggregator.multiple_testing import adjust_p_values
+from ldp.aggregator.multiple_testing import adjust_p_values, check_options
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
@@ -348,11 +348,6 @@ def heavy_hitter_table(
     return table
 
 
-def _check_alpha(alpha: float) -> None:
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise ParameterError(f"alpha must be in (0, 1), got {alpha!r}")
-
-
 @accumulator_for(PEM)
 class PEMAccumulator(Accumulator):
     """The (seed, bucket) pairs of each group's reports; :meth:`estimate` runs the search.
@@ -512,7 +507,7 @@ class PEMAccumulator(Accumulator):
             value nobody holds is marked significant is at most ``alpha``.
         """
         self._check_estimate(consistency, options)
-        _check_alpha(alpha)
+        check_options(alpha, "bonferroni", confidence)
         if not held_out:
             rounds = self.rounds()
             return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence, alpha=alpha)
@@ -635,7 +630,7 @@ class TreeHistAccumulator(PEMAccumulator):
         as PEM's) are valid given it.
         """
         self._check_estimate(consistency, options)
-        _check_alpha(alpha)
+        check_options(alpha, "bonferroni", confidence)
         spec = self.spec
         groups = self.groups()
         last = treehist_search(spec, groups)[-1]
