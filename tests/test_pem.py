@@ -433,6 +433,9 @@ def test_spec_encode_and_aggregate_discover_the_heavy_hitters(tmp_path):
         "significant",
     ]
     assert ranked[0] in set(table["value"][table["significant"]])
+    result = runner.invoke(cli, ["aggregate", "--spec", str(spec_path), str(reports), "--alpha", "1.5"])
+    assert result.exit_code == 2 and "Error: alpha must be in (0, 1), got 1.5" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_simulate_reports_precision_recall_and_error(tmp_path):
