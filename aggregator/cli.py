@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -101,7 +101,8 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
     default=0.05,
     show_default=True,
     help="RAPPOR candidate decode: family-wise error (bonferroni), false discovery rate (bh) "
-    "or per-candidate level (none) of the detections.",
+    "or per-candidate level (none) of the detections; heavy hitters (pem, treehist): family-wise "
+    "error of the significant column.",
 )
 @click.option(
     "--rejects",
@@ -525,7 +526,11 @@ def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None
 
 def _estimate(accumulator, spec, *, candidates, consistency, confidence, decode_options=None):
     """The estimate table (options already checked by :func:`_check_consistency`)."""
-    options = {"confidence": confidence, "consistency": consistency}
+    from ldp.specs import HeavyHitterSpec
+
+    options: dict[str, Any] = {"confidence": confidence, "consistency": consistency}
+    if isinstance(spec, HeavyHitterSpec):  # the level of the discoveries' `significant` column
+        options["alpha"] = (decode_options or {}).get("alpha", 0.05)
     if candidates is not None and spec.candidates_mode == "estimate":  # estimates of the candidates
         options = {"confidence": confidence, "consistency": consistency, "candidates": candidates}
     elif candidates is not None:

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from ldp.aggregator.accumulators import Accumulator, _check_int_column, _present, accumulator_for
-from ldp.aggregator.estimates import estimate_table
+from ldp.aggregator.estimates import FREQUENCY_COLUMNS, estimate_table
+from ldp.aggregator.multiple_testing import adjust_p_values, check_options
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "DEFAULT_ALPHA",
+    "HEAVY_HITTER_COLUMNS",
     "PEMAccumulator",
     "Round",
     "TreeHistAccumulator",
@@ -53,8 +56,13 @@ __all__ = [
     "treehist_search",
     "treehist_thresholds",
     "value_length",
+    "zero_frequency_p_values",
 ]
 
+#: The columns of a heavy-hitter table: a frequency table's, and the test of each value against 0.
+HEAVY_HITTER_COLUMNS = (*FREQUENCY_COLUMNS, "p_value", "significant")
+#: Default family-wise error of the ``significant`` column (Bonferroni over the table's rows).
+DEFAULT_ALPHA = 0.05
 #: Reports × candidates evaluated per NumPy step (a few MiB of uint64 temporaries).
 _BLOCK = 1 << 20
 
@@ -283,15 +291,40 @@ def held_out_round(spec: PrefixHashing, final: Round, seeds: np.ndarray, buckets
     return Round(length, n_b, candidates, support, frequency, kept)
 
 
+def zero_frequency_p_values(support: np.ndarray, reports: np.ndarray | int, q_star: float) -> np.ndarray:
+    """One-sided exact p-values of H₀: nobody holds the value (f = 0) against f > 0.
+
+    When nobody holds a value, each of the N reports behind its support
+    count supports it independently with probability q* exactly (the seed is
+    uniform), so C ~ Bin(N, q*) and p = P[Bin(N, q*) ≥ C].
+    """
+    from scipy.stats import binom
+
+    support = np.asarray(support, dtype=np.int64)
+    return np.asarray(binom.sf(support - 1, np.asarray(reports, dtype=np.int64), q_star), dtype=float)
+
+
 def heavy_hitter_table(
-    spec: PrefixHashing, final: Round, n: int, confidence: float, *, selection_biased: bool = True
+    spec: PrefixHashing,
+    final: Round,
+    n: int,
+    confidence: float,
+    *,
+    selection_biased: bool = True,
+    alpha: float = DEFAULT_ALPHA,
 ) -> pd.DataFrame:
-    """The discovered values: count estimate n·f̂, its standard error and normal interval (docs/heavy-hitters.md#pem-variance).
+    """The discovered values: count estimate n·f̂, its standard error and normal interval, and its test against 0.
 
     f̂ is the last group's unbiased frequency estimate. Its variance is the
     mechanism's (fixed data, n_i reports) plus the sampling of the group
     from the n users: f(1 − f)(n − n_i)/(n_i(n − 1)), both at the plug-in
-    f̂ clipped to [0, 1].
+    f̂ clipped to [0, 1] (docs/heavy-hitters.md#pem-variance). ``p_value``
+    is the exact one-sided test of f = 0 (:func:`zero_frequency_p_values`)
+    and ``significant`` its Bonferroni-adjusted decision over the table's
+    rows at ``alpha``: when the estimates are independent of the selection
+    (``selection_biased`` False), the probability that any value nobody
+    holds is marked significant is at most ``alpha``
+    (docs/heavy-hitters.md#significance).
     """
     n_i = final.reports if final.sizes is None else final.sizes[final.kept]
     f_hat = final.frequency[final.kept]
@@ -301,12 +334,16 @@ def heavy_hitter_table(
         variance = variance + f_clip * (1 - f_clip) * (n - n_i) / (n_i * (n - 1))
     values = [spec.bits_value(int(c)) for c in final.candidates[final.kept]]
     table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
+    p_values = zero_frequency_p_values(final.support[final.kept], n_i, spec.q_star)
+    table["p_value"] = p_values
+    table["significant"] = adjust_p_values(p_values, "bonferroni") <= alpha
     table.attrs.update(
         mechanism=spec.mechanism,
         group_reports=final.reports,
         reports=n,
         selection_biased=selection_biased,
         top_k=spec.top_k,
+        alpha=alpha,
     )
     return table
 
@@ -434,15 +471,18 @@ class PEMAccumulator(Accumulator):
         return pem_search(self.spec, self.groups())
 
     def estimate(
-        self, confidence: float = 0.95, *, consistency: str = "none", held_out: bool = False, **options: Any
+        self,
+        confidence: float = 0.95,
+        *,
+        consistency: str = "none",
+        held_out: bool = True,
+        alpha: float = DEFAULT_ALPHA,
+        **options: Any,
     ) -> pd.DataFrame:
-        """The discovered heavy hitters, best first: ``value, estimate, std_error, ci_low, ci_high, proportion``.
+        """The discovered heavy hitters, best first: ``value, estimate, std_error, ci_low, ci_high, proportion, p_value, significant``.
 
         At most ``top_k`` rows (fewer when the last round has fewer valid
-        encodings among its candidates). The estimates are the last group's,
-        scaled to all n users; they are unbiased for a fixed value, but a
-        value *selected* by the same group's estimates is biased upward near
-        the selection threshold (docs/heavy-hitters.md#pem-selection).
+        encodings among its candidates), scaled to all n users.
 
         Parameters
         ----------
@@ -450,17 +490,27 @@ class PEMAccumulator(Accumulator):
             Level of the intervals.
         consistency : str
             ``none`` only.
-        held_out : bool, default False
+        held_out : bool, default True
             Split every group by the parity of the report's seed (uniform
             and independent of the value): the even halves run the search,
             the odd halves estimate the found values (pooled the same way),
-            so the estimates are unbiased given the selection (twice the
-            variance, a noisier selection).
+            so the estimates, intervals and tests are valid given the
+            selection (twice the variance, a noisier selection).
+            ``False``: the same reports select and estimate, so a value
+            *selected* by its own estimate is biased upward near the
+            selection threshold and neither its interval nor its test
+            accounts for that (``attrs["selection_biased"]``,
+            docs/heavy-hitters.md#pem-selection).
+        alpha : float, default 0.05
+            Family-wise error of ``significant`` over the table's rows
+            (Bonferroni): with ``held_out``, the probability that any
+            value nobody holds is marked significant is at most ``alpha``.
         """
         self._check_estimate(consistency, options)
+        check_options(alpha, "bonferroni", confidence)
         if not held_out:
             rounds = self.rounds()
-            return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence)
+            return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence, alpha=alpha)
         selecting, estimating = [], []
         for seeds, buckets in self.groups():
             odd = (seeds & np.uint64(1)).astype(bool)
@@ -478,7 +528,7 @@ class PEMAccumulator(Accumulator):
             frequency, final.candidates, np.ones(final.candidates.size, dtype=bool), final.candidates.size
         )
         final = Round(final.length, final.reports, final.candidates, support, frequency, kept, sizes)
-        return heavy_hitter_table(self.spec, final, self.n, confidence, selection_biased=False)
+        return heavy_hitter_table(self.spec, final, self.n, confidence, selection_biased=False, alpha=alpha)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec.mechanism}, n={self.n})"
@@ -564,14 +614,23 @@ class TreeHistAccumulator(PEMAccumulator):
         return treehist_search(self.spec, self.groups())
 
     def estimate(
-        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+        self,
+        confidence: float = 0.95,
+        *,
+        consistency: str = "none",
+        alpha: float = DEFAULT_ALPHA,
+        **options: Any,
     ) -> pd.DataFrame:
         """The survivors of the last level, estimated on the final group (unbiased given the selection), best first.
 
         At most ``top_k`` rows: the survivors with the largest final
-        estimates; no row when no prefix cleared a level's threshold.
+        estimates; no row when no prefix cleared a level's threshold. The
+        final group played no part in the selection, so the intervals and
+        the ``significant`` test (Bonferroni over the rows at ``alpha``,
+        as PEM's) are valid given it.
         """
         self._check_estimate(consistency, options)
+        check_options(alpha, "bonferroni", confidence)
         spec = self.spec
         groups = self.groups()
         last = treehist_search(spec, groups)[-1]
@@ -588,4 +647,4 @@ class TreeHistAccumulator(PEMAccumulator):
                 np.zeros(0),
                 np.zeros(0, dtype=np.int64),
             )
-        return heavy_hitter_table(spec, final, self.n, confidence, selection_biased=False)
+        return heavy_hitter_table(spec, final, self.n, confidence, selection_biased=False, alpha=alpha)

@@ -77,6 +77,8 @@ def run_pem(values, epsilon, max_length, k, eta, rng, mechanism="pem"):
     if mechanism == "pem-paper":
         final = pem_search(spec, acc.groups(), pool=False)[-1]
         table = heavy_hitter_table(spec, final, acc.n, 0.95)
+    elif mechanism == "pem":  # the search on all the reports (the held-out default searches half of them)
+        table = acc.estimate(held_out=False)
     else:
         table = acc.estimate()
     seconds = time.perf_counter() - start

@@ -9,10 +9,13 @@ on one half of the reports (the *selection* half) and, on the other half
     ε ≥ ln( (CP_low(P[E | x0]) − δ) / CP_high(P[E | x1]) )
 
 with Clopper–Pearson intervals. Every interval is at level α / (2m), where
-α = 1 − confidence and m is the number of (claim, pair, direction) tests
-made on the bound half (Bonferroni), so for an encoder that keeps its claim
-the probability that *any* reported lower bound exceeds the claim is at most
-α: the false-alarm probability of a "VIOLATION" verdict. Choosing the events
+α = 1 − confidence and m is the number of tests: the (claim, pair, direction)
+tests made on the bound half, plus one memoization test per memoized RAPPOR
+claim (:mod:`ldp.audit_memo`, at level α / m: do one client's r reports share
+one permanent randomized response?). By the union bound (Bonferroni), for an
+encoder that keeps its claim the probability that *any* reported lower bound
+exceeds the claim or the memoization test rejects is at most α: the
+false-alarm probability of a "VIOLATION" verdict. Choosing the events
 on separate samples keeps the bound honest (the selection sees none of the
 counts it is judged on).
 
@@ -35,7 +38,9 @@ mechanism family (:func:`event_family`):
   the ones on the bits only x0 sets minus those on the bits only x1 sets
   exceed a threshold, for one report (claim ε₁) and for r memoized reports
   of one client (claim min(ε∞, r·ε₁)), where the ones are counted over the
-  r reports and a bit of the permanent response is read by a vote;
+  r reports and a bit of the permanent response is read by a vote; the r
+  reports are also tested against the memoized model (a client that
+  re-draws its permanent response is rejected, :mod:`ldp.audit_memo`);
 - numeric mechanisms: the output lies above (or below) a threshold taken
   from the selection half's quantiles.
 
@@ -60,6 +65,7 @@ from typing import Any
 import numpy as np
 
 from ldp.audit_events.base import AuditFamily, Claim, Event, Features, complement
+from ldp.audit_memo import MemoTest, memoization_test
 from ldp.errors import ParameterError
 from ldp.report_check import CheckedReport
 
@@ -120,16 +126,22 @@ class AuditResult:
     confidence: float
     samples: int
     rows: tuple[AuditRow, ...]
+    memo: tuple[tuple[Claim, MemoTest], ...] = ()
 
     @property
     def tests(self) -> int:
-        """m, the number of tests the Bonferroni correction divides α by."""
-        return len(self.rows)
+        """m, the number of tests the Bonferroni correction divides α by (the ε bounds and memoization tests)."""
+        return len(self.rows) + len(self.memo)
+
+    @property
+    def memo_rejected(self) -> bool:
+        """True when a memoization test rejects the memoized model (:mod:`ldp.audit_memo`)."""
+        return any(test.rejected for _, test in self.memo)
 
     @property
     def violation(self) -> bool:
-        """True when some lower bound exceeds its claim (false alarm probability ≤ 1 − confidence)."""
-        return any(row.violation for row in self.rows)
+        """True when some lower bound exceeds its claim or memoization is rejected (false alarm ≤ 1 − confidence)."""
+        return any(row.violation for row in self.rows) or self.memo_rejected
 
     @property
     def worst(self) -> AuditRow:
@@ -256,21 +268,28 @@ def run_audit(
         )
     claims = audit_claims(spec) if claims is None else list(claims)
     pairs = audit_pairs(spec) if pairs is None else list(pairs)
-    tests = 2 * len(claims) * len(pairs)
-    alpha = (1 - confidence) / (2 * tests)  # Bonferroni: 2 intervals per test
+    family = _family(spec)
+    models = {claim: family.memo_model(spec, claim) for claim in claims}
+    tests = 2 * len(claims) * len(pairs) + sum(model is not None for model in models.values())
+    alpha = (1 - confidence) / (2 * tests)  # Bonferroni: 2 intervals per ε test, 2·alpha per memoization test
     half = samples // 2
     rows: list[AuditRow] = []
+    memo: list[tuple[Claim, MemoTest]] = []
     for claim in claims:
         drawn: dict[Any, list[list[CheckedReport]]] = {}
         for value in dict.fromkeys(v for pair in pairs for v in pair):
             drawn[value] = sampler(value, claim, samples)
+        model = models[claim]
+        if model is not None:  # every client of every value, both halves: no event is chosen on them
+            histograms = np.sum([family.memo_histograms(spec, drawn[v], v) for v in drawn], axis=0)
+            memo.append((claim, memoization_test(histograms, model, 2 * alpha, samples * len(drawn))))
         for pair in pairs:
             select = [features(spec, drawn[v][:half], pair) for v in pair]
             bound = [features(spec, drawn[v][half : 2 * half], pair) for v in pair]
             events = event_family(spec, pair, select)
             for forward in (True, False):
                 rows.append(_test(spec, claim, pair, events, select, bound, forward, half, alpha))
-    return AuditResult(spec.mechanism, spec.fingerprint, confidence, samples, tuple(rows))
+    return AuditResult(spec.mechanism, spec.fingerprint, confidence, samples, tuple(rows), tuple(memo))
 
 
 def _test(

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["best_by_epsilon", "format_report", "summarize"]
+__all__ = ["best_by_epsilon", "format_report", "found_nothing", "missed_the_top", "summarize"]
 
 _GROUP = ["distribution", "domain_size", "users", "mechanism", "epsilon"]
 
@@ -53,30 +53,84 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def best_by_epsilon(summary: pd.DataFrame) -> pd.DataFrame:
-    """The most accurate mechanism at each distribution × D × users × ε.
+def _task(mechanism: str, resolved: str) -> str:
+    """``discovery`` for a heavy-hitter mechanism (it estimates only what it finds), else ``estimation``."""
+    from ldp.simulations.mechanisms import MECHANISM_KINDS
 
-    Ranked by the expected error (``theory_mse``) where theory exists, else
-    by the measured MSE (RAPPOR), so that repeat noise does not pick the
-    winner. An ``auto`` row competes like any other, except where the
-    mechanism it resolved to is also listed by name (it duplicates that row).
+    name = mechanism if mechanism != "auto" else str(resolved).split(",")[0]
+    return "discovery" if MECHANISM_KINDS.get(name) == "heavy-hitter" else "estimation"
+
+
+def _discovery(summary: pd.DataFrame) -> np.ndarray:
+    return np.array(
+        [_task(m, r) == "discovery" for m, r in zip(summary["mechanism"], summary["resolved"], strict=True)],
+        dtype=bool,
+    )
+
+
+def found_nothing(summary: pd.DataFrame) -> pd.Series:
+    """True for a heavy-hitter row that discovered no value in any repeat (its mean ``detected`` is 0)."""
+    return pd.Series(_discovery(summary) & (summary["detected"].to_numpy() == 0), index=summary.index)
+
+
+def missed_the_top(summary: pd.DataFrame) -> pd.Series:
+    """True for a heavy-hitter row that discovered none of the true top k in any repeat (recall 0)."""
+    return pd.Series(_discovery(summary) & (summary["top_k_recall"].to_numpy() == 0), index=summary.index)
+
+
+def best_by_epsilon(summary: pd.DataFrame) -> pd.DataFrame:
+    """The most accurate mechanism at each distribution × D × users × ε, per task.
+
+    Only comparable rows are ranked against each other (the ``task``
+    column):
+
+    - ``estimation`` (the frequency oracles, and RAPPOR given candidates:
+      every value of the domain is estimated) by the expected error
+      (``theory_mse``) where theory exists, else by the measured MSE
+      (RAPPOR), so that repeat noise does not pick the winner;
+    - ``discovery`` (the heavy-hitter mechanisms, which estimate only the
+      values they discover, so their MSE over the domain measures mostly
+      what they missed, and is smallest for an empty output) by the recall
+      of the true top k, then the precision, then the MSE. A row that found
+      none of the true top k in any repeat (:func:`missed_the_top`; among
+      them those that found nothing at all, :func:`found_nothing`) is not
+      ranked: a cell where every heavy hitter missed has no discovery winner.
+
+    An ``auto`` row competes like any other, except where the mechanism it
+    resolved to is also listed by name (it duplicates that row).
     ``error_95`` is 1.96·√mse·users: the typical half-width of a 95 %
     interval on one value's count, in users.
     """
     keys = ["distribution", "domain_size", "users", "epsilon"]
     listed = set(zip(*(summary[k] for k in keys), summary["mechanism"]))
-    duplicate_auto = [
-        mechanism == "auto" and (*cell, resolved) in listed
-        for *cell, mechanism, resolved in zip(
-            *(summary[k] for k in keys), summary["mechanism"], summary["resolved"]
-        )
-    ]
-    ranked = summary[~np.array(duplicate_auto, dtype=bool)]
-    score = ranked["theory_mse"].fillna(ranked["mse"])
-    index = score.groupby([ranked[k] for k in keys], sort=False).idxmin()
-    best = summary.loc[index.to_numpy(), [*keys, "mechanism", "resolved", "rmse", "mse_ratio"]].reset_index(
-        drop=True
+    duplicate_auto = np.array(
+        [
+            mechanism == "auto" and (*cell, resolved) in listed
+            for *cell, mechanism, resolved in zip(
+                *(summary[k] for k in keys), summary["mechanism"], summary["resolved"]
+            )
+        ],
+        dtype=bool,
     )
+    tasks = pd.Series(
+        [_task(m, r) for m, r in zip(summary["mechanism"], summary["resolved"], strict=True)],
+        index=summary.index,
+    )
+    ranked = summary[~duplicate_auto & ~missed_the_top(summary).to_numpy()].assign(task=tasks)
+    estimation = ranked[ranked["task"] == "estimation"]
+    discovery = ranked[ranked["task"] == "discovery"]
+    score = estimation["theory_mse"].fillna(estimation["mse"])
+    winners = list(score.groupby([estimation[k] for k in keys], sort=False).idxmin().to_numpy())
+    if len(discovery):  # best recall, then precision (NaN last), then the smallest MSE
+        order = discovery.assign(_precision=discovery["top_k_precision"].fillna(-1.0)).sort_values(
+            ["top_k_recall", "_precision", "mse"], ascending=[False, False, True], kind="stable"
+        )
+        winners += list(order.groupby(keys, sort=False).head(1).index)
+    columns = [*keys, "task", "mechanism", "resolved", "rmse", "mse_ratio", "top_k_recall", "top_k_precision"]
+    best = ranked.loc[winners, columns]
+    cells = summary[keys].drop_duplicates().reset_index(drop=True).reset_index()  # the cells in summary order
+    best = best.merge(cells, on=keys).sort_values(["index", "task"], ascending=[True, False], kind="stable")
+    best = best.drop(columns="index").reset_index(drop=True)
     best["error_95"] = 1.96 * best["rmse"] * best["users"]
     return best
 
@@ -130,7 +184,10 @@ def format_report(summary: pd.DataFrame) -> str:
                 "ratio": block["mse_ratio"].map(lambda x: "-" if math.isnan(x) else f"{x:.2f}"),
                 "bound": block["lower_bound"].map(_fmt),
                 "tv": block["tv"].map(_fmt),
-                "top-k prec": block["top_k_precision"].map(lambda x: f"{x:.2f}"),
+                "top-k prec": [
+                    "none found" if nothing else f"{x:.2f}"
+                    for x, nothing in zip(block["top_k_precision"], found_nothing(block), strict=True)
+                ],
             }
         )
         if "central_epsilon" in block:
@@ -144,13 +201,31 @@ def format_report(summary: pd.DataFrame) -> str:
         lines.append("")
     best = best_by_epsilon(summary)
     lines.append(
-        "Best mechanism per epsilon (smallest expected MSE; ±95% is the error on one value's count, in users):"
+        "Best mechanism per epsilon (estimation: smallest expected MSE, ±95% is the error on one value's "
+        "count, in users; heavy hitters: best top-k recall, then precision):"
     )
     for _, row in best.iterrows():
         name = row["mechanism"] if row["mechanism"] != "auto" else f"auto={row['resolved']}"
+        cell = f"  {row['distribution']}, D={row['domain_size']}, n={row['users']:,}, epsilon={row['epsilon']:g}: "
+        if row["task"] == "discovery":
+            lines.append(
+                f"{cell}{name}  heavy hitters: top-k recall {row['top_k_recall']:.2f}, "
+                f"precision {row['top_k_precision']:.2f}"
+            )
+        else:
+            lines.append(f"{cell}{name}  rmse {row['rmse']:.3g}  (±{row['error_95']:,.0f} users)")
+    nothing = found_nothing(summary)
+    for index, row in summary[missed_the_top(summary)].iterrows():
+        repeats = int(row["repeats"])
+        where = f"in {repeats} repeat" if repeats == 1 else f"in any of {repeats} repeats"
+        what = (
+            f"nothing {where}"
+            if nothing[index]
+            else f"none of the true top k {where} ({row['detected']:.3g} false discoveries on average)"
+        )
         lines.append(
             f"  {row['distribution']}, D={row['domain_size']}, n={row['users']:,}, epsilon={row['epsilon']:g}: "
-            f"{name}  rmse {row['rmse']:.3g}  (±{row['error_95']:,.0f} users)"
+            f"{row['mechanism']} found {what}: not ranked"
         )
     lines.append(
         "mse/theory/bound: per-value mean squared error of the frequency estimates; ratio = mse/theory."

@@ -7,11 +7,13 @@ so each fails spuriously with probability at most 1e-6 (α of the suite).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import shutil
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +23,11 @@ from conftest import frequency_specs, heavy_hitter_specs, numeric_specs, rappor_
 
 import ldp
 from ldp.audit import Claim, audit_claims, audit_pairs, clopper_pearson, epsilon_lower_bound, run_audit
+from ldp.audit_memo import MemoModel, memo_power, memoization_test, sum_binomial_cdf
 from ldp.audit_sources import command_sampler, python_client_sampler
 from ldp.cli import cli
 from ldp.commands.audit import DEFAULT_SAMPLES, EXIT_VIOLATION
+from ldp.errors import ParameterError
 from ldp.specs import GRR, LocalHashing, UnaryEncoding
 
 ALPHA = 1e-6
@@ -123,11 +127,13 @@ def test_every_mechanism_is_consistent_with_its_claim(spec):
     claims = audit_claims(spec, memo_reports=4)
     with python_client_sampler(spec) as sampler:
         result = run_audit(spec, sampler, samples, confidence=1 - ALPHA, claims=claims)
-    assert result.tests == 2 * len(claims) * len(audit_pairs(spec))
+    assert result.tests == 2 * len(claims) * len(audit_pairs(spec)) + len(result.memo)
     for row in result.rows:
         assert row.lower_bound <= row.claim.epsilon, row
+    assert not result.memo_rejected, result.memo
     if isinstance(spec, ldp.Rappor) and spec.f > 0:
         assert {row.claim.reports for row in result.rows} == {1, 4}
+        assert [claim.reports for claim, _ in result.memo] == [4]
 
 
 @pytest.mark.slow
@@ -140,6 +146,122 @@ def test_every_mechanism_with_a_large_budget_is_consistent_and_the_bound_is_clos
     assert not result.violation
     if isinstance(spec, GRR | UnaryEncoding | LocalHashing):
         assert result.worst.lower_bound > 0.5 * spec.epsilon
+
+
+# -- memoization: one client's r reports share one permanent randomized response --------------------
+
+#: The issue's setting: k = 32 bits, h = 2, 8 cohorts, f = p = 1/2, q = 3/4, r = 8 reports per client.
+REDRAW_SPEC = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
+
+
+def _null_histograms(rng, model, cells, redrawn=False):
+    """Histograms of (client, bit) counts drawn from the memoized (or the re-drawing) model."""
+    pmf = model.redrawn_pmf if redrawn else model.memoized_pmf
+    return np.stack([rng.multinomial(cells[b], pmf(b)) for b in (0, 1)])
+
+
+def test_the_memoized_model_is_the_mixture_and_redrawing_the_binomial_of_equal_mean():
+    model = MemoModel(Fraction(1, 2), Fraction(1, 2), Fraction(3, 4), 8)
+    c = np.arange(9)
+    for bit, pi in ((1, 0.75), (0, 0.25)):
+        memo, redraw = model.memoized_pmf(bit), model.redrawn_pmf(bit)
+        assert memo.sum() == pytest.approx(1) and redraw.sum() == pytest.approx(1)
+        assert c @ memo == pytest.approx(c @ redraw)  # the same mean: only the dispersion differs
+        excess = (c**2 @ memo) - (c**2 @ redraw)
+        assert excess == pytest.approx(8 * 7 * 0.25**2 * pi * (1 - pi))  # r(r-1)(q-p)^2 pi(1-pi)
+        assert model.extreme(bit).tolist() == [True] * 4 + [False] * 3 + [True] * 2
+    with pytest.raises(ParameterError, match="f = 0 has no PRR"):
+        MemoModel(0, Fraction(1, 4), Fraction(3, 4), 8)
+
+
+def test_sum_binomial_cdf_is_the_exact_convolution():
+    from scipy.stats import binom
+
+    n0, a0, n1, a1 = 30, 0.3, 7, 0.6
+    pmf = np.convolve(binom.pmf(np.arange(n0 + 1), n0, a0), binom.pmf(np.arange(n1 + 1), n1, a1))
+    for t in (-1, 0, 5, 12, 37):
+        assert sum_binomial_cdf(t, n0, a0, n1, a1) == pytest.approx(pmf[: max(t + 1, 0)].sum(), abs=1e-12)
+
+
+def test_a_memoizing_client_is_rejected_at_most_alpha_of_the_time():
+    """Seeded: 5,000 draws of the memoized model at α = 0.05; the rejection rate is ≤ α + z·SE (z of 1e-6)."""
+    rng = np.random.default_rng(24)
+    model, cells, alpha, draws = MemoModel(0.5, 0.5, 0.75, 8), (3_000, 200), 0.05, 5_000
+    rejected = [
+        memoization_test(_null_histograms(rng, model, cells), model, alpha).rejected for _ in range(draws)
+    ]
+    assert np.mean(rejected) <= alpha + 4.75 * math.sqrt(alpha * (1 - alpha) / draws)
+
+
+def test_memo_power_is_the_rejection_rate_of_a_redrawing_client():
+    """Seeded: 5,000 draws of the re-drawing model; the rate is memo_power ± z·SE (z of 1e-6, two-sided)."""
+    rng = np.random.default_rng(25)
+    model, cells, alpha, draws = MemoModel(0.5, 0.5, 0.75, 8), (100, 10), 0.05, 5_000
+    power = memo_power(model, cells, alpha)
+    assert 0.2 < power < 0.8  # a setting where the rate is informative
+    rate = np.mean(
+        [
+            memoization_test(_null_histograms(rng, model, cells, True), model, alpha).rejected
+            for _ in range(draws)
+        ]
+    )
+    assert abs(rate - power) <= 4.9 * math.sqrt(power * (1 - power) / draws)
+
+
+def _redrawing_sampler(spec):
+    """A RAPPOR client with the memoization bug: its permanent response is drawn afresh for every report."""
+    from ldp.client.encoders import RapporEncoder
+    from ldp.client.sampling import sample_expanded, urandom_source
+    from ldp.client.state import ClientState
+    from ldp.report_check import check_report
+
+    class RedrawingEncoder(RapporEncoder):
+        def permanent_bits(self, value):
+            true_bits = sum(1 << i for i in set(self.spec.bit_positions(value, self.state.cohort)))
+            one, zero = (true_bits, *self._prr_one), (self._full ^ true_bits, *self._prr_zero)
+            return sample_expanded(self._width, (one, zero), urandom_source)
+
+    def sample(value, claim, n):
+        clients = [RedrawingEncoder(spec, ClientState.new(spec)) for _ in range(n)]
+        return [[check_report(spec, c.encode(value)) for _ in range(claim.reports)] for c in clients]
+
+    return sample
+
+
+def test_a_rappor_client_that_redraws_its_permanent_response_is_caught():
+    """Issue 24: the ε bound stays below min(ε∞, 8·ε₁) but the memoization test rejects.
+
+    At confidence 1 − 1e-6 with 100 clients per input (200 clients, 6,400 client bits) the test's
+    exact power against this client is above 1 − 1e-6 (memo_power, for the fewest true bits h = 2 can give).
+    """
+    claims = audit_claims(REDRAW_SPEC, memo_reports=8)
+    result = run_audit(REDRAW_SPEC, _redrawing_sampler(REDRAW_SPEC), 100, confidence=1 - ALPHA, claims=claims)
+    ((claim, test),) = result.memo
+    assert claim.reports == 8 and test.alpha == pytest.approx(ALPHA / result.tests)
+    model = MemoModel(REDRAW_SPEC.f, REDRAW_SPEC.p, REDRAW_SPEC.q, 8)
+    assert memo_power(model, (200 * 31, 200), test.alpha) > 1 - ALPHA
+    assert test.rejected and result.violation, test
+    assert memoization_test(np.zeros((2, 9)), model, test.alpha).p_value == 1.0  # no cells: no evidence
+
+
+def test_the_verdict_names_a_rejected_memoization(tmp_path, monkeypatch):
+    import ldp.audit_sources
+
+    @contextlib.contextmanager
+    def redrawing(spec):
+        yield _redrawing_sampler(spec)
+
+    monkeypatch.setattr(ldp.audit_sources, "python_client_sampler", redrawing)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(REDRAW_SPEC.to_json())
+    result = CliRunner().invoke(cli, ["audit", "--spec", str(spec_path), "--samples", "100"])
+    assert result.exit_code == EXIT_VIOLATION, result.output
+    assert "memoization (8 memoized reports): rejected at alpha=0.01, p=" in result.output
+    assert (
+        result.output.strip()
+        .splitlines()[-1]
+        .startswith("verdict: VIOLATION: memoization rejected at alpha=0.01, p=")
+    )
 
 
 # -- power: a broken encoder is flagged, through --encoder-cmd --------------------------------------
@@ -274,7 +396,8 @@ def test_output_names_the_claims_the_pairs_and_the_verdict(tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert "3 memoized reports" in result.output and "one report" in result.output
-    assert "Bonferroni over 8 tests" in result.output
+    assert "Bonferroni over 9 tests" in result.output  # 8 bounds and the memoization test
+    assert "memoization (3 memoized reports): not rejected at alpha=0.00556, p=" in result.output
     assert result.output.strip().splitlines()[-1].startswith("verdict: consistent")
 
 

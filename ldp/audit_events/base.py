@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ldp.audit_memo import MemoModel
 from ldp.errors import ParameterError
 from ldp.report_check import CheckedReport
 
@@ -98,6 +99,16 @@ class AuditFamily:
 
     def events(self, spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]) -> list[Event]:
         """Candidate events for ``pair``, each tried in both directions; ``selection``: the selection half's features."""
+        raise NotImplementedError
+
+    def memo_model(self, spec: Any, claim: Claim) -> MemoModel | None:
+        """The memoized model a claim's samples are tested against (:mod:`ldp.audit_memo`), or None: no test."""
+        return None
+
+    def memo_histograms(
+        self, spec: Any, samples: Sequence[Sequence[CheckedReport]], value: Any
+    ) -> np.ndarray:
+        """Shape (2, r + 1): the (client, bit) cells of true bit b whose ones over the r reports number c."""
         raise NotImplementedError
 
 

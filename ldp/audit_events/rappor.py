@@ -18,9 +18,19 @@ from ldp.audit_events.base import (
     mask,
     thresholds,
 )
+from ldp.audit_memo import MemoModel
 from ldp.plugins import implements
 from ldp.report_check import CheckedReport
 from ldp.specs import Rappor
+
+
+def _ones(spec: Rappor, samples: Sequence[Sequence[CheckedReport]]) -> np.ndarray:
+    """Samples × num_bits: the ones of each bit among a sample's r reports."""
+    width = spec.num_bits
+    counts = np.zeros((len(samples), width), dtype=np.int64)
+    for j in range(len(samples[0]) if samples else 0):
+        counts += bit_matrix([s[j] for s in samples], width)
+    return counts
 
 
 @implements(Rappor, "audit_events")
@@ -47,13 +57,27 @@ class RapporEvents(AuditFamily):
             claims.append(Claim(f"{memo_reports} memoized reports", epsilon, 0.0, memo_reports))
         return claims
 
+    def memo_model(self, spec: Any, claim: Claim) -> MemoModel | None:
+        """r ≥ 2 memoized reports are tested against the memoized model, unless f = 0 (no PRR to memoize)."""
+        if claim.reports < 2 or spec.f == 0:
+            return None
+        return MemoModel(spec.f, spec.p, spec.q, claim.reports)
+
+    def memo_histograms(
+        self, spec: Any, samples: Sequence[Sequence[CheckedReport]], value: Any
+    ) -> np.ndarray:
+        counts = _ones(spec, samples)
+        cohorts = [r.cohort for r in first_reports(samples)]
+        true_bits = {c: mask(set(spec.bit_positions(value, c)), spec.num_bits) for c in set(cohorts)}
+        truth = np.array([true_bits[c] for c in cohorts]).reshape(counts.shape)
+        reports = len(samples[0]) if samples else 0
+        return np.stack([np.bincount(counts[truth == b], minlength=reports + 1) for b in (False, True)])
+
     def features(self, spec: Any, samples: Sequence[Sequence[CheckedReport]], pair: tuple[Any, Any]):
         first = first_reports(samples)
         width = spec.num_bits
         reports = len(samples[0])
-        counts = np.zeros((len(samples), width), dtype=np.int64)  # ones of each bit among the r reports
-        for j in range(reports):
-            counts += bit_matrix([s[j] for s in samples], width)
+        counts = _ones(spec, samples)
         # the chance that one report counts on a bit when its permanent bit is set, and when it is not
         on, off = float(spec.q), float(spec.p)
         if spec.q < spec.p:  # a set permanent bit then gives fewer ones: count the zeros

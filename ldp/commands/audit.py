@@ -153,11 +153,36 @@ def _print(result, elapsed: float, source: str) -> None:
                 cell.ljust(w) if i < 4 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths))
             )
         )
+    for claim, test in result.memo:
+        click.echo(f"memoization ({claim.label}): {_memo_text(test)}")
     worst = result.worst
-    if result.violation:
+    if worst.violation:
         click.echo(
             f"verdict: VIOLATION: epsilon >= {worst.lower_bound:.4f} > claimed {worst.claim.epsilon:.4f} "
             f"({worst.claim.label}, {worst.x0!r} against {worst.x1!r}) at confidence {result.confidence:g}"
         )
+    elif result.memo_rejected:
+        claim, test = next((c, t) for c, t in result.memo if t.rejected)
+        click.echo(
+            f"verdict: VIOLATION: memoization rejected at alpha={test.alpha:.3g}, {_p_text(test.p_value)}: "
+            f"one client's {test.reports} reports do not share one permanent randomized response, so the "
+            f"claim of {claim.label} ({claim.epsilon:.4f}) does not hold"
+        )
     else:
-        click.echo(f"verdict: consistent: the largest lower bound is {worst.ratio:.2f} of its claim")
+        memo = " and memoization is not rejected" if result.memo else ""
+        click.echo(f"verdict: consistent: the largest lower bound is {worst.ratio:.2f} of its claim{memo}")
+
+
+def _p_text(p: float) -> str:
+    """A p-value; one below the smallest double is printed as a bound."""
+    return f"p={p:.3g}" if p > 0 else "p<1e-300"
+
+
+def _memo_text(test) -> str:
+    """One memoization test: its decision, level and p-value, and the extreme counts it is based on."""
+    decision = "rejected" if test.rejected else "not rejected"
+    cells = sum(test.cells)
+    return (
+        f"{decision} at alpha={test.alpha:.3g}, {_p_text(test.p_value)} "
+        f"({test.extreme:,} of {cells:,} client bits with an extreme count of ones, {test.expected:,.0f} expected)"
+    )
