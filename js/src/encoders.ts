@@ -11,7 +11,7 @@ import { type ByteSource, type Shake256, UniformBelow, nobleShake256, prfInput, 
 import { PEMEncoder } from "./pem.js";
 import type { Report } from "./report.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
-import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { SubsetEncoder } from "./subset.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 import { HadamardEncoder } from "./hadamard.js";
@@ -56,6 +56,7 @@ export class GRREncoder implements Encoder {
   private readonly rr: RandomizedResponse;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));
     this.rr = new RandomizedResponse(specFraction(spec, "p"), BigInt(this.index.size));
   }
@@ -81,6 +82,7 @@ export class UnaryEncoder implements Encoder {
   private readonly full: Uint32Array;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));
     this.p = specFraction(spec, "p");
     this.q = specFraction(spec, "q");
@@ -113,6 +115,7 @@ export class LocalHashingEncoder implements Encoder {
   private readonly rr: RandomizedResponse;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));
     this.g = specInt(spec, "g");
     this.rr = new RandomizedResponse(specFraction(spec, "p"), this.g);
@@ -179,6 +182,7 @@ export class RapporEncoder implements Encoder {
     private readonly source: ByteSource = cryptoSource,
     private readonly shake: Shake256 = nobleShake256,
   ) {
+    checkedSpec(spec);
     this.encoding = spec.fields.encoding as string;
     this.width = Number(specInt(spec, "num_bits"));
     if (this.encoding === "basic") this.index = new DomainIndex(specDomain(spec));

@@ -10,7 +10,7 @@ import { type Encoder, RandomizedResponse } from "./encoders.js";
 import { LH_PRIME, LH_SEED_SPACE, lhBucket } from "./hashing.js";
 import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, specFraction, specInt } from "./spec.js";
+import { type Spec, checkedSpec, specFraction, specInt } from "./spec.js";
 import type { Value } from "./values.js";
 
 /** Domain separation of the prefix hash. */
@@ -65,6 +65,7 @@ export class PEMEncoder implements Encoder {
   private readonly rounds: UniformBelow;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.maxLength = Number(specInt(spec, "max_length"));
     this.lengths =
       spec.mechanism === "treehist"

@@ -25,7 +25,8 @@ import { FileLedgerStorage, FileSpool, openClientState } from "../src/node.js";
 
 // GRR at ε = 0.1 (the canonical spec Python writes; also in the vectors' budget section)
 const GRR_SMALL = loadSpec('{"domain":["a","b","c"],"epsilon":0.1,"format":1,"mechanism":"grr","p":"6565437337047553411/18446744073709551616"}');
-const GRR = loadSpec('{"domain":["a","b","c"],"epsilon":1.0,"format":1,"mechanism":"grr","p":"1/2"}');
+// GRR at ε = 1 (the canonical spec Python writes)
+const GRR = loadSpec('{"domain":["a","b","c"],"epsilon":1.0,"format":1,"mechanism":"grr","p":"10627480729818062551/18446744073709551616"}');
 const RAPPOR = loadSpec('{"domain":null,"encoding":"bloom","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":16,"num_cohorts":4,"num_hashes":2,"p":"1/4","q":"3/4"}');
 const BOOL = loadSpec('{"domain":null,"encoding":"boolean","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":1,"num_cohorts":1,"num_hashes":1,"p":"1/4","q":"3/4"}');
 const tmp = () => mkdtempSync(join(tmpdir(), "ldp-js-"));
