@@ -29,6 +29,7 @@ import { type Encoder, makeEncoder } from "./encoders.js";
 import { FileLedgerStorage, FileSpool, nativeShake256, openClientState } from "./node.js";
 import { type Report, reportToJson } from "./report.js";
 import { loadSpec } from "./spec.js";
+import { clip } from "./text.js";
 import { Uploader } from "./uploader.js";
 import { CLIENT_COLUMN, canonicalClientId, ledgerPath, pickColumn, readCsv, statePath } from "./table.js";
 
@@ -150,7 +151,10 @@ async function upload(options: Map<string, string>, input: string, reports: stri
   await uploader.enqueue(reports);
   const s = await uploader.flush();
   process.stderr.write(`uploaded: ${s.accepted} accepted, ${s.replayed} already stored, ${s.rejected.length} rejected\n`);
-  if (s.rejected.length) throw new Error(`${s.rejected.length} reports rejected: ${JSON.stringify(s.rejected.slice(0, 5))}`);
+  if (s.rejected.length) {
+    const first = s.rejected.slice(0, 3).map((r) => `${r.reason}: ${clip(r.detail)}`).join("; ");
+    throw new Error(`${s.rejected.length} reports rejected by the collector, kept in ${spool.deadFile} (${first})`);
+  }
 }
 
 // exitCode, not process.exit(): exit() would drop what a piped stdout has not yet flushed
