@@ -22,7 +22,6 @@
  *                    also send the reports through the Uploader (spool
  *                    default: values file + ".spool.jsonl")
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { BudgetExceededError, BudgetedEncoder, PrivacyLedger, makeBudget } from "./budget.js";
 import { type Encoder, makeEncoder } from "./encoders.js";
@@ -31,7 +30,7 @@ import { type Report, reportToJson } from "./report.js";
 import { loadSpec } from "./spec.js";
 import { clip } from "./text.js";
 import { Uploader } from "./uploader.js";
-import { CLIENT_COLUMN, canonicalClientId, ledgerPath, pickColumn, readCsv, statePath } from "./table.js";
+import { CLIENT_COLUMN, canonicalClientId, ledgerPath, pickColumn, readCsv, readUtf8Text, statePath } from "./table.js";
 
 const USAGE =
   "usage: ldp-encode --spec SPEC.json VALUES.txt|VALUES.csv [--column C] [--state DIR [--budget EPS [--budget-delta D] [--composition basic|optimal]]] " +
@@ -46,7 +45,7 @@ function parseArgs(argv: string[]): { options: Map<string, string>; input: strin
     if (OPTIONS.has(arg)) {
       if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
       options.set(arg, argv[++i]);
-    } else if (arg.startsWith("--")) throw new Error(`unknown option ${arg}`);
+    } else if (arg.startsWith("--")) throw new Error(`unknown option ${clip(arg, 40, true)}`);
     else positional.push(arg);
   }
   if (!options.has("--spec") || positional.length !== 1) throw new Error(USAGE);
@@ -60,7 +59,7 @@ function parseArgs(argv: string[]): { options: Map<string, string>; input: strin
 
 /** Lines of a UTF-8 text file (a byte-order mark dropped, CR LF or LF), as Python's `read_lines`. */
 function readLines(file: string): string[] {
-  const text = fs.readFileSync(file, "utf8").replace(/^\uFEFF/, "");
+  const text = readUtf8Text(file, "input file").replace(/^\uFEFF/, "");
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   return lines.map((l: string) => l.replace(/\r$/, ""));
@@ -79,7 +78,7 @@ function readRows(input: string, column: string | undefined, withClient: boolean
     if (column !== undefined) throw new Error("--column applies to CSV inputs only");
     return { rows: readLines(input).map((value, i) => ({ n: i + 1, value })), label: "line" };
   }
-  const table = readCsv(fs.readFileSync(input, "utf8"), input);
+  const table = readCsv(readUtf8Text(input, "input file"), input);
   const at = table.header.indexOf(pickColumn(table.header, column, input));
   const clientAt = table.header.indexOf(CLIENT_COLUMN);
   if (withClient && clientAt < 0) throw new Error(`--state needs a '${CLIENT_COLUMN}' column in ${input}`);
@@ -92,7 +91,7 @@ function readRows(input: string, column: string | undefined, withClient: boolean
 
 async function main(argv: string[]): Promise<number> {
   const { options, input } = parseArgs(argv);
-  const spec = loadSpec(fs.readFileSync(options.get("--spec")!, "utf8"));
+  const spec = loadSpec(readUtf8Text(options.get("--spec")!, "spec"));
   const stateDir = options.get("--state");
   const budgetText = options.get("--budget");
   const budget = budgetText

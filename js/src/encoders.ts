@@ -15,6 +15,7 @@ import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spe
 import { SubsetEncoder } from "./subset.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 import { HadamardEncoder } from "./hadamard.js";
+import { clip } from "./text.js";
 
 /** What every encoder offers. */
 export interface Encoder {
@@ -157,7 +158,7 @@ export function parseBoolean(value: Value): boolean {
     if (TRUE_WORDS.has(word)) return true;
     if (FALSE_WORDS.has(word)) return false;
   }
-  throw new RangeError(`not a boolean: ${String(value)}`);
+  throw new RangeError(`not a boolean: ${clip(String(value), 80, true)}`);
 }
 
 const PRR_LABEL = utf8("ldp-rappor-prr-v1");

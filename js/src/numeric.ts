@@ -13,6 +13,7 @@ import { type Fraction, parseFraction } from "./fraction.js";
 import { type ByteSource, cryptoSource, randbelow, randbits } from "./random.js";
 import type { Report } from "./report.js";
 import { checkTableClaim } from "./claim.js";
+import { clip } from "./text.js";
 import { type Spec, checkedSpec, specFloat, specFraction } from "./spec.js";
 import type { Value } from "./values.js";
 
@@ -107,8 +108,8 @@ function toDouble(value: Value): number {
   if (typeof value === "number") x = value;
   else if (typeof value === "bigint") x = Number(value);
   else if (typeof value === "string" && value.trim() !== "") x = Number(value.trim());
-  else throw new TypeError(`not a number: ${String(value)}`);
-  if (!Number.isFinite(x)) throw new RangeError(`numeric value must be finite, got ${String(value)}`);
+  else throw new TypeError(`not a number: ${clip(String(value), 80, true)}`);
+  if (!Number.isFinite(x)) throw new RangeError(`numeric value must be finite, got ${clip(String(value), 80, true)}`);
   return x;
 }
 

@@ -7,3 +7,8 @@ export function clip(text: string, max = 80, quote = false): string {
   const shown = quote ? JSON.stringify(part) : part;
   return cut ? `${shown}… (${text.length} characters)` : shown;
 }
+
+/** True when `text` has no lone surrogate, so it is encodable as UTF-8 (Python refuses to encode a lone surrogate). */
+export function isWellFormed(text: string): boolean {
+  return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+}

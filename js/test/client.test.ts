@@ -342,3 +342,41 @@ describe("ldp-encode: CSV input and client ids (as Python's ldp encode)", () => 
   });
 });
 
+
+describe("ldp-encode: input that is not UTF-8, and long values", () => {
+  const run = (args: string[]) => execFileSync(process.execPath, ["dist/cli.js", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const fails = (args: string[]) => {
+    try {
+      run(args);
+    } catch (error) {
+      return error as { status: number; stdout: string; stderr: string };
+    }
+    return assert.fail("ldp-encode accepted it");
+  };
+  it("refuses a values file that is not UTF-8 (never encodes U+FFFD in its place), naming the line, byte and column", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), GRR.canonicalJson);
+    writeFileSync(join(dir, "v.txt"), Buffer.from([0x61, 0x0a, 0x62, 0x63, 0xff, 0x0a]));
+    writeFileSync(join(dir, "v.csv"), Buffer.concat([Buffer.from("value\na\n"), Buffer.from([0xe2, 0x41, 0x0a])]));
+    const text = fails(["--spec", join(dir, "spec.json"), join(dir, "v.txt")]);
+    assert.equal(text.status, 2);
+    assert.equal(text.stdout, "");
+    assert.match(text.stderr, /^ldp-encode: input file '.*v\.txt', line 2: not UTF-8 text \(byte 0xff at column 3\); save it as UTF-8\n$/);
+    const csv = fails(["--spec", join(dir, "spec.json"), join(dir, "v.csv")]);
+    assert.match(csv.stderr, /input file '.*v\.csv', line 3: not UTF-8 text \(byte 0xe2 at column 1\)/);
+    writeFileSync(join(dir, "bad-spec.json"), Buffer.concat([Buffer.from(GRR.canonicalJson.replace('"a"', '"')), Buffer.from([0xc3, 0x22])]));
+    assert.match(fails(["--spec", join(dir, "bad-spec.json"), join(dir, "v.csv")]).stderr, /spec '.*bad-spec\.json', line 1: not UTF-8 text \(byte 0xc3/);
+  });
+  it("a 5 MB value outside the domain is echoed cut, with its length", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), GRR.canonicalJson);
+    writeFileSync(join(dir, "v.txt"), "a\n" + "x".repeat(5_000_000) + "\n");
+    const error = fails(["--spec", join(dir, "spec.json"), join(dir, "v.txt")]);
+    assert.equal(error.status, 2);
+    assert.ok(error.stderr.length < 300, `stderr of ${error.stderr.length} characters`);
+    assert.match(error.stderr, /line 2: value "x{80}"… \(5000000 characters\) is not in the domain/);
+  });
+  it("the library refuses a string with a lone surrogate (not UTF-8 encodable) instead of hashing U+FFFD", () => {
+    assert.throws(() => makeEncoder(RAPPOR).encode("ab\uD800"), /lone surrogate/);
+  });
+});
