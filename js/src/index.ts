@@ -20,3 +20,4 @@ export * from "./budget.js";
 export * from "./uploader.js";
 export * from "./composition.js";
 export * from "./claim.js";
+export * from "./task.js";
