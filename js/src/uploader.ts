@@ -23,6 +23,7 @@
 import { toBase64 } from "./bytes.js";
 import { parseJson } from "./json.js";
 import { cryptoSource } from "./random.js";
+import { fingerprintOfTag } from "./spec.js";
 import { clip } from "./text.js";
 
 export const MAX_ENVELOPES = 1000;
@@ -273,7 +274,7 @@ export class Uploader {
       sleep: options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
       now: options.now ?? (() => Date.now()),
       progress: options.progress,
-      fingerprint: options.fingerprint?.toLowerCase(),
+      fingerprint: options.fingerprint === undefined ? undefined : fingerprintOfTag(options.fingerprint),
     };
   }
 
