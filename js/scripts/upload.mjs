@@ -12,6 +12,7 @@ const uploader = new Uploader(url, task, new FileSpool(spoolPath), {
   backoffMs: 100,
   maxBackoffMs: 500,
   retries: 200,
+  flushDeadlineMs: 600_000, // keep retrying through the test's collector restart
   progress: (s) => console.log(`batch ${s.batches}`),
 });
 await uploader.enqueue(reports);

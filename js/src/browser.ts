@@ -11,7 +11,7 @@ import { fromHex, toHex } from "./bytes.js";
 import type { LedgerData, LedgerStorage } from "./budget.js";
 import { type RapporClient, newRapporClient } from "./encoders.js";
 import type { Spec } from "./spec.js";
-import type { Spool } from "./uploader.js";
+import { type DeadLetter, type Spool, addDeadLetters, recordId } from "./uploader.js";
 
 /** A key-value store whose `update` is one atomic read-modify-write. */
 export interface KeyValueStore {
@@ -98,7 +98,12 @@ export class BrowserLedgerStorage implements LedgerStorage {
   }
 }
 
-/** The upload spool under one key (a JSON array of envelope lines). */
+/**
+ * The upload spool under one key (a JSON array of spool records), and its
+ * dead-letter list under `<key>:rejected`. Call `load()` once when the page
+ * starts: `cached`, what `Uploader.installBeacon` sends on page hide, is
+ * filled by it (and kept current by every change made through this object).
+ */
 export class BrowserSpool implements Spool {
   /** The last known contents, for `Uploader.installBeacon` (which must act synchronously). */
   cached: string[] = [];
@@ -113,6 +118,13 @@ export class BrowserSpool implements Spool {
     });
   }
 
+  private changeDead(fn: (dead: DeadLetter[]) => DeadLetter[]): Promise<DeadLetter[]> {
+    return this.store.update(`${this.key}:rejected`, (text) => {
+      const dead = fn(text === null ? [] : (JSON.parse(text) as DeadLetter[]));
+      return { value: JSON.stringify(dead), result: dead };
+    });
+  }
+
   load(): Promise<string[]> {
     return this.change((lines) => lines);
   }
@@ -122,6 +134,22 @@ export class BrowserSpool implements Spool {
   }
 
   async remove(ids: ReadonlySet<string>): Promise<void> {
-    await this.change((old) => old.filter((l) => !ids.has(String((JSON.parse(l) as { id: string }).id))));
+    await this.change((old) => old.filter((l) => !ids.has(recordId(l))));
+  }
+
+  async deadLetter(rejected: ReadonlyMap<string, { reason: string; detail: string }>): Promise<void> {
+    if (rejected.size === 0) return;
+    // the dead-letter list first: a record may briefly be in both, never in neither
+    const lines = await this.load();
+    await this.changeDead((dead) => addDeadLetters(dead, lines, rejected));
+    await this.remove(new Set(rejected.keys()));
+  }
+
+  deadLetters(): Promise<DeadLetter[]> {
+    return this.changeDead((dead) => dead);
+  }
+
+  async removeDeadLetters(ids: ReadonlySet<string>): Promise<void> {
+    await this.changeDead((dead) => dead.filter((d) => !ids.has(recordId(d.record))));
   }
 }

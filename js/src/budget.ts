@@ -31,7 +31,7 @@ import type { Encoder } from "./encoders.js";
 import { RapporEncoder } from "./encoders.js";
 import { cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, specFraction, specInt } from "./spec.js";
+import { type Spec, checkedSpec, specFraction, specInt } from "./spec.js";
 import type { Value } from "./values.js";
 
 export const LEDGER_FORMAT = "ldp-privacy-ledger/1";
@@ -128,6 +128,7 @@ export function rapporEpsilons(spec: Spec): { one: number; inf: number | null } 
 
 /** (ε per report, ε cap, memoized, memo domain size) of a spec, as Python's `stream_parameters`. */
 export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
+  checkedSpec(spec);
   if (spec.mechanism === "rappor") {
     const { one, inf } = rapporEpsilons(spec);
     const enc = spec.fields.encoding;

@@ -22,15 +22,15 @@
  *                    also send the reports through the Uploader (spool
  *                    default: values file + ".spool.jsonl")
  */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { BudgetExceededError, BudgetedEncoder, PrivacyLedger, makeBudget } from "./budget.js";
 import { type Encoder, makeEncoder } from "./encoders.js";
 import { FileLedgerStorage, FileSpool, nativeShake256, openClientState } from "./node.js";
 import { type Report, reportToJson } from "./report.js";
 import { loadSpec } from "./spec.js";
+import { clip } from "./text.js";
 import { Uploader } from "./uploader.js";
-import { CLIENT_COLUMN, canonicalClientId, ledgerPath, pickColumn, readCsv, statePath } from "./table.js";
+import { CLIENT_COLUMN, canonicalClientId, ledgerPath, pickColumn, readCsv, readUtf8Text, statePath } from "./table.js";
 
 const USAGE =
   "usage: ldp-encode --spec SPEC.json VALUES.txt|VALUES.csv [--column C] [--state DIR [--budget EPS [--budget-delta D] [--composition basic|optimal]]] " +
@@ -45,7 +45,7 @@ function parseArgs(argv: string[]): { options: Map<string, string>; input: strin
     if (OPTIONS.has(arg)) {
       if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
       options.set(arg, argv[++i]);
-    } else if (arg.startsWith("--")) throw new Error(`unknown option ${arg}`);
+    } else if (arg.startsWith("--")) throw new Error(`unknown option ${clip(arg, 40, true)}`);
     else positional.push(arg);
   }
   if (!options.has("--spec") || positional.length !== 1) throw new Error(USAGE);
@@ -59,7 +59,7 @@ function parseArgs(argv: string[]): { options: Map<string, string>; input: strin
 
 /** Lines of a UTF-8 text file (a byte-order mark dropped, CR LF or LF), as Python's `read_lines`. */
 function readLines(file: string): string[] {
-  const text = fs.readFileSync(file, "utf8").replace(/^\uFEFF/, "");
+  const text = readUtf8Text(file, "input file").replace(/^\uFEFF/, "");
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   return lines.map((l: string) => l.replace(/\r$/, ""));
@@ -78,7 +78,7 @@ function readRows(input: string, column: string | undefined, withClient: boolean
     if (column !== undefined) throw new Error("--column applies to CSV inputs only");
     return { rows: readLines(input).map((value, i) => ({ n: i + 1, value })), label: "line" };
   }
-  const table = readCsv(fs.readFileSync(input, "utf8"), input);
+  const table = readCsv(readUtf8Text(input, "input file"), input);
   const at = table.header.indexOf(pickColumn(table.header, column, input));
   const clientAt = table.header.indexOf(CLIENT_COLUMN);
   if (withClient && clientAt < 0) throw new Error(`--state needs a '${CLIENT_COLUMN}' column in ${input}`);
@@ -91,7 +91,7 @@ function readRows(input: string, column: string | undefined, withClient: boolean
 
 async function main(argv: string[]): Promise<number> {
   const { options, input } = parseArgs(argv);
-  const spec = loadSpec(fs.readFileSync(options.get("--spec")!, "utf8"));
+  const spec = loadSpec(readUtf8Text(options.get("--spec")!, "spec"));
   const stateDir = options.get("--state");
   const budgetText = options.get("--budget");
   const budget = budgetText
@@ -150,7 +150,10 @@ async function upload(options: Map<string, string>, input: string, reports: stri
   await uploader.enqueue(reports);
   const s = await uploader.flush();
   process.stderr.write(`uploaded: ${s.accepted} accepted, ${s.replayed} already stored, ${s.rejected.length} rejected\n`);
-  if (s.rejected.length) throw new Error(`${s.rejected.length} reports rejected: ${JSON.stringify(s.rejected.slice(0, 5))}`);
+  if (s.rejected.length) {
+    const first = s.rejected.slice(0, 3).map((r) => `${r.reason}: ${clip(r.detail)}`).join("; ");
+    throw new Error(`${s.rejected.length} reports rejected by the collector, kept in ${spool.deadFile} (${first})`);
+  }
 }
 
 // exitCode, not process.exit(): exit() would drop what a piped stdout has not yet flushed

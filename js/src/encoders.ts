@@ -11,10 +11,11 @@ import { type ByteSource, type Shake256, UniformBelow, nobleShake256, prfInput, 
 import { PEMEncoder } from "./pem.js";
 import type { Report } from "./report.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
-import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { SubsetEncoder } from "./subset.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 import { HadamardEncoder } from "./hadamard.js";
+import { clip } from "./text.js";
 
 /** What every encoder offers. */
 export interface Encoder {
@@ -56,6 +57,7 @@ export class GRREncoder implements Encoder {
   private readonly rr: RandomizedResponse;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));
     this.rr = new RandomizedResponse(specFraction(spec, "p"), BigInt(this.index.size));
   }
@@ -81,6 +83,7 @@ export class UnaryEncoder implements Encoder {
   private readonly full: Uint32Array;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));
     this.p = specFraction(spec, "p");
     this.q = specFraction(spec, "q");
@@ -113,6 +116,7 @@ export class LocalHashingEncoder implements Encoder {
   private readonly rr: RandomizedResponse;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));
     this.g = specInt(spec, "g");
     this.rr = new RandomizedResponse(specFraction(spec, "p"), this.g);
@@ -154,7 +158,7 @@ export function parseBoolean(value: Value): boolean {
     if (TRUE_WORDS.has(word)) return true;
     if (FALSE_WORDS.has(word)) return false;
   }
-  throw new RangeError(`not a boolean: ${String(value)}`);
+  throw new RangeError(`not a boolean: ${clip(String(value), 80, true)}`);
 }
 
 const PRR_LABEL = utf8("ldp-rappor-prr-v1");
@@ -179,6 +183,7 @@ export class RapporEncoder implements Encoder {
     private readonly source: ByteSource = cryptoSource,
     private readonly shake: Shake256 = nobleShake256,
   ) {
+    checkedSpec(spec);
     this.encoding = spec.fields.encoding as string;
     this.width = Number(specInt(spec, "num_bits"));
     if (this.encoding === "basic") this.index = new DomainIndex(specDomain(spec));

@@ -63,3 +63,15 @@ export function compare(a: Fraction, b: Fraction): number {
   const d = a.num * b.den - b.num * a.den;
   return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
+
+export function add(a: Fraction, b: Fraction): Fraction {
+  return fraction(a.num * b.den + b.num * a.den, a.den * b.den);
+}
+
+export function mul(a: Fraction, b: Fraction): Fraction {
+  return fraction(a.num * b.num, a.den * b.den);
+}
+
+export function div(a: Fraction, b: Fraction): Fraction {
+  return fraction(a.num * b.den, a.den * b.num);
+}

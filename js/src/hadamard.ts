@@ -10,8 +10,11 @@
 import { type Fraction, divInt, fraction, lcm, ONE, sub } from "./fraction.js";
 import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
+import { hadamardBlockSize } from "./hrlayout.js";
+
+export { hadamardBlockSize };
 import type { Encoder } from "./encoders.js";
 
 function popcountParity(x: number): number {
@@ -31,14 +34,6 @@ export function rowPosition(row: number, j: number, plus: boolean): number {
   return base | (parity ? low : 0);
 }
 
-/** b: the smallest power of two with blocks·(b − 1) ≥ d. */
-export function hadamardBlockSize(domainSize: number, blocks: number): number {
-  const need = Math.ceil(domainSize / blocks) + 1;
-  let b = 1;
-  while (b < need) b *= 2;
-  return b;
-}
-
 /** HR client: one randbelow(den) per report, den the common denominator of the two output probabilities. */
 export class HadamardEncoder implements Encoder {
   private readonly index: DomainIndex;
@@ -49,6 +44,7 @@ export class HadamardEncoder implements Encoder {
   private readonly outNum: bigint;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));
     const blocks = Number(specInt(spec, "blocks"));
     this.blockSize = hadamardBlockSize(this.index.size, blocks);

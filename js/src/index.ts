@@ -19,3 +19,5 @@ export * from "./numeric.js";
 export * from "./budget.js";
 export * from "./uploader.js";
 export * from "./composition.js";
+export * from "./claim.js";
+export * from "./task.js";

@@ -19,9 +19,8 @@ import * as path from "node:path";
 import { fromHex, toHex } from "./bytes.js";
 import type { LedgerData, LedgerStorage } from "./budget.js";
 import { type RapporClient, newRapporClient } from "./encoders.js";
-import { parseJson } from "./json.js";
 import type { ByteSource, Shake256 } from "./random.js";
-import type { Spool } from "./uploader.js";
+import { type DeadLetter, type Spool, addDeadLetters, recordId } from "./uploader.js";
 import type { Spec } from "./spec.js";
 import { specInt } from "./spec.js";
 
@@ -202,18 +201,25 @@ export class FileLedgerStorage implements LedgerStorage {
   }
 }
 
-/** Unsent envelopes as a JSON Lines file (one envelope's exact bytes per line), 0600, changed under a lock. */
+/**
+ * Unsent spool records as a JSON Lines file (one record's exact bytes per
+ * line), 0600, changed under a lock; the dead-letter list beside it,
+ * `<file>.rejected.jsonl` (one `{"reason","detail","record"}` per line).
+ */
 export class FileSpool implements Spool {
+  readonly deadFile: string;
+
   constructor(readonly file: string) {
     ensurePrivateDirectory(path.dirname(path.resolve(file)));
+    this.deadFile = file + ".rejected.jsonl";
   }
 
   private read(): string[] {
-    const text = readPrivateFile(this.file, "spool");
-    if (text === null) return [];
-    const lines = text.split("\n");
-    lines.pop(); // the text after the last newline: empty, or a torn write of a crash (never acknowledged)
-    return lines.filter((l) => l.length > 0);
+    return readLinesOf(this.file, "spool");
+  }
+
+  private readDead(): DeadLetter[] {
+    return readLinesOf(this.deadFile, "dead-letter list").map((l) => JSON.parse(l) as DeadLetter);
   }
 
   async load(): Promise<string[]> {
@@ -230,14 +236,41 @@ export class FileSpool implements Spool {
 
   async remove(ids: ReadonlySet<string>): Promise<void> {
     await withLock(this.file + ".lock", () => {
-      const kept = this.read().filter((l) => !ids.has(envelopeId(l)));
+      const kept = this.read().filter((l) => !ids.has(recordId(l)));
       replacePrivateFile(this.file, kept.map((l) => l + "\n").join(""));
+    });
+  }
+
+  async deadLetter(rejected: ReadonlyMap<string, { reason: string; detail: string }>): Promise<void> {
+    if (rejected.size === 0) return;
+    await withLock(this.file + ".lock", () => {
+      const lines = this.read();
+      // the dead-letter file first: a crash between the two writes leaves a record in both, never in neither
+      const dead = addDeadLetters(this.readDead(), lines, rejected);
+      replacePrivateFile(this.deadFile, dead.map((d) => JSON.stringify(d) + "\n").join(""));
+      replacePrivateFile(this.file, lines.filter((l) => !rejected.has(recordId(l))).map((l) => l + "\n").join(""));
+    });
+  }
+
+  async deadLetters(): Promise<DeadLetter[]> {
+    return withLock(this.file + ".lock", () => this.readDead());
+  }
+
+  async removeDeadLetters(ids: ReadonlySet<string>): Promise<void> {
+    await withLock(this.file + ".lock", () => {
+      const kept = this.readDead().filter((d) => !ids.has(recordId(d.record)));
+      replacePrivateFile(this.deadFile, kept.map((d) => JSON.stringify(d) + "\n").join(""));
     });
   }
 }
 
-function envelopeId(line: string): string {
-  return String((parseJson(line) as { id: string }).id);
+/** The complete lines of a private JSON Lines file ([] when absent); a torn last line (a crash mid-write) is dropped. */
+function readLinesOf(file: string, what: string): string[] {
+  const text = readPrivateFile(file, what);
+  if (text === null) return [];
+  const lines = text.split("\n");
+  lines.pop(); // the text after the last newline: empty, or a torn write of a crash (never acknowledged)
+  return lines.filter((l) => l.length > 0);
 }
 
 /** SHAKE-256 output read in order, from Node's OpenSSL: recomputed longer (doubled) when a read needs more. */

@@ -4,14 +4,17 @@
  *
  * The tables (weights, band, outputs, hybrid's α and Duchi part) come from the
  * server: they depend on libm `exp`/`log`, so they are never rebuilt here;
- * `tableDigest` checks them against the digest the server publishes.
+ * `tableDigest` checks them against the digest the server publishes, and
+ * the encoder checks that a table honours its spec's ε (`claim.ts`).
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bigIntToBytesBE, bitLength, concatBytes, toHex } from "./bytes.js";
 import { type Fraction, parseFraction } from "./fraction.js";
 import { type ByteSource, cryptoSource, randbelow, randbits } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, specFloat, specFraction } from "./spec.js";
+import { checkTableClaim } from "./claim.js";
+import { clip } from "./text.js";
+import { type Spec, checkedSpec, specFloat, specFraction } from "./spec.js";
 import type { Value } from "./values.js";
 
 type Int = string | number | bigint;
@@ -105,8 +108,8 @@ function toDouble(value: Value): number {
   if (typeof value === "number") x = value;
   else if (typeof value === "bigint") x = Number(value);
   else if (typeof value === "string" && value.trim() !== "") x = Number(value.trim());
-  else throw new TypeError(`not a number: ${String(value)}`);
-  if (!Number.isFinite(x)) throw new RangeError(`numeric value must be finite, got ${String(value)}`);
+  else throw new TypeError(`not a number: ${clip(String(value), 80, true)}`);
+  if (!Number.isFinite(x)) throw new RangeError(`numeric value must be finite, got ${clip(String(value), 80, true)}`);
   return x;
 }
 
@@ -136,6 +139,9 @@ export class NumericEncoder {
     readonly table: NumericTable = twoPointTable(spec),
     private readonly source: ByteSource = cryptoSource,
   ) {
+    checkedSpec(spec);
+    const twoPoint = spec.mechanism === "duchi" || spec.mechanism === "stochastic-rounding";
+    checkTableClaim(spec.fields, table, twoPoint ? twoPointTable(spec) : null);
     this.low = specFloat(spec, "low");
     this.span = specFloat(spec, "high") - this.low;
     if (table.digest !== undefined && tableDigest(table) !== table.digest) {

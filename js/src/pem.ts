@@ -10,7 +10,8 @@ import { type Encoder, RandomizedResponse } from "./encoders.js";
 import { LH_PRIME, LH_SEED_SPACE, lhBucket } from "./hashing.js";
 import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, specFraction, specInt } from "./spec.js";
+import { clip, isWellFormed } from "./text.js";
+import { type Spec, checkedSpec, specFraction, specInt } from "./spec.js";
 import type { Value } from "./values.js";
 
 /** Domain separation of the prefix hash. */
@@ -38,18 +39,14 @@ export function treeHistPrefixLengths(maxLength: number): number[] {
   return [...Array.from({ length: m }, (_, i) => i + 1), m];
 }
 
-function isWellFormed(text: string): boolean {
-  return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
-}
-
 /** The m-bit encoding of a value: its UTF-8 bytes, zero-padded to `maxLength`, big-endian (clear errors for bad values). */
 export function pemValueBits(value: Value, maxLength: number): bigint {
-  if (typeof value !== "string") throw new RangeError(`pem values are strings, got ${typeof value} ${String(value).slice(0, 40)}`);
+  if (typeof value !== "string") throw new RangeError(`pem values are strings, got ${typeof value} ${clip(String(value), 40)}`);
   if (value.includes("\u0000")) throw new RangeError("pem values cannot contain U+0000 (the zero byte pads values to max_length)");
-  if (!isWellFormed(value)) throw new RangeError(`pem: value ${JSON.stringify(value.slice(0, 40))} is not encodable as UTF-8`);
+  if (!isWellFormed(value)) throw new RangeError(`pem: value ${clip(value, 40, true)} is not encodable as UTF-8`);
   const data = utf8(value);
   if (data.length > maxLength) {
-    throw new RangeError(`pem: value ${JSON.stringify(value.slice(0, 40))} is ${data.length} bytes of UTF-8, above max_length=${maxLength}`);
+    throw new RangeError(`pem: value ${clip(value, 40, true)} is ${data.length} bytes of UTF-8, above max_length=${maxLength}`);
   }
   const padded = new Uint8Array(maxLength);
   padded.set(data);
@@ -65,6 +62,7 @@ export class PEMEncoder implements Encoder {
   private readonly rounds: UniformBelow;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.maxLength = Number(specInt(spec, "max_length"));
     this.lengths =
       spec.mechanism === "treehist"

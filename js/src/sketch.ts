@@ -15,7 +15,7 @@ import { mmh3x64128Words } from "./mmh3.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, UniformBelow, cryptoSource, sampleLaneWords } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, specFraction, specInt } from "./spec.js";
+import { type Spec, checkedSpec, specFraction, specInt } from "./spec.js";
 import { type Value, valueBytes } from "./values.js";
 
 /** h_row(value) in [0, m): (h1 of MurmurHash3 x64-128 with seed salt + row) mod m. */
@@ -53,6 +53,7 @@ export class CMSEncoder implements Encoder {
   private readonly q: Fraction;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.sketch = new Sketch(spec);
     this.q = sub(ONE, this.sketch.p);
   }
@@ -83,6 +84,7 @@ export class HCMSEncoder implements Encoder {
   private readonly coin: UniformBelow;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.sketch = new Sketch(spec);
     this.columns = new UniformBelow(BigInt(this.sketch.m));
     this.coin = new UniformBelow(this.sketch.p.den);

@@ -3,11 +3,14 @@
  *
  * The client never calibrates probabilities from ε (that uses libm's `exp`;
  * one ulp changes the fingerprint): it reads the server's spec, with its
- * exact fractions, and checks the fingerprint.
+ * exact fractions, and checks the fingerprint. Every spec is checked as the
+ * Python specs check themselves (`claim.ts`): its probabilities must give
+ * the ε it states, so the budget charges what a report really costs.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { toHex, utf8 } from "./bytes.js";
 import { type Fraction, fractionOfFloat, fractionText, parseFraction } from "./fraction.js";
+import { checkClaim } from "./claim.js";
 import { type Json, type JsonObject, dumpJson, parseJson } from "./json.js";
 import type { DomainValue } from "./values.js";
 
@@ -156,7 +159,7 @@ function rapporFields(out: JsonObject): void {
   Object.assign(out, { num_bits: bits, num_hashes: 1n, hash: "none" });
 }
 
-/** Canonical fields of a spec object (validated lightly: the fingerprint is the real check). */
+/** Canonical fields of a spec object: known fields, their types, and the privacy claim against the exact probabilities. */
 export function canonicalFields(data: JsonObject): JsonObject {
   if (typeof data.mechanism !== "string") fail("spec has no 'mechanism' field");
   const mechanism = mechanismName(data.mechanism);
@@ -177,6 +180,7 @@ export function canonicalFields(data: JsonObject): JsonObject {
     }
   }
   if (mechanism === "rappor") rapporFields(out);
+  checkClaim(out);
   return out;
 }
 
@@ -185,24 +189,89 @@ export function fingerprintOf(canonicalJson: string): string {
   return toHex(sha256(utf8(canonicalJson))).slice(0, 16);
 }
 
+/** Specs made by `loadSpec` (checked, frozen); any other object passed as a Spec is checked again (`checkedSpec`). */
+const LOADED = new WeakSet<Spec>();
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as object)) deepFreeze(v);
+  }
+  return value;
+}
+
 /**
- * Load a spec from JSON text or a parsed object. With `expectedFingerprint`,
- * refuse a spec whose canonical form does not have it.
+ * The spec fingerprint an ETag (or a task description's `fingerprint`) holds:
+ * quotes and a weak `W/` prefix removed, lowercase, 16 hex digits. Explains
+ * what is wrong otherwise (a missing header is `null`).
  */
-export function loadSpec(source: string | JsonObject, expectedFingerprint?: string): Spec {
+export function fingerprintOfTag(tag: unknown): string {
+  if (tag === null || tag === undefined) {
+    throw new RangeError(
+      `no expected spec fingerprint (got ${String(tag)}): a page on another origin cannot read the spec's ETag ` +
+        "unless the collector exposes it; take the fingerprint from the task (GET /v1/tasks/{task}, its " +
+        '"fingerprint" field: fetchTaskSpec does both requests)',
+    );
+  }
+  if (typeof tag !== "string") throw new RangeError(`the expected spec fingerprint must be a string, got ${typeof tag}`);
+  let t = tag.trim();
+  if (t.startsWith("W/")) t = t.slice(2);
+  if (t.length >= 2 && t.startsWith('"') && t.endsWith('"')) t = t.slice(1, -1);
+  t = t.toLowerCase();
+  if (!/^[0-9a-f]{16}$/.test(t)) {
+    const shown = tag.length > 40 ? `${tag.slice(0, 40)}… (${tag.length} characters)` : tag;
+    throw new RangeError(`expected spec fingerprint ${JSON.stringify(shown)} is not 16 hex digits (an ETag such as "7d94b1758a32a30d")`);
+  }
+  return t;
+}
+
+/**
+ * Load a spec from JSON text or a parsed object: known fields, canonical form,
+ * fingerprint, and the privacy claim checked against the exact probabilities.
+ * With `expectedFingerprint` (16 hex digits; an ETag's quotes and `W/` are
+ * removed), refuse a spec whose canonical form does not have it. Passing
+ * `null` (a header the page could not read) is refused with the reason: pass
+ * `undefined`, or omit it, only when the spec's origin is trusted otherwise.
+ * The returned spec is frozen.
+ */
+export function loadSpec(source: string | JsonObject, expectedFingerprint?: string | null): Spec {
+  const expected = expectedFingerprint === undefined ? undefined : fingerprintOfTag(expectedFingerprint);
   const data = typeof source === "string" ? parseJson(source) : source;
   if (data === null || typeof data !== "object" || Array.isArray(data)) fail("a spec must be a JSON object");
-  const fields = canonicalFields(data);
+  const fields = deepFreeze(canonicalFields(data));
   const canonicalJson = dumpJson(fields);
-  const spec: Spec = {
+  const spec: Spec = Object.freeze({
     mechanism: fields.mechanism as string,
     fields,
     canonicalJson,
     fingerprint: fingerprintOf(canonicalJson),
-  };
-  if (expectedFingerprint !== undefined && expectedFingerprint.toLowerCase() !== spec.fingerprint) {
-    fail(`spec fingerprint ${spec.fingerprint} is not the expected ${expectedFingerprint}`);
+  });
+  if (expected !== undefined && expected !== spec.fingerprint) {
+    fail(
+      `spec fingerprint ${spec.fingerprint} is not the expected ${expected}: this is not the task's spec ` +
+        "(or it was changed on the way); load the spec the collector serves",
+    );
   }
+  LOADED.add(spec);
+  return spec;
+}
+
+/**
+ * `spec` if `loadSpec` made it; otherwise (an object built by hand) its
+ * fields loaded again, which must give the same canonical JSON and
+ * fingerprint. Every encoder and the ledger call it, so no entry point skips
+ * the checks of `loadSpec`.
+ */
+export function checkedSpec(spec: Spec): Spec {
+  if (LOADED.has(spec)) return spec;
+  if (spec === null || typeof spec !== "object" || spec.fields === null || typeof spec.fields !== "object") {
+    fail("not a spec: load it with loadSpec");
+  }
+  const again = loadSpec(spec.fields as JsonObject);
+  if (again.canonicalJson !== spec.canonicalJson || again.fingerprint !== spec.fingerprint || again.mechanism !== spec.mechanism) {
+    fail(`spec ${String(spec.fingerprint)} does not match its fields (canonical fingerprint ${again.fingerprint}): load it with loadSpec`);
+  }
+  LOADED.add(spec);
   return spec;
 }
 

@@ -9,7 +9,7 @@ import { type Fraction, compare, fraction, ONE } from "./fraction.js";
 import { positionsToPacked } from "./packing.js";
 import { type ByteSource, UniformBelow, cryptoSource, randbelow } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, specDomain, specFraction, specInt } from "./spec.js";
+import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
 import type { Encoder } from "./encoders.js";
 
@@ -31,6 +31,7 @@ export class SubsetEncoder implements Encoder {
   private readonly coin: UniformBelow;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));
     this.p = specFraction(spec, "p");
     const d = this.index.size;

@@ -9,7 +9,59 @@
  * a hash of it (`state_path`), so both CLIs pick the same file for a row.
  */
 import { createHash } from "node:crypto";
+import * as fs from "node:fs";
 import * as path from "node:path";
+import { clip } from "./text.js";
+
+/** True when `bytes` are a valid UTF-8 prefix (an incomplete last character allowed). */
+function validPrefix(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The text of a UTF-8 file (a byte-order mark dropped), decoded strictly, as
+ * Python reads it: bytes that are not UTF-8 are refused, naming the line, the
+ * first byte of the bad sequence and its column, never replaced by U+FFFD
+ * (that would encode an altered value). `what` names the file in errors
+ * ("input file", "spec").
+ */
+export function readUtf8Text(file: string, what: string): string {
+  let data: Uint8Array;
+  try {
+    data = fs.readFileSync(file);
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    throw new Error(`cannot read ${what} '${file}': ${e.code === "ENOENT" ? "no such file" : e.message}`);
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(data); // drops a byte-order mark
+  } catch {
+    // the first bad byte: the shortest prefix that is no valid UTF-8 (even incomplete), then back to its sequence's lead byte
+    let [lo, hi] = [0, data.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (validPrefix(data.subarray(0, mid + 1))) lo = mid + 1;
+      else hi = mid;
+    }
+    let bad = Math.min(lo, data.length - 1);
+    for (let j = bad - 1; j >= Math.max(0, bad - 3) && data[j] >= 0x80; j--) {
+      if (data[j] >= 0xc0) {
+        bad = j;
+        break;
+      }
+    }
+    const lineStart = data.lastIndexOf(0x0a, bad - 1) + 1;
+    let line = 1;
+    for (let i = 0; i < lineStart; i++) if (data[i] === 0x0a) line++;
+    const hex = data[bad].toString(16).padStart(2, "0");
+    throw new Error(`${what} '${file}', line ${line}: not UTF-8 text (byte 0x${hex} at column ${bad - lineStart + 1}); save it as UTF-8`);
+  }
+}
 
 /** The column of client ids (Python's `_CLIENT_COLUMN`). */
 export const CLIENT_COLUMN = "client_id";
@@ -81,11 +133,11 @@ export function readCsv(text: string, file: string): CsvTable {
   if (records.length === 0) throw new Error(`input file ${file} is empty; expected a CSV header line naming the columns`);
   const header = records[0][1];
   const repeated = [...new Set(header.filter((name, i) => header.indexOf(name) !== i))].sort();
-  if (repeated.length) throw new Error(`input file ${file}: the CSV header repeats the column(s) ${repeated.map((n) => `'${n}'`).join(", ")}`);
+  if (repeated.length) throw new Error(`input file ${file}: the CSV header repeats the column(s) ${clip(repeated.map((n) => `'${n}'`).join(", "), 200)}`);
   const rows = records.slice(1).map(([line, cells]) => {
     if (cells.length !== header.length) {
       throw new Error(
-        `input file ${file}, line ${line}: ${cells.length} fields, but the header has ${header.length} (${header.join(",")}); ` +
+        `input file ${file}, line ${line}: ${cells.length} fields, but the header has ${header.length} (${clip(header.join(","), 200)}); ` +
           "quote values that contain the delimiter",
       );
     }
@@ -97,13 +149,13 @@ export function readCsv(text: string, file: string): CsvTable {
 /** The value column: `column`, else the only column besides client_id, else "value" (Python's `_pick_column`). */
 export function pickColumn(header: string[], column: string | undefined, file: string): string {
   if (column !== undefined) {
-    if (!header.includes(column)) throw new Error(`${file} has no column '${column}'; its columns: ${header.map((n) => `'${n}'`).join(", ")}`);
+    if (!header.includes(column)) throw new Error(`${file} has no column '${clip(column, 80)}'; its columns: ${clip(header.map((n) => `'${n}'`).join(", "), 200)}`);
     return column;
   }
   const candidates = header.filter((c) => c !== CLIENT_COLUMN);
   if (candidates.length === 1) return candidates[0];
   if (candidates.includes("value")) return "value";
-  throw new Error(`${file} has several columns (${header.join(", ")}); choose one with --column`);
+  throw new Error(`${file} has several columns (${clip(header.join(", "), 200)}); choose one with --column`);
 }
 
 /**

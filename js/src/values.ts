@@ -1,6 +1,7 @@
 /** Report values and the bytes hashed for them (Python's `str(value)` in UTF-8). */
 import { utf8 } from "./bytes.js";
 import { floatText } from "./float.js";
+import { clip, isWellFormed } from "./text.js";
 
 /**
  * A value to encode, in Python's types: `string`, `bigint` (an int of any
@@ -29,6 +30,9 @@ export function valueText(value: Value): string {
 
 /** The bytes hashed for a value (Bloom filters, RAPPOR memo keys). */
 export function valueBytes(value: Value): Uint8Array {
+  if (typeof value === "string" && !isWellFormed(value)) {
+    throw new RangeError(`value ${clip(value, 80, true)} has a lone surrogate: it is not text that UTF-8 can encode`);
+  }
   return utf8(valueText(value));
 }
 
@@ -52,7 +56,7 @@ export class DomainIndex {
     let found: number | undefined;
     if (typeof value === "string" || typeof value === "bigint") found = this.index.get(key(value));
     else if (typeof value === "number" && Number.isInteger(value)) found = this.index.get(key(BigInt(value)));
-    if (found === undefined) throw new RangeError(`value ${String(value)} is not in the domain`);
+    if (found === undefined) throw new RangeError(`value ${clip(String(value), 80, true)} is not in the domain`);
     return found;
   }
 }

@@ -18,7 +18,8 @@ class MapStorage {
 }
 
 const RAPPOR = loadSpec('{"domain":null,"encoding":"bloom","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":16,"num_cohorts":4,"num_hashes":2,"p":"1/4","q":"3/4"}');
-const GRR = loadSpec('{"domain":["a","b","c"],"epsilon":1.0,"format":1,"mechanism":"grr","p":"1/2"}');
+// GRR at ε = 1 (the canonical spec Python writes)
+const GRR = loadSpec('{"domain":["a","b","c"],"epsilon":1.0,"format":1,"mechanism":"grr","p":"10627480729818062551/18446744073709551616"}');
 const store = () => new LocalStorageStore("t:", new MapStorage() as unknown as Storage);
 
 describe("browser storage (localStorage fallback)", () => {

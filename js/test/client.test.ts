@@ -15,8 +15,10 @@ import {
   Uploader,
   UploadError,
   batchBounds,
+  UPLOADER_DEFAULTS,
   envelopeId,
   loadSpec,
+  recordId,
   makeBudget,
   makeEncoder,
   rapporEpsilons,
@@ -25,7 +27,8 @@ import { FileLedgerStorage, FileSpool, openClientState } from "../src/node.js";
 
 // GRR at ε = 0.1 (the canonical spec Python writes; also in the vectors' budget section)
 const GRR_SMALL = loadSpec('{"domain":["a","b","c"],"epsilon":0.1,"format":1,"mechanism":"grr","p":"6565437337047553411/18446744073709551616"}');
-const GRR = loadSpec('{"domain":["a","b","c"],"epsilon":1.0,"format":1,"mechanism":"grr","p":"1/2"}');
+// GRR at ε = 1 (the canonical spec Python writes)
+const GRR = loadSpec('{"domain":["a","b","c"],"epsilon":1.0,"format":1,"mechanism":"grr","p":"10627480729818062551/18446744073709551616"}');
 const RAPPOR = loadSpec('{"domain":null,"encoding":"bloom","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":16,"num_cohorts":4,"num_hashes":2,"p":"1/4","q":"3/4"}');
 const BOOL = loadSpec('{"domain":null,"encoding":"boolean","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":1,"num_cohorts":1,"num_hashes":1,"p":"1/4","q":"3/4"}');
 const tmp = () => mkdtempSync(join(tmpdir(), "ldp-js-"));
@@ -143,15 +146,18 @@ describe("Uploader", () => {
     }) as typeof globalThis.fetch;
     const uploader = new Uploader("http://x", "T", spool, { fetch, sleep: async (ms) => void sleeps.push(ms), now: () => 1_764_000_059_000 });
     const reports = Array.from({ length: 5 }, () => '{"v":1,"spec":"' + GRR.fingerprint + '","value":"a"}');
-    const envelopes = await uploader.enqueue(reports);
-    assert.match(envelopes[0], /^\{"id":"[A-Za-z0-9_-]{22}","t":1764000000,"report":\{"v":1,/);
+    const records = await uploader.enqueue(reports);
+    assert.match(records[0], /^\{"task":"T","id":"[A-Za-z0-9_-]{22}","at":1764000059,"report":\{"v":1,/);
     const summary = await uploader.flush();
     assert.equal(spooledAtFirstPost, 5);
     assert.equal(bodies.length, 3);
     assert.ok(bodies.every((b) => b === bodies[0])); // never re-randomized, never re-minted
+    assert.match(bodies[0], /^\{"id":"[A-Za-z0-9_-]{22}","t":1764000000,"report":\{"v":1,"spec":"[0-9a-f]{16}","value":"a"\}\}\n/);
     assert.ok(sleeps[0] >= 2000);
     assert.deepEqual([summary.accepted, summary.replayed, summary.retries], [4, 1, 2]);
     assert.equal(spool.lines.length, 0);
+    // the task is known now: later records carry t, truncated
+    assert.match((await uploader.enqueue([reports[0]]))[0], /"t":1764000000,/);
   });
   it("a 4xx problem document stops the upload with its detail and keeps the spool", async () => {
     const spool = new MemorySpool();
@@ -162,11 +168,92 @@ describe("Uploader", () => {
     await assert.rejects(uploader.flush(), (e: Error) => e instanceof UploadError && /body over 1 MiB/.test(e.message));
     assert.equal(spool.lines.length, 1);
   });
-  it("refuses reports of another spec before spooling anything", async () => {
+  it("refuses reports of another spec before spooling when the fingerprint is known; otherwise dead-letters them unsent", async () => {
     const spool = new MemorySpool();
-    const uploader = new Uploader("http://x", "T", spool, { fetch: (async () => json(200, task)) as typeof globalThis.fetch });
-    await assert.rejects(uploader.enqueue(['{"v":1,"spec":"0000000000000000","value":"b"}']), /takes/);
+    let posts = 0;
+    const fetch = (async (_url: string, init?: RequestInit) => (init?.method ? (posts++, json(500, {})) : json(200, task))) as typeof globalThis.fetch;
+    const known = new Uploader("http://x", "T", spool, { fetch, fingerprint: GRR.fingerprint });
+    await assert.rejects(known.enqueue(['{"v":1,"spec":"0000000000000000","value":"b"}']), /takes .*nothing was spooled/);
+    await assert.rejects(known.enqueue(["not a report"]), /line 1 is not a report/);
     assert.equal(spool.lines.length, 0);
+    const unknown = new Uploader("http://x", "T", spool, { fetch });
+    await unknown.enqueue(['{"v":1,"spec":"0000000000000000","value":"b"}']);
+    const summary = await unknown.flush();
+    assert.equal(posts, 0);
+    assert.deepEqual(summary.rejected.map((r) => r.reason), ["wrong_spec"]);
+    assert.equal(spool.lines.length, 0);
+    assert.equal((await spool.deadLetters())[0].reason, "wrong_spec");
+  });
+  it("enqueue never asks the collector: reports are spooled while it is down, and sent when it is back", async () => {
+    const spool = new MemorySpool();
+    let up = false;
+    let requests = 0;
+    const fetch = (async (_url: string, init?: RequestInit) => {
+      requests++;
+      if (!up) throw new TypeError("fetch failed: connection refused");
+      if (!init?.method) return json(200, task);
+      return json(200, { accepted: (init.body as string).split("\n").length - 1, replayed: 0, rejected: [] });
+    }) as typeof globalThis.fetch;
+    const uploader = new Uploader("http://x", "T", spool, { fetch, sleep: async () => undefined, now: () => 1_764_000_059_000 });
+    const records = await uploader.enqueue(['{"v":1,"spec":"' + GRR.fingerprint + '","value":"a"}']);
+    assert.equal(requests, 0);
+    assert.deepEqual(spool.lines, records);
+    await assert.rejects(uploader.flush(), /gave up after 6 attempts: fetch failed: connection refused; the reports stay spooled/);
+    assert.deepEqual(spool.lines, records);
+    up = true;
+    assert.equal((await uploader.flush()).accepted, 1);
+    assert.equal(spool.lines.length, 0);
+  });
+  it("an offline flush is bounded by default: 6 attempts, about 6 to 13 s of backoff; a long Retry-After ends it at once", async () => {
+    const spool = new MemorySpool();
+    const clock = 1_764_000_000_000;
+    const waits: number[] = [];
+    const down = (async () => {
+      throw new TypeError("offline");
+    }) as typeof globalThis.fetch;
+    const uploader = new Uploader("http://x", "T", spool, { fetch: down, sleep: async (ms) => void waits.push(ms), now: () => clock });
+    await uploader.enqueue(['{"v":1,"spec":"' + GRR.fingerprint + '","value":"a"}']);
+    await assert.rejects(uploader.flush(), /gave up after 6 attempts/);
+    const total = waits.reduce((a, b) => a + b, 0);
+    assert.equal(waits.length, UPLOADER_DEFAULTS.retries);
+    assert.ok(total >= 6_250 && total <= 12_500, `backoff total ${total} ms`);
+    const busy = (async () => json(503, {}, { "Retry-After": "3600" })) as typeof globalThis.fetch;
+    waits.length = 0;
+    const again = new Uploader("http://x", "T", spool, { fetch: busy, sleep: async (ms) => void waits.push(ms), now: () => clock });
+    await assert.rejects(again.flush(), /time limit, 30000 ms, would pass before the next/);
+    assert.deepEqual(waits, []);
+    assert.equal(spool.lines.length, 1);
+  });
+  it("two tasks on one spool: each Uploader sends and removes only its own; a rejected envelope goes to the dead-letter list", async () => {
+    for (const spool of [new MemorySpool(), new FileSpool(join(tmp(), "spool.jsonl"))]) {
+      const other = { fingerprint: "0123456789abcdef", time_precision: 3600, mechanism: "grr" };
+      const posted: Record<string, string[]> = { A: [], B: [] };
+      const fetch = (async (url: string, init?: RequestInit) => {
+        const name = /\/v1\/tasks\/([AB])/.exec(url)![1];
+        if (!init?.method) return json(200, name === "A" ? task : other);
+        const ids = (init.body as string).trim().split("\n").map((l) => JSON.parse(l).id as string);
+        posted[name].push(...ids);
+        // the collector rejects A's second envelope
+        const rejected = name === "A" ? [{ index: 1, id: ids[1], reason: "invalid_report", detail: "bad bits" }] : [];
+        return json(200, { accepted: ids.length - rejected.length, replayed: 0, rejected });
+      }) as typeof globalThis.fetch;
+      const a = new Uploader("http://x", "A", spool, { fetch });
+      const b = new Uploader("http://x", "B", spool, { fetch });
+      const ra = await a.enqueue(['{"v":1,"spec":"' + GRR.fingerprint + '","value":"a"}', '{"v":1,"spec":"' + GRR.fingerprint + '","value":"b"}']);
+      const rb = await b.enqueue(['{"v":1,"spec":"0123456789abcdef","value":"c"}']);
+      const summary = await a.flush();
+      assert.deepEqual(posted.A, ra.map(recordId));
+      assert.deepEqual(posted.B, []);
+      assert.deepEqual(summary.rejected, [{ id: recordId(ra[1]), reason: "invalid_report", detail: "bad bits" }]);
+      assert.deepEqual(await spool.load(), rb); // B's record untouched
+      const dead = await spool.deadLetters();
+      assert.deepEqual(dead, [{ record: ra[1], reason: "invalid_report", detail: "bad bits" }]);
+      await b.flush();
+      assert.deepEqual(posted.B, rb.map(recordId));
+      assert.deepEqual(await spool.load(), []);
+      await spool.removeDeadLetters(new Set([recordId(ra[1])]));
+      assert.deepEqual(await spool.deadLetters(), []);
+    }
   });
   it("a file spool keeps envelopes across processes (0600) and drops a torn last line", async () => {
     const file = join(tmp(), "spool.jsonl");
@@ -255,3 +342,41 @@ describe("ldp-encode: CSV input and client ids (as Python's ldp encode)", () => 
   });
 });
 
+
+describe("ldp-encode: input that is not UTF-8, and long values", () => {
+  const run = (args: string[]) => execFileSync(process.execPath, ["dist/cli.js", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const fails = (args: string[]) => {
+    try {
+      run(args);
+    } catch (error) {
+      return error as { status: number; stdout: string; stderr: string };
+    }
+    return assert.fail("ldp-encode accepted it");
+  };
+  it("refuses a values file that is not UTF-8 (never encodes U+FFFD in its place), naming the line, byte and column", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), GRR.canonicalJson);
+    writeFileSync(join(dir, "v.txt"), Buffer.from([0x61, 0x0a, 0x62, 0x63, 0xff, 0x0a]));
+    writeFileSync(join(dir, "v.csv"), Buffer.concat([Buffer.from("value\na\n"), Buffer.from([0xe2, 0x41, 0x0a])]));
+    const text = fails(["--spec", join(dir, "spec.json"), join(dir, "v.txt")]);
+    assert.equal(text.status, 2);
+    assert.equal(text.stdout, "");
+    assert.match(text.stderr, /^ldp-encode: input file '.*v\.txt', line 2: not UTF-8 text \(byte 0xff at column 3\); save it as UTF-8\n$/);
+    const csv = fails(["--spec", join(dir, "spec.json"), join(dir, "v.csv")]);
+    assert.match(csv.stderr, /input file '.*v\.csv', line 3: not UTF-8 text \(byte 0xe2 at column 1\)/);
+    writeFileSync(join(dir, "bad-spec.json"), Buffer.concat([Buffer.from(GRR.canonicalJson.replace('"a"', '"')), Buffer.from([0xc3, 0x22])]));
+    assert.match(fails(["--spec", join(dir, "bad-spec.json"), join(dir, "v.csv")]).stderr, /spec '.*bad-spec\.json', line 1: not UTF-8 text \(byte 0xc3/);
+  });
+  it("a 5 MB value outside the domain is echoed cut, with its length", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), GRR.canonicalJson);
+    writeFileSync(join(dir, "v.txt"), "a\n" + "x".repeat(5_000_000) + "\n");
+    const error = fails(["--spec", join(dir, "spec.json"), join(dir, "v.txt")]);
+    assert.equal(error.status, 2);
+    assert.ok(error.stderr.length < 300, `stderr of ${error.stderr.length} characters`);
+    assert.match(error.stderr, /line 2: value "x{80}"… \(5000000 characters\) is not in the domain/);
+  });
+  it("the library refuses a string with a lone surrogate (not UTF-8 encodable) instead of hashing U+FFFD", () => {
+    assert.throws(() => makeEncoder(RAPPOR).encode("ab\uD800"), /lone surrogate/);
+  });
+});

@@ -33,7 +33,7 @@ describe("hadamard", () => {
 
   it("refuses a spec without its calibrated fields, and encodes outputs in [0, K)", () => {
     assert.throws(() => loadSpec('{"mechanism":"hr","domain":[1,2],"epsilon":1}'), /calibrated from epsilon/);
-    const spec = loadSpec('{"blocks":2,"domain":[0,1,2,3,4,5],"epsilon":1.0,"format":1,"mechanism":"hr","p":"2/5"}');
+    const spec = loadSpec('{"blocks":2,"domain":[0,1,2,3,4,5],"epsilon":1.0,"format":1,"mechanism":"hr","p":"4384485647440694613/9223372036854775808"}');
     const encoder = new HadamardEncoder(spec);
     for (let i = 0; i < 200; i++) {
       const y = Number(encoder.encode(i % 6).value);
