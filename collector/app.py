@@ -30,6 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, Acceptance
 from ldp.collector.envelopes import (
     JSON_LINES_TYPES,
     JSON_TYPES,
@@ -39,11 +40,11 @@ from ldp.collector.envelopes import (
     check_envelopes,
     parse_upload,
 )
-from ldp.collector.ingest import GroupCommitter
+from ldp.collector.ingest import GroupCommitter, upload_outcome
 from ldp.collector.metrics import CONTENT_TYPE_LATEST, CollectorMetrics
 from ldp.collector.problems import problem
 from ldp.collector.ratelimit import RateLimiter
-from ldp.collector.store import Store, open_store
+from ldp.collector.store import Store, StoreUnavailable, UnknownTaskError, open_store
 from ldp.collector.tasks import Task, is_task_id
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary
 from ldp.errors import ParameterError
@@ -75,12 +76,16 @@ class CollectorSettings:
         Upload requests per second per client address (0: no limit).
     max_group_reports : int
         The most reports one group commit takes.
+    acceptance : Acceptance
+        The report times accepted (:mod:`ldp.collector.acceptance`): at most
+        30 days old and 1,000 windows back by default.
     """
 
     store: str
     open_dashboard: bool = True
     rate_limit: float = 100.0
     max_group_reports: int = 5_000
+    acceptance: Acceptance = DEFAULT_ACCEPTANCE
 
 
 def is_loopback(host: str) -> bool:
@@ -98,7 +103,8 @@ class _Collector:
 
     def __init__(self, settings: CollectorSettings) -> None:
         self.settings = settings
-        self.store: Store = open_store(settings.store)
+        # exclusive: a second server on one SQLite file is refused (each would count only its own uploads)
+        self.store: Store = open_store(settings.store, exclusive=True)
         self.windows = Windows()
         self.metrics = CollectorMetrics()
         self.limiter = RateLimiter(settings.rate_limit)
@@ -110,6 +116,7 @@ class _Collector:
             self.windows,
             max_reports=settings.max_group_reports,
             on_commit=self.metrics.observe_commit,
+            on_failure=self.metrics.observe_store_error,
         )
 
     def refresh_tasks(self) -> None:
@@ -333,13 +340,14 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         # text/plain JSON Lines (sendBeacon, no preflight) only from an origin the task allows
         beacon = bool(_cors_headers(task, request))
         items = parse_upload(body, request.headers.get("content-type"), beacon=beacon)
+        acceptance = c.settings.acceptance
         if len(items) <= INLINE_CHECK_ENVELOPES:
-            checked = check_envelopes(task, items, time.time())
+            checked = check_envelopes(task, items, time.time(), acceptance)
         else:
-            checked = await run_in_threadpool(check_envelopes, task, items, time.time())
+            checked = await run_in_threadpool(check_envelopes, task, items, time.time(), acceptance)
         try:
-            flags = await asyncio.wrap_future(c.committer.submit(task, checked.accepted))
-        except ParameterError:  # the task was deleted meanwhile
+            outcomes = await asyncio.wrap_future(c.committer.submit(task, checked.accepted))
+        except UnknownTaskError:  # the task was deleted meanwhile
             c.refresh_tasks()
             return _unknown_task(task_id)
         except Exception as exc:
@@ -349,15 +357,9 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
                 f"the reports were not stored ({type(exc).__name__}); retry the same envelopes",
                 headers={"Retry-After": "1"},
             )
-        stored = sum(flags)
-        replayed = len(flags) - stored
-        c.metrics.count_upload(stored, replayed, [r.reason for r in checked.rejected])
-        reply = {
-            "accepted": stored,
-            "replayed": replayed,
-            "rejected": [r.to_dict() for r in checked.rejected],
-        }
-        return _json(reply, headers=_cors_headers(task, request))
+        outcome = upload_outcome(checked, outcomes)
+        c.metrics.count_upload(outcome.accepted, outcome.replayed, [r.reason for r in outcome.rejected])
+        return _json(outcome.to_dict(), headers=_cors_headers(task, request))
 
     @app.options("/v1/tasks/{task_id}/reports", include_in_schema=False)
     async def upload_preflight(task_id: str, request: Request) -> Response:
@@ -477,10 +479,12 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         return _static(name)
 
     # -- operations --------------------------------------------------------
-    @app.get("/healthz", summary="Liveness: the store answers")
+    @app.get("/healthz", summary="Health: the store answers and could commit an upload now")
     async def healthz() -> Response:
         try:
-            await run_in_threadpool(collector().store.tasks)
+            await run_in_threadpool(collector().store.check_writable)
+        except StoreUnavailable as exc:
+            return problem(503, "Store unavailable", str(exc))
         except Exception as exc:
             return problem(503, "Store unavailable", type(exc).__name__)
         return _json({"status": "ok"})

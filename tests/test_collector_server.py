@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -109,10 +110,18 @@ def test_upload_counts_replays_once_and_lists_every_rejection_in_order(collector
 
 
 def test_reports_outside_the_task_range_are_dropped(server):
+    now = int(time.time())
+    start = now - now % 60 - 1_200  # a range of the last 20 minutes (older reports are t_out_of_range)
     task, _ = create_task(
-        server.store, GRR, window="1h", time_precision="1m", min_batch=1, not_before=600, not_after=1200
+        server.store,
+        GRR,
+        window="1h",
+        time_precision="1m",
+        min_batch=1,
+        not_before=start + 60,
+        not_after=start + 660,
     )
-    body = envelopes(_reports(GRR, ["a", "b", "c"]), [540, 600, 1200])
+    body = envelopes(_reports(GRR, ["a", "b", "c"]), [start, start + 60, start + 660])
     data = upload(server, task, body).json()
     assert data["accepted"] == 1
     assert [(r["index"], r["reason"]) for r in data["rejected"]] == [
@@ -211,9 +220,12 @@ def test_every_report_form_goes_through_the_collector_to_the_same_estimates(serv
 
 
 def test_min_batch_withholds_and_windows_split_the_estimates(server):
-    task, token = create_task(server.store, GRR, window="1h", time_precision="1m", min_batch=10)
-    base = now_truncated(task) - 3 * 3600
-    base -= base % 3600
+    now = int(time.time())
+    base = now - now % 3600 - 3 * 3600
+    # a task that started 3 hours ago (a new task accepts no report much older than itself)
+    task, token = create_task(
+        server.store, GRR, window="1h", time_precision="1m", min_batch=10, not_before=base
+    )
     times = [base] * 12 + [base + 3600 + 60] * 4 + [base + 2 * 3600] * 10
     reply = upload(server, task, envelopes(_reports(GRR, ["a", "b", "c"] * 8 + ["a", "b"]), times))
     assert reply.json()["accepted"] == 26
@@ -236,12 +248,18 @@ def test_shuffle_mode_reports_each_windows_central_epsilon_and_composes_ranges(s
     from ldp.privacy.shuffle import shuffle_bounds
 
     spec = ldp.GRR(domain=("a", "b", "c"), epsilon=3.0)
+    now = int(time.time())
+    base = now - now % 3600 - 2 * 3600
     task, token = create_task(
-        server.store, spec, window="1h", time_precision="1m", min_batch=10, shuffle_delta=1e-6
+        server.store,
+        spec,
+        window="1h",
+        time_precision="1m",
+        min_batch=10,
+        shuffle_delta=1e-6,
+        not_before=base,
     )
     assert task.shuffle_delta == 1e-6
-    base = now_truncated(task) - 2 * 3600
-    base -= base % 3600
     times = [base] * 40 + [base + 3600] * 60
     upload(server, task, envelopes(_reports(spec, ["a", "b", "c", "a"] * 25), times))
     windows = _estimates(server, task, token, by="window").json()["windows"]
