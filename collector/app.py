@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import ipaddress
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -53,6 +54,8 @@ from ldp.specs.base import load_spec
 from ldp.specs.numeric import NumericSpec
 
 __all__ = ["CollectorSettings", "create_app", "numeric_table"]
+
+_log = logging.getLogger("ldp.collector")
 
 #: Seconds between re-reads of the task list (tasks created or deleted by ``ldp task`` while serving).
 TASK_REFRESH_SECONDS = 5.0
@@ -130,9 +133,18 @@ class _Collector:
         self._tasks_read = time.monotonic()
 
     def refresh_if_stale(self) -> None:
-        """Re-read the task list when it is older than :data:`TASK_REFRESH_SECONDS`."""
+        """Re-read the task list when it is older than :data:`TASK_REFRESH_SECONDS`.
+
+        While the store is unavailable the tasks already read keep being
+        served (their estimates are in memory); the next re-read is tried
+        :data:`TASK_REFRESH_SECONDS` later.
+        """
         if time.monotonic() - self._tasks_read > TASK_REFRESH_SECONDS:
-            self.refresh_tasks()
+            try:
+                self.refresh_tasks()
+            except StoreUnavailable as exc:
+                self._tasks_read = time.monotonic()
+                _log.error("re-reading the task list failed: %s", exc)
 
     def task(self, task_id: str) -> Task | None:
         if not is_task_id(task_id):
@@ -318,6 +330,12 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     @app.exception_handler(ParameterError)
     async def parameter_error(request: Request, exc: ParameterError) -> Response:
         return problem(400, "Bad request", str(exc))
+
+    @app.exception_handler(StoreUnavailable)
+    async def store_unavailable(request: Request, exc: StoreUnavailable) -> Response:
+        return problem(
+            503, "Store unavailable", "the store cannot be reached; retry later", {"Retry-After": "1"}
+        )
 
     app.add_middleware(_Timing, state=state)
 

@@ -56,13 +56,17 @@ __all__ = ["PostgresStore", "redact_url"]
 
 SCHEMA_VERSION = 3
 #: Table rights a writing store needs (schema creation and migration need more: the tables' owner).
-WRITER_RIGHTS = {
+WRITER_RIGHTS: dict[str, tuple[str, ...]] = {
     "meta": ("SELECT",),
     "tasks": ("SELECT", "INSERT", "DELETE"),
     "reports": ("SELECT", "INSERT", "DELETE"),
 }
 #: Table rights a read-only store needs.
-READER_RIGHTS = {"meta": ("SELECT",), "tasks": ("SELECT",), "reports": ("SELECT",)}
+READER_RIGHTS: dict[str, tuple[str, ...]] = {
+    "meta": ("SELECT",),
+    "tasks": ("SELECT",),
+    "reports": ("SELECT",),
+}
 #: How long :meth:`PostgresStore.check_writable` waits for the reports table's write lock.
 _PROBE_LOCK_TIMEOUT = "1s"
 _CONNECT_TIMEOUT_S = 10
@@ -345,12 +349,12 @@ class PostgresStore(Store):
                 row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 try:
                     while row is not None and row[0] in steps:
-                        column, version = steps[row[0]]
+                        column, target = steps[row[0]]
                         connection.execute(f"ALTER TABLE tasks ADD COLUMN IF NOT EXISTS {column}")
                         connection.execute(
-                            "UPDATE meta SET value = %s WHERE key = 'schema_version'", (version,)
+                            "UPDATE meta SET value = %s WHERE key = 'schema_version'", (target,)
                         )
-                        row = (version,)
+                        row = (target,)
                 except psycopg.errors.InsufficientPrivilege:
                     raise ParameterError(
                         f"PostgreSQL store {self.url} has an older schema that only the tables' owner can "

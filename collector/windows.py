@@ -31,7 +31,10 @@ from ldp.collector.window_counts import WindowCounts, accumulator_bytes
 from ldp.errors import ParameterError
 from ldp.report_check import CheckedReport
 
-__all__ = ["Windows", "estimate_reply"]
+__all__ = ["REPLY_CACHE_ROWS", "Windows", "estimate_reply"]
+
+#: The most estimate rows the window reply cache keeps (about 100 MB of replies).
+REPLY_CACHE_ROWS = 200_000
 
 
 def _kind(task: Task) -> str:
@@ -52,8 +55,11 @@ class Windows:
         self._windows: dict[str, dict[int, WindowCounts]] = {}
         self._dense_bytes: dict[str, int] = {}
         # The last reply of each window, reused while its count is unchanged (counts only grow, so n
-        # names the window's state): the dashboard polls every window of every task every 2 s.
+        # names the window's state): the dashboard polls every window of every task every 2 s. At most
+        # REPLY_CACHE_ROWS estimate rows are kept (the least recently used replies go first): a reply
+        # has a row per domain value, so an unbounded cache would grow with windows x domain again.
         self._replies: dict[tuple[str, int], tuple[float, dict[str, Any]]] = {}
+        self._reply_rows = 0
 
     def _new_window(self, task: Task) -> WindowCounts:
         dense = self._dense_bytes.get(task.task_id)
@@ -91,7 +97,20 @@ class Windows:
 
     def _forget_replies(self, task_id: str) -> None:
         for key in [key for key in self._replies if key[0] == task_id]:
-            del self._replies[key]
+            self._drop_reply(key)
+
+    def _drop_reply(self, key: tuple[str, int]) -> None:
+        _, reply = self._replies.pop(key)
+        self._reply_rows -= _rows(reply)
+
+    def _keep_reply(self, key: tuple[str, int], confidence: float, reply: dict[str, Any]) -> None:
+        """Cache ``reply`` (under the lock), dropping the least recently used beyond :data:`REPLY_CACHE_ROWS`."""
+        if key in self._replies:
+            self._drop_reply(key)
+        self._replies[key] = (confidence, reply)
+        self._reply_rows += _rows(reply)
+        while self._reply_rows > REPLY_CACHE_ROWS and len(self._replies) > 1:
+            self._drop_reply(next(iter(self._replies)))
 
     def add(self, task: Task, reports: Sequence[tuple[int, CheckedReport]]) -> None:
         """Count committed reports, given as ``(t, checked report)`` pairs."""
@@ -143,16 +162,23 @@ class Windows:
         for start, n in self.counts(task).items():
             key = (task.task_id, start)
             with self._lock:
-                cached = self._replies.get(key)
+                cached = self._replies.pop(key, None)
+                if cached is not None:  # most recently used last
+                    self._replies[key] = cached
             if cached is not None and cached[0] == confidence and cached[1]["n"] == n:
                 replies.append(cached[1])
                 continue
             merged = self.merged(task, start, start + task.window)
             reply = {"start": start, "end": start + task.window, **estimate_reply(task, merged, confidence)}
             with self._lock:
-                self._replies[key] = (confidence, reply)
+                self._keep_reply(key, confidence, reply)
             replies.append(reply)
         return replies
+
+
+def _rows(reply: dict[str, Any]) -> int:
+    """Estimate rows of a window reply (1 for a withheld one)."""
+    return max(1, len(reply.get("estimates") or ()))
 
 
 def _runs(starts: np.ndarray) -> list[tuple[int, tuple[int, int]]]:

@@ -488,6 +488,90 @@ def test_health_and_metrics(collector):
     assert [b - a for a, b in zip(before, after)] == [2, 1, 1, 1, 1]
 
 
+def test_a_different_report_under_a_stored_id_is_rejected_as_id_conflict(collector):
+    """Issue 24: the same id with another report was answered 'replayed' and the new report silently dropped."""
+    server, task, token = collector
+    t = now_truncated(task)
+    first, other = envelopes(_reports(GRR, ["a", "b"], seed=5), t)
+    before = _metric(server, 'ldp_reports_total{outcome="rejected",reason="id_conflict"}')
+    assert upload(server, task, [first]).json()["accepted"] == 1
+    clash = {**other, "id": first["id"]}
+    data = upload(server, task, [other, clash, first]).json()
+    assert (data["accepted"], data["replayed"]) == (1, 1)
+    assert [(r["index"], r["id"], r["reason"]) for r in data["rejected"]] == [(1, first["id"], "id_conflict")]
+    assert "already stored" in data["rejected"][0]["detail"]
+    assert _metric(server, 'ldp_reports_total{outcome="rejected",reason="id_conflict"}') == before + 1
+    assert _estimates(server, task, token).json()["n"] == 2
+
+
+def test_healthz_is_503_while_the_store_cannot_write(server):
+    """Issue 24: /healthz said ok while the reports table was locked."""
+    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+    if server.store.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(server.store) as other:
+            other.execute("LOCK TABLE reports IN ACCESS EXCLUSIVE MODE")
+            reply = httpx.get(f"{server.url}/healthz", timeout=30)
+            other.rollback()
+    else:
+        other = sqlite3.connect(server.store, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        reply = httpx.get(f"{server.url}/healthz", timeout=30)
+        other.execute("ROLLBACK")
+        other.close()
+    assert reply.status_code == 503
+    assert reply.headers["content-type"] == "application/problem+json"
+    assert reply.json()["title"] == "Store unavailable" and "locked" in reply.json()["detail"]
+    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+
+
+def test_a_failed_commit_is_answered_503_logged_in_one_line_and_counted(tmp_path, monkeypatch, caplog):
+    """Issue 24: a stopped PostgreSQL answered uploads 503 with nothing logged or counted."""
+    import warnings
+
+    with warnings.catch_warnings():  # starlette's notice about its httpx-based client
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    from ldp.collector.app import create_app
+    from ldp.collector.store import StoreUnavailable
+    from ldp.collector.store_sqlite import SqliteStore
+
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
+
+    def refuse(self, groups):
+        raise StoreUnavailable("cannot open the PostgreSQL store postgresql://ldp@db/ldp: connection refused")
+
+    monkeypatch.setattr(SqliteStore, "insert_reports", refuse)
+    with TestClient(create_app(store)) as client, caplog.at_level("ERROR", logger="ldp.collector"):
+        items = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
+        reply = client.post(f"/v1/tasks/{task.task_id}/reports", json=items)
+        metrics = client.get("/metrics").text
+    assert reply.status_code == 503 and reply.headers["retry-after"] == "1"
+    [record] = [r for r in caplog.records if r.name == "ldp.collector"]
+    line = record.getMessage()
+    assert "\n" not in line and record.exc_info is None
+    assert "1 upload(s) of 2 report(s) answered 503: StoreUnavailable: cannot open" in line
+    assert 'ldp_store_errors_total{error="StoreUnavailable"} 1.0' in metrics
+
+
+@pytest.mark.slow
+def test_a_second_server_on_one_sqlite_store_is_refused(tmp_path):
+    """Issue 24: two servers on one SQLite file both started, each counting only its own uploads."""
+    store = store_path(tmp_path)
+    with running(store):
+        result = subprocess.run(
+            [sys.executable, "-m", "ldp", "serve", "--store", store, "--port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 2
+    assert "already served by another ldp serve" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_serve_refuses_a_bad_store_before_listening(tmp_path):
     directory = tmp_path / "a-directory"
     directory.mkdir()

@@ -170,3 +170,20 @@ def test_a_restart_reads_a_task_in_one_query_and_rebuilds_the_same_windows(tmp_p
         assert rebuilt.merged(task, None, None) == live.merged(task, None, None)
         for start in live.counts(task):
             assert rebuilt.merged(task, start, start + 3_600) == live.merged(task, start, start + 3_600)
+
+
+def test_the_window_reply_cache_is_bounded_by_estimate_rows(monkeypatch):
+    """Replies have a row per domain value: the dashboard's cache must not keep windows x domain rows."""
+    import ldp.collector.windows as windows_module
+    from ldp.report_check import check_report
+
+    spec = ldp.GRR(domain=[f"v{i}" for i in range(100)], epsilon=1.0)
+    task, _ = new_task(spec, window="1h", time_precision="1h", min_batch=1)
+    windows = Windows()
+    for i, report in enumerate(_reports(spec, [f"v{i}" for i in range(30)])):
+        windows.add(task, [(i * 3_600, check_report(spec, report))])
+    monkeypatch.setattr(windows_module, "REPLY_CACHE_ROWS", 1_000)
+    first = windows.replies(task, 0.95)
+    assert len(first) == 30 and all(len(reply["estimates"]) == 100 for reply in first)
+    assert len(windows._replies) == 10 and windows._reply_rows == 1_000
+    assert windows.replies(task, 0.95) == first  # recomputed replies are the same
