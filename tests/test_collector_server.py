@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from collector_server import (
+    Server,
     create_task,
     envelope_id,
     envelopes,
@@ -555,6 +556,45 @@ def test_a_failed_commit_is_answered_503_logged_in_one_line_and_counted(tmp_path
     assert "\n" not in line and record.exc_info is None
     assert "1 upload(s) of 2 report(s) answered 503: StoreUnavailable: cannot open" in line
     assert 'ldp_store_errors_total{error="StoreUnavailable"} 1.0' in metrics
+
+
+@pytest.mark.slow
+def test_a_stopped_postgresql_is_answered_503_logged_counted_and_unhealthy(postgres_url):
+    """Issue 24 end to end: PostgreSQL refusing sessions; uploads 503 (logged, counted), /healthz 503, then recovery."""
+    import psycopg
+    from postgres_cluster import create_database, drop_database
+
+    name = f"stopped_{uuid.uuid4().hex}"
+    url = create_database(postgres_url, name)
+    try:
+        task, _ = create_task(url, GRR, window="1h", time_precision="1m", min_batch=1)
+        server = Server(url)
+        try:
+            items = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
+            assert upload(server, task, items[:1]).json()["accepted"] == 1
+            with psycopg.connect(postgres_url, autocommit=True) as admin:  # the database goes away
+                admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false')
+                admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+                )
+                for _ in range(2):
+                    reply = upload(server, task, items[1:])
+                    assert reply.status_code == 503 and reply.headers["retry-after"] == "1"
+                health = httpx.get(f"{server.url}/healthz", timeout=30)
+                assert health.status_code == 503 and health.json()["title"] == "Store unavailable"
+                assert _metric(server, 'ldp_store_errors_total{error="StoreUnavailable"}') == 2
+                admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
+            assert upload(server, task, items[1:]).json()["accepted"] == 1  # the client's retry succeeds
+            assert httpx.get(f"{server.url}/healthz", timeout=30).status_code == 200
+        finally:
+            server.process.terminate()
+            _, err = server.process.communicate(timeout=30)
+            server.stop()
+        log = err.decode()
+    finally:
+        drop_database(postgres_url, name)
+    failures = [line for line in log.splitlines() if "store commit failed" in line]
+    assert len(failures) == 2 and "Traceback" not in log
 
 
 @pytest.mark.slow
