@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import ipaddress
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -30,6 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, Acceptance
 from ldp.collector.envelopes import (
     JSON_LINES_TYPES,
     JSON_TYPES,
@@ -39,11 +41,11 @@ from ldp.collector.envelopes import (
     check_envelopes,
     parse_upload,
 )
-from ldp.collector.ingest import GroupCommitter
+from ldp.collector.ingest import GroupCommitter, upload_outcome
 from ldp.collector.metrics import CONTENT_TYPE_LATEST, CollectorMetrics
 from ldp.collector.problems import problem
 from ldp.collector.ratelimit import RateLimiter
-from ldp.collector.store import Store, open_store
+from ldp.collector.store import Store, StoreUnavailable, UnknownTaskError, open_store
 from ldp.collector.tasks import Task, is_task_id
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary
 from ldp.errors import ParameterError
@@ -52,6 +54,8 @@ from ldp.specs.base import load_spec
 from ldp.specs.numeric import NumericSpec
 
 __all__ = ["CollectorSettings", "create_app", "numeric_table"]
+
+_log = logging.getLogger("ldp.collector")
 
 #: Seconds between re-reads of the task list (tasks created or deleted by ``ldp task`` while serving).
 TASK_REFRESH_SECONDS = 5.0
@@ -75,12 +79,16 @@ class CollectorSettings:
         Upload requests per second per client address (0: no limit).
     max_group_reports : int
         The most reports one group commit takes.
+    acceptance : Acceptance
+        The report times accepted (:mod:`ldp.collector.acceptance`): at most
+        30 days old and 1,000 windows back by default.
     """
 
     store: str
     open_dashboard: bool = True
     rate_limit: float = 100.0
     max_group_reports: int = 5_000
+    acceptance: Acceptance = DEFAULT_ACCEPTANCE
 
 
 def is_loopback(host: str) -> bool:
@@ -98,7 +106,8 @@ class _Collector:
 
     def __init__(self, settings: CollectorSettings) -> None:
         self.settings = settings
-        self.store: Store = open_store(settings.store)
+        # exclusive: a second server on one SQLite file is refused (each would count only its own uploads)
+        self.store: Store = open_store(settings.store, exclusive=True)
         self.windows = Windows()
         self.metrics = CollectorMetrics()
         self.limiter = RateLimiter(settings.rate_limit)
@@ -110,6 +119,7 @@ class _Collector:
             self.windows,
             max_reports=settings.max_group_reports,
             on_commit=self.metrics.observe_commit,
+            on_failure=self.metrics.observe_store_error,
         )
 
     def refresh_tasks(self) -> None:
@@ -123,9 +133,18 @@ class _Collector:
         self._tasks_read = time.monotonic()
 
     def refresh_if_stale(self) -> None:
-        """Re-read the task list when it is older than :data:`TASK_REFRESH_SECONDS`."""
+        """Re-read the task list when it is older than :data:`TASK_REFRESH_SECONDS`.
+
+        While the store is unavailable the tasks already read keep being
+        served (their estimates are in memory); the next re-read is tried
+        :data:`TASK_REFRESH_SECONDS` later.
+        """
         if time.monotonic() - self._tasks_read > TASK_REFRESH_SECONDS:
-            self.refresh_tasks()
+            try:
+                self.refresh_tasks()
+            except StoreUnavailable as exc:
+                self._tasks_read = time.monotonic()
+                _log.error("re-reading the task list failed: %s", exc)
 
     def task(self, task_id: str) -> Task | None:
         if not is_task_id(task_id):
@@ -312,6 +331,12 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     async def parameter_error(request: Request, exc: ParameterError) -> Response:
         return problem(400, "Bad request", str(exc))
 
+    @app.exception_handler(StoreUnavailable)
+    async def store_unavailable(request: Request, exc: StoreUnavailable) -> Response:
+        return problem(
+            503, "Store unavailable", "the store cannot be reached; retry later", {"Retry-After": "1"}
+        )
+
     app.add_middleware(_Timing, state=state)
 
     # -- uploads -----------------------------------------------------------
@@ -333,13 +358,14 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         # text/plain JSON Lines (sendBeacon, no preflight) only from an origin the task allows
         beacon = bool(_cors_headers(task, request))
         items = parse_upload(body, request.headers.get("content-type"), beacon=beacon)
+        acceptance = c.settings.acceptance
         if len(items) <= INLINE_CHECK_ENVELOPES:
-            checked = check_envelopes(task, items, time.time())
+            checked = check_envelopes(task, items, time.time(), acceptance)
         else:
-            checked = await run_in_threadpool(check_envelopes, task, items, time.time())
+            checked = await run_in_threadpool(check_envelopes, task, items, time.time(), acceptance)
         try:
-            flags = await asyncio.wrap_future(c.committer.submit(task, checked.accepted))
-        except ParameterError:  # the task was deleted meanwhile
+            outcomes = await asyncio.wrap_future(c.committer.submit(task, checked.accepted))
+        except UnknownTaskError:  # the task was deleted meanwhile
             c.refresh_tasks()
             return _unknown_task(task_id)
         except Exception as exc:
@@ -349,15 +375,9 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
                 f"the reports were not stored ({type(exc).__name__}); retry the same envelopes",
                 headers={"Retry-After": "1"},
             )
-        stored = sum(flags)
-        replayed = len(flags) - stored
-        c.metrics.count_upload(stored, replayed, [r.reason for r in checked.rejected])
-        reply = {
-            "accepted": stored,
-            "replayed": replayed,
-            "rejected": [r.to_dict() for r in checked.rejected],
-        }
-        return _json(reply, headers=_cors_headers(task, request))
+        outcome = upload_outcome(checked, outcomes)
+        c.metrics.count_upload(outcome.accepted, outcome.replayed, [r.reason for r in outcome.rejected])
+        return _json(outcome.to_dict(), headers=_cors_headers(task, request))
 
     @app.options("/v1/tasks/{task_id}/reports", include_in_schema=False)
     async def upload_preflight(task_id: str, request: Request) -> Response:
@@ -477,10 +497,12 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         return _static(name)
 
     # -- operations --------------------------------------------------------
-    @app.get("/healthz", summary="Liveness: the store answers")
+    @app.get("/healthz", summary="Health: the store answers and could commit an upload now")
     async def healthz() -> Response:
         try:
-            await run_in_threadpool(collector().store.tasks)
+            await run_in_threadpool(collector().store.check_writable)
+        except StoreUnavailable as exc:
+            return problem(503, "Store unavailable", str(exc))
         except Exception as exc:
             return problem(503, "Store unavailable", type(exc).__name__)
         return _json({"status": "ok"})

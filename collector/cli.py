@@ -118,25 +118,25 @@ def sqlite_path(url: str) -> str | None:
     return url.removeprefix("sqlite:///")
 
 
-def _open_existing(url: str) -> Store:
-    """The store at ``url``; a SQLite file that does not exist is an error (never created by a reader)."""
+def _open_existing(url: str, read_only: bool = True) -> Store:
+    """The store at ``url``, read-only unless ``read_only`` is False; a SQLite file that does not exist is an error."""
     path = sqlite_path(url)
     if path is not None and not Path(path).exists():
         raise ParameterError.naming(
             f"{{url}} {path!r}: no such store file (ldp task create makes one)", url=url
         )
-    return open_store(url)
+    return open_store(url, read_only=read_only)
 
 
-def open_task(url: str, task_id: str) -> tuple[Store, Task]:
-    """The store at ``url`` (which must exist) and its task ``task_id``.
+def open_task(url: str, task_id: str, read_only: bool = True) -> tuple[Store, Task]:
+    """The store at ``url`` (which must exist; read-only unless ``read_only`` is False) and its task ``task_id``.
 
     Raises
     ------
     ParameterError
         Naming ``url`` or ``task_id``: a bad URL, a missing store or an unknown task.
     """
-    store = _open_existing(url)
+    store = _open_existing(url, read_only)
     try:
         found = store.task(task_id)
     except BaseException:
@@ -513,7 +513,7 @@ def delete(store_url, task_id, yes):
 
 
 def _delete(*, store_url, task_id, yes) -> None:
-    store, found = open_task(store_url, task_id)
+    store, found = open_task(store_url, task_id, read_only=False)
     with store:
         total = sum(count_reports(store, found).values())
         if not yes and not click.confirm(

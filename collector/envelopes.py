@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from ldp.aggregator.rejects import classify_reason
+from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, MIN_CLOCK_SKEW, Acceptance, clock_skew
 from ldp.collector.store import StoredReport
 from ldp.collector.tasks import Task
 from ldp.errors import ReportError
@@ -28,6 +29,7 @@ from ldp.report_check import CheckedReport, check_report
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_ENVELOPES",
+    "MIN_CLOCK_SKEW",
     "REJECT_REASONS",
     "Accepted",
     "CheckedUpload",
@@ -41,10 +43,15 @@ __all__ = [
 #: Limits of one upload request.
 MAX_BODY_BYTES = 1 << 20
 MAX_ENVELOPES = 1_000
-#: The least clock skew allowed to a client's ``t``, seconds (more when the time precision is coarser).
-MIN_CLOCK_SKEW = 300
-
-REJECT_REASONS = ("invalid_message", "wrong_spec", "invalid_report", "report_too_early", "report_dropped")
+REJECT_REASONS = (
+    "invalid_message",
+    "wrong_spec",
+    "invalid_report",
+    "report_too_early",
+    "report_dropped",
+    "t_out_of_range",
+    "id_conflict",
+)
 _ENVELOPE_KEYS = frozenset({"id", "t", "report"})
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{21}[AQgw]")  # 16 bytes in base64url without padding
 JSON_TYPES = ("application/json",)
@@ -151,19 +158,20 @@ def _loads(data: bytes, where: str) -> Any:
         raise UnreadableBody(400, "Malformed JSON", f"{where} is not valid JSON: {exc}"[:300]) from None
 
 
-def clock_skew(task: Task) -> int:
-    """How far past the collector's clock a report's ``t`` may be: one time precision, at least 5 minutes."""
-    return max(MIN_CLOCK_SKEW, task.time_precision)
+def check_envelopes(
+    task: Task, items: Sequence[Any], now: float, acceptance: Acceptance = DEFAULT_ACCEPTANCE
+) -> CheckedUpload:
+    """Check each item as an envelope of ``task`` at collector time ``now`` (Unix seconds).
 
-
-def check_envelopes(task: Task, items: Sequence[Any], now: float) -> CheckedUpload:
-    """Check each item as an envelope of ``task`` at collector time ``now`` (Unix seconds)."""
+    ``t`` must lie in the range ``acceptance`` allows (:mod:`ldp.collector.acceptance`).
+    """
     accepted: list[Accepted] = []
     rejected: list[Rejection] = []
     latest = now + clock_skew(task)
+    earliest = acceptance.earliest(task, now)
     spec = task.spec
     for index, item in enumerate(items):
-        outcome = _check_one(task, spec, index, item, latest)
+        outcome = _check_one(task, spec, index, item, latest, earliest)
         if isinstance(outcome, Rejection):
             rejected.append(outcome)
         else:
@@ -186,7 +194,9 @@ def _envelope_id(item: Any) -> str | None:
     return value
 
 
-def _check_one(task: Task, spec: Any, index: int, item: Any, latest: float) -> Accepted | Rejection:
+def _check_one(
+    task: Task, spec: Any, index: int, item: Any, latest: float, earliest: tuple[int, str]
+) -> Accepted | Rejection:
     def reject(reason: str, detail: str, envelope_id: str | None = None) -> Rejection:
         return Rejection(index, envelope_id, reason, detail[:300])
 
@@ -226,6 +236,12 @@ def _check_one(task: Task, spec: Any, index: int, item: Any, latest: float) -> A
         task.not_after is not None and t >= task.not_after
     ):
         return reject("report_dropped", f"'t' = {t} is outside the task's time range", envelope_id)
+    if t < earliest[0]:
+        return reject(
+            "t_out_of_range",
+            f"'t' = {t} is earlier than this collector accepts ({earliest[0]}: {earliest[1]})",
+            envelope_id,
+        )
     try:
         report = Report.from_dict(item["report"])
         if report.client is not None:  # the collector stores nothing about the sender

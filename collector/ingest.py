@@ -8,7 +8,9 @@ committed before it returns), adds the newly stored reports to the window
 accumulators, and only then resolves the futures. While one group commits,
 the next one gathers, so throughput grows with load and an idle collector
 adds no delay. A failed commit fails every upload of its group (the
-clients retry the same envelopes; nothing was acknowledged).
+clients retry the same envelopes; nothing was acknowledged); it is logged
+as one line and counted (``on_failure``: the metrics' store errors).
+:func:`upload_outcome` turns one upload's store outcomes into its reply.
 """
 
 from __future__ import annotations
@@ -20,14 +22,21 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from ldp.collector.envelopes import Accepted
-from ldp.collector.store import Store
+from ldp.collector.envelopes import Accepted, CheckedUpload, Rejection
+from ldp.collector.store import Insert, Store, UnknownTaskError
 from ldp.collector.tasks import Task
 from ldp.collector.windows import Windows
 from ldp.report_check import CheckedReport
 
-__all__ = ["CommitStats", "GroupCommitter"]
+__all__ = ["CommitStats", "GroupCommitter", "UploadOutcome", "upload_outcome"]
+
+#: The detail of an ``id_conflict`` rejection.
+ID_CONFLICT_DETAIL = (
+    "a different report with this id is already stored; this one was not stored "
+    "(a retry resends the same envelope byte for byte; a new report needs a new id)"
+)
 
 _log = logging.getLogger("ldp.collector")
 
@@ -41,11 +50,48 @@ class CommitStats:
     seconds: float
 
 
+@dataclasses.dataclass(frozen=True)
+class UploadOutcome:
+    """What one upload did: reports stored now, replays, and every rejection in request order."""
+
+    accepted: int
+    replayed: int
+    rejected: list[Rejection]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The upload's reply body."""
+        return {
+            "accepted": self.accepted,
+            "replayed": self.replayed,
+            "rejected": [rejection.to_dict() for rejection in self.rejected],
+        }
+
+
+def upload_outcome(checked: CheckedUpload, outcomes: Sequence[Insert]) -> UploadOutcome:
+    """The reply to an upload whose accepted envelopes the store answered with ``outcomes`` (in order).
+
+    An envelope whose id holds a different stored report is rejected as
+    ``id_conflict``: its report was not stored, and calling it a replay
+    would tell the client it was.
+    """
+    conflicts = [
+        Rejection(accepted.index, accepted.id, "id_conflict", ID_CONFLICT_DETAIL)
+        for accepted, outcome in zip(checked.accepted, outcomes)
+        if outcome is Insert.CONFLICT
+    ]
+    rejected = sorted([*checked.rejected, *conflicts], key=lambda rejection: rejection.index)
+    return UploadOutcome(
+        accepted=sum(outcome is Insert.STORED for outcome in outcomes),
+        replayed=sum(outcome is Insert.REPLAYED for outcome in outcomes),
+        rejected=rejected,
+    )
+
+
 @dataclasses.dataclass
 class _Pending:
     task: Task
     accepted: Sequence[Accepted]
-    future: concurrent.futures.Future[list[bool]]
+    future: concurrent.futures.Future[list[Insert]]
 
 
 class GroupCommitter:
@@ -61,6 +107,9 @@ class GroupCommitter:
         The most reports one transaction takes (an upload is never split).
     on_commit : callable, optional
         Called with :class:`CommitStats` after each commit (metrics).
+    on_failure : callable, optional
+        Called with the exception after each failed commit (metrics); the
+        failure is also logged, one line.
     """
 
     def __init__(
@@ -70,19 +119,21 @@ class GroupCommitter:
         *,
         max_reports: int = 5_000,
         on_commit: Callable[[CommitStats], None] | None = None,
+        on_failure: Callable[[BaseException], None] | None = None,
     ) -> None:
         self.store = store
         self.windows = windows
         self.max_reports = max_reports
         self._on_commit = on_commit or (lambda stats: None)
+        self._on_failure = on_failure or (lambda exc: None)
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="ldp-group-commit", daemon=True)
         self._stopped = False
         self._thread.start()
 
-    def submit(self, task: Task, accepted: Sequence[Accepted]) -> concurrent.futures.Future[list[bool]]:
-        """Queue one upload's accepted reports; the future gives, per report, True if stored now, False if replayed."""
-        future: concurrent.futures.Future[list[bool]] = concurrent.futures.Future()
+    def submit(self, task: Task, accepted: Sequence[Accepted]) -> concurrent.futures.Future[list[Insert]]:
+        """Queue one upload's accepted reports; the future gives, per report, what the store did (:class:`Insert`)."""
+        future: concurrent.futures.Future[list[Insert]] = concurrent.futures.Future()
         if self._stopped:
             future.set_exception(RuntimeError("the collector is shutting down"))
         elif not accepted:
@@ -128,6 +179,7 @@ class GroupCommitter:
                 [(pending.task.task_id, [a.stored for a in pending.accepted]) for pending in group]
             )
         except BaseException as exc:  # the whole group failed: nothing was stored, nobody is acknowledged
+            self._failed(group, exc)
             for pending in group:
                 pending.future.set_exception(exc)
             return
@@ -138,7 +190,11 @@ class GroupCommitter:
             fresh: dict[str, tuple[Task, list[tuple[int, CheckedReport]]]] = {}
             for pending, stored in zip(group, flags):
                 _task, counted = fresh.setdefault(pending.task.task_id, (pending.task, []))
-                counted.extend((a.stored.t, a.checked) for a, new in zip(pending.accepted, stored) if new)
+                counted.extend(
+                    (a.stored.t, a.checked)
+                    for a, outcome in zip(pending.accepted, stored)
+                    if outcome is Insert.STORED
+                )
             for task, counted in fresh.values():
                 if counted:
                     self.windows.add(task, counted)
@@ -149,3 +205,21 @@ class GroupCommitter:
         for pending, stored in zip(group, flags):
             pending.future.set_result(stored)
         self._on_commit(CommitStats(len(group), sum(len(p.accepted) for p in group), seconds))
+
+    def _failed(self, group: list[_Pending], exc: BaseException) -> None:
+        """Log a failed commit (one line) and count it; an upload naming a deleted task is no store failure."""
+        if isinstance(exc, UnknownTaskError):
+            return
+        reports = sum(len(pending.accepted) for pending in group)
+        reason = (str(exc).strip().splitlines() or [""])[0]
+        _log.error(
+            "store commit failed, %d upload(s) of %d report(s) answered 503: %s%s",
+            len(group),
+            reports,
+            type(exc).__name__,
+            f": {reason}" if reason else "",
+        )
+        try:
+            self._on_failure(exc)
+        except Exception:  # pragma: no cover - metrics must never stop the writer
+            _log.exception("counting a failed commit failed")

@@ -43,6 +43,12 @@ class CollectorMetrics:
             buckets=_LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.store_errors = Counter(
+            "ldp_store_errors",
+            "Group commits the store failed (their uploads were answered 503), by error type.",
+            ["error"],
+            registry=self.registry,
+        )
         self.group_reports = Histogram(
             "ldp_commit_group_reports",
             "Reports per group commit.",
@@ -61,6 +67,9 @@ class CollectorMetrics:
     def observe_commit(self, stats: CommitStats) -> None:
         self.commits.observe(stats.seconds)
         self.group_reports.observe(stats.reports)
+
+    def observe_store_error(self, exc: BaseException) -> None:
+        self.store_errors.labels(type(exc).__name__).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

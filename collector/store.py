@@ -11,33 +11,82 @@ Every method is safe to call from several threads of one process (each
 implementation serializes or pools its connections) and from several
 processes at once (the databases' own locking). :meth:`Store.insert_reports`
 commits before it returns: what it reports as stored survives a ``kill -9``.
+
+A store opened ``read_only`` never writes (SQLite ``mode=ro``, PostgreSQL
+read-only transactions): what ``ldp task list`` and ``ldp aggregate --store``
+use. A SQLite store opened ``exclusive`` (what ``ldp serve`` does) holds a
+lock that a second exclusive opener is refused: a serving collector keeps
+estimates in memory, and two of them on one file would each count only
+their own uploads (docs/collector.md#single-writer).
 """
 
 from __future__ import annotations
 
 import abc
 import dataclasses
+import enum
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Self
 
 from ldp.collector.tasks import Task
-from ldp.errors import ParameterError
+from ldp.errors import LDPError, ParameterError
 
 __all__ = [
     "DEFAULT_STORE",
     "TASK_COLUMNS",
     "TASK_COLUMN_COUNT",
+    "Insert",
     "Store",
+    "StoreUnavailable",
     "StoredReport",
+    "UnknownTaskError",
     "open_store",
+    "same_report",
+    "task_columns",
     "task_of",
     "task_row",
 ]
 
 #: The store ``ldp serve`` and ``ldp task`` use without ``--store``: SQLite in the working directory.
 DEFAULT_STORE = "ldp-collector.db"
+
+
+class StoreUnavailable(LDPError):
+    """The store cannot be reached or cannot write now (a stopped server, a lock, a full disk): retry later."""
+
+
+class UnknownTaskError(ParameterError):
+    """An upload names a task that is not (or no longer) in the store."""
+
+
+class Insert(enum.Enum):
+    """What :meth:`Store.insert_reports` did with one report."""
+
+    #: Stored now.
+    STORED = "stored"
+    #: A report with its id and the same content was already stored (a retry): nothing changed.
+    REPLAYED = "replayed"
+    #: A *different* report with its id is stored: the new one was not stored.
+    CONFLICT = "conflict"
+
+
+def same_report(stored_t: int, stored_text: str, report: StoredReport) -> bool:
+    """True when ``report`` is the stored ``(t, text)`` again: same ``t`` and the same JSON value.
+
+    The texts are compared as JSON values when they differ as text, so a
+    report stored by an ldp that spelled a float differently (``1e-07``,
+    ``1e-7``) is still a replay.
+    """
+    if stored_t != report.t:
+        return False
+    if stored_text == report.report:
+        return True
+    try:
+        return bool(json.loads(stored_text) == json.loads(report.report))
+    except ValueError:
+        return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +101,7 @@ class StoredReport:
 #: The tasks table's columns, in the order of :func:`task_row` and :func:`task_of` (both stores use them).
 TASK_COLUMNS = (
     "task_id, spec_json, window_seconds, time_precision, min_batch, token_hash, not_before, not_after, cors_origins, "
-    "shuffle_delta"
+    "shuffle_delta, created_at"
 )
 #: Number of :data:`TASK_COLUMNS` (placeholders in an INSERT).
 TASK_COLUMN_COUNT = TASK_COLUMNS.count(",") + 1
@@ -71,7 +120,18 @@ def task_row(task: Task) -> tuple[Any, ...]:
         task.not_after,
         json.dumps(list(task.cors_origins)),
         task.shuffle_delta,
+        task.created,
     )
+
+
+def task_columns(version: int) -> str:
+    """:data:`TASK_COLUMNS` as a SELECT list for a store of schema ``version`` (NULL for columns it lacks).
+
+    A read-only store cannot migrate an older schema; it reads it this way.
+    """
+    columns = TASK_COLUMNS.split(", ")
+    added = {"shuffle_delta": 2, "created_at": 3}
+    return ", ".join("NULL" if added.get(name, 1) > version else name for name in columns)
 
 
 def task_of(row: Sequence[Any]) -> Task:
@@ -87,6 +147,7 @@ def task_of(row: Sequence[Any]) -> Task:
         not_after=row[7],
         cors_origins=tuple(json.loads(row[8])),
         shuffle_delta=row[9],
+        created=row[10],
     )
 
 
@@ -115,14 +176,23 @@ class Store(abc.ABC):
 
     # -- reports -----------------------------------------------------------
     @abc.abstractmethod
-    def insert_reports(self, groups: Sequence[tuple[str, Sequence[StoredReport]]]) -> list[list[bool]]:
+    def insert_reports(self, groups: Sequence[tuple[str, Sequence[StoredReport]]]) -> list[list[Insert]]:
         """Store the reports of several uploads in one transaction, committed before returning.
 
         ``groups`` holds ``(task_id, reports)`` pairs (one per upload). The
-        result says, for each report in the same order, True when it was
-        stored now and False when a report with its id was already stored
-        for that task (a replay, also within this call). Either every
-        report is committed or, on an exception, none is.
+        result says, for each report in the same order, :attr:`Insert.STORED`
+        when it was stored now, :attr:`Insert.REPLAYED` when the same report
+        (same ``t`` and JSON) with its id was already stored for that task
+        (also within this call), and :attr:`Insert.CONFLICT` when a
+        different report with its id is stored (the new one is dropped).
+        Either every report is committed or, on an exception, none is.
+
+        Raises
+        ------
+        UnknownTaskError
+            A group names a task the store does not hold (nothing is stored).
+        StoreUnavailable
+            The store could not commit (nothing is stored; retry later).
         """
 
     @abc.abstractmethod
@@ -142,6 +212,19 @@ class Store(abc.ABC):
     def count_by_window(self, task_id: str, window: int) -> dict[int, int]:
         """Number of reports per window start (``t - t % window``)."""
 
+    def reports_by_time(self, task_id: str, chunk: int = 50_000) -> Iterator[list[tuple[int, str]]]:
+        """Every ``(t, JSON text)`` of the task in ``t`` order, in chunks: one query (what a restart reads)."""
+        for reports in self.reports(task_id, chunk=chunk):
+            yield [(report.t, report.report) for report in reports]
+
+    @abc.abstractmethod
+    def check_writable(self) -> None:
+        """Raise :class:`StoreUnavailable` (one line, naming why) when the store could not commit a write now.
+
+        Cheap enough for a health check: it waits about a second at most
+        for a lock and writes nothing.
+        """
+
     @abc.abstractmethod
     def close(self) -> None:
         """Release the store's connections."""
@@ -153,19 +236,26 @@ class Store(abc.ABC):
         self.close()
 
 
-def open_store(url: str | Path | None = None) -> Store:
+def open_store(url: str | Path | None = None, *, read_only: bool = False, exclusive: bool = False) -> Store:
     """The store at ``url``.
 
     ``None`` is :data:`DEFAULT_STORE`; ``postgresql://...`` (or
     ``postgres://``) is PostgreSQL through psycopg 3; a plain file path,
     ``sqlite:///relative/path`` or ``sqlite:////absolute/path`` is SQLite
-    (created on first use, in WAL mode).
+    (created on first use, mode 0600, in WAL mode).
+
+    With ``read_only`` the store never writes (and is never created or
+    migrated). With ``exclusive`` a SQLite store is refused while another
+    exclusive opener (a running ``ldp serve``) holds it; the lock is
+    released when the store is closed or its process dies, ``kill -9``
+    included. PostgreSQL stores ignore ``exclusive``: several servers may
+    share one (docs/collector.md#deployment).
     """
     text = str(url) if url is not None else DEFAULT_STORE
     if text.startswith(("postgresql://", "postgres://")):
         from ldp.collector.store_postgres import PostgresStore
 
-        return PostgresStore(text)
+        return PostgresStore(text, read_only=read_only)
     if "://" in text and not text.startswith("sqlite:///"):
         scheme = text.split("://", 1)[0]
         raise ParameterError(
@@ -174,4 +264,4 @@ def open_store(url: str | Path | None = None) -> Store:
         )
     from ldp.collector.store_sqlite import SqliteStore
 
-    return SqliteStore(text.removeprefix("sqlite:///"))
+    return SqliteStore(text.removeprefix("sqlite:///"), read_only=read_only, exclusive=exclusive)

@@ -16,6 +16,13 @@ connection under its own lock; :meth:`PostgresStore.reports` streams through
 a server-side cursor on a connection of its own, so a long export never
 blocks ingestion or other reads. A connection the server dropped is replaced
 on the next call.
+
+A store opened ``read_only`` runs every session read-only (``SET SESSION
+CHARACTERISTICS AS TRANSACTION READ ONLY``) and creates or migrates nothing.
+Opening checks the role's table rights, so a missing grant is one line
+naming the ``GRANT`` to run. Once open, a failure of the server (stopped,
+unreachable, out of disk, a right revoked) is a :class:`StoreUnavailable`
+with the server's message, never a psycopg traceback.
 """
 
 from __future__ import annotations
@@ -27,14 +34,41 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
+from psycopg import sql
 
-from ldp.collector.store import TASK_COLUMN_COUNT, TASK_COLUMNS, Store, StoredReport, task_of, task_row
+from ldp.collector.store import (
+    TASK_COLUMN_COUNT,
+    TASK_COLUMNS,
+    Insert,
+    Store,
+    StoredReport,
+    StoreUnavailable,
+    UnknownTaskError,
+    same_report,
+    task_columns,
+    task_of,
+    task_row,
+)
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
 
 __all__ = ["PostgresStore", "redact_url"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: Table rights a writing store needs (schema creation and migration need more: the tables' owner).
+WRITER_RIGHTS: dict[str, tuple[str, ...]] = {
+    "meta": ("SELECT",),
+    "tasks": ("SELECT", "INSERT", "DELETE"),
+    "reports": ("SELECT", "INSERT", "DELETE"),
+}
+#: Table rights a read-only store needs.
+READER_RIGHTS: dict[str, tuple[str, ...]] = {
+    "meta": ("SELECT",),
+    "tasks": ("SELECT",),
+    "reports": ("SELECT",),
+}
+#: How long :meth:`PostgresStore.check_writable` waits for the reports table's write lock.
+_PROBE_LOCK_TIMEOUT = "1s"
 _CONNECT_TIMEOUT_S = 10
 #: pg_advisory_xact_lock key serializing schema creation (a bigint: "ldp.sch" in ASCII).
 _SCHEMA_LOCK = int.from_bytes(b"ldp.sch", "big")
@@ -52,7 +86,8 @@ _SCHEMA = (
         not_before BIGINT,
         not_after BIGINT,
         cors_origins TEXT NOT NULL,
-        shuffle_delta DOUBLE PRECISION
+        shuffle_delta DOUBLE PRECISION,
+        created_at BIGINT
     )""",
     """CREATE TABLE IF NOT EXISTS reports (
         task BIGINT NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
@@ -103,23 +138,51 @@ def _first_occurrences(
     return first
 
 
-def _flags(
+def _outcomes(
     groups: Sequence[tuple[str, Sequence[StoredReport]]],
     seqs: dict[str, int],
     inserted: set[tuple[int, bytes]],
-) -> list[list[bool]]:
-    """Per report, in order: True for the first occurrence of a key this call inserted."""
+    stored: dict[tuple[int, bytes], tuple[int, str]],
+) -> list[list[Insert]]:
+    """Per report, in order: stored now (the first occurrence of a key this call inserted), replayed or in conflict.
+
+    ``stored`` holds the stored ``(t, text)`` of every other key.
+    """
     pending = set(inserted)
-    results: list[list[bool]] = []
+    results: list[list[Insert]] = []
     for task_id, reports in groups:
         seq = seqs[task_id]
-        stored = []
+        outcomes = []
         for report in reports:
             key = (seq, bytes(report.report_id))
-            stored.append(key in pending)
-            pending.discard(key)
-        results.append(stored)
+            if key in pending:
+                outcomes.append(Insert.STORED)
+                pending.discard(key)
+                continue
+            same = same_report(*stored[key], report)
+            outcomes.append(Insert.REPLAYED if same else Insert.CONFLICT)
+        results.append(outcomes)
     return results
+
+
+def _missing_rights(connection: psycopg.Connection, rights: dict[str, tuple[str, ...]]) -> list[str]:
+    """``"INSERT on reports"`` for every right of ``rights`` the session's role lacks."""
+    pairs = [(table, right) for table, names in rights.items() for right in names]
+    row = connection.execute(
+        "SELECT " + ", ".join("has_table_privilege(%s, %s)" for _ in pairs),
+        [item for pair in pairs for item in pair],
+    ).fetchone()
+    return [f"{right} on {table}" for (table, right), granted in zip(pairs, row or ()) if not granted]
+
+
+def _grant(rights: dict[str, tuple[str, ...]], role: str) -> str:
+    """The GRANT statements that give ``role`` ``rights``."""
+    by_rights: dict[tuple[str, ...], list[str]] = {}
+    for table, names in rights.items():
+        by_rights.setdefault(names, []).append(table)
+    return "; ".join(
+        f"GRANT {', '.join(names)} ON {', '.join(tables)} TO {role}" for names, tables in by_rights.items()
+    )
 
 
 class _Shared:
@@ -152,17 +215,21 @@ class PostgresStore(Store):
     url : str
         ``postgresql://user[:password]@host[:port]/database[?options]`` (any
         libpq connection URL); the tables are created when missing.
+    read_only : bool
+        Every session is read-only; nothing is created or migrated.
 
     Raises
     ------
     ParameterError
-        The server cannot be reached or refuses the connection, or the
+        The server cannot be reached or refuses the connection, the role
+        lacks a right the store needs (the message names the GRANT), or the
         database holds another schema version.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
         self._conninfo = url
         self.url = redact_url(url)
+        self.read_only = read_only
         try:
             params = psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.Error as exc:
@@ -171,23 +238,77 @@ class PostgresStore(Store):
         self._connect_timeout = str(params.get("connect_timeout") or _CONNECT_TIMEOUT_S)
         self._writer = _Shared(self._connect_writer)
         self._reader = _Shared(self._connect)
+        self._task_columns = TASK_COLUMNS
         try:
-            self._create_schema()
+            version = self._read_schema() if read_only else self._create_schema()
+            self._task_columns = task_columns(version)
+            self._check_rights()
+        except StoreUnavailable as exc:  # at open, an unreachable server is a bad --store
+            self.close()
+            raise ParameterError(str(exc)) from None
+        except psycopg.Error as exc:
+            self.close()
+            raise ParameterError(self._explain(exc)) from None
         except BaseException:
             self.close()
             raise
 
     # -- connections -------------------------------------------------------
     def _connect(self, autocommit: bool = True) -> psycopg.Connection:
-        """A new connection; a :class:`ParameterError` naming the URL (no password) when it fails."""
+        """A new connection (read-only sessions for a read-only store); :class:`StoreUnavailable` when it fails."""
         try:
-            return psycopg.connect(
+            connection = psycopg.connect(
                 self._conninfo, autocommit=autocommit, connect_timeout=self._connect_timeout
             )
+            if self.read_only:
+                connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                if not autocommit:
+                    connection.commit()
+            return connection
         except psycopg.Error as exc:
-            raise ParameterError(
+            raise StoreUnavailable(
                 f"cannot open the PostgreSQL store {self.url}: {self._redact(exc)}"
             ) from None
+
+    def _role(self) -> str:
+        with self._reader() as connection:
+            row = connection.execute("SELECT current_user").fetchone()
+        return str(row[0]) if row else "the store's role"
+
+    def _explain(self, exc: psycopg.Error) -> str:
+        """One line for a server error: the server's message, and for a missing right the GRANT it needs."""
+        reason = self._redact(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+            rights = READER_RIGHTS if self.read_only else WRITER_RIGHTS
+            try:
+                role = self._role()
+            except (psycopg.Error, StoreUnavailable):
+                role = "ROLE"
+            return (
+                f"PostgreSQL store {self.url}: {reason}; the store's role needs, as the tables' owner "
+                f"grants: {_grant(rights, role)}"
+            )
+        return f"PostgreSQL store {self.url}: {reason}"
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Server errors as :class:`StoreUnavailable` (one line, no password)."""
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise StoreUnavailable(self._explain(exc)) from None
+
+    def _check_rights(self) -> None:
+        """A :class:`ParameterError` naming the GRANT when the role lacks a table right the store needs."""
+        rights = READER_RIGHTS if self.read_only else WRITER_RIGHTS
+        with self._reader() as connection:
+            missing = _missing_rights(connection, rights)
+        if missing:
+            role = self._role()
+            raise ParameterError(
+                f"PostgreSQL role {role} lacks {', '.join(missing)} in {self.url}; "
+                f"as the tables' owner run: {_grant(rights, role)}"
+            )
 
     def _redact(self, exc: Exception) -> str:
         """The message of ``exc`` with the URL's password (if any) masked."""
@@ -201,82 +322,138 @@ class PostgresStore(Store):
             connection.execute("SET synchronous_commit = local")
         return connection
 
-    def _create_schema(self) -> None:
+    def _create_schema(self) -> int:
+        """Create the tables when missing and migrate an older schema; the schema version."""
         with self._writer() as connection, connection.transaction():
             if not _has_schema(
                 connection
             ):  # DDL only when needed: a user without CREATE can use a made store
                 connection.execute("SELECT pg_advisory_xact_lock(%s::bigint)", (_SCHEMA_LOCK,))
-                for statement in _SCHEMA:
-                    connection.execute(statement)
+                try:
+                    for statement in _SCHEMA:
+                        connection.execute(statement)
+                except psycopg.errors.InsufficientPrivilege as exc:
+                    raise ParameterError(
+                        f"PostgreSQL store {self.url} has no tables yet and its role cannot create them "
+                        f"({self._redact(exc).splitlines()[0]}): open it once as a role that can "
+                        "(e.g. ldp task create as the database owner), or GRANT CREATE ON SCHEMA to this role"
+                    ) from None
                 connection.execute(
                     "INSERT INTO meta (key, value) VALUES ('schema_version', %s) ON CONFLICT DO NOTHING",
                     (str(SCHEMA_VERSION),),
                 )
             row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is not None and row[0] == "1":  # 1 → 2: the tasks' shuffle_delta column, once
+            steps = {"1": ("shuffle_delta DOUBLE PRECISION", "2"), "2": ("created_at BIGINT", "3")}
+            if row is not None and row[0] in steps:  # added columns, once, under the schema lock
                 connection.execute("SELECT pg_advisory_xact_lock(%s::bigint)", (_SCHEMA_LOCK,))
-                connection.execute(
-                    "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS shuffle_delta DOUBLE PRECISION"
-                )
-                connection.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-                row = ("2",)
+                row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                try:
+                    while row is not None and row[0] in steps:
+                        column, target = steps[row[0]]
+                        connection.execute(f"ALTER TABLE tasks ADD COLUMN IF NOT EXISTS {column}")
+                        connection.execute(
+                            "UPDATE meta SET value = %s WHERE key = 'schema_version'", (target,)
+                        )
+                        row = (target,)
+                except psycopg.errors.InsufficientPrivilege:
+                    raise ParameterError(
+                        f"PostgreSQL store {self.url} has an older schema that only the tables' owner can "
+                        f"migrate to version {SCHEMA_VERSION}: open it once as the owner (e.g. ldp task list "
+                        "is not enough; ldp serve or ldp task create is)"
+                    ) from None
         if row is None or row[0] != str(SCHEMA_VERSION):
             version = None if row is None else row[0]
             raise ParameterError(
                 f"store {self.url} has schema version {version}; this ldp reads version {SCHEMA_VERSION}"
             )
+        return SCHEMA_VERSION
+
+    def _read_schema(self) -> int:
+        """The schema version of a store opened read-only (1 to :data:`SCHEMA_VERSION`; nothing is changed)."""
+        with self._reader() as connection:
+            if not _has_schema(connection):
+                raise ParameterError(f"PostgreSQL store {self.url} holds no ldp tables")
+            row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = None if row is None else row[0]
+        if version is None or not str(version).isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
+            raise ParameterError(
+                f"store {self.url} has schema version {version}; this ldp reads version {SCHEMA_VERSION}"
+            )
+        return int(version)
 
     # -- tasks -------------------------------------------------------------
+    def _check_writer(self) -> None:
+        if self.read_only:
+            raise ParameterError(f"store {self.url} was opened read-only")
+
     def create_task(self, task: Task) -> None:
-        try:
-            with self._writer() as connection, connection.transaction():
-                connection.execute(
-                    f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES ({', '.join(['%s'] * TASK_COLUMN_COUNT)})",
-                    task_row(task),
-                )
-        except psycopg.errors.UniqueViolation:
-            raise ParameterError(f"task {task.task_id} already exists in {self.url}") from None
+        self._check_writer()
+        with self._errors(), self._writer() as connection:
+            try:
+                with connection.transaction():
+                    connection.execute(
+                        f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES ({', '.join(['%s'] * TASK_COLUMN_COUNT)})",
+                        task_row(task),
+                    )
+            except psycopg.errors.UniqueViolation:
+                raise ParameterError(f"task {task.task_id} already exists in {self.url}") from None
 
     def task(self, task_id: str) -> Task | None:
-        with self._reader() as connection:
+        with self._errors(), self._reader() as connection:
             row = connection.execute(
-                f"SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = %s", (task_id,)
+                f"SELECT {self._task_columns} FROM tasks WHERE task_id = %s", (task_id,)
             ).fetchone()
         return None if row is None else task_of(row)
 
     def tasks(self) -> list[Task]:
-        with self._reader() as connection:
-            rows = connection.execute(f"SELECT {TASK_COLUMNS} FROM tasks ORDER BY seq").fetchall()
+        with self._errors(), self._reader() as connection:
+            rows = connection.execute(f"SELECT {self._task_columns} FROM tasks ORDER BY seq").fetchall()
         return [task_of(row) for row in rows]
 
     def delete_task(self, task_id: str) -> bool:
-        with self._writer() as connection, connection.transaction():
+        self._check_writer()
+        with self._errors(), self._writer() as connection, connection.transaction():
             cursor = connection.execute("DELETE FROM tasks WHERE task_id = %s", (task_id,))
             return cursor.rowcount > 0
 
     # -- reports -----------------------------------------------------------
     def _task_seqs(self, connection: psycopg.Connection, task_ids: list[str]) -> dict[str, int]:
-        """The ``seq`` of every named task; an unknown task is a :class:`ParameterError`."""
+        """The ``seq`` of every named task; an unknown task is an :class:`UnknownTaskError`."""
         rows = connection.execute(
             "SELECT task_id, seq FROM tasks WHERE task_id = ANY(%s::text[])", (task_ids,)
         ).fetchall()
         seqs = {str(task_id): int(seq) for task_id, seq in rows}
         for task_id in task_ids:
             if task_id not in seqs:
-                raise ParameterError(f"no task {task_id} in {self.url}")
+                raise UnknownTaskError(f"no task {task_id} in {self.url}")
         return seqs
 
-    def insert_reports(self, groups: Sequence[tuple[str, Sequence[StoredReport]]]) -> list[list[bool]]:
+    def insert_reports(self, groups: Sequence[tuple[str, Sequence[StoredReport]]]) -> list[list[Insert]]:
+        self._check_writer()
         task_ids = sorted({task_id for task_id, _ in groups})
         if not task_ids:
             return []
-        with self._writer() as connection, connection.transaction():  # committed on leaving, else rolled back
+        # committed on leaving, else rolled back
+        with self._errors(), self._writer() as connection, connection.transaction():
             seqs = self._task_seqs(connection, task_ids)
             first = _first_occurrences(groups, seqs)
             keys = sorted(first)  # (task, id) order: concurrent writers lock rows in the same order
             inserted = self._insert_rows(connection, keys, first) if keys else set()
-        return _flags(groups, seqs, inserted)
+            repeated = {key for key in first if key not in inserted} | _repeated_keys(groups, seqs)
+            stored = self._stored(connection, sorted(repeated)) if repeated else {}
+        return _outcomes(groups, seqs, inserted, stored)
+
+    def _stored(
+        self, connection: psycopg.Connection, keys: list[tuple[int, bytes]]
+    ) -> dict[tuple[int, bytes], tuple[int, str]]:
+        """The stored ``(t, text)`` of each key (all stored: just inserted or found already there)."""
+        rows = connection.execute(
+            "SELECT r.task, r.report_id, r.t, r.report FROM reports r "
+            "JOIN unnest(%b::bigint[], %b::bytea[]) AS k(task, report_id) "
+            "ON r.task = k.task AND r.report_id = k.report_id",
+            ([seq for seq, _ in keys], [report_id for _, report_id in keys]),
+        ).fetchall()
+        return {(int(seq), bytes(report_id)): (int(t), str(text)) for seq, report_id, t, text in rows}
 
     def _insert_rows(
         self,
@@ -296,7 +473,7 @@ class PostgresStore(Store):
                 ),
             )
         except psycopg.errors.ForeignKeyViolation:  # another process deleted the task since _task_seqs
-            raise ParameterError(f"a task of this upload was deleted from {self.url}") from None
+            raise UnknownTaskError(f"a task of this upload was deleted from {self.url}") from None
         return {(int(seq), bytes(report_id)) for seq, report_id in cursor.fetchall()}
 
     def reports(
@@ -304,17 +481,37 @@ class PostgresStore(Store):
     ) -> Iterator[list[StoredReport]]:
         low = -(1 << 62) if start is None else start
         high = 1 << 62 if end is None else end
-        with self._connect(autocommit=False) as connection, connection.cursor(name="ldp_reports") as cursor:
-            cursor.execute(
-                "SELECT r.report_id, r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq "
-                "WHERE k.task_id = %s AND r.t >= %s AND r.t < %s ORDER BY r.t",
-                (task_id, low, high),
-            )
-            while rows := cursor.fetchmany(chunk):
-                yield [StoredReport(bytes(row[0]), row[1], row[2]) for row in rows]
+        query = (
+            "SELECT r.report_id, r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq "
+            "WHERE k.task_id = %s AND r.t >= %s AND r.t < %s ORDER BY r.t"
+        )
+        for rows in self._stream(query, (task_id, low, high), chunk):
+            yield [StoredReport(bytes(row[0]), row[1], row[2]) for row in rows]
+
+    def reports_by_time(self, task_id: str, chunk: int = 50_000) -> Iterator[list[tuple[int, str]]]:
+        query = (
+            "SELECT r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq "
+            "WHERE k.task_id = %s ORDER BY r.t"
+        )
+        for rows in self._stream(query, (task_id,), chunk):
+            yield [(int(t), str(text)) for t, text in rows]
+
+    def _stream(self, query: str, params: tuple[Any, ...], chunk: int) -> Iterator[list[Any]]:
+        """The rows of ``query`` in chunks, through a server-side cursor on a connection of its own."""
+        with contextlib.ExitStack() as stack:
+            with self._errors():
+                connection = stack.enter_context(self._connect(autocommit=False))
+                cursor = stack.enter_context(connection.cursor(name="ldp_reports"))
+                cursor.execute(query, params)
+            while True:
+                with self._errors():
+                    rows = cursor.fetchmany(chunk)
+                if not rows:
+                    return
+                yield rows
 
     def count_by_window(self, task_id: str, window: int) -> dict[int, int]:
-        with self._reader() as connection:
+        with self._errors(), self._reader() as connection:
             rows = connection.execute(
                 "SELECT r.t - (r.t %% %s::bigint) AS start, count(*) FROM reports r "
                 "JOIN tasks k ON r.task = k.seq WHERE k.task_id = %s GROUP BY start ORDER BY start",
@@ -322,6 +519,48 @@ class PostgresStore(Store):
             ).fetchall()
         return {int(start): int(n) for start, n in rows}
 
+    def check_writable(self) -> None:
+        """Unavailable when the server is unreachable, in recovery or read-only, or the reports table is locked.
+
+        The probe takes the lock an INSERT takes on ``reports`` (ROW
+        EXCLUSIVE, waiting :data:`_PROBE_LOCK_TIMEOUT` at most) in a
+        transaction it rolls back.
+        """
+        if self.read_only:
+            raise StoreUnavailable(f"store {self.url} was opened read-only")
+        with self._errors(), self._reader() as connection, connection.transaction() as transaction:
+            connection.execute(
+                sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(_PROBE_LOCK_TIMEOUT))
+            )
+            row = connection.execute(
+                "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')"
+            ).fetchone()
+            if row is not None and (row[0] or row[1] == "on"):
+                raise StoreUnavailable(
+                    f"PostgreSQL store {self.url} is read-only (a standby, or default_transaction_read_only)"
+                )
+            try:
+                connection.execute("LOCK TABLE reports IN ROW EXCLUSIVE MODE")
+            except psycopg.errors.LockNotAvailable:
+                raise StoreUnavailable(
+                    f"PostgreSQL store {self.url}: the reports table is locked by another session"
+                ) from None
+            raise psycopg.Rollback(transaction)  # the lock is released; nothing was written
+
     def close(self) -> None:
         self._writer.close()
         self._reader.close()
+
+
+def _repeated_keys(
+    groups: Sequence[tuple[str, Sequence[StoredReport]]], seqs: dict[str, int]
+) -> set[tuple[int, bytes]]:
+    """The keys named more than once in the call (their later copies are compared with the first)."""
+    seen: set[tuple[int, bytes]] = set()
+    repeated: set[tuple[int, bytes]] = set()
+    for task_id, reports in groups:
+        seq = seqs[task_id]
+        for report in reports:
+            key = (seq, bytes(report.report_id))
+            (repeated if key in seen else seen).add(key)
+    return repeated

@@ -8,24 +8,51 @@ connection per call, so a long export never blocks ingestion (WAL readers do
 not block the writer). Other processes (``ldp task``, ``ldp aggregate
 --store``) open the same file; ``busy_timeout`` makes them wait for a lock
 instead of failing.
+
+The file is created mode 0600 (SQLite gives its ``-wal`` and ``-shm`` files
+the database's mode). A store opened ``read_only`` opens the file as a
+``mode=ro`` URI: no schema, no migration, no write. A store opened
+``exclusive`` (``ldp serve``) holds an exclusive ``flock`` on the sidecar file
+``<store>.serve-lock`` until it is closed; the kernel releases it when the
+process dies, ``kill -9`` included, so a crash never leaves a stale lock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
+import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from urllib.parse import quote
 
-from ldp.collector.store import TASK_COLUMN_COUNT, TASK_COLUMNS, Store, StoredReport, task_of, task_row
+from ldp.collector.store import (
+    TASK_COLUMN_COUNT,
+    TASK_COLUMNS,
+    Insert,
+    Store,
+    StoredReport,
+    StoreUnavailable,
+    UnknownTaskError,
+    same_report,
+    task_columns,
+    task_of,
+    task_row,
+)
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
 
-__all__ = ["SqliteStore"]
+__all__ = ["MIN_FREE_BYTES", "SqliteStore", "lock_path"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _BUSY_TIMEOUT_MS = 30_000
+#: How long :meth:`SqliteStore.check_writable` waits for the write lock, milliseconds.
+_PROBE_TIMEOUT_MS = 1_000
+#: A store whose file system has less free space than this cannot take a group commit: unhealthy.
+MIN_FREE_BYTES = 16 << 20
 #: The writer's page cache and WAL size before an automatic checkpoint. Report ids are random, so
 #: every commit dirties pages all over the reports B-trees: with SQLite's defaults (2 MB cache,
 #: checkpoint every 1,000 pages) inserting fell from 48,000 to 22,000 reports/s between the first
@@ -47,7 +74,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     not_before INTEGER,
     not_after INTEGER,
     cors_origins TEXT NOT NULL,
-    shuffle_delta REAL
+    shuffle_delta REAL,
+    created_at INTEGER
 );
 CREATE TABLE IF NOT EXISTS reports (
     task INTEGER NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
@@ -60,70 +88,152 @@ CREATE INDEX IF NOT EXISTS reports_by_time ON reports (task, t);
 """
 
 
+def lock_path(path: str) -> str:
+    """The sidecar file a serving collector locks for the SQLite store ``path``."""
+    return f"{path}.serve-lock"
+
+
+def _create_private(path: str) -> None:
+    """Create the (empty) database file mode 0600 when it is missing; SQLite then fills it in."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise ParameterError(f"cannot create store {path!r}: {exc.strerror}") from None
+    os.close(descriptor)
+
+
+def _take_serve_lock(path: str) -> int:
+    """An exclusive ``flock`` on :func:`lock_path` (its open descriptor); refused while another process holds it."""
+    where = lock_path(path)
+    try:
+        descriptor = os.open(where, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise ParameterError(f"cannot create the store's lock file {where!r}: {exc.strerror}") from None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise ParameterError(
+            f"store {path!r} is already served by another ldp serve (it holds {where!r}); "
+            "a SQLite store has one server at a time: stop the other one, or use PostgreSQL for several"
+        ) from None
+    return descriptor
+
+
 class SqliteStore(Store):
     """Tasks and reports in one SQLite file.
 
     Parameters
     ----------
     path : str
-        The database file; created (with its tables) when missing.
+        The database file; created (mode 0600, with its tables) when missing.
+    read_only : bool
+        Open the file read-only (``mode=ro``); it must exist. Never writes.
+    exclusive : bool
+        Hold the serve lock (:func:`lock_path`) until :meth:`close`: a
+        second exclusive opener is a :class:`ParameterError`.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, read_only: bool = False, exclusive: bool = False) -> None:
         self.path = str(path)
         self.url = self.path
+        self.read_only = read_only
         if Path(self.path).is_dir():
             raise ParameterError(f"store {self.path!r} is a directory, not a SQLite database file")
         self._lock = threading.Lock()
+        self._serve_lock: int | None = None
+        if read_only and not Path(self.path).exists():
+            raise ParameterError(f"store {self.path!r}: no such file")
+        if exclusive and not read_only:
+            self._serve_lock = _take_serve_lock(self.path)
         try:
+            if not read_only:
+                _create_private(self.path)
             self._writer = self._connect()
-            self._writer.execute(f"PRAGMA cache_size=-{_WRITER_CACHE_KIB}")
-            self._writer.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
-            with self._writer:
-                self._writer.executescript(_SCHEMA)
-                self._writer.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
-            version = self._migrate()
+            if read_only:
+                version = self._read_version()
+            else:
+                self._writer.execute(f"PRAGMA cache_size=-{_WRITER_CACHE_KIB}")
+                self._writer.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
+                with self._writer:
+                    self._writer.executescript(_SCHEMA)
+                    self._writer.execute(
+                        "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                        (str(SCHEMA_VERSION),),
+                    )
+                version = self._migrate()
         except sqlite3.DatabaseError as exc:
+            self._release_serve_lock()
             raise ParameterError(f"cannot open store {self.path!r} as a SQLite database: {exc}") from None
-        if version != str(SCHEMA_VERSION):
+        except BaseException:
+            self._release_serve_lock()
+            raise
+        supported = range(1, SCHEMA_VERSION + 1) if read_only else range(SCHEMA_VERSION, SCHEMA_VERSION + 1)
+        if not version.isdigit() or int(version) not in supported:
             self._writer.close()
+            self._release_serve_lock()
             raise ParameterError(
                 f"store {self.path!r} has schema version {version}; this ldp reads version {SCHEMA_VERSION}"
             )
+        self._task_columns = task_columns(int(version))
+
+    def _read_version(self) -> str:
+        """The schema version of a store opened read-only (a file that is no store is an error)."""
+        try:
+            row = self._writer.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            row = None
+        if row is None:
+            raise ParameterError(f"store {self.path!r} is not an ldp store (it has no schema version)")
+        return str(row[0])
 
     def _migrate(self) -> str:
         """Bring a store of an earlier schema version up to :data:`SCHEMA_VERSION`; the version it ends at.
 
         Version 1 → 2 adds the tasks' ``shuffle_delta`` column (NULL: not in
-        shuffle mode). It runs in one immediate transaction and re-reads the
-        version inside it, so two servers opening one old store migrate it once.
+        shuffle mode), 2 → 3 their ``created_at`` (NULL: not known). Each
+        step runs in one immediate transaction and re-reads the version
+        inside it, so two servers opening one old store migrate it once.
         """
         read = "SELECT value FROM meta WHERE key = 'schema_version'"
+        steps = {"1": ("shuffle_delta", "REAL", "2"), "2": ("created_at", "INTEGER", "3")}
         (version,) = self._writer.execute(read).fetchone()
-        if version == "1":
+        while version in steps:
             self._writer.execute("BEGIN IMMEDIATE")
             try:
                 (version,) = self._writer.execute(read).fetchone()
-                if version == "1":
-                    self._writer.execute("ALTER TABLE tasks ADD COLUMN shuffle_delta REAL")
-                    self._writer.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-                    version = "2"
+                if version in steps:
+                    column, kind, version = steps[version]
+                    present = {row[1] for row in self._writer.execute("PRAGMA table_info(tasks)")}
+                    if column not in present:
+                        self._writer.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
+                    self._writer.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
                 self._writer.execute("COMMIT")
             except BaseException:
                 self._writer.execute("ROLLBACK")
                 raise
         return str(version)
 
-    def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=FULL")
-        connection.execute("PRAGMA foreign_keys=ON")
-        connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+    def _connect(self, busy_timeout_ms: int = _BUSY_TIMEOUT_MS) -> sqlite3.Connection:
+        if self.read_only:
+            uri = f"file:{quote(os.path.abspath(self.path))}?mode=ro"
+            connection = sqlite3.connect(
+                uri, uri=True, timeout=busy_timeout_ms / 1000, check_same_thread=False
+            )
+        else:
+            connection = sqlite3.connect(self.path, timeout=busy_timeout_ms / 1000, check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            connection.execute("PRAGMA foreign_keys=ON")
+        connection.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         return connection
+
+    def _release_serve_lock(self) -> None:
+        if self._serve_lock is not None:
+            os.close(self._serve_lock)  # closing the descriptor releases the flock
+            self._serve_lock = None
 
     @contextlib.contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection]:
@@ -134,7 +244,12 @@ class SqliteStore(Store):
             connection.close()
 
     # -- tasks -------------------------------------------------------------
+    def _check_writer(self) -> None:
+        if self.read_only:
+            raise ParameterError(f"store {self.path!r} was opened read-only")
+
     def create_task(self, task: Task) -> None:
+        self._check_writer()
         with self._lock, self._writer:
             try:
                 self._writer.execute(
@@ -147,42 +262,63 @@ class SqliteStore(Store):
     def task(self, task_id: str) -> Task | None:
         with self._reader() as connection:
             row = connection.execute(
-                f"SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?", (task_id,)
+                f"SELECT {self._task_columns} FROM tasks WHERE task_id = ?", (task_id,)
             ).fetchone()
         return None if row is None else task_of(row)
 
     def tasks(self) -> list[Task]:
         with self._reader() as connection:
-            rows = connection.execute(f"SELECT {TASK_COLUMNS} FROM tasks ORDER BY seq").fetchall()
+            rows = connection.execute(f"SELECT {self._task_columns} FROM tasks ORDER BY seq").fetchall()
         return [task_of(row) for row in rows]
 
     def delete_task(self, task_id: str) -> bool:
+        self._check_writer()
         with self._lock, self._writer:
             cursor = self._writer.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
             return cursor.rowcount > 0
 
     # -- reports -----------------------------------------------------------
-    def insert_reports(self, groups: Sequence[tuple[str, Sequence[StoredReport]]]) -> list[list[bool]]:
-        results: list[list[bool]] = []
-        with self._lock, self._writer:  # one transaction: committed on leaving, rolled back on an exception
-            cursor = self._writer.cursor()
-            for task_id, reports in groups:
-                found = cursor.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
-                if found is None:
-                    raise ParameterError(f"no task {task_id} in {self.path!r}")
-                seq = found[0]
-                stored = []
-                for report in reports:
-                    try:
-                        cursor.execute(
-                            "INSERT INTO reports (task, report_id, t, report) VALUES (?, ?, ?, ?) "
-                            "ON CONFLICT (task, report_id) DO NOTHING",  # only a stored id is a replay
-                            (seq, report.report_id, report.t, report.report),
-                        )
-                    except sqlite3.IntegrityError:  # the task was deleted by another process meanwhile
-                        raise ParameterError(f"no task {task_id} in {self.path!r}") from None
-                    stored.append(cursor.rowcount == 1)
-                results.append(stored)
+    def insert_reports(self, groups: Sequence[tuple[str, Sequence[StoredReport]]]) -> list[list[Insert]]:
+        self._check_writer()
+        try:
+            with (
+                self._lock,
+                self._writer,
+            ):  # one transaction: committed on leaving, rolled back on an exception
+                return self._insert(self._writer.cursor(), groups)
+        except (
+            sqlite3.OperationalError
+        ) as exc:  # locked past busy_timeout, disk full, read-only file, I/O error
+            raise StoreUnavailable(f"store {self.path!r} cannot commit: {exc}") from None
+
+    def _insert(
+        self, cursor: sqlite3.Cursor, groups: Sequence[tuple[str, Sequence[StoredReport]]]
+    ) -> list[list[Insert]]:
+        results: list[list[Insert]] = []
+        for task_id, reports in groups:
+            found = cursor.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+            if found is None:
+                raise UnknownTaskError(f"no task {task_id} in {self.path!r}")
+            seq = found[0]
+            outcomes = []
+            for report in reports:
+                try:
+                    cursor.execute(
+                        "INSERT INTO reports (task, report_id, t, report) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (task, report_id) DO NOTHING",  # only a stored id is a replay
+                        (seq, report.report_id, report.t, report.report),
+                    )
+                except sqlite3.IntegrityError:  # the task was deleted by another process meanwhile
+                    raise UnknownTaskError(f"no task {task_id} in {self.path!r}") from None
+                if cursor.rowcount == 1:
+                    outcomes.append(Insert.STORED)
+                    continue
+                stored_t, stored_text = cursor.execute(
+                    "SELECT t, report FROM reports WHERE task = ? AND report_id = ?", (seq, report.report_id)
+                ).fetchone()
+                same = same_report(stored_t, stored_text, report)
+                outcomes.append(Insert.REPLAYED if same else Insert.CONFLICT)
+            results.append(outcomes)
         return results
 
     def reports(
@@ -213,6 +349,44 @@ class SqliteStore(Store):
             while rows := cursor.fetchmany(chunk):
                 yield [row[0] for row in rows]
 
+    def reports_by_time(self, task_id: str, chunk: int = 50_000) -> Iterator[list[tuple[int, str]]]:
+        with self._reader() as connection:
+            cursor = connection.execute(
+                "SELECT r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq "
+                "WHERE k.task_id = ? ORDER BY r.t",
+                (task_id,),
+            )
+            while rows := cursor.fetchmany(chunk):
+                yield rows
+
+    def check_writable(self) -> None:
+        """Unavailable when the file system is (nearly) full, the file is read-only or the write lock is held.
+
+        A probe connection takes SQLite's write lock (``BEGIN IMMEDIATE``,
+        waiting :data:`_PROBE_TIMEOUT_MS` at most) and rolls back at once.
+        """
+        if self.read_only:
+            raise StoreUnavailable(f"store {self.path!r} was opened read-only")
+        directory = os.path.dirname(os.path.abspath(self.path))
+        free = shutil.disk_usage(directory).free
+        if free < MIN_FREE_BYTES:
+            raise StoreUnavailable(
+                f"store {self.path!r}: its file system has {free:,} bytes free "
+                f"(a commit needs at least {MIN_FREE_BYTES:,})"
+            )
+        if not os.access(self.path, os.W_OK):
+            raise StoreUnavailable(f"store {self.path!r} is not writable")
+        try:
+            probe = self._connect(_PROBE_TIMEOUT_MS)
+            try:
+                probe.execute("BEGIN IMMEDIATE")
+                probe.execute("ROLLBACK")
+            finally:
+                probe.close()
+        except sqlite3.Error as exc:
+            reason = "is locked by another writer" if "locked" in str(exc) else f"cannot write: {exc}"
+            raise StoreUnavailable(f"store {self.path!r} {reason}") from None
+
     def count_by_window(self, task_id: str, window: int) -> dict[int, int]:
         with self._reader() as connection:
             rows = connection.execute(
@@ -225,3 +399,4 @@ class SqliteStore(Store):
     def close(self) -> None:
         with self._lock:
             self._writer.close()
+            self._release_serve_lock()

@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 from typing import Any
 
 from ldp.errors import ParameterError
@@ -114,6 +115,11 @@ class Task:
         Shuffle mode: each window's estimates carry the central (ε, δ) that
         shuffling its reports gives at this δ (docs/collector.md#shuffle);
         None: not in shuffle mode.
+    created : int or None
+        When the task was created (Unix seconds): without ``not_before``,
+        the task's start, before which (less the clock skew) no report is
+        accepted (docs/collector.md#acceptance). None for tasks made before
+        ldp recorded it.
     """
 
     task_id: str
@@ -126,6 +132,7 @@ class Task:
     not_after: int | None = None
     cors_origins: tuple[str, ...] = ()
     shuffle_delta: float | None = None
+    created: int | None = None
 
     def __post_init__(self) -> None:
         if not is_task_id(self.task_id):
@@ -142,6 +149,11 @@ class Task:
         if self.not_before is not None and self.not_after is not None and self.not_after <= self.not_before:
             raise ParameterError("the task's end must come after its start")
         check_shuffle_delta(self.shuffle_delta)
+
+    @property
+    def start(self) -> int | None:
+        """The task's start: ``not_before``, else its creation time (None when neither is known)."""
+        return self.not_before if self.not_before is not None else self.created
 
     @property
     def spec(self) -> Spec:
@@ -177,6 +189,7 @@ class Task:
             "not_after": self.not_after,
             "cors_origins": list(self.cors_origins),
             "shuffle_delta": self.shuffle_delta,
+            "created": self.created,
         }
 
 
@@ -210,5 +223,6 @@ def new_task(
         not_after=not_after,
         cors_origins=tuple(cors_origins),
         shuffle_delta=shuffle_delta,
+        created=int(time.time()),
     )
     return task, token

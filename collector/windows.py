@@ -1,30 +1,40 @@
 """Per-window accumulators kept up to date as reports are committed (docs/collector.md#estimates).
 
-The collector keeps, for each task and each window holding reports, one of
-the aggregator's mergeable accumulators. Committed reports are added as
-they arrive; on start, :meth:`Windows.load` rebuilds them from the store
-once. An estimate over a range merges the range's windows, so a request
-never re-reads stored reports, and its numbers are those of ``ldp
-aggregate`` on the same reports: accumulators hold integer counts, so the
-order of adding and merging does not change them.
+The collector keeps, for each task and each window holding reports, its
+reports' counts (:class:`~ldp.collector.window_counts.WindowCounts`: the
+reports' columns while few, one of the aggregator's mergeable accumulators
+after). Committed reports are added as they arrive; on start,
+:meth:`Windows.load` rebuilds them from the store in one pass over the
+task's reports in time order. An estimate over a range merges the range's
+windows, so a request never re-reads stored reports, and its numbers are
+those of ``ldp aggregate`` on the same reports: accumulators hold integer
+counts, so the order of adding and merging does not change them.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
 from ldp.aggregator.report_columns import batch_from_checked
-from ldp.collector.accumulate import accumulate_stored, estimate_records
+from ldp.batch import ReportBatch
+from ldp.collector.accumulate import estimate_records, stored_batches
 from ldp.collector.central import central_privacy
 from ldp.collector.store import Store
 from ldp.collector.tasks import Task
+from ldp.collector.window_counts import WindowCounts, accumulator_bytes
 from ldp.errors import ParameterError
 from ldp.report_check import CheckedReport
 
-__all__ = ["Windows", "estimate_reply"]
+__all__ = ["REPLY_CACHE_ROWS", "Windows", "estimate_reply"]
+
+#: The most estimate rows the window reply cache keeps (about 100 MB of replies).
+REPLY_CACHE_ROWS = 200_000
 
 
 def _kind(task: Task) -> str:
@@ -32,34 +42,75 @@ def _kind(task: Task) -> str:
 
 
 class Windows:
-    """Accumulators per (task, window start), safe to use from several threads."""
+    """Report counts per (task, window start), safe to use from several threads.
+
+    Each window is a :class:`~ldp.collector.window_counts.WindowCounts`: its
+    reports as columns while they take less memory than the spec's
+    accumulator, that accumulator after. So a window holding a few reports
+    costs a few bytes per report, not a whole accumulator.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._windows: dict[str, dict[int, Accumulator]] = {}
+        self._windows: dict[str, dict[int, WindowCounts]] = {}
+        self._dense_bytes: dict[str, int] = {}
         # The last reply of each window, reused while its count is unchanged (counts only grow, so n
-        # names the window's state): the dashboard polls every window of every task every 2 s.
+        # names the window's state): the dashboard polls every window of every task every 2 s. At most
+        # REPLY_CACHE_ROWS estimate rows are kept (the least recently used replies go first): a reply
+        # has a row per domain value, so an unbounded cache would grow with windows x domain again.
         self._replies: dict[tuple[str, int], tuple[float, dict[str, Any]]] = {}
+        self._reply_rows = 0
+
+    def _new_window(self, task: Task) -> WindowCounts:
+        dense = self._dense_bytes.get(task.task_id)
+        if dense is None:
+            dense = self._dense_bytes[task.task_id] = accumulator_bytes(task.spec)
+        return WindowCounts(task.spec, dense)
 
     def load(self, store: Store, task: Task) -> int:
-        """Rebuild ``task``'s windows from the store; the number of reports read."""
-        windows: dict[int, Accumulator] = {}
-        for start in store.count_by_window(task.task_id, task.window):
-            chunks = store.report_texts(task.task_id, start, start + task.window)
-            windows[start] = accumulate_stored(task.spec, chunks)
+        """Rebuild ``task``'s windows from the store (one query, in ``t`` order); the number of reports read."""
+        windows: dict[int, WindowCounts] = {}
+        dense = accumulator_bytes(task.spec)
+        for chunk in store.reports_by_time(task.task_id):
+            texts = [text for _, text in chunk]
+            starts = np.fromiter((task.window_start(t) for t, _ in chunk), dtype=np.int64, count=len(chunk))
+            offset = 0
+            for batch in stored_batches(task.spec, [texts]):
+                size = len(batch)
+                for start, (low, high) in _runs(starts[offset : offset + size]):
+                    window = windows.get(start)
+                    if window is None:
+                        window = windows[start] = WindowCounts(task.spec, dense)
+                    window.add_batch(slice_batch(batch, low, high))
+                offset += size
         with self._lock:
             self._windows[task.task_id] = windows
+            self._dense_bytes[task.task_id] = dense
             self._forget_replies(task.task_id)
-        return sum(accumulator.n for accumulator in windows.values())
+        return sum(window.n for window in windows.values())
 
     def forget(self, task_id: str) -> None:
         with self._lock:
             self._windows.pop(task_id, None)
+            self._dense_bytes.pop(task_id, None)
             self._forget_replies(task_id)
 
     def _forget_replies(self, task_id: str) -> None:
         for key in [key for key in self._replies if key[0] == task_id]:
-            del self._replies[key]
+            self._drop_reply(key)
+
+    def _drop_reply(self, key: tuple[str, int]) -> None:
+        _, reply = self._replies.pop(key)
+        self._reply_rows -= _rows(reply)
+
+    def _keep_reply(self, key: tuple[str, int], confidence: float, reply: dict[str, Any]) -> None:
+        """Cache ``reply`` (under the lock), dropping the least recently used beyond :data:`REPLY_CACHE_ROWS`."""
+        if key in self._replies:
+            self._drop_reply(key)
+        self._replies[key] = (confidence, reply)
+        self._reply_rows += _rows(reply)
+        while self._reply_rows > REPLY_CACHE_ROWS and len(self._replies) > 1:
+            self._drop_reply(next(iter(self._replies)))
 
     def add(self, task: Task, reports: Sequence[tuple[int, CheckedReport]]) -> None:
         """Count committed reports, given as ``(t, checked report)`` pairs."""
@@ -70,10 +121,10 @@ class Windows:
         with self._lock:
             windows = self._windows.setdefault(task.task_id, {})
             for start, batch in batches.items():
-                accumulator = windows.get(start)
-                if accumulator is None:
-                    accumulator = windows[start] = make_aggregator(task.spec)
-                accumulator.add_batch(batch)
+                window = windows.get(start)
+                if window is None:
+                    window = windows[start] = self._new_window(task)
+                window.add_batch(batch)
 
     def counts(self, task: Task) -> dict[int, int]:
         """Reports per window start, in time order."""
@@ -96,10 +147,10 @@ class Windows:
                 for s in sorted(windows)
                 if (start is None or s >= start) and (end is None or s < end)
             ]
-            counts = [accumulator.n for accumulator in selected]
+            counts = [window.n for window in selected]
             total = make_aggregator(task.spec)
-            for accumulator in selected:
-                total = total.merge(accumulator)
+            for window in selected:
+                total = window.add_to(total)
         return total, counts
 
     def replies(self, task: Task, confidence: float) -> list[dict[str, Any]]:
@@ -111,16 +162,41 @@ class Windows:
         for start, n in self.counts(task).items():
             key = (task.task_id, start)
             with self._lock:
-                cached = self._replies.get(key)
+                cached = self._replies.pop(key, None)
+                if cached is not None:  # most recently used last
+                    self._replies[key] = cached
             if cached is not None and cached[0] == confidence and cached[1]["n"] == n:
                 replies.append(cached[1])
                 continue
             merged = self.merged(task, start, start + task.window)
             reply = {"start": start, "end": start + task.window, **estimate_reply(task, merged, confidence)}
             with self._lock:
-                self._replies[key] = (confidence, reply)
+                self._keep_reply(key, confidence, reply)
             replies.append(reply)
         return replies
+
+
+def _rows(reply: dict[str, Any]) -> int:
+    """Estimate rows of a window reply (1 for a withheld one)."""
+    return max(1, len(reply.get("estimates") or ()))
+
+
+def _runs(starts: np.ndarray) -> list[tuple[int, tuple[int, int]]]:
+    """The runs of equal values of a sorted array: ``(value, (first index, end index))`` each."""
+    if not starts.size:
+        return []
+    cuts = np.flatnonzero(np.diff(starts)) + 1
+    bounds = [0, *cuts.tolist(), int(starts.size)]
+    return [(int(starts[low]), (low, high)) for low, high in itertools.pairwise(bounds)]
+
+
+def slice_batch(batch: ReportBatch, low: int, high: int) -> ReportBatch:
+    """Rows ``[low, high)`` of ``batch`` as a batch of its own (copies: it does not keep ``batch`` alive)."""
+    if low == 0 and high == len(batch):
+        return batch
+    columns = {name: column[low:high].copy() for name, column in batch.columns().items()}
+    groups = None if batch.groups is None else batch.groups[low:high].copy()
+    return ReportBatch.from_columns(batch.spec, columns, groups)
 
 
 def check_range(task: Task, start: int | None, end: int | None) -> None:

@@ -402,3 +402,29 @@ def test_export_never_writes_over_the_store_and_leaves_no_partial_file(grr_task,
     assert "fail the task's spec checks" in line
     assert output.read_text() == "old\n"
     assert not [p for p in tmp_path.iterdir() if ".ldp-tmp" in p.name]
+
+
+def test_read_only_commands_open_the_store_read_only(tmp_path, monkeypatch):
+    """Issue 24: ldp task list and ldp aggregate --store opened the store for writing."""
+    import ldp.collector.cli as collector_cli
+
+    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    store = tmp_path / "ro.db"
+    task_id, _ = _create(store, _spec_file(tmp_path, spec), "--min-batch", "1")
+    _fill(store, task_id, spec, 50)
+    opened: list[tuple[str, bool]] = []
+    real_open = collector_cli.open_store
+
+    def spy(url, **options):
+        found = real_open(url, **options)
+        opened.append((url, found.read_only))
+        return found
+
+    monkeypatch.setattr(collector_cli, "open_store", spy)
+    _ok("task", "list", "--store", store)
+    _ok("task", "show", "--store", store, task_id)
+    _ok("task", "export", "--store", store, "--task", task_id, "-o", tmp_path / "out.jsonl")
+    _ok("aggregate", "--store", store, "--task", task_id)
+    assert len(opened) >= 4 and all(read_only for _, read_only in opened)
+    _ok("task", "delete", "--store", store, task_id, "--yes")
+    assert opened[-1] == (str(store), False)

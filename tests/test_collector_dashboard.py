@@ -551,7 +551,13 @@ def test_real_collector_shows_a_tasks_bars_after_uploads_and_refreshes(
 
     store = store_path(tmp_path)
     task, _ = create_task(
-        store, ldp.GRR(domain=("a", "b", "c"), epsilon=2.0), window="1h", time_precision="1m", min_batch=50
+        store,
+        ldp.GRR(domain=("a", "b", "c"), epsilon=2.0),
+        window="1h",
+        time_precision="1m",
+        min_batch=50,
+        not_before=int(time.time()) // HOUR * HOUR
+        - HOUR,  # it started last hour: it takes last hour's reports
     )
     now = now_truncated(task)
     earlier = now - now % HOUR - HOUR

@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from collector_server import (
+    Server,
     create_task,
     envelope_id,
     envelopes,
@@ -109,10 +111,18 @@ def test_upload_counts_replays_once_and_lists_every_rejection_in_order(collector
 
 
 def test_reports_outside_the_task_range_are_dropped(server):
+    now = int(time.time())
+    start = now - now % 60 - 1_200  # a range of the last 20 minutes (older reports are t_out_of_range)
     task, _ = create_task(
-        server.store, GRR, window="1h", time_precision="1m", min_batch=1, not_before=600, not_after=1200
+        server.store,
+        GRR,
+        window="1h",
+        time_precision="1m",
+        min_batch=1,
+        not_before=start + 60,
+        not_after=start + 660,
     )
-    body = envelopes(_reports(GRR, ["a", "b", "c"]), [540, 600, 1200])
+    body = envelopes(_reports(GRR, ["a", "b", "c"]), [start, start + 60, start + 660])
     data = upload(server, task, body).json()
     assert data["accepted"] == 1
     assert [(r["index"], r["reason"]) for r in data["rejected"]] == [
@@ -211,9 +221,12 @@ def test_every_report_form_goes_through_the_collector_to_the_same_estimates(serv
 
 
 def test_min_batch_withholds_and_windows_split_the_estimates(server):
-    task, token = create_task(server.store, GRR, window="1h", time_precision="1m", min_batch=10)
-    base = now_truncated(task) - 3 * 3600
-    base -= base % 3600
+    now = int(time.time())
+    base = now - now % 3600 - 3 * 3600
+    # a task that started 3 hours ago (a new task accepts no report much older than itself)
+    task, token = create_task(
+        server.store, GRR, window="1h", time_precision="1m", min_batch=10, not_before=base
+    )
     times = [base] * 12 + [base + 3600 + 60] * 4 + [base + 2 * 3600] * 10
     reply = upload(server, task, envelopes(_reports(GRR, ["a", "b", "c"] * 8 + ["a", "b"]), times))
     assert reply.json()["accepted"] == 26
@@ -236,12 +249,18 @@ def test_shuffle_mode_reports_each_windows_central_epsilon_and_composes_ranges(s
     from ldp.privacy.shuffle import shuffle_bounds
 
     spec = ldp.GRR(domain=("a", "b", "c"), epsilon=3.0)
+    now = int(time.time())
+    base = now - now % 3600 - 2 * 3600
     task, token = create_task(
-        server.store, spec, window="1h", time_precision="1m", min_batch=10, shuffle_delta=1e-6
+        server.store,
+        spec,
+        window="1h",
+        time_precision="1m",
+        min_batch=10,
+        shuffle_delta=1e-6,
+        not_before=base,
     )
     assert task.shuffle_delta == 1e-6
-    base = now_truncated(task) - 2 * 3600
-    base -= base % 3600
     times = [base] * 40 + [base + 3600] * 60
     upload(server, task, envelopes(_reports(spec, ["a", "b", "c", "a"] * 25), times))
     windows = _estimates(server, task, token, by="window").json()["windows"]
@@ -468,6 +487,129 @@ def test_health_and_metrics(collector):
     assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
     after = [_metric(server, name) for name in counters]
     assert [b - a for a, b in zip(before, after)] == [2, 1, 1, 1, 1]
+
+
+def test_a_different_report_under_a_stored_id_is_rejected_as_id_conflict(collector):
+    """Issue 24: the same id with another report was answered 'replayed' and the new report silently dropped."""
+    server, task, token = collector
+    t = now_truncated(task)
+    first, other = envelopes(_reports(GRR, ["a", "b"], seed=5), t)
+    before = _metric(server, 'ldp_reports_total{outcome="rejected",reason="id_conflict"}')
+    assert upload(server, task, [first]).json()["accepted"] == 1
+    clash = {**other, "id": first["id"]}
+    data = upload(server, task, [other, clash, first]).json()
+    assert (data["accepted"], data["replayed"]) == (1, 1)
+    assert [(r["index"], r["id"], r["reason"]) for r in data["rejected"]] == [(1, first["id"], "id_conflict")]
+    assert "already stored" in data["rejected"][0]["detail"]
+    assert _metric(server, 'ldp_reports_total{outcome="rejected",reason="id_conflict"}') == before + 1
+    assert _estimates(server, task, token).json()["n"] == 2
+
+
+def test_healthz_is_503_while_the_store_cannot_write(server):
+    """Issue 24: /healthz said ok while the reports table was locked."""
+    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+    if server.store.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(server.store) as other:
+            other.execute("LOCK TABLE reports IN ACCESS EXCLUSIVE MODE")
+            reply = httpx.get(f"{server.url}/healthz", timeout=30)
+            other.rollback()
+    else:
+        other = sqlite3.connect(server.store, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        reply = httpx.get(f"{server.url}/healthz", timeout=30)
+        other.execute("ROLLBACK")
+        other.close()
+    assert reply.status_code == 503
+    assert reply.headers["content-type"] == "application/problem+json"
+    assert reply.json()["title"] == "Store unavailable" and "locked" in reply.json()["detail"]
+    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+
+
+def test_a_failed_commit_is_answered_503_logged_in_one_line_and_counted(tmp_path, monkeypatch, caplog):
+    """Issue 24: a stopped PostgreSQL answered uploads 503 with nothing logged or counted."""
+    import warnings
+
+    with warnings.catch_warnings():  # starlette's notice about its httpx-based client
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    from ldp.collector.app import create_app
+    from ldp.collector.store import StoreUnavailable
+    from ldp.collector.store_sqlite import SqliteStore
+
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
+
+    def refuse(self, groups):
+        raise StoreUnavailable("cannot open the PostgreSQL store postgresql://ldp@db/ldp: connection refused")
+
+    monkeypatch.setattr(SqliteStore, "insert_reports", refuse)
+    with TestClient(create_app(store)) as client, caplog.at_level("ERROR", logger="ldp.collector"):
+        items = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
+        reply = client.post(f"/v1/tasks/{task.task_id}/reports", json=items)
+        metrics = client.get("/metrics").text
+    assert reply.status_code == 503 and reply.headers["retry-after"] == "1"
+    [record] = [r for r in caplog.records if r.name == "ldp.collector"]
+    line = record.getMessage()
+    assert "\n" not in line and record.exc_info is None
+    assert "1 upload(s) of 2 report(s) answered 503: StoreUnavailable: cannot open" in line
+    assert 'ldp_store_errors_total{error="StoreUnavailable"} 1.0' in metrics
+
+
+@pytest.mark.slow
+def test_a_stopped_postgresql_is_answered_503_logged_counted_and_unhealthy(postgres_url):
+    """Issue 24 end to end: PostgreSQL refusing sessions; uploads 503 (logged, counted), /healthz 503, then recovery."""
+    import psycopg
+    from postgres_cluster import create_database, drop_database
+
+    name = f"stopped_{uuid.uuid4().hex}"
+    url = create_database(postgres_url, name)
+    try:
+        task, _ = create_task(url, GRR, window="1h", time_precision="1m", min_batch=1)
+        server = Server(url)
+        try:
+            items = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
+            assert upload(server, task, items[:1]).json()["accepted"] == 1
+            with psycopg.connect(postgres_url, autocommit=True) as admin:  # the database goes away
+                admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false')
+                admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+                )
+                for _ in range(2):
+                    reply = upload(server, task, items[1:])
+                    assert reply.status_code == 503 and reply.headers["retry-after"] == "1"
+                health = httpx.get(f"{server.url}/healthz", timeout=30)
+                assert health.status_code == 503 and health.json()["title"] == "Store unavailable"
+                assert _metric(server, 'ldp_store_errors_total{error="StoreUnavailable"}') == 2
+                admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
+            assert upload(server, task, items[1:]).json()["accepted"] == 1  # the client's retry succeeds
+            assert httpx.get(f"{server.url}/healthz", timeout=30).status_code == 200
+        finally:
+            server.process.terminate()
+            _, err = server.process.communicate(timeout=30)
+            server.stop()
+        log = err.decode()
+    finally:
+        drop_database(postgres_url, name)
+    failures = [line for line in log.splitlines() if "store commit failed" in line]
+    assert len(failures) == 2 and "Traceback" not in log
+
+
+@pytest.mark.slow
+def test_a_second_server_on_one_sqlite_store_is_refused(tmp_path):
+    """Issue 24: two servers on one SQLite file both started, each counting only its own uploads."""
+    store = store_path(tmp_path)
+    with running(store):
+        result = subprocess.run(
+            [sys.executable, "-m", "ldp", "serve", "--store", store, "--port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 2
+    assert "already served by another ldp serve" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_serve_refuses_a_bad_store_before_listening(tmp_path):

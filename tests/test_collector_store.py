@@ -8,6 +8,7 @@ are installed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -20,13 +21,14 @@ from pathlib import Path
 import pytest
 
 import ldp
-from ldp.collector.store import StoredReport, open_store
+from ldp.collector.store import Insert, StoredReport, open_store
 from ldp.collector.store_postgres import PostgresStore, redact_url
 from ldp.collector.store_sqlite import SqliteStore
 from ldp.collector.tasks import Task, new_task
 from ldp.errors import ParameterError
 
 SPEC = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+STORED, REPLAYED, CONFLICT = Insert.STORED, Insert.REPLAYED, Insert.CONFLICT
 
 
 def make_task(**options) -> Task:
@@ -94,7 +96,7 @@ def test_replays_are_flagged_in_order_across_and_within_calls(store_url):
     with open_store(store_url) as store:
         store.create_task(a)
         store.create_task(b)
-        assert store.insert_reports([(a.task_id, [report(1), report(2)])]) == [[True, True]]
+        assert store.insert_reports([(a.task_id, [report(1), report(2)])]) == [[STORED, STORED]]
         flags = store.insert_reports(
             [
                 (a.task_id, [report(3), report(1), report(3), report(4)]),
@@ -103,10 +105,40 @@ def test_replays_are_flagged_in_order_across_and_within_calls(store_url):
                 (b.task_id, []),
             ]
         )
-        assert flags == [[True, False, False, True], [True, False], [False, True], []]
+        assert flags == [
+            [STORED, REPLAYED, REPLAYED, STORED],
+            [STORED, REPLAYED],
+            [REPLAYED, STORED],
+            [],
+        ]
         assert store.insert_reports([]) == []
         assert stored_ids(store, a.task_id) == [rid(n) for n in (1, 2, 3, 4, 5)]
         assert stored_ids(store, b.task_id) == [rid(1)]
+
+
+def test_a_different_report_under_a_stored_id_is_a_conflict_not_a_replay(store_url):
+    """Issue 24: the same id with another report was answered 'replayed' and the new report silently dropped."""
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        assert store.insert_reports([(task.task_id, [report(1)])]) == [[STORED]]
+        other_text = StoredReport(rid(1), 3_600, json.dumps({"n": 99}))
+        other_time = StoredReport(rid(1), 7_200, report(1).report)
+        respelled = StoredReport(rid(1), 3_600, '{"n":1}')  # the same JSON value, spelled otherwise
+        flags = store.insert_reports(
+            [(task.task_id, [report(1), other_text, other_time, respelled, report(2), other_text])]
+        )
+        assert flags == [[REPLAYED, CONFLICT, CONFLICT, REPLAYED, STORED, CONFLICT]]
+        # within one call: a later copy of a new id is compared with its first copy
+        [flags] = store.insert_reports(
+            [(task.task_id, [report(3), StoredReport(rid(3), 3_600, '"x"'), report(3)])]
+        )
+        assert flags == [STORED, CONFLICT, REPLAYED]
+        assert [r for chunk in store.reports(task.task_id) for r in chunk] == [
+            report(1),
+            report(2),
+            report(3),
+        ]
 
 
 def test_the_first_copy_of_a_replayed_id_is_the_one_kept(store_url):
@@ -125,7 +157,7 @@ def test_a_call_naming_an_unknown_task_stores_nothing(store_url):
         with pytest.raises(ParameterError, match="no task"):
             store.insert_reports([(task.task_id, [report(1)]), (make_task().task_id, [report(2)])])
         assert stored_ids(store, task.task_id) == []
-        assert store.insert_reports([(task.task_id, [report(1)])]) == [[True]]  # the store still works
+        assert store.insert_reports([(task.task_id, [report(1)])]) == [[STORED]]  # the store still works
 
 
 def test_reports_select_a_time_range_in_chunks(store_url):
@@ -154,7 +186,7 @@ def test_an_abandoned_reports_iterator_releases_the_store(store_url):
         iterator = store.reports(task.task_id, chunk=3)
         assert len(next(iterator)) == 3
         iterator.close()
-        assert store.insert_reports([(task.task_id, [report(10)])]) == [[True]]
+        assert store.insert_reports([(task.task_id, [report(10)])]) == [[STORED]]
         assert store.delete_task(task.task_id)
 
 
@@ -180,7 +212,7 @@ def test_a_reopened_store_keeps_everything(store_url):
     with open_store(store_url) as again:
         assert again.tasks() == [task]
         assert stored_ids(again, task.task_id) == [rid(n) for n in range(5)]
-        assert again.insert_reports([(task.task_id, [report(4), report(5)])]) == [[False, True]]
+        assert again.insert_reports([(task.task_id, [report(4), report(5)])]) == [[REPLAYED, STORED]]
 
 
 def test_threads_share_one_store(store_url):
@@ -190,14 +222,15 @@ def test_threads_share_one_store(store_url):
     with open_store(store_url) as store:
         store.create_task(task)
 
-        def upload(start: int) -> list[bool]:
+        def upload(start: int) -> list[Insert]:
             [flags] = store.insert_reports([(task.task_id, [report(n) for n in range(start, start + 40)])])
             assert store.task(task.task_id) == task
             return flags
 
         with ThreadPoolExecutor(4) as pool:
             results = list(pool.map(upload, range(0, 160, 20)))  # each id in two uploads
-        assert sum(map(sum, results)) == 180
+        assert sum(flag is STORED for flags in results for flag in flags) == 180
+        assert all(flag in (STORED, REPLAYED) for flags in results for flag in flags)
         assert len(stored_ids(store, task.task_id)) == 180
 
 
@@ -207,7 +240,7 @@ _WRITER = textwrap.dedent(
     """
     import json, sys, time
     from pathlib import Path
-    from ldp.collector.store import StoredReport, open_store
+    from ldp.collector.store import Insert, StoredReport, open_store
 
     url, task_id, go, spans = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4]
     ids = [n for span in spans.split(",") for n in range(*map(int, span.split(":")))]
@@ -219,7 +252,7 @@ _WRITER = textwrap.dedent(
         batch = [StoredReport(n.to_bytes(16, "big"), 0, str(n)) for n in ids[start:start + 25]]
         [flags] = store.insert_reports([(task_id, batch)])
         for n, flag in zip(ids[start:start + 25], flags):
-            print(json.dumps([n, flag]), flush=True)
+            print(json.dumps([n, flag.value]), flush=True)
     """
 )
 
@@ -245,7 +278,7 @@ def test_two_processes_store_each_overlapping_id_exactly_once(store_url, tmp_pat
         _start_writer(store_url, task.task_id, go, "200:400,400:600"),
     ]
     go.touch()
-    flags: dict[int, list[bool]] = {}
+    flags: dict[int, list[str]] = {}
     for writer in writers:
         out, _ = writer.communicate(timeout=60)
         assert writer.returncode == 0
@@ -253,7 +286,8 @@ def test_two_processes_store_each_overlapping_id_exactly_once(store_url, tmp_pat
             n, flag = json.loads(line)
             flags.setdefault(n, []).append(flag)
     assert sorted(flags) == list(range(600))
-    assert all(sum(f) == 1 for f in flags.values())  # exactly one "stored now" per id overall
+    # exactly one "stored now" per id overall; the other copy (the same report) is a replay
+    assert all(sorted(f) in (["stored"], ["replayed", "stored"]) for f in flags.values())
     with open_store(store_url) as store:
         assert stored_ids(store, task.task_id) == [rid(n) for n in range(600)]
 
@@ -261,7 +295,7 @@ def test_two_processes_store_each_overlapping_id_exactly_once(store_url, tmp_pat
 _KILLED = textwrap.dedent(
     """
     import sys
-    from ldp.collector.store import StoredReport, open_store
+    from ldp.collector.store import Insert, StoredReport, open_store
 
     store = open_store(sys.argv[1])
     n = 0
@@ -366,7 +400,7 @@ def test_a_postgresql_user_without_create_rights_uses_a_made_store(postgres_url)
             admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
             admin.execute(sql.SQL("GRANT SELECT, INSERT, DELETE ON meta, tasks, reports TO {}").format(role))
         with open_store(url.replace("postgres@", f"{name}@", 1)) as store:
-            assert store.insert_reports([(task.task_id, [report(1)])]) == [[True]]
+            assert store.insert_reports([(task.task_id, [report(1)])]) == [[STORED]]
             assert store.tasks() == [task]
 
 
@@ -400,7 +434,7 @@ def test_reports_round_trip_exactly(store_url):
     ]
     with open_store(store_url) as store:
         store.create_task(task)
-        assert store.insert_reports([(task.task_id, reports)]) == [[True, True, True]]
+        assert store.insert_reports([(task.task_id, reports)]) == [[STORED, STORED, STORED]]
         assert [r for chunk in store.reports(task.task_id) for r in chunk] == sorted(
             reports, key=lambda r: r.t
         )
@@ -455,3 +489,255 @@ def test_a_version_1_store_is_migrated_once_and_keeps_its_tasks(store_url):
 def test_a_shuffle_delta_outside_0_1_is_refused(delta):
     with pytest.raises(ParameterError, match="shuffle delta"):
         make_task(shuffle_delta=delta)
+
+
+# -- read-only opening, the serve lock, permissions, health --------------------------------------------
+
+
+def test_reports_by_time_reads_every_report_in_time_order_in_one_query(store_url):
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        store.insert_reports([(task.task_id, [report(n, t=3_600 * (7 - n % 7)) for n in range(20)])])
+        rows = [row for chunk in store.reports_by_time(task.task_id, chunk=6) for row in chunk]
+        assert [t for t, _ in rows] == sorted(3_600 * (7 - n % 7) for n in range(20))
+        assert sorted(text for _, text in rows) == sorted(report(n).report for n in range(20))
+
+
+def test_a_read_only_store_reads_everything_and_writes_nothing(store_url):
+    """Issue 24: read-only commands opened the store for writing (SQLite mode=ro, PostgreSQL read-only)."""
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        store.insert_reports([(task.task_id, [report(1)])])
+    with open_store(store_url, read_only=True) as store:
+        assert store.tasks() == [task] and store.task(task.task_id) == task
+        assert stored_ids(store, task.task_id) == [rid(1)]
+        assert store.count_by_window(task.task_id, 86_400) == {0: 1}
+        with pytest.raises(ParameterError, match="read-only"):
+            store.insert_reports([(task.task_id, [report(2)])])
+        with pytest.raises(ParameterError, match="read-only"):
+            store.delete_task(task.task_id)
+    if store_url.startswith("postgresql://"):
+        import psycopg
+
+        store = PostgresStore(store_url, read_only=True)
+        try:  # the sessions themselves refuse writes, not only the store's methods
+            with store._reader() as connection, pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+                connection.execute("DELETE FROM reports")
+        finally:
+            store.close()
+    else:
+        import sqlite3
+
+        store = SqliteStore(store_url, read_only=True)
+        try:
+            with store._reader() as connection, pytest.raises(sqlite3.OperationalError, match="readonly"):
+                connection.execute("DELETE FROM reports")
+        finally:
+            store.close()
+
+
+def test_a_read_only_store_does_not_migrate_an_older_schema(store_url):
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+    downgrade = (
+        "ALTER TABLE tasks DROP COLUMN created_at",
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+    )
+    _run_sql(store_url, downgrade)
+    with open_store(store_url, read_only=True) as store:
+        assert store.tasks() == [dataclasses.replace(task, created=None)]
+    with open_store(store_url) as store:  # a writer migrates 2 -> 3
+        assert store.tasks() == [dataclasses.replace(task, created=None)]
+
+
+def test_a_missing_sqlite_store_is_not_created_read_only(tmp_path):
+    with pytest.raises(ParameterError, match="no such file"):
+        open_store(str(tmp_path / "absent.db"), read_only=True)
+    assert not (tmp_path / "absent.db").exists()
+
+
+def test_a_new_sqlite_store_and_its_wal_files_are_private(tmp_path):
+    """Issue 24: the SQLite file (and its -wal and -shm) is created 0600, whatever the umask."""
+    path = tmp_path / "private.db"
+    previous = os.umask(0o022)
+    try:
+        with open_store(str(path), exclusive=True) as store:
+            task = make_task()
+            store.create_task(task)
+            store.insert_reports([(task.task_id, [report(1)])])
+            modes = {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()}
+    finally:
+        os.umask(previous)
+    assert modes == {
+        "private.db": 0o600,
+        "private.db-wal": 0o600,
+        "private.db-shm": 0o600,
+        "private.db.serve-lock": 0o600,
+    }
+
+
+_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from ldp.collector.store import open_store
+
+    store = open_store(sys.argv[1], exclusive=True)
+    print("holding", flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def test_a_second_server_on_one_sqlite_file_is_refused_until_the_first_dies(tmp_path):
+    """Issue 24: two servers on one SQLite file both started, and each counted only its own uploads.
+
+    The lock is a flock on a sidecar file: released by the kernel on kill -9.
+    """
+    path = str(tmp_path / "served.db")
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, path], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        with pytest.raises(ParameterError, match="already served by another ldp serve"):
+            open_store(path, exclusive=True)
+        with open_store(path) as writer:  # ldp task create and friends still open it
+            writer.create_task(make_task())
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+        if holder.stdout:
+            holder.stdout.close()
+    with open_store(path, exclusive=True) as store:  # kill -9 left no stale lock
+        assert len(store.tasks()) == 1
+
+
+def test_check_writable_reports_a_locked_store(store_url):
+    """Issue 24: /healthz said ok while the reports table was locked."""
+    from ldp.collector.store import StoreUnavailable
+
+    with open_store(store_url) as store:
+        store.check_writable()
+        if store_url.startswith("postgresql://"):
+            import psycopg
+
+            with psycopg.connect(store_url) as other:
+                other.execute("LOCK TABLE reports IN ACCESS EXCLUSIVE MODE")
+                started = time.monotonic()
+                with pytest.raises(StoreUnavailable, match="locked"):
+                    store.check_writable()
+                other.rollback()
+        else:
+            import sqlite3
+
+            other = sqlite3.connect(store_url, isolation_level=None)
+            other.execute("BEGIN IMMEDIATE")
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match="locked"):
+                store.check_writable()
+            other.execute("ROLLBACK")
+            other.close()
+        assert time.monotonic() - started < 10
+        store.check_writable()
+
+
+def test_check_writable_reports_a_full_file_system(tmp_path, monkeypatch):
+    import shutil as shutil_module
+
+    from ldp.collector.store import StoreUnavailable
+
+    with open_store(str(tmp_path / "full.db")) as store:
+        usage = shutil_module.disk_usage(tmp_path)
+        monkeypatch.setattr(
+            "ldp.collector.store_sqlite.shutil.disk_usage", lambda _: usage._replace(free=4096)
+        )
+        with pytest.raises(StoreUnavailable, match="4,096 bytes free"):
+            store.check_writable()
+
+
+def test_a_postgresql_role_without_table_rights_gets_one_line_naming_the_grant(postgres_url, tmp_path):
+    """Issue 24: a role without the needed rights got a 41-line psycopg traceback."""
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    name = f"app_{uuid.uuid4().hex[:12]}"
+    role = sql.Identifier(name)
+    with fresh_database(postgres_url) as url:
+        open_store(url).close()
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
+            admin.execute(sql.SQL("GRANT SELECT ON meta, tasks, reports TO {}").format(role))
+        as_role = url.replace("postgres@", f"{name}@", 1)
+        with pytest.raises(ParameterError) as caught:
+            open_store(as_role)
+        message = str(caught.value)
+        assert "\n" not in message
+        assert "lacks INSERT on tasks, DELETE on tasks, INSERT on reports, DELETE on reports" in message
+        assert f"GRANT SELECT, INSERT, DELETE ON tasks, reports TO {name}" in message
+        open_store(as_role, read_only=True).close()  # reading needs only SELECT
+        spec_path = tmp_path / "spec.json"
+        spec_path.write_text(SPEC.to_json())
+        result = subprocess.run(
+            [sys.executable, "-m", "ldp", "task", "create", "--store", as_role, "--spec", str(spec_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "GRANT" in result.stderr
+
+
+def test_a_postgresql_role_that_cannot_create_the_tables_is_told_so(postgres_url):
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    name = f"app_{uuid.uuid4().hex[:12]}"
+    with fresh_database(postgres_url) as url:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(name)))
+            admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        with pytest.raises(ParameterError, match="cannot create them") as caught:
+            open_store(url.replace("postgres@", f"{name}@", 1))
+        assert "\n" not in str(caught.value)
+
+
+def test_a_stopped_postgresql_server_is_store_unavailable_once_open(postgres_url):
+    """A server gone after opening: one-line StoreUnavailable (answered 503), never a ParameterError (404/400)."""
+    import psycopg
+
+    from ldp.collector.store import StoreUnavailable
+
+    task = make_task()
+    with fresh_database(postgres_url) as url, open_store(url) as store:
+        store.create_task(task)
+        name = url.rsplit("/", 1)[1].split("?", 1)[0]
+        with psycopg.connect(postgres_url, autocommit=True) as admin:  # refuse new sessions, end the store's
+            admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS false')
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+            )
+        with pytest.raises(StoreUnavailable) as caught:
+            store.insert_reports([(task.task_id, [report(1)])])
+        assert "\n" not in str(caught.value)
+        with pytest.raises(StoreUnavailable):
+            store.check_writable()
+
+
+def _run_sql(store_url: str, statements) -> None:
+    if store_url.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store_url) as connection:
+            for statement in statements:
+                connection.execute(statement)
+    else:
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(store_url)) as connection, connection:
+            for statement in statements:
+                connection.execute(statement)
