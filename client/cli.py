@@ -219,17 +219,21 @@ def _chunks(rows, size: int):
 
 
 def _clean_values(spec: Spec, chunk) -> list[Any]:
-    """The chunk's values, cleaned row by row (numbers checked as the single numeric encoder does)."""
-    from ldp.specs.numeric import NumericSpec, check_numeric_value
+    """The chunk's values, cleaned row by row (numbers read from text, then checked as the numeric encoders do)."""
+    return [_clean_value(spec, value, row) for row, value, _, _ in chunk]
 
-    values = [_clean(value, row) for row, value, _, _ in chunk]
+
+def _clean_value(spec: Spec, value: Any, row: int) -> Any:
+    """One row's value: present; for a numeric spec, a finite number (text such as ``12`` parsed)."""
+    from ldp.specs.numeric import NumericSpec, parse_numeric_text
+
+    value = _clean(value, row)
     if isinstance(spec, NumericSpec):
-        for i, (row, *_rest) in enumerate(chunk):
-            try:
-                values[i] = check_numeric_value(values[i])
-            except ParameterError as exc:
-                raise ParameterError(f"row {row}: {exc}") from None
-    return values
+        try:
+            return parse_numeric_text(value)
+        except ParameterError as exc:
+            raise ParameterError(f"row {row}: {exc}") from None
+    return value
 
 
 class _BadRow(Exception):
@@ -533,7 +537,7 @@ def _seeded_batches(spec: Spec, rows, seed: int, grouped: bool = False):
         return out
 
     for row, value, _, group in rows:
-        chunk.append(_clean(value, row))
+        chunk.append(_clean_value(spec, value, row))
         if grouped:
             groups.append(_clean_group(group, row))
         if len(chunk) == _CHUNK:
