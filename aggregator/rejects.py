@@ -43,6 +43,7 @@ from typing import IO, Self
 from ldp.errors import ParameterError
 from ldp.extensions import split_extension
 from ldp.jsonlines import json_line
+from ldp.shorten import shorten_values
 
 __all__ = ["REASONS", "Reject", "RejectsWriter", "classify_reason"]
 
@@ -105,9 +106,11 @@ class Reject:
     reason : str
         Reason code, one of :data:`REASONS`.
     detail : str
-        Human-readable message naming what is wrong.
+        Human-readable message naming what is wrong; a long value it echoes is
+        cut to its ends and its length (:func:`ldp.shorten.shorten_values`).
     raw : str
-        The report's raw text (Parquet: the row as JSON).
+        The report's raw text (Parquet: the row as JSON), whole: the one copy
+        of the report a rejects file holds.
     """
 
     file: str
@@ -115,6 +118,9 @@ class Reject:
     reason: str
     detail: str
     raw: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "detail", shorten_values(self.detail))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -14,19 +14,31 @@ recorded. An invalid value fails in the encoder, before any charge.
 Randomizing before charging is safe: a report that is never returned reveals
 nothing, and it lets the encoder validate the value exactly as it always
 does, so the ledger is never charged for a report that could not be made.
+
+A persistent client keeps its ledger beside its state file
+(:func:`ledger_beside`: ``client.json`` has ``client.ledger.json``). Once
+that ledger exists, every report of the client is charged to it and its
+stored budget is enforced, whether or not a budget is given
+(:func:`client_ledger`): ``make_encoder(spec, state=PATH)`` and ``ldp
+encode --state DIR`` without a budget are budgeted all the same. A budget is
+set once, when the ledger is created; asking for another one is an error.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from ldp.errors import ParameterError
 from ldp.privacy.budget import Budget, PrivacyLedger
 from ldp.report import Report
 
-__all__ = ["BudgetedEncoder", "open_ledger"]
+__all__ = ["LEDGER_SUFFIX", "BudgetedEncoder", "client_ledger", "ledger_beside", "open_ledger"]
+
+#: A client's ledger file is its state file with this suffix instead of its own.
+LEDGER_SUFFIX = ".ledger.json"
 
 
 def open_ledger(ledger: PrivacyLedger | str | os.PathLike, budget: Budget | None = None) -> PrivacyLedger:
@@ -38,6 +50,33 @@ def open_ledger(ledger: PrivacyLedger | str | os.PathLike, budget: Budget | None
     if isinstance(ledger, (str, os.PathLike)):
         return PrivacyLedger.load_or_create(ledger, budget)
     raise ParameterError(f"ledger must be a PrivacyLedger or a file path, got {type(ledger).__name__}")
+
+
+def ledger_beside(state_path: str | os.PathLike) -> Path:
+    """The privacy ledger of the client whose state file is ``state_path``: ``client.json`` gives ``client.ledger.json``."""
+    return Path(state_path).with_suffix(LEDGER_SUFFIX)
+
+
+def client_ledger(state_path: str | os.PathLike, budget: Budget | None = None) -> PrivacyLedger | None:
+    """The ledger of the client whose state file is ``state_path``, or None when it has none and no ``budget``.
+
+    An existing ledger (:func:`ledger_beside`) is always opened, with or
+    without ``budget``: every report of the client must then be charged to
+    it and its stored budget holds. Without a ledger, ``budget`` creates
+    one (exclusively: racing creators share one); with neither, None (the
+    client has no budget).
+
+    Raises
+    ------
+    StateError
+        If the ledger is corrupt, foreign or not private, or ``budget``
+        differs from its stored budget (a budget is set once, when the
+        ledger is created).
+    """
+    path = ledger_beside(state_path)
+    if budget is None and not os.path.lexists(path):
+        return None
+    return PrivacyLedger.load_or_create(path, budget)
 
 
 class BudgetedEncoder:

@@ -29,9 +29,13 @@ Rows are encoded in chunks of 65,536 by the vectorized batch encoder
 exact probabilities, so memory stays bounded whatever the input size. With
 ``--state``, RAPPOR's permanent randomized response of each (client, value)
 comes from the client's keyed PRF (the bits its single-report encoder
-makes) and the instantaneous one from the CSPRNG; with ``--budget`` each
-report is made before its client's ledger is charged, row by row in input
-order, as :class:`ldp.client.BudgetedEncoder` does.
+makes) and the instantaneous one from the CSPRNG. ``--budget`` creates the
+ledger of each client that has none, beside its state; a client with a
+ledger (created by this run or an earlier one, with or without ``--budget``
+now) has each report made before its ledger is charged, row by row in input
+order, as :class:`ldp.client.BudgetedEncoder` does, and its stored budget
+holds: a ledger is never bypassed, and a ``--budget`` other than the stored
+one is refused (:func:`ldp.client.budgeted.client_ledger`).
 
 ``--seed`` switches the coins to a seeded NumPy generator: reproducible, and
 NOT private against anyone who knows or guesses the seed. It is for tests
@@ -167,7 +171,9 @@ def _clean(value: Any, row: int) -> Any:
 
 def ledger_path(directory: str | Path, client_id: str) -> Path:
     """Privacy ledger of ``client_id`` in ``directory``, beside its state file."""
-    return state_path(directory, client_id).with_suffix(".ledger.json")
+    from ldp.client.budgeted import ledger_beside
+
+    return ledger_beside(state_path(directory, client_id))
 
 
 class _Charges:
@@ -213,17 +219,21 @@ def _chunks(rows, size: int):
 
 
 def _clean_values(spec: Spec, chunk) -> list[Any]:
-    """The chunk's values, cleaned row by row (numbers checked as the single numeric encoder does)."""
-    from ldp.specs.numeric import NumericSpec, check_numeric_value
+    """The chunk's values, cleaned row by row (numbers read from text, then checked as the numeric encoders do)."""
+    return [_clean_value(spec, value, row) for row, value, _, _ in chunk]
 
-    values = [_clean(value, row) for row, value, _, _ in chunk]
+
+def _clean_value(spec: Spec, value: Any, row: int) -> Any:
+    """One row's value: present; for a numeric spec, a finite number (text such as ``12`` parsed)."""
+    from ldp.specs.numeric import NumericSpec, parse_numeric_text
+
+    value = _clean(value, row)
     if isinstance(spec, NumericSpec):
-        for i, (row, *_rest) in enumerate(chunk):
-            try:
-                values[i] = check_numeric_value(values[i])
-            except ParameterError as exc:
-                raise ParameterError(f"row {row}: {exc}") from None
-    return values
+        try:
+            return parse_numeric_text(value)
+        except ParameterError as exc:
+            raise ParameterError(f"row {row}: {exc}") from None
+    return value
 
 
 class _BadRow(Exception):
@@ -326,40 +336,53 @@ def _secure_batches(
 
     Without ``state_dir`` every row is a fresh client (:func:`ldp.client.encode_batch` with
     :class:`~ldp.client.SystemRandomSource`). With it, each row's ``client_id`` selects a
-    persistent client: RAPPOR's PRR comes from its keyed PRF, the IRR from the CSPRNG. With a
-    ``budget``, every report is made (its value checked) before its client's ledger is charged,
-    row by row in input order, exactly as :class:`~ldp.client.BudgetedEncoder` does; rows refused
-    by a budget are left out and listed in ``refused``, and each charged report is recorded in
-    ``charges``.
+    persistent client: RAPPOR's PRR comes from its keyed PRF, the IRR from the CSPRNG. A client
+    with a ledger (:func:`ldp.client.budgeted.client_ledger`: one that exists, whether or not a
+    ``budget`` is given, or one the ``budget`` creates) has every report made (its value checked)
+    before its ledger is charged, row by row in input order, exactly as
+    :class:`~ldp.client.BudgetedEncoder` does; a ledger another process creates during the run
+    is found at the next chunk. Rows refused by a budget are left out and listed in
+    ``refused``, and each charged report is recorded in ``charges``.
     """
     import numpy as np
 
-    from ldp.client.budgeted import BudgetedEncoder, open_ledger
-    from ldp.client.encoders import make_encoder
+    from ldp.client.budgeted import BudgetedEncoder, client_ledger
     from ldp.client.identity import canonical_client_id
     from ldp.client.randomness import SystemRandomSource
     from ldp.errors import BudgetExceededError
+    from ldp.plugins import implementation
 
     source = SystemRandomSource()
     rappor = spec.mechanism == "rappor"
     clients: dict[str, Any] = {}
 
     def client(key: str) -> Any:
-        """The row's client: its RAPPOR encoder and/or budgeted ledger (None: nothing per client)."""
+        """The row's client: its RAPPOR encoder (or the spec alone), charging its ledger when it has one."""
         assert state_dir is not None  # only rows of persistent clients have keys
         if key not in clients:
-            encoder = make_encoder(spec, state=str(state_path(state_dir, key))) if rappor else None
-            if budget is not None:
-                ledger = open_ledger(ledger_path(state_dir, key), budget)
-                encoder = BudgetedEncoder(encoder if rappor else _SpecOnly(spec), ledger)
-            clients[key] = encoder
+            path = state_path(state_dir, key)
+            encoder = implementation(spec, "encoder")(spec, str(path)) if rappor else _SpecOnly(spec)
+            ledger = client_ledger(path, budget)
+            clients[key] = encoder if ledger is None else BudgetedEncoder(encoder, ledger)
         return clients[key]
 
+    def find_new_ledgers(keys: list[str]) -> None:
+        """Charge from now on the clients of ``keys`` whose ledger another process created during the run."""
+        assert state_dir is not None
+        for key in dict.fromkeys(keys):
+            encoder = clients.get(key)
+            if encoder is not None and not isinstance(encoder, BudgetedEncoder):
+                ledger = client_ledger(state_path(state_dir, key))
+                if ledger is not None:
+                    clients[key] = BudgetedEncoder(encoder, ledger)
+
     def charge(chunk, values, keys, encoders) -> Any:
-        """Charge each row's client in input order; the mask of the rows whose charge was accepted."""
+        """Charge each row's client that has a ledger, in input order; the mask of the rows kept."""
         keep = np.ones(len(values), dtype=bool)
         for i, ((row, *_rest), value, key, encoder) in enumerate(zip(chunk, values, keys, encoders)):
             encoder = encoder if encoder is not None else client(key)
+            if not isinstance(encoder, BudgetedEncoder):
+                continue  # a client without a ledger: no budget
             try:
                 encoder.ledger.charge(encoder.spec, value)
             except BudgetExceededError:
@@ -388,6 +411,7 @@ def _secure_batches(
                 keys.append(canonical_client_id(client_id))
             except ParameterError as exc:
                 raise ParameterError(f"row {row}: {exc}") from None
+        find_new_ledgers(keys)
         try:
             if rappor:
                 batch, encoders = _rappor_state_batch(cast(Rappor, spec), values, chunk, keys, client, source)
@@ -396,12 +420,11 @@ def _secure_batches(
         except _BadRow as bad:
             # the rows before the bad one were made: charged as the row-by-row encoder charges them
             # (then refunded with the rest of the run's unwritten reports)
-            if budget is not None:
-                n = bad.index
-                charge(chunk[:n], values[:n], keys[:n], [None] * n)
+            n = bad.index
+            charge(chunk[:n], values[:n], keys[:n], [None] * n)
             raise bad.error from None
-        keep = None if budget is None else charge(chunk, values, keys, encoders)
-        yield _take(batch, keep, groups)
+        keep = charge(chunk, values, keys, encoders)
+        yield _take(batch, None if keep.all() else keep, groups)
 
 
 class _SpecOnly:
@@ -514,7 +537,7 @@ def _seeded_batches(spec: Spec, rows, seed: int, grouped: bool = False):
         return out
 
     for row, value, _, group in rows:
-        chunk.append(_clean(value, row))
+        chunk.append(_clean_value(spec, value, row))
         if grouped:
             groups.append(_clean_group(group, row))
         if len(chunk) == _CHUNK:
@@ -546,8 +569,10 @@ def _seeded_batches(spec: Spec, rows, seed: int, grouped: bool = False):
     "--budget",
     "budget_epsilon",
     type=float,
-    help="Per-client privacy budget (total epsilon), kept in a ledger beside each client's state; "
-    "needs --state. A row that would exceed its client's budget is not encoded.",
+    help="Per-client privacy budget (total epsilon) of clients that have none yet, kept in a ledger beside "
+    "each client's state; needs --state. A client's budget is set once: once its ledger exists, every "
+    "report of the client is charged to it, with or without --budget, and another --budget is an error. "
+    "A row that would exceed its client's budget is not encoded.",
 )
 @click.option(
     "--budget-delta",
@@ -627,7 +652,7 @@ def encode(
                 raise ParameterError("--budget needs --state (each client's ledger lives beside its state)")
             budget = Budget(epsilon=budget_epsilon, delta=budget_delta, composition=composition)
         refused: list[int] = []
-        charges = _Charges() if budget is not None else None
+        charges = _Charges() if state_dir is not None else None
         if seed is not None:
             if state_dir is not None:
                 raise ParameterError("--seed and --state cannot be combined")

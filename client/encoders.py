@@ -21,6 +21,7 @@ References
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Callable
 from fractions import Fraction
@@ -242,25 +243,58 @@ def make_encoder(spec, *, state: ClientState | str | None = None, ledger=None, b
     spec : Spec
         Any frequency spec or :class:`ldp.Rappor`.
     state : ClientState or path, optional
-        RAPPOR only: the client's persistent state, or the path of its state
-        file (created when missing). Without it the encoder is a fresh client
-        with a new secret and cohort, kept in memory only.
+        The client's persistent state, or the path of its state file. RAPPOR
+        keeps its secret and cohort there (the file is created when missing);
+        without it the encoder is a fresh client with a new secret and cohort,
+        kept in memory only. For every spec, the state's path locates the
+        client's privacy ledger beside it (``client.json``:
+        ``client.ledger.json``, :func:`ldp.client.budgeted.client_ledger`):
+        once that ledger exists, every ``encode`` is charged to it and its
+        stored budget holds, with or without ``ledger`` and ``budget``.
     ledger : PrivacyLedger or path, optional
         The client's privacy ledger (:mod:`ldp.privacy.budget`), or the path of
         its file (created with ``budget`` when missing). Every ``encode`` is
         then charged to it and refused with :class:`~ldp.errors.BudgetExceededError`,
-        emitting nothing, once the budget would be exceeded.
+        emitting nothing, once the budget would be exceeded. Default: the
+        ledger beside ``state``'s file. It cannot be another ledger than one
+        that exists beside the state (that one would go uncharged).
     budget : Budget, optional
-        The budget of a new ledger file (must match an existing one).
+        The budget of a new ledger file. A budget is set once, when the
+        ledger is created: one that differs from an existing ledger's is a
+        :class:`~ldp.errors.StateError`.
     """
     encoder = _unbudgeted_encoder(spec, state)
-    if ledger is None:
-        if budget is not None:
-            raise ParameterError("a budget needs a ledger (pass ledger=PATH or a PrivacyLedger)")
+    state_file = state.path if isinstance(state, ClientState) else state
+    if state_file is None and ledger is None and budget is None:
         return encoder
-    from ldp.client.budgeted import BudgetedEncoder, open_ledger
+    from ldp.client.budgeted import BudgetedEncoder, client_ledger, ledger_beside, open_ledger
 
-    return BudgetedEncoder(encoder, open_ledger(ledger, budget))
+    if ledger is None:
+        found = None if state_file is None else client_ledger(state_file, budget)
+        if found is None:
+            if budget is not None:
+                raise ParameterError(
+                    "a budget needs a ledger (pass ledger=PATH or a PrivacyLedger, or the client's state file: "
+                    "its ledger is kept beside it)"
+                )
+            return encoder
+        return BudgetedEncoder(encoder, found)
+    opened = open_ledger(ledger, budget)
+    if state_file is not None:
+        beside = ledger_beside(state_file)
+        if os.path.lexists(beside) and (opened.path is None or not _same_file(opened.path, beside)):
+            raise ParameterError(
+                f"the client state {str(state_file)!r} has its privacy ledger {str(beside)!r}; every report of "
+                "the client is charged to that one: pass it as the ledger, or none"
+            )
+    return BudgetedEncoder(encoder, opened)
+
+
+def _same_file(a: os.PathLike, b: os.PathLike) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _unbudgeted_encoder(spec, state: ClientState | str | None) -> Encoder:

@@ -52,11 +52,17 @@ class ClientState:
         32 bytes from the CSPRNG; keys the permanent randomized response.
     cohort : int
         The client's cohort, uniform over the spec's cohorts.
+    path : Path or None
+        The state file it was read from or written to (:meth:`open`,
+        :meth:`load`); None for a state only in memory. It locates the
+        client's privacy ledger, beside it
+        (:func:`ldp.client.budgeted.client_ledger`).
     """
 
     spec: str
     secret: bytes = dataclasses.field(repr=False)
     cohort: int = 0
+    path: Path | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.secret, bytes) or len(self.secret) != _SECRET_BYTES:
@@ -116,7 +122,7 @@ class ClientState:
         cohorts = getattr(spec, "num_cohorts", 1)
         if isinstance(cohort, bool) or not isinstance(cohort, int) or not 0 <= cohort < cohorts:
             raise StateError(f"client state {str(path)!r} has cohort {cohort!r}, outside [0, {cohorts})")
-        return cls(spec=owner, secret=secret, cohort=cohort)
+        return cls(spec=owner, secret=secret, cohort=cohort, path=path)
 
     @classmethod
     def open(cls, path: str | os.PathLike, spec) -> ClientState:
@@ -138,7 +144,7 @@ class ClientState:
         remove_stale_temporaries_once(directory)
         if os.path.lexists(path):
             return cls.load(path, spec)
-        state = cls.new(spec)
+        state = dataclasses.replace(cls.new(spec), path=path)
         if create_private_file(path, state._file_bytes()):
             return state
         return cls.load(path, spec)  # another process created it first: use its secret

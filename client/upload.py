@@ -18,7 +18,13 @@ whole job: the task's fingerprint and time precision (:func:`fetch_task`),
 the fingerprint check, the envelope file, the upload.
 
 HTTP goes through :mod:`urllib.request` only: this module imports nothing
-beyond the standard library and :mod:`ldp.errors` / :mod:`ldp.atomic`.
+beyond the standard library and :mod:`ldp.errors` / :mod:`ldp.atomic` /
+:mod:`ldp.redact`.
+
+A collector URL may carry credentials for a proxy in front of the collector
+(``https://user:PASSWORD@host``): they are sent as HTTP Basic
+authorization (never on a redirect) and the URL is never shown with its
+password: every message and error shows :func:`ldp.redact.redact_url` of it.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from typing import Any
 
 from ldp.atomic import create_private_file
 from ldp.errors import LDPError, ParameterError
+from ldp.redact import redact_url
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -382,11 +389,30 @@ def _problem(status: int, body: bytes) -> tuple[str, str | None]:
     return f"{status}{': ' + text if text else ''}", None
 
 
+@dataclasses.dataclass(frozen=True)
+class _Target:
+    """A collector URL as used: where requests go, what messages show, the credentials of its user part.
+
+    Attributes
+    ----------
+    url : str
+        ``scheme://host[:port][/path]`` without the user part or a final ``/``.
+    shown : str
+        The URL as given, its password masked (:func:`ldp.redact.redact_url`), without a final ``/``.
+    authorization : str or None
+        ``Basic ...`` of the user part's user and password, when there is one.
+    """
+
+    url: str
+    shown: str
+    authorization: str | None = dataclasses.field(default=None, repr=False)
+
+
 @dataclasses.dataclass
 class _Http:
     """Requests to one collector with retries and backoff (the same bytes each time)."""
 
-    base_url: str
+    target: _Target
     timeout: float
     retries: int
     backoff: float
@@ -407,7 +433,7 @@ class _Http:
             failures += 1
             if failures > self.retries:
                 raise UploadError(
-                    f"gave up after {failures} attempts to reach {self.base_url}: {outcome.reason}",
+                    f"gave up after {failures} attempts to reach {self.target.shown}: {outcome.reason}",
                     status=outcome.status,
                 )
             self.retried += 1
@@ -423,7 +449,11 @@ class _Http:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = CONTENT_TYPE
-        request = urllib.request.Request(self.base_url + path, data=body, method=method, headers=headers)
+        request = urllib.request.Request(self.target.url + path, data=body, method=method, headers=headers)
+        if self.target.authorization is not None:
+            request.add_unredirected_header(
+                "Authorization", self.target.authorization
+            )  # never to another host
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as reply:
                 status, data = reply.status, reply.read()
@@ -434,12 +464,14 @@ class _Http:
             reason = getattr(exc, "reason", None) or exc
             return _Failure(f"{type(exc).__name__}: {reason}")
         if status != 200:
-            raise UploadError(f"unexpected reply from {self.base_url}{path}: HTTP {status}", status=status)
+            raise UploadError(
+                f"unexpected reply from {self.target.shown}{path}: HTTP {status}", status=status
+            )
         try:
             return json.loads(data)
         except (ValueError, UnicodeDecodeError):
             raise UploadError(
-                f"the reply of {self.base_url}{path} is not JSON; is {self.base_url} an ldp collector?",
+                f"the reply of {self.target.shown}{path} is not JSON; is {self.target.shown} an ldp collector?",
                 status=status,
             ) from None
 
@@ -457,13 +489,27 @@ def _read_quietly(error: urllib.error.HTTPError) -> bytes:
         return b""
 
 
-def _check_base_url(base_url: str) -> str:
-    parts = urllib.parse.urlsplit(base_url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+def _check_base_url(base_url: str) -> _Target:
+    """The collector at ``base_url``; a ParameterError (showing the URL without its secrets) if it is none."""
+    shown = redact_url(base_url)
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.query
+        ok = ok and not parts.fragment and (parts.port is None or parts.port > 0)  # .port: ValueError if bad
+    except (ValueError, TypeError, AttributeError):
+        ok = False
+    if not ok:
         raise ParameterError.naming(
-            "{base_url=} is not a collector URL such as http://127.0.0.1:8000", base_url=base_url
+            "{base_url=} is not a collector URL such as http://127.0.0.1:8000", base_url=shown
         )
-    return base_url.rstrip("/")
+    userinfo, at, host = parts.netloc.rpartition("@")
+    authorization = None
+    if at:
+        user, _, password = userinfo.partition(":")
+        credentials = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+        authorization = "Basic " + base64.b64encode(credentials.encode("utf-8")).decode("ascii")
+    url = urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+    return _Target(url.rstrip("/"), shown.rstrip("/"), authorization)
 
 
 def _task_path(task_id: str) -> str:
@@ -521,7 +567,7 @@ def fetch_task(base_url: str, task_id: str, *, timeout: float = 30.0, retries: i
         )
     except (KeyError, TypeError, ValueError):
         raise UploadError(
-            f"{http.base_url} did not describe task {task_id!r} as an ldp collector does "
+            f"{http.target.shown} did not describe task {task_id!r} as an ldp collector does "
             "(mechanism, fingerprint, time_precision)"
         ) from None
 
@@ -641,7 +687,10 @@ class Uploader:
     Parameters
     ----------
     base_url : str
-        The collector, e.g. ``http://127.0.0.1:8000``.
+        The collector, e.g. ``http://127.0.0.1:8000``. A user part
+        (``https://user:PASSWORD@host``) is sent as HTTP Basic authorization,
+        for a proxy in front of the collector; messages show the URL with
+        its password masked.
     task_id : str
     batch_size : int
         Most envelopes per request (1 to 1,000).

@@ -6,8 +6,8 @@ only imported when used (or listed by ``--help``).
 
 User errors (:class:`~ldp.errors.LDPError`) end the command with a one-line
 message on stderr and exit status 2, never a traceback. A value echoed in a
-message (a bad option value, a bad cell) is cut to its first characters and
-its length (:func:`shorten_values`), so a megabyte-long argument never floods
+message (a bad option value, a bad cell) is cut to its first and last
+characters and its length (:func:`ldp.shorten.shorten_values`), so a megabyte-long argument never floods
 the terminal. Library warnings (:class:`~ldp.errors.LDPWarning`) print as one
 ``Warning: ...`` line.
 """
@@ -18,7 +18,6 @@ import contextlib
 import importlib
 import io
 import os
-import re
 import sys
 import warnings
 from collections.abc import Iterable
@@ -27,6 +26,7 @@ from pathlib import Path
 import click
 
 from ldp.errors import LDPError, LDPWarning, ParameterError
+from ldp.shorten import shorten_values
 
 __all__ = [
     "EXIT_USAGE",
@@ -75,37 +75,6 @@ SUMMARIES = {
     "task": "Create, list, show, delete and export the collector's tasks (the store ldp serve fills).",
     "upload": "Send the reports of REPORTS (JSON Lines, from ldp encode) to a collector's task.",
 }
-
-
-#: Echoed values longer than this are cut (characters): above any real path (PATH_MAX is 4,096 bytes),
-#: so a file name in a message is never hidden.
-ECHO_LIMIT = 4096
-#: A cut value keeps this many characters from its start and from its end.
-ECHO_KEEP = 40
-#: Whole messages longer than this are cut (characters).
-MESSAGE_LIMIT = 10_000
-_QUOTED = re.compile("|".join(rf"{q}(?:[^{q}\\\n]|\\.){{{ECHO_LIMIT},}}{q}" for q in ("'", '"')))
-
-
-def _cut(text: str, keep: int) -> str:
-    return f"{text[:keep]}... ({len(text):,} characters)"
-
-
-def shorten_values(message: str) -> str:
-    """``message`` with every quoted value longer than :data:`ECHO_LIMIT` cut, with its length.
-
-    Values are echoed quoted (``'...'`` or ``"..."``, as ``repr`` and click
-    write them); each long one keeps its first and last :data:`ECHO_KEEP`
-    characters and says how long it was. A message still longer than
-    :data:`MESSAGE_LIMIT` is cut the same way.
-    """
-
-    def cut_quoted(match: re.Match) -> str:
-        quote, value = match.group(0)[0], match.group(0)[1:-1]
-        return f"{quote}{value[:ECHO_KEEP]}...{value[-ECHO_KEEP:]}{quote} ({len(value):,} characters)"
-
-    shortened = _QUOTED.sub(cut_quoted, message)
-    return shortened if len(shortened) <= MESSAGE_LIMIT else _cut(shortened, MESSAGE_LIMIT // 2)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):

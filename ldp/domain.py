@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ldp.errors import ParameterError
+from ldp.shorten import VALUE_ECHO_LIMIT, shown
 
 __all__ = ["DomainIndex", "DomainValue", "normalize_domain"]
 
@@ -31,7 +32,9 @@ def normalize_domain(values: Iterable[Any], name: str = "domain") -> tuple[Domai
         integers and strings that UTF-8 can encode (no lone surrogates).
     """
     if isinstance(values, (str, bytes)):
-        raise ParameterError(f"{name} must be a sequence of values, got the string {values!r}")
+        raise ParameterError(
+            f"{name} must be a sequence of values, got the string {shown(values, VALUE_ECHO_LIMIT)}"
+        )
     try:
         out = tuple(values)
     except TypeError:
@@ -41,14 +44,14 @@ def normalize_domain(values: Iterable[Any], name: str = "domain") -> tuple[Domai
     for value in out:
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise ParameterError(
-                f"{name} values must be strings or integers, got {value!r} ({type(value).__name__})"
+                f"{name} values must be strings or integers, got {shown(value, VALUE_ECHO_LIMIT)} ({type(value).__name__})"
             )
         if isinstance(value, str):
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:  # a lone surrogate: no report could ever carry it
                 raise ParameterError(
-                    f"{name} value {value!r} is not valid Unicode text (lone surrogate at position {exc.start})"
+                    f"{name} value {shown(value, VALUE_ECHO_LIMIT)} is not valid Unicode text (lone surrogate at position {exc.start})"
                 ) from None
     if len(set(out)) != len(out):
         seen: set[DomainValue] = set()
@@ -57,7 +60,8 @@ def normalize_domain(values: Iterable[Any], name: str = "domain") -> tuple[Domai
             if value in seen:
                 dups.append(value)
             seen.add(value)
-        raise ParameterError(f"{name} has duplicate values: {dups[:5]!r}")
+        shown_dups = ", ".join(shown(v, VALUE_ECHO_LIMIT) for v in dups[:5])
+        raise ParameterError(f"{name} has duplicate values: [{shown_dups}]")
     if len({str(v) for v in out}) != len(out):
         raise ParameterError(f"{name} mixes values that print the same (e.g. 1 and '1'); use one type")
     return out
@@ -86,7 +90,7 @@ class DomainIndex(Mapping):
         """Index of ``value``; a clear :class:`ParameterError` when it is not in the domain (or a boolean)."""
         if isinstance(value, (bool, np.bool_)):
             raise ParameterError(
-                f"{name} {value!r} is a boolean, not a domain value: domains hold strings or integers, "
+                f"{name} {shown(value, VALUE_ECHO_LIMIT)} is a boolean, not a domain value: domains hold strings or integers, "
                 f"and a boolean is not read as {int(value)} (pass the domain value itself)"
             )
         try:
@@ -98,8 +102,8 @@ class DomainIndex(Mapping):
                 return self._index[int(value)]
             except KeyError:
                 pass
-        preview = ", ".join(repr(v) for v in self._domain[:5])
+        preview = ", ".join(shown(v, VALUE_ECHO_LIMIT) for v in self._domain[:5])
         more = ", ..." if len(self._domain) > 5 else ""
         raise ParameterError(
-            f"{name} {value!r} is not in the domain ({len(self._domain)} values: {preview}{more})"
+            f"{name} {shown(value, VALUE_ECHO_LIMIT)} is not in the domain ({len(self._domain)} values: {preview}{more})"
         )

@@ -11,11 +11,30 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ldp.shorten import ECHO_LIMIT, shorten_values
+
 __all__ = ["BudgetExceededError", "LDPError", "LDPWarning", "ParameterError", "ReportError", "StateError"]
 
 
 class LDPError(Exception):
-    """Base class of every error ``ldp`` raises on purpose."""
+    """Base class of every error ``ldp`` raises on purpose.
+
+    Its message never holds a user value longer than
+    :data:`ldp.shorten.ECHO_LIMIT` characters: a long quoted value is cut to
+    its ends and its length (:func:`ldp.shorten.shorten_values`), so a
+    megabyte-long bad value never floods a terminal, a log or a rejects file.
+
+    Examples
+    --------
+    >>> error = LDPError(f"value {'x' * 100_000!r} is not in the domain")
+    >>> len(str(error)) < 200, str(error).endswith("(100,000 characters) is not in the domain")
+    (True, True)
+    """
+
+    def __init__(self, *args: Any) -> None:
+        if args and isinstance(args[0], str) and len(args[0]) > ECHO_LIMIT:
+            args = (shorten_values(args[0]), *args[1:])
+        super().__init__(*args)
 
 
 #: A parameter named in a :meth:`ParameterError.naming` template: ``{name}`` or ``{name=}``.

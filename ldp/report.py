@@ -67,6 +67,7 @@ from typing import Any
 
 from ldp.errors import ParameterError, ReportError
 from ldp.jsonlines import json_line
+from ldp.shorten import VALUE_ECHO_LIMIT, shown
 
 __all__ = [
     "BUILTIN_PAYLOAD",
@@ -183,13 +184,15 @@ def check_group(group: Any) -> str:
         Naming what is wrong.
     """
     if not isinstance(group, str):
-        raise ReportError(f"report 'group' must be a string, got {group!r}"[:300])
+        raise ReportError(f"report 'group' must be a string, got {shown(group, VALUE_ECHO_LIMIT)}")
     if not group:
         raise ReportError("report 'group' must be a non-empty string")
     if len(group) > MAX_GROUP_LENGTH:
         raise ReportError(f"report 'group' must be at most {MAX_GROUP_LENGTH} characters, got {len(group)}")
     if _CONTROL.search(group):
-        raise ReportError(f"report 'group' must not contain control characters, got {group!r}"[:300])
+        raise ReportError(
+            f"report 'group' must not contain control characters, got {shown(group, VALUE_ECHO_LIMIT)}"
+        )
     return check_text(group, "group")
 
 
@@ -200,17 +203,23 @@ def report_version(group: Any) -> int:
 
 def _check_fingerprint(spec: Any) -> str:
     if not isinstance(spec, str) or len(spec) != 16:
-        raise ReportError(f"report 'spec' must be a 16-hex-digit fingerprint, got {spec!r}"[:300])
+        raise ReportError(
+            f"report 'spec' must be a 16-hex-digit fingerprint, got {shown(spec, VALUE_ECHO_LIMIT)}"
+        )
     try:
         bytes.fromhex(spec)
     except ValueError:
-        raise ReportError(f"report 'spec' must be a 16-hex-digit fingerprint, got {spec!r}"[:300]) from None
+        raise ReportError(
+            f"report 'spec' must be a 16-hex-digit fingerprint, got {shown(spec, VALUE_ECHO_LIMIT)}"
+        ) from None
     return spec.lower()
 
 
 def _check_uint(value: Any, name: str, bits: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < (1 << bits):
-        raise ReportError(f"report '{name}' must be an integer in [0, 2^{bits}), got {value!r}"[:300])
+        raise ReportError(
+            f"report '{name}' must be an integer in [0, 2^{bits}), got {shown(value, VALUE_ECHO_LIMIT)}"
+        )
     return value
 
 
@@ -254,7 +263,7 @@ class Report:
         if type(self.v) is not int or self.v not in REPORT_VERSIONS:  # 1.0, True and "1" are not versions
             raise ReportError(
                 f"report format version 'v' must be an integer this version reads ({_versions_text()}), "
-                f"got {self.v!r}"[:300]
+                f"got {shown(self.v, VALUE_ECHO_LIMIT)}"
             )
         if self.group is not None:
             check_group(self.group)
@@ -265,7 +274,9 @@ class Report:
         object.__setattr__(self, "spec", _check_fingerprint(self.spec))
         if self.value is not None:
             if isinstance(self.value, bool) or not isinstance(self.value, (str, int, float)):
-                raise ReportError(f"report 'value' must be a string or a number, got {self.value!r}"[:300])
+                raise ReportError(
+                    f"report 'value' must be a string or a number, got {shown(self.value, VALUE_ECHO_LIMIT)}"
+                )
             if isinstance(self.value, str):
                 check_text(self.value, "value")
             if isinstance(self.value, float) and not math.isfinite(self.value):
@@ -283,7 +294,9 @@ class Report:
                 raise ReportError(f"report 'bits' must be bytes, got {type(self.bits).__name__}")
         if self.client is not None:
             if not isinstance(self.client, str):
-                raise ReportError(f"report 'client' must be a string, got {self.client!r}"[:300])
+                raise ReportError(
+                    f"report 'client' must be a string, got {shown(self.client, VALUE_ECHO_LIMIT)}"
+                )
             check_text(self.client, "client")
 
     def get(self, name: str) -> Any:
@@ -333,7 +346,9 @@ class Report:
             raise ReportError(f"a report must be a JSON object, got {type(data).__name__}")
         unknown = sorted(set(data) - _JSON_KEYS - _DECLARED.keys(), key=str)
         if unknown:
-            raise ReportError(f"report has unknown fields: {', '.join(map(repr, unknown))}"[:300])
+            names = ", ".join(shown(name, VALUE_ECHO_LIMIT) for name in unknown[:5])
+            more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
+            raise ReportError(f"report has unknown fields: {names}{more}")
         if "v" not in data:
             raise ReportError("report has no version field 'v'")
         if "spec" not in data:
@@ -341,7 +356,9 @@ class Report:
         bits = data.get("bits")
         if bits is not None:
             if not isinstance(bits, str):
-                raise ReportError(f"report 'bits' must be a base64 string, got {bits!r}"[:300])
+                raise ReportError(
+                    f"report 'bits' must be a base64 string, got {shown(bits, VALUE_ECHO_LIMIT)}"
+                )
             try:
                 bits = base64.b64decode(bits.encode("ascii"), validate=True)
             except (binascii.Error, UnicodeEncodeError, ValueError):
@@ -458,15 +475,19 @@ def _check_extra(extra: Any) -> tuple[tuple[str, Any], ...]:
     seen: set[str] = set()
     for item in pairs:
         if not (isinstance(item, tuple) and len(item) == 2):
-            raise ReportError(f"report 'extra' must hold (name, value) pairs, got {item!r}"[:300])
+            raise ReportError(
+                f"report 'extra' must hold (name, value) pairs, got {shown(item, VALUE_ECHO_LIMIT)}"
+            )
         name, value = item
         if name in _JSON_KEYS or name not in _DECLARED:
-            raise ReportError(f"report has unknown fields: {name!r}"[:300])
+            raise ReportError(f"report has unknown fields: {shown(name, VALUE_ECHO_LIMIT)}")
         if name in seen:
             raise ReportError(f"report names the field {name!r} twice")
         seen.add(name)
         if isinstance(value, bool) or not isinstance(value, (str, int, float, bytes)):
-            raise ReportError(f"report '{name}' must be a string, a number or bytes, got {value!r}"[:300])
+            raise ReportError(
+                f"report '{name}' must be a string, a number or bytes, got {shown(value, VALUE_ECHO_LIMIT)}"
+            )
         if isinstance(value, str):
             check_text(value, name)
         if isinstance(value, float) and not math.isfinite(value):

@@ -48,6 +48,7 @@ import numpy as np
 from ldp.errors import ParameterError, ReportError
 from ldp.jsonlines import json_line
 from ldp.report import declare_report_field
+from ldp.shorten import VALUE_ECHO_LIMIT, Shown, shown
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -223,7 +224,9 @@ class BoundedInt(ReportField):
             if isinstance(value, str) and value.isdigit():
                 value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < bound:
-            raise ReportError(self.message.format(name=self.name, raw=raw, bound=bound)[:300])
+            raise ReportError(
+                self.message.format(name=self.name, raw=Shown(raw, VALUE_ECHO_LIMIT), bound=bound)
+            )
         return value
 
     def to_report(self, spec: Any, stored: Any) -> int:
@@ -300,7 +303,9 @@ class BitVector(ReportField):
             except (binascii.Error, UnicodeEncodeError, ValueError):
                 raise ReportError(f"report '{self.name}' is not valid base64") from None
         if not isinstance(raw, (bytes, bytearray)):
-            raise ReportError(f"report '{self.name}' must be a base64 string, got {raw!r}"[:300])
+            raise ReportError(
+                f"report '{self.name}' must be a base64 string, got {shown(raw, VALUE_ECHO_LIMIT)}"
+            )
         bits = bytes(raw)
         num_bits = self.num_bits(spec)
         expected = (num_bits + 7) // 8
@@ -356,7 +361,9 @@ class Number(ReportField):
 
     def check(self, spec: Any, raw: Any) -> float:
         if isinstance(raw, (str, bool)) or not isinstance(raw, (int, float)):
-            raise ReportError(f"numeric report value must be a finite number, got {raw!r}"[:300])
+            raise ReportError(
+                f"numeric report value must be a finite number, got {shown(raw, VALUE_ECHO_LIMIT)}"
+            )
         if not math.isfinite(float(raw)):
             raise ReportError(f"numeric report value must be a finite number, got {raw!r}")
         if not bool(spec.in_support(float(raw))):

@@ -165,3 +165,33 @@ def test_chunks_with_every_row_invalid_give_empty_batches(tmp_path, name, fmt):
     chunks = list(read_reports([path], spec, chunk_size=3))
     assert [len(c.batch) for c in chunks] == [0, 0, 3, 3]
     assert [(r.line, r.reason) for c in chunks for r in c.rejects] == [(i, "wrong_spec") for i in range(1, 7)]
+
+
+BIG = 5 * 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("field", "bad", "reason"),
+    [
+        ("value", "x" * BIG, "value_out_of_domain"),
+        ("spec", "y" * BIG, "wrong_spec"),
+        ("z" * BIG, 1, "unexpected_field"),
+    ],
+    ids=["value", "spec", "field-name"],
+)
+def test_a_5_mb_bad_value_is_echoed_cut_and_kept_whole_once_in_the_rejects_file(tmp_path, field, bad, reason):
+    """Issue 24: a 5 MB bad value went whole to stderr, and twice (detail and raw) into the rejects file."""
+    spec = SPECS["grr"]
+    good = {"v": 1, "spec": spec.fingerprint, "value": "a"}
+    reports = tmp_path / "reports.jsonl"
+    reports.write_text(json.dumps(good) + "\n" + json.dumps({**good, field: bad}) + "\n")
+    spec_path = _spec_file(tmp_path, spec)
+    result = _run("--spec", spec_path, reports)
+    assert result.exit_code == EXIT_REJECTS
+    assert len(result.stderr) < 1_000 and f"({BIG:,} characters)" in result.stderr
+    rejects = tmp_path / "rejects.jsonl"
+    assert _run("--spec", spec_path, reports, "--rejects", rejects).exit_code == EXIT_REJECTS
+    [record] = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert record["reason"] == reason and len(record["detail"]) < 400
+    assert record["raw"] == reports.read_text().splitlines()[1]  # the whole report, once
+    assert rejects.stat().st_size < len(record["raw"]) + 1_000

@@ -117,3 +117,96 @@ def test_cli_budget_needs_state(tmp_path):
     users.write_text("a\n")
     result = CliRunner().invoke(cli, ["encode", "--spec", str(spec_path), str(users), "--budget", "1"])
     assert result.exit_code == 2 and "--budget needs --state" in result.output
+
+
+def _encode_args(tmp_path, spec, rows: str, *extra: str) -> list[str]:
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    users = tmp_path / "users.csv"
+    users.write_text("client_id,value\n" + rows)
+    return ["encode", "--spec", str(spec_path), str(users), "--state", str(tmp_path / "states"), *extra]
+
+
+@pytest.mark.parametrize(("spec", "value"), [(GRR, "a"), (RAPPOR, "v")], ids=["grr", "rappor"])
+def test_cli_an_existing_ledger_is_charged_and_enforced_without_budget(tmp_path, spec, value):
+    """Issue 24: once a client's ledger exists, runs without --budget are charged and refused by it."""
+    cost = GRR.epsilon if spec is GRR else RAPPOR.epsilon_one
+    args = _encode_args(tmp_path, spec, f"alice,{value}\n")
+    first = CliRunner().invoke(cli, [*args, "--budget", repr(3 * cost), "-o", str(tmp_path / "r0.jsonl")])
+    assert first.exit_code == 0, first.output
+    ledger = ledger_path(tmp_path / "states", "alice")
+    emitted = 1
+    for run in (1, 2, 3):
+        out = tmp_path / f"r{run}.jsonl"
+        result = CliRunner().invoke(cli, [*args, "-o", str(out)])
+        emitted += len(out.read_text().splitlines())
+        if run < 3:
+            assert result.exit_code == 0, result.output
+            assert PrivacyLedger.load(ledger).committed == pytest.approx((run + 1) * cost)
+        else:
+            assert result.exit_code == EXIT_REFUSED, result.output
+            assert "1 rows refused" in result.output
+    assert emitted == 3
+    assert PrivacyLedger.load(ledger).committed == pytest.approx(3 * cost)
+
+
+def test_cli_another_budget_than_the_stored_one_is_refused(tmp_path):
+    args = _encode_args(tmp_path, GRR, "alice,a\n")
+    assert CliRunner().invoke(cli, [*args, "--budget", "1", "-o", str(tmp_path / "r0.jsonl")]).exit_code == 0
+    ledger = ledger_path(tmp_path / "states", "alice")
+    before = ledger.read_bytes()
+    out = tmp_path / "r1.jsonl"
+    result = CliRunner().invoke(cli, [*args, "--budget", "5", "-o", str(out)])
+    assert result.exit_code == 2
+    assert "holds the budget epsilon=1.0, not epsilon=5.0: a budget is set once" in result.output
+    assert ledger.read_bytes() == before and not out.exists()
+    # the stored budget, given again, is fine
+    assert CliRunner().invoke(cli, [*args, "--budget", "1", "-o", str(out)]).exit_code == 0
+
+
+def test_cli_a_ledger_created_by_another_process_during_a_run_is_charged_from_the_next_chunk(
+    tmp_path, monkeypatch
+):
+    import ldp.client.cli as encode_cli
+
+    args = _encode_args(tmp_path, GRR, "alice,a\nalice,b\nalice,c\nalice,a\n")
+    ledger = ledger_path(tmp_path / "states", "alice")
+    read_rows = encode_cli.read_rows
+
+    def rows_then_a_ledger(*a, **k):
+        for item in read_rows(*a, **k):
+            if item[0] == 3:  # after the first chunk (rows 1 and 2) was encoded without a ledger
+                PrivacyLedger.load_or_create(ledger, Budget(epsilon=0.5))
+            yield item
+
+    monkeypatch.setattr(encode_cli, "_CHUNK", 2)
+    monkeypatch.setattr(encode_cli, "read_rows", rows_then_a_ledger)
+    out = tmp_path / "r.jsonl"
+    result = CliRunner().invoke(cli, [*args, "-o", str(out)])
+    assert result.exit_code == EXIT_REFUSED, result.output
+    assert "rows 4" in result.output
+    assert len(out.read_text().splitlines()) == 3
+    assert PrivacyLedger.load(ledger).committed == pytest.approx(0.5)
+
+
+def test_the_api_charges_the_ledger_beside_a_state_without_a_budget(tmp_path):
+    state = tmp_path / "client.json"
+    make_encoder(RAPPOR, state=state, budget=Budget(epsilon=2 * RAPPOR.epsilon_one)).encode("v")
+    assert (tmp_path / "client.ledger.json").exists()
+    again = make_encoder(RAPPOR, state=state)  # no budget, no ledger: the one beside the state is charged
+    again.encode("v")
+    with pytest.raises(BudgetExceededError):
+        again.encode("v")
+    opened = ldp.client.ClientState.open(state, RAPPOR)  # a state object read from the file: the same
+    with pytest.raises(BudgetExceededError):
+        make_encoder(RAPPOR, state=opened).encode("v")
+    with pytest.raises(BudgetExceededError):
+        make_encoder(GRR, state=state).encode("a")  # the ledger is the client's, whatever the spec
+    with pytest.raises(StateError, match="a budget is set once"):
+        make_encoder(RAPPOR, state=state, budget=Budget(epsilon=9.0))
+    with pytest.raises(ParameterError, match="has its privacy ledger"):
+        make_encoder(RAPPOR, state=state, ledger=PrivacyLedger.in_memory(Budget(epsilon=9.0)))
+    same = make_encoder(RAPPOR, state=state, ledger=tmp_path / "client.ledger.json")
+    assert same.committed == pytest.approx(2 * RAPPOR.epsilon_one)
+    # a state without a ledger and no budget: not budgeted
+    assert not hasattr(make_encoder(RAPPOR, state=tmp_path / "other.json"), "ledger")

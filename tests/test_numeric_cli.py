@@ -13,6 +13,8 @@ from scipy.stats import norm
 
 import ldp
 from ldp.cli import cli
+from ldp.client import encode_batch, make_encoder
+from ldp.errors import ParameterError
 
 Z = float(norm.ppf(1 - 1e-6 / 2))
 
@@ -113,3 +115,32 @@ def test_seeded_encode_parquet_aggregate(tmp_path):
     row = pd.read_json(out).iloc[0]
     se = math.sqrt(float(spec.native_variance(spec.to_native(7.0))) / 2000) * spec.half_width
     assert abs(row["mean"] - 7.0) <= Z * se + spec.max_bias * spec.half_width
+
+
+@pytest.mark.parametrize("text", ["12", b"12", " 1e3 ", True])
+def test_the_numeric_encoders_refuse_text_and_booleans(text):
+    """Issue 24: the Python numeric encoder silently read the string '12' as the number 12."""
+    spec = ldp.Duchi(epsilon=1.0, low=0, high=100)
+    with pytest.raises(ParameterError, match="numeric value must be a number, got"):
+        make_encoder(spec).encode(text)
+    for batch in ([text], [1.0, text]) if not isinstance(text, bool) else ([text],):
+        with pytest.raises(ParameterError, match="numeric value must be a number, got"):
+            encode_batch(spec, batch, np.random.default_rng(1))
+    assert make_encoder(spec).encode(12).spec == spec.fingerprint  # numbers still are
+
+
+def test_ldp_encode_still_parses_the_numbers_of_a_text_file(tmp_path):
+    spec = ldp.Duchi(epsilon=1.0, low=0, high=100)
+    (tmp_path / "spec.json").write_text(spec.to_json())
+    (tmp_path / "values.txt").write_text("12\n 13 \n1e1\n")
+    for seed in ([], ["--seed", "1"]):
+        result = CliRunner().invoke(
+            cli, ["encode", "--spec", str(tmp_path / "spec.json"), str(tmp_path / "values.txt"), *seed]
+        )
+        assert result.exit_code == 0, result.output
+        assert len(result.stdout.splitlines()) == 3
+    (tmp_path / "values.txt").write_text("12\nabc\n")
+    result = CliRunner().invoke(
+        cli, ["encode", "--spec", str(tmp_path / "spec.json"), str(tmp_path / "values.txt")]
+    )
+    assert result.exit_code == 2 and "row 2: numeric value must be a number, got 'abc'" in result.stderr

@@ -138,7 +138,10 @@ def test_validation_errors():
 def test_clipping():
     spec = ldp.Duchi(epsilon=1, low=0, high=10)
     assert spec.unit_position(-5) == 0.0 and spec.unit_position(50) == 1.0
-    assert spec.unit_position("2.5") == 0.25
+    # text is not a number (issue 24): a values file's text is parsed by its reader first
+    with pytest.raises(ldp.errors.ParameterError, match="parse text first"):
+        spec.unit_position("2.5")
+    assert spec.unit_position(ldp.specs.numeric.parse_numeric_text("2.5")) == 0.25
 
 
 def test_auto_uses_worst_case_variances():

@@ -347,6 +347,28 @@ def test_a_megabyte_value_is_echoed_cut_with_its_length(args):
     assert len(error) == 1 and len(error[0]) < 400 and "characters)" in error[0], error
 
 
+def test_a_5_mb_value_to_encode_is_echoed_cut_by_the_command_and_the_api(tmp_path):
+    """Issue 24: one helper (ldp.shorten) cuts every echoed value; an LDPError never holds a 5 MB one."""
+    big = "x" * (5 * 1024 * 1024)
+    spec = ldp.GRR(domain=("a", "b"), epsilon=1.0)
+    (tmp_path / "spec.json").write_text(spec.to_json())
+    (tmp_path / "values.txt").write_text(f"a\n{big}\n")
+    result = _run(
+        "encode", "--spec", tmp_path / "spec.json", tmp_path / "values.txt", "-o", tmp_path / "r.jsonl"
+    )
+    assert result.exit_code == 2 and len(result.stderr) < 400, result.stderr[:1000]
+    assert (
+        "row 2: value 'xxxx" in result.stderr
+        and "' (5,242,880 characters) is not in the domain" in result.stderr
+    )
+    with pytest.raises(ParameterError) as error:
+        ldp.client.make_encoder(spec).encode(big)
+    assert len(str(error.value)) < 300 and "(5,242,880 characters)" in str(error.value)
+    with pytest.raises(ldp.errors.ReportError) as report_error:
+        ldp.Report.from_dict({"v": 1, "spec": "y" * len(big), "value": "a"})
+    assert len(str(report_error.value)) < 300 and "(5,242,880 characters)" in str(report_error.value)
+
+
 @pytest.mark.parametrize("option", ["-o", "--rejects"])
 @pytest.mark.parametrize("how", ["same", "symlink", "spec"])
 def test_aggregate_refuses_an_output_that_is_an_input(tmp_path, option, how):

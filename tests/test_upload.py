@@ -357,3 +357,92 @@ def test_the_upload_library_imports_no_http_or_data_frame_library():
     )
     result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert result.stdout.strip() == ""
+
+
+class _Credentials(http.server.BaseHTTPRequestHandler):
+    """Records each request's path and Authorization header; a GET of /v1/tasks/R redirects to ``elsewhere``."""
+
+    seen: ClassVar[list[tuple[str, str | None]]] = []
+    elsewhere: ClassVar[str] = ""
+
+    def do_GET(self):
+        type(self).seen.append((self.path, self.headers.get("Authorization")))
+        if self.path == "/v1/tasks/R":
+            self.send_response(302)
+            self.send_header("Location", type(self).elsewhere + "/v1/tasks/T")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        data = b"<html>not a collector</html>"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def credentials_servers():
+    """Two local servers recording the credentials they receive (the second one is 'another host')."""
+    _Credentials.seen = []
+    started = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Credentials) for _ in range(2)]
+    for httpd in started:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    _Credentials.elsewhere = f"http://127.0.0.1:{started[1].server_port}"
+    yield [httpd.server_port for httpd in started]
+    for httpd in started:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_url_password_is_sent_as_basic_authorization_and_never_shown(credentials_servers, tmp_path):
+    """Issue 24: ``ldp upload --to http://user:pw@...`` echoed the password; now every message masks it."""
+    port = credentials_servers[0]
+    reports = _grr_reports(tmp_path / "reports.jsonl", 3)
+    result = _run("upload", "--to", f"http://ldp:s3cr%3At@127.0.0.1:{port}", "--task", "T", reports)
+    assert result.exit_code == 2
+    assert f"is http://ldp:***@127.0.0.1:{port} an ldp collector?" in result.stderr
+    assert "s3cr" not in result.output
+    expected = "Basic " + base64.b64encode(b"ldp:s3cr:t").decode()
+    assert _Credentials.seen == [("/v1/tasks/T", expected)]  # the user part is not in the request line
+    # a redirect to another host never carries the credentials
+    _Credentials.seen = []
+    with pytest.raises(UploadError) as error:
+        upload_module.fetch_task(f"http://ldp:s3cret@127.0.0.1:{port}", "R")
+    assert "s3cret" not in str(error.value)
+    assert _Credentials.seen == [
+        ("/v1/tasks/R", "Basic " + base64.b64encode(b"ldp:s3cret").decode()),
+        ("/v1/tasks/T", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://ldp:s3cret@127.0.0.1",
+        "http://127.0.0.1:8000/?token=s3cret",
+        "http://ldp:s3c/ret@127.0.0.1:8000",  # an unencoded "/" ends the host early
+        "http://ldp:s3cret@127.0.0.1",  # once "nonnumeric port: 's3cret@127.0.0.1'" from http.client
+    ],
+)
+def test_errors_of_a_url_with_secrets_never_show_them(url, tmp_path):
+    with pytest.raises((ParameterError, UploadError)) as error:
+        upload_module.fetch_task(url, "T", retries=0)
+    assert "s3c" not in str(error.value)
+    if isinstance(error.value, ParameterError):
+        shown = _run("upload", "--to", url, "--task", "T", _grr_reports(tmp_path / "reports.jsonl", 3))
+        assert shown.exit_code == 2 and "--to '" in shown.stderr and "s3c" not in shown.output
+
+
+def test_an_unreachable_collector_with_credentials_is_named_without_its_password(tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    lines = make_envelopes(_grr_reports(tmp_path / "r.jsonl", 3), tmp_path / "e.jsonl", 60).lines
+    with pytest.raises(UploadError) as error:
+        Uploader(f"http://ldp:s3cret@127.0.0.1:{port}", "T", retries=1, sleep=lambda _: None).upload(lines)
+    assert f"reach http://ldp:***@127.0.0.1:{port}:" in str(error.value) and "s3cret" not in str(error.value)

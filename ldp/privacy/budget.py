@@ -151,8 +151,9 @@ class PrivacyLedger:
         ledger = cls._parse(path, text)
         if budget is not None and budget != ledger.budget:
             raise StateError(
-                f"ledger {str(path)!r} has budget {ledger.budget.to_dict()}, not {budget.to_dict()}; "
-                "a budget cannot be changed silently (use a new ledger file)"
+                f"privacy ledger {str(path)!r} holds the budget {_budget_text(ledger.budget)}, not "
+                f"{_budget_text(budget)}: a budget is set once, when its ledger is created, and never "
+                "changed; give the stored budget or none (it is enforced either way)"
             )
         return ledger
 
@@ -397,6 +398,14 @@ class PrivacyLedger:
     def __repr__(self) -> str:
         where = "in memory" if self.path is None else str(self.path)
         return f"PrivacyLedger({where}, budget={self.budget}, streams={len(self._streams)})"
+
+
+def _budget_text(budget: Budget) -> str:
+    """``epsilon=3.0`` or ``epsilon=1.0, delta=1e-06, optimal composition`` (shortest exact floats)."""
+    text = f"epsilon={budget.epsilon!r}"
+    if budget.delta:
+        text += f", delta={budget.delta!r}"
+    return text + (f", {budget.composition} composition" if budget.composition != "basic" else "")
 
 
 def _lock_path(path: Path) -> Path:

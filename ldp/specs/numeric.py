@@ -40,6 +40,7 @@ from ldp import numeric_math as nm
 from ldp.errors import ParameterError
 from ldp.exact import floor_fraction, ratio_within
 from ldp.report_schema import Number, ReportSchema
+from ldp.shorten import VALUE_ECHO_LIMIT, shown
 from ldp.specs.base import ExactPrivacySpec, MechanismView, register
 from ldp.specs.frequency import _calibrate_keep_probability
 from ldp.specs.limits import (
@@ -68,6 +69,7 @@ __all__ = [
     "check_numeric_value",
     "numeric_spec",
     "numeric_variance_table",
+    "parse_numeric_text",
 ]
 
 #: Largest input grid (tables are (grid+1) × ~2·grid integers for PM/HM).
@@ -85,22 +87,69 @@ def _check_bound(value: object, name: str) -> float:
 
 
 def check_numeric_value(value: Any) -> float:
-    """A user's number as a finite float; NaN, infinities and non-numbers raise :class:`ParameterError`."""
-    if isinstance(value, bool):
+    """A user's number as a finite float.
+
+    NaN, infinities, booleans and what is not a number raise
+    :class:`ParameterError`: text too (``'12'``), which a caller that reads
+    values from a file parses first (:func:`parse_numeric_text`).
+
+    Examples
+    --------
+    >>> check_numeric_value(12)
+    12.0
+    >>> check_numeric_value("12")
+    Traceback (most recent call last):
+    ...
+    ldp.errors.ParameterError: numeric value must be a number, got the str '12' (parse text first, e.g. float(text))
+    """
+    if isinstance(value, (str, bytes, bytearray)):
+        raise ParameterError(
+            f"numeric value must be a number, got the {type(value).__name__} {shown(value, VALUE_ECHO_LIMIT)} "
+            "(parse text first, e.g. float(text))"
+        )
+    if isinstance(value, (bool, np.bool_)):
         raise ParameterError(f"numeric value must be a number, got {value!r}")
-    if isinstance(value, str):
-        try:
-            out = float(value.strip())
-        except ValueError:
-            raise ParameterError(f"numeric value must be a number, got {value!r}") from None
-    else:
-        try:
-            out = float(value)
-        except (TypeError, ValueError, OverflowError):
-            raise ParameterError(f"numeric value must be a finite number, got {value!r}") from None
+    try:
+        out = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(
+            f"numeric value must be a finite number, got {shown(value, VALUE_ECHO_LIMIT)}"
+        ) from None
     if not math.isfinite(out):
         raise ParameterError(f"numeric value must be finite, got {value!r}")
     return out
+
+
+def _check_numbers(given: np.ndarray, values: Any) -> None:
+    """Refuse text and booleans among batch ``values`` (``given`` is their array), as :func:`check_numeric_value` does.
+
+    Only an array of text, booleans or objects is looked at item by item, in
+    the values as given (numpy turns the numbers of a list that holds text
+    into text too).
+    """
+    if given.dtype.kind in "USbO":
+        items = given.ravel() if isinstance(values, np.ndarray) or given.ndim != 1 else values
+        for value in items:
+            if isinstance(value, (str, bytes, bytearray, bool, np.bool_)):
+                check_numeric_value(value.item() if isinstance(value, np.generic) else value)
+
+
+def parse_numeric_text(value: Any) -> float:
+    """A number read from a values file: text (``'12'``, ``' 1e3 '``) is parsed, the rest is :func:`check_numeric_value`.
+
+    Raises
+    ------
+    ParameterError
+        Text that is not a number, or a value :func:`check_numeric_value` refuses.
+    """
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise ParameterError(
+                f"numeric value must be a number, got {shown(value, VALUE_ECHO_LIMIT)}"
+            ) from None
+    return check_numeric_value(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,7 +251,9 @@ class NumericSpec(ExactPrivacySpec):
 
     def to_native(self, values: Any) -> np.ndarray:
         """Vectorized x ↦ t ∈ [−1, 1] (clipped); NaN raises :class:`ParameterError`."""
-        x = np.asarray(values, dtype=np.float64)
+        given = np.asarray(values)
+        _check_numbers(given, values)
+        x = given.astype(np.float64, copy=False)
         if not np.all(np.isfinite(x)):
             raise ParameterError("numeric values must be finite numbers (got NaN or infinity)")
         u = np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
