@@ -37,8 +37,8 @@ import { clip } from "./text.js";
 import { Uploader } from "./uploader.js";
 import { CLIENT_COLUMN, canonicalClientId, pickColumn, readCsv, readUtf8Text } from "./table.js";
 
-/** Rows per block: reports are printed, and ledgers created by another process looked for, at each block. */
-const BLOCK = 4096;
+/** Rows per chunk, as Python's `ldp encode`: a ledger another process created since the run opened its client is looked for at each. */
+const CHUNK = 65_536;
 
 const USAGE =
   "usage: ldp-encode --spec SPEC.json VALUES.txt|VALUES.csv [--column C] [--state DIR [--budget EPS [--budget-delta D] [--composition basic|optimal]]] " +
@@ -112,27 +112,30 @@ async function main(argv: string[]): Promise<number> {
   // persistent clients by canonical id ("" : the one client of a text input with --state)
   const clients = stateDir === undefined ? null : new StateClients(spec, stateDir, budget, shared);
   const keyOf = (row: Row): string => (row.client === undefined ? "" : canonicalClientId(row.client));
-  const clientOf = async (row: Row): Promise<{ encode(value: string): Report | Promise<Report> }> => {
+  type Client = { encode(value: string): Report | Promise<Report> };
+  const clientOf = (row: Row): Client | Promise<Client> => {
     if (clients === null) return shared ?? makeEncoder(spec, { shake: nativeShake256 }); // RAPPOR: a fresh client per row
-    return clients.encoderOf(keyOf(row));
+    const key = keyOf(row);
+    return clients.opened(key) ?? clients.encoderOf(key);
   };
   const reports: string[] = [];
   let printed = 0;
   const refused: number[] = [];
-  for (let start = 0; start < rows.length; start += BLOCK) {
-    const block = rows.slice(start, start + BLOCK);
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const chunk = rows.slice(start, start + CHUNK);
     // a client opened without a ledger, whose ledger another process has created since, is charged from here on
-    if (clients !== null && start > 0) await clients.findNewLedgers(block.map(keyOf));
-    for (const row of block) {
+    if (clients !== null && start > 0) await clients.findNewLedgers(chunk.map(keyOf));
+    for (const row of chunk) {
       try {
         reports.push(reportToJson(await (await clientOf(row)).encode(row.value)));
       } catch (error) {
         if (error instanceof BudgetExceededError) refused.push(row.n);
         else throw new Error(`${label} ${row.n}: ${(error as Error).message}`);
       }
+      if (reports.length - printed >= 4096) printed = print(reports, printed);
     }
-    printed = print(reports, printed);
   }
+  print(reports, printed);
   if (options.has("--upload")) await upload(options, input, reports);
   process.stderr.write(`encoded ${rows.length - refused.length} values with ${spec.mechanism} (${spec.fingerprint})\n`);
   if (refused.length) {

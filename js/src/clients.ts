@@ -8,7 +8,7 @@
  * run's budget only creates the ledgers of clients that have none, and one
  * that differs from a stored budget is refused. A ledger another process
  * creates during the run is found by `findNewLedgers`, which the CLI calls
- * before each block of rows.
+ * before each chunk of 65,536 rows (as Python's).
  */
 import * as path from "node:path";
 import { type Budget, BudgetedEncoder } from "./budget.js";
@@ -41,6 +41,11 @@ export class StateClients {
   /** The state file of a client: `DIR/<hash of the canonical id>.json`, or `DIR/client.json` for "" (a text input's one client). */
   statePath(key: string): string {
     return key === "" ? path.join(this.directory, "client.json") : statePath(this.directory, key);
+  }
+
+  /** The encoder of the client `key` if it is open already (synchronous: the common case of a run). */
+  opened(key: string): Encoder | BudgetedEncoder | undefined {
+    return this.clients.get(key)?.encoder;
   }
 
   /** The encoder of the client `key` (a canonical id, or ""), opened on first use; charging its ledger when it has one. */

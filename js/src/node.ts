@@ -216,13 +216,7 @@ export function ledgerBeside(stateFile: string): string {
 }
 
 function lexists(file: string): boolean {
-  try {
-    fs.lstatSync(file);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
-    throw error;
-  }
+  return fs.lstatSync(file, { throwIfNoEntry: false }) !== undefined; // no exception per absent file: the CLI asks often
 }
 
 /**

@@ -173,6 +173,7 @@ describe("library: a file-backed client's ledger is never bypassed", () => {
     await again.encode("v");
     await assert.rejects(again.encode("v"), BudgetExceededError);
     const grr = await openClientEncoder(state, GRR); // the ledger is the client's, whatever the spec
+    assert.ok(grr instanceof BudgetedEncoder);
     await assert.rejects(grr.encode("a"), BudgetExceededError);
     await assert.rejects(openClientEncoder(state, RAPPOR, { budget: makeBudget(9) }), new RegExp(`holds the budget epsilon=${2 * one}, not epsilon=9: ${ONCE}`));
   });
@@ -204,7 +205,7 @@ describe("library: a file-backed client's ledger is never bypassed", () => {
     await assert.rejects(new PrivacyLedger(storage, makeBudget(3)).charge(GRR, null), /holds the budget epsilon=2, not epsilon=3: a budget is set once/);
   });
 
-  it("a ledger another process creates during a run charges the client from the next block (StateClients.findNewLedgers)", async () => {
+  it("a ledger another process creates during a run charges the client from the next chunk (StateClients.findNewLedgers)", async () => {
     const dir = tmp();
     const clients = new StateClients(GRR, dir, null, makeEncoder(GRR));
     const before = await clients.encoderOf("alice");
