@@ -118,6 +118,8 @@ async function main(argv: string[]): Promise<number> {
     const key = keyOf(row);
     return clients.opened(key) ?? clients.encoderOf(key);
   };
+  // a --budget other than a stored one is refused before any report is made
+  if (clients !== null) await clients.checkStoredBudgets(rows.map(keyOf));
   const reports: string[] = [];
   let printed = 0;
   const refused: number[] = [];

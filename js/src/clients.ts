@@ -61,6 +61,19 @@ export class StateClients {
     return client.encoder;
   }
 
+  /**
+   * Refuse, before anything is encoded, a run's budget that differs from the
+   * stored budget of an existing ledger of one of the clients `keys` (the
+   * same one-line error `clientLedger` gives; nothing is created here).
+   */
+  async checkStoredBudgets(keys: Iterable<string>): Promise<void> {
+    if (this.budget === null) return;
+    for (const key of new Set(keys)) {
+      const state = this.statePath(key);
+      if ((await clientLedger(state)) !== null) await clientLedger(state, this.budget); // an existing ledger: compare
+    }
+  }
+
   /** Charge from now on those of the open clients `keys` that had no ledger and have one now (another process created it). */
   async findNewLedgers(keys: Iterable<string>): Promise<void> {
     for (const key of new Set(keys)) {

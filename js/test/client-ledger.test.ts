@@ -131,6 +131,19 @@ describe("ldp-encode: a client's existing ledger is charged and enforced without
     assert.deepEqual(encode([...args, "--budget", "3"]), { status: 0, reports: 1, stderr: "" });
   });
 
+  it("CSV: a --budget other than one client's stored budget is refused before any row is encoded, however late that client comes", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "spec.json"), GRR.canonicalJson);
+    writeFileSync(join(dir, "alice.csv"), "client_id,value\nalice,a\n");
+    writeFileSync(join(dir, "v.csv"), "client_id,value\n" + "bob,a\n".repeat(5000) + "alice,a\n");
+    const args = (file: string) => ["--spec", join(dir, "spec.json"), join(dir, file), "--state", join(dir, "s")];
+    assert.equal(encode([...args("alice.csv"), "--budget", "3"]).status, 0);
+    const run = encode([...args("v.csv"), "--budget", "5000"]);
+    assert.deepEqual([run.status, run.reports], [2, 0]); // not the 4,096 rows of bob printed before alice's
+    assert.match(run.stderr, new RegExp(`^ldp-encode: privacy ledger '.*' holds the budget epsilon=3, not epsilon=5000: ${ONCE} \\(it is enforced either way\\)\n$`));
+    assert.deepEqual(ledgersIn(join(dir, "s")), [ledgerPath("", "alice")], "bob's ledger is not created");
+  });
+
   it("without a ledger and without --budget no ledger is created (RAPPOR keeps its state)", () => {
     const dir = tmp();
     writeFileSync(join(dir, "grr.json"), GRR.canonicalJson);
