@@ -73,6 +73,8 @@ export interface LedgerData {
 
 /** Where a ledger lives: `update` reads, applies `change`, and writes in one exclusive transaction. */
 export interface LedgerStorage {
+  /** What to call the ledger in messages (a file storage: `privacy ledger '<file>'`); default `privacy ledger`. */
+  readonly label?: string;
   update<T>(change: (current: LedgerData | null) => { data: LedgerData | null; result: T }): Promise<T>;
 }
 
@@ -87,6 +89,16 @@ export function makeBudget(epsilon: number, delta = 0, composition = "basic"): B
     throw new RangeError(`budget composition must be one of basic, optimal, got ${JSON.stringify(composition)}`);
   }
   return { epsilon, delta, composition: rule as CompositionRule };
+}
+
+/** `epsilon=3`, or `epsilon=1, delta=0.000001, optimal composition` (a budget in messages, as Python's). */
+export function budgetText(budget: Budget): string {
+  const delta = budget.delta ? `, delta=${budget.delta}` : "";
+  return `epsilon=${budget.epsilon}${delta}${budget.composition === "basic" ? "" : `, ${budget.composition} composition`}`;
+}
+
+function sameBudget(a: Budget, b: Budget): boolean {
+  return a.epsilon === b.epsilon && a.delta === b.delta && a.composition === b.composition;
 }
 
 function mul(a: Fraction, b: Fraction): Fraction {
@@ -191,25 +203,51 @@ export function fitsBudget(committed: number, budget: Budget): boolean {
   return committed <= budget.epsilon * (1 + SLACK);
 }
 
-/** A per-client ledger over a storage; created (with a fresh HMAC key) on first use. */
+/**
+ * A per-client ledger over a storage. `PrivacyLedger.open` applies the rule
+ * of a client's budget: set once, when its ledger is created, and enforced
+ * from then on whether or not a budget is given. The constructor takes the
+ * budget as given and creates the ledger (with a fresh HMAC key) at the
+ * first charge; a stored ledger with another budget is refused at each use.
+ */
 export class PrivacyLedger {
   constructor(
     private readonly storage: LedgerStorage,
     readonly budget: Budget,
   ) {}
 
+  /**
+   * The ledger in `storage` under its stored budget; created (exclusively,
+   * in one transaction: of racing openers one creates it, the others use
+   * it) with `budget` when there is none; null when there is none and no
+   * budget (nothing is created). A `budget` other than the stored one is
+   * refused: a budget is set once, when its ledger is created, and never
+   * changed (a larger one would let the client spend more than it was
+   * promised). Python's `PrivacyLedger.load_or_create` and `client_ledger`.
+   */
+  static async open(storage: LedgerStorage, budget: Budget | null = null): Promise<PrivacyLedger | null> {
+    const label = storage.label ?? "privacy ledger";
+    const stored = await storage.update((current): { data: LedgerData | null; result: Budget | null } => {
+      if (current === null) {
+        if (budget === null) return { data: null, result: null };
+        return { data: freshLedger(budget), result: budget };
+      }
+      const held = storedBudget(checkedLedger(current, label), label);
+      if (budget !== null && !sameBudget(held, budget)) throw new Error(budgetChangeMessage(label, held, budget));
+      return { data: current, result: held };
+    });
+    return stored === null ? null : new PrivacyLedger(storage, stored);
+  }
+
   private check(data: LedgerData): LedgerData {
-    if (data.format !== LEDGER_FORMAT || typeof data.key !== "string" || data.key.length !== 64 || typeof data.streams !== "object") {
-      throw new Error("privacy ledger is corrupt");
-    }
-    if (data.budget.epsilon !== this.budget.epsilon || data.budget.delta !== this.budget.delta || data.budget.composition !== this.budget.composition) {
-      throw new Error(`the ledger's budget ${JSON.stringify(data.budget)} differs from ${JSON.stringify(this.budget)}`);
-    }
+    const label = this.storage.label ?? "privacy ledger";
+    const held = storedBudget(checkedLedger(data, label), label);
+    if (!sameBudget(held, this.budget)) throw new Error(budgetChangeMessage(label, held, this.budget));
     return data;
   }
 
   private fresh(): LedgerData {
-    return { format: LEDGER_FORMAT, key: toHex(cryptoSource.read(32)), budget: { ...this.budget }, streams: {} };
+    return freshLedger(this.budget);
   }
 
   /** The stream name of a report of `value` under `spec` (`memoKey`: RAPPOR's memo key bytes). */
@@ -250,6 +288,44 @@ export class PrivacyLedger {
   async committed(): Promise<number> {
     return this.storage.update((current) => ({ data: current, result: current === null ? 0 : committedEpsilon(this.check(current).streams, this.budget) }));
   }
+}
+
+function freshLedger(budget: Budget): LedgerData {
+  return { format: LEDGER_FORMAT, key: toHex(cryptoSource.read(32)), budget: { ...budget }, streams: {} };
+}
+
+function checkedLedger(data: LedgerData, label: string): LedgerData {
+  if (
+    data === null ||
+    typeof data !== "object" ||
+    data.format !== LEDGER_FORMAT ||
+    typeof data.key !== "string" ||
+    data.key.length !== 64 ||
+    typeof data.streams !== "object" ||
+    data.streams === null ||
+    typeof data.budget !== "object" ||
+    data.budget === null
+  ) {
+    throw new Error(`${label} is corrupt`);
+  }
+  return data;
+}
+
+/** The budget a ledger holds, checked as `makeBudget` checks one (a corrupt one is refused). */
+function storedBudget(data: LedgerData, label: string): Budget {
+  const { epsilon, delta, composition } = data.budget;
+  try {
+    return makeBudget(epsilon, delta, composition);
+  } catch (error) {
+    throw new Error(`${label} is corrupt: its ${(error as Error).message}`);
+  }
+}
+
+function budgetChangeMessage(label: string, held: Budget, asked: Budget): string {
+  return (
+    `${label} holds the budget ${budgetText(held)}, not ${budgetText(asked)}: a budget is set once, when its ledger ` +
+    "is created, and never changed; give the stored budget or none (it is enforced either way)"
+  );
 }
 
 /** An encoder whose every report is charged to a ledger before it is returned (randomize, charge, release). */

@@ -15,22 +15,30 @@
  *                    other mechanisms keep no state). Text: one client
  *                    (DIR/client.json)
  *   --budget EPS [--budget-delta D] [--composition basic|optimal]
- *                    per-client budget (needs --state), its ledger beside the
- *                    client's state (DIR/<hash>.ledger.json; text: DIR/client.ledger.json);
- *                    a refused row emits nothing, exit status 3
+ *                    the budget of each client that has none yet (needs --state),
+ *                    kept in a ledger beside the client's state (DIR/<hash>.ledger.json;
+ *                    text: DIR/client.ledger.json). A client's budget is set once:
+ *                    once its ledger exists, every report of the client is charged
+ *                    to it under its stored budget, with or without --budget, and a
+ *                    --budget other than the stored one is an error (exit status 2).
+ *                    --budget-delta and --composition need --budget. A refused row
+ *                    emits nothing, exit status 3
  *   --upload URL --task T [--spool FILE] [--batch-size N]
  *                    also send the reports through the Uploader (spool
  *                    default: values file + ".spool.jsonl")
  */
-import * as path from "node:path";
-import { BudgetExceededError, BudgetedEncoder, PrivacyLedger, makeBudget } from "./budget.js";
-import { type Encoder, makeEncoder } from "./encoders.js";
-import { FileLedgerStorage, FileSpool, nativeShake256, openClientState } from "./node.js";
+import { BudgetExceededError, makeBudget } from "./budget.js";
+import { StateClients } from "./clients.js";
+import { makeEncoder } from "./encoders.js";
+import { FileSpool, nativeShake256 } from "./node.js";
 import { type Report, reportToJson } from "./report.js";
 import { loadSpec } from "./spec.js";
 import { clip } from "./text.js";
 import { Uploader } from "./uploader.js";
-import { CLIENT_COLUMN, canonicalClientId, ledgerPath, pickColumn, readCsv, readUtf8Text, statePath } from "./table.js";
+import { CLIENT_COLUMN, canonicalClientId, pickColumn, readCsv, readUtf8Text } from "./table.js";
+
+/** Rows per chunk, as Python's `ldp encode`: a ledger another process created since the run opened its client is looked for at each. */
+const CHUNK = 65_536;
 
 const USAGE =
   "usage: ldp-encode --spec SPEC.json VALUES.txt|VALUES.csv [--column C] [--state DIR [--budget EPS [--budget-delta D] [--composition basic|optimal]]] " +
@@ -51,7 +59,8 @@ function parseArgs(argv: string[]): { options: Map<string, string>; input: strin
   if (!options.has("--spec") || positional.length !== 1) throw new Error(USAGE);
   if (options.has("--budget") && !options.has("--state")) throw new Error("--budget needs --state (the ledger lives beside the state)");
   if ((options.has("--budget-delta") || options.has("--composition")) && !options.has("--budget")) {
-    throw new Error("--budget-delta and --composition go with --budget");
+    // a stored ledger's budget is read from it whole: these alone would be ignored
+    throw new Error("--budget-delta and --composition go with --budget (a client's existing ledger keeps its stored budget)");
   }
   if (options.has("--upload") !== options.has("--task")) throw new Error("--upload and --task go together");
   return { options, input: positional[0] };
@@ -101,31 +110,32 @@ async function main(argv: string[]): Promise<number> {
   const { rows, label } = readRows(input, options.get("--column"), stateDir !== undefined && input.toLowerCase().endsWith(".csv"));
   const shared = rappor ? null : makeEncoder(spec);
   // persistent clients by canonical id ("" : the one client of a text input with --state)
-  const clients = new Map<string, { encode(value: string): Report | Promise<Report> }>();
-  const clientOf = (row: Row): { encode(value: string): Report | Promise<Report> } => {
-    if (stateDir === undefined) return shared ?? makeEncoder(spec, { shake: nativeShake256 }); // RAPPOR: a fresh client per row
-    const key = row.client === undefined ? "" : canonicalClientId(row.client);
-    let client = clients.get(key);
-    if (client === undefined) {
-      const state = key === "" ? path.join(stateDir, "client.json") : statePath(stateDir, key);
-      const ledger = key === "" ? path.join(stateDir, "client.ledger.json") : ledgerPath(stateDir, key);
-      const encoder: Encoder = shared ?? makeEncoder(spec, { client: openClientState(state, spec), shake: nativeShake256 });
-      client = budget ? new BudgetedEncoder(encoder, new PrivacyLedger(new FileLedgerStorage(ledger), budget)) : encoder;
-      clients.set(key, client);
-    }
-    return client;
+  const clients = stateDir === undefined ? null : new StateClients(spec, stateDir, budget, shared);
+  const keyOf = (row: Row): string => (row.client === undefined ? "" : canonicalClientId(row.client));
+  type Client = { encode(value: string): Report | Promise<Report> };
+  const clientOf = (row: Row): Client | Promise<Client> => {
+    if (clients === null) return shared ?? makeEncoder(spec, { shake: nativeShake256 }); // RAPPOR: a fresh client per row
+    const key = keyOf(row);
+    return clients.opened(key) ?? clients.encoderOf(key);
   };
+  // a --budget other than a stored one is refused before any report is made
+  if (clients !== null) await clients.checkStoredBudgets(rows.map(keyOf));
   const reports: string[] = [];
   let printed = 0;
   const refused: number[] = [];
-  for (const row of rows) {
-    try {
-      reports.push(reportToJson(await clientOf(row).encode(row.value)));
-    } catch (error) {
-      if (error instanceof BudgetExceededError) refused.push(row.n);
-      else throw new Error(`${label} ${row.n}: ${(error as Error).message}`);
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const chunk = rows.slice(start, start + CHUNK);
+    // a client opened without a ledger, whose ledger another process has created since, is charged from here on
+    if (clients !== null && start > 0) await clients.findNewLedgers(chunk.map(keyOf));
+    for (const row of chunk) {
+      try {
+        reports.push(reportToJson(await (await clientOf(row)).encode(row.value)));
+      } catch (error) {
+        if (error instanceof BudgetExceededError) refused.push(row.n);
+        else throw new Error(`${label} ${row.n}: ${(error as Error).message}`);
+      }
+      if (reports.length - printed >= 4096) printed = print(reports, printed);
     }
-    if (reports.length - printed >= 4096) printed = print(reports, printed);
   }
   print(reports, printed);
   if (options.has("--upload")) await upload(options, input, reports);

@@ -17,8 +17,8 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fromHex, toHex } from "./bytes.js";
-import type { LedgerData, LedgerStorage } from "./budget.js";
-import { type RapporClient, newRapporClient } from "./encoders.js";
+import { type Budget, BudgetedEncoder, type LedgerData, type LedgerStorage, PrivacyLedger } from "./budget.js";
+import { type Encoder, type RapporClient, makeEncoder, newRapporClient } from "./encoders.js";
 import type { ByteSource, Shake256 } from "./random.js";
 import { type DeadLetter, type Spool, addDeadLetters, recordId } from "./uploader.js";
 import type { Spec } from "./spec.js";
@@ -181,14 +181,22 @@ export function loadClientState(file: string, spec: Spec): RapporClient {
  * one state directory in turn, never at the same time.
  */
 export class FileLedgerStorage implements LedgerStorage {
+  readonly label: string;
+
   constructor(readonly file: string) {
     ensurePrivateDirectory(path.dirname(file));
+    this.label = `privacy ledger '${file}'`;
   }
 
   async update<T>(change: (current: LedgerData | null) => { data: LedgerData | null; result: T }): Promise<T> {
     return withLock(this.file + ".jslock", () => {
       const text = readPrivateFile(this.file, "privacy ledger");
-      const current = text === null ? null : (JSON.parse(text) as LedgerData);
+      let current: LedgerData | null = null;
+      try {
+        if (text !== null) current = JSON.parse(text) as LedgerData;
+      } catch {
+        throw new Error(`${this.label} is corrupt (not JSON)`);
+      }
       const { data, result } = change(current);
       if (data !== null && data !== current) {
         const out = JSON.stringify(data, null, 1) + "\n";
@@ -199,6 +207,53 @@ export class FileLedgerStorage implements LedgerStorage {
       return result;
     });
   }
+}
+
+/** The privacy ledger of the client whose state file is `stateFile`: `client.json` has `client.ledger.json` (Python's `ledger_beside`). */
+export function ledgerBeside(stateFile: string): string {
+  const ext = path.extname(stateFile);
+  return stateFile.slice(0, stateFile.length - ext.length) + ".ledger.json";
+}
+
+function lexists(file: string): boolean {
+  return fs.lstatSync(file, { throwIfNoEntry: false }) !== undefined; // no exception per absent file: the CLI asks often
+}
+
+/**
+ * The ledger of the client whose state file is `stateFile` (beside it,
+ * `ledgerBeside`), or null when it has none and no `budget` is given
+ * (Python's `client_ledger`). A client's budget is set once, when its
+ * ledger is created: an existing ledger is always opened, under its stored
+ * budget, with or without `budget`, and every report of the client must be
+ * charged to it; a `budget` other than the stored one is refused. Without a
+ * ledger, `budget` creates one (exclusively: racing creators share one);
+ * with neither, nothing is created and the client has no budget.
+ */
+export async function clientLedger(stateFile: string, budget: Budget | null = null): Promise<PrivacyLedger | null> {
+  const file = ledgerBeside(stateFile);
+  if (budget === null && !lexists(file)) return null;
+  return PrivacyLedger.open(new FileLedgerStorage(file), budget);
+}
+
+/**
+ * The encoder of the persistent client whose state file is `stateFile`
+ * (Python's `make_encoder(spec, state=PATH)`): RAPPOR's secret and cohort
+ * from that file (`openClientState`: created once); other mechanisms keep
+ * no state there. Whenever the client has a ledger (`clientLedger`: one
+ * beside the state, or one `budget` creates), the encoder is a
+ * `BudgetedEncoder` charging it under its stored budget, so a client with a
+ * ledger is never encoded unbudgeted. Prefer this to `openClientState` +
+ * `makeEncoder`, which charge no ledger.
+ */
+export async function openClientEncoder(
+  stateFile: string,
+  spec: Spec,
+  options: { budget?: Budget | null; shake?: Shake256 } = {},
+): Promise<Encoder | BudgetedEncoder> {
+  const client = spec.mechanism === "rappor" ? openClientState(stateFile, spec) : undefined;
+  const encoder = makeEncoder(spec, { client, shake: options.shake });
+  const ledger = await clientLedger(stateFile, options.budget ?? null);
+  return ledger === null ? encoder : new BudgetedEncoder(encoder, ledger);
 }
 
 /**
