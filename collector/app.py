@@ -15,8 +15,9 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import ipaddress
 import json
+import logging
+import threading
 import time
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -27,6 +28,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -44,14 +46,20 @@ from ldp.collector.metrics import CONTENT_TYPE_LATEST, CollectorMetrics
 from ldp.collector.problems import problem
 from ldp.collector.ratelimit import RateLimiter
 from ldp.collector.store import Store, open_store
-from ldp.collector.tasks import Task, is_task_id
+from ldp.collector.tasks import TIME_LIMIT, Task, is_task_id
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary
 from ldp.errors import ParameterError
 from ldp.numeric_wire import numeric_table as wire_table
 from ldp.specs.base import load_spec
 from ldp.specs.numeric import NumericSpec
 
-__all__ = ["CollectorSettings", "create_app", "numeric_table"]
+__all__ = ["READ_TIMED_OUT", "CollectorSettings", "create_app", "numeric_table"]
+
+_log = logging.getLogger("ldp.collector")
+
+#: Scope key the server sets when it closed a request whose body did not arrive in time
+#: (:class:`ldp.collector.serving.BoundedReadProtocol`): the app then sees a disconnect.
+READ_TIMED_OUT = "ldp.read_timed_out"
 
 #: Seconds between re-reads of the task list (tasks created or deleted by ``ldp task`` while serving).
 TASK_REFRESH_SECONDS = 5.0
@@ -68,9 +76,11 @@ class CollectorSettings:
     ----------
     store : str
         The store URL (:func:`ldp.collector.store.open_store`).
-    open_dashboard : bool
-        The dashboard and ``/v1/dashboard`` need no token (the server listens
-        on a loopback address only).
+    dashboard_public : bool
+        The dashboard and ``/v1/dashboard`` show every task to anyone, with no
+        token (``ldp serve --dashboard-public``). Off by default: the listening
+        address says nothing about who can reach the server (a reverse proxy
+        on the same machine connects from loopback for every client).
     rate_limit : float
         Upload requests per second per client address (0: no limit).
     max_group_reports : int
@@ -78,23 +88,20 @@ class CollectorSettings:
     """
 
     store: str
-    open_dashboard: bool = True
+    dashboard_public: bool = False
     rate_limit: float = 100.0
     max_group_reports: int = 5_000
 
 
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 class _Collector:
-    """The state one app serves from: store, tasks, windows, committer, metrics."""
+    """The state one app serves from: store, tasks, windows, committer, metrics.
+
+    The task table is re-read whole only by the background refresher
+    (:meth:`refresh_tasks`, every :data:`TASK_REFRESH_SECONDS`, in a worker
+    thread); a request for a task id not in memory costs one indexed store
+    lookup (:meth:`lookup`), so requests with made-up ids cannot make the
+    server re-read its tasks.
+    """
 
     def __init__(self, settings: CollectorSettings) -> None:
         self.settings = settings
@@ -103,7 +110,7 @@ class _Collector:
         self.metrics = CollectorMetrics()
         self.limiter = RateLimiter(settings.rate_limit)
         self.tasks: dict[str, Task] = {}
-        self._tasks_read = 0.0
+        self._lock = threading.Lock()  # guards replacing and adding to self.tasks
         self.refresh_tasks()
         self.committer = GroupCommitter(
             self.store,
@@ -113,28 +120,46 @@ class _Collector:
         )
 
     def refresh_tasks(self) -> None:
+        """Re-read the whole task list (blocking: start-up and the background refresher only)."""
+        with self._lock:
+            known = dict(self.tasks)
         current = {task.task_id: task for task in self.store.tasks()}
-        for task_id in set(self.tasks) - set(current):
+        for task_id in set(known) - set(current):
             self.windows.forget(task_id)
         for task_id, task in current.items():
-            if task_id not in self.tasks:
+            if task_id not in known and task_id not in self.tasks:
                 self.windows.load(self.store, task)
-        self.tasks = current
-        self._tasks_read = time.monotonic()
+        with self._lock:
+            # a task found by lookup() while the list was read stays
+            found_meanwhile = {key: task for key, task in self.tasks.items() if key not in known}
+            self.tasks = {**current, **found_meanwhile}
 
-    def refresh_if_stale(self) -> None:
-        """Re-read the task list when it is older than :data:`TASK_REFRESH_SECONDS`."""
-        if time.monotonic() - self._tasks_read > TASK_REFRESH_SECONDS:
-            self.refresh_tasks()
+    def lookup(self, task_id: str) -> Task | None:
+        """The task ``task_id`` from the store (one indexed read; blocking), kept in memory when found."""
+        found = self.store.task(task_id)
+        if found is None:
+            return None
+        with self._lock:
+            if task_id in self.tasks:
+                return self.tasks[task_id]
+        self.windows.load(self.store, found)  # created by `ldp task create` since the last refresh
+        with self._lock:
+            return self.tasks.setdefault(task_id, found)
 
-    def task(self, task_id: str) -> Task | None:
+    def forget(self, task_id: str) -> None:
+        """Drop a task found deleted (its upload's commit refused it)."""
+        with self._lock:
+            self.tasks.pop(task_id, None)
+        self.windows.forget(task_id)
+
+    async def task(self, task_id: str) -> Task | None:
+        """The task ``task_id``: from memory, else one store lookup off the event loop; None if unknown."""
         if not is_task_id(task_id):
             return None
-        if task_id not in self.tasks:
-            self.refresh_tasks()  # created by `ldp task create` since the last read
-        else:
-            self.refresh_if_stale()
-        return self.tasks.get(task_id)
+        known = self.tasks.get(task_id)
+        if known is not None:
+            return known
+        return await run_in_threadpool(self.lookup, task_id)
 
     def token_tasks(self, token: str) -> list[Task]:
         return [task for task in self.tasks.values() if task.token_matches(token)]
@@ -142,6 +167,16 @@ class _Collector:
     def close(self) -> None:
         self.committer.close()
         self.store.close()
+
+
+async def _refresh_periodically(collector: _Collector) -> None:
+    """Re-read the task list every :data:`TASK_REFRESH_SECONDS` (tasks created or deleted by ``ldp task``)."""
+    while True:
+        await asyncio.sleep(TASK_REFRESH_SECONDS)
+        try:
+            await run_in_threadpool(collector.refresh_tasks)
+        except Exception as exc:  # the store is down: keep serving the tasks in memory, try again later
+            _log.warning("could not re-read the task list (%s); retrying in %g s", type(exc).__name__, TASK_REFRESH_SECONDS)
 
 
 def numeric_table(spec: NumericSpec) -> dict[str, Any]:
@@ -186,14 +221,33 @@ def _cors_headers(task: Task, request: Request) -> dict[str, str]:
     if origin is None or not task.cors_origins:
         return {}
     if "*" in task.cors_origins:
-        return {"Access-Control-Allow-Origin": "*"}
+        return {"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag"}
     if origin in task.cors_origins:
-        return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+        return {"Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": "ETag", "Vary": "Origin"}
     return {}
 
 
+class _Aborted(Exception):
+    """The client hung up (or was cut off by the read deadline) before its body arrived."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 async def _read_body(request: Request) -> bytes:
-    """The request body, refusing (413) as soon as it passes :data:`MAX_BODY_BYTES`."""
+    """The request body, refusing (413) as soon as it passes :data:`MAX_BODY_BYTES`.
+
+    Raises :class:`_Aborted` when the connection ends before the body does.
+    """
+    try:
+        return await _read_capped(request)
+    except ClientDisconnect:
+        reason = "read_timeout" if request.scope.get(READ_TIMED_OUT) else "client_disconnect"
+        raise _Aborted(reason) from None
+
+
+async def _read_capped(request: Request) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise UnreadableBody(
@@ -278,9 +332,13 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state["collector"] = await run_in_threadpool(_Collector, settings)
+        refresher = asyncio.create_task(_refresh_periodically(state["collector"]))
         try:
             yield
         finally:
+            refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await refresher
             await run_in_threadpool(state["collector"].close)
 
     app = FastAPI(
@@ -312,6 +370,22 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     async def parameter_error(request: Request, exc: ParameterError) -> Response:
         return problem(400, "Bad request", str(exc))
 
+    @app.exception_handler(_Aborted)
+    async def aborted(request: Request, exc: _Aborted) -> Response:
+        # nobody reads this reply; the status (499, as nginx logs a client that closed) files the
+        # request under 4xx in the latency metric, never under 5xx
+        collector().metrics.aborted.labels(exc.reason).inc()
+        if exc.reason == "read_timeout":
+            _log.warning("upload cut off: its body did not arrive within the read timeout")
+        else:
+            _log.warning("upload aborted: the client closed the connection before its body arrived")
+        return problem(499, "Client closed request", exc.reason)
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, exc: Exception) -> Response:
+        # a fault of the server's own (logged with its traceback by the server): still a problem document
+        return problem(500, "Internal server error", f"the request failed ({type(exc).__name__})")
+
     app.add_middleware(_Timing, state=state)
 
     # -- uploads -----------------------------------------------------------
@@ -326,7 +400,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
                 "this address is sending uploads too fast; retry later with the same envelopes",
                 headers={"Retry-After": str(c.limiter.retry_after())},
             )
-        task = c.task(task_id)
+        task = await c.task(task_id)
         if task is None:
             return _unknown_task(task_id)
         body = await _read_body(request)
@@ -340,7 +414,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         try:
             flags = await asyncio.wrap_future(c.committer.submit(task, checked.accepted))
         except ParameterError:  # the task was deleted meanwhile
-            c.refresh_tasks()
+            c.forget(task_id)
             return _unknown_task(task_id)
         except Exception as exc:
             return problem(
@@ -361,7 +435,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
 
     @app.options("/v1/tasks/{task_id}/reports", include_in_schema=False)
     async def upload_preflight(task_id: str, request: Request) -> Response:
-        task = collector().task(task_id)
+        task = await collector().task(task_id)
         if task is None:
             return _unknown_task(task_id)
         headers = _cors_headers(task, request)
@@ -377,14 +451,14 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     # -- tasks and specs ---------------------------------------------------
     @app.get("/v1/tasks/{task_id}", summary="A task's public description")
     async def describe_task(task_id: str, request: Request) -> Response:
-        task = collector().task(task_id)
+        task = await collector().task(task_id)
         if task is None:
             return _unknown_task(task_id)
         return _json(task.to_dict(), headers=_cors_headers(task, request))
 
     @app.get("/v1/tasks/{task_id}/spec", summary="The task's spec JSON (ETag: its fingerprint)")
     async def task_spec(task_id: str, request: Request) -> Response:
-        task = collector().task(task_id)
+        task = await collector().task(task_id)
         if task is None:
             return _unknown_task(task_id)
         etag = f'"{task.fingerprint}"'
@@ -398,7 +472,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         summary="The numeric spec's sampling table (ETag: fingerprint and table digest)",
     )
     async def task_tables(task_id: str, request: Request) -> Response:
-        task = collector().task(task_id)
+        task = await collector().task(task_id)
         if task is None:
             return _unknown_task(task_id)
         reply = await run_in_threadpool(_table_reply, task.spec_json)
@@ -426,7 +500,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         by: str | None = None,
     ) -> Response:
         c = collector()
-        task = c.task(task_id)
+        task = await c.task(task_id)
         if task is None:
             return _unknown_task(task_id)
         token = _bearer(request)
@@ -454,8 +528,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     @app.get("/v1/dashboard", summary="Every visible task with its windows' estimates")
     async def dashboard_data(request: Request) -> Response:
         c = collector()
-        await run_in_threadpool(c.refresh_if_stale)
-        if c.settings.open_dashboard:
+        if c.settings.dashboard_public:
             visible = list(c.tasks.values())
         else:
             token = _bearer(request)
@@ -493,7 +566,13 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
 
 
 def _query(alias: str) -> Any:
-    return Query(default=None, alias=alias, ge=0, description=f"'{alias}' (Unix seconds, a window boundary)")
+    return Query(
+        default=None,
+        alias=alias,
+        ge=0,
+        lt=TIME_LIMIT,
+        description=f"'{alias}' (Unix seconds, a window boundary, below 2**62)",
+    )
 
 
 _TITLES = {
@@ -516,17 +595,28 @@ _PAGE_POLICY = (
 )
 
 
+@functools.cache
+def _static_files() -> dict[str, bytes]:
+    """The dashboard's files (package data ``ldp.collector/static``) by name, read once."""
+    folder = resources.files("ldp.collector").joinpath("static")
+    return {
+        entry.name: entry.read_bytes()
+        for entry in folder.iterdir()
+        if entry.is_file() and _suffix(entry.name) in _STATIC_TYPES
+    }
+
+
+def _suffix(name: str) -> str:
+    return name[name.rfind(".") :] if "." in name else ""
+
+
 def _static(name: str) -> Response:
-    """A file of the dashboard (package data ``ldp.collector/static``); only plain names, no paths."""
-    suffix = name[name.rfind(".") :] if "." in name else ""
-    if "/" in name or "\\" in name or name.startswith(".") or suffix not in _STATIC_TYPES:
-        return problem(404, "Not found", "no such file")
-    try:
-        data = resources.files("ldp.collector").joinpath("static", name).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+    """A file of the dashboard, looked up by exact name among the package's files (never a path from the request)."""
+    data = _static_files().get(name)
+    if data is None:
         return problem(404, "Not found", "no such file")
     return Response(
         data,
-        media_type=_STATIC_TYPES[suffix],
+        media_type=_STATIC_TYPES[_suffix(name)],
         headers={"Content-Security-Policy": _PAGE_POLICY, "X-Content-Type-Options": "nosniff"},
     )
