@@ -7,6 +7,11 @@ read with a byte cap, checked envelope by envelope
 Estimates merge the per-window accumulators (:mod:`ldp.collector.windows`).
 Every error reply is a problem document (RFC 9457). Client addresses are
 used in memory for rate limiting and never stored or logged by this module.
+
+A task id not held in memory costs one indexed store lookup, in a worker
+thread; only a background task re-reads the whole task list (every
+:data:`TASK_REFRESH_SECONDS`). The dashboard needs a collector token unless
+:attr:`CollectorSettings.dashboard_public`.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import hmac
 import json
 import logging
 import threading
@@ -46,7 +52,7 @@ from ldp.collector.metrics import CONTENT_TYPE_LATEST, CollectorMetrics
 from ldp.collector.problems import problem
 from ldp.collector.ratelimit import RateLimiter
 from ldp.collector.store import Store, open_store
-from ldp.collector.tasks import TIME_LIMIT, Task, is_task_id
+from ldp.collector.tasks import TIME_LIMIT, Task, hash_token, is_task_id
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary
 from ldp.errors import ParameterError
 from ldp.numeric_wire import numeric_table as wire_table
@@ -162,7 +168,9 @@ class _Collector:
         return await run_in_threadpool(self.lookup, task_id)
 
     def token_tasks(self, token: str) -> list[Task]:
-        return [task for task in self.tasks.values() if task.token_matches(token)]
+        """The tasks ``token`` reads (hashed once, compared in constant time with each task's hash)."""
+        digest = hash_token(token)
+        return [t for t in self.tasks.values() if t.token_hash and hmac.compare_digest(digest, t.token_hash)]
 
     def close(self) -> None:
         self.committer.close()
@@ -176,7 +184,11 @@ async def _refresh_periodically(collector: _Collector) -> None:
         try:
             await run_in_threadpool(collector.refresh_tasks)
         except Exception as exc:  # the store is down: keep serving the tasks in memory, try again later
-            _log.warning("could not re-read the task list (%s); retrying in %g s", type(exc).__name__, TASK_REFRESH_SECONDS)
+            _log.warning(
+                "could not re-read the task list (%s); retrying in %g s",
+                type(exc).__name__,
+                TASK_REFRESH_SECONDS,
+            )
 
 
 def numeric_table(spec: NumericSpec) -> dict[str, Any]:
@@ -223,7 +235,11 @@ def _cors_headers(task: Task, request: Request) -> dict[str, str]:
     if "*" in task.cors_origins:
         return {"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag"}
     if origin in task.cors_origins:
-        return {"Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": "ETag", "Vary": "Origin"}
+        return {
+            "Access-Control-Allow-Origin": origin,
+            "Access-Control-Expose-Headers": "ETag",
+            "Vary": "Origin",
+        }
     return {}
 
 

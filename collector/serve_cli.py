@@ -54,9 +54,9 @@ KEEP_ALIVE_SECONDS = 5
 )
 @click.option(
     "--shutdown-timeout",
-    default=10.0,
+    default=10,
     show_default=True,
-    type=click.FloatRange(min=0, max=3600),
+    type=click.IntRange(min=0, max=3600),
     metavar="SECONDS",
     help="On SIGTERM, SIGINT or SIGHUP, wait this long for requests in flight, then cancel them and stop.",
 )
@@ -75,7 +75,7 @@ def serve(
     open_dashboard: bool,
     dashboard_token: bool,
     read_timeout: float,
-    shutdown_timeout: float,
+    shutdown_timeout: int,
     log_level: str,
 ) -> None:
     """Receive reports over HTTP into a durable store and serve live estimates.
@@ -101,7 +101,7 @@ def _serve(
     rate_limit: float,
     dashboard_public: bool,
     read_timeout: float,
-    shutdown_timeout: float,
+    shutdown_timeout: int,
     log_level: str,
 ) -> None:
     try:
@@ -113,9 +113,8 @@ def _serve(
         raise click.UsageError(
             f"ldp serve needs the collector's dependencies ({exc.name} is missing): pip install 'ldp-telemetry[serve]'"
         ) from None
-    from ldp.collector.store import open_store
-
     from ldp.collector.serving import RedactingFilter, url_secrets
+    from ldp.collector.store import open_store
     from ldp.errors import LDPError
 
     scrubber = RedactingFilter(url_secrets(store))
@@ -149,6 +148,7 @@ def _set_up_logging(level: str, scrubber: logging.Filter) -> None:
     """One ``LEVEL:  message`` line per record of ldp and of libraries, every handler masking the store's secrets."""
     formatter = logging.Formatter("%(levelname)s:  %(message)s")
     ours = logging.getLogger("ldp")
+    handler: logging.Handler
     if not ours.handlers:
         handler = logging.StreamHandler()
         handler.setFormatter(formatter)

@@ -149,7 +149,7 @@ class CollectorServer(uvicorn.Server):
 
 def url_secrets(url: str) -> list[str]:
     """The secrets of a URL that :func:`ldp.redact.redact_url` masks, as written and decoded."""
-    scheme, found, rest = url.partition("://")
+    _, found, rest = url.partition("://")
     if not found:
         return []
     found_secrets: list[str] = []

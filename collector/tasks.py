@@ -282,7 +282,9 @@ def new_task(
     if isinstance(min_batch, bool) or not isinstance(min_batch, int) or not 1 <= min_batch <= MAX_MIN_BATCH:
         raise ParameterError(f"min_batch must be a positive integer of at most 2**62, got {min_batch!r}")
     for name, value in (("not_before", not_before), ("not_after", not_after)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not -TIME_LIMIT < value < TIME_LIMIT):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not -TIME_LIMIT < value < TIME_LIMIT
+        ):
             raise ParameterError(f"{name} must be a time in Unix seconds (|t| < 2**62), got {value!r}")
     check_cors_origins(tuple(cors_origins))
     token = _base64url(secrets.token_bytes(32))

@@ -23,8 +23,8 @@ from conftest import rappor_specs, sample_values
 import ldp
 from ldp.cli import cli
 from ldp.client import encode_batch
-from ldp.collector.store import StoredReport, open_store
 from ldp.collector import tasks as tasks_module
+from ldp.collector.store import StoredReport, open_store
 from ldp.collector.tasks import Task, hash_token, new_task_id
 from ldp.report import Report
 
@@ -399,7 +399,18 @@ def test_cors_origins_that_browsers_send_and_the_wildcard_alone(tmp_path):
     _create(store, spec_path, "--cors-origin", "*")
     with open_store(str(store)) as opened:
         assert opened.task(task_id).cors_origins == good
-    line = _error("task", "create", "--store", store, "--spec", spec_path, "--cors-origin", "*", "--cors-origin", good[0])
+    line = _error(
+        "task",
+        "create",
+        "--store",
+        store,
+        "--spec",
+        spec_path,
+        "--cors-origin",
+        "*",
+        "--cors-origin",
+        good[0],
+    )
     assert "'*' (any origin) cannot be combined" in line
 
 

@@ -539,7 +539,9 @@ def test_the_dashboard_asks_for_a_token_on_loopback_unless_public(tmp_path):
     task, token = create_task(store, GRR, window="1h", time_precision="1m")
     with running(store) as server:  # --host 127.0.0.1, the documented reverse-proxy set-up
         refused = httpx.get(f"{server.url}/v1/dashboard", timeout=10)
-        mine = httpx.get(f"{server.url}/v1/dashboard", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+        mine = httpx.get(
+            f"{server.url}/v1/dashboard", headers={"Authorization": f"Bearer {token}"}, timeout=10
+        )
     assert refused.status_code == 401
     assert [t["task"] for t in mine.json()["tasks"]] == [task.task_id]
     assert "dashboard: collector token required" in server.log
@@ -650,7 +652,9 @@ def test_a_client_hanging_up_mid_upload_logs_one_line_and_is_no_server_error(tmp
         while _metric(server, 'ldp_aborted_requests_total{reason="client_disconnect"}') < 1:
             assert time.monotonic() < deadline
             time.sleep(0.1)
-        server_errors = _metric(server, 'ldp_request_seconds_count{route="/v1/tasks/{task_id}/reports",status="5xx"}')
+        server_errors = _metric(
+            server, 'ldp_request_seconds_count{route="/v1/tasks/{task_id}/reports",status="5xx"}'
+        )
     assert server_errors == 0
     assert "Traceback" not in server.log
     hang_ups = [line for line in server.log.splitlines() if "client closed the connection" in line]
@@ -674,7 +678,9 @@ def test_serve_never_prints_the_store_password_on_its_start_up_line_or_in_its_lo
     name = f"secret_{uuid.uuid4().hex}"
     url = create_database(postgres_url, name)
     secret = "Hunter2Secret"
-    with_password = url.replace("postgres@", f"postgres:{secret}@", 1)  # the cluster trusts, the URL still says it
+    with_password = url.replace(
+        "postgres@", f"postgres:{secret}@", 1
+    )  # the cluster trusts, the URL still says it
     try:
         with running(with_password, "--log-level", "info") as server:
             assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200

@@ -47,7 +47,10 @@ def test_redact_url_never_raises_and_leaves_non_urls_alone(text):
 
 @given(password=st.text(alphabet=st.characters(blacklist_characters="@/?#", min_codepoint=33), min_size=1))
 def test_every_password_is_masked(password):
-    assert redact_url(f"postgresql://ldp:{password}@db.internal:5432/ldp") == "postgresql://ldp:***@db.internal:5432/ldp"
+    assert (
+        redact_url(f"postgresql://ldp:{password}@db.internal:5432/ldp")
+        == "postgresql://ldp:***@db.internal:5432/ldp"
+    )
 
 
 def test_the_log_filter_masks_secrets_in_messages_and_tracebacks():
@@ -61,7 +64,9 @@ def test_the_log_filter_masks_secrets_in_messages_and_tracebacks():
     try:
         raise RuntimeError("password authentication failed: Hunter#2")
     except RuntimeError:
-        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "connecting to %s", (url,), sys.exc_info())
+        record = logging.LogRecord(
+            "x", logging.ERROR, __file__, 1, "connecting to %s", (url,), sys.exc_info()
+        )
     assert scrubber.filter(record)
     text = logging.Formatter().format(record)
     assert "Hunter" not in text and "T0k3n" not in text
