@@ -376,7 +376,7 @@ def task() -> None:
     "cors_origins",
     multiple=True,
     metavar="ORIGIN",
-    help="An origin allowed to upload from a browser, scheme://host[:port] (or * alone for any); repeatable.",
+    help="An origin allowed to upload from a browser, scheme://host[:port] (or * for any); repeatable.",
 )
 @click.option(
     "--shuffle-delta",

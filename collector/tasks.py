@@ -73,12 +73,10 @@ def parse_duration(text: str | int, what: str) -> int:
 
 def check_cors_origins(origins: tuple[str, ...]) -> None:
     """Each CORS origin is ``scheme://host[:port]`` as a browser sends it (``http`` or ``https``,
-    lower case, no path, no default port), or ``*`` alone (any origin)."""
-    if "*" in origins:
-        if len(origins) > 1:
-            raise ParameterError("CORS origin '*' (any origin) cannot be combined with other origins")
-        return
+    lower case, no path, no default port), or ``*`` for any origin (no wildcard inside an origin)."""
     for origin in origins:
+        if origin == "*":
+            continue
         canonical = _canonical_origin(origin)
         if canonical is None:
             raise ParameterError(
