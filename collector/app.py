@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
@@ -49,7 +50,7 @@ from ldp.collector.envelopes import (
 )
 from ldp.collector.ingest import GroupCommitter
 from ldp.collector.metrics import CONTENT_TYPE_LATEST, CollectorMetrics
-from ldp.collector.problems import problem
+from ldp.collector.problems import PROBLEM_TYPE, problem
 from ldp.collector.ratelimit import RateLimiter
 from ldp.collector.store import Store, open_store
 from ldp.collector.tasks import TIME_LIMIT, Task, hash_token, is_task_id
@@ -364,6 +365,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         docs_url=None,
         redoc_url=None,
     )
+    app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
 
     def collector() -> _Collector:
         return state["collector"]
@@ -465,7 +467,11 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         return Response(status_code=204, headers=headers)
 
     # -- tasks and specs ---------------------------------------------------
-    @app.get("/v1/tasks/{task_id}", summary="A task's public description")
+    @app.get(
+        "/v1/tasks/{task_id}",
+        summary="A task's public description",
+        responses={200: {"content": {"application/json": {"schema": _TASK_SCHEMA}}}},
+    )
     async def describe_task(task_id: str, request: Request) -> Response:
         task = await collector().task(task_id)
         if task is None:
@@ -589,6 +595,67 @@ def _query(alias: str) -> Any:
         lt=TIME_LIMIT,
         description=f"'{alias}' (Unix seconds, a window boundary, below 2**62)",
     )
+
+
+#: ``GET /v1/tasks/{task}``: :meth:`ldp.collector.tasks.Task.to_dict`.
+_TASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "task",
+        "mechanism",
+        "fingerprint",
+        "window",
+        "time_precision",
+        "min_batch",
+        "not_before",
+        "not_after",
+        "cors_origins",
+        "shuffle_delta",
+    ],
+    "properties": {
+        "task": {"type": "string", "description": "the task id (43 base64url characters)"},
+        "mechanism": {"type": "string"},
+        "fingerprint": {"type": "string", "description": "the spec's fingerprint, as the ETag of /spec"},
+        "window": {"type": "integer", "minimum": 1},
+        "time_precision": {"type": "integer", "minimum": 1},
+        "min_batch": {"type": "integer", "minimum": 1},
+        "not_before": {"type": ["integer", "null"]},
+        "not_after": {"type": ["integer", "null"]},
+        "cors_origins": {"type": "array", "items": {"type": "string"}},
+        "shuffle_delta": {"type": ["number", "null"]},
+    },
+}
+_PROBLEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "title", "status", "detail"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+    },
+}
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema with the errors this app really sends: problem documents, never its 422 shape."""
+    if app.openapi_schema is None:
+        schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for unused in ("HTTPValidationError", "ValidationError"):
+            components.pop(unused, None)
+        if not components:
+            del schema["components"]
+        problem_reply = {
+            "description": "A problem document (RFC 9457)",
+            "content": {PROBLEM_TYPE: {"schema": _PROBLEM_SCHEMA}},
+        }
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                operation["responses"].pop("422", None)
+                operation["responses"]["4XX"] = problem_reply
+        app.openapi_schema = schema
+    return app.openapi_schema
 
 
 _TITLES = {

@@ -225,6 +225,23 @@ def test_task_description_carries_the_fingerprint_and_cors_exposes_the_etag(tmp_
         assert "etag" in reply.headers["access-control-expose-headers"].lower()
 
 
+def test_the_openapi_schema_describes_the_task_reply_and_problem_documents(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m", cors_origins=("*",))
+    with client(CollectorSettings(store=store)) as http:
+        schema = http.get("/openapi.json").json()
+        described = http.get(f"/v1/tasks/{task.task_id}").json()
+        unknown = http.get(f"/v1/tasks/{'A' * 43}").json()
+    responses = schema["paths"]["/v1/tasks/{task_id}"]["get"]["responses"]
+    jsonschema.validate(described, responses["200"]["content"]["application/json"]["schema"])
+    jsonschema.validate(unknown, responses["4XX"]["content"]["application/problem+json"]["schema"])
+    for operations in schema["paths"].values():
+        for operation in operations.values():
+            assert "422" not in operation["responses"]  # this app answers 400 problem documents
+            assert "4XX" in operation["responses"]
+
+
 # -- 8. a client that hangs up mid-upload ---------------------------------------------------------
 
 
