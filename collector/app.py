@@ -117,7 +117,8 @@ class _Collector:
         self.metrics = CollectorMetrics()
         self.limiter = RateLimiter(settings.rate_limit)
         self.tasks: dict[str, Task] = {}
-        self._lock = threading.Lock()  # guards replacing and adding to self.tasks
+        self._lock = threading.Lock()  # guards replacing self.tasks
+        self._adopting = threading.Lock()  # one task's windows loaded at a time
         self.refresh_tasks()
         self.committer = GroupCommitter(
             self.store,
@@ -129,34 +130,44 @@ class _Collector:
     def refresh_tasks(self) -> None:
         """Re-read the whole task list (blocking: start-up and the background refresher only)."""
         with self._lock:
-            known = dict(self.tasks)
+            known = set(self.tasks)
         current = {task.task_id: task for task in self.store.tasks()}
-        for task_id in set(known) - set(current):
-            self.windows.forget(task_id)
-        for task_id, task in current.items():
-            if task_id not in known and task_id not in self.tasks:
-                self.windows.load(self.store, task)
-        with self._lock:
-            # a task found by lookup() while the list was read stays
-            found_meanwhile = {key: task for key, task in self.tasks.items() if key not in known}
-            self.tasks = {**current, **found_meanwhile}
+        for task_id in known - set(current):
+            self.forget(task_id)
+        with self._adopting:
+            added = {}
+            for task_id, task in current.items():
+                if task_id not in self.tasks:
+                    self.windows.load(self.store, task)
+                    added[task_id] = task
+            if added:
+                with self._lock:
+                    self.tasks = {**self.tasks, **added}
 
     def lookup(self, task_id: str) -> Task | None:
         """The task ``task_id`` from the store (one indexed read; blocking), kept in memory when found."""
         found = self.store.task(task_id)
-        if found is None:
-            return None
-        with self._lock:
-            if task_id in self.tasks:
-                return self.tasks[task_id]
-        self.windows.load(self.store, found)  # created by `ldp task create` since the last refresh
-        with self._lock:
-            return self.tasks.setdefault(task_id, found)
+        return None if found is None else self._adopt(found)  # created since the last refresh
+
+    def _adopt(self, task: Task) -> Task:
+        """``task`` as held in memory: the first time, its windows are rebuilt from the store.
+
+        One task at a time, and before any request can have it, so no upload of
+        the task is committed while its windows are read.
+        """
+        with self._adopting:
+            held = self.tasks.get(task.task_id)
+            if held is not None:
+                return held
+            self.windows.load(self.store, task)
+            with self._lock:
+                self.tasks = {**self.tasks, task.task_id: task}  # a new dict: readers never see it change
+            return task
 
     def forget(self, task_id: str) -> None:
-        """Drop a task found deleted (its upload's commit refused it)."""
+        """Drop a task found deleted (by the refresher, or when its upload's commit refused it)."""
         with self._lock:
-            self.tasks.pop(task_id, None)
+            self.tasks = {key: task for key, task in self.tasks.items() if key != task_id}
         self.windows.forget(task_id)
 
     async def task(self, task_id: str) -> Task | None:

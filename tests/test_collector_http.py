@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -116,6 +117,25 @@ def test_a_task_created_while_serving_is_found_by_one_lookup(tmp_path):
             f"/v1/tasks/{task.task_id}/estimates", headers={"Authorization": f"Bearer {token}"}
         )
         assert estimates.json()["n"] == 2
+
+
+def test_the_background_refresh_drops_deleted_tasks_and_adopts_new_ones(tmp_path, monkeypatch):
+    monkeypatch.setattr(app_module, "TASK_REFRESH_SECONDS", 0.05)
+    store = store_path(tmp_path)
+    gone, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    with client(CollectorSettings(store=store)) as http:
+        assert http.get(f"/v1/tasks/{gone.task_id}").status_code == 200
+        with open_store(store) as opened:
+            opened.delete_task(gone.task_id)
+        new, token = create_task(store, GRR, window="1h", time_precision="1m")
+        deadline = time.monotonic() + 10
+        while http.get(f"/v1/tasks/{gone.task_id}").status_code != 404:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        mine = http.get(
+            "/v1/dashboard", headers={"Authorization": f"Bearer {token}"}
+        )  # no lookup: the refresh
+        assert [t["task"] for t in mine.json()["tasks"]] == [new.task_id]
 
 
 def test_task_ids_are_checked_whole():
