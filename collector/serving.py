@@ -52,17 +52,11 @@ DEFAULT_SHUTDOWN_TIMEOUT = 10.0
 _log = logging.getLogger("ldp.collector")
 
 
-def _timeout_reply(seconds: float) -> bytes:
-    body = orjson.dumps(
-        {
-            "type": "about:blank",
-            "title": "Request timeout",
-            "status": 408,
-            "detail": f"the request did not arrive whole within {seconds:g} s",
-        }
-    )
+def _raw_problem(status: int, reason: str, title: str, detail: str) -> bytes:
+    """A whole HTTP/1.1 reply carrying a problem document, closing the connection (for the protocol's own replies)."""
+    body = orjson.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail})
     head = (
-        "HTTP/1.1 408 Request Timeout\r\n"
+        f"HTTP/1.1 {status} {reason}\r\n"
         "content-type: application/problem+json\r\n"
         f"content-length: {len(body)}\r\n"
         "connection: close\r\n\r\n"
@@ -72,6 +66,9 @@ def _timeout_reply(seconds: float) -> bytes:
 
 class BoundedReadProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with a deadline on reading each request (headers and body).
+
+    Its own replies (``408``, and ``400`` for bytes that are not HTTP) are
+    problem documents, as the app's are.
 
     The deadline is armed when the connection opens and when a response
     completes (the next request may start), and disarmed when a request's
@@ -119,7 +116,13 @@ class BoundedReadProtocol(HttpToolsProtocol):
         if self.cycle is not None and not self.cycle.response_complete:
             # the app is waiting for the body: it sees a disconnect, marked as this timeout
             self.cycle.scope[READ_TIMED_OUT] = True  # type: ignore[literal-required]
-        self.transport.write(_timeout_reply(self.read_timeout))
+        detail = f"the request did not arrive whole within {self.read_timeout:g} s"
+        self.transport.write(_raw_problem(408, "Request Timeout", "Request timeout", detail))
+        self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        """A request that is not HTTP/1.1 gets a problem document too (uvicorn's own reply is plain text)."""
+        self.transport.write(_raw_problem(400, "Bad Request", "Bad request", msg))
         self.transport.close()
 
 

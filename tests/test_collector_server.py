@@ -572,7 +572,7 @@ def _trickle(server, head: bytes, drip: bytes, seconds: float) -> tuple[float, b
 
 
 @pytest.mark.slow
-def test_trickled_headers_and_bodies_get_408_within_the_read_timeout(tmp_path):
+def test_trickled_headers_and_bodies_get_408_within_the_read_timeout_and_garbage_a_400_problem(tmp_path):
     store = store_path(tmp_path)
     task, _ = create_task(store, GRR, window="1h", time_precision="1m")
     upload_head = (
@@ -584,6 +584,10 @@ def test_trickled_headers_and_bodies_get_408_within_the_read_timeout(tmp_path):
         body_time, body_reply = _trickle(server, upload_head, b" ", 20)
         assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200  # still serving
         cut = _metric(server, 'ldp_aborted_requests_total{reason="read_timeout"}')
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(b"\x16\x03\x01 not HTTP at all\r\n\r\n")
+            garbage = sock.recv(4096)
+    assert garbage.startswith(b"HTTP/1.1 400 ") and b"application/problem+json" in garbage, garbage
     for seconds, reply in ((header_time, header_reply), (body_time, body_reply)):
         assert 1.9 < seconds < 6, seconds
         assert reply.startswith(b"HTTP/1.1 408 "), reply[:200]
