@@ -116,9 +116,10 @@ class BoundedReadProtocol(HttpToolsProtocol):
         if self.cycle is not None and not self.cycle.response_complete:
             # the app is waiting for the body: it sees a disconnect, marked as this timeout
             self.cycle.scope[READ_TIMED_OUT] = True  # type: ignore[literal-required]
-        detail = f"the request did not arrive whole within {self.read_timeout:g} s"
-        self.transport.write(_raw_problem(408, "Request Timeout", "Request timeout", detail))
-        self.transport.close()
+        if self.cycle is None or not self.cycle.response_started or self.cycle.response_complete:
+            detail = f"the request did not arrive whole within {self.read_timeout:g} s"
+            self.transport.write(_raw_problem(408, "Request Timeout", "Request timeout", detail))
+        self.transport.close()  # (mid-reply, a 408 would corrupt the reply: only close)
 
     def send_400_response(self, msg: str) -> None:
         """A request that is not HTTP/1.1 gets a problem document too (uvicorn's own reply is plain text)."""
