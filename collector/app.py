@@ -7,6 +7,11 @@ read with a byte cap, checked envelope by envelope
 Estimates merge the per-window accumulators (:mod:`ldp.collector.windows`).
 Every error reply is a problem document (RFC 9457). Client addresses are
 used in memory for rate limiting and never stored or logged by this module.
+
+A task id not held in memory costs one indexed store lookup, in a worker
+thread; only a background task re-reads the whole task list (every
+:data:`TASK_REFRESH_SECONDS`). The dashboard needs a collector token unless
+:attr:`CollectorSettings.dashboard_public`.
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import ipaddress
+import hmac
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -26,8 +32,10 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -43,17 +51,21 @@ from ldp.collector.envelopes import (
 )
 from ldp.collector.ingest import GroupCommitter, upload_outcome
 from ldp.collector.metrics import CONTENT_TYPE_LATEST, CollectorMetrics
-from ldp.collector.problems import problem
+from ldp.collector.problems import PROBLEM_TYPE, problem
 from ldp.collector.ratelimit import RateLimiter
 from ldp.collector.store import Store, StoreUnavailable, UnknownTaskError, open_store
-from ldp.collector.tasks import Task, is_task_id
+from ldp.collector.tasks import TIME_LIMIT, Task, hash_token, is_task_id
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary
 from ldp.errors import ParameterError
 from ldp.numeric_wire import numeric_table as wire_table
 from ldp.specs.base import load_spec
 from ldp.specs.numeric import NumericSpec
 
-__all__ = ["CollectorSettings", "create_app", "numeric_table"]
+__all__ = ["READ_TIMED_OUT", "CollectorSettings", "create_app", "numeric_table"]
+
+#: Scope key the server sets when it closed a request whose body did not arrive in time
+#: (:class:`ldp.collector.serving.BoundedReadProtocol`): the app then sees a disconnect.
+READ_TIMED_OUT = "ldp.read_timed_out"
 
 _log = logging.getLogger("ldp.collector")
 
@@ -72,9 +84,11 @@ class CollectorSettings:
     ----------
     store : str
         The store URL (:func:`ldp.collector.store.open_store`).
-    open_dashboard : bool
-        The dashboard and ``/v1/dashboard`` need no token (the server listens
-        on a loopback address only).
+    dashboard_public : bool
+        The dashboard and ``/v1/dashboard`` show every task to anyone, with no
+        token (``ldp serve --dashboard-public``). Off by default: the listening
+        address says nothing about who can reach the server (a reverse proxy
+        on the same machine connects from loopback for every client).
     rate_limit : float
         Upload requests per second per client address (0: no limit).
     max_group_reports : int
@@ -85,24 +99,21 @@ class CollectorSettings:
     """
 
     store: str
-    open_dashboard: bool = True
+    dashboard_public: bool = False
     rate_limit: float = 100.0
     max_group_reports: int = 5_000
     acceptance: Acceptance = DEFAULT_ACCEPTANCE
 
 
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 class _Collector:
-    """The state one app serves from: store, tasks, windows, committer, metrics."""
+    """The state one app serves from: store, tasks, windows, committer, metrics.
+
+    The task table is re-read whole only by the background refresher
+    (:meth:`refresh_tasks`, every :data:`TASK_REFRESH_SECONDS`, in a worker
+    thread); a request for a task id not in memory costs one indexed store
+    lookup (:meth:`lookup`), so requests with made-up ids cannot make the
+    server re-read its tasks.
+    """
 
     def __init__(self, settings: CollectorSettings) -> None:
         self.settings = settings
@@ -112,7 +123,8 @@ class _Collector:
         self.metrics = CollectorMetrics()
         self.limiter = RateLimiter(settings.rate_limit)
         self.tasks: dict[str, Task] = {}
-        self._tasks_read = 0.0
+        self._lock = threading.Lock()  # guards replacing self.tasks
+        self._adopting = threading.Lock()  # one task's windows loaded at a time
         self.refresh_tasks()
         self.committer = GroupCommitter(
             self.store,
@@ -123,44 +135,79 @@ class _Collector:
         )
 
     def refresh_tasks(self) -> None:
+        """Re-read the whole task list (blocking: start-up and the background refresher only)."""
+        with self._lock:
+            known = set(self.tasks)
         current = {task.task_id: task for task in self.store.tasks()}
-        for task_id in set(self.tasks) - set(current):
-            self.windows.forget(task_id)
-        for task_id, task in current.items():
-            if task_id not in self.tasks:
-                self.windows.load(self.store, task)
-        self.tasks = current
-        self._tasks_read = time.monotonic()
+        for task_id in known - set(current):
+            self.forget(task_id)
+        with self._adopting:
+            added = {}
+            for task_id, task in current.items():
+                if task_id not in self.tasks:
+                    self.windows.load(self.store, task)
+                    added[task_id] = task
+            if added:
+                with self._lock:
+                    self.tasks = {**self.tasks, **added}
 
-    def refresh_if_stale(self) -> None:
-        """Re-read the task list when it is older than :data:`TASK_REFRESH_SECONDS`.
+    def lookup(self, task_id: str) -> Task | None:
+        """The task ``task_id`` from the store (one indexed read; blocking), kept in memory when found."""
+        found = self.store.task(task_id)
+        return None if found is None else self._adopt(found)  # created since the last refresh
 
-        While the store is unavailable the tasks already read keep being
-        served (their estimates are in memory); the next re-read is tried
-        :data:`TASK_REFRESH_SECONDS` later.
+    def _adopt(self, task: Task) -> Task:
+        """``task`` as held in memory: the first time, its windows are rebuilt from the store.
+
+        One task at a time, and before any request can have it, so no upload of
+        the task is committed while its windows are read.
         """
-        if time.monotonic() - self._tasks_read > TASK_REFRESH_SECONDS:
-            try:
-                self.refresh_tasks()
-            except StoreUnavailable as exc:
-                self._tasks_read = time.monotonic()
-                _log.error("re-reading the task list failed: %s", exc)
+        with self._adopting:
+            held = self.tasks.get(task.task_id)
+            if held is not None:
+                return held
+            self.windows.load(self.store, task)
+            with self._lock:
+                self.tasks = {**self.tasks, task.task_id: task}  # a new dict: readers never see it change
+            return task
 
-    def task(self, task_id: str) -> Task | None:
+    def forget(self, task_id: str) -> None:
+        """Drop a task found deleted (by the refresher, or when its upload's commit refused it)."""
+        with self._lock:
+            self.tasks = {key: task for key, task in self.tasks.items() if key != task_id}
+        self.windows.forget(task_id)
+
+    async def task(self, task_id: str) -> Task | None:
+        """The task ``task_id``: from memory, else one store lookup off the event loop; None if unknown."""
         if not is_task_id(task_id):
             return None
-        if task_id not in self.tasks:
-            self.refresh_tasks()  # created by `ldp task create` since the last read
-        else:
-            self.refresh_if_stale()
-        return self.tasks.get(task_id)
+        known = self.tasks.get(task_id)
+        if known is not None:
+            return known
+        return await run_in_threadpool(self.lookup, task_id)
 
     def token_tasks(self, token: str) -> list[Task]:
-        return [task for task in self.tasks.values() if task.token_matches(token)]
+        """The tasks ``token`` reads (hashed once, compared in constant time with each task's hash)."""
+        digest = hash_token(token)
+        return [t for t in self.tasks.values() if t.token_hash and hmac.compare_digest(digest, t.token_hash)]
 
     def close(self) -> None:
         self.committer.close()
         self.store.close()
+
+
+async def _refresh_periodically(collector: _Collector) -> None:
+    """Re-read the task list every :data:`TASK_REFRESH_SECONDS` (tasks created or deleted by ``ldp task``)."""
+    while True:
+        await asyncio.sleep(TASK_REFRESH_SECONDS)
+        try:
+            await run_in_threadpool(collector.refresh_tasks)
+        except Exception as exc:  # the store is down: keep serving the tasks in memory, try again later
+            _log.warning(
+                "could not re-read the task list (%s); retrying in %g s",
+                type(exc).__name__,
+                TASK_REFRESH_SECONDS,
+            )
 
 
 def numeric_table(spec: NumericSpec) -> dict[str, Any]:
@@ -205,14 +252,37 @@ def _cors_headers(task: Task, request: Request) -> dict[str, str]:
     if origin is None or not task.cors_origins:
         return {}
     if "*" in task.cors_origins:
-        return {"Access-Control-Allow-Origin": "*"}
+        return {"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag"}
     if origin in task.cors_origins:
-        return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+        return {
+            "Access-Control-Allow-Origin": origin,
+            "Access-Control-Expose-Headers": "ETag",
+            "Vary": "Origin",
+        }
     return {}
 
 
+class _Aborted(Exception):
+    """The client hung up (or was cut off by the read deadline) before its body arrived."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 async def _read_body(request: Request) -> bytes:
-    """The request body, refusing (413) as soon as it passes :data:`MAX_BODY_BYTES`."""
+    """The request body, refusing (413) as soon as it passes :data:`MAX_BODY_BYTES`.
+
+    Raises :class:`_Aborted` when the connection ends before the body does.
+    """
+    try:
+        return await _read_capped(request)
+    except ClientDisconnect:
+        reason = "read_timeout" if request.scope.get(READ_TIMED_OUT) else "client_disconnect"
+        raise _Aborted(reason) from None
+
+
+async def _read_capped(request: Request) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise UnreadableBody(
@@ -297,9 +367,13 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state["collector"] = await run_in_threadpool(_Collector, settings)
+        refresher = asyncio.create_task(_refresh_periodically(state["collector"]))
         try:
             yield
         finally:
+            refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await refresher
             await run_in_threadpool(state["collector"].close)
 
     app = FastAPI(
@@ -309,6 +383,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         docs_url=None,
         redoc_url=None,
     )
+    app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
 
     def collector() -> _Collector:
         return state["collector"]
@@ -337,6 +412,22 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
             503, "Store unavailable", "the store cannot be reached; retry later", {"Retry-After": "1"}
         )
 
+    @app.exception_handler(_Aborted)
+    async def aborted(request: Request, exc: _Aborted) -> Response:
+        # nobody reads this reply; the status (499, as nginx logs a client that closed) files the
+        # request under 4xx in the latency metric, never under 5xx
+        collector().metrics.aborted.labels(exc.reason).inc()
+        if exc.reason == "read_timeout":
+            _log.warning("upload cut off: its body did not arrive within the read timeout")
+        else:
+            _log.warning("upload aborted: the client closed the connection before its body arrived")
+        return problem(499, "Client closed request", exc.reason)
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, exc: Exception) -> Response:
+        # a fault of the server's own (logged with its traceback by the server): still a problem document
+        return problem(500, "Internal server error", f"the request failed ({type(exc).__name__})")
+
     app.add_middleware(_Timing, state=state)
 
     # -- uploads -----------------------------------------------------------
@@ -351,7 +442,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
                 "this address is sending uploads too fast; retry later with the same envelopes",
                 headers={"Retry-After": str(c.limiter.retry_after())},
             )
-        task = c.task(task_id)
+        task = await c.task(task_id)
         if task is None:
             return _unknown_task(task_id)
         body = await _read_body(request)
@@ -366,7 +457,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         try:
             outcomes = await asyncio.wrap_future(c.committer.submit(task, checked.accepted))
         except UnknownTaskError:  # the task was deleted meanwhile
-            c.refresh_tasks()
+            c.forget(task_id)
             return _unknown_task(task_id)
         except Exception as exc:
             return problem(
@@ -381,7 +472,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
 
     @app.options("/v1/tasks/{task_id}/reports", include_in_schema=False)
     async def upload_preflight(task_id: str, request: Request) -> Response:
-        task = collector().task(task_id)
+        task = await collector().task(task_id)
         if task is None:
             return _unknown_task(task_id)
         headers = _cors_headers(task, request)
@@ -395,16 +486,20 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         return Response(status_code=204, headers=headers)
 
     # -- tasks and specs ---------------------------------------------------
-    @app.get("/v1/tasks/{task_id}", summary="A task's public description")
+    @app.get(
+        "/v1/tasks/{task_id}",
+        summary="A task's public description",
+        responses={200: {"content": {"application/json": {"schema": _TASK_SCHEMA}}}},
+    )
     async def describe_task(task_id: str, request: Request) -> Response:
-        task = collector().task(task_id)
+        task = await collector().task(task_id)
         if task is None:
             return _unknown_task(task_id)
         return _json(task.to_dict(), headers=_cors_headers(task, request))
 
     @app.get("/v1/tasks/{task_id}/spec", summary="The task's spec JSON (ETag: its fingerprint)")
     async def task_spec(task_id: str, request: Request) -> Response:
-        task = collector().task(task_id)
+        task = await collector().task(task_id)
         if task is None:
             return _unknown_task(task_id)
         etag = f'"{task.fingerprint}"'
@@ -418,7 +513,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         summary="The numeric spec's sampling table (ETag: fingerprint and table digest)",
     )
     async def task_tables(task_id: str, request: Request) -> Response:
-        task = collector().task(task_id)
+        task = await collector().task(task_id)
         if task is None:
             return _unknown_task(task_id)
         reply = await run_in_threadpool(_table_reply, task.spec_json)
@@ -446,7 +541,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         by: str | None = None,
     ) -> Response:
         c = collector()
-        task = c.task(task_id)
+        task = await c.task(task_id)
         if task is None:
             return _unknown_task(task_id)
         token = _bearer(request)
@@ -474,8 +569,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     @app.get("/v1/dashboard", summary="Every visible task with its windows' estimates")
     async def dashboard_data(request: Request) -> Response:
         c = collector()
-        await run_in_threadpool(c.refresh_if_stale)
-        if c.settings.open_dashboard:
+        if c.settings.dashboard_public:
             visible = list(c.tasks.values())
         else:
             token = _bearer(request)
@@ -515,7 +609,74 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
 
 
 def _query(alias: str) -> Any:
-    return Query(default=None, alias=alias, ge=0, description=f"'{alias}' (Unix seconds, a window boundary)")
+    return Query(
+        default=None,
+        alias=alias,
+        ge=0,
+        lt=TIME_LIMIT,
+        description=f"'{alias}' (Unix seconds, a window boundary, below 2**62)",
+    )
+
+
+#: ``GET /v1/tasks/{task}``: :meth:`ldp.collector.tasks.Task.to_dict`.
+_TASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "task",
+        "mechanism",
+        "fingerprint",
+        "window",
+        "time_precision",
+        "min_batch",
+        "not_before",
+        "not_after",
+        "cors_origins",
+        "shuffle_delta",
+    ],
+    "properties": {
+        "task": {"type": "string", "description": "the task id (43 base64url characters)"},
+        "mechanism": {"type": "string"},
+        "fingerprint": {"type": "string", "description": "the spec's fingerprint, as the ETag of /spec"},
+        "window": {"type": "integer", "minimum": 1},
+        "time_precision": {"type": "integer", "minimum": 1},
+        "min_batch": {"type": "integer", "minimum": 1},
+        "not_before": {"type": ["integer", "null"]},
+        "not_after": {"type": ["integer", "null"]},
+        "cors_origins": {"type": "array", "items": {"type": "string"}},
+        "shuffle_delta": {"type": ["number", "null"]},
+    },
+}
+_PROBLEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "title", "status", "detail"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+    },
+}
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema with the errors this app really sends: problem documents, never its 422 shape."""
+    if app.openapi_schema is None:
+        schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for unused in ("HTTPValidationError", "ValidationError"):
+            components.pop(unused, None)
+        if not components:
+            del schema["components"]
+        problem_reply = {
+            "description": "A problem document (RFC 9457)",
+            "content": {PROBLEM_TYPE: {"schema": _PROBLEM_SCHEMA}},
+        }
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                operation["responses"].pop("422", None)
+                operation["responses"]["4XX"] = problem_reply
+        app.openapi_schema = schema
+    return app.openapi_schema
 
 
 _TITLES = {
@@ -538,17 +699,28 @@ _PAGE_POLICY = (
 )
 
 
+@functools.cache
+def _static_files() -> dict[str, bytes]:
+    """The dashboard's files (package data ``ldp.collector/static``) by name, read once."""
+    folder = resources.files("ldp.collector").joinpath("static")
+    return {
+        entry.name: entry.read_bytes()
+        for entry in folder.iterdir()
+        if entry.is_file() and _suffix(entry.name) in _STATIC_TYPES
+    }
+
+
+def _suffix(name: str) -> str:
+    return name[name.rfind(".") :] if "." in name else ""
+
+
 def _static(name: str) -> Response:
-    """A file of the dashboard (package data ``ldp.collector/static``); only plain names, no paths."""
-    suffix = name[name.rfind(".") :] if "." in name else ""
-    if "/" in name or "\\" in name or name.startswith(".") or suffix not in _STATIC_TYPES:
-        return problem(404, "Not found", "no such file")
-    try:
-        data = resources.files("ldp.collector").joinpath("static", name).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+    """A file of the dashboard, looked up by exact name among the package's files (never a path from the request)."""
+    data = _static_files().get(name)
+    if data is None:
         return problem(404, "Not found", "no such file")
     return Response(
         data,
-        media_type=_STATIC_TYPES[suffix],
+        media_type=_STATIC_TYPES[_suffix(name)],
         headers={"Content-Security-Policy": _PAGE_POLICY, "X-Content-Type-Options": "nosniff"},
     )

@@ -34,8 +34,11 @@ from ldp.collector.tasks import (
     DEFAULT_MIN_BATCH,
     DEFAULT_TIME_PRECISION,
     DEFAULT_WINDOW,
+    MAX_MIN_BATCH,
+    TIME_LIMIT,
     Task,
     format_duration,
+    is_task_id,
     new_task,
     parse_duration,
 )
@@ -58,8 +61,6 @@ __all__ = [
 
 #: How ``ldp task`` and ``ldp aggregate --store`` name the parameters of library errors.
 FLAGS = Flags(names={"start": "--from", "end": "--to", "task_id": "--task", "url": "--store"})
-#: ``--from`` and ``--to`` lie strictly between minus and plus this (the stores keep 64-bit times).
-_TIME_LIMIT = 1 << 62
 #: Reports read from the store at a time by ``ldp task export`` (bounds memory).
 EXPORT_CHUNK = 50_000
 
@@ -88,7 +89,7 @@ class StoreSelection:
     def __post_init__(self) -> None:
         for name in ("start", "end"):
             value = getattr(self, name)
-            if value is not None and not -_TIME_LIMIT < value < _TIME_LIMIT:
+            if value is not None and not -TIME_LIMIT < value < TIME_LIMIT:
                 raise ParameterError.naming(f"{{{name}=}} is not a time in Unix seconds", **{name: value})
         if self.start is not None and self.end is not None and self.end <= self.start:
             raise ParameterError.naming(
@@ -376,7 +377,7 @@ def task() -> None:
     "cors_origins",
     multiple=True,
     metavar="ORIGIN",
-    help="An origin allowed to upload from a browser (* for any); repeatable.",
+    help="An origin allowed to upload from a browser, scheme://host[:port] (or * for any); repeatable.",
 )
 @click.option(
     "--shuffle-delta",
@@ -432,6 +433,11 @@ def _create(
     shuffle_delta,
     as_json,
 ):
+    for flag, value in (("--not-before", not_before), ("--not-after", not_after)):
+        if value is not None and not -TIME_LIMIT < value < TIME_LIMIT:
+            raise ParameterError(f"{flag} {value} is not a time in Unix seconds (|t| < 2**62)")
+    if min_batch > MAX_MIN_BATCH:
+        raise ParameterError(f"--min-batch {min_batch} is more than 2**62")
     if not_before is not None and not_after is not None and not_after <= not_before:
         raise ParameterError(f"--not-after {not_after} must be later than --not-before {not_before}")
     spec = load_spec(spec_path)
@@ -488,7 +494,24 @@ def _list(*, store_url) -> None:
     click.echo(_table(("task", "mechanism", "window", "time precision", "min batch", "reports"), rows))
 
 
-@task.command("show")
+class _TaskIdCommand(click.Command):
+    """``ldp task show`` and ``delete``: a whole task id is TASK even when it begins with ``-`` (``--`` works too).
+
+    Ids minted before they were kept from beginning with ``-`` (one in 64)
+    would otherwise be read as a cluster of short options, ``-h`` among them.
+    An argument that is a well-formed task id (43 base64url characters, never
+    an option name) is moved behind ``--`` before click parses the line.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" not in args:
+            ids = [arg for arg in args if arg.startswith("-") and is_task_id(arg)]
+            if ids:
+                args = [arg for arg in args if arg not in ids] + ["--", *ids]
+        return super().parse_args(ctx, args)
+
+
+@task.command("show", cls=_TaskIdCommand)
 @_store_option
 @click.argument("task_id", metavar="TASK")
 def show(store_url, task_id):
@@ -503,7 +526,7 @@ def _show(*, store_url, task_id) -> None:
     click.echo(_describe(found, counts, store.url))
 
 
-@task.command("delete")
+@task.command("delete", cls=_TaskIdCommand)
 @_store_option
 @click.argument("task_id", metavar="TASK")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")

@@ -37,6 +37,13 @@ class CollectorMetrics:
             buckets=_LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.aborted = Counter(
+            "ldp_aborted_requests",
+            "Requests whose body never arrived whole, by reason: client_disconnect (the client hung up) "
+            "or read_timeout (cut off by ldp serve --read-timeout).",
+            ["reason"],
+            registry=self.registry,
+        )
         self.commits = Histogram(
             "ldp_store_commit_seconds",
             "Seconds per group commit to the store.",

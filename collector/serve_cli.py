@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+
 import click
 
 from ldp.cli import run_guarded
 from ldp.collector.store import DEFAULT_STORE
+from ldp.errors import ParameterError
+from ldp.redact import redact_url
 
 __all__ = ["serve"]
+
+#: Seconds an idle keep-alive connection stays open.
+KEEP_ALIVE_SECONDS = 5
 
 
 @click.command("serve")
@@ -30,10 +37,28 @@ __all__ = ["serve"]
     help="Upload requests per second per client address (0: no limit). Addresses are kept in memory only.",
 )
 @click.option(
-    "--dashboard-token/--open-dashboard",
-    "dashboard_token",
-    default=None,
-    help="Whether the dashboard asks for a collector token. Default: open on a loopback --host only.",
+    "--dashboard-public",
+    is_flag=True,
+    help="Show the dashboard and every task's estimates to anyone who can reach the server, without a "
+    "token. Default: a collector token is required, whatever --host is.",
+)
+@click.option("--open-dashboard", is_flag=True, hidden=True, help="Old name of --dashboard-public.")
+@click.option("--dashboard-token", is_flag=True, hidden=True, help="The default: a token is required.")
+@click.option(
+    "--read-timeout",
+    default=15.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1, max=3600),
+    metavar="SECONDS",
+    help="A request's headers and body must arrive within this; slower ones get 408 and are closed.",
+)
+@click.option(
+    "--shutdown-timeout",
+    default=10,
+    show_default=True,
+    type=click.IntRange(min=0, max=3600),
+    metavar="SECONDS",
+    help="On SIGTERM, SIGINT or SIGHUP, wait this long for requests in flight, then cancel them and stop.",
 )
 @click.option(
     "--max-report-age",
@@ -60,20 +85,40 @@ def serve(
     host: str,
     port: int,
     rate_limit: float,
-    dashboard_token: bool | None,
+    dashboard_public: bool,
+    open_dashboard: bool,
+    dashboard_token: bool,
+    read_timeout: float,
+    shutdown_timeout: int,
     max_report_age: str,
     max_windows: int,
     log_level: str,
 ) -> None:
     """Receive reports over HTTP into a durable store and serve live estimates.
 
+    The dashboard and GET /v1/dashboard ask for a collector token unless
+    --dashboard-public is given. SIGTERM, SIGINT and SIGHUP stop gracefully.
+
     \b
     Examples:
       ldp serve                                   # SQLite ldp-collector.db, http://127.0.0.1:8080
       ldp serve --store postgresql://ldp@db/ldp --host 0.0.0.0
     """
+    public = dashboard_public or open_dashboard
+    if public and dashboard_token:
+        raise click.UsageError("--dashboard-token and --dashboard-public contradict each other")
     run_guarded(
-        _serve, store, host, port, rate_limit, dashboard_token, log_level, max_report_age, max_windows
+        _serve,
+        store,
+        host,
+        port,
+        rate_limit,
+        public,
+        read_timeout,
+        shutdown_timeout,
+        log_level,
+        max_report_age,
+        max_windows,
     )
 
 
@@ -82,7 +127,9 @@ def _serve(
     host: str,
     port: int,
     rate_limit: float,
-    dashboard_token: bool | None,
+    dashboard_public: bool,
+    read_timeout: float,
+    shutdown_timeout: int,
     log_level: str,
     max_report_age: str = "30d",
     max_windows: int = 1_000,
@@ -90,31 +137,66 @@ def _serve(
     try:
         import uvicorn
 
-        from ldp.collector.app import CollectorSettings, create_app, is_loopback
+        from ldp.collector.app import CollectorSettings, create_app
+        from ldp.collector.serving import CollectorServer, bounded_read_protocol
     except ImportError as exc:
         raise click.UsageError(
             f"ldp serve needs the collector's dependencies ({exc.name} is missing): pip install 'ldp-telemetry[serve]'"
         ) from None
     from ldp.collector.acceptance import Acceptance
+    from ldp.collector.serving import RedactingFilter, url_secrets
     from ldp.collector.store import open_store
     from ldp.collector.tasks import parse_duration
+    from ldp.errors import LDPError
 
     acceptance = Acceptance(parse_duration(max_report_age, "--max-report-age"), max_windows)
-    # a bad URL, an unreadable store or one another server holds is a one-line error before serving
-    open_store(store, exclusive=True).close()
-    open_dashboard = is_loopback(host) if dashboard_token is None else not dashboard_token
+    scrubber = RedactingFilter(url_secrets(store))
+    try:
+        # a bad URL, an unreadable store or one another server holds is a one-line error before serving
+        open_store(store, exclusive=True).close()
+    except LDPError as exc:
+        raise ParameterError(scrubber.scrub(str(exc))) from None
     settings = CollectorSettings(
-        store=store, open_dashboard=open_dashboard, rate_limit=rate_limit, acceptance=acceptance
+        store=store, dashboard_public=dashboard_public, rate_limit=rate_limit, acceptance=acceptance
     )
     app = create_app(settings)
-    click.echo(f"ldp collector on http://{host}:{port} (store {store})", err=True)
-    # no access log: it would write client addresses
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
+        http=bounded_read_protocol(read_timeout),
         log_level=log_level,
-        access_log=False,
+        access_log=False,  # it would write client addresses
         server_header=False,
         proxy_headers=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        timeout_graceful_shutdown=shutdown_timeout,
     )
+    _set_up_logging(log_level, scrubber)  # after uvicorn.Config, which sets up uvicorn's own handlers
+    access = "public, no token" if dashboard_public else "collector token required"
+    click.echo(
+        f"ldp collector on http://{host}:{port} (store {redact_url(store)}; dashboard: {access})", err=True
+    )
+    CollectorServer(config).run()
+
+
+def _set_up_logging(level: str, scrubber: logging.Filter) -> None:
+    """One ``LEVEL:  message`` line per record of ldp and of libraries, every handler masking the store's secrets."""
+    formatter = logging.Formatter("%(levelname)s:  %(message)s")
+    ours = logging.getLogger("ldp")
+    handler: logging.Handler
+    if not ours.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(formatter)
+        ours.addHandler(handler)
+        ours.setLevel(level.upper())
+        ours.propagate = False
+    root = logging.getLogger()
+    if not root.handlers:  # records of libraries (psycopg...) would reach logging.lastResort, unfiltered
+        handler = logging.StreamHandler()
+        handler.setFormatter(formatter)
+        root.addHandler(handler)
+    for name in ("", "ldp", "uvicorn", "uvicorn.access"):
+        for handler in logging.getLogger(name).handlers:
+            if scrubber not in handler.filters:
+                handler.addFilter(scrubber)

@@ -31,7 +31,6 @@ import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
@@ -51,8 +50,9 @@ from ldp.collector.store import (
 )
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError
+from ldp.redact import redact_url
 
-__all__ = ["PostgresStore", "redact_url"]
+__all__ = ["PostgresStore"]
 
 SCHEMA_VERSION = 3
 #: Table rights a writing store needs (schema creation and migration need more: the tables' owner).
@@ -106,15 +106,6 @@ _INSERT = (
     "SELECT * FROM unnest(%b::bigint[], %b::bytea[], %b::bigint[], %b::text[]) "
     "ON CONFLICT DO NOTHING RETURNING task, report_id"
 )
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password (in the user part or as a ``password`` query parameter)."""
-    parts = urlsplit(url)
-    userinfo, at, hostinfo = parts.netloc.rpartition("@")
-    netloc = f"{userinfo.split(':', 1)[0]}@{hostinfo}" if at else hostinfo
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "password"])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _has_schema(connection: psycopg.Connection) -> bool:

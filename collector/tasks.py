@@ -15,6 +15,7 @@ import base64
 import dataclasses
 import hashlib
 import hmac
+import ipaddress
 import re
 import secrets
 import time
@@ -27,10 +28,13 @@ __all__ = [
     "DEFAULT_MIN_BATCH",
     "DEFAULT_TIME_PRECISION",
     "DEFAULT_WINDOW",
+    "TIME_LIMIT",
     "Task",
+    "check_cors_origins",
     "format_duration",
     "hash_token",
     "new_task",
+    "new_task_id",
     "parse_duration",
 ]
 
@@ -39,9 +43,17 @@ DEFAULT_WINDOW = 86_400
 DEFAULT_TIME_PRECISION = 3_600
 DEFAULT_MIN_BATCH = 1_000
 
+#: Times (Unix seconds) lie strictly between minus and plus this: the stores keep 64-bit integers, and
+#: sums and differences of two times stay within them.
+TIME_LIMIT = 1 << 62
+
 _UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw]?)\s*$")
-_TASK_ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
+#: The longest window or time precision: 100 years of 365 days.
+MAX_DURATION = 100 * 365 * 86_400
+#: The largest min batch (the stores keep 64-bit integers).
+MAX_MIN_BATCH = 1 << 62
+_DURATION = re.compile(r"\s*(\d{1,30})\s*([smhdw]?)\s*")
+_TASK_ID = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
 def parse_duration(text: str | int, what: str) -> int:
@@ -49,13 +61,69 @@ def parse_duration(text: str | int, what: str) -> int:
     if isinstance(text, int) and not isinstance(text, bool):
         seconds = text
     else:
-        match = _DURATION.match(str(text))
+        match = _DURATION.fullmatch(str(text))
         if match is None:
             raise ParameterError(f"{what} must be a duration such as 90s, 15m, 1h, 1d or 2w, got {text!r}")
         seconds = int(match[1]) * _UNITS[match[2] or "s"]
     if seconds < 1:
         raise ParameterError(f"{what} must be at least one second, got {text!r}")
+    if seconds > MAX_DURATION:
+        raise ParameterError(f"{what} must be at most 100 years ({MAX_DURATION} s), got {text!r}")
     return seconds
+
+
+def check_cors_origins(origins: tuple[str, ...]) -> None:
+    """Each CORS origin is ``scheme://host[:port]`` as a browser sends it (``http`` or ``https``,
+    lower case, no path, no default port), or ``*`` for any origin (no wildcard inside an origin)."""
+    for origin in origins:
+        if origin == "*":
+            continue
+        canonical = _canonical_origin(origin)
+        if canonical is None:
+            raise ParameterError(
+                f"CORS origin {origin!r} is not an origin: give scheme://host[:port], such as "
+                "'https://app.example' (http or https, no path), or '*' for any origin"
+            )
+        if canonical != origin:
+            raise ParameterError(
+                f"CORS origin {origin!r} is not written as browsers send it: give {canonical!r}"
+            )
+
+
+_HOST = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*")
+
+
+def _canonical_origin(origin: str) -> str | None:
+    """The serialized origin (RFC 6454) meant by ``origin``, or None when it is not one."""
+    scheme, found, rest = origin.partition("://")
+    scheme = scheme.lower()
+    if not found or scheme not in ("http", "https") or not origin.isascii() or origin != origin.strip():
+        return None
+    rest = rest.removesuffix("/")
+    if not rest or any(mark in rest for mark in "/?#@\\ "):
+        return None
+    host, port = rest, ""
+    if rest.startswith("["):
+        end = rest.find("]")
+        if end == -1:
+            return None
+        host, port = rest[: end + 1], rest[end + 1 :].removeprefix(":")
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return None
+        host = f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
+    else:
+        host, _, port = rest.partition(":")
+        host = host.lower()
+        if not _HOST.fullmatch(host) or len(host) > 253:
+            return None
+    if port:
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            return None
+        if int(port) == (443 if scheme == "https" else 80):
+            port = ""
+    return f"{scheme}://{host}" + (f":{int(port)}" if port else "")
 
 
 def format_duration(seconds: int) -> str:
@@ -77,7 +145,20 @@ def _base64url(raw: bytes) -> str:
 
 def is_task_id(text: str) -> bool:
     """True for a well-formed task id (43 base64url characters)."""
-    return bool(_TASK_ID.match(text))
+    return _TASK_ID.fullmatch(text) is not None
+
+
+def new_task_id() -> str:
+    """A fresh task id: 32 CSPRNG bytes in base64url, drawn again while it begins with ``-``.
+
+    One id in 64 would otherwise begin with ``-`` and read as an option on a
+    command line (``ldp task show -x…``). Redrawing keeps the ids uniform over
+    the ids that do not, about 255.98 bits of entropy.
+    """
+    while True:
+        task_id = _base64url(secrets.token_bytes(32))
+        if not task_id.startswith("-"):
+            return task_id
 
 
 def check_shuffle_delta(delta: float | None) -> None:
@@ -209,11 +290,17 @@ def new_task(
     The token is returned once; only its hash is kept in the task.
     """
     loaded = load_spec(spec)
-    if isinstance(min_batch, bool) or not isinstance(min_batch, int) or min_batch < 1:
-        raise ParameterError(f"min_batch must be a positive integer, got {min_batch!r}")
+    if isinstance(min_batch, bool) or not isinstance(min_batch, int) or not 1 <= min_batch <= MAX_MIN_BATCH:
+        raise ParameterError(f"min_batch must be a positive integer of at most 2**62, got {min_batch!r}")
+    for name, value in (("not_before", not_before), ("not_after", not_after)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not -TIME_LIMIT < value < TIME_LIMIT
+        ):
+            raise ParameterError(f"{name} must be a time in Unix seconds (|t| < 2**62), got {value!r}")
+    check_cors_origins(tuple(cors_origins))
     token = _base64url(secrets.token_bytes(32))
     task = Task(
-        task_id=_base64url(secrets.token_bytes(32)),
+        task_id=new_task_id(),
         spec_json=loaded.to_json(),
         window=parse_duration(window, "window"),
         time_precision=parse_duration(time_precision, "time_precision"),

@@ -30,13 +30,14 @@ def free_port() -> int:
 
 
 class Server:
-    """One ``ldp serve`` process; ``url`` is its base URL."""
+    """One ``ldp serve`` process; ``url`` is its base URL; ``log`` its standard error once stopped."""
 
     def __init__(self, store: str, *extra: str, port: int | None = None) -> None:
         self.store = store
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, "-m", "ldp", "serve", "--store", store, "--port", str(self.port), *extra]
+        self.log = ""
         self.process = subprocess.Popen(
             command,
             stdout=subprocess.DEVNULL,
@@ -72,7 +73,8 @@ class Server:
                 self.process.wait(15)
             except subprocess.TimeoutExpired:
                 self.kill()
-        if self.process.stderr:
+        if self.process.stderr and not self.process.stderr.closed:
+            self.log = self.process.stderr.read().decode(errors="replace")
             self.process.stderr.close()
 
 

@@ -8,6 +8,7 @@ exactly the table ``ldp aggregate --store --task`` gives.
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import sqlite3
@@ -22,8 +23,9 @@ from conftest import rappor_specs, sample_values
 import ldp
 from ldp.cli import cli
 from ldp.client import encode_batch
+from ldp.collector import tasks as tasks_module
 from ldp.collector.store import StoredReport, open_store
-from ldp.collector.tasks import hash_token
+from ldp.collector.tasks import Task, hash_token, new_task_id
 from ldp.report import Report
 
 GRR = ldp.GRR(domain=("a", "b", "c", "d", "e"), epsilon=1.0)
@@ -354,6 +356,87 @@ def test_bad_durations_and_bounds(tmp_path):
     assert f"--to {huge} is not a time" in _error(
         "task", "export", "--task", "A" * 43, "--to", huge, "-o", "r.jsonl"
     )
+
+
+def test_overflowing_durations_times_and_batches_are_one_line_errors(tmp_path):
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, GRR)
+    create = ("task", "create", "--store", store, "--spec", spec_path)
+    assert "--window must be at most 100 years" in _error(*create, "--window", "99999999999999999w")
+    line = _error(*create, "--window", "99999999999999999w", "--time-precision", "99999999999999999w")
+    assert "must be at most 100 years" in line
+    assert "--window must be a duration" in _error(*create, "--window", "9" * 5000)
+    for flag in ("--not-before", "--not-after"):
+        for value in (1 << 63, -(1 << 63), 1 << 62, 10**30):
+            assert f"{flag} {value} is not a time in Unix seconds" in _error(*create, flag, value)
+    assert "--min-batch 9223372036854775808 is more than 2**62" in _error(*create, "--min-batch", 1 << 63)
+    assert not store.exists()  # refused before the store is opened
+
+
+@pytest.mark.parametrize(
+    ("origin", "expected"),
+    [
+        ("https://app.example/", "give 'https://app.example'"),
+        ("https://App.Example", "give 'https://app.example'"),
+        ("https://app.example:443", "give 'https://app.example'"),
+        ("app.example", "is not an origin"),
+        ("https://app.example/path", "is not an origin"),
+        ("ftp://app.example", "is not an origin"),
+        ("https://user@app.example", "is not an origin"),
+        ("https://app.example:70000", "is not an origin"),
+        ("null", "is not an origin"),
+        ("https://*.app.example", "is not an origin"),
+        ("*.app.example", "is not an origin"),
+    ],
+)
+def test_cors_origins_are_checked(tmp_path, origin, expected):
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, GRR)
+    line = _error("task", "create", "--store", store, "--spec", spec_path, "--cors-origin", origin)
+    assert f"CORS origin {origin!r}" in line and expected in line
+
+
+def test_cors_origins_that_browsers_send_and_the_wildcard(tmp_path):
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, GRR)
+    good = ("https://app.example", "http://localhost:8080", "https://[::1]:3000", "http://10.0.0.1")
+    task_id, _ = _create(store, spec_path, *[arg for origin in good for arg in ("--cors-origin", origin)])
+    anywhere, _ = _create(store, spec_path, "--cors-origin", "*")
+    with open_store(str(store)) as opened:
+        assert opened.task(task_id).cors_origins == good
+        assert opened.task(anywhere).cors_origins == ("*",)
+
+
+def test_task_ids_never_begin_with_a_dash(monkeypatch):
+    """One id in 64 would: 2,000 draws without a check meet one with probability 1 - (63/64)**2000 > 1 - 1e-13."""
+    assert not any(new_task_id().startswith("-") for _ in range(2_000))
+    draws = iter([b"\xf8" + bytes(31), bytes(range(32))])  # the first encodes to '-...'
+    monkeypatch.setattr(tasks_module.secrets, "token_bytes", lambda n: next(draws))
+    assert new_task_id() == base64.urlsafe_b64encode(bytes(range(32))).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize(
+    "task_id",
+    [
+        # holds 'h' and 'V': read as short options, -h printed the help instead of the task
+        "-QOniSdJ4hNGY9WVkWuNnX9McE0ie2HbvGxrzim6az8",
+        "--" + "A" * 41,  # reads as a long option
+        "-" + "y" * 42,
+    ],
+)
+def test_show_and_delete_take_a_task_id_beginning_with_a_dash(tmp_path, task_id):
+    """Ids minted before ids were kept from beginning with '-' still work, with or without '--'."""
+    store = tmp_path / "collector.db"
+    with open_store(str(store)) as opened:
+        opened.create_task(Task(task_id=task_id, spec_json=GRR.to_json()))
+    assert task_id in _ok("task", "show", "--store", store, task_id).stdout
+    assert task_id in _ok("task", "show", "--store", store, "--", task_id).stdout
+    assert "0 reports" in _ok("task", "export", "--store", store, "--task", task_id, "-o", "-").stderr
+    assert task_id in _ok("task", "show", task_id, "--store", store).stdout
+    _ok("task", "delete", task_id, "--store", store, "--yes")
+    with open_store(str(store)) as opened:
+        assert opened.task(task_id) is None
+        opened.create_task(Task(task_id=task_id, spec_json=GRR.to_json()))
+    _ok("task", "delete", "--store", store, "--yes", "--", task_id)
+    with open_store(str(store)) as opened:
+        assert opened.task(task_id) is None
 
 
 def test_store_options_and_file_options_do_not_mix(grr_task, tmp_path):

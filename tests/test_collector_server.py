@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -28,6 +31,7 @@ from collector_server import (
 import ldp
 from ldp.client import encode_batch
 from ldp.collector.envelopes import MAX_BODY_BYTES, MAX_ENVELOPES
+from ldp.collector.store import open_store
 
 GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
 
@@ -664,3 +668,168 @@ def test_tables_endpoint_refuses_specs_without_a_table(collector):
     assert reply.headers["content-type"] == "application/problem+json"
     assert "grr" in reply.json()["detail"] and "no numeric table" in reply.json()["detail"]
     assert httpx.get(f"{server.url}/v1/tasks/nosuchtask/tables", timeout=10).status_code == 404
+
+
+# -- access, timeouts, signals, hang-ups and secrets on a real ldp serve (issue 24) --------------------
+
+
+def test_the_dashboard_asks_for_a_token_on_loopback_unless_public(tmp_path):
+    """A reverse proxy on the same machine connects from loopback: the listening address opens nothing."""
+    store = store_path(tmp_path)
+    task, token = create_task(store, GRR, window="1h", time_precision="1m")
+    with running(store) as server:  # --host 127.0.0.1, the documented reverse-proxy set-up
+        refused = httpx.get(f"{server.url}/v1/dashboard", timeout=10)
+        mine = httpx.get(
+            f"{server.url}/v1/dashboard", headers={"Authorization": f"Bearer {token}"}, timeout=10
+        )
+    assert refused.status_code == 401
+    assert [t["task"] for t in mine.json()["tasks"]] == [task.task_id]
+    assert "dashboard: collector token required" in server.log
+    with running(store, "--dashboard-public") as public:
+        assert httpx.get(f"{public.url}/v1/dashboard", timeout=10).status_code == 200
+    assert "dashboard: public, no token" in public.log
+
+
+def _trickle(server, head: bytes, drip: bytes, seconds: float) -> tuple[float, bytes]:
+    """Send ``head``, then ``drip`` every 0.2 s for up to ``seconds``; (seconds until closed, reply bytes)."""
+    started = time.monotonic()
+    reply = b""
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(head)
+        sock.settimeout(0.2)
+        while time.monotonic() - started < seconds:
+            try:
+                sock.sendall(drip)
+                chunk = sock.recv(4096)
+            except TimeoutError:
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            reply += chunk
+    return time.monotonic() - started, reply
+
+
+@pytest.mark.slow
+def test_trickled_headers_and_bodies_get_408_within_the_read_timeout_and_garbage_a_400_problem(tmp_path):
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    upload_head = (
+        f"POST /v1/tasks/{task.task_id}/reports HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n["
+    ).encode()
+    with running(store, "--read-timeout", "2") as server:
+        header_time, header_reply = _trickle(server, b"GET /healthz HTTP/1.1\r\n", b"X-Slow: 1\r\n", 20)
+        body_time, body_reply = _trickle(server, upload_head, b" ", 20)
+        assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200  # still serving
+        cut = _metric(server, 'ldp_aborted_requests_total{reason="read_timeout"}')
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(b"\x16\x03\x01 not HTTP at all\r\n\r\n")
+            garbage = sock.recv(4096)
+    assert garbage.startswith(b"HTTP/1.1 400 ") and b"application/problem+json" in garbage, garbage
+    for seconds, reply in ((header_time, header_reply), (body_time, body_reply)):
+        assert 1.9 < seconds < 6, seconds
+        assert reply.startswith(b"HTTP/1.1 408 "), reply[:200]
+        assert b"application/problem+json" in reply
+    assert cut == 1
+    assert "Traceback" not in server.log
+
+
+@pytest.mark.slow
+def test_sigterm_stops_within_the_shutdown_timeout_while_an_upload_trickles(tmp_path):
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    server = Server(store, "--read-timeout", "120", "--shutdown-timeout", "2")
+    head = (
+        f"POST /v1/tasks/{task.task_id}/reports HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n["
+    ).encode()
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(head)
+        time.sleep(0.5)  # the app is now waiting for the body
+        started = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        try:
+            while server.process.poll() is None and time.monotonic() - started < 30:
+                with contextlib.suppress(OSError):
+                    sock.sendall(b" ")
+                time.sleep(0.2)
+        finally:
+            server.stop()
+    assert time.monotonic() - started < 8
+    assert server.process.returncode is not None
+
+
+@pytest.mark.slow
+def test_sighup_stops_gracefully_keeping_every_acknowledged_report(tmp_path):
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
+    server = Server(store, "--log-level", "info")
+    try:
+        reply = upload(server, task, envelopes(_reports(GRR, ["a", "b", "c"]), now_truncated(task)))
+        assert reply.json()["accepted"] == 3
+        server.process.send_signal(signal.SIGHUP)
+        returncode = server.process.wait(30)
+    finally:
+        server.stop()
+    assert returncode == 0, (returncode, server.log[-2000:])  # killed by SIGHUP would be -1
+    assert "SIGHUP: stopping gracefully" in server.log
+    assert "Application shutdown complete" in server.log
+    with open_store(store) as opened:
+        assert sum(len(chunk) for chunk in opened.reports(task.task_id)) == 3
+
+
+@pytest.mark.slow
+def test_a_client_hanging_up_mid_upload_logs_one_line_and_is_no_server_error(tmp_path):
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    head = (
+        f"POST /v1/tasks/{task.task_id}/reports HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n[{"
+    ).encode()
+    with running(store) as server:
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(head)
+            time.sleep(0.3)
+        deadline = time.monotonic() + 10
+        while _metric(server, 'ldp_aborted_requests_total{reason="client_disconnect"}') < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        server_errors = _metric(
+            server, 'ldp_request_seconds_count{route="/v1/tasks/{task_id}/reports",status="5xx"}'
+        )
+    assert server_errors == 0
+    assert "Traceback" not in server.log
+    hang_ups = [line for line in server.log.splitlines() if "client closed the connection" in line]
+    assert len(hang_ups) == 1, server.log
+
+
+def test_serve_never_prints_the_store_password_when_it_cannot_open_the_store():
+    url = "postgresql://ldp:Hunter2Secret@127.0.0.1:1/ldp?connect_timeout=2"
+    result = subprocess.run(
+        [sys.executable, "-m", "ldp", "serve", "--store", url], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "Hunter2Secret" not in result.stderr + result.stdout
+    assert "ldp:***@127.0.0.1:1" in result.stderr or "ldp@127.0.0.1:1" in result.stderr, result.stderr
+
+
+@pytest.mark.slow
+def test_serve_never_prints_the_store_password_on_its_start_up_line_or_in_its_logs(postgres_url):
+    from postgres_cluster import create_database, drop_database
+
+    name = f"secret_{uuid.uuid4().hex}"
+    url = create_database(postgres_url, name)
+    secret = "Hunter2Secret"
+    with_password = url.replace(
+        "postgres@", f"postgres:{secret}@", 1
+    )  # the cluster trusts, the URL still says it
+    try:
+        with running(with_password, "--log-level", "info") as server:
+            assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
+    finally:
+        drop_database(postgres_url, name)
+    assert "ldp collector on http://127.0.0.1:" in server.log
+    assert "postgres:***@127.0.0.1" in server.log
+    assert secret not in server.log

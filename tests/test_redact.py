@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -114,3 +117,51 @@ def test_a_password_never_survives(password, user, host):
 @given(text=st.text(max_size=60))
 def test_any_string_is_redacted_without_raising(text):
     assert isinstance(redact_url(text), str)
+
+
+# -- the store URLs ldp serve is given, and the collector's log filter --
+
+
+@pytest.mark.parametrize(
+    ("url", "redacted"),
+    [
+        ("postgresql://user:PASSWORD@db:5432/ldp", "postgresql://user:***@db:5432/ldp"),
+        ("postgres://user:p%40ss@db/ldp", "postgres://user:***@db/ldp"),
+        ("postgresql://user:p@ss@db/ldp", "postgresql://user:***@db/ldp"),
+        ("postgresql://user:p/ss@db/ldp", "postgresql://user:***@db/ldp"),
+        ("postgresql://user@db/ldp", "postgresql://user@db/ldp"),
+        ("postgresql://db/ldp?sslmode=require", "postgresql://db/ldp?sslmode=require"),
+        (
+            "postgresql://db/ldp?password=x&Token=y&SECRET=z&key=k&keys=1&sslmode=require",
+            "postgresql://db/ldp?password=***&Token=***&SECRET=***&key=***&keys=1&sslmode=require",
+        ),
+        ("https://u:pw@host/p?a=1#key=frag", "https://u:***@host/p?a=1#key=***"),
+        ("postgresql://db/ldp?options=a@b", "postgresql://db/ldp?options=a@b"),
+        ("ldp-collector.db", "ldp-collector.db"),
+        ("sqlite:///data/ldp.db", "sqlite:///data/ldp.db"),
+        ("host=db password=x", "host=db password=x"),
+        ("", ""),
+    ],
+)
+def test_redact_url_of_store_urls(url, redacted):
+    assert redact_url(url) == redacted
+
+
+def test_the_log_filter_masks_secrets_in_messages_and_tracebacks():
+    pytest.importorskip("uvicorn")
+    from ldp.collector.serving import RedactingFilter, url_secrets
+
+    url = "postgresql://ldp:Hunter%232@db/ldp?token=T0k3n"
+    secrets = url_secrets(url)
+    assert {"Hunter%232", "Hunter#2", "T0k3n"} <= set(secrets)
+    scrubber = RedactingFilter(secrets)
+    try:
+        raise RuntimeError("password authentication failed: Hunter#2")
+    except RuntimeError:
+        record = logging.LogRecord(
+            "x", logging.ERROR, __file__, 1, "connecting to %s", (url,), sys.exc_info()
+        )
+    assert scrubber.filter(record)
+    text = logging.Formatter().format(record)
+    assert "Hunter" not in text and "T0k3n" not in text
+    assert "postgresql://ldp:***@db/ldp?token=***" in text
