@@ -15,7 +15,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-import scipy.stats
 
 from ldp.errors import ParameterError
 
@@ -40,6 +39,8 @@ def adjust_p_values(p_values: np.ndarray, correction: str) -> np.ndarray:
     if correction == "bonferroni":
         return np.minimum(1.0, p * p.size)
     if correction == "bh":
+        import scipy.stats  # only here: importing the aggregator (as ``ldp encode`` does) must not load scipy
+
         return scipy.stats.false_discovery_control(p, method="bh") if p.size else p
     if correction == "none":
         return p

@@ -40,8 +40,8 @@ from ldp import numeric_math as nm
 from ldp.errors import ParameterError
 from ldp.exact import floor_fraction, ratio_within
 from ldp.report_schema import Number, ReportSchema
-from ldp.specs.base import ExactPrivacySpec, MechanismView, register
-from ldp.specs.frequency import _calibrate_keep_probability
+from ldp.specs.base import ExactPrivacySpec, MechanismView
+from ldp.specs.frequency import calibrate_keep_probability
 from ldp.specs.limits import (
     MAX_NUMERIC_OUTPUTS,
     PM_MAX_EPSILON,
@@ -324,7 +324,7 @@ class _TwoPoint(NumericSpec):
         self._check_resolution()
         self._check_epsilon_limit()
         if p is None:
-            keep = _calibrate_keep_probability(self.epsilon, 2, self.mechanism)
+            keep = calibrate_keep_probability(self.epsilon, 2, self.mechanism)
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(1, 2):
@@ -358,7 +358,6 @@ class _TwoPoint(NumericSpec):
         return t, t.copy(), np.full(2, c * c) - 1.0
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class Duchi(_TwoPoint):
     """Duchi et al.'s one-dimensional mechanism: output ±C with P[+C] = ½ + t(e^ε−1)/(2(e^ε+1)).
@@ -395,7 +394,6 @@ class Duchi(_TwoPoint):
         return np.array([-self.c, self.c])
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class StochasticRounding(_TwoPoint):
     """1BitMean (stochastic rounding): send the bit b with P[b=1] = 1/(e^ε+1) + u(e^ε−1)/(e^ε+1).
@@ -487,7 +485,6 @@ class _Gridded(NumericSpec):
         return self._ratio
 
 
-@register
 @dataclasses.dataclass(frozen=True)
 class Piecewise(_Gridded):
     """Piecewise Mechanism (PM) on a grid.
@@ -529,7 +526,6 @@ class Piecewise(_Gridded):
         return self._built[0]
 
 
-@register
 @dataclasses.dataclass(frozen=True)
 class Hybrid(_Gridded):
     """Hybrid Mechanism (HM): grid PM with probability α, Duchi otherwise.
@@ -617,7 +613,6 @@ class Hybrid(_Gridded):
         return t, means, second - means**2
 
 
-@register
 @dataclasses.dataclass(frozen=True)
 class Laplace(_Gridded):
     """Laplace mechanism as a clamped discrete Laplace on a grid.
@@ -686,7 +681,6 @@ class Laplace(_Gridded):
         return self._built[1]
 
 
-@register
 @dataclasses.dataclass(frozen=True)
 class Gaussian(_Gridded):
     """Gaussian mechanism for (ε, δ)-LDP as a clamped discrete Gaussian on a grid.

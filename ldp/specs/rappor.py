@@ -40,7 +40,7 @@ from ldp.errors import ParameterError
 from ldp.exact import epsilon_bound_of_ratio, epsilon_of_ratio
 from ldp.hashing import bloom_positions, value_bytes
 from ldp.report_schema import BitVector, BoundedInt, ReportSchema
-from ldp.specs.base import Spec, register
+from ldp.specs.base import Spec
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
     MAX_TABLE_COUNTERS,
@@ -63,7 +63,6 @@ _TRUE_WORDS = {"1", "true", "t", "yes", "y"}
 _FALSE_WORDS = {"0", "false", "f", "no", "n"}
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class Rappor(Spec):
     """RAPPOR (Bloom filter + PRR + IRR).
