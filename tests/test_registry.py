@@ -77,7 +77,7 @@ def test_a_declaration_whose_spec_class_has_another_name_is_an_error():
 def test_a_mechanism_name_is_looked_up_case_and_separator_insensitively():
     assert spec_class("Binary_RR") is ldp.BinaryRR
     assert declaration("binary-rr").name == "binary-rr"
-    with pytest.raises(ParameterError, match="unknown mechanism 'nope'; known: .*grr"):
+    with pytest.raises(ParameterError, match=r"unknown mechanism 'nope'; known: .*grr"):
         spec_class("nope")
 
 

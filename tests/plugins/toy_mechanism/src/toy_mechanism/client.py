@@ -9,7 +9,6 @@ from ldp.client.batch import randomized_response_batch, value_indices
 from ldp.client.encoders import randomized_response_index, rr_thresholds, stateless_factory
 from ldp.client.randomness import as_source
 from ldp.report import Report
-
 from toy_mechanism.spec import ToyRR
 
 
