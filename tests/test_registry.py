@@ -266,3 +266,23 @@ def test_the_toy_package_installed_by_pip_works_in_every_command(tmp_path):
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
     _check_toy_results(work, _run_toy_commands(work, env))
+
+
+# -- files generated from the registry -----------------------------------------------------------------
+
+
+def test_the_generated_mechanism_page_is_current():
+    """docs/api/mechanisms.md is written from the registry; rerun docs/_ext/mechanism_pages.py after a change."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "docs" / "_ext" / "mechanism_pages.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_generated_mechanism_page_lists_every_builtin_mechanism():
+    page = (REPO / "docs" / "api" / "mechanisms.md").read_text(encoding="utf-8")
+    for decl in BUILTIN_MECHANISMS:
+        assert f"| `{decl.name}` | `{decl.spec}` |" in page
+    assert "api/mechanisms.md" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
