@@ -14,13 +14,13 @@ An installed package adds mechanisms through the entry-point group
 package's ``pyproject.toml``::
 
     [project.entry-points."ldp.mechanisms"]
-    toy-rr = "toy_mechanism.declaration:DECLARATION"
+    toy-rr = "toy_mechanism:DECLARATION"
 
 (docs/adding-a-mechanism.md walks through one). Everything that lists
 mechanisms reads this registry: the spec loader (:func:`ldp.specs.spec_class`),
 the mechanism lists (``FREQUENCY_MECHANISMS``, ...), the CLI choices, the
 layer lookups of :mod:`ldp.plugins`, the tests' parametrizations and the
-generated pages (``python -m ldp.registry_docs``).
+generated API page (``docs/_ext/mechanism_pages.py``).
 
 Roles and how each layer calls them (:data:`ldp.plugins.ROLES`):
 

@@ -49,10 +49,10 @@ def test_the_registered_specs_are_the_declared_ones_in_declaration_order():
     assert len({d.name for d in BUILTIN_MECHANISMS}) == len(BUILTIN_MECHANISMS)
 
 
-def test_every_builtin_spec_class_is_exported_by_its_name_from_ldp():
+def test_every_builtin_spec_class_is_loadable_by_name_and_from_its_json():
     for decl in BUILTIN_MECHANISMS:
         cls = decl.load_spec()
-        assert getattr(ldp, cls.__name__) is cls
+        assert spec_class(decl.name) is cls and spec_class(decl.name.upper().replace("-", "_")) is cls
 
 
 @pytest.mark.parametrize(
