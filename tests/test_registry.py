@@ -141,6 +141,9 @@ print(json.dumps(out))
 """
 
 
+AGGREGATE = [sys.executable, "-m", "ldp", "aggregate", "--spec"]
+
+
 def _commands(work: Path) -> list[tuple[str, list[str]]]:
     spec, values = str(work / "spec.json"), str(work / "values.txt")
     (work / "values.txt").write_text("a\nb\nc\na\n" * 500)
@@ -238,8 +241,8 @@ def test_a_broken_or_clashing_entry_point_is_skipped_with_a_warning(tmp_path, mo
         registry.refresh()
 
 
-@pytest.mark.slow
-def test_the_toy_package_installed_by_pip_works_in_every_command(tmp_path):
+@pytest.fixture
+def pip_installed_toy(tmp_path):
     """The real install: pip builds the toy package from its pyproject.toml into a target directory.
 
     pip builds in an isolated environment, so it fetches setuptools as the wheel test of
@@ -247,25 +250,79 @@ def test_the_toy_package_installed_by_pip_works_in_every_command(tmp_path):
     """
     site = tmp_path / "site"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",  # ldp-telemetry is this checkout (editable), already importable
-            "--target",
-            str(site),
-            str(TOY),
-        ],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(TOY)],
         check=True,
         capture_output=True,
         cwd=tmp_path,
-    )
+    )  # --no-deps: ldp-telemetry is this checkout, already importable
+    return site
+
+
+@pytest.mark.slow
+def test_the_toy_package_installed_by_pip_works_in_every_command(pip_installed_toy, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    _check_toy_results(work, _run_toy_commands(work, env))
+    env = {**os.environ, "PYTHONPATH": str(pip_installed_toy)}
+    results = _run_toy_commands(work, env)
+    _check_toy_results(work, results)
+    spec, reports = str(work / "spec.json"), str(work / "reports.jsonl")
+    outputs = {}
+    for engine in (
+        "local",
+        "dask",
+    ):  # the Dask workers import the toy's accumulator from the installed package
+        outputs[engine] = work / f"{engine}.csv"
+        subprocess.run(
+            [*AGGREGATE, spec, reports, "--engine", engine, "--workers", "2", "-o", str(outputs[engine])],
+            check=True,
+            capture_output=True,
+            env=env,
+            cwd=work,
+        )
+    assert outputs["dask"].read_text() == outputs["local"].read_text()
+
+
+@pytest.mark.slow
+def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
+    pip_installed_toy, tmp_path, monkeypatch
+):
+    """``ldp serve`` (a process with the toy installed) takes toy-rr reports and estimates as the aggregator does."""
+    import httpx
+    import numpy as np
+    import pandas as pd
+    from collector_server import create_task, envelopes, now_truncated, running, store_path, upload
+
+    from ldp.aggregator import make_aggregator
+    from ldp.client import encode_batch
+
+    monkeypatch.setenv("PYTHONPATH", str(pip_installed_toy))
+    monkeypatch.syspath_prepend(str(pip_installed_toy))
+    registry.refresh()
+    try:
+        spec = spec_class("toy-rr")(domain=("a", "b", "c"), epsilon=1.0)
+        reports = list(encode_batch(spec, ["a", "b", "c", "a"] * 75, np.random.default_rng(2)).reports(spec))
+        store = store_path(tmp_path)
+        task, token = create_task(store, spec, window="1h", time_precision="1m", min_batch=1)
+        with running(store) as server:
+            data = upload(server, task, envelopes(reports, now_truncated(task))).json()
+            got = httpx.get(
+                f"{server.url}/v1/tasks/{task.task_id}/estimates",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=30,
+            ).json()
+        assert (data["accepted"], data["rejected"]) == (300, [])
+        accumulator = make_aggregator(spec)
+        for report in reports:
+            accumulator.add(report)
+        expected = accumulator.estimate(confidence=0.95)
+        pd.testing.assert_frame_equal(
+            pd.DataFrame(got["estimates"]), expected, check_exact=True, check_dtype=False
+        )
+    finally:
+        monkeypatch.undo()
+        for name in [m for m in sys.modules if m == "toy_mechanism" or m.startswith("toy_mechanism.")]:
+            del sys.modules[name]
+        registry.refresh()
 
 
 # -- files generated from the registry -----------------------------------------------------------------
