@@ -328,18 +328,22 @@ def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
 # -- files generated from the registry -----------------------------------------------------------------
 
 
-def test_the_generated_mechanism_page_is_current():
-    """docs/api/mechanisms.md is written from the registry; rerun docs/_ext/mechanism_pages.py after a change."""
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "docs" / "_ext" / "mechanism_pages.py"), "--check"],
-        capture_output=True,
-        text=True,
-    )
+@pytest.mark.parametrize(
+    "generator",
+    ["docs/_ext/mechanism_pages.py", "js/scripts/spec_fields.py"],
+    ids=["docs-api-mechanisms", "js-specfields"],
+)
+def test_the_files_generated_from_the_registry_are_current(generator):
+    """docs/api/mechanisms.md and js/src/specfields.ts are written from the registry: rerun the generator."""
+    proc = subprocess.run([sys.executable, str(REPO / generator), "--check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
 
-def test_the_generated_mechanism_page_lists_every_builtin_mechanism():
+def test_the_generated_files_list_every_builtin_mechanism():
     page = (REPO / "docs" / "api" / "mechanisms.md").read_text(encoding="utf-8")
     for decl in BUILTIN_MECHANISMS:
         assert f"| `{decl.name}` | `{decl.spec}` |" in page
     assert "api/mechanisms.md" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    fields = (REPO / "js" / "src" / "specfields.ts").read_text(encoding="utf-8")
+    for decl in BUILTIN_MECHANISMS:
+        assert f"  {decl.name}: {{" in fields or f'  "{decl.name}": {{' in fields

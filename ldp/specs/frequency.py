@@ -536,7 +536,7 @@ class BLH(LocalHashing):
         self,
         domain: Iterable[DomainValue],
         epsilon: float,
-        g: int | None = None,
+        g: int | None = 2,
         p: ProbabilityInput | None = None,
     ) -> None:
         if g is not None and g != 2:

@@ -95,6 +95,8 @@ class Rappor(Spec):
     """
 
     mechanism: ClassVar[str] = "rappor"
+    #: Fields a spec file may leave null: the sizes and domain the encoding derives (basic, boolean).
+    json_nullable: ClassVar[frozenset[str]] = frozenset({"num_bits", "num_hashes", "domain"})
     report_kind: ClassVar[str] = "rappor"
     candidates_mode: ClassVar[str | None] = "decode"
     #: Reports carry the client's cohort and its num_bits perturbed Bloom filter bits.
