@@ -33,9 +33,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ldp.errors import ParameterError
-from ldp.registry import LAYER_ROLES, MechanismDeclaration, declaration, declarations
+from ldp.registry import MechanismDeclaration, declaration, declarations
 
-__all__ = ["ROLES", "has_implementation", "implementation", "implements"]
+__all__ = ["ROLES", "declaration_of", "has_implementation", "implementation", "implements"]
 
 #: The roles a mechanism can implement, with what each one is for (used in messages).
 ROLES: dict[str, str] = {
@@ -45,7 +45,6 @@ ROLES: dict[str, str] = {
     "fast_simulator": "fast simulator",
     "audit_events": "audit events",
 }
-assert tuple(ROLES) == LAYER_ROLES
 
 #: Implementations registered in this process with :func:`implements`, by role and spec class.
 _IMPLEMENTATIONS: dict[str, dict[type, Callable[..., Any]]] = {role: {} for role in ROLES}
