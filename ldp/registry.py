@@ -162,10 +162,6 @@ def _load_cached(path: str) -> Any:
     return load_object(path)
 
 
-def _builtin(name: str, spec: str, **roles: str | None) -> MechanismDeclaration:
-    return MechanismDeclaration(name, spec, **roles)  # type: ignore[arg-type]
-
-
 _ENC = "ldp.client.encoders"
 _BATCH = "ldp.client.batch"
 _ACC = "ldp.aggregator.accumulators"
@@ -187,6 +183,7 @@ def _frequency(name: str, cls: str, family: str, accumulator: str, audit: str) -
 
 
 def _numeric(name: str, cls: str) -> MechanismDeclaration:
+    """A numeric mechanism of ldp.specs.numeric: one encoder, accumulator and audit family serve them all."""
     return MechanismDeclaration(
         name,
         f"ldp.specs.numeric:{cls}",
@@ -199,6 +196,7 @@ def _numeric(name: str, cls: str) -> MechanismDeclaration:
 
 
 def _prefix(name: str, cls: str, accumulator: str) -> MechanismDeclaration:
+    """PEM or TreeHist: the prefix-hashing client and audit family, each with its own accumulator."""
     return MechanismDeclaration(
         name,
         f"ldp.specs.heavy_hitters:{cls}",
@@ -211,14 +209,14 @@ def _prefix(name: str, cls: str, accumulator: str) -> MechanismDeclaration:
 
 
 def _sketch(name: str, cls: str) -> MechanismDeclaration:
-    low = name  # cms, hcms
+    """CMS or HCMS: each layer's module ``sketch`` names its pieces after the mechanism."""
     return MechanismDeclaration(
         name,
         f"ldp.specs.sketch:{cls}",
-        encoder=f"ldp.client.sketch:{low}_encoder",
-        batch_encoder=f"ldp.client.sketch:{low}_batch",
+        encoder=f"ldp.client.sketch:{name}_encoder",
+        batch_encoder=f"ldp.client.sketch:{name}_batch",
         accumulator=f"ldp.aggregator.sketch:{cls}Accumulator.for_spec",
-        fast_simulator=f"ldp.simulations.sketch:{low}_support_counts",
+        fast_simulator=f"ldp.simulations.sketch:{name}_support_counts",
         audit_events=f"{_AUDIT}.sketch:SketchEvents",
         docs=("ldp.specs.sketch", "ldp.client.sketch", "ldp.aggregator.sketch", "ldp.simulations.sketch"),
     )
