@@ -8,7 +8,6 @@
   (:mod:`ldp.aggregator.olh`).
 """
 
-from ldp.aggregator import hadamard as _hadamard  # noqa: F401 - registers Hadamard response's accumulator
 from ldp.aggregator.accumulators import (
     Accumulator,
     FrequencyAccumulator,

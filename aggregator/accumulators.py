@@ -30,7 +30,7 @@ References
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import numpy as np
@@ -40,10 +40,10 @@ from ldp.aggregator.bitcounts import cohort_bit_counts, column_bit_counts
 from ldp.aggregator.estimates import BitEstimates, oracle_estimates, rappor_bit_estimates
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
-from ldp.plugins import implementation, implements
+from ldp.plugins import implementation
 from ldp.report import Report
 from ldp.report_check import check_report
-from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
+from ldp.specs import FrequencySpec, LocalHashing, Rappor
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,11 +55,15 @@ __all__ = [
     "RapporAccumulator",
     "UnaryAccumulator",
     "ValueAccumulator",
+    "check_int_column",
+    "check_packed_bits",
     "make_aggregator",
+    "require_field",
 ]
 
 
-def _check_packed(bits: np.ndarray | None, num_bits: int) -> np.ndarray:
+def check_packed_bits(bits: np.ndarray | None, num_bits: int) -> np.ndarray:
+    """A batch's packed bit column: uint8 of shape (n, ⌈num_bits/8⌉) with zero padding, or a ReportError."""
     expected = (num_bits + 7) // 8
     if bits is None:
         raise ReportError("batch has no 'bits' column")
@@ -72,7 +76,8 @@ def _check_packed(bits: np.ndarray | None, num_bits: int) -> np.ndarray:
     return bits
 
 
-def _check_int_column(column: np.ndarray | None, name: str, upper: int) -> np.ndarray:
+def check_int_column(column: np.ndarray | None, name: str, upper: int) -> np.ndarray:
+    """A batch's integer column ``name``: 1-D, every entry in [0, upper), or a ReportError naming it."""
     if column is None:
         raise ReportError(f"batch has no '{name}' column")
     column = np.asarray(column)
@@ -84,39 +89,13 @@ def _check_int_column(column: np.ndarray | None, name: str, upper: int) -> np.nd
 
 
 _T = TypeVar("_T")
-_A = TypeVar("_A", bound="type[Accumulator]")
 
 
-def _present(value: _T | None, name: str) -> _T:
+def require_field(value: _T | None, name: str) -> _T:
     """A column :func:`~ldp.report_check.check_report` guarantees for the spec (a ReportError if absent)."""
     if value is None:
         raise ReportError(f"report has no {name!r}")
     return value
-
-
-def accumulator_for(spec_class: type, *, takes_threads: bool = False) -> Callable[[_A], _A]:
-    """Class decorator: register the accumulator class as ``spec_class``'s aggregator (:mod:`ldp.plugins`).
-
-    The registered factory is called as ``factory(spec, threads=...)``; an
-    accumulator that decodes with threads says so with ``takes_threads``, the
-    others ignore the argument.
-    """
-
-    def register(accumulator_class: _A) -> _A:
-        factory: Callable[..., Accumulator]
-        if takes_threads:
-            factory = accumulator_class
-        else:
-
-            def single_threaded(spec: Any, threads: int | None = 1) -> Accumulator:
-                return accumulator_class(spec)
-
-            single_threaded.__qualname__ = f"{accumulator_class.__name__} (single-threaded)"
-            factory = single_threaded
-        implements(spec_class, "accumulator")(factory)
-        return accumulator_class
-
-    return register
 
 
 class Accumulator(abc.ABC):
@@ -135,6 +114,15 @@ class Accumulator(abc.ABC):
 
     spec: Any
     _state_fields: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def for_spec(cls, spec: Any, threads: int | None = 1) -> Self:
+        """An empty accumulator of ``spec``: the ``accumulator`` factory a mechanism declares (:mod:`ldp.registry`).
+
+        ``threads`` is for accumulators that decode with threads (they
+        override this); the others ignore it.
+        """
+        return cls(spec)
 
     def __init__(self, spec: Any) -> None:
         """An empty accumulator of ``spec``'s reports (each subclass keeps its own counts)."""
@@ -296,7 +284,6 @@ class FrequencyAccumulator(Accumulator):
         )
 
 
-@accumulator_for(GRR)
 class ValueAccumulator(FrequencyAccumulator):
     """BinaryRR and GRR: a report supports exactly the value it names."""
 
@@ -313,19 +300,18 @@ class ValueAccumulator(FrequencyAccumulator):
 
     def add_batch(self, batch: ReportBatch) -> None:
         self._check_batch(batch)
-        values = _check_int_column(batch.values, "values", self.spec.domain_size)
+        values = check_int_column(batch.values, "values", self.spec.domain_size)
         self._counts += np.bincount(values, minlength=self.spec.domain_size)
         self._n += int(values.shape[0])
 
 
-@accumulator_for(UnaryEncoding)
 class UnaryAccumulator(FrequencyAccumulator):
     """SUE and OUE: a report supports every value whose bit is set."""
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
         bits = np.unpackbits(
-            np.frombuffer(_present(checked.bits, "bits"), dtype=np.uint8), count=self.spec.domain_size
+            np.frombuffer(require_field(checked.bits, "bits"), dtype=np.uint8), count=self.spec.domain_size
         )
         self._counts += bits
         self._n += 1
@@ -333,12 +319,11 @@ class UnaryAccumulator(FrequencyAccumulator):
     def add_batch(self, batch: ReportBatch) -> None:
         self._check_batch(batch)
         d = self.spec.domain_size
-        bits = _check_packed(batch.bits, d)
+        bits = check_packed_bits(batch.bits, d)
         self._counts += column_bit_counts(bits, d)
         self._n += int(bits.shape[0])
 
 
-@accumulator_for(LocalHashing, takes_threads=True)
 class LocalHashingAccumulator(FrequencyAccumulator):
     """OLH and BLH: a report ⟨seed, y⟩ supports every v with H_seed(v) = y.
 
@@ -354,6 +339,11 @@ class LocalHashingAccumulator(FrequencyAccumulator):
     """
 
     _BUFFER = 4096
+
+    @classmethod
+    def for_spec(cls, spec: Any, threads: int | None = 1) -> Self:
+        """An empty accumulator decoding with ``threads`` threads."""
+        return cls(spec, threads=threads)
 
     def __init__(self, spec: LocalHashing, *, threads: int | None = 1):
         super().__init__(spec)
@@ -375,7 +365,7 @@ class LocalHashingAccumulator(FrequencyAccumulator):
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
-        self._pending_seeds.append(_present(checked.seed, "seed"))
+        self._pending_seeds.append(require_field(checked.seed, "seed"))
         self._pending_buckets.append(checked.value)
         self._n += 1
         if len(self._pending_seeds) >= self._BUFFER:
@@ -385,7 +375,7 @@ class LocalHashingAccumulator(FrequencyAccumulator):
         self._check_batch(batch)
         if batch.seeds is None:
             raise ReportError("batch has no 'seeds' column")
-        buckets = _check_int_column(batch.values, "values", self.spec.g)
+        buckets = check_int_column(batch.values, "values", self.spec.g)
         counts = olh.support_counts(
             batch.seeds, buckets, self.spec.g, self.spec.domain_size, threads=self.threads
         )
@@ -401,7 +391,6 @@ class LocalHashingAccumulator(FrequencyAccumulator):
 # -- RAPPOR ------------------------------------------------------------------
 
 
-@accumulator_for(Rappor)
 class RapporAccumulator(Accumulator):
     """Reports per cohort and ones per (cohort, bit) of RAPPOR reports.
 
@@ -465,7 +454,7 @@ class RapporAccumulator(Accumulator):
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
         bits = np.unpackbits(
-            np.frombuffer(_present(checked.bits, "bits"), dtype=np.uint8), count=self.spec.num_bits
+            np.frombuffer(require_field(checked.bits, "bits"), dtype=np.uint8), count=self.spec.num_bits
         )
         self._bits[checked.cohort] += bits
         self._cohorts[checked.cohort] += 1
@@ -473,8 +462,8 @@ class RapporAccumulator(Accumulator):
     def add_batch(self, batch: ReportBatch) -> None:
         self._check_batch(batch)
         m, k = self.spec.num_cohorts, self.spec.num_bits
-        bits = _check_packed(batch.bits, k)
-        cohorts = _check_int_column(batch.cohorts, "cohorts", m)
+        bits = check_packed_bits(batch.bits, k)
+        cohorts = check_int_column(batch.cohorts, "cohorts", m)
         if cohorts.shape[0] != bits.shape[0]:
             raise ReportError(f"batch has {cohorts.shape[0]} cohorts but {bits.shape[0]} bit rows")
         if cohorts.shape[0] == 0:

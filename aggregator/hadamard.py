@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator, _check_int_column, accumulator_for
+from ldp.aggregator.accumulators import Accumulator, check_int_column
 from ldp.aggregator.consistency import apply_consistency
 from ldp.aggregator.estimates import estimate_table
 from ldp.batch import ReportBatch
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["HadamardAccumulator"]
 
 
-@accumulator_for(HR)
 class HadamardAccumulator(Accumulator):
     """Counts of each HR output y in [0, K).
 
@@ -85,7 +84,7 @@ class HadamardAccumulator(Accumulator):
 
     def add_batch(self, batch: ReportBatch) -> None:
         self._check_batch(batch)
-        outputs = _check_int_column(batch.values, "values", self.spec.outputs)
+        outputs = check_int_column(batch.values, "values", self.spec.outputs)
         self._hist += np.bincount(outputs, minlength=self.spec.outputs)
         self._n += int(outputs.shape[0])
 

@@ -39,7 +39,7 @@ def adjust_p_values(p_values: np.ndarray, correction: str) -> np.ndarray:
     if correction == "bonferroni":
         return np.minimum(1.0, p * p.size)
     if correction == "bh":
-        import scipy.stats  # here, not at the top: importing the PEM aggregator must not load SciPy
+        import scipy.stats  # only here: importing the aggregator (as ``ldp encode`` does) must not load scipy
 
         return scipy.stats.false_discovery_control(p, method="bh") if p.size else p
     if correction == "none":

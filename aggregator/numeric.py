@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator, accumulator_for
+from ldp.aggregator.accumulators import Accumulator
 from ldp.aggregator.estimates import normal_quantile
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
@@ -92,7 +92,6 @@ def mean_table(spec: NumericSpec, n, total, total_sq, *, confidence: float = 0.9
     )
 
 
-@accumulator_for(NumericSpec)
 class MeanAccumulator(Accumulator):
     """Histogram of numeric reports over the spec's output support (plus optional groups).
 

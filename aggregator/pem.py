@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator, _check_int_column, _present, accumulator_for
+from ldp.aggregator.accumulators import Accumulator, check_int_column, require_field
 from ldp.aggregator.estimates import FREQUENCY_COLUMNS, estimate_table
 from ldp.aggregator.multiple_testing import adjust_p_values, check_options
 from ldp.batch import ReportBatch
@@ -348,7 +348,6 @@ def heavy_hitter_table(
     return table
 
 
-@accumulator_for(PEM)
 class PEMAccumulator(Accumulator):
     """The (seed, bucket) pairs of each group's reports; :meth:`estimate` runs the search.
 
@@ -383,15 +382,15 @@ class PEMAccumulator(Accumulator):
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
-        round_ = _present(checked.field("round"), "round")
-        self._pending.append((round_, _present(checked.seed, "seed"), checked.value))
+        round_ = require_field(checked.field("round"), "round")
+        self._pending.append((round_, require_field(checked.seed, "seed"), checked.value))
         self._n += 1
         if len(self._pending) >= self._BUFFER:
             self._flush()
 
     def add_batch(self, batch: ReportBatch) -> None:
         self._check_batch(batch)
-        rounds = _check_int_column(batch.column("round"), "round", self.spec.num_rounds)
+        rounds = check_int_column(batch.column("round"), "round", self.spec.num_rounds)
         if batch.seeds is None:
             raise ReportError("batch has no 'seeds' column")
         seeds = np.asarray(batch.seeds)
@@ -401,7 +400,7 @@ class PEMAccumulator(Accumulator):
             (seeds.dtype.kind == "i" and seeds.min() < 0) or seeds.astype(np.uint64).max() >= LH_SEED_SPACE
         ):
             raise ReportError(f"batch seeds must be in [0, {LH_SEED_SPACE})")
-        buckets = _check_int_column(batch.values, "values", self.spec.g)
+        buckets = check_int_column(batch.values, "values", self.spec.g)
         if not rounds.shape == seeds.shape == buckets.shape:
             raise ReportError("batch round, seeds and values columns differ in length")
         self._store(rounds.astype(np.int64), seeds.astype(np.uint64), buckets.astype(np.int64))
@@ -605,7 +604,6 @@ def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]])
     return rounds
 
 
-@accumulator_for(TreeHist)
 class TreeHistAccumulator(PEMAccumulator):
     """TreeHist: the same state as PEM's (each group's (seed, bucket) pairs); :meth:`estimate` walks the tree."""
 

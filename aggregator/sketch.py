@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator, _check_int_column, _check_packed, accumulator_for
+from ldp.aggregator.accumulators import Accumulator, check_int_column, check_packed_bits
 from ldp.aggregator.bitcounts import SMALL_ROWS, cohort_bit_counts, column_bit_counts
 from ldp.aggregator.candidates import unique_candidates
 from ldp.aggregator.consistency import apply_consistency
@@ -236,7 +236,6 @@ def _unique_values(candidates: Sequence[Any]) -> list[Any]:
     return values
 
 
-@accumulator_for(CMS)
 class CMSAccumulator(SketchAccumulator):
     """CMS: ``reports[j]`` reports of row j, ``ones[j, i]`` of them with bit i set."""
 
@@ -259,8 +258,8 @@ class CMSAccumulator(SketchAccumulator):
     def add_batch(self, batch: ReportBatch) -> None:
         self._check_batch(batch)
         spec = self.spec
-        rows = _check_int_column(batch.column("row"), "row", spec.k)
-        bits = _check_packed(batch.column("bits"), spec.m)
+        rows = check_int_column(batch.column("row"), "row", spec.k)
+        bits = check_packed_bits(batch.column("bits"), spec.m)
         if bits.shape[0] != rows.shape[0]:
             raise ReportError(f"batch has {rows.shape[0]} rows but {bits.shape[0]} bit vectors")
         self.ones += row_bit_counts(bits, rows.astype(np.int64), spec.k, spec.m)
@@ -270,7 +269,6 @@ class CMSAccumulator(SketchAccumulator):
         return gather_rows(self.ones, positions)
 
 
-@accumulator_for(HCMS)
 class HCMSAccumulator(SketchAccumulator):
     """HCMS: ``reports[j, l]`` reports of row j and column l, ``ones[j, l]`` of them with bit 1 (+1)."""
 
@@ -292,9 +290,9 @@ class HCMSAccumulator(SketchAccumulator):
     def add_batch(self, batch: ReportBatch) -> None:
         self._check_batch(batch)
         spec = self.spec
-        rows = _check_int_column(batch.column("row"), "row", spec.k)
-        columns = _check_int_column(batch.column("column"), "column", spec.m)
-        bits = _check_int_column(batch.column("bit"), "bit", 2)
+        rows = check_int_column(batch.column("row"), "row", spec.k)
+        columns = check_int_column(batch.column("column"), "column", spec.m)
+        bits = check_int_column(batch.column("bit"), "bit", 2)
         if not rows.shape == columns.shape == bits.shape:
             raise ReportError("batch row, column and bit columns differ in length")
         cells = rows.astype(np.int64) * spec.m + columns

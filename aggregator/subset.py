@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldp.aggregator.accumulators import UnaryAccumulator, _check_packed, accumulator_for
+from ldp.aggregator.accumulators import UnaryAccumulator, check_packed_bits
 from ldp.batch import ReportBatch
 from ldp.errors import ParameterError, ReportError
-from ldp.specs.subset import SubsetSelection, bit_weights
+from ldp.specs.subset import bit_weights
 
 __all__ = ["SubsetAccumulator"]
 
 
-@accumulator_for(SubsetSelection)
 class SubsetAccumulator(UnaryAccumulator):
     """Support counts C_v of subset-selection reports; every report adds ω to their sum."""
 
@@ -33,7 +32,7 @@ class SubsetAccumulator(UnaryAccumulator):
     def add_batch(self, batch: ReportBatch) -> None:
         """Count a batch; a vector without exactly ω bits set is refused (no report of the spec has one)."""
         self._check_batch(batch)
-        bits = _check_packed(batch.bits, self.spec.domain_size)
+        bits = check_packed_bits(batch.bits, self.spec.domain_size)
         weights = bit_weights(bits)
         wrong = np.flatnonzero(weights != self.spec.omega)
         if wrong.size:

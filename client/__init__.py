@@ -9,11 +9,6 @@
   seeded, *insecure* NumPy generator for simulations.
 """
 
-from ldp.client import hadamard as _hadamard  # noqa: F401 - registers Hadamard response's encoders
-from ldp.client import numeric as _numeric  # noqa: F401 - registers the numeric mechanisms' encoders
-from ldp.client import pem as _pem  # noqa: F401 - registers PEM's encoders
-from ldp.client import sketch as _sketch  # noqa: F401 - registers the CMS and HCMS encoders
-from ldp.client import subset as _subset  # noqa: F401 - registers subset selection's encoders
 from ldp.client.batch import encode_batch, secure_encode_batch
 from ldp.client.budgeted import BudgetedEncoder
 from ldp.client.encoders import (

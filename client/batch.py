@@ -39,16 +39,23 @@ from ldp.client.randomness import RandomSource, SystemRandomSource, as_source, b
 from ldp.client.sampling import binary_digits, lanes_to_packed
 from ldp.errors import ParameterError
 from ldp.hashing import LH_SEED_SPACE, bloom_positions_batch, lh_buckets
-from ldp.plugins import implementation, implements
+from ldp.plugins import implementation
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
 from ldp.specs.rappor import parse_boolean
 
 __all__ = [
     "bernoulli_words",
     "encode_batch",
+    "factorize_values",
+    "grr_batch",
     "lanes_to_words",
+    "local_hashing_batch",
+    "randomized_response_batch",
+    "rappor_batch",
     "rappor_irr_batch",
     "secure_encode_batch",
+    "unary_batch",
+    "value_indices",
     "words_to_packed",
 ]
 
@@ -229,7 +236,7 @@ def packbits_lane(position):
     return (position % 64) ^ 7
 
 
-def _factorize(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[Any]]:
+def factorize_values(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[Any]]:
     """Integer codes of ``values`` (by first appearance) and the distinct values.
 
     Values are told apart by type too: ``True``, ``1`` and ``1.0`` are equal dict keys in Python but
@@ -247,18 +254,36 @@ def _factorize(values: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[Any
     return codes, uniques
 
 
-def _indices(spec, values: Sequence[Any] | np.ndarray, indices: bool) -> np.ndarray:
+def value_indices(spec: Any, values: Sequence[Any] | np.ndarray, indices: bool) -> np.ndarray:
+    """The domain indices of ``values`` under ``spec`` (int64), for a batch encoder.
+
+    Parameters
+    ----------
+    spec : Spec
+        A spec with ``domain_size`` and ``index_of`` (every domain spec).
+    values : sequence or ndarray
+        Domain values, or indices into the domain when ``indices`` is true.
+    indices : bool
+        True when ``values`` already are domain indices (checked to be in range).
+
+    Raises
+    ------
+    ParameterError
+        A value outside the domain, or an index out of range.
+    """
     if indices:
         idx = np.asarray(values, dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= spec.domain_size):
             raise ParameterError(f"domain indices must be in [0, {spec.domain_size})")
         return idx
-    codes, uniques = _factorize(values)
+    codes, uniques = factorize_values(values)
     mapped = np.array([spec.index_of(u) for u in uniques], dtype=np.int64)
     return mapped[codes]
 
 
-def _rr(source: RandomSource, idx: np.ndarray, size: int, keep: Fraction, other: Fraction) -> np.ndarray:
+def randomized_response_batch(
+    source: RandomSource, idx: np.ndarray, size: int, keep: Fraction, other: Fraction
+) -> np.ndarray:
     """Randomized response over [0, size): keep ``idx`` w.p. ``keep``, else a uniform other value.
 
     Exact: the keep coin by :func:`~ldp.client.randomness.bernoulli`, the
@@ -322,7 +347,7 @@ class _BloomCache:
 
     def words(self, values: Sequence[Any] | np.ndarray, cohorts: np.ndarray) -> np.ndarray:
         """(n, W) Bloom words of each value in its cohort."""
-        codes, uniques = _factorize(values)
+        codes, uniques = factorize_values(values)
         if len(uniques) > self.capacity:
             return _pair_words(self.spec, codes, uniques, cohorts)
         with self.lock:
@@ -402,11 +427,11 @@ def _bloom_cache(spec: Rappor) -> _BloomCache:
 def _rappor_bloom_words(spec: Rappor, values: Sequence[Any] | np.ndarray, cohorts: np.ndarray) -> np.ndarray:
     """(n, W) uint64 words of each value's true bits B in its cohort (packbits lane order)."""
     if spec.encoding == "basic":
-        codes, uniques = _factorize(values)
+        codes, uniques = factorize_values(values)
         mapped = np.array([spec.bit_positions(u, 0)[0] for u in uniques], dtype=np.int64)  # the one-hot bit
         return _one_hot_words(mapped[codes], spec.num_bits)
     if spec.encoding == "boolean":
-        codes, uniques = _factorize(values)
+        codes, uniques = factorize_values(values)
         one = 1 << packbits_lane(0)
         mapped = np.array([one if parse_boolean(u) else 0 for u in uniques], dtype=np.uint64)
         return mapped[codes].reshape(-1, 1)
@@ -488,8 +513,7 @@ def rappor_irr_batch(
     )
 
 
-@implements(Rappor, "batch_encoder")
-def _rappor_batch(spec: Rappor, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+def rappor_batch(spec: Rappor, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     source = as_source(rng)
     n = len(values)
     if cohorts is None:
@@ -502,26 +526,24 @@ def _rappor_batch(spec: Rappor, values, rng, *, cohorts=None, indices=False) -> 
     return ReportBatch(spec=spec.fingerprint, cohorts=cohorts, bits=words_to_packed(lanes, spec.num_bits))
 
 
-@implements(GRR, "batch_encoder")
-def _grr_batch(spec: GRR, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
-    idx = _indices(spec, values, indices)
+def grr_batch(spec: GRR, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    idx = value_indices(spec, values, indices)
     return ReportBatch(
-        spec=spec.fingerprint, values=_rr(as_source(rng), idx, spec.domain_size, spec.p, spec.q)
+        spec=spec.fingerprint,
+        values=randomized_response_batch(as_source(rng), idx, spec.domain_size, spec.p, spec.q),
     )
 
 
-@implements(UnaryEncoding, "batch_encoder")
-def _unary_batch(spec: UnaryEncoding, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
-    idx = _indices(spec, values, indices)
+def unary_batch(spec: UnaryEncoding, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    idx = value_indices(spec, values, indices)
     lanes = bernoulli_words(as_source(rng), _one_hot_words(idx, spec.domain_size), spec.p, spec.q)
     return ReportBatch(spec=spec.fingerprint, bits=words_to_packed(lanes, spec.domain_size))
 
 
-@implements(LocalHashing, "batch_encoder")
-def _local_hashing_batch(spec: LocalHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+def local_hashing_batch(spec: LocalHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     source = as_source(rng)
-    idx = _indices(spec, values, indices)
+    idx = value_indices(spec, values, indices)
     seeds = source.integers(LH_SEED_SPACE, idx.size).astype(np.uint64)
     buckets = lh_buckets(seeds, idx, spec.g)
-    reported = _rr(source, buckets.astype(np.int64), spec.g, spec.p, spec.q)
+    reported = randomized_response_batch(source, buckets.astype(np.int64), spec.g, spec.p, spec.q)
     return ReportBatch(spec=spec.fingerprint, seeds=seeds, values=reported)

@@ -32,11 +32,25 @@ from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_ex
 from ldp.client.state import ClientState
 from ldp.errors import ParameterError
 from ldp.hashing import LH_SEED_SPACE, lh_bucket
-from ldp.plugins import implementation, implements
+from ldp.plugins import implementation
 from ldp.report import Report
 from ldp.specs import GRR, LocalHashing, Rappor, Spec, UnaryEncoding
 
-__all__ = ["Encoder", "GRREncoder", "LocalHashingEncoder", "RapporEncoder", "UnaryEncoder", "make_encoder"]
+__all__ = [
+    "Encoder",
+    "GRREncoder",
+    "LocalHashingEncoder",
+    "RapporEncoder",
+    "UnaryEncoder",
+    "grr_encoder",
+    "local_hashing_encoder",
+    "make_encoder",
+    "randomized_response_index",
+    "rappor_encoder",
+    "rr_thresholds",
+    "stateless_factory",
+    "unary_encoder",
+]
 
 _PRR_LABEL = b"ldp-rappor-prr-v1"
 
@@ -56,13 +70,13 @@ class Encoder(Protocol):
         """Randomize ``value`` into a report."""
 
 
-def _rr_thresholds(keep: Fraction, other: Fraction) -> tuple[int, int, int]:
+def rr_thresholds(keep: Fraction, other: Fraction) -> tuple[int, int, int]:
     """Integers (den, keep_num, other_num) with keep = keep_num/den, other = other_num/den."""
     den = lcm(keep.denominator, other.denominator)
     return den, keep.numerator * (den // keep.denominator), other.numerator * (den // other.denominator)
 
 
-def _randomized_response(index: int, den: int, keep_num: int, other_num: int) -> int:
+def randomized_response_index(index: int, den: int, keep_num: int, other_num: int) -> int:
     """Keep ``index`` with probability keep_num/den, else each other value with other_num/den.
 
     One uniform draw in [0, den): below keep_num keeps the value; the rest of
@@ -101,15 +115,16 @@ class GRREncoder:
         self.spec = spec
         self._fingerprint = spec.fingerprint
         self._domain = spec.domain
-        self._den, self._keep, self._other = _rr_thresholds(spec.p, spec.q)
+        self._den, self._keep, self._other = rr_thresholds(spec.p, spec.q)
 
     def encode(self, value: Any) -> Report:
         index = self.spec.index_of(value)
-        reported = _randomized_response(index, self._den, self._keep, self._other)
+        reported = randomized_response_index(index, self._den, self._keep, self._other)
         return Report(spec=self._fingerprint, value=self._domain[reported])
 
 
-implements(GRR, "encoder")(stateless_factory(GRREncoder))
+#: The encoder factory of GRR and binary RR (declared in :mod:`ldp.registry`).
+grr_encoder = stateless_factory(GRREncoder)
 
 
 class UnaryEncoder:
@@ -140,7 +155,8 @@ class UnaryEncoder:
         return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width))
 
 
-implements(UnaryEncoding, "encoder")(stateless_factory(UnaryEncoder))
+#: The encoder factory of SUE and OUE (declared in :mod:`ldp.registry`).
+unary_encoder = stateless_factory(UnaryEncoder)
 
 
 class LocalHashingEncoder:
@@ -159,17 +175,18 @@ class LocalHashingEncoder:
         self.spec = spec
         self._fingerprint = spec.fingerprint
         self._g = spec.g
-        self._den, self._keep, self._other = _rr_thresholds(spec.p, spec.q)
+        self._den, self._keep, self._other = rr_thresholds(spec.p, spec.q)
 
     def encode(self, value: Any) -> Report:
         index = self.spec.index_of(value)
         seed = secrets.randbelow(LH_SEED_SPACE)
         bucket = lh_bucket(seed, index, self._g)
-        reported = _randomized_response(bucket, self._den, self._keep, self._other)
+        reported = randomized_response_index(bucket, self._den, self._keep, self._other)
         return Report(spec=self._fingerprint, seed=seed, value=reported)
 
 
-implements(LocalHashing, "encoder")(stateless_factory(LocalHashingEncoder))
+#: The encoder factory of OLH and BLH (declared in :mod:`ldp.registry`).
+local_hashing_encoder = stateless_factory(LocalHashingEncoder)
 
 
 class RapporEncoder:
@@ -225,8 +242,7 @@ class RapporEncoder:
         )
 
 
-@implements(Rappor, "encoder")
-def _rappor_encoder(spec: Rappor, state: ClientState | str | None = None) -> Encoder:
+def rappor_encoder(spec: Rappor, state: ClientState | str | None = None) -> Encoder:
     """RAPPOR's encoder: the client's persistent state (opened or created at a path), or a fresh one in memory."""
     if state is None:
         state = ClientState.new(spec)

@@ -21,15 +21,14 @@ from typing import Any
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.client.batch import _indices
-from ldp.client.encoders import _rr_thresholds, stateless_factory
+from ldp.client.batch import value_indices
+from ldp.client.encoders import rr_thresholds, stateless_factory
 from ldp.client.randomness import RandomSource, as_source, bernoulli, uniform_below
 from ldp.hadamard_math import row_positions
-from ldp.plugins import implements
 from ldp.report import Report
 from ldp.specs import HR
 
-__all__ = ["HadamardEncoder", "hadamard_outputs"]
+__all__ = ["HadamardEncoder", "hadamard_batch", "hadamard_encoder", "hadamard_outputs"]
 
 
 def hadamard_outputs(spec: HR, indices: Any, inside: Any, members: Any) -> np.ndarray:
@@ -57,7 +56,7 @@ class HadamardEncoder:
         self._fingerprint = spec.fingerprint
         self._block = spec.block_size
         self._half = spec.block_size // 2
-        self._den, self._in, self._out = _rr_thresholds(spec.in_probability, spec.out_probability)
+        self._den, self._in, self._out = rr_thresholds(spec.in_probability, spec.out_probability)
 
     def encode(self, value: Any) -> Report:
         index = self.spec.index_of(value)
@@ -79,14 +78,14 @@ class HadamardEncoder:
         return Report(spec=self._fingerprint, value=output)
 
 
-implements(HR, "encoder")(stateless_factory(HadamardEncoder))
+#: HR's encoder factory (declared in :mod:`ldp.registry`).
+hadamard_encoder = stateless_factory(HadamardEncoder)
 
 
-@implements(HR, "batch_encoder")
-def _hadamard_batch(spec: HR, values, rng: RandomSource, *, cohorts=None, indices=False) -> ReportBatch:
+def hadamard_batch(spec: HR, values, rng: RandomSource, *, cohorts=None, indices=False) -> ReportBatch:
     """Vectorized HR: P[y ∈ C_x] = p by :func:`bernoulli`, then a uniform member by :func:`uniform_below`."""
     source = as_source(rng)
-    idx = _indices(spec, values, indices)
+    idx = value_indices(spec, values, indices)
     inside = bernoulli(source, spec.p, idx.size)
     members = np.empty(idx.size, dtype=np.int64)
     where_in = np.flatnonzero(inside)

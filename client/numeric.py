@@ -37,14 +37,13 @@ from typing import TYPE_CHECKING, Any
 from ldp.client.encoders import stateless_factory
 from ldp.errors import ParameterError
 from ldp.numeric_math import band_inverse_cdf
-from ldp.plugins import implements
 from ldp.report import Report
 from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint, check_numeric_value
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["NumericEncoder", "encode_numeric_batch"]
+__all__ = ["NumericEncoder", "encode_numeric_batch", "numeric_encoder"]
 
 _ROUND_BITS = 53
 _ROUND_SCALE = float(1 << _ROUND_BITS)
@@ -149,10 +148,10 @@ class NumericEncoder:
         return Report(spec=self._fingerprint, value=self.sample_native(value))
 
 
-implements(NumericSpec, "encoder")(stateless_factory(NumericEncoder))
+#: The encoder factory of the numeric mechanisms (declared in :mod:`ldp.registry`).
+numeric_encoder = stateless_factory(NumericEncoder)
 
 
-@implements(NumericSpec, "batch_encoder")
 def encode_numeric_batch(
     spec: NumericSpec, values: Sequence[Any] | np.ndarray, rng, *, cohorts=None, indices: bool = False
 ):

@@ -15,15 +15,14 @@ from typing import Any
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.client.batch import _factorize, _rr
-from ldp.client.encoders import _randomized_response, _rr_thresholds, stateless_factory
+from ldp.client.batch import factorize_values, randomized_response_batch
+from ldp.client.encoders import randomized_response_index, rr_thresholds, stateless_factory
 from ldp.client.randomness import as_source
 from ldp.hashing import LH_SEED_SPACE, lh_bucket, lh_buckets
-from ldp.plugins import implements
 from ldp.report import Report
 from ldp.specs.heavy_hitters import PrefixHashing, prefix_key
 
-__all__ = ["PEMEncoder", "pem_keys"]
+__all__ = ["PEMEncoder", "pem_batch", "pem_encoder", "pem_keys"]
 
 
 class PEMEncoder:
@@ -37,7 +36,7 @@ class PEMEncoder:
     def __init__(self, spec: PrefixHashing):
         self.spec = spec
         self._fingerprint = spec.fingerprint
-        self._den, self._keep, self._other = _rr_thresholds(spec.p, spec.q)
+        self._den, self._keep, self._other = rr_thresholds(spec.p, spec.q)
 
     def encode(self, value: Any) -> Report:
         spec = self.spec
@@ -47,11 +46,12 @@ class PEMEncoder:
         key = prefix_key(bits >> (spec.num_bits - length), length)
         seed = secrets.randbelow(LH_SEED_SPACE)
         bucket = lh_bucket(seed, key, spec.g)
-        reported = _randomized_response(bucket, self._den, self._keep, self._other)
+        reported = randomized_response_index(bucket, self._den, self._keep, self._other)
         return Report(spec=self._fingerprint, seed=seed, value=reported, extra=(("round", round_),))
 
 
-implements(PrefixHashing, "encoder")(stateless_factory(PEMEncoder))
+#: The encoder factory of PEM and TreeHist (declared in :mod:`ldp.registry`).
+pem_encoder = stateless_factory(PEMEncoder)
 
 
 def pem_keys(spec: PrefixHashing, values) -> tuple[np.ndarray, np.ndarray]:
@@ -59,7 +59,7 @@ def pem_keys(spec: PrefixHashing, values) -> tuple[np.ndarray, np.ndarray]:
 
     Each distinct value is encoded (and checked) once.
     """
-    codes, uniques = _factorize(values)
+    codes, uniques = factorize_values(values)
     m = spec.num_bits
     lengths = spec.prefix_lengths
     keys = np.empty((len(uniques), len(lengths)), dtype=np.uint64)
@@ -69,8 +69,7 @@ def pem_keys(spec: PrefixHashing, values) -> tuple[np.ndarray, np.ndarray]:
     return codes, keys
 
 
-@implements(PrefixHashing, "batch_encoder")
-def _pem_batch(spec: PrefixHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+def pem_batch(spec: PrefixHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     """The single encoder's distribution, vectorized: group, seed and bucket coins from ``rng``'s exact samplers."""
     if indices:
         from ldp.errors import ParameterError
@@ -83,7 +82,7 @@ def _pem_batch(spec: PrefixHashing, values, rng, *, cohorts=None, indices=False)
     seeds = source.integers(LH_SEED_SPACE, n).astype(np.uint64)
     key = keys[codes, rounds] if n else np.zeros(0, dtype=np.uint64)
     buckets = lh_buckets(seeds, key, spec.g)
-    reported = _rr(source, buckets.astype(np.int64), spec.g, spec.p, spec.q)
+    reported = randomized_response_batch(source, buckets.astype(np.int64), spec.g, spec.p, spec.q)
     return ReportBatch(
         spec=spec.fingerprint,
         seeds=seeds,

@@ -25,16 +25,23 @@ from typing import Any
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.client.batch import _factorize, bernoulli_words, words_to_packed
+from ldp.client.batch import bernoulli_words, factorize_values, words_to_packed
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import as_source, bernoulli
 from ldp.client.sampling import expansion, lanes_to_packed, sample_expanded, urandom_source
 from ldp.errors import ParameterError
-from ldp.plugins import implements
 from ldp.report import Report
 from ldp.specs.sketch import CMS, HCMS, SketchSpec
 
-__all__ = ["CMSEncoder", "HCMSEncoder", "hadamard_sign_bits"]
+__all__ = [
+    "CMSEncoder",
+    "HCMSEncoder",
+    "cms_batch",
+    "cms_encoder",
+    "hadamard_sign_bits",
+    "hcms_batch",
+    "hcms_encoder",
+]
 
 
 def _check_value(value: Any) -> Any:
@@ -73,7 +80,8 @@ class CMSEncoder:
         return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width), extra=(("row", row),))
 
 
-implements(CMS, "encoder")(stateless_factory(CMSEncoder))
+#: CMS's encoder factory (declared in :mod:`ldp.registry`).
+cms_encoder = stateless_factory(CMSEncoder)
 
 
 class HCMSEncoder:
@@ -95,7 +103,8 @@ class HCMSEncoder:
         return Report(spec=self._fingerprint, extra=(("row", row), ("column", column), ("bit", bit)))
 
 
-implements(HCMS, "encoder")(stateless_factory(HCMSEncoder))
+#: HCMS's encoder factory (declared in :mod:`ldp.registry`).
+hcms_encoder = stateless_factory(HCMSEncoder)
 
 
 def _batch_positions(
@@ -107,7 +116,7 @@ def _batch_positions(
         if idx.size and (idx.min() < 0 or idx.max() >= spec.domain_size):
             raise ParameterError(f"domain indices must be in [0, {spec.domain_size})")
         return spec.domain_positions[idx, rows]
-    codes, uniques = _factorize(values)
+    codes, uniques = factorize_values(values)
     for value in uniques:
         _check_value(value)
     out = np.empty(codes.size, dtype=np.int64)
@@ -132,8 +141,7 @@ def _one_hot_words(positions: np.ndarray, width: int) -> np.ndarray:
     return one_hot(positions, width)
 
 
-@implements(CMS, "batch_encoder")
-def _cms_batch(spec: CMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+def cms_batch(spec: CMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     source = as_source(rng)
     rows = source.integers(spec.k, len(values)).astype(np.int64)
     positions = _batch_positions(spec, values, rows, indices)
@@ -141,8 +149,7 @@ def _cms_batch(spec: CMS, values, rng, *, cohorts=None, indices=False) -> Report
     return ReportBatch.from_columns(spec.fingerprint, {"row": rows, "bits": words_to_packed(lanes, spec.m)})
 
 
-@implements(HCMS, "batch_encoder")
-def _hcms_batch(spec: HCMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+def hcms_batch(spec: HCMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     source = as_source(rng)
     n = len(values)
     rows = source.integers(spec.k, n).astype(np.int64)

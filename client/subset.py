@@ -29,15 +29,14 @@ from typing import Any
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.client.batch import _indices
+from ldp.client.batch import value_indices
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import as_source, bernoulli
 from ldp.client.sampling import lanes_to_packed
-from ldp.plugins import implements
 from ldp.report import Report
 from ldp.specs.subset import SubsetSelection
 
-__all__ = ["SubsetEncoder", "subset_batch"]
+__all__ = ["SubsetEncoder", "subset_batch", "subset_encoder"]
 
 #: Bytes of packed subsets the batch encoder builds per chunk of users (rows × ⌈d/8⌉): 8 MiB.
 _BLOCK_BYTES = 1 << 23
@@ -76,7 +75,8 @@ class SubsetEncoder:
         return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._d))
 
 
-implements(SubsetSelection, "encoder")(stateless_factory(SubsetEncoder))
+#: Subset selection's encoder factory (declared in :mod:`ldp.registry`).
+subset_encoder = stateless_factory(SubsetEncoder)
 
 
 #: The mask of vector bit i within its byte, by i mod 8 (numpy.packbits order: most significant bit first).
@@ -115,11 +115,10 @@ def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection, packed: np.n
     mark(base[holds], x[holds])
 
 
-@implements(SubsetSelection, "batch_encoder")
 def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     """Subset selection for many users: the single encoder's algorithm, vectorized over users, exact."""
     source = as_source(rng)
-    idx = _indices(spec, values, indices)
+    idx = value_indices(spec, values, indices)
     width = (spec.domain_size + 7) // 8
     rows = max(1, _BLOCK_BYTES // width)
     packed = np.empty((idx.size, width), dtype=np.uint8)

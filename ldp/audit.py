@@ -179,12 +179,11 @@ def epsilon_lower_bound(
         return np.where(margin > 0, np.log(np.maximum(margin, 1e-300)) - np.log(high1), -np.inf)
 
 
-# -- what is audited: each mechanism family's events (ldp.audit_events, registered per spec class) --------
+# -- what is audited: each mechanism family's events (its declared audit_events, ldp.registry) --------
 
 
 def _family(spec: Any) -> AuditFamily:
-    """The audit events registered for the spec's class (:mod:`ldp.audit_events`)."""
-    import ldp.audit_events  # noqa: F401 - registers every family
+    """The audit events the spec's mechanism declares (:mod:`ldp.registry`, :mod:`ldp.audit_events`)."""
     from ldp.plugins import implementation
 
     return implementation(spec, "audit_events")()

@@ -13,9 +13,6 @@
 - :mod:`ldp.simulations.plot` — error versus ε (matplotlib, imported lazily).
 """
 
-from ldp.simulations import hadamard as _hadamard  # noqa: F401 - registers Hadamard response's fast simulator
-from ldp.simulations import sketch as _sketch  # noqa: F401 - registers the CMS and HCMS fast simulators
-from ldp.simulations import subset as _subset  # noqa: F401 - registers subset selection's fast simulator
 from ldp.simulations.mechanisms import RapporSettings, rappor_for_epsilon
 from ldp.simulations.populations import Population, from_data, make_population
 from ldp.simulations.runner import DEFAULTS, RESULT_COLUMNS, run

@@ -228,14 +228,27 @@ def _fraction(text: str) -> Fraction:
         raise ParameterError(f"--rappor-f must be a number or fraction in [0, 1), got {text!r}") from None
 
 
+def _mechanism_help() -> str:
+    """The --mechanism help, listing every registered mechanism (ldp.registry) by kind."""
+    from ldp.simulations.mechanisms import DEFAULT_MECHANISMS, MECHANISM_KINDS
+    from ldp.specs import NUMERIC_MECHANISMS
+
+    return (
+        f"Comma-separated: {', '.join(MECHANISM_KINDS)}; or numeric: {', '.join(NUMERIC_MECHANISMS)}. "
+        f"[default: {','.join(DEFAULT_MECHANISMS)}]"
+    )
+
+
+_MECHANISM_HELP = _mechanism_help()
+
+
 @click.command("simulate", epilog=_EXAMPLE)
 @click.option(
     "-m",
     "--mechanism",
     default=None,
     metavar="LIST",
-    help="Comma-separated: binary-rr, grr, sue, oue, olh, blh, auto, rappor; or numeric: duchi, "
-    "stochastic-rounding, piecewise, hybrid, laplace, gaussian. [default: grr,sue,oue,olh,blh]",
+    help=_MECHANISM_HELP,
 )
 @click.option(
     "-e", "--epsilon", default=None, metavar="LIST", help="Comma-separated epsilons. [default: 0.5,1,2,4,8]"

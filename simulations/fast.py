@@ -50,10 +50,16 @@ from typing import Any
 import numpy as np
 
 from ldp.errors import ParameterError
-from ldp.plugins import implementation, implements
+from ldp.plugins import implementation
 from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
 
-__all__ = ["frequency_support_counts", "rappor_counts", "rappor_true_bits"]
+__all__ = [
+    "frequency_support_counts",
+    "grr_support_counts",
+    "pure_oracle_support_counts",
+    "rappor_counts",
+    "rappor_true_bits",
+]
 
 
 def _check_counts(true_counts: Any, size: int) -> np.ndarray:
@@ -88,8 +94,7 @@ def frequency_support_counts(spec: FrequencySpec, true_counts: Any, rng: np.rand
     return implementation(spec, "fast_simulator")(spec, counts, rng)
 
 
-@implements(GRR, "fast_simulator")
-def _grr_support_counts(spec: GRR, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def grr_support_counts(spec: GRR, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A user keeps its value with probability 1 − q·d, else reports a uniform one (its own included)."""
     d = spec.domain_size
     uniformize = float(spec.q * d)  # = 1 − (p − q) ≤ 1
@@ -99,9 +104,7 @@ def _grr_support_counts(spec: GRR, counts: np.ndarray, rng: np.random.Generator)
     return reported.astype(np.int64)
 
 
-@implements(UnaryEncoding, "fast_simulator")
-@implements(LocalHashing, "fast_simulator")
-def _pure_oracle_support_counts(
+def pure_oracle_support_counts(
     spec: UnaryEncoding | LocalHashing, counts: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
     """A pure frequency oracle: holders support their value w.p. p*, every other user w.p. q*."""

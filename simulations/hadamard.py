@@ -17,10 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from ldp.hadamard_math import row_positions, signed_counts
-from ldp.plugins import implements
 from ldp.specs import HR
 
-__all__ = ["hr_histogram"]
+__all__ = ["hr_histogram", "hr_support_counts"]
 
 _CHUNK_CELLS = 1 << 22  # multinomial rows drawn at once: at most this many cells
 
@@ -52,8 +51,7 @@ def hr_histogram(spec: HR, counts: np.ndarray, rng: np.random.Generator) -> np.n
     return hist
 
 
-@implements(HR, "fast_simulator")
-def _hr_support_counts(spec: HR, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def hr_support_counts(spec: HR, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Signed support counts S_x (:class:`ldp.specs.HR`) of an exactly drawn output histogram."""
     hist = hr_histogram(spec, counts, rng)
     return signed_counts(hist, spec.blocks, spec.block_size, spec.domain_size)[0]

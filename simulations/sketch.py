@@ -22,16 +22,14 @@ import numpy as np
 
 from ldp.aggregator.sketch import HCMSAccumulator, gather_rows
 from ldp.client.sketch import hadamard_sign_bits
-from ldp.plugins import implements
 from ldp.specs.sketch import CMS, HCMS
 
-__all__: list[str] = []
+__all__ = ["cms_support_counts", "hcms_support_counts"]
 
 _CHUNK_USERS = 1 << 20
 
 
-@implements(CMS, "fast_simulator")
-def _cms_support_counts(spec: CMS, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def cms_support_counts(spec: CMS, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Rows per value (multinomial), then the ones of every (row, position) cell (two binomials)."""
     k, m = spec.k, spec.m
     positions = spec.domain_positions  # (d, k)
@@ -43,8 +41,7 @@ def _cms_support_counts(spec: CMS, counts: np.ndarray, rng: np.random.Generator)
     return gather_rows(ones.astype(np.int64), positions)
 
 
-@implements(HCMS, "fast_simulator")
-def _hcms_support_counts(spec: HCMS, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def hcms_support_counts(spec: HCMS, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Each user's cell (row, column), the sign of its Hadamard entry, then two binomials per cell."""
     k, m = spec.k, spec.m
     positions = spec.domain_positions

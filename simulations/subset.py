@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldp.plugins import implements
 from ldp.specs.subset import SubsetSelection
 
 __all__ = ["JOINT_LIMIT", "subset_support_counts"]
@@ -38,7 +37,6 @@ __all__ = ["JOINT_LIMIT", "subset_support_counts"]
 JOINT_LIMIT = 1 << 22
 
 
-@implements(SubsetSelection, "fast_simulator")
 def subset_support_counts(spec: SubsetSelection, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Support count C_v of every value after n = Σ counts reports (exact joint, or exact margins when large)."""
     d, omega = spec.domain_size, spec.omega

@@ -81,8 +81,8 @@ def test_batch_bloom_hashes_each_value_as_itself():
         {"mechanism": "rappor", "num_bits": 64, "num_hashes": 2, "f": 0, "p": "1/4", "q": "3/4"}
     )
     values = [1, 1.0, True, 1]
-    assert batch._factorize(values)[1] == [1, 1.0, True]
-    assert [type(v) for v in batch._factorize(values)[1]] == [int, float, bool]
+    assert batch.factorize_values(values)[1] == [1, 1.0, True]
+    assert [type(v) for v in batch.factorize_values(values)[1]] == [int, float, bool]
     mixed = batch._rappor_bloom_words(spec, values, np.zeros(len(values), dtype=np.int64))
     alone = [batch._rappor_bloom_words(spec, [v], np.zeros(1, dtype=np.int64))[0] for v in values]
     assert mixed.tolist() == [row.tolist() for row in alone]

@@ -105,7 +105,7 @@ from ldp.cli import cli  # noqa: E402
 from ldp.commands.spec import MECHANISMS  # noqa: E402
 from ldp.exact import exp_lower_bound  # noqa: E402
 from ldp.specs import limits  # noqa: E402
-from ldp.specs.frequency import _calibrate_keep_probability, optimal_hash_range  # noqa: E402
+from ldp.specs.frequency import calibrate_keep_probability, optimal_hash_range  # noqa: E402
 
 _NUMERIC = {"duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian"}
 
@@ -201,7 +201,7 @@ def test_the_limits_are_where_the_representation_runs_out():
         return exp_lower_bound(epsilon) / (p * (outputs - 1) / (1 - p)) - 1
 
     def worst(epsilons, outputs=2):
-        return max(gap(_calibrate_keep_probability(e, outputs, "grr"), outputs, e) for e in epsilons)
+        return max(gap(calibrate_keep_probability(e, outputs, "grr"), outputs, e) for e in epsilons)
 
     def sue_worst(epsilons):
         def one(e):

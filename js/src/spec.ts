@@ -12,6 +12,7 @@ import { toHex, utf8 } from "./bytes.js";
 import { type Fraction, fractionOfFloat, fractionText, parseFraction } from "./fraction.js";
 import { checkClaim } from "./claim.js";
 import { type Json, type JsonObject, dumpJson, parseJson } from "./json.js";
+import { type FieldKind, SPEC_FIELDS } from "./specfields.js";
 import type { DomainValue } from "./values.js";
 
 export const SPEC_FORMAT = 1n;
@@ -73,67 +74,20 @@ const domain: Normalizer = (v, name) => {
   return v;
 };
 
-const required = undefined;
-const frequency = (extra: Record<string, Field>): Record<string, Field> => ({
-  domain: [domain, required],
-  epsilon: [float, required],
-  ...extra,
-});
-const numericRange = (low: number, extra: Record<string, Field>): Record<string, Field> => ({
-  epsilon: [float, required],
-  low: [float, low],
-  high: [float, 1.0],
-  ...extra,
-});
+const NORMALIZERS: Record<FieldKind, Normalizer> = { domain, float, probability, integer, lowercase };
 
-/** Fields of every mechanism, as Python's dataclasses hold them. */
-const MECHANISMS: Record<string, Record<string, Field>> = {
-  "binary-rr": { domain: [domain, [0n, 1n]], epsilon: [float, 1.0], p: [probability, required] },
-  grr: frequency({ p: [probability, required] }),
-  sue: frequency({ p: [probability, required], q: [probability, required] }),
-  oue: frequency({ p: [probability, required], q: [probability, required] }),
-  olh: frequency({ g: [integer, required], p: [probability, required] }),
-  blh: frequency({ g: [integer, 2n], p: [probability, required] }),
-  hr: frequency({ blocks: [integer, required], p: [probability, required] }),
-  cms: frequency({ k: [integer, 1024n], m: [integer, 1024n], salt: [integer, 0n], p: [probability, required] }),
-  hcms: frequency({ k: [integer, 1024n], m: [integer, 1024n], salt: [integer, 0n], p: [probability, required] }),
-  ss: frequency({ omega: [integer, required], p: [probability, required] }),
-  rappor: {
-    num_bits: [integer, null],
-    num_hashes: [integer, null],
-    num_cohorts: [integer, 1n],
-    f: [probability, required],
-    p: [probability, required],
-    q: [probability, required],
-    hash: [lowercase, "mmh3"],
-    encoding: [lowercase, "bloom"],
-    domain: [domain, null],
-  },
-  duchi: numericRange(-1.0, { p: [probability, required] }),
-  "stochastic-rounding": numericRange(0.0, { p: [probability, required] }),
-  piecewise: numericRange(-1.0, { grid: [integer, 256n] }),
-  hybrid: numericRange(-1.0, { grid: [integer, 256n] }),
-  laplace: numericRange(-1.0, { grid: [integer, 256n] }),
-  gaussian: numericRange(-1.0, { grid: [integer, 256n], delta: [float, required] }),
-  pem: {
-    epsilon: [float, required],
-    max_length: [integer, 16n],
-    top_k: [integer, 10n],
-    eta: [integer, 4n],
-    width: [integer, required],
-    g: [integer, required],
-    p: [probability, required],
-  },
-  treehist: {
-    epsilon: [float, required],
-    max_length: [integer, 8n],
-    top_k: [integer, 10n],
-    width: [integer, required],
-    beta: [float, 0.05],
-    g: [integer, required],
-    p: [probability, required],
-  },
-};
+/** Fields of every mechanism, as Python's dataclasses hold them (generated: `specfields.ts`). */
+const MECHANISMS: Record<string, Record<string, Field>> = Object.fromEntries(
+  Object.entries(SPEC_FIELDS).map(([mechanism, fields]) => [
+    mechanism,
+    Object.fromEntries(
+      Object.entries(fields).map(([name, [kind, ...fallback]]) => [
+        name,
+        [NORMALIZERS[kind], fallback.length ? (fallback[0] as Json) : undefined] as Field,
+      ]),
+    ),
+  ]),
+);
 
 /** The registered mechanism name: lowercase, `-` not `_`. */
 export function mechanismName(name: string): string {

@@ -2,9 +2,10 @@
 
 A family tells :mod:`ldp.audit` which neighbouring inputs to audit, which
 claims to test, what to compute from a sample of reports (its *features*)
-and which sets of outputs (*events*) to try. It is registered for its spec
-classes with ``@implements(SpecClass, "audit_events")`` (:mod:`ldp.plugins`),
-so a new mechanism adds a module here and nothing in :mod:`ldp.audit`.
+and which sets of outputs (*events*) to try. A mechanism names its family
+as ``audit_events`` in its declaration (:mod:`ldp.registry`), so a new
+mechanism adds its family (here or in its own package) and nothing in
+:mod:`ldp.audit`.
 """
 
 from __future__ import annotations

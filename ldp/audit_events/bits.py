@@ -6,13 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ldp.audit_events.base import AuditFamily, Event, Features, bit_matrix, first_reports, two_bits
-from ldp.plugins import implements
 from ldp.report_check import CheckedReport
-from ldp.specs import SubsetSelection, UnaryEncoding
 
 
-@implements(UnaryEncoding, "audit_events")
-@implements(SubsetSelection, "audit_events")
 class DomainBitEvents(AuditFamily):
     """A bit set, and the conjunctions of x0's and x1's bits (``bit x0 = 1 and bit x1 = 0`` attains e^ε)."""
 

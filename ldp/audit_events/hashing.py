@@ -9,9 +9,7 @@ import numpy as np
 
 from ldp.audit_events.base import AuditFamily, Event, Features, first_reports
 from ldp.hashing import lh_bucket
-from ldp.plugins import implements
 from ldp.report_check import CheckedReport
-from ldp.specs import LocalHashing, PrefixHashing
 
 
 class _BucketEvents(AuditFamily):
@@ -45,7 +43,6 @@ class _BucketEvents(AuditFamily):
         ]
 
 
-@implements(LocalHashing, "audit_events")
 class LocalHashingEvents(_BucketEvents):
     """OLH, BLH: the value's bucket under each report's seed."""
 
@@ -56,7 +53,6 @@ class LocalHashingEvents(_BucketEvents):
         return [lh_bucket(int(r.seed or 0), index, spec.g) for r in first]
 
 
-@implements(PrefixHashing, "audit_events")
 class PrefixHashingEvents(_BucketEvents):
     """PEM, TreeHist: the bucket of the value's prefix of each report's round."""
 

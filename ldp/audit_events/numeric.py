@@ -8,12 +8,9 @@ from typing import Any
 import numpy as np
 
 from ldp.audit_events.base import AuditFamily, Event, Features, above, first_reports, thresholds
-from ldp.plugins import implements
 from ldp.report_check import CheckedReport
-from ldp.specs import NumericSpec
 
 
-@implements(NumericSpec, "audit_events")
 class NumericEvents(AuditFamily):
     """The range's two ends; "output > t" (its complement is the reverse direction of the same test)."""
 

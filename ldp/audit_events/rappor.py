@@ -19,7 +19,6 @@ from ldp.audit_events.base import (
     thresholds,
 )
 from ldp.audit_memo import MemoModel
-from ldp.plugins import implements
 from ldp.report_check import CheckedReport
 from ldp.specs import Rappor
 
@@ -33,7 +32,6 @@ def _ones(spec: Rappor, samples: Sequence[Sequence[CheckedReport]]) -> np.ndarra
     return counts
 
 
-@implements(Rappor, "audit_events")
 class RapporEvents(AuditFamily):
     """The Bloom bits only x0 sets are set (and only x1's unset), or a score of ones on them exceeds a threshold.
 

@@ -8,12 +8,9 @@ from typing import Any
 import numpy as np
 
 from ldp.audit_events.base import AuditFamily, Event, Features, bit_matrix, first_reports
-from ldp.plugins import implements
 from ldp.report_check import CheckedReport
-from ldp.specs.sketch import SketchSpec
 
 
-@implements(SketchSpec, "audit_events")
 class SketchEvents(AuditFamily):
     """Whether a report agrees with x0's (``s0``) and x1's (``s1``) sketch entry in its row.
 

@@ -8,16 +8,13 @@ from typing import Any
 import numpy as np
 
 from ldp.audit_events.base import AuditFamily, Event, Features, first_reports
-from ldp.plugins import implements
 from ldp.report_check import CheckedReport
-from ldp.specs import GRR, HR
 
 
 def _values(samples: Sequence[Sequence[CheckedReport]]) -> dict[str, np.ndarray]:
     return {"value": np.array([r.value for r in first_reports(samples)], dtype=np.int64)}
 
 
-@implements(GRR, "audit_events")
 class ValueEvents(AuditFamily):
     """GRR, binary RR: the output equals x0 (or x1)."""
 
@@ -35,7 +32,6 @@ class ValueEvents(AuditFamily):
         ]
 
 
-@implements(HR, "audit_events")
 class HadamardEvents(AuditFamily):
     """Hadamard response: the output lies in C_x0 (and not in C_x1), or the reverse."""
 

@@ -40,21 +40,38 @@ __all__ = [
 #: Version of the spec JSON layout.
 SPEC_FORMAT = 1
 
+#: Spec types registered in this process with :func:`register` (tests, notebooks), by mechanism name.
 _REGISTRY: dict[str, type[Spec]] = {}
 
 
 def register(cls: type[Spec]) -> type[Spec]:
-    """Class decorator: make a spec type loadable by its ``mechanism`` name."""
+    """Class decorator: make a spec type loadable by its ``mechanism`` name in this process.
+
+    For tests and interactive use: a mechanism shipped in a package is
+    declared once, in :mod:`ldp.registry` or through the ``ldp.mechanisms``
+    entry point, and needs no decorator.
+    """
     name = cls.mechanism
-    if name in _REGISTRY and _REGISTRY[name] is not cls:
+    declared = _declared_specs().get(name)
+    if (name in _REGISTRY and _REGISTRY[name] is not cls) or (declared is not None and declared is not cls):
         raise RuntimeError(f"mechanism name {name!r} registered twice")
     _REGISTRY[name] = cls
     return cls
 
 
+def _declared_specs() -> dict[str, type[Spec]]:
+    from ldp.registry import declarations
+
+    return {d.name: d.load_spec() for d in declarations()}
+
+
 def registered_specs() -> dict[str, type[Spec]]:
-    """Every spec type loadable by name, by its ``mechanism`` name (a copy, in registration order)."""
-    return dict(_REGISTRY)
+    """Every spec type loadable by name, by its ``mechanism`` name (a copy, in registration order).
+
+    The declared mechanisms (:mod:`ldp.registry`: the built-in ones, then
+    those of installed packages), then any registered in this process.
+    """
+    return {**_declared_specs(), **_REGISTRY}
 
 
 _S = TypeVar("_S", bound="Spec")
@@ -63,7 +80,7 @@ _S = TypeVar("_S", bound="Spec")
 class MechanismView(Mapping[str, type[_S]], Generic[_S]):
     """A live, read-only view of the registered spec types of one kind: name -> spec type.
 
-    The one list of mechanisms is the registry filled by :func:`register`;
+    The one list of mechanisms is the declarative registry (:mod:`ldp.registry`);
     views such as ``FREQUENCY_MECHANISMS`` select from it, so a mechanism
     registered anywhere appears in every list (``ldp spec``, ``ldp simulate``,
     ``auto`` selection, the tests) without being added to any.
@@ -82,7 +99,7 @@ class MechanismView(Mapping[str, type[_S]], Generic[_S]):
 
     def _items(self) -> list[tuple[str, type[_S]]]:
         kind = self._kind
-        items = [(name, cls) for name, cls in _REGISTRY.items() if issubclass(cls, kind)]
+        items = [(name, cls) for name, cls in registered_specs().items() if issubclass(cls, kind)]
         order = self._order
         return sorted(items, key=lambda item: order(item[1])) if order else items
 
@@ -104,12 +121,17 @@ class MechanismView(Mapping[str, type[_S]], Generic[_S]):
 
 def spec_class(mechanism: str) -> type[Spec]:
     """The spec type registered under ``mechanism`` (case-insensitive, '_' or '-')."""
+    from ldp.registry import declaration
+
     key = mechanism.strip().lower().replace("_", "-")
-    try:
+    if key in _REGISTRY:
         return _REGISTRY[key]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ParameterError(f"unknown mechanism {mechanism!r}; known: {known}") from None
+    found = declaration(key)
+    if found is None:
+        known = ", ".join(sorted(registered_specs()))
+        raise ParameterError(f"unknown mechanism {mechanism!r}; known: {known}")
+    spec: type[Spec] = found.load_spec()
+    return spec
 
 
 def _jsonable(value: Any) -> Any:
@@ -132,7 +154,8 @@ class Spec(abc.ABC):
     report, with :attr:`epsilon_inf` for any number of reports of one value),
     :meth:`privacy_summary` and, for the accountant,
     :meth:`privacy_pieces`; and whether its reports are :attr:`memoized`.
-    A concrete spec is a frozen dataclass registered with :func:`register`.
+    A concrete spec is a frozen dataclass declared in :mod:`ldp.registry` (or by a
+    package through the ``ldp.mechanisms`` entry point).
     """
 
     #: The name the spec is registered (and written in its JSON) under.

@@ -26,7 +26,7 @@ from ldp.exact import ceil_fraction, exp_lower_bound, floor_fraction
 from ldp.frequency_math import frequency_variance, variance_star
 from ldp.hashing import LH_PRIME, LH_SEED_SPACE, lh_collision_probability
 from ldp.report_schema import BitVector, BoundedInt, DomainElement, ReportSchema
-from ldp.specs.base import ExactPrivacySpec, register
+from ldp.specs.base import ExactPrivacySpec
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
     MAX_UNARY_DOMAIN_SIZE,
@@ -50,6 +50,7 @@ __all__ = [
     "HashedRandomizedResponse",
     "LocalHashing",
     "UnaryEncoding",
+    "calibrate_keep_probability",
 ]
 
 
@@ -138,7 +139,7 @@ class FrequencySpec(ExactPrivacySpec):
         return variance_star(self.p_star, self.q_star)
 
 
-def _calibrate_keep_probability(epsilon: float, outputs: int, mechanism: str) -> Fraction:
+def calibrate_keep_probability(epsilon: float, outputs: int, mechanism: str) -> Fraction:
     """Keep probability of randomized response over ``outputs`` values.
 
     p = ⌊2^64·e^ε/(e^ε + outputs − 1)⌋/2^64 (rounded down: more privacy) and
@@ -155,7 +156,6 @@ def _calibrate_keep_probability(epsilon: float, outputs: int, mechanism: str) ->
     return p
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class GRR(FrequencySpec):
     """Generalized (k-ary) randomized response, a.k.a. direct encoding.
@@ -192,7 +192,7 @@ class GRR(FrequencySpec):
     ) -> None:
         super().__init__(domain, epsilon)
         if p is None:
-            keep = _calibrate_keep_probability(self.epsilon, self.domain_size, self.mechanism)
+            keep = calibrate_keep_probability(self.epsilon, self.domain_size, self.mechanism)
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(1, self.domain_size):
@@ -236,7 +236,6 @@ class GRR(FrequencySpec):
         return self.q
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class BinaryRR(GRR):
     """Warner's binary randomized response: GRR over a two-value domain.
@@ -327,7 +326,6 @@ class UnaryEncoding(FrequencySpec):
         return (self.domain_size + 7) // 8
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class SUE(UnaryEncoding):
     """Symmetric unary encoding (basic one-time RAPPOR): p = e^{ε/2}/(e^{ε/2}+1), q = 1 − p.
@@ -359,7 +357,6 @@ class SUE(UnaryEncoding):
         return p, 1 - p
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class OUE(UnaryEncoding):
     """Optimized unary encoding: p = 1/2, q = 1/(e^ε + 1).
@@ -423,7 +420,7 @@ class HashedRandomizedResponse(ExactPrivacySpec):
         buckets = check_int(g, "g", minimum=2, maximum=LH_PRIME - 1)
         object.__setattr__(self, "g", buckets)
         if p is None:
-            keep = _calibrate_keep_probability(self.epsilon, buckets, self.mechanism)
+            keep = calibrate_keep_probability(self.epsilon, buckets, self.mechanism)
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(1, buckets):
@@ -501,7 +498,6 @@ class LocalHashing(HashedRandomizedResponse, FrequencySpec):
         raise NotImplementedError
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class OLH(LocalHashing):
     """Optimized local hashing: g = e^ε + 1 (the best integer), Var* = 4e^ε/(e^ε − 1)².
@@ -522,7 +518,6 @@ class OLH(LocalHashing):
         return optimal_hash_range(self.epsilon)
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class BLH(LocalHashing):
     """Binary local hashing: g = 2.
@@ -541,7 +536,7 @@ class BLH(LocalHashing):
         self,
         domain: Iterable[DomainValue],
         epsilon: float,
-        g: int | None = None,
+        g: int | None = 2,
         p: ProbabilityInput | None = None,
     ) -> None:
         if g is not None and g != 2:

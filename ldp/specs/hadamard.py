@@ -21,15 +21,13 @@ from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
 from ldp.hadamard_math import block_count, block_size, hr_variance, row_positions, symbol_layout
 from ldp.report_schema import BoundedInt, ReportSchema
-from ldp.specs.base import register
-from ldp.specs.frequency import FrequencySpec, _calibrate_keep_probability
+from ldp.specs.frequency import FrequencySpec, calibrate_keep_probability
 from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.validation import ProbabilityInput, check_int, check_probability
 
 __all__ = ["HR"]
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class HR(FrequencySpec):
     """Hadamard response, for any ε (docs/mechanisms.md#hr).
@@ -100,7 +98,7 @@ class HR(FrequencySpec):
                 raise ParameterError(f"hr: blocks must be at most 2d = {2 * d}, got {count}")
         object.__setattr__(self, "blocks", count)
         if p is None:
-            keep = _calibrate_keep_probability(self.epsilon, 2 * count, self.mechanism)
+            keep = calibrate_keep_probability(self.epsilon, 2 * count, self.mechanism)
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep * 2 * count <= 1:

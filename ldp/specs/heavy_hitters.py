@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 from ldp.errors import ParameterError
 from ldp.hashing import LH_PRIME
 from ldp.report_schema import BoundedInt, ReportSchema
-from ldp.specs.base import ExactPrivacySpec, MechanismView, register
+from ldp.specs.base import ExactPrivacySpec, MechanismView
 from ldp.specs.frequency import LH_BUCKET_FIELD, LH_SEED_FIELD, HashedRandomizedResponse, optimal_hash_range
 from ldp.specs.limits import OLH_MAX_EPSILON
 from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int
@@ -248,7 +248,6 @@ class PrefixHashing(HashedRandomizedResponse, HeavyHitterSpec):
         return frequency_variance(frequency, group_size, self.p_star, self.q_star)
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class PEM(PrefixHashing):
     """Prefix extending method: heavy hitters of strings through OLH on growing prefixes (docs/heavy-hitters.md#pem).
@@ -354,7 +353,6 @@ class PEM(PrefixHashing):
 TREEHIST_MAX_WIDTH = 1 << 16
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class TreeHist(PrefixHashing):
     """TreeHist: a binary prefix tree walked level by level with a threshold (docs/heavy-hitters.md#treehist).

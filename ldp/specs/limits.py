@@ -7,28 +7,29 @@ Epsilon
     e^ε may exceed that ratio by a relative :data:`CLAIM_TOLERANCE` at most.
     Each mechanism holds its probabilities with finite precision, which caps
     the ε it can represent faithfully; a larger ε is refused with a message
-    naming the mechanism, the value and the limit:
+    naming the mechanism, the value and the limit. A spec class states its
+    limit as ``max_epsilon`` with ``max_epsilon_reason`` (and overrides
+    ``_epsilon_limit`` when the limit depends on its parameters); the table
+    of every registered mechanism is generated from them
+    (docs/api/mechanisms.md#epsilon-limits). The limits a mechanism picks from:
 
-    ============================  =============  ===================================================
-    mechanism                     largest ε      why
-    ============================  =============  ===================================================
-    binary-rr, grr, blh, oue,     23             the small probability ~1/(e^ε + 1) is a multiple of
-    hr, hcms, ss, duchi,                         2^-64: its rounding, ~e^ε·2^-64 relative, passes
-    stochastic-rounding                          the 1e-9 tolerance at ε ≈ 23.6 (ss: 1 − p)
-    sue, cms                      45             1 − p ~ 1/(e^{ε/2} + 1) on the same grid, squared:
-                                                 ε ≈ 45.9
-    olh                           21             the hash range g ≈ e^ε + 1 must stay below the hash
-                                                 prime 2^31 − 1 (ε < 21.49)
-    piecewise, hybrid             22             the band weight e^ε·2^30 and each row total must
-                                                 stay below 2^62 (int64 sampling; ε < 22.18)
-    laplace                       per grid       the 62-bit noise table must reach across the whole
-                                                 range with weights ≥ 2^24: 13.16 at grid 1, 23.15
-                                                 at grid 256 (:func:`ldp.numeric_math.laplace_epsilon_range`)
-    gaussian                      per δ, grid    the same for the discrete Gaussian's tails
-                                                 (:func:`ldp.numeric_math.gaussian_max_epsilon`)
-    rappor (ε₁ and ε∞)            700            e^ε must be a finite double so that the rounded-up
-                                                 claim can be certified (ε < 709.78)
-    ============================  =============  ===================================================
+    ===================================  =====  ===============================================================
+    constant                             ε      why
+    ===================================  =====  ===============================================================
+    :data:`RR64_MAX_EPSILON`             23     the small probability ~1/(e^ε + 1) is a multiple of 2^-64:
+                                                its rounding, ~e^ε·2^-64 relative, passes the 1e-9
+                                                tolerance at ε ≈ 23.6 (subset selection: 1 − p)
+    :data:`SUE_MAX_EPSILON`              45     1 − p ~ 1/(e^{ε/2} + 1) on the same grid, squared: ε ≈ 45.9
+    :data:`OLH_MAX_EPSILON`              21     the hash range g ≈ e^ε + 1 must stay below the hash prime
+                                                2^31 − 1 (ε < 21.49)
+    :data:`PM_MAX_EPSILON`               22     the band weight e^ε·2^30 and each row total must stay below
+                                                2^62 (int64 sampling; ε < 22.18)
+    per grid                             —      a 62-bit noise table must reach across the whole range with
+                                                weights ≥ 2^24 (:func:`ldp.numeric_math.laplace_epsilon_range`,
+                                                :func:`ldp.numeric_math.gaussian_max_epsilon`)
+    :data:`REPRESENTABLE_MAX_EPSILON`    700    e^ε must be a finite double so that the rounded-up claim can
+                                                be certified (ε < 709.78; RAPPOR's ε₁ and ε∞)
+    ===================================  =====  ===============================================================
 
 Sizes
     Tables an aggregator allocates are bounded here, at the spec, so a

@@ -41,8 +41,8 @@ from ldp.errors import ParameterError
 from ldp.exact import floor_fraction, ratio_within
 from ldp.report_schema import Number, ReportSchema
 from ldp.shorten import VALUE_ECHO_LIMIT, shown
-from ldp.specs.base import ExactPrivacySpec, MechanismView, register
-from ldp.specs.frequency import _calibrate_keep_probability
+from ldp.specs.base import ExactPrivacySpec, MechanismView
+from ldp.specs.frequency import calibrate_keep_probability
 from ldp.specs.limits import (
     MAX_NUMERIC_OUTPUTS,
     PM_MAX_EPSILON,
@@ -375,7 +375,7 @@ class _TwoPoint(NumericSpec):
         self._check_resolution()
         self._check_epsilon_limit()
         if p is None:
-            keep = _calibrate_keep_probability(self.epsilon, 2, self.mechanism)
+            keep = calibrate_keep_probability(self.epsilon, 2, self.mechanism)
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(1, 2):
@@ -409,7 +409,6 @@ class _TwoPoint(NumericSpec):
         return t, t.copy(), np.full(2, c * c) - 1.0
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class Duchi(_TwoPoint):
     """Duchi et al.'s one-dimensional mechanism: output ±C with P[+C] = ½ + t(e^ε−1)/(2(e^ε+1)).
@@ -446,7 +445,6 @@ class Duchi(_TwoPoint):
         return np.array([-self.c, self.c])
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class StochasticRounding(_TwoPoint):
     """1BitMean (stochastic rounding): send the bit b with P[b=1] = 1/(e^ε+1) + u(e^ε−1)/(e^ε+1).
@@ -538,7 +536,6 @@ class _Gridded(NumericSpec):
         return self._ratio
 
 
-@register
 @dataclasses.dataclass(frozen=True)
 class Piecewise(_Gridded):
     """Piecewise Mechanism (PM) on a grid.
@@ -580,7 +577,6 @@ class Piecewise(_Gridded):
         return self._built[0]
 
 
-@register
 @dataclasses.dataclass(frozen=True)
 class Hybrid(_Gridded):
     """Hybrid Mechanism (HM): grid PM with probability α, Duchi otherwise.
@@ -668,7 +664,6 @@ class Hybrid(_Gridded):
         return t, means, second - means**2
 
 
-@register
 @dataclasses.dataclass(frozen=True)
 class Laplace(_Gridded):
     """Laplace mechanism as a clamped discrete Laplace on a grid.
@@ -737,7 +732,6 @@ class Laplace(_Gridded):
         return self._built[1]
 
 
-@register
 @dataclasses.dataclass(frozen=True)
 class Gaussian(_Gridded):
     """Gaussian mechanism for (ε, δ)-LDP as a clamped discrete Gaussian on a grid.

@@ -40,7 +40,7 @@ from ldp.errors import ParameterError
 from ldp.exact import epsilon_bound_of_ratio, epsilon_of_ratio
 from ldp.hashing import bloom_positions, value_bytes
 from ldp.report_schema import BitVector, BoundedInt, ReportSchema
-from ldp.specs.base import Spec, register
+from ldp.specs.base import Spec
 from ldp.specs.limits import (
     MAX_DOMAIN_SIZE,
     MAX_TABLE_COUNTERS,
@@ -63,7 +63,6 @@ _TRUE_WORDS = {"1", "true", "t", "yes", "y"}
 _FALSE_WORDS = {"0", "false", "f", "no", "n"}
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class Rappor(Spec):
     """RAPPOR (Bloom filter + PRR + IRR).
@@ -96,6 +95,8 @@ class Rappor(Spec):
     """
 
     mechanism: ClassVar[str] = "rappor"
+    #: Fields a spec file may leave null: the sizes and domain the encoding derives (basic, boolean).
+    json_nullable: ClassVar[frozenset[str]] = frozenset({"num_bits", "num_hashes", "domain"})
     report_kind: ClassVar[str] = "rappor"
     candidates_mode: ClassVar[str | None] = "decode"
     #: Reports carry the client's cohort and its num_bits perturbed Bloom filter bits.

@@ -43,8 +43,7 @@ from ldp.domain import DomainValue
 from ldp.errors import ParameterError
 from ldp.hashing import murmur3_x64_128_batch, value_bytes
 from ldp.report_schema import BitVector, BoundedInt, ReportSchema
-from ldp.specs.base import register
-from ldp.specs.frequency import SUE, FrequencySpec, _calibrate_keep_probability
+from ldp.specs.frequency import SUE, FrequencySpec, calibrate_keep_probability
 from ldp.specs.limits import MAX_TABLE_COUNTERS, SUE_MAX_EPSILON
 from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.validation import ProbabilityInput, check_int, check_probability
@@ -215,7 +214,6 @@ class SketchSpec(FrequencySpec):
         raise NotImplementedError
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class CMS(SketchSpec):
     """Apple's Count-Mean Sketch: row j and m bits, each flipped with probability 1/(1 + e^{ε/2}).
@@ -267,7 +265,6 @@ class CMS(SketchSpec):
         return (m / (m - 1)) ** 2 * n * noise + ((1 - 1 / k) * (n - nx) + others / k) / (m - 1)
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class HCMS(SketchSpec):
     """Apple's Hadamard Count-Mean Sketch: row j, column l and one bit of b·H_m[l, h_j(x)].
@@ -297,7 +294,7 @@ class HCMS(SketchSpec):
             raise ParameterError(f"hcms needs m a power of 2 (the Hadamard matrix H_m), got m={self.m}")
 
     def _calibrate(self, epsilon: float) -> Fraction:
-        return _calibrate_keep_probability(epsilon, 2, self.mechanism)
+        return calibrate_keep_probability(epsilon, 2, self.mechanism)
 
     @property
     def privacy_ratio(self) -> Fraction:

@@ -39,7 +39,6 @@ from ldp.domain import DomainValue
 from ldp.errors import ParameterError, ReportError
 from ldp.exact import exp_lower_bound, floor_fraction
 from ldp.report_schema import BitVector, ReportSchema
-from ldp.specs.base import register
 from ldp.specs.frequency import FrequencySpec
 from ldp.specs.limits import MAX_UNARY_DOMAIN_SIZE
 from ldp.specs.pairs import PrivacyPiece, piece
@@ -90,7 +89,6 @@ class SubsetBits(BitVector):
         return values, ok
 
 
-@register
 @dataclasses.dataclass(frozen=True, init=False)
 class SubsetSelection(FrequencySpec):
     """Subset selection: a random ω-subset that holds the true value with probability p.

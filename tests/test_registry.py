@@ -1,0 +1,349 @@
+"""The one declarative mechanism registry (ldp.registry) and third-party mechanisms through entry points.
+
+The toy mechanism of ``tests/plugins/toy_mechanism`` is a separate package:
+nothing in ``ldp`` names it. Installed (a ``.dist-info`` with its entry point
+next to its code, on ``PYTHONPATH``; or ``pip install`` in the slow test) it
+works through ``ldp spec``, ``encode``, ``aggregate``, ``simulate`` and ``audit``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import ldp
+from ldp import registry
+from ldp.errors import ParameterError
+from ldp.plugins import ROLES, has_implementation, implementation
+from ldp.registry import BUILTIN_MECHANISMS, LAYER_ROLES, MechanismDeclaration, declaration, declarations
+from ldp.specs.base import registered_specs, spec_class
+
+TOY = Path(__file__).resolve().parent / "plugins" / "toy_mechanism"
+REPO = Path(__file__).resolve().parents[1]
+
+
+# -- the declarations -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("decl", BUILTIN_MECHANISMS, ids=lambda d: d.name)
+def test_every_declared_path_resolves_to_what_its_role_needs(decl):
+    spec = decl.load_spec()
+    assert spec.mechanism == decl.name and registered_specs()[decl.name] is spec
+    for role in LAYER_ROLES:
+        if decl.path(role) is not None:
+            assert callable(decl.load(role)), f"{decl.name}: {role} {decl.path(role)} is not callable"
+    for module in decl.docs:
+        __import__(module)
+
+
+def test_the_registered_specs_are_the_declared_ones_in_declaration_order():
+    assert list(registered_specs()) == [d.name for d in declarations()]
+    assert len({d.name for d in BUILTIN_MECHANISMS}) == len(BUILTIN_MECHANISMS)
+
+
+def test_every_builtin_spec_class_is_loadable_by_name_and_from_its_json():
+    for decl in BUILTIN_MECHANISMS:
+        cls = decl.load_spec()
+        assert spec_class(decl.name) is cls and spec_class(decl.name.upper().replace("-", "_")) is cls
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"name": "Toy RR", "spec": "a:B"}, "lower-case"),
+        ({"name": "toy", "spec": "a.B"}, "spec must be a 'module:attribute' path"),
+        ({"name": "toy", "spec": "a:B", "encoder": "a.b"}, "encoder must be a 'module:attribute' path"),
+    ],
+)
+def test_a_malformed_declaration_is_refused_when_it_is_made(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MechanismDeclaration(**kwargs)
+
+
+def test_a_declaration_whose_spec_class_has_another_name_is_an_error():
+    wrong = MechanismDeclaration("not-grr", "ldp.specs.frequency:GRR")
+    with pytest.raises(RuntimeError, match="not a spec class whose mechanism is 'not-grr'"):
+        wrong.load_spec()
+
+
+def test_a_mechanism_name_is_looked_up_case_and_separator_insensitively():
+    assert spec_class("Binary_RR") is ldp.BinaryRR
+    assert declaration("binary-rr").name == "binary-rr"
+    with pytest.raises(ParameterError, match=r"unknown mechanism 'nope'; known: .*grr"):
+        spec_class("nope")
+
+
+def test_roles_of_the_lookups_are_the_declarations_fields():
+    assert tuple(ROLES) == LAYER_ROLES
+    assert all(role in {f.name for f in dataclasses.fields(MechanismDeclaration)} for role in ROLES)
+
+
+def test_the_client_imports_no_aggregator_simulation_or_audit_code():
+    """Every mechanism's encoders are found without importing another layer (each lookup imports its module)."""
+    code = textwrap.dedent(
+        """
+        import sys, json
+        import numpy as np
+        from ldp.client import encode_batch, make_encoder
+        from conftest import every_spec_shape, sample_values
+        for spec in every_spec_shape():
+            make_encoder(spec).encode(sample_values(spec, 1)[0])
+            encode_batch(spec, sample_values(spec, 4), np.random.default_rng(0))
+        layers = ("ldp.aggregator", "ldp.simulations", "ldp.audit_events", "ldp.collector", "pandas", "scipy")
+        print(json.dumps(sorted({m for m in sys.modules if m.startswith(layers)})))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == []
+
+
+def test_an_unknown_role_and_an_undeclared_role_are_clear_errors():
+    assert not has_implementation(ldp.Duchi, "fast_simulator")
+    with pytest.raises(ParameterError, match=r"no fast simulator for Duchi \(mechanism 'duchi'\)"):
+        implementation(ldp.Duchi(epsilon=1.0), "fast_simulator")
+    with pytest.raises(ParameterError, match="unknown plug-in role 'decoder'"):
+        has_implementation(ldp.GRR, "decoder")
+
+
+# -- third-party mechanisms through the entry point ---------------------------------------------------
+
+
+def install_toy(target: Path) -> Path:
+    """Install the toy package in ``target`` as an installer would: its code and a .dist-info with its entry point."""
+    shutil.copytree(TOY / "src" / "toy_mechanism", target / "toy_mechanism")
+    info = target / "ldp_toy_mechanism-1.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ldp-toy-mechanism\nVersion: 1.0.0\n")
+    (info / "entry_points.txt").write_text("[ldp.mechanisms]\ntoy-rr = toy_mechanism:DECLARATION\n")
+    return target
+
+
+#: Runs ldp commands in one interpreter (each through the real CLI); prints one JSON line of results.
+_DRIVER = """
+import json, sys
+from click.testing import CliRunner
+from ldp.cli import cli
+runner = CliRunner()
+out = {}
+for key, args in json.loads(sys.argv[1]):
+    result = runner.invoke(cli, args, catch_exceptions=False)
+    out[key] = [result.exit_code, result.output]
+print(json.dumps(out))
+"""
+
+
+AGGREGATE = [sys.executable, "-m", "ldp", "aggregate", "--spec"]
+
+
+def _commands(work: Path) -> list[tuple[str, list[str]]]:
+    spec, values = str(work / "spec.json"), str(work / "values.txt")
+    (work / "values.txt").write_text("a\nb\nc\na\n" * 500)
+    return [
+        ("spec", ["spec", "toy-rr", "--epsilon", "1", "--domain", "a,b,c", "-o", spec]),
+        ("encode", ["encode", "--spec", spec, values, "-o", str(work / "reports.jsonl")]),
+        (
+            "aggregate",
+            ["aggregate", "--spec", spec, str(work / "reports.jsonl"), "-o", str(work / "est.csv")],
+        ),
+        ("simulate", ["simulate", "-m", "toy-rr,grr", "-e", "1", "-n", "2000", "-d", "8", "--repeats", "1"]),
+        ("audit", ["audit", "--spec", spec, "--samples", "4000"]),
+    ]
+
+
+def _run_toy_commands(work: Path, env: dict[str, str]) -> dict[str, list]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _DRIVER, json.dumps(_commands(work))],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=work,
+        check=True,
+    )
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _check_toy_results(work: Path, results: dict[str, list]) -> None:
+    for key, (code, output) in results.items():
+        assert code == 0, f"ldp {key} failed: {output}"
+    spec = json.loads((work / "spec.json").read_text())
+    assert spec["mechanism"] == "toy-rr"
+    first = json.loads((work / "reports.jsonl").read_text().splitlines()[0])
+    assert set(first) == {"v", "spec", "index"} and 0 <= first["index"] < 3
+    assert "2,000 valid" in results["aggregate"][1]
+    rows = (work / "est.csv").read_text().splitlines()
+    assert rows[0].startswith("value,estimate") and len(rows) == 4
+    assert "toy-rr" in results["simulate"][1] and "grr" in results["simulate"][1]
+    assert "audit of toy-rr" in results["audit"][1] and "verdict: consistent" in results["audit"][1]
+
+
+def test_a_mechanism_of_an_installed_package_works_in_every_command(tmp_path):
+    site = install_toy(tmp_path / "site")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    _check_toy_results(work, _run_toy_commands(work, env))
+
+
+def test_the_toy_mechanism_is_found_in_process_and_forgotten_after(tmp_path, monkeypatch):
+    site = install_toy(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(site))
+    registry.refresh()
+    try:
+        decl = declaration("toy-rr")
+        assert decl is not None and [d.name for d in declarations()][-1] == "toy-rr"
+        toy = spec_class("toy-rr")(domain=("a", "b", "c"), epsilon=1.0)
+        assert ldp.load_spec(toy.to_dict()) == toy
+        assert has_implementation(toy, "accumulator") and has_implementation(toy, "audit_events")
+        from ldp.specs import FREQUENCY_MECHANISMS
+
+        assert "toy-rr" in FREQUENCY_MECHANISMS
+    finally:
+        monkeypatch.undo()
+        for name in [m for m in sys.modules if m == "toy_mechanism" or m.startswith("toy_mechanism.")]:
+            del sys.modules[name]
+        registry.refresh()
+    assert declaration("toy-rr") is None and "toy-rr" not in registered_specs()
+
+
+def test_a_broken_or_clashing_entry_point_is_skipped_with_a_warning(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    info = site / "ldp_broken-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ldp-broken\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[ldp.mechanisms]\nbroken = no_such_module:DECLARATION\nclash = ldp_clash:DECLARATION\n"
+    )
+    (site / "ldp_clash.py").write_text(
+        "from ldp.registry import MechanismDeclaration\n"
+        "DECLARATION = MechanismDeclaration('grr', 'ldp.specs.frequency:GRR')\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    registry.refresh()
+    try:
+        with pytest.warns(RuntimeWarning) as caught:
+            names = [d.name for d in declarations()]
+        messages = " | ".join(str(w.message) for w in caught)
+        assert "skipped entry point 'broken'" in messages and "ModuleNotFoundError" in messages
+        assert "skipped mechanism 'grr'" in messages and "already registered" in messages
+        assert names == [d.name for d in BUILTIN_MECHANISMS]
+    finally:
+        monkeypatch.undo()
+        sys.modules.pop("ldp_clash", None)
+        registry.refresh()
+
+
+@pytest.fixture
+def pip_installed_toy(tmp_path):
+    """The real install: pip builds the toy package from its pyproject.toml into a target directory.
+
+    pip builds in an isolated environment, so it fetches setuptools as the wheel test of
+    tests/test_packaging.py fetches it.
+    """
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(TOY)],
+        check=True,
+        capture_output=True,
+        cwd=tmp_path,
+    )  # --no-deps: ldp-telemetry is this checkout, already importable
+    return site
+
+
+@pytest.mark.slow
+def test_the_toy_package_installed_by_pip_works_in_every_command(pip_installed_toy, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(pip_installed_toy)}
+    results = _run_toy_commands(work, env)
+    _check_toy_results(work, results)
+    spec, reports = str(work / "spec.json"), str(work / "reports.jsonl")
+    outputs = {}
+    for engine in (
+        "local",
+        "dask",
+    ):  # the Dask workers import the toy's accumulator from the installed package
+        outputs[engine] = work / f"{engine}.csv"
+        subprocess.run(
+            [*AGGREGATE, spec, reports, "--engine", engine, "--workers", "2", "-o", str(outputs[engine])],
+            check=True,
+            capture_output=True,
+            env=env,
+            cwd=work,
+        )
+    assert outputs["dask"].read_text() == outputs["local"].read_text()
+
+
+@pytest.mark.slow
+def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
+    pip_installed_toy, tmp_path, monkeypatch
+):
+    """``ldp serve`` (a process with the toy installed) takes toy-rr reports and estimates as the aggregator does."""
+    import httpx
+    import numpy as np
+    import pandas as pd
+    from collector_server import create_task, envelopes, now_truncated, running, store_path, upload
+
+    from ldp.aggregator import make_aggregator
+    from ldp.client import encode_batch
+
+    monkeypatch.setenv("PYTHONPATH", str(pip_installed_toy))
+    monkeypatch.syspath_prepend(str(pip_installed_toy))
+    registry.refresh()
+    try:
+        spec = spec_class("toy-rr")(domain=("a", "b", "c"), epsilon=1.0)
+        reports = list(encode_batch(spec, ["a", "b", "c", "a"] * 75, np.random.default_rng(2)).reports(spec))
+        store = store_path(tmp_path)
+        task, token = create_task(store, spec, window="1h", time_precision="1m", min_batch=1)
+        with running(store) as server:
+            data = upload(server, task, envelopes(reports, now_truncated(task))).json()
+            got = httpx.get(
+                f"{server.url}/v1/tasks/{task.task_id}/estimates",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=30,
+            ).json()
+        assert (data["accepted"], data["rejected"]) == (300, [])
+        accumulator = make_aggregator(spec)
+        for report in reports:
+            accumulator.add(report)
+        expected = accumulator.estimate(confidence=0.95)
+        pd.testing.assert_frame_equal(
+            pd.DataFrame(got["estimates"]), expected, check_exact=True, check_dtype=False
+        )
+    finally:
+        monkeypatch.undo()
+        for name in [m for m in sys.modules if m == "toy_mechanism" or m.startswith("toy_mechanism.")]:
+            del sys.modules[name]
+        registry.refresh()
+
+
+# -- files generated from the registry -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "generator",
+    ["docs/_ext/mechanism_pages.py", "js/scripts/spec_fields.py"],
+    ids=["docs-api-mechanisms", "js-specfields"],
+)
+def test_the_files_generated_from_the_registry_are_current(generator):
+    """docs/api/mechanisms.md and js/src/specfields.ts are written from the registry: rerun the generator."""
+    proc = subprocess.run([sys.executable, str(REPO / generator), "--check"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_generated_files_list_every_builtin_mechanism():
+    page = (REPO / "docs" / "api" / "mechanisms.md").read_text(encoding="utf-8")
+    for decl in BUILTIN_MECHANISMS:
+        assert f"| `{decl.name}` | `{decl.spec}` |" in page
+    assert "api/mechanisms.md" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    fields = (REPO / "js" / "src" / "specfields.ts").read_text(encoding="utf-8")
+    for decl in BUILTIN_MECHANISMS:
+        assert f"  {decl.name}: {{" in fields or f'  "{decl.name}": {{' in fields
