@@ -58,6 +58,7 @@ from typing import Any
 import click
 
 from ldp.cli import run_guarded
+from ldp.cli_options import stacked
 from ldp.client.encode_batches import secure_batches, seeded_batches
 
 # the underscored names moved to ldp.client.encode_input / encode_output; still importable from here
@@ -107,54 +108,62 @@ class _Progress(CountProgress):
             yield item
 
 
+#: The options and argument of ``ldp encode``, in the order of its help.
+_ENCODE_OPTIONS = (
+    click.option(
+        "--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="Spec JSON (ldp spec)."
+    ),
+    click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False)),
+    click.option("--column", help="Column holding the values (CSV, JSONL, Parquet)."),
+    click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False),
+        help="Reports file: .jsonl, .csv or .parquet (default: JSON Lines on stdout).",
+    ),
+    click.option(
+        "--state",
+        "state_dir",
+        type=click.Path(file_okay=False),
+        help="Directory of persistent client states, selected by the client_id column.",
+    ),
+    click.option(
+        "--budget",
+        "budget_epsilon",
+        type=float,
+        help="Per-client privacy budget (total epsilon) of clients that have none yet, kept in a ledger beside "
+        "each client's state; needs --state. A client's budget is set once: once its ledger exists, every "
+        "report of the client is charged to it, with or without --budget, and another --budget is an error. "
+        "A row that would exceed its client's budget is not encoded.",
+    ),
+    click.option(
+        "--budget-delta",
+        type=float,
+        default=0.0,
+        show_default=True,
+        help="Delta of the budget (optimal composition).",
+    ),
+    click.option(
+        "--composition",
+        type=click.Choice(["basic", "optimal"]),
+        default="basic",
+        show_default=True,
+        help="How a client's reports compose against its budget.",
+    ),
+    click.option(
+        "--group-column",
+        metavar="C",
+        help="Column whose value becomes each report's group key (for ldp aggregate --by-group, e.g. an app "
+        "version). NOT privatized: the group is sent in the clear, so it must not be sensitive.",
+    ),
+    click.option(
+        "--seed", type=int, help="INSECURE: reproducible NumPy randomness, for tests and demos only."
+    ),
+)
+
+
 @click.command("encode")
-@click.option(
-    "--spec", "spec_path", required=True, type=click.Path(dir_okay=False), help="Spec JSON (ldp spec)."
-)
-@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
-@click.option("--column", help="Column holding the values (CSV, JSONL, Parquet).")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Reports file: .jsonl, .csv or .parquet (default: JSON Lines on stdout).",
-)
-@click.option(
-    "--state",
-    "state_dir",
-    type=click.Path(file_okay=False),
-    help="Directory of persistent client states, selected by the client_id column.",
-)
-@click.option(
-    "--budget",
-    "budget_epsilon",
-    type=float,
-    help="Per-client privacy budget (total epsilon) of clients that have none yet, kept in a ledger beside "
-    "each client's state; needs --state. A client's budget is set once: once its ledger exists, every "
-    "report of the client is charged to it, with or without --budget, and another --budget is an error. "
-    "A row that would exceed its client's budget is not encoded.",
-)
-@click.option(
-    "--budget-delta",
-    type=float,
-    default=0.0,
-    show_default=True,
-    help="Delta of the budget (optimal composition).",
-)
-@click.option(
-    "--composition",
-    type=click.Choice(["basic", "optimal"]),
-    default="basic",
-    show_default=True,
-    help="How a client's reports compose against its budget.",
-)
-@click.option(
-    "--group-column",
-    metavar="C",
-    help="Column whose value becomes each report's group key (for ldp aggregate --by-group, e.g. an app "
-    "version). NOT privatized: the group is sent in the clear, so it must not be sensitive.",
-)
-@click.option("--seed", type=int, help="INSECURE: reproducible NumPy randomness, for tests and demos only.")
+@stacked(*_ENCODE_OPTIONS)
 def encode(
     spec_path,
     input_path,
