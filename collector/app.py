@@ -23,12 +23,10 @@ import functools
 import logging
 import time
 from collections.abc import AsyncIterator
-from importlib import resources
 from typing import Any
 
 import orjson
 from fastapi import APIRouter, FastAPI, Query, Request
-from fastapi.openapi.utils import get_openapi
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import State
 from starlette.requests import ClientDisconnect
@@ -36,17 +34,16 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ldp.collector.envelopes import (
-    JSON_LINES_TYPES,
-    JSON_TYPES,
     MAX_BODY_BYTES,
-    MAX_ENVELOPES,
     UnreadableBody,
     parse_upload,
 )
 from ldp.collector.errors import OriginForbidden, UploadAborted
 from ldp.collector.metrics import CONTENT_TYPE_LATEST
-from ldp.collector.problems import HANDLED, PROBLEM_TYPE, problem, problem_for
+from ldp.collector.openapi import TASK_SCHEMA, UPLOAD_BODY, openapi_schema
+from ldp.collector.problems import HANDLED, problem_for
 from ldp.collector.service import CollectorService, CollectorSettings, numeric_table
+from ldp.collector.static_files import static_reply
 from ldp.collector.store import open_store
 from ldp.collector.tasks import TIME_LIMIT, Task
 
@@ -88,7 +85,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         docs_url=None,
         redoc_url=None,
     )
-    app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
+    app.openapi = functools.partial(openapi_schema, app)  # type: ignore[method-assign]
     for error in HANDLED:
         app.add_exception_handler(error, _aborted if error is UploadAborted else _answer)
     app.add_exception_handler(Exception, _answer)  # a fault of the server's own: a 500 problem document
@@ -240,31 +237,6 @@ class _Timing:
                 )
 
 
-_UPLOAD_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            media: {
-                "schema": {
-                    "type": "array",
-                    "maxItems": MAX_ENVELOPES,
-                    "items": {
-                        "type": "object",
-                        "required": ["id", "t", "report"],
-                        "properties": {
-                            "id": {"type": "string", "description": "16 CSPRNG bytes, base64url, no padding"},
-                            "t": {"type": "integer", "minimum": 0},
-                            "report": {"type": "object"},
-                        },
-                    },
-                }
-            }
-            for media in (*JSON_TYPES, JSON_LINES_TYPES[0])
-        },
-    }
-}
-
-
 def _query(alias: str) -> Any:
     return Query(
         default=None,
@@ -275,112 +247,11 @@ def _query(alias: str) -> Any:
     )
 
 
-#: ``GET /v1/tasks/{task}``: :meth:`ldp.collector.tasks.Task.to_dict`.
-_TASK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": [
-        "task",
-        "mechanism",
-        "fingerprint",
-        "window",
-        "time_precision",
-        "min_batch",
-        "not_before",
-        "not_after",
-        "cors_origins",
-        "shuffle_delta",
-    ],
-    "properties": {
-        "task": {"type": "string", "description": "the task id (43 base64url characters)"},
-        "mechanism": {"type": "string"},
-        "fingerprint": {"type": "string", "description": "the spec's fingerprint, as the ETag of /spec"},
-        "window": {"type": "integer", "minimum": 1},
-        "time_precision": {"type": "integer", "minimum": 1},
-        "min_batch": {"type": "integer", "minimum": 1},
-        "not_before": {"type": ["integer", "null"]},
-        "not_after": {"type": ["integer", "null"]},
-        "cors_origins": {"type": "array", "items": {"type": "string"}},
-        "shuffle_delta": {"type": ["number", "null"]},
-    },
-}
-_PROBLEM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["type", "title", "status", "detail"],
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer"},
-        "detail": {"type": "string"},
-    },
-}
-
-
-def _openapi(app: FastAPI) -> dict[str, Any]:
-    """FastAPI's schema with the errors this app really sends: problem documents, never its 422 shape."""
-    if app.openapi_schema is None:
-        schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
-        components = schema.setdefault("components", {}).setdefault("schemas", {})
-        for unused in ("HTTPValidationError", "ValidationError"):
-            components.pop(unused, None)
-        if not components:
-            del schema["components"]
-        problem_reply = {
-            "description": "A problem document (RFC 9457)",
-            "content": {PROBLEM_TYPE: {"schema": _PROBLEM_SCHEMA}},
-        }
-        for operations in schema["paths"].values():
-            for operation in operations.values():
-                operation["responses"].pop("422", None)
-                operation["responses"]["4XX"] = problem_reply
-        app.openapi_schema = schema
-    return app.openapi_schema
-
-
-_STATIC_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-}
-#: The dashboard needs nothing inline and nothing from another origin.
-_PAGE_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-)
-
-
-@functools.cache
-def _static_files() -> dict[str, bytes]:
-    """The dashboard's files (package data ``ldp.collector/static``) by name, read once."""
-    folder = resources.files("ldp.collector").joinpath("static")
-    return {
-        entry.name: entry.read_bytes()
-        for entry in folder.iterdir()
-        if entry.is_file() and _suffix(entry.name) in _STATIC_TYPES
-    }
-
-
-def _suffix(name: str) -> str:
-    return name[name.rfind(".") :] if "." in name else ""
-
-
-def _static(name: str) -> Response:
-    """A file of the dashboard, looked up by exact name among the package's files (never a path from the request)."""
-    data = _static_files().get(name)
-    if data is None:
-        return problem(404, "Not found", "no such file")
-    return Response(
-        data,
-        media_type=_STATIC_TYPES[_suffix(name)],
-        headers={"Content-Security-Policy": _PAGE_POLICY, "X-Content-Type-Options": "nosniff"},
-    )
-
-
 # -- routes: read the request, call the service, write the answer -----------------------------------
 _routes = APIRouter()
 
 
-@_routes.post("/v1/tasks/{task_id}/reports", openapi_extra=_UPLOAD_BODY, summary="Upload report envelopes")
+@_routes.post("/v1/tasks/{task_id}/reports", openapi_extra=UPLOAD_BODY, summary="Upload report envelopes")
 async def upload(task_id: str, request: Request) -> Response:
     service = _service(request)
     service.ingestion.admit(request.client.host if request.client else "")
@@ -410,7 +281,7 @@ async def upload_preflight(task_id: str, request: Request) -> Response:
 @_routes.get(
     "/v1/tasks/{task_id}",
     summary="A task's public description",
-    responses={200: {"content": {"application/json": {"schema": _TASK_SCHEMA}}}},
+    responses={200: {"content": {"application/json": {"schema": TASK_SCHEMA}}}},
 )
 async def describe_task(task_id: str, request: Request) -> Response:
     task = await _service(request).task(task_id)
@@ -456,12 +327,12 @@ async def dashboard_data(request: Request) -> Response:
 
 @_routes.get("/", include_in_schema=False)
 async def dashboard_page() -> Response:
-    return _static("index.html")
+    return static_reply("index.html")
 
 
 @_routes.get("/static/{name}", include_in_schema=False)
 async def static_file(name: str) -> Response:
-    return _static(name)
+    return static_reply(name)
 
 
 @_routes.get("/healthz", summary="Health: the store answers and could commit an upload now")
