@@ -60,24 +60,8 @@ import click
 from ldp.cli import run_guarded
 from ldp.cli_options import stacked
 from ldp.client.encode_batches import secure_batches, seeded_batches
-
-# the underscored names moved to ldp.client.encode_input / encode_output; still importable from here
-from ldp.client.encode_input import (  # noqa: F401
-    _CLIENT_COLUMN,
-    _clean,
-    _clean_group,
-    _clean_value,
-    _clean_values,
-    _missing,
-    _pick_column,
-    read_rows,
-    read_values,
-)
-from ldp.client.encode_output import (
-    _Charges,
-    _CountingStream,  # noqa: F401
-    _write_or_refund,
-)
+from ldp.client.encode_input import read_rows, read_values
+from ldp.client.encode_output import Charges, write_or_refund
 from ldp.client.state_paths import ledger_path, state_path
 from ldp.errors import ParameterError
 from ldp.progress import CountProgress
@@ -254,10 +238,10 @@ def _run(options: _Options) -> int:
     )
     budget = _budget(options)
     refused: list[int] = []
-    charges = _Charges() if options.state_dir is not None else None
+    charges = Charges() if options.state_dir is not None else None
     items = _batches(spec, rows, options, budget, refused, charges)
     try:
-        count = _write_or_refund(items, options.output, spec, charges)
+        count = write_or_refund(items, options.output, spec, charges)
     finally:
         progress.done()
     click.echo(f"encoded {count} values with {spec.mechanism} ({spec.fingerprint})", err=True)
@@ -283,7 +267,7 @@ def _budget(options: _Options) -> Any:
     return Budget(epsilon=options.budget_epsilon, delta=options.budget_delta, composition=options.composition)
 
 
-def _batches(spec: Spec, rows, options: _Options, budget: Any, refused: list[int], charges: _Charges | None):
+def _batches(spec: Spec, rows, options: _Options, budget: Any, refused: list[int], charges: Charges | None):
     """The report batches: CSPRNG (fresh or persistent clients), or seeded NumPy with ``--seed`` (warned)."""
     grouped = options.group_column is not None
     if options.seed is None:

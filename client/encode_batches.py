@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ldp.client.encode_input import _chunks, _clean_group, _clean_value, _clean_values
-from ldp.client.encode_output import _Charges
+from ldp.client.encode_input import chunks, clean_group, clean_value, clean_values
+from ldp.client.encode_output import Charges
 from ldp.client.state_paths import state_path
 from ldp.errors import ParameterError
 from ldp.specs import Rappor, Spec
@@ -114,7 +114,7 @@ def secure_batches(
     state_dir: str | None,
     budget=None,
     refused: list[int] | None = None,
-    charges: _Charges | None = None,
+    charges: Charges | None = None,
     grouped: bool = False,
     chunk_rows: int = CHUNK_ROWS,
 ):
@@ -134,9 +134,9 @@ def secure_batches(
 
     source = SystemRandomSource()
     clients = None if state_dir is None else _Clients(spec, state_dir, budget, refused, charges)
-    for chunk in _chunks(rows, chunk_rows):
-        values = _clean_values(spec, chunk)
-        groups = [_clean_group(group, row) for row, _, _, group in chunk] if grouped else None
+    for chunk in chunks(rows, chunk_rows):
+        values = clean_values(spec, chunk)
+        groups = [clean_group(group, row) for row, _, _, group in chunk] if grouped else None
         if clients is not None:
             yield clients.batch(chunk, values, groups, source)
             continue
@@ -161,7 +161,7 @@ class _Clients:
         state_dir: str,
         budget: Any,
         refused: list[int] | None,
-        charges: _Charges | None,
+        charges: Charges | None,
     ) -> None:
         self.spec = spec
         self.state_dir = state_dir
@@ -279,9 +279,9 @@ def seeded_batches(spec: Spec, rows, seed: int, grouped: bool = False, chunk_row
         return out
 
     for row, value, _, group in rows:
-        chunk.append(_clean_value(spec, value, row))
+        chunk.append(clean_value(spec, value, row))
         if grouped:
-            groups.append(_clean_group(group, row))
+            groups.append(clean_group(group, row))
         if len(chunk) == chunk_rows:
             yield batch()
             chunk, groups = [], []

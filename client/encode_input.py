@@ -17,7 +17,15 @@ from ldp.errors import ParameterError
 from ldp.specs import Spec
 from ldp.values_file import check_column, input_kind, read_lines, read_table
 
-__all__ = ["CLIENT_COLUMN", "read_rows", "read_values"]
+__all__ = [
+    "CLIENT_COLUMN",
+    "chunks",
+    "clean_group",
+    "clean_value",
+    "clean_values",
+    "read_rows",
+    "read_values",
+]
 
 #: The column naming each row's persistent client (``--state``).
 CLIENT_COLUMN = "client_id"
@@ -89,7 +97,7 @@ def _missing(cell: Any) -> bool:
     return cell is None or (isinstance(cell, float) and math.isnan(cell)) or cell == ""
 
 
-def _clean_group(group: Any, row: int) -> str:
+def clean_group(group: Any, row: int) -> str:
     """A row's group cell as a valid group key (sent in the clear), or a ParameterError naming the row."""
     from ldp.errors import ReportError
     from ldp.report import check_group
@@ -112,7 +120,7 @@ def _clean(value: Any, row: int) -> Any:
     return value
 
 
-def _chunks(rows, size: int):
+def chunks(rows, size: int):
     """Lists of at most ``size`` consecutive rows."""
     chunk: list = []
     for item in rows:
@@ -124,12 +132,12 @@ def _chunks(rows, size: int):
         yield chunk
 
 
-def _clean_values(spec: Spec, chunk) -> list[Any]:
+def clean_values(spec: Spec, chunk) -> list[Any]:
     """The chunk's values, cleaned row by row (numbers read from text, then checked as the numeric encoders do)."""
-    return [_clean_value(spec, value, row) for row, value, _, _ in chunk]
+    return [clean_value(spec, value, row) for row, value, _, _ in chunk]
 
 
-def _clean_value(spec: Spec, value: Any, row: int) -> Any:
+def clean_value(spec: Spec, value: Any, row: int) -> Any:
     """One row's value: present; for a numeric spec, a finite number (text such as ``12`` parsed)."""
     from ldp.specs.numeric import NumericSpec, parse_numeric_text
 

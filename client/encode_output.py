@@ -15,10 +15,10 @@ import click
 
 from ldp.specs import Spec
 
-__all__ = ["Charges", "write_or_refund"]
+__all__ = ["Charges", "CountingStream", "write_or_refund"]
 
 
-class _Charges:
+class Charges:
     """Reports charged to client budgets, in output order, until they are known to be written.
 
     When ``ldp encode`` fails, the reports it made but never wrote were seen
@@ -48,14 +48,14 @@ class _Charges:
         return refunded
 
 
-class _CountingStream:
+class CountingStream:
     """A text stream that counts the report lines handed to it (for standard output).
 
     Each write tells ``charges`` how many reports are out, so their charges
     stand and are forgotten: only the unwritten ones are kept for a refund.
     """
 
-    def __init__(self, stream: IO[str], charges: _Charges | None):
+    def __init__(self, stream: IO[str], charges: Charges | None):
         self.stream = stream
         self.charges = charges
         self.lines = 0
@@ -68,7 +68,7 @@ class _CountingStream:
         return written
 
 
-def _write_or_refund(items, output: str | None, spec: Spec, charges: _Charges | None) -> int:
+def write_or_refund(items, output: str | None, spec: Spec, charges: Charges | None) -> int:
     """Write the reports; if that fails, discard what was not released and refund its charges.
 
     A file is written under a temporary name and renamed into place only on
@@ -82,7 +82,7 @@ def _write_or_refund(items, output: str | None, spec: Spec, charges: _Charges | 
     from ldp.errors import LDPError
 
     to_stdout = output in (None, "-")
-    stream = _CountingStream(sys.stdout, charges) if to_stdout else None
+    stream = CountingStream(sys.stdout, charges) if to_stdout else None
     try:
         if stream is not None:
             return write_reports(items, cast(IO[str], stream), spec)  # it has the write() they use
@@ -110,7 +110,3 @@ def _write_or_refund(items, output: str | None, spec: Spec, charges: _Charges | 
             raise type(exc)(f"{exc}; " + "; ".join(notes)) from None
         click.echo("ldp encode stopped: " + "; ".join(notes), err=True)
         raise
-
-
-Charges = _Charges
-write_or_refund = _write_or_refund

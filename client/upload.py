@@ -46,20 +46,20 @@ from typing import Any
 from ldp.client.upload_envelopes import (
     Envelopes,
     ReportLines,
-    _make_envelopes,
     check_fingerprint,
     default_envelopes_path,
+    envelope_file,
     make_envelopes,
     read_reports,
 )
 from ldp.client.upload_http import (
     RETRY_STATUSES,
+    Http,
     TaskInfo,
     UploadError,
-    _check_base_url,
-    _Http,
-    _task_path,
+    check_base_url,
     fetch_task,
+    task_path,
 )
 from ldp.errors import ParameterError
 
@@ -239,13 +239,13 @@ class Uploader:
                 raise ParameterError.naming(
                     f"{{{name}=}} must be a positive number of seconds", **{name: value}
                 )
-        self.path = _task_path(task_id) + "/reports"
+        self.path = task_path(task_id) + "/reports"
         self.batch_size = batch_size
         self.max_body = max_body
         self.progress = progress
         self.timeout = float(timeout)
-        self._http = _Http(
-            _check_base_url(base_url), float(timeout), retries, float(backoff), float(max_backoff), sleep
+        self._http = Http(
+            check_base_url(base_url), float(timeout), retries, float(backoff), float(max_backoff), sleep
         )
 
     def upload(self, envelope_lines: Sequence[bytes]) -> UploadSummary:
@@ -369,5 +369,5 @@ def upload_reports(
     reports = read_reports(reports_path)
     task = fetch_task(base_url, task_id, timeout=uploader.timeout)
     check_fingerprint(reports, task.fingerprint)
-    envelopes = _make_envelopes(reports, target, task.time_precision, now)
+    envelopes = envelope_file(reports, target, task.time_precision, now)
     return envelopes, uploader.upload(envelopes.lines)

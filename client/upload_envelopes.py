@@ -31,6 +31,7 @@ __all__ = [
     "ReportLines",
     "check_fingerprint",
     "default_envelopes_path",
+    "envelope_file",
     "make_envelopes",
     "read_reports",
 ]
@@ -232,10 +233,11 @@ def make_envelopes(
     reports = read_reports(reports_path)
     if fingerprint is not None:
         check_fingerprint(reports, fingerprint)
-    return _make_envelopes(reports, Path(envelopes_path), time_precision, now)
+    return envelope_file(reports, Path(envelopes_path), time_precision, now)
 
 
-def _make_envelopes(reports: ReportLines, path: Path, time_precision: int, now: float | None) -> Envelopes:
+def envelope_file(reports: ReportLines, path: Path, time_precision: int, now: float | None) -> Envelopes:
+    """The envelopes of ``reports`` in the file ``path``: created once (exclusively), else the existing ones, checked."""
     t = _truncated_time(time_precision, now)
     if os.path.lexists(path):
         return Envelopes(path, _load_envelopes(path, reports), False, reports.numbers)

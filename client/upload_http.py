@@ -1,6 +1,6 @@
 """HTTP to a collector for uploads: retries with backoff, problem documents, the task lookup.
 
-:class:`_Http` sends a request to one collector, retrying connection
+:class:`Http` sends a request to one collector, retrying connection
 errors, timeouts, 5xx and 429 with exponential backoff and jitter
 (honouring ``Retry-After``) and resending the same bytes each time; a 4xx
 problem document stops it with the server's detail (:class:`UploadError`).
@@ -33,7 +33,16 @@ from typing import Any
 from ldp.errors import LDPError, ParameterError
 from ldp.redact import redact_url
 
-__all__ = ["CONTENT_TYPE", "RETRY_STATUSES", "TaskInfo", "UploadError", "fetch_task"]
+__all__ = [
+    "CONTENT_TYPE",
+    "RETRY_STATUSES",
+    "Http",
+    "TaskInfo",
+    "UploadError",
+    "check_base_url",
+    "fetch_task",
+    "task_path",
+]
 
 #: Envelopes are sent as JSON Lines.
 CONTENT_TYPE = "application/x-ndjson"
@@ -122,7 +131,7 @@ class _Target:
 
 
 @dataclasses.dataclass
-class _Http:
+class Http:
     """Requests to one collector with retries and backoff (the same bytes each time)."""
 
     target: _Target
@@ -202,7 +211,7 @@ def _read_quietly(error: urllib.error.HTTPError) -> bytes:
         return b""
 
 
-def _check_base_url(base_url: str) -> _Target:
+def check_base_url(base_url: str) -> _Target:
     """The collector at ``base_url``; a ParameterError (showing the URL without its secrets) if it is none."""
     shown = redact_url(base_url)
     try:
@@ -225,7 +234,8 @@ def _check_base_url(base_url: str) -> _Target:
     return _Target(url.rstrip("/"), shown.rstrip("/"), authorization)
 
 
-def _task_path(task_id: str) -> str:
+def task_path(task_id: str) -> str:
+    """``/v1/tasks/{task_id}``; a ParameterError when ``task_id`` is not a task id."""
     if not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id):
         raise ParameterError.naming(
             "{task_id=} is not a task id (base64url characters, as 'ldp task create' prints)",
@@ -268,8 +278,8 @@ def fetch_task(base_url: str, task_id: str, *, timeout: float = 30.0, retries: i
         The collector does not know the task (its detail), cannot be reached
         after ``retries`` retries, or replies with something that is not a task.
     """
-    http = _Http(_check_base_url(base_url), timeout, retries, backoff=0.5, max_backoff=5.0)
-    reply = http.request("GET", _task_path(task_id))
+    http = Http(check_base_url(base_url), timeout, retries, backoff=0.5, max_backoff=5.0)
+    reply = http.request("GET", task_path(task_id))
     try:
         return TaskInfo(
             task_id=task_id,
