@@ -20,6 +20,7 @@ import orjson
 
 from ldp.aggregator.rejects import classify_reason
 from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, MIN_CLOCK_SKEW, Acceptance, clock_skew
+from ldp.collector.errors import CollectorError
 from ldp.collector.store import StoredReport
 from ldp.collector.tasks import Task
 from ldp.errors import ReportError
@@ -60,7 +61,7 @@ JSON_LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/js
 BEACON_TYPES = ("text/plain",)
 
 
-class UnreadableBody(Exception):
+class UnreadableBody(CollectorError):
     """A body that cannot be read as a whole: the HTTP status, a short title and the detail."""
 
     def __init__(self, status: int, title: str, detail: str) -> None:

@@ -7,6 +7,7 @@ import logging
 import click
 
 from ldp.cli import run_guarded
+from ldp.cli_options import stacked
 from ldp.collector.store import DEFAULT_STORE
 from ldp.errors import ParameterError
 from ldp.redact import redact_url
@@ -17,69 +18,79 @@ __all__ = ["serve"]
 KEEP_ALIVE_SECONDS = 5
 
 
+#: The options of ``ldp serve``, in the order of its help.
+_SERVE_OPTIONS = (
+    click.option(
+        "--store",
+        default=DEFAULT_STORE,
+        show_default=True,
+        metavar="URL",
+        help="SQLite file (created if missing) or postgresql://user@host:port/db.",
+    ),
+    click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on."),
+    click.option(
+        "--port",
+        default=8080,
+        show_default=True,
+        type=click.IntRange(0, 65535),
+        help="Port (0: any free one).",
+    ),
+    click.option(
+        "--rate-limit",
+        default=100.0,
+        show_default=True,
+        type=click.FloatRange(min=0),
+        help="Upload requests per second per client address (0: no limit). Addresses are kept in memory only.",
+    ),
+    click.option(
+        "--dashboard-public",
+        is_flag=True,
+        help="Show the dashboard and every task's estimates to anyone who can reach the server, without a "
+        "token. Default: a collector token is required, whatever --host is.",
+    ),
+    click.option("--open-dashboard", is_flag=True, hidden=True, help="Old name of --dashboard-public."),
+    click.option("--dashboard-token", is_flag=True, hidden=True, help="The default: a token is required."),
+    click.option(
+        "--read-timeout",
+        default=15.0,
+        show_default=True,
+        type=click.FloatRange(min=0.1, max=3600),
+        metavar="SECONDS",
+        help="A request's headers and body must arrive within this; slower ones get 408 and are closed.",
+    ),
+    click.option(
+        "--shutdown-timeout",
+        default=10,
+        show_default=True,
+        type=click.IntRange(min=0, max=3600),
+        metavar="SECONDS",
+        help="On SIGTERM, SIGINT or SIGHUP, wait this long for requests in flight, then cancel them and stop.",
+    ),
+    click.option(
+        "--max-report-age",
+        default="30d",
+        show_default=True,
+        metavar="DURATION",
+        help="Reject reports whose t is older than this (t_out_of_range): bounds the windows kept in memory.",
+    ),
+    click.option(
+        "--max-windows",
+        default=1_000,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Reject reports more than this many windows before the current one (t_out_of_range).",
+    ),
+    click.option(
+        "--log-level",
+        default="warning",
+        show_default=True,
+        type=click.Choice(["critical", "error", "warning", "info"]),
+    ),
+)
+
+
 @click.command("serve")
-@click.option(
-    "--store",
-    default=DEFAULT_STORE,
-    show_default=True,
-    metavar="URL",
-    help="SQLite file (created if missing) or postgresql://user@host:port/db.",
-)
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port", default=8080, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one)."
-)
-@click.option(
-    "--rate-limit",
-    default=100.0,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    help="Upload requests per second per client address (0: no limit). Addresses are kept in memory only.",
-)
-@click.option(
-    "--dashboard-public",
-    is_flag=True,
-    help="Show the dashboard and every task's estimates to anyone who can reach the server, without a "
-    "token. Default: a collector token is required, whatever --host is.",
-)
-@click.option("--open-dashboard", is_flag=True, hidden=True, help="Old name of --dashboard-public.")
-@click.option("--dashboard-token", is_flag=True, hidden=True, help="The default: a token is required.")
-@click.option(
-    "--read-timeout",
-    default=15.0,
-    show_default=True,
-    type=click.FloatRange(min=0.1, max=3600),
-    metavar="SECONDS",
-    help="A request's headers and body must arrive within this; slower ones get 408 and are closed.",
-)
-@click.option(
-    "--shutdown-timeout",
-    default=10,
-    show_default=True,
-    type=click.IntRange(min=0, max=3600),
-    metavar="SECONDS",
-    help="On SIGTERM, SIGINT or SIGHUP, wait this long for requests in flight, then cancel them and stop.",
-)
-@click.option(
-    "--max-report-age",
-    default="30d",
-    show_default=True,
-    metavar="DURATION",
-    help="Reject reports whose t is older than this (t_out_of_range): bounds the windows kept in memory.",
-)
-@click.option(
-    "--max-windows",
-    default=1_000,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Reject reports more than this many windows before the current one (t_out_of_range).",
-)
-@click.option(
-    "--log-level",
-    default="warning",
-    show_default=True,
-    type=click.Choice(["critical", "error", "warning", "info"]),
-)
+@stacked(*_SERVE_OPTIONS)
 def serve(
     store: str,
     host: str,
