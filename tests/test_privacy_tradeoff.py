@@ -233,3 +233,29 @@ def test_gdp_has_no_finite_epsilon_at_delta_zero():
         assert math.isinf(gdp_epsilon(mu, 0.0))
         assert math.isinf(GaussianTradeoff(mu).epsilon(0.0))
     assert gdp_epsilon(0.0, 0.0) == 0.0  # μ = 0: no information at all
+
+
+# -- no NaN or overflow ever becomes a figure (issue 24) ------------------------------------
+def test_a_nan_vertex_is_refused():
+    with pytest.raises(ParameterError, match="not a finite probability"):
+        PiecewiseLinearTradeoff([-np.inf, np.nan, 0.0], [0.0, -1.0, -np.inf], [-np.inf, -1.0, 0.0])
+    with pytest.raises(ParameterError, match="NaN"):
+        PrivacyLoss([0.0, np.nan], [np.nan, 0.0], check=False)
+
+
+def test_lazy_product_curve_beyond_the_exponent_range_is_finite():
+    # two pairs whose losses lie on no common lattice, with losses beyond e^709: the tangent
+    # envelope took e^ε of every grid point, overflowed, and its NaN vertices printed ε = 0, μ = inf
+    from ldp.privacy.loss import ProductLoss
+
+    a = PrivacyLoss.from_probabilities([0.5, 0.3, 0.2], [1e-120, 0.5, 0.5 - 1e-120]).self_compose(3)
+    b = PrivacyLoss.from_probabilities([0.6, 0.4], [0.25, 0.75]).self_compose(50)
+    product = a.compose(b, max_atoms=100)
+    assert isinstance(product, ProductLoss) and product.max_loss > 709
+    with np.errstate(over="raise", invalid="raise"):
+        curve = product.tradeoff()
+    assert np.all(np.isfinite(curve.beta)) and np.all(np.isfinite(curve.alpha))
+    # a sound lower bound of T(P, Q): its δ(ε) is at least the exact H_{e^ε}(Q‖P) everywhere
+    grid = np.linspace(0.0, 900.0, 91)
+    assert np.all(curve.delta(grid) >= product.swap().hockey_stick(grid) - 1e-12)
+    assert math.isfinite(curve.epsilon(1e-6)) and not math.isnan(curve.gdp_mu())
