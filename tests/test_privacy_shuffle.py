@@ -234,7 +234,8 @@ def test_spec_hook_grr_matches_randomized_response():
     [
         ({"users": 1, "epsilon0": 1.0, "clone_probability": 0.5}, "users"),
         ({"users": 10, "epsilon0": -1.0, "clone_probability": 0.5}, "epsilon0"),
-        ({"users": 10, "epsilon0": 1.0, "clone_probability": 0.0}, "clone_probability"),
+        ({"users": 10, "epsilon0": 1.0, "clone_probability": -0.1}, "clone_probability"),
+        ({"users": 10, "epsilon0": 1.0, "clone_probability": 1.5}, "clone_probability"),
         (
             {"users": 10, "epsilon0": 1.0, "clone_probability": 0.5, "informative_weight": 1.5},
             "informative_weight",
@@ -287,3 +288,13 @@ def test_simulate_prints_each_rows_central_epsilon():
     )
     refused = CliRunner().invoke(cli, ["simulate", "-m", "duchi", "-e", "1", "--shuffle-delta", "1e-6"])
     assert refused.exit_code != 0 and "frequency sweeps only" in refused.output
+
+
+def test_huge_epsilon0_gives_no_amplification_instead_of_an_error():
+    # e^−ε₀ underflows to 0 past ε₀ ≈ 745 (no clones) and e^ε₀ overflows past 709: both were errors
+    rows = {row.method: row for row in shuffle_bounds(800.0, 1000, 1e-6, domain_size=3)}
+    assert rows["numerical (clone mixture)"].epsilon == pytest.approx(800.0, rel=1e-6)
+    assert rows["randomized response, k = 3"].epsilon == pytest.approx(800.0, rel=1e-6)
+    assert rows["best"].epsilon == pytest.approx(800.0, rel=1e-6)
+    # and the safe rewriting of the threshold agrees with the plain formula where both are finite
+    assert numerical_epsilon(30.0, 10**6, 1e-6) <= 30.0

@@ -259,3 +259,23 @@ def test_lazy_product_curve_beyond_the_exponent_range_is_finite():
     grid = np.linspace(0.0, 900.0, 91)
     assert np.all(curve.delta(grid) >= product.swap().hockey_stick(grid) - 1e-12)
     assert math.isfinite(curve.epsilon(1e-6)) and not math.isnan(curve.gdp_mu())
+
+
+def test_largest_mu_is_found_for_any_finite_epsilon():
+    # a fixed search cap (μ ≤ 1e6) answered "mu <= inf" from ε ≈ 5e11: every mechanism, which is false
+    mu = gdp_mu(1e12, 1e-6)
+    assert math.isfinite(mu) and mu == pytest.approx(math.sqrt(2e12), rel=1e-3)
+    assert gdp_delta(mu, 1e12) <= 1e-6 < gdp_delta(mu * 1.001, 1e12)
+    zero = dp_to_gdp_mu(1e-300)
+    assert zero == 0.0 and math.copysign(1.0, zero) == 1.0  # printed "mu = -0" before
+
+
+def test_epsilon_with_infinite_loss_atoms_beyond_the_old_bracket():
+    # an atom possible under P only (loss +inf, mass 1e-9) and one of finite loss 2e4: the search
+    # bracket was fixed at 1e4, so the answer came out inf although δ(ε) ≤ 1e-6 from ε ≈ 2e4 on
+    log_p = np.log([1e-9, 0.5, 0.5 - 1e-9])
+    log_q = np.array([-np.inf, math.log(0.5) - 2e4, math.log1p(-0.5 * math.exp(-2e4))])
+    loss = PrivacyLoss(log_p, log_q)
+    eps = loss.epsilon(1e-6)
+    assert eps == pytest.approx(2e4 + math.log1p(-2 * (1e-6 - 1e-9)), abs=1e-6)
+    assert loss.delta(eps) <= 1e-6

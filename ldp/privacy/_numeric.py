@@ -9,6 +9,7 @@ import numpy as np
 from scipy.special import gammaln, xlog1py, xlogy
 
 __all__ = [
+    "at_or_above_root",
     "binom_logpmf",
     "binom_window",
     "check_delta_value",
@@ -33,6 +34,22 @@ def log_diff_exp(a, b):
     b = np.asarray(b, dtype=float)
     with np.errstate(invalid="ignore"):
         return np.where(np.isneginf(b), a, a + log1mexp(b - a))
+
+
+def at_or_above_root(excess, root: float, high: float) -> float:
+    """The smallest point found ≥ ``root`` (a root finder's answer, within its tolerance) where ``excess`` ≤ 0.
+
+    ``excess`` is non-increasing and ``excess(high)`` ≤ 0. A root finder stops
+    within its tolerance on either side of the root; a privacy bound must not
+    come out on the wrong side, so step up (doubling steps from a few units
+    in the last place) until the condition holds.
+    """
+    answer = min(root, high)
+    step = 4 * math.ulp(max(1.0, abs(answer)))
+    while excess(answer) > 0 and answer < high:
+        answer = min(high, answer + step)
+        step *= 2
+    return answer
 
 
 def log_fraction(x: Fraction | float) -> float:

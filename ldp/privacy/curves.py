@@ -25,7 +25,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtri_exp
 
 from ldp.errors import ParameterError
-from ldp.privacy._numeric import check_delta_value, log1mexp
+from ldp.privacy._numeric import at_or_above_root, check_delta_value, log1mexp
 
 __all__ = ["PiecewiseLinearTradeoff", "TradeoffFunction"]
 
@@ -97,9 +97,10 @@ class TradeoffFunction:
             return math.inf
         while self.delta(hi) > delta:
             hi *= 2
-            if hi > 1e6:
+            if not math.isfinite(hi):  # ε beyond the double range (e.g. μ ~ 1e160), never a search cap
                 return math.inf
-        return float(brentq(lambda e: self.delta(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12, maxiter=500))
+        root = float(brentq(lambda e: self.delta(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12, maxiter=500))
+        return at_or_above_root(lambda e: self.delta(e) - delta, root, hi)
 
     def pure_epsilon(self) -> float:
         """Smallest ε with δ(ε) = 0 (f ≥ f_{ε,0}: pure ε-DP); ``inf`` when the curve is not pure DP for any ε."""

@@ -53,7 +53,13 @@ from scipy.special import logsumexp
 
 from ldp.errors import ParameterError
 from ldp.privacy._lattice import Lattice
-from ldp.privacy._numeric import binom_logpmf, check_delta_value, check_epsilon_value, log1mexp
+from ldp.privacy._numeric import (
+    at_or_above_root,
+    binom_logpmf,
+    check_delta_value,
+    check_epsilon_value,
+    log1mexp,
+)
 from ldp.privacy.curves import PiecewiseLinearTradeoff
 
 __all__ = ["DEFAULT_MAX_ATOMS", "EXACT_ATOMS", "MERGE_TOLERANCE", "PrivacyLoss", "ProductLoss"]
@@ -117,7 +123,8 @@ def _solve_epsilon(delta_of, delta: float, upper: float) -> float:
     hi = max(upper, 1.0)
     if delta_of(hi) > delta:
         return math.inf
-    return float(brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12, maxiter=500))
+    root = float(brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12, maxiter=500))
+    return at_or_above_root(lambda e: delta_of(e) - delta, root, hi)
 
 
 def check_delta_resolution(delta: float, tail: float) -> None:
@@ -147,6 +154,11 @@ class _LossBase:
     def max_loss(self) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @property
+    def finite_max_loss(self) -> float:  # pragma: no cover - abstract
+        """The largest finite loss of an atom with positive P-mass (0 when none)."""
+        raise NotImplementedError
+
     def delta(self, epsilon):
         """δ(ε) = max(H_{e^ε}(P‖Q), H_{e^ε}(Q‖P)): the pair is (ε, δ(ε))-indistinguishable both ways."""
         forward = self.hockey_stick(epsilon)
@@ -166,9 +178,10 @@ class _LossBase:
             return max(0.0, upper)
         check_delta_resolution(delta, self.tail)
         if not math.isfinite(upper):
-            # infinite-loss atoms: δ(ε) decreases to their mass; search a wide bracket
-            upper = 1e4
-        return _solve_epsilon(lambda e: self.delta(e), delta, upper + 1e-9)
+            # infinite-loss atoms: beyond the largest finite loss δ(ε) is their mass, a constant, so
+            # the bracket ends there (a fixed bracket would turn any larger finite answer into inf)
+            upper = max(self.finite_max_loss, self.swap().finite_max_loss)
+        return _solve_epsilon(lambda e: self.delta(e), delta, upper + 1e-9 * max(1.0, upper))
 
 
 class PrivacyLoss(_LossBase):
@@ -311,6 +324,12 @@ class PrivacyLoss(_LossBase):
     def max_loss(self) -> float:
         finite = self.loss[~np.isneginf(self.log_p)]
         held = float(finite.max()) if finite.size else 0.0
+        return held if self.loss_range is None else max(held, self.loss_range[1])
+
+    @property
+    def finite_max_loss(self) -> float:
+        live = self.loss[~np.isneginf(self.log_p) & np.isfinite(self.loss)]
+        held = float(live.max()) if live.size else 0.0
         return held if self.loss_range is None else max(held, self.loss_range[1])
 
     @property
@@ -485,6 +504,10 @@ class ProductLoss(_LossBase):
     @property
     def max_loss(self) -> float:
         return self.first.max_loss + self.second.max_loss
+
+    @property
+    def finite_max_loss(self) -> float:
+        return self.first.finite_max_loss + self.second.finite_max_loss
 
     @property
     def pure_epsilon(self) -> float:

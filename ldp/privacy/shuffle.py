@@ -108,8 +108,8 @@ class CloneReduction:
     def __post_init__(self) -> None:
         _check_users(self.users)
         check_epsilon_value(self.epsilon0, "epsilon0")
-        if not 0.0 < self.clone_probability <= 1.0:
-            raise ParameterError(f"clone_probability must be in (0, 1], got {self.clone_probability!r}")
+        if not 0.0 <= self.clone_probability <= 1.0:  # 0: e^−ε₀ underflows (ε₀ > 745), no clones
+            raise ParameterError(f"clone_probability must be in [0, 1], got {self.clone_probability!r}")
         if not 0.0 < self.informative_weight <= 1.0:
             raise ParameterError(f"informative_weight must be in (0, 1], got {self.informative_weight!r}")
 
@@ -241,16 +241,19 @@ def _delta_given_clones(c: np.ndarray, epsilon: float, epsilon0: float) -> np.nd
     bound of the sum of positive parts; the right one gives it exactly).
     """
     alpha = 1.0 / (1.0 + math.exp(-epsilon0))
-    e_eps = math.exp(epsilon)
-    # P_c(k) > e^ε Q_c(k)  ⇔  k/(c − k + 1) > R  ⇔  k > R (c + 1)/(1 + R)
-    ratio = math.expm1(epsilon + epsilon0) / (math.exp(epsilon0) - e_eps)
-    centre = np.floor(ratio / (1.0 + ratio) * (c + 1.0)) + 1.0
+    # P_c(k) > e^ε Q_c(k)  ⇔  k/(c − k + 1) > R  ⇔  k > R (c + 1)/(1 + R), with
+    # R = (e^(ε+ε₀) − 1)/(e^ε₀ − e^ε); R/(1 + R) is written with e^−ε and e^−ε₀ only (no overflow at any ε₀)
+    top = -math.expm1(-epsilon - epsilon0)
+    share = top / (top + math.exp(-epsilon) - math.exp(-epsilon0))
+    centre = np.floor(share * (c + 1.0)) + 1.0
     tails = [_half_binomial_sf(centre + shift, c) for shift in (-2.0, -1.0, 0.0, 1.0)]
     best = np.zeros_like(c)
     for above_shifted, above in itertools.pairwise(tails):  # t = centre − 1, centre, centre + 1
         p_tail = alpha * above_shifted + (1.0 - alpha) * above
         q_tail = (1.0 - alpha) * above_shifted + alpha * above
-        best = np.maximum(best, p_tail - e_eps * q_tail)
+        with np.errstate(divide="ignore", over="ignore"):
+            scaled = np.exp(epsilon + np.log(q_tail))  # e^ε·Q-tail; inf only where P-tail − it is < 0
+        best = np.maximum(best, p_tail - scaled)
     return best
 
 
@@ -271,9 +274,11 @@ def randomized_response_reduction(epsilon0: float, users: int, k: int) -> CloneR
     eps0 = check_epsilon_value(epsilon0, "epsilon0")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
         raise ParameterError(f"k (domain size) must be an integer ≥ 2, got {k!r}")
-    denominator = math.exp(eps0) + k - 1
+    # divided through by e^ε₀, so nothing overflows at any ε₀
+    small = math.exp(-eps0)
+    denominator = 1.0 + (k - 1) * small
     return CloneReduction(
-        _check_users(users), eps0, min(1.0, 2.0 / denominator), min(1.0, (math.exp(eps0) + 1) / denominator)
+        _check_users(users), eps0, min(1.0, 2.0 * small / denominator), min(1.0, (1.0 + small) / denominator)
     )
 
 
