@@ -90,7 +90,10 @@ def compose(epsilon, reports, delta, spec_path):
             if reports > MAX_MECHANISM_REPORTS:
                 note = f"not computed above {MAX_MECHANISM_REPORTS:.0e} reports (cost grows with k)"
             else:
-                composed = mechanism_loss(spec, reports).epsilon(delta)
+                loss = mechanism_loss(spec, reports)
+                composed = loss.epsilon(delta)
+                if loss.tail > 0:
+                    note += "; windows: within 1e-29 of delta"
             if curve_is_exact(spec):
                 lines.append((f"exact {spec.mechanism} curve", _fmt(composed), "exact", note))
             else:
