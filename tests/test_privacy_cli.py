@@ -194,3 +194,40 @@ def test_compose_at_delta_zero(tmp_path):
     assert value("exact grr curve") == f"{10 * spec.epsilon_achieved:.6g}"
     assert value("GDP via eps-DP => mu_eps-GDP") == "inf"
     assert "no finite epsilon at delta = 0" in rows["GDP via eps-DP => mu_eps-GDP"]
+
+
+# -- issue 24: many reports --------------------------------------------------------------
+def test_tradeoff_oue_past_the_explicit_product_prints_the_exact_epsilon(tmp_path):
+    from ldp.privacy.mechanisms import mechanism_loss
+
+    spec = ldp.OUE(domain=("a", "b", "c", "d"), epsilon=1.0)
+    path = tmp_path / "oue.json"
+    path.write_text(spec.to_json())
+    result = _run("privacy", "tradeoff", "--spec", str(path), "--reports", "1500")
+    assert result.exit_code == 0, result.output
+    assert "RuntimeWarning" not in result.output
+    row = next(line for line in result.output.splitlines() if line.startswith("oue, 1500 reports"))
+    eps, mu = row.split()[-2:]
+    # was "0" and "inf" (a NaN curve); the exact figure of the composed pair instead
+    assert eps == f"{mechanism_loss(spec, 1500).epsilon(1e-6):.6g}" and float(eps) > 400
+    assert mu != "inf" and float(mu) > 0
+
+
+def test_tradeoff_beyond_the_stated_bound_is_one_line(tmp_path):
+    path = tmp_path / "oue.json"
+    path.write_text(ldp.OUE(domain=("a", "b"), epsilon=1.0).to_json())
+    result = _run("privacy", "tradeoff", "--spec", str(path), "--reports", "2000000")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "at most 1e+06 reports" in lines[0]
+
+
+def test_compose_beyond_the_exact_bound_prints_dashes(tmp_path):
+    path = tmp_path / "oue.json"
+    path.write_text(ldp.OUE(domain=("a", "b"), epsilon=1.0).to_json())
+    result = _run("privacy", "compose", "--spec", str(path), "--reports", "20000000000")
+    assert result.exit_code == 0, result.output
+    rows = {line.split("  ")[0]: line for line in result.output.splitlines()}
+    assert "not computed above 1e+09 reports" in rows["exact f-DP (binomial curve)"]
+    assert "not computed above 1e+06 reports" in rows["exact oue curve"]
+    assert " - " in rows["exact oue curve"]

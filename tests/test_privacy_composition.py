@@ -270,5 +270,104 @@ def test_gaussian_delta_is_zero_not_nan_when_both_tails_underflow():
     from ldp.privacy.conversions import gdp_epsilon, gdp_mu
 
     assert GaussianTradeoff(1.0).delta(1e300) == 0.0
-    assert math.isinf(gdp_mu(1e300, 1e-6))  # every μ-GDP mechanism is (1e300, 1e-6)-DP
+    # not every μ works: μ-GDP is (ε, δ)-DP up to μ ≈ √(2ε) (a search cap answered inf here)
+    assert gdp_mu(1e300, 1e-6) == pytest.approx(math.sqrt(2e300), rel=1e-6)
     assert math.isinf(gdp_epsilon(1e300, 1e-6))  # μ²/2 beyond the double range
+
+
+# -- many reports: windows of the binomial, a stated bound (issue 24, item 3) -------------
+def _kov_sum(eps: float, k: int, target: float) -> float:
+    """The KOV sum over the whole support, written out independently (ln Γ; fine at k = 10^5)."""
+    from scipy.special import gammaln, logsumexp
+
+    ell = np.arange(k + 1, dtype=float)
+    a, b = (k - ell) * eps, target + ell * eps
+    live = a > b
+    ell, a, b = ell[live], a[live], b[live]
+    terms = gammaln(k + 1.0) - gammaln(ell + 1.0) - gammaln(k - ell + 1.0) + a + np.log(-np.expm1(b - a))
+    return float(np.exp(logsumexp(terms) - k * np.logaddexp(0.0, eps)))
+
+
+@pytest.mark.parametrize("eps, k", [(1.0, 100_000), (0.05, 300_000), (8.0, 50_000)])
+def test_windowed_binomial_matches_the_full_kov_sum(eps, k):
+    loss = PrivacyLoss.binomial(eps, k)
+    assert 0 < loss.tail <= 1e-29 and loss.size < 60 * math.sqrt(k)  # O(√k) atoms, not k + 1
+    total = optimal_composition(eps, k, 1e-6)
+    assert exact_rr_composition(eps, k).epsilon(1e-6) == pytest.approx(total, rel=1e-9)
+    # sound: the exact δ at the answer is within the target, and the answer is not loose
+    assert _kov_sum(eps, k, total) <= 1e-6 * (1 + 1e-9)  # ε is rounded up, never down
+    assert _kov_sum(eps, k, total * (1 - 1e-6)) > 1e-6
+    assert kov_delta(eps, k, total) == pytest.approx(_kov_sum(eps, k, total), rel=1e-8)
+
+
+def test_composition_table_at_ten_million_reports_is_cheap():
+    import tracemalloc
+
+    tracemalloc.start()
+    rows = {row.method: row for row in composition_table(1.0, 10**7, 1e-6)}
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # was one float per report and more (10^7 reports: about 1 GB); now O(√k)
+    assert peak < 100e6, peak
+    exact = rows["exact f-DP (binomial curve)"].epsilon
+    assert exact is not None and exact == pytest.approx(rows["optimal (Kairouz-Oh-Viswanath)"].epsilon)
+    assert exact <= rows["KOV closed form (Thm 3.4)"].epsilon <= rows["basic (sum)"].epsilon
+    assert "1e-29" in rows["exact f-DP (binomial curve)"].note
+
+
+@pytest.mark.slow
+def test_composition_table_at_a_billion_reports():
+    import tracemalloc
+
+    tracemalloc.start()
+    rows = {row.method: row for row in composition_table(1.0, 10**9, 1e-6)}
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 500e6, peak  # was 8 GB for one array of 10^9 floats (killed)
+    exact = rows["exact f-DP (binomial curve)"].epsilon
+    assert exact is not None and exact <= rows["KOV closed form (Thm 3.4)"].epsilon
+    # the CLT mean k·ε·tanh(ε/2) plus a few standard deviations: the exact value sits just above it
+    mean, sd = 10**9 * math.tanh(0.5), math.sqrt(10**9) * (1 - math.tanh(0.5) ** 2) ** 0.5
+    assert mean < exact < mean + 10 * sd
+
+
+def test_exact_rows_beyond_the_stated_bound_are_refused():
+    with pytest.raises(ParameterError, match="at most 1e\\+09 reports"):
+        exact_rr_composition(1.0, 10**9 + 1)
+    with pytest.raises(ParameterError, match="at most 1e\\+09 reports"):
+        optimal_composition(1.0, 10**10, 1e-6)
+    rows = {row.method: row for row in composition_table(1.0, 10**10, 1e-6)}
+    for name in ("optimal (Kairouz-Oh-Viswanath)", "exact f-DP (binomial curve)"):
+        assert rows[name].epsilon is None and "not computed above 1e+09" in rows[name].note
+    assert rows["KOV closed form (Thm 3.4)"].epsilon is not None
+
+
+def test_delta_below_the_windows_resolution_is_refused():
+    loss = PrivacyLoss.binomial(1.0, 100_000)
+    assert 0 < loss.tail <= 1e-29
+    with pytest.raises(ParameterError, match="leaves out"):
+        loss.epsilon(10 * loss.tail)
+    with pytest.raises(ParameterError, match="leaves out"):
+        loss.tradeoff().epsilon(10 * loss.tail)
+    assert loss.epsilon(0.0) == pytest.approx(100_000.0)  # pure ε: the support's largest loss, exactly
+
+
+@pytest.mark.parametrize("k", [10**4, 10**6, 10**9])
+def test_binomial_log_masses_are_accurate_at_any_k(k):
+    import mpmath
+
+    from ldp.privacy._numeric import binom_logpmf, binom_window
+
+    mpmath.mp.dps = 40
+    log_p, log_q = -math.log1p(math.e), -math.log1p(1 / math.e)  # 1/(1+e), e/(1+e)
+    p = mpmath.exp(mpmath.mpf(log_p))
+    mean, sd = k * float(p), math.sqrt(k * float(p * (1 - p)))
+    for z in (-11.0, 0.0, 5.0):
+        x = round(mean + z * sd)
+        exact = mpmath.loggamma(k + 1) - mpmath.loggamma(x + 1) - mpmath.loggamma(k - x + 1)
+        exact += x * mpmath.log(p) + (k - x) * mpmath.log1p(-p)
+        # ln Γ differences lost 1.7e-6 here at k = 10^9; p's own rounding bounds what is left
+        assert float(binom_logpmf(k, log_p, log_q, x, x)[0]) == pytest.approx(float(exact), abs=1e-9)
+    _, log_mass, outside = binom_window(k, log_p, log_q, 1e-32)
+    assert outside <= 1e-32
+    assert math.exp(float(np.logaddexp.reduce(log_mass))) + outside == pytest.approx(1.0, abs=1e-12)

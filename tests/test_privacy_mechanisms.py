@@ -199,3 +199,82 @@ def test_grid_bound_lies_below_the_exact_curve_of_the_extreme_inputs(spec):
 def test_gaussian_has_no_pure_epsilon_curve():
     with pytest.raises(ParameterError, match="mu-GDP"):
         mechanism_loss(numeric_spec("gaussian", 1.0, 0, 1, delta=1e-5))
+
+
+# -- many reports: lattice pairs kept in windows (issue 24, item 1) ---------------------
+def _oue(epsilon: float = 1.0):
+    return ldp.OUE(epsilon=epsilon, domain=["a", "b", "c", "d"])
+
+
+@pytest.mark.parametrize("reports", [1500, pytest.param(3000, marks=pytest.mark.slow)])
+def test_oue_curve_beyond_the_explicit_product_is_finite_and_exact(reports):
+    # from 1,415 reports the OUE product exceeds 2,000,000 atoms; it printed epsilon 0 and mu inf
+    spec = _oue()
+    windowed = mechanism_loss(spec, reports)
+    explicit = mechanism_loss(spec, reports, max_atoms=(reports + 1) ** 2)  # the exact outer product
+    grid = np.linspace(0.0, 0.7 * reports, 15)
+    exact = explicit.delta(grid)
+    got = windowed.delta(grid)
+    # sound (never below the exact δ) and within the 1e-29 of mass the windows leave out; 1e-8
+    # relative: the explicit product merges atoms whose losses agree to 1e-9 (MERGE_TOLERANCE)
+    assert np.all(got >= exact * (1 - 1e-8))
+    assert np.allclose(got, exact, rtol=1e-8, atol=1e-28)
+    curve = mechanism_tradeoff(spec, reports)
+    eps = curve.epsilon(1e-6)
+    assert eps == pytest.approx(explicit.epsilon(1e-6), rel=1e-8)
+    assert 0 < eps < reports and math.isfinite(curve.gdp_mu())
+    # μ of a windowed pair is the sound composition bound, never below the true tightest μ
+    assert curve.gdp_mu() >= explicit.tradeoff().gdp_mu() - 1e-9
+
+
+def test_oue_composition_agrees_with_dp_accounting():
+    """Independent check: Google's dp-accounting PLD (both of its discretizations) brackets the exact value."""
+    from dp_accounting.pld import privacy_loss_distribution as pld_module
+
+    spec, reports, interval = _oue(), 1500, 1e-3
+
+    def composed(pessimistic: bool):
+        one = None
+        for piece in spec.privacy_pieces(1):
+            part = pld_module.from_two_probability_mass_functions(
+                dict(enumerate(piece.log_p)),
+                dict(enumerate(piece.log_q)),
+                pessimistic_estimate=pessimistic,
+                value_discretization_interval=interval,
+            )
+            one = part if one is None else one.compose(part)
+        result, base, k = None, one, reports
+        while k:  # repeated squaring (its self_compose overflows in the FFT power at this size)
+            if k & 1:
+                result = base if result is None else result.compose(base)
+            k >>= 1
+            if k:
+                base = base.compose(base)
+        return result.get_epsilon_for_delta(1e-6)
+
+    ours = mechanism_loss(spec, reports).epsilon(1e-6)
+    low, high = composed(False), composed(True)
+    assert low <= ours <= high
+    assert high - low <= 2 * reports * interval + 1e-6
+
+
+def test_lattice_mechanisms_cost_grows_with_the_square_root_of_reports():
+    # GRR's three-atom pair: 20,000 reports used to be a 40,001-atom log-space convolution (O(k^2))
+    spec = ldp.GRR(epsilon=1.0, domain=["a", "b", "c"])
+    loss = mechanism_loss(spec, 20_000)
+    assert loss.size < 50 * math.sqrt(20_000) and 0 < loss.tail <= 1e-29
+    # windows against the exact explicit product at 1,400 reports (4,200 lattice points: windowed)
+    half = mechanism_loss(spec, 700)
+    assert half.tail == 0  # below the window threshold: exact
+    explicit = half.compose(half, max_atoms=5_000_000)
+    windowed = mechanism_loss(spec, 1_400)
+    assert windowed.tail > 0
+    assert windowed.epsilon(1e-6) == pytest.approx(explicit.epsilon(1e-6), rel=1e-8)
+    grid = np.linspace(0.0, 1000.0, 16)
+    assert np.allclose(windowed.delta(grid), explicit.delta(grid), rtol=1e-8, atol=1e-28)
+
+
+def test_reports_beyond_the_stated_bound_are_refused():
+    spec = _oue()
+    with pytest.raises(ParameterError, match="at most 1e\\+06 reports"):
+        mechanism_loss(spec, 10**6 + 1)

@@ -22,8 +22,11 @@ from click.testing import CliRunner
 import ldp
 from ldp.cli import cli
 from ldp.errors import ParameterError
+from ldp.privacy._numeric import binom_logpmf
+from ldp.privacy.conversions import gdp_epsilon
 from ldp.privacy.shuffle import (
     CloneReduction,
+    binomial_cdf_upper,
     closed_form_epsilon,
     general_reduction,
     local_epsilon_for,
@@ -140,6 +143,65 @@ def test_large_population_is_computed():
     assert closed is not None and 0 < eps < closed < 4.0
 
 
+# -- populations up to the 10^12 users the accountant accepts (issue 24) --------------------
+SCALES = [10**9, 10**10, 10**11, 10**12]
+
+
+@pytest.mark.parametrize("users", [10**9, 10**10, 10**12])
+def test_clone_mixture_weights_sum_to_one_at_scale(users):
+    # SciPy's bdtr summed to 1.088 at 10^9 and was NaN beyond 2^31 (the bound then silently became ε₀)
+    reduction = general_reduction(4.0, users)
+    _, weights, charged = reduction._mixture
+    assert np.all(weights >= 0) and 0 <= charged <= 1e-30
+    assert math.fsum(weights) + charged == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("users", [10**7, 10**9, pytest.param(10**12, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("epsilon0", [0.5, 4.0])
+def test_clone_count_cdf_is_an_upper_bound(users, epsilon0):
+    # reference: the pmf summed in log space (Loader's form, ~1e-12 relative) from 16 sd below the
+    # mean (the mass below is < 1e-56, far below the 1e-33 CDF at z = −12)
+    p = math.exp(-epsilon0)
+    trials = users - 1
+    mean, sd = trials * p, math.sqrt(trials * p * (1 - p))
+    low = math.floor(mean - 16 * sd)
+    for z in (-12.0, -3.0, 0.0, 3.0):
+        c = math.floor(mean + z * sd)
+        log_pmf = binom_logpmf(trials, -epsilon0, math.log1p(-p), low, c)
+        reference = math.exp(float(np.logaddexp.reduce(log_pmf)))
+        upper = float(binomial_cdf_upper(np.array([c]), trials, p)[0])
+        # an upper bound (the margin is 1e-12·√n, 250 times the error measured) and a tight one
+        assert reference * (1 - 1e-12) <= upper <= reference * (1 + 2e-12 * math.sqrt(trials) + 1e-11)
+
+
+@pytest.mark.slow
+def test_numerical_bound_at_scale_is_monotone_and_matches_the_clt():
+    """Up to 10^12 users the bound falls with n and agrees with the CLT of the clone pair.
+
+    Independent check: given C = c clones the pair is a ±1 shift of Bin(c, ½) mixed with weights
+    α, 1 − α, which tends to μ-GDP with μ = 2·tanh(ε₀/2)/√(c/4)·½ = 2 tanh(ε₀/2) e^{ε₀/2}/√n at c = n·e^−ε₀.
+    The exact mixture must not fall below it by more than its O(1/√n) error (0.1% here) and is within 1%.
+    """
+    eps0, delta = 4.0, 1e-6
+    values = [numerical_epsilon(eps0, n, delta) for n in SCALES]
+    assert all(a > b for a, b in itertools.pairwise(values)), values
+    for n, value in zip(SCALES, values):
+        mu = 2 * math.tanh(eps0 / 2) * math.exp(eps0 / 2) / math.sqrt(n)
+        clt = gdp_epsilon(mu, delta)
+        assert clt * (1 - 1e-3) <= value <= clt * (1 + 1e-2), (n, value, clt)
+    closed = [closed_form_epsilon(eps0, n, delta) for n in SCALES]
+    assert all(c is not None and v < c for v, c in zip(values, closed))
+
+
+def test_target_epsilon_grows_with_the_population():
+    # was: 7.89 at 10^9 but 0.01 (no amplification) at 10^10
+    found = [local_epsilon_for(0.01, n, 1e-6) for n in (10**9, 10**10, 10**12)]
+    assert all(a < b for a, b in itertools.pairwise(found)), found
+    assert found[0] == pytest.approx(7.88898, abs=1e-4)
+    for eps0, n in zip(found, (10**9, 10**10, 10**12)):
+        assert general_reduction(eps0, n).delta(0.01) <= 1e-6
+
+
 def test_reverse_gives_the_largest_local_epsilon():
     eps0 = local_epsilon_for(0.5, 100_000, 1e-6)
     assert numerical_epsilon(eps0, 100_000, 1e-6) <= 0.5
@@ -172,7 +234,8 @@ def test_spec_hook_grr_matches_randomized_response():
     [
         ({"users": 1, "epsilon0": 1.0, "clone_probability": 0.5}, "users"),
         ({"users": 10, "epsilon0": -1.0, "clone_probability": 0.5}, "epsilon0"),
-        ({"users": 10, "epsilon0": 1.0, "clone_probability": 0.0}, "clone_probability"),
+        ({"users": 10, "epsilon0": 1.0, "clone_probability": -0.1}, "clone_probability"),
+        ({"users": 10, "epsilon0": 1.0, "clone_probability": 1.5}, "clone_probability"),
         (
             {"users": 10, "epsilon0": 1.0, "clone_probability": 0.5, "informative_weight": 1.5},
             "informative_weight",
@@ -225,3 +288,13 @@ def test_simulate_prints_each_rows_central_epsilon():
     )
     refused = CliRunner().invoke(cli, ["simulate", "-m", "duchi", "-e", "1", "--shuffle-delta", "1e-6"])
     assert refused.exit_code != 0 and "frequency sweeps only" in refused.output
+
+
+def test_huge_epsilon0_gives_no_amplification_instead_of_an_error():
+    # e^−ε₀ underflows to 0 past ε₀ ≈ 745 (no clones) and e^ε₀ overflows past 709: both were errors
+    rows = {row.method: row for row in shuffle_bounds(800.0, 1000, 1e-6, domain_size=3)}
+    assert rows["numerical (clone mixture)"].epsilon == pytest.approx(800.0, rel=1e-6)
+    assert rows["randomized response, k = 3"].epsilon == pytest.approx(800.0, rel=1e-6)
+    assert rows["best"].epsilon == pytest.approx(800.0, rel=1e-6)
+    # and the safe rewriting of the threshold agrees with the plain formula where both are finite
+    assert numerical_epsilon(30.0, 10**6, 1e-6) <= 30.0

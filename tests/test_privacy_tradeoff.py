@@ -233,3 +233,49 @@ def test_gdp_has_no_finite_epsilon_at_delta_zero():
         assert math.isinf(gdp_epsilon(mu, 0.0))
         assert math.isinf(GaussianTradeoff(mu).epsilon(0.0))
     assert gdp_epsilon(0.0, 0.0) == 0.0  # μ = 0: no information at all
+
+
+# -- no NaN or overflow ever becomes a figure (issue 24) ------------------------------------
+def test_a_nan_vertex_is_refused():
+    with pytest.raises(ParameterError, match="not a finite probability"):
+        PiecewiseLinearTradeoff([-np.inf, np.nan, 0.0], [0.0, -1.0, -np.inf], [-np.inf, -1.0, 0.0])
+    with pytest.raises(ParameterError, match="NaN"):
+        PrivacyLoss([0.0, np.nan], [np.nan, 0.0], check=False)
+
+
+def test_lazy_product_curve_beyond_the_exponent_range_is_finite():
+    # two pairs whose losses lie on no common lattice, with losses beyond e^709: the tangent
+    # envelope took e^ε of every grid point, overflowed, and its NaN vertices printed ε = 0, μ = inf
+    from ldp.privacy.loss import ProductLoss
+
+    a = PrivacyLoss.from_probabilities([0.5, 0.3, 0.2], [1e-120, 0.5, 0.5 - 1e-120]).self_compose(3)
+    b = PrivacyLoss.from_probabilities([0.6, 0.4], [0.25, 0.75]).self_compose(50)
+    product = a.compose(b, max_atoms=100)
+    assert isinstance(product, ProductLoss) and product.max_loss > 709
+    with np.errstate(over="raise", invalid="raise"):
+        curve = product.tradeoff()
+    assert np.all(np.isfinite(curve.beta)) and np.all(np.isfinite(curve.alpha))
+    # a sound lower bound of T(P, Q): its δ(ε) is at least the exact H_{e^ε}(Q‖P) everywhere
+    grid = np.linspace(0.0, 900.0, 91)
+    assert np.all(curve.delta(grid) >= product.swap().hockey_stick(grid) - 1e-12)
+    assert math.isfinite(curve.epsilon(1e-6)) and not math.isnan(curve.gdp_mu())
+
+
+def test_largest_mu_is_found_for_any_finite_epsilon():
+    # a fixed search cap (μ ≤ 1e6) answered "mu <= inf" from ε ≈ 5e11: every mechanism, which is false
+    mu = gdp_mu(1e12, 1e-6)
+    assert math.isfinite(mu) and mu == pytest.approx(math.sqrt(2e12), rel=1e-3)
+    assert gdp_delta(mu, 1e12) <= 1e-6 < gdp_delta(mu * 1.001, 1e12)
+    zero = dp_to_gdp_mu(1e-300)
+    assert zero == 0.0 and math.copysign(1.0, zero) == 1.0  # printed "mu = -0" before
+
+
+def test_epsilon_with_infinite_loss_atoms_beyond_the_old_bracket():
+    # an atom possible under P only (loss +inf, mass 1e-9) and one of finite loss 2e4: the search
+    # bracket was fixed at 1e4, so the answer came out inf although δ(ε) ≤ 1e-6 from ε ≈ 2e4 on
+    log_p = np.log([1e-9, 0.5, 0.5 - 1e-9])
+    log_q = np.array([-np.inf, math.log(0.5) - 2e4, math.log1p(-0.5 * math.exp(-2e4))])
+    loss = PrivacyLoss(log_p, log_q)
+    eps = loss.epsilon(1e-6)
+    assert eps == pytest.approx(2e4 + math.log1p(-2 * (1e-6 - 1e-9)), abs=1e-6)
+    assert loss.delta(eps) <= 1e-6

@@ -12,7 +12,12 @@ from ldp.errors import ParameterError
 __all__ = ["privacy"]
 
 
-def _fmt(x: float) -> str:
+def _fmt(x: float | None) -> str:
+    """A figure for a table: ``-`` when not computed (the row's note says why), ``inf`` when none exists."""
+    if x is None:
+        return "-"
+    if math.isnan(x):  # never printed as a figure: every NaN is a bug upstream
+        raise ParameterError("internal error: a privacy figure came out NaN; please report it")
     return "inf" if math.isinf(x) else f"{x:.6g}"
 
 
@@ -78,10 +83,17 @@ def compose(epsilon, reports, delta, spec_path):
         rows = composition_table(eps, reports, delta)
         lines = [(r.method, _fmt(r.epsilon), r.guarantee, r.note) for r in rows]
         if spec is not None:
-            from ldp.privacy.mechanisms import curve_is_exact, mechanism_loss
+            from ldp.privacy.mechanisms import MAX_MECHANISM_REPORTS, curve_is_exact, mechanism_loss
 
-            composed = mechanism_loss(spec, reports).epsilon(delta)
             note = "reports of one memoized value" if spec.memoized else "fresh randomness per report"
+            composed: float | None = None
+            if reports > MAX_MECHANISM_REPORTS:
+                note = f"not computed above {MAX_MECHANISM_REPORTS:.0e} reports (cost grows with k)"
+            else:
+                loss = mechanism_loss(spec, reports)
+                composed = loss.epsilon(delta)
+                if loss.tail > 0:
+                    note += "; windows: within 1e-29 of delta"
             if curve_is_exact(spec):
                 lines.append((f"exact {spec.mechanism} curve", _fmt(composed), "exact", note))
             else:

@@ -33,7 +33,7 @@ from scipy.special import gammaln, logsumexp
 from ldp.errors import ParameterError
 from ldp.privacy._numeric import check_delta_value, check_epsilon_value
 from ldp.privacy.conversions import dp_to_gdp_mu, gdp_epsilon
-from ldp.privacy.loss import PrivacyLoss, ProductLoss
+from ldp.privacy.loss import EXACT_ATOMS, PrivacyLoss, ProductLoss
 from ldp.privacy.tradeoff import GaussianTradeoff, PiecewiseLinearTradeoff
 
 __all__ = [
@@ -55,10 +55,25 @@ __all__ = [
 ]
 
 
+#: Most reports the exact rows (binomial curve, KOV optimum) are computed for; beyond it only the closed-form bounds.
+MAX_EXACT_REPORTS = 10**9
+
+
 def _check_k(k) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ParameterError(f"number of reports must be an integer >= 1, got {k!r}")
     return int(k)
+
+
+def _check_exact_k(k) -> int:
+    """k for an exact computation: at most :data:`MAX_EXACT_REPORTS` (its cost grows with √k)."""
+    k = _check_k(k)
+    if k > MAX_EXACT_REPORTS:
+        raise ParameterError(
+            f"exact composition is computed for at most {MAX_EXACT_REPORTS:.0e} reports (its cost grows "
+            f"with the number of reports), got {k}; the closed-form bounds hold for any number"
+        )
+    return k
 
 
 def _expm1_or_inf(x: float) -> float:
@@ -148,14 +163,21 @@ def kov_closed_form(epsilon: float, k: int, delta: float, delta0: float = 0.0) -
 def kov_delta(epsilon: float, k: int, epsilon_total) -> float | np.ndarray:
     """The KOV sum: δ(ε') = (1+e^ε)^{−k} Σ_ℓ C(k,ℓ)[e^{(k−ℓ)ε} − e^{ε'+ℓε}]₊, in log space.
 
-    This is the exact δ of k-fold composition of ε-DP at ε'.
+    This is the exact δ of k-fold composition of ε-DP at ε'. Beyond
+    :data:`ldp.privacy.loss.EXACT_ATOMS` terms it is the same sum over the
+    windows of the binomial that hold all but 10⁻²⁹ of its mass, plus that
+    mass (:meth:`PrivacyLoss.binomial`): cost O(√k), at most
+    :data:`MAX_EXACT_REPORTS` reports.
 
     References
     ----------
     .. [1] P. Kairouz, S. Oh, P. Viswanath. IEEE Trans. IT 63(6), 2017, Theorem 3.3.
     """
-    eps, k = check_epsilon_value(epsilon), _check_k(k)
+    eps, k = check_epsilon_value(epsilon), _check_exact_k(k)
     targets = np.atleast_1d(np.asarray(epsilon_total, dtype=float))
+    if k + 1 > EXACT_ATOMS:
+        out = PrivacyLoss.binomial(eps, k).hockey_stick(targets)
+        return float(out[0]) if np.ndim(epsilon_total) == 0 else out
     ell = np.arange(k + 1, dtype=float)
     log_choose = gammaln(k + 1.0) - gammaln(ell + 1.0) - gammaln(k - ell + 1.0)
     log_norm = k * float(np.logaddexp(0.0, eps))
@@ -183,7 +205,7 @@ def optimal_composition(epsilon: float, k: int, delta: float, delta0: float = 0.
     ----------
     .. [1] P. Kairouz, S. Oh, P. Viswanath. IEEE Trans. IT 63(6), 2017, Theorem 3.3.
     """
-    eps, k = check_epsilon_value(epsilon), _check_k(k)
+    eps, k = check_epsilon_value(epsilon), _check_exact_k(k)
     delta = check_delta_value(delta)
     d0 = check_delta_value(delta0, "delta0")
     inner = 1 - (1 - delta) / (1 - d0) ** k
@@ -199,7 +221,7 @@ def exact_rr_composition(epsilon: float, k: int) -> PiecewiseLinearTradeoff:
     ----------
     .. [1] J. Dong, A. Roth, W. J. Su. JRSS-B 84(1), 2022, §3.
     """
-    curve = PrivacyLoss.binomial(check_epsilon_value(epsilon), _check_k(k)).tradeoff()
+    curve = PrivacyLoss.binomial(check_epsilon_value(epsilon), _check_exact_k(k)).tradeoff()
     curve.label = f"f_(eps={epsilon:.4g},0)^{k}"
     return curve
 
@@ -355,7 +377,7 @@ class CompositionRow:
     """One line of :func:`composition_table`."""
 
     method: str
-    epsilon: float
+    epsilon: float | None  # None: not computed (the note says why)
     guarantee: str  # "exact", "bound" or "approximation"
     note: str = ""
 
@@ -365,13 +387,25 @@ def composition_table(epsilon: float, k: int, delta: float) -> list[CompositionR
 
     At δ = 0 the exact rows give the pure ε (kε) and the rows with no finite
     ε at δ = 0 (advanced composition, GDP, CLT) are ``inf`` with the reason.
+    Beyond :data:`MAX_EXACT_REPORTS` reports the exact rows are not computed
+    (``epsilon`` None, the note says why); from
+    :data:`ldp.privacy.loss.EXACT_ATOMS` on they are computed in windows of
+    the binomial, within 10⁻²⁹ of the exact δ (a sound bound).
     """
     eps, k = check_epsilon_value(epsilon), _check_k(k)
     delta = check_delta_value(delta)
     mu_sound, eps_sound = sound_gdp_epsilon(eps, k, delta)
     clt = clt_composition(eps, k, delta)
-    exact = exact_rr_composition(eps, k).epsilon(delta)
     pure = delta == 0
+    exact: float | None
+    optimum: float | None
+    if k > MAX_EXACT_REPORTS:
+        exact = optimum = None
+        exact_note = f"not computed above {MAX_EXACT_REPORTS:.0e} reports (cost grows with k)"
+    else:
+        exact = exact_rr_composition(eps, k).epsilon(delta)
+        optimum = optimal_composition(eps, k, delta)
+        exact_note = "" if k + 1 <= EXACT_ATOMS else "binomial windows: within 1e-29 of delta"
     gdp_note = "; no finite epsilon at delta = 0 (a Gaussian curve is never pure DP)" if pure else ""
     clt_note = f"mu = {clt.mu:.6g}, Berry-Esseen gamma = {clt.gamma:.3g}" + (
         " (gamma >= 1: the approximation says nothing here)" if clt.gamma >= 1 else ""
@@ -395,8 +429,8 @@ def composition_table(epsilon: float, k: int, delta: float) -> list[CompositionR
             "k * epsilon at delta = 0" if pure else "",
         ),
         CompositionRow("GDP via eps-DP => mu_eps-GDP", eps_sound, "bound", f"mu = {mu_sound:.6g}{gdp_note}"),
-        CompositionRow("optimal (Kairouz-Oh-Viswanath)", optimal_composition(eps, k, delta), "exact"),
-        CompositionRow("exact f-DP (binomial curve)", exact, "exact"),
+        CompositionRow("optimal (Kairouz-Oh-Viswanath)", optimum, "exact", exact_note),
+        CompositionRow("exact f-DP (binomial curve)", exact, "exact", exact_note),
         CompositionRow("CLT / GDP approximation", clt.epsilon_approx, "approximation", clt_note + gdp_note),
         CompositionRow("CLT with Berry-Esseen error", clt.epsilon_bound, "bound", bound_note),
     ]

@@ -23,6 +23,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtri_exp
 
+from ldp.errors import ParameterError
 from ldp.privacy._numeric import check_delta_value, check_epsilon_value
 from ldp.privacy.tradeoff import GaussianTradeoff, TradeoffFunction, gaussian_delta
 
@@ -58,11 +59,13 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     def gap(mu: float) -> float:
         return float(gaussian_delta(mu, np.asarray(eps))) - delta
 
+    # δ_μ(ε) rises to 1 as μ grows, so a bracket exists for every finite ε (μ about √(2ε) at most);
+    # a fixed cap here answered "mu <= inf" for ε ≥ ~5e11, claiming every mechanism qualifies
     hi = 1.0
     while gap(hi) < 0:
         hi *= 2
-        if hi > 1e6:
-            return math.inf
+        if not math.isfinite(hi):  # pragma: no cover - unreachable for a finite ε
+            raise ParameterError(f"no largest mu found for epsilon = {eps!r}, delta = {delta!r}")
     return float(brentq(gap, 0.0, hi, xtol=1e-13, rtol=1e-13))
 
 
@@ -70,7 +73,7 @@ def dp_to_gdp_mu(epsilon: float) -> float:
     """μ_ε = 2Φ⁻¹(e^ε/(1+e^ε)): the smallest μ with G_μ ≤ f_{ε,0} (log space, any ε)."""
     eps = check_epsilon_value(epsilon)
     # Φ⁻¹(e^ε/(1+e^ε)) = −Φ⁻¹(1/(1+e^ε)), and log 1/(1+e^ε) = −log(1+e^ε)
-    return float(-2.0 * ndtri_exp(-np.logaddexp(0.0, eps)))
+    return max(0.0, float(-2.0 * ndtri_exp(-np.logaddexp(0.0, eps))))  # never "-0" at ε ≈ 0
 
 
 def tradeoff_delta(curve: TradeoffFunction, epsilon):

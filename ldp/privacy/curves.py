@@ -25,7 +25,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtri_exp
 
 from ldp.errors import ParameterError
-from ldp.privacy._numeric import check_delta_value, log1mexp
+from ldp.privacy._numeric import at_or_above_root, check_delta_value, log1mexp
 
 __all__ = ["PiecewiseLinearTradeoff", "TradeoffFunction"]
 
@@ -45,6 +45,14 @@ def _scalar_or_array(value: np.ndarray, like) -> float | np.ndarray:
 
 class _ExactPair(Protocol):
     """What a curve keeps of the exact pair it came from (:class:`ldp.privacy.loss.PrivacyLoss`)."""
+
+    @property
+    def tail(self) -> float: ...
+
+    @property
+    def pure_epsilon(self) -> float: ...
+
+    def gdp_mu(self) -> float: ...
 
     def compose(self, other: Any) -> _ExactPair: ...
 
@@ -79,6 +87,7 @@ class TradeoffFunction:
         delta = check_delta_value(delta)
         if delta == 0:
             return self.pure_epsilon()
+        self._check_resolution(delta)
         if self._delta_at_infinity() > delta:
             return math.inf
         if self.delta(0.0) <= delta:
@@ -88,13 +97,17 @@ class TradeoffFunction:
             return math.inf
         while self.delta(hi) > delta:
             hi *= 2
-            if hi > 1e6:
+            if not math.isfinite(hi):  # ε beyond the double range (e.g. μ ~ 1e160), never a search cap
                 return math.inf
-        return float(brentq(lambda e: self.delta(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12, maxiter=500))
+        root = float(brentq(lambda e: self.delta(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12, maxiter=500))
+        return at_or_above_root(lambda e: self.delta(e) - delta, root, hi)
 
     def pure_epsilon(self) -> float:
         """Smallest ε with δ(ε) = 0 (f ≥ f_{ε,0}: pure ε-DP); ``inf`` when the curve is not pure DP for any ε."""
         raise NotImplementedError
+
+    def _check_resolution(self, delta: float) -> None:
+        """Refuse a δ below what the curve resolves (a pair kept in windows); nothing for exact curves."""
 
     def gdp_mu(self) -> float:
         """Smallest μ with G_μ ≤ f (f is μ-GDP); ``inf`` when no μ works."""
@@ -141,6 +154,14 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
         self.log_alpha = np.asarray(log_alpha, dtype=float)
         self.log_beta = np.asarray(log_beta, dtype=float)
         self.log_power = np.asarray(log_power, dtype=float)
+        if any(
+            np.any(np.isnan(a)) or np.any(a == np.inf)
+            for a in (self.log_alpha, self.log_beta, self.log_power)
+        ):
+            # a NaN vertex would fold into δ = 0 or μ = inf downstream: refuse it here, whatever produced it
+            raise ParameterError(
+                f"trade-off curve {label!r}: a vertex is not a finite probability (numerical failure)"
+            )
         self.alpha = np.minimum(np.exp(self.log_alpha), 1.0)
         self.beta = np.minimum(np.exp(self.log_beta), 1.0)
         if self.alpha.size < 2 or np.any(np.diff(self.alpha) < -1e-12) or np.any(np.diff(self.beta) > 1e-12):
@@ -246,6 +267,12 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
         out = np.exp(np.max(terms, axis=1))
         return float(out[0]) if np.ndim(epsilon) == 0 else out
 
+    def _check_resolution(self, delta: float) -> None:
+        if self.privacy_loss is not None and self.privacy_loss.tail > 0:
+            from ldp.privacy.loss import check_delta_resolution
+
+            check_delta_resolution(delta, self.privacy_loss.tail)
+
     def _epsilon_upper(self) -> float:
         mask = np.isfinite(self.log_alpha) & np.isfinite(self.log_power)
         if not np.any(mask):
@@ -260,7 +287,10 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
         """max over vertices of ln((1 − β_j)/α_j), the steepest chord from (0, 1): δ(ε) = 0 exactly from there on.
 
         ``inf`` when the curve leaves (0, 1) with a jump (δ(ε) ≥ 1 − f(0) > 0 for every ε).
+        For a pair kept in windows (mass left out), the pair's largest loss.
         """
+        if self.privacy_loss is not None and self.privacy_loss.tail > 0:
+            return self.privacy_loss.pure_epsilon
         if self._delta_at_infinity() > 0:
             return math.inf
         live = np.isfinite(self.log_alpha) & np.isfinite(self.log_power)
@@ -273,7 +303,13 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
         return eps
 
     def gdp_mu(self) -> float:
-        """max over vertices of Φ⁻¹(1 − α_j) − Φ⁻¹(β_j): G_μ is convex, so vertices suffice."""
+        """max over vertices of Φ⁻¹(1 − α_j) − Φ⁻¹(β_j): G_μ is convex, so vertices suffice.
+
+        For a pair kept in windows the extreme vertices are not held: its
+        sound μ from composition (:meth:`ldp.privacy.loss.PrivacyLoss.gdp_mu`).
+        """
+        if self.privacy_loss is not None and self.privacy_loss.tail > 0:
+            return self.privacy_loss.gdp_mu()
         a, b = self.alpha, self.beta
         trivial = ((a <= _EDGE) & (b >= 1 - _EDGE)) | ((a >= 1 - _EDGE) & (b <= _EDGE))
         la, lb = self.log_alpha[~trivial], self.log_beta[~trivial]

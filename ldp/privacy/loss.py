@@ -17,14 +17,20 @@ All masses are kept as logarithms, so nothing overflows or underflows at
 
 Atoms whose losses agree to within :data:`MERGE_TOLERANCE` are merged (the
 likelihood ratios then differ by a factor of at most 1 + 1e-9, far below any
-δ one would state). When a product would have more than ``max_atoms`` atoms
-and both factors' losses lie on one lattice (GRR, OLH, randomized response),
-the product is computed exactly as a log-space convolution over the lattice
-(at most n₁ + n₂ − 1 atoms); otherwise :meth:`PrivacyLoss.compose` returns a
-:class:`ProductLoss`, which keeps the
-two factors and evaluates δ(ε) exactly without building the product; its
-trade-off curve is the envelope of tangent lines at a grid of ε values, a
-sound lower bound of the true curve that touches it at every grid point.
+δ one would state). Small products are built exactly. Beyond
+:data:`EXACT_ATOMS` atoms (k reports of randomized response, or a product of
+more than ``max_atoms`` atoms) and when the losses lie on one lattice (GRR,
+OLH, SS, each bit of SUE/OUE, randomized response), the pair is computed in
+two windows where P and Q have their mass (:mod:`ldp.privacy._lattice`): the
+cost grows with √k, not k, and the mass left outside the windows (at most
+10⁻²⁹, :attr:`PrivacyLoss.tail_p`, :attr:`PrivacyLoss.tail_q`) is added to
+δ in full, so the result is a sound bound within 10⁻²⁹ of the exact δ(ε).
+A δ target below 1,000 times that mass is refused (the answer would be set
+by the truncation, not the mechanism). Otherwise :meth:`PrivacyLoss.compose`
+returns a :class:`ProductLoss`, which keeps the two factors and evaluates
+δ(ε) exactly without building the product; its trade-off curve is the
+envelope of tangent lines at a grid of ε values, a sound lower bound of the
+true curve that touches it at every grid point.
 
 References
 ----------
@@ -46,16 +52,29 @@ from scipy.optimize import brentq
 from scipy.special import logsumexp
 
 from ldp.errors import ParameterError
-from ldp.privacy._numeric import binom_logpmf, check_delta_value, check_epsilon_value, log1mexp
+from ldp.privacy._lattice import Lattice
+from ldp.privacy._numeric import (
+    at_or_above_root,
+    binom_logpmf,
+    check_delta_value,
+    check_epsilon_value,
+    log1mexp,
+)
 from ldp.privacy.curves import PiecewiseLinearTradeoff
 
-__all__ = ["DEFAULT_MAX_ATOMS", "MERGE_TOLERANCE", "PrivacyLoss", "ProductLoss"]
+__all__ = ["DEFAULT_MAX_ATOMS", "EXACT_ATOMS", "MERGE_TOLERANCE", "PrivacyLoss", "ProductLoss"]
 
 #: Atoms whose privacy losses differ by less than this are merged.
 MERGE_TOLERANCE = 1e-9
 
 #: Largest product built explicitly by :meth:`PrivacyLoss.compose`.
 DEFAULT_MAX_ATOMS = 2_000_000
+
+#: Largest self-composition kept on its full support; beyond it a lattice pair is kept in windows.
+EXACT_ATOMS = 4097
+
+#: A δ target must be at least this many times the mass left out of a windowed pair.
+_TAIL_MARGIN = 1000.0
 
 _KEY_SCALE = 1.0 / MERGE_TOLERANCE
 _EXACT_KEYS = 2.0**53 * MERGE_TOLERANCE
@@ -104,11 +123,26 @@ def _solve_epsilon(delta_of, delta: float, upper: float) -> float:
     hi = max(upper, 1.0)
     if delta_of(hi) > delta:
         return math.inf
-    return float(brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12, maxiter=500))
+    root = float(brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12, maxiter=500))
+    return at_or_above_root(lambda e: delta_of(e) - delta, root, hi)
+
+
+def check_delta_resolution(delta: float, tail: float) -> None:
+    """Refuse a δ target too close to the probability a windowed pair leaves out (``tail``)."""
+    if tail > 0 and delta < _TAIL_MARGIN * tail:
+        raise ParameterError(
+            f"delta = {delta:.3g} is below {_TAIL_MARGIN * tail:.1g}: at this many reports the exact "
+            f"accounting leaves out up to {tail:.1g} of probability (added to delta); give a larger delta"
+        )
 
 
 class _LossBase:
     """What both loss representations offer (δ, ε, swap, composition)."""
+
+    @property
+    def tail(self) -> float:  # pragma: no cover - abstract
+        """Upper bound of the probability (P or Q) outside the atoms held, added to δ."""
+        raise NotImplementedError
 
     def hockey_stick(self, epsilon):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -118,6 +152,11 @@ class _LossBase:
 
     @property
     def max_loss(self) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def finite_max_loss(self) -> float:  # pragma: no cover - abstract
+        """The largest finite loss of an atom with positive P-mass (0 when none)."""
         raise NotImplementedError
 
     def delta(self, epsilon):
@@ -137,10 +176,12 @@ class _LossBase:
         upper = max(self.max_loss, self.swap().max_loss)
         if delta == 0:
             return max(0.0, upper)
+        check_delta_resolution(delta, self.tail)
         if not math.isfinite(upper):
-            # infinite-loss atoms: δ(ε) decreases to their mass; search a wide bracket
-            upper = 1e4
-        return _solve_epsilon(lambda e: self.delta(e), delta, upper + 1e-9)
+            # infinite-loss atoms: beyond the largest finite loss δ(ε) is their mass, a constant, so
+            # the bracket ends there (a fixed bracket would turn any larger finite answer into inf)
+            upper = max(self.finite_max_loss, self.swap().finite_max_loss)
+        return _solve_epsilon(lambda e: self.delta(e), delta, upper + 1e-9 * max(1.0, upper))
 
 
 class PrivacyLoss(_LossBase):
@@ -159,14 +200,31 @@ class PrivacyLoss(_LossBase):
         Log-masses of the merged atoms, sorted by loss ln(P/Q) ascending.
     loss : numpy.ndarray
         The privacy loss ln(P/Q) of each atom.
+    tail_p, tail_q : float
+        Upper bounds of the P- and Q-mass of atoms not held (0 for an exact
+        pair; at most 10⁻²⁹ for a pair kept in windows). ``tail_p`` is added
+        to H_{e^ε}(P‖Q) and ``tail_q`` to H_{e^ε}(Q‖P).
+    loss_range : tuple of float or None
+        Smallest and largest loss of the full support when atoms are left out.
 
     References
     ----------
     .. [1] J. Dong, A. Roth, W. J. Su. JRSS-B 84(1), 2022, §2 (Neyman–Pearson).
     """
 
-    def __init__(self, log_p, log_q, *, check: bool = True):
+    def __init__(
+        self,
+        log_p,
+        log_q,
+        *,
+        check: bool = True,
+        tail_p: float = 0.0,
+        tail_q: float = 0.0,
+        loss_range: tuple[float, float] | None = None,
+    ):
         log_p, log_q = _merge(log_p, log_q)
+        if np.any(np.isnan(log_p)) or np.any(np.isnan(log_q)):
+            raise ParameterError("privacy loss: a mass is NaN (a numerical failure upstream)")
         if check:
             for name, arr in (("P", log_p), ("Q", log_q)):
                 total = float(np.exp(logsumexp(arr))) if arr.size else 0.0
@@ -176,6 +234,42 @@ class PrivacyLoss(_LossBase):
         self.log_q = log_q
         with np.errstate(invalid="ignore"):
             self.loss = log_p - log_q
+        self.tail_p = float(tail_p)
+        self.tail_q = float(tail_q)
+        self.loss_range = loss_range if (tail_p > 0 or tail_q > 0) else None
+
+    @classmethod
+    def _from_lattice(cls, lattice: Lattice, gdp_mu: float) -> PrivacyLoss:
+        log_p, log_q = lattice.atoms()
+        out = cls(
+            log_p,
+            log_q,
+            check=False,
+            tail_p=lattice.tail_p,
+            tail_q=lattice.tail_q,
+            loss_range=lattice.loss_range(),
+        )
+        out.gdp_mu_bound = gdp_mu
+        out.grid = (lattice.offset, lattice.step)
+        return out
+
+    #: For a pair kept in windows: a GDP μ it is known to satisfy (from its factors' μ by
+    #: G_μ ⊗ G_ν = G_√(μ²+ν²)); its curve's tightest μ needs the atoms left out.
+    gdp_mu_bound: float | None = None
+
+    #: For a pair kept in windows: the (offset, step) of the lattice its losses lie on.
+    grid: tuple[float, float] | None = None
+
+    def gdp_mu(self) -> float:
+        """The smallest μ with G_μ ≤ T(P, Q); for a pair kept in windows, the sound :attr:`gdp_mu_bound`."""
+        if self.tail > 0 and self.gdp_mu_bound is not None:
+            return self.gdp_mu_bound
+        return self.tradeoff().gdp_mu()
+
+    def _lattice(self) -> Lattice | None:
+        return Lattice.from_atoms(
+            self.log_p, self.log_q, self.loss, self.tail_p, self.tail_q, self.loss_range, self.grid
+        )
 
     # -- constructors ----------------------------------------------------
     @classmethod
@@ -205,8 +299,11 @@ class PrivacyLoss(_LossBase):
         eps = check_epsilon_value(epsilon)
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
             raise ParameterError(f"number of reports must be an integer >= 0, got {k!r}")
-        hi, lo = -np.logaddexp(0.0, -eps), -np.logaddexp(0.0, eps)
-        return cls(binom_logpmf(int(k), hi, lo), binom_logpmf(int(k), lo, hi))
+        if k == 0 or eps == 0:
+            return cls.identity()
+        out = cls.randomized_response(eps).self_compose(int(k))
+        assert isinstance(out, PrivacyLoss)  # two atoms: a binomial, never a lazy product
+        return out
 
     @classmethod
     def identity(cls) -> PrivacyLoss:
@@ -220,9 +317,20 @@ class PrivacyLoss(_LossBase):
         return int(self.loss.size)
 
     @property
+    def tail(self) -> float:
+        return max(self.tail_p, self.tail_q)
+
+    @property
     def max_loss(self) -> float:
         finite = self.loss[~np.isneginf(self.log_p)]
-        return float(finite.max()) if finite.size else 0.0
+        held = float(finite.max()) if finite.size else 0.0
+        return held if self.loss_range is None else max(held, self.loss_range[1])
+
+    @property
+    def finite_max_loss(self) -> float:
+        live = self.loss[~np.isneginf(self.log_p) & np.isfinite(self.loss)]
+        held = float(live.max()) if live.size else 0.0
+        return held if self.loss_range is None else max(held, self.loss_range[1])
 
     @property
     def pure_epsilon(self) -> float:
@@ -231,7 +339,10 @@ class PrivacyLoss(_LossBase):
         extra = np.isneginf(self.log_p) ^ np.isneginf(self.log_q)
         if np.any(extra):
             return math.inf
-        return float(np.max(np.abs(self.loss[live]))) if np.any(live) else 0.0
+        held = float(np.max(np.abs(self.loss[live]))) if np.any(live) else 0.0
+        if self.loss_range is not None:
+            held = max(held, abs(self.loss_range[0]), abs(self.loss_range[1]))
+        return held
 
     def swap(self) -> PrivacyLoss:
         """The pair (Q, P)."""
@@ -239,6 +350,12 @@ class PrivacyLoss(_LossBase):
         out.log_p, out.log_q = self.log_q[::-1].copy(), self.log_p[::-1].copy()
         with np.errstate(invalid="ignore"):
             out.loss = out.log_p - out.log_q
+        out.tail_p, out.tail_q = self.tail_q, self.tail_p
+        out.gdp_mu_bound = self.gdp_mu_bound  # μ-GDP is symmetric: T(Q, P) is the inverse of T(P, Q)
+        out.grid = (
+            None if self.grid is None or self.loss_range is None else (-self.loss_range[1], self.grid[1])
+        )
+        out.loss_range = None if self.loss_range is None else (-self.loss_range[1], -self.loss_range[0])
         return out
 
     def is_symmetric(self, tol: float = 1e-9) -> bool:
@@ -253,8 +370,13 @@ class PrivacyLoss(_LossBase):
 
     # -- accounting ------------------------------------------------------
     def hockey_stick(self, epsilon):
-        """H_{e^ε}(P‖Q) = Σ (P − e^ε Q)₊ for a scalar or array ε (any real ε)."""
-        return _hockey_stick(self.loss, self.log_p, epsilon)
+        """H_{e^ε}(P‖Q) = Σ (P − e^ε Q)₊ for a scalar or array ε (any real ε), plus ``tail_p``."""
+        out = _hockey_stick(self.loss, self.log_p, epsilon)
+        if self.tail_p == 0:
+            return out
+        # an atom left out has a loss of at most the support's largest: none counts from there on
+        beyond = np.atleast_1d(np.asarray(epsilon, dtype=float)) >= self.max_loss
+        return np.where(beyond, out, np.minimum(out + self.tail_p, 1.0))
 
     def compose(
         self, other: PrivacyLoss | ProductLoss, *, max_atoms: int = DEFAULT_MAX_ATOMS
@@ -266,26 +388,44 @@ class PrivacyLoss(_LossBase):
         """
         if isinstance(other, ProductLoss):  # a product is never a factor of another (ProductLoss.compose)
             raise ParameterError("ProductLoss composes two exact PrivacyLoss pairs")
-        if self.size * other.size > max_atoms:
-            lattice = _lattice_convolve(self, other)
-            return lattice if lattice is not None else ProductLoss(self, other)
-        log_p = (self.log_p[:, None] + other.log_p[None, :]).ravel()
-        log_q = (self.log_q[:, None] + other.log_q[None, :]).ravel()
-        return PrivacyLoss(log_p, log_q, check=False)
+        if self.size == 1 and self.tail == 0:
+            return other
+        if other.size == 1 and other.tail == 0:
+            return self
+        windowed = self.tail > 0 or other.tail > 0
+        if not windowed and self.size * other.size <= max_atoms:
+            log_p = (self.log_p[:, None] + other.log_p[None, :]).ravel()
+            log_q = (self.log_q[:, None] + other.log_q[None, :]).ravel()
+            return PrivacyLoss(log_p, log_q, check=False)
+        a, b = self._lattice(), other._lattice()
+        if a is not None and b is not None:
+            product = a.compose(b)
+            if product is not None:
+                return PrivacyLoss._from_lattice(product, math.hypot(self.gdp_mu(), other.gdp_mu()))
+        return ProductLoss(self, other)
 
     def self_compose(self, k: int, *, max_atoms: int = DEFAULT_MAX_ATOMS) -> PrivacyLoss | ProductLoss:
-        """k-fold composition with itself (exactly; binomial for two-atom pairs)."""
+        """k-fold composition with itself (exactly; binomial for two-atom pairs).
+
+        Beyond :data:`EXACT_ATOMS` atoms a lattice pair is kept in windows
+        (a sound bound within 10⁻²⁹ of δ; :mod:`ldp.privacy._lattice`).
+        """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
             raise ParameterError(f"number of reports must be an integer >= 0, got {k!r}")
         k = int(k)
         if k == 0:
             return PrivacyLoss.identity()
-        if self.size == 1:
+        if self.size == 1 or k == 1:
             return self
-        if self.size == 2:
-            # two atoms: the count of the second atom is Bin(k, ·) under both P and Q
+        if self.size == 2 and self.tail == 0:
             lp, lq = self.log_p, self.log_q
-            return PrivacyLoss(binom_logpmf(k, lp[1], lp[0]), binom_logpmf(k, lq[1], lq[0]), check=False)
+            if k + 1 <= EXACT_ATOMS:
+                # two atoms: the count of the second atom is Bin(k, ·) under both P and Q
+                return PrivacyLoss(binom_logpmf(k, lp[1], lp[0]), binom_logpmf(k, lq[1], lq[0]), check=False)
+            return PrivacyLoss._from_lattice(Lattice.binomial(k, lp, lq), math.sqrt(k) * self.gdp_mu())
+        lattice = self._lattice()
+        if lattice is not None and (self.tail > 0 or k * (lattice.top + 1) > EXACT_ATOMS):
+            return PrivacyLoss._from_lattice(lattice.power(k), math.sqrt(k) * self.gdp_mu())
         result: PrivacyLoss | ProductLoss = PrivacyLoss.identity()
         base: PrivacyLoss | ProductLoss = self
         while True:
@@ -297,56 +437,26 @@ class PrivacyLoss(_LossBase):
             base = _compose_any(base, base, max_atoms)
 
     def tradeoff(self) -> PiecewiseLinearTradeoff:
-        """The exact trade-off curve T(P, Q) (piecewise linear)."""
-        return PiecewiseLinearTradeoff.from_masses(self.log_p, self.log_q, privacy_loss=self)
+        """The exact trade-off curve T(P, Q) (piecewise linear).
+
+        For a pair kept in windows, the mass left out becomes two extreme
+        atoms (``tail_p`` of P with loss +∞, ``tail_q`` of Q with loss −∞): a
+        pair the true one is a post-processing of, so its curve is a sound
+        lower bound (within 10⁻²⁹ of the exact curve).
+        """
+        if self.tail == 0:
+            return PiecewiseLinearTradeoff.from_masses(self.log_p, self.log_q, privacy_loss=self)
+        with np.errstate(divide="ignore"):
+            lp_tail, lq_tail = (
+                math.log(self.tail_p) if self.tail_p > 0 else -np.inf,
+                (math.log(self.tail_q) if self.tail_q > 0 else -np.inf),
+            )
+        log_p = np.r_[-np.inf, self.log_p, lp_tail]
+        log_q = np.r_[lq_tail, self.log_q, -np.inf]
+        return PiecewiseLinearTradeoff.from_masses(log_p, log_q, privacy_loss=self)
 
     def __repr__(self) -> str:
         return f"PrivacyLoss(atoms={self.size}, max |loss|={self.pure_epsilon:.6g})"
-
-
-def _lattice(loss: np.ndarray) -> tuple[float, np.ndarray] | None:
-    """(step, integer indices) when every loss is an integer multiple of one step."""
-    if not np.all(np.isfinite(loss)):
-        return None
-    nonzero = np.abs(loss[np.abs(loss) > MERGE_TOLERANCE])
-    if nonzero.size == 0:
-        return None
-    step = float(nonzero.min())
-    index = np.round(loss / step)
-    if not np.allclose(
-        index * step, loss, rtol=0, atol=MERGE_TOLERANCE * max(1.0, float(np.abs(loss).max()))
-    ):
-        return None
-    return step, index.astype(np.int64)
-
-
-def _lattice_convolve(a: PrivacyLoss, b: PrivacyLoss) -> PrivacyLoss | None:
-    """Exact product of two pairs whose losses lie on one lattice, in log space.
-
-    The product's atoms are indexed by the sum of the factors' lattice
-    indices, so there are at most n_a + n_b − 1 of them; the work is
-    O(n_a·n_b) log-additions without materializing the outer product.
-    """
-    la, lb = _lattice(a.loss), _lattice(b.loss)
-    if la is None or lb is None or abs(la[0] - lb[0]) > 1e-12 * la[0]:
-        return None
-    step = la[0]
-    (ia, ib) = la[1], lb[1]
-    if a.size < b.size:
-        a, b, ia, ib = b, a, ib, ia
-    lo = int(ia.min() + ib.min())
-    width = int(ia.max() + ib.max()) - lo + 1
-    dense_a = np.full(int(ia.max() - ia.min()) + 1, -np.inf)
-    dense_a[ia - ia.min()] = a.log_p
-    out = np.full(width, -np.inf)
-    for j, lp in zip(ib, b.log_p):
-        start = int(ia.min() + j) - lo
-        window = out[start : start + dense_a.size]
-        np.logaddexp(window, dense_a + lp, out=window)
-    index = np.arange(width) + lo
-    live = np.isfinite(out)
-    log_p = out[live]
-    return PrivacyLoss(log_p, log_p - index[live] * step, check=False)
 
 
 def _compose_any(a, b, max_atoms):
@@ -357,6 +467,10 @@ def _compose_any(a, b, max_atoms):
             "exact composition needs more than max_atoms atoms; use the GDP or CLT bound instead"
         )
     return a.compose(b, max_atoms=max_atoms)
+
+
+#: Largest |ε| of a tangent line of :meth:`ProductLoss.tradeoff` (e^ε stays finite).
+_TANGENT_SPAN = 700.0
 
 
 class ProductLoss(_LossBase):
@@ -384,8 +498,25 @@ class ProductLoss(_LossBase):
         return self.first.size * self.second.size
 
     @property
+    def tail(self) -> float:
+        return self.first.tail + self.second.tail
+
+    @property
     def max_loss(self) -> float:
         return self.first.max_loss + self.second.max_loss
+
+    @property
+    def finite_max_loss(self) -> float:
+        return self.first.finite_max_loss + self.second.finite_max_loss
+
+    @property
+    def pure_epsilon(self) -> float:
+        """The largest privacy loss either way (the pair's pure ε)."""
+        return max(self.max_loss, self.swap().max_loss)
+
+    def gdp_mu(self) -> float:
+        """A GDP μ the product satisfies: √(μ₁² + μ₂²) of its factors (G_μ ⊗ G_ν = G_√(μ²+ν²))."""
+        return math.hypot(self.first.gdp_mu(), self.second.gdp_mu())
 
     def swap(self) -> ProductLoss:
         return ProductLoss(self.first.swap(), self.second.swap())
@@ -407,14 +538,21 @@ class ProductLoss(_LossBase):
         weights = np.exp(x.log_p)
         for i, e in enumerate(eps.flat):
             out.flat[i] = float(np.dot(weights, self._second_hockey(e - x.loss)))
-        return out
+        # atoms left out of either factor: at most their P-mass each
+        extra = self.first.tail_p + self.second.tail_p
+        return np.minimum(out + extra, 1.0) if extra > 0 else out
 
     def compose(self, other, *, max_atoms: int = DEFAULT_MAX_ATOMS):
         raise ParameterError("a ProductLoss cannot be composed further; use the GDP or CLT bound instead")
 
     def tradeoff(self, grid: int = 801) -> PiecewiseLinearTradeoff:
-        """Sound lower bound of T(P, Q): envelope of its tangent lines at ``grid`` values of ε."""
-        span = max(self.max_loss, self.swap().max_loss, 1e-6)
+        """Sound lower bound of T(P, Q): envelope of its tangent lines at ``grid`` values of ε.
+
+        Lines with |ε| beyond :data:`_TANGENT_SPAN` (slopes e^ε beyond the
+        double range) are left out: fewer lines give a lower envelope, still
+        a sound bound, and those lines matter only for α < e^−700.
+        """
+        span = min(max(self.max_loss, self.swap().max_loss, 1e-6), _TANGENT_SPAN)
         eps = np.linspace(-span, span, grid)
         # T(P,Q)(α) = sup_ε [1 − H_{e^ε}(Q‖P) − e^ε α]
         deltas = self.swap().hockey_stick(eps)

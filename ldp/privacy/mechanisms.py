@@ -58,6 +58,7 @@ from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
 from ldp.specs import Rappor
 
 __all__ = [
+    "MAX_MECHANISM_REPORTS",
     "curve_is_exact",
     "mechanism_loss",
     "mechanism_tradeoff",
@@ -73,11 +74,22 @@ def rappor_bit_loss(spec: Rappor, reports: float) -> PrivacyLoss:
     return PrivacyLoss(bit.log_p, bit.log_q)
 
 
+#: Most reports a mechanism's curve is computed for: beyond 4,096 its cost grows with √k
+#: (windows, :mod:`ldp.privacy._lattice`) or, for RAPPOR's memoized reports, with k.
+MAX_MECHANISM_REPORTS = 10**6
+
+
 def _check_reports(reports) -> int | float:
     if isinstance(reports, float) and math.isinf(reports) and reports > 0:
         return math.inf
     if isinstance(reports, bool) or not isinstance(reports, (int, np.integer)) or reports < 1:
         raise ParameterError(f"reports must be an integer >= 1 (or inf for RAPPOR), got {reports!r}")
+    if reports > MAX_MECHANISM_REPORTS:
+        raise ParameterError(
+            f"a mechanism's curve is computed for at most {MAX_MECHANISM_REPORTS:.0e} reports (its cost grows "
+            f"with the number of reports), got {reports}; use ldp privacy compose --epsilon for the "
+            "closed-form bounds"
+        )
     return int(reports)
 
 

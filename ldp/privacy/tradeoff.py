@@ -93,7 +93,7 @@ def gaussian_delta(mu: float, epsilon):
     """δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), in log space (any ε, μ ≥ 0)."""
     eps = np.asarray(epsilon, dtype=float)
     if mu == 0:
-        return np.where(eps >= 0, 0.0, -np.expm1(eps))
+        return np.where(eps >= 0, 0.0, -np.expm1(np.minimum(eps, 0.0)))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_a = log_ndtr(-eps / mu + mu / 2)
         log_b = eps + log_ndtr(-eps / mu - mu / 2)
