@@ -5,7 +5,9 @@
   each package's ``__init__``), found by walking the source directories, so a new
   module gets its API section without a hand-kept list;
 - ``docs/reference/http-api.md``: the collector's HTTP API from its OpenAPI
-  schema (``create_app(...).openapi()``).
+  schema (``create_app(...).openapi()``);
+- ``docs/reference/typescript.md``: every name each entry point of the
+  TypeScript client (``js/package.json``'s exports) exports, from ``js/src/``.
 
 Run ``python docs/_ext/generate.py`` from the repository root after changing a
 module list or a route; ``tests/test_docs.py`` fails while a page is stale.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -175,9 +178,96 @@ def http_api_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+#: A declaration a TypeScript module exports, with the JSDoc comment right before it (if any).
+_TS_DECLARATION = re.compile(
+    r"(?:/\*\*(?P<doc>(?:(?!\*/).)*?)\*/\s*)?^export\s+(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?"
+    r"(?P<kind>function\*?|class|interface|type|const|let|enum)\s+(?P<name>[A-Za-z_$][\w$]*)",
+    re.MULTILINE | re.DOTALL,
+)
+_TS_REEXPORT_ALL = re.compile(r'^export\s+\*\s+from\s+"\./(?P<module>[\w-]+)\.js";', re.MULTILINE)
+_TS_REEXPORT_NAMES = re.compile(
+    r'^export\s+(?:type\s+)?\{(?P<names>[^}]*)\}\s+from\s+"\./(?P<module>[\w-]+)\.js";', re.MULTILINE
+)
+_TS_KINDS = {"function*": "function", "let": "const"}
+
+
+def _jsdoc_summary(doc: str | None) -> str:
+    """The first sentence of a JSDoc comment's first paragraph, on one line (at most 200 characters)."""
+    if not doc:
+        return ""
+    lines = [line.strip().lstrip("*").strip() for line in doc.strip().splitlines()]
+    paragraph = " ".join(lines[: lines.index("")] if "" in lines else lines).strip()
+    text = re.split(r"(?<=\.)\s", paragraph, maxsplit=1)[0]
+    if len(text) > 200:
+        text = text[:199].rsplit(" ", 1)[0] + " …"
+    return text.replace("|", "\\|")
+
+
+def _ts_exports(module: str, seen: frozenset[str] = frozenset()) -> dict[str, tuple[str, str, str]]:
+    """name -> (kind, module, summary) of everything ``js/src/<module>.ts`` exports, re-exports followed."""
+    source = (ROOT / "js" / "src" / f"{module}.ts").read_text(encoding="utf-8")
+    found: dict[str, tuple[str, str, str]] = {}
+    for match in _TS_REEXPORT_ALL.finditer(source):
+        if match["module"] not in seen:
+            found.update(_ts_exports(match["module"], seen | {module}))
+    for match in _TS_REEXPORT_NAMES.finditer(source):
+        names = [n.strip().removeprefix("type ").strip() for n in match["names"].split(",") if n.strip()]
+        exported = _ts_exports(match["module"], seen | {module}) if match["module"] not in seen else {}
+        for name in names:
+            if name in exported:
+                found[name] = exported[name]
+    for match in _TS_DECLARATION.finditer(source):
+        kind = _TS_KINDS.get(match["kind"], match["kind"])
+        found[match["name"]] = (kind, module, _jsdoc_summary(match["doc"]))
+    return found
+
+
+def typescript_page() -> str:
+    """The TypeScript client's API: every name each entry point of ``js/package.json`` exports."""
+    package = json.loads((ROOT / "js" / "package.json").read_text(encoding="utf-8"))
+    lines = [
+        GENERATED_NOTE,
+        "",
+        "# TypeScript API {#typescript-api}",
+        "",
+        f"`{package['name']}` {package.get('version', '')}: the client in TypeScript, for web pages and Node "
+        "services. It writes reports byte for byte as the Python client does (checked against the "
+        "cross-language vectors in `tests/vectors/`). Building, testing, its sizes and speed and what it "
+        "implements are in `js/README.md`; using it in a web page, in [the web client](../web-client.md). "
+        "This page lists every name each entry point exports, from the sources in `js/src/` (a name's "
+        "first sentence of documentation, where it has one).",
+        "",
+    ]
+    for entry, target in package.get("exports", {}).items():
+        path = target["import"] if isinstance(target, dict) else target
+        if "*" in path:
+            continue
+        module = Path(path).stem
+        import_name = package["name"] + entry.removeprefix(".")
+        exports = _ts_exports(module)
+        lines += [f"## `{import_name}` {{#{module}}}", "", f"`js/src/{module}.ts`: {len(exports)} names.", ""]
+        lines += ["| name | kind | from | summary |", "|---|---|---|---|"]
+        for name in sorted(exports, key=str.lower):
+            kind, source, summary = exports[name]
+            lines.append(f"| `{name}` | {kind} | `{source}.ts` | {summary} |")
+        lines.append("")
+    lines += [
+        "## `ldp-encode` {#ldp-encode}",
+        "",
+        "The command-line encoder (`js/src/cli.ts`, built to `dist/cli.js`): "
+        "`ldp-encode --spec spec.json values.txt` writes one report JSON line per value, like `ldp encode` "
+        "(`--column` for CSV, `--state DIR` for client state and budgets; see `js/README.md`).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def generated_pages() -> dict[str, str]:
     """Every generated page, by path under docs/."""
-    return {**api_pages(), "reference/http-api.md": http_api_page()}
+    return {
+        **api_pages(),
+        "reference/http-api.md": http_api_page(),
+        "reference/typescript.md": typescript_page(),
+    }
 
 
 def stale_pages() -> list[str]:
