@@ -9,8 +9,10 @@ repository.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 # Built from pieces so that this file does not cite them itself.
 FORBIDDEN = re.compile("|".join([r"FORMULAS" + r"\.md", r"DESIGN" + r"\.md", r"\.\./" + r"shared/"]))
-CITATION = re.compile(r"docs/([\w-]+\.md)(?:#([\w-]+))?")
+CITATION = re.compile(r"docs/((?:[\w-]+/)*[\w-]+\.md)(?:#([\w-]+))?")
 DOC_LINK = re.compile(r"\]\(([\w-]+\.md)(?:#([\w-]+))?\)")
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".cfg", ".ini", ""}
 
@@ -53,7 +55,7 @@ def _anchors(page: Path) -> set[str]:
 
 
 FILES = _tracked_files()
-PAGES = {page.name: _anchors(page) for page in DOCS.glob("*.md")}
+PAGES = {page.relative_to(DOCS).as_posix(): _anchors(page) for page in DOCS.rglob("*.md")}
 
 
 def test_the_docs_exist():
@@ -65,6 +67,18 @@ def test_the_docs_exist():
         "architecture.md",
         "cli.md",
         "adding-a-mechanism.md",
+        "tutorial.md",
+        "how-to/choose.md",
+        "how-to/budgets.md",
+        "how-to/reverse-proxy.md",
+        "how-to/postgresql.md",
+        "how-to/dask.md",
+        "how-to/audit.md",
+        "how-to/heavy-hitters.md",
+        "reference/http-api.md",
+        "reference/typescript.md",
+        "privacy-model.md",
+        "performance.md",
     ):
         assert name in PAGES, name
     assert {"oue", "rappor-epsilon", "numeric", "variance"} <= PAGES["mechanisms.md"]
@@ -100,3 +114,43 @@ def test_every_cited_page_and_anchor_exists(where, page, anchor):
     assert page in PAGES, f"{where} cites docs/{page}, which does not exist"
     if anchor is not None:
         assert anchor in PAGES[page], f"{where} cites docs/{page}#{anchor}, which has no such section"
+
+
+def _generator():
+    """docs/_ext/generate.py, the script that writes the generated pages, as a module."""
+    path = DOCS / "_ext" / "generate.py"
+    spec = importlib.util.spec_from_file_location("ldp_docs_generate", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_pages_are_current():
+    """The API stubs (every public module) and the HTTP API page (the collector's OpenAPI schema) are as
+    docs/_ext/generate.py writes them today: a new module, a moved one or a changed route fails here."""
+    stale = _generator().stale_pages()
+    assert not stale, f"stale generated pages {stale}: run python docs/_ext/generate.py and commit the result"
+
+
+def test_the_http_api_page_lists_every_route_of_the_schema():
+    from ldp.collector.app import create_app
+
+    schema = create_app("sqlite:///:memory:").openapi()
+    page = (DOCS / "reference" / "http-api.md").read_text(encoding="utf-8")
+    for path, methods in schema["paths"].items():
+        for method in methods:
+            assert f"## {method.upper()} {path}" in page, f"{method.upper()} {path}"
+
+
+def test_every_public_module_has_an_api_stub():
+    stubs = "\n".join(page.read_text(encoding="utf-8") for page in (DOCS / "api").glob("*.md"))
+    for directory, package in _generator().PACKAGE_DIRS.items():
+        for path in (ROOT / directory).rglob("*.py"):
+            name = path.relative_to(ROOT / directory).with_suffix("").parts
+            if any(part.startswith("_") for part in name[:-1]) or name[-1] in {"__main__"}:
+                continue
+            module = ".".join([package, *name[:-1]] + ([] if name[-1] == "__init__" else [name[-1]]))
+            if not name[-1].startswith("_") or name[-1] == "__init__":
+                assert f"::: {module}\n" in stubs, f"{module} has no API stub in docs/api/"

@@ -1,4 +1,7 @@
-"""The README runs as written: every command of its bash blocks, in order, in one empty directory.
+"""The README and the tutorial and how-to pages run as written: every command of their bash blocks, in order.
+
+Each document in :data:`DOCUMENTS` runs in its own empty directory, its commands
+in order (a document never relies on another's files).
 
 A bash block whose lines start with ``$ `` is a transcript: each ``$ `` line is
 a command and the lines after it are what the terminal shows (stdout and
@@ -10,8 +13,11 @@ running in the background until the module's tests end.
 
 Shown output is compared exactly, except for the commands in RANDOMIZED,
 whose output comes from fresh CSPRNG coins and is compared in shape only.
-The commands in SKIPPED do not run here, for the reason given. The README's
+The commands in SKIPPED do not run here, for the reason given. The documents'
 python blocks run too, each in its own interpreter.
+
+Plain ``pytest`` runs the README's quick start and first spec (its commands up
+to the first ``ldp spec``); ``pytest -m slow`` runs everything else.
 """
 
 from __future__ import annotations
@@ -29,12 +35,23 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+#: The documents whose commands run, each in its own directory: the README's tour, the tutorial, the how-to guides.
+DOCUMENTS = (
+    "README.md",
+    "docs/tutorial.md",
+    "docs/how-to/choose.md",
+    "docs/how-to/means.md",
+    "docs/how-to/budgets.md",
+    "docs/how-to/heavy-hitters.md",
+    "docs/how-to/audit.md",
+    "docs/how-to/dask.md",
+)
 
 #: Commands that must not run inside the test suite, with the reason.
 SKIPPED = {
     'pip install -e ".[serve]"': "installs the project: the environment running this test is already installed",
-    'pip install -e ".[test]" && pytest': "installs the project, then runs this test suite, this test included",
 }
 
 #: A number as the CLI prints it: sign, thousands commas, decimals, exponent.
@@ -50,7 +67,8 @@ class Command:
     text: str
     line: int
     exit_status: int
-    shown: tuple[str, ...] | None  # the output the README shows; None where it shows none
+    shown: tuple[str, ...] | None  # the output the document shows; None where it shows none
+    document: str = "README.md"
 
 
 def split_comment(line: str) -> tuple[str, str]:
@@ -88,14 +106,14 @@ def fenced_blocks(text: str, language: str) -> list[list[tuple[int, str]]]:
     return blocks
 
 
-def block_commands(block: list[tuple[int, str]]) -> list[Command]:
+def block_commands(block: list[tuple[int, str]], document: str = "README.md") -> list[Command]:
     """The commands of one bash block (a transcript when any line starts with ``$ ``)."""
     transcript = any(line.startswith("$ ") for _, line in block)
     parsed: list[tuple[int, str, str, list[str]]] = []  # line, command, comment, shown output
     for number, line in block:
         if transcript and not line.startswith("$ "):
             if not parsed:
-                raise ValueError(f"README.md line {number}: output before any $ command")
+                raise ValueError(f"{document} line {number}: output before any $ command")
             parsed[-1][3].append(line)
             continue
         text, comment = split_comment(line.removeprefix("$ ") if transcript else line)
@@ -107,15 +125,21 @@ def block_commands(block: list[tuple[int, str]]) -> list[Command]:
             line=number,
             exit_status=int(status.group(1)) if (status := re.search(r"exit status (\d+)", comment)) else 0,
             shown=tuple(shown) if shown else None,
+            document=document,
         )
         for number, text, comment, shown in parsed
     ]
 
 
+def document_commands(document: str) -> list[Command]:
+    """Every command of one document's bash blocks, in order."""
+    blocks = fenced_blocks((ROOT / document).read_text(encoding="utf-8"), "bash")
+    return [command for block in blocks for command in block_commands(block, document)]
+
+
 def readme_commands() -> list[Command]:
     """Every command of the README's bash blocks, in order."""
-    blocks = fenced_blocks(README.read_text(encoding="utf-8"), "bash")
-    return [command for block in blocks for command in block_commands(block)]
+    return document_commands("README.md")
 
 
 def masked(line: str) -> list[str]:
@@ -155,25 +179,28 @@ RANDOMIZED: dict[str, Callable[[tuple[str, ...], list[str]], None]] = {
     "ldp aggregate --spec pem.json words.jsonl": same_table_shape,
 }
 
-COMMANDS = readme_commands()
-#: The default run checks the commands up to the first ``ldp spec`` (the quick start and one exact output);
-#: ``pytest -m slow`` runs the rest (each command needs every one before it, so the fast ones are a prefix).
+COMMANDS = [command for document in DOCUMENTS for command in document_commands(document)]
+#: The default run checks the README's commands up to the first ``ldp spec`` (the quick start and one exact
+#: output); ``pytest -m slow`` runs the rest (each command needs every one before it in its document, so the
+#: fast ones are a prefix of the README's, and the README comes first).
 FAST_COMMANDS = next((i for i, c in enumerate(COMMANDS) if c.text.startswith("ldp spec ")), len(COMMANDS)) + 1
+assert all(command.document == "README.md" for command in COMMANDS[:FAST_COMMANDS])
 
 
 class Session:
-    """The README's commands run in order in one directory, each once, as far as a test asks."""
+    """One document's commands run in order in one directory, each once, as far as a test asks."""
 
-    def __init__(self, directory: Path, env: dict[str, str]):
+    def __init__(self, directory: Path, env: dict[str, str], commands: list[Command]):
         self.directory = directory
         self.env = env
+        self.commands = commands
         self.results: list[subprocess.CompletedProcess | None] = []
         self.background: list[subprocess.Popen] = []
 
     def result(self, index: int) -> subprocess.CompletedProcess | None:
-        """The result of command ``index`` (None when skipped), running the commands before it first."""
+        """The result of the document's command ``index`` (None when skipped), running the commands before it first."""
         while len(self.results) <= index:
-            command = COMMANDS[len(self.results)]
+            command = self.commands[len(self.results)]
             self.results.append(None if command.text in SKIPPED else self.run(command.text))
         return self.results[index]
 
@@ -217,9 +244,34 @@ class Session:
                     process.wait()
 
 
+class Sessions:
+    """A :class:`Session` per document, each in its own empty directory, made when first asked for.
+
+    Only one document's servers run at a time: starting another document's
+    session stops the background processes of the one before.
+    """
+
+    def __init__(self, tmp_path_factory, env: dict[str, str]):
+        self.tmp_path_factory = tmp_path_factory
+        self.env = env
+        self.by_document: dict[str, Session] = {}
+
+    def of(self, document: str) -> Session:
+        if document not in self.by_document:
+            self.stop_background()
+            directory = self.tmp_path_factory.mktemp(Path(document).stem)
+            commands = [command for command in COMMANDS if command.document == document]
+            self.by_document[document] = Session(directory, self.env, commands)
+        return self.by_document[document]
+
+    def stop_background(self) -> None:
+        for session in self.by_document.values():
+            session.stop_background()
+
+
 @pytest.fixture(scope="module")
-def session(tmp_path_factory) -> Iterator[Session]:
-    """An empty directory where ``python`` is this interpreter and ``ldp`` the console script beside it."""
+def sessions(tmp_path_factory) -> Iterator[Sessions]:
+    """Empty directories where ``python`` is this interpreter and ``ldp`` the console script beside it."""
     tools = tmp_path_factory.mktemp("bin")
     python = tools / "python"
     python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
@@ -230,9 +282,9 @@ def session(tmp_path_factory) -> Iterator[Session]:
         "PATH": path,
         "PYTHONUNBUFFERED": "1",
     }  # unbuffered: stdout and stderr interleave as shown
-    session = Session(tmp_path_factory.mktemp("readme"), env)
-    yield session
-    session.stop_background()
+    sessions = Sessions(tmp_path_factory, env)
+    yield sessions
+    sessions.stop_background()
 
 
 def test_a_comment_starts_at_an_unquoted_hash_word():
@@ -243,13 +295,17 @@ def test_a_comment_starts_at_an_unquoted_hash_word():
 def test_transcript_lines_after_a_command_are_its_output():
     transcript = [(1, "$ ldp x   # exit status 3"), (2, "printed"), (3, "$ true")]
     assert block_commands(transcript) == [Command("ldp x", 1, 3, ("printed",)), Command("true", 3, 0, None)]
+    assert block_commands(transcript, "notes/x.md")[0].document == "notes/x.md"
     plain = [(1, "ldp y   # a note"), (2, "# a comment line"), (3, "true")]
     assert block_commands(plain) == [Command("ldp y", 1, 0, None), Command("true", 3, 0, None)]
 
 
 def test_readme_has_commands_and_every_listed_command_is_in_it():
     texts = {command.text for command in COMMANDS}
-    assert texts, "no bash commands found in README.md"
+    for document in DOCUMENTS:
+        assert any(command.document == document for command in COMMANDS), (
+            f"no bash commands found in {document}"
+        )
     assert set(SKIPPED) <= texts, f"SKIPPED names commands the README no longer has: {set(SKIPPED) - texts}"
     shows_output = {command.text for command in COMMANDS if command.shown is not None}
     unshown = set(RANDOMIZED) - shows_output
@@ -259,30 +315,37 @@ def test_readme_has_commands_and_every_listed_command_is_in_it():
 @pytest.mark.parametrize(
     "index",
     [i if i < FAST_COMMANDS else pytest.param(i, marks=pytest.mark.slow) for i in range(len(COMMANDS))],
-    ids=[f"line{c.line}: {c.text[:50]}" for c in COMMANDS],
+    ids=[f"{Path(c.document).stem}:line{c.line}: {c.text[:50]}" for c in COMMANDS],
 )
-def test_readme_command(session, index):
+def test_readme_command(sessions, index):
     command = COMMANDS[index]
     if command.text in SKIPPED:
         pytest.skip(SKIPPED[command.text])
-    result = session.result(index)
+    session = sessions.of(command.document)
+    result = session.result(session.commands.index(command))
     printed = result.stdout.splitlines()
     assert result.returncode == command.exit_status, (
-        f"README.md line {command.line}: {command.text!r} exited {result.returncode}, "
+        f"{command.document} line {command.line}: {command.text!r} exited {result.returncode}, "
         f"not {command.exit_status}:\n{result.stdout}"
     )
     if command.shown is not None:
         RANDOMIZED.get(command.text, same_text)(command.shown, printed)
 
 
-PYTHON_BLOCKS = fenced_blocks(README.read_text(encoding="utf-8"), "python")
+PYTHON_BLOCKS = [
+    (document, block)
+    for document in DOCUMENTS
+    for block in fenced_blocks((ROOT / document).read_text(encoding="utf-8"), "python")
+]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[f"line{block[0][0]}" for block in PYTHON_BLOCKS])
-def test_readme_python_block(block, tmp_path):
+@pytest.mark.parametrize(
+    "document, block", PYTHON_BLOCKS, ids=[f"{Path(d).stem}:line{block[0][0]}" for d, block in PYTHON_BLOCKS]
+)
+def test_readme_python_block(document, block, tmp_path):
     code = "\n".join(line for _, line in block)
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600
     )
-    assert result.returncode == 0, f"README.md python block at line {block[0][0]} failed:\n{result.stderr}"
+    assert result.returncode == 0, f"{document} python block at line {block[0][0]} failed:\n{result.stderr}"

@@ -33,3 +33,18 @@ class LdpPackageDirs(griffe.Extension):
             sub = griffe.GriffeLoader(docstring_parser=loader.docstring_parser).load(ROOT / directory)
             sub.name = name
             pkg.set_member(name, sub)
+
+
+#: Docstrings griffe's numpy parser misreads, by object path, with the fault: parsed without warnings until fixed.
+#: (The module-level cases are in docs/_ext/generate.py's UNPARSED_DOCSTRINGS.)
+KNOWN_DOCSTRING_FAULTS = {
+    "ldp.report_schema.BitVector": "a paragraph after its Parameters section reads as two parameters, 'In' and 'the'",
+}
+
+
+class KnownDocstringFaults(griffe.Extension):
+    """Parse the docstrings of :data:`KNOWN_DOCSTRING_FAULTS` without warnings, so ``--strict`` holds for the rest."""
+
+    def on_class_instance(self, *, cls: griffe.Class, **kwargs) -> None:
+        if cls.path in KNOWN_DOCSTRING_FAULTS and cls.docstring is not None:
+            cls.docstring.parser_options = {**cls.docstring.parser_options, "warnings": False}

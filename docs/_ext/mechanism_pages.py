@@ -7,8 +7,8 @@ Usage::
 
 The page lists every built-in mechanism with the implementation of each
 layer, the largest ε each spec class accepts (its ``max_epsilon`` and
-``max_epsilon_reason``) and the API reference of the modules each
-declaration names in ``docs``. ``tests/test_registry.py`` fails when the
+``max_epsilon_reason``) and links to the API reference of the modules
+each declaration names in ``docs``. ``tests/test_registry.py`` fails when the
 committed page differs from what this writes, so a new mechanism needs its
 declaration only.
 """
@@ -84,10 +84,15 @@ def render() -> str:
     modules: list[str] = []
     for decl in BUILTIN_MECHANISMS:
         modules += [m for m in decl.docs if m not in modules]
-    lines += ["", "## Mechanism modules", ""]
-    for module in modules:
-        lines += [f"::: {module}", ""]
-    return "\n".join(lines)
+    lines += [
+        "",
+        "## Mechanism modules",
+        "",
+        "Each declaration's modules; their API is on the page of their package.",
+        "",
+    ]
+    lines += [f"- [`{module}`][{module}]" for module in modules]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
