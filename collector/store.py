@@ -171,6 +171,10 @@ class Store(abc.ABC):
         """Every task, oldest first."""
 
     @abc.abstractmethod
+    def tasks_with_token_hash(self, token_hash: str) -> list[Task]:
+        """The tasks whose collector token hashes to ``token_hash``, oldest first (one indexed read)."""
+
+    @abc.abstractmethod
     def delete_task(self, task_id: str) -> bool:
         """Delete a task and all its reports; False when there was none."""
 

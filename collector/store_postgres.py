@@ -97,6 +97,8 @@ _SCHEMA = (
         PRIMARY KEY (task, report_id)
     )""",
     "CREATE INDEX IF NOT EXISTS reports_by_time ON reports (task, t)",
+    # new stores only (a store made before it has no index: the lookup scans the small tasks table)
+    "CREATE INDEX IF NOT EXISTS tasks_by_token ON tasks (token_hash)",
 )
 
 
@@ -399,6 +401,13 @@ class PostgresStore(Store):
     def tasks(self) -> list[Task]:
         with self._errors(), self._reader() as connection:
             rows = connection.execute(f"SELECT {self._task_columns} FROM tasks ORDER BY seq").fetchall()
+        return [task_of(row) for row in rows]
+
+    def tasks_with_token_hash(self, token_hash: str) -> list[Task]:
+        with self._errors(), self._reader() as connection:
+            rows = connection.execute(
+                f"SELECT {self._task_columns} FROM tasks WHERE token_hash = %s ORDER BY seq", (token_hash,)
+            ).fetchall()
         return [task_of(row) for row in rows]
 
     def delete_task(self, task_id: str) -> bool:

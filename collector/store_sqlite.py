@@ -85,6 +85,7 @@ CREATE TABLE IF NOT EXISTS reports (
     PRIMARY KEY (task, report_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS reports_by_time ON reports (task, t);
+CREATE INDEX IF NOT EXISTS tasks_by_token ON tasks (token_hash);
 """
 
 
@@ -269,6 +270,13 @@ class SqliteStore(Store):
     def tasks(self) -> list[Task]:
         with self._reader() as connection:
             rows = connection.execute(f"SELECT {self._task_columns} FROM tasks ORDER BY seq").fetchall()
+        return [task_of(row) for row in rows]
+
+    def tasks_with_token_hash(self, token_hash: str) -> list[Task]:
+        with self._reader() as connection:
+            rows = connection.execute(
+                f"SELECT {self._task_columns} FROM tasks WHERE token_hash = ? ORDER BY seq", (token_hash,)
+            ).fetchall()
         return [task_of(row) for row in rows]
 
     def delete_task(self, task_id: str) -> bool:

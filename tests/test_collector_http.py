@@ -119,6 +119,23 @@ def test_a_task_created_while_serving_is_found_by_one_lookup(tmp_path):
         assert estimates.json()["n"] == 2
 
 
+def test_the_dashboard_finds_a_task_created_while_serving_by_its_token_with_one_indexed_read(counted):
+    """Before the background refresh: the token of a task made since start-up reads it at once (it was a 401),
+    and a token that reads nothing costs one indexed read, never a re-read of the task table."""
+    store, stores = counted
+    with client(CollectorSettings(store=store, rate_limit=0)) as http:
+        (opened,) = stores
+        task, token = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
+        reads = opened.table_reads
+        reply = http.get("/v1/dashboard", headers={"Authorization": f"Bearer {token}"})
+        assert reply.status_code == 200, reply.text
+        assert [shown["task"] for shown in reply.json()["tasks"]] == [task.task_id]
+        for attempt in range(20):
+            refused = http.get("/v1/dashboard", headers={"Authorization": f"Bearer wrong-{attempt}"})
+            assert refused.status_code == 401
+        assert opened.table_reads == reads
+
+
 def test_the_background_refresh_drops_deleted_tasks_and_adopts_new_ones(tmp_path, monkeypatch):
     monkeypatch.setattr(app_module, "TASK_REFRESH_SECONDS", 0.05)
     store = store_path(tmp_path)

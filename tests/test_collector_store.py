@@ -68,6 +68,16 @@ def test_tasks_are_created_listed_shown_and_deleted(store_url):
         assert store.tasks() == [second] and store.task(first.task_id) is None
 
 
+def test_tasks_are_found_by_their_token_hash(store_url):
+    first, second = make_task(), make_task()
+    with open_store(store_url) as store:
+        store.create_task(first)
+        store.create_task(second)
+        assert store.tasks_with_token_hash(first.token_hash) == [first]
+        assert store.tasks_with_token_hash(second.token_hash) == [second]
+        assert store.tasks_with_token_hash("0" * 64) == []
+
+
 def test_a_duplicate_task_id_is_a_parameter_error(store_url):
     task = make_task()
     with open_store(store_url) as store:
