@@ -124,7 +124,9 @@ window.harness = {
   async installBeacon(url, task) {
     const spool = new ldp.BrowserSpool(store);
     await spool.load();
-    uploader(url, task, spool).installBeacon(() => spool.cached);
+    const up = uploader(url, task, spool);
+    await up.taskInfo();  // the beacon builds envelopes from the task's settings: armed once they are known
+    up.installBeacon(() => spool.cached);
     return spool.cached.length;
   },
 };
