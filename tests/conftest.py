@@ -98,6 +98,22 @@ def scheduler():
     cluster.close()
 
 
+@pytest.fixture(scope="session")
+def js_dist(tmp_path_factory):
+    """js/ with its dependencies installed and dist/ built, once per session (tests/js_build.py).
+
+    Skips where node or npm is absent (fails instead when ``CI`` is set); a failing build is an error.
+    """
+    import os
+
+    from js_build import build_js
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's basetemp is a directory of the session's
+        shared = shared.parent
+    return build_js(shared)
+
+
 def sample_values(spec, n: int) -> list:
     """``n`` valid input values for ``spec`` (numbers inside a numeric range, cycling over a domain)."""
     if spec.report_kind == "numeric":
