@@ -30,8 +30,10 @@ from ldp.errors import ParameterError
 from ldp.specs import GRR, LocalHashing, UnaryEncoding
 
 ALPHA = 1e-6
-#: The JavaScript client's specs audited in the fast set (GRR, OUE, OLH, Bloom RAPPOR); the others are slow.
-JS_FAST = {1, 3, 4, 6}
+#: The JavaScript client's mechanism audited in the fast set: GRR, the suite's fast representative of
+#: empirical privacy; every other JS encoder is audited in the slow set (and matched to Python's reports
+#: bit for bit by js/'s vector tests, `npm test`).
+JS_FAST = {"grr"}
 REPO = Path(__file__).resolve().parent.parent
 
 # A GRR encoder that really runs at epsilon * FACTOR: values on stdin, report JSON lines on stdout.
@@ -307,7 +309,9 @@ def test_the_python_cli_works_as_an_encoder_command(tmp_path):
 @pytest.mark.parametrize(
     "spec",
     [
-        pytest.param(spec, id=f"{spec.mechanism}{i}", marks=[] if i in JS_FAST else [pytest.mark.slow])
+        pytest.param(
+            spec, id=f"{spec.mechanism}{i}", marks=[] if spec.mechanism in JS_FAST else [pytest.mark.slow]
+        )
         for i, spec in enumerate([*frequency_specs(epsilon=1.0), *rappor_specs()])
     ],
 )

@@ -53,6 +53,9 @@ if CHROMIUM is None:
 
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402 (after the module-level skip)
 
+# under pytest-xdist the tests of this module run on one worker, so its Chromium and static sites start once
+pytestmark = pytest.mark.xdist_group("js_browser")
+
 # The web bundle, plus RapporEncoder to read the permanent response the client state gives.
 ENTRY = f"""
 export * from "{JS / "src" / "web.ts"}";
