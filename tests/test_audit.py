@@ -105,14 +105,27 @@ def test_delta_is_subtracted_and_a_lower_end_below_delta_gives_no_bound():
 # -- every registered mechanism through the Python client --------------------------------------------
 
 
-def _mechanisms():
+def _mechanisms(fast: tuple[int, ...] = ()):
+    """Every mechanism's spec as a parameter; those at the indices ``fast`` stay in the fast set, the rest are slow."""
     specs = [
         *frequency_specs(epsilon=1.0),
         *rappor_specs(),
         *numeric_specs(epsilon=1.0),
         *heavy_hitter_specs(1.0),
     ]
-    return [pytest.param(s, id=f"{s.mechanism}-{getattr(s, 'encoding', '')}{i}") for i, s in enumerate(specs)]
+    return [
+        pytest.param(
+            s,
+            id=f"{s.mechanism}-{getattr(s, 'encoding', '')}{i}",
+            marks=[] if not fast or i in fast else [pytest.mark.slow],
+        )
+        for i, s in enumerate(specs)
+    ]
+
+
+def _first(mechanism: str) -> int:
+    """The index in :func:`_mechanisms` of the first spec of ``mechanism``."""
+    return next(i for i, p in enumerate(_mechanisms()) if p.values[0].mechanism == mechanism)
 
 
 def test_the_mechanism_lists_cover_the_registry():
@@ -122,7 +135,9 @@ def test_the_mechanism_lists_cover_the_registry():
     assert audited == {*FREQUENCY_MECHANISMS, *NUMERIC_MECHANISMS, *HEAVY_HITTER_MECHANISMS, "rappor"}
 
 
-@pytest.mark.parametrize("spec", _mechanisms())
+# empirical privacy through the CSPRNG client: GRR (one report) and the first RAPPOR (memoized reports)
+# in the fast set, every other mechanism in the slow set
+@pytest.mark.parametrize("spec", _mechanisms(fast=(_first("grr"), _first("rappor"))))
 def test_every_mechanism_is_consistent_with_its_claim(spec):
     samples = 400 if isinstance(spec, ldp.Rappor) else 2_000
     claims = audit_claims(spec, memo_reports=4)
