@@ -18,6 +18,15 @@ settings.load_profile("ldp")
 SMALL_DOMAIN = ("a", "b", "c", "d", "e")
 
 
+# tryfirst: before pytest-xdist reads the groups (--dist loadgroup in pyproject's addopts)
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The README's commands on one xdist worker: run in order in one directory, one starts a server on a fixed port."""
+    for item in items:
+        if item.path.name == "test_readme.py":
+            item.add_marker(pytest.mark.xdist_group("readme"))
+
+
 def frequency_specs(epsilon: float = 1.0, domain=SMALL_DOMAIN):
     """One spec of every registered frequency oracle over ``domain`` (its first two values for binary RR).
 
