@@ -18,6 +18,15 @@ settings.load_profile("ldp")
 SMALL_DOMAIN = ("a", "b", "c", "d", "e")
 
 
+# tryfirst: before pytest-xdist reads the groups (--dist loadgroup in pyproject's addopts)
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The README's commands on one xdist worker: run in order in one directory, one starts a server on a fixed port."""
+    for item in items:
+        if item.path.name == "test_readme.py":
+            item.add_marker(pytest.mark.xdist_group("readme"))
+
+
 def frequency_specs(epsilon: float = 1.0, domain=SMALL_DOMAIN):
     """One spec of every registered frequency oracle over ``domain`` (its first two values for binary RR).
 
@@ -96,6 +105,22 @@ def scheduler():
     )
     yield cluster.scheduler_address
     cluster.close()
+
+
+@pytest.fixture(scope="session")
+def js_dist(tmp_path_factory):
+    """js/ with its dependencies installed and dist/ built, once per session (tests/js_build.py).
+
+    Skips where node or npm is absent (fails instead when ``CI`` is set); a failing build is an error.
+    """
+    import os
+
+    from js_build import build_js
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's basetemp is a directory of the session's
+        shared = shared.parent
+    return build_js(shared)
 
 
 def sample_values(spec, n: int) -> list:

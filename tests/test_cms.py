@@ -179,6 +179,7 @@ def _repeat_estimates(specs, counts: np.ndarray, seed: int) -> np.ndarray:
     return np.array(out)
 
 
+@pytest.mark.slow  # repeated runs: fast representatives are GRR's (test_aggregator_statistics) and the exact mean below
 @pytest.mark.parametrize("cls", SKETCHES)
 def test_unbiased_with_the_documented_variance_over_random_hash_functions(cls):
     """Over hash families drawn at random (one salt per run), the mean is n_x and the variance count_variance."""
@@ -308,6 +309,7 @@ def test_bad_reports_are_refused():
         HCMSAccumulator.from_counts(hcms, np.zeros((4, 8), dtype=np.int64), np.ones((4, 8), dtype=np.int64))
 
 
+@pytest.mark.slow  # empirical privacy through the CSPRNG client: GRR's (test_client_privacy) is the fast one
 @pytest.mark.parametrize("cls", SKETCHES)
 def test_empirical_privacy_through_the_real_client_is_near_the_claim(cls):
     """The audit of the CSPRNG client: no bound above ε (α = 1e-6), and the sketch events are not vacuous."""

@@ -47,6 +47,9 @@ from starlette.requests import Request  # noqa: E402
 from starlette.responses import FileResponse, JSONResponse, Response  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
+# under pytest-xdist the tests of this module run on one worker, so its Chromium and collector start once
+pytestmark = pytest.mark.xdist_group("dashboard")
+
 STATIC = Path(str(resources.files("ldp.collector") / "static"))
 HOUR = 3600
 T0 = 1_764_000_000 // HOUR * HOUR  # a window boundary

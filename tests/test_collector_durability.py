@@ -50,7 +50,8 @@ class RetryingClient(threading.Thread):
 def test_kill_9_during_uploads_loses_nothing_acknowledged_and_counts_nothing_twice(served_store_url, kills):
     store = served_store_url
     task, token = create_task(store, SPEC, window="1h", time_precision="1m", min_batch=1)
-    values = np.random.default_rng(3).integers(0, 8, 6_000)
+    # 30 batches of 100 for one kill (it comes after 5 acknowledged batches), 60 for four
+    values = np.random.default_rng(3).integers(0, 8, 3_000 if kills == 1 else 6_000)
     reports = list(encode_batch(SPEC, values, np.random.default_rng(4), indices=True).reports(SPEC))
     items = envelopes(reports, now_truncated(task))
     batches = [json.dumps(items[i : i + 100]).encode() for i in range(0, len(items), 100)]

@@ -246,6 +246,19 @@ def test_the_dashboard_needs_a_token_by_default_even_from_loopback(tmp_path):
         assert shown == {task.task_id, other.task_id}
 
 
+def test_uploads_past_the_per_address_burst_get_429_with_retry_after(tmp_path):
+    """--rate-limit 1: bursts of 10, then one per second per address (the fast twin of test_collector_server's)."""
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
+    with client(CollectorSettings(store=store, rate_limit=1), client=("192.0.2.7", 40000)) as http:
+        replies = [http.post(f"/v1/tasks/{task.task_id}/reports", json=[]) for _ in range(15)]
+    assert [reply.status_code for reply in replies[:10]] == [200] * 10
+    limited = [reply for reply in replies[10:] if reply.status_code == 429]
+    assert limited, [reply.status_code for reply in replies]
+    _problem(limited[0], 429)
+    assert int(limited[0].headers["Retry-After"]) >= 1
+
+
 # -- 9. what a web client reads: the fingerprint, the ETag through CORS ------------------------------
 
 

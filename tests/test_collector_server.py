@@ -33,6 +33,9 @@ from ldp.client import encode_batch
 from ldp.collector.envelopes import MAX_BODY_BYTES, MAX_ENVELOPES
 from ldp.collector.store import open_store
 
+# under pytest-xdist the tests of this module run on one worker, so the module's shared `ldp serve` starts once
+pytestmark = pytest.mark.xdist_group("collector_server")
+
 GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
 
 
@@ -278,6 +281,7 @@ def test_shuffle_mode_reports_each_windows_central_epsilon_and_composes_ranges(s
     assert "central" not in _estimates(server, plain, plain_token).json()
 
 
+@pytest.mark.slow  # fast representative: test_collector_durability's kill -9 run (restart, then every report counted)
 def test_restart_rebuilds_the_windows_from_the_store(served_store_url):
     store = served_store_url
     task, token = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
@@ -362,6 +366,7 @@ def test_bad_requests_get_problem_documents_never_a_500(collector):
     assert nothing.json() == {"accepted": 0, "replayed": 0, "rejected": []}
 
 
+@pytest.mark.slow  # its own server; fast representative: test_collector_http's in-process 429 test
 def test_rate_limit_per_address(tmp_path):
     store = store_path(tmp_path)
     task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
@@ -371,22 +376,20 @@ def test_rate_limit_per_address(tmp_path):
     assert 429 in statuses[10:]
 
 
-def test_cors_is_per_task(tmp_path):
-    store = store_path(tmp_path)
+def test_cors_is_per_task(server):
     open_task, _ = create_task(
-        store, GRR, window="1h", time_precision="1m", cors_origins=("https://app.example",)
+        server.store, GRR, window="1h", time_precision="1m", cors_origins=("https://app.example",)
     )
-    closed_task, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    closed_task, _ = create_task(server.store, GRR, window="1h", time_precision="1m")
     preflight = {"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
-    with running(store) as server:
-        allowed = httpx.options(
-            f"{server.url}/v1/tasks/{open_task.task_id}/reports", headers=preflight, timeout=10
-        )
-        refused = httpx.options(
-            f"{server.url}/v1/tasks/{closed_task.task_id}/reports", headers=preflight, timeout=10
-        )
-        posted = upload(server, open_task, [], headers={"Origin": "https://app.example"})
-        other = upload(server, open_task, [], headers={"Origin": "https://evil.example"})
+    allowed = httpx.options(
+        f"{server.url}/v1/tasks/{open_task.task_id}/reports", headers=preflight, timeout=10
+    )
+    refused = httpx.options(
+        f"{server.url}/v1/tasks/{closed_task.task_id}/reports", headers=preflight, timeout=10
+    )
+    posted = upload(server, open_task, [], headers={"Origin": "https://app.example"})
+    other = upload(server, open_task, [], headers={"Origin": "https://evil.example"})
     assert allowed.status_code == 204
     assert allowed.headers["access-control-allow-origin"] == "https://app.example"
     assert refused.status_code == 403
@@ -394,37 +397,40 @@ def test_cors_is_per_task(tmp_path):
     assert "access-control-allow-origin" not in other.headers
 
 
-def test_text_plain_json_lines_are_accepted_from_an_allowed_origin_only(tmp_path):
+def test_text_plain_json_lines_are_accepted_from_an_allowed_origin_only(server):
     """navigator.sendBeacon sends text/plain without a preflight: read as JSON Lines, but only for a CORS origin."""
-    store = store_path(tmp_path)
     task, token = create_task(
-        store, GRR, window="1h", time_precision="1m", min_batch=1, cors_origins=("https://app.example",)
+        server.store,
+        GRR,
+        window="1h",
+        time_precision="1m",
+        min_batch=1,
+        cors_origins=("https://app.example",),
     )
-    closed, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    closed, _ = create_task(server.store, GRR, window="1h", time_precision="1m")
     items = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
     body = b"".join(json.dumps(item).encode() + b"\n" for item in items)
     beacon = "text/plain;charset=UTF-8"
-    with running(store) as server:
 
-        def post(task_id, origin=None):
-            headers = {"Content-Type": beacon, **({"Origin": origin} if origin else {})}
-            url = f"{server.url}/v1/tasks/{task_id}/reports"
-            return httpx.post(url, content=body, headers=headers, timeout=30)
+    def post(task_id, origin=None):
+        headers = {"Content-Type": beacon, **({"Origin": origin} if origin else {})}
+        url = f"{server.url}/v1/tasks/{task_id}/reports"
+        return httpx.post(url, content=body, headers=headers, timeout=30)
 
-        assert post(task.task_id).status_code == 415  # no Origin: not a browser beacon
-        assert post(task.task_id, "https://evil.example").status_code == 415
-        assert post(closed.task_id, "https://app.example").status_code == 415
-        sent = post(task.task_id, "https://app.example")
-        assert sent.status_code == 200 and sent.json() == {"accepted": 2, "replayed": 0, "rejected": []}
-        assert sent.headers["access-control-allow-origin"] == "https://app.example"
-        again = post(task.task_id, "https://app.example")
-        assert again.json() == {"accepted": 0, "replayed": 2, "rejected": []}
-        estimates = httpx.get(
-            f"{server.url}/v1/tasks/{task.task_id}/estimates",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=30,
-        ).json()
-        assert estimates["n"] == 2
+    assert post(task.task_id).status_code == 415  # no Origin: not a browser beacon
+    assert post(task.task_id, "https://evil.example").status_code == 415
+    assert post(closed.task_id, "https://app.example").status_code == 415
+    sent = post(task.task_id, "https://app.example")
+    assert sent.status_code == 200 and sent.json() == {"accepted": 2, "replayed": 0, "rejected": []}
+    assert sent.headers["access-control-allow-origin"] == "https://app.example"
+    again = post(task.task_id, "https://app.example")
+    assert again.json() == {"accepted": 0, "replayed": 2, "rejected": []}
+    estimates = httpx.get(
+        f"{server.url}/v1/tasks/{task.task_id}/estimates",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    ).json()
+    assert estimates["n"] == 2
 
 
 def test_nothing_about_the_sender_is_stored(collector):
@@ -673,6 +679,7 @@ def test_tables_endpoint_refuses_specs_without_a_table(collector):
 # -- access, timeouts, signals, hang-ups and secrets on a real ldp serve (issue 24) --------------------
 
 
+@pytest.mark.slow  # two servers; fast representative: test_collector_http's in-process loopback dashboard test
 def test_the_dashboard_asks_for_a_token_on_loopback_unless_public(tmp_path):
     """A reverse proxy on the same machine connects from loopback: the listening address opens nothing."""
     store = store_path(tmp_path)

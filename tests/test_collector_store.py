@@ -28,6 +28,9 @@ from ldp.collector.tasks import Task, new_task
 from ldp.errors import ParameterError
 from ldp.redact import redact_url
 
+# under pytest-xdist the tests of this module run on one worker, so the session's PostgreSQL cluster starts once
+pytestmark = pytest.mark.xdist_group("postgresql")
+
 SPEC = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
 STORED, REPLAYED, CONFLICT = Insert.STORED, Insert.REPLAYED, Insert.CONFLICT
 

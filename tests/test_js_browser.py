@@ -13,7 +13,8 @@ loads in a page by ``<script type="module">`` with no bundler: two entry points
 share their chunks (each file fetched once), and the spec is loaded across
 origins with the fingerprint of the task's JSON body (docs/web-client.md).
 
-Skipped, with the reason, when Chromium or ``js/node_modules`` is missing.
+Skipped, with the reason, when Chromium is missing; js/ is installed and built once per session by the
+``js_dist`` fixture (tests/js_build.py: skipped without node, failing then under CI).
 """
 
 from __future__ import annotations
@@ -49,12 +50,11 @@ if CHROMIUM is None:
     reason = "no Chromium at /usr/bin/chromium or on PATH (apt-get install -y chromium; .ci/run installs it)"
     print(f"test_js_browser skipped: {reason}")
     pytest.skip(reason, allow_module_level=True)
-if not ESBUILD.exists():
-    reason = "js/node_modules is missing: run `npm ci` in js/"
-    print(f"test_js_browser skipped: {reason}")
-    pytest.skip(reason, allow_module_level=True)
 
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402 (after the module-level skip)
+
+# under pytest-xdist the tests of this module run on one worker, so its Chromium and static sites start once
+pytestmark = pytest.mark.xdist_group("js_browser")
 
 # The web bundle, plus RapporEncoder to read the permanent response the client state gives.
 ENTRY = f"""
@@ -140,7 +140,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def site(tmp_path_factory: pytest.TempPathFactory, js_dist: Path) -> Iterator[str]:
     """The bundle and the test page on a static server at 127.0.0.1 (a free port); yields its origin."""
     root = tmp_path_factory.mktemp("site")
     entry = root / "entry.ts"
@@ -184,10 +184,9 @@ window.webReady = true;
 
 
 @pytest.fixture(scope="module")
-def web_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """js/dist/web (``npm run build:web``) and a page importing two of its entry points, on a static server."""
-    built = subprocess.run(["npm", "run", "--silent", "build:web"], cwd=JS, capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr
+def web_site(tmp_path_factory: pytest.TempPathFactory, js_dist: Path) -> Iterator[str]:
+    """js/dist/web (``npm run build:web``, part of the session's build) and a page importing two of its
+    entry points, on a static server."""
     root = tmp_path_factory.mktemp("web-site")
     shutil.copytree(JS / "dist" / "web", root / "web")
     (root / "index.html").write_text(WEB_PAGE)

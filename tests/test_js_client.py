@@ -1,14 +1,14 @@
 """The TypeScript client (js/) end to end: its ``ldp-encode`` reports aggregate correctly, and its Uploader
 survives a collector killed mid-upload (every report stored exactly once).
 
-Skipped, with the reason, when ``node`` or ``js/node_modules`` is missing (``.ci/run`` runs ``npm ci`` first).
+js/ is installed and built once per session by the ``js_dist`` fixture (tests/js_build.py); the tests are
+skipped, with the reason, only where node is not installed (and fail then under CI).
 """
 
 from __future__ import annotations
 
 import collections
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,18 +27,12 @@ CLI = JS / "dist" / "cli.js"
 ALPHA = 1e-6
 Z = float(norm.isf(ALPHA / 2))  # two-sided, per estimate
 
-if shutil.which("node") is None:
-    pytest.skip("node is not installed: the TypeScript client cannot run", allow_module_level=True)
-if not (JS / "node_modules").is_dir():
-    pytest.skip("js/node_modules is missing: run `npm ci` in js/", allow_module_level=True)
-
 TRUTH = {"a": 5_000, "b": 3_000, "c": 1_500, "d": 500}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def built():
-    """dist/ built from the current sources (npm run build: esbuild + tsc, about a second)."""
-    subprocess.run(["npm", "run", "--silent", "build"], cwd=JS, check=True, capture_output=True)
+def built(js_dist):
+    """dist/ built from the current sources (the session's ``js_dist`` fixture)."""
 
 
 def _ldp(*args) -> subprocess.CompletedProcess:
@@ -70,7 +64,9 @@ SPECS = {
 }
 
 
-@pytest.mark.parametrize("mechanism", sorted(SPECS))
+@pytest.mark.parametrize(
+    "mechanism", [m if m == "grr" else pytest.param(m, marks=pytest.mark.slow) for m in sorted(SPECS)]
+)  # GRR in the fast set; every JS encoder is matched to Python's reports bit for bit by `npm test`
 def test_js_reports_are_valid_and_estimates_are_within_z_standard_errors(mechanism, tmp_path):
     spec = tmp_path / "spec.json"
     made = _ldp("spec", *SPECS[mechanism], "-o", spec)
@@ -94,6 +90,7 @@ def _stored(store: str, task_id: str) -> list:
         return [r for chunk in opened.reports(task_id) for r in chunk]
 
 
+@pytest.mark.slow  # fast representative: test_js_browser's outage test (the same Uploader, a stopped collector)
 def test_js_uploader_survives_a_killed_collector_and_stores_every_report_once(tmp_path):
     spec = ldp.GRR(domain=tuple(TRUTH), epsilon=1.0)
     spec_path = tmp_path / "spec.json"

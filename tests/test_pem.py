@@ -322,6 +322,7 @@ def _uniform_collection(spec, seed: int, n: int = 20_000) -> tuple[object, dict[
     return acc, Counter(values)
 
 
+@pytest.mark.slow  # repeated-run coverage; fast representative: test_held_out_estimates_are_within_z_standard_errors_and_unflagged
 def test_with_no_heavy_hitters_the_default_intervals_cover_the_truth_and_nothing_is_significant():
     """Issue 24: the selected strings' default intervals are valid after selection (seeded, 10 collections).
 

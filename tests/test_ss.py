@@ -349,6 +349,7 @@ def test_fast_simulator_large_cells_fall_back_to_exact_margins(monkeypatch):
 # -- audit through the real client -----------------------------------------------------------------
 
 
+@pytest.mark.slow  # fast representatives: test_audit's GRR audits (consistent at the claim, flagged at 1.15 ε)
 def test_audit_of_the_real_client_is_consistent_and_catches_a_larger_epsilon():
     """Clopper–Pearson lower bounds (α = 1e-6): within the claim at ε = 1, above it for a client running ε = 1.6."""
     from ldp.audit import audit_claims, run_audit

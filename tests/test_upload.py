@@ -36,6 +36,9 @@ from ldp.client.upload import (
 from ldp.collector.store import open_store
 from ldp.errors import ParameterError
 
+# under pytest-xdist the tests of this module run on one worker, so the module's shared `ldp serve` starts once
+pytestmark = pytest.mark.xdist_group("upload_server")
+
 GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
 
 
@@ -137,6 +140,7 @@ def test_encode_upload_estimates_equal_aggregate_and_a_rerun_stores_nothing_twic
     assert sorted(_stored_ids(server.store, task.task_id)) == sorted(_envelope_ids(envelopes))
 
 
+@pytest.mark.slow  # restarts a server; fast representatives: the in-process retry test below and the kill -9 run
 def test_a_server_killed_mid_upload_is_retried_and_every_report_is_stored_once(servers, tmp_path):
     live = servers[-1]
     task, _ = _task(live)
