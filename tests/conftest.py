@@ -21,7 +21,7 @@ SMALL_DOMAIN = ("a", "b", "c", "d", "e")
 # tryfirst: before pytest-xdist reads the groups (--dist loadgroup in pyproject's addopts)
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The README's commands on one xdist worker: run in order in one directory, one starts a server on a fixed port."""
+    """The README's commands on one xdist worker: each document's commands run in order in one directory."""
     for item in items:
         if item.path.name == "test_readme.py":
             item.add_marker(pytest.mark.xdist_group("readme"))

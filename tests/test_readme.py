@@ -27,6 +27,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -190,10 +191,11 @@ assert all(command.document == "README.md" for command in COMMANDS[:FAST_COMMAND
 class Session:
     """One document's commands run in order in one directory, each once, as far as a test asks."""
 
-    def __init__(self, directory: Path, env: dict[str, str], commands: list[Command]):
+    def __init__(self, directory: Path, env: dict[str, str], commands: list[Command], port: int):
         self.directory = directory
         self.env = env
         self.commands = commands
+        self.port = port  # the collector's port in place of the documented one (:func:`on_port`)
         self.results: list[subprocess.CompletedProcess | None] = []
         self.background: list[subprocess.Popen] = []
 
@@ -201,7 +203,8 @@ class Session:
         """The result of the document's command ``index`` (None when skipped), running the commands before it first."""
         while len(self.results) <= index:
             command = self.commands[len(self.results)]
-            self.results.append(None if command.text in SKIPPED else self.run(command.text))
+            skipped = command.text in SKIPPED
+            self.results.append(None if skipped else self.run(on_port(command.text, self.port)))
         return self.results[index]
 
     def run(self, text: str) -> subprocess.CompletedProcess:
@@ -244,6 +247,22 @@ class Session:
                     process.wait()
 
 
+#: The port the documents' ``ldp serve`` examples listen on.
+DOCUMENTED_PORT = 8765
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 free now (the kernel's choice), so parallel runs never share one."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def on_port(text: str, port: int) -> str:
+    """``text`` with the documented collector port (``--port 8765``, ``127.0.0.1:8765``) replaced by ``port``."""
+    return re.sub(rf"(--port |127\.0\.0\.1:){DOCUMENTED_PORT}\b", rf"\g<1>{port}", text)
+
+
 class Sessions:
     """A :class:`Session` per document, each in its own empty directory, made when first asked for.
 
@@ -255,13 +274,15 @@ class Sessions:
         self.tmp_path_factory = tmp_path_factory
         self.env = env
         self.by_document: dict[str, Session] = {}
+        #: the documents' collector listens on DOCUMENTED_PORT; the tests run it on a free port instead
+        self.port = free_port()
 
     def of(self, document: str) -> Session:
         if document not in self.by_document:
             self.stop_background()
             directory = self.tmp_path_factory.mktemp(Path(document).stem)
             commands = [command for command in COMMANDS if command.document == document]
-            self.by_document[document] = Session(directory, self.env, commands)
+            self.by_document[document] = Session(directory, self.env, commands, self.port)
         return self.by_document[document]
 
     def stop_background(self) -> None:
@@ -285,6 +306,12 @@ def sessions(tmp_path_factory) -> Iterator[Sessions]:
     sessions = Sessions(tmp_path_factory, env)
     yield sessions
     sessions.stop_background()
+
+
+def test_the_documented_port_is_replaced_by_a_free_one():
+    assert on_port("ldp serve --port 8765 &", 40001) == "ldp serve --port 40001 &"
+    assert on_port("curl http://127.0.0.1:8765/healthz", 40001) == "curl http://127.0.0.1:40001/healthz"
+    assert on_port("ldp spec grr --epsilon 8765", 40001) == "ldp spec grr --epsilon 8765"
 
 
 def test_a_comment_starts_at_an_unquoted_hash_word():
