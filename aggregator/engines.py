@@ -319,6 +319,10 @@ def import_distributed():
     return distributed
 
 
+#: Where a LocalCluster started by ``--engine dask`` listens (scheduler, workers, their HTTP endpoints).
+LOOPBACK = "127.0.0.1"
+
+
 class _dask_client:
     """Context manager: a Client of ``scheduler``, or of a LocalCluster started (and closed) here."""
 
@@ -333,11 +337,15 @@ class _dask_client:
         distributed = self._distributed
         if self._scheduler is not None:
             return self._connect(distributed)
+        # Loopback only, on ports the kernel picks: dashboard_address=None still serves the scheduler's
+        # and each worker's HTTP endpoints, on 0.0.0.0:8787 and 0.0.0.0:<random> (every interface).
         self._cluster = distributed.LocalCluster(
             n_workers=self._workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            host=LOOPBACK,
+            dashboard_address=f"{LOOPBACK}:0",
+            worker_dashboard_address=f"{LOOPBACK}:0",
             silence_logs=logging.ERROR,
         )
         self._client = distributed.Client(self._cluster, set_as_default=False)

@@ -101,7 +101,13 @@ def scheduler():
     from dask import distributed
 
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, silence_logs=logging.ERROR
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        # loopback, free ports: dashboard_address=None alone still listens on 0.0.0.0:8787
+        dashboard_address="127.0.0.1:0",
+        worker_dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR,
     )
     yield cluster.scheduler_address
     cluster.close()

@@ -582,3 +582,24 @@ def test_usable_cpus_and_the_cap():
     from ldp.aggregator.engines import MAX_WORKERS_PER_CPU, max_workers, usable_cpus
 
     assert usable_cpus() >= 1 and max_workers() == MAX_WORKERS_PER_CPU * usable_cpus()
+
+
+@pytest.mark.slow
+def test_the_local_dask_cluster_listens_on_loopback_only():
+    """``--engine dask`` without --scheduler starts worker processes: none of them, nor the scheduler, may
+    listen beyond 127.0.0.1 (Dask's defaults serve HTTP on 0.0.0.0:8787 even without a dashboard)."""
+    psutil = pytest.importorskip("psutil")
+    distributed = pytest.importorskip("dask.distributed")
+    from ldp.aggregator.engines import _dask_client
+
+    with _dask_client(distributed, None, 1):
+        processes = [psutil.Process(), *psutil.Process().children(recursive=True)]
+        listening = [
+            connection.laddr
+            for process in processes
+            for connection in process.net_connections(kind="inet")
+            if connection.status == psutil.CONN_LISTEN
+        ]
+    assert listening, "no listening socket found: the probe is broken"
+    assert all(address.ip == "127.0.0.1" for address in listening), listening
+    assert all(address.port != 8787 for address in listening), listening
