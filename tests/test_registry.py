@@ -334,7 +334,7 @@ def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
     ids=["docs-api-mechanisms", "js-specfields"],
 )
 def test_the_files_generated_from_the_registry_are_current(generator):
-    """docs/api/mechanisms.md and js/src/specfields.ts are written from the registry: rerun the generator."""
+    """docs/api/mechanisms.md, js/src/specfields.ts and js/src/registry.ts are written from the registry: rerun the generator."""
     proc = subprocess.run([sys.executable, str(REPO / generator), "--check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -347,3 +347,65 @@ def test_the_generated_files_list_every_builtin_mechanism():
     fields = (REPO / "js" / "src" / "specfields.ts").read_text(encoding="utf-8")
     for decl in BUILTIN_MECHANISMS:
         assert f"  {decl.name}: {{" in fields or f'  "{decl.name}": {{' in fields
+
+
+def _spec_fields_script():
+    """js/scripts/spec_fields.py, the generator of the TypeScript files, as a module."""
+    import importlib.util
+
+    path = REPO / "js" / "scripts" / "spec_fields.py"
+    spec = importlib.util.spec_from_file_location("ldp_js_spec_fields", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_typescript_dispatch_has_every_tagged_encoder_and_no_other_list():
+    """js/src/registry.ts (makeEncoder) is the one TypeScript list of mechanisms, read from the @mechanisms tags."""
+    script = _spec_fields_script()
+    classes = script.encoder_classes()
+    assert set(classes) <= {decl.name for decl in BUILTIN_MECHANISMS}
+    assert {
+        "grr",
+        "binary-rr",
+        "sue",
+        "oue",
+        "olh",
+        "blh",
+        "hr",
+        "cms",
+        "hcms",
+        "ss",
+        "rappor",
+        "pem",
+        "treehist",
+    } <= set(classes)
+    dispatch = (REPO / "js" / "src" / "registry.ts").read_text(encoding="utf-8")
+    for name, (module, cls, _) in classes.items():
+        assert f'    case "{name}":' in dispatch
+        assert f'from "./{module}.js";' in dispatch and cls in dispatch
+    assert "RapporEncoder.create(spec, source, options)" in dispatch
+    encoders = (REPO / "js" / "src" / "encoders.ts").read_text(encoding="utf-8")
+    assert "case " not in encoders
+
+
+def test_the_typescript_dispatch_refuses_an_unknown_or_doubly_claimed_mechanism(tmp_path):
+    script = _spec_fields_script()
+    (tmp_path / "a.ts").write_text(
+        "/**\n * An encoder.\n *\n * @mechanisms grr no-such-mechanism\n */\nexport class AEncoder {}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SystemExit, match="no-such-mechanism"):
+        script.render_registry(tmp_path)
+    (tmp_path / "a.ts").write_text("/** @mechanisms grr */\nexport class AEncoder {}\n", encoding="utf-8")
+    (tmp_path / "b.ts").write_text("/** @mechanisms grr */\nexport class BEncoder {}\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="grr: encoded by both AEncoder"):
+        script.render_registry(tmp_path)
+    (tmp_path / "b.ts").write_text(
+        "/** @mechanisms sue */\nexport class BEncoder {\n  static create(spec, source, options) {}\n}\n",
+        encoding="utf-8",
+    )
+    text = script.render_registry(tmp_path)
+    assert '    case "grr":\n      return new AEncoder(spec, source);' in text
+    assert '    case "sue":\n      return BEncoder.create(spec, source, options);' in text

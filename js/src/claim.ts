@@ -18,43 +18,17 @@
  * still below the real e^ε.
  *
  * Numeric grid tables (piecewise, hybrid, Laplace) come from the server; their
- * ratio is checked when an encoder is given one (`checkTableClaim`).
+ * ratio is checked when an encoder is given one (`checkTableClaim`, next to
+ * the numeric encoder in numeric.ts).
  */
 import { type Fraction, ONE, compare, div, divInt, fraction, fractionText, mul, parseFraction, sub } from "./fraction.js";
-import { doubleToFraction, epsilonOfRatio, expCorrectlyRounded } from "./exact.js";
-import { floatText } from "./float.js";
+import { checkRatio, statedEpsilon } from "./epsilon.js";
 import { LH_PRIME } from "./hashing.js";
 import { hadamardBlockSize } from "./hrlayout.js";
 import type { JsonObject } from "./json.js";
-import type { NumericTable } from "./numeric.js";
+import { fail } from "./text.js";
 
-/** A stated e^ε may exceed the exact probability ratio by this relative amount at most (Python's `CLAIM_TOLERANCE`). */
-export const CLAIM_TOLERANCE = 1e-9;
-
-/** Largest ε each mechanism supports (`ldp/specs/limits.py`; Laplace and Gaussian: per grid, on the server). */
-const MAX_EPSILON: Record<string, number> = {
-  "binary-rr": 23,
-  grr: 23,
-  blh: 23,
-  oue: 23,
-  hr: 23,
-  hcms: 23,
-  ss: 23,
-  duchi: 23,
-  "stochastic-rounding": 23,
-  sue: 45,
-  cms: 45,
-  olh: 21,
-  pem: 21,
-  treehist: 21,
-  piecewise: 22,
-  hybrid: 22,
-  rappor: Infinity, // no stated ε: ε₁ and ε∞ follow from f, p and q
-};
-
-function fail(message: string): never {
-  throw new RangeError(message);
-}
+export { CLAIM_TOLERANCE, checkRatio } from "./epsilon.js";
 
 const text = (f: Fraction): string => fractionText(f);
 
@@ -169,57 +143,6 @@ export function privacyRatio(fields: JsonObject): Fraction | null {
   return null;
 }
 
-/** The exact value of a double. */
-function exactDouble(x: number): Fraction {
-  const [num, den] = doubleToFraction(x);
-  return fraction(num, den);
-}
-
-const SAFETY = fraction((1n << 50n) - 1n, 1n << 50n); // 1 − 2^-50, as ldp/exact.py
-const HIGH = fraction((1n << 51n) + 1n, 1n << 51n); // e^ε rounded one ulp up at most ...
-const LOW = fraction((1n << 51n) - 1n, 1n << 51n); // ... or down (Python's libm exp)
-
-/** The stated ε: a finite number > 0, within the mechanism's limit. */
-function statedEpsilon(fields: JsonObject): number {
-  const mechanism = String(fields.mechanism);
-  const epsilon = fields.epsilon;
-  if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
-    fail(`${mechanism}: epsilon must be a finite number > 0, got ${String(epsilon)}`);
-  }
-  const limit = MAX_EPSILON[mechanism];
-  if (limit !== undefined && !(epsilon <= limit)) {
-    fail(`${mechanism}: epsilon=${floatText(epsilon)} is above ${limit}, the largest epsilon ${mechanism} supports`);
-  }
-  return epsilon;
-}
-
-/**
- * Refuse a ratio that gives more than ε (certified), or, when `matches`,
- * a stated ε clearly above what the ratio gives (Python's `_check_claim`).
- */
-export function checkRatio(mechanism: string, epsilon: number, ratio: Fraction, matches: boolean): void {
-  const e = expCorrectlyRounded(epsilon);
-  if (!Number.isFinite(e)) return; // beyond every limit: refused by statedEpsilon
-  const bound = mul(exactDouble(e), SAFETY); // Python's exp_lower_bound(ε), up to one ulp of exp
-  const achieved = floatText(epsilonOfRatio(ratio));
-  if (compare(ratio, mul(bound, HIGH)) > 0) {
-    fail(
-      `${mechanism} claims epsilon=${floatText(epsilon)} but its exact probabilities give epsilon=${achieved}; ` +
-        "the claim must be at least what the probabilities give: load the server's spec",
-    );
-  }
-  if (matches && compare(mul(bound, LOW), mul(ratio, add1(exactDouble(CLAIM_TOLERANCE)))) > 0) {
-    fail(
-      `${mechanism} states epsilon=${floatText(epsilon)} but its exact probabilities give epsilon=${achieved}; ` +
-        `the stated epsilon must match them (e^epsilon within a relative ${CLAIM_TOLERANCE}): load the server's spec`,
-    );
-  }
-}
-
-function add1(x: Fraction): Fraction {
-  return fraction(x.num + x.den, x.den);
-}
-
 /**
  * Check canonical spec fields: ε finite, positive and within its limit, the
  * probabilities in their ranges, and the claim against their exact ratio.
@@ -231,83 +154,4 @@ export function checkClaim(fields: JsonObject): void {
   const epsilon = statedEpsilon(fields);
   const ratio = privacyRatio(fields);
   if (ratio !== null) checkRatio(mechanism, epsilon, ratio, true);
-}
-
-const big = (v: string | number | bigint): bigint => BigInt(v);
-
-/** Largest ratio hi/lo over pairs (exact, by cross-multiplication). */
-function maxRatio(pairs: Iterable<[bigint, bigint]>): Fraction {
-  let best: [bigint, bigint] = [1n, 1n];
-  for (const [hi, lo] of pairs) if (hi * best[1] > best[0] * lo) best = [hi, lo];
-  return fraction(best[0], best[1]);
-}
-
-/** (max, min) of every window of `width` consecutive values (monotone deques, linear time). */
-function* windowExtremes(values: readonly bigint[], width: number): Generator<[bigint, bigint]> {
-  const hi: number[] = [];
-  const lo: number[] = [];
-  for (let i = 0; i < values.length; i++) {
-    while (hi.length && values[hi[hi.length - 1]] <= values[i]) hi.pop();
-    while (lo.length && values[lo[lo.length - 1]] >= values[i]) lo.pop();
-    hi.push(i);
-    lo.push(i);
-    if (hi[0] <= i - width) hi.shift();
-    if (lo[0] <= i - width) lo.shift();
-    if (i >= width - 1) yield [values[hi[0]], values[lo[0]]];
-  }
-}
-
-/**
- * max over grid inputs i, i′ and outputs j of P[j|i]/P[j|i′] of a gridded
- * table, exactly (Python's `table_privacy_ratio`).
- */
-export function tablePrivacyRatio(table: NumericTable): Fraction {
-  if (table.kind === "rows") {
-    const { a, b, m } = table.band ?? fail("a rows table needs its band");
-    const [wa, wb] = [big(a), big(b)];
-    if (wa <= 0n || wb <= 0n) fail("grid table has an output impossible for some input: no finite epsilon");
-    if (big(m) === 0n) return ONE;
-    return wa >= wb ? fraction(wa, wb) : fraction(wb, wa);
-  }
-  if (table.kind !== "shift") fail(`no table ratio for a ${table.kind} table`);
-  const w = (table.weights ?? fail("a shift table needs its weights")).map(big);
-  const K = Number(table.K);
-  if (w.some((x) => x <= 0n)) fail("noise table has zero weights: no finite epsilon");
-  const inner = w.slice(1, -1);
-  if (!(K >= 1) || inner.length < K + 1) fail(`noise table of ${w.length} weights is too short for grid ${K}`);
-  const sum = (xs: bigint[]) => xs.reduce((s, x) => s + x, 0n);
-  const lowBin: [bigint, bigint] = [sum(w.slice(0, K + 1)), w[0]];
-  const highBin: [bigint, bigint] = [sum(w.slice(-(K + 1))), w[w.length - 1]];
-  return maxRatio([...windowExtremes(inner, K + 1), lowBin, highBin]);
-}
-
-/**
- * Check a numeric encoder's table against its spec: the two-point table is
- * the spec's own (`p` and outputs), a grid table has the spec's grid and
- * honours its ε (hybrid: both parts). Gaussian's guarantee is (ε, δ), which
- * the server's table was built for; its grid is checked.
- */
-export function checkTableClaim(fields: JsonObject, table: NumericTable, expected: NumericTable | null): void {
-  const mechanism = String(fields.mechanism);
-  if (mechanism === "duchi" || mechanism === "stochastic-rounding") {
-    if (expected === null || table.kind !== "two-point" || table.p !== expected.p || table.outputs.length !== 2 || table.outputs.some((v, i) => v !== expected.outputs[i])) {
-      fail(`${mechanism}: the table is not the spec's (p=${String(fields.p)}); leave the table out, it follows from the spec`);
-    }
-    return;
-  }
-  const kinds: Record<string, string> = { piecewise: "rows", hybrid: "rows", laplace: "shift", gaussian: "shift" };
-  if (kinds[mechanism] === undefined) fail(`${mechanism} is not a numeric mechanism`);
-  if (table.kind !== kinds[mechanism]) fail(`${mechanism} needs a ${kinds[mechanism]} table, got ${table.kind}`);
-  if (big(table.K ?? -1) !== big(fields.grid as bigint)) fail(`${mechanism}: the table's grid ${String(table.K)} is not the spec's ${String(fields.grid)}`);
-  if ((table.alpha !== undefined) !== (mechanism === "hybrid")) fail(`${mechanism}: ${mechanism === "hybrid" ? "the table has no alpha" : "only hybrid tables have an alpha"}`);
-  if (mechanism === "gaussian") return;
-  const epsilon = statedEpsilon(fields);
-  let ratio = tablePrivacyRatio(table);
-  if (mechanism === "hybrid") {
-    const alpha = parseFraction(table.alpha!);
-    if (alpha.num < 0n || compare(alpha, ONE) > 0) fail(`hybrid: alpha must be in [0, 1], got ${table.alpha}`);
-    const duchi = privacyRatio({ mechanism: "duchi", p: table.duchi_p ?? fail("hybrid: the table has no duchi_p") });
-    if (alpha.num === 0n || compare(duchi!, ratio) > 0) ratio = duchi!;
-  }
-  checkRatio(mechanism, epsilon, ratio, false);
 }

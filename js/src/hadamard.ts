@@ -15,7 +15,7 @@ import { DomainIndex, type Value } from "./values.js";
 import { hadamardBlockSize } from "./hrlayout.js";
 
 export { hadamardBlockSize };
-import type { Encoder } from "./encoders.js";
+import type { Encoder } from "./encoder.js";
 
 function popcountParity(x: number): number {
   let parity = 0;
@@ -34,7 +34,11 @@ export function rowPosition(row: number, j: number, plus: boolean): number {
   return base | (parity ? low : 0);
 }
 
-/** HR client: one randbelow(den) per report, den the common denominator of the two output probabilities. */
+/**
+ * HR client: one randbelow(den) per report, den the common denominator of the two output probabilities.
+ *
+ * @mechanisms hr
+ */
 export class HadamardEncoder implements Encoder {
   private readonly index: DomainIndex;
   private readonly blockSize: number;

@@ -9,11 +9,13 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bigIntToBytesBE, bitLength, concatBytes, toHex } from "./bytes.js";
-import { type Fraction, parseFraction } from "./fraction.js";
+import { type Fraction, ONE, compare, fraction, parseFraction } from "./fraction.js";
 import { type ByteSource, cryptoSource, randbelow, randbits } from "./random.js";
+import type { JsonObject } from "./json.js";
 import type { Report } from "./report.js";
-import { checkTableClaim } from "./claim.js";
-import { clip } from "./text.js";
+import { privacyRatio } from "./claim.js";
+import { checkRatio, statedEpsilon } from "./epsilon.js";
+import { clip, fail } from "./text.js";
 import { type Spec, checkedSpec, specFloat, specFraction } from "./spec.js";
 import type { Value } from "./values.js";
 
@@ -202,4 +204,83 @@ export class NumericEncoder {
   encode(value: Value): Report {
     return { spec: this.spec.fingerprint, value: this.sample(value) };
   }
+}
+
+const big = (v: string | number | bigint): bigint => BigInt(v);
+
+/** Largest ratio hi/lo over pairs (exact, by cross-multiplication). */
+function maxRatio(pairs: Iterable<[bigint, bigint]>): Fraction {
+  let best: [bigint, bigint] = [1n, 1n];
+  for (const [hi, lo] of pairs) if (hi * best[1] > best[0] * lo) best = [hi, lo];
+  return fraction(best[0], best[1]);
+}
+
+/** (max, min) of every window of `width` consecutive values (monotone deques, linear time). */
+function* windowExtremes(values: readonly bigint[], width: number): Generator<[bigint, bigint]> {
+  const hi: number[] = [];
+  const lo: number[] = [];
+  for (let i = 0; i < values.length; i++) {
+    while (hi.length && values[hi[hi.length - 1]] <= values[i]) hi.pop();
+    while (lo.length && values[lo[lo.length - 1]] >= values[i]) lo.pop();
+    hi.push(i);
+    lo.push(i);
+    if (hi[0] <= i - width) hi.shift();
+    if (lo[0] <= i - width) lo.shift();
+    if (i >= width - 1) yield [values[hi[0]], values[lo[0]]];
+  }
+}
+
+/**
+ * max over grid inputs i, i′ and outputs j of P[j|i]/P[j|i′] of a gridded
+ * table, exactly (Python's `table_privacy_ratio`).
+ */
+export function tablePrivacyRatio(table: NumericTable): Fraction {
+  if (table.kind === "rows") {
+    const { a, b, m } = table.band ?? fail("a rows table needs its band");
+    const [wa, wb] = [big(a), big(b)];
+    if (wa <= 0n || wb <= 0n) fail("grid table has an output impossible for some input: no finite epsilon");
+    if (big(m) === 0n) return ONE;
+    return wa >= wb ? fraction(wa, wb) : fraction(wb, wa);
+  }
+  if (table.kind !== "shift") fail(`no table ratio for a ${table.kind} table`);
+  const w = (table.weights ?? fail("a shift table needs its weights")).map(big);
+  const K = Number(table.K);
+  if (w.some((x) => x <= 0n)) fail("noise table has zero weights: no finite epsilon");
+  const inner = w.slice(1, -1);
+  if (!(K >= 1) || inner.length < K + 1) fail(`noise table of ${w.length} weights is too short for grid ${K}`);
+  const sum = (xs: bigint[]) => xs.reduce((s, x) => s + x, 0n);
+  const lowBin: [bigint, bigint] = [sum(w.slice(0, K + 1)), w[0]];
+  const highBin: [bigint, bigint] = [sum(w.slice(-(K + 1))), w[w.length - 1]];
+  return maxRatio([...windowExtremes(inner, K + 1), lowBin, highBin]);
+}
+
+/**
+ * Check a numeric encoder's table against its spec: the two-point table is
+ * the spec's own (`p` and outputs), a grid table has the spec's grid and
+ * honours its ε (hybrid: both parts). Gaussian's guarantee is (ε, δ), which
+ * the server's table was built for; its grid is checked.
+ */
+export function checkTableClaim(fields: JsonObject, table: NumericTable, expected: NumericTable | null): void {
+  const mechanism = String(fields.mechanism);
+  if (mechanism === "duchi" || mechanism === "stochastic-rounding") {
+    if (expected === null || table.kind !== "two-point" || table.p !== expected.p || table.outputs.length !== 2 || table.outputs.some((v, i) => v !== expected.outputs[i])) {
+      fail(`${mechanism}: the table is not the spec's (p=${String(fields.p)}); leave the table out, it follows from the spec`);
+    }
+    return;
+  }
+  const kinds: Record<string, string> = { piecewise: "rows", hybrid: "rows", laplace: "shift", gaussian: "shift" };
+  if (kinds[mechanism] === undefined) fail(`${mechanism} is not a numeric mechanism`);
+  if (table.kind !== kinds[mechanism]) fail(`${mechanism} needs a ${kinds[mechanism]} table, got ${table.kind}`);
+  if (big(table.K ?? -1) !== big(fields.grid as bigint)) fail(`${mechanism}: the table's grid ${String(table.K)} is not the spec's ${String(fields.grid)}`);
+  if ((table.alpha !== undefined) !== (mechanism === "hybrid")) fail(`${mechanism}: ${mechanism === "hybrid" ? "the table has no alpha" : "only hybrid tables have an alpha"}`);
+  if (mechanism === "gaussian") return;
+  const epsilon = statedEpsilon(fields);
+  let ratio = tablePrivacyRatio(table);
+  if (mechanism === "hybrid") {
+    const alpha = parseFraction(table.alpha!);
+    if (alpha.num < 0n || compare(alpha, ONE) > 0) fail(`hybrid: alpha must be in [0, 1], got ${table.alpha}`);
+    const duchi = privacyRatio({ mechanism: "duchi", p: table.duchi_p ?? fail("hybrid: the table has no duchi_p") });
+    if (alpha.num === 0n || compare(duchi!, ratio) > 0) ratio = duchi!;
+  }
+  checkRatio(mechanism, epsilon, ratio, false);
 }

@@ -6,7 +6,7 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bigIntToBytesBE, bytesToBigIntBE, concatBytes, utf8 } from "./bytes.js";
-import { type Encoder, RandomizedResponse } from "./encoders.js";
+import { type Encoder, RandomizedResponse } from "./encoder.js";
 import { LH_PRIME, LH_SEED_SPACE, lhBucket } from "./hashing.js";
 import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
@@ -53,7 +53,11 @@ export function pemValueBits(value: Value, maxLength: number): bigint {
   return bytesToBigIntBE(padded);
 }
 
-/** PEM's and TreeHist's client: one report ⟨round, seed, bucket⟩, every coin from one byte source. */
+/**
+ * PEM's and TreeHist's client: one report ⟨round, seed, bucket⟩, every coin from one byte source.
+ *
+ * @mechanisms pem treehist
+ */
 export class PEMEncoder implements Encoder {
   private readonly maxLength: number;
   private readonly lengths: number[];

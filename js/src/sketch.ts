@@ -10,7 +10,7 @@
  * even). Any value can be encoded: the sketch needs no domain.
  */
 import { type Fraction, ONE, sub } from "./fraction.js";
-import type { Encoder } from "./encoders.js";
+import type { Encoder } from "./encoder.js";
 import { mmh3x64128Words } from "./mmh3.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, UniformBelow, cryptoSource, sampleLaneWords } from "./random.js";
@@ -47,7 +47,11 @@ class Sketch {
   }
 }
 
-/** CMS: row j, then the m bits of the one-hot vector of h_j(x), each randomized. */
+/**
+ * CMS: row j, then the m bits of the one-hot vector of h_j(x), each randomized.
+ *
+ * @mechanisms cms
+ */
 export class CMSEncoder implements Encoder {
   private readonly sketch: Sketch;
   private readonly q: Fraction;
@@ -77,7 +81,11 @@ export class CMSEncoder implements Encoder {
   }
 }
 
-/** HCMS: row j, column l, and one bit of b·H_m[l, h_j(x)] (b = +1 with p). */
+/**
+ * HCMS: row j, column l, and one bit of b·H_m[l, h_j(x)] (b = +1 with p).
+ *
+ * @mechanisms hcms
+ */
 export class HCMSEncoder implements Encoder {
   private readonly sketch: Sketch;
   private readonly columns: UniformBelow;

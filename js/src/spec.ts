@@ -13,6 +13,7 @@ import { type Fraction, fractionOfFloat, fractionText, parseFraction } from "./f
 import { checkClaim } from "./claim.js";
 import { type Json, type JsonObject, dumpJson, parseJson } from "./json.js";
 import { type FieldKind, SPEC_FIELDS } from "./specfields.js";
+import { fail } from "./text.js";
 import type { DomainValue } from "./values.js";
 
 export const SPEC_FORMAT = 1n;
@@ -32,10 +33,6 @@ type Field = [Normalizer, Json | undefined];
 
 const CALIBRATION =
   "is calibrated from epsilon by the server: load the server's spec (this client does not calibrate)";
-
-function fail(message: string): never {
-  throw new RangeError(message);
-}
 
 const probability: Normalizer = (v, name) => {
   let f: Fraction;

@@ -11,7 +11,7 @@ import { type ByteSource, UniformBelow, cryptoSource, randbelow } from "./random
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
-import type { Encoder } from "./encoders.js";
+import type { Encoder } from "./encoder.js";
 
 /** A uniform `size`-subset of [0, population) (Floyd): for j = population − size, …, population − 1, t = randbelow(j + 1). */
 export function floydSample(population: number, size: number, source: ByteSource): Set<number> {
@@ -23,7 +23,11 @@ export function floydSample(population: number, size: number, source: ByteSource
   return chosen;
 }
 
-/** SS: the subset holds x with probability p; ω members in all. */
+/**
+ * SS: the subset holds x with probability p; ω members in all.
+ *
+ * @mechanisms ss
+ */
 export class SubsetEncoder implements Encoder {
   private readonly index: DomainIndex;
   private readonly p: Fraction;

@@ -12,3 +12,8 @@ export function clip(text: string, max = 80, quote = false): string {
 export function isWellFormed(text: string): boolean {
   return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 }
+
+/** Throw a RangeError with `message`: the client's one kind of error for bad input (specs, values, tables). */
+export function fail(message: string): never {
+  throw new RangeError(message);
+}

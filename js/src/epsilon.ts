@@ -1,0 +1,85 @@
+/**
+ * The stated ε of a spec and the certified comparison of a ratio with it,
+ * shared by the categorical claims (claim.ts) and the numeric tables'
+ * (numeric.ts); see claim.ts for what is checked and why.
+ */
+import { type Fraction, compare, fraction, mul } from "./fraction.js";
+import { doubleToFraction, epsilonOfRatio, expCorrectlyRounded } from "./exact.js";
+import { floatText } from "./float.js";
+import type { JsonObject } from "./json.js";
+import { fail } from "./text.js";
+
+/** A stated e^ε may exceed the exact probability ratio by this relative amount at most (Python's `CLAIM_TOLERANCE`). */
+export const CLAIM_TOLERANCE = 1e-9;
+
+/** Largest ε each mechanism supports (`ldp/specs/limits.py`; Laplace and Gaussian: per grid, on the server). */
+const MAX_EPSILON: Record<string, number> = {
+  "binary-rr": 23,
+  grr: 23,
+  blh: 23,
+  oue: 23,
+  hr: 23,
+  hcms: 23,
+  ss: 23,
+  duchi: 23,
+  "stochastic-rounding": 23,
+  sue: 45,
+  cms: 45,
+  olh: 21,
+  pem: 21,
+  treehist: 21,
+  piecewise: 22,
+  hybrid: 22,
+  rappor: Infinity, // no stated ε: ε₁ and ε∞ follow from f, p and q
+};
+
+/** The exact value of a double. */
+function exactDouble(x: number): Fraction {
+  const [num, den] = doubleToFraction(x);
+  return fraction(num, den);
+}
+
+const SAFETY = fraction((1n << 50n) - 1n, 1n << 50n); // 1 − 2^-50, as ldp/exact.py
+const HIGH = fraction((1n << 51n) + 1n, 1n << 51n); // e^ε rounded one ulp up at most ...
+const LOW = fraction((1n << 51n) - 1n, 1n << 51n); // ... or down (Python's libm exp)
+
+/** The stated ε: a finite number > 0, within the mechanism's limit (a RangeError naming it otherwise). */
+export function statedEpsilon(fields: JsonObject): number {
+  const mechanism = String(fields.mechanism);
+  const epsilon = fields.epsilon;
+  if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
+    fail(`${mechanism}: epsilon must be a finite number > 0, got ${String(epsilon)}`);
+  }
+  const limit = MAX_EPSILON[mechanism];
+  if (limit !== undefined && !(epsilon <= limit)) {
+    fail(`${mechanism}: epsilon=${floatText(epsilon)} is above ${limit}, the largest epsilon ${mechanism} supports`);
+  }
+  return epsilon;
+}
+
+/**
+ * Refuse a ratio that gives more than ε (certified), or, when `matches`,
+ * a stated ε clearly above what the ratio gives (Python's `_check_claim`).
+ */
+export function checkRatio(mechanism: string, epsilon: number, ratio: Fraction, matches: boolean): void {
+  const e = expCorrectlyRounded(epsilon);
+  if (!Number.isFinite(e)) return; // beyond every limit: refused by statedEpsilon
+  const bound = mul(exactDouble(e), SAFETY); // Python's exp_lower_bound(ε), up to one ulp of exp
+  const achieved = floatText(epsilonOfRatio(ratio));
+  if (compare(ratio, mul(bound, HIGH)) > 0) {
+    fail(
+      `${mechanism} claims epsilon=${floatText(epsilon)} but its exact probabilities give epsilon=${achieved}; ` +
+        "the claim must be at least what the probabilities give: load the server's spec",
+    );
+  }
+  if (matches && compare(mul(bound, LOW), mul(ratio, add1(exactDouble(CLAIM_TOLERANCE)))) > 0) {
+    fail(
+      `${mechanism} states epsilon=${floatText(epsilon)} but its exact probabilities give epsilon=${achieved}; ` +
+        `the stated epsilon must match them (e^epsilon within a relative ${CLAIM_TOLERANCE}): load the server's spec`,
+    );
+  }
+}
+
+function add1(x: Fraction): Fraction {
+  return fraction(x.num + x.den, x.den);
+}

@@ -1,0 +1,28 @@
+/** GRR and binary RR (mechanisms "grr", "binary-rr"): randomized response over the domain. */
+import { type Encoder, RandomizedResponse } from "./encoder.js";
+import { type ByteSource, cryptoSource } from "./random.js";
+import type { Report } from "./report.js";
+import { type Spec, checkedSpec, specDomain, specFraction } from "./spec.js";
+import { DomainIndex, type Value } from "./values.js";
+
+/**
+ * GRR and binary RR: report a domain value.
+ *
+ * @mechanisms grr binary-rr
+ */
+export class GRREncoder implements Encoder {
+  private readonly index: DomainIndex;
+  private readonly rr: RandomizedResponse;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
+    this.index = new DomainIndex(specDomain(spec));
+    this.rr = new RandomizedResponse(specFraction(spec, "p"), BigInt(this.index.size));
+  }
+
+  encode(value: Value): Report {
+    const reported = this.rr.respond(this.index.indexOf(value), this.source);
+    return { spec: this.spec.fingerprint, value: this.index.domain[reported] };
+  }
+}
+

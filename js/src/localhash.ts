@@ -1,0 +1,35 @@
+/** Local hashing (mechanisms "olh", "blh"): a random hash seed, then randomized response over its buckets. */
+import { type Encoder, RandomizedResponse } from "./encoder.js";
+import { LH_SEED_SPACE, lhBucket } from "./hashing.js";
+import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
+import type { Report } from "./report.js";
+import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
+import { DomainIndex, type Value } from "./values.js";
+
+/**
+ * OLH and BLH: a random hash seed (drawn first), then randomized response over its g buckets.
+ *
+ * @mechanisms olh blh
+ */
+export class LocalHashingEncoder implements Encoder {
+  private readonly index: DomainIndex;
+  private readonly g: bigint;
+  private readonly rr: RandomizedResponse;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
+    this.index = new DomainIndex(specDomain(spec));
+    this.g = specInt(spec, "g");
+    this.rr = new RandomizedResponse(specFraction(spec, "p"), this.g);
+  }
+
+  private static readonly seeds = new UniformBelow(LH_SEED_SPACE);
+
+  encode(value: Value): Report {
+    const index = this.index.indexOf(value);
+    const seed = LocalHashingEncoder.seeds.draw(this.source);
+    const bucket = lhBucket(seed, index, this.g);
+    return { spec: this.spec.fingerprint, seed, value: BigInt(this.rr.respond(bucket, this.source)) };
+  }
+}
+

@@ -1,0 +1,47 @@
+/** Unary encoding (mechanisms "sue", "oue"): a one-hot vector, each bit flipped independently. */
+import { type Encoder, fullWords } from "./encoder.js";
+import { type Fraction, compare, ONE } from "./fraction.js";
+import { wordsToPacked } from "./packing.js";
+import { type ByteSource, cryptoSource, sampleLaneWords } from "./random.js";
+import type { Report } from "./report.js";
+import { type Spec, checkedSpec, specDomain, specFraction } from "./spec.js";
+import { DomainIndex, type Value } from "./values.js";
+
+/**
+ * SUE and OUE: the one-hot vector, the true bit 1 with p, every other with q.
+ *
+ * @mechanisms sue oue
+ */
+export class UnaryEncoder implements Encoder {
+  private readonly index: DomainIndex;
+  private readonly p: Fraction;
+  private readonly q: Fraction;
+  private readonly full: Uint32Array;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
+    this.index = new DomainIndex(specDomain(spec));
+    this.p = specFraction(spec, "p");
+    this.q = specFraction(spec, "q");
+    if (compare(this.p, this.q) <= 0 || this.q.num === 0n || compare(this.p, ONE) >= 0) {
+      throw new RangeError(`${spec.mechanism} needs 0 < q < p < 1`);
+    }
+    this.full = fullWords(this.index.size);
+  }
+
+  encode(value: Value): Report {
+    const width = this.index.size;
+    const i = this.index.indexOf(value);
+    const oneHot = new Uint32Array(this.full.length);
+    oneHot[i >>> 5] = 2 ** (i & 31);
+    const others = this.full.slice();
+    others[i >>> 5] ^= oneHot[i >>> 5];
+    const groups = [
+      { mask: oneHot, probability: this.p },
+      { mask: others, probability: this.q },
+    ];
+    const lanes = sampleLaneWords(width, groups, this.source);
+    return { spec: this.spec.fingerprint, bits: wordsToPacked(lanes, width) };
+  }
+}
+
