@@ -102,16 +102,16 @@ class HeavyHitterSpec(ExactPrivacySpec):
     def value_bits(self, value: Any) -> int:
         """The m-bit integer encoding ``value`` (see the module docstring); a clear error for a bad value."""
         if not isinstance(value, str):
-            raise SpecError(
+            raise InputError(
                 f"{self.mechanism} values are strings, got {type(value).__name__} {str(value)[:40]!r}"
             )
         if "\x00" in value:
-            raise SpecError(
+            raise InputError(
                 f"{self.mechanism} values cannot contain U+0000 (the zero byte pads values to max_length)"
             )
         data = _utf8(value, self.mechanism)
         if len(data) > self.max_length:
-            raise SpecError(
+            raise InputError(
                 f"{self.mechanism}: value {value[:40]!r} is {len(data)} bytes of UTF-8, "
                 f"above max_length={self.max_length}"
             )
