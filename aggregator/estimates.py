@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ldp.aggregator.consistency import apply_consistency
-from ldp.errors import ParameterError
+from ldp.errors import EstimateError, InputError, ParameterError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
 
 if TYPE_CHECKING:
@@ -150,9 +150,9 @@ def oracle_estimates(
     """
     counts = np.asarray(support_counts)
     if n <= 0:
-        raise ParameterError("cannot estimate from zero reports")
+        raise EstimateError("cannot estimate from zero reports")
     if counts.shape != (len(values),):
-        raise ParameterError(f"support_counts has shape {counts.shape}, expected ({len(values)},)")
+        raise InputError(f"support_counts has shape {counts.shape}, expected ({len(values)},)")
     f_hat = unbiased_frequency(counts, n, p_star, q_star)
     variance = frequency_variance(np.clip(f_hat, 0.0, 1.0), n, p_star, q_star)
     table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)

@@ -9,7 +9,8 @@ mistake, so a caller catches what it means::
     ├── ParameterError (also ValueError): a bad parameter, option or input value
     │   ├── SpecError: a mechanism spec's parameters or a spec file
     │   ├── InputError: a value or data file the code cannot use (not in the domain, not a number)
-    │   └── AccountingError: the privacy accountant refuses a question (bad delta, no conversion)
+    │   ├── AccountingError: the privacy accountant refuses a question (bad delta, no conversion)
+    │   └── EstimateError: the reports given cannot support an estimate (none at all, an empty round)
     ├── ReportError (also ValueError): a malformed, foreign or wrong-version report
     ├── StateError: a client state file is corrupt, foreign or unwritable
     ├── BudgetError: the client privacy budget
@@ -34,6 +35,7 @@ __all__ = [
     "AccountingError",
     "BudgetError",
     "BudgetExceededError",
+    "EstimateError",
     "InputError",
     "LDPError",
     "LDPWarning",
@@ -191,6 +193,14 @@ class AccountingError(ParameterError):
 
     Raised by :mod:`ldp.privacy` (composition, conversions, curves, shuffle
     amplification, spending plans).
+    """
+
+
+class EstimateError(ParameterError):
+    """The reports given cannot support the estimate asked for: none at all, or none in a round that needs some.
+
+    Raised by the aggregators' ``estimate`` (and ``ldp aggregate``); more
+    reports, not other parameters, are the remedy.
     """
 
 
