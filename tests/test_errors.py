@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 
 from ldp.aggregator import make_aggregator
+from ldp.aggregator.io import check_paths
+from ldp.aggregator.rappor_counts import check_counts
 from ldp.client import make_encoder
 from ldp.collector.accumulate import StoreIntegrityError
 from ldp.collector.store import (
@@ -198,3 +200,16 @@ def test_store_errors(tmp_path):
         store.create_task(task)
         with pytest.raises(TaskExistsError, match="already exists"):
             store.create_task(task)
+
+
+def test_a_missing_report_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        check_paths([tmp_path / "reports.jsonl"])
+
+
+def test_rappor_counts_that_do_not_fit_the_spec_are_an_input_error():
+    spec = load_spec({"mechanism": "rappor", "f": 0.5, "p": 0.25, "q": 0.75, "num_bits": 8, "num_hashes": 2})
+    with pytest.raises(InputError, match="cohort_counts must have shape"):
+        check_counts(spec, [1, 2, 3], [[0] * 8])
+    with pytest.raises(SpecError, match="needs a Rappor spec"):
+        check_counts(load_spec(GRR), [1], [[0]])
