@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from ldp.shorten import ECHO_LIMIT, shorten_values
 
@@ -88,7 +88,7 @@ class ParameterError(LDPError, ValueError):
     template: str | None = None
 
     @classmethod
-    def naming(cls, template: str, /, **parameters: Any) -> ParameterError:
+    def naming(cls, template: str, /, **parameters: Any) -> Self:
         """An error whose message names ``parameters`` by placeholder.
 
         Parameters

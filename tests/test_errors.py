@@ -13,6 +13,7 @@ from ldp.aggregator import make_aggregator
 from ldp.aggregator.io import check_paths
 from ldp.aggregator.rappor_counts import check_counts
 from ldp.client import make_encoder
+from ldp.client.upload_envelopes import read_reports
 from ldp.collector.accumulate import StoreIntegrityError
 from ldp.collector.store import (
     StoreOpenError,
@@ -213,3 +214,10 @@ def test_rappor_counts_that_do_not_fit_the_spec_are_an_input_error():
         check_counts(spec, [1, 2, 3], [[0] * 8])
     with pytest.raises(SpecError, match="needs a Rappor spec"):
         check_counts(load_spec(GRR), [1], [[0]])
+
+
+def test_a_missing_reports_file_to_upload_is_an_input_error_that_names_its_parameter(tmp_path):
+    missing = str(tmp_path / "reports.jsonl")
+    with pytest.raises(InputError, match="does not exist") as caught:
+        read_reports(missing)
+    assert caught.value.parameters == {"reports_path": missing}  # the CLI still spells it its own way
