@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ldp.aggregator.consistency import apply_consistency
-from ldp.errors import EstimateError, InputError, ParameterError
+from ldp.errors import EstimateError, InputError, ParameterError, SpecError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
 
 if TYPE_CHECKING:
@@ -225,13 +225,11 @@ def rappor_bit_estimates(
     big_n = np.asarray(cohort_counts, dtype=float)
     c = np.asarray(bit_counts, dtype=float)
     if c.ndim != 2 or big_n.shape != (c.shape[0],):
-        raise ParameterError(
-            f"bit_counts must be (m, k) and cohort_counts (m,), got {c.shape} and {big_n.shape}"
-        )
+        raise InputError(f"bit_counts must be (m, k) and cohort_counts (m,), got {c.shape} and {big_n.shape}")
     one, zero = float(prob_one_given_one), float(prob_one_given_zero)
     gap = one - zero
     if gap <= 0:
-        raise ParameterError("P[S=1 | B=1] must exceed P[S=1 | B=0]")
+        raise SpecError("P[S=1 | B=1] must exceed P[S=1 | B=0]")
     n_col = big_n[:, None]
     t = (c - zero * n_col) / gap
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -317,7 +317,7 @@ def counts_from_reports(
     accumulator = make_aggregator(spec)
     # RAPPOR's registered aggregator is a RapporAccumulator; checked because the registry is typed loosely
     if not isinstance(accumulator, RapporAccumulator):  # pragma: no cover
-        raise ParameterError(f"counting needs RAPPOR's accumulator, got {type(accumulator).__name__}")
+        raise SpecError(f"counting needs RAPPOR's accumulator, got {type(accumulator).__name__}")
     for chunk in read_reports(paths, spec, chunk_size=chunk_size):
         if chunk.rejects and rejects is None:
             first = chunk.rejects[0]
