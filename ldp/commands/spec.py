@@ -107,9 +107,7 @@ def build_spec(
         if "low" not in numeric or "high" not in numeric:
             raise SpecError(f"{name} needs --low and --high (the range of the values)")
         if "delta" not in numeric and "delta" in _fields(NUMERIC_MECHANISMS.get(name)):
-            raise SpecError(
-                f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)"
-            )
+            raise SpecError(f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)")
         return numeric_spec(name, epsilon, **numeric, **params)
     if numeric:
         verb = "applies" if len(numeric) == 1 else "apply"
