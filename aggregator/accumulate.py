@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from ldp.aggregator.accumulators import Accumulator
 from ldp.aggregator.io import CHUNK_ROWS
 from ldp.aggregator.rejects import Reject
-from ldp.errors import ParameterError
+from ldp.errors import InputError
 
 __all__ = ["Accumulated", "accumulate_files"]
 
@@ -117,5 +117,5 @@ def accumulate_files(
         rejects_path=None if rejects.path is None else str(rejects.path),
     )
     if valid == 0:
-        raise ParameterError(f"nothing could be read: {result.summary}")
+        raise InputError(f"nothing could be read: {result.summary}")
     return result

@@ -39,7 +39,7 @@ from ldp.aggregator import olh
 from ldp.aggregator.bitcounts import cohort_bit_counts, column_bit_counts
 from ldp.aggregator.estimates import BitEstimates, oracle_estimates, rappor_bit_estimates
 from ldp.batch import ReportBatch
-from ldp.errors import ParameterError, ReportError
+from ldp.errors import InputError, ParameterError, ReportError
 from ldp.plugins import implementation
 from ldp.report import Report
 from ldp.report_check import check_report
@@ -216,14 +216,14 @@ class FrequencyAccumulator(Accumulator):
         acc = cls(spec)
         counts = np.asarray(support_counts)
         if counts.shape != (spec.domain_size,):
-            raise ParameterError(f"support_counts must have shape ({spec.domain_size},), got {counts.shape}")
+            raise InputError(f"support_counts must have shape ({spec.domain_size},), got {counts.shape}")
         if counts.dtype.kind not in "iu" and not np.all(np.mod(counts, 1) == 0):
-            raise ParameterError("support_counts must be integers")
+            raise InputError("support_counts must be integers")
         if isinstance(n, bool) or int(n) != n or n < 0:
-            raise ParameterError(f"n must be a non-negative integer, got {n!r}")
+            raise InputError(f"n must be a non-negative integer, got {n!r}")
         counts = counts.astype(np.int64)
         if counts.size and (counts.min() < 0 or counts.max() > n):
-            raise ParameterError(f"support counts must be in [0, n={n}]")
+            raise InputError(f"support counts must be in [0, n={n}]")
         acc._check_counts(counts, int(n))
         acc._counts = counts
         acc._n = int(n)
@@ -289,7 +289,7 @@ class ValueAccumulator(FrequencyAccumulator):
 
     def _check_counts(self, counts: np.ndarray, n: int) -> None:
         if int(counts.sum()) != n:
-            raise ParameterError(
+            raise InputError(
                 f"{self.spec.mechanism} support counts must sum to n={n}, got {int(counts.sum())}"
             )
 
@@ -421,16 +421,16 @@ class RapporAccumulator(Accumulator):
         c = np.asarray(bit_counts)
         m, k = spec.num_cohorts, spec.num_bits
         if n_j.shape != (m,) or c.shape != (m, k):
-            raise ParameterError(
+            raise InputError(
                 f"expected cohort_counts ({m},) and bit_counts ({m}, {k}), got {n_j.shape} and {c.shape}"
             )
         for name, arr in (("cohort_counts", n_j), ("bit_counts", c)):
             if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "f" and np.all(np.mod(arr, 1) == 0)):
-                raise ParameterError(f"{name} must be integers")
+                raise InputError(f"{name} must be integers")
         n_j = n_j.astype(np.int64)
         c = c.astype(np.int64)
         if np.any(n_j < 0) or np.any(c < 0) or np.any(c > n_j[:, None]):
-            raise ParameterError("counts must satisfy 0 <= bit_counts[j, i] <= cohort_counts[j]")
+            raise InputError("counts must satisfy 0 <= bit_counts[j, i] <= cohort_counts[j]")
         acc._cohorts = n_j
         acc._bits = c
         return acc

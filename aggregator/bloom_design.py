@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse
 
 from ldp.aggregator.rappor_counts import known_size
-from ldp.errors import ParameterError
+from ldp.errors import InputError
 from ldp.hashing import bloom_positions_batch, value_bytes
 from ldp.specs.rappor import Rappor
 
@@ -53,7 +53,7 @@ def design_matrix(spec: Rappor, candidates: Sequence[Any]) -> scipy.sparse.csc_m
     if spec.encoding != "bloom":
         return _direct_design(spec, candidates, m, k)
     if any(value is None for value in candidates):
-        raise ParameterError("rappor value must not be None")
+        raise InputError("rappor value must not be None")
     data = [value_bytes(value) for value in candidates]
     key = (bloom_fingerprint(spec), candidates_digest(data))
     cached = DESIGN_CACHE.get(key)

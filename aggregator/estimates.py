@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ldp.aggregator.consistency import apply_consistency
-from ldp.errors import ParameterError
+from ldp.errors import EstimateError, InputError, ParameterError, SpecError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
 
 if TYPE_CHECKING:
@@ -150,9 +150,9 @@ def oracle_estimates(
     """
     counts = np.asarray(support_counts)
     if n <= 0:
-        raise ParameterError("cannot estimate from zero reports")
+        raise EstimateError("cannot estimate from zero reports")
     if counts.shape != (len(values),):
-        raise ParameterError(f"support_counts has shape {counts.shape}, expected ({len(values)},)")
+        raise InputError(f"support_counts has shape {counts.shape}, expected ({len(values)},)")
     f_hat = unbiased_frequency(counts, n, p_star, q_star)
     variance = frequency_variance(np.clip(f_hat, 0.0, 1.0), n, p_star, q_star)
     table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
@@ -225,13 +225,11 @@ def rappor_bit_estimates(
     big_n = np.asarray(cohort_counts, dtype=float)
     c = np.asarray(bit_counts, dtype=float)
     if c.ndim != 2 or big_n.shape != (c.shape[0],):
-        raise ParameterError(
-            f"bit_counts must be (m, k) and cohort_counts (m,), got {c.shape} and {big_n.shape}"
-        )
+        raise InputError(f"bit_counts must be (m, k) and cohort_counts (m,), got {c.shape} and {big_n.shape}")
     one, zero = float(prob_one_given_one), float(prob_one_given_zero)
     gap = one - zero
     if gap <= 0:
-        raise ParameterError("P[S=1 | B=1] must exceed P[S=1 | B=0]")
+        raise SpecError("P[S=1 | B=1] must exceed P[S=1 | B=0]")
     n_col = big_n[:, None]
     t = (c - zero * n_col) / gap
     with np.errstate(invalid="ignore", divide="ignore"):

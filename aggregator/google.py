@@ -41,7 +41,7 @@ import scipy.sparse
 
 from ldp.aggregator.accumulators import RapporAccumulator, make_aggregator
 from ldp.aggregator.io import CHUNK_ROWS, read_reports
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError, SpecError
 from ldp.google_params import google_params_text, read_google_params
 from ldp.specs.rappor import Rappor
 
@@ -65,7 +65,7 @@ __all__ = [
 
 def _bloom_spec(spec: Any) -> Rappor:
     if not isinstance(spec, Rappor) or spec.encoding != "bloom":
-        raise ParameterError("Google RAPPOR formats describe Bloom-filter RAPPOR specs only")
+        raise SpecError("Google RAPPOR formats describe Bloom-filter RAPPOR specs only")
     return spec
 
 
@@ -73,9 +73,9 @@ def _read_text(path: str | Path, what: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise ParameterError(f"cannot read {what} {str(path)!r}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read {what} {str(path)!r}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise ParameterError(f"{what} {str(path)!r} is not UTF-8 text") from None
+        raise InputError(f"{what} {str(path)!r} is not UTF-8 text") from None
 
 
 def _write_text(path: str | Path, text: str, what: str) -> None:
@@ -119,9 +119,7 @@ def counts_text(cohort_counts: Any, bit_counts: Any) -> str:
     n = np.asarray(cohort_counts, dtype=np.int64)
     c = np.asarray(bit_counts, dtype=np.int64)
     if c.ndim != 2 or n.shape != (c.shape[0],):
-        raise ParameterError(
-            f"counts need cohort_counts (m,) and bit_counts (m, k), got {n.shape} and {c.shape}"
-        )
+        raise InputError(f"counts need cohort_counts (m,) and bit_counts (m, k), got {n.shape} and {c.shape}")
     rows = np.column_stack([n, c])
     return "".join(",".join(map(str, row)) + "\n" for row in rows.tolist())
 
@@ -145,28 +143,28 @@ def read_counts(path: str | Path, spec: Rappor) -> tuple[np.ndarray, np.ndarray]
     rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
     m, k = spec.num_cohorts, spec.num_bits
     if len(rows) != m:
-        raise ParameterError(
+        raise InputError(
             f"Google counts file {str(path)!r} has {len(rows)} rows, expected m = {m} (one per cohort)"
         )
     table = np.zeros((m, k + 1), dtype=np.int64)
     for j, row in enumerate(rows):
         if len(row) != k + 1:
-            raise ParameterError(
+            raise InputError(
                 f"Google counts file {str(path)!r} row {j + 1} has {len(row)} columns, expected k + 1 = {k + 1}"
             )
         try:
             values = [_count(cell) for cell in row]
         except ValueError:
-            raise ParameterError(
+            raise InputError(
                 f"Google counts file {str(path)!r} row {j + 1} holds a non-integer: {row}"
             ) from None
         table[j] = values
     if (table < 0).any():
-        raise ParameterError(f"Google counts file {str(path)!r} has negative counts")
+        raise InputError(f"Google counts file {str(path)!r} has negative counts")
     over = table[:, 1:] > table[:, :1]
     if over.any():
         j, i = map(int, np.argwhere(over)[0])
-        raise ParameterError(
+        raise InputError(
             f"Google counts file {str(path)!r} row {j + 1}: bit {i} count {table[j, i + 1]} exceeds "
             f"the cohort's {table[j, 0]} reports"
         )
@@ -246,19 +244,17 @@ def read_map(path: str | Path, spec: Rappor) -> GoogleMap:
         if not row:
             continue
         if len(row) - 1 != width:
-            raise ParameterError(
+            raise InputError(
                 f"Google map file {str(path)!r} line {number} has {len(row) - 1} indices, expected h·m = {width}"
             )
         try:
             indices = [int(cell) for cell in row[1:]]
         except ValueError:
-            raise ParameterError(
+            raise InputError(
                 f"Google map file {str(path)!r} line {number} holds a non-integer index"
             ) from None
         if min(indices) < 1 or max(indices) > limit:
-            raise ParameterError(
-                f"Google map file {str(path)!r} line {number} has an index outside 1..{limit}"
-            )
+            raise InputError(f"Google map file {str(path)!r} line {number} has an index outside 1..{limit}")
         if row[0] in seen:
             continue
         seen.add(row[0])
@@ -321,7 +317,7 @@ def counts_from_reports(
     accumulator = make_aggregator(spec)
     # RAPPOR's registered aggregator is a RapporAccumulator; checked because the registry is typed loosely
     if not isinstance(accumulator, RapporAccumulator):  # pragma: no cover
-        raise ParameterError(f"counting needs RAPPOR's accumulator, got {type(accumulator).__name__}")
+        raise SpecError(f"counting needs RAPPOR's accumulator, got {type(accumulator).__name__}")
     for chunk in read_reports(paths, spec, chunk_size=chunk_size):
         if chunk.rejects and rejects is None:
             first = chunk.rejects[0]

@@ -20,12 +20,12 @@ __all__ = ["google_rappor"]
 
 def _spec(path: str, *, warn_hash: bool = False):
     """The Bloom RAPPOR spec at ``path``; with ``warn_hash``, say on stderr when its hash is not Google's md5."""
-    from ldp.errors import ParameterError
+    from ldp.errors import SpecError
     from ldp.specs import Rappor, load_spec
 
     spec = load_spec(path)
     if not isinstance(spec, Rappor) or spec.encoding != "bloom":
-        raise ParameterError(
+        raise SpecError(
             f"{path}: Google RAPPOR formats need a Bloom-filter RAPPOR spec, got {spec.mechanism}"
         )
     if warn_hash and spec.hash != "md5":

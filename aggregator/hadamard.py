@@ -17,7 +17,7 @@ from ldp.aggregator.accumulators import Accumulator, check_int_column
 from ldp.aggregator.consistency import apply_consistency
 from ldp.aggregator.estimates import estimate_table
 from ldp.batch import ReportBatch
-from ldp.errors import ParameterError
+from ldp.errors import EstimateError, InputError
 from ldp.hadamard_math import hr_estimates, signed_counts
 from ldp.report import Report
 from ldp.report_check import check_report
@@ -50,12 +50,12 @@ class HadamardAccumulator(Accumulator):
         acc = cls(spec)
         hist = np.asarray(histogram)
         if hist.shape != (spec.outputs,):
-            raise ParameterError(f"histogram must have shape ({spec.outputs},), got {hist.shape}")
+            raise InputError(f"histogram must have shape ({spec.outputs},), got {hist.shape}")
         if hist.dtype.kind not in "iu" and not np.all(np.mod(hist, 1) == 0):
-            raise ParameterError("histogram must hold integers")
+            raise InputError("histogram must hold integers")
         hist = hist.astype(np.int64)
         if hist.size and hist.min() < 0:
-            raise ParameterError("histogram counts must be >= 0")
+            raise InputError("histogram counts must be >= 0")
         acc._hist = hist
         acc._n = int(hist.sum())
         return acc
@@ -110,7 +110,7 @@ class HadamardAccumulator(Accumulator):
         self._refuse_options(options)
         spec, n = self.spec, self._n
         if n <= 0:
-            raise ParameterError("cannot estimate from zero reports")
+            raise EstimateError("cannot estimate from zero reports")
         signed, block_reports = signed_counts(self._hist, spec.blocks, spec.block_size, spec.domain_size)
         f_hat, variance = hr_estimates(signed, block_reports, n, spec.ratio, spec.blocks)
         table = estimate_table(spec.domain, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)

@@ -87,7 +87,7 @@ from ldp.aggregator.read_common import CHUNK_ROWS, STDIN, ReadChunk, bounded_chu
 from ldp.aggregator.read_csv import _read_csv, csv_header_for_ranges, read_csv_stream
 from ldp.aggregator.read_jsonl import _read_jsonl, read_jsonl_stream
 from ldp.aggregator.read_parquet import _read_parquet, read_parquet_row_groups
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 from ldp.extensions import split_extension
 
 __all__ = [
@@ -124,7 +124,7 @@ def report_format(path: str | Path) -> str:
         return "csv"
     if ext in (".parquet", ".pq") and not gz:
         return "parquet"
-    raise ParameterError(
+    raise InputError(
         f"report file {str(path)!r}: cannot tell its format from the extension {''.join(suffixes) or '(none)'!r}; "
         "expected .jsonl, .csv or .parquet (.jsonl.gz and .csv.gz accepted)"
     )
@@ -179,7 +179,7 @@ def check_paths(paths: Iterable[str | Path]) -> list[str]:
     for path in paths:
         report_format(path)
         if str(path) != STDIN and not Path(path).is_file():
-            raise ParameterError(f"report file {str(path)!r} does not exist or is not a file")
+            raise InputError(f"report file {str(path)!r} does not exist or is not a file")
         checked.append(str(path))
     if checked.count(STDIN) > 1:
         raise ParameterError(
@@ -224,4 +224,4 @@ def read_report_file(path: str | Path, spec: Any, *, chunk_size: int = CHUNK_ROW
     try:
         yield from reader(str(path), spec, bounded_chunk_rows(spec, chunk_size))
     except (OSError, EOFError, zlib.error) as exc:
-        raise ParameterError(f"cannot read report file {str(path)!r}: {exc}") from None
+        raise InputError(f"cannot read report file {str(path)!r}: {exc}") from None

@@ -43,7 +43,7 @@ import numpy as np
 from ldp.aggregator.accumulators import Accumulator
 from ldp.aggregator.estimates import normal_quantile
 from ldp.batch import ReportBatch
-from ldp.errors import ParameterError, ReportError
+from ldp.errors import InputError, ParameterError, ReportError, SpecError
 from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.numeric import NumericSpec
@@ -104,7 +104,7 @@ class MeanAccumulator(Accumulator):
 
     def __init__(self, spec: NumericSpec):
         if not isinstance(spec, NumericSpec):
-            raise ParameterError(f"MeanAccumulator needs a numeric spec, got {type(spec).__name__}")
+            raise SpecError(f"MeanAccumulator needs a numeric spec, got {type(spec).__name__}")
         self.spec = spec
         self._support = spec.support
         self._est = spec.native_estimate(self._support)
@@ -124,9 +124,9 @@ class MeanAccumulator(Accumulator):
     def _checked_counts(self, counts, what: str) -> np.ndarray:
         counts = np.asarray(counts)
         if counts.shape != self._counts.shape:
-            raise ParameterError(f"{what} must have shape {self._counts.shape}, got {counts.shape}")
+            raise InputError(f"{what} must have shape {self._counts.shape}, got {counts.shape}")
         if counts.dtype.kind not in "iu" or (counts.size and counts.min() < 0):
-            raise ParameterError(f"{what} must be non-negative integers")
+            raise InputError(f"{what} must be non-negative integers")
         return counts.astype(np.int64)
 
     @property

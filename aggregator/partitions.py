@@ -51,7 +51,7 @@ from ldp.aggregator.io import (
     report_format,
 )
 from ldp.aggregator.rejects import Reject
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 
 __all__ = [
     "PARTITION_BYTES",
@@ -201,7 +201,7 @@ def _csv_partitions(path: str, location: str, partition_bytes: int) -> list[Part
     try:
         found = csv_header_for_ranges(location)
     except OSError as exc:
-        raise ParameterError(f"cannot read report file {path!r}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read report file {path!r}: {exc.strerror or exc}") from None
     if found is None:
         return [Partition(path, location, "file")]
     header, header_end = found
@@ -214,7 +214,7 @@ def _parquet_partitions(path: str, location: str, partition_rows: int) -> list[P
     try:
         metadata = pq.ParquetFile(location).metadata
     except (pa.ArrowException, OSError) as exc:
-        raise ParameterError(f"cannot read Parquet file {path!r}: {exc}") from None
+        raise InputError(f"cannot read Parquet file {path!r}: {exc}") from None
     parts, first_row, group, taken = [], 1, 0, 0
     while group < metadata.num_row_groups:
         start, rows = group, 0
@@ -247,7 +247,7 @@ def read_partition(partition: Partition, spec, chunk_size: int = CHUNK_ROWS) -> 
                 valid += len(chunk.batch)
             rejects.extend(chunk.rejects)
     except OSError as exc:
-        raise ParameterError(f"cannot read report file {partition.source!r}: {exc}") from None
+        raise InputError(f"cannot read report file {partition.source!r}: {exc}") from None
     finally:
         if stream is not None:
             stream.close()
@@ -301,7 +301,7 @@ class _ByteRange:
         try:
             self._file = open(path, "rb")  # noqa: SIM115 - the range owns it; close() and __exit__ close it
         except OSError as exc:
-            raise ParameterError(f"cannot read report file {path!r}: {exc}") from None
+            raise InputError(f"cannot read report file {path!r}: {exc}") from None
         self._stop = stop
         self._pos = start
         if start > 0:

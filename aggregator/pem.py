@@ -33,7 +33,7 @@ from ldp.aggregator.accumulators import Accumulator, check_int_column, require_f
 from ldp.aggregator.estimates import FREQUENCY_COLUMNS, estimate_table
 from ldp.aggregator.multiple_testing import adjust_p_values, check_options
 from ldp.batch import ReportBatch
-from ldp.errors import ParameterError, ReportError
+from ldp.errors import EstimateError, ParameterError, ReportError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
 from ldp.hashing import LH_SEED_SPACE, lh_buckets
 from ldp.report import Report
@@ -240,7 +240,7 @@ def pem_search(spec: PEM, groups: list[tuple[np.ndarray, np.ndarray]], *, pool: 
         n_i = int(seeds.shape[0])
         length = spec.prefix_length(i)
         if n_i == 0:
-            raise ParameterError(
+            raise EstimateError(
                 f"pem: group {i} of {spec.num_rounds} has no reports, so its round cannot rank its "
                 "candidates (collect more reports)"
             )
@@ -279,9 +279,7 @@ def held_out_round(spec: PrefixHashing, final: Round, seeds: np.ndarray, buckets
     """
     n_b = int(seeds.shape[0])
     if n_b == 0:
-        raise ParameterError(
-            f"{spec.mechanism}: the last group has no held-out reports; collect more reports"
-        )
+        raise EstimateError(f"{spec.mechanism}: the last group has no held-out reports; collect more reports")
     length = spec.prefix_length(spec.num_rounds - 1)
     candidates = final.candidates[final.kept]
     keys = np.array([prefix_key(int(c), length) for c in candidates], dtype=np.uint64)
@@ -463,7 +461,7 @@ class PEMAccumulator(Accumulator):
                 "does not apply (use none)"
             )
         if self.n == 0:
-            raise ParameterError("cannot estimate from zero reports")
+            raise EstimateError("cannot estimate from zero reports")
 
     def rounds(self) -> list[Round]:
         """The search's rounds (:func:`pem_search`)."""
@@ -578,7 +576,7 @@ def treehist_search(spec: TreeHist, groups: list[tuple[np.ndarray, np.ndarray]])
         seeds, buckets = groups[level - 1]
         n_i = int(seeds.shape[0])
         if n_i == 0:
-            raise ParameterError(
+            raise EstimateError(
                 f"treehist: group {level - 1} of {spec.num_rounds} has no reports, so level {level} cannot be "
                 "estimated (collect more reports)"
             )

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError, SpecError
 from ldp.specs.rappor import Rappor
 
 __all__ = ["RapporShape", "check_counts", "known_size", "unbiased_bit_counts"]
@@ -69,7 +69,7 @@ class RapporShape:
 def known_size(value: int | None, name: str) -> int:
     """A size that :class:`ldp.Rappor` fills in for every encoding (``None`` only before validation)."""
     if value is None:
-        raise ParameterError(f"rappor needs {name}")
+        raise SpecError(f"rappor needs {name}")
     return value
 
 
@@ -82,29 +82,27 @@ def check_counts(spec: Rappor, cohort_counts: Any, bit_counts: Any) -> tuple[np.
         Wrong shape, negative counts, or a bit count above its cohort's count.
     """
     if not isinstance(spec, Rappor):
-        raise ParameterError(f"RAPPOR decoding needs a Rappor spec, got {type(spec).__name__}")
+        raise SpecError(f"RAPPOR decoding needs a Rappor spec, got {type(spec).__name__}")
     m, k = spec.num_cohorts, spec.num_bits
     cohorts = np.asarray(cohort_counts)
     bits = np.asarray(bit_counts)
     if cohorts.shape != (m,):
-        raise ParameterError(f"cohort_counts must have shape ({m},) (num_cohorts), got {cohorts.shape}")
+        raise InputError(f"cohort_counts must have shape ({m},) (num_cohorts), got {cohorts.shape}")
     if bits.shape != (m, k):
-        raise ParameterError(
-            f"bit_counts must have shape ({m}, {k}) (num_cohorts, num_bits), got {bits.shape}"
-        )
+        raise InputError(f"bit_counts must have shape ({m}, {k}) (num_cohorts, num_bits), got {bits.shape}")
     for name, array in (("cohort_counts", cohorts), ("bit_counts", bits)):
         if array.size and not np.all(np.isfinite(array)):
-            raise ParameterError(f"{name} must be finite counts")
+            raise InputError(f"{name} must be finite counts")
         if array.size and not np.array_equal(array, np.round(array)):
-            raise ParameterError(f"{name} must be whole numbers")
+            raise InputError(f"{name} must be whole numbers")
         if array.size and array.min() < 0:
-            raise ParameterError(f"{name} must be non-negative, got minimum {array.min()}")
+            raise InputError(f"{name} must be non-negative, got minimum {array.min()}")
     cohorts = cohorts.astype(np.int64)
     bits = bits.astype(np.int64)
     over = bits > cohorts[:, None]
     if over.any():
         j, i = map(int, np.argwhere(over)[0])
-        raise ParameterError(
+        raise InputError(
             f"bit_counts[{j}, {i}] = {bits[j, i]} exceeds the {cohorts[j]} reports of cohort {j}"
         )
     return cohorts, bits

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ldp.aggregator.read_common import CHUNK_ROWS, ReadChunk, _columns_by_name, _finish, _text
-from ldp.errors import ParameterError, ReportError
+from ldp.errors import InputError, ReportError
 from ldp.report import Report
 from ldp.report_schema import report_schema_of
 
@@ -34,7 +34,7 @@ def _read_parquet(
         parquet = pq.ParquetFile(path)
         schema = parquet.schema_arrow
     except (pa.ArrowException, OSError) as exc:
-        raise ParameterError(f"cannot read Parquet file {path!r}: {exc}") from None
+        raise InputError(f"cannot read Parquet file {path!r}: {exc}") from None
     # read the fingerprints as a dictionary (one compare per distinct value), if they are text
     text = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
     dictionary = [
@@ -50,7 +50,7 @@ def _read_parquet(
             yield _parquet_chunk(path, spec, record_batch, first_row)
             first_row += record_batch.num_rows
     except (pa.ArrowException, OSError) as exc:
-        raise ParameterError(f"cannot read Parquet file {path!r}: {exc}") from None
+        raise InputError(f"cannot read Parquet file {path!r}: {exc}") from None
 
 
 def _parquet_cell(column: pa.Array, i: int, name: str, binary: frozenset[str] = frozenset()) -> Any:

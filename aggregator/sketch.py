@@ -31,7 +31,7 @@ from ldp.aggregator.candidates import unique_candidates
 from ldp.aggregator.consistency import apply_consistency
 from ldp.aggregator.estimates import estimate_table
 from ldp.batch import ReportBatch
-from ldp.errors import ParameterError, ReportError
+from ldp.errors import EstimateError, InputError, ParameterError, ReportError
 from ldp.frequency_math import unbiased_frequency
 from ldp.hadamard_math import fwht
 from ldp.hashing import value_bytes
@@ -88,7 +88,7 @@ def sketch_estimates(
     out of them makes the standard errors too small.
     """
     if n <= 0:
-        raise ParameterError("cannot estimate from zero reports")
+        raise EstimateError("cannot estimate from zero reports")
     f_hat = unbiased_frequency(support_counts, n, spec.p_star, spec.q_star)
     counts = n * f_hat
     plug = np.clip(counts, 0.0, float(n))
@@ -146,13 +146,13 @@ class SketchAccumulator(Accumulator):
         reports = np.asarray(reports)
         ones = np.asarray(ones)
         if reports.shape != acc.reports.shape or ones.shape != acc.ones.shape:
-            raise ParameterError(
+            raise InputError(
                 f"{spec.mechanism} counts must have shapes {acc.reports.shape} and {acc.ones.shape}, "
                 f"got {reports.shape} and {ones.shape}"
             )
         for name, counts in (("reports", reports), ("ones", ones)):
             if counts.dtype.kind not in "iu" or (counts.size and counts.min() < 0):
-                raise ParameterError(f"{spec.mechanism} {name} counts must be non-negative integers")
+                raise InputError(f"{spec.mechanism} {name} counts must be non-negative integers")
         acc.reports = reports.astype(np.int64)
         acc.ones = ones.astype(np.int64)
         acc._check_ones()
@@ -229,7 +229,7 @@ def _unique_values(candidates: Sequence[Any]) -> list[Any]:
     if not isinstance(candidates, (str, bytes)):  # a single string is refused by unique_candidates
         candidates = list(candidates)
         if any(value is None for value in candidates):
-            raise ParameterError("a candidate must not be None")
+            raise InputError("a candidate must not be None")
     values = unique_candidates(candidates, key=value_bytes)
     if not values:
         raise ParameterError("no candidates given")
@@ -246,7 +246,7 @@ class CMSAccumulator(SketchAccumulator):
 
     def _check_ones(self) -> None:
         if np.any(self.ones > self.reports[:, None]):
-            raise ParameterError("cms ones counts cannot exceed the reports of their row")
+            raise InputError("cms ones counts cannot exceed the reports of their row")
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
@@ -279,7 +279,7 @@ class HCMSAccumulator(SketchAccumulator):
 
     def _check_ones(self) -> None:
         if np.any(self.ones > self.reports):
-            raise ParameterError("hcms ones counts cannot exceed the reports of their cell")
+            raise InputError("hcms ones counts cannot exceed the reports of their cell")
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)

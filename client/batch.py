@@ -37,7 +37,7 @@ import numpy as np
 from ldp.batch import ReportBatch
 from ldp.client.randomness import RandomSource, SystemRandomSource, as_source, bernoulli
 from ldp.client.sampling import binary_digits, lanes_to_packed
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError, SpecError
 from ldp.hashing import LH_SEED_SPACE, bloom_positions_batch, lh_buckets
 from ldp.plugins import implementation
 from ldp.specs import GRR, LocalHashing, Rappor, UnaryEncoding
@@ -268,13 +268,13 @@ def value_indices(spec: Any, values: Sequence[Any] | np.ndarray, indices: bool) 
 
     Raises
     ------
-    ParameterError
+    InputError
         A value outside the domain, or an index out of range.
     """
     if indices:
         idx = np.asarray(values, dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= spec.domain_size):
-            raise ParameterError(f"domain indices must be in [0, {spec.domain_size})")
+            raise InputError(f"domain indices must be in [0, {spec.domain_size})")
         return idx
     codes, uniques = factorize_values(values)
     mapped = np.array([spec.index_of(u) for u in uniques], dtype=np.int64)
@@ -291,7 +291,7 @@ def randomized_response_batch(
     (1 − keep)/(size − 1), which must equal ``other``.
     """
     if keep + (size - 1) * other != 1:
-        raise ParameterError(f"randomized response probabilities do not sum to 1: p={keep}, q={other}")
+        raise SpecError(f"randomized response probabilities do not sum to 1: p={keep}, q={other}")
     kept = bernoulli(source, keep, idx.size)
     out = source.integers(size - 1, idx.size) if size > 1 else np.zeros(idx.size, dtype=np.int64)
     out += out >= idx
@@ -380,7 +380,7 @@ class _BloomCache:
             table[: self.table.shape[0]] = self.table
             self.table = table
         if any(v is None for v in values):
-            raise ParameterError("rappor value must not be None")
+            raise InputError("rappor value must not be None")
         m, h = spec.num_cohorts, spec.num_hashes
         positions = bloom_positions_batch(values, range(m), h, spec.num_bits, spec.hash)  # (values, m, h)
         value_rows = np.repeat(np.arange(first_row, size), m * h)

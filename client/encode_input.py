@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 from ldp.specs import Spec
 from ldp.values_file import check_column, input_kind, read_lines, read_table
 
@@ -41,7 +41,7 @@ def _pick_column(columns: list[str], column: str | None, path: str, group_column
         return candidates[0]
     if "value" in candidates:
         return "value"
-    raise ParameterError(f"{path!r} has several columns ({', '.join(columns)}); choose one with --column")
+    raise InputError(f"{path!r} has several columns ({', '.join(columns)}); choose one with --column")
 
 
 def read_values(path: str, column: str | None, with_client: bool) -> Iterator[tuple[int, Any, Any]]:
@@ -79,17 +79,17 @@ def read_rows(
     def select(names: list[str]) -> tuple[str, str | None, str | None]:
         """The (value, client id, group) columns among ``names``, checked."""
         if group_column is not None and group_column not in names:
-            raise ParameterError(
+            raise InputError(
                 f"--group-column {group_column!r} is not in {path!r} (columns: {', '.join(names)})"
             )
         chosen = _pick_column(names, column, path, group_column)
         if with_client and _CLIENT_COLUMN not in names:
-            raise ParameterError(f"--state needs a {_CLIENT_COLUMN!r} column in {path!r}")
+            raise InputError(f"--state needs a {_CLIENT_COLUMN!r} column in {path!r}")
         return chosen, (_CLIENT_COLUMN if with_client else None), group_column
 
     for row, (value, client, group) in enumerate(read_table(path, select), start=1):
         if with_client and _missing(client):
-            raise ParameterError(f"row {row} of {path!r}: the {_CLIENT_COLUMN} is missing")
+            raise InputError(f"row {row} of {path!r}: the {_CLIENT_COLUMN} is missing")
         yield row, value, client, group
 
 
@@ -98,23 +98,23 @@ def _missing(cell: Any) -> bool:
 
 
 def clean_group(group: Any, row: int) -> str:
-    """A row's group cell as a valid group key (sent in the clear), or a ParameterError naming the row."""
+    """A row's group cell as a valid group key (sent in the clear), or an InputError naming the row."""
     from ldp.errors import ReportError
     from ldp.report import check_group
 
     if _missing(group):
-        raise ParameterError(f"row {row}: the group is missing")
+        raise InputError(f"row {row}: the group is missing")
     if isinstance(group, float) and group.is_integer():
         group = int(group)
     try:
         return check_group(group if isinstance(group, str) else str(group))
     except ReportError as exc:
-        raise ParameterError(f"row {row}: {str(exc).replace('report ', '', 1)}") from None
+        raise InputError(f"row {row}: {str(exc).replace('report ', '', 1)}") from None
 
 
 def _clean(value: Any, row: int) -> Any:
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        raise ParameterError(f"row {row}: the value is missing")
+        raise InputError(f"row {row}: the value is missing")
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -146,5 +146,5 @@ def clean_value(spec: Spec, value: Any, row: int) -> Any:
         try:
             return parse_numeric_text(value)
         except ParameterError as exc:
-            raise ParameterError(f"row {row}: {exc}") from None
+            raise InputError(f"row {row}: {exc}") from None
     return value

@@ -30,7 +30,7 @@ import math
 import re
 from typing import Any
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError
 
 __all__ = ["canonical_client_id"]
 
@@ -43,7 +43,7 @@ def canonical_client_id(raw: Any) -> str:
 
     Raises
     ------
-    ParameterError
+    InputError
         If ``raw`` is not text, an integer or a whole-number float, or is empty.
 
     Examples
@@ -52,22 +52,22 @@ def canonical_client_id(raw: Any) -> str:
     ['1', '1', '1', '1', '007', 'alice']
     """
     if isinstance(raw, bool) or raw is None:
-        raise ParameterError(f"client id {raw!r} is not text or an integer")
+        raise InputError(f"client id {raw!r} is not text or an integer")
     if isinstance(raw, int):
         return str(raw)
     if isinstance(raw, float):
         if not math.isfinite(raw) or not raw.is_integer():
-            raise ParameterError(f"client id {raw!r} is not an integer or text")
+            raise InputError(f"client id {raw!r} is not an integer or text")
         if abs(raw) > _EXACT_FLOAT_INTEGERS:
-            raise ParameterError(
+            raise InputError(
                 f"client id {raw!r} is a float too large to hold an integer id exactly; store client ids as text"
             )
         return str(int(raw))
     if isinstance(raw, str):
         if raw == "":
-            raise ParameterError("client id is empty")
+            raise InputError("client id is empty")
         zero_fraction = _ZERO_FRACTION.fullmatch(raw)
         if zero_fraction:
             return zero_fraction.group(1)
         return raw
-    raise ParameterError(f"client id must be text or an integer, got {type(raw).__name__}")
+    raise InputError(f"client id must be text or an integer, got {type(raw).__name__}")

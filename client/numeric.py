@@ -3,7 +3,7 @@
 Values outside the spec's ``[low, high]`` are **clipped** to the nearest end
 before randomization (so a clipped value is reported as ``low`` or
 ``high``); NaN, infinities and non-numbers raise
-:class:`~ldp.errors.ParameterError`.
+:class:`~ldp.errors.InputError` (a :class:`~ldp.errors.ParameterError`).
 
 Every coin comes from :mod:`secrets` (the operating system's CSPRNG):
 
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ldp.client.encoders import stateless_factory
-from ldp.errors import ParameterError
+from ldp.errors import InputError, SpecError
 from ldp.numeric_math import band_inverse_cdf
 from ldp.report import Report
 from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint, check_numeric_value
@@ -53,7 +53,7 @@ _INF = float("inf")
 def _gridded(spec: NumericSpec) -> _Gridded:
     """``spec`` as a gridded spec: every numeric spec that is not two-point samples from a table."""
     if not isinstance(spec, _Gridded):
-        raise ParameterError(f"{spec.mechanism} is neither a two-point nor a gridded numeric spec")
+        raise SpecError(f"{spec.mechanism} is neither a two-point nor a gridded numeric spec")
     return spec
 
 
@@ -68,7 +68,7 @@ class NumericEncoder:
 
     def __init__(self, spec: NumericSpec):
         if not isinstance(spec, NumericSpec):
-            raise ParameterError(f"NumericEncoder needs a numeric spec, got {type(spec).__name__}")
+            raise SpecError(f"NumericEncoder needs a numeric spec, got {type(spec).__name__}")
         self.spec = spec
         self._fingerprint = spec.fingerprint
         self._low = spec.low
@@ -108,7 +108,7 @@ class NumericEncoder:
         if value.__class__ is float:
             x = value
             if x != x or x in (_INF, -_INF):
-                raise ParameterError(f"numeric value must be finite, got {value!r}")
+                raise InputError(f"numeric value must be finite, got {value!r}")
         else:
             x = check_numeric_value(value)
         u = (x - self._low) / self._span

@@ -72,9 +72,9 @@ def pem_keys(spec: PrefixHashing, values) -> tuple[np.ndarray, np.ndarray]:
 def pem_batch(spec: PrefixHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     """The single encoder's distribution, vectorized: group, seed and bucket coins from ``rng``'s exact samplers."""
     if indices:
-        from ldp.errors import ParameterError
+        from ldp.errors import InputError
 
-        raise ParameterError("pem has no domain: give the values themselves, not domain indices")
+        raise InputError("pem has no domain: give the values themselves, not domain indices")
     source = as_source(rng)
     codes, keys = pem_keys(spec, values)
     n = codes.size

@@ -29,7 +29,7 @@ from ldp.client.batch import bernoulli_words, factorize_values, words_to_packed
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import as_source, bernoulli
 from ldp.client.sampling import expansion, lanes_to_packed, sample_expanded, urandom_source
-from ldp.errors import ParameterError
+from ldp.errors import InputError
 from ldp.report import Report
 from ldp.specs.sketch import CMS, HCMS, SketchSpec
 
@@ -46,7 +46,7 @@ __all__ = [
 
 def _check_value(value: Any) -> Any:
     if value is None:
-        raise ParameterError("a sketch value must not be None")
+        raise InputError("a sketch value must not be None")
     return value
 
 
@@ -114,7 +114,7 @@ def _batch_positions(
     if indices:
         idx = np.asarray(values, dtype=np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= spec.domain_size):
-            raise ParameterError(f"domain indices must be in [0, {spec.domain_size})")
+            raise InputError(f"domain indices must be in [0, {spec.domain_size})")
         return spec.domain_positions[idx, rows]
     codes, uniques = factorize_values(values)
     for value in uniques:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ldp.cli import run_guarded
-from ldp.errors import ParameterError
+from ldp.errors import InputError
 from ldp.flags import Flags
 from ldp.progress import CountProgress
 
@@ -125,7 +125,7 @@ def _upload(
 
     target = Path(envelopes_path) if envelopes_path is not None else default_envelopes_path(reports_path)
     if not Path(reports_path).is_file():
-        raise ParameterError(f"REPORTS {reports_path!r} does not exist")
+        raise InputError(f"REPORTS {reports_path!r} does not exist")
     check_outputs_distinct([("REPORTS", reports_path)], [("--envelopes", str(target))])
     if not target.exists():
         check_writable(target, "--envelopes")

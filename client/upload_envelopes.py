@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from ldp.atomic import create_private_file
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 
 __all__ = [
     "Envelopes",
@@ -97,7 +97,7 @@ def read_reports(reports_path: str | os.PathLike[str]) -> ReportLines:
     path = Path(reports_path)
     name = str(reports_path)
     if path.suffix.lower() in (".csv", ".parquet", ".gz"):
-        raise ParameterError.naming(
+        raise InputError.naming(
             "{reports_path=} is not JSON Lines: upload reports written by 'ldp encode -o reports.jsonl'",
             reports_path=name,
         )
@@ -105,11 +105,9 @@ def read_reports(reports_path: str | os.PathLike[str]) -> ReportLines:
         with open(path, "rb") as handle:
             raw_lines = handle.read().split(b"\n")
     except FileNotFoundError:
-        raise ParameterError.naming("{reports_path=} does not exist", reports_path=name) from None
+        raise InputError.naming("{reports_path=} does not exist", reports_path=name) from None
     except OSError as exc:
-        raise ParameterError.naming(
-            f"cannot read {{reports_path=}}: {exc.strerror}", reports_path=name
-        ) from None
+        raise InputError.naming(f"cannot read {{reports_path=}}: {exc.strerror}", reports_path=name) from None
     lines: list[bytes] = []
     numbers: list[int] = []
     specs: list[str] = []
@@ -121,18 +119,18 @@ def read_reports(reports_path: str | os.PathLike[str]) -> ReportLines:
         lines.append(line)
         numbers.append(number)
     if not lines:
-        raise ParameterError.naming("{reports_path=} holds no reports", reports_path=name)
+        raise InputError.naming("{reports_path=} holds no reports", reports_path=name)
     return ReportLines(path, lines, numbers, specs)
 
 
 def _report_spec(line: bytes, number: int, name: str) -> str:
-    """The ``spec`` fingerprint of one report line, or a ParameterError naming the line."""
+    """The ``spec`` fingerprint of one report line, or an InputError naming the line."""
     try:
         report = json.loads(line)
     except (ValueError, UnicodeDecodeError):
         report = None
     if not isinstance(report, dict) or not isinstance(report.get("spec"), str):
-        raise ParameterError.naming(
+        raise InputError.naming(
             f"line {number} of {{reports_path=}} is not a report (a JSON object with a 'spec' fingerprint, "
             "as 'ldp encode' writes)",
             reports_path=name,
@@ -151,7 +149,7 @@ def check_fingerprint(reports: ReportLines, fingerprint: str) -> None:
     for number, spec in zip(reports.numbers, reports.specs):
         if spec != fingerprint:
             others = Counter(s for s in reports.specs if s != fingerprint)
-            raise ParameterError.naming(
+            raise InputError.naming(
                 f"the reports in {{reports_path=}} are for spec fingerprint {spec} (line {number}; "
                 f"{sum(others.values())} of {len(reports.specs)} reports differ), but the task takes spec "
                 f"fingerprint {fingerprint}: encode the values with the task's spec "

@@ -20,12 +20,12 @@ import pandas as pd
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
 from ldp.aggregator.read_jsonl import read_jsonl_stream
 from ldp.batch import ReportBatch
-from ldp.errors import LDPError
+from ldp.errors import StoreError
 
 __all__ = ["StoreIntegrityError", "accumulate_stored", "estimate_records", "stored_batches"]
 
 
-class StoreIntegrityError(LDPError):
+class StoreIntegrityError(StoreError):
     """A stored report no longer passes its task's spec checks (the store was edited or damaged)."""
 
 

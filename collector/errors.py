@@ -4,10 +4,11 @@ The collector's service layer (:mod:`ldp.collector.service`) raises these;
 :func:`ldp.collector.problems.problem_for` turns each into its reply, so a
 route never builds an error reply itself. Every one is an
 :class:`ldp.errors.LDPError` (a refusal on purpose, never a bug). The store's
-own errors stay where they are: :class:`ldp.collector.store.StoreUnavailable`
-(the store cannot be reached or cannot write now) and
-:class:`ldp.collector.store.UnknownTaskError` (a store write named a task it
-does not hold).
+own errors, all :class:`ldp.errors.StoreError`, stay with the store:
+:class:`ldp.collector.store.StoreUnavailable` (the store cannot be reached or
+cannot write now), :class:`ldp.collector.store.UnknownTaskError` (a store
+write named a task it does not hold), :class:`ldp.collector.store.StoreOpenError`
+and :class:`ldp.collector.store.TaskExistsError`.
 """
 
 from __future__ import annotations

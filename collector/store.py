@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ldp.collector.tasks import Task
-from ldp.errors import LDPError, ParameterError
+from ldp.errors import ParameterError, StoreError
 
 __all__ = [
     "DEFAULT_STORE",
@@ -39,8 +39,10 @@ __all__ = [
     "TASK_COLUMN_COUNT",
     "Insert",
     "Store",
+    "StoreOpenError",
     "StoreUnavailable",
     "StoredReport",
+    "TaskExistsError",
     "UnknownTaskError",
     "open_store",
     "same_report",
@@ -53,12 +55,25 @@ __all__ = [
 DEFAULT_STORE = "ldp-collector.db"
 
 
-class StoreUnavailable(LDPError):
+class StoreUnavailable(StoreError):
     """The store cannot be reached or cannot write now (a stopped server, a lock, a full disk): retry later."""
 
 
-class UnknownTaskError(ParameterError):
+class UnknownTaskError(StoreError, ParameterError):
     """An upload names a task that is not (or no longer) in the store."""
+
+
+class StoreOpenError(StoreError, ParameterError):
+    """The store cannot be opened or used as asked (a bad ``--store``).
+
+    A path or URL that names no store or no ldp store, a store the role lacks
+    rights on, an unsupported URL scheme, or a write to a store opened
+    read-only.
+    """
+
+
+class TaskExistsError(StoreError, ParameterError):
+    """A task with the new task's id is already in the store."""
 
 
 class Insert(enum.Enum):
@@ -160,7 +175,7 @@ class Store(abc.ABC):
     # -- tasks -------------------------------------------------------------
     @abc.abstractmethod
     def create_task(self, task: Task) -> None:
-        """Add ``task``; a task with the same id is a :class:`ParameterError`."""
+        """Add ``task``; a task with the same id is a :class:`TaskExistsError` (a :class:`ParameterError`)."""
 
     @abc.abstractmethod
     def task(self, task_id: str) -> Task | None:
@@ -262,7 +277,7 @@ def open_store(url: str | Path | None = None, *, read_only: bool = False, exclus
         return PostgresStore(text, read_only=read_only)
     if "://" in text and not text.startswith("sqlite:///"):
         scheme = text.split("://", 1)[0]
-        raise ParameterError(
+        raise StoreOpenError(
             f"store URL scheme {scheme!r} is not supported: give a SQLite file path "
             "(or sqlite:///path) or a postgresql:// URL"
         )

@@ -41,7 +41,9 @@ from ldp.collector.store import (
     Insert,
     Store,
     StoredReport,
+    StoreOpenError,
     StoreUnavailable,
+    TaskExistsError,
     UnknownTaskError,
     same_report,
     task_columns,
@@ -49,7 +51,6 @@ from ldp.collector.store import (
     task_row,
 )
 from ldp.collector.tasks import Task
-from ldp.errors import ParameterError
 from ldp.redact import redact_url
 
 __all__ = ["PostgresStore"]
@@ -213,7 +214,7 @@ class PostgresStore(Store):
 
     Raises
     ------
-    ParameterError
+    StoreOpenError
         The server cannot be reached or refuses the connection, the role
         lacks a right the store needs (the message names the GRANT), or the
         database holds another schema version.
@@ -226,7 +227,7 @@ class PostgresStore(Store):
         try:
             params = psycopg.conninfo.conninfo_to_dict(url)
         except psycopg.Error as exc:
-            raise ParameterError(f"store URL {self.url} is not a PostgreSQL connection URL: {exc}") from None
+            raise StoreOpenError(f"store URL {self.url} is not a PostgreSQL connection URL: {exc}") from None
         self._password = str(params.get("password") or "")
         self._connect_timeout = str(params.get("connect_timeout") or _CONNECT_TIMEOUT_S)
         self._writer = _Shared(self._connect_writer)
@@ -238,10 +239,10 @@ class PostgresStore(Store):
             self._check_rights()
         except StoreUnavailable as exc:  # at open, an unreachable server is a bad --store
             self.close()
-            raise ParameterError(str(exc)) from None
+            raise StoreOpenError(str(exc)) from None
         except psycopg.Error as exc:
             self.close()
-            raise ParameterError(self._explain(exc)) from None
+            raise StoreOpenError(self._explain(exc)) from None
         except BaseException:
             self.close()
             raise
@@ -292,13 +293,13 @@ class PostgresStore(Store):
             raise StoreUnavailable(self._explain(exc)) from None
 
     def _check_rights(self) -> None:
-        """A :class:`ParameterError` naming the GRANT when the role lacks a table right the store needs."""
+        """A :class:`~ldp.collector.store.StoreOpenError` naming the GRANT when the role lacks a table right the store needs."""
         rights = READER_RIGHTS if self.read_only else WRITER_RIGHTS
         with self._reader() as connection:
             missing = _missing_rights(connection, rights)
         if missing:
             role = self._role()
-            raise ParameterError(
+            raise StoreOpenError(
                 f"PostgreSQL role {role} lacks {', '.join(missing)} in {self.url}; "
                 f"as the tables' owner run: {_grant(rights, role)}"
             )
@@ -326,7 +327,7 @@ class PostgresStore(Store):
                     for statement in _SCHEMA:
                         connection.execute(statement)
                 except psycopg.errors.InsufficientPrivilege as exc:
-                    raise ParameterError(
+                    raise StoreOpenError(
                         f"PostgreSQL store {self.url} has no tables yet and its role cannot create them "
                         f"({self._redact(exc).splitlines()[0]}): open it once as a role that can "
                         "(e.g. ldp task create as the database owner), or GRANT CREATE ON SCHEMA to this role"
@@ -349,14 +350,14 @@ class PostgresStore(Store):
                         )
                         row = (target,)
                 except psycopg.errors.InsufficientPrivilege:
-                    raise ParameterError(
+                    raise StoreOpenError(
                         f"PostgreSQL store {self.url} has an older schema that only the tables' owner can "
                         f"migrate to version {SCHEMA_VERSION}: open it once as the owner (e.g. ldp task list "
                         "is not enough; ldp serve or ldp task create is)"
                     ) from None
         if row is None or row[0] != str(SCHEMA_VERSION):
             version = None if row is None else row[0]
-            raise ParameterError(
+            raise StoreOpenError(
                 f"store {self.url} has schema version {version}; this ldp reads version {SCHEMA_VERSION}"
             )
         return SCHEMA_VERSION
@@ -365,11 +366,11 @@ class PostgresStore(Store):
         """The schema version of a store opened read-only (1 to :data:`SCHEMA_VERSION`; nothing is changed)."""
         with self._reader() as connection:
             if not _has_schema(connection):
-                raise ParameterError(f"PostgreSQL store {self.url} holds no ldp tables")
+                raise StoreOpenError(f"PostgreSQL store {self.url} holds no ldp tables")
             row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         version = None if row is None else row[0]
         if version is None or not str(version).isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
-            raise ParameterError(
+            raise StoreOpenError(
                 f"store {self.url} has schema version {version}; this ldp reads version {SCHEMA_VERSION}"
             )
         return int(version)
@@ -377,7 +378,7 @@ class PostgresStore(Store):
     # -- tasks -------------------------------------------------------------
     def _check_writer(self) -> None:
         if self.read_only:
-            raise ParameterError(f"store {self.url} was opened read-only")
+            raise StoreOpenError(f"store {self.url} was opened read-only")
 
     def create_task(self, task: Task) -> None:
         self._check_writer()
@@ -389,7 +390,7 @@ class PostgresStore(Store):
                         task_row(task),
                     )
             except psycopg.errors.UniqueViolation:
-                raise ParameterError(f"task {task.task_id} already exists in {self.url}") from None
+                raise TaskExistsError(f"task {task.task_id} already exists in {self.url}") from None
 
     def task(self, task_id: str) -> Task | None:
         with self._errors(), self._reader() as connection:

@@ -35,7 +35,9 @@ from ldp.collector.store import (
     Insert,
     Store,
     StoredReport,
+    StoreOpenError,
     StoreUnavailable,
+    TaskExistsError,
     UnknownTaskError,
     same_report,
     task_columns,
@@ -43,7 +45,6 @@ from ldp.collector.store import (
     task_row,
 )
 from ldp.collector.tasks import Task
-from ldp.errors import ParameterError
 
 __all__ = ["MIN_FREE_BYTES", "SqliteStore", "lock_path"]
 
@@ -101,7 +102,7 @@ def _create_private(path: str) -> None:
     except FileExistsError:
         return
     except OSError as exc:
-        raise ParameterError(f"cannot create store {path!r}: {exc.strerror}") from None
+        raise StoreOpenError(f"cannot create store {path!r}: {exc.strerror}") from None
     os.close(descriptor)
 
 
@@ -111,12 +112,12 @@ def _take_serve_lock(path: str) -> int:
     try:
         descriptor = os.open(where, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise ParameterError(f"cannot create the store's lock file {where!r}: {exc.strerror}") from None
+        raise StoreOpenError(f"cannot create the store's lock file {where!r}: {exc.strerror}") from None
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(descriptor)
-        raise ParameterError(
+        raise StoreOpenError(
             f"store {path!r} is already served by another ldp serve (it holds {where!r}); "
             "a SQLite store has one server at a time: stop the other one, or use PostgreSQL for several"
         ) from None
@@ -134,7 +135,7 @@ class SqliteStore(Store):
         Open the file read-only (``mode=ro``); it must exist. Never writes.
     exclusive : bool
         Hold the serve lock (:func:`lock_path`) until :meth:`close`: a
-        second exclusive opener is a :class:`ParameterError`.
+        second exclusive opener is a :class:`~ldp.collector.store.StoreOpenError`.
     """
 
     def __init__(self, path: str, *, read_only: bool = False, exclusive: bool = False) -> None:
@@ -142,11 +143,11 @@ class SqliteStore(Store):
         self.url = self.path
         self.read_only = read_only
         if Path(self.path).is_dir():
-            raise ParameterError(f"store {self.path!r} is a directory, not a SQLite database file")
+            raise StoreOpenError(f"store {self.path!r} is a directory, not a SQLite database file")
         self._lock = threading.Lock()
         self._serve_lock: int | None = None
         if read_only and not Path(self.path).exists():
-            raise ParameterError(f"store {self.path!r}: no such file")
+            raise StoreOpenError(f"store {self.path!r}: no such file")
         if exclusive and not read_only:
             self._serve_lock = _take_serve_lock(self.path)
         try:
@@ -167,7 +168,7 @@ class SqliteStore(Store):
                 version = self._migrate()
         except sqlite3.DatabaseError as exc:
             self._release_serve_lock()
-            raise ParameterError(f"cannot open store {self.path!r} as a SQLite database: {exc}") from None
+            raise StoreOpenError(f"cannot open store {self.path!r} as a SQLite database: {exc}") from None
         except BaseException:
             self._release_serve_lock()
             raise
@@ -175,7 +176,7 @@ class SqliteStore(Store):
         if not version.isdigit() or int(version) not in supported:
             self._writer.close()
             self._release_serve_lock()
-            raise ParameterError(
+            raise StoreOpenError(
                 f"store {self.path!r} has schema version {version}; this ldp reads version {SCHEMA_VERSION}"
             )
         self._task_columns = task_columns(int(version))
@@ -187,7 +188,7 @@ class SqliteStore(Store):
         except sqlite3.OperationalError:
             row = None
         if row is None:
-            raise ParameterError(f"store {self.path!r} is not an ldp store (it has no schema version)")
+            raise StoreOpenError(f"store {self.path!r} is not an ldp store (it has no schema version)")
         return str(row[0])
 
     def _migrate(self) -> str:
@@ -247,7 +248,7 @@ class SqliteStore(Store):
     # -- tasks -------------------------------------------------------------
     def _check_writer(self) -> None:
         if self.read_only:
-            raise ParameterError(f"store {self.path!r} was opened read-only")
+            raise StoreOpenError(f"store {self.path!r} was opened read-only")
 
     def create_task(self, task: Task) -> None:
         self._check_writer()
@@ -258,7 +259,7 @@ class SqliteStore(Store):
                     task_row(task),
                 )
             except sqlite3.IntegrityError:
-                raise ParameterError(f"task {task.task_id} already exists in {self.path!r}") from None
+                raise TaskExistsError(f"task {task.task_id} already exists in {self.path!r}") from None
 
     def task(self, task_id: str) -> Task | None:
         with self._reader() as connection:

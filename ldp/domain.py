@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 from ldp.shorten import VALUE_ECHO_LIMIT, shown
 
 __all__ = ["DomainIndex", "DomainValue", "normalize_domain"]
@@ -87,9 +87,9 @@ class DomainIndex(Mapping):
         return len(self._domain)
 
     def index(self, value: Any, name: str = "value") -> int:
-        """Index of ``value``; a clear :class:`ParameterError` when it is not in the domain (or a boolean)."""
+        """Index of ``value``; a clear :class:`InputError` when it is not in the domain (or a boolean)."""
         if isinstance(value, (bool, np.bool_)):
-            raise ParameterError(
+            raise InputError(
                 f"{name} {shown(value, VALUE_ECHO_LIMIT)} is a boolean, not a domain value: domains hold strings or integers, "
                 f"and a boolean is not read as {int(value)} (pass the domain value itself)"
             )
@@ -104,6 +104,6 @@ class DomainIndex(Mapping):
                 pass
         preview = ", ".join(shown(v, VALUE_ECHO_LIMIT) for v in self._domain[:5])
         more = ", ..." if len(self._domain) > 5 else ""
-        raise ParameterError(
+        raise InputError(
             f"{name} {shown(value, VALUE_ECHO_LIMIT)} is not in the domain ({len(self._domain)} values: {preview}{more})"
         )

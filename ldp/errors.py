@@ -2,18 +2,50 @@
 
 Every error raised on bad user input is an :class:`LDPError`, so a caller (and
 the CLI) can tell a user mistake from a bug. Messages name the parameter, what
-was expected and what was received.
+was expected and what was received. Below the base, one class per kind of
+mistake, so a caller catches what it means::
+
+    LDPError
+    ├── ParameterError (also ValueError): a bad parameter, option or input value
+    │   ├── SpecError: a mechanism spec's parameters or a spec file
+    │   ├── InputError: a value or data file the code cannot use (not in the domain, not a number)
+    │   ├── AccountingError: the privacy accountant refuses a question (bad delta, no conversion)
+    │   └── EstimateError: the reports given cannot support an estimate (none at all, an empty round)
+    ├── ReportError (also ValueError): a malformed, foreign or wrong-version report
+    ├── StateError: a client state file is corrupt, foreign or unwritable
+    ├── BudgetError: the client privacy budget
+    │   └── BudgetExceededError: an encode would spend more than is left
+    └── StoreError: the collector's store
+        (ldp.collector.store.StoreUnavailable, ldp.collector.store.UnknownTaskError,
+        ldp.collector.accumulate.StoreIntegrityError)
+
+The specific :class:`ParameterError` subclasses were split out of it: an
+``except ParameterError`` still catches every one of them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Self, TypeVar
 
 from ldp.shorten import ECHO_LIMIT, shorten_values
 
-__all__ = ["BudgetExceededError", "LDPError", "LDPWarning", "ParameterError", "ReportError", "StateError"]
+__all__ = [
+    "AccountingError",
+    "BudgetError",
+    "BudgetExceededError",
+    "EstimateError",
+    "InputError",
+    "LDPError",
+    "LDPWarning",
+    "ParameterError",
+    "ReportError",
+    "SpecError",
+    "StateError",
+    "StoreError",
+    "recast",
+]
 
 
 class LDPError(Exception):
@@ -56,7 +88,7 @@ class ParameterError(LDPError, ValueError):
     template: str | None = None
 
     @classmethod
-    def naming(cls, template: str, /, **parameters: Any) -> ParameterError:
+    def naming(cls, template: str, /, **parameters: Any) -> Self:
         """An error whose message names ``parameters`` by placeholder.
 
         Parameters
@@ -94,6 +126,28 @@ class ParameterError(LDPError, ValueError):
         return _render(self.template, self.parameters, name)
 
 
+_P = TypeVar("_P", bound=ParameterError)
+
+
+def recast(error: ParameterError, kind: type[_P]) -> _P:
+    """``error`` as a ``kind``: the same message, template and parameters.
+
+    For a boundary that knows what a general :class:`ParameterError` from a
+    helper means there (a bad epsilon while building a spec is a
+    :class:`SpecError`). The caller raises it ``from None``.
+
+    Examples
+    --------
+    >>> error = recast(ParameterError.naming("{epsilon=} must be > 0", epsilon=-1), SpecError)
+    >>> type(error).__name__, str(error), error.parameters
+    ('SpecError', 'epsilon=-1 must be > 0', {'epsilon': -1})
+    """
+    converted = kind(*error.args)
+    converted.template = error.template
+    converted.parameters = error.parameters
+    return converted
+
+
 def _python_name(name: str, value: Any) -> str:
     return name if value is None else f"{name}={value!r}"
 
@@ -108,6 +162,48 @@ def _render(template: str, parameters: Mapping[str, Any], name: Callable[[str, A
     return _PLACEHOLDER.sub(spell, template)
 
 
+class SpecError(ParameterError):
+    """A mechanism spec is invalid: a parameter out of range or inconsistent, or a spec file that is not one.
+
+    Raised by building a spec (a bad ``epsilon``, domain, ``p``, ...), by
+    :func:`ldp.specs.spec_from_dict` and ``load_spec``, and by ``ldp spec``.
+
+    Examples
+    --------
+    >>> from ldp.specs import load_spec
+    >>> try:
+    ...     load_spec({"mechanism": "grr", "epsilon": -1.0, "domain": ["a", "b"]})
+    ... except SpecError as error:
+    ...     print(type(error).__name__, isinstance(error, ParameterError))
+    SpecError True
+    """
+
+
+class InputError(ParameterError):
+    """A value, row or data file cannot be used: not in the spec's domain, not a number, an unreadable column.
+
+    Raised by the encoders (``encode``, ``encode_many``), the values and data
+    file readers, and the simulator's population builders. A report that is
+    malformed is a :class:`ReportError` instead.
+    """
+
+
+class AccountingError(ParameterError):
+    """The privacy accountant refuses a question: a delta or budget out of range, or no conversion exists.
+
+    Raised by :mod:`ldp.privacy` (composition, conversions, curves, shuffle
+    amplification, spending plans).
+    """
+
+
+class EstimateError(ParameterError):
+    """The reports given cannot support the estimate asked for: none at all, or none in a round that needs some.
+
+    Raised by the aggregators' ``estimate`` (and ``ldp aggregate``); more
+    reports, not other parameters, are the remedy.
+    """
+
+
 class ReportError(LDPError, ValueError):
     """A report is malformed, truncated, of the wrong version or for another spec."""
 
@@ -120,8 +216,21 @@ class StateError(LDPError):
     """
 
 
-class BudgetExceededError(LDPError):
+class BudgetError(LDPError):
+    """Base class of the errors of a client's privacy budget (:mod:`ldp.privacy.budget`)."""
+
+
+class BudgetExceededError(BudgetError):
     """An encode would spend more privacy budget than the client has left."""
+
+
+class StoreError(LDPError):
+    """Base class of the collector store's errors: unreachable, damaged, or asked about an unknown task.
+
+    Its subclasses live with the store: :class:`ldp.collector.store.StoreUnavailable`,
+    :class:`ldp.collector.store.UnknownTaskError` (also a :class:`ParameterError`)
+    and :class:`ldp.collector.accumulate.StoreIntegrityError`.
+    """
 
 
 class LDPWarning(UserWarning):

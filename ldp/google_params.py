@@ -12,7 +12,7 @@ import csv
 import io
 from pathlib import Path
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError, SpecError
 from ldp.specs.rappor import Rappor
 from ldp.textfile import read_utf8_text
 
@@ -27,18 +27,18 @@ def read_google_params(path: str | Path, *, hash: str = "md5") -> Rappor:
     try:
         rows = [row for row in csv.reader(io.StringIO(text)) if row]
     except csv.Error as exc:
-        raise ParameterError(f"Google params file {str(path)!r} is not valid CSV: {exc}") from None
+        raise InputError(f"Google params file {str(path)!r} is not valid CSV: {exc}") from None
     if len(rows) != 2:
-        raise ParameterError(
+        raise InputError(
             f"Google params file {str(path)!r} must have a header and one row, got {len(rows)} rows"
         )
     header = [h.strip().strip('"') for h in rows[0]]
     if tuple(header) != GOOGLE_PARAMS_HEADER:
-        raise ParameterError(
+        raise InputError(
             f"Google params file {str(path)!r}: header must be {','.join(GOOGLE_PARAMS_HEADER)}, got {','.join(header)}"
         )
     if len(rows[1]) != len(header):
-        raise ParameterError(
+        raise InputError(
             f"Google params file {str(path)!r}: the row has {len(rows[1])} values, expected {len(header)} "
             f"({','.join(GOOGLE_PARAMS_HEADER)}), got {','.join(rows[1])}"
         )
@@ -46,7 +46,7 @@ def read_google_params(path: str | Path, *, hash: str = "md5") -> Rappor:
     try:
         ints = {name: int(values[name]) for name in ("k", "h", "m")}
     except ValueError:
-        raise ParameterError(
+        raise InputError(
             f"Google params file {str(path)!r}: k, h, m must be integers, got "
             f"{', '.join(f'{name}={values[name]}' for name in ('k', 'h', 'm'))}"
         ) from None
@@ -76,7 +76,7 @@ def _decimal(x) -> str:
 def google_params_text(spec: Rappor) -> str:
     """params.csv text for a Bloom-filter RAPPOR spec."""
     if spec.encoding != "bloom":
-        raise ParameterError("Google's params format describes Bloom-filter RAPPOR only")
+        raise SpecError("Google's params format describes Bloom-filter RAPPOR only")
     row = [
         spec.num_bits,
         spec.num_hashes,

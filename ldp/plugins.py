@@ -23,7 +23,7 @@ implementations declared for its base unless it has its own.
 notebooks); a package declares its mechanisms through the entry point.
 
 A spec with no implementation for a role is a
-:class:`~ldp.errors.ParameterError` naming the spec class, its mechanism name
+:class:`~ldp.errors.SpecError` naming the spec class, its mechanism name
 and the role, never a ``KeyError`` deep inside a layer.
 """
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ldp.errors import ParameterError
+from ldp.errors import ParameterError, SpecError
 from ldp.registry import MechanismDeclaration, declaration, declarations
 
 __all__ = ["ROLES", "declaration_of", "has_implementation", "implementation", "implements"]
@@ -125,7 +125,7 @@ def implementation(spec: Any, role: str) -> Callable[..., Any]:
 
     Raises
     ------
-    ParameterError
+    SpecError
         If nothing implements ``role`` for the spec's class.
     """
     spec_class = spec if isinstance(spec, type) else type(spec)
@@ -136,7 +136,7 @@ def implementation(spec: Any, role: str) -> Callable[..., Any]:
             {d.name for d in declarations() if d.path(role) is not None}
             | {getattr(k, "mechanism", "") or k.__name__ for k in _IMPLEMENTATIONS[role]}
         )
-        raise ParameterError(
+        raise SpecError(
             f"no {ROLES[role]} for {spec_class.__name__} (mechanism {mechanism!r}); "
             f"{ROLES[role]}s exist for: {', '.join(served) or 'none'}"
         )

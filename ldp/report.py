@@ -65,7 +65,7 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-from ldp.errors import ParameterError, ReportError
+from ldp.errors import ReportError, SpecError
 from ldp.jsonlines import json_line
 from ldp.shorten import VALUE_ECHO_LIMIT, shown
 
@@ -123,12 +123,12 @@ def declare_report_field(name: str) -> None:
 
     Raises
     ------
-    ParameterError
+    SpecError
         For a name that is not a non-empty identifier, or a reserved one
         (``v``, ``spec``, ``client``, ``group``).
     """
     if not isinstance(name, str) or not name.isidentifier() or name in _RESERVED:
-        raise ParameterError(
+        raise SpecError(
             f"report field name {name!r} is not allowed (an identifier other than {', '.join(sorted(_RESERVED))})"
         )
     _DECLARED.setdefault(name, None)

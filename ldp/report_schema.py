@@ -14,7 +14,7 @@ report writers (:mod:`ldp.aggregator.writers`), :class:`ldp.batch.ReportBatch`
 and the rejects path. A new mechanism declares its fields with the types
 below, and may name them freely (``"index"``, ``"row"``, ...): no reader,
 writer or checker changes. A spec class without a schema is a
-:class:`~ldp.errors.ParameterError` naming it (:func:`report_schema_of`).
+:class:`~ldp.errors.SpecError` naming it (:func:`report_schema_of`).
 
 Field types
 -----------
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ldp.errors import ParameterError, ReportError
+from ldp.errors import ParameterError, ReportError, SpecError
 from ldp.jsonlines import json_line
 from ldp.report import declare_report_field
 from ldp.shorten import VALUE_ECHO_LIMIT, Shown, shown
@@ -76,7 +76,7 @@ def _bound_of(spec: Any, bound: int | str) -> int:
         return bound
     value = getattr(spec, bound, None)
     if not isinstance(value, int):
-        raise ParameterError(
+        raise SpecError(
             f"{type(spec).__name__} report schema: bound {bound!r} is not an integer attribute of the spec"
         )
     return value
@@ -437,10 +437,10 @@ class ReportSchema:
     def __post_init__(self) -> None:
         object.__setattr__(self, "fields", tuple(self.fields))
         if not self.fields or not all(isinstance(f, ReportField) for f in self.fields):
-            raise ParameterError("a report schema needs one or more ReportField fields")
+            raise SpecError("a report schema needs one or more ReportField fields")
         names = self.names
         if len(set(names)) != len(names):
-            raise ParameterError(f"report schema names a field twice: {', '.join(names)}")
+            raise SpecError(f"report schema names a field twice: {', '.join(names)}")
         for name in names:
             declare_report_field(name)
 
@@ -470,14 +470,14 @@ def report_schema_of(spec: Any) -> ReportSchema:
 
     Raises
     ------
-    ParameterError
+    SpecError
         Naming the spec class and mechanism when it declares none.
     """
     cls = spec if isinstance(spec, type) else type(spec)
     schema = getattr(cls, "report_schema", None)
     if not isinstance(schema, ReportSchema):
         mechanism = getattr(cls, "mechanism", None) or cls.__name__
-        raise ParameterError(
+        raise SpecError(
             f"{cls.__name__} (mechanism {mechanism!r}) declares no report schema: give the spec class a "
             "'report_schema' (a ReportSchema of ldp.report_schema, see docs/adding-a-mechanism.md)"
         )

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError
 
 __all__ = [
     "CHUNK_ROWS",
@@ -85,11 +85,11 @@ def input_kind(path: str | Path) -> str:
 
 
 def check_column(path: str | Path, column: str, names: Iterable[str]) -> None:
-    """A :class:`ParameterError` listing the columns when ``column`` is not among ``names``."""
+    """A :class:`InputError` listing the columns when ``column`` is not among ``names``."""
     names = [str(name) for name in names]
     if column not in names:
         listed = ", ".join(map(repr, names)) or "(none)"
-        raise ParameterError(f"{str(path)!r} has no column {column!r}; its columns: {listed}")
+        raise InputError(f"{str(path)!r} has no column {column!r}; its columns: {listed}")
 
 
 def read_column(path: str | Path, column: str, *, strict: bool = True) -> list[Any]:
@@ -97,12 +97,12 @@ def read_column(path: str | Path, column: str, *, strict: bool = True) -> list[A
 
     Raises
     ------
-    ParameterError
+    InputError
         Unreadable file, plain text (no columns), no such column, or a
         malformed row (see the module's rules).
     """
     if input_kind(path) == "text":
-        raise ParameterError(
+        raise InputError(
             f"{str(path)!r} is plain text (one value per line), which has no column {column!r}; "
             f"give a table: {', '.join(s for suffixes in TABLE_KINDS.values() for s in suffixes)}"
         )
@@ -135,7 +135,7 @@ def read_table(path: str | Path, select: Select, *, strict: bool = True) -> Iter
         yield from _csv_rows(str(path), select, strict)
         return
     if kind == "text":
-        raise ParameterError(f"{str(path)!r} is plain text (one value per line), not a table")
+        raise InputError(f"{str(path)!r} is plain text (one value per line), not a table")
     chunks = {"jsonl": _jsonl_chunks, "json": _json_chunks, "parquet": _parquet_chunks}[kind](str(path))
     for names, size, column_of in chunks:
         columns = [None if name is None else column_of(name) for name in select(names)]
@@ -155,14 +155,14 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
 
 def _check_exists(path: str | Path) -> None:
     if not os.path.exists(path):
-        raise ParameterError(f"input file {str(path)!r} does not exist")
+        raise InputError(f"input file {str(path)!r} does not exist")
 
 
 @contextlib.contextmanager
 def _reading(path: str) -> Iterator[IO[str]]:
     """``path`` opened as UTF-8 text (gzip when it ends in .gz; a byte-order mark is dropped).
 
-    Converts the failures of reading it into a ParameterError naming the file:
+    Converts the failures of reading it into a InputError naming the file:
     UnicodeDecodeError (with the line found by :func:`_utf8_failure`),
     OSError (unreadable file, not gzip) and EOFError (truncated gzip).
     """
@@ -175,9 +175,9 @@ def _reading(path: str) -> Iterator[IO[str]]:
         ) as handle:
             yield handle
     except UnicodeDecodeError:
-        raise ParameterError(_utf8_failure(path, compressed)) from None
+        raise InputError(_utf8_failure(path, compressed)) from None
     except (OSError, EOFError) as exc:
-        raise ParameterError(
+        raise InputError(
             f"cannot read input file {path!r}: {getattr(exc, 'strerror', None) or exc}"
         ) from None
 
@@ -217,12 +217,12 @@ def _csv_rows(path: str, select: Select, strict: bool) -> Iterator[tuple[Any, ..
         try:
             header = next(reader, None)
             if header is None:
-                raise ParameterError(
+                raise InputError(
                     f"input file {path!r} is empty; expected a CSV header line naming the columns"
                 )
             duplicated = sorted({name for name in header if header.count(name) > 1})
             if duplicated:
-                raise ParameterError(
+                raise InputError(
                     f"input file {path!r}: the CSV header repeats the column(s) {', '.join(map(repr, duplicated))}"
                 )
             at = [None if name is None else header.index(name) for name in select(header)]
@@ -231,7 +231,7 @@ def _csv_rows(path: str, select: Select, strict: bool) -> Iterator[tuple[Any, ..
             for fields in reader:
                 if fields:
                     if len(fields) != width and strict:
-                        raise ParameterError(
+                        raise InputError(
                             f"input file {path!r}, line {start}: {len(fields)} fields, but the header has "
                             f"{width} ({','.join(header)}); quote values that contain the delimiter"
                         )
@@ -241,9 +241,7 @@ def _csv_rows(path: str, select: Select, strict: bool) -> Iterator[tuple[Any, ..
                     yield tuple(None if i is None else cells[i] for i in at)
                 start = reader.line_num + 1
         except csv.Error as exc:
-            raise ParameterError(
-                f"input file {path!r}, line {reader.line_num}: not valid CSV ({exc})"
-            ) from None
+            raise InputError(f"input file {path!r}, line {reader.line_num}: not valid CSV ({exc})") from None
 
 
 # -- JSON Lines and JSON -------------------------------------------------------------
@@ -258,11 +256,9 @@ _JSON_KINDS = {
 }
 
 
-def _not_an_object(path: str, where: str, record: Any) -> ParameterError:
+def _not_an_object(path: str, where: str, record: Any) -> InputError:
     kind = _JSON_KINDS.get(type(record), type(record).__name__)
-    return ParameterError(
-        f"input file {path!r}, {where}: expected a JSON object (one row per line), got {kind}"
-    )
+    return InputError(f"input file {path!r}, {where}: expected a JSON object (one row per line), got {kind}")
 
 
 def _jsonl_chunks(path: str) -> Iterator[_Chunk]:
@@ -289,7 +285,7 @@ def _jsonl_chunks(path: str) -> Iterator[_Chunk]:
             except json.JSONDecodeError as exc:
                 if not text.strip():
                     continue
-                raise ParameterError(
+                raise InputError(
                     f"input file {path!r}, line {number}: not valid JSON ({exc.msg} at column {exc.colno})"
                 ) from None
         if type(record) is not dict:
@@ -314,14 +310,12 @@ def _json_chunks(path: str) -> Iterator[_Chunk]:
         try:
             document = json.load(handle)
         except json.JSONDecodeError as exc:
-            raise ParameterError(
+            raise InputError(
                 f"input file {path!r}, line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
             ) from None
     if type(document) is not list:
         kind = "an object" if isinstance(document, dict) else _JSON_KINDS.get(type(document), "a value")
-        raise ParameterError(
-            f"input file {path!r}: expected a JSON array of objects (one per row), got {kind}"
-        )
+        raise InputError(f"input file {path!r}: expected a JSON array of objects (one per row), got {kind}")
     names: dict[str, None] = {}
     for number, record in enumerate(document, start=1):
         if type(record) is not dict:
@@ -341,7 +335,7 @@ def _records_chunk(names: list[str], records: list[dict]) -> _Chunk:
 def _parquet_chunks(path: str) -> Iterator[_Chunk]:
     """(column names, column getter) per record batch of a Parquet file, cells as Arrow's Python values.
 
-    Converted to a ParameterError naming the file: pyarrow.ArrowException
+    Converted to a InputError naming the file: pyarrow.ArrowException
     (not Parquet, corrupt or truncated) and OSError.
     """
     import pyarrow as pa
@@ -355,7 +349,7 @@ def _parquet_chunks(path: str) -> Iterator[_Chunk]:
             yield list(batch.schema.names), batch.num_rows, _batch_column(batch)
     except (pa.ArrowException, OSError) as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ParameterError(f"cannot read Parquet file {path!r}: {detail}") from None
+        raise InputError(f"cannot read Parquet file {path!r}: {detail}") from None
 
 
 def _batch_column(batch: Any) -> Callable[[str], list[Any]]:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp.audit_memo import MemoModel
-from ldp.errors import ParameterError
+from ldp.errors import SpecError
 from ldp.report_check import CheckedReport
 
 __all__ = [
@@ -81,7 +81,7 @@ class AuditFamily:
         """Neighbouring inputs: the first two domain values, and the last against the first."""
         domain = getattr(spec, "domain", None)
         if not domain or len(domain) < 2:
-            raise ParameterError(f"{spec.mechanism} spec has no two inputs to audit")
+            raise SpecError(f"{spec.mechanism} spec has no two inputs to audit")
         pairs = [(domain[0], domain[1])]
         if len(domain) > 2:
             pairs.append((domain[-1], domain[0]))

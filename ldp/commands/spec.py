@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ldp.cli import OptionConflict, check_outputs_distinct, run_guarded
-from ldp.errors import ParameterError
+from ldp.errors import ParameterError, SpecError
 from ldp.specs import FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, OLH, Rappor, best_frequency_mechanism
 from ldp.specs.base import registered_specs, spec_class
 from ldp.specs.limits import MAX_DOMAIN_SIZE
@@ -33,7 +33,7 @@ MECHANISMS = [
 def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int | None) -> tuple | None:
     given = [x is not None for x in (domain, domain_file, domain_size)]
     if sum(given) > 1:
-        raise ParameterError("give only one of --domain, --domain-file, --domain-size")
+        raise SpecError("give only one of --domain, --domain-file, --domain-size")
     if domain is not None:
         return tuple(v.strip() for v in domain.split(",") if v.strip() != "")
     if domain_file is not None:
@@ -41,9 +41,9 @@ def _parse_domain(domain: str | None, domain_file: str | None, domain_size: int 
         return tuple(line.strip() for line in lines if line.strip())
     if domain_size is not None:
         if domain_size < 1:
-            raise ParameterError(f"--domain-size must be >= 1, got {domain_size}")
+            raise SpecError(f"--domain-size must be >= 1, got {domain_size}")
         if domain_size > MAX_DOMAIN_SIZE:  # before building the tuple
-            raise ParameterError(
+            raise SpecError(
                 f"--domain-size {domain_size:,} is above the limit of {MAX_DOMAIN_SIZE:,} values "
                 "(the largest domain any frequency oracle accepts)"
             )
@@ -60,11 +60,11 @@ def parse_params(items: tuple[str, ...] | list[str]) -> dict[str, object]:
         name, sep, text = item.partition("=")
         name = name.strip().replace("-", "_")
         if not sep or not name.isidentifier():
-            raise ParameterError(f"--param {item!r}: expected NAME=VALUE, e.g. --param omega=4")
+            raise SpecError(f"--param {item!r}: expected NAME=VALUE, e.g. --param omega=4")
         if name in params:
-            raise ParameterError(f"--param {name} is given twice")
+            raise SpecError(f"--param {name} is given twice")
         if name in ("mechanism", "format", "epsilon", "domain"):
-            raise ParameterError(f"--param {name}: give it with its own option (--{name})")
+            raise SpecError(f"--param {name}: give it with its own option (--{name})")
         try:
             params[name] = json.loads(text)
         except ValueError:
@@ -93,9 +93,9 @@ def build_spec(
     params = dict(params or {})
     name = mechanism.lower().replace("_", "-")
     if name not in MECHANISMS:
-        raise ParameterError(f"unknown mechanism {mechanism!r}; known: {', '.join(MECHANISMS)}")
+        raise SpecError(f"unknown mechanism {mechanism!r}; known: {', '.join(MECHANISMS)}")
     if max_report_bits is not None and name != "auto":
-        raise ParameterError(f"--max-report-bits applies to auto only (it chooses the mechanism), not {name}")
+        raise SpecError(f"--max-report-bits applies to auto only (it chooses the mechanism), not {name}")
     if name not in FREQUENCY_MECHANISMS and name not in NUMERIC_MECHANISMS and name not in ("auto", "rappor"):
         return _registered_spec(name, epsilon, domain, params)
     numeric = {k: v for k, v in (numeric or {}).items() if v is not None}
@@ -103,17 +103,15 @@ def build_spec(
         from ldp.specs.numeric import numeric_spec
 
         if epsilon is None:
-            raise ParameterError(f"{name} needs --epsilon")
+            raise SpecError(f"{name} needs --epsilon")
         if "low" not in numeric or "high" not in numeric:
-            raise ParameterError(f"{name} needs --low and --high (the range of the values)")
+            raise SpecError(f"{name} needs --low and --high (the range of the values)")
         if "delta" not in numeric and "delta" in _fields(NUMERIC_MECHANISMS.get(name)):
-            raise ParameterError(
-                f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)"
-            )
+            raise SpecError(f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)")
         return numeric_spec(name, epsilon, **numeric, **params)
     if numeric:
         verb = "applies" if len(numeric) == 1 else "apply"
-        raise ParameterError(
+        raise SpecError(
             f"--{', --'.join(numeric)} {verb} to numeric mechanisms ({', '.join(NUMERIC_MECHANISMS)})"
         )
     if name == "rappor":
@@ -126,25 +124,25 @@ def build_spec(
         needed = ["f", "p", "q"] + (["num_bits", "num_hashes"] if encoding == "bloom" else [])
         missing = [f"--{name.replace('_', '-')}" for name in needed if name not in options]
         if missing:
-            raise ParameterError(f"rappor needs {', '.join(missing)} (or --from-google params.csv)")
+            raise SpecError(f"rappor needs {', '.join(missing)} (or --from-google params.csv)")
         if encoding == "basic":
             if domain is None:
-                raise ParameterError("basic rappor needs --domain, --domain-file or --domain-size")
+                raise SpecError("basic rappor needs --domain, --domain-file or --domain-size")
             options["domain"] = domain
         return Rappor(**options)
     if epsilon is None:
-        raise ParameterError(f"{name} needs --epsilon")
+        raise SpecError(f"{name} needs --epsilon")
     if domain is None:
         if name == "binary-rr":
             domain = (0, 1)
         else:
-            raise ParameterError(f"{name} needs --domain, --domain-file or --domain-size")
+            raise SpecError(f"{name} needs --domain, --domain-file or --domain-size")
     if name == "auto":
         name = best_frequency_mechanism(epsilon, len(domain), max_report_bits=max_report_bits)
     cls = FREQUENCY_MECHANISMS[name]
     if g is not None:
         if name != "olh":
-            raise ParameterError("--g applies to olh only")
+            raise SpecError("--g applies to olh only")
         return OLH(domain=domain, epsilon=epsilon, g=g)
     if params:
         return cls.from_dict({"domain": list(domain), "epsilon": epsilon, **params})
@@ -160,7 +158,7 @@ def _registered_spec(name: str, epsilon, domain, params: dict[str, object]):
         if value is None:
             continue
         if option not in fields:
-            raise ParameterError(
+            raise SpecError(
                 f"--{option} does not apply to {name} (its parameters: {', '.join(sorted(fields))})"
             )
         data[option] = list(value) if option == "domain" else value

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError
 from ldp.privacy._numeric import binom_window
 
 __all__ = ["TRUNCATION_TAIL", "Lattice", "lattice_of"]
@@ -200,7 +200,7 @@ class Lattice:
         hi, lo = (1, 0) if loss[1] >= loss[0] else (0, 1)
         step = float(loss[hi] - loss[lo])
         if not step > 0:
-            raise ParameterError("a two-outcome piece with equal losses has no lattice")
+            raise AccountingError("a two-outcome piece with equal losses has no lattice")
         windows = []
         tails = []
         for log_mass in (log_p, log_q):

@@ -160,28 +160,28 @@ def binom_window(k: int, log_p: float, log_1mp: float, tail: float) -> tuple[int
 
 
 def check_epsilon_value(epsilon, name: str = "epsilon", *, allow_zero: bool = True) -> float:
-    """A finite ε ≥ 0 (> 0 when ``allow_zero`` is False), else ParameterError."""
-    from ldp.errors import ParameterError
+    """A finite ε ≥ 0 (> 0 when ``allow_zero`` is False), else AccountingError."""
+    from ldp.errors import AccountingError
 
     try:
         value = float(epsilon)
     except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {epsilon!r}") from None
+        raise AccountingError(f"{name} must be a number, got {epsilon!r}") from None
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         expected = ">= 0" if allow_zero else "> 0"
-        raise ParameterError(f"{name} must be a finite number {expected}, got {epsilon!r}")
+        raise AccountingError(f"{name} must be a finite number {expected}, got {epsilon!r}")
     return value
 
 
 def check_delta_value(delta, name: str = "delta", *, allow_zero: bool = True) -> float:
-    """A δ in [0, 1) ((0, 1) when ``allow_zero`` is False), else ParameterError."""
-    from ldp.errors import ParameterError
+    """A δ in [0, 1) ((0, 1) when ``allow_zero`` is False), else AccountingError."""
+    from ldp.errors import AccountingError
 
     try:
         value = float(delta)
     except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {delta!r}") from None
+        raise AccountingError(f"{name} must be a number, got {delta!r}") from None
     if not (0 <= value < 1) or (value == 0 and not allow_zero):
         expected = "in [0, 1)" if allow_zero else "in (0, 1)"
-        raise ParameterError(f"{name} must be {expected}, got {delta!r}")
+        raise AccountingError(f"{name} must be {expected}, got {delta!r}")
     return value

@@ -53,7 +53,7 @@ from ldp.atomic import (
     remove_stale_temporaries_once,
     write_private_file,
 )
-from ldp.errors import BudgetExceededError, ParameterError, StateError
+from ldp.errors import AccountingError, BudgetExceededError, ParameterError, StateError
 from ldp.privacy.spending import (
     COMPOSITION_RULES,
     Budget,
@@ -101,7 +101,7 @@ class PrivacyLedger:
         path: str | os.PathLike | None = None,
     ):
         if not isinstance(budget, Budget):
-            raise ParameterError(f"budget must be a Budget, got {type(budget).__name__}")
+            raise AccountingError(f"budget must be a Budget, got {type(budget).__name__}")
         if not isinstance(key, bytes) or len(key) != _KEY_BYTES:
             raise StateError(f"ledger key must be {_KEY_BYTES} bytes")
         self.budget = budget
@@ -141,7 +141,7 @@ class PrivacyLedger:
             text = read_private_file(path, "privacy ledger")
             if text is None:
                 if budget is None:
-                    raise ParameterError(f"no ledger at {str(path)!r}; give a Budget to create one")
+                    raise AccountingError(f"no ledger at {str(path)!r}; give a Budget to create one")
                 ledger = cls(budget, key=secrets.token_bytes(_KEY_BYTES), path=path)
                 if create_private_file(path, ledger._file_bytes(ledger._streams)):
                     return ledger

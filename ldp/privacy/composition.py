@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError, ParameterError
 from ldp.privacy._numeric import check_delta_value, check_epsilon_value
 from ldp.privacy.conversions import dp_to_gdp_mu, gdp_epsilon
 from ldp.privacy.loss import EXACT_ATOMS, PrivacyLoss, ProductLoss
@@ -61,7 +61,7 @@ MAX_EXACT_REPORTS = 10**9
 
 def _check_k(k) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ParameterError(f"number of reports must be an integer >= 1, got {k!r}")
+        raise AccountingError(f"number of reports must be an integer >= 1, got {k!r}")
     return int(k)
 
 
@@ -69,7 +69,7 @@ def _check_exact_k(k) -> int:
     """k for an exact computation: at most :data:`MAX_EXACT_REPORTS` (its cost grows with √k)."""
     k = _check_k(k)
     if k > MAX_EXACT_REPORTS:
-        raise ParameterError(
+        raise AccountingError(
             f"exact composition is computed for at most {MAX_EXACT_REPORTS:.0e} reports (its cost grows "
             f"with the number of reports), got {k}; the closed-form bounds hold for any number"
         )
@@ -254,7 +254,7 @@ def heterogeneous_composition(
             continue
         part = PrivacyLoss.binomial(eps, n)
         if isinstance(result, ProductLoss):
-            raise ParameterError(
+            raise AccountingError(
                 "too many distinct epsilons for exact composition; use kov_heterogeneous_bound"
             )
         result = result.compose(part, max_atoms=max_atoms) if result.size > 1 else part

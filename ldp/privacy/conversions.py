@@ -23,7 +23,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtri_exp
 
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError
 from ldp.privacy._numeric import check_delta_value, check_epsilon_value
 from ldp.privacy.tradeoff import GaussianTradeoff, TradeoffFunction, gaussian_delta
 
@@ -65,7 +65,7 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     while gap(hi) < 0:
         hi *= 2
         if not math.isfinite(hi):  # pragma: no cover - unreachable for a finite ε
-            raise ParameterError(f"no largest mu found for epsilon = {eps!r}, delta = {delta!r}")
+            raise AccountingError(f"no largest mu found for epsilon = {eps!r}, delta = {delta!r}")
     return float(brentq(gap, 0.0, hi, xtol=1e-13, rtol=1e-13))
 
 

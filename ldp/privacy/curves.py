@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtri_exp
 
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError
 from ldp.privacy._numeric import at_or_above_root, check_delta_value, log1mexp
 
 __all__ = ["PiecewiseLinearTradeoff", "TradeoffFunction"]
@@ -35,7 +35,7 @@ _EDGE = 1e-9
 def _alpha_array(alpha) -> np.ndarray:
     a = np.asarray(alpha, dtype=float)
     if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
-        raise ParameterError("alpha (type I error) must lie in [0, 1]")
+        raise AccountingError("alpha (type I error) must lie in [0, 1]")
     return a
 
 
@@ -115,7 +115,7 @@ class TradeoffFunction:
 
     def compose(self, other: TradeoffFunction) -> TradeoffFunction:
         """f ⊗ g, where a closed form or an exact privacy-loss form exists."""
-        raise ParameterError(
+        raise AccountingError(
             f"composition of {type(self).__name__} and {type(other).__name__} is not available"
         )
 
@@ -159,13 +159,13 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
             for a in (self.log_alpha, self.log_beta, self.log_power)
         ):
             # a NaN vertex would fold into δ = 0 or μ = inf downstream: refuse it here, whatever produced it
-            raise ParameterError(
+            raise AccountingError(
                 f"trade-off curve {label!r}: a vertex is not a finite probability (numerical failure)"
             )
         self.alpha = np.minimum(np.exp(self.log_alpha), 1.0)
         self.beta = np.minimum(np.exp(self.log_beta), 1.0)
         if self.alpha.size < 2 or np.any(np.diff(self.alpha) < -1e-12) or np.any(np.diff(self.beta) > 1e-12):
-            raise ParameterError("trade-off vertices must have alpha non-decreasing and beta non-increasing")
+            raise AccountingError("trade-off vertices must have alpha non-decreasing and beta non-increasing")
         if self.alpha[-1] < 1.0 - 1e-9:
             # extend along β = 0 to α = 1
             self.log_alpha = np.r_[self.log_alpha, 0.0]
@@ -183,9 +183,9 @@ class PiecewiseLinearTradeoff(TradeoffFunction):
         a = np.asarray(alpha, dtype=float)
         b = np.asarray(beta, dtype=float)
         if a.shape != b.shape or a.ndim != 1:
-            raise ParameterError("alpha and beta must be 1-D arrays of the same length")
+            raise AccountingError("alpha and beta must be 1-D arrays of the same length")
         if np.any((a < 0) | (a > 1) | (b < 0) | (b > 1)):
-            raise ParameterError("trade-off vertices must lie in [0, 1]^2")
+            raise AccountingError("trade-off vertices must lie in [0, 1]^2")
         if a[0] != 0:
             a, b = np.r_[0.0, a], np.r_[b[0], b]
         with np.errstate(divide="ignore"):

@@ -51,7 +51,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError
 from ldp.privacy._lattice import Lattice
 from ldp.privacy._numeric import (
     at_or_above_root,
@@ -130,7 +130,7 @@ def _solve_epsilon(delta_of, delta: float, upper: float) -> float:
 def check_delta_resolution(delta: float, tail: float) -> None:
     """Refuse a δ target too close to the probability a windowed pair leaves out (``tail``)."""
     if tail > 0 and delta < _TAIL_MARGIN * tail:
-        raise ParameterError(
+        raise AccountingError(
             f"delta = {delta:.3g} is below {_TAIL_MARGIN * tail:.1g}: at this many reports the exact "
             f"accounting leaves out up to {tail:.1g} of probability (added to delta); give a larger delta"
         )
@@ -224,12 +224,12 @@ class PrivacyLoss(_LossBase):
     ):
         log_p, log_q = _merge(log_p, log_q)
         if np.any(np.isnan(log_p)) or np.any(np.isnan(log_q)):
-            raise ParameterError("privacy loss: a mass is NaN (a numerical failure upstream)")
+            raise AccountingError("privacy loss: a mass is NaN (a numerical failure upstream)")
         if check:
             for name, arr in (("P", log_p), ("Q", log_q)):
                 total = float(np.exp(logsumexp(arr))) if arr.size else 0.0
                 if not abs(total - 1.0) <= 1e-9:
-                    raise ParameterError(f"privacy loss: the {name}-masses must sum to 1, got {total!r}")
+                    raise AccountingError(f"privacy loss: the {name}-masses must sum to 1, got {total!r}")
         self.log_p = log_p
         self.log_q = log_q
         with np.errstate(invalid="ignore"):
@@ -278,7 +278,7 @@ class PrivacyLoss(_LossBase):
         p = np.asarray(p, dtype=float)
         q = np.asarray(q, dtype=float)
         if p.shape != q.shape or np.any(p < 0) or np.any(q < 0):
-            raise ParameterError("privacy loss: p and q must be nonnegative vectors of the same length")
+            raise AccountingError("privacy loss: p and q must be nonnegative vectors of the same length")
         with np.errstate(divide="ignore"):
             return cls(np.log(p), np.log(q))
 
@@ -298,7 +298,7 @@ class PrivacyLoss(_LossBase):
         """
         eps = check_epsilon_value(epsilon)
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ParameterError(f"number of reports must be an integer >= 0, got {k!r}")
+            raise AccountingError(f"number of reports must be an integer >= 0, got {k!r}")
         if k == 0 or eps == 0:
             return cls.identity()
         out = cls.randomized_response(eps).self_compose(int(k))
@@ -387,7 +387,7 @@ class PrivacyLoss(_LossBase):
         product would have more than ``max_atoms`` atoms.
         """
         if isinstance(other, ProductLoss):  # a product is never a factor of another (ProductLoss.compose)
-            raise ParameterError("ProductLoss composes two exact PrivacyLoss pairs")
+            raise AccountingError("ProductLoss composes two exact PrivacyLoss pairs")
         if self.size == 1 and self.tail == 0:
             return other
         if other.size == 1 and other.tail == 0:
@@ -411,7 +411,7 @@ class PrivacyLoss(_LossBase):
         (a sound bound within 10⁻²⁹ of δ; :mod:`ldp.privacy._lattice`).
         """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ParameterError(f"number of reports must be an integer >= 0, got {k!r}")
+            raise AccountingError(f"number of reports must be an integer >= 0, got {k!r}")
         k = int(k)
         if k == 0:
             return PrivacyLoss.identity()
@@ -463,7 +463,7 @@ def _compose_any(a, b, max_atoms):
     if isinstance(a, PrivacyLoss) and a.size == 1:
         return b
     if isinstance(a, ProductLoss) or isinstance(b, ProductLoss):
-        raise ParameterError(
+        raise AccountingError(
             "exact composition needs more than max_atoms atoms; use the GDP or CLT bound instead"
         )
     return a.compose(b, max_atoms=max_atoms)
@@ -486,7 +486,7 @@ class ProductLoss(_LossBase):
 
     def __init__(self, first: PrivacyLoss, second: PrivacyLoss):
         if not isinstance(first, PrivacyLoss) or not isinstance(second, PrivacyLoss):
-            raise ParameterError("ProductLoss composes two exact PrivacyLoss pairs")
+            raise AccountingError("ProductLoss composes two exact PrivacyLoss pairs")
         self.first, self.second = first, second
         # suffix sums of the second factor, in log space: S_P[j] = log Σ_{i≥j} P_i
         y = second
@@ -543,7 +543,7 @@ class ProductLoss(_LossBase):
         return np.minimum(out + extra, 1.0) if extra > 0 else out
 
     def compose(self, other, *, max_atoms: int = DEFAULT_MAX_ATOMS):
-        raise ParameterError("a ProductLoss cannot be composed further; use the GDP or CLT bound instead")
+        raise AccountingError("a ProductLoss cannot be composed further; use the GDP or CLT bound instead")
 
     def tradeoff(self, grid: int = 801) -> PiecewiseLinearTradeoff:
         """Sound lower bound of T(P, Q): envelope of its tangent lines at ``grid`` values of ε.

@@ -52,7 +52,7 @@ import math
 
 import numpy as np
 
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError
 from ldp.privacy.loss import DEFAULT_MAX_ATOMS, PrivacyLoss, ProductLoss
 from ldp.privacy.tradeoff import PiecewiseLinearTradeoff
 from ldp.specs import Rappor
@@ -83,9 +83,9 @@ def _check_reports(reports) -> int | float:
     if isinstance(reports, float) and math.isinf(reports) and reports > 0:
         return math.inf
     if isinstance(reports, bool) or not isinstance(reports, (int, np.integer)) or reports < 1:
-        raise ParameterError(f"reports must be an integer >= 1 (or inf for RAPPOR), got {reports!r}")
+        raise AccountingError(f"reports must be an integer >= 1 (or inf for RAPPOR), got {reports!r}")
     if reports > MAX_MECHANISM_REPORTS:
-        raise ParameterError(
+        raise AccountingError(
             f"a mechanism's curve is computed for at most {MAX_MECHANISM_REPORTS:.0e} reports (its cost grows "
             f"with the number of reports), got {reports}; use ldp privacy compose --epsilon for the "
             "closed-form bounds"
@@ -121,7 +121,7 @@ def mechanism_loss(
         part = one.self_compose(piece.copies, max_atoms=max_atoms) if piece.copies > 1 else one
         loss = part if loss is None else loss.compose(part, max_atoms=max_atoms)
     if loss is None:  # pragma: no cover - every spec describes at least one piece
-        raise ParameterError(f"{spec.mechanism} describes no privacy piece")
+        raise AccountingError(f"{spec.mechanism} describes no privacy piece")
     return loss
 
 

@@ -51,7 +51,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import betainc, betaincc
 
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError
 from ldp.privacy._numeric import check_delta_value, check_epsilon_value
 from ldp.specs.base import Spec
 
@@ -109,9 +109,9 @@ class CloneReduction:
         _check_users(self.users)
         check_epsilon_value(self.epsilon0, "epsilon0")
         if not 0.0 <= self.clone_probability <= 1.0:  # 0: e^−ε₀ underflows (ε₀ > 745), no clones
-            raise ParameterError(f"clone_probability must be in [0, 1], got {self.clone_probability!r}")
+            raise AccountingError(f"clone_probability must be in [0, 1], got {self.clone_probability!r}")
         if not 0.0 < self.informative_weight <= 1.0:
-            raise ParameterError(f"informative_weight must be in (0, 1], got {self.informative_weight!r}")
+            raise AccountingError(f"informative_weight must be in (0, 1], got {self.informative_weight!r}")
 
     @functools.cached_property
     def _mixture(self) -> tuple[np.ndarray, np.ndarray, float]:
@@ -140,7 +140,7 @@ class CloneReduction:
         per_count = np.maximum.accumulate(per_count[::-1])[::-1]  # non-increasing, never lowered
         total = float(np.dot(weights, per_count)) + outside
         if not math.isfinite(total):
-            raise ParameterError(
+            raise AccountingError(
                 f"shuffle: the clone mixture at n = {self.users} came out {total} (numerical failure)"
             )
         return min(1.0, self.informative_weight * total)
@@ -176,7 +176,7 @@ def _smallest_passing(excess, low: float, high: float) -> float:
 
 def _check_users(users: int) -> int:
     if isinstance(users, bool) or not isinstance(users, (int, np.integer)) or not 2 <= users <= MAX_USERS:
-        raise ParameterError(f"users must be an integer from 2 to {MAX_USERS:.0e}, got {users!r}")
+        raise AccountingError(f"users must be an integer from 2 to {MAX_USERS:.0e}, got {users!r}")
     return int(users)
 
 
@@ -195,7 +195,7 @@ def binomial_cdf_upper(values: np.ndarray, trials: int, probability: float) -> n
     out[c < 0] = 0.0
     out[inside] = betaincc(c[inside] + 1.0, trials - c[inside], probability)
     if not np.all(np.isfinite(out)):
-        raise ParameterError(f"shuffle: the Bin({trials}, {probability:.6g}) CDF came out non-finite")
+        raise AccountingError(f"shuffle: the Bin({trials}, {probability:.6g}) CDF came out non-finite")
     margin = _CDF_MARGIN * math.sqrt(max(trials, 1))
     return np.minimum(1.0, np.maximum.accumulate(out * (1.0 + margin)))
 
@@ -273,7 +273,7 @@ def randomized_response_reduction(epsilon0: float, users: int, k: int) -> CloneR
     """
     eps0 = check_epsilon_value(epsilon0, "epsilon0")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-        raise ParameterError(f"k (domain size) must be an integer ≥ 2, got {k!r}")
+        raise AccountingError(f"k (domain size) must be an integer ≥ 2, got {k!r}")
     # divided through by e^ε₀, so nothing overflows at any ε₀
     small = math.exp(-eps0)
     denominator = 1.0 + (k - 1) * small

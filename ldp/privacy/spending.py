@@ -72,7 +72,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError
 
 __all__ = [
     "COMPOSITION_RULES",
@@ -112,16 +112,16 @@ class Budget:
         try:
             eps, dl = float(self.epsilon), float(self.delta)
         except (TypeError, ValueError):
-            raise ParameterError(
+            raise AccountingError(
                 f"budget epsilon and delta must be numbers, got {self.epsilon!r}, {self.delta!r}"
             ) from None
         if not math.isfinite(eps) or eps <= 0:
-            raise ParameterError(f"budget epsilon must be a finite number > 0, got {self.epsilon!r}")
+            raise AccountingError(f"budget epsilon must be a finite number > 0, got {self.epsilon!r}")
         if not 0 <= dl < 1:
-            raise ParameterError(f"budget delta must be in [0, 1), got {self.delta!r}")
+            raise AccountingError(f"budget delta must be in [0, 1), got {self.delta!r}")
         rule = str(self.composition).lower()
         if rule not in COMPOSITION_RULES:
-            raise ParameterError(
+            raise AccountingError(
                 f"budget composition must be one of {COMPOSITION_RULES}, got {self.composition!r}"
             )
         object.__setattr__(self, "epsilon", eps)
@@ -192,9 +192,9 @@ def stream_parameters(spec) -> tuple[float, float | None, bool, int | None]:
         return float(spec.epsilon_one), (None if math.isinf(cap) else float(cap)), True, spec.memo_domain_size
     epsilon = getattr(spec, "epsilon", None)
     if epsilon is None:
-        raise ParameterError(f"cannot account for {type(spec).__name__}: it has no epsilon")
+        raise AccountingError(f"cannot account for {type(spec).__name__}: it has no epsilon")
     if getattr(spec, "delta", None) is not None:  # (ε, δ) mechanisms (Gaussian): not a pure-ε stream
-        raise ParameterError(
+        raise AccountingError(
             f"cannot account for {spec.mechanism}: the ledger composes pure epsilon-DP reports, "
             f"this spec is (epsilon, delta)-DP (delta={spec.delta!r})"
         )

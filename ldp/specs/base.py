@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -19,7 +20,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError, ParameterError, SpecError, recast
 from ldp.exact import epsilon_of_ratio, exp_lower_bound, fraction_to_json, ratio_within
 from ldp.specs.limits import CLAIM_TOLERANCE, REPRESENTABLE_MAX_EPSILON, check_epsilon_limit
 from ldp.specs.pairs import PrivacyPiece
@@ -129,7 +130,7 @@ def spec_class(mechanism: str) -> type[Spec]:
     found = declaration(key)
     if found is None:
         known = ", ".join(sorted(registered_specs()))
-        raise ParameterError(f"unknown mechanism {mechanism!r}; known: {known}")
+        raise SpecError(f"unknown mechanism {mechanism!r}; known: {known}")
     spec: type[Spec] = found.load_spec()
     return spec
 
@@ -140,6 +141,22 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_jsonable(v) for v in value]
     return value
+
+
+def _raising_spec_errors(method: Callable[..., None]) -> Callable[..., None]:
+    """``method`` (a spec's ``__init__`` or ``__post_init__``) with its parameter errors re-raised as SpecError."""
+
+    @functools.wraps(method)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            method(self, *args, **kwargs)
+        except SpecError:
+            raise
+        except ParameterError as error:
+            raise recast(error, SpecError).with_traceback(error.__traceback__) from None
+
+    checked._raises_spec_errors = True  # type: ignore[attr-defined]
+    return checked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,6 +188,21 @@ class Spec(abc.ABC):
     #: decode with its own options, RAPPOR's).
     candidates_mode: ClassVar[str | None] = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Make every :class:`ParameterError` raised while building a spec of ``cls`` a :class:`SpecError`.
+
+        The shared checks (:func:`ldp.specs.validation.check_epsilon`,
+        :func:`ldp.domain.normalize_domain`, ...) raise the general class;
+        building a spec is where they mean "a bad spec", so its ``__init__``
+        and ``__post_init__`` re-raise them as :class:`SpecError` (same
+        message and parameters).
+        """
+        super().__init_subclass__(**kwargs)
+        for name in ("__init__", "__post_init__"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "_raises_spec_errors", False):
+                setattr(cls, name, _raising_spec_errors(method))
+
     if TYPE_CHECKING:  # a field of most specs, a property of others (RAPPOR's ε₁): declared for the checker
 
         @property
@@ -183,9 +215,9 @@ class Spec(abc.ABC):
 
         ``reports`` reports of one client; ``math.inf`` only for memoized
         mechanisms (the permanent response itself). A mechanism that cannot
-        describe its privacy this way raises :class:`ParameterError` saying so.
+        describe its privacy this way raises :class:`~ldp.errors.AccountingError` saying so.
         """
-        raise ParameterError(
+        raise AccountingError(
             f"{self.mechanism or type(self).__name__} provides no worst-case pair of output "
             "distributions, so the accountant has no curve for it"
         )
@@ -229,11 +261,11 @@ class Spec(abc.ABC):
         data.pop("mechanism", None)
         fmt = data.pop("format", SPEC_FORMAT)
         if fmt != SPEC_FORMAT:
-            raise ParameterError(f"spec format {fmt!r} is not supported (this version reads {SPEC_FORMAT})")
+            raise SpecError(f"spec format {fmt!r} is not supported (this version reads {SPEC_FORMAT})")
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
-            raise ParameterError(
+            raise SpecError(
                 f"{cls.mechanism} spec has unknown fields: {', '.join(unknown)} "
                 f"(its fields: {', '.join(sorted(names))})"
             )
@@ -241,7 +273,7 @@ class Spec(abc.ABC):
         try:
             return cls(**kwargs)
         except TypeError as exc:
-            raise ParameterError(f"{cls.mechanism} spec: {exc}") from None
+            raise SpecError(f"{cls.mechanism} spec: {exc}") from None
 
     @property
     def fingerprint(self) -> str:
@@ -304,7 +336,7 @@ class ExactPrivacySpec(Spec):
     def privacy_pieces(self, reports: float = 1) -> tuple[PrivacyPiece, ...]:
         """``reports`` independent reports: every piece of :meth:`report_pieces`, once per report."""
         if math.isinf(reports):
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism} uses fresh randomness per report; give a finite number of reports"
             )
         return tuple(part.repeated(int(reports)) for part in self.report_pieces())
@@ -331,14 +363,14 @@ class ExactPrivacySpec(Spec):
         ratio = self.privacy_ratio
         epsilon = self.epsilon
         if not ratio_within(ratio, epsilon):
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism} claims epsilon={epsilon!r} but its exact probabilities give "
                 f"epsilon={self.epsilon_achieved:.17g}; the claim must be at least what the probabilities give"
             )
         if self.claim_matches_probabilities and exp_lower_bound(epsilon) > ratio * (
             1 + Fraction(CLAIM_TOLERANCE)
         ):
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism} states epsilon={epsilon!r} but its exact probabilities give "
                 f"epsilon={self.epsilon_achieved:.17g}; the stated epsilon must match them (e^epsilon within a "
                 f"relative {CLAIM_TOLERANCE:g}): change the probabilities with epsilon, or rebuild the spec from epsilon"
@@ -348,9 +380,9 @@ class ExactPrivacySpec(Spec):
 def spec_from_dict(data: Mapping[str, Any]) -> Spec:
     """Build any registered spec from its dict form."""
     if not isinstance(data, Mapping):
-        raise ParameterError(f"a spec must be a JSON object, got {type(data).__name__}")
+        raise SpecError(f"a spec must be a JSON object, got {type(data).__name__}")
     if "mechanism" not in data:
-        raise ParameterError("spec has no 'mechanism' field")
+        raise SpecError("spec has no 'mechanism' field")
     return spec_class(str(data["mechanism"])).from_dict(data)
 
 
@@ -359,7 +391,7 @@ def load_spec(source: str | Path | Mapping[str, Any] | Spec) -> Spec:
 
     Raises
     ------
-    ParameterError
+    SpecError
         If the file cannot be read or is not UTF-8 text, is not JSON, or
         describes an invalid spec.
     """
@@ -378,5 +410,5 @@ def load_spec(source: str | Path | Mapping[str, Any] | Spec) -> Spec:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ParameterError(f"spec is not valid JSON{where}: {exc}") from None
+        raise SpecError(f"spec is not valid JSON{where}: {exc}") from None
     return spec_from_dict(data)

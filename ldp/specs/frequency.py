@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
-from ldp.errors import ParameterError
+from ldp.errors import SpecError
 from ldp.exact import ceil_fraction, exp_lower_bound, floor_fraction
 from ldp.frequency_math import frequency_variance, variance_star
 from ldp.hashing import LH_PRIME, LH_SEED_SPACE, lh_collision_probability
@@ -89,7 +89,7 @@ class FrequencySpec(ExactPrivacySpec):
         values = normalize_domain(domain)
         check_size_limit(len(values), limit, self.mechanism, f"a domain of {len(values):,} values", why)
         if len(values) < 2:
-            raise ParameterError(f"{self.mechanism} needs a domain of at least 2 values, got {len(values)}")
+            raise SpecError(f"{self.mechanism} needs a domain of at least 2 values, got {len(values)}")
         object.__setattr__(self, "domain", values)
         object.__setattr__(self, "epsilon", check_epsilon(epsilon))
         self._check_epsilon_limit()
@@ -106,7 +106,7 @@ class FrequencySpec(ExactPrivacySpec):
         return DomainIndex(self.domain)
 
     def index_of(self, value: Any) -> int:
-        """Index of ``value`` in the domain; :class:`ParameterError` when absent."""
+        """Index of ``value`` in the domain; :class:`~ldp.errors.InputError` when absent."""
         return self.domain_index.index(value)
 
     # -- privacy ---------------------------------------------------------
@@ -150,7 +150,7 @@ def calibrate_keep_probability(epsilon: float, outputs: int, mechanism: str) -> 
     bound = exp_lower_bound(epsilon)
     p = floor_fraction(bound / (bound + outputs - 1))
     if p * outputs <= 1:  # p <= q
-        raise ParameterError(
+        raise SpecError(
             f"{mechanism}: epsilon={epsilon!r} is too small to represent with 64-bit probabilities"
         )
     return p
@@ -196,9 +196,7 @@ class GRR(FrequencySpec):
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(1, self.domain_size):
-                raise ParameterError(
-                    f"{self.mechanism}: p must exceed 1/d = 1/{self.domain_size}, got {keep}"
-                )
+                raise SpecError(f"{self.mechanism}: p must exceed 1/d = 1/{self.domain_size}, got {keep}")
         object.__setattr__(self, "p", keep)
         self._check_claim()
 
@@ -256,7 +254,7 @@ class BinaryRR(GRR):
     ) -> None:
         domain = tuple(domain)
         if len(domain) != 2:
-            raise ParameterError(f"binary-rr needs a domain of exactly 2 values, got {len(domain)}")
+            raise SpecError(f"binary-rr needs a domain of exactly 2 values, got {len(domain)}")
         super().__init__(domain, epsilon, p)
 
 
@@ -290,12 +288,12 @@ class UnaryEncoding(FrequencySpec):
         if p is None and q is None:
             one, zero = self._calibrate(self.epsilon)
         elif p is None or q is None:
-            raise ParameterError(f"{self.mechanism}: give both p and q, or neither (calibrated from epsilon)")
+            raise SpecError(f"{self.mechanism}: give both p and q, or neither (calibrated from epsilon)")
         else:
             one = check_probability(p, "p", low_open=True, high_open=True)
             zero = check_probability(q, "q", low_open=True, high_open=True)
             if one <= zero:
-                raise ParameterError(f"{self.mechanism}: p must exceed q, got p={one}, q={zero}")
+                raise SpecError(f"{self.mechanism}: p must exceed q, got p={one}, q={zero}")
         object.__setattr__(self, "p", one)
         object.__setattr__(self, "q", zero)
         self._check_claim()
@@ -351,9 +349,7 @@ class SUE(UnaryEncoding):
         while (p / (1 - p)) ** 2 > bound:  # float sqrt was a hair too high
             p -= step
         if p <= Fraction(1, 2):
-            raise ParameterError(
-                f"sue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities"
-            )
+            raise SpecError(f"sue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
         return p, 1 - p
 
 
@@ -372,9 +368,7 @@ class OUE(UnaryEncoding):
     def _calibrate(self, epsilon: float) -> tuple[Fraction, Fraction]:
         q = ceil_fraction(1 / (exp_lower_bound(epsilon) + 1))
         if q >= Fraction(1, 2):
-            raise ParameterError(
-                f"oue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities"
-            )
+            raise SpecError(f"oue: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
         return Fraction(1, 2), q
 
 
@@ -424,7 +418,7 @@ class HashedRandomizedResponse(ExactPrivacySpec):
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(1, buckets):
-                raise ParameterError(f"{self.mechanism}: p must exceed 1/g = 1/{buckets}, got {keep}")
+                raise SpecError(f"{self.mechanism}: p must exceed 1/g = 1/{buckets}, got {keep}")
         object.__setattr__(self, "p", keep)
         self._check_claim()
 
@@ -540,7 +534,7 @@ class BLH(LocalHashing):
         p: ProbabilityInput | None = None,
     ) -> None:
         if g is not None and g != 2:
-            raise ParameterError(f"blh has g = 2 by definition, got g={g!r}; use olh for other g")
+            raise SpecError(f"blh has g = 2 by definition, got g={g!r}; use olh for other g")
         super().__init__(domain, epsilon, g, p)
 
     def _default_g(self) -> int:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp.domain import DomainValue
-from ldp.errors import ParameterError
+from ldp.errors import SpecError
 from ldp.exact import exp_lower_bound
 from ldp.hadamard_math import block_count, block_size, hr_variance, row_positions, symbol_layout
 from ldp.report_schema import BoundedInt, ReportSchema
@@ -93,16 +93,16 @@ class HR(FrequencySpec):
         else:
             count = check_int(blocks, "blocks", minimum=1, maximum=1 << 22)
             if count & (count - 1):
-                raise ParameterError(f"hr: blocks must be a power of two, got {count}")
+                raise SpecError(f"hr: blocks must be a power of two, got {count}")
             if count > 2 * d:
-                raise ParameterError(f"hr: blocks must be at most 2d = {2 * d}, got {count}")
+                raise SpecError(f"hr: blocks must be at most 2d = {2 * d}, got {count}")
         object.__setattr__(self, "blocks", count)
         if p is None:
             keep = calibrate_keep_probability(self.epsilon, 2 * count, self.mechanism)
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep * 2 * count <= 1:
-                raise ParameterError(f"hr: p must exceed 1/(2B) = 1/{2 * count}, got {keep}")
+                raise SpecError(f"hr: p must exceed 1/(2B) = 1/{2 * count}, got {keep}")
         object.__setattr__(self, "p", keep)
         self._check_claim()
 

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError, SpecError
 from ldp.hashing import LH_PRIME
 from ldp.report_schema import BoundedInt, ReportSchema
 from ldp.specs.base import ExactPrivacySpec, MechanismView
@@ -102,16 +102,16 @@ class HeavyHitterSpec(ExactPrivacySpec):
     def value_bits(self, value: Any) -> int:
         """The m-bit integer encoding ``value`` (see the module docstring); a clear error for a bad value."""
         if not isinstance(value, str):
-            raise ParameterError(
+            raise InputError(
                 f"{self.mechanism} values are strings, got {type(value).__name__} {str(value)[:40]!r}"
             )
         if "\x00" in value:
-            raise ParameterError(
+            raise InputError(
                 f"{self.mechanism} values cannot contain U+0000 (the zero byte pads values to max_length)"
             )
         data = _utf8(value, self.mechanism)
         if len(data) > self.max_length:
-            raise ParameterError(
+            raise InputError(
                 f"{self.mechanism}: value {value[:40]!r} is {len(data)} bytes of UTF-8, "
                 f"above max_length={self.max_length}"
             )
@@ -161,7 +161,7 @@ def _utf8(value: str, mechanism: str) -> bytes:
     try:
         return value.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate
-        raise ParameterError(
+        raise InputError(
             f"{mechanism}: value {value[:40]!r} is not encodable as UTF-8 ({exc.reason})"
         ) from None
 
@@ -202,7 +202,7 @@ class PrefixHashing(HashedRandomizedResponse, HeavyHitterSpec):
         length = check_int(max_length, "max_length", minimum=1, maximum=PEM_MAX_LENGTH)
         k = check_int(top_k, "top_k", minimum=1, maximum=PEM_MAX_TOP_K)
         if k >= 1 << (8 * length):
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism}: top_k={k} must be below 2^m = 2^{8 * length} (m = 8·max_length)"
             )
         object.__setattr__(self, "max_length", length)
@@ -303,7 +303,7 @@ class PEM(PrefixHashing):
         self._set_common(epsilon, max_length, top_k)
         step = check_int(eta, "eta", minimum=1, maximum=PEM_MAX_ETA)
         if self.top_k * (1 << step) > PEM_MAX_CANDIDATES:
-            raise ParameterError(
+            raise SpecError(
                 f"pem: top_k * 2^eta = {self.top_k * (1 << step):,} candidates per round is above the limit of "
                 f"{PEM_MAX_CANDIDATES:,} (the aggregator evaluates each against every report of its round)"
             )
@@ -311,7 +311,7 @@ class PEM(PrefixHashing):
             width = max(self.top_k, min(PEM_DEFAULT_WIDTH_FACTOR * self.top_k, PEM_MAX_CANDIDATES >> step))
         kept = check_int(width, "width", minimum=self.top_k, maximum=PEM_MAX_CANDIDATES)
         if kept * (1 << step) > PEM_MAX_CANDIDATES:
-            raise ParameterError(
+            raise SpecError(
                 f"pem: width * 2^eta = {kept * (1 << step):,} candidates per round is above the limit of "
                 f"{PEM_MAX_CANDIDATES:,} (the aggregator evaluates each against every report of its round)"
             )
@@ -408,7 +408,7 @@ class TreeHist(PrefixHashing):
             4 * self.top_k if width is None else width, "width", minimum=1, maximum=TREEHIST_MAX_WIDTH
         )
         if isinstance(beta, bool) or not isinstance(beta, int | float) or not 0 < beta < 1:
-            raise ParameterError(f"treehist: beta must be a number in (0, 1), got {beta!r}")
+            raise SpecError(f"treehist: beta must be a number in (0, 1), got {beta!r}")
         object.__setattr__(self, "width", survivors)
         object.__setattr__(self, "beta", float(beta))
         self._set_olh(g, p)

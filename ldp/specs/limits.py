@@ -62,7 +62,7 @@ import math
 import sys
 from collections.abc import Callable
 
-from ldp.errors import ParameterError
+from ldp.errors import SpecError
 from ldp.numeric_math import MAX_TABLE_ENTRIES
 
 __all__ = [
@@ -119,7 +119,7 @@ def check_epsilon_limit(
     ``where`` qualifies the limit when it depends on other parameters (" on grid=256").
     """
     if not epsilon <= limit:
-        raise ParameterError(
+        raise SpecError(
             f"{mechanism}: {name}={epsilon:.10g} is above {limit:g}, the largest epsilon {mechanism} supports"
             f"{where} ({why})"
         )
@@ -128,7 +128,7 @@ def check_epsilon_limit(
 def check_size_limit(size: int, limit: int, mechanism: str, what: str, why: str) -> None:
     """Refuse a table ``size`` above ``limit``; ``what`` names the parameter(s) and value ("a domain of 5 values")."""
     if size > limit:
-        raise ParameterError(f"{mechanism}: {what} is above the limit of {limit:,} ({why})")
+        raise SpecError(f"{mechanism}: {what} is above the limit of {limit:,} ({why})")
 
 
 def check_domain_length(domain: object, limit: int, mechanism: str, why: str) -> None:

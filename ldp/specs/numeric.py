@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ldp import numeric_math as nm
-from ldp.errors import ParameterError
+from ldp.errors import InputError, SpecError
 from ldp.exact import floor_fraction, ratio_within
 from ldp.report_schema import Number, ReportSchema
 from ldp.shorten import VALUE_ECHO_LIMIT, shown
@@ -79,10 +79,10 @@ DEFAULT_GRID = 256
 
 def _check_bound(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParameterError(f"{name} must be a finite number, got {value!r}")
+        raise SpecError(f"{name} must be a finite number, got {value!r}")
     out = float(value)
     if not math.isfinite(out):
-        raise ParameterError(f"{name} must be a finite number, got {value!r}")
+        raise SpecError(f"{name} must be a finite number, got {value!r}")
     return out
 
 
@@ -90,7 +90,7 @@ def check_numeric_value(value: Any) -> float:
     """A user's number as a finite float.
 
     NaN, infinities, booleans and what is not a number raise
-    :class:`ParameterError`: text too (``'12'``), which a caller that reads
+    :class:`InputError`: text too (``'12'``), which a caller that reads
     values from a file parses first (:func:`parse_numeric_text`).
 
     Examples
@@ -100,23 +100,23 @@ def check_numeric_value(value: Any) -> float:
     >>> check_numeric_value("12")
     Traceback (most recent call last):
     ...
-    ldp.errors.ParameterError: numeric value must be a number, got the str '12' (parse text first, e.g. float(text))
+    ldp.errors.InputError: numeric value must be a number, got the str '12' (parse text first, e.g. float(text))
     """
     if isinstance(value, (str, bytes, bytearray)):
-        raise ParameterError(
+        raise InputError(
             f"numeric value must be a number, got the {type(value).__name__} {shown(value, VALUE_ECHO_LIMIT)} "
             "(parse text first, e.g. float(text))"
         )
     if isinstance(value, (bool, np.bool_)):
-        raise ParameterError(f"numeric value must be a number, got {value!r}")
+        raise InputError(f"numeric value must be a number, got {value!r}")
     try:
         out = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ParameterError(
+        raise InputError(
             f"numeric value must be a finite number, got {shown(value, VALUE_ECHO_LIMIT)}"
         ) from None
     if not math.isfinite(out):
-        raise ParameterError(f"numeric value must be finite, got {value!r}")
+        raise InputError(f"numeric value must be finite, got {value!r}")
     return out
 
 
@@ -139,14 +139,14 @@ def parse_numeric_text(value: Any) -> float:
 
     Raises
     ------
-    ParameterError
+    InputError
         Text that is not a number, or a value :func:`check_numeric_value` refuses.
     """
     if isinstance(value, str):
         try:
             value = float(value.strip())
         except ValueError:
-            raise ParameterError(
+            raise InputError(
                 f"numeric value must be a number, got {shown(value, VALUE_ECHO_LIMIT)}"
             ) from None
     return check_numeric_value(value)
@@ -180,7 +180,7 @@ class NumericSpec(ExactPrivacySpec):
         low = _check_bound(self.low, "low")
         high = _check_bound(self.high, "high")
         if not low < high:
-            raise ParameterError(f"{self.mechanism}: need low < high, got low={low!r}, high={high!r}")
+            raise SpecError(f"{self.mechanism}: need low < high, got low={low!r}, high={high!r}")
         object.__setattr__(self, "low", low)
         object.__setattr__(self, "high", high)
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -191,13 +191,13 @@ class NumericSpec(ExactPrivacySpec):
         low, high = self.low, self.high
         width = high - low
         if not math.isfinite(width):
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism}: the range [{low!r}, {high!r}] is too wide: high - low overflows a double"
             )
         grid = getattr(self, "grid", 1)
         resolution = width / grid
         if resolution < SMALLEST_NORMAL:
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism}: the range [{low!r}, {high!r}] is too narrow: its resolution (high - low)/{grid} = "
                 f"{resolution!r} is below the smallest normal double {SMALLEST_NORMAL!r}"
             )
@@ -211,7 +211,7 @@ class NumericSpec(ExactPrivacySpec):
         floor, epsilon = self._epsilon_floor(), self.epsilon
         if epsilon < floor:
             _, where = self._epsilon_limit()
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism}: epsilon={epsilon:.10g}{where} needs a noise table longer than the limit of "
                 f"{MAX_NUMERIC_OUTPUTS:,} entries; the smallest epsilon there is {floor:g} (or use a coarser grid)"
             )
@@ -227,7 +227,7 @@ class NumericSpec(ExactPrivacySpec):
         extent = abs(low / 2 + high / 2) + spread
         limit = math.sqrt(sys.float_info.max / REPORT_HEADROOM)  # spread² · 2^63 stays finite
         if not (spread <= limit and extent <= sys.float_info.max / REPORT_HEADROOM):
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism}: the range [{low!r}, {high!r}] is too wide at epsilon={epsilon:g}: one "
                 f"report's unbiased estimate reaches {extent:.3g} in value units, and its deviation {spread:.3g} "
                 f"must stay below {limit:.3g} so that sums and variances over up to 2^63 reports stay finite"
@@ -250,12 +250,12 @@ class NumericSpec(ExactPrivacySpec):
         return 0.0 if u < 0.0 else 1.0 if u > 1.0 else u
 
     def to_native(self, values: Any) -> np.ndarray:
-        """Vectorized x ↦ t ∈ [−1, 1] (clipped); NaN raises :class:`ParameterError`."""
+        """Vectorized x ↦ t ∈ [−1, 1] (clipped); NaN raises :class:`~ldp.errors.InputError`."""
         given = np.asarray(values)
         _check_numbers(given, values)
         x = given.astype(np.float64, copy=False)
         if not np.all(np.isfinite(x)):
-            raise ParameterError("numeric values must be finite numbers (got NaN or infinity)")
+            raise InputError("numeric values must be finite numbers (got NaN or infinity)")
         u = np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
         return 2.0 * u - 1.0
 
@@ -379,7 +379,7 @@ class _TwoPoint(NumericSpec):
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(1, 2):
-                raise ParameterError(f"{self.mechanism}: p must exceed 1/2, got {keep}")
+                raise SpecError(f"{self.mechanism}: p must exceed 1/2, got {keep}")
         object.__setattr__(self, "p", keep)
         self._check_claim()
         self._check_value_scale()
@@ -721,7 +721,7 @@ class Laplace(_Gridded):
             if ratio_within(ratio, self.epsilon):
                 return table, ratio
             slack *= 2
-        raise ParameterError(f"laplace: cannot reach epsilon={self.epsilon!r} with grid={self.grid}")
+        raise SpecError(f"laplace: cannot reach epsilon={self.epsilon!r} with grid={self.grid}")
 
     @property
     def table(self) -> nm.GridTable:
@@ -775,7 +775,7 @@ class Gaussian(_Gridded):
         self._check_resolution()
         d = _check_bound(self.delta, "delta")
         if not 0 < d < 1:
-            raise ParameterError(f"gaussian: delta must be in (0, 1), got {self.delta!r}")
+            raise SpecError(f"gaussian: delta must be in (0, 1), got {self.delta!r}")
         object.__setattr__(self, "delta", d)
         self._check_epsilon_limit()
         self._check_table_size()
@@ -799,7 +799,7 @@ class Gaussian(_Gridded):
             if achieved <= self.delta:
                 return table, sigma, achieved
             sigma *= 1.0005
-        raise ParameterError(
+        raise SpecError(
             f"gaussian: cannot reach delta={self.delta!r} on grid={self.grid}"
         )  # pragma: no cover
 
@@ -824,7 +824,7 @@ class Gaussian(_Gridded):
 
     def report_pieces(self) -> tuple[PrivacyPiece, ...]:
         """None: the grid Gaussian is (ε, δ)-LDP, with no pure-ε or exact curve here."""
-        raise ParameterError(
+        raise SpecError(
             f"gaussian is (epsilon, delta)-LDP on a grid, with no exact curve here; the continuous mechanism is "
             f"mu-GDP with mu = {self.gdp_mu:.6g} (compose that with `ldp privacy convert --mu`)"
         )
@@ -856,13 +856,13 @@ def numeric_variance_table(epsilon: float) -> dict[str, float]:
     """Worst-case variances (native scale, docs/mechanisms.md#hybrid) of the pure-ε mechanisms that support ``epsilon``.
 
     A mechanism is left out above its :attr:`~ExactPrivacySpec.max_epsilon` (laplace: the limit
-    that holds on every grid); :class:`ParameterError` names the limits when none is left.
+    that holds on every grid); :class:`SpecError` names the limits when none is left.
     """
     epsilon = check_epsilon(epsilon)
     names = [name for name in nm.NUMERIC_THEORY if epsilon <= NUMERIC_MECHANISMS[name].max_epsilon]
     if not names:
         limits = ", ".join(f"{name} {NUMERIC_MECHANISMS[name].max_epsilon:g}" for name in nm.NUMERIC_THEORY)
-        raise ParameterError(
+        raise SpecError(
             f"auto: no numeric mechanism supports epsilon={epsilon:.10g} (largest epsilons: {limits})"
         )
     return {name: nm.worst_case_variance(name, epsilon) for name in names}
@@ -889,12 +889,12 @@ def numeric_spec(
         cls = NUMERIC_MECHANISMS[name]
     except KeyError:
         known = ", ".join([*NUMERIC_MECHANISMS, "auto"])
-        raise ParameterError(f"unknown numeric mechanism {mechanism!r}; known: {known}") from None
+        raise SpecError(f"unknown numeric mechanism {mechanism!r}; known: {known}") from None
     if cls in (Duchi, StochasticRounding):
         options.pop("grid", None)
     if cls is not Gaussian:
         options.pop("delta", None)
     elif options.get("delta") is None:
-        raise ParameterError("gaussian needs delta")
+        raise SpecError("gaussian needs delta")
     build: Callable[..., NumericSpec] = cls  # every numeric spec takes epsilon, low and high by name
     return build(epsilon=epsilon, low=low, high=high, **options)

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
-from ldp.errors import ParameterError
+from ldp.errors import AccountingError, InputError, SpecError
 from ldp.exact import epsilon_bound_of_ratio, epsilon_of_ratio
 from ldp.hashing import bloom_positions, value_bytes
 from ldp.report_schema import BitVector, BoundedInt, ReportSchema
@@ -132,19 +132,19 @@ class Rappor(Spec):
     ) -> None:
         kind = str(encoding).lower()
         if kind not in RAPPOR_ENCODINGS:
-            raise ParameterError(f"rappor encoding must be one of {RAPPOR_ENCODINGS}, got {encoding!r}")
+            raise SpecError(f"rappor encoding must be one of {RAPPOR_ENCODINGS}, got {encoding!r}")
         object.__setattr__(self, "encoding", kind)
         if f is None:
-            raise ParameterError("rappor needs f")
+            raise SpecError("rappor needs f")
         if p is None:
-            raise ParameterError("rappor needs p")
+            raise SpecError("rappor needs p")
         if q is None:
-            raise ParameterError("rappor needs q")
+            raise SpecError("rappor needs q")
         prr = check_probability(f, "f", high_open=True)
         irr0 = check_probability(p, "p")
         irr1 = check_probability(q, "q")
         if irr0 >= irr1:
-            raise ParameterError(f"rappor needs p < q (IRR), got p={irr0}, q={irr1}")
+            raise SpecError(f"rappor needs p < q (IRR), got p={irr0}, q={irr1}")
         object.__setattr__(self, "f", prr)
         object.__setattr__(self, "p", irr0)
         object.__setattr__(self, "q", irr1)
@@ -155,22 +155,20 @@ class Rappor(Spec):
         values: tuple[DomainValue, ...] | None = None
         if kind == "bloom":
             if domain is not None:
-                raise ParameterError(
-                    "rappor with encoding='bloom' takes no domain (decode with a candidate list)"
-                )
+                raise SpecError("rappor with encoding='bloom' takes no domain (decode with a candidate list)")
             if num_bits is None or num_hashes is None:
-                raise ParameterError("rappor needs num_bits and num_hashes")
+                raise SpecError("rappor needs num_bits and num_hashes")
             hash_name = str(hash).lower()
             if hash_name not in RAPPOR_HASHES:
-                raise ParameterError(f"rappor hash must be one of {RAPPOR_HASHES}, got {hash!r}")
+                raise SpecError(f"rappor hash must be one of {RAPPOR_HASHES}, got {hash!r}")
             max_bits, max_hashes = (256, 16) if hash_name == "md5" else (1 << 20, 64)
             k = check_int(num_bits, "num_bits", minimum=1, maximum=max_bits)
             h = check_int(num_hashes, "num_hashes", minimum=1, maximum=max_hashes)
             if h > k:
-                raise ParameterError(f"rappor num_hashes ({h}) cannot exceed num_bits ({k})")
+                raise SpecError(f"rappor num_hashes ({h}) cannot exceed num_bits ({k})")
         elif kind == "basic":
             if domain is None:
-                raise ParameterError("rappor with encoding='basic' needs a domain")
+                raise SpecError("rappor with encoding='basic' needs a domain")
             check_domain_length(domain, MAX_DOMAIN_SIZE, "basic rappor", _DOMAIN_WHY)
             values = normalize_domain(domain)
             check_size_limit(
@@ -181,24 +179,24 @@ class Rappor(Spec):
                 _DOMAIN_WHY,
             )
             if len(values) < 2:
-                raise ParameterError("basic rappor needs a domain of at least 2 values")
+                raise SpecError("basic rappor needs a domain of at least 2 values")
             k, h, hash_name = len(values), 1, "none"
             if num_bits not in (None, k):
-                raise ParameterError(f"basic rappor has num_bits = domain size = {k}, got {num_bits}")
+                raise SpecError(f"basic rappor has num_bits = domain size = {k}, got {num_bits}")
             if num_hashes not in (None, 1):
-                raise ParameterError(f"basic rappor has num_hashes = 1, got {num_hashes}")
+                raise SpecError(f"basic rappor has num_hashes = 1, got {num_hashes}")
         else:  # boolean
             if domain is not None:
-                raise ParameterError("boolean rappor takes no domain")
+                raise SpecError("boolean rappor takes no domain")
             if num_bits not in (None, 1) or num_hashes not in (None, 1):
-                raise ParameterError("boolean rappor has num_bits = num_hashes = 1")
+                raise SpecError("boolean rappor has num_bits = num_hashes = 1")
             k, h, hash_name = 1, 1, "none"
         object.__setattr__(self, "num_bits", k)
         object.__setattr__(self, "num_hashes", h)
         object.__setattr__(self, "hash", hash_name)
         object.__setattr__(self, "domain", values)
         if self.prob_one_given_zero == 0 or self.prob_one_given_one == 1:
-            raise ParameterError(
+            raise SpecError(
                 "rappor parameters give no single-report privacy (a reported bit can be certain); "
                 f"got f={prr}, p={irr0}, q={irr1}"
             )
@@ -316,7 +314,7 @@ class Rappor(Spec):
         """Index of ``value`` in the domain of basic RAPPOR (the only encoding with a domain)."""
         index = self.domain_index
         if index is None:
-            raise ParameterError(f"{self.encoding} rappor has no domain to look {value!r} up in")
+            raise InputError(f"{self.encoding} rappor has no domain to look {value!r} up in")
         return index.index(value)
 
     def check_cohort(self, cohort: Any) -> int:
@@ -335,7 +333,7 @@ class Rappor(Spec):
         f, p, q = self.f, self.p, self.q
         if math.isinf(reports):
             if f == 0:
-                raise ParameterError(
+                raise AccountingError(
                     "rappor with f = 0 has no permanent randomized response (epsilon_inf = inf)"
                 )
             return piece([f / 2, 1 - f / 2], [1 - f / 2, f / 2])
@@ -379,7 +377,7 @@ class Rappor(Spec):
 
         Raises
         ------
-        ParameterError
+        InputError
             If ``value`` is not valid for this spec (None, outside a basic domain,
             not a boolean).
         """
@@ -388,14 +386,14 @@ class Rappor(Spec):
         if self.encoding == "boolean":
             return b"1" if parse_boolean(value) else b"0"
         if value is None:
-            raise ParameterError("rappor value must not be None")
+            raise InputError("rappor value must not be None")
         return value_bytes(value)
 
     def bit_positions(self, value: Any, cohort: int) -> list[int]:
         """Positions of the true bits B set by ``value`` in ``cohort``."""
         if self.encoding == "bloom":
             if value is None:
-                raise ParameterError("rappor value must not be None")
+                raise InputError("rappor value must not be None")
             return bloom_positions(value, cohort, self.num_hashes, self.num_bits, self.hash)
         if self.encoding == "basic":
             return [self._domain_position(value)]
@@ -414,4 +412,4 @@ def parse_boolean(value: Any) -> bool:
             return True
         if word in _FALSE_WORDS:
             return False
-    raise ParameterError(f"boolean rappor value must be true/false or 1/0, got {value!r}")
+    raise InputError(f"boolean rappor value must be true/false or 1/0, got {value!r}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ldp.errors import ParameterError
+from ldp.errors import SpecError
 from ldp.specs.base import MechanismView
 from ldp.specs.frequency import FrequencySpec
 from ldp.specs.validation import check_epsilon, check_int
@@ -40,7 +40,7 @@ def frequency_spec(mechanism: str, domain: Iterable[Any], epsilon: float) -> Fre
         cls = FREQUENCY_MECHANISMS[name]
     except KeyError:
         known = ", ".join([*FREQUENCY_MECHANISMS, "auto"])
-        raise ParameterError(f"unknown frequency mechanism {mechanism!r}; known: {known}") from None
+        raise SpecError(f"unknown frequency mechanism {mechanism!r}; known: {known}") from None
     return cls(domain=domain, epsilon=epsilon)
 
 
@@ -51,7 +51,7 @@ def variance_table(
 
     An oracle is applicable when ε and d are within its limits (:mod:`ldp.specs.limits`)
     and, when ``max_report_bits`` is given, its reports carry at most that many
-    bits (:attr:`~ldp.specs.base.Spec.report_bits`); :class:`ParameterError`
+    bits (:attr:`~ldp.specs.base.Spec.report_bits`); :class:`SpecError`
     names the limits when none is.
     """
     epsilon = check_epsilon(epsilon)
@@ -71,7 +71,7 @@ def variance_table(
             continue
         table[name] = spec.variance_star
     if not table and smallest is not None:
-        raise ParameterError(
+        raise SpecError(
             f"auto: no frequency oracle's reports fit in {max_report_bits} bits at epsilon={epsilon:.10g} over "
             f"{d:,} values; the smallest is {smallest[1]} with {smallest[0]} bits"
         )
@@ -81,7 +81,7 @@ def variance_table(
             for name, cls in FREQUENCY_MECHANISMS.items()
             if name != "binary-rr"
         )
-        raise ParameterError(
+        raise SpecError(
             f"auto: no frequency oracle supports epsilon={epsilon:.10g} over {d:,} values; "
             f"the limits are {limits}"
         )

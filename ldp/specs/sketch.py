@@ -40,7 +40,7 @@ import mmh3
 import numpy as np
 
 from ldp.domain import DomainValue
-from ldp.errors import ParameterError
+from ldp.errors import SpecError
 from ldp.hashing import murmur3_x64_128_batch, value_bytes
 from ldp.report_schema import BitVector, BoundedInt, ReportSchema
 from ldp.specs.frequency import SUE, FrequencySpec, calibrate_keep_probability
@@ -106,12 +106,12 @@ class SketchSpec(FrequencySpec):
         rows = check_int(k, "k", minimum=1, maximum=1 << 16)
         width = check_int(m, "m", minimum=2, maximum=1 << 20)
         if rows * width > MAX_TABLE_COUNTERS:
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism}: a sketch of k={rows} x m={width} is above the limit of "
                 f"{MAX_TABLE_COUNTERS:,} counters (the aggregator keeps int64 counts per cell)"
             )
         if rows * self.domain_size > MAX_SKETCH_HASHES:
-            raise ParameterError(
+            raise SpecError(
                 f"{self.mechanism}: k={rows} hash functions over a domain of {self.domain_size:,} values is above "
                 f"the limit of {MAX_SKETCH_HASHES:,} hash evaluations (the decoder hashes every value in every row)"
             )
@@ -125,7 +125,7 @@ class SketchSpec(FrequencySpec):
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(1, 2):
-                raise ParameterError(f"{self.mechanism}: p must exceed 1/2, got {keep}")
+                raise SpecError(f"{self.mechanism}: p must exceed 1/2, got {keep}")
         object.__setattr__(self, "p", keep)
         self._check_claim()
 
@@ -291,7 +291,7 @@ class HCMS(SketchSpec):
 
     def _check_width(self) -> None:
         if self.m & (self.m - 1):
-            raise ParameterError(f"hcms needs m a power of 2 (the Hadamard matrix H_m), got m={self.m}")
+            raise SpecError(f"hcms needs m a power of 2 (the Hadamard matrix H_m), got m={self.m}")
 
     def _calibrate(self, epsilon: float) -> Fraction:
         return calibrate_keep_probability(epsilon, 2, self.mechanism)

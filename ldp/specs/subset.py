@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp.domain import DomainValue
-from ldp.errors import ParameterError, ReportError
+from ldp.errors import ReportError, SpecError
 from ldp.exact import exp_lower_bound, floor_fraction
 from ldp.report_schema import BitVector, ReportSchema
 from ldp.specs.frequency import FrequencySpec
@@ -147,7 +147,7 @@ class SubsetSelection(FrequencySpec):
         else:
             keep = check_probability(p, "p", high_open=True)
             if keep <= Fraction(size, d):
-                raise ParameterError(f"ss: p must exceed omega/d = {size}/{d}, got {keep}")
+                raise SpecError(f"ss: p must exceed omega/d = {size}/{d}, got {keep}")
         object.__setattr__(self, "p", keep)
         self._check_claim()
 
@@ -157,9 +157,7 @@ class SubsetSelection(FrequencySpec):
         bound = exp_lower_bound(epsilon)
         keep = floor_fraction(omega * bound / (omega * bound + d - omega))
         if keep <= Fraction(omega, d):
-            raise ParameterError(
-                f"ss: epsilon={epsilon!r} is too small to represent with 64-bit probabilities"
-            )
+            raise SpecError(f"ss: epsilon={epsilon!r} is too small to represent with 64-bit probabilities")
         return keep
 
     # -- privacy ---------------------------------------------------------
