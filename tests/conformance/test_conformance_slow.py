@@ -1,0 +1,257 @@
+"""Conformance of every registered mechanism: the slow checks (``pytest -m slow``).
+
+Parametrized over :func:`ldp.registry.declarations` like ``test_conformance_fast.py``.
+Significance levels:
+
+- the real client's output (every coin from the CSPRNG, so unseeded): a
+  chi-square goodness-of-fit at α = 1e-6 family-wise; α is its false-failure
+  probability;
+- the repeated seeded runs (unbiased over runs, empirical variance against
+  the declared standard error, confidence-interval coverage): α = 1e-4 per
+  check, the probability that a correct mechanism fails under a random seed;
+- the audit of the real client: confidence 1 − 1e-6 (its false-alarm probability).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import httpx
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from mechanism_examples import example_spec, example_values, mechanism_declarations
+from scipy.stats import binom, chi2, norm
+
+from ldp.aggregator import make_aggregator
+from ldp.aggregator.accumulate import accumulate_files
+from ldp.aggregator.writers import write_reports
+from ldp.client import encode_batch, make_encoder
+
+pytestmark = pytest.mark.slow
+
+DECLARATIONS = mechanism_declarations()
+
+
+@pytest.fixture(params=DECLARATIONS, ids=lambda d: d.name, scope="module")
+def spec(request):
+    return example_spec(request.param)
+
+
+def _seed(spec) -> int:
+    return int(spec.fingerprint[:8], 16)
+
+
+# -- the real client (CSPRNG): chi-square against the exact output probabilities -----------------
+
+
+def test_real_client_support_counts_match_p_star_q_star_and_the_declared_variance(spec):
+    """n reports of one value x by the real client: each value v's support count S_v against its moments.
+
+    E[S_v/n] is p* (v = x) or q* (v ≠ x), and Var[S_v/n] = Var[f̂_v]·(p* − q*)² with
+    Var[f̂_v] the spec's declared fixed-data variance at frequency 1 or 0
+    (``spec.variance``): the statistic (S_v/n − E)²/Var is chi-square with 1
+    degree of freedom (normal approximation, n = 20,000), tested at α / d
+    (Bonferroni over the d values): α = 1e-6 family-wise. This holds for
+    indicator supports (binomial counts) and signed ones (HR) alike.
+    """
+    acc = make_aggregator(spec)
+    p_star, q_star = getattr(spec, "exact_p_star", None), getattr(spec, "exact_q_star", None)
+    if not hasattr(acc, "support_counts") or p_star is None or q_star is None:
+        pytest.skip(f"{spec.mechanism}: no support counts with exact p*, q* to test the output against")
+    n, alpha = 20_000, 1e-6
+    x = spec.domain[0]
+    encoder = make_encoder(spec)
+    for _ in range(n):
+        acc.add(encoder.encode(x))
+    observed = np.asarray(acc.support_counts, dtype=float) / n
+    holds = np.array([v == x for v in spec.domain])
+    mean = np.where(holds, float(p_star), float(q_star))
+    variance = np.asarray(spec.variance(holds.astype(float), n), dtype=float) * float(p_star - q_star) ** 2
+    stat = (observed - mean) ** 2 / variance
+    limit = chi2.isf(alpha / len(mean), 1)
+    assert np.all(stat <= limit), dict(zip(spec.domain, stat))
+
+
+def test_real_client_numeric_output_is_distributed_as_the_seeded_encoder(spec):
+    """Numeric reports: the real client and the seeded batch encoder, a two-sample chi-square on 10 quantile bins.
+
+    α = 1e-6 (homogeneity test, 9 degrees of freedom). The seeded encoder's own
+    correctness is checked by the repeated-run test below.
+    """
+    if spec.report_kind != "numeric":
+        pytest.skip(f"{spec.mechanism}: not a numeric mechanism (support counts are tested instead)")
+    n, alpha = 20_000, 1e-6
+    x = example_values(spec, 1)[0]
+    encoder = make_encoder(spec)
+    real = np.array([encoder.encode(x).value for _ in range(n)], dtype=float)
+    seeded = np.asarray(encode_batch(spec, [x] * n, np.random.default_rng(_seed(spec))).values, dtype=float)
+    edges = np.unique(np.quantile(np.concatenate([real, seeded]), np.linspace(0, 1, 11)[1:-1]))
+    table = np.array(
+        [
+            np.bincount(np.searchsorted(edges, s, side="right"), minlength=len(edges) + 1)
+            for s in (real, seeded)
+        ]
+    )
+    table = table[:, table.sum(axis=0) > 0]
+    expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
+    stat = float(((table - expected) ** 2 / expected).sum())
+    assert stat <= chi2.isf(alpha, table.shape[1] - 1), stat
+
+
+# -- repeated seeded runs: unbiased, variance as declared, interval coverage -----------------------
+
+
+def _runs(spec, runs: int, n: int):
+    """Estimates, declared standard errors and intervals of ``runs`` seeded runs of the same n users."""
+    values = example_values(spec, n)
+    batch = encode_batch(spec, values * runs, np.random.default_rng(_seed(spec)))
+    rows = []
+    for r in range(runs):
+        acc = make_aggregator(spec)
+        acc.add_batch(_rows(batch, r * n, (r + 1) * n))
+        rows.append(acc.estimate(confidence=0.95))
+    return values, rows
+
+
+def _rows(batch, start: int, stop: int):
+    import dataclasses
+
+    fields = {
+        f.name: (v[start:stop] if isinstance(v, np.ndarray) else v)
+        for f in dataclasses.fields(batch)
+        if f.name not in ("spec", "extra")
+        for v in [getattr(batch, f.name)]
+    }
+    extra = {k: v[start:stop] for k, v in batch.extra.items()}
+    return type(batch)(spec=batch.spec, extra=extra, **fields)
+
+
+def _columns(spec, values, tables):
+    """(truth, estimates, std errors, ci low, ci high) of the rows every run lists, or None."""
+    if "mean" in tables[0].columns:
+        key, truth = None, np.array([np.mean(values)])
+    elif "value" in tables[0].columns:
+        common = set.intersection(*(set(t["value"]) for t in tables))
+        keys = [v for v in tables[0]["value"] if v in common]
+        if not keys:
+            return None
+        counts = Counter(values)
+        key, truth = keys, np.array([counts.get(v, 0) for v in keys], dtype=float)
+    else:
+        return None
+    column = "mean" if key is None else "estimate"
+    out = []
+    for name in (column, "std_error", "ci_low", "ci_high"):
+        if key is None:
+            out.append(np.array([t[name].to_numpy(float) for t in tables]))
+        else:
+            out.append(np.array([t.set_index("value").loc[key, name].to_numpy(float) for t in tables]))
+    return truth, *out
+
+
+def test_repeated_runs_unbiased_variance_as_declared_and_coverage(spec):
+    """R seeded runs of n fixed users; each check two-sided at α = 1e-4 (Bonferroni over the rows)."""
+    runs, n, alpha = 300, 1000, 1e-4
+    values, tables = _runs(spec, runs, n)
+    found = _columns(spec, values, tables)
+    if found is None:
+        pytest.skip(f"{spec.mechanism}: its estimate table lists neither values nor a mean")
+    truth, est, se, low, high = found
+    rows = len(truth)
+    a = alpha / rows
+    declared = np.mean(se**2, axis=0)
+    # unbiased: the mean over runs within z·sqrt(declared/R)
+    z = norm.isf(a / 2)
+    assert np.all(np.abs(est.mean(axis=0) - truth) <= z * np.sqrt(declared / runs)), (est.mean(axis=0), truth)
+    # variance: (R-1)s²/σ² ~ χ²(R-1) for normal estimates (n large)
+    ratio = (runs - 1) * est.var(axis=0, ddof=1) / declared
+    assert np.all(ratio >= chi2.ppf(a / 2, runs - 1)) and np.all(ratio <= chi2.isf(a / 2, runs - 1)), (
+        ratio / (runs - 1)
+    )
+    # coverage of the 95% interval: Binomial(R, 0.95)
+    covered = ((low <= truth) & (truth <= high)).sum(axis=0)
+    lo, hi = binom.ppf(a / 2, runs, 0.95), binom.isf(a / 2, runs, 0.95)
+    assert np.all((covered >= lo) & (covered <= hi)), covered
+
+
+# -- the audit of the real client -----------------------------------------------------------------
+
+
+def test_audit_of_the_real_client_finds_no_violation(spec):
+    from ldp.audit import run_audit
+    from ldp.audit_sources import python_client_sampler
+
+    with python_client_sampler(spec) as sampler:
+        result = run_audit(spec, sampler, 2000, confidence=1 - 1e-6)
+    assert result.rows and not result.violation, result.worst
+    assert not result.memo_rejected
+
+
+# -- engines and the collector: the same estimates as a local `ldp aggregate` ---------------------
+
+
+def _aggregate_cli(spec, paths, tmp_path, *extra) -> pd.DataFrame:
+    from ldp.cli import cli
+
+    spec_path, out = tmp_path / "spec.json", tmp_path / f"est{len(extra)}.parquet"
+    spec_path.write_text(spec.to_json())
+    args = ["aggregate", "--spec", str(spec_path), *map(str, paths), "-o", str(out), *extra]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return pd.read_parquet(out)
+
+
+def _report_files(spec, tmp_path):
+    seed = _seed(spec)
+    paths = []
+    for i, suffix in enumerate((".jsonl", ".csv", ".parquet")):
+        batch = encode_batch(spec, example_values(spec, 200), np.random.default_rng(seed + i))
+        paths.append(tmp_path / f"part{i}{suffix}")
+        write_reports(batch, paths[-1], spec)
+    return paths
+
+
+def test_dask_engine_equals_the_local_engine(spec, scheduler, tmp_path):
+    paths = _report_files(spec, tmp_path)
+    local = accumulate_files(spec, [str(p) for p in paths])
+    dask = accumulate_files(spec, [str(p) for p in paths], engine="dask", scheduler=scheduler)
+    assert (dask.valid, dask.rejected) == (local.valid, 0) == (600, 0)
+    assert dask.accumulator == local.accumulator
+    pd.testing.assert_frame_equal(
+        _aggregate_cli(spec, paths, tmp_path, "--engine", "dask", "--scheduler", scheduler),
+        _aggregate_cli(spec, paths, tmp_path),
+        check_exact=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def collector(tmp_path_factory):
+    from collector_server import running, store_path
+
+    with running(store_path(tmp_path_factory.mktemp("conformance-collector"))) as server:
+        yield server
+
+
+def test_collector_estimates_equal_ldp_aggregate(spec, collector, tmp_path):
+    from collector_server import create_task, envelopes, now_truncated, upload
+
+    task, token = create_task(collector.store, spec, window="1h", time_precision="1m", min_batch=1)
+    batch = encode_batch(spec, example_values(spec, 300), np.random.default_rng(_seed(spec)))
+    reports = list(batch.reports(spec))
+    reply = upload(collector, task, envelopes(reports, now_truncated(task)))
+    assert reply.status_code == 200 and (reply.json()["accepted"], reply.json()["rejected"]) == (300, [])
+    got = httpx.get(
+        f"{collector.url}/v1/tasks/{task.task_id}/estimates",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    ).json()
+    path = tmp_path / "reports.jsonl"
+    path.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in reports))
+    expected = _aggregate_cli(spec, [path], tmp_path)
+    assert got["n"] == 300
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(got["estimates"]), expected, check_exact=True, check_dtype=False
+    )
