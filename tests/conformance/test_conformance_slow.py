@@ -158,7 +158,7 @@ def test_repeated_runs_unbiased_variance_as_declared_and_coverage(spec):
     values, tables = _runs(spec, runs, n)
     found = _columns(spec, values, tables)
     if found is None:
-        pytest.skip(f"{spec.mechanism}: its estimate table lists neither values nor a mean")
+        pytest.skip(f"{spec.mechanism}: no row (a value or the mean) is listed by every run")
     truth, est, se, low, high = found
     rows = len(truth)
     a = alpha / rows
@@ -239,10 +239,12 @@ def test_collector_estimates_equal_ldp_aggregate(spec, collector, tmp_path):
     from collector_server import create_task, envelopes, now_truncated, upload
 
     task, token = create_task(collector.store, spec, window="1h", time_precision="1m", min_batch=1)
-    batch = encode_batch(spec, example_values(spec, 300), np.random.default_rng(_seed(spec)))
+    n = 2000  # enough for the heavy-hitter mechanisms to discover values (a non-empty table)
+    batch = encode_batch(spec, example_values(spec, n), np.random.default_rng(_seed(spec)))
     reports = list(batch.reports(spec))
-    reply = upload(collector, task, envelopes(reports, now_truncated(task)))
-    assert reply.status_code == 200 and (reply.json()["accepted"], reply.json()["rejected"]) == (300, [])
+    for start in range(0, n, 500):
+        reply = upload(collector, task, envelopes(reports[start : start + 500], now_truncated(task)))
+        assert reply.status_code == 200 and (reply.json()["accepted"], reply.json()["rejected"]) == (500, [])
     got = httpx.get(
         f"{collector.url}/v1/tasks/{task.task_id}/estimates",
         headers={"Authorization": f"Bearer {token}"},
@@ -251,7 +253,7 @@ def test_collector_estimates_equal_ldp_aggregate(spec, collector, tmp_path):
     path = tmp_path / "reports.jsonl"
     path.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in reports))
     expected = _aggregate_cli(spec, [path], tmp_path)
-    assert got["n"] == 300
+    assert got["n"] == n and len(expected) > 0
     pd.testing.assert_frame_equal(
         pd.DataFrame(got["estimates"]), expected, check_exact=True, check_dtype=False
     )
