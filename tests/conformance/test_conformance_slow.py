@@ -257,3 +257,51 @@ def test_collector_estimates_equal_ldp_aggregate(spec, collector, tmp_path):
     pd.testing.assert_frame_equal(
         pd.DataFrame(got["estimates"]), expected, check_exact=True, check_dtype=False
     )
+
+
+# -- a third-party mechanism is covered the moment it is installed --------------------------------
+
+
+def test_an_installed_mechanism_runs_the_whole_suite(tmp_path):
+    """The toy package of tests/plugins, installed (its code and a .dist-info with its entry point on
+    PYTHONPATH), is parametrized into every conformance check, fast and slow, without being named anywhere."""
+    import os
+    import re
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parents[1]
+    site = tmp_path / "site"
+    shutil.copytree(tests / "plugins" / "toy_mechanism" / "src" / "toy_mechanism", site / "toy_mechanism")
+    info = site / "ldp_toy_mechanism-1.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ldp-toy-mechanism\nVersion: 1.0.0\n")
+    (info / "entry_points.txt").write_text("[ldp.mechanisms]\ntoy-rr = toy_mechanism:DECLARATION\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    files = [str(Path(__file__).with_name(f"test_conformance_{kind}.py")) for kind in ("fast", "slow")]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *files,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "",
+            "-k",
+            "toy-rr",
+            "-rs",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tests.parent,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    passed = int(re.search(r"(\d+) passed", proc.stdout).group(1))
+    assert passed >= 15, proc.stdout[-3000:]
+    assert "failed" not in proc.stdout.splitlines()[-1]
