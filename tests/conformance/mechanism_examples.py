@@ -13,7 +13,10 @@ spec whose constructor needs a parameter of another name fails
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from typing import Any
+
+import numpy as np
 
 from ldp.errors import ParameterError
 from ldp.registry import MechanismDeclaration, declarations
@@ -95,3 +98,29 @@ def example_values(spec: Any, n: int) -> list:
         out.append(distinct[0] if i % 3 == 0 else distinct[i % len(distinct)])
         i += 1
     return out
+
+
+def table_truth(
+    spec: Any, values: list, cohorts: Any, table: Any
+) -> tuple[str, np.ndarray, np.ndarray] | None:
+    """What the estimate table estimates, for reports of ``values``: (estimate column, row mask, truth).
+
+    Read from the table's columns, not from the mechanism's name: a ``mean``
+    (the values' mean); a ``value`` per row (its count among ``values``); a
+    ``cohort`` and ``bit`` per row (the reports of that cohort whose value's
+    ``spec.bit_positions(value, cohort)`` include the bit). None when the
+    table has none of these.
+    """
+    if "mean" in table.columns:
+        return "mean", np.ones(len(table), bool), np.full(len(table), float(np.mean(values)))
+    if "value" in table.columns:
+        counts = Counter(values)
+        truth = np.array([counts.get(v, 0) for v in table["value"]], dtype=float)
+        return "estimate", np.ones(len(table), bool), truth
+    if {"cohort", "bit"} <= set(table.columns) and hasattr(spec, "bit_positions") and cohorts is not None:
+        ones: Counter = Counter()
+        for value, cohort in zip(values, np.asarray(cohorts).tolist()):
+            ones.update((cohort, bit) for bit in spec.bit_positions(value, cohort))
+        truth = np.array([ones[(c, b)] for c, b in zip(table["cohort"], table["bit"])], dtype=float)
+        return "estimate", np.ones(len(table), bool), truth
+    return None

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from mechanism_examples import example_spec, example_values, mechanism_declarations
+from mechanism_examples import example_spec, example_values, mechanism_declarations, table_truth
 from scipy.stats import norm
 
 from ldp.aggregator import make_aggregator
@@ -153,24 +152,22 @@ def test_merge_is_associative_and_commutative(spec):
 
 
 def truth_and_table(spec, n: int, seed: int):
-    """(the estimate table of n seeded reports, the true column it estimates) or None when not comparable."""
+    """(estimates, truth, declared standard errors) of n seeded reports, or None when not comparable."""
     values = example_values(spec, n)
-    acc = _accumulator(spec, encode_batch(spec, values, np.random.default_rng(seed)))
-    table = acc.estimate()
-    if "mean" in table.columns:
-        return table["mean"].to_numpy(float), np.array([np.mean(values)]), table["std_error"].to_numpy(float)
-    if "value" in table.columns:
-        counts = Counter(values)
-        truth = np.array([counts.get(v, 0) for v in table["value"]], dtype=float)
-        return table["estimate"].to_numpy(float), truth, table["std_error"].to_numpy(float)
-    return None
+    batch = encode_batch(spec, values, np.random.default_rng(seed))
+    table = _accumulator(spec, batch).estimate()
+    found = table_truth(spec, values, batch.cohorts, table)
+    if found is None:
+        return None
+    column, _, truth = found
+    return table[column].to_numpy(float), truth, table["std_error"].to_numpy(float)
 
 
 def test_one_seeded_run_is_within_z_se(spec):
     """α = 1e-6 two-sided, Bonferroni over the rows (see the module docstring)."""
     found = truth_and_table(spec, 2000, _seed(spec))
     if found is None:
-        pytest.skip(f"{spec.mechanism}: its estimate table lists neither values nor a mean")
+        pytest.skip(f"{spec.mechanism}: its estimate table lists no values, mean or Bloom bits")
     estimate, truth, se = found
     assert len(estimate) > 0 and np.all(se > 0)
     z = norm.isf(ALPHA / (2 * len(estimate)))
