@@ -2,6 +2,9 @@
 
 - :func:`make_encoder` — the on-device encoder (CSPRNG, exact probabilities).
 - :class:`ClientState` — persistent secret and cohort for RAPPOR.
+- :class:`ClientStateStore` — a directory of persistent clients keyed by any
+  client id (named by a hash, as ``ldp encode --state`` names them), for a
+  server encoding on behalf of its users.
 - :class:`BudgetedEncoder` — charges a per-client privacy ledger on every encode
   (``make_encoder(spec, ledger=..., budget=...)``).
 - :func:`encode_batch` — vectorized encoding of many users from a random source:
@@ -21,16 +24,19 @@ from ldp.client.encoders import (
 )
 from ldp.client.randomness import GeneratorSource, RandomSource, SystemRandomSource
 from ldp.client.state import ClientState
+from ldp.client.store import ClientStateStore, StoredClient
 
 __all__ = [
     "BudgetedEncoder",
     "ClientState",
+    "ClientStateStore",
     "Encoder",
     "GRREncoder",
     "GeneratorSource",
     "LocalHashingEncoder",
     "RandomSource",
     "RapporEncoder",
+    "StoredClient",
     "SystemRandomSource",
     "UnaryEncoder",
     "encode_batch",

@@ -26,7 +26,7 @@ import secrets
 from collections.abc import Callable
 from fractions import Fraction
 from math import lcm
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded, urandom_source
 from ldp.client.state import ClientState
@@ -35,6 +35,10 @@ from ldp.hashing import LH_SEED_SPACE, lh_bucket
 from ldp.plugins import implementation
 from ldp.report import Report
 from ldp.specs import GRR, LocalHashing, Rappor, Spec, UnaryEncoding
+
+if TYPE_CHECKING:  # the client imports the ledger only when a budget is asked for
+    from ldp.client.budgeted import BudgetedEncoder
+    from ldp.privacy.budget import Budget, PrivacyLedger
 
 __all__ = [
     "Encoder",
@@ -92,7 +96,7 @@ def randomized_response_index(index: int, den: int, keep_num: int, other_num: in
 def stateless_factory(encoder_class: Callable[[Any], Encoder]) -> Callable[..., Encoder]:
     """An encoder factory ``(spec, state)`` for an encoder class that keeps no client state."""
 
-    def factory(spec: Any, state: ClientState | str | None = None) -> Encoder:
+    def factory(spec: Any, state: ClientState | str | os.PathLike[str] | None = None) -> Encoder:
         return encoder_class(spec)
 
     factory.__qualname__ = f"stateless {getattr(encoder_class, '__name__', encoder_class)}"
@@ -242,7 +246,7 @@ class RapporEncoder:
         )
 
 
-def rappor_encoder(spec: Rappor, state: ClientState | str | None = None) -> Encoder:
+def rappor_encoder(spec: Rappor, state: ClientState | str | os.PathLike[str] | None = None) -> Encoder:
     """RAPPOR's encoder: the client's persistent state (opened or created at a path), or a fresh one in memory."""
     if state is None:
         state = ClientState.new(spec)
@@ -251,8 +255,44 @@ def rappor_encoder(spec: Rappor, state: ClientState | str | None = None) -> Enco
     return RapporEncoder(spec, state)
 
 
-def make_encoder(spec, *, state: ClientState | str | None = None, ledger=None, budget=None) -> Encoder:
+@overload
+def make_encoder(
+    spec: Spec,
+    *,
+    state: ClientState | str | os.PathLike[str] | None = None,
+    ledger: PrivacyLedger | str | os.PathLike[str],
+    budget: Budget | None = None,
+) -> BudgetedEncoder: ...
+@overload
+def make_encoder(
+    spec: Spec,
+    *,
+    state: ClientState | str | os.PathLike[str] | None = None,
+    ledger: None = None,
+    budget: Budget,
+) -> BudgetedEncoder: ...
+@overload
+def make_encoder(
+    spec: Spec,
+    *,
+    state: ClientState | str | os.PathLike[str] | None = None,
+    ledger: None = None,
+    budget: None = None,
+) -> Encoder: ...
+def make_encoder(
+    spec: Spec,
+    *,
+    state: ClientState | str | os.PathLike[str] | None = None,
+    ledger: PrivacyLedger | str | os.PathLike[str] | None = None,
+    budget: Budget | None = None,
+) -> Encoder | BudgetedEncoder:
     """The client encoder for ``spec``.
+
+    With a ``ledger`` or a ``budget`` the encoder is a
+    :class:`~ldp.client.BudgetedEncoder` (it has ``remaining``, ``spent``
+    and ``committed``); the type checker knows it from the arguments. With
+    only a ``state`` path it is budgeted too once that client's ledger
+    exists, which only a run-time ``isinstance`` can tell.
 
     Parameters
     ----------
@@ -313,6 +353,6 @@ def _same_file(a: os.PathLike, b: os.PathLike) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
-def _unbudgeted_encoder(spec, state: ClientState | str | None) -> Encoder:
+def _unbudgeted_encoder(spec: Spec, state: ClientState | str | os.PathLike[str] | None) -> Encoder:
     """The mechanism's own encoder (no budget), from the plug-in registry."""
     return implementation(spec, "encoder")(spec, state)
