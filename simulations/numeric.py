@@ -38,6 +38,7 @@ import pandas as pd
 
 from ldp import numeric_math as nm
 from ldp.errors import ParameterError
+from ldp.simulations.populations import DataSource
 from ldp.specs.numeric import NUMERIC_MECHANISMS, Gaussian, numeric_spec
 
 __all__ = [
@@ -149,20 +150,34 @@ def numeric_population(
 
 
 def numeric_population_from_data(
-    path: str | Path,
-    column: str,
+    data: DataSource,
+    column: str | None = None,
     low: float | None = None,
     high: float | None = None,
     *,
     as_users: bool = False,
 ) -> NumericPopulation:
-    """Users drawn from (or, with ``as_users``, equal to) a numeric column; range defaults to its min/max."""
-    from ldp.simulations.populations import _read_column
+    """Users drawn from (or, with ``as_users``, equal to) a numeric column; range defaults to its min/max.
 
-    series = pd.to_numeric(_read_column(Path(path), column), errors="coerce")
+    ``data`` is a data file, a pandas DataFrame or a Series, as for
+    :func:`ldp.simulations.from_data`; cells that are not finite numbers are
+    left out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> population = numeric_population_from_data(pd.Series([3.0, 5.5, None, 9.0], name="minutes"))
+    >>> population.name, population.low, population.high
+    ('series:minutes', 3.0, 9.0)
+    """
+    from ldp.simulations.populations import data_column
+
+    cells, name, source = data_column(data, column)
+    column = str(cells.name) if column is None else column
+    series = pd.to_numeric(cells, errors="coerce")
     values = series[np.isfinite(series)].to_numpy(dtype=np.float64)
     if values.size < 2:
-        raise ParameterError(f"column {column!r} of {str(path)!r} has fewer than 2 numbers")
+        raise ParameterError(f"column {column!r} of {source} has fewer than 2 numbers")
     low = float(values.min()) if low is None else float(low)
     high = float(values.max()) if high is None else float(high)
 
@@ -171,9 +186,7 @@ def numeric_population_from_data(
             return values if n >= values.size else rng.choice(values, n, replace=False)
         return rng.choice(values, n, replace=True)
 
-    return NumericPopulation(
-        f"data:{Path(path).name}:{column}", low, high, draw, rows=values if as_users else None
-    )
+    return NumericPopulation(name, low, high, draw, rows=values if as_users else None)
 
 
 def _stream(seed: int, *key: int) -> np.random.Generator:
@@ -251,7 +264,7 @@ def run_numeric(
     if isinstance(distribution, NumericPopulation):
         population = distribution
     elif data is not None:
-        if column is None:
+        if column is None and not isinstance(data, pd.Series):
             raise ParameterError.naming(
                 "{data} needs {column} (the column holding one number per row)", data=data, column=None
             )

@@ -153,7 +153,7 @@ def _populations(
             raise ParameterError("give a Population, or domain_size/data, not both")
         return [distribution]
     if data is not None:
-        if column is None:
+        if column is None and not isinstance(data, pd.Series):
             raise ParameterError.naming(
                 "{data} needs {column} (the column holding one value per row)", data=data, column=None
             )
@@ -216,9 +216,12 @@ def run(
         optionally with a parameter (``"zipf:1.5"``), or a Population.
     distribution_parameter : float, optional
         The zipf exponent, exponential rate, gaussian sd or geometric p.
-    data, column : path and str, optional
+    data, column : path, DataFrame or Series, and str, optional
         Real data: the empirical distribution of a column of a CSV, Parquet
-        or JSON Lines file (the domain is its distinct values).
+        or JSON Lines file, or of a pandas DataFrame (the domain is its
+        distinct values), or of a Series (``column`` optional). Numeric
+        mechanisms are simulated by :func:`run_numeric`, which takes the
+        same data.
     as_users : bool
         With ``data``: every row is a user (no resampling).
     repeats : int
