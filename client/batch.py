@@ -464,9 +464,49 @@ def encode_batch(
     Returns
     -------
     ReportBatch
+
+    Raises
+    ------
+    ParameterError
+        For a value the spec refuses (outside the domain; for a numeric spec
+        anything but a finite number: text, booleans, None, NaN), naming the
+        value and its position (``values[3]``); nothing is encoded.
     """
     source = as_source(rng)
-    return implementation(spec, "batch_encoder")(spec, values, source, cohorts=cohorts, indices=indices)
+    try:
+        return implementation(spec, "batch_encoder")(spec, values, source, cohorts=cohorts, indices=indices)
+    except ParameterError as error:
+        if indices:
+            raise
+        raise _naming_the_position(spec, values, error) from None
+
+
+def _naming_the_position(spec: Any, values: Sequence[Any] | np.ndarray, error: ParameterError) -> Exception:
+    """``error`` naming the position of the first value the single-report encoder refuses (same class, same words).
+
+    The batch checks distinct values together, so its error cannot say
+    where the value was; this looks for it, one value at a time, only once a
+    batch has failed. An error that no single value causes is returned as is.
+    """
+    from ldp.client.encoders import make_encoder
+
+    check = _value_check(spec) or make_encoder(spec).encode
+    for position, value in enumerate(values):
+        try:
+            check(value)
+        except ParameterError as exc:
+            return type(exc)(f"values[{position}]: {exc}")
+    return error
+
+
+def _value_check(spec: Any) -> Any:
+    """The cheap check of one value a spec's encoder makes (no coins), or None when only encoding checks it."""
+    from ldp.specs.numeric import NumericSpec, check_numeric_value
+
+    if isinstance(spec, NumericSpec):
+        return check_numeric_value
+    index_of = getattr(spec, "index_of", None)
+    return index_of if callable(index_of) else None
 
 
 def secure_encode_batch(

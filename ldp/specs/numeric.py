@@ -123,14 +123,18 @@ def check_numeric_value(value: Any) -> float:
 def _check_numbers(given: np.ndarray, values: Any) -> None:
     """Refuse text and booleans among batch ``values`` (``given`` is their array), as :func:`check_numeric_value` does.
 
-    Only an array of text, booleans or objects is looked at item by item, in
-    the values as given (numpy turns the numbers of a list that holds text
-    into text too).
+    An array of text, booleans or objects is looked at item by item, in the
+    values as given (numpy turns the numbers of a list that holds text into
+    text too), and so is a list numpy turned into numbers: it turns ``True``
+    among floats into 1.0 and ``None`` into NaN, which would hide them.
     """
-    if given.dtype.kind in "USbO":
+    converted = not isinstance(values, np.ndarray) and given.ndim == 1 and given.dtype.kind in "iuf"
+    if converted and not ({bool, np.bool_, type(None)} & set(map(type, values))):
+        return
+    if given.dtype.kind in "USbO" or converted:
         items = given.ravel() if isinstance(values, np.ndarray) or given.ndim != 1 else values
         for value in items:
-            if isinstance(value, (str, bytes, bytearray, bool, np.bool_)):
+            if value is None or isinstance(value, (str, bytes, bytearray, bool, np.bool_)):
                 check_numeric_value(value.item() if isinstance(value, np.generic) else value)
 
 
