@@ -586,5 +586,18 @@ def make_aggregator(spec: Any, *, threads: int | None = 1) -> Accumulator:
     ------
     ParameterError
         For a spec no accumulator handles.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import secure_encode_batch
+    >>> from ldp.aggregator import make_aggregator
+    >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["a"] * 600 + ["b"] * 300 + ["c"] * 100))
+    >>> aggregator.n
+    1000
+    >>> aggregator.estimate(0.95).columns.tolist()
+    ['value', 'estimate', 'std_error', 'ci_low', 'ci_high', 'proportion']
     """
     return implementation(spec, "accumulator")(spec, threads=threads)

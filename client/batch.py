@@ -471,6 +471,20 @@ def encode_batch(
         For a value the spec refuses (outside the domain; for a numeric spec
         anything but a finite number: text, booleans, None, NaN), naming the
         value and its position (``values[3]``); nothing is encoded.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldp
+    >>> from ldp.client import encode_batch
+    >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    >>> batch = encode_batch(spec, ["a", "b", "c", "a"], np.random.default_rng(7))  # seeded: simulations only
+    >>> len(batch), batch.spec == spec.fingerprint
+    (4, True)
+    >>> encode_batch(spec, ["a", None], np.random.default_rng(7))
+    Traceback (most recent call last):
+    ...
+    ldp.errors.ParameterError: values[1]: value None is not in the domain (3 values: 'a', 'b', 'c')
     """
     source = as_source(rng)
     try:
@@ -522,6 +536,15 @@ def secure_encode_batch(
     Each value is a fresh client (RAPPOR: a uniform CSPRNG cohort, PRR and
     IRR collapsed into one coin per bit). For persistent RAPPOR clients use
     :func:`rappor_irr_batch` on their keyed-PRF PRR.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.OUE(domain=("a", "b", "c"), epsilon=1.0)
+    >>> batch = secure_encode_batch(spec, ["a", "b", "b"])  # every coin from the OS CSPRNG
+    >>> len(batch), batch.bits.shape
+    (3, (3, 1))
     """
     if source is None:
         source = SystemRandomSource()

@@ -318,6 +318,24 @@ def make_encoder(
         The budget of a new ledger file. A budget is set once, when the
         ledger is created: one that differs from an existing ledger's is a
         :class:`~ldp.errors.StateError`.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import make_encoder
+    >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    >>> report = make_encoder(spec).encode("b")  # coins from the operating system's CSPRNG
+    >>> report.spec == spec.fingerprint and report.value in spec.domain
+    True
+
+    With a budget, the encoder charges a ledger and refuses once it is spent:
+
+    >>> import tempfile, pathlib
+    >>> from ldp.privacy import Budget
+    >>> ledger = pathlib.Path(tempfile.mkdtemp()) / "ledger.json"
+    >>> budgeted = make_encoder(spec, ledger=ledger, budget=Budget(epsilon=2.0))
+    >>> budgeted.encode("a").spec == spec.fingerprint, budgeted.remaining
+    (True, 1.0)
     """
     encoder = _unbudgeted_encoder(spec, state)
     state_file = state.path if isinstance(state, ClientState) else state

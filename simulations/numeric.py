@@ -246,6 +246,13 @@ def run_numeric(
         Gaussian's δ.
     grid : int, optional
         Input grid of the grid mechanisms (default the spec's).
+
+    Examples
+    --------
+    >>> from ldp.simulations import run_numeric, summarize_numeric
+    >>> results = run_numeric(mechanisms="duchi,piecewise", epsilons=[1.0], users=[10_000], repeats=2, seed=1)
+    >>> len(results), summarize_numeric(results)["mechanism"].tolist()
+    (4, ['duchi', 'piecewise'])
     """
     from ldp.aggregator.numeric import MeanAccumulator
     from ldp.client.numeric import encode_numeric_batch

@@ -248,6 +248,22 @@ def run(
         variance over the domain; NaN for RAPPOR), ``mse_ratio`` =
         mse/theory_mse, ``lower_bound`` (per value, docs/mechanisms.md#lower-bounds), RAPPOR
         detection columns (NaN for the other mechanisms) and ``seconds``.
+
+    Examples
+    --------
+    >>> from ldp.simulations import run, summarize
+    >>> results = run(mechanisms="grr,oue", epsilons=[1.0, 4.0], users=[10_000], domain_size=16, repeats=2, seed=1)
+    >>> len(results), sorted(set(results["mechanism"]))
+    (8, ['grr', 'oue'])
+    >>> len(summarize(results))  # one row per mechanism and ε
+    4
+
+    Real data: a file path, a DataFrame with ``column``, or a Series:
+
+    >>> import pandas as pd
+    >>> browsers = pd.Series(["chrome"] * 60 + ["firefox"] * 30 + ["safari"] * 10, name="browser")
+    >>> run(mechanisms="grr", epsilons=[2.0], data=browsers, as_users=True, repeats=1, seed=1)["users"].tolist()
+    [100]
     """
     if mode not in MODES:
         raise ParameterError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")

@@ -362,6 +362,15 @@ def load_spec(source: str | Path | Mapping[str, Any] | Spec) -> Spec:
     ParameterError
         If the file cannot be read or is not UTF-8 text, is not JSON, or
         describes an invalid spec.
+
+    Examples
+    --------
+    >>> from ldp import load_spec
+    >>> spec = load_spec('{"mechanism": "grr", "epsilon": 1.0, "domain": ["a", "b", "c"]}')
+    >>> spec.mechanism, spec.domain, spec.epsilon
+    ('grr', ('a', 'b', 'c'), 1.0)
+    >>> load_spec(spec.to_dict()) == spec  # a dict (or a file path) gives the same spec
+    True
     """
     if isinstance(source, Spec):
         return source

@@ -873,7 +873,14 @@ def numeric_variance_table(epsilon: float) -> dict[str, float]:
 
 
 def best_numeric_mechanism(epsilon: float) -> str:
-    """The pure-ε mechanism with the smallest worst-case variance (ties: cheaper report first)."""
+    """The pure-ε mechanism with the smallest worst-case variance (ties: cheaper report first).
+
+    Examples
+    --------
+    >>> from ldp import best_numeric_mechanism
+    >>> best_numeric_mechanism(0.5), best_numeric_mechanism(2.0)
+    ('duchi', 'hybrid')
+    """
     table = numeric_variance_table(epsilon)
     best = min(table.values())
     for name in table:
@@ -885,7 +892,16 @@ def best_numeric_mechanism(epsilon: float) -> str:
 def numeric_spec(
     mechanism: str, epsilon: float, low: float = -1.0, high: float = 1.0, **options: Any
 ) -> NumericSpec:
-    """Build the numeric spec called ``mechanism`` (``"auto"`` picks the best by theory)."""
+    """Build the numeric spec called ``mechanism`` (``"auto"`` picks the best by theory).
+
+    Examples
+    --------
+    >>> from ldp import numeric_spec
+    >>> numeric_spec("duchi", 1.0, low=0, high=10)
+    Duchi(epsilon=1.0, low=0.0, high=10.0, ...)
+    >>> numeric_spec("auto", 1.0, low=0, high=10).mechanism
+    'hybrid'
+    """
     name = mechanism.strip().lower().replace("_", "-")
     if name == "auto":
         name = best_numeric_mechanism(epsilon)
