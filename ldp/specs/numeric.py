@@ -434,6 +434,13 @@ class Duchi(_TwoPoint):
     ----------
     .. [1] J. Duchi, M. Jordan, M. Wainwright. "Minimax optimal procedures
        for locally private estimation". JASA 113(521), 2018.
+
+    Examples
+    --------
+    >>> from ldp import Duchi
+    >>> spec = Duchi(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('duchi', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "duchi"
@@ -461,6 +468,13 @@ class StochasticRounding(_TwoPoint):
     ----------
     .. [1] B. Ding, J. Kulkarni, S. Yekhanin. "Collecting telemetry data
        privately". NeurIPS 2017.
+
+    Examples
+    --------
+    >>> from ldp import StochasticRounding
+    >>> spec = StochasticRounding(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('stochastic-rounding', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "stochastic-rounding"
@@ -562,6 +576,13 @@ class Piecewise(_Gridded):
     .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin,
        G. Yu. "Collecting and analyzing multidimensional data with local
        differential privacy". ICDE 2019.
+
+    Examples
+    --------
+    >>> from ldp import Piecewise
+    >>> spec = Piecewise(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('piecewise', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "piecewise"
@@ -598,6 +619,13 @@ class Hybrid(_Gridded):
     References
     ----------
     .. [1] N. Wang et al. ICDE 2019 (as :class:`Piecewise`).
+
+    Examples
+    --------
+    >>> from ldp import Hybrid
+    >>> spec = Hybrid(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('hybrid', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "hybrid"
@@ -692,6 +720,13 @@ class Laplace(_Gridded):
        sensitivity in private data analysis". TCC 2006.
     .. [2] A. Ghosh, T. Roughgarden, M. Sundararajan. STOC 2009.
     .. [3] I. Mironov. ACM CCS 2012.
+
+    Examples
+    --------
+    >>> from ldp import Laplace
+    >>> spec = Laplace(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('laplace', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "laplace"
@@ -758,6 +793,13 @@ class Gaussian(_Gridded):
     .. [2] J. Dong, A. Roth, W. Su. "Gaussian differential privacy". JRSS-B 2022.
     .. [3] C. Canonne, G. Kamath, T. Steinke. "The discrete Gaussian for
        differential privacy". NeurIPS 2020.
+
+    Examples
+    --------
+    >>> from ldp import Gaussian
+    >>> spec = Gaussian(epsilon=1.0, low=0, high=10, delta=1e-5)
+    >>> spec.mechanism, spec.low, spec.high
+    ('gaussian', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "gaussian"
