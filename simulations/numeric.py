@@ -83,7 +83,16 @@ NUMERIC_COLUMNS = (
 
 
 class NumericPopulation:
-    """A sampler of users' numbers on ``[low, high]`` (values outside are clipped by the client)."""
+    """A sampler of users' numbers on ``[low, high]`` (values outside are clipped by the client).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldp.simulations import NumericPopulation
+    >>> flat = NumericPopulation("flat", 0.0, 1.0, lambda n, rng: rng.uniform(0.0, 1.0, n))
+    >>> flat.draw(4, np.random.default_rng(1)).shape
+    (4,)
+    """
 
     def __init__(
         self,
@@ -120,6 +129,14 @@ def numeric_population(
     ``uniform``; ``gaussian[:sd]`` (mean at the middle, sd as a fraction of
     the range, default 0.15); ``exponential[:mean]`` (from ``low``, mean as a
     fraction of the range, default 0.2); ``beta[:a,b]`` (default 2, 5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldp.simulations import numeric_population
+    >>> population = numeric_population("beta:2,5", low=0, high=10)
+    >>> population.name, population.low, population.high, population.draw(3, np.random.default_rng(1)).shape
+    ('beta:2,5', 0.0, 10.0, (3,))
     """
     low = 0.0 if low is None else float(low)
     high = 1.0 if high is None else float(high)
@@ -336,7 +353,15 @@ def run_numeric(
 
 
 def summarize_numeric(results: pd.DataFrame) -> pd.DataFrame:
-    """Means over repeats per distribution × users × mechanism × ε (mse, theory, formula, bound, coverage)."""
+    """Means over repeats per distribution × users × mechanism × ε (mse, theory, formula, bound, coverage).
+
+    Examples
+    --------
+    >>> from ldp.simulations import run_numeric, summarize_numeric
+    >>> results = run_numeric(mechanisms="duchi", epsilons=[1.0, 2.0], users=[5_000], repeats=2, seed=1)
+    >>> summarize_numeric(results)[["mechanism", "epsilon"]].values.tolist()
+    [['duchi', 1.0], ['duchi', 2.0]]
+    """
     keys = ["distribution", "users", "mechanism", "epsilon"]
     grouped = results.groupby(keys, sort=False)
     table = (
@@ -356,7 +381,15 @@ def _fmt(x: float) -> str:
 
 
 def format_numeric_report(summary: pd.DataFrame) -> str:
-    """Text table of :func:`summarize_numeric`, then the best mechanism per ε (by theory)."""
+    """Text table of :func:`summarize_numeric`, then the best mechanism per ε (by theory).
+
+    Examples
+    --------
+    >>> from ldp.simulations import format_numeric_report, run_numeric, summarize_numeric
+    >>> results = run_numeric(mechanisms="duchi", epsilons=[1.0], users=[5_000], repeats=2, seed=1)
+    >>> print(format_numeric_report(summarize_numeric(results)).splitlines()[0])
+    mean of beta:2,5, 5,000 users (2 repeats)
+    """
     lines = []
     for (distribution, n), block in summary.groupby(["distribution", "users"], sort=False):
         lines.append(f"mean of {distribution}, {n:,} users ({int(block['repeats'].iloc[0])} repeats)")

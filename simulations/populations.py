@@ -62,6 +62,12 @@ class Population:
     user_counts : numpy.ndarray, optional
         Fixed number of users per value (``as_users``); when set, a
         collection uses exactly these users (or a random subset of them).
+
+    Examples
+    --------
+    >>> from ldp.simulations import Population
+    >>> Population("coin", ("heads", "tails"), [3, 1]).probabilities.tolist()  # normalized
+    [0.75, 0.25]
     """
 
     name: str
@@ -179,6 +185,13 @@ def make_population(distribution: str, domain_size: int, parameter: float | None
 
     ``distribution`` may carry its parameter, as in ``"zipf:1.5"``
     (the zipf exponent, exponential rate, gaussian sd or geometric p).
+
+    Examples
+    --------
+    >>> from ldp.simulations import make_population
+    >>> population = make_population("zipf", 8)
+    >>> population.name, population.domain, round(float(population.probabilities.sum()), 12)
+    ('zipf(1.1)', (0, 1, 2, 3, 4, 5, 6, 7), 1.0)
     """
     if isinstance(distribution, Population):
         return distribution
