@@ -64,6 +64,14 @@ class Encoder(Protocol):
 
     Encoders satisfy it structurally (they share no base class); the type
     checker checks each one where it is registered or returned as an encoder.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import Encoder, make_encoder
+    >>> encoder: Encoder = make_encoder(ldp.OUE(domain=("a", "b"), epsilon=1.0))
+    >>> encoder.encode("a").spec == encoder.spec.fingerprint
+    True
     """
 
     @property
@@ -113,6 +121,13 @@ class GRREncoder:
     ----------
     .. [1] S. L. Warner. JASA 60(309), 1965.
     .. [2] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import GRREncoder
+    >>> GRREncoder(ldp.GRR(domain=("a", "b", "c"), epsilon=2.0)).encode("a").value in ("a", "b", "c")
+    True
     """
 
     def __init__(self, spec: GRR):
@@ -141,6 +156,13 @@ class UnaryEncoder:
     ----------
     .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
     .. [2] Ú. Erlingsson, V. Pihur, A. Korolova. ACM CCS 2014 (SUE is basic one-time RAPPOR).
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import UnaryEncoder
+    >>> len(UnaryEncoder(ldp.OUE(domain=("a", "b", "c"), epsilon=2.0)).encode("a").bits)  # 3 bits in one byte
+    1
     """
 
     def __init__(self, spec: UnaryEncoding):
@@ -173,6 +195,15 @@ class LocalHashingEncoder:
     ----------
     .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
     .. [2] R. Bassily, A. Smith. "Local, private, efficient protocols for succinct histograms". STOC 2015.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import LocalHashingEncoder
+    >>> spec = ldp.OLH(domain=("a", "b", "c"), epsilon=2.0)
+    >>> report = LocalHashingEncoder(spec).encode("a")
+    >>> 0 <= report.value < spec.g and report.seed is not None
+    True
     """
 
     def __init__(self, spec: LocalHashing):
@@ -207,6 +238,17 @@ class RapporEncoder:
     ----------
     .. [1] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR: randomized aggregatable
        privacy-preserving ordinal response". ACM CCS 2014, §3.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import ClientState, RapporEncoder
+    >>> spec = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
+    >>> encoder = RapporEncoder(spec, ClientState.new(spec))
+    >>> encoder.permanent_bits("x") == encoder.permanent_bits("x")  # the memoized PRR
+    True
+    >>> len(encoder.encode("x").bits)
+    4
     """
 
     def __init__(self, spec: Rappor, state: ClientState):

@@ -57,6 +57,15 @@ class StoredClient:
         The client's state file (written for memoizing mechanisms, RAPPOR).
     ledger_path : Path
         The client's privacy ledger file (present once it has a budget).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import ldp
+    >>> from ldp.client import ClientStateStore
+    >>> client = ClientStateStore(tempfile.mkdtemp()).open("alice", ldp.GRR(domain=("a", "b"), epsilon=1.0))
+    >>> client.client_id, client.state_path.suffix, client.ledger_path.name.endswith(".ledger.json")
+    ('alice', '.json', True)
     """
 
     client_id: str

@@ -21,10 +21,7 @@ NOT_YET = {
         "BudgetExceededError", "FrequencySpec", "NumericSpec", "ParameterError", "Report",
         "ReportError", "Spec", "StateError",
     },
-    "ldp.client": {
-        "BudgetedEncoder", "ClientState", "Encoder", "GRREncoder", "GeneratorSource", "LocalHashingEncoder",
-        "RandomSource", "RapporEncoder", "StoredClient", "SystemRandomSource", "UnaryEncoder",
-    },
+    "ldp.client": set(),
     "ldp.aggregator": {
         "Accumulator", "BitEstimates", "CMSAccumulator", "FrequencyAccumulator", "HCMSAccumulator",
         "LocalHashingAccumulator", "MeanAccumulator", "PEMAccumulator", "RapporAccumulator",
