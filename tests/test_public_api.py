@@ -22,11 +22,7 @@ NOT_YET = {
         "ReportError", "Spec", "StateError",
     },
     "ldp.client": set(),
-    "ldp.aggregator": {
-        "Accumulator", "BitEstimates", "CMSAccumulator", "FrequencyAccumulator", "HCMSAccumulator",
-        "LocalHashingAccumulator", "MeanAccumulator", "PEMAccumulator", "RapporAccumulator",
-        "SubsetAccumulator", "UnaryAccumulator", "ValueAccumulator",
-    },
+    "ldp.aggregator": set(),
     "ldp.simulations": set(),
 }  # fmt: skip
 
