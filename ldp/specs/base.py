@@ -156,6 +156,15 @@ class Spec(abc.ABC):
     :meth:`privacy_pieces`; and whether its reports are :attr:`memoized`.
     A concrete spec is a frozen dataclass declared in :mod:`ldp.registry` (or by a
     package through the ``ldp.mechanisms`` entry point).
+
+    Examples
+    --------
+    >>> import ldp
+    >>> spec = ldp.OUE(domain=("a", "b", "c"), epsilon=1.0)
+    >>> isinstance(spec, ldp.Spec), len(spec.fingerprint)
+    (True, 16)
+    >>> ldp.load_spec(spec.to_json()).fingerprint == spec.fingerprint  # the JSON is the spec
+    True
     """
 
     #: The name the spec is registered (and written in its JSON) under.

@@ -63,6 +63,13 @@ class FrequencySpec(ExactPrivacySpec):
     over pairs of inputs and any output, computed from the probabilities).
     Their constructors call this one first, which validates and stores
     ``domain`` and ``epsilon``, then set their probabilities.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    >>> isinstance(spec, ldp.FrequencySpec), spec.index_of("b")
+    (True, 1)
     """
 
     report_kind: ClassVar[str] = ""

@@ -162,6 +162,13 @@ class NumericSpec(ExactPrivacySpec):
 
     Native scale: t ∈ [−1, 1]; reports carry native outputs y and
     :meth:`native_estimate` maps them to unbiased estimates of t.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> spec = ldp.Duchi(epsilon=1.0, low=0, high=10)
+    >>> isinstance(spec, ldp.NumericSpec), spec.to_native([0, 5, 10, 20]).tolist()  # clipped to [low, high]
+    (True, [-1.0, 0.0, 1.0, 1.0])
     """
 
     report_kind: ClassVar[str] = "numeric"
