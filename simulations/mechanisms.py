@@ -133,6 +133,12 @@ def mechanism_kind(name: str) -> str:
     try:
         return MECHANISM_KINDS[name]
     except KeyError:
+        from ldp.specs.numeric import NUMERIC_MECHANISMS
+
+        if name in NUMERIC_MECHANISMS:
+            raise ParameterError(
+                f"{name!r} is a numeric mechanism: simulate it with ldp.simulations.run_numeric"
+            ) from None
         raise ParameterError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_KINDS)}") from None
 
 

@@ -170,3 +170,12 @@ def test_numeric_simulation_is_public_and_takes_a_dataframe_or_series_as_a_file(
     pd.testing.assert_frame_equal(from_frame[scores], from_file[scores])
     pd.testing.assert_frame_equal(from_series[scores], from_file[scores])
     assert (from_series["users"] == 500).all()
+
+
+def test_run_points_a_numeric_mechanism_to_run_numeric():
+    from ldp.simulations import run
+
+    with pytest.raises(
+        ParameterError, match=r"'duchi' is a numeric mechanism: simulate it with .*run_numeric"
+    ):
+        run(mechanisms="grr,duchi", epsilons=[1.0], users=[100], repeats=1, seed=1)
