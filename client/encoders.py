@@ -383,6 +383,16 @@ def make_encoder(
     state_file = state.path if isinstance(state, ClientState) else state
     if state_file is None and ledger is None and budget is None:
         return encoder
+    return _charged(encoder, state_file, ledger, budget)
+
+
+def _charged(
+    encoder: Encoder,
+    state_file: str | os.PathLike[str] | None,
+    ledger: PrivacyLedger | str | os.PathLike[str] | None,
+    budget: Budget | None,
+) -> Encoder | BudgetedEncoder:
+    """``encoder`` charging the client's ledger (given, or beside its state file), or as is when it has none."""
     from ldp.client.budgeted import BudgetedEncoder, client_ledger, ledger_beside, open_ledger
 
     if ledger is None:
