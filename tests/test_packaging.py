@@ -38,9 +38,14 @@ def test_every_source_package_is_listed_in_pyproject():
 
 
 def build_wheel(outdir: Path) -> Path:
-    """Build the project's wheel into ``outdir`` (as a user's ``pip install`` would) and return its path."""
+    """Build the project's wheel into ``outdir`` and return its path.
+
+    The wheel is built from the source distribution, in a clean directory: a
+    wheel built in the checkout would also take whatever an earlier build
+    left in ``build/lib`` (a file deleted or no longer packaged would pass).
+    """
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(outdir), str(ROOT)],
+        [sys.executable, "-m", "build", "--outdir", str(outdir), str(ROOT)],
         check=True,
         capture_output=True,
     )
