@@ -10,6 +10,11 @@
 - :func:`encode_batch` — vectorized encoding of many users from a random source:
   :class:`SystemRandomSource` (the OS CSPRNG; :func:`secure_encode_batch`) or a
   seeded, *insecure* NumPy generator for simulations.
+
+Encoders are safe to share between threads: they hold only immutable data
+after construction and draw every coin from the OS CSPRNG; a budgeted
+encoder's ledger locks across threads and processes
+(:mod:`ldp.client.store` says exactly how).
 """
 
 from ldp.client.batch import encode_batch, secure_encode_batch

@@ -86,3 +86,22 @@ def test_threads_opening_one_new_client_share_one_secret_and_one_budget(tmp_path
     with ThreadPoolExecutor(8) as pool:
         sent = sum(pool.map(send, range(16)))
     assert sent == 3
+
+
+@pytest.mark.slow
+def test_processes_opening_one_new_client_share_one_secret(tmp_path):
+    code = (
+        "import sys, ldp\n"
+        "from ldp.client import ClientStateStore\n"
+        "spec = ldp.load_spec(sys.argv[2])\n"
+        "print(ClientStateStore(sys.argv[1]).open('dave', spec).encoder.state.secret.hex())\n"
+    )
+    spec = tmp_path / "spec.json"
+    spec.write_text(RAPPOR.to_json())
+    runs = [
+        subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "s"), str(spec)], stdout=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    secrets = {run.communicate()[0].strip() for run in runs}
+    assert all(run.returncode == 0 for run in runs)
+    assert len(secrets) == 1
