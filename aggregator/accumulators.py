@@ -110,6 +110,19 @@ class Accumulator(abc.ABC):
     understood by every accumulator; further keyword options are the
     mechanism's own, and an option it does not know is a
     :class:`~ldp.errors.ParameterError`.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import Accumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.OUE(domain=("a", "b"), epsilon=1.0)
+    >>> left, right = make_aggregator(spec), make_aggregator(spec)
+    >>> left.add_batch(secure_encode_batch(spec, ["a", "b"]))
+    >>> right.add_batch(secure_encode_batch(spec, ["b"]))
+    >>> merged = left.merge(right)  # e.g. the partial counts of two workers
+    >>> isinstance(merged, Accumulator), merged.n, merged.estimate(0.9)["value"].tolist()
+    (True, 3, ['a', 'b'])
     """
 
     spec: Any
@@ -201,6 +214,17 @@ class FrequencyAccumulator(Accumulator):
     ----------
     spec : FrequencySpec
         The mechanism whose reports are counted.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import FrequencyAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.SUE(domain=("a", "b", "c"), epsilon=1.0)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["a", "b", "a"]))
+    >>> isinstance(aggregator, FrequencyAccumulator), aggregator.n
+    (True, 3)
     """
 
     _state_fields = ("support_counts", "n")
@@ -285,7 +309,19 @@ class FrequencyAccumulator(Accumulator):
 
 
 class ValueAccumulator(FrequencyAccumulator):
-    """BinaryRR and GRR: a report supports exactly the value it names."""
+    """BinaryRR and GRR: a report supports exactly the value it names.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import ValueAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["a", "b", "a"]))
+    >>> isinstance(aggregator, ValueAccumulator), aggregator.n
+    (True, 3)
+    """
 
     def _check_counts(self, counts: np.ndarray, n: int) -> None:
         if int(counts.sum()) != n:
@@ -306,7 +342,19 @@ class ValueAccumulator(FrequencyAccumulator):
 
 
 class UnaryAccumulator(FrequencyAccumulator):
-    """SUE and OUE: a report supports every value whose bit is set."""
+    """SUE and OUE: a report supports every value whose bit is set.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import UnaryAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.OUE(domain=("a", "b", "c"), epsilon=1.0)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["a", "b", "a"]))
+    >>> isinstance(aggregator, UnaryAccumulator), aggregator.n
+    (True, 3)
+    """
 
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
@@ -336,6 +384,17 @@ class LocalHashingAccumulator(FrequencyAccumulator):
     spec : LocalHashing
     threads : int or None, default 1
         Threads used to decode each batch (None: all CPUs).
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import LocalHashingAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.OLH(domain=("a", "b", "c"), epsilon=1.0)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["a", "b", "a"]))
+    >>> isinstance(aggregator, LocalHashingAccumulator), aggregator.n
+    (True, 3)
     """
 
     _BUFFER = 4096
@@ -404,6 +463,17 @@ class RapporAccumulator(Accumulator):
         N_j, reports received from cohort j.
     bit_counts : ndarray of int64, shape (m, k)
         c_ij, reports from cohort j with bit i set.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import RapporAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["x", "y", "x"]))
+    >>> isinstance(aggregator, RapporAccumulator), aggregator.n
+    (True, 3)
     """
 
     _state_fields = ("cohort_counts", "bit_counts")
@@ -586,5 +656,18 @@ def make_aggregator(spec: Any, *, threads: int | None = 1) -> Accumulator:
     ------
     ParameterError
         For a spec no accumulator handles.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import secure_encode_batch
+    >>> from ldp.aggregator import make_aggregator
+    >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["a"] * 600 + ["b"] * 300 + ["c"] * 100))
+    >>> aggregator.n
+    1000
+    >>> aggregator.estimate(0.95).columns.tolist()
+    ['value', 'estimate', 'std_error', 'ci_low', 'ci_high', 'proportion']
     """
     return implementation(spec, "accumulator")(spec, threads=threads)

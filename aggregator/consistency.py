@@ -155,6 +155,12 @@ def apply_consistency(method: str, frequencies, null_std_errors=None, alpha: flo
         Needed by ``base-cut``: standard error of f̂_v when f_v = 0.
     alpha : float
         Level of ``base-cut``.
+
+    Examples
+    --------
+    >>> from ldp.aggregator import apply_consistency
+    >>> apply_consistency("norm-sub", [0.5, 0.6, -0.1]).round(12).tolist()  # non-negative, summing to 1
+    [0.45, 0.55, 0.0]
     """
     key = str(method).strip().lower().replace("_", "-")
     if key not in CONSISTENCY_METHODS:

@@ -177,6 +177,14 @@ class BitEstimates:
         Var(t_ij) = N_j r(1−r)/(q*−p*)² at the clamped plug-in rate.
     cohort_counts : ndarray, shape (m,)
         N_j.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldp.aggregator import BitEstimates
+    >>> bits = BitEstimates(np.array([[3.0], [1.0]]), np.array([[0.5], [0.5]]), np.array([4]))
+    >>> bits.estimate.shape, bits.cohort_counts.tolist()
+    ((2, 1), [4])
     """
 
     estimate: np.ndarray

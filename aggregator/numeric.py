@@ -98,6 +98,17 @@ class MeanAccumulator(Accumulator):
     Parameters
     ----------
     spec : NumericSpec
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import MeanAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.Duchi(epsilon=1.0, low=0, high=10)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, [2.0, 3.5, 9.0]))
+    >>> isinstance(aggregator, MeanAccumulator), aggregator.n
+    (True, 3)
     """
 
     _state_fields = ("counts",)

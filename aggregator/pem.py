@@ -352,6 +352,17 @@ class PEMAccumulator(Accumulator):
     Parameters
     ----------
     spec : PEM
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import PEMAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.PEM(epsilon=4.0, max_length=8, top_k=4)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["cat", "dog", "cat"]))
+    >>> isinstance(aggregator, PEMAccumulator), aggregator.n
+    (True, 3)
     """
 
     _BUFFER = 4096

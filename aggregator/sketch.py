@@ -237,7 +237,19 @@ def _unique_values(candidates: Sequence[Any]) -> list[Any]:
 
 
 class CMSAccumulator(SketchAccumulator):
-    """CMS: ``reports[j]`` reports of row j, ``ones[j, i]`` of them with bit i set."""
+    """CMS: ``reports[j]`` reports of row j, ``ones[j, i]`` of them with bit i set.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import CMSAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.CMS(domain=("a", "b", "c"), epsilon=1.0)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["a", "b", "a"]))
+    >>> isinstance(aggregator, CMSAccumulator), aggregator.n
+    (True, 3)
+    """
 
     spec: CMS
 
@@ -270,7 +282,19 @@ class CMSAccumulator(SketchAccumulator):
 
 
 class HCMSAccumulator(SketchAccumulator):
-    """HCMS: ``reports[j, l]`` reports of row j and column l, ``ones[j, l]`` of them with bit 1 (+1)."""
+    """HCMS: ``reports[j, l]`` reports of row j and column l, ``ones[j, l]`` of them with bit 1 (+1).
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import HCMSAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.HCMS(domain=("a", "b", "c"), epsilon=1.0)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["a", "b", "a"]))
+    >>> isinstance(aggregator, HCMSAccumulator), aggregator.n
+    (True, 3)
+    """
 
     spec: HCMS
 

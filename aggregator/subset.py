@@ -20,7 +20,19 @@ __all__ = ["SubsetAccumulator"]
 
 
 class SubsetAccumulator(UnaryAccumulator):
-    """Support counts C_v of subset-selection reports; every report adds ω to their sum."""
+    """Support counts C_v of subset-selection reports; every report adds ω to their sum.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import SubsetAccumulator, make_aggregator
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.SubsetSelection(domain=("a", "b", "c"), epsilon=1.0)
+    >>> aggregator = make_aggregator(spec)
+    >>> aggregator.add_batch(secure_encode_batch(spec, ["a", "b", "a"]))
+    >>> isinstance(aggregator, SubsetAccumulator), aggregator.n
+    (True, 3)
+    """
 
     def _check_counts(self, counts: np.ndarray, n: int) -> None:
         omega = self.spec.omega

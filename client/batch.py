@@ -464,9 +464,63 @@ def encode_batch(
     Returns
     -------
     ReportBatch
+
+    Raises
+    ------
+    ParameterError
+        For a value the spec refuses (outside the domain; for a numeric spec
+        anything but a finite number: text, booleans, None, NaN), naming the
+        value and its position (``values[3]``); nothing is encoded.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldp
+    >>> from ldp.client import encode_batch
+    >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    >>> batch = encode_batch(spec, ["a", "b", "c", "a"], np.random.default_rng(7))  # seeded: simulations only
+    >>> len(batch), batch.spec == spec.fingerprint
+    (4, True)
+    >>> encode_batch(spec, ["a", None], np.random.default_rng(7))
+    Traceback (most recent call last):
+    ...
+    ldp.errors.ParameterError: values[1]: value None is not in the domain (3 values: 'a', 'b', 'c')
     """
     source = as_source(rng)
-    return implementation(spec, "batch_encoder")(spec, values, source, cohorts=cohorts, indices=indices)
+    try:
+        return implementation(spec, "batch_encoder")(spec, values, source, cohorts=cohorts, indices=indices)
+    except ParameterError as error:
+        if indices:
+            raise
+        raise _naming_the_position(spec, values, error) from None
+
+
+def _naming_the_position(spec: Any, values: Sequence[Any] | np.ndarray, error: ParameterError) -> Exception:
+    """``error`` naming the position of the first value the single-report encoder refuses (same class, same words).
+
+    The batch checks distinct values together, so its error cannot say
+    where the value was; this looks for it, one value at a time, only once a
+    batch has failed. An error that no single value causes is returned as is.
+    """
+    from ldp.client.encoders import make_encoder
+
+    check = _value_check(spec) or make_encoder(spec).encode
+    for position, value in enumerate(values):
+        try:
+            check(value)
+        except ParameterError as exc:
+            return type(exc)(f"values[{position}]: {exc}")
+    return error
+
+
+def _value_check(spec: Any) -> Any:
+    """The cheap check of one value a spec's encoder makes (no coins), or None when only encoding checks it."""
+    from ldp.specs.numeric import NumericSpec, check_numeric_value
+
+    if isinstance(spec, NumericSpec):
+        return check_numeric_value
+    index_of = getattr(spec, "index_of", None)
+    return index_of if callable(index_of) else None
 
 
 def secure_encode_batch(
@@ -482,6 +536,15 @@ def secure_encode_batch(
     Each value is a fresh client (RAPPOR: a uniform CSPRNG cohort, PRR and
     IRR collapsed into one coin per bit). For persistent RAPPOR clients use
     :func:`rappor_irr_batch` on their keyed-PRF PRR.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import secure_encode_batch
+    >>> spec = ldp.OUE(domain=("a", "b", "c"), epsilon=1.0)
+    >>> batch = secure_encode_batch(spec, ["a", "b", "b"])  # every coin from the OS CSPRNG
+    >>> len(batch), batch.bits.shape
+    (3, (3, 1))
     """
     if source is None:
         source = SystemRandomSource()

@@ -95,6 +95,20 @@ class BudgetedEncoder:
        (a memoized value's reports never cost more than its PRR's ε∞).
     .. [2] P. Kairouz, S. Oh, P. Viswanath. "The composition theorem for
        differential privacy". IEEE Trans. IT 63(6), 2017 (the ``optimal`` rule).
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import BudgetedEncoder, make_encoder
+    >>> from ldp.privacy import Budget, PrivacyLedger
+    >>> spec = ldp.GRR(domain=("a", "b"), epsilon=1.0)
+    >>> encoder = BudgetedEncoder(make_encoder(spec), PrivacyLedger.in_memory(Budget(epsilon=1.0)))
+    >>> encoder.encode("a").spec == spec.fingerprint, encoder.remaining
+    (True, 0.0)
+    >>> encoder.encode("b")
+    Traceback (most recent call last):
+    ...
+    ldp.errors.BudgetExceededError: ...
     """
 
     def __init__(self, encoder: Any, ledger: PrivacyLedger):

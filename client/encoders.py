@@ -26,7 +26,7 @@ import secrets
 from collections.abc import Callable
 from fractions import Fraction
 from math import lcm
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded, urandom_source
 from ldp.client.state import ClientState
@@ -35,6 +35,10 @@ from ldp.hashing import LH_SEED_SPACE, lh_bucket
 from ldp.plugins import implementation
 from ldp.report import Report
 from ldp.specs import GRR, LocalHashing, Rappor, Spec, UnaryEncoding
+
+if TYPE_CHECKING:  # the client imports the ledger only when a budget is asked for
+    from ldp.client.budgeted import BudgetedEncoder
+    from ldp.privacy.budget import Budget, PrivacyLedger
 
 __all__ = [
     "Encoder",
@@ -60,6 +64,14 @@ class Encoder(Protocol):
 
     Encoders satisfy it structurally (they share no base class); the type
     checker checks each one where it is registered or returned as an encoder.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import Encoder, make_encoder
+    >>> encoder: Encoder = make_encoder(ldp.OUE(domain=("a", "b"), epsilon=1.0))
+    >>> encoder.encode("a").spec == encoder.spec.fingerprint
+    True
     """
 
     @property
@@ -92,7 +104,7 @@ def randomized_response_index(index: int, den: int, keep_num: int, other_num: in
 def stateless_factory(encoder_class: Callable[[Any], Encoder]) -> Callable[..., Encoder]:
     """An encoder factory ``(spec, state)`` for an encoder class that keeps no client state."""
 
-    def factory(spec: Any, state: ClientState | str | None = None) -> Encoder:
+    def factory(spec: Any, state: ClientState | str | os.PathLike[str] | None = None) -> Encoder:
         return encoder_class(spec)
 
     factory.__qualname__ = f"stateless {getattr(encoder_class, '__name__', encoder_class)}"
@@ -109,6 +121,13 @@ class GRREncoder:
     ----------
     .. [1] S. L. Warner. JASA 60(309), 1965.
     .. [2] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import GRREncoder
+    >>> GRREncoder(ldp.GRR(domain=("a", "b", "c"), epsilon=2.0)).encode("a").value in ("a", "b", "c")
+    True
     """
 
     def __init__(self, spec: GRR):
@@ -137,6 +156,13 @@ class UnaryEncoder:
     ----------
     .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
     .. [2] Ú. Erlingsson, V. Pihur, A. Korolova. ACM CCS 2014 (SUE is basic one-time RAPPOR).
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import UnaryEncoder
+    >>> len(UnaryEncoder(ldp.OUE(domain=("a", "b", "c"), epsilon=2.0)).encode("a").bits)  # 3 bits in one byte
+    1
     """
 
     def __init__(self, spec: UnaryEncoding):
@@ -169,6 +195,15 @@ class LocalHashingEncoder:
     ----------
     .. [1] T. Wang, J. Blocki, N. Li, S. Jha. USENIX Security 2017.
     .. [2] R. Bassily, A. Smith. "Local, private, efficient protocols for succinct histograms". STOC 2015.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import LocalHashingEncoder
+    >>> spec = ldp.OLH(domain=("a", "b", "c"), epsilon=2.0)
+    >>> report = LocalHashingEncoder(spec).encode("a")
+    >>> 0 <= report.value < spec.g and report.seed is not None
+    True
     """
 
     def __init__(self, spec: LocalHashing):
@@ -203,6 +238,17 @@ class RapporEncoder:
     ----------
     .. [1] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR: randomized aggregatable
        privacy-preserving ordinal response". ACM CCS 2014, §3.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import ClientState, RapporEncoder
+    >>> spec = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
+    >>> encoder = RapporEncoder(spec, ClientState.new(spec))
+    >>> encoder.permanent_bits("x") == encoder.permanent_bits("x")  # the memoized PRR
+    True
+    >>> len(encoder.encode("x").bits)
+    4
     """
 
     def __init__(self, spec: Rappor, state: ClientState):
@@ -242,7 +288,7 @@ class RapporEncoder:
         )
 
 
-def rappor_encoder(spec: Rappor, state: ClientState | str | None = None) -> Encoder:
+def rappor_encoder(spec: Rappor, state: ClientState | str | os.PathLike[str] | None = None) -> Encoder:
     """RAPPOR's encoder: the client's persistent state (opened or created at a path), or a fresh one in memory."""
     if state is None:
         state = ClientState.new(spec)
@@ -251,8 +297,44 @@ def rappor_encoder(spec: Rappor, state: ClientState | str | None = None) -> Enco
     return RapporEncoder(spec, state)
 
 
-def make_encoder(spec, *, state: ClientState | str | None = None, ledger=None, budget=None) -> Encoder:
+@overload
+def make_encoder(
+    spec: Spec,
+    *,
+    state: ClientState | str | os.PathLike[str] | None = None,
+    ledger: PrivacyLedger | str | os.PathLike[str],
+    budget: Budget | None = None,
+) -> BudgetedEncoder: ...
+@overload
+def make_encoder(
+    spec: Spec,
+    *,
+    state: ClientState | str | os.PathLike[str] | None = None,
+    ledger: None = None,
+    budget: Budget,
+) -> BudgetedEncoder: ...
+@overload
+def make_encoder(
+    spec: Spec,
+    *,
+    state: ClientState | str | os.PathLike[str] | None = None,
+    ledger: None = None,
+    budget: None = None,
+) -> Encoder: ...
+def make_encoder(
+    spec: Spec,
+    *,
+    state: ClientState | str | os.PathLike[str] | None = None,
+    ledger: PrivacyLedger | str | os.PathLike[str] | None = None,
+    budget: Budget | None = None,
+) -> Encoder | BudgetedEncoder:
     """The client encoder for ``spec``.
+
+    With a ``ledger`` or a ``budget`` the encoder is a
+    :class:`~ldp.client.BudgetedEncoder` (it has ``remaining``, ``spent``
+    and ``committed``); the type checker knows it from the arguments. With
+    only a ``state`` path it is budgeted too once that client's ledger
+    exists, which only a run-time ``isinstance`` can tell.
 
     Parameters
     ----------
@@ -278,11 +360,39 @@ def make_encoder(spec, *, state: ClientState | str | None = None, ledger=None, b
         The budget of a new ledger file. A budget is set once, when the
         ledger is created: one that differs from an existing ledger's is a
         :class:`~ldp.errors.StateError`.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import make_encoder
+    >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    >>> report = make_encoder(spec).encode("b")  # coins from the operating system's CSPRNG
+    >>> report.spec == spec.fingerprint and report.value in spec.domain
+    True
+
+    With a budget, the encoder charges a ledger and refuses once it is spent:
+
+    >>> import tempfile, pathlib
+    >>> from ldp.privacy import Budget
+    >>> ledger = pathlib.Path(tempfile.mkdtemp()) / "ledger.json"
+    >>> budgeted = make_encoder(spec, ledger=ledger, budget=Budget(epsilon=2.0))
+    >>> budgeted.encode("a").spec == spec.fingerprint, budgeted.remaining
+    (True, 1.0)
     """
     encoder = _unbudgeted_encoder(spec, state)
     state_file = state.path if isinstance(state, ClientState) else state
     if state_file is None and ledger is None and budget is None:
         return encoder
+    return _charged(encoder, state_file, ledger, budget)
+
+
+def _charged(
+    encoder: Encoder,
+    state_file: str | os.PathLike[str] | None,
+    ledger: PrivacyLedger | str | os.PathLike[str] | None,
+    budget: Budget | None,
+) -> Encoder | BudgetedEncoder:
+    """``encoder`` charging the client's ledger (given, or beside its state file), or as is when it has none."""
     from ldp.client.budgeted import BudgetedEncoder, client_ledger, ledger_beside, open_ledger
 
     if ledger is None:
@@ -313,6 +423,6 @@ def _same_file(a: os.PathLike, b: os.PathLike) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
-def _unbudgeted_encoder(spec, state: ClientState | str | None) -> Encoder:
+def _unbudgeted_encoder(spec: Spec, state: ClientState | str | os.PathLike[str] | None) -> Encoder:
     """The mechanism's own encoder (no budget), from the plug-in registry."""
     return implementation(spec, "encoder")(spec, state)

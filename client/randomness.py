@@ -36,7 +36,14 @@ _TWO16 = 1 << 16
 
 @runtime_checkable
 class RandomSource(Protocol):
-    """Uniform random words and exact uniform integers for the batch samplers."""
+    """Uniform random words and exact uniform integers for the batch samplers.
+
+    Examples
+    --------
+    >>> from ldp.client import RandomSource, SystemRandomSource
+    >>> isinstance(SystemRandomSource(), RandomSource)
+    True
+    """
 
     #: True when the words come from a CSPRNG (fit for real users' data).
     secure: bool
@@ -61,6 +68,13 @@ class SystemRandomSource:
     ----------
     block_bytes : int
         Size of the pooled block (default 64 KiB).
+
+    Examples
+    --------
+    >>> from ldp.client import SystemRandomSource
+    >>> draws = SystemRandomSource().integers(6, 1000)  # 1000 fair dice from the OS CSPRNG
+    >>> draws.shape, bool(draws.min() >= 0 and draws.max() < 6)
+    ((1000,), True)
     """
 
     secure = True
@@ -95,6 +109,13 @@ class GeneratorSource:
 
     ``words`` are the generator's 64-bit integers; ``integers`` are its
     bounded integers (NumPy samples them without modulo bias).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldp.client import GeneratorSource
+    >>> GeneratorSource(np.random.default_rng(1)).integers(10, 5).tolist() == GeneratorSource(np.random.default_rng(1)).integers(10, 5).tolist()
+    True
     """
 
     secure = False

@@ -57,6 +57,19 @@ class ClientState:
         :meth:`load`); None for a state only in memory. It locates the
         client's privacy ledger, beside it
         (:func:`ldp.client.budgeted.client_ledger`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import ldp
+    >>> from ldp.client import ClientState
+    >>> spec = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "client.json"
+    >>> state = ClientState.open(path, spec)  # created with a new secret
+    >>> ClientState.open(path, spec) == state  # the same client after a restart
+    True
+    >>> 0 <= state.cohort < spec.num_cohorts
+    True
     """
 
     spec: str

@@ -29,7 +29,7 @@ def state_path(directory: str | Path, client_id: Any) -> Path:
     return Path(directory) / f"{digest}.json"
 
 
-def ledger_path(directory: str | Path, client_id: str) -> Path:
+def ledger_path(directory: str | Path, client_id: Any) -> Path:
     """Privacy ledger of ``client_id`` in ``directory``, beside its state file."""
     from ldp.client.budgeted import ledger_beside
 

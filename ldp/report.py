@@ -243,6 +243,15 @@ class Report:
         Payload fields declared by a report schema beyond the four above
         (:func:`declare_report_field`), in JSON order: a string, a number,
         or bytes (written as base64). Kept as a tuple of pairs.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp import Report
+    >>> spec = ldp.GRR(domain=("a", "b"), epsilon=1.0)
+    >>> report = Report(spec=spec.fingerprint, value="a")
+    >>> Report.from_json(report.to_json()) == report
+    True
     """
 
     spec: str

@@ -2,8 +2,13 @@
 
 - :func:`run` — the grid mechanisms × ε × users × domain sizes × repeats,
   returning one row per cell and repeat (pandas DataFrame).
+- :func:`run_numeric` — the same for numeric mechanisms (mean estimation):
+  mechanisms × ε × users × repeats, scored against theory and the LDP bound;
+  :func:`summarize_numeric` / :func:`format_numeric_report` — its table.
 - :func:`summarize` / :func:`best_by_epsilon` — the table ``ldp simulate``
   prints.
+- ``data=``: both take real data as a file path (CSV, JSON Lines, JSON,
+  Parquet), a pandas DataFrame (with ``column``) or a Series.
 - :mod:`ldp.simulations.populations` — synthetic and real-data populations.
 - :mod:`ldp.simulations.fast` — exact sampling of aggregated counts.
 - :mod:`ldp.simulations.faithful` — the real client and aggregator end to end.
@@ -14,6 +19,14 @@
 """
 
 from ldp.simulations.mechanisms import RapporSettings, rappor_for_epsilon
+from ldp.simulations.numeric import (
+    NumericPopulation,
+    format_numeric_report,
+    numeric_population,
+    numeric_population_from_data,
+    run_numeric,
+    summarize_numeric,
+)
 from ldp.simulations.populations import Population, from_data, make_population
 from ldp.simulations.runner import DEFAULTS, RESULT_COLUMNS, run
 from ldp.simulations.summary import best_by_epsilon, format_report, summarize
@@ -21,13 +34,19 @@ from ldp.simulations.summary import best_by_epsilon, format_report, summarize
 __all__ = [
     "DEFAULTS",
     "RESULT_COLUMNS",
+    "NumericPopulation",
     "Population",
     "RapporSettings",
     "best_by_epsilon",
+    "format_numeric_report",
     "format_report",
     "from_data",
     "make_population",
+    "numeric_population",
+    "numeric_population_from_data",
     "rappor_for_epsilon",
     "run",
+    "run_numeric",
     "summarize",
+    "summarize_numeric",
 ]

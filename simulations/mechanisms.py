@@ -62,6 +62,13 @@ class RapporSettings:
         P[S=1|B] matters; f > 0 caps the reachable ε₁ below ε∞.
     hash : str
         ``"mmh3"`` or ``"md5"`` (Google's hashing).
+
+    Examples
+    --------
+    >>> from ldp.simulations import RapporSettings, run
+    >>> settings = RapporSettings(num_bits=64, num_cohorts=8)
+    >>> len(run(mechanisms="rappor", epsilons=[4.0], users=[2_000], domain_size=8, repeats=1, seed=1, rappor=settings))
+    1
     """
 
     num_bits: int = 32
@@ -83,6 +90,13 @@ def rappor_for_epsilon(epsilon: float, settings: RapporSettings = RapporSettings
     References
     ----------
     .. [1] Ú. Erlingsson, V. Pihur, A. Korolova. "RAPPOR". ACM CCS 2014.
+
+    Examples
+    --------
+    >>> from ldp.simulations import RapporSettings, rappor_for_epsilon
+    >>> spec = rappor_for_epsilon(1.0, RapporSettings(num_bits=64))
+    >>> spec.num_bits, round(spec.epsilon, 9)
+    (64, 1.0)
     """
     eps = float(epsilon)
     if not math.isfinite(eps) or eps <= 0:
@@ -119,6 +133,12 @@ def mechanism_kind(name: str) -> str:
     try:
         return MECHANISM_KINDS[name]
     except KeyError:
+        from ldp.specs.numeric import NUMERIC_MECHANISMS
+
+        if name in NUMERIC_MECHANISMS:
+            raise ParameterError(
+                f"{name!r} is a numeric mechanism: simulate it with ldp.simulations.run_numeric"
+            ) from None
         raise ParameterError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_KINDS)}") from None
 
 

@@ -38,6 +38,7 @@ import pandas as pd
 
 from ldp import numeric_math as nm
 from ldp.errors import ParameterError
+from ldp.simulations.populations import DataSource
 from ldp.specs.numeric import NUMERIC_MECHANISMS, Gaussian, numeric_spec
 
 __all__ = [
@@ -82,7 +83,16 @@ NUMERIC_COLUMNS = (
 
 
 class NumericPopulation:
-    """A sampler of users' numbers on ``[low, high]`` (values outside are clipped by the client)."""
+    """A sampler of users' numbers on ``[low, high]`` (values outside are clipped by the client).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldp.simulations import NumericPopulation
+    >>> flat = NumericPopulation("flat", 0.0, 1.0, lambda n, rng: rng.uniform(0.0, 1.0, n))
+    >>> flat.draw(4, np.random.default_rng(1)).shape
+    (4,)
+    """
 
     def __init__(
         self,
@@ -119,6 +129,14 @@ def numeric_population(
     ``uniform``; ``gaussian[:sd]`` (mean at the middle, sd as a fraction of
     the range, default 0.15); ``exponential[:mean]`` (from ``low``, mean as a
     fraction of the range, default 0.2); ``beta[:a,b]`` (default 2, 5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldp.simulations import numeric_population
+    >>> population = numeric_population("beta:2,5", low=0, high=10)
+    >>> population.name, population.low, population.high, population.draw(3, np.random.default_rng(1)).shape
+    ('beta:2,5', 0.0, 10.0, (3,))
     """
     low = 0.0 if low is None else float(low)
     high = 1.0 if high is None else float(high)
@@ -149,20 +167,34 @@ def numeric_population(
 
 
 def numeric_population_from_data(
-    path: str | Path,
-    column: str,
+    data: DataSource,
+    column: str | None = None,
     low: float | None = None,
     high: float | None = None,
     *,
     as_users: bool = False,
 ) -> NumericPopulation:
-    """Users drawn from (or, with ``as_users``, equal to) a numeric column; range defaults to its min/max."""
-    from ldp.simulations.populations import _read_column
+    """Users drawn from (or, with ``as_users``, equal to) a numeric column; range defaults to its min/max.
 
-    series = pd.to_numeric(_read_column(Path(path), column), errors="coerce")
+    ``data`` is a data file, a pandas DataFrame or a Series, as for
+    :func:`ldp.simulations.from_data`; cells that are not finite numbers are
+    left out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> population = numeric_population_from_data(pd.Series([3.0, 5.5, None, 9.0], name="minutes"))
+    >>> population.name, population.low, population.high
+    ('series:minutes', 3.0, 9.0)
+    """
+    from ldp.simulations.populations import data_column
+
+    cells, name, source = data_column(data, column)
+    column = str(cells.name) if column is None else column
+    series = pd.to_numeric(cells, errors="coerce")
     values = series[np.isfinite(series)].to_numpy(dtype=np.float64)
     if values.size < 2:
-        raise ParameterError(f"column {column!r} of {str(path)!r} has fewer than 2 numbers")
+        raise ParameterError(f"column {column!r} of {source} has fewer than 2 numbers")
     low = float(values.min()) if low is None else float(low)
     high = float(values.max()) if high is None else float(high)
 
@@ -171,9 +203,7 @@ def numeric_population_from_data(
             return values if n >= values.size else rng.choice(values, n, replace=False)
         return rng.choice(values, n, replace=True)
 
-    return NumericPopulation(
-        f"data:{Path(path).name}:{column}", low, high, draw, rows=values if as_users else None
-    )
+    return NumericPopulation(name, low, high, draw, rows=values if as_users else None)
 
 
 def _stream(seed: int, *key: int) -> np.random.Generator:
@@ -233,6 +263,13 @@ def run_numeric(
         Gaussian's δ.
     grid : int, optional
         Input grid of the grid mechanisms (default the spec's).
+
+    Examples
+    --------
+    >>> from ldp.simulations import run_numeric, summarize_numeric
+    >>> results = run_numeric(mechanisms="duchi,piecewise", epsilons=[1.0], users=[10_000], repeats=2, seed=1)
+    >>> len(results), summarize_numeric(results)["mechanism"].tolist()
+    (4, ['duchi', 'piecewise'])
     """
     from ldp.aggregator.numeric import MeanAccumulator
     from ldp.client.numeric import encode_numeric_batch
@@ -251,7 +288,7 @@ def run_numeric(
     if isinstance(distribution, NumericPopulation):
         population = distribution
     elif data is not None:
-        if column is None:
+        if column is None and not isinstance(data, pd.Series):
             raise ParameterError.naming(
                 "{data} needs {column} (the column holding one number per row)", data=data, column=None
             )
@@ -316,7 +353,15 @@ def run_numeric(
 
 
 def summarize_numeric(results: pd.DataFrame) -> pd.DataFrame:
-    """Means over repeats per distribution × users × mechanism × ε (mse, theory, formula, bound, coverage)."""
+    """Means over repeats per distribution × users × mechanism × ε (mse, theory, formula, bound, coverage).
+
+    Examples
+    --------
+    >>> from ldp.simulations import run_numeric, summarize_numeric
+    >>> results = run_numeric(mechanisms="duchi", epsilons=[1.0, 2.0], users=[5_000], repeats=2, seed=1)
+    >>> summarize_numeric(results)[["mechanism", "epsilon"]].values.tolist()
+    [['duchi', 1.0], ['duchi', 2.0]]
+    """
     keys = ["distribution", "users", "mechanism", "epsilon"]
     grouped = results.groupby(keys, sort=False)
     table = (
@@ -336,7 +381,15 @@ def _fmt(x: float) -> str:
 
 
 def format_numeric_report(summary: pd.DataFrame) -> str:
-    """Text table of :func:`summarize_numeric`, then the best mechanism per ε (by theory)."""
+    """Text table of :func:`summarize_numeric`, then the best mechanism per ε (by theory).
+
+    Examples
+    --------
+    >>> from ldp.simulations import format_numeric_report, run_numeric, summarize_numeric
+    >>> results = run_numeric(mechanisms="duchi", epsilons=[1.0], users=[5_000], repeats=2, seed=1)
+    >>> print(format_numeric_report(summarize_numeric(results)).splitlines()[0])
+    mean of beta:2,5, 5,000 users (2 repeats)
+    """
     lines = []
     for (distribution, n), block in summary.groupby(["distribution", "users"], sort=False):
         lines.append(f"mean of {distribution}, {n:,} users ({int(block['repeats'].iloc[0])} repeats)")

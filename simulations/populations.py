@@ -22,7 +22,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 from scipy import stats
@@ -62,6 +62,12 @@ class Population:
     user_counts : numpy.ndarray, optional
         Fixed number of users per value (``as_users``); when set, a
         collection uses exactly these users (or a random subset of them).
+
+    Examples
+    --------
+    >>> from ldp.simulations import Population
+    >>> Population("coin", ("heads", "tails"), [3, 1]).probabilities.tolist()  # normalized
+    [0.75, 0.25]
     """
 
     name: str
@@ -179,6 +185,13 @@ def make_population(distribution: str, domain_size: int, parameter: float | None
 
     ``distribution`` may carry its parameter, as in ``"zipf:1.5"``
     (the zipf exponent, exponential rate, gaussian sd or geometric p).
+
+    Examples
+    --------
+    >>> from ldp.simulations import make_population
+    >>> population = make_population("zipf", 8)
+    >>> population.name, population.domain, round(float(population.probabilities.sum()), 12)
+    ('zipf(1.1)', (0, 1, 2, 3, 4, 5, 6, 7), 1.0)
     """
     if isinstance(distribution, Population):
         return distribution
@@ -200,18 +213,48 @@ def make_population(distribution: str, domain_size: int, parameter: float | None
     return build(domain_size, parameter)
 
 
-def _read_column(path: str | Path, column: str) -> pd.Series:
-    """The cells of ``column`` of a data file, as an object Series (read by :func:`ldp.values_file.read_column`).
+#: What a simulation accepts as real data: a data file's path, or a pandas DataFrame or Series.
+DataSource = Union[str, Path, "pd.DataFrame", "pd.Series"]
 
-    CSV rows wider or narrower than the header are read, not refused (extra
-    fields ignored, missing ones missing): a sample of users tolerates a
-    ragged row that an encoder must not.
+
+def data_column(data: DataSource, column: str | None) -> tuple[pd.Series, str, str]:
+    """The cells of ``column`` of ``data`` as an object Series, a population name and the source for messages.
+
+    ``data`` is a data file (read by :func:`ldp.values_file.read_column`;
+    CSV rows wider or narrower than the header are read, not refused: a
+    sample of users tolerates a ragged row that an encoder must not), a
+    pandas DataFrame (``column`` names one of its columns) or a Series
+    (``column``, when given, must be its name).
+
+    Raises
+    ------
+    ParameterError
+        If ``column`` is missing or not in ``data``, or ``data`` is none of these.
     """
     import pandas as pd
 
+    if isinstance(data, pd.Series):
+        if column is not None and column != data.name:
+            raise ParameterError(
+                f"column {column!r} is not the Series' name {data.name!r}: give one or the other"
+            )
+        name = "series" if data.name is None else str(data.name)
+        return data.reset_index(drop=True).astype(object), f"series:{name}", "the Series"
+    if column is None:
+        raise ParameterError("data needs column (the column holding one value per row)")
+    if isinstance(data, pd.DataFrame):
+        if column not in data.columns:
+            shown = ", ".join(map(repr, list(data.columns)[:10]))
+            raise ParameterError(f"column {column!r} is not in the DataFrame (its columns: {shown})")
+        return data[column].reset_index(drop=True).astype(object), f"dataframe:{column}", "the DataFrame"
+    if not isinstance(data, (str, Path)):
+        raise ParameterError(
+            f"data must be a file path, a pandas DataFrame or a Series, not {type(data).__name__}"
+        )
     from ldp.values_file import read_column
 
-    return pd.Series(read_column(path, column, strict=False), dtype=object, name=column)
+    cells = pd.Series(read_column(Path(data), column, strict=False), dtype=object, name=column)
+    return cells, f"data:{Path(data).name}:{column}", repr(str(data))
 
 
 def _domain_value(value: Any) -> str | int:
@@ -224,10 +267,10 @@ def _domain_value(value: Any) -> str | int:
     return str(value)
 
 
-def from_data(path: str | Path, column: str, *, as_users: bool = False) -> Population:
-    """Population from a column of a CSV, JSON Lines, JSON or Parquet file.
+def from_data(data: DataSource, column: str | None = None, *, as_users: bool = False) -> Population:
+    """Population from a column of a CSV, JSON Lines, JSON or Parquet file, a DataFrame or a Series.
 
-    The file is read by :mod:`ldp.values_file` (its rules: kinds by
+    A file is read by :mod:`ldp.values_file` (its rules: kinds by
     extension, UTF-8, gzip, errors naming the file and line), except that a
     CSV row with another number of fields than the header is read (extra
     fields ignored, missing ones missing) instead of refused.
@@ -237,20 +280,29 @@ def from_data(path: str | Path, column: str, *, as_users: bool = False) -> Popul
 
     Parameters
     ----------
-    path : str or Path
+    data : str, Path, pandas.DataFrame or pandas.Series
         ``.csv``, ``.jsonl``/``.ndjson``, ``.json`` (an array of objects) or
-        ``.parquet``/``.pq`` file; the text kinds may be gzip-compressed (``.gz``).
-    column : str
-        Column holding one value per row.
+        ``.parquet``/``.pq`` file (the text kinds may be gzip-compressed,
+        ``.gz``), or the data already in memory.
+    column : str, optional
+        Column holding one value per row (optional for a Series).
     as_users : bool
         When True every row is a user (the collection uses exactly these
         users, or a random subset); otherwise users are drawn from the
         empirical distribution of the column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> population = from_data(pd.DataFrame({"os": ["ios", "android", "android", None]}), "os")
+    >>> population.domain, population.probabilities.round(3).tolist()
+    (('android', 'ios'), [0.667, 0.333])
     """
-    series = _read_column(Path(path), column)
+    series, label, source = data_column(data, column)
+    column = str(series.name) if column is None else column
     series = series[series.notna() & (series.astype(str) != "")]
     if series.empty:
-        raise ParameterError(f"column {column!r} of {str(path)!r} has no values")
+        raise ParameterError(f"column {column!r} of {source} has no values")
     counts = series.map(_domain_value).astype(object).value_counts(sort=False)
     order = sorted(range(len(counts)), key=lambda i: (-int(counts.iloc[i]), str(counts.index[i])))
     domain = tuple(counts.index[i] for i in order)
@@ -261,11 +313,9 @@ def from_data(path: str | Path, column: str, *, as_users: bool = False) -> Popul
         )
     values = np.array([int(counts.iloc[i]) for i in order], dtype=np.int64)
     if len(domain) < 2:
-        raise ParameterError(
-            f"column {column!r} of {str(path)!r} has a single distinct value; need at least 2"
-        )
+        raise ParameterError(f"column {column!r} of {source} has a single distinct value; need at least 2")
     return Population(
-        f"data:{Path(path).name}:{column}",
+        label,
         domain,
         values / values.sum(),
         user_counts=values if as_users else None,

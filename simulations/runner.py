@@ -153,7 +153,7 @@ def _populations(
             raise ParameterError("give a Population, or domain_size/data, not both")
         return [distribution]
     if data is not None:
-        if column is None:
+        if column is None and not isinstance(data, pd.Series):
             raise ParameterError.naming(
                 "{data} needs {column} (the column holding one value per row)", data=data, column=None
             )
@@ -216,9 +216,12 @@ def run(
         optionally with a parameter (``"zipf:1.5"``), or a Population.
     distribution_parameter : float, optional
         The zipf exponent, exponential rate, gaussian sd or geometric p.
-    data, column : path and str, optional
+    data, column : path, DataFrame or Series, and str, optional
         Real data: the empirical distribution of a column of a CSV, Parquet
-        or JSON Lines file (the domain is its distinct values).
+        or JSON Lines file, or of a pandas DataFrame (the domain is its
+        distinct values), or of a Series (``column`` optional). Numeric
+        mechanisms are simulated by :func:`run_numeric`, which takes the
+        same data.
     as_users : bool
         With ``data``: every row is a user (no resampling).
     repeats : int
@@ -245,6 +248,22 @@ def run(
         variance over the domain; NaN for RAPPOR), ``mse_ratio`` =
         mse/theory_mse, ``lower_bound`` (per value, docs/mechanisms.md#lower-bounds), RAPPOR
         detection columns (NaN for the other mechanisms) and ``seconds``.
+
+    Examples
+    --------
+    >>> from ldp.simulations import run, summarize
+    >>> results = run(mechanisms="grr,oue", epsilons=[1.0, 4.0], users=[10_000], domain_size=16, repeats=2, seed=1)
+    >>> len(results), sorted(set(results["mechanism"]))
+    (8, ['grr', 'oue'])
+    >>> len(summarize(results))  # one row per mechanism and ε
+    4
+
+    Real data: a file path, a DataFrame with ``column``, or a Series:
+
+    >>> import pandas as pd
+    >>> browsers = pd.Series(["chrome"] * 60 + ["firefox"] * 30 + ["safari"] * 10, name="browser")
+    >>> run(mechanisms="grr", epsilons=[2.0], data=browsers, as_users=True, repeats=1, seed=1)["users"].tolist()
+    [100]
     """
     if mode not in MODES:
         raise ParameterError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")

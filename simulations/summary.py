@@ -24,6 +24,13 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     ``theory_mse``, ``mse_ratio``, ``lower_bound``, ``mae``, ``max_error``,
     ``tv``, ``top_k_precision``, ``top_k_recall`` and, for RAPPOR,
     ``detected``, ``false_positives``, ``false_negatives``, ``allocated_mass``.
+
+    Examples
+    --------
+    >>> from ldp.simulations import run, summarize
+    >>> summary = summarize(run(mechanisms="grr,oue", epsilons=[1.0], users=[5_000], domain_size=8, repeats=2, seed=1))
+    >>> summary["mechanism"].tolist()
+    ['grr', 'oue']
     """
     grouped = results.groupby(_GROUP, sort=False)
     means = grouped[
@@ -100,6 +107,13 @@ def best_by_epsilon(summary: pd.DataFrame) -> pd.DataFrame:
     resolved to is also listed by name (it duplicates that row).
     ``error_95`` is 1.96·√mse·users: the typical half-width of a 95 %
     interval on one value's count, in users.
+
+    Examples
+    --------
+    >>> from ldp.simulations import best_by_epsilon, run, summarize
+    >>> results = run(mechanisms="grr,oue", epsilons=[1.0, 8.0], users=[5_000], domain_size=32, repeats=2, seed=1)
+    >>> best_by_epsilon(summarize(results))["epsilon"].tolist()
+    [1.0, 8.0]
     """
     keys = ["distribution", "domain_size", "users", "epsilon"]
     listed = set(zip(*(summary[k] for k in keys), summary["mechanism"]))
@@ -165,7 +179,15 @@ def _fmt(x: float) -> str:
 
 
 def format_report(summary: pd.DataFrame) -> str:
-    """Human-readable text: the per-cell table, then the best mechanism per ε."""
+    """Human-readable text: the per-cell table, then the best mechanism per ε.
+
+    Examples
+    --------
+    >>> from ldp.simulations import format_report, run, summarize
+    >>> results = run(mechanisms="grr", epsilons=[1.0], users=[5_000], domain_size=8, repeats=2, seed=1)
+    >>> print(format_report(summarize(results)).splitlines()[0])
+    zipf(1.1) over 8 values, 5,000 users (2 repeats)
+    """
     has_rappor = summary["detected"].notna().any()
     lines = []
     for (distribution, d, n), block in summary.groupby(["distribution", "domain_size", "users"], sort=False):

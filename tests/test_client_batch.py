@@ -126,6 +126,37 @@ def test_a_generator_that_is_not_numpy_is_refused():
         encode_batch(ldp.OUE(domain=(1, 2), epsilon=1.0), [1], random.Random(1))
 
 
+DUCHI = ldp.Duchi(epsilon=1.0, low=0.0, high=10.0)
+GRR3 = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+
+
+@pytest.mark.parametrize(
+    ("spec", "values", "message"),
+    [
+        (DUCHI, [1.0, 2.5, None, 3.0], "values[2]: numeric value must be a finite number, got None"),
+        (DUCHI, [1.0, 2.0, True], "values[2]: numeric value must be a number, got True"),  # numpy: 1.0
+        (DUCHI, [4, np.True_, 5], "values[1]: numeric value must be a number, got np.True_"),  # numpy: 1
+        (DUCHI, [1.0, "12"], "values[1]: numeric value must be a number, got the str '12'"),
+        (DUCHI, np.array([1.0, 2.0, np.inf]), "values[2]: numeric value must be finite"),
+        (GRR3, ["a", "b", None, "zz"], "values[2]: value None is not in the domain"),
+        (GRR3, ["a", "zz"], "values[1]: value 'zz' is not in the domain"),
+    ],
+)
+def test_a_refused_value_is_named_with_its_position(spec, values, message):
+    with pytest.raises(ldp.ParameterError) as refused:
+        encode_batch(spec, values, np.random.default_rng(1))
+    assert str(refused.value).startswith(message)
+    with pytest.raises(ldp.ParameterError, match="values\\["):
+        encode_batch(spec, values, SystemRandomSource())
+
+
+def test_booleans_are_not_numbers_in_any_container():
+    for values in ([True, 2.0], [2.0, False], np.array([True, False]), np.array([1.0, True], dtype=object)):
+        with pytest.raises(ldp.ParameterError, match="must be a number, got"):
+            DUCHI.to_native(values)
+    assert DUCHI.to_native([0.0, 10]).tolist() == [-1.0, 1.0]
+
+
 @pytest.mark.parametrize("max_bytes", [32 << 20, 8 * 2 * 8 * 5, 1])  # roomy; 5 values (resets); 1 (pairs)
 def test_bloom_words_are_each_rows_own_bits(max_bytes):
     """The cached (value, cohort) table, its resets and the uncached path all give each row its own bits."""

@@ -153,3 +153,29 @@ def test_a_range_with_non_finite_derived_values_is_refused_before_drawing(monkey
     )
     with pytest.raises(ParameterError, match=needle):
         run_numeric("duchi", "1", 100, "uniform", low=low, high=high, repeats=1, seed=0)
+
+
+def test_numeric_simulation_is_public_and_takes_a_dataframe_or_series_as_a_file(tmp_path):
+    import ldp.simulations
+
+    assert ldp.simulations.run_numeric is run_numeric and "run_numeric" in ldp.simulations.__all__
+    minutes = pd.Series(np.random.default_rng(0).exponential(10, 500), name="minutes")
+    path = tmp_path / "d.csv"
+    minutes.to_frame().to_csv(path, index=False)
+    grid = {"mechanisms": "duchi,piecewise", "epsilons": [1.0], "repeats": 2, "seed": 3, "high": 60.0}
+    scores = ["mechanism", "users", "repeat", "low", "estimate", "truth", "mse", "theory_mse"]
+    from_file = run_numeric(data=path, column="minutes", as_users=True, **grid)
+    from_frame = run_numeric(data=minutes.to_frame(), column="minutes", as_users=True, **grid)
+    from_series = run_numeric(data=minutes, as_users=True, **grid)
+    pd.testing.assert_frame_equal(from_frame[scores], from_file[scores])
+    pd.testing.assert_frame_equal(from_series[scores], from_file[scores])
+    assert (from_series["users"] == 500).all()
+
+
+def test_run_points_a_numeric_mechanism_to_run_numeric():
+    from ldp.simulations import run
+
+    with pytest.raises(
+        ParameterError, match=r"'duchi' is a numeric mechanism: simulate it with .*run_numeric"
+    ):
+        run(mechanisms="grr,duchi", epsilons=[1.0], users=[100], repeats=1, seed=1)

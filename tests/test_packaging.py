@@ -37,14 +37,25 @@ def test_every_source_package_is_listed_in_pyproject():
     assert not missing, f"packages not listed in pyproject.toml [tool.setuptools] packages: {sorted(missing)}"
 
 
-@pytest.mark.slow
-def test_wheel_contains_every_subpackage_and_module(tmp_path):
+def build_wheel(outdir: Path) -> Path:
+    """Build the project's wheel into ``outdir`` and return its path.
+
+    The wheel is built from the source distribution, in a clean directory: a
+    wheel built in the checkout would also take whatever an earlier build
+    left in ``build/lib`` (a file deleted or no longer packaged would pass).
+    """
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "build", "--outdir", str(outdir), str(ROOT)],
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("ldp_telemetry-*.whl")
+    (wheel,) = outdir.glob("ldp_telemetry-*.whl")
+    return wheel
+
+
+@pytest.mark.slow
+def test_wheel_contains_every_subpackage_and_module(tmp_path):
+    wheel = build_wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     for dotted, directory in source_packages().items():
         prefix = dotted.replace(".", "/")

@@ -303,6 +303,36 @@ def test_real_data_errors(tmp_path):
         run(data=csv_path, column="country", domain_size=10)
 
 
+_SCORES = ["mechanism", "epsilon", "users", "domain_size", "repeat", "mse", "mae", "max_error", "tv"]
+
+
+@pytest.mark.parametrize("as_users", [False, True])
+def test_real_data_from_a_dataframe_or_series_is_the_file_s_data(tmp_path, as_users):
+    csv_path, _, _ = _write_data(tmp_path)
+    frame = pd.read_csv(csv_path)
+    grid = {"mechanisms": "grr,oue", "epsilons": 2, "repeats": 2, "seed": 1, "as_users": as_users}
+    from_file = run(data=csv_path, column="country", **grid)
+    from_frame = run(data=frame, column="country", **grid)
+    from_series = run(data=frame["country"], **grid)
+    pd.testing.assert_frame_equal(from_frame[_SCORES], from_file[_SCORES])
+    pd.testing.assert_frame_equal(from_series[_SCORES], from_file[_SCORES])
+    assert set(from_frame["distribution"]) == {"dataframe:country"}
+    assert set(from_series["distribution"]) == {"series:country"}
+
+
+def test_dataframe_data_errors_name_the_problem():
+    frame = pd.DataFrame({"country": ["fr", "de", None, "fr"], "n": [1, 2, 3, 4]})
+    assert from_data(frame, "country").domain == ("fr", "de")  # missing values dropped, as from a file
+    with pytest.raises(ldp.ParameterError, match="'city' is not in the DataFrame"):
+        run(data=frame, column="city", epsilons=1, repeats=1)
+    with pytest.raises(ldp.ParameterError, match="data needs column"):
+        run(data=frame, epsilons=1, repeats=1)
+    with pytest.raises(ldp.ParameterError, match="not the Series' name"):
+        from_data(frame["country"], "n")
+    with pytest.raises(ldp.ParameterError, match="a file path, a pandas DataFrame or a Series, not list"):
+        from_data(["fr", "de"], "country")  # type: ignore[arg-type]
+
+
 # -- presets --------------------------------------------------------------------
 
 

@@ -173,6 +173,15 @@ class Spec(abc.ABC):
     :meth:`privacy_pieces`; and whether its reports are :attr:`memoized`.
     A concrete spec is a frozen dataclass declared in :mod:`ldp.registry` (or by a
     package through the ``ldp.mechanisms`` entry point).
+
+    Examples
+    --------
+    >>> import ldp
+    >>> spec = ldp.OUE(domain=("a", "b", "c"), epsilon=1.0)
+    >>> isinstance(spec, ldp.Spec), len(spec.fingerprint)
+    (True, 16)
+    >>> ldp.load_spec(spec.to_json()).fingerprint == spec.fingerprint  # the JSON is the spec
+    True
     """
 
     #: The name the spec is registered (and written in its JSON) under.
@@ -394,6 +403,15 @@ def load_spec(source: str | Path | Mapping[str, Any] | Spec) -> Spec:
     SpecError
         If the file cannot be read or is not UTF-8 text, is not JSON, or
         describes an invalid spec.
+
+    Examples
+    --------
+    >>> from ldp import load_spec
+    >>> spec = load_spec('{"mechanism": "grr", "epsilon": 1.0, "domain": ["a", "b", "c"]}')
+    >>> spec.mechanism, spec.domain, spec.epsilon
+    ('grr', ('a', 'b', 'c'), 1.0)
+    >>> load_spec(spec.to_dict()) == spec  # a dict (or a file path) gives the same spec
+    True
     """
     if isinstance(source, Spec):
         return source

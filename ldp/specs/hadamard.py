@@ -66,6 +66,13 @@ class HR(FrequencySpec):
     .. [1] J. Acharya, Z. Sun, H. Zhang. "Hadamard Response: Estimating
        Distributions Privately, Efficiently, and with Little Communication".
        AISTATS 2019.
+
+    Examples
+    --------
+    >>> from ldp import HR
+    >>> spec = HR(domain=("a", "b", "c", "d"), epsilon=1.0)
+    >>> spec.mechanism, spec.report_bits, round(spec.variance_star, 3)
+    ('hr', 3, 4.683)
     """
 
     mechanism: ClassVar[str] = "hr"

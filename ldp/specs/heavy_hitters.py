@@ -283,6 +283,13 @@ class PEM(PrefixHashing):
     ----------
     .. [1] T. Wang, N. Li, S. Jha. "Locally differentially private heavy
        hitter identification". IEEE TDSC 18(2), 2021.
+
+    Examples
+    --------
+    >>> from ldp import PEM
+    >>> spec = PEM(epsilon=2.0, max_length=16, top_k=10)
+    >>> spec.mechanism, spec.max_length
+    ('pem', 16)
     """
 
     mechanism: ClassVar[str] = "pem"
@@ -386,6 +393,13 @@ class TreeHist(PrefixHashing):
     ----------
     .. [1] R. Bassily, K. Nissim, U. Stemmer, A. Thakurta. "Practical
        locally private heavy hitters". NeurIPS 2017.
+
+    Examples
+    --------
+    >>> from ldp import TreeHist
+    >>> spec = TreeHist(epsilon=2.0, max_length=8, top_k=10)
+    >>> spec.mechanism, spec.max_length
+    ('treehist', 8)
     """
 
     mechanism: ClassVar[str] = "treehist"

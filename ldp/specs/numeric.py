@@ -123,14 +123,18 @@ def check_numeric_value(value: Any) -> float:
 def _check_numbers(given: np.ndarray, values: Any) -> None:
     """Refuse text and booleans among batch ``values`` (``given`` is their array), as :func:`check_numeric_value` does.
 
-    Only an array of text, booleans or objects is looked at item by item, in
-    the values as given (numpy turns the numbers of a list that holds text
-    into text too).
+    An array of text, booleans or objects is looked at item by item, in the
+    values as given (numpy turns the numbers of a list that holds text into
+    text too), and so is a list numpy turned into numbers: it turns ``True``
+    among floats into 1.0 and ``None`` into NaN, which would hide them.
     """
-    if given.dtype.kind in "USbO":
+    converted = not isinstance(values, np.ndarray) and given.ndim == 1 and given.dtype.kind in "iuf"
+    if converted and not ({bool, np.bool_, type(None)} & set(map(type, values))):
+        return
+    if given.dtype.kind in "USbO" or converted:
         items = given.ravel() if isinstance(values, np.ndarray) or given.ndim != 1 else values
         for value in items:
-            if isinstance(value, (str, bytes, bytearray, bool, np.bool_)):
+            if value is None or isinstance(value, (str, bytes, bytearray, bool, np.bool_)):
                 check_numeric_value(value.item() if isinstance(value, np.generic) else value)
 
 
@@ -158,6 +162,13 @@ class NumericSpec(ExactPrivacySpec):
 
     Native scale: t ∈ [−1, 1]; reports carry native outputs y and
     :meth:`native_estimate` maps them to unbiased estimates of t.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> spec = ldp.Duchi(epsilon=1.0, low=0, high=10)
+    >>> isinstance(spec, ldp.NumericSpec), spec.to_native([0, 5, 10, 20]).tolist()  # clipped to [low, high]
+    (True, [-1.0, 0.0, 1.0, 1.0])
     """
 
     report_kind: ClassVar[str] = "numeric"
@@ -430,6 +441,13 @@ class Duchi(_TwoPoint):
     ----------
     .. [1] J. Duchi, M. Jordan, M. Wainwright. "Minimax optimal procedures
        for locally private estimation". JASA 113(521), 2018.
+
+    Examples
+    --------
+    >>> from ldp import Duchi
+    >>> spec = Duchi(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('duchi', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "duchi"
@@ -457,6 +475,13 @@ class StochasticRounding(_TwoPoint):
     ----------
     .. [1] B. Ding, J. Kulkarni, S. Yekhanin. "Collecting telemetry data
        privately". NeurIPS 2017.
+
+    Examples
+    --------
+    >>> from ldp import StochasticRounding
+    >>> spec = StochasticRounding(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('stochastic-rounding', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "stochastic-rounding"
@@ -558,6 +583,13 @@ class Piecewise(_Gridded):
     .. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin,
        G. Yu. "Collecting and analyzing multidimensional data with local
        differential privacy". ICDE 2019.
+
+    Examples
+    --------
+    >>> from ldp import Piecewise
+    >>> spec = Piecewise(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('piecewise', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "piecewise"
@@ -594,6 +626,13 @@ class Hybrid(_Gridded):
     References
     ----------
     .. [1] N. Wang et al. ICDE 2019 (as :class:`Piecewise`).
+
+    Examples
+    --------
+    >>> from ldp import Hybrid
+    >>> spec = Hybrid(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('hybrid', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "hybrid"
@@ -688,6 +727,13 @@ class Laplace(_Gridded):
        sensitivity in private data analysis". TCC 2006.
     .. [2] A. Ghosh, T. Roughgarden, M. Sundararajan. STOC 2009.
     .. [3] I. Mironov. ACM CCS 2012.
+
+    Examples
+    --------
+    >>> from ldp import Laplace
+    >>> spec = Laplace(epsilon=1.0, low=0, high=10)
+    >>> spec.mechanism, spec.low, spec.high
+    ('laplace', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "laplace"
@@ -754,6 +800,13 @@ class Gaussian(_Gridded):
     .. [2] J. Dong, A. Roth, W. Su. "Gaussian differential privacy". JRSS-B 2022.
     .. [3] C. Canonne, G. Kamath, T. Steinke. "The discrete Gaussian for
        differential privacy". NeurIPS 2020.
+
+    Examples
+    --------
+    >>> from ldp import Gaussian
+    >>> spec = Gaussian(epsilon=1.0, low=0, high=10, delta=1e-5)
+    >>> spec.mechanism, spec.low, spec.high
+    ('gaussian', 0.0, 10.0)
     """
 
     mechanism: ClassVar[str] = "gaussian"
@@ -869,7 +922,14 @@ def numeric_variance_table(epsilon: float) -> dict[str, float]:
 
 
 def best_numeric_mechanism(epsilon: float) -> str:
-    """The pure-ε mechanism with the smallest worst-case variance (ties: cheaper report first)."""
+    """The pure-ε mechanism with the smallest worst-case variance (ties: cheaper report first).
+
+    Examples
+    --------
+    >>> from ldp import best_numeric_mechanism
+    >>> best_numeric_mechanism(0.5), best_numeric_mechanism(2.0)
+    ('duchi', 'hybrid')
+    """
     table = numeric_variance_table(epsilon)
     best = min(table.values())
     for name in table:
@@ -881,7 +941,16 @@ def best_numeric_mechanism(epsilon: float) -> str:
 def numeric_spec(
     mechanism: str, epsilon: float, low: float = -1.0, high: float = 1.0, **options: Any
 ) -> NumericSpec:
-    """Build the numeric spec called ``mechanism`` (``"auto"`` picks the best by theory)."""
+    """Build the numeric spec called ``mechanism`` (``"auto"`` picks the best by theory).
+
+    Examples
+    --------
+    >>> from ldp import numeric_spec
+    >>> numeric_spec("duchi", 1.0, low=0, high=10)
+    Duchi(epsilon=1.0, low=0.0, high=10.0, ...)
+    >>> numeric_spec("auto", 1.0, low=0, high=10).mechanism
+    'hybrid'
+    """
     name = mechanism.strip().lower().replace("_", "-")
     if name == "auto":
         name = best_numeric_mechanism(epsilon)

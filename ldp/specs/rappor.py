@@ -92,6 +92,13 @@ class Rappor(Spec):
     .. [1] Ú. Erlingsson, V. Pihur, A. Korolova. ACM CCS 2014.
     .. [2] G. Fanti, V. Pihur, Ú. Erlingsson. "Building a RAPPOR with the
        Unknown". PoPETs 2016.
+
+    Examples
+    --------
+    >>> from ldp import Rappor
+    >>> spec = Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
+    >>> spec.mechanism, round(spec.epsilon, 4)
+    ('rappor', 1.0743)
     """
 
     mechanism: ClassVar[str] = "rappor"

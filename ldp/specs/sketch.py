@@ -226,6 +226,13 @@ class CMS(SketchSpec):
     ----------
     .. [1] Apple Differential Privacy Team. "Learning with Privacy at Scale".
        Apple Machine Learning Journal 1(8), 2017.
+
+    Examples
+    --------
+    >>> from ldp import CMS
+    >>> spec = CMS(domain=("a", "b", "c", "d"), epsilon=1.0)
+    >>> spec.mechanism, spec.report_bits, round(spec.variance_star, 3)
+    ('cms', 1034, 3.926)
     """
 
     mechanism: ClassVar[str] = "cms"
@@ -276,6 +283,13 @@ class HCMS(SketchSpec):
     ----------
     .. [1] Apple Differential Privacy Team. "Learning with Privacy at Scale".
        Apple Machine Learning Journal 1(8), 2017.
+
+    Examples
+    --------
+    >>> from ldp import HCMS
+    >>> spec = HCMS(domain=("a", "b", "c", "d"), epsilon=1.0)
+    >>> spec.mechanism, spec.report_bits, round(spec.variance_star, 3)
+    ('hcms', 21, 4.692)
     """
 
     mechanism: ClassVar[str] = "hcms"

@@ -113,6 +113,13 @@ class SubsetSelection(FrequencySpec):
     ----------
     .. [1] M. Ye, A. Barg. IEEE Trans. Inf. Theory 64(8), 2018.
     .. [2] S. Wang et al. arXiv:1607.08025, 2016.
+
+    Examples
+    --------
+    >>> from ldp import SubsetSelection
+    >>> spec = SubsetSelection(domain=("a", "b", "c", "d"), epsilon=1.0)
+    >>> spec.mechanism, spec.report_bits, round(spec.variance_star, 3)
+    ('ss', 4, 1.598)
     """
 
     mechanism: ClassVar[str] = "ss"
