@@ -484,7 +484,7 @@ def encode_batch(
     >>> encode_batch(spec, ["a", None], np.random.default_rng(7))
     Traceback (most recent call last):
     ...
-    ldp.errors.ParameterError: values[1]: value None is not in the domain (3 values: 'a', 'b', 'c')
+    ldp.errors.InputError: values[1]: value None is not in the domain (3 values: 'a', 'b', 'c')
     """
     source = as_source(rng)
     try:

@@ -6,7 +6,19 @@ decoding in :mod:`ldp.aggregator`, the accuracy harness in
 :mod:`ldp.simulations`.
 """
 
-from ldp.errors import BudgetExceededError, LDPError, ParameterError, ReportError, StateError
+from ldp.errors import (
+    AccountingError,
+    BudgetError,
+    BudgetExceededError,
+    EstimateError,
+    InputError,
+    LDPError,
+    ParameterError,
+    ReportError,
+    SpecError,
+    StateError,
+    StoreError,
+)
 from ldp.report import Report
 from ldp.specs import (
     BLH,
@@ -51,12 +63,16 @@ __all__ = [
     "OUE",
     "PEM",
     "SUE",
+    "AccountingError",
     "BinaryRR",
+    "BudgetError",
     "BudgetExceededError",
     "Duchi",
+    "EstimateError",
     "FrequencySpec",
     "Gaussian",
     "Hybrid",
+    "InputError",
     "LDPError",
     "Laplace",
     "NumericSpec",
@@ -66,8 +82,10 @@ __all__ = [
     "Report",
     "ReportError",
     "Spec",
+    "SpecError",
     "StateError",
     "StochasticRounding",
+    "StoreError",
     "SubsetSelection",
     "TreeHist",
     "__version__",

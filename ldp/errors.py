@@ -80,6 +80,14 @@ class ParameterError(LDPError, ValueError):
     (:attr:`parameters`, Python name -> value) and the message
     :attr:`template`, so a front end (the CLI) can say the same thing in its
     own names (:meth:`render`); ``str(error)`` uses the Python names.
+
+    Examples
+    --------
+    >>> error = ParameterError.naming("{workers=} must be at least 1", workers=0)
+    >>> str(error), error.parameters
+    ('workers=0 must be at least 1', {'workers': 0})
+    >>> isinstance(error, ValueError)
+    True
     """
 
     #: The offending parameters, Python name -> value (empty when not known).
@@ -185,6 +193,16 @@ class InputError(ParameterError):
     Raised by the encoders (``encode``, ``encode_many``), the values and data
     file readers, and the simulator's population builders. A report that is
     malformed is a :class:`ReportError` instead.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.client import make_encoder
+    >>> try:
+    ...     make_encoder(ldp.GRR(domain=("a", "b"), epsilon=1.0)).encode("z")
+    ... except InputError as error:
+    ...     print(error)
+    value 'z' is not in the domain (2 values: 'a', 'b')
     """
 
 
@@ -193,6 +211,15 @@ class AccountingError(ParameterError):
 
     Raised by :mod:`ldp.privacy` (composition, conversions, curves, shuffle
     amplification, spending plans).
+
+    Examples
+    --------
+    >>> from ldp.privacy import gdp_epsilon
+    >>> try:
+    ...     gdp_epsilon(1.0, delta=2)
+    ... except AccountingError as error:
+    ...     print(error)
+    delta must be in [0, 1), got 2
     """
 
 
@@ -201,11 +228,31 @@ class EstimateError(ParameterError):
 
     Raised by the aggregators' ``estimate`` (and ``ldp aggregate``); more
     reports, not other parameters, are the remedy.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> from ldp.aggregator import make_aggregator
+    >>> try:
+    ...     make_aggregator(ldp.GRR(domain=("a", "b"), epsilon=1.0)).estimate()
+    ... except EstimateError as error:
+    ...     print(error)
+    cannot estimate from zero reports
     """
 
 
 class ReportError(LDPError, ValueError):
-    """A report is malformed, truncated, of the wrong version or for another spec."""
+    """A report is malformed, truncated, of the wrong version or for another spec.
+
+    Examples
+    --------
+    >>> from ldp.report import Report
+    >>> try:
+    ...     Report.from_json('{"v": 1}')
+    ... except ReportError as error:
+    ...     print(error)
+    report has no 'spec' fingerprint
+    """
 
 
 class StateError(LDPError):
@@ -213,15 +260,53 @@ class StateError(LDPError):
 
     The state file is never replaced silently: replacing it would give the
     client a new secret and break the longitudinal (memoization) guarantee.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import ldp
+    >>> from ldp.client import ClientState
+    >>> path = os.path.join(tempfile.mkdtemp(), "not-a-state.json")
+    >>> descriptor = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    >>> _ = os.write(descriptor, b"{}")
+    >>> os.close(descriptor)
+    >>> try:
+    ...     ClientState.load(path, ldp.GRR(domain=("a", "b"), epsilon=1.0))
+    ... except StateError as error:
+    ...     print("is not an ldp client state file" in str(error))
+    True
     """
 
 
 class BudgetError(LDPError):
-    """Base class of the errors of a client's privacy budget (:mod:`ldp.privacy.budget`)."""
+    """Base class of the errors of a client's privacy budget (:mod:`ldp.privacy.budget`).
+
+    Examples
+    --------
+    >>> issubclass(BudgetExceededError, BudgetError), issubclass(BudgetError, ParameterError)
+    (True, False)
+    """
 
 
 class BudgetExceededError(BudgetError):
-    """An encode would spend more privacy budget than the client has left."""
+    """An encode would spend more privacy budget than the client has left.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import ldp
+    >>> from ldp.client import make_encoder
+    >>> from ldp.privacy import Budget
+    >>> ledger = os.path.join(tempfile.mkdtemp(), "client.ledger.json")
+    >>> spec = ldp.GRR(domain=("a", "b"), epsilon=1.0)
+    >>> encoder = make_encoder(spec, ledger=ledger, budget=Budget(epsilon=1.0))
+    >>> _ = encoder.encode("a")  # spends the whole budget
+    >>> try:
+    ...     encoder.encode("a")
+    ... except BudgetExceededError:
+    ...     print("refused; nothing was emitted")
+    refused; nothing was emitted
+    """
 
 
 class StoreError(LDPError):
@@ -230,6 +315,11 @@ class StoreError(LDPError):
     Its subclasses live with the store: :class:`ldp.collector.store.StoreUnavailable`,
     :class:`ldp.collector.store.UnknownTaskError` (also a :class:`ParameterError`)
     and :class:`ldp.collector.accumulate.StoreIntegrityError`.
+
+    Examples
+    --------
+    >>> issubclass(StoreError, LDPError), issubclass(StoreError, ParameterError)
+    (True, False)
     """
 
 
