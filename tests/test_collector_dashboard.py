@@ -41,7 +41,7 @@ if CHROMIUM is None:
     pytest.skip(reason, allow_module_level=True)
 
 import uvicorn  # noqa: E402 (after the module-level skip)
-from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import FileResponse, JSONResponse, Response  # noqa: E402
@@ -475,10 +475,9 @@ def test_live_refresh_follows_the_latest_window(
     # the page follows the latest window with estimates: the new one
     expected = frequency_expectation(latest_with_estimates(fetch_reply(collector)["tasks"][0]))
     assert expected[0][1] == pytest.approx(3000 / 5000)
-    page.wait_for_function(
-        "p => document.querySelector('#estimates-chart g.estimate')?.dataset.value === String(p)",
-        arg=expected[0][1],
-        timeout=5000,
+    # a locator, not wait_for_function: the page's CSP (script-src 'self') refuses the eval its polling uses
+    expect(page.locator("#estimates-chart g.estimate").first).to_have_attribute(
+        "data-value", str(expected[0][1]), timeout=5000
     )
     assert_bars_match(page, expected)
     assert page.locator("#windows-chart rect.bar").count() == 4
@@ -510,7 +509,7 @@ def assert_token_flow(page: Page, base_url: str, token: str) -> None:
     assert page.locator("#tasks-section").is_hidden()
     page.fill("#token", "not-the-token")
     page.click("#auth button[type=submit]")
-    page.wait_for_function("document.querySelector('#auth-message').textContent.includes('refused')")
+    expect(page.locator("#auth-message")).to_contain_text("refused")  # no eval: the page's CSP refuses it
     page.fill("#token", token)
     page.click("#auth button[type=submit]")
     page.wait_for_selector("#tasks tbody tr")
