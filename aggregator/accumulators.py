@@ -573,7 +573,7 @@ class RapporAccumulator(Accumulator):
         * ``boolean``: the same for the values ``False`` and ``True``
           (the count of ``False`` is n minus the count of ``True``).
         * ``bloom`` with ``candidates``: the candidate decode of
-          :func:`ldp.aggregator.rappor_decode.decode` (``options`` are passed
+          :func:`ldp.aggregator.rappor.decode.decode` (``options`` are passed
           to it).
         * ``bloom`` without candidates: the per-cohort, per-bit table of
           :meth:`bit_estimates` (values are unknown without candidates).
@@ -589,14 +589,14 @@ class RapporAccumulator(Accumulator):
         alpha : float
             Level of the ``base-cut`` threshold; for the Bloom candidate decode,
             the detection level (see ``correction`` of
-            :func:`ldp.aggregator.rappor_decode.decode`).
+            :func:`ldp.aggregator.rappor.decode.decode`).
         """
         spec = self.spec
         if spec.encoding == "bloom":
             if candidates is None:
                 self._refuse_options(options)  # decode options need candidates
                 return self.bit_estimates().to_frame(confidence)
-            from ldp.aggregator import rappor_decode
+            from ldp.aggregator.rappor import decode as rappor_decode
 
             return rappor_decode.decode(
                 spec,

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from ldp.aggregator.rappor_counts import known_size
+from ldp.aggregator.rappor.counts import known_size
 from ldp.errors import InputError
 from ldp.hashing import bloom_positions_batch, value_bytes
 from ldp.specs.rappor import Rappor

@@ -194,7 +194,7 @@ class GoogleMap:
     num_rows: int
 
     def design_matrix(self) -> scipy.sparse.csc_matrix:
-        """The (m·k, M) 0/1 matrix of :func:`ldp.aggregator.rappor_decode.design_matrix`."""
+        """The (m·k, M) 0/1 matrix of :func:`ldp.aggregator.rappor.decode.design_matrix`."""
         num = len(self.candidates)
         cols = np.repeat(np.arange(num), self.indices.shape[1])
         x = scipy.sparse.csc_matrix(

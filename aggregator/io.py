@@ -10,9 +10,9 @@ Formats are chosen by extension (docs/report-format.md):
 ``-``                       JSON Lines on standard input
 ==========================  ==================================================
 
-One module per format reads its files: :mod:`ldp.aggregator.read_jsonl`,
-:mod:`ldp.aggregator.read_csv` and :mod:`ldp.aggregator.read_parquet`, with
-what they share in :mod:`ldp.aggregator.read_common`; this module picks one
+One module per format reads its files: :mod:`ldp.aggregator.readers.jsonl`,
+:mod:`ldp.aggregator.readers.csv` and :mod:`ldp.aggregator.readers.parquet`, with
+what they share in :mod:`ldp.aggregator.readers.common`; this module picks one
 by extension and keeps the public names. What a report of the spec carries
 (field names, and how each field's column is converted and checked) is the
 spec's report schema (:mod:`ldp.report_schema`), in every format.
@@ -83,10 +83,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ldp.aggregator.read_common import CHUNK_ROWS, STDIN, ReadChunk, bounded_chunk_rows
-from ldp.aggregator.read_csv import _read_csv, csv_header_for_ranges, read_csv_stream
-from ldp.aggregator.read_jsonl import _read_jsonl, read_jsonl_stream
-from ldp.aggregator.read_parquet import _read_parquet, read_parquet_row_groups
+from ldp.aggregator.readers.common import CHUNK_ROWS, STDIN, ReadChunk, bounded_chunk_rows
+from ldp.aggregator.readers.csv import _read_csv, csv_header_for_ranges, read_csv_stream
+from ldp.aggregator.readers.jsonl import _read_jsonl, read_jsonl_stream
+from ldp.aggregator.readers.parquet import _read_parquet, read_parquet_row_groups
 from ldp.errors import InputError, ParameterError
 from ldp.extensions import split_extension
 

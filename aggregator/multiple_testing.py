@@ -20,7 +20,7 @@ from ldp.errors import ParameterError
 
 __all__ = ["CORRECTIONS", "DEFAULT_CORRECTION", "adjust_p_values", "check_options"]
 
-#: Multiple-testing corrections accepted by :func:`ldp.aggregator.rappor_decode.decode`.
+#: Multiple-testing corrections accepted by :func:`ldp.aggregator.rappor.decode.decode`.
 CORRECTIONS = ("bonferroni", "bh", "none")
 #: The decode's default: Benjamini–Hochberg at α = 0.05 (on Google's regression setups it keeps the
 #: false positives among bogus candidates under 5 % and the total variation within 1.1× of Google's,

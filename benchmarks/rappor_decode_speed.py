@@ -38,7 +38,7 @@ import time
 import numpy as np
 
 import ldp
-from ldp.aggregator.rappor_decode import decode_result, design_matrix
+from ldp.aggregator.rappor.decode import decode_result, design_matrix
 
 try:
     from ldp.aggregator.bloom_design import DESIGN_CACHE

@@ -79,7 +79,7 @@ import time
 import numpy as np
 
 import ldp
-from ldp.aggregator.rappor_decode import decode_result, design_matrix
+from ldp.aggregator.rappor.decode import decode_result, design_matrix
 
 NUM_VALUES = 100
 NUM_CLIENTS = 1_000_000

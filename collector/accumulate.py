@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
-from ldp.aggregator.read_jsonl import read_jsonl_stream
+from ldp.aggregator.readers.jsonl import read_jsonl_stream
 from ldp.batch import ReportBatch
 from ldp.errors import StoreError
 

@@ -6,7 +6,7 @@ integer and text columns with their presence masks, fixed-width byte
 slicing, base64 decoding and encoding with lookup tables, domain lookups,
 and the cell conversions of CSV text. Each returns ``(values, ok)`` where
 ``ok`` marks the rows it could convert; a row it could not is re-checked one
-by one by the readers (:mod:`ldp.aggregator.read_common`), so these rules
+by one by the readers (:mod:`ldp.aggregator.readers.common`), so these rules
 may be sound without being complete.
 
 Imported lazily by :mod:`ldp.report_schema` (it needs pyarrow, which the

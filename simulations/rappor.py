@@ -1,6 +1,6 @@
 """RAPPOR in simulations: collect counts (fast or faithful) and decode against candidates.
 
-Decoding is the aggregator's :func:`ldp.aggregator.rappor_decode.decode`
+Decoding is the aggregator's :func:`ldp.aggregator.rappor.decode.decode`
 (candidate regression, significance at the Bonferroni level), so the
 simulation measures what a deployment would get.
 
@@ -48,7 +48,7 @@ def decode_candidates(
     Candidates the decoder does not report (or does not detect) get their
     decoded estimate with ``detected = False``; absent rows count as 0.
     """
-    from ldp.aggregator.rappor_decode import decode
+    from ldp.aggregator.rappor.decode import decode
 
     frame = decode(spec, cohort_counts, bit_counts, list(candidates))
     n = float(np.sum(cohort_counts))

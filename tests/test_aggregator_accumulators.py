@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import ldp
 import ldp.aggregator.bitcounts as bitcounts
+import ldp.aggregator.rappor
 from ldp.aggregator import (
     LocalHashingAccumulator,
     RapporAccumulator,
@@ -382,10 +383,10 @@ def test_bloom_estimate_with_candidates_delegates(monkeypatch):
         calls.append((spec_arg, cohort_counts.copy(), bit_counts.copy(), list(candidates), options))
         return "decoded"
 
-    fake = types.ModuleType("ldp.aggregator.rappor_decode")
+    fake = types.ModuleType("ldp.aggregator.rappor.decode")
     fake.decode = decode
-    monkeypatch.setitem(sys.modules, "ldp.aggregator.rappor_decode", fake)
-    monkeypatch.setattr(ldp.aggregator, "rappor_decode", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "ldp.aggregator.rappor.decode", fake)
+    monkeypatch.setattr(ldp.aggregator.rappor, "decode", fake, raising=False)
     assert acc.estimate(candidates=["x", "y"], correction="bh", alpha=0.01) == "decoded"
     ((spec_arg, n_j, c, cands, options),) = calls
     assert spec_arg is spec and cands == ["x", "y"]

@@ -11,7 +11,7 @@ import pytest
 
 from ldp.aggregator import make_aggregator
 from ldp.aggregator.io import check_paths
-from ldp.aggregator.rappor_counts import check_counts
+from ldp.aggregator.rappor.counts import check_counts
 from ldp.client import make_encoder
 from ldp.client.upload_envelopes import read_reports
 from ldp.collector.accumulate import StoreIntegrityError

@@ -22,7 +22,7 @@ from ldp.aggregator.google import (
     write_map,
     write_params,
 )
-from ldp.aggregator.rappor_decode import decode, design_matrix
+from ldp.aggregator.rappor.decode import decode, design_matrix
 from ldp.cli import cli
 from ldp.errors import ParameterError
 

@@ -311,6 +311,20 @@ def test_csv_bad_rows_have_their_file_line(tmp_path):
     assert sorted(got.values.tolist()) == sorted([0, 1, 2, 3, 0])
 
 
+def test_csv_reader_module_uses_the_standard_library_csv(tmp_path):
+    """``ldp.aggregator.readers.csv`` shares its name with the standard library's ``csv``, which it imports:
+    imports are absolute, so it gets the standard library's module, and quoted fields read."""
+    import ldp.aggregator.readers.csv as csv_reader
+
+    assert csv_reader.csv is csv and csv_reader.io is io
+    fp = GRR_STR.fingerprint
+    path = tmp_path / "r.csv"
+    path.write_text(f'v,spec,value\n1,{fp},"b,c"\n1,{fp},"q""x"\n1,{fp},zzz\n1,{fp},a\n')
+    got, rejects = _read_all(path, GRR_STR, chunk_size=2)
+    assert [(r.line, r.reason) for r in rejects] == [(4, "value_out_of_domain")]
+    assert sorted(got.values.tolist()) == [0, 1, 2]
+
+
 def test_csv_integer_cells_that_do_not_parse_are_rejected_alone(tmp_path):
     spec = RAPPOR
     batch = _batch(spec, n=50)
@@ -816,7 +830,7 @@ def test_write_estimates_table_on_stdout(capsys):
 @pytest.mark.parametrize("read_bytes", [1, 7, 1 << 24])
 @pytest.mark.parametrize("chunk_size", [3, 40, 100_000])
 def test_jsonl_blocks_keep_line_numbers_across_reads(tmp_path, monkeypatch, read_bytes, chunk_size):
-    import ldp.aggregator.read_common as reader_module
+    import ldp.aggregator.readers.common as reader_module
 
     monkeypatch.setattr(reader_module, "_READ_BYTES", read_bytes)
     spec = GRR_STR
@@ -883,7 +897,7 @@ _CSV_PIECES = [
 
 def _csv_reference(data: bytes, spec, header=None, strip_bom=True):
     """Every line through the csv module (the reader's slow path), as (accumulator, rejects)."""
-    from ldp.aggregator.read_csv import _CsvRows, _Lines
+    from ldp.aggregator.readers.csv import _CsvRows, _Lines
 
     rows = _CsvRows("f.csv", spec, 7, header)
     chunks = list(rows.take_lines(_Lines(io.BytesIO(data), strip_bom=strip_bom)))

@@ -18,7 +18,7 @@ from rappor_counts import draw_counts
 
 import ldp
 from ldp.aggregator.accumulators import RapporAccumulator
-from ldp.aggregator.rappor_decode import (
+from ldp.aggregator.rappor.decode import (
     DECODE_COLUMNS,
     adjust_p_values,
     decode,

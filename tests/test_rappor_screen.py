@@ -17,8 +17,8 @@ from rappor_counts import draw_counts
 
 import ldp
 from ldp.aggregator.bloom_design import DESIGN_CACHE, DesignCache, candidates_digest, design_matrix
-from ldp.aggregator.rappor_decode import decode_result
-from ldp.aggregator.rappor_fit import DENSE_LIMIT
+from ldp.aggregator.rappor.decode import decode_result
+from ldp.aggregator.rappor.fit import DENSE_LIMIT
 from ldp.hashing import bloom_positions, bloom_positions_batch, murmur3_x64_128_batch
 
 SPEC = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=32, f="1/4", p="1/4", q="3/4")

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import ldp
-import ldp.aggregator.read_csv as read_csv
-import ldp.aggregator.read_jsonl as read_jsonl
+import ldp.aggregator.readers.csv as read_csv
+import ldp.aggregator.readers.jsonl as read_jsonl
 from ldp.aggregator.io import read_reports
-from ldp.aggregator.read_common import _has_blank_line
+from ldp.aggregator.readers.common import _has_blank_line
 
 RAPPOR = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=8, f="1/2", p="1/4", q="3/4")
 FP = RAPPOR.fingerprint
@@ -209,7 +209,7 @@ def test_csv_cell_of_a_field_the_spec_does_not_carry_rejects_its_row(tmp_path, m
 @pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
 def test_wide_bit_vectors_are_read_in_chunks_bounded_by_bytes(tmp_path, monkeypatch, suffix):
     """Chunks of wide unary reports hold at most CHUNK_BYTES of bits (at least 1,024 rows), whatever chunk_size asks."""
-    import ldp.aggregator.read_common as read_common
+    import ldp.aggregator.readers.common as read_common
     from ldp.aggregator.writers import write_reports
     from ldp.client import encode_batch
 

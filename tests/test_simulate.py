@@ -109,7 +109,7 @@ def test_bad_arguments_raise_parameter_errors(kwargs, message):
 
 
 def test_rappor_rows_have_detection_metrics():
-    from ldp.aggregator.rappor_decode import detection_frequency
+    from ldp.aggregator.rappor.decode import detection_frequency
     from ldp.simulations.mechanisms import rappor_for_epsilon
 
     n, d, repeats = 20_000, 16, 2

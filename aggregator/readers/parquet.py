@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ldp.aggregator.read_common import CHUNK_ROWS, ReadChunk, _columns_by_name, _finish, _text
+from ldp.aggregator.readers.common import CHUNK_ROWS, ReadChunk, _columns_by_name, _finish, _text
 from ldp.errors import InputError, ReportError
 from ldp.report import Report
 from ldp.report_schema import report_schema_of

@@ -28,7 +28,7 @@ Pipeline (docs/mechanisms.md#rappor-decoding)
    α/M for Bonferroni, α for BH and ``"none"``: the largest level at which
    the correction can detect a candidate), so the refit holds every
    candidate that could be detected while its dense algebra stays bounded
-   (:func:`ldp.aggregator.rappor_bloom.extension_threshold`).
+   (:func:`ldp.aggregator.rappor.bloom.extension_threshold`).
 4. **Refit.** Non-negative weighted least squares on the selected columns and
    the background (exact, via :func:`scipy.optimize.nnls`), repeated once
    with the bit variances recomputed from the fitted values (quasi-likelihood
@@ -85,20 +85,20 @@ Modules
 This module holds the entry points (:func:`decode`, :func:`decode_result`)
 and re-exports the names below from the modules that do each step:
 
-- :mod:`ldp.aggregator.rappor_counts` — count checks and unbiased bit counts
+- :mod:`ldp.aggregator.rappor.counts` — count checks and unbiased bit counts
   (:func:`check_counts`, :func:`unbiased_bit_counts`);
 - :mod:`ldp.aggregator.bloom_design` — the candidates' design matrix
   (:func:`design_matrix`);
-- :mod:`ldp.aggregator.rappor_fit` — regression rows, LASSO screen, refit;
+- :mod:`ldp.aggregator.rappor.fit` — regression rows, LASSO screen, refit;
 - :mod:`ldp.aggregator.nonneg_solvers` — exact NNLS and non-negative LASSO;
-- :mod:`ldp.aggregator.rappor_significance` — Wald and score tests;
+- :mod:`ldp.aggregator.rappor.significance` — Wald and score tests;
 - :mod:`ldp.aggregator.multiple_testing` — :func:`adjust_p_values`,
   :data:`CORRECTIONS`;
-- :mod:`ldp.aggregator.rappor_result` — :class:`RapporDecodeResult`, the
+- :mod:`ldp.aggregator.rappor.result` — :class:`RapporDecodeResult`, the
   table (:data:`DECODE_COLUMNS`);
-- :mod:`ldp.aggregator.rappor_bloom` and :mod:`ldp.aggregator.rappor_direct`
+- :mod:`ldp.aggregator.rappor.bloom` and :mod:`ldp.aggregator.rappor.direct`
   — the Bloom-filter and the basic/boolean decodes;
-- :mod:`ldp.aggregator.rappor_detection` — :func:`detection_frequency`.
+- :mod:`ldp.aggregator.rappor.detection` — :func:`detection_frequency`.
 
 References
 ----------
@@ -128,12 +128,12 @@ import pandas as pd
 from ldp.aggregator.bloom_design import design_matrix
 from ldp.aggregator.candidates import unique_candidates
 from ldp.aggregator.multiple_testing import CORRECTIONS, DEFAULT_CORRECTION, adjust_p_values
-from ldp.aggregator.rappor_bloom import BloomProblem, decode_bloom
-from ldp.aggregator.rappor_counts import RapporShape, check_counts, unbiased_bit_counts
-from ldp.aggregator.rappor_detection import detection_frequency
-from ldp.aggregator.rappor_direct import decode_direct
-from ldp.aggregator.rappor_fit import SCREEN_RATIO as SCREEN_RATIO  # re-exported: it was defined here
-from ldp.aggregator.rappor_result import DECODE_COLUMNS, DecodeOptions, RapporDecodeResult
+from ldp.aggregator.rappor.bloom import BloomProblem, decode_bloom
+from ldp.aggregator.rappor.counts import RapporShape, check_counts, unbiased_bit_counts
+from ldp.aggregator.rappor.detection import detection_frequency
+from ldp.aggregator.rappor.direct import decode_direct
+from ldp.aggregator.rappor.fit import SCREEN_RATIO as SCREEN_RATIO  # re-exported: it was defined here
+from ldp.aggregator.rappor.result import DECODE_COLUMNS, DecodeOptions, RapporDecodeResult
 from ldp.errors import ParameterError
 from ldp.specs.rappor import Rappor
 

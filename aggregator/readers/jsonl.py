@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from ldp.aggregator.read_common import (
+from ldp.aggregator.readers.common import (
     CHUNK_ROWS,
     ReadChunk,
     _block_lines,

@@ -21,7 +21,7 @@ import scipy.linalg
 import scipy.sparse
 
 from ldp.aggregator.nonneg_solvers import weighted_gram, weighted_sq_norms
-from ldp.aggregator.rappor_fit import Refit, cross_products, gram_inverse, score_information
+from ldp.aggregator.rappor.fit import Refit, cross_products, gram_inverse, score_information
 
 __all__ = [
     "CandidateTests",

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.stats
 
 from ldp.aggregator.candidates import unique_candidates
-from ldp.aggregator.rappor_result import DecodeOptions, FitSummary, RapporDecodeResult, decode_table, finish
+from ldp.aggregator.rappor.result import DecodeOptions, FitSummary, RapporDecodeResult, decode_table, finish
 from ldp.errors import ParameterError
 from ldp.frequency_math import frequency_variance
 from ldp.specs.rappor import Rappor
@@ -48,7 +48,7 @@ def decode_direct(
     n_cohort : numpy.ndarray
         (m,) reports per cohort.
     t : numpy.ndarray
-        (m, k) unbiased bit counts (:func:`ldp.aggregator.rappor_counts.unbiased_bit_counts`).
+        (m, k) unbiased bit counts (:func:`ldp.aggregator.rappor.counts.unbiased_bit_counts`).
     candidates : sequence, optional
         Values to decode (basic RAPPOR; default: the domain).
     options : DecodeOptions

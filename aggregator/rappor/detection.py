@@ -13,7 +13,7 @@ from typing import Any
 import scipy.stats
 
 from ldp.aggregator.multiple_testing import DEFAULT_CORRECTION, check_options
-from ldp.aggregator.rappor_counts import RapporShape
+from ldp.aggregator.rappor.counts import RapporShape
 from ldp.errors import ParameterError
 from ldp.specs.rappor import Rappor
 

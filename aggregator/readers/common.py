@@ -1,7 +1,7 @@
 """What the report readers share: the chunk record, the row-by-row re-check, line blocks.
 
-Each format has its own module (:mod:`ldp.aggregator.read_jsonl`,
-:mod:`ldp.aggregator.read_csv`, :mod:`ldp.aggregator.read_parquet`);
+Each format has its own module (:mod:`ldp.aggregator.readers.jsonl`,
+:mod:`ldp.aggregator.readers.csv`, :mod:`ldp.aggregator.readers.parquet`);
 :mod:`ldp.aggregator.io` chooses one by extension. Every reader parses a
 chunk into Arrow columns and hands them to :func:`_finish`, which validates
 them column-wise with the spec's report schema

@@ -1,12 +1,12 @@
 """Bloom-filter RAPPOR decoding: the pipeline from unbiased bit counts to the result table.
 
 Regression rows and background design; when candidates outnumber the refit
-limit (:func:`ldp.aggregator.rappor_fit.refit_limit`: 400, or 0.8 × the
+limit (:func:`ldp.aggregator.rappor.fit.refit_limit`: 400, or 0.8 × the
 informative bits if fewer) or as forced, the LASSO screen extended by score
 tests up to that limit; non-negative refit
-(:mod:`ldp.aggregator.rappor_fit`), Wald and score tests
-(:mod:`ldp.aggregator.rappor_significance`), then the table on the count
-scale (:mod:`ldp.aggregator.rappor_result`); docs/mechanisms.md#rappor-decoding.
+(:mod:`ldp.aggregator.rappor.fit`), Wald and score tests
+(:mod:`ldp.aggregator.rappor.significance`), then the table on the count
+scale (:mod:`ldp.aggregator.rappor.result`); docs/mechanisms.md#rappor-decoding.
 
 References
 ----------
@@ -25,8 +25,8 @@ import numpy as np
 import scipy.sparse
 import scipy.stats
 
-from ldp.aggregator.rappor_counts import RapporShape
-from ldp.aggregator.rappor_fit import (
+from ldp.aggregator.rappor.counts import RapporShape
+from ldp.aggregator.rappor.fit import (
     EXTEND_MARGIN,
     background_design,
     extend_selection,
@@ -35,8 +35,8 @@ from ldp.aggregator.rappor_fit import (
     regression,
     screen_columns,
 )
-from ldp.aggregator.rappor_result import DecodeOptions, FitSummary, RapporDecodeResult, decode_table, finish
-from ldp.aggregator.rappor_significance import candidate_tests
+from ldp.aggregator.rappor.result import DecodeOptions, FitSummary, RapporDecodeResult, decode_table, finish
+from ldp.aggregator.rappor.significance import candidate_tests
 
 __all__ = ["BloomProblem", "decode_bloom", "extension_threshold"]
 
@@ -53,7 +53,7 @@ class BloomProblem:
         (m,) reports per cohort, int64.
     t, var : numpy.ndarray
         (m, k) unbiased bit counts and their variances
-        (:func:`ldp.aggregator.rappor_counts.unbiased_bit_counts`).
+        (:func:`ldp.aggregator.rappor.counts.unbiased_bit_counts`).
     values : list
         The candidates, without duplicates.
     design : scipy.sparse.csc_matrix
@@ -61,7 +61,7 @@ class BloomProblem:
     options : DecodeOptions
     screen : bool or None
         Force (True) or skip (False) the screen; None: screen when the
-        candidates outnumber :func:`ldp.aggregator.rappor_fit.refit_limit`.
+        candidates outnumber :func:`ldp.aggregator.rappor.fit.refit_limit`.
     """
 
     shape: RapporShape
@@ -143,7 +143,7 @@ def extension_threshold(options: DecodeOptions, num_candidates: int) -> float:
     largest step-up threshold) and for ``"none"``. A candidate left out of
     the refit has estimate 0 and is never detected, so the refit keeps every
     candidate that could be, with a margin of one standard deviation
-    (:data:`ldp.aggregator.rappor_fit.EXTEND_MARGIN`) for the change of its
+    (:data:`ldp.aggregator.rappor.fit.EXTEND_MARGIN`) for the change of its
     z between the screened model and the refit.
     """
     level = options.alpha / num_candidates if options.correction == "bonferroni" else options.alpha

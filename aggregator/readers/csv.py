@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from ldp.aggregator.read_common import (
+from ldp.aggregator.readers.common import (
     CHUNK_ROWS,
     ReadChunk,
     _block_lines,

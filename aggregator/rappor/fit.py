@@ -37,7 +37,7 @@ from ldp.aggregator.nonneg_solvers import (
     weighted_gram,
     weighted_sq_norms,
 )
-from ldp.aggregator.rappor_counts import RapporShape
+from ldp.aggregator.rappor.counts import RapporShape
 
 __all__ = [
     "DENSE_LIMIT",
@@ -192,7 +192,7 @@ def extend_selection(
     (:func:`score_information`); the strongest are added first (ties by
     column). A candidate left out of the refit gets estimate 0 and is not
     detected; the decode's threshold
-    (:func:`ldp.aggregator.rappor_bloom.extension_threshold`) keeps every
+    (:func:`ldp.aggregator.rappor.bloom.extension_threshold`) keeps every
     candidate that could be detected, with one standard deviation to spare.
     ``selected`` is kept whole even when it alone exceeds ``limit``.
     """
