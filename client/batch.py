@@ -478,10 +478,10 @@ def encode_batch(
     >>> import ldp
     >>> from ldp.client import encode_batch
     >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
-    >>> batch = encode_batch(spec, ["a", "b", "c", "a"], np.random.default_rng(7))  # seeded: simulations only
+    >>> batch = encode_batch(spec, ["a", "b", "c", "a"], np.random.default_rng(7))  # insecure-ok: seeded, simulations only
     >>> len(batch), batch.spec == spec.fingerprint
     (4, True)
-    >>> encode_batch(spec, ["a", None], np.random.default_rng(7))
+    >>> encode_batch(spec, ["a", None], np.random.default_rng(7))  # insecure-ok: seeded, simulations only
     Traceback (most recent call last):
     ...
     ldp.errors.InputError: values[1]: value None is not in the domain (3 values: 'a', 'b', 'c')
