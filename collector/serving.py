@@ -25,14 +25,13 @@ import signal
 from collections.abc import Generator, Iterable
 from types import FrameType
 from typing import Any
-from urllib.parse import unquote, unquote_plus
 
 import orjson
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ldp.collector.app import READ_TIMED_OUT
-from ldp.redact import MASK
+from ldp.redact import MASK, url_secrets  # url_secrets: read here by ldp serve and its tests
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -149,28 +148,6 @@ class CollectorServer(uvicorn.Server):
     def _hang_up(self, sig: int, frame: FrameType | None) -> None:
         _log.warning("SIGHUP: stopping gracefully (restart ldp serve to serve again)")
         self.should_exit = True
-
-
-def url_secrets(url: str) -> list[str]:
-    """The secrets of a URL that :func:`ldp.redact.redact_url` masks, as written and decoded."""
-    _, found, rest = url.partition("://")
-    if not found:
-        return []
-    found_secrets: list[str] = []
-    authority = rest
-    for mark in "?#":
-        authority = authority.split(mark, 1)[0]
-    if "@" in authority:
-        userinfo = authority.rsplit("@", 1)[0]
-        if ":" in userinfo:
-            found_secrets.append(userinfo.split(":", 1)[1])
-    query = rest.partition("?")[2].partition("#")[0]
-    for part in query.split("&"):
-        name, equals, value = part.partition("=")
-        if equals and value and unquote_plus(name).strip().lower() in {"password", "token", "secret", "key"}:
-            found_secrets.append(value)
-    decoded = [unquote(secret) for secret in found_secrets] + [unquote_plus(s) for s in found_secrets]
-    return sorted({s for s in found_secrets + decoded if s}, key=len, reverse=True)
 
 
 class RedactingFilter(logging.Filter):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-__all__ = ["MASK", "SECRET_PARAMETERS", "redact_url"]
+__all__ = ["MASK", "SECRET_PARAMETERS", "redact_url", "url_secrets"]
 
 #: What a secret is replaced with.
 MASK = "***"
@@ -149,3 +149,43 @@ def _redact_pairs(query: str) -> str:
 
 def _is_secret(name: str) -> bool:
     return urllib.parse.unquote_plus(name).strip().lower().endswith(SECRET_PARAMETERS)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secrets :func:`redact_url` masks in ``url``, as written and percent-decoded, longest first.
+
+    For masking them wherever else they may appear (a log record, a
+    traceback, a driver's error message), by the same reading of the URL as
+    :func:`redact_url`. Never raises: a URL it cannot read gives ``[]``.
+
+    Examples
+    --------
+    >>> url_secrets("postgresql://ldp:s%40cret@db/ldp?sslmode=require&api_key=K1")
+    ['s%40cret', 's@cret', 'K1']
+    >>> url_secrets("reports.jsonl")
+    []
+    """
+    try:
+        found = _secrets(url)
+    except Exception:
+        return []
+    decoded = [urllib.parse.unquote(s) for s in found] + [urllib.parse.unquote_plus(s) for s in found]
+    return sorted(dict.fromkeys(s for s in found + decoded if s), key=len, reverse=True)
+
+
+def _secrets(url: str) -> list[str]:
+    """The user-part password and secret parameter values of ``url``, as written (the parts :func:`_redact` masks)."""
+    opening = _OPENING.match(url)
+    if not urllib.parse.urlsplit(url).netloc or opening is None:
+        bare = _BARE_CREDENTIALS.match(url)  # user:password@host, the scheme left out
+        return [url[len(bare[1]) + 1 : bare.start(2) - 1]] if bare else []
+    authority, rest = _authority(url[opening.end() :])
+    userinfo, at, _ = authority.rpartition("@")
+    found = [userinfo.partition(":")[2]] if at else []
+    before_fragment, _, fragment = rest.partition("#")
+    for pairs in (before_fragment.partition("?")[2], fragment):
+        for pair in pairs.split("&") if pairs else ():
+            name, equals, value = pair.partition("=")
+            if equals and value and _is_secret(name):
+                found.append(value)
+    return found

@@ -165,3 +165,25 @@ def test_the_log_filter_masks_secrets_in_messages_and_tracebacks():
     text = logging.Formatter().format(record)
     assert "Hunter" not in text and "T0k3n" not in text
     assert "postgresql://ldp:***@db/ldp?token=***" in text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://db/ldp?sslpassword=S3cr3tPw",
+        "https://collector.example/v1?api_key=S3cr3tPw",
+        "https://u:S3cr3tPw@host/p#access_token=S3cr3tPw",
+        "u:S3cr3tPw@db.internal/ldp",
+    ],
+)
+def test_the_log_filter_masks_every_secret_redact_url_masks(url):
+    """One reading of a URL for both: a secret redact_url hides is never left in a log line."""
+    pytest.importorskip("uvicorn")
+    from ldp.collector.serving import RedactingFilter, url_secrets
+
+    assert "S3cr3tPw" not in redact_url(url)
+    record = logging.LogRecord(
+        "x", logging.ERROR, __file__, 1, "connecting with %s failed: S3cr3tPw", (url,), None
+    )
+    assert RedactingFilter(url_secrets(url)).filter(record)
+    assert "S3cr3tPw" not in logging.Formatter().format(record)
