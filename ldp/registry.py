@@ -7,7 +7,11 @@ looked up, and each lookup imports only the module it names, so the client
 (``make_encoder``) never imports aggregator or simulation code, and a
 mechanism's modules need no import line anywhere.
 
-The built-in mechanisms are declared in :data:`BUILTIN_MECHANISMS` below.
+The built-in mechanisms are :data:`BUILTIN_MECHANISMS`: the first families,
+declared below, then one module per later family in the package
+:mod:`ldp.mechanisms` (``ldp/mechanisms/NAME.py``, each with a
+``DECLARATIONS`` tuple), discovered by listing that package, so a new
+built-in mechanism is a new module there and edits no list.
 An installed package adds mechanisms through the entry-point group
 ``ldp.mechanisms`` (:data:`ENTRY_POINT_GROUP`): each entry point names a
 :class:`MechanismDeclaration` or a sequence of them, for example, in the
@@ -42,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import pkgutil
 import re
 import warnings
 from collections.abc import Iterable, Iterator
@@ -222,8 +227,8 @@ def _sketch(name: str, cls: str) -> MechanismDeclaration:
     )
 
 
-#: The mechanisms this package ships, in registration order (the order of ties in the mechanism lists).
-BUILTIN_MECHANISMS: tuple[MechanismDeclaration, ...] = (
+#: The first families, in registration order (the order of ties in the mechanism lists).
+_CORE_MECHANISMS: tuple[MechanismDeclaration, ...] = (
     _frequency("grr", "GRR", "grr", "ValueAccumulator", f"{_AUDIT}.values:ValueEvents"),
     _frequency("binary-rr", "BinaryRR", "grr", "ValueAccumulator", f"{_AUDIT}.values:ValueEvents"),
     _frequency("sue", "SUE", "unary", "UnaryAccumulator", f"{_AUDIT}.bits:DomainBitEvents"),
@@ -291,6 +296,36 @@ def _as_declarations(obj: Any, where: str) -> list[MechanismDeclaration]:
         if not isinstance(item, MechanismDeclaration):
             raise TypeError(f"{where} holds a {type(item).__name__}, not a MechanismDeclaration")
     return out
+
+
+def _family_modules() -> list[str]:
+    """The modules of :mod:`ldp.mechanisms`, by name (each declares one later built-in family)."""
+    import ldp.mechanisms
+
+    return sorted(
+        f"ldp.mechanisms.{info.name}"
+        for info in pkgutil.iter_modules(ldp.mechanisms.__path__)
+        if not info.name.startswith("_")
+    )
+
+
+def _builtin() -> tuple[MechanismDeclaration, ...]:
+    found = list(_CORE_MECHANISMS)
+    for module in _family_modules():
+        declared = getattr(importlib.import_module(module), "DECLARATIONS", None)
+        if declared is None:
+            raise RuntimeError(f"{module} declares no DECLARATIONS")
+        found += _as_declarations(declared, module)
+    names = [d.name for d in found]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise RuntimeError(f"built-in mechanism name(s) declared twice: {', '.join(repeated)}")
+    return tuple(found)
+
+
+#: The mechanisms this package ships, in registration order (the order of ties in the mechanism
+#: lists): the first families declared here, then those of :mod:`ldp.mechanisms` by module name.
+BUILTIN_MECHANISMS: tuple[MechanismDeclaration, ...] = _builtin()
 
 
 @functools.cache

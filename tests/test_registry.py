@@ -409,3 +409,26 @@ def test_the_typescript_dispatch_refuses_an_unknown_or_doubly_claimed_mechanism(
     text = script.render_registry(tmp_path)
     assert '    case "grr":\n      return new AEncoder(spec, source);' in text
     assert '    case "sue":\n      return BEncoder.create(spec, source, options);' in text
+
+
+def test_a_module_of_ldp_mechanisms_is_a_builtin_family(tmp_path, monkeypatch):
+    """A new built-in family is one module in ldp.mechanisms with DECLARATIONS: no list is edited."""
+    import sys
+
+    import ldp.mechanisms
+    from ldp import registry
+
+    (tmp_path / "zz_family.py").write_text(
+        "from ldp.registry import MechanismDeclaration\n"
+        "DECLARATIONS = (MechanismDeclaration('zz-rr', 'ldp.specs.frequency:GRR'),)\n"
+    )
+    monkeypatch.setattr(ldp.mechanisms, "__path__", [*ldp.mechanisms.__path__, str(tmp_path)])
+    names = [d.name for d in registry._builtin()]
+    assert names[-1] == "zz-rr" and names[: len(registry._CORE_MECHANISMS)] == [
+        d.name for d in registry._CORE_MECHANISMS
+    ]
+    (tmp_path / "zz_family.py").write_text("X = 1\n")
+    sys.modules.pop("ldp.mechanisms.zz_family", None)
+    with pytest.raises(RuntimeError, match="declares no DECLARATIONS"):
+        registry._builtin()
+    sys.modules.pop("ldp.mechanisms.zz_family", None)
