@@ -269,6 +269,15 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("laplace/default", {"mechanism": "laplace", "epsilon": 1.0}),
     ("gaussian/grid8", {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-6, "grid": 8}),
     ("gaussian/default", {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1}),
+    ("loloha/default", {"mechanism": "loloha", "domain": list(range(30)), "epsilon": 1.0}),
+    (
+        "loloha/bi",
+        {"mechanism": "loloha", "domain": ["a", "b", "c"], "epsilon": 0.5, "epsilon_inf": 2.0, "g": 2, "pool_size": 64},
+    ),
+    (
+        "loloha/non-ascii",
+        {"mechanism": "loloha", "domain": NON_ASCII, "epsilon": 2.0, "epsilon_inf": 3.0, "pool_size": 1000},
+    ),
 ]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
@@ -857,8 +866,11 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("laplace/default", [0.0, 0.77]),
     ("gaussian/grid8", [-1.0, 0.4]),
     ("gaussian/default", [0.0, 0.5, 1.0]),
+    ("loloha/default", [0, 29, "7"]),
+    ("loloha/bi", ["a", "c"]),
+    ("loloha/non-ascii", ["é", "😀"]),
 ]
-#: RAPPOR clients of the encoding vectors: (secret, cohort) per spec id.
+#: Memoizing clients of the encoding vectors (RAPPOR, LOLOHA): (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
     "rappor/mmh3": (SECRETS[1], 3),
     "rappor/mmh3-wide": (SECRETS[2], 17),
@@ -867,6 +879,9 @@ RAPPOR_CLIENTS = {
     "rappor/one-time": (SECRETS[1], 1),
     "rappor/basic": (SECRETS[2], 1),
     "rappor/boolean": (SECRETS[1], 0),
+    "loloha/default": (SECRETS[1], 0),
+    "loloha/bi": (SECRETS[2], 0),
+    "loloha/non-ascii": (SECRETS[0], 0),
 }
 
 
