@@ -42,46 +42,94 @@ from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.loloha import LOLOHA
 
-__all__ = ["LolohaAccumulator", "pool_support_counts"]
+__all__ = ["LolohaAccumulator", "cell_support_counts", "pool_support_counts"]
 
 _P64 = np.uint64(LH_PRIME)
 _P32 = np.uint32(LH_PRIME)
 
 
-def _count_cells(a: np.ndarray, w: np.ndarray, width: np.ndarray, weight: np.ndarray, d: int) -> np.ndarray:
-    """Weighted support counts of a chunk of cells: w holds (h(0) − lo_y) mod P and is advanced in place."""
-    counts = np.empty(d, dtype=np.float64)
+#: At most this many distinct weights are counted group by group (count_nonzero); more: one weighted sum.
+_GROUPED_WEIGHTS = 16
+
+
+def _count_cells(
+    a: np.ndarray, w: np.ndarray, width: np.ndarray, weight: np.ndarray, d: int, grouped: bool
+) -> np.ndarray:
+    """Weighted support counts of a chunk of cells: w holds (h(0) − lo_y) mod P and is advanced in place.
+
+    ``grouped``: the cells are sorted by weight, with few distinct weights
+    (the usual case: most cells hold one or two reports), and each weight's
+    contiguous run is counted with ``count_nonzero`` on the boolean hits, as
+    OLH counts reports; otherwise the hits are summed with their weights.
+    """
+    counts = np.zeros(d, dtype=np.int64)
     tmp = np.empty_like(w)
-    hit = np.empty(w.shape, dtype=np.float64)
+    hit = np.empty(w.shape, dtype=bool if grouped else np.float64)
+    weights = weight if grouped else weight.astype(np.float64)
+    runs: list[tuple[int, int, int]] = []
+    if grouped:
+        levels = np.flatnonzero(np.bincount(weight))
+        bounds = np.searchsorted(weight, levels).tolist() + [weight.size]
+        runs = [(int(level), bounds[i], bounds[i + 1]) for i, level in enumerate(levels.tolist())]
+    single = runs == [(1, 0, weight.size)]  # one report per cell: OLH's count
     for v in range(d):
-        np.less(w, width, out=hit)  # 1.0 where the cell's bucket holds v
-        counts[v] = hit @ weight  # exact: integer sums below 2^53
+        np.less(w, width, out=hit)  # where the cell's bucket holds v
+        if single:
+            counts[v] = np.count_nonzero(hit)
+        elif grouped:
+            counts[v] = sum(level * np.count_nonzero(hit[lo:hi]) for level, lo, hi in runs)
+        else:
+            counts[v] = round(float(hit @ weights))  # exact: integer sums below 2^53
         np.add(w, a, out=w)
         np.subtract(w, _P32, out=tmp)
         np.minimum(w, tmp, out=w)
     return counts
 
 
-def pool_support_counts(
-    table: np.ndarray,
+def _pool_coefficients(pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) of every pool function as uint32 (h(v) = (a·v + b) mod P), cached per pool array."""
+    key = id(pool)
+    cached = _COEFFICIENTS.get(key)
+    if cached is not None and cached[0] is pool:
+        return cached[1], cached[2]
+    seeds = np.asarray(pool, dtype=np.uint64)
+    a = (seeds // _P64 + np.uint64(1)).astype(np.uint32)
+    b = (seeds % _P64).astype(np.uint32)
+    if len(_COEFFICIENTS) >= 8:
+        _COEFFICIENTS.clear()
+    _COEFFICIENTS[key] = (pool, a, b)
+    return a, b
+
+
+#: Pool arrays (read-only, one per spec) and their coefficients, by id (the array is kept, so its id stays its own).
+_COEFFICIENTS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def cell_support_counts(
+    indices: np.ndarray,
+    buckets: np.ndarray,
+    weights: np.ndarray | None,
     pool: np.ndarray,
+    g: int,
     d: int,
     *,
     threads: int | None = 1,
     chunk: int = DEFAULT_CHUNK,
 ) -> np.ndarray:
-    """C_v = Σ_j N[j, H_j(v)] for v = 0…d−1, from the table N of reports per (pool function, bucket).
+    """C_v = Σ over cells ⟨j, y⟩ of their weight where H_j(v) = y, for v = 0…d−1.
 
     Parameters
     ----------
-    table : array of int, shape (S, g)
-        N[j, y], reports with pool index j and bucket y.
+    indices, buckets : array of int, shape (m,)
+        The cells: pool index j and bucket y of each (a cell may repeat).
+    weights : array of int, shape (m,), or None
+        Reports in each cell (positive); None: one each (every report its own cell).
     pool : array of uint64, shape (S,)
         The pool's hash seeds (:func:`ldp.specs.loloha.hash_pool`).
-    d : int
-        Domain size.
+    g, d : int
+        Buckets and domain size.
     threads : int or None, default 1
-        Worker threads over chunks of occupied cells; ``None`` uses every CPU.
+        Worker threads over chunks of cells; ``None`` uses every CPU.
     chunk : int
         Cells per chunk (cache-sized).
 
@@ -89,33 +137,38 @@ def pool_support_counts(
     -------
     numpy.ndarray of int64, shape (d,)
     """
-    table = np.asarray(table)
-    if table.ndim != 2 or table.shape[0] != len(pool) or table.shape[1] < 2:
-        raise ParameterError(f"table must have shape ({len(pool)}, g >= 2), got {table.shape}")
     if chunk < 1:
         raise ParameterError(f"chunk must be positive, got {chunk}")
-    g = table.shape[1]
-    flat = table.reshape(-1)
-    cells = np.flatnonzero(flat)
-    if cells.size == 0:
+    j = np.asarray(indices, dtype=np.int64)
+    y = np.asarray(buckets, dtype=np.int64)
+    if j.size == 0:
         return np.zeros(d, dtype=np.int64)
-    seeds = np.asarray(pool, dtype=np.uint64)[cells // g]
-    a_all = (seeds // _P64 + np.uint64(1)).astype(np.uint32)
-    b_all = (seeds % _P64).astype(np.uint32)
-    lo_all, width_all = bucket_bounds(cells % g, g)
-    weights_all = flat[cells].astype(np.float64)
-    starts = range(0, cells.size, chunk)
+    if weights is None:
+        weights, grouped = np.ones(j.size, dtype=np.int64), True
+    else:
+        weights = np.asarray(weights, dtype=np.int64)
+        levels = np.flatnonzero(np.bincount(weights))
+        grouped = levels.size <= _GROUPED_WEIGHTS
+        if grouped and levels.size > 1:  # cells in runs of equal weight (a counting sort: few levels)
+            order = np.concatenate([np.flatnonzero(weights == level) for level in levels.tolist()])
+            j, y, weights = j[order], y[order], weights[order]
+    a_pool, b_pool = _pool_coefficients(pool)
+    a_all, b_all = a_pool[j], b_pool[j]
+    lo_y, width_y = bucket_bounds(np.arange(g), g)  # per bucket, then gathered per cell
+    lo_all, width_all = lo_y[y], width_y[y]
+    size = j.size
+    starts = range(0, size, chunk)
 
     def work(start: int) -> np.ndarray:
-        stop = min(start + chunk, cells.size)
+        stop = min(start + chunk, size)
         w = b_all[start:stop] - lo_all[start:stop]  # (b − lo) mod P: add P back where it wrapped
         np.minimum(w, w + _P32, out=w)
-        return _count_cells(a_all[start:stop].copy(), w, width_all[start:stop], weights_all[start:stop], d)
+        return _count_cells(a_all[start:stop].copy(), w, width_all[start:stop], weights[start:stop], d, grouped)
 
     workers = (os.cpu_count() or 1) if threads is None else int(threads)
     if workers < 1:
         raise ParameterError(f"threads must be at least 1, got {threads}")
-    total = np.zeros(d, dtype=np.float64)
+    total = np.zeros(d, dtype=np.int64)
     if workers == 1 or len(starts) == 1:
         for start in starts:
             total += work(start)
@@ -123,11 +176,27 @@ def pool_support_counts(
         with ThreadPoolExecutor(max_workers=workers) as pool_threads:
             for counts in pool_threads.map(work, starts):
                 total += counts
-    return np.rint(total).astype(np.int64)
+    return total
+
+
+def pool_support_counts(table: np.ndarray, pool: np.ndarray, d: int, *, threads: int | None = 1) -> np.ndarray:
+    """C_v = Σ_j N[j, H_j(v)] for v = 0…d−1, from the table N (shape (S, g)) of reports per (pool function, bucket)."""
+    table = np.asarray(table)
+    if table.ndim != 2 or table.shape[0] != len(pool) or table.shape[1] < 2:
+        raise ParameterError(f"table must have shape ({len(pool)}, g >= 2), got {table.shape}")
+    flat = table.reshape(-1)
+    cells = np.flatnonzero(flat)
+    j, y = np.divmod(cells, table.shape[1])
+    return cell_support_counts(j, y, flat[cells], pool, table.shape[1], d, threads=threads)
 
 
 class LolohaAccumulator(FrequencyAccumulator):
     """LOLOHA reports as counts per (pool function, bucket); support counts decoded when asked for.
+
+    Batches are kept as their reports' cells j·g + y until they outnumber
+    the table's S·g cells, then counted into the dense table N. So decoding
+    n ≤ S·g reports hashes each value once per report, as OLH does, and
+    decoding more hashes it once per occupied cell: never more than OLH.
 
     Parameters
     ----------
@@ -143,8 +212,8 @@ class LolohaAccumulator(FrequencyAccumulator):
     >>> spec = LOLOHA(domain=("a", "b", "c"), epsilon=1.0)
     >>> aggregator = make_aggregator(spec)
     >>> aggregator.add_batch(secure_encode_batch(spec, ["a", "b", "a"]))
-    >>> type(aggregator).__name__, aggregator.n, aggregator.table.sum()
-    ('LolohaAccumulator', 3, np.int64(3))
+    >>> type(aggregator).__name__, aggregator.n, int(aggregator.table.sum())
+    ('LolohaAccumulator', 3, 3)
     """
 
     _state_fields = ("table", "n")
@@ -157,7 +226,11 @@ class LolohaAccumulator(FrequencyAccumulator):
     def __init__(self, spec: LOLOHA, *, threads: int | None = 1):
         super().__init__(spec)
         self.threads = threads
-        self._table = np.zeros(spec.pool_size * spec.g, dtype=np.int64)
+        self._size = spec.pool_size * spec.g
+        self._dense: np.ndarray | None = None  # N as S·g counts, once the reports are many
+        self._cells: list[tuple[np.ndarray, np.ndarray]] = []  # reports (pool index, bucket) not yet in the table
+        self._pending = 0
+        self._single: list[tuple[int, int]] = []  # reports added one at a time
         self._decoded: np.ndarray | None = None
 
     @classmethod
@@ -170,8 +243,8 @@ class LolohaAccumulator(FrequencyAccumulator):
             raise InputError(f"table must have shape {shape}, got {counts.shape}")
         if counts.dtype.kind not in "iu" or (counts.size and counts.min() < 0):
             raise InputError("table must hold non-negative integers")
-        acc._table = counts.astype(np.int64).reshape(-1)
-        acc._n = int(acc._table.sum())
+        acc._dense = counts.astype(np.int64).reshape(-1)
+        acc._n = int(acc._dense.sum())
         return acc
 
     @classmethod
@@ -182,30 +255,68 @@ class LolohaAccumulator(FrequencyAccumulator):
             "use LolohaAccumulator.from_table"
         )
 
+    def _gather(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pending reports' pool indices and buckets (the single reports included), forgotten here."""
+        if self._single:
+            pairs = np.array(self._single, dtype=np.int64).reshape(-1, 2)
+            self._cells.append((pairs[:, 0], pairs[:, 1]))
+            self._single = []
+        if len(self._cells) == 1:
+            pending = self._cells[0]
+        elif self._cells:
+            pending = (np.concatenate([c[0] for c in self._cells]), np.concatenate([c[1] for c in self._cells]))
+        else:
+            pending = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self._cells, self._pending = [], 0
+        return pending
+
+    def _densify(self) -> np.ndarray:
+        dense = np.zeros(self._size, dtype=np.int64) if self._dense is None else self._dense
+        seeds, buckets = self._gather()
+        if seeds.size:
+            dense += np.bincount(seeds * self.spec.g + buckets, minlength=self._size)
+        self._dense = dense
+        return dense
+
     @property
     def table(self) -> np.ndarray:
-        """N[j, y]: reports per pool index j and bucket y (read-only view, shape (S, g))."""
-        view = self._table.reshape(self.spec.pool_size, self.spec.g).view()
+        """N[j, y]: reports per pool index j and bucket y (read-only, shape (S, g))."""
+        view = self._densify().reshape(self.spec.pool_size, self.spec.g).view()
         view.flags.writeable = False
         return view
 
     @property
     def support_counts(self) -> np.ndarray:
-        """C_v, decoded from the table (cached until more reports arrive)."""
+        """C_v, decoded from the occupied cells (cached until more reports arrive)."""
         if self._decoded is None:
-            self._decoded = pool_support_counts(
-                self.table, self.spec.pool, self.spec.domain_size, threads=self.threads
+            spec = self.spec
+            if self._dense is None:  # at most S·g reports: each its own cell of weight 1, as OLH decodes
+                seeds, buckets = self._gather()
+                self._cells, self._pending = [(seeds, buckets)], seeds.size
+                weights = None
+            else:
+                dense = self._densify()
+                cells = np.flatnonzero(dense)
+                seeds, buckets = np.divmod(cells, spec.g)
+                weights = dense[cells]
+            self._decoded = cell_support_counts(
+                seeds, buckets, weights, spec.pool, spec.g, spec.domain_size, threads=self.threads
             )
         view = self._decoded.view()
         view.flags.writeable = False
         return view
 
+    def _changed(self, added: int) -> None:
+        self._n += added
+        self._decoded = None
+        if self._pending + len(self._single) > self._size:
+            self._densify()
+
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
         seed = require_field(checked.seed, "seed")
-        self._table[seed * self.spec.g + checked.value] += 1
-        self._n += 1
-        self._decoded = None
+        self._single.append((seed, checked.value))
+        self._changed(1)
 
     def add_batch(self, batch: ReportBatch) -> None:
         self._check_batch(batch)
@@ -215,9 +326,9 @@ class LolohaAccumulator(FrequencyAccumulator):
         buckets = check_int_column(batch.values, "values", self.spec.g).astype(np.int64)
         if seeds.shape != buckets.shape:
             raise ReportError(f"batch seeds and values differ in length: {seeds.shape} and {buckets.shape}")
-        self._table += np.bincount(seeds * self.spec.g + buckets, minlength=self._table.size)
-        self._n += int(buckets.shape[0])
-        self._decoded = None
+        self._cells.append((seeds, buckets))
+        self._pending += buckets.size
+        self._changed(int(buckets.shape[0]))
 
     def merge(self, other: Self) -> Self:
         """A new accumulator holding the reports of both: the tables added."""
