@@ -69,7 +69,7 @@ def _count_cells(
     runs: list[tuple[int, int, int]] = []
     if grouped:
         levels = np.flatnonzero(np.bincount(weight))
-        bounds = np.searchsorted(weight, levels).tolist() + [weight.size]
+        bounds = [*np.searchsorted(weight, levels).tolist(), weight.size]
         runs = [(int(level), bounds[i], bounds[i + 1]) for i, level in enumerate(levels.tolist())]
     single = runs == [(1, 0, weight.size)]  # one report per cell: OLH's count
     for v in range(d):
@@ -163,7 +163,9 @@ def cell_support_counts(
         stop = min(start + chunk, size)
         w = b_all[start:stop] - lo_all[start:stop]  # (b − lo) mod P: add P back where it wrapped
         np.minimum(w, w + _P32, out=w)
-        return _count_cells(a_all[start:stop].copy(), w, width_all[start:stop], weights[start:stop], d, grouped)
+        return _count_cells(
+            a_all[start:stop].copy(), w, width_all[start:stop], weights[start:stop], d, grouped
+        )
 
     workers = (os.cpu_count() or 1) if threads is None else int(threads)
     if workers < 1:
@@ -179,7 +181,9 @@ def cell_support_counts(
     return total
 
 
-def pool_support_counts(table: np.ndarray, pool: np.ndarray, d: int, *, threads: int | None = 1) -> np.ndarray:
+def pool_support_counts(
+    table: np.ndarray, pool: np.ndarray, d: int, *, threads: int | None = 1
+) -> np.ndarray:
     """C_v = Σ_j N[j, H_j(v)] for v = 0…d−1, from the table N (shape (S, g)) of reports per (pool function, bucket)."""
     table = np.asarray(table)
     if table.ndim != 2 or table.shape[0] != len(pool) or table.shape[1] < 2:
@@ -228,7 +232,9 @@ class LolohaAccumulator(FrequencyAccumulator):
         self.threads = threads
         self._size = spec.pool_size * spec.g
         self._dense: np.ndarray | None = None  # N as S·g counts, once the reports are many
-        self._cells: list[tuple[np.ndarray, np.ndarray]] = []  # reports (pool index, bucket) not yet in the table
+        self._cells: list[
+            tuple[np.ndarray, np.ndarray]
+        ] = []  # reports (pool index, bucket) not yet in the table
         self._pending = 0
         self._single: list[tuple[int, int]] = []  # reports added one at a time
         self._decoded: np.ndarray | None = None
@@ -264,7 +270,10 @@ class LolohaAccumulator(FrequencyAccumulator):
         if len(self._cells) == 1:
             pending = self._cells[0]
         elif self._cells:
-            pending = (np.concatenate([c[0] for c in self._cells]), np.concatenate([c[1] for c in self._cells]))
+            pending = (
+                np.concatenate([c[0] for c in self._cells]),
+                np.concatenate([c[1] for c in self._cells]),
+            )
         else:
             pending = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self._cells, self._pending = [], 0

@@ -77,7 +77,9 @@ def decode_table(users: list[int], domains: list[int], repeat: int) -> None:
 
 
 def variance_table(n: int, domains: list[int], reps: int) -> None:
-    print(f"\nEmpirical variance of f̂ over {reps} simulations, n = {n:,}, Zipf(1.1) values (mean over values)\n")
+    print(
+        f"\nEmpirical variance of f̂ over {reps} simulations, n = {n:,}, Zipf(1.1) values (mean over values)\n"
+    )
     print("| d | ε∞ | ε₁/ε∞ | g | empirical / exact | coverage (95 %) |")
     print("|---:|---:|---:|---:|---:|---:|")
     z = norm.isf(0.025)

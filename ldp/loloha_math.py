@@ -88,7 +88,9 @@ def permanent_ratio(p1: Fraction, g: int) -> Fraction:
     return p1 * (g - 1) / (1 - p1)
 
 
-def support_probabilities(p1: Fraction, p2: Fraction, g: int, collision: Fraction) -> tuple[Fraction, Fraction]:
+def support_probabilities(
+    p1: Fraction, p2: Fraction, g: int, collision: Fraction
+) -> tuple[Fraction, Fraction]:
     """(p*, q*) = (A, c·A + (1 − c)·B): a report supports the user's value, and another value.
 
     ``collision`` is c = P[H(v) = H(x)] for v ≠ x over the user's hash function.

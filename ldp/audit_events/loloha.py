@@ -91,7 +91,10 @@ class LolohaEvents(AuditFamily):
 
     def events(self, spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]) -> list[Event]:
         x0, x1 = pair
-        scores = [Event(f"reports naming H({x0!r}) - naming H({x1!r}) > {t:g}", above(t)) for t in thresholds(selection)]
+        scores = [
+            Event(f"reports naming H({x0!r}) - naming H({x1!r}) > {t:g}", above(t))
+            for t in thresholds(selection)
+        ]
         return [
             *scores,
             Event(f"a report names H({x0!r})", lambda f: f["c0"] > 0),

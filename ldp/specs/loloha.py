@@ -97,7 +97,9 @@ def hash_pool(fingerprint: str, size: int) -> np.ndarray:
     xof = hashlib.shake_256(material)
     words = size + 16
     while True:
-        raw = np.frombuffer(xof.digest(8 * words), dtype=">u8").astype(np.uint64) >> np.uint64(64 - _SEED_BITS)
+        raw = np.frombuffer(xof.digest(8 * words), dtype=">u8").astype(np.uint64) >> np.uint64(
+            64 - _SEED_BITS
+        )
         accepted = raw[raw < np.uint64(LH_SEED_SPACE)]
         if accepted.size >= size:
             out = np.ascontiguousarray(accepted[:size])
@@ -142,9 +144,9 @@ class LOLOHA(FrequencySpec):
     >>> from ldp.specs.loloha import LOLOHA
     >>> spec = LOLOHA(domain=range(10), epsilon=1.0)
     >>> spec.g, spec.epsilon_inf, spec.memo_domain_size, spec.epsilon_lifetime
-    (3, 2.0, 3, 6.0)
-    >>> round(spec.variance_star, 3)
-    3.877
+    (4, 2.0, 4, 8.0)
+    >>> round(spec.variance_star, 3)  # OLH's at ε₁ = 1
+    3.692
     """
 
     mechanism: ClassVar[str] = "loloha"
@@ -153,7 +155,9 @@ class LOLOHA(FrequencySpec):
     report_schema: ClassVar[ReportSchema] = ReportSchema(
         (
             BoundedInt("seed", bound="pool_size", message="pool index {raw!r} is out of range [0, {bound})"),
-            BoundedInt("value", bound="g", message="bucket {raw!r} is out of range [0, {bound})", lenient=True),
+            BoundedInt(
+                "value", bound="g", message="bucket {raw!r} is out of range [0, {bound})", lenient=True
+            ),
         )
     )
     memoized: ClassVar[bool] = True
@@ -164,12 +168,12 @@ class LOLOHA(FrequencySpec):
         "e^epsilon to 1e-9 above it"
     )
 
-    #: A field here (the base class's property is shadowed by this class attribute; every instance sets it).
-    epsilon_inf: float = math.inf  # type: ignore[assignment]
     g: int
     pool_size: int
     p1: Fraction
     p2: Fraction
+    #: A field here (the base class's property is shadowed by this class attribute; every instance sets it).
+    epsilon_inf: float = math.inf
 
     def __init__(
         self,
@@ -184,13 +188,17 @@ class LOLOHA(FrequencySpec):
         super().__init__(domain, epsilon)
         one = self.epsilon
         inf = check_epsilon(EPSILON_INF_FACTOR * one if epsilon_inf is None else epsilon_inf, "epsilon_inf")
-        check_epsilon_limit(inf, RR64_MAX_EPSILON, self.mechanism, self.max_epsilon_reason, name="epsilon_inf")
+        check_epsilon_limit(
+            inf, RR64_MAX_EPSILON, self.mechanism, self.max_epsilon_reason, name="epsilon_inf"
+        )
         if not one < inf:
             raise SpecError(
                 f"loloha needs epsilon (one report) < epsilon_inf (the memoized round), got {one!r} and {inf!r}"
             )
         object.__setattr__(self, "epsilon_inf", inf)
-        buckets = check_int(optimal_hash_range(one) if g is None else g, "g", minimum=2, maximum=MAX_TABLE_COUNTERS)
+        buckets = check_int(
+            optimal_hash_range(one) if g is None else g, "g", minimum=2, maximum=MAX_TABLE_COUNTERS
+        )
         object.__setattr__(self, "g", buckets)
         size = default_pool_size(buckets) if pool_size is None else pool_size
         size = check_int(size, "pool_size", minimum=1, maximum=MAX_POOL_SIZE)

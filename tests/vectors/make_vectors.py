@@ -272,7 +272,14 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("loloha/default", {"mechanism": "loloha", "domain": list(range(30)), "epsilon": 1.0}),
     (
         "loloha/bi",
-        {"mechanism": "loloha", "domain": ["a", "b", "c"], "epsilon": 0.5, "epsilon_inf": 2.0, "g": 2, "pool_size": 64},
+        {
+            "mechanism": "loloha",
+            "domain": ["a", "b", "c"],
+            "epsilon": 0.5,
+            "epsilon_inf": 2.0,
+            "g": 2,
+            "pool_size": 64,
+        },
     ),
     (
         "loloha/non-ascii",
