@@ -135,4 +135,13 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     omega: ["integer"],
     p: ["probability"],
   },
+  loloha: {
+    domain: ["domain"],
+    epsilon: ["float"],
+    epsilon_inf: ["float"],
+    g: ["integer"],
+    pool_size: ["integer"],
+    p1: ["probability"],
+    p2: ["probability"],
+  },
 };
