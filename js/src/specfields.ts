@@ -138,10 +138,10 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
   loloha: {
     domain: ["domain"],
     epsilon: ["float"],
-    epsilon_inf: ["float"],
     g: ["integer"],
     pool_size: ["integer"],
     p1: ["probability"],
     p2: ["probability"],
+    epsilon_inf: ["float"],
   },
 };
