@@ -355,10 +355,12 @@ def test_audit_claims_and_the_memo_model():
     spec = LOLOHA(domain=range(4), epsilon=0.5, epsilon_inf=1.5, g=2)
     family = LolohaEvents()
     claims = family.claims(spec, 8, True)
-    assert [c.reports for c in claims] == [1, 50]
-    assert claims[1].epsilon == min(spec.epsilon_inf, 50 * spec.epsilon)
+    assert [c.reports for c in claims] == [1, 50, 1]
+    assert [c.epsilon for c in claims] == [spec.epsilon, spec.epsilon_inf, spec.epsilon_lifetime]
+    assert claims[2].then == (0, 1, 2, 3)  # the whole (small) domain after the sample's value
     model = family.memo_model(spec, claims[1])
     assert model is not None and model.permanent_one(1) == pytest.approx(float(spec.p1))
+    assert family.memo_model(spec, claims[2]) is None
 
 
 def test_a_client_that_redraws_its_memo_is_flagged():
@@ -395,6 +397,8 @@ def test_audit_of_the_real_client_is_consistent():
     with python_client_sampler(spec) as sampler:
         result = run_audit(spec, sampler, 400)
     assert not result.violation and result.memo
+    lifetime = [row for row in result.rows if row.claim.then]
+    assert lifetime and all(row.claim.epsilon == spec.epsilon_lifetime for row in lifetime)
 
 
 def test_auto_never_picks_a_memoized_mechanism():
