@@ -10,10 +10,13 @@ import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spe
 import { clip } from "./text.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 
-/** A fresh client: a CSPRNG secret, then a uniform cohort (as Python's `ClientState.new`). */
+/**
+ * A fresh client: a CSPRNG secret, then a uniform cohort (as Python's `ClientState.new`); a spec
+ * without cohorts (a memoized mechanism other than RAPPOR, LOLOHA) has the one cohort 0.
+ */
 export function newRapporClient(spec: Spec, source: ByteSource = cryptoSource): RapporClient {
   const secret = source.read(32);
-  const cohort = Number(randbelow(specInt(spec, "num_cohorts"), source));
+  const cohort = "num_cohorts" in spec.fields ? Number(randbelow(specInt(spec, "num_cohorts"), source)) : 0;
   return { secret, cohort };
 }
 

@@ -1,6 +1,8 @@
 /** LOLOHA in TypeScript: the privacy facts, the PRF memo and pool index of a client, its ledger streams. */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
   BudgetedEncoder,
@@ -21,6 +23,7 @@ import {
   privacyFacts,
   sub,
 } from "../src/index.js";
+import { openClientEncoder } from "../src/node.js";
 
 const V = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
 const CASES: { id: string; canonical_json: string }[] = V.specs.cases.filter((c: { id: string }) => c.id.startsWith("loloha/"));
@@ -74,5 +77,15 @@ describe("loloha", () => {
     const f = spec.fields as JsonObject;
     const inf = f.epsilon_inf as number;
     assert.ok(10 * (f.epsilon as number) > inf && epsilonBoundOfRatio(privacyFacts(f).permanentRatio!) <= inf);
+  });
+
+  it("a persistent client (node): its state file is made once, with no cohort, and keeps its function and memos", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ldp-loloha-"));
+    const spec = loadSpec(CASES[0].canonical_json);
+    const first = (await openClientEncoder(join(dir, "client.json"), spec)) as LolohaEncoder;
+    const again = (await openClientEncoder(join(dir, "client.json"), spec)) as LolohaEncoder;
+    assert.equal(first.client.cohort, 0);
+    assert.equal(first.seedIndex, again.seedIndex);
+    for (const v of [0, 7, 29]) assert.equal(first.permanentBucket(v), again.permanentBucket(v));
   });
 });
