@@ -9,7 +9,7 @@
  * the Python registry and the encoders' `@mechanisms` tags. This module
  * gathers them.
  */
-export { type Encoder, type RapporClient, RandomizedResponse } from "./encoder.js";
+export { type Encoder, type RapporClient, RandomizedResponse, cohortsOf, newClient } from "./encoder.js";
 export { GRREncoder } from "./grr.js";
 export { UnaryEncoder } from "./unary.js";
 export { LocalHashingEncoder } from "./localhash.js";

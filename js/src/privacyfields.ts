@@ -30,6 +30,13 @@ export interface MechanismPrivacy {
   readonly permanentRatio?: Fraction | null;
   /** Memoized mechanisms only: how many distinct memo keys exist; null when unbounded. */
   readonly memoValues?: bigint | null;
+  /**
+   * The largest stated ε the mechanism supports, and why (the Python spec's
+   * `max_epsilon`, `max_epsilon_reason`): added by `mechanismPrivacy` from
+   * the generated `EPSILON_LIMITS`; a family's function leaves them out.
+   */
+  readonly maxEpsilon?: number;
+  readonly maxEpsilonReason?: string;
 }
 
 /** A family's privacy function: the facts of canonical spec fields, after its constructor's range checks (a RangeError otherwise). */
