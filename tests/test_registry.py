@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -386,6 +387,8 @@ def test_the_typescript_dispatch_has_every_tagged_encoder_and_no_other_list():
         assert f'    case "{name}":' in dispatch
         assert f'from "./{module}.js";' in dispatch and cls in dispatch
     assert "RapporEncoder.create(spec, source, options)" in dispatch
+    for module, cls, _ in classes.values():  # public with makeEncoder: index.ts needs no line per encoder
+        assert re.search(rf'export \{{[^}}]*\b{cls}\b[^}}]*\}} from "\./{module}\.js";', dispatch), cls
     encoders = (REPO / "js" / "src" / "encoders.ts").read_text(encoding="utf-8")
     assert "case " not in encoders
 
@@ -421,7 +424,10 @@ def test_the_typescript_privacy_dispatch_has_every_tagged_family_and_is_checked_
     dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
     for name, (module, function) in functions.items():
         assert f'    case "{name}":' in dispatch
-        assert f'from "./privacy/{module}.js";' in dispatch and f"return limited({function}(fields), mechanism);" in dispatch
+        assert (
+            f'from "./privacy/{module}.js";' in dispatch
+            and f"return limited({function}(fields), mechanism);" in dispatch
+        )
     # the shared claim check and the ledger name no mechanism: the dispatch does
     for module in ("claim.ts", "budget.ts", "privacyfields.ts"):
         source = (REPO / "js" / "src" / module).read_text(encoding="utf-8")
@@ -496,8 +502,6 @@ def test_the_typescript_epsilon_limits_and_calibrated_fields_are_the_python_spec
 
 def test_no_shared_typescript_module_names_a_mechanism():
     """Outside the generated dispatches and each family's own modules, js/src names no mechanism: a new one edits no list."""
-    import re
-
     script = _spec_fields_script()
     src = REPO / "js" / "src"
     generated = {script.OUTPUT.name, script.REGISTRY.name, script.PRIVACY_REGISTRY.name}

@@ -21,7 +21,8 @@ An encoder class says which mechanisms it encodes with a ``@mechanisms`` tag
 in its doc comment, in its own module of ``js/src`` (which imports the shared
 ``encoder.ts``, never another encoder). It is built by its static
 ``create(spec, source, options)`` when it has one, else by ``new Class(spec,
-source)``. A tag naming a mechanism the registry does not declare, or a
+source)``; ``registry.ts`` also re-exports every such class, so it is public
+(``encoders.ts``, hence ``index.ts``) with no line of its own. A tag naming a mechanism the registry does not declare, or a
 mechanism two classes claim, is an error. So a new mechanism with a
 TypeScript client adds its module and reruns this script: no TypeScript list
 is edited.
@@ -221,6 +222,9 @@ def render_registry(src: Path = SRC) -> str:
         call = f"{cls}.create(spec, source, options)" if has_create else f"new {cls}(spec, source)"
         lines.append(f"      return {call};")
     lines += ["  }", "  throw new RangeError(`no encoder for ${spec.mechanism} here`);", "}", ""]
+    lines += ["// every encoder class, public with makeEncoder (encoders.ts re-exports this module)"]
+    lines += [f'export {{ {", ".join(sorted(c))} }} from "./{m}.js";' for m, c in sorted(modules.items())]
+    lines += [""]
     return "\n".join(lines)
 
 
