@@ -493,6 +493,11 @@ def test_the_typescript_epsilon_limits_and_calibrated_fields_are_the_python_spec
     assert {"laplace", "gaussian", "rappor"}.isdisjoint(limits)
     dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
     assert '  olh: [21.0, "its hash range g' in dispatch
+    loose = [
+        d.name for d in BUILTIN_MECHANISMS if not getattr(d.load_spec(), "claim_matches_probabilities", True)
+    ]
+    assert "piecewise" in loose and "grr" not in loose
+    assert f"new Set([{', '.join(json.dumps(n) for n in loose)}])" in dispatch
     fields = (REPO / "js" / "src" / "specfields.ts").read_text(encoding="utf-8")
     assert '  hr: ["blocks", "p"],' in fields and '  ss: ["omega", "p"],' in fields
     assert (

@@ -300,6 +300,11 @@ def epsilon_limits() -> dict[str, tuple[float, str]]:
     return out
 
 
+def _claim_matches(decl: MechanismDeclaration) -> bool:
+    """Whether a spec's stated ε must match what its probabilities give (``claim_matches_probabilities``)."""
+    return bool(getattr(decl.load_spec(), "claim_matches_probabilities", True))
+
+
 def render_privacy_registry(src: Path = SRC) -> str:
     """The text of ``privacyregistry.ts``: ``mechanismPrivacy`` and ``completeFields``, from the tagged functions."""
     functions = privacy_functions(src)
@@ -330,13 +335,21 @@ def render_privacy_registry(src: Path = SRC) -> str:
     for name, (limit, reason) in epsilon_limits().items():
         key = name if name.isidentifier() else f'"{name}"'
         lines.append(f"  {key}: [{limit!r}, {json.dumps(reason, ensure_ascii=False)}],")
+    loose = [decl.name for decl in BUILTIN_MECHANISMS if not _claim_matches(decl)]
     lines += [
         "};",
         "",
-        "/** The facts with the mechanism's ε limit (`EPSILON_LIMITS`). */",
+        "/**",
+        " * The mechanisms whose stated ε may exceed what their probabilities give (the",
+        " * Python spec's `claim_matches_probabilities` is False): only the bound is checked.",
+        " */",
+        f"const LOOSE_CLAIMS: ReadonlySet<string> = new Set([{', '.join(json.dumps(n) for n in loose)}]);",
+        "",
+        "/** The facts with what the Python spec class says of the mechanism (`EPSILON_LIMITS`, `LOOSE_CLAIMS`). */",
         "function limited(facts: MechanismPrivacy, mechanism: string): MechanismPrivacy {",
         "  const limit = EPSILON_LIMITS[mechanism];",
-        "  return limit === undefined ? facts : { ...facts, maxEpsilon: limit[0], maxEpsilonReason: limit[1] };",
+        "  const claims = LOOSE_CLAIMS.has(mechanism) ? { ...facts, claimMatches: false } : facts;",
+        "  return limit === undefined ? claims : { ...claims, maxEpsilon: limit[0], maxEpsilonReason: limit[1] };",
         "}",
         "",
         "/**",

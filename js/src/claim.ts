@@ -80,7 +80,7 @@ export function checkClaim(fields: JsonObject): void {
     if (!(name in fields) || (name === "epsilon_one" && fields[name] === null)) continue;
     statesOne = true;
     const epsilon = name === "epsilon" ? statedEpsilon(fields, facts) : statedClaim(fields, name);
-    if (facts.ratio !== null) checkRatio(mechanism, epsilon, facts.ratio, true, name);
+    if (facts.ratio !== null) checkRatio(mechanism, epsilon, facts.ratio, facts.claimMatches !== false, name);
   }
   if (!isMemoized(facts)) return;
   const permanent = facts.permanentRatio ?? null;

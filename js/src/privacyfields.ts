@@ -37,6 +37,12 @@ export interface MechanismPrivacy {
    */
   readonly maxEpsilon?: number;
   readonly maxEpsilonReason?: string;
+  /**
+   * False when the stated ε may exceed what the probabilities give (the
+   * Python spec's `claim_matches_probabilities`): only the bound is checked.
+   * Added by `mechanismPrivacy`, like `maxEpsilon`.
+   */
+  readonly claimMatches?: boolean;
 }
 
 /** A family's privacy function: the facts of canonical spec fields, after its constructor's range checks (a RangeError otherwise). */

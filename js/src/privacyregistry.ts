@@ -35,10 +35,17 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   ss: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
 };
 
-/** The facts with the mechanism's ε limit (`EPSILON_LIMITS`). */
+/**
+ * The mechanisms whose stated ε may exceed what their probabilities give (the
+ * Python spec's `claim_matches_probabilities` is False): only the bound is checked.
+ */
+const LOOSE_CLAIMS: ReadonlySet<string> = new Set(["piecewise", "hybrid", "laplace", "gaussian"]);
+
+/** The facts with what the Python spec class says of the mechanism (`EPSILON_LIMITS`, `LOOSE_CLAIMS`). */
 function limited(facts: MechanismPrivacy, mechanism: string): MechanismPrivacy {
   const limit = EPSILON_LIMITS[mechanism];
-  return limit === undefined ? facts : { ...facts, maxEpsilon: limit[0], maxEpsilonReason: limit[1] };
+  const claims = LOOSE_CLAIMS.has(mechanism) ? { ...facts, claimMatches: false } : facts;
+  return limit === undefined ? claims : { ...claims, maxEpsilon: limit[0], maxEpsilonReason: limit[1] };
 }
 
 /**

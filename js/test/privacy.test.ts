@@ -94,6 +94,8 @@ describe("the ε limits come from the Python specs (generated EPSILON_LIMITS)", 
     const laplace = { epsilon: 20.0, format: 1n, grid: 256n, high: 1.0, low: -1.0, mechanism: "laplace" };
     assert.equal(loadSpec(laplace).fields.epsilon, 20);
     assert.equal("laplace" in EPSILON_LIMITS, false);
+    assert.equal(privacyFacts(loadSpec(laplace).fields as JsonObject).claimMatches, false); // Python's claim_matches_probabilities
+    assert.equal(privacyFacts(BOOL.fields as JsonObject).claimMatches, undefined);
     assert.throws(() => loadSpec({ ...laplace, epsilon: 800.0 }), /laplace: epsilon=800\.0 is above 700, the largest epsilon laplace supports \(e\^epsilon must be a finite double/);
   });
 
