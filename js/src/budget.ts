@@ -128,6 +128,16 @@ export function rapporEpsilons(spec: Spec): { one: number; inf: number | null } 
   return memoizedEpsilons(spec);
 }
 
+/**
+ * Whether a spec's mechanism is memoized (its privacy facts have a
+ * `permanentRatio`): its reports derive from a permanent response per memo
+ * key, so its client keeps a persistent state (secret, cohort) and the
+ * ledger charges each memo key's stream.
+ */
+export function isMemoizedSpec(spec: Spec): boolean {
+  return isMemoized(privacyFacts(checkedSpec(spec).fields));
+}
+
 /** (ε per report, ε cap, memoized, memo domain size) of a spec, as Python's `stream_parameters`. */
 export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
   const facts = privacyFacts(checkedSpec(spec).fields);
