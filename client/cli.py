@@ -125,14 +125,16 @@ _ENCODE_OPTIONS = (
         type=float,
         default=0.0,
         show_default=True,
-        help="Delta of the budget (optimal composition).",
+        help="Delta of the budget (optimal or exact composition).",
     ),
     click.option(
         "--composition",
-        type=click.Choice(["basic", "optimal"]),
+        type=click.Choice(["basic", "optimal", "exact"]),
         default="basic",
         show_default=True,
-        help="How a client's reports compose against its budget.",
+        help="How a client's reports compose against its budget: the sum, the optimal composition of pure "
+        "epsilon pieces at --budget-delta, or the exact composition of the mechanisms' own curves "
+        "(docs/accounting.md#budgets).",
     ),
     click.option(
         "--group-column",
