@@ -15,7 +15,8 @@ import pytest
 import ldp
 from ldp.errors import BudgetExceededError, ParameterError, StateError
 from ldp.privacy.budget import Budget, PrivacyLedger, worst_case_memoized_cost
-from ldp.privacy.composition import optimal_composition
+from ldp.privacy.composition import heterogeneous_composition, optimal_composition
+from ldp.privacy.mechanisms import mechanism_loss
 from ldp.privacy.spending import memo_key_cost
 
 GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=0.5)
@@ -77,7 +78,7 @@ def test_memoized_rappor_value_costs_at_most_epsilon_inf(tmp_path):
     assert len(ledger.streams) == 2
 
 
-@pytest.mark.parametrize("composition, delta", [("basic", 0.0), ("optimal", 1e-6)])
+@pytest.mark.parametrize("composition, delta", [("basic", 0.0), ("optimal", 1e-6), ("exact", 1e-6)])
 def test_refusal_does_not_depend_on_the_values(composition, delta):
     """A client repeating one value and one changing it are refused at the same report."""
     budget = Budget(RAPPOR.epsilon_inf + RAPPOR.epsilon_one / 2, delta, composition)
@@ -347,3 +348,97 @@ def test_a_tampered_version_2_stream_is_an_error(tmp_path, change):
     path.write_text(json.dumps(data))
     with pytest.raises(StateError, match="corrupt"):
         PrivacyLedger.load(path)
+
+
+# -- budgets beyond pure epsilon: the exact curves of the reports sent -----------------------------------
+
+OUE = ldp.OUE(domain=("a", "b", "c", "d"), epsilon=1.0)
+
+
+def _fill(ledger, spec, value="a", most=100):
+    sent = 0
+    while sent < most and ledger.can_charge(spec, value):
+        ledger.charge(spec, value)
+        sent += 1
+    return sent
+
+
+def test_exact_rule_charges_the_composed_curve_of_the_reports_sent():
+    """30 OUE reports at epsilon = 1, delta = 1e-6: the exact curve gives 22.59, the worst case of 1-DP 29.99."""
+    delta = 1e-6
+    exact = PrivacyLedger.in_memory(Budget(100.0, delta, "exact"))
+    optimal = PrivacyLedger.in_memory(Budget(100.0, delta, "optimal"))
+    for _ in range(30):
+        exact.charge(OUE, "a")
+        optimal.charge(OUE, "b")
+    assert exact.committed == pytest.approx(mechanism_loss(OUE, 30).epsilon(delta), rel=1e-9)
+    assert exact.committed == pytest.approx(22.5877, abs=1e-4)
+    assert optimal.committed == pytest.approx(optimal_composition(1.0, 30, delta), rel=1e-9)
+    assert optimal.committed == pytest.approx(29.9879, abs=1e-4)
+    # a budget of 20: the generic rule refuses report 21, the exact curve lets 25 through
+    assert _fill(PrivacyLedger.in_memory(Budget(20.0, delta, "optimal")), OUE) == 20
+    assert _fill(PrivacyLedger.in_memory(Budget(20.0, delta, "exact")), OUE) == 25
+    assert mechanism_loss(OUE, 25).epsilon(delta) <= 20 < mechanism_loss(OUE, 26).epsilon(delta)
+
+
+def test_exact_rule_composes_different_specs_together():
+    delta = 1e-6
+    ledger = PrivacyLedger.in_memory(Budget(100.0, delta, "exact"))
+    for _ in range(7):
+        ledger.charge(OUE, "a")
+    for _ in range(5):
+        ledger.charge(GRR, "a")
+    expected = mechanism_loss(OUE, 7).compose(mechanism_loss(GRR, 5)).epsilon(delta)
+    assert ledger.committed == pytest.approx(expected, rel=1e-9)
+    assert (
+        ledger.committed
+        < PrivacyLedger.in_memory(Budget(100.0, delta, "optimal")).committed + 7 * 1.0 + 5 * 0.5
+    )
+    rappor = PrivacyLedger.in_memory(Budget(100.0, delta, "exact"))  # memoized pieces: randomized response
+    for value in ("x", "y", "x"):
+        rappor.charge(RAPPOR, value)
+    rappor.charge(OUE, "a")
+    pure = [worst_case_memoized_cost(3, RAPPOR.epsilon_one, RAPPOR.epsilon_inf, None)]
+    expected = heterogeneous_composition(pure).compose(mechanism_loss(OUE, 1)).epsilon(delta)
+    assert rappor.committed == pytest.approx(expected, rel=1e-9)
+
+
+def test_gdp_budget_refuses_the_first_report_whose_curve_falls_below_g_mu():
+    ledger = PrivacyLedger.in_memory(Budget(mu=2.0))
+    sent = _fill(ledger, OUE)
+    assert mechanism_loss(OUE, sent).gdp_mu() <= 2.0 < mechanism_loss(OUE, sent + 1).gdp_mu()
+    assert ledger.committed == pytest.approx(mechanism_loss(OUE, sent).gdp_mu(), rel=1e-9)
+    # composing the one-report mu (G_mu1 of each report: sqrt(k)·mu1 <= 2) would stop earlier
+    mu1 = mechanism_loss(OUE, 1).gdp_mu()
+    assert math.floor((2.0 / mu1) ** 2) < sent
+    with pytest.raises(BudgetExceededError, match="mu="):
+        ledger.charge(OUE, "a")
+
+
+def test_gdp_and_exact_budgets_round_trip_through_the_file(tmp_path):
+    for budget in (Budget(mu=1.5), Budget(5.0, 1e-6, "exact")):
+        path = tmp_path / f"{budget.measure}.json"
+        ledger = PrivacyLedger.load_or_create(path, budget)
+        ledger.charge(OUE, "a")
+        ledger.charge(RAPPOR, "x")
+        assert json.loads(path.read_text())["format"] == "ldp-privacy-ledger/2"
+        again = PrivacyLedger.load_or_create(path)
+        assert again.budget == budget and again.streams == ledger.streams
+        assert again.committed == pytest.approx(ledger.committed)
+        with pytest.raises(StateError, match="holds the budget"):
+            PrivacyLedger.load_or_create(path, Budget(epsilon=1.5))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"epsilon": 1.0, "mu": 1.0},
+        {"mu": 0},
+        {"mu": 1.0, "delta": 1e-6},
+        {"mu": 1.0, "composition": "basic"},
+    ],
+)
+def test_bad_gdp_budget(kwargs):
+    with pytest.raises(ParameterError):
+        Budget(**kwargs)
