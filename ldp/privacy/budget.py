@@ -162,8 +162,8 @@ class PrivacyLedger:
         ledger = cls._parse(path, text)
         if budget is not None and budget != ledger.budget:
             raise StateError(
-                f"privacy ledger {str(path)!r} holds the budget {_budget_text(ledger.budget)}, not "
-                f"{_budget_text(budget)}: a budget is set once, when its ledger is created, and never "
+                f"privacy ledger {str(path)!r} holds the budget {budget_text(ledger.budget)}, not "
+                f"{budget_text(budget)}: a budget is set once, when its ledger is created, and never "
                 "changed; give the stored budget or none (it is enforced either way)"
             )
         return ledger
@@ -484,7 +484,7 @@ def _parse_loss(item: Any) -> tuple[tuple[float, ...], tuple[float, ...]] | None
     return tuple(float(x) for x in sides[0]), tuple(float(x) for x in sides[1])
 
 
-def _budget_text(budget: Budget) -> str:
+def budget_text(budget: Budget) -> str:
     """``epsilon=3.0``, ``epsilon=1.0, delta=1e-06, optimal composition`` or ``mu=1.0`` (shortest exact floats)."""
     if budget.mu is not None:
         return f"mu={budget.mu!r}"
