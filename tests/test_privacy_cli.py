@@ -284,8 +284,8 @@ def test_plan_of_a_memoized_spec_over_time(tmp_path):
     given = _run("privacy", "plan", "--spec", path, "--budget", "5", "--per-day", "4", "--changes", "1")
     assert given.exit_code == 0, given.output
     assert (
-        "sends 4 reports (1 days)" in given.output
-        and "at most 1 times: within the budget forever" in given.output
+        "sends 4 reports (1 day)" in given.output
+        and "at most 1 time(s): within the budget forever" in given.output
     )
 
 

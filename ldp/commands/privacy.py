@@ -380,6 +380,10 @@ def lifetime(spec_path, collections, changes):
     run_guarded(body)
 
 
+def _days(days: int | None) -> str:
+    return "1 day" if days == 1 else f"{days} days"
+
+
 @privacy.command("plan")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False), required=True, help="Spec JSON file.")
 @click.option("--budget", "budget_epsilon", type=float, help="Budget epsilon (or --mu).")
@@ -427,16 +431,18 @@ def plan(spec_path, budget_epsilon, mu, delta, composition, per_day, changes):
             )
         else:
             click.echo(
-                f"the ledger sends {result.reports} reports ({result.days} days), committing "
+                f"the ledger sends {result.reports} reports ({_days(result.days)}), committing "
                 f"{measure} = {result.committed:.6g}; report {result.reports + 1} is refused"
             )
         if changes is not None:
             if result.reports_with_changes is None:
-                click.echo(f"a client whose value changes at most {changes} times: within the budget forever")
+                click.echo(
+                    f"a client whose value changes at most {changes} time(s): within the budget forever"
+                )
             else:
                 click.echo(
-                    f"a client whose value changes at most {changes} times: within the budget for "
-                    f"{result.reports_with_changes} reports ({result.days_with_changes} days)"
+                    f"a client whose value changes at most {changes} time(s): within the budget for "
+                    f"{result.reports_with_changes} reports ({_days(result.days_with_changes)})"
                 )
 
     run_guarded(body)
