@@ -10,18 +10,20 @@ budget:
 
 - a mechanism with fresh randomness per report (GRR, OUE, OLH, ...) is one
   stream per spec; each report costs the spec's ε;
-- a RAPPOR value is its own stream (its permanent randomized response is
-  memoized): r reports of it cost min(r·ε₁, ε∞) as one pure piece (every
-  report of the value is post-processing of its PRR, ε∞-DP; and r reports of
-  one memoized value are r·ε₁-DP, because per Bloom bit the log likelihood
-  ratio of r reports, ln g(R) with g(R) = ((1−f/2)R + f/2)/((f/2)R + 1 − f/2)
-  and R the IRR ratio of the r reports, is concave in ln R on [0, ∞) and
-  zero at 0, hence subadditive). The stream is named by a keyed hash
-  (HMAC-SHA256 with a ledger-own random key) of the spec fingerprint and the
-  value, so the ledger never holds a value. The key is stored in the ledger
-  file itself: whoever can read the file (mode 0600, like the client state,
-  whose secret already determines every PRR) can test candidate values
-  against it; nobody else can.
+- each memo key of a memoized spec (RAPPOR's value, an L- chain's value, a
+  LOLOHA hash bucket, ...) is its own stream: every report of the key is
+  post-processing of its permanent response, so r reports cost at most ε∞;
+  one report costs ε₁; r reports cost r·ε₁ only for a spec that states
+  ``memo_linear`` with a proof (RAPPOR: per Bloom bit the log likelihood
+  ratio of r reports is odd and concave in the IRR log ratio on [0, ∞),
+  hence subadditive), since in general the reports of one key are dependent
+  and their fresh rounds do not compose (docs/accounting.md#memoized-streams).
+  The stream is named by a keyed hash (HMAC-SHA256 with a ledger-own random
+  key) of the spec fingerprint and the memo key, so the ledger never holds a
+  value. The key is stored in the ledger file itself: whoever can read the
+  file (mode 0600, like the client state, whose secret already determines
+  every permanent response) can test candidate values against it; nobody
+  else can.
 
 **Refusals never depend on the values.** A refused report emits nothing, and
 the collector sees that. If the decision used the per-value costs above, a
@@ -31,12 +33,11 @@ So :func:`spent_epsilon` is the accounting of what was actually sent
 (it depends on the values), while the budget is enforced on
 :func:`committed_epsilon`: the largest ``spent`` any sequence of values
 could have produced with the same number of reports under each spec. For a
-RAPPOR spec with an unbounded domain (Bloom filter) that is R·ε₁ for R
-reports (every report a new value); with a finite domain of d values
-(basic, boolean) it is the even spread over the d values,
-Σ_v min(r_v·ε₁, ε∞) with r_v ∈ {⌊R/d⌋, ⌈R/d⌉}, at most d·ε∞ however many
-reports: under this accounting a boolean RAPPOR client can report forever
-within 2·ε∞.
+memoized spec it is the worst spread of its R reports over its memo keys
+(:func:`worst_case_memoized_cost`): R·ε₁ with an unbounded domain (Bloom
+RAPPOR) and a linear spec, at most d·ε∞ with d keys however many reports:
+under this accounting a boolean RAPPOR client can report forever within
+2·ε∞ (docs/accounting.md#lifetime).
 
 What the per-value accounting measures (docs/accounting.md#memoized-streams): the ε∞ of a memoized
 value protects *which* value a client holds against any number of its
@@ -47,13 +48,17 @@ to memoization; the ledger does not add to it (its refusals carry no
 information about the values) and does not claim to bound it.
 
 Streams are combined by the budget's composition rule: ``"basic"`` (sum of
-ε, δ = 0) or ``"optimal"`` (the exact composition of pure ε_i-DP pieces at
-the budget's δ, via the privacy-loss distribution; never above the sum). In
-``committed`` each RAPPOR spec is one pure piece (its worst case above), which
-bounds the composition of its per-value pieces for every value sequence.
+ε, δ = 0), ``"optimal"`` (the exact composition of pure ε_i-DP pieces at the
+budget's δ, each as randomized response; never above the sum) or
+``"exact"`` (each fresh report by its spec's own exact curve, recorded as
+privacy-loss atoms in its stream; also a μ-GDP budget; never above
+``"optimal"``; docs/accounting.md#exact-budgets). In ``committed`` each
+memoized spec is one pure piece (its worst case above), which bounds the
+composition of its per-key pieces for every value sequence.
 
 This module imports no SciPy (the client may use it); only the ``"optimal"``
-rule loads :mod:`ldp.privacy.composition` when a total is evaluated.
+and ``"exact"`` rules load :mod:`ldp.privacy.composition` when a total is
+evaluated.
 
 References
 ----------
@@ -63,6 +68,8 @@ References
    composition).
 .. [3] P. Kairouz, S. Oh, P. Viswanath. IEEE Trans. IT 63(6), 2017
    (optimal composition).
+.. [4] J. Dong, A. Roth, W. J. Su. "Gaussian differential privacy". JRSS-B
+   84(1), 2022, Theorem 3.2 (composition of trade-off functions).
 """
 
 from __future__ import annotations
