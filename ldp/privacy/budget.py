@@ -6,9 +6,10 @@ would take the *committed* total over the budget. What a stream costs, and
 why refusals never depend on the values, is in :mod:`ldp.privacy.spending`.
 Memoized streams are named by a keyed hash (HMAC-SHA256 with a ledger-own
 random key) of the spec fingerprint and the value's memo key (the encoder's,
-when the key depends on the client), so the ledger never holds a value. The key is stored in the ledger file itself: whoever can
-read the file (mode 0600, like the client state, whose secret already
-determines every PRR) can test candidate values against it; nobody else can.
+when the key depends on the client), so the ledger never holds a value. The
+key is stored in the ledger file itself: whoever can read the file (mode
+0600, like the client state, whose secret already determines every
+permanent response) can test candidate values against it; nobody else can.
 
 The ledger file is JSON written atomically (temporary file, fsync, rename,
 mode 0600), like the client state. A corrupt, truncated or foreign file, or
