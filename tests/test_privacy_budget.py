@@ -442,3 +442,21 @@ def test_gdp_and_exact_budgets_round_trip_through_the_file(tmp_path):
 def test_bad_gdp_budget(kwargs):
     with pytest.raises(ParameterError):
         Budget(**kwargs)
+
+
+def test_the_ledger_file_vectors_read_as_stated(tmp_path):
+    """tests/vectors ledger_files (what the TypeScript client must make of Python's files) hold for Python."""
+    from pathlib import Path
+
+    cases = json.loads((Path(__file__).parent / "vectors" / "vectors.json").read_text())["budget"][
+        "ledger_files"
+    ]
+    assert {c["id"] for c in cases} >= {"v2/capped-stream", "v2/exact-budget", "v2/mu-budget"}
+    for case in cases:
+        path = tmp_path / f"{case['id'].replace('/', '-')}.json"
+        path.write_text(json.dumps(case["file"]))
+        path.chmod(0o600)
+        ledger = PrivacyLedger.load(path)
+        if case["committed"] is not None:
+            assert ledger.committed == pytest.approx(case["committed"], rel=1e-9)
+            assert ledger.spent == pytest.approx(case["spent"], rel=1e-9)
