@@ -369,7 +369,8 @@ class _Curve:
     loss: tuple[tuple[float, ...], tuple[float, ...]] | None
 
 
-def _exact_total(pure: list[float], curves: list[_Curve], budget: Budget) -> float:
+@functools.lru_cache(maxsize=256)
+def _exact_total(pure: tuple[float, ...], curves: tuple[_Curve, ...], budget: Budget) -> float:
     """ε at the budget's δ (or the GDP μ) of the exact composition of ``curves`` and pure pieces.
 
     Pure pieces (and curves without atoms) are ε-randomized responses, the
@@ -415,15 +416,20 @@ def _self_composed(loss: tuple[tuple[float, ...], tuple[float, ...]], count: int
     return PrivacyLoss(np.array(loss[0]), np.array(loss[1])).self_compose(count)
 
 
+def _sorted_curves(curves: list[_Curve]) -> tuple[_Curve, ...]:
+    """``curves`` in a canonical order (a cache key: clients with the same history share one computation)."""
+    return tuple(sorted(curves, key=lambda c: (c.epsilon, c.count, c.loss or ((), ()))))
+
+
 def _compose(pure: list[float], curves: list[_Curve], budget: Budget) -> float:
     """The total of ``pure`` ε-DP pieces and ``curves`` under ``budget``: ε (or μ for a GDP budget)."""
     basic = math.fsum(pure) + math.fsum(c.epsilon * c.count for c in curves)
     if budget.mu is not None:
-        return _exact_total(pure, curves, budget) if (pure or curves) else 0.0
+        return _exact_total(tuple(sorted(pure)), _sorted_curves(curves), budget) if (pure or curves) else 0.0
     if budget.composition == "basic" or budget.delta == 0 or not (pure or curves):
         return basic
     if budget.composes_curves:
-        return min(basic, _exact_total(pure, curves, budget))
+        return min(basic, _exact_total(tuple(sorted(pure)), _sorted_curves(curves), budget))
     from ldp.privacy.composition import heterogeneous_epsilon
 
     return min(
