@@ -245,3 +245,43 @@ def test_the_ledger_names_memo_keys_by_the_encoder_when_it_has_them():
     plain.encode("v0")
     plain.encode("v1")
     assert len(plain.ledger.streams) == 2
+
+
+@pytest.mark.parametrize(
+    "budget_args, sent",
+    [
+        (["--budget", "20", "--budget-delta", "1e-6", "--composition", "optimal"], 20),  # each report as 1-RR
+        (["--budget", "20", "--budget-delta", "1e-6", "--composition", "exact"], 25),  # OUE's own curve
+        (["--budget-mu", "2"], 8),
+    ],
+)
+def test_cli_budgets_composed_by_the_exact_curves(tmp_path, budget_args, sent):
+    oue = ldp.OUE(domain=("a", "b", "c", "d"), epsilon=1.0)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(oue.to_json())
+    users = tmp_path / "users.csv"
+    users.write_text("client_id,value\n" + "alice,a\n" * 30)
+    out = tmp_path / "r.jsonl"
+    args = ["encode", "--spec", str(spec_path), str(users), "--state", str(tmp_path / "s"), *budget_args]
+    result = CliRunner().invoke(cli, [*args, "-o", str(out)])
+    assert result.exit_code == EXIT_REFUSED, result.output
+    assert len(out.read_text().splitlines()) == sent
+    assert f"{30 - sent} rows refused" in result.output
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--budget", "1", "--budget-mu", "1"], "not both"),
+        (["--budget-mu", "1", "--budget-delta", "1e-6"], "has no delta"),
+        (["--budget-mu", "1", "--composition", "basic"], "has no delta"),
+    ],
+)
+def test_cli_bad_gdp_budget_is_one_line(tmp_path, extra, needle):
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(GRR.to_json())
+    users = tmp_path / "users.csv"
+    users.write_text("client_id,value\n1,a\n")
+    args = ["encode", "--spec", str(spec_path), str(users), "--state", str(tmp_path / "s"), *extra]
+    result = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "r.jsonl")])
+    assert result.exit_code == 2 and needle in result.output and "Traceback" not in result.output
