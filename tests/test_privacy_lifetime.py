@@ -175,3 +175,40 @@ def test_plan_refuses_to_look_beyond_its_limit():
     grr = ldp.GRR(domain=("a", "b"), epsilon=0.001)
     with pytest.raises(AccountingError, match="more than 100 reports"):
         plan_reports(grr, Budget(epsilon=10.0), limit=100)
+
+
+def test_reports_of_one_memo_key_need_not_compose_to_r_epsilon_one():
+    """Why memo_linear is opt-in: two-round GRR over 3 values, keep probability 2/5 in both rounds (exact Fractions).
+
+    One report's worst-case ratio is 34/33; two reports of one memoized value reach a ratio above (34/33)²,
+    so min(r·ε₁, ε∞) would undercharge; the ledger's default charges ε∞ from a key's second report.
+    """
+    import itertools
+    from fractions import Fraction
+
+    k, keep = 3, Fraction(2, 5)
+    grr = [[keep if i == j else (1 - keep) / (k - 1) for j in range(k)] for i in range(k)]
+
+    def worst_ratio(reports: int) -> Fraction:
+        best = Fraction(1)
+        for outputs in itertools.product(range(k), repeat=reports):
+            likelihoods = []
+            for value in range(k):  # P(outputs | value) = Σ_b P(b | value) Π_t P(y_t | b)
+                total = Fraction(0)
+                for b in range(k):
+                    term = grr[value][b]
+                    for y in outputs:
+                        term *= grr[b][y]
+                    total += term
+                likelihoods.append(total)
+            best = max(best, max(likelihoods) / min(likelihoods))
+        return best
+
+    one, two = worst_ratio(1), worst_ratio(2)
+    assert one == Fraction(34, 33)
+    assert two > one**2  # 2 reports cost more than 2·ε₁
+    assert two <= grr[0][0] / grr[0][1]  # and at most ε∞ (post-processing of the permanent response)
+    toy = ToyMemoized(epsilon_one=0.1, epsilon_inf=1.0, memo_linear=False)
+    ledger = PrivacyLedger.in_memory(Budget(epsilon=10.0))
+    ledger.charge(toy, 0)
+    assert ledger.charge(toy, 0) == pytest.approx(1.0)  # ε∞, not 2·ε₁
