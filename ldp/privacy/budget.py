@@ -72,6 +72,7 @@ __all__ = [
     "COMPOSITION_RULES",
     "LEDGER_FORMAT",
     "LEDGER_FORMATS",
+    "LEDGER_FORMAT_V2",
     "Budget",
     "PrivacyLedger",
     "Stream",
@@ -80,9 +81,10 @@ __all__ = [
 
 #: The format of a ledger that needs nothing beyond version 1 (written so, readable by older ldp).
 LEDGER_FORMAT = "ldp-privacy-ledger/1"
-#: Version 2 adds a GDP ``mu`` budget and, per stream, ``linear`` (how one memo key's reports add up)
-#: and ``loss`` (one report's exact privacy-loss atoms). A ledger is written as version 2 only when it
-#: holds one of these, so that an older ldp, which would drop them, refuses it instead.
+#: Version 2 adds the ``exact`` composition rule and GDP ``mu`` budgets and, per stream, ``linear`` (how
+#: one memo key's reports add up) and ``loss`` (one report's exact privacy-loss atoms). A ledger is
+#: written as version 2 only when it holds one of these, so that an older ldp, which would misread or
+#: drop them, refuses it instead.
 LEDGER_FORMAT_V2 = "ldp-privacy-ledger/2"
 #: The versions this ldp reads. A version-1 file is read as it always was: its memoized streams
 #: (RAPPOR's, the only memoized mechanism then) are linear and its fresh streams have no atoms.
@@ -185,7 +187,7 @@ class PrivacyLedger:
         try:
             key = bytes.fromhex(data["key"])
             budget = Budget(**data["budget"])
-            if budget.mu is not None and not version2:
+            if budget.composition == "exact" and not version2:
                 raise ValueError("budget")
             streams = {}
             for name, item in data["streams"].items():
@@ -247,7 +249,7 @@ class PrivacyLedger:
                 yield self._current_streams()
 
     def _to_json(self, streams: dict[str, Stream]) -> str:
-        version2 = self.budget.mu is not None or any(
+        version2 = self.budget.composition == "exact" or any(
             not s.linear or s.loss is not None for s in streams.values()
         )
         return json.dumps(
