@@ -303,3 +303,24 @@ def test_plan_bad_input_is_one_line(tmp_path, args, needle):
     path = _spec_file(tmp_path, ldp.GRR(domain=(0, 1), epsilon=0.5))
     result = _run("privacy", "plan", "--spec", path, *args)
     assert result.exit_code != 0 and needle in result.output and "Traceback" not in result.output
+
+
+def test_ledger_shows_committed_and_spent_per_spec(tmp_path):
+    from ldp.privacy import Budget, PrivacyLedger
+
+    rappor = ldp.Rappor.basic(("a", "b", "c"), f="1/2", p="1/4", q="3/4")
+    grr = ldp.GRR(domain=(0, 1), epsilon=0.5)
+    path = tmp_path / "client.ledger.json"
+    opened = PrivacyLedger.load_or_create(path, Budget(epsilon=20.0))
+    for value in ("a", "a", "a", "b"):
+        opened.charge(rappor, value)
+    opened.charge(grr, 0)
+    result = _run("privacy", "ledger", str(path))
+    assert result.exit_code == 0, result.output
+    assert f"committed epsilon = {opened.committed:.6g}, spent epsilon = {opened.spent:.6g}" in result.output
+    rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines()[3:]}
+    assert rows[rappor.fingerprint] == ["4", "2"] and rows[grr.fingerprint] == ["1", "-"]
+    missing = _run("privacy", "ledger", str(tmp_path / "none.json"))
+    assert (
+        missing.exit_code != 0 and "no privacy ledger" in missing.output and "Traceback" not in missing.output
+    )

@@ -44,6 +44,7 @@ def privacy():
       ldp privacy shuffle --epsilon0 4 --users 100000 --delta 1e-6
       ldp privacy lifetime --spec lgrr.json -t 365 -c 0 -c 2
       ldp privacy plan --spec oue.json --budget 20 --delta 1e-6 --composition exact
+      ldp privacy ledger states/CLIENT.ledger.json
     """
 
 
@@ -444,5 +445,42 @@ def plan(spec_path, budget_epsilon, mu, delta, composition, per_day, changes):
                     f"a client whose value changes at most {changes} time(s): within the budget for "
                     f"{result.reports_with_changes} reports ({_days(result.days_with_changes)})"
                 )
+
+    run_guarded(body)
+
+
+@privacy.command("ledger")
+@click.argument("path", type=click.Path(dir_okay=False))
+def ledger(path):
+    """What a client's privacy ledger has committed and spent, per spec.
+
+    PATH is a ledger file (beside a client state: client.ledger.json). It
+    is read only. committed is what the budget is enforced on (independent
+    of the values); spent is what the values sent actually cost (a memo key
+    reported again costs no more once at epsilon_inf).
+
+    \b
+    Example:
+      ldp privacy ledger states/3f2a....ledger.json
+    """
+
+    def body():
+        from ldp.privacy.budget import PrivacyLedger, budget_text
+
+        opened = PrivacyLedger.load(path)
+        measure = opened.budget.measure
+        click.echo(f"budget {budget_text(opened.budget)}")
+        click.echo(
+            f"committed {measure} = {opened.committed:.6g}, spent {measure} = {opened.spent:.6g}, "
+            f"remaining {opened.remaining:.6g}"
+        )
+        per_spec: dict[str, list] = {}
+        for stream in opened.streams.values():
+            per_spec.setdefault(stream.spec, []).append(stream)
+        click.echo(f"{'spec':<16}  {'reports':>8}  {'memo keys':>9}")
+        for fingerprint, streams in sorted(per_spec.items()):
+            reports = sum(s.reports for s in streams)
+            keys = str(len(streams)) if streams[0].memoized else "-"
+            click.echo(f"{fingerprint:<16}  {reports:>8}  {keys:>9}")
 
     run_guarded(body)
