@@ -135,4 +135,13 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     omega: ["integer"],
     p: ["probability"],
   },
+  onebitmean: {
+    epsilon: ["float"],
+    low: ["float", 0.0],
+    high: ["float", 1.0],
+    rounding: ["lowercase", "none"],
+    grid: ["integer", null],
+    p: ["probability"],
+    gamma: ["probability"],
+  },
 };
