@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -158,6 +159,8 @@ class OneBitMean(NumericSpec):
     mechanism: ClassVar[str] = "onebitmean"
     theory_name: ClassVar[str] = "stochastic-rounding"  # one report: 1BitMean at ε₁ (the composite's keep k)
     json_nullable: ClassVar[frozenset[str]] = frozenset({"grid"})
+    #: One report and r reports of one grid point have exact output distributions (:meth:`privacy_pieces`).
+    exact_privacy_curve: ClassVar[bool] = True
     max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
     max_epsilon_reason: ClassVar[str] = (
         "its smaller probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon "
@@ -288,6 +291,11 @@ class OneBitMean(NumericSpec):
         k = flip + (1 - 2 * flip) * keep
         epsilon = epsilon_bound_of_ratio(k / (1 - k))
         return cls(epsilon, low, high, rounding="alpha", grid=grid, p=keep, gamma=flip)
+
+    @classmethod
+    def grid_applies(cls, options: Mapping[str, Any]) -> bool:
+        """Only α-point rounding has a grid (``rounding="alpha"``)."""
+        return str(options.get("rounding", "none")).strip().lower() == "alpha"
 
     # -- probabilities ----------------------------------------------------------
     @property
