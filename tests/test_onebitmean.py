@@ -338,3 +338,37 @@ def test_audit_of_the_memoizing_client_passes_and_a_redrawing_one_is_flagged(gam
     with python_client_sampler(spec) as sampler:
         result = run_audit(spec, sampler, 600, confidence=1 - 1e-6, claims=claims[1:])
     assert result.memo_rejected
+
+
+def test_ldp_encode_with_a_state_directory_reports_each_clients_memoized_bits(tmp_path):
+    """`ldp encode --state DIR`: a memoizing spec's rows go through each client's own encoder (not fresh clients)."""
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(_alpha().to_json())
+    rows = [(f"u{i % 7}", 12.5 * (i % 9)) for i in range(40)]
+    values = tmp_path / "values.csv"
+    values.write_text("client_id,value\n" + "".join(f"{c},{v}\n" for c, v in rows))
+    runs = []
+    for day in range(3):
+        out = tmp_path / f"day{day}.jsonl"
+        args = [
+            "encode",
+            "--spec",
+            str(spec_path),
+            str(values),
+            "--column",
+            "value",
+            "--state",
+            str(tmp_path / "s"),
+        ]
+        result = CliRunner().invoke(cli, [*args, "-o", str(out)], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        runs.append([json.loads(line)["value"] for line in out.read_text().splitlines()])
+    assert runs[0] == runs[1] == runs[2]  # γ = 0: every client's grid points keep their bits
+    # the same client and grid point within a run: the same bit (values on the grid: no α moves them)
+    seen: dict[tuple[str, float], float] = {}
+    for (client, value), bit in zip(rows, runs[0]):
+        assert seen.setdefault((client, value), bit) == bit
