@@ -21,7 +21,7 @@
  * ratio is checked when an encoder is given one (`checkTableClaim`, next to
  * the numeric encoder in numeric.ts).
  */
-import { type Fraction, ONE, compare, div, divInt, fraction, fractionText, mul, parseFraction, sub } from "./fraction.js";
+import { type Fraction, ONE, add, compare, div, divInt, fraction, fractionText, mul, parseFraction, sub } from "./fraction.js";
 import { checkRatio, statedEpsilon } from "./epsilon.js";
 import { LH_PRIME } from "./hashing.js";
 import { hadamardBlockSize } from "./hrlayout.js";
@@ -138,6 +138,15 @@ export function privacyRatio(fields: JsonObject): Fraction | null {
     case "stochastic-rounding": {
       const p = keep(fields, fraction(1n, 2n), "1/2");
       return div(p, sub(ONE, p));
+    }
+    case "onebitmean": {
+      // one report keeps with k = γ + (1 − 2γ)p (ldp/specs/onebitmean.py); ε∞ is ln(p/(1 − p))
+      const p = keep(fields, fraction(1n, 2n), "1/2");
+      const gamma = prob(fields, "gamma");
+      if (compare(gamma, fraction(1n, 2n)) >= 0) fail(`onebitmean: gamma must be below 1/2, got ${text(gamma)}`);
+      if (fields.rounding !== "alpha" && gamma.num !== 0n) fail("onebitmean: gamma applies with rounding='alpha' only");
+      const k = add(gamma, mul(sub(ONE, mul(fraction(2n), gamma)), p));
+      return div(k, sub(ONE, k));
     }
   }
   return null;
