@@ -190,7 +190,9 @@ def onebitmean_batch(
     if not isinstance(spec, OneBitMean):
         raise SpecError(f"onebitmean_batch needs a onebitmean spec, got {type(spec).__name__}")
     source = as_source(rng)
-    u = (spec.to_native(values) + 1.0) / 2.0
+    spec.to_native(values)  # refuses what the single encoder refuses (text, booleans, NaN)
+    x = np.asarray(values, dtype=np.float64)
+    u = np.clip((x - spec.low) / (spec.high - spec.low), 0.0, 1.0)  # the single encoder's u, bit for bit
     n = u.size
     if spec.memoized:
         steps = int(spec.grid)
