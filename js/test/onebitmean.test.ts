@@ -2,7 +2,21 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { FixedSource, OneBitMeanEncoder, alphaPoint, dumpJson, loadSpec, makeEncoder, parseJson, type JsonObject } from "../src/index.js";
+import {
+  BudgetedEncoder,
+  FixedSource,
+  type JsonObject,
+  MemoryLedgerStorage,
+  OneBitMeanEncoder,
+  PrivacyLedger,
+  alphaPoint,
+  dumpJson,
+  loadSpec,
+  makeBudget,
+  makeEncoder,
+  parseJson,
+  privacyFacts,
+} from "../src/index.js";
 
 const V = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
 const canonical = (id: string): string => V.specs.cases.find((c: { id: string }) => c.id === id).canonical_json;
@@ -45,5 +59,22 @@ describe("onebitmean", () => {
     assert.throws(() => loadSpec(dumpJson({ ...fields, gamma: "1/2" })), /gamma must be below 1\/2/);
     const plain = parseJson(canonical("onebitmean/plain")) as JsonObject;
     assert.throws(() => loadSpec(dumpJson({ ...plain, gamma: "1/8" })), /gamma applies with rounding='alpha' only/);
+  });
+
+  it("privacy facts: memoized per grid point (s + 1 keys) only with α-point rounding", () => {
+    const alpha = privacyFacts(loadSpec(canonical("onebitmean/alpha-gamma")).fields as JsonObject);
+    assert.deepEqual([alpha.ratio, alpha.permanentRatio, alpha.memoValues], [{ num: 11n, den: 5n }, { num: 3n, den: 1n }, 17n]);
+    const plain = privacyFacts(loadSpec(canonical("onebitmean/plain")).fields as JsonObject);
+    assert.equal(plain.permanentRatio, undefined);
+  });
+
+  it("the budgeted encoder charges one stream per grid point the client visits", async () => {
+    const spec = loadSpec(canonical("onebitmean/alpha"));
+    const storage = new MemoryLedgerStorage();
+    const client = { secret: new Uint8Array(32).fill(3), cohort: 0 };
+    const encoder = new BudgetedEncoder(makeEncoder(spec, { client }), new PrivacyLedger(storage, makeBudget(100)));
+    for (const value of [0, 0, 0, 100, 100]) await encoder.encode(value);
+    const streams = Object.values(storage.data!.streams);
+    assert.deepEqual(streams.map((s) => s.reports).sort(), [2, 3]);
   });
 });
