@@ -135,11 +135,12 @@ def test_json_round_trip_and_a_spec_file_cannot_carry_epsilon_inf():
 
 def test_privacy_pieces_of_memoized_reports_grow_to_epsilon_inf_and_never_exceed_r_epsilon_one():
     spec = _alpha(gamma=True)
+    assert spec.memo_linear
     worst = []
     for r in (1, 2, 5, 20, 200, math.inf):
         (part,) = spec.privacy_pieces(r)
         loss = float(np.max(np.abs(part.log_p - part.log_q)))
-        assert loss <= min(r * spec.epsilon_one, spec.epsilon_inf) + 1e-9, r
+        assert loss <= min(r * spec.epsilon_one, spec.epsilon_inf) + 1e-9, r  # what memo_linear states
         worst.append(loss)
     assert (
         np.all(np.diff(worst) >= -1e-9)

@@ -161,6 +161,11 @@ class OneBitMean(NumericSpec):
     json_nullable: ClassVar[frozenset[str]] = frozenset({"grid"})
     #: One report and r reports of one grid point have exact output distributions (:meth:`privacy_pieces`).
     exact_privacy_curve: ClassVar[bool] = True
+    #: r reports of one grid point are (r·ε₁)-DP: they are its memoized bit (P[1] = p or 1 − p at the range's
+    #: ends, between them elsewhere) seen through r independent γ flips, RAPPOR's per-bit structure, whose
+    #: log likelihood ratio ln((pR + 1 − p)/((1 − p)R + p)) is odd in ln R and concave beyond 0, hence
+    #: subadditive (docs/accounting.md#memoized-streams; checked by ``privacy_pieces`` in the tests).
+    memo_linear: ClassVar[bool] = True
     max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
     max_epsilon_reason: ClassVar[str] = (
         "its smaller probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon "
