@@ -211,17 +211,16 @@ def _stream(seed: int, *key: int) -> np.random.Generator:
 
 
 def _formula_variance(spec, t: np.ndarray) -> np.ndarray:
-    name = spec.mechanism
     eps = spec.epsilon
-    if name == "gaussian":
+    if spec.mechanism == "gaussian":
         return np.full(t.shape, spec.sigma**2)
-    f = {
+    f = {  # by the continuous mechanism the spec implements (a registered spec may share one: onebitmean)
         "laplace": nm.laplace_variance,
         "duchi": nm.duchi_variance,
         "stochastic-rounding": nm.duchi_variance,
         "piecewise": nm.pm_variance,
         "hybrid": nm.hm_variance,
-    }[name]
+    }[spec.theory_name]
     return np.vectorize(lambda x: f(eps, x))(t)
 
 
@@ -272,7 +271,7 @@ def run_numeric(
     (4, ['duchi', 'piecewise'])
     """
     from ldp.aggregator.numeric import MeanAccumulator
-    from ldp.client.numeric import encode_numeric_batch
+    from ldp.client import encode_batch
     from ldp.simulations.runner import _epsilon, _float_key, _key, grid_options, parse_list
 
     names = parse_list(mechanisms if mechanisms is not None else list(DEFAULT_NUMERIC), str, "mechanism")
@@ -316,7 +315,7 @@ def run_numeric(
                     rng = _stream(seed, 8, n, repeat, _key(spec.mechanism), _float_key(eps))
                     started = time.perf_counter()
                     acc = MeanAccumulator(spec)
-                    acc.add_batch(encode_numeric_batch(spec, values, rng))
+                    acc.add_batch(encode_batch(spec, values, rng))  # the mechanism's declared batch encoder
                     row = acc.estimate(confidence, with_sum=False).iloc[0]
                     t = spec.to_native(values)
                     truth = float(spec.to_user(t.mean()))

@@ -16,6 +16,7 @@ export * from "./hadamard.js";
 export * from "./sketch.js";
 export * from "./subset.js";
 export * from "./numeric.js";
+export * from "./onebitmean.js";
 export * from "./budget.js";
 export * from "./uploader.js";
 export * from "./composition.js";

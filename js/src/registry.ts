@@ -6,6 +6,7 @@ import type { Spec } from "./spec.js";
 import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
 import { LocalHashingEncoder } from "./localhash.js";
+import { OneBitMeanEncoder } from "./onebitmean.js";
 import { PEMEncoder } from "./pem.js";
 import { RapporEncoder } from "./rappor.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
@@ -46,6 +47,8 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new HCMSEncoder(spec, source);
     case "ss":
       return new SubsetEncoder(spec, source);
+    case "onebitmean":
+      return OneBitMeanEncoder.create(spec, source, options);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
@@ -54,6 +57,7 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
 export { GRREncoder } from "./grr.js";
 export { HadamardEncoder } from "./hadamard.js";
 export { LocalHashingEncoder } from "./localhash.js";
+export { OneBitMeanEncoder } from "./onebitmean.js";
 export { PEMEncoder } from "./pem.js";
 export { RapporEncoder } from "./rappor.js";
 export { CMSEncoder, HCMSEncoder } from "./sketch.js";

@@ -135,6 +135,15 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     omega: ["integer"],
     p: ["probability"],
   },
+  onebitmean: {
+    epsilon: ["float"],
+    low: ["float", 0.0],
+    high: ["float", 1.0],
+    rounding: ["lowercase", "none"],
+    grid: ["integer", null],
+    p: ["probability"],
+    gamma: ["probability"],
+  },
 };
 
 /**
@@ -156,4 +165,5 @@ export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   cms: ["p"],
   hcms: ["p"],
   ss: ["omega", "p"],
+  onebitmean: ["p", "gamma"],
 };

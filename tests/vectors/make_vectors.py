@@ -60,6 +60,7 @@ from ldp.hashing import (
     lh_collision_probability,
     value_bytes,
 )
+from ldp.numeric_wire import has_table
 from ldp.numeric_wire import numeric_table as wire_table
 from ldp.privacy.budget import Budget, PrivacyLedger
 from ldp.privacy.composition import (
@@ -270,6 +271,21 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("laplace/default", {"mechanism": "laplace", "epsilon": 1.0}),
     ("gaussian/grid8", {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-6, "grid": 8}),
     ("gaussian/default", {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1}),
+    ("onebitmean/plain", {"mechanism": "onebitmean", "epsilon": 1.0, "low": 0, "high": 3600}),
+    (
+        "onebitmean/alpha",
+        {"mechanism": "onebitmean", "epsilon": 1.0, "high": 100, "rounding": "alpha", "grid": 8},
+    ),
+    (
+        "onebitmean/alpha-gamma",
+        {
+            "mechanism": "onebitmean",
+            "epsilon": 0.7884573603642712,  # ln(11/5), rounded up: k = 1/8 + (3/4)(3/4) = 11/16
+            "rounding": "alpha",
+            "p": "3/4",
+            "gamma": "1/8",
+        },
+    ),
 ]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
@@ -777,7 +793,7 @@ def numeric_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
     """
     out = []
     for name, spec in specs.items():
-        if not isinstance(spec, NumericSpec):
+        if not isinstance(spec, NumericSpec) or not has_table(spec):
             continue
         case = {"spec": name, **numeric_table(spec)}
         if _abbreviated(case):
@@ -804,7 +820,7 @@ def numeric_tables(specs: dict[str, Spec]) -> dict[str, Any]:
     """numeric_tables.json: the full form of every table the numeric section abbreviates."""
     tables = {}
     for name, spec in specs.items():
-        if isinstance(spec, NumericSpec):
+        if isinstance(spec, NumericSpec) and has_table(spec):
             case = numeric_table(spec)
             if _abbreviated(case):
                 tables[name] = {"spec": name, "fingerprint": spec.fingerprint, **case}
@@ -858,8 +874,11 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("laplace/default", [0.0, 0.77]),
     ("gaussian/grid8", [-1.0, 0.4]),
     ("gaussian/default", [0.0, 0.5, 1.0]),
+    ("onebitmean/plain", [0, 1800.5, 3600, 4000, -1]),
+    ("onebitmean/alpha", [0, 37.5, 37.5, 100, 62.2, 12]),
+    ("onebitmean/alpha-gamma", [0.0, 0.5, 0.5, 0.99]),
 ]
-#: RAPPOR clients of the encoding vectors: (secret, cohort) per spec id.
+#: Clients with state (RAPPOR, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
     "rappor/mmh3": (SECRETS[1], 3),
     "rappor/mmh3-wide": (SECRETS[2], 17),
@@ -868,6 +887,8 @@ RAPPOR_CLIENTS = {
     "rappor/one-time": (SECRETS[1], 1),
     "rappor/basic": (SECRETS[2], 1),
     "rappor/boolean": (SECRETS[1], 0),
+    "onebitmean/alpha": (SECRETS[2], 0),
+    "onebitmean/alpha-gamma": (SECRETS[1], 0),
 }
 
 
