@@ -143,6 +143,19 @@ def test_write_single_reports_and_read_back(tmp_path):
     assert [r.tobytes() for r in got.bits] == [r.bits for r in reports]
 
 
+def test_reports_that_cannot_be_written_are_input_errors(tmp_path):
+    """A batch of another spec, an item that is no report, candidates given as one string: InputError."""
+    from ldp.aggregator.candidates import unique_candidates
+    from ldp.errors import InputError
+
+    with pytest.raises(InputError, match="spec"):
+        write_reports(_batch(GRR_STR, n=5), tmp_path / "x.jsonl", GRR_INT)
+    with pytest.raises(InputError, match="ReportBatch or Report items"):
+        write_reports([object()], tmp_path / "y.jsonl", GRR_INT)
+    with pytest.raises(InputError, match="single string"):
+        unique_candidates("abc")
+
+
 def test_reports_of_another_spec_are_not_written(tmp_path):
     batch = _batch(GRR_STR, n=5)
     with pytest.raises(ParameterError, match="spec"):
