@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ldp import numeric_math as nm
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError, SpecError
 from ldp.simulations.populations import DataSource
 from ldp.specs.numeric import NUMERIC_MECHANISMS, Gaussian, numeric_spec
 
@@ -194,7 +194,7 @@ def numeric_population_from_data(
     series = pd.to_numeric(cells, errors="coerce")
     values = series[np.isfinite(series)].to_numpy(dtype=np.float64)
     if values.size < 2:
-        raise ParameterError(f"column {column!r} of {source} has fewer than 2 numbers")
+        raise InputError(f"column {column!r} of {source} has fewer than 2 numbers")
     low = float(values.min()) if low is None else float(low)
     high = float(values.max()) if high is None else float(high)
 
@@ -278,7 +278,7 @@ def run_numeric(
     names = [n.strip().lower().replace("_", "-") for n in names]
     for name in names:
         if name not in NUMERIC_MECHANISMS and name != "auto":
-            raise ParameterError(
+            raise SpecError(
                 f"{name!r} is not a numeric mechanism; use {', '.join([*NUMERIC_MECHANISMS, 'auto'])}"
             )
     eps_list = parse_list(

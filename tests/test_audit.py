@@ -423,7 +423,7 @@ def test_seconds_sizes_the_budget(tmp_path):
     # the number of samples depends on the machine's speed, so the draw is not reproducible:
     # audit at the suite's alpha = 1e-6, not the default 5% (a correct encoder failed 1 run in 20)
     result = CliRunner().invoke(
-        cli, ["audit", "--spec", str(spec_path), "--seconds", "1.5", "--confidence", str(1 - ALPHA)]
+        cli, ["audit", "--spec", str(spec_path), "--seconds", "0.5", "--confidence", str(1 - ALPHA)]
     )
     assert result.exit_code == 0, result.output
     assert "samples per input" in result.output
