@@ -2,7 +2,7 @@
 
 :func:`secure_batches` draws every coin from the OS CSPRNG; with a state
 directory each row's ``client_id`` selects a persistent client
-(:class:`_Clients`: RAPPOR's permanent response from its keyed PRF, every
+(:class:`_Clients`: a memoizing mechanism's permanent response from its keyed PRF, every
 ledger charged row by row in input order). :func:`seeded_batches` uses a
 seeded, NOT private, NumPy generator (``--seed``: tests and demos only).
 """
@@ -91,6 +91,36 @@ def _rappor_state_batch(spec: Rappor, values: list[Any], chunk, keys: list[str],
     return rappor_irr_batch(spec, table[index], cohorts, source), encoders
 
 
+def _memo_state_batch(spec: Spec, values: list[Any], chunk, keys: list[str], client):
+    """Reports of persistent clients of a memoizing mechanism other than RAPPOR, each by its client's own encoder.
+
+    ``client(key)`` opens (or creates) a client's state, row by row in input
+    order; each report is made by that client's encoder (its memoized
+    response from its keyed PRF, fresh coins from the CSPRNG) and checked as
+    the aggregator checks it. Returns the batch and each row's encoder; a
+    bad value raises :class:`_BadRow`.
+    """
+    from ldp.batch import ReportBatch
+    from ldp.client.budgeted import BudgetedEncoder
+    from ldp.report_check import check_report
+    from ldp.report_schema import report_schema_of
+
+    encoders, checked = [], []
+    for i, ((row, *_rest), value, key) in enumerate(zip(chunk, values, keys)):
+        encoder = client(key)
+        encoders.append(encoder)
+        inner = encoder.encoder if isinstance(encoder, BudgetedEncoder) else encoder  # charged by the caller
+        try:
+            checked.append(check_report(spec, inner.encode(value)))
+        except ParameterError as exc:
+            raise _BadRow(i, ParameterError(f"row {row}: {exc}")) from None
+    columns = {
+        f.name: f.from_checked(spec, [c.field(f.name) for c in checked])
+        for f in report_schema_of(spec).fields
+    }
+    return ReportBatch.from_columns(spec.fingerprint, columns), encoders
+
+
 def _take(batch, keep, groups: list[str] | None):
     """The rows of ``batch`` where ``keep`` (None: all), with their group keys attached."""
     import numpy as np
@@ -150,9 +180,10 @@ def secure_batches(
 class _Clients:
     """The persistent clients of one ``ldp encode --state`` run, by canonical client id.
 
-    Each is its RAPPOR encoder (state in the directory) or, for a
-    fresh-randomness mechanism, the spec alone (:class:`_SpecOnly`), wrapped
-    in a :class:`~ldp.client.BudgetedEncoder` when it has a ledger.
+    Each is its encoder with its state in the directory, for a memoizing
+    mechanism (``spec.memoized``: RAPPOR, 1BitMean with α-point rounding), or,
+    for a fresh-randomness mechanism, the spec alone (:class:`_SpecOnly`),
+    wrapped in a :class:`~ldp.client.BudgetedEncoder` when it has a ledger.
     """
 
     def __init__(
@@ -169,17 +200,18 @@ class _Clients:
         self.refused = refused
         self.charges = charges
         self.rappor = spec.mechanism == "rappor"
+        self.stateful = bool(spec.memoized)
         self.clients: dict[str, Any] = {}
 
     def client(self, key: str) -> Any:
-        """The row's client: its RAPPOR encoder (or the spec alone), charging its ledger when it has one."""
+        """The row's client: its stateful encoder (or the spec alone), charging its ledger when it has one."""
         from ldp.client.budgeted import BudgetedEncoder, client_ledger
         from ldp.plugins import implementation
 
         if key not in self.clients:
             spec = self.spec
             path = state_path(self.state_dir, key)
-            encoder = implementation(spec, "encoder")(spec, str(path)) if self.rappor else _SpecOnly(spec)
+            encoder = implementation(spec, "encoder")(spec, str(path)) if self.stateful else _SpecOnly(spec)
             ledger = client_ledger(path, self.budget)
             self.clients[key] = encoder if ledger is None else BudgetedEncoder(encoder, ledger)
         return self.clients[key]
@@ -208,7 +240,7 @@ class _Clients:
             if not isinstance(encoder, BudgetedEncoder):
                 continue  # a client without a ledger: no budget
             try:
-                encoder.ledger.charge(encoder.spec, value)
+                encoder.charge(value)
             except BudgetExceededError:
                 if self.refused is None:
                     raise
@@ -236,6 +268,8 @@ class _Clients:
                 batch, encoders = _rappor_state_batch(
                     cast(Rappor, spec), values, chunk, keys, self.client, source
                 )
+            elif self.stateful:
+                batch, encoders = _memo_state_batch(spec, values, chunk, keys, self.client)
             else:
                 batch, encoders = _fresh_batch(spec, values, chunk, source), [None] * len(keys)
         except _BadRow as bad:

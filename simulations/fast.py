@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError
 from ldp.plugins import implementation
 from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
 
@@ -65,11 +65,11 @@ __all__ = [
 def _check_counts(true_counts: Any, size: int) -> np.ndarray:
     counts = np.asarray(true_counts, dtype=np.int64)
     if counts.shape != (size,):
-        raise ParameterError(
+        raise InputError(
             f"true_counts must hold one count per domain value ({size}), got shape {counts.shape}"
         )
     if counts.size and counts.min() < 0:
-        raise ParameterError("true_counts must be >= 0")
+        raise InputError("true_counts must be >= 0")
     return counts
 
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from ldp.errors import ParameterError
+from ldp.errors import ParameterError, SpecError
 from ldp.specs import (
     FREQUENCY_MECHANISMS,
     HEAVY_HITTER_MECHANISMS,
@@ -100,20 +100,18 @@ def rappor_for_epsilon(epsilon: float, settings: RapporSettings = RapporSettings
     """
     eps = float(epsilon)
     if not math.isfinite(eps) or eps <= 0:
-        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+        raise SpecError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     f = Fraction(settings.f)
     h = settings.num_hashes
     q_star = 1.0 / (1.0 + math.exp(-eps / (2 * h)))
     q_float = (q_star - float(f) / 2) / (1 - float(f))
     if q_float >= 1:
-        raise ParameterError(
-            f"rappor with f={f} cannot reach epsilon_one={eps:g} with h={h}; lower f or epsilon"
-        )
+        raise SpecError(f"rappor with f={f} cannot reach epsilon_one={eps:g} with h={h}; lower f or epsilon")
     grid = 1 << 40
     q = Fraction(math.floor(q_float * grid), grid)
     while True:
         if q <= Fraction(1, 2):
-            raise ParameterError(f"epsilon={eps:g} is too small for rappor (h={h}) at 2^-40 precision")
+            raise SpecError(f"epsilon={eps:g} is too small for rappor (h={h}) at 2^-40 precision")
         spec = Rappor(
             num_bits=settings.num_bits,
             num_hashes=h,
@@ -136,10 +134,10 @@ def mechanism_kind(name: str) -> str:
         from ldp.specs.numeric import NUMERIC_MECHANISMS
 
         if name in NUMERIC_MECHANISMS:
-            raise ParameterError(
+            raise SpecError(
                 f"{name!r} is a numeric mechanism: simulate it with ldp.simulations.run_numeric"
             ) from None
-        raise ParameterError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_KINDS)}") from None
+        raise SpecError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_KINDS)}") from None
 
 
 def _normalize(name: str) -> str:
@@ -163,9 +161,7 @@ def check_mechanisms(names: Sequence[str] | str | None, domain_size: int) -> lis
         name = _normalize(raw)
         mechanism_kind(name)
         if name == "binary-rr" and domain_size != 2:
-            raise ParameterError(
-                f"binary-rr needs a domain of exactly 2 values, the simulation has {domain_size}"
-            )
+            raise SpecError(f"binary-rr needs a domain of exactly 2 values, the simulation has {domain_size}")
         if name not in chosen:
             chosen.append(name)
     if not chosen:

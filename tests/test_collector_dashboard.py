@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 import shutil
 import socket
 import threading
@@ -51,6 +52,8 @@ from starlette.routing import Route  # noqa: E402
 pytestmark = pytest.mark.xdist_group("dashboard")
 
 STATIC = Path(str(resources.files("ldp.collector") / "static"))
+#: The dashboard's polling interval (``POLL_MS`` in dashboard.js), in milliseconds.
+POLL_MS = int(re.search(r"const POLL_MS = (\d+);", (STATIC / "dashboard.js").read_text()).group(1))
 HOUR = 3600
 T0 = 1_764_000_000 // HOUR * HOUR  # a window boundary
 Z95 = 1.959963984540054
@@ -569,6 +572,7 @@ def test_real_collector_shows_a_tasks_bars_after_uploads_and_refreshes(
         )
         assert reply.json()["accepted"] == 100
         base_url = server.url + "/"
+        page.clock.install()  # the page's clock runs as usual; fast_forward below skips the poll's wait
         open_dashboard(page, base_url)
         page.wait_for_selector("#estimates-chart g.estimate")
         dashboard = fetch_reply(RealCollector(base_url))
@@ -577,6 +581,7 @@ def test_real_collector_shows_a_tasks_bars_after_uploads_and_refreshes(
         assert page.locator("#windows-chart rect.bar").count() == 1
         # a new window arrives: the page picks it up on its own
         upload(server, task, envelopes(_grr_reports(["b"] * 70, 2), now))
+        page.clock.fast_forward(POLL_MS)  # the next poll is due
         _wait_until(page, "() => document.querySelectorAll('#windows-chart rect.bar').length === 2")
         latest = latest_with_estimates(fetch_reply(RealCollector(base_url))["tasks"][0])
         assert latest["start"] == now - now % HOUR and latest["n"] == 70

@@ -11,9 +11,8 @@
  *   --state DIR      persistent clients. CSV: each row's `client_id` selects its
  *                    client, state file DIR/<first 32 hex digits of SHA-256 of
  *                    the canonical id>.json, the file Python's `ldp encode
- *                    --state` uses for that id (memoized mechanisms, RAPPOR and
- *                    LOLOHA: the secret, and RAPPOR's cohort; other mechanisms
- *                    keep no state). Text: one client
+ *                    --state` uses for that id (memoized mechanisms, RAPPOR,
+ *                    ...: the secret and cohort; others keep no state). Text: one client
  *                    (DIR/client.json)
  *   --budget EPS [--budget-delta D] [--composition basic|optimal]
  *                    the budget of each client that has none yet (needs --state),
@@ -28,8 +27,7 @@
  *                    also send the reports through the Uploader (spool
  *                    default: values file + ".spool.jsonl")
  */
-import { BudgetExceededError, makeBudget } from "./budget.js";
-import { isMemoized, privacyFacts } from "./claim.js";
+import { BudgetExceededError, isMemoizedSpec, makeBudget } from "./budget.js";
 import { StateClients } from "./clients.js";
 import { makeEncoder } from "./encoders.js";
 import { FileSpool, nativeShake256 } from "./node.js";
@@ -108,7 +106,7 @@ async function main(argv: string[]): Promise<number> {
   const budget = budgetText
     ? makeBudget(Number(budgetText), Number(options.get("--budget-delta") ?? 0), options.get("--composition") ?? "basic")
     : null;
-  const memoized = isMemoized(privacyFacts(spec.fields)); // RAPPOR, LOLOHA: a client per row (or per state)
+  const memoized = isMemoizedSpec(spec); // a persistent client per id (RAPPOR, ...), else one shared encoder
   const { rows, label } = readRows(input, options.get("--column"), stateDir !== undefined && input.toLowerCase().endsWith(".csv"));
   const shared = memoized ? null : makeEncoder(spec);
   // persistent clients by canonical id ("" : the one client of a text input with --state)

@@ -1,7 +1,7 @@
 /**
  * The persistent clients of an `ldp-encode --state DIR` run, as Python's
  * `ldp encode --state` keeps them (`client/cli.py`): each client's state
- * file in DIR (a memoized mechanism's secret, and RAPPOR's cohort), its privacy ledger beside it.
+ * file in DIR (a memoized mechanism, RAPPOR, ...: its secret and cohort), its privacy ledger beside it.
  *
  * A client with a ledger has every report charged to it, under the budget
  * stored there, whether or not the run has a budget (`clientLedger`); the

@@ -17,6 +17,7 @@ export * from "./sketch.js";
 export * from "./subset.js";
 export * from "./loloha.js";
 export * from "./numeric.js";
+export * from "./onebitmean.js";
 export * from "./budget.js";
 export * from "./uploader.js";
 export * from "./composition.js";

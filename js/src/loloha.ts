@@ -1,6 +1,6 @@
 /** LOLOHA (mechanism "loloha"): a hash function from the public pool, a memo per bucket, fresh noise per report. */
 import { utf8 } from "./bytes.js";
-import { type Encoder, type EncoderOptions, type RapporClient, RandomizedResponse } from "./encoder.js";
+import { type Encoder, type EncoderOptions, type RapporClient, RandomizedResponse, newClient } from "./encoder.js";
 import { LH_SEED_SPACE, lhBucket } from "./hashing.js";
 import { type ByteSource, type Shake256, UniformBelow, cryptoSource, nobleShake256, prfInput } from "./random.js";
 import type { Report } from "./report.js";
@@ -10,11 +10,6 @@ import { DomainIndex, type Value } from "./values.js";
 const SEED_LABEL = utf8("ldp-loloha-seed-v1");
 const MEMO_LABEL = utf8("ldp-loloha-memo-v1");
 const POOL_LABEL = utf8("ldp-loloha-pool-v1");
-
-/** A fresh client: 32 secret bytes from the CSPRNG (the cohort is unused: 0). */
-export function newLolohaClient(source: ByteSource = cryptoSource): RapporClient {
-  return { secret: source.read(32), cohort: 0 };
-}
 
 /**
  * Seed `index` of the spec's public pool: the (index + 1)-th accepted draw of
@@ -68,7 +63,7 @@ export class LolohaEncoder implements Encoder {
 
   /** The encoder `makeEncoder` gives: the options' client (a fresh one when missing) and SHAKE-256. */
   static create(spec: Spec, source: ByteSource, options: EncoderOptions): LolohaEncoder {
-    return new LolohaEncoder(spec, options.client ?? newLolohaClient(source), source, options.shake);
+    return new LolohaEncoder(spec, options.client ?? newClient(spec, source), source, options.shake);
   }
 
   constructor(

@@ -7,6 +7,7 @@ import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
 import { LocalHashingEncoder } from "./localhash.js";
 import { LolohaEncoder } from "./loloha.js";
+import { OneBitMeanEncoder } from "./onebitmean.js";
 import { PEMEncoder } from "./pem.js";
 import { RapporEncoder } from "./rappor.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
@@ -49,6 +50,20 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new SubsetEncoder(spec, source);
     case "loloha":
       return LolohaEncoder.create(spec, source, options);
+    case "onebitmean":
+      return OneBitMeanEncoder.create(spec, source, options);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
+
+// every encoder class, public with makeEncoder (encoders.ts re-exports this module)
+export { GRREncoder } from "./grr.js";
+export { HadamardEncoder } from "./hadamard.js";
+export { LocalHashingEncoder } from "./localhash.js";
+export { LolohaEncoder } from "./loloha.js";
+export { OneBitMeanEncoder } from "./onebitmean.js";
+export { PEMEncoder } from "./pem.js";
+export { RapporEncoder } from "./rappor.js";
+export { CMSEncoder, HCMSEncoder } from "./sketch.js";
+export { SubsetEncoder } from "./subset.js";
+export { UnaryEncoder } from "./unary.js";

@@ -144,4 +144,36 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     p2: ["probability"],
     epsilon_inf: ["float"],
   },
+  onebitmean: {
+    epsilon: ["float"],
+    low: ["float", 0.0],
+    high: ["float", 1.0],
+    rounding: ["lowercase", "none"],
+    grid: ["integer", null],
+    p: ["probability"],
+    gamma: ["probability"],
+  },
+};
+
+/**
+ * The fields the server calibrates from ε, per mechanism (a Python default
+ * of None in a spec that states ε): a spec without them is not the server's.
+ */
+export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  grr: ["p"],
+  "binary-rr": ["p"],
+  sue: ["p", "q"],
+  oue: ["p", "q"],
+  olh: ["g", "p"],
+  blh: ["p"],
+  hr: ["blocks", "p"],
+  pem: ["g", "p", "width"],
+  treehist: ["g", "p", "width"],
+  duchi: ["p"],
+  "stochastic-rounding": ["p"],
+  cms: ["p"],
+  hcms: ["p"],
+  ss: ["omega", "p"],
+  loloha: ["g", "pool_size", "p1", "p2", "epsilon_inf"],
+  onebitmean: ["p", "gamma"],
 };

@@ -108,6 +108,9 @@ def build_spec(
             raise SpecError(f"{name} needs --low and --high (the range of the values)")
         if "delta" not in numeric and "delta" in _fields(NUMERIC_MECHANISMS.get(name)):
             raise SpecError(f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)")
+        chosen = NUMERIC_MECHANISMS.get(name)
+        if "grid" in numeric and chosen is not None and not chosen.grid_applies({**numeric, **params}):
+            raise SpecError(f"--grid does not apply to {name} with these parameters (it has no input grid)")
         return numeric_spec(name, epsilon, **numeric, **params)
     if numeric:
         verb = "applies" if len(numeric) == 1 else "apply"
@@ -270,6 +273,11 @@ def _numeric_lines(spec) -> list[str]:
     else:
         lines.append(
             f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})"
+        )
+    if spec.memoized:  # memoized responses (1BitMean with alpha-point rounding): the longitudinal bound
+        lines.append(
+            f"epsilon_inf (any number of reports of one memo key): {spec.epsilon_inf:.6g}; "
+            f"memo keys: {spec.memo_domain_size} (lifetime at most {spec.memo_domain_size} x epsilon_inf)"
         )
     grid = getattr(spec, "grid", None)
     if grid is not None:

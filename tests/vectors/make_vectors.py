@@ -60,11 +60,13 @@ from ldp.hashing import (
     lh_collision_probability,
     value_bytes,
 )
+from ldp.numeric_wire import has_table
 from ldp.numeric_wire import numeric_table as wire_table
 from ldp.privacy.budget import Budget, PrivacyLedger
 from ldp.privacy.composition import (
     heterogeneous_epsilon,
 )  # loads NumPy's random (reads the OS CSPRNG) here, not while vectors are made
+from ldp.privacy.spending import committed_epsilon, spent_epsilon
 from ldp.registry import BUILTIN_MECHANISMS
 from ldp.report import Report, pack_bits, unpack_bits
 from ldp.specs import Rappor, Spec, spec_from_dict
@@ -284,6 +286,21 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     (
         "loloha/non-ascii",
         {"mechanism": "loloha", "domain": NON_ASCII, "epsilon": 2.0, "epsilon_inf": 3.0, "pool_size": 1000},
+    ),
+    ("onebitmean/plain", {"mechanism": "onebitmean", "epsilon": 1.0, "low": 0, "high": 3600}),
+    (
+        "onebitmean/alpha",
+        {"mechanism": "onebitmean", "epsilon": 1.0, "high": 100, "rounding": "alpha", "grid": 8},
+    ),
+    (
+        "onebitmean/alpha-gamma",
+        {
+            "mechanism": "onebitmean",
+            "epsilon": 0.7884573603642712,  # ln(11/5), rounded up: k = 1/8 + (3/4)(3/4) = 11/16
+            "rounding": "alpha",
+            "p": "3/4",
+            "gamma": "1/8",
+        },
     ),
 ]
 
@@ -792,7 +809,7 @@ def numeric_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
     """
     out = []
     for name, spec in specs.items():
-        if not isinstance(spec, NumericSpec):
+        if not isinstance(spec, NumericSpec) or not has_table(spec):
             continue
         case = {"spec": name, **numeric_table(spec)}
         if _abbreviated(case):
@@ -819,7 +836,7 @@ def numeric_tables(specs: dict[str, Spec]) -> dict[str, Any]:
     """numeric_tables.json: the full form of every table the numeric section abbreviates."""
     tables = {}
     for name, spec in specs.items():
-        if isinstance(spec, NumericSpec):
+        if isinstance(spec, NumericSpec) and has_table(spec):
             case = numeric_table(spec)
             if _abbreviated(case):
                 tables[name] = {"spec": name, "fingerprint": spec.fingerprint, **case}
@@ -876,8 +893,11 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("loloha/default", [0, 29, "7"]),
     ("loloha/bi", ["a", "c"]),
     ("loloha/non-ascii", ["é", "😀"]),
+    ("onebitmean/plain", [0, 1800.5, 3600, 4000, -1]),
+    ("onebitmean/alpha", [0, 37.5, 37.5, 100, 62.2, 12]),
+    ("onebitmean/alpha-gamma", [0.0, 0.5, 0.5, 0.99]),
 ]
-#: Memoizing clients of the encoding vectors (RAPPOR, LOLOHA): (secret, cohort) per spec id.
+#: Clients with state (RAPPOR, LOLOHA, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
     "rappor/mmh3": (SECRETS[1], 3),
     "rappor/mmh3-wide": (SECRETS[2], 17),
@@ -889,6 +909,8 @@ RAPPOR_CLIENTS = {
     "loloha/default": (SECRETS[1], 0),
     "loloha/bi": (SECRETS[2], 0),
     "loloha/non-ascii": (SECRETS[0], 0),
+    "onebitmean/alpha": (SECRETS[2], 0),
+    "onebitmean/alpha-gamma": (SECRETS[1], 0),
 }
 
 
@@ -1078,7 +1100,105 @@ def budget_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
         "rappor_epsilons": epsilons,
         "compositions": compositions,
         "ledgers": ledgers,
+        "memo_costs": _memo_cost_vectors(),
+        "ledger_files": _ledger_file_vectors(),
     }
+
+
+#: (reports, ε₁, ε∞ or None, memo keys or None, linear) for the worst spread of a memoized spec's reports.
+MEMO_COST_CASES = [
+    (reports, eps1, cap, keys, linear)
+    for reports in (0, 1, 2, 3, 4, 7, 30, 365)
+    for eps1, cap in ((0.5, 1.75), (1.0, 1.5), (0.3, 2.0), (1.0, None))
+    for keys in (1, 3, None)
+    for linear in (True, False)
+]
+
+
+def _memo_cost_vectors() -> list[dict[str, Any]]:
+    """What r reports of one memo key cost, and the worst spread of R reports over the keys (ldp.privacy.spending)."""
+    from ldp.privacy.spending import memo_key_cost, worst_case_memoized_cost
+
+    return [
+        {
+            "reports": reports,
+            "epsilon_one": eps1,
+            "epsilon_inf": cap,
+            "values": keys,
+            "linear": linear,
+            "key_cost": _approx_or_none(memo_key_cost(reports, eps1, cap, linear=linear)),
+            "worst_case": _approx_or_none(worst_case_memoized_cost(reports, eps1, cap, keys, linear=linear)),
+        }
+        for reports, eps1, cap, keys, linear in MEMO_COST_CASES
+    ]
+
+
+def _approx_or_none(x: float) -> float | None:
+    """:func:`_approx`, or None for an unbounded ε (JSON has no infinity)."""
+    return None if math.isinf(x) else _approx(x)
+
+
+def _ledger_file_vectors() -> list[dict[str, Any]]:
+    """Ledger files as Python writes them (format 2: a memoized stream charged eps_inf from its second report;
+    a budget composed by exact curves), with what the TypeScript client must make of them."""
+    key = "ab" * 32
+    capped = {"spec": "0123456789abcdef", "epsilon": 0.5, "epsilon_cap": 1.75, "reports": 2, "memoized": True}
+    linear = {"spec": "fedcba9876543210", "epsilon": 0.25, "epsilon_cap": 1.0, "reports": 3, "memoized": True}
+    streams = {
+        "value:" + "1" * 64: {**capped, "values": 4, "linear": False},
+        "value:" + "2" * 64: {**linear, "values": None, "linear": True},
+        "fresh:00000000000000ff": {
+            "spec": "00000000000000ff",
+            "epsilon": 1.0,
+            "epsilon_cap": None,
+            "reports": 2,
+            "memoized": False,
+            "values": None,
+            "linear": True,
+        },
+    }
+    budget = Budget(epsilon=10.0)
+    return [
+        {
+            "id": "v2/capped-stream",
+            "file": {
+                "format": "ldp-privacy-ledger/2",
+                "key": key,
+                "budget": budget.to_dict(),
+                "streams": streams,
+            },
+            "committed": _approx(committed_epsilon(_streams_of(streams), budget)),
+            "spent": _approx(spent_epsilon(_streams_of(streams), budget)),
+        },
+        {
+            "id": "v2/exact-budget",
+            "file": {
+                "format": "ldp-privacy-ledger/2",
+                "key": key,
+                "budget": Budget(5.0, 1e-6, "exact").to_dict(),
+                "streams": {},
+            },
+            "committed": None,
+            "spent": None,
+        },
+        {
+            "id": "v2/mu-budget",
+            "file": {
+                "format": "ldp-privacy-ledger/2",
+                "key": key,
+                "budget": Budget(mu=1.0).to_dict(),
+                "streams": {},
+            },
+            "committed": None,
+            "spent": None,
+        },
+    ]
+
+
+def _streams_of(items: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    from ldp.privacy.spending import Stream
+
+    return {name: Stream(**item) for name, item in items.items()}
 
 
 README = (
