@@ -391,7 +391,8 @@ def test_the_audit_checks_one_report_and_fifty_reports_within_epsilon_inf(cls):
     """ε₁ for one report and min(ε∞, 50·ε₁) = ε∞ for 50 reports of one value; the memo test does not reject (α = 1e-6)."""
     spec = _chain(cls, k=3, epsilon=1.0, epsilon_inf=2.0)
     claims = audit_claims(spec, memo_reports=50)
-    assert [(c.reports, c.epsilon) for c in claims] == [(1, 1.0), (50, 2.0)]
+    assert [(c.reports, c.epsilon) for c in claims] == [(1, 1.0), (50, spec.memo_epsilon(50))]
+    assert 1.9 < claims[1].epsilon <= 2.0  # fifty reports of one value: close to ε∞, never above
     with python_client_sampler(spec) as sampler:
         result = run_audit(spec, sampler, 400, confidence=1 - 1e-6, claims=claims)
     assert not result.violation, result.worst
@@ -455,3 +456,86 @@ def test_the_spec_round_trips_and_reports_its_lifetime_facts():
     assert LGRR(domain=list("ab"), epsilon=1.0).epsilon_inf == 2.0  # the documented default: 2·ε₁
     assert isinstance(make_encoder(spec), ChainUnaryEncoder)
     assert exp_lower_bound(1.5) >= spec.permanent_ratio
+
+
+# -- many reports of one memo: not r·ε₁ (docs/longitudinal/chains.md#many-reports) ---------------------
+
+
+def _enumerated_grr_memo_epsilon(spec, r):
+    """ln max over every sequence of r reports of P[y | x]/P[y | x′] (exact fractions, x = 0, x′ = 1)."""
+    import itertools
+
+    k, best = spec.domain_size, Fraction(0)
+    for y in itertools.product(range(k), repeat=r):
+
+        def law(x, y=y):
+            return sum(
+                (spec.p1 if m == x else spec.q1) * math.prod(spec.p2 if v == m else spec.q2 for v in y)
+                for m in range(k)
+            )
+
+        best = max(best, law(0) / law(1))
+    return math.log(float(best))
+
+
+@pytest.mark.parametrize(("k", "r"), [(3, 2), (3, 4), (4, 3), (5, 3)])
+def test_l_grr_memo_epsilon_is_the_enumerated_worst_case(k, r):
+    spec = LGRR(domain=range(k), epsilon=0.2, epsilon_inf=3.0)
+    assert spec.memo_log_ratio(r) == pytest.approx(_enumerated_grr_memo_epsilon(spec, r), rel=1e-12)
+
+
+@pytest.mark.parametrize("cls", (LOSUE, LOUE, LSUE), ids=lambda c: c.mechanism)
+def test_unary_memo_epsilon_is_the_exact_pieces_worst_case(cls):
+    spec = _chain(cls, epsilon=1.0, epsilon_inf=4.0)
+    for r in (2, 3, 7):
+        pieces = spec.privacy_pieces(r)
+        worst = sum(float(np.max(p.log_p - p.log_q)) for p in pieces)
+        assert spec.memo_log_ratio(r) == pytest.approx(worst, rel=1e-12)
+
+
+def test_r_reports_of_one_memo_can_cost_more_than_r_times_epsilon_one():
+    """L-GRR over k > 2 values and L-OUE: two reports of one memo exceed 2·ε₁ (L-OSUE and L-SUE did not, here)."""
+    grr = LGRR(domain=range(5), epsilon=0.2, epsilon_inf=3.0)
+    assert grr.memo_epsilon(2) == pytest.approx(0.404119, abs=1e-6) and grr.memo_epsilon(2) > 0.4
+    oue = LOUE(domain=range(5), epsilon=1.0, epsilon_inf=4.0)
+    assert oue.memo_epsilon(2) == pytest.approx(2.108908, abs=1e-6)
+    assert LGRR(domain=range(2), epsilon=0.2, epsilon_inf=3.0).memo_epsilon(2) <= 0.4 + 1e-9
+
+
+@pytest.mark.parametrize("cls", CHAINS, ids=lambda c: c.mechanism)
+@pytest.mark.parametrize(("e1", "einf"), [(0.2, 3.0), (1.0, 4.0), (0.5, 1.0)])
+def test_the_ledger_charge_min_r_times_its_epsilon_and_epsilon_inf_is_sound(cls, e1, einf):
+    from ldp.privacy.spending import stream_parameters
+
+    spec = _chain(cls, epsilon=e1, epsilon_inf=einf)
+    per_report, cap, memoized, values = stream_parameters(spec)
+    assert (per_report, cap, memoized, values) == (spec.memo_report_epsilon, einf, True, 5)
+    assert per_report >= e1
+    for r in range(1, math.ceil(einf / e1) + 3):
+        assert spec.memo_epsilon(r) <= min(r * per_report, einf) * (1 + 1e-12)
+
+
+def test_ldp_encode_with_a_state_directory_keeps_each_clients_memo(tmp_path):
+    """`ldp encode --state`: 4,000 reports of one value by one client follow p₂ around its own memo.
+
+    Before the fix every row drew a fresh memo (the reports followed A = 0.711
+    instead of p₂ = 0.876 around the memo, 30 SE apart). z·SE at α = 1e-6, two-sided.
+    """
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+    from ldp.client.state_paths import state_path
+
+    spec = LGRR(domain=["a", "b", "c", "d"], epsilon=2.0, epsilon_inf=2.5)
+    spec_path, users, out = tmp_path / "spec.json", tmp_path / "users.csv", tmp_path / "r.jsonl"
+    spec_path.write_text(spec.to_json())
+    n = 4000
+    users.write_text("client_id,value\n" + "7,a\n" * n)
+    result = CliRunner().invoke(
+        cli, ["encode", "--spec", str(spec_path), str(users), "--state", str(tmp_path / "s"), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    memo = spec.domain[make_encoder(spec, state=state_path(tmp_path / "s", 7)).memo("a")]
+    values = [json.loads(line)["value"] for line in out.read_text().splitlines()]
+    share, p2 = values.count(memo) / n, float(spec.p2)
+    assert abs(share - p2) <= norm.isf(1e-6 / 2) * math.sqrt(p2 * (1 - p2) / n), (share, p2)

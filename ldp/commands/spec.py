@@ -250,7 +250,7 @@ def _privacy_lines(spec) -> list[str]:
         )
         lines.append(f"epsilon_inf (any number of reports of one value): {spec.epsilon_inf:.6g}")
         lines.append(
-            f"lifetime: at most min(reports x {spec.epsilon:.6g}, {spec.memo_domain_size} values x "
+            f"lifetime: at most min(reports x {spec.memo_report_epsilon:.6g}, {spec.memo_domain_size} values x "
             f"{spec.epsilon_inf:.6g}) (docs/longitudinal/index.md)"
         )
         lines.append(f"Var* (n * variance at small frequency, one round): {spec.variance_star:.6g}")
