@@ -34,8 +34,8 @@ def python_client_sampler(spec: Any) -> Iterator[Sampler]:
     """Samples from the real client (:func:`ldp.client.make_encoder`, every coin from the CSPRNG).
 
     Stateless encoders are made once (they keep nothing between reports).
-    A memoizing mechanism (``spec.memoized``: RAPPOR, 1BitMean with α-point
-    rounding) gets a fresh client (secret and cohort) per sample; a memoized
+    A memoizing mechanism (``spec.memoized``: RAPPOR, the longitudinal
+    chains, 1BitMean with α-point rounding) gets a fresh client (secret and cohort) per sample; a memoized
     sample of r reports is one client, its state created in a file of a
     temporary directory, reporting the value r times. The directory is
     removed on exit.

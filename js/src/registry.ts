@@ -6,6 +6,7 @@ import type { Spec } from "./spec.js";
 import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
 import { LocalHashingEncoder } from "./localhash.js";
+import { LongitudinalEncoder } from "./longitudinal.js";
 import { OneBitMeanEncoder } from "./onebitmean.js";
 import { PEMEncoder } from "./pem.js";
 import { RapporEncoder } from "./rappor.js";
@@ -47,6 +48,11 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new HCMSEncoder(spec, source);
     case "ss":
       return new SubsetEncoder(spec, source);
+    case "l-grr":
+    case "l-osue":
+    case "l-oue":
+    case "l-sue":
+      return LongitudinalEncoder.create(spec, source, options);
     case "onebitmean":
       return OneBitMeanEncoder.create(spec, source, options);
   }
@@ -57,6 +63,7 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
 export { GRREncoder } from "./grr.js";
 export { HadamardEncoder } from "./hadamard.js";
 export { LocalHashingEncoder } from "./localhash.js";
+export { LongitudinalEncoder } from "./longitudinal.js";
 export { OneBitMeanEncoder } from "./onebitmean.js";
 export { PEMEncoder } from "./pem.js";
 export { RapporEncoder } from "./rappor.js";
