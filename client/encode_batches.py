@@ -181,7 +181,7 @@ class _Clients:
     """The persistent clients of one ``ldp encode --state`` run, by canonical client id.
 
     Each is its encoder with its state in the directory, for a memoizing
-    mechanism (``spec.memoized``: RAPPOR, 1BitMean with α-point rounding), or,
+    mechanism (``spec.memoized``: RAPPOR, the longitudinal chains, 1BitMean with α-point rounding), or,
     for a fresh-randomness mechanism, the spec alone (:class:`_SpecOnly`),
     wrapped in a :class:`~ldp.client.BudgetedEncoder` when it has a ledger.
     """

@@ -34,12 +34,12 @@ def python_client_sampler(spec: Any) -> Iterator[Sampler]:
     """Samples from the real client (:func:`ldp.client.make_encoder`, every coin from the CSPRNG).
 
     Stateless encoders are made once (they keep nothing between reports).
-    A memoizing mechanism (``spec.memoized``: RAPPOR, LOLOHA, 1BitMean with
-    α-point rounding) gets a fresh client (secret and cohort) per sample; a
-    memoized sample of r reports is one client, its state created in a file
-    of a temporary directory, reporting the value r times (then, for a
-    longitudinal claim, each value of ``claim.then``, from one client in
-    memory). The directory is removed on exit.
+    A memoizing mechanism (``spec.memoized``: RAPPOR, the longitudinal
+    chains, LOLOHA, 1BitMean with α-point rounding) gets a fresh client
+    (secret and cohort) per sample; a memoized sample of r reports is one
+    client, its state created in a file of a temporary directory, reporting
+    the value r times (then, for a longitudinal claim, each value of
+    ``claim.then``, from one client in memory). The directory is removed on exit.
     """
     from ldp.client import make_encoder
 

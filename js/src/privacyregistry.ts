@@ -6,6 +6,7 @@ import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
 import { lolohaPrivacy } from "./privacy/loloha.js";
+import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
 import { oneBitMeanPrivacy } from "./privacy/onebitmean.js";
 import { rapporFields, rapporPrivacy } from "./privacy/rappor.js";
@@ -36,6 +37,10 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   hcms: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   ss: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   loloha: [23.0, "its smallest probabilities, about 1/(e^epsilon + g - 1), are multiples of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "l-grr": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "l-osue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "l-oue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "l-sue": [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   onebitmean: [23.0, "its smaller probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
 };
 
@@ -96,6 +101,11 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return limited(subsetPrivacy(fields), mechanism);
     case "loloha":
       return limited(lolohaPrivacy(fields), mechanism);
+    case "l-grr":
+    case "l-osue":
+    case "l-oue":
+    case "l-sue":
+      return limited(longitudinalPrivacy(fields), mechanism);
     case "onebitmean":
       return limited(oneBitMeanPrivacy(fields), mechanism);
   }

@@ -7,6 +7,7 @@ import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
 import { LocalHashingEncoder } from "./localhash.js";
 import { LolohaEncoder } from "./loloha.js";
+import { LongitudinalEncoder } from "./longitudinal.js";
 import { OneBitMeanEncoder } from "./onebitmean.js";
 import { PEMEncoder } from "./pem.js";
 import { RapporEncoder } from "./rappor.js";
@@ -50,6 +51,11 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new SubsetEncoder(spec, source);
     case "loloha":
       return LolohaEncoder.create(spec, source, options);
+    case "l-grr":
+    case "l-osue":
+    case "l-oue":
+    case "l-sue":
+      return LongitudinalEncoder.create(spec, source, options);
     case "onebitmean":
       return OneBitMeanEncoder.create(spec, source, options);
   }
@@ -61,6 +67,7 @@ export { GRREncoder } from "./grr.js";
 export { HadamardEncoder } from "./hadamard.js";
 export { LocalHashingEncoder } from "./localhash.js";
 export { LolohaEncoder } from "./loloha.js";
+export { LongitudinalEncoder } from "./longitudinal.js";
 export { OneBitMeanEncoder } from "./onebitmean.js";
 export { PEMEncoder } from "./pem.js";
 export { RapporEncoder } from "./rappor.js";

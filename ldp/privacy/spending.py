@@ -314,7 +314,10 @@ def stream_parameters(spec) -> tuple[float, float | None, bool, int | None]:
     """
     if spec.memoized:  # ε₁ per report, at most ε∞ per memo key, over the keys the memo can hold
         cap = spec.epsilon_inf
-        return float(spec.epsilon_one), (None if math.isinf(cap) else float(cap)), True, spec.memo_domain_size
+        # a spec whose r reports of one memo may cost more than r·ε₁ (the longitudinal chains) states the
+        # per-report ε that makes min(r·ε, ε∞) sound (docs/longitudinal/chains.md#many-reports)
+        per_report = getattr(spec, "memo_report_epsilon", spec.epsilon_one)
+        return float(per_report), (None if math.isinf(cap) else float(cap)), True, spec.memo_domain_size
     epsilon = getattr(spec, "epsilon", None)
     if epsilon is None:
         raise AccountingError(f"cannot account for {type(spec).__name__}: it has no epsilon")
@@ -327,7 +330,11 @@ def stream_parameters(spec) -> tuple[float, float | None, bool, int | None]:
 
 
 def memo_is_linear(spec) -> bool:
-    """True when the memoized ``spec`` states that r reports of one memo key are (r·ε₁)-DP (``memo_linear``).
+    """True when the memoized ``spec`` states that r reports of one memo key are (r·ε′)-DP (``memo_linear``).
+
+    ε′ is the per-report charge of :func:`stream_parameters`: the spec's
+    ``memo_report_epsilon`` when it states one (the longitudinal chains, whose
+    r reports of one memo can cost more than r·ε₁), else ε₁.
 
     Without that statement (proved for the mechanism in its docs), the ledger
     charges the bound that holds for every memoized mechanism: ε₁ for one

@@ -302,6 +302,11 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
             "gamma": "1/8",
         },
     ),
+    ("l-grr/str", {"mechanism": "l-grr", "domain": ["red", "green", "blue", "é"], "epsilon": 1.0}),
+    ("l-grr/eps-inf", {"mechanism": "l-grr", "domain": list(range(10)), "epsilon": 0.5, "epsilon_inf": 3.0}),
+    ("l-osue/str", {"mechanism": "l-osue", "domain": [f"v{i}" for i in range(12)], "epsilon": 1.0}),
+    ("l-oue/int", {"mechanism": "l-oue", "domain": [-3, 0, 7, 1000, 42], "epsilon": 0.5, "epsilon_inf": 2.0}),
+    ("l-sue/non-ascii", {"mechanism": "l-sue", "domain": NON_ASCII, "epsilon": 1.0, "epsilon_inf": 4.0}),
 ]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
@@ -896,8 +901,13 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("onebitmean/plain", [0, 1800.5, 3600, 4000, -1]),
     ("onebitmean/alpha", [0, 37.5, 37.5, 100, 62.2, 12]),
     ("onebitmean/alpha-gamma", [0.0, 0.5, 0.5, 0.99]),
+    ("l-grr/str", ["red", "é", "red"]),
+    ("l-grr/eps-inf", [0, "9", 9]),
+    ("l-osue/str", ["v0", "v11", "v0"]),
+    ("l-oue/int", [-3, "1000"]),
+    ("l-sue/non-ascii", ["é", "😀", "é"]),
 ]
-#: Clients with state (RAPPOR, LOLOHA, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
+#: Clients with state (RAPPOR, the longitudinal chains, LOLOHA, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
     "rappor/mmh3": (SECRETS[1], 3),
     "rappor/mmh3-wide": (SECRETS[2], 17),
@@ -911,6 +921,12 @@ RAPPOR_CLIENTS = {
     "loloha/non-ascii": (SECRETS[0], 0),
     "onebitmean/alpha": (SECRETS[2], 0),
     "onebitmean/alpha-gamma": (SECRETS[1], 0),
+    # the longitudinal chains' memo is keyed by the client secret too (no cohorts: 0)
+    "l-grr/str": (SECRETS[1], 0),
+    "l-grr/eps-inf": (SECRETS[2], 0),
+    "l-osue/str": (SECRETS[1], 0),
+    "l-oue/int": (SECRETS[2], 0),
+    "l-sue/non-ascii": (SECRETS[1], 0),
 }
 
 
