@@ -405,3 +405,17 @@ def test_auto_never_picks_a_memoized_mechanism():
     """LOLOHA's Var* ties OLH's with smaller reports; ``auto`` chooses among one-shot oracles only."""
     assert ldp.best_frequency_mechanism(3.0, (1 << 18) + 1) == "olh"  # beyond the unary encodings' domains
     assert "loloha" not in ldp.variance_table(1.0, 100)
+
+
+def test_the_ledger_charges_one_stream_per_bucket_so_a_lifetime_costs_g_eps_inf(tmp_path):
+    """Every value of the domain, twice: the ledger's streams are the g buckets (the encoder's memo key), so
+    what is spent stops at g·ε∞ however many values and reports follow."""
+    from ldp.privacy import Budget
+
+    spec = LOLOHA(domain=range(40), epsilon=1.0, epsilon_inf=2.0, g=2)
+    encoder = make_encoder(spec, ledger=tmp_path / "ledger.json", budget=Budget(epsilon=100))
+    for value in list(spec.domain) * 2:
+        encoder.encode(value)
+    assert encoder.spent == pytest.approx(spec.g * spec.epsilon_inf)
+    keys = {encoder.encoder.memo_key(v) for v in spec.domain}
+    assert keys == {b"0", b"1"}
