@@ -419,3 +419,29 @@ def test_the_ledger_charges_one_stream_per_bucket_so_a_lifetime_costs_g_eps_inf(
     assert encoder.spent == pytest.approx(spec.g * spec.epsilon_inf)
     keys = {encoder.encoder.memo_key(v) for v in spec.domain}
     assert keys == {b"0", b"1"}
+
+
+def test_ldp_spec_prints_the_lifetime_bound(tmp_path):
+    """`ldp spec loloha` writes the spec and prints ε₁, ε∞ and the lifetime g·ε∞ (no traceback)."""
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+
+    out = tmp_path / "loloha.json"
+    args = [
+        "spec",
+        "loloha",
+        "--epsilon",
+        "1",
+        "--domain-size",
+        "50",
+        "--param",
+        "epsilon_inf=3",
+        "--param",
+        "g=2",
+    ]
+    result = CliRunner().invoke(cli, [*args, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "lifetime: at most 2 memo keys x 3 = 6" in result.output
+    spec = ldp.load_spec(out)
+    assert (spec.g, spec.epsilon_inf) == (2, 3.0)
