@@ -40,9 +40,8 @@ def python_client_sampler(spec: Any) -> Iterator[Sampler]:
     removed on exit.
     """
     from ldp.client import make_encoder
-    from ldp.specs import Rappor
 
-    memoized = isinstance(spec, Rappor)
+    memoized = bool(getattr(spec, "memoized", False))
     with tempfile.TemporaryDirectory(prefix="ldp-audit-", dir=_memory_directory()) as directory:
         shared = None if memoized else make_encoder(spec)
 
