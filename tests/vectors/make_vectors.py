@@ -269,6 +269,10 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("laplace/default", {"mechanism": "laplace", "epsilon": 1.0}),
     ("gaussian/grid8", {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-6, "grid": 8}),
     ("gaussian/default", {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1}),
+    ("dbitflip/d1", {"mechanism": "dbitflip", "domain": ["0-9", "10-99", "100+", "é", "😀"], "epsilon": 1.0}),
+    ("dbitflip/gamma", {"mechanism": "dbitflip", "domain": list(range(10)), "epsilon": 2.0, "d": 3, "gamma": "1/10"}),
+    ("dbitflip/sue", {"mechanism": "dbitflip", "domain": ["a", "b", "c", "d"], "epsilon": 0.5, "d": 4}),
+    ("dbitflip/wide", {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"}),
 ]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
@@ -857,8 +861,12 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("laplace/default", [0.0, 0.77]),
     ("gaussian/grid8", [-1.0, 0.4]),
     ("gaussian/default", [0.0, 0.5, 1.0]),
+    ("dbitflip/d1", ["0-9", "100+", "😀"]),
+    ("dbitflip/gamma", [3, 6, "8", 0, 3]),
+    ("dbitflip/sue", ["a", "d"]),
+    ("dbitflip/wide", [2, 25, "51", 0]),
 ]
-#: RAPPOR clients of the encoding vectors: (secret, cohort) per spec id.
+#: Clients of the memoizing encoding vectors (RAPPOR, dBitFlip): (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
     "rappor/mmh3": (SECRETS[1], 3),
     "rappor/mmh3-wide": (SECRETS[2], 17),
@@ -867,6 +875,10 @@ RAPPOR_CLIENTS = {
     "rappor/one-time": (SECRETS[1], 1),
     "rappor/basic": (SECRETS[2], 1),
     "rappor/boolean": (SECRETS[1], 0),
+    "dbitflip/d1": (SECRETS[1], 0),
+    "dbitflip/gamma": (SECRETS[2], 0),
+    "dbitflip/sue": (SECRETS[0], 0),
+    "dbitflip/wide": (SECRETS[2], 0),
 }
 
 
