@@ -334,7 +334,7 @@ def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
     ids=["docs-api-mechanisms", "js-specfields"],
 )
 def test_the_files_generated_from_the_registry_are_current(generator):
-    """docs/api/mechanisms.md, js/src/specfields.ts and js/src/registry.ts are written from the registry: rerun the generator."""
+    """docs/api/mechanisms.md, js/src/specfields.ts, registry.ts and privacyregistry.ts are written from the registry: rerun the generator."""
     proc = subprocess.run([sys.executable, str(REPO / generator), "--check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -409,6 +409,63 @@ def test_the_typescript_dispatch_refuses_an_unknown_or_doubly_claimed_mechanism(
     text = script.render_registry(tmp_path)
     assert '    case "grr":\n      return new AEncoder(spec, source);' in text
     assert '    case "sue":\n      return BEncoder.create(spec, source, options);' in text
+
+
+def test_the_typescript_privacy_dispatch_has_every_tagged_family_and_is_checked_for_staleness(
+    tmp_path, capsys
+):
+    """js/src/privacyregistry.ts (mechanismPrivacy) maps each mechanism to its family's @privacy function."""
+    script = _spec_fields_script()
+    functions = script.privacy_functions()
+    assert set(functions) == {decl.name for decl in BUILTIN_MECHANISMS}
+    dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
+    for name, (module, function) in functions.items():
+        assert f'    case "{name}":' in dispatch
+        assert f'from "./privacy/{module}.js";' in dispatch and f"return {function}(fields);" in dispatch
+    # the shared claim check and the ledger name no mechanism: the dispatch does
+    for module in ("claim.ts", "budget.ts", "privacyfields.ts"):
+        source = (REPO / "js" / "src" / module).read_text(encoding="utf-8")
+        assert '"rappor"' not in source and "switch" not in source, module
+    # --check fails while privacyregistry.ts is stale
+    stale = tmp_path / "privacyregistry.ts"
+    stale.write_text(dispatch.replace('    case "grr":\n', ""), encoding="utf-8")
+    script.PRIVACY_REGISTRY = stale
+    assert script.main(["--check"]) == 1
+    assert "privacyregistry.ts is stale: run python js/scripts/spec_fields.py" in capsys.readouterr().err
+    stale.write_text(dispatch, encoding="utf-8")
+    assert script.main(["--check"]) == 0
+
+
+def test_the_typescript_privacy_dispatch_refuses_an_unknown_or_doubly_claimed_mechanism(tmp_path):
+    script = _spec_fields_script()
+    (tmp_path / "privacy").mkdir()
+    (tmp_path / "privacy" / "a.ts").write_text(
+        "/**\n * Facts.\n *\n * @privacy grr no-such-mechanism\n */\nexport function aPrivacy(fields) {}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        SystemExit, match=r"@privacy names a mechanism ldp/registry\.py does not declare: no-such"
+    ):
+        script.render_privacy_registry(tmp_path)
+    (tmp_path / "privacy" / "a.ts").write_text(
+        "/** @privacy grr */\nexport function aPrivacy(f) {}\n", encoding="utf-8"
+    )
+    (tmp_path / "privacy" / "b.ts").write_text(
+        "/** @privacy grr */\nexport function bPrivacy(f) {}\n", encoding="utf-8"
+    )
+    with pytest.raises(
+        SystemExit, match=r"grr: privacy facts from both aPrivacy \(privacy/a.ts\) and bPrivacy"
+    ):
+        script.render_privacy_registry(tmp_path)
+    (tmp_path / "privacy" / "b.ts").write_text(
+        "/** Not tagged. */\nexport function helper() {}\n/** @privacy sue oue */\nexport function bPrivacy(f) {}\n",
+        encoding="utf-8",
+    )
+    text = script.render_privacy_registry(tmp_path)
+    assert '    case "grr":\n      return aPrivacy(fields);' in text
+    assert '    case "sue":\n    case "oue":\n      return bPrivacy(fields);' in text
+    assert 'import { bPrivacy } from "./privacy/b.js";' in text and "helper" not in text
+    assert "No privacy module here for: binary-rr," in text
 
 
 def test_a_module_of_ldp_mechanisms_is_a_builtin_family(tmp_path, monkeypatch):

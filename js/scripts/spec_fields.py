@@ -1,8 +1,8 @@
-"""Write (or check) the TypeScript generated from the registry: ``js/src/specfields.ts`` and ``js/src/registry.ts``.
+"""Write (or check) the TypeScript generated from the registry: ``js/src/specfields.ts``, ``registry.ts``, ``privacyregistry.ts``.
 
 Usage::
 
-    python js/scripts/spec_fields.py           # rewrite both files
+    python js/scripts/spec_fields.py           # rewrite the three files
     python js/scripts/spec_fields.py --check   # exit 1 when one is stale
 
 The TypeScript client reads spec JSON as the Python specs do (``js/src/spec.ts``);
@@ -24,6 +24,15 @@ source)``. A tag naming a mechanism the registry does not declare, or a
 mechanism two classes claim, is an error. So a new mechanism with a
 TypeScript client adds its module and reruns this script: no TypeScript list
 is edited.
+
+``privacyregistry.ts`` holds ``mechanismPrivacy``, the same kind of switch
+from each mechanism to the privacy function of its family: the facts the
+claim check (``claim.ts``) and the ledger (``budget.ts``) read (its exact
+worst-case ratio; for a memoized mechanism its permanent response's ratio
+and how many memo keys exist). A family is one module of ``js/src/privacy/``
+whose exported function names its mechanisms with a ``@privacy`` tag in its
+doc comment; the same errors apply (a mechanism the registry does not
+declare, or one two functions claim).
 """
 
 from __future__ import annotations
@@ -42,10 +51,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "js" / "src"
 OUTPUT = SRC / "specfields.ts"
 REGISTRY = SRC / "registry.ts"
+PRIVACY_REGISTRY = SRC / "privacyregistry.ts"
 
 #: A doc comment, then the exported class it documents.
 _DOCUMENTED_CLASS = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*export\s+class\s+(\w+)", re.DOTALL)
 _TAG = re.compile(r"@mechanisms\s+([^\n*]+)")
+#: A doc comment, then the exported function it documents.
+_DOCUMENTED_FUNCTION = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*export\s+function\s+(\w+)", re.DOTALL)
+_PRIVACY_TAG = re.compile(r"@privacy\s+([^\n*]+)")
 
 #: Python field type (as annotated) -> the TypeScript normalizer kind.
 KINDS = {
@@ -143,12 +156,7 @@ def encoder_classes(src: Path = SRC) -> dict[str, tuple[str, str, bool]]:
 def render_registry(src: Path = SRC) -> str:
     """The text of ``registry.ts``: ``makeEncoder``, a switch over the tagged encoder classes in registry order."""
     classes = encoder_classes(src)
-    declared = [decl.name for decl in BUILTIN_MECHANISMS]
-    unknown = sorted(set(classes) - set(declared))
-    if unknown:
-        raise SystemExit(
-            f"@mechanisms names a mechanism ldp/registry.py does not declare: {', '.join(unknown)}"
-        )
+    declared = _checked_against_registry(classes, "@mechanisms")
     ordered = [name for name in declared if name in classes]
     without = [name for name in declared if name not in classes]
     by_class: dict[tuple[str, str, bool], list[str]] = {}
@@ -188,17 +196,90 @@ def render_registry(src: Path = SRC) -> str:
     return "\n".join(lines)
 
 
+def _checked_against_registry(found: dict[str, Any], tag: str) -> list[str]:
+    """The declared mechanisms in registry order; a tag naming an undeclared mechanism is an error."""
+    declared = [decl.name for decl in BUILTIN_MECHANISMS]
+    unknown = sorted(set(found) - set(declared))
+    if unknown:
+        raise SystemExit(f"{tag} names a mechanism ldp/registry.py does not declare: {', '.join(unknown)}")
+    return declared
+
+
+def privacy_functions(src: Path = SRC) -> dict[str, tuple[str, str]]:
+    """mechanism -> (module, function) of every ``@privacy``-tagged function in ``src/privacy/``."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in sorted((src / "privacy").glob("*.ts")):
+        text = path.read_text(encoding="utf-8")
+        for match in _DOCUMENTED_FUNCTION.finditer(text):
+            tag = _PRIVACY_TAG.search(match[1])
+            if tag is None:
+                continue
+            function = match[2]
+            for mechanism in tag[1].split():
+                if mechanism in found:
+                    other = found[mechanism]
+                    raise SystemExit(
+                        f"{mechanism}: privacy facts from both {other[1]} (privacy/{other[0]}.ts) "
+                        f"and {function} (privacy/{path.name})"
+                    )
+                found[mechanism] = (path.stem, function)
+    return found
+
+
+def render_privacy_registry(src: Path = SRC) -> str:
+    """The text of ``privacyregistry.ts``: ``mechanismPrivacy``, a switch over the tagged privacy functions."""
+    functions = privacy_functions(src)
+    declared = _checked_against_registry(functions, "@privacy")
+    by_function: dict[tuple[str, str], list[str]] = {}
+    for name in declared:
+        if name in functions:
+            by_function.setdefault(functions[name], []).append(name)
+    modules: dict[str, list[str]] = {}
+    for module, function in by_function:
+        modules.setdefault(module, []).append(function)
+    without = [name for name in declared if name not in functions]
+    lines = [
+        "// Generated by `python js/scripts/spec_fields.py` from the registry (ldp/registry.py) and the",
+        "// `@privacy` tags of the functions in js/src/privacy/: do not edit.",
+        'import type { JsonObject } from "./json.js";',
+        'import type { MechanismPrivacy } from "./privacyfields.js";',
+    ]
+    lines += [
+        f'import {{ {", ".join(sorted(f))} }} from "./privacy/{m}.js";' for m, f in sorted(modules.items())
+    ]
+    lines += [
+        "",
+        "/**",
+        " * The privacy facts of canonical spec fields (`MechanismPrivacy`: the exact",
+        " * worst-case ratio of one report and, for a memoized mechanism, of its",
+        " * permanent response, and how many memo keys exist), from its family's",
+        " * module in `privacy/`, after the range checks of the spec's constructor",
+        " * (a RangeError naming what is wrong); null for a mechanism with no",
+        " * privacy module in this client.",
+        f" * No privacy module here for: {', '.join(without) if without else 'none'}.",
+        " */",
+        "export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {",
+        "  switch (fields.mechanism) {",
+    ]
+    for (_, function), names in by_function.items():
+        lines += [f'    case "{name}":' for name in names]
+        lines.append(f"      return {function}(fields);")
+    lines += ["  }", "  return null;", "}", ""]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
     args = parser.parse_args(argv)
-    files = {OUTPUT: render(), REGISTRY: render_registry()}
+    files = {OUTPUT: render(), REGISTRY: render_registry(), PRIVACY_REGISTRY: render_privacy_registry()}
     if args.check:
         stale = [
             p for p, text in files.items() if (p.read_text(encoding="utf-8") if p.exists() else "") != text
         ]
         for path in stale:
-            print(f"{path.relative_to(ROOT)} is stale: run python js/scripts/spec_fields.py", file=sys.stderr)
+            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+            print(f"{shown} is stale: run python js/scripts/spec_fields.py", file=sys.stderr)
         return 1 if stale else 0
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")

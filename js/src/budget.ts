@@ -4,9 +4,11 @@
  *
  * - a fresh-randomness mechanism (GRR, OUE, OLH, numeric, ...) is one stream
  *   per spec; each report costs the spec's ε;
- * - a RAPPOR value is its own stream (memoized PRR): r reports cost
- *   min(r·ε₁, ε∞); the stream is named by HMAC-SHA256 (ledger-own key) of
- *   fingerprint ‖ 0 ‖ memo key, so the ledger never holds a value;
+ * - a value of a memoized mechanism (RAPPOR's PRR, ...: its privacy facts
+ *   have a `permanentRatio`) is its own stream: r reports cost min(r·ε₁, ε∞);
+ *   the stream is named by HMAC-SHA256 (ledger-own key) of fingerprint ‖ 0 ‖
+ *   memo key (the encoder's `memoKey(value)`), so the ledger never holds a
+ *   value;
  * - the budget is enforced on the *committed* total, which depends only on
  *   the number of reports per spec (refusals reveal nothing about values).
  *
@@ -19,19 +21,19 @@
  * (the exactly rounded sum of the pieces, `fsum`) or `optimal` (the exact
  * composition of the pure pieces at the budget's δ, never above the sum;
  * `composition.ts`). (ε, δ) mechanisms (Gaussian) are refused, as by the
- * Python ledger. RAPPOR's ε₁ and ε∞ are Python's: ln of the exact ratios,
- * rounded up to the certified double (`epsilonBoundOfRatio`).
+ * Python ledger. A memoized mechanism's ε₁ and ε∞ are Python's: the stated
+ * ones, or ln of the exact ratios rounded up to the certified double
+ * (`memoizedEpsilons`).
  */
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { concatBytes, fromHex, toHex, utf8 } from "./bytes.js";
+import { isMemoized, privacyFacts } from "./claim.js";
 import { epsilonBoundOfRatio, fsum, heterogeneousEpsilon } from "./composition.js";
-import { type Fraction, ONE, compare, divInt, sub } from "./fraction.js";
 import type { Encoder } from "./encoder.js";
-import { RapporEncoder } from "./rappor.js";
 import { cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, checkedSpec, specFraction, specInt } from "./spec.js";
+import { type Spec, checkedSpec } from "./spec.js";
 import type { Value } from "./values.js";
 
 export const LEDGER_FORMAT = "ldp-privacy-ledger/1";
@@ -101,51 +103,37 @@ function sameBudget(a: Budget, b: Budget): boolean {
   return a.epsilon === b.epsilon && a.delta === b.delta && a.composition === b.composition;
 }
 
-function mul(a: Fraction, b: Fraction): Fraction {
-  return { num: a.num * b.num, den: a.den * b.den };
-}
-function add(a: Fraction, b: Fraction): Fraction {
-  return { num: a.num * b.den + b.num * a.den, den: a.den * b.den };
-}
-function div(a: Fraction, b: Fraction): Fraction {
-  return { num: a.num * b.den, den: a.den * b.num };
-}
-function pow(a: Fraction, k: number): Fraction {
-  return { num: a.num ** BigInt(k), den: a.den ** BigInt(k) };
+/**
+ * ε₁ (one report) and ε∞ (any number of reports of one memo key; null when
+ * unbounded) of a memoized spec, as Python's `stream_parameters` reads its
+ * spec's `epsilon_one` and `epsilon_inf`: the stated field when the spec
+ * states one (checked against the exact ratio when it was loaded), else ln of
+ * the exact worst-case ratio (`MechanismPrivacy`), rounded up to the smallest
+ * certified double. A RangeError for a spec that is not memoized.
+ */
+export function memoizedEpsilons(spec: Spec): { one: number; inf: number | null } {
+  const facts = privacyFacts(checkedSpec(spec).fields);
+  if (!isMemoized(facts) || facts.ratio === null) throw new RangeError(`${spec.mechanism} is not memoized`);
+  const stated = (name: string): number | null => {
+    const v = spec.fields[name];
+    return typeof v === "number" ? v : null;
+  };
+  const one = stated("epsilon_one") ?? stated("epsilon") ?? epsilonBoundOfRatio(facts.ratio);
+  const permanent = facts.permanentRatio ?? null;
+  return { one, inf: permanent === null ? null : (stated("epsilon_inf") ?? epsilonBoundOfRatio(permanent)) };
 }
 
-/**
- * RAPPOR's ε₁ (one report) and ε∞ (any number of reports of a value; null
- * when f = 0), as `ldp/specs/rappor.py`: ln of the exact worst-case ratios,
- * rounded up to the smallest certified double.
- */
+/** RAPPOR's ε₁ and ε∞ (`memoizedEpsilons`; kept for existing callers). */
 export function rapporEpsilons(spec: Spec): { one: number; inf: number | null } {
-  const f = specFraction(spec, "f");
-  const p = specFraction(spec, "p");
-  const q = specFraction(spec, "q");
-  const h = spec.fields.encoding === "bloom" ? Number(specInt(spec, "num_hashes")) : 1;
-  const boolean = spec.fields.encoding === "boolean";
-  const halfFpq = divInt(mul(f, add(p, q)), 2n);
-  const one = add(halfFpq, mul(sub(ONE, f), q)); // q*: P[S=1 | B=1]
-  const zero = add(halfFpq, mul(sub(ONE, f), p)); // p*: P[S=1 | B=0]
-  const up = div(one, zero);
-  const down = div(sub(ONE, zero), sub(ONE, one));
-  const single = boolean ? (compare(up, down) >= 0 ? up : down) : pow(mul(up, down), h);
-  const epsOne = epsilonBoundOfRatio(single);
-  if (f.num === 0n) return { one: epsOne, inf: null };
-  const halfF = divInt(f, 2n);
-  const differing = boolean ? 1 : 2 * h;
-  return { one: epsOne, inf: epsilonBoundOfRatio(pow(div(sub(ONE, halfF), halfF), differing)) };
+  return memoizedEpsilons(spec);
 }
 
 /** (ε per report, ε cap, memoized, memo domain size) of a spec, as Python's `stream_parameters`. */
 export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
-  checkedSpec(spec);
-  if (spec.mechanism === "rappor") {
-    const { one, inf } = rapporEpsilons(spec);
-    const enc = spec.fields.encoding;
-    const domain = spec.fields.domain;
-    const values = enc === "boolean" ? 2 : enc === "basic" && Array.isArray(domain) ? domain.length : null;
+  const facts = privacyFacts(checkedSpec(spec).fields);
+  if (isMemoized(facts)) {
+    const { one, inf } = memoizedEpsilons(spec);
+    const values = facts.memoValues === undefined || facts.memoValues === null ? null : Number(facts.memoValues);
     return { epsilon: one, epsilon_cap: inf, memoized: true, values };
   }
   if (spec.fields.delta !== undefined && spec.fields.delta !== null) {
@@ -184,7 +172,7 @@ export function spentEpsilon(streams: Record<string, Stream>, budget: Budget): n
   return composeEpsilons(Object.values(streams).flatMap(streamCharges), budget);
 }
 
-/** The enforced total: fresh streams as spent, each RAPPOR spec one piece at its worst case over values. */
+/** The enforced total: fresh streams as spent, each memoized spec one piece at its worst case over values. */
 export function committedEpsilon(streams: Record<string, Stream>, budget: Budget): number {
   const pieces: number[] = [];
   const memo = new Map<string, Stream[]>();
@@ -250,7 +238,7 @@ export class PrivacyLedger {
     return freshLedger(this.budget);
   }
 
-  /** The stream name of a report of `value` under `spec` (`memoKey`: RAPPOR's memo key bytes). */
+  /** The stream name of a report of `value` under `spec` (`memoKey`: a memoized mechanism's memo key bytes). */
   private streamName(data: LedgerData, spec: Spec, memoKey: Uint8Array | null): string {
     if (memoKey === null) return "fresh:" + spec.fingerprint;
     const message = concatBytes(utf8(spec.fingerprint), new Uint8Array([0]), memoKey);
@@ -259,13 +247,18 @@ export class PrivacyLedger {
 
   /**
    * Record one report, or throw `BudgetExceededError` recording nothing.
-   * Returns the spent ε after it. `memoKey`: the RAPPOR memo key (null for fresh mechanisms).
+   * Returns the spent ε after it. `memoKey`: the value's memo key for a
+   * memoized mechanism (the encoder's `memoKey(value)`), required; ignored
+   * (null) for fresh mechanisms.
    */
   async charge(spec: Spec, memoKey: Uint8Array | null): Promise<number> {
     const params = streamParameters(spec);
+    if (params.memoized && memoKey === null) {
+      throw new RangeError(`${spec.mechanism} is memoized: a report is charged with its value's memo key (the encoder's memoKey)`);
+    }
     return this.storage.update((current) => {
       const data = current === null ? this.fresh() : this.check(current);
-      const name = this.streamName(data, spec, memoKey);
+      const name = this.streamName(data, spec, params.memoized ? memoKey : null);
       const old = data.streams[name];
       const streams = { ...data.streams, [name]: { spec: spec.fingerprint, ...params, reports: (old?.reports ?? 0) + 1 } };
       const committed = committedEpsilon(streams, this.budget);
@@ -341,7 +334,7 @@ export class BudgetedEncoder {
 
   async encode(value: Value): Promise<Report> {
     const report = this.encoder.encode(value); // invalid values fail here, before any charge
-    const memoKey = this.encoder instanceof RapporEncoder ? this.encoder.memoKey(value) : null;
+    const memoKey = this.encoder.memoKey === undefined ? null : this.encoder.memoKey(value);
     await this.ledger.charge(this.encoder.spec, memoKey);
     return report;
   }

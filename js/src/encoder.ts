@@ -15,6 +15,12 @@ export interface Encoder {
   readonly spec: Spec;
   /** Randomize `value` into a report. */
   encode(value: Value): Report;
+  /**
+   * A memoized mechanism's encoder: the identity of `value` for memoization
+   * (the key of its permanent response, and of its ledger stream: the
+   * budgeted encoder charges each report to it).
+   */
+  memoKey?(value: Value): Uint8Array;
 }
 
 /** A RAPPOR client's persistent state: keep it, so the permanent response stays the same. */

@@ -43,6 +43,26 @@ const SAFETY = fraction((1n << 50n) - 1n, 1n << 50n); // 1 − 2^-50, as ldp/exa
 const HIGH = fraction((1n << 51n) + 1n, 1n << 51n); // e^ε rounded one ulp up at most ...
 const LOW = fraction((1n << 51n) - 1n, 1n << 51n); // ... or down (Python's libm exp)
 
+/** Largest ε whose e^ε is a finite double, so that a claim can be certified (Python's `REPRESENTABLE_MAX_EPSILON`). */
+export const REPRESENTABLE_MAX_EPSILON = 700;
+
+/**
+ * A stated ε field (`epsilon`, or a memoized mechanism's `epsilon_one` or
+ * `epsilon_inf`): a finite number > 0 whose e^ε is a finite double (a
+ * RangeError naming it otherwise).
+ */
+export function statedClaim(fields: JsonObject, name: string): number {
+  const mechanism = String(fields.mechanism);
+  const epsilon = fields[name];
+  if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
+    fail(`${mechanism}: ${name} must be a finite number > 0, got ${String(epsilon)}`);
+  }
+  if (!(epsilon <= REPRESENTABLE_MAX_EPSILON)) {
+    fail(`${mechanism}: ${name}=${floatText(epsilon)} is above ${REPRESENTABLE_MAX_EPSILON}: e^${name} must be a finite double to certify the claim`);
+  }
+  return epsilon;
+}
+
 /** The stated ε: a finite number > 0, within the mechanism's limit (a RangeError naming it otherwise). */
 export function statedEpsilon(fields: JsonObject): number {
   const mechanism = String(fields.mechanism);
@@ -60,22 +80,24 @@ export function statedEpsilon(fields: JsonObject): number {
 /**
  * Refuse a ratio that gives more than ε (certified), or, when `matches`,
  * a stated ε clearly above what the ratio gives (Python's `_check_claim`).
+ * `name`: the stated field, in messages (`epsilon_inf` for a memoized
+ * mechanism's permanent response).
  */
-export function checkRatio(mechanism: string, epsilon: number, ratio: Fraction, matches: boolean): void {
+export function checkRatio(mechanism: string, epsilon: number, ratio: Fraction, matches: boolean, name = "epsilon"): void {
   const e = expCorrectlyRounded(epsilon);
-  if (!Number.isFinite(e)) return; // beyond every limit: refused by statedEpsilon
+  if (!Number.isFinite(e)) return; // beyond every limit: refused by statedEpsilon, statedClaim
   const bound = mul(exactDouble(e), SAFETY); // Python's exp_lower_bound(ε), up to one ulp of exp
   const achieved = floatText(epsilonOfRatio(ratio));
   if (compare(ratio, mul(bound, HIGH)) > 0) {
     fail(
-      `${mechanism} claims epsilon=${floatText(epsilon)} but its exact probabilities give epsilon=${achieved}; ` +
+      `${mechanism} claims ${name}=${floatText(epsilon)} but its exact probabilities give ${name}=${achieved}; ` +
         "the claim must be at least what the probabilities give: load the server's spec",
     );
   }
   if (matches && compare(mul(bound, LOW), mul(ratio, add1(exactDouble(CLAIM_TOLERANCE)))) > 0) {
     fail(
-      `${mechanism} states epsilon=${floatText(epsilon)} but its exact probabilities give epsilon=${achieved}; ` +
-        `the stated epsilon must match them (e^epsilon within a relative ${CLAIM_TOLERANCE}): load the server's spec`,
+      `${mechanism} states ${name}=${floatText(epsilon)} but its exact probabilities give ${name}=${achieved}; ` +
+        `the stated ${name} must match them (e^${name} within a relative ${CLAIM_TOLERANCE}): load the server's spec`,
     );
   }
 }

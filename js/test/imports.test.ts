@@ -1,11 +1,13 @@
 /**
- * The module graph of src/ has no cycles: every relative import (`import`,
- * `import type`, `export ... from`, a dynamic `import()`) is an edge, and no
- * strongly connected component has more than one module. A cycle makes the
- * evaluation order of the modules depend on which one is imported first.
+ * The module graph of src/ (its subfolders included) has no cycles: every
+ * relative import (`import`, `import type`, `export ... from`, a dynamic
+ * `import()`) is an edge, and no strongly connected component has more than
+ * one module. A cycle makes the evaluation order of the modules depend on
+ * which one is imported first.
  */
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
+import { posix } from "node:path";
 import { describe, it } from "node:test";
 
 const SRC = new URL("../src/", import.meta.url);
@@ -18,11 +20,20 @@ export function relativeImports(source: string): string[] {
   return [...out].sort();
 }
 
-/** The import graph of src/: module -> the modules it imports. */
+/** Every relative module (`./x.js`, `../x.js`, `./dir/x.js`) the module `path` of src/ names, as a path in src/ (`dir/x.ts`). */
+export function resolvedImports(path: string, source: string): string[] {
+  const out = new Set<string>();
+  const pattern = /(?:\bfrom\s*|\bimport\s*\(?\s*)["'](\.\.?\/[\w./-]+)\.js["']/g;
+  for (const match of source.matchAll(pattern)) out.add(posix.join(posix.dirname(path), `${match[1]}.ts`));
+  return [...out].sort();
+}
+
+/** The import graph of src/ and its subfolders: module path -> the module paths it imports. */
 function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  for (const name of readdirSync(SRC).filter((f) => f.endsWith(".ts")).sort()) {
-    graph.set(name, relativeImports(readFileSync(new URL(name, SRC), "utf8")));
+  const files = readdirSync(SRC, { recursive: true, encoding: "utf8" }).map((f) => f.split("\\").join("/"));
+  for (const name of files.filter((f) => f.endsWith(".ts")).sort()) {
+    graph.set(name, resolvedImports(name, readFileSync(new URL(name, SRC), "utf8")));
   }
   return graph;
 }
@@ -77,6 +88,13 @@ describe("module graph", () => {
       'import * as fs from "node:fs";',
     ].join("\n");
     assert.deepEqual(relativeImports(source), ["a.ts", "b.ts", "c.ts", "e.ts", "f.ts", "g.ts", "h.ts"]);
+    assert.deepEqual(resolvedImports("a.ts", source), ["a.ts", "b.ts", "c.ts", "e.ts", "f.ts", "g.ts", "h.ts"]);
+  });
+
+  it("resolves imports of and from a subfolder", () => {
+    const source = 'import { a } from "../a.js";\nimport { b } from "./b.js";\nexport { c } from "./sub/c.js";';
+    assert.deepEqual(resolvedImports("privacy/x.ts", source), ["a.ts", "privacy/b.ts", "privacy/sub/c.ts"]);
+    assert.deepEqual(resolvedImports("x.ts", 'import { g } from "./privacy/g.js";'), ["privacy/g.ts"]);
   });
 
   it("finds a cycle when there is one", () => {
@@ -92,6 +110,7 @@ describe("module graph", () => {
 
   it("src/ has no import cycle", () => {
     const graph = importGraph();
+    assert.ok(graph.has("privacy/grr.ts"), "the graph has the modules of src/'s subfolders");
     for (const [module, imports] of graph) {
       for (const target of imports) assert.ok(graph.has(target), `${module} imports ./${target.replace(/\.ts$/, ".js")}, which is not in src/`);
     }

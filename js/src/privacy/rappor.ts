@@ -1,0 +1,45 @@
+/**
+ * Privacy facts of RAPPOR (`ldp/specs/rappor.py`): memoized, with ε₁ from
+ * one instantaneous report and ε∞ from the permanent randomized response.
+ */
+import { type Fraction, ONE, add, compare, div, divInt, fraction, mul, sub } from "../fraction.js";
+import type { JsonObject } from "../json.js";
+import { type MechanismPrivacy, domainSize, int, prob, text } from "../privacyfields.js";
+import { fail } from "../text.js";
+
+function pow(a: Fraction, k: bigint): Fraction {
+  return fraction(a.num ** k, a.den ** k);
+}
+
+/**
+ * RAPPOR: per Bloom bit, P[S=1 | B=1] = q* = ½f(p+q) + (1−f)q and
+ * P[S=1 | B=0] = p* = ½f(p+q) + (1−f)p. One report's ratio is the larger bit
+ * ratio (boolean) or (q*·(1−p*) / (p*·(1−q*)))^h over the 2h bits two values'
+ * filters differ in; the permanent response's is ((1 − f/2)/(f/2))^(2h)
+ * (one bit for boolean), unbounded when f = 0. The memo holds one key per
+ * domain value (2 for boolean), unboundedly many for a Bloom filter.
+ *
+ * @privacy rappor
+ */
+export function rapporPrivacy(fields: JsonObject): MechanismPrivacy {
+  const [f, p, q] = [prob(fields, "f"), prob(fields, "p"), prob(fields, "q")];
+  const encoding = fields.encoding;
+  const boolean = encoding === "boolean";
+  const h = encoding === "bloom" ? int(fields, "num_hashes") : 1n;
+  const halfFpq = divInt(mul(f, add(p, q)), 2n);
+  const one = add(halfFpq, mul(sub(ONE, f), q)); // q*: P[S=1 | B=1]
+  const zero = add(halfFpq, mul(sub(ONE, f), p)); // p*: P[S=1 | B=0]
+  if (zero.num === 0n || compare(one, ONE) === 0) {
+    fail(
+      "rappor parameters give no single-report privacy (a reported bit can be certain); " +
+        `got f=${text(f)}, p=${text(p)}, q=${text(q)}`,
+    );
+  }
+  const up = div(one, zero); // a bit the input sets
+  const down = div(sub(ONE, zero), sub(ONE, one)); // a bit the other input sets
+  const ratio = boolean ? (compare(up, down) >= 0 ? up : down) : pow(mul(up, down), h);
+  const halfF = divInt(f, 2n);
+  const permanentRatio = f.num === 0n ? null : pow(div(sub(ONE, halfF), halfF), boolean ? 1n : 2n * h);
+  const memoValues = boolean ? 2n : encoding === "basic" ? domainSize(fields) : null;
+  return { ratio, permanentRatio, memoValues };
+}

@@ -1,0 +1,76 @@
+/**
+ * What a mechanism family's privacy module returns (`MechanismPrivacy`), and
+ * the spec-field readers and ratio helpers those modules share. This module
+ * imports nothing mechanism-specific: each family's module in `privacy/`
+ * imports it, and `privacyregistry.ts` (generated) maps mechanism names to
+ * the family functions.
+ */
+import { type Fraction, ONE, compare, div, divInt, fractionText, parseFraction, sub } from "./fraction.js";
+import type { JsonObject } from "./json.js";
+import { fail } from "./text.js";
+
+/**
+ * The privacy facts of one spec, read from its exact probabilities (Python's
+ * `privacy_ratio`, and for a memoized mechanism its `permanent_ratio` and
+ * `memo_domain_size`). A mechanism is memoized iff `permanentRatio` is
+ * present (not undefined).
+ */
+export interface MechanismPrivacy {
+  /**
+   * The exact worst-case ratio max P[y|x]/P[y|x′] of one report (a memoized
+   * mechanism's ε₁ = ln ratio); null when the ratio is not in the spec (the
+   * numeric grid tables come from the server, `checkTableClaim`).
+   */
+  readonly ratio: Fraction | null;
+  /**
+   * Memoized mechanisms only: the worst-case ratio of the permanent
+   * (memoized) response, which bounds any number of reports of one memo key
+   * (ε∞ = ln permanentRatio); null when unbounded (no permanent noise).
+   */
+  readonly permanentRatio?: Fraction | null;
+  /** Memoized mechanisms only: how many distinct memo keys exist; null when unbounded. */
+  readonly memoValues?: bigint | null;
+}
+
+/** A family's privacy function: the facts of canonical spec fields, after its constructor's range checks (a RangeError otherwise). */
+export type PrivacyFunction = (fields: JsonObject) => MechanismPrivacy;
+
+/** The text of a fraction, in messages. */
+export const text = (f: Fraction): string => fractionText(f);
+
+/** A probability field of canonical fields (a fraction string). */
+export function prob(fields: JsonObject, name: string): Fraction {
+  const v = fields[name];
+  return typeof v === "string" ? parseFraction(v) : fail(`${String(fields.mechanism)} spec has no probability ${name}`);
+}
+
+/** An integer field of canonical fields. */
+export function int(fields: JsonObject, name: string): bigint {
+  const v = fields[name];
+  return typeof v === "bigint" ? v : fail(`${String(fields.mechanism)} spec has no integer ${name}`);
+}
+
+/** The number of values of the spec's domain. */
+export function domainSize(fields: JsonObject): bigint {
+  const d = fields.domain;
+  return Array.isArray(d) ? BigInt(d.length) : fail(`${String(fields.mechanism)} spec has no domain`);
+}
+
+/** p below 1, and above `floor` (the probability that gives no signal). */
+export function keep(fields: JsonObject, floor: Fraction, floorText: string): Fraction {
+  const p = prob(fields, "p");
+  const mechanism = String(fields.mechanism);
+  if (compare(p, ONE) >= 0) fail(`${mechanism}: p must be in [0, 1), got ${text(p)}`);
+  if (compare(p, floor) <= 0) fail(`${mechanism}: p must exceed ${floorText}, got ${text(p)}`);
+  return p;
+}
+
+/** Randomized response over n outputs with keep probability p: p/q, q = (1 − p)/(n − 1). */
+export function rrRatio(p: Fraction, n: bigint): Fraction {
+  return div(p, divInt(sub(ONE, p), n - 1n));
+}
+
+/** The odds p/(1 − p) of a kept bit (a binary randomized response's ratio). */
+export function odds(p: Fraction): Fraction {
+  return div(p, sub(ONE, p));
+}

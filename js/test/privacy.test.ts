@@ -1,0 +1,99 @@
+/**
+ * The per-family privacy facts (`src/privacy/`, dispatched by the generated
+ * `mechanismPrivacy`) and what reads them: the claim check and the ledger's
+ * generic memoized path (any memoized mechanism, any encoder with a memoKey).
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import {
+  BudgetedEncoder,
+  type Encoder,
+  type JsonObject,
+  MemoryLedgerStorage,
+  PrivacyLedger,
+  checkClaim,
+  epsilonBoundOfRatio,
+  fraction,
+  loadSpec,
+  makeBudget,
+  makeEncoder,
+  mechanismPrivacy,
+  memoizedEpsilons,
+  privacyFacts,
+  streamParameters,
+} from "../src/index.js";
+
+const V = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
+const CASES: { canonical_json: string; mechanism: string }[] = V.specs.cases.filter((c: { canonical_json?: string }) => c.canonical_json);
+
+const RAPPOR = loadSpec('{"domain":null,"encoding":"bloom","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":16,"num_cohorts":4,"num_hashes":2,"p":"1/4","q":"3/4"}');
+const BOOL = loadSpec('{"domain":null,"encoding":"boolean","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":1,"num_cohorts":1,"num_hashes":1,"p":"1/4","q":"3/4"}');
+const BASIC = loadSpec('{"domain":["a","b","c"],"encoding":"basic","f":"1/2","format":1,"mechanism":"rappor","num_cohorts":1,"p":"1/4","q":"3/4"}');
+const CLIENT = { secret: new Uint8Array(32).fill(7), cohort: 0 };
+
+describe("privacy facts: one module per family, a generated dispatch", () => {
+  it("every mechanism of the vectors has facts; only RAPPOR is memoized", () => {
+    for (const c of CASES) {
+      const facts = privacyFacts(loadSpec(c.canonical_json).fields as JsonObject);
+      assert.equal(facts.permanentRatio !== undefined, c.mechanism === "rappor", c.mechanism);
+    }
+  });
+
+  it("a mechanism with no privacy module is refused, naming it", () => {
+    assert.equal(mechanismPrivacy({ mechanism: "no-such-mechanism" }), null);
+    assert.throws(() => privacyFacts({ mechanism: "no-such-mechanism" }), /no-such-mechanism: this client cannot check its privacy claim/);
+  });
+
+  it("RAPPOR: the permanent response's ratio ((1 − f/2)/(f/2))^(2h) and the memo's size", () => {
+    assert.deepEqual(privacyFacts(RAPPOR.fields as JsonObject).permanentRatio, fraction(81n)); // 3^(2·2)
+    assert.deepEqual(privacyFacts(BOOL.fields as JsonObject).permanentRatio, fraction(3n));
+    assert.deepEqual(
+      [RAPPOR, BOOL, BASIC].map((s) => privacyFacts(s.fields as JsonObject).memoValues),
+      [null, 2n, 3n],
+    );
+    assert.deepEqual(
+      [RAPPOR, BOOL, BASIC].map((s) => streamParameters(s).values),
+      [null, 2, 3],
+    );
+    assert.equal(memoizedEpsilons(RAPPOR).inf, epsilonBoundOfRatio(fraction(81n)));
+    const noPermanent = loadSpec({ ...(BOOL.fields as JsonObject), f: "0" });
+    assert.equal(privacyFacts(noPermanent.fields as JsonObject).permanentRatio, null);
+    assert.equal(streamParameters(noPermanent).epsilon_cap, null);
+  });
+
+  it("RAPPOR whose reported bit can be certain is refused when loaded (as Python's Rappor)", () => {
+    const certain = { ...(BOOL.fields as JsonObject), f: "0", p: "0" };
+    assert.throws(() => loadSpec(certain), /rappor parameters give no single-report privacy \(a reported bit can be certain\); got f=0, p=0, q=3\/4/);
+  });
+
+  it("a memoized spec's stated epsilon_inf is checked against its permanent response", () => {
+    const inf = memoizedEpsilons(RAPPOR).inf!;
+    checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: inf });
+    assert.throws(() => checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: 4 }), /rappor claims epsilon_inf=4\.0 but its exact probabilities give epsilon_inf=4\.39/);
+    assert.throws(() => checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: 5 }), /rappor states epsilon_inf=5\.0 .* the stated epsilon_inf must match them/);
+    assert.throws(() => checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: 800 }), /epsilon_inf=800\.0 is above 700/);
+    assert.throws(() => checkClaim({ ...(BOOL.fields as JsonObject), f: "0", epsilon_inf: 5 }), /permanent response is not randomized: epsilon_inf is unbounded/);
+  });
+});
+
+describe("the ledger's memoized path is generic", () => {
+  it("a budgeted encoder charges each value's stream through the encoder's memoKey, whatever its class", async () => {
+    const rappor = makeEncoder(BASIC, { client: CLIENT });
+    // not a RapporEncoder: any encoder of a memoized spec that has a memoKey
+    const wrapped: Encoder = { spec: BASIC, encode: (v) => rappor.encode(v), memoKey: (v) => rappor.memoKey!(v) };
+    const storage = new MemoryLedgerStorage();
+    const encoder = new BudgetedEncoder(wrapped, new PrivacyLedger(storage, makeBudget(100)));
+    for (const value of ["a", "a", "b"]) await encoder.encode(value);
+    const streams = Object.values(storage.data!.streams);
+    assert.deepEqual(streams.map((s) => s.reports).sort(), [1, 2]);
+    assert.ok(Object.keys(storage.data!.streams).every((name) => name.startsWith("value:")));
+  });
+
+  it("a memoized report charged without its memo key is refused, recording nothing", async () => {
+    const storage = new MemoryLedgerStorage();
+    const ledger = new PrivacyLedger(storage, makeBudget(100));
+    await assert.rejects(ledger.charge(RAPPOR, null), /rappor is memoized: a report is charged with its value's memo key/);
+    assert.equal(storage.data, null);
+  });
+});
