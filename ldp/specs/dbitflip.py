@@ -106,7 +106,7 @@ class DBitFlip(FrequencySpec):
     --------
     >>> from ldp.specs.dbitflip import DBitFlip
     >>> spec = DBitFlip(domain=("0-9", "10-99", "100+"), epsilon=1.0, d=2)
-    >>> spec.mechanism, spec.memo_domain_size, spec.epsilon_inf == spec.epsilon_one
+    >>> spec.mechanism, spec.memo_domain_size, spec.epsilon_inf <= spec.epsilon_one  # γ = 0: ε∞ is ε₁'s ratio
     ('dbitflip', 3, True)
     """
 
@@ -219,9 +219,7 @@ class DBitFlip(FrequencySpec):
 
     @property
     def epsilon_inf(self) -> float:
-        """ε∞ = m·ln(p/q), rounded up (certified): any number of reports of one memo key; ε₁ when γ = 0."""
-        if self.gamma == 0:
-            return float(self.epsilon)
+        """ε∞ = m·ln(p/q), rounded up (certified): any number of reports of one memo key (≤ ε₁ when γ = 0)."""
         return epsilon_bound_of_ratio(self.permanent_ratio)
 
     @property
