@@ -37,7 +37,7 @@ JOINT_LIMIT = 1 << 22
 def _takers(rng: np.random.Generator, cells: np.ndarray, left: int) -> np.ndarray:
     """How many users of each cell (r buckets to sample) take the current bucket, ``left`` buckets remaining."""
     r = np.arange(cells.size, dtype=np.float64)
-    return rng.binomial(cells, r / left).astype(np.int64)
+    return rng.binomial(cells, np.minimum(r / left, 1.0)).astype(np.int64)  # cells with r > left are empty
 
 
 def _sampled_joint(spec: DBitFlip, counts: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

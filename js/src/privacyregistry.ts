@@ -2,6 +2,7 @@
 // `@privacy` tags of the functions in js/src/privacy/: do not edit.
 import type { JsonObject } from "./json.js";
 import type { MechanismPrivacy } from "./privacyfields.js";
+import { dbitflipPrivacy } from "./privacy/dbitflip.js";
 import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
@@ -18,7 +19,7 @@ import { unaryPrivacy } from "./privacy/unary.js";
  * module in `privacy/`, after the range checks of the spec's constructor
  * (a RangeError naming what is wrong); null for a mechanism with no
  * privacy module in this client.
- * No privacy module here for: dbitflip.
+ * No privacy module here for: none.
  */
 export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
   switch (fields.mechanism) {
@@ -52,6 +53,8 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return hcmsPrivacy(fields);
     case "ss":
       return subsetPrivacy(fields);
+    case "dbitflip":
+      return dbitflipPrivacy(fields);
   }
   return null;
 }

@@ -159,8 +159,9 @@ class DBitFlip(FrequencySpec):
         """The largest p on the 2^-64 grid with (p′/q′)^m ≤ e^ε, p′ = γ + (1 − 2γ)p (rounded toward privacy)."""
         bound = exp_lower_bound(self.epsilon)
         m, gamma = self.differing_bits, self.gamma
-        per_bit = math.exp(self.epsilon / m) * (1 - 2.0**-50)
-        sent = Fraction(per_bit) / (Fraction(per_bit) + 1)  # p′ with p′/(1 − p′) a hair below e^{ε/m}
+        # p′ with p′/(1 − p′) at most (a hair below, for m = 2) the certified e^{ε/m}: SUE's and GRR's targets
+        per_bit = bound if m == 1 else Fraction(math.sqrt(float(bound)) * (1 - 2.0**-50))
+        sent = per_bit / (per_bit + 1)
         if sent >= 1 - gamma:
             top = m * math.log((1 - gamma) / gamma)
             raise SpecError(
