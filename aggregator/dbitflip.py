@@ -29,8 +29,7 @@ from ldp.batch import ReportBatch
 from ldp.errors import EstimateError, InputError, ReportError
 from ldp.report import Report
 from ldp.report_check import check_report
-from ldp.specs.dbitflip import DBitFlip
-from ldp.specs.subset import bit_weights
+from ldp.specs.dbitflip import DBitFlip, sampled_weights
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -145,39 +144,33 @@ class DBitFlipAccumulator(Accumulator):
     def add(self, report: Report) -> None:
         checked = check_report(self.spec, report)
         b, d = self.spec.domain_size, self.spec.d
-        buckets = np.unpackbits(np.frombuffer(checked.field("buckets"), dtype=np.uint8))[:b]
-        sent = np.unpackbits(np.frombuffer(checked.bits or b"", dtype=np.uint8))[:d]
-        positions = np.flatnonzero(buckets)
+        bits = np.unpackbits(np.frombuffer(checked.bits or b"", dtype=np.uint8))
+        positions = np.flatnonzero(bits[:b])
+        sent = bits[b : b + d]
         self._sampled[positions] += 1
         self._ones[positions] += sent
         self._n += 1
 
     def add_batch(self, batch: ReportBatch) -> None:
-        """Count a batch; a bucket vector without exactly d bits set is refused (no report of the spec has one)."""
+        """Count a batch; a row whose first b bits do not hold exactly d ones is refused (no report has one)."""
         self._check_batch(batch)
         b, d = self.spec.domain_size, self.spec.d
-        buckets = batch.column("buckets")
-        if buckets is None:
-            raise ReportError("batch has no 'buckets' column")
-        buckets = check_packed_bits(buckets, b)
-        bits = check_packed_bits(batch.bits, d)
-        if buckets.shape[0] != bits.shape[0]:
-            raise ReportError(f"batch has {buckets.shape[0]} bucket rows but {bits.shape[0]} bit rows")
-        weights = bit_weights(buckets)
+        bits = check_packed_bits(batch.bits, b + d)
+        weights = sampled_weights(bits, b)
         wrong = np.flatnonzero(weights != d)
         if wrong.size:
             raise ReportError(
                 f"batch row {int(wrong[0])} samples {int(weights[wrong[0]])} buckets, expected exactly "
                 f"d = {d} ({wrong.size} such rows)"
             )
-        rows = max(1, _BLOCK_CELLS // b)
-        for start in range(0, buckets.shape[0], rows):
-            chosen = np.unpackbits(buckets[start : start + rows], axis=1)[:, :b].astype(bool)
-            sent = np.unpackbits(bits[start : start + rows], axis=1)[:, :d]
+        rows = max(1, _BLOCK_CELLS // (b + d))
+        for start in range(0, bits.shape[0], rows):
+            unpacked = np.unpackbits(bits[start : start + rows], axis=1, count=b + d)
+            chosen = unpacked[:, :b].astype(bool)
             _, columns = np.nonzero(chosen)  # row-major: each row's buckets in ascending order, as its bits
             self._sampled += chosen.sum(axis=0, dtype=np.int64)
-            self._ones += np.bincount(columns, weights=sent.ravel(), minlength=b).astype(np.int64)
-        self._n += int(buckets.shape[0])
+            self._ones += np.bincount(columns, weights=unpacked[:, b:].ravel(), minlength=b).astype(np.int64)
+        self._n += int(bits.shape[0])
 
     def merge(self, other: Self) -> Self:
         """A new accumulator holding the reports of both (same spec required)."""

@@ -17,7 +17,8 @@ per value and nothing changes across restarts:
    1 with p where the pattern is set, with q = 1 − p elsewhere.
 
 Each report sends the memoized bits, each flipped with probability γ by
-fresh coins of the OS CSPRNG (output perturbation; none when γ = 0). The
+fresh coins of the OS CSPRNG (output perturbation; none when γ = 0), after
+the b bits marking the sampled buckets (one vector of b + d bits). The
 order of the reads is the cross-language contract (the TypeScript client
 reads the same bytes).
 
@@ -107,7 +108,7 @@ class DBitFlipEncoder:
         self._position = {bucket: i for i, bucket in enumerate(self.buckets)}
         self._width = spec.d
         self._full = (1 << spec.d) - 1
-        self._sampled = lanes_to_packed(sum(1 << bucket for bucket in self.buckets), spec.domain_size)
+        self._sampled = sum(1 << bucket for bucket in self.buckets)  # report bits 0..b-1
         self._one = expansion(spec.p)  # exact binary expansions, computed once
         self._zero = expansion(spec.q)
         self._flip = expansion(spec.gamma)
@@ -134,11 +135,8 @@ class DBitFlipEncoder:
         sent = self.permanent_bits(value)
         if self.spec.gamma:  # output perturbation: each bit flipped with probability γ, from the CSPRNG
             sent ^= sample_expanded(self._width, ((self._full, *self._flip),), urandom_source)
-        return Report(
-            spec=self.spec.fingerprint,
-            bits=lanes_to_packed(sent, self._width),
-            extra={"buckets": self._sampled},
-        )
+        b = self.spec.domain_size
+        return Report(spec=self.spec.fingerprint, bits=lanes_to_packed(self._sampled | sent << b, b + self._width))
 
 
 def dbitflip_encoder(spec: DBitFlip, state: ClientState | str | os.PathLike[str] | None = None) -> Encoder:
@@ -176,18 +174,17 @@ def dbitflip_batch(spec: DBitFlip, values, rng, *, cohorts=None, indices=False) 
     idx = value_indices(spec, values, indices)
     b, d = spec.domain_size, spec.d
     m = idx.size
-    buckets = np.empty((m, (b + 7) // 8), dtype=np.uint8)
-    ones = np.zeros((m, (d + 63) // 64), dtype=np.uint64)
-    block = max(1, (1 << 20) // b)  # rows per block: 1 Mi booleans (8 MiB of their running counts)
+    packed = np.empty((m, (b + d + 7) // 8), dtype=np.uint8)
+    block = max(1, (1 << 20) // (b + d))  # rows per block: 1 Mi booleans (8 MiB of their running counts)
     for start in range(0, m, block):
         x = idx[start : start + block]
-        chosen = _sample_rows(source, x.size, b, d)
-        buckets[start : start + x.size] = np.packbits(chosen, axis=1)
         rows = np.arange(x.size)
-        holds = chosen[rows, x]
+        chosen = _sample_rows(source, x.size, b, d)
         rank = np.cumsum(chosen, axis=1)[rows, x] - 1  # position of x among the sampled buckets
-        held = np.flatnonzero(holds)
-        lane = packbits_lane(rank[held]).astype(np.uint64)
-        ones[start + held, rank[held] // 64] = np.left_shift(np.uint64(1), lane)
-    lanes = bernoulli_words(source, ones, spec.sent_one, spec.sent_zero)
-    return ReportBatch.from_columns(spec.fingerprint, {"buckets": buckets, "bits": words_to_packed(lanes, d)})
+        held = np.flatnonzero(chosen[rows, x])
+        ones = np.zeros((x.size, (d + 63) // 64), dtype=np.uint64)
+        ones[held, rank[held] // 64] = np.left_shift(np.uint64(1), packbits_lane(rank[held]).astype(np.uint64))
+        lanes = bernoulli_words(source, ones, spec.sent_one, spec.sent_zero)
+        sent = np.unpackbits(words_to_packed(lanes, d), axis=1, count=d).astype(bool)
+        packed[start : start + x.size] = np.packbits(np.concatenate([chosen, sent], axis=1), axis=1)
+    return ReportBatch(spec=spec.fingerprint, bits=packed)

@@ -39,10 +39,11 @@ def _unpack(data: bytes, width: int) -> np.ndarray:
 
 def _client_counts(spec: Any, reports: Sequence[CheckedReport]) -> tuple[np.ndarray, np.ndarray]:
     """(sampled buckets, ones sent for each over the client's reports), the buckets those of its first report."""
-    buckets = np.flatnonzero(_unpack(reports[0].field("buckets"), spec.domain_size))
-    ones = np.zeros(spec.d, dtype=np.int64)
+    b, d = spec.domain_size, spec.d
+    buckets = np.flatnonzero(_unpack(reports[0].bits or b"", b))
+    ones = np.zeros(d, dtype=np.int64)
     for report in reports:
-        ones += _unpack(report.bits or b"", spec.d)
+        ones += _unpack(report.bits or b"", b + d)[b:]
     return buckets, ones
 
 

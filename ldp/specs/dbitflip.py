@@ -27,8 +27,9 @@ is unbiased, and with n users of whom n·f_v hold v its variance is exactly
     n·Var = (b/d)·[(1 − f_v) q′(1 − q′) + f_v (p′(1 − q′)² + (1 − p′) q′²)]/(p′ − q′)² − f_v,
 
 which for p′ + q′ = 1 is (b/d)·p′q′/(p′ − q′)² + f_v (b/d − 1); with d = b
-it is SUE's. A report carries the sampled buckets as a b-bit vector with
-exactly d bits set (``buckets``) and the d sent bits in bucket order (``bits``).
+it is SUE's. A report is one bit vector of b + d bits (``bits``): the first
+b mark the sampled buckets (exactly d set), the last d are the sent bits, in
+the order of the sampled buckets.
 
 References
 ----------
@@ -51,14 +52,14 @@ import numpy as np
 from ldp.domain import DomainValue
 from ldp.errors import AccountingError, SpecError
 from ldp.exact import epsilon_bound_of_ratio, exp_lower_bound, floor_fraction
+from ldp.errors import ReportError
 from ldp.report_schema import BitVector, ReportSchema
 from ldp.specs.frequency import FrequencySpec
 from ldp.specs.limits import MAX_UNARY_DOMAIN_SIZE, RR64_MAX_EPSILON
 from ldp.specs.pairs import PrivacyPiece, piece
-from ldp.specs.subset import SubsetBits
 from ldp.specs.validation import ProbabilityInput, check_int, check_probability
 
-__all__ = ["DBitFlip", "dbitflip_variance"]
+__all__ = ["DBitFlip", "DBitFlipBits", "dbitflip_variance", "sampled_weights"]
 
 _STEP = Fraction(1, 1 << 64)
 
@@ -74,6 +75,40 @@ def dbitflip_variance(frequency: Any, n: int, buckets: int, d: int, p: float, q:
     holder = p * (1 - q) ** 2 + (1 - p) * q**2
     other = q * (1 - q)
     return (scale * ((1 - f) * other + f * holder) / (p - q) ** 2 - f) / n
+
+
+def sampled_weights(packed: np.ndarray, buckets: int) -> np.ndarray:
+    """How many of the first ``buckets`` bits are set in each row of a (n, bytes) uint8 array (int64)."""
+    rows = np.ascontiguousarray(packed, dtype=np.uint8)
+    whole, spare = divmod(buckets, 8)
+    weights = np.bitwise_count(rows[:, :whole]).sum(axis=1, dtype=np.int64)
+    if spare:
+        weights += np.bitwise_count(rows[:, whole] & np.uint8((0xFF << (8 - spare)) & 0xFF)).astype(np.int64)
+    return weights
+
+
+@dataclasses.dataclass(frozen=True)
+class DBitFlipBits(BitVector):
+    """dBitFlip's b + d report bits: the sampled buckets (the first b, exactly d set), then the d sent bits.
+
+    A vector whose first b bits do not hold exactly d ones is refused (one
+    report) or marked not ok (a column, whose rows are then re-checked and
+    rejected one by one).
+    """
+
+    def check(self, spec: Any, raw: Any) -> bytes:
+        bits = super().check(spec, raw)
+        b = spec.domain_size
+        ones = (int.from_bytes(bits, "big") >> (8 * len(bits) - b)).bit_count()
+        if ones != spec.d:
+            raise ReportError(f"'{self.name}' samples {ones} buckets (of its first {b} bits), expected exactly d = {spec.d}")
+        return bits
+
+    def column(self, spec: Any, column: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        values, ok = super().column(spec, column, n)
+        if len(values):
+            ok = ok & (sampled_weights(values, spec.domain_size) == spec.d)
+        return values, ok
 
 
 @dataclasses.dataclass(frozen=True, init=False)
@@ -112,11 +147,9 @@ class DBitFlip(FrequencySpec):
 
     mechanism: ClassVar[str] = "dbitflip"
     report_size_rank: ClassVar[int] = 8  # b + d bits
-    report_kind: ClassVar[str] = "dbitflip"
-    #: Reports carry the sampled buckets (b bits, exactly d set) and the d sent bits in bucket order.
-    report_schema: ClassVar[ReportSchema] = ReportSchema(
-        (SubsetBits("buckets", length="domain_size", weight="d"), BitVector("bits", length="d"))
-    )
+    report_kind: ClassVar[str] = "bits"
+    #: Reports carry b + d bits: the sampled buckets (exactly d of the first b set), then the d sent bits.
+    report_schema: ClassVar[ReportSchema] = ReportSchema((DBitFlipBits("bits", length="report_width"),))
     memoized: ClassVar[bool] = True
     #: The pieces bound the curve by the worst sampled buckets (both values' buckets sampled).
     exact_privacy_curve: ClassVar[bool] = False
@@ -192,6 +225,11 @@ class DBitFlip(FrequencySpec):
     def sent_zero(self) -> Fraction:
         """q′ = γ + (1 − 2γ)q = 1 − p′: P[sent bit = 1 | value not in its bucket]."""
         return self.gamma + (1 - 2 * self.gamma) * self.q
+
+    @property
+    def report_width(self) -> int:
+        """b + d: the bits of a report (the sampled buckets, then the sent bits)."""
+        return self.domain_size + self.d
 
     @property
     def differing_bits(self) -> int:
