@@ -136,7 +136,9 @@ class DBitFlipEncoder:
         if self.spec.gamma:  # output perturbation: each bit flipped with probability γ, from the CSPRNG
             sent ^= sample_expanded(self._width, ((self._full, *self._flip),), urandom_source)
         b = self.spec.domain_size
-        return Report(spec=self.spec.fingerprint, bits=lanes_to_packed(self._sampled | sent << b, b + self._width))
+        return Report(
+            spec=self.spec.fingerprint, bits=lanes_to_packed(self._sampled | sent << b, b + self._width)
+        )
 
 
 def dbitflip_encoder(spec: DBitFlip, state: ClientState | str | os.PathLike[str] | None = None) -> Encoder:
@@ -183,7 +185,9 @@ def dbitflip_batch(spec: DBitFlip, values, rng, *, cohorts=None, indices=False) 
         rank = np.cumsum(chosen, axis=1)[rows, x] - 1  # position of x among the sampled buckets
         held = np.flatnonzero(chosen[rows, x])
         ones = np.zeros((x.size, (d + 63) // 64), dtype=np.uint64)
-        ones[held, rank[held] // 64] = np.left_shift(np.uint64(1), packbits_lane(rank[held]).astype(np.uint64))
+        ones[held, rank[held] // 64] = np.left_shift(
+            np.uint64(1), packbits_lane(rank[held]).astype(np.uint64)
+        )
         lanes = bernoulli_words(source, ones, spec.sent_one, spec.sent_zero)
         sent = np.unpackbits(words_to_packed(lanes, d), axis=1, count=d).astype(bool)
         packed[start : start + x.size] = np.packbits(np.concatenate([chosen, sent], axis=1), axis=1)

@@ -40,7 +40,9 @@ def _takers(rng: np.random.Generator, cells: np.ndarray, left: int) -> np.ndarra
     return rng.binomial(cells, np.minimum(r / left, 1.0)).astype(np.int64)  # cells with r > left are empty
 
 
-def _sampled_joint(spec: DBitFlip, counts: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _sampled_joint(
+    spec: DBitFlip, counts: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """(H, G): per bucket j, the users of value j and the others whose sampled buckets include j."""
     b, d = spec.domain_size, spec.d
     n = int(counts.sum())

@@ -30,7 +30,7 @@ from ldp.privacy.mechanisms import mechanism_loss
 from ldp.privacy.spending import stream_parameters, worst_case_memoized_cost
 from ldp.report_check import check_report
 from ldp.simulations.dbitflip import dbitflip_counts
-from ldp.specs.dbitflip import DBitFlip, dbitflip_variance
+from ldp.specs.dbitflip import DBitFlip
 
 ALPHA = 1e-6
 
@@ -124,13 +124,17 @@ def exact_user_variance(spec: DBitFlip, holds: bool) -> Fraction:
     return second - mean * mean
 
 
-@pytest.mark.parametrize(("b", "d", "gamma"), [(8, 1, "0"), (8, 3, "0"), (8, 3, "3/20"), (5, 5, "0"), (20, 2, "1/4")])
+@pytest.mark.parametrize(
+    ("b", "d", "gamma"), [(8, 1, "0"), (8, 3, "0"), (8, 3, "3/20"), (5, 5, "0"), (20, 2, "1/4")]
+)
 def test_variance_formula_is_the_enumerated_one(b, d, gamma):
     spec = DBitFlip(range(b), 1.3, d=d, gamma=gamma)
     n = 1000
     for f in (0.0, 0.1, 0.5, 1.0):
         holders = round(f * n)
-        exact = (holders * exact_user_variance(spec, True) + (n - holders) * exact_user_variance(spec, False)) / n**2
+        exact = (
+            holders * exact_user_variance(spec, True) + (n - holders) * exact_user_variance(spec, False)
+        ) / n**2
         assert float(spec.variance(holders / n, n)) == pytest.approx(float(exact), rel=1e-12)
     # p′ + q′ = 1: n·Var = (b/d)·p′q′/(p′ − q′)² + f(b/d − 1), the paper's (b/d)e^{ε/2}/(e^{ε/2} − 1)² when γ = 0, d ≥ 2
     p1, q1 = float(spec.sent_one), float(spec.sent_zero)
@@ -158,7 +162,9 @@ def test_d_equal_b_is_sue():
     mine.add_batch(batch)
     theirs.add_batch(ReportBatch(spec=sue.fingerprint, bits=np.packbits(unpacked[:, 6:], axis=1)))
     a, b = mine.estimate(), theirs.estimate()
-    assert np.allclose(a["estimate"], b["estimate"], rtol=1e-12) and np.allclose(a["std_error"], b["std_error"])
+    assert np.allclose(a["estimate"], b["estimate"], rtol=1e-12) and np.allclose(
+        a["std_error"], b["std_error"]
+    )
 
 
 @pytest.mark.parametrize(("d", "gamma"), [(1, "0"), (3, "1/10")])
@@ -307,7 +313,9 @@ class _RedrawingEncoder(DBitFlipEncoder):
 
         pattern = self.pattern(value)
         full = (1 << self.spec.d) - 1
-        return sample_expanded(self.spec.d, ((pattern, *self._one), (full ^ pattern, *self._zero)), urandom_source)
+        return sample_expanded(
+            self.spec.d, ((pattern, *self._one), (full ^ pattern, *self._zero)), urandom_source
+        )
 
 
 def test_the_audit_flags_a_client_that_redraws_its_memo():
@@ -337,7 +345,7 @@ def test_single_and_batch_accumulation_agree_and_bad_reports_are_refused():
     whole.add_batch(batch)
     assert whole == one_by_one and whole.n == 200
     two = ldp.Report(spec=spec.fingerprint, bits=bytes([0xC0, 0, 0]))  # 23 bits: buckets 0 and 1 only
-    with pytest.raises(ReportError, match="samples 2 buckets .* expected exactly d = 3"):
+    with pytest.raises(ReportError, match=r"samples 2 buckets .* expected exactly d = 3"):
         whole.add(two)
     bad = ReportBatch(spec=spec.fingerprint, bits=np.zeros((1, 3), dtype=np.uint8))
     with pytest.raises(ReportError, match="samples 0 buckets"):

@@ -13,6 +13,11 @@ DECLARATIONS = (
         accumulator="ldp.aggregator.dbitflip:DBitFlipAccumulator.for_spec",
         fast_simulator="ldp.simulations.dbitflip:dbitflip_counts",
         audit_events="ldp.audit_events.dbitflip:DBitFlipEvents",
-        docs=("ldp.specs.dbitflip", "ldp.client.dbitflip", "ldp.aggregator.dbitflip", "ldp.simulations.dbitflip"),
+        docs=(
+            "ldp.specs.dbitflip",
+            "ldp.client.dbitflip",
+            "ldp.aggregator.dbitflip",
+            "ldp.simulations.dbitflip",
+        ),
     ),
 )

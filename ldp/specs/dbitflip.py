@@ -50,9 +50,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ldp.domain import DomainValue
-from ldp.errors import AccountingError, SpecError
+from ldp.errors import AccountingError, ReportError, SpecError
 from ldp.exact import epsilon_bound_of_ratio, exp_lower_bound, floor_fraction
-from ldp.errors import ReportError
 from ldp.report_schema import BitVector, ReportSchema
 from ldp.specs.frequency import FrequencySpec
 from ldp.specs.limits import MAX_UNARY_DOMAIN_SIZE, RR64_MAX_EPSILON
@@ -101,7 +100,9 @@ class DBitFlipBits(BitVector):
         b = spec.domain_size
         ones = (int.from_bytes(bits, "big") >> (8 * len(bits) - b)).bit_count()
         if ones != spec.d:
-            raise ReportError(f"'{self.name}' samples {ones} buckets (of its first {b} bits), expected exactly d = {spec.d}")
+            raise ReportError(
+                f"'{self.name}' samples {ones} buckets (of its first {b} bits), expected exactly d = {spec.d}"
+            )
         return bits
 
     def column(self, spec: Any, column: Any, n: int) -> tuple[np.ndarray, np.ndarray]:

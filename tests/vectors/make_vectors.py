@@ -270,9 +270,15 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("gaussian/grid8", {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-6, "grid": 8}),
     ("gaussian/default", {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1}),
     ("dbitflip/d1", {"mechanism": "dbitflip", "domain": ["0-9", "10-99", "100+", "é", "😀"], "epsilon": 1.0}),
-    ("dbitflip/gamma", {"mechanism": "dbitflip", "domain": list(range(10)), "epsilon": 2.0, "d": 3, "gamma": "1/10"}),
+    (
+        "dbitflip/gamma",
+        {"mechanism": "dbitflip", "domain": list(range(10)), "epsilon": 2.0, "d": 3, "gamma": "1/10"},
+    ),
     ("dbitflip/sue", {"mechanism": "dbitflip", "domain": ["a", "b", "c", "d"], "epsilon": 0.5, "d": 4}),
-    ("dbitflip/wide", {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"}),
+    (
+        "dbitflip/wide",
+        {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"},
+    ),
 ]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
