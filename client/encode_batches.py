@@ -91,6 +91,34 @@ def _rappor_state_batch(spec: Rappor, values: list[Any], chunk, keys: list[str],
     return rappor_irr_batch(spec, table[index], cohorts, source), encoders
 
 
+def _memoized_state_batch(spec: Spec, values: list[Any], chunk, keys: list[str], client):
+    """Reports of persistent clients of a memoized mechanism other than RAPPOR, row by row in input order.
+
+    Each row is encoded by its client's own encoder (``client(key)``: its
+    permanent responses from its keyed PRF, its fresh coins from the CSPRNG),
+    so a client's reports of one value share one memoized response as its
+    single-report encoder's do. Returns the batch and each row's encoder; a
+    bad value raises :class:`_BadRow`.
+    """
+    from ldp.batch import ReportBatch
+    from ldp.client.budgeted import BudgetedEncoder
+    from ldp.report_check import check_report
+    from ldp.report_schema import report_schema_of
+
+    encoders, checked = [], []
+    for i, ((row, *_rest), value, key) in enumerate(zip(chunk, values, keys)):
+        encoder = client(key)
+        encoders.append(encoder)
+        inner = encoder.encoder if isinstance(encoder, BudgetedEncoder) else encoder
+        try:
+            checked.append(check_report(spec, inner.encode(value)))
+        except ParameterError as exc:
+            raise _BadRow(i, ParameterError(f"row {row}: {exc}")) from None
+    fields = report_schema_of(spec).fields
+    columns = {f.name: f.from_checked(spec, [c.field(f.name) for c in checked]) for f in fields}
+    return ReportBatch.from_columns(spec.fingerprint, columns), encoders
+
+
 def _take(batch, keep, groups: list[str] | None):
     """The rows of ``batch`` where ``keep`` (None: all), with their group keys attached."""
     import numpy as np
@@ -169,6 +197,7 @@ class _Clients:
         self.refused = refused
         self.charges = charges
         self.rappor = spec.mechanism == "rappor"
+        self.memoized = bool(spec.memoized) and not self.rappor  # each row through its client's own encoder
         self.clients: dict[str, Any] = {}
 
     def client(self, key: str) -> Any:
@@ -179,7 +208,8 @@ class _Clients:
         if key not in self.clients:
             spec = self.spec
             path = state_path(self.state_dir, key)
-            encoder = implementation(spec, "encoder")(spec, str(path)) if self.rappor else _SpecOnly(spec)
+            stateful = self.rappor or self.memoized
+            encoder = implementation(spec, "encoder")(spec, str(path)) if stateful else _SpecOnly(spec)
             ledger = client_ledger(path, self.budget)
             self.clients[key] = encoder if ledger is None else BudgetedEncoder(encoder, ledger)
         return self.clients[key]
@@ -236,6 +266,8 @@ class _Clients:
                 batch, encoders = _rappor_state_batch(
                     cast(Rappor, spec), values, chunk, keys, self.client, source
                 )
+            elif self.memoized:
+                batch, encoders = _memoized_state_batch(spec, values, chunk, keys, self.client)
             else:
                 batch, encoders = _fresh_batch(spec, values, chunk, source), [None] * len(keys)
         except _BadRow as bad:

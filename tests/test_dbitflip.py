@@ -351,3 +351,38 @@ def test_single_and_batch_accumulation_agree_and_bad_reports_are_refused():
     with pytest.raises(ReportError, match="samples 0 buckets"):
         whole.add_batch(bad)
     assert whole.n == 200
+
+
+def test_ldp_encode_with_state_memoizes_per_client(tmp_path):
+    """``ldp encode --state``: each row through its client's own encoder (it made fresh one-shot reports before)."""
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+
+    spec = DBitFlip(tuple("abcdefgh"), 1.0, d=3)
+    (tmp_path / "spec.json").write_text(spec.to_json())
+    rows = ["client_id,value"] + [f"u{i % 5},{'abcdefgh'[i % 5]}" for i in range(40)]
+    (tmp_path / "values.csv").write_text("\n".join(rows) + "\n")
+    args = [
+        "encode",
+        "--spec",
+        str(tmp_path / "spec.json"),
+        str(tmp_path / "values.csv"),
+        "--column",
+        "value",
+    ]
+    args += ["--state", str(tmp_path / "states"), "-o", str(tmp_path / "reports.jsonl")]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = (tmp_path / "reports.jsonl").read_text().splitlines()
+    by_client: dict[str, set[str]] = {}
+    for i, line in enumerate(lines):
+        by_client.setdefault(f"u{i % 5}", set()).add(line)
+    assert all(len(reports) == 1 for reports in by_client.values())  # γ = 0: one memoized report per client
+    for key, reports in by_client.items():  # the client's state file makes the same report again
+        from ldp.client.identity import canonical_client_id
+        from ldp.client.state_paths import state_path
+
+        client = make_encoder(spec, state=state_path(str(tmp_path / "states"), canonical_client_id(key)))
+        value = "abcdefgh"[int(key[1:])]
+        assert client.encode(value).to_json() in reports
