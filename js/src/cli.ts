@@ -28,6 +28,7 @@
  *                    default: values file + ".spool.jsonl")
  */
 import { BudgetExceededError, makeBudget } from "./budget.js";
+import { isMemoized, privacyFacts } from "./claim.js";
 import { StateClients } from "./clients.js";
 import { makeEncoder } from "./encoders.js";
 import { FileSpool, nativeShake256 } from "./node.js";
@@ -106,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
   const budget = budgetText
     ? makeBudget(Number(budgetText), Number(options.get("--budget-delta") ?? 0), options.get("--composition") ?? "basic")
     : null;
-  const rappor = spec.mechanism === "rappor";
+  const rappor = isMemoized(privacyFacts(spec.fields)); // a memoized mechanism: each client its own state
   const { rows, label } = readRows(input, options.get("--column"), stateDir !== undefined && input.toLowerCase().endsWith(".csv"));
   const shared = rappor ? null : makeEncoder(spec);
   // persistent clients by canonical id ("" : the one client of a text input with --state)

@@ -10,10 +10,14 @@ import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spe
 import { clip } from "./text.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 
-/** A fresh client: a CSPRNG secret, then a uniform cohort (as Python's `ClientState.new`). */
+/**
+ * A fresh client of a memoized spec: a CSPRNG secret, then a uniform cohort
+ * over its `num_cohorts` (1 when it has none), as Python's `ClientState.new`.
+ */
 export function newRapporClient(spec: Spec, source: ByteSource = cryptoSource): RapporClient {
   const secret = source.read(32);
-  const cohort = Number(randbelow(specInt(spec, "num_cohorts"), source));
+  const cohorts = typeof spec.fields.num_cohorts === "bigint" ? spec.fields.num_cohorts : 1n;
+  const cohort = Number(randbelow(cohorts, source));
   return { secret, cohort };
 }
 

@@ -3,6 +3,7 @@
 import type { Encoder, EncoderOptions } from "./encoder.js";
 import { cryptoSource } from "./random.js";
 import type { Spec } from "./spec.js";
+import { DBitFlipEncoder } from "./dbitflip.js";
 import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
 import { LocalHashingEncoder } from "./localhash.js";
@@ -19,7 +20,7 @@ import { UnaryEncoder } from "./unary.js";
  * `ldp-client/node` is several times faster, with the same bytes); `source`
  * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
- * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, dbitflip.
+ * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian.
  */
 export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   const source = options.source ?? cryptoSource;
@@ -46,6 +47,8 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new HCMSEncoder(spec, source);
     case "ss":
       return new SubsetEncoder(spec, source);
+    case "dbitflip":
+      return DBitFlipEncoder.create(spec, source, options);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
