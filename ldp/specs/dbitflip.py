@@ -152,6 +152,10 @@ class DBitFlip(FrequencySpec):
     #: Reports carry b + d bits: the sampled buckets (exactly d of the first b set), then the d sent bits.
     report_schema: ClassVar[ReportSchema] = ReportSchema((DBitFlipBits("bits", length="report_width"),))
     memoized: ClassVar[bool] = True
+    #: r reports of one memo key are (r·ε₁)-DP: per sampled bit a memoized bit and r symmetric flips,
+    #: RAPPOR's structure (a permanent bit and its instantaneous responses), whose log-likelihood ratio
+    #: is subadditive in r (docs/longitudinal/dbitflip.md#privacy); the two bits add.
+    memo_linear: ClassVar[bool] = True
     #: The pieces bound the curve by the worst sampled buckets (both values' buckets sampled).
     exact_privacy_curve: ClassVar[bool] = False
     max_domain_size: ClassVar[int] = MAX_UNARY_DOMAIN_SIZE
