@@ -386,3 +386,18 @@ def test_ldp_encode_with_state_memoizes_per_client(tmp_path):
         client = make_encoder(spec, state=state_path(str(tmp_path / "states"), canonical_client_id(key)))
         value = "abcdefgh"[int(key[1:])]
         assert client.encode(value).to_json() in reports
+
+
+def test_a_budgeted_client_is_charged_per_memo_key(tmp_path):
+    """30 reports of one value: spent ε∞ (one memo key, memo_linear); committed min(d + 1, b)·ε∞, value-independent."""
+    from ldp.privacy import Budget
+
+    spec = DBitFlip(tuple("abcdefgh"), 1.0, d=2, gamma="0.1")
+    client = make_encoder(spec, state=tmp_path / "client.json", budget=Budget(epsilon=100.0))
+    reports = {client.encode("a").to_json() for _ in range(30)}
+    assert len(reports) > 1  # γ > 0: the reports differ, the memo key does not
+    assert client.spent == pytest.approx(spec.epsilon_inf)
+    assert client.committed == pytest.approx(spec.lifetime_epsilon) == pytest.approx(3 * spec.epsilon_inf)
+    two = make_encoder(spec, state=tmp_path / "other.json", budget=Budget(epsilon=100.0))
+    two.encode("a")
+    assert two.spent == pytest.approx(spec.epsilon_one)  # one report costs ε₁ < ε∞

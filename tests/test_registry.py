@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -386,6 +387,8 @@ def test_the_typescript_dispatch_has_every_tagged_encoder_and_no_other_list():
         assert f'    case "{name}":' in dispatch
         assert f'from "./{module}.js";' in dispatch and cls in dispatch
     assert "RapporEncoder.create(spec, source, options)" in dispatch
+    for module, cls, _ in classes.values():  # public with makeEncoder: index.ts needs no line per encoder
+        assert re.search(rf'export \{{[^}}]*\b{cls}\b[^}}]*\}} from "\./{module}\.js";', dispatch), cls
     encoders = (REPO / "js" / "src" / "encoders.ts").read_text(encoding="utf-8")
     assert "case " not in encoders
 
@@ -421,7 +424,10 @@ def test_the_typescript_privacy_dispatch_has_every_tagged_family_and_is_checked_
     dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
     for name, (module, function) in functions.items():
         assert f'    case "{name}":' in dispatch
-        assert f'from "./privacy/{module}.js";' in dispatch and f"return {function}(fields);" in dispatch
+        assert (
+            f'from "./privacy/{module}.js";' in dispatch
+            and f"return limited({function}(fields), mechanism);" in dispatch
+        )
     # the shared claim check and the ledger name no mechanism: the dispatch does
     for module in ("claim.ts", "budget.ts", "privacyfields.ts"):
         source = (REPO / "js" / "src" / module).read_text(encoding="utf-8")
@@ -454,7 +460,7 @@ def test_the_typescript_privacy_dispatch_refuses_an_unknown_or_doubly_claimed_me
         "/** @privacy grr */\nexport function bPrivacy(f) {}\n", encoding="utf-8"
     )
     with pytest.raises(
-        SystemExit, match=r"grr: privacy facts from both aPrivacy \(privacy/a.ts\) and bPrivacy"
+        SystemExit, match=r"grr: @privacy functions both aPrivacy \(privacy/a.ts\) and bPrivacy"
     ):
         script.render_privacy_registry(tmp_path)
     (tmp_path / "privacy" / "b.ts").write_text(
@@ -462,10 +468,75 @@ def test_the_typescript_privacy_dispatch_refuses_an_unknown_or_doubly_claimed_me
         encoding="utf-8",
     )
     text = script.render_privacy_registry(tmp_path)
-    assert '    case "grr":\n      return aPrivacy(fields);' in text
-    assert '    case "sue":\n    case "oue":\n      return bPrivacy(fields);' in text
+    assert '    case "grr":\n      return limited(aPrivacy(fields), mechanism);' in text
+    assert '    case "sue":\n    case "oue":\n      return limited(bPrivacy(fields), mechanism);' in text
     assert 'import { bPrivacy } from "./privacy/b.js";' in text and "helper" not in text
     assert "No privacy module here for: binary-rr," in text
+
+
+def test_the_typescript_epsilon_limits_and_calibrated_fields_are_the_python_specs():
+    """EPSILON_LIMITS (privacyregistry.ts) and CALIBRATED_FIELDS (specfields.ts) are generated from the spec classes."""
+    from ldp.specs.base import ExactPrivacySpec
+
+    script = _spec_fields_script()
+    limits = script.epsilon_limits()
+    for decl in BUILTIN_MECHANISMS:
+        cls = decl.load_spec()
+        if decl.name in limits:
+            assert limits[decl.name] == (cls.max_epsilon, cls.max_epsilon_reason)
+        else:  # no stated epsilon (RAPPOR), or a limit that depends on the grid (Laplace, Gaussian)
+            assert (
+                not issubclass(cls, ExactPrivacySpec)
+                or cls._epsilon_limit is not ExactPrivacySpec._epsilon_limit
+            )
+    assert limits["grr"][0] == 23.0 and limits["olh"][0] == 21.0 and limits["sue"][0] == 45.0
+    assert {"laplace", "gaussian", "rappor"}.isdisjoint(limits)
+    dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
+    assert '  olh: [21.0, "its hash range g' in dispatch
+    loose = [
+        d.name for d in BUILTIN_MECHANISMS if not getattr(d.load_spec(), "claim_matches_probabilities", True)
+    ]
+    assert "piecewise" in loose and "grr" not in loose
+    assert f"new Set([{', '.join(json.dumps(n) for n in loose)}])" in dispatch
+    fields = (REPO / "js" / "src" / "specfields.ts").read_text(encoding="utf-8")
+    assert '  hr: ["blocks", "p"],' in fields and '  ss: ["omega", "p"],' in fields
+    assert (
+        "  rappor: [" not in fields.split("CALIBRATED_FIELDS", 1)[1]
+    )  # RAPPOR states no epsilon: f, p, q are given
+
+
+def test_no_shared_typescript_module_names_a_mechanism():
+    """Outside the generated dispatches and each family's own modules, js/src names no mechanism: a new one edits no list."""
+    script = _spec_fields_script()
+    src = REPO / "js" / "src"
+    generated = {script.OUTPUT.name, script.REGISTRY.name, script.PRIVACY_REGISTRY.name}
+    # a family's modules: its encoder (an @mechanisms class; numeric.ts's NumericEncoder takes the server's table)
+    families = {module + ".ts" for module, _, _ in script.encoder_classes().values()} | {"numeric.ts"}
+    names = "|".join(re.escape(decl.name) for decl in BUILTIN_MECHANISMS)
+    literal = re.compile(rf"[\"'`]({names})[\"'`]")
+    shared = sorted(p.name for p in src.glob("*.ts") if p.name not in generated | families)
+    assert {"claim.ts", "budget.ts", "epsilon.ts", "spec.ts", "cli.ts", "node.ts", "browser.ts"} <= set(
+        shared
+    )
+    for name in shared:
+        code = re.sub(r"/\*.*?\*/|//[^\n]*", "", (src / name).read_text(encoding="utf-8"), flags=re.DOTALL)
+        assert not literal.search(code), f"js/src/{name} names {literal.search(code)[1]}"
+
+
+def test_the_typescript_canonical_dispatch_completes_derived_fields(tmp_path):
+    """A mechanism's derived spec fields are its @canonical function's (RAPPOR's sizes), dispatched by completeFields."""
+    script = _spec_fields_script()
+    assert script.tagged_functions("canonical") == {"rappor": ("rappor", "rapporFields")}
+    dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
+    assert '    case "rappor":\n      rapporFields(out);\n      return;' in dispatch
+    (tmp_path / "privacy").mkdir()
+    (tmp_path / "privacy" / "a.ts").write_text(
+        "/** @privacy grr */\nexport function aPrivacy(f) {}\n/** @canonical grr */\nexport function aFields(o) {}\n"
+        "/** @canonical grr */\nexport function bFields(o) {}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SystemExit, match=r"grr: @canonical functions both aFields"):
+        script.render_privacy_registry(tmp_path)
 
 
 def test_a_module_of_ldp_mechanisms_is_a_builtin_family(tmp_path, monkeypatch):

@@ -11,7 +11,8 @@ declared spec class (``ldp/registry.py``): the dataclass fields in order, the
 kind from the field's type, the default from the constructor. A default of
 None is a value the client must be given (the server calibrates it from ε),
 unless the class lists the field in ``json_nullable`` (RAPPOR's sizes, derived
-from its encoding). ``tests/test_registry.py`` fails when the committed file
+from its encoding); in a spec that states ε, such a field is one the server
+calibrates from it (``CALIBRATED_FIELDS``, named in the error when missing). ``tests/test_registry.py`` fails when the committed file
 differs from what this writes.
 
 ``registry.ts`` holds ``makeEncoder``, a switch from each mechanism with a
@@ -20,7 +21,8 @@ An encoder class says which mechanisms it encodes with a ``@mechanisms`` tag
 in its doc comment, in its own module of ``js/src`` (which imports the shared
 ``encoder.ts``, never another encoder). It is built by its static
 ``create(spec, source, options)`` when it has one, else by ``new Class(spec,
-source)``. A tag naming a mechanism the registry does not declare, or a
+source)``; ``registry.ts`` also re-exports every such class, so it is public
+(``encoders.ts``, hence ``index.ts``) with no line of its own. A tag naming a mechanism the registry does not declare, or a
 mechanism two classes claim, is an error. So a new mechanism with a
 TypeScript client adds its module and reruns this script: no TypeScript list
 is edited.
@@ -32,7 +34,11 @@ worst-case ratio; for a memoized mechanism its permanent response's ratio
 and how many memo keys exist). A family is one module of ``js/src/privacy/``
 whose exported function names its mechanisms with a ``@privacy`` tag in its
 doc comment; the same errors apply (a mechanism the registry does not
-declare, or one two functions claim).
+declare, or one two functions claim). A mechanism with derived spec fields
+(RAPPOR's sizes) completes them in a ``@canonical``-tagged function of its
+module there, dispatched by ``completeFields``. Its ``EPSILON_LIMITS`` (the largest ε
+of each mechanism, and why) is each spec class's ``max_epsilon`` and
+``max_epsilon_reason``; ``mechanismPrivacy`` adds it to the facts.
 """
 
 from __future__ import annotations
@@ -40,12 +46,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
+import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from ldp.registry import BUILTIN_MECHANISMS
+from ldp.registry import BUILTIN_MECHANISMS, MechanismDeclaration
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "js" / "src"
@@ -58,7 +65,6 @@ _DOCUMENTED_CLASS = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*export\s+class\s+(\w+
 _TAG = re.compile(r"@mechanisms\s+([^\n*]+)")
 #: A doc comment, then the exported function it documents.
 _DOCUMENTED_FUNCTION = re.compile(r"/\*\*((?:(?!\*/).)*)\*/\s*export\s+function\s+(\w+)", re.DOTALL)
-_PRIVACY_TAG = re.compile(r"@privacy\s+([^\n*]+)")
 
 #: Python field type (as annotated) -> the TypeScript normalizer kind.
 KINDS = {
@@ -124,8 +130,31 @@ def render() -> str:
             value = f'["{kind}"]' if default is None else f'["{kind}", {default}]'
             lines.append(f"    {field}: {value},")
         lines.append("  },")
+    lines += [
+        "};",
+        "",
+        "/**",
+        " * The fields the server calibrates from ε, per mechanism (a Python default",
+        " * of None in a spec that states ε): a spec without them is not the server's.",
+        " */",
+        "export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {",
+    ]
+    for decl in BUILTIN_MECHANISMS:
+        fields = spec_fields(decl.load_spec())
+        if not any(name == "epsilon" for name, _, _ in fields):
+            continue
+        calibrated = [name for name, _, default in fields if default is None and name in _none_defaults(decl)]
+        if calibrated:
+            name = decl.name if decl.name.isidentifier() else f'"{decl.name}"'
+            lines.append(f"  {name}: [{', '.join(json.dumps(c) for c in calibrated)}],")
     lines += ["};", ""]
     return "\n".join(lines)
+
+
+def _none_defaults(decl: MechanismDeclaration) -> set[str]:
+    """The constructor parameters of a declaration's spec class whose default is None."""
+    parameters = inspect.signature(decl.load_spec().__init__).parameters
+    return {name for name, parameter in parameters.items() if parameter.default is None}
 
 
 def encoder_classes(src: Path = SRC) -> dict[str, tuple[str, str, bool]]:
@@ -193,6 +222,9 @@ def render_registry(src: Path = SRC) -> str:
         call = f"{cls}.create(spec, source, options)" if has_create else f"new {cls}(spec, source)"
         lines.append(f"      return {call};")
     lines += ["  }", "  throw new RangeError(`no encoder for ${spec.mechanism} here`);", "}", ""]
+    lines += ["// every encoder class, public with makeEncoder (encoders.ts re-exports this module)"]
+    lines += [f'export {{ {", ".join(sorted(c))} }} from "./{m}.js";' for m, c in sorted(modules.items())]
+    lines += [""]
     return "\n".join(lines)
 
 
@@ -205,66 +237,150 @@ def _checked_against_registry(found: dict[str, Any], tag: str) -> list[str]:
     return declared
 
 
-def privacy_functions(src: Path = SRC) -> dict[str, tuple[str, str]]:
-    """mechanism -> (module, function) of every ``@privacy``-tagged function in ``src/privacy/``."""
+def tagged_functions(tag: str, src: Path = SRC) -> dict[str, tuple[str, str]]:
+    """mechanism -> (module, function) of every function in ``src/privacy/`` whose doc comment has ``@<tag>``."""
+    pattern = re.compile(rf"@{tag}\s+([^\n*]+)")
     found: dict[str, tuple[str, str]] = {}
     for path in sorted((src / "privacy").glob("*.ts")):
         text = path.read_text(encoding="utf-8")
         for match in _DOCUMENTED_FUNCTION.finditer(text):
-            tag = _PRIVACY_TAG.search(match[1])
-            if tag is None:
+            names = pattern.search(match[1])
+            if names is None:
                 continue
             function = match[2]
-            for mechanism in tag[1].split():
+            for mechanism in names[1].split():
                 if mechanism in found:
                     other = found[mechanism]
                     raise SystemExit(
-                        f"{mechanism}: privacy facts from both {other[1]} (privacy/{other[0]}.ts) "
+                        f"{mechanism}: @{tag} functions both {other[1]} (privacy/{other[0]}.ts) "
                         f"and {function} (privacy/{path.name})"
                     )
                 found[mechanism] = (path.stem, function)
+    _checked_against_registry(found, f"@{tag}")
     return found
 
 
-def render_privacy_registry(src: Path = SRC) -> str:
-    """The text of ``privacyregistry.ts``: ``mechanismPrivacy``, a switch over the tagged privacy functions."""
-    functions = privacy_functions(src)
-    declared = _checked_against_registry(functions, "@privacy")
+def privacy_functions(src: Path = SRC) -> dict[str, tuple[str, str]]:
+    """mechanism -> (module, function) of every ``@privacy``-tagged function in ``src/privacy/``."""
+    return tagged_functions("privacy", src)
+
+
+def _switch(functions: dict[str, tuple[str, str]], call: str) -> list[str]:
+    """The cases of a switch over mechanisms in registry order, one per function: ``call`` formatted with it."""
     by_function: dict[tuple[str, str], list[str]] = {}
-    for name in declared:
-        if name in functions:
-            by_function.setdefault(functions[name], []).append(name)
-    modules: dict[str, list[str]] = {}
-    for module, function in by_function:
-        modules.setdefault(module, []).append(function)
+    for decl in BUILTIN_MECHANISMS:
+        if decl.name in functions:
+            by_function.setdefault(functions[decl.name], []).append(decl.name)
+    lines: list[str] = []
+    for (_, function), names in by_function.items():
+        lines += [f'    case "{name}":' for name in names]
+        lines += [f"      {line}" for line in call.format(function=function).split("\n")]
+    return lines
+
+
+def epsilon_limits() -> dict[str, tuple[float, str]]:
+    """mechanism -> (``max_epsilon``, ``max_epsilon_reason``) of each declared spec class with one limit.
+
+    A class whose limit depends on its parameters (it overrides
+    ``ExactPrivacySpec._epsilon_limit``: Laplace and Gaussian, per grid and δ)
+    has no entry: its class-level ``max_epsilon`` is not the bound of every
+    spec (Laplace on grid 256 takes ε up to 23, its ``max_epsilon`` is grid
+    1's 13.16), and the server checks its ε when it builds the table.
+    """
+    from ldp.specs.base import ExactPrivacySpec
+
+    out: dict[str, tuple[float, str]] = {}
+    for decl in BUILTIN_MECHANISMS:
+        cls = decl.load_spec()
+        if not issubclass(cls, ExactPrivacySpec):
+            continue  # no stated ε (RAPPOR): its ratios are checked against REPRESENTABLE_MAX_EPSILON
+        if cls._epsilon_limit is not ExactPrivacySpec._epsilon_limit:
+            continue
+        out[decl.name] = (float(cls.max_epsilon), cls.max_epsilon_reason)
+    return out
+
+
+def _claim_matches(decl: MechanismDeclaration) -> bool:
+    """Whether a spec's stated ε must match what its probabilities give (``claim_matches_probabilities``)."""
+    return bool(getattr(decl.load_spec(), "claim_matches_probabilities", True))
+
+
+def render_privacy_registry(src: Path = SRC) -> str:
+    """The text of ``privacyregistry.ts``: ``mechanismPrivacy`` and ``completeFields``, from the tagged functions."""
+    functions = privacy_functions(src)
+    canonical = tagged_functions("canonical", src)
+    declared = [decl.name for decl in BUILTIN_MECHANISMS]
+    imports: dict[str, set[str]] = {}
+    for module, function in [*functions.values(), *canonical.values()]:
+        imports.setdefault(module, set()).add(function)
     without = [name for name in declared if name not in functions]
     lines = [
-        "// Generated by `python js/scripts/spec_fields.py` from the registry (ldp/registry.py) and the",
-        "// `@privacy` tags of the functions in js/src/privacy/: do not edit.",
+        "// Generated by `python js/scripts/spec_fields.py` from the registry (ldp/registry.py), the Python",
+        "// specs' epsilon limits and the `@privacy` and `@canonical` tags of js/src/privacy/: do not edit.",
         'import type { JsonObject } from "./json.js";',
         'import type { MechanismPrivacy } from "./privacyfields.js";',
     ]
     lines += [
-        f'import {{ {", ".join(sorted(f))} }} from "./privacy/{m}.js";' for m, f in sorted(modules.items())
+        f'import {{ {", ".join(sorted(f))} }} from "./privacy/{m}.js";' for m, f in sorted(imports.items())
     ]
     lines += [
         "",
         "/**",
+        " * The largest ε each mechanism supports, and why: its Python spec class's",
+        " * `max_epsilon` and `max_epsilon_reason` (`ldp/specs/limits.py`); none for",
+        " * a mechanism whose limit depends on its parameters (checked by the server).",
+        " */",
+        "export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>> = {",
+    ]
+    for name, (limit, reason) in epsilon_limits().items():
+        key = name if name.isidentifier() else f'"{name}"'
+        lines.append(f"  {key}: [{limit!r}, {json.dumps(reason, ensure_ascii=False)}],")
+    loose = [decl.name for decl in BUILTIN_MECHANISMS if not _claim_matches(decl)]
+    lines += [
+        "};",
+        "",
+        "/**",
+        " * The mechanisms whose stated ε may exceed what their probabilities give (the",
+        " * Python spec's `claim_matches_probabilities` is False): only the bound is checked.",
+        " */",
+        f"const LOOSE_CLAIMS: ReadonlySet<string> = new Set([{', '.join(json.dumps(n) for n in loose)}]);",
+        "",
+        "/** The facts with what the Python spec class says of the mechanism (`EPSILON_LIMITS`, `LOOSE_CLAIMS`). */",
+        "function limited(facts: MechanismPrivacy, mechanism: string): MechanismPrivacy {",
+        "  const limit = EPSILON_LIMITS[mechanism];",
+        "  const claims = LOOSE_CLAIMS.has(mechanism) ? { ...facts, claimMatches: false } : facts;",
+        "  return limit === undefined ? claims : { ...claims, maxEpsilon: limit[0], maxEpsilonReason: limit[1] };",
+        "}",
+        "",
+        "/**",
         " * The privacy facts of canonical spec fields (`MechanismPrivacy`: the exact",
         " * worst-case ratio of one report and, for a memoized mechanism, of its",
-        " * permanent response, and how many memo keys exist), from its family's",
-        " * module in `privacy/`, after the range checks of the spec's constructor",
-        " * (a RangeError naming what is wrong); null for a mechanism with no",
-        " * privacy module in this client.",
+        " * permanent response, and how many memo keys exist; the largest ε the",
+        " * mechanism supports), from its family's module in `privacy/`, after the",
+        " * range checks of the spec's constructor (a RangeError naming what is",
+        " * wrong); null for a mechanism with no privacy module in this client.",
         f" * No privacy module here for: {', '.join(without) if without else 'none'}.",
         " */",
         "export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {",
-        "  switch (fields.mechanism) {",
+        "  const mechanism = String(fields.mechanism);",
+        "  switch (mechanism) {",
+        *_switch(functions, "return limited({function}(fields), mechanism);"),
+        "  }",
+        "  return null;",
+        "}",
+        "",
+        "/**",
+        " * Complete a mechanism's derived fields in canonical fields, in place, with",
+        " * the checks of the Python spec's constructor (the `@canonical` function of",
+        " * its module in `privacy/`; most mechanisms derive none).",
+        " */",
+        "export function completeFields(out: JsonObject): void {",
+        "  switch (out.mechanism) {",
+        *_switch(canonical, "{function}(out);\nreturn;"),
+        "  }",
+        "}",
+        "",
     ]
-    for (_, function), names in by_function.items():
-        lines += [f'    case "{name}":' for name in names]
-        lines.append(f"      return {function}(fields);")
-    lines += ["  }", "  return null;", "}", ""]
     return "\n".join(lines)
 
 

@@ -9,7 +9,7 @@
  */
 import { fromHex, toHex } from "./bytes.js";
 import type { LedgerData, LedgerStorage } from "./budget.js";
-import { type RapporClient, newRapporClient } from "./encoders.js";
+import { type RapporClient, newClient } from "./encoders.js";
 import type { Spec } from "./spec.js";
 import { type DeadLetter, type Spool, addDeadLetters, recordId } from "./uploader.js";
 
@@ -73,14 +73,14 @@ export function defaultStore(): KeyValueStore {
   return typeof indexedDB !== "undefined" ? new IndexedDbStore() : new LocalStorageStore();
 }
 
-/** The RAPPOR client of `spec`: loaded, or created once (a secret is never replaced). */
+/** The client state of `spec` (RAPPOR's, any memoized mechanism's): loaded, or created once (a secret is never replaced). */
 export async function openBrowserClient(store: KeyValueStore, spec: Spec): Promise<RapporClient> {
   return store.update(`state:${spec.fingerprint}`, (current) => {
     if (current !== null) {
       const data = JSON.parse(current) as { secret: string; cohort: number };
       return { value: current, result: { secret: fromHex(data.secret), cohort: data.cohort } };
     }
-    const fresh = newRapporClient(spec);
+    const fresh = newClient(spec);
     return { value: JSON.stringify({ secret: toHex(fresh.secret), cohort: fresh.cohort }), result: fresh };
   });
 }

@@ -30,7 +30,9 @@
  * the numeric encoder in numeric.ts).
  */
 import type { Fraction } from "./fraction.js";
-import { checkRatio, statedClaim, statedEpsilon } from "./epsilon.js";
+import { REPRESENTABLE_MAX_EPSILON, checkEpsilonLimit, checkRatio, statedClaim, statedEpsilon } from "./epsilon.js";
+import { epsilonOfRatio } from "./exact.js";
+import { floatText } from "./float.js";
 import type { JsonObject } from "./json.js";
 import type { MechanismPrivacy } from "./privacyfields.js";
 import { mechanismPrivacy } from "./privacyregistry.js";
@@ -38,7 +40,7 @@ import { fail } from "./text.js";
 
 export { CLAIM_TOLERANCE, checkRatio } from "./epsilon.js";
 export type { MechanismPrivacy } from "./privacyfields.js";
-export { mechanismPrivacy } from "./privacyregistry.js";
+export { EPSILON_LIMITS, mechanismPrivacy } from "./privacyregistry.js";
 
 /** The privacy facts of canonical spec fields; a RangeError for a mechanism this client has no privacy module for. */
 export function privacyFacts(fields: JsonObject): MechanismPrivacy {
@@ -73,16 +75,28 @@ export function checkClaim(fields: JsonObject): void {
   const mechanism = String(fields.mechanism);
   const facts = privacyFacts(fields);
   // the per-report claim (a memoized mechanism's ε₁); RAPPOR states none (ε₁, ε∞ follow from f, p, q)
+  let statesOne = false;
   for (const name of ["epsilon", "epsilon_one"]) {
     if (!(name in fields) || (name === "epsilon_one" && fields[name] === null)) continue;
-    const epsilon = name === "epsilon" ? statedEpsilon(fields) : statedClaim(fields, name);
-    if (facts.ratio !== null) checkRatio(mechanism, epsilon, facts.ratio, true, name);
+    statesOne = true;
+    const epsilon = name === "epsilon" ? statedEpsilon(fields, facts) : statedClaim(fields, name);
+    if (facts.ratio !== null) checkRatio(mechanism, epsilon, facts.ratio, facts.claimMatches !== false, name);
   }
-  if (isMemoized(facts) && "epsilon_inf" in fields && fields.epsilon_inf !== null) {
+  if (!isMemoized(facts)) return;
+  const permanent = facts.permanentRatio ?? null;
+  if ("epsilon_inf" in fields && fields.epsilon_inf !== null) {
     const epsilonInf = statedClaim(fields, "epsilon_inf");
-    if (facts.permanentRatio === null || facts.permanentRatio === undefined) {
-      fail(`${mechanism} states epsilon_inf=${epsilonInf} but its permanent response is not randomized: epsilon_inf is unbounded`);
+    if (permanent === null) {
+      fail(`${mechanism} states epsilon_inf=${floatText(epsilonInf)} but its permanent response is not randomized: epsilon_inf is unbounded`);
     }
-    checkRatio(mechanism, epsilonInf, facts.permanentRatio, true, "epsilon_inf");
+    checkRatio(mechanism, epsilonInf, permanent, true, "epsilon_inf");
+  } else if (permanent !== null) {
+    checkEpsilonLimit(mechanism, "epsilon_inf", epsilonOfRatio(permanent), REPRESENTABLE_MAX_EPSILON, UNSTATED_WHY);
+  }
+  // no stated ε₁ (RAPPOR): ln of the exact ratio must be certifiable, as Python's `_check_epsilon_limits`
+  if (!statesOne && facts.ratio !== null) {
+    checkEpsilonLimit(mechanism, "epsilon_one", epsilonOfRatio(facts.ratio), REPRESENTABLE_MAX_EPSILON, UNSTATED_WHY);
   }
 }
+
+const UNSTATED_WHY = "e^epsilon must be a finite double to certify the claim; it follows from the spec's probabilities";

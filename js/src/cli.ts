@@ -11,8 +11,8 @@
  *   --state DIR      persistent clients. CSV: each row's `client_id` selects its
  *                    client, state file DIR/<first 32 hex digits of SHA-256 of
  *                    the canonical id>.json, the file Python's `ldp encode
- *                    --state` uses for that id (RAPPOR: the secret and cohort;
- *                    other mechanisms keep no state). Text: one client
+ *                    --state` uses for that id (memoized mechanisms, RAPPOR,
+ *                    ...: the secret and cohort; others keep no state). Text: one client
  *                    (DIR/client.json)
  *   --budget EPS [--budget-delta D] [--composition basic|optimal]
  *                    the budget of each client that has none yet (needs --state),
@@ -27,8 +27,7 @@
  *                    also send the reports through the Uploader (spool
  *                    default: values file + ".spool.jsonl")
  */
-import { BudgetExceededError, makeBudget } from "./budget.js";
-import { isMemoized, privacyFacts } from "./claim.js";
+import { BudgetExceededError, isMemoizedSpec, makeBudget } from "./budget.js";
 import { StateClients } from "./clients.js";
 import { makeEncoder } from "./encoders.js";
 import { FileSpool, nativeShake256 } from "./node.js";
@@ -107,15 +106,15 @@ async function main(argv: string[]): Promise<number> {
   const budget = budgetText
     ? makeBudget(Number(budgetText), Number(options.get("--budget-delta") ?? 0), options.get("--composition") ?? "basic")
     : null;
-  const rappor = isMemoized(privacyFacts(spec.fields)); // a memoized mechanism: each client its own state
+  const memoized = isMemoizedSpec(spec); // a persistent client per id (RAPPOR, ...), else one shared encoder
   const { rows, label } = readRows(input, options.get("--column"), stateDir !== undefined && input.toLowerCase().endsWith(".csv"));
-  const shared = rappor ? null : makeEncoder(spec);
+  const shared = memoized ? null : makeEncoder(spec);
   // persistent clients by canonical id ("" : the one client of a text input with --state)
   const clients = stateDir === undefined ? null : new StateClients(spec, stateDir, budget, shared);
   const keyOf = (row: Row): string => (row.client === undefined ? "" : canonicalClientId(row.client));
   type Client = { encode(value: string): Report | Promise<Report> };
   const clientOf = (row: Row): Client | Promise<Client> => {
-    if (clients === null) return shared ?? makeEncoder(spec, { shake: nativeShake256 }); // RAPPOR: a fresh client per row
+    if (clients === null) return shared ?? makeEncoder(spec, { shake: nativeShake256 }); // memoized: a fresh client per row
     const key = keyOf(row);
     return clients.opened(key) ?? clients.encoderOf(key);
   };

@@ -1,7 +1,7 @@
 /**
  * The persistent clients of an `ldp-encode --state DIR` run, as Python's
  * `ldp encode --state` keeps them (`client/cli.py`): each client's state
- * file in DIR (RAPPOR: its secret and cohort), its privacy ledger beside it.
+ * file in DIR (a memoized mechanism, RAPPOR, ...: its secret and cohort), its privacy ledger beside it.
  *
  * A client with a ledger has every report charged to it, under the budget
  * stored there, whether or not the run has a budget (`clientLedger`); the
@@ -29,7 +29,7 @@ export class StateClients {
    * @param spec the run's spec
    * @param directory DIR of `--state`
    * @param budget `--budget`: the budget of the ledgers of clients that have none (null: none is created)
-   * @param shared the encoder every client of a stateless mechanism shares (null: RAPPOR, one encoder per client)
+   * @param shared the encoder every client of a stateless mechanism shares (null: a memoized mechanism, one encoder per client)
    */
   constructor(
     readonly spec: Spec,

@@ -5,7 +5,7 @@
  * (ldp/client/dbitflip.py).
  */
 import { utf8 } from "./bytes.js";
-import type { Encoder, EncoderOptions, RapporClient } from "./encoder.js";
+import { type Encoder, type EncoderOptions, type RapporClient, newClient } from "./encoder.js";
 import { type Fraction, compare, fraction, ONE, sub } from "./fraction.js";
 import { lanesToPacked, positionsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, cryptoSource, nobleShake256, prfInput, randbelow, sampleLaneWords } from "./random.js";
@@ -16,12 +16,6 @@ import { DomainIndex, type Value } from "./values.js";
 const BUCKETS_LABEL = utf8("ldp-dbitflip-buckets-v1");
 const MEMO_LABEL = utf8("ldp-dbitflip-memo-v1");
 const HALF = fraction(1n, 2n);
-
-/** A fresh client: 32 CSPRNG bytes of secret, then its one cohort (`randbelow(1)`, as Python's `ClientState.new`). */
-export function newDBitFlipClient(source: ByteSource = cryptoSource): RapporClient {
-  const secret = source.read(32);
-  return { secret, cohort: Number(randbelow(1n, source)) };
-}
 
 /**
  * The d buckets a client samples, ascending: Floyd's algorithm over [0, b)
@@ -66,7 +60,7 @@ export class DBitFlipEncoder implements Encoder {
 
   /** The encoder `makeEncoder` gives: the options' client (a fresh one when missing) and SHAKE-256. */
   static create(spec: Spec, source: ByteSource, options: EncoderOptions): DBitFlipEncoder {
-    return new DBitFlipEncoder(spec, options.client ?? newDBitFlipClient(source), source, options.shake);
+    return new DBitFlipEncoder(spec, options.client ?? newClient(spec, source), source, options.shake);
   }
 
   constructor(

@@ -5,7 +5,7 @@
  * (and the utilities); `registry.ts` (generated) maps mechanism names to them.
  */
 import { type Fraction, compare, divInt, fraction, lcm, ONE, sub } from "./fraction.js";
-import { type ByteSource, type Shake256, UniformBelow } from "./random.js";
+import { type ByteSource, type Shake256, UniformBelow, cryptoSource, randbelow } from "./random.js";
 import type { Report } from "./report.js";
 import type { Spec } from "./spec.js";
 import type { Value } from "./values.js";
@@ -23,11 +23,28 @@ export interface Encoder {
   memoKey?(value: Value): Uint8Array;
 }
 
-/** A RAPPOR client's persistent state: keep it, so the permanent response stays the same. */
+/**
+ * A client's persistent state for a memoized mechanism (RAPPOR, ...): keep
+ * it, so each value's permanent response stays the same (Python's
+ * `ClientState`). The name is RAPPOR's, the first such mechanism.
+ */
 export interface RapporClient {
   /** 32 secret bytes: the PRF key of the permanent response. */
   secret: Uint8Array;
   cohort: number;
+}
+
+/** How many cohorts a spec's clients are spread over: its `num_cohorts`, else 1 (Python's `getattr(spec, "num_cohorts", 1)`). */
+export function cohortsOf(spec: Spec): bigint {
+  const n = spec.fields.num_cohorts;
+  return typeof n === "bigint" ? n : 1n;
+}
+
+/** A fresh client state: a CSPRNG secret, then a uniform cohort (Python's `ClientState.new`). */
+export function newClient(spec: Spec, source: ByteSource = cryptoSource): RapporClient {
+  const secret = source.read(32);
+  const cohort = Number(randbelow(cohortsOf(spec), source));
+  return { secret, cohort };
 }
 
 /** What `makeEncoder` passes on: the byte source (tests only), RAPPOR's client and SHAKE-256. */

@@ -6,12 +6,9 @@
  * Each mechanism's encoder is in its own module (grr.ts, unary.ts,
  * localhash.ts, rappor.ts, hadamard.ts, sketch.ts, subset.ts, pem.ts) over
  * the shared `encoder.ts`; `makeEncoder` is in `registry.ts`, generated from
- * the Python registry and the encoders' `@mechanisms` tags. This module
- * gathers them.
+ * the Python registry and the encoders' `@mechanisms` tags, which also
+ * exports every encoder class. This module gathers them.
  */
-export { type Encoder, type RapporClient, RandomizedResponse } from "./encoder.js";
-export { GRREncoder } from "./grr.js";
-export { UnaryEncoder } from "./unary.js";
-export { LocalHashingEncoder } from "./localhash.js";
-export { RapporEncoder, newRapporClient, parseBoolean } from "./rappor.js";
-export { makeEncoder } from "./registry.js";
+export { type Encoder, type RapporClient, RandomizedResponse, cohortsOf, newClient } from "./encoder.js";
+export { newRapporClient, parseBoolean } from "./rappor.js";
+export * from "./registry.js"; // makeEncoder and every encoder class

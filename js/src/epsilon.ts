@@ -7,31 +7,11 @@ import { type Fraction, compare, fraction, mul } from "./fraction.js";
 import { doubleToFraction, epsilonOfRatio, expCorrectlyRounded } from "./exact.js";
 import { floatText } from "./float.js";
 import type { JsonObject } from "./json.js";
+import type { MechanismPrivacy } from "./privacyfields.js";
 import { fail } from "./text.js";
 
 /** A stated e^ε may exceed the exact probability ratio by this relative amount at most (Python's `CLAIM_TOLERANCE`). */
 export const CLAIM_TOLERANCE = 1e-9;
-
-/** Largest ε each mechanism supports (`ldp/specs/limits.py`; Laplace and Gaussian: per grid, on the server). */
-const MAX_EPSILON: Record<string, number> = {
-  "binary-rr": 23,
-  grr: 23,
-  blh: 23,
-  oue: 23,
-  hr: 23,
-  hcms: 23,
-  ss: 23,
-  duchi: 23,
-  "stochastic-rounding": 23,
-  sue: 45,
-  cms: 45,
-  olh: 21,
-  pem: 21,
-  treehist: 21,
-  piecewise: 22,
-  hybrid: 22,
-  rappor: Infinity, // no stated ε: ε₁ and ε∞ follow from f, p and q
-};
 
 /** The exact value of a double. */
 function exactDouble(x: number): Fraction {
@@ -45,6 +25,7 @@ const LOW = fraction((1n << 51n) - 1n, 1n << 51n); // ... or down (Python's libm
 
 /** Largest ε whose e^ε is a finite double, so that a claim can be certified (Python's `REPRESENTABLE_MAX_EPSILON`). */
 export const REPRESENTABLE_MAX_EPSILON = 700;
+const REPRESENTABLE_WHY = "e^epsilon must be a finite double to certify the claim";
 
 /**
  * A stated ε field (`epsilon`, or a memoized mechanism's `epsilon_one` or
@@ -57,24 +38,32 @@ export function statedClaim(fields: JsonObject, name: string): number {
   if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
     fail(`${mechanism}: ${name} must be a finite number > 0, got ${String(epsilon)}`);
   }
-  if (!(epsilon <= REPRESENTABLE_MAX_EPSILON)) {
-    fail(`${mechanism}: ${name}=${floatText(epsilon)} is above ${REPRESENTABLE_MAX_EPSILON}: e^${name} must be a finite double to certify the claim`);
-  }
+  checkEpsilonLimit(mechanism, name, epsilon, REPRESENTABLE_MAX_EPSILON, REPRESENTABLE_WHY);
   return epsilon;
 }
 
-/** The stated ε: a finite number > 0, within the mechanism's limit (a RangeError naming it otherwise). */
-export function statedEpsilon(fields: JsonObject): number {
+/**
+ * The stated ε: a finite number > 0, within the mechanism's limit (`limits`:
+ * its privacy facts' `maxEpsilon` and `maxEpsilonReason`, from the Python
+ * spec's `max_epsilon`; without one, `REPRESENTABLE_MAX_EPSILON`, the
+ * largest of every limit); a RangeError naming it otherwise.
+ */
+export function statedEpsilon(fields: JsonObject, limits: Pick<MechanismPrivacy, "maxEpsilon" | "maxEpsilonReason"> = {}): number {
   const mechanism = String(fields.mechanism);
   const epsilon = fields.epsilon;
   if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
     fail(`${mechanism}: epsilon must be a finite number > 0, got ${String(epsilon)}`);
   }
-  const limit = MAX_EPSILON[mechanism];
-  if (limit !== undefined && !(epsilon <= limit)) {
-    fail(`${mechanism}: epsilon=${floatText(epsilon)} is above ${limit}, the largest epsilon ${mechanism} supports`);
-  }
+  if (limits.maxEpsilon === undefined) checkEpsilonLimit(mechanism, "epsilon", epsilon, REPRESENTABLE_MAX_EPSILON, REPRESENTABLE_WHY);
+  else checkEpsilonLimit(mechanism, "epsilon", epsilon, limits.maxEpsilon, limits.maxEpsilonReason);
   return epsilon;
+}
+
+/** Refuse `epsilon` (the value of the field `name`) above `limit` (none: no limit), saying why (Python's `check_epsilon_limit`). */
+export function checkEpsilonLimit(mechanism: string, name: string, epsilon: number, limit: number, why = ""): void {
+  if (!(epsilon <= limit)) {
+    fail(`${mechanism}: ${name}=${floatText(epsilon)} is above ${limit}, the largest epsilon ${mechanism} supports${why ? ` (${why})` : ""}`);
+  }
 }
 
 /**
@@ -85,7 +74,7 @@ export function statedEpsilon(fields: JsonObject): number {
  */
 export function checkRatio(mechanism: string, epsilon: number, ratio: Fraction, matches: boolean, name = "epsilon"): void {
   const e = expCorrectlyRounded(epsilon);
-  if (!Number.isFinite(e)) return; // beyond every limit: refused by statedEpsilon, statedClaim
+  if (!Number.isFinite(e)) return; // beyond every limit (REPRESENTABLE_MAX_EPSILON): refused by statedEpsilon, statedClaim
   const bound = mul(exactDouble(e), SAFETY); // Python's exp_lower_bound(ε), up to one ulp of exp
   const achieved = floatText(epsilonOfRatio(ratio));
   if (compare(ratio, mul(bound, HIGH)) > 0) {

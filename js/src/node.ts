@@ -17,13 +17,11 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fromHex, toHex } from "./bytes.js";
-import { type Budget, BudgetedEncoder, type LedgerData, type LedgerStorage, PrivacyLedger } from "./budget.js";
-import { isMemoized, privacyFacts } from "./claim.js";
-import { type Encoder, type RapporClient, makeEncoder, newRapporClient } from "./encoders.js";
+import { type Budget, BudgetedEncoder, type LedgerData, type LedgerStorage, PrivacyLedger, isMemoizedSpec } from "./budget.js";
+import { type Encoder, type RapporClient, cohortsOf, makeEncoder, newClient } from "./encoders.js";
 import type { ByteSource, Shake256 } from "./random.js";
 import { type DeadLetter, type Spool, addDeadLetters, recordId } from "./uploader.js";
 import type { Spec } from "./spec.js";
-import { specInt } from "./spec.js";
 
 export const STATE_FORMAT = "ldp-client-state/1";
 const LOCK_WAIT_MS = 10_000;
@@ -142,11 +140,11 @@ export async function withLock<T>(lockFile: string, fn: () => T | Promise<T>): P
   }
 }
 
-/** Load a memoized mechanism's client state at `file`, creating it (exclusively, new secret and cohort) when nothing is there. */
+/** Load the client state (RAPPOR's, any memoized mechanism's) at `file`, creating it (exclusively, new secret and cohort) when nothing is there. */
 export function openClientState(file: string, spec: Spec): RapporClient {
   ensurePrivateDirectory(path.dirname(file));
   if (readPrivateFile(file, "client state") === null) {
-    const fresh = newRapporClient(spec);
+    const fresh = newClient(spec);
     const text = JSON.stringify({ cohort: fresh.cohort, format: STATE_FORMAT, secret: toHex(fresh.secret), spec: spec.fingerprint }) + "\n";
     if (createPrivateFile(file, text)) return fresh;
   }
@@ -167,7 +165,7 @@ export function loadClientState(file: string, spec: Spec): RapporClient {
     throw new Error(`client state ${file} is corrupt`);
   }
   if (data.spec !== spec.fingerprint) throw new Error(`client state ${file} belongs to spec ${String(data.spec)}, not ${spec.fingerprint}`);
-  const cohorts = typeof spec.fields.num_cohorts === "bigint" ? Number(specInt(spec, "num_cohorts")) : 1;
+  const cohorts = Number(cohortsOf(spec));
   if (!Number.isInteger(data.cohort) || (data.cohort as number) < 0 || (data.cohort as number) >= cohorts) {
     throw new Error(`client state ${file} has cohort ${String(data.cohort)}, outside [0, ${cohorts})`);
   }
@@ -239,7 +237,7 @@ export async function clientLedger(stateFile: string, budget: Budget | null = nu
 /**
  * The encoder of the persistent client whose state file is `stateFile`
  * (Python's `make_encoder(spec, state=PATH)`): a memoized mechanism's
- * (RAPPOR's, dBitFlip's) secret and cohort from that file (`openClientState`:
+ * (RAPPOR's, ...) secret and cohort from that file (`openClientState`:
  * created once); other mechanisms keep no state there. Whenever the client has a ledger (`clientLedger`: one
  * beside the state, or one `budget` creates), the encoder is a
  * `BudgetedEncoder` charging it under its stored budget, so a client with a
@@ -251,7 +249,7 @@ export async function openClientEncoder(
   spec: Spec,
   options: { budget?: Budget | null; shake?: Shake256 } = {},
 ): Promise<Encoder | BudgetedEncoder> {
-  const client = isMemoized(privacyFacts(spec.fields)) ? openClientState(stateFile, spec) : undefined;
+  const client = isMemoizedSpec(spec) ? openClientState(stateFile, spec) : undefined;
   const encoder = makeEncoder(spec, { client, shake: options.shake });
   const ledger = await clientLedger(stateFile, options.budget ?? null);
   return ledger === null ? encoder : new BudgetedEncoder(encoder, ledger);

@@ -13,7 +13,7 @@ import { type Fraction, ONE, compare, fraction, parseFraction } from "./fraction
 import { type ByteSource, cryptoSource, randbelow, randbits } from "./random.js";
 import type { JsonObject } from "./json.js";
 import type { Report } from "./report.js";
-import { privacyRatio } from "./claim.js";
+import { privacyFacts, privacyRatio } from "./claim.js";
 import { checkRatio, statedEpsilon } from "./epsilon.js";
 import { clip, fail } from "./text.js";
 import { type Spec, checkedSpec, specFloat, specFraction } from "./spec.js";
@@ -274,7 +274,7 @@ export function checkTableClaim(fields: JsonObject, table: NumericTable, expecte
   if (big(table.K ?? -1) !== big(fields.grid as bigint)) fail(`${mechanism}: the table's grid ${String(table.K)} is not the spec's ${String(fields.grid)}`);
   if ((table.alpha !== undefined) !== (mechanism === "hybrid")) fail(`${mechanism}: ${mechanism === "hybrid" ? "the table has no alpha" : "only hybrid tables have an alpha"}`);
   if (mechanism === "gaussian") return;
-  const epsilon = statedEpsilon(fields);
+  const epsilon = statedEpsilon(fields, privacyFacts(fields));
   let ratio = tablePrivacyRatio(table);
   if (mechanism === "hybrid") {
     const alpha = parseFraction(table.alpha!);

@@ -30,6 +30,27 @@ export interface MechanismPrivacy {
   readonly permanentRatio?: Fraction | null;
   /** Memoized mechanisms only: how many distinct memo keys exist; null when unbounded. */
   readonly memoValues?: bigint | null;
+  /**
+   * The largest stated ε the mechanism supports, and why (the Python spec's
+   * `max_epsilon`, `max_epsilon_reason`): added by `mechanismPrivacy` from
+   * the generated `EPSILON_LIMITS`; a family's function leaves them out.
+   */
+  readonly maxEpsilon?: number;
+  readonly maxEpsilonReason?: string;
+  /**
+   * False when the stated ε may exceed what the probabilities give (the
+   * Python spec's `claim_matches_probabilities`): only the bound is checked.
+   * Added by `mechanismPrivacy`, like `maxEpsilon`.
+   */
+  readonly claimMatches?: boolean;
+  /**
+   * Memoized mechanisms only: true when r reports of one memo key are proved
+   * (r·ε₁)-DP for this mechanism (Python's `memo_linear`,
+   * docs/accounting.md#memoized-streams), so the ledger charges
+   * min(r·ε₁, ε∞) per key; otherwise (the default) ε₁ for a key's first
+   * report and ε∞ from its second.
+   */
+  readonly memoLinear?: boolean;
 }
 
 /** A family's privacy function: the facts of canonical spec fields, after its constructor's range checks (a RangeError otherwise). */

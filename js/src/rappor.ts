@@ -1,24 +1,18 @@
 /** RAPPOR (mechanism "rappor"): a client's persistent state and its encoder. */
 import { utf8 } from "./bytes.js";
-import { type Encoder, type EncoderOptions, type RapporClient, fullWords } from "./encoder.js";
+import { type Encoder, type EncoderOptions, type RapporClient, fullWords, newClient } from "./encoder.js";
 import { type Fraction, compare, divInt, ONE, sub } from "./fraction.js";
 import { bloomPositions } from "./hashing.js";
 import { wordsToPacked } from "./packing.js";
-import { type ByteSource, type Shake256, nobleShake256, prfInput, cryptoSource, randbelow, sampleLaneWords, wordsToLanes } from "./random.js";
+import { type ByteSource, type Shake256, nobleShake256, prfInput, cryptoSource, sampleLaneWords, wordsToLanes } from "./random.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { clip } from "./text.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 
-/**
- * A fresh client of a memoized spec: a CSPRNG secret, then a uniform cohort
- * over its `num_cohorts` (1 when it has none), as Python's `ClientState.new`.
- */
+/** A fresh client: a CSPRNG secret, then a uniform cohort (`newClient`, kept under RAPPOR's name). */
 export function newRapporClient(spec: Spec, source: ByteSource = cryptoSource): RapporClient {
-  const secret = source.read(32);
-  const cohorts = typeof spec.fields.num_cohorts === "bigint" ? spec.fields.num_cohorts : 1n;
-  const cohort = Number(randbelow(cohorts, source));
-  return { secret, cohort };
+  return newClient(spec, source);
 }
 
 const TRUE_WORDS = new Set(["1", "true", "t", "yes", "y"]);

@@ -52,3 +52,14 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
+
+// every encoder class, public with makeEncoder (encoders.ts re-exports this module)
+export { DBitFlipEncoder } from "./dbitflip.js";
+export { GRREncoder } from "./grr.js";
+export { HadamardEncoder } from "./hadamard.js";
+export { LocalHashingEncoder } from "./localhash.js";
+export { PEMEncoder } from "./pem.js";
+export { RapporEncoder } from "./rappor.js";
+export { CMSEncoder, HCMSEncoder } from "./sketch.js";
+export { SubsetEncoder } from "./subset.js";
+export { UnaryEncoder } from "./unary.js";

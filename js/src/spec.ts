@@ -12,7 +12,8 @@ import { toHex, utf8 } from "./bytes.js";
 import { type Fraction, fractionOfFloat, fractionText, parseFraction } from "./fraction.js";
 import { checkClaim } from "./claim.js";
 import { type Json, type JsonObject, dumpJson, parseJson } from "./json.js";
-import { type FieldKind, SPEC_FIELDS } from "./specfields.js";
+import { completeFields } from "./privacyregistry.js";
+import { CALIBRATED_FIELDS, type FieldKind, SPEC_FIELDS } from "./specfields.js";
 import { fail } from "./text.js";
 import type { DomainValue } from "./values.js";
 
@@ -93,23 +94,6 @@ export function mechanismName(name: string): string {
   return key;
 }
 
-/** RAPPOR's derived fields: basic and boolean fix num_bits, num_hashes and hash. */
-function rapporFields(out: JsonObject): void {
-  const encoding = out.encoding;
-  if (encoding === "bloom") {
-    if (out.domain !== null) fail("rappor with encoding 'bloom' takes no domain");
-    if (out.num_bits === null || out.num_hashes === null) fail("rappor needs num_bits and num_hashes");
-    if (out.hash !== "mmh3" && out.hash !== "md5") fail(`rappor hash must be mmh3 or md5, got ${out.hash}`);
-    return;
-  }
-  if (encoding !== "basic" && encoding !== "boolean") fail(`unknown rappor encoding ${String(encoding)}`);
-  const bits = encoding === "basic" ? BigInt((out.domain as Json[] | null)?.length ?? fail("basic rappor needs a domain")) : 1n;
-  if (encoding === "boolean" && out.domain !== null) fail("boolean rappor takes no domain");
-  if (out.num_bits !== null && out.num_bits !== bits) fail(`${encoding} rappor has num_bits = ${bits}`);
-  if (out.num_hashes !== null && out.num_hashes !== 1n) fail(`${encoding} rappor has num_hashes = 1`);
-  Object.assign(out, { num_bits: bits, num_hashes: 1n, hash: "none" });
-}
-
 /** Canonical fields of a spec object: known fields, their types, and the privacy claim against the exact probabilities. */
 export function canonicalFields(data: JsonObject): JsonObject {
   if (typeof data.mechanism !== "string") fail("spec has no 'mechanism' field");
@@ -124,13 +108,13 @@ export function canonicalFields(data: JsonObject): JsonObject {
   for (const [name, [normalize, fallback]] of Object.entries(fields)) {
     const given = data[name];
     if (given === undefined || (given === null && fallback === null)) {
-      if (fallback === undefined) fail(`${mechanism}: ${name} ${name === "p" || name === "q" || name === "blocks" || name === "omega" ? CALIBRATION : "is required"}`);
+      if (fallback === undefined) fail(`${mechanism}: ${name} ${CALIBRATED_FIELDS[mechanism]?.includes(name) ? CALIBRATION : "is required"}`);
       out[name] = fallback;
     } else {
       out[name] = normalize(given, name);
     }
   }
-  if (mechanism === "rappor") rapporFields(out);
+  completeFields(out); // a mechanism's derived fields (RAPPOR's sizes), from its module in privacy/
   checkClaim(out);
   return out;
 }

@@ -143,3 +143,25 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     p: ["probability"],
   },
 };
+
+/**
+ * The fields the server calibrates from ε, per mechanism (a Python default
+ * of None in a spec that states ε): a spec without them is not the server's.
+ */
+export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  grr: ["p"],
+  "binary-rr": ["p"],
+  sue: ["p", "q"],
+  oue: ["p", "q"],
+  olh: ["g", "p"],
+  blh: ["p"],
+  hr: ["blocks", "p"],
+  pem: ["g", "p", "width"],
+  treehist: ["g", "p", "width"],
+  duchi: ["p"],
+  "stochastic-rounding": ["p"],
+  cms: ["p"],
+  hcms: ["p"],
+  ss: ["omega", "p"],
+  dbitflip: ["p"],
+};

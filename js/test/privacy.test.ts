@@ -8,11 +8,15 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import {
   BudgetedEncoder,
+  EPSILON_LIMITS,
   type Encoder,
   type JsonObject,
   MemoryLedgerStorage,
   PrivacyLedger,
   checkClaim,
+  cohortsOf,
+  isMemoizedSpec,
+  newClient,
   epsilonBoundOfRatio,
   fraction,
   loadSpec,
@@ -75,6 +79,47 @@ describe("privacy facts: one module per family, a generated dispatch", () => {
     assert.throws(() => checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: 5 }), /rappor states epsilon_inf=5\.0 .* the stated epsilon_inf must match them/);
     assert.throws(() => checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: 800 }), /epsilon_inf=800\.0 is above 700/);
     assert.throws(() => checkClaim({ ...(BOOL.fields as JsonObject), f: "0", epsilon_inf: 5 }), /permanent response is not randomized: epsilon_inf is unbounded/);
+  });
+});
+
+describe("the ε limits come from the Python specs (generated EPSILON_LIMITS)", () => {
+  it("a stated ε above its mechanism's limit is refused, saying why", () => {
+    const grr = '{"domain":["a","b","c"],"epsilon":30.0,"format":1,"mechanism":"grr","p":"1/2"}';
+    assert.throws(() => loadSpec(grr), /grr: epsilon=30\.0 is above 23, the largest epsilon grr supports \(its smallest probability, about 1\/\(e\^epsilon \+ 1\)/);
+    assert.equal(EPSILON_LIMITS.olh[0], 21);
+    const olh = CASES.find((c) => c.mechanism === "olh")!;
+    assert.equal(privacyFacts(loadSpec(olh.canonical_json).fields as JsonObject).maxEpsilon, 21);
+  });
+
+  it("a limit that depends on the grid is the server's: Laplace on grid 256 takes ε = 20 (above grid 1's 13.16), never above 700", () => {
+    const laplace = { epsilon: 20.0, format: 1n, grid: 256n, high: 1.0, low: -1.0, mechanism: "laplace" };
+    assert.equal(loadSpec(laplace).fields.epsilon, 20);
+    assert.equal("laplace" in EPSILON_LIMITS, false);
+    assert.equal(privacyFacts(loadSpec(laplace).fields as JsonObject).claimMatches, false); // Python's claim_matches_probabilities
+    assert.equal(privacyFacts(BOOL.fields as JsonObject).claimMatches, undefined);
+    assert.throws(() => loadSpec({ ...laplace, epsilon: 800.0 }), /laplace: epsilon=800\.0 is above 700, the largest epsilon laplace supports \(e\^epsilon must be a finite double/);
+  });
+
+  it("RAPPOR's unstated ε₁ must be certifiable (ln of its ratio at most 700), as Python's", () => {
+    const tiny = `1/${2n ** 1100n}`; // p* = 2^-1100: q*/p* alone is above e^700
+    assert.throws(() => loadSpec({ ...(BOOL.fields as JsonObject), f: "0", p: tiny }), /rappor: epsilon_one=\S+ is above 700, the largest epsilon rappor supports/);
+  });
+});
+
+describe("no shared module names a mechanism", () => {
+  it("a memoized spec's client keeps a state; the cohorts are num_cohorts when the spec has them, else 1 (Python's ClientState.new)", () => {
+    const grr = loadSpec(CASES.find((c) => c.mechanism === "grr")!.canonical_json);
+    assert.deepEqual([isMemoizedSpec(RAPPOR), isMemoizedSpec(BOOL), isMemoizedSpec(grr)], [true, true, false]);
+    assert.equal(cohortsOf(grr), 1n);
+    assert.equal(newClient(grr).cohort, 0);
+    assert.equal(cohortsOf(RAPPOR), 4n);
+  });
+
+  it("a missing field is named as the server's calibration from the Python defaults (CALIBRATED_FIELDS)", () => {
+    assert.throws(() => loadSpec('{"mechanism":"olh","domain":[1,2],"epsilon":1,"p":"1/2"}'), /olh: g is calibrated from epsilon by the server/);
+    assert.throws(() => loadSpec('{"mechanism":"pem","epsilon":1,"g":3,"p":"1/2"}'), /pem: width is calibrated from epsilon by the server/);
+    assert.throws(() => loadSpec('{"mechanism":"rappor","encoding":"boolean","f":"1/2","q":"3/4"}'), /rappor: p is required/);
+    assert.throws(() => loadSpec('{"mechanism":"olh","epsilon":1}'), /olh: domain is required/);
   });
 });
 

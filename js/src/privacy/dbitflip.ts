@@ -37,5 +37,6 @@ export function dbitflipPrivacy(fields: JsonObject): MechanismPrivacy {
   const ratio = pow(div(sent, sub(ONE, sent)), m);
   const permanentRatio = pow(div(p, q), m);
   const memoValues = d + 1n < b ? d + 1n : b;
-  return { ratio, permanentRatio, memoValues };
+  // r reports of one memo key are (r·ε₁)-DP: per sampled bit RAPPOR's structure (Python's memo_linear)
+  return { ratio, permanentRatio, memoValues, memoLinear: true };
 }

@@ -3,7 +3,7 @@
  * one instantaneous report and ε∞ from the permanent randomized response.
  */
 import { type Fraction, ONE, add, compare, div, divInt, fraction, mul, sub } from "../fraction.js";
-import type { JsonObject } from "../json.js";
+import type { Json, JsonObject } from "../json.js";
 import { type MechanismPrivacy, domainSize, int, prob, text } from "../privacyfields.js";
 import { fail } from "../text.js";
 
@@ -41,5 +41,30 @@ export function rapporPrivacy(fields: JsonObject): MechanismPrivacy {
   const halfF = divInt(f, 2n);
   const permanentRatio = f.num === 0n ? null : pow(div(sub(ONE, halfF), halfF), boolean ? 1n : 2n * h);
   const memoValues = boolean ? 2n : encoding === "basic" ? domainSize(fields) : null;
-  return { ratio, permanentRatio, memoValues };
+  // r reports of one value are (r·ε₁)-DP: per bit the log likelihood ratio is odd and concave beyond 0 in the
+  // IRR log ratio, hence subadditive (docs/accounting.md#memoized-streams)
+  return { ratio, permanentRatio, memoValues, memoLinear: true };
+}
+
+/**
+ * RAPPOR's derived fields, completed in the canonical fields before the
+ * claim is checked: basic and boolean fix num_bits, num_hashes and hash; a
+ * Bloom filter needs its sizes (Python's `Rappor.__post_init__`).
+ *
+ * @canonical rappor
+ */
+export function rapporFields(out: JsonObject): void {
+  const encoding = out.encoding;
+  if (encoding === "bloom") {
+    if (out.domain !== null) fail("rappor with encoding 'bloom' takes no domain");
+    if (out.num_bits === null || out.num_hashes === null) fail("rappor needs num_bits and num_hashes");
+    if (out.hash !== "mmh3" && out.hash !== "md5") fail(`rappor hash must be mmh3 or md5, got ${String(out.hash)}`);
+    return;
+  }
+  if (encoding !== "basic" && encoding !== "boolean") fail(`unknown rappor encoding ${String(encoding)}`);
+  const bits = encoding === "basic" ? BigInt((out.domain as Json[] | null)?.length ?? fail("basic rappor needs a domain")) : 1n;
+  if (encoding === "boolean" && out.domain !== null) fail("boolean rappor takes no domain");
+  if (out.num_bits !== null && out.num_bits !== bits) fail(`${encoding} rappor has num_bits = ${bits}`);
+  if (out.num_hashes !== null && out.num_hashes !== 1n) fail(`${encoding} rappor has num_hashes = 1`);
+  Object.assign(out, { num_bits: bits, num_hashes: 1n, hash: "none" });
 }
