@@ -150,7 +150,8 @@ def secure_batches(
 
     Without ``state_dir`` every row is a fresh client (:func:`ldp.client.encode_batch` with
     :class:`~ldp.client.SystemRandomSource`). With it, each row's ``client_id`` selects a
-    persistent client: RAPPOR's PRR comes from its keyed PRF, the IRR from the CSPRNG. A client
+    persistent client: RAPPOR's PRR comes from its keyed PRF, the IRR from the CSPRNG; another
+    memoized mechanism's row is encoded by its client's own encoder (:func:`_memoized_state_batch`). A client
     with a ledger (:func:`ldp.client.budgeted.client_ledger`: one that exists, whether or not a
     ``budget`` is given, or one the ``budget`` creates) has every report made (its value checked)
     before its ledger is charged, row by row in input order, exactly as
