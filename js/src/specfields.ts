@@ -135,6 +135,13 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     omega: ["integer"],
     p: ["probability"],
   },
+  dbitflip: {
+    domain: ["domain"],
+    epsilon: ["float"],
+    d: ["integer", 1n],
+    gamma: ["probability", 0n],
+    p: ["probability"],
+  },
   "l-grr": {
     domain: ["domain"],
     epsilon: ["float"],
@@ -201,6 +208,7 @@ export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   cms: ["p"],
   hcms: ["p"],
   ss: ["omega", "p"],
+  dbitflip: ["p"],
   "l-grr": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   "l-osue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   "l-oue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
