@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 
 from ldp.errors import ParameterError
-from ldp.frequency_math import unbiased_frequency
 from ldp.simulations import fast
 from ldp.simulations.mechanisms import RapporSettings, build_spec, check_mechanisms, mechanism_kind
 from ldp.simulations.metrics import detection_metrics, error_metrics, lower_bound, theory_mse, top_k_metrics
@@ -339,8 +338,7 @@ def _cell(
     d = population.domain_size
     if kind == "frequency":
         if mode == "fast":
-            support = fast.frequency_support_counts(spec, counts, rng)
-            estimate = unbiased_frequency(support, n, spec.p_star, spec.q_star)
+            estimate = fast.frequency_fast_estimate(spec, counts, rng)
         else:
             from ldp.simulations.faithful import collect, frequency_estimates
 

@@ -2,6 +2,7 @@
 // `@privacy` tags of the functions in js/src/privacy/: do not edit.
 import type { JsonObject } from "./json.js";
 import type { MechanismPrivacy } from "./privacyfields.js";
+import { dbitflipPrivacy } from "./privacy/dbitflip.js";
 import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
@@ -52,6 +53,8 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return hcmsPrivacy(fields);
     case "ss":
       return subsetPrivacy(fields);
+    case "dbitflip":
+      return dbitflipPrivacy(fields);
   }
   return null;
 }

@@ -135,4 +135,11 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     omega: ["integer"],
     p: ["probability"],
   },
+  dbitflip: {
+    domain: ["domain"],
+    epsilon: ["float"],
+    d: ["integer", 1n],
+    gamma: ["probability", 0n],
+    p: ["probability"],
+  },
 };
