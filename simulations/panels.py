@@ -205,6 +205,17 @@ def read_panel(
         When no row is usable or the values have a single distinct value.
     InputError
         An unreadable file or a missing column (:mod:`ldp.values_file`).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ldp.aggregator.rejects import RejectsWriter
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "panel.csv"
+    >>> _ = path.write_text("user,round,value\\na,1,x\\nb,1,y\\na,2,y\\na,2,x\\nb,two,x\\n")
+    >>> with RejectsWriter() as rejects:
+    ...     panel = read_panel(path, rejects=rejects)
+    >>> panel.domain, panel.values.tolist(), dict(rejects.counts)  # y is the most frequent; b has no round 2
+    (('y', 'x'), [[1, 0], [0, -1]], {'invalid': 2})
     """
     from ldp.aggregator.rejects import Reject
     from ldp.values_file import check_column, read_table
