@@ -122,10 +122,19 @@ def _positive(value: Any, name: str) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number > 0, got {value!r}") from None
+        number = math.nan
     if not math.isfinite(number) or number <= 0:
-        raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
+        raise ParameterError.naming(f"{{{name}=}} must be a finite number > 0", **{name: value})
     return number
+
+
+def _check_ratio(epsilon_ratio: Any) -> float:
+    rho = _positive(epsilon_ratio, "epsilon_ratio")
+    if not rho < 1:
+        raise ParameterError.naming(
+            "{epsilon_ratio=} must be in (0, 1) (epsilon_one < epsilon_inf)", epsilon_ratio=epsilon_ratio
+        )
+    return rho
 
 
 class _Ledger:
@@ -189,9 +198,7 @@ def budget_spec(
     (1.0, 2.0)
     """
     b = _positive(budget, "budget")
-    rho = float(epsilon_ratio)
-    if not 0 < rho < 1:
-        raise ParameterError(f"epsilon_ratio must be in (0, 1) (epsilon_one < epsilon_inf), got {epsilon_ratio!r}")
+    rho = _check_ratio(epsilon_ratio)
     ledger = _Ledger(panel) if ledger is None else ledger
     domain, values = panel.domain, panel.values
     most_reports = int((values >= 0).sum(axis=0).max())
@@ -440,8 +447,7 @@ def _spec(
     if budget is not None:
         return budget_spec(name, panel, budget, epsilon_ratio=rho, rappor=rappor, ledger=ledger)
     assert epsilon is not None
-    if not 0 < rho < 1:
-        raise ParameterError(f"epsilon_ratio must be in (0, 1) (epsilon_one < epsilon_inf), got {rho!r}")
+    rho = _check_ratio(rho)
     probe = build_spec(name, epsilon, panel.domain, rappor=rappor)
     if probe.memoized and accepts_epsilon_inf(name):
         return build_spec(name, epsilon, panel.domain, rappor=rappor, epsilon_inf=epsilon / rho)
