@@ -19,7 +19,7 @@ import { unaryPrivacy } from "./privacy/unary.js";
  * module in `privacy/`, after the range checks of the spec's constructor
  * (a RangeError naming what is wrong); null for a mechanism with no
  * privacy module in this client.
- * No privacy module here for: none.
+ * No privacy module here for: l-grr, l-osue, l-oue, l-sue.
  */
 export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
   switch (fields.mechanism) {

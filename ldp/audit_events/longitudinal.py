@@ -1,4 +1,4 @@
-"""Audit events of the longitudinal chains: one report (claim ε₁) and r reports of one client (claim min(ε∞, r·ε₁)).
+"""Audit events of the longitudinal chains: one report (claim ε₁) and r reports of one client (their exact ε, ≤ ε∞).
 
 One report is tested with the events of its one-shot counterpart (the output
 value for L-GRR, the bits for the unary chains). Over r reports of one value
@@ -27,10 +27,14 @@ __all__ = ["ChainBitEvents", "ChainValueEvents"]
 
 class _ChainEvents(AuditFamily):
     def claims(self, spec: Any, memo_reports: int, memoized: bool) -> list[Claim]:
-        """One report at ε₁; with ``memo_reports`` = r ≥ 2 reports of one client, also min(ε∞, r·ε₁)."""
+        """One report at ε₁; with ``memo_reports`` = r ≥ 2 reports of one client, also their exact ε (≤ ε∞).
+
+        That is ``spec.memo_epsilon(r)``, not min(ε∞, r·ε₁), which r reports
+        sharing a memo may exceed (docs/longitudinal/chains.md#many-reports).
+        """
         claims = super().claims(spec, memo_reports, memoized)
         if memoized and memo_reports > 1:
-            epsilon = min(spec.epsilon_inf, memo_reports * spec.epsilon_one)
+            epsilon = spec.memo_epsilon(memo_reports)
             claims.append(Claim(f"{memo_reports} memoized reports", epsilon, 0.0, memo_reports))
         return claims
 

@@ -34,6 +34,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Iterable
 from fractions import Fraction
@@ -131,10 +132,11 @@ class LongitudinalChain(FrequencySpec):
                 f"{self.mechanism}: give all of p1, q1, p2, q2, or none (calibrated from epsilon)"
             )
         else:
-            probabilities = tuple(
+            a, b, c, d = (
                 check_probability(x, name, low_open=True, high_open=True)
                 for x, name in zip(given, ("p1", "q1", "p2", "q2"))
             )
+            probabilities = (a, b, c, d)
             problem = self._structure(*probabilities)
             if problem:
                 raise SpecError(f"{self.mechanism}: {problem}")
@@ -170,6 +172,51 @@ class LongitudinalChain(FrequencySpec):
     @property
     def permanent_ratio(self) -> Fraction:
         """The worst-case ratio of the memoized round: at most e^ε∞, which bounds any number of reports."""
+        raise NotImplementedError
+
+    def memo_log_ratio(self, reports: int) -> float:
+        """ln of the worst-case ratio of ``reports`` reports of one memoized value (floating point)."""
+        raise NotImplementedError
+
+    #: The largest ε∞/ε₁ for which :attr:`memo_report_epsilon` checks every r exactly; above it, a cruder bound.
+    memo_search_limit: ClassVar[int] = 400
+
+    def memo_epsilon(self, reports: int) -> float:
+        """The exact pure ε of ``reports`` reports of one memoized value, never above ε∞.
+
+        Not min(r·ε₁, ε∞) in general: r reports of one memo can reveal more
+        than r independent reports would (docs/longitudinal/chains.md#many-reports).
+        Computed in floating point, then raised by a relative 1e-9 (and by
+        1e-12) so that rounding never makes it smaller than the true value.
+        """
+        r = int(reports)
+        if r < 1:
+            raise SpecError(f"reports must be at least 1, got {reports!r}")
+        if r == 1:
+            return self.epsilon
+        value = self.memo_log_ratio(r)
+        return min(self.epsilon_inf, value * (1 + 1e-9) + 1e-12)
+
+    @functools.cached_property
+    def memo_report_epsilon(self) -> float:
+        """The per-report ε the ledger charges a memoized value: the smallest ε′ ≥ ε₁ with
+        ε(r reports) ≤ min(r·ε′, ε∞) for every r (docs/longitudinal/chains.md#many-reports).
+
+        Checked exactly (:meth:`memo_epsilon`) for every r < ε∞/ε₁ when that
+        is at most :attr:`memo_search_limit`; above it the bound of the fresh
+        round alone (:meth:`fresh_round_epsilon`, each report at most that much
+        whatever the memo) is charged when larger.
+        """
+        limit = math.ceil(self.epsilon_inf / self.epsilon)
+        if limit > self.memo_search_limit:
+            return max(self.epsilon, self.fresh_round_epsilon())
+        worst = self.epsilon
+        for r in range(2, limit + 1):
+            worst = max(worst, self.memo_epsilon(r) / r)
+        return worst
+
+    def fresh_round_epsilon(self) -> float:
+        """An ε that every report satisfies whatever the memo: a bound of the fresh round alone."""
         raise NotImplementedError
 
     @property
@@ -292,6 +339,8 @@ class LGRR(LongitudinalChain):
     #: Reports carry the reported domain value (round 2's output), as GRR's.
     report_schema: ClassVar[ReportSchema] = ReportSchema((DomainElement("value"),))
     rounds: ClassVar[tuple[str, str]] = ("grr", "grr")
+    #: One report's curve and the memo's are exact; that of 2 ≤ r < ∞ reports is the memo's, a sound bound.
+    exact_privacy_curve: ClassVar[bool] = False
 
     def _calibrate(self, epsilon: float, epsilon_inf: float) -> tuple[Fraction, Fraction, Fraction, Fraction]:
         k = self.domain_size
@@ -320,6 +369,39 @@ class LGRR(LongitudinalChain):
     @property
     def permanent_ratio(self) -> Fraction:
         return rr_ratio(self.p1, self.q1)
+
+    def memo_log_ratio(self, reports: int) -> float:
+        """max over outputs of ln P[y | x]/P[y | x′] for r reports sharing one memo.
+
+        With ρ = p₂/q₂ and n_u the reports of value u, P[y | x] ∝ p₁ρ^{n_x} +
+        q₁ρ^{n_x′} + q₁S with S = Σ_{u ≠ x, x′} ρ^{n_u}; the ratio falls as S
+        grows, and for m reports on the k − 2 others S is least when they are
+        spread evenly (ρ^n is convex), so the maximum is over (n_x, n_x′) only.
+        """
+        import numpy as np
+
+        r, k = int(reports), self.domain_size
+        p1, q1 = math.log(self.p1), math.log(self.q1)
+        log_rho = math.log(self.p2) - math.log(self.q2)
+        j, l_ = np.meshgrid(np.arange(r + 1), np.arange(r + 1), indexing="ij")
+        m = r - j - l_
+        ok = m >= 0 if k > 2 else m == 0
+        j, l_, m = j[ok], l_[ok], m[ok]
+        if k > 2:  # m reports spread evenly: extra values hold base + 1, the other k − 2 − extra hold base
+            base, extra = np.divmod(m, k - 2)
+            with np.errstate(divide="ignore"):  # log 0 = -inf: no value holds base + 1
+                log_s = np.logaddexp(
+                    np.log(extra) + (base + 1) * log_rho, np.log(k - 2 - extra) + base * log_rho
+                )
+        else:
+            log_s = np.full(j.shape, -np.inf)
+        top = np.logaddexp.reduce([p1 + j * log_rho, q1 + l_ * log_rho, q1 + log_s])
+        bottom = np.logaddexp.reduce([q1 + j * log_rho, p1 + l_ * log_rho, q1 + log_s])
+        return float(np.max(top - bottom))
+
+    def fresh_round_epsilon(self) -> float:
+        """ln(p₂/q₂): any two memos give one report probabilities within that ratio."""
+        return epsilon_bound_of_ratio(self.p2 / self.q2)
 
     def report_pieces(self) -> tuple[PrivacyPiece, ...]:
         """One report is randomized response (A, B): outputs x, x′ and the k − 2 others."""
@@ -376,6 +458,34 @@ class UnaryChain(LongitudinalChain):
     def num_bytes(self) -> int:
         """Length of a packed report."""
         return (self.domain_size + 7) // 8
+
+    #: Each r is O(r): many more than for L-GRR are checked exactly.
+    memo_search_limit: ClassVar[int] = 4000
+
+    def memo_log_ratio(self, reports: int) -> float:
+        """ln of the worst ratio of r reports: the worst count of ones on x's bit times that on x′'s.
+
+        A bit's count c of ones has P ∝ π·p₂^c(1 − p₂)^{r−c} + (1 − π)·q₂^c(1 − q₂)^{r−c}
+        with π = p₁ under the value that sets it and q₁ under the other; the
+        two differing bits are independent, so the worst output takes the
+        worst count on each.
+        """
+        import numpy as np
+
+        r = int(reports)
+        c = np.arange(r + 1)
+        on = c * math.log(self.p2) + (r - c) * math.log(1 - self.p2)
+        off = c * math.log(self.q2) + (r - c) * math.log(1 - self.q2)
+
+        def law(pi: Fraction) -> np.ndarray:
+            return np.logaddexp(math.log(pi) + on, math.log(1 - pi) + off)
+
+        set_by_x, set_by_other = law(self.p1), law(self.q1)
+        return float(np.max(set_by_x - set_by_other) + np.max(set_by_other - set_by_x))
+
+    def fresh_round_epsilon(self) -> float:
+        """2·ln max(p₂/q₂, (1 − q₂)/(1 − p₂)): only the two differing bits' laws depend on the value."""
+        return 2 * epsilon_bound_of_ratio(max(self.p2 / self.q2, (1 - self.q2) / (1 - self.p2)))
 
     def bit_pair(self, reports: float = 1) -> PrivacyPiece:
         """One bit set by x and not by x′, over ``reports`` fresh rounds of one memoized bit (``math.inf``: the memo)."""
