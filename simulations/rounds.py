@@ -18,18 +18,26 @@ the correlation of one user's reports across rounds (not simulated: no
 per-round quantity depends on it) and the lifetime ε (accounted exactly from
 the panel).
 
-Equal lifetime budget (:func:`budget_spec`), generic on spec attributes:
+Equal lifetime budget (:func:`budget_spec`), generic on spec attributes
+(``memoized``, ``epsilon``/``epsilon_one``, ``epsilon_inf``, the ledger's
+per-report charge):
 
 - a spec with fresh randomness per report (not ``memoized``): ε = B/R, R the
   most reports any user sends (T for a synthetic panel), so r·ε ≤ B;
 - a memoizing spec whose ε∞ can be set (its constructor takes
-  ``epsilon_inf``; RAPPOR through its f): ε₁ = ρ·ε∞ with ρ =
-  ``epsilon_ratio``, so every user's lifetime is ε₁·S_u with
-  S_u = Σ_k min(r_k, 1/ρ) over its memo keys (and the per-value bound's cap);
-  ε₁ = B / max_u S_u, the largest for which the worst user of the panel
-  stays within B;
+  ``epsilon_inf``; RAPPOR through its f): ε∞ = ε₁/ρ with ρ =
+  ``epsilon_ratio``, and the largest ε₁ for which the worst user of the
+  panel, accounted by the ledger, stays within B. When the ledger charges
+  ε₁ per report that is ε₁ = B / max_u S_u, S_u = Σ_k min(r_uk, 1/ρ) over
+  the user's memo keys; a spec charged more per report (a chain whose r
+  reports of one memo cost more than r·ε₁) gets the largest ε₁ that fits,
+  by bisection;
 - any other memoizing spec: the largest ε (bisection) whose worst user of
   the panel, accounted with the spec's own ε₁ and ε∞, stays within B.
+
+The budget is met on the panel simulated (the *spent* ε). The ledger of a
+deployed client refuses reports by the *committed*, value-independent bound
+instead (``lifetime_committed``), which can be larger: docs/longitudinal/simulate.md.
 """
 
 from __future__ import annotations
@@ -45,7 +53,14 @@ import numpy as np
 import pandas as pd
 
 from ldp.errors import ParameterError, SpecError
-from ldp.simulations.lifetime import Accounting, accounting_of, lifetime_epsilon, memo_key_of_value, report_ranks
+from ldp.simulations.lifetime import (
+    UPPER_BOUND,
+    Accounting,
+    accounting_of,
+    lifetime_epsilon,
+    memo_key_of_value,
+    report_ranks,
+)
 from ldp.simulations.mechanisms import (
     RapporSettings,
     accepts_epsilon_inf,
@@ -142,25 +157,42 @@ class _Ledger:
 
     def __init__(self, panel: Panel):
         self.panel = panel
-        self._ranks: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+        self._ranks: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _keys(self, spec: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(keys, report ranks, and per (user, key): its user and its number of reports) under ``spec``'s memo keys."""
+        of_value = memo_key_of_value(spec, self.panel.domain)
+        signature = of_value.tobytes()
+        if signature not in self._ranks:
+            values = self.panel.values
+            keys = np.where(values >= 0, of_value[np.clip(values, 0, None)], -1)
+            ranks = report_ranks(keys)
+            width = int(keys.max()) + 1
+            users = np.broadcast_to(np.arange(keys.shape[1]), keys.shape)
+            groups, totals = np.unique((users * width + keys)[keys >= 0], return_counts=True)
+            self._ranks[signature] = (keys, ranks, groups // width, totals)
+        return self._ranks[signature]
 
     def spent(self, spec: Any, accounting: Accounting | None = None) -> np.ndarray:
         """(T, n) lifetime ε under ``spec`` (:func:`~ldp.simulations.lifetime.lifetime_epsilon`)."""
         accounting = accounting_of(spec) if accounting is None else accounting
-        values = self.panel.values
         if not accounting.memoized:
-            return lifetime_epsilon(values, accounting)
-        of_value = memo_key_of_value(spec, self.panel.domain)
-        signature = of_value.tobytes()
-        if signature not in self._ranks:
-            keys = np.where(values >= 0, of_value[np.clip(values, 0, None)], -1)
-            self._ranks[signature] = (keys, report_ranks(keys))
-        keys, ranks = self._ranks[signature]
+            return lifetime_epsilon(self.panel.values, accounting)
+        keys, ranks, _, _ = self._keys(spec)
         return lifetime_epsilon(keys, accounting, ranks=ranks)
 
-    def worst(self, spec: Any) -> float:
-        """The largest lifetime ε of any user after the last round."""
-        return float(self.spent(spec)[-1].max())
+    def worst(self, spec: Any, accounting: Accounting | None = None) -> float:
+        """The largest lifetime ε of any user after the last round (the same sum as :meth:`spent`, per user)."""
+        accounting = accounting_of(spec) if accounting is None else accounting
+        if not accounting.memoized:
+            return float((self.panel.values >= 0).sum(axis=0).max()) * accounting.epsilon
+        _, _, users, totals = self._keys(spec)
+        cap = math.inf if accounting.epsilon_inf is None else accounting.epsilon_inf
+        per_user = np.bincount(users, weights=np.minimum(totals * accounting.epsilon, cap))
+        worst = float(per_user.max())
+        if accounting.rule == UPPER_BOUND and accounting.memo_domain_size is not None and math.isfinite(cap):
+            worst = min(worst, accounting.memo_domain_size * cap)
+        return worst
 
 
 def budget_spec(
@@ -200,39 +232,59 @@ def budget_spec(
     b = _positive(budget, "budget")
     rho = _check_ratio(epsilon_ratio)
     ledger = _Ledger(panel) if ledger is None else ledger
-    domain, values = panel.domain, panel.values
-    most_reports = int((values >= 0).sum(axis=0).max())
+    domain = panel.domain
+    most_reports = int((panel.values >= 0).sum(axis=0).max())
     provisional = build_spec(name, b / most_reports, domain, rappor=rappor)
     accounting = accounting_of(provisional)
     if not accounting.memoized:
         return provisional
     if accepts_epsilon_inf(name):
+        # charged ε₁ per report, the worst user would spend ε₁·max_u S_u: the largest ε₁ is B / max_u S_u
         unit = Accounting(1.0, 1.0 / rho, True, accounting.memo_domain_size, accounting.rule)
-        per_unit = float(ledger.spent(provisional, unit)[-1].max())
-        epsilon_one = b / per_unit
-        spec = build_spec(name, epsilon_one, domain, rappor=rappor, epsilon_inf=epsilon_one / rho)
+        high = b / ledger.worst(provisional, unit)
+
+        def build(x: float) -> Any:
+            return build_spec(name, x, domain, rappor=rappor, epsilon_inf=x / rho)
+
     else:
-        spec = _bisect(name, ledger, b, b / most_reports, rappor)
-    worst = ledger.worst(spec)
-    if worst > b * (1 + _SLACK):  # pragma: no cover - a spec whose calibration exceeds its request
-        raise ParameterError(f"{name}: no parameters keep the lifetime epsilon within {b:g} (worst user {worst:g})")
+        high = b
+
+        def build(x: float) -> Any:
+            return build_spec(name, x, domain, rappor=rappor)
+
+    spec = _largest_fitting(build, ledger, b, high)
+    if spec is None:
+        raise ParameterError(f"{name}: no parameters keep the lifetime epsilon within {b:g} on this panel")
     return spec
 
 
-def _bisect(name: str, ledger: _Ledger, budget: float, low: float, rappor: RapporSettings) -> Any:
-    """The spec at the largest ε in [low, budget] whose worst user stays within ``budget`` (40 halvings)."""
+def _largest_fitting(build: Callable[[float], Any], ledger: _Ledger, budget: float, high: float) -> Any:
+    """The spec ``build(x)`` at the largest x <= ``high`` whose worst user of the panel stays within ``budget``.
 
-    def fitting(eps: float) -> Any:
+    ``high`` itself first (the answer whenever each report is charged ε₁);
+    otherwise 40 halvings of [low, high], low the first of high/2, high/4, ...
+    that fits (a spec whose r reports of one memo cost more than r·ε₁ is
+    charged more per report, :func:`~ldp.privacy.spending.stream_parameters`).
+    """
+
+    def fitting(x: float) -> Any:
         try:
-            spec = build_spec(name, eps, ledger.panel.domain, rappor=rappor)
+            spec = build(x)
         except (SpecError, ParameterError):
             return None
         return spec if ledger.worst(spec) <= budget * (1 + _SLACK) else None
 
-    best = fitting(low)
-    if best is None:
-        raise ParameterError(f"{name}: no epsilon keeps the lifetime epsilon within {budget:g}")
-    high = budget
+    best = fitting(high)
+    if best is not None:
+        return best
+    low = high
+    for _ in range(60):
+        low /= 2
+        best = fitting(low)
+        if best is not None:
+            break
+    else:
+        return None
     for _ in range(40):
         middle = (low + high) / 2
         spec = fitting(middle)

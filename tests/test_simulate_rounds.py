@@ -121,6 +121,18 @@ def test_equal_budget_rule_on_a_hand_made_panel():
     assert (wide.epsilon, wide.epsilon_inf) == pytest.approx((0.5, 2.0))
 
 
+def test_equal_budget_uses_the_ledgers_per_report_charge_when_it_exceeds_epsilon_one():
+    # L-GRR over 16 values at ε∞ = 4·ε₁: r reports of one memo cost more than r·ε₁, the ledger charges more
+    rng = np.random.default_rng(3)
+    panel = evolving_panel(make_population("uniform", 16), 500, 10, 0.2, rng)
+    spec = budget_spec("l-grr", panel, 2.0, epsilon_ratio=0.25)
+    assert spec.memo_report_epsilon > spec.epsilon * 1.05
+    assert spec.epsilon_inf == pytest.approx(4 * spec.epsilon)
+    spent = lifetime_epsilon(memo_key_ids(spec, panel.domain, panel.values), accounting_of(spec))
+    assert spent.max() <= 2.0 * (1 + 1e-9)
+    assert spent.max() == pytest.approx(2.0, rel=1e-6)  # the largest ε₁ that fits (bisection to 2^-40)
+
+
 def test_run_rounds_keeps_every_mechanism_within_the_budget_and_reaches_it():
     budget = 3.0
     results = run_rounds(
