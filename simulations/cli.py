@@ -143,7 +143,9 @@ def _simulate_rounds(ctx: click.Context, options: dict[str, Any]) -> None:
     ignored = [name for name in _NOT_ROUNDS if _explicit(ctx, name)]
     if ignored:
         verb = "does" if len(ignored) == 1 else "do"
-        raise OptionConflict(f"{_flags(ignored)} {verb} not apply to longitudinal simulations (--rounds/--panel)")
+        raise OptionConflict(
+            f"{_flags(ignored)} {verb} not apply to longitudinal simulations (--rounds/--panel)"
+        )
     if options["rounds"] is not None and options["panel"] is not None:
         raise OptionConflict("--rounds draws a synthetic panel; --panel FILE gives its own rounds: give one")
     if options["panel"] is not None and _explicit(ctx, "change_prob"):

@@ -126,7 +126,9 @@ def report_ranks(keys: np.ndarray) -> np.ndarray:
     return ranks.reshape(rounds, users)
 
 
-def lifetime_epsilon(keys: np.ndarray, accounting: Accounting, *, ranks: np.ndarray | None = None) -> np.ndarray:
+def lifetime_epsilon(
+    keys: np.ndarray, accounting: Accounting, *, ranks: np.ndarray | None = None
+) -> np.ndarray:
     """Lifetime ε of each user after each round: array (T, n) of the ledger's spent ε (basic composition).
 
     Parameters

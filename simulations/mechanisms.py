@@ -32,8 +32,8 @@ from ldp.specs import (
 __all__ = [
     "DEFAULT_MECHANISMS",
     "MECHANISM_KINDS",
-    "accepts_epsilon_inf",
     "RapporSettings",
+    "accepts_epsilon_inf",
     "build_spec",
     "check_mechanisms",
     "mechanism_kind",
@@ -252,5 +252,6 @@ def build_spec(
 
         return heavy_hitter_spec(name, epsilon, domain, top_k)
     if epsilon_inf is not None:
-        return FREQUENCY_MECHANISMS[name](domain=tuple(domain), epsilon=epsilon, epsilon_inf=epsilon_inf)
+        memoizing: Any = FREQUENCY_MECHANISMS[name]  # its constructor takes epsilon_inf (accepts_epsilon_inf)
+        return memoizing(domain=tuple(domain), epsilon=epsilon, epsilon_inf=epsilon_inf)
     return frequency_spec(resolve_name(name, epsilon, len(domain)), domain, epsilon)

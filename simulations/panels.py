@@ -75,14 +75,18 @@ class Panel:
         domain = normalize_domain(self.domain)
         values = np.asarray(self.values)
         if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 1:
-            raise ParameterError(f"panel {self.name!r}: values must be a (rounds, users) array, got {values.shape}")
+            raise ParameterError(
+                f"panel {self.name!r}: values must be a (rounds, users) array, got {values.shape}"
+            )
         if not np.issubdtype(values.dtype, np.integer):
             raise ParameterError(f"panel {self.name!r}: values must be integer domain indices")
         if values.size and (values.min() < -1 or values.max() >= len(domain)):
             raise ParameterError(f"panel {self.name!r}: values must be domain indices (or -1 for no report)")
         rounds = tuple(int(r) for r in self.rounds) or tuple(range(1, values.shape[0] + 1))
         if len(rounds) != values.shape[0]:
-            raise ParameterError(f"panel {self.name!r}: {len(rounds)} round labels for {values.shape[0]} rounds")
+            raise ParameterError(
+                f"panel {self.name!r}: {len(rounds)} round labels for {values.shape[0]} rounds"
+            )
         object.__setattr__(self, "domain", domain)
         object.__setattr__(self, "values", values.astype(np.int32, copy=False))
         object.__setattr__(self, "rounds", rounds)
@@ -222,7 +226,9 @@ def read_panel(
 
     names = tuple(str(c) for c in columns)
     if len(names) != 3 or len(set(names)) != 3:
-        raise ParameterError(f"panel columns must be three distinct names (user, round, value), got {columns!r}")
+        raise ParameterError(
+            f"panel columns must be three distinct names (user, round, value), got {columns!r}"
+        )
 
     def select(header: list[str]) -> tuple[str, ...]:
         for name in names:
@@ -264,7 +270,9 @@ def read_panel(
     if rejects is not None:
         rejects.write(bad)
     if not rows:
-        raise ParameterError(f"panel {source!r} has no usable row (every row was rejected or the file is empty)")
+        raise ParameterError(
+            f"panel {source!r} has no usable row (every row was rejected or the file is empty)"
+        )
     counts: dict[str | int, int] = {}
     for _, _, value in rows:
         counts[value] = counts.get(value, 0) + 1

@@ -308,7 +308,11 @@ def _panel(
     seed: int,
 ) -> Panel:
     if panel is not None:
-        clash = [n for n, v in (("rounds", rounds), ("users", users), ("domain_size", domain_size)) if v is not None]
+        clash = [
+            n
+            for n, v in (("rounds", rounds), ("users", users), ("domain_size", domain_size))
+            if v is not None
+        ]
         if clash:
             raise ParameterError.naming(
                 "{panel} fixes the rounds, users and domain; drop " + ", ".join("{" + n + "}" for n in clash),
@@ -327,7 +331,9 @@ def _panel(
             raise ParameterError("give a Population or domain_size, not both")
         population = distribution
     else:
-        population = make_population(distribution, 64 if domain_size is None else domain_size, distribution_parameter)
+        population = make_population(
+            distribution, 64 if domain_size is None else domain_size, distribution_parameter
+        )
     n = 100_000 if users is None else users
     return evolving_panel(population, n, rounds, change_prob, _stream(seed, 10, population.domain_size, n))
 
@@ -493,7 +499,12 @@ def run_rounds(
 
 
 def _spec(
-    name: str, ledger: _Ledger, budget: float | None, epsilon: float | None, rho: float, rappor: RapporSettings
+    name: str,
+    ledger: _Ledger,
+    budget: float | None,
+    epsilon: float | None,
+    rho: float,
+    rappor: RapporSettings,
 ) -> Any:
     panel = ledger.panel
     if budget is not None:
@@ -510,7 +521,11 @@ def _cell_mode(name: str, spec: Any, mode: str) -> str:
     """``fast`` when asked and the mechanism has a fast simulator (RAPPOR's is built in), else ``faithful``."""
     from ldp.plugins import has_implementation
 
-    if mode == "fast" and mechanism_kind(name) == "frequency" and not has_implementation(spec, "fast_simulator"):
+    if (
+        mode == "fast"
+        and mechanism_kind(name) == "frequency"
+        and not has_implementation(spec, "fast_simulator")
+    ):
         return "faithful"
     return mode
 
@@ -522,7 +537,9 @@ def _committed(accounting: Any, most_reports: np.ndarray) -> list[float]:
     if not accounting.memoized:
         return [float(r) * accounting.epsilon for r in most_reports]
     return [
-        worst_case_memoized_cost(int(r), accounting.epsilon, accounting.epsilon_inf, accounting.memo_domain_size)
+        worst_case_memoized_cost(
+            int(r), accounting.epsilon, accounting.epsilon_inf, accounting.memo_domain_size
+        )
         for r in most_reports
     ]
 

@@ -55,7 +55,8 @@ def _ledger_spent(keys: np.ndarray, epsilon: float, cap: float | None, memoized:
                     name = f"key{key}" if memoized else "spec"
                     reports[name] = reports.get(name, 0) + 1
             streams = {
-                name: Stream("fingerprint", epsilon, cap, count, memoized=memoized) for name, count in reports.items()
+                name: Stream("fingerprint", epsilon, cap, count, memoized=memoized)
+                for name, count in reports.items()
             }
             out[t, u] = spent_epsilon(streams, Budget(1e9))
     return out
@@ -155,7 +156,9 @@ def test_run_rounds_keeps_every_mechanism_within_the_budget_and_reaches_it():
     assert set(last["lifetime_rule"]) == {"fresh", "memo keys", "per-value bound"}
     assert last.loc["dbitflip", "lifetime_rule"] == "per-value bound"
     # the same seed gives the same numbers
-    again = run_rounds("l-grr", rounds=12, users=3_000, domain_size=8, change_prob=0.2, budget=budget, seed=11)
+    again = run_rounds(
+        "l-grr", rounds=12, users=3_000, domain_size=8, change_prob=0.2, budget=budget, seed=11
+    )
     pd.testing.assert_series_equal(
         again["mse"].reset_index(drop=True),
         results.query("mechanism == 'l-grr'")["mse"].reset_index(drop=True),
@@ -166,13 +169,19 @@ def test_run_rounds_keeps_every_mechanism_within_the_budget_and_reaches_it():
     ("names", "rounds"),
     [
         (["grr", "l-grr", "l-osue"], 100),
-        pytest.param(["grr", "oue", "olh", "l-grr", "l-osue", "l-oue", "l-sue", "dbitflip"], 400, marks=pytest.mark.slow),
+        pytest.param(
+            ["grr", "oue", "olh", "l-grr", "l-osue", "l-oue", "l-sue", "dbitflip"],
+            400,
+            marks=pytest.mark.slow,
+        ),
     ],
     ids=["fast", "every-chain"],
 )
 def test_per_round_mse_is_the_exact_variance_within_z_se(names, rounds):
     """α = 0.001 overall (Bonferroni over the mechanisms): mean over rounds of mse − theory, SE from the rounds."""
-    results = run_rounds(names, rounds=rounds, users=2_000, domain_size=8, change_prob=0.3, epsilon=1.0, seed=2026)
+    results = run_rounds(
+        names, rounds=rounds, users=2_000, domain_size=8, change_prob=0.3, epsilon=1.0, seed=2026
+    )
     z = NormalDist().inv_cdf(1 - 0.001 / (2 * len(names)))
     for name, block in results.groupby("mechanism"):
         gap = (block["mse"] - block["theory_mse"]).to_numpy()
@@ -199,7 +208,11 @@ def test_panel_file_with_bad_rows_is_read_and_the_rows_rejected_with_reasons(tmp
     with RejectsWriter(keep=10) as rejects:
         panel = read_panel(path, ("device", "day", "os"), rejects=rejects)
     assert dict(rejects.counts) == {"missing_field": 1, "invalid": 2}
-    assert [(r.line, r.reason) for r in rejects.examples] == [(4, "missing_field"), (5, "invalid"), (6, "invalid")]
+    assert [(r.line, r.reason) for r in rejects.examples] == [
+        (4, "missing_field"),
+        (5, "invalid"),
+        (6, "invalid"),
+    ]
     assert "u1" in rejects.examples[2].detail and "round 2" in rejects.examples[2].detail
     assert panel.domain == ("android", "ios", "linux")
     assert panel.rounds == (1, 2, 3)
