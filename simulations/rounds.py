@@ -323,7 +323,14 @@ def _panel(
             return panel
         from ldp.simulations.panels import PANEL_COLUMNS
 
-        return read_panel(panel, tuple(panel_columns or PANEL_COLUMNS), rejects=rejects)
+        columns = tuple(str(c) for c in (panel_columns or PANEL_COLUMNS))
+        if len(columns) != 3 or len(set(columns)) != 3 or "" in columns:
+            raise ParameterError.naming(
+                "{panel_columns} must be three distinct column names (user, round, value), got "
+                + ",".join(columns),
+                panel_columns=panel_columns,
+            )
+        return read_panel(panel, columns, rejects=rejects)
     if rounds is None:
         raise ParameterError.naming("give {rounds} (or a {panel})", rounds=None, panel=None)
     if isinstance(distribution, Population):

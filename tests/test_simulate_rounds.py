@@ -268,6 +268,7 @@ def test_a_panel_with_no_usable_row_is_one_clear_error(tmp_path):
         (["--rounds", "3", "--budget", "2", "-e", "1"], "give --budget (lifetime epsilon) or --epsilon"),
         (["--rounds", "3", "-n", "10,20"], "--users must be one integer >= 1 with --rounds"),
         (["--rounds", "3", "--epsilon-ratio", "1"], "--epsilon-ratio 1.0 must be in (0, 1)"),
+        (["--panel", "p.csv", "--panel-columns", "a,b"], "--panel-columns must be three distinct column names"),
     ],
 )
 def test_cli_refuses_options_that_do_not_apply(args, message):
