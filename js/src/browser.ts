@@ -73,7 +73,7 @@ export function defaultStore(): KeyValueStore {
   return typeof indexedDB !== "undefined" ? new IndexedDbStore() : new LocalStorageStore();
 }
 
-/** The RAPPOR client of `spec`: loaded, or created once (a secret is never replaced). */
+/** The client of a memoizing `spec` (RAPPOR, a longitudinal chain): loaded, or created once (a secret is never replaced). */
 export async function openBrowserClient(store: KeyValueStore, spec: Spec): Promise<RapporClient> {
   return store.update(`state:${spec.fingerprint}`, (current) => {
     if (current !== null) {

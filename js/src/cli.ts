@@ -11,7 +11,7 @@
  *   --state DIR      persistent clients. CSV: each row's `client_id` selects its
  *                    client, state file DIR/<first 32 hex digits of SHA-256 of
  *                    the canonical id>.json, the file Python's `ldp encode
- *                    --state` uses for that id (RAPPOR: the secret and cohort;
+ *                    --state` uses for that id (RAPPOR, a longitudinal chain: the secret and cohort;
  *                    other mechanisms keep no state). Text: one client
  *                    (DIR/client.json)
  *   --budget EPS [--budget-delta D] [--composition basic|optimal]
@@ -29,6 +29,7 @@
  */
 import { BudgetExceededError, makeBudget } from "./budget.js";
 import { StateClients } from "./clients.js";
+import { isMemoized, privacyFacts } from "./claim.js";
 import { makeEncoder } from "./encoders.js";
 import { FileSpool, nativeShake256 } from "./node.js";
 import { type Report, reportToJson } from "./report.js";
@@ -106,15 +107,15 @@ async function main(argv: string[]): Promise<number> {
   const budget = budgetText
     ? makeBudget(Number(budgetText), Number(options.get("--budget-delta") ?? 0), options.get("--composition") ?? "basic")
     : null;
-  const rappor = spec.mechanism === "rappor";
+  const memoized = isMemoized(privacyFacts(spec.fields)); // RAPPOR, the longitudinal chains: a client per row
   const { rows, label } = readRows(input, options.get("--column"), stateDir !== undefined && input.toLowerCase().endsWith(".csv"));
-  const shared = rappor ? null : makeEncoder(spec);
+  const shared = memoized ? null : makeEncoder(spec);
   // persistent clients by canonical id ("" : the one client of a text input with --state)
   const clients = stateDir === undefined ? null : new StateClients(spec, stateDir, budget, shared);
   const keyOf = (row: Row): string => (row.client === undefined ? "" : canonicalClientId(row.client));
   type Client = { encode(value: string): Report | Promise<Report> };
   const clientOf = (row: Row): Client | Promise<Client> => {
-    if (clients === null) return shared ?? makeEncoder(spec, { shake: nativeShake256 }); // RAPPOR: a fresh client per row
+    if (clients === null) return shared ?? makeEncoder(spec, { shake: nativeShake256 }); // memoized: a fresh client per row
     const key = keyOf(row);
     return clients.opened(key) ?? clients.encoderOf(key);
   };

@@ -4,7 +4,8 @@
  * given), in the Python client's order.
  *
  * Each mechanism's encoder is in its own module (grr.ts, unary.ts,
- * localhash.ts, rappor.ts, hadamard.ts, sketch.ts, subset.ts, pem.ts) over
+ * localhash.ts, rappor.ts, hadamard.ts, sketch.ts, subset.ts, pem.ts,
+ * longitudinal.ts) over
  * the shared `encoder.ts`; `makeEncoder` is in `registry.ts`, generated from
  * the Python registry and the encoders' `@mechanisms` tags. This module
  * gathers them.
@@ -14,4 +15,5 @@ export { GRREncoder } from "./grr.js";
 export { UnaryEncoder } from "./unary.js";
 export { LocalHashingEncoder } from "./localhash.js";
 export { RapporEncoder, newRapporClient, parseBoolean } from "./rappor.js";
+export { LongitudinalEncoder, newChainClient } from "./longitudinal.js";
 export { makeEncoder } from "./registry.js";

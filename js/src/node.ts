@@ -141,7 +141,7 @@ export async function withLock<T>(lockFile: string, fn: () => T | Promise<T>): P
   }
 }
 
-/** Load the RAPPOR client state at `file`, creating it (exclusively, new secret and cohort) when nothing is there. */
+/** Load the client state of a memoizing spec (RAPPOR, a longitudinal chain) at `file`, creating it (exclusively, new secret and cohort) when nothing is there. */
 export function openClientState(file: string, spec: Spec): RapporClient {
   ensurePrivateDirectory(path.dirname(file));
   if (readPrivateFile(file, "client state") === null) {
@@ -166,7 +166,7 @@ export function loadClientState(file: string, spec: Spec): RapporClient {
     throw new Error(`client state ${file} is corrupt`);
   }
   if (data.spec !== spec.fingerprint) throw new Error(`client state ${file} belongs to spec ${String(data.spec)}, not ${spec.fingerprint}`);
-  const cohorts = Number(specInt(spec, "num_cohorts"));
+  const cohorts = spec.fields.num_cohorts === undefined ? 1 : Number(specInt(spec, "num_cohorts")); // no cohorts: 0 only
   if (!Number.isInteger(data.cohort) || (data.cohort as number) < 0 || (data.cohort as number) >= cohorts) {
     throw new Error(`client state ${file} has cohort ${String(data.cohort)}, outside [0, ${cohorts})`);
   }

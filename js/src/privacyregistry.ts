@@ -6,6 +6,7 @@ import { dbitflipPrivacy } from "./privacy/dbitflip.js";
 import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
+import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
 import { rapporPrivacy } from "./privacy/rappor.js";
 import { cmsPrivacy, hcmsPrivacy } from "./privacy/sketch.js";
@@ -19,7 +20,7 @@ import { unaryPrivacy } from "./privacy/unary.js";
  * module in `privacy/`, after the range checks of the spec's constructor
  * (a RangeError naming what is wrong); null for a mechanism with no
  * privacy module in this client.
- * No privacy module here for: l-grr, l-osue, l-oue, l-sue.
+ * No privacy module here for: none.
  */
 export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
   switch (fields.mechanism) {
@@ -55,6 +56,11 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return subsetPrivacy(fields);
     case "dbitflip":
       return dbitflipPrivacy(fields);
+    case "l-grr":
+    case "l-osue":
+    case "l-oue":
+    case "l-sue":
+      return longitudinalPrivacy(fields);
   }
   return null;
 }

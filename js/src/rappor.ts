@@ -10,10 +10,14 @@ import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spe
 import { clip } from "./text.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 
-/** A fresh client: a CSPRNG secret, then a uniform cohort (as Python's `ClientState.new`). */
+/**
+ * A fresh client: a CSPRNG secret, then a uniform cohort (as Python's `ClientState.new`; a spec
+ * without cohorts, such as a longitudinal chain's, has one: 0).
+ */
 export function newRapporClient(spec: Spec, source: ByteSource = cryptoSource): RapporClient {
   const secret = source.read(32);
-  const cohort = Number(randbelow(specInt(spec, "num_cohorts"), source));
+  const cohorts = spec.fields.num_cohorts === undefined ? 1n : specInt(spec, "num_cohorts");
+  const cohort = Number(randbelow(cohorts, source));
   return { secret, cohort };
 }
 

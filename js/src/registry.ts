@@ -6,6 +6,7 @@ import type { Spec } from "./spec.js";
 import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
 import { LocalHashingEncoder } from "./localhash.js";
+import { LongitudinalEncoder } from "./longitudinal.js";
 import { PEMEncoder } from "./pem.js";
 import { RapporEncoder } from "./rappor.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
@@ -19,7 +20,7 @@ import { UnaryEncoder } from "./unary.js";
  * `ldp-client/node` is several times faster, with the same bytes); `source`
  * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
- * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, dbitflip, l-grr, l-osue, l-oue, l-sue.
+ * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, dbitflip.
  */
 export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   const source = options.source ?? cryptoSource;
@@ -46,6 +47,11 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new HCMSEncoder(spec, source);
     case "ss":
       return new SubsetEncoder(spec, source);
+    case "l-grr":
+    case "l-osue":
+    case "l-oue":
+    case "l-sue":
+      return LongitudinalEncoder.create(spec, source, options);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
