@@ -71,6 +71,7 @@ from ldp.simulations.mechanisms import (
 from ldp.simulations.panels import Panel, evolving_panel, read_panel
 from ldp.simulations.populations import Population, make_population
 from ldp.simulations.runner import MODES, collection_row, grid_options
+from ldp.specs.numeric import NUMERIC_MECHANISMS
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -439,6 +440,17 @@ def run_rounds(
         budget = DEFAULT_BUDGET if budget is None else _positive(budget, "budget")
     else:
         epsilon = _positive(epsilon, "epsilon")
+    requested = default_round_mechanisms() if mechanisms is None else mechanisms
+    numeric = [
+        n
+        for n in (requested.split(",") if isinstance(requested, str) else requested)
+        if str(n).strip().lower() in NUMERIC_MECHANISMS
+    ]
+    if numeric:
+        raise ParameterError.naming(
+            f"{{mechanisms}}: {', '.join(numeric)} estimate means; rounds are simulated for frequency oracles",
+            mechanisms=mechanisms,
+        )
     the_panel = _panel(
         panel,
         panel_columns,
@@ -452,7 +464,7 @@ def run_rounds(
         seed,
     )
     domain = the_panel.domain
-    names = check_mechanisms(default_round_mechanisms() if mechanisms is None else mechanisms, len(domain))
+    names = check_mechanisms(requested, len(domain))
     for name in names:
         if mechanism_kind(name) == "heavy-hitter":
             raise ParameterError(f"{name} is a heavy-hitter protocol; simulate rounds of frequency oracles")
