@@ -280,6 +280,7 @@ def test_a_panel_with_no_usable_row_is_one_clear_error(tmp_path):
         (["--rounds", "3", "--budget", "2", "-e", "1"], "give --budget (lifetime epsilon) or --epsilon"),
         (["--rounds", "3", "-n", "10,20"], "--users must be one integer >= 1 with --rounds"),
         (["--rounds", "3", "--epsilon-ratio", "1"], "--epsilon-ratio 1.0 must be in (0, 1)"),
+        (["--rounds", "3", "-m", "duchi,grr"], "--mechanism: duchi estimate means"),
         (
             ["--panel", "p.csv", "--panel-columns", "a,b"],
             "--panel-columns must be three distinct column names",
