@@ -4,7 +4,8 @@
  * given), in the Python client's order.
  *
  * Each mechanism's encoder is in its own module (grr.ts, unary.ts,
- * localhash.ts, rappor.ts, hadamard.ts, sketch.ts, subset.ts, pem.ts) over
+ * localhash.ts, rappor.ts, hadamard.ts, sketch.ts, subset.ts, pem.ts,
+ * longitudinal.ts) over
  * the shared `encoder.ts`; `makeEncoder` is in `registry.ts`, generated from
  * the Python registry and the encoders' `@mechanisms` tags, which also
  * exports every encoder class. This module gathers them.
@@ -12,3 +13,4 @@
 export { type Encoder, type RapporClient, RandomizedResponse, cohortsOf, newClient } from "./encoder.js";
 export { newRapporClient, parseBoolean } from "./rappor.js";
 export * from "./registry.js"; // makeEncoder and every encoder class
+export { newChainClient } from "./longitudinal.js";

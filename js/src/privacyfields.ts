@@ -51,6 +51,13 @@ export interface MechanismPrivacy {
    * report and ε∞ from its second.
    */
   readonly memoLinear?: boolean;
+  /**
+   * Memoized mechanisms whose r reports of one memo key may cost more than
+   * r·ε₁ (the longitudinal chains, Python's `memo_report_epsilon`): the
+   * per-report ε the ledger charges, so that min(r·ε, ε∞) is sound. Absent:
+   * ε₁.
+   */
+  readonly memoReportEpsilon?: number;
 }
 
 /** A family's privacy function: the facts of canonical spec fields, after its constructor's range checks (a RangeError otherwise). */

@@ -5,6 +5,7 @@ import type { MechanismPrivacy } from "./privacyfields.js";
 import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
+import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
 import { rapporFields, rapporPrivacy } from "./privacy/rappor.js";
 import { cmsPrivacy, hcmsPrivacy } from "./privacy/sketch.js";
@@ -33,6 +34,10 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   cms: [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   hcms: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   ss: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "l-grr": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "l-osue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "l-oue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "l-sue": [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
 };
 
 /**
@@ -90,6 +95,11 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return limited(hcmsPrivacy(fields), mechanism);
     case "ss":
       return limited(subsetPrivacy(fields), mechanism);
+    case "l-grr":
+    case "l-osue":
+    case "l-oue":
+    case "l-sue":
+      return limited(longitudinalPrivacy(fields), mechanism);
   }
   return null;
 }

@@ -6,6 +6,7 @@ import type { Spec } from "./spec.js";
 import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
 import { LocalHashingEncoder } from "./localhash.js";
+import { LongitudinalEncoder } from "./longitudinal.js";
 import { PEMEncoder } from "./pem.js";
 import { RapporEncoder } from "./rappor.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
@@ -46,6 +47,11 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new HCMSEncoder(spec, source);
     case "ss":
       return new SubsetEncoder(spec, source);
+    case "l-grr":
+    case "l-osue":
+    case "l-oue":
+    case "l-sue":
+      return LongitudinalEncoder.create(spec, source, options);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
@@ -54,6 +60,7 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
 export { GRREncoder } from "./grr.js";
 export { HadamardEncoder } from "./hadamard.js";
 export { LocalHashingEncoder } from "./localhash.js";
+export { LongitudinalEncoder } from "./longitudinal.js";
 export { PEMEncoder } from "./pem.js";
 export { RapporEncoder } from "./rappor.js";
 export { CMSEncoder, HCMSEncoder } from "./sketch.js";
