@@ -7,7 +7,9 @@ must be exactly ``ldp aggregate``'s table on that round's reports. The fast
 test goes through the service layer; the slow one runs ``ldp serve``, ``ldp
 task create``, ``ldp encode --state`` and ``ldp upload`` as processes and
 lets the TypeScript client (``ldp-encode --state --upload``) send a round
-from the same state directory: both clients derive the same memo from it.
+from the same state directory: both clients derive the same memo from it. The
+fast test runs over every registered mechanism that memoizes, without naming
+them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from collector_server import Server, create_task, envelopes, store_path
+from conformance.mechanism_examples import example_spec, example_values, mechanism_declarations
 
 from ldp.aggregator import make_aggregator
 from ldp.client import ClientState, make_encoder
@@ -33,10 +36,8 @@ from ldp.client.state_paths import state_path
 from ldp.collector.service import CollectorService, CollectorSettings
 from ldp.collector.store import open_store
 from ldp.specs.base import load_spec
-from ldp.specs.longitudinal import LGRR
 
 DOMAIN = ("a", "b", "c", "d")
-SPEC = LGRR(domain=DOMAIN, epsilon=2.0)
 HOUR = 3_600
 ROUNDS = 3
 #: Each round a client's value changes with this probability (to one drawn uniformly).
@@ -61,16 +62,37 @@ def _aggregate(spec, reports, confidence: float) -> pd.DataFrame:
     return accumulator.estimate(confidence=confidence)
 
 
-def test_a_longitudinal_task_estimates_each_round_as_ldp_aggregate_does(tmp_path):
+def _memoized_examples() -> list:
+    """An example spec of every registered mechanism that memoizes (RAPPOR, the longitudinal ones)."""
+    specs = [example_spec(decl) for decl in mechanism_declarations()]
+    return [spec for spec in specs if getattr(spec, "memoized", False)]
+
+
+def _rounds_of(spec, users: int) -> list[list]:
+    """``ROUNDS`` lists of the users' values of ``spec``; each round a fifth of the users change value."""
+    values = example_values(spec, users)
+    rounds = []
+    for r in range(ROUNDS):
+        rounds.append(list(values))
+        values = [values[(u + 1) % users] if u % 5 == r else v for u, v in enumerate(values)]
+    return rounds
+
+
+def test_the_memoized_examples_include_a_longitudinal_chain():
+    assert "l-grr" in {spec.mechanism for spec in _memoized_examples()}
+
+
+@pytest.mark.parametrize("spec", _memoized_examples(), ids=lambda spec: spec.mechanism)
+def test_a_longitudinal_task_estimates_each_round_as_ldp_aggregate_does(tmp_path, spec):
     store = store_path(tmp_path)
     now = int(time.time())
     first = now - now % HOUR - ROUNDS * HOUR  # round r is the window [first + r·1h, first + (r + 1)·1h)
-    task, token = create_task(store, SPEC, window="1h", time_precision="1m", min_batch=1, not_before=first)
+    task, token = create_task(store, spec, window="1h", time_precision="1m", min_batch=1, not_before=first)
     users = 300
-    states = [ClientState.new(SPEC) for _ in range(users)]  # each client's secret, kept across rounds
+    states = [ClientState.new(spec) for _ in range(users)]  # each client's secret, kept across rounds
     rounds = []
-    for values in _evolving_values(users, seed=26):
-        encoders = [make_encoder(SPEC, state=state) for state in states]  # a new run: the memo from the state
+    for values in _rounds_of(spec, users):
+        encoders = [make_encoder(spec, state=state) for state in states]  # a new run: the memo from the state
         rounds.append([encoder.encode(value) for encoder, value in zip(encoders, values)])
     collector = CollectorService(CollectorSettings(store=store), open_store(store, exclusive=True))
 
@@ -93,12 +115,12 @@ def test_a_longitudinal_task_estimates_each_round_as_ldp_aggregate_does(tmp_path
     for window, reports in zip(windows, rounds):
         pd.testing.assert_frame_equal(
             pd.DataFrame(window["estimates"]),
-            _aggregate(SPEC, reports, 0.9),
+            _aggregate(spec, reports, 0.9),
             check_exact=True,
             check_dtype=False,
         )
     (summary,) = dashboard["tasks"]
-    assert summary["memoized"] is True and summary["mechanism"] == "l-grr"
+    assert summary["memoized"] is True and summary["mechanism"] == spec.mechanism
     assert len(summary["windows"]) == ROUNDS
 
 
