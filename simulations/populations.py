@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DISTRIBUTIONS",
     "Population",
+    "domain_value",
     "draw_counts",
     "exponential",
     "from_data",
@@ -253,7 +254,8 @@ def data_column(data: DataSource, column: str | None) -> tuple[pd.Series, str, s
     return cells, f"data:{Path(data).name}:{column}", repr(str(data))
 
 
-def _domain_value(value: Any) -> str | int:
+def domain_value(value: Any) -> str | int:
+    """A cell as a domain value: integers (and integral floats) as int, booleans as "true"/"false", the rest as text."""
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value)).lower()
     if isinstance(value, (int, np.integer)):
@@ -299,7 +301,7 @@ def from_data(data: DataSource, column: str | None = None, *, as_users: bool = F
     series = series[series.notna() & (series.astype(str) != "")]
     if series.empty:
         raise InputError(f"column {column!r} of {source} has no values")
-    counts = series.map(_domain_value).astype(object).value_counts(sort=False)
+    counts = series.map(domain_value).astype(object).value_counts(sort=False)
     order = sorted(range(len(counts)), key=lambda i: (-int(counts.iloc[i]), str(counts.index[i])))
     domain = tuple(counts.index[i] for i in order)
     if len({str(v) for v in domain}) != len(domain):

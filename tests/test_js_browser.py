@@ -3,7 +3,8 @@
 A static server on 127.0.0.1 (another port, so another origin: the collector's
 tasks allow it by ``cors_origins``) serves a test page that loads the bundle.
 Checked in the browser: the RAPPOR client state in IndexedDB is created once and
-survives reloads (same secret, cohort and permanent response); the Uploader
+survives reloads (same secret, cohort and permanent response), and so does a
+longitudinal chain's (whose memo is Python's for the same secret); the Uploader
 spools envelopes in IndexedDB before sending, uploads them, keeps them through
 a reload while the collector is down and sends them exactly once when it is
 back; ``sendBeacon`` on page hide delivers the spooled envelopes when the page
@@ -35,6 +36,8 @@ import pytest
 from collector_server import Server, create_task, free_port, store_path
 
 import ldp
+from ldp.client import ClientState, make_encoder
+from ldp.specs.longitudinal import LGRR
 
 JS = Path(__file__).resolve().parent.parent / "js"
 ESBUILD = JS / "node_modules" / ".bin" / "esbuild"
@@ -102,6 +105,18 @@ window.harness = {
       prr: prr.toString(),
       stored: await rawGet(`state:${spec.fingerprint}`),
     };
+  },
+  async chain(url, task, values) {
+    // a longitudinal chain's client: its memo of each domain value comes from the stored secret
+    const spec = await taskSpec(url, task);
+    const client = await ldp.openBrowserClient(store, spec);
+    const encoder = ldp.makeEncoder(spec, { client });
+    const memo = spec.fields.domain.map((value) => encoder.memoIndex(value));
+    const up = uploader(url, task, new ldp.BrowserSpool(store));
+    await up.enqueue(values.map((v) => ldp.reportToJson(encoder.encode(v))));
+    const summary = await up.flush();
+    return { secret: ldp.toHex(client.secret), cohort: client.cohort, memo, accepted: summary.accepted,
+             stored: await rawGet(`state:${spec.fingerprint}`) };
   },
   async enqueue(url, task, values) {
     const spec = await taskSpec(url, task);
@@ -294,6 +309,28 @@ def test_client_state_is_created_once_in_indexeddb_and_survives_a_reload(page, s
     for _ in range(2):
         _reload(page)
         assert _call(page, "client", collector.url, task_id) == first  # same secret, cohort, PRR
+
+
+@pytest.mark.slow
+def test_a_longitudinal_clients_secret_is_created_once_in_indexeddb_and_gives_pythons_memo(
+    page, site, tmp_path
+):
+    spec = LGRR(domain=("a", "b", "c", "d", "e"), epsilon=1.0)
+    with _collector(tmp_path, spec, site) as (server, _, task_id, token):
+        first = _call(page, "chain", server.url, task_id, ["a", "b", "c"])  # round 1
+        assert first["stored"] is not None and first["secret"] in first["stored"]  # in IndexedDB itself
+        assert len(first["secret"]) == 64 and first["cohort"] == 0 and first["accepted"] == 3
+        _reload(page)
+        second = _call(page, "chain", server.url, task_id, ["a", "b", "d"])  # round 2, after a reload
+        assert (second["secret"], second["memo"], second["stored"]) == (
+            first["secret"],
+            first["memo"],
+            first["stored"],
+        )
+        # the memo is the one Python's client derives from the same secret
+        state = ClientState(spec=spec.fingerprint, secret=bytes.fromhex(first["secret"]), cohort=0)
+        assert [make_encoder(spec, state=state).memo(v) for v in spec.domain] == first["memo"]
+        assert _n(server, task_id, token) == 6
 
 
 def test_uploader_spools_in_indexeddb_and_sends_each_envelope_once_across_a_collector_outage(

@@ -15,6 +15,7 @@ import ldp
 import ldp.specs.longitudinal
 from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
+from ldp.specs.dbitflip import DBitFlip
 
 
 def grr_channel(spec, x):
@@ -96,6 +97,20 @@ def chain_channel(spec, x):
     return out
 
 
+def dbitflip_channel(spec, x):
+    """P[(sampled buckets, sent bits) | x]: a uniform d-subset, then bit j is 1 w.p. p′ (j = x) or q′ (j ≠ x)."""
+    d, b = spec.d, spec.domain_size
+    out = {}
+    for sampled in itertools.combinations(range(b), d):
+        for bits in itertools.product((0, 1), repeat=d):
+            prob = Fraction(1, math.comb(b, d))
+            for j, bit in zip(sampled, bits):
+                one = spec.sent_one if j == x else spec.sent_zero
+                prob *= one if bit else 1 - one
+            out[(sampled, bits)] = prob
+    return out
+
+
 def worst_ratio(channels):
     best = Fraction(0)
     for a, b in itertools.permutations(channels, 2):
@@ -157,6 +172,7 @@ EXACT_RATIO = {
     ldp.SubsetSelection: _distribution_ratio(ss_channel),
     ldp.specs.LocalHashing: _lh_ratio,
     ldp.specs.longitudinal.LongitudinalChain: _distribution_ratio(chain_channel),
+    DBitFlip: _distribution_ratio(dbitflip_channel),
 }
 
 

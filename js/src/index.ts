@@ -15,6 +15,7 @@ export * from "./pem.js";
 export * from "./hadamard.js";
 export * from "./sketch.js";
 export * from "./subset.js";
+export * from "./dbitflip.js";
 export * from "./loloha.js";
 export * from "./numeric.js";
 export * from "./onebitmean.js";

@@ -2,6 +2,7 @@
 // specs' epsilon limits and the `@privacy` and `@canonical` tags of js/src/privacy/: do not edit.
 import type { JsonObject } from "./json.js";
 import type { MechanismPrivacy } from "./privacyfields.js";
+import { dbitflipPrivacy } from "./privacy/dbitflip.js";
 import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
@@ -36,6 +37,7 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   cms: [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   hcms: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   ss: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  dbitflip: [23.0, "with d = 1, 1 - p is about 1/(e^epsilon + 1), a multiple of 2^-64 that could not match e^epsilon to 1e-9 above it"],
   loloha: [23.0, "its smallest probabilities, about 1/(e^epsilon + g - 1), are multiples of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-grr": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-osue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
@@ -99,6 +101,8 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return limited(hcmsPrivacy(fields), mechanism);
     case "ss":
       return limited(subsetPrivacy(fields), mechanism);
+    case "dbitflip":
+      return limited(dbitflipPrivacy(fields), mechanism);
     case "loloha":
       return limited(lolohaPrivacy(fields), mechanism);
     case "l-grr":

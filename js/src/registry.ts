@@ -3,6 +3,7 @@
 import type { Encoder, EncoderOptions } from "./encoder.js";
 import { cryptoSource } from "./random.js";
 import type { Spec } from "./spec.js";
+import { DBitFlipEncoder } from "./dbitflip.js";
 import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
 import { LocalHashingEncoder } from "./localhash.js";
@@ -49,6 +50,8 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new HCMSEncoder(spec, source);
     case "ss":
       return new SubsetEncoder(spec, source);
+    case "dbitflip":
+      return DBitFlipEncoder.create(spec, source, options);
     case "loloha":
       return LolohaEncoder.create(spec, source, options);
     case "l-grr":
@@ -63,6 +66,7 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
 }
 
 // every encoder class, public with makeEncoder (encoders.ts re-exports this module)
+export { DBitFlipEncoder } from "./dbitflip.js";
 export { GRREncoder } from "./grr.js";
 export { HadamardEncoder } from "./hadamard.js";
 export { LocalHashingEncoder } from "./localhash.js";

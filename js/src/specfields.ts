@@ -135,6 +135,13 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     omega: ["integer"],
     p: ["probability"],
   },
+  dbitflip: {
+    domain: ["domain"],
+    epsilon: ["float"],
+    d: ["integer", 1n],
+    gamma: ["probability", 0n],
+    p: ["probability"],
+  },
   loloha: {
     domain: ["domain"],
     epsilon: ["float"],
@@ -210,6 +217,7 @@ export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   cms: ["p"],
   hcms: ["p"],
   ss: ["omega", "p"],
+  dbitflip: ["p"],
   loloha: ["g", "pool_size", "p1", "p2", "epsilon_inf"],
   "l-grr": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   "l-osue": ["p1", "q1", "p2", "q2", "epsilon_inf"],

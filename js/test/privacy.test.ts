@@ -37,11 +37,13 @@ const BASIC = loadSpec('{"domain":["a","b","c"],"encoding":"basic","f":"1/2","fo
 const CLIENT = { secret: new Uint8Array(32).fill(7), cohort: 0 };
 
 describe("privacy facts: one module per family, a generated dispatch", () => {
-  it("every mechanism of the vectors has facts; memoized: RAPPOR, 1BitMean with α-point rounding and the specs that state an epsilon_inf", () => {
+  it("every mechanism of the vectors has facts; memoized: RAPPOR, dBitFlip, 1BitMean with α-point rounding and the specs that state an epsilon_inf", () => {
     for (const c of CASES) {
       const fields = loadSpec(c.canonical_json).fields as JsonObject;
       const memoized =
-        c.mechanism === "rappor" || (c.mechanism === "onebitmean" && fields.rounding === "alpha") || "epsilon_inf" in fields;
+        ["rappor", "dbitflip"].includes(c.mechanism) ||
+        (c.mechanism === "onebitmean" && fields.rounding === "alpha") ||
+        "epsilon_inf" in fields;
       assert.equal(privacyFacts(fields).permanentRatio !== undefined, memoized, c.mechanism);
     }
   });

@@ -271,7 +271,20 @@ def _privacy_lines(spec) -> list[str]:
             else f"{spec.epsilon_inf:.6g}"
         )
         lines.append(f"epsilon_inf (any number of reports of one value): {inf}")
-        lines.append(f"epsilon_one (a single report): {spec.epsilon:.6g}")
+        if not hasattr(spec, "epsilon_achieved"):  # RAPPOR: ε₁ follows from f, p, q
+            lines.append(f"epsilon_one (a single report): {spec.epsilon:.6g}")
+        else:  # a memoized oracle with exact probabilities: its stated ε is ε₁, checked against them
+            lines.append(
+                f"epsilon: {spec.epsilon:.6g} (epsilon_one, a single report; achieved by the exact probabilities: "
+                f"{spec.epsilon_achieved:.17g})"
+            )
+            values = getattr(spec, "memo_domain_size", None)
+            if values is not None and not math.isinf(spec.epsilon_inf):
+                lines.append(
+                    f"lifetime epsilon (any values, any number of reports): {values} memo keys x epsilon_inf = "
+                    f"{values * spec.epsilon_inf:.6g}"
+                )
+            lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
     else:
         lines.append(
             f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})"

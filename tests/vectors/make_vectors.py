@@ -307,6 +307,16 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("l-osue/str", {"mechanism": "l-osue", "domain": [f"v{i}" for i in range(12)], "epsilon": 1.0}),
     ("l-oue/int", {"mechanism": "l-oue", "domain": [-3, 0, 7, 1000, 42], "epsilon": 0.5, "epsilon_inf": 2.0}),
     ("l-sue/non-ascii", {"mechanism": "l-sue", "domain": NON_ASCII, "epsilon": 1.0, "epsilon_inf": 4.0}),
+    ("dbitflip/d1", {"mechanism": "dbitflip", "domain": ["0-9", "10-99", "100+", "é", "😀"], "epsilon": 1.0}),
+    (
+        "dbitflip/gamma",
+        {"mechanism": "dbitflip", "domain": list(range(10)), "epsilon": 2.0, "d": 3, "gamma": "1/10"},
+    ),
+    ("dbitflip/sue", {"mechanism": "dbitflip", "domain": ["a", "b", "c", "d"], "epsilon": 0.5, "d": 4}),
+    (
+        "dbitflip/wide",
+        {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"},
+    ),
 ]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
@@ -906,8 +916,12 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("l-osue/str", ["v0", "v11", "v0"]),
     ("l-oue/int", [-3, "1000"]),
     ("l-sue/non-ascii", ["é", "😀", "é"]),
+    ("dbitflip/d1", ["0-9", "100+", "😀"]),
+    ("dbitflip/gamma", [3, 6, "8", 0, 3]),
+    ("dbitflip/sue", ["a", "d"]),
+    ("dbitflip/wide", [2, 25, "51", 0]),
 ]
-#: Clients with state (RAPPOR, the longitudinal chains, LOLOHA, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
+#: Clients with state (RAPPOR, the longitudinal chains, dBitFlip, LOLOHA, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
     "rappor/mmh3": (SECRETS[1], 3),
     "rappor/mmh3-wide": (SECRETS[2], 17),
@@ -927,6 +941,10 @@ RAPPOR_CLIENTS = {
     "l-osue/str": (SECRETS[1], 0),
     "l-oue/int": (SECRETS[2], 0),
     "l-sue/non-ascii": (SECRETS[1], 0),
+    "dbitflip/d1": (SECRETS[1], 0),
+    "dbitflip/gamma": (SECRETS[2], 0),
+    "dbitflip/sue": (SECRETS[0], 0),
+    "dbitflip/wide": (SECRETS[2], 0),
 }
 
 
