@@ -306,12 +306,23 @@ def shuffle(epsilon0, users, delta, spec_path, domain_size, target_epsilon):
     run_guarded(body)
 
 
+def _per_report_text(spec, charged: float) -> str:
+    """The per-report charge of a memoized spec: ε₁, or the larger ε′ a chain's r reports need."""
+    one = float(spec.epsilon_one)
+    if charged > one * (1 + 1e-12):
+        return f"epsilon_one = {one:.6g} per report, charged {charged:.6g} (r reports of one memo cost more than r x epsilon_one)"
+    return f"epsilon_one = {charged:.6g} per report"
+
+
 def _memo_rule_text(spec) -> str:
     """How r reports of one memo key of ``spec`` are charged, in words."""
     from ldp.privacy.spending import memo_is_linear
 
     if memo_is_linear(spec):
-        return "r reports of one memo key cost min(r * epsilon_one, epsilon_inf) (proved for this mechanism)"
+        per_report = "charged" if hasattr(spec, "memo_report_epsilon") else "epsilon_one"
+        return (
+            f"r reports of one memo key cost min(r * {per_report}, epsilon_inf) (proved for this mechanism)"
+        )
     return (
         "one report of a memo key costs epsilon_one, two or more epsilon_inf "
         "(no proof that r reports cost r * epsilon_one for this mechanism)"
@@ -366,7 +377,7 @@ def lifetime(spec_path, collections, changes):
             return
         keys_text = "unbounded" if domain is None else f"{domain}"
         click.echo(
-            f"{spec.mechanism} ({spec.fingerprint}): memoized, epsilon_one = {epsilon:.6g} per report, "
+            f"{spec.mechanism} ({spec.fingerprint}): memoized, {_per_report_text(spec, epsilon)}, "
             f"epsilon_inf = {_fmt(cap if cap is not None else math.inf)} per memo key, memo keys: {keys_text}"
         )
         click.echo(_memo_rule_text(spec))
