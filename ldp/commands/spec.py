@@ -331,7 +331,7 @@ def _tradeoff_lines(spec) -> list[str]:
     bounded = "its exact curve" if summary["exact"] else "f_(eps,0) at its achieved epsilon"
     lines = [f"trade-off: one report is {summary['gdp_mu']:.6g}-GDP (tightest mu bounding {bounded})"]
     if "gdp_mu_inf" in summary:
-        lines.append(f"trade-off: all reports of one value (PRR) are {summary['gdp_mu_inf']:.6g}-GDP")
+        lines.append(f"trade-off: all reports of one memo key (its permanent response) are {summary['gdp_mu_inf']:.6g}-GDP")
     return lines
 
 
