@@ -310,7 +310,7 @@ def _per_report_text(spec, charged: float) -> str:
     """The per-report charge of a memoized spec: ε₁, or the larger ε′ a chain's r reports need."""
     one = float(spec.epsilon_one)
     if charged > one * (1 + 1e-12):
-        return f"epsilon_one = {one:.6g} per report, charged {charged:.6g} (r reports of one memo cost more than r x epsilon_one)"
+        return f"epsilon_one = {one:.6g} per report (charged {charged:.6g})"
     return f"epsilon_one = {charged:.6g} per report"
 
 
