@@ -214,7 +214,7 @@ class _Clients:
 
         if key not in self.clients:
             spec = self.spec
-            path = state_path(self.state_dir, key)
+            path = state_path(self.state_dir, key) if state is None else state.path
             state = str(path) if state is None else state
             encoder = implementation(spec, "encoder")(spec, state) if self.stateful else _SpecOnly(spec)
             ledger = client_ledger(path, self.budget)
