@@ -13,6 +13,7 @@ The package imports only its errors when loaded: every other name of
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING
 
 from ldp.errors import (
@@ -114,9 +115,12 @@ if TYPE_CHECKING:  # the names for type checkers and IDEs; at run time __getattr
 
 def __getattr__(name: str):
     module = _LAZY.get(name)
-    if module is None:
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif not name.startswith("_") and importlib.util.find_spec(f"ldp.{name}") is not None:
+        value = importlib.import_module(f"ldp.{name}")  # ``import ldp; ldp.specs`` works as when eager
+    else:
         raise AttributeError(f"module 'ldp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -73,7 +73,8 @@ def test_package_names_load_on_first_use():
         "import sys, ldp; assert 'ldp.specs' not in sys.modules; "
         "from ldp.specs import GRR; from ldp.report import Report; "
         "assert ldp.GRR is GRR and ldp.Report is Report; assert set(ldp.__all__) <= set(dir(ldp)); "
-        "import pytest; pytest.raises(AttributeError, getattr, ldp, 'nope')"
+        "import pytest; pytest.raises(AttributeError, getattr, ldp, 'nope'); "
+        "import ldp.specs.frequency as frequency; assert ldp.specs.frequency is frequency"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
