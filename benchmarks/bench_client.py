@@ -23,6 +23,16 @@ users in a child process and read its peak resident set size from
 run on 1,000 users (the fixed cost: imports and one small chunk) and a run
 on a tenth of the users (a bounded encoder peaks the same at both sizes).
 
+The new-clients rows run ``ldp encode --state DIR`` (RAPPOR) on
+``--new-clients`` rows, each a client id not seen before, in a child process,
+and print new clients per second of wall time and the child's CPU seconds,
+beside the same-run reference of opening as many new clients one at a time
+with :meth:`ldp.client.ClientState.open` (one exclusive, fsync'ed file and one
+directory fsync each: what ``ldp encode`` did before issue 28). Median of 3
+runs, each in a fresh directory under ``--state-root`` (default: the
+system's temporary directory; give a directory on the disk the states will
+live on, since a memory-backed ``/tmp`` makes every fsync free).
+
 Each row is the median (and best) of ``--repeat`` timed runs
 (time.perf_counter, wall clock, one thread). The machine is shared, so the
 median is the figure compared with the target.
@@ -35,6 +45,7 @@ encode GRR              d = 16, ε = 1                                    ≤ 5 
 encode OUE/SUE/OLH/...  d = 16 / 1,024, ε = 1 (for information)         -
 secure batch RAPPOR     128 bits, 2 hashes, 64 cohorts, 100 values      ≥ 1M reports/s
 secure batch GRR        d = 1,024, ε = 1                                 ≥ 10M reports/s
+ldp encode --state      RAPPOR, 2,000 new clients                        ≥ 2,000 clients/s
 ldp encode memory       OUE, d = 1,024, 10 M users, chunked              bounded (tens of MB
                                                                          above the imports)
 ======================  ==============================================  ==================
@@ -44,6 +55,7 @@ Usage::
     python benchmarks/bench_client.py
     python benchmarks/bench_client.py --single 20000 --batch 2000000 --repeat 7
     python benchmarks/bench_client.py --memory-users 0      # skip the ldp encode memory rows
+    python benchmarks/bench_client.py --single 0 --batch 0 --memory-users 0 --state-root /work/tmp  # new clients only
 """
 
 from __future__ import annotations
@@ -183,6 +195,58 @@ def memory_rows(users: int) -> list[tuple[str, int, float, float]]:
     return rows
 
 
+def _child_run(command: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds user + system) of ``command`` in a child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def new_client_rows(count: int, root: str | None, spec) -> list[tuple[str, float, float]]:
+    """New RAPPOR clients: one at a time (reference), in bulk, and ``ldp encode --state`` with and without state.
+
+    Returns (name, median wall s, median CPU s) per row; medians of 3 runs, each in a fresh directory.
+    """
+    names = (
+        "ClientState.open, one at a time (ref.)",
+        "ClientState.open_many",
+        "ldp encode --state (whole run)",
+        "ldp encode, no --state (same rows)",
+    )
+    walls: dict[str, list[float]] = {name: [] for name in names}
+    cpus: dict[str, list[float]] = {name: [] for name in names}
+    for run in range(3):
+        with tempfile.TemporaryDirectory(dir=root) as tmp:
+            folder = Path(tmp)
+            for name, work in zip(names[:2], (_open_each, ClientState.open_many)):
+                paths = [folder / name.split()[0] / f"{run}-{i}.json" for i in range(count)]
+                start, cpu = time.perf_counter(), time.process_time()
+                work(paths, spec)
+                walls[name].append(time.perf_counter() - start)
+                cpus[name].append(time.process_time() - cpu)
+            (folder / "spec.json").write_text(spec.to_json())
+            users = folder / "users.csv"
+            users.write_text(
+                "client_id,value\n" + "".join(f"user-{run}-{i},v{i % 16}\n" for i in range(count))
+            )
+            command = [sys.executable, "-m", "ldp", "encode", "--spec", str(folder / "spec.json"), str(users)]
+            command += ["-o", str(folder / "reports.jsonl")]
+            for name, extra in zip(names[2:], (["--state", str(folder / "states")], [])):
+                wall, cpu_s = _child_run(command + extra)
+                walls[name].append(wall)
+                cpus[name].append(cpu_s)
+    return [(name, statistics.median(walls[name]), statistics.median(cpus[name])) for name in names]
+
+
+def _open_each(paths: list[Path], spec) -> None:
+    for path in paths:
+        ClientState.open(path, spec)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--single", type=int, default=20_000, help="reports per single-encode timing run")
@@ -194,6 +258,10 @@ def main() -> None:
         default=10_000_000,
         help="OUE users for the ldp encode memory rows (0: skip)",
     )
+    parser.add_argument(
+        "--new-clients", type=int, default=2_000, help="new clients of ldp encode --state (0: skip)"
+    )
+    parser.add_argument("--state-root", default=None, help="where the new-clients rows write their states")
     args = parser.parse_args()
 
     small = [f"v{i}" for i in range(16)]
@@ -202,155 +270,180 @@ def main() -> None:
     rows = []
 
     rappor = ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/4", q="3/4")
-    with tempfile.TemporaryDirectory() as tmp:
-        state = ClientState.open(Path(tmp) / "client.json", rappor)  # persistent: file, mode 0600
-        encoder = make_encoder(rappor, state=state)
+    if args.single:
+        with tempfile.TemporaryDirectory() as tmp:
+            state = ClientState.open(Path(tmp) / "client.json", rappor)  # persistent: file, mode 0600
+            encoder = make_encoder(rappor, state=state)
+            rows.append(
+                single_row(
+                    "encode RAPPOR (k=128, h=2, PRR+IRR)", encoder, sample, args.single, args.repeat, 30
+                )
+            )
+        grr = ldp.GRR(domain=small, epsilon=1.0)
+        rows.append(single_row("encode GRR (d=16)", make_encoder(grr), sample, args.single, args.repeat, 5))
         rows.append(
-            single_row("encode RAPPOR (k=128, h=2, PRR+IRR)", encoder, sample, args.single, args.repeat, 30)
+            single_row(
+                "encode GRR (d=1024)",
+                make_encoder(ldp.GRR(domain=large, epsilon=1.0)),
+                sample,
+                args.single,
+                args.repeat,
+                None,
+            )
         )
-    grr = ldp.GRR(domain=small, epsilon=1.0)
-    rows.append(single_row("encode GRR (d=16)", make_encoder(grr), sample, args.single, args.repeat, 5))
-    rows.append(
-        single_row(
-            "encode GRR (d=1024)",
-            make_encoder(ldp.GRR(domain=large, epsilon=1.0)),
-            sample,
-            args.single,
-            args.repeat,
-            None,
+        rows.append(
+            single_row(
+                "encode BinaryRR",
+                make_encoder(ldp.BinaryRR(domain=("no", "yes"), epsilon=1.0)),
+                ["no", "yes"],
+                args.single,
+                args.repeat,
+                None,
+            )
         )
-    )
-    rows.append(
-        single_row(
-            "encode BinaryRR",
-            make_encoder(ldp.BinaryRR(domain=("no", "yes"), epsilon=1.0)),
-            ["no", "yes"],
-            args.single,
-            args.repeat,
-            None,
+        rows.append(
+            single_row(
+                "encode OUE (d=16)",
+                make_encoder(ldp.OUE(domain=small, epsilon=1.0)),
+                sample,
+                args.single,
+                args.repeat,
+                None,
+            )
         )
-    )
-    rows.append(
-        single_row(
-            "encode OUE (d=16)",
-            make_encoder(ldp.OUE(domain=small, epsilon=1.0)),
-            sample,
-            args.single,
-            args.repeat,
-            None,
+        rows.append(
+            single_row(
+                "encode OUE (d=1024)",
+                make_encoder(ldp.OUE(domain=large, epsilon=1.0)),
+                sample,
+                args.single // 4,
+                args.repeat,
+                None,
+            )
         )
-    )
-    rows.append(
-        single_row(
-            "encode OUE (d=1024)",
-            make_encoder(ldp.OUE(domain=large, epsilon=1.0)),
-            sample,
-            args.single // 4,
-            args.repeat,
-            None,
+        rows.append(
+            single_row(
+                "encode SUE (d=16)",
+                make_encoder(ldp.SUE(domain=small, epsilon=1.0)),
+                sample,
+                args.single,
+                args.repeat,
+                None,
+            )
         )
-    )
-    rows.append(
-        single_row(
-            "encode SUE (d=16)",
-            make_encoder(ldp.SUE(domain=small, epsilon=1.0)),
-            sample,
-            args.single,
-            args.repeat,
-            None,
+        rows.append(
+            single_row(
+                "encode OLH (d=1024)",
+                make_encoder(ldp.OLH(domain=large, epsilon=1.0)),
+                sample,
+                args.single,
+                args.repeat,
+                None,
+            )
         )
-    )
-    rows.append(
-        single_row(
-            "encode OLH (d=1024)",
-            make_encoder(ldp.OLH(domain=large, epsilon=1.0)),
-            sample,
-            args.single,
-            args.repeat,
-            None,
+        rows.append(
+            single_row(
+                "encode BLH (d=1024)",
+                make_encoder(ldp.BLH(domain=large, epsilon=1.0)),
+                sample,
+                args.single,
+                args.repeat,
+                None,
+            )
         )
-    )
-    rows.append(
-        single_row(
-            "encode BLH (d=1024)",
-            make_encoder(ldp.BLH(domain=large, epsilon=1.0)),
-            sample,
-            args.single,
-            args.repeat,
-            None,
-        )
-    )
 
-    n = args.batch
-    rng = np.random.default_rng(0)
-    candidates = [f"value-{i}" for i in range(100)]
-    strings = [candidates[i] for i in rng.integers(0, 100, n)]
-    batch_rows = [batch_row("RAPPOR (k=128, h=2, m=64, strings)", rappor, strings, n, args.repeat, 1e6)]
-    idx = rng.integers(0, 1024, n)
-    grr_large = ldp.GRR(domain=large, epsilon=1.0)
-    batch_rows.append(batch_row("GRR (d=1024, indices)", grr_large, idx, n, args.repeat, 10e6, indices=True))
-    words = [large[i] for i in idx]
-    batch_rows.append(batch_row("GRR (d=1024, strings)", grr_large, words, n, args.repeat, None))
-    batch_rows.append(
-        batch_row(
-            "OUE (d=1024, indices)",
-            ldp.OUE(domain=large, epsilon=1.0),
-            idx[: n // 10],
-            n // 10,
-            args.repeat,
-            None,
-            indices=True,
+    batch_rows = []
+    if args.batch:
+        n = args.batch
+        rng = np.random.default_rng(0)
+        candidates = [f"value-{i}" for i in range(100)]
+        strings = [candidates[i] for i in rng.integers(0, 100, n)]
+        batch_rows = [batch_row("RAPPOR (k=128, h=2, m=64, strings)", rappor, strings, n, args.repeat, 1e6)]
+        idx = rng.integers(0, 1024, n)
+        grr_large = ldp.GRR(domain=large, epsilon=1.0)
+        batch_rows.append(
+            batch_row("GRR (d=1024, indices)", grr_large, idx, n, args.repeat, 10e6, indices=True)
         )
-    )
-    batch_rows.append(
-        batch_row(
-            "OLH (d=1024, indices)",
-            ldp.OLH(domain=large, epsilon=1.0),
-            idx,
-            n,
-            args.repeat,
-            None,
-            indices=True,
+        words = [large[i] for i in idx]
+        batch_rows.append(batch_row("GRR (d=1024, strings)", grr_large, words, n, args.repeat, None))
+        batch_rows.append(
+            batch_row(
+                "OUE (d=1024, indices)",
+                ldp.OUE(domain=large, epsilon=1.0),
+                idx[: n // 10],
+                n // 10,
+                args.repeat,
+                None,
+                indices=True,
+            )
         )
-    )
-    batch_rows.append(
-        batch_row(
-            "Piecewise (numbers)",
-            ldp.numeric_spec("piecewise", 1.0, 0.0, 1.0),
-            rng.random(n),
-            n,
-            args.repeat,
-            None,
+        batch_rows.append(
+            batch_row(
+                "OLH (d=1024, indices)",
+                ldp.OLH(domain=large, epsilon=1.0),
+                idx,
+                n,
+                args.repeat,
+                None,
+                indices=True,
+            )
         )
-    )
+        batch_rows.append(
+            batch_row(
+                "Piecewise (numbers)",
+                ldp.numeric_spec("piecewise", 1.0, 0.0, 1.0),
+                rng.random(n),
+                n,
+                args.repeat,
+                None,
+            )
+        )
 
-    header = (
-        f"{'encoder':<40} {'reports':>10} {'µs/report':>10} {'(best)':>8} {'reports/s':>13}"
-        f"  {'target':<12} result"
-    )
-    print(header)
-    print("-" * len(header))
-    for name, count, med_us, best_us, rate, target, verdict in rows:
-        print(
-            f"{name:<40} {count:>10,} {med_us:>10.3f} {best_us:>8.3f} {rate:>13,.0f}  {target:<12} {verdict}"
+    if args.single:
+        header = (
+            f"{'encoder':<40} {'reports':>10} {'µs/report':>10} {'(best)':>8} {'reports/s':>13}"
+            f"  {'target':<12} result"
         )
+        print(header)
+        print("-" * len(header))
+        for name, count, med_us, best_us, rate, target, verdict in rows:
+            print(
+                f"{name:<40} {count:>10,} {med_us:>10.3f} {best_us:>8.3f} {rate:>13,.0f}  {target:<12} {verdict}"
+            )
     print()
-    header = (
-        f"{'batch encoder':<36} {'reports':>10} {'secure/s':>12} {'seeded/s':>12} {'secure÷seeded':>14}"
-        f" {'B/report':>9} {'urandom MB/s':>13} {'urandom share':>14}  {'target':<11} result"
-    )
-    print(header)
-    print("-" * len(header))
-    for name, count, secure, seeded, ratio, per_report, urandom, share, target, verdict in batch_rows:
-        print(
-            f"{name:<36} {count:>10,} {secure:>12,.0f} {seeded:>12,.0f} {ratio:>14.2f}"
-            f" {per_report:>9.1f} {urandom / 1e6:>13,.0f} {share:>13.0%}  {target:<11} {verdict}"
+    if args.batch:
+        header = (
+            f"{'batch encoder':<36} {'reports':>10} {'secure/s':>12} {'seeded/s':>12} {'secure÷seeded':>14}"
+            f" {'B/report':>9} {'urandom MB/s':>13} {'urandom share':>14}  {'target':<11} result"
         )
-    print(
-        "(secure: SystemRandomSource, os.urandom blocks; seeded: numpy Generator, NOT secure; medians of "
-        f"{args.repeat} interleaved runs; 'urandom share' = time os.urandom alone takes for the bytes the "
-        "secure row reads ÷ the secure row's time)"
-    )
+        print(header)
+        print("-" * len(header))
+        for name, count, secure, seeded, ratio, per_report, urandom, share, target, verdict in batch_rows:
+            print(
+                f"{name:<36} {count:>10,} {secure:>12,.0f} {seeded:>12,.0f} {ratio:>14.2f}"
+                f" {per_report:>9.1f} {urandom / 1e6:>13,.0f} {share:>13.0%}  {target:<11} {verdict}"
+            )
+        print(
+            "(secure: SystemRandomSource, os.urandom blocks; seeded: numpy Generator, NOT secure; medians of "
+            f"{args.repeat} interleaved runs; 'urandom share' = time os.urandom alone takes for the bytes the "
+            "secure row reads ÷ the secure row's time)"
+        )
+    if args.new_clients:
+        print()
+        header = f"{'new RAPPOR clients':<40} {'clients':>8} {'clients/s':>10} {'wall s':>8} {'CPU s':>7}"
+        print(header)
+        print("-" * len(header))
+        new_rows = new_client_rows(args.new_clients, args.state_root, rappor)
+        for name, wall, cpu in new_rows:
+            print(
+                f"{name:<40} {args.new_clients:>8,} {args.new_clients / wall:>10,.0f} {wall:>8.2f} {cpu:>7.2f}"
+            )
+        added = new_rows[2][1] - new_rows[3][1]
+        print(
+            f"(median of 3 runs. open_many ÷ one at a time: {new_rows[0][1] / new_rows[1][1]:.1f}x the rate; "
+            f"ldp encode --state beyond the same run without state: {added:.2f} s, "
+            f"{args.new_clients / max(added, 1e-9):,.0f} new clients/s; target ≥ 2,000 clients/s)"
+        )
     if args.memory_users:
         print()
         header = (

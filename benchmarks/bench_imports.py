@@ -3,7 +3,8 @@
 Runs each command in a fresh interpreter ``--repeats`` times and prints the
 median wall-clock seconds beside the same-run reference of a bare
 ``python -c pass``, the difference (what the command's imports and work
-cost), and which of numpy, pyarrow, pandas and scipy it imported (from
+cost), the median CPU seconds (user + system) as a ratio to the same-run
+``python -c "import numpy"`` (target for ``ldp --help``: at most 1.3), and which of numpy, pyarrow, pandas and scipy it imported (from
 ``python -X importtime``, with the cumulative import time of each;
 scipy.stats and scipy.sparse shown apart from the scipy package).
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,6 +36,17 @@ def wall(argv: list[str], cwd: Path, repeats: int) -> float:
         start = time.perf_counter()
         subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
         times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def cpu(argv: list[str], cwd: Path, repeats: int) -> float:
+    """Median CPU seconds (user + system) of ``argv`` run ``repeats`` times, from the children's rusage."""
+    times = []
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return statistics.median(times)
 
 
@@ -68,6 +81,7 @@ def main() -> None:
         )
         commands = {
             "python -c pass (reference)": [py, "-c", "pass"],
+            "python -c 'import numpy'": [py, "-c", "import numpy"],
             "ldp --help": [py, "-m", "ldp", "--help"],
             "ldp encode (1,000 values)": [
                 py,
@@ -93,14 +107,24 @@ def main() -> None:
             ],
         }
         print(f"median of {args.repeats} runs, each in a fresh interpreter; Python {sys.version.split()[0]}")
-        print(f"{'command':<32}{'seconds':>9}{'- python':>10}  heavy imports (cumulative import s)")
-        reference = None
+        print(
+            f"{'command':<32}{'seconds':>9}{'- python':>10}{'CPU s':>8}{'/ numpy':>9}"
+            "  heavy imports (cumulative import s)"
+        )
+        reference = numpy_cpu = None
         for name, argv in commands.items():
             seconds = wall(argv, work, args.repeats)
             reference = seconds if reference is None else reference
+            cpu_seconds = cpu(argv, work, args.repeats)
+            if argv[1:] == ["-c", "import numpy"]:
+                numpy_cpu = cpu_seconds
+            ratio = f"{cpu_seconds / numpy_cpu:>9.2f}" if numpy_cpu else f"{'':>9}"
             heavy = heavy_imports(argv, work)
             listed = ", ".join(f"{k} {v:.2f}" for k, v in heavy.items()) or "none"
-            print(f"{name:<32}{seconds:>9.2f}{seconds - reference:>10.2f}  {listed}", flush=True)
+            print(
+                f"{name:<32}{seconds:>9.2f}{seconds - reference:>10.2f}{cpu_seconds:>8.2f}{ratio}  {listed}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

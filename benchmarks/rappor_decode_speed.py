@@ -21,6 +21,11 @@ Columns, per candidate count
                  what the library did below 0.8 × the informative bits
                  before issue 15) and its detections, for comparison
 
+``--hash md5`` decodes a spec with Google's MD5 Bloom hashing instead
+(issue 28: a first decode of 100k MD5 candidates ≤ 5 s); ``--hash
+md5,mmh3`` runs both in turn and prints, per count, the first decode's wall
+and CPU seconds under MD5 beside those under MurmurHash3 in the same run.
+
 Run with ``OPENBLAS_NUM_THREADS=1`` (one BLAS thread) for figures comparable
 across machines. Works on older versions of the library too (no cache to
 clear there, and no warm column).
@@ -28,6 +33,7 @@ clear there, and no warm column).
 Usage::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/rappor_decode_speed.py [--candidates 1000,2000,...] [--true 200]
+    OPENBLAS_NUM_THREADS=1 python benchmarks/rappor_decode_speed.py --hash md5,mmh3 --candidates 100000
 """
 
 from __future__ import annotations
@@ -75,10 +81,32 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--dense-up-to", type=int, default=1000, help="also time screen=False up to this count"
     )
+    parser.add_argument("--hash", default="mmh3", help="comma-separated Bloom hashings: mmh3, md5")
     args = parser.parse_args(argv)
     counts = [int(c) for c in args.candidates.split(",")]
+    firsts = {name: _run(args, counts, name) for name in args.hash.split(",")}
+    if len(firsts) > 1:
+        print("first decode (wall s / CPU s) per hashing, same run")
+        print(
+            f"{'candidates':>10} "
+            + " ".join(f"{name:>15}" for name in firsts)
+            + "   CPU ratio first / each other"
+        )
+        for index, count in enumerate(counts):
+            cells = [firsts[name][index] for name in firsts]
+            ratios = " ".join(f"{cells[0][1] / cpu:.2f}" for _, cpu in cells[1:])
+            print(
+                f"{count:>10} "
+                + " ".join(f"{wall:>7.2f}/{cpu:<7.2f}" for wall, cpu in cells)
+                + f"   {ratios}"
+            )
 
-    spec = ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, p="0.25", q="0.75", f="0.5")
+
+def _run(args: argparse.Namespace, counts: list[int], hash_name: str) -> list[tuple[float, float]]:
+    """Print the table for one Bloom hashing; return each count's first decode (wall s, CPU s)."""
+    firsts = []
+
+    spec = ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, p="0.25", q="0.75", f="0.5", hash=hash_name)
     m, k = spec.num_cohorts, spec.num_bits
     rng = np.random.default_rng(args.seed)
     everything = [f"value-{i}" for i in range(max(counts))]
@@ -93,7 +121,8 @@ def main(argv=None) -> None:
     bit_counts = bits.reshape(m, k)
 
     print(
-        f"RAPPOR decode: {k} bits x {m} cohorts, {args.reports:,} reports, {args.true} true values (Zipf 1)"
+        f"RAPPOR decode: {k} bits x {m} cohorts, {args.reports:,} reports, {args.true} true values (Zipf 1), "
+        f"{hash_name} hashing"
     )
     print(
         f"{'candidates':>10} {'design s':>9} {'decode s':>9} {'warm s':>7} {'ref s':>7} {'x ref':>7} "
@@ -106,9 +135,10 @@ def main(argv=None) -> None:
         design_matrix(spec, candidates)
         build = time.perf_counter() - start
         _clear()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = decode_result(spec, cohort_counts, bit_counts, candidates, correction=args.correction)
         cold = time.perf_counter() - start
+        firsts.append((cold, time.process_time() - start_cpu))
         warm = np.nan
         if DESIGN_CACHE is not None:
             start = time.perf_counter()
@@ -133,6 +163,7 @@ def main(argv=None) -> None:
             f"{dense_text}",
             flush=True,
         )
+    return firsts
 
 
 if __name__ == "__main__":

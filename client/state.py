@@ -22,10 +22,12 @@ import dataclasses
 import json
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 from ldp.atomic import (
     create_private_file,
+    create_private_files,
     ensure_private_directory,
     parse_private_json,
     read_private_file,
@@ -161,3 +163,47 @@ class ClientState:
         if create_private_file(path, state._file_bytes()):
             return state
         return cls.load(path, spec)  # another process created it first: use its secret
+
+    @classmethod
+    def open_many(cls, paths: Sequence[str | os.PathLike], spec) -> list[ClientState]:
+        """:meth:`open` for many clients at once: the new ones are created together, durably, in one pass.
+
+        Each client is loaded, or created exclusively with a new secret, as
+        :meth:`open` does; the new state files are written with one
+        durability pass and one directory fsync per group
+        (:func:`ldp.atomic.create_private_files`) instead of two fsyncs each.
+        Every state returned is on stable storage, so a report may be made from it.
+
+        Returns
+        -------
+        list of ClientState
+            One per path, in order (one state for a path given twice).
+
+        Raises
+        ------
+        StateError
+            As :meth:`open`, for the first path whose existing file is not a
+            valid, private state file of ``spec``.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> import ldp
+        >>> from ldp.client import ClientState
+        >>> spec = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> states = ClientState.open_many([folder / "a.json", folder / "b.json"], spec)
+        >>> [ClientState.open(folder / name, spec) for name in ("a.json", "b.json")] == states
+        True
+        """
+        targets = [Path(path) for path in paths]
+        for directory in dict.fromkeys(path.parent if str(path.parent) else Path(".") for path in targets):
+            remove_stale_temporaries_once(ensure_private_directory(directory))
+        new: dict[Path, ClientState] = {}
+        for path in targets:
+            if path not in new and not os.path.lexists(path):
+                new[path] = dataclasses.replace(cls.new(spec), path=path)
+        created = create_private_files([(path, state._file_bytes()) for path, state in new.items()])
+        ours = {path: new[path] for path, made in zip(new, created) if made}
+        # a path that existed, or that another process created first: load it (and use its secret)
+        return [ours[path] if path in ours else cls.load(path, spec) for path in targets]

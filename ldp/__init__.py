@@ -57,7 +57,17 @@ Errors (catch LDPError for any of them)
     BudgetExceededError       an encode would spend more than is left
     StateError                a client state file
     StoreError                the collector's store
+
+The package imports only its errors when loaded: every other name of
+``__all__`` (the specs, :class:`Report`) is imported on first use, so the
+``ldp`` command (``ldp --help``) starts without loading numpy.
 """
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING
 
 from ldp.errors import (
     AccountingError,
@@ -71,37 +81,6 @@ from ldp.errors import (
     SpecError,
     StateError,
     StoreError,
-)
-from ldp.report import Report
-from ldp.specs import (
-    BLH,
-    CMS,
-    GRR,
-    HCMS,
-    HR,
-    OLH,
-    OUE,
-    PEM,
-    SUE,
-    BinaryRR,
-    Duchi,
-    FrequencySpec,
-    Gaussian,
-    Hybrid,
-    Laplace,
-    NumericSpec,
-    Piecewise,
-    Rappor,
-    Spec,
-    StochasticRounding,
-    SubsetSelection,
-    TreeHist,
-    best_frequency_mechanism,
-    best_numeric_mechanism,
-    frequency_spec,
-    load_spec,
-    numeric_spec,
-    variance_table,
 )
 
 __version__ = "0.1.0"
@@ -149,6 +128,54 @@ __all__ = [
     "numeric_spec",
     "variance_table",
 ]
+
+#: The names imported on first use: name -> the module that defines it (every other name is a spec's).
+_LAZY = {name: "ldp.specs" for name in __all__ if name not in globals()} | {"Report": "ldp.report"}
+
+if TYPE_CHECKING:  # the names for type checkers and IDEs; at run time __getattr__ imports them on first use
+    from ldp.report import Report
+    from ldp.specs import (
+        BLH,
+        CMS,
+        GRR,
+        HCMS,
+        HR,
+        OLH,
+        OUE,
+        PEM,
+        SUE,
+        BinaryRR,
+        Duchi,
+        FrequencySpec,
+        Gaussian,
+        Hybrid,
+        Laplace,
+        NumericSpec,
+        Piecewise,
+        Rappor,
+        Spec,
+        StochasticRounding,
+        SubsetSelection,
+        TreeHist,
+        best_frequency_mechanism,
+        best_numeric_mechanism,
+        frequency_spec,
+        load_spec,
+        numeric_spec,
+        variance_table,
+    )
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif not name.startswith("_") and importlib.util.find_spec(f"ldp.{name}") is not None:
+        value = importlib.import_module(f"ldp.{name}")  # ``import ldp; ldp.specs`` works as when eager
+    else:
+        raise AttributeError(f"module 'ldp' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

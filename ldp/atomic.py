@@ -10,6 +10,8 @@ make that safe; everything that writes shared state goes through it.
   which fails if the name exists in any form (a regular file, a directory, a
   symbolic link, even a dangling one). Of two racing creators exactly one
   wins; the loser learns that it lost and reads the winner's file.
+  :func:`create_private_files` does the same for many files with one
+  durability pass (``syncfs``) and one directory fsync for all of them.
 - :func:`write_private_file` replaces a file atomically (temporary file,
   fsync, rename, fsync of the directory): a crash leaves the old content or
   the new one, never a torn file.
@@ -45,7 +47,8 @@ import stat
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,7 @@ __all__ = [
     "TEMP_MARK",
     "atomic_output",
     "create_private_file",
+    "create_private_files",
     "ensure_private_directory",
     "exclusive_lock",
     "parse_private_json",
@@ -210,6 +214,128 @@ def create_private_file(path: str | os.PathLike, data: bytes) -> bool:
             return False
     _fsync_directory(directory)
     return True
+
+
+#: Files created per durability pass of :func:`create_private_files` (each holds a descriptor meanwhile;
+#: fewer when the process may open few files).
+CREATE_GROUP = 1024
+
+
+def create_private_files(files: Sequence[tuple[str | os.PathLike, bytes]]) -> list[bool]:
+    """:func:`create_private_file` for many files, with the durability work done once per group.
+
+    Each file is created exclusively, exactly as by :func:`create_private_file`
+    (a name that exists in any form is left alone and reported False), but
+    instead of two fsyncs per file, each group of up to :data:`CREATE_GROUP`
+    files takes these steps in this order:
+
+    1. every content is written to its own temporary file (flock'ed, never
+       visible under the final name);
+    2. one durability pass makes all the contents stable: ``syncfs`` of
+       their filesystem (Linux; elsewhere an fsync of each file);
+    3. each temporary file is hard-linked to its name (fails if the name exists);
+    4. each directory is fsync'ed once.
+
+    A process killed (or a machine losing power) at any point leaves every
+    name absent or complete: a name only ever points at content already on
+    stable storage, and stale temporaries are swept later. When this
+    returns, every created name is durable, so a caller may now act on the
+    files (emit a report derived from a secret in them).
+
+    Parameters
+    ----------
+    files : sequence of (path, bytes)
+        Each file and its content; the directories must exist.
+
+    Returns
+    -------
+    list of bool
+        Per file, True if this call created it; False if the name already
+        existed (also for a path given twice: its second occurrence).
+
+    Raises
+    ------
+    StateError
+        If the durability pass fails (the group's names are then not created).
+    """
+    created: list[bool] = []
+    group = _group_size()
+    for start in range(0, len(files), group):
+        created.extend(_create_group(files[start : start + group]))
+    return created
+
+
+def _group_size() -> int:
+    """:data:`CREATE_GROUP`, or a quarter of the open-file limit when that is lower (at least 16)."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return CREATE_GROUP
+    return max(16, min(CREATE_GROUP, soft // 4))
+
+
+def _create_group(files: Sequence[tuple[str | os.PathLike, bytes]]) -> list[bool]:
+    """Steps 1-4 of :func:`create_private_files` for one group (all its temporaries open at once)."""
+    targets = [Path(path) for path, _ in files]
+    directories = list(dict.fromkeys(_directory_of(target) for target in targets))
+    created = []
+    with contextlib.ExitStack() as stack:
+        temps = []
+        for target, (_, data) in zip(targets, files):
+            fd, temp = stack.enter_context(
+                _locked_temporary(_directory_of(target), target.name, _PRIVATE_FILE)
+            )
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            temps.append((fd, temp))
+        _sync_contents([fd for fd, _ in temps], directories)
+        for target, (_, temp) in zip(targets, temps):
+            try:
+                os.link(temp, target, follow_symlinks=False)
+            except FileExistsError:
+                created.append(False)
+            else:
+                created.append(True)
+    for directory in directories:
+        _fsync_directory(directory)
+    return created
+
+
+def _sync_contents(fds: list[int], directories: list[Path]) -> None:
+    """Make the written contents of ``fds`` stable: one ``syncfs`` per filesystem, else an fsync each."""
+    syncfs = _syncfs()
+    if syncfs is None:
+        for fd in fds:
+            os.fsync(fd)
+        return
+    done = set()
+    for fd in fds:
+        device = os.fstat(fd).st_dev
+        if device in done:
+            continue
+        done.add(device)
+        if syncfs(fd) != 0:
+            import ctypes
+
+            code = ctypes.get_errno()
+            places = ", ".join(repr(str(directory)) for directory in directories)
+            raise StateError(f"cannot make new client files in {places} durable: {os.strerror(code)}")
+
+
+@cache
+def _syncfs():
+    """The C library's ``syncfs`` (Linux), or None where it is missing."""
+    try:
+        import ctypes
+
+        function = ctypes.CDLL(None, use_errno=True).syncfs
+    except (ImportError, OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int]
+    function.restype = ctypes.c_int
+    return function
 
 
 def read_private_file(path: str | os.PathLike, what: str) -> str | None:

@@ -19,7 +19,8 @@ Bloom filters (RAPPOR)
     values and cohorts at once: MurmurHash3 x64-128 evaluated in ``uint64``
     NumPy arithmetic over all (value, cohort) pairs (bit-identical to
     ``mmh3``; about 10x faster than one ``mmh3`` call per pair), MD5 one
-    ``hashlib`` call per pair.
+    call per pair of CPython's built-in MD5 (:func:`md5_constructor`), with
+    the cohort prefixes encoded once and the digests gathered a chunk at a time.
 
 References
 ----------
@@ -50,6 +51,7 @@ __all__ = [
     "lh_buckets",
     "lh_coefficients",
     "lh_collision_probability",
+    "md5_constructor",
     "murmur3_x64_128_batch",
     "value_bytes",
 ]
@@ -95,6 +97,26 @@ def lh_collision_probability(g: int) -> Fraction:
     return Fraction(same, LH_PRIME * (LH_PRIME - 1))
 
 
+def md5_constructor():
+    """The fastest MD5 constructor at hand for short messages: CPython's built-in one, else :func:`hashlib.md5`.
+
+    ``hashlib.md5`` goes through OpenSSL, whose per-object set-up costs more than
+    hashing a Bloom key of a few dozen bytes; the built-in module (absent
+    from builds configured without it) gives the same digests about 1.5x faster.
+
+    Examples
+    --------
+    >>> md5 = md5_constructor()
+    >>> md5(b"abc").hexdigest()
+    '900150983cd24fb0d6963f7d28e17f72'
+    """
+    try:
+        from _md5 import md5  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - a build without the built-in hashes
+        return hashlib.md5
+    return md5
+
+
 def value_bytes(value: object) -> bytes:
     """Bytes hashed for a value: UTF-8 of its text form (integers as decimal)."""
     if isinstance(value, bytes):
@@ -106,7 +128,7 @@ def bloom_positions(value: object, cohort: int, num_hashes: int, num_bits: int, 
     """Bloom filter bit positions of ``value`` in ``cohort`` (possibly repeated)."""
     data = value_bytes(value)
     if hash_name == "md5":
-        digest = hashlib.md5(cohort.to_bytes(4, "big") + data).digest()
+        digest = _MD5(cohort.to_bytes(4, "big") + data).digest()
         return [digest[i] % num_bits for i in range(num_hashes)]
     h = mmh3.hash128(data, seed=cohort, signed=False)
     h1 = h & 0xFFFFFFFFFFFFFFFF
@@ -126,11 +148,10 @@ def bloom_positions_batch(
     """
     data = [value_bytes(value) for value in values]
     seeds = [int(c) for c in cohorts]
-    if hash_name == "md5":
-        digests = b"".join(hashlib.md5(c.to_bytes(4, "big") + d).digest() for d in data for c in seeds)
-        raw = np.frombuffer(digests, dtype=np.uint8).reshape(len(data), len(seeds), 16)
-        return raw[:, :, :num_hashes].astype(np.int64) % num_bits
     out = np.empty((len(data), len(seeds), num_hashes), dtype=np.int64)
+    if hash_name == "md5":
+        _md5_positions(data, seeds, num_bits, out)
+        return out
     steps = np.arange(num_hashes, dtype=np.int64)
     chunk = max(1, _CHUNK_PAIRS // max(len(seeds), 1))
     for start in range(0, len(data), chunk):
@@ -144,6 +165,26 @@ def bloom_positions_batch(
 
 #: (value, cohort) pairs hashed per vectorized step: the state stays in cache.
 _CHUNK_PAIRS = 1 << 16
+
+_MD5 = md5_constructor()
+
+
+def _md5_positions(data: Sequence[bytes], seeds: Sequence[int], num_bits: int, out: np.ndarray) -> None:
+    """Fill ``out`` (values, cohorts, h) with Google's MD5 positions: digest[i] mod k of MD5(cohort ‖ value).
+
+    One MD5 call per pair and nothing else per pair in Python: the 4-byte
+    cohort prefixes are encoded once, and the digests of a chunk of values
+    are joined and reduced in NumPy (memory stays bounded by the chunk).
+    """
+    md5 = _MD5
+    prefixes = [c.to_bytes(4, "big") for c in seeds]
+    h = out.shape[2]
+    chunk = max(1, _CHUNK_PAIRS // max(len(seeds), 1))
+    for start in range(0, len(data), chunk):
+        part = data[start : start + chunk]
+        digests = b"".join([md5(prefix + d).digest() for d in part for prefix in prefixes])
+        raw = np.frombuffer(digests, dtype=np.uint8).reshape(len(part), len(seeds), 16)
+        np.remainder(raw[:, :, :h], np.int64(num_bits), out=out[start : start + len(part)])
 
 
 _C1 = np.uint64(0x87C37B91114253D5)

@@ -51,6 +51,44 @@ def test_help_lists_every_subcommand_without_importing_it(tmp_path):
     assert _heavy_imports(["--help"], tmp_path) == []
 
 
+#: What ``ldp --help`` must not load: the numerical stack and every part of ldp beyond its errors and the CLI.
+_NOT_FOR_HELP = {
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "scipy",
+    "ldp.specs",
+    "ldp.report",
+    "ldp.client",
+    "ldp.aggregator",
+}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_imports_neither_numpy_nor_any_subcommand(tmp_path, args):
+    """``ldp --help`` costs less than ``import numpy``: the ``ldp`` package loads its specs on first use."""
+    probe = _PROBE.replace('{"scipy", "pandas"}', repr(_NOT_FOR_HELP)).replace(
+        'name.split(".")[0]',
+        '".".join(name.split(".")[:2]) if name.startswith("ldp.") else name.split(".")[0]',
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *args], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_package_names_load_on_first_use():
+    """The lazily loaded names of ``ldp`` are the very objects their modules define."""
+    code = (
+        "import sys, ldp; assert 'ldp.specs' not in sys.modules; "
+        "from ldp.specs import GRR; from ldp.report import Report; "
+        "assert ldp.GRR is GRR and ldp.Report is Report; assert set(ldp.__all__) <= set(dir(ldp)); "
+        "import pytest; pytest.raises(AttributeError, getattr, ldp, 'nope'); "
+        "import ldp.specs.frequency as frequency; assert ldp.specs.frequency is frequency"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.parametrize("output", ["reports.jsonl", "reports.csv"])
 def test_encode_imports_no_scipy(tmp_path, output):
     spec = _grr_spec(tmp_path)

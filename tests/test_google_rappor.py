@@ -362,3 +362,34 @@ def test_params_warns_when_the_spec_does_not_hash_like_google(tmp_path, hash_nam
     )
     assert out.exit_code == 0, out.output
     assert ("warning:" in out.output and "hash_candidates.py with md5" in out.output) is warned
+
+
+@pytest.mark.parametrize(("num_bits", "num_hashes"), [(256, 16), (128, 2), (7, 3), (1, 1)])
+def test_batched_md5_positions_are_googles_bit_for_bit(num_bits, num_hashes):
+    """The chunked built-in-MD5 batch gives digest[i] mod k of hashlib's MD5(cohort ‖ value) for every pair.
+
+    Values span 0 to 200 bytes (several MD5 blocks, multi-byte UTF-8), cohorts reach above 2^24,
+    and the list is longer than one chunk of pairs, so each chunk boundary is crossed.
+    """
+    from ldp.hashing import _CHUNK_PAIRS, bloom_positions, bloom_positions_batch, md5_constructor
+
+    values = [("é" * (i % 101)) + str(i) if i % 3 else i for i in range(_CHUNK_PAIRS // 4 + 7)]
+    cohorts = [0, 1, 255, 256, (1 << 24) + 3]
+    got = bloom_positions_batch(values, cohorts, num_hashes, num_bits, "md5")
+    assert got.shape == (len(values), len(cohorts), num_hashes) and got.dtype == np.int64
+    for s in range(0, len(values), 97):
+        data = str(values[s]).encode("utf-8")
+        for j, cohort in enumerate(cohorts):
+            digest = hashlib.md5(cohort.to_bytes(4, "big") + data).digest()
+            expected = [digest[i] % num_bits for i in range(num_hashes)]
+            assert (
+                got[s, j].tolist()
+                == expected
+                == bloom_positions(values[s], cohort, num_hashes, num_bits, "md5")
+            )
+    assert md5_constructor()(b"abc").digest() == hashlib.md5(b"abc").digest()
+    assert bloom_positions_batch([], cohorts, num_hashes, num_bits, "md5").shape == (
+        0,
+        len(cohorts),
+        num_hashes,
+    )

@@ -286,3 +286,128 @@ def test_kill_9_mid_encode_leaves_a_valid_ledger_and_no_output(tmp_path):
     assert done.returncode == 0, done.stderr
     assert not [p for p in tmp_path.iterdir() if ".ldp-tmp" in p.name]
     assert sum(s.reports for s in PrivacyLedger.load(ledger).streams.values()) == charged + 1
+
+
+def test_open_many_creates_new_clients_with_one_durability_pass(tmp_path, monkeypatch):
+    """New clients in bulk: one syncfs and one directory fsync for the lot, not two fsyncs per client."""
+    import ldp.atomic
+
+    calls = {"syncfs": 0, "fsync": 0}
+    real_syncfs, real_fsync = ldp.atomic._syncfs(), os.fsync
+
+    def count(name, real):
+        def counted(fd):
+            calls[name] += 1
+            return real(fd)
+
+        return counted
+
+    monkeypatch.setattr(ldp.atomic, "_syncfs", lambda: count("syncfs", real_syncfs) if real_syncfs else None)
+    monkeypatch.setattr(os, "fsync", count("fsync", real_fsync))
+    existing = ClientState.open(tmp_path / "old.json", RAPPOR)
+    before = (tmp_path / "old.json").read_bytes()
+    calls.update(syncfs=0, fsync=0)
+    paths = [tmp_path / f"client-{i}.json" for i in range(300)]
+    states = ClientState.open_many([paths[0], tmp_path / "old.json", *paths, paths[1]], RAPPOR)
+    assert states[1] == existing and (tmp_path / "old.json").read_bytes() == before  # never replaced
+    assert states[0] == states[2] and states[-1] == states[3]  # a path given twice: one client
+    for path, state in zip(paths, states[2:]):
+        assert ClientState.load(path, RAPPOR) == state and state.path == path
+    assert len({state.secret for state in states}) == 301
+    if real_syncfs is not None:
+        assert calls == {"syncfs": 1, "fsync": 1}  # the contents, then the directory
+    else:  # pragma: no cover - no syncfs: an fsync per file, the directory once
+        assert calls == {"syncfs": 0, "fsync": 301}
+    assert not [p for p in tmp_path.iterdir() if ".ldp-tmp" in p.name]
+
+
+def test_encode_makes_new_clients_durable_before_any_report(tmp_path, monkeypatch):
+    """``ldp encode --state``: a chunk's new states are synced, linked and their directory fsync'ed before its reports."""
+    import ldp.atomic
+    import ldp.client.batch
+    from ldp.client.encode_batches import secure_batches
+
+    events: list[str] = []
+
+    def logged(name, real):
+        def run(*args, **kwargs):
+            events.append(name)
+            return real(*args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(ldp.atomic, "_sync_contents", logged("sync", ldp.atomic._sync_contents))
+    monkeypatch.setattr(ldp.atomic, "_fsync_directory", logged("directory", ldp.atomic._fsync_directory))
+    monkeypatch.setattr(os, "link", logged("link", os.link))
+    monkeypatch.setattr(
+        ldp.client.batch, "rappor_irr_batch", logged("reports", ldp.client.batch.rappor_irr_batch)
+    )
+    rows = [(i + 2, f"v{i % 3}", f"user-{i}", None) for i in range(50)]
+    batches = list(secure_batches(RAPPOR, rows, str(tmp_path / "states"), chunk_rows=20))
+    assert sum(len(batch) for batch in batches) == 50
+    chunk = ["sync", *["link"] * 20, "directory", "reports"]
+    assert events == chunk + chunk + ["sync", *["link"] * 10, "directory", "reports"]
+
+
+#: Opens 40 new clients in bulk, killing itself (SIGKILL) at the step named by argv[3].
+_KILLED_OPEN = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    import ldp, ldp.atomic
+    from ldp.client import ClientState
+
+    spec, directory, step = ldp.load_spec(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+
+    def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def after(real, calls=[0], limit=1):
+        def run(*args, **kwargs):
+            real(*args, **kwargs)
+            calls[0] += 1
+            if calls[0] >= limit:
+                die()
+        return run
+
+    if step == "before-sync":
+        ldp.atomic._sync_contents = die
+    elif step == "after-sync":
+        ldp.atomic._sync_contents = after(ldp.atomic._sync_contents)
+    elif step == "mid-links":
+        os.link = after(os.link, limit=17)
+    elif step == "before-directory-fsync":
+        ldp.atomic._fsync_directory = die
+    ClientState.open_many([directory / f"client-{i}.json" for i in range(40)], spec)
+    print("not killed")
+""")
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "mid-links",
+        *(
+            pytest.param(s, marks=pytest.mark.slow)
+            for s in ("before-sync", "after-sync", "before-directory-fsync")
+        ),
+    ],
+)
+def test_kill_9_while_opening_clients_in_bulk_leaves_each_absent_or_complete(tmp_path, step):
+    """Killed at any step of a bulk creation: every name is absent or a whole state; a rerun keeps the present ones."""
+    spec_path, directory = tmp_path / "rappor.json", tmp_path / "states"
+    spec_path.write_text(RAPPOR.to_json())
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_OPEN, str(spec_path), str(directory), step],
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == -9, proc.stderr.decode()
+    paths = [directory / f"client-{i}.json" for i in range(40)]
+    present = {path: ClientState.load(path, RAPPOR) for path in paths if os.path.lexists(path)}
+    expected = {"before-sync": 0, "after-sync": 0, "mid-links": 17, "before-directory-fsync": 40}[step]
+    assert len(present) == expected
+    leftovers = [p for p in directory.iterdir() if ".ldp-tmp" in p.name]
+    assert bool(leftovers) == (step != "before-directory-fsync")  # swept later, once stale
+    states = ClientState.open_many(paths, RAPPOR)
+    for path, state in zip(paths, states):
+        assert present.get(path, state) == state  # a state that survived is the one used, never redrawn
