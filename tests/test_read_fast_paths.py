@@ -220,3 +220,83 @@ def test_wide_bit_vectors_are_read_in_chunks_bounded_by_bytes(tmp_path, monkeypa
     write_reports([encode_batch(spec, values, np.random.default_rng(3))], path, spec)
     sizes = [len(chunk.batch) for chunk in read_reports([path], spec, chunk_size=100_000)]
     assert sum(sizes) == len(values) and max(sizes) <= 2048
+
+
+def _dialects(table) -> dict[str, bytes]:
+    """The same reports as the CSV dialects standard tools write."""
+    import csv
+    import io
+
+    import pyarrow.csv as pa_csv
+
+    out = io.BytesIO()
+    pa_csv.write_csv(table, out)  # strings quoted, the header too
+    rows = [table.column_names, *zip(*(table.column(name).to_pylist() for name in table.column_names))]
+
+    def python_csv(**options) -> bytes:
+        text = io.StringIO()
+        csv.writer(text, **options).writerows(rows)
+        return text.getvalue().encode()
+
+    r_style = python_csv(quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")  # R's write.csv, row.names=FALSE
+    return {
+        "pyarrow": out.getvalue(),
+        "unquoted": python_csv(lineterminator="\n"),
+        "unquoted CRLF": python_csv(),  # the csv module's default line end
+        "quoted CRLF": python_csv(quoting=csv.QUOTE_ALL),
+        "R": r_style,
+        "R with BOM": b"\xef\xbb\xbf" + r_style,
+        "quoted CRLF with BOM": b"\xef\xbb\xbf" + python_csv(quoting=csv.QUOTE_ALL),
+        "pandas": table.to_pandas().to_csv(index=False).encode(),
+    }
+
+
+@pytest.mark.parametrize(
+    "dialect",
+    [
+        "pyarrow",
+        "unquoted",
+        "unquoted CRLF",
+        "quoted CRLF",
+        "R",
+        "R with BOM",
+        "quoted CRLF with BOM",
+        "pandas",
+    ],
+)
+def test_csv_dialects_of_standard_tools_take_the_bulk_path(tmp_path, monkeypatch, dialect):
+    """Every block of a file as pyarrow, R, pandas or the csv module write it goes through Arrow, never the csv module."""
+    import pyarrow as pa
+
+    n = 1000
+    table = pa.table(
+        {
+            "v": pa.array([1] * n),
+            "spec": pa.array([FP] * n),
+            "cohort": pa.array([i % 8 for i in range(n)]),
+            "bits": pa.array([base64.b64encode(bytes([i % 256, 0])).decode() for i in range(n)]),
+        }
+    )
+    path = tmp_path / "r.csv"
+    path.write_bytes(_dialects(table)[dialect])
+    bulk, line_by_line = [], []
+    arrow_block = read_csv._arrow_block
+
+    def spy(*args):
+        result = arrow_block(*args)
+        bulk.append(result is not None)
+        return result
+
+    take_lines = read_csv._CsvRows.take_lines
+
+    def csv_module(self, lines):
+        line_by_line.append(True)
+        return take_lines(self, lines)
+
+    monkeypatch.setattr(read_csv, "_arrow_block", spy)
+    monkeypatch.setattr(read_csv._CsvRows, "take_lines", csv_module)
+    fast = _read(path, 128)
+    assert bulk and all(bulk) and not line_by_line
+    assert fast[0] == n and fast[1] == []
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert _read(path, 128) == fast
