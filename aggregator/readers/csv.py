@@ -555,23 +555,34 @@ def _field_column(field: ReportField, strings: pa.Array) -> pa.Array:
 
 
 _QUOTE_SCAN_BYTES = 1 << 24
+_QUOTE_SCAN_LINES = 1 << 20
 
 
 def csv_header_for_ranges(path: str) -> tuple[tuple[str, ...], int] | None:
     """The header of an uncompressed CSV file and the byte offset just past its line, if the file may be split.
 
     A CSV file may be read in byte ranges cut at line ends only when every
-    line is one row, that is when no field is quoted: a quoted field may hold
-    a line break, and whether a line break is inside quotes depends on
-    everything before it. So a file with any ``"`` byte gives ``None`` (it
-    is read whole), as does a file without a header row. The header is found
-    by the same rules as :func:`read_csv_stream` (blank, undecodable and
-    unparseable lines before it are skipped).
+    line is one row: a quoted field may hold a line break, and whether a line
+    break is inside quotes depends on everything before it. So a file with a
+    ``"`` byte that does not open or close a whole field on its own line
+    (:func:`_quotes_close_on_their_line`: quoted fields as pyarrow, R and the
+    csv module write them may be split) gives ``None`` (it is read whole), as
+    does a file without a header row. The header is found by the same rules
+    as :func:`read_csv_stream` (blank, undecodable and unparseable lines
+    before it are skipped).
     """
     with open(path, "rb") as stream:
+        quoted = False
         while block := stream.read(_QUOTE_SCAN_BYTES):
             if b'"' in block:
-                return None
+                quoted = True
+                break
+    if quoted:
+        with open(path, "rb") as stream:
+            for number, (data, ends) in enumerate(_line_blocks(stream, _QUOTE_SCAN_LINES)):
+                skip = len(_BOM) if number == 0 and data.startswith(_BOM) else 0
+                if b'"' in data and not _quotes_close_on_their_line(data, ends, skip):
+                    return None
     with open(path, "rb") as stream:
         lines = _Lines(stream)
         for record in _csv_records(lines):
