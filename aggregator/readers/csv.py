@@ -47,8 +47,8 @@ from ldp.aggregator.readers.common import (
 from ldp.aggregator.rejects import Reject
 from ldp.errors import ReportError
 from ldp.report import Report
-from ldp.report_arrow import INT_TEXT, csv_int_array, csv_int_column
-from ldp.report_schema import BoundedInt, ReportField, report_schema_of
+from ldp.report_arrow import INT_TEXT, csv_float_array, csv_int_array, csv_int_column
+from ldp.report_schema import BoundedInt, Number, ReportField, report_schema_of
 
 __all__ = ["csv_header_for_ranges", "read_csv_stream"]
 
@@ -330,9 +330,10 @@ def read_csv_stream(
             yield from rows.take_lines(_Lines(rest, strip_bom=bom, lines_before=taken))
             break
         fast = _arrow_block(rows, data, ends, taken, bom, quoted)
-        if fast is None:
-            fast = (_csv_module_block if quoted else _unquoted_block)(rows, data, count, taken, bom)
-        yield from fast
+        if fast is not None:
+            yield from fast
+        else:
+            yield from (_csv_module_block if quoted else _unquoted_block)(rows, data, count, taken, bom)
         taken += count
     last = rows.take()
     if last is not None:
@@ -551,6 +552,8 @@ def _field_column(field: ReportField, strings: pa.Array) -> pa.Array:
         return strings
     if convert is BoundedInt.csv_column:
         return csv_int_array(strings)
+    if convert is Number.csv_column:
+        return csv_float_array(strings)
     return field.csv_column(strings.to_pylist())
 
 
