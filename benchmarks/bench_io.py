@@ -18,7 +18,9 @@ as ``ldp`` writes it (no quotes) and the same CSV as pyarrow writes it
 ``cli`` step: the whole process, imports included), the median of
 ``--repeat`` runs; each row prints its ratio to the pyarrow reference of the
 same file, same run, and a last table gives ``ldp aggregate`` against that
-reference per format with its target. Peak memory is the process's maximum
+reference per format with its target. CPU seconds (user + system of the
+process, the same span) are printed beside them: on a shared machine their
+ratio moves much less than the wall-clock one. Peak memory is the process's maximum
 resident set size (resource.getrusage). Targets: the 10-million-report
 Parquet file in ≤ 10 s end to end, memory bounded (< 500 MB, independent of
 the file size) (issue 3); ``ldp aggregate`` ≤ 2× pyarrow's read for Parquet
@@ -124,9 +126,9 @@ def pyarrow_rows(path: str) -> int:
 
 
 def child(step: str, path: str, spec_path: str, out: str) -> None:
-    """Run one step in this (fresh) process and print {"rows", "peak_mb", "seconds"} as JSON."""
+    """Run one step in this (fresh) process and print {"rows", "peak_mb", "seconds", "cpu"} as JSON."""
     rows = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if step == "pyarrow":
         rows = pyarrow_rows(path)
     elif step == "cli":
@@ -145,36 +147,51 @@ def child(step: str, path: str, spec_path: str, out: str) -> None:
 
         spec = load_spec(spec_path)
         accumulator = make_aggregator(spec)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for chunk in read_reports([path], spec):
             rows += len(chunk.batch)
             if step == "accumulate":
                 accumulator.add_batch(chunk.batch)
-    print(json.dumps({"rows": rows, "peak_mb": _peak_mb(), "seconds": time.perf_counter() - start}))
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(json.dumps({"rows": rows, "peak_mb": _peak_mb(), "seconds": seconds, "cpu": cpu}))
 
 
-def measure(step: str, path: Path, spec_path: Path, out: Path, repeat: int = 1) -> tuple[float, float, int]:
-    """(seconds, peak MB, rows) of one step run in a child process: the median of ``repeat`` runs, the largest peak.
+def measure(
+    step: str, path: Path, spec_path: Path, out: Path, repeat: int = 1
+) -> tuple[float, float, float, int]:
+    """(seconds, CPU seconds, peak MB, rows) of one step run in a child process.
 
-    Seconds: the step after the child's imports; for ``cli``, the whole child process.
+    Seconds and CPU seconds: the medians of ``repeat`` runs, of the step after
+    the child's imports; for ``cli``, of the whole child process. Peak: the
+    largest.
     """
     runs = [_measure_once(step, path, spec_path, out) for _ in range(max(1, repeat))]
-    return statistics.median(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+    return (
+        statistics.median(r[0] for r in runs),
+        statistics.median(r[1] for r in runs),
+        max(r[2] for r in runs),
+        runs[-1][3],
+    )
 
 
-def _measure_once(step: str, path: Path, spec_path: Path, out: Path) -> tuple[float, float, int]:
-    start = time.perf_counter()
+def _cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _measure_once(step: str, path: Path, spec_path: Path, out: Path) -> tuple[float, float, float, int]:
+    start, cpu = time.perf_counter(), _cpu_of_children()
     proc = subprocess.run(
         [sys.executable, __file__, "--child", step, str(path), str(spec_path), str(out)],
         check=True,
         capture_output=True,
         text=True,
     )
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, _cpu_of_children() - cpu
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     if step != "cli":
-        seconds = result["seconds"]
-    return seconds, result["peak_mb"], result["rows"]
+        seconds, cpu = result["seconds"], result["cpu"]
+    return seconds, cpu, result["peak_mb"], result["rows"]
 
 
 def main() -> None:
@@ -204,7 +221,7 @@ def main() -> None:
         print(f"RAPPOR k=128 bits, h=2, m=64 cohorts; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
         print(
             f"{'file':<18}{'reports':>12}{'size MB':>9}  {'step':<12}{'seconds':>9}{'reports/s':>13}{'peak MB':>9}"
-            f"{'/ pyarrow':>11}"
+            f"{'/ pyarrow':>11}{'CPU s':>8}{'/ pyarrow':>11}"
         )
         rows_out = []
         for path, n in files:
@@ -222,23 +239,27 @@ def main() -> None:
                     f"{path.name:<18}{n:>12,}{size:>9.0f}  {'write':<12}{write_seconds:>9.2f}"
                     f"{n / write_seconds:>13,.0f}{'':>9}"
                 )
-            reference = None
+            reference = cpu_reference = None
             for step in ("pyarrow", "read", "accumulate", "cli"):
-                seconds, peak, rows = measure(step, path, spec_path, out, args.repeat)
+                seconds, cpu, peak, rows = measure(step, path, spec_path, out, args.repeat)
                 if rows >= 0 and rows != n:
                     raise SystemExit(f"{step} read {rows} reports from {path.name}, expected {n}")
                 reference = seconds if reference is None else reference
-                rows_out.append((path.name, step, seconds, peak, seconds / reference, _kind(path)))
+                cpu_reference = cpu if cpu_reference is None else cpu_reference
+                ratios = (seconds / reference, cpu / cpu_reference)
+                rows_out.append((path.name, step, seconds, peak, ratios, _kind(path)))
                 print(
                     f"{'':<18}{'':>12}{'':>9}  {step:<12}{seconds:>9.2f}{n / seconds:>13,.0f}{peak:>9.0f}"
-                    f"{seconds / reference:>10.2f}x"
+                    f"{ratios[0]:>10.2f}x{cpu:>8.2f}{ratios[1]:>10.2f}x"
                 )
         print(f"\nldp aggregate / pyarrow's read of the same file (same run, median of {args.repeat}):")
-        for name, step, _seconds, _peak, ratio, kind in rows_out:
+        print(f"  {'format':<12}{'file':<28}{'wall':>7}{'CPU':>8}")
+        for name, step, _seconds, _peak, (ratio, cpu_ratio), kind in rows_out:
             if step == "cli":
                 verdict = "OK" if ratio <= TARGET_RATIO[kind] else "MISSED"
                 print(
-                    f"  {kind:<12}{name:<28}{ratio:>6.2f}x  (target ≤ {TARGET_RATIO[kind]:.1f}x: {verdict})"
+                    f"  {kind:<12}{name:<28}{ratio:>6.2f}x{cpu_ratio:>7.2f}x"
+                    f"  (target ≤ {TARGET_RATIO[kind]:.1f}x wall: {verdict})"
                 )
         parquet = [r for r in rows_out if r[0].endswith(".parquet") and r[1] == "cli"]
         if parquet:
