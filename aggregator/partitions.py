@@ -191,7 +191,7 @@ def _byte_ranges(
 
 
 def _csv_partitions(path: str, location: str, partition_bytes: int) -> list[Partition]:
-    """A CSV file as byte ranges when every line is one row (no quotes), else whole.
+    """A CSV file as byte ranges when every line is one row (quotes only around whole fields of a line), else whole.
 
     The first range holds the header line and reads it itself; the others
     start after it and are given it.

@@ -129,3 +129,19 @@ def test_aggregate_of_report_files_imports_no_scipy_and_no_collector(tmp_path):
     )
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
     assert (tmp_path / "estimates.csv").read_text().count("\n") == 4  # header + 3 domain values
+
+
+def test_importing_the_aggregate_path_imports_no_pandas():
+    """``import ldp`` and the modules of ``ldp aggregate`` (readers, writers, estimates) import no pandas.
+
+    Running an aggregation still loads it: pyarrow imports pandas, when it is
+    installed, the first time it converts between Arrow and NumPy
+    (``Array.to_numpy``, ``pa.array`` of an ndarray, ``pa.scalar``).
+    """
+    code = (
+        "import sys, ldp, ldp.cli, ldp.aggregator, ldp.aggregator.io, ldp.aggregator.writers, "
+        "ldp.aggregator.estimates, ldp.aggregator.cli\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert result.stdout.strip() == "False"

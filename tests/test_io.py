@@ -983,3 +983,73 @@ def test_csv_bulk_split_equals_the_csv_module(
     expected = _csv_reference(data, spec, header=names)
     assert got[0] == expected[0]
     assert got[1] == expected[1]
+
+
+# -- CSV: quoted fields in bulk (Arrow) against the csv module ---------------------------------
+
+_QUOTED_GOOD = ['"1","{fp}","a"', '1,"{fp}","c d"', '1,{fp},"b"', '"1",{fp},b']
+_QUOTED_PIECES = [
+    *_QUOTED_GOOD,
+    '1,"{fp}",""',  # an empty quoted cell is an absent field
+    '1,{fp},"a,b"',  # a comma inside quotes
+    '1,{fp},"a""b"',  # a doubled quote: the csv module's rules, not Arrow's
+    '1,{fp},"a"b',  # text after a closing quote
+    '1,{fp},a"b"',  # a quote inside an unquoted field
+    '1,"{fp}" ,a',  # a space after a closing quote
+    '"1,{fp},a',  # a quote that does not close on its line
+    '1,{fp},"a\x00"',
+    '1,{fp},"a\rb"',
+    '1,{fp},"\xff"',
+    "1,{fp},a",
+    "",
+    "1,{fp}",
+]
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pieces=st.lists(st.tuples(st.integers(0, 80), st.sampled_from(_QUOTED_PIECES)), max_size=6),
+    line_end=st.sampled_from(["\n", "\r\n"]),
+    quoted_header=st.booleans(),
+    bom=st.booleans(),
+    chunk_size=st.sampled_from([40, 64, 1000]),
+)
+def test_csv_quoted_bulk_equals_the_csv_module(pieces, line_end, quoted_header, bom, chunk_size):
+    """Blocks with quoted fields, read by Arrow in bulk, give exactly the csv module's reports and rejects."""
+    from ldp.aggregator.io import read_csv_stream
+
+    spec = _CSV_SPEC
+    lines = [_QUOTED_GOOD[i % len(_QUOTED_GOOD)] for i in range(80)]
+    for at, piece in pieces:
+        lines.insert(at, piece)
+    header = '"v","spec","value"' if quoted_header else "v,spec,value"
+    text = line_end.join([header, *(line.replace("{fp}", spec.fingerprint) for line in lines)]) + line_end
+    data = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8").replace(b"\xc3\xbf", b"\xff")
+    got = _accumulate_chunks(spec, read_csv_stream(io.BytesIO(data), "f.csv", spec, chunk_size=chunk_size))
+    expected = _csv_reference(data, spec)
+    assert got[0] == expected[0]
+    assert got[1] == expected[1]
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["doubled quote", "text after a closing quote", "quote inside a field", "unclosed quote", "lone CR"],
+)
+def test_csv_quoted_bad_line_is_rejected_alone(tmp_path, case):
+    """A line that quotes otherwise than whole fields costs its own line only, as the csv module reads it."""
+    fp = _CSV_SPEC.fingerprint
+    bad = {
+        "doubled quote": f'1,{fp},"a""b"',
+        "text after a closing quote": f'1,{fp},"a"b',
+        "quote inside a field": f'1,{fp},a"b"',
+        "unclosed quote": f'1,{fp},"a',
+        "lone CR": f'1,{fp},"a\rb"',
+    }[case]
+    lines = [f'"1","{fp}","a"'] * 100
+    lines[50] = bad
+    path = tmp_path / "r.csv"
+    path.write_bytes(('"v","spec","value"\n' + "\n".join(lines) + "\n").encode())
+    got, rejects = _read_all(path, _CSV_SPEC)
+    assert [r.line for r in rejects] == [52]
+    assert len(got) == 99

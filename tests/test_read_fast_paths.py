@@ -220,3 +220,158 @@ def test_wide_bit_vectors_are_read_in_chunks_bounded_by_bytes(tmp_path, monkeypa
     write_reports([encode_batch(spec, values, np.random.default_rng(3))], path, spec)
     sizes = [len(chunk.batch) for chunk in read_reports([path], spec, chunk_size=100_000)]
     assert sum(sizes) == len(values) and max(sizes) <= 2048
+
+
+def _dialects(table) -> dict[str, bytes]:
+    """The same reports as the CSV dialects standard tools write."""
+    import csv
+    import io
+
+    import pyarrow.csv as pa_csv
+
+    out = io.BytesIO()
+    pa_csv.write_csv(table, out)  # strings quoted, the header too
+    rows = [table.column_names, *zip(*(table.column(name).to_pylist() for name in table.column_names))]
+
+    def python_csv(**options) -> bytes:
+        text = io.StringIO()
+        csv.writer(text, **options).writerows(rows)
+        return text.getvalue().encode()
+
+    r_style = python_csv(quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")  # R's write.csv, row.names=FALSE
+    return {
+        "pyarrow": out.getvalue(),
+        "unquoted": python_csv(lineterminator="\n"),
+        "unquoted CRLF": python_csv(),  # the csv module's default line end
+        "quoted CRLF": python_csv(quoting=csv.QUOTE_ALL),
+        "R": r_style,
+        "R with BOM": b"\xef\xbb\xbf" + r_style,
+        "quoted CRLF with BOM": b"\xef\xbb\xbf" + python_csv(quoting=csv.QUOTE_ALL),
+        "pandas": table.to_pandas().to_csv(index=False).encode(),
+    }
+
+
+@pytest.mark.parametrize(
+    "dialect",
+    [
+        "pyarrow",
+        "unquoted",
+        "unquoted CRLF",
+        "quoted CRLF",
+        "R",
+        "R with BOM",
+        "quoted CRLF with BOM",
+        "pandas",
+    ],
+)
+def test_csv_dialects_of_standard_tools_take_the_bulk_path(tmp_path, monkeypatch, dialect):
+    """Every block of a file as pyarrow, R, pandas or the csv module write it goes through Arrow, never the csv module."""
+    import pyarrow as pa
+
+    n = 1000
+    table = pa.table(
+        {
+            "v": pa.array([1] * n),
+            "spec": pa.array([FP] * n),
+            "cohort": pa.array([i % 8 for i in range(n)]),
+            "bits": pa.array([base64.b64encode(bytes([i % 256, 0])).decode() for i in range(n)]),
+        }
+    )
+    path = tmp_path / "r.csv"
+    path.write_bytes(_dialects(table)[dialect])
+    bulk, line_by_line = [], []
+    arrow_block = read_csv._arrow_block
+
+    def spy(*args):
+        result = arrow_block(*args)
+        bulk.append(result is not None)
+        return result
+
+    take_lines = read_csv._CsvRows.take_lines
+
+    def csv_module(self, lines):
+        line_by_line.append(True)
+        return take_lines(self, lines)
+
+    monkeypatch.setattr(read_csv, "_arrow_block", spy)
+    monkeypatch.setattr(read_csv._CsvRows, "take_lines", csv_module)
+    fast = _read(path, 128)
+    assert bulk and all(bulk) and not line_by_line
+    assert fast[0] == n and fast[1] == []
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert _read(path, 128) == fast
+
+
+@pytest.mark.parametrize("mechanism", ["laplace", "duchi"])
+def test_csv_number_cells_convert_in_bulk_as_one_by_one(tmp_path, monkeypatch, mechanism):
+    """A numeric report's ``value`` cells are converted by Arrow at once, exactly as the line-by-line path does.
+
+    Odd cells (hex, NaN, ±inf, signed, out of range, past the float range,
+    not a number at all) reject their rows alike on both paths.
+    """
+    from ldp.aggregator.writers import write_reports
+    from ldp.client import encode_batch
+
+    spec = ldp.Laplace(epsilon=1.0, low=0, high=10) if mechanism == "laplace" else ldp.Duchi(epsilon=1.0)
+    path = tmp_path / "r.csv"
+    write_reports([encode_batch(spec, np.linspace(0, 1, 300), np.random.default_rng(2))], path, spec)
+    lines = path.read_bytes().splitlines()
+    odd = ["0x1", "nan", "inf", "-inf", "+0.5", "1e99999", "5.", ".5", "1e", " 1", "\u0661", "1_0", "-0"]
+    for k, cell in enumerate(odd):
+        head = lines[1 + 7 * k].rsplit(b",", 1)[0]
+        lines[1 + 7 * k] = head + b"," + cell.encode()
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    def read():
+        chunks = list(
+            read_reports([path], spec, chunk_size=1000)
+        )  # one block: no short one goes line by line
+        values = np.concatenate([c.batch.values for c in chunks if len(c.batch)])
+        return values.tolist(), [(r.line, r.reason, r.detail) for c in chunks for r in c.rejects]
+
+    import ldp.report_arrow as report_arrow
+
+    def row_by_row(cells):
+        raise AssertionError("converted one cell at a time")
+
+    monkeypatch.setattr(report_arrow, "csv_float_column", row_by_row)
+    fast = read()
+    monkeypatch.undo()
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert fast == read()
+    assert len(fast[0]) + len(fast[1]) == 300
+
+
+def test_csv_float_array_reads_cells_as_float_does():
+    """Every cell :data:`FLOAT_TEXT` accepts is cast to the float Python reads; others are null."""
+    import pyarrow as pa
+
+    from ldp.report_arrow import csv_float_array, csv_float_column
+
+    rng = np.random.default_rng(7)
+    floats = np.concatenate(
+        [rng.standard_normal(2000) * 10.0 ** rng.integers(-320, 308, 2000), [5e-324, 1e308]]
+    )
+    cells = (
+        [repr(float(x)) for x in floats]
+        + [f"{x:.30e}" for x in floats[:200]]
+        + [f"{x:.17f}" for x in floats[:200]]
+    )
+    cells += [
+        "1",
+        "+1.5",
+        "-0",
+        ".5",
+        "5.",
+        "1E-5",
+        "1e99999",
+        "-1e99999",
+        "1e-99999",
+        "0x1",
+        " 1",
+        "nan",
+        "inf",
+    ]
+    cells += ["1_0", "\u0661", None, "1.2.3", "1e", "00012.50", "9" * 400, "1" * 401, "0." + "3" * 400]
+    got = csv_float_array(pa.array(cells, type=pa.string())).to_pylist()
+    assert got == csv_float_column(cells).to_pylist()

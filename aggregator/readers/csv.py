@@ -1,12 +1,15 @@
 """CSV report files: a header row of field names, one report per row.
 
-Until the first ``"`` byte every line is one row: a block of such lines is
-parsed by :func:`pyarrow.csv.read_csv` at once (every column as text, then
-converted as below), or, when the block holds a line Arrow would read
-otherwise than the rules here (a blank line, a CR that does not end a line,
-a NUL, a row with the wrong number of fields, text that is not UTF-8), split
-at commas line by line; from there on the :mod:`csv` module reads (a quoted field may span lines; a
-row spanning lines that is not a valid report costs its first line only).
+While every line is one row (no quotes, or quotes that only enclose whole
+fields on their line, as pyarrow, R, pandas and the csv module write them) a
+block of such lines is parsed by :func:`pyarrow.csv.read_csv` at once (every
+column as text, then converted as below), or, when the block holds a line
+Arrow would read otherwise than the rules here (a blank line, a CR that does
+not end a line, a NUL, a row with the wrong number of fields, text that is
+not UTF-8), line by line (split at commas, or by the :mod:`csv` module when
+the block has quotes); from the first block with any other use of quotes on,
+the :mod:`csv` module reads (a quoted field may span lines; a row spanning
+lines that is not a valid report costs its first line only).
 Cells become Arrow columns by the type of the field the header names: the
 payload fields of the spec's report schema convert their own cells
 (:meth:`ldp.report_schema.ReportField.csv_column`), ``v`` is an integer,
@@ -44,8 +47,8 @@ from ldp.aggregator.readers.common import (
 from ldp.aggregator.rejects import Reject
 from ldp.errors import ReportError
 from ldp.report import Report
-from ldp.report_arrow import INT_TEXT, csv_int_array, csv_int_column
-from ldp.report_schema import BoundedInt, ReportField, report_schema_of
+from ldp.report_arrow import INT_TEXT, csv_float_array, csv_int_array, csv_int_column
+from ldp.report_schema import BoundedInt, Number, ReportField, report_schema_of
 
 __all__ = ["csv_header_for_ranges", "read_csv_stream"]
 
@@ -300,31 +303,37 @@ def read_csv_stream(
     header; with it (a byte range after the file's header line) every row is
     data. Line numbers count from 1 at the start of the stream.
 
-    Until the first ``"`` byte, every line is one row, and a block of lines
-    that decodes as UTF-8 is split at commas in bulk, which is what the csv
-    module does with an unquoted line; lines holding a CR (other than a
-    CRLF end) or a NUL, or very long ones, still go through the csv module.
-    From the first quote on, the rest of the stream goes through the csv
-    module (a quoted field may span lines and blocks; a row spanning lines
-    that is not a valid report costs its first line only, see the module
-    docstring).
+    While every line is one row (a block without quotes, or whose quotes
+    all enclose whole fields on their own line:
+    :func:`_quotes_close_on_their_line`), a block of lines that decodes as
+    UTF-8 is parsed by Arrow in bulk, which splits it as the csv module does;
+    lines holding a CR (other than a CRLF end) or a NUL, or very long ones,
+    still go through the csv module. From the first block with any other
+    quote on, the rest of the stream goes through the csv module (a quoted
+    field may span lines and blocks; a row spanning lines that is not a
+    valid report costs its first line only, see the module docstring).
     """
     rows = _CsvRows(path, spec, chunk_size, header)
     blocks = _line_blocks(stream, chunk_size)
     taken = 0
     for data, ends in blocks:
         count = int(ends.size)
-        if b'"' in data:
+        bom = strip_bom and taken == 0
+        quoted = b'"' in data
+        if quoted and not _quotes_close_on_their_line(
+            data, ends, len(_BOM) if bom and data.startswith(_BOM) else 0
+        ):
             rest = itertools.chain(
                 _block_lines(data, count),
                 (line for more, n in blocks for line in _block_lines(more, int(n.size))),
             )
-            yield from rows.take_lines(_Lines(rest, strip_bom=strip_bom and taken == 0, lines_before=taken))
+            yield from rows.take_lines(_Lines(rest, strip_bom=bom, lines_before=taken))
             break
-        fast = _arrow_block(rows, data, ends, taken, strip_bom and taken == 0)
-        yield from (
-            _unquoted_block(rows, data, count, taken, strip_bom and taken == 0) if fast is None else fast
-        )
+        fast = _arrow_block(rows, data, ends, taken, bom, quoted)
+        if fast is not None:
+            yield from fast
+        else:
+            yield from (_csv_module_block if quoted else _unquoted_block)(rows, data, count, taken, bom)
         taken += count
     last = rows.take()
     if last is not None:
@@ -357,12 +366,64 @@ def _unquoted_block(
             yield chunk
 
 
+def _csv_module_block(
+    rows: _CsvRows, data: bytes, count: int, taken: int, strip_bom: bool
+) -> Iterator[ReadChunk]:
+    """The rows of a block whose quoted fields all close on their own line, read by the csv module."""
+    yield from rows.take_lines(_Lines(_block_lines(data, count), strip_bom=strip_bom, lines_before=taken))
+
+
+_COMMA, _QUOTE, _CR, _LF = b",", b'"', b"\r", b"\n"
+#: Bytes that may follow a closing quote: the next field, or the line end (a CR only in CRLF: lone CRs go line by line).
+_AFTER_CLOSE = np.zeros(256, dtype=bool)
+_AFTER_CLOSE[np.frombuffer(_COMMA + _CR + _LF, dtype=np.uint8)] = True
+
+
+def _quotes_close_on_their_line(data: bytes, ends: np.ndarray, skip: int = 0) -> bool:
+    """Whether every ``"`` of a block of lines opens or closes a plain quoted field on its own line.
+
+    Taken in order, the quotes of the block must pair up within a line, each
+    pair enclosing a whole field: the opening quote at the start of a field
+    (the line's start, or after a comma), the closing one at its end (before
+    a comma, the line end or the end of the data), nothing but other bytes in
+    between (no doubled ``""`` inside a field). That is how pyarrow, R, pandas
+    and the csv module write quoted fields without line breaks in them, and
+    then every line is one record, which Arrow's CSV parser and the csv module
+    split into the same fields. Any other use of quotes (a quote inside an
+    unquoted field, a doubled quote, a field spanning lines, text after a
+    closing quote) gives False. ``skip``: bytes at the start of the first line
+    that are not part of it (a byte-order mark).
+    """
+    buf = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(buf == _QUOTE[0])
+    if quotes.size % 2:
+        return False
+    opens, closes = quotes[0::2], quotes[1::2]
+    line = np.searchsorted(ends, opens, side="right")
+    if line.size and int(line[-1]) >= ends.size:  # a quote after the last line end cannot happen; be safe
+        return False
+    if not np.array_equal(line, np.searchsorted(ends, closes, side="right")):
+        return False
+    starts = np.concatenate(([skip], ends[:-1]))
+    at_start = (opens == starts[line]) | (buf[np.maximum(opens - 1, 0)] == _COMMA[0]) & (opens > starts[line])
+    after = closes + 1
+    at_end = (after == len(data)) | _AFTER_CLOSE[buf[np.minimum(after, len(data) - 1)]] & (after < len(data))
+    return bool(at_start.all() and at_end.all())
+
+
+def _split_line(text: str, quoted: bool) -> list[str]:
+    """The fields of one CSV line (without its line end): split at commas, or by the csv module if it has quotes."""
+    if not quoted or '"' not in text:
+        return text.split(",")
+    return next(csv.reader([text], strict=True))
+
+
 _SMALLEST_ARROW_BLOCK = 32  # below this many lines, split line by line
 _ARROW_BLOCK_BYTES = 1 << 20  # Arrow's CSV reader parses blocks of this size in parallel
 
 
 def _arrow_block(
-    rows: _CsvRows, data: bytes, ends: np.ndarray, taken: int, strip_bom: bool
+    rows: _CsvRows, data: bytes, ends: np.ndarray, taken: int, strip_bom: bool, quoted: bool = False
 ) -> list[ReadChunk] | None:
     """The chunks of a block of unquoted lines parsed by Arrow at once; None: split it line by line.
 
@@ -374,6 +435,10 @@ def _arrow_block(
     which rejects exactly its bad lines. The header, when not read yet, is
     the block's first line if that line is a plain one. Rows gathered by the
     line-by-line path before this block come first, as their own chunk.
+
+    ``quoted``: the block holds quotes, all of them enclosing whole fields on
+    one line (:func:`_quotes_close_on_their_line`); Arrow then reads quoted
+    fields, and the line-by-line path for it is the csv module's.
     """
     first_number = taken + 1
     if rows.names is None:
@@ -388,16 +453,20 @@ def _arrow_block(
         body = body[:-1] if body.endswith("\r") else body
         if _is_blank(body) or _CSV_SLOW_LINE.search(body) or len(body) > _CSV_FIELD_LIMIT:
             return None
-        rows.row(first_number, body, body.split(","))
+        try:
+            header = _split_line(body, quoted)
+        except csv.Error:
+            return None
+        rows.row(first_number, body, header)
         data, ends, first_number = data[int(ends[0]) :], ends[1:] - ends[0], first_number + 1
     names = rows.names or []
     n = int(ends.size)
     if n < _SMALLEST_ARROW_BLOCK or not names or _has_blank_line(data, ends):
-        return _header_only(rows, data, ends, first_number)
+        return _header_only(rows, data, ends, first_number, quoted)
     longest = int(max(ends[0], np.max(np.diff(ends), initial=0)))
     lone_cr = b"\r" in data and data.count(b"\r") != data.count(b"\r\n")
     if longest > _CSV_FIELD_LIMIT or b"\x00" in data or lone_cr:
-        return _header_only(rows, data, ends, first_number)
+        return _header_only(rows, data, ends, first_number, quoted)
     keys = [f"c{j}" for j in range(len(names))]
     try:
         table = pa_csv.read_csv(
@@ -405,28 +474,35 @@ def _arrow_block(
             read_options=pa_csv.ReadOptions(
                 column_names=keys, block_size=max(longest + 2, _ARROW_BLOCK_BYTES)
             ),
-            parse_options=pa_csv.ParseOptions(quote_char=False, double_quote=False, newlines_in_values=False),
+            parse_options=pa_csv.ParseOptions(
+                quote_char='"' if quoted else False,
+                double_quote=False,
+                escape_char=False,
+                newlines_in_values=False,
+            ),
             convert_options=pa_csv.ConvertOptions(
                 column_types=dict.fromkeys(keys, pa.string()), null_values=[""], strings_can_be_null=True
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return _header_only(rows, data, ends, first_number)
+        return _header_only(rows, data, ends, first_number, quoted)
     if table.num_rows != n:
-        return _header_only(rows, data, ends, first_number)
+        return _header_only(rows, data, ends, first_number, quoted)
     pending = rows.take()
-    chunk = _arrow_csv_chunk(rows.path, rows.spec, names, table, data, ends, first_number)
+    chunk = _arrow_csv_chunk(rows.path, rows.spec, names, table, data, ends, first_number, quoted)
     return [pending, chunk] if pending is not None else [chunk]
 
 
-def _header_only(rows: _CsvRows, data: bytes, ends: np.ndarray, first_number: int) -> list[ReadChunk] | None:
+def _header_only(
+    rows: _CsvRows, data: bytes, ends: np.ndarray, first_number: int, quoted: bool = False
+) -> list[ReadChunk] | None:
     """None (split the block line by line), unless :func:`_arrow_block` took the header from it: then its other lines."""
     if first_number == 1 or rows.names is None:
         return None
     taken = first_number - 1
     if not ends.size:
         return []
-    return list(_unquoted_block(rows, data, int(ends.size), taken, False))
+    return list((_csv_module_block if quoted else _unquoted_block)(rows, data, int(ends.size), taken, False))
 
 
 def _arrow_csv_chunk(
@@ -437,6 +513,7 @@ def _arrow_csv_chunk(
     data: bytes,
     ends: np.ndarray,
     first_number: int,
+    quoted: bool = False,
 ) -> ReadChunk:
     """A chunk of the rows Arrow read (each a line, in order from ``first_number``), as :func:`_csv_chunk` does."""
     schema = report_schema_of(spec)
@@ -463,7 +540,7 @@ def _arrow_csv_chunk(
         columns,
         n,
         lambda i: first_number + i,
-        lambda i: _csv_report(header, raw(i).split(","), spec),
+        lambda i: _csv_report(header, _split_line(raw(i), quoted), spec),
         raw,
     )
 
@@ -475,27 +552,40 @@ def _field_column(field: ReportField, strings: pa.Array) -> pa.Array:
         return strings
     if convert is BoundedInt.csv_column:
         return csv_int_array(strings)
+    if convert is Number.csv_column:
+        return csv_float_array(strings)
     return field.csv_column(strings.to_pylist())
 
 
 _QUOTE_SCAN_BYTES = 1 << 24
+_QUOTE_SCAN_LINES = 1 << 20
 
 
 def csv_header_for_ranges(path: str) -> tuple[tuple[str, ...], int] | None:
     """The header of an uncompressed CSV file and the byte offset just past its line, if the file may be split.
 
     A CSV file may be read in byte ranges cut at line ends only when every
-    line is one row, that is when no field is quoted: a quoted field may hold
-    a line break, and whether a line break is inside quotes depends on
-    everything before it. So a file with any ``"`` byte gives ``None`` (it
-    is read whole), as does a file without a header row. The header is found
-    by the same rules as :func:`read_csv_stream` (blank, undecodable and
-    unparseable lines before it are skipped).
+    line is one row: a quoted field may hold a line break, and whether a line
+    break is inside quotes depends on everything before it. So a file with a
+    ``"`` byte that does not open or close a whole field on its own line
+    (:func:`_quotes_close_on_their_line`: quoted fields as pyarrow, R and the
+    csv module write them may be split) gives ``None`` (it is read whole), as
+    does a file without a header row. The header is found by the same rules
+    as :func:`read_csv_stream` (blank, undecodable and unparseable lines
+    before it are skipped).
     """
     with open(path, "rb") as stream:
+        quoted = False
         while block := stream.read(_QUOTE_SCAN_BYTES):
             if b'"' in block:
-                return None
+                quoted = True
+                break
+    if quoted:
+        with open(path, "rb") as stream:
+            for number, (data, ends) in enumerate(_line_blocks(stream, _QUOTE_SCAN_LINES)):
+                skip = len(_BOM) if number == 0 and data.startswith(_BOM) else 0
+                if b'"' in data and not _quotes_close_on_their_line(data, ends, skip):
+                    return None
     with open(path, "rb") as stream:
         lines = _Lines(stream)
         for record in _csv_records(lines):
