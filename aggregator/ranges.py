@@ -34,7 +34,7 @@ from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.ranges import RangeHaar, RangeHierarchy, RangeSpec
 
-__all__ = ["HaarAccumulator", "HierarchyAccumulator", "RangeAccumulator", "RANGE_COLUMNS", "QUANTILE_COLUMNS"]
+__all__ = ["QUANTILE_COLUMNS", "RANGE_COLUMNS", "HaarAccumulator", "HierarchyAccumulator", "RangeAccumulator"]
 
 #: Columns of a range table.
 RANGE_COLUMNS = ("low", "high", "estimate", "std_error", "ci_low", "ci_high", "proportion")
@@ -52,37 +52,38 @@ class RangeAccumulator(Accumulator):
         """θ̂, the unbiased estimates of the coefficients (count scale)."""
         raise NotImplementedError
 
-    def _leaf_map(self, consistency: str) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - overridden
+    def _leaf_map(self, inference: str) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - overridden
         """(L, k): leaves = L·θ̂ + n·k (L: D × coefficients)."""
         raise NotImplementedError
 
     def _variance(self, weights: np.ndarray, leaves: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    _consistencies: tuple[str, ...] = ("none",)
+    #: Estimators of the leaves: ``"none"`` (each leaf from its own coefficients) first, the default last.
+    _inferences: tuple[str, ...] = ("none",)
 
     # -- estimates ----------------------------------------------------------------
-    def _check_consistency(self, consistency: str) -> str:
-        mode = "none" if consistency in (None, "none") else str(consistency)
+    def _check_inference(self, inference: str) -> str:
+        mode = str(inference)
         if mode == "default":
-            mode = self._consistencies[-1]
-        if mode not in self._consistencies:
+            mode = self._inferences[-1]
+        if mode not in self._inferences:
             raise ParameterError(
-                f"{self.spec.mechanism}: consistency must be one of {', '.join(self._consistencies)}, got {consistency!r}"
+                f"{self.spec.mechanism}: inference must be one of {', '.join(self._inferences)}, got {inference!r}"
             )
         return mode
 
-    def leaf_estimates(self, consistency: str = "default") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def leaf_estimates(self, inference: str = "default") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(leaves, L, k) for the chosen view."""
-        mode = self._check_consistency(consistency)
+        mode = self._check_inference(inference)
         lmap, const = self._leaf_map(mode)
         return lmap @ self.coefficients() + self.n * const, lmap, const
 
     def range_answers(
-        self, queries: Sequence[tuple[int, int]], consistency: str = "default"
+        self, queries: Sequence[tuple[int, int]], inference: str = "default"
     ) -> tuple[np.ndarray, np.ndarray]:
         """(answers, variances) of ranges of domain indices [lo, hi], both ends included."""
-        leaves, lmap, const = self.leaf_estimates(consistency)
+        leaves, lmap, const = self.leaf_estimates(inference)
         s = range_indicator(list(queries), self.spec.domain_size)
         weights = lmap.T @ s
         answers = self.coefficients() @ weights + self.n * (const @ s)
@@ -92,24 +93,30 @@ class RangeAccumulator(Accumulator):
         self,
         confidence: float = 0.95,
         *,
-        consistency: str = "default",
+        consistency: str = "none",
+        inference: str = "default",
         ranges: Sequence[tuple[Any, Any]] | None = None,
         quantiles: Sequence[float] | None = None,
         **options: Any,
     ) -> pd.DataFrame:
         """Leaf counts (default), or range answers (``ranges``), or quantiles (``quantiles``), with SE and CI."""
         self._refuse_options(options)
+        if consistency not in (None, "none"):
+            raise ParameterError(
+                f"{self.spec.mechanism}: consistency {consistency!r} does not apply (its leaf estimates come from "
+                "the tree or the wavelet, already consistent across levels); use consistency 'none'"
+            )
         if ranges is not None and quantiles is not None:
             raise ParameterError("estimate takes ranges or quantiles, not both (call it twice)")
         z = normal_quantile(confidence)
         if ranges is not None:
-            return self._range_table(ranges, z, consistency)
+            return self._range_table(ranges, z, inference)
         if quantiles is not None:
-            return self._quantile_table(quantiles, z, consistency)
-        leaves, lmap, _ = self.leaf_estimates(consistency)
+            return self._quantile_table(quantiles, z, inference)
+        leaves, lmap, _ = self.leaf_estimates(inference)
         var = self._variance(lmap.T, leaves)
         table = estimate_table(self.spec.domain, leaves, np.sqrt(var), self.n, confidence=confidence)
-        table.attrs["consistency"] = self._check_consistency(consistency)
+        table.attrs["inference"] = self._check_inference(inference)
         return table
 
     def _indices(self, ranges: Sequence[tuple[Any, Any]]) -> list[tuple[int, int]]:
@@ -121,11 +128,11 @@ class RangeAccumulator(Accumulator):
             out.append((a, b))
         return out
 
-    def _range_table(self, ranges: Sequence[tuple[Any, Any]], z: float, consistency: str) -> pd.DataFrame:
+    def _range_table(self, ranges: Sequence[tuple[Any, Any]], z: float, inference: str) -> pd.DataFrame:
         queries = self._indices(ranges)
         if not queries:
             raise ParameterError("no ranges given")
-        answers, var = self.range_answers(queries, consistency)
+        answers, var = self.range_answers(queries, inference)
         se = np.sqrt(var)
         domain = self.spec.domain
         table = pd.DataFrame(
@@ -139,18 +146,18 @@ class RangeAccumulator(Accumulator):
                 "proportion": answers / self.n if self.n else np.full(answers.shape, np.nan),
             }
         )
-        table.attrs["consistency"] = self._check_consistency(consistency)
+        table.attrs["inference"] = self._check_inference(inference)
         return table
 
-    def _quantile_table(self, quantiles: Sequence[float], z: float, consistency: str) -> pd.DataFrame:
+    def _quantile_table(self, quantiles: Sequence[float], z: float, inference: str) -> pd.DataFrame:
         qs = np.asarray([float(q) for q in quantiles], dtype=float)
         if qs.size == 0 or np.any(~np.isfinite(qs)) or np.any((qs <= 0) | (qs >= 1)):
             raise ParameterError(f"quantiles must be numbers in (0, 1), got {list(quantiles)!r}")
         if self.n == 0:
             raise ParameterError("no reports: quantiles need at least one")
-        leaves, _, _ = self.leaf_estimates(consistency)
+        leaves, _, _ = self.leaf_estimates(inference)
         idx = cdf_quantiles(leaves, qs)
-        answers, var = self.range_answers([(0, int(v)) for v in idx], consistency)
+        answers, var = self.range_answers([(0, int(v)) for v in idx], inference)
         cdf, se = answers / self.n, np.sqrt(var) / self.n
         table = pd.DataFrame(
             {
@@ -162,8 +169,10 @@ class RangeAccumulator(Accumulator):
                 "ci_high": cdf + z * se,
             }
         )
-        table.attrs["consistency"] = self._check_consistency(consistency)
-        table.attrs["error_metric"] = "rank error |F(value) - q| of the true CDF F; cdf is the estimate of F(value)"
+        table.attrs["inference"] = self._check_inference(inference)
+        table.attrs["error_metric"] = (
+            "rank error |F(value) - q| of the true CDF F; cdf is the estimate of F(value)"
+        )
         return table
 
 
@@ -172,7 +181,7 @@ class HierarchyAccumulator(RangeAccumulator):
 
     spec: RangeHierarchy
     _state_fields = ("level_reports", "bit_counts")
-    _consistencies = ("none", "hay")
+    _inferences = ("none", "hay")
 
     def __init__(self, spec: RangeHierarchy):
         self.spec = spec
@@ -200,7 +209,9 @@ class HierarchyAccumulator(RangeAccumulator):
         widths = np.power(spec.branching, level.astype(np.int64) + 1)
         beyond = np.arange(spec.leaves)[None, :] >= widths[:, None]
         if np.any(bits.astype(bool) & beyond):
-            raise ReportError("range-hierarchy: a report has bits set beyond its level's width (they must be 0)")
+            raise ReportError(
+                "range-hierarchy: a report has bits set beyond its level's width (they must be 0)"
+            )
         counts = np.zeros_like(self.bit_counts)
         np.add.at(counts, level, bits.astype(np.int64))
         self.bit_counts += counts
@@ -236,10 +247,10 @@ class HierarchyAccumulator(RangeAccumulator):
         ]
         return np.concatenate(parts)
 
-    def _leaf_map(self, consistency: str) -> tuple[np.ndarray, np.ndarray]:
+    def _leaf_map(self, inference: str) -> tuple[np.ndarray, np.ndarray]:
         spec = self.spec
         d = spec.domain_size
-        if consistency == "hay":
+        if inference == "hay":
             projection, g = hierarchy_projection(d, spec.branching)
             return projection, g
         # raw: every leaf is its own node at level h
@@ -249,11 +260,11 @@ class HierarchyAccumulator(RangeAccumulator):
         return lmap, np.zeros(d)
 
     def range_answers(
-        self, queries: Sequence[tuple[int, int]], consistency: str = "default"
+        self, queries: Sequence[tuple[int, int]], inference: str = "default"
     ) -> tuple[np.ndarray, np.ndarray]:
         """Raw answers sum the fewest nodes covering each range (B-adic decomposition); consistent ones the leaves."""
-        if self._check_consistency(consistency) == "hay":
-            return super().range_answers(queries, consistency)
+        if self._check_inference(inference) == "hay":
+            return super().range_answers(queries, inference)
         leaves, _, _ = self.leaf_estimates("none")
         weights, const = self._decomposition(queries)
         return self.coefficients() @ weights + self.n * const, self._variance(weights, leaves)
@@ -291,7 +302,9 @@ class HierarchyAccumulator(RangeAccumulator):
         v1 = h * p * (1 - p) / (p - q) ** 2
         v0 = h * q * (1 - q) / (p - q) ** 2
         members = hierarchy_membership(spec.domain_size, spec.branching)
-        return linear_variance(weights, n=self.n, flat=v0, node_extra=v1 + h - v0, members=members, leaves=leaves)
+        return linear_variance(
+            weights, n=self.n, flat=v0, node_extra=v1 + h - v0, members=members, leaves=leaves
+        )
 
 
 class HaarAccumulator(RangeAccumulator):
@@ -356,11 +369,13 @@ class HaarAccumulator(RangeAccumulator):
             width = 1 << level
             signed = (self.sign_counts[level, :width, 1] - self.sign_counts[level, :width, 0]).astype(float)
             j = np.arange(width)
-            hadamard = 1 - 2 * (np.bitwise_count((j[:, None] & j[None, :]).astype(np.uint64)) & 1).astype(float)
+            hadamard = 1 - 2 * (np.bitwise_count((j[:, None] & j[None, :]).astype(np.uint64)) & 1).astype(
+                float
+            )
             parts.append(h / (2 * p - 1) * (hadamard.T @ signed))
         return np.concatenate(parts)
 
-    def _leaf_map(self, consistency: str) -> tuple[np.ndarray, np.ndarray]:
+    def _leaf_map(self, inference: str) -> tuple[np.ndarray, np.ndarray]:
         spec = self.spec
         return haar_synthesis(spec.domain_size, spec.leaves), np.full(spec.domain_size, 1.0 / spec.leaves)
 

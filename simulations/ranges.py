@@ -25,11 +25,15 @@ __all__ = ["haar_simulated", "hierarchy_simulated"]
 def _counts(spec: Any, true_counts: Any) -> np.ndarray:
     counts = np.asarray(true_counts, dtype=np.int64)
     if counts.shape != (spec.domain_size,) or (counts.size and counts.min() < 0):
-        raise ParameterError(f"true_counts must be {spec.domain_size} non-negative counts, got shape {counts.shape}")
+        raise ParameterError(
+            f"true_counts must be {spec.domain_size} non-negative counts, got shape {counts.shape}"
+        )
     return counts
 
 
-def hierarchy_simulated(spec: RangeHierarchy, true_counts: Any, rng: np.random.Generator) -> HierarchyAccumulator:
+def hierarchy_simulated(
+    spec: RangeHierarchy, true_counts: Any, rng: np.random.Generator
+) -> HierarchyAccumulator:
     """The accumulator of n = Σ true_counts simulated ``range-hierarchy`` reports (leaf counts in domain order)."""
     counts = _counts(spec, true_counts)
     h, b = spec.levels, spec.branching
@@ -40,7 +44,9 @@ def hierarchy_simulated(spec: RangeHierarchy, true_counts: Any, rng: np.random.G
     leaves = np.arange(spec.domain_size)
     for level in range(1, h + 1):
         width = spec.level_width(level)
-        inside = np.bincount(leaves // b ** (h - level), weights=split[:, level - 1], minlength=width).astype(np.int64)
+        inside = np.bincount(leaves // b ** (h - level), weights=split[:, level - 1], minlength=width).astype(
+            np.int64
+        )
         bits[level - 1, :width] = rng.binomial(inside, p) + rng.binomial(level_reports[level - 1] - inside, q)
     return HierarchyAccumulator.from_counts(spec, level_reports, bits)
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from functools import cached_property
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, ClassVar
 
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
@@ -233,7 +233,9 @@ class RangeHaar(RangeSpec):
 
     p: Fraction
 
-    def __init__(self, domain: Iterable[DomainValue], epsilon: float, p: ProbabilityInput | None = None) -> None:
+    def __init__(
+        self, domain: Iterable[DomainValue], epsilon: float, p: ProbabilityInput | None = None
+    ) -> None:
         self._init_domain(domain, epsilon)
         self._check_leaves()
         if p is None:
