@@ -80,14 +80,18 @@ class RangeAccumulator(Accumulator):
         return lmap @ self.coefficients() + self.n * const, lmap, const
 
     def range_answers(
-        self, queries: Sequence[tuple[int, int]], inference: str = "default"
+        self, queries: Sequence[tuple[int, int]], inference: str = "default", true_counts: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(answers, variances) of ranges of domain indices [lo, hi], both ends included."""
+        """(answers, variances) of ranges of domain indices [lo, hi], both ends included.
+
+        The variances are exact for the leaf counts ``true_counts`` when given
+        (simulations), else with the estimate's own leaves plugged in.
+        """
         leaves, lmap, const = self.leaf_estimates(inference)
         s = range_indicator(list(queries), self.spec.domain_size)
         weights = lmap.T @ s
         answers = self.coefficients() @ weights + self.n * (const @ s)
-        return answers, self._variance(weights, leaves)
+        return answers, self._variance(weights, leaves if true_counts is None else true_counts)
 
     def estimate(
         self,
@@ -156,7 +160,7 @@ class RangeAccumulator(Accumulator):
         if self.n == 0:
             raise ParameterError("no reports: quantiles need at least one")
         leaves, _, _ = self.leaf_estimates(inference)
-        idx = cdf_quantiles(leaves, qs)
+        idx = cdf_quantiles(leaves, qs, self.n)
         answers, var = self.range_answers([(0, int(v)) for v in idx], inference)
         cdf, se = answers / self.n, np.sqrt(var) / self.n
         table = pd.DataFrame(
@@ -260,14 +264,15 @@ class HierarchyAccumulator(RangeAccumulator):
         return lmap, np.zeros(d)
 
     def range_answers(
-        self, queries: Sequence[tuple[int, int]], inference: str = "default"
+        self, queries: Sequence[tuple[int, int]], inference: str = "default", true_counts: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Raw answers sum the fewest nodes covering each range (B-adic decomposition); consistent ones the leaves."""
         if self._check_inference(inference) == "hay":
-            return super().range_answers(queries, inference)
+            return super().range_answers(queries, inference, true_counts)
         leaves, _, _ = self.leaf_estimates("none")
         weights, const = self._decomposition(queries)
-        return self.coefficients() @ weights + self.n * const, self._variance(weights, leaves)
+        variance = self._variance(weights, leaves if true_counts is None else true_counts)
+        return self.coefficients() @ weights + self.n * const, variance
 
     def _node_count(self) -> int:
         return sum(self.spec.level_width(lv) for lv in range(1, self.spec.levels + 1))

@@ -174,18 +174,20 @@ def parse_range(text: str) -> tuple[str, str]:
     return lo.strip(), hi.strip()
 
 
-def cdf_quantiles(leaf_estimates: Any, quantiles: Any) -> np.ndarray:
-    """Leaf indices of the ``quantiles`` from the monotone CDF of the non-negative leaf estimates.
+def cdf_quantiles(leaf_estimates: Any, quantiles: Any, n: float) -> np.ndarray:
+    """Leaf indices of the ``quantiles`` from the monotone estimated CDF.
 
-    The CDF is the cumulative sum of max(x̂_v, 0) over its total; the
-    q-quantile is the first leaf whose CDF reaches q.
+    F̂(v) = max over u ≤ v of (x̂_0 + … + x̂_u)/n: the prefix sums are the
+    range answers [0, u] (far less noisy than single leaves, which is why
+    clipped leaves are not used), made monotone by their running maximum.
+    The q-quantile is the first leaf where F̂ reaches q (the last leaf when
+    none does).
     """
-    x = np.clip(np.asarray(leaf_estimates, dtype=float), 0.0, None)
-    total = x.sum()
-    if total <= 0:
+    x = np.asarray(leaf_estimates, dtype=float)
+    if n <= 0:
         return np.zeros(len(np.atleast_1d(quantiles)), dtype=np.int64)
-    cdf = np.cumsum(x) / total
-    idx = np.searchsorted(cdf, np.asarray(quantiles, dtype=float) - 1e-12, side="left")
+    cdf = np.maximum.accumulate(np.cumsum(x) / float(n))
+    idx = np.searchsorted(cdf, np.asarray(quantiles, dtype=float), side="left")
     return np.minimum(idx, x.size - 1).astype(np.int64)
 
 

@@ -54,6 +54,9 @@ DEFAULT_BRANCHING = 4
 class RangeSpec(ExactPrivacySpec):
     """Common part of the range mechanisms: an ordered domain of D ≥ 2 values and ε."""
 
+    #: Its estimates answer ranges and quantiles (``ldp aggregate --range``, ``--quantiles``).
+    answers_ranges: ClassVar[bool] = True
+
     max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
     max_epsilon_reason: ClassVar[str] = (
         "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon "
@@ -185,6 +188,12 @@ class RangeHierarchy(RangeSpec):
         return int(self.branching**level)
 
     @property
+    def variance_star(self) -> float:
+        """n·Var of one value's raw frequency at small frequency: h·q(1 − q)/(p − q)² (its leaf node)."""
+        p, q = float(self.p), float(self.q)
+        return self.levels * q * (1 - q) / (p - q) ** 2
+
+    @property
     def privacy_ratio(self) -> Fraction:
         """OUE's p(1 − q)/((1 − p)q): the sampled level and the zero padding do not depend on the value."""
         return self.p * (1 - self.q) / ((1 - self.p) * self.q)
@@ -266,6 +275,12 @@ class RangeHaar(RangeSpec):
     def coefficients(self) -> int:
         """2^h − 1 detail coefficients (the total n is known)."""
         return self.leaves - 1
+
+    @property
+    def variance_star(self) -> float:
+        """n·Var of one value's frequency at small frequency: h/(2p − 1)²·Σ_l 4^-(h − l) (its synthesis weights)."""
+        h = self.levels
+        return h / (2 * float(self.p) - 1) ** 2 * sum(4.0 ** -(h - level) for level in range(h))
 
     @property
     def privacy_ratio(self) -> Fraction:
