@@ -37,6 +37,7 @@ __all__ = [
     "hierarchy_depth",
     "hierarchy_membership",
     "hierarchy_projection",
+    "isotonic",
     "parse_range",
     "rank_error",
 ]
@@ -174,20 +175,35 @@ def parse_range(text: str) -> tuple[str, str]:
     return lo.strip(), hi.strip()
 
 
+def isotonic(values: Any) -> np.ndarray:
+    """The non-decreasing sequence closest to ``values`` in squared error (pool adjacent violators)."""
+    means: list[float] = []
+    sizes: list[int] = []
+    for value in np.asarray(values, dtype=float).tolist():
+        mean, size = value, 1
+        while means and means[-1] > mean:
+            prev, count = means.pop(), sizes.pop()
+            mean = (prev * count + mean * size) / (count + size)
+            size += count
+        means.append(mean)
+        sizes.append(size)
+    return np.repeat(np.array(means), np.array(sizes))
+
+
 def cdf_quantiles(leaf_estimates: Any, quantiles: Any, n: float) -> np.ndarray:
     """Leaf indices of the ``quantiles`` from the monotone estimated CDF.
 
-    F̂(v) = max over u ≤ v of (x̂_0 + … + x̂_u)/n: the prefix sums are the
-    range answers [0, u] (far less noisy than single leaves, which is why
-    clipped leaves are not used), made monotone by their running maximum.
-    The q-quantile is the first leaf where F̂ reaches q (the last leaf when
-    none does).
+    The prefix sums x̂_0 + … + x̂_u are the range answers [0, u] (far less
+    noisy than single leaves, so leaves are not clipped one by one); F̂ is
+    their isotonic (least-squares non-decreasing) fit over n, which a running
+    maximum would bias upwards. The q-quantile is the first leaf where F̂
+    reaches q (the last leaf when none does).
     """
     x = np.asarray(leaf_estimates, dtype=float)
     if n <= 0:
         return np.zeros(len(np.atleast_1d(quantiles)), dtype=np.int64)
-    cdf = np.maximum.accumulate(np.cumsum(x) / float(n))
-    idx = np.searchsorted(cdf, np.asarray(quantiles, dtype=float), side="left")
+    cdf = isotonic(np.cumsum(x) / float(n))
+    idx = np.searchsorted(cdf, np.asarray(quantiles, dtype=float) - 1e-12, side="left")
     return np.minimum(idx, x.size - 1).astype(np.int64)
 
 
