@@ -67,8 +67,8 @@ def methods(d: int, epsilon: float, branching: int):
 
 
 def run_cell(spec, simulate, counts, queries, truth, reps, rng, inferences):
-    """Per inference: (measured MSE, mean reported variance, exact variance), plus quantile rank errors."""
-    sq = dict.fromkeys(inferences, 0.0)
+    """Per inference: (measured MSE, its SE over runs, mean reported variance, exact variance), and rank errors."""
+    sq: dict[str, list[float]] = {i: [] for i in inferences}
     reported = dict.fromkeys(inferences, 0.0)
     ranks = []
     acc = None
@@ -76,12 +76,15 @@ def run_cell(spec, simulate, counts, queries, truth, reps, rng, inferences):
         acc = simulate(spec, counts, rng)
         for inference in inferences:
             answers, variance = acc.range_answers(queries, inference)
-            sq[inference] += float(np.mean((answers - truth) ** 2))
+            sq[inference].append(float(np.mean((answers - truth) ** 2)))
             reported[inference] += float(np.mean(variance))
         table = acc.estimate(quantiles=list(QUANTILES))
         ranks.append(rank_error(counts, table["value"].astype(int).to_numpy(), QUANTILES))
     exact = {i: float(np.mean(acc.range_answers(queries, i, true_counts=counts)[1])) for i in inferences}
-    out = {i: (sq[i] / reps, reported[i] / reps, exact[i]) for i in inferences}
+    out = {
+        i: (float(np.mean(sq[i])), float(np.std(sq[i], ddof=1) / np.sqrt(reps)), reported[i] / reps, exact[i])
+        for i in inferences
+    }
     return out, np.array(ranks)
 
 
@@ -123,7 +126,7 @@ def main() -> None:
     print(
         f"n = {args.n:,}, D = {args.d:,}, B = {args.branching}, {args.ranges:,} random ranges, {reps} runs per cell\n"
     )
-    print("| ε | method | measured MSE | reported Var | MSE / reported | exact Var | MSE / exact |")
+    print("| ε | method | measured MSE | reported Var | MSE / reported (± 2 SE) | exact Var | MSE / exact |")
     print("|---|---|---|---|---|---|---|")
     measured = {}
     ranks_at_one = {}
@@ -132,12 +135,12 @@ def main() -> None:
             inferences = ("none", "hay") if name == "hierarchy" else ("none",)
             start = time.perf_counter()
             cells, ranks = run_cell(spec, simulate, counts, queries, truth, reps, rng, inferences)
-            for inference, (mse, rep, exact) in cells.items():
+            for inference, (mse, se, rep, exact) in cells.items():
                 label = {"none": "raw B-adic", "hay": "Hay"}[inference] if name == "hierarchy" else "haar"
                 label = f"hierarchy ({label})" if name == "hierarchy" else label
                 measured[(epsilon, label)] = mse
                 print(
-                    f"| {epsilon:g} | {label} | {mse:,.0f} | {rep:,.0f} | {mse / rep:.3f} | {exact:,.0f} | "
+                    f"| {epsilon:g} | {label} | {mse:,.0f} | {rep:,.0f} | {mse / rep:.3f} ± {2 * se / rep:.3f} | {exact:,.0f} | "
                     f"{mse / exact:.3f} |"
                 )
             if epsilon == 1.0:

@@ -42,6 +42,8 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   "l-oue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-sue": [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   onebitmean: [23.0, "its smaller probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "range-hierarchy": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "range-haar": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
 };
 
 /**
@@ -64,7 +66,7 @@ function limited(facts: MechanismPrivacy, mechanism: string): MechanismPrivacy {
  * mechanism supports), from its family's module in `privacy/`, after the
  * range checks of the spec's constructor (a RangeError naming what is
  * wrong); null for a mechanism with no privacy module in this client.
- * No privacy module here for: none.
+ * No privacy module here for: range-hierarchy, range-haar.
  */
 export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
   const mechanism = String(fields.mechanism);
