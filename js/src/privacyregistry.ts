@@ -9,6 +9,7 @@ import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
 import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
 import { oneBitMeanPrivacy } from "./privacy/onebitmean.js";
+import { rangeHaarPrivacy, rangeHierarchyPrivacy } from "./privacy/ranges.js";
 import { rapporFields, rapporPrivacy } from "./privacy/rappor.js";
 import { cmsPrivacy, hcmsPrivacy } from "./privacy/sketch.js";
 import { subsetPrivacy } from "./privacy/subset.js";
@@ -66,7 +67,7 @@ function limited(facts: MechanismPrivacy, mechanism: string): MechanismPrivacy {
  * mechanism supports), from its family's module in `privacy/`, after the
  * range checks of the spec's constructor (a RangeError naming what is
  * wrong); null for a mechanism with no privacy module in this client.
- * No privacy module here for: range-hierarchy, range-haar.
+ * No privacy module here for: none.
  */
 export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
   const mechanism = String(fields.mechanism);
@@ -110,6 +111,10 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return limited(longitudinalPrivacy(fields), mechanism);
     case "onebitmean":
       return limited(oneBitMeanPrivacy(fields), mechanism);
+    case "range-hierarchy":
+      return limited(rangeHierarchyPrivacy(fields), mechanism);
+    case "range-haar":
+      return limited(rangeHaarPrivacy(fields), mechanism);
   }
   return null;
 }

@@ -10,6 +10,7 @@ import { LocalHashingEncoder } from "./localhash.js";
 import { LongitudinalEncoder } from "./longitudinal.js";
 import { OneBitMeanEncoder } from "./onebitmean.js";
 import { PEMEncoder } from "./pem.js";
+import { RangeHaarEncoder, RangeHierarchyEncoder } from "./ranges.js";
 import { RapporEncoder } from "./rappor.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
 import { SubsetEncoder } from "./subset.js";
@@ -22,7 +23,7 @@ import { UnaryEncoder } from "./unary.js";
  * `ldp-client/node` is several times faster, with the same bytes); `source`
  * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
- * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, range-hierarchy, range-haar.
+ * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian.
  */
 export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   const source = options.source ?? cryptoSource;
@@ -58,6 +59,10 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return LongitudinalEncoder.create(spec, source, options);
     case "onebitmean":
       return OneBitMeanEncoder.create(spec, source, options);
+    case "range-hierarchy":
+      return new RangeHierarchyEncoder(spec, source);
+    case "range-haar":
+      return new RangeHaarEncoder(spec, source);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
@@ -70,6 +75,7 @@ export { LocalHashingEncoder } from "./localhash.js";
 export { LongitudinalEncoder } from "./longitudinal.js";
 export { OneBitMeanEncoder } from "./onebitmean.js";
 export { PEMEncoder } from "./pem.js";
+export { RangeHaarEncoder, RangeHierarchyEncoder } from "./ranges.js";
 export { RapporEncoder } from "./rappor.js";
 export { CMSEncoder, HCMSEncoder } from "./sketch.js";
 export { SubsetEncoder } from "./subset.js";

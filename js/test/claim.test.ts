@@ -77,7 +77,7 @@ describe("the stated ε is checked against the exact probabilities", () => {
   it("covers every mechanism with a stated ε in the vectors", () => {
     assert.deepEqual(
       STATED.map((c) => c.mechanism).sort(),
-      ["binary-rr", "blh", "cms", "dbitflip", "duchi", "grr", "hcms", "hr", "l-grr", "l-osue", "l-oue", "l-sue", "olh", "onebitmean", "oue", "pem", "ss", "stochastic-rounding", "sue", "treehist"],
+      ["binary-rr", "blh", "cms", "dbitflip", "duchi", "grr", "hcms", "hr", "l-grr", "l-osue", "l-oue", "l-sue", "olh", "onebitmean", "oue", "pem", "range-haar", "range-hierarchy", "ss", "stochastic-rounding", "sue", "treehist"],
     );
   });
   for (const c of STATED) {
