@@ -28,7 +28,7 @@ differ in form.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from functools import cached_property
 from typing import Any, ClassVar
@@ -36,13 +36,13 @@ from typing import Any, ClassVar
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import SpecError
 from ldp.report_schema import BitVector, BoundedInt, ReportSchema
-from ldp.specs.base import ExactPrivacySpec
+from ldp.specs.base import ExactPrivacySpec, MechanismView
 from ldp.specs.frequency import OUE, calibrate_keep_probability
 from ldp.specs.limits import RR64_MAX_EPSILON
 from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
 
-__all__ = ["MAX_RANGE_LEAVES", "RangeHaar", "RangeHierarchy", "RangeSpec"]
+__all__ = ["MAX_RANGE_LEAVES", "RANGE_MECHANISMS", "RangeHaar", "RangeHierarchy", "RangeSpec"]
 
 #: Largest padded leaf count: the aggregator keeps dense D × D matrices for the exact variances.
 MAX_RANGE_LEAVES = 1 << 14
@@ -301,3 +301,7 @@ class RangeHaar(RangeSpec):
         p = self.p
         rest = [1 - w] if w < 1 else []
         return (piece([w * p, w * (1 - p), *rest], [w * (1 - p), w * p, *rest]),)
+
+
+#: The registered range mechanisms (a live view of the registry), by name.
+RANGE_MECHANISMS: Mapping[str, type[RangeSpec]] = MechanismView(RangeSpec)
