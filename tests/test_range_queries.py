@@ -224,6 +224,12 @@ def test_quantile_rank_error_is_within_the_cdf_error(cls):
     assert np.all(errors <= 0.02)
 
 
+def test_a_domain_beyond_the_leaf_limit_is_refused_in_one_line():
+    with pytest.raises(SpecError, match="8,192 padded leaves exceed 4,096"):
+        RangeHaar(domain=range(5000), epsilon=1.0)
+    assert RangeHierarchy(domain=range(4096), epsilon=1.0).leaves == 4096
+
+
 def test_estimate_options_are_checked():
     spec = RangeHierarchy(domain=range(8), epsilon=1.0)
     acc = hierarchy_simulated(spec, np.full(8, 10), np.random.default_rng(0))

@@ -44,8 +44,8 @@ from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, che
 
 __all__ = ["MAX_RANGE_LEAVES", "RANGE_MECHANISMS", "RangeHaar", "RangeHierarchy", "RangeSpec"]
 
-#: Largest padded leaf count: the aggregator keeps dense D × D matrices for the exact variances.
-MAX_RANGE_LEAVES = 1 << 14
+#: Largest padded leaf count: the aggregator keeps dense D × D and nodes × D float64 matrices (about 0.5 GB at 4,096).
+MAX_RANGE_LEAVES = 1 << 12
 #: Default branching of the hierarchy (Cormode et al. find B ≈ 4 to 5 best for OUE/OLH levels).
 DEFAULT_BRANCHING = 4
 
