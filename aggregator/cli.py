@@ -88,6 +88,20 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
     "--confidence", type=float, default=0.95, show_default=True, help="Confidence level of the intervals."
 )
 @click.option(
+    "--range",
+    "ranges",
+    metavar="LO:HI",
+    multiple=True,
+    help="Range specs (range-hierarchy, range-haar): the count of values from LO to HI (both included, in the "
+    "domain's order), with SE and CI; repeatable.",
+)
+@click.option(
+    "--quantiles",
+    metavar="Q1,Q2,...",
+    default=None,
+    help="Range specs: the quantiles (each in (0, 1)) of the consistent CDF, with the CDF's SE and CI there.",
+)
+@click.option(
     "--correction",
     type=click.Choice(("bonferroni", "bh", "none")),
     default="bh",
@@ -165,6 +179,8 @@ def aggregate(
     candidates,
     consistency,
     confidence,
+    ranges,
+    quantiles,
     correction,
     alpha,
     rejects_path,
@@ -222,6 +238,7 @@ def aggregate(
         chunk_size=chunk_size,
         engine={"engine": engine, "workers": workers, "scheduler": scheduler},
         by_group=by_group,
+        queries={"ranges": ranges, "quantiles": quantiles},
     )
     sys.exit(status)
 
@@ -252,6 +269,7 @@ def _aggregate(
     decode_options=None,
     by_group=False,
     stored=None,
+    queries=None,
 ) -> int:
     selection = _store_selection(stored or {})
     if selection is not None:
@@ -292,6 +310,7 @@ def _aggregate(
             f"this spec is {spec.mechanism}"
         )
     _check_consistency(spec, consistency, with_candidates=candidates is not None)
+    range_options = _range_options(spec, queries or {}, output)
     if counts_path:
         accumulator = _from_counts(spec, counts_path)
         status = 0
@@ -299,6 +318,12 @@ def _aggregate(
         accumulator, status = _from_store(spec, selection, chunk_size), 0
     else:
         accumulator, status = accumulate_reports(spec, list(reports), rejects_path, chunk_size, engine or {})
+    if range_options:
+        from ldp.aggregator.writers import write_estimates
+
+        for options in range_options:
+            write_estimates(accumulator.estimate(confidence, **options), output)
+        return status
     if by_group:
         estimates = accumulator.estimate(confidence, by_group=True, with_overall=True)
         if len(estimates) == 1:
@@ -321,6 +346,37 @@ def _aggregate(
 
     write_estimates(estimates, output)
     return status
+
+
+def _range_options(spec: Spec, queries: dict, output: str | None) -> list[dict[str, Any]]:
+    """The estimate options of --range and --quantiles (checked before any report is read); [] without them."""
+    from ldp.range_math import parse_range
+
+    ranges, quantiles = queries.get("ranges") or (), queries.get("quantiles")
+    if not ranges and quantiles is None:
+        return []
+    if not getattr(spec, "answers_ranges", False):
+        raise ParameterError(
+            f"--range and --quantiles need a range spec (range-hierarchy, range-haar); this spec is {spec.mechanism}"
+        )
+    out: list[dict[str, Any]] = []
+    if ranges:
+        out.append({"ranges": [parse_range(text) for text in ranges]})
+    if quantiles is not None:
+        try:
+            levels = [float(part) for part in str(quantiles).split(",") if part.strip()]
+        except ValueError:
+            raise ParameterError(
+                f"--quantiles must be numbers in (0, 1) separated by commas, got {quantiles!r}"
+            ) from None
+        if not levels or not all(0 < q < 1 for q in levels):
+            raise ParameterError(
+                f"--quantiles must be numbers in (0, 1) separated by commas, got {quantiles!r}"
+            )
+        out.append({"quantiles": levels})
+    if len(out) > 1 and output not in (None, "-"):
+        raise OptionConflict("-o holds one table: give --range or --quantiles with -o, not both")
+    return out
 
 
 def _file_spec(spec_path: str | None) -> Spec:
@@ -511,6 +567,11 @@ def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None
     """--consistency post-processes frequency estimates only; checked before any report is read."""
     if consistency == "none":
         return
+    if getattr(spec, "answers_ranges", False):
+        raise ParameterError(
+            f"--consistency {consistency} does not apply to {spec.mechanism}: its estimates are consistent across "
+            "the tree's levels already; use --consistency none"
+        )
     if _report_kind(spec) == "numeric":
         raise ParameterError(
             f"--consistency {consistency} does not apply to mean estimates ({spec.mechanism} spec); "

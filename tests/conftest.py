@@ -80,7 +80,10 @@ def every_spec_shape():
     subset = ldp.SubsetSelection(
         SMALL_DOMAIN, epsilon=1.0, omega=2
     )  # frequency_specs' ss has omega = 1 (GRR)
-    return [*frequency_specs(), subset, *rappor_specs(), *numeric_specs(), *heavy_hitter_specs()]
+    from ldp.specs.ranges import RangeHaar, RangeHierarchy
+
+    ranges = [RangeHierarchy(SMALL_DOMAIN, epsilon=1.0, branching=2), RangeHaar(SMALL_DOMAIN, epsilon=1.0)]
+    return [*frequency_specs(), subset, *rappor_specs(), *numeric_specs(), *heavy_hitter_specs(), *ranges]
 
 
 @pytest.fixture(params=frequency_specs(), ids=lambda s: s.mechanism)

@@ -108,12 +108,11 @@ def test_the_prr_and_the_ledger_share_one_value_identity():
 def test_the_mechanism_lists_are_views_of_the_one_registry():
     from ldp.commands.spec import MECHANISMS
     from ldp.specs import FREQUENCY_MECHANISMS, HEAVY_HITTER_MECHANISMS, NUMERIC_MECHANISMS
+    from ldp.specs.ranges import RANGE_MECHANISMS
 
     registered = set(registered_specs())
-    assert (
-        set(FREQUENCY_MECHANISMS) | set(NUMERIC_MECHANISMS) | set(HEAVY_HITTER_MECHANISMS) | {"rappor"}
-        == registered
-    )
+    kinds = (FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, HEAVY_HITTER_MECHANISMS, RANGE_MECHANISMS)
+    assert set().union(*kinds) | {"rappor"} == registered
     assert set(MECHANISMS) == registered | {"auto"}
     # smaller reports first: by report_size_rank, ties in declaration order (ldp.registry)
     declared = [name for name in registered_specs() if name in FREQUENCY_MECHANISMS]

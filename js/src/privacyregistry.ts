@@ -10,6 +10,7 @@ import { lolohaPrivacy } from "./privacy/loloha.js";
 import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
 import { oneBitMeanPrivacy } from "./privacy/onebitmean.js";
+import { rangeHaarPrivacy, rangeHierarchyPrivacy } from "./privacy/ranges.js";
 import { rapporFields, rapporPrivacy } from "./privacy/rappor.js";
 import { cmsPrivacy, hcmsPrivacy } from "./privacy/sketch.js";
 import { subsetPrivacy } from "./privacy/subset.js";
@@ -44,6 +45,8 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   "l-oue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-sue": [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   onebitmean: [23.0, "its smaller probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "range-hierarchy": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "range-haar": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
 };
 
 /**
@@ -112,6 +115,10 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return limited(longitudinalPrivacy(fields), mechanism);
     case "onebitmean":
       return limited(oneBitMeanPrivacy(fields), mechanism);
+    case "range-hierarchy":
+      return limited(rangeHierarchyPrivacy(fields), mechanism);
+    case "range-haar":
+      return limited(rangeHaarPrivacy(fields), mechanism);
   }
   return null;
 }

@@ -11,6 +11,7 @@ import { LolohaEncoder } from "./loloha.js";
 import { LongitudinalEncoder } from "./longitudinal.js";
 import { OneBitMeanEncoder } from "./onebitmean.js";
 import { PEMEncoder } from "./pem.js";
+import { RangeHaarEncoder, RangeHierarchyEncoder } from "./ranges.js";
 import { RapporEncoder } from "./rappor.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
 import { SubsetEncoder } from "./subset.js";
@@ -61,6 +62,10 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return LongitudinalEncoder.create(spec, source, options);
     case "onebitmean":
       return OneBitMeanEncoder.create(spec, source, options);
+    case "range-hierarchy":
+      return new RangeHierarchyEncoder(spec, source);
+    case "range-haar":
+      return new RangeHaarEncoder(spec, source);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
@@ -74,6 +79,7 @@ export { LolohaEncoder } from "./loloha.js";
 export { LongitudinalEncoder } from "./longitudinal.js";
 export { OneBitMeanEncoder } from "./onebitmean.js";
 export { PEMEncoder } from "./pem.js";
+export { RangeHaarEncoder, RangeHierarchyEncoder } from "./ranges.js";
 export { RapporEncoder } from "./rappor.js";
 export { CMSEncoder, HCMSEncoder } from "./sketch.js";
 export { SubsetEncoder } from "./subset.js";

@@ -196,6 +196,18 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     p: ["probability"],
     gamma: ["probability"],
   },
+  "range-hierarchy": {
+    domain: ["domain"],
+    epsilon: ["float"],
+    branching: ["integer", 4n],
+    p: ["probability"],
+    q: ["probability"],
+  },
+  "range-haar": {
+    domain: ["domain"],
+    epsilon: ["float"],
+    p: ["probability"],
+  },
 };
 
 /**
@@ -224,4 +236,6 @@ export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   "l-oue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   "l-sue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   onebitmean: ["p", "gamma"],
+  "range-hierarchy": ["p", "q"],
+  "range-haar": ["p"],
 };

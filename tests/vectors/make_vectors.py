@@ -314,6 +314,16 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ),
     ("dbitflip/sue", {"mechanism": "dbitflip", "domain": ["a", "b", "c", "d"], "epsilon": 0.5, "d": 4}),
     (
+        "range-hierarchy/b2",
+        {"mechanism": "range-hierarchy", "domain": list(range(10)), "epsilon": 1.0, "branching": 2},
+    ),
+    (
+        "range-hierarchy/str",
+        {"mechanism": "range-hierarchy", "domain": ["low", "mid", "high", "é", "😀"], "epsilon": 2.0},
+    ),
+    ("range-haar/int", {"mechanism": "range-haar", "domain": list(range(10)), "epsilon": 1.0}),
+    ("range-haar/str", {"mechanism": "range-haar", "domain": ["low", "mid", "high"], "epsilon": 0.5}),
+    (
         "dbitflip/wide",
         {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"},
     ),
@@ -919,6 +929,10 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("dbitflip/d1", ["0-9", "100+", "😀"]),
     ("dbitflip/gamma", [3, 6, "8", 0, 3]),
     ("dbitflip/sue", ["a", "d"]),
+    ("range-hierarchy/b2", [0, 9, "5", 5]),
+    ("range-hierarchy/str", ["low", "😀", "é"]),
+    ("range-haar/int", [0, 9, "3", 3]),
+    ("range-haar/str", ["low", "high"]),
     ("dbitflip/wide", [2, 25, "51", 0]),
 ]
 #: Clients with state (RAPPOR, the longitudinal chains, dBitFlip, LOLOHA, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
