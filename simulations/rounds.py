@@ -187,6 +187,8 @@ class _Ledger:
         accounting = accounting_of(spec) if accounting is None else accounting
         if not accounting.memoized:
             return float((self.panel.values >= 0).sum(axis=0).max()) * accounting.epsilon
+        if not accounting.linear:  # the ledger's ε₁-then-ε∞ per key (and its worst spread): the full sum
+            return float(self.spent(spec, accounting)[-1].max())
         _, _, users, totals = self._keys(spec)
         cap = math.inf if accounting.epsilon_inf is None else accounting.epsilon_inf
         per_user = np.bincount(users, weights=np.minimum(totals * accounting.epsilon, cap))
@@ -241,7 +243,9 @@ def budget_spec(
         return provisional
     if accepts_epsilon_inf(name):
         # charged ε₁ per report, the worst user would spend ε₁·max_u S_u: the largest ε₁ is B / max_u S_u
-        unit = Accounting(1.0, 1.0 / rho, True, accounting.memo_domain_size, accounting.rule)
+        unit = Accounting(
+            1.0, 1.0 / rho, True, accounting.memo_domain_size, accounting.rule, accounting.linear
+        )
         high = b / ledger.worst(provisional, unit)
 
         def build(x: float) -> Any:
@@ -557,7 +561,11 @@ def _committed(accounting: Any, most_reports: np.ndarray) -> list[float]:
         return [float(r) * accounting.epsilon for r in most_reports]
     return [
         worst_case_memoized_cost(
-            int(r), accounting.epsilon, accounting.epsilon_inf, accounting.memo_domain_size
+            int(r),
+            accounting.epsilon,
+            accounting.epsilon_inf,
+            accounting.memo_domain_size,
+            linear=accounting.linear,
         )
         for r in most_reports
     ]
