@@ -200,9 +200,13 @@ def _worst_grouping(ranks: np.ndarray, epsilon: float, cap: float, keys: int | N
     once = distinct - repeated
     groups = distinct if keys is None else np.minimum(distinct, keys)
     most = groups - repeated
-    best = np.where(most <= 0, groups * cap, 0.0)
+
+    def capped(count: np.ndarray) -> np.ndarray:  # count·ε∞, 0 for no key (also when ε∞ is inf)
+        return np.where(count > 0, np.maximum(count, 1) * cap, 0.0)
+
+    best = np.where(most <= 0, capped(groups), 0.0)
     for m in (once // 2, (once + 1) // 2, most):
         m = np.clip(m, 0, np.maximum(most, 0))
         p = np.minimum(m, once - m)
-        best = np.maximum(best, np.where(most > 0, (repeated + p) * cap + (m - p) * epsilon, 0.0))
-    return np.where(groups > 0, best, 0.0)
+        best = np.maximum(best, np.where(most > 0, capped(repeated + p) + (m - p) * epsilon, 0.0))
+    return best

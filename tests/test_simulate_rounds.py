@@ -108,6 +108,8 @@ def test_upper_bound_rule_without_memo_linear_bounds_every_assignment_of_values_
         mapped = np.where(HAND_KEYS >= 0, np.array(assignment)[np.clip(HAND_KEYS, 0, None)], -1)
         worst = np.maximum(worst, _ledger_spent(mapped, epsilon, cap, True, linear=False))
     np.testing.assert_array_equal(got, worst)  # the worst grouping, attained
+    uncapped = lifetime_epsilon(HAND_KEYS, Accounting(epsilon, None, True, None, UPPER_BOUND, linear=False))
+    assert uncapped[:2, 0].tolist() == [0.5, math.inf] and not np.isnan(uncapped).any()
     assert got[:, 0].tolist() == [0.5, 2.0, 2.0, 2.5, 2.5, 2.5]  # user 0's values on two keys: 2.0 + 0.5
 
 
