@@ -43,6 +43,7 @@ __all__ = [
     "memo_key_ids",
     "memo_key_of_value",
     "report_ranks",
+    "worst_grouping",
 ]
 
 #: How the lifetime ε of a spec is computed (the ``lifetime_rule`` column).
@@ -186,17 +187,37 @@ def lifetime_epsilon(
 def _worst_grouping(ranks: np.ndarray, epsilon: float, cap: float, keys: int | None) -> np.ndarray:
     """(T, n): the most a user's reports can cost when its values fall on at most ``keys`` memo keys, c not linear.
 
-    ``ranks`` are per-value (:func:`report_ranks` of value ids). A key costs
-    ε₁ when it holds one value reported once, ε∞ otherwise. With V₂ values
-    reported at least twice and V₁ once, the worst grouping puts each of the
-    V₂ on its own key and makes m more keys of the V₁ (m ≤ M = min(V, keys)
-    − V₂), p = min(m, V₁ − m) of them holding two or more values: the cost
-    (V₂ + p)·ε∞ + (m − p)·ε₁ rises with m up to ⌊V₁/2⌋, then moves by
-    2ε₁ − ε∞ per key, so its largest value is at m = ⌊V₁/2⌋, ⌈V₁/2⌉ or M.
-    With M ≤ 0 every one of the min(V, keys) keys can hold a repeated value.
+    ``ranks`` are per-value (:func:`report_ranks` of value ids): V (distinct
+    values) and V₂ (values reported at least twice) after each round are
+    the running counts of ranks 1 and 2 (:func:`worst_grouping`).
     """
     distinct = np.cumsum(ranks == 1, axis=0)
     repeated = np.cumsum(ranks == 2, axis=0)
+    return worst_grouping(distinct, repeated, epsilon, cap, keys)
+
+
+def worst_grouping(
+    distinct: np.ndarray, repeated: np.ndarray, epsilon: float, cap: float, keys: int | None
+) -> np.ndarray:
+    """The most a user's reports cost, c not linear, when its values can fall on any of at most ``keys`` keys.
+
+    A key costs ε₁ when it holds one value reported once, ε∞ otherwise. With
+    V = ``distinct`` values, V₂ = ``repeated`` of them reported at least
+    twice and V₁ = V − V₂ once, the worst grouping puts each of the V₂ on its
+    own key and makes m more keys of the V₁ (m ≤ M = min(V, keys) − V₂),
+    p = min(m, V₁ − m) of them holding two or more values: the cost
+    (V₂ + p)·ε∞ + (m − p)·ε₁ rises with m up to ⌊V₁/2⌋, then moves by
+    2ε₁ − ε∞ per key, so its largest value is at m = ⌊V₁/2⌋, ⌈V₁/2⌉ or M.
+    With M ≤ 0 every one of the min(V, keys) keys can hold a repeated value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> worst_grouping(np.array([3, 3]), np.array([0, 1]), 0.5, 2.0, 2).tolist()  # 2 keys: {a, b}, {c}
+    [2.5, 4.0]
+    """
+    distinct = np.asarray(distinct, dtype=np.int64)
+    repeated = np.asarray(repeated, dtype=np.int64)
     once = distinct - repeated
     groups = distinct if keys is None else np.minimum(distinct, keys)
     most = groups - repeated

@@ -60,6 +60,7 @@ from ldp.simulations.lifetime import (
     lifetime_epsilon,
     memo_key_of_value,
     report_ranks,
+    worst_grouping,
 )
 from ldp.simulations.mechanisms import (
     RapporSettings,
@@ -187,10 +188,18 @@ class _Ledger:
         accounting = accounting_of(spec) if accounting is None else accounting
         if not accounting.memoized:
             return float((self.panel.values >= 0).sum(axis=0).max()) * accounting.epsilon
-        if not accounting.linear:  # the ledger's ε₁-then-ε∞ per key (and its worst spread): the full sum
-            return float(self.spent(spec, accounting)[-1].max())
         _, _, users, totals = self._keys(spec)
         cap = math.inf if accounting.epsilon_inf is None else accounting.epsilon_inf
+        if not accounting.linear:  # the ledger's ε₁ for a key's first report, ε∞ from its second
+            if accounting.rule == UPPER_BOUND:  # the worst grouping of each user's values onto its keys
+                distinct = np.bincount(users)
+                repeated = np.bincount(users, weights=totals >= 2).astype(np.int64)
+                grouped = worst_grouping(
+                    distinct, repeated, accounting.epsilon, cap, accounting.memo_domain_size
+                )
+                return float(grouped.max())
+            costs = np.where(totals >= 2, cap, accounting.epsilon)
+            return float(np.bincount(users, weights=costs).max())
         per_user = np.bincount(users, weights=np.minimum(totals * accounting.epsilon, cap))
         worst = float(per_user.max())
         if accounting.rule == UPPER_BOUND and accounting.memo_domain_size is not None and math.isfinite(cap):

@@ -138,6 +138,16 @@ def test_loloha_is_accounted_as_the_ledger_charges_it():
     assert spent == [memo_key_cost(r, 0.5, 2.0, linear=False) for r in (1, 2, 3)] == [0.5, 2.0, 2.0]
 
 
+@pytest.mark.parametrize("ratio", [0.25, 0.5])
+def test_equal_budget_loloha_keeps_its_worst_user_within_the_budget_by_the_ledgers_rule(ratio):
+    # LOLOHA is not memo_linear: its worst user is charged eps_inf from a bucket's second report (and the worst
+    # grouping of its values onto buckets); the calibration's fast per-user sum must be that same total
+    panel = evolving_panel(make_population("uniform", 16), 300, 4, 0.3, np.random.default_rng(3))
+    spec = budget_spec("loloha", panel, 4.0, epsilon_ratio=ratio)
+    spent = lifetime_epsilon(memo_key_ids(spec, panel.domain, panel.values), accounting_of(spec))
+    assert spent[-1].max() == pytest.approx(4.0, rel=1e-6)
+
+
 def test_memo_keys_come_from_the_specs_memo_key():
     spec = frequency_spec("l-grr", ["a", "b", "c"], 1.0)
     keys = memo_key_ids(spec, spec.domain, np.array([[0, 2, -1], [1, 2, 0]]))
