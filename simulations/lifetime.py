@@ -6,17 +6,21 @@ read from the spec through :func:`~ldp.privacy.spending.stream_parameters`:
 - a spec with fresh randomness per report spends its ε per report: r·ε
   after r reports;
 - a memoizing spec (``memoized``) spends, for each memo key the user has
-  reported r_k times, min(r_k·ε₁, ε∞), summed over its keys
-  (:meth:`~ldp.privacy.spending.Stream.cost`).
+  reported r_k times, c(r_k) summed over its keys
+  (:func:`~ldp.privacy.spending.memo_key_cost`): min(r_k·ε₁, ε∞) for a spec
+  proved ``memo_linear``, else ε₁ for one report and ε∞ from the second.
 
 The memo key of a report is the spec's ``memo_key(value)`` when the spec
 has one (the key is a function of the value: L- chains, RAPPOR, ...): the
 accounting is then *exact*. When the key also depends on the client (its
 hash seed or bucket pattern: the spec has no ``memo_key``, its encoder
 has), every distinct value is counted as its own key and the total is
-capped at ``memo_domain_size``·ε∞: an *upper bound*, because merging
-values into one key never raises the sum (min(a + b, ε∞) ≤ min(a, ε∞) +
-min(b, ε∞)) and no client has more than ``memo_domain_size`` keys.
+capped at ``memo_domain_size``·ε∞: an *upper bound* for a linear spec,
+because merging values into one key never raises the sum (min(a + b, ε∞) ≤
+min(a, ε∞) + min(b, ε∞)) and no client has more than ``memo_domain_size``
+keys. Without ``memo_linear`` merging can raise it (two values reported once
+each cost 2ε₁ as two keys, ε∞ as one), so the bound is the largest cost of
+any grouping of the user's values onto at most ``memo_domain_size`` keys.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ldp.privacy.spending import stream_parameters
+from ldp.privacy.spending import memo_is_linear, stream_parameters
 
 __all__ = [
     "EXACT",
@@ -39,6 +43,7 @@ __all__ = [
     "memo_key_ids",
     "memo_key_of_value",
     "report_ranks",
+    "worst_grouping",
 ]
 
 #: How the lifetime ε of a spec is computed (the ``lifetime_rule`` column).
@@ -64,6 +69,10 @@ class Accounting:
     rule : str
         :data:`FRESH`, :data:`EXACT` (keys from ``spec.memo_key``) or
         :data:`UPPER_BOUND` (client-dependent keys: one per value, capped).
+    linear : bool
+        r reports of one memo key cost min(r·ε₁, ε∞) (the spec's
+        ``memo_linear``); False: ε₁ for one report, ε∞ from the second, as
+        the ledger charges (:func:`~ldp.privacy.spending.memo_key_cost`).
     """
 
     epsilon: float
@@ -71,6 +80,7 @@ class Accounting:
     memoized: bool
     memo_domain_size: int | None
     rule: str
+    linear: bool = True
 
 
 def accounting_of(spec: Any) -> Accounting:
@@ -79,7 +89,7 @@ def accounting_of(spec: Any) -> Accounting:
     if not memoized:
         return Accounting(epsilon, None, False, None, FRESH)
     rule = EXACT if callable(getattr(spec, "memo_key", None)) else UPPER_BOUND
-    return Accounting(epsilon, cap, True, values, rule)
+    return Accounting(epsilon, cap, True, values, rule, memo_is_linear(spec))
 
 
 def memo_key_of_value(spec: Any, domain: tuple) -> np.ndarray:
@@ -143,9 +153,10 @@ def lifetime_epsilon(
     Returns
     -------
     numpy.ndarray of float, shape (T, n)
-        Σ over the user's keys of min(r_k·ε₁, ε∞) over its reports up to
-        round t (r·ε for a fresh spec; capped at ``memo_domain_size``·ε∞
-        under the upper-bound rule).
+        Σ over the user's keys of c(r_k) over its reports up to round t
+        (r·ε for a fresh spec; under the upper-bound rule capped at
+        ``memo_domain_size``·ε∞, or for a spec without ``memo_linear`` the
+        worst spread of its reports over its possible keys).
 
     Examples
     --------
@@ -160,8 +171,63 @@ def lifetime_epsilon(
         return np.cumsum(keys >= 0, axis=0) * eps
     r = (report_ranks(keys) if ranks is None else ranks).astype(np.float64)
     cap = math.inf if accounting.epsilon_inf is None else accounting.epsilon_inf
+    if not accounting.linear:
+        if accounting.rule == UPPER_BOUND:
+            return _worst_grouping(r, eps, cap, accounting.memo_domain_size)
+        # the ledger's c(r): ε₁ for a key's first report, ε∞ − ε₁ more at its second, nothing after
+        increment = np.where(r == 1, eps, np.where(r == 2, cap - eps, 0.0))
+        return np.cumsum(increment, axis=0)
     increment = np.where(r > 0, np.minimum(r * eps, cap) - np.minimum((r - 1) * eps, cap), 0.0)
     spent = np.cumsum(increment, axis=0)
     if accounting.rule == UPPER_BOUND and accounting.memo_domain_size is not None and math.isfinite(cap):
         spent = np.minimum(spent, accounting.memo_domain_size * cap)
     return spent
+
+
+def _worst_grouping(ranks: np.ndarray, epsilon: float, cap: float, keys: int | None) -> np.ndarray:
+    """(T, n): the most a user's reports can cost when its values fall on at most ``keys`` memo keys, c not linear.
+
+    ``ranks`` are per-value (:func:`report_ranks` of value ids): V (distinct
+    values) and V₂ (values reported at least twice) after each round are
+    the running counts of ranks 1 and 2 (:func:`worst_grouping`).
+    """
+    distinct = np.cumsum(ranks == 1, axis=0)
+    repeated = np.cumsum(ranks == 2, axis=0)
+    return worst_grouping(distinct, repeated, epsilon, cap, keys)
+
+
+def worst_grouping(
+    distinct: np.ndarray, repeated: np.ndarray, epsilon: float, cap: float, keys: int | None
+) -> np.ndarray:
+    """The most a user's reports cost, c not linear, when its values can fall on any of at most ``keys`` keys.
+
+    A key costs ε₁ when it holds one value reported once, ε∞ otherwise. With
+    V = ``distinct`` values, V₂ = ``repeated`` of them reported at least
+    twice and V₁ = V − V₂ once, the worst grouping puts each of the V₂ on its
+    own key and makes m more keys of the V₁ (m ≤ M = min(V, keys) − V₂),
+    p = min(m, V₁ − m) of them holding two or more values: the cost
+    (V₂ + p)·ε∞ + (m − p)·ε₁ rises with m up to ⌊V₁/2⌋, then moves by
+    2ε₁ − ε∞ per key, so its largest value is at m = ⌊V₁/2⌋, ⌈V₁/2⌉ or M.
+    With M ≤ 0 every one of the min(V, keys) keys can hold a repeated value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> worst_grouping(np.array([3, 3]), np.array([0, 1]), 0.5, 2.0, 2).tolist()  # 2 keys: {a, b}, {c}
+    [2.5, 4.0]
+    """
+    distinct = np.asarray(distinct, dtype=np.int64)
+    repeated = np.asarray(repeated, dtype=np.int64)
+    once = distinct - repeated
+    groups = distinct if keys is None else np.minimum(distinct, keys)
+    most = groups - repeated
+
+    def capped(count: np.ndarray) -> np.ndarray:  # count·ε∞, 0 for no key (also when ε∞ is inf)
+        return np.where(count > 0, np.maximum(count, 1) * cap, 0.0)
+
+    best = np.where(most <= 0, capped(groups), 0.0)
+    for m in (once // 2, (once + 1) // 2, most):
+        m = np.clip(m, 0, np.maximum(most, 0))
+        p = np.minimum(m, once - m)
+        best = np.maximum(best, np.where(most > 0, capped(repeated + p) + (m - p) * epsilon, 0.0))
+    return best

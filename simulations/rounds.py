@@ -60,6 +60,7 @@ from ldp.simulations.lifetime import (
     lifetime_epsilon,
     memo_key_of_value,
     report_ranks,
+    worst_grouping,
 )
 from ldp.simulations.mechanisms import (
     RapporSettings,
@@ -189,6 +190,16 @@ class _Ledger:
             return float((self.panel.values >= 0).sum(axis=0).max()) * accounting.epsilon
         _, _, users, totals = self._keys(spec)
         cap = math.inf if accounting.epsilon_inf is None else accounting.epsilon_inf
+        if not accounting.linear:  # the ledger's ε₁ for a key's first report, ε∞ from its second
+            if accounting.rule == UPPER_BOUND:  # the worst grouping of each user's values onto its keys
+                distinct = np.bincount(users)
+                repeated = np.bincount(users, weights=totals >= 2).astype(np.int64)
+                grouped = worst_grouping(
+                    distinct, repeated, accounting.epsilon, cap, accounting.memo_domain_size
+                )
+                return float(grouped.max())
+            costs = np.where(totals >= 2, cap, accounting.epsilon)
+            return float(np.bincount(users, weights=costs).max())
         per_user = np.bincount(users, weights=np.minimum(totals * accounting.epsilon, cap))
         worst = float(per_user.max())
         if accounting.rule == UPPER_BOUND and accounting.memo_domain_size is not None and math.isfinite(cap):
@@ -241,7 +252,9 @@ def budget_spec(
         return provisional
     if accepts_epsilon_inf(name):
         # charged ε₁ per report, the worst user would spend ε₁·max_u S_u: the largest ε₁ is B / max_u S_u
-        unit = Accounting(1.0, 1.0 / rho, True, accounting.memo_domain_size, accounting.rule)
+        unit = Accounting(
+            1.0, 1.0 / rho, True, accounting.memo_domain_size, accounting.rule, accounting.linear
+        )
         high = b / ledger.worst(provisional, unit)
 
         def build(x: float) -> Any:
@@ -557,7 +570,11 @@ def _committed(accounting: Any, most_reports: np.ndarray) -> list[float]:
         return [float(r) * accounting.epsilon for r in most_reports]
     return [
         worst_case_memoized_cost(
-            int(r), accounting.epsilon, accounting.epsilon_inf, accounting.memo_domain_size
+            int(r),
+            accounting.epsilon,
+            accounting.epsilon_inf,
+            accounting.memo_domain_size,
+            linear=accounting.linear,
         )
         for r in most_reports
     ]

@@ -43,7 +43,9 @@ HAND_KEYS = np.array(
 )
 
 
-def _ledger_spent(keys: np.ndarray, epsilon: float, cap: float | None, memoized: bool) -> np.ndarray:
+def _ledger_spent(
+    keys: np.ndarray, epsilon: float, cap: float | None, memoized: bool, linear: bool = True
+) -> np.ndarray:
     """The ledger itself: one Stream per (user, memo key) (per user for a fresh spec), spent_epsilon of them."""
     rounds, users = keys.shape
     out = np.zeros((rounds, users))
@@ -55,7 +57,7 @@ def _ledger_spent(keys: np.ndarray, epsilon: float, cap: float | None, memoized:
                     name = f"key{key}" if memoized else "spec"
                     reports[name] = reports.get(name, 0) + 1
             streams = {
-                name: Stream("fingerprint", epsilon, cap, count, memoized=memoized)
+                name: Stream("fingerprint", epsilon, cap, count, memoized=memoized, linear=linear)
                 for name, count in reports.items()
             }
             out[t, u] = spent_epsilon(streams, Budget(1e9))
@@ -83,6 +85,67 @@ def test_upper_bound_rule_is_capped_at_memo_domain_size_keys():
     got = lifetime_epsilon(HAND_KEYS, Accounting(1.0, 1.0, True, 2, UPPER_BOUND))
     assert got[-1].tolist() == [2.0, 2.0, 2.0]
     assert got[2].tolist() == [1.0, 2.0, 1.0]
+
+
+@pytest.mark.parametrize(("epsilon", "cap"), [(0.5, 2.0), (0.3, 0.5)], ids=["cap-above-2x", "cap-below-2x"])
+def test_lifetime_epsilon_without_memo_linear_is_the_ledgers_spent_epsilon(epsilon, cap):
+    # a spec not proved memo_linear is charged eps_1 for a key's first report and eps_inf from its second
+    got = lifetime_epsilon(HAND_KEYS, Accounting(epsilon, cap, True, None, EXACT, linear=False))
+    np.testing.assert_allclose(
+        got, _ledger_spent(HAND_KEYS, epsilon, cap, True, linear=False), rtol=1e-12, atol=0
+    )
+
+
+def test_upper_bound_rule_without_memo_linear_bounds_every_assignment_of_values_to_keys():
+    # client-dependent keys (LOLOHA's buckets): any map of the 3 values onto 2 keys is possible; the bound
+    # must cover the ledger's spent of each (merging two values reported once costs eps_inf, not 2·eps_1)
+    import itertools
+
+    epsilon, cap = 0.5, 2.0
+    got = lifetime_epsilon(HAND_KEYS, Accounting(epsilon, cap, True, 2, UPPER_BOUND, linear=False))
+    worst = np.zeros(HAND_KEYS.shape)
+    for assignment in itertools.product(range(2), repeat=3):
+        mapped = np.where(HAND_KEYS >= 0, np.array(assignment)[np.clip(HAND_KEYS, 0, None)], -1)
+        worst = np.maximum(worst, _ledger_spent(mapped, epsilon, cap, True, linear=False))
+    np.testing.assert_array_equal(got, worst)  # the worst grouping, attained
+    uncapped = lifetime_epsilon(HAND_KEYS, Accounting(epsilon, None, True, None, UPPER_BOUND, linear=False))
+    assert uncapped[:2, 0].tolist() == [0.5, math.inf] and not np.isnan(uncapped).any()
+    assert got[:, 0].tolist() == [0.5, 2.0, 2.0, 2.5, 2.5, 2.5]  # user 0's values on two keys: 2.0 + 0.5
+
+
+def test_upper_bound_rule_without_memo_linear_is_the_worst_grouping_on_random_panels():
+    import itertools
+
+    rng = np.random.default_rng(11)
+    for epsilon, cap, keys in [(0.5, 2.0, 2), (0.5, 0.8, 3), (0.2, 1.0, 3)]:
+        panel = rng.integers(-1, 4, size=(7, 6))
+        got = lifetime_epsilon(panel, Accounting(epsilon, cap, True, keys, UPPER_BOUND, linear=False))
+        worst = np.zeros(panel.shape)
+        for assignment in itertools.product(range(keys), repeat=4):
+            mapped = np.where(panel >= 0, np.array(assignment)[np.clip(panel, 0, None)], -1)
+            worst = np.maximum(worst, _ledger_spent(mapped, epsilon, cap, True, linear=False))
+        np.testing.assert_allclose(got, worst, rtol=1e-12, atol=1e-12)
+
+
+def test_loloha_is_accounted_as_the_ledger_charges_it():
+    from ldp.privacy.spending import memo_key_cost
+    from ldp.specs.loloha import LOLOHA
+
+    spec = LOLOHA(domain=("a", "b", "c"), epsilon=0.5, epsilon_inf=2.0)
+    accounting = accounting_of(spec)
+    assert accounting.linear is False
+    spent = lifetime_epsilon(np.array([[0], [0], [0]]), accounting)[:, 0].tolist()
+    assert spent == [memo_key_cost(r, 0.5, 2.0, linear=False) for r in (1, 2, 3)] == [0.5, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("ratio", [0.25, 0.5])
+def test_equal_budget_loloha_keeps_its_worst_user_within_the_budget_by_the_ledgers_rule(ratio):
+    # LOLOHA is not memo_linear: its worst user is charged eps_inf from a bucket's second report (and the worst
+    # grouping of its values onto buckets); the calibration's fast per-user sum must be that same total
+    panel = evolving_panel(make_population("uniform", 16), 300, 4, 0.3, np.random.default_rng(3))
+    spec = budget_spec("loloha", panel, 4.0, epsilon_ratio=ratio)
+    spent = lifetime_epsilon(memo_key_ids(spec, panel.domain, panel.values), accounting_of(spec))
+    assert spent[-1].max() == pytest.approx(4.0, rel=1e-6)
 
 
 def test_memo_keys_come_from_the_specs_memo_key():

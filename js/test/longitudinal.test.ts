@@ -37,8 +37,16 @@ describe("longitudinal chains", () => {
       const params = streamParameters(loadSpec(text));
       assert.ok(Math.abs(params.epsilon - expected) <= 1e-9 * expected, `${params.epsilon} vs ${expected}`);
       assert.equal(params.memoized, true);
+      assert.equal(params.linear, true); // Python's memo_linear: r reports of one memo cost min(r·ε′, ε∞)
       assert.equal(params.values, (parseJson(text) as JsonObject).mechanism === "l-osue" ? 3 : 5);
     }
+  });
+  it("two reports of one value of L-GRR (ε′ = 0.2042, ε∞ = 3) cost 2ε′, not ε∞, as Python's ledger charges", async () => {
+    const spec = loadSpec(L_GRR);
+    const encoder = makeEncoder(spec) as LongitudinalEncoder;
+    const ledger = new PrivacyLedger(new MemoryLedgerStorage(), makeBudget(1));
+    await ledger.charge(spec, encoder.memoKey("a"));
+    await ledger.charge(spec, encoder.memoKey("a"));
   });
   it("a budget of 2 over one value of L-OUE (ε₁ = 1, ε∞ = 4) refuses the second report (2 × 1.054 > 2)", async () => {
     const spec = loadSpec(L_OUE);

@@ -138,5 +138,6 @@ export function longitudinalPrivacy(fields: JsonObject): MechanismPrivacy {
     perReport = memoReportEpsilon(grr, probabilities, Number(k), one, inf);
     cache.set(key, perReport);
   }
-  return { ratio, permanentRatio, memoValues: k, memoReportEpsilon: perReport };
+  // r reports of one memo cost at most min(r·ε′, ε∞) by ε′'s definition (Python's memo_linear)
+  return { ratio, permanentRatio, memoValues: k, memoReportEpsilon: perReport, memoLinear: true };
 }
