@@ -2,10 +2,12 @@
 
 ``smp`` and ``spl`` feed each attribute's reports to that attribute's own
 registered accumulator (:func:`~ldp.aggregator.accumulators.make_aggregator`)
-and rescale its counts from the n_j users who reported it to all n users
-(n·f̂_j, standard error n·SE(f̂_j); means are unchanged, sums rescaled). The
-estimate and its standard error are conditional on n_j (the sampled
-indices are public), and unbiased given n_j ≥ 1. ``rsfd-grr`` counts the
+and rescale its counts from the n_j users who reported it to all n users:
+n·f̂_j, whose standard error adds to the mechanism's variance the sampling
+variance of the n_j users' share (:func:`_to_all_records`). A numeric
+attribute's mean and its standard error are those of the n_j reporters
+(the sampling variance of their mean, at most ((high − low)/2)²(n − n_j)/(n_j·n),
+is not included); sums are rescaled. Estimates are unbiased given n_j ≥ 1. ``rsfd-grr`` counts the
 reported values of each attribute and applies the pure-oracle estimate with
 the support probabilities of :func:`~ldp.specs.multiattr.rsfd_support_probabilities`
 (the paper's unbiased estimator) and its fixed-data variance.
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
-from ldp.aggregator.estimates import oracle_estimates
+from ldp.aggregator.estimates import normal_quantile, oracle_estimates
 from ldp.client.multiattr import RecordBatch
 from ldp.errors import EstimateError, InputError
 from ldp.specs.multiattr import MultiAttribute, rsfd_support_probabilities
@@ -27,8 +29,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["MultiAttributeAccumulator"]
-
-_COUNT_COLUMNS = ("estimate", "std_error", "ci_low", "ci_high")
 
 
 class MultiAttributeAccumulator:
@@ -81,11 +81,15 @@ class MultiAttributeAccumulator:
             for j, counts in enumerate(self._counts):
                 column = batch.indices[:, j]
                 if column.size and (column.min() < 0 or column.max() >= counts.size):
-                    raise InputError(f"attribute {self.spec.names[j]!r}: reported index outside [0, {counts.size})")
+                    raise InputError(
+                        f"attribute {self.spec.names[j]!r}: reported index outside [0, {counts.size})"
+                    )
                 counts += np.bincount(column, minlength=counts.size)
         else:
             if len(batch.reports) != self.spec.dimension:
-                raise InputError(f"record batch has {len(batch.reports)} attributes, the spec {self.spec.dimension}")
+                raise InputError(
+                    f"record batch has {len(batch.reports)} attributes, the spec {self.spec.dimension}"
+                )
             for part, reports in zip(self._parts, batch.reports, strict=True):
                 part.add_batch(reports)
         self._n += batch.n
@@ -97,7 +101,7 @@ class MultiAttributeAccumulator:
         for mine, theirs in zip(self._counts, other._counts, strict=True):
             mine += theirs
         for part, other_part in zip(self._parts, other._parts, strict=True):
-            part.merge(other_part)  # type: ignore[arg-type]
+            part.merge(other_part)
         self._n += other._n
         return self
 
@@ -131,15 +135,37 @@ class MultiAttributeAccumulator:
             if part.n == 0:
                 raise EstimateError(f"attribute {name!r}: no user sampled it yet")
             table = part.estimate(confidence, **options)
-            scale = self._n / part.n
-            columns = (
-                _COUNT_COLUMNS
-                if "proportion" in table.columns
-                else tuple(c for c in table.columns if c.startswith("sum"))
-            )
-            for column in columns:
-                if column in table.columns:
-                    table[column] = table[column] * scale
+            if "proportion" in table.columns:
+                _to_all_records(table, part.n, self._n, confidence)
+            else:
+                for column in (c for c in table.columns if c.startswith("sum")):
+                    table[column] = table[column] * (self._n / part.n)
             table.insert(len(table.columns), "reports", part.n)
             out[name] = table
         return out
+
+
+def _to_all_records(table: pd.DataFrame, reporters: int, n: int, confidence: float) -> None:
+    """Rescale a frequency table from the n_j reporters to all n records, adding the sampling variance.
+
+    f̂_j estimates the share among the n_j users who sampled attribute j, a
+    uniform sample without replacement of the n: its fixed-data variance
+    gains f(1 − f)(n − n_j)/(n_j(n − 1)) (zero under ``spl``), taken at the
+    clipped estimate; the count is n·f̂_j, with standard error n·SE(f̂_j).
+    """
+    f = np.clip(table["proportion"].to_numpy(dtype=float), 0.0, 1.0)
+    noise = (table["std_error"].to_numpy(dtype=float) / reporters) ** 2
+    sampling = f * (1 - f) * (n - reporters) / (reporters * max(n - 1, 1))
+    se = n * np.sqrt(noise + sampling)
+    estimate = n * table["proportion"].to_numpy(dtype=float)
+    z = normal_quantile(confidence)
+    columns = {
+        "estimate": estimate,
+        "std_error": se,
+        "ci_low": estimate - z * se,
+        "ci_high": estimate + z * se,
+    }
+    for column, values in columns.items():
+        table[column] = values
+    if "unbiased_estimate" in table.columns:  # a consistent view: the unbiased column is a count too
+        table["unbiased_estimate"] = table["unbiased_estimate"] * (n / reporters)

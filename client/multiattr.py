@@ -70,7 +70,9 @@ def sample_attributes(source: RandomSource, n: int, d: int, k: int) -> np.ndarra
 def _columns(spec: MultiAttribute, records: Mapping[str, Sequence[Any]]) -> list[Sequence[Any]]:
     missing = [name for name in spec.names if name not in records]
     if missing:
-        raise InputError(f"records have no column {missing[0]!r} (the spec's attributes: {', '.join(spec.names)})")
+        raise InputError(
+            f"records have no column {missing[0]!r} (the spec's attributes: {', '.join(spec.names)})"
+        )
     columns = [records[name] for name in spec.names]
     sizes = {len(c) for c in columns}
     if len(sizes) != 1:

@@ -158,7 +158,9 @@ class MultiAttribute(ExactPrivacySpec):
         object.__setattr__(self, "epsilon", check_epsilon(epsilon))
         mode = str(method).strip().lower()
         if mode not in MULTI_ATTRIBUTE_METHODS:
-            raise SpecError(f"multi-attribute: method must be one of {MULTI_ATTRIBUTE_METHODS}, got {method!r}")
+            raise SpecError(
+                f"multi-attribute: method must be one of {MULTI_ATTRIBUTE_METHODS}, got {method!r}"
+            )
         object.__setattr__(self, "method", mode)
         if isinstance(attributes, (str, bytes, Mapping)) or not isinstance(attributes, Sequence):
             raise SpecError("multi-attribute: attributes must be a list of attribute objects")
@@ -197,7 +199,7 @@ class MultiAttribute(ExactPrivacySpec):
             spec = load_spec(data)
         except SpecError as error:
             raise SpecError(f"multi-attribute: attribute {name!r}: {error}") from None
-        if not isinstance(spec, ExactPrivacySpec) or spec.memoized or getattr(spec, "delta", 0):
+        if not isinstance(spec, ExactPrivacySpec) or spec.memoized or getattr(spec, "delta", None):
             raise SpecError(
                 f"multi-attribute: attribute {name!r} ({spec.mechanism}) must be a pure epsilon-LDP mechanism with "
                 "fresh randomness per report and an exact probability ratio"
