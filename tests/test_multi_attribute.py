@@ -206,6 +206,15 @@ def test_frequency_estimates_are_unbiased_with_each_methods_variance(method):
                 sampling = freqs[j][v] * (1 - freqs[j][v]) * (n - n_j) / (n_j * (n - 1))
                 variances.append(frequency_variance(freqs[j][v], n_j, p_star, q_star) + sampling)
             check_mean_and_mse(errors, variances)
+        # the reported 95 % intervals (SMP: with the sampling variance) cover the truth 95 % of the time
+        covered = [
+            np.mean(
+                (tables[name]["ci_low"].to_numpy() <= n * freqs[j])
+                & (n * freqs[j] <= tables[name]["ci_high"].to_numpy())
+            )
+            for tables, _ in results
+        ]
+        assert abs(np.mean(covered) - 0.95) <= Z * math.sqrt(0.95 * 0.05 / reps), (name, np.mean(covered))
 
 
 @pytest.mark.slow
