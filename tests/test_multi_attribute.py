@@ -1,0 +1,275 @@
+"""Multi-attribute records (ldp.specs.multiattr, ldp.client.multiattr, ldp.aggregator.multiattr).
+
+Privacy: the spec's exact ratio equals a brute-force maximum over every pair
+of records and every output (rsfd-grr), the product of the k largest
+attribute ratios (smp) or of all (spl); a claim below it is refused.
+Utility (seeded): every attribute's estimate is unbiased and its mean squared
+error matches each method's variance. Each statistical check is two-sided at
+α = 0.001 (z = 3.29), with tolerances z·SE from the replicates' own spread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from ldp.aggregator.multiattr import MultiAttributeAccumulator
+from ldp.client.multiattr import encode_records, sample_attributes
+from ldp.client.randomness import as_source
+from ldp.errors import InputError, SpecError
+from ldp.frequency_math import frequency_variance
+from ldp.specs.multiattr import MultiAttribute, rsfd_support_probabilities, smp_sample_size
+
+Z = 3.29  # two-sided α = 0.001 per check
+
+
+def grr_attributes(sizes):
+    return [
+        {"name": f"a{j}", "mechanism": "grr", "domain": [f"v{i}" for i in range(size)]}
+        for j, size in enumerate(sizes)
+    ]
+
+
+MIXED = [
+    {"name": "os", "mechanism": "grr", "domain": ["linux", "mac", "win", "other"]},
+    {"name": "browser", "mechanism": "oue", "domain": ["ff", "chrome", "safari", "edge", "other"]},
+    {"name": "latency", "mechanism": "piecewise", "low": 0, "high": 100},
+]
+
+
+# -- privacy ------------------------------------------------------------------------------
+def brute_force_ratios(spec):
+    """(max ratio over any two records, over records differing in one attribute), enumerating outputs."""
+    sizes = [a.domain_size for a in spec.attributes]
+    d = len(sizes)
+
+    def prob(y, x):
+        total = Fraction(0)
+        for j, attr in enumerate(spec.attributes):
+            term = attr.exact_p_star if y[j] == x[j] else attr.exact_q_star
+            for i in range(d):
+                if i != j:
+                    term *= Fraction(1, sizes[i])
+            total += term / d
+        return total
+
+    records = list(itertools.product(*(range(s) for s in sizes)))
+    table = {x: {y: prob(y, x) for y in records} for x in records}
+    any_pair = max(table[x][y] / table[x2][y] for x in records for x2 in records for y in records)
+    one = max(
+        table[x][y] / table[x2][y]
+        for x in records
+        for x2 in records
+        if sum(a != b for a, b in zip(x, x2, strict=True)) == 1
+        for y in records
+    )
+    return any_pair, one
+
+
+@pytest.mark.parametrize("sizes", [(2, 2), (2, 3), (3, 3, 2)])
+def test_rsfd_exact_ratio_is_the_brute_force_maximum(sizes):
+    spec = MultiAttribute(grr_attributes(sizes), 1.0, method="rsfd-grr")
+    any_pair, one = brute_force_ratios(spec)
+    assert spec.privacy_ratio == any_pair
+    assert spec.attribute_ratio == one
+
+
+def test_rsfd_paper_calibration_is_the_attribute_level_epsilon_not_the_record_level():
+    """ε′ = ln(d(e^ε − 1) + 1) bounds records differing in one attribute; two records differing in all reach e^ε′."""
+    eps, d = 1.0, 3
+    spec = MultiAttribute.rsfd_amplified(grr_attributes((3,) * d), eps)
+    inner = math.log(d * math.expm1(eps) + 1)
+    assert spec.attribute_epsilon == pytest.approx(eps, abs=1e-9)
+    assert spec.attribute_epsilon >= eps - 1e-12
+    assert spec.epsilon == pytest.approx(inner, abs=1e-9)  # no amplification over any two records
+    any_pair, one = brute_force_ratios(spec)
+    assert spec.privacy_ratio == any_pair and spec.attribute_ratio == one
+
+
+@pytest.mark.parametrize("method", ["smp", "spl"])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 5.0, 8.0])
+def test_sampling_and_splitting_ratio_is_the_product_of_the_reported_attributes(method, epsilon):
+    spec = MultiAttribute(MIXED, epsilon, method=method)
+    ratios = sorted((a.privacy_ratio for a in spec.attributes), reverse=True)
+    expected = math.prod(ratios[: spec.sample], start=Fraction(1))
+    assert spec.privacy_ratio == expected
+    assert spec.epsilon_achieved <= epsilon
+    assert spec.sample == (smp_sample_size(epsilon, 3) if method == "smp" else 3)
+    assert all(a.epsilon == pytest.approx(epsilon / spec.sample) for a in spec.attributes)
+
+
+def test_a_claim_below_the_exact_ratio_is_refused():
+    stored = MultiAttribute(MIXED, 1.0, method="spl").to_dict()
+    stored["epsilon"] = 0.9
+    with pytest.raises(SpecError, match="exact probabilities give"):
+        MultiAttribute.from_dict(stored)
+
+
+def test_spec_json_round_trip_keeps_the_fingerprint():
+    for method in ("smp", "spl"):
+        spec = MultiAttribute(MIXED, 6.0, method=method)
+        again = MultiAttribute.from_dict(spec.to_dict())
+        assert again == spec and again.fingerprint == spec.fingerprint
+
+
+@pytest.mark.parametrize(
+    ("attributes", "options", "message"),
+    [
+        (MIXED[:1], {}, "at least two attributes"),
+        ([*MIXED, MIXED[0]], {}, "distinct"),
+        (MIXED, {"method": "split"}, "method must be one of"),
+        (MIXED, {"method": "rsfd-grr"}, "rsfd-grr takes GRR attributes"),
+        (MIXED, {"sample": 4}, "cannot exceed"),
+        ([{"name": "x", "mechanism": "onebitmean", "rounding": "alpha"}, MIXED[0]], {}, "pure epsilon-LDP"),
+        ([{"name": "x", "mechanism": "gaussian", "delta": 1e-6}, MIXED[0]], {}, "pure epsilon-LDP"),
+        ([{"mechanism": "grr", "domain": ["a", "b"]}, MIXED[0]], {}, "needs a non-empty 'name'"),
+    ],
+)
+def test_bad_specs_are_refused_in_one_line(attributes, options, message):
+    with pytest.raises(SpecError, match=message):
+        MultiAttribute(attributes, 1.0, **options)
+
+
+# -- the client ------------------------------------------------------------------------------
+def test_sampled_attributes_are_distinct_and_uniform():
+    n, d, k = 60_000, 4, 2
+    sampled = sample_attributes(as_source(np.random.default_rng(5)), n, d, k)
+    assert all(len(set(row)) == k for row in sampled[:1000])
+    share = np.array([(sampled == j).any(axis=1).mean() for j in range(d)])
+    se = math.sqrt((k / d) * (1 - k / d) / n)
+    assert np.all(np.abs(share - k / d) <= Z * se)
+
+
+def test_missing_columns_and_bad_values_name_the_attribute():
+    spec = MultiAttribute(MIXED, 1.0, method="spl")
+    rng = np.random.default_rng(0)
+    with pytest.raises(InputError, match="no column 'latency'"):
+        encode_records(spec, {"os": ["mac"], "browser": ["ff"]}, rng)
+    with pytest.raises(InputError, match="attribute 'os'"):
+        encode_records(spec, {"os": ["bsd"], "browser": ["ff"], "latency": [1.0]}, rng)
+
+
+# -- utility ---------------------------------------------------------------------------------
+def replicate(spec, records, reps, seed):
+    """Per replicate: the attribute tables and n_j."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(reps):
+        acc = MultiAttributeAccumulator(spec)
+        acc.add_batch(encode_records(spec, records, rng))
+        out.append((acc.estimate(0.95), acc.reporters()))
+    return out
+
+
+def check_mean_and_mse(errors, variances):
+    """E[error] = 0 and E[error²] = E[theoretical variance], each within z·SE of the replicates."""
+    errors, variances = np.asarray(errors), np.asarray(variances)
+    reps = errors.size
+    assert abs(errors.mean()) <= Z * errors.std(ddof=1) / math.sqrt(reps)
+    squared = errors**2 - variances
+    assert abs(squared.mean()) <= Z * squared.std(ddof=1) / math.sqrt(reps)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["smp", "spl", "rsfd-grr"])
+def test_frequency_estimates_are_unbiased_with_each_methods_variance(method):
+    n, reps, sizes = 3_000, 300, (4, 3, 5)
+    spec = MultiAttribute(grr_attributes(sizes), 1.0, method=method)
+    gen = np.random.default_rng(11)
+    truth = [gen.dirichlet(np.ones(s)) for s in sizes]
+    records = {
+        name: [f"v{i}" for i in gen.choice(size, n, p=f)]
+        for name, size, f in zip(spec.names, sizes, truth, strict=True)
+    }
+    freqs = [
+        np.bincount([int(v[1:]) for v in records[name]], minlength=s) / n
+        for name, s in zip(spec.names, sizes, strict=True)
+    ]
+    results = replicate(spec, records, reps, seed=12)
+    for j, (name, attr) in enumerate(zip(spec.names, spec.attributes, strict=True)):
+        size = attr.domain_size
+        if method == "rsfd-grr":
+            p_star, q_star = rsfd_support_probabilities(attr.p_star, attr.q_star, spec.dimension, size)
+        else:
+            p_star, q_star = attr.p_star, attr.q_star
+        for v in range(size):
+            errors, variances = [], []
+            for tables, reporters in results:
+                errors.append(tables[name]["proportion"].iloc[v] - freqs[j][v])
+                n_j = reporters[name]
+                # smp: the estimate is over the n_j users who sampled j; their true share differs from
+                # the population's by the sampling (hypergeometric) variance f(1−f)(n−n_j)/(n_j(n−1)).
+                sampling = freqs[j][v] * (1 - freqs[j][v]) * (n - n_j) / (n_j * (n - 1))
+                variances.append(frequency_variance(freqs[j][v], n_j, p_star, q_star) + sampling)
+            check_mean_and_mse(errors, variances)
+        # the reported 95 % intervals (SMP: with the sampling variance) cover the truth 95 % of the time
+        covered = [
+            np.mean(
+                (tables[name]["ci_low"].to_numpy() <= n * freqs[j])
+                & (n * freqs[j] <= tables[name]["ci_high"].to_numpy())
+            )
+            for tables, _ in results
+        ]
+        assert abs(np.mean(covered) - 0.95) <= Z * math.sqrt(0.95 * 0.05 / reps), (name, np.mean(covered))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["smp", "spl"])
+def test_numeric_attribute_mean_is_unbiased_with_its_variance(method):
+    n, reps = 3_000, 300
+    spec = MultiAttribute(MIXED, 2.0, method=method)
+    gen = np.random.default_rng(21)
+    latency = gen.uniform(0, 100, n)
+    records = {"os": ["mac"] * n, "browser": ["ff"] * n, "latency": latency}
+    attr = spec.attribute("latency")
+    errors, variances = [], []
+    for tables, reporters in replicate(spec, records, reps, seed=22):
+        n_j = reporters["latency"]
+        errors.append(tables["latency"]["mean"].iloc[0] - latency.mean())
+        noise = float(np.mean(attr.variance(latency)))  # one report's variance, averaged over the users
+        sampling = latency.var(ddof=1) * (n - n_j) / (n_j * n)
+        variances.append(noise / n_j + sampling)
+    check_mean_and_mse(errors, variances)
+
+
+def test_every_methods_estimates_lie_within_their_reported_intervals():
+    """Fast representative: one large collection per method; every value within z·SE of the truth (α = 0.001 each)."""
+    n = 60_000
+    attributes = grr_attributes((4, 3))
+    gen = np.random.default_rng(31)
+    records = {"a0": [f"v{i}" for i in gen.choice(4, n, p=[0.5, 0.3, 0.15, 0.05])], "a1": ["v1"] * n}
+    truth = {"a0": np.bincount([int(v[1:]) for v in records["a0"]], minlength=4), "a1": np.array([0, n, 0])}
+    for method in ("smp", "spl", "rsfd-grr"):
+        spec = MultiAttribute(attributes, 1.0, method=method)
+        acc = MultiAttributeAccumulator(spec)
+        acc.add_batch(encode_records(spec, records, gen))
+        for name, table in acc.estimate(0.95).items():
+            error = table["estimate"].to_numpy() - truth[name]
+            assert np.all(np.abs(error) <= Z * table["std_error"].to_numpy()), (method, name)
+
+
+def test_merge_equals_one_accumulator():
+    spec = MultiAttribute(grr_attributes((3, 3)), 1.0, method="rsfd-grr")
+    records = {"a0": ["v0", "v1", "v2"] * 100, "a1": ["v2"] * 300}
+    first = encode_records(spec, records, np.random.default_rng(1))
+    second = encode_records(spec, records, np.random.default_rng(2))
+    one, left, right = (MultiAttributeAccumulator(spec) for _ in range(3))
+    one.add_batch(first)
+    one.add_batch(second)
+    left.add_batch(first)
+    right.add_batch(second)
+    merged = left.merge(right).estimate()
+    for name, table in one.estimate().items():
+        assert np.array_equal(table["estimate"].to_numpy(), merged[name]["estimate"].to_numpy())
+
+
+def test_a_batch_of_another_spec_is_refused():
+    spec = MultiAttribute(grr_attributes((3, 3)), 1.0, method="smp")
+    other = MultiAttribute(grr_attributes((3, 3)), 2.0, method="smp")
+    batch = encode_records(other, {"a0": ["v0"], "a1": ["v1"]}, np.random.default_rng(1))
+    with pytest.raises(InputError, match="record batch is of spec"):
+        MultiAttributeAccumulator(spec).add_batch(batch)
