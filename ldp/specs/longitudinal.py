@@ -82,6 +82,17 @@ class LongitudinalChain(FrequencySpec):
     q* = B = q₁p₂ + (1 − q₁)q₂ otherwise (:func:`ldp.chain_math.chain_support`),
     so the estimate, its fixed-data variance, SE and CI are those of every
     pure frequency oracle with these p*, q*.
+
+    Parameters
+    ----------
+    domain : sequence of str or int
+        The k ≥ 2 values.
+    epsilon : float
+        ε₁, the ε of one report.
+    epsilon_inf : float, optional
+        ε∞ > ε₁, the ε of any number of reports of one value; default 2ε₁.
+    p1, q1, p2, q2 : Fraction or str, optional
+        The rounds' probabilities (a spec file's); calibrated when omitted.
     """
 
     memoized: ClassVar[bool] = True
@@ -311,16 +322,7 @@ class LGRR(LongitudinalChain):
     (docs/longitudinal/chains.md#l-grr) and Var* = (e^ε₁ + k − 2)/(e^ε₁ − 1)²,
     GRR's at ε₁.
 
-    Parameters
-    ----------
-    domain : sequence of str or int
-        The k ≥ 2 values.
-    epsilon : float
-        ε₁, the ε of one report.
-    epsilon_inf : float, optional
-        ε∞ > ε₁, the ε of any number of reports of one value; default 2ε₁.
-    p1, q1, p2, q2 : Fraction or str, optional
-        The rounds' probabilities (a spec file's); calibrated when omitted.
+    Its parameters are those of :class:`LongitudinalChain`.
 
     References
     ----------
@@ -526,10 +528,7 @@ class LOSUE(UnaryChain):
     p₂ = (e^{ε∞+ε₁} − 1)/((e^{ε∞} − 1)(e^{ε₁} + 1)), q₂ = 1 − p₂; A = ½ so
     Var* = 4e^ε₁/(e^ε₁ − 1)², OUE's at ε₁ (docs/longitudinal/chains.md#l-osue).
 
-    Parameters
-    ----------
-    domain, epsilon, epsilon_inf, p1, q1, p2, q2
-        As :class:`LGRR`.
+    Its parameters are those of :class:`LongitudinalChain`.
 
     References
     ----------
@@ -578,10 +577,7 @@ class LOUE(UnaryChain):
     1 − q₁(1 + 3c)/2 = 0, c = e^ε₁ (docs/longitudinal/chains.md#l-oue); it
     exists when e^ε₁ < (2e^ε∞ + 1)/3, which ε∞ = 2ε₁ always satisfies.
 
-    Parameters
-    ----------
-    domain, epsilon, epsilon_inf, p1, q1, p2, q2
-        As :class:`LGRR`.
+    Its parameters are those of :class:`LongitudinalChain`.
 
     References
     ----------
@@ -637,10 +633,7 @@ class LSUE(UnaryChain):
     (docs/longitudinal/chains.md#l-sue). It is :class:`ldp.Rappor` with
     ``encoding="basic"``, f = 2q₁, p = q₂, q = p₂.
 
-    Parameters
-    ----------
-    domain, epsilon, epsilon_inf, p1, q1, p2, q2
-        As :class:`LGRR`.
+    Its parameters are those of :class:`LongitudinalChain`.
 
     References
     ----------
