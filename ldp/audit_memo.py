@@ -31,6 +31,10 @@ A_b is about as efficient as the dispersion (C − r·q*_b)² itself (0.196
 against 0.201 standard deviations of shift per cell at r = 8, f = p = ½,
 q = ¾), and :func:`memo_power` gives the test's exact power.
 
+The longitudinal chains (:mod:`ldp.specs.longitudinal`) are the same model
+with a memoized round of their own: π_1 = p₁, π_0 = q₁, and the fresh round's
+P[S = 1 | B' = 1] = p₂, P[S = 1 | B' = 0] = q₂ (:meth:`MemoModel.chain`).
+
 The test needs 0 < f (with f = 0 the PRR is B itself and both models
 coincide), p ≠ q and r ≥ 2.
 """
@@ -64,13 +68,35 @@ class MemoModel:
     p: float | Fraction
     q: float | Fraction
     reports: int
+    #: (π_0, π_1) of a permanent response other than RAPPOR's (f/2, 1 − f/2), e.g. the memoized round
+    #: (q₁, p₁) of a longitudinal chain (:meth:`chain`); ``f`` is then unused.
+    permanent: tuple[float | Fraction, float | Fraction] | None = None
+
+    @classmethod
+    def chain(
+        cls,
+        p1: float | Fraction,
+        q1: float | Fraction,
+        p2: float | Fraction,
+        q2: float | Fraction,
+        reports: int,
+    ) -> MemoModel:
+        """The model of a two-round chain (:mod:`ldp.chain_math`): memo bit 1 w.p. p₁ (true bit 1) or q₁, then
+        each report's bit 1 w.p. p₂ (memo bit 1) or q₂: RAPPOR's with π = (q₁, p₁), IRR p = q₂, q = p₂."""
+        return cls(f=1, p=q2, q=p2, reports=reports, permanent=(q1, p1))
 
     def __post_init__(self) -> None:
         if self.reports < 2:
             raise ParameterError(
                 f"the memoization test needs at least 2 reports per client, got {self.reports}"
             )
-        if not 0 < self.f <= 1:
+        if self.permanent is not None:
+            low, high = self.permanent
+            if not (0 < low < 1 and 0 < high < 1 and low != high):
+                raise ParameterError(
+                    f"the memoization test needs permanent probabilities in (0, 1) that differ, got {self.permanent}"
+                )
+        elif not 0 < self.f <= 1:
             raise ParameterError(
                 f"the memoization test needs 0 < f <= 1 (f = 0 has no PRR), got f = {self.f}"
             )
@@ -78,7 +104,9 @@ class MemoModel:
             raise ParameterError("the memoization test needs p != q")
 
     def permanent_one(self, bit: int) -> float:
-        """π_b = P[B' = 1 | B = b]: 1 − f/2 for b = 1, f/2 for b = 0."""
+        """π_b = P[B' = 1 | B = b]: 1 − f/2 for b = 1, f/2 for b = 0 (or :attr:`permanent`'s π_b)."""
+        if self.permanent is not None:
+            return float(self.permanent[bit])
         half = float(self.f) / 2
         return 1 - half if bit else half
 

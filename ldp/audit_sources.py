@@ -34,15 +34,15 @@ def python_client_sampler(spec: Any) -> Iterator[Sampler]:
     """Samples from the real client (:func:`ldp.client.make_encoder`, every coin from the CSPRNG).
 
     Stateless encoders are made once (they keep nothing between reports).
-    RAPPOR gets a fresh client (secret and cohort) per sample; a memoized
+    A memoizing mechanism (``spec.memoized``: RAPPOR, the longitudinal
+    chains) gets a fresh client (secret and cohort) per sample; a memoized
     sample of r reports is one client, its state created in a file of a
     temporary directory, reporting the value r times. The directory is
     removed on exit.
     """
     from ldp.client import make_encoder
-    from ldp.specs import Rappor
 
-    memoized = isinstance(spec, Rappor)
+    memoized = bool(getattr(spec, "memoized", False))
     with tempfile.TemporaryDirectory(prefix="ldp-audit-", dir=_memory_directory()) as directory:
         shared = None if memoized else make_encoder(spec)
 

@@ -135,6 +135,42 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     omega: ["integer"],
     p: ["probability"],
   },
+  "l-grr": {
+    domain: ["domain"],
+    epsilon: ["float"],
+    p1: ["probability"],
+    q1: ["probability"],
+    p2: ["probability"],
+    q2: ["probability"],
+    epsilon_inf: ["float"],
+  },
+  "l-osue": {
+    domain: ["domain"],
+    epsilon: ["float"],
+    p1: ["probability"],
+    q1: ["probability"],
+    p2: ["probability"],
+    q2: ["probability"],
+    epsilon_inf: ["float"],
+  },
+  "l-oue": {
+    domain: ["domain"],
+    epsilon: ["float"],
+    p1: ["probability"],
+    q1: ["probability"],
+    p2: ["probability"],
+    q2: ["probability"],
+    epsilon_inf: ["float"],
+  },
+  "l-sue": {
+    domain: ["domain"],
+    epsilon: ["float"],
+    p1: ["probability"],
+    q1: ["probability"],
+    p2: ["probability"],
+    q2: ["probability"],
+    epsilon_inf: ["float"],
+  },
 };
 
 /**
@@ -156,4 +192,8 @@ export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   cms: ["p"],
   hcms: ["p"],
   ss: ["omega", "p"],
+  "l-grr": ["p1", "q1", "p2", "q2", "epsilon_inf"],
+  "l-osue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
+  "l-oue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
+  "l-sue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
 };

@@ -243,7 +243,18 @@ def _privacy_lines(spec) -> list[str]:
     lines = [f"mechanism: {spec.mechanism}   fingerprint: {spec.fingerprint}"]
     if getattr(spec, "report_kind", None) == "numeric":
         return lines + _numeric_lines(spec)
-    if spec.memoized:  # a permanent response: ε of any number of reports, and of one
+    if spec.memoized and hasattr(spec, "variance_star"):  # a longitudinal chain: ε₁ is its ε, ε∞ its memo's
+        lines.append(
+            f"epsilon: {spec.epsilon:.6g} (one report; achieved by the exact probabilities: "
+            f"{spec.epsilon_achieved:.17g})"
+        )
+        lines.append(f"epsilon_inf (any number of reports of one value): {spec.epsilon_inf:.6g}")
+        lines.append(
+            f"lifetime: at most min(reports x {spec.memo_report_epsilon:.6g}, {spec.memo_domain_size} values x "
+            f"{spec.epsilon_inf:.6g}) (docs/longitudinal/index.md)"
+        )
+        lines.append(f"Var* (n * variance at small frequency, one round): {spec.variance_star:.6g}")
+    elif spec.memoized:  # a permanent response: ε of any number of reports, and of one
         inf = (
             "inf (f = 0: no longitudinal protection)"
             if math.isinf(spec.epsilon_inf)

@@ -189,7 +189,10 @@ def stream_parameters(spec) -> tuple[float, float | None, bool, int | None]:
     """(ε per report, ε cap, memoized?, number of distinct values or None when unbounded) of a spec."""
     if spec.memoized:  # RAPPOR: ε₁ per report, at most ε∞ per value, over the values the memo can hold
         cap = spec.epsilon_inf
-        return float(spec.epsilon_one), (None if math.isinf(cap) else float(cap)), True, spec.memo_domain_size
+        # a spec whose r reports of one memo may cost more than r·ε₁ (the longitudinal chains) states the
+        # per-report ε that makes min(r·ε, ε∞) sound (docs/longitudinal/chains.md#many-reports)
+        per_report = getattr(spec, "memo_report_epsilon", spec.epsilon_one)
+        return float(per_report), (None if math.isinf(cap) else float(cap)), True, spec.memo_domain_size
     epsilon = getattr(spec, "epsilon", None)
     if epsilon is None:
         raise AccountingError(f"cannot account for {type(spec).__name__}: it has no epsilon")

@@ -269,6 +269,11 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("laplace/default", {"mechanism": "laplace", "epsilon": 1.0}),
     ("gaussian/grid8", {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-6, "grid": 8}),
     ("gaussian/default", {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1}),
+    ("l-grr/str", {"mechanism": "l-grr", "domain": ["red", "green", "blue", "é"], "epsilon": 1.0}),
+    ("l-grr/eps-inf", {"mechanism": "l-grr", "domain": list(range(10)), "epsilon": 0.5, "epsilon_inf": 3.0}),
+    ("l-osue/str", {"mechanism": "l-osue", "domain": [f"v{i}" for i in range(12)], "epsilon": 1.0}),
+    ("l-oue/int", {"mechanism": "l-oue", "domain": [-3, 0, 7, 1000, 42], "epsilon": 0.5, "epsilon_inf": 2.0}),
+    ("l-sue/non-ascii", {"mechanism": "l-sue", "domain": NON_ASCII, "epsilon": 1.0, "epsilon_inf": 4.0}),
 ]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
@@ -857,8 +862,13 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("laplace/default", [0.0, 0.77]),
     ("gaussian/grid8", [-1.0, 0.4]),
     ("gaussian/default", [0.0, 0.5, 1.0]),
+    ("l-grr/str", ["red", "é", "red"]),
+    ("l-grr/eps-inf", [0, "9", 9]),
+    ("l-osue/str", ["v0", "v11", "v0"]),
+    ("l-oue/int", [-3, "1000"]),
+    ("l-sue/non-ascii", ["é", "😀", "é"]),
 ]
-#: RAPPOR clients of the encoding vectors: (secret, cohort) per spec id.
+#: Memoizing clients of the encoding vectors (RAPPOR, the longitudinal chains): (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
     "rappor/mmh3": (SECRETS[1], 3),
     "rappor/mmh3-wide": (SECRETS[2], 17),
@@ -867,6 +877,12 @@ RAPPOR_CLIENTS = {
     "rappor/one-time": (SECRETS[1], 1),
     "rappor/basic": (SECRETS[2], 1),
     "rappor/boolean": (SECRETS[1], 0),
+    # the longitudinal chains' memo is keyed by the client secret too (no cohorts: 0)
+    "l-grr/str": (SECRETS[1], 0),
+    "l-grr/eps-inf": (SECRETS[2], 0),
+    "l-osue/str": (SECRETS[1], 0),
+    "l-oue/int": (SECRETS[2], 0),
+    "l-sue/non-ascii": (SECRETS[1], 0),
 }
 
 
