@@ -35,10 +35,10 @@ def python_client_sampler(spec: Any) -> Iterator[Sampler]:
 
     Stateless encoders are made once (they keep nothing between reports).
     A memoizing mechanism (``spec.memoized``: RAPPOR, the longitudinal
-    chains) gets a fresh client (secret and cohort) per sample; a memoized
-    sample of r reports is one client, its state created in a file of a
-    temporary directory, reporting the value r times. The directory is
-    removed on exit.
+    chains, LOLOHA) gets a fresh
+    client (its secret) per sample; a memoized sample of r reports is one
+    client, its state created in a file of a temporary directory, reporting
+    the value r times. The directory is removed on exit.
     """
     from ldp.client import make_encoder
 

@@ -33,6 +33,7 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   cms: [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   hcms: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   ss: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  loloha: [23.0, "its smallest probabilities, about 1/(e^epsilon + g - 1), are multiples of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-grr": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-osue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-oue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
@@ -59,7 +60,7 @@ function limited(facts: MechanismPrivacy, mechanism: string): MechanismPrivacy {
  * mechanism supports), from its family's module in `privacy/`, after the
  * range checks of the spec's constructor (a RangeError naming what is
  * wrong); null for a mechanism with no privacy module in this client.
- * No privacy module here for: l-grr, l-osue, l-oue, l-sue.
+ * No privacy module here for: loloha, l-grr, l-osue, l-oue, l-sue.
  */
 export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
   const mechanism = String(fields.mechanism);

@@ -135,6 +135,15 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     omega: ["integer"],
     p: ["probability"],
   },
+  loloha: {
+    domain: ["domain"],
+    epsilon: ["float"],
+    g: ["integer"],
+    pool_size: ["integer"],
+    p1: ["probability"],
+    p2: ["probability"],
+    epsilon_inf: ["float"],
+  },
   "l-grr": {
     domain: ["domain"],
     epsilon: ["float"],
@@ -192,6 +201,7 @@ export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   cms: ["p"],
   hcms: ["p"],
   ss: ["omega", "p"],
+  loloha: ["g", "pool_size", "p1", "p2", "epsilon_inf"],
   "l-grr": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   "l-osue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   "l-oue": ["p1", "q1", "p2", "q2", "epsilon_inf"],

@@ -274,6 +274,22 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("l-osue/str", {"mechanism": "l-osue", "domain": [f"v{i}" for i in range(12)], "epsilon": 1.0}),
     ("l-oue/int", {"mechanism": "l-oue", "domain": [-3, 0, 7, 1000, 42], "epsilon": 0.5, "epsilon_inf": 2.0}),
     ("l-sue/non-ascii", {"mechanism": "l-sue", "domain": NON_ASCII, "epsilon": 1.0, "epsilon_inf": 4.0}),
+    ("loloha/default", {"mechanism": "loloha", "domain": list(range(30)), "epsilon": 1.0}),
+    (
+        "loloha/bi",
+        {
+            "mechanism": "loloha",
+            "domain": ["a", "b", "c"],
+            "epsilon": 0.5,
+            "epsilon_inf": 2.0,
+            "g": 2,
+            "pool_size": 64,
+        },
+    ),
+    (
+        "loloha/non-ascii",
+        {"mechanism": "loloha", "domain": NON_ASCII, "epsilon": 2.0, "epsilon_inf": 3.0, "pool_size": 1000},
+    ),
 ]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
@@ -867,8 +883,11 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("l-osue/str", ["v0", "v11", "v0"]),
     ("l-oue/int", [-3, "1000"]),
     ("l-sue/non-ascii", ["é", "😀", "é"]),
+    ("loloha/default", [0, 29, "7"]),
+    ("loloha/bi", ["a", "c"]),
+    ("loloha/non-ascii", ["é", "😀"]),
 ]
-#: Memoizing clients of the encoding vectors (RAPPOR, the longitudinal chains): (secret, cohort) per spec id.
+#: Memoizing clients of the encoding vectors (RAPPOR, the longitudinal chains, LOLOHA): (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
     "rappor/mmh3": (SECRETS[1], 3),
     "rappor/mmh3-wide": (SECRETS[2], 17),
@@ -883,6 +902,9 @@ RAPPOR_CLIENTS = {
     "l-osue/str": (SECRETS[1], 0),
     "l-oue/int": (SECRETS[2], 0),
     "l-sue/non-ascii": (SECRETS[1], 0),
+    "loloha/default": (SECRETS[1], 0),
+    "loloha/bi": (SECRETS[2], 0),
+    "loloha/non-ascii": (SECRETS[0], 0),
 }
 
 

@@ -1,0 +1,151 @@
+"""Pure math of LOLOHA, longitudinal local hashing (docs/longitudinal/loloha.md).
+
+A user hashes its value x to one of g buckets with its own hash function H
+(drawn once), memoizes a first randomized response over the g buckets per
+bucket (round 1, GRR at ε∞: keep p₁, each other bucket q₁), and sends a
+fresh second randomized response of that memo on every report (round 2, GRR
+over g: keep p₂, each other bucket q₂). The chain over the buckets is
+
+    A = P[y = H(x)]    = p₁p₂ + (1 − p₁)q₂,
+    B = P[y = b′]      = q₁p₂ + (1 − q₁)q₂      (each bucket b′ ≠ H(x)),
+
+with A + (g − 1)B = 1 and A − B = (p₁ − q₁)(p₂ − q₂): the composite is
+randomized response over g with keep A. A report ⟨H, y⟩ supports v when
+H(v) = y, so with c = P[H(v) = H(x)] for v ≠ x (the hash family's exact
+collision probability),
+
+    p* = A,    q* = c·A + (1 − c)·B,
+
+and the estimate and its variance are those of a pure frequency oracle with
+these two numbers (:mod:`ldp.frequency_math`). Every function here is pure
+and exact on :class:`~fractions.Fraction` inputs.
+
+References
+----------
+.. [1] H. H. Arcolezi, C. Pinzón, C. Palamidessi, S. Gambs. "Frequency
+   estimation of evolving data under local differential privacy". EDBT 2023.
+.. [2] T. Wang, J. Blocki, N. Li, S. Jha. "Locally differentially private
+   protocols for frequency estimation". USENIX Security 2017 (local hashing).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+__all__ = [
+    "chain_supports",
+    "paper_optimal_g",
+    "paper_round_two_keep",
+    "permanent_ratio",
+    "pool_error_sd",
+    "round_two_keep",
+    "single_report_ratio",
+    "support_probabilities",
+    "variance_star",
+]
+
+
+def chain_supports(p1: Fraction, p2: Fraction, g: int) -> tuple[Fraction, Fraction]:
+    """(A, B): P[y = H(x)] and P[y = b′] for one other bucket b′ of the two-round chain over g buckets.
+
+    Parameters
+    ----------
+    p1, p2 : Fraction
+        Keep probabilities of round 1 (memoized) and round 2 (fresh); each
+        other bucket has q_i = (1 − p_i)/(g − 1).
+    g : int
+        Number of buckets (at least 2).
+    """
+    q1 = (1 - p1) / (g - 1)
+    q2 = (1 - p2) / (g - 1)
+    return p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
+
+
+def round_two_keep(p1: Fraction, composite_keep: Fraction, g: int) -> Fraction:
+    """The round-2 keep probability p₂ whose chain has keep A = ``composite_keep``, exactly.
+
+    A = q₂ + p₁(p₂ − q₂) with q₂ = (1 − p₂)/(g − 1) is affine in p₂ with slope
+    (gp₁ − 1)/(g − 1) > 0 (p₁ > 1/g), so
+
+        p₂ = (A(g − 1) + p₁ − 1)/(gp₁ − 1),
+
+    which is at most 1 exactly when A ≤ p₁. Rounding p₂ down lowers A, hence
+    the chain's ratio A/B = A(g − 1)/(1 − A): the safe direction.
+    """
+    return (composite_keep * (g - 1) + p1 - 1) / (g * p1 - 1)
+
+
+def single_report_ratio(p1: Fraction, p2: Fraction, g: int) -> Fraction:
+    """Worst-case ratio of one report: A/B (inputs in different buckets; in one bucket the ratio is 1)."""
+    a, b = chain_supports(p1, p2, g)
+    return a / b
+
+
+def permanent_ratio(p1: Fraction, g: int) -> Fraction:
+    """Worst-case ratio of the memoized round-1 response of one bucket: p₁/q₁."""
+    return p1 * (g - 1) / (1 - p1)
+
+
+def support_probabilities(
+    p1: Fraction, p2: Fraction, g: int, collision: Fraction
+) -> tuple[Fraction, Fraction]:
+    """(p*, q*) = (A, c·A + (1 − c)·B): a report supports the user's value, and another value.
+
+    ``collision`` is c = P[H(v) = H(x)] for v ≠ x over the user's hash function.
+    """
+    a, b = chain_supports(p1, p2, g)
+    return a, collision * a + (1 - collision) * b
+
+
+def variance_star(p_star: Fraction, q_star: Fraction) -> Fraction:
+    """Var* = n·Var[f̂_v] at f_v → 0: q*(1 − q*)/(p* − q*)², exactly."""
+    return q_star * (1 - q_star) / (p_star - q_star) ** 2
+
+
+def paper_round_two_keep(epsilon_inf: float, epsilon_one: float, g: int) -> float:
+    """The paper's p₂: the solution of (p₁p₂ + q₁q₂)/(p₁q₂ + q₁p₂) = e^ε₁ (for comparison only).
+
+    That equation is the chain's ratio A/B only for g = 2; for g > 2 the
+    chain's true single-report ratio is smaller than e^ε₁ (more privacy and
+    more variance than stated). This module's :func:`round_two_keep`
+    calibrates A/B itself.
+    """
+    a, b = math.exp(epsilon_inf), math.exp(epsilon_one)
+    p1 = a / (a + g - 1)
+    q1 = (1 - p1) / (g - 1)
+    return (q1 - b * p1) / (-p1 * b + g * q1 * b - q1 * b - p1 * (g - 1) + q1)
+
+
+def paper_optimal_g(epsilon_inf: float, epsilon_one: float) -> float:
+    """OLOLOHA's real-valued hash range from the paper (before rounding to an integer ≥ 2).
+
+    With a = e^ε∞ and b = e^ε₁:
+
+        g = (√(a⁴ − 14a² − 12a²b² + 12ab + 12a³b + 1) − a² + 6a − 6b + 1)/(6(a − b)),
+
+    the minimizer over real g of Var* under the paper's round-2 calibration
+    (:func:`paper_round_two_keep`, with q* = 1/g); ``tests/test_loloha.py``
+    checks that against a direct minimization.
+    """
+    a, b = math.exp(epsilon_inf), math.exp(epsilon_one)
+    root = math.sqrt(a**4 - 14 * a**2 - 12 * a**2 * b**2 + 12 * a * b + 12 * a**3 * b + 1)
+    return (root - a**2 + 6 * a - 6 * b + 1) / (6 * (a - b))
+
+
+def pool_error_sd(frequencies: Sequence[float], g: int, pool_size: int, value: int) -> float:
+    """Standard deviation, over the draw of a public pool of hash functions, of f̂_value's pool error.
+
+    With users drawing their hash function from a fixed pool of S functions
+    (each drawn uniformly from the family), the expected support of ``value``
+    by a user holding x ≠ value is B + c_S(x)(A − B), where c_S(x) is the
+    fraction of the pool's functions colliding the two; the estimator uses
+    the family's c. Its error for the fixed pool is
+    Σ_{x ≠ v} f_x (c_S(x) − c)/(1 − c), of mean 0 over the pool's draw and,
+    treating the pairs' collision counts as independent Bin(S, c)/S (c ≈ 1/g),
+    standard deviation √(Σ_{x ≠ v} f_x² · c/((1 − c)S)).
+    """
+    c = 1.0 / g
+    rest = sum(f * f for i, f in enumerate(frequencies) if i != value)
+    return math.sqrt(rest * c / ((1 - c) * pool_size))
