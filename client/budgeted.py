@@ -3,8 +3,9 @@
 :class:`BudgetedEncoder` wraps any client encoder with a
 :class:`~ldp.privacy.budget.PrivacyLedger`. Each ``encode`` randomizes the
 value, charges the ledger by the mechanism's accounting (fresh-randomness
-mechanisms cost their ε per report; a memoized RAPPOR value costs ε₁ per
-report up to its permanent ε∞), and only then returns the report. Whether a
+mechanisms cost their ε per report; reports of one memo key of a memoized
+mechanism cost ε₁ each up to its permanent ε∞, the key being the encoder's
+``memo_key(value)`` when it has one), and only then returns the report. Whether a
 report is refused never depends on the value (the ledger enforces its
 value-independent ``committed`` total), so a refusal leaks nothing. When the
 charge is refused (:class:`~ldp.errors.BudgetExceededError`) or the ledger
@@ -129,8 +130,31 @@ class BudgetedEncoder:
             If the ledger file cannot be written; nothing is returned.
         """
         report = self.encoder.encode(value)
-        self.ledger.charge(self.spec, value)
+        self.charge(value)
         return report
+
+    def memo_key(self, value: Any) -> bytes | None:
+        """The memo key the ledger names ``value``'s stream by: the encoder's, when it has one; else None.
+
+        A memoized mechanism whose memo key depends on the client (a hash
+        bucket under a per-user seed, a pattern of sampled buckets, a
+        randomly rounded grid point) gives its encoder a ``memo_key(value) ->
+        bytes``: the key of the permanent response it actually uses. Without
+        one the ledger uses ``spec.memo_key(value)`` (a function of the value
+        alone). Fresh-randomness specs have no memo key.
+        """
+        if not self.spec.memoized:
+            return None
+        keyer = getattr(self.encoder, "memo_key", None)
+        return None if keyer is None else keyer(value)
+
+    def charge(self, value: Any) -> float:
+        """Charge one report of ``value`` to the ledger (its memo key from :meth:`memo_key`); the spent total.
+
+        For a report made elsewhere by this encoder's mechanism (a batch
+        encoder): charge before the report is released, as :meth:`encode` does.
+        """
+        return self.ledger.charge(self.spec, value, memo_key=self.memo_key(value))
 
     def refund(self, values: Iterable[Any]) -> None:
         """Refund reports of ``values`` that this encoder made but that were never released.
@@ -138,7 +162,9 @@ class BudgetedEncoder:
         See :meth:`ldp.privacy.budget.PrivacyLedger.refund`: only for reports
         destroyed unseen (a failed ``ldp encode`` whose output was discarded).
         """
-        self.ledger.refund(self.spec, values)
+        values = list(values)
+        keys = [self.memo_key(v) for v in values]
+        self.ledger.refund(self.spec, values, memo_keys=None if all(k is None for k in keys) else keys)
 
     @property
     def spent(self) -> float:

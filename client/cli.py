@@ -121,18 +121,24 @@ _ENCODE_OPTIONS = (
         "A row that would exceed its client's budget is not encoded.",
     ),
     click.option(
+        "--budget-mu",
+        type=float,
+        help="Instead of --budget: a per-client Gaussian-DP budget mu, the reports composed by their mechanisms' "
+        "exact curves (docs/accounting.md#exact-budgets); needs --state, set once like --budget.",
+    ),
+    click.option(
         "--budget-delta",
         type=float,
         default=0.0,
         show_default=True,
-        help="Delta of the budget (optimal composition).",
+        help="Delta of the budget (optimal or exact composition).",
     ),
     click.option(
         "--composition",
-        type=click.Choice(["basic", "optimal"]),
-        default="basic",
-        show_default=True,
-        help="How a client's reports compose against its budget.",
+        type=click.Choice(["basic", "optimal", "exact"]),
+        help="How a client's reports compose against its budget: the sum (the default), the optimal composition "
+        "of pure epsilon pieces at --budget-delta, or the exact composition of the mechanisms' own curves "
+        "(docs/accounting.md#budgets; always, for --budget-mu).",
     ),
     click.option(
         "--group-column",
@@ -155,6 +161,7 @@ def encode(
     output,
     state_dir,
     budget_epsilon,
+    budget_mu,
     budget_delta,
     composition,
     group_column,
@@ -191,6 +198,7 @@ def encode(
         output=output,
         state_dir=state_dir,
         budget_epsilon=budget_epsilon,
+        budget_mu=budget_mu,
         budget_delta=budget_delta,
         composition=composition,
         group_column=group_column,
@@ -209,8 +217,9 @@ class _Options:
     output: str | None
     state_dir: str | None
     budget_epsilon: float | None
+    budget_mu: float | None
     budget_delta: float
-    composition: str
+    composition: str | None
     group_column: str | None
     seed: int | None
 
@@ -258,12 +267,20 @@ def _run(options: _Options) -> int:
 
 def _budget(options: _Options) -> Any:
     """The budget of clients without a ledger (``--budget``), or None."""
-    if options.budget_epsilon is None:
+    if options.budget_epsilon is None and options.budget_mu is None:
         return None
     from ldp.privacy.budget import Budget
 
+    if options.budget_epsilon is not None and options.budget_mu is not None:
+        raise ParameterError("give --budget (epsilon) or --budget-mu, not both")
     if options.state_dir is None:
         raise ParameterError("--budget needs --state (each client's ledger lives beside its state)")
+    if options.budget_mu is not None:
+        if options.budget_delta or options.composition not in (None, "exact"):
+            raise ParameterError(
+                "--budget-mu composes the exact curves and has no delta: drop --budget-delta and --composition"
+            )
+        return Budget(mu=options.budget_mu)
     return Budget(epsilon=options.budget_epsilon, delta=options.budget_delta, composition=options.composition)
 
 

@@ -247,7 +247,7 @@ class _Clients:
             if not isinstance(encoder, BudgetedEncoder):
                 continue  # a client without a ledger: no budget
             try:
-                encoder.ledger.charge(encoder.spec, value)
+                encoder.charge(value)
             except BudgetExceededError:
                 if self.refused is None:
                     raise

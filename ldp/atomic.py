@@ -268,7 +268,9 @@ def read_private_file(path: str | os.PathLike, what: str) -> str | None:
         ) from None
 
 
-def parse_private_json(text: str, path: str | os.PathLike, what: str, kind: str, fmt: str) -> dict[str, Any]:
+def parse_private_json(
+    text: str, path: str | os.PathLike, what: str, kind: str, fmt: str | tuple[str, ...]
+) -> dict[str, Any]:
     """The JSON object of a private file's ``text`` (from :func:`read_private_file`), of format ``fmt``.
 
     Parameters
@@ -281,8 +283,9 @@ def parse_private_json(text: str, path: str | os.PathLike, what: str, kind: str,
         What the file is ("client state", "privacy ledger").
     kind : str
         What an ldp file of this kind is called ("client state file", "privacy ledger").
-    fmt : str
-        The ``format`` the object must declare.
+    fmt : str or tuple of str
+        The ``format`` the object must declare (one of them, for a tuple:
+        the versions this ldp reads).
 
     Raises
     ------
@@ -295,8 +298,9 @@ def parse_private_json(text: str, path: str | os.PathLike, what: str, kind: str,
         raise StateError(
             f"{what} {str(path)!r} is corrupt or truncated (not valid JSON); it was left untouched"
         ) from None
-    if not isinstance(data, dict) or data.get("format") != fmt:
-        raise StateError(f"{str(path)!r} is not an ldp {kind} (format {fmt})")
+    formats = (fmt,) if isinstance(fmt, str) else fmt
+    if not isinstance(data, dict) or data.get("format") not in formats:
+        raise StateError(f"{str(path)!r} is not an ldp {kind} (format {' or '.join(formats)})")
     return data
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import ldp
 from ldp.cli import cli
-from ldp.client import make_encoder
+from ldp.client import BudgetedEncoder, make_encoder
 from ldp.client.cli import EXIT_REFUSED, ledger_path
 from ldp.errors import BudgetExceededError, ParameterError, StateError
 from ldp.privacy.budget import Budget, PrivacyLedger
@@ -210,3 +210,78 @@ def test_the_api_charges_the_ledger_beside_a_state_without_a_budget(tmp_path):
     assert same.committed == pytest.approx(2 * RAPPOR.epsilon_one)
     # a state without a ledger and no budget: not budgeted
     assert not hasattr(make_encoder(RAPPOR, state=tmp_path / "other.json"), "ledger")
+
+
+class _BucketEncoder:
+    """A memoized mechanism's encoder whose memo key depends on the client: a keyed hash of the value to 2 buckets."""
+
+    def __init__(self, spec, seed: bytes):
+        self.inner = make_encoder(spec)
+        self.spec, self.seed = spec, seed
+
+    def encode(self, value):
+        return self.inner.encode(value)
+
+    def memo_key(self, value) -> bytes:
+        import hashlib
+
+        return bytes([hashlib.sha256(self.seed + str(value).encode()).digest()[0] % 2])
+
+
+def test_the_ledger_names_memo_keys_by_the_encoder_when_it_has_them():
+    """LOLOHA-like: values that share the client's hash bucket share one permanent response, so one stream."""
+    budget = Budget(epsilon=100.0)
+    encoder = BudgetedEncoder(_BucketEncoder(RAPPOR, b"seed"), PrivacyLedger.in_memory(budget))
+    values = [f"v{i}" for i in range(12)]
+    for value in values:
+        encoder.encode(value)
+    buckets = {encoder.encoder.memo_key(v) for v in values}
+    assert len(encoder.ledger.streams) == len(buckets) == 2  # by the spec's key it would be 12 streams
+    assert encoder.memo_key("v0") == encoder.encoder.memo_key("v0")
+    encoder.refund(values[:3])
+    assert sum(s.reports for s in encoder.ledger.streams.values()) == 9
+    plain = BudgetedEncoder(make_encoder(RAPPOR), PrivacyLedger.in_memory(budget))
+    assert plain.memo_key("v0") is None  # no encoder key: the ledger uses spec.memo_key
+    plain.encode("v0")
+    plain.encode("v1")
+    assert len(plain.ledger.streams) == 2
+
+
+@pytest.mark.parametrize(
+    "budget_args, sent",
+    [
+        (["--budget", "20", "--budget-delta", "1e-6", "--composition", "optimal"], 20),  # each report as 1-RR
+        (["--budget", "20", "--budget-delta", "1e-6", "--composition", "exact"], 25),  # OUE's own curve
+        (["--budget-mu", "2"], 8),
+    ],
+)
+def test_cli_budgets_composed_by_the_exact_curves(tmp_path, budget_args, sent):
+    oue = ldp.OUE(domain=("a", "b", "c", "d"), epsilon=1.0)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(oue.to_json())
+    users = tmp_path / "users.csv"
+    users.write_text("client_id,value\n" + "alice,a\n" * 30)
+    out = tmp_path / "r.jsonl"
+    args = ["encode", "--spec", str(spec_path), str(users), "--state", str(tmp_path / "s"), *budget_args]
+    result = CliRunner().invoke(cli, [*args, "-o", str(out)])
+    assert result.exit_code == EXIT_REFUSED, result.output
+    assert len(out.read_text().splitlines()) == sent
+    assert f"{30 - sent} rows refused" in result.output
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--budget", "1", "--budget-mu", "1"], "not both"),
+        (["--budget-mu", "1", "--budget-delta", "1e-6"], "has no delta"),
+        (["--budget-mu", "1", "--composition", "basic"], "has no delta"),
+    ],
+)
+def test_cli_bad_gdp_budget_is_one_line(tmp_path, extra, needle):
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(GRR.to_json())
+    users = tmp_path / "users.csv"
+    users.write_text("client_id,value\n1,a\n")
+    args = ["encode", "--spec", str(spec_path), str(users), "--state", str(tmp_path / "s"), *extra]
+    result = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "r.jsonl")])
+    assert result.exit_code == 2 and needle in result.output and "Traceback" not in result.output

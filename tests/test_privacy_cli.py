@@ -231,3 +231,96 @@ def test_compose_beyond_the_exact_bound_prints_dashes(tmp_path):
     assert "not computed above 1e+09 reports" in rows["exact f-DP (binomial curve)"]
     assert "not computed above 1e+06 reports" in rows["exact oue curve"]
     assert " - " in rows["exact oue curve"]
+
+
+def _spec_file(tmp_path, spec, name="spec.json"):
+    path = tmp_path / name
+    path.write_text(spec.to_json())
+    return str(path)
+
+
+def test_lifetime_states_the_ledger_bound_and_the_bound_given_changes(tmp_path):
+    from ldp.privacy import lifetime_epsilon
+
+    spec = ldp.Rappor.basic(("a", "b", "c"), f="1/2", p="1/4", q="3/4")
+    result = _run(
+        "privacy", "lifetime", "--spec", _spec_file(tmp_path, spec), "-t", "1", "-t", "365", "-c", "1"
+    )
+    assert result.exit_code == 0, result.output
+    assert "min(r * epsilon_one, epsilon_inf)" in result.output
+    rows = [line.split() for line in result.output.splitlines() if line.strip()[:1].isdigit()]
+    figures = {(int(row[0]), row[-3]): float(row[-1]) for row in rows}
+    assert figures[(365, "(ledger)")] == pytest.approx(lifetime_epsilon(spec, 365), rel=1e-5)
+    assert figures[(365, "1")] == pytest.approx(2 * spec.epsilon_inf, rel=1e-5)
+    assert figures[(1, "1")] == pytest.approx(spec.epsilon_one, rel=1e-5)
+
+
+def test_lifetime_of_a_fresh_spec(tmp_path):
+    result = _run(
+        "privacy", "lifetime", "--spec", _spec_file(tmp_path, ldp.GRR(domain=(0, 1), epsilon=0.5)), "-t", "10"
+    )
+    assert result.exit_code == 0, result.output
+    assert "fresh randomness" in result.output and result.output.split()[-1] == "5"
+
+
+def test_plan_exact_against_optimal_composition(tmp_path):
+    """Budget 20 at delta = 1e-6, OUE at epsilon = 1: the generic rule refuses report 21, the exact curve 26."""
+    path = _spec_file(tmp_path, ldp.OUE(domain=("a", "b", "c", "d"), epsilon=1.0))
+    for rule, sent in (("optimal", 20), ("exact", 25)):
+        result = _run(
+            "privacy", "plan", "--spec", path, "--budget", "20", "--delta", "1e-6", "--composition", rule
+        )
+        assert result.exit_code == 0, result.output
+        assert f"the ledger sends {sent} reports ({sent} days)" in result.output
+        assert f"report {sent + 1} is refused" in result.output
+    gdp = _run("privacy", "plan", "--spec", path, "--mu", "2", "--per-day", "2")
+    assert gdp.exit_code == 0 and "committing mu = " in gdp.output and "(4 days)" in gdp.output
+
+
+def test_plan_of_a_memoized_spec_over_time(tmp_path):
+    path = _spec_file(tmp_path, ldp.Rappor.basic(("a", "b", "c"), f="1/2", p="1/4", q="3/4"))
+    forever = _run("privacy", "plan", "--spec", path, "--budget", "7")
+    assert forever.exit_code == 0 and "any number of reports" in forever.output
+    given = _run("privacy", "plan", "--spec", path, "--budget", "5", "--per-day", "4", "--changes", "1")
+    assert given.exit_code == 0, given.output
+    assert (
+        "sends 4 reports (1 day)" in given.output
+        and "at most 1 time(s): within the budget forever" in given.output
+    )
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        ([], "give --budget E or --mu M"),
+        (["--budget", "1", "--mu", "1"], "give --budget E or --mu M"),
+        (["--mu", "1", "--delta", "1e-3"], "has no delta"),
+        (["--budget", "-1"], "budget epsilon"),
+        (["--budget", "1", "--per-day", "0"], "per_day"),
+    ],
+)
+def test_plan_bad_input_is_one_line(tmp_path, args, needle):
+    path = _spec_file(tmp_path, ldp.GRR(domain=(0, 1), epsilon=0.5))
+    result = _run("privacy", "plan", "--spec", path, *args)
+    assert result.exit_code != 0 and needle in result.output and "Traceback" not in result.output
+
+
+def test_ledger_shows_committed_and_spent_per_spec(tmp_path):
+    from ldp.privacy import Budget, PrivacyLedger
+
+    rappor = ldp.Rappor.basic(("a", "b", "c"), f="1/2", p="1/4", q="3/4")
+    grr = ldp.GRR(domain=(0, 1), epsilon=0.5)
+    path = tmp_path / "client.ledger.json"
+    opened = PrivacyLedger.load_or_create(path, Budget(epsilon=20.0))
+    for value in ("a", "a", "a", "b"):
+        opened.charge(rappor, value)
+    opened.charge(grr, 0)
+    result = _run("privacy", "ledger", str(path))
+    assert result.exit_code == 0, result.output
+    assert f"committed epsilon = {opened.committed:.6g}, spent epsilon = {opened.spent:.6g}" in result.output
+    rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines()[3:]}
+    assert rows[rappor.fingerprint] == ["4", "2"] and rows[grr.fingerprint] == ["1", "-"]
+    missing = _run("privacy", "ledger", str(tmp_path / "none.json"))
+    assert (
+        missing.exit_code != 0 and "no privacy ledger" in missing.output and "Traceback" not in missing.output
+    )

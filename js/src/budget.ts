@@ -5,10 +5,11 @@
  * - a fresh-randomness mechanism (GRR, OUE, OLH, numeric, ...) is one stream
  *   per spec; each report costs the spec's ε;
  * - a value of a memoized mechanism (RAPPOR's PRR, ...: its privacy facts
- *   have a `permanentRatio`) is its own stream: r reports cost min(r·ε₁, ε∞);
- *   the stream is named by HMAC-SHA256 (ledger-own key) of fingerprint ‖ 0 ‖
- *   memo key (the encoder's `memoKey(value)`), so the ledger never holds a
- *   value;
+ *   have a `permanentRatio`) is its own stream: r reports cost min(r·ε₁, ε∞)
+ *   when the mechanism proves r·ε₁ (`memoLinear`), else ε₁ for one report and
+ *   ε∞ from the second; the stream is named by HMAC-SHA256 (ledger-own key)
+ *   of fingerprint ‖ 0 ‖ memo key (the encoder's `memoKey(value)`), so the
+ *   ledger never holds a value;
  * - the budget is enforced on the *committed* total, which depends only on
  *   the number of reports per spec (refusals reveal nothing about values).
  *
@@ -24,6 +25,13 @@
  * Python ledger. A memoized mechanism's ε₁ and ε∞ are Python's: the stated
  * ones, or ln of the exact ratios rounded up to the certified double
  * (`memoizedEpsilons`).
+ *
+ * The file is `ldp-privacy-ledger/1` unless a stream is charged ε∞ from its
+ * second report (`linear: false`): then `ldp-privacy-ledger/2`, every stream
+ * stating `linear`, which an older client refuses instead of undercharging.
+ * A ledger whose budget composes exact curves (`exact`) or is a GDP μ
+ * (Python's `Budget(mu=...)`) is refused here with one line: this client
+ * does not compute those yet.
  */
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
@@ -37,6 +45,8 @@ import { type Spec, checkedSpec } from "./spec.js";
 import type { Value } from "./values.js";
 
 export const LEDGER_FORMAT = "ldp-privacy-ledger/1";
+/** Version 2 (Python's `LEDGER_FORMAT_V2`): streams state `linear`; read and written when a stream needs it. */
+export const LEDGER_FORMAT_V2 = "ldp-privacy-ledger/2";
 const SLACK = 1e-12; // as Python: 10 × 0.1 fits a budget of 1
 
 /** Thrown when a report would exceed the budget; nothing was recorded or released. */
@@ -63,6 +73,8 @@ export interface Stream {
   reports: number;
   memoized: boolean;
   values: number | null;
+  /** Memoized: r reports of one key cost min(r·ε₁, ε∞) (true) or ε₁ then ε∞ (false); in version-2 files only. */
+  linear?: boolean;
 }
 
 /** The ledger document, as stored (the Python ledger's JSON layout). */
@@ -144,7 +156,7 @@ export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
   if (isMemoized(facts)) {
     const { one, inf } = memoizedEpsilons(spec);
     const values = facts.memoValues === undefined || facts.memoValues === null ? null : Number(facts.memoValues);
-    return { epsilon: one, epsilon_cap: inf, memoized: true, values };
+    return { epsilon: one, epsilon_cap: inf, memoized: true, values, linear: facts.memoLinear === true };
   }
   if (spec.fields.delta !== undefined && spec.fields.delta !== null) {
     throw new RangeError(`cannot account for ${spec.mechanism}: the ledger composes pure epsilon-DP reports`);
@@ -154,20 +166,43 @@ export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
   return { epsilon, epsilon_cap: null, memoized: false, values: null };
 }
 
-/** The pure ε-DP pieces a stream amounts to: ε per report, or one min(r·ε₁, ε∞) for a memoized value (Python's `Stream.charges`). */
+/** Pure ε of `reports` reports of one memo key (Python's `memo_key_cost`): min(r·ε₁, ε∞) when linear, else ε₁ then ε∞. */
+export function memoKeyCost(reports: number, epsilon: number, cap: number | null, linear = true): number {
+  if (reports <= 0) return 0;
+  if (reports === 1) return epsilon;
+  const capped = cap === null ? Infinity : cap;
+  return linear ? Math.min(reports * epsilon, capped) : capped;
+}
+
+/** The pure ε-DP pieces a stream amounts to: ε per report, or one `memoKeyCost` for a memoized value (Python's `Stream.charges`). */
 export function streamCharges(s: Stream): number[] {
   if (!s.memoized) return new Array<number>(s.reports).fill(s.epsilon);
   if (s.reports === 0) return [];
-  const total = s.reports * s.epsilon;
-  return [s.epsilon_cap === null ? total : Math.min(total, s.epsilon_cap)];
+  return [memoKeyCost(s.reports, s.epsilon, s.epsilon_cap, s.linear !== false)];
 }
 
-/** Largest Σ_v min(r_v·ε₁, ε∞) over spreads of `reports` over at most `values` values (the even spread). */
-export function worstCaseMemoizedCost(reports: number, epsilon: number, cap: number | null, values: number | null): number {
-  if (cap === null || values === null || reports <= values) return reports * epsilon;
-  const per = Math.floor(reports / values);
-  const extra = reports % values;
-  return extra * Math.min((per + 1) * epsilon, cap) + (values - extra) * Math.min(per * epsilon, cap);
+/**
+ * Largest Σ_v memoKeyCost(r_v) over spreads of `reports` over at most `values` memo keys (Python's
+ * `worst_case_memoized_cost`): linear, the even spread; otherwise n₁ keys once and n₂ twice, largest at
+ * n₂ = 0, at the kink n₂ = reports − keys, or at n₂ = min(keys, ⌊reports/2⌋).
+ */
+export function worstCaseMemoizedCost(reports: number, epsilon: number, cap: number | null, values: number | null, linear = true): number {
+  if (reports <= 0) return 0;
+  if (linear) {
+    if (cap === null || values === null || reports <= values) return reports * epsilon;
+    const per = Math.floor(reports / values);
+    const extra = reports % values;
+    return extra * Math.min((per + 1) * epsilon, cap) + (values - extra) * Math.min(per * epsilon, cap);
+  }
+  const capped = cap === null ? Infinity : cap;
+  const keys = values === null ? reports : values;
+  const top = Math.min(keys, Math.floor(reports / 2));
+  let best = 0;
+  for (const twice of new Set([0, top, Math.min(Math.max(reports - keys, 0), top)])) {
+    const once = Math.min(reports - 2 * twice, keys - twice);
+    best = Math.max(best, once * epsilon + (twice ? twice * capped : 0));
+  }
+  return best;
 }
 
 /** The total of pieces under the budget's rule: their exact sum, or (optimal, δ > 0) the smaller exact composition. */
@@ -192,7 +227,8 @@ export function committedEpsilon(streams: Record<string, Stream>, budget: Budget
   }
   for (const group of memo.values()) {
     const reports = group.reduce((n, s) => n + s.reports, 0);
-    pieces.push(worstCaseMemoizedCost(reports, group[0].epsilon, group[0].epsilon_cap, group[0].values));
+    const linear = group.every((s) => s.linear !== false);
+    pieces.push(worstCaseMemoizedCost(reports, group[0].epsilon, group[0].epsilon_cap, group[0].values, linear));
   }
   return composeEpsilons(pieces, budget);
 }
@@ -278,7 +314,7 @@ export class PrivacyLedger {
             `epsilon=${this.budget.epsilon} (${this.budget.composition} composition); nothing was sent or recorded`,
         );
       }
-      return { data: { ...data, streams }, result: spentEpsilon(streams, this.budget) };
+      return { data: versioned({ ...data, streams }), result: spentEpsilon(streams, this.budget) };
     });
   }
 
@@ -297,11 +333,26 @@ function freshLedger(budget: Budget): LedgerData {
   return { format: LEDGER_FORMAT, key: toHex(cryptoSource.read(32)), budget: { ...budget }, streams: {} };
 }
 
+/**
+ * The ledger as written: version 2 with `linear` on every stream when a stream is not linear, else
+ * version 1 without it (Python's rule: a file an older client can read whenever it can hold it).
+ */
+function versioned(data: LedgerData): LedgerData {
+  const version2 = Object.values(data.streams).some((s) => s.linear === false);
+  const streams: Record<string, Stream> = {};
+  for (const [name, s] of Object.entries(data.streams)) {
+    const { linear, ...rest } = s;
+    streams[name] = version2 ? { ...rest, linear: linear !== false } : rest;
+  }
+  return { ...data, format: version2 ? LEDGER_FORMAT_V2 : LEDGER_FORMAT, streams };
+}
+
 function checkedLedger(data: LedgerData, label: string): LedgerData {
+  const version2 = data !== null && typeof data === "object" && data.format === LEDGER_FORMAT_V2;
   if (
     data === null ||
     typeof data !== "object" ||
-    data.format !== LEDGER_FORMAT ||
+    (data.format !== LEDGER_FORMAT && !version2) ||
     typeof data.key !== "string" ||
     data.key.length !== 64 ||
     typeof data.streams !== "object" ||
@@ -310,6 +361,18 @@ function checkedLedger(data: LedgerData, label: string): LedgerData {
     data.budget === null
   ) {
     throw new Error(`${label} is corrupt`);
+  }
+  const budget = data.budget as unknown as Record<string, unknown>;
+  if (version2 && ("mu" in budget || budget.composition === "exact")) {
+    throw new Error(
+      `${label} holds a budget composed by the mechanisms' exact curves (${"mu" in budget ? "a GDP mu" : "exact composition"}), ` +
+        "which this client does not compute yet; charge it with the Python client",
+    );
+  }
+  for (const s of Object.values(data.streams)) {
+    if (version2 ? typeof s?.linear !== "boolean" : s !== null && typeof s === "object" && "linear" in s) {
+      throw new Error(`${label} is corrupt`);
+    }
   }
   return data;
 }

@@ -43,6 +43,14 @@ export interface MechanismPrivacy {
    * Added by `mechanismPrivacy`, like `maxEpsilon`.
    */
   readonly claimMatches?: boolean;
+  /**
+   * Memoized mechanisms only: true when r reports of one memo key are proved
+   * (r·ε₁)-DP for this mechanism (Python's `memo_linear`,
+   * docs/accounting.md#memoized-streams), so the ledger charges
+   * min(r·ε₁, ε∞) per key; otherwise (the default) ε₁ for a key's first
+   * report and ε∞ from its second.
+   */
+  readonly memoLinear?: boolean;
 }
 
 /** A family's privacy function: the facts of canonical spec fields, after its constructor's range checks (a RangeError otherwise). */

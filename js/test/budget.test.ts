@@ -13,8 +13,10 @@ import {
   heterogeneousEpsilon,
   loadSpec,
   makeBudget,
+  memoKeyCost,
   parseJson,
   rapporEpsilons,
+  worstCaseMemoizedCost,
 } from "../src/index.js";
 
 const TEXT = readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8");
@@ -86,5 +88,61 @@ describe("budget rules", () => {
     assert.throws(() => makeBudget(1, 0, "advanced"), /basic, optimal/);
     assert.throws(() => makeBudget(0), /epsilon/);
     assert.throws(() => makeBudget(1, 1), /delta/);
+  });
+});
+
+describe("budget: memoized costs (Python's memo_key_cost, worst_case_memoized_cost)", () => {
+  for (const c of V.budget.memo_costs) {
+    it(`${c.reports} reports, eps1 ${c.epsilon_one}, eps_inf ${c.epsilon_inf}, ${c.values} keys, linear ${c.linear}`, () => {
+      const cost = memoKeyCost(c.reports, c.epsilon_one, c.epsilon_inf, c.linear);
+      const worst = worstCaseMemoizedCost(c.reports, c.epsilon_one, c.epsilon_inf, c.values, c.linear);
+      if (c.key_cost === null) assert.equal(cost, Infinity);
+      else close(cost, c.key_cost, "key cost");
+      if (c.worst_case === null) assert.equal(worst, Infinity);
+      else close(worst, c.worst_case, "worst case");
+    });
+  }
+});
+
+describe("budget: ledger files as Python writes them", () => {
+  for (const c of V.budget.ledger_files) {
+    it(c.id, async () => {
+      const storage = new MemoryLedgerStorage();
+      storage.data = structuredClone(c.file);
+      if (c.committed === null) {
+        await assert.rejects(PrivacyLedger.open(storage), /does not compute yet; charge it with the Python client/);
+        return;
+      }
+      const ledger = (await PrivacyLedger.open(storage))!;
+      close(await ledger.committed(), c.committed, "committed");
+      close(await ledger.spent(), c.spent, "spent");
+    });
+  }
+
+  it("a stream that is not linear keeps the file at version 2, every stream stating linear", async () => {
+    const c = V.budget.ledger_files.find((f: { id: string }) => f.id === "v2/capped-stream");
+    const storage = new MemoryLedgerStorage();
+    storage.data = structuredClone(c.file);
+    const ledger = (await PrivacyLedger.open(storage))!;
+    await ledger.charge(SPECS.get("budget/grr-0.1")!, null);
+    assert.equal(storage.data!.format, "ldp-privacy-ledger/2");
+    assert.ok(Object.values(storage.data!.streams).every((s) => typeof s.linear === "boolean"));
+    const fresh = new PrivacyLedger(new MemoryLedgerStorage(), makeBudget(10));
+    await fresh.charge(SPECS.get("budget/grr-0.1")!, null);
+  });
+
+  it("version 1 stays version 1, without linear (RAPPOR is linear)", async () => {
+    const storage = new MemoryLedgerStorage();
+    const ledger = new PrivacyLedger(storage, makeBudget(100));
+    const rappor = [...SPECS.values()].find((s) => s.mechanism === "rappor")!;
+    await ledger.charge(rappor, new Uint8Array([1, 2]));
+    await ledger.charge(rappor, new Uint8Array([1, 2]));
+    assert.equal(storage.data!.format, "ldp-privacy-ledger/1");
+    assert.ok(Object.values(storage.data!.streams).every((s) => !("linear" in s)));
+    const bad = structuredClone(storage.data!);
+    Object.values(bad.streams)[0].linear = true; // linear in a version-1 file: not written by any ldp
+    const other = new MemoryLedgerStorage();
+    other.data = bad;
+    await assert.rejects(PrivacyLedger.open(other), /is corrupt/);
   });
 });

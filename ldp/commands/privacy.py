@@ -42,6 +42,9 @@ def privacy():
       ldp privacy convert --mu 1 --delta 1e-6
       ldp privacy tradeoff --spec rappor.json --reports 30 --plot curve.png
       ldp privacy shuffle --epsilon0 4 --users 100000 --delta 1e-6
+      ldp privacy lifetime --spec lgrr.json -t 365 -c 0 -c 2
+      ldp privacy plan --spec oue.json --budget 20 --delta 1e-6 --composition exact
+      ldp privacy ledger states/CLIENT.ledger.json
     """
 
 
@@ -299,5 +302,185 @@ def shuffle(epsilon0, users, delta, spec_path, domain_size, target_epsilon):
         click.echo(f"{users:,} shuffled reports of epsilon0 = {eps0:.6g}, central delta = {delta:.3g}")
         lines = [(r.method, "-" if r.epsilon is None else _fmt(r.epsilon), r.source, r.note) for r in rows]
         _echo_method_table("theorem", lines)
+
+    run_guarded(body)
+
+
+def _memo_rule_text(spec) -> str:
+    """How r reports of one memo key of ``spec`` are charged, in words."""
+    from ldp.privacy.spending import memo_is_linear
+
+    if memo_is_linear(spec):
+        return "r reports of one memo key cost min(r * epsilon_one, epsilon_inf) (proved for this mechanism)"
+    return (
+        "one report of a memo key costs epsilon_one, two or more epsilon_inf "
+        "(no proof that r reports cost r * epsilon_one for this mechanism)"
+    )
+
+
+@privacy.command("lifetime")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), required=True, help="Spec JSON file.")
+@click.option(
+    "--collections",
+    "-t",
+    type=int,
+    multiple=True,
+    required=True,
+    help="Number of reports tau (one per collection); repeat for several.",
+)
+@click.option(
+    "--changes",
+    "-c",
+    type=int,
+    multiple=True,
+    help="At most this many changes of the value (memoized specs); repeat for several. Default: any number.",
+)
+def lifetime(spec_path, collections, changes):
+    """Lifetime epsilon of tau reports of a spec, stated in advance.
+
+    Fresh randomness: tau * epsilon. A memoized spec: the worst case over
+    the values of the per-memo-key costs, over min(tau, c + 1, memo keys)
+    keys for a client whose value changes at most c times; the first row
+    (any changes) is what the ledger enforces (its committed epsilon).
+    Proofs: docs/accounting.md#lifetime.
+
+    \b
+    Example:
+      ldp privacy lifetime --spec lgrr.json -t 1 -t 10 -t 365 -c 0 -c 2
+    """
+
+    def body():
+        from ldp.privacy.planning import lifetime_epsilon, memo_keys_used
+        from ldp.privacy.spending import stream_parameters
+        from ldp.specs import load_spec
+
+        spec = load_spec(spec_path)
+        epsilon, cap, memoized, domain = stream_parameters(spec)
+        if not memoized:
+            click.echo(
+                f"{spec.mechanism} ({spec.fingerprint}): fresh randomness, epsilon = {epsilon:.6g} per report"
+            )
+            click.echo(f"{'collections':>11}  {'epsilon':>10}")
+            for tau in collections:
+                click.echo(f"{tau:>11}  {_fmt(lifetime_epsilon(spec, tau)):>10}")
+            return
+        keys_text = "unbounded" if domain is None else f"{domain}"
+        click.echo(
+            f"{spec.mechanism} ({spec.fingerprint}): memoized, epsilon_one = {epsilon:.6g} per report, "
+            f"epsilon_inf = {_fmt(cap if cap is not None else math.inf)} per memo key, memo keys: {keys_text}"
+        )
+        click.echo(_memo_rule_text(spec))
+        click.echo(f"{'collections':>11}  {'changes':>13}  {'memo keys':>9}  {'epsilon':>10}")
+        for tau in collections:
+            for c in (None, *changes):
+                keys = memo_keys_used(spec, tau, c)
+                what = "any (ledger)" if c is None else f"at most {c}"
+                shown = "unbounded" if keys is None else str(keys)
+                click.echo(f"{tau:>11}  {what:>13}  {shown:>9}  {_fmt(lifetime_epsilon(spec, tau, c)):>10}")
+
+    run_guarded(body)
+
+
+def _days(days: int | None) -> str:
+    return "1 day" if days == 1 else f"{days} days"
+
+
+@privacy.command("plan")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False), required=True, help="Spec JSON file.")
+@click.option("--budget", "budget_epsilon", type=float, help="Budget epsilon (or --mu).")
+@click.option("--mu", type=float, help="A mu-GDP budget instead of epsilon (exact composition).")
+@click.option("--delta", type=float, default=0.0, show_default=True, help="Delta of an epsilon budget.")
+@click.option(
+    "--composition",
+    type=click.Choice(["basic", "optimal", "exact"]),
+    help="How reports compose (default: basic for epsilon, exact for --mu); docs/accounting.md#budgets.",
+)
+@click.option("--per-day", type=int, default=1, show_default=True, help="Reports a day.")
+@click.option(
+    "--changes", "-c", type=int, help="Also: for a client whose value changes at most this many times."
+)
+def plan(spec_path, budget_epsilon, mu, delta, composition, per_day, changes):
+    """How many reports of a spec fit a budget, and for how many days.
+
+    Exactly where the client's ledger refuses (whatever the values); with
+    --changes, also how long the budget lasts for a client whose value
+    changes at most that many times (the ledger itself cannot know that).
+
+    \b
+    Example:
+      ldp privacy plan --spec oue.json --budget 20 --delta 1e-6 --composition exact
+    """
+
+    def body():
+        from ldp.privacy.budget import Budget, budget_text
+        from ldp.privacy.planning import plan_reports
+        from ldp.specs import load_spec
+
+        if (budget_epsilon is None) == (mu is None):
+            raise ParameterError("give --budget E or --mu M")
+        budget = Budget(epsilon=budget_epsilon, delta=delta, composition=composition, mu=mu)
+        spec = load_spec(spec_path)
+        result = plan_reports(spec, budget, per_day=per_day, changes=changes)
+        click.echo(
+            f"budget {budget_text(budget)}; {spec.mechanism} ({spec.fingerprint}), {per_day} report(s) a day"
+        )
+        measure = budget.measure
+        if result.reports is None:
+            click.echo(
+                f"the ledger sends any number of reports: the committed {measure} never exceeds "
+                f"{result.committed:.6g} (every memo key at epsilon_inf)"
+            )
+        else:
+            click.echo(
+                f"the ledger sends {result.reports} reports ({_days(result.days)}), committing "
+                f"{measure} = {result.committed:.6g}; report {result.reports + 1} is refused"
+            )
+        if changes is not None:
+            if result.reports_with_changes is None:
+                click.echo(
+                    f"a client whose value changes at most {changes} time(s): within the budget forever"
+                )
+            else:
+                click.echo(
+                    f"a client whose value changes at most {changes} time(s): within the budget for "
+                    f"{result.reports_with_changes} reports ({_days(result.days_with_changes)})"
+                )
+
+    run_guarded(body)
+
+
+@privacy.command("ledger")
+@click.argument("path", type=click.Path(dir_okay=False))
+def ledger(path):
+    """What a client's privacy ledger has committed and spent, per spec.
+
+    PATH is a ledger file (beside a client state: client.ledger.json). It
+    is read only. committed is what the budget is enforced on (independent
+    of the values); spent is what the values sent actually cost (a memo key
+    reported again costs no more once at epsilon_inf).
+
+    \b
+    Example:
+      ldp privacy ledger states/3f2a....ledger.json
+    """
+
+    def body():
+        from ldp.privacy.budget import PrivacyLedger, budget_text
+
+        opened = PrivacyLedger.load(path)
+        measure = opened.budget.measure
+        click.echo(f"budget {budget_text(opened.budget)}")
+        click.echo(
+            f"committed {measure} = {opened.committed:.6g}, spent {measure} = {opened.spent:.6g}, "
+            f"remaining {opened.remaining:.6g}"
+        )
+        per_spec: dict[str, list] = {}
+        for stream in opened.streams.values():
+            per_spec.setdefault(stream.spec, []).append(stream)
+        click.echo(f"{'spec':<16}  {'reports':>8}  {'memo keys':>9}")
+        for fingerprint, streams in sorted(per_spec.items()):
+            reports = sum(s.reports for s in streams)
+            keys = str(len(streams)) if streams[0].memoized else "-"
+            click.echo(f"{fingerprint:<16}  {reports:>8}  {keys:>9}")
 
     run_guarded(body)

@@ -10,6 +10,7 @@ SciPy; the math modules do.
 - :mod:`ldp.privacy.composition` — basic, advanced, KOV, exact, PLD, GDP, CLT.
 - :mod:`ldp.privacy.mechanisms` — Neyman–Pearson curves of the specs.
 - :mod:`ldp.privacy.budget` — per-client budget and persistent ledger.
+- :mod:`ldp.privacy.planning` — lifetime bounds and how many reports fit a budget.
 - :mod:`ldp.privacy.plotting` — trade-off plots (matplotlib, lazily).
 """
 
@@ -54,6 +55,10 @@ _EXPORTS = {
     "curve_is_exact": "mechanisms",
     "Budget": "budget",
     "PrivacyLedger": "budget",
+    "ReportPlan": "planning",
+    "lifetime_epsilon": "planning",
+    "memo_keys_used": "planning",
+    "plan_reports": "planning",
     "plot_tradeoffs": "plotting",
 }
 
@@ -64,6 +69,7 @@ __all__ = [
     "PrivacyLedger",
     "PrivacyLoss",
     "ProductLoss",
+    "ReportPlan",
     "TradeoffFunction",
     "advanced_composition",
     "basic_composition",
@@ -84,10 +90,13 @@ __all__ = [
     "kov_closed_form",
     "kov_delta",
     "kov_heterogeneous_bound",
+    "lifetime_epsilon",
     "mechanism_loss",
     "mechanism_tradeoff",
+    "memo_keys_used",
     "optimal_composition",
     "per_report_gdp_mu",
+    "plan_reports",
     "plot_tradeoffs",
     "sound_gdp_epsilon",
     "tradeoff_delta",
@@ -131,6 +140,7 @@ if TYPE_CHECKING:  # the names for type checkers and IDEs; at run time __getattr
         per_report_gdp_mu,
         tradeoff_summary,
     )
+    from ldp.privacy.planning import ReportPlan, lifetime_epsilon, memo_keys_used, plan_reports
     from ldp.privacy.plotting import plot_tradeoffs
     from ldp.privacy.tradeoff import (
         GaussianTradeoff,

@@ -4,11 +4,12 @@ The ledger records what a client spent, per stream, and refuses (with
 :class:`~ldp.errors.BudgetExceededError`, recording nothing) any report that
 would take the *committed* total over the budget. What a stream costs, and
 why refusals never depend on the values, is in :mod:`ldp.privacy.spending`.
-RAPPOR streams are named by a keyed hash (HMAC-SHA256 with a ledger-own
-random key) of the spec fingerprint and the value's memo key, so the ledger
-never holds a value. The key is stored in the ledger file itself: whoever can
-read the file (mode 0600, like the client state, whose secret already
-determines every PRR) can test candidate values against it; nobody else can.
+Memoized streams are named by a keyed hash (HMAC-SHA256 with a ledger-own
+random key) of the spec fingerprint and the value's memo key (the encoder's,
+when the key depends on the client), so the ledger never holds a value. The
+key is stored in the ledger file itself: whoever can read the file (mode
+0600, like the client state, whose secret already determines every
+permanent response) can test candidate values against it; nobody else can.
 
 The ledger file is JSON written atomically (temporary file, fsync, rename,
 mode 0600), like the client state. A corrupt, truncated or foreign file, or
@@ -60,6 +61,8 @@ from ldp.privacy.spending import (
     Stream,
     committed_epsilon,
     fits_budget,
+    memo_is_linear,
+    report_loss,
     spent_epsilon,
     stream_parameters,
     worst_case_memoized_cost,
@@ -68,13 +71,24 @@ from ldp.privacy.spending import (
 __all__ = [
     "COMPOSITION_RULES",
     "LEDGER_FORMAT",
+    "LEDGER_FORMATS",
+    "LEDGER_FORMAT_V2",
     "Budget",
     "PrivacyLedger",
     "Stream",
     "worst_case_memoized_cost",
 ]
 
+#: The format of a ledger that needs nothing beyond version 1 (written so, readable by older ldp).
 LEDGER_FORMAT = "ldp-privacy-ledger/1"
+#: Version 2 adds the ``exact`` composition rule and GDP ``mu`` budgets and, per stream, ``linear`` (how
+#: one memo key's reports add up) and ``loss`` (one report's exact privacy-loss atoms). A ledger is
+#: written as version 2 only when it holds one of these, so that an older ldp, which would misread or
+#: drop them, refuses it instead.
+LEDGER_FORMAT_V2 = "ldp-privacy-ledger/2"
+#: The versions this ldp reads. A version-1 file is read as it always was: its memoized streams
+#: (RAPPOR's, the only memoized mechanism then) are linear and its fresh streams have no atoms.
+LEDGER_FORMATS = (LEDGER_FORMAT, LEDGER_FORMAT_V2)
 _KEY_BYTES = 32
 
 
@@ -151,8 +165,8 @@ class PrivacyLedger:
         ledger = cls._parse(path, text)
         if budget is not None and budget != ledger.budget:
             raise StateError(
-                f"privacy ledger {str(path)!r} holds the budget {_budget_text(ledger.budget)}, not "
-                f"{_budget_text(budget)}: a budget is set once, when its ledger is created, and never "
+                f"privacy ledger {str(path)!r} holds the budget {budget_text(ledger.budget)}, not "
+                f"{budget_text(budget)}: a budget is set once, when its ledger is created, and never "
                 "changed; give the stored budget or none (it is enforced either way)"
             )
         return ledger
@@ -168,20 +182,26 @@ class PrivacyLedger:
 
     @classmethod
     def _parse(cls, path: Path, text: str) -> PrivacyLedger:
-        data = parse_private_json(text, path, "privacy ledger", "privacy ledger", LEDGER_FORMAT)
+        data = parse_private_json(text, path, "privacy ledger", "privacy ledger", LEDGER_FORMATS)
+        version2 = data["format"] == LEDGER_FORMAT_V2
         try:
             key = bytes.fromhex(data["key"])
             budget = Budget(**data["budget"])
+            if budget.composition == "exact" and not version2:
+                raise ValueError("budget")
             streams = {}
             for name, item in data["streams"].items():
                 values = item.get("values")
+                memoized = bool(item.get("memoized", str(name).startswith("value:")))
                 stream = Stream(
                     spec=str(item["spec"]),
                     epsilon=float(item["epsilon"]),
                     epsilon_cap=None if item["epsilon_cap"] is None else float(item["epsilon_cap"]),
                     reports=item["reports"],
-                    memoized=bool(item.get("memoized", str(name).startswith("value:"))),
+                    memoized=memoized,
                     values=values,
+                    linear=_parse_linear(item, version2),
+                    loss=_parse_loss(item.get("loss")) if version2 else None,
                 )
                 if (
                     isinstance(stream.reports, bool)
@@ -229,12 +249,15 @@ class PrivacyLedger:
                 yield self._current_streams()
 
     def _to_json(self, streams: dict[str, Stream]) -> str:
+        version2 = self.budget.composition == "exact" or any(
+            not s.linear or s.loss is not None for s in streams.values()
+        )
         return json.dumps(
             {
-                "format": LEDGER_FORMAT,
+                "format": LEDGER_FORMAT_V2 if version2 else LEDGER_FORMAT,
                 "key": self._key.hex(),
                 "budget": self.budget.to_dict(),
-                "streams": {name: dataclasses.asdict(s) for name, s in sorted(streams.items())},
+                "streams": {name: _stream_json(s, version2) for name, s in sorted(streams.items())},
             },
             sort_keys=True,
             indent=1,
@@ -252,19 +275,26 @@ class PrivacyLedger:
             raise StateError(f"cannot write privacy ledger {str(self.path)!r}: {exc}") from None
 
     # -- accounting ---------------------------------------------------------
-    def _stream_name(self, spec, value: Any) -> str:
+    def _stream_name(self, spec, value: Any, memo_key: bytes | None = None) -> str:
         _epsilon, _cap, memoized, _ = stream_parameters(spec)
         if not memoized:
             return "fresh:" + spec.fingerprint
-        message = spec.fingerprint.encode("ascii") + b"\x00" + spec.memo_key(value)
+        if memo_key is None:
+            memo_key = spec.memo_key(value)
+        elif not isinstance(memo_key, bytes):
+            raise ParameterError(f"a memo key must be bytes, got {type(memo_key).__name__}")
+        message = spec.fingerprint.encode("ascii") + b"\x00" + memo_key
         return "value:" + hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
     def _with_charge(
-        self, streams: dict[str, Stream], spec, value: Any, reports: int = 1
+        self, streams: dict[str, Stream], spec, value: Any, reports: int = 1, memo_key: bytes | None = None
     ) -> dict[str, Stream]:
-        """``streams`` with ``reports`` more (or, negative, fewer) reports of ``value`` under ``spec``."""
+        """``streams`` with ``reports`` more (or, negative, fewer) reports of ``value`` under ``spec``.
+
+        ``memo_key``: the memo key of ``value`` when the encoder names it (see :meth:`charge`).
+        """
         epsilon, cap, memoized, values = stream_parameters(spec)
-        name = self._stream_name(spec, value)
+        name = self._stream_name(spec, value, memo_key)
         streams = dict(streams)
         old = streams.get(name)
         count = reports + (0 if old is None else old.reports)
@@ -276,6 +306,9 @@ class PrivacyLedger:
         if count == 0:
             streams.pop(name, None)
         else:
+            loss = old.loss if old is not None else None
+            if loss is None and not memoized and self.budget.composes_curves:
+                loss = report_loss(spec)  # the spec's own curve: its reports compose exactly
             streams[name] = Stream(
                 spec=spec.fingerprint,
                 epsilon=epsilon,
@@ -283,15 +316,17 @@ class PrivacyLedger:
                 reports=count,
                 memoized=memoized,
                 values=values,
+                linear=memo_is_linear(spec) if memoized else True,
+                loss=loss,
             )
         return streams
 
     @property
     def spent(self) -> float:
-        """Total ε of what was sent, given the values, under the budget's composition rule.
+        """Total ε (μ for a GDP budget) of what was sent, given the values, under the budget's rule.
 
-        For RAPPOR it credits repeated values (a memoized value costs at most
-        ε∞), so it depends on the values: it is reported, never used to
+        For a memoized spec it credits repeated memo keys (one key costs at
+        most ε∞), so it depends on the values: it is reported, never used to
         refuse (see :attr:`committed`). A file ledger is re-read, so charges by
         other processes are included.
         """
@@ -299,7 +334,7 @@ class PrivacyLedger:
 
     @property
     def committed(self) -> float:
-        """The ε the budget is enforced on: the largest :attr:`spent` any values could give.
+        """The ε (μ for a GDP budget) the budget is enforced on: the largest :attr:`spent` any values could give.
 
         Depends only on how many reports were sent under each spec (which the
         collector sees anyway), so a refusal reveals nothing about the values.
@@ -309,23 +344,24 @@ class PrivacyLedger:
 
     @property
     def remaining(self) -> float:
-        """Budget ε minus :attr:`committed` (never negative)."""
-        return max(0.0, self.budget.epsilon - self.committed)
+        """Budget ε (or μ) minus :attr:`committed` (never negative)."""
+        return max(0.0, self.budget.limit - self.committed)
 
     @property
     def streams(self) -> dict[str, Stream]:
         """A copy of the per-stream records (names are keyed hashes, never values)."""
         return dict(self._current_streams())
 
-    def cost_after(self, spec, value: Any = None) -> float:
+    def cost_after(self, spec, value: Any = None, *, memo_key: bytes | None = None) -> float:
         """The :attr:`committed` ε after one more report under ``spec`` (``value`` is only validated)."""
-        return committed_epsilon(self._with_charge(self._current_streams(), spec, value), self.budget)
+        streams = self._with_charge(self._current_streams(), spec, value, memo_key=memo_key)
+        return committed_epsilon(streams, self.budget)
 
-    def can_charge(self, spec, value: Any = None) -> bool:
+    def can_charge(self, spec, value: Any = None, *, memo_key: bytes | None = None) -> bool:
         """True when one more report fits the budget (advisory: only :meth:`charge` decides, under the lock)."""
-        return fits_budget(self.cost_after(spec, value), self.budget)
+        return fits_budget(self.cost_after(spec, value, memo_key=memo_key), self.budget)
 
-    def charge(self, spec, value: Any = None) -> float:
+    def charge(self, spec, value: Any = None, *, memo_key: bytes | None = None) -> float:
         """Record one report of ``value`` under ``spec``, or refuse it.
 
         Call this before the report leaves the device; if it raises, emit
@@ -338,8 +374,16 @@ class PrivacyLedger:
         spec : Spec
             The mechanism that will encode the report.
         value : object
-            The value to report (RAPPOR: identifies the memoized stream;
-            validated the way the encoder does; other specs: ignored).
+            The value to report (a memoized spec: identifies the memo key's
+            stream, by ``spec.memo_key(value)``, which validates it the way
+            the encoder does; other specs: ignored).
+        memo_key : bytes, optional
+            A memoized spec: the memo key of ``value`` as the *encoder* names
+            it, when it depends on the client (a hash bucket under a per-user
+            seed, a pattern of sampled buckets) rather than on the value
+            alone; :class:`~ldp.client.budgeted.BudgetedEncoder` passes
+            ``encoder.memo_key(value)`` when the encoder has one. It only names
+            the stream: what is refused never depends on it.
 
         Returns
         -------
@@ -357,19 +401,20 @@ class PrivacyLedger:
             If the ledger file cannot be read or written; nothing is recorded.
         """
         with self._transaction() as current:
-            streams = self._with_charge(current, spec, value)
+            streams = self._with_charge(current, spec, value, memo_key=memo_key)
             committed = committed_epsilon(streams, self.budget)
             if not fits_budget(committed, self.budget):
+                measure = self.budget.measure
                 raise BudgetExceededError(
-                    f"this report would bring the privacy committed to epsilon={committed:.6g}, over the budget "
-                    f"epsilon={self.budget.epsilon:.6g} ({self.budget.composition} composition); "
+                    f"this report would bring the privacy committed to {measure}={committed:.6g}, over the budget "
+                    f"{measure}={self.budget.limit:.6g} ({self.budget.composition} composition); "
                     f"already committed {committed_epsilon(current, self.budget):.6g}. Nothing was sent or recorded."
                 )
             self._write(streams)
             self._streams = streams
         return spent_epsilon(streams, self.budget)
 
-    def refund(self, spec, values: Iterable[Any]) -> None:
+    def refund(self, spec, values: Iterable[Any], *, memo_keys: Iterable[bytes | None] | None = None) -> None:
         """Take back the charges of reports that were made but provably never left the device.
 
         One report per item of ``values`` (the values they were charged
@@ -379,6 +424,9 @@ class PrivacyLedger:
         Refunding a report that anyone may have seen would understate the
         privacy spent.
 
+        ``memo_keys``: one per value, the memo keys they were charged with
+        (see :meth:`charge`), when the encoder named them.
+
         Raises
         ------
         StateError
@@ -386,12 +434,15 @@ class PrivacyLedger:
             cannot be read or written; nothing is changed then.
         """
         values = list(values)
+        keys: list[bytes | None] = [None] * len(values) if memo_keys is None else list(memo_keys)
+        if len(keys) != len(values):
+            raise ParameterError(f"refund: {len(values)} values but {len(keys)} memo keys")
         if not values:
             return
         with self._transaction() as current:
             streams = current
-            for value in values:
-                streams = self._with_charge(streams, spec, value, reports=-1)
+            for value, key in zip(values, keys):
+                streams = self._with_charge(streams, spec, value, reports=-1, memo_key=key)
             self._write(streams)
             self._streams = streams
 
@@ -400,8 +451,46 @@ class PrivacyLedger:
         return f"PrivacyLedger({where}, budget={self.budget}, streams={len(self._streams)})"
 
 
-def _budget_text(budget: Budget) -> str:
-    """``epsilon=3.0`` or ``epsilon=1.0, delta=1e-06, optimal composition`` (shortest exact floats)."""
+def _stream_json(stream: Stream, version2: bool) -> dict[str, Any]:
+    """A stream's record: version 1 (the fields an older ldp knows) or version 2 (every field)."""
+    item = dataclasses.asdict(stream)
+    del item["linear"], item["loss"]
+    if version2:
+        item["linear"] = stream.linear
+        if stream.loss is not None:
+            item["loss"] = {"log_p": list(stream.loss[0]), "log_q": list(stream.loss[1])}
+    return item
+
+
+def _parse_linear(item: dict[str, Any], version2: bool) -> bool:
+    """A stream's ``linear``: stored in version 2; in version 1 every memoized stream was RAPPOR's (linear)."""
+    if not version2:
+        return True
+    linear = item["linear"]
+    if not isinstance(linear, bool):
+        raise ValueError("linear")
+    return linear
+
+
+def _parse_loss(item: Any) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """One report's privacy-loss atoms as stored: finite log-masses, as many of P as of Q, each side summing to 1."""
+    if item is None:
+        return None
+    sides = item["log_p"], item["log_q"]
+    if any(not isinstance(side, list) or not side for side in sides) or len(sides[0]) != len(sides[1]):
+        raise ValueError("loss")
+    for side in sides:
+        if any(isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) for x in side):
+            raise ValueError("loss")
+        if abs(math.fsum(math.exp(min(x, 0.0)) for x in side) - 1.0) > 1e-9:
+            raise ValueError("loss")
+    return tuple(float(x) for x in sides[0]), tuple(float(x) for x in sides[1])
+
+
+def budget_text(budget: Budget) -> str:
+    """``epsilon=3.0``, ``epsilon=1.0, delta=1e-06, optimal composition`` or ``mu=1.0`` (shortest exact floats)."""
+    if budget.mu is not None:
+        return f"mu={budget.mu!r}"
     text = f"epsilon={budget.epsilon!r}"
     if budget.delta:
         text += f", delta={budget.delta!r}"

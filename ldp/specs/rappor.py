@@ -114,6 +114,9 @@ class Rappor(Spec):
         )
     )
     memoized: ClassVar[bool] = True
+    #: r reports of one value are (r·ε₁)-DP: per Bloom bit the log likelihood ratio is odd in the IRR
+    #: log ratio and concave beyond 0, hence subadditive (docs/accounting.md#memoized-streams).
+    memo_linear: ClassVar[bool] = True
 
     num_bits: int
     num_hashes: int

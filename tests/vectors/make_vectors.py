@@ -65,6 +65,7 @@ from ldp.privacy.budget import Budget, PrivacyLedger
 from ldp.privacy.composition import (
     heterogeneous_epsilon,
 )  # loads NumPy's random (reads the OS CSPRNG) here, not while vectors are made
+from ldp.privacy.spending import committed_epsilon, spent_epsilon
 from ldp.registry import BUILTIN_MECHANISMS
 from ldp.report import Report, pack_bits, unpack_bits
 from ldp.specs import Rappor, Spec, spec_from_dict
@@ -1094,7 +1095,105 @@ def budget_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
         "rappor_epsilons": epsilons,
         "compositions": compositions,
         "ledgers": ledgers,
+        "memo_costs": _memo_cost_vectors(),
+        "ledger_files": _ledger_file_vectors(),
     }
+
+
+#: (reports, ε₁, ε∞ or None, memo keys or None, linear) for the worst spread of a memoized spec's reports.
+MEMO_COST_CASES = [
+    (reports, eps1, cap, keys, linear)
+    for reports in (0, 1, 2, 3, 4, 7, 30, 365)
+    for eps1, cap in ((0.5, 1.75), (1.0, 1.5), (0.3, 2.0), (1.0, None))
+    for keys in (1, 3, None)
+    for linear in (True, False)
+]
+
+
+def _memo_cost_vectors() -> list[dict[str, Any]]:
+    """What r reports of one memo key cost, and the worst spread of R reports over the keys (ldp.privacy.spending)."""
+    from ldp.privacy.spending import memo_key_cost, worst_case_memoized_cost
+
+    return [
+        {
+            "reports": reports,
+            "epsilon_one": eps1,
+            "epsilon_inf": cap,
+            "values": keys,
+            "linear": linear,
+            "key_cost": _approx_or_none(memo_key_cost(reports, eps1, cap, linear=linear)),
+            "worst_case": _approx_or_none(worst_case_memoized_cost(reports, eps1, cap, keys, linear=linear)),
+        }
+        for reports, eps1, cap, keys, linear in MEMO_COST_CASES
+    ]
+
+
+def _approx_or_none(x: float) -> float | None:
+    """:func:`_approx`, or None for an unbounded ε (JSON has no infinity)."""
+    return None if math.isinf(x) else _approx(x)
+
+
+def _ledger_file_vectors() -> list[dict[str, Any]]:
+    """Ledger files as Python writes them (format 2: a memoized stream charged eps_inf from its second report;
+    a budget composed by exact curves), with what the TypeScript client must make of them."""
+    key = "ab" * 32
+    capped = {"spec": "0123456789abcdef", "epsilon": 0.5, "epsilon_cap": 1.75, "reports": 2, "memoized": True}
+    linear = {"spec": "fedcba9876543210", "epsilon": 0.25, "epsilon_cap": 1.0, "reports": 3, "memoized": True}
+    streams = {
+        "value:" + "1" * 64: {**capped, "values": 4, "linear": False},
+        "value:" + "2" * 64: {**linear, "values": None, "linear": True},
+        "fresh:00000000000000ff": {
+            "spec": "00000000000000ff",
+            "epsilon": 1.0,
+            "epsilon_cap": None,
+            "reports": 2,
+            "memoized": False,
+            "values": None,
+            "linear": True,
+        },
+    }
+    budget = Budget(epsilon=10.0)
+    return [
+        {
+            "id": "v2/capped-stream",
+            "file": {
+                "format": "ldp-privacy-ledger/2",
+                "key": key,
+                "budget": budget.to_dict(),
+                "streams": streams,
+            },
+            "committed": _approx(committed_epsilon(_streams_of(streams), budget)),
+            "spent": _approx(spent_epsilon(_streams_of(streams), budget)),
+        },
+        {
+            "id": "v2/exact-budget",
+            "file": {
+                "format": "ldp-privacy-ledger/2",
+                "key": key,
+                "budget": Budget(5.0, 1e-6, "exact").to_dict(),
+                "streams": {},
+            },
+            "committed": None,
+            "spent": None,
+        },
+        {
+            "id": "v2/mu-budget",
+            "file": {
+                "format": "ldp-privacy-ledger/2",
+                "key": key,
+                "budget": Budget(mu=1.0).to_dict(),
+                "streams": {},
+            },
+            "committed": None,
+            "spent": None,
+        },
+    ]
+
+
+def _streams_of(items: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    from ldp.privacy.spending import Stream
+
+    return {name: Stream(**item) for name, item in items.items()}
 
 
 README = (

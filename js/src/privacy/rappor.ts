@@ -41,7 +41,9 @@ export function rapporPrivacy(fields: JsonObject): MechanismPrivacy {
   const halfF = divInt(f, 2n);
   const permanentRatio = f.num === 0n ? null : pow(div(sub(ONE, halfF), halfF), boolean ? 1n : 2n * h);
   const memoValues = boolean ? 2n : encoding === "basic" ? domainSize(fields) : null;
-  return { ratio, permanentRatio, memoValues };
+  // r reports of one value are (r·ε₁)-DP: per bit the log likelihood ratio is odd and concave beyond 0 in the
+  // IRR log ratio, hence subadditive (docs/accounting.md#memoized-streams)
+  return { ratio, permanentRatio, memoValues, memoLinear: true };
 }
 
 /**

@@ -1,0 +1,214 @@
+"""Lifetime bounds stated in advance (ldp.privacy.planning): exactly the ledger's, for τ collections and c changes."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+
+import ldp
+from ldp.errors import AccountingError
+from ldp.privacy import Budget, PrivacyLedger, lifetime_epsilon, memo_keys_used, plan_reports
+from ldp.privacy.spending import memo_key_cost
+
+
+@dataclasses.dataclass(frozen=True)
+class ToyMemoized:
+    """A memoized spec as the ledger sees one; values are 0 .. memo_domain_size − 1 (any int when None)."""
+
+    epsilon_one: float = 0.5
+    epsilon_inf: float = 1.75
+    memo_domain_size: int | None = 4
+    memo_linear: bool = True
+    mechanism: str = "toy-memo"
+    memoized: bool = True
+
+    @property
+    def epsilon(self) -> float:
+        return self.epsilon_one
+
+    @property
+    def fingerprint(self) -> str:
+        return f"toy-{self.epsilon_one}-{self.epsilon_inf}-{self.memo_domain_size}-{self.memo_linear}"
+
+    def memo_key(self, value) -> bytes:
+        if (
+            not isinstance(value, int)
+            or value < 0
+            or (self.memo_domain_size and value >= self.memo_domain_size)
+        ):
+            raise ldp.ParameterError(f"toy value {value!r} is out of range")
+        return str(value).encode()
+
+
+RAPPOR_BASIC = ldp.Rappor.basic(("a", "b", "c"), f="1/2", p="1/4", q="3/4")
+SPECS = [
+    ToyMemoized(),  # linear, 4 keys, eps_inf / eps1 = 3.5
+    ToyMemoized(memo_linear=False),  # no proof of r·eps1: eps_inf from a key's second report
+    ToyMemoized(memo_domain_size=None),  # unbounded domain (Bloom-like)
+    ToyMemoized(memo_domain_size=None, memo_linear=False),
+]
+
+
+def best_spread(reports: int, keys: int, cost) -> tuple[float, list[int]]:
+    """Dynamic programming over keys: the largest Σ cost(r_v) over r_1 + … + r_keys = reports, and a spread reaching it."""
+
+    @functools.cache
+    def best(left: int, slots: int) -> tuple[float, tuple[int, ...]]:
+        if slots == 1:
+            return cost(left), (left,)
+        options = []
+        for r in range(left + 1):
+            value, rest = best(left - r, slots - 1)
+            options.append((cost(r) + value, (r, *rest)))
+        return max(options)
+
+    value, spread = best(reports, keys)
+    return value, list(spread)
+
+
+def spec_values(spec, spread: list[int]) -> list:
+    """A value sequence with the given reports per memo key, in runs (len(runs) − 1 changes)."""
+    if isinstance(spec, ToyMemoized):
+        return [key for key, count in enumerate(spread) for _ in range(count)]
+    return [spec.domain[key] for key, count in enumerate(spread) for _ in range(count)]
+
+
+@pytest.mark.parametrize("collections", [1, 10, 365])
+@pytest.mark.parametrize("changes", [0, 1, 2, 5, None])
+@pytest.mark.parametrize("spec", [*SPECS, RAPPOR_BASIC], ids=lambda s: s.fingerprint)
+def test_lifetime_bound_is_the_worst_spread_and_what_the_ledger_spends_on_it(spec, collections, changes):
+    """The stated bound is the largest spent over every value sequence with at most c changes, reached by one."""
+    eps1, cap = spec.epsilon_one, spec.epsilon_inf
+    linear = spec.memo_linear
+    keys = memo_keys_used(spec, collections, changes)
+    domain = spec.memo_domain_size
+    assert keys == min(
+        [collections] + ([changes + 1] if changes is not None else []) + ([domain] if domain else [])
+    )
+    if (
+        keys > 12
+    ):  # unbounded domain and changes: as many keys as reports; a key reported 3+ times is a split loss
+        worst = max(twice * cap + (collections - 2 * twice) * eps1 for twice in range(collections // 2 + 1))
+        expected = collections * eps1 if linear else worst
+        assert lifetime_epsilon(spec, collections, changes) == pytest.approx(expected, rel=1e-12)
+        return
+    bound, spread = best_spread(collections, keys, lambda r: memo_key_cost(r, eps1, cap, linear=linear))
+    stated = lifetime_epsilon(spec, collections, changes)
+    assert stated == pytest.approx(bound, rel=1e-12)
+    if linear:  # the closed form the issue states: min(τ·ε₁, (c + 1)·ε∞), reached at its two ends
+        assert stated <= min(collections * eps1, keys * cap) * (1 + 1e-12)
+        if collections <= keys:
+            assert stated == pytest.approx(collections * eps1)
+        if collections >= keys * -(-cap // eps1):
+            assert stated == pytest.approx(keys * cap)
+    # a client whose values follow the worst spread (at most c changes) spends exactly the bound
+    ledger = PrivacyLedger.in_memory(Budget(epsilon=1e9))
+    values = spec_values(spec, [r for r in spread if r])
+    assert len(values) == collections
+    for value in values:
+        ledger.charge(spec, value)
+    assert ledger.spent == pytest.approx(stated, rel=1e-12)
+    assert ledger.committed == pytest.approx(lifetime_epsilon(spec, collections), rel=1e-12)
+
+
+@pytest.mark.parametrize("collections", [1, 10, 365])
+def test_lifetime_of_fresh_randomness_is_tau_epsilon(collections):
+    grr = ldp.GRR(domain=("a", "b", "c"), epsilon=0.25)
+    assert lifetime_epsilon(grr, collections) == collections * 0.25
+    assert lifetime_epsilon(grr, collections, changes=0) == collections * 0.25  # changes do not matter
+    with pytest.raises(AccountingError, match="not memoized"):
+        memo_keys_used(grr, collections)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_bad_counts_are_one_line_errors(bad):
+    with pytest.raises(AccountingError, match="must be an integer"):
+        lifetime_epsilon(ToyMemoized(), bad)
+    with pytest.raises(AccountingError, match="must be an integer"):
+        lifetime_epsilon(ToyMemoized(), 3, changes=bad)
+
+
+@pytest.mark.parametrize(
+    "spec", [*SPECS, RAPPOR_BASIC, ldp.OUE(domain=("a", "b", "c"), epsilon=0.7)], ids=str
+)
+@pytest.mark.parametrize(
+    "budget", [Budget(epsilon=4.0), Budget(6.0, 1e-6, "optimal"), Budget(6.0, 1e-6, "exact")], ids=repr
+)
+def test_plan_is_what_the_ledger_sends(spec, budget):
+    """The planner's count is exactly where a ledger refuses (for values that change at every report)."""
+    plan = plan_reports(spec, budget, per_day=3)
+    ledger = PrivacyLedger.in_memory(budget)
+    domain = getattr(spec, "memo_domain_size", None)
+    sent = 0
+    while sent < 200:
+        value = sent % domain if domain else sent
+        if isinstance(spec, ldp.Rappor):
+            value = spec.domain[sent % 3]
+        elif isinstance(spec, ldp.OUE):
+            value = "a"
+        if not ledger.can_charge(spec, value):
+            break
+        ledger.charge(spec, value)
+        sent += 1
+    if plan.reports is None:
+        assert sent == 200 and ledger.committed <= plan.committed * (1 + 1e-12)
+    else:
+        assert sent == plan.reports and plan.days == sent // 3
+        assert ledger.committed == pytest.approx(plan.committed, rel=1e-12)
+
+
+def test_plan_given_changes_for_a_memoized_spec():
+    """Reports a day × days: 4 keys at eps_inf 1.75 exceed 4.0, 2 keys (one change) never do."""
+    spec = ToyMemoized()
+    plan = plan_reports(spec, Budget(epsilon=4.0), per_day=2, changes=1)
+    assert plan.reports == 8 and plan.days == 4  # 8 reports over 4 keys cost 8 · 0.5 = 4.0
+    assert plan.reports_with_changes is None and plan.days_with_changes is None  # 2 · 1.75 = 3.5 ≤ 4
+    plan = plan_reports(spec, Budget(epsilon=4.0), changes=2)  # 3 keys: 3 · 1.75 = 5.25 > 4
+    assert plan.reports_with_changes == 8  # spread 3, 3, 2: 1.5 + 1.5 + 1.0 = 4.0; 9 reports: 4.5
+    assert lifetime_epsilon(spec, 8, changes=2) == pytest.approx(4.0)
+    assert lifetime_epsilon(spec, 9, changes=2) > 4.0
+
+
+def test_plan_refuses_to_look_beyond_its_limit():
+    grr = ldp.GRR(domain=("a", "b"), epsilon=0.001)
+    with pytest.raises(AccountingError, match="more than 100 reports"):
+        plan_reports(grr, Budget(epsilon=10.0), limit=100)
+
+
+def test_reports_of_one_memo_key_need_not_compose_to_r_epsilon_one():
+    """Why memo_linear is opt-in: two-round GRR over 3 values, keep probability 2/5 in both rounds (exact Fractions).
+
+    One report's worst-case ratio is 34/33; two reports of one memoized value reach a ratio above (34/33)²,
+    so min(r·ε₁, ε∞) would undercharge; the ledger's default charges ε∞ from a key's second report.
+    """
+    import itertools
+    from fractions import Fraction
+
+    k, keep = 3, Fraction(2, 5)
+    grr = [[keep if i == j else (1 - keep) / (k - 1) for j in range(k)] for i in range(k)]
+
+    def worst_ratio(reports: int) -> Fraction:
+        best = Fraction(1)
+        for outputs in itertools.product(range(k), repeat=reports):
+            likelihoods = []
+            for value in range(k):  # P(outputs | value) = Σ_b P(b | value) Π_t P(y_t | b)
+                total = Fraction(0)
+                for b in range(k):
+                    term = grr[value][b]
+                    for y in outputs:
+                        term *= grr[b][y]
+                    total += term
+                likelihoods.append(total)
+            best = max(best, max(likelihoods) / min(likelihoods))
+        return best
+
+    one, two = worst_ratio(1), worst_ratio(2)
+    assert one == Fraction(34, 33)
+    assert two > one**2  # 2 reports cost more than 2·ε₁
+    assert two <= grr[0][0] / grr[0][1]  # and at most ε∞ (post-processing of the permanent response)
+    toy = ToyMemoized(epsilon_one=0.1, epsilon_inf=1.0, memo_linear=False)
+    ledger = PrivacyLedger.in_memory(Budget(epsilon=10.0))
+    ledger.charge(toy, 0)
+    assert ledger.charge(toy, 0) == pytest.approx(1.0)  # ε∞, not 2·ε₁
