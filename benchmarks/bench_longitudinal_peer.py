@@ -70,7 +70,9 @@ def zipf_values(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
 # -- theirs --------------------------------------------------------------------
 
 
-def peer_probabilities(mechanism: str, k: int, eps_inf: float, eps1: float) -> tuple[float, float, float, float]:
+def peer_probabilities(
+    mechanism: str, k: int, eps_inf: float, eps1: float
+) -> tuple[float, float, float, float]:
     """p₁, q₁, p₂, q₂ exactly as multi-freq-ldpy 0.2.5 computes them (long_freq_est/L_GRR.py, L_OSUE.py)."""
     if mechanism == "l-grr":
         p1 = math.exp(eps_inf) / (math.exp(eps_inf) + k - 1)
@@ -164,8 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="rounds per configuration (times: the median)")
     parser.add_argument("--seed", type=int, default=20261127)
     args = parser.parse_args(argv)
-    import multi_freq_ldpy  # noqa: F401  # fail early, with the install hint below
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version("multi-freq-ldpy")
+    except PackageNotFoundError:
+        print("multi-freq-ldpy is not installed: pip install multi-freq-ldpy==0.2.5 (it pulls numba)")
+        return 2
 
     print(
         f"multi-freq-ldpy {version('multi-freq-ldpy')}, numba {version('numba')}; n = {args.users:,}, "
@@ -241,7 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     if grr:
         print()
         print("L-GRR calibration: their p2 solves A/B = e^eps1 with B = p1*q2 + q1*p2 (exact for k = 2 only)")
-        print(f"{'k':>4} {'eps_inf':>7} {'eps1':>5} {'our p2':>10} {'their p2':>10} {'their real eps1':>15} {'their Var/ours':>14}")
+        print(
+            f"{'k':>4} {'eps_inf':>7} {'eps1':>5} {'our p2':>10} {'their p2':>10} {'their real eps1':>15} {'their Var/ours':>14}"
+        )
         for r in grr:
             print(
                 f"{r.k:>4} {r.eps_inf:>7g} {r.eps1:>5g} {r.our_p2:>10.6f} {r.their_p2:>10.6f} "

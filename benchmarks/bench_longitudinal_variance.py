@@ -115,7 +115,9 @@ class Cell:
         return abs(self.coverage - COVERAGE_TARGET) <= COVERAGE_TOLERANCE
 
 
-def check_against_accumulator(spec, support: np.ndarray, n: int, estimate: np.ndarray, se: np.ndarray) -> None:
+def check_against_accumulator(
+    spec, support: np.ndarray, n: int, estimate: np.ndarray, se: np.ndarray
+) -> None:
     """The vectorized estimate and SE of one repetition equal the accumulator's estimate table."""
     try:
         table = type(make_aggregator(spec)).from_counts(spec, support, n).estimate()
@@ -125,10 +127,14 @@ def check_against_accumulator(spec, support: np.ndarray, n: int, estimate: np.nd
         np.allclose(table["proportion"].to_numpy(), estimate, rtol=1e-12, atol=1e-15)
         and np.allclose(table["std_error"].to_numpy(), n * se, rtol=1e-12, atol=1e-12)
     ):
-        raise AssertionError(f"{spec.mechanism}: the vectorized estimate differs from the accumulator's table")
+        raise AssertionError(
+            f"{spec.mechanism}: the vectorized estimate differs from the accumulator's table"
+        )
 
 
-def run_cell(mechanism: str, k: int, eps_inf: float, ratio: float, n: int, reps: int, population: str, rng) -> Cell:
+def run_cell(
+    mechanism: str, k: int, eps_inf: float, ratio: float, n: int, reps: int, population: str, rng
+) -> Cell:
     spec = spec_class(mechanism)(domain=list(range(k)), epsilon=ratio * eps_inf, epsilon_inf=eps_inf)
     f = zipf_frequencies(k)
     base = fixed_counts(n, f)
@@ -170,13 +176,17 @@ def run_cell(mechanism: str, k: int, eps_inf: float, ratio: float, n: int, reps:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="k in {2, 16}, eps_inf in {1, 4}, ratio 0.5, 500 reps")
+    parser.add_argument(
+        "--quick", action="store_true", help="k in {2, 16}, eps_inf in {1, 4}, ratio 0.5, 500 reps"
+    )
     parser.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=MECHANISMS)
     parser.add_argument("--domains", nargs="+", type=int, default=None)
     parser.add_argument("--epsilon-inf", nargs="+", type=float, default=None)
     parser.add_argument("--ratios", nargs="+", type=float, default=None)
     parser.add_argument("--users", type=int, default=100_000)
-    parser.add_argument("--reps", type=int, default=None, help="repetitions per cell (default 2000; 500 with --quick)")
+    parser.add_argument(
+        "--reps", type=int, default=None, help="repetitions per cell (default 2000; 500 with --quick)"
+    )
     parser.add_argument("--loloha-reps", type=int, default=None, help="LOLOHA's repetitions (default --reps)")
     parser.add_argument("--population", choices=("fixed", "iid"), default="fixed")
     parser.add_argument("--seed", type=int, default=20261127)
@@ -202,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                 for ratio in ratios:
                     cell_reps = (args.loloha_reps or reps) if mechanism == "loloha" else reps
                     try:
-                        cell = run_cell(mechanism, k, eps_inf, ratio, args.users, cell_reps, args.population, rng)
+                        cell = run_cell(
+                            mechanism, k, eps_inf, ratio, args.users, cell_reps, args.population, rng
+                        )
                     except LDPError as exc:
                         skipped.append(f"{mechanism} k={k} eps_inf={eps_inf} ratio={ratio}: {exc}")
                         print(f"{mechanism:<9} {k:>4} {eps_inf:>7g} {ratio:>8g}  not a valid spec: {exc}")
