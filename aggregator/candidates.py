@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError
 
 __all__ = ["unique_candidates"]
 
@@ -15,11 +15,11 @@ def unique_candidates(candidates: Sequence[Any], key: Callable[[Any], Hashable] 
 
     Raises
     ------
-    ParameterError
+    InputError
         ``candidates`` is a single string or bytes value.
     """
     if isinstance(candidates, (str, bytes)):
-        raise ParameterError("candidates must be a sequence of values, not a single string")
+        raise InputError("candidates must be a sequence of values, not a single string")
     seen: dict[Hashable, Any] = {}
     for value in candidates:
         seen.setdefault(key(value), value)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ldp.cli import OptionConflict, check_outputs_distinct, check_writable, run_guarded
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 from ldp.flags import Flags
 from ldp.progress import CountProgress
 from ldp.specs import Spec
@@ -435,10 +435,10 @@ def _read_candidates(path: str) -> list[str]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError(f"cannot read candidates file {path!r}: {exc}") from None
+        raise InputError(f"cannot read candidates file {path!r}: {exc}") from None
     candidates = list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
     if not candidates:
-        raise ParameterError(f"candidates file {path!r} has no candidates (one per line)")
+        raise InputError(f"candidates file {path!r} has no candidates (one per line)")
     return candidates
 
 

@@ -36,7 +36,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 
 __all__ = [
     "CONSISTENCY_METHODS",
@@ -53,9 +53,9 @@ __all__ = [
 def _as_vector(frequencies) -> np.ndarray:
     f = np.asarray(frequencies, dtype=float)
     if f.ndim != 1 or f.size == 0:
-        raise ParameterError(f"frequencies must be a non-empty 1-D array, got shape {f.shape}")
+        raise InputError(f"frequencies must be a non-empty 1-D array, got shape {f.shape}")
     if not np.all(np.isfinite(f)):
-        raise ParameterError("frequencies must be finite")
+        raise InputError("frequencies must be finite")
     return f
 
 

@@ -231,7 +231,10 @@ class LolohaAccumulator(FrequencyAccumulator):
         super().__init__(spec)
         self.threads = threads
         self._size = spec.pool_size * spec.g
-        self._dense: np.ndarray | None = None  # N as S·g counts, once the reports are many
+        # N as S·g counts: allocated now (zero pages cost nothing until written; its size is the
+        # accumulator's true footprint, which the collector reads), filled once the reports are many
+        self._dense = np.zeros(self._size, dtype=np.int64)
+        self._filled = False
         self._cells: list[
             tuple[np.ndarray, np.ndarray]
         ] = []  # reports (pool index, bucket) not yet in the table
@@ -250,6 +253,7 @@ class LolohaAccumulator(FrequencyAccumulator):
         if counts.dtype.kind not in "iu" or (counts.size and counts.min() < 0):
             raise InputError("table must hold non-negative integers")
         acc._dense = counts.astype(np.int64).reshape(-1)
+        acc._filled = True
         acc._n = int(acc._dense.sum())
         return acc
 
@@ -280,11 +284,11 @@ class LolohaAccumulator(FrequencyAccumulator):
         return pending
 
     def _densify(self) -> np.ndarray:
-        dense = np.zeros(self._size, dtype=np.int64) if self._dense is None else self._dense
+        dense = self._dense
         seeds, buckets = self._gather()
         if seeds.size:
             dense += np.bincount(seeds * self.spec.g + buckets, minlength=self._size)
-        self._dense = dense
+        self._filled = True
         return dense
 
     @property
@@ -299,7 +303,7 @@ class LolohaAccumulator(FrequencyAccumulator):
         """C_v, decoded from the occupied cells (cached until more reports arrive)."""
         if self._decoded is None:
             spec = self.spec
-            if self._dense is None:  # at most S·g reports: each its own cell of weight 1, as OLH decodes
+            if not self._filled:  # at most S·g reports: each its own cell of weight 1, as OLH decodes
                 seeds, buckets = self._gather()
                 self._cells, self._pending = [(seeds, buckets)], seeds.size
                 weights = None

@@ -223,7 +223,7 @@ class MeanAccumulator(Accumulator):
         if groups is not None:
             keys = np.asarray(groups, dtype=object) if not isinstance(groups, np.ndarray) else groups
             if keys.shape != values.shape:
-                raise ParameterError(
+                raise InputError(
                     f"groups must have one key per report ({values.size}), got shape {keys.shape}"
                 )
             self._add_grouped(keys, idx)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ldp.aggregator.accumulators import UnaryAccumulator, check_packed_bits
 from ldp.batch import ReportBatch
-from ldp.errors import ParameterError, ReportError
+from ldp.errors import InputError, ReportError
 from ldp.specs.subset import bit_weights
 
 __all__ = ["SubsetAccumulator"]
@@ -37,7 +37,7 @@ class SubsetAccumulator(UnaryAccumulator):
     def _check_counts(self, counts: np.ndarray, n: int) -> None:
         omega = self.spec.omega
         if int(counts.sum()) != omega * n:
-            raise ParameterError(
+            raise InputError(
                 f"ss support counts must sum to omega*n = {omega}*{n} = {omega * n}, got {int(counts.sum())}"
             )
 

@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ldp.batch import ReportBatch
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 from ldp.extensions import split_extension
 from ldp.jsonlines import json_line
 from ldp.report import GROUP_REPORT_VERSION, REPORT_VERSION, Report
@@ -122,7 +122,7 @@ def _as_batches(spec, items: ReportBatch | Report | Iterable[ReportBatch | Repor
                 yield batch_from_checked(spec, pending)
                 pending = []
             if item.spec != spec.fingerprint:
-                raise ParameterError(f"batch is for spec {item.spec}, not {spec.fingerprint}")
+                raise InputError(f"batch is for spec {item.spec}, not {spec.fingerprint}")
             yield item
         elif isinstance(item, Report):
             pending.append(check_report(spec, item))
@@ -130,9 +130,7 @@ def _as_batches(spec, items: ReportBatch | Report | Iterable[ReportBatch | Repor
                 yield batch_from_checked(spec, pending)
                 pending = []
         else:
-            raise ParameterError(
-                f"write_reports takes ReportBatch or Report items, got {type(item).__name__}"
-            )
+            raise InputError(f"write_reports takes ReportBatch or Report items, got {type(item).__name__}")
     if pending:
         yield batch_from_checked(spec, pending)
 
@@ -142,7 +140,7 @@ def _payload_columns(spec: Any, batch: ReportBatch) -> Iterator[tuple[ReportFiel
     for field in report_schema_of(spec).fields:
         column = batch.column(field.name)
         if column is None:
-            raise ParameterError(
+            raise InputError(
                 f"the {spec.mechanism} batch has no {field.name!r} column (its reports carry "
                 f"{', '.join(report_schema_of(spec).names)})"
             )
@@ -323,7 +321,9 @@ def write_reports(
     Raises
     ------
     ParameterError
-        Unknown extension, unwritable path, or a report/batch of another spec.
+        Unknown extension or unwritable path.
+    InputError
+        A report or batch of another spec, or an item that is neither (a :class:`ParameterError` too).
     """
     batches = _as_batches(spec, batches_or_reports)
     if path_or_stdout is None or str(path_or_stdout) == _STDOUT:

@@ -2,8 +2,8 @@
 
 :func:`secure_batches` draws every coin from the OS CSPRNG; with a state
 directory each row's ``client_id`` selects a persistent client
-(:class:`_Clients`: RAPPOR's permanent response, or a longitudinal chain's
-memo, from its keyed PRF, every ledger charged row by row in input order). :func:`seeded_batches` uses a
+(:class:`_Clients`: a memoizing mechanism's permanent response from its keyed PRF, every
+ledger charged row by row in input order). :func:`seeded_batches` uses a
 seeded, NOT private, NumPy generator (``--seed``: tests and demos only).
 """
 
@@ -91,39 +91,33 @@ def _rappor_state_batch(spec: Rappor, values: list[Any], chunk, keys: list[str],
     return rappor_irr_batch(spec, table[index], cohorts, source), encoders
 
 
-def _memoized_state_batch(spec: Spec, values: list[Any], chunk, keys: list[str], client):
-    """Reports of persistent clients of any other memoizing spec (the longitudinal chains), row by row.
+def _memo_state_batch(spec: Spec, values: list[Any], chunk, keys: list[str], client):
+    """Reports of persistent clients of a memoizing mechanism other than RAPPOR, each by its client's own encoder.
 
-    Each row is encoded by its client's own encoder (its memo from the
-    client's keyed PRF, the fresh round from the CSPRNG) and checked as the
-    aggregator checks it; the payload fields become the batch's columns.
-    Returns the batch and each row's encoder; a bad value raises :class:`_BadRow`.
+    ``client(key)`` opens (or creates) a client's state, row by row in input
+    order; each report is made by that client's encoder (its memoized
+    response from its keyed PRF, fresh coins from the CSPRNG) and checked as
+    the aggregator checks it. Returns the batch and each row's encoder; a
+    bad value raises :class:`_BadRow`.
     """
-    import numpy as np
-
     from ldp.batch import ReportBatch
     from ldp.client.budgeted import BudgetedEncoder
-    from ldp.report_check import check_report, required_fields
+    from ldp.report_check import check_report
+    from ldp.report_schema import report_schema_of
 
-    names = required_fields(spec)
-    cells: dict[str, list[Any]] = {name: [] for name in names}
-    encoders = []
+    encoders, checked = [], []
     for i, ((row, *_rest), value, key) in enumerate(zip(chunk, values, keys)):
         encoder = client(key)
         encoders.append(encoder)
-        inner = encoder.encoder if isinstance(encoder, BudgetedEncoder) else encoder
+        inner = encoder.encoder if isinstance(encoder, BudgetedEncoder) else encoder  # charged by the caller
         try:
-            checked = check_report(spec, inner.encode(value))  # charged after the chunk, in row order
+            checked.append(check_report(spec, inner.encode(value)))
         except ParameterError as exc:
             raise _BadRow(i, ParameterError(f"row {row}: {exc}")) from None
-        for name in names:
-            cells[name].append(checked.field(name))
-    columns = {}
-    for name, column in cells.items():
-        if column and isinstance(column[0], bytes):
-            columns[name] = np.frombuffer(b"".join(column), dtype=np.uint8).reshape(len(column), -1)
-        else:
-            columns[name] = np.asarray(column, dtype=np.int64)
+    columns = {
+        f.name: f.from_checked(spec, [c.field(f.name) for c in checked])
+        for f in report_schema_of(spec).fields
+    }
     return ReportBatch.from_columns(spec.fingerprint, columns), encoders
 
 
@@ -186,9 +180,10 @@ def secure_batches(
 class _Clients:
     """The persistent clients of one ``ldp encode --state`` run, by canonical client id.
 
-    Each is its encoder with its state in the directory (a memoizing spec:
-    RAPPOR, the longitudinal chains) or, for a fresh-randomness mechanism, the spec alone (:class:`_SpecOnly`), wrapped
-    in a :class:`~ldp.client.BudgetedEncoder` when it has a ledger.
+    Each is its encoder with its state in the directory, for a memoizing
+    mechanism (``spec.memoized``: RAPPOR, the longitudinal chains, 1BitMean with α-point rounding), or,
+    for a fresh-randomness mechanism, the spec alone (:class:`_SpecOnly`),
+    wrapped in a :class:`~ldp.client.BudgetedEncoder` when it has a ledger.
     """
 
     def __init__(
@@ -205,20 +200,18 @@ class _Clients:
         self.refused = refused
         self.charges = charges
         self.rappor = spec.mechanism == "rappor"
-        self.memoized = bool(
-            spec.memoized
-        )  # a client of a memoizing spec keeps its state (its memo's PRF key)
+        self.stateful = bool(spec.memoized)
         self.clients: dict[str, Any] = {}
 
     def client(self, key: str) -> Any:
-        """The row's client: its RAPPOR encoder (or the spec alone), charging its ledger when it has one."""
+        """The row's client: its stateful encoder (or the spec alone), charging its ledger when it has one."""
         from ldp.client.budgeted import BudgetedEncoder, client_ledger
         from ldp.plugins import implementation
 
         if key not in self.clients:
             spec = self.spec
             path = state_path(self.state_dir, key)
-            encoder = implementation(spec, "encoder")(spec, str(path)) if self.memoized else _SpecOnly(spec)
+            encoder = implementation(spec, "encoder")(spec, str(path)) if self.stateful else _SpecOnly(spec)
             ledger = client_ledger(path, self.budget)
             self.clients[key] = encoder if ledger is None else BudgetedEncoder(encoder, ledger)
         return self.clients[key]
@@ -275,8 +268,8 @@ class _Clients:
                 batch, encoders = _rappor_state_batch(
                     cast(Rappor, spec), values, chunk, keys, self.client, source
                 )
-            elif self.memoized:
-                batch, encoders = _memoized_state_batch(spec, values, chunk, keys, self.client)
+            elif self.stateful:
+                batch, encoders = _memo_state_batch(spec, values, chunk, keys, self.client)
             else:
                 batch, encoders = _fresh_batch(spec, values, chunk, source), [None] * len(keys)
         except _BadRow as bad:

@@ -32,6 +32,7 @@ __all__ = [
     "binary_digits",
     "expansion",
     "lanes_to_packed",
+    "randbelow_from",
     "sample_expanded",
     "sample_lanes",
     "urandom_source",
@@ -167,6 +168,23 @@ def sample_expanded(
         undecided &= ~(plane ^ threshold)
         round_index += 1
     return result
+
+
+def randbelow_from(source: ByteSource, n: int) -> int:
+    """A uniform integer in [0, n) read from ``source`` exactly as ``secrets.randbelow`` reads the CSPRNG.
+
+    Each try reads ⌈k/8⌉ bytes (k = the bit length of n), keeps their top k
+    bits (big-endian) and accepts them when below n; so a keyed PRF stream
+    gives the same draws in every client (the TypeScript ``UniformBelow``).
+    """
+    if n <= 0:
+        raise ValueError(f"randbelow needs n > 0, got {n}")
+    k = n.bit_length()
+    nbytes = (k + 7) // 8
+    while True:
+        r = int.from_bytes(source(nbytes), "big") >> (8 * nbytes - k)
+        if r < n:
+            return r
 
 
 def lanes_to_packed(lanes: int, width: int) -> bytes:

@@ -61,7 +61,7 @@ from ldp.client.upload_http import (
     fetch_task,
     task_path,
 )
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -161,21 +161,21 @@ def batch_bounds(lines: Sequence[bytes], batch_size: int, max_body: int) -> Iter
 
     Raises
     ------
-    ParameterError
+    InputError
         If one envelope alone is larger than ``max_body``, or a line holds a
         line break (it would be read as several envelopes).
     """
     start, size = 0, 0
     for index, line in enumerate(lines):
         if b"\n" in line:
-            raise ParameterError.naming(
+            raise InputError.naming(
                 f"envelope {index + 1} of {{envelope_lines}} holds a line break; give one envelope per item, "
                 "without line ends",
                 envelope_lines=None,
             )
         length = len(line) + 1
         if length > max_body:
-            raise ParameterError.naming(
+            raise InputError.naming(
                 f"envelope {index + 1} is {length} bytes, more than one upload may hold ({{max_body=}})",
                 max_body=max_body,
             )

@@ -249,8 +249,8 @@ def envelope_file(reports: ReportLines, path: Path, time_precision: int, now: fl
 def _load_envelopes(path: Path, reports: ReportLines) -> list[bytes]:
     """The envelope lines of the existing file ``path``, checked against ``reports``."""
 
-    def mismatch(why: str) -> ParameterError:
-        return ParameterError.naming(
+    def mismatch(why: str) -> InputError:
+        return InputError.naming(
             f"{{envelopes_path=}} does not match the reports in {{reports_path=}}: {why}. An envelope file "
             "belongs to one report file and is reused as is (same ids) on every retry; if its envelopes were "
             "uploaded, new ids for the same reports would count them twice. For other reports choose another "
@@ -263,7 +263,7 @@ def _load_envelopes(path: Path, reports: ReportLines) -> list[bytes]:
         with open(path, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        raise ParameterError.naming(
+        raise InputError.naming(
             f"cannot read {{envelopes_path=}}: {exc.strerror}", envelopes_path=str(path)
         ) from None
     if data and not data.endswith(b"\n"):

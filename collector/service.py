@@ -55,6 +55,7 @@ from ldp.collector.store import Store, StoreUnavailable, UnknownTaskError
 from ldp.collector.tasks import Task, hash_token, is_task_id
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary
 from ldp.errors import ParameterError
+from ldp.numeric_wire import has_table
 from ldp.numeric_wire import numeric_table as wire_table
 from ldp.specs.base import load_spec
 from ldp.specs.numeric import NumericSpec
@@ -362,7 +363,7 @@ def numeric_table(spec: NumericSpec) -> dict[str, Any]:
 def _table_reply(spec_json: str) -> tuple[bytes, str] | None:
     """(JSON body, ETag) of a spec's numeric table, or None for a spec without one; cached by spec."""
     spec = load_spec(spec_json)
-    if not isinstance(spec, NumericSpec):
+    if not isinstance(spec, NumericSpec) or not has_table(spec):
         return None
     table = numeric_table(spec)
     # json, not orjson: floats written as Python writes them (tests/vectors/README.md, float_text)

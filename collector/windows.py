@@ -239,5 +239,11 @@ def estimate_reply(
 
 
 def task_summary(task: Task, confidence: float) -> dict[str, Any]:
-    """A task's public description with the dashboard's fields."""
-    return {**task.to_dict(), "kind": _kind(task), "confidence": confidence}
+    """A task's public description with the dashboard's fields.
+
+    ``memoized`` says the spec memoizes (RAPPOR, the longitudinal
+    mechanisms): its clients report the same values round after round, and
+    the dashboard names its windows rounds.
+    """
+    memoized = bool(getattr(task.spec, "memoized", False))
+    return {**task.to_dict(), "kind": _kind(task), "confidence": confidence, "memoized": memoized}

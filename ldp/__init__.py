@@ -1,9 +1,62 @@
 """ldp: local differential privacy, from the device to the estimate.
 
-``ldp`` (this package) holds the mechanism specs, the privacy math, hashing,
-the report format and errors. Client encoders live in :mod:`ldp.client`,
-decoding in :mod:`ldp.aggregator`, the accuracy harness in
-:mod:`ldp.simulations`.
+The public surface of ``ldp`` is ``__all__``, listed here by job; each name has
+its own ``help()`` and a docstring example. Client encoders live in
+:mod:`ldp.client`, decoding in :mod:`ldp.aggregator`, the accuracy harness in
+:mod:`ldp.simulations`, the privacy accountant in :mod:`ldp.privacy`. The
+modules ``help(ldp)`` lists under PACKAGE CONTENTS (pydoc lists every file of a
+package) are the implementation: import from the names below and from those
+subpackages.
+
+Building and choosing a spec
+
+    load_spec                 a spec from a JSON file, JSON text or a dict
+    frequency_spec            the frequency spec of a mechanism name ("auto": the best)
+    numeric_spec              the numeric spec of a mechanism name ("auto": the best)
+    best_frequency_mechanism  the frequency oracle of least variance at (epsilon, d)
+    best_numeric_mechanism    the numeric mechanism of least worst-case variance
+    variance_table            the variance of every applicable frequency oracle
+
+Frequency oracles (one value of a known domain per user)
+
+    GRR, BinaryRR             (generalized) randomized response
+    SUE, OUE                  symmetric and optimized unary encoding
+    OLH, BLH                  optimized and binary local hashing
+    HR                        Hadamard response
+    SubsetSelection           a random subset holding the value
+    CMS, HCMS                 Apple's (Hadamard) count-mean sketch
+    Rappor                    RAPPOR: Bloom filter, permanent and instantaneous responses
+
+Heavy hitters (strings of an unknown domain)
+
+    PEM                       prefix extending method
+    TreeHist                  a binary prefix tree walked with a threshold
+
+Numeric mechanisms (a mean of values in [low, high])
+
+    Duchi, StochasticRounding, Piecewise, Hybrid, Laplace, Gaussian
+
+Base classes
+
+    Spec, FrequencySpec, NumericSpec
+
+Reports
+
+    Report                    one randomized report, in JSON, CSV and binary form
+
+Errors (catch LDPError for any of them)
+
+    LDPError                  the base of every error ldp raises on purpose
+    ParameterError            a bad parameter, option or value; its subclasses say which:
+    SpecError                 ... a mechanism spec
+    InputError                ... a value, row or data file
+    EstimateError             ... reports that cannot support the estimate asked for
+    AccountingError           ... a question the privacy accountant refuses
+    ReportError               a malformed report, or one of another spec
+    BudgetError               a client's privacy budget (BudgetExceededError: spent)
+    BudgetExceededError       an encode would spend more than is left
+    StateError                a client state file
+    StoreError                the collector's store
 """
 
 from ldp.errors import (
@@ -96,3 +149,8 @@ __all__ = [
     "numeric_spec",
     "variance_table",
 ]
+
+
+def __dir__() -> list[str]:
+    """The public surface (``__all__``), not every submodule imported so far (``dir(ldp)``, completion)."""
+    return sorted(__all__)

@@ -41,6 +41,10 @@ mechanism family (:func:`event_family`):
   r reports and a bit of the permanent response is read by a vote; the r
   reports are also tested against the memoized model (a client that
   re-draws its permanent response is rejected, :mod:`ldp.audit_memo`);
+- dBitFlip: x0's (or x1's) bucket sampled with bit 1, both sampled with
+  opposite bits, or a score of ones above a threshold, for one report
+  (claim ε₁) and for r ≥ 50 memoized reports of one client (claim
+  min(ε∞, r·ε₁)), with the memoization test (:mod:`ldp.audit_events.dbitflip`);
 - numeric mechanisms: the output lies above (or below) a threshold taken
   from the selection half's quantiles.
 

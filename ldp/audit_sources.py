@@ -35,10 +35,11 @@ def python_client_sampler(spec: Any) -> Iterator[Sampler]:
 
     Stateless encoders are made once (they keep nothing between reports).
     A memoizing mechanism (``spec.memoized``: RAPPOR, the longitudinal
-    chains, LOLOHA) gets a fresh
-    client (its secret) per sample; a memoized sample of r reports is one
+    chains, LOLOHA, 1BitMean with α-point rounding) gets a fresh client
+    (secret and cohort) per sample; a memoized sample of r reports is one
     client, its state created in a file of a temporary directory, reporting
-    the value r times. The directory is removed on exit.
+    the value r times (then, for a longitudinal claim, each value of
+    ``claim.then``, from one client in memory). The directory is removed on exit.
     """
     from ldp.client import make_encoder
 
@@ -50,7 +51,10 @@ def python_client_sampler(spec: Any) -> Iterator[Sampler]:
             out = []
             for i in range(n):
                 if shared is not None:
-                    reports = [shared.encode(value) for _ in range(claim.reports)]
+                    reports = [shared.encode(v) for v in [value] * claim.reports + list(claim.then)]
+                elif claim.then:  # one client (in memory): the value r times, then each of claim.then
+                    client = make_encoder(spec)
+                    reports = [client.encode(v) for v in [value] * claim.reports + list(claim.then)]
                 elif claim.reports == 1:
                     reports = [make_encoder(spec).encode(value)]
                 else:  # one client, its state in a file, reporting the same value r times
@@ -105,7 +109,7 @@ def command_sampler(spec: Any, command: str, timeout: float | None = None) -> Sa
         raise ParameterError("--encoder-cmd is empty")
 
     def sample(value: Any, claim: Claim, n: int) -> list[list[CheckedReport]]:
-        if claim.reports != 1:
+        if claim.reports != 1 or claim.then:
             raise ParameterError(
                 "--encoder-cmd audits one-report claims only (each input line is a new client)"
             )

@@ -17,9 +17,10 @@ import struct
 from fractions import Fraction
 from typing import Any
 
+from ldp.errors import SpecError
 from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint
 
-__all__ = ["numeric_table", "table_digest"]
+__all__ = ["has_table", "numeric_table", "table_digest"]
 
 
 def table_digest(table: Any) -> str:
@@ -31,8 +32,23 @@ def table_digest(table: Any) -> str:
     ).hexdigest()
 
 
+def has_table(spec: Any) -> bool:
+    """True for a numeric spec with sampling data here: a two-point or grid mechanism (1BitMean's client needs only its spec)."""
+    return isinstance(spec, (_TwoPoint, _Gridded))
+
+
 def numeric_table(spec: NumericSpec) -> dict[str, Any]:
-    """``low``, ``high`` and the sampling data: two-point ``p`` and outputs, or the full grid table."""
+    """``low``, ``high`` and the sampling data: two-point ``p`` and outputs, or the full grid table.
+
+    Raises
+    ------
+    SpecError
+        For a numeric spec without a table (:func:`has_table`).
+    """
+    if not has_table(spec):
+        raise SpecError(
+            f"{spec.mechanism} samples from no table: its spec holds every probability its client needs"
+        )
     out: dict[str, Any] = {"low": spec.low, "high": spec.high}
     if isinstance(spec, _TwoPoint):
         out.update(kind="two-point", p=str(Fraction(spec.p)), outputs=spec.support.tolist())

@@ -31,6 +31,8 @@ Examples:
   ldp simulate --preset rappor-regtest --small
   ldp simulate -m duchi,piecewise,hybrid,laplace -e 0.1,1,8 --distribution beta:2,5 --low 0 --high 100
   ldp simulate -m hybrid,gaussian --data sessions.csv --column minutes --low 0 --high 120
+  ldp simulate --rounds 30 --change-prob 0.1 --budget 4 -o rounds.csv --plot rounds.png
+  ldp simulate --panel visits.parquet --panel-columns device,day,country --budget 8 -m oue,l-osue
 """
 
 
@@ -79,7 +81,146 @@ def _explicit(ctx: click.Context, name: str) -> bool:
     return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
+#: Options of the longitudinal simulation (``--rounds``/``--panel``) only.
+_ROUNDS_ONLY = ("change_prob", "budget", "epsilon_ratio", "panel_columns", "rejects")
+#: Options the longitudinal simulation does not read.
+_NOT_ROUNDS = (
+    "repeats",
+    "data",
+    "column",
+    "as_users",
+    "low",
+    "high",
+    "delta",
+    "grid",
+    "preset",
+    "small",
+    "cases",
+    "shuffle_delta",
+)
+
+
 def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
+    if options["rounds"] is not None or options["panel"] is not None:
+        _simulate_rounds(ctx, options)
+        return
+    given = [name for name in _ROUNDS_ONLY if _explicit(ctx, name)]
+    if given:
+        raise OptionConflict(
+            f"{_flags(given)} {_verb(given)} to longitudinal simulations only: add --rounds T (or --panel FILE)"
+        )
+    _simulate_sweep(ctx, options)
+
+
+def _flags(names: list[str]) -> str:
+    return ", ".join("--" + name.replace("_", "-") for name in names)
+
+
+def _verb(names: list[str]) -> str:
+    return "applies" if len(names) == 1 else "apply"
+
+
+def _single_int(text: str | None, option: str) -> int | None:
+    """One integer >= 1 from an option that takes a list in the ε sweep."""
+    if text is None:
+        return None
+    cleaned = str(text).replace("_", "").strip()
+    try:
+        number = float(cleaned)
+    except ValueError:
+        raise ParameterError(f"{option} must be one integer >= 1 with --rounds, got {text!r}") from None
+    if not number.is_integer() or number < 1:
+        raise ParameterError(f"{option} must be one integer >= 1 with --rounds, got {text!r}")
+    return int(number)
+
+
+def _simulate_rounds(ctx: click.Context, options: dict[str, Any]) -> None:
+    """``--rounds T`` / ``--panel FILE``: :func:`ldp.simulations.run_rounds`, its table, -o and --plot."""
+    from ldp.aggregator.rejects import RejectsWriter
+    from ldp.simulations.mechanisms import RapporSettings
+    from ldp.simulations.rounds import format_rounds_report, run_rounds
+
+    ignored = [name for name in _NOT_ROUNDS if _explicit(ctx, name)]
+    if ignored:
+        verb = "does" if len(ignored) == 1 else "do"
+        raise OptionConflict(
+            f"{_flags(ignored)} {verb} not apply to longitudinal simulations (--rounds/--panel)"
+        )
+    if options["rounds"] is not None and options["panel"] is not None:
+        raise OptionConflict("--rounds draws a synthetic panel; --panel FILE gives its own rounds: give one")
+    if options["panel"] is not None and _explicit(ctx, "change_prob"):
+        raise OptionConflict("--change-prob applies to synthetic panels (--rounds), not to --panel FILE")
+    if _explicit(ctx, "epsilon") and _explicit(ctx, "budget"):
+        raise OptionConflict("give --budget (lifetime epsilon) or --epsilon (per report), not both")
+    epsilon = None
+    if options["epsilon"] is not None:
+        parts = [part for part in str(options["epsilon"]).split(",") if part.strip()]
+        if len(parts) != 1:
+            raise ParameterError("--epsilon takes one value with --rounds (the epsilon of one report)")
+        epsilon = float(parts[0])
+    if options["plot"]:
+        check_plot_path(options["plot"])
+    if options["output"]:
+        from ldp.aggregator.cli import check_estimates_output
+
+        check_estimates_output(options["output"])
+    check_outputs_distinct(
+        [("--panel", options["panel"])],
+        [("-o", options["output"]), ("--plot", options["plot"]), ("--rejects", options["rejects"])],
+    )
+    columns = [part.strip() for part in str(options["panel_columns"]).split(",")]
+    progress = _Progress("simulating rounds")
+    try:
+        with RejectsWriter(options["rejects"]) as rejects:
+            results = run_rounds(
+                options["mechanism"],
+                rounds=options["rounds"],
+                users=_single_int(options["users"], "--users"),
+                domain_size=_single_int(options["domain_size"], "--domain-size"),
+                distribution=options["distribution"] or "zipf",
+                change_prob=options["change_prob"],
+                budget=options["budget"],
+                epsilon=epsilon,
+                epsilon_ratio=options["epsilon_ratio"],
+                panel=options["panel"],
+                panel_columns=columns if options["panel"] is not None else None,
+                rejects=rejects,
+                seed=options["seed"],
+                mode=options["mode"],
+                top_k=options["top_k"],
+                rappor=RapporSettings(
+                    num_bits=options["rappor_bits"],
+                    num_hashes=options["rappor_hashes"],
+                    num_cohorts=options["rappor_cohorts"],
+                    f=_fraction(options["rappor_f"]),
+                ),
+                client_sample=options["client_sample"],
+                progress=progress,
+            )
+    finally:
+        progress.close()
+    if rejects.total:
+        reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(rejects.counts.items()))
+        click.echo(f"rejected {rejects.total} panel row(s): {reasons}", err=True)
+        if options["rejects"] is None:
+            for reject in rejects.examples:
+                click.echo(f"  {reject.file}:{reject.line}: {reject.reason}: {reject.detail}", err=True)
+            click.echo("  (use --rejects FILE to keep every rejected row)", err=True)
+    click.echo(format_rounds_report(results))
+    click.echo(f"seed: {int(results['seed'].iloc[0])} (pass --seed to reproduce)")
+    if options["output"]:
+        from ldp.aggregator.writers import write_estimates
+
+        write_estimates(results, options["output"])
+        click.echo(f"wrote {len(results)} rows to {options['output']}", err=True)
+    if options["plot"]:
+        from ldp.simulations.plot import plot_rounds
+
+        plot_rounds(results, options["plot"])
+        click.echo(f"wrote plot {options['plot']}", err=True)
+
+
+def _simulate_sweep(ctx: click.Context, options: dict[str, Any]) -> None:
     from ldp.simulations.mechanisms import RapporSettings
     from ldp.simulations.presets import PRESETS, format_regtest, run_rappor_regtest, wang2017
     from ldp.simulations.runner import run
@@ -335,6 +476,53 @@ _MECHANISM_HELP = _mechanism_help()
     metavar="DELTA",
     help="Add each row's central epsilon at DELTA when its users' reports are shuffled (ldp privacy shuffle).",
 )
+@click.option(
+    "--rounds",
+    default=None,
+    type=click.IntRange(min=1),
+    metavar="T",
+    help="Longitudinal: T rounds of an evolving panel; per-round error and lifetime epsilon per user.",
+)
+@click.option(
+    "--change-prob",
+    default=0.1,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="--rounds: probability that a user redraws its value from the population before each round.",
+)
+@click.option(
+    "--budget",
+    default=None,
+    type=float,
+    metavar="B",
+    help="--rounds/--panel: lifetime epsilon every mechanism is calibrated to (worst user of the panel). [default: 4]",
+)
+@click.option(
+    "--epsilon-ratio",
+    default=0.5,
+    show_default=True,
+    type=float,
+    help="--rounds/--panel: epsilon_one/epsilon_inf of memoizing mechanisms whose epsilon_inf can be set.",
+)
+@click.option(
+    "--panel",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Longitudinal: a real panel, a CSV, JSON Lines, JSON or Parquet file with user, round and value columns.",
+)
+@click.option(
+    "--panel-columns",
+    default="user,round,value",
+    show_default=True,
+    metavar="USER,ROUND,VALUE",
+    help="--panel: the user, round and value columns.",
+)
+@click.option(
+    "--rejects",
+    default=None,
+    metavar="FILE",
+    help="--panel: every rejected row, with its reason, to .jsonl or .csv.",
+)
 @click.pass_context
 def simulate(ctx: click.Context, **options: Any) -> None:
     """Accuracy versus epsilon: which mechanism and epsilon for my domain?
@@ -342,6 +530,13 @@ def simulate(ctx: click.Context, **options: Any) -> None:
     Simulates collections from a population, estimates the frequencies and
     prints, per mechanism and epsilon, the measured error next to the theory
     and the LDP lower bound, then the best mechanism per epsilon.
+
+    With --rounds T (or --panel FILE): a longitudinal simulation. Users keep
+    a value over T rounds (each redraws it with --change-prob); every
+    mechanism is calibrated to the same lifetime --budget and the table
+    shows, per mechanism, the per-round error against theory and the
+    lifetime epsilon per user (median and maximum, by the ledger's
+    accounting).
     """
     run_guarded(_translated, ctx, options)
 

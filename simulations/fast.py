@@ -49,11 +49,13 @@ from typing import Any
 
 import numpy as np
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError
+from ldp.frequency_math import unbiased_frequency
 from ldp.plugins import implementation
 from ldp.specs import GRR, FrequencySpec, LocalHashing, Rappor, UnaryEncoding
 
 __all__ = [
+    "frequency_fast_estimate",
     "frequency_support_counts",
     "grr_support_counts",
     "pure_oracle_support_counts",
@@ -65,11 +67,11 @@ __all__ = [
 def _check_counts(true_counts: Any, size: int) -> np.ndarray:
     counts = np.asarray(true_counts, dtype=np.int64)
     if counts.shape != (size,):
-        raise ParameterError(
+        raise InputError(
             f"true_counts must hold one count per domain value ({size}), got shape {counts.shape}"
         )
     if counts.size and counts.min() < 0:
-        raise ParameterError("true_counts must be >= 0")
+        raise InputError("true_counts must be >= 0")
     return counts
 
 
@@ -92,6 +94,23 @@ def frequency_support_counts(spec: FrequencySpec, true_counts: Any, rng: np.rand
     """
     counts = _check_counts(true_counts, spec.domain_size)
     return implementation(spec, "fast_simulator")(spec, counts, rng)
+
+
+def frequency_fast_estimate(spec: FrequencySpec, true_counts: Any, rng: np.random.Generator) -> np.ndarray:
+    """Estimated frequencies (``spec.domain`` order) from the mechanism's fast-simulated aggregate.
+
+    A fast simulator gives support counts C_v, estimated by the pure oracle's
+    f̂_v = (C_v/n − q*)/(p* − q*); or, for an oracle whose estimator is not
+    that one (dBitFlip's), the accumulator holding the simulated counts,
+    whose own estimate is returned.
+    """
+    counts = _check_counts(true_counts, spec.domain_size)
+    drawn = implementation(spec, "fast_simulator")(spec, counts, rng)
+    if isinstance(drawn, np.ndarray):
+        return unbiased_frequency(drawn, int(counts.sum()), spec.p_star, spec.q_star)
+    from ldp.simulations.faithful import frequency_estimates
+
+    return frequency_estimates(spec, drawn)
 
 
 def grr_support_counts(spec: GRR, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError
 from ldp.specs.heavy_hitters import HEAVY_HITTER_MECHANISMS, PEM_MAX_LENGTH, HeavyHitterSpec
 
 __all__ = ["discovery_metrics", "heavy_hitter_estimates", "heavy_hitter_spec"]
@@ -27,7 +27,7 @@ def heavy_hitter_spec(name: str, epsilon: float, domain: Sequence[Any], top_k: i
     """Spec ``name`` at ``epsilon`` for top-``top_k``, with ``max_length`` the longest value's UTF-8 bytes."""
     longest = max((len(str(value).encode("utf-8", "surrogatepass")) for value in domain), default=1)
     if longest > PEM_MAX_LENGTH:
-        raise ParameterError(
+        raise InputError(
             f"{name}: the longest value is {longest} bytes of UTF-8, above the limit of {PEM_MAX_LENGTH}"
         )
     cls = HEAVY_HITTER_MECHANISMS[name]

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from ldp.errors import ParameterError
+from ldp.errors import ParameterError, SpecError
 from ldp.specs import (
     FREQUENCY_MECHANISMS,
     HEAVY_HITTER_MECHANISMS,
@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_MECHANISMS",
     "MECHANISM_KINDS",
     "RapporSettings",
+    "accepts_epsilon_inf",
     "build_spec",
     "check_mechanisms",
     "mechanism_kind",
@@ -78,7 +79,9 @@ class RapporSettings:
     hash: str = "mmh3"
 
 
-def rappor_for_epsilon(epsilon: float, settings: RapporSettings = RapporSettings()) -> Rappor:
+def rappor_for_epsilon(
+    epsilon: float, settings: RapporSettings = RapporSettings(), *, epsilon_inf: float | None = None
+) -> Rappor:
     """Bloom RAPPOR whose single-report ε₁ is at most ``epsilon`` (and within 1e-9 of it).
 
     Uses the symmetric instantaneous response p = 1 − q, so that
@@ -86,6 +89,12 @@ def rappor_for_epsilon(epsilon: float, settings: RapporSettings = RapporSettings
     (docs/mechanisms.md#rappor-epsilon); hence q* = 1/(1 + e^(−ε/(2h))) and q = (q* − f/2)/(1 − f). q is
     rounded down on a 2^-40 grid (more privacy) and the achieved ε₁ is checked
     from the spec's exact probabilities.
+
+    With ``epsilon_inf``, the permanent randomized response ``f`` of
+    ``settings`` is replaced by the one whose ε∞ = 2h·ln((1 − f/2)/(f/2)) is
+    at most ``epsilon_inf``: f = 2/(1 + e^(ε∞/(2h))), rounded up on the 2^-40
+    grid (more privacy) and checked from the spec's exact ratio. This is how
+    ``ldp simulate --rounds`` gives RAPPOR its share of a lifetime budget.
 
     References
     ----------
@@ -97,23 +106,24 @@ def rappor_for_epsilon(epsilon: float, settings: RapporSettings = RapporSettings
     >>> spec = rappor_for_epsilon(1.0, RapporSettings(num_bits=64))
     >>> spec.num_bits, round(spec.epsilon, 9)
     (64, 1.0)
+    >>> memo = rappor_for_epsilon(1.0, epsilon_inf=4.0)
+    >>> memo.epsilon_inf <= 4.0, round(memo.epsilon_inf, 6)
+    (True, 4.0)
     """
     eps = float(epsilon)
     if not math.isfinite(eps) or eps <= 0:
-        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    f = Fraction(settings.f)
+        raise SpecError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     h = settings.num_hashes
+    f = Fraction(settings.f) if epsilon_inf is None else _rappor_f(epsilon_inf, eps, h, settings)
     q_star = 1.0 / (1.0 + math.exp(-eps / (2 * h)))
     q_float = (q_star - float(f) / 2) / (1 - float(f))
     if q_float >= 1:
-        raise ParameterError(
-            f"rappor with f={f} cannot reach epsilon_one={eps:g} with h={h}; lower f or epsilon"
-        )
+        raise SpecError(f"rappor with f={f} cannot reach epsilon_one={eps:g} with h={h}; lower f or epsilon")
     grid = 1 << 40
     q = Fraction(math.floor(q_float * grid), grid)
     while True:
         if q <= Fraction(1, 2):
-            raise ParameterError(f"epsilon={eps:g} is too small for rappor (h={h}) at 2^-40 precision")
+            raise SpecError(f"epsilon={eps:g} is too small for rappor (h={h}) at 2^-40 precision")
         spec = Rappor(
             num_bits=settings.num_bits,
             num_hashes=h,
@@ -128,6 +138,42 @@ def rappor_for_epsilon(epsilon: float, settings: RapporSettings = RapporSettings
         q -= Fraction(1, grid)
 
 
+def _rappor_f(epsilon_inf: float, epsilon: float, h: int, settings: RapporSettings) -> Fraction:
+    """The smallest f on the 2^-40 grid whose PRR gives ε∞ <= ``epsilon_inf`` (exact ratio checked)."""
+    eps_inf = float(epsilon_inf)
+    if not math.isfinite(eps_inf) or eps_inf <= epsilon:
+        raise ParameterError(
+            f"epsilon_inf must be a finite number > epsilon ({epsilon:g}) for rappor, got {epsilon_inf!r}"
+        )
+    grid = 1 << 40
+    f = Fraction(math.ceil(2.0 / (1.0 + math.exp(eps_inf / (2 * h))) * grid), grid)
+    while True:
+        probe = Rappor(
+            num_bits=settings.num_bits,
+            num_hashes=h,
+            num_cohorts=settings.num_cohorts,
+            f=f,
+            p=Fraction(1, 4),
+            q=Fraction(3, 4),
+            hash=settings.hash,
+        )
+        if probe.epsilon_inf <= eps_inf:
+            return f
+        f += Fraction(1, grid)
+
+
+def accepts_epsilon_inf(name: str) -> bool:
+    """Whether :func:`build_spec` can set mechanism ``name``'s ε∞ (a memoizing spec whose constructor takes it, or RAPPOR)."""
+    kind = mechanism_kind(name)
+    if kind == "rappor":
+        return True
+    if kind != "frequency" or name == "auto":
+        return False
+    import inspect
+
+    return "epsilon_inf" in inspect.signature(FREQUENCY_MECHANISMS[name]).parameters
+
+
 def mechanism_kind(name: str) -> str:
     """The kind of mechanism ``name`` (raises a clear error for unknown names)."""
     try:
@@ -136,10 +182,10 @@ def mechanism_kind(name: str) -> str:
         from ldp.specs.numeric import NUMERIC_MECHANISMS
 
         if name in NUMERIC_MECHANISMS:
-            raise ParameterError(
+            raise SpecError(
                 f"{name!r} is a numeric mechanism: simulate it with ldp.simulations.run_numeric"
             ) from None
-        raise ParameterError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_KINDS)}") from None
+        raise SpecError(f"unknown mechanism {name!r}; known: {', '.join(MECHANISM_KINDS)}") from None
 
 
 def _normalize(name: str) -> str:
@@ -163,9 +209,7 @@ def check_mechanisms(names: Sequence[str] | str | None, domain_size: int) -> lis
         name = _normalize(raw)
         mechanism_kind(name)
         if name == "binary-rr" and domain_size != 2:
-            raise ParameterError(
-                f"binary-rr needs a domain of exactly 2 values, the simulation has {domain_size}"
-            )
+            raise SpecError(f"binary-rr needs a domain of exactly 2 values, the simulation has {domain_size}")
         if name not in chosen:
             chosen.append(name)
     if not chosen:
@@ -187,13 +231,23 @@ def build_spec(
     *,
     rappor: RapporSettings = RapporSettings(),
     top_k: int = 10,
+    epsilon_inf: float | None = None,
 ):
-    """Spec of mechanism ``name`` at ``epsilon`` over ``domain`` (RAPPOR: candidates = domain; heavy hitters: top-k)."""
+    """Spec of mechanism ``name`` at ``epsilon`` over ``domain`` (RAPPOR: candidates = domain; heavy hitters: top-k).
+
+    ``epsilon_inf`` sets the ε∞ of a mechanism that :func:`accepts_epsilon_inf`
+    (``epsilon`` is then its ε₁, the ε of one report).
+    """
     kind = mechanism_kind(name)
+    if epsilon_inf is not None and not accepts_epsilon_inf(name):
+        raise ParameterError(f"{name} takes no epsilon_inf (it is not a memoizing mechanism with one)")
     if kind == "rappor":
-        return rappor_for_epsilon(epsilon, rappor)
+        return rappor_for_epsilon(epsilon, rappor, epsilon_inf=epsilon_inf)
     if kind == "heavy-hitter":
         from ldp.simulations.heavy_hitters import heavy_hitter_spec
 
         return heavy_hitter_spec(name, epsilon, domain, top_k)
+    if epsilon_inf is not None:
+        memoizing: Any = FREQUENCY_MECHANISMS[name]  # its constructor takes epsilon_inf (accepts_epsilon_inf)
+        return memoizing(domain=tuple(domain), epsilon=epsilon, epsilon_inf=epsilon_inf)
     return frequency_spec(resolve_name(name, epsilon, len(domain)), domain, epsilon)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 
 __all__ = [
     "detection_metrics",
@@ -38,7 +38,7 @@ def _pair(estimate: Any, truth: Any) -> tuple[np.ndarray, np.ndarray]:
     est = np.asarray(estimate, dtype=float)
     tru = np.asarray(truth, dtype=float)
     if est.shape != tru.shape or est.ndim != 1:
-        raise ParameterError(
+        raise InputError(
             f"estimate and truth must be 1-D of the same length, got {est.shape} and {tru.shape}"
         )
     return est, tru
@@ -165,7 +165,7 @@ def detection_metrics(detected: Any, estimate: Any, truth: Any) -> dict[str, flo
     det = np.asarray(detected, dtype=bool)
     est, tru = _pair(estimate, truth)
     if det.shape != est.shape:
-        raise ParameterError("detected must have one flag per value")
+        raise InputError("detected must have one flag per value")
     present = tru > 0
     kept = np.where(det, est, 0.0)
     return {

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ldp import numeric_math as nm
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError, SpecError
 from ldp.simulations.populations import DataSource
 from ldp.specs.numeric import NUMERIC_MECHANISMS, Gaussian, numeric_spec
 
@@ -194,7 +194,7 @@ def numeric_population_from_data(
     series = pd.to_numeric(cells, errors="coerce")
     values = series[np.isfinite(series)].to_numpy(dtype=np.float64)
     if values.size < 2:
-        raise ParameterError(f"column {column!r} of {source} has fewer than 2 numbers")
+        raise InputError(f"column {column!r} of {source} has fewer than 2 numbers")
     low = float(values.min()) if low is None else float(low)
     high = float(values.max()) if high is None else float(high)
 
@@ -211,17 +211,16 @@ def _stream(seed: int, *key: int) -> np.random.Generator:
 
 
 def _formula_variance(spec, t: np.ndarray) -> np.ndarray:
-    name = spec.mechanism
     eps = spec.epsilon
-    if name == "gaussian":
+    if spec.mechanism == "gaussian":
         return np.full(t.shape, spec.sigma**2)
-    f = {
+    f = {  # by the continuous mechanism the spec implements (a registered spec may share one: onebitmean)
         "laplace": nm.laplace_variance,
         "duchi": nm.duchi_variance,
         "stochastic-rounding": nm.duchi_variance,
         "piecewise": nm.pm_variance,
         "hybrid": nm.hm_variance,
-    }[name]
+    }[spec.theory_name]
     return np.vectorize(lambda x: f(eps, x))(t)
 
 
@@ -272,14 +271,14 @@ def run_numeric(
     (4, ['duchi', 'piecewise'])
     """
     from ldp.aggregator.numeric import MeanAccumulator
-    from ldp.client.numeric import encode_numeric_batch
+    from ldp.client import encode_batch
     from ldp.simulations.runner import _epsilon, _float_key, _key, grid_options, parse_list
 
     names = parse_list(mechanisms if mechanisms is not None else list(DEFAULT_NUMERIC), str, "mechanism")
     names = [n.strip().lower().replace("_", "-") for n in names]
     for name in names:
         if name not in NUMERIC_MECHANISMS and name != "auto":
-            raise ParameterError(
+            raise SpecError(
                 f"{name!r} is not a numeric mechanism; use {', '.join([*NUMERIC_MECHANISMS, 'auto'])}"
             )
     eps_list = parse_list(
@@ -316,7 +315,7 @@ def run_numeric(
                     rng = _stream(seed, 8, n, repeat, _key(spec.mechanism), _float_key(eps))
                     started = time.perf_counter()
                     acc = MeanAccumulator(spec)
-                    acc.add_batch(encode_numeric_batch(spec, values, rng))
+                    acc.add_batch(encode_batch(spec, values, rng))  # the mechanism's declared batch encoder
                     row = acc.estimate(confidence, with_sum=False).iloc[0]
                     t = spec.to_native(values)
                     truth = float(spec.to_user(t.mean()))

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 from ldp.domain import normalize_domain
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DISTRIBUTIONS",
     "Population",
+    "domain_value",
     "draw_counts",
     "exponential",
     "from_data",
@@ -79,21 +80,15 @@ class Population:
         domain = normalize_domain(self.domain)
         probs = np.asarray(self.probabilities, dtype=float)
         if probs.shape != (len(domain),):
-            raise ParameterError(
-                f"population {self.name!r}: {probs.size} probabilities for {len(domain)} values"
-            )
+            raise InputError(f"population {self.name!r}: {probs.size} probabilities for {len(domain)} values")
         if not np.all(np.isfinite(probs)) or probs.min() < 0 or probs.sum() <= 0:
-            raise ParameterError(
-                f"population {self.name!r}: probabilities must be finite, >= 0 and not all 0"
-            )
+            raise InputError(f"population {self.name!r}: probabilities must be finite, >= 0 and not all 0")
         object.__setattr__(self, "domain", domain)
         object.__setattr__(self, "probabilities", probs / probs.sum())
         if self.user_counts is not None:
             counts = np.asarray(self.user_counts, dtype=np.int64)
             if counts.shape != probs.shape or counts.min() < 0:
-                raise ParameterError(
-                    f"population {self.name!r}: user_counts must be one count >= 0 per value"
-                )
+                raise InputError(f"population {self.name!r}: user_counts must be one count >= 0 per value")
             object.__setattr__(self, "user_counts", counts)
 
     @property
@@ -229,7 +224,9 @@ def data_column(data: DataSource, column: str | None) -> tuple[pd.Series, str, s
     Raises
     ------
     ParameterError
-        If ``column`` is missing or not in ``data``, or ``data`` is none of these.
+        If ``column`` is not given for a file or DataFrame, or is not a Series' name.
+    InputError
+        If ``column`` is not in ``data``, or ``data`` is none of these.
     """
     import pandas as pd
 
@@ -245,10 +242,10 @@ def data_column(data: DataSource, column: str | None) -> tuple[pd.Series, str, s
     if isinstance(data, pd.DataFrame):
         if column not in data.columns:
             shown = ", ".join(map(repr, list(data.columns)[:10]))
-            raise ParameterError(f"column {column!r} is not in the DataFrame (its columns: {shown})")
+            raise InputError(f"column {column!r} is not in the DataFrame (its columns: {shown})")
         return data[column].reset_index(drop=True).astype(object), f"dataframe:{column}", "the DataFrame"
     if not isinstance(data, (str, Path)):
-        raise ParameterError(
+        raise InputError(
             f"data must be a file path, a pandas DataFrame or a Series, not {type(data).__name__}"
         )
     from ldp.values_file import read_column
@@ -257,7 +254,8 @@ def data_column(data: DataSource, column: str | None) -> tuple[pd.Series, str, s
     return cells, f"data:{Path(data).name}:{column}", repr(str(data))
 
 
-def _domain_value(value: Any) -> str | int:
+def domain_value(value: Any) -> str | int:
+    """A cell as a domain value: integers (and integral floats) as int, booleans as "true"/"false", the rest as text."""
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value)).lower()
     if isinstance(value, (int, np.integer)):
@@ -302,18 +300,16 @@ def from_data(data: DataSource, column: str | None = None, *, as_users: bool = F
     column = str(series.name) if column is None else column
     series = series[series.notna() & (series.astype(str) != "")]
     if series.empty:
-        raise ParameterError(f"column {column!r} of {source} has no values")
-    counts = series.map(_domain_value).astype(object).value_counts(sort=False)
+        raise InputError(f"column {column!r} of {source} has no values")
+    counts = series.map(domain_value).astype(object).value_counts(sort=False)
     order = sorted(range(len(counts)), key=lambda i: (-int(counts.iloc[i]), str(counts.index[i])))
     domain = tuple(counts.index[i] for i in order)
     if len({str(v) for v in domain}) != len(domain):
         domain_text = [str(v) for v in domain]
-        raise ParameterError(
-            f"column {column!r} mixes numbers and text that print the same: {domain_text[:5]}"
-        )
+        raise InputError(f"column {column!r} mixes numbers and text that print the same: {domain_text[:5]}")
     values = np.array([int(counts.iloc[i]) for i in order], dtype=np.int64)
     if len(domain) < 2:
-        raise ParameterError(f"column {column!r} of {source} has a single distinct value; need at least 2")
+        raise InputError(f"column {column!r} of {source} has a single distinct value; need at least 2")
     return Population(
         label,
         domain,

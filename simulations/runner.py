@@ -28,13 +28,12 @@ import numpy as np
 import pandas as pd
 
 from ldp.errors import ParameterError
-from ldp.frequency_math import unbiased_frequency
 from ldp.simulations import fast
 from ldp.simulations.mechanisms import RapporSettings, build_spec, check_mechanisms, mechanism_kind
 from ldp.simulations.metrics import detection_metrics, error_metrics, lower_bound, theory_mse, top_k_metrics
 from ldp.simulations.populations import Population, draw_counts, from_data, make_population
 
-__all__ = ["DEFAULTS", "MODES", "RESULT_COLUMNS", "parse_list", "run"]
+__all__ = ["DEFAULTS", "MODES", "RESULT_COLUMNS", "collection_row", "parse_list", "run"]
 
 MODES = ("fast", "faithful")
 
@@ -339,8 +338,7 @@ def _cell(
     d = population.domain_size
     if kind == "frequency":
         if mode == "fast":
-            support = fast.frequency_support_counts(spec, counts, rng)
-            estimate = unbiased_frequency(support, n, spec.p_star, spec.q_star)
+            estimate = fast.frequency_fast_estimate(spec, counts, rng)
         else:
             from ldp.simulations.faithful import collect, frequency_estimates
 
@@ -381,3 +379,31 @@ def _cell(
     row["mse_ratio"] = row["mse"] / row["theory_mse"] if row["theory_mse"] > 0 else math.nan
     row["lower_bound"] = lower_bound(eps_for_bound, d, n)
     return row
+
+
+def collection_row(
+    name: str,
+    spec: Any,
+    population: Population,
+    counts: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    mode: str = "fast",
+    top_k: int = DEFAULTS["top_k"],
+    client_sample: int = 0,
+) -> dict[str, Any]:
+    """Collect one report from each of the users ``counts`` describes and score the estimate: one cell of :func:`run`.
+
+    The measured columns of :data:`RESULT_COLUMNS` (``resolved``,
+    ``epsilon_achieved``, ``mse`` ... ``lower_bound``, the detection columns
+    for RAPPOR and heavy hitters), for the fixed data ``counts`` (users per
+    value of ``population.domain``). :func:`ldp.simulations.run_rounds`
+    scores each round of a panel with it.
+    """
+    if mode not in MODES:
+        raise ParameterError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    if total < 1:
+        raise ParameterError("a collection needs at least one user")
+    return _cell(name, spec, population, counts, counts / total, rng, mode, top_k, client_sample)

@@ -21,7 +21,7 @@ from ldp.aggregator.consistency import (
     norm_sub,
 )
 from ldp.batch import ReportBatch
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 
 estimates = arrays(
     np.float64,
@@ -114,3 +114,9 @@ def test_estimate_with_consistency_keeps_unbiased_column(method):
     if method in ("norm-sub", "norm-mul"):
         assert adjusted["proportion"].sum() == pytest.approx(1.0)
     assert (adjusted["proportion"] >= 0).all()
+
+
+def test_frequencies_that_are_not_a_finite_vector_are_input_errors():
+    for bad, message in (([], "non-empty 1-D"), ([[0.5]], "non-empty 1-D"), ([0.5, np.nan], "finite")):
+        with pytest.raises(InputError, match=message):
+            clip(bad)

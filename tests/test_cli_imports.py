@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
-from ldp.cli import SUBCOMMANDS, SUMMARIES, LazyGroup
+import ldp
+from ldp.cli import SUBCOMMANDS, SUMMARIES, LazyGroup, cli
 
 #: Run a command in a fresh interpreter; print the heavy top-level packages it imported.
 _PROBE = """
@@ -37,18 +40,20 @@ def _heavy_imports(args: list[str], cwd) -> list[str]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _grr_spec(tmp_path) -> Path:
+    """A spec file for the probed commands, written in this process (what ``ldp spec grr`` writes)."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(ldp.GRR(domain=("a", "b", "c"), epsilon=1.0).to_json())
+    return spec
+
+
 def test_help_lists_every_subcommand_without_importing_it(tmp_path):
     assert _heavy_imports(["--help"], tmp_path) == []
 
 
 @pytest.mark.parametrize("output", ["reports.jsonl", "reports.csv"])
 def test_encode_imports_no_scipy(tmp_path, output):
-    spec = tmp_path / "spec.json"
-    subprocess.run(
-        [sys.executable, "-m", "ldp", "spec", "grr", "--epsilon", "1", "--domain", "a,b,c", "-o", str(spec)],
-        check=True,
-        capture_output=True,
-    )
+    spec = _grr_spec(tmp_path)
     (tmp_path / "values.txt").write_text("a\nb\nc\na\n")
     args = ["encode", "--spec", str(spec), "values.txt", "-o", output]
     assert "scipy" not in _heavy_imports(args, tmp_path)
@@ -70,19 +75,12 @@ def test_summaries_cover_the_subcommands():
 
 def test_aggregate_of_report_files_imports_no_scipy_and_no_collector(tmp_path):
     """Frequency estimates need no scipy (normal quantiles from the standard library); files need no store."""
-    spec = tmp_path / "spec.json"
-    subprocess.run(
-        [sys.executable, "-m", "ldp", "spec", "grr", "--epsilon", "1", "--domain", "a,b,c", "-o", str(spec)],
-        check=True,
-        capture_output=True,
-    )
+    spec = _grr_spec(tmp_path)
     (tmp_path / "values.txt").write_text("a\nb\nc\na\n" * 10)
-    subprocess.run(
-        [sys.executable, "-m", "ldp", "encode", "--spec", str(spec), "values.txt", "-o", "r.jsonl"],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
+    encoded = CliRunner().invoke(  # in this process: only the aggregate below is probed
+        cli, ["encode", "--spec", str(spec), str(tmp_path / "values.txt"), "-o", str(tmp_path / "r.jsonl")]
     )
+    assert encoded.exit_code == 0, encoded.output
     probe = _PROBE.replace('{"scipy", "pandas"}', '{"scipy", "ldp.collector"}').replace(
         'name.split(".")[0]',
         '".".join(name.split(".")[:2]) if name.startswith("ldp.") else name.split(".")[0]',

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 import shutil
 import socket
 import threading
@@ -51,6 +52,8 @@ from starlette.routing import Route  # noqa: E402
 pytestmark = pytest.mark.xdist_group("dashboard")
 
 STATIC = Path(str(resources.files("ldp.collector") / "static"))
+#: The dashboard's polling interval (``POLL_MS`` in dashboard.js), in milliseconds.
+POLL_MS = int(re.search(r"const POLL_MS = (\d+);", (STATIC / "dashboard.js").read_text()).group(1))
 HOUR = 3600
 T0 = 1_764_000_000 // HOUR * HOUR  # a window boundary
 Z95 = 1.959963984540054
@@ -569,6 +572,7 @@ def test_real_collector_shows_a_tasks_bars_after_uploads_and_refreshes(
         )
         assert reply.json()["accepted"] == 100
         base_url = server.url + "/"
+        page.clock.install()  # the page's clock runs as usual; fast_forward below skips the poll's wait
         open_dashboard(page, base_url)
         page.wait_for_selector("#estimates-chart g.estimate")
         dashboard = fetch_reply(RealCollector(base_url))
@@ -577,6 +581,7 @@ def test_real_collector_shows_a_tasks_bars_after_uploads_and_refreshes(
         assert page.locator("#windows-chart rect.bar").count() == 1
         # a new window arrives: the page picks it up on its own
         upload(server, task, envelopes(_grr_reports(["b"] * 70, 2), now))
+        page.clock.fast_forward(POLL_MS)  # the next poll is due
         _wait_until(page, "() => document.querySelectorAll('#windows-chart rect.bar').length === 2")
         latest = latest_with_estimates(fetch_reply(RealCollector(base_url))["tasks"][0])
         assert latest["start"] == now - now % HOUR and latest["n"] == 70
@@ -616,3 +621,107 @@ def _wait_until(page: Page, predicate: str, seconds: float = 10.0) -> None:
 class RealCollector:
     base_url: str
     token: str | None = None
+
+
+# ---- estimates per window (the series of each value over the windows) ----------------------------
+
+SERIES_COUNTS = [
+    {"a": 1000.0, "b": 900.0, "c": 800.0, "d": 700.0, "e": 400.0, "f": 150.0, "g": 50.0},
+    None,  # withheld: a gap in every line
+    {"a": 600.0, "b": 1000.0, "c": 900.0, "d": 700.0, "e": 500.0, "f": 200.0, "g": 100.0},
+    {"a": 400.0, "b": 1100.0, "c": 1000.0, "d": 650.0, "e": 550.0, "f": 250.0, "g": 50.0},
+]
+
+
+def longitudinal_task() -> dict[str, Any]:
+    """An l-grr task of four daily-like rounds (windows), the second withheld."""
+    windows = [
+        grr_window(k, 12 if counts is None else 4000 + 500 * k, counts)
+        for k, counts in enumerate(SERIES_COUNTS)
+    ]
+    return grr_task(windows) | {"task": task_id(4), "mechanism": "l-grr", "memoized": True}
+
+
+def series_geometry(page: Page) -> list[dict[str, Any]]:
+    """The series chart's lines: label, path, and per point its data and geometry."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('#series-chart g.series')].map((g) => ({
+            label: g.dataset.label,
+            path: g.querySelector('path.line')?.getAttribute('d') ?? '',
+            points: [...g.querySelectorAll('g.point')].map((p) => {
+                const ci = p.querySelector('line.ci:not(.cap)');
+                const dot = p.querySelector('circle.dot');
+                return {
+                    start: +p.dataset.start, value: +p.dataset.value, low: +p.dataset.low, high: +p.dataset.high,
+                    cx: +dot.getAttribute('cx'), cy: +dot.getAttribute('cy'),
+                    top: +ci.getAttribute('y1'), bottom: +ci.getAttribute('y2'),
+                };
+            }),
+        }))"""
+    )
+
+
+@pytest.mark.slow
+def test_estimates_per_window_draw_each_values_series_with_its_intervals(
+    page: Page, collector: Collector, console_errors: list[str]
+) -> None:
+    task = longitudinal_task()
+    collector.publish({"tasks": [task]})
+    open_dashboard(page, collector.base_url)
+    page.wait_for_selector("#series-chart g.series")
+    shown = [w for w in task["windows"] if w["estimates"] is not None]
+    # the 6 values with the largest mean proportion over the windows (g is left out), in the table's order
+    assert (
+        page.locator("#series-select option").first.text_content()
+        == "The 6 largest of 7 (by mean over windows)"
+    )
+    lines = series_geometry(page)
+    assert [line["label"] for line in lines] == ["a", "b", "c", "d", "e", "f"]
+    assert page.locator("#series-legend li").all_text_contents() == ["a", "b", "c", "d", "e", "f"]
+    # every point is its window's proportion and interval / n, all on one linear scale
+    pairs = []
+    for line in lines:
+        expected = [
+            next(r for r in w["estimates"] if r["value"] == line["label"])
+            | {"n": w["n"], "start": w["start"]}
+            for w in shown
+        ]
+        assert [p["start"] for p in line["points"]] == [e["start"] for e in expected]
+        for point, e in zip(line["points"], expected):
+            assert (point["value"], point["low"], point["high"]) == pytest.approx(
+                (e["proportion"], e["ci_low"] / e["n"], e["ci_high"] / e["n"]), rel=1e-9
+            )
+            pairs += [
+                (point["value"], point["cy"]),
+                (point["low"], point["bottom"]),
+                (point["high"], point["top"]),
+            ]
+        # x: one slot per window length, so the withheld window leaves a slot and breaks the line
+        xs = [p["cx"] for p in line["points"]]
+        assert xs[1] - xs[0] == pytest.approx(2 * (xs[2] - xs[1]), abs=1e-6)
+        assert line["path"].count("M") == 2 and line["path"].count("L") == 1
+    (v0, y0), (v1, y1) = min(pairs), max(pairs)
+    slope = (y1 - y0) / (v1 - v0)
+    assert slope < 0  # larger values higher up
+    for value, y in pairs:
+        assert y == pytest.approx(y0 + slope * (value - v0), abs=1e-6)
+    # what the axes measure, and that the windows of a longitudinal task are its rounds
+    titles = page.locator("#series-chart text.axis-title").all_text_contents()
+    assert titles == ["Round: window start (UTC), one every 1h", "Proportion of the window's reports"]
+    assert "each window is one round" in page.locator("#series-caption").text_content()
+    # one value alone
+    page.locator("#series-select").select_option(label="g")
+    page.wait_for_function("document.querySelectorAll('#series-chart g.series').length === 1")
+    assert [line["label"] for line in series_geometry(page)] == ["g"]
+    assert console_errors == []
+
+
+@pytest.mark.slow
+def test_estimates_per_window_need_two_windows_with_estimates(page: Page, collector: Collector) -> None:
+    reply = first_reply()  # grr: two windows with estimates; rappor and the mean task: one each
+    collector.publish(reply)
+    open_dashboard(page, collector.base_url)
+    expect(page.locator("#series-section")).to_be_visible()
+    assert "round" not in page.locator("#series-caption").text_content()  # not a memoized task
+    select_task(page, 1)
+    expect(page.locator("#series-section")).to_be_hidden()

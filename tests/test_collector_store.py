@@ -629,9 +629,14 @@ def test_a_second_server_on_one_sqlite_file_is_refused_until_the_first_dies(tmp_
         assert len(store.tasks()) == 1
 
 
-def test_check_writable_reports_a_locked_store(store_url):
+def test_check_writable_reports_a_locked_store(store_url, monkeypatch):
     """Issue 24: /healthz said ok while the reports table was locked."""
+    from ldp.collector import store_postgres, store_sqlite
     from ldp.collector.store import StoreUnavailable
+
+    # the probe's wait for the lock, 1 s in service, shortened: the test waits it out once per backend
+    monkeypatch.setattr(store_sqlite, "_PROBE_TIMEOUT_MS", 100)
+    monkeypatch.setattr(store_postgres, "_PROBE_LOCK_TIMEOUT", "100ms")
 
     with open_store(store_url) as store:
         store.check_writable()

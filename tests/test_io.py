@@ -98,8 +98,26 @@ def test_the_format_tests_cover_every_registered_mechanism():
     assert {spec.mechanism for spec in every_spec_shape()} == {d.name for d in BUILTIN_MECHANISMS}
 
 
-@pytest.mark.parametrize("spec", every_spec_shape(), ids=_shape_id)
-@pytest.mark.parametrize("fmt", FORMATS)
+def _shape_format_grid():
+    """Every spec shape in every format; the fast set keeps each shape once, in each format in turn.
+
+    So the fast set writes every shape and every format (each format for four or five shapes);
+    tests/conformance also round-trips every registered mechanism through JSON Lines, CSV and Parquet.
+    """
+    shapes = every_spec_shape()
+    return [
+        pytest.param(
+            fmt,
+            spec,
+            id=f"{fmt}-{_shape_id(spec)}",
+            marks=[] if fmt == FORMATS[i % len(FORMATS)] else [pytest.mark.slow],
+        )
+        for fmt in FORMATS
+        for i, spec in enumerate(shapes)
+    ]
+
+
+@pytest.mark.parametrize("fmt, spec", _shape_format_grid())
 def test_every_registered_mechanism_round_trips_and_aggregates_alike(tmp_path, spec, fmt):
     """Write, read back, and aggregate from the file: the same reports and the same estimate table."""
     batch = encode_batch(spec, sample_values(spec, 300), np.random.default_rng(3))
@@ -123,6 +141,19 @@ def test_write_single_reports_and_read_back(tmp_path):
     got, rejects = _read_all(path, spec)
     assert rejects == []
     assert [r.tobytes() for r in got.bits] == [r.bits for r in reports]
+
+
+def test_reports_that_cannot_be_written_are_input_errors(tmp_path):
+    """A batch of another spec, an item that is no report, candidates given as one string: InputError."""
+    from ldp.aggregator.candidates import unique_candidates
+    from ldp.errors import InputError
+
+    with pytest.raises(InputError, match="spec"):
+        write_reports(_batch(GRR_STR, n=5), tmp_path / "x.jsonl", GRR_INT)
+    with pytest.raises(InputError, match="ReportBatch or Report items"):
+        write_reports([object()], tmp_path / "y.jsonl", GRR_INT)
+    with pytest.raises(InputError, match="single string"):
+        unique_candidates("abc")
 
 
 def test_reports_of_another_spec_are_not_written(tmp_path):

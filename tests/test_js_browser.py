@@ -3,7 +3,8 @@
 A static server on 127.0.0.1 (another port, so another origin: the collector's
 tasks allow it by ``cors_origins``) serves a test page that loads the bundle.
 Checked in the browser: the RAPPOR client state in IndexedDB is created once and
-survives reloads (same secret, cohort and permanent response); the Uploader
+survives reloads (same secret, cohort and permanent response), and so does a
+longitudinal chain's (whose memo is Python's for the same secret); the Uploader
 spools envelopes in IndexedDB before sending, uploads them, keeps them through
 a reload while the collector is down and sends them exactly once when it is
 back; ``sendBeacon`` on page hide delivers the spooled envelopes when the page
@@ -35,6 +36,8 @@ import pytest
 from collector_server import Server, create_task, free_port, store_path
 
 import ldp
+from ldp.client import ClientState, make_encoder
+from ldp.specs.longitudinal import LGRR
 
 JS = Path(__file__).resolve().parent.parent / "js"
 ESBUILD = JS / "node_modules" / ".bin" / "esbuild"
@@ -102,6 +105,18 @@ window.harness = {
       prr: prr.toString(),
       stored: await rawGet(`state:${spec.fingerprint}`),
     };
+  },
+  async chain(url, task, values) {
+    // a longitudinal chain's client: its memo of each domain value comes from the stored secret
+    const spec = await taskSpec(url, task);
+    const client = await ldp.openBrowserClient(store, spec);
+    const encoder = ldp.makeEncoder(spec, { client });
+    const memo = spec.fields.domain.map((value) => encoder.memoIndex(value));
+    const up = uploader(url, task, new ldp.BrowserSpool(store));
+    await up.enqueue(values.map((v) => ldp.reportToJson(encoder.encode(v))));
+    const summary = await up.flush();
+    return { secret: ldp.toHex(client.secret), cohort: client.cohort, memo, accepted: summary.accepted,
+             stored: await rawGet(`state:${spec.fingerprint}`) };
   },
   async enqueue(url, task, values) {
     const spec = await taskSpec(url, task);
@@ -252,15 +267,32 @@ def _n(server: Server, task_id: str, token: str) -> int:
     return reply.json()["n"]
 
 
-@contextlib.contextmanager
-def _collector(tmp_path: Path, spec: Any, site: str) -> Iterator[tuple[Server, str, str, str]]:
-    store = store_path(tmp_path)
+def _task(store: str, spec: Any, site: str) -> tuple[str, str]:
+    """A new task of ``spec`` in ``store`` that the page at ``site`` may upload to: its id and token."""
     task, token = create_task(
         store, spec, window="1h", time_precision="1m", min_batch=1, cors_origins=(site,)
     )
+    return task.task_id, token
+
+
+@contextlib.contextmanager
+def _collector(tmp_path: Path, spec: Any, site: str) -> Iterator[tuple[Server, str, str, str]]:
+    """A collector of its own, with one task: for a test that stops and restarts it."""
+    store = store_path(tmp_path)
+    task_id, token = _task(store, spec, site)
     server = Server(store, "--rate-limit", "0")
     try:
-        yield server, store, task.task_id, token
+        yield server, store, task_id, token
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One collector for the tests that leave it running; each adds its own task (found while serving)."""
+    server = Server(store_path(tmp_path_factory.mktemp("collector")), "--rate-limit", "0")
+    try:
+        yield server
     finally:
         server.stop()
 
@@ -268,15 +300,37 @@ def _collector(tmp_path: Path, spec: Any, site: str) -> Iterator[tuple[Server, s
 GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
 
 
-def test_client_state_is_created_once_in_indexeddb_and_survives_a_reload(page, site, tmp_path):
+def test_client_state_is_created_once_in_indexeddb_and_survives_a_reload(page, site, collector):
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=8, f=0.5, p=0.25, q=0.75)
-    with _collector(tmp_path, spec, site) as (server, _, task_id, _):
-        first = _call(page, "client", server.url, task_id)
+    task_id, _ = _task(collector.store, spec, site)
+    first = _call(page, "client", collector.url, task_id)
+    assert first["stored"] is not None and first["secret"] in first["stored"]  # in IndexedDB itself
+    assert len(first["secret"]) == 64 and 0 <= first["cohort"] < 8
+    for _ in range(2):
+        _reload(page)
+        assert _call(page, "client", collector.url, task_id) == first  # same secret, cohort, PRR
+
+
+@pytest.mark.slow
+def test_a_longitudinal_clients_secret_is_created_once_in_indexeddb_and_gives_pythons_memo(
+    page, site, tmp_path
+):
+    spec = LGRR(domain=("a", "b", "c", "d", "e"), epsilon=1.0)
+    with _collector(tmp_path, spec, site) as (server, _, task_id, token):
+        first = _call(page, "chain", server.url, task_id, ["a", "b", "c"])  # round 1
         assert first["stored"] is not None and first["secret"] in first["stored"]  # in IndexedDB itself
-        assert len(first["secret"]) == 64 and 0 <= first["cohort"] < 8
-        for _ in range(2):
-            _reload(page)
-            assert _call(page, "client", server.url, task_id) == first  # same secret, cohort, PRR
+        assert len(first["secret"]) == 64 and first["cohort"] == 0 and first["accepted"] == 3
+        _reload(page)
+        second = _call(page, "chain", server.url, task_id, ["a", "b", "d"])  # round 2, after a reload
+        assert (second["secret"], second["memo"], second["stored"]) == (
+            first["secret"],
+            first["memo"],
+            first["stored"],
+        )
+        # the memo is the one Python's client derives from the same secret
+        state = ClientState(spec=spec.fingerprint, secret=bytes.fromhex(first["secret"]), cohort=0)
+        assert [make_encoder(spec, state=state).memo(v) for v in spec.domain] == first["memo"]
+        assert _n(server, task_id, token) == 6
 
 
 def test_uploader_spools_in_indexeddb_and_sends_each_envelope_once_across_a_collector_outage(
@@ -308,22 +362,22 @@ def test_uploader_spools_in_indexeddb_and_sends_each_envelope_once_across_a_coll
             back.stop()
 
 
-def test_send_beacon_on_pagehide_delivers_the_spool(page, site, tmp_path):
-    with _collector(tmp_path, GRR, site) as (server, _, task_id, token):
-        lines = _call(page, "enqueue", server.url, task_id, ["a", "c", "c"])["lines"]
-        assert _call(page, "installBeacon", server.url, task_id) == 3
-        page.goto(f"{site}/away.html")  # pagehide: the spool goes out by navigator.sendBeacon
-        deadline = time.monotonic() + 10
-        while _n(server, task_id, token) < 3 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _n(server, task_id, token) == 3
+def test_send_beacon_on_pagehide_delivers_the_spool(page, site, collector):
+    task_id, token = _task(collector.store, GRR, site)
+    lines = _call(page, "enqueue", collector.url, task_id, ["a", "c", "c"])["lines"]
+    assert _call(page, "installBeacon", collector.url, task_id) == 3
+    page.goto(f"{site}/away.html")  # pagehide: the spool goes out by navigator.sendBeacon
+    deadline = time.monotonic() + 10
+    while _n(collector, task_id, token) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _n(collector, task_id, token) == 3
 
-        # best effort: the beaconed envelopes stay spooled, and the next flush finds them stored
-        _load(page, site)
-        assert _call(page, "spool") == lines
-        reply = _call(page, "flush", server.url, task_id)["summary"]
-        assert reply == {"accepted": 0, "replayed": 3, "rejected": [], "batches": 1, "retries": 0}
-        assert _n(server, task_id, token) == 3
+    # best effort: the beaconed envelopes stay spooled, and the next flush finds them stored
+    _load(page, site)
+    assert _call(page, "spool") == lines
+    reply = _call(page, "flush", collector.url, task_id)["summary"]
+    assert reply == {"accepted": 0, "replayed": 3, "rejected": [], "batches": 1, "retries": 0}
+    assert _n(collector, task_id, token) == 3
 
 
 WEB_CHECK = """async ([url, task]) => {
@@ -350,7 +404,7 @@ WEB_CHECK = """async ([url, task]) => {
 
 
 def test_the_browser_build_loads_without_a_bundler_and_reads_the_spec_across_origins(
-    browser, web_site, tmp_path
+    browser, web_site, collector
 ):
     context = browser.new_context()
     page = context.new_page()
@@ -359,15 +413,15 @@ def test_the_browser_build_loads_without_a_bundler_and_reads_the_spec_across_ori
     try:
         page.goto(f"{web_site}/index.html")
         page.wait_for_function("window.webReady === true", timeout=10_000)
-        with _collector(tmp_path, GRR, web_site) as (server, _, task_id, token):
-            got = page.evaluate(WEB_CHECK, [server.url, task_id])
-            assert got["fingerprint"] == GRR.fingerprint and got["fingerprintFrom"] == "body"
-            assert got["value"] in ("a", "b", "c") and got["records"] == 1 and got["accepted"] == 1
-            assert _n(server, task_id, token) == 1
-            if got["etag"] is None:  # not exposed to this origin: loadSpec says why and where to look
-                assert "no expected spec fingerprint (got null)" in got["etagLoad"]
-            else:  # exposed (Access-Control-Expose-Headers): its quotes are removed
-                assert got["etagLoad"] == GRR.fingerprint
+        task_id, token = _task(collector.store, GRR, web_site)
+        got = page.evaluate(WEB_CHECK, [collector.url, task_id])
+        assert got["fingerprint"] == GRR.fingerprint and got["fingerprintFrom"] == "body"
+        assert got["value"] in ("a", "b", "c") and got["records"] == 1 and got["accepted"] == 1
+        assert _n(collector, task_id, token) == 1
+        if got["etag"] is None:  # not exposed to this origin: loadSpec says why and where to look
+            assert "no expected spec fingerprint (got null)" in got["etagLoad"]
+        else:  # exposed (Access-Control-Expose-Headers): its quotes are removed
+            assert got["etagLoad"] == GRR.fingerprint
         scripts = got["scripts"]
         assert len(scripts) == len(set(scripts))  # every module fetched once
         assert {"/web/index.js", "/web/browser.js"} <= set(scripts)

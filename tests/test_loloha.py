@@ -355,10 +355,12 @@ def test_audit_claims_and_the_memo_model():
     spec = LOLOHA(domain=range(4), epsilon=0.5, epsilon_inf=1.5, g=2)
     family = LolohaEvents()
     claims = family.claims(spec, 8, True)
-    assert [c.reports for c in claims] == [1, 50]
-    assert claims[1].epsilon == min(spec.epsilon_inf, 50 * spec.epsilon)
+    assert [c.reports for c in claims] == [1, 50, 1]
+    assert [c.epsilon for c in claims] == [spec.epsilon, spec.epsilon_inf, spec.epsilon_lifetime]
+    assert claims[2].then == (0, 1, 2, 3)  # the whole (small) domain after the sample's value
     model = family.memo_model(spec, claims[1])
     assert model is not None and model.permanent_one(1) == pytest.approx(float(spec.p1))
+    assert family.memo_model(spec, claims[2]) is None
 
 
 def test_a_client_that_redraws_its_memo_is_flagged():
@@ -395,9 +397,51 @@ def test_audit_of_the_real_client_is_consistent():
     with python_client_sampler(spec) as sampler:
         result = run_audit(spec, sampler, 400)
     assert not result.violation and result.memo
+    lifetime = [row for row in result.rows if row.claim.then]
+    assert lifetime and all(row.claim.epsilon == spec.epsilon_lifetime for row in lifetime)
 
 
 def test_auto_never_picks_a_memoized_mechanism():
     """LOLOHA's Var* ties OLH's with smaller reports; ``auto`` chooses among one-shot oracles only."""
     assert ldp.best_frequency_mechanism(3.0, (1 << 18) + 1) == "olh"  # beyond the unary encodings' domains
     assert "loloha" not in ldp.variance_table(1.0, 100)
+
+
+def test_the_ledger_charges_one_stream_per_bucket_so_a_lifetime_costs_g_eps_inf(tmp_path):
+    """Every value of the domain, twice: the ledger's streams are the g buckets (the encoder's memo key), so
+    what is spent stops at g·ε∞ however many values and reports follow."""
+    from ldp.privacy import Budget
+
+    spec = LOLOHA(domain=range(40), epsilon=1.0, epsilon_inf=2.0, g=2)
+    encoder = make_encoder(spec, ledger=tmp_path / "ledger.json", budget=Budget(epsilon=100))
+    for value in list(spec.domain) * 2:
+        encoder.encode(value)
+    assert encoder.spent == pytest.approx(spec.g * spec.epsilon_inf)
+    keys = {encoder.encoder.memo_key(v) for v in spec.domain}
+    assert keys == {b"0", b"1"}
+
+
+def test_ldp_spec_prints_the_lifetime_bound(tmp_path):
+    """`ldp spec loloha` writes the spec and prints ε₁, ε∞ and the lifetime g·ε∞ (no traceback)."""
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+
+    out = tmp_path / "loloha.json"
+    args = [
+        "spec",
+        "loloha",
+        "--epsilon",
+        "1",
+        "--domain-size",
+        "50",
+        "--param",
+        "epsilon_inf=3",
+        "--param",
+        "g=2",
+    ]
+    result = CliRunner().invoke(cli, [*args, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "lifetime: at most 2 memo keys x 3 = 6" in result.output
+    spec = ldp.load_spec(out)
+    assert (spec.g, spec.epsilon_inf) == (2, 3.0)

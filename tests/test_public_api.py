@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 
 import pytest
 
@@ -53,3 +54,35 @@ def test_all_names_only_what_the_package_offers(package):
         obj = getattr(module, name)
         if inspect.ismodule(obj):
             pytest.fail(f"{package}.__all__ exports the module {name}: export its functions instead")
+
+
+def _names_in_the_map(doc: str) -> set[str]:
+    """The names the package docstring lists: the first column of its indented rows (``A, B`` lists two)."""
+    names = set()
+    for line in doc.splitlines():
+        row = re.match(r"^    ([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*)(?:\s{2,}|$)", line)
+        if row:
+            names.update(row.group(1).split(", "))
+    return names
+
+
+def test_help_opens_with_the_public_surface():
+    """``help(ldp)`` opens with a map of exactly ``__all__`` (pydoc prints the package docstring first)."""
+    import pydoc
+
+    import ldp
+    import ldp.client  # an imported subpackage is an attribute: pydoc listed it under SUBMODULES
+
+    assert _names_in_the_map(ldp.__doc__ or "") == set(ldp.__all__) - {"__version__"}
+    text = pydoc.render_doc(ldp, renderer=pydoc.plaintext)
+    assert text.index("load_spec ") < text.index("\nPACKAGE CONTENTS\n")
+    assert "\nSUBMODULES\n" not in text
+
+
+def test_dir_is_the_public_surface():
+    """``dir(ldp)`` (completion, pydoc's member scan) is ``__all__``, however many submodules are imported."""
+    import ldp
+    import ldp.aggregator
+    import ldp.client  # imported submodules become attributes of the package
+
+    assert dir(ldp) == sorted(ldp.__all__)

@@ -303,6 +303,36 @@ def test_real_data_errors(tmp_path):
         run(data=csv_path, column="country", domain_size=10)
 
 
+def test_simulation_errors_are_the_specific_kind():
+    """A bad spec parameter is a SpecError and unusable data an InputError (both still ParameterErrors)."""
+    from ldp.simulations import rappor_for_epsilon
+    from ldp.simulations.fast import frequency_support_counts
+    from ldp.simulations.metrics import error_metrics
+
+    base = {"users": 100, "domain_size": 4, "repeats": 1, "seed": 0}
+    with pytest.raises(ldp.SpecError, match="unknown mechanism"):
+        run(mechanisms="nope", **base)
+    with pytest.raises(ldp.SpecError, match="numeric mechanism"):
+        run(mechanisms="duchi", **base)
+    with pytest.raises(ldp.SpecError, match="binary-rr"):
+        run(mechanisms="binary-rr", **{**base, "domain_size": 5})
+    with pytest.raises(ldp.SpecError, match="epsilon"):
+        rappor_for_epsilon(-1.0)
+    frame = pd.DataFrame({"country": ["fr", "de", "fr"]})
+    with pytest.raises(ldp.InputError, match="'city' is not in the DataFrame"):
+        run(data=frame, column="city", epsilons=1, repeats=1)
+    with pytest.raises(ldp.InputError, match="not int"):
+        run(data=42, column="country", epsilons=1, repeats=1)
+    with pytest.raises(ldp.InputError, match="single distinct value"):
+        run(data=pd.DataFrame({"country": ["fr", "fr"]}), column="country", epsilons=1, repeats=1)
+    with pytest.raises(ldp.InputError, match=">= 0"):
+        frequency_support_counts(
+            ldp.GRR(domain=("a", "b"), epsilon=1.0), np.array([3, -1]), np.random.default_rng(0)
+        )
+    with pytest.raises(ldp.InputError, match="same length"):
+        error_metrics(np.zeros(3), np.zeros(4))
+
+
 _SCORES = ["mechanism", "epsilon", "users", "domain_size", "repeat", "mse", "mae", "max_error", "tv"]
 
 

@@ -12,8 +12,10 @@ import pytest
 from conftest import SMALL_DOMAIN, frequency_specs, heavy_hitter_specs
 
 import ldp
+import ldp.specs.longitudinal
 from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
+from ldp.specs.dbitflip import DBitFlip
 
 
 def grr_channel(spec, x):
@@ -78,6 +80,37 @@ def ss_channel(spec, x):
     return {s: holding if x in s else other for s in itertools.combinations(range(d), w)}
 
 
+def chain_channel(spec, x):
+    """A longitudinal chain's one report: round 1 (p1, q1) then round 2 (p2, q2), summed over the memo."""
+    d = spec.domain_size
+    if isinstance(spec, ldp.specs.longitudinal.LGRR):  # memo m w.p. p1 (m = x) or q1, then GRR(p2) of m
+        first = [spec.p1 if m == x else spec.q1 for m in range(d)]
+        return [sum(first[m] * (spec.p2 if y == m else spec.q2) for m in range(d)) for y in range(d)]
+    out = {}
+    for bits in itertools.product((0, 1), repeat=d):  # each bit: memo bit 1 w.p. p1 or q1, then p2 or q2
+        prob = Fraction(1)
+        for i, b in enumerate(bits):
+            memo = spec.p1 if i == x else spec.q1
+            one = memo * spec.p2 + (1 - memo) * spec.q2
+            prob *= one if b else 1 - one
+        out[bits] = prob
+    return out
+
+
+def dbitflip_channel(spec, x):
+    """P[(sampled buckets, sent bits) | x]: a uniform d-subset, then bit j is 1 w.p. p′ (j = x) or q′ (j ≠ x)."""
+    d, b = spec.d, spec.domain_size
+    out = {}
+    for sampled in itertools.combinations(range(b), d):
+        for bits in itertools.product((0, 1), repeat=d):
+            prob = Fraction(1, math.comb(b, d))
+            for j, bit in zip(sampled, bits):
+                one = spec.sent_one if j == x else spec.sent_zero
+                prob *= one if bit else 1 - one
+            out[(sampled, bits)] = prob
+    return out
+
+
 def worst_ratio(channels):
     best = Fraction(0)
     for a, b in itertools.permutations(channels, 2):
@@ -138,6 +171,8 @@ EXACT_RATIO = {
     ldp.specs.sketch.SketchSpec: _sketch_ratio,
     ldp.SubsetSelection: _distribution_ratio(ss_channel),
     ldp.specs.LocalHashing: _lh_ratio,
+    ldp.specs.longitudinal.LongitudinalChain: _distribution_ratio(chain_channel),
+    DBitFlip: _distribution_ratio(dbitflip_channel),
 }
 
 

@@ -34,7 +34,7 @@ from ldp.client.upload import (
     upload_reports,
 )
 from ldp.collector.store import open_store
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 
 # under pytest-xdist the tests of this module run on one worker, so the module's shared `ldp serve` starts once
 pytestmark = pytest.mark.xdist_group("upload_server")
@@ -200,6 +200,23 @@ def test_batch_bounds_respect_both_limits():
         list(batch_bounds(lines, 10, 20))
     with pytest.raises(ParameterError, match="envelope 2 of envelope_lines holds a line break"):
         list(batch_bounds([b"{}", b"{}\n{}"], 10, 1_000))
+
+
+def test_unusable_envelopes_are_input_errors(tmp_path):
+    """An envelope with a line break or too large for one upload, an envelope file that does not match its
+    reports or cannot be read: each an InputError (the data is at fault, not an option)."""
+    with pytest.raises(InputError, match="max_body=20"):
+        list(batch_bounds([b"x" * 30], 10, 20))
+    with pytest.raises(InputError, match="line break"):
+        list(batch_bounds([b"{}\n{}"], 10, 1_000))
+    reports = _grr_reports(tmp_path / "reports.jsonl", 20)
+    make_envelopes(reports, tmp_path / "reports.envelopes.jsonl", 60)
+    _grr_reports(reports, 21)
+    with pytest.raises(InputError, match="20 envelopes for 21 reports"):
+        make_envelopes(reports, tmp_path / "reports.envelopes.jsonl", 60)
+    (tmp_path / "a-directory").mkdir()
+    with pytest.raises(InputError, match="cannot read"):
+        make_envelopes(reports, tmp_path / "a-directory", 60)
 
 
 def test_reports_of_another_spec_are_refused_before_anything_is_sent(server, tmp_path, monkeypatch):

@@ -11,12 +11,15 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const LABEL_COLUMNS = new Set(["value", "group", "cohort", "bit"]);
 const NUMBER = new Intl.NumberFormat("en", { maximumSignificantDigits: 5 });
 const TICK = new Intl.NumberFormat("en", { maximumSignificantDigits: 3 });
+// The per-window series chart draws at most this many values at once (the largest); the select shows any one.
+const MAX_SERIES = 6;
 
 const state = {
   data: null, // the last reply of v1/dashboard
   text: "", // its body: an unchanged reply is not drawn again
   task: null, // the selected task id
   start: null, // the selected window's start, or null to follow the latest window with estimates
+  series: null, // the value whose per-window series is shown alone, or null for the largest values
   timer: null,
   busy: false,
   needsToken: false,
@@ -158,6 +161,7 @@ function render() {
     renderTasks(tasks);
     renderWindows(task, current);
     renderEstimates(task, current);
+    renderSeries(task);
   });
 }
 
@@ -175,6 +179,7 @@ function currentWindow(task) {
 function selectTask(id) {
   state.task = id;
   state.start = null;
+  state.series = null;
   render();
 }
 
@@ -431,6 +436,166 @@ function estimateBar(item, { x, step, y, level, labels }) {
     group.append(svg("text", { class: "label", x: center, y: labels.y, ...attrs }, text));
   }
   return group;
+}
+
+// ---- the per-window series: each value's estimate in every window, with its interval ------------
+
+// What a window's estimate measures, as the series chart's y axis says it.
+function seriesUnit(task) {
+  if (task.kind === "mean") return "Mean";
+  const rows = task.windows.find((w) => w.estimates)?.estimates ?? [];
+  return rows.length && "bit" in rows[0] ? "Share of reports setting the bit" : "Proportion of the window's reports";
+}
+
+// label -> its points, one per window with estimates, in time order (the bars' items of each window).
+function seriesOf(task, level) {
+  const series = new Map();
+  for (const w of task.windows) {
+    if (!w.estimates) continue;
+    for (const item of chartItems(task, w, level).items) {
+      if (!series.has(item.label)) series.set(item.label, []);
+      series.get(item.label).push({ ...item, window: w });
+    }
+  }
+  return series;
+}
+
+function renderSeries(task) {
+  const windows = task ? task.windows.filter((w) => w.estimates) : [];
+  $("series-section").hidden = windows.length < 2;
+  if (windows.length < 2) return;
+  const level = percent(task.confidence);
+  const series = seriesOf(task, level);
+  const labels = [...series.keys()];
+  const average = (label) => {
+    const values = series.get(label).map((p) => p.value).filter(finite);
+    return values.length ? values.reduce((a, b) => a + b, 0) / values.length : -Infinity;
+  };
+  const largest = new Set([...labels].sort((a, b) => average(b) - average(a)).slice(0, MAX_SERIES));
+  if (state.series !== null && !series.has(state.series)) state.series = null;
+  // in the table's order, so that a value keeps its colour while the set shown is the same
+  const shown = state.series === null ? labels.filter((l) => largest.has(l)) : [state.series];
+
+  const all = labels.length > MAX_SERIES ? `The ${MAX_SERIES} largest of ${labels.length}` : `All ${labels.length}`;
+  const select = $("series-select");
+  select.replaceChildren(
+    el("option", { value: "" }, `${all} (by mean over windows)`),
+    ...labels.map((label, i) => el("option", { value: String(i) }, label)),
+  );
+  select.value = state.series === null ? "" : String(labels.indexOf(state.series));
+  select.onchange = () => {
+    state.series = select.value === "" ? null : labels[Number(select.value)];
+    render();
+  };
+
+  const rounds = task.memoized
+    ? "A longitudinal task: each window is one round, in which each client sends one report. "
+    : "";
+  $("series-caption").textContent =
+    `${rounds}${seriesUnit(task)} in each window, with its ${level} confidence interval as error bars; ` +
+    "windows withheld or without reports leave a gap.";
+  const lines = shown.map((label) => ({ label, points: series.get(label) }));
+  drawSeriesChart($("series-chart"), task, lines, level);
+  $("series-legend").replaceChildren(
+    ...lines.map((line, i) => el("li", {}, el("span", { class: `swatch s${i}`, "aria-hidden": "true" }), line.label)),
+  );
+}
+
+// Round tick values enclosing [lo, hi]: 1, 2 or 5 times a power of ten apart, about `count` of them.
+function niceTicks(lo, hi, count) {
+  const raw = (hi - lo) / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw);
+  const ticks = [];
+  const [from, to] = [Math.floor(lo / step + 1e-9), Math.ceil(hi / step - 1e-9)]; // the ticks enclose [lo, hi]
+  for (let i = from; i <= to; i++) ticks.push(Number((i * step).toPrecision(12)));
+  return ticks;
+}
+
+// One line per value over the windows (x: window start, one slot per window length; y: linear), a point
+// and an error bar per window; the lines' error bars are set side by side so that none hides another.
+function drawSeriesChart(chart, task, lines, level) {
+  const [width, height, left, right, top, bottom] = [600, 290, 66, 12, 12, 50];
+  const withEstimates = task.windows.filter((w) => w.estimates);
+  const [first, last] = [withEstimates[0].start, withEstimates.at(-1).start];
+  const slots = Math.round((last - first) / task.window) + 1;
+  const step = (width - left - right) / slots;
+  const slot = (w) => Math.round((w.start - first) / task.window);
+  const numbers = lines.flatMap((l) => l.points.flatMap((p) => [p.value, p.low, p.high])).filter(finite);
+  let [lo, hi] = numbers.length ? [Math.min(...numbers), Math.max(...numbers)] : [0, 1];
+  if (hi - lo < 1e-12) [lo, hi] = [lo - 0.5, hi + 0.5];
+  const ticks = niceTicks(lo, hi, 5);
+  [lo, hi] = [Math.min(lo, ticks[0]), Math.max(hi, ticks.at(-1))];
+  const y = (v) => top + ((hi - v) / (hi - lo)) * (height - top - bottom);
+  const parts = [];
+  for (const v of ticks) {
+    parts.push(
+      svg("line", { class: "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
+      svg("text", { class: "tick", x: left - 4, y: y(v), "text-anchor": "end" }, TICK.format(v)),
+    );
+  }
+  parts.push(svg("line", { class: "axis", x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }));
+  // x ticks: at most 6 windows, evenly spread, dated (days alone when the window is whole days)
+  const date = (t) => (task.window % 86400 === 0 ? utc(t).slice(0, 10) : utc(t));
+  const every = Math.ceil(withEstimates.length / 6);
+  withEstimates.forEach((w, i) => {
+    if (i % every !== 0 && i !== withEstimates.length - 1) return;
+    if (i !== withEstimates.length - 1 && withEstimates.length - 1 - i < every) return; // no crowding at the end
+    const cx = left + (slot(w) + 0.5) * step;
+    parts.push(
+      svg("line", { class: "axis", x1: cx, x2: cx, y1: height - bottom, y2: height - bottom + 4 }),
+      svg("text", { class: "tick", x: cx, y: height - bottom + 14, "text-anchor": "middle" }, date(w.start)),
+    );
+  });
+  const xTitle = `${task.memoized ? "Round: window" : "Window"} start (UTC), one every ${duration(task.window)}`;
+  parts.push(svg("text", { class: "axis-title", x: left + (width - left - right) / 2, y: height - 8, "text-anchor": "middle" }, xTitle));
+  const yMid = top + (height - top - bottom) / 2;
+  parts.push(
+    svg("text", { class: "axis-title", x: 12, y: yMid, "text-anchor": "middle", transform: `rotate(-90 12 ${yMid})` }, seriesUnit(task)),
+  );
+  const dodge = Math.min((step * 0.5) / Math.max(lines.length, 1), 8);
+  lines.forEach((line, i) => {
+    const shift = (i - (lines.length - 1) / 2) * dodge;
+    const at = (p) => left + (slot(p.window) + 0.5) * step + shift;
+    const group = svg("g", { class: `series s${i}`, "data-label": line.label });
+    let path = "";
+    let previous = null;
+    for (const p of line.points) {
+      if (!finite(p.value)) {
+        previous = null;
+        continue;
+      }
+      const joined = previous !== null && slot(p.window) === slot(previous.window) + 1; // adjacent windows only
+      path += `${joined ? "L" : "M"}${at(p).toFixed(2)} ${y(p.value).toFixed(2)} `;
+      previous = p;
+    }
+    if (path) group.append(svg("path", { class: "line", d: path.trim() }));
+    for (const p of line.points) group.append(seriesPoint(p, at(p), y, line.label, level));
+    parts.push(group);
+  });
+  chart.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  chart.replaceChildren(...parts);
+}
+
+function seriesPoint(p, cx, y, label, level) {
+  const point = svg("g", {
+    class: "point",
+    "data-start": p.window.start,
+    "data-value": p.value ?? "",
+    "data-low": p.low ?? "",
+    "data-high": p.high ?? "",
+  });
+  const interval = `${level} CI ${fmt(p.low)} to ${fmt(p.high)}`;
+  point.append(svg("title", {}, `${label}, ${range(p.window)}: ${fmt(p.value)} (${interval})`));
+  if (finite(p.low) && finite(p.high)) {
+    point.append(
+      svg("line", { class: "ci", x1: cx, x2: cx, y1: y(p.high), y2: y(p.low) }),
+      svg("line", { class: "ci cap", x1: cx - 3, x2: cx + 3, y1: y(p.high), y2: y(p.high) }),
+      svg("line", { class: "ci cap", x1: cx - 3, x2: cx + 3, y1: y(p.low), y2: y(p.low) }),
+    );
+  }
+  if (finite(p.value)) point.append(svg("circle", { class: "dot", cx, cy: y(p.value), r: 3 }));
+  return point;
 }
 
 function renderEstimatesTable(rows) {

@@ -1,7 +1,9 @@
 /**
  * Browser storage for the client: IndexedDB (falling back to localStorage)
- * holds the RAPPOR client state (created once, never replaced), the privacy
- * ledger and the upload spool.
+ * holds the client state of each memoized spec (RAPPOR, the longitudinal
+ * mechanisms: the secret their permanent responses are derived from, and a
+ * cohort; created once, never replaced), the privacy ledger and the upload
+ * spool.
  *
  * Limits: an IndexedDB `readwrite` transaction serializes changes across
  * tabs; the localStorage fallback does not (two tabs charging at the same
@@ -9,7 +11,7 @@
  */
 import { fromHex, toHex } from "./bytes.js";
 import type { LedgerData, LedgerStorage } from "./budget.js";
-import { type RapporClient, newClient } from "./encoders.js";
+import { type RapporClient, cohortsOf, newClient } from "./encoders.js";
 import type { Spec } from "./spec.js";
 import { type DeadLetter, type Spool, addDeadLetters, recordId } from "./uploader.js";
 
@@ -73,16 +75,39 @@ export function defaultStore(): KeyValueStore {
   return typeof indexedDB !== "undefined" ? new IndexedDbStore() : new LocalStorageStore();
 }
 
-/** The client state of `spec` (RAPPOR's, any memoized mechanism's): loaded, or created once (a secret is never replaced). */
+/**
+ * The client state of `spec` (RAPPOR's, any memoized mechanism's): loaded, or
+ * created once (a secret is never replaced). The memo of every value is
+ * derived from this secret, so replacing it would draw every memo again: a
+ * stored state that is not a 32-byte secret and a cohort of the spec is an
+ * error, left as it is, never re-drawn (the Node client's `loadClientState`
+ * checks its state file likewise).
+ */
 export async function openBrowserClient(store: KeyValueStore, spec: Spec): Promise<RapporClient> {
-  return store.update(`state:${spec.fingerprint}`, (current) => {
-    if (current !== null) {
-      const data = JSON.parse(current) as { secret: string; cohort: number };
-      return { value: current, result: { secret: fromHex(data.secret), cohort: data.cohort } };
-    }
+  const key = `state:${spec.fingerprint}`;
+  return store.update(key, (current) => {
+    if (current !== null) return { value: current, result: storedClient(current, spec, key) };
     const fresh = newClient(spec);
     return { value: JSON.stringify({ secret: toHex(fresh.secret), cohort: fresh.cohort }), result: fresh };
   });
+}
+
+/** A stored client state, checked: a 32-byte secret (64 hex digits) and a cohort below the spec's. */
+function storedClient(text: string, spec: Spec, key: string): RapporClient {
+  const corrupt = (why: string) => new Error(`the client state ${key} in browser storage is corrupt (${why}); it is kept as it is`);
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw corrupt("not JSON");
+  }
+  const { secret, cohort } = (typeof data === "object" && data !== null ? data : {}) as { secret?: unknown; cohort?: unknown };
+  if (typeof secret !== "string" || !/^[0-9a-f]{64}$/.test(secret)) throw corrupt("its secret is not 32 bytes in hex");
+  const cohorts = Number(cohortsOf(spec));
+  if (typeof cohort !== "number" || !Number.isInteger(cohort) || cohort < 0 || cohort >= cohorts) {
+    throw corrupt(`its cohort is not an integer in [0, ${cohorts})`);
+  }
+  return { secret: fromHex(secret), cohort };
 }
 
 /** The ledger under one key of the store. */

@@ -156,7 +156,9 @@ export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
   if (isMemoized(facts)) {
     const { one, inf } = memoizedEpsilons(spec);
     const values = facts.memoValues === undefined || facts.memoValues === null ? null : Number(facts.memoValues);
-    return { epsilon: one, epsilon_cap: inf, memoized: true, values, linear: facts.memoLinear === true };
+    // a chain whose r reports of one memo may cost more than r·ε₁ states the per-report charge that is sound
+    const epsilon = facts.memoReportEpsilon ?? one;
+    return { epsilon, epsilon_cap: inf, memoized: true, values, linear: facts.memoLinear === true };
   }
   if (spec.fields.delta !== undefined && spec.fields.delta !== null) {
     throw new RangeError(`cannot account for ${spec.mechanism}: the ledger composes pure epsilon-DP reports`);

@@ -45,12 +45,19 @@ export interface MechanismPrivacy {
   readonly claimMatches?: boolean;
   /**
    * Memoized mechanisms only: true when r reports of one memo key are proved
-   * (r·ε₁)-DP for this mechanism (Python's `memo_linear`,
-   * docs/accounting.md#memoized-streams), so the ledger charges
-   * min(r·ε₁, ε∞) per key; otherwise (the default) ε₁ for a key's first
-   * report and ε∞ from its second.
+   * (r·ε′)-DP for this mechanism, ε′ its per-report charge (`memoReportEpsilon`,
+   * else ε₁; Python's `memo_linear`, docs/accounting.md#memoized-streams), so
+   * the ledger charges min(r·ε′, ε∞) per key; otherwise (the default) ε₁ for
+   * a key's first report and ε∞ from its second.
    */
   readonly memoLinear?: boolean;
+  /**
+   * Memoized mechanisms whose r reports of one memo key may cost more than
+   * r·ε₁ (the longitudinal chains, Python's `memo_report_epsilon`): the
+   * per-report ε the ledger charges, so that min(r·ε, ε∞) is sound. Absent:
+   * ε₁.
+   */
+  readonly memoReportEpsilon?: number;
 }
 
 /** A family's privacy function: the facts of canonical spec fields, after its constructor's range checks (a RangeError otherwise). */

@@ -2,10 +2,14 @@
 // specs' epsilon limits and the `@privacy` and `@canonical` tags of js/src/privacy/: do not edit.
 import type { JsonObject } from "./json.js";
 import type { MechanismPrivacy } from "./privacyfields.js";
+import { dbitflipPrivacy } from "./privacy/dbitflip.js";
 import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
+import { lolohaPrivacy } from "./privacy/loloha.js";
+import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
+import { oneBitMeanPrivacy } from "./privacy/onebitmean.js";
 import { rapporFields, rapporPrivacy } from "./privacy/rappor.js";
 import { cmsPrivacy, hcmsPrivacy } from "./privacy/sketch.js";
 import { subsetPrivacy } from "./privacy/subset.js";
@@ -33,11 +37,13 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   cms: [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   hcms: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   ss: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  dbitflip: [23.0, "with d = 1, 1 - p is about 1/(e^epsilon + 1), a multiple of 2^-64 that could not match e^epsilon to 1e-9 above it"],
   loloha: [23.0, "its smallest probabilities, about 1/(e^epsilon + g - 1), are multiples of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-grr": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-osue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-oue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-sue": [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  onebitmean: [23.0, "its smaller probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
 };
 
 /**
@@ -60,7 +66,7 @@ function limited(facts: MechanismPrivacy, mechanism: string): MechanismPrivacy {
  * mechanism supports), from its family's module in `privacy/`, after the
  * range checks of the spec's constructor (a RangeError naming what is
  * wrong); null for a mechanism with no privacy module in this client.
- * No privacy module here for: loloha, l-grr, l-osue, l-oue, l-sue.
+ * No privacy module here for: none.
  */
 export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
   const mechanism = String(fields.mechanism);
@@ -95,6 +101,17 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return limited(hcmsPrivacy(fields), mechanism);
     case "ss":
       return limited(subsetPrivacy(fields), mechanism);
+    case "dbitflip":
+      return limited(dbitflipPrivacy(fields), mechanism);
+    case "loloha":
+      return limited(lolohaPrivacy(fields), mechanism);
+    case "l-grr":
+    case "l-osue":
+    case "l-oue":
+    case "l-sue":
+      return limited(longitudinalPrivacy(fields), mechanism);
+    case "onebitmean":
+      return limited(oneBitMeanPrivacy(fields), mechanism);
   }
   return null;
 }

@@ -3,9 +3,13 @@
 import type { Encoder, EncoderOptions } from "./encoder.js";
 import { cryptoSource } from "./random.js";
 import type { Spec } from "./spec.js";
+import { DBitFlipEncoder } from "./dbitflip.js";
 import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
 import { LocalHashingEncoder } from "./localhash.js";
+import { LolohaEncoder } from "./loloha.js";
+import { LongitudinalEncoder } from "./longitudinal.js";
+import { OneBitMeanEncoder } from "./onebitmean.js";
 import { PEMEncoder } from "./pem.js";
 import { RapporEncoder } from "./rappor.js";
 import { CMSEncoder, HCMSEncoder } from "./sketch.js";
@@ -19,7 +23,7 @@ import { UnaryEncoder } from "./unary.js";
  * `ldp-client/node` is several times faster, with the same bytes); `source`
  * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
- * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, loloha, l-grr, l-osue, l-oue, l-sue.
+ * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian.
  */
 export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   const source = options.source ?? cryptoSource;
@@ -46,14 +50,29 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new HCMSEncoder(spec, source);
     case "ss":
       return new SubsetEncoder(spec, source);
+    case "dbitflip":
+      return DBitFlipEncoder.create(spec, source, options);
+    case "loloha":
+      return LolohaEncoder.create(spec, source, options);
+    case "l-grr":
+    case "l-osue":
+    case "l-oue":
+    case "l-sue":
+      return LongitudinalEncoder.create(spec, source, options);
+    case "onebitmean":
+      return OneBitMeanEncoder.create(spec, source, options);
   }
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
 
 // every encoder class, public with makeEncoder (encoders.ts re-exports this module)
+export { DBitFlipEncoder } from "./dbitflip.js";
 export { GRREncoder } from "./grr.js";
 export { HadamardEncoder } from "./hadamard.js";
 export { LocalHashingEncoder } from "./localhash.js";
+export { LolohaEncoder } from "./loloha.js";
+export { LongitudinalEncoder } from "./longitudinal.js";
+export { OneBitMeanEncoder } from "./onebitmean.js";
 export { PEMEncoder } from "./pem.js";
 export { RapporEncoder } from "./rappor.js";
 export { CMSEncoder, HCMSEncoder } from "./sketch.js";

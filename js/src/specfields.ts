@@ -135,6 +135,13 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     omega: ["integer"],
     p: ["probability"],
   },
+  dbitflip: {
+    domain: ["domain"],
+    epsilon: ["float"],
+    d: ["integer", 1n],
+    gamma: ["probability", 0n],
+    p: ["probability"],
+  },
   loloha: {
     domain: ["domain"],
     epsilon: ["float"],
@@ -180,6 +187,15 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     q2: ["probability"],
     epsilon_inf: ["float"],
   },
+  onebitmean: {
+    epsilon: ["float"],
+    low: ["float", 0.0],
+    high: ["float", 1.0],
+    rounding: ["lowercase", "none"],
+    grid: ["integer", null],
+    p: ["probability"],
+    gamma: ["probability"],
+  },
 };
 
 /**
@@ -201,9 +217,11 @@ export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   cms: ["p"],
   hcms: ["p"],
   ss: ["omega", "p"],
+  dbitflip: ["p"],
   loloha: ["g", "pool_size", "p1", "p2", "epsilon_inf"],
   "l-grr": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   "l-osue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   "l-oue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
   "l-sue": ["p1", "q1", "p2", "q2", "epsilon_inf"],
+  onebitmean: ["p", "gamma"],
 };

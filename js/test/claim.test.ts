@@ -21,6 +21,7 @@ import {
   type Spec,
   dumpJson,
   fingerprintOf,
+  type Fraction,
   fraction,
   fractionText,
   loadSpec,
@@ -38,11 +39,33 @@ const GRIDDED = new Set(["piecewise", "hybrid", "laplace", "gaussian"]);
 /** One canonical spec (Python's) per mechanism with a stated ε and its probabilities. */
 const STATED = [...new Map(CASES.filter((c) => c.mechanism !== "rappor" && !GRIDDED.has(c.mechanism)).map((c) => [c.mechanism, c])).values()];
 
-/** The fields with p raised: 1 − (1 − p)/8, the ratio at least 8 times larger (ε + ln 8 or more). */
+/**
+ * The fields with p raised: 1 − (1 − p)/8, the ratio at least 8 times larger (ε + ln 8 or more). A
+ * longitudinal chain's fresh round likewise, keeping its form: p₂ raised (q₂ = (1 − p₂)/(k − 1) for
+ * l-grr, 1 − p₂ for l-osue and l-sue), or, for l-oue (p₂ = ½), q₂ divided by 8.
+ */
 function tampered(json: string): JsonObject {
   const fields = parseJson(json) as JsonObject;
-  const p = parseFraction(fields.p as string);
-  fields.p = fractionText(fraction(7n * p.den + p.num, 8n * p.den));
+  const raised = (p: Fraction): Fraction => fraction(7n * p.den + p.num, 8n * p.den);
+  if (fields.p !== undefined) {
+    fields.p = fractionText(raised(parseFraction(fields.p as string)));
+    return fields;
+  }
+  const p2 = parseFraction(fields.p2 as string);
+  if (fields.mechanism === "loloha") {
+    fields.p2 = fractionText(raised(p2)); // its fresh round's keep probability (q2 is not a field)
+    return fields;
+  }
+  const q2 = parseFraction(fields.q2 as string);
+  const k = BigInt((fields.domain as unknown[]).length);
+  if (fields.mechanism === "l-oue") {
+    fields.q2 = fractionText(fraction(q2.num, 8n * q2.den));
+    return fields;
+  }
+  const p = raised(p2);
+  const rest = fraction(p.den - p.num, p.den);
+  fields.p2 = fractionText(p);
+  fields.q2 = fractionText(fields.mechanism === "l-grr" ? fraction(rest.num, rest.den * (k - 1n)) : rest);
   return fields;
 }
 
@@ -58,7 +81,7 @@ describe("the stated ε is checked against the exact probabilities", () => {
   it("covers every mechanism with a stated ε in the vectors", () => {
     assert.deepEqual(
       STATED.map((c) => c.mechanism).sort(),
-      ["binary-rr", "blh", "cms", "duchi", "grr", "hcms", "hr", "olh", "oue", "pem", "ss", "stochastic-rounding", "sue", "treehist"],
+      ["binary-rr", "blh", "cms", "dbitflip", "duchi", "grr", "hcms", "hr", "l-grr", "l-osue", "l-oue", "l-sue", "loloha", "olh", "onebitmean", "oue", "pem", "ss", "stochastic-rounding", "sue", "treehist"],
     );
   });
   for (const c of STATED) {

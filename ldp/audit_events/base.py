@@ -55,12 +55,17 @@ class Claim:
         The claimed δ (0 for pure ε-LDP).
     reports : int
         Reports of one client per sample: 1, or r for a memoized audit.
+    then : tuple
+        Values the same client reports next, after its ``reports`` reports of
+        the sample's value (a longitudinal claim over several values); empty
+        for claims about one value.
     """
 
     label: str
     epsilon: float
     delta: float = 0.0
     reports: int = 1
+    then: tuple[Any, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Audit events of LOLOHA: one report (claim ε₁) and r ≥ 50 reports of one value by one client (claim ε∞).
+"""Audit events of LOLOHA: one report (claim ε₁), r ≥ 50 reports of one value by one client (claim ε∞),
+and a lifetime: one report of the value, then reports of other values over the g buckets (claim g·ε∞).
 
 A sample is the reports of one client, all with its pool index j. Its
 features are, for the pair (x0, x1), the buckets h0 = H_j(x0), h1 = H_j(x1)
@@ -24,10 +25,12 @@ from ldp.audit_memo import MemoModel
 from ldp.hashing import lh_bucket
 from ldp.report_check import CheckedReport
 
-__all__ = ["MIN_MEMO_REPORTS", "LolohaEvents"]
+__all__ = ["LIFETIME_VALUES", "MIN_MEMO_REPORTS", "LolohaEvents"]
 
 #: Reports of one value per client in the ε∞ audit (at least; ``ldp audit --memo-reports`` may ask for more).
 MIN_MEMO_REPORTS = 50
+#: Values a client reports after the sample's value in the lifetime (g·ε∞) audit: this many, or 4g, at most the domain.
+LIFETIME_VALUES = 16
 
 
 def _buckets(spec: Any, samples: Sequence[Sequence[CheckedReport]], value: Any) -> np.ndarray:
@@ -52,14 +55,25 @@ class LolohaEvents(AuditFamily):
     def claims(self, spec: Any, memo_reports: int, memoized: bool) -> list[Claim]:
         claims = super().claims(spec, memo_reports, memoized)
         if memoized and memo_reports > 1:
+            # ε∞, not min(ε∞, r·ε₁): r reports of one memo are not proven (r·ε₁)-DP (``memo_linear`` is False)
             r = max(memo_reports, MIN_MEMO_REPORTS)
-            epsilon = min(spec.epsilon_inf, r * spec.epsilon_one)
-            claims.append(Claim(f"{r} memoized reports", epsilon, 0.0, r))
+            claims.append(Claim(f"{r} memoized reports", float(spec.epsilon_inf), 0.0, r))
+            # a lifetime: the value, then values enough to visit every bucket of most clients' functions
+            then = tuple(spec.domain[: max(LIFETIME_VALUES, 4 * spec.g)])
+            claims.append(
+                Claim(
+                    f"one report, then {len(then)} values over the g buckets",
+                    spec.epsilon_lifetime,
+                    0.0,
+                    1,
+                    then,
+                )
+            )
         return claims
 
     def memo_model(self, spec: Any, claim: Claim) -> MemoModel | None:
-        """r ≥ 2 reports are tested against the memoized model when p₁ ≥ ½ (f = 2(1 − p₁) ≤ 1)."""
-        if claim.reports < 2 or 2 * spec.p1 < 1:
+        """r ≥ 2 reports of one value are tested against the memoized model when p₁ ≥ ½ (f = 2(1 − p₁) ≤ 1)."""
+        if claim.reports < 2 or claim.then or 2 * spec.p1 < 1:
             return None
         return MemoModel(2 * (1 - spec.p1), spec.q2, spec.p2, claim.reports)
 
@@ -86,6 +100,9 @@ class LolohaEvents(AuditFamily):
             "c1": c1,
             "vote0": separated & (c0 > c1),
             "vote1": separated & (c1 > c0),
+            "first0": separated
+            & (reported[:, 0] == h0),  # the sample value's first report (a lifetime claim's)
+            "first1": separated & (reported[:, 0] == h1),
             "value": np.where(separated, c0 - c1, 0).astype(float),
         }
 
@@ -101,4 +118,6 @@ class LolohaEvents(AuditFamily):
             Event(f"a report names H({x1!r})", lambda f: f["c1"] > 0),
             Event(f"H({x0!r}) != H({x1!r}) and the vote names H({x0!r})", lambda f: f["vote0"]),
             Event(f"H({x0!r}) != H({x1!r}) and the vote names H({x1!r})", lambda f: f["vote1"]),
+            Event(f"H({x0!r}) != H({x1!r}) and the first report names H({x0!r})", lambda f: f["first0"]),
+            Event(f"H({x0!r}) != H({x1!r}) and the first report names H({x1!r})", lambda f: f["first1"]),
         ]

@@ -108,6 +108,9 @@ def build_spec(
             raise SpecError(f"{name} needs --low and --high (the range of the values)")
         if "delta" not in numeric and "delta" in _fields(NUMERIC_MECHANISMS.get(name)):
             raise SpecError(f"{name} needs --delta (the delta of (epsilon, delta)-LDP, e.g. --delta 1e-5)")
+        chosen = NUMERIC_MECHANISMS.get(name)
+        if "grid" in numeric and chosen is not None and not chosen.grid_applies({**numeric, **params}):
+            raise SpecError(f"--grid does not apply to {name} with these parameters (it has no input grid)")
         return numeric_spec(name, epsilon, **numeric, **params)
     if numeric:
         verb = "applies" if len(numeric) == 1 else "apply"
@@ -249,10 +252,17 @@ def _privacy_lines(spec) -> list[str]:
             f"{spec.epsilon_achieved:.17g})"
         )
         lines.append(f"epsilon_inf (any number of reports of one value): {spec.epsilon_inf:.6g}")
-        lines.append(
-            f"lifetime: at most min(reports x {spec.memo_report_epsilon:.6g}, {spec.memo_domain_size} values x "
-            f"{spec.epsilon_inf:.6g}) (docs/longitudinal/index.md)"
-        )
+        per_report = getattr(spec, "memo_report_epsilon", None)
+        if per_report is not None and spec.memo_linear:  # the chains: r reports of a memo cost min(r·ε′, ε∞)
+            lines.append(
+                f"lifetime: at most min(reports x {per_report:.6g}, {spec.memo_domain_size} values x "
+                f"{spec.epsilon_inf:.6g}) (docs/longitudinal/index.md)"
+            )
+        else:  # LOLOHA: one memo per hash bucket, each at most ε∞
+            lines.append(
+                f"lifetime: at most {spec.memo_domain_size} memo keys x {spec.epsilon_inf:.6g} = "
+                f"{spec.memo_domain_size * spec.epsilon_inf:.6g} (docs/longitudinal/index.md)"
+            )
         lines.append(f"Var* (n * variance at small frequency, one round): {spec.variance_star:.6g}")
     elif spec.memoized:  # a permanent response: ε of any number of reports, and of one
         inf = (
@@ -261,7 +271,20 @@ def _privacy_lines(spec) -> list[str]:
             else f"{spec.epsilon_inf:.6g}"
         )
         lines.append(f"epsilon_inf (any number of reports of one value): {inf}")
-        lines.append(f"epsilon_one (a single report): {spec.epsilon:.6g}")
+        if not hasattr(spec, "epsilon_achieved"):  # RAPPOR: ε₁ follows from f, p, q
+            lines.append(f"epsilon_one (a single report): {spec.epsilon:.6g}")
+        else:  # a memoized oracle with exact probabilities: its stated ε is ε₁, checked against them
+            lines.append(
+                f"epsilon: {spec.epsilon:.6g} (epsilon_one, a single report; achieved by the exact probabilities: "
+                f"{spec.epsilon_achieved:.17g})"
+            )
+            values = getattr(spec, "memo_domain_size", None)
+            if values is not None and not math.isinf(spec.epsilon_inf):
+                lines.append(
+                    f"lifetime epsilon (any values, any number of reports): {values} memo keys x epsilon_inf = "
+                    f"{values * spec.epsilon_inf:.6g}"
+                )
+            lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
     else:
         lines.append(
             f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})"
@@ -281,6 +304,11 @@ def _numeric_lines(spec) -> list[str]:
     else:
         lines.append(
             f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})"
+        )
+    if spec.memoized:  # memoized responses (1BitMean with alpha-point rounding): the longitudinal bound
+        lines.append(
+            f"epsilon_inf (any number of reports of one memo key): {spec.epsilon_inf:.6g}; "
+            f"memo keys: {spec.memo_domain_size} (lifetime at most {spec.memo_domain_size} x epsilon_inf)"
         )
     grid = getattr(spec, "grid", None)
     if grid is not None:

@@ -28,10 +28,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from ldp.errors import AccountingError, ParameterError
-from ldp.privacy._numeric import check_delta_value, check_epsilon_value
+from ldp.privacy._numeric import check_delta_value, check_epsilon_value, logsumexp
 from ldp.privacy.conversions import dp_to_gdp_mu, gdp_epsilon
 from ldp.privacy.loss import EXACT_ATOMS, PrivacyLoss, ProductLoss
 from ldp.privacy.tradeoff import GaussianTradeoff, PiecewiseLinearTradeoff

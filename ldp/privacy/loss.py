@@ -49,7 +49,6 @@ import math
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import logsumexp
 
 from ldp.errors import AccountingError
 from ldp.privacy._lattice import Lattice
@@ -59,6 +58,7 @@ from ldp.privacy._numeric import (
     check_delta_value,
     check_epsilon_value,
     log1mexp,
+    logsumexp,
 )
 from ldp.privacy.curves import PiecewiseLinearTradeoff
 

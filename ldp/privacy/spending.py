@@ -330,7 +330,11 @@ def stream_parameters(spec) -> tuple[float, float | None, bool, int | None]:
 
 
 def memo_is_linear(spec) -> bool:
-    """True when the memoized ``spec`` states that r reports of one memo key are (r·ε₁)-DP (``memo_linear``).
+    """True when the memoized ``spec`` states that r reports of one memo key are (r·ε′)-DP (``memo_linear``).
+
+    ε′ is the per-report charge of :func:`stream_parameters`: the spec's
+    ``memo_report_epsilon`` when it states one (the longitudinal chains, whose
+    r reports of one memo can cost more than r·ε₁), else ε₁.
 
     Without that statement (proved for the mechanism in its docs), the ledger
     charges the bound that holds for every memoized mechanism: ε₁ for one

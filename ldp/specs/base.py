@@ -190,8 +190,9 @@ class Spec(abc.ABC):
     report_kind: ClassVar[str] = ""
     #: True when reports of one value are memoized (all of them post-process one permanent response).
     memoized: ClassVar[bool] = False
-    #: Memoized specs only: True when r reports of one memo key are proved (r·ε₁)-DP for this mechanism
-    #: (docs/accounting.md#memoized-streams), so the ledger charges them min(r·ε₁, ε∞); False: ε₁ for
+    #: Memoized specs only: True when r reports of one memo key are proved (r·ε′)-DP for this mechanism,
+    #: ε′ its per-report charge (``memo_report_epsilon`` when the spec states one, else ε₁;
+    #: docs/accounting.md#memoized-streams), so the ledger charges them min(r·ε′, ε∞); False: ε₁ for
     #: one report of a key and ε∞ from the second on, the bound that holds for every memoized mechanism.
     memo_linear: ClassVar[bool] = False
     #: True when :meth:`privacy_pieces` gives the exact trade-off curve; False when it is a sound bound.

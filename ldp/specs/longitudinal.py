@@ -85,6 +85,8 @@ class LongitudinalChain(FrequencySpec):
     """
 
     memoized: ClassVar[bool] = True
+    #: r reports of one memo cost at most min(r·ε′, ε∞) with ε′ = :attr:`memo_report_epsilon` (by its definition).
+    memo_linear: ClassVar[bool] = True
     #: Largest ε∞ (the memoized round's calibration on the 2⁻⁶⁴ grid).
     max_epsilon_inf: ClassVar[float] = RR64_MAX_EPSILON
     #: The randomizers of the two rounds (for messages and docs).

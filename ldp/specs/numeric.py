@@ -213,6 +213,11 @@ class NumericSpec(ExactPrivacySpec):
                 f"{resolution!r} is below the smallest normal double {SMALLEST_NORMAL!r}"
             )
 
+    @classmethod
+    def grid_applies(cls, options: Mapping[str, Any]) -> bool:
+        """Whether a spec built with ``options`` has an input grid (``grid``): by default, whether it has the field."""
+        return "grid" in {field.name for field in dataclasses.fields(cls)}
+
     def _epsilon_floor(self) -> float:
         """Smallest ε whose noise table fits :data:`MAX_NUMERIC_OUTPUTS` (0: no table grows as ε shrinks)."""
         return 0.0
@@ -959,7 +964,7 @@ def numeric_spec(
     except KeyError:
         known = ", ".join([*NUMERIC_MECHANISMS, "auto"])
         raise SpecError(f"unknown numeric mechanism {mechanism!r}; known: {known}") from None
-    if cls in (Duchi, StochasticRounding):
+    if not cls.grid_applies(options):  # a sweep's grid applies to the mechanisms that have one
         options.pop("grid", None)
     if cls is not Gaussian:
         options.pop("delta", None)

@@ -58,9 +58,9 @@ def variance_table(
 ) -> dict[str, float]:
     """Var* of every applicable frequency oracle at (ε, d).
 
-    An oracle is applicable when it is not memoized (the longitudinal mechanisms
-    are chosen for repeated reports, not by ``auto``), ε and d are within its
-    limits (:mod:`ldp.specs.limits`) and, when ``max_report_bits`` is given, its reports carry at most that many
+    An oracle is applicable when ε and d are within its limits (:mod:`ldp.specs.limits`),
+    it draws fresh randomness per report (a memoizing longitudinal chain is
+    chosen for its lifetime bound, docs/longitudinal/index.md, not here) and, when ``max_report_bits`` is given, its reports carry at most that many
     bits (:attr:`~ldp.specs.base.Spec.report_bits`); :class:`SpecError`
     names the limits when none is.
 
@@ -81,7 +81,9 @@ def variance_table(
     for name, cls in FREQUENCY_MECHANISMS.items():
         if (name == "binary-rr" and d != 2) or epsilon > cls.max_epsilon or d > cls.max_domain_size:
             continue
-        if cls.memoized:  # longitudinal (docs/longitudinal/): chosen for repeated reports, never by auto
+        if (
+            cls.memoized
+        ):  # a longitudinal chain (docs/longitudinal/index.md) is chosen for repeated reports, not here
             continue
         spec = cls(domain=domain, epsilon=epsilon)
         if max_report_bits is not None and spec.report_bits > max_report_bits:

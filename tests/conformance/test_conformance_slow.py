@@ -54,9 +54,9 @@ def test_real_client_support_counts_match_p_star_q_star_and_the_declared_varianc
     (``spec.variance``): the statistic (S_v/n − E)²/Var is chi-square with 1
     degree of freedom (normal approximation, n = 20,000), tested at α / d
     (Bonferroni over the d values): α = 1e-6 family-wise. This holds for
-    indicator supports (binomial counts) and signed ones (HR) alike. A memoizing
-    mechanism's reports are each from a new client (one client's reports share its
-    memo, so they are not independent draws).
+    indicator supports (binomial counts) and signed ones (HR) alike. A
+    memoizing mechanism gets a new client per report (p* and q* are the
+    chances over the memo and the fresh round together).
     """
     acc = make_aggregator(spec)
     p_star, q_star = getattr(spec, "exact_p_star", None), getattr(spec, "exact_q_star", None)
@@ -65,9 +65,8 @@ def test_real_client_support_counts_match_p_star_q_star_and_the_declared_varianc
     n, alpha = 20_000, 1e-6
     x = spec.domain[0]
     encoder = make_encoder(spec)
-    fresh = bool(getattr(spec, "memoized", False))
-    for _ in range(n):
-        acc.add((make_encoder(spec) if fresh else encoder).encode(x))
+    for _ in range(n):  # a memoizing client's reports share its memo: a fresh client per report, as users
+        acc.add((make_encoder(spec) if spec.memoized else encoder).encode(x))
     observed = np.asarray(acc.support_counts, dtype=float) / n
     holds = np.array([v == x for v in spec.domain])
     mean = np.where(holds, float(p_star), float(q_star))

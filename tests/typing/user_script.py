@@ -1,8 +1,9 @@
 """A user's script, type-checked against the installed ``ldp`` (tests/test_typing.py).
 
 It is never run by pytest: mypy checks it, once against the source layout
-(fast) and once against the built wheel installed on its own (slow), so a
-missing ``py.typed`` or a lost overload fails CI the way it would fail a user.
+(``.ci/typecheck``, and tests/test_typing.py's slow set) and once against the
+built wheel installed on its own (slow), so a missing ``py.typed`` or a lost
+overload fails CI the way it would fail a user.
 """
 
 from __future__ import annotations

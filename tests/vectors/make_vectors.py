@@ -60,6 +60,7 @@ from ldp.hashing import (
     lh_collision_probability,
     value_bytes,
 )
+from ldp.numeric_wire import has_table
 from ldp.numeric_wire import numeric_table as wire_table
 from ldp.privacy.budget import Budget, PrivacyLedger
 from ldp.privacy.composition import (
@@ -270,11 +271,6 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ("laplace/default", {"mechanism": "laplace", "epsilon": 1.0}),
     ("gaussian/grid8", {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-6, "grid": 8}),
     ("gaussian/default", {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1}),
-    ("l-grr/str", {"mechanism": "l-grr", "domain": ["red", "green", "blue", "é"], "epsilon": 1.0}),
-    ("l-grr/eps-inf", {"mechanism": "l-grr", "domain": list(range(10)), "epsilon": 0.5, "epsilon_inf": 3.0}),
-    ("l-osue/str", {"mechanism": "l-osue", "domain": [f"v{i}" for i in range(12)], "epsilon": 1.0}),
-    ("l-oue/int", {"mechanism": "l-oue", "domain": [-3, 0, 7, 1000, 42], "epsilon": 0.5, "epsilon_inf": 2.0}),
-    ("l-sue/non-ascii", {"mechanism": "l-sue", "domain": NON_ASCII, "epsilon": 1.0, "epsilon_inf": 4.0}),
     ("loloha/default", {"mechanism": "loloha", "domain": list(range(30)), "epsilon": 1.0}),
     (
         "loloha/bi",
@@ -290,6 +286,36 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     (
         "loloha/non-ascii",
         {"mechanism": "loloha", "domain": NON_ASCII, "epsilon": 2.0, "epsilon_inf": 3.0, "pool_size": 1000},
+    ),
+    ("onebitmean/plain", {"mechanism": "onebitmean", "epsilon": 1.0, "low": 0, "high": 3600}),
+    (
+        "onebitmean/alpha",
+        {"mechanism": "onebitmean", "epsilon": 1.0, "high": 100, "rounding": "alpha", "grid": 8},
+    ),
+    (
+        "onebitmean/alpha-gamma",
+        {
+            "mechanism": "onebitmean",
+            "epsilon": 0.7884573603642712,  # ln(11/5), rounded up: k = 1/8 + (3/4)(3/4) = 11/16
+            "rounding": "alpha",
+            "p": "3/4",
+            "gamma": "1/8",
+        },
+    ),
+    ("l-grr/str", {"mechanism": "l-grr", "domain": ["red", "green", "blue", "é"], "epsilon": 1.0}),
+    ("l-grr/eps-inf", {"mechanism": "l-grr", "domain": list(range(10)), "epsilon": 0.5, "epsilon_inf": 3.0}),
+    ("l-osue/str", {"mechanism": "l-osue", "domain": [f"v{i}" for i in range(12)], "epsilon": 1.0}),
+    ("l-oue/int", {"mechanism": "l-oue", "domain": [-3, 0, 7, 1000, 42], "epsilon": 0.5, "epsilon_inf": 2.0}),
+    ("l-sue/non-ascii", {"mechanism": "l-sue", "domain": NON_ASCII, "epsilon": 1.0, "epsilon_inf": 4.0}),
+    ("dbitflip/d1", {"mechanism": "dbitflip", "domain": ["0-9", "10-99", "100+", "é", "😀"], "epsilon": 1.0}),
+    (
+        "dbitflip/gamma",
+        {"mechanism": "dbitflip", "domain": list(range(10)), "epsilon": 2.0, "d": 3, "gamma": "1/10"},
+    ),
+    ("dbitflip/sue", {"mechanism": "dbitflip", "domain": ["a", "b", "c", "d"], "epsilon": 0.5, "d": 4}),
+    (
+        "dbitflip/wide",
+        {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"},
     ),
 ]
 
@@ -798,7 +824,7 @@ def numeric_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
     """
     out = []
     for name, spec in specs.items():
-        if not isinstance(spec, NumericSpec):
+        if not isinstance(spec, NumericSpec) or not has_table(spec):
             continue
         case = {"spec": name, **numeric_table(spec)}
         if _abbreviated(case):
@@ -825,7 +851,7 @@ def numeric_tables(specs: dict[str, Spec]) -> dict[str, Any]:
     """numeric_tables.json: the full form of every table the numeric section abbreviates."""
     tables = {}
     for name, spec in specs.items():
-        if isinstance(spec, NumericSpec):
+        if isinstance(spec, NumericSpec) and has_table(spec):
             case = numeric_table(spec)
             if _abbreviated(case):
                 tables[name] = {"spec": name, "fingerprint": spec.fingerprint, **case}
@@ -879,16 +905,23 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("laplace/default", [0.0, 0.77]),
     ("gaussian/grid8", [-1.0, 0.4]),
     ("gaussian/default", [0.0, 0.5, 1.0]),
+    ("loloha/default", [0, 29, "7"]),
+    ("loloha/bi", ["a", "c"]),
+    ("loloha/non-ascii", ["é", "😀"]),
+    ("onebitmean/plain", [0, 1800.5, 3600, 4000, -1]),
+    ("onebitmean/alpha", [0, 37.5, 37.5, 100, 62.2, 12]),
+    ("onebitmean/alpha-gamma", [0.0, 0.5, 0.5, 0.99]),
     ("l-grr/str", ["red", "é", "red"]),
     ("l-grr/eps-inf", [0, "9", 9]),
     ("l-osue/str", ["v0", "v11", "v0"]),
     ("l-oue/int", [-3, "1000"]),
     ("l-sue/non-ascii", ["é", "😀", "é"]),
-    ("loloha/default", [0, 29, "7"]),
-    ("loloha/bi", ["a", "c"]),
-    ("loloha/non-ascii", ["é", "😀"]),
+    ("dbitflip/d1", ["0-9", "100+", "😀"]),
+    ("dbitflip/gamma", [3, 6, "8", 0, 3]),
+    ("dbitflip/sue", ["a", "d"]),
+    ("dbitflip/wide", [2, 25, "51", 0]),
 ]
-#: Memoizing clients of the encoding vectors (RAPPOR, the longitudinal chains, LOLOHA): (secret, cohort) per spec id.
+#: Clients with state (RAPPOR, the longitudinal chains, dBitFlip, LOLOHA, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
     "rappor/mmh3": (SECRETS[1], 3),
     "rappor/mmh3-wide": (SECRETS[2], 17),
@@ -897,15 +930,21 @@ RAPPOR_CLIENTS = {
     "rappor/one-time": (SECRETS[1], 1),
     "rappor/basic": (SECRETS[2], 1),
     "rappor/boolean": (SECRETS[1], 0),
+    "loloha/default": (SECRETS[1], 0),
+    "loloha/bi": (SECRETS[2], 0),
+    "loloha/non-ascii": (SECRETS[0], 0),
+    "onebitmean/alpha": (SECRETS[2], 0),
+    "onebitmean/alpha-gamma": (SECRETS[1], 0),
     # the longitudinal chains' memo is keyed by the client secret too (no cohorts: 0)
     "l-grr/str": (SECRETS[1], 0),
     "l-grr/eps-inf": (SECRETS[2], 0),
     "l-osue/str": (SECRETS[1], 0),
     "l-oue/int": (SECRETS[2], 0),
     "l-sue/non-ascii": (SECRETS[1], 0),
-    "loloha/default": (SECRETS[1], 0),
-    "loloha/bi": (SECRETS[2], 0),
-    "loloha/non-ascii": (SECRETS[0], 0),
+    "dbitflip/d1": (SECRETS[1], 0),
+    "dbitflip/gamma": (SECRETS[2], 0),
+    "dbitflip/sue": (SECRETS[0], 0),
+    "dbitflip/wide": (SECRETS[2], 0),
 }
 
 

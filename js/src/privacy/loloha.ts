@@ -1,0 +1,42 @@
+/**
+ * Privacy facts of LOLOHA (`ldp/specs/loloha.py`): memoized per hash bucket,
+ * with ε₁ from one report of the two-round chain and ε∞ from the round-1 memo.
+ */
+import { type Fraction, ONE, add, compare, div, divInt, fraction, mul, sub } from "../fraction.js";
+import type { JsonObject } from "../json.js";
+import { type MechanismPrivacy, domainSize, int, prob, text } from "../privacyfields.js";
+import { fail } from "../text.js";
+
+/** The largest pool_size × g (the aggregator's table of counts), as `MAX_TABLE_COUNTERS`. */
+const MAX_TABLE = 1n << 24n;
+/** The largest pool, as `MAX_POOL_SIZE`. */
+const MAX_POOL = 1n << 20n;
+
+/**
+ * LOLOHA: round 1 keeps the bucket w.p. p₁ (each other q₁ = (1 − p₁)/(g − 1)),
+ * round 2 keeps the memo w.p. p₂. One report's worst-case ratio is the
+ * chain's A/B with A = p₁p₂ + (1 − p₁)q₂ and B = q₁p₂ + (1 − q₁)q₂; any number
+ * of reports of one bucket are bounded by the memo's p₁/q₁; a client has at
+ * most g memo keys (its buckets).
+ *
+ * @privacy loloha
+ */
+export function lolohaPrivacy(fields: JsonObject): MechanismPrivacy {
+  if (domainSize(fields) < 2n) fail("loloha needs a domain of at least 2 values");
+  const g = int(fields, "g");
+  const poolSize = int(fields, "pool_size");
+  if (g < 2n || g > MAX_TABLE) fail(`g must be an integer in [2, ${MAX_TABLE}], got ${g}`);
+  if (poolSize < 1n || poolSize > MAX_POOL) fail(`pool_size must be an integer in [1, ${MAX_POOL}], got ${poolSize}`);
+  if (poolSize * g > MAX_TABLE) fail(`loloha: pool_size x g = ${poolSize} x ${g} is above the limit of ${MAX_TABLE}`);
+  const [p1, p2] = [prob(fields, "p1"), prob(fields, "p2")];
+  if (compare(p1, ONE) >= 0) fail(`loloha: p1 must be in [0, 1), got ${text(p1)}`);
+  if (compare(p2, ONE) > 0) fail(`loloha: p2 must be in [0, 1], got ${text(p2)}`);
+  for (const [name, p] of [["p1", p1], ["p2", p2]] as const) {
+    if (compare(p, fraction(1n, g)) <= 0) fail(`loloha: ${name} must exceed 1/g = 1/${g}, got ${text(p)}`);
+  }
+  const q1 = divInt(sub(ONE, p1), g - 1n);
+  const q2 = divInt(sub(ONE, p2), g - 1n);
+  const a = add(mul(p1, p2), mul(sub(ONE, p1), q2));
+  const b = add(mul(q1, p2), mul(sub(ONE, q1), q2));
+  return { ratio: div(a, b), permanentRatio: div(p1, q1), memoValues: g };
+}
