@@ -15,18 +15,15 @@ c + 1, k) and u + j ≤ τ. The script checks, exactly up to float rounding:
   given c and :func:`~ldp.privacy.planning.lifetime_epsilon` (τ, c).
 
 The bounds here are computed independently of the ledger, by brute force
-over (u, j), from the per-key cost the ledger states
-(docs/accounting.md#memoized-streams): min(r·ε₁, ε∞) for a mechanism that
-proves r reports of one memo (r·ε₁)-DP (``memo_linear``), otherwise ε₁ for
-a key's first report and ε∞ from its second, ε₁ being what the ledger
-charges per report (:func:`~ldp.privacy.spending.stream_parameters`: the
-spec's ``memo_report_epsilon``, which for L-GRR is above the stated ε₁
-where r reports of one memo cost more than r·ε₁; the ``charged`` column).
-L-GRR does not state
-``memo_linear`` (r reports of one memo of GRR over k > 2 values can cost
-more than r·ε₁, docs/longitudinal/chains.md), so the committed bound can
-exceed the issue's min(τ·ε₁, k·ε∞); the last column prints that formula
-and the table marks where they differ.
+over the spreads, from the per-key cost the ledger states
+(docs/accounting.md#memoized-streams): min(r·ε′, ε∞) for a spec that states
+``memo_linear`` (the chains do), otherwise ε′ for a key's first report and
+ε∞ from its second, ε′ being what the ledger charges per report
+(:func:`~ldp.privacy.spending.stream_parameters`: the spec's
+``memo_report_epsilon``, which for L-GRR is above the stated ε₁ where r
+reports of one memo cost more than r·ε₁, docs/longitudinal/chains.md; the
+``charged`` column). The last column is the issue's min(τ·ε₁, k·ε∞), with
+the stated ε₁; the table marks where the ledger differs from it.
 
 Usage::
 
@@ -184,10 +181,9 @@ def main() -> int:
         "spent = the bound given c = lifetime_epsilon(tau, c)"
     )
     print(
-        "* committed differs from min(tau*eps1, k*eps_inf): L-GRR does not state memo_linear, so a key's "
-        "second report costs eps_inf; 'charged' is the ledger's epsilon for a key's first report "
-        "(stream_parameters: the spec's memo_report_epsilon, above eps1 where r reports of one memo cost "
-        "more than r*eps1)"
+        "* committed differs from min(tau*eps1, k*eps_inf): 'charged' (the spec's memo_report_epsilon) is "
+        "above eps1 where r reports of one memo cost more than r*eps1, or tau reports do not spread evenly "
+        "over the k keys"
     )
     return 1 if failures else 0
 
