@@ -133,6 +133,8 @@ def sample_values(spec, n: int) -> list:
     """``n`` valid input values for ``spec`` (numbers inside a numeric range, cycling over a domain)."""
     if spec.report_kind == "numeric":
         return [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]
+    if hasattr(spec, "example_inputs"):  # inputs that are not domain values (sets of key-value pairs)
+        return list(spec.example_inputs(n))
     if getattr(spec, "encoding", None) == "boolean":
         return [i % 3 == 0 for i in range(n)]
     if getattr(spec, "domain", None) is None:  # Bloom RAPPOR, heavy hitters: any string
