@@ -282,7 +282,8 @@ def _privacy_lines(spec) -> list[str]:
         lines.append(
             f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})"
         )
-        lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
+        if hasattr(spec, "variance_star"):  # a frequency oracle (not, e.g., a key-value mechanism)
+            lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
     return lines + _tradeoff_lines(spec)
 
 
