@@ -155,9 +155,12 @@ def _parsed(spec: KeyValueSpec, values: Sequence[Any]) -> list[tuple[tuple[int, 
 def _signs(source: Any, values: np.ndarray) -> np.ndarray:
     """v* = ±1 with P[1] = ⌊(1 + v)·2^63⌋/2^64 for each value (one uniform word each)."""
     words = source.words(values.size)
-    thresholds = [discretize_threshold(float(v)) for v in values]
-    top = np.array([t >= _TWO64 for t in thresholds])
-    limit = np.array([min(t, _TWO64 - 1) for t in thresholds], dtype=np.uint64)
+    v = np.asarray(values, dtype=np.float64)
+    top = v >= 1.0  # threshold 2^64: always 1
+    # ⌊(1 + v)·2^63⌋ = 2^63 + ⌊v·2^63⌋ exactly: v·2^63 is a power-of-two scaling, np.floor is exact,
+    # and ⌊v·2^63⌋ ∈ [−2^63, 2^63) for v < 1 fits int64; the sum is taken modulo 2^64 in uint64.
+    scaled = np.floor(np.where(top, 0.0, v) * 2.0**63).astype(np.int64)
+    limit = scaled.view(np.uint64) + np.uint64(1 << 63)
     return np.where(top | (words < limit), 1, -1).astype(np.int64)
 
 
