@@ -166,7 +166,9 @@ class PCKVUEAccumulator(KeyValueAccumulator):
         self._counts[:, 1] += minus.sum(axis=0, dtype=np.int64)
         self._n += plus.shape[0]
 
-    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", **options: Any) -> pd.DataFrame:
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+    ) -> pd.DataFrame:
         self._refuse_options(options)
         return pckv_estimates(self.spec, self._counts[:, 0], self._counts[:, 1], self.n, confidence)
 
@@ -186,7 +188,9 @@ class PCKVGRRAccumulator(KeyValueAccumulator):
         np.add.at(self._counts, (key, 1 - sign), 1)
         self._n += key.shape[0]
 
-    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", **options: Any) -> pd.DataFrame:
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+    ) -> pd.DataFrame:
         self._refuse_options(options)
         return pckv_estimates(self.spec, self._counts[:, 0], self._counts[:, 1], self.n, confidence)
 
@@ -211,6 +215,8 @@ class PrivKVMAccumulator(KeyValueAccumulator):
         np.add.at(self._counts, (key, response), 1)
         self._n += key.shape[0]
 
-    def estimate(self, confidence: float = 0.95, *, consistency: str = "none", **options: Any) -> pd.DataFrame:
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+    ) -> pd.DataFrame:
         self._refuse_options(options)
         return privkvm_estimates(self.spec, self._counts, confidence)

@@ -49,7 +49,9 @@ def population(n: int, ell: int) -> list[dict]:
 
 
 def coverage(runs: int, users: int) -> list[str]:
-    lines = [f"{'mechanism':<9} {'eps':>4} {'ell':>4} {'freq cover':>11} {'mean cover':>11} {'intervals':>10}"]
+    lines = [
+        f"{'mechanism':<9} {'eps':>4} {'ell':>4} {'freq cover':>11} {'mean cover':>11} {'intervals':>10}"
+    ]
     for cls in (PCKVUE, PCKVGRR):
         for epsilon in (1.0, 2.0):
             for ell in (1, 2):
@@ -89,7 +91,9 @@ def main() -> None:
     mean = results.groupby(["mechanism", "epsilon"])["mean_mse"].mean().unstack(0)
     print("\nmean MSE ratio PCKV/PrivKVM at equal nominal ε:")
     for e, row in mean.iterrows():
-        print(f"  ε = {e:g}: pckv-ue {row['pckv-ue'] / row['privkvm']:.3f}, pckv-grr {row['pckv-grr'] / row['privkvm']:.3f}")
+        print(
+            f"  ε = {e:g}: pckv-ue {row['pckv-ue'] / row['privkvm']:.3f}, pckv-grr {row['pckv-grr'] / row['privkvm']:.3f}"
+        )
     print(f"\n## Coverage of the 95 % intervals ({args.runs} runs of {args.coverage_users:,} users)\n")
     print("\n".join(coverage(args.runs, args.coverage_users)))
     print(f"\n({time.perf_counter() - start:.0f} s, seed {args.seed})")

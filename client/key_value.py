@@ -100,7 +100,7 @@ class PCKVUEEncoder:
         width = spec.padded_size
         return Report(
             spec=spec.fingerprint,
-            extra={"plus": lanes_to_packed(plus, width), "minus": lanes_to_packed(minus, width)},
+            extra=(("plus", lanes_to_packed(plus, width)), ("minus", lanes_to_packed(minus, width))),
         )
 
 
@@ -119,7 +119,7 @@ class PCKVGRREncoder:
             other = secrets.randbelow(spec.padded_size - 1)
             key = other + (other >= key)
             sign = 1 if secrets.randbelow(2) else -1
-        return Report(spec=spec.fingerprint, extra={"key": key, "sign": int(sign > 0)})
+        return Report(spec=spec.fingerprint, extra=(("key", key), ("sign", int(sign > 0))))
 
 
 class PrivKVMEncoder:
@@ -137,7 +137,7 @@ class PrivKVMEncoder:
         present = _coin(spec.p1) if j in held else not _coin(spec.p1)
         sign = sign if _coin(spec.p2) else -sign
         response = 1 + sign if present else 1  # 0: −1, 1: absent, 2: +1
-        return Report(spec=spec.fingerprint, extra={"key": j, "response": response})
+        return Report(spec=spec.fingerprint, extra=(("key", j), ("response", response)))
 
 
 pckv_ue_encoder = stateless_factory(PCKVUEEncoder)

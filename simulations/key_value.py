@@ -19,6 +19,7 @@ before clipping), ``theory_freq_mse`` (mean of the reported variances).
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -90,7 +91,7 @@ def run_key_value(
         if not is_key_value(name):
             raise ParameterError(f"{name!r} is not a key-value mechanism")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 32))
+        seed = secrets.randbits(32)
     domain = tuple(f"k{i}" for i in range(keys))
     rows: list[dict[str, Any]] = []
     total, done = len(names) * len(epsilons) * repeats, 0
@@ -101,7 +102,7 @@ def run_key_value(
         wanted = freq >= min_share
         for m, name in enumerate(names):
             for e, epsilon in enumerate(epsilons):
-                spec = spec_class(name)(domain, float(epsilon))
+                spec: Any = spec_class(name)(domain, float(epsilon))  # type: ignore[call-arg]
                 acc = make_aggregator(spec)
                 acc.add_batch(encode_batch(spec, values, np.random.default_rng([seed, r, m, e, 1])))
                 table = acc.estimate(0.95)
@@ -122,9 +123,7 @@ def run_key_value(
                         "freq_mse": float(np.mean((f_hat - freq) ** 2)),
                         "theory_freq_mse": float(np.mean(f_se**2)),
                         "mean_mse": float(np.mean((clipped[wanted] - means[wanted]) ** 2)),
-                        "freq_covered": float(
-                            np.mean(np.abs(f_hat - freq) <= 1.959963984540054 * f_se)
-                        ),
+                        "freq_covered": float(np.mean(np.abs(f_hat - freq) <= 1.959963984540054 * f_se)),
                         "mean_covered": float(
                             np.mean((m_lo[wanted] <= means[wanted]) & (means[wanted] <= m_hi[wanted]))
                         ),
@@ -155,7 +154,9 @@ def format_key_value_report(results: pd.DataFrame) -> str:
             f"{row.theory_freq_mse:>10.3e} {row.mean_mse:>10.3e} {row.freq_covered:>8.1%} {row.mean_covered:>8.1%}"
         )
     n, d = int(results["users"].iloc[0]), int(results["keys"].iloc[0])
-    lines.append(f"(n = {n:,} users, one pair each, d = {d} keys; means over {results['repeat'].nunique()} repeats)")
+    lines.append(
+        f"(n = {n:,} users, one pair each, d = {d} keys; means over {results['repeat'].nunique()} repeats)"
+    )
     return "\n".join(lines)
 
 
@@ -175,7 +176,13 @@ def key_value_sweep(
     def one_int(value: Any, default: int, what: str) -> int:
         if value is None:
             return default
-        items = str(value).split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else [value]
+        items = (
+            str(value).split(",")
+            if isinstance(value, str)
+            else list(value)
+            if isinstance(value, (list, tuple))
+            else [value]
+        )
         if len(items) != 1:
             raise ParameterError(f"{what} takes one value in a key-value sweep")
         return int(float(items[0]))

@@ -173,7 +173,9 @@ def check_sweep_options(kind: str, given: Iterable[str]) -> None:
         Naming (:meth:`~ldp.errors.ParameterError.naming`) every such parameter, in the order given.
     """
     if kind == KEY_VALUE:  # reads epsilon, users, domain_size, distribution, repeats, seed
-        ignored = [n for n in given if n != "domain_size" and n in SWEEP_ONLY[FREQUENCY] + SWEEP_ONLY[NUMERIC]]
+        ignored = [
+            n for n in given if n != "domain_size" and n in SWEEP_ONLY[FREQUENCY] + SWEEP_ONLY[NUMERIC]
+        ]
         if ignored:
             names = ", ".join("{" + name + "}" for name in ignored)
             raise ParameterError.naming(

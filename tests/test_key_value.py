@@ -198,7 +198,7 @@ def _run(cls, epsilon, ell, n, seed):
 @pytest.mark.parametrize("cls", [PCKVUE, PCKVGRR])
 def test_one_seeded_run_frequency_and_mean_within_z_se(cls):
     """α = 1e-4 two-sided, Bonferroni over the keys' frequency and mean (seeded)."""
-    spec, values, table = _run(cls, 2.0, 2, 20_000, 7)
+    _, values, table = _run(cls, 2.0, 2, 20_000, 7)
     truth = _truth(values)
     z = norm.isf(1e-4 / (2 * 8))
     for row in table.itertuples():
@@ -221,7 +221,7 @@ def test_repeated_runs_unbiased_and_95_percent_coverage(cls, epsilon, ell):
     freq_err, freq_cover, mean_err, mean_cover = [], [], [], []
     truth = None
     for r in range(runs):
-        spec, values, table = _run(cls, epsilon, ell, n, 1000 + r)
+        _, values, table = _run(cls, epsilon, ell, n, 1000 + r)
         truth = truth or _truth(values)
         t = table.set_index("value")
         for k in MEANS:
@@ -233,7 +233,9 @@ def test_repeated_runs_unbiased_and_95_percent_coverage(cls, epsilon, ell):
                 mean_cover.append(row.mean_ci_low <= MEANS[k] <= row.mean_ci_high)
     z = norm.isf(1e-3 / 4)
     for errs in (freq_err, mean_err):
-        assert abs(np.mean(errs)) <= z * np.std(errs) / math.sqrt(len(errs)) + 0.05  # 0.05 SE: the mean's O(1/n) ratio bias
+        assert (
+            abs(np.mean(errs)) <= z * np.std(errs) / math.sqrt(len(errs)) + 0.05
+        )  # 0.05 SE: the mean's O(1/n) ratio bias
     for cover in (freq_cover, mean_cover):
         lo, hi = binom.interval(0.999, len(cover), 0.95)
         assert lo <= sum(cover) <= hi, sum(cover) / len(cover)

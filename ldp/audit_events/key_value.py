@@ -50,7 +50,7 @@ class KeyValueEvents(AuditFamily):
             raise SpecError(f"{spec.mechanism} spec has no two keys to audit")
         k0, k1 = keys[0], keys[1]
         held = keys[: min(int(getattr(spec, "ell", 1)), len(keys))]
-        pairs = [(((k0, 1.0),), ((k0, -1.0),)), (((k0, 1.0),), ((k1, -1.0),))]
+        pairs: list[tuple[Any, Any]] = [(((k0, 1.0),), ((k0, -1.0),)), (((k0, 1.0),), ((k1, -1.0),))]
         if len(held) > 1:  # ℓ pairs, so no dummy dilutes them: all +1 against all −1, and one value flipped
             plus = tuple((k, 1.0) for k in held)
             pairs.append((plus, tuple((k, -1.0) for k in held)))

@@ -60,7 +60,7 @@ from ldp.specs.base import ExactPrivacySpec
 from ldp.specs.pairs import PrivacyPiece
 from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
 
-__all__ = ["KeyValueSpec", "PCKVGRR", "PCKVUE", "PrivKVM", "dominating_pieces", "parse_pairs"]
+__all__ = ["PCKVGRR", "PCKVUE", "KeyValueSpec", "PrivKVM", "dominating_pieces", "parse_pairs"]
 
 #: Largest number of keys (the UE report holds two bits per padded key).
 MAX_KEYS = 1 << 16
@@ -330,7 +330,9 @@ class PCKVGRR(_PCKV):
 
     def _check_claim(self) -> None:
         if self.b != (1 - self.a) / (self.padded_size - 1):
-            raise SpecError(f"{self.mechanism}: b must be (1 - a)/(d + ell - 1) = {(1 - self.a) / (self.padded_size - 1)}")
+            raise SpecError(
+                f"{self.mechanism}: b must be (1 - a)/(d + ell - 1) = {(1 - self.a) / (self.padded_size - 1)}"
+            )
         super()._check_claim()
 
     @property
