@@ -80,7 +80,17 @@ def every_spec_shape():
     subset = ldp.SubsetSelection(
         SMALL_DOMAIN, epsilon=1.0, omega=2
     )  # frequency_specs' ss has omega = 1 (GRR)
-    return [*frequency_specs(), subset, *rappor_specs(), *numeric_specs(), *heavy_hitter_specs()]
+    from ldp.specs.key_value import KEY_VALUE_MECHANISMS
+
+    key_value = [cls(SMALL_DOMAIN, 1.0, ell=1) for cls in KEY_VALUE_MECHANISMS.values()]
+    return [
+        *frequency_specs(),
+        subset,
+        *rappor_specs(),
+        *numeric_specs(),
+        *heavy_hitter_specs(),
+        *key_value,
+    ]
 
 
 @pytest.fixture(params=frequency_specs(), ids=lambda s: s.mechanism)

@@ -108,10 +108,15 @@ def test_the_prr_and_the_ledger_share_one_value_identity():
 def test_the_mechanism_lists_are_views_of_the_one_registry():
     from ldp.commands.spec import MECHANISMS
     from ldp.specs import FREQUENCY_MECHANISMS, HEAVY_HITTER_MECHANISMS, NUMERIC_MECHANISMS
+    from ldp.specs.key_value import KEY_VALUE_MECHANISMS
 
     registered = set(registered_specs())
     assert (
-        set(FREQUENCY_MECHANISMS) | set(NUMERIC_MECHANISMS) | set(HEAVY_HITTER_MECHANISMS) | {"rappor"}
+        set(FREQUENCY_MECHANISMS)
+        | set(NUMERIC_MECHANISMS)
+        | set(HEAVY_HITTER_MECHANISMS)
+        | set(KEY_VALUE_MECHANISMS)
+        | {"rappor"}
         == registered
     )
     assert set(MECHANISMS) == registered | {"auto"}

@@ -5,6 +5,7 @@ import type { MechanismPrivacy } from "./privacyfields.js";
 import { dbitflipPrivacy } from "./privacy/dbitflip.js";
 import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
+import { pckvGrrPrivacy, pckvUePrivacy, privkvmPrivacy } from "./privacy/keyvalue.js";
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
 import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
@@ -37,6 +38,9 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   hcms: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   ss: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   dbitflip: [23.0, "with d = 1, 1 - p is about 1/(e^epsilon + 1), a multiple of 2^-64 that could not match e^epsilon to 1e-9 above it"],
+  "pckv-ue": [700.0, "e^epsilon must be a finite double to certify the claim"],
+  "pckv-grr": [700.0, "e^epsilon must be a finite double to certify the claim"],
+  privkvm: [700.0, "e^epsilon must be a finite double to certify the claim"],
   "l-grr": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-osue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-oue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
@@ -48,7 +52,7 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
  * The mechanisms whose stated ε may exceed what their probabilities give (the
  * Python spec's `claim_matches_probabilities` is False): only the bound is checked.
  */
-const LOOSE_CLAIMS: ReadonlySet<string> = new Set(["piecewise", "hybrid", "laplace", "gaussian"]);
+const LOOSE_CLAIMS: ReadonlySet<string> = new Set(["piecewise", "hybrid", "laplace", "gaussian", "privkvm"]);
 
 /** The facts with what the Python spec class says of the mechanism (`EPSILON_LIMITS`, `LOOSE_CLAIMS`). */
 function limited(facts: MechanismPrivacy, mechanism: string): MechanismPrivacy {
@@ -101,6 +105,12 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return limited(subsetPrivacy(fields), mechanism);
     case "dbitflip":
       return limited(dbitflipPrivacy(fields), mechanism);
+    case "pckv-ue":
+      return limited(pckvUePrivacy(fields), mechanism);
+    case "pckv-grr":
+      return limited(pckvGrrPrivacy(fields), mechanism);
+    case "privkvm":
+      return limited(privkvmPrivacy(fields), mechanism);
     case "l-grr":
     case "l-osue":
     case "l-oue":

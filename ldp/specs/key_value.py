@@ -56,7 +56,7 @@ from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import InputError, SpecError
 from ldp.exact import exp_lower_bound, floor_fraction
 from ldp.report_schema import BitVector, BoundedInt, ReportSchema
-from ldp.specs.base import ExactPrivacySpec
+from ldp.specs.base import ExactPrivacySpec, MechanismView
 from ldp.specs.pairs import PrivacyPiece
 from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
 
@@ -417,3 +417,7 @@ class PrivKVM(KeyValueSpec):
 
     def report_pieces(self) -> tuple[PrivacyPiece, ...]:
         return dominating_pieces(self.privacy_ratio)
+
+
+#: The registered key-value mechanisms (a live view of the registry): name -> spec class.
+KEY_VALUE_MECHANISMS: MechanismView[KeyValueSpec] = MechanismView(KeyValueSpec)
