@@ -268,6 +268,17 @@ class PCKVUE(_PCKV):
         (BitVector("plus", length="padded_size"), BitVector("minus", length="padded_size"))
     )
 
+    def __init__(
+        self,
+        domain: Iterable[DomainValue],
+        epsilon: float,
+        ell: int = 1,
+        a: ProbabilityInput | None = None,
+        b: ProbabilityInput | None = None,
+        p: ProbabilityInput | None = None,
+    ) -> None:
+        super().__init__(domain, epsilon, ell, a, b, p)
+
     def _calibrate(self, e: Fraction) -> tuple[Fraction, Fraction, Fraction]:
         """p, b rounded down on the 2^-64 grid: the ratio max(2ap/b, ·)/min(2a(1−p)/b, ·) then stays ≤ e^ε."""
         p = floor_fraction(e / (e + 1))
@@ -319,6 +330,17 @@ class PCKVGRR(_PCKV):
     report_schema: ClassVar[ReportSchema] = ReportSchema(
         (BoundedInt("key", bound="padded_size"), BoundedInt("sign", bound=2))
     )
+
+    def __init__(
+        self,
+        domain: Iterable[DomainValue],
+        epsilon: float,
+        ell: int = 1,
+        a: ProbabilityInput | None = None,
+        b: ProbabilityInput | None = None,
+        p: ProbabilityInput | None = None,
+    ) -> None:
+        super().__init__(domain, epsilon, ell, a, b, p)
 
     def _calibrate(self, e: Fraction) -> tuple[Fraction, Fraction, Fraction]:
         """a and p rounded down (less signal, more privacy): the set-level ratio stays ≤ e^ε."""
