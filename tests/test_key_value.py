@@ -273,3 +273,63 @@ def test_single_and_batch_encoders_agree_in_distribution():
     many = np.bincount(2 * batch.column("key") + batch.column("sign"), minlength=2 * spec.padded_size)
     keep = (single + many) > 0
     assert chi2_contingency(np.vstack([single[keep], many[keep]]))[1] > 1e-4
+
+
+# -- commands ---------------------------------------------------------------------------------------------
+
+
+def test_spec_encode_aggregate_from_jsonl_and_csv(tmp_path):
+    """ldp spec, encode (a JSON object per row, or its text in a CSV cell) and aggregate, end to end."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+
+    runner = CliRunner()
+    spec = tmp_path / "kv.json"
+    result = runner.invoke(
+        cli, ["spec", "pckv-grr", "--epsilon", "2", "--domain", "a,b,c", "--param", "ell=2", "-o", str(spec)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = [{"pairs": {"a": 0.5, "b": -1}}, {"pairs": {}}, {"pairs": [["c", 1]]}] * 50
+    jsonl = tmp_path / "users.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    csv = tmp_path / "users.csv"
+    csv.write_text("pairs\n" + "".join('"' + json.dumps(r["pairs"]).replace('"', '""') + '"\n' for r in rows))
+    for source in (jsonl, csv):
+        out = tmp_path / f"{source.stem}-{source.suffix[1:]}.jsonl"
+        result = runner.invoke(
+            cli, ["encode", "--spec", str(spec), str(source), "--column", "pairs", "-o", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+        result = runner.invoke(cli, ["aggregate", "--spec", str(spec), str(out)])
+        assert result.exit_code == 0, result.output
+        assert "mean_std_error" in result.output
+
+
+def test_encode_refuses_a_bad_row_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+
+    runner = CliRunner()
+    spec = tmp_path / "kv.json"
+    runner.invoke(cli, ["spec", "pckv-ue", "--epsilon", "1", "--domain", "a,b", "-o", str(spec)])
+    source = tmp_path / "users.jsonl"
+    source.write_text('{"pairs": {"a": 0.5}}\n{"pairs": {"a": 3}}\n')
+    result = runner.invoke(cli, ["encode", "--spec", str(spec), str(source), "-o", str(tmp_path / "r.jsonl")])
+    assert result.exit_code != 0
+    assert "[-1, 1]" in result.output and "Traceback" not in result.output
+
+
+def test_simulate_sweep_of_key_value_mechanisms():
+    from ldp.simulations.key_value import run_key_value
+    from ldp.simulations.sweep import KEY_VALUE, sweep_kind
+
+    assert sweep_kind("pckv-ue,privkvm", None) == KEY_VALUE
+    with pytest.raises(Exception, match="mixes key-value"):
+        sweep_kind("pckv-ue,grr", None)
+    results = run_key_value(None, (2.0,), 5000, 10, "gaussian", repeats=1, seed=5)
+    assert set(results["mechanism"]) == {"pckv-ue", "pckv-grr", "privkvm"}
+    assert (results["freq_mse"] > 0).all() and results["epsilon_achieved"].le(2.0).all()
