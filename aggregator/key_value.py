@@ -28,7 +28,7 @@ import pandas as pd
 from ldp.aggregator.accumulators import Accumulator, check_int_column, check_packed_bits
 from ldp.aggregator.estimates import estimate_table, normal_quantile
 from ldp.batch import ReportBatch
-from ldp.errors import EstimateError, ReportError
+from ldp.errors import EstimateError, ParameterError, ReportError
 from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.key_value import KeyValueSpec, PrivKVM
@@ -105,6 +105,13 @@ def privkvm_estimates(spec: PrivKVM, counts: np.ndarray, confidence: float = 0.9
     return _with_mean(table, mean, np.where(total > 0, mean_se, np.nan), confidence)
 
 
+def _refuse_consistency(consistency: str) -> None:
+    if str(consistency).strip().lower() != "none":
+        raise ParameterError(
+            f"consistency {consistency!r} applies to frequency oracles; key-value estimates have none"
+        )
+
+
 class KeyValueAccumulator(Accumulator):
     """Counts of a key-value mechanism's reports: ``counts`` (keys × outputs) and ``n``."""
 
@@ -170,6 +177,7 @@ class PCKVUEAccumulator(KeyValueAccumulator):
         self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
     ) -> pd.DataFrame:
         self._refuse_options(options)
+        _refuse_consistency(consistency)
         return pckv_estimates(self.spec, self._counts[:, 0], self._counts[:, 1], self.n, confidence)
 
 
@@ -192,6 +200,7 @@ class PCKVGRRAccumulator(KeyValueAccumulator):
         self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
     ) -> pd.DataFrame:
         self._refuse_options(options)
+        _refuse_consistency(consistency)
         return pckv_estimates(self.spec, self._counts[:, 0], self._counts[:, 1], self.n, confidence)
 
 
@@ -219,4 +228,5 @@ class PrivKVMAccumulator(KeyValueAccumulator):
         self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
     ) -> pd.DataFrame:
         self._refuse_options(options)
+        _refuse_consistency(consistency)
         return privkvm_estimates(self.spec, self._counts, confidence)

@@ -333,3 +333,13 @@ def test_simulate_sweep_of_key_value_mechanisms():
     results = run_key_value(None, (2.0,), 5000, 10, "gaussian", repeats=1, seed=5)
     assert set(results["mechanism"]) == {"pckv-ue", "pckv-grr", "privkvm"}
     assert (results["freq_mse"] > 0).all() and results["epsilon_achieved"].le(2.0).all()
+
+
+def test_consistency_is_refused_not_ignored():
+    from ldp.errors import ParameterError
+
+    spec = PCKVUE(KEYS, 1.0)
+    acc = make_aggregator(spec)
+    acc.add_batch(encode_batch(spec, [{"a": 0.5}] * 10, np.random.default_rng(1)))
+    with pytest.raises(ParameterError, match="consistency"):
+        acc.estimate(consistency="norm-sub")
