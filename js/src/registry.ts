@@ -6,6 +6,7 @@ import type { Spec } from "./spec.js";
 import { DBitFlipEncoder } from "./dbitflip.js";
 import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
+import { PCKVGRREncoder, PrivKVMEncoder } from "./keyvalue.js";
 import { LocalHashingEncoder } from "./localhash.js";
 import { LongitudinalEncoder } from "./longitudinal.js";
 import { OneBitMeanEncoder } from "./onebitmean.js";
@@ -22,7 +23,7 @@ import { UnaryEncoder } from "./unary.js";
  * `ldp-client/node` is several times faster, with the same bytes); `source`
  * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
- * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, pckv-ue, pckv-grr, privkvm.
+ * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, pckv-ue.
  */
 export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   const source = options.source ?? cryptoSource;
@@ -51,6 +52,10 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new SubsetEncoder(spec, source);
     case "dbitflip":
       return DBitFlipEncoder.create(spec, source, options);
+    case "pckv-grr":
+      return new PCKVGRREncoder(spec, source);
+    case "privkvm":
+      return new PrivKVMEncoder(spec, source);
     case "l-grr":
     case "l-osue":
     case "l-oue":
@@ -66,6 +71,7 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
 export { DBitFlipEncoder } from "./dbitflip.js";
 export { GRREncoder } from "./grr.js";
 export { HadamardEncoder } from "./hadamard.js";
+export { PCKVGRREncoder, PrivKVMEncoder } from "./keyvalue.js";
 export { LocalHashingEncoder } from "./localhash.js";
 export { LongitudinalEncoder } from "./longitudinal.js";
 export { OneBitMeanEncoder } from "./onebitmean.js";
