@@ -225,7 +225,7 @@ def _simulate_sweep(ctx: click.Context, options: dict[str, Any]) -> None:
     from ldp.simulations.presets import PRESETS, format_regtest, run_rappor_regtest, wang2017
     from ldp.simulations.runner import run
     from ldp.simulations.summary import format_report, summarize
-    from ldp.simulations.sweep import FREQUENCY_DEFAULT, NUMERIC, check_sweep_options, sweep_kind
+    from ldp.simulations.sweep import FREQUENCY_DEFAULT, KEY_VALUE, NUMERIC, check_sweep_options, sweep_kind
 
     preset = options["preset"]
     _check_options(options)
@@ -239,7 +239,20 @@ def _simulate_sweep(ctx: click.Context, options: dict[str, Any]) -> None:
     progress = _Progress("simulating")
     numeric = kind == NUMERIC
     try:
-        if numeric:
+        if kind == KEY_VALUE:
+            from ldp.simulations.key_value import key_value_sweep
+
+            results, text = key_value_sweep(
+                options["mechanism"],
+                options["epsilon"],
+                options["users"],
+                options["distribution"],
+                options["domain_size"],
+                repeats=options["repeats"],
+                seed=options["seed"],
+                progress=progress,
+            )
+        elif numeric:
             from ldp.simulations.numeric import numeric_sweep
 
             results, text = numeric_sweep(

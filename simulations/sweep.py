@@ -20,6 +20,7 @@ from ldp.specs.numeric import NUMERIC_MECHANISMS
 __all__ = [
     "FREQUENCY",
     "FREQUENCY_DEFAULT",
+    "KEY_VALUE",
     "NUMERIC",
     "NUMERIC_DEFAULT",
     "SWEEP_ONLY",
@@ -29,6 +30,8 @@ __all__ = [
 
 FREQUENCY = "frequency"
 NUMERIC = "numeric"
+#: Mechanisms whose inputs are sets of key-value pairs (spec ``report_kind`` "key-value").
+KEY_VALUE = "key-value"
 
 #: Default population of each sweep.
 FREQUENCY_DEFAULT = "zipf"
@@ -92,6 +95,31 @@ def sweep_kind(
         name the parameters (:meth:`~ldp.errors.ParameterError.naming`).
     """
     names = _names(mechanisms)
+    from ldp.simulations.key_value import KEY_VALUE_DISTRIBUTIONS, is_key_value
+
+    key_value = [n for n in names if is_key_value(n)]
+    if key_value:
+        others = [n for n in names if n not in key_value]
+        if others:
+            raise ParameterError.naming(
+                f"{{mechanisms}} mixes key-value mechanisms ({', '.join(key_value)}) with others "
+                f"({', '.join(others)}); simulate them separately",
+                mechanisms=mechanisms,
+            )
+        family = None if distribution is None else str(distribution).partition(":")[0].strip().lower()
+        if data or numeric_range:
+            raise ParameterError.naming(
+                "{data} and {low}/{high} do not apply to key-value mechanisms (a synthetic population of pairs)",
+                data=None,
+                low=None,
+                high=None,
+            )
+        if family is not None and family not in KEY_VALUE_DISTRIBUTIONS:
+            raise ParameterError.naming(
+                f"{{distribution=}} does not apply to key-value mechanisms: use {', '.join(KEY_VALUE_DISTRIBUTIONS)}",
+                distribution=distribution,
+            )
+        return KEY_VALUE
     numeric = [n for n in names if n in NUMERIC_MECHANISMS]
     frequency = [n for n in names if n not in NUMERIC_MECHANISMS and n != "auto"]
     if numeric and frequency:
@@ -144,6 +172,16 @@ def check_sweep_options(kind: str, given: Iterable[str]) -> None:
     ParameterError
         Naming (:meth:`~ldp.errors.ParameterError.naming`) every such parameter, in the order given.
     """
+    if kind == KEY_VALUE:  # reads epsilon, users, domain_size, distribution, repeats, seed
+        ignored = [
+            n for n in given if n != "domain_size" and n in SWEEP_ONLY[FREQUENCY] + SWEEP_ONLY[NUMERIC]
+        ]
+        if ignored:
+            names = ", ".join("{" + name + "}" for name in ignored)
+            raise ParameterError.naming(
+                f"{names} do(es) not apply to a key-value sweep", **dict.fromkeys(ignored)
+            )
+        return
     other = NUMERIC if kind == FREQUENCY else FREQUENCY
     ignored = [name for name in given if name in SWEEP_ONLY[other]]
     if ignored:

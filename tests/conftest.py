@@ -80,10 +80,20 @@ def every_spec_shape():
     subset = ldp.SubsetSelection(
         SMALL_DOMAIN, epsilon=1.0, omega=2
     )  # frequency_specs' ss has omega = 1 (GRR)
+    from ldp.specs.key_value import KEY_VALUE_MECHANISMS
     from ldp.specs.ranges import RangeHaar, RangeHierarchy
 
     ranges = [RangeHierarchy(SMALL_DOMAIN, epsilon=1.0, branching=2), RangeHaar(SMALL_DOMAIN, epsilon=1.0)]
-    return [*frequency_specs(), subset, *rappor_specs(), *numeric_specs(), *heavy_hitter_specs(), *ranges]
+    key_value = [cls(SMALL_DOMAIN, 1.0, ell=1) for cls in KEY_VALUE_MECHANISMS.values()]
+    return [
+        *frequency_specs(),
+        subset,
+        *rappor_specs(),
+        *numeric_specs(),
+        *heavy_hitter_specs(),
+        *ranges,
+        *key_value,
+    ]
 
 
 @pytest.fixture(params=frequency_specs(), ids=lambda s: s.mechanism)
@@ -136,6 +146,8 @@ def sample_values(spec, n: int) -> list:
     """``n`` valid input values for ``spec`` (numbers inside a numeric range, cycling over a domain)."""
     if spec.report_kind == "numeric":
         return [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]
+    if hasattr(spec, "example_inputs"):  # inputs that are not domain values (sets of key-value pairs)
+        return list(spec.example_inputs(n))
     if getattr(spec, "encoding", None) == "boolean":
         return [i % 3 == 0 for i in range(n)]
     if getattr(spec, "domain", None) is None:  # Bloom RAPPOR, heavy hitters: any string

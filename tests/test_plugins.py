@@ -108,10 +108,17 @@ def test_the_prr_and_the_ledger_share_one_value_identity():
 def test_the_mechanism_lists_are_views_of_the_one_registry():
     from ldp.commands.spec import MECHANISMS
     from ldp.specs import FREQUENCY_MECHANISMS, HEAVY_HITTER_MECHANISMS, NUMERIC_MECHANISMS
+    from ldp.specs.key_value import KEY_VALUE_MECHANISMS
     from ldp.specs.ranges import RANGE_MECHANISMS
 
     registered = set(registered_specs())
-    kinds = (FREQUENCY_MECHANISMS, NUMERIC_MECHANISMS, HEAVY_HITTER_MECHANISMS, RANGE_MECHANISMS)
+    kinds = (
+        FREQUENCY_MECHANISMS,
+        NUMERIC_MECHANISMS,
+        HEAVY_HITTER_MECHANISMS,
+        RANGE_MECHANISMS,
+        KEY_VALUE_MECHANISMS,
+    )
     assert set().union(*kinds) | {"rappor"} == registered
     assert set(MECHANISMS) == registered | {"auto"}
     # smaller reports first: by report_size_rank, ties in declaration order (ldp.registry)

@@ -151,7 +151,10 @@ def test_spec_prints_the_per_report_gdp_mu(tmp_path):
     )
     assert result.exit_code == 0, result.output
     rappor = ldp.load_spec(tmp_path / "rappor.json")
-    assert f"(its permanent response) are {mechanism_tradeoff(rappor, float('inf')).gdp_mu():.6g}-GDP" in result.output
+    assert (
+        f"(its permanent response) are {mechanism_tradeoff(rappor, float('inf')).gdp_mu():.6g}-GDP"
+        in result.output
+    )
 
 
 def test_convert_gdp_at_delta_zero_says_no_finite_epsilon():

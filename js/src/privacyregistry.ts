@@ -5,6 +5,7 @@ import type { MechanismPrivacy } from "./privacyfields.js";
 import { dbitflipPrivacy } from "./privacy/dbitflip.js";
 import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
+import { pckvGrrPrivacy, pckvUePrivacy, privkvmPrivacy } from "./privacy/keyvalue.js";
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
 import { lolohaPrivacy } from "./privacy/loloha.js";
 import { longitudinalPrivacy } from "./privacy/longitudinal.js";
@@ -39,6 +40,9 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   hcms: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   ss: [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   dbitflip: [23.0, "with d = 1, 1 - p is about 1/(e^epsilon + 1), a multiple of 2^-64 that could not match e^epsilon to 1e-9 above it"],
+  "pckv-ue": [700.0, "e^epsilon must be a finite double to certify the claim"],
+  "pckv-grr": [700.0, "e^epsilon must be a finite double to certify the claim"],
+  privkvm: [700.0, "e^epsilon must be a finite double to certify the claim"],
   loloha: [23.0, "its smallest probabilities, about 1/(e^epsilon + g - 1), are multiples of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-grr": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-osue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
@@ -53,7 +57,7 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
  * The mechanisms whose stated ε may exceed what their probabilities give (the
  * Python spec's `claim_matches_probabilities` is False): only the bound is checked.
  */
-const LOOSE_CLAIMS: ReadonlySet<string> = new Set(["piecewise", "hybrid", "laplace", "gaussian"]);
+const LOOSE_CLAIMS: ReadonlySet<string> = new Set(["piecewise", "hybrid", "laplace", "gaussian", "privkvm"]);
 
 /** The facts with what the Python spec class says of the mechanism (`EPSILON_LIMITS`, `LOOSE_CLAIMS`). */
 function limited(facts: MechanismPrivacy, mechanism: string): MechanismPrivacy {
@@ -106,6 +110,12 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return limited(subsetPrivacy(fields), mechanism);
     case "dbitflip":
       return limited(dbitflipPrivacy(fields), mechanism);
+    case "pckv-ue":
+      return limited(pckvUePrivacy(fields), mechanism);
+    case "pckv-grr":
+      return limited(pckvGrrPrivacy(fields), mechanism);
+    case "privkvm":
+      return limited(privkvmPrivacy(fields), mechanism);
     case "loloha":
       return limited(lolohaPrivacy(fields), mechanism);
     case "l-grr":

@@ -43,13 +43,19 @@ const STATED = [...new Map(CASES.filter((c) => c.mechanism !== "rappor" && !GRID
 /**
  * The fields with p raised: 1 − (1 − p)/8, the ratio at least 8 times larger (ε + ln 8 or more). A
  * longitudinal chain's fresh round likewise, keeping its form: p₂ raised (q₂ = (1 − p₂)/(k − 1) for
- * l-grr, 1 − p₂ for l-osue and l-sue), or, for l-oue (p₂ = ½), q₂ divided by 8.
+ * l-grr, 1 − p₂ for l-osue and l-sue), or, for l-oue (p₂ = ½), q₂ divided by 8; a key keep
+ * probability p₁ without a q₁ (privkvm) raised the same way.
  */
 function tampered(json: string): JsonObject {
   const fields = parseJson(json) as JsonObject;
   const raised = (p: Fraction): Fraction => fraction(7n * p.den + p.num, 8n * p.den);
   if (fields.p !== undefined) {
     fields.p = fractionText(raised(parseFraction(fields.p as string)));
+    return fields;
+  }
+  if (fields.p1 !== undefined && fields.q1 === undefined) {
+    // a key and a value keep probability (privkvm): the key's raised
+    fields.p1 = fractionText(raised(parseFraction(fields.p1 as string)));
     return fields;
   }
   const p2 = parseFraction(fields.p2 as string);
@@ -82,7 +88,8 @@ describe("the stated ε is checked against the exact probabilities", () => {
   it("covers every mechanism with a stated ε (every one with an ε limit, from the registry) in the vectors", () => {
     assert.deepEqual(
       STATED.map((c) => c.mechanism).sort(),
-      Object.keys(EPSILON_LIMITS).filter((m) => m !== "rappor" && !GRIDDED.has(m)).sort(),
+      // pckv-ue has no TypeScript encoder yet (its reports are two bit vectors), so no vectors case
+      Object.keys(EPSILON_LIMITS).filter((m) => m !== "rappor" && m !== "pckv-ue" && !GRIDDED.has(m)).sort(),
     );
   });
   for (const c of STATED) {

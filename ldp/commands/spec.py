@@ -289,7 +289,8 @@ def _privacy_lines(spec) -> list[str]:
         lines.append(
             f"epsilon: {spec.epsilon:.6g} (achieved by the exact probabilities: {spec.epsilon_achieved:.17g})"
         )
-        lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
+        if hasattr(spec, "variance_star"):  # a frequency oracle (not, e.g., a key-value mechanism)
+            lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
     return lines + _tradeoff_lines(spec)
 
 
@@ -331,7 +332,9 @@ def _tradeoff_lines(spec) -> list[str]:
     bounded = "its exact curve" if summary["exact"] else "f_(eps,0) at its achieved epsilon"
     lines = [f"trade-off: one report is {summary['gdp_mu']:.6g}-GDP (tightest mu bounding {bounded})"]
     if "gdp_mu_inf" in summary:
-        lines.append(f"trade-off: all reports of one memo key (its permanent response) are {summary['gdp_mu_inf']:.6g}-GDP")
+        lines.append(
+            f"trade-off: all reports of one memo key (its permanent response) are {summary['gdp_mu_inf']:.6g}-GDP"
+        )
     return lines
 
 

@@ -90,6 +90,8 @@ def example_values(spec: Any, n: int) -> list:
     pool = sample_values(spec, 4 * n)
     if spec.report_kind == "numeric":
         return pool[::4][:n]
+    if hasattr(spec, "example_inputs"):  # the spec's own examples (unhashable inputs, unequal counts already)
+        return list(spec.example_inputs(n))
     # values cycle over the pool's distinct values; repeat the first one to make the counts unequal
     distinct = list(dict.fromkeys(pool))
     out = []
@@ -109,8 +111,14 @@ def table_truth(
     (the values' mean); a ``value`` per row (its count among ``values``); a
     ``cohort`` and ``bit`` per row (the reports of that cohort whose value's
     ``spec.bit_positions(value, cohort)`` include the bit). None when the
-    table has none of these.
+    table has none of these. A spec whose inputs are not domain values (sets
+    of key-value pairs) says what each row's ``estimate`` counts with
+    ``spec.value_counts(values)`` (value → count).
     """
+    if "value" in table.columns and hasattr(spec, "value_counts"):
+        per_value = spec.value_counts(values)
+        truth = np.array([per_value.get(v, 0) for v in table["value"]], dtype=float)
+        return "estimate", np.ones(len(table), bool), truth
     if "mean" in table.columns:
         return "mean", np.ones(len(table), bool), np.full(len(table), float(np.mean(values)))
     if "value" in table.columns:

@@ -195,6 +195,19 @@ def vector_tools():
     return module, json.loads((directory / "vectors.json").read_text(encoding="utf-8"))
 
 
+def _typescript_encoders() -> set[str]:
+    """Mechanisms with a TypeScript encoder (an ``@mechanisms``-tagged class in js/src)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "js" / "scripts" / "spec_fields.py"
+    module_spec = importlib.util.spec_from_file_location("ldp_spec_fields_for_vectors", path)
+    assert module_spec is not None and module_spec.loader is not None
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return set(module.encoder_classes())
+
+
 @pytest.mark.parametrize("decl", DECLARATIONS, ids=lambda d: d.name)
 def test_stored_vectors_replay_through_the_encoder(decl, vector_tools):
     """Each stored encoding of the mechanism: the same byte stream gives the same report, with the same reads."""
@@ -205,6 +218,8 @@ def test_stored_vectors_replay_through_the_encoder(decl, vector_tools):
     specs = {c["id"]: c for c in vectors["specs"]["cases"] if c["mechanism"] == decl.name}
     if not specs and decl not in BUILTIN_MECHANISMS:
         pytest.skip(f"{decl.name} is an installed package's mechanism: no cross-language vectors")
+    if not specs and decl.name not in _typescript_encoders():
+        pytest.skip(f"{decl.name} has no TypeScript client yet: the vectors compare the two clients")
     cases = [c for c in vectors["encodings"] if c["spec"] in specs]
     assert specs and cases, f"{decl.name} has no vectors: run python tests/vectors/make_vectors.py"
     for case in cases:

@@ -1,0 +1,257 @@
+"""Key-value encoders: PCKV-UE, PCKV-GRR and PrivKVM's single round (docs/key-value.md).
+
+Input: one user's set of (key, value) pairs, a mapping key → value in
+[−1, 1], a list of [key, value] pairs, or the JSON text of either (a CSV
+cell); see :func:`ldp.specs.key_value.parse_pairs`.
+
+Every coin is exact: the spec's probabilities are Fractions, drawn as
+``randbelow(den) < num`` (one report) or with the random source's exact
+``bernoulli`` (a batch). The value's discretization P[v* = 1] = (1 + v)/2
+is exact for the double v (a dyadic rational): it compares a uniform
+64-bit word with ⌊(1 + v)·2^63⌋, i.e. P[v* = 1] is (1 + v)/2 rounded down
+to the 2^-64 grid; the privacy ratio does not depend on it (it holds for
+v* = ±1 whatever the discretization).
+
+Order of the draws of one report (the order another implementation must
+follow): PCKV: the sampled pair (``randbelow(η)``), the discretization
+(``randbelow(2^64)``), the key coin (``randbelow(den a)``), the sign coin
+(``randbelow(den p)``), then UE: for each other key i in order, the
+nonzero coin (``randbelow(den b)``) and, when nonzero, the sign
+(``randbelow(2)``); GRR, key not kept: the other key (``randbelow(d′ − 1)``)
+and the sign (``randbelow(2)``). PrivKVM: the key (``randbelow(d)``), the
+discretization, the presence coin, the sign coin.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ldp.batch import ReportBatch
+from ldp.client.encoders import stateless_factory
+from ldp.client.randomness import as_source, bernoulli, uniform_below
+from ldp.client.sampling import lanes_to_packed
+from ldp.report import Report
+from ldp.specs.key_value import PCKVGRR, PCKVUE, KeyValueSpec, PrivKVM
+
+__all__ = [
+    "PCKVGRREncoder",
+    "PCKVUEEncoder",
+    "PrivKVMEncoder",
+    "pckv_grr_batch",
+    "pckv_grr_encoder",
+    "pckv_ue_batch",
+    "pckv_ue_encoder",
+    "privkvm_batch",
+    "privkvm_encoder",
+    "sample_pairs",
+]
+
+_TWO64 = 1 << 64
+
+
+def discretize_threshold(value: float) -> int:
+    """⌊(1 + v)·2^63⌋: v* = 1 when a uniform 64-bit word is below it."""
+    return int((1 + Fraction(value)) * (1 << 63))
+
+
+def _coin(prob: Fraction) -> bool:
+    return secrets.randbelow(prob.denominator) < prob.numerator
+
+
+def _sample_one(spec: KeyValueSpec, value: Any) -> tuple[int, int]:
+    """Padding-and-sampling of one user: (padded key index, v* ∈ {−1, 1})."""
+    pairs = spec.pairs_of(value)
+    eta = max(len(pairs), spec.ell)
+    i = secrets.randbelow(eta)
+    key, v = pairs[i] if i < len(pairs) else (spec.domain_size + i - len(pairs), 0.0)
+    sign = 1 if secrets.randbelow(_TWO64) < discretize_threshold(v) else -1
+    return key, sign
+
+
+class PCKVUEEncoder:
+    """PCKV-UE; see :class:`ldp.specs.key_value.PCKVUE`."""
+
+    def __init__(self, spec: PCKVUE):
+        self.spec = spec
+
+    def encode(self, value: Any) -> Report:
+        spec = self.spec
+        key, sign = _sample_one(spec, value)
+        plus = minus = 0
+        if _coin(spec.a):
+            sign = sign if _coin(spec.p) else -sign
+            if sign > 0:
+                plus |= 1 << key
+            else:
+                minus |= 1 << key
+        else:
+            _coin(spec.p)  # the sign coin is drawn either way (a fixed order of draws)
+        for i in range(spec.padded_size):
+            if i != key and _coin(spec.b):
+                if secrets.randbelow(2):
+                    plus |= 1 << i
+                else:
+                    minus |= 1 << i
+        width = spec.padded_size
+        return Report(
+            spec=spec.fingerprint,
+            extra=(("plus", lanes_to_packed(plus, width)), ("minus", lanes_to_packed(minus, width))),
+        )
+
+
+class PCKVGRREncoder:
+    """PCKV-GRR; see :class:`ldp.specs.key_value.PCKVGRR`."""
+
+    def __init__(self, spec: PCKVGRR):
+        self.spec = spec
+
+    def encode(self, value: Any) -> Report:
+        spec = self.spec
+        key, sign = _sample_one(spec, value)
+        if _coin(spec.a):
+            sign = sign if _coin(spec.p) else -sign
+        else:
+            other = secrets.randbelow(spec.padded_size - 1)
+            key = other + (other >= key)
+            sign = 1 if secrets.randbelow(2) else -1
+        return Report(spec=spec.fingerprint, extra=(("key", key), ("sign", int(sign > 0))))
+
+
+class PrivKVMEncoder:
+    """PrivKVM's single round; see :class:`ldp.specs.key_value.PrivKVM`."""
+
+    def __init__(self, spec: PrivKVM):
+        self.spec = spec
+
+    def encode(self, value: Any) -> Report:
+        spec = self.spec
+        held = dict(spec.pairs_of(value))
+        j = secrets.randbelow(spec.domain_size)
+        v = held.get(j, 0.0)  # a non-holder's fake value: mean 0 (one round)
+        sign = 1 if secrets.randbelow(_TWO64) < discretize_threshold(v) else -1
+        present = _coin(spec.p1) if j in held else not _coin(spec.p1)
+        sign = sign if _coin(spec.p2) else -sign
+        response = 1 + sign if present else 1  # 0: −1, 1: absent, 2: +1
+        return Report(spec=spec.fingerprint, extra=(("key", j), ("response", response)))
+
+
+pckv_ue_encoder = stateless_factory(PCKVUEEncoder)
+pckv_grr_encoder = stateless_factory(PCKVGRREncoder)
+privkvm_encoder = stateless_factory(PrivKVMEncoder)
+
+
+# -- batches ------------------------------------------------------------------------------------
+
+
+def _parsed(spec: KeyValueSpec, values: Sequence[Any]) -> list[tuple[tuple[int, float], ...]]:
+    return [spec.pairs_of(value) for value in values]
+
+
+def _signs(source: Any, values: np.ndarray) -> np.ndarray:
+    """v* = ±1 with P[1] = ⌊(1 + v)·2^63⌋/2^64 for each value (one uniform word each)."""
+    words = source.words(values.size)
+    v = np.asarray(values, dtype=np.float64)
+    top = v >= 1.0  # threshold 2^64: always 1
+    # ⌊(1 + v)·2^63⌋ = 2^63 + ⌊v·2^63⌋ exactly: v·2^63 is a power-of-two scaling, np.floor is exact,
+    # and ⌊v·2^63⌋ ∈ [−2^63, 2^63) for v < 1 fits int64; the sum is taken modulo 2^64 in uint64.
+    scaled = np.floor(np.where(top, 0.0, v) * 2.0**63).astype(np.int64)
+    limit = scaled.view(np.uint64) + np.uint64(1 << 63)
+    return np.where(top | (words < limit), 1, -1).astype(np.int64)
+
+
+def sample_pairs(spec: KeyValueSpec, values: Sequence[Any], rng: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Padding-and-sampling of every user: (padded key index, v* ∈ {−1, 1}) arrays."""
+    source = as_source(rng)
+    parsed = _parsed(spec, values)
+    n = len(parsed)
+    sizes = np.array([len(p) for p in parsed], dtype=np.int64)
+    eta = np.maximum(sizes, spec.ell)
+    index = np.empty(n, dtype=np.int64)
+    for bound in np.unique(eta).tolist():
+        rows = np.flatnonzero(eta == bound)
+        index[rows] = uniform_below(source, int(bound), rows.size)
+    keys = np.empty(n, dtype=np.int64)
+    chosen = np.zeros(n, dtype=float)
+    for u, pairs in enumerate(parsed):
+        i = int(index[u])
+        if i < len(pairs):
+            keys[u], chosen[u] = pairs[i]
+        else:
+            keys[u] = spec.domain_size + i - len(pairs)
+    return keys, _signs(source, chosen)
+
+
+def _packed(mask: np.ndarray) -> np.ndarray:
+    return np.packbits(mask, axis=1)
+
+
+def pckv_ue_batch(spec: PCKVUE, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    """PCKV-UE for many users (exact coins from the random source)."""
+    source = as_source(rng)
+    keys, signs = sample_pairs(spec, values, source)
+    return ue_from_sampled(spec, keys, signs, source)
+
+
+def ue_from_sampled(spec: PCKVUE, keys: np.ndarray, signs: np.ndarray, rng: Any) -> ReportBatch:
+    """PCKV-UE reports of users whose sampled (padded key, v*) are given (simulation)."""
+    source = as_source(rng)
+    n, width = keys.size, spec.padded_size
+    nonzero = bernoulli(source, spec.b, n * width).reshape(n, width)
+    positive = bernoulli(source, Fraction(1, 2), n * width).reshape(n, width)
+    keep = bernoulli(source, spec.a, n)
+    flip = ~bernoulli(source, spec.p, n)
+    rows = np.arange(n)
+    nonzero[rows, keys] = keep
+    positive[rows, keys] = np.where(flip, -signs, signs) > 0
+    plus, minus = nonzero & positive, nonzero & ~positive
+    return ReportBatch.from_columns(spec.fingerprint, {"plus": _packed(plus), "minus": _packed(minus)})
+
+
+def pckv_grr_batch(spec: PCKVGRR, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    """PCKV-GRR for many users (exact coins from the random source)."""
+    source = as_source(rng)
+    keys, signs = sample_pairs(spec, values, source)
+    return grr_from_sampled(spec, keys, signs, source)
+
+
+def grr_from_sampled(spec: PCKVGRR, keys: np.ndarray, signs: np.ndarray, rng: Any) -> ReportBatch:
+    """PCKV-GRR reports of users whose sampled (padded key, v*) are given (simulation)."""
+    source = as_source(rng)
+    n = keys.size
+    keep = bernoulli(source, spec.a, n)
+    flip = ~bernoulli(source, spec.p, n)
+    other = uniform_below(source, spec.padded_size - 1, n)
+    random_sign = bernoulli(source, Fraction(1, 2), n)
+    key = np.where(keep, keys, other + (other >= keys))
+    sign = np.where(keep, np.where(flip, -signs, signs) > 0, random_sign)
+    return ReportBatch.from_columns(
+        spec.fingerprint, {"key": key.astype(np.int64), "sign": sign.astype(np.int64)}
+    )
+
+
+def privkvm_batch(spec: PrivKVM, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
+    """PrivKVM's single round for many users (exact coins from the random source)."""
+    source = as_source(rng)
+    parsed = _parsed(spec, values)
+    n = len(parsed)
+    j = uniform_below(source, spec.domain_size, n)
+    held = np.zeros(n, dtype=bool)
+    chosen = np.zeros(n, dtype=float)
+    for u, pairs in enumerate(parsed):
+        for k, v in pairs:
+            if k == j[u]:
+                held[u], chosen[u] = True, v
+    signs = _signs(source, chosen)
+    coin1 = bernoulli(source, spec.p1, n)
+    keep2 = bernoulli(source, spec.p2, n)
+    present = np.where(held, coin1, ~coin1)
+    signs = np.where(keep2, signs, -signs)
+    response = np.where(present, 1 + signs, 1)
+    return ReportBatch.from_columns(
+        spec.fingerprint, {"key": j.astype(np.int64), "response": response.astype(np.int64)}
+    )
