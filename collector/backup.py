@@ -1,4 +1,4 @@
-"""``ldp store backup``: a consistent, verified copy of a live SQLite store (docs/collector.md#backup-and-restore).
+"""``ldp store backup``: a consistent, verified copy of a live SQLite store (docs/collector.md#backup).
 
 A plain ``cp`` of a store that ``ldp serve`` is writing misses what is still
 in its ``-wal`` file (such a copy once restored 0 reports). :func:`backup_store`
@@ -30,7 +30,7 @@ __all__ = ["PG_DUMP_HINT", "BackupSummary", "backup_store", "check_backup", "res
 #: What to run instead for a PostgreSQL store (docs/how-to/postgresql.md#backup).
 PG_DUMP_HINT = (
     "a PostgreSQL store is backed up with pg_dump, not ldp store backup: "
-    "pg_dump --format=custom --file=ldp.dump DBNAME (docs/how-to/postgresql.md#backup)"
+    "pg_dump --format=custom --file=ldp.dump URL (docs/how-to/postgresql.md#backup)"
 )
 
 

@@ -1,4 +1,4 @@
-"""``ldp store backup`` and ``ldp store restore`` (docs/collector.md#backup-and-restore).
+"""``ldp store backup`` and ``ldp store restore`` (docs/collector.md#backup).
 
 A backup is one committed state of the store even while another connection
 commits (it holds a read snapshot across all its steps); it opens with
@@ -256,3 +256,43 @@ def test_kill_9_during_a_backup_leaves_no_output_and_the_store_intact(tmp_path):
     _ok("store", "restore", "--store", restored, backup, "--yes")
     assert stat.S_IMODE(restored.stat().st_mode) == 0o600
     pd.testing.assert_frame_equal(_estimates(tmp_path, restored, task_id), expected)
+
+
+# -- PostgreSQL: pg_dump and pg_restore as docs/how-to/postgresql.md#backup runs them -----------------
+
+
+@pytest.mark.slow
+def test_pg_dump_and_pg_restore_as_documented(tmp_path, postgres_url):
+    import uuid
+
+    from postgres_cluster import create_database, drop_database, find_binaries
+
+    bin_dir = find_binaries()
+    assert bin_dir is not None  # the postgres_url fixture skipped otherwise
+    name = f"test_{uuid.uuid4().hex}"
+    url = create_database(postgres_url, name)
+    try:
+        spec_path = tmp_path / "spec.json"
+        spec_path.write_text(GRR.to_json())
+        task_id = json.loads(_ok("task", "create", "--store", url, "--spec", spec_path, "--json").stdout)[
+            "task"
+        ]
+        with open_store(url) as opened:
+            opened.insert_reports([(task_id, _reports(GRR, 2_000, seed=4))])
+        expected = _estimates(tmp_path, url, task_id)
+        dump = tmp_path / "ldp.dump"
+        subprocess.run([bin_dir / "pg_dump", "--format=custom", f"--file={dump}", url], check=True)
+        with open_store(url) as opened:  # what the restore must undo: more reports, then the task gone
+            opened.insert_reports([(task_id, _reports(GRR, 500, seed=5))])
+            opened.delete_task(task_id)
+        restore = [
+            bin_dir / "pg_restore",
+            "--clean",
+            "--if-exists",
+            "--single-transaction",
+            f"--dbname={url}",
+        ]
+        subprocess.run([*restore, dump], check=True)
+        pd.testing.assert_frame_equal(_estimates(tmp_path, url, task_id), expected)
+    finally:
+        drop_database(postgres_url, name)
