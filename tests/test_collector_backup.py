@@ -200,18 +200,23 @@ def _large_store(path: Path, n: int) -> str:
     spec_path = path.parent / "spec.json"
     spec_path.write_text(GRR.to_json())
     task_id = json.loads(_ok("task", "create", "--store", path, "--spec", spec_path, "--json").stdout)["task"]
+    _large_store_reports(str(path), task_id, n)
+    return task_id
+
+
+def _large_store_reports(path: str, task_id: str, n: int) -> None:
+    """Add ``n`` identical, valid GRR reports to task ``task_id`` at :data:`BASE`, with ids in order (fast)."""
     text = _reports(GRR, 1, seed=3)[0].report
     connection = sqlite3.connect(path)
     try:
         with connection:
-            (seq,) = connection.execute("SELECT seq FROM tasks").fetchone()
+            (seq,) = connection.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
             connection.executemany(
                 "INSERT INTO reports (task, report_id, t, report) VALUES (?, ?, ?, ?)",
                 ((seq, i.to_bytes(16, "big"), BASE, text) for i in range(n)),
             )
     finally:
         connection.close()
-    return task_id
 
 
 @pytest.mark.slow
@@ -258,6 +263,32 @@ def test_kill_9_during_a_backup_leaves_no_output_and_the_store_intact(tmp_path):
     pd.testing.assert_frame_equal(_estimates(tmp_path, restored, task_id), expected)
 
 
+@pytest.mark.slow
+def test_kill_9_during_a_restore_leaves_the_store_as_it_was(tmp_path):
+    source = tmp_path / "source.db"
+    _large_store(source, 100_000)
+    backup = tmp_path / "b.db"
+    _ok("store", "backup", "--store", source, "-o", backup)
+    store, _, task_id = _store_with_task(tmp_path, n=300)
+    before = _report_ids(store)
+    expected = _estimates(tmp_path, store, task_id)
+    command = [sys.executable, "-m", "ldp", "store", "restore", "--store", str(store), str(backup), "--yes"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE)
+    wal = Path(f"{store}-wal")
+    deadline = time.monotonic() + 60
+    while not (wal.exists() and wal.stat().st_size > 1 << 20):  # the restore is writing its transaction
+        assert process.poll() is None, "the restore ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+    assert _report_ids(store) == before  # the uncommitted transaction is gone
+    pd.testing.assert_frame_equal(_estimates(tmp_path, store, task_id), expected)
+    with SqliteStore(str(store), exclusive=True):  # the kernel released the serve lock with the process
+        pass
+
+
 # -- PostgreSQL: pg_dump and pg_restore as docs/how-to/postgresql.md#backup runs them -----------------
 
 
@@ -296,3 +327,61 @@ def test_pg_dump_and_pg_restore_as_documented(tmp_path, postgres_url):
         pd.testing.assert_frame_equal(_estimates(tmp_path, url, task_id), expected)
     finally:
         drop_database(postgres_url, name)
+
+
+# -- a backup while ldp serve takes uploads, restored under a new server -----------------------------
+
+
+@pytest.mark.slow
+def test_backup_while_uploads_run_restores_what_was_committed(tmp_path):
+    import threading
+
+    import httpx
+    from collector_server import Server, create_task, envelopes, now_truncated, upload
+
+    store = str(tmp_path / "collector.db")
+    task, token = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
+    _large_store_reports(store, task.task_id, 50_000)  # so the copy takes many steps
+    items = envelopes([json.loads(r.report) for r in _reports(GRR, 20_000, seed=6)], now_truncated(task))
+    acknowledged: list[int] = []
+    backed_up_already = threading.Event()
+
+    server = Server(store)
+    try:
+
+        def uploads() -> None:
+            for i in range(0, len(items), 100):  # until the backup is done
+                if backed_up_already.is_set():
+                    return
+                reply = upload(server, task, items[i : i + 100])
+                assert reply.status_code == 200, reply.text
+                acknowledged.append(reply.json()["accepted"])
+
+        uploader = threading.Thread(target=uploads)
+        uploader.start()
+        while len(acknowledged) < 3:
+            time.sleep(0.01)
+        before = sum(acknowledged)
+        command = ["store", "backup", "--store", store, "-o", tmp_path / "b.db", "--step-pages", "1"]
+        subprocess.run([sys.executable, "-m", "ldp", *map(str, command)], check=True, stderr=subprocess.PIPE)
+        during = sum(acknowledged) - before
+        backed_up_already.set()
+        uploader.join(120)
+    finally:
+        server.stop()
+    backed_up = _report_ids(tmp_path / "b.db")
+    assert backed_up <= _report_ids(Path(store))  # committed reports only
+    assert 50_000 + before <= len(backed_up) <= 50_000 + before + during
+    assert during > 0 and len(acknowledged) < len(items) / 100  # uploads ran during the whole backup
+
+    _ok("store", "restore", "--store", store, tmp_path / "b.db", "--yes")
+    server = Server(store)
+    try:
+        reply = httpx.get(
+            f"{server.url}/v1/tasks/{task.task_id}/estimates",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        ).json()
+    finally:
+        server.stop()
+    assert reply["n"] == len(backed_up)
