@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import sqlite3
 import stat
@@ -115,6 +116,19 @@ def test_backup_is_private_verified_and_aggregates_like_the_store(tmp_path):
     assert backup.read_bytes()[18:20] == b"\x01\x01"  # rollback-journal mode: no -wal needed to read it
     pd.testing.assert_frame_equal(_estimates(tmp_path, backup, task_id), _estimates(tmp_path, store, task_id))
     assert _report_ids(backup) == _report_ids(store)
+
+
+def test_a_plain_copy_of_a_live_store_misses_the_wal_and_a_backup_does_not(tmp_path):
+    """The motivating fault: reports committed by a running server sit in ``-wal`` until a checkpoint."""
+    store, _, task_id = _store_with_task(tmp_path, n=10)
+    with SqliteStore(str(store)) as serving:  # open, as ldp serve keeps it: its commits stay in the WAL
+        serving.insert_reports([(task_id, _reports(GRR, 1_000, seed=7))])
+        shutil.copyfile(store, tmp_path / "copied.db")
+        backup_store(str(store), str(tmp_path / "b.db"))
+        committed = _report_ids(store)
+    assert len(committed) == 1_010
+    assert len(_report_ids(tmp_path / "copied.db")) < len(committed)
+    assert _report_ids(tmp_path / "b.db") == committed
 
 
 def test_backup_refuses_an_existing_output_unless_force_and_never_the_store(tmp_path):
