@@ -10,6 +10,7 @@ PostgreSQL stores use ``pg_dump`` and ``pg_restore`` instead
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -91,6 +92,8 @@ def backup(store_url, output, force, step_pages):
 def _backup(store_url: str, output: str, force: bool, pages: int) -> None:
     path = _sqlite_file(store_url)
     check_writable(output, "-o")
+    if not force and os.path.lexists(output):
+        raise ParameterError(f"-o {output!r} already exists; give --force to replace it")
     store_files = [
         ("--store", path),
         *((f"--store's {s}", f"{path}{s}") for s in ("-wal", "-shm", "-journal")),

@@ -135,7 +135,7 @@ def test_backup_refuses_an_existing_output_unless_force_and_never_the_store(tmp_
     store, _, _ = _store_with_task(tmp_path, n=10)
     backup = tmp_path / "b.db"
     backup.write_text("keep me")
-    assert "already exists" in _error("store", "backup", "--store", store, "-o", backup)
+    assert "already exists; give --force" in _error("store", "backup", "--store", store, "-o", backup)
     assert backup.read_text() == "keep me"
     _ok("store", "backup", "--store", store, "-o", backup, "--force")
     assert _report_ids(backup) == _report_ids(store)
