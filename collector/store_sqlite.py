@@ -25,7 +25,7 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
@@ -46,7 +46,7 @@ from ldp.collector.store import (
 )
 from ldp.collector.tasks import Task
 
-__all__ = ["MIN_FREE_BYTES", "SqliteStore", "lock_path"]
+__all__ = ["BACKUP_PAGES", "MIN_FREE_BYTES", "SqliteStore", "lock_path"]
 
 SCHEMA_VERSION = 3
 _BUSY_TIMEOUT_MS = 30_000
@@ -61,6 +61,13 @@ MIN_FREE_BYTES = 16 << 20
 #: (a WAL of up to ~40 MB) it holds 36,000 (groups of 1,000, synchronous=FULL, 2 shared cores).
 _WRITER_CACHE_KIB = 65_536
 _WAL_AUTOCHECKPOINT_PAGES = 10_000
+
+#: Pages copied per step of :meth:`SqliteStore.backup_to` (4 MiB of 4 KiB pages).
+BACKUP_PAGES = 1024
+_TASK_COUNTS = (
+    "SELECT k.task_id, count(r.task) FROM tasks k LEFT JOIN reports r ON r.task = k.seq "
+    "GROUP BY k.seq ORDER BY k.seq"
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -179,6 +186,8 @@ class SqliteStore(Store):
             raise StoreOpenError(
                 f"store {self.path!r} has schema version {version}; this ldp reads version {SCHEMA_VERSION}"
             )
+        #: The store's schema version (a read-only store may be older than :data:`SCHEMA_VERSION`).
+        self.schema_version = int(version)
         self._task_columns = task_columns(int(version))
 
     def _read_version(self) -> str:
@@ -404,6 +413,82 @@ class SqliteStore(Store):
                 (window, task_id),
             ).fetchall()
         return {int(start): int(n) for start, n in rows}
+
+    def report_counts(self) -> dict[str, int]:
+        """Reports per task id (every task, oldest first; 0 for a task without reports)."""
+        with self._reader() as connection:
+            return {task_id: int(n) for task_id, n in connection.execute(_TASK_COUNTS)}
+
+    def backup_to(
+        self,
+        target: str,
+        *,
+        pages: int = BACKUP_PAGES,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
+        """Copy the whole database, as one committed state, into the SQLite file ``target``.
+
+        SQLite's online backup API copies ``pages`` pages per step. A read
+        transaction held on the source for the whole copy pins one snapshot:
+        in WAL mode a server keeps committing meanwhile (its commits go to
+        the WAL, after the snapshot), and the copy never restarts because of
+        them. The copy is left in rollback-journal mode (one self-contained
+        file); ``target`` should be new (its content is replaced).
+
+        Parameters
+        ----------
+        target : str
+            The file to write.
+        pages : int
+            Pages per step (at least 1).
+        progress : callable, optional
+            Called after each step with (pages copied, pages in all).
+
+        Returns
+        -------
+        dict of str to int
+            Reports per task id in the copied snapshot.
+        """
+        source = self._connect()
+        source.isolation_level = None  # transactions by hand: the read transaction spans the steps
+        try:
+            source.execute("BEGIN")
+            counts = {task_id: int(n) for task_id, n in source.execute(_TASK_COUNTS)}
+            destination = sqlite3.connect(target)
+            try:
+
+                def step(status: int, remaining: int, total: int) -> None:
+                    if progress is not None:
+                        progress(total - remaining, total)
+
+                source.backup(destination, pages=max(1, pages), progress=step, sleep=0.0)
+                destination.execute("PRAGMA journal_mode=DELETE")
+            finally:
+                destination.close()
+            source.execute("COMMIT")
+        finally:
+            source.close()
+        return counts
+
+    def restore_from(self, source: str) -> None:
+        """Replace the whole database with the SQLite file ``source`` (a backup), in one transaction.
+
+        SQLite's backup API copies ``source`` into this store's own connection
+        in a single step under its write lock: readers see the old content or
+        the new, and a process killed meanwhile leaves the old content (the
+        transaction never committed). Open the store ``exclusive`` first, so
+        no running ``ldp serve`` holds state of the content being replaced.
+        """
+        self._check_writer()
+        uri = f"file:{quote(os.path.abspath(source))}?mode=ro"
+        backup = sqlite3.connect(uri, uri=True)
+        try:
+            with self._lock:
+                backup.backup(self._writer)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"cannot restore store {self.path!r} from {source!r}: {exc}") from None
+        finally:
+            backup.close()
 
     def close(self) -> None:
         with self._lock:

@@ -27,7 +27,9 @@ make that safe; everything that writes shared state goes through it.
   (each call opens its own file description).
 - :func:`atomic_output` writes a command's output file through a temporary
   file renamed into place only on success: a failing command leaves an
-  existing output untouched and no partial file.
+  existing output untouched and no partial file. :func:`private_output` does
+  the same for a private output (mode 0600, fsync'ed before it is named,
+  and by default never replacing an existing file).
 
 Temporary files carry the mark ``.ldp-tmp`` and are held under an ``flock``
 by their writer while they exist. A process killed between creating one and
@@ -62,6 +64,7 @@ __all__ = [
     "ensure_private_directory",
     "exclusive_lock",
     "parse_private_json",
+    "private_output",
     "read_private_file",
     "remove_stale_temporaries",
     "remove_stale_temporaries_once",
@@ -547,6 +550,43 @@ def atomic_output(path: str | os.PathLike) -> Iterator[str]:
         yield str(temp)
         try:
             os.replace(temp, target)
+        except OSError as exc:
+            raise ParameterError(f"cannot write {str(target)!r}: {exc.strerror}") from None
+    _fsync_directory(directory)
+
+
+@contextlib.contextmanager
+def private_output(path: str | os.PathLike, *, replace: bool = False) -> Iterator[str]:
+    """Yield a temporary path (mode 0600) to write a private output to; name it ``path`` only if the block succeeds.
+
+    Like :func:`atomic_output`, but the file is readable by the owner only from
+    its creation, its content is fsync'ed before it gets its name, and unless
+    ``replace`` an existing ``path`` (in any form) is never replaced: the file is
+    hard-linked to its name, which fails if the name exists. A process killed
+    inside the block leaves only its temporary file, which later calls sweep
+    (:func:`remove_stale_temporaries`).
+
+    Raises
+    ------
+    ParameterError
+        If ``path`` exists (without ``replace``) or the output cannot be created
+        there (missing or unwritable directory, a directory at ``path``).
+    """
+    target = Path(path)
+    directory = _directory_of(target)
+    if os.path.isdir(target):
+        raise ParameterError(f"cannot write {str(target)!r}: it is a directory")
+    remove_stale_temporaries(directory, target.name)
+    with _locked_temporary(directory, target.name, _PRIVATE_FILE, ParameterError) as (fd, temp):
+        yield str(temp)
+        os.fsync(fd)  # what the caller wrote through its own descriptors is on stable storage first
+        try:
+            if replace:
+                os.replace(temp, target)
+            else:
+                os.link(temp, target, follow_symlinks=False)
+        except FileExistsError:
+            raise ParameterError(f"{str(target)!r} already exists; refusing to replace it") from None
         except OSError as exc:
             raise ParameterError(f"cannot write {str(target)!r}: {exc.strerror}") from None
     _fsync_directory(directory)

@@ -56,6 +56,7 @@ SUBCOMMANDS = {
     "simulate": "ldp.simulations.cli:simulate",
     "privacy": "ldp.commands.privacy:privacy",
     "serve": "ldp.collector.serve_cli:serve",
+    "store": "ldp.collector.store_cli:store",
     "task": "ldp.collector.cli:task",
     "upload": "ldp.client.upload_cli:upload",
 }
@@ -72,6 +73,7 @@ SUMMARIES = {
     "serve": "Receive reports over HTTP into a durable store and serve live estimates.",
     "simulate": "Accuracy versus epsilon: which mechanism and epsilon for my domain?",
     "spec": "Write a mechanism spec (JSON) and print its privacy on stderr.",
+    "store": "Back up and restore the collector's SQLite store, also while ldp serve runs.",
     "task": "Create, list, show, delete and export the collector's tasks (the store ldp serve fills).",
     "upload": "Send the reports of REPORTS (JSON Lines, from ldp encode) to a collector's task.",
 }

@@ -15,7 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 import ldp
-from ldp.atomic import TEMP_MARK, atomic_output, ensure_private_directory, remove_stale_temporaries
+from ldp.atomic import (
+    TEMP_MARK,
+    atomic_output,
+    ensure_private_directory,
+    private_output,
+    remove_stale_temporaries,
+)
 from ldp.cli import cli
 from ldp.client import ClientState
 from ldp.client.cli import ledger_path, state_path
@@ -324,6 +330,31 @@ def test_atomic_output_keeps_the_target_on_failure_and_its_mode_on_success(tmp_p
     assert target.read_text() == "new" and _mode(target) == 0o640
     with pytest.raises(ParameterError, match="cannot write"), atomic_output(tmp_path / "missing" / "out.csv"):
         pass
+
+
+def test_private_output_is_0600_never_replaces_a_name_unless_asked_and_names_only_on_success(tmp_path):
+    old_umask = os.umask(0)  # the file is private whatever the umask
+    try:
+        target = tmp_path / "backup.db"
+        with pytest.raises(RuntimeError), private_output(target) as temporary:
+            assert _mode(Path(temporary)) == 0o600 and TEMP_MARK in temporary
+            Path(temporary).write_text("half")
+            raise RuntimeError("killed")
+        assert list(tmp_path.iterdir()) == []
+        with private_output(target) as temporary:
+            Path(temporary).write_text("one")
+        assert target.read_text() == "one" and _mode(target) == 0o600
+        (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+        for existing in (target, tmp_path / "dangling"):
+            with pytest.raises(ParameterError, match="already exists"), private_output(existing) as temporary:
+                Path(temporary).write_text("two")
+        assert target.read_text() == "one" and not (tmp_path / "nowhere").exists()
+        with private_output(target, replace=True) as temporary:
+            Path(temporary).write_text("two")
+        assert target.read_text() == "two" and _mode(target) == 0o600
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["backup.db", "dangling"]
+    finally:
+        os.umask(old_umask)
 
 
 # -- echoed values ----------------------------------------------------------------------
