@@ -370,7 +370,13 @@ def assert_bars_match(page: Page, expected: list[tuple[str, float, float, float]
 def frequency_expectation(window: dict[str, Any]) -> list[tuple[str, float, float, float]]:
     n = window["n"]
     return [
-        (str(r["value"]), r["proportion"], r["ci_low"] / n, r["ci_high"] / n) for r in window["estimates"]
+        (
+            str(r["value"]),
+            r["consistent"] / n if "consistent" in r else r["proportion"],
+            r["ci_low"] / n,
+            r["ci_high"] / n,
+        )
+        for r in window["estimates"]
     ]
 
 
