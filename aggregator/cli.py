@@ -79,10 +79,34 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 @click.option(
     "--consistency",
     type=click.Choice(CONSISTENCY_METHODS),
-    default="none",
+    default=None,
+    help="The consistent view of frequency estimates, column 'consistent' (non-negative, summing to n; "
+    "biased, lower error); the unbiased columns are kept. Default norm-sub where it applies; none drops it.",
+)
+@click.option(
+    "--estimator",
+    type=click.Choice(("unbiased", "em")),
+    default="unbiased",
     show_default=True,
-    help="Post-process frequency estimates to be consistent (non-negative, summing to n). "
-    "Trades unbiasedness for lower error.",
+    help="em: the consistent view is the EM (iterative Bayesian update) estimate over the mechanism's "
+    "channel instead of a post-processing of the unbiased estimate (pure frequency oracles).",
+)
+@click.option(
+    "--bootstrap",
+    "resamples",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="B",
+    help="Add a parametric-bootstrap interval of the consistent view (columns consistent_ci_low/high) "
+    "from B resamples (pure frequency oracles; norm-sub or em).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the --bootstrap resamples.",
 )
 @click.option(
     "--confidence", type=float, default=0.95, show_default=True, help="Confidence level of the intervals."
@@ -178,6 +202,9 @@ def aggregate(
     end,
     candidates,
     consistency,
+    estimator,
+    resamples,
+    seed,
     confidence,
     ranges,
     quantiles,
@@ -230,6 +257,7 @@ def aggregate(
         stored={"url": store_url, "task_id": task_id, "start": start, "end": end},
         candidates_path=candidates,
         consistency=consistency,
+        views={"estimator": estimator, "resamples": resamples, "seed": seed},
         confidence=confidence,
         decode_options={"correction": correction, "alpha": alpha},
         rejects_path=rejects_path,
@@ -265,6 +293,7 @@ def _aggregate(
     output,
     counts_path,
     chunk_size,
+    views=None,
     engine=None,
     decode_options=None,
     by_group=False,
@@ -309,7 +338,8 @@ def _aggregate(
             f"--candidates is for specs whose estimates take candidate values ({takers}); "
             f"this spec is {spec.mechanism}"
         )
-    _check_consistency(spec, consistency, with_candidates=candidates is not None)
+    views = views or {}
+    consistency = _resolve_consistency(spec, consistency, views, with_candidates=candidates is not None)
     range_options = _range_options(spec, queries or {}, output)
     if counts_path:
         accumulator = _from_counts(spec, counts_path)
@@ -340,11 +370,26 @@ def _aggregate(
             confidence=confidence,
             decode_options=decode_options or {},
         )
+        if views.get("estimator") == "em" or views.get("resamples"):
+            from ldp.aggregator.views import add_post_processed_views
+
+            add_post_processed_views(
+                estimates,
+                accumulator,
+                estimator="em" if views.get("estimator") == "em" else consistency,
+                resamples=int(views.get("resamples") or 0),
+                confidence=confidence,
+                seed=int(views.get("seed") or 0),
+            )
     if candidates is not None and "allocated_mass" in estimates.attrs:
         click.echo(_decode_summary(estimates.attrs), err=True)
     from ldp.aggregator.writers import write_estimates
 
     write_estimates(estimates, output)
+    if output is None or str(output) == "-":
+        label = _view_label(estimates.attrs)
+        if label:
+            click.echo(label, err=True)
     return status
 
 
@@ -377,6 +422,40 @@ def _range_options(spec: Spec, queries: dict, output: str | None) -> list[dict[s
     if len(out) > 1 and output not in (None, "-"):
         raise OptionConflict("-o holds one table: give --range or --quantiles with -o, not both")
     return out
+
+
+#: How the stdout note names each consistent view.
+_VIEW_NAMES = {
+    "norm-sub": "Norm-Sub (projection onto the simplex)",
+    "norm-mul": "Norm-Mul",
+    "clip": "clipping to [0, n]",
+    "base-cut": "Base-Cut",
+    "em": "EM over the mechanism's channel",
+}
+
+
+#: The views whose counts sum to n.
+_SUMS = dict.fromkeys(("norm-sub", "norm-mul", "em"), ", summing to n")
+
+
+def _view_label(attrs: dict) -> str | None:
+    """The note saying which view the ``consistent`` column is (None without one)."""
+    method = attrs.get("consistency")
+    if not method:
+        return None
+    label = (
+        f"consistent: {_VIEW_NAMES.get(method, method)}, non-negative{_SUMS.get(method, '')} "
+        "(biased, lower total error); "
+        "estimate, std_error, ci_low, ci_high: the unbiased estimate"
+    )
+    if "bootstrap_resamples" in attrs:
+        label += (
+            f"; consistent_ci_low/high: parametric bootstrap, {attrs['bootstrap_resamples']} resamples, "
+            f"seed {attrs['bootstrap_seed']}"
+        )
+    if attrs.get("em_converged") is False:
+        label += f"; EM stopped unconverged after {attrs['em_iterations']} updates"
+    return label
 
 
 def _file_spec(spec_path: str | None) -> Spec:
@@ -561,6 +640,30 @@ def _decode_summary(summary: dict) -> str:
         if se is not None and se == se:  # not NaN
             line += f" ± {se:.4f}"
     return line
+
+
+def _resolve_consistency(spec, consistency: str | None, views: dict, *, with_candidates: bool) -> str:
+    """The consistent view's method: --consistency, else norm-sub where it applies; EM and bootstrap checked."""
+    if consistency is None:
+        from ldp.aggregator.views import default_consistency
+
+        consistency = default_consistency(spec, with_candidates=with_candidates)
+    _check_consistency(spec, consistency, with_candidates=with_candidates)
+    estimator, resamples = views.get("estimator", "unbiased"), int(views.get("resamples") or 0)
+    if estimator == "em" or resamples:
+        if estimator == "em" and consistency not in ("norm-sub", "none"):
+            raise OptionConflict(
+                f"--estimator em is its own consistent view; leave out --consistency {consistency}"
+            )
+        view = "em" if estimator == "em" else consistency
+        if view not in ("norm-sub", "em"):
+            raise OptionConflict(f"--bootstrap intervals are for the norm-sub or em view, not {view}")
+        if with_candidates:
+            raise OptionConflict("--estimator em and --bootstrap estimate the domain, not --candidates")
+        from ldp.aggregator.views import check_channel
+
+        check_channel(spec, estimator=view, resamples=resamples)
+    return consistency
 
 
 def _check_consistency(spec, consistency: str, *, with_candidates: bool) -> None:

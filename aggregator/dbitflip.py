@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from ldp.aggregator.accumulators import Accumulator, check_packed_bits
-from ldp.aggregator.consistency import apply_consistency
-from ldp.aggregator.estimates import estimate_table
+from ldp.aggregator.estimates import add_consistent_view, estimate_table
 from ldp.batch import ReportBatch
 from ldp.errors import EstimateError, InputError, ReportError
 from ldp.report import Report
@@ -65,10 +64,7 @@ def dbitflip_estimates(
     table = estimate_table(spec.domain, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
     if str(consistency).strip().lower() != "none":
         null_se = np.sqrt(np.broadcast_to(spec.variance(0.0, n), f_hat.shape))
-        adjusted = apply_consistency(consistency, f_hat, null_se, alpha)
-        table.insert(2, "unbiased_estimate", table["estimate"].to_numpy())
-        table["estimate"] = n * adjusted
-        table["proportion"] = adjusted
+        add_consistent_view(table, f_hat, n, consistency, null_se, alpha)
     return table
 
 

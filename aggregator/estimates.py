@@ -49,8 +49,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "CONSISTENT_COLUMN",
     "FREQUENCY_COLUMNS",
     "BitEstimates",
+    "add_consistent_view",
     "estimate_table",
     "normal_quantile",
     "oracle_estimates",
@@ -59,6 +61,8 @@ __all__ = [
 
 #: Columns every frequency estimate table has, in order.
 FREQUENCY_COLUMNS = ("value", "estimate", "std_error", "ci_low", "ci_high", "proportion")
+#: The column of the consistent view (counts: non-negative, summing to n), after ``value``.
+CONSISTENT_COLUMN = "consistent"
 
 
 def normal_quantile(confidence: float) -> float:
@@ -106,6 +110,39 @@ def estimate_table(
     )
 
 
+def add_consistent_view(
+    table: pd.DataFrame, f_hat, n: int, method: str, null_std_errors=None, alpha: float = 0.05
+) -> pd.DataFrame:
+    """Add the consistent view of ``f_hat`` as the column ``consistent`` (after ``value``), in place.
+
+    The unbiased columns (``estimate``, ``std_error``, ``ci_low``, ``ci_high``,
+    ``proportion``) are left as they are: a table carries both views. The
+    column holds n·g(f̂) for the post-processing g named ``method``
+    (:mod:`ldp.aggregator.consistency`); ``table.attrs["consistency"]`` names
+    it. ``none`` adds nothing.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        An estimate table whose rows are the values of ``f_hat``.
+    f_hat : array_like, shape (d,)
+        Unbiased frequency estimates (proportions).
+    n : int
+        Number of reports.
+    method : str
+        Consistency method, e.g. ``"norm-sub"``.
+    null_std_errors, alpha
+        The ``base-cut`` threshold's inputs (standard errors at f = 0, level).
+    """
+    key = str(method).strip().lower()
+    if key == "none":
+        return table
+    adjusted = apply_consistency(key, f_hat, null_std_errors, alpha)
+    table.insert(1, CONSISTENT_COLUMN, n * adjusted)
+    table.attrs["consistency"] = key.replace("_", "-")
+    return table
+
+
 def oracle_estimates(
     values: Sequence,
     support_counts,
@@ -136,17 +173,19 @@ def oracle_estimates(
         Level of the intervals, default 0.95.
     consistency : str
         Post-processing (:mod:`ldp.aggregator.consistency`), default
-        ``"none"``. Any other method replaces ``estimate`` and ``proportion``
-        by biased, consistent values and adds the column
-        ``unbiased_estimate``; ``std_error`` and the interval remain those of
-        the unbiased estimator (the only ones with a known distribution).
+        ``"none"``. Any other method adds the column ``consistent`` (after
+        ``value``): the biased, consistent counts (non-negative, summing to n
+        for ``norm-sub`` and ``norm-mul``); ``estimate``, ``std_error``, the
+        interval and ``proportion`` remain the unbiased estimator's (see
+        :func:`add_consistent_view`).
     alpha : float
         Level of the ``base-cut`` threshold.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``value, estimate, std_error, ci_low, ci_high, proportion``.
+        Columns ``value, estimate, std_error, ci_low, ci_high, proportion``
+        (and ``consistent`` after ``value`` unless ``consistency`` is ``none``).
     """
     counts = np.asarray(support_counts)
     if n <= 0:
@@ -158,10 +197,7 @@ def oracle_estimates(
     table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
     if str(consistency).strip().lower() != "none":
         null_se = np.sqrt(np.broadcast_to(frequency_variance(0.0, n, p_star, q_star), f_hat.shape))
-        adjusted = apply_consistency(consistency, f_hat, null_se, alpha)
-        table.insert(2, "unbiased_estimate", table["estimate"].to_numpy())
-        table["estimate"] = n * adjusted
-        table["proportion"] = adjusted
+        add_consistent_view(table, f_hat, n, consistency, null_se, alpha)
     return table
 
 

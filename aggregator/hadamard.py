@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from ldp.aggregator.accumulators import Accumulator, check_int_column
-from ldp.aggregator.consistency import apply_consistency
-from ldp.aggregator.estimates import estimate_table
+from ldp.aggregator.estimates import add_consistent_view, estimate_table
 from ldp.batch import ReportBatch
 from ldp.errors import EstimateError, InputError
 from ldp.hadamard_math import hr_estimates, signed_counts
@@ -116,8 +115,5 @@ class HadamardAccumulator(Accumulator):
         table = estimate_table(spec.domain, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
         if str(consistency).strip().lower() != "none":
             null_se = np.sqrt(variance + np.clip(f_hat, 0.0, 1.0) / n)  # the standard error at f = 0
-            adjusted = apply_consistency(consistency, f_hat, null_se, alpha)
-            table.insert(2, "unbiased_estimate", table["estimate"].to_numpy())
-            table["estimate"] = n * adjusted
-            table["proportion"] = adjusted
+            add_consistent_view(table, f_hat, n, consistency, null_se, alpha)
         return table

@@ -28,8 +28,7 @@ import numpy as np
 from ldp.aggregator.accumulators import Accumulator, check_int_column, check_packed_bits
 from ldp.aggregator.bitcounts import SMALL_ROWS, cohort_bit_counts, column_bit_counts
 from ldp.aggregator.candidates import unique_candidates
-from ldp.aggregator.consistency import apply_consistency
-from ldp.aggregator.estimates import estimate_table
+from ldp.aggregator.estimates import add_consistent_view, estimate_table
 from ldp.batch import ReportBatch
 from ldp.errors import EstimateError, InputError, ParameterError, ReportError
 from ldp.frequency_math import unbiased_frequency
@@ -100,10 +99,7 @@ def sketch_estimates(
     )
     if str(consistency).strip().lower() != "none":
         null_se = np.sqrt(np.maximum(spec.count_variance(0.0, n, others), 0.0)) / n
-        adjusted = apply_consistency(consistency, f_hat, null_se, alpha)
-        table.insert(2, "unbiased_estimate", table["estimate"].to_numpy())
-        table["estimate"] = n * adjusted
-        table["proportion"] = adjusted
+        add_consistent_view(table, f_hat, n, consistency, null_se, alpha)
     return table
 
 

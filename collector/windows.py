@@ -215,6 +215,10 @@ def estimate_reply(
 ) -> dict[str, Any]:
     """``n`` and the estimate records, or the reason they are withheld.
 
+    A frequency table carries both views: the unbiased columns and the
+    consistent view in ``consistent``, named by ``consistency`` (Norm-Sub;
+    None where no consistent view applies).
+
     In shuffle mode the reply also carries ``central``, the central (ε, δ)
     of the shuffled reports of the windows counted in ``window_counts``
     (default: one window of all the accumulator's reports).
@@ -230,9 +234,13 @@ def estimate_reply(
             "withheld": f"fewer than min_batch ({task.min_batch}) reports: {n}",
             **extra,
         }
+    from ldp.aggregator.views import default_consistency
+
+    consistency = default_consistency(task.spec)
     return {
         "n": n,
-        "estimates": estimate_records(accumulator.estimate(confidence=confidence)),
+        "estimates": estimate_records(accumulator.estimate(confidence=confidence, consistency=consistency)),
+        "consistency": None if consistency == "none" else consistency,
         "withheld": None,
         **extra,
     }

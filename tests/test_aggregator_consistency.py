@@ -100,7 +100,7 @@ def test_dispatch_errors():
 
 
 @pytest.mark.parametrize("method", ["norm-sub", "norm-mul", "clip", "base-cut"])
-def test_estimate_with_consistency_keeps_unbiased_column(method):
+def test_estimate_with_consistency_keeps_both_views(method):
     spec = ldp.GRR(domain=("a", "b", "c", "d"), epsilon=0.5)
     acc = make_aggregator(spec)
     acc.add_batch(
@@ -108,12 +108,13 @@ def test_estimate_with_consistency_keeps_unbiased_column(method):
     )
     plain = acc.estimate()
     adjusted = acc.estimate(consistency=method)
-    np.testing.assert_allclose(adjusted["unbiased_estimate"], plain["estimate"])
-    np.testing.assert_allclose(adjusted["std_error"], plain["std_error"])
-    np.testing.assert_allclose(adjusted["proportion"] * acc.n, adjusted["estimate"])
+    for column in plain.columns:  # the unbiased view is unchanged
+        np.testing.assert_array_equal(adjusted[column], plain[column])
+    assert list(adjusted.columns) == ["value", "consistent", *plain.columns[1:]]
+    assert adjusted.attrs["consistency"] == method
     if method in ("norm-sub", "norm-mul"):
-        assert adjusted["proportion"].sum() == pytest.approx(1.0)
-    assert (adjusted["proportion"] >= 0).all()
+        assert adjusted["consistent"].sum() == pytest.approx(acc.n)
+    assert (adjusted["consistent"] >= 0).all()
 
 
 def test_frequencies_that_are_not_a_finite_vector_are_input_errors():

@@ -220,7 +220,9 @@ def test_estimates_output_formats(tmp_path, suffix):
     )
     frame = pd.DataFrame(json.loads(out.read_text())) if suffix == "json" else pd.read_parquet(out)
     assert frame["value"].tolist() == list(GRR.domain)
-    assert (frame["estimate"] >= 0).all()  # norm-sub projects onto the simplex
+    assert (frame["consistent"] >= 0).all()  # norm-sub projects onto the simplex
+    assert frame["consistent"].sum() == pytest.approx(100)  # n reports
+    assert {"estimate", "std_error", "ci_low", "ci_high", "proportion"} <= set(frame.columns)  # both views
 
 
 def test_rappor_candidates_decode(tmp_path):

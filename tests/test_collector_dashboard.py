@@ -370,7 +370,13 @@ def assert_bars_match(page: Page, expected: list[tuple[str, float, float, float]
 def frequency_expectation(window: dict[str, Any]) -> list[tuple[str, float, float, float]]:
     n = window["n"]
     return [
-        (str(r["value"]), r["proportion"], r["ci_low"] / n, r["ci_high"] / n) for r in window["estimates"]
+        (
+            str(r["value"]),
+            r["consistent"] / n if "consistent" in r else r["proportion"],
+            r["ci_low"] / n,
+            r["ci_high"] / n,
+        )
+        for r in window["estimates"]
     ]
 
 
@@ -577,7 +583,11 @@ def test_real_collector_shows_a_tasks_bars_after_uploads_and_refreshes(
         page.wait_for_selector("#estimates-chart g.estimate")
         dashboard = fetch_reply(RealCollector(base_url))
         window = latest_with_estimates(dashboard["tasks"][0])
+        # the bars are the consistent view (Norm-Sub: non-negative, summing to n), and the caption says so
+        assert window["consistency"] == "norm-sub" and "consistent" in window["estimates"][0]
+        assert sum(r["consistent"] for r in window["estimates"]) == pytest.approx(window["n"])
         assert_bars_match(page, frequency_expectation(window))
+        assert "Bars: the consistent view (Norm-Sub" in page.locator("#estimates-caption").text_content()
         assert page.locator("#windows-chart rect.bar").count() == 1
         # a new window arrives: the page picks it up on its own
         upload(server, task, envelopes(_grr_reports(["b"] * 70, 2), now))

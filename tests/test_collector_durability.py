@@ -14,6 +14,7 @@ from collector_server import Server, create_task, envelopes, now_truncated
 
 import ldp
 from ldp.aggregator import make_aggregator
+from ldp.aggregator.views import default_consistency
 from ldp.client import encode_batch
 from ldp.collector.store import open_store
 
@@ -91,7 +92,7 @@ def test_kill_9_during_uploads_loses_nothing_acknowledged_and_counts_nothing_twi
     assert reply["n"] == len(items)
     pd.testing.assert_frame_equal(
         pd.DataFrame(reply["estimates"]),
-        expected.estimate(confidence=0.95),
+        expected.estimate(confidence=0.95, consistency=default_consistency(SPEC)),
         check_exact=True,
         check_dtype=False,
     )

@@ -31,6 +31,7 @@ from collector_server import Server, create_task, envelopes, store_path
 from conformance.mechanism_examples import example_spec, example_values, mechanism_declarations
 
 from ldp.aggregator import make_aggregator
+from ldp.aggregator.views import default_consistency
 from ldp.client import ClientState, make_encoder
 from ldp.client.state_paths import state_path
 from ldp.collector.service import CollectorService, CollectorSettings
@@ -59,7 +60,7 @@ def _aggregate(spec, reports, confidence: float) -> pd.DataFrame:
     """What ``ldp aggregate`` computes from ``reports``: the accumulator's estimate table."""
     accumulator = make_aggregator(spec)
     accumulator.add_reports(reports)
-    return accumulator.estimate(confidence=confidence)
+    return accumulator.estimate(confidence=confidence, consistency=default_consistency(spec))
 
 
 def _memoized_examples() -> list:

@@ -29,6 +29,7 @@ from collector_server import (
 )
 
 import ldp
+from ldp.aggregator.views import default_consistency
 from ldp.client import encode_batch
 from ldp.collector.envelopes import MAX_BODY_BYTES, MAX_ENVELOPES
 from ldp.collector.store import open_store
@@ -221,7 +222,7 @@ def test_every_report_form_goes_through_the_collector_to_the_same_estimates(serv
     accumulator = make_aggregator(spec)
     for report in reports:
         accumulator.add(report)
-    expected = accumulator.estimate(confidence=0.95)
+    expected = accumulator.estimate(confidence=0.95, consistency=default_consistency(spec))
     pd.testing.assert_frame_equal(
         pd.DataFrame(got["estimates"]), expected, check_exact=True, check_dtype=False
     )

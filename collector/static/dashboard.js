@@ -317,6 +317,9 @@ function renderEstimates(task, win) {
   renderEstimatesTable(rows);
 }
 
+// How the caption names the consistent view of a frequency table (the reply's `consistency`).
+const VIEW_NAMES = { "norm-sub": "Norm-Sub", "norm-mul": "Norm-Mul", clip: "clipped", "base-cut": "Base-Cut", em: "EM" };
+
 // What the chart draws: one {label, value, low, high} per bar.
 function chartItems(task, win, level) {
   const rows = win.estimates;
@@ -331,13 +334,19 @@ function chartItems(task, win, level) {
   }
   if (rows.length && "bit" in rows[0]) return pooledBits(rows, level);
   const per = (x) => (finite(x) && win.n > 0 ? x / win.n : null);
+  // the consistent view by default (non-negative, summing to the reports), said in the caption
+  const consistent = rows.length > 0 && "consistent" in rows[0];
+  const view = consistent
+    ? `Bars: the consistent view (${VIEW_NAMES[win.consistency] ?? win.consistency ?? "consistent"}: ` +
+      `non-negative, summing to 1; biased, lower total error), column consistent`
+    : "Bars: the unbiased proportion of reports per value";
   return {
     caption:
-      `Proportion of reports per value; error bars: ` +
-      `the ${level} confidence interval divided by the window's reports.`,
+      `${view}; error bars: ` +
+      `the unbiased estimate's ${level} confidence interval divided by the window's reports.`,
     items: rows.map((r) => ({
       label: String(r.value),
-      value: r.proportion,
+      value: consistent ? per(r.consistent) : r.proportion,
       low: per(r.ci_low),
       high: per(r.ci_high),
     })),
