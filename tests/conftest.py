@@ -160,9 +160,18 @@ def postgres_url():
         yield url
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def store_url(request, tmp_path):
-    """A fresh, empty store URL of each backend: a SQLite file in tmp_path, or a new PostgreSQL database."""
+    """A fresh, empty store URL of each backend: a SQLite file in tmp_path, or a new PostgreSQL database.
+
+    PostgreSQL's runs are in the slow set; the fast set's PostgreSQL test uses :func:`store_url_both_fast`.
+    """
+    yield from _fresh_store_url(request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url_both_fast(request, tmp_path):
+    """:func:`store_url` with PostgreSQL's run in the fast set too: for the fast set's one PostgreSQL test."""
     yield from _fresh_store_url(request, tmp_path)
 
 
