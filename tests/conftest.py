@@ -144,6 +144,19 @@ def sample_values(spec, n: int) -> list:
 
 
 @pytest.fixture(scope="session")
+def shared_collector(tmp_path_factory):
+    """One ``ldp serve`` on a SQLite store (no rate limit) per session, shared by test_collector_server and
+    test_upload (both in the xdist group ``collector_server``); each test makes its own tasks."""
+    from collector_server import Server, store_path
+
+    server = Server(store_path(tmp_path_factory.mktemp("collector")), "--rate-limit", "0")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
 def postgres_url():
     """URL of a database in one throwaway PostgreSQL cluster per test session (tests/postgres_cluster.py).
 

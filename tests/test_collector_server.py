@@ -47,10 +47,12 @@ def _reports(spec, values, seed=1):
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def server(request, tmp_path_factory):
-    """One collector per store backend, shared by the tests of this module; each test makes its own tasks."""
+    """One collector per store backend, shared by the tests of this module; each test makes its own tasks.
+
+    SQLite's is the session's ``shared_collector`` (test_upload's too).
+    """
     if request.param == "sqlite":
-        with running(store_path(tmp_path_factory.mktemp("collector"))) as shared:
-            yield shared
+        yield request.getfixturevalue("shared_collector")
         return
     from postgres_cluster import create_database, drop_database
 
