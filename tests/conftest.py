@@ -21,10 +21,16 @@ SMALL_DOMAIN = ("a", "b", "c", "d", "e")
 # tryfirst: before pytest-xdist reads the groups (--dist loadgroup in pyproject's addopts)
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The README's commands on one xdist worker: each document's commands run in order in one directory."""
+    """The README's commands on one xdist worker: each document's commands run in order in one directory.
+
+    The tests on an in-process Dask cluster (the ``scheduler`` fixture) on one worker too, so one worker starts
+    its clusters.
+    """
     for item in items:
         if item.path.name == "test_readme.py":
             item.add_marker(pytest.mark.xdist_group("readme"))
+        elif "scheduler" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group("dask"))
 
 
 def frequency_specs(epsilon: float = 1.0, domain=SMALL_DOMAIN):
@@ -93,9 +99,13 @@ def rappor_spec(request):
     return request.param
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def scheduler():
-    """Address of one in-process Dask cluster (2 workers, threads) shared by the engine tests."""
+    """Address of one in-process Dask cluster (2 workers, threads) shared by a module's engine tests.
+
+    Per module, not per session: a cluster's heartbeats cost about 45 ms of CPU a second while it idles, and
+    a session's cluster idled from its module's last test to the end of the session (starting one costs less).
+    """
     import logging
 
     from dask import distributed
