@@ -44,7 +44,9 @@ def test_column_counts_equal_unpacking(small_kernels, num_bits):
         rng = np.random.default_rng([num_bits, n])
         bits = packed(rng, n, num_bits)
         np.testing.assert_array_equal(
-            column_bit_counts(bits, num_bits), reference(bits, num_bits), err_msg=f"num_bits={num_bits}, n={n}"
+            column_bit_counts(bits, num_bits),
+            reference(bits, num_bits),
+            err_msg=f"num_bits={num_bits}, n={n}",
         )
 
 
