@@ -21,10 +21,16 @@ SMALL_DOMAIN = ("a", "b", "c", "d", "e")
 # tryfirst: before pytest-xdist reads the groups (--dist loadgroup in pyproject's addopts)
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The README's commands on one xdist worker: each document's commands run in order in one directory."""
+    """The README's commands on one xdist worker: each document's commands run in order in one directory.
+
+    The tests on an in-process Dask cluster (the ``scheduler`` fixture) on one worker too, so one worker starts
+    its clusters.
+    """
     for item in items:
         if item.path.name == "test_readme.py":
             item.add_marker(pytest.mark.xdist_group("readme"))
+        elif "scheduler" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group("dask"))
 
 
 def frequency_specs(epsilon: float = 1.0, domain=SMALL_DOMAIN):
@@ -106,9 +112,13 @@ def rappor_spec(request):
     return request.param
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def scheduler():
-    """Address of one in-process Dask cluster (2 workers, threads) shared by the engine tests."""
+    """Address of one in-process Dask cluster (2 workers, threads) shared by a module's engine tests.
+
+    Per module, not per session: a cluster's heartbeats cost about 45 ms of CPU a second while it idles, and
+    a session's cluster idled from its module's last test to the end of the session (starting one costs less).
+    """
     import logging
 
     from dask import distributed
@@ -159,6 +169,19 @@ def sample_values(spec, n: int) -> list:
 
 
 @pytest.fixture(scope="session")
+def shared_collector(tmp_path_factory):
+    """One ``ldp serve`` on a SQLite store (no rate limit) per session, shared by test_collector_server and
+    test_upload (both in the xdist group ``collector_server``); each test makes its own tasks."""
+    from collector_server import Server, store_path
+
+    server = Server(store_path(tmp_path_factory.mktemp("collector")), "--rate-limit", "0")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
 def postgres_url():
     """URL of a database in one throwaway PostgreSQL cluster per test session (tests/postgres_cluster.py).
 
@@ -175,9 +198,18 @@ def postgres_url():
         yield url
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def store_url(request, tmp_path):
-    """A fresh, empty store URL of each backend: a SQLite file in tmp_path, or a new PostgreSQL database."""
+    """A fresh, empty store URL of each backend: a SQLite file in tmp_path, or a new PostgreSQL database.
+
+    PostgreSQL's runs are in the slow set; the fast set's PostgreSQL test uses :func:`store_url_both_fast`.
+    """
+    yield from _fresh_store_url(request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url_both_fast(request, tmp_path):
+    """:func:`store_url` with PostgreSQL's run in the fast set too: for the fast set's one PostgreSQL test."""
     yield from _fresh_store_url(request, tmp_path)
 
 

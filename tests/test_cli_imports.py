@@ -77,6 +77,7 @@ def test_help_imports_neither_numpy_nor_any_subcommand(tmp_path, args):
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
 
 
+@pytest.mark.slow
 def test_package_names_load_on_first_use():
     """The lazily loaded names of ``ldp`` are the very objects their modules define."""
     code = (
@@ -89,6 +90,10 @@ def test_package_names_load_on_first_use():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+# Slow set: each probe below starts a fresh interpreter. The fast set's fresh-interpreter probe is
+# test_help_lists_every_subcommand_without_importing_it above (the same _PROBE); nothing in one process can
+# see what a command imports, so these stay in the slow set only (.ci/run runs it).
+@pytest.mark.slow
 @pytest.mark.parametrize("output", ["reports.jsonl", "reports.csv"])
 def test_encode_imports_no_scipy(tmp_path, output):
     spec = _grr_spec(tmp_path)
@@ -111,6 +116,7 @@ def test_summaries_cover_the_subcommands():
     assert set(SUMMARIES) == set(SUBCOMMANDS)
 
 
+@pytest.mark.slow  # a fresh interpreter: see test_encode_imports_no_scipy
 def test_aggregate_of_report_files_imports_no_scipy_and_no_collector(tmp_path):
     """Frequency estimates need no scipy (normal quantiles from the standard library); files need no store."""
     spec = _grr_spec(tmp_path)

@@ -13,8 +13,10 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from click.testing import CliRunner
 
 import ldp
+from ldp.cli import cli
 from ldp.client import BudgetedEncoder, ClientState, ClientStateStore
 from ldp.errors import BudgetExceededError, ParameterError
 from ldp.privacy.budget import Budget
@@ -38,12 +40,12 @@ def test_the_store_names_clients_as_the_cli_does(tmp_path):
     values.write_text(json.dumps({"client_id": "alice", "value": "a"}) + "\n")
     spec = tmp_path / "spec.json"
     spec.write_text(RAPPOR.to_json())
-    subprocess.run(
-        [sys.executable, "-m", "ldp", "encode", "--spec", str(spec), "--state", str(tmp_path / "s"),
+    encoded = CliRunner().invoke(  # the real CLI, in this process
+        cli,
+        ["encode", "--spec", str(spec), "--state", str(tmp_path / "s"),
          "--column", "value", str(values), "-o", str(tmp_path / "out.jsonl")],
-        check=True,
-        capture_output=True,
     )  # fmt: skip
+    assert encoded.exit_code == 0, encoded.output
     written = ClientState.load(ClientStateStore(tmp_path / "s").state_path("alice"), RAPPOR)
     opened = ClientStateStore(tmp_path / "s").open("alice", RAPPOR)
     assert opened.encoder.state == written  # type: ignore[attr-defined]

@@ -526,6 +526,7 @@ def assert_token_flow(page: Page, base_url: str, token: str) -> None:
     assert page.evaluate("sessionStorage.getItem('ldp-collector-token')") == token
 
 
+@pytest.mark.slow  # fast: the 401 without a token in test_collector_http (dashboard) and test_collector_server (estimates)
 def test_token_form_on_401_then_bearer_token(
     page: Page, collector: StandIn, console_errors: list[str]
 ) -> None:
@@ -553,6 +554,8 @@ def _grr_reports(values: list[str], seed: int) -> list[Any]:
     return list(encode_batch(spec, values, np.random.default_rng(seed)).reports(spec))
 
 
+@pytest.mark.slow  # ldp serve and Chromium; fast: the page against the stand-in (test_page_loads_and_lists_tasks),
+# the service's dashboard reply in test_collector_longitudinal and the real server's estimates in test_collector_server
 def test_real_collector_shows_a_tasks_bars_after_uploads_and_refreshes(
     page: Page, tmp_path: Path, console_errors: list[str]
 ) -> None:

@@ -17,6 +17,7 @@ import httpx
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from collector_server import (
     Server,
     create_task,
@@ -30,6 +31,7 @@ from collector_server import (
 
 import ldp
 from ldp.aggregator.views import default_consistency
+from ldp.cli import cli
 from ldp.client import encode_batch
 from ldp.collector.envelopes import MAX_BODY_BYTES, MAX_ENVELOPES
 from ldp.collector.store import open_store
@@ -46,10 +48,12 @@ def _reports(spec, values, seed=1):
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def server(request, tmp_path_factory):
-    """One collector per store backend, shared by the tests of this module; each test makes its own tasks."""
+    """One collector per store backend, shared by the tests of this module; each test makes its own tasks.
+
+    SQLite's is the session's ``shared_collector`` (test_upload's too).
+    """
     if request.param == "sqlite":
-        with running(store_path(tmp_path_factory.mktemp("collector"))) as shared:
-            yield shared
+        yield request.getfixturevalue("shared_collector")
         return
     from postgres_cluster import create_database, drop_database
 
@@ -626,13 +630,9 @@ def test_a_second_server_on_one_sqlite_store_is_refused(tmp_path):
 def test_serve_refuses_a_bad_store_before_listening(tmp_path):
     directory = tmp_path / "a-directory"
     directory.mkdir()
-    result = subprocess.run(
-        [sys.executable, "-m", "ldp", "serve", "--store", str(directory)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 2
+    # the real command in this process: it returns (exit 2) instead of listening
+    result = CliRunner().invoke(cli, ["serve", "--store", str(directory)])
+    assert result.exit_code == 2
     assert "is a directory" in result.stderr
 
 
@@ -815,10 +815,8 @@ def test_a_client_hanging_up_mid_upload_logs_one_line_and_is_no_server_error(tmp
 
 def test_serve_never_prints_the_store_password_when_it_cannot_open_the_store():
     url = "postgresql://ldp:Hunter2Secret@127.0.0.1:1/ldp?connect_timeout=2"
-    result = subprocess.run(
-        [sys.executable, "-m", "ldp", "serve", "--store", url], capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == 2
+    result = CliRunner().invoke(cli, ["serve", "--store", url])  # in this process: it returns, exit 2
+    assert result.exit_code == 2
     assert "Hunter2Secret" not in result.stderr + result.stdout
     assert "ldp:***@127.0.0.1:1" in result.stderr or "ldp@127.0.0.1:1" in result.stderr, result.stderr
 

@@ -2,7 +2,9 @@
 
 Every test runs on both backends through the ``store_url`` fixture (a fresh
 store each time). The PostgreSQL cases skip only when no PostgreSQL binaries
-are installed.
+are installed. They are in the slow set (they start a PostgreSQL cluster), but
+for the fast set's one PostgreSQL test, the replay contract; the SQLite run of
+each contract test is in the fast set.
 """
 
 from __future__ import annotations
@@ -105,7 +107,9 @@ def test_deleting_a_task_deletes_its_reports(store_url):
 # -- inserting --------------------------------------------------------------------------------------
 
 
-def test_replays_are_flagged_in_order_across_and_within_calls(store_url):
+def test_replays_are_flagged_in_order_across_and_within_calls(store_url_both_fast):
+    """The fast set's PostgreSQL test (the other PostgreSQL runs are slow)."""
+    store_url = store_url_both_fast
     a, b = make_task(), make_task()
     with open_store(store_url) as store:
         store.create_task(a)
@@ -282,6 +286,7 @@ def _start_writer(url: str, task_id: str, go: Path, spans: str) -> subprocess.Po
     return process
 
 
+@pytest.mark.slow  # two processes; fast: test_threads_share_one_store (concurrent writers, each id stored once)
 def test_two_processes_store_each_overlapping_id_exactly_once(store_url, tmp_path):
     task = make_task()
     with open_store(store_url) as store:
@@ -366,6 +371,7 @@ def test_open_store_dispatches_on_the_url(tmp_path, monkeypatch):
             open_store(url)
 
 
+@pytest.mark.slow  # PostgreSQL: the fast set's PostgreSQL test is the replay contract's
 def test_open_store_opens_postgresql(postgres_url):
     with open_store(postgres_url) as store:
         assert isinstance(store, PostgresStore) and store.url == postgres_url
@@ -387,6 +393,7 @@ def fresh_database(postgres_url: str):
         drop_database(postgres_url, name)
 
 
+@pytest.mark.slow  # PostgreSQL: the fast set's PostgreSQL test is the replay contract's
 def test_two_stores_open_a_new_postgresql_database_at_once(postgres_url):
     """Schema creation is serialized by an advisory lock: concurrent first opens do not collide."""
     from concurrent.futures import ThreadPoolExecutor
@@ -397,6 +404,7 @@ def test_two_stores_open_a_new_postgresql_database_at_once(postgres_url):
             store.close()
 
 
+@pytest.mark.slow  # PostgreSQL: the fast set's PostgreSQL test is the replay contract's
 def test_a_postgresql_user_without_create_rights_uses_a_made_store(postgres_url):
     """Schema creation is skipped when the tables exist: an application role needs only table rights."""
     import uuid
@@ -677,6 +685,7 @@ def test_check_writable_reports_a_full_file_system(tmp_path, monkeypatch):
             store.check_writable()
 
 
+@pytest.mark.slow  # PostgreSQL: the fast set's PostgreSQL test is the replay contract's
 def test_a_postgresql_role_without_table_rights_gets_one_line_naming_the_grant(postgres_url, tmp_path):
     """Issue 24: a role without the needed rights got a 41-line psycopg traceback."""
     import uuid
@@ -711,6 +720,7 @@ def test_a_postgresql_role_without_table_rights_gets_one_line_naming_the_grant(p
         assert len(result.stderr.strip().splitlines()) == 1 and "GRANT" in result.stderr
 
 
+@pytest.mark.slow  # PostgreSQL: the fast set's PostgreSQL test is the replay contract's
 def test_a_postgresql_role_that_cannot_create_the_tables_is_told_so(postgres_url):
     import uuid
 
@@ -727,6 +737,7 @@ def test_a_postgresql_role_that_cannot_create_the_tables_is_told_so(postgres_url
         assert "\n" not in str(caught.value)
 
 
+@pytest.mark.slow  # PostgreSQL: the fast set's PostgreSQL test is the replay contract's
 def test_a_stopped_postgresql_server_is_store_unavailable_once_open(postgres_url):
     """A server gone after opening: one-line StoreUnavailable (answered 503), never a ParameterError (404/400)."""
     import psycopg

@@ -184,6 +184,7 @@ def test_library_errors_name_python_parameters_and_the_cli_its_flags(
     assert result.stderr.strip().startswith("Error: " + flag_words)
 
 
+@pytest.mark.slow  # a fresh interpreter; the fast set's import probe: test_cli_imports' --help test
 def test_library_modules_do_not_import_click():
     code = (
         "import sys\n"

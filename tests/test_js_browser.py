@@ -56,8 +56,13 @@ if CHROMIUM is None:
 
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402 (after the module-level skip)
 
-# under pytest-xdist the tests of this module run on one worker, so its Chromium and static sites start once
-pytestmark = pytest.mark.xdist_group("js_browser")
+# Slow set: every test here starts Chromium, an esbuild bundle and ``ldp serve`` processes. What covers the same
+# behaviour in the fast set: Chromium in test_collector_dashboard's page test (its one browser test); the
+# Uploader's spool, retries, outage and beacon copy in js/test/client.test.ts and js/test/browser.test.ts (the
+# browser stores through their localStorage fallback; `npm test`, run by .ci/run); a replayed envelope counted
+# once and CORS per task in test_collector_server (the fast set's shared ``ldp serve``). Under pytest-xdist the
+# tests of this module run on one worker, so its Chromium and static sites start once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("js_browser")]
 
 # The web bundle, plus RapporEncoder to read the permanent response the client state gives.
 ENTRY = f"""
@@ -311,7 +316,6 @@ def test_client_state_is_created_once_in_indexeddb_and_survives_a_reload(page, s
         assert _call(page, "client", collector.url, task_id) == first  # same secret, cohort, PRR
 
 
-@pytest.mark.slow
 def test_a_longitudinal_clients_secret_is_created_once_in_indexeddb_and_gives_pythons_memo(
     page, site, tmp_path
 ):

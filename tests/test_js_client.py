@@ -10,16 +10,17 @@ from __future__ import annotations
 import collections
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from collector_server import Server, create_task, store_path
 from scipy.stats import norm
 
 import ldp
+from ldp.cli import cli
 from ldp.collector.store import open_store
 
 JS = Path(__file__).resolve().parent.parent / "js"
@@ -36,7 +37,9 @@ def built(js_dist):
 
 
 def _ldp(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ldp", *map(str, args)], capture_output=True, text=True)
+    """``ldp ARGS`` through the real CLI in this process (only the JS client runs in a process of its own)."""
+    result = CliRunner().invoke(cli, list(map(str, args)))
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
 
 
 def _values(tmp_path: Path) -> Path:

@@ -210,6 +210,7 @@ def test_tampered_stream_is_an_error(tmp_path):
         PrivacyLedger.load(path)
 
 
+@pytest.mark.slow  # a fresh interpreter; the fast set's import probe: test_cli_imports' --help test
 def test_budget_module_does_not_import_scipy():
     code = (
         "import sys, ldp.privacy.budget, ldp.privacy; print('scipy' in sys.modules, 'pandas' in sys.modules)"

@@ -87,6 +87,7 @@ def test_roles_of_the_lookups_are_the_declarations_fields():
     assert all(role in {f.name for f in dataclasses.fields(MechanismDeclaration)} for role in ROLES)
 
 
+@pytest.mark.slow  # a fresh interpreter; the fast set's import probe: test_cli_imports' --help test
 def test_the_client_imports_no_aggregator_simulation_or_audit_code():
     """Every mechanism's encoders are found without importing another layer (each lookup imports its module)."""
     code = textwrap.dedent(
@@ -186,6 +187,10 @@ def _check_toy_results(work: Path, results: dict[str, list]) -> None:
     assert "audit of toy-rr" in results["audit"][1] and "verdict: consistent" in results["audit"][1]
 
 
+# Slow set: a fresh interpreter (the toy on PYTHONPATH) runs five commands. Fast: the toy found through its entry
+# point, loaded and forgotten in process (test_the_toy_mechanism_is_found_in_process_and_forgotten_after).
+# Not in process: simulations.mechanisms.MECHANISM_KINDS is built once, at its import.
+@pytest.mark.slow
 def test_a_mechanism_of_an_installed_package_works_in_every_command(tmp_path):
     site = install_toy(tmp_path / "site")
     work = tmp_path / "work"

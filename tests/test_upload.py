@@ -36,8 +36,9 @@ from ldp.client.upload import (
 from ldp.collector.store import open_store
 from ldp.errors import InputError, ParameterError
 
-# under pytest-xdist the tests of this module run on one worker, so the module's shared `ldp serve` starts once
-pytestmark = pytest.mark.xdist_group("upload_server")
+# under pytest-xdist the tests of this module run on the worker of test_collector_server, so the session's
+# shared `ldp serve` (conftest's shared_collector) starts once
+pytestmark = pytest.mark.xdist_group("collector_server")
 
 GRR = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
 
@@ -72,7 +73,8 @@ def _envelope_ids(path: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
-    """The module's collector (no rate limit): the first process and any restarts of it, on one port."""
+    """A collector of this module's own (no rate limit), for the test that restarts it: the first process and
+    any restarts of it, on one port."""
     started = [Server(store_path(tmp_path_factory.mktemp("collector")), "--rate-limit", "0")]
     yield started
     for process in started:
@@ -80,9 +82,9 @@ def servers(tmp_path_factory):
 
 
 @pytest.fixture
-def server(servers):
-    """The module's collector (its URL and store stay the same across restarts); each test makes its own tasks."""
-    return servers[0]
+def server(shared_collector):
+    """The session's collector (conftest's shared_collector, no rate limit); each test makes its own tasks."""
+    return shared_collector
 
 
 def _task(server, spec=GRR, **options):
@@ -140,7 +142,7 @@ def test_encode_upload_estimates_equal_aggregate_and_a_rerun_stores_nothing_twic
     assert sorted(_stored_ids(server.store, task.task_id)) == sorted(_envelope_ids(envelopes))
 
 
-@pytest.mark.slow  # restarts a server; fast representatives: the in-process retry test below and the kill -9 run
+@pytest.mark.slow  # restarts a server; fast: the in-process retry test below, test_collector_store's kill -9 of a writer
 def test_a_server_killed_mid_upload_is_retried_and_every_report_is_stored_once(servers, tmp_path):
     live = servers[-1]
     task, _ = _task(live)
