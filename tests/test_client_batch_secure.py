@@ -50,6 +50,8 @@ def a_value(spec):
         return {"bloom": "some value", "basic": spec.domain[0] if spec.domain else None, "boolean": True}[
             spec.encoding
         ]
+    if hasattr(spec, "example_inputs"):  # a spec whose inputs are not domain values (key-value sets)
+        return spec.example_inputs(1)[0]
     if hasattr(spec, "domain"):
         return spec.domain[0]
     if spec.report_kind != "numeric":  # heavy hitters: any short string

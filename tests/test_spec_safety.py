@@ -104,7 +104,7 @@ from ldp import numeric_math as nm  # noqa: E402
 from ldp.cli import cli  # noqa: E402
 from ldp.commands.spec import MECHANISMS  # noqa: E402
 from ldp.exact import exp_lower_bound  # noqa: E402
-from ldp.specs import limits  # noqa: E402
+from ldp.specs import NUMERIC_MECHANISMS, limits  # noqa: E402
 from ldp.specs.frequency import calibrate_keep_probability, optimal_hash_range  # noqa: E402
 
 _NUMERIC = {"duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian"}
@@ -114,7 +114,7 @@ def _spec_args(mechanism: str, epsilon: str) -> list[str]:
     if mechanism == "rappor":  # ε follows from f, p, q: f = 1e-300 puts ε∞ near 2765
         return ["--num-bits", "8", "--num-hashes", "2", "--f", "1e-300", "--p", "1/4", "--q", "3/4"]
     args = ["--epsilon", epsilon]
-    if mechanism in _NUMERIC:
+    if mechanism in NUMERIC_MECHANISMS:  # every registered numeric mechanism takes --low/--high
         return args + ["--low", "0", "--high", "1"] + (["--delta", "1e-6"] if mechanism == "gaussian" else [])
     if mechanism != "auto" and "domain" not in {
         f.name for f in dataclasses.fields(ldp.specs.spec_class(mechanism))
@@ -143,6 +143,14 @@ def _cli_limit(mechanism: str) -> float:
     return ldp.specs.spec_class(mechanism).max_epsilon
 
 
+def _default_epsilon_inf_limit(mechanism: str) -> float:
+    """The largest ε whose default ε∞ (a memoized chain's, ``default_epsilon_inf_ratio``·ε) is accepted."""
+    cls = ldp.specs.spec_class(mechanism) if mechanism != "auto" else None
+    cap = getattr(cls, "max_epsilon_inf", None)
+    ratio = getattr(cls, "default_epsilon_inf_ratio", None)
+    return float("inf") if cap is None or ratio is None else cap / ratio
+
+
 @pytest.mark.parametrize("epsilon", ["30", "300", "710", "800", "1e300"])
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_every_spec_mechanism_refuses_a_huge_epsilon_in_one_line(mechanism, epsilon):
@@ -150,6 +158,10 @@ def test_every_spec_mechanism_refuses_a_huge_epsilon_in_one_line(mechanism, epsi
     result = CliRunner().invoke(cli, ["spec", mechanism, *_spec_args(mechanism, epsilon)])
     if mechanism == "rappor":
         assert "rappor: epsilon_inf=" in _error_line(result) and "above 700" in _error_line(result)
+        return
+    inf_limit = _default_epsilon_inf_limit(mechanism)
+    if float(epsilon) <= _cli_limit(mechanism) and float(epsilon) > inf_limit:  # its default ε∞ is too large
+        assert f"{mechanism}: epsilon_inf=" in _error_line(result), result.output
         return
     if float(epsilon) <= _cli_limit(mechanism):  # sue and gaussian go beyond 30
         assert result.exit_code == 0, result.output

@@ -12,6 +12,7 @@ import pytest
 from conftest import SMALL_DOMAIN, frequency_specs, heavy_hitter_specs
 
 import ldp
+import ldp.specs.loloha
 import ldp.specs.longitudinal
 from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
@@ -147,6 +148,25 @@ def _lh_ratio(spec, d):
     return ratio
 
 
+def loloha_channel(spec, bucket):
+    """P[y | the user's value hashes to ``bucket``]: GRR(p₁) over g memoized, then GRR(p₂) of the memo."""
+    g = spec.g
+    q1, q2 = (1 - spec.p1) / (g - 1), (1 - spec.p2) / (g - 1)
+    same = (
+        spec.p1 * spec.p2 + (1 - spec.p1) * q2
+    )  # y = bucket: memo kept then kept, or memo moved then moved back
+    other = spec.p1 * q2 + q1 * spec.p2 + (g - 2) * q1 * q2  # y ≠ bucket
+    return [same if y == bucket else other for y in range(g)]
+
+
+def _loloha_ratio(spec, d):
+    # the public pool's hash index is independent of the value: the worst hash (inputs in different buckets) rules
+    ratio = Fraction(0)
+    for hashed in itertools.product(range(min(spec.g, d)), repeat=d):
+        ratio = max(ratio, worst_ratio([loloha_channel(spec, hashed[x]) for x in range(d)]))
+    return ratio
+
+
 def _sketch_ratio(spec, d):
     ratio = Fraction(0)
     small = type(spec)(spec.domain, spec.epsilon, k=1, m=4, p=spec.p)  # 2^4 outputs; the ratio is m's
@@ -173,6 +193,7 @@ EXACT_RATIO = {
     ldp.specs.LocalHashing: _lh_ratio,
     ldp.specs.longitudinal.LongitudinalChain: _distribution_ratio(chain_channel),
     DBitFlip: _distribution_ratio(dbitflip_channel),
+    ldp.specs.loloha.LOLOHA: _loloha_ratio,
 }
 
 

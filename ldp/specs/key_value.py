@@ -57,6 +57,7 @@ from ldp.errors import InputError, SpecError
 from ldp.exact import exp_lower_bound, floor_fraction
 from ldp.report_schema import BitVector, BoundedInt, ReportSchema
 from ldp.specs.base import ExactPrivacySpec, MechanismView
+from ldp.specs.limits import RR64_MAX_EPSILON
 from ldp.specs.pairs import PrivacyPiece
 from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
 
@@ -197,6 +198,12 @@ def dominating_pieces(ratio: Fraction) -> tuple[PrivacyPiece, ...]:
 class _PCKV(KeyValueSpec):
     """PCKV's parameters a (keep the key), b (report another key) and p (keep the sign)."""
 
+    max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
+    max_epsilon_reason: ClassVar[str] = (
+        "its small probabilities, about 1/(e^epsilon + 1), are multiples of 2^-64 and could not match e^epsilon "
+        "to 1e-9 above it"
+    )
+
     a: Fraction
     b: Fraction
     p: Fraction
@@ -259,7 +266,7 @@ class PCKVUE(_PCKV):
     >>> from ldp.specs.key_value import PCKVUE
     >>> spec = PCKVUE(domain=("a", "b", "c"), epsilon=1.0, ell=2)
     >>> spec.padded_size, spec.a, round(float(spec.b), 4)
-    (5, Fraction(1, 2), 0.3477)
+    (5, Fraction(1, 2), 0.3498)
     """
 
     mechanism: ClassVar[str] = "pckv-ue"
@@ -323,7 +330,7 @@ class PCKVGRR(_PCKV):
     >>> from ldp.specs.key_value import PCKVGRR
     >>> spec = PCKVGRR(domain=("a", "b", "c"), epsilon=1.0)
     >>> spec.padded_size, round(float(spec.a), 4), round(float(spec.p), 4)
-    (4, 0.4046, 0.7311)
+    (4, 0.3826, 0.7311)
     """
 
     mechanism: ClassVar[str] = "pckv-grr"

@@ -100,6 +100,8 @@ class LongitudinalChain(FrequencySpec):
     memo_linear: ClassVar[bool] = True
     #: Largest ε∞ (the memoized round's calibration on the 2⁻⁶⁴ grid).
     max_epsilon_inf: ClassVar[float] = RR64_MAX_EPSILON
+    #: ε∞ = this × ε when ``epsilon_inf`` is not given.
+    default_epsilon_inf_ratio: ClassVar[float] = DEFAULT_EPSILON_INF_RATIO
     #: The randomizers of the two rounds (for messages and docs).
     rounds: ClassVar[tuple[str, str]] = ("", "")
 
