@@ -59,7 +59,7 @@ def _values(spec, n):
         return [CANDIDATES[i % 7] for i in range(n)]
     if spec.report_kind == "numeric":
         return [(i * 7) % 11 for i in range(n)]
-    if getattr(spec, "domain", None) is None:
+    if getattr(spec, "domain", None) is None or hasattr(spec, "example_inputs"):  # strings; key-value sets
         return sample_values(spec, n)
     return [spec.domain[(i * 7) % len(spec.domain)] for i in range(n)]
 

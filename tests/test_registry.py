@@ -182,7 +182,7 @@ def _check_toy_results(work: Path, results: dict[str, list]) -> None:
     assert set(first) == {"v", "spec", "index"} and 0 <= first["index"] < 3
     assert "2,000 valid" in results["aggregate"][1]
     rows = (work / "est.csv").read_text().splitlines()
-    assert rows[0].startswith("value,estimate") and len(rows) == 4
+    assert rows[0].startswith("value,consistent,estimate") and len(rows) == 4
     assert "toy-rr" in results["simulate"][1] and "grr" in results["simulate"][1]
     assert "audit of toy-rr" in results["audit"][1] and "verdict: consistent" in results["audit"][1]
 
@@ -320,7 +320,9 @@ def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
         accumulator = make_aggregator(spec)
         for report in reports:
             accumulator.add(report)
-        expected = accumulator.estimate(confidence=0.95)
+        from ldp.aggregator.views import default_consistency
+
+        expected = accumulator.estimate(confidence=0.95, consistency=default_consistency(spec))
         pd.testing.assert_frame_equal(
             pd.DataFrame(got["estimates"]), expected, check_exact=True, check_dtype=False
         )
