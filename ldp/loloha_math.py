@@ -126,7 +126,7 @@ def paper_optimal_g(epsilon_inf: float, epsilon_one: float) -> float:
         g = (√(a⁴ − 14a² − 12a²b² + 12ab + 12a³b + 1) − a² + 6a − 6b + 1)/(6(a − b)),
 
     the minimizer over real g of Var* under the paper's round-2 calibration
-    (:func:`paper_round_two_keep`, with q* = 1/g); ``tests/test_loloha.py``
+    (:func:`paper_round_two_keep`, with q* = 1/g); ``tests/mechanisms/test_loloha.py``
     checks that against a direct minimization.
     """
     a, b = math.exp(epsilon_inf), math.exp(epsilon_one)

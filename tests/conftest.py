@@ -80,7 +80,7 @@ def heavy_hitter_specs(epsilon: float | None = None):
 def every_spec_shape():
     """Every registered mechanism, RAPPOR in each encoding: the list the format tests run over.
 
-    tests/test_io.py checks that it covers the whole spec registry, so a new
+    tests/aggregator/test_io.py checks that it covers the whole spec registry, so a new
     mechanism fails there until it has a case here (or in the lists above).
     """
     subset = ldp.SubsetSelection(

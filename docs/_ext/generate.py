@@ -10,7 +10,7 @@
   TypeScript client (``js/package.json``'s exports) exports, from ``js/src/``.
 
 Run ``python docs/_ext/generate.py`` from the repository root after changing a
-module list or a route; ``tests/test_docs.py`` fails while a page is stale.
+module list or a route; ``tests/docs/test_docs.py`` fails while a page is stale.
 """
 
 from __future__ import annotations

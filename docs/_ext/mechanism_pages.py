@@ -8,7 +8,7 @@ Usage::
 The page lists every built-in mechanism with the implementation of each
 layer, the largest ε each spec class accepts (its ``max_epsilon`` and
 ``max_epsilon_reason``) and links to the API reference of the modules
-each declaration names in ``docs``. ``tests/test_registry.py`` fails when the
+each declaration names in ``docs``. ``tests/core/test_registry.py`` fails when the
 committed page differs from what this writes, so a new mechanism needs its
 declaration only.
 """

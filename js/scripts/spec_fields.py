@@ -12,7 +12,7 @@ kind from the field's type, the default from the constructor. A default of
 None is a value the client must be given (the server calibrates it from ε),
 unless the class lists the field in ``json_nullable`` (RAPPOR's sizes, derived
 from its encoding); in a spec that states ε, such a field is one the server
-calibrates from it (``CALIBRATED_FIELDS``, named in the error when missing). ``tests/test_registry.py`` fails when the committed file
+calibrates from it (``CALIBRATED_FIELDS``, named in the error when missing). ``tests/core/test_registry.py`` fails when the committed file
 differs from what this writes.
 
 ``registry.ts`` holds ``makeEncoder``, a switch from each mechanism with a

@@ -73,7 +73,7 @@ __all__ = [
 MAX_USERS = 10**12
 #: Each computed CDF value of Bin(n, β) is raised by a relative _CDF_MARGIN·√n (an upper bound):
 #: 250 times the error of the regularized incomplete beta function measured against sums of
-#: the pmf from n = 10⁵ to 10¹² (about 4e-15·√n; tests/test_privacy_shuffle.py checks it).
+#: the pmf from n = 10⁵ to 10¹² (about 4e-15·√n; tests/privacy/test_privacy_shuffle.py checks it).
 _CDF_MARGIN = 1e-12
 #: Most ranges of C summed separately (each charged the divergence of its smallest C).
 _MAX_RANGES = 2048

@@ -1,7 +1,7 @@
-"""A user's script, type-checked against the installed ``ldp`` (tests/test_typing.py).
+"""A user's script, type-checked against the installed ``ldp`` (tests/core/test_typing.py).
 
 It is never run by pytest: mypy checks it, once against the source layout
-(``.ci/typecheck``, and tests/test_typing.py's slow set) and once against the
+(``.ci/typecheck``, and tests/core/test_typing.py's slow set) and once against the
 built wheel installed on its own (slow), so a missing ``py.typed`` or a lost
 overload fails CI the way it would fail a user.
 """

@@ -12,7 +12,7 @@ Usage::
     python tests/vectors/make_vectors.py --check   # exit 1 when either is stale
 
 ``tests/vectors/README.md`` explains each section for an implementer in
-another language; ``tests/test_vectors.py`` fails when the file is stale or a
+another language; ``tests/js/test_vectors.py`` fails when the file is stale or a
 registered mechanism has no vectors.
 
 How the encoders are driven by fixed bytes

@@ -27,8 +27,8 @@ from ldp.plugins import ROLES, has_implementation, implementation
 from ldp.registry import BUILTIN_MECHANISMS, LAYER_ROLES, MechanismDeclaration, declaration, declarations
 from ldp.specs.base import registered_specs, spec_class
 
-TOY = Path(__file__).resolve().parent / "plugins" / "toy_mechanism"
-REPO = Path(__file__).resolve().parents[1]
+TOY = Path(__file__).resolve().parents[1] / "plugins" / "toy_mechanism"
+REPO = Path(__file__).resolve().parents[2]
 
 
 # -- the declarations -------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ def test_the_client_imports_no_aggregator_simulation_or_audit_code():
         print(json.dumps(sorted({m for m in sys.modules if m.startswith(layers)})))
         """
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert json.loads(out.stdout.splitlines()[-1]) == []
 
@@ -252,7 +252,7 @@ def pip_installed_toy(tmp_path):
     """The real install: pip builds the toy package from its pyproject.toml into a target directory.
 
     pip builds in an isolated environment, so it fetches setuptools as the wheel test of
-    tests/test_packaging.py fetches it.
+    tests/core/test_packaging.py fetches it.
     """
     site = tmp_path / "site"
     subprocess.run(

@@ -1,7 +1,7 @@
 """RAPPOR decode at scale (docs/mechanisms.md#rappor-decoding): vectorized Bloom hashing, the design-matrix cache, the screened refit.
 
 Counts are drawn from their exact distribution for one report per client
-(as tests/test_rappor_decode.py).
+(as tests/aggregator/test_rappor_decode.py).
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def test_many_candidates_are_screened_to_the_dense_limit_and_hold_the_level():
     # refits at most DENSE_LIMIT candidates. Tested each at level 0.10 (correction "none"), the
     # 600 × R never-reported candidates are rejected at most at the nominal rate: the count must not
     # exceed binom.isf(1e-6, 600·R, 0.10) (alpha = 1e-6; within a population their z are nearly
-    # independent, as tests/test_rappor_decode.py measures for the dense decode).
+    # independent, as tests/aggregator/test_rappor_decode.py measures for the dense decode).
     rng = np.random.default_rng(23)
     shares = np.array([0.3, 0.25, 0.2, 0.15, 0.1])
     bogus = [f"bogus-{i}" for i in range(600)]
@@ -144,7 +144,9 @@ def test_many_candidates_are_screened_to_the_dense_limit_and_hold_the_level():
 
 def test_batch_hashing_reproduces_the_pinned_vectors():
     # tests/vectors/vectors.json pins MurmurHash3 x64-128 digests and Bloom positions (mmh3 and md5)
-    vectors = json.loads((Path(__file__).parent / "vectors" / "vectors.json").read_text(encoding="utf-8"))
+    vectors = json.loads(
+        (Path(__file__).resolve().parents[1] / "vectors" / "vectors.json").read_text(encoding="utf-8")
+    )
     bloom = vectors["bloom"]
     for case in bloom["mmh3_x64_128"]:
         h1, h2 = murmur3_x64_128_batch([bytes.fromhex(case["data"])], [case["seed"]])

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 # Built from pieces so that this file does not cite them itself.
 FORBIDDEN = re.compile("|".join([r"FORMULAS" + r"\.md", r"DESIGN" + r"\.md", r"\.\./" + r"shared/"]))

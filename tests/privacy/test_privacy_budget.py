@@ -449,9 +449,9 @@ def test_the_ledger_file_vectors_read_as_stated(tmp_path):
     """tests/vectors ledger_files (what the TypeScript client must make of Python's files) hold for Python."""
     from pathlib import Path
 
-    cases = json.loads((Path(__file__).parent / "vectors" / "vectors.json").read_text())["budget"][
-        "ledger_files"
-    ]
+    cases = json.loads((Path(__file__).resolve().parents[1] / "vectors" / "vectors.json").read_text())[
+        "budget"
+    ]["ledger_files"]
     assert {c["id"] for c in cases} >= {"v2/capped-stream", "v2/exact-budget", "v2/mu-budget"}
     for case in cases:
         path = tmp_path / f"{case['id'].replace('/', '-')}.json"

@@ -1,6 +1,6 @@
 """The public surface is ``__all__``: every class and function it exports has a docstring example.
 
-The examples themselves run as doctests in :mod:`tests.test_doctests` (in the
+The examples themselves run as doctests in :mod:`tests.docs.test_doctests` (in the
 module that defines each name). ``NOT_YET`` lists the exported names still
 without an example; it may only shrink: a name added to ``__all__`` without
 an example, or a name listed here that has gained one, fails.

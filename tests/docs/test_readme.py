@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 #: The documents whose commands run, each in its own directory: the README's tour, the tutorial, the how-to guides.
 DOCUMENTS = (

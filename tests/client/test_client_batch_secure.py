@@ -4,7 +4,7 @@ Distribution tests are chi-square (or z) tests against the spec's exact
 probabilities at a family-wise significance level ALPHA = 1e-6 (Bonferroni
 over the comparisons of a test). The OS CSPRNG cannot be seeded, so ALPHA is
 each test's false-failure probability. The exact-ε tests reuse the checks of
-tests/test_client_privacy.py (frequencies within z·SE, and no output whose
+tests/client/test_client_privacy.py (frequencies within z·SE, and no output whose
 probability ratio is significantly above e^ε) on the batch path, on both
 random sources.
 """
@@ -188,7 +188,7 @@ def test_numeric_outputs_chi_square(name):
     assert chi_square_pvalue(counts, probabilities / probabilities.sum()) > ALPHA
 
 
-# -- exact ε on the batch path (tests/test_client_privacy.py's checks) ----------------------
+# -- exact ε on the batch path (tests/client/test_client_privacy.py's checks) ----------------------
 
 
 @pytest.mark.parametrize("kind", SOURCES)

@@ -34,7 +34,7 @@ ALPHA = 1e-6
 #: empirical privacy; every other JS encoder is audited in the slow set (and matched to Python's reports
 #: bit for bit by js/'s vector tests, `npm test`).
 JS_FAST = {"grr"}
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 # A GRR encoder that really runs at epsilon * FACTOR: values on stdin, report JSON lines on stdout.
 SCALED_GRR = """

@@ -39,7 +39,7 @@ import ldp
 from ldp.client import ClientState, make_encoder
 from ldp.specs.longitudinal import LGRR
 
-JS = Path(__file__).resolve().parent.parent / "js"
+JS = Path(__file__).resolve().parents[2] / "js"
 ESBUILD = JS / "node_modules" / ".bin" / "esbuild"
 CHROMIUM = next(
     (

@@ -23,7 +23,7 @@ import ldp
 from ldp.cli import cli
 from ldp.collector.store import open_store
 
-JS = Path(__file__).resolve().parent.parent / "js"
+JS = Path(__file__).resolve().parents[2] / "js"
 CLI = JS / "dist" / "cli.js"
 ALPHA = 1e-6
 Z = float(norm.isf(ALPHA / 2))  # two-sided, per estimate

@@ -638,7 +638,7 @@ def test_serve_refuses_a_bad_store_before_listening(tmp_path):
 
 def _vector_tables():
     """Every numeric spec case of the cross-language vectors: (input, full table as the vectors write it)."""
-    root = Path(__file__).resolve().parent / "vectors"
+    root = Path(__file__).resolve().parents[1] / "vectors"
     vectors = json.loads((root / "vectors.json").read_text(encoding="utf-8"))
     full = json.loads((root / "numeric_tables.json").read_text(encoding="utf-8"))["tables"]
     cases = {case["id"]: case for case in vectors["specs"]["cases"]}

@@ -25,7 +25,7 @@ import pytest
 from ldp.registry import BUILTIN_MECHANISMS
 from ldp.report import Report
 
-VECTORS_DIR = Path(__file__).resolve().parent / "vectors"
+VECTORS_DIR = Path(__file__).resolve().parents[1] / "vectors"
 
 
 def _load_generator() -> ModuleType:
