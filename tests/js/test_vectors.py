@@ -102,6 +102,41 @@ def test_every_registered_mechanism_is_covered(generator: ModuleType, vectors: d
     assert len(builtin) >= 20  # the rule still covers the TypeScript client's mechanisms
 
 
+def test_a_new_family_module_of_cases_is_found_and_appended(
+    generator: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A family's vectors are a module of tests/vectors/cases/: found by listing the folder, edit no list.
+
+    Its cases come after those already published (whose order, and so vectors.json, does not change).
+    """
+    (tmp_path / "zz_new_family.py").write_text(
+        "from . import Case\n"
+        'CASES = (Case("grr/new-family", {"mechanism": "grr", "domain": [1, 2], "epsilon": 1.0}, values=[1]),)\n',
+        encoding="utf-8",
+    )
+    package = sys.modules["ldp_vector_cases"]
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    monkeypatch.delitem(sys.modules, "ldp_vector_cases.zz_new_family", raising=False)
+    try:
+        assert generator.case_modules()[-1] == "zz_new_family"
+        cases = generator.all_cases()
+        specs = generator.in_published_order(cases, generator.FIRST_SPEC_ORDER)
+        encodings = generator.in_published_order(
+            [c for c in cases if c.values], generator.FIRST_ENCODING_ORDER
+        )
+        assert [c.id for c in specs[:-1]] == [c.id for c in generator.CASES]
+        assert specs[-1].id == encodings[-1].id == "grr/new-family"
+    finally:
+        sys.modules.pop("ldp_vector_cases.zz_new_family", None)
+
+
+def test_every_case_module_is_read(generator: ModuleType) -> None:
+    """Each module of tests/vectors/cases/ holds cases, and every one of them is in the vectors."""
+    modules = sorted(p.stem for p in (VECTORS_DIR / "cases").glob("[!_]*.py"))
+    assert generator.case_modules() == modules and len(modules) >= 13
+    assert {c.id for c in generator.all_cases()} == {case_id for case_id, _ in generator.SPEC_CASES}
+
+
 def test_format_size_and_readme(vectors: dict[str, Any], tables: dict[str, Any]) -> None:
     assert vectors["format"] == tables["format"] == 1
     assert (VECTORS_DIR / "README.md").is_file()

@@ -4,7 +4,10 @@ Every expected value in the file is computed here by the library itself
 (specs, hashing, samplers, encoders, reports); only the *inputs* are fixed:
 spec parameters, values, client secrets, cohorts and the random bytes fed to
 the samplers. The random bytes are SHAKE-256 streams of fixed labels, or
-hand-made prefixes that force a rejection or a long comparison.
+hand-made prefixes that force a rejection or a long comparison. The specs and
+the values encoded under them are in ``tests/vectors/cases/``, one module per
+mechanism family, found by listing the folder: a new family's vectors are a
+new module there.
 
 Usage::
 
@@ -32,9 +35,12 @@ import argparse
 import base64
 import contextlib
 import hashlib
+import importlib
+import importlib.util
 import json
 import math
 import os
+import pkgutil
 import random
 import secrets
 import struct
@@ -42,6 +48,7 @@ import sys
 from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
+from types import ModuleType
 from typing import Any, ClassVar
 
 import mmh3
@@ -78,17 +85,32 @@ VECTORS_FORMAT = 1
 HERE = Path(__file__).resolve().parent
 VECTORS_PATH = HERE / "vectors.json"
 TABLES_PATH = HERE / "numeric_tables.json"
+CASES_DIR = HERE / "cases"
+
+
+def _cases_package() -> ModuleType:
+    """The package tests/vectors/cases, imported from its path (tests/ is not a package) once per process."""
+    name = "ldp_vector_cases"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, CASES_DIR / "__init__.py", submodule_search_locations=[str(CASES_DIR)]
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+_CASES = _cases_package()
+Case = _CASES.Case
+NON_ASCII, SECRETS, stream_bytes = _CASES.NON_ASCII, _CASES.SECRETS, _CASES.stream_bytes
 
 #: Tables with at most this many noise weights are written in full; larger ones as a digest.
 FULL_TABLE_LIMIT = 600
 
 
 # -- deterministic byte streams ------------------------------------------------------------
-
-
-def stream_bytes(label: str, n: int) -> bytes:
-    """The first ``n`` bytes of the fixed input stream called ``label``: SHAKE-256(b"ldp-vectors/" + label)."""
-    return hashlib.shake_256(b"ldp-vectors/" + label.encode("utf-8")).digest(n)
 
 
 class ByteStream:
@@ -151,185 +173,64 @@ def _big(n: int) -> str:
 
 # -- specs --------------------------------------------------------------------------------
 
-NON_ASCII = ["é", "日本語", "😀", "naïve café", "Ωmega"]
 
-#: (id, constructor input). Each is built with ``spec_from_dict`` (the same path as a spec file).
-SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
-    ("binary-rr/default", {"mechanism": "binary-rr", "epsilon": 1.0}),
-    ("binary-rr/strings", {"mechanism": "binary-rr", "domain": ["no", "yes"], "epsilon": 0.5}),
-    ("grr/int", {"mechanism": "grr", "domain": [0, 1, 2, 3, 4, 5, 6, 7], "epsilon": 1.0}),
-    ("grr/str", {"mechanism": "grr", "domain": ["red", "green", "blue"], "epsilon": 2.0}),
-    ("grr/non-ascii", {"mechanism": "grr", "domain": ["", *NON_ASCII, "line\u2028break"], "epsilon": 3.5}),
-    ("grr/big-int", {"mechanism": "grr", "domain": [-(2**63), 0, 2**53 + 1, 2**64], "epsilon": 1.0}),
-    ("grr/explicit-p", {"mechanism": "grr", "domain": [10, 20, 30], "epsilon": 1.0986122887, "p": "0.6"}),
-    ("sue/int", {"mechanism": "sue", "domain": list(range(10)), "epsilon": 1.0}),
-    ("sue/non-ascii", {"mechanism": "sue", "domain": NON_ASCII, "epsilon": 0.25}),
-    ("oue/str", {"mechanism": "oue", "domain": [f"v{i}" for i in range(20)], "epsilon": 1.0}),
-    ("oue/int", {"mechanism": "oue", "domain": [-3, 0, 7, 1000], "epsilon": 4.0}),
-    ("olh/default-g", {"mechanism": "olh", "domain": list(range(100)), "epsilon": 1.0}),
-    ("olh/large-eps", {"mechanism": "olh", "domain": ["a", "b", "c", "d", "é"], "epsilon": 5.0}),
-    ("olh/explicit-g", {"mechanism": "olh", "domain": list(range(50)), "epsilon": 2.0, "g": 7}),
-    ("blh/str", {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0}),
-    ("hr/high-privacy", {"mechanism": "hr", "domain": ["a", "b", "c", "d", "é"], "epsilon": 0.5}),
-    ("hr/blocks", {"mechanism": "hr", "domain": list(range(40)), "epsilon": 2.5}),
-    ("hr/one-per-block", {"mechanism": "hr", "domain": [-3, 0, 7, 1000, 2**53 + 1], "epsilon": 4.0}),
-    ("pem/default", {"mechanism": "pem", "epsilon": 2.0, "max_length": 8}),
-    ("pem/non-ascii", {"mechanism": "pem", "epsilon": 1.0, "max_length": 12, "top_k": 3, "eta": 3}),
-    ("treehist/default", {"mechanism": "treehist", "epsilon": 2.0, "max_length": 4}),
-    ("ss/str", {"mechanism": "ss", "domain": [f"s{i}" for i in range(10)], "epsilon": 1.0}),
-    ("ss/omega", {"mechanism": "ss", "domain": list(range(70)), "epsilon": 0.5, "omega": 20}),
-    ("ss/omega-1", {"mechanism": "ss", "domain": ["a", "é", 3], "epsilon": 2.0}),
-    (
-        "rappor/mmh3",
-        {
-            "mechanism": "rappor",
-            "num_bits": 16,
-            "num_hashes": 2,
-            "num_cohorts": 4,
-            "f": "1/2",
-            "p": "1/4",
-            "q": "3/4",
-        },
-    ),
-    (
-        "rappor/mmh3-wide",
-        {
-            "mechanism": "rappor",
-            "num_bits": 100,
-            "num_hashes": 3,
-            "num_cohorts": 64,
-            "f": 0.25,
-            "p": 0.5,
-            "q": 0.75,
-        },
-    ),
-    (
-        "rappor/md5",
-        {
-            "mechanism": "rappor",
-            "num_bits": 32,
-            "num_hashes": 2,
-            "num_cohorts": 64,
-            "f": "0.5",
-            "p": "0.5",
-            "q": "0.75",
-            "hash": "md5",
-        },
-    ),
-    (
-        "rappor/md5-256",
-        {
-            "mechanism": "rappor",
-            "num_bits": 256,
-            "num_hashes": 16,
-            "num_cohorts": 3,
-            "f": "1/8",
-            "p": "1/3",
-            "q": "2/3",
-            "hash": "md5",
-        },
-    ),
-    (
-        "rappor/one-time",
-        {
-            "mechanism": "rappor",
-            "num_bits": 8,
-            "num_hashes": 2,
-            "num_cohorts": 2,
-            "f": 0,
-            "p": "1/4",
-            "q": "3/4",
-        },
-    ),
-    (
-        "rappor/basic",
-        {
-            "mechanism": "rappor",
-            "encoding": "basic",
-            "domain": ["a", "é", 3, "😀"],
-            "f": "1/4",
-            "p": "1/4",
-            "q": "3/4",
-            "num_cohorts": 2,
-        },
-    ),
-    ("rappor/boolean", {"mechanism": "rappor", "encoding": "boolean", "f": "1/2", "p": "1/4", "q": "3/4"}),
-    (
-        "cms/str",
-        {"mechanism": "cms", "domain": ["a", "b", "\u00e9"], "epsilon": 2.0, "k": 16, "m": 20, "salt": 7},
-    ),
-    ("hcms/int", {"mechanism": "hcms", "domain": [0, 1, 2, 3, 4], "epsilon": 1.0, "k": 8, "m": 32}),
-    ("duchi/default", {"mechanism": "duchi", "epsilon": 1.0}),
-    ("duchi/range", {"mechanism": "duchi", "epsilon": 0.5, "low": 0, "high": 100}),
-    ("stochastic-rounding/default", {"mechanism": "stochastic-rounding", "epsilon": 1.0}),
-    ("stochastic-rounding/range", {"mechanism": "stochastic-rounding", "epsilon": 2.0, "low": -5, "high": 5}),
-    ("piecewise/grid8", {"mechanism": "piecewise", "epsilon": 1.0, "grid": 8}),
-    ("piecewise/default", {"mechanism": "piecewise", "epsilon": 2.0, "low": 0, "high": 10}),
-    ("hybrid/alpha0", {"mechanism": "hybrid", "epsilon": 0.5, "grid": 4}),
-    ("hybrid/grid8", {"mechanism": "hybrid", "epsilon": 2.0, "grid": 8}),
-    ("laplace/grid8", {"mechanism": "laplace", "epsilon": 1.0, "grid": 8}),
-    ("laplace/default", {"mechanism": "laplace", "epsilon": 1.0}),
-    ("gaussian/grid8", {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-6, "grid": 8}),
-    ("gaussian/default", {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1}),
-    ("loloha/default", {"mechanism": "loloha", "domain": list(range(30)), "epsilon": 1.0}),
-    (
-        "loloha/bi",
-        {
-            "mechanism": "loloha",
-            "domain": ["a", "b", "c"],
-            "epsilon": 0.5,
-            "epsilon_inf": 2.0,
-            "g": 2,
-            "pool_size": 64,
-        },
-    ),
-    (
-        "loloha/non-ascii",
-        {"mechanism": "loloha", "domain": NON_ASCII, "epsilon": 2.0, "epsilon_inf": 3.0, "pool_size": 1000},
-    ),
-    ("onebitmean/plain", {"mechanism": "onebitmean", "epsilon": 1.0, "low": 0, "high": 3600}),
-    (
-        "onebitmean/alpha",
-        {"mechanism": "onebitmean", "epsilon": 1.0, "high": 100, "rounding": "alpha", "grid": 8},
-    ),
-    (
-        "onebitmean/alpha-gamma",
-        {
-            "mechanism": "onebitmean",
-            "epsilon": 0.7884573603642712,  # ln(11/5), rounded up: k = 1/8 + (3/4)(3/4) = 11/16
-            "rounding": "alpha",
-            "p": "3/4",
-            "gamma": "1/8",
-        },
-    ),
-    ("l-grr/str", {"mechanism": "l-grr", "domain": ["red", "green", "blue", "é"], "epsilon": 1.0}),
-    ("l-grr/eps-inf", {"mechanism": "l-grr", "domain": list(range(10)), "epsilon": 0.5, "epsilon_inf": 3.0}),
-    ("l-osue/str", {"mechanism": "l-osue", "domain": [f"v{i}" for i in range(12)], "epsilon": 1.0}),
-    ("l-oue/int", {"mechanism": "l-oue", "domain": [-3, 0, 7, 1000, 42], "epsilon": 0.5, "epsilon_inf": 2.0}),
-    ("l-sue/non-ascii", {"mechanism": "l-sue", "domain": NON_ASCII, "epsilon": 1.0, "epsilon_inf": 4.0}),
-    ("dbitflip/d1", {"mechanism": "dbitflip", "domain": ["0-9", "10-99", "100+", "é", "😀"], "epsilon": 1.0}),
-    (
-        "dbitflip/gamma",
-        {"mechanism": "dbitflip", "domain": list(range(10)), "epsilon": 2.0, "d": 3, "gamma": "1/10"},
-    ),
-    ("dbitflip/sue", {"mechanism": "dbitflip", "domain": ["a", "b", "c", "d"], "epsilon": 0.5, "d": 4}),
-    (
-        "range-hierarchy/b2",
-        {"mechanism": "range-hierarchy", "domain": list(range(10)), "epsilon": 1.0, "branching": 2},
-    ),
-    (
-        "range-hierarchy/str",
-        {"mechanism": "range-hierarchy", "domain": ["low", "mid", "high", "é", "😀"], "epsilon": 2.0},
-    ),
-    ("range-haar/int", {"mechanism": "range-haar", "domain": list(range(10)), "epsilon": 1.0}),
-    ("range-haar/str", {"mechanism": "range-haar", "domain": ["low", "mid", "high"], "epsilon": 0.5}),
-    (
-        "dbitflip/wide",
-        {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"},
-    ),
-    ("pckv-grr/ell2", {"mechanism": "pckv-grr", "domain": ["a", "b", "c", "d"], "epsilon": 2.0, "ell": 2}),
-    ("privkvm/default", {"mechanism": "privkvm", "domain": ["a", "b", "c"], "epsilon": 1.0}),
-]
+# The cases are in tests/vectors/cases/, one module per family, found by listing the folder.
+
+#: The order of the spec cases (ids) in vectors.json when each family's cases moved into its own module of
+#: tests/vectors/cases/, kept so that the file did not change. Cases not listed here come after these, by
+#: module name and then in their module's order: a new family's cases are appended and edit no list.
+FIRST_SPEC_ORDER = """
+binary-rr/default binary-rr/strings grr/int grr/str grr/non-ascii grr/big-int grr/explicit-p sue/int
+sue/non-ascii oue/str oue/int olh/default-g olh/large-eps olh/explicit-g blh/str hr/high-privacy
+hr/blocks hr/one-per-block pem/default pem/non-ascii treehist/default ss/str ss/omega ss/omega-1
+rappor/mmh3 rappor/mmh3-wide rappor/md5 rappor/md5-256 rappor/one-time rappor/basic rappor/boolean
+cms/str hcms/int duchi/default duchi/range stochastic-rounding/default stochastic-rounding/range
+piecewise/grid8 piecewise/default hybrid/alpha0 hybrid/grid8 laplace/grid8 laplace/default
+gaussian/grid8 gaussian/default loloha/default loloha/bi loloha/non-ascii onebitmean/plain
+onebitmean/alpha onebitmean/alpha-gamma l-grr/str l-grr/eps-inf l-osue/str l-oue/int l-sue/non-ascii
+dbitflip/d1 dbitflip/gamma dbitflip/sue range-hierarchy/b2 range-hierarchy/str range-haar/int
+range-haar/str dbitflip/wide pckv-grr/ell2 privkvm/default
+"""
+
+
+def case_modules() -> list[str]:
+    """The modules of tests/vectors/cases, by name (each holds one family's ``CASES``)."""
+    return sorted(
+        info.name for info in pkgutil.iter_modules(_CASES.__path__) if not info.name.startswith("_")
+    )
+
+
+def all_cases() -> list[Case]:
+    """Every case of the modules of tests/vectors/cases, by module name; an id given twice is an error."""
+    found: list[Case] = []
+    for name in case_modules():
+        cases = getattr(importlib.import_module(f"{_CASES.__name__}.{name}"), "CASES", None)
+        if cases is None or not all(isinstance(case, Case) for case in cases):
+            raise SystemExit(f"tests/vectors/cases/{name}.py must hold CASES, a tuple of Case")
+        found += cases
+    ids = [case.id for case in found]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise SystemExit(f"vector case id(s) given twice in tests/vectors/cases: {', '.join(repeated)}")
+    return found
+
+
+def in_published_order(cases: list[Case], first: str) -> list[Case]:
+    """``cases`` with those ``first`` lists (ids apart by white space) first, in its order, then the rest."""
+    order = first.split()
+    rank = {case_id: i for i, case_id in enumerate(order)}
+    gone = [case_id for case_id in order if case_id not in {case.id for case in cases}]
+    if gone:
+        raise SystemExit(
+            f"no case {', '.join(gone)} in tests/vectors/cases: drop it from make_vectors.py's order"
+        )
+    return sorted(cases, key=lambda case: rank.get(case.id, len(rank)))
+
+
+#: Every case, in the order of the ``specs`` section (and of the sections that go through the specs).
+CASES = in_published_order(all_cases(), FIRST_SPEC_ORDER)
+#: (id, spec as given) of every case.
+SPEC_CASES: list[tuple[str, dict[str, Any]]] = [(case.id, case.spec) for case in CASES]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
 NONCANONICAL_SPEC_TEXTS = [
@@ -706,8 +607,6 @@ def lane_vectors() -> list[dict[str, Any]]:
 
 # -- RAPPOR PRR ------------------------------------------------------------------------------
 
-SECRETS = [bytes(32), bytes(range(32)), stream_bytes("secret/2", 32)]
-
 
 class _RecordingPRF(PRFStream):
     """The library's PRFStream, recording its key parts and reads (installed while making PRR vectors)."""
@@ -872,106 +771,29 @@ def numeric_tables(specs: dict[str, Spec]) -> dict[str, Any]:
 
 # -- complete encodings ----------------------------------------------------------------------
 
-ENCODE_CASES: list[tuple[str, list[Any]]] = [
-    ("binary-rr/default", [0, 1, "1"]),
-    ("binary-rr/strings", ["yes", "no"]),
-    ("grr/int", [0, 5, "7"]),
-    ("grr/str", ["red", "blue"]),
-    ("grr/non-ascii", ["", "😀", "line\u2028break"]),
-    ("grr/explicit-p", [20]),
-    ("sue/int", [0, 9]),
-    ("sue/non-ascii", ["é", "Ωmega"]),
-    ("oue/str", ["v0", "v19"]),
-    ("oue/int", [-3, "1000"]),
-    ("olh/default-g", [0, 42, "99"]),
-    ("olh/large-eps", ["a", "é"]),
-    ("olh/explicit-g", [1, 49]),
-    ("blh/str", ["x", "日本語"]),
-    ("hr/high-privacy", ["a", "é", "c"]),
-    ("hr/blocks", [0, 17, "39"]),
-    ("hr/one-per-block", [-3, "1000", "9007199254740993"]),
-    ("pem/default", ["the", "", "café"]),
-    ("pem/non-ascii", ["日本語", "😀", "naïve café"]),
-    ("treehist/default", ["hey", "é", ""]),
-    ("ss/str", ["s0", "s9"]),
-    ("ss/omega", [0, 35, "69"]),
-    ("ss/omega-1", ["é", 3]),
-    ("rappor/mmh3", ["hello", "日本語"]),
-    ("rappor/mmh3-wide", ["😀"]),
-    ("rappor/md5", ["hello", ""]),
-    ("rappor/md5-256", ["abc"]),
-    ("rappor/one-time", ["hello"]),
-    ("rappor/basic", ["a", 3]),
-    ("rappor/boolean", [True, "no"]),
-    ("cms/str", ["a", "\u00e9", "not-in-domain"]),
-    ("hcms/int", [0, "4", 3]),
-    ("duchi/default", [-1.0, 0.0, 0.3, 1, 7.5]),
-    ("duchi/range", [0, 12.5, 100, -1]),
-    ("stochastic-rounding/default", [0.0, 0.25, 1.0]),
-    ("stochastic-rounding/range", [-5, 1.1, 10]),
-    ("piecewise/grid8", [-1.0, 0.0, 0.3, 1.0]),
-    ("piecewise/default", [0, 3.3, 10, 11]),
-    ("hybrid/alpha0", [0.0, 0.6]),
-    ("hybrid/grid8", [-0.9, 0.0, 0.5, 1.0]),
-    ("laplace/grid8", [-1.0, 0.1, 1.0]),
-    ("laplace/default", [0.0, 0.77]),
-    ("gaussian/grid8", [-1.0, 0.4]),
-    ("gaussian/default", [0.0, 0.5, 1.0]),
-    ("loloha/default", [0, 29, "7"]),
-    ("loloha/bi", ["a", "c"]),
-    ("loloha/non-ascii", ["é", "😀"]),
-    ("onebitmean/plain", [0, 1800.5, 3600, 4000, -1]),
-    ("onebitmean/alpha", [0, 37.5, 37.5, 100, 62.2, 12]),
-    ("onebitmean/alpha-gamma", [0.0, 0.5, 0.5, 0.99]),
-    ("l-grr/str", ["red", "é", "red"]),
-    ("l-grr/eps-inf", [0, "9", 9]),
-    ("l-osue/str", ["v0", "v11", "v0"]),
-    ("l-oue/int", [-3, "1000"]),
-    ("l-sue/non-ascii", ["é", "😀", "é"]),
-    ("dbitflip/d1", ["0-9", "100+", "😀"]),
-    ("pckv-grr/ell2", [{"a": 0.5}, {}, {"b": -1, "d": 0.25}, [["c", 1]], {"a": 0.1, "b": -0.7}]),
-    ("privkvm/default", [{"a": 0.5}, {}, {"b": -1, "c": 0.25}, {"a": 0.3, "b": 1, "c": -0.1}]),
-    ("dbitflip/gamma", [3, 6, "8", 0, 3]),
-    ("dbitflip/sue", ["a", "d"]),
-    ("range-hierarchy/b2", [0, 9, "5", 5]),
-    ("range-hierarchy/str", ["low", "😀", "é"]),
-    ("range-haar/int", [0, 9, "3", 3]),
-    ("range-haar/str", ["low", "high"]),
-    ("dbitflip/wide", [2, 25, "51", 0]),
-]
-#: Clients with state (RAPPOR, the longitudinal chains, dBitFlip, LOLOHA, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
-RAPPOR_CLIENTS = {
-    "rappor/mmh3": (SECRETS[1], 3),
-    "rappor/mmh3-wide": (SECRETS[2], 17),
-    "rappor/md5": (SECRETS[1], 5),
-    "rappor/md5-256": (SECRETS[0], 1),
-    "rappor/one-time": (SECRETS[1], 1),
-    "rappor/basic": (SECRETS[2], 1),
-    "rappor/boolean": (SECRETS[1], 0),
-    "loloha/default": (SECRETS[1], 0),
-    "loloha/bi": (SECRETS[2], 0),
-    "loloha/non-ascii": (SECRETS[0], 0),
-    "onebitmean/alpha": (SECRETS[2], 0),
-    "onebitmean/alpha-gamma": (SECRETS[1], 0),
-    # the longitudinal chains' memo is keyed by the client secret too (no cohorts: 0)
-    "l-grr/str": (SECRETS[1], 0),
-    "l-grr/eps-inf": (SECRETS[2], 0),
-    "l-osue/str": (SECRETS[1], 0),
-    "l-oue/int": (SECRETS[2], 0),
-    "l-sue/non-ascii": (SECRETS[1], 0),
-    "dbitflip/d1": (SECRETS[1], 0),
-    "dbitflip/gamma": (SECRETS[2], 0),
-    "dbitflip/sue": (SECRETS[0], 0),
-    "dbitflip/wide": (SECRETS[2], 0),
-}
+#: The order of the encoding cases when they moved into tests/vectors/cases (as FIRST_SPEC_ORDER).
+FIRST_ENCODING_ORDER = """
+binary-rr/default binary-rr/strings grr/int grr/str grr/non-ascii grr/explicit-p sue/int
+sue/non-ascii oue/str oue/int olh/default-g olh/large-eps olh/explicit-g blh/str hr/high-privacy
+hr/blocks hr/one-per-block pem/default pem/non-ascii treehist/default ss/str ss/omega ss/omega-1
+rappor/mmh3 rappor/mmh3-wide rappor/md5 rappor/md5-256 rappor/one-time rappor/basic rappor/boolean
+cms/str hcms/int duchi/default duchi/range stochastic-rounding/default stochastic-rounding/range
+piecewise/grid8 piecewise/default hybrid/alpha0 hybrid/grid8 laplace/grid8 laplace/default
+gaussian/grid8 gaussian/default loloha/default loloha/bi loloha/non-ascii onebitmean/plain
+onebitmean/alpha onebitmean/alpha-gamma l-grr/str l-grr/eps-inf l-osue/str l-oue/int l-sue/non-ascii
+dbitflip/d1 pckv-grr/ell2 privkvm/default dbitflip/gamma dbitflip/sue range-hierarchy/b2
+range-hierarchy/str range-haar/int range-haar/str dbitflip/wide
+"""
+#: The cases with values to encode, in the order of the ``encodings`` section.
+ENCODE_CASES = in_published_order([case for case in CASES if case.values], FIRST_ENCODING_ORDER)
 
 
 def encoding_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
-    """Whole reports from the unmodified encoders fed a fixed byte stream (and, for RAPPOR, a fixed client)."""
+    """Whole reports from the unmodified encoders fed a fixed byte stream (and a fixed client, with state)."""
     out = []
-    for name, values in ENCODE_CASES:
+    for vector_case in ENCODE_CASES:
+        name, values, client = vector_case.id, vector_case.values, vector_case.client
         spec = specs[name]
-        client = RAPPOR_CLIENTS.get(name)
         state = None
         if client is not None:
             state = ClientState(spec=spec.fingerprint, secret=client[0], cohort=client[1])
@@ -1316,8 +1138,6 @@ SAFE_INTEGER = 2**53 - 1
 
 def typescript_encoders() -> set[str]:
     """Mechanisms with a TypeScript encoder (an ``@mechanisms``-tagged class in js/src)."""
-    import importlib.util
-
     path = Path(__file__).resolve().parents[2] / "js" / "scripts" / "spec_fields.py"
     module_spec = importlib.util.spec_from_file_location("ldp_spec_fields_for_make_vectors", path)
     assert module_spec is not None and module_spec.loader is not None

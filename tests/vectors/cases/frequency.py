@@ -1,0 +1,63 @@
+"""Cross-language vectors of the frequency oracles of ldp.specs.frequency: GRR, binary RR, SUE, OUE, OLH, BLH."""
+
+from __future__ import annotations
+
+from . import NON_ASCII, Case
+
+CASES = (
+    Case("binary-rr/default", {"mechanism": "binary-rr", "epsilon": 1.0}, values=[0, 1, "1"]),
+    Case(
+        "binary-rr/strings",
+        {"mechanism": "binary-rr", "domain": ["no", "yes"], "epsilon": 0.5},
+        values=["yes", "no"],
+    ),
+    Case(
+        "grr/int",
+        {"mechanism": "grr", "domain": [0, 1, 2, 3, 4, 5, 6, 7], "epsilon": 1.0},
+        values=[0, 5, "7"],
+    ),
+    Case(
+        "grr/str",
+        {"mechanism": "grr", "domain": ["red", "green", "blue"], "epsilon": 2.0},
+        values=["red", "blue"],
+    ),
+    Case(
+        "grr/non-ascii",
+        {"mechanism": "grr", "domain": ["", *NON_ASCII, "line\u2028break"], "epsilon": 3.5},
+        values=["", "😀", "line\u2028break"],
+    ),
+    Case("grr/big-int", {"mechanism": "grr", "domain": [-(2**63), 0, 2**53 + 1, 2**64], "epsilon": 1.0}),
+    Case(
+        "grr/explicit-p",
+        {"mechanism": "grr", "domain": [10, 20, 30], "epsilon": 1.0986122887, "p": "0.6"},
+        values=[20],
+    ),
+    Case("sue/int", {"mechanism": "sue", "domain": list(range(10)), "epsilon": 1.0}, values=[0, 9]),
+    Case("sue/non-ascii", {"mechanism": "sue", "domain": NON_ASCII, "epsilon": 0.25}, values=["é", "Ωmega"]),
+    Case(
+        "oue/str",
+        {"mechanism": "oue", "domain": [f"v{i}" for i in range(20)], "epsilon": 1.0},
+        values=["v0", "v19"],
+    ),
+    Case("oue/int", {"mechanism": "oue", "domain": [-3, 0, 7, 1000], "epsilon": 4.0}, values=[-3, "1000"]),
+    Case(
+        "olh/default-g",
+        {"mechanism": "olh", "domain": list(range(100)), "epsilon": 1.0},
+        values=[0, 42, "99"],
+    ),
+    Case(
+        "olh/large-eps",
+        {"mechanism": "olh", "domain": ["a", "b", "c", "d", "é"], "epsilon": 5.0},
+        values=["a", "é"],
+    ),
+    Case(
+        "olh/explicit-g",
+        {"mechanism": "olh", "domain": list(range(50)), "epsilon": 2.0, "g": 7},
+        values=[1, 49],
+    ),
+    Case(
+        "blh/str",
+        {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0},
+        values=["x", "日本語"],
+    ),
+)

@@ -1,0 +1,46 @@
+"""Cross-language vectors of the numeric mechanisms (their sampling data: the ``numeric`` section)."""
+
+from __future__ import annotations
+
+from . import Case
+
+CASES = (
+    Case("duchi/default", {"mechanism": "duchi", "epsilon": 1.0}, values=[-1.0, 0.0, 0.3, 1, 7.5]),
+    Case(
+        "duchi/range",
+        {"mechanism": "duchi", "epsilon": 0.5, "low": 0, "high": 100},
+        values=[0, 12.5, 100, -1],
+    ),
+    Case(
+        "stochastic-rounding/default",
+        {"mechanism": "stochastic-rounding", "epsilon": 1.0},
+        values=[0.0, 0.25, 1.0],
+    ),
+    Case(
+        "stochastic-rounding/range",
+        {"mechanism": "stochastic-rounding", "epsilon": 2.0, "low": -5, "high": 5},
+        values=[-5, 1.1, 10],
+    ),
+    Case(
+        "piecewise/grid8", {"mechanism": "piecewise", "epsilon": 1.0, "grid": 8}, values=[-1.0, 0.0, 0.3, 1.0]
+    ),
+    Case(
+        "piecewise/default",
+        {"mechanism": "piecewise", "epsilon": 2.0, "low": 0, "high": 10},
+        values=[0, 3.3, 10, 11],
+    ),
+    Case("hybrid/alpha0", {"mechanism": "hybrid", "epsilon": 0.5, "grid": 4}, values=[0.0, 0.6]),
+    Case("hybrid/grid8", {"mechanism": "hybrid", "epsilon": 2.0, "grid": 8}, values=[-0.9, 0.0, 0.5, 1.0]),
+    Case("laplace/grid8", {"mechanism": "laplace", "epsilon": 1.0, "grid": 8}, values=[-1.0, 0.1, 1.0]),
+    Case("laplace/default", {"mechanism": "laplace", "epsilon": 1.0}, values=[0.0, 0.77]),
+    Case(
+        "gaussian/grid8",
+        {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-6, "grid": 8},
+        values=[-1.0, 0.4],
+    ),
+    Case(
+        "gaussian/default",
+        {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1},
+        values=[0.0, 0.5, 1.0],
+    ),
+)

@@ -1,0 +1,31 @@
+"""Cross-language vectors of 1BitMean, plain and with alpha-point rounding."""
+
+from __future__ import annotations
+
+from . import SECRETS, Case
+
+CASES = (
+    Case(
+        "onebitmean/plain",
+        {"mechanism": "onebitmean", "epsilon": 1.0, "low": 0, "high": 3600},
+        values=[0, 1800.5, 3600, 4000, -1],
+    ),
+    Case(
+        "onebitmean/alpha",
+        {"mechanism": "onebitmean", "epsilon": 1.0, "high": 100, "rounding": "alpha", "grid": 8},
+        values=[0, 37.5, 37.5, 100, 62.2, 12],
+        client=(SECRETS[2], 0),
+    ),
+    Case(
+        "onebitmean/alpha-gamma",
+        {
+            "mechanism": "onebitmean",
+            "epsilon": 0.7884573603642712,  # ln(11/5), rounded up: k = 1/8 + (3/4)(3/4) = 11/16
+            "rounding": "alpha",
+            "p": "3/4",
+            "gamma": "1/8",
+        },
+        values=[0.0, 0.5, 0.5, 0.99],
+        client=(SECRETS[1], 0),
+    ),
+)

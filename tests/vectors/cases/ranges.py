@@ -1,0 +1,28 @@
+"""Cross-language vectors of the range-query mechanisms: the hierarchy and the Haar wavelet."""
+
+from __future__ import annotations
+
+from . import Case
+
+CASES = (
+    Case(
+        "range-hierarchy/b2",
+        {"mechanism": "range-hierarchy", "domain": list(range(10)), "epsilon": 1.0, "branching": 2},
+        values=[0, 9, "5", 5],
+    ),
+    Case(
+        "range-hierarchy/str",
+        {"mechanism": "range-hierarchy", "domain": ["low", "mid", "high", "é", "😀"], "epsilon": 2.0},
+        values=["low", "😀", "é"],
+    ),
+    Case(
+        "range-haar/int",
+        {"mechanism": "range-haar", "domain": list(range(10)), "epsilon": 1.0},
+        values=[0, 9, "3", 3],
+    ),
+    Case(
+        "range-haar/str",
+        {"mechanism": "range-haar", "domain": ["low", "mid", "high"], "epsilon": 0.5},
+        values=["low", "high"],
+    ),
+)

@@ -1,0 +1,100 @@
+"""Cross-language vectors of RAPPOR: Bloom, basic and boolean encodings (permanent responses: section prr)."""
+
+from __future__ import annotations
+
+from . import SECRETS, Case
+
+CASES = (
+    Case(
+        "rappor/mmh3",
+        {
+            "mechanism": "rappor",
+            "num_bits": 16,
+            "num_hashes": 2,
+            "num_cohorts": 4,
+            "f": "1/2",
+            "p": "1/4",
+            "q": "3/4",
+        },
+        values=["hello", "日本語"],
+        client=(SECRETS[1], 3),
+    ),
+    Case(
+        "rappor/mmh3-wide",
+        {
+            "mechanism": "rappor",
+            "num_bits": 100,
+            "num_hashes": 3,
+            "num_cohorts": 64,
+            "f": 0.25,
+            "p": 0.5,
+            "q": 0.75,
+        },
+        values=["😀"],
+        client=(SECRETS[2], 17),
+    ),
+    Case(
+        "rappor/md5",
+        {
+            "mechanism": "rappor",
+            "num_bits": 32,
+            "num_hashes": 2,
+            "num_cohorts": 64,
+            "f": "0.5",
+            "p": "0.5",
+            "q": "0.75",
+            "hash": "md5",
+        },
+        values=["hello", ""],
+        client=(SECRETS[1], 5),
+    ),
+    Case(
+        "rappor/md5-256",
+        {
+            "mechanism": "rappor",
+            "num_bits": 256,
+            "num_hashes": 16,
+            "num_cohorts": 3,
+            "f": "1/8",
+            "p": "1/3",
+            "q": "2/3",
+            "hash": "md5",
+        },
+        values=["abc"],
+        client=(SECRETS[0], 1),
+    ),
+    Case(
+        "rappor/one-time",
+        {
+            "mechanism": "rappor",
+            "num_bits": 8,
+            "num_hashes": 2,
+            "num_cohorts": 2,
+            "f": 0,
+            "p": "1/4",
+            "q": "3/4",
+        },
+        values=["hello"],
+        client=(SECRETS[1], 1),
+    ),
+    Case(
+        "rappor/basic",
+        {
+            "mechanism": "rappor",
+            "encoding": "basic",
+            "domain": ["a", "é", 3, "😀"],
+            "f": "1/4",
+            "p": "1/4",
+            "q": "3/4",
+            "num_cohorts": 2,
+        },
+        values=["a", 3],
+        client=(SECRETS[2], 1),
+    ),
+    Case(
+        "rappor/boolean",
+        {"mechanism": "rappor", "encoding": "boolean", "f": "1/2", "p": "1/4", "q": "3/4"},
+        values=[True, "no"],
+        client=(SECRETS[1], 0),
+    ),
+)
