@@ -11,14 +11,8 @@ export * from "./packing.js";
 export * from "./report.js";
 export * from "./random.js";
 export * from "./encoders.js";
-export * from "./pem.js";
-export * from "./hadamard.js";
-export * from "./sketch.js";
-export * from "./subset.js";
-export * from "./dbitflip.js";
-export * from "./loloha.js";
 export * from "./numeric.js";
-export * from "./onebitmean.js";
+export * from "./families.js"; // every mechanism family with an encoder (generated)
 export * from "./budget.js";
 export * from "./uploader.js";
 export * from "./composition.js";

@@ -18,7 +18,7 @@ const TWO63 = 1n << 63n;
 const TWO64 = 1n << 64n;
 
 /** ⌊(1 + v)·2^63⌋ for a double v in [−1, 1]: 2^63 + ⌊v·2^63⌋ (a power-of-two scaling, exact). */
-export function discretizeThreshold(v: number): bigint {
+function discretizeThreshold(v: number): bigint {
   return TWO63 + BigInt(Math.floor(v * 2 ** 63));
 }
 
@@ -35,7 +35,7 @@ function number(raw: unknown, key: unknown): number {
 }
 
 /** A user's pairs as (key index, value), checked as Python's `parse_pairs`. */
-export function parsePairs(index: DomainIndex, input: unknown): Array<[number, number]> {
+function parsePairs(index: DomainIndex, input: unknown): Array<[number, number]> {
   let value = input;
   if (typeof value === "string") {
     try {

@@ -19,7 +19,7 @@ import { type Spec, checkedSpec, specDomain, specFraction } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
 
 /** A fresh chain client: a CSPRNG secret (a chain has no cohorts: 0). */
-export function newChainClient(source: ByteSource = cryptoSource): RapporClient {
+function newChainClient(source: ByteSource = cryptoSource): RapporClient {
   return { secret: source.read(32), cohort: 0 };
 }
 

@@ -342,7 +342,7 @@ def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
     ids=["docs-api-mechanisms", "js-specfields"],
 )
 def test_the_files_generated_from_the_registry_are_current(generator):
-    """docs/api/mechanisms.md, js/src/specfields.ts, registry.ts and privacyregistry.ts are written from the registry: rerun the generator."""
+    """docs/api/mechanisms.md, js/src/specfields.ts, registry.ts, families.ts and privacyregistry.ts are written from the registry: rerun the generator."""
     proc = subprocess.run([sys.executable, str(REPO / generator), "--check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -419,6 +419,31 @@ def test_the_typescript_dispatch_refuses_an_unknown_or_doubly_claimed_mechanism(
     text = script.render_registry(tmp_path)
     assert '    case "grr":\n      return new AEncoder(spec, source);' in text
     assert '    case "sue":\n      return BEncoder.create(spec, source, options);' in text
+
+
+def test_the_typescript_family_exports_are_generated_and_index_names_no_family(tmp_path, capsys):
+    """js/src/families.ts re-exports each module of a tagged encoder class; index.ts re-exports it, no family."""
+    script = _spec_fields_script()
+    modules = {module for module, _, _ in script.encoder_classes().values()}
+    families = (REPO / "js" / "src" / "families.ts").read_text(encoding="utf-8")
+    for module in modules:
+        assert f'export * from "./{module}.js";' in families
+    index = (REPO / "js" / "src" / "index.ts").read_text(encoding="utf-8")
+    assert 'export * from "./families.js";' in index
+    assert not [module for module in modules if f'"./{module}.js"' in index]
+    # a new family's module is exported with no line of its own
+    (tmp_path / "newfamily.ts").write_text(
+        "/** An encoder.\n *\n * @mechanisms grr\n */\nexport class NewEncoder {}\n", encoding="utf-8"
+    )
+    assert script.render_families(tmp_path).endswith('export * from "./newfamily.js";\n')
+    # --check fails while families.ts is stale
+    stale = tmp_path / "families.ts"
+    stale.write_text(families.replace('export * from "./dbitflip.js";\n', ""), encoding="utf-8")
+    script.FAMILIES = stale
+    assert script.main(["--check"]) == 1
+    assert "families.ts is stale: run python js/scripts/spec_fields.py" in capsys.readouterr().err
+    stale.write_text(families, encoding="utf-8")
+    assert script.main(["--check"]) == 0
 
 
 def test_the_typescript_privacy_dispatch_has_every_tagged_family_and_is_checked_for_staleness(
