@@ -72,6 +72,7 @@ from ldp.simulations.mechanisms import (
 from ldp.simulations.panels import Panel, evolving_panel, read_panel
 from ldp.simulations.populations import Population, make_population
 from ldp.simulations.runner import MODES, collection_row, grid_options
+from ldp.simulations.summary import results_frame
 from ldp.specs.numeric import NUMERIC_MECHANISMS
 
 __all__ = [
@@ -523,11 +524,7 @@ def run_rounds(
             records.append(row)
             if progress is not None:
                 progress(len(records), total)
-    frame = pd.DataFrame.from_records(records)
-    for column in ROUND_COLUMNS:
-        if column not in frame.columns:
-            frame[column] = math.nan
-    return frame.loc[:, list(ROUND_COLUMNS)]
+    return results_frame(records, ROUND_COLUMNS)
 
 
 def _spec(

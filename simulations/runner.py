@@ -32,6 +32,7 @@ from ldp.simulations import fast
 from ldp.simulations.mechanisms import RapporSettings, build_spec, check_mechanisms, mechanism_kind
 from ldp.simulations.metrics import detection_metrics, error_metrics, lower_bound, theory_mse, top_k_metrics
 from ldp.simulations.populations import Population, draw_counts, from_data, make_population
+from ldp.simulations.summary import results_frame
 
 __all__ = ["DEFAULTS", "MODES", "RESULT_COLUMNS", "collection_row", "parse_list", "run"]
 
@@ -315,11 +316,7 @@ def run(
                         records.append(row)
                         if progress is not None:
                             progress(len(records), total)
-    frame = pd.DataFrame.from_records(records)
-    for name in RESULT_COLUMNS:
-        if name not in frame.columns:
-            frame[name] = math.nan
-    return frame.loc[:, list(RESULT_COLUMNS)]
+    return results_frame(records, RESULT_COLUMNS)
 
 
 def _cell(

@@ -6,13 +6,41 @@ Pure pandas on the results of :func:`ldp.simulations.run`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["best_by_epsilon", "format_report", "found_nothing", "missed_the_top", "summarize"]
+__all__ = [
+    "best_by_epsilon",
+    "format_report",
+    "found_nothing",
+    "missed_the_top",
+    "results_frame",
+    "summarize",
+]
 
 _GROUP = ["distribution", "domain_size", "users", "mechanism", "epsilon"]
+
+
+def results_frame(records: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    """The results of a simulation as a frame with exactly ``columns``, in order; what no record has is NaN.
+
+    :func:`ldp.simulations.run` and :func:`ldp.simulations.run_rounds` build their tables with it, one
+    record (a row's metrics and settings) per cell.
+
+    Examples
+    --------
+    >>> frame = results_frame([{"mse": 0.5, "mechanism": "grr", "extra": 1}], ["mechanism", "mse", "tv"])
+    >>> frame.columns.tolist(), frame["tv"].isna().all()
+    (['mechanism', 'mse', 'tv'], np.True_)
+    """
+    frame = pd.DataFrame.from_records(records)
+    for column in columns:
+        if column not in frame.columns:
+            frame[column] = math.nan
+    return frame.loc[:, list(columns)]
 
 
 def summarize(results: pd.DataFrame) -> pd.DataFrame:

@@ -106,3 +106,28 @@ def test_treehist_finding_nothing_on_a_simulated_population_is_not_recommended()
     treehist = summary[summary["mechanism"] == "treehist"].iloc[0]
     assert treehist["detected"] == 0 and treehist["mse"] < summary["theory_mse"].min()  # the old trap
     assert best_by_epsilon(summary)["mechanism"].tolist() == ["olh"]
+
+
+# -- the results table both runners build --------------------------------------------------------------
+
+
+def test_results_frame_has_exactly_the_columns_in_order_and_nan_for_what_no_record_has():
+    """run and run_rounds build their tables with one helper: the declared columns, in order, NaN if absent."""
+    import math
+
+    from ldp.simulations import RESULT_COLUMNS, ROUND_COLUMNS, run, run_rounds
+    from ldp.simulations.summary import results_frame
+
+    frame = results_frame(
+        [{"mse": 0.5, "mechanism": "grr", "extra": 1}, {"mechanism": "oue"}], ["mechanism", "mse", "tv"]
+    )
+    assert frame.columns.tolist() == ["mechanism", "mse", "tv"]
+    assert (
+        frame["mechanism"].tolist() == ["grr", "oue"]
+        and frame["tv"].isna().all()
+        and math.isnan(frame["mse"][1])
+    )
+    assert results_frame([], ["mse"]).columns.tolist() == ["mse"]
+    assert run("grr", [1.0], 500, 4, repeats=1, seed=1).columns.tolist() == list(RESULT_COLUMNS)
+    rounds = run_rounds("grr", rounds=2, users=300, domain_size=4, budget=2.0, seed=1)
+    assert rounds.columns.tolist() == list(ROUND_COLUMNS)
