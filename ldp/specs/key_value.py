@@ -61,7 +61,7 @@ from ldp.specs.limits import RR64_MAX_EPSILON
 from ldp.specs.pairs import PrivacyPiece
 from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
 
-__all__ = ["PCKVGRR", "PCKVUE", "KeyValueSpec", "PrivKVM", "dominating_pieces", "parse_pairs"]
+__all__ = ["PCKV", "PCKVGRR", "PCKVUE", "KeyValueSpec", "PrivKVM", "dominating_pieces", "parse_pairs"]
 
 #: Largest number of keys (the UE report holds two bits per padded key).
 MAX_KEYS = 1 << 16
@@ -195,8 +195,31 @@ def dominating_pieces(ratio: Fraction) -> tuple[PrivacyPiece, ...]:
 
 
 @dataclasses.dataclass(frozen=True, init=False)
-class _PCKV(KeyValueSpec):
-    """PCKV's parameters a (keep the key), b (report another key) and p (keep the sign)."""
+class PCKV(KeyValueSpec):
+    """Common part of PCKV's two forms: padding-and-sampling, then a perturbation with a, b and p.
+
+    a is the probability of keeping the sampled key, b of reporting another
+    key, p of keeping the value's sign; subclasses set :meth:`_calibrate`
+    (their defaults from ε) and the perturbation's ratio.
+
+    Parameters
+    ----------
+    domain : sequence of str or int
+        The d ≥ 2 keys.
+    epsilon : float
+        Privacy claim of one report (for the user's whole set of pairs).
+    ell : int, default 1
+        Padding length ℓ; unbiased when no user holds more than ℓ pairs.
+    a, b, p : Fraction or str, optional
+        The perturbation's probabilities, all or none; derived from ``epsilon``
+        when omitted (PCKV-GRR: b must be (1 − a)/(d + ℓ − 1)).
+
+    Examples
+    --------
+    >>> from ldp.specs.key_value import PCKV, PCKVGRR, PCKVUE
+    >>> issubclass(PCKVUE, PCKV) and issubclass(PCKVGRR, PCKV)
+    True
+    """
 
     max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
     max_epsilon_reason: ClassVar[str] = (
@@ -244,22 +267,13 @@ class _PCKV(KeyValueSpec):
 
 
 @dataclasses.dataclass(frozen=True, init=False)
-class PCKVUE(_PCKV):
+class PCKVUE(PCKV):
     """PCKV-UE: padding-and-sampling, then a ternary unary vector over the d + ℓ keys.
 
     a = 1/2, p = e^ε/(e^ε + 1), b = 2/(e^ε + 3) by default (the paper's
     optimized allocation ε₂ = ε, ε₁ = ln((e^ε + 1)/2)); docs/key-value.md.
 
-    Parameters
-    ----------
-    domain : sequence of str or int
-        The d ≥ 2 keys.
-    epsilon : float
-        Privacy claim of one report (for the user's whole set of pairs).
-    ell : int, default 1
-        Padding length ℓ; unbiased when no user holds more than ℓ pairs.
-    a, b, p : Fraction or str, optional
-        The perturbation's probabilities; derived from ``epsilon`` when omitted.
+    Its parameters are those of :class:`PCKV`.
 
     Examples
     --------
@@ -274,17 +288,6 @@ class PCKVUE(_PCKV):
     report_schema: ClassVar[ReportSchema] = ReportSchema(
         (BitVector("plus", length="padded_size"), BitVector("minus", length="padded_size"))
     )
-
-    def __init__(
-        self,
-        domain: Iterable[DomainValue],
-        epsilon: float,
-        ell: int = 1,
-        a: ProbabilityInput | None = None,
-        b: ProbabilityInput | None = None,
-        p: ProbabilityInput | None = None,
-    ) -> None:
-        super().__init__(domain, epsilon, ell, a, b, p)
 
     def _calibrate(self, e: Fraction) -> tuple[Fraction, Fraction, Fraction]:
         """p, b rounded down on the 2^-64 grid: the ratio max(2ap/b, ·)/min(2a(1−p)/b, ·) then stays ≤ e^ε."""
@@ -306,24 +309,14 @@ class PCKVUE(_PCKV):
 
 
 @dataclasses.dataclass(frozen=True, init=False)
-class PCKVGRR(_PCKV):
+class PCKVGRR(PCKV):
     """PCKV-GRR: padding-and-sampling, then one (key, sign) by correlated randomized response.
 
     With L = ℓ(e^ε − 1): a = (L + 2)/(L + 2d'), p = (L + 1)/(L + 2),
     b = (1 − a)/(d' − 1) by default (the paper's allocation, which uses the
     padding's amplification: the ratio of one pair is L + 1, of a set e^ε).
 
-    Parameters
-    ----------
-    domain : sequence of str or int
-        The d ≥ 2 keys.
-    epsilon : float
-        Privacy claim of one report (for the user's whole set of pairs).
-    ell : int, default 1
-        Padding length ℓ; unbiased when no user holds more than ℓ pairs.
-    a, b, p : Fraction or str, optional
-        The perturbation's probabilities; derived from ``epsilon`` when omitted
-        (b must then be (1 − a)/(d + ℓ − 1)).
+    Its parameters are those of :class:`PCKV` (b must be (1 − a)/(d + ℓ − 1)).
 
     Examples
     --------
@@ -337,17 +330,6 @@ class PCKVGRR(_PCKV):
     report_schema: ClassVar[ReportSchema] = ReportSchema(
         (BoundedInt("key", bound="padded_size"), BoundedInt("sign", bound=2))
     )
-
-    def __init__(
-        self,
-        domain: Iterable[DomainValue],
-        epsilon: float,
-        ell: int = 1,
-        a: ProbabilityInput | None = None,
-        b: ProbabilityInput | None = None,
-        p: ProbabilityInput | None = None,
-    ) -> None:
-        super().__init__(domain, epsilon, ell, a, b, p)
 
     def _calibrate(self, e: Fraction) -> tuple[Fraction, Fraction, Fraction]:
         """a and p rounded down (less signal, more privacy): the set-level ratio stays ≤ e^ε."""

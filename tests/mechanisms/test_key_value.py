@@ -136,6 +136,23 @@ def test_paper_allocations():
     assert math.isclose(float(grr.p), (big + 1) / (big + 2), rel_tol=1e-12)
 
 
+@pytest.mark.parametrize("cls", [PCKVUE, PCKVGRR])
+def test_pckv_forms_take_their_parameters_from_the_documented_base(cls):
+    """PCKV-UE and PCKV-GRR are built by PCKV's constructor (one signature, documented once), as before."""
+    import inspect
+
+    from ldp.specs.key_value import PCKV
+
+    assert "__init__" not in vars(cls) and issubclass(cls, PCKV)
+    assert list(inspect.signature(cls).parameters) == ["domain", "epsilon", "ell", "a", "b", "p"]
+    assert "Parameters\n    ----------" in (PCKV.__doc__ or "")
+    spec = cls(("a", "b", "c"), 1.0, 2)
+    assert (spec.ell, spec.padded_size) == (2, 5)
+    assert cls(("a", "b", "c"), 1.0, 2, spec.a, spec.b, spec.p) == spec
+    with pytest.raises(SpecError, match="give all of a, b and p, or none"):
+        cls(("a", "b", "c"), 1.0, a="1/2")
+
+
 def test_edited_probabilities_above_the_claim_are_refused():
     data = PCKVUE(KEYS, 1.0).to_dict()
     data["p"] = "9/10"
