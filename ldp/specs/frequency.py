@@ -46,6 +46,7 @@ __all__ = [
     "OUE",
     "SUE",
     "BinaryRR",
+    "DomainSpec",
     "FrequencySpec",
     "HashedRandomizedResponse",
     "LocalHashing",
@@ -55,26 +56,23 @@ __all__ = [
 
 
 @dataclasses.dataclass(frozen=True, init=False)
-class FrequencySpec(ExactPrivacySpec):
-    """Common interface of the pure frequency oracles.
+class DomainSpec(ExactPrivacySpec):
+    """A finite domain of d ≥ 2 values and an ε: what the frequency oracles and the range mechanisms share.
 
-    Subclasses define ``exact_p_star``/``exact_q_star`` (support
-    probabilities) and ``privacy_ratio`` (the worst-case probability ratio
-    over pairs of inputs and any output, computed from the probabilities).
-    Their constructors call this one first, which validates and stores
-    ``domain`` and ``epsilon``, then set their probabilities.
+    Subclasses call this constructor first, which validates and stores
+    ``domain`` (its size before copying it, against ``max_domain_size``) and
+    ``epsilon`` (its limit, ``max_epsilon``, before any calibration), then
+    set their probabilities.
 
     Examples
     --------
     >>> import ldp
+    >>> from ldp.specs.frequency import DomainSpec
     >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
-    >>> isinstance(spec, ldp.FrequencySpec), spec.index_of("b")
-    (True, 1)
+    >>> isinstance(spec, DomainSpec), spec.domain_size, spec.index_of("b")
+    (True, 3, 1)
     """
 
-    report_kind: ClassVar[str] = ""
-    #: Order in the list of frequency oracles, smaller reports first; ``auto`` breaks ties to the lower rank.
-    report_size_rank: ClassVar[int] = 100
     #: Largest domain (ldp.specs.limits) and why.
     max_domain_size: ClassVar[int] = MAX_DOMAIN_SIZE
     max_domain_reason: ClassVar[str] = (
@@ -101,7 +99,6 @@ class FrequencySpec(ExactPrivacySpec):
         object.__setattr__(self, "epsilon", check_epsilon(epsilon))
         self._check_epsilon_limit()
 
-    # -- domain ----------------------------------------------------------
     @property
     def domain_size(self) -> int:
         """Number of values d in the domain."""
@@ -113,8 +110,32 @@ class FrequencySpec(ExactPrivacySpec):
         return DomainIndex(self.domain)
 
     def index_of(self, value: Any) -> int:
-        """Index of ``value`` in the domain; :class:`~ldp.errors.InputError` when absent."""
+        """Index of ``value`` in the domain (its rank, in an ordered one); InputError when absent."""
         return self.domain_index.index(value)
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class FrequencySpec(DomainSpec):
+    """Common interface of the pure frequency oracles.
+
+    Subclasses define ``exact_p_star``/``exact_q_star`` (support
+    probabilities) and ``privacy_ratio`` (the worst-case probability ratio
+    over pairs of inputs and any output, computed from the probabilities).
+    Their constructors call this one first (:class:`DomainSpec`'s), which
+    validates and stores ``domain`` and ``epsilon``, then set their
+    probabilities.
+
+    Examples
+    --------
+    >>> import ldp
+    >>> spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    >>> isinstance(spec, ldp.FrequencySpec), spec.index_of("b")
+    (True, 1)
+    """
+
+    report_kind: ClassVar[str] = ""
+    #: Order in the list of frequency oracles, smaller reports first; ``auto`` breaks ties to the lower rank.
+    report_size_rank: ClassVar[int] = 100
 
     # -- privacy ---------------------------------------------------------
     # -- accuracy --------------------------------------------------------

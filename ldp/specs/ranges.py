@@ -30,17 +30,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from functools import cached_property
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from ldp.domain import DomainIndex, DomainValue, normalize_domain
+from ldp.domain import DomainValue
 from ldp.errors import SpecError
 from ldp.report_schema import BitVector, BoundedInt, ReportSchema
-from ldp.specs.base import ExactPrivacySpec, MechanismView
-from ldp.specs.frequency import OUE, calibrate_keep_probability
-from ldp.specs.limits import RR64_MAX_EPSILON
+from ldp.specs.base import MechanismView
+from ldp.specs.frequency import OUE, DomainSpec, calibrate_keep_probability
 from ldp.specs.pairs import PrivacyPiece, piece
-from ldp.specs.validation import ProbabilityInput, check_epsilon, check_int, check_probability
+from ldp.specs.validation import ProbabilityInput, check_int, check_probability
 
 __all__ = ["MAX_RANGE_LEAVES", "RANGE_MECHANISMS", "RangeHaar", "RangeHierarchy", "RangeSpec"]
 
@@ -51,28 +49,15 @@ DEFAULT_BRANCHING = 4
 
 
 @dataclasses.dataclass(frozen=True, init=False)
-class RangeSpec(ExactPrivacySpec):
-    """Common part of the range mechanisms: an ordered domain of D ≥ 2 values and ε."""
+class RangeSpec(DomainSpec):
+    """Common part of the range mechanisms: an ordered domain of D ≥ 2 values and ε.
+
+    The order given is the order of the ranges; the domain and ε are checked
+    as every frequency oracle's (:class:`~ldp.specs.frequency.DomainSpec`).
+    """
 
     #: Its estimates answer ranges and quantiles (``ldp aggregate --range``, ``--quantiles``).
     answers_ranges: ClassVar[bool] = True
-
-    max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
-    max_epsilon_reason: ClassVar[str] = (
-        "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon "
-        "to 1e-9 above it"
-    )
-
-    domain: tuple[DomainValue, ...]
-    epsilon: float
-
-    def _init_domain(self, domain: Iterable[DomainValue], epsilon: float) -> None:
-        values = normalize_domain(domain)
-        if len(values) < 2:
-            raise SpecError(f"{self.mechanism} needs a domain of at least 2 values, got {len(values)}")
-        object.__setattr__(self, "domain", values)
-        object.__setattr__(self, "epsilon", check_epsilon(epsilon))
-        self._check_epsilon_limit()
 
     def _check_leaves(self) -> None:
         if self.leaves > MAX_RANGE_LEAVES:
@@ -80,20 +65,6 @@ class RangeSpec(ExactPrivacySpec):
                 f"{self.mechanism}: {self.leaves:,} padded leaves exceed {MAX_RANGE_LEAVES:,} (the aggregator keeps "
                 "dense leaf-by-leaf matrices for exact variances)"
             )
-
-    @property
-    def domain_size(self) -> int:
-        """D, the number of ordered values."""
-        return len(self.domain)
-
-    @cached_property
-    def domain_index(self) -> DomainIndex:
-        """Value → index lookup (accepts the string form of integer values)."""
-        return DomainIndex(self.domain)
-
-    def index_of(self, value: Any) -> int:
-        """Index (rank) of ``value`` in the ordered domain; InputError when absent."""
-        return self.domain_index.index(value)
 
     @property
     def levels(self) -> int:  # pragma: no cover - overridden
@@ -152,7 +123,7 @@ class RangeHierarchy(RangeSpec):
         p: ProbabilityInput | None = None,
         q: ProbabilityInput | None = None,
     ) -> None:
-        self._init_domain(domain, epsilon)
+        super().__init__(domain, epsilon)
         object.__setattr__(self, "branching", check_int(branching, "branching", minimum=2, maximum=1 << 10))
         self._check_leaves()
         if p is None and q is None:
@@ -245,7 +216,7 @@ class RangeHaar(RangeSpec):
     def __init__(
         self, domain: Iterable[DomainValue], epsilon: float, p: ProbabilityInput | None = None
     ) -> None:
-        self._init_domain(domain, epsilon)
+        super().__init__(domain, epsilon)
         self._check_leaves()
         if p is None:
             keep = calibrate_keep_probability(self.epsilon, 2, self.mechanism)

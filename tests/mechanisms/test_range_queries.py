@@ -230,6 +230,25 @@ def test_a_domain_beyond_the_leaf_limit_is_refused_in_one_line():
     assert RangeHierarchy(domain=range(4096), epsilon=1.0).leaves == 4096
 
 
+@pytest.mark.parametrize("cls", [RangeHierarchy, RangeHaar])
+def test_the_domain_and_epsilon_are_checked_by_the_frequency_oracles_validation(cls):
+    """The range specs reuse the frequency oracles' domain and ε checks (one DomainSpec), with their messages."""
+    from ldp.specs.frequency import GRR, DomainSpec
+    from ldp.specs.ranges import RangeSpec
+
+    assert issubclass(RangeSpec, DomainSpec)
+    for name in ("__init__", "domain_size", "domain_index", "index_of", "max_epsilon", "max_domain_size"):
+        assert name not in vars(RangeSpec), name
+    for domain, epsilon in (([1], 1.0), ([1, 2], -1.0), ([1, 2], float("nan")), ([1, 2], 1e6)):
+        with pytest.raises(SpecError) as theirs:
+            GRR(domain=domain, epsilon=epsilon)
+        with pytest.raises(SpecError) as ours:
+            cls(domain=domain, epsilon=epsilon)
+        assert str(ours.value) == str(theirs.value).replace("grr", cls.mechanism)
+    spec = cls(domain=["low", "mid", "high"], epsilon=1.0)
+    assert (spec.domain_size, spec.index_of("high")) == (3, 2)
+
+
 def test_estimate_options_are_checked():
     spec = RangeHierarchy(domain=range(8), epsilon=1.0)
     acc = hierarchy_simulated(spec, np.full(8, 10), np.random.default_rng(0))
