@@ -70,24 +70,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from harness import timings
 
 import ldp
 from ldp.client import ClientState, SystemRandomSource, encode_batch, make_encoder
-
-
-def timings(run: Callable[[], None], repeat: int) -> list[float]:
-    """Wall-clock seconds of ``repeat`` calls of ``run`` (after one warm-up call)."""
-    run()
-    out = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        out.append(time.perf_counter() - start)
-    return out
 
 
 def single_row(name: str, encoder, values: list, count: int, repeat: int, target_us: float | None):
@@ -279,78 +268,25 @@ def main() -> None:
                     "encode RAPPOR (k=128, h=2, PRR+IRR)", encoder, sample, args.single, args.repeat, 30
                 )
             )
-        grr = ldp.GRR(domain=small, epsilon=1.0)
-        rows.append(single_row("encode GRR (d=16)", make_encoder(grr), sample, args.single, args.repeat, 5))
-        rows.append(
-            single_row(
-                "encode GRR (d=1024)",
-                make_encoder(ldp.GRR(domain=large, epsilon=1.0)),
-                sample,
-                args.single,
-                args.repeat,
-                None,
-            )
-        )
-        rows.append(
-            single_row(
+        # (row, spec, values cycled over, reports per timed run, target µs/report or None)
+        singles = [
+            ("encode GRR (d=16)", ldp.GRR(domain=small, epsilon=1.0), sample, args.single, 5),
+            ("encode GRR (d=1024)", ldp.GRR(domain=large, epsilon=1.0), sample, args.single, None),
+            (
                 "encode BinaryRR",
-                make_encoder(ldp.BinaryRR(domain=("no", "yes"), epsilon=1.0)),
+                ldp.BinaryRR(domain=("no", "yes"), epsilon=1.0),
                 ["no", "yes"],
                 args.single,
-                args.repeat,
                 None,
-            )
-        )
-        rows.append(
-            single_row(
-                "encode OUE (d=16)",
-                make_encoder(ldp.OUE(domain=small, epsilon=1.0)),
-                sample,
-                args.single,
-                args.repeat,
-                None,
-            )
-        )
-        rows.append(
-            single_row(
-                "encode OUE (d=1024)",
-                make_encoder(ldp.OUE(domain=large, epsilon=1.0)),
-                sample,
-                args.single // 4,
-                args.repeat,
-                None,
-            )
-        )
-        rows.append(
-            single_row(
-                "encode SUE (d=16)",
-                make_encoder(ldp.SUE(domain=small, epsilon=1.0)),
-                sample,
-                args.single,
-                args.repeat,
-                None,
-            )
-        )
-        rows.append(
-            single_row(
-                "encode OLH (d=1024)",
-                make_encoder(ldp.OLH(domain=large, epsilon=1.0)),
-                sample,
-                args.single,
-                args.repeat,
-                None,
-            )
-        )
-        rows.append(
-            single_row(
-                "encode BLH (d=1024)",
-                make_encoder(ldp.BLH(domain=large, epsilon=1.0)),
-                sample,
-                args.single,
-                args.repeat,
-                None,
-            )
-        )
+            ),
+            ("encode OUE (d=16)", ldp.OUE(domain=small, epsilon=1.0), sample, args.single, None),
+            ("encode OUE (d=1024)", ldp.OUE(domain=large, epsilon=1.0), sample, args.single // 4, None),
+            ("encode SUE (d=16)", ldp.SUE(domain=small, epsilon=1.0), sample, args.single, None),
+            ("encode OLH (d=1024)", ldp.OLH(domain=large, epsilon=1.0), sample, args.single, None),
+            ("encode BLH (d=1024)", ldp.BLH(domain=large, epsilon=1.0), sample, args.single, None),
+        ]
+        for name, spec, values, count, target in singles:
+            rows.append(single_row(name, make_encoder(spec), values, count, args.repeat, target))
 
     batch_rows = []
     if args.batch:
@@ -358,46 +294,26 @@ def main() -> None:
         rng = np.random.default_rng(0)
         candidates = [f"value-{i}" for i in range(100)]
         strings = [candidates[i] for i in rng.integers(0, 100, n)]
-        batch_rows = [batch_row("RAPPOR (k=128, h=2, m=64, strings)", rappor, strings, n, args.repeat, 1e6)]
         idx = rng.integers(0, 1024, n)
         grr_large = ldp.GRR(domain=large, epsilon=1.0)
-        batch_rows.append(
-            batch_row("GRR (d=1024, indices)", grr_large, idx, n, args.repeat, 10e6, indices=True)
-        )
-        words = [large[i] for i in idx]
-        batch_rows.append(batch_row("GRR (d=1024, strings)", grr_large, words, n, args.repeat, None))
-        batch_rows.append(
-            batch_row(
+        # (row, spec, values, reports, target reports/s or None, encode_batch options)
+        batches = [
+            ("RAPPOR (k=128, h=2, m=64, strings)", rappor, strings, n, 1e6, {}),
+            ("GRR (d=1024, indices)", grr_large, idx, n, 10e6, {"indices": True}),
+            ("GRR (d=1024, strings)", grr_large, [large[i] for i in idx], n, None, {}),
+            (
                 "OUE (d=1024, indices)",
                 ldp.OUE(domain=large, epsilon=1.0),
                 idx[: n // 10],
                 n // 10,
-                args.repeat,
                 None,
-                indices=True,
-            )
-        )
-        batch_rows.append(
-            batch_row(
-                "OLH (d=1024, indices)",
-                ldp.OLH(domain=large, epsilon=1.0),
-                idx,
-                n,
-                args.repeat,
-                None,
-                indices=True,
-            )
-        )
-        batch_rows.append(
-            batch_row(
-                "Piecewise (numbers)",
-                ldp.numeric_spec("piecewise", 1.0, 0.0, 1.0),
-                rng.random(n),
-                n,
-                args.repeat,
-                None,
-            )
-        )
+                {"indices": True},
+            ),
+            ("OLH (d=1024, indices)", ldp.OLH(domain=large, epsilon=1.0), idx, n, None, {"indices": True}),
+            ("Piecewise (numbers)", ldp.numeric_spec("piecewise", 1.0, 0.0, 1.0), rng.random(n), n, None, {}),
+        ]
+        for name, spec, values, count, target, options in batches:
+            batch_rows.append(batch_row(name, spec, values, count, args.repeat, target, **options))
 
     if args.single:
         header = (

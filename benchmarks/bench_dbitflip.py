@@ -29,26 +29,13 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core, before NumPy loads
 
-import statistics
-import time
-from collections.abc import Callable
-
 import numpy as np
+from harness import batch_throughput, median_time
 
 import ldp
-from ldp.aggregator import make_aggregator
-from ldp.client import SystemRandomSource, encode_batch, make_encoder
+from ldp.client import make_encoder
 from ldp.simulations.dbitflip import dbitflip_counts
 from ldp.specs.dbitflip import DBitFlip
-
-
-def median_time(run: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def throughput(users: int, b: int, repeat: int) -> None:
@@ -60,21 +47,8 @@ def throughput(users: int, b: int, repeat: int) -> None:
     }
     print(f"throughput, b = {b}, n = {users:,} (seconds, median of {repeat})")
     print(f"{'operation':18} " + " ".join(f"{name:>14}" for name in specs))
-    rows: dict[str, list[float]] = {"encode (secure)": [], "encode (seeded)": [], "aggregate": []}
-    for spec in specs.values():
-        rows["encode (secure)"].append(
-            median_time(lambda s=spec: encode_batch(s, values, SystemRandomSource(), indices=True), repeat)
-        )
-        rows["encode (seeded)"].append(
-            median_time(
-                lambda s=spec: encode_batch(s, values, np.random.default_rng(2), indices=True), repeat
-            )
-        )
-        batch = encode_batch(spec, values, np.random.default_rng(3), indices=True)
-
-        rows["aggregate"].append(median_time(lambda s=spec, b=batch: make_aggregator(s).add_batch(b), repeat))
-    for name, times in rows.items():
-        print(f"{name:18} " + " ".join(f"{t:14.4f}" for t in times))
+    for operation, times in batch_throughput(specs, values, repeat).items():
+        print(f"{operation:18} " + " ".join(f"{times[name]:14.4f}" for name in specs))
     counts = np.bincount(values, minlength=b)
     for name in ("dbitflip d=1", "dbitflip d=4"):
         spec = specs[name]

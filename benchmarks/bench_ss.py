@@ -35,53 +35,27 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core, before NumPy loads
 
 import math
-import statistics
-import time
-from collections.abc import Callable
 
 import numpy as np
+from harness import batch_throughput, median_time
 
 import ldp
-from ldp.aggregator import make_aggregator
-from ldp.client import SystemRandomSource, encode_batch
 from ldp.simulations.fast import frequency_support_counts
-
-
-def median_time(run: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def throughput_rows(users: int, d: int, epsilon: float, repeat: int) -> list[tuple[str, float, float]]:
     """(row, SS seconds, OUE seconds) for each timed operation."""
     values = np.random.default_rng(1).integers(0, d, users)
     specs = {"ss": ldp.SubsetSelection(range(d), epsilon), "oue": ldp.OUE(range(d), epsilon)}
-    seconds: dict[str, dict[str, float]] = {}
-    for name, spec in specs.items():
-        row: dict[str, float] = {}
-        row["encode (secure)"] = median_time(
-            lambda spec=spec: encode_batch(spec, values, SystemRandomSource(), indices=True), repeat
+    seconds = batch_throughput(specs, values, repeat)
+    counts = np.bincount(values, minlength=d)
+    seconds["fast simulate"] = {
+        name: median_time(
+            lambda spec=spec: frequency_support_counts(spec, counts, np.random.default_rng(4)), repeat
         )
-        rng = np.random.default_rng(2)
-        row["encode (seeded)"] = median_time(
-            lambda spec=spec, rng=rng: encode_batch(spec, values, rng, indices=True), repeat
-        )
-        batch = encode_batch(spec, values, rng, indices=True)
-
-        def aggregate(spec=spec, batch=batch) -> None:
-            make_aggregator(spec).add_batch(batch)
-
-        row["aggregate"] = median_time(aggregate, repeat)
-        counts = np.bincount(values, minlength=d)
-        row["fast simulate"] = median_time(
-            lambda spec=spec, counts=counts, rng=rng: frequency_support_counts(spec, counts, rng), repeat
-        )
-        seconds[name] = row
-    return [(op, seconds["ss"][op], seconds["oue"][op]) for op in seconds["ss"]]
+        for name, spec in specs.items()
+    }
+    return [(op, row["ss"], row["oue"]) for op, row in seconds.items()]
 
 
 def variance_rows() -> list[tuple[float, int, int, float, float, float]]:
