@@ -5,18 +5,20 @@ constructor; ``auto`` resolves to :func:`ldp.best_frequency_mechanism` at each
 (ε, D); ``rappor`` is a Bloom-filter RAPPOR whose single-report ε (ε₁) is
 calibrated to the requested ε (:func:`rappor_for_epsilon`).
 
-Extension point: :data:`MECHANISM_KINDS` maps every name to a *kind*
-(``"frequency"`` or ``"rappor"``). The runner dispatches on the kind to the
-count sampler (:mod:`ldp.simulations.fast`), the faithful path and the
-metrics. Numeric (mean) mechanisms will add a ``"mean"`` kind here and its
-three functions there; nothing else needs to change.
+:data:`MECHANISM_KINDS` maps every name to a *kind* (``"frequency"``,
+``"rappor"`` or ``"heavy-hitter"``), read from the registry (:mod:`ldp.registry`)
+each time it is used, so an installed package's mechanism registered after
+this module was imported is known too. The runner dispatches on the kind to
+the count sampler (:mod:`ldp.simulations.fast`), the faithful path and the
+metrics; numeric mechanisms have their own runner
+(:func:`ldp.simulations.run_numeric`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -41,10 +43,35 @@ __all__ = [
     "resolve_name",
 ]
 
-#: name -> kind; the runner dispatches on the kind.
-MECHANISM_KINDS: dict[str, str] = {**dict.fromkeys(FREQUENCY_MECHANISMS, "frequency"), "auto": "frequency"}
-MECHANISM_KINDS["rappor"] = "rappor"
-MECHANISM_KINDS.update(dict.fromkeys(HEAVY_HITTER_MECHANISMS, "heavy-hitter"))
+
+class _MechanismKinds(Mapping[str, str]):
+    """name -> kind of every mechanism a simulation runs, read from the registry at each use.
+
+    The frequency oracles and ``auto``, then ``rappor``, then the heavy
+    hitters, each in registry order; a mechanism registered after this module
+    was imported (an installed package's, through its entry point) is included.
+    """
+
+    def _table(self) -> dict[str, str]:
+        kinds = {**dict.fromkeys(FREQUENCY_MECHANISMS, "frequency"), "auto": "frequency", "rappor": "rappor"}
+        kinds.update(dict.fromkeys(HEAVY_HITTER_MECHANISMS, "heavy-hitter"))
+        return kinds
+
+    def __getitem__(self, name: str) -> str:
+        return self._table()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return f"MECHANISM_KINDS({self._table()!r})"
+
+
+#: name -> kind (a live, read-only view of the registry); the runner dispatches on the kind.
+MECHANISM_KINDS: Mapping[str, str] = _MechanismKinds()
 
 #: Mechanisms of the default sweep (``binary-rr`` is added for two-value domains).
 DEFAULT_MECHANISMS: tuple[str, ...] = ("grr", "sue", "oue", "olh", "blh")

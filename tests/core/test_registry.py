@@ -188,8 +188,8 @@ def _check_toy_results(work: Path, results: dict[str, list]) -> None:
 
 
 # Slow set: a fresh interpreter (the toy on PYTHONPATH) runs five commands. Fast: the toy found through its entry
-# point, loaded and forgotten in process (test_the_toy_mechanism_is_found_in_process_and_forgotten_after).
-# Not in process: simulations.mechanisms.MECHANISM_KINDS is built once, at its import.
+# point, loaded and forgotten in process (test_the_toy_mechanism_is_found_in_process_and_forgotten_after), and
+# simulated when registered after the simulator was imported.
 @pytest.mark.slow
 def test_a_mechanism_of_an_installed_package_works_in_every_command(tmp_path):
     site = install_toy(tmp_path / "site")
@@ -218,6 +218,49 @@ def test_the_toy_mechanism_is_found_in_process_and_forgotten_after(tmp_path, mon
             del sys.modules[name]
         registry.refresh()
     assert declaration("toy-rr") is None and "toy-rr" not in registered_specs()
+
+
+def test_ldp_simulate_knows_a_mechanism_registered_after_it_was_imported(tmp_path, monkeypatch):
+    """MECHANISM_KINDS reads the registry when used: an entry point found later is simulated, and forgotten after."""
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+    from ldp.simulations.mechanisms import MECHANISM_KINDS, mechanism_kind
+
+    assert "toy-rr" not in MECHANISM_KINDS  # the simulator is imported before the toy is installed
+    site = install_toy(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(site))
+    registry.refresh()
+    try:
+        assert mechanism_kind("toy-rr") == "frequency" and list(MECHANISM_KINDS)[-3:] == [
+            "rappor",
+            "pem",
+            "treehist",
+        ]
+        args = [
+            "simulate",
+            "-m",
+            "toy-rr,grr",
+            "-e",
+            "1",
+            "-n",
+            "2000",
+            "-d",
+            "8",
+            "--repeats",
+            "1",
+            "--seed",
+            "1",
+        ]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        assert "toy-rr" in result.output and "grr" in result.output
+    finally:
+        monkeypatch.undo()
+        for name in [m for m in sys.modules if m == "toy_mechanism" or m.startswith("toy_mechanism.")]:
+            del sys.modules[name]
+        registry.refresh()
+    assert "toy-rr" not in MECHANISM_KINDS
 
 
 def test_a_broken_or_clashing_entry_point_is_skipped_with_a_warning(tmp_path, monkeypatch):
