@@ -224,15 +224,16 @@ class _Clients:
     def open_new(self, keys: list[str]) -> None:
         """Open the clients of ``keys`` not open yet, their new state files created together.
 
-        For the built-in encoders that keep a :class:`~ldp.client.ClientState`
-        (:data:`_CLIENT_STATE_MECHANISMS`), the states are opened with
-        :meth:`ClientState.open_many`: the chunk's new clients are written with
-        one durability pass instead of two fsyncs each, and every one is on
-        stable storage before any report of the chunk is made.
+        For every memoizing mechanism (its encoder factory takes the opened
+        :class:`~ldp.client.ClientState`, as ``make_encoder`` gives it), the
+        states are opened with :meth:`ClientState.open_many`: the chunk's new
+        clients are written with one durability pass instead of two fsyncs
+        each, and every one is on stable storage before any report of the
+        chunk is made.
         """
         from ldp.client.state import ClientState
 
-        if not self.stateful or self.spec.mechanism not in _CLIENT_STATE_MECHANISMS:
+        if not self.stateful:
             return
         new = [key for key in dict.fromkeys(keys) if key not in self.clients]
         states = ClientState.open_many([state_path(self.state_dir, key) for key in new], self.spec)
@@ -304,10 +305,6 @@ class _Clients:
             raise bad.error from None
         keep = self.charge(chunk, values, keys, encoders)
         return _take(batch, None if keep.all() else keep, groups)
-
-
-#: Mechanisms whose built-in encoder keeps its client's :class:`~ldp.client.ClientState` (opened in bulk).
-_CLIENT_STATE_MECHANISMS = frozenset({"rappor", "onebitmean"})
 
 
 class _SpecOnly:

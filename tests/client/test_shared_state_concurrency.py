@@ -349,6 +349,35 @@ def test_encode_makes_new_clients_durable_before_any_report(tmp_path, monkeypatc
     assert events == chunk + chunk + ["sync", *["link"] * 10, "directory", "reports"]
 
 
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ldp.load_spec({"mechanism": "loloha", "domain": ["v0", "v1", "v2"], "epsilon": 1.0}),
+        ldp.load_spec({"mechanism": "dbitflip", "domain": ["v0", "v1", "v2"], "epsilon": 1.0}),
+        ldp.load_spec({"mechanism": "l-grr", "domain": ["v0", "v1", "v2"], "epsilon": 1.0}),
+        ldp.load_spec({"mechanism": "onebitmean", "epsilon": 1.0, "rounding": "alpha"}),
+        RAPPOR,
+    ],
+    ids=lambda spec: spec.mechanism,
+)
+def test_encode_opens_every_memoizing_mechanisms_new_clients_in_bulk(tmp_path, monkeypatch, spec):
+    """``ldp encode --state``: the new clients of any memoizing mechanism, not a list of names, are opened together."""
+    from ldp.client.encode_batches import secure_batches
+
+    bulk: list[int] = []
+    one_by_one: list[Path] = []
+    open_many, open_one = ClientState.open_many, ClientState.open
+    monkeypatch.setattr(
+        ClientState, "open_many", lambda paths, s: bulk.append(len(paths)) or open_many(paths, s)
+    )
+    monkeypatch.setattr(ClientState, "open", lambda path, s: one_by_one.append(path) or open_one(path, s))
+    value = 0.5 if spec.mechanism == "onebitmean" else "v1"
+    rows = [(i + 2, value, f"user-{i % 30}", None) for i in range(50)]
+    batches = list(secure_batches(spec, rows, str(tmp_path / "states"), chunk_rows=20))
+    assert sum(len(batch) for batch in batches) == 50
+    assert bulk == [20, 10, 0] and one_by_one == []  # users 0-29 are new in the first two chunks, none after
+
+
 #: Opens 40 new clients in bulk, killing itself (SIGKILL) at the step named by argv[3].
 _KILLED_OPEN = textwrap.dedent("""
     import os, signal, sys
