@@ -98,6 +98,28 @@ def test_the_format_tests_cover_every_registered_mechanism():
     assert {spec.mechanism for spec in every_spec_shape()} == {d.name for d in BUILTIN_MECHANISMS}
 
 
+def test_a_new_builtin_mechanism_is_a_spec_shape_with_no_edit_to_conftest(monkeypatch):
+    """A mechanism no list of conftest names gets the conformance suite's example spec (its constructor's)."""
+    import sys
+    import types
+    from typing import ClassVar
+
+    import ldp.registry
+    from ldp.specs.ranges import RangeHaar
+
+    class ToyRange(RangeHaar):  # a kind conftest lists by hand (its ranges), under a new name
+        mechanism: ClassVar[str] = "toy-range"
+
+    module = types.ModuleType("toy_range_mechanism")
+    module.ToyRange = ToyRange  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "toy_range_mechanism", module)
+    toy = ldp.registry.MechanismDeclaration("toy-range", "toy_range_mechanism:ToyRange")
+    monkeypatch.setattr(ldp.registry, "BUILTIN_MECHANISMS", (*ldp.registry.BUILTIN_MECHANISMS, toy))
+    shapes = every_spec_shape()
+    assert [spec.mechanism for spec in shapes].count("toy-range") == 1
+    assert type(shapes[-1]) is ToyRange and shapes[-1].domain == ("a", "b", "c", "d", "e")
+
+
 def _shape_format_grid():
     """Every spec shape in every format; the fast set keeps each shape once, in each format in turn.
 
