@@ -10,115 +10,12 @@ from fractions import Fraction
 
 import pytest
 from conftest import SMALL_DOMAIN, frequency_specs, heavy_hitter_specs
+from reference_channels import exact_ratios, worst_ratio
+from reference_channels.frequency import lh_channel
 
 import ldp
-import ldp.specs.loloha
-import ldp.specs.longitudinal
 from ldp.errors import ParameterError
 from ldp.exact import exp_lower_bound
-from ldp.specs.dbitflip import DBitFlip
-
-
-def grr_channel(spec, x):
-    """P[output = y | input x] for every y, from the spec's p and q."""
-    return [spec.p if y == x else spec.q for y in range(spec.domain_size)]
-
-
-def ue_channel(spec, x):
-    """P[bit vector | x] for all 2^d vectors (small d)."""
-    d = spec.domain_size
-    out = {}
-    for bits in itertools.product((0, 1), repeat=d):
-        prob = Fraction(1)
-        for i, b in enumerate(bits):
-            one = spec.p if i == x else spec.q
-            prob *= one if b else 1 - one
-        out[bits] = prob
-    return out
-
-
-def lh_channel(spec, x, hashed):
-    """P[y | x, hash] for a fixed hash (the seed is independent of x)."""
-    h = hashed[x]
-    return [spec.p if y == h else spec.q for y in range(spec.g)]
-
-
-def hr_channel(spec, x):
-    """P[y | x] for every output y, from the paper's layout: x's block and row of the Sylvester matrix."""
-    from scipy.linalg import hadamard
-
-    b, half = spec.block_size, spec.block_size // 2
-    block, row = divmod(x, b - 1)
-    favoured = {block * b + int(c) for c in (hadamard(b)[row + 1] == 1).nonzero()[0]}
-    inside, outside = spec.p / half, (1 - spec.p) / (spec.outputs - half)
-    return [inside if y in favoured else outside for y in range(spec.outputs)]
-
-
-def sketch_channel(spec, x, hashed):
-    """P[output | x] within one sketch row (the row is independent of x) when value i hashes to hashed[i]."""
-    h, m = hashed[x], spec.m
-    if isinstance(spec, ldp.CMS):  # the m bits: bit h is 1 with p, every other bit with q = 1 - p
-        out = {}
-        for bits in itertools.product((0, 1), repeat=m):
-            prob = Fraction(1)
-            for i, b in enumerate(bits):
-                one = spec.p if i == h else spec.q
-                prob *= one if b else 1 - one
-            out[bits] = prob
-        return out
-    sign = [
-        1 - bin(col & h).count("1") % 2 for col in range(m)
-    ]  # HCMS: (column, bit), bit 1 for H[col, h] = +1
-    return {
-        (col, b): Fraction(1, m) * (spec.p if b == sign[col] else spec.q) for col in range(m) for b in (0, 1)
-    }
-
-
-def ss_channel(spec, x):
-    """P[subset | x] for every omega-subset: it holds x w.p. p, the other members uniform without replacement."""
-    d, w = spec.domain_size, spec.omega
-    holding, other = spec.p / math.comb(d - 1, w - 1), (1 - spec.p) / math.comb(d - 1, w)
-    return {s: holding if x in s else other for s in itertools.combinations(range(d), w)}
-
-
-def chain_channel(spec, x):
-    """A longitudinal chain's one report: round 1 (p1, q1) then round 2 (p2, q2), summed over the memo."""
-    d = spec.domain_size
-    if isinstance(spec, ldp.specs.longitudinal.LGRR):  # memo m w.p. p1 (m = x) or q1, then GRR(p2) of m
-        first = [spec.p1 if m == x else spec.q1 for m in range(d)]
-        return [sum(first[m] * (spec.p2 if y == m else spec.q2) for m in range(d)) for y in range(d)]
-    out = {}
-    for bits in itertools.product((0, 1), repeat=d):  # each bit: memo bit 1 w.p. p1 or q1, then p2 or q2
-        prob = Fraction(1)
-        for i, b in enumerate(bits):
-            memo = spec.p1 if i == x else spec.q1
-            one = memo * spec.p2 + (1 - memo) * spec.q2
-            prob *= one if b else 1 - one
-        out[bits] = prob
-    return out
-
-
-def dbitflip_channel(spec, x):
-    """P[(sampled buckets, sent bits) | x]: a uniform d-subset, then bit j is 1 w.p. p′ (j = x) or q′ (j ≠ x)."""
-    d, b = spec.d, spec.domain_size
-    out = {}
-    for sampled in itertools.combinations(range(b), d):
-        for bits in itertools.product((0, 1), repeat=d):
-            prob = Fraction(1, math.comb(b, d))
-            for j, bit in zip(sampled, bits):
-                one = spec.sent_one if j == x else spec.sent_zero
-                prob *= one if bit else 1 - one
-            out[(sampled, bits)] = prob
-    return out
-
-
-def worst_ratio(channels):
-    best = Fraction(0)
-    for a, b in itertools.permutations(channels, 2):
-        keys = a.keys() if isinstance(a, dict) else range(len(a))
-        for y in keys:
-            best = max(best, a[y] / b[y])
-    return best
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 5.0])
@@ -139,72 +36,41 @@ def test_heavy_hitter_ratio_equals_claim(epsilon):
             ldp.load_spec(data)
 
 
-def _lh_ratio(spec, d):
-    # A hash matters only through which inputs collide: buckets from range(min(g, d))
-    # already realize every collision pattern of d inputs.
-    ratio = Fraction(0)
-    for hashed in itertools.product(range(min(spec.g, d)), repeat=d):
-        ratio = max(ratio, worst_ratio([lh_channel(spec, x, hashed) for x in range(d)]))
-    return ratio
-
-
-def loloha_channel(spec, bucket):
-    """P[y | the user's value hashes to ``bucket``]: GRR(p₁) over g memoized, then GRR(p₂) of the memo."""
-    g = spec.g
-    q1, q2 = (1 - spec.p1) / (g - 1), (1 - spec.p2) / (g - 1)
-    same = (
-        spec.p1 * spec.p2 + (1 - spec.p1) * q2
-    )  # y = bucket: memo kept then kept, or memo moved then moved back
-    other = spec.p1 * q2 + q1 * spec.p2 + (g - 2) * q1 * q2  # y ≠ bucket
-    return [same if y == bucket else other for y in range(g)]
-
-
-def _loloha_ratio(spec, d):
-    # the public pool's hash index is independent of the value: the worst hash (inputs in different buckets) rules
-    ratio = Fraction(0)
-    for hashed in itertools.product(range(min(spec.g, d)), repeat=d):
-        ratio = max(ratio, worst_ratio([loloha_channel(spec, hashed[x]) for x in range(d)]))
-    return ratio
-
-
-def _sketch_ratio(spec, d):
-    ratio = Fraction(0)
-    small = type(spec)(spec.domain, spec.epsilon, k=1, m=4, p=spec.p)  # 2^4 outputs; the ratio is m's
-    for hashed in itertools.product(range(min(small.m, d)), repeat=d):
-        ratio = max(ratio, worst_ratio([sketch_channel(small, x, hashed) for x in range(d)]))
-    return ratio
-
-
-def _distribution_ratio(channel):
-    def ratio(spec, d):
-        assert sum(channel(spec, 0).values() if isinstance(channel(spec, 0), dict) else channel(spec, 0)) == 1
-        return worst_ratio([channel(spec, x) for x in range(d)])
-
-    return ratio
-
-
 #: The exact worst-case ratio of each family, from first principles (its output distribution), by spec class.
-EXACT_RATIO = {
-    ldp.GRR: _distribution_ratio(grr_channel),
-    ldp.specs.UnaryEncoding: _distribution_ratio(ue_channel),
-    ldp.HR: _distribution_ratio(hr_channel),
-    ldp.specs.sketch.SketchSpec: _sketch_ratio,
-    ldp.SubsetSelection: _distribution_ratio(ss_channel),
-    ldp.specs.LocalHashing: _lh_ratio,
-    ldp.specs.longitudinal.LongitudinalChain: _distribution_ratio(chain_channel),
-    DBitFlip: _distribution_ratio(dbitflip_channel),
-    ldp.specs.loloha.LOLOHA: _loloha_ratio,
-}
+EXACT_RATIO = exact_ratios()
 
 
 def exact_ratio(spec, d):
-    """The reference ratio of ``spec``'s family (its class's nearest entry in EXACT_RATIO); a new family fails."""
+    """The reference ratio of ``spec``'s family (its class's nearest entry in EXACT_RATIO); a new family fails.
+
+    The references are the modules of tests/privacy/reference_channels/: a new family adds its own.
+    """
     for klass in type(spec).__mro__:
         if klass in EXACT_RATIO:
             return EXACT_RATIO[klass](spec, d)
     pytest.fail(
-        f"no reference output distribution for {type(spec).__name__} ({spec.mechanism}) in EXACT_RATIO"
+        f"no reference output distribution for {type(spec).__name__} ({spec.mechanism}): add a module to "
+        "tests/privacy/reference_channels/"
     )
+
+
+def test_a_family_adds_its_reference_channel_as_a_module_of_its_own(tmp_path, monkeypatch):
+    """The references are found by listing tests/privacy/reference_channels/: a new module is read, no list edited."""
+    import sys
+
+    import reference_channels
+
+    assert {ldp.GRR, ldp.HR, ldp.SubsetSelection} <= set(EXACT_RATIO)
+    (tmp_path / "zz_new_family.py").write_text(
+        "class NewSpec:\n    pass\n\n\nEXACT_RATIO = {NewSpec: lambda spec, d: 1}\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(reference_channels, "__path__", [*reference_channels.__path__, str(tmp_path)])
+    try:
+        found = exact_ratios()
+        assert set(EXACT_RATIO) < set(found)
+        assert [cls.__name__ for cls in set(found) - set(EXACT_RATIO)] == ["NewSpec"]
+    finally:
+        sys.modules.pop("reference_channels.zz_new_family", None)
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 2.0, 5.0])
