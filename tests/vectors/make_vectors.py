@@ -327,6 +327,8 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
         "dbitflip/wide",
         {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"},
     ),
+    ("pckv-ue/ell2", {"mechanism": "pckv-ue", "domain": ["a", "b", "c", "d", "e", "f", "g"], "epsilon": 1.0, "ell": 2}),
+    ("pckv-ue/default", {"mechanism": "pckv-ue", "domain": ["x", "y", "z"], "epsilon": 3.0}),
     ("pckv-grr/ell2", {"mechanism": "pckv-grr", "domain": ["a", "b", "c", "d"], "epsilon": 2.0, "ell": 2}),
     ("privkvm/default", {"mechanism": "privkvm", "domain": ["a", "b", "c"], "epsilon": 1.0}),
 ]
@@ -929,6 +931,8 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("l-oue/int", [-3, "1000"]),
     ("l-sue/non-ascii", ["é", "😀", "é"]),
     ("dbitflip/d1", ["0-9", "100+", "😀"]),
+    ("pckv-ue/ell2", [{"a": 0.5}, {}, {"b": -1, "g": 0.25}, [["c", 1]], {"a": 0.1, "b": -0.7, "f": 1}]),
+    ("pckv-ue/default", [{"x": -0.3}, {}, '{"z": 1}']),
     ("pckv-grr/ell2", [{"a": 0.5}, {}, {"b": -1, "d": 0.25}, [["c", 1]], {"a": 0.1, "b": -0.7}]),
     ("privkvm/default", [{"a": 0.5}, {}, {"b": -1, "c": 0.25}, {"a": 0.3, "b": 1, "c": -0.1}]),
     ("dbitflip/gamma", [3, 6, "8", 0, 3]),
