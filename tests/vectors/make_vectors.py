@@ -327,7 +327,10 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
         "dbitflip/wide",
         {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"},
     ),
-    ("pckv-ue/ell2", {"mechanism": "pckv-ue", "domain": ["a", "b", "c", "d", "e", "f", "g"], "epsilon": 1.0, "ell": 2}),
+    (
+        "pckv-ue/ell2",
+        {"mechanism": "pckv-ue", "domain": ["a", "b", "c", "d", "e", "f", "g"], "epsilon": 1.0, "ell": 2},
+    ),
     ("pckv-ue/default", {"mechanism": "pckv-ue", "domain": ["x", "y", "z"], "epsilon": 3.0}),
     ("pckv-grr/ell2", {"mechanism": "pckv-grr", "domain": ["a", "b", "c", "d"], "epsilon": 2.0, "ell": 2}),
     ("privkvm/default", {"mechanism": "privkvm", "domain": ["a", "b", "c"], "epsilon": 1.0}),
