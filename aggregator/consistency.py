@@ -47,6 +47,7 @@ __all__ = [
     "no_consistency",
     "norm_mul",
     "norm_sub",
+    "norm_sub_shift",
 ]
 
 
@@ -115,13 +116,12 @@ def norm_mul(frequencies) -> np.ndarray:
     return f / total
 
 
-def norm_sub(frequencies) -> np.ndarray:
-    """Norm-Sub: the Euclidean projection of f̂ onto the probability simplex.
+def norm_sub_shift(frequencies) -> float:
+    """Norm-Sub's common shift δ: Σ_v max(f̂_v + δ, 0) = 1 (:func:`norm_sub`).
 
-    Finds δ with Σ_v max(f̂_v + δ, 0) = 1 by the sort-based algorithm: with
-    u = f̂ sorted in decreasing order and ρ the largest j such that
-    u_j + (1 − Σ_{i≤j} u_i)/j > 0, δ = (1 − Σ_{i≤ρ} u_i)/ρ.
-    The result is argmin ‖x − f̂‖₂ over {x ≥ 0, Σx = 1}.
+    By the sort-based algorithm: with u = f̂ sorted in decreasing order and ρ
+    the largest j such that u_j + (1 − Σ_{i≤j} u_i)/j > 0,
+    δ = (1 − Σ_{i≤ρ} u_i)/ρ.
     """
     f = _as_vector(frequencies)
     u = np.sort(f)[::-1]
@@ -129,8 +129,17 @@ def norm_sub(frequencies) -> np.ndarray:
     j = np.arange(1, f.size + 1)
     positive = u + (1.0 - cumulative) / j > 0
     rho = int(np.flatnonzero(positive)[-1]) + 1  # j = 1 always qualifies
-    delta = (1.0 - cumulative[rho - 1]) / rho
-    return np.maximum(f + delta, 0.0)
+    return float((1.0 - cumulative[rho - 1]) / rho)
+
+
+def norm_sub(frequencies) -> np.ndarray:
+    """Norm-Sub: the Euclidean projection of f̂ onto the probability simplex.
+
+    max(f̂_v + δ, 0) with δ = :func:`norm_sub_shift` (f̂), so that the sum is 1.
+    The result is argmin ‖x − f̂‖₂ over {x ≥ 0, Σx = 1}.
+    """
+    f = _as_vector(frequencies)
+    return np.maximum(f + norm_sub_shift(f), 0.0)
 
 
 #: Method name → function of (frequencies, null standard errors, alpha).

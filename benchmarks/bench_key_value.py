@@ -12,10 +12,15 @@ runs of ``--coverage-users`` users with four keys of frequencies 0.5, 0.3, 0, 0.
 held by half the users, so nobody holds more than ℓ pairs); pooled share of the 95 % intervals of the
 frequency (every key) and of the mean (held keys) that hold the truth.
 
+Part 3, where PCKV-GRR's mean overtakes PrivKVM's: the setup of part 1 at ε ∈ ``--small-epsilons`` over
+d ∈ ``--domains`` keys; per cell the mean MSE of PCKV-GRR, PCKV-UE and PrivKVM, and of answering 0 for every
+key (mean of m², the score of an estimate that says nothing about the means).
+
 Usage::
 
     python benchmarks/bench_key_value.py                       # n = 10^6, 1 repeat, 100 runs
     python benchmarks/bench_key_value.py --users 200000 --runs 50
+    python benchmarks/bench_key_value.py --parts 3 --domains 10,30,100
 """
 
 from __future__ import annotations
@@ -82,20 +87,42 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--coverage-users", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=2020)
+    parser.add_argument("--parts", default="1,2,3", help="which parts to run (comma-separated)")
+    parser.add_argument("--domains", default="10,30,100", help="part 3: numbers of keys d")
+    parser.add_argument("--small-epsilons", default="0.5,1", help="part 3: the ε")
     args = parser.parse_args()
+    parts = {int(x) for x in args.parts.split(",")}
     start = time.perf_counter()
     eps = [float(x) for x in args.epsilons.split(",")]
-    results = run_key_value(None, eps, args.users, 100, "uniform", repeats=args.repeats, seed=args.seed)
-    print("## Mean and frequency MSE, the paper's UU setup\n")
-    print(format_key_value_report(results))
-    mean = results.groupby(["mechanism", "epsilon"])["mean_mse"].mean().unstack(0)
-    print("\nmean MSE ratio PCKV/PrivKVM at equal nominal ε:")
-    for e, row in mean.iterrows():
-        print(
-            f"  ε = {e:g}: pckv-ue {row['pckv-ue'] / row['privkvm']:.3f}, pckv-grr {row['pckv-grr'] / row['privkvm']:.3f}"
-        )
-    print(f"\n## Coverage of the 95 % intervals ({args.runs} runs of {args.coverage_users:,} users)\n")
-    print("\n".join(coverage(args.runs, args.coverage_users)))
+    if 1 in parts:
+        results = run_key_value(None, eps, args.users, 100, "uniform", repeats=args.repeats, seed=args.seed)
+        print("## Mean and frequency MSE, the paper's UU setup\n")
+        print(format_key_value_report(results))
+        mean = results.groupby(["mechanism", "epsilon"])["mean_mse"].mean().unstack(0)
+        print("\nmean MSE ratio PCKV/PrivKVM at equal nominal ε:")
+        for e, row in mean.iterrows():
+            print(
+                f"  ε = {e:g}: pckv-ue {row['pckv-ue'] / row['privkvm']:.3f}, "
+                f"pckv-grr {row['pckv-grr'] / row['privkvm']:.3f}"
+            )
+    if 2 in parts:
+        print(f"\n## Coverage of the 95 % intervals ({args.runs} runs of {args.coverage_users:,} users)\n")
+        print("\n".join(coverage(args.runs, args.coverage_users)))
+    if 3 in parts:
+        small = [float(x) for x in args.small_epsilons.split(",")]
+        print(f"\n## Mean MSE against the number of keys (n = {args.users:,}, one pair each, ℓ = 1)\n")
+        print("| d | ε | pckv-grr | pckv-ue | privkvm | answer 0 | pckv-grr / privkvm |")
+        print("|---|---|---|---|---|---|---|")
+        for d in (int(x) for x in args.domains.split(",")):
+            table = run_key_value(None, small, args.users, d, "uniform", repeats=args.repeats, seed=args.seed)
+            cells = table.groupby(["epsilon", "mechanism"])[["mean_mse", "zero_mean_mse"]].mean()
+            for e in small:
+                m = cells.loc[e, "mean_mse"]
+                zero = cells.loc[(e, "privkvm"), "zero_mean_mse"]
+                print(
+                    f"| {d} | {e:g} | {m['pckv-grr']:.3g} | {m['pckv-ue']:.3g} | {m['privkvm']:.3g} | {zero:.3g} | "
+                    f"{m['pckv-grr'] / m['privkvm']:.2f} |"
+                )
     print(f"\n({time.perf_counter() - start:.0f} s, seed {args.seed})")
 
 

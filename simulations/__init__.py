@@ -18,6 +18,9 @@
 - :mod:`ldp.simulations.fast` — exact sampling of aggregated counts.
 - :mod:`ldp.simulations.faithful` — the real client and aggregator end to end.
 - :mod:`ldp.simulations.metrics` — errors, theory, the LDP reference bound.
+- :mod:`ldp.simulations.key_value` / :mod:`ldp.simulations.range_sweep` —
+  the sweeps of key-value and range mechanisms (``ldp simulate -m pckv-ue``,
+  ``-m range-hierarchy,range-haar``).
 - :mod:`ldp.simulations.presets` — published setups (``wang2017``,
   ``rappor-regtest``).
 - :mod:`ldp.simulations.plot` — error versus ε, and error and lifetime ε

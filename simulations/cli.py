@@ -225,7 +225,14 @@ def _simulate_sweep(ctx: click.Context, options: dict[str, Any]) -> None:
     from ldp.simulations.presets import PRESETS, format_regtest, run_rappor_regtest, wang2017
     from ldp.simulations.runner import run
     from ldp.simulations.summary import format_report, summarize
-    from ldp.simulations.sweep import FREQUENCY_DEFAULT, KEY_VALUE, NUMERIC, check_sweep_options, sweep_kind
+    from ldp.simulations.sweep import (
+        FREQUENCY_DEFAULT,
+        KEY_VALUE,
+        NUMERIC,
+        RANGE,
+        check_sweep_options,
+        sweep_kind,
+    )
 
     preset = options["preset"]
     _check_options(options)
@@ -236,6 +243,10 @@ def _simulate_sweep(ctx: click.Context, options: dict[str, Any]) -> None:
         numeric_range=options["low"] is not None or options["high"] is not None,
     )
     check_sweep_options(kind, [_PARAMETER_OF.get(name, name) for name in options if _explicit(ctx, name)])
+    if options["plot"] and kind in (KEY_VALUE, RANGE):
+        raise OptionConflict(
+            f"--plot draws frequency and numeric sweeps, not a {kind} sweep: use -o for its table"
+        )
     progress = _Progress("simulating")
     numeric = kind == NUMERIC
     try:
@@ -243,6 +254,19 @@ def _simulate_sweep(ctx: click.Context, options: dict[str, Any]) -> None:
             from ldp.simulations.key_value import key_value_sweep
 
             results, text = key_value_sweep(
+                options["mechanism"],
+                options["epsilon"],
+                options["users"],
+                options["distribution"],
+                options["domain_size"],
+                repeats=options["repeats"],
+                seed=options["seed"],
+                progress=progress,
+            )
+        elif kind == RANGE:
+            from ldp.simulations.range_sweep import range_sweep
+
+            results, text = range_sweep(
                 options["mechanism"],
                 options["epsilon"],
                 options["users"],

@@ -23,6 +23,7 @@ __all__ = [
     "KEY_VALUE",
     "NUMERIC",
     "NUMERIC_DEFAULT",
+    "RANGE",
     "SWEEP_ONLY",
     "check_sweep_options",
     "sweep_kind",
@@ -32,6 +33,8 @@ FREQUENCY = "frequency"
 NUMERIC = "numeric"
 #: Mechanisms whose inputs are sets of key-value pairs (spec ``report_kind`` "key-value").
 KEY_VALUE = "key-value"
+#: Range-query mechanisms (range and quantile answers over an ordered domain).
+RANGE = "range"
 
 #: Default population of each sweep.
 FREQUENCY_DEFAULT = "zipf"
@@ -120,6 +123,31 @@ def sweep_kind(
                 distribution=distribution,
             )
         return KEY_VALUE
+    from ldp.simulations.range_sweep import is_range
+
+    ranged = [n for n in names if is_range(n)]
+    if ranged:
+        others = [n for n in names if n not in ranged]
+        if others:
+            raise ParameterError.naming(
+                f"{{mechanisms}} mixes range mechanisms ({', '.join(ranged)}) with others "
+                f"({', '.join(others)}); simulate them separately",
+                mechanisms=mechanisms,
+            )
+        if data or numeric_range:
+            raise ParameterError.naming(
+                "{data} and {low}/{high} do not apply to range mechanisms (a synthetic ordered population)",
+                data=None,
+                low=None,
+                high=None,
+            )
+        family = None if distribution is None else str(distribution).partition(":")[0].strip().lower()
+        if family is not None and family not in _distributions(FREQUENCY):
+            raise ParameterError.naming(
+                f"{{distribution=}} does not apply to range mechanisms: use {', '.join(_distributions(FREQUENCY))}",
+                distribution=distribution,
+            )
+        return RANGE
     numeric = [n for n in names if n in NUMERIC_MECHANISMS]
     frequency = [n for n in names if n not in NUMERIC_MECHANISMS and n != "auto"]
     if numeric and frequency:
@@ -172,14 +200,14 @@ def check_sweep_options(kind: str, given: Iterable[str]) -> None:
     ParameterError
         Naming (:meth:`~ldp.errors.ParameterError.naming`) every such parameter, in the order given.
     """
-    if kind == KEY_VALUE:  # reads epsilon, users, domain_size, distribution, repeats, seed
+    if kind in (KEY_VALUE, RANGE):  # read epsilon, users, domain_size, distribution, repeats, seed
         ignored = [
             n for n in given if n != "domain_size" and n in SWEEP_ONLY[FREQUENCY] + SWEEP_ONLY[NUMERIC]
         ]
         if ignored:
             names = ", ".join("{" + name + "}" for name in ignored)
             raise ParameterError.naming(
-                f"{names} do(es) not apply to a key-value sweep", **dict.fromkeys(ignored)
+                f"{names} do(es) not apply to a {kind} sweep", **dict.fromkeys(ignored)
             )
         return
     other = NUMERIC if kind == FREQUENCY else FREQUENCY

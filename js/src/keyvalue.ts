@@ -1,13 +1,14 @@
 /**
- * Key-value encoders: PCKV-GRR (Gu et al., USENIX Security 2020) and PrivKVM's single round (Ye et al.,
- * IEEE S&P 2019). The same coins, in the same order, as the Python client (`ldp/client/key_value.py`;
- * docs/key-value.md). PCKV-UE's bit-vector reports are not encoded here yet.
+ * Key-value encoders: PCKV-UE and PCKV-GRR (Gu et al., USENIX Security 2020) and PrivKVM's single round
+ * (Ye et al., IEEE S&P 2019). The same coins, in the same order, as the Python client
+ * (`ldp/client/key_value.py`; docs/key-value.md).
  *
  * A user's input is its set of (key, value) pairs: an object `{key: value}`, an array of `[key, value]`
  * pairs, or the JSON text of either; keys in the spec's domain, each once, values numbers in [−1, 1].
  */
 import type { Encoder } from "./encoder.js";
 import type { Fraction } from "./fraction.js";
+import { lanesToPacked } from "./packing.js";
 import { type ByteSource, UniformBelow, cryptoSource, randbelow } from "./random.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
@@ -76,6 +77,68 @@ function sign(v: number, source: ByteSource): number {
   return randbelow(TWO64, source) < discretizeThreshold(v) ? 1 : -1;
 }
 
+/** Padding-and-sampling of one user: (padded key index, v* = ±1); draws randbelow(η), then the discretization. */
+function samplePair(pairs: Array<[number, number]>, ell: number, domainSize: number, source: ByteSource): [number, number] {
+  const eta = Math.max(pairs.length, ell);
+  const i = Number(randbelow(BigInt(eta), source));
+  let key: number;
+  let v = 0;
+  if (i < pairs.length) [key, v] = pairs[i];
+  else key = domainSize + i - pairs.length;
+  return [key, sign(v, source)];
+}
+
+/**
+ * PCKV-UE: padding-and-sampling to ℓ pairs, then two bit vectors over the d + ℓ keys (`plus`: y = +1,
+ * `minus`: y = −1). Draws, in Python's order: the sampled pair, the discretization, the key coin (a), the
+ * sign coin (p, drawn either way), then for every other key in order its nonzero coin (b) and, when nonzero,
+ * its sign (randbelow(2): 1 is +1).
+ *
+ * @mechanisms pckv-ue
+ */
+export class PCKVUEEncoder implements Encoder {
+  private readonly index: DomainIndex;
+  private readonly a: Fraction;
+  private readonly b: Fraction;
+  private readonly p: Fraction;
+  private readonly ell: number;
+  private readonly padded: number;
+
+  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+    checkedSpec(spec);
+    this.index = new DomainIndex(specDomain(spec));
+    this.a = specFraction(spec, "a");
+    this.b = specFraction(spec, "b");
+    this.p = specFraction(spec, "p");
+    this.ell = Number(specInt(spec, "ell"));
+    this.padded = this.index.size + this.ell;
+  }
+
+  encode(value: Value): Report {
+    const [key, sampled] = samplePair(parsePairs(this.index, value), this.ell, this.index.size, this.source);
+    let plus = 0n;
+    let minus = 0n;
+    const kept = coin(this.a, this.source);
+    const same = coin(this.p, this.source); // drawn either way (a fixed order of draws)
+    if (kept) {
+      if ((same ? sampled : -sampled) > 0) plus |= 1n << BigInt(key);
+      else minus |= 1n << BigInt(key);
+    }
+    for (let i = 0; i < this.padded; i++) {
+      if (i === key || !coin(this.b, this.source)) continue;
+      if (randbelow(2n, this.source) === 1n) plus |= 1n << BigInt(i);
+      else minus |= 1n << BigInt(i);
+    }
+    return {
+      spec: this.spec.fingerprint,
+      extra: [
+        ["plus", lanesToPacked(plus, this.padded)],
+        ["minus", lanesToPacked(minus, this.padded)],
+      ],
+    };
+  }
+}
+
 /**
  * PCKV-GRR: padding-and-sampling to ℓ pairs, then one (key, sign) by correlated randomized response.
  *
@@ -98,14 +161,7 @@ export class PCKVGRREncoder implements Encoder {
   }
 
   encode(value: Value): Report {
-    const pairs = parsePairs(this.index, value);
-    const eta = Math.max(pairs.length, this.ell);
-    const i = Number(randbelow(BigInt(eta), this.source));
-    let key: number;
-    let v = 0;
-    if (i < pairs.length) [key, v] = pairs[i];
-    else key = this.index.size + i - pairs.length;
-    let s = sign(v, this.source);
+    let [key, s] = samplePair(parsePairs(this.index, value), this.ell, this.index.size, this.source);
     if (coin(this.a, this.source)) {
       if (!coin(this.p, this.source)) s = -s;
     } else {

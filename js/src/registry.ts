@@ -6,7 +6,7 @@ import type { Spec } from "./spec.js";
 import { DBitFlipEncoder } from "./dbitflip.js";
 import { GRREncoder } from "./grr.js";
 import { HadamardEncoder } from "./hadamard.js";
-import { PCKVGRREncoder, PrivKVMEncoder } from "./keyvalue.js";
+import { PCKVGRREncoder, PCKVUEEncoder, PrivKVMEncoder } from "./keyvalue.js";
 import { LocalHashingEncoder } from "./localhash.js";
 import { LolohaEncoder } from "./loloha.js";
 import { LongitudinalEncoder } from "./longitudinal.js";
@@ -25,7 +25,7 @@ import { UnaryEncoder } from "./unary.js";
  * `ldp-client/node` is several times faster, with the same bytes); `source`
  * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
- * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, pckv-ue.
+ * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian.
  */
 export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   const source = options.source ?? cryptoSource;
@@ -54,6 +54,8 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
       return new SubsetEncoder(spec, source);
     case "dbitflip":
       return DBitFlipEncoder.create(spec, source, options);
+    case "pckv-ue":
+      return new PCKVUEEncoder(spec, source);
     case "pckv-grr":
       return new PCKVGRREncoder(spec, source);
     case "privkvm":
@@ -79,7 +81,7 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
 export { DBitFlipEncoder } from "./dbitflip.js";
 export { GRREncoder } from "./grr.js";
 export { HadamardEncoder } from "./hadamard.js";
-export { PCKVGRREncoder, PrivKVMEncoder } from "./keyvalue.js";
+export { PCKVGRREncoder, PCKVUEEncoder, PrivKVMEncoder } from "./keyvalue.js";
 export { LocalHashingEncoder } from "./localhash.js";
 export { LolohaEncoder } from "./loloha.js";
 export { LongitudinalEncoder } from "./longitudinal.js";

@@ -9,8 +9,11 @@ export interface Report {
   cohort?: number;
   seed?: bigint;
   value?: string | bigint | number;
-  /** Integer fields a spec's report schema declares (CMS's row, HCMS's row, column and bit), in schema order. */
-  extra?: ReadonlyArray<readonly [string, number]>;
+  /**
+   * Fields a spec's report schema declares (CMS's row, HCMS's row, column and bit; PCKV-UE's `plus` and
+   * `minus` bit vectors), in schema order: integers, or bytes (base64 in JSON, as Python writes them).
+   */
+  extra?: ReadonlyArray<readonly [string, number | Uint8Array]>;
   bits?: Uint8Array;
   client?: string;
   group?: string;
@@ -27,7 +30,9 @@ export function reportToJson(report: Report): string {
   if (report.cohort !== undefined) parts.push(`"cohort":${report.cohort}`);
   if (report.seed !== undefined) parts.push(`"seed":${report.seed}`);
   if (report.value !== undefined) parts.push(`"value":${dumpJson(report.value, false, true)}`);
-  for (const [name, field] of report.extra ?? []) parts.push(`${jsonString(name, true)}:${field}`);
+  for (const [name, field] of report.extra ?? []) {
+    parts.push(`${jsonString(name, true)}:${field instanceof Uint8Array ? `"${toBase64(field)}"` : field}`);
+  }
   if (report.bits !== undefined) parts.push(`"bits":"${toBase64(report.bits)}"`);
   if (report.client !== undefined) parts.push(`"client":${jsonString(report.client, true)}`);
   if (report.group !== undefined) parts.push(`"group":${jsonString(report.group, true)}`);

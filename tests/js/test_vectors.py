@@ -96,7 +96,7 @@ def test_every_registered_mechanism_is_covered(generator: ModuleType, vectors: d
     """Each registered mechanism has spec vectors and complete encodings (a new one fails until covered)."""
     covered = generator.covered_mechanisms(vectors)
     # installed packages' mechanisms have no cross-language vectors; a built-in one needs them once it has a
-    # TypeScript encoder (the generator's own rule: pckv-ue has none yet)
+    # TypeScript encoder (the generator's own rule)
     builtin = {d.name for d in BUILTIN_MECHANISMS} & generator.typescript_encoders()
     assert builtin <= covered, sorted(builtin - covered)
     assert len(builtin) >= 20  # the rule still covers the TypeScript client's mechanisms

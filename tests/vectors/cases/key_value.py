@@ -1,4 +1,4 @@
-"""Cross-language vectors of key-value data: PCKV-GRR and PrivKVM (PCKV-UE has no TypeScript encoder yet)."""
+"""Cross-language vectors of key-value data: PCKV-UE, PCKV-GRR and PrivKVM."""
 
 from __future__ import annotations
 
@@ -14,5 +14,15 @@ CASES = (
         "privkvm/default",
         {"mechanism": "privkvm", "domain": ["a", "b", "c"], "epsilon": 1.0},
         values=[{"a": 0.5}, {}, {"b": -1, "c": 0.25}, {"a": 0.3, "b": 1, "c": -0.1}],
+    ),
+    Case(
+        "pckv-ue/ell2",
+        {"mechanism": "pckv-ue", "domain": ["a", "b", "c", "d", "e", "f", "g"], "epsilon": 1.0, "ell": 2},
+        values=[{"a": 0.5}, {}, {"b": -1, "g": 0.25}, [["c", 1]], {"a": 0.1, "b": -0.7, "f": 1}],
+    ),
+    Case(
+        "pckv-ue/default",
+        {"mechanism": "pckv-ue", "domain": ["x", "y", "z"], "epsilon": 3.0},
+        values=[{"x": -0.3}, {}, '{"z": 1}'],
     ),
 )
