@@ -68,7 +68,7 @@ def measure(spec: MultiAttribute, records: dict, truth: list[np.ndarray], reps: 
     for _ in range(reps):
         acc = MultiAttributeAccumulator(spec)
         acc.add_batch(encode_records(spec, records, rng))
-        tables = acc.estimate(0.95)
+        tables = acc.estimates(0.95)
         for name, f in zip(spec.names, truth, strict=True):
             errors.append((tables[name]["proportion"].to_numpy() - f) ** 2)
     return float(np.mean(np.concatenate(errors)))

@@ -92,6 +92,7 @@ def every_spec_shape():
     ranges = [RangeHierarchy(SMALL_DOMAIN, epsilon=1.0, branching=2), RangeHaar(SMALL_DOMAIN, epsilon=1.0)]
     key_value = [cls(SMALL_DOMAIN, 1.0, ell=1) for cls in KEY_VALUE_MECHANISMS.values()]
     return [
+        *multi_attribute_specs(),
         *frequency_specs(),
         subset,
         *rappor_specs(),
@@ -99,6 +100,25 @@ def every_spec_shape():
         *heavy_hitter_specs(),
         *ranges,
         *key_value,
+    ]
+
+
+def multi_attribute_specs():
+    """Record specs of every split, with attributes of every report form: a value, a seed and bucket, bits, a number."""
+    from ldp.specs.multiattr import MultiAttribute
+
+    domain = list(SMALL_DOMAIN)
+    mixed = [
+        {"name": "olh", "mechanism": "olh", "domain": domain},
+        {"name": "oue", "mechanism": "oue", "domain": domain},
+        {"name": "num", "mechanism": "piecewise", "low": 0, "high": 1},
+    ]
+    grr = [{"name": f"g{i}", "mechanism": "grr", "domain": domain} for i in range(3)]
+    return [
+        MultiAttribute(mixed, 1.0),  # smp, k = 1
+        MultiAttribute(mixed, 6.0, sample=2),
+        MultiAttribute(mixed, 1.0, method="spl"),
+        MultiAttribute(grr, 1.0, method="rsfd-grr"),
     ]
 
 
