@@ -25,7 +25,7 @@ import { UnaryEncoder } from "./unary.js";
  * `ldp-client/node` is several times faster, with the same bytes); `source`
  * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
- * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, pckv-ue.
+ * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, pckv-ue, multi-attribute.
  */
 export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   const source = options.source ?? cryptoSource;

@@ -37,6 +37,8 @@ const V = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", im
 const CASES: { id: string; canonical_json: string; mechanism: string }[] = V.specs.cases.filter((c: any) => c.canonical_json);
 const NUMERIC = new Set(["duchi", "stochastic-rounding"]);
 const GRIDDED = new Set(["piecewise", "hybrid", "laplace", "gaussian"]);
+/** Composite specs: no TypeScript encoder yet (their specs and claims are read and checked). */
+const COMPOSITE = new Set(["multi-attribute"]);
 /** One canonical spec (Python's) per mechanism with a stated ε and its probabilities. */
 const STATED = [...new Map(CASES.filter((c) => c.mechanism !== "rappor" && !GRIDDED.has(c.mechanism)).map((c) => [c.mechanism, c])).values()];
 
@@ -49,6 +51,12 @@ const STATED = [...new Map(CASES.filter((c) => c.mechanism !== "rappor" && !GRID
 function tampered(json: string): JsonObject {
   const fields = parseJson(json) as JsonObject;
   const raised = (p: Fraction): Fraction => fraction(7n * p.den + p.num, 8n * p.den);
+  if (Array.isArray(fields.attributes)) {
+    // a composite spec (multi-attribute): its first attribute's p raised (a GRR in the vectors)
+    const first = fields.attributes[0] as JsonObject;
+    first.p = fractionText(raised(parseFraction(first.p as string)));
+    return fields;
+  }
   if (fields.p !== undefined) {
     fields.p = fractionText(raised(parseFraction(fields.p as string)));
     return fields;
@@ -99,7 +107,9 @@ describe("the stated ε is checked against the exact probabilities", () => {
       assert.throws(() => loadSpec(dumpJson(fields)), CLAIMS);
       assert.throws(() => loadSpec(fields), CLAIMS);
       const spec = handMade(fields);
-      assert.throws(() => (NUMERIC.has(c.mechanism) ? new NumericEncoder(spec) : makeEncoder(spec)), CLAIMS);
+      // a mechanism without a TypeScript encoder yet (multi-attribute) is refused as such
+      const encoder = COMPOSITE.has(c.mechanism) ? /no encoder for/ : CLAIMS;
+      assert.throws(() => (NUMERIC.has(c.mechanism) ? new NumericEncoder(spec) : makeEncoder(spec)), encoder);
       await assert.rejects(new PrivacyLedger(new MemoryLedgerStorage(), makeBudget(100)).charge(spec, null), CLAIMS);
     });
   }

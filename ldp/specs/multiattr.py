@@ -164,6 +164,8 @@ class MultiAttribute(ExactPrivacySpec):
 
     mechanism: ClassVar[str] = "multi-attribute"
     report_kind: ClassVar[str] = "record"
+    #: ``names`` is held in the JSON form by each attribute's object (its ``name``).
+    json_omitted: ClassVar[frozenset[str]] = frozenset({"names"})
 
     epsilon: float
     method: str

@@ -70,6 +70,7 @@ from ldp.privacy.spending import committed_epsilon, spent_epsilon
 from ldp.registry import BUILTIN_MECHANISMS
 from ldp.report import Report, pack_bits, unpack_bits
 from ldp.specs import Rappor, Spec, spec_from_dict
+from ldp.specs.multiattr import MultiAttribute
 from ldp.specs.numeric import NumericSpec
 from ldp.specs.sketch import SketchSpec
 
@@ -329,6 +330,24 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
     ),
     ("pckv-grr/ell2", {"mechanism": "pckv-grr", "domain": ["a", "b", "c", "d"], "epsilon": 2.0, "ell": 2}),
     ("privkvm/default", {"mechanism": "privkvm", "domain": ["a", "b", "c"], "epsilon": 1.0}),
+    # a composite spec: each attribute is held calibrated (the client never calibrates), GRR first
+    (
+        "multi-attribute/smp",
+        MultiAttribute(
+            [
+                {"name": "os", "mechanism": "grr", "domain": ["linux", "mac", "win", "\u00e9"]},
+                {"name": "browser", "mechanism": "oue", "domain": ["ff", "chrome"]},
+                {"name": "ms", "mechanism": "piecewise", "low": 0, "high": 100},
+            ],
+            1.0,
+        ).to_dict(),
+    ),
+    (
+        "multi-attribute/rsfd",
+        MultiAttribute.rsfd_amplified(
+            [{"name": f"g{i}", "mechanism": "grr", "domain": ["a", "b", "c"]} for i in range(3)], 1.0
+        ).to_dict(),
+    ),
 ]
 
 #: Spec files as a user might write them (spacing, key order, decimals): canonical JSON and fingerprint.
