@@ -128,6 +128,8 @@ def encode_records(
     columns = _columns(spec, records)
     n = len(columns[0])
     d = spec.dimension
+    for name, attribute, column in zip(spec.names, spec.attributes, columns, strict=True):
+        _check_column(attribute, column, name)  # every value, whether its attribute is sampled or not
     if spec.method == "rsfd-grr":
         chosen = uniform_below(source, d, n).astype(np.int64)
         out = np.empty((n, d), dtype=np.int64)
@@ -152,6 +154,19 @@ def encode_records(
         except InputError as error:
             raise InputError(f"attribute {name!r}: {error}") from None
     return RecordBatch(spec=spec.fingerprint, n=n, rows=rows, reports=tuple(reports))
+
+
+def _check_column(attr: Any, column: Sequence[Any], name: str) -> None:
+    """Refuse a column with a value its attribute's encoder would refuse (naming the attribute)."""
+    if hasattr(attr, "index_of"):
+        _indices(attr, column, name)
+        return
+    if not len(column):
+        return
+    try:
+        attr.to_native(list(column))
+    except InputError as error:
+        raise InputError(f"attribute {name!r}: {error}") from None
 
 
 def _indices(attr: Any, column: Sequence[Any], name: str) -> np.ndarray:
@@ -199,13 +214,12 @@ class MultiAttributeEncoder:
 
     def encode(self, value: Any) -> Report:
         """The report of one record (a mapping by attribute name, or a sequence in attribute order)."""
-        record = self.spec.record(value)
+        record = self.spec.checked_record(value)
         d = self.spec.dimension
         extra: list[tuple[str, Any]] = []
         if self.spec.method == "rsfd-grr":
             chosen = secrets.randbelow(d)
             for j, attribute in enumerate(self.spec.attributes):
-                attribute.index_of(record[j])  # type: ignore[attr-defined]  # a fake value still needs a valid input
                 if j == chosen:
                     reported = self._encoders[j].encode(record[j]).get("value")
                 else:

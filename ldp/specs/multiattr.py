@@ -422,6 +422,30 @@ class MultiAttribute(ExactPrivacySpec):
             raise InputError(f"record has {len(value)} values, the spec {self.dimension} attributes")
         return tuple(value)
 
+    def checked_record(self, value: Any) -> tuple[Any, ...]:
+        """:meth:`record`, every attribute's value checked, sampled or not (a domain value, or a finite number).
+
+        A user's record is refused whole when any of its values is bad, so
+        whether a bad value is caught never depends on the sampled attributes.
+
+        Raises
+        ------
+        InputError
+            Naming the attribute.
+        """
+        from ldp.specs.numeric import check_numeric_value
+
+        record = self.record(value)
+        for name, attribute, item in zip(self.names, self.attributes, record, strict=True):
+            try:
+                if hasattr(attribute, "index_of"):
+                    attribute.index_of(item)
+                else:
+                    check_numeric_value(item)
+            except InputError as error:
+                raise InputError(f"attribute {name!r}: {error}") from None
+        return record
+
     # -- examples (the conformance suite: tests/conformance/mechanism_examples.py) ---------------
     @classmethod
     def example(cls, domain: Sequence[Any], epsilon: float) -> MultiAttribute:

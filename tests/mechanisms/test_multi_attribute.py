@@ -420,3 +420,24 @@ def test_the_accountant_curve_of_smp_is_the_mixture_over_the_sampled_attributes(
     assert np.isclose(np.exp(piece.log_p).sum(), 1.0) and np.isclose(np.exp(piece.log_q).sum(), 1.0)
     worst = float(np.max(piece.log_p - piece.log_q))
     assert worst == pytest.approx(math.log(float(spec.privacy_ratio)), rel=1e-9)
+
+
+@pytest.mark.parametrize("method", ["smp", "rsfd-grr"])
+def test_a_bad_value_is_refused_whether_or_not_its_attribute_is_sampled(method):
+    """Regression: smp encoded only the sampled attributes, so a bad value of another passed unseen."""
+    from ldp.client import make_encoder
+
+    attributes = grr_attributes((3, 3)) if method == "rsfd-grr" else MIXED[:1] + MIXED[2:]
+    spec = MultiAttribute(attributes, 1.0, method=method)
+    good = [a.domain[0] if hasattr(a, "domain") else 5.0 for a in spec.attributes]
+    for j, bad in enumerate(["nope", "12"] if method == "smp" else ["nope", "nope"]):
+        record = list(good)
+        record[j] = bad
+        encoder = make_encoder(spec)
+        for _ in range(10):  # k = 1: attribute j is sampled about half the time
+            with pytest.raises(InputError, match=f"attribute {spec.names[j]!r}"):
+                encoder.encode(record)
+        table = {name: [v] + [g] * 19 for name, v, g in zip(spec.names, record, good, strict=True)}
+        for seed in range(10):  # one bad row: its attribute sampled in about half the seeds
+            with pytest.raises(InputError, match=f"attribute {spec.names[j]!r}"):
+                encode_records(spec, table, np.random.default_rng(seed))
