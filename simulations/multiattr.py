@@ -105,9 +105,9 @@ def _truth(spec: MultiAttribute, columns: dict[str, list[Any]]) -> dict[str, np.
     for name, attribute in zip(spec.names, spec.attributes, strict=True):
         if hasattr(attribute, "index_of"):
             index = np.array([attribute.index_of(v) for v in columns[name]], dtype=np.int64)
-            out[name] = np.bincount(index, minlength=attribute.domain_size) / n
+            out[name] = np.bincount(index, minlength=attribute.domain_size) / n  # type: ignore[attr-defined]
         else:
-            low, high = float(attribute.low), float(attribute.high)
+            low, high = float(attribute.low), float(attribute.high)  # type: ignore[attr-defined]
             out[name] = np.array([float(np.mean(np.clip(np.asarray(columns[name], float), low, high)))])
     return out
 
@@ -171,7 +171,10 @@ def records_sweep(
     columns = read_records(spec, data)
     truth = _truth(spec, columns)
     n = len(columns[spec.names[0]])
-    seed = int(np.random.SeedSequence().entropy % (2**32)) if seed is None else int(seed)
+    if seed is None:
+        entropy = np.random.SeedSequence().entropy
+        assert isinstance(entropy, int)  # drawn from the OS when no entropy is given
+        seed = entropy % (1 << 63)
     rng = np.random.default_rng(seed)  # insecure-ok: seeded simulation
     eps = _epsilons(epsilons)
     rows, skipped = [], []
