@@ -315,3 +315,17 @@ def test_a_bit_vector_under_a_new_name(tmp_path, suffix):
     assert np.array_equal(np.concatenate([b.column("row") for b in got]), batch.column("row"))
     reasons = [r.reason for c in chunks for r in c.rejects]
     assert reasons == (["bad_padding", "wrong_length"] if suffix == ".jsonl" else [])
+
+
+def test_a_part_fields_flags_must_be_an_earlier_bit_vector():
+    from ldp.report_schema import DomainElement, PartField
+
+    flagged = PartField("a0_value", inner=DomainElement(), index=0, parts="attributes", flags="sampled")
+    with pytest.raises(ParameterError, match="flags field 'sampled' must be an earlier BitVector"):
+        ReportSchema((flagged,))
+    with pytest.raises(ParameterError, match="flags field 'sampled' must be an earlier BitVector"):
+        ReportSchema((flagged, BitVector("sampled", length=2)))
+    schema = ReportSchema((BitVector("sampled", length=2), flagged))
+    assert schema.conditional and schema.field("a0_value").presence_flag() == ("sampled", 0)
+    with pytest.raises(ParameterError, match="needs the part's own ReportField"):
+        PartField("a0_value", index=0)
