@@ -96,10 +96,16 @@ class RecordEvents(AuditFamily):
 
     def events(self, spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]) -> list[Event]:
         out = []
+        firsts = []
         for j, (name, attribute) in enumerate(zip(spec.names, spec.attributes, strict=True)):
             views = [_view(f, j) for f in selection]
-            for event in audit_family(attribute).events(attribute, (pair[0][j], pair[1][j]), views):
-                out.append(Event(f"{name} reported and {event.name}", _carried_and(j, event)))
+            inner = audit_family(attribute).events(attribute, (pair[0][j], pair[1][j]), views)
+            out += [Event(f"{name} reported and {event.name}", _carried_and(j, event)) for event in inner]
+            firsts += inner[:1]
+        if spec.method != "smp" and len(firsts) == spec.dimension:
+            # every attribute in every report (spl, rsfd-grr): the outputs where each attribute's first event
+            # holds, where the record's ratio is largest (rsfd-grr: y = x0 in every attribute)
+            out.append(Event("every attribute: " + "; ".join(e.name for e in firsts), _all_of(firsts)))
         return out
 
 
@@ -107,5 +113,15 @@ def _carried_and(j: int, event: Event):
     def test(features: Features) -> np.ndarray:
         view = _view(features, j)
         return np.asarray(view["#carried"], dtype=bool) & np.asarray(event.test(view), dtype=bool)
+
+    return test
+
+
+def _all_of(events: Sequence[Event]):
+    def test(features: Features) -> np.ndarray:
+        out = np.ones(len(next(iter(features.values()))), dtype=bool)
+        for j, event in enumerate(events):
+            out &= np.asarray(event.test(_view(features, j)), dtype=bool)
+        return out
 
     return test
