@@ -208,7 +208,7 @@ class MultiAttributeEncoder:
         d, k = self.spec.dimension, self.spec.sample
         order = list(range(d))
         for t in range(k):  # partial Fisher–Yates: k of d uniformly without replacement
-            pick = t + secrets.randbelow(d - t)
+            pick = t + secrets.randbelow(d - t) if d - t > 1 else t  # the last one left: no draw
             order[t], order[pick] = order[pick], order[t]
         return sorted(order[:k])
 

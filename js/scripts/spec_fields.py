@@ -186,9 +186,22 @@ def encoder_classes(src: Path = SRC) -> dict[str, tuple[str, str, bool]]:
     return found
 
 
+def composite_encoders(src: Path = SRC) -> set[str]:
+    """Encoder classes of composite specs: their ``create`` takes a fourth parameter, ``parts``, the dispatcher."""
+    found = set()
+    for module, cls, _ in encoder_classes(src).values():
+        text = (src / f"{module}.ts").read_text(encoding="utf-8")
+        if re.search(
+            r"static create\(\s*spec: Spec,\s*source: ByteSource,\s*options: EncoderOptions,\s*parts:", text
+        ):
+            found.add(cls)
+    return found
+
+
 def render_registry(src: Path = SRC) -> str:
     """The text of ``registry.ts``: ``makeEncoder``, a switch over the tagged encoder classes in registry order."""
     classes = encoder_classes(src)
+    composite = composite_encoders(src)
     declared = _checked_against_registry(classes, "@mechanisms")
     ordered = [name for name in declared if name in classes]
     without = [name for name in declared if name not in classes]
@@ -224,6 +237,8 @@ def render_registry(src: Path = SRC) -> str:
     for (_, cls, has_create), names in by_class.items():
         lines += [f'    case "{name}":' for name in names]
         call = f"{cls}.create(spec, source, options)" if has_create else f"new {cls}(spec, source)"
+        if cls in composite:  # a composite spec's encoder encodes its parts with this dispatcher
+            call = f"{cls}.create(spec, source, options, (part) => makeEncoder(part, options))"
         lines.append(f"      return {call};")
     lines += ["  }", "  throw new RangeError(`no encoder for ${spec.mechanism} here`);", "}", ""]
     lines += ["// every encoder class, public with makeEncoder (encoders.ts re-exports this module)"]

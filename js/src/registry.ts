@@ -10,6 +10,7 @@ import { PCKVGRREncoder, PrivKVMEncoder } from "./keyvalue.js";
 import { LocalHashingEncoder } from "./localhash.js";
 import { LolohaEncoder } from "./loloha.js";
 import { LongitudinalEncoder } from "./longitudinal.js";
+import { MultiAttributeEncoder } from "./multiattr.js";
 import { OneBitMeanEncoder } from "./onebitmean.js";
 import { PEMEncoder } from "./pem.js";
 import { RangeHaarEncoder, RangeHierarchyEncoder } from "./ranges.js";
@@ -25,7 +26,7 @@ import { UnaryEncoder } from "./unary.js";
  * `ldp-client/node` is several times faster, with the same bytes); `source`
  * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
- * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, pckv-ue, multi-attribute.
+ * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, pckv-ue.
  */
 export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   const source = options.source ?? cryptoSource;
@@ -65,6 +66,8 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
     case "l-oue":
     case "l-sue":
       return LongitudinalEncoder.create(spec, source, options);
+    case "multi-attribute":
+      return MultiAttributeEncoder.create(spec, source, options, (part) => makeEncoder(part, options));
     case "onebitmean":
       return OneBitMeanEncoder.create(spec, source, options);
     case "range-hierarchy":
@@ -83,6 +86,7 @@ export { PCKVGRREncoder, PrivKVMEncoder } from "./keyvalue.js";
 export { LocalHashingEncoder } from "./localhash.js";
 export { LolohaEncoder } from "./loloha.js";
 export { LongitudinalEncoder } from "./longitudinal.js";
+export { MultiAttributeEncoder } from "./multiattr.js";
 export { OneBitMeanEncoder } from "./onebitmean.js";
 export { PEMEncoder } from "./pem.js";
 export { RangeHaarEncoder, RangeHierarchyEncoder } from "./ranges.js";

@@ -343,6 +343,18 @@ SPEC_CASES: list[tuple[str, dict[str, Any]]] = [
         ).to_dict(),
     ),
     (
+        "multi-attribute/cat",
+        MultiAttribute(
+            [
+                {"name": "os", "mechanism": "grr", "domain": ["linux", "mac", "\u00e9"]},
+                {"name": "browser", "mechanism": "oue", "domain": ["ff", "chrome", "safari"]},
+                {"name": "page", "mechanism": "olh", "domain": list(range(10))},
+            ],
+            6.0,
+            sample=2,
+        ).to_dict(),
+    ),
+    (
         "multi-attribute/rsfd",
         MultiAttribute.rsfd_amplified(
             [{"name": f"g{i}", "mechanism": "grr", "domain": ["a", "b", "c"]} for i in range(3)], 1.0
@@ -957,6 +969,15 @@ ENCODE_CASES: list[tuple[str, list[Any]]] = [
     ("range-haar/int", [0, 9, "3", 3]),
     ("range-haar/str", ["low", "high"]),
     ("dbitflip/wide", [2, 25, "51", 0]),
+    (
+        "multi-attribute/cat",
+        [
+            {"os": "linux", "browser": "ff", "page": 3},
+            ["\u00e9", "safari", "9"],
+            {"page": 0, "os": "mac", "browser": "chrome", "extra": 1},
+        ],
+    ),
+    ("multi-attribute/rsfd", [["a", "b", "c"], {"g0": "c", "g1": "c", "g2": "a"}]),
 ]
 #: Clients with state (RAPPOR, the longitudinal chains, dBitFlip, LOLOHA, 1BitMean with α-point rounding) of the encoding vectors: (secret, cohort) per spec id.
 RAPPOR_CLIENTS = {
