@@ -434,7 +434,10 @@ def test_the_typescript_privacy_dispatch_has_every_tagged_family_and_is_checked_
     # and so does its encoder (its create's fourth parameter): makeEncoder for its parts
     assert script.composite_encoders() == {"MultiAttributeEncoder"}
     registry = (REPO / "js" / "src" / "registry.ts").read_text(encoding="utf-8")
-    assert "MultiAttributeEncoder.create(spec, source, options, (part) => makeEncoder(part, options))" in registry
+    assert (
+        "MultiAttributeEncoder.create(spec, source, options, (part) => makeEncoder(part, options))"
+        in registry
+    )
     for name, (module, function) in functions.items():
         assert f'    case "{name}":' in dispatch
         arguments = "fields, mechanismPrivacy" if function in composite else "fields"
