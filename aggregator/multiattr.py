@@ -19,11 +19,23 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator, make_aggregator
-from ldp.aggregator.estimates import normal_quantile, oracle_estimates
+from ldp.aggregator.accumulators import (
+    Accumulator,
+    FrequencyAccumulator,
+    check_int_column,
+    check_packed_bits,
+    make_aggregator,
+    require_field,
+)
+from ldp.aggregator.estimates import CONSISTENT_COLUMN, normal_quantile, oracle_estimates
+from ldp.aggregator.report_columns import batch_from_checked
+from ldp.batch import ReportBatch
 from ldp.client.multiattr import RecordBatch
 from ldp.errors import EstimateError, InputError
-from ldp.specs.multiattr import MultiAttribute, rsfd_support_probabilities
+from ldp.report import Report
+from ldp.report_check import check_report
+from ldp.report_schema import report_schema_of
+from ldp.specs.multiattr import SAMPLED_FIELD, MultiAttribute, rsfd_support_probabilities
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,8 +43,14 @@ if TYPE_CHECKING:
 __all__ = ["MultiAttributeAccumulator"]
 
 
-class MultiAttributeAccumulator:
+class MultiAttributeAccumulator(Accumulator):
     """Integer counts of a :class:`~ldp.specs.multiattr.MultiAttribute` collection, per attribute.
+
+    The accumulator ``multi-attribute`` declares: it takes record reports
+    (:meth:`add`, :meth:`add_batch` of a :class:`~ldp.batch.ReportBatch`)
+    and the :class:`~ldp.client.multiattr.RecordBatch` of
+    :func:`~ldp.client.multiattr.encode_records`. :meth:`estimate` is one
+    table of every attribute's rows, :meth:`estimates` one table per attribute.
 
     Examples
     --------
@@ -45,8 +63,8 @@ class MultiAttributeAccumulator:
     >>> acc = MultiAttributeAccumulator(spec)
     >>> acc.add_batch(encode_records(spec, {"os": ["l"] * 500, "ms": [10.0] * 500},
     ...                              np.random.default_rng(2)))  # insecure-ok: seeded, doctest only
-    >>> sorted(acc.estimate(0.95)), acc.n
-    (['ms', 'os'], 500)
+    >>> sorted(acc.estimates(0.95)), acc.n, acc.estimate()["attribute"].unique().tolist()
+    (['ms', 'os'], 500, ['os', 'ms'])
     """
 
     def __init__(self, spec: MultiAttribute) -> None:
@@ -69,8 +87,39 @@ class MultiAttributeAccumulator:
         """Records added."""
         return self._n
 
-    def add_batch(self, batch: RecordBatch) -> None:
-        """Add a :class:`~ldp.client.multiattr.RecordBatch` of this spec."""
+    def add(self, report: Report) -> None:
+        """Count one record report (checked against the spec)."""
+        self.add_batch(batch_from_checked(self.spec, [check_report(self.spec, report)]))
+
+    def add_batch(self, batch: ReportBatch | RecordBatch) -> None:
+        """Add a batch of record reports, or a :class:`~ldp.client.multiattr.RecordBatch` of this spec."""
+        if isinstance(batch, RecordBatch):
+            self._add_records(batch)
+            return
+        self._check_batch(batch)
+        n = len(batch)
+        if self.spec.method == "rsfd-grr":
+            for j, counts in enumerate(self._counts):
+                name = self.spec.field_name(j, "value")
+                column = check_int_column(batch.column(name), name, counts.size)
+                counts += np.bincount(column, minlength=counts.size)
+            self._n += n
+            return
+        if self.spec.method == "smp":
+            packed = check_packed_bits(batch.column(SAMPLED_FIELD), self.spec.dimension)
+            member = np.unpackbits(packed, axis=1)[:, : self.spec.dimension].astype(bool)
+        else:
+            member = np.ones((n, self.spec.dimension), dtype=bool)
+        for j, (attribute, part) in enumerate(zip(self.spec.attributes, self._parts, strict=True)):
+            rows = np.flatnonzero(member[:, j])
+            columns = {}
+            for inner in report_schema_of(attribute).names:
+                name = self.spec.field_name(j, inner)
+                columns[inner] = require_field(batch.column(name), name)[rows]
+            part.add_batch(ReportBatch.from_columns(attribute.fingerprint, columns))
+        self._n += n
+
+    def _add_records(self, batch: RecordBatch) -> None:
         if batch.spec != self.spec.fingerprint:
             raise InputError(
                 f"record batch is of spec {batch.spec}, this accumulator of spec {self.spec.fingerprint}"
@@ -94,16 +143,26 @@ class MultiAttributeAccumulator:
                 part.add_batch(reports)
         self._n += batch.n
 
-    def merge(self, other: MultiAttributeAccumulator) -> MultiAttributeAccumulator:
-        """Add the counts of ``other`` (same spec) to these; returns self."""
-        if other.spec.fingerprint != self.spec.fingerprint:
-            raise InputError("cannot merge accumulators of different specs")
-        for mine, theirs in zip(self._counts, other._counts, strict=True):
-            mine += theirs
-        for part, other_part in zip(self._parts, other._parts, strict=True):
-            part.merge(other_part)
-        self._n += other._n
-        return self
+    def merge(self, other: Self) -> Self:
+        """A new accumulator holding the records of both (same spec); neither is changed."""
+        self._check_mergeable(other)
+        out = type(self)(self.spec)
+        out._counts = [mine + theirs for mine, theirs in zip(self._counts, other._counts, strict=True)]
+        out._parts = [mine.merge(theirs) for mine, theirs in zip(self._parts, other._parts, strict=True)]
+        out._n = self._n + other._n
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return (
+            other.spec.fingerprint == self.spec.fingerprint
+            and other._n == self._n
+            and all(np.array_equal(a, b) for a, b in zip(self._counts, other._counts, strict=True))
+            and all(a == b for a, b in zip(self._parts, other._parts, strict=True))
+        )
+
+    __hash__ = None  # mutable counts
 
     def reporters(self) -> dict[str, int]:
         """n_j: the users whose report carries each attribute truthfully or by sampling (rsfd-grr: all n)."""
@@ -111,7 +170,52 @@ class MultiAttributeAccumulator:
             return dict.fromkeys(self.spec.names, self._n)
         return {name: part.n for name, part in zip(self.spec.names, self._parts, strict=True)}
 
-    def estimate(self, confidence: float = 0.95, **options: Any) -> dict[str, pd.DataFrame]:
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+    ) -> pd.DataFrame:
+        """Every attribute's estimates in one table, the attributes in spec order.
+
+        Columns ``attribute``, ``statistic`` (``count`` for a categorical
+        attribute's rows, one per value; ``mean`` for a numeric attribute's
+        one row), ``value`` (None on a mean row), ``estimate``,
+        ``std_error``, ``ci_low``, ``ci_high`` and ``reports`` (n_j), then
+        the columns some attributes have (``proportion``, the consistent
+        view's ``consistent``; empty elsewhere). ``consistency``
+        applies to the frequency attributes only.
+        """
+        import pandas as pd
+
+        frames = []
+        for name, table in self.estimates(confidence, consistency=consistency, **options).items():
+            attribute = self.spec.attribute(name)
+            if "mean" in table.columns:
+                row = {
+                    "attribute": name,
+                    "statistic": "mean",
+                    "value": None,
+                    "estimate": table["mean"].to_numpy(float),
+                    "std_error": table["std_error"].to_numpy(float),
+                    "ci_low": table["ci_low"].to_numpy(float),
+                    "ci_high": table["ci_high"].to_numpy(float),
+                    "reports": table["reports"].to_numpy() if "reports" in table else self._n,
+                }
+                frames.append(pd.DataFrame(row))
+                continue
+            frame = table.copy()
+            frame.insert(0, "statistic", "count")
+            frame.insert(0, "attribute", name)
+            frame["value"] = frame["value"].astype(object)
+            if "reports" not in frame.columns:
+                frame["reports"] = self._n
+            del attribute
+            frames.append(frame)
+        out = pd.concat(frames, ignore_index=True, sort=False)
+        lead = ["attribute", "statistic", "value", "estimate", "std_error", "ci_low", "ci_high", "reports"]
+        return out[lead + [c for c in out.columns if c not in lead]]
+
+    def estimates(
+        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+    ) -> dict[str, pd.DataFrame]:
         """Every attribute's estimate table (its own accumulator's columns), counts scaled to all n records."""
         if self._n == 0:
             raise EstimateError("cannot estimate from zero records")
@@ -119,25 +223,27 @@ class MultiAttributeAccumulator:
         if self.spec.method == "rsfd-grr":
             d = self.spec.dimension
             for name, attr, counts in zip(self.spec.names, self.spec.attributes, self._counts, strict=True):
-                size = attr.domain_size  # type: ignore[attr-defined]
-                p_star, q_star = rsfd_support_probabilities(attr.p_star, attr.q_star, d, size)  # type: ignore[attr-defined]
+                size = attr.domain_size
+                p_star, q_star = rsfd_support_probabilities(attr.p_star, attr.q_star, d, size)
                 out[name] = oracle_estimates(
-                    attr.domain,  # type: ignore[attr-defined]
+                    attr.domain,
                     counts,
                     self._n,
                     p_star,
                     q_star,
                     confidence=confidence,
+                    consistency=consistency,
                     **options,
                 )
             return out
         for name, part in zip(self.spec.names, self._parts, strict=True):
             if part.n == 0:
                 raise EstimateError(f"attribute {name!r}: no user sampled it yet")
-            table = part.estimate(confidence, **options)
-            if "proportion" in table.columns:
+            if isinstance(part, FrequencyAccumulator):
+                table = part.estimate(confidence, consistency=consistency, **options)
                 _to_all_records(table, part.n, self._n, confidence)
             else:
+                table = part.estimate(confidence, **options)
                 for column in (c for c in table.columns if c.startswith("sum")):
                     table[column] = table[column] * (self._n / part.n)
             table.insert(len(table.columns), "reports", part.n)
@@ -167,5 +273,5 @@ def _to_all_records(table: pd.DataFrame, reporters: int, n: int, confidence: flo
     }
     for column, values in columns.items():
         table[column] = values
-    if "unbiased_estimate" in table.columns:  # a consistent view: the unbiased column is a count too
-        table["unbiased_estimate"] = table["unbiased_estimate"] * (n / reporters)
+    if CONSISTENT_COLUMN in table.columns:  # the consistent view sums to n_j: rescaled, it sums to n
+        table[CONSISTENT_COLUMN] = table[CONSISTENT_COLUMN] * (n / reporters)

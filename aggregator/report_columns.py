@@ -199,8 +199,14 @@ def validate_columns(
         ok &= ~present(column, n)  # a field this mechanism does not use, or an unknown one
     payload: dict[str, np.ndarray] = {}
     for field in schema.fields:
-        payload[field.name], field_ok = field.column(spec, cols.get(field.name), n)
+        column = cols.get(field.name)
+        payload[field.name], field_ok = field.column(spec, column, n)
         ok &= field_ok
+        expected = schema.presence(
+            field, payload
+        )  # a conditional field: present exactly where its flag is set
+        if expected is not None:
+            ok &= present(column, n) == expected
     pick: Any = slice(None) if ok.all() else np.flatnonzero(ok)
     if groups is not None:
         groups = groups[pick]

@@ -147,14 +147,46 @@ def _payload_columns(spec: Any, batch: ReportBatch) -> Iterator[tuple[ReportFiel
         yield field, column
 
 
+def _carried(spec: Any, batch: ReportBatch) -> dict[str, np.ndarray]:
+    """The rows that carry each conditional field (:meth:`ldp.report_schema.ReportSchema.presence`)."""
+    schema = report_schema_of(spec)
+    columns = batch.columns()
+    out = {}
+    for field in schema.fields:
+        mask = schema.presence(field, columns)
+        if mask is not None:
+            out[field.name] = mask
+    return out
+
+
 def _text_columns(spec: Any, batch: ReportBatch) -> dict[str, list[Any]]:
-    """Python-level columns (JSON types) of a batch, in JSON field order."""
-    return {field.name: field.text_cells(spec, column) for field, column in _payload_columns(spec, batch)}
+    """Python-level columns (JSON types) of a batch, in JSON field order (None where a row has no such field)."""
+    carried = _carried(spec, batch)
+    out = {}
+    for field, column in _payload_columns(spec, batch):
+        cells = field.text_cells(spec, column)
+        mask = carried.get(field.name)
+        out[field.name] = cells if mask is None else [c if m else None for c, m in zip(cells, mask.tolist())]
+    return out
 
 
-def _json_text_columns(spec: Any, batch: ReportBatch) -> dict[str, pa.Array]:
-    """Each field of a batch as an Arrow string array of JSON texts, in JSON field order."""
-    return {field.name: field.json_texts(spec, column) for field, column in _payload_columns(spec, batch)}
+def _json_members(spec: Any, batch: ReportBatch) -> list[pa.Array | str]:
+    """Each field of a batch as ``,"name":`` and an Arrow string array of JSON texts, in JSON field order.
+
+    A conditional field is one Arrow array of whole members, empty in the
+    rows that do not carry it.
+    """
+    carried = _carried(spec, batch)
+    parts: list[pa.Array | str] = []
+    for field, column in _payload_columns(spec, batch):
+        texts = field.json_texts(spec, column)
+        mask = carried.get(field.name)
+        if mask is None:
+            parts += [f',"{field.name}":', texts]
+        else:
+            members = pc.binary_join_element_wise(f',"{field.name}":', texts, "")
+            parts.append(pc.if_else(pa.array(mask), members, ""))
+    return parts
 
 
 def _has_group(batch: ReportBatch) -> np.ndarray:
@@ -181,7 +213,7 @@ def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
     for batch in batches:
         if not len(batch):
             continue
-        columns = _json_text_columns(spec, batch)
+        members = _json_members(spec, batch)
         heads: Any = head
         tail: Any = "}\n"
         if batch.groups is not None:
@@ -196,8 +228,7 @@ def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
             )
         for start in range(0, len(batch), _JSONL_PIECE):  # keeps each joined piece far below 2 GiB
             parts: list = [heads if isinstance(heads, str) else heads.slice(start, _JSONL_PIECE)]
-            for name, texts in columns.items():
-                parts += [f',"{name}":', texts.slice(start, _JSONL_PIECE)]
+            parts += [m if isinstance(m, str) else m.slice(start, _JSONL_PIECE) for m in members]
             parts.append(tail if isinstance(tail, str) else tail.slice(start, _JSONL_PIECE))
             stream.write(_joined_text(pc.binary_join_element_wise(*parts, "")))
         count += len(batch)
@@ -254,8 +285,18 @@ def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table
             pa.array(np.zeros(n, dtype=np.int32)), pa.array([spec.fingerprint])
         ),
     }
+    carried = _carried(spec, batch)
     for field, column in _payload_columns(spec, batch):
-        arrays[field.name] = field.arrow(spec, column)
+        array = field.arrow(spec, column)
+        mask = carried.get(field.name)
+        if mask is not None:  # null where a row does not carry the field
+            if pa.types.is_dictionary(array.type):
+                array = pa.DictionaryArray.from_arrays(
+                    pa.array(np.asarray(array.indices), mask=~mask), array.dictionary
+                )
+            else:
+                array = pc.if_else(pa.array(mask), array, pa.scalar(None, array.type))
+        arrays[field.name] = array
     if with_group:
         arrays["group"] = (
             _group_strings(batch.groups) if batch.groups is not None else pa.nulls(n, type=pa.string())

@@ -237,12 +237,18 @@ def _run(options: _Options) -> int:
     progress = _Progress(enabled=options.output not in (None, "-"))
     if options.group_column is not None and options.group_column == options.column:
         raise ParameterError("--group-column must differ from --column (the group is sent in the clear)")
+    record = getattr(spec, "input_columns", None)
+    if record is not None and options.column is not None:
+        raise ParameterError(
+            f"--column does not apply to {spec.mechanism}: it reads the columns {', '.join(record)}"
+        )
     rows = progress.wrap(
         read_rows(
             options.input_path,
             options.column,
             with_client=options.state_dir is not None,
             group_column=options.group_column,
+            record=None if record is None else tuple(record),
         )
     )
     budget = _budget(options)

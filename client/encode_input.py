@@ -10,7 +10,7 @@ checked, with errors naming the row.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ldp.errors import InputError, ParameterError
@@ -51,7 +51,12 @@ def read_values(path: str, column: str | None, with_client: bool) -> Iterator[tu
 
 
 def read_rows(
-    path: str, column: str | None, with_client: bool, group_column: str | None = None
+    path: str,
+    column: str | None,
+    with_client: bool,
+    group_column: str | None = None,
+    *,
+    record: Sequence[str] | None = None,
 ) -> Iterator[tuple[int, Any, Any, Any]]:
     """Yield (row number, value, client id or None, group cell or None) of each row of INPUT.
 
@@ -61,8 +66,14 @@ def read_rows(
     column is ``column``, else the only column besides ``client_id`` and
     the group column, else ``value``; ``with_client`` needs a ``client_id``
     cell in every row; ``group_column`` names the column of group keys
-    (tables only), sent in the clear, see the module docstring.
+    (tables only), sent in the clear, see the module docstring. ``record``
+    names the columns of a spec whose input is a record
+    (``spec.input_columns``): each row's value is then the mapping of those
+    columns' cells, and ``column`` is not used.
     """
+    if record is not None:
+        yield from _read_records(path, tuple(record), with_client, group_column)
+        return
     if input_kind(path) == "text":
         if group_column is not None:
             raise ParameterError("--group-column needs a table input (CSV, JSONL or Parquet)")
@@ -91,6 +102,37 @@ def read_rows(
         if with_client and _missing(client):
             raise InputError(f"row {row} of {path!r}: the {_CLIENT_COLUMN} is missing")
         yield row, value, client, group
+
+
+def _read_records(
+    path: str, names: tuple[str, ...], with_client: bool, group_column: str | None
+) -> Iterator[tuple[int, Any, Any, Any]]:
+    """Rows of a table whose value is a record of the columns ``names`` (a multi-attribute spec's)."""
+    if input_kind(path) == "text":
+        raise ParameterError(
+            f"this spec reads records of the columns {', '.join(names)}: give a table (CSV, JSONL or Parquet)"
+        )
+    if group_column is not None and group_column in names:
+        raise ParameterError(
+            f"--group-column {group_column!r} is an attribute of the spec (sent in the clear)"
+        )
+
+    def select(found: list[str]) -> tuple[str | None, ...]:
+        for name in names:
+            check_column(path, name, found)
+        if group_column is not None and group_column not in found:
+            raise InputError(
+                f"--group-column {group_column!r} is not in {path!r} (columns: {', '.join(found)})"
+            )
+        if with_client and _CLIENT_COLUMN not in found:
+            raise InputError(f"--state needs a {_CLIENT_COLUMN!r} column in {path!r}")
+        return (*names, _CLIENT_COLUMN if with_client else None, group_column)
+
+    for row, cells in enumerate(read_table(path, select), start=1):
+        client, group = cells[-2], cells[-1]
+        if with_client and _missing(client):
+            raise InputError(f"row {row} of {path!r}: the {_CLIENT_COLUMN} is missing")
+        yield row, dict(zip(names, cells[: len(names)], strict=True)), client, group
 
 
 def _missing(cell: Any) -> bool:
@@ -141,6 +183,15 @@ def clean_value(spec: Spec, value: Any, row: int) -> Any:
     """One row's value: present; for a numeric spec, a finite number (text such as ``12`` parsed)."""
     from ldp.specs.numeric import NumericSpec, parse_numeric_text
 
+    parts = getattr(spec, "input_columns", None)
+    if parts is not None:  # a record: each column's cell cleaned for the spec that reads it
+        out = {}
+        for name, part in parts.items():
+            try:
+                out[name] = clean_value(part, value.get(name), row)
+            except InputError as exc:
+                raise InputError(f"{exc} (column {name!r})") from None
+        return out
     value = _clean(value, row)
     if isinstance(spec, NumericSpec):
         try:

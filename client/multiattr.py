@@ -12,6 +12,7 @@ Every coin comes from the given random source (the OS CSPRNG for real users).
 from __future__ import annotations
 
 import dataclasses
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,11 +20,22 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import encode_batch, randomized_response_batch, value_indices
+from ldp.client.encoders import make_encoder, stateless_factory
 from ldp.client.randomness import RandomSource, as_source, uniform_below
 from ldp.errors import InputError
-from ldp.specs.multiattr import MultiAttribute
+from ldp.report import Report
+from ldp.report_schema import report_schema_of
+from ldp.specs.multiattr import SAMPLED_FIELD, MultiAttribute
 
-__all__ = ["RecordBatch", "encode_records", "sample_attributes"]
+__all__ = [
+    "MultiAttributeEncoder",
+    "RecordBatch",
+    "encode_records",
+    "multi_attribute_batch",
+    "multi_attribute_encoder",
+    "record_report_batch",
+    "sample_attributes",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +128,8 @@ def encode_records(
     columns = _columns(spec, records)
     n = len(columns[0])
     d = spec.dimension
+    for name, attribute, column in zip(spec.names, spec.attributes, columns, strict=True):
+        _check_column(attribute, column, name)  # every value, whether its attribute is sampled or not
     if spec.method == "rsfd-grr":
         chosen = uniform_below(source, d, n).astype(np.int64)
         out = np.empty((n, d), dtype=np.int64)
@@ -142,8 +156,145 @@ def encode_records(
     return RecordBatch(spec=spec.fingerprint, n=n, rows=rows, reports=tuple(reports))
 
 
+def _check_column(attr: Any, column: Sequence[Any], name: str) -> None:
+    """Refuse a column with a value its attribute's encoder would refuse (naming the attribute)."""
+    if hasattr(attr, "index_of"):
+        _indices(attr, column, name)
+        return
+    if not len(column):
+        return
+    try:
+        attr.to_native(list(column))
+    except InputError as error:
+        raise InputError(f"attribute {name!r}: {error}") from None
+
+
 def _indices(attr: Any, column: Sequence[Any], name: str) -> np.ndarray:
     try:
         return value_indices(attr, column, False)
     except InputError as error:
         raise InputError(f"attribute {name!r}: {error}") from None
+
+
+# -- the registered mechanism: one record report, and a ReportBatch of record reports ------------------
+
+
+class MultiAttributeEncoder:
+    """One record's report (docs/multi-attribute.md#reports): each reported attribute by its own encoder.
+
+    ``smp`` draws the k attributes by a partial Fisher–Yates shuffle
+    (``secrets.randbelow``, exact) and reports each by its mechanism's
+    encoder; ``spl`` reports every attribute; ``rsfd-grr`` draws the one
+    attribute reported by GRR and gives every other a uniform fake value.
+    Every coin comes from the OS CSPRNG.
+
+    Examples
+    --------
+    >>> from ldp.specs.multiattr import MultiAttribute
+    >>> from ldp.client.multiattr import MultiAttributeEncoder
+    >>> spec = MultiAttribute([{"name": "os", "mechanism": "grr", "domain": ["l", "m", "w"]},
+    ...                        {"name": "ms", "mechanism": "piecewise", "low": 0, "high": 100}], epsilon=1.0)
+    >>> report = MultiAttributeEncoder(spec).encode({"os": "m", "ms": 20.0})
+    >>> len(report.payload_names())  # k = 1: the sampled bits and the sampled attribute's one field
+    2
+    """
+
+    def __init__(self, spec: MultiAttribute) -> None:
+        self.spec = spec
+        self._encoders = [make_encoder(attribute) for attribute in spec.attributes]
+        self._fields = [report_schema_of(attribute).names for attribute in spec.attributes]
+
+    def _sampled(self) -> list[int]:
+        d, k = self.spec.dimension, self.spec.sample
+        order = list(range(d))
+        for t in range(k):  # partial Fisher–Yates: k of d uniformly without replacement
+            pick = t + secrets.randbelow(d - t) if d - t > 1 else t  # the last one left: no draw
+            order[t], order[pick] = order[pick], order[t]
+        return sorted(order[:k])
+
+    def encode(self, value: Any) -> Report:
+        """The report of one record (a mapping by attribute name, or a sequence in attribute order)."""
+        record = self.spec.checked_record(value)
+        d = self.spec.dimension
+        extra: list[tuple[str, Any]] = []
+        if self.spec.method == "rsfd-grr":
+            chosen = secrets.randbelow(d)
+            for j, attribute in enumerate(self.spec.attributes):
+                if j == chosen:
+                    reported = self._encoders[j].encode(record[j]).get("value")
+                else:
+                    domain = attribute.domain  # type: ignore[attr-defined]
+                    reported = domain[secrets.randbelow(len(domain))]
+                extra.append((self.spec.field_name(j, "value"), reported))
+            return Report(spec=self.spec.fingerprint, extra=tuple(extra))
+        sampled = range(d) if self.spec.method == "spl" else self._sampled()
+        if self.spec.method == "smp":
+            bits = bytearray((d + 7) // 8)
+            for j in sampled:
+                bits[j >> 3] |= 0x80 >> (j & 7)
+            extra.append((SAMPLED_FIELD, bytes(bits)))
+        for j in sampled:
+            try:
+                inner = self._encoders[j].encode(record[j])
+            except InputError as error:
+                raise InputError(f"attribute {self.spec.names[j]!r}: {error}") from None
+            extra += [(self.spec.field_name(j, name), inner.get(name)) for name in self._fields[j]]
+        return Report(spec=self.spec.fingerprint, extra=tuple(extra))
+
+
+#: The encoder factory of ``multi-attribute`` (declared in :mod:`ldp.mechanisms.multiattr`).
+multi_attribute_encoder = stateless_factory(MultiAttributeEncoder)
+
+
+def record_report_batch(spec: MultiAttribute, records: RecordBatch) -> ReportBatch:
+    """The :class:`RecordBatch` of :func:`encode_records` as a batch of record reports (one row per user).
+
+    Attribute j's columns hold its reports in the rows of the users who
+    report it and the field's filler elsewhere (absent from those reports;
+    ``smp``'s ``sampled`` bits say which).
+    """
+    n, d = records.n, spec.dimension
+    columns: dict[str, np.ndarray] = {}
+    if spec.method == "rsfd-grr":
+        assert records.indices is not None
+        for j in range(d):
+            columns[spec.field_name(j, "value")] = records.indices[:, j].copy()
+        return ReportBatch.from_columns(spec.fingerprint, columns)
+    schema = report_schema_of(spec)
+    if spec.method == "smp":
+        member = np.zeros((n, d), dtype=np.uint8)
+        for j, rows in enumerate(records.rows):
+            member[rows, j] = 1
+        columns[SAMPLED_FIELD] = np.packbits(member, axis=1)
+    for j, (attribute, rows, reports) in enumerate(
+        zip(spec.attributes, records.rows, records.reports, strict=True)
+    ):
+        for inner in report_schema_of(attribute).fields:
+            name = spec.field_name(j, inner.name)
+            part = reports.column(inner.name)
+            assert part is not None
+            field = schema.field(name)
+            assert field is not None
+            full = field.from_checked(spec, [None] * n)
+            full[rows] = part
+            columns[name] = full
+    return ReportBatch.from_columns(spec.fingerprint, columns)
+
+
+def multi_attribute_batch(
+    spec: MultiAttribute,
+    values: Sequence[Any],
+    rng: np.random.Generator | RandomSource,
+    *,
+    cohorts: Any = None,
+    indices: bool = False,
+) -> ReportBatch:
+    """Record reports of ``values`` (one record each: a mapping by attribute name or a sequence), as a ReportBatch.
+
+    The batch encoder ``multi-attribute`` declares; see :func:`encode_records`.
+    """
+    if indices:
+        raise InputError("multi-attribute records are not domain indices (indices=True)")
+    records = [spec.record(v) for v in values]
+    table = {name: [r[j] for r in records] for j, name in enumerate(spec.names)}
+    return record_report_batch(spec, encode_records(spec, table, rng))

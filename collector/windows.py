@@ -38,7 +38,9 @@ REPLY_CACHE_ROWS = 200_000
 
 
 def _kind(task: Task) -> str:
-    return "mean" if task.spec.report_kind == "numeric" else "frequency"
+    """How the dashboard draws a task's estimates: a mean, a frequency table, or a table of several attributes."""
+    kind = task.spec.report_kind
+    return "mean" if kind == "numeric" else "records" if kind == "record" else "frequency"
 
 
 class Windows:

@@ -96,11 +96,13 @@ class ReportBatch:
         """Yield the batch as :class:`Report` records (domain values restored)."""
         schema = report_schema_of(spec)
         columns = [(field, self.column(field.name)) for field in schema.fields]
+        have = self.columns()
+        carried = [schema.presence(field, have) if field.presence_flag() else None for field, _ in columns]
         for i in range(len(self)):
             fields: dict[str, Any] = {}
             extra: list[tuple[str, Any]] = []
-            for field, column in columns:
-                if column is None:
+            for (field, column), mask in zip(columns, carried, strict=True):
+                if column is None or (mask is not None and not mask[i]):
                     continue
                 value = field.to_report(spec, column[i])
                 if field.name in _ATTRIBUTES:

@@ -69,10 +69,11 @@ def _check_payload(spec: Any, report: Report) -> CheckedReport:
     if report.spec != spec.fingerprint:
         raise ReportError(f"report is for spec {report.spec}, not {spec.fingerprint}")
     required = schema.names
+    conditional = {f.name for f in schema.fields if f.presence_flag() is not None}
     carried = report.payload_names()
     for name in dict.fromkeys((*BUILTIN_PAYLOAD, *carried, *required)):
         present = name in carried
-        if name in required and not present:
+        if name in required and name not in conditional and not present:
             raise ReportError(
                 f"report has no '{name}' ({spec.mechanism} reports carry {', '.join(required)})"
             )
@@ -80,8 +81,23 @@ def _check_payload(spec: Any, report: Report) -> CheckedReport:
             raise ReportError(f"report has an unexpected '{name}' for {spec.mechanism}")
     builtin: dict[str, Any] = {}
     extra: list[tuple[str, Any]] = []
+    checked: dict[str, Any] = {}
     for field in schema.fields:
+        if field.name in conditional:
+            flags = field.presence_flag()
+            expected = schema.carries(field, checked)
+            if expected != (field.name in carried):
+                state = "set" if expected else "clear"
+                which = "has no" if expected else "has an unexpected"
+                raise ReportError(
+                    f"report {which} '{field.name}' (bit {flags[1]} of its '{flags[0]}' is {state})"  # type: ignore[index]
+                )
+            if not expected:
+                checked[field.name] = None
+                extra.append((field.name, None))
+                continue
         value = field.check(spec, report.get(field.name))
+        checked[field.name] = value
         if field.name in BUILTIN_PAYLOAD:
             builtin[field.name] = value
         else:

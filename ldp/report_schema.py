@@ -19,12 +19,26 @@ writer or checker changes. A spec class without a schema is a
 Field types
 -----------
 =================  ===========================================================
+:class:`PartField`    a field of one part of a composite spec (checked against
+                      that part), optionally present only when a flag bit is set
 :class:`DomainElement`  a domain element in the report, a domain *index* in a batch
 :class:`BoundedInt`   an integer in [0, bound): a hash seed, a bucket, a cohort,
                       an index; ``bound`` a number or the name of a spec attribute
 :class:`BitVector`    a packed vector of n bits (base64 in text, binary in Parquet)
 :class:`Number`       a finite number that the spec can output (``spec.in_support``)
 =================  ===========================================================
+
+A spec whose fields depend on its parameters (a composite spec, whose parts
+are specs of their own) gives ``report_schema`` as a property of the
+instance instead; :func:`report_schema_of` reads the instance's. Such a
+schema names the fields of each part with :class:`PartField`, which checks,
+converts and writes a field of part ``index`` against that part's spec, and
+may be *conditional*: present in a report exactly when bit ``index`` of an
+earlier :class:`BitVector` field of the same report is set (a record that
+reports only its sampled attributes). A report that lacks a field its flags
+call for, or carries one they do not, is refused; in a batch an absent
+field's rows hold a filler (:meth:`ReportField.filler`) that nothing reads,
+and the writers omit it (an empty CSV cell, a Parquet null).
 
 Each field type knows how to check one value of a parsed report (raising
 :class:`~ldp.errors.ReportError` with the reason), convert a whole Arrow
@@ -38,9 +52,10 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -58,6 +73,7 @@ __all__ = [
     "BoundedInt",
     "DomainElement",
     "Number",
+    "PartField",
     "ReportField",
     "ReportSchema",
     "index_bits",
@@ -111,6 +127,14 @@ class ReportField:
         """The JSON value a CSV cell stands for (text it cannot convert stays text)."""
         return text
 
+    def filler(self, spec: Any) -> Any:
+        """A checked value (as :meth:`check` returns) standing in a batch for a report without the field."""
+        raise NotImplementedError
+
+    def presence_flag(self) -> tuple[str, int] | None:
+        """(flags field, bit) whose bit set means a report carries this field; None: every report does."""
+        return None
+
     # -- columns -------------------------------------------------------------
     def from_checked(self, spec: Any, values: Sequence[Any]) -> np.ndarray:
         """The batch column of values returned by :meth:`check`."""
@@ -158,6 +182,9 @@ class DomainElement(ReportField):
 
     def to_report(self, spec: Any, stored: Any) -> Any:
         return spec.domain[int(stored)]
+
+    def filler(self, spec: Any) -> int:
+        return 0
 
     def payload_bits(self, spec: Any) -> int:
         return index_bits(len(spec.domain))
@@ -231,6 +258,9 @@ class BoundedInt(ReportField):
 
     def to_report(self, spec: Any, stored: Any) -> int:
         return int(stored)
+
+    def filler(self, spec: Any) -> int:
+        return 0
 
     def payload_bits(self, spec: Any) -> int:
         return index_bits(_bound_of(spec, self.bound))
@@ -319,6 +349,9 @@ class BitVector(ReportField):
     def to_report(self, spec: Any, stored: Any) -> bytes:
         return bytes(stored.tobytes())
 
+    def filler(self, spec: Any) -> bytes:
+        return bytes((self.num_bits(spec) + 7) // 8)
+
     def from_checked(self, spec: Any, values: Sequence[Any]) -> np.ndarray:
         width = (self.num_bits(spec) + 7) // 8
         raw = b"".join(values)
@@ -373,6 +406,9 @@ class Number(ReportField):
     def to_report(self, spec: Any, stored: Any) -> float:
         return float(stored)
 
+    def filler(self, spec: Any) -> float:
+        return 0.0
+
     def payload_bits(self, spec: Any) -> int:
         return 64  # an IEEE-754 double
 
@@ -418,6 +454,104 @@ class Number(ReportField):
 
 
 @dataclasses.dataclass(frozen=True)
+class PartField(ReportField):
+    """Field ``inner`` of part ``index`` of a composite spec, under a name of its own.
+
+    The part is ``getattr(spec, parts)[index]`` (a spec), and every rule of
+    ``inner`` (its check, columns and writers) is applied against it, so a
+    record's attribute keeps exactly the report form of its own mechanism.
+
+    Parameters
+    ----------
+    name : str
+        The field's name in the composite report (unique in its schema).
+    inner : ReportField
+        The part's own field.
+    index : int
+        The part's position in ``getattr(spec, parts)``.
+    parts : str
+        The spec attribute holding the parts (a sequence of specs).
+    flags : str or None
+        The name of an earlier :class:`BitVector` field: a report carries
+        this field exactly when bit ``index`` of it is set. None: always.
+    """
+
+    inner: ReportField | None = None
+    index: int = 0
+    parts: str = "parts"
+    flags: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.inner, ReportField) or isinstance(self.inner, PartField):
+            raise SpecError(f"part field {self.name!r} needs the part's own ReportField as 'inner'")
+
+    @property
+    def _inner(self) -> ReportField:
+        assert self.inner is not None  # checked in __post_init__
+        return self.inner
+
+    @property
+    def binary(self) -> bool:  # type: ignore[override]  # the inner field's (a ClassVar elsewhere)
+        return self._inner.binary
+
+    def part(self, spec: Any) -> Any:
+        """The spec of this field's part."""
+        return getattr(spec, self.parts)[self.index]
+
+    def presence_flag(self) -> tuple[str, int] | None:
+        return None if self.flags is None else (self.flags, self.index)
+
+    def check(self, spec: Any, raw: Any) -> Any:
+        return self._inner.check(self.part(spec), raw)
+
+    def to_report(self, spec: Any, stored: Any) -> Any:
+        return self._inner.to_report(self.part(spec), stored)
+
+    def csv_cell(self, text: str) -> Any:
+        return self._inner.csv_cell(text)
+
+    def filler(self, spec: Any) -> Any:
+        return self._inner.filler(self.part(spec))
+
+    def payload_bits(self, spec: Any) -> int:
+        return self._inner.payload_bits(self.part(spec))
+
+    def from_checked(self, spec: Any, values: Sequence[Any]) -> np.ndarray:
+        part = self.part(spec)
+        filler = self._inner.filler(part)
+        return self._inner.from_checked(part, [filler if v is None else v for v in values])
+
+    def column(self, spec: Any, column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(batch column, ok); with ``flags``, absent rows hold the filler and are ok here.
+
+        Whether a row's presence agrees with its flag is the schema's rule
+        (:meth:`ReportSchema.presence`), applied by the column validator.
+        """
+        values, ok = self._inner.column(self.part(spec), column, n)
+        if self.flags is None:
+            return values, ok
+        from ldp.report_arrow import present
+
+        absent = ~present(column, n)
+        if absent.any():
+            values = values.copy()
+            values[absent] = self.from_checked(spec, [None])[0]
+        return values, ok | absent
+
+    def csv_column(self, cells: list[str | None]) -> pa.Array:
+        return self._inner.csv_column(cells)
+
+    def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
+        return self._inner.json_texts(self.part(spec), column)
+
+    def text_cells(self, spec: Any, column: np.ndarray) -> list[Any]:
+        return self._inner.text_cells(self.part(spec), column)
+
+    def arrow(self, spec: Any, column: np.ndarray) -> pa.Array:
+        return self._inner.arrow(self.part(spec), column)
+
+
+@dataclasses.dataclass(frozen=True)
 class ReportSchema:
     """The ordered payload fields of a spec's reports (in the order of the JSON form, after ``v``, ``spec``).
 
@@ -443,6 +577,38 @@ class ReportSchema:
             raise SpecError(f"report schema names a field twice: {', '.join(names)}")
         for name in names:
             declare_report_field(name)
+        for position, f in enumerate(self.fields):
+            flag = f.presence_flag()
+            if flag is None:
+                continue
+            earlier = {g.name: g for g in self.fields[:position]}
+            if not isinstance(earlier.get(flag[0]), BitVector):
+                raise SpecError(
+                    f"report schema field {f.name!r}: its flags field {flag[0]!r} must be an earlier BitVector field"
+                )
+
+    @property
+    def conditional(self) -> bool:
+        """Whether some field is present only in some reports (:class:`PartField` with ``flags``)."""
+        return any(f.presence_flag() is not None for f in self.fields)
+
+    def carries(self, field: ReportField, checked: Mapping[str, Any]) -> bool:
+        """Whether one report must carry ``field``, given the checked values of the fields before it."""
+        flag = field.presence_flag()
+        if flag is None:
+            return True
+        name, bit = flag
+        bits = checked[name]
+        return bool(bits[bit >> 3] & (0x80 >> (bit & 7)))
+
+    def presence(self, field: ReportField, columns: Mapping[str, np.ndarray]) -> np.ndarray | None:
+        """Which rows of a batch carry ``field`` (None: every row), from its flags column."""
+        flag = field.presence_flag()
+        if flag is None:
+            return None
+        name, bit = flag
+        packed = np.asarray(columns[name])
+        return (packed[:, bit >> 3] & (0x80 >> (bit & 7))) != 0
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -468,13 +634,23 @@ class ReportSchema:
 def report_schema_of(spec: Any) -> ReportSchema:
     """The report schema a spec (instance or class) declares.
 
+    A class-level schema (a ``ClassVar``) is the same for every instance; an
+    instance-level one (a property of the spec, for a schema that depends on
+    its parameters) is read from the instance.
+
     Raises
     ------
     SpecError
-        Naming the spec class and mechanism when it declares none.
+        Naming the spec class and mechanism when it declares none, or when
+        the schema of a class is asked for and it depends on the instance.
     """
     cls = spec if isinstance(spec, type) else type(spec)
-    schema = getattr(cls, "report_schema", None)
+    schema = getattr(spec, "report_schema", None)
+    if isinstance(spec, type) and isinstance(schema, (property, functools.cached_property)):
+        raise SpecError(
+            f"{cls.__name__} (mechanism {getattr(cls, 'mechanism', None)!r}) has a report schema per spec "
+            "instance (its fields depend on the spec's parameters): ask an instance"
+        )
     if not isinstance(schema, ReportSchema):
         mechanism = getattr(cls, "mechanism", None) or cls.__name__
         raise SpecError(

@@ -33,6 +33,7 @@ Examples:
   ldp simulate -m hybrid,gaussian --data sessions.csv --column minutes --low 0 --high 120
   ldp simulate --rounds 30 --change-prob 0.1 --budget 4 -o rounds.csv --plot rounds.png
   ldp simulate --panel visits.parquet --panel-columns device,day,country --budget 8 -m oue,l-osue
+  ldp simulate --spec records.json --data records.csv -e 0.5,1,2,4   # multi-attribute: SMP, SPL, RS+FD
 """
 
 
@@ -100,7 +101,57 @@ _NOT_ROUNDS = (
 )
 
 
+#: Options a multi-attribute sweep (``--spec``) reads.
+_RECORDS = ("spec", "data", "epsilon", "repeats", "seed", "output")
+
+
+def _simulate_records(ctx: click.Context, options: dict[str, Any]) -> None:
+    """``--spec RECORDS.json --data FILE``: :func:`ldp.simulations.multiattr.records_sweep`, its table and -o."""
+    from ldp.simulations.multiattr import records_sweep
+    from ldp.specs import load_spec
+    from ldp.specs.multiattr import MultiAttribute
+
+    ignored = [name for name in ctx.params if name not in _RECORDS and _explicit(ctx, name)]
+    if ignored:
+        verb = "does" if len(ignored) == 1 else "do"
+        raise OptionConflict(
+            f"{_flags(ignored)} {verb} not apply to a multi-attribute sweep (--spec): its attributes are "
+            "the spec's, its records the columns of --data"
+        )
+    spec = load_spec(options["spec"])
+    if not isinstance(spec, MultiAttribute):
+        raise ParameterError(f"--spec must be a multi-attribute spec, got {spec.mechanism}")
+    if options["data"] is None:
+        raise ParameterError("--spec needs --data FILE: a table with one column per attribute")
+    if options["output"]:
+        from ldp.aggregator.cli import check_estimates_output
+
+        check_estimates_output(options["output"])
+    progress = _Progress("simulating records")
+    try:
+        results, text = records_sweep(
+            spec,
+            options["data"],
+            options["epsilon"],
+            repeats=options["repeats"],
+            seed=options["seed"],
+            progress=progress,
+        )
+    finally:
+        progress.close()
+    click.echo(text)
+    click.echo(f"seed: {int(results['seed'].iloc[0])} (pass --seed to reproduce)")
+    if options["output"]:
+        from ldp.aggregator.writers import write_estimates
+
+        write_estimates(results, options["output"])
+        click.echo(f"wrote {len(results)} rows to {options['output']}", err=True)
+
+
 def _simulate(ctx: click.Context, options: dict[str, Any]) -> None:
+    if options["spec"] is not None:
+        _simulate_records(ctx, options)
+        return
     if options["rounds"] is not None or options["panel"] is not None:
         _simulate_rounds(ctx, options)
         return
@@ -459,6 +510,12 @@ _MECHANISM_HELP = _mechanism_help()
     help="Real data: a CSV, JSON Lines, JSON or Parquet file (its column's empirical distribution).",
 )
 @click.option("--column", default=None, help="Column of --data holding one value per row.")
+@click.option(
+    "--spec",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="A multi-attribute spec: compare SMP, SPL and RS+FD on the records of --data (a column per attribute).",
+)
 @click.option("--as-users", is_flag=True, help="With --data: every row is a user (no resampling).")
 @click.option(
     "-r", "--repeats", default=5, show_default=True, type=click.IntRange(min=1), help="Collections per cell."

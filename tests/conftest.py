@@ -113,6 +113,7 @@ def every_spec_shape():
     ranges = [RangeHierarchy(SMALL_DOMAIN, epsilon=1.0, branching=2), RangeHaar(SMALL_DOMAIN, epsilon=1.0)]
     key_value = [cls(SMALL_DOMAIN, 1.0, ell=1) for cls in KEY_VALUE_MECHANISMS.values()]
     shapes = [
+        *multi_attribute_specs(),
         *frequency_specs(),
         subset,
         *rappor_specs(),
@@ -124,6 +125,25 @@ def every_spec_shape():
     listed = {spec.mechanism for spec in shapes}
     example_spec = _mechanism_examples().example_spec
     return shapes + [example_spec(d) for d in ldp.registry.BUILTIN_MECHANISMS if d.name not in listed]
+
+
+def multi_attribute_specs():
+    """Record specs of every split, with attributes of every report form: a value, a seed and bucket, bits, a number."""
+    from ldp.specs.multiattr import MultiAttribute
+
+    domain = list(SMALL_DOMAIN)
+    mixed = [
+        {"name": "olh", "mechanism": "olh", "domain": domain},
+        {"name": "oue", "mechanism": "oue", "domain": domain},
+        {"name": "num", "mechanism": "piecewise", "low": 0, "high": 1},
+    ]
+    grr = [{"name": f"g{i}", "mechanism": "grr", "domain": domain} for i in range(3)]
+    return [
+        MultiAttribute(mixed, 1.0),  # smp, k = 1
+        MultiAttribute(mixed, 6.0, sample=2),
+        MultiAttribute(mixed, 1.0, method="spl"),
+        MultiAttribute(grr, 1.0, method="rsfd-grr"),
+    ]
 
 
 @pytest.fixture(params=frequency_specs(), ids=lambda s: s.mechanism)

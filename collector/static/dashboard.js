@@ -8,7 +8,7 @@
 const POLL_MS = 2000;
 const TOKEN_KEY = "ldp-collector-token";
 const SVG_NS = "http://www.w3.org/2000/svg";
-const LABEL_COLUMNS = new Set(["value", "group", "cohort", "bit"]);
+const LABEL_COLUMNS = new Set(["attribute", "statistic", "value", "group", "cohort", "bit"]);
 const NUMBER = new Intl.NumberFormat("en", { maximumSignificantDigits: 5 });
 const TICK = new Intl.NumberFormat("en", { maximumSignificantDigits: 3 });
 // The per-window series chart draws at most this many values at once (the largest); the select shows any one.
@@ -333,6 +333,7 @@ function chartItems(task, win, level) {
     };
   }
   if (rows.length && "bit" in rows[0]) return pooledBits(rows, level);
+  if (task.kind === "records") return recordItems(rows, win, level);
   const per = (x) => (finite(x) && win.n > 0 ? x / win.n : null);
   // the consistent view by default (non-negative, summing to the reports), said in the caption
   const consistent = rows.length > 0 && "consistent" in rows[0];
@@ -347,6 +348,33 @@ function chartItems(task, win, level) {
     items: rows.map((r) => ({
       label: String(r.value),
       value: consistent ? per(r.consistent) : r.proportion,
+      low: per(r.ci_low),
+      high: per(r.ci_high),
+    })),
+  };
+}
+
+// A multi-attribute table: one bar per (attribute, value) of the categorical attributes, as a share of the
+// window's records (the consistent view when the table has one); a numeric attribute's mean is in other
+// units, so the caption gives it with its interval and the table has its row.
+function recordItems(rows, win, level) {
+  const per = (x) => (finite(x) && win.n > 0 ? x / win.n : null);
+  const counts = rows.filter((r) => r.statistic === "count");
+  const consistent = counts.length > 0 && "consistent" in counts[0];
+  const means = rows
+    .filter((r) => r.statistic === "mean")
+    .map((r) => `${r.attribute}: mean ${fmt(r.estimate)} [${fmt(r.ci_low)}, ${fmt(r.ci_high)}]`);
+  const view = consistent
+    ? `Bars: each attribute's consistent view (${VIEW_NAMES[win.consistency] ?? win.consistency ?? "consistent"}), ` +
+      "as a share of the records"
+    : "Bars: each attribute's unbiased share of the records";
+  return {
+    caption:
+      `${view}; error bars: the unbiased estimate's ${level} confidence interval.` +
+      (means.length ? ` Means (${level} intervals): ${means.join("; ")}.` : ""),
+    items: counts.map((r) => ({
+      label: `${r.attribute}: ${r.value}`,
+      value: consistent ? per(r.consistent) : per(r.estimate),
       low: per(r.ci_low),
       high: per(r.ci_high),
     })),

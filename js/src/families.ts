@@ -8,6 +8,7 @@ export * from "./keyvalue.js";
 export * from "./localhash.js";
 export * from "./loloha.js";
 export * from "./longitudinal.js";
+export * from "./multiattr.js";
 export * from "./onebitmean.js";
 export * from "./pem.js";
 export * from "./ranges.js";

@@ -9,6 +9,7 @@ import { pckvGrrPrivacy, pckvUePrivacy, privkvmPrivacy } from "./privacy/keyvalu
 import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
 import { lolohaPrivacy } from "./privacy/loloha.js";
 import { longitudinalPrivacy } from "./privacy/longitudinal.js";
+import { multiAttributePrivacy } from "./privacy/multiattr.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
 import { oneBitMeanPrivacy } from "./privacy/onebitmean.js";
 import { rangeHaarPrivacy, rangeHierarchyPrivacy } from "./privacy/ranges.js";
@@ -48,6 +49,7 @@ export const EPSILON_LIMITS: Readonly<Record<string, readonly [number, string]>>
   "l-osue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-oue": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "l-sue": [45.0, "1 - p, about 1/(e^(epsilon/2) + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
+  "multi-attribute": [700.0, "e^epsilon must be a finite double to certify the claim"],
   onebitmean: [23.0, "its smaller probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "range-hierarchy": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
   "range-haar": [23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"],
@@ -129,6 +131,8 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
       return limited(rangeHierarchyPrivacy(fields), mechanism);
     case "range-haar":
       return limited(rangeHaarPrivacy(fields), mechanism);
+    case "multi-attribute":
+      return limited(multiAttributePrivacy(fields, mechanismPrivacy), mechanism);
   }
   return null;
 }

@@ -10,6 +10,7 @@ import { PCKVGRREncoder, PCKVUEEncoder, PrivKVMEncoder } from "./keyvalue.js";
 import { LocalHashingEncoder } from "./localhash.js";
 import { LolohaEncoder } from "./loloha.js";
 import { LongitudinalEncoder } from "./longitudinal.js";
+import { MultiAttributeEncoder } from "./multiattr.js";
 import { OneBitMeanEncoder } from "./onebitmean.js";
 import { PEMEncoder } from "./pem.js";
 import { RangeHaarEncoder, RangeHierarchyEncoder } from "./ranges.js";
@@ -67,6 +68,8 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
     case "l-oue":
     case "l-sue":
       return LongitudinalEncoder.create(spec, source, options);
+    case "multi-attribute":
+      return MultiAttributeEncoder.create(spec, source, options, (part) => makeEncoder(part, options));
     case "onebitmean":
       return OneBitMeanEncoder.create(spec, source, options);
     case "range-hierarchy":
@@ -85,6 +88,7 @@ export { PCKVGRREncoder, PCKVUEEncoder, PrivKVMEncoder } from "./keyvalue.js";
 export { LocalHashingEncoder } from "./localhash.js";
 export { LolohaEncoder } from "./loloha.js";
 export { LongitudinalEncoder } from "./longitudinal.js";
+export { MultiAttributeEncoder } from "./multiattr.js";
 export { OneBitMeanEncoder } from "./onebitmean.js";
 export { PEMEncoder } from "./pem.js";
 export { RangeHaarEncoder, RangeHierarchyEncoder } from "./ranges.js";

@@ -10,10 +10,11 @@ export interface Report {
   seed?: bigint;
   value?: string | bigint | number;
   /**
-   * Fields a spec's report schema declares (CMS's row, HCMS's row, column and bit; PCKV-UE's `plus` and
-   * `minus` bit vectors), in schema order: integers, or bytes (base64 in JSON, as Python writes them).
+   * Fields a spec's report schema declares, in schema order: integers (CMS's row, HCMS's row, column and
+   * bit), and a composite spec's parts' fields (a record's `sampled` bits, its attributes' values,
+   * seeds and bit vectors, written as their own fields are).
    */
-  extra?: ReadonlyArray<readonly [string, number | Uint8Array]>;
+  extra?: ReadonlyArray<readonly [string, number | bigint | string | Uint8Array]>;
   bits?: Uint8Array;
   client?: string;
   group?: string;
@@ -30,13 +31,18 @@ export function reportToJson(report: Report): string {
   if (report.cohort !== undefined) parts.push(`"cohort":${report.cohort}`);
   if (report.seed !== undefined) parts.push(`"seed":${report.seed}`);
   if (report.value !== undefined) parts.push(`"value":${dumpJson(report.value, false, true)}`);
-  for (const [name, field] of report.extra ?? []) {
-    parts.push(`${jsonString(name, true)}:${field instanceof Uint8Array ? `"${toBase64(field)}"` : field}`);
-  }
+  for (const [name, field] of report.extra ?? []) parts.push(`${jsonString(name, true)}:${extraJson(field)}`);
   if (report.bits !== undefined) parts.push(`"bits":"${toBase64(report.bits)}"`);
   if (report.client !== undefined) parts.push(`"client":${jsonString(report.client, true)}`);
   if (report.group !== undefined) parts.push(`"group":${jsonString(report.group, true)}`);
   return `{${parts.join(",")}}`;
+}
+
+/** A declared field's JSON: an integer as is, text as the value field writes it, bytes as base64 text. */
+function extraJson(field: number | bigint | string | Uint8Array): string {
+  if (field instanceof Uint8Array) return `"${toBase64(field)}"`;
+  if (typeof field === "string") return dumpJson(field, false, true);
+  return `${field}`;
 }
 
 function uint(x: number | bigint, bytes: number): Uint8Array {

@@ -72,7 +72,29 @@ const domain: Normalizer = (v, name) => {
   return v;
 };
 
-const NORMALIZERS: Record<FieldKind, Normalizer> = { domain, float, probability, integer, lowercase };
+/**
+ * The parts of a composite spec (a multi-attribute record's attributes): a
+ * non-empty list of objects, each a spec of its own with a `name`, kept in
+ * order. Each part is read as a spec (its fields and its own claim checked)
+ * and held as the Python spec holds it: its canonical fields with its
+ * `name`, without `format`.
+ */
+const parts: Normalizer = (v, name) => {
+  if (!Array.isArray(v) || v.length === 0) return fail(`${name} must be a non-empty list of spec objects`);
+  return v.map((item, i) => {
+    if (item === null || typeof item !== "object" || Array.isArray(item)) {
+      return fail(`${name}[${i}] must be an object with 'name' and 'mechanism'`);
+    }
+    const { name: label, ...rest } = item as JsonObject;
+    if (typeof label !== "string" || label.trim() === "") fail(`${name}[${i}] needs a non-empty 'name'`);
+    const out: JsonObject = canonicalFields(rest);
+    delete out.format;
+    out.name = (label as string).trim();
+    return out;
+  });
+};
+
+const NORMALIZERS: Record<FieldKind, Normalizer> = { domain, float, probability, integer, lowercase, parts };
 
 /** Fields of every mechanism, as Python's dataclasses hold them (generated: `specfields.ts`). */
 const MECHANISMS: Record<string, Record<string, Field>> = Object.fromEntries(

@@ -49,6 +49,12 @@ const STATED = [...new Map(CASES.filter((c) => c.mechanism !== "rappor" && !GRID
 function tampered(json: string): JsonObject {
   const fields = parseJson(json) as JsonObject;
   const raised = (p: Fraction): Fraction => fraction(7n * p.den + p.num, 8n * p.den);
+  if (Array.isArray(fields.attributes)) {
+    // a composite spec (multi-attribute): its first attribute's p raised (a GRR in the vectors)
+    const first = fields.attributes[0] as JsonObject;
+    first.p = fractionText(raised(parseFraction(first.p as string)));
+    return fields;
+  }
   if (fields.p !== undefined) {
     fields.p = fractionText(raised(parseFraction(fields.p as string)));
     return fields;

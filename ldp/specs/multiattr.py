@@ -36,22 +36,32 @@ References
 from __future__ import annotations
 
 import dataclasses
+import functools
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from ldp.errors import SpecError
+import numpy as np
+
+from ldp.errors import AccountingError, InputError, SpecError
 from ldp.exact import epsilon_bound_of_ratio, ratio_within
+from ldp.report_schema import PartField, ReportSchema, report_schema_of
 from ldp.specs.base import ExactPrivacySpec, Spec, load_spec
+from ldp.specs.pairs import PrivacyPiece, piece
 from ldp.specs.validation import check_epsilon, check_int
 
 __all__ = [
     "MULTI_ATTRIBUTE_METHODS",
+    "SAMPLED_FIELD",
     "MultiAttribute",
     "rsfd_support_probabilities",
     "smp_sample_size",
 ]
+
+#: The report field of ``smp``: a d-bit vector with the k sampled attributes' bits set (sent in the clear).
+SAMPLED_FIELD = "sampled"
 
 #: The budget splits: sampling (default), splitting, random sampling plus fake data over GRR.
 MULTI_ATTRIBUTE_METHODS = ("smp", "spl", "rsfd-grr")
@@ -81,6 +91,20 @@ def rsfd_support_probabilities(p: float, q: float, attributes: int, size: int) -
     """
     fake = (attributes - 1) / (attributes * size)
     return p / attributes + fake, q / attributes + fake
+
+
+#: Most outputs of the explicit worst-pair distribution of an ``smp`` record (:meth:`MultiAttribute.report_pieces`).
+_MAX_PIECE_OUTPUTS = 1 << 22
+
+
+def _joint_distribution(pieces: Sequence[PrivacyPiece]) -> tuple[np.ndarray, np.ndarray]:
+    """(log P under x, log P under x′) over the joint outputs of independent pieces (copies included)."""
+    lp, lq = np.zeros(1), np.zeros(1)
+    for part in pieces:
+        for _ in range(part.copies):
+            lp = np.add.outer(lp, part.log_p).ravel()
+            lq = np.add.outer(lq, part.log_q).ravel()
+    return lp, lq
 
 
 def _attribute_template(item: Any, position: int) -> tuple[str, dict[str, Any]]:
@@ -140,6 +164,8 @@ class MultiAttribute(ExactPrivacySpec):
 
     mechanism: ClassVar[str] = "multi-attribute"
     report_kind: ClassVar[str] = "record"
+    #: ``names`` is held in the JSON form by each attribute's object (its ``name``).
+    json_omitted: ClassVar[frozenset[str]] = frozenset({"names"})
 
     epsilon: float
     method: str
@@ -189,6 +215,7 @@ class MultiAttribute(ExactPrivacySpec):
         specs = tuple(self._attribute_spec(name, data, share) for name, data in templates)
         object.__setattr__(self, "attributes", specs)
         self._check_claim()
+        self.report_schema  # noqa: B018  # declares the record's field names, so its reports parse
 
     # -- construction ----------------------------------------------------------------
     def _attribute_spec(self, name: str, data: dict[str, Any], share: float) -> Spec:
@@ -280,6 +307,43 @@ class MultiAttribute(ExactPrivacySpec):
         """ln of :attr:`attribute_ratio`, rounded up: ε when neighbouring records differ in one attribute."""
         return epsilon_bound_of_ratio(self.attribute_ratio)
 
+    def report_pieces(self) -> tuple[PrivacyPiece, ...]:
+        """One record's report under the worst pair of records, for the accountant (:mod:`ldp.specs.pairs`).
+
+        The worst pair differs in every attribute, each at its own worst pair.
+        ``spl``: every attribute's pieces (independent reports). ``smp``: one
+        piece, the mixture over the public subset S of k attributes (each
+        with probability 1/C(d, k)) of the product of S's attributes'
+        distributions; its largest log ratio is the sum of the k largest
+        attribute ε, the exact ratio. ``rsfd-grr``: binary randomized
+        response at the exact ratio (the f_{ε,0} curve, which bounds every
+        pair of an ε-LDP report).
+        """
+        if self.method == "spl":
+            return tuple(p for spec in self.attributes for p in spec.report_pieces())  # type: ignore[attr-defined]
+        if self.method == "rsfd-grr":
+            ratio = self.privacy_ratio
+            keep = ratio / (1 + ratio)
+            return (piece([1 - keep, keep], [keep, 1 - keep]),)
+        joint = [_joint_distribution(spec.report_pieces()) for spec in self.attributes]  # type: ignore[attr-defined]
+        subsets = list(itertools.combinations(range(self.dimension), self.sample))
+        size = sum(math.prod(joint[j][0].size for j in subset) for subset in subsets)
+        if size > _MAX_PIECE_OUTPUTS:
+            raise AccountingError(
+                f"multi-attribute: the record's worst-pair distribution has {size:,} outputs "
+                f"(more than {_MAX_PIECE_OUTPUTS:,}); the accountant has no curve for it"
+            )
+        weight = -math.log(len(subsets))
+        log_p, log_q = [], []
+        for subset in subsets:
+            lp, lq = np.zeros(1), np.zeros(1)
+            for j in subset:
+                lp = np.add.outer(lp, joint[j][0]).ravel()
+                lq = np.add.outer(lq, joint[j][1]).ravel()
+            log_p.append(lp + weight)
+            log_q.append(lq + weight)
+        return (PrivacyPiece(np.concatenate(log_p), np.concatenate(log_q)),)
+
     def privacy_summary(self) -> dict[str, float]:
         return super().privacy_summary() | {"attribute_epsilon": self.attribute_epsilon}
 
@@ -297,3 +361,119 @@ class MultiAttribute(ExactPrivacySpec):
             raise SpecError(
                 f"multi-attribute: no attribute {name!r} (attributes: {', '.join(self.names)})"
             ) from None
+
+    # -- reports and inputs -----------------------------------------------------------------
+    @staticmethod
+    def field_name(index: int, field: str) -> str:
+        """The record report's name of attribute ``index``'s field ``field``: ``a{index}_{field}``."""
+        return f"a{index}_{field}"
+
+    @functools.cached_property
+    def report_schema(self) -> ReportSchema:  # per instance (ldp.report_schema)
+        """The fields of a record report, which depend on the attributes (docs/multi-attribute.md#reports).
+
+        ``smp``: ``sampled`` (d bits, exactly k set), then attribute j's own
+        fields, renamed ``a{j}_{field}``, present exactly when bit j is set.
+        ``spl`` and ``rsfd-grr``: every attribute's fields, in every report.
+        """
+        from ldp.specs.subset import SubsetBits
+
+        flags = SAMPLED_FIELD if self.method == "smp" else None
+        fields: list[Any] = [SubsetBits(SAMPLED_FIELD, length="dimension", weight="sample")] if flags else []
+        for j, attribute in enumerate(self.attributes):
+            for inner in report_schema_of(attribute).fields:
+                fields.append(
+                    PartField(
+                        self.field_name(j, inner.name), inner=inner, index=j, parts="attributes", flags=flags
+                    )
+                )
+        return ReportSchema(tuple(fields))
+
+    @property
+    def input_columns(self) -> dict[str, Spec]:
+        """The columns of an input table ``ldp encode`` reads (one per attribute, by name), each with its spec.
+
+        A spec whose input is a record of several columns names them here;
+        each row's value is then the mapping of these columns' cells.
+        """
+        return dict(zip(self.names, self.attributes, strict=True))
+
+    def record(self, value: Any) -> tuple[Any, ...]:
+        """One input record as a tuple in attribute order: a mapping by attribute name, or a sequence of d values.
+
+        Raises
+        ------
+        InputError
+            For a mapping without some attribute, or a sequence of another length.
+        """
+        if isinstance(value, Mapping):
+            missing = [name for name in self.names if name not in value]
+            if missing:
+                raise InputError(
+                    f"record has no {missing[0]!r} (the spec's attributes: {', '.join(self.names)})"
+                )
+            return tuple(value[name] for name in self.names)
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise InputError(
+                f"a multi-attribute input is a record (a mapping of {', '.join(self.names)}), "
+                f"got {type(value).__name__}"
+            )
+        if len(value) != self.dimension:
+            raise InputError(f"record has {len(value)} values, the spec {self.dimension} attributes")
+        return tuple(value)
+
+    def checked_record(self, value: Any) -> tuple[Any, ...]:
+        """:meth:`record`, every attribute's value checked, sampled or not (a domain value, or a finite number).
+
+        A user's record is refused whole when any of its values is bad, so
+        whether a bad value is caught never depends on the sampled attributes.
+
+        Raises
+        ------
+        InputError
+            Naming the attribute.
+        """
+        from ldp.specs.numeric import check_numeric_value
+
+        record = self.record(value)
+        for name, attribute, item in zip(self.names, self.attributes, record, strict=True):
+            try:
+                if hasattr(attribute, "index_of"):
+                    attribute.index_of(item)
+                else:
+                    check_numeric_value(item)
+            except InputError as error:
+                raise InputError(f"attribute {name!r}: {error}") from None
+        return record
+
+    # -- examples (the conformance suite: tests/conformance/mechanism_examples.py) ---------------
+    @classmethod
+    def example(cls, domain: Sequence[Any], epsilon: float) -> MultiAttribute:
+        """A small spec of every kind of attribute: a categorical one over ``domain`` (GRR) and a number.
+
+        The spec's parts are specs of their own, so its constructor needs
+        more than a domain and ε: this is the example the conformance suite
+        builds (``example`` of a composite spec class).
+        """
+        return cls(
+            [
+                {"name": "x", "mechanism": "grr", "domain": list(domain)},
+                {"name": "y", "mechanism": "piecewise", "low": 0, "high": 1},
+            ],
+            epsilon,
+        )
+
+    def example_inputs(self, n: int) -> list[dict[str, Any]]:
+        """``n`` records with unequal counts: categorical attributes cycle with the first value repeated."""
+        out = []
+        for i in range(n):
+            row: dict[str, Any] = {}
+            for j, (name, attribute) in enumerate(zip(self.names, self.attributes, strict=True)):
+                domain = getattr(attribute, "domain", None)
+                if domain is not None:
+                    row[name] = domain[0] if (i + j) % 3 == 0 else domain[(i + j) % len(domain)]
+                else:
+                    low, high = float(attribute.low), float(attribute.high)  # type: ignore[attr-defined]
+                    row[name] = low + (high - low) * (0.05 + 0.9 * ((i * 7 + j) % 11) / 10)
+            out.append(row)
+        return out

@@ -738,3 +738,44 @@ def test_estimates_per_window_need_two_windows_with_estimates(page: Page, collec
     assert "round" not in page.locator("#series-caption").text_content()  # not a memoized task
     select_task(page, 1)
     expect(page.locator("#series-section")).to_be_hidden()
+
+
+@pytest.mark.slow  # ldp serve and Chromium
+def test_real_collector_shows_each_attribute_of_a_multi_attribute_task(
+    page: Page, tmp_path: Path, console_errors: list[str]
+) -> None:
+    """A record task: one bar per (attribute, value) of its categorical attributes, its mean in the caption."""
+    import numpy as np
+    from collector_server import create_task, envelopes, now_truncated, running, store_path, upload
+
+    from ldp.client import encode_batch
+    from ldp.specs.multiattr import MultiAttribute
+
+    spec = MultiAttribute(
+        [
+            {"name": "os", "mechanism": "grr", "domain": ["l", "m"]},
+            {"name": "ms", "mechanism": "piecewise", "low": 0, "high": 100},
+        ],
+        2.0,
+    )
+    store = store_path(tmp_path)
+    task, _ = create_task(store, spec, window="1h", time_precision="1m", min_batch=50)
+    records = [{"os": "l" if i % 3 else "m", "ms": float(i % 100)} for i in range(200)]
+    reports = list(encode_batch(spec, records, np.random.default_rng(4)).reports(spec))
+    with running(store, "--dashboard-public") as server:
+        assert upload(server, task, envelopes(reports, now_truncated(task))).json()["accepted"] == 200
+        open_dashboard(page, server.url + "/")
+        page.wait_for_selector("#estimates-chart g.estimate")
+        task_reply = fetch_reply(RealCollector(server.url + "/"))["tasks"][0]
+        assert task_reply["kind"] == "records"
+        window = latest_with_estimates(task_reply)
+        n = window["n"]
+        counts = [r for r in window["estimates"] if r["statistic"] == "count"]
+        expected = [
+            (f"os: {r['value']}", r["consistent"] / n, r["ci_low"] / n, r["ci_high"] / n) for r in counts
+        ]
+        assert_bars_match(page, expected)
+        caption = page.locator("#estimates-caption").text_content()
+        assert "each attribute's consistent view" in caption and "ms: mean" in caption
+        assert "attribute" in page.locator("#estimates-table thead").text_content()
+    assert console_errors == []

@@ -58,8 +58,17 @@ def _parameters(cls: type) -> dict[str, inspect.Parameter]:
 
 
 def example_spec(decl: MechanismDeclaration) -> Any:
-    """A small spec of ``decl``'s mechanism (see the module docstring for how it is derived)."""
+    """A small spec of ``decl``'s mechanism (see the module docstring for how it is derived).
+
+    A composite spec (whose parts are specs of their own, so its constructor
+    needs more than :data:`REQUIRED`) gives a classmethod ``example`` taking
+    the required values it names; the example is what it returns.
+    """
     cls = decl.load_spec()
+    example = getattr(cls, "example", None)
+    if callable(example):
+        wanted = inspect.signature(example).parameters
+        return example(**{n: v for n, v in REQUIRED.items() if n in wanted})
     params = _parameters(cls)
     missing = [n for n, p in params.items() if p.default is p.empty and n not in REQUIRED]
     if missing:
@@ -115,6 +124,8 @@ def table_truth(
     of key-value pairs) says what each row's ``estimate`` counts with
     ``spec.value_counts(values)`` (value → count).
     """
+    if {"attribute", "statistic"} <= set(table.columns) and hasattr(spec, "record"):
+        return "estimate", np.ones(len(table), bool), _record_truth(spec, values, table)
     if "value" in table.columns and hasattr(spec, "value_counts"):
         per_value = spec.value_counts(values)
         truth = np.array([per_value.get(v, 0) for v in table["value"]], dtype=float)
@@ -132,3 +143,19 @@ def table_truth(
         truth = np.array([ones[(c, b)] for c, b in zip(table["cohort"], table["bit"])], dtype=float)
         return "estimate", np.ones(len(table), bool), truth
     return None
+
+
+def _record_truth(spec: Any, values: list, table: Any) -> np.ndarray:
+    """Each row's truth in a table of several attributes (a composite spec's records).
+
+    A ``count`` row counts its ``value`` among its attribute's inputs, a
+    ``mean`` row is the mean of them; ``spec.record(value)`` gives a record's
+    attribute values in the order of ``spec.names``.
+    """
+    records = [spec.record(v) for v in values]
+    columns = {name: [r[j] for r in records] for j, name in enumerate(spec.names)}
+    truth = []
+    for attribute, statistic, value in zip(table["attribute"], table["statistic"], table["value"]):
+        cells = columns[attribute]
+        truth.append(float(np.mean(cells)) if statistic == "mean" else float(sum(c == value for c in cells)))
+    return np.asarray(truth, dtype=float)

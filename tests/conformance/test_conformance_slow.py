@@ -77,14 +77,23 @@ def test_real_client_support_counts_match_p_star_q_star_and_the_declared_varianc
 
 
 def _features(spec, reports) -> dict[str, np.ndarray]:
-    """Each report field as one column per report: a bit vector gives one column per bit."""
-    from ldp.report_schema import BitVector, report_schema_of
+    """Each report field as one column per report: a bit vector gives one column per bit.
+
+    A field that only some reports carry (a conditional field of the schema)
+    gives whether each report carries it, and its values over the reports
+    that do.
+    """
+    from ldp.report_schema import BitVector, PartField, report_schema_of
 
     out: dict[str, np.ndarray] = {}
     for field in report_schema_of(spec).fields:
         raw = [r.get(field.name) for r in reports]
-        if isinstance(field, BitVector):
-            width = field.num_bits(spec)
+        if field.presence_flag() is not None:
+            out[f"{field.name} carried"] = np.asarray([x is not None for x in raw], dtype=float)
+            raw = [x for x in raw if x is not None]
+        kind, owner = (field.inner, field.part(spec)) if isinstance(field, PartField) else (field, spec)
+        if isinstance(kind, BitVector) and raw:
+            width = kind.num_bits(owner)
             packed = np.frombuffer(b"".join(raw), dtype=np.uint8).reshape(len(raw), -1)
             bits = np.unpackbits(packed, axis=1)[:, :width]
             out |= {f"{field.name}[{i}]": bits[:, i] for i in range(width)}

@@ -119,7 +119,9 @@ def test_the_mechanism_lists_are_views_of_the_one_registry():
         RANGE_MECHANISMS,
         KEY_VALUE_MECHANISMS,
     )
-    assert set().union(*kinds) | {"rappor"} == registered
+    from ldp.specs.multiattr import MultiAttribute
+
+    assert set().union(*kinds) | {"rappor", MultiAttribute.mechanism} == registered
     assert set(MECHANISMS) == registered | {"auto"}
     # smaller reports first: by report_size_rank, ties in declaration order (ldp.registry)
     declared = [name for name in registered_specs() if name in FREQUENCY_MECHANISMS]
@@ -151,6 +153,7 @@ def test_every_mechanism_describes_its_privacy_or_says_why_not(name):
         "gaussian": lambda: cls(epsilon=1.0, delta=1e-6, low=0.0, high=1.0),
         "pem": lambda: cls(epsilon=1.0),
         "treehist": lambda: cls(epsilon=1.0),
+        "multi-attribute": lambda: cls.example(("a", "b", "c"), epsilon=1.0),
     }.get(
         name,
         lambda: (

@@ -497,11 +497,21 @@ def test_the_typescript_privacy_dispatch_has_every_tagged_family_and_is_checked_
     functions = script.privacy_functions()
     assert set(functions) == {decl.name for decl in BUILTIN_MECHANISMS}
     dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
+    composite = script.composite_functions()  # a composite spec's function gets the dispatcher for its parts
+    assert composite == {"multiAttributePrivacy"}
+    # and so does its encoder (its create's fourth parameter): makeEncoder for its parts
+    assert script.composite_encoders() == {"MultiAttributeEncoder"}
+    registry = (REPO / "js" / "src" / "registry.ts").read_text(encoding="utf-8")
+    assert (
+        "MultiAttributeEncoder.create(spec, source, options, (part) => makeEncoder(part, options))"
+        in registry
+    )
     for name, (module, function) in functions.items():
         assert f'    case "{name}":' in dispatch
+        arguments = "fields, mechanismPrivacy" if function in composite else "fields"
         assert (
             f'from "./privacy/{module}.js";' in dispatch
-            and f"return limited({function}(fields), mechanism);" in dispatch
+            and f"return limited({function}({arguments}), mechanism);" in dispatch
         )
     # the shared claim check and the ledger name no mechanism: the dispatch does
     for module in ("claim.ts", "budget.ts", "privacyfields.ts"):
