@@ -61,6 +61,11 @@ class Windows:
         self._replies: dict[tuple[str, int], tuple[float, dict[str, Any]]] = {}
         self._reply_rows = 0
 
+    def held(self) -> int:
+        """How many windows (of every task) are held in memory now (``ldp_windows_held``)."""
+        with self._lock:
+            return sum(len(windows) for windows in self._windows.values())
+
     def _new_window(self, task: Task) -> WindowCounts:
         dense = self._dense_bytes.get(task.task_id)
         if dense is None:

@@ -520,26 +520,30 @@ def test_a_different_report_under_a_stored_id_is_rejected_as_id_conflict(collect
     assert _estimates(server, task, token).json()["n"] == 2
 
 
-def test_healthz_is_503_while_the_store_cannot_write(server):
-    """Issue 24: /healthz said ok while the reports table was locked."""
-    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+def test_readyz_is_503_while_the_store_cannot_write_and_healthz_stays_200(server):
+    """Issue 24: the health check said ok while the reports table was locked; issue 29: liveness is apart
+    from readiness (a locked store is no reason to restart the process)."""
+    assert httpx.get(f"{server.url}/readyz", timeout=10).json() == {"status": "ok"}
     if server.store.startswith("postgresql://"):
         import psycopg
 
         with psycopg.connect(server.store) as other:
             other.execute("LOCK TABLE reports IN ACCESS EXCLUSIVE MODE")
-            reply = httpx.get(f"{server.url}/healthz", timeout=30)
+            reply = httpx.get(f"{server.url}/readyz", timeout=30)
+            live = httpx.get(f"{server.url}/healthz", timeout=30)
             other.rollback()
     else:
         other = sqlite3.connect(server.store, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
-        reply = httpx.get(f"{server.url}/healthz", timeout=30)
+        reply = httpx.get(f"{server.url}/readyz", timeout=30)
+        live = httpx.get(f"{server.url}/healthz", timeout=30)
         other.execute("ROLLBACK")
         other.close()
+    assert live.json() == {"status": "ok"}
     assert reply.status_code == 503
     assert reply.headers["content-type"] == "application/problem+json"
     assert reply.json()["title"] == "Store unavailable" and "locked" in reply.json()["detail"]
-    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+    assert httpx.get(f"{server.url}/readyz", timeout=10).json() == {"status": "ok"}
 
 
 def test_a_failed_commit_is_answered_503_logged_in_one_line_and_counted(tmp_path, monkeypatch, caplog):
@@ -575,7 +579,7 @@ def test_a_failed_commit_is_answered_503_logged_in_one_line_and_counted(tmp_path
 
 @pytest.mark.slow
 def test_a_stopped_postgresql_is_answered_503_logged_counted_and_unhealthy(postgres_url):
-    """Issue 24 end to end: PostgreSQL refusing sessions; uploads 503 (logged, counted), /healthz 503, then recovery."""
+    """Issue 24 end to end: PostgreSQL refusing sessions; uploads 503 (logged, counted), /readyz 503, then recovery."""
     import psycopg
     from postgres_cluster import create_database, drop_database
 
@@ -595,12 +599,12 @@ def test_a_stopped_postgresql_is_answered_503_logged_counted_and_unhealthy(postg
                 for _ in range(2):
                     reply = upload(server, task, items[1:])
                     assert reply.status_code == 503 and reply.headers["retry-after"] == "1"
-                health = httpx.get(f"{server.url}/healthz", timeout=30)
+                health = httpx.get(f"{server.url}/readyz", timeout=30)
                 assert health.status_code == 503 and health.json()["title"] == "Store unavailable"
                 assert _metric(server, 'ldp_store_errors_total{error="StoreUnavailable"}') == 2
                 admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
             assert upload(server, task, items[1:]).json()["accepted"] == 1  # the client's retry succeeds
-            assert httpx.get(f"{server.url}/healthz", timeout=30).status_code == 200
+            assert httpx.get(f"{server.url}/readyz", timeout=30).status_code == 200
         finally:
             server.process.terminate()
             _, err = server.process.communicate(timeout=30)
