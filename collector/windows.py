@@ -252,11 +252,17 @@ def estimate_reply(
 
 
 def task_summary(task: Task, confidence: float) -> dict[str, Any]:
-    """A task's public description with the dashboard's fields.
+    """A task's public description with the dashboard's fields (its ``name`` and ``description`` among them).
 
     ``memoized`` says the spec memoizes (RAPPOR, the longitudinal
     mechanisms): its clients report the same values round after round, and
     the dashboard names its windows rounds.
     """
     memoized = bool(getattr(task.spec, "memoized", False))
-    return {**task.to_dict(), "kind": _kind(task), "confidence": confidence, "memoized": memoized}
+    return {
+        **task.to_dict(),
+        **task.labels(),
+        "kind": _kind(task),
+        "confidence": confidence,
+        "memoized": memoized,
+    }

@@ -277,3 +277,17 @@ def test_logs_are_json_lines_with_timestamps_and_no_sender_data(tmp_path):
         for sender_data in (address, secret_value, token):
             assert sender_data not in line, line
     assert any("ldp collector on http://" in json.loads(line)["message"] for line in lines)
+
+
+# -- task names --------------------------------------------------------------------------------------
+
+
+def test_the_dashboard_shows_a_tasks_name_and_description_and_the_public_description_does_not(tmp_path):
+    """Issue 29: the dashboard's task JSON carries ``name`` and ``description`` (for a token holder only)."""
+    store = store_path(tmp_path)
+    task, token = create_task(store, GRR, name="signup funnel", description="Where sign-ups stop.")
+    with client(CollectorSettings(store=store)) as http:
+        shown = http.get("/v1/dashboard", headers={"Authorization": f"Bearer {token}"}).json()["tasks"]
+        public = http.get(f"/v1/tasks/{task.task_id}").json()
+    assert (shown[0]["name"], shown[0]["description"]) == ("signup funnel", "Where sign-ups stop.")
+    assert "name" not in public and "description" not in public
