@@ -51,6 +51,7 @@ from ldp.client.upload_envelopes import (
     envelope_file,
     make_envelopes,
     read_reports,
+    report_lines,
 )
 from ldp.client.upload_http import (
     RETRY_STATUSES,
@@ -79,6 +80,8 @@ __all__ = [
     "fetch_task",
     "make_envelopes",
     "read_reports",
+    "report_lines",
+    "upload_report_lines",
     "upload_reports",
 ]
 
@@ -378,7 +381,32 @@ def upload_reports(
     """
     uploader = Uploader(base_url, task_id, **settings)  # checks the settings before any request
     target = default_envelopes_path(reports_path) if envelopes_path is None else Path(envelopes_path)
-    reports = read_reports(reports_path)
+    return _upload_lines(uploader, base_url, task_id, read_reports(reports_path), target, now)
+
+
+def upload_report_lines(
+    base_url: str,
+    task_id: str,
+    reports: ReportLines,
+    envelopes_path: str | os.PathLike[str],
+    *,
+    now: float | None = None,
+    **settings: Any,
+) -> tuple[Envelopes, UploadSummary]:
+    """:func:`upload_reports` for reports already read (:func:`read_reports`) or held in memory (:func:`report_lines`).
+
+    The same contract: the fingerprint is checked before anything is sent,
+    the envelope file ``envelopes_path`` is made once and reused as is by
+    every later call with the same reports (same ids: a retry or rerun is
+    never counted twice), and batches are retried with backoff.
+    """
+    uploader = Uploader(base_url, task_id, **settings)
+    return _upload_lines(uploader, base_url, task_id, reports, Path(envelopes_path), now)
+
+
+def _upload_lines(
+    uploader: Uploader, base_url: str, task_id: str, reports: ReportLines, target: Path, now: float | None
+) -> tuple[Envelopes, UploadSummary]:
     task = fetch_task(base_url, task_id, timeout=uploader.timeout, context=uploader.context)
     check_fingerprint(reports, task.fingerprint)
     envelopes = envelope_file(reports, target, task.time_precision, now)

@@ -150,12 +150,17 @@ class Http:
     retried: int = 0
     context: ssl.SSLContext | None = None  # HTTPS: the CAs trusted (None: the system's)
 
-    def request(self, method: str, path: str, body: bytes | None = None) -> Any:
-        """The JSON of a 200 reply, retrying transient failures; :class:`UploadError` otherwise."""
+    def request(
+        self, method: str, path: str, body: bytes | None = None, authorization: str | None = None
+    ) -> Any:
+        """The JSON of a 200 reply, retrying transient failures; :class:`UploadError` otherwise.
+
+        ``authorization`` (``Bearer TOKEN``) is sent instead of the URL's credentials, never on a redirect.
+        """
         failures = 0
         while True:
             self.attempts += 1
-            outcome = self._attempt(method, path, body)
+            outcome = self._attempt(method, path, body, authorization)
             if not isinstance(outcome, _Failure):
                 return outcome
             failures += 1
@@ -173,15 +178,14 @@ class Http:
         wait = ceiling / 2 + self.jitter() * ceiling / 2
         return max(wait, retry_after or 0.0)
 
-    def _attempt(self, method: str, path: str, body: bytes | None) -> Any:
+    def _attempt(self, method: str, path: str, body: bytes | None, authorization: str | None = None) -> Any:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = CONTENT_TYPE
         request = urllib.request.Request(self.target.url + path, data=body, method=method, headers=headers)
-        if self.target.authorization is not None:
-            request.add_unredirected_header(
-                "Authorization", self.target.authorization
-            )  # never to another host
+        authorization = authorization or self.target.authorization
+        if authorization is not None:
+            request.add_unredirected_header("Authorization", authorization)  # never to another host
         try:
             with urllib.request.urlopen(request, timeout=self.timeout, context=self.context) as reply:
                 status, data = reply.status, reply.read()
