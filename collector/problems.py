@@ -80,7 +80,7 @@ def refusal_reason(exc: BaseException) -> str:
     A fixed vocabulary, never anything the request carried: ``unknown_task``,
     ``rate_limited``, ``unauthorized``, ``origin_forbidden``, ``no_numeric_table``,
     ``body_too_large``, ``malformed_json``, ``not_an_array``, ``too_many_envelopes``,
-    ``unsupported_media_type``, ``bad_parameter``, ``invalid_request``,
+    ``unsupported_media_type``, ``bad_parameter``, ``invalid_request``, ``unreadable_http``,
     ``client_disconnect``, ``read_timeout``, ``not_found``, ``method_not_allowed``.
     """
     match exc:

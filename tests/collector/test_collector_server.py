@@ -739,12 +739,18 @@ def test_trickled_headers_and_bodies_get_408_within_the_read_timeout_and_garbage
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
             sock.sendall(b"\x16\x03\x01 not HTTP at all\r\n\r\n")
             garbage = sock.recv(4096)
+        # every 4xx by reason (issue 29): the headers' 408 and the garbage's 400 never reached the app
+        refused = [
+            _metric(server, f'ldp_http_errors_total{{reason="{reason}",status="{status}"}}')
+            for reason, status in (("read_timeout", 408), ("read_timeout", 499), ("unreadable_http", 400))
+        ]
     assert garbage.startswith(b"HTTP/1.1 400 ") and b"application/problem+json" in garbage, garbage
     for seconds, reply in ((header_time, header_reply), (body_time, body_reply)):
         assert 1.9 < seconds < 6, seconds
         assert reply.startswith(b"HTTP/1.1 408 "), reply[:200]
         assert b"application/problem+json" in reply
     assert cut == 1
+    assert refused == [1, 1, 1]
     assert "Traceback" not in server.log
 
 
