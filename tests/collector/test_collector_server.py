@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import secrets
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
 
@@ -849,3 +852,61 @@ def test_serve_never_prints_the_store_password_on_its_start_up_line_or_in_its_lo
     assert "ldp collector on http://127.0.0.1:" in server.log
     assert "postgres:***@127.0.0.1" in server.log
     assert secret not in server.log
+
+
+@pytest.mark.slow
+def test_a_password_free_url_with_pgpassfile_serves_and_no_password_shows_in_ps_or_logs(
+    postgres_url, tmp_path, monkeypatch
+):
+    """Issue 29: the PostgreSQL password through PGPASSFILE, with a password-free URL, documented and tested.
+
+    The throwaway cluster trusts every role; one line put first in its pg_hba.conf asks this test's role
+    for a SCRAM password over TCP, so the password really is needed (and removed again at the end).
+    """
+    import psycopg
+    from postgres_cluster import create_database, drop_database
+
+    name, role, password = f"pgpass_{uuid.uuid4().hex}", f"pw_{uuid.uuid4().hex[:12]}", secrets.token_hex(16)
+    url = create_database(postgres_url, name)
+    parts = urllib.parse.urlsplit(url)
+    served = f"postgresql://{role}@{parts.hostname}:{parts.port}/{name}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        hba = Path(admin.execute("SHOW hba_file").fetchone()[0])
+        original = hba.read_text()
+        hba.write_text(f"host {name} {role} 127.0.0.1/32 scram-sha-256\n" + original)
+        admin.execute("SELECT pg_reload_conf()")
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+    try:
+        task, _ = create_task(url, GRR, window="1h", time_precision="1m", min_batch=1)  # tables, as the owner
+        with psycopg.connect(url, autocommit=True) as owner:
+            owner.execute(f"GRANT SELECT, INSERT, DELETE ON tasks, reports TO {role}")
+            owner.execute(f"GRANT SELECT ON meta TO {role}")
+        without = subprocess.run(
+            [sys.executable, "-m", "ldp", "serve", "--store", served, "--port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={k: v for k, v in os.environ.items() if not k.startswith("PG")},
+        )
+        assert without.returncode == 2 and without.stderr.count("\n") == 1, without.stderr
+        assert "password" in without.stderr and "Traceback" not in without.stderr
+        passfile = tmp_path / "pgpass"
+        passfile.write_text(f"{parts.hostname}:{parts.port}:{name}:{role}:{password}\n")
+        passfile.chmod(0o600)
+        monkeypatch.setenv("PGPASSFILE", str(passfile))
+        server = Server(served)
+        try:
+            items = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
+            assert upload(server, task, items).json()["accepted"] == 2
+            command_line = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().decode()
+            assert password not in command_line
+        finally:
+            server.stop()
+        assert password not in server.log
+    finally:
+        hba.write_text(original)
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_reload_conf()")
+        drop_database(postgres_url, name)
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f"DROP ROLE IF EXISTS {role}")
