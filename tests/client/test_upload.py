@@ -6,6 +6,7 @@ import base64
 import http.server
 import json
 import multiprocessing
+import shutil
 import subprocess
 import sys
 import threading
@@ -477,7 +478,69 @@ def test_an_unreachable_collector_with_credentials_is_named_without_its_password
 
 def _private_ca(directory: Path) -> tuple[Path, Path, Path]:
     """(CA certificate, server certificate, server key) PEM files: a private CA and a certificate it signed
-    for 127.0.0.1 (made with the ``cryptography`` package)."""
+    for 127.0.0.1, made with the ``cryptography`` package when installed, else the ``openssl`` command."""
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        if shutil.which("openssl") is None:
+            pytest.skip("neither the cryptography package nor the openssl command to make a private CA")
+        return _private_ca_openssl(directory)
+    return _private_ca_cryptography(directory)
+
+
+def _private_ca_openssl(directory: Path) -> tuple[Path, Path, Path]:
+    paths = directory / "ca.pem", directory / "server.pem", directory / "server.key"
+    ca_key, csr, extensions = directory / "ca.key", directory / "server.csr", directory / "server.ext"
+    extensions.write_text(
+        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"
+        "authorityKeyIdentifier=keyid\nbasicConstraints=CA:FALSE\n"
+    )
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    ca_rules = [
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    ]
+    commands = [
+        [
+            "req",
+            "-x509",
+            *key,
+            "-keyout",
+            ca_key,
+            "-out",
+            paths[0],
+            "-days",
+            "1",
+            "-subj",
+            "/CN=ldp CA",
+            *ca_rules,
+        ],
+        ["req", "-new", *key, "-keyout", paths[2], "-out", csr, "-subj", "/CN=127.0.0.1"],
+        [
+            "x509",
+            "-req",
+            "-in",
+            csr,
+            "-CA",
+            paths[0],
+            "-CAkey",
+            ca_key,
+            "-set_serial",
+            "2",
+            "-days",
+            "1",
+            "-out",
+        ],
+    ]
+    commands[-1] += [paths[1], "-extfile", extensions]
+    for command in commands:
+        subprocess.run(["openssl", *map(str, command)], check=True, capture_output=True)
+    return paths
+
+
+def _private_ca_cryptography(directory: Path) -> tuple[Path, Path, Path]:
     import datetime
     import ipaddress
 
@@ -535,7 +598,6 @@ def _private_ca(directory: Path) -> tuple[Path, Path, Path]:
 @pytest.fixture
 def tls_collector(tmp_path):
     """The collector app served over HTTPS on 127.0.0.1 (uvicorn in a thread) with a private CA's certificate."""
-    pytest.importorskip("cryptography")
     import socket
 
     import uvicorn
