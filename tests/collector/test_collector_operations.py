@@ -291,3 +291,17 @@ def test_the_dashboard_shows_a_tasks_name_and_description_and_the_public_descrip
         public = http.get(f"/v1/tasks/{task.task_id}").json()
     assert (shown[0]["name"], shown[0]["description"]) == ("signup funnel", "Where sign-ups stop.")
     assert "name" not in public and "description" not in public
+
+
+def test_a_bad_trusted_proxy_is_a_one_line_error_before_serving(tmp_path):
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["serve", "--store", store_path(tmp_path), "--port", "0", "--trusted-proxy", "proxy.internal"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "Error: trusted proxy 'proxy.internal' is not an address or network: give e.g. 127.0.0.1, 10.0.0.0/8 or ::1"
+    )
