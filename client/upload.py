@@ -51,6 +51,7 @@ from ldp.client.upload_envelopes import (
     envelope_file,
     make_envelopes,
     read_reports,
+    report_lines,
 )
 from ldp.client.upload_http import (
     RETRY_STATUSES,
@@ -60,6 +61,7 @@ from ldp.client.upload_http import (
     check_base_url,
     fetch_task,
     task_path,
+    tls_context,
 )
 from ldp.errors import InputError, ParameterError
 
@@ -78,6 +80,8 @@ __all__ = [
     "fetch_task",
     "make_envelopes",
     "read_reports",
+    "report_lines",
+    "upload_report_lines",
     "upload_reports",
 ]
 
@@ -215,6 +219,9 @@ class Uploader:
         Called with the number of envelopes acknowledged so far after each batch.
     sleep : callable
         How to wait (tests pass a fake).
+    cacert : path, optional
+        A PEM file of the CA certificates to trust for an ``https`` collector
+        (a private CA); default: the system's (:func:`~ldp.client.upload_http.tls_context`).
     """
 
     def __init__(
@@ -230,6 +237,7 @@ class Uploader:
         timeout: float = 60.0,
         progress: Progress | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        cacert: str | os.PathLike[str] | None = None,
     ) -> None:
         _check_int_range("batch_size", batch_size, 1, MAX_ENVELOPES)
         _check_int_range("max_body", max_body, 2, MAX_BODY_BYTES)
@@ -244,8 +252,15 @@ class Uploader:
         self.max_body = max_body
         self.progress = progress
         self.timeout = float(timeout)
+        self.context = tls_context(cacert)
         self._http = Http(
-            check_base_url(base_url), float(timeout), retries, float(backoff), float(max_backoff), sleep
+            check_base_url(base_url),
+            float(timeout),
+            retries,
+            float(backoff),
+            float(max_backoff),
+            sleep,
+            context=self.context,
         )
 
     def upload(self, envelope_lines: Sequence[bytes]) -> UploadSummary:
@@ -350,7 +365,7 @@ def upload_reports(
     now : float, optional
         Unix time for new envelopes (default: now).
     **settings
-        :class:`Uploader` keywords (``batch_size``, ``max_body``, ``retries``, ``progress``, ...).
+        :class:`Uploader` keywords (``batch_size``, ``max_body``, ``retries``, ``progress``, ``cacert``, ...).
 
     Returns
     -------
@@ -366,8 +381,33 @@ def upload_reports(
     """
     uploader = Uploader(base_url, task_id, **settings)  # checks the settings before any request
     target = default_envelopes_path(reports_path) if envelopes_path is None else Path(envelopes_path)
-    reports = read_reports(reports_path)
-    task = fetch_task(base_url, task_id, timeout=uploader.timeout)
+    return _upload_lines(uploader, base_url, task_id, read_reports(reports_path), target, now)
+
+
+def upload_report_lines(
+    base_url: str,
+    task_id: str,
+    reports: ReportLines,
+    envelopes_path: str | os.PathLike[str],
+    *,
+    now: float | None = None,
+    **settings: Any,
+) -> tuple[Envelopes, UploadSummary]:
+    """:func:`upload_reports` for reports already read (:func:`read_reports`) or held in memory (:func:`report_lines`).
+
+    The same contract: the fingerprint is checked before anything is sent,
+    the envelope file ``envelopes_path`` is made once and reused as is by
+    every later call with the same reports (same ids: a retry or rerun is
+    never counted twice), and batches are retried with backoff.
+    """
+    uploader = Uploader(base_url, task_id, **settings)
+    return _upload_lines(uploader, base_url, task_id, reports, Path(envelopes_path), now)
+
+
+def _upload_lines(
+    uploader: Uploader, base_url: str, task_id: str, reports: ReportLines, target: Path, now: float | None
+) -> tuple[Envelopes, UploadSummary]:
+    task = fetch_task(base_url, task_id, timeout=uploader.timeout, context=uploader.context)
     check_fingerprint(reports, task.fingerprint)
     envelopes = envelope_file(reports, target, task.time_precision, now)
     return envelopes, uploader.upload(envelopes.lines)

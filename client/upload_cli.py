@@ -97,7 +97,13 @@ def rejection_lines(summary: UploadSummary, numbers: list[int], reports_path: st
     show_default=True,
     help="Most envelopes per request (1 to 1,000; a request also stays under 1 MiB).",
 )
-def upload(base_url, task_id, reports_path, envelopes_path, batch_size):
+@click.option(
+    "--cacert",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="PEM file of the CA certificates to trust for an https collector (a private CA). Default: the system's.",
+)
+def upload(base_url, task_id, reports_path, envelopes_path, batch_size, cacert):
     """Send the reports of REPORTS (JSON Lines, from ldp encode) to a collector's task.
 
     Each report is wrapped once into an envelope (a random id and the time,
@@ -110,15 +116,21 @@ def upload(base_url, task_id, reports_path, envelopes_path, batch_size):
     Examples:
       ldp encode --spec spec.json values.txt -o reports.jsonl
       ldp upload --to http://127.0.0.1:8000 --task TASK reports.jsonl
+      ldp upload --to https://collector.internal --cacert ca.pem --task TASK reports.jsonl
 
     Exit status: 0 when every report was stored (now or before); 1 when the
     collector rejected some (they are listed); 2 on errors.
     """
-    sys.exit(run_guarded(_upload, base_url, task_id, reports_path, envelopes_path, batch_size))
+    sys.exit(run_guarded(_upload, base_url, task_id, reports_path, envelopes_path, batch_size, cacert))
 
 
 def _upload(
-    base_url: str, task_id: str, reports_path: str, envelopes_path: str | None, batch_size: int
+    base_url: str,
+    task_id: str,
+    reports_path: str,
+    envelopes_path: str | None,
+    batch_size: int,
+    cacert: str | None = None,
 ) -> int:
     from ldp.cli import check_outputs_distinct, check_writable
     from ldp.client.upload import default_envelopes_path, upload_reports
@@ -133,7 +145,13 @@ def _upload(
     try:
         with _FLAGS.translating():
             envelopes, summary = upload_reports(
-                base_url, task_id, reports_path, target, batch_size=batch_size, progress=progress.update
+                base_url,
+                task_id,
+                reports_path,
+                target,
+                batch_size=batch_size,
+                progress=progress.update,
+                cacert=cacert,
             )
     finally:
         progress.done()

@@ -21,7 +21,9 @@ import re
 import secrets
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ldp.atomic import create_private_file
 from ldp.errors import InputError, ParameterError
@@ -34,6 +36,7 @@ __all__ = [
     "envelope_file",
     "make_envelopes",
     "read_reports",
+    "report_lines",
 ]
 
 #: An envelope line as :func:`make_envelopes` writes it: id, t, then the report's bytes as in the report file.
@@ -121,6 +124,35 @@ def read_reports(reports_path: str | os.PathLike[str]) -> ReportLines:
     if not lines:
         raise InputError.naming("{reports_path=} holds no reports", reports_path=name)
     return ReportLines(path, lines, numbers, specs)
+
+
+def report_lines(reports: Iterable[Any], name: str = "<memory>") -> ReportLines:
+    """Reports held in memory as :class:`ReportLines` (what :func:`read_reports` gives for a file).
+
+    Each report is a :class:`~ldp.report.Report` (its ``to_json()``), a dict,
+    or a JSON text, as ``ldp encode`` writes one line. ``name`` stands for
+    the report file in messages; report numbers count from 1.
+
+    Raises
+    ------
+    InputError
+        If there is no report, or one is not a JSON object with a ``spec`` fingerprint.
+    """
+    lines: list[bytes] = []
+    for report in reports:
+        if hasattr(report, "to_json"):
+            text = report.to_json()
+        elif isinstance(report, dict):
+            text = json.dumps(report, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        else:
+            text = report
+        line = text.encode("utf-8").strip() if isinstance(text, str) else b""
+        lines.append(line)
+    numbers = list(range(1, len(lines) + 1))
+    specs = [_report_spec(line, number, name) for line, number in zip(lines, numbers)]
+    if not lines:
+        raise InputError("no reports given: nothing to upload")
+    return ReportLines(Path(name), lines, numbers, specs)
 
 
 def _report_spec(line: bytes, number: int, name: str) -> str:

@@ -12,6 +12,8 @@ credentials for a proxy in front of the collector
 (``https://user:PASSWORD@host``): they are sent as HTTP Basic
 authorization (never on a redirect) and the URL is never shown with its
 password: every message and error shows :func:`ldp.redact.redact_url` of it.
+An HTTPS collector whose certificate a private CA signed is trusted through
+:func:`tls_context` (``ldp upload --cacert FILE``).
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import dataclasses
 import email.utils
 import http.client
 import json
+import os
 import re
 import secrets
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -42,6 +46,7 @@ __all__ = [
     "check_base_url",
     "fetch_task",
     "task_path",
+    "tls_context",
 ]
 
 #: Envelopes are sent as JSON Lines.
@@ -143,13 +148,19 @@ class Http:
     jitter: Callable[[], float] = secrets.SystemRandom().random  # the client draws nothing from a non-CSPRNG
     attempts: int = 0
     retried: int = 0
+    context: ssl.SSLContext | None = None  # HTTPS: the CAs trusted (None: the system's)
 
-    def request(self, method: str, path: str, body: bytes | None = None) -> Any:
-        """The JSON of a 200 reply, retrying transient failures; :class:`UploadError` otherwise."""
+    def request(
+        self, method: str, path: str, body: bytes | None = None, authorization: str | None = None
+    ) -> Any:
+        """The JSON of a 200 reply, retrying transient failures; :class:`UploadError` otherwise.
+
+        ``authorization`` (``Bearer TOKEN``) is sent instead of the URL's credentials, never on a redirect.
+        """
         failures = 0
         while True:
             self.attempts += 1
-            outcome = self._attempt(method, path, body)
+            outcome = self._attempt(method, path, body, authorization)
             if not isinstance(outcome, _Failure):
                 return outcome
             failures += 1
@@ -167,23 +178,27 @@ class Http:
         wait = ceiling / 2 + self.jitter() * ceiling / 2
         return max(wait, retry_after or 0.0)
 
-    def _attempt(self, method: str, path: str, body: bytes | None) -> Any:
+    def _attempt(self, method: str, path: str, body: bytes | None, authorization: str | None = None) -> Any:
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = CONTENT_TYPE
         request = urllib.request.Request(self.target.url + path, data=body, method=method, headers=headers)
-        if self.target.authorization is not None:
-            request.add_unredirected_header(
-                "Authorization", self.target.authorization
-            )  # never to another host
+        authorization = authorization or self.target.authorization
+        if authorization is not None:
+            request.add_unredirected_header("Authorization", authorization)  # never to another host
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+            with urllib.request.urlopen(request, timeout=self.timeout, context=self.context) as reply:
                 status, data = reply.status, reply.read()
         except urllib.error.HTTPError as error:
             with error:
                 return self._http_error(error.code, _read_quietly(error), error.headers.get("Retry-After"))
         except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
             reason = getattr(exc, "reason", None) or exc
+            if isinstance(reason, ssl.SSLCertVerificationError):  # no retry will change the certificate
+                raise UploadError(
+                    f"the certificate of {self.target.shown} is not trusted ({reason.verify_message}: "
+                    "CERTIFICATE_VERIFY_FAILED); trust the CA that signed it with --cacert FILE (cacert= in Python)"
+                ) from None
             return _Failure(f"{type(exc).__name__}: {reason}")
         if status != 200:
             raise UploadError(
@@ -209,6 +224,24 @@ def _read_quietly(error: urllib.error.HTTPError) -> bytes:
         return error.read()
     except (OSError, http.client.HTTPException):
         return b""
+
+
+def tls_context(cacert: str | os.PathLike[str] | None) -> ssl.SSLContext | None:
+    """The TLS context trusting the CA certificates (PEM) of ``cacert`` only; None (the system's CAs) without one.
+
+    Hostnames are checked as always. Raises :class:`~ldp.errors.ParameterError`
+    (one line) when the file cannot be read or holds no certificate.
+    """
+    if cacert is None:
+        return None
+    try:
+        return ssl.create_default_context(cafile=os.fspath(cacert))
+    except FileNotFoundError:
+        raise ParameterError(f"--cacert {os.fspath(cacert)!r} does not exist") from None
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        raise ParameterError(
+            f"--cacert {os.fspath(cacert)!r} is not a PEM file of CA certificates ({type(exc).__name__})"
+        ) from None
 
 
 def check_base_url(base_url: str) -> _Target:
@@ -267,8 +300,15 @@ class TaskInfo:
     description: dict[str, Any]
 
 
-def fetch_task(base_url: str, task_id: str, *, timeout: float = 30.0, retries: int = 3) -> TaskInfo:
-    """The public description of ``task_id`` on the collector at ``base_url``.
+def fetch_task(
+    base_url: str,
+    task_id: str,
+    *,
+    timeout: float = 30.0,
+    retries: int = 3,
+    context: ssl.SSLContext | None = None,
+) -> TaskInfo:
+    """The public description of ``task_id`` on the collector at ``base_url`` (``context``: :func:`tls_context`).
 
     Raises
     ------
@@ -278,7 +318,7 @@ def fetch_task(base_url: str, task_id: str, *, timeout: float = 30.0, retries: i
         The collector does not know the task (its detail), cannot be reached
         after ``retries`` retries, or replies with something that is not a task.
     """
-    http = Http(check_base_url(base_url), timeout, retries, backoff=0.5, max_backoff=5.0)
+    http = Http(check_base_url(base_url), timeout, retries, backoff=0.5, max_backoff=5.0, context=context)
     reply = http.request("GET", task_path(task_id))
     try:
         return TaskInfo(

@@ -41,7 +41,7 @@ from ldp.collector.envelopes import (
 from ldp.collector.errors import OriginForbidden, UploadAborted
 from ldp.collector.metrics import CONTENT_TYPE_LATEST
 from ldp.collector.openapi import TASK_SCHEMA, UPLOAD_BODY, openapi_schema
-from ldp.collector.problems import HANDLED, problem_for
+from ldp.collector.problems import HANDLED, problem_for, refusal_reason
 from ldp.collector.service import CollectorService, CollectorSettings, numeric_table
 from ldp.collector.static_files import static_reply
 from ldp.collector.store import open_store
@@ -122,13 +122,24 @@ async def _refresh_periodically(service: CollectorService) -> None:
 
 
 async def _answer(request: Request, exc: Exception) -> Response:
-    return problem_for(exc)
+    reply = problem_for(exc)
+    if 400 <= reply.status_code < 500:
+        _count_refusal(request, reply.status_code, exc)
+    return reply
+
+
+def _count_refusal(request: Request, status: int, exc: Exception) -> None:
+    """Count a 4xx by status and reason (``ldp_http_errors_total``); nothing about the sender."""
+    service: CollectorService | None = getattr(request.app.state, "service", None)
+    if service is not None:
+        service.metrics.count_refusal(status, refusal_reason(exc))
 
 
 async def _aborted(request: Request, exc: Exception) -> Response:
     """An upload whose body never came: counted and logged (never with the address), then answered 499."""
     assert isinstance(exc, UploadAborted)
     _service(request).metrics.aborted.labels(exc.reason).inc()
+    _count_refusal(request, 499, exc)
     if exc.reason == "read_timeout":
         _log.warning("upload cut off: its body did not arrive within the read timeout")
     else:
@@ -254,7 +265,9 @@ _routes = APIRouter()
 @_routes.post("/v1/tasks/{task_id}/reports", openapi_extra=UPLOAD_BODY, summary="Upload report envelopes")
 async def upload(task_id: str, request: Request) -> Response:
     service = _service(request)
-    service.ingestion.admit(request.client.host if request.client else "")
+    service.ingestion.admit(
+        request.client.host if request.client else "", request.headers.get("x-forwarded-for")
+    )
     task = await service.task(task_id)
     body = await _read_body(request)
     # text/plain JSON Lines (sendBeacon, no preflight) only from an origin the task allows
@@ -335,8 +348,14 @@ async def static_file(name: str) -> Response:
     return static_reply(name)
 
 
-@_routes.get("/healthz", summary="Health: the store answers and could commit an upload now")
+@_routes.get("/healthz", summary="Liveness: the process serves requests (it never asks the store)")
 async def healthz(request: Request) -> Response:
+    _service(request)  # the service is open: start-up is over
+    return _json({"status": "ok"})
+
+
+@_routes.get("/readyz", summary="Readiness: the store answers and could commit an upload now")
+async def readyz(request: Request) -> Response:
     await _service(request).check_health()
     return _json({"status": "ok"})
 

@@ -291,11 +291,23 @@ def _cell(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
+def _shorten(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters (an ellipsis marks a cut)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _indent(text: str) -> str:
+    """A description's later lines aligned under its first (``ldp task show``)."""
+    return "\n".join(line if i == 0 else " " * 16 + line for i, line in enumerate(text.splitlines()))
+
+
 def _describe(task: Task, counts: dict[int, int], url: str) -> str:
     """The text of ``ldp task show``."""
     spec = task.spec
     lines = [
         f"task            {task.task_id}",
+        f"name            {task.name or '(none)'}",
+        f"description     {_indent(task.description) or '(none)'}",
         f"store           {url}",
         f"mechanism       {spec.mechanism} (spec {task.fingerprint})",
         f"window          {format_duration(task.window)}",
@@ -386,6 +398,15 @@ def task() -> None:
     metavar="DELTA",
     help="Shuffle mode: every window's estimates carry the central epsilon of its shuffled reports at this delta.",
 )
+@click.option(
+    "--name", default="", metavar="TEXT", help="A short name for people (one line, at most 100 characters)."
+)
+@click.option(
+    "--description",
+    default="",
+    metavar="TEXT",
+    help="What the task collects and why (at most 2,000 characters).",
+)
 @click.option("--json", "as_json", is_flag=True, help='Print {"task": ..., "token": ...} (for scripts).')
 def create(
     store_url,
@@ -397,6 +418,8 @@ def create(
     not_after,
     cors_origins,
     shuffle_delta,
+    name,
+    description,
     as_json,
 ):
     """Create a task and print its id and collector token.
@@ -416,6 +439,8 @@ def create(
         not_after=not_after,
         cors_origins=tuple(cors_origins),
         shuffle_delta=shuffle_delta,
+        name=name,
+        description=description,
         as_json=as_json,
     )
 
@@ -432,6 +457,8 @@ def _create(
     cors_origins,
     shuffle_delta,
     as_json,
+    name="",
+    description="",
 ):
     for flag, value in (("--not-before", not_before), ("--not-after", not_after)):
         if value is not None and not -TIME_LIMIT < value < TIME_LIMIT:
@@ -450,6 +477,8 @@ def _create(
         not_after=not_after,
         cors_origins=cors_origins,
         shuffle_delta=shuffle_delta,
+        name=name,
+        description=description,
     )
     with open_store(store_url) as store:
         store.create_task(created)
@@ -470,7 +499,7 @@ def _create(
 @task.command("list")
 @_store_option
 def list_tasks(store_url):
-    """List the store's tasks (oldest first) with their report counts."""
+    """List the store's tasks (oldest first) with their names and report counts."""
     _guarded(_list, store_url=store_url)
 
 
@@ -480,6 +509,7 @@ def _list(*, store_url) -> None:
         rows = [
             (
                 t.task_id,
+                _shorten(t.name, 40) or "-",
                 t.spec.mechanism,
                 format_duration(t.window),
                 format_duration(t.time_precision),
@@ -491,7 +521,9 @@ def _list(*, store_url) -> None:
     if not rows:
         click.echo(f"no tasks in {shown}", err=True)
         return
-    click.echo(_table(("task", "mechanism", "window", "time precision", "min batch", "reports"), rows))
+    click.echo(
+        _table(("task", "name", "mechanism", "window", "time precision", "min batch", "reports"), rows)
+    )
 
 
 class _TaskIdCommand(click.Command):

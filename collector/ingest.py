@@ -129,7 +129,17 @@ class GroupCommitter:
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="ldp-group-commit", daemon=True)
         self._stopped = False
+        self._commit_started: float | None = None  # time.monotonic() when the running commit began
         self._thread.start()
+
+    def queued(self) -> int:
+        """Uploads waiting for a group commit now (approximate: the queue's size; ``ldp_commit_queue_uploads``)."""
+        return self._queue.qsize()
+
+    def commit_seconds(self) -> float:
+        """Seconds the running group commit has taken so far; 0 when none runs (a stalled commit grows)."""
+        started = self._commit_started
+        return 0.0 if started is None else time.monotonic() - started
 
     def submit(self, task: Task, accepted: Sequence[Accepted]) -> concurrent.futures.Future[list[Insert]]:
         """Queue one upload's accepted reports; the future gives, per report, what the store did (:class:`Insert`)."""
@@ -174,15 +184,18 @@ class GroupCommitter:
 
     def _commit(self, group: list[_Pending]) -> None:
         started = time.perf_counter()
+        self._commit_started = time.monotonic()
         try:
             flags = self.store.insert_reports(
                 [(pending.task.task_id, [a.stored for a in pending.accepted]) for pending in group]
             )
         except BaseException as exc:  # the whole group failed: nothing was stored, nobody is acknowledged
+            self._commit_started = None
             self._failed(group, exc)
             for pending in group:
                 pending.future.set_exception(exc)
             return
+        self._commit_started = None
         seconds = time.perf_counter() - started
         try:
             # one add per task and group, not per upload: an accumulator's add_batch has a fixed cost

@@ -1,12 +1,29 @@
-"""Prometheus metrics of one collector (``GET /metrics``, docs/collector.md#endpoints).
+"""Prometheus metrics of one collector (``GET /metrics``, docs/collector.md#metrics).
 
 Each app has its own registry, so several collectors in one process (tests)
 do not share counters. Labels never carry anything about a sender.
+
+What an operator alerts on (deploy/prometheus/ldp-alerts.yml): store errors
+(``ldp_store_errors_total``), the commit queue's depth
+(``ldp_commit_queue_uploads``), a stalled commit (``ldp_commit_running_seconds``
+grows while one commit hangs), the windows held in memory
+(``ldp_windows_held``), the process's memory (``process_resident_memory_bytes``)
+and every refused request by status and reason (``ldp_http_errors_total``).
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
+from collections.abc import Callable
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from ldp.collector.ingest import CommitStats
@@ -62,6 +79,38 @@ class CollectorMetrics:
             buckets=_GROUP_BUCKETS,
             registry=self.registry,
         )
+        self.http_errors = Counter(
+            "ldp_http_errors",
+            "Requests refused with a 4xx, by status and reason (unknown_task, rate_limited, body_too_large, "
+            "malformed_json, bad_parameter, unauthorized...).",
+            ["status", "reason"],
+            registry=self.registry,
+        )
+        self.queued = Gauge(
+            "ldp_commit_queue_uploads", "Uploads waiting for a group commit.", registry=self.registry
+        )
+        self.running = Gauge(
+            "ldp_commit_running_seconds",
+            "Seconds the running group commit has taken so far (0 when none runs): a stalled commit grows.",
+            registry=self.registry,
+        )
+        self.windows = Gauge(
+            "ldp_windows_held", "Estimate windows (of every task) held in memory.", registry=self.registry
+        )
+        # process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds... (Linux /proc)
+        ProcessCollector(registry=self.registry)
+
+    def watch(
+        self, queued: Callable[[], float], running: Callable[[], float], windows: Callable[[], float]
+    ) -> None:
+        """Read the commit queue's depth, the running commit's age and the windows held at each scrape."""
+        self.queued.set_function(queued)
+        self.running.set_function(running)
+        self.windows.set_function(windows)
+
+    def count_refusal(self, status: int, reason: str) -> None:
+        """Count one request answered with the 4xx ``status`` for ``reason``."""
+        self.http_errors.labels(str(status), reason).inc()
 
     def count_upload(self, accepted: int, replayed: int, rejected_reasons: list[str]) -> None:
         if accepted:

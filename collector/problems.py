@@ -29,7 +29,7 @@ from ldp.collector.errors import (
 from ldp.collector.store import StoreUnavailable
 from ldp.errors import ParameterError
 
-__all__ = ["HANDLED", "PROBLEM_TYPE", "problem", "problem_for"]
+__all__ = ["HANDLED", "PROBLEM_TYPE", "problem", "problem_for", "refusal_reason"]
 
 #: ``application/problem+json``, the media type of RFC 9457.
 PROBLEM_TYPE = "application/problem+json"
@@ -68,6 +68,43 @@ def problem(
     """A problem document reply: ``type`` is ``about:blank``, so ``title`` is the status's short meaning."""
     body = {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
     return Response(orjson.dumps(body), status_code=status, media_type=PROBLEM_TYPE, headers=headers)
+
+
+#: The reason label of the framework's own HTTP errors, by status.
+_REASONS = {400: "bad_request", 401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}
+
+
+def refusal_reason(exc: BaseException) -> str:
+    """A short label saying why ``exc`` was answered with a 4xx (``ldp_http_errors_total``'s ``reason``).
+
+    A fixed vocabulary, never anything the request carried: ``unknown_task``,
+    ``rate_limited``, ``unauthorized``, ``origin_forbidden``, ``no_numeric_table``,
+    ``body_too_large``, ``malformed_json``, ``not_an_array``, ``too_many_envelopes``,
+    ``unsupported_media_type``, ``bad_parameter``, ``invalid_request``, ``unreadable_http``,
+    ``client_disconnect``, ``read_timeout``, ``not_found``, ``method_not_allowed``.
+    """
+    match exc:
+        case TaskNotFound():
+            return "unknown_task"
+        case RateLimited():
+            return "rate_limited"
+        case Unauthorized():
+            return "unauthorized"
+        case OriginForbidden():
+            return "origin_forbidden"
+        case NoNumericTable():
+            return "no_numeric_table"
+        case UploadAborted():
+            return exc.reason
+        case UnreadableBody():
+            return exc.title.lower().replace(" ", "_")
+        case ParameterError():
+            return "bad_parameter"
+        case StarletteHTTPException():
+            return _REASONS.get(exc.status_code, "other")
+        case RequestValidationError():
+            return "invalid_request"
+    return "other"
 
 
 def problem_for(exc: BaseException) -> Response:

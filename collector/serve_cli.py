@@ -81,10 +81,25 @@ _SERVE_OPTIONS = (
         help="Reject reports more than this many windows before the current one (t_out_of_range).",
     ),
     click.option(
+        "--trusted-proxy",
+        "trusted_proxies",
+        multiple=True,
+        metavar="CIDR",
+        help="A reverse proxy (address or network, repeatable) whose X-Forwarded-For names the client for "
+        "--rate-limit. Default: none; the header is never read.",
+    ),
+    click.option(
         "--log-level",
         default="warning",
         show_default=True,
         type=click.Choice(["critical", "error", "warning", "info"]),
+    ),
+    click.option(
+        "--log-format",
+        default="json",
+        show_default=True,
+        type=click.Choice(["json", "text"]),
+        help="json: one object per line with time (UTC), level, logger and message; text: LEVEL:  message.",
     ),
 )
 
@@ -103,7 +118,9 @@ def serve(
     shutdown_timeout: int,
     max_report_age: str,
     max_windows: int,
+    trusted_proxies: tuple[str, ...],
     log_level: str,
+    log_format: str,
 ) -> None:
     """Receive reports over HTTP into a durable store and serve live estimates.
 
@@ -114,6 +131,7 @@ def serve(
     Examples:
       ldp serve                                   # SQLite ldp-collector.db, http://127.0.0.1:8080
       ldp serve --store postgresql://ldp@db/ldp --host 0.0.0.0
+      ldp serve --rate-limit 20 --trusted-proxy 127.0.0.1     # behind nginx on this machine
     """
     public = dashboard_public or open_dashboard
     if public and dashboard_token:
@@ -130,6 +148,8 @@ def serve(
         log_level,
         max_report_age,
         max_windows,
+        trusted_proxies,
+        log_format,
     )
 
 
@@ -144,6 +164,8 @@ def _serve(
     log_level: str,
     max_report_age: str = "30d",
     max_windows: int = 1_000,
+    trusted_proxies: tuple[str, ...] = (),
+    log_format: str = "json",
 ) -> None:
     try:
         import uvicorn
@@ -155,12 +177,14 @@ def _serve(
             f"ldp serve needs the collector's dependencies ({exc.name} is missing): pip install 'ldp-telemetry[serve]'"
         ) from None
     from ldp.collector.acceptance import Acceptance
+    from ldp.collector.forwarded import parse_networks
     from ldp.collector.serving import RedactingFilter, url_secrets
     from ldp.collector.store import open_store
     from ldp.collector.tasks import parse_duration
     from ldp.errors import LDPError
 
     acceptance = Acceptance(parse_duration(max_report_age, "--max-report-age"), max_windows)
+    parse_networks(trusted_proxies)  # a bad --trusted-proxy is a one-line error
     scrubber = RedactingFilter(url_secrets(store))
     try:
         # a bad URL, an unreadable store or one another server holds is a one-line error before serving
@@ -168,7 +192,11 @@ def _serve(
     except LDPError as exc:
         raise ParameterError(scrubber.scrub(str(exc))) from None
     settings = CollectorSettings(
-        store=store, dashboard_public=dashboard_public, rate_limit=rate_limit, acceptance=acceptance
+        store=store,
+        dashboard_public=dashboard_public,
+        rate_limit=rate_limit,
+        acceptance=acceptance,
+        trusted_proxies=tuple(trusted_proxies),
     )
     app = create_app(settings)
     config = uvicorn.Config(
@@ -183,31 +211,40 @@ def _serve(
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=shutdown_timeout,
     )
-    _set_up_logging(log_level, scrubber)  # after uvicorn.Config, which sets up uvicorn's own handlers
+    _set_up_logging(
+        log_level, scrubber, log_format
+    )  # after uvicorn.Config, which sets up uvicorn's own handlers
     access = "public, no token" if dashboard_public else "collector token required"
-    click.echo(
-        f"ldp collector on http://{host}:{port} (store {redact_url(store)}; dashboard: {access})", err=True
-    )
+    line = f"ldp collector on http://{host}:{port} (store {redact_url(store)}; dashboard: {access})"
+    if log_format == "json":  # the start-up line is a log line like the others
+        from ldp.collector.logs import JsonFormatter
+
+        line = JsonFormatter().format(
+            logging.LogRecord("ldp.collector", logging.INFO, "", 0, line, None, None)
+        )
+    click.echo(line, err=True)
     CollectorServer(config).run()
 
 
-def _set_up_logging(level: str, scrubber: logging.Filter) -> None:
-    """One ``LEVEL:  message`` line per record of ldp and of libraries, every handler masking the store's secrets."""
-    formatter = logging.Formatter("%(levelname)s:  %(message)s")
+def _set_up_logging(level: str, scrubber: logging.Filter, log_format: str = "json") -> None:
+    """One line per record of ldp, uvicorn and libraries (JSON or ``LEVEL:  message``), every handler masking
+    the store's secrets."""
+    from ldp.collector.logs import JsonFormatter  # orjson: a dependency of ldp serve only
+
+    formatter: logging.Formatter
+    formatter = JsonFormatter() if log_format == "json" else logging.Formatter("%(levelname)s:  %(message)s")
     ours = logging.getLogger("ldp")
     handler: logging.Handler
     if not ours.handlers:
         handler = logging.StreamHandler()
-        handler.setFormatter(formatter)
         ours.addHandler(handler)
         ours.setLevel(level.upper())
         ours.propagate = False
     root = logging.getLogger()
     if not root.handlers:  # records of libraries (psycopg...) would reach logging.lastResort, unfiltered
-        handler = logging.StreamHandler()
-        handler.setFormatter(formatter)
-        root.addHandler(handler)
-    for name in ("", "ldp", "uvicorn", "uvicorn.access"):
+        root.addHandler(logging.StreamHandler())
+    for name in ("", "ldp", "uvicorn", "uvicorn.error", "uvicorn.access"):
         for handler in logging.getLogger(name).handlers:
+            handler.setFormatter(formatter)
             if scrubber not in handler.filters:
                 handler.addFilter(scrubber)

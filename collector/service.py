@@ -48,6 +48,7 @@ from ldp.collector.errors import (
     TaskNotFound,
     Unauthorized,
 )
+from ldp.collector.forwarded import TrustedProxies
 from ldp.collector.ingest import GroupCommitter, UploadOutcome, upload_outcome
 from ldp.collector.metrics import CollectorMetrics
 from ldp.collector.ratelimit import RateLimiter
@@ -96,6 +97,11 @@ class CollectorSettings:
     acceptance : Acceptance
         The report times accepted (:mod:`ldp.collector.acceptance`): at most
         30 days old and 1,000 windows back by default.
+    trusted_proxies : tuple of str
+        Addresses or CIDR networks of reverse proxies whose ``X-Forwarded-For``
+        names the client to rate-limit (``ldp serve --trusted-proxy``); empty:
+        the socket's peer address, the header never read
+        (:mod:`ldp.collector.forwarded`).
     """
 
     store: str
@@ -103,6 +109,7 @@ class CollectorSettings:
     rate_limit: float = 100.0
     max_group_reports: int = 5_000
     acceptance: Acceptance = DEFAULT_ACCEPTANCE
+    trusted_proxies: tuple[str, ...] = ()
 
 
 class TaskRegistry:
@@ -206,6 +213,7 @@ class Ingestion:
         self.registry = registry
         self.metrics = metrics
         self.limiter = RateLimiter(settings.rate_limit)
+        self.proxies = TrustedProxies(settings.trusted_proxies)
         self.committer = GroupCommitter(
             store,
             registry.windows,
@@ -214,9 +222,13 @@ class Ingestion:
             on_failure=metrics.observe_store_error,
         )
 
-    def admit(self, address: str) -> None:
-        """Let one upload from ``address`` in, or raise :class:`RateLimited`."""
-        if not self.limiter.allow(address):
+    def admit(self, peer: str, forwarded_for: str | None = None) -> None:
+        """Let one upload in, or raise :class:`RateLimited`.
+
+        The bucket is the peer address's, or, from a trusted proxy, the
+        client's its ``X-Forwarded-For`` names (:class:`TrustedProxies`).
+        """
+        if not self.limiter.allow(self.proxies.client(peer, forwarded_for)):
             raise RateLimited(self.limiter.retry_after())
 
     async def ingest(self, task: Task, items: Sequence[Any]) -> UploadOutcome:
@@ -333,6 +345,8 @@ class CollectorService:
         self.registry = TaskRegistry(store, Windows())
         self.registry.refresh()
         self.ingestion = Ingestion(settings, store, self.registry, self.metrics)
+        committer = self.ingestion.committer
+        self.metrics.watch(committer.queued, committer.commit_seconds, self.registry.windows.held)
         self.estimates = Estimates(self.registry, settings.dashboard_public)
 
     async def task(self, task_id: str) -> Task:

@@ -108,13 +108,21 @@ class BoundedReadProtocol(HttpToolsProtocol):
         if not self.transport.is_closing():
             self._arm()  # (still armed when the body has not ended: the same clock runs on)
 
+    def _count_refusal(self, status: int, reason: str) -> None:
+        """Count a reply of the protocol's own in ``ldp_http_errors_total`` (the app never saw the request)."""
+        service = getattr(getattr(getattr(self.config, "app", None), "state", None), "service", None)
+        if service is not None:
+            service.metrics.count_refusal(status, reason)
+
     def _read_timed_out(self) -> None:
         self._read_deadline = None
         if self.transport.is_closing():
             return
         if self.cycle is not None and not self.cycle.response_complete:
-            # the app is waiting for the body: it sees a disconnect, marked as this timeout
+            # the app is waiting for the body: it sees a disconnect, marked as this timeout (and counts it)
             self.cycle.scope[READ_TIMED_OUT] = True  # type: ignore[literal-required]
+        else:  # headers that never ended: no request reached the app
+            self._count_refusal(408, "read_timeout")
         if self.cycle is None or not self.cycle.response_started or self.cycle.response_complete:
             detail = f"the request did not arrive whole within {self.read_timeout:g} s"
             self.transport.write(_raw_problem(408, "Request Timeout", "Request timeout", detail))
@@ -122,6 +130,7 @@ class BoundedReadProtocol(HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         """A request that is not HTTP/1.1 gets a problem document too (uvicorn's own reply is plain text)."""
+        self._count_refusal(400, "unreadable_http")
         self.transport.write(_raw_problem(400, "Bad Request", "Bad request", msg))
         self.transport.close()
 

@@ -116,7 +116,7 @@ class StoredReport:
 #: The tasks table's columns, in the order of :func:`task_row` and :func:`task_of` (both stores use them).
 TASK_COLUMNS = (
     "task_id, spec_json, window_seconds, time_precision, min_batch, token_hash, not_before, not_after, cors_origins, "
-    "shuffle_delta, created_at"
+    "shuffle_delta, created_at, name, description"
 )
 #: Number of :data:`TASK_COLUMNS` (placeholders in an INSERT).
 TASK_COLUMN_COUNT = TASK_COLUMNS.count(",") + 1
@@ -136,6 +136,8 @@ def task_row(task: Task) -> tuple[Any, ...]:
         json.dumps(list(task.cors_origins)),
         task.shuffle_delta,
         task.created,
+        task.name or None,
+        task.description or None,
     )
 
 
@@ -145,7 +147,7 @@ def task_columns(version: int) -> str:
     A read-only store cannot migrate an older schema; it reads it this way.
     """
     columns = TASK_COLUMNS.split(", ")
-    added = {"shuffle_delta": 2, "created_at": 3}
+    added = {"shuffle_delta": 2, "created_at": 3, "name": 4, "description": 4}
     return ", ".join("NULL" if added.get(name, 1) > version else name for name in columns)
 
 
@@ -163,6 +165,8 @@ def task_of(row: Sequence[Any]) -> Task:
         cors_origins=tuple(json.loads(row[8])),
         shuffle_delta=row[9],
         created=row[10],
+        name=row[11] or "",
+        description=row[12] or "",
     )
 
 

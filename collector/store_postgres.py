@@ -55,7 +55,7 @@ from ldp.redact import redact_url
 
 __all__ = ["PostgresStore"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Table rights a writing store needs (schema creation and migration need more: the tables' owner).
 WRITER_RIGHTS: dict[str, tuple[str, ...]] = {
     "meta": ("SELECT",),
@@ -88,7 +88,9 @@ _SCHEMA = (
         not_after BIGINT,
         cors_origins TEXT NOT NULL,
         shuffle_delta DOUBLE PRECISION,
-        created_at BIGINT
+        created_at BIGINT,
+        name TEXT,
+        description TEXT
     )""",
     """CREATE TABLE IF NOT EXISTS reports (
         task BIGINT NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
@@ -337,14 +339,19 @@ class PostgresStore(Store):
                     (str(SCHEMA_VERSION),),
                 )
             row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            steps = {"1": ("shuffle_delta DOUBLE PRECISION", "2"), "2": ("created_at BIGINT", "3")}
+            steps = {
+                "1": (("shuffle_delta DOUBLE PRECISION",), "2"),
+                "2": (("created_at BIGINT",), "3"),
+                "3": (("name TEXT", "description TEXT"), "4"),
+            }
             if row is not None and row[0] in steps:  # added columns, once, under the schema lock
                 connection.execute("SELECT pg_advisory_xact_lock(%s::bigint)", (_SCHEMA_LOCK,))
                 row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 try:
                     while row is not None and row[0] in steps:
-                        column, target = steps[row[0]]
-                        connection.execute(f"ALTER TABLE tasks ADD COLUMN IF NOT EXISTS {column}")
+                        columns, target = steps[row[0]]
+                        for column in columns:
+                            connection.execute(f"ALTER TABLE tasks ADD COLUMN IF NOT EXISTS {column}")
                         connection.execute(
                             "UPDATE meta SET value = %s WHERE key = 'schema_version'", (target,)
                         )

@@ -48,7 +48,7 @@ from ldp.collector.tasks import Task
 
 __all__ = ["BACKUP_PAGES", "MIN_FREE_BYTES", "SqliteStore", "lock_path"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _BUSY_TIMEOUT_MS = 30_000
 #: How long :meth:`SqliteStore.check_writable` waits for the write lock, milliseconds.
 _PROBE_TIMEOUT_MS = 1_000
@@ -83,7 +83,9 @@ CREATE TABLE IF NOT EXISTS tasks (
     not_after INTEGER,
     cors_origins TEXT NOT NULL,
     shuffle_delta REAL,
-    created_at INTEGER
+    created_at INTEGER,
+    name TEXT,
+    description TEXT
 );
 CREATE TABLE IF NOT EXISTS reports (
     task INTEGER NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
@@ -204,22 +206,28 @@ class SqliteStore(Store):
         """Bring a store of an earlier schema version up to :data:`SCHEMA_VERSION`; the version it ends at.
 
         Version 1 → 2 adds the tasks' ``shuffle_delta`` column (NULL: not in
-        shuffle mode), 2 → 3 their ``created_at`` (NULL: not known). Each
+        shuffle mode), 2 → 3 their ``created_at`` (NULL: not known), 3 → 4
+        their ``name`` and ``description`` (NULL: none). Each
         step runs in one immediate transaction and re-reads the version
         inside it, so two servers opening one old store migrate it once.
         """
         read = "SELECT value FROM meta WHERE key = 'schema_version'"
-        steps = {"1": ("shuffle_delta", "REAL", "2"), "2": ("created_at", "INTEGER", "3")}
+        steps = {
+            "1": ((("shuffle_delta", "REAL"),), "2"),
+            "2": ((("created_at", "INTEGER"),), "3"),
+            "3": ((("name", "TEXT"), ("description", "TEXT")), "4"),
+        }
         (version,) = self._writer.execute(read).fetchone()
         while version in steps:
             self._writer.execute("BEGIN IMMEDIATE")
             try:
                 (version,) = self._writer.execute(read).fetchone()
                 if version in steps:
-                    column, kind, version = steps[version]
+                    columns, version = steps[version]
                     present = {row[1] for row in self._writer.execute("PRAGMA table_info(tasks)")}
-                    if column not in present:
-                        self._writer.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
+                    for column, kind in columns:
+                        if column not in present:
+                            self._writer.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
                     self._writer.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
                 self._writer.execute("COMMIT")
             except BaseException:

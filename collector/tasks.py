@@ -52,6 +52,9 @@ _UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
 MAX_DURATION = 100 * 365 * 86_400
 #: The largest min batch (the stores keep 64-bit integers).
 MAX_MIN_BATCH = 1 << 62
+#: The longest task name and description, characters.
+MAX_NAME = 100
+MAX_DESCRIPTION = 2_000
 _DURATION = re.compile(r"\s*(\d{1,30})\s*([smhdw]?)\s*")
 _TASK_ID = re.compile(r"[A-Za-z0-9_-]{43}")
 
@@ -161,6 +164,18 @@ def new_task_id() -> str:
             return task_id
 
 
+def check_label(text: object, what: str, longest: int, *, one_line: bool) -> None:
+    """A task's name (one line) or description: text of at most ``longest`` characters, no control characters."""
+    if not isinstance(text, str):
+        raise ParameterError(f"the task {what} must be text, got {type(text).__name__}")
+    if len(text) > longest:
+        raise ParameterError(f"the task {what} is at most {longest:,} characters, got {len(text):,}")
+    allowed = "" if one_line else "\n\t"
+    if any(not (ch.isprintable() or ch in allowed) for ch in text):
+        kind = "one line of printable text" if one_line else "printable text (line breaks allowed)"
+        raise ParameterError(f"the task {what} must be {kind}")
+
+
 def check_shuffle_delta(delta: float | None) -> None:
     """A shuffle-mode δ is a number in (0, 1) (None: no shuffle mode)."""
     if delta is None:
@@ -201,6 +216,13 @@ class Task:
         the task's start, before which (less the clock skew) no report is
         accepted (docs/collector.md#acceptance). None for tasks made before
         ldp recorded it.
+    name : str
+        A short name people know the task by (one line, at most 100
+        characters; empty: none). Shown by ``ldp task list`` and the
+        dashboard, never in the public task description.
+    description : str
+        What the task collects and why (at most 2,000 characters; empty: none);
+        shown where the name is.
     """
 
     task_id: str
@@ -214,6 +236,8 @@ class Task:
     cors_origins: tuple[str, ...] = ()
     shuffle_delta: float | None = None
     created: int | None = None
+    name: str = ""
+    description: str = ""
 
     def __post_init__(self) -> None:
         if not is_task_id(self.task_id):
@@ -230,6 +254,8 @@ class Task:
         if self.not_before is not None and self.not_after is not None and self.not_after <= self.not_before:
             raise ParameterError("the task's end must come after its start")
         check_shuffle_delta(self.shuffle_delta)
+        check_label(self.name, "name", MAX_NAME, one_line=True)
+        check_label(self.description, "description", MAX_DESCRIPTION, one_line=False)
 
     @property
     def start(self) -> int | None:
@@ -258,7 +284,7 @@ class Task:
         return t - t % self.window
 
     def to_dict(self) -> dict[str, Any]:
-        """The task's public description (never its token hash)."""
+        """The task's public description (never its token hash, name or description: :meth:`labels`)."""
         return {
             "task": self.task_id,
             "mechanism": self.spec.mechanism,
@@ -273,6 +299,10 @@ class Task:
             "created": self.created,
         }
 
+    def labels(self) -> dict[str, str]:
+        """``{"name", "description"}``: what people call the task (the dashboard, for a token holder)."""
+        return {"name": self.name, "description": self.description}
+
 
 def new_task(
     spec: str | Spec,
@@ -284,6 +314,8 @@ def new_task(
     not_after: int | None = None,
     cors_origins: tuple[str, ...] = (),
     shuffle_delta: float | None = None,
+    name: str = "",
+    description: str = "",
 ) -> tuple[Task, str]:
     """A new task with fresh CSPRNG id and collector token: ``(task, token)``.
 
@@ -292,11 +324,11 @@ def new_task(
     loaded = load_spec(spec)
     if isinstance(min_batch, bool) or not isinstance(min_batch, int) or not 1 <= min_batch <= MAX_MIN_BATCH:
         raise ParameterError(f"min_batch must be a positive integer of at most 2**62, got {min_batch!r}")
-    for name, value in (("not_before", not_before), ("not_after", not_after)):
+    for bound, value in (("not_before", not_before), ("not_after", not_after)):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or not -TIME_LIMIT < value < TIME_LIMIT
         ):
-            raise ParameterError(f"{name} must be a time in Unix seconds (|t| < 2**62), got {value!r}")
+            raise ParameterError(f"{bound} must be a time in Unix seconds (|t| < 2**62), got {value!r}")
     check_cors_origins(tuple(cors_origins))
     token = _base64url(secrets.token_bytes(32))
     task = Task(
@@ -311,5 +343,7 @@ def new_task(
         cors_origins=tuple(cors_origins),
         shuffle_delta=shuffle_delta,
         created=int(time.time()),
+        name=name.strip() if isinstance(name, str) else name,
+        description=description.strip() if isinstance(description, str) else description,
     )
     return task, token

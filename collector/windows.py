@@ -63,6 +63,11 @@ class Windows:
         self._replies: dict[tuple[str, int], tuple[float, dict[str, Any]]] = {}
         self._reply_rows = 0
 
+    def held(self) -> int:
+        """How many windows (of every task) are held in memory now (``ldp_windows_held``)."""
+        with self._lock:
+            return sum(len(windows) for windows in self._windows.values())
+
     def _new_window(self, task: Task) -> WindowCounts:
         dense = self._dense_bytes.get(task.task_id)
         if dense is None:
@@ -249,11 +254,17 @@ def estimate_reply(
 
 
 def task_summary(task: Task, confidence: float) -> dict[str, Any]:
-    """A task's public description with the dashboard's fields.
+    """A task's public description with the dashboard's fields (its ``name`` and ``description`` among them).
 
     ``memoized`` says the spec memoizes (RAPPOR, the longitudinal
     mechanisms): its clients report the same values round after round, and
     the dashboard names its windows rounds.
     """
     memoized = bool(getattr(task.spec, "memoized", False))
-    return {**task.to_dict(), "kind": _kind(task), "confidence": confidence, "memoized": memoized}
+    return {
+        **task.to_dict(),
+        **task.labels(),
+        "kind": _kind(task),
+        "confidence": confidence,
+        "memoized": memoized,
+    }

@@ -6,9 +6,11 @@ import base64
 import http.server
 import json
 import multiprocessing
+import shutil
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 from pathlib import Path
 from typing import ClassVar
@@ -469,3 +471,179 @@ def test_an_unreachable_collector_with_credentials_is_named_without_its_password
     with pytest.raises(UploadError) as error:
         Uploader(f"http://ldp:s3cret@127.0.0.1:{port}", "T", retries=1, sleep=lambda _: None).upload(lines)
     assert f"reach http://ldp:***@127.0.0.1:{port}:" in str(error.value) and "s3cret" not in str(error.value)
+
+
+# -- HTTPS with a private CA (ldp upload --cacert) ----------------------------------------------------
+
+
+def _private_ca(directory: Path) -> tuple[Path, Path, Path]:
+    """(CA certificate, server certificate, server key) PEM files: a private CA and a certificate it signed
+    for 127.0.0.1, made with the ``cryptography`` package when installed, else the ``openssl`` command."""
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        if shutil.which("openssl") is None:
+            pytest.skip("neither the cryptography package nor the openssl command to make a private CA")
+        return _private_ca_openssl(directory)
+    return _private_ca_cryptography(directory)
+
+
+def _private_ca_openssl(directory: Path) -> tuple[Path, Path, Path]:
+    paths = directory / "ca.pem", directory / "server.pem", directory / "server.key"
+    ca_key, csr, extensions = directory / "ca.key", directory / "server.csr", directory / "server.ext"
+    extensions.write_text(
+        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"
+        "authorityKeyIdentifier=keyid\nbasicConstraints=CA:FALSE\n"
+    )
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    ca_rules = [
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    ]
+    commands = [
+        [
+            "req",
+            "-x509",
+            *key,
+            "-keyout",
+            ca_key,
+            "-out",
+            paths[0],
+            "-days",
+            "1",
+            "-subj",
+            "/CN=ldp CA",
+            *ca_rules,
+        ],
+        ["req", "-new", *key, "-keyout", paths[2], "-out", csr, "-subj", "/CN=127.0.0.1"],
+        [
+            "x509",
+            "-req",
+            "-in",
+            csr,
+            "-CA",
+            paths[0],
+            "-CAkey",
+            ca_key,
+            "-set_serial",
+            "2",
+            "-days",
+            "1",
+            "-out",
+        ],
+    ]
+    commands[-1] += [paths[1], "-extfile", extensions]
+    for command in commands:
+        subprocess.run(["openssl", *map(str, command)], check=True, capture_output=True)
+    return paths
+
+
+def _private_ca_cryptography(directory: Path) -> tuple[Path, Path, Path]:
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, server_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ldp test CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    server = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+        .issuer_name(ca_name)
+        .public_key(server_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+        )
+        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    paths = directory / "ca.pem", directory / "server.pem", directory / "server.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(server.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(
+        server_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return paths
+
+
+@pytest.fixture
+def tls_collector(tmp_path):
+    """The collector app served over HTTPS on 127.0.0.1 (uvicorn in a thread) with a private CA's certificate."""
+    import socket
+
+    import uvicorn
+
+    from ldp.collector.app import CollectorSettings, create_app
+
+    ca, certificate, key = _private_ca(tmp_path)
+    store = store_path(tmp_path)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        create_app(CollectorSettings(store=store, rate_limit=0)),
+        host="127.0.0.1",
+        port=port,
+        ssl_certfile=str(certificate),
+        ssl_keyfile=str(key),
+        log_level="error",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    try:
+        yield f"https://127.0.0.1:{port}", store, ca
+    finally:
+        server.should_exit = True
+        thread.join(15)
+
+
+def test_upload_over_https_with_a_private_ca_given_by_cacert(tls_collector, tmp_path):
+    """Before: only an undocumented environment variable (SSL_CERT_FILE) made a private CA trusted."""
+    url, store, ca = tls_collector
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
+    reports = _grr_reports(tmp_path / "reports.jsonl", 30)
+    refused = _run("upload", "--to", url, "--task", task.task_id, reports)
+    assert refused.exit_code == 2 and "CERTIFICATE_VERIFY_FAILED" in refused.stderr, refused.output
+    done = _run("upload", "--to", url, "--task", task.task_id, "--cacert", ca, reports)
+    assert done.exit_code == 0, done.output
+    assert "30 accepted" in done.stderr
+    with open_store(store) as opened:
+        assert opened.report_counts()[task.task_id] == 30
+    missing = _run("upload", "--to", url, "--task", task.task_id, "--cacert", tmp_path / "nope.pem", reports)
+    assert missing.exit_code == 2 and missing.stderr.strip().splitlines()[-1].endswith("does not exist")
+    not_pem = _run("upload", "--to", url, "--task", task.task_id, "--cacert", reports, reports)
+    assert not_pem.exit_code == 2 and "is not a PEM file of CA certificates" in not_pem.stderr

@@ -164,6 +164,7 @@ def test_list_and_show(grr_task):
     listed = _ok("task", "list", "--store", store).stdout.splitlines()
     assert listed[0].split() == [
         "task",
+        "name",
         "mechanism",
         "window",
         "time",
@@ -172,13 +173,35 @@ def test_list_and_show(grr_task):
         "batch",
         "reports",
     ]
-    assert listed[1].split() == [task_id, "grr", "1d", "1h", "1,000", "3,000"]
+    assert listed[1].split() == [task_id, "-", "grr", "1d", "1h", "1,000", "3,000"]
     shown = _ok("task", "show", "--store", store, task_id).stdout
     assert task_id in shown and "grr" in shown and GRR.fingerprint in shown
     assert f"3,000 in {WINDOWS} window(s)" in shown
     for start, n in windows.items():
         day = pd.Timestamp(start, unit="s").strftime("%Y-%m-%d")
         assert any(line.startswith(day) and line.split()[4] == f"{n:,}" for line in shown.splitlines()), shown
+
+
+def test_a_task_name_and_description_are_shown_by_list_and_show(tmp_path):
+    """Issue 29: tasks were known only by their 43-character ids."""
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, GRR)
+    description = "Which checkout step users abandon.\nOwner: payments team."
+    task_id, _ = _create(store, spec_path, "--name", "checkout abandon", "--description", description)
+    listed = _ok("task", "list", "--store", store).stdout.splitlines()
+    assert listed[0].split()[:3] == ["task", "name", "mechanism"]
+    assert listed[1].startswith(f"{task_id}  checkout abandon  grr")
+    shown = _ok("task", "show", "--store", store, task_id).stdout.splitlines()
+    assert "name            checkout abandon" in shown
+    assert "description     Which checkout step users abandon." in shown
+    assert "                Owner: payments team." in shown
+    with open_store(str(store)) as opened:
+        assert opened.task(task_id).labels() == {"name": "checkout abandon", "description": description}
+    assert _error("task", "create", "--store", store, "--spec", spec_path, "--name", "two\nlines").endswith(
+        "the task name must be one line of printable text"
+    )
+    assert _error("task", "create", "--store", store, "--spec", spec_path, "--name", "x" * 101).endswith(
+        "the task name is at most 100 characters, got 101"
+    )
 
 
 def test_list_of_an_empty_store_and_the_default_store(tmp_path):

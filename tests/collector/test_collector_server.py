@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import secrets
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
 
@@ -520,26 +523,30 @@ def test_a_different_report_under_a_stored_id_is_rejected_as_id_conflict(collect
     assert _estimates(server, task, token).json()["n"] == 2
 
 
-def test_healthz_is_503_while_the_store_cannot_write(server):
-    """Issue 24: /healthz said ok while the reports table was locked."""
-    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+def test_readyz_is_503_while_the_store_cannot_write_and_healthz_stays_200(server):
+    """Issue 24: the health check said ok while the reports table was locked; issue 29: liveness is apart
+    from readiness (a locked store is no reason to restart the process)."""
+    assert httpx.get(f"{server.url}/readyz", timeout=10).json() == {"status": "ok"}
     if server.store.startswith("postgresql://"):
         import psycopg
 
         with psycopg.connect(server.store) as other:
             other.execute("LOCK TABLE reports IN ACCESS EXCLUSIVE MODE")
-            reply = httpx.get(f"{server.url}/healthz", timeout=30)
+            reply = httpx.get(f"{server.url}/readyz", timeout=30)
+            live = httpx.get(f"{server.url}/healthz", timeout=30)
             other.rollback()
     else:
         other = sqlite3.connect(server.store, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
-        reply = httpx.get(f"{server.url}/healthz", timeout=30)
+        reply = httpx.get(f"{server.url}/readyz", timeout=30)
+        live = httpx.get(f"{server.url}/healthz", timeout=30)
         other.execute("ROLLBACK")
         other.close()
+    assert live.json() == {"status": "ok"}
     assert reply.status_code == 503
     assert reply.headers["content-type"] == "application/problem+json"
     assert reply.json()["title"] == "Store unavailable" and "locked" in reply.json()["detail"]
-    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+    assert httpx.get(f"{server.url}/readyz", timeout=10).json() == {"status": "ok"}
 
 
 def test_a_failed_commit_is_answered_503_logged_in_one_line_and_counted(tmp_path, monkeypatch, caplog):
@@ -575,7 +582,7 @@ def test_a_failed_commit_is_answered_503_logged_in_one_line_and_counted(tmp_path
 
 @pytest.mark.slow
 def test_a_stopped_postgresql_is_answered_503_logged_counted_and_unhealthy(postgres_url):
-    """Issue 24 end to end: PostgreSQL refusing sessions; uploads 503 (logged, counted), /healthz 503, then recovery."""
+    """Issue 24 end to end: PostgreSQL refusing sessions; uploads 503 (logged, counted), /readyz 503, then recovery."""
     import psycopg
     from postgres_cluster import create_database, drop_database
 
@@ -595,12 +602,12 @@ def test_a_stopped_postgresql_is_answered_503_logged_counted_and_unhealthy(postg
                 for _ in range(2):
                     reply = upload(server, task, items[1:])
                     assert reply.status_code == 503 and reply.headers["retry-after"] == "1"
-                health = httpx.get(f"{server.url}/healthz", timeout=30)
+                health = httpx.get(f"{server.url}/readyz", timeout=30)
                 assert health.status_code == 503 and health.json()["title"] == "Store unavailable"
                 assert _metric(server, 'ldp_store_errors_total{error="StoreUnavailable"}') == 2
                 admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
             assert upload(server, task, items[1:]).json()["accepted"] == 1  # the client's retry succeeds
-            assert httpx.get(f"{server.url}/healthz", timeout=30).status_code == 200
+            assert httpx.get(f"{server.url}/readyz", timeout=30).status_code == 200
         finally:
             server.process.terminate()
             _, err = server.process.communicate(timeout=30)
@@ -735,12 +742,18 @@ def test_trickled_headers_and_bodies_get_408_within_the_read_timeout_and_garbage
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
             sock.sendall(b"\x16\x03\x01 not HTTP at all\r\n\r\n")
             garbage = sock.recv(4096)
+        # every 4xx by reason (issue 29): the headers' 408 and the garbage's 400 never reached the app
+        refused = [
+            _metric(server, f'ldp_http_errors_total{{reason="{reason}",status="{status}"}}')
+            for reason, status in (("read_timeout", 408), ("read_timeout", 499), ("unreadable_http", 400))
+        ]
     assert garbage.startswith(b"HTTP/1.1 400 ") and b"application/problem+json" in garbage, garbage
     for seconds, reply in ((header_time, header_reply), (body_time, body_reply)):
         assert 1.9 < seconds < 6, seconds
         assert reply.startswith(b"HTTP/1.1 408 "), reply[:200]
         assert b"application/problem+json" in reply
     assert cut == 1
+    assert refused == [1, 1, 1]
     assert "Traceback" not in server.log
 
 
@@ -839,3 +852,61 @@ def test_serve_never_prints_the_store_password_on_its_start_up_line_or_in_its_lo
     assert "ldp collector on http://127.0.0.1:" in server.log
     assert "postgres:***@127.0.0.1" in server.log
     assert secret not in server.log
+
+
+@pytest.mark.slow
+def test_a_password_free_url_with_pgpassfile_serves_and_no_password_shows_in_ps_or_logs(
+    postgres_url, tmp_path, monkeypatch
+):
+    """Issue 29: the PostgreSQL password through PGPASSFILE, with a password-free URL, documented and tested.
+
+    The throwaway cluster trusts every role; one line put first in its pg_hba.conf asks this test's role
+    for a SCRAM password over TCP, so the password really is needed (and removed again at the end).
+    """
+    import psycopg
+    from postgres_cluster import create_database, drop_database
+
+    name, role, password = f"pgpass_{uuid.uuid4().hex}", f"pw_{uuid.uuid4().hex[:12]}", secrets.token_hex(16)
+    url = create_database(postgres_url, name)
+    parts = urllib.parse.urlsplit(url)
+    served = f"postgresql://{role}@{parts.hostname}:{parts.port}/{name}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        hba = Path(admin.execute("SHOW hba_file").fetchone()[0])
+        original = hba.read_text()
+        hba.write_text(f"host {name} {role} 127.0.0.1/32 scram-sha-256\n" + original)
+        admin.execute("SELECT pg_reload_conf()")
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+    try:
+        task, _ = create_task(url, GRR, window="1h", time_precision="1m", min_batch=1)  # tables, as the owner
+        with psycopg.connect(url, autocommit=True) as owner:
+            owner.execute(f"GRANT SELECT, INSERT, DELETE ON tasks, reports TO {role}")
+            owner.execute(f"GRANT SELECT ON meta TO {role}")
+        without = subprocess.run(
+            [sys.executable, "-m", "ldp", "serve", "--store", served, "--port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={k: v for k, v in os.environ.items() if not k.startswith("PG")},
+        )
+        assert without.returncode == 2 and without.stderr.count("\n") == 1, without.stderr
+        assert "password" in without.stderr and "Traceback" not in without.stderr
+        passfile = tmp_path / "pgpass"
+        passfile.write_text(f"{parts.hostname}:{parts.port}:{name}:{role}:{password}\n")
+        passfile.chmod(0o600)
+        monkeypatch.setenv("PGPASSFILE", str(passfile))
+        server = Server(served)
+        try:
+            items = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
+            assert upload(server, task, items).json()["accepted"] == 2
+            command_line = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().decode()
+            assert password not in command_line
+        finally:
+            server.stop()
+        assert password not in server.log
+    finally:
+        hba.write_text(original)
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_reload_conf()")
+        drop_database(postgres_url, name)
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f"DROP ROLE IF EXISTS {role}")

@@ -577,6 +577,26 @@ def test_a_read_only_store_does_not_migrate_an_older_schema(store_url):
         assert store.tasks() == [dataclasses.replace(task, created=None)]
 
 
+def test_a_version_3_store_gains_task_names_when_a_writer_opens_it(store_url):
+    """Issue 29: schema 3 → 4 adds the tasks' name and description (NULL: none); read-only opens read them empty."""
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+    downgrade = (
+        "ALTER TABLE tasks DROP COLUMN name",
+        "ALTER TABLE tasks DROP COLUMN description",
+        "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
+    )
+    _run_sql(store_url, downgrade)
+    with open_store(store_url, read_only=True) as store:
+        assert store.tasks() == [task]
+    named = make_task(name="signup funnel", description="Where sign-ups stop.\nSince 2026.")
+    with open_store(store_url) as store:  # a writer migrates 3 -> 4
+        store.create_task(named)
+    with open_store(store_url, read_only=True) as store:
+        assert store.tasks() == [task, named] and store.task(named.task_id).name == "signup funnel"
+
+
 def test_a_missing_sqlite_store_is_not_created_read_only(tmp_path):
     with pytest.raises(ParameterError, match="no such file"):
         open_store(str(tmp_path / "absent.db"), read_only=True)
