@@ -490,4 +490,4 @@ def test_a_chains_first_report_of_a_key_costs_epsilon_one_and_the_file_keeps_it(
             s["epsilon_first"] = bad
         path.write_text(json.dumps(data))
         with pytest.raises(StateError, match="corrupt"):
-            PrivacyLedger.load_or_create(path).spent
+            _ = PrivacyLedger.load_or_create(path).spent
