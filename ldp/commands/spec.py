@@ -252,11 +252,18 @@ def _privacy_lines(spec) -> list[str]:
             f"{spec.epsilon_achieved:.17g})"
         )
         lines.append(f"epsilon_inf (any number of reports of one value): {spec.epsilon_inf:.6g}")
-        per_report = spec.memo_report_epsilon  # r reports of one memo key cost min(r·ε′, ε∞)
-        lines.append(
-            f"lifetime: at most min(reports x {per_report:.6g}, {spec.memo_domain_size} memo keys x "
-            f"{spec.epsilon_inf:.6g} = {spec.memo_domain_size * spec.epsilon_inf:.6g}) (docs/longitudinal/index.md)"
-        )
+        per_report = getattr(spec, "memo_report_epsilon", None)
+        if per_report is not None and spec.memo_linear:  # the chains, LOLOHA: r reports cost min(r·ε′, ε∞)
+            lines.append(
+                f"lifetime: at most min(reports x {per_report:.6g}, {spec.memo_domain_size} memo keys x "
+                f"{spec.epsilon_inf:.6g} = {spec.memo_domain_size * spec.epsilon_inf:.6g}) "
+                "(docs/longitudinal/index.md)"
+            )
+        else:  # one memo per key, each at most ε∞
+            lines.append(
+                f"lifetime: at most {spec.memo_domain_size} memo keys x {spec.epsilon_inf:.6g} = "
+                f"{spec.memo_domain_size * spec.epsilon_inf:.6g} (docs/longitudinal/index.md)"
+            )
         lines.append(f"Var* (n * variance at small frequency, one round): {spec.variance_star:.6g}")
     elif spec.memoized:  # a permanent response: ε of any number of reports, and of one
         inf = (
