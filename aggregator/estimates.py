@@ -153,6 +153,7 @@ def oracle_estimates(
     confidence: float = 0.95,
     consistency: str = "none",
     alpha: float = 0.05,
+    frequency=None,
 ) -> pd.DataFrame:
     """Unbiased frequency-oracle estimates with fixed-data standard errors (docs/mechanisms.md#variance).
 
@@ -180,6 +181,11 @@ def oracle_estimates(
         :func:`add_consistent_view`).
     alpha : float
         Level of the ``base-cut`` threshold.
+    frequency : array_like, optional
+        The unbiased f̂ when the oracle's estimator is not
+        (C_v/n − q*)/(p* − q*) (LOLOHA's, conditioned on its pool:
+        :meth:`ldp.specs.loloha.LOLOHA.unbiased_frequencies`); the standard
+        errors stay those of p* and q*.
 
     Returns
     -------
@@ -192,7 +198,9 @@ def oracle_estimates(
         raise EstimateError("cannot estimate from zero reports")
     if counts.shape != (len(values),):
         raise InputError(f"support_counts has shape {counts.shape}, expected ({len(values)},)")
-    f_hat = unbiased_frequency(counts, n, p_star, q_star)
+    f_hat = (
+        unbiased_frequency(counts, n, p_star, q_star) if frequency is None else np.asarray(frequency, float)
+    )
     variance = frequency_variance(np.clip(f_hat, 0.0, 1.0), n, p_star, q_star)
     table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
     if str(consistency).strip().lower() != "none":

@@ -15,9 +15,10 @@ its multiplier a_j, as :mod:`ldp.aggregator.olh` does per report. So
 decoding hashes every value once per occupied cell instead of once per
 report: at most OLH's work, and S·g/n of it when n ≫ S·g.
 
-The estimate is the pure frequency oracle's with p* = A and
-q* = c·A + (1 − c)·B (:class:`ldp.specs.loloha.LOLOHA`), with its
-standard errors and intervals.
+The estimate inverts the spec's own pool's collision fractions
+(:meth:`ldp.specs.loloha.LOLOHA.unbiased_frequencies`: unbiased for that
+pool, not only over the draw of a pool); its standard errors and intervals
+are the pure frequency oracle's with p* = A and q* = c·A + (1 − c)·B.
 
 References
 ----------
@@ -29,18 +30,22 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
 from ldp.aggregator.accumulators import FrequencyAccumulator, check_int_column, require_field
+from ldp.aggregator.estimates import oracle_estimates
 from ldp.aggregator.olh import DEFAULT_CHUNK, bucket_bounds
 from ldp.batch import ReportBatch
-from ldp.errors import InputError, ParameterError, ReportError
+from ldp.errors import EstimateError, InputError, ParameterError, ReportError
 from ldp.hashing import LH_PRIME
 from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.loloha import LOLOHA
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["LolohaAccumulator", "cell_support_counts", "pool_support_counts"]
 
@@ -342,6 +347,31 @@ class LolohaAccumulator(FrequencyAccumulator):
         self._cells.append((seeds, buckets))
         self._pending += buckets.size
         self._changed(int(buckets.shape[0]))
+
+    def estimate(
+        self, confidence: float = 0.95, *, consistency: str = "none", alpha: float = 0.05, **options: Any
+    ) -> pd.DataFrame:
+        """The estimate table of :meth:`FrequencyAccumulator.estimate`, f̂ conditioned on the spec's pool.
+
+        f̂ is :meth:`ldp.specs.loloha.LOLOHA.unbiased_frequencies` (unbiased for
+        the spec's own pool of hash functions); the standard errors are the
+        pure oracle's with p* = A and q* = c·A + (1 − c)·B
+        (docs/longitudinal/loloha.md#pool).
+        """
+        self._refuse_options(options)
+        if self.n <= 0:
+            raise EstimateError("cannot estimate from zero reports")
+        return oracle_estimates(
+            self.spec.domain,
+            self.support_counts,
+            self.n,
+            self.spec.p_star,
+            self.spec.q_star,
+            confidence=confidence,
+            consistency=consistency,
+            alpha=alpha,
+            frequency=self.spec.unbiased_frequencies(self.support_counts, self.n),
+        )
 
     def merge(self, other: Self) -> Self:
         """A new accumulator holding the reports of both: the tables added."""

@@ -92,11 +92,10 @@ def variance_table(n: int, domains: list[int], reps: int) -> None:
             for share in (0.25, 0.5, 0.75):
                 spec = LOLOHA(domain=range(d), epsilon=share * eps_inf, epsilon_inf=eps_inf)
                 rng = np.random.default_rng(d * 1000 + int(eps_inf * 100) + int(share * 10))  # insecure-ok
-                p, q = spec.p_star, spec.q_star
                 est = np.empty((reps, d))
                 for r in range(reps):
                     counts = loloha_support_counts(spec, truth, rng)
-                    est[r] = (counts / n - q) / (p - q)
+                    est[r] = spec.unbiased_frequencies(counts, n)  # the aggregator's, conditioned on the pool
                 exact = np.asarray(spec.variance(f, n), dtype=float)
                 ratio = float(np.mean(est.var(axis=0, ddof=1) / exact))
                 sd = np.sqrt(np.asarray(spec.variance(np.clip(est, 0, 1), n), dtype=float))

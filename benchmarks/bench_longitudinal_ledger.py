@@ -16,9 +16,10 @@ c + 1, k) and u + j ≤ τ. The script checks, exactly up to float rounding:
 
 The bounds here are computed independently of the ledger, by brute force
 over the spreads, from the per-key cost the ledger states
-(docs/accounting.md#memoized-streams): min(r·ε′, ε∞) for a spec that states
-``memo_linear`` (the chains do), otherwise ε′ for a key's first report and
-ε∞ from its second, ε′ being what the ledger charges per report
+(docs/accounting.md#memoized-streams): ε₁ for a key's first report (one
+report of the spec) and, from its second, min(r·ε′, ε∞) for a spec that
+states ``memo_linear`` (the chains do), otherwise ε∞, ε′ being what the
+ledger charges per report from a key's second
 (:func:`~ldp.privacy.spending.stream_parameters`: the spec's
 ``memo_report_epsilon``, which for L-GRR is above the stated ε₁ where r
 reports of one memo cost more than r·ε₁, docs/longitudinal/chains.md; the
@@ -51,20 +52,21 @@ SPECS = (
 )
 
 
-def key_cost(reports: int, eps1: float, eps_inf: float, linear: bool) -> float:
-    """What the ledger states r reports of one memo key cost."""
+def key_cost(reports: int, one: float, eps1: float, eps_inf: float, linear: bool) -> float:
+    """What the ledger states r reports of one memo key cost: ``one`` (ε₁) for one, then min(r·ε′, ε∞) or ε∞."""
     if reports == 0:
         return 0.0
-    if linear:
-        return min(reports * eps1, eps_inf)
-    return eps1 if reports == 1 else eps_inf
+    if reports == 1:
+        return one
+    return min(reports * eps1, eps_inf) if linear else eps_inf
 
 
-def worst_spread(tau: int, keys: int, eps1: float, eps_inf: float, linear: bool) -> list[int]:
+def worst_spread(tau: int, keys: int, one: float, eps1: float, eps_inf: float, linear: bool) -> list[int]:
     """Reports per memo key (at most ``keys`` keys, τ reports in all) with the largest total cost (brute force).
 
-    Linear: the even spread over each number of keys used (the cost is concave per key). Otherwise every
-    (used keys u, keys reported twice or more j) with u + j ≤ τ; the reports left over go to the first key.
+    Linear: the even spread over each number of keys used (for a fixed number of keys, each holding a report,
+    the cost is concave per key). Otherwise every (used keys u, keys reported twice or more j) with u + j ≤ τ;
+    the reports left over go to the first key.
     """
     best_cost, best = -1.0, [tau]
     for used in range(1, min(tau, keys) + 1):
@@ -80,7 +82,7 @@ def worst_spread(tau: int, keys: int, eps1: float, eps_inf: float, linear: bool)
             counts: dict[int, int] = {}
             for r in spread:
                 counts[r] = counts.get(r, 0) + 1
-            cost = sum(m * key_cost(r, eps1, eps_inf, linear) for r, m in counts.items())
+            cost = sum(m * key_cost(r, one, eps1, eps_inf, linear) for r, m in counts.items())
             if cost > best_cost + 1e-12:
                 best_cost, best = cost, spread
     return best
@@ -118,15 +120,20 @@ def measure(k: int, epsilon: float, epsilon_inf: float, tau: int, changes: int) 
     eps1, cap, _memoized, _keys = stream_parameters(spec)
     assert cap is not None
     linear = memo_is_linear(spec)
-    spread = worst_spread(tau, min(changes + 1, k), eps1, cap, linear)
+    one = spec.epsilon_one
+    spread = worst_spread(tau, min(changes + 1, k), one, eps1, cap, linear)
     ledger = PrivacyLedger.in_memory(Budget(1e9))
     for value, reports in enumerate(spread):  # u − 1 ≤ c changes
         for _ in range(reports):
             ledger.charge(spec, value, memo_key=spec.memo_key(value))
-    spent_bound = sum(key_cost(r, eps1, cap, linear) for r in spread)
-    committed_bound = sum(key_cost(r, eps1, cap, linear) for r in worst_spread(tau, k, eps1, cap, linear))
+    spent_bound = sum(key_cost(r, one, eps1, cap, linear) for r in spread)
+    committed_bound = sum(
+        key_cost(r, one, eps1, cap, linear) for r in worst_spread(tau, k, one, eps1, cap, linear)
+    )
     assert all(
-        math.isclose(memo_key_cost(r, eps1, cap, linear=linear), key_cost(r, eps1, cap, linear))
+        math.isclose(
+            memo_key_cost(r, eps1, cap, linear=linear, first=one), key_cost(r, one, eps1, cap, linear)
+        )
         for r in spread
     )
     return Row(

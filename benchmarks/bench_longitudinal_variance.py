@@ -18,12 +18,14 @@ simulator, looked up through the registry
 joint law; LOLOHA's users each drawing a function of the spec's public pool
 and the support counts decoded as its accumulator decodes them). The
 estimate and its SE are the accumulators' own functions
-(:func:`ldp.frequency_math.unbiased_frequency` and ``spec.variance``, which
-:func:`ldp.aggregator.estimates.oracle_estimates` applies), evaluated on all
-repetitions at once; the first repetition of every cell is checked to equal
-the accumulator's estimate table (``make_aggregator(spec)`` rebuilt from the
-counts; LOLOHA's accumulator cannot be rebuilt from support counts, so its
-``oracle_estimates``, which ``LolohaAccumulator.estimate`` returns for them).
+(:func:`ldp.frequency_math.unbiased_frequency`, or LOLOHA's
+``spec.unbiased_frequencies`` conditioned on its pool, and ``spec.variance``,
+which :func:`ldp.aggregator.estimates.oracle_estimates` applies), evaluated on
+all repetitions at once; the first repetition of every cell is checked to
+equal the accumulator's estimate table (``make_aggregator(spec)`` rebuilt from
+the counts; LOLOHA's accumulator cannot be rebuilt from support counts, so
+its ``oracle_estimates`` of its own f̂, which ``LolohaAccumulator.estimate``
+returns for them).
 
 Population: a fixed Zipf(1.1) histogram over the k values (``--population
 fixed``, the package's fixed-data variance); ``--population iid`` draws each
@@ -121,8 +123,9 @@ def check_against_accumulator(
     """The vectorized estimate and SE of one repetition equal the accumulator's estimate table."""
     try:
         table = type(make_aggregator(spec)).from_counts(spec, support, n).estimate()
-    except LDPError:  # LOLOHA: rebuilt from its table only; its estimate is oracle_estimates of the counts
-        table = oracle_estimates(spec.domain, support, n, spec.p_star, spec.q_star)
+    except LDPError:  # LOLOHA: rebuilt from its table only; its table is oracle_estimates of its own f̂
+        frequency = spec.unbiased_frequencies(support, n)
+        table = oracle_estimates(spec.domain, support, n, spec.p_star, spec.q_star, frequency=frequency)
     if not (
         np.allclose(table["proportion"].to_numpy(), estimate, rtol=1e-12, atol=1e-15)
         and np.allclose(table["std_error"].to_numpy(), n * se, rtol=1e-12, atol=1e-12)
@@ -130,6 +133,15 @@ def check_against_accumulator(
         raise AssertionError(
             f"{spec.mechanism}: the vectorized estimate differs from the accumulator's table"
         )
+
+
+def estimate_frequencies(spec, support: np.ndarray, n: int) -> np.ndarray:
+    """f̂ of every repetition: the spec's own estimator when it states one (LOLOHA's, conditioned on its
+    pool), else the pure oracle's (C/n − q*)/(p* − q*)."""
+    own = getattr(spec, "unbiased_frequencies", None)
+    if own is not None:
+        return own(support, n)
+    return unbiased_frequency(support, n, spec.p_star, spec.q_star)
 
 
 def run_cell(
@@ -145,7 +157,7 @@ def run_cell(
         counts = base if population == "fixed" else rng.multinomial(n, f)
         support[r] = frequency_support_counts(spec, counts, rng)
         truth[r] = counts / n
-    estimate = unbiased_frequency(support, n, spec.p_star, spec.q_star)
+    estimate = estimate_frequencies(spec, support, n)
     se = np.sqrt(spec.variance(np.clip(estimate, 0.0, 1.0), n))
     check_against_accumulator(spec, support[0], n, estimate[0], se[0])
     exact = spec.variance(f, n)

@@ -51,8 +51,11 @@ __all__ = [
     "chain_variance",
     "chain_variance_iid",
     "grid_probability",
+    "memo_epsilon_bound",
     "rr_chain_ratio",
+    "rr_memo_log_ratio",
     "rr_ratio",
+    "smallest_linear_epsilon",
     "ue_chain_ratio",
     "ue_ratio",
 ]
@@ -135,6 +138,64 @@ def ue_ratio(one: Fraction, zero: Fraction) -> Fraction:
 def rr_chain_ratio(p1: Fraction, q1: Fraction, p2: Fraction, q2: Fraction) -> Fraction:
     """A/B: one report of a chain of two randomized responses is randomized response with (A, B)."""
     return rr_ratio(*chain_support(p1, q1, p2, q2))
+
+
+def rr_memo_log_ratio(p1: Fraction, q1: Fraction, p2: Fraction, q2: Fraction, k: int, reports: int) -> float:
+    """max over outputs of ln P[y | x]/P[y | x′] for r reports of a GRR chain over k outputs sharing one memo.
+
+    Round 1 keeps x w.p. p₁ (each other output q₁), round 2 keeps the memo
+    w.p. p₂ (each other q₂). With ρ = p₂/q₂ and n_u the reports naming u,
+    P[y | x] ∝ p₁ρ^{n_x} + q₁ρ^{n_x′} + q₁S with S = Σ_{u ≠ x, x′} ρ^{n_u}; the
+    ratio falls as S grows, and for m reports on the k − 2 others S is least
+    when they are spread evenly (ρ^n is convex), so the maximum is over
+    (n_x, n_x′) only. Floating point (the caller rounds up:
+    :func:`memo_epsilon_bound`).
+    """
+    r = int(reports)
+    lp1, lq1 = math.log(p1), math.log(q1)
+    log_rho = math.log(p2) - math.log(q2)
+    j, l_ = np.meshgrid(np.arange(r + 1), np.arange(r + 1), indexing="ij")
+    m = r - j - l_
+    ok = m >= 0 if k > 2 else m == 0
+    j, l_, m = j[ok], l_[ok], m[ok]
+    if k > 2:  # m reports spread evenly: extra values hold base + 1, the other k − 2 − extra hold base
+        base, extra = np.divmod(m, k - 2)
+        with np.errstate(divide="ignore"):  # log 0 = -inf: no value holds base + 1
+            log_s = np.logaddexp(np.log(extra) + (base + 1) * log_rho, np.log(k - 2 - extra) + base * log_rho)
+    else:
+        log_s = np.full(j.shape, -np.inf)
+    top = np.logaddexp.reduce([lp1 + j * log_rho, lq1 + l_ * log_rho, lq1 + log_s])
+    bottom = np.logaddexp.reduce([lq1 + j * log_rho, lp1 + l_ * log_rho, lq1 + log_s])
+    return float(np.max(top - bottom))
+
+
+def memo_epsilon_bound(log_ratio: float, epsilon_inf: float) -> float:
+    """A floating-point worst log ratio of r ≥ 2 memoized reports raised by a relative 1e-9 and by 1e-12 (so
+    rounding never makes it smaller than the true value), and never above ε∞ (the memo's own bound)."""
+    return min(epsilon_inf, log_ratio * (1 + 1e-9) + 1e-12)
+
+
+def smallest_linear_epsilon(
+    memo_epsilon: Callable[[int], float],
+    epsilon_one: float,
+    epsilon_inf: float,
+    fresh: Callable[[], float],
+    limit: int,
+) -> float:
+    """The smallest ε′ ≥ ε₁ with ε(r reports of one memo) ≤ min(r·ε′, ε∞) for every r ≥ 1.
+
+    ``memo_epsilon(r)`` is checked for every 2 ≤ r ≤ ⌈ε∞/ε₁⌉ (from there on
+    r·ε₁ ≥ ε∞ caps the charge) when that is at most ``limit``; above it,
+    ``fresh()`` (a bound every report satisfies whatever the memo) when
+    larger than ε₁.
+    """
+    top = math.ceil(epsilon_inf / epsilon_one)
+    if top > limit:
+        return max(epsilon_one, fresh())
+    worst = epsilon_one
+    for r in range(2, top + 1):
+        worst = max(worst, memo_epsilon(r) / r)
+    return worst
 
 
 def ue_chain_ratio(p1: Fraction, q1: Fraction, p2: Fraction, q2: Fraction) -> Fraction:

@@ -34,12 +34,18 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
+import numpy as np
+
+from ldp.hashing import LH_PRIME
+
 __all__ = [
     "chain_supports",
     "paper_optimal_g",
     "paper_round_two_keep",
     "permanent_ratio",
+    "pool_collision_counts",
     "pool_error_sd",
+    "pool_frequencies",
     "round_two_keep",
     "single_report_ratio",
     "support_probabilities",
@@ -149,3 +155,83 @@ def pool_error_sd(frequencies: Sequence[float], g: int, pool_size: int, value: i
     c = 1.0 / g
     rest = sum(f * f for i, f in enumerate(frequencies) if i != value)
     return math.sqrt(rest * c / ((1 - c) * pool_size))
+
+
+#: Values hashed per block when counting the pool's collisions (a block is block × S residues of 8 bytes).
+_BLOCK_RESIDUES = 1 << 22
+
+
+def pool_collision_counts(seeds: np.ndarray, g: int, d: int) -> np.ndarray:
+    """N_S(v, x) = #{j : H_j(v) = H_j(x)} over the pool's S functions, for v, x in [0, d) (N_S(v, v) = S).
+
+    H_j(x) = ⌊((a_j·x + b_j) mod P)·g/P⌋ with a_j = σ_j div P + 1, b_j = σ_j mod P
+    (:func:`ldp.hashing.lh_bucket`), computed exactly in uint64. Each value's
+    buckets are stored as bit planes (bit k of H_j(v) for every j, packed 64
+    functions a word), so a pair's count is S minus the popcount of the OR
+    over planes of the XORed words: O(S·d·⌈log₂ g⌉/64) word operations per
+    value, O(S·d²·⌈log₂ g⌉/128) in all (the matrix is symmetric).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (d, d)
+    """
+    prime = np.uint64(LH_PRIME)
+    pool = np.asarray(seeds, dtype=np.uint64)
+    size = pool.size
+    a = pool // prime + np.uint64(1)
+    b = pool % prime
+    planes = max(1, (g - 1).bit_length())
+    words = (size + 63) // 64
+    bits = np.zeros((planes, d, words * 8), dtype=np.uint8)
+    block = max(1, _BLOCK_RESIDUES // max(size, 1))
+    for start in range(0, d, block):
+        values = np.arange(start, min(start + block, d), dtype=np.uint64)
+        buckets = (a[None, :] * values[:, None] + b[None, :]) % prime * np.uint64(g) // prime  # (block, S)
+        for k in range(planes):
+            plane = ((buckets >> np.uint64(k)) & np.uint64(1)).astype(np.uint8)
+            bits[k, start : start + values.size, : (size + 7) // 8] = np.packbits(plane, axis=1)
+    packed = bits.view(np.uint64)  # (planes, d, words); padding bits are 0 for every value, so they agree
+    out = np.empty((d, d), dtype=np.int64)
+    for v in range(d):
+        differ = packed[0, v:] ^ packed[0, v]
+        for k in range(1, planes):
+            differ |= packed[k, v:] ^ packed[k, v]
+        row = size - np.bitwise_count(differ).sum(axis=1, dtype=np.int64)
+        out[v, v:] = row
+        out[v:, v] = row
+    return out
+
+
+def pool_frequencies(
+    support_counts, n, a: float, b: float, collision: float, inverse: np.ndarray
+) -> np.ndarray:
+    """f̂ = M⁻¹((C/n − B)/(A − B) − c), M = K_S − c·J: the estimate unbiased for the spec's own pool.
+
+    A user holding x supports v with probability B + (A − B)·K_S[v, x],
+    K_S[v, x] = N_S(v, x)/S the fraction of the pool's functions colliding v
+    and x (K_S[v, v] = 1); users draw their function uniformly from the pool.
+    As the frequencies sum to 1, E[C_v]/n = B + (A − B)(c + (M f)_v) with
+    M = K_S − c·J = (1 − c)·I + Δ, Δ the pool's deviations from the family's
+    collision probability c off the diagonal. The estimate inverts that
+    exactly; with Δ = 0 it is the family's (C_v/n − q*)/(p* − q*)
+    (docs/longitudinal/loloha.md#pool).
+
+    Parameters
+    ----------
+    support_counts : array_like, shape (..., d)
+        C_v (leading axes: independent aggregates).
+    n : int or array_like
+        Reports (broadcast against the leading axes).
+    a, b : float
+        A and B of :func:`chain_supports`.
+    collision : float
+        c, the family's collision probability.
+    inverse : numpy.ndarray, shape (d, d)
+        M⁻¹ (symmetric).
+    """
+    counts = np.asarray(support_counts, dtype=float)
+    reports = np.asarray(n, dtype=float)
+    if reports.ndim:
+        reports = reports[..., None]
+    u = (counts / reports - b) / (a - b) - collision
+    return u @ inverse

@@ -99,14 +99,18 @@ def frequency_support_counts(spec: FrequencySpec, true_counts: Any, rng: np.rand
 def frequency_fast_estimate(spec: FrequencySpec, true_counts: Any, rng: np.random.Generator) -> np.ndarray:
     """Estimated frequencies (``spec.domain`` order) from the mechanism's fast-simulated aggregate.
 
-    A fast simulator gives support counts C_v, estimated by the pure oracle's
-    f̂_v = (C_v/n − q*)/(p* − q*); or, for an oracle whose estimator is not
+    A fast simulator gives support counts C_v, estimated by the spec's own
+    ``unbiased_frequencies`` when it states one (LOLOHA's, conditioned on its
+    pool), else the pure oracle's f̂_v = (C_v/n − q*)/(p* − q*); or, for an oracle whose estimator is not
     that one (dBitFlip's), the accumulator holding the simulated counts,
     whose own estimate is returned.
     """
     counts = _check_counts(true_counts, spec.domain_size)
     drawn = implementation(spec, "fast_simulator")(spec, counts, rng)
     if isinstance(drawn, np.ndarray):
+        own = getattr(spec, "unbiased_frequencies", None)  # an oracle with its own estimator of C (LOLOHA's)
+        if own is not None:
+            return own(drawn, int(counts.sum()))
         return unbiased_frequency(drawn, int(counts.sum()), spec.p_star, spec.q_star)
     from ldp.simulations.faithful import frequency_estimates
 

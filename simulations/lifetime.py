@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ldp.privacy.spending import memo_is_linear, stream_parameters
+from ldp.privacy.spending import first_report_epsilon, memo_is_linear, stream_parameters
 
 __all__ = [
     "EXACT",
@@ -70,9 +70,14 @@ class Accounting:
         :data:`FRESH`, :data:`EXACT` (keys from ``spec.memo_key``) or
         :data:`UPPER_BOUND` (client-dependent keys: one per value, capped).
     linear : bool
-        r reports of one memo key cost min(r·ε₁, ε∞) (the spec's
-        ``memo_linear``); False: ε₁ for one report, ε∞ from the second, as
-        the ledger charges (:func:`~ldp.privacy.spending.memo_key_cost`).
+        r reports of one memo key cost min(r·ε′, ε∞) (the spec's
+        ``memo_linear``, ε′ = ``epsilon``); False: ε₁ for one report, ε∞
+        from the second, as the ledger charges
+        (:func:`~ldp.privacy.spending.memo_key_cost`).
+    first : float or None
+        ε₁ of a key's first report when below ``epsilon`` (a chain whose
+        per-report charge ε′ exceeds ε₁:
+        :func:`~ldp.privacy.spending.first_report_epsilon`); None: ``epsilon``.
     """
 
     epsilon: float
@@ -81,6 +86,7 @@ class Accounting:
     memo_domain_size: int | None
     rule: str
     linear: bool = True
+    first: float | None = None
 
 
 def accounting_of(spec: Any) -> Accounting:
@@ -89,7 +95,7 @@ def accounting_of(spec: Any) -> Accounting:
     if not memoized:
         return Accounting(epsilon, None, False, None, FRESH)
     rule = EXACT if callable(getattr(spec, "memo_key", None)) else UPPER_BOUND
-    return Accounting(epsilon, cap, True, values, rule, memo_is_linear(spec))
+    return Accounting(epsilon, cap, True, values, rule, memo_is_linear(spec), first_report_epsilon(spec))
 
 
 def memo_key_of_value(spec: Any, domain: tuple) -> np.ndarray:
@@ -178,6 +184,11 @@ def lifetime_epsilon(
         increment = np.where(r == 1, eps, np.where(r == 2, cap - eps, 0.0))
         return np.cumsum(increment, axis=0)
     increment = np.where(r > 0, np.minimum(r * eps, cap) - np.minimum((r - 1) * eps, cap), 0.0)
+    if accounting.first is not None and accounting.rule == EXACT:
+        # the ledger's c(1) = ε₁ < ε′, c(r) = min(r·ε′, ε∞) from r = 2 (under the upper-bound rule the
+        # per-value sum keeps ε′ for first reports: with c(1) = ε₁ merging two values could raise it)
+        first = min(accounting.first, cap)
+        increment = np.where(r == 1, first, np.where(r == 2, np.minimum(2 * eps, cap) - first, increment))
     spent = np.cumsum(increment, axis=0)
     if accounting.rule == UPPER_BOUND and accounting.memo_domain_size is not None and math.isfinite(cap):
         spent = np.minimum(spent, accounting.memo_domain_size * cap)

@@ -54,6 +54,7 @@ import pandas as pd
 
 from ldp.errors import ParameterError, SpecError
 from ldp.simulations.lifetime import (
+    EXACT,
     UPPER_BOUND,
     Accounting,
     accounting_of,
@@ -201,7 +202,10 @@ class _Ledger:
                 return float(grouped.max())
             costs = np.where(totals >= 2, cap, accounting.epsilon)
             return float(np.bincount(users, weights=costs).max())
-        per_user = np.bincount(users, weights=np.minimum(totals * accounting.epsilon, cap))
+        costs = np.minimum(totals * accounting.epsilon, cap)
+        if accounting.first is not None and accounting.rule == EXACT:  # a key reported once: ε₁
+            costs = np.where(totals == 1, min(accounting.first, cap), costs)
+        per_user = np.bincount(users, weights=costs)
         worst = float(per_user.max())
         if accounting.rule == UPPER_BOUND and accounting.memo_domain_size is not None and math.isfinite(cap):
             worst = min(worst, accounting.memo_domain_size * cap)
@@ -572,6 +576,7 @@ def _committed(accounting: Any, most_reports: np.ndarray) -> list[float]:
             accounting.epsilon_inf,
             accounting.memo_domain_size,
             linear=accounting.linear,
+            first=accounting.first,
         )
         for r in most_reports
     ]

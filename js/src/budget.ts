@@ -75,6 +75,11 @@ export interface Stream {
   values: number | null;
   /** Memoized: r reports of one key cost min(r·ε₁, ε∞) (true) or ε₁ then ε∞ (false); in version-2 files only. */
   linear?: boolean;
+  /**
+   * Memoized: ε₁, what a key's first report costs, when below the per-report charge `epsilon` (a chain
+   * whose ε′ = `memoReportEpsilon` exceeds ε₁); absent: `epsilon`. Python's `epsilon_first`.
+   */
+  epsilon_first?: number;
 }
 
 /** The ledger document, as stored (the Python ledger's JSON layout). */
@@ -158,7 +163,10 @@ export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
     const values = facts.memoValues === undefined || facts.memoValues === null ? null : Number(facts.memoValues);
     // a chain whose r reports of one memo may cost more than r·ε₁ states the per-report charge that is sound
     const epsilon = facts.memoReportEpsilon ?? one;
-    return { epsilon, epsilon_cap: inf, memoized: true, values, linear: facts.memoLinear === true };
+    const linear = facts.memoLinear === true;
+    // a key's first report is one report of the spec: ε₁, below the charge ε′ of r ≥ 2 (Python's first_report_epsilon)
+    if (one < epsilon) return { epsilon, epsilon_cap: inf, memoized: true, values, linear, epsilon_first: one };
+    return { epsilon, epsilon_cap: inf, memoized: true, values, linear };
   }
   if (spec.fields.delta !== undefined && spec.fields.delta !== null) {
     throw new RangeError(`cannot account for ${spec.mechanism}: the ledger composes pure epsilon-DP reports`);
@@ -168,10 +176,13 @@ export function streamParameters(spec: Spec): Omit<Stream, "spec" | "reports"> {
   return { epsilon, epsilon_cap: null, memoized: false, values: null };
 }
 
-/** Pure ε of `reports` reports of one memo key (Python's `memo_key_cost`): min(r·ε₁, ε∞) when linear, else ε₁ then ε∞. */
-export function memoKeyCost(reports: number, epsilon: number, cap: number | null, linear = true): number {
+/**
+ * Pure ε of `reports` reports of one memo key (Python's `memo_key_cost`): ε₁ = `first` (default `epsilon`)
+ * for one report; from the second, min(r·ε′, ε∞) when linear (ε′ = `epsilon`), else ε∞.
+ */
+export function memoKeyCost(reports: number, epsilon: number, cap: number | null, linear = true, first: number | null = null): number {
   if (reports <= 0) return 0;
-  if (reports === 1) return epsilon;
+  if (reports === 1) return first === null ? epsilon : Math.min(first, epsilon);
   const capped = cap === null ? Infinity : cap;
   return linear ? Math.min(reports * epsilon, capped) : capped;
 }
@@ -180,29 +191,37 @@ export function memoKeyCost(reports: number, epsilon: number, cap: number | null
 export function streamCharges(s: Stream): number[] {
   if (!s.memoized) return new Array<number>(s.reports).fill(s.epsilon);
   if (s.reports === 0) return [];
-  return [memoKeyCost(s.reports, s.epsilon, s.epsilon_cap, s.linear !== false)];
+  return [memoKeyCost(s.reports, s.epsilon, s.epsilon_cap, s.linear !== false, s.epsilon_first ?? null)];
 }
 
 /**
  * Largest Σ_v memoKeyCost(r_v) over spreads of `reports` over at most `values` memo keys (Python's
- * `worst_case_memoized_cost`): linear, the even spread; otherwise n₁ keys once and n₂ twice, largest at
- * n₂ = 0, at the kink n₂ = reports − keys, or at n₂ = min(keys, ⌊reports/2⌋).
+ * `worst_case_memoized_cost`, docs/accounting.md#lifetime): the cost is concave on r ≥ 1, so for m keys
+ * each holding a report the even spread is the largest, and the largest over m is at m = min(d, R),
+ * min(d, ⌊R/2⌋) or min(d, ⌊R/2⌋ + 1).
  */
-export function worstCaseMemoizedCost(reports: number, epsilon: number, cap: number | null, values: number | null, linear = true): number {
+export function worstCaseMemoizedCost(
+  reports: number,
+  epsilon: number,
+  cap: number | null,
+  values: number | null,
+  linear = true,
+  first: number | null = null,
+): number {
   if (reports <= 0) return 0;
-  if (linear) {
-    if (cap === null || values === null || reports <= values) return reports * epsilon;
-    const per = Math.floor(reports / values);
-    const extra = reports % values;
-    return extra * Math.min((per + 1) * epsilon, cap) + (values - extra) * Math.min(per * epsilon, cap);
-  }
-  const capped = cap === null ? Infinity : cap;
-  const keys = values === null ? reports : values;
-  const top = Math.min(keys, Math.floor(reports / 2));
-  let best = 0;
-  for (const twice of new Set([0, top, Math.min(Math.max(reports - keys, 0), top)])) {
-    const once = Math.min(reports - 2 * twice, keys - twice);
-    best = Math.max(best, once * epsilon + (twice ? twice * capped : 0));
+  const keys = values === null ? reports : Math.min(values, reports);
+  const one = first === null ? epsilon : Math.min(first, epsilon);
+  const cost = (r: number): number => memoKeyCost(r, epsilon, cap, linear, first);
+  const even = (m: number): number => {
+    const base = Math.floor(reports / m);
+    const extra = reports - base * m;
+    return (extra ? extra * cost(base + 1) : 0) + (m - extra) * cost(base);
+  };
+  if (linear && one === epsilon && (cap === null || values === null)) return reports * epsilon;
+  const half = Math.floor(reports / 2);
+  let best = -Infinity;
+  for (const m of new Set([keys, Math.min(keys, half), Math.min(keys, half + 1)])) {
+    if (m >= 1) best = Math.max(best, even(m));
   }
   return best;
 }
@@ -230,7 +249,8 @@ export function committedEpsilon(streams: Record<string, Stream>, budget: Budget
   for (const group of memo.values()) {
     const reports = group.reduce((n, s) => n + s.reports, 0);
     const linear = group.every((s) => s.linear !== false);
-    pieces.push(worstCaseMemoizedCost(reports, group[0].epsilon, group[0].epsilon_cap, group[0].values, linear));
+    const first = group[0].epsilon_first ?? null;
+    pieces.push(worstCaseMemoizedCost(reports, group[0].epsilon, group[0].epsilon_cap, group[0].values, linear, first));
   }
   return composeEpsilons(pieces, budget);
 }
@@ -373,6 +393,10 @@ function checkedLedger(data: LedgerData, label: string): LedgerData {
   }
   for (const s of Object.values(data.streams)) {
     if (version2 ? typeof s?.linear !== "boolean" : s !== null && typeof s === "object" && "linear" in s) {
+      throw new Error(`${label} is corrupt`);
+    }
+    const first = s?.epsilon_first;
+    if (first !== undefined && first !== null && !(typeof first === "number" && first >= 0 && first <= s.epsilon)) {
       throw new Error(`${label} is corrupt`);
     }
   }

@@ -93,9 +93,10 @@ describe("budget rules", () => {
 
 describe("budget: memoized costs (Python's memo_key_cost, worst_case_memoized_cost)", () => {
   for (const c of V.budget.memo_costs) {
-    it(`${c.reports} reports, eps1 ${c.epsilon_one}, eps_inf ${c.epsilon_inf}, ${c.values} keys, linear ${c.linear}`, () => {
-      const cost = memoKeyCost(c.reports, c.epsilon_one, c.epsilon_inf, c.linear);
-      const worst = worstCaseMemoizedCost(c.reports, c.epsilon_one, c.epsilon_inf, c.values, c.linear);
+    it(`${c.reports} reports, eps ${c.epsilon_one} (first ${c.epsilon_first}), eps_inf ${c.epsilon_inf}, ${c.values} keys, linear ${c.linear}`, () => {
+      const first = c.epsilon_first ?? null; // ε₁ of a key's first report, below the per-report ε (a chain's ε′)
+      const cost = memoKeyCost(c.reports, c.epsilon_one, c.epsilon_inf, c.linear, first);
+      const worst = worstCaseMemoizedCost(c.reports, c.epsilon_one, c.epsilon_inf, c.values, c.linear, first);
       if (c.key_cost === null) assert.equal(cost, Infinity);
       else close(cost, c.key_cost, "key cost");
       if (c.worst_case === null) assert.equal(worst, Infinity);

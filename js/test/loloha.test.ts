@@ -22,6 +22,7 @@ import {
   parseFraction,
   privacyFacts,
   sub,
+  streamParameters,
 } from "../src/index.js";
 import { openClientEncoder } from "../src/node.js";
 
@@ -77,6 +78,23 @@ describe("loloha", () => {
     const f = spec.fields as JsonObject;
     const inf = f.epsilon_inf as number;
     assert.ok(10 * (f.epsilon as number) > inf && epsilonBoundOfRatio(privacyFacts(f).permanentRatio!) <= inf);
+  });
+
+  it("r reports of one bucket are L-GRR's over g: the ledger charges Python's memo_report_epsilon from a bucket's second report", async () => {
+    // Python: LOLOHA(domain=list("abcdef"), epsilon=0.2, epsilon_inf=3.0, g=5, pool_size=64).memo_report_epsilon
+    const spec = loadSpec(
+      '{"domain":["a","b","c","d","e","f"],"epsilon":0.2,"epsilon_inf":3.0,"format":1,"g":5,"mechanism":"loloha","p1":"15383205298130006975/18446744073709551616","p2":"4479040366852076251/18446744073709551616","pool_size":64}',
+    );
+    const params = streamParameters(spec);
+    assert.ok(Math.abs(params.epsilon - 0.20424570878003262) <= 1e-9 * 0.2043, `${params.epsilon}`);
+    assert.equal(params.linear, true);
+    assert.equal(params.epsilon_first, 0.2); // one report: ε₁
+    for (const c of CASES) assert.equal(streamParameters(loadSpec(c.canonical_json)).epsilon, (loadSpec(c.canonical_json).fields as JsonObject).epsilon); // ε′ = ε₁
+    const ledger = new PrivacyLedger(new MemoryLedgerStorage(), makeBudget(100));
+    const encoder = makeEncoder(spec, { client: CLIENT }) as LolohaEncoder;
+    assert.equal(await ledger.charge(spec, encoder.memoKey("a")), 0.2);
+    const two = await ledger.charge(spec, encoder.memoKey("a"));
+    assert.ok(Math.abs(two - 2 * params.epsilon) <= 1e-12, `${two}`); // 2ε′ = 0.4085, not ε∞ = 3
   });
 
   it("a persistent client (node): its state file is made once, with no cohort, and keeps its function and memos", async () => {

@@ -48,6 +48,16 @@ describe("longitudinal chains", () => {
     await ledger.charge(spec, encoder.memoKey("a"));
     await ledger.charge(spec, encoder.memoKey("a"));
   });
+  it("a value's first report of L-GRR costs ε₁ = 0.2, its second brings it to 2ε′ (Python's epsilon_first)", async () => {
+    const spec = loadSpec(L_GRR);
+    assert.equal(streamParameters(spec).epsilon_first, 0.2);
+    const encoder = makeEncoder(spec) as LongitudinalEncoder;
+    const ledger = new PrivacyLedger(new MemoryLedgerStorage(), makeBudget(1));
+    assert.equal(await ledger.charge(spec, encoder.memoKey("a")), 0.2);
+    assert.equal(await ledger.committed(), 0.2);
+    const two = await ledger.charge(spec, encoder.memoKey("a"));
+    assert.ok(Math.abs(two - 2 * 0.20424570878003262) <= 1e-9, `${two}`);
+  });
   it("a budget of 2 over one value of L-OUE (ε₁ = 1, ε∞ = 4) refuses the second report (2 × 1.054 > 2)", async () => {
     const spec = loadSpec(L_OUE);
     const encoder = makeEncoder(spec) as LongitudinalEncoder;

@@ -21,6 +21,7 @@ from ldp.errors import SpecError
 from ldp.report_check import CheckedReport
 
 __all__ = [
+    "MIN_MEMO_REPORTS",
     "NUMERIC_THRESHOLDS",
     "AuditFamily",
     "Claim",
@@ -37,6 +38,9 @@ __all__ = [
 
 #: Score-based events: at most this many thresholds are tried on the selection half.
 NUMERIC_THRESHOLDS = 64
+#: The longitudinal mechanisms' memoized claim is audited over at least this many reports of one client
+#: (``ldp audit --memo-reports`` may ask for more; docs/audit.md#events).
+MIN_MEMO_REPORTS = 50
 
 Features = Mapping[str, np.ndarray]
 

@@ -23,14 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from ldp.audit_events.base import AuditFamily, Claim, Event, Features, above, thresholds
+from ldp.audit_events.base import MIN_MEMO_REPORTS, AuditFamily, Claim, Event, Features, above, thresholds
 from ldp.audit_memo import MemoModel
 from ldp.report_check import CheckedReport
 
-__all__ = ["MIN_MEMO_REPORTS", "DBitFlipEvents"]
-
-#: The memoized claim is audited over at least this many reports of one client.
-MIN_MEMO_REPORTS = 50
+__all__ = ["DBitFlipEvents"]
 
 
 def _unpack(data: bytes, width: int) -> np.ndarray:

@@ -20,15 +20,22 @@ from typing import Any
 
 import numpy as np
 
-from ldp.audit_events.base import AuditFamily, Claim, Event, Features, above, first_reports, thresholds
+from ldp.audit_events.base import (
+    MIN_MEMO_REPORTS,
+    AuditFamily,
+    Claim,
+    Event,
+    Features,
+    above,
+    first_reports,
+    thresholds,
+)
 from ldp.audit_memo import MemoModel
 from ldp.hashing import lh_bucket
 from ldp.report_check import CheckedReport
 
-__all__ = ["LIFETIME_VALUES", "MIN_MEMO_REPORTS", "LolohaEvents"]
+__all__ = ["LIFETIME_VALUES", "LolohaEvents"]
 
-#: Reports of one value per client in the ε∞ audit (at least; ``ldp audit --memo-reports`` may ask for more).
-MIN_MEMO_REPORTS = 50
 #: Values a client reports after the sample's value in the lifetime (g·ε∞) audit: this many, or 4g, at most the domain.
 LIFETIME_VALUES = 16
 
@@ -55,9 +62,9 @@ class LolohaEvents(AuditFamily):
     def claims(self, spec: Any, memo_reports: int, memoized: bool) -> list[Claim]:
         claims = super().claims(spec, memo_reports, memoized)
         if memoized and memo_reports > 1:
-            # ε∞, not min(ε∞, r·ε₁): r reports of one memo are not proven (r·ε₁)-DP (``memo_linear`` is False)
+            # their exact ε (≤ ε∞): L-GRR's over the g buckets (docs/longitudinal/loloha.md#privacy)
             r = max(memo_reports, MIN_MEMO_REPORTS)
-            claims.append(Claim(f"{r} memoized reports", float(spec.epsilon_inf), 0.0, r))
+            claims.append(Claim(f"{r} memoized reports", spec.memo_epsilon(r), 0.0, r))
             # a lifetime: the value, then values enough to visit every bucket of most clients' functions
             then = tuple(spec.domain[: max(LIFETIME_VALUES, 4 * spec.g)])
             claims.append(

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ldp.audit_events.base import AuditFamily, Claim, Event, Features, bit_matrix, two_bits
+from ldp.audit_events.base import MIN_MEMO_REPORTS, AuditFamily, Claim, Event, Features, bit_matrix, two_bits
 from ldp.audit_memo import MemoModel
 from ldp.report_check import CheckedReport
 
@@ -27,15 +27,17 @@ __all__ = ["ChainBitEvents", "ChainValueEvents"]
 
 class _ChainEvents(AuditFamily):
     def claims(self, spec: Any, memo_reports: int, memoized: bool) -> list[Claim]:
-        """One report at ε₁; with ``memo_reports`` = r ≥ 2 reports of one client, also their exact ε (≤ ε∞).
+        """One report at ε₁; with ``memo_reports`` > 1, also r = max(``memo_reports``, 50) reports of one client
+        at their exact ε (≤ ε∞).
 
         That is ``spec.memo_epsilon(r)``, not min(ε∞, r·ε₁), which r reports
         sharing a memo may exceed (docs/longitudinal/chains.md#many-reports).
         """
         claims = super().claims(spec, memo_reports, memoized)
         if memoized and memo_reports > 1:
-            epsilon = spec.memo_epsilon(memo_reports)
-            claims.append(Claim(f"{memo_reports} memoized reports", epsilon, 0.0, memo_reports))
+            reports = max(memo_reports, MIN_MEMO_REPORTS)
+            epsilon = spec.memo_epsilon(reports)
+            claims.append(Claim(f"{reports} memoized reports", epsilon, 0.0, reports))
         return claims
 
     def memo_model(self, spec: Any, claim: Claim) -> MemoModel | None:

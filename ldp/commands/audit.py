@@ -61,7 +61,10 @@ def _fmt(x: float) -> str:
     type=int,
     default=8,
     show_default=True,
-    help="RAPPOR: reports per client in the memoized (epsilon_inf) audit; 1 skips it.",
+    help=(
+        "Memoized mechanisms: reports per client in the memoized (epsilon_inf) audit (the longitudinal ones "
+        "take at least 50); 1 skips it."
+    ),
 )
 def audit(spec_path, samples, seconds, confidence, encoder_cmd, memo_reports):
     """Bound a client's epsilon from below by running it on neighbouring inputs.

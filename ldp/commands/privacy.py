@@ -319,10 +319,14 @@ def _memo_rule_text(spec) -> str:
     from ldp.privacy.spending import memo_is_linear
 
     if memo_is_linear(spec):
-        per_report = "charged" if hasattr(spec, "memo_report_epsilon") else "epsilon_one"
-        return (
-            f"r reports of one memo key cost min(r * {per_report}, epsilon_inf) (proved for this mechanism)"
-        )
+        from ldp.privacy.spending import first_report_epsilon
+
+        if first_report_epsilon(spec) is not None:  # ε′ > ε₁: the first report is still one report, ε₁
+            return (
+                "r reports of one memo key cost epsilon_one for r = 1, min(r * charged, epsilon_inf) "
+                "from r = 2 (proved for this mechanism)"
+            )
+        return "r reports of one memo key cost min(r * epsilon_one, epsilon_inf) (proved for this mechanism)"
     return (
         "one report of a memo key costs epsilon_one, two or more epsilon_inf "
         "(no proof that r reports cost r * epsilon_one for this mechanism)"

@@ -253,12 +253,13 @@ def _privacy_lines(spec) -> list[str]:
         )
         lines.append(f"epsilon_inf (any number of reports of one value): {spec.epsilon_inf:.6g}")
         per_report = getattr(spec, "memo_report_epsilon", None)
-        if per_report is not None and spec.memo_linear:  # the chains: r reports of a memo cost min(r·ε′, ε∞)
+        if per_report is not None and spec.memo_linear:  # the chains, LOLOHA: r reports cost min(r·ε′, ε∞)
             lines.append(
-                f"lifetime: at most min(reports x {per_report:.6g}, {spec.memo_domain_size} values x "
-                f"{spec.epsilon_inf:.6g}) (docs/longitudinal/index.md)"
+                f"lifetime: at most min(reports x {per_report:.6g}, {spec.memo_domain_size} memo keys x "
+                f"{spec.epsilon_inf:.6g} = {spec.memo_domain_size * spec.epsilon_inf:.6g}) "
+                "(docs/longitudinal/index.md)"
             )
-        else:  # LOLOHA: one memo per hash bucket, each at most ε∞
+        else:  # one memo per key, each at most ε∞
             lines.append(
                 f"lifetime: at most {spec.memo_domain_size} memo keys x {spec.epsilon_inf:.6g} = "
                 f"{spec.memo_domain_size * spec.epsilon_inf:.6g} (docs/longitudinal/index.md)"

@@ -60,6 +60,7 @@ from ldp.privacy.spending import (
     Budget,
     Stream,
     committed_epsilon,
+    first_report_epsilon,
     fits_budget,
     memo_is_linear,
     report_loss,
@@ -202,6 +203,7 @@ class PrivacyLedger:
                     values=values,
                     linear=_parse_linear(item, version2),
                     loss=_parse_loss(item.get("loss")) if version2 else None,
+                    epsilon_first=_parse_first(item),
                 )
                 if (
                     isinstance(stream.reports, bool)
@@ -318,6 +320,7 @@ class PrivacyLedger:
                 values=values,
                 linear=memo_is_linear(spec) if memoized else True,
                 loss=loss,
+                epsilon_first=first_report_epsilon(spec) if memoized else None,
             )
         return streams
 
@@ -454,7 +457,11 @@ class PrivacyLedger:
 def _stream_json(stream: Stream, version2: bool) -> dict[str, Any]:
     """A stream's record: version 1 (the fields an older ldp knows) or version 2 (every field)."""
     item = dataclasses.asdict(stream)
-    del item["linear"], item["loss"]
+    del item["linear"], item["loss"], item["epsilon_first"]
+    if (
+        stream.epsilon_first is not None
+    ):  # an older ldp ignores it and charges the first report ε: more, never less
+        item["epsilon_first"] = stream.epsilon_first
     if version2:
         item["linear"] = stream.linear
         if stream.loss is not None:
@@ -470,6 +477,19 @@ def _parse_linear(item: dict[str, Any], version2: bool) -> bool:
     if not isinstance(linear, bool):
         raise ValueError("linear")
     return linear
+
+
+def _parse_first(item: dict[str, Any]) -> float | None:
+    """A memoized stream's ``epsilon_first`` (ε₁ of a key's first report, below ``epsilon``); absent: None."""
+    first = item.get("epsilon_first")
+    if first is None:
+        return None
+    if isinstance(first, bool) or not isinstance(first, int | float):
+        raise ValueError("epsilon_first")
+    first = float(first)
+    if not math.isfinite(first) or not 0 <= first <= float(item["epsilon"]):
+        raise ValueError("epsilon_first")
+    return first
 
 
 def _parse_loss(item: Any) -> tuple[tuple[float, ...], tuple[float, ...]] | None:

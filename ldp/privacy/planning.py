@@ -31,6 +31,7 @@ from ldp.privacy.spending import (
     Budget,
     Stream,
     committed_epsilon,
+    first_report_epsilon,
     fits_budget,
     memo_is_linear,
     report_loss,
@@ -104,7 +105,9 @@ def lifetime_epsilon(spec, collections: int, changes: int | None = None) -> floa
     if not memoized:
         return collections * epsilon
     keys = memo_keys_used(spec, collections, changes)
-    return worst_case_memoized_cost(collections, epsilon, cap, keys, linear=memo_is_linear(spec))
+    return worst_case_memoized_cost(
+        collections, epsilon, cap, keys, linear=memo_is_linear(spec), first=first_report_epsilon(spec)
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +156,7 @@ def _committed_after(spec, budget: Budget, reports: int, keys: int | None) -> fl
         values=keys if memoized else None,
         linear=memo_is_linear(spec) if memoized else True,
         loss=report_loss(spec) if (budget.composes_curves and not memoized) else None,
+        epsilon_first=first_report_epsilon(spec),
     )
     return committed_epsilon({"plan": stream}, budget)
 

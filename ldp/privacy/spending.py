@@ -87,6 +87,7 @@ __all__ = [
     "Budget",
     "Stream",
     "committed_epsilon",
+    "first_report_epsilon",
     "fits_budget",
     "memo_is_linear",
     "memo_key_cost",
@@ -203,9 +204,14 @@ class Stream:
     values : int or None
         Memoized: how many distinct memo keys the spec has (None: unbounded).
     linear : bool
-        Memoized: r reports of one memo key are proved (r·ε₁)-DP
-        (:attr:`ldp.specs.base.Spec.memo_linear`), so they cost
-        min(r·ε₁, ε∞); otherwise ε₁ for one report and ε∞ from the second.
+        Memoized: r reports of one memo key are proved (r·ε)-DP
+        (:attr:`ldp.specs.base.Spec.memo_linear`, ε the per-report charge
+        ``epsilon``), so they cost min(r·ε, ε∞); otherwise ε₁ for one report
+        and ε∞ from the second.
+    epsilon_first : float or None
+        Memoized: ε₁, the cost of a key's first report, when it is below the
+        per-report charge ``epsilon`` (a chain whose ε′ = ``memo_report_epsilon``
+        exceeds ε₁); None: ``epsilon``.
     loss : tuple of two tuples of float, or None
         Fresh randomness: the privacy-loss atoms of one report's worst pair
         of inputs, (log P-masses, log Q-masses), from the spec's exact curve
@@ -223,6 +229,7 @@ class Stream:
     values: int | None = None
     linear: bool = True
     loss: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    epsilon_first: float | None = None
 
     def charges(self) -> list[float]:
         """The pure ε-DP pieces this stream amounts to (for composition).
@@ -234,19 +241,27 @@ class Stream:
             return [self.epsilon] * self.reports
         if self.reports == 0:
             return []
-        return [memo_key_cost(self.reports, self.epsilon, self.epsilon_cap, linear=self.linear)]
+        return [
+            memo_key_cost(
+                self.reports, self.epsilon, self.epsilon_cap, linear=self.linear, first=self.epsilon_first
+            )
+        ]
 
     def cost(self) -> float:
         """Basic-composition cost: r·ε, or :func:`memo_key_cost` for a memoized key."""
         return math.fsum(self.charges())
 
 
-def memo_key_cost(reports: int, epsilon: float, cap: float | None, *, linear: bool = True) -> float:
+def memo_key_cost(
+    reports: int, epsilon: float, cap: float | None, *, linear: bool = True, first: float | None = None
+) -> float:
     """Pure ε of ``reports`` reports of one memo key (docs/accounting.md#memoized-streams).
 
-    ``linear`` (proved for the mechanism): min(r·ε₁, ε∞). Otherwise the
-    bound that holds for every memoized mechanism: ε₁ for one report, ε∞
-    (post-processing of the permanent response) from the second on.
+    One report costs ε₁ = ``first`` (default ``epsilon``): it is one report
+    of the spec. From the second on, ``linear`` (r reports proved
+    (r·ε′)-DP for the mechanism, ε′ = ``epsilon`` ≥ ε₁): min(r·ε′, ε∞);
+    otherwise the bound that holds for every memoized mechanism, ε∞
+    (post-processing of the permanent response).
 
     Examples
     --------
@@ -254,11 +269,13 @@ def memo_key_cost(reports: int, epsilon: float, cap: float | None, *, linear: bo
     (1.5, 2.0)
     >>> memo_key_cost(9, 0.5, 2.0), memo_key_cost(1, 0.5, 2.0, linear=False)
     (2.0, 0.5)
+    >>> memo_key_cost(1, 0.32, 1.0, first=0.25), memo_key_cost(2, 0.32, 1.0, first=0.25)
+    (0.25, 0.64)
     """
     if reports <= 0:
         return 0.0
     if reports == 1:
-        return epsilon
+        return epsilon if first is None else min(first, epsilon)
     cap_or_inf = math.inf if cap is None else cap
     if linear:
         return min(reports * epsilon, cap_or_inf)
@@ -266,17 +283,34 @@ def memo_key_cost(reports: int, epsilon: float, cap: float | None, *, linear: bo
 
 
 def worst_case_memoized_cost(
-    reports: int, epsilon: float, cap: float | None, values: int | None, *, linear: bool = True
+    reports: int,
+    epsilon: float,
+    cap: float | None,
+    values: int | None,
+    *,
+    linear: bool = True,
+    first: float | None = None,
 ) -> float:
     """The largest Σ_v c(r_v) over ways of spreading ``reports`` over at most ``values`` memo keys.
 
-    c is :func:`memo_key_cost`. ``linear``: each term min(r_v·ε₁, ε∞) is
-    concave in r_v, so the even spread is the largest; with an unbounded
-    domain (``values`` None), or no cap, it is ``reports``·ε₁. Otherwise c is
-    ε₁ at r = 1 and ε∞ from 2 on: with n₂ keys reported twice and n₁ once
-    (more reports of a key add nothing), n₁ + 2n₂ ≤ R and n₁ + n₂ ≤ d, the
-    total n₁ε₁ + n₂ε∞ is piecewise linear in n₂, so its largest value is at
-    an end or at the kink n₂ = R − d.
+    c is :func:`memo_key_cost`: c(1) = ε₁ (``first``, default ``epsilon``)
+    and, from r = 2, min(r·ε′, ε∞) (``linear``, ε′ = ``epsilon``) or ε∞.
+    On r ≥ 1 c is concave: its increments are ε₁, then c(2) − ε₁ ≥ ε′
+    (c(2) = min(2ε′, ε∞) and ε′ ≥ ε₁; or ε∞ − ε₁ ≥ 0 when capped), then at
+    most ε′ (then 0). So for m keys each holding at least one report the
+    even spread is the largest (docs/accounting.md#lifetime), and the worst
+    case is the largest over m ≤ min(R, d) of that even spread, T(m):
+
+    - while m ≤ R/2 every key holds ≥ 2 reports, where c is the restriction
+      of φ(r) = min(r·ε′, ε∞), concave with φ(0) = 0 and so subadditive:
+      splitting a key never lowers the sum, T grows with m, and
+      m = min(d, ⌊R/2⌋) is the best of these;
+    - for R/2 < m ≤ R the even spread holds 2m − R keys once and R − m twice,
+      T(m) = (2m − R)·ε₁ + (R − m)·c(2), linear in m: an end is the best,
+      m = ⌊R/2⌋ + 1 or m = min(d, R).
+
+    With ε₁ = ε′ and ``linear`` c is concave from 0 and the answer is the
+    even spread over min(d, R) keys (R·ε₁ with an unbounded domain).
 
     Examples
     --------
@@ -286,22 +320,26 @@ def worst_case_memoized_cost(
     7.5
     >>> worst_case_memoized_cost(4, 1.0, 2.5, 3, linear=False)  # 2, 2, 0 (2, 1, 1 gives 4.5)
     5.0
+    >>> worst_case_memoized_cost(4, 0.32, 1.0, 16, first=0.25)  # 2, 2: 0.64 each (1, 1, 1, 1 gives 1.0)
+    1.28
     """
     if reports <= 0:
         return 0.0
-    if linear:
-        if cap is None or values is None or reports <= values:
-            return reports * epsilon
-        per_value, extra = divmod(reports, values)
-        return extra * min((per_value + 1) * epsilon, cap) + (values - extra) * min(per_value * epsilon, cap)
-    cap_or_inf = math.inf if cap is None else cap
-    keys = reports if values is None else values
-    top = min(keys, reports // 2)
-    best = 0.0
-    for twice in {0, top, min(max(reports - keys, 0), top)}:
-        once = min(reports - 2 * twice, keys - twice)
-        best = max(best, once * epsilon + (twice * cap_or_inf if twice else 0.0))
-    return best
+    keys = reports if values is None else min(values, reports)
+    one = epsilon if first is None else min(first, epsilon)
+
+    def cost(r: int) -> float:
+        return memo_key_cost(r, epsilon, cap, linear=linear, first=first)
+
+    def even(m: int) -> float:  # the even spread of the reports over m keys, each holding at least one
+        base, extra = divmod(reports, m)
+        return (extra * cost(base + 1) if extra else 0.0) + (m - extra) * cost(base)
+
+    if linear and one == epsilon and (cap is None or values is None):
+        return reports * epsilon
+    half = reports // 2
+    candidates = {keys, min(keys, half), min(keys, half + 1)}
+    return max(even(m) for m in candidates if m >= 1)
 
 
 def stream_parameters(spec) -> tuple[float, float | None, bool, int | None]:
@@ -327,6 +365,20 @@ def stream_parameters(spec) -> tuple[float, float | None, bool, int | None]:
             f"this spec is (epsilon, delta)-DP (delta={spec.delta!r})"
         )
     return float(epsilon), None, False, None
+
+
+def first_report_epsilon(spec) -> float | None:
+    """ε₁ of a memoized ``spec`` when it is below its per-report charge (:func:`stream_parameters`), else None.
+
+    A key's first report is one report of the spec, so it costs ε₁ whatever
+    the charge ε′ ≥ ε₁ that makes min(r·ε′, ε∞) sound for r ≥ 2 reports
+    (docs/accounting.md#memoized-streams).
+    """
+    if not spec.memoized:
+        return None
+    per_report, _cap, _memoized, _values = stream_parameters(spec)
+    one = float(spec.epsilon_one)
+    return one if one < per_report else None
 
 
 def memo_is_linear(spec) -> bool:
@@ -478,7 +530,12 @@ def committed_epsilon(streams: Mapping[str, Stream], budget: Budget) -> float:
         reports = sum(s.reports for s in group)
         pure.append(
             worst_case_memoized_cost(
-                reports, first.epsilon, first.epsilon_cap, first.values, linear=all(s.linear for s in group)
+                reports,
+                first.epsilon,
+                first.epsilon_cap,
+                first.values,
+                linear=all(s.linear for s in group),
+                first=first.epsilon_first,
             )
         )
     return _compose(pure, curves, budget)

@@ -41,11 +41,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ldp.chain_math import memo_epsilon_bound, rr_memo_log_ratio, smallest_linear_epsilon
 from ldp.domain import DomainValue
-from ldp.errors import SpecError
+from ldp.errors import EstimateError, SpecError
 from ldp.exact import epsilon_bound_of_ratio, epsilon_of_ratio, exp_lower_bound, floor_fraction, ratio_within
+from ldp.frequency_math import unbiased_frequency
 from ldp.hashing import LH_SEED_SPACE, lh_bucket, lh_collision_probability
-from ldp.loloha_math import chain_supports, permanent_ratio, round_two_keep, single_report_ratio
+from ldp.loloha_math import (
+    chain_supports,
+    permanent_ratio,
+    pool_collision_counts,
+    pool_frequencies,
+    round_two_keep,
+    single_report_ratio,
+)
 from ldp.report_schema import BoundedInt, ReportSchema
 from ldp.specs.frequency import FrequencySpec, calibrate_keep_probability, optimal_hash_range
 from ldp.specs.limits import CLAIM_TOLERANCE, MAX_TABLE_COUNTERS, RR64_MAX_EPSILON, check_epsilon_limit
@@ -57,6 +66,7 @@ __all__ = [
     "EPSILON_INF_FACTOR",
     "LOLOHA",
     "MAX_POOL_SIZE",
+    "POOL_EXACT_LIMIT",
     "default_pool_size",
     "hash_pool",
 ]
@@ -65,10 +75,14 @@ __all__ = [
 DEFAULT_POOL_SIZE = 1 << 16
 #: Largest pool: the aggregator keeps one int64 count per (pool function, bucket).
 MAX_POOL_SIZE = 1 << 20
+#: Largest S·d² for which the estimate conditions on the spec's own pool (:attr:`LOLOHA.pool_exact`); the
+#: pool's collision table costs O(S·d²·log g/128) word operations once per spec and process.
+POOL_EXACT_LIMIT = 1 << 32
 #: Default ε∞ = EPSILON_INF_FACTOR × ε₁ (ε₁/ε∞ = 1/2, the middle of the paper's range).
 EPSILON_INF_FACTOR = 2.0
 
 _POOL_LABEL = b"ldp-loloha-pool-v1"
+_MAX_CONDITION = 1e8  # K_S's condition number above which the pool does not separate the values
 _SEED_BITS = (LH_SEED_SPACE - 1).bit_length()  # 62: one pool draw reads 8 bytes, keeps the top 62 bits
 
 
@@ -161,6 +175,10 @@ class LOLOHA(FrequencySpec):
         )
     )
     memoized: ClassVar[bool] = True
+    #: r reports of one bucket cost at most min(r·ε′, ε∞) with ε′ = :attr:`memo_report_epsilon` (by its definition).
+    memo_linear: ClassVar[bool] = True
+    #: The largest ε∞/ε₁ for which :attr:`memo_report_epsilon` checks every r exactly (as L-GRR's).
+    memo_search_limit: ClassVar[int] = 400
     exact_privacy_curve: ClassVar[bool] = False
     max_epsilon: ClassVar[float] = RR64_MAX_EPSILON
     max_epsilon_reason: ClassVar[str] = (
@@ -299,6 +317,42 @@ class LOLOHA(FrequencySpec):
         out = float(exact)
         return math.nextafter(out, math.inf) if out < exact else out
 
+    def memo_epsilon(self, reports: int) -> float:
+        """The exact pure ε of ``reports`` reports of one bucket's memo, never above ε∞.
+
+        Given its pool function (public, drawn independently of the value),
+        a client's reports of x and of x′ are identically distributed when the
+        function puts them in one bucket, and otherwise are r reports of
+        L-GRR over the g buckets with inputs H(x) ≠ H(x′): the worst ratio is
+        L-GRR's (:func:`ldp.chain_math.rr_memo_log_ratio` with k = g), exact
+        for a function separating the two values. Rounded up as the chains'
+        (:func:`ldp.chain_math.memo_epsilon_bound`).
+        """
+        r = int(reports)
+        if r < 1:
+            raise SpecError(f"reports must be at least 1, got {reports!r}")
+        if r == 1:
+            return self.epsilon
+        return memo_epsilon_bound(
+            rr_memo_log_ratio(self.p1, self.q1, self.p2, self.q2, self.g, r), self.epsilon_inf
+        )
+
+    @cached_property
+    def memo_report_epsilon(self) -> float:
+        """The per-report ε the ledger charges a bucket: the smallest ε′ ≥ ε₁ with ε(r reports) ≤ min(r·ε′, ε∞)
+        for every r (:func:`ldp.chain_math.smallest_linear_epsilon`, as L-GRR's over the g buckets)."""
+        return smallest_linear_epsilon(
+            self.memo_epsilon,
+            self.epsilon,
+            self.epsilon_inf,
+            self.fresh_round_epsilon,
+            self.memo_search_limit,
+        )
+
+    def fresh_round_epsilon(self) -> float:
+        """ln(p₂/q₂): any two memos give one report probabilities within that ratio."""
+        return epsilon_bound_of_ratio(self.p2 / self.q2)
+
     @property
     def memo_domain_size(self) -> int:
         """How many distinct memo keys a client can use: g (one per bucket)."""
@@ -344,6 +398,64 @@ class LOLOHA(FrequencySpec):
     def pool(self) -> np.ndarray:
         """The public hash seeds (:func:`hash_pool` of the fingerprint), read-only uint64."""
         return hash_pool(self.fingerprint, self.pool_size)
+
+    # -- estimation --------------------------------------------------------------
+    @property
+    def pool_exact(self) -> bool:
+        """True when the estimate inverts the pool's own collision fractions (S·d² ≤ :data:`POOL_EXACT_LIMIT`).
+
+        Otherwise the estimate is the family's, (C/n − q*)/(p* − q*), whose
+        error from the finite pool is documented (docs/longitudinal/loloha.md#pool).
+        """
+        return self.pool_size * self.domain_size**2 <= POOL_EXACT_LIMIT
+
+    @cached_property
+    def pool_collisions(self) -> np.ndarray:
+        """N_S(v, x): how many of the pool's functions put v and x in one bucket (read-only int64, (d, d)).
+
+        :func:`ldp.loloha_math.pool_collision_counts`; computed once per spec.
+        """
+        out = pool_collision_counts(self.pool, self.g, self.domain_size)
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def _pool_inverse(self) -> np.ndarray:
+        """M⁻¹ with M = K_S − c·J = (1 − c)·I + Δ (K_S = N_S/S; Δ the pool's deviations from c off the
+        diagonal): symmetric, and close to (1 − c)·I when the pool separates the values."""
+        c = float(self.collision_probability)
+        matrix = self.pool_collisions / float(self.pool_size) - c
+        if np.linalg.cond(matrix) > _MAX_CONDITION:
+            raise EstimateError(
+                f"loloha: the pool's {self.pool_size:,} functions cannot tell the {self.domain_size:,} values "
+                "apart (their collision matrix is singular); use a spec with a larger pool_size"
+            )
+        inverse = np.linalg.inv(matrix)
+        inverse = (inverse + inverse.T) / 2
+        inverse.setflags(write=False)
+        return inverse
+
+    def unbiased_frequencies(self, support_counts: Any, n: Any) -> np.ndarray:
+        """f̂ from support counts C_v (shape (..., d)) of n reports, unbiased for the spec's own pool.
+
+        With :attr:`pool_exact`, M⁻¹((C/n − B)/(A − B) − c), M = N_S/S − c·J
+        (:func:`ldp.loloha_math.pool_frequencies`): a user holding x supports
+        v with probability B + (A − B)·N_S(v, x)/S, so this is exactly
+        unbiased given the pool (and the family's estimate when the pool's
+        collision fractions are all c). Otherwise the family's (C/n − q*)/(p* − q*),
+        unbiased over the draw of the pool only.
+        """
+        if not self.pool_exact:
+            counts = np.asarray(support_counts, dtype=float)
+            reports = np.asarray(n, dtype=float)
+            return np.asarray(
+                unbiased_frequency(
+                    counts, reports[..., None] if reports.ndim else reports, self.p_star, self.q_star
+                )
+            )
+        a, b = self.chain
+        c = float(self.collision_probability)
+        return pool_frequencies(support_counts, n, float(a), float(b), c, self._pool_inverse)
 
     def bucket(self, value: Any, seed_index: int) -> int:
         """The bucket of ``value`` under pool function ``seed_index``."""

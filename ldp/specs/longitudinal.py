@@ -40,7 +40,17 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from ldp.chain_math import chain_support, grid_probability, rr_chain_ratio, rr_ratio, ue_chain_ratio, ue_ratio
+from ldp.chain_math import (
+    chain_support,
+    grid_probability,
+    memo_epsilon_bound,
+    rr_chain_ratio,
+    rr_memo_log_ratio,
+    rr_ratio,
+    smallest_linear_epsilon,
+    ue_chain_ratio,
+    ue_ratio,
+)
 from ldp.domain import DomainValue
 from ldp.errors import SpecError
 from ldp.exact import ceil_fraction, epsilon_bound_of_ratio, exp_lower_bound, ratio_within
@@ -209,8 +219,7 @@ class LongitudinalChain(FrequencySpec):
             raise SpecError(f"reports must be at least 1, got {reports!r}")
         if r == 1:
             return self.epsilon
-        value = self.memo_log_ratio(r)
-        return min(self.epsilon_inf, value * (1 + 1e-9) + 1e-12)
+        return memo_epsilon_bound(self.memo_log_ratio(r), self.epsilon_inf)
 
     @functools.cached_property
     def memo_report_epsilon(self) -> float:
@@ -222,13 +231,13 @@ class LongitudinalChain(FrequencySpec):
         round alone (:meth:`fresh_round_epsilon`, each report at most that much
         whatever the memo) is charged when larger.
         """
-        limit = math.ceil(self.epsilon_inf / self.epsilon)
-        if limit > self.memo_search_limit:
-            return max(self.epsilon, self.fresh_round_epsilon())
-        worst = self.epsilon
-        for r in range(2, limit + 1):
-            worst = max(worst, self.memo_epsilon(r) / r)
-        return worst
+        return smallest_linear_epsilon(
+            self.memo_epsilon,
+            self.epsilon,
+            self.epsilon_inf,
+            self.fresh_round_epsilon,
+            self.memo_search_limit,
+        )
 
     def fresh_round_epsilon(self) -> float:
         """An ε that every report satisfies whatever the memo: a bound of the fresh round alone."""
@@ -377,33 +386,9 @@ class LGRR(LongitudinalChain):
         return rr_ratio(self.p1, self.q1)
 
     def memo_log_ratio(self, reports: int) -> float:
-        """max over outputs of ln P[y | x]/P[y | x′] for r reports sharing one memo.
-
-        With ρ = p₂/q₂ and n_u the reports of value u, P[y | x] ∝ p₁ρ^{n_x} +
-        q₁ρ^{n_x′} + q₁S with S = Σ_{u ≠ x, x′} ρ^{n_u}; the ratio falls as S
-        grows, and for m reports on the k − 2 others S is least when they are
-        spread evenly (ρ^n is convex), so the maximum is over (n_x, n_x′) only.
-        """
-        import numpy as np
-
-        r, k = int(reports), self.domain_size
-        p1, q1 = math.log(self.p1), math.log(self.q1)
-        log_rho = math.log(self.p2) - math.log(self.q2)
-        j, l_ = np.meshgrid(np.arange(r + 1), np.arange(r + 1), indexing="ij")
-        m = r - j - l_
-        ok = m >= 0 if k > 2 else m == 0
-        j, l_, m = j[ok], l_[ok], m[ok]
-        if k > 2:  # m reports spread evenly: extra values hold base + 1, the other k − 2 − extra hold base
-            base, extra = np.divmod(m, k - 2)
-            with np.errstate(divide="ignore"):  # log 0 = -inf: no value holds base + 1
-                log_s = np.logaddexp(
-                    np.log(extra) + (base + 1) * log_rho, np.log(k - 2 - extra) + base * log_rho
-                )
-        else:
-            log_s = np.full(j.shape, -np.inf)
-        top = np.logaddexp.reduce([p1 + j * log_rho, q1 + l_ * log_rho, q1 + log_s])
-        bottom = np.logaddexp.reduce([q1 + j * log_rho, p1 + l_ * log_rho, q1 + log_s])
-        return float(np.max(top - bottom))
+        """max over outputs of ln P[y | x]/P[y | x′] for r reports sharing one memo
+        (:func:`ldp.chain_math.rr_memo_log_ratio` over the k values)."""
+        return rr_memo_log_ratio(self.p1, self.q1, self.p2, self.q2, self.domain_size, reports)
 
     def fresh_round_epsilon(self) -> float:
         """ln(p₂/q₂): any two memos give one report probabilities within that ratio."""

@@ -399,6 +399,18 @@ def test_the_audit_checks_one_report_and_fifty_reports_within_epsilon_inf(cls):
     assert len(result.memo) == 1 and not result.memo_rejected
 
 
+@pytest.mark.parametrize("cls", CHAINS, ids=lambda c: c.mechanism)
+def test_the_default_audit_of_a_chain_takes_fifty_reports_of_one_value(cls):
+    """The issue's audit target: ``ldp audit``'s default (--memo-reports 8) audits ≥ 50 reports of one value for
+    a chain, as for LOLOHA and dBitFlip; 1 still skips the memoized audit."""
+    from ldp.audit import DEFAULT_MEMO_REPORTS
+
+    spec = _chain(cls, k=3, epsilon=1.0, epsilon_inf=2.0)
+    assert [c.reports for c in audit_claims(spec, DEFAULT_MEMO_REPORTS)] == [1, 50]
+    assert [c.reports for c in audit_claims(spec, 80)] == [1, 80]
+    assert [c.reports for c in audit_claims(spec, 1)] == [1]
+
+
 @pytest.mark.parametrize(
     "cls", (LGRR, pytest.param(LOSUE, marks=pytest.mark.slow)), ids=lambda c: c.mechanism
 )

@@ -461,3 +461,33 @@ def test_the_ledger_file_vectors_read_as_stated(tmp_path):
         if case["committed"] is not None:
             assert ledger.committed == pytest.approx(case["committed"], rel=1e-9)
             assert ledger.spent == pytest.approx(case["spent"], rel=1e-9)
+
+
+def test_a_chains_first_report_of_a_key_costs_epsilon_one_and_the_file_keeps_it(tmp_path):
+    """L-GRR over 16 values at ε₁ = 0.25, ε∞ = 1 charges ε′ = memo_report_epsilon ≈ 0.32 per report from a key's
+    second report (two reports of one memo can cost more than 2ε₁); its first report is one report: ε₁. The
+    file records ``epsilon_first`` and reads it back; a malformed one is refused as corrupt."""
+    import json
+
+    from ldp.errors import StateError
+    from ldp.specs.longitudinal import LGRR
+
+    spec = LGRR(domain=list(range(16)), epsilon=0.25, epsilon_inf=1.0)
+    assert spec.memo_report_epsilon > 0.3
+    path = tmp_path / "ledger.json"
+    ledger = PrivacyLedger.load_or_create(path, Budget(epsilon=10.0))
+    assert ledger.charge(spec, 0) == pytest.approx(0.25)  # was ε′ ≈ 0.32
+    assert ledger.committed == pytest.approx(0.25)
+    assert ledger.charge(spec, 0) == pytest.approx(2 * spec.memo_report_epsilon)
+    ledger.charge(spec, 1)
+    again = PrivacyLedger.load_or_create(path)
+    assert again.spent == pytest.approx(2 * spec.memo_report_epsilon + 0.25)
+    data = json.loads(path.read_text())
+    (stream,) = [s for s in data["streams"].values() if s["reports"] == 1]
+    assert stream["epsilon_first"] == 0.25 and stream["epsilon"] == spec.memo_report_epsilon
+    for bad in ("x", -1.0, 1.0):  # not a number, negative, above the per-report charge
+        for s in data["streams"].values():
+            s["epsilon_first"] = bad
+        path.write_text(json.dumps(data))
+        with pytest.raises(StateError, match="corrupt"):
+            _ = PrivacyLedger.load_or_create(path).spent

@@ -258,6 +258,25 @@ def test_lifetime_states_the_ledger_bound_and_the_bound_given_changes(tmp_path):
     assert figures[(1, "1")] == pytest.approx(spec.epsilon_one, rel=1e-5)
 
 
+def test_lifetime_of_a_chain_charges_a_keys_first_report_epsilon_one(tmp_path):
+    """L-GRR over 16 values at ε₁ = 0.25, ε∞ = 1: r ≥ 2 reports of one value are charged ε′ ≈ 0.32 each, one
+    report ε₁; ``ldp privacy lifetime`` says so, and τ = 1 costs 0.25 (it printed ε′ before)."""
+    from ldp.specs.longitudinal import LGRR
+
+    spec = LGRR(domain=list(range(16)), epsilon=0.25, epsilon_inf=1.0)
+    result = _run(
+        "privacy", "lifetime", "--spec", _spec_file(tmp_path, spec), "-t", "1", "-t", "10", "-c", "1"
+    )
+    assert result.exit_code == 0, result.output
+    assert "epsilon_one for r = 1, min(r * charged, epsilon_inf) from r = 2" in result.output
+    rows = [line.split() for line in result.output.splitlines() if line.strip()[:1].isdigit()]
+    figures = {(int(row[0]), row[-3]): float(row[-1]) for row in rows}
+    assert figures[(1, "(ledger)")] == pytest.approx(0.25, rel=1e-5)
+    assert figures[(10, "1")] == pytest.approx(
+        2 * spec.epsilon_inf, rel=1e-5
+    )  # two values, five reports each
+
+
 def test_lifetime_of_a_fresh_spec(tmp_path):
     result = _run(
         "privacy", "lifetime", "--spec", _spec_file(tmp_path, ldp.GRR(domain=(0, 1), epsilon=0.5)), "-t", "10"

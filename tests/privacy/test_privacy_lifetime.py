@@ -42,9 +42,22 @@ class ToyMemoized:
         return str(value).encode()
 
 
+@dataclasses.dataclass(frozen=True)
+class ToyChain(ToyMemoized):
+    """A chain whose r ≥ 2 reports of one memo need ε′ = 0.7 > ε₁ per report (as L-GRR's at large ε∞/ε₁)."""
+
+    memo_report_epsilon: float = 0.7
+
+    @property
+    def fingerprint(self) -> str:
+        return "chain-" + super().fingerprint
+
+
 RAPPOR_BASIC = ldp.Rappor.basic(("a", "b", "c"), f="1/2", p="1/4", q="3/4")
 SPECS = [
     ToyMemoized(),  # linear, 4 keys, eps_inf / eps1 = 3.5
+    ToyChain(),  # linear with ε′ = 0.7 > ε₁ = 0.5: ε₁ for a key's first report, min(r·ε′, ε∞) from r = 2
+    ToyChain(memo_domain_size=None),
     ToyMemoized(memo_linear=False),  # no proof of r·eps1: eps_inf from a key's second report
     ToyMemoized(memo_domain_size=None),  # unbounded domain (Bloom-like)
     ToyMemoized(memo_domain_size=None, memo_linear=False),
@@ -82,6 +95,7 @@ def test_lifetime_bound_is_the_worst_spread_and_what_the_ledger_spends_on_it(spe
     """The stated bound is the largest spent over every value sequence with at most c changes, reached by one."""
     eps1, cap = spec.epsilon_one, spec.epsilon_inf
     linear = spec.memo_linear
+    per_report = getattr(spec, "memo_report_epsilon", eps1)
     keys = memo_keys_used(spec, collections, changes)
     domain = spec.memo_domain_size
     assert keys == min(
@@ -90,14 +104,26 @@ def test_lifetime_bound_is_the_worst_spread_and_what_the_ledger_spends_on_it(spe
     if (
         keys > 12
     ):  # unbounded domain and changes: as many keys as reports; a key reported 3+ times is a split loss
-        worst = max(twice * cap + (collections - 2 * twice) * eps1 for twice in range(collections // 2 + 1))
-        expected = collections * eps1 if linear else worst
+        twice_cost = min(2 * per_report, cap) if linear else cap  # c(2); keys reported 3+ times cost no more
+        worst = max(
+            twice * twice_cost + (collections - 2 * twice) * eps1 for twice in range(collections // 2 + 1)
+        )
+        if linear and collections % 2:  # with ε′ > ε₁ a key may also take three: c(3) = min(3ε′, ε∞)
+            worst = max(
+                worst,
+                (collections - 3) // 2 * twice_cost + min(3 * per_report, cap) if collections >= 3 else 0,
+            )
+        expected = collections * eps1 if linear and per_report == eps1 else worst
         assert lifetime_epsilon(spec, collections, changes) == pytest.approx(expected, rel=1e-12)
         return
-    bound, spread = best_spread(collections, keys, lambda r: memo_key_cost(r, eps1, cap, linear=linear))
+    bound, spread = best_spread(
+        collections, keys, lambda r: memo_key_cost(r, per_report, cap, linear=linear, first=eps1)
+    )
     stated = lifetime_epsilon(spec, collections, changes)
     assert stated == pytest.approx(bound, rel=1e-12)
-    if linear:  # the closed form the issue states: min(τ·ε₁, (c + 1)·ε∞), reached at its two ends
+    if (
+        linear and per_report == eps1
+    ):  # the issue's closed form: min(τ·ε₁, (c + 1)·ε∞), reached at its two ends
         assert stated <= min(collections * eps1, keys * cap) * (1 + 1e-12)
         if collections <= keys:
             assert stated == pytest.approx(collections * eps1)
@@ -212,3 +238,24 @@ def test_reports_of_one_memo_key_need_not_compose_to_r_epsilon_one():
     ledger = PrivacyLedger.in_memory(Budget(epsilon=10.0))
     ledger.charge(toy, 0)
     assert ledger.charge(toy, 0) == pytest.approx(1.0)  # ε∞, not 2·ε₁
+
+
+@pytest.mark.parametrize("linear", [True, False])
+@pytest.mark.parametrize(
+    ("eps1", "eps", "cap"), [(0.5, 0.5, 1.75), (0.25, 0.32, 1.0), (0.1, 0.9, 1.0), (0.5, 0.7, None)]
+)
+def test_worst_spread_is_the_largest_over_every_spread(eps1, eps, cap, linear):
+    """worst_case_memoized_cost against dynamic programming over every spread of R ≤ 40 reports on d ≤ 7 keys,
+    for the ledger's per-key cost c(1) = ε₁, c(r ≥ 2) = min(r·ε′, ε∞) (or ε∞); with ε′ > ε₁ the worst spread
+    can put two reports on a key rather than one (0.25, 0.32: four reports on 16 keys cost 1.28, not 1.0)."""
+    from ldp.privacy.spending import worst_case_memoized_cost
+
+    def cost(r: int) -> float:
+        return memo_key_cost(r, eps, cap, linear=linear, first=eps1)
+
+    for keys in range(1, 8):
+        for reports in range(0, 41):
+            expected, _ = best_spread(reports, keys, cost) if reports else (0.0, [])
+            got = worst_case_memoized_cost(reports, eps, cap, keys, linear=linear, first=eps1)
+            assert got == pytest.approx(expected, rel=1e-12, abs=1e-15), (keys, reports)
+    assert memo_key_cost(1, eps, cap, linear=linear, first=eps1) == eps1

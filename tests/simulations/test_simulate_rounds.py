@@ -133,9 +133,11 @@ def test_loloha_is_accounted_as_the_ledger_charges_it():
 
     spec = LOLOHA(domain=("a", "b", "c"), epsilon=0.5, epsilon_inf=2.0)
     accounting = accounting_of(spec)
-    assert accounting.linear is False
+    assert (
+        accounting.linear is True and spec.memo_report_epsilon == 0.5
+    )  # r reports of a bucket: min(r·ε′, ε∞)
     spent = lifetime_epsilon(np.array([[0], [0], [0]]), accounting)[:, 0].tolist()
-    assert spent == [memo_key_cost(r, 0.5, 2.0, linear=False) for r in (1, 2, 3)] == [0.5, 2.0, 2.0]
+    assert spent == [memo_key_cost(r, 0.5, 2.0) for r in (1, 2, 3)] == [0.5, 1.0, 1.5]
 
 
 @pytest.mark.parametrize("ratio", [0.25, 0.5])

@@ -979,12 +979,19 @@ def budget_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
     }
 
 
-#: (reports, ε₁, ε∞ or None, memo keys or None, linear) for the worst spread of a memoized spec's reports.
+#: (reports, per-report ε, ε∞ or None, memo keys or None, linear, ε₁ of a key's first report or None) for the
+#: worst spread of a memoized spec's reports; ε₁ below the per-report ε: a chain whose ε′ exceeds ε₁.
 MEMO_COST_CASES = [
-    (reports, eps1, cap, keys, linear)
+    (reports, eps1, cap, keys, linear, None)
     for reports in (0, 1, 2, 3, 4, 7, 30, 365)
     for eps1, cap in ((0.5, 1.75), (1.0, 1.5), (0.3, 2.0), (1.0, None))
     for keys in (1, 3, None)
+    for linear in (True, False)
+] + [
+    (reports, eps, cap, keys, linear, first)
+    for reports in (1, 2, 3, 4, 5, 7, 30, 365)
+    for first, eps, cap in ((0.25, 0.32, 1.0), (0.5, 0.7, None), (0.1, 0.9, 1.0))
+    for keys in (1, 3, 16, None)
     for linear in (True, False)
 ]
 
@@ -1000,10 +1007,13 @@ def _memo_cost_vectors() -> list[dict[str, Any]]:
             "epsilon_inf": cap,
             "values": keys,
             "linear": linear,
-            "key_cost": _approx_or_none(memo_key_cost(reports, eps1, cap, linear=linear)),
-            "worst_case": _approx_or_none(worst_case_memoized_cost(reports, eps1, cap, keys, linear=linear)),
+            "epsilon_first": first,
+            "key_cost": _approx_or_none(memo_key_cost(reports, eps1, cap, linear=linear, first=first)),
+            "worst_case": _approx_or_none(
+                worst_case_memoized_cost(reports, eps1, cap, keys, linear=linear, first=first)
+            ),
         }
-        for reports, eps1, cap, keys, linear in MEMO_COST_CASES
+        for reports, eps1, cap, keys, linear, first in MEMO_COST_CASES
     ]
 
 

@@ -4,8 +4,12 @@
  */
 import { type Fraction, ONE, add, compare, div, divInt, fraction, mul, sub } from "../fraction.js";
 import type { JsonObject } from "../json.js";
+import { epsilonBoundOfRatio } from "../exact.js";
 import { type MechanismPrivacy, domainSize, int, prob, text } from "../privacyfields.js";
 import { fail } from "../text.js";
+import { memoReportEpsilon } from "./longitudinal.js";
+
+const cache = new Map<string, number>();
 
 /** The largest pool_size × g (the aggregator's table of counts), as `MAX_TABLE_COUNTERS`. */
 const MAX_TABLE = 1n << 24n;
@@ -17,7 +21,9 @@ const MAX_POOL = 1n << 20n;
  * round 2 keeps the memo w.p. p₂. One report's worst-case ratio is the
  * chain's A/B with A = p₁p₂ + (1 − p₁)q₂ and B = q₁p₂ + (1 − q₁)q₂; any number
  * of reports of one bucket are bounded by the memo's p₁/q₁; a client has at
- * most g memo keys (its buckets).
+ * most g memo keys (its buckets). r reports of one bucket are L-GRR's over
+ * the g buckets, so the ledger charges them min(r·ε′, ε∞) with L-GRR's ε′
+ * (Python's `memo_report_epsilon`, `memo_linear`).
  *
  * @privacy loloha
  */
@@ -38,5 +44,15 @@ export function lolohaPrivacy(fields: JsonObject): MechanismPrivacy {
   const q2 = divInt(sub(ONE, p2), g - 1n);
   const a = add(mul(p1, p2), mul(sub(ONE, p1), q2));
   const b = add(mul(q1, p2), mul(sub(ONE, q1), q2));
-  return { ratio: div(a, b), permanentRatio: div(p1, q1), memoValues: g };
+  const ratio = div(a, b);
+  const permanentRatio = div(p1, q1);
+  const one = typeof fields.epsilon === "number" ? fields.epsilon : epsilonBoundOfRatio(ratio);
+  const inf = typeof fields.epsilon_inf === "number" ? fields.epsilon_inf : epsilonBoundOfRatio(permanentRatio);
+  const key = JSON.stringify([String(g), `${p1.num}/${p1.den}`, `${p2.num}/${p2.den}`, one, inf]);
+  let perReport = cache.get(key);
+  if (perReport === undefined) {
+    perReport = memoReportEpsilon(true, [p1, q1, p2, q2], Number(g), one, inf);
+    cache.set(key, perReport);
+  }
+  return { ratio, permanentRatio, memoValues: g, memoReportEpsilon: perReport, memoLinear: true };
 }

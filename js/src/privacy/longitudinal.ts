@@ -72,10 +72,11 @@ function unaryMemoLogRatio(p1: Fraction, q1: Fraction, p2: Fraction, q2: Fractio
 
 /**
  * Python's `memo_report_epsilon`: the smallest ε′ ≥ ε₁ with ε(r reports) ≤
- * min(r·ε′, ε∞) for every r, checked for each r < ε∞/ε₁ up to 400 (L-GRR)
- * or 4,000 (unary), else the fresh round's own bound when larger.
+ * min(r·ε′, ε∞) for every r, checked for each r < ε∞/ε₁ up to 400 (L-GRR,
+ * and LOLOHA as L-GRR over its g buckets) or 4,000 (unary), else the fresh
+ * round's own bound when larger.
  */
-function memoReportEpsilon(
+export function memoReportEpsilon(
   grr: boolean,
   [p1, q1, p2, q2]: Fraction[],
   k: number,
