@@ -349,7 +349,8 @@ def test_encode_makes_new_clients_durable_before_any_report(tmp_path, monkeypatc
     assert events == chunk + chunk + ["sync", *["link"] * 10, "directory", "reports"]
 
 
-#: Opens 40 new clients in bulk, killing itself (SIGKILL) at the step named by argv[3].
+#: Opens 40 new clients in bulk, killing itself (SIGKILL) at the step named by argv[3]; argv[4] "named":
+#: with named temporary files (where a file system has no unnamed ones), "unnamed": as the system allows.
 _KILLED_OPEN = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
@@ -357,6 +358,8 @@ _KILLED_OPEN = textwrap.dedent("""
     from ldp.client import ClientState
 
     spec, directory, step = ldp.load_spec(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    if sys.argv[4] == "named":
+        ldp.atomic._unnamed_files = lambda directory, stack: None
 
     def die(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
@@ -383,21 +386,27 @@ _KILLED_OPEN = textwrap.dedent("""
 
 
 @pytest.mark.parametrize(
-    "step",
+    "step, files",
     [
-        "mid-links",
+        ("mid-links", "unnamed"),
         *(
-            pytest.param(s, marks=pytest.mark.slow)
-            for s in ("before-sync", "after-sync", "before-directory-fsync")
+            pytest.param(s, files, marks=pytest.mark.slow)
+            for s in ("before-sync", "after-sync", "mid-links", "before-directory-fsync")
+            for files in ("unnamed", "named")
+            if (s, files) != ("mid-links", "unnamed")
         ),
     ],
 )
-def test_kill_9_while_opening_clients_in_bulk_leaves_each_absent_or_complete(tmp_path, step):
-    """Killed at any step of a bulk creation: every name is absent or a whole state; a rerun keeps the present ones."""
+def test_kill_9_while_opening_clients_in_bulk_leaves_each_absent_or_complete(tmp_path, step, files):
+    """Killed at any step of a bulk creation: every name is absent or a whole state; a rerun keeps the present ones.
+
+    Contents written to unnamed files (``O_TMPFILE``) leave nothing behind;
+    named temporary files (the fallback) are left until swept, once stale.
+    """
     spec_path, directory = tmp_path / "rappor.json", tmp_path / "states"
     spec_path.write_text(RAPPOR.to_json())
     proc = subprocess.run(
-        [sys.executable, "-c", _KILLED_OPEN, str(spec_path), str(directory), step],
+        [sys.executable, "-c", _KILLED_OPEN, str(spec_path), str(directory), step, files],
         capture_output=True,
         timeout=120,
     )
@@ -407,7 +416,8 @@ def test_kill_9_while_opening_clients_in_bulk_leaves_each_absent_or_complete(tmp
     expected = {"before-sync": 0, "after-sync": 0, "mid-links": 17, "before-directory-fsync": 40}[step]
     assert len(present) == expected
     leftovers = [p for p in directory.iterdir() if ".ldp-tmp" in p.name]
-    assert bool(leftovers) == (step != "before-directory-fsync")  # swept later, once stale
+    unnamed = files == "unnamed" and hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
+    assert bool(leftovers) == (not unnamed and step != "before-directory-fsync")  # swept later, once stale
     states = ClientState.open_many(paths, RAPPOR)
     for path, state in zip(paths, states):
         assert present.get(path, state) == state  # a state that survived is the one used, never redrawn
