@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -288,9 +289,16 @@ def test_kill_9_mid_encode_leaves_a_valid_ledger_and_no_output(tmp_path):
     assert sum(s.reports for s in PrivacyLedger.load(ledger).streams.values()) == charged + 1
 
 
-def test_open_many_creates_new_clients_with_one_durability_pass(tmp_path, monkeypatch):
-    """New clients in bulk: one syncfs and one directory fsync for the lot, not two fsyncs per client."""
+@pytest.mark.parametrize("files", ["unnamed", "named"])
+def test_open_many_creates_new_clients_with_one_durability_pass(tmp_path, monkeypatch, files):
+    """New clients in bulk: one syncfs and one directory fsync for the lot, not two fsyncs per client.
+
+    The same with named temporary files, where a file system has no unnamed ones (``O_TMPFILE``).
+    """
     import ldp.atomic
+
+    if files == "named":
+        monkeypatch.setattr(ldp.atomic, "_unnamed_files", lambda directory, stack: None)
 
     calls = {"syncfs": 0, "fsync": 0}
     real_syncfs, real_fsync = ldp.atomic._syncfs(), os.fsync
@@ -314,6 +322,7 @@ def test_open_many_creates_new_clients_with_one_durability_pass(tmp_path, monkey
     for path, state in zip(paths, states[2:]):
         assert ClientState.load(path, RAPPOR) == state and state.path == path
     assert len({state.secret for state in states}) == 301
+    assert {stat.S_IMODE(path.stat().st_mode) for path in paths} == {0o600}
     if real_syncfs is not None:
         assert calls == {"syncfs": 1, "fsync": 1}  # the contents, then the directory
     else:  # pragma: no cover - no syncfs: an fsync per file, the directory once
