@@ -37,7 +37,8 @@ import numpy as np
 
 from ldp.aggregator import olh
 from ldp.aggregator.bitcounts import cohort_bit_counts, column_bit_counts
-from ldp.aggregator.estimates import BitEstimates, oracle_estimates, rappor_bit_estimates
+from ldp.aggregator.estimates import BitEstimates, oracle_columns, rappor_bit_estimates
+from ldp.aggregator.table import ColumnTable
 from ldp.batch import ReportBatch
 from ldp.errors import InputError, ParameterError, ReportError
 from ldp.plugins import implementation
@@ -186,6 +187,16 @@ class Accumulator(abc.ABC):
     ) -> pd.DataFrame:
         """The estimate table at ``confidence``, with standard errors and confidence intervals."""
 
+    def estimate_columns(
+        self, confidence: float = 0.95, *, consistency: str = "none", **options: Any
+    ) -> ColumnTable | None:
+        """:meth:`estimate`'s table built without pandas, where this accumulator can; None where it cannot.
+
+        ``ldp aggregate`` writes it (a CSV file without importing pandas);
+        :meth:`estimate` is the same table as a DataFrame.
+        """
+        return None
+
     def _refuse_options(self, options: dict[str, Any]) -> None:
         """Refuse estimate options this accumulator does not know, naming them."""
         if options:
@@ -295,8 +306,22 @@ class FrequencyAccumulator(Accumulator):
             ``value, estimate, std_error, ci_low, ci_high, proportion``;
             see :func:`ldp.aggregator.estimates.oracle_estimates`.
         """
+        table = self._oracle_columns(confidence, consistency, alpha, options)
+        return table.to_frame()
+
+    def estimate_columns(
+        self, confidence: float = 0.95, *, consistency: str = "none", alpha: float = 0.05, **options: Any
+    ) -> ColumnTable | None:
+        """:meth:`estimate`'s table without pandas; None for a subclass with its own :meth:`estimate`."""
+        if type(self).estimate is not FrequencyAccumulator.estimate:
+            return None
+        return self._oracle_columns(confidence, consistency, alpha, options)
+
+    def _oracle_columns(
+        self, confidence: float, consistency: str, alpha: float, options: dict[str, Any]
+    ) -> ColumnTable:
         self._refuse_options(options)
-        return oracle_estimates(
+        return oracle_columns(
             self.spec.domain,
             self.support_counts,
             self.n,
@@ -592,10 +617,7 @@ class RapporAccumulator(Accumulator):
             :func:`ldp.aggregator.rappor.decode.decode`).
         """
         spec = self.spec
-        if spec.encoding == "bloom":
-            if candidates is None:
-                self._refuse_options(options)  # decode options need candidates
-                return self.bit_estimates().to_frame(confidence)
+        if spec.encoding == "bloom" and candidates is not None:
             from ldp.aggregator.rappor import decode as rappor_decode
 
             return rappor_decode.decode(
@@ -607,6 +629,35 @@ class RapporAccumulator(Accumulator):
                 alpha=alpha,
                 **options,
             )
+        return self._columns(confidence, candidates, consistency, alpha, options).to_frame()
+
+    def estimate_columns(
+        self,
+        confidence: float = 0.95,
+        *,
+        candidates: Sequence[Any] | None = None,
+        consistency: str = "none",
+        alpha: float = 0.05,
+        **options: Any,
+    ) -> ColumnTable | None:
+        """:meth:`estimate`'s table without pandas; None for the Bloom candidate decode."""
+        if self.spec.encoding == "bloom" and candidates is not None:
+            return None
+        return self._columns(confidence, candidates, consistency, alpha, options)
+
+    def _columns(
+        self,
+        confidence: float,
+        candidates: Sequence[Any] | None,
+        consistency: str,
+        alpha: float,
+        options: dict[str, Any],
+    ) -> ColumnTable:
+        """The tables of :meth:`estimate` but the candidate decode."""
+        spec = self.spec
+        if spec.encoding == "bloom":
+            self._refuse_options(options)  # decode options need candidates
+            return self.bit_estimates().to_columns(confidence)
         if candidates is not None:
             raise ParameterError(
                 f"{spec.encoding} RAPPOR decodes its values directly; candidates are for Bloom RAPPOR"
@@ -616,7 +667,7 @@ class RapporAccumulator(Accumulator):
         one, zero = spec.prob_one_given_one, spec.prob_one_given_zero
         ones = self.bit_counts.sum(axis=0)
         if spec.encoding == "basic":
-            return oracle_estimates(
+            return oracle_columns(
                 spec.domain,
                 ones,
                 n,
@@ -630,7 +681,7 @@ class RapporAccumulator(Accumulator):
         support = np.array([n - ones[0], ones[0]])
         p_star = np.array([float(1 - zero), float(one)])
         q_star = np.array([float(1 - one), float(zero)])
-        return oracle_estimates(
+        return oracle_columns(
             (False, True),
             support,
             n,

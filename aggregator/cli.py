@@ -371,8 +371,10 @@ def _aggregate(
             decode_options=decode_options or {},
         )
         if views.get("estimator") == "em" or views.get("resamples"):
+            from ldp.aggregator.table import as_frame
             from ldp.aggregator.views import add_post_processed_views
 
+            estimates = as_frame(estimates)
             add_post_processed_views(
                 estimates,
                 accumulator,
@@ -699,4 +701,6 @@ def _estimate(accumulator, spec, *, candidates, consistency, confidence, decode_
         options = {"confidence": confidence, "consistency": consistency, "candidates": candidates}
     elif candidates is not None:
         options = {"confidence": confidence, "candidates": candidates, **(decode_options or {})}
-    return accumulator.estimate(**options)
+    # a table built without pandas where the accumulator can (frequency oracles, RAPPOR): written by csv
+    table = accumulator.estimate_columns(**options)
+    return table if table is not None else accumulator.estimate(**options)

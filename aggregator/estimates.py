@@ -37,24 +37,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from ldp.aggregator.consistency import apply_consistency
+from ldp.aggregator.table import ColumnTable
 from ldp.errors import EstimateError, InputError, ParameterError, SpecError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
 
 if TYPE_CHECKING:
     import pandas as pd
 
+_Table = TypeVar("_Table", "pd.DataFrame", ColumnTable)
+
 __all__ = [
     "CONSISTENT_COLUMN",
     "FREQUENCY_COLUMNS",
     "BitEstimates",
     "add_consistent_view",
+    "estimate_columns",
     "estimate_table",
     "normal_quantile",
+    "oracle_columns",
     "oracle_estimates",
     "rappor_bit_estimates",
 ]
@@ -79,7 +84,14 @@ def normal_quantile(confidence: float) -> float:
 def estimate_table(
     values: Sequence, estimate, std_error, n: int, *, confidence: float = 0.95
 ) -> pd.DataFrame:
-    """Table of count estimates with normal confidence intervals.
+    """Table of count estimates with normal confidence intervals (:func:`estimate_columns` as a DataFrame)."""
+    return estimate_columns(values, estimate, std_error, n, confidence=confidence).to_frame()
+
+
+def estimate_columns(
+    values: Sequence, estimate, std_error, n: int, *, confidence: float = 0.95
+) -> ColumnTable:
+    """Table of count estimates with normal confidence intervals, built without pandas.
 
     Parameters
     ----------
@@ -95,12 +107,9 @@ def estimate_table(
     est = np.asarray(estimate, dtype=float)
     se = np.asarray(std_error, dtype=float)
     z = normal_quantile(confidence)
-    import pandas as pd
-
-    column = pd.Series(list(values), dtype=object)
-    return pd.DataFrame(
+    return ColumnTable(
         {
-            "value": column,
+            "value": list(values),
             "estimate": est,
             "std_error": se,
             "ci_low": est - z * se,
@@ -111,8 +120,8 @@ def estimate_table(
 
 
 def add_consistent_view(
-    table: pd.DataFrame, f_hat, n: int, method: str, null_std_errors=None, alpha: float = 0.05
-) -> pd.DataFrame:
+    table: _Table, f_hat, n: int, method: str, null_std_errors=None, alpha: float = 0.05
+) -> _Table:
     """Add the consistent view of ``f_hat`` as the column ``consistent`` (after ``value``), in place.
 
     The unbiased columns (``estimate``, ``std_error``, ``ci_low``, ``ci_high``,
@@ -123,7 +132,7 @@ def add_consistent_view(
 
     Parameters
     ----------
-    table : pandas.DataFrame
+    table : pandas.DataFrame or ColumnTable
         An estimate table whose rows are the values of ``f_hat``.
     f_hat : array_like, shape (d,)
         Unbiased frequency estimates (proportions).
@@ -157,6 +166,33 @@ def oracle_estimates(
 ) -> pd.DataFrame:
     """Unbiased frequency-oracle estimates with fixed-data standard errors (docs/mechanisms.md#variance).
 
+    :func:`oracle_columns` as a :class:`pandas.DataFrame`; see there.
+    """
+    return oracle_columns(
+        values,
+        support_counts,
+        n,
+        p_star,
+        q_star,
+        confidence=confidence,
+        consistency=consistency,
+        alpha=alpha,
+    ).to_frame()
+
+
+def oracle_columns(
+    values: Sequence,
+    support_counts,
+    n: int,
+    p_star,
+    q_star,
+    *,
+    confidence: float = 0.95,
+    consistency: str = "none",
+    alpha: float = 0.05,
+) -> ColumnTable:
+    """Unbiased frequency-oracle estimates with fixed-data standard errors, built without pandas.
+
     f̂_v = (C_v/n − q*)/(p* − q*); the count estimate is n·f̂_v and its
     standard error n·√Var[f̂_v] at f = clip(f̂_v, 0, 1).
 
@@ -189,7 +225,7 @@ def oracle_estimates(
 
     Returns
     -------
-    pandas.DataFrame
+    ColumnTable
         Columns ``value, estimate, std_error, ci_low, ci_high, proportion``
         (and ``consistent`` after ``value`` unless ``consistency`` is ``none``).
     """
@@ -202,7 +238,7 @@ def oracle_estimates(
         unbiased_frequency(counts, n, p_star, q_star) if frequency is None else np.asarray(frequency, float)
     )
     variance = frequency_variance(np.clip(f_hat, 0.0, 1.0), n, p_star, q_star)
-    table = estimate_table(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
+    table = estimate_columns(values, n * f_hat, n * np.sqrt(variance), n, confidence=confidence)
     if str(consistency).strip().lower() != "none":
         null_se = np.sqrt(np.broadcast_to(frequency_variance(0.0, n, p_star, q_star), f_hat.shape))
         add_consistent_view(table, f_hat, n, consistency, null_se, alpha)
@@ -241,8 +277,10 @@ class BitEstimates:
 
     def to_frame(self, confidence: float = 0.95) -> pd.DataFrame:
         """Long table: ``cohort, bit, reports, estimate, std_error, ci_low, ci_high, proportion``."""
-        import pandas as pd
+        return self.to_columns(confidence).to_frame()
 
+    def to_columns(self, confidence: float = 0.95) -> ColumnTable:
+        """:meth:`to_frame`'s table, built without pandas."""
         m, k = self.estimate.shape
         z = normal_quantile(confidence)
         est = self.estimate.ravel()
@@ -250,7 +288,7 @@ class BitEstimates:
         reports = np.repeat(self.cohort_counts, k)
         with np.errstate(invalid="ignore", divide="ignore"):
             proportion = np.where(reports > 0, est / np.maximum(reports, 1), np.nan)
-        return pd.DataFrame(
+        return ColumnTable(
             {
                 "cohort": np.repeat(np.arange(m), k),
                 "bit": np.tile(np.arange(k), m),

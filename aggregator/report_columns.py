@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ldp.arrow_numpy import numeric_values
 from ldp.batch import ReportBatch
 from ldp.errors import ReportError
 from ldp.report import BUILTIN_PAYLOAD, GROUP_REPORT_VERSION, REPORT_VERSION, check_group
@@ -125,7 +126,7 @@ def _group_column(column: pa.Array | None, n: int) -> tuple[np.ndarray | None, n
         return None, has, ~has
     encoded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
     keys, key_ok = _checked_group_keys(encoded.dictionary)
-    index = np.asarray(encoded.indices.fill_null(0)).astype(np.intp)  # a present row has a dictionary entry
+    index = numeric_values(chunk(encoded.indices)).astype(np.intp)  # a present row has a dictionary entry
     ok = ~has | key_ok[index]
     groups = keys[index]
     groups[~has] = None

@@ -51,6 +51,8 @@ from ldp.report_schema import ReportField, report_schema_of
 if TYPE_CHECKING:  # pandas only in annotations: `ldp encode` writes reports without importing it
     import pandas as pd
 
+    from ldp.aggregator.table import ColumnTable
+
 __all__ = [
     "ESTIMATE_FORMATS",
     "REPORT_FORMATS",
@@ -412,20 +414,31 @@ def _write_stdout(text: str) -> None:
         sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
-def write_estimates(estimates: pd.DataFrame, path: str | Path | None = None) -> None:
-    """Write an estimate DataFrame: ``.csv``, ``.json`` (records), ``.jsonl``, ``.parquet``; no path: table on stdout.
+def write_estimates(estimates: pd.DataFrame | ColumnTable, path: str | Path | None = None) -> None:
+    """Write an estimate table: ``.csv``, ``.json`` (records), ``.jsonl``, ``.parquet``; no path: table on stdout.
+
+    A :class:`~ldp.aggregator.table.ColumnTable` is written to CSV without
+    pandas (the same bytes as the DataFrame's CSV); for the other outputs it
+    is converted to a DataFrame first.
 
     Raises
     ------
     ParameterError
         Unknown extension or unwritable path.
     """
+    from ldp.aggregator.table import ColumnTable, as_frame
+
     if path is None or str(path) == _STDOUT:
-        _write_stdout(format_estimates(estimates) + "\n")
+        _write_stdout(format_estimates(as_frame(estimates)) + "\n")
         return
     path = str(path)
     fmt = estimates_format(path)
     try:
+        if isinstance(estimates, ColumnTable):
+            if fmt == "csv":
+                estimates.write_csv(path)
+                return
+            estimates = estimates.to_frame()
         if fmt == "csv":
             estimates.to_csv(path, index=False, compression="infer")
         elif fmt == "json":

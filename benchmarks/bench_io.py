@@ -11,7 +11,8 @@ process so peak memory is that step's alone:
 * reading and accumulating (``make_aggregator(spec).add_batch``),
 * ``ldp aggregate --spec S FILE -o estimates.csv``, the whole command,
 
-and, for comparison, the same path on a smaller JSON Lines file, a CSV file
+``--mechanism`` picks the reports' spec (RAPPOR by default; GRR, OUE, OLH
+over 1,000 values). And, for comparison, the same path on a smaller JSON Lines file, a CSV file
 as ``ldp`` writes it (no quotes) and the same CSV as pyarrow writes it
 (strings quoted, as R does too). Seconds are wall-clock
 (time.perf_counter) of the step inside its process, after the imports (the
@@ -31,6 +32,7 @@ Usage::
     python benchmarks/bench_io.py                  # 10M Parquet + 1M JSONL/CSV
     python benchmarks/bench_io.py --reports 2000000 --text-reports 200000
     python benchmarks/bench_io.py --reports 1000000 --text-reports 1000000 --repeat 3
+    python benchmarks/bench_io.py --mechanism grr --reports 3000000 --text-reports 3000000
 """
 
 from __future__ import annotations
@@ -60,12 +62,43 @@ def rappor_spec():
     return ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/4", q="3/4")
 
 
-def write_file(path: Path, n: int, chunk: int = 500_000, seed: int = 0) -> float:
+#: --mechanism: the spec of the reports (the domain: the 1,000 values the generator draws).
+MECHANISMS = {
+    "rappor": "RAPPOR k=128 bits, h=2, m=64 cohorts",
+    "grr": "GRR d=1,000, eps=1",
+    "oue": "OUE d=1,000, eps=1",
+    "olh": "OLH d=1,000, eps=1",
+}
+#: Arrow types of each report column pyarrow's reference read converts (text columns as strings).
+COLUMN_TYPES = {"cohort": "int64", "bits": "string", "value": "string", "seed": "uint64"}
+
+
+def spec_of(mechanism: str):
+    """The benchmark's spec of ``mechanism`` (a key of :data:`MECHANISMS`)."""
+    import ldp
+
+    if mechanism == "rappor":
+        return rappor_spec()
+    domain = [f"value-{v}" for v in range(1000)]
+    return {"grr": ldp.GRR, "oue": ldp.OUE, "olh": ldp.OLH}[mechanism](domain=domain, epsilon=1.0)
+
+
+def needed_columns(spec_path: str) -> dict[str, str]:
+    """Column name → Arrow type name of the reports of the spec file (read as JSON: no ldp import)."""
+    mechanism = json.loads(Path(spec_path).read_text())["mechanism"]
+    fields = {"rappor": ["cohort", "bits"], "grr": ["value"], "oue": ["bits"], "olh": ["seed", "value"]}
+    types = {"v": "int64", "spec": "string"}
+    for name in fields[mechanism]:
+        types[name] = "int64" if (mechanism, name) == ("olh", "value") else COLUMN_TYPES[name]
+    return types
+
+
+def write_file(path: Path, n: int, chunk: int = 500_000, seed: int = 0, mechanism: str = "rappor") -> float:
     """Encode ``n`` reports (Zipf-distributed values) in chunks and write them; seconds."""
     from ldp.aggregator.writers import write_reports
     from ldp.client import encode_batch
 
-    spec = rappor_spec()
+    spec = spec_of(mechanism)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
 
@@ -84,7 +117,8 @@ def write_quoted_csv(source: Path, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    options = pcsv.ConvertOptions(column_types={"spec": pa.string(), "bits": pa.string()})
+    text = dict.fromkeys(("spec", "bits", "value"), pa.string())  # a fingerprint may look like 1e5
+    options = pcsv.ConvertOptions(column_types=text)
     pcsv.write_csv(pcsv.read_csv(source, convert_options=options), path)
 
 
@@ -99,11 +133,12 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
-def pyarrow_rows(path: str) -> int:
+def pyarrow_rows(path: str, spec_path: str) -> int:
     """Read ``path`` with pyarrow alone into the needed columns, streaming; the number of rows."""
     import pyarrow as pa
 
-    needed = ["v", "spec", "bits", "cohort"]
+    columns = needed_columns(spec_path)
+    needed = list(columns)
     if path.endswith(".parquet"):
         import pyarrow.parquet as pq
 
@@ -112,15 +147,13 @@ def pyarrow_rows(path: str) -> int:
     elif path.endswith(".csv"):
         import pyarrow.csv as pcsv
 
-        types = {"v": pa.int64(), "spec": pa.string(), "bits": pa.string(), "cohort": pa.int64()}
+        types = {name: pa.type_for_alias(alias) for name, alias in columns.items()}
         options = pcsv.ConvertOptions(column_types=types, include_columns=needed)
         batches = pcsv.open_csv(path, convert_options=options)
     else:
         import pyarrow.json as pj
 
-        schema = pa.schema(
-            [(name, types) for name, types in zip(needed, [pa.int64(), pa.string(), pa.string(), pa.int64()])]
-        )
+        schema = pa.schema([(name, pa.type_for_alias(alias)) for name, alias in columns.items()])
         batches = pj.open_json(path, parse_options=pj.ParseOptions(explicit_schema=schema))
     return sum(batch.num_rows for batch in batches)
 
@@ -130,7 +163,7 @@ def child(step: str, path: str, spec_path: str, out: str) -> None:
     rows = 0
     start, cpu = time.perf_counter(), time.process_time()
     if step == "pyarrow":
-        rows = pyarrow_rows(path)
+        rows = pyarrow_rows(path, spec_path)
     elif step == "cli":
         from ldp.cli import main
 
@@ -198,6 +231,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=int, default=10_000_000, help="reports in the Parquet file")
     parser.add_argument("--text-reports", type=int, default=1_000_000, help="reports in the JSONL/CSV files")
+    parser.add_argument("--mechanism", choices=sorted(MECHANISMS), default="rappor", help="the reports' spec")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each step (median seconds)")
     parser.add_argument("--dir", type=Path, default=None, help="work directory (default: a temporary one)")
     parser.add_argument("--child", nargs=4, metavar=("STEP", "FILE", "SPEC", "OUT"), help=argparse.SUPPRESS)
@@ -210,15 +244,18 @@ def main() -> None:
         work = args.dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         spec_path = work / "spec.json"
-        spec_path.write_text(rappor_spec().to_json())
+        spec_path.write_text(spec_of(args.mechanism).to_json())
         out = work / "estimates.csv"
-        files = [(work / f"reports-{args.reports}.parquet", args.reports)] if args.reports else []
+        stem = (
+            "reports" if args.mechanism == "rappor" else f"{args.mechanism}-reports"
+        )  # bench_scale.py's names
+        files = [(work / f"{stem}-{args.reports}.parquet", args.reports)] if args.reports else []
         if args.text_reports:
             files += [
-                (work / f"reports-{args.text_reports}.{ext}", args.text_reports) for ext in ("jsonl", "csv")
+                (work / f"{stem}-{args.text_reports}.{ext}", args.text_reports) for ext in ("jsonl", "csv")
             ]
-            files.append((work / f"reports-{args.text_reports}-quoted.csv", args.text_reports))
-        print(f"RAPPOR k=128 bits, h=2, m=64 cohorts; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
+            files.append((work / f"{stem}-{args.text_reports}-quoted.csv", args.text_reports))
+        print(f"{MECHANISMS[args.mechanism]}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
         print(
             f"{'file':<18}{'reports':>12}{'size MB':>9}  {'step':<12}{'seconds':>9}{'reports/s':>13}{'peak MB':>9}"
             f"{'/ pyarrow':>11}{'CPU s':>8}{'/ pyarrow':>11}"
@@ -229,11 +266,11 @@ def main() -> None:
             if path.exists():  # files of bench_scale.py (same generator, same names) are reused
                 print(f"{path.name:<18}{n:>12,}{size:>9.0f}  (reused)")
             elif path.name.endswith("-quoted.csv"):
-                write_quoted_csv(work / f"reports-{n}.csv", path)
+                write_quoted_csv(work / f"{stem}-{n}.csv", path)
                 size = path.stat().st_size / 2**20
                 print(f"{path.name:<18}{n:>12,}{size:>9.0f}  (the CSV file above, as pyarrow writes it)")
             else:
-                write_seconds = write_file(path, n)
+                write_seconds = write_file(path, n, mechanism=args.mechanism)
                 size = path.stat().st_size / 2**20
                 print(
                     f"{path.name:<18}{n:>12,}{size:>9.0f}  {'write':<12}{write_seconds:>9.2f}"

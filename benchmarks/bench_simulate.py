@@ -16,7 +16,7 @@ Rows
    takes d sequential NumPy steps (about 0.1 to 0.3 s per draw,
    simulations/subset.py) against OUE's 0.3 ms, so those 140 cells are
    nearly all of the row's time (issue 28: its CPU is real work, not
-   threads).
+   threads; tracemalloc had inflated it, see below).
 3. ``ldp simulate`` with RAPPOR (issue 15), as a subprocess: grr, sue, oue,
    olh, blh, rappor × 8 ε (0.25 … 6) × 1,000,000 users × 20 repeats over
    1,024 values, the RAPPOR cells decoded against all 1,024 values as
@@ -32,8 +32,11 @@ prints a same-run reference, the time of ``numpy.linalg.lstsq``
 on a fixed 8192 × 400 matrix (``ref s``), and the ratio. Run with
 ``OPENBLAS_NUM_THREADS=1`` (set here, for this process and its children, unless given).
 
-Peak Python memory is measured with tracemalloc for rows 2 and 3 (NumPy
-buffers are traced).
+Peak Python memory is measured with tracemalloc for rows 2 and 4 (NumPy
+buffers are traced), in a second run of the row's cells (one repeat for the
+sweeps: the peak is per cell): times are measured without tracemalloc, which
+hooks every NumPy allocation and made the fast row's subset-selection cells
+about 4.5 times slower (its 30.5 s of CPU in issue 28 was mostly that).
 """
 
 from __future__ import annotations
@@ -69,11 +72,20 @@ def _reference() -> float:
     return best
 
 
-def _timed(func):
-    tracemalloc.start()
+def _timed(func, traced=None):
+    """(result, seconds, CPU seconds, peak MiB) of ``func()``, timed untraced; the peak from ``traced()``.
+
+    tracemalloc hooks every NumPy allocation: under it, code taking many small
+    NumPy steps (subset selection's joint draw, d steps a draw) runs about
+    4.5 times slower, so the time is measured without it and the peak
+    memory in a second run (``traced``, a smaller one of the same cells:
+    the peak is per cell, not per repeat; default ``func`` itself).
+    """
     started, cpu = time.perf_counter(), time.process_time()
     result = func()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    tracemalloc.start()
+    (traced or func)()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return result, seconds, cpu, peak / 2**20
@@ -104,29 +116,23 @@ def main(argv=None) -> int:
         )
     )
 
-    frame, seconds, cpu, peak = _timed(
-        lambda: run(
-            mechanisms="grr,sue,oue,olh,blh,auto",
+    def sweep(mechanisms: str, repeats: int = 20):
+        return lambda: run(
+            mechanisms=mechanisms,
             epsilons=[0.25, 0.5, 1, 2, 3, 4, 6, 8],
             users=1_000_000,
             domain_size=1024,
-            repeats=20,
+            repeats=repeats,
             seed=1,
         )
+
+    frame, seconds, cpu, peak = _timed(
+        sweep("grr,sue,oue,olh,blh,auto"), traced=sweep("grr,sue,oue,olh,blh,auto", repeats=1)
     )
     rows.append(
         ("fast: 6 mech x 8 eps x 1M users x 20 repeats, D=1024", len(frame), seconds, cpu, peak, 30.0)
     )
-    frame, seconds, cpu, peak = _timed(
-        lambda: run(
-            mechanisms="auto",
-            epsilons=[0.25, 0.5, 1, 2, 3, 4, 6, 8],
-            users=1_000_000,
-            domain_size=1024,
-            repeats=20,
-            seed=1,
-        )
-    )
+    frame, seconds, cpu, peak = _timed(sweep("auto"), traced=sweep("auto", repeats=1))
     rows.append(
         ("  of which the auto cells (ss for eps < 8, grr at 8)", len(frame), seconds, cpu, peak, math.nan)
     )

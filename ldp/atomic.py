@@ -232,16 +232,20 @@ def create_private_files(files: Sequence[tuple[str | os.PathLike, bytes]]) -> li
     instead of two fsyncs per file, each group of up to :data:`CREATE_GROUP`
     files takes these steps in this order:
 
-    1. every content is written to its own temporary file (flock'ed, never
+    1. every content is written to its own unnamed file (``O_TMPFILE``,
+       Linux; where a file system has none, a temporary file, flock'ed, never
        visible under the final name);
     2. one durability pass makes all the contents stable: ``syncfs`` of
        their filesystem (Linux; elsewhere an fsync of each file);
-    3. each temporary file is hard-linked to its name (fails if the name exists);
+    3. each file is hard-linked to its name (fails if the name exists);
     4. each directory is fsync'ed once.
 
     A process killed (or a machine losing power) at any point leaves every
     name absent or complete: a name only ever points at content already on
-    stable storage, and stale temporaries are swept later. When this
+    stable storage. An unnamed file not yet linked vanishes with the
+    process; stale temporaries (where unnamed files are missing) are swept
+    later. One link per file is the only change to its directory (a
+    temporary file costs three: its creation, the link, its removal). When this
     returns, every created name is durable, so a caller may now act on the
     files (emit a report derived from a secret in them).
 
@@ -279,9 +283,94 @@ def _group_size() -> int:
 
 
 def _create_group(files: Sequence[tuple[str | os.PathLike, bytes]]) -> list[bool]:
-    """Steps 1-4 of :func:`create_private_files` for one group (all its temporaries open at once)."""
+    """Steps 1-4 of :func:`create_private_files` for one group: unnamed files where the system has them."""
     targets = [Path(path) for path, _ in files]
     directories = list(dict.fromkeys(_directory_of(target) for target in targets))
+    with contextlib.ExitStack() as stack:
+        handles = {directory: _unnamed_files(directory, stack) for directory in directories}
+        if all(handle is not None for handle in handles.values()):
+            return _create_unnamed(targets, files, handles, directories, stack)
+    return _create_named(targets, files, directories)
+
+
+#: ``open(2)`` errors that say a file system cannot make unnamed files (``O_TMPFILE``).
+_NO_UNNAMED = {errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOTSUP}
+
+
+def _unnamed_files(directory: Path, stack: contextlib.ExitStack) -> int | None:
+    """A descriptor of ``directory`` for :func:`_create_unnamed`, or None where it cannot make unnamed files.
+
+    Unnamed files need ``O_TMPFILE`` (Linux, on most local file systems) and
+    ``/proc/self/fd`` to link them by name without privileges.
+    """
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        probe = os.open(directory, flag | os.O_RDWR | os.O_CLOEXEC, _PRIVATE_FILE)
+    except OSError as exc:
+        if exc.errno in _NO_UNNAMED:
+            return None
+        raise StateError(f"cannot write new files in {str(directory)!r}: {exc.strerror}") from None
+    os.close(probe)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    stack.callback(os.close, fd)
+    return fd
+
+
+def _create_unnamed(
+    targets: list[Path],
+    files: Sequence[tuple[str | os.PathLike, bytes]],
+    handles: dict[Path, int | None],
+    directories: list[Path],
+    stack: contextlib.ExitStack,
+) -> list[bool]:
+    """Steps 1-4 with each content in an unnamed file (``O_TMPFILE``) that its name links to.
+
+    An unnamed file has no name to clash with, lock or sweep: a process killed
+    before the link leaves nothing behind (the file system frees it), and one
+    link per file is the only change to the directory.
+    """
+    fds = []
+    for target, (_, data) in zip(targets, files):
+        directory = _directory_of(target)
+        try:
+            fd = os.open(directory, os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC, _PRIVATE_FILE)
+        except OSError as exc:
+            raise StateError(f"cannot write {str(target)!r}: {exc.strerror}") from None
+        stack.callback(os.close, fd)
+        os.fchmod(fd, _PRIVATE_FILE)  # the umask may have narrowed it; never widens a private file
+        _write_bytes(fd, data)
+        fds.append(fd)
+    _sync_contents(fds, directories)
+    created = []
+    for target, fd in zip(targets, fds):
+        try:  # linkat(AT_SYMLINK_FOLLOW) of the descriptor: fails if the name exists in any form
+            os.link(
+                f"/proc/self/fd/{fd}",
+                target.name,
+                dst_dir_fd=handles[_directory_of(target)],
+                follow_symlinks=True,
+            )
+        except FileExistsError:
+            created.append(False)
+        else:
+            created.append(True)
+    for directory in directories:
+        _fsync_directory(directory)
+    return created
+
+
+def _write_bytes(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _create_named(
+    targets: list[Path], files: Sequence[tuple[str | os.PathLike, bytes]], directories: list[Path]
+) -> list[bool]:
+    """Steps 1-4 with named temporary files (flock'ed, swept once stale): where unnamed files are missing."""
     created = []
     with contextlib.ExitStack() as stack:
         temps = []
@@ -289,9 +378,7 @@ def _create_group(files: Sequence[tuple[str | os.PathLike, bytes]]) -> list[bool
             fd, temp = stack.enter_context(
                 _locked_temporary(_directory_of(target), target.name, _PRIVATE_FILE)
             )
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            _write_bytes(fd, data)
             temps.append((fd, temp))
         _sync_contents([fd for fd, _ in temps], directories)
         for target, (_, temp) in zip(targets, temps):

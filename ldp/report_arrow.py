@@ -23,6 +23,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ldp.arrow_numpy import (
+    array_of,
+    bool_values,
+    null_string,
+    number_scalar,
+    numeric_values,
+    string_array,
+    string_scalar,
+    validity,
+)
+
 __all__ = [
     "FLOAT_TEXT",
     "INT_TEXT",
@@ -64,13 +75,11 @@ def present(column: pa.Array | None, n: int) -> np.ndarray:
     """Which rows of a column hold a value (all False for a missing or null-typed column)."""
     if column is None:
         return np.zeros(n, dtype=bool)
-    if pa.types.is_null(column.type):
-        return np.zeros(n, dtype=bool)
-    return np.asarray(column.is_valid(), dtype=bool)
+    return validity(chunk(column))
 
 
 def _bool(array: Any) -> np.ndarray:
-    return np.asarray(pc.fill_null(array, False), dtype=bool)
+    return bool_values(chunk(array))
 
 
 def int_column(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -78,7 +87,7 @@ def int_column(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]
     if column is None or not pa.types.is_integer(column.type):
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     ok = present(column, n)
-    raw = np.asarray(column.fill_null(0))
+    raw = numeric_values(chunk(column))
     if raw.dtype == np.uint64:
         ok &= raw < np.uint64(1 << 63)
     return raw.astype(np.int64), ok
@@ -93,13 +102,13 @@ def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
             pa.types.is_string(column.type.value_type) or pa.types.is_large_string(column.type.value_type)
         ):
             return np.zeros(n, dtype=bool)
-        hits = _bool(pc.equal(column.dictionary, text))
+        hits = _bool(pc.equal(column.dictionary, string_scalar(text)))
         indices = column.indices
         ok = present(indices, n)
-        return ok & hits[np.asarray(indices.fill_null(0)).astype(np.intp)] if len(hits) else ok & False
+        return ok & hits[numeric_values(indices).astype(np.intp)] if len(hits) else ok & False
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return np.zeros(n, dtype=bool)
-    return _bool(pc.equal(column, text))
+    return _bool(pc.equal(column, string_scalar(text)))
 
 
 def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -273,7 +282,7 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
-        keys = pa.array([str(v) for v in domain], type=pa.string())
+        keys = string_array([str(v) for v in domain])
         positions = np.arange(len(domain), dtype=np.int64)
         if pa.types.is_dictionary(column.type):
             column = column.dictionary_decode()
@@ -284,26 +293,26 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
             return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
         if pa.types.is_dictionary(column.type):
             column = column.dictionary_decode()
-        keys = pa.array([v for v, _ in pairs], type=pa.int64())
+        keys = array_of(np.array([v for v, _ in pairs], dtype=np.int64))
         positions = np.array([i for _, i in pairs], dtype=np.int64)
         column = (
             column.cast(pa.int64(), safe=False) if not pa.types.is_unsigned_integer(value_type) else column
         )
         if pa.types.is_unsigned_integer(value_type):
-            raw = np.asarray(column.fill_null(0))
+            raw = numeric_values(chunk(column))
             big = raw >= np.uint64(1 << 63)
-            column = pa.array(np.where(big, 0, raw).astype(np.int64), mask=~present(column, n) | big)
+            column = array_of(np.where(big, 0, raw).astype(np.int64), valid=present(column, n) & ~big)
     else:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     found = pc.index_in(column, value_set=keys)
     ok = present(found, n)
-    index = np.asarray(found.fill_null(0)).astype(np.int64)
+    index = numeric_values(chunk(found)).astype(np.int64)
     return positions[index] if len(positions) else index, ok
 
 
 def csv_int_column(cells: list[str | None]) -> pa.Array:
     """An int64 column of CSV cells (None: empty); null where a cell is not converted (see :func:`csv_int_array`)."""
-    return csv_int_array(pa.array(cells, type=pa.string()))
+    return csv_int_array(string_array(cells))
 
 
 def csv_int_array(strings: pa.Array) -> pa.Array:
@@ -316,8 +325,8 @@ def csv_int_array(strings: pa.Array) -> pa.Array:
     alone would also read ``0x5`` as 5). When Arrow cannot cast the digits
     (beyond int64, digits outside ASCII), every cell is converted one by one.
     """
-    plain = pc.and_(pc.utf8_is_digit(strings), pc.less_equal(pc.binary_length(strings), 40))
-    kept = pc.if_else(plain, strings, pa.scalar(None, type=pa.string()))
+    plain = pc.and_(pc.utf8_is_digit(strings), pc.less_equal(pc.binary_length(strings), number_scalar(40)))
+    kept = pc.if_else(plain, strings, null_string())
     try:
         return kept.cast(pa.int64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -330,13 +339,16 @@ def csv_int_array(strings: pa.Array) -> pa.Array:
             if not -(1 << 63) <= value < (1 << 63):
                 value = None
         out.append(value)
-    return pa.array(out, type=pa.int64())  # unconvertible cells are null: re-checked row by row
+    # unconvertible cells are null: re-checked row by row
+    valid = np.array([value is not None for value in out], dtype=bool)
+    return array_of(np.array([value or 0 for value in out], dtype=np.int64), valid)
 
 
 def csv_float_column(cells: list[str | None]) -> pa.Array:
     """A float64 column of CSV cells; cells that are not numbers are null."""
     out = [float(t) if t is not None and FLOAT_TEXT.fullmatch(t) else None for t in cells]
-    return pa.array(out, type=pa.float64())
+    valid = np.array([value is not None for value in out], dtype=bool)
+    return array_of(np.array([0.0 if value is None else value for value in out], dtype=np.float64), valid)
 
 
 #: :data:`FLOAT_TEXT` as a whole-cell RE2 pattern for Arrow (``[0-9]`` is ASCII in both).
@@ -352,7 +364,7 @@ def csv_float_array(strings: pa.Array) -> pa.Array:
     matching cell, every cell is converted one by one.
     """
     number = pc.match_substring_regex(strings, _FLOAT_CELL)
-    kept = pc.if_else(number, strings, pa.scalar(None, type=pa.string()))
+    kept = pc.if_else(number, strings, null_string())
     try:
         return kept.cast(pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -146,9 +146,9 @@ class ReportField:
 
     def csv_column(self, cells: list[str | None]) -> pa.Array:
         """The Arrow column of a chunk's CSV cells (None: an empty cell)."""
-        import pyarrow as pa
+        from ldp.arrow_numpy import string_array
 
-        return pa.array(cells, type=pa.string())
+        return string_array(cells)
 
     def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
         """Each entry's JSON text, as an Arrow string array."""

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from ldp.aggregator.rejects import Reject, classify_reason
 from ldp.aggregator.report_columns import batch_from_checked, concat_batches, validate_columns
+from ldp.arrow_numpy import string_array
 from ldp.batch import ReportBatch
 from ldp.errors import ReportError
 from ldp.report import Report
@@ -199,7 +200,7 @@ def _columns_by_name(names: Sequence[str], arrays: Sequence[pa.Array], n: int) -
     for name, array in zip(names, arrays):
         if name in columns:
             columns[name] = pa.nulls(n)
-            columns[f"{name} (duplicate)"] = pa.array(["x"] * n)
+            columns[f"{name} (duplicate)"] = string_array(["x"] * n)
         else:
             columns[name] = array
     return columns

@@ -45,6 +45,7 @@ from ldp.aggregator.readers.common import (
     _text,
 )
 from ldp.aggregator.rejects import Reject
+from ldp.arrow_numpy import string_array
 from ldp.errors import ReportError
 from ldp.report import Report
 from ldp.report_arrow import INT_TEXT, csv_float_array, csv_int_array, csv_int_column
@@ -623,7 +624,7 @@ def _csv_chunk(
         elif name == _VERSION:
             arrays.append(csv_int_column(cells))
         else:  # a field this spec's reports do not carry: only whether a cell is set matters
-            arrays.append(pa.array(cells, type=pa.string()))
+            arrays.append(string_array(cells))
     columns = _columns_by_name(header, arrays, n)
 
     return _finish(

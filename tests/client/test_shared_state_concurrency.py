@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -288,9 +289,16 @@ def test_kill_9_mid_encode_leaves_a_valid_ledger_and_no_output(tmp_path):
     assert sum(s.reports for s in PrivacyLedger.load(ledger).streams.values()) == charged + 1
 
 
-def test_open_many_creates_new_clients_with_one_durability_pass(tmp_path, monkeypatch):
-    """New clients in bulk: one syncfs and one directory fsync for the lot, not two fsyncs per client."""
+@pytest.mark.parametrize("files", ["unnamed", "named"])
+def test_open_many_creates_new_clients_with_one_durability_pass(tmp_path, monkeypatch, files):
+    """New clients in bulk: one syncfs and one directory fsync for the lot, not two fsyncs per client.
+
+    The same with named temporary files, where a file system has no unnamed ones (``O_TMPFILE``).
+    """
     import ldp.atomic
+
+    if files == "named":
+        monkeypatch.setattr(ldp.atomic, "_unnamed_files", lambda directory, stack: None)
 
     calls = {"syncfs": 0, "fsync": 0}
     real_syncfs, real_fsync = ldp.atomic._syncfs(), os.fsync
@@ -314,6 +322,7 @@ def test_open_many_creates_new_clients_with_one_durability_pass(tmp_path, monkey
     for path, state in zip(paths, states[2:]):
         assert ClientState.load(path, RAPPOR) == state and state.path == path
     assert len({state.secret for state in states}) == 301
+    assert {stat.S_IMODE(path.stat().st_mode) for path in paths} == {0o600}
     if real_syncfs is not None:
         assert calls == {"syncfs": 1, "fsync": 1}  # the contents, then the directory
     else:  # pragma: no cover - no syncfs: an fsync per file, the directory once
@@ -378,7 +387,8 @@ def test_encode_opens_every_memoizing_mechanisms_new_clients_in_bulk(tmp_path, m
     assert bulk == [20, 10, 0] and one_by_one == []  # users 0-29 are new in the first two chunks, none after
 
 
-#: Opens 40 new clients in bulk, killing itself (SIGKILL) at the step named by argv[3].
+#: Opens 40 new clients in bulk, killing itself (SIGKILL) at the step named by argv[3]; argv[4] "named":
+#: with named temporary files (where a file system has no unnamed ones), "unnamed": as the system allows.
 _KILLED_OPEN = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
@@ -386,6 +396,8 @@ _KILLED_OPEN = textwrap.dedent("""
     from ldp.client import ClientState
 
     spec, directory, step = ldp.load_spec(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    if sys.argv[4] == "named":
+        ldp.atomic._unnamed_files = lambda directory, stack: None
 
     def die(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
@@ -412,21 +424,27 @@ _KILLED_OPEN = textwrap.dedent("""
 
 
 @pytest.mark.parametrize(
-    "step",
+    "step, files",
     [
-        "mid-links",
+        ("mid-links", "unnamed"),
         *(
-            pytest.param(s, marks=pytest.mark.slow)
-            for s in ("before-sync", "after-sync", "before-directory-fsync")
+            pytest.param(s, files, marks=pytest.mark.slow)
+            for s in ("before-sync", "after-sync", "mid-links", "before-directory-fsync")
+            for files in ("unnamed", "named")
+            if (s, files) != ("mid-links", "unnamed")
         ),
     ],
 )
-def test_kill_9_while_opening_clients_in_bulk_leaves_each_absent_or_complete(tmp_path, step):
-    """Killed at any step of a bulk creation: every name is absent or a whole state; a rerun keeps the present ones."""
+def test_kill_9_while_opening_clients_in_bulk_leaves_each_absent_or_complete(tmp_path, step, files):
+    """Killed at any step of a bulk creation: every name is absent or a whole state; a rerun keeps the present ones.
+
+    Contents written to unnamed files (``O_TMPFILE``) leave nothing behind;
+    named temporary files (the fallback) are left until swept, once stale.
+    """
     spec_path, directory = tmp_path / "rappor.json", tmp_path / "states"
     spec_path.write_text(RAPPOR.to_json())
     proc = subprocess.run(
-        [sys.executable, "-c", _KILLED_OPEN, str(spec_path), str(directory), step],
+        [sys.executable, "-c", _KILLED_OPEN, str(spec_path), str(directory), step, files],
         capture_output=True,
         timeout=120,
     )
@@ -436,7 +454,8 @@ def test_kill_9_while_opening_clients_in_bulk_leaves_each_absent_or_complete(tmp
     expected = {"before-sync": 0, "after-sync": 0, "mid-links": 17, "before-directory-fsync": 40}[step]
     assert len(present) == expected
     leftovers = [p for p in directory.iterdir() if ".ldp-tmp" in p.name]
-    assert bool(leftovers) == (step != "before-directory-fsync")  # swept later, once stale
+    unnamed = files == "unnamed" and hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
+    assert bool(leftovers) == (not unnamed and step != "before-directory-fsync")  # swept later, once stale
     states = ClientState.open_many(paths, RAPPOR)
     for path, state in zip(paths, states):
         assert present.get(path, state) == state  # a state that survived is the one used, never redrawn

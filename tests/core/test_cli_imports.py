@@ -140,9 +140,7 @@ def test_aggregate_of_report_files_imports_no_scipy_and_no_collector(tmp_path):
 def test_importing_the_aggregate_path_imports_no_pandas():
     """``import ldp`` and the modules of ``ldp aggregate`` (readers, writers, estimates) import no pandas.
 
-    Running an aggregation still loads it: pyarrow imports pandas, when it is
-    installed, the first time it converts between Arrow and NumPy
-    (``Array.to_numpy``, ``pa.array`` of an ndarray, ``pa.scalar``).
+    Running one does not either (:func:`test_aggregate_of_report_files_imports_no_pandas`).
     """
     code = (
         "import sys, ldp, ldp.cli, ldp.aggregator, ldp.aggregator.io, ldp.aggregator.writers, "
@@ -151,3 +149,113 @@ def test_importing_the_aggregate_path_imports_no_pandas():
     )
     result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert result.stdout.strip() == "False"
+
+
+#: Run ``ldp aggregate`` on every file given (``SPEC:FILE`` pairs) in one fresh interpreter; print whether
+#: pandas was imported (the exit status of each run is kept: 3 when a file holds rejects).
+_AGGREGATE_PROBE = """
+import json, sys
+from ldp.cli import main
+statuses = []
+for pair in sys.argv[1:]:
+    spec, path = pair.split(":")
+    try:
+        main(["aggregate", "--spec", spec, path, "--rejects", path + ".rejects.jsonl", "-o", path + ".estimates.csv"])
+    except SystemExit as exc:
+        statuses.append(exc.code or 0)
+print(json.dumps({"pandas": "pandas" in sys.modules, "statuses": statuses}))
+"""
+
+
+def _report_files(tmp_path, names, formats) -> list[str]:
+    """Report files of each named spec in each format, each with one bad line; ``SPEC:FILE`` pairs."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    from ldp.aggregator.writers import write_reports
+    from ldp.client import encode_batch
+
+    specs = {
+        "grr": ldp.GRR(domain=("a", "b", "c"), epsilon=1.0),
+        "oue": ldp.OUE(domain=tuple("abcdefghij"), epsilon=1.0),
+        "olh": ldp.OLH(domain=tuple("abcdefghij"), epsilon=1.0),
+        "rappor": ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/4", q="3/4"),
+    }
+    pairs = []
+    for name in names:
+        spec = specs[name]
+        spec_path = tmp_path / f"{name}.json"
+        spec_path.write_text(spec.to_json())
+        batch = encode_batch(spec, ["a", "b", "c"] * 20, np.random.default_rng(1))
+        for fmt in formats:
+            path = tmp_path / f"{name}.{fmt}"
+            if fmt == "quoted":  # strings quoted, as pyarrow and R write CSV
+                plain, path = tmp_path / f"{name}-plain.csv", tmp_path / f"{name}-quoted.csv"
+                write_reports([batch], plain, spec)
+                text = dict.fromkeys(
+                    ("spec", "value", "bits"), pa.string()
+                )  # a fingerprint may look like 1e5
+                pa_csv.write_csv(
+                    pa_csv.read_csv(plain, convert_options=pa_csv.ConvertOptions(column_types=text)), path
+                )
+            else:
+                write_reports([batch], path, spec)
+            if fmt == "jsonl":
+                with path.open("a") as out:
+                    out.write('{"v": 1, "spec": "0000000000000000"}\n')  # a report of another spec
+            elif fmt in ("csv", "quoted"):
+                header = path.read_text().splitlines()[0]
+                with path.open("a") as out:
+                    out.write("1,0000000000000000" + "," * (header.count(",") - 1) + "\n")
+            pairs.append(f"{spec_path.name}:{path.name}")
+    return pairs
+
+
+def _aggregate_probe(tmp_path, pairs) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", _AGGREGATE_PROBE, *pairs], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _same_as_dataframe_csv(tmp_path, pairs) -> None:
+    """Each estimates file is the CSV of the library's estimate DataFrame (default consistent view)."""
+    from ldp.aggregator import make_aggregator
+    from ldp.aggregator.io import read_reports
+    from ldp.aggregator.views import default_consistency
+    from ldp.specs import load_spec
+
+    for pair in pairs:
+        spec_name, name = pair.split(":")
+        spec = load_spec(tmp_path / spec_name)
+        accumulator = make_aggregator(spec)
+        for chunk in read_reports([tmp_path / name], spec):
+            accumulator.add_batch(chunk.batch)
+        consistency = default_consistency(spec, with_candidates=False)
+        expected = accumulator.estimate(0.95, consistency=consistency).to_csv(index=False)
+        assert (tmp_path / f"{name}.estimates.csv").read_text() == expected, name
+
+
+def test_aggregate_of_report_files_imports_no_pandas(tmp_path):
+    """``ldp aggregate FILE -o estimates.csv`` reads, validates, rejects and writes without importing pandas.
+
+    pyarrow imports pandas the first time a conversion asks its pandas shim
+    (``pa.array``, ``Array.to_numpy``, a Python scalar to a compute
+    function); the readers convert through the arrays' buffers
+    (:mod:`ldp.arrow_numpy`) and the estimate table is written by :mod:`csv`.
+    """
+    pairs = _report_files(tmp_path, ["grr"], ["csv"])
+    assert _aggregate_probe(tmp_path, pairs) == {"pandas": False, "statuses": [3]}  # 3: one reject
+    assert "wrong_spec" in (tmp_path / "grr.csv.rejects.jsonl").read_text()
+    _same_as_dataframe_csv(tmp_path, pairs)
+
+
+@pytest.mark.slow  # a fresh interpreter over 16 files: see test_encode_imports_no_scipy
+def test_aggregate_imports_no_pandas_for_frequency_oracles_and_rappor_in_every_format(tmp_path):
+    pairs = _report_files(tmp_path, ["grr", "oue", "olh", "rappor"], ["parquet", "csv", "jsonl", "quoted"])
+    result = _aggregate_probe(tmp_path, pairs)
+    assert result["pandas"] is False
+    assert result["statuses"] == [0 if pair.endswith(".parquet") else 3 for pair in pairs]
+    _same_as_dataframe_csv(tmp_path, pairs)
