@@ -165,6 +165,17 @@ def _registered_spec(name: str, epsilon, domain, params: dict[str, object]):
                 f"--{option} does not apply to {name} (its parameters: {', '.join(sorted(fields))})"
             )
         data[option] = list(value) if option == "domain" else value
+    import inspect
+
+    required = [
+        parameter.name
+        for parameter in list(inspect.signature(cls).parameters.values())
+        if parameter.default is inspect.Parameter.empty
+        and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+        and parameter.name not in data
+    ]
+    if required:
+        raise SpecError(f"{name} needs {', '.join(f'--param {field}=...' for field in required)}")
     return cls.from_dict(data)
 
 

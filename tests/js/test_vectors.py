@@ -141,7 +141,8 @@ def test_format_size_and_readme(vectors: dict[str, Any], tables: dict[str, Any])
     assert vectors["format"] == tables["format"] == 1
     assert (VECTORS_DIR / "README.md").is_file()
     files = [VECTORS_DIR / "vectors.json", VECTORS_DIR / "numeric_tables.json"]
-    assert files[0].stat().st_size < 300_000
+    # about 10 kB per family of mechanisms (26 families: 306 kB); the bound catches a runaway case, not growth
+    assert files[0].stat().st_size < 400_000
     assert sum(path.stat().st_size for path in files) < 1_000_000
     for path in files:
         path.read_bytes().decode("ascii")  # plain ASCII: non-ASCII text is \u-escaped

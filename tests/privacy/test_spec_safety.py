@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import functools
+import json
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -116,11 +117,21 @@ def _spec_args(mechanism: str, epsilon: str) -> list[str]:
     args = ["--epsilon", epsilon]
     if mechanism in NUMERIC_MECHANISMS:  # every registered numeric mechanism takes --low/--high
         return args + ["--low", "0", "--high", "1"] + (["--delta", "1e-6"] if mechanism == "gaussian" else [])
+    if mechanism != "auto" and "attributes" in _fields_of(mechanism):  # a record of two GRR attributes
+        return [*args, "--param", f"attributes={json.dumps(_TWO_GRR_ATTRIBUTES)}"]
     if mechanism != "auto" and "domain" not in {
         f.name for f in dataclasses.fields(ldp.specs.spec_class(mechanism))
     }:
         return args  # heavy hitters (pem, treehist): strings, no domain
     return [*args, "--domain", "a,b"]
+
+
+#: A composite spec's attributes: SMP samples both from ε = 5 on, so each gets ε/2 (GRR's limit 23: ε ≤ 46).
+_TWO_GRR_ATTRIBUTES = [{"name": n, "mechanism": "grr", "domain": ["x", "y"]} for n in ("a", "b")]
+
+
+def _fields_of(mechanism: str) -> set[str]:
+    return {field.name for field in dataclasses.fields(ldp.specs.spec_class(mechanism))}
 
 
 def _error_line(result) -> str:
@@ -158,6 +169,15 @@ def test_every_spec_mechanism_refuses_a_huge_epsilon_in_one_line(mechanism, epsi
     result = CliRunner().invoke(cli, ["spec", mechanism, *_spec_args(mechanism, epsilon)])
     if mechanism == "rappor":
         assert "rappor: epsilon_inf=" in _error_line(result) and "above 700" in _error_line(result)
+        return
+    if mechanism != "auto" and "attributes" in _fields_of(mechanism):  # the attributes' limits bind first
+        if float(epsilon) <= 2 * ldp.specs.spec_class("grr").max_epsilon:
+            assert result.exit_code == 0, result.output
+        else:
+            line = _error_line(result)
+            assert (
+                f"{mechanism}: attribute 'a': grr: epsilon={float(epsilon) / 2:.10g} is above 23" in line
+            ), line
         return
     inf_limit = _default_epsilon_inf_limit(mechanism)
     if float(epsilon) <= _cli_limit(mechanism) and float(epsilon) > inf_limit:  # its default ε∞ is too large
