@@ -46,6 +46,7 @@ from ldp.collector.service import CollectorService, CollectorSettings, numeric_t
 from ldp.collector.static_files import static_reply
 from ldp.collector.store import open_store
 from ldp.collector.tasks import TIME_LIMIT, Task
+from ldp.collector.windows import SYNC_SECONDS
 
 __all__ = ["READ_TIMED_OUT", "CollectorSettings", "create_app", "numeric_table"]
 
@@ -69,13 +70,16 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service = app.state.service = await run_in_threadpool(_open_service, settings)
-        refresher = asyncio.create_task(_refresh_periodically(service))
+        background = [asyncio.create_task(_refresh_periodically(service))]
+        if service.store.shared:
+            background.append(asyncio.create_task(_sync_periodically(service)))
         try:
             yield
         finally:
-            refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await refresher
+            for job in background:
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await job
             await run_in_threadpool(service.close)
 
     app = FastAPI(
@@ -118,6 +122,18 @@ async def _refresh_periodically(service: CollectorService) -> None:
                 "could not re-read the task list (%s); retrying in %g s",
                 type(exc).__name__,
                 TASK_REFRESH_SECONDS,
+            )
+
+
+async def _sync_periodically(service: CollectorService) -> None:
+    """Every :data:`~ldp.collector.windows.SYNC_SECONDS`, count what other servers committed (a shared store)."""
+    while True:
+        await asyncio.sleep(SYNC_SECONDS)
+        try:
+            await run_in_threadpool(service.registry.sync)
+        except Exception as exc:  # the store is down: keep serving what is held, try again later
+            _log.warning(
+                "could not catch up with the store (%s); retrying in %g s", type(exc).__name__, SYNC_SECONDS
             )
 
 
