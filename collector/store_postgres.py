@@ -183,10 +183,12 @@ _MIGRATE_3_TO_4 = (
     "ALTER TABLE reports RENAME TO reports_v3",
     *_REPORTS_SCHEMA,
     """SELECT ldp_window_partition(w.task, w.start, w.width) FROM (
-        SELECT DISTINCT r.task, r.t - r.t % k.window_seconds AS start, k.window_seconds AS width
+        SELECT DISTINCT r.task, r.t - ((r.t % k.window_seconds) + k.window_seconds) % k.window_seconds AS start,
+            k.window_seconds AS width
         FROM reports_v3 r JOIN tasks k ON r.task = k.seq) AS w""",
     """INSERT INTO reports (task, window_start, report_id, t, batch, report)
-        SELECT r.task, r.t - r.t % k.window_seconds, r.report_id, r.t, 0, r.report
+        SELECT r.task, r.t - ((r.t % k.window_seconds) + k.window_seconds) % k.window_seconds, r.report_id, r.t, 0,
+            r.report
         FROM reports_v3 r JOIN tasks k ON r.task = k.seq""",
     "DROP TABLE reports_v3",
 )
@@ -738,9 +740,10 @@ class PostgresStore(Store):
     def count_by_window(self, task_id: str, window: int) -> dict[int, int]:
         with self._errors(), self._reader() as connection:
             rows = connection.execute(
-                "SELECT r.t - (r.t %% %s::bigint) AS start, count(*) FROM reports r "
+                # % truncates toward zero: the floor multiple of the window, as Task.window_start
+                "SELECT r.t - ((r.t %% %s::bigint) + %s::bigint) %% %s::bigint AS start, count(*) FROM reports r "
                 "JOIN tasks k ON r.task = k.seq WHERE k.task_id = %s GROUP BY start ORDER BY start",
-                (window, task_id),
+                (window, window, window, task_id),
             ).fetchall()
         return {int(start): int(n) for start, n in rows}
 
