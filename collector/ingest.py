@@ -202,7 +202,10 @@ class GroupCommitter:
         except Exception:  # committed all the same: acknowledge, and rebuild the windows from the store
             _log.exception("counting committed reports failed; the windows are rebuilt from the store")
             for task in {pending.task.task_id: pending.task for pending in group}.values():
-                self.windows.load(self.store, task)
+                try:
+                    self.windows.load(self.store, task)
+                except Exception:  # the store is down too: a shared store's sync catches up later
+                    _log.exception("rebuilding the windows of a task failed")
         for pending, stored in zip(group, flags):
             pending.future.set_result(stored)
         self._on_commit(CommitStats(len(group), sum(len(p.accepted) for p in group), seconds))

@@ -678,6 +678,7 @@ class PostgresStore(Store):
                 yield 0, []
                 return
             seq, current = int(row[0]), int(row[1])
+            params: tuple[int, ...]
             if version is None:
                 query, params = "SELECT t, report FROM reports WHERE task = %s ORDER BY t", (seq,)
             elif version >= current:

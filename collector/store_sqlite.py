@@ -46,7 +46,14 @@ from ldp.collector.store import (
 )
 from ldp.collector.tasks import Task
 
-__all__ = ["BACKUP_PAGES", "MIN_FREE_BYTES", "SqliteStore", "lock_path"]
+__all__ = [
+    "BACKUP_PAGES",
+    "MIN_FREE_BYTES",
+    "WAL_AUTOCHECKPOINT_PAGES",
+    "WRITER_CACHE_KIB",
+    "SqliteStore",
+    "lock_path",
+]
 
 SCHEMA_VERSION = 4
 _BUSY_TIMEOUT_MS = 30_000
@@ -59,8 +66,8 @@ MIN_FREE_BYTES = 16 << 20
 #: checkpoint every 1,000 pages) inserting fell from 48,000 to 22,000 reports/s between the first
 #: and the fourth 100,000 reports of a task; with a 64 MB cache and 10,000-page checkpoints
 #: (a WAL of up to ~40 MB) it holds 36,000 (groups of 1,000, synchronous=FULL, 2 shared cores).
-_WRITER_CACHE_KIB = 65_536
-_WAL_AUTOCHECKPOINT_PAGES = 10_000
+WRITER_CACHE_KIB = 65_536
+WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 #: Pages copied per step of :meth:`SqliteStore.backup_to` (4 MiB of 4 KiB pages).
 BACKUP_PAGES = 1024
@@ -185,8 +192,8 @@ class SqliteStore(Store):
             if read_only:
                 version = self._read_version()
             else:
-                self._writer.execute(f"PRAGMA cache_size=-{_WRITER_CACHE_KIB}")
-                self._writer.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
+                self._writer.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
+                self._writer.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
                 with self._writer:
                     self._writer.executescript(_SCHEMA)
                     self._writer.execute(
