@@ -9,8 +9,8 @@ migrated on the first writing open (version 3 → 4 moves the reports into the
 partitioned table in one transaction).
 
 ``reports`` is partitioned by window (declarative ``PARTITION BY RANGE (task,
-window_start)``, one partition per task and window) and keyed by ``(task,
-window_start, report_id)``: a commit's index pages are those of the current
+window_start)``, one partition per task and day of windows, :func:`partition_of`)
+and keyed by ``(task, window_start, report_id)``: a commit's index pages are those of the current
 window, so the insert rate does not fall as a task's older windows pile up,
 and retention drops whole partitions. Partitions are made on first use by
 the ``SECURITY DEFINER`` function ``ldp_window_partition`` (so a serving role
@@ -66,7 +66,7 @@ from ldp.collector.store import (
 from ldp.collector.tasks import Task
 from ldp.redact import redact_url
 
-__all__ = ["PostgresStore"]
+__all__ = ["PARTITION_SECONDS", "PostgresStore", "partition_of"]
 
 SCHEMA_VERSION = 4
 #: Table rights a writing store needs (schema creation and migration need more: the tables' owner).
@@ -182,10 +182,12 @@ _SCHEMA = (
 _MIGRATE_3_TO_4 = (
     "ALTER TABLE reports RENAME TO reports_v3",
     *_REPORTS_SCHEMA,
-    """SELECT ldp_window_partition(w.task, w.start, w.width) FROM (
-        SELECT DISTINCT r.task, r.t - ((r.t % k.window_seconds) + k.window_seconds) % k.window_seconds AS start,
-            k.window_seconds AS width
-        FROM reports_v3 r JOIN tasks k ON r.task = k.seq) AS w""",
+    # the partitions holding the stored windows, as partition_of makes them (86400: PARTITION_SECONDS)
+    """SELECT ldp_window_partition(q.task, q.start, q.span) FROM (
+        SELECT DISTINCT p.task, p.w - ((p.w % p.span) + p.span) % p.span AS start, p.span FROM (
+            SELECT DISTINCT r.task, r.t - ((r.t % k.window_seconds) + k.window_seconds) % k.window_seconds AS w,
+                k.window_seconds * greatest(1, 86400 / k.window_seconds) AS span
+            FROM reports_v3 r JOIN tasks k ON r.task = k.seq) AS p) AS q""",
     """INSERT INTO reports (task, window_start, report_id, t, batch, report)
         SELECT r.task, r.t - ((r.t % k.window_seconds) + k.window_seconds) % k.window_seconds, r.report_id, r.t, 0,
             r.report
@@ -211,6 +213,20 @@ _BUMP = (
 )
 #: A report's key: (task seq, window start, report id).
 Key = tuple[int, int, bytes]
+#: A partition holds the windows of (at least) this many seconds: a day of hourly windows is one table.
+PARTITION_SECONDS = 86_400
+
+
+def partition_of(window_start: int, width: int) -> tuple[int, int]:
+    """``(start, span)`` of the partition holding the window ``window_start`` of ``width`` seconds.
+
+    The span is the largest multiple of the window of at most
+    :data:`PARTITION_SECONDS` (the window itself when longer), so every
+    window lies in one partition and windows of a minute do not make 1,440
+    tables a day.
+    """
+    span = width * max(1, PARTITION_SECONDS // width)
+    return window_start - window_start % span, span
 
 
 def _has_schema(connection: psycopg.Connection) -> bool:
@@ -602,15 +618,16 @@ class PostgresStore(Store):
         return _outcomes(keyed, inserted, stored), versions
 
     def _make_partitions(self, connection: psycopg.Connection, windows: set[tuple[int, int, int]]) -> None:
-        """Make the partitions of the ``(task seq, window start, width)`` not made yet, each committed at once.
+        """Make the partitions holding the ``(task seq, window start, width)`` not made yet, each committed at once.
 
         Outside the insert's transaction: creating a partition locks the whole
         table until commit, so inside it two writers could wait for each other.
         """
-        for seq, start, width in sorted(windows - self._partitions):
+        spans = {(seq, *partition_of(start, width)) for seq, start, width in windows}
+        for seq, start, span in sorted(spans - self._partitions):
             with connection.transaction():
-                connection.execute("SELECT ldp_window_partition(%s, %s, %s)", (seq, start, width))
-            self._partitions.add((seq, start, width))
+                connection.execute("SELECT ldp_window_partition(%s, %s, %s)", (seq, start, span))
+            self._partitions.add((seq, start, span))
 
     def _stored(self, connection: psycopg.Connection, keys: list[Key]) -> dict[Key, tuple[int, str]]:
         """The stored ``(t, text)`` of each key (all stored: just inserted or found already there)."""

@@ -911,3 +911,37 @@ def test_a_version_3_store_is_migrated_to_window_keys_and_keeps_every_report(sto
         assert store.count_by_window(task.task_id, task.window) == {-172_800: 1, -86_400: 2, 0: 2, 86_400: 2}
     with open_store(store_url) as store:  # the second open finds version 4 and changes nothing
         assert len(every(store)) == 7
+
+
+@pytest.mark.slow  # PostgreSQL: the fast set's PostgreSQL test is the replay contract's
+def test_postgresql_partitions_hold_a_day_of_windows_and_go_with_their_task(postgres_url):
+    """Issue 29: reports partitioned by window, a day of short windows per table; deleting a task drops them."""
+    import psycopg
+
+    from ldp.collector.store_postgres import partition_of
+
+    assert partition_of(3_600 * 25, 3_600) == (86_400, 86_400)
+    assert partition_of(-60, 60) == (-86_400, 86_400)
+    assert partition_of(2 * 172_800, 172_800) == (2 * 172_800, 172_800)
+
+    def partitions(url: str) -> list[str]:
+        with psycopg.connect(url) as connection:
+            rows = connection.execute(
+                "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+                "WHERE i.inhparent = 'reports'::regclass ORDER BY 1"
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    minutes = new_task(SPEC, window="1m", time_precision="1m")[0]
+    days = new_task(SPEC, window="2d", time_precision="1h")[0]
+    with fresh_database(postgres_url) as url, open_store(url) as store:
+        store.create_task(minutes)
+        store.create_task(days)
+        # 1,500 one-minute windows over two days; two-day windows at 0 and 172,800
+        store.insert_reports([(minutes.task_id, [report(n, 60 * n) for n in range(1_500)])])
+        store.insert_reports([(days.task_id, [report(1, 0), report(2, 86_400), report(3, 172_800)])])
+        assert partitions(url) == ["reports_1_0", "reports_1_86400", "reports_2_0", "reports_2_172800"]
+        assert store.count_by_window(days.task_id, days.window) == {0: 2, 172_800: 1}
+        assert store.delete_task(minutes.task_id)
+        assert partitions(url) == ["reports_2_0", "reports_2_172800"]
+        assert stored_ids(store, days.task_id) == [rid(1), rid(2), rid(3)]
