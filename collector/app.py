@@ -58,6 +58,8 @@ _log = logging.getLogger("ldp.collector")
 
 #: Seconds between re-reads of the task list (tasks created or deleted by ``ldp task`` while serving).
 TASK_REFRESH_SECONDS = 5.0
+#: Seconds between two trims of a shared store's commit log (by each server).
+COMMIT_LOG_TRIM_SECONDS = 60.0
 #: How long a client may cache a task's spec or numeric table.
 _CACHE_CONTROL = "public, max-age=300"
 
@@ -126,11 +128,18 @@ async def _refresh_periodically(service: CollectorService) -> None:
 
 
 async def _sync_periodically(service: CollectorService) -> None:
-    """Every :data:`~ldp.collector.windows.SYNC_SECONDS`, count what other servers committed (a shared store)."""
+    """Every :data:`~ldp.collector.windows.SYNC_SECONDS`, count what other servers committed (a shared store).
+
+    Every :data:`COMMIT_LOG_TRIM_SECONDS` it also trims the store's commit log.
+    """
+    trimmed = time.monotonic()
     while True:
         await asyncio.sleep(SYNC_SECONDS)
         try:
             await run_in_threadpool(service.registry.sync)
+            if time.monotonic() - trimmed > COMMIT_LOG_TRIM_SECONDS:
+                trimmed = time.monotonic()
+                await run_in_threadpool(service.registry.forget_commits)
         except Exception as exc:  # the store is down: keep serving what is held, try again later
             _log.warning(
                 "could not catch up with the store (%s); retrying in %g s", type(exc).__name__, SYNC_SECONDS

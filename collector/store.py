@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_STORE",
     "TASK_COLUMNS",
     "TASK_COLUMN_COUNT",
+    "CommitLogTrimmed",
     "Insert",
     "Store",
     "StoreOpenError",
@@ -66,6 +67,10 @@ DEFAULT_STORE = "ldp-collector.db"
 
 class StoreUnavailable(StoreError):
     """The store cannot be reached or cannot write now (a stopped server, a lock, a full disk): retry later."""
+
+
+class CommitLogTrimmed(StoreError):
+    """The commit log no longer holds every commit after a version: rebuild the windows from the store."""
 
 
 class UnknownTaskError(StoreError, ParameterError):
@@ -259,6 +264,10 @@ class Store(abc.ABC):
         """
         return self.insert_reports(groups), {}
 
+    def forget_commits(self, older_than: float = 600.0) -> int:
+        """Delete the commit log's entries older than ``older_than`` seconds (none in a store with one writer)."""
+        return 0
+
     def versions(self) -> dict[str, int]:
         """The committed version of every task (empty for a store with one writer: nothing to catch up on)."""
         return {}
@@ -273,6 +282,12 @@ class Store(abc.ABC):
         snapshot version, the task's version the chunks bring a reader to.
         ``version`` None reads every report in ``t`` order (what a restart
         reads). A store with one writer reads everything as version 0.
+
+        Raises
+        ------
+        CommitLogTrimmed
+            The log of commits no longer reaches back to ``version`` (its
+            entries are kept for minutes): read everything instead.
         """
         if version is not None:
             raise StoreOpenError(f"store {self.url} does not version its commits")

@@ -51,6 +51,7 @@ from psycopg import sql
 from ldp.collector.store import (
     TASK_COLUMN_COUNT,
     TASK_COLUMNS,
+    CommitLogTrimmed,
     Insert,
     Store,
     StoredReport,
@@ -75,7 +76,7 @@ WRITER_RIGHTS: dict[str, tuple[str, ...]] = {
     "tasks": ("SELECT", "INSERT", "DELETE"),
     "reports": ("SELECT", "INSERT", "DELETE"),
     "task_versions": ("SELECT", "INSERT", "UPDATE"),
-    "commits": ("SELECT", "INSERT"),
+    "commits": ("SELECT", "INSERT", "DELETE"),
 }
 #: Functions a writing store calls (owned by the tables' owner, SECURITY DEFINER, not executable by PUBLIC).
 WRITER_FUNCTIONS = ("ldp_window_partition(bigint, bigint, bigint)", "ldp_drop_windows(bigint, bigint)")
@@ -114,24 +115,25 @@ _REPORTS_SCHEMA = (
         window_start BIGINT NOT NULL,
         report_id BYTEA NOT NULL,
         t BIGINT NOT NULL,
-        batch BIGINT NOT NULL,
         report TEXT NOT NULL,
         CONSTRAINT reports_key PRIMARY KEY (task, window_start, report_id)
     ) PARTITION BY RANGE (task, window_start)""",
     "CREATE INDEX IF NOT EXISTS reports_by_t ON reports (task, t)",
-    # batch: the id of the transaction that stored the row, rising as rows are appended: a BRIN index
-    # (a few pages per partition) finds the rows of recent commits
-    "CREATE INDEX IF NOT EXISTS reports_by_batch ON reports USING brin (batch)",
     """CREATE TABLE IF NOT EXISTS task_versions (
         task BIGINT PRIMARY KEY REFERENCES tasks(seq) ON DELETE CASCADE,
         version BIGINT NOT NULL
     )""",
+    # the keys each commit stored: how other servers find what they have not counted. A log kept for
+    # COMMIT_LOG_SECONDS only (it links the reports of one commit), never a column of the reports
     """CREATE TABLE IF NOT EXISTS commits (
         task BIGINT NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
         version BIGINT NOT NULL,
-        batch BIGINT NOT NULL,
+        committed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        window_starts BIGINT[] NOT NULL,
+        report_ids BYTEA[] NOT NULL,
         PRIMARY KEY (task, version)
     )""",
+    "CREATE INDEX IF NOT EXISTS commits_by_age ON commits (committed_at)",
     """CREATE OR REPLACE FUNCTION ldp_window_partition(p_task BIGINT, p_start BIGINT, p_width BIGINT)
     RETURNS VOID LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
     DECLARE
@@ -178,7 +180,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS tasks_by_token ON tasks (token_hash)",
 )
 
-#: Version 3 → 4: the reports move into the partitioned table (their batch 0: committed before versions).
+#: Version 3 → 4: the reports move into the partitioned table.
 _MIGRATE_3_TO_4 = (
     "ALTER TABLE reports RENAME TO reports_v3",
     *_REPORTS_SCHEMA,
@@ -188,8 +190,8 @@ _MIGRATE_3_TO_4 = (
             SELECT DISTINCT r.task, r.t - ((r.t % k.window_seconds) + k.window_seconds) % k.window_seconds AS w,
                 k.window_seconds * greatest(1, 86400 / k.window_seconds) AS span
             FROM reports_v3 r JOIN tasks k ON r.task = k.seq) AS p) AS q""",
-    """INSERT INTO reports (task, window_start, report_id, t, batch, report)
-        SELECT r.task, r.t - ((r.t % k.window_seconds) + k.window_seconds) % k.window_seconds, r.report_id, r.t, 0,
+    """INSERT INTO reports (task, window_start, report_id, t, report)
+        SELECT r.task, r.t - ((r.t % k.window_seconds) + k.window_seconds) % k.window_seconds, r.report_id, r.t,
             r.report
         FROM reports_v3 r JOIN tasks k ON r.task = k.seq""",
     "DROP TABLE reports_v3",
@@ -198,19 +200,21 @@ _MIGRATE_3_TO_4 = (
 
 #: The arrays travel in binary (%b): text-format arrays cost ten times more to build, escaping every element.
 _INSERT = (
-    "INSERT INTO reports (task, window_start, report_id, t, batch, report) "
-    "SELECT k.task, k.window_start, k.report_id, k.t, pg_current_xact_id()::text::bigint, k.report "
+    "INSERT INTO reports (task, window_start, report_id, t, report) "
+    "SELECT k.task, k.window_start, k.report_id, k.t, k.report "
     "FROM unnest(%b::bigint[], %b::bigint[], %b::bytea[], %b::bigint[], %b::text[]) "
     "AS k(task, window_start, report_id, t, report) "
     "ON CONFLICT DO NOTHING RETURNING task, window_start, report_id"
 )
-#: Raise one task's version (its row lock orders the task's commits) and log the commit's batch.
+#: Raise one task's version (its row lock orders the task's commits) and log the keys the commit stored.
 _BUMP = (
     "WITH bumped AS (INSERT INTO task_versions (task, version) VALUES (%s, 1) "
     "ON CONFLICT (task) DO UPDATE SET version = task_versions.version + 1 RETURNING task, version) "
-    "INSERT INTO commits (task, version, batch) "
-    "SELECT task, version, pg_current_xact_id()::text::bigint FROM bumped RETURNING version"
+    "INSERT INTO commits (task, version, window_starts, report_ids) "
+    "SELECT task, version, %b::bigint[], %b::bytea[] FROM bumped RETURNING version"
 )
+#: Seconds the commit log keeps a commit's keys: a server further behind rebuilds its windows in full.
+COMMIT_LOG_SECONDS = 600
 #: A report's key: (task seq, window start, report id).
 Key = tuple[int, int, bytes]
 #: A partition holds the windows of (at least) this many seconds: a day of hourly windows is one table.
@@ -487,7 +491,7 @@ class PostgresStore(Store):
 
         1 → 2 adds the tasks' ``shuffle_delta``, 2 → 3 their ``created_at``,
         3 → 4 moves the reports into the table partitioned by window (one
-        ``INSERT ... SELECT``; the reports' batch is 0, before any version).
+        ``INSERT ... SELECT``).
         """
         columns = {"1": ("shuffle_delta DOUBLE PRECISION", "2"), "2": ("created_at BIGINT", "3")}
         while version in columns:
@@ -612,7 +616,10 @@ class PostgresStore(Store):
                 versions = {}
                 by_seq = {seq: task_id for task_id, (seq, _) in windows.items()}
                 for seq in sorted({key[0] for key in inserted}):  # the last statements: locks held briefly
-                    row = connection.execute(_BUMP, (seq,)).fetchone()
+                    mine = sorted(key for key in inserted if key[0] == seq)
+                    row = connection.execute(
+                        _BUMP, (seq, [key[1] for key in mine], [key[2] for key in mine])
+                    ).fetchone()
                     assert row is not None
                     versions[by_seq[seq]] = int(row[0])
         return _outcomes(keyed, inserted, stored), versions
@@ -673,6 +680,16 @@ class PostgresStore(Store):
             ).fetchall()
         return {str(task_id): int(version) for task_id, version in rows}
 
+    def forget_commits(self, older_than: float = COMMIT_LOG_SECONDS) -> int:
+        """Delete the commit log's entries older than ``older_than`` seconds; how many were deleted."""
+        if self.read_only:
+            return 0
+        with self._errors(), self._writer() as connection, connection.transaction():
+            cursor = connection.execute(
+                "DELETE FROM commits WHERE committed_at < now() - make_interval(secs => %s)", (older_than,)
+            )
+            return cursor.rowcount
+
     def reports_since(
         self, task_id: str, version: int | None, chunk: int = 50_000
     ) -> Iterator[tuple[int, list[tuple[int, str]]]]:
@@ -702,11 +719,23 @@ class PostgresStore(Store):
                 yield current, []
                 return
             else:
+                with self._errors():
+                    logged = connection.execute(
+                        "SELECT count(*) FROM commits WHERE task = %s AND version > %s AND version <= %s",
+                        (seq, version, current),
+                    ).fetchone()
+                if logged is None or int(logged[0]) != current - version:
+                    raise CommitLogTrimmed(
+                        f"the commit log of {self.url} no longer holds versions {version + 1} to {current}"
+                    )
                 query = (
-                    "SELECT r.t, r.report FROM reports r WHERE r.task = %s AND r.batch = ANY("
-                    "SELECT c.batch FROM commits c WHERE c.task = %s AND c.version > %s AND c.version <= %s)"
+                    "SELECT r.t, r.report FROM commits c "
+                    "CROSS JOIN LATERAL unnest(c.window_starts, c.report_ids) AS k(window_start, report_id) "
+                    "JOIN reports r ON r.task = c.task AND r.window_start = k.window_start "
+                    "AND r.report_id = k.report_id "
+                    "WHERE c.task = %s AND c.version > %s AND c.version <= %s"
                 )
-                params = (seq, seq, version, current)
+                params = (seq, version, current)
             with self._errors():
                 cursor = stack.enter_context(connection.cursor(name="ldp_since"))
                 cursor.execute(query, params)

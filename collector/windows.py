@@ -35,7 +35,7 @@ from ldp.aggregator.report_columns import batch_from_checked
 from ldp.batch import ReportBatch
 from ldp.collector.accumulate import estimate_records, stored_batches
 from ldp.collector.central import central_privacy
-from ldp.collector.store import Store
+from ldp.collector.store import CommitLogTrimmed, Store
 from ldp.collector.tasks import Task
 from ldp.collector.window_counts import WindowCounts, accumulator_bytes
 from ldp.errors import ParameterError
@@ -123,8 +123,10 @@ class Windows:
     def catch_up(self, store: Store, task: Task) -> int:
         """Count what other servers committed to ``task`` since the held version; the reports counted.
 
-        The reports are read before the read lock is taken, into windows of
-        their own, then merged in: estimates are served meanwhile.
+        The reports are read into windows of their own, then merged in under
+        the read lock: estimates are served meanwhile. A server further behind
+        than the store's commit log reaches rebuilds the task's windows from
+        the store (:meth:`load`).
         """
         with self._sync:
             held = self._versions.get(task.task_id)
@@ -133,19 +135,30 @@ class Windows:
             fresh: dict[int, WindowCounts] = {}
             dense = self._dense_bytes.get(task.task_id) or accumulator_bytes(task.spec)
             version = held
-            for snapshot, chunk in store.reports_since(task.task_id, held):
-                version = snapshot
-                self._count_rows(task, fresh, dense, chunk)
-            with self._lock:
-                windows = self._windows.setdefault(task.task_id, {})
-                for start, counts in fresh.items():
-                    window = windows.get(start)
-                    if window is None:
-                        windows[start] = counts
-                    else:
-                        window.add_counts(counts)
-                self._versions[task.task_id] = max(version, held)
-            return sum(counts.n for counts in fresh.values())
+            try:
+                for snapshot, chunk in store.reports_since(task.task_id, held):
+                    version = snapshot
+                    self._count_rows(task, fresh, dense, chunk)
+            except CommitLogTrimmed:
+                trimmed = True
+            else:
+                trimmed = False
+                self._merge_fresh(task, fresh, max(version, held))
+        if trimmed:  # outside _sync: load takes it
+            return self.load(store, task)
+        return sum(counts.n for counts in fresh.values())
+
+    def _merge_fresh(self, task: Task, fresh: dict[int, WindowCounts], version: int) -> None:
+        """Merge counted windows into the task's and hold ``version`` (the caller holds ``_sync``)."""
+        with self._lock:
+            windows = self._windows.setdefault(task.task_id, {})
+            for start, counts in fresh.items():
+                window = windows.get(start)
+                if window is None:
+                    windows[start] = counts
+                else:
+                    window.add_counts(counts)
+            self._versions[task.task_id] = version
 
     def sync(self, store: Store, tasks: Sequence[Task]) -> int:
         """Catch up every task of ``tasks`` whose committed version is past the held one; reports counted."""

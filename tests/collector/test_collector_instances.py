@@ -82,6 +82,13 @@ def test_two_committers_on_one_store_each_count_every_report_once(shared_url):
         for windows in instances:
             assert windows.counts(task) == expected
         assert instances[0].merged(task, None, None) == instances[1].merged(task, None, None)
+        # an instance further behind than the commit log reaches rebuilds its windows from the store
+        more = envelopes(_reports(100, seed=6), now)
+        committers[0].submit(task, check_envelopes(task, more, now).accepted).result(30)
+        assert stores[0].forget_commits(0) >= 1
+        assert instances[1].sync(stores[1], [task]) == 700
+        assert instances[1].counts(task) == instances[0].counts(task)
+        assert sum(instances[1].counts(task).values()) == 700
     finally:
         for committer in committers:
             committer.close()
