@@ -46,6 +46,7 @@ from ldp.collector.service import CollectorService, CollectorSettings, numeric_t
 from ldp.collector.static_files import static_reply
 from ldp.collector.store import open_store
 from ldp.collector.tasks import TIME_LIMIT, Task
+from ldp.collector.windows import SYNC_SECONDS
 
 __all__ = ["READ_TIMED_OUT", "CollectorSettings", "create_app", "numeric_table"]
 
@@ -57,6 +58,8 @@ _log = logging.getLogger("ldp.collector")
 
 #: Seconds between re-reads of the task list (tasks created or deleted by ``ldp task`` while serving).
 TASK_REFRESH_SECONDS = 5.0
+#: Seconds between two trims of a shared store's commit log (by each server).
+COMMIT_LOG_TRIM_SECONDS = 60.0
 #: How long a client may cache a task's spec or numeric table.
 _CACHE_CONTROL = "public, max-age=300"
 
@@ -69,13 +72,16 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service = app.state.service = await run_in_threadpool(_open_service, settings)
-        refresher = asyncio.create_task(_refresh_periodically(service))
+        background = [asyncio.create_task(_refresh_periodically(service))]
+        if service.store.shared:
+            background.append(asyncio.create_task(_sync_periodically(service)))
         try:
             yield
         finally:
-            refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await refresher
+            for job in background:
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await job
             await run_in_threadpool(service.close)
 
     app = FastAPI(
@@ -118,6 +124,25 @@ async def _refresh_periodically(service: CollectorService) -> None:
                 "could not re-read the task list (%s); retrying in %g s",
                 type(exc).__name__,
                 TASK_REFRESH_SECONDS,
+            )
+
+
+async def _sync_periodically(service: CollectorService) -> None:
+    """Every :data:`~ldp.collector.windows.SYNC_SECONDS`, count what other servers committed (a shared store).
+
+    Every :data:`COMMIT_LOG_TRIM_SECONDS` it also trims the store's commit log.
+    """
+    trimmed = time.monotonic()
+    while True:
+        await asyncio.sleep(SYNC_SECONDS)
+        try:
+            await run_in_threadpool(service.registry.sync)
+            if time.monotonic() - trimmed > COMMIT_LOG_TRIM_SECONDS:
+                trimmed = time.monotonic()
+                await run_in_threadpool(service.registry.forget_commits)
+        except Exception as exc:  # the store is down: keep serving what is held, try again later
+            _log.warning(
+                "could not catch up with the store (%s); retrying in %g s", type(exc).__name__, SYNC_SECONDS
             )
 
 

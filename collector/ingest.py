@@ -3,9 +3,10 @@
 Upload handlers :meth:`GroupCommitter.submit` their checked reports and
 await the returned future. One writer thread takes everything queued when
 it is free (up to :attr:`GroupCommitter.max_reports` reports), stores it with
-one :meth:`~ldp.collector.store.Store.insert_reports` call (one transaction,
-committed before it returns), adds the newly stored reports to the window
-accumulators, and only then resolves the futures. While one group commits,
+one :meth:`~ldp.collector.store.Store.insert_reports_versioned` call (one
+transaction, committed before it returns), adds the newly stored reports to
+the window accumulators (at the task versions the commit reached, on a shared
+store), and only then resolves the futures. While one group commits,
 the next one gathers, so throughput grows with load and an idle collector
 adds no delay. A failed commit fails every upload of its group (the
 clients retry the same envelopes; nothing was acknowledged); it is logged
@@ -186,7 +187,7 @@ class GroupCommitter:
         started = time.perf_counter()
         self._commit_started = time.monotonic()
         try:
-            flags = self.store.insert_reports(
+            flags, versions = self.store.insert_reports_versioned(
                 [(pending.task.task_id, [a.stored for a in pending.accepted]) for pending in group]
             )
         except BaseException as exc:  # the whole group failed: nothing was stored, nobody is acknowledged
@@ -210,11 +211,14 @@ class GroupCommitter:
                 )
             for task, counted in fresh.values():
                 if counted:
-                    self.windows.add(task, counted)
+                    self.windows.add(task, counted, versions.get(task.task_id), self.store)
         except Exception:  # committed all the same: acknowledge, and rebuild the windows from the store
             _log.exception("counting committed reports failed; the windows are rebuilt from the store")
             for task in {pending.task.task_id: pending.task for pending in group}.values():
-                self.windows.load(self.store, task)
+                try:
+                    self.windows.load(self.store, task)
+                except Exception:  # the store is down too: a shared store's sync catches up later
+                    _log.exception("rebuilding the windows of a task failed")
         for pending, stored in zip(group, flags):
             pending.future.set_result(stored)
         self._on_commit(CommitStats(len(group), sum(len(p.accepted) for p in group), seconds))

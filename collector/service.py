@@ -161,6 +161,14 @@ class TaskRegistry:
                 self.tasks = {**self.tasks, task.task_id: task}  # a new dict: readers never see it change
             return task
 
+    def sync(self) -> int:
+        """Count what other servers committed to the tasks held (blocking: the background syncer only)."""
+        return self.windows.sync(self.store, list(self.tasks.values()))
+
+    def forget_commits(self) -> int:
+        """Trim the store's commit log (blocking: the background syncer only)."""
+        return self.store.forget_commits()
+
     def forget(self, task_id: str) -> None:
         """Drop a task found deleted (by the refresher, or when its upload's commit refused it)."""
         with self._lock:

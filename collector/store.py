@@ -18,6 +18,15 @@ use. A SQLite store opened ``exclusive`` (what ``ldp serve`` does) holds a
 lock that a second exclusive opener is refused: a serving collector keeps
 estimates in memory, and two of them on one file would each count only
 their own uploads (docs/collector.md#single-writer).
+
+A store that several servers share (:attr:`Store.shared`: PostgreSQL) numbers
+each task's commits: every :meth:`Store.insert_reports_versioned` that
+stores reports of a task raises the task's *version* by one, in the same
+transaction, and versions are taken in commit order. A server that holds a
+task's windows as of version ``v`` catches up with what other servers
+committed by reading the reports of versions after ``v``
+(:meth:`Store.reports_since`), so every server counts every committed report
+exactly once (docs/collector.md#many-instances).
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ __all__ = [
     "DEFAULT_STORE",
     "TASK_COLUMNS",
     "TASK_COLUMN_COUNT",
+    "CommitLogTrimmed",
     "Insert",
     "Store",
     "StoreOpenError",
@@ -57,6 +67,10 @@ DEFAULT_STORE = "ldp-collector.db"
 
 class StoreUnavailable(StoreError):
     """The store cannot be reached or cannot write now (a stopped server, a lock, a full disk): retry later."""
+
+
+class CommitLogTrimmed(StoreError):
+    """The commit log no longer holds every commit after a version: rebuild the windows from the store."""
 
 
 class UnknownTaskError(StoreError, ParameterError):
@@ -175,6 +189,8 @@ class Store(abc.ABC):
 
     #: The URL the store was opened from, without any password.
     url: str
+    #: True when several servers may write the store at once (commits are versioned); False: one writer.
+    shared: bool = False
 
     # -- tasks -------------------------------------------------------------
     @abc.abstractmethod
@@ -239,6 +255,52 @@ class Store(abc.ABC):
         """Every ``(t, JSON text)`` of the task in ``t`` order, in chunks: one query (what a restart reads)."""
         for reports in self.reports(task_id, chunk=chunk):
             yield [(report.t, report.report) for report in reports]
+
+    def insert_reports_versioned(
+        self, groups: Sequence[tuple[str, Sequence[StoredReport]]]
+    ) -> tuple[list[list[Insert]], dict[str, int]]:
+        """:meth:`insert_reports`, and the version each task of ``groups`` that stored reports reached.
+
+        A task's version rises by exactly one per commit that stored reports
+        of it, so a result of ``v`` means the commit before this one was
+        ``v - 1``. A store with one writer (``shared`` False) numbers
+        nothing: the mapping is empty.
+        """
+        return self.insert_reports(groups), {}
+
+    def forget_commits(self, older_than: float = 600.0) -> int:
+        """Delete the commit log's entries older than ``older_than`` seconds (none in a store with one writer)."""
+        return 0
+
+    def versions(self) -> dict[str, int]:
+        """The committed version of every task (empty for a store with one writer: nothing to catch up on)."""
+        return {}
+
+    def reports_since(
+        self, task_id: str, version: int | None, chunk: int = 50_000
+    ) -> Iterator[tuple[int, list[tuple[int, str]]]]:
+        """The ``(t, JSON text)`` of the reports committed after ``version``, read in one snapshot.
+
+        Yields ``(snapshot version, chunk)`` pairs, at least one (with an
+        empty chunk when nothing is new); every pair carries the same
+        snapshot version, the task's version the chunks bring a reader to.
+        ``version`` None reads every report in ``t`` order (what a restart
+        reads). A store with one writer reads everything as version 0.
+
+        Raises
+        ------
+        CommitLogTrimmed
+            The log of commits no longer reaches back to ``version`` (its
+            entries are kept for minutes): read everything instead.
+        """
+        if version is not None:
+            raise StoreOpenError(f"store {self.url} does not version its commits")
+        empty = True
+        for reports in self.reports_by_time(task_id, chunk):
+            empty = False
+            yield 0, reports
+        if empty:
+            yield 0, []
 
     @abc.abstractmethod
     def check_writable(self) -> None:

@@ -46,9 +46,16 @@ from ldp.collector.store import (
 )
 from ldp.collector.tasks import Task
 
-__all__ = ["BACKUP_PAGES", "MIN_FREE_BYTES", "SqliteStore", "lock_path"]
+__all__ = [
+    "BACKUP_PAGES",
+    "MIN_FREE_BYTES",
+    "WAL_AUTOCHECKPOINT_PAGES",
+    "WRITER_CACHE_KIB",
+    "SqliteStore",
+    "lock_path",
+]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _BUSY_TIMEOUT_MS = 30_000
 #: How long :meth:`SqliteStore.check_writable` waits for the write lock, milliseconds.
 _PROBE_TIMEOUT_MS = 1_000
@@ -59,8 +66,8 @@ MIN_FREE_BYTES = 16 << 20
 #: checkpoint every 1,000 pages) inserting fell from 48,000 to 22,000 reports/s between the first
 #: and the fourth 100,000 reports of a task; with a 64 MB cache and 10,000-page checkpoints
 #: (a WAL of up to ~40 MB) it holds 36,000 (groups of 1,000, synchronous=FULL, 2 shared cores).
-_WRITER_CACHE_KIB = 65_536
-_WAL_AUTOCHECKPOINT_PAGES = 10_000
+WRITER_CACHE_KIB = 65_536
+WAL_AUTOCHECKPOINT_PAGES = 10_000
 
 #: Pages copied per step of :meth:`SqliteStore.backup_to` (4 MiB of 4 KiB pages).
 BACKUP_PAGES = 1024
@@ -68,6 +75,27 @@ _TASK_COUNTS = (
     "SELECT k.task_id, count(r.task) FROM tasks k LEFT JOIN reports r ON r.task = k.seq "
     "GROUP BY k.seq ORDER BY k.seq"
 )
+
+#: Version 4 → 5: the reports, keyed by (task, id), re-keyed by (task, window start, id) (one transaction).
+_MIGRATE_4_TO_5 = (
+    """CREATE TABLE reports_v5 (
+        task INTEGER NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
+        window_start INTEGER NOT NULL,
+        report_id BLOB NOT NULL,
+        t INTEGER NOT NULL,
+        report TEXT NOT NULL,
+        PRIMARY KEY (task, window_start, report_id)
+    ) WITHOUT ROWID""",
+    # SQLite's % truncates toward zero; a window start is t's floor multiple of the window (as in Python)
+    """INSERT INTO reports_v5 (task, window_start, report_id, t, report)
+        SELECT r.task, r.t - ((r.t % k.window_seconds) + k.window_seconds) % k.window_seconds, r.report_id,
+               r.t, r.report
+        FROM reports r JOIN tasks k ON r.task = k.seq ORDER BY 1, 2, 3""",
+    "DROP TABLE reports",
+    "ALTER TABLE reports_v5 RENAME TO reports",
+)
+
+_TIME_INDEX = "CREATE INDEX IF NOT EXISTS reports_by_t ON reports (task, t)"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -89,12 +117,12 @@ CREATE TABLE IF NOT EXISTS tasks (
 );
 CREATE TABLE IF NOT EXISTS reports (
     task INTEGER NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
+    window_start INTEGER NOT NULL,
     report_id BLOB NOT NULL,
     t INTEGER NOT NULL,
     report TEXT NOT NULL,
-    PRIMARY KEY (task, report_id)
+    PRIMARY KEY (task, window_start, report_id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS reports_by_time ON reports (task, t);
 CREATE INDEX IF NOT EXISTS tasks_by_token ON tasks (token_hash);
 """
 
@@ -166,8 +194,8 @@ class SqliteStore(Store):
             if read_only:
                 version = self._read_version()
             else:
-                self._writer.execute(f"PRAGMA cache_size=-{_WRITER_CACHE_KIB}")
-                self._writer.execute(f"PRAGMA wal_autocheckpoint={_WAL_AUTOCHECKPOINT_PAGES}")
+                self._writer.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
+                self._writer.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
                 with self._writer:
                     self._writer.executescript(_SCHEMA)
                     self._writer.execute(
@@ -175,6 +203,8 @@ class SqliteStore(Store):
                         (str(SCHEMA_VERSION),),
                     )
                 version = self._migrate()
+                with self._writer:  # after migrating: never built on a version 4 table about to be dropped
+                    self._writer.execute(_TIME_INDEX)
         except sqlite3.DatabaseError as exc:
             self._release_serve_lock()
             raise StoreOpenError(f"cannot open store {self.path!r} as a SQLite database: {exc}") from None
@@ -207,9 +237,12 @@ class SqliteStore(Store):
 
         Version 1 → 2 adds the tasks' ``shuffle_delta`` column (NULL: not in
         shuffle mode), 2 → 3 their ``created_at`` (NULL: not known), 3 → 4
-        their ``name`` and ``description`` (NULL: none). Each
-        step runs in one immediate transaction and re-reads the version
-        inside it, so two servers opening one old store migrate it once.
+        their ``name`` and ``description`` (NULL: none), 4 → 5 re-keys the
+        reports by window (``(task, window_start, report_id)``: an insert
+        touches the current window's pages, not pages all over the task's).
+        Each step runs in one immediate transaction and re-reads the version
+        inside it, so two processes opening one old store migrate it once,
+        and a process killed during a step leaves the store as it was.
         """
         read = "SELECT value FROM meta WHERE key = 'schema_version'"
         steps = {
@@ -218,7 +251,7 @@ class SqliteStore(Store):
             "3": ((("name", "TEXT"), ("description", "TEXT")), "4"),
         }
         (version,) = self._writer.execute(read).fetchone()
-        while version in steps:
+        while version in steps or version == "4":
             self._writer.execute("BEGIN IMMEDIATE")
             try:
                 (version,) = self._writer.execute(read).fetchone()
@@ -228,6 +261,13 @@ class SqliteStore(Store):
                     for column, kind in columns:
                         if column not in present:
                             self._writer.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
+                    self._writer.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+                elif version == "4":
+                    present = {row[1] for row in self._writer.execute("PRAGMA table_info(reports)")}
+                    if "window_start" not in present:
+                        for statement in _MIGRATE_4_TO_5:
+                            self._writer.execute(statement)
+                    version = "5"
                     self._writer.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
                 self._writer.execute("COMMIT")
             except BaseException:
@@ -322,17 +362,20 @@ class SqliteStore(Store):
     ) -> list[list[Insert]]:
         results: list[list[Insert]] = []
         for task_id, reports in groups:
-            found = cursor.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+            found = cursor.execute(
+                "SELECT seq, window_seconds FROM tasks WHERE task_id = ?", (task_id,)
+            ).fetchone()
             if found is None:
                 raise UnknownTaskError(f"no task {task_id} in {self.path!r}")
-            seq = found[0]
+            seq, width = found
             outcomes = []
             for report in reports:
+                start = report.t - report.t % width
                 try:
                     cursor.execute(
-                        "INSERT INTO reports (task, report_id, t, report) VALUES (?, ?, ?, ?) "
-                        "ON CONFLICT (task, report_id) DO NOTHING",  # only a stored id is a replay
-                        (seq, report.report_id, report.t, report.report),
+                        "INSERT INTO reports (task, window_start, report_id, t, report) VALUES (?, ?, ?, ?, ?) "
+                        "ON CONFLICT (task, window_start, report_id) DO NOTHING",  # only a stored id is a replay
+                        (seq, start, report.report_id, report.t, report.report),
                     )
                 except sqlite3.IntegrityError:  # the task was deleted by another process meanwhile
                     raise UnknownTaskError(f"no task {task_id} in {self.path!r}") from None
@@ -340,7 +383,8 @@ class SqliteStore(Store):
                     outcomes.append(Insert.STORED)
                     continue
                 stored_t, stored_text = cursor.execute(
-                    "SELECT t, report FROM reports WHERE task = ? AND report_id = ?", (seq, report.report_id)
+                    "SELECT t, report FROM reports WHERE task = ? AND window_start = ? AND report_id = ?",
+                    (seq, start, report.report_id),
                 ).fetchone()
                 same = same_report(stored_t, stored_text, report)
                 outcomes.append(Insert.REPLAYED if same else Insert.CONFLICT)
@@ -416,9 +460,9 @@ class SqliteStore(Store):
     def count_by_window(self, task_id: str, window: int) -> dict[int, int]:
         with self._reader() as connection:
             rows = connection.execute(
-                "SELECT r.t - (r.t % ?) AS start, count(*) FROM reports r JOIN tasks k ON r.task = k.seq "
+                "SELECT r.t - ((r.t % ?) + ?) % ? AS start, count(*) FROM reports r JOIN tasks k ON r.task = k.seq "
                 "WHERE k.task_id = ? GROUP BY start ORDER BY start",
-                (window, task_id),
+                (window, window, window, task_id),  # the floor multiple (% truncates)
             ).fetchall()
         return {int(start): int(n) for start, n in rows}
 

@@ -111,6 +111,20 @@ class WindowCounts:
         elif len(self._pending) > _MAX_PENDING_BATCHES:
             self._pending = [concat_batches(self.spec, self._pending)]
 
+    def add_counts(self, other: WindowCounts) -> None:
+        """Count the reports of ``other`` (a window of the same spec) into this one."""
+        for pending in other._pending:
+            self.add_batch(pending)
+        if other._accumulator is None:
+            return
+        if self._accumulator is None:
+            accumulator = make_aggregator(self.spec)
+            for pending in self._pending:
+                accumulator.add_batch(pending)
+            self._pending, self._pending_bytes, self._pending_n = [], 0, 0
+            self._accumulator = accumulator
+        self._accumulator = self._accumulator.merge(other._accumulator)
+
     def add_to(self, total: Accumulator) -> Accumulator:
         """``total`` with this window's reports counted in (``total`` may be changed: pass a fresh one)."""
         if self._accumulator is not None:

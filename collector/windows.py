@@ -5,7 +5,17 @@ reports' counts (:class:`~ldp.collector.window_counts.WindowCounts`: the
 reports' columns while few, one of the aggregator's mergeable accumulators
 after). Committed reports are added as they arrive; on start,
 :meth:`Windows.load` rebuilds them from the store in one pass over the
-task's reports in time order. An estimate over a range merges the range's
+task's reports in time order.
+
+On a store several servers share (PostgreSQL), each task's windows are held
+as of one of the task's commit versions (:class:`~ldp.collector.store.Store`):
+this server's own commit ``v`` is added at once when the windows are at
+``v - 1``; otherwise, and every :data:`SYNC_SECONDS` for every task
+(:meth:`Windows.sync`), the reports of the versions in between, committed by
+other servers, are read from the store first (:meth:`Windows.catch_up`). So
+every server counts every committed report exactly once, and its estimates
+lag what is committed by about :data:`SYNC_SECONDS` at most
+(docs/collector.md#many-instances). An estimate over a range merges the range's
 windows, so a request never re-reads stored reports, and its numbers are
 those of ``ldp aggregate`` on the same reports: accumulators hold integer
 counts, so the order of adding and merging does not change them.
@@ -25,16 +35,18 @@ from ldp.aggregator.report_columns import batch_from_checked
 from ldp.batch import ReportBatch
 from ldp.collector.accumulate import estimate_records, stored_batches
 from ldp.collector.central import central_privacy
-from ldp.collector.store import Store
+from ldp.collector.store import CommitLogTrimmed, Store
 from ldp.collector.tasks import Task
 from ldp.collector.window_counts import WindowCounts, accumulator_bytes
 from ldp.errors import ParameterError
 from ldp.report_check import CheckedReport
 
-__all__ = ["REPLY_CACHE_ROWS", "Windows", "estimate_reply"]
+__all__ = ["REPLY_CACHE_ROWS", "SYNC_SECONDS", "Windows", "estimate_reply"]
 
 #: The most estimate rows the window reply cache keeps (about 100 MB of replies).
 REPLY_CACHE_ROWS = 200_000
+#: Seconds between two catch-ups with what other servers committed to a shared store.
+SYNC_SECONDS = 1.0
 
 
 def _kind(task: Task) -> str:
@@ -62,6 +74,10 @@ class Windows:
         # has a row per domain value, so an unbounded cache would grow with windows x domain again.
         self._replies: dict[tuple[str, int], tuple[float, dict[str, Any]]] = {}
         self._reply_rows = 0
+        # the commit version each task's windows hold (shared stores); changed only under _sync, which
+        # serializes adding commits and catching up (reads take only _lock)
+        self._versions: dict[str, int] = {}
+        self._sync = threading.Lock()
 
     def held(self) -> int:
         """How many windows (of every task) are held in memory now (``ldp_windows_held``)."""
@@ -76,30 +92,103 @@ class Windows:
 
     def load(self, store: Store, task: Task) -> int:
         """Rebuild ``task``'s windows from the store (one query, in ``t`` order); the number of reports read."""
-        windows: dict[int, WindowCounts] = {}
-        dense = accumulator_bytes(task.spec)
-        for chunk in store.reports_by_time(task.task_id):
-            texts = [text for _, text in chunk]
-            starts = np.fromiter((task.window_start(t) for t, _ in chunk), dtype=np.int64, count=len(chunk))
-            offset = 0
-            for batch in stored_batches(task.spec, [texts]):
-                size = len(batch)
-                for start, (low, high) in _runs(starts[offset : offset + size]):
-                    window = windows.get(start)
-                    if window is None:
-                        window = windows[start] = WindowCounts(task.spec, dense)
-                    window.add_batch(slice_batch(batch, low, high))
-                offset += size
+        with self._sync:
+            windows: dict[int, WindowCounts] = {}
+            dense = accumulator_bytes(task.spec)
+            version = 0
+            for snapshot, chunk in store.reports_since(task.task_id, None):
+                version = snapshot
+                self._count_rows(task, windows, dense, chunk)
+            with self._lock:
+                self._windows[task.task_id] = windows
+                self._dense_bytes[task.task_id] = dense
+                self._versions[task.task_id] = version
+                self._forget_replies(task.task_id)
+            return sum(window.n for window in windows.values())
+
+    @staticmethod
+    def _count_rows(
+        task: Task, windows: dict[int, WindowCounts], dense: int, chunk: Sequence[tuple[int, str]]
+    ) -> None:
+        """Count stored ``(t, JSON text)`` rows into ``windows`` (created as needed; the caller locks)."""
+        if not chunk:
+            return
+        starts = np.fromiter((task.window_start(t) for t, _ in chunk), dtype=np.int64, count=len(chunk))
+        order = np.argsort(starts, kind="stable")  # a no-op pass for rows read in t order
+        texts = [chunk[i][1] for i in order]
+        starts = starts[order]
+        offset = 0
+        for batch in stored_batches(task.spec, [texts]):
+            size = len(batch)
+            for start, (low, high) in _runs(starts[offset : offset + size]):
+                window = windows.get(start)
+                if window is None:
+                    window = windows[start] = WindowCounts(task.spec, dense)
+                window.add_batch(slice_batch(batch, low, high))
+            offset += size
+
+    def catch_up(self, store: Store, task: Task) -> int:
+        """Count what other servers committed to ``task`` since the held version; the reports counted.
+
+        The reports are read into windows of their own, then merged in under
+        the read lock: estimates are served meanwhile. A server further behind
+        than the store's commit log reaches rebuilds the task's windows from
+        the store (:meth:`load`).
+        """
+        with self._sync:
+            held = self._versions.get(task.task_id)
+            if held is None:  # not loaded (or forgotten): nothing held to bring up to date
+                return 0
+            fresh: dict[int, WindowCounts] = {}
+            dense = self._dense_bytes.get(task.task_id) or accumulator_bytes(task.spec)
+            version = held
+            try:
+                for snapshot, chunk in store.reports_since(task.task_id, held):
+                    version = snapshot
+                    self._count_rows(task, fresh, dense, chunk)
+            except CommitLogTrimmed:
+                trimmed = True
+            else:
+                trimmed = False
+                self._merge_fresh(task, fresh, max(version, held))
+        if trimmed:  # outside _sync: load takes it
+            return self.load(store, task)
+        return sum(counts.n for counts in fresh.values())
+
+    def _merge_fresh(self, task: Task, fresh: dict[int, WindowCounts], version: int) -> None:
+        """Merge counted windows into the task's and hold ``version`` (the caller holds ``_sync``)."""
         with self._lock:
-            self._windows[task.task_id] = windows
-            self._dense_bytes[task.task_id] = dense
-            self._forget_replies(task.task_id)
-        return sum(window.n for window in windows.values())
+            windows = self._windows.setdefault(task.task_id, {})
+            for start, counts in fresh.items():
+                window = windows.get(start)
+                if window is None:
+                    windows[start] = counts
+                else:
+                    window.add_counts(counts)
+            self._versions[task.task_id] = version
+
+    def sync(self, store: Store, tasks: Sequence[Task]) -> int:
+        """Catch up every task of ``tasks`` whose committed version is past the held one; reports counted."""
+        if not store.shared:
+            return 0
+        committed = store.versions()
+        counted = 0
+        for task in tasks:
+            if committed.get(task.task_id, 0) > self._versions.get(
+                task.task_id, committed.get(task.task_id, 0)
+            ):
+                counted += self.catch_up(store, task)
+        return counted
+
+    def version(self, task_id: str) -> int | None:
+        """The commit version ``task_id``'s windows hold (None when not loaded)."""
+        return self._versions.get(task_id)
 
     def forget(self, task_id: str) -> None:
         with self._lock:
             self._windows.pop(task_id, None)
             self._dense_bytes.pop(task_id, None)
+            self._versions.pop(task_id, None)
             self._forget_replies(task_id)
 
     def _forget_replies(self, task_id: str) -> None:
@@ -119,12 +208,43 @@ class Windows:
         while self._reply_rows > REPLY_CACHE_ROWS and len(self._replies) > 1:
             self._drop_reply(next(iter(self._replies)))
 
-    def add(self, task: Task, reports: Sequence[tuple[int, CheckedReport]]) -> None:
-        """Count committed reports, given as ``(t, checked report)`` pairs."""
+    def add(
+        self,
+        task: Task,
+        reports: Sequence[tuple[int, CheckedReport]],
+        version: int | None = None,
+        store: Store | None = None,
+    ) -> None:
+        """Count committed reports, given as ``(t, checked report)`` pairs.
+
+        ``version`` is the task's version their commit reached in a shared
+        ``store``: when the windows hold an earlier version than ``version -
+        1``, the commits in between are read from ``store`` first (and then
+        this one with them); when they hold ``version`` or later already, a
+        catch-up counted these reports and nothing is added.
+        """
         by_window: dict[int, list[CheckedReport]] = {}
         for t, checked in reports:
             by_window.setdefault(task.window_start(t), []).append(checked)
         batches = {start: batch_from_checked(task.spec, checked) for start, checked in by_window.items()}
+        if version is None:
+            self._add_batches(task, batches)
+            return
+        with self._sync:
+            held = self._versions.get(task.task_id)
+            if (
+                held is None
+            ):  # the task is not held (forgotten meanwhile): it is loaded in full when next used
+                return
+            if held == version - 1:
+                self._add_batches(task, batches)
+                with self._lock:
+                    self._versions[task.task_id] = version
+                return
+        if held < version and store is not None:
+            self.catch_up(store, task)  # reads through this commit: counts it with the others
+
+    def _add_batches(self, task: Task, batches: dict[int, ReportBatch]) -> None:
         with self._lock:
             windows = self._windows.setdefault(task.task_id, {})
             for start, batch in batches.items():

@@ -224,10 +224,12 @@ def _large_store_reports(path: str, task_id: str, n: int) -> None:
     connection = sqlite3.connect(path)
     try:
         with connection:
-            (seq,) = connection.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+            seq, window = connection.execute(
+                "SELECT seq, window_seconds FROM tasks WHERE task_id = ?", (task_id,)
+            ).fetchone()
             connection.executemany(
-                "INSERT INTO reports (task, report_id, t, report) VALUES (?, ?, ?, ?)",
-                ((seq, i.to_bytes(16, "big"), BASE, text) for i in range(n)),
+                "INSERT INTO reports (task, window_start, report_id, t, report) VALUES (?, ?, ?, ?, ?)",
+                ((seq, BASE - BASE % window, i.to_bytes(16, "big"), BASE, text) for i in range(n)),
             )
     finally:
         connection.close()

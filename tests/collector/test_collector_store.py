@@ -159,6 +159,24 @@ def test_a_different_report_under_a_stored_id_is_a_conflict_not_a_replay(store_u
         ]
 
 
+def test_a_report_id_is_unique_within_its_window(store_url):
+    """Issue 29: the idempotence key is (task, window, id), so an insert touches only its window's index pages.
+
+    A retry resends its envelope byte for byte (the same t, so the same window): still a replay. One id
+    under two windows names two reports.
+    """
+    task = make_task()  # windows of one day
+    with open_store(store_url) as store:
+        store.create_task(task)
+        [flags] = store.insert_reports(
+            [(task.task_id, [report(1, 3_600), report(1, 90_000), report(1, 7_200)])]
+        )
+        assert flags == [STORED, STORED, CONFLICT]
+        [flags] = store.insert_reports([(task.task_id, [report(1, 90_000), report(1, 3_600)])])
+        assert flags == [REPLAYED, REPLAYED]
+        assert store.count_by_window(task.task_id, task.window) == {0: 1, 86_400: 1}
+
+
 def test_the_first_copy_of_a_replayed_id_is_the_one_kept(store_url):
     task = make_task()
     with open_store(store_url) as store:
@@ -421,9 +439,16 @@ def test_a_postgresql_user_without_create_rights_uses_a_made_store(postgres_url)
         with psycopg.connect(url, autocommit=True) as admin:
             admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
             admin.execute(sql.SQL("GRANT SELECT, INSERT, DELETE ON meta, tasks, reports TO {}").format(role))
+            admin.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON task_versions TO {}").format(role))
+            admin.execute(sql.SQL("GRANT SELECT, INSERT, DELETE ON commits TO {}").format(role))
+            functions = "ldp_window_partition(bigint, bigint, bigint), ldp_drop_windows(bigint, bigint)"
+            admin.execute(sql.SQL(f"GRANT EXECUTE ON FUNCTION {functions} TO {{}}").format(role))
         with open_store(url.replace("postgres@", f"{name}@", 1)) as store:
+            # a new window's partition is made by the owner's function: the role needs no CREATE right
             assert store.insert_reports([(task.task_id, [report(1)])]) == [[STORED]]
             assert store.tasks() == [task]
+            assert store.forget_commits(0) == 1  # the log of the one commit, trimmed
+            assert store.delete_task(task.task_id)
 
 
 def test_an_unreachable_postgresql_server_is_a_parameter_error_without_the_password():
@@ -726,7 +751,8 @@ def test_a_postgresql_role_without_table_rights_gets_one_line_naming_the_grant(p
         message = str(caught.value)
         assert "\n" not in message
         assert "lacks INSERT on tasks, DELETE on tasks, INSERT on reports, DELETE on reports" in message
-        assert f"GRANT SELECT, INSERT, DELETE ON tasks, reports TO {name}" in message
+        assert f"GRANT SELECT, INSERT, DELETE ON tasks, reports, commits TO {name}" in message
+        assert "GRANT EXECUTE ON FUNCTION ldp_window_partition(bigint, bigint, bigint)" in message
         open_store(as_role, read_only=True).close()  # reading needs only SELECT
         spec_path = tmp_path / "spec.json"
         spec_path.write_text(SPEC.to_json())
@@ -793,3 +819,149 @@ def _run_sql(store_url: str, statements) -> None:
         with contextlib.closing(sqlite3.connect(store_url)) as connection, connection:
             for statement in statements:
                 connection.execute(statement)
+
+
+# -- version 3 stores, as ldp created them before reports were keyed by window ----------------------
+
+#: The schema version 3 that SqliteStore created (verbatim), without its meta row.
+_SQLITE_V3 = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE tasks (
+    seq INTEGER PRIMARY KEY,
+    task_id TEXT NOT NULL UNIQUE,
+    spec_json TEXT NOT NULL,
+    window_seconds INTEGER NOT NULL,
+    time_precision INTEGER NOT NULL,
+    min_batch INTEGER NOT NULL,
+    token_hash TEXT NOT NULL,
+    not_before INTEGER,
+    not_after INTEGER,
+    cors_origins TEXT NOT NULL,
+    shuffle_delta REAL,
+    created_at INTEGER
+)""",
+    """CREATE TABLE reports (
+    task INTEGER NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
+    report_id BLOB NOT NULL,
+    t INTEGER NOT NULL,
+    report TEXT NOT NULL,
+    PRIMARY KEY (task, report_id)
+) WITHOUT ROWID""",
+    "CREATE INDEX reports_by_time ON reports (task, t)",
+    "CREATE INDEX tasks_by_token ON tasks (token_hash)",
+)
+#: The schema version 3 that PostgresStore created (verbatim).
+_POSTGRES_V3 = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE tasks (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        task_id TEXT NOT NULL UNIQUE,
+        spec_json TEXT NOT NULL,
+        window_seconds BIGINT NOT NULL,
+        time_precision BIGINT NOT NULL,
+        min_batch BIGINT NOT NULL,
+        token_hash TEXT NOT NULL,
+        not_before BIGINT,
+        not_after BIGINT,
+        cors_origins TEXT NOT NULL,
+        shuffle_delta DOUBLE PRECISION,
+        created_at BIGINT
+    )""",
+    """CREATE TABLE reports (
+        task BIGINT NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
+        report_id BYTEA NOT NULL,
+        t BIGINT NOT NULL,
+        report TEXT NOT NULL,
+        PRIMARY KEY (task, report_id)
+    )""",
+    "CREATE INDEX reports_by_time ON reports (task, t)",
+    "CREATE INDEX tasks_by_token ON tasks (token_hash)",
+)
+
+
+def _version_3_store(store_url: str, task: Task, reports: list[StoredReport]) -> None:
+    """A store of schema version 3 holding ``task`` and ``reports``, written as that version's code wrote it."""
+    from ldp.collector.store import TASK_COLUMN_COUNT, TASK_COLUMNS, task_row
+
+    postgres = store_url.startswith("postgresql://")
+    mark = "%s" if postgres else "?"
+    statements = [(statement, ()) for statement in (_POSTGRES_V3 if postgres else _SQLITE_V3)]
+    statements.append((f"INSERT INTO meta (key, value) VALUES ('schema_version', {mark})", ("3",)))
+    values = ", ".join([mark] * TASK_COLUMN_COUNT)
+    statements.append((f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES ({values})", task_row(task)))
+    for r in reports:
+        statements.append(
+            (
+                f"INSERT INTO reports (task, report_id, t, report) VALUES (1, {mark}, {mark}, {mark})",
+                (r.report_id, r.t, r.report),
+            )
+        )
+    if postgres:
+        import psycopg
+
+        with psycopg.connect(store_url) as connection:
+            for statement, parameters in statements:
+                connection.execute(statement, parameters)
+    else:
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(store_url)) as connection, connection:
+            for statement, parameters in statements:
+                connection.execute(statement, parameters)
+
+
+def test_a_version_3_store_is_migrated_to_window_keys_and_keeps_every_report(store_url):
+    """Issue 29: reports keyed by (task, window, id); a store the previous ldp made opens, upgraded, intact."""
+    task = make_task()  # windows of one day
+    old = [report(n, t) for n, t in enumerate([3_600, 3_600, 90_000, -1, -86_400, -86_401])]
+    _version_3_store(store_url, task, old)
+
+    def every(store) -> list[StoredReport]:
+        return sorted((r for chunk in store.reports(task.task_id) for r in chunk), key=lambda r: r.report_id)
+
+    with open_store(store_url, read_only=True) as store:  # read as it is, not migrated
+        assert every(store) == old
+    with open_store(store_url) as store:  # the writer migrates 3 -> 4
+        assert store.tasks() == [task]
+        assert every(store) == old
+        assert store.count_by_window(task.task_id, task.window) == {-172_800: 1, -86_400: 2, 0: 2, 86_400: 1}
+        # the migrated keys hold: a retry of a migrated report is a replay, in a negative window too
+        [flags] = store.insert_reports([(task.task_id, [old[0], old[3], report(9, 90_000)])])
+        assert flags == [REPLAYED, REPLAYED, STORED]
+        assert store.count_by_window(task.task_id, task.window) == {-172_800: 1, -86_400: 2, 0: 2, 86_400: 2}
+    with open_store(store_url) as store:  # the second open finds version 4 and changes nothing
+        assert len(every(store)) == 7
+
+
+@pytest.mark.slow  # PostgreSQL: the fast set's PostgreSQL test is the replay contract's
+def test_postgresql_partitions_hold_a_day_of_windows_and_go_with_their_task(postgres_url):
+    """Issue 29: reports partitioned by window, a day of short windows per table; deleting a task drops them."""
+    import psycopg
+
+    from ldp.collector.store_postgres import partition_of
+
+    assert partition_of(3_600 * 25, 3_600) == (86_400, 86_400)
+    assert partition_of(-60, 60) == (-86_400, 86_400)
+    assert partition_of(2 * 172_800, 172_800) == (2 * 172_800, 172_800)
+
+    def partitions(url: str) -> list[str]:
+        with psycopg.connect(url) as connection:
+            rows = connection.execute(
+                "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+                "WHERE i.inhparent = 'reports'::regclass ORDER BY 1"
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    minutes = new_task(SPEC, window="1m", time_precision="1m")[0]
+    days = new_task(SPEC, window="2d", time_precision="1h")[0]
+    with fresh_database(postgres_url) as url, open_store(url) as store:
+        store.create_task(minutes)
+        store.create_task(days)
+        # 1,500 one-minute windows over two days; two-day windows at 0 and 172,800
+        store.insert_reports([(minutes.task_id, [report(n, 60 * n) for n in range(1_500)])])
+        store.insert_reports([(days.task_id, [report(1, 0), report(2, 86_400), report(3, 172_800)])])
+        assert partitions(url) == ["reports_1_0", "reports_1_86400", "reports_2_0", "reports_2_172800"]
+        assert store.count_by_window(days.task_id, days.window) == {0: 2, 172_800: 1}
+        assert store.delete_task(minutes.task_id)
+        assert partitions(url) == ["reports_2_0", "reports_2_172800"]
+        assert stored_ids(store, days.task_id) == [rid(1), rid(2), rid(3)]
