@@ -12,10 +12,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_variable, "1")
 
-import pytest  # noqa: E402
-from hypothesis import settings  # noqa: E402
+import pytest
+from hypothesis import settings
 
-import ldp  # noqa: E402
+import ldp
 
 # Property tests run the same examples on every run (CI must not flake on a
 # new random draw); a failing example is reported with its reproduction blob
