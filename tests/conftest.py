@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread per pytest-xdist worker: the workers already fill the cores (-n auto), and OpenBLAS's own
+# threads (one per core by default) then contend with the other worker and spin while they wait, which
+# doubled the CPU time of the linear-algebra tests (RAPPOR decoding) here. Read when numpy loads its BLAS,
+# so set before anything imports numpy; a value already in the environment wins.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
+
 import pytest
 from hypothesis import settings
 
@@ -16,6 +26,19 @@ settings.register_profile("ldp", derandomize=True, database=None, deadline=None)
 settings.load_profile("ldp")
 
 SMALL_DOMAIN = ("a", "b", "c", "d", "e")
+
+
+#: Modules all of whose tests are slow and whose import alone is costly: the fast set (``-m "not slow"``)
+#: does not import them. test_collector_fuzz imports schemathesis and its pytest plugin (about 0.4 s in each
+#: xdist worker) only to parametrize its one slow test.
+SLOW_ONLY_MODULES = {"test_collector_fuzz.py"}
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Skip importing :data:`SLOW_ONLY_MODULES` when the slow set is deselected (plain ``pytest``)."""
+    if collection_path.name in SLOW_ONLY_MODULES and config.getoption("markexpr") == "not slow":
+        return True
+    return None
 
 
 # tryfirst: before pytest-xdist reads the groups (--dist loadgroup in pyproject's addopts)

@@ -16,6 +16,9 @@ from hypothesis import HealthCheck, settings
 import ldp
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+# pyproject's addopts turn schemathesis's plugin off (`-p no:schemathesis`) for the processes that do not run
+# this module, and tests/conftest.py leaves the module out of the fast set's collection: loaded here instead.
+pytest_plugins = ["schemathesis.pytest.plugin"]
 
 
 @pytest.fixture(scope="module")

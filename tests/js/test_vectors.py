@@ -58,6 +58,9 @@ def tables() -> dict[str, Any]:
     return json.loads((VECTORS_DIR / "numeric_tables.json").read_text(encoding="utf-8"))
 
 
+# The two tests of the rendering share a worker (one xdist group), so the module-scoped rendering runs once
+# per session, not once in each worker.
+@pytest.mark.xdist_group("vectors_rendering")
 def test_vectors_file_is_current(rendered: dict[Path, str]) -> None:
     """Same as ``make_vectors.py --check``: the checked-in files are exactly what the library now produces."""
     assert set(rendered) == {VECTORS_DIR / "vectors.json", VECTORS_DIR / "numeric_tables.json"}
@@ -67,6 +70,7 @@ def test_vectors_file_is_current(rendered: dict[Path, str]) -> None:
         )
 
 
+@pytest.mark.xdist_group("vectors_rendering")
 def test_check_mode_exit_status(
     generator: ModuleType, rendered: dict[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

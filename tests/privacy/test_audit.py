@@ -34,26 +34,25 @@ ALPHA = 1e-6
 #: empirical privacy; every other JS encoder is audited in the slow set (and matched to Python's reports
 #: bit for bit by js/'s vector tests, `npm test`).
 JS_FAST = {"grr"}
-REPO = Path(__file__).resolve().parents[2]
 
 # A GRR encoder that really runs at epsilon * FACTOR: values on stdin, report JSON lines on stdout.
+# Standard library only (the spec's fingerprint is written in by _scaled_grr), so each run costs an
+# interpreter's start, not an import of ldp; r < keep is decided in integers (r = u / 10**12, keep = a / b).
 SCALED_GRR = """
 import json, math, secrets, sys
 from fractions import Fraction
 spec_path, factor = sys.argv[1], float(sys.argv[2])
 spec = json.load(open(spec_path))
-sys.path.insert(0, {repo!r})
-from ldp.specs import load_spec
-fingerprint = load_spec(spec_path).fingerprint
+fingerprint = {fingerprint!r}
 domain = spec["domain"]
 k = len(domain)
 e = Fraction(math.exp(spec["epsilon"] * factor)).limit_denominator(10**9)
 keep = e / (e + k - 1)  # the keep probability of GRR at epsilon * factor
+a, b = keep.numerator, keep.denominator
 out = []
 for line in sys.stdin:
     index = domain.index(line.rstrip("\\n"))
-    r = Fraction(secrets.randbelow(10**12), 10**12)
-    if r < keep:
+    if secrets.randbelow(10**12) * b < a * 10**12:  # r < keep
         reported = index
     else:
         other = secrets.randbelow(k - 1)
@@ -68,7 +67,7 @@ def _scaled_grr(tmp_path: Path, factor: float, epsilon: float = 1.0) -> tuple[Pa
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(spec.to_json())
     script = tmp_path / "scaled_grr.py"
-    script.write_text(SCALED_GRR.format(repo=str(REPO)))
+    script.write_text(SCALED_GRR.format(fingerprint=spec.fingerprint))
     return spec_path, f"{sys.executable} {script} {spec_path} {factor}"
 
 
