@@ -740,6 +740,8 @@ def test_estimates_per_window_draw_each_values_series_with_its_intervals(
     page.locator("#series-select").select_option(label="g")
     page.wait_for_function("document.querySelectorAll('#series-chart g.series').length === 1")
     assert [line["label"] for line in series_geometry(page)] == ["g"]
+    # one value alone: its interval as a shaded band too, one area per run of adjacent windows
+    assert page.locator("#series-chart g.series path.band").count() == 2
     assert console_errors == []
 
 
@@ -1117,3 +1119,16 @@ def test_csv_cells_that_a_spreadsheet_would_run_start_with_a_quote(
     with (tmp_path / "e.csv").open(newline="", encoding="utf-8") as f:
         values = [row["value"] for row in csv.DictReader(f)]
     assert values == ["'=1+1", "'+cmd", "'-2", "'@x", 'a,"b"']
+
+
+@pytest.mark.slow
+def test_charts_reflow_when_the_page_narrows(page: Page, collector: Collector) -> None:
+    page.set_viewport_size({"width": 1280, "height": 900})
+    open_dashboard(page, collector.base_url)
+    page.wait_for_selector("#estimates-chart g.estimate")
+    wide = float(page.locator("#estimates-chart").get_attribute("viewBox").split()[2])
+    page.set_viewport_size({"width": 390, "height": 844})
+    expect(page.locator("#estimates-chart")).not_to_have_attribute("viewBox", re.compile(f"^0 0 {wide:g} "))
+    narrow = float(page.locator("#estimates-chart").get_attribute("viewBox").split()[2])
+    assert narrow < 400 < wide
+    assert page.evaluate(READABILITY) == []
