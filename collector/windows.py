@@ -35,6 +35,7 @@ from ldp.aggregator.report_columns import batch_from_checked
 from ldp.batch import ReportBatch
 from ldp.collector.accumulate import estimate_records, stored_batches
 from ldp.collector.central import central_privacy
+from ldp.collector.range_view import range_view
 from ldp.collector.store import CommitLogTrimmed, Store
 from ldp.collector.tasks import Task
 from ldp.collector.window_counts import WindowCounts, accumulator_bytes
@@ -305,7 +306,7 @@ class Windows:
 
 def _rows(reply: dict[str, Any]) -> int:
     """Estimate rows of a window reply (1 for a withheld one)."""
-    return max(1, len(reply.get("estimates") or ()))
+    return max(1, len(reply.get("estimates") or ()) + len(reply.get("cdf") or ()))
 
 
 def _runs(starts: np.ndarray) -> list[tuple[int, tuple[int, int]]]:
@@ -342,6 +343,9 @@ def estimate_reply(
 ) -> dict[str, Any]:
     """``n`` and the estimate records, or the reason they are withheld.
 
+    A range task's reply also carries ``cdf`` and ``quantiles``
+    (:func:`~ldp.collector.range_view.range_view`).
+
     A frequency table carries both views: the unbiased columns and the
     consistent view in ``consistent``, named by ``consistency`` (Norm-Sub;
     None where no consistent view applies).
@@ -369,6 +373,7 @@ def estimate_reply(
         "estimates": estimate_records(accumulator.estimate(confidence=confidence, consistency=consistency)),
         "consistency": None if consistency == "none" else consistency,
         "withheld": None,
+        **range_view(accumulator, confidence),
         **extra,
     }
 

@@ -48,6 +48,48 @@ const percent = (level) => `${Math.round((level ?? 0.95) * 1000) / 10}%`;
 const centralText = (c) =>
   c ? ` Shuffled: central ε ≤ ${Number(c.epsilon).toPrecision(3)} at δ = ${String(c.delta)} (${c.bound}).` : "";
 
+// Charts are drawn at their width on screen (one SVG unit is one CSS pixel), so their 11 px text stays 11 px
+// at a phone's width and the layout (ticks, labels) adapts instead of shrinking.
+function chartWidth(chart) {
+  const width = chart.parentElement?.clientWidth ?? 0;
+  return Math.max(280, Math.round(width || 600));
+}
+// About how wide a chart label of `text` is at 11 px (generous: wide letters and digits included).
+const textWidth = (text) => String(text).length * 7;
+// How labels under bars `step` units apart fit: side by side, turned upright, or not at all (the table has them).
+function labelMode(texts, step) {
+  const widest = Math.max(0, ...texts.map(textWidth));
+  if (step >= widest + 6) return { mode: "flat", space: 18 };
+  if (step >= 14) return { mode: "upright", space: widest + 10 };
+  return { mode: null, space: 4 };
+}
+
+// CSV of `rows` (objects) with `columns`: numbers at full precision, null as empty; a text cell is quoted
+// when it must be, and one that a spreadsheet would run as a formula (= + - @, tab, CR) starts with '.
+function csvText(columns, rows) {
+  const quote = (x) => {
+    if (x == null) return "";
+    if (typeof x === "number") return Number.isFinite(x) ? String(x) : "";
+    let text = String(x);
+    if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+    return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replaceAll('"', '""')}"` : text;
+  };
+  return [columns.map(quote), ...rows.map((r) => columns.map((c) => quote(r[c])))].map((line) => line.join(",")).join("\r\n") + "\r\n";
+}
+
+function download(filename, columns, rows) {
+  const url = URL.createObjectURL(new Blob([csvText(columns, rows)], { type: "text/csv;charset=utf-8" }));
+  const link = el("a", { href: url, download: filename, hidden: "" });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+const columnsOf = (rows) => [...new Set(rows.flatMap((r) => Object.keys(r)))];
+// a file name from a task id and a time: letters, digits, - and _ only
+const fileStem = (task, start) => `${String(task.task).slice(0, 8).replace(/[^\w-]/g, "_")}-${utc(start).replace(/[^\d]/g, "")}`;
+
 // Durations as the CLI writes them: 90s, 15m, 1h, 1d, 2w.
 function duration(seconds) {
   if (!Number.isInteger(seconds) || seconds <= 0) return fmt(seconds);
@@ -112,6 +154,13 @@ async function tick() {
 }
 
 document.addEventListener("visibilitychange", () => (document.hidden ? schedule() : tick()));
+
+// the charts follow the page's width
+let resizeTimer = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => state.data && render(), 150);
+});
 
 // ---- the token form ----------------------------------------------------------
 
@@ -210,20 +259,32 @@ function renderTasks(tasks) {
       "tr",
       { class: task.task === state.task ? "selected" : "" },
       el("th", { scope: "row" }, button),
+      el("td", { class: "label name" }, task.name || "–"),
       el("td", { class: "label" }, String(task.mechanism ?? "–")),
       ...cells.map((text) => el("td", {}, text)),
       el("td", {}, fmt(task.windows.length)),
     );
   });
   $("tasks").tBodies[0].replaceChildren(...rows);
+  // the selected task's name and description (both "" when none was given)
+  const task = tasks.find((t) => t.task === state.task);
+  $("task-about").hidden = !(task?.name || task?.description);
+  $("task-name").textContent = task?.name ? `${task.name}${task.description ? ":" : ""}` : "";
+  $("task-description").textContent = task?.description ? `${task?.name ? " " : ""}${task.description}` : "";
 }
 
 function renderWindows(task, current) {
   $("windows-section").hidden = !task;
   if (!task) return;
+  // a task without reports says so, rather than offering a chart and a window to choose
+  const empty = !task.windows.some((w) => w.n > 0);
+  $("no-reports").hidden = !empty;
+  $("windows-body").hidden = empty;
+  if (empty) return;
   drawWindowsChart($("windows-chart"), task, current);
   // the select lists the latest window first; its first option follows the live data
-  const options = [el("option", { value: "" }, "Latest with estimates")];
+  const follow = task.windows.some((w) => w.estimates) ? "Latest with estimates" : "Latest window";
+  const options = [el("option", { value: "" }, follow)];
   for (const w of [...task.windows].reverse()) {
     const label = `${range(w)}: ${fmt(w.n)} reports${w.estimates ? "" : " (withheld)"}`;
     options.push(el("option", { value: w.start }, label));
@@ -245,28 +306,38 @@ function renderWindows(task, current) {
   $("windows-table").tBodies[0].replaceChildren(...rows);
 }
 
-// Bars of n per window with the min-batch line; clicking a bar selects its window
-// (the select above is the keyboard way to do the same).
+// Bars of n per window, each labelled with its count under it, and the labelled min-batch line; clicking a
+// bar selects its window (the select above is the keyboard way to do the same).
 function drawWindowsChart(chart, task, current) {
-  const [width, height, left, right, top, bottom] = [600, 130, 56, 8, 10, 20];
+  const width = chartWidth(chart);
+  const [plotHeight, left, right, top] = [120, 60, 10, 18];
   const windows = task.windows;
-  const max = Math.max(1, task.min_batch ?? 0, ...windows.map((w) => w.n ?? 0)) * 1.1;
-  const y = (v) => top + (1 - v / max) * (height - top - bottom);
   const step = (width - left - right) / Math.max(windows.length, 1);
+  const counts = windows.map((w) => fmt(w.n ?? 0));
+  const labels = labelMode(counts, step);
+  const axisY = top + plotHeight;
+  const height = axisY + labels.space + 34;
+  const ticks = niceTicks(0, Math.max(1, task.min_batch ?? 0, ...windows.map((w) => w.n ?? 0)), 4);
+  const max = ticks.at(-1);
+  const y = (v) => top + (1 - v / max) * plotHeight;
   const barWidth = Math.min(step * 0.8, 60);
-  const parts = [
-    svg("line", { class: "axis", x1: left, x2: width - right, y1: y(0), y2: y(0) }),
-    svg("text", { class: "tick", x: left - 4, y: y(0), "text-anchor": "end" }, "0"),
-  ];
+  const parts = [];
+  for (const v of ticks) {
+    parts.push(
+      svg("line", { class: v === 0 ? "axis" : "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
+      svg("text", { class: "tick", x: left - 4, y: y(v), "text-anchor": "end" }, TICK.format(v)),
+    );
+  }
   windows.forEach((w, i) => {
     // at least 2 units tall, so that a window of a few reports still shows (and can be clicked)
     const barTop = Math.min(y(w.n ?? 0), y(0) - (w.n > 0 ? 2 : 0));
     const classes = ["bar", w.estimates ? "" : "withheld", w === current ? "selected" : ""];
+    const center = left + (i + 0.5) * step;
     const bar = svg(
       "rect",
       {
         class: classes.join(" ").trim(),
-        x: left + (i + 0.5) * step - barWidth / 2,
+        x: center - barWidth / 2,
         y: barTop,
         width: barWidth,
         height: y(0) - barTop,
@@ -277,19 +348,26 @@ function drawWindowsChart(chart, task, current) {
     );
     bar.addEventListener("click", () => selectWindow(w.start));
     parts.push(bar);
+    if (labels.mode) parts.push(underLabel("count", counts[i], center, axisY, labels.mode));
   });
   if (finite(task.min_batch)) {
     const lineY = y(task.min_batch);
     parts.push(
       svg("line", { class: "min-batch", x1: left, x2: width - right, y1: lineY, y2: lineY }),
-      svg("text", { class: "tick", x: left - 4, y: lineY, "text-anchor": "end" }, fmt(task.min_batch)),
+      svg(
+        "text",
+        { class: "min-batch-label", x: width - right, y: lineY - 7, "text-anchor": "end" },
+        `min batch ${fmt(task.min_batch)}: fewer reports are withheld`,
+      ),
     );
   }
-  if (windows.length) parts.push(svg("text", { class: "tick", x: left, y: height - 6 }, utc(windows[0].start)));
+  const datesY = axisY + labels.space + 8;
+  if (windows.length) parts.push(svg("text", { class: "tick", x: left, y: datesY }, utc(windows[0].start)));
   if (windows.length > 1) {
     const last = utc(windows.at(-1).start);
-    parts.push(svg("text", { class: "tick", x: width - right, y: height - 6, "text-anchor": "end" }, last));
+    parts.push(svg("text", { class: "tick", x: width - right, y: datesY, "text-anchor": "end" }, last));
   }
+  parts.push(...axisTitles({ width, left, right, top, plotHeight, bottomY: height - 6 }, "Window start (UTC)", "Reports"));
   chart.setAttribute("viewBox", `0 0 ${width} ${height}`);
   chart.setAttribute(
     "aria-label",
@@ -297,6 +375,31 @@ function drawWindowsChart(chart, task, current) {
       (current ? `; selected ${range(current)} with ${fmt(current.n)} reports` : ""),
   );
   chart.replaceChildren(...parts);
+}
+
+// A label under a bar: centred, or upright (reading upwards) when bars are narrow.
+function underLabel(kind, text, center, axisY, mode) {
+  const at = axisY + (mode === "flat" ? 11 : 6);
+  const attrs =
+    mode === "flat"
+      ? { "text-anchor": "middle" }
+      : { "text-anchor": "end", transform: `rotate(-90 ${center} ${at})` };
+  return svg("text", { class: kind, x: center, y: at, ...attrs }, text);
+}
+
+// The x axis title centred under the plot, the y axis title upright at the left.
+function axisTitles({ width, left, right, top, plotHeight, bottomY }, xTitle, yTitle) {
+  const titles = [];
+  if (xTitle) {
+    const x = left + (width - left - right) / 2;
+    titles.push(svg("text", { class: "axis-title", x, y: bottomY, "text-anchor": "middle" }, xTitle));
+  }
+  if (yTitle) {
+    const yMid = top + plotHeight / 2;
+    const attrs = { class: "axis-title", x: 12, y: yMid, "text-anchor": "middle", transform: `rotate(-90 12 ${yMid})` };
+    titles.push(svg("text", attrs, yTitle));
+  }
+  return titles;
 }
 
 function renderEstimates(task, win) {
@@ -309,12 +412,122 @@ function renderEstimates(task, win) {
   withheld.textContent = rows ? "" : `Withheld: ${win.withheld ?? "no estimates for this window"}`;
   $("estimates-chart").toggleAttribute("hidden", !rows); // an SVG element has no .hidden property
   $("estimates-table").hidden = !rows;
-  const { items, caption } = rows ? chartItems(task, win, level) : { items: [], caption: "" };
+  $("estimates-details").hidden = !rows;
+  $("estimates-csv").hidden = !rows;
+  const drawn = rows ? chartItems(task, win, level) : { items: [], caption: "" };
   const about = `${task.mechanism}, ${range(win)}, ${fmt(win.n)} reports.`;
-  $("estimates-caption").textContent = `${about} ${caption}${centralText(win.central)}`;
+  $("estimates-caption").textContent = `${about} ${drawn.caption}${centralText(win.central)}`;
+  renderMeans(task, win, level);
+  renderCdf(task, win, level);
   if (!rows) return;
-  drawEstimatesChart($("estimates-chart"), items, level);
+  drawEstimatesChart($("estimates-chart"), drawn.items, level, drawn.axes);
   renderEstimatesTable(rows);
+  // a RAPPOR Bloom table has a row per (cohort, bit): folded away, the chart pools it
+  const folded = rows.length > 0 && "bit" in rows[0];
+  const details = $("estimates-details");
+  if (details.dataset.task !== `${task.task}:${folded}`) details.open = !folded; // the reader's choice sticks
+  details.dataset.task = `${task.task}:${folded}`;
+  $("estimates-summary").textContent = folded
+    ? `Per-cohort bit estimates as a table (${fmt(rows.length)} rows)`
+    : `Estimates as a table (${fmt(rows.length)} rows)`;
+  $("estimates-csv").onclick = () => download(`${fileStem(task, win.start)}-estimates.csv`, columnsOf(rows), rows);
+}
+
+// Key-value tasks (PCKV, PrivKVM): each key's mean value with its interval, beside its frequency.
+function renderMeans(task, win, level) {
+  const rows = win.estimates ?? [];
+  const keyed = task.kind === "frequency" && rows.length > 0 && "mean" in rows[0] && "value" in rows[0];
+  $("means-block").hidden = !keyed;
+  if (!keyed) return;
+  $("means-caption").textContent =
+    `Mean value of each key among the reports that hold it, with its ${level} confidence interval ` +
+    "(columns mean, mean_ci_low, mean_ci_high).";
+  const items = rows.map((r) => ({ label: String(r.value), value: r.mean, low: r.mean_ci_low, high: r.mean_ci_high }));
+  drawEstimatesChart($("means-chart"), items, level, { x: "Key", y: "Mean value" });
+}
+
+// Range tasks (range-hierarchy, range-haar): the CDF with its band and the quantiles (the reply's cdf, quantiles).
+function renderCdf(task, win, level) {
+  const cdf = win.estimates ? win.cdf : null;
+  $("cdf-block").hidden = !cdf?.length;
+  if (!cdf?.length) return;
+  const quantiles = win.quantiles ?? [];
+  $("cdf-caption").textContent =
+    `The estimated share of reports at or below each value, with its ${level} confidence band ` +
+    "(each point's exact variance, from the range estimate); dots mark the quantiles in the table.";
+  drawCdfChart($("cdf-chart"), cdf, quantiles, level);
+  const rows = quantiles.map((q) =>
+    el(
+      "tr",
+      {},
+      el("td", {}, `p${fmt(q.quantile * 100)}`),
+      el("td", { class: "label" }, String(q.value)),
+      ...[q.cdf, q.ci_low, q.ci_high].map((x) => el("td", {}, fmt(x))),
+    ),
+  );
+  $("quantiles-table").tBodies[0].replaceChildren(...rows);
+  $("cdf-csv").onclick = () =>
+    download(`${fileStem(task, win.start)}-cdf.csv`, ["value", "cdf", "std_error", "ci_low", "ci_high"], cdf);
+}
+
+// The CDF as a line over the domain's order with its band; x ticks at a few domain values.
+function drawCdfChart(chart, cdf, quantiles, level) {
+  const width = chartWidth(chart);
+  const [plotHeight, left, right, top] = [200, 60, 12, 10];
+  const axisY = top + plotHeight;
+  const height = axisY + 40;
+  const numbers = cdf.flatMap((r) => [r.cdf, r.ci_low, r.ci_high]).filter(finite);
+  const ticks = niceTicks(Math.min(0, ...numbers), Math.max(1, ...numbers), 4);
+  const [lo, hi] = [ticks[0], ticks.at(-1)];
+  const y = (v) => top + ((hi - v) / (hi - lo)) * plotHeight;
+  const step = (width - left - right) / cdf.length;
+  const x = (i) => left + (i + 0.5) * step;
+  const parts = [];
+  for (const v of ticks) {
+    parts.push(
+      svg("line", { class: v === 0 ? "axis" : "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
+      svg("text", { class: "tick", x: left - 4, y: y(v), "text-anchor": "end" }, TICK.format(v)),
+    );
+  }
+  const points = cdf.map((r, i) => ({ ...r, i })).filter((r) => finite(r.cdf));
+  const banded = points.filter((r) => finite(r.ci_low) && finite(r.ci_high));
+  if (banded.length) {
+    const upper = banded.map((r) => `${x(r.i).toFixed(2)} ${y(r.ci_high).toFixed(2)}`);
+    const lower = [...banded].reverse().map((r) => `${x(r.i).toFixed(2)} ${y(r.ci_low).toFixed(2)}`);
+    parts.push(svg("path", { class: "band", d: `M${upper.join(" L")} L${lower.join(" L")} Z` }));
+  }
+  if (points.length) {
+    const d = points.map((r, k) => `${k ? "L" : "M"}${x(r.i).toFixed(2)} ${y(r.cdf).toFixed(2)}`).join(" ");
+    parts.push(svg("path", { class: "cdf-line", d }));
+  }
+  const index = new Map(cdf.map((r, i) => [String(r.value), i]));
+  for (const q of quantiles) {
+    const i = index.get(String(q.value));
+    if (i === undefined || !finite(q.cdf)) continue;
+    parts.push(
+      svg(
+        "circle",
+        { class: "quantile", cx: x(i), cy: y(q.cdf), r: 3.5, "data-quantile": q.quantile },
+        svg("title", {}, `p${fmt(q.quantile * 100)}: ${String(q.value)} (CDF ${fmt(q.cdf)}, ${level} CI ${fmt(q.ci_low)} to ${fmt(q.ci_high)})`),
+      ),
+    );
+  }
+  // x ticks: a few domain values, each at least 90 units from the next, the last one always
+  const every = Math.max(1, Math.ceil(90 / step));
+  const last = cdf.length - 1;
+  const marks = [];
+  for (let i = 0; i < last; i += every) if (last - i >= every) marks.push(i);
+  marks.push(last);
+  for (const i of marks) {
+    const text = String(cdf[i].value);
+    parts.push(
+      svg("line", { class: "axis", x1: x(i), x2: x(i), y1: axisY, y2: axisY + 4 }),
+      svg("text", { class: "tick", x: x(i), y: axisY + 13, "text-anchor": "middle" }, text.length > 12 ? `${text.slice(0, 11)}…` : text),
+    );
+  }
+  parts.push(...axisTitles({ width, left, right, top, plotHeight, bottomY: height - 6 }, "Value (in the domain's order)", "Share at or below"));
+  chart.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  chart.replaceChildren(...parts);
 }
 
 // How the caption names the consistent view of a frequency table (the reply's `consistency`).
@@ -330,6 +543,7 @@ function chartItems(task, win, level) {
     return {
       caption: `Mean with its ${level} confidence interval.`,
       items: rows.map((r, i) => ({ label: label(r, i), value: r.mean, low: r.ci_low, high: r.ci_high })),
+      axes: { x: rows.length > 1 && "group" in rows[0] ? "Group" : "", y: "Mean" },
     };
   }
   if (rows.length && "bit" in rows[0]) return pooledBits(rows, level);
@@ -344,7 +558,9 @@ function chartItems(task, win, level) {
   return {
     caption:
       `${view}; error bars: ` +
-      `the unbiased estimate's ${level} confidence interval divided by the window's reports.`,
+      `the unbiased estimate's ${level} confidence interval divided by the window's reports.` +
+      negativeNote(rows, consistent),
+    axes: { x: "mean" in (rows[0] ?? {}) ? "Key" : "Value", y: "Share of the window's reports" },
     items: rows.map((r) => ({
       label: String(r.value),
       value: consistent ? per(r.consistent) : r.proportion,
@@ -352,6 +568,16 @@ function chartItems(task, win, level) {
       high: per(r.ci_high),
     })),
   };
+}
+
+// Why an unbiased estimate can be below zero, said when the table has one.
+function negativeNote(rows, consistent) {
+  if (!rows.some((r) => finite(r.estimate) && r.estimate < 0)) return "";
+  return (
+    " Some unbiased estimates are below zero: the noise that protects each report can exceed a rare value's " +
+    "count, and the unbiased estimate keeps that noise rather than cut it" +
+    (consistent ? "; the consistent view (the bars) is never negative." : ".")
+  );
 }
 
 // A multi-attribute table: one bar per (attribute, value) of the categorical attributes, as a share of the
@@ -371,7 +597,9 @@ function recordItems(rows, win, level) {
   return {
     caption:
       `${view}; error bars: the unbiased estimate's ${level} confidence interval.` +
-      (means.length ? ` Means (${level} intervals): ${means.join("; ")}.` : ""),
+      (means.length ? ` Means (${level} intervals): ${means.join("; ")}.` : "") +
+      negativeNote(counts, consistent),
+    axes: { x: "Attribute: value", y: "Share of the records" },
     items: counts.map((r) => ({
       label: `${r.attribute}: ${r.value}`,
       value: consistent ? per(r.consistent) : per(r.estimate),
@@ -410,37 +638,46 @@ function pooledBits(rows, level) {
   const caption =
     `Share of reports setting each Bloom filter bit, pooled over ${cohorts} cohort${cohorts === 1 ? "" : "s"} ` +
     `(weighted by their reports; ${level} intervals). ` +
-    "Cohorts hash values differently: decode against candidate values to estimate values.";
-  return { items, caption };
+    "Cohorts hash values differently, so bits are not values: to estimate the values, decode against a list of " +
+    "candidate values with ldp aggregate --candidates.";
+  return { items, caption, axes: { x: "Bloom filter bit", y: "Share of reports setting the bit" } };
 }
 
 // Bars from zero with error bars; the scale is linear, so a bar's height and its
 // error bar's ends are proportional to value, low and high (the test checks this).
-function drawEstimatesChart(chart, items, level) {
-  const [width, height, left, right, top] = [600, 260, 56, 8, 10];
-  const tilted = items.length > 8;
-  const bottom = items.length > 40 ? 12 : tilted ? 70 : 24;
+function drawEstimatesChart(chart, items, level, axes = {}) {
+  const width = chartWidth(chart);
+  const [plotHeight, left, right, top] = [220, 60, 10, 10];
+  const step = (width - left - right) / Math.max(items.length, 1);
+  const texts = items.map((it) => shorten(it.label));
+  const labels = labelMode(texts, step);
+  const axisY = top + plotHeight;
+  const height = axisY + labels.space + (axes.x ? 18 : 4);
   const numbers = items.flatMap((it) => [it.value, it.low, it.high]).filter(finite);
   let [lo, hi] = [Math.min(0, ...numbers), Math.max(0, ...numbers)];
   if (hi === lo) hi = lo + 1;
-  const y = (v) => top + ((hi - v) / (hi - lo)) * (height - top - bottom);
-  const step = (width - left - right) / Math.max(items.length, 1);
-  const parts = [
-    svg("line", { class: "axis zero", x1: left, x2: width - right, y1: y(0), y2: y(0) }),
-    ...[0, hi, lo]
-      .filter((v, i, all) => all.slice(0, i).every((u) => Math.abs(y(u) - y(v)) >= 12)) // no overlaps
-      .map((v) => svg("text", { class: "tick", x: left - 4, y: y(v), "text-anchor": "end" }, TICK.format(v))),
-  ];
-  // value labels under the bars, tilted when there are many; none past 40 (the table has them)
-  const labels = items.length > 40 ? null : { y: height - bottom + 14, tilted };
+  const ticks = niceTicks(lo, hi, 4); // round values, 0 among them
+  [lo, hi] = [ticks[0], ticks.at(-1)];
+  // the plot spans [lo, hi]; its bottom edge is the axis the labels hang from
+  const y = (v) => top + ((hi - v) / (hi - lo)) * plotHeight;
+  const parts = [];
+  for (const v of ticks) {
+    if (v !== 0) parts.push(svg("line", { class: "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }));
+    parts.push(svg("text", { class: "tick", x: left - 4, y: y(v), "text-anchor": "end" }, TICK.format(v)));
+  }
+  parts.push(svg("line", { class: "axis zero", x1: left, x2: width - right, y1: y(0), y2: y(0) }));
   items.forEach((item, i) => {
-    parts.push(estimateBar(item, { x: left + i * step, step, y, level, labels }));
+    const label = labels.mode ? { text: texts[i], axisY, mode: labels.mode } : null;
+    parts.push(estimateBar(item, { x: left + i * step, step, y, level, label }));
   });
+  parts.push(...axisTitles({ width, left, right, top, plotHeight, bottomY: height - 6 }, axes.x, axes.y));
   chart.setAttribute("viewBox", `0 0 ${width} ${height}`);
   chart.replaceChildren(...parts);
 }
 
-function estimateBar(item, { x, step, y, level, labels }) {
+const shorten = (label) => (label.length > 12 ? `${label.slice(0, 11)}…` : label);
+
+function estimateBar(item, { x, step, y, level, label }) {
   const center = x + step / 2;
   const group = svg("g", {
     class: "estimate",
@@ -465,13 +702,7 @@ function estimateBar(item, { x, step, y, level, labels }) {
       svg("line", { class: "ci cap", x1: center - cap, x2: center + cap, y1: y(item.low), y2: y(item.low) }),
     );
   }
-  if (labels) {
-    const text = item.label.length > 12 ? `${item.label.slice(0, 11)}…` : item.label;
-    const attrs = labels.tilted
-      ? { "text-anchor": "end", transform: `rotate(-40 ${center} ${labels.y})` }
-      : { "text-anchor": "middle" };
-    group.append(svg("text", { class: "label", x: center, y: labels.y, ...attrs }, text));
-  }
+  if (label) group.append(underLabel("label", label.text, center, label.axisY, label.mode));
   return group;
 }
 
@@ -529,10 +760,26 @@ function renderSeries(task) {
     ? "A longitudinal task: each window is one round, in which each client sends one report. "
     : "";
   $("series-caption").textContent =
-    `${rounds}${seriesUnit(task)} in each window, with its ${level} confidence interval as error bars; ` +
+    `${rounds}${seriesUnit(task)} in each window, with its ${level} confidence interval as error bars ` +
+    "(and as a shaded band when one value is shown alone); " +
     "windows withheld or without reports leave a gap.";
   const lines = shown.map((label) => ({ label, points: series.get(label) }));
   drawSeriesChart($("series-chart"), task, lines, level);
+  $("series-csv").onclick = () => {
+    const rows = lines.flatMap((line) =>
+      line.points.map((p) => ({
+        label: line.label,
+        start: utc(p.window.start),
+        end: utc(p.window.end),
+        reports: p.window.n,
+        value: p.value,
+        ci_low: p.low,
+        ci_high: p.high,
+      })),
+    );
+    const columns = ["label", "start", "end", "reports", "value", "ci_low", "ci_high"];
+    download(`${fileStem(task, task.windows[0].start)}-series.csv`, columns, rows);
+  };
   $("series-legend").replaceChildren(
     ...lines.map((line, i) => el("li", {}, el("span", { class: `swatch s${i}`, "aria-hidden": "true" }), line.label)),
   );
@@ -552,7 +799,8 @@ function niceTicks(lo, hi, count) {
 // One line per value over the windows (x: window start, one slot per window length; y: linear), a point
 // and an error bar per window; the lines' error bars are set side by side so that none hides another.
 function drawSeriesChart(chart, task, lines, level) {
-  const [width, height, left, right, top, bottom] = [600, 290, 66, 12, 12, 50];
+  const width = chartWidth(chart);
+  const [height, left, right, top, bottom] = [290, 66, 12, 12, 50];
   const withEstimates = task.windows.filter((w) => w.estimates);
   const [first, last] = [withEstimates[0].start, withEstimates.at(-1).start];
   const slots = Math.round((last - first) / task.window) + 1;
@@ -572,9 +820,10 @@ function drawSeriesChart(chart, task, lines, level) {
     );
   }
   parts.push(svg("line", { class: "axis", x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }));
-  // x ticks: at most 6 windows, evenly spread, dated (days alone when the window is whole days)
+  // x ticks: as many windows as fit (at most 6), evenly spread, dated (days alone when the window is whole days)
   const date = (t) => (task.window % 86400 === 0 ? utc(t).slice(0, 10) : utc(t));
-  const every = Math.ceil(withEstimates.length / 6);
+  const fit = Math.max(2, Math.min(6, Math.floor((width - left - right) / (textWidth(date(first)) + 16))));
+  const every = Math.ceil(withEstimates.length / fit);
   withEstimates.forEach((w, i) => {
     if (i % every !== 0 && i !== withEstimates.length - 1) return;
     if (i !== withEstimates.length - 1 && withEstimates.length - 1 - i < every) return; // no crowding at the end
@@ -595,6 +844,7 @@ function drawSeriesChart(chart, task, lines, level) {
     const shift = (i - (lines.length - 1) / 2) * dodge;
     const at = (p) => left + (slot(p.window) + 0.5) * step + shift;
     const group = svg("g", { class: `series s${i}`, "data-label": line.label });
+    if (lines.length === 1) group.append(...bandPaths(line.points, at, y, slot)); // one value: its band too
     let path = "";
     let previous = null;
     for (const p of line.points) {
@@ -612,6 +862,22 @@ function drawSeriesChart(chart, task, lines, level) {
   });
   chart.setAttribute("viewBox", `0 0 ${width} ${height}`);
   chart.replaceChildren(...parts);
+}
+
+// The confidence band of one series: a filled area over each run of adjacent windows with intervals.
+function bandPaths(points, at, y, slot) {
+  const runs = [];
+  for (const p of points) {
+    if (!finite(p.low) || !finite(p.high)) continue;
+    const run = runs.at(-1);
+    if (run && slot(p.window) === slot(run.at(-1).window) + 1) run.push(p);
+    else runs.push([p]);
+  }
+  return runs.map((run) => {
+    const upper = run.map((p) => `${at(p).toFixed(2)} ${y(p.high).toFixed(2)}`);
+    const lower = [...run].reverse().map((p) => `${at(p).toFixed(2)} ${y(p.low).toFixed(2)}`);
+    return svg("path", { class: "band", d: `M${upper.join(" L")} L${lower.join(" L")} Z` });
+  });
 }
 
 function seriesPoint(p, cx, y, label, level) {

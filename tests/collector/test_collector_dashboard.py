@@ -23,6 +23,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -92,6 +93,8 @@ def frequency_records(counts: dict[Any, float], n: int) -> list[dict[str, Any]]:
 def grr_task(windows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "task": task_id(1),
+        "name": "Browser",
+        "description": "Which browser people use, hourly.",
         "mechanism": "grr",
         "kind": "frequency",
         "fingerprint": "f" * 43,
@@ -146,7 +149,13 @@ def rappor_task() -> dict[str, Any]:
                 }
             )
     window = {"start": T0, "end": T0 + HOUR, "n": 3200, "estimates": rows, "withheld": None}
-    return grr_task([window]) | {"task": task_id(2), "mechanism": "rappor", "windows": [window]}
+    return grr_task([window]) | {
+        "task": task_id(2),
+        "name": "",
+        "description": "",
+        "mechanism": "rappor",
+        "windows": [window],
+    }
 
 
 def mean_task() -> dict[str, Any]:
@@ -164,6 +173,8 @@ def mean_task() -> dict[str, Any]:
     window = {"start": T0, "end": T0 + HOUR, "n": 2000, "estimates": [record], "withheld": None}
     return grr_task([window]) | {
         "task": task_id(3),
+        "name": "Session length",
+        "description": "",
         "mechanism": "piecewise",
         "kind": "mean",
         "windows": [window],
@@ -316,7 +327,7 @@ def open_dashboard(page: Page, base_url: str) -> None:
 
 
 def assert_tasks_listed(page: Page, reply: dict[str, Any]) -> None:
-    """One row per task: shortened id (full id in its title), mechanism, window, precision, min batch."""
+    """One row per task: shortened id (full id in its title), name, mechanism, window, precision, min batch."""
     rows = page.locator("#tasks tbody tr")
     assert rows.count() == len(reply["tasks"])
     for i, task in enumerate(reply["tasks"]):
@@ -324,8 +335,9 @@ def assert_tasks_listed(page: Page, reply: dict[str, Any]) -> None:
         assert button.get_attribute("title") == task["task"]
         assert button.text_content() == task["task"][:8] + "…"
         cells = rows.nth(i).locator("td").all_text_contents()
-        assert cells[0] == task["mechanism"]
-        assert cells[3] == f"{task['min_batch']:,}"
+        assert cells[0] == (task.get("name") or "–")
+        assert cells[1] == task["mechanism"]
+        assert cells[4] == f"{task['min_batch']:,}"
 
 
 def chart_geometry(page: Page) -> dict[str, Any]:
@@ -397,8 +409,10 @@ def test_page_loads_and_lists_tasks(page: Page, collector: Collector, console_er
     reply = fetch_reply(collector)
     assert_tasks_listed(page, reply)
     # window and time precision as the CLI writes durations
-    assert page.locator("#tasks tbody tr").nth(0).locator("td").all_text_contents()[1:3] == ["1h", "1m"]
+    assert page.locator("#tasks tbody tr").nth(0).locator("td").all_text_contents()[2:4] == ["1h", "1m"]
     assert page.locator("h1").text_content() == "ldp collector"
+    # the selected task's name and description
+    assert page.locator("#task-about").text_content() == "Browser: Which browser people use, hourly."
     assert page.locator("#estimates-table tbody tr").count() == len(
         latest_with_estimates(reply["tasks"][0])["estimates"]
     )
@@ -726,6 +740,8 @@ def test_estimates_per_window_draw_each_values_series_with_its_intervals(
     page.locator("#series-select").select_option(label="g")
     page.wait_for_function("document.querySelectorAll('#series-chart g.series').length === 1")
     assert [line["label"] for line in series_geometry(page)] == ["g"]
+    # one value alone: its interval as a shaded band too, one area per run of adjacent windows
+    assert page.locator("#series-chart g.series path.band").count() == 2
     assert console_errors == []
 
 
@@ -779,3 +795,340 @@ def test_real_collector_shows_each_attribute_of_a_multi_attribute_task(
         assert "each attribute's consistent view" in caption and "ms: mean" in caption
         assert "attribute" in page.locator("#estimates-table thead").text_content()
     assert console_errors == []
+
+
+# ---- what a person reads: empty tasks, labelled axes, phone width, CSV, range and key-value tasks ----------
+
+
+def real_window(spec: Any, values: list[Any], k: int, seed: int = 5) -> dict[str, Any]:
+    """Window ``k`` as ``ldp serve`` replies it for ``values`` encoded under ``spec`` (min batch 100)."""
+    import numpy as np
+
+    from ldp.aggregator.accumulators import make_aggregator
+    from ldp.client import encode_batch
+    from ldp.collector.tasks import new_task
+    from ldp.collector.windows import estimate_reply
+
+    task, _ = new_task(spec, window="1h", time_precision="1m", min_batch=100)
+    accumulator = make_aggregator(spec)
+    accumulator.add_batch(encode_batch(spec, values, np.random.default_rng(seed)))
+    reply = estimate_reply(task, accumulator, 0.95)
+    return json.loads(json.dumps({"start": T0 + k * HOUR, "end": T0 + (k + 1) * HOUR, **reply}))
+
+
+def range_task() -> dict[str, Any]:
+    """A range-hierarchy task over 0..31, two windows of 3,000 reports (real estimates, CDF and quantiles)."""
+    import numpy as np
+
+    from ldp.specs.ranges import RangeHierarchy
+
+    spec = RangeHierarchy(domain=range(32), epsilon=2.0)
+    rng = np.random.default_rng(7)
+    windows = [
+        real_window(spec, [int(v) for v in np.minimum(rng.geometric(0.12, 3000) - 1, 31)], k, seed=k)
+        for k in range(2)
+    ]
+    return grr_task(windows) | {
+        "task": task_id(5),
+        "name": "Load time",
+        "description": "Page load time in 100 ms steps.",
+        "mechanism": "range-hierarchy",
+        "min_batch": 100,
+        "windows": windows,
+    }
+
+
+def key_value_task() -> dict[str, Any]:
+    """A PCKV-UE task: keys a, b, c with values in [-1, 1] (real estimates: frequency and mean per key)."""
+    from ldp.specs.key_value import PCKVUE
+
+    spec = PCKVUE(domain=["a", "b", "c"], epsilon=2.0)
+    values = [{"a": 0.5}, {"b": -0.2, "c": 1.0}, {"a": -0.4, "c": 0.1}] * 1000
+    window = real_window(spec, values, 0)
+    return grr_task([window]) | {
+        "task": task_id(6),
+        "name": "Ratings",
+        "description": "",
+        "mechanism": "pckv-ue",
+        "min_batch": 100,
+        "windows": [window],
+    }
+
+
+def empty_task() -> dict[str, Any]:
+    return grr_task([]) | {"task": task_id(7), "name": "Just created", "description": ""}
+
+
+def all_kinds_reply() -> dict[str, Any]:
+    """Every kind the page draws: frequency (with negatives), Bloom RAPPOR, mean, range, key-value, empty."""
+    return {"tasks": [*first_reply()["tasks"], range_task(), key_value_task(), empty_task()]}
+
+
+#: What a person cannot read, found in the page as laid out: text under 11 px, text or page wider than the
+#: screen, and text boxes of one chart that overlap. Tables scroll inside their box (.scroll), so their
+#: cells are checked against that box instead of the screen.
+READABILITY = """() => {
+    const problems = [];
+    const screen = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > screen + 1)
+        problems.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${screen}`);
+    const shown = (e) => e.checkVisibility() && e.getBoundingClientRect().width > 0;
+    const name = (e) => `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''} "${e.textContent.trim().slice(0, 40)}"`;
+    const texts = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+        const node = walker.currentNode;
+        const parent = node.parentElement;
+        if (!node.textContent.trim() || !parent || parent.closest('title, option, script, style')) continue;
+        if (shown(parent) && !texts.includes(parent)) texts.push(parent);
+    }
+    for (const e of texts) {
+        const box = e.getBoundingClientRect();
+        let size = parseFloat(getComputedStyle(e).fontSize);
+        const ctm = e instanceof SVGElement ? e.getScreenCTM() : null;
+        if (ctm) size *= Math.hypot(ctm.a, ctm.b);
+        if (size < 10.95) problems.push(`${name(e)} is ${size.toFixed(1)} px`);
+        const frame = e.closest('.scroll')?.getBoundingClientRect() ?? { left: 0, right: screen };
+        if (!e.closest('.scroll') && (box.left < -0.5 || box.right > frame.right + 0.5))
+            problems.push(`${name(e)} is off-screen: ${box.left.toFixed(0)}..${box.right.toFixed(0)} of ${screen}`);
+    }
+    for (const chart of document.querySelectorAll('svg.chart')) {
+        const boxes = [...chart.querySelectorAll('text')].filter(shown).map((t) => [t, t.getBoundingClientRect()]);
+        for (let i = 0; i < boxes.length; i++)
+            for (let j = i + 1; j < boxes.length; j++) {
+                const [[a, p], [b, q]] = [boxes[i], boxes[j]];
+                const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+                const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+                if (w > 0.5 && h > 0.5) problems.push(`in #${chart.id}: ${name(a)} overlaps ${name(b)}`);
+            }
+    }
+    return problems;
+}"""
+
+
+def chart_texts(page: Page, chart: str, kind: str) -> list[str]:
+    return page.locator(f"#{chart} text.{kind}").all_text_contents()
+
+
+def assert_readable(page: Page, path: Path) -> None:
+    """No readability problem, and a screenshot of the whole page (kept under pytest's tmp_path)."""
+    assert page.evaluate(READABILITY) == []
+    page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+
+
+def test_phone_width_is_readable_with_labelled_axes(
+    browser: Browser, collector: Collector, tmp_path: Path, console_errors: list[str]
+) -> None:
+    """At 390 px: text at least 11 px, nothing off-screen, no overlapping text; the charts' labels are there."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.on("pageerror", lambda error: console_errors.append(str(error)))
+    try:
+        open_dashboard(page, collector.base_url)
+        page.wait_for_selector("#estimates-chart g.estimate")
+        # charts are drawn at their width on screen: one SVG unit is one CSS pixel
+        width = page.evaluate("document.querySelector('#estimates-chart').getBoundingClientRect().width")
+        view_box = page.locator("#estimates-chart").get_attribute("viewBox")
+        assert float(view_box.split()[2]) == pytest.approx(width, abs=1)
+        # the window chart: each bar's count under it, the min-batch line labelled, axes titled, round ticks
+        task = fetch_reply(collector)["tasks"][0]
+        assert chart_texts(page, "windows-chart", "count") == [f"{w['n']:,}" for w in task["windows"]]
+        assert chart_texts(page, "windows-chart", "min-batch-label") == [
+            "min batch 1,000: fewer reports are withheld"
+        ]
+        assert chart_texts(page, "windows-chart", "axis-title") == ["Window start (UTC)", "Reports"]
+        ticks = [float(t.replace(",", "")) for t in chart_texts(page, "windows-chart", "tick")[:-2]]
+        assert ticks[0] == 0 and len({round(b - a, 9) for a, b in pairwise(ticks)}) == 1
+        assert all(t / (ticks[1] - ticks[0]) == round(t / (ticks[1] - ticks[0])) for t in ticks)
+        assert chart_texts(page, "estimates-chart", "axis-title") == [
+            "Value",
+            "Share of the window's reports",
+        ]
+        # the unbiased estimate of "c" is negative: the caption says why, and that the bars are not
+        assert "below zero" in page.locator("#estimates-caption").text_content()
+        assert_readable(page, tmp_path / "phone-frequency.png")
+    finally:
+        context.close()
+    assert console_errors == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_every_kind_of_task_is_readable_at_desktop_and_phone_widths(
+    browser: Browser, collector: Collector, tmp_path: Path, width: int, console_errors: list[str]
+) -> None:
+    reply = all_kinds_reply()
+    collector.publish(reply)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.on("pageerror", lambda error: console_errors.append(str(error)))
+    try:
+        open_dashboard(page, collector.base_url)
+        for i, task in enumerate(reply["tasks"]):
+            select_task(page, i)
+            if task["windows"]:
+                page.wait_for_selector("#estimates-section:not([hidden])")
+            assert_readable(page, tmp_path / f"{width}-{i}-{task['mechanism']}.png")
+    finally:
+        context.close()
+    assert console_errors == []
+
+
+@pytest.mark.slow
+def test_an_empty_task_says_no_reports_yet(page: Page, collector: Collector) -> None:
+    collector.publish({"tasks": [empty_task(), *first_reply()["tasks"]]})
+    open_dashboard(page, collector.base_url)
+    expect(page.locator("#no-reports")).to_have_text("No reports yet: this task has received no reports.")
+    assert page.locator("#windows-chart").is_hidden() and page.locator("#window-select").is_hidden()
+    assert page.locator("#estimates-section").is_hidden()
+    assert page.locator("#task-about").text_content() == "Just created"
+    select_task(page, 1)
+    expect(page.locator("#no-reports")).to_be_hidden()
+    assert page.locator("#windows-chart").is_visible()
+
+
+@pytest.mark.slow
+def test_a_task_whose_windows_are_all_withheld_follows_the_latest_window(
+    page: Page, collector: Collector
+) -> None:
+    collector.publish({"tasks": [grr_task([grr_window(0, 12, None)])]})
+    open_dashboard(page, collector.base_url)
+    assert page.locator("#window-select option").first.text_content() == "Latest window"
+    expect(page.locator("#withheld")).to_be_visible()
+
+
+@pytest.mark.slow
+def test_range_task_draws_its_cdf_with_its_band_and_lists_its_quantiles(
+    page: Page, collector: Collector, console_errors: list[str]
+) -> None:
+    task = range_task()
+    collector.publish({"tasks": [task]})
+    open_dashboard(page, collector.base_url)
+    page.wait_for_selector("#cdf-chart path.cdf-line")
+    window = latest_with_estimates(task)
+    # the band's upper edge runs through every ci_high, its lower edge back through every ci_low, the line
+    # through every cdf: all on one linear scale
+    geometry = page.evaluate(
+        """() => {
+            const chart = document.querySelector('#cdf-chart');
+            const points = (d) => d.replace(/[MLZ]/g, ' ').trim().split(/\\s+/).map(Number);
+            return {line: points(chart.querySelector('path.cdf-line').getAttribute('d')),
+                    band: points(chart.querySelector('path.band').getAttribute('d'))};
+        }"""
+    )
+    cdf = window["cdf"]
+    ys = geometry["line"][1::2]
+    band = geometry["band"][1::2]
+    upper, lower = band[: len(cdf)], band[len(cdf) :][::-1]
+    values = [r["cdf"] for r in cdf] + [r["ci_high"] for r in cdf] + [r["ci_low"] for r in cdf]
+    pixels = ys + upper + lower
+    (v0, y0), (v1, y1) = min(zip(values, pixels)), max(zip(values, pixels))
+    slope = (y1 - y0) / (v1 - v0)
+    assert slope < 0
+    for value, y in zip(values, pixels):
+        assert y == pytest.approx(y0 + slope * (value - v0), abs=0.01)  # the path's 2 decimals
+    # the quantiles: a table row each, a dot each on the line
+    rows = page.locator("#quantiles-table tbody tr")
+    assert rows.count() == len(window["quantiles"]) == 5
+    assert rows.nth(1).locator("td").all_text_contents()[:2] == ["p50", str(window["quantiles"][1]["value"])]
+    assert page.locator("#cdf-chart circle.quantile").count() == 5
+    assert chart_texts(page, "cdf-chart", "axis-title") == [
+        "Value (in the domain's order)",
+        "Share at or below",
+    ]
+    assert console_errors == []
+
+
+@pytest.mark.slow
+def test_key_value_task_shows_each_keys_frequency_and_mean_with_intervals(
+    page: Page, collector: Collector, console_errors: list[str]
+) -> None:
+    task = key_value_task()
+    collector.publish({"tasks": [task]})
+    open_dashboard(page, collector.base_url)
+    page.wait_for_selector("#means-chart g.estimate")
+    window = latest_with_estimates(task)
+    assert_bars_match(page, frequency_expectation(window))
+    means = page.evaluate(
+        """() => [...document.querySelectorAll('#means-chart g.estimate')].map((g) =>
+            [g.dataset.label, +g.dataset.value, +g.dataset.low, +g.dataset.high])"""
+    )
+    expected = [[r["value"], r["mean"], r["mean_ci_low"], r["mean_ci_high"]] for r in window["estimates"]]
+    assert [m[0] for m in means] == [e[0] for e in expected]
+    assert [m[1:] for m in means] == [pytest.approx(e[1:], rel=1e-12) for e in expected]
+    assert chart_texts(page, "means-chart", "axis-title") == ["Key", "Mean value"]
+    assert console_errors == []
+
+
+@pytest.mark.slow
+def test_rappor_bits_fold_their_per_cohort_table_and_say_how_to_decode(
+    page: Page, collector: Collector
+) -> None:
+    open_dashboard(page, collector.base_url)
+    select_task(page, 1)
+    assert page.locator("#estimates-details").get_attribute("open") is None
+    assert page.locator("#estimates-summary").text_content() == "Per-cohort bit estimates as a table (8 rows)"
+    assert "ldp aggregate --candidates" in page.locator("#estimates-caption").text_content()
+    select_task(page, 0)
+    assert page.locator("#estimates-details").get_attribute("open") == ""
+
+
+@pytest.mark.slow
+def test_csv_download_is_what_is_shown(page: Page, collector: Collector, tmp_path: Path) -> None:
+    import csv
+
+    open_dashboard(page, collector.base_url)
+    window = latest_with_estimates(fetch_reply(collector)["tasks"][0])
+    with page.expect_download() as info:
+        page.click("#estimates-csv")
+    path = tmp_path / "estimates.csv"
+    info.value.save_as(path)
+    assert info.value.suggested_filename.endswith("-estimates.csv")
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(window["estimates"])
+    for row, record in zip(rows, window["estimates"]):
+        value = str(record["value"])
+        assert row["value"] == (f"'{value}" if value[:1] in "=+-@" else value)
+        assert float(row["estimate"]) == record["estimate"]  # full precision
+    assert rows[-1]["value"] == XSS  # markup is text in a CSV too
+    # the series shown: one row per value and window with estimates
+    with page.expect_download() as info:
+        page.click("#series-csv")
+    info.value.save_as(tmp_path / "series.csv")
+    with (tmp_path / "series.csv").open(newline="", encoding="utf-8") as f:
+        series = list(csv.DictReader(f))
+    assert {r["label"] for r in series} == {"a", "b", "c", "d", XSS}
+    assert len(series) == 5 * 2
+
+
+@pytest.mark.slow
+def test_csv_cells_that_a_spreadsheet_would_run_start_with_a_quote(
+    page: Page, collector: Collector, tmp_path: Path
+) -> None:
+    import csv
+
+    counts = {"=1+1": 2000.0, "+cmd": 1000.0, "-2": 1000.0, "@x": 500.0, 'a,"b"': 500.0}
+    collector.publish({"tasks": [grr_task([grr_window(0, 5000, counts)])]})
+    open_dashboard(page, collector.base_url)
+    page.wait_for_selector("#estimates-chart g.estimate")
+    with page.expect_download() as info:
+        page.click("#estimates-csv")
+    info.value.save_as(tmp_path / "e.csv")
+    with (tmp_path / "e.csv").open(newline="", encoding="utf-8") as f:
+        values = [row["value"] for row in csv.DictReader(f)]
+    assert values == ["'=1+1", "'+cmd", "'-2", "'@x", 'a,"b"']
+
+
+@pytest.mark.slow
+def test_charts_reflow_when_the_page_narrows(page: Page, collector: Collector) -> None:
+    page.set_viewport_size({"width": 1280, "height": 900})
+    open_dashboard(page, collector.base_url)
+    page.wait_for_selector("#estimates-chart g.estimate")
+    wide = float(page.locator("#estimates-chart").get_attribute("viewBox").split()[2])
+    page.set_viewport_size({"width": 390, "height": 844})
+    expect(page.locator("#estimates-chart")).not_to_have_attribute("viewBox", re.compile(f"^0 0 {wide:g} "))
+    narrow = float(page.locator("#estimates-chart").get_attribute("viewBox").split()[2])
+    assert narrow < 400 < wide
+    assert page.evaluate(READABILITY) == []
