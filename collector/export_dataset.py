@@ -76,12 +76,13 @@ def _window_runs(
 
     def pieces() -> Iterator[tuple[int, list[str]]]:
         for reports in chunks:
-            starts = [task.window_start(report.t) for report in reports]
-            begin = 0
-            for i in range(1, len(reports) + 1):
-                if i == len(reports) or starts[i] != starts[begin]:
-                    yield starts[begin], [report.report for report in reports[begin:i]]
-                    begin = i
+            if not reports:
+                continue
+            times = np.fromiter((report.t for report in reports), dtype=np.int64, count=len(reports))
+            starts = times - times % task.window  # Task.window_start, for the whole chunk at once
+            bounds = [0, *(np.flatnonzero(np.diff(starts)) + 1).tolist(), len(reports)]
+            for begin, stop in itertools.pairwise(bounds):
+                yield int(starts[begin]), [report.report for report in reports[begin:stop]]
 
     for start, run in itertools.groupby(pieces(), key=lambda piece: piece[0]):
         yield start, (texts for _, texts in run)
