@@ -55,7 +55,7 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
     type=click.Path(dir_okay=False),
     help="Spec JSON file the reports were encoded with (with --task: the task's spec by default).",
 )
-@click.argument("reports", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("reports", nargs=-1, type=click.Path(allow_dash=True))
 @click.option(
     "--store",
     "store_url",
@@ -70,6 +70,15 @@ def check_estimates_output(path: str | None, option: str = "-o") -> None:
 )
 @click.option(
     "--to", "end", type=int, default=None, metavar="UNIX", help="With --task: reports with t < this."
+)
+@click.option(
+    "--window",
+    "windows",
+    type=int,
+    multiple=True,
+    metavar="UNIX",
+    help="With a report directory partitioned by window (ldp task export --out): read only the partition "
+    "window=UNIX (its window start); repeatable.",
 )
 @click.option(
     "--candidates",
@@ -200,6 +209,7 @@ def aggregate(
     task_id,
     start,
     end,
+    windows,
     candidates,
     consistency,
     estimator,
@@ -222,7 +232,9 @@ def aggregate(
     """Estimate frequencies (with standard errors and confidence intervals) from report files.
 
     REPORTS are JSON Lines, CSV or Parquet files (by extension; .jsonl.gz and
-    .csv.gz accepted; - reads JSON Lines from stdin), read in bounded-memory
+    .csv.gz accepted; - reads JSON Lines from stdin), or directories of
+    Parquet files (a dataset partitioned by window, ldp task export --out;
+    --window W reads only its partition window=W), read in bounded-memory
     chunks. Bad reports are never counted and never dropped silently: each
     goes to --rejects with its file, line, reason and raw text, and the
     summary on stderr counts them by reason.
@@ -247,6 +259,7 @@ def aggregate(
       ldp aggregate --spec rappor.json --counts counts.csv --candidates urls.txt
       ldp aggregate --spec spec.json big.parquet --workers 2
       ldp aggregate --spec spec.json reports/*.parquet --engine dask --scheduler tcp://10.0.0.5:8786
+      ldp aggregate --spec export/_spec.json export --engine dask --window 1764028800
       ldp aggregate --spec duchi.json reports.jsonl --by-group -o means-by-version.csv
       ldp aggregate --store ldp-collector.db --task TASK --from 1764028800 --to 1764115200
     """
@@ -254,6 +267,7 @@ def aggregate(
         _translated,
         spec_path=spec_path,
         reports=reports,
+        windows=windows,
         stored={"url": store_url, "task_id": task_id, "start": start, "end": end},
         candidates_path=candidates,
         consistency=consistency,
@@ -299,10 +313,15 @@ def _aggregate(
     by_group=False,
     stored=None,
     queries=None,
+    windows=(),
 ) -> int:
     selection = _store_selection(stored or {})
     if selection is not None:
         _check_store_options(selection, reports, counts_path, rejects_path, engine or {})
+        if windows:
+            raise OptionConflict(
+                "--window selects partitions of a report directory; with --store, select times with --from and --to"
+            )
         spec = _task_spec(selection, spec_path)
     else:
         spec = _file_spec(spec_path)
@@ -347,7 +366,12 @@ def _aggregate(
     elif selection is not None:
         accumulator, status = _from_store(spec, selection, chunk_size), 0
     else:
-        accumulator, status = accumulate_reports(spec, list(reports), rejects_path, chunk_size, engine or {})
+        paths = list(reports)
+        if windows:
+            from ldp.aggregator.datasets import expand_datasets
+
+            paths = expand_datasets(paths, sorted(set(windows)))
+        accumulator, status = accumulate_reports(spec, paths, rejects_path, chunk_size, engine or {})
     if range_options:
         from ldp.aggregator.writers import write_estimates
 

@@ -8,6 +8,9 @@ Formats are chosen by extension (docs/report-format.md):
 ``.parquet`` ``.pq``        columns named like the JSON fields, ``bits`` binary
 ``.gz`` suffix              gzip-compressed JSON Lines or CSV
 ``-``                       JSON Lines on standard input
+a directory                 the Parquet files under it (a dataset partitioned
+                            by window, ``ldp task export --out``;
+                            :mod:`ldp.aggregator.datasets`)
 ==========================  ==================================================
 
 One module per format reads its files: :mod:`ldp.aggregator.readers.jsonl`,
@@ -169,14 +172,20 @@ def read_reports(
 def check_paths(paths: Iterable[str | Path]) -> list[str]:
     """The report paths as strings, each checked up front (a typo fails before hours of reading).
 
+    A directory stands for the Parquet report files under it (a dataset such
+    as ``ldp task export --out`` writes; :func:`ldp.aggregator.datasets.expand_datasets`).
+
     Raises
     ------
     ParameterError
-        A path with an unknown extension, a missing file, or standard input
-        (``-``) given more than once (it can be read only once).
+        A path with an unknown extension, a missing file, a directory without
+        Parquet report files, or standard input (``-``) given more than once
+        (it can be read only once).
     """
+    from ldp.aggregator.datasets import expand_datasets
+
     checked = []
-    for path in paths:
+    for path in expand_datasets(paths):
         report_format(path)
         if str(path) != STDIN and not Path(path).is_file():
             raise InputError(f"report file {str(path)!r} does not exist or is not a file")

@@ -293,9 +293,23 @@ class Sender:
                 self.url, content=request, headers={"Content-Type": "application/json"}
             )
             return reply.status_code, reply.content
-        connection = self._idle.pop() if self._idle else await RawConnection.open(self.port)
+        reused = bool(self._idle)
+        connection = self._idle.pop() if reused else await RawConnection.open(self.port)
         try:
             result = await connection.send(request)
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            connection.close()
+            if not reused or (isinstance(exc, asyncio.IncompleteReadError) and exc.partial):
+                raise
+            # The server closed this keep-alive connection while it sat idle (ldp serve's keep-alive
+            # timeout, 5 s) before reading the request: send it again on a new connection, as HTTP
+            # clients do. A reply cut off after its first byte is not retried (raised above).
+            connection = await RawConnection.open(self.port)
+            try:
+                result = await connection.send(request)
+            except BaseException:
+                connection.close()
+                raise
         except BaseException:
             connection.close()
             raise
@@ -329,10 +343,15 @@ async def open_loop(sender: Sender, requests: list[bytes], batch: int, rate: flo
     """Request i released at ``start + i / rate`` whatever the replies do; latency from that time."""
     load = Load()
     start = time.perf_counter() + 0.05
-    pending: set[asyncio.Task[None]] = set()
+    tasks: list[asyncio.Task[None]] = []
 
     async def one(request: bytes, scheduled: float) -> None:
-        status, body = await sender.send(request)
+        try:
+            status, body = await sender.send(request)
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:  # a failed request is a bad reply
+            load.requests += 1
+            load.errors.append(f"{type(exc).__name__}: {exc}"[:300])
+            return
         _check_reply(load, status, body, batch, time.perf_counter() - scheduled)
 
     for i, request in enumerate(requests):
@@ -340,10 +359,9 @@ async def open_loop(sender: Sender, requests: list[bytes], batch: int, rate: flo
         delay = scheduled - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        task = asyncio.create_task(one(request, scheduled))
-        pending.add(task)
-        task.add_done_callback(pending.discard)
-    await asyncio.gather(*pending)
+        tasks.append(asyncio.create_task(one(request, scheduled)))
+    # Every task is awaited here, finished or not, so none is left with an exception nobody retrieved.
+    await asyncio.gather(*tasks)
     load.seconds = time.perf_counter() - start
     return load
 

@@ -9,7 +9,8 @@ once: the store keeps only its SHA-256.
 ``ldp task export`` writes a task's stored reports to a report file (JSON
 Lines, CSV or Parquet, by extension), chunk by chunk through the
 aggregator's columnar reader and writers, under a temporary name renamed
-into place only on success. ``ldp aggregate --store URL --task T`` (in
+into place only on success; with ``--out DIR`` a Parquet dataset
+partitioned by window (:mod:`ldp.collector.export_dataset`). ``ldp aggregate --store URL --task T`` (in
 :mod:`ldp.aggregator.cli`) estimates from the store directly, through
 :func:`open_task` (batches come from :func:`ldp.collector.accumulate.stored_batches`).
 """
@@ -27,7 +28,7 @@ import click
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.cli import check_outputs_distinct, check_writable, run_guarded
+from ldp.cli import OptionConflict, check_outputs_distinct, check_writable, run_guarded
 from ldp.collector.accumulate import stored_batches
 from ldp.collector.store import DEFAULT_STORE, Store, open_store
 from ldp.collector.tasks import (
@@ -357,6 +358,7 @@ def task() -> None:
       ldp task list
       ldp task show TASK
       ldp task export --task TASK --from 1764028800 --to 1764115200 -o reports.parquet
+      ldp task export TASK --out export
       ldp task delete TASK --yes
     """
 
@@ -527,7 +529,7 @@ def _list(*, store_url) -> None:
 
 
 class _TaskIdCommand(click.Command):
-    """``ldp task show`` and ``delete``: a whole task id is TASK even when it begins with ``-`` (``--`` works too).
+    """``ldp task show``, ``delete`` and ``export``: a whole task id is TASK even when it begins with ``-`` (``--`` works too).
 
     Ids minted before they were kept from beginning with ``-`` (one in 64)
     would otherwise be read as a cluster of short options, ``-h`` among them.
@@ -537,9 +539,19 @@ class _TaskIdCommand(click.Command):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--" not in args:
-            ids = [arg for arg in args if arg.startswith("-") and is_task_id(arg)]
+            valued = {  # an id after one of these is that option's value (ldp task export --task ID)
+                name
+                for param in self.params
+                if isinstance(param, click.Option) and not param.is_flag and not param.count
+                for name in param.opts
+            }
+            ids = [
+                i
+                for i, arg in enumerate(args)
+                if arg.startswith("-") and is_task_id(arg) and (i == 0 or args[i - 1] not in valued)
+            ]
             if ids:
-                args = [arg for arg in args if arg not in ids] + ["--", *ids]
+                args = [arg for i, arg in enumerate(args) if i not in ids] + ["--", *(args[i] for i in ids)]
         return super().parse_args(ctx, args)
 
 
@@ -581,17 +593,29 @@ def _delete(*, store_url, task_id, yes) -> None:
     click.echo(f"deleted task {task_id} and its {total:,} reports", err=True)
 
 
-@task.command("export")
+@task.command("export", cls=_TaskIdCommand)
 @_store_option
-@click.option("--task", "task_id", required=True, metavar="TASK", help="The task whose reports to export.")
+@click.argument("task_arg", metavar="[TASK]", required=False)
+@click.option(
+    "--task", "task_id", default=None, metavar="TASK", help="The task whose reports to export (or TASK)."
+)
 @click.option("--from", "start", type=int, default=None, metavar="UNIX", help="Only reports with t >= this.")
 @click.option("--to", "end", type=int, default=None, metavar="UNIX", help="Only reports with t < this.")
 @click.option(
     "-o",
     "--output",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Report file (.jsonl, .csv, .parquet; .jsonl.gz, .csv.gz); - for JSON Lines on stdout.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    default=None,
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="A new directory: a Parquet dataset partitioned by window (DIR/window=START/part-*.parquet, "
+    "the spec in DIR/_spec.json), read by ldp aggregate with any engine.",
 )
 @click.option(
     "--chunk-size",
@@ -600,27 +624,84 @@ def _delete(*, store_url, task_id, yes) -> None:
     show_default=True,
     help="Reports read from the store at a time (bounds memory).",
 )
-def export(store_url, task_id, start, end, output, chunk_size):
-    """Write a task's stored reports to a report file for ldp aggregate (any engine).
+def export(store_url, task_arg, task_id, start, end, output, out_dir, chunk_size):
+    """Write a task's stored reports to a report file, or a dataset directory, for ldp aggregate (any engine).
 
-    The file is written under a temporary name and renamed into place only
-    when complete; it may not be the store itself.
+    -o FILE writes one report file; --out DIR a Parquet dataset partitioned
+    by window (hive-style: DIR/window=START/part-00000.parquet, START the
+    window start in Unix seconds), which ldp aggregate and Dask read as a
+    directory. Either is written under a temporary name and renamed into
+    place only when complete; a file may not be the store itself, and an
+    existing DIR is never written into or replaced.
 
     \b
     Example:
       ldp task export --task TASK -o reports.parquet
       ldp aggregate --spec spec.json reports.parquet --workers 4
+      ldp task export TASK --out export
+      ldp aggregate --spec export/_spec.json export --engine dask --window 1764028800
     """
     _guarded(
-        _export, store_url=store_url, task_id=task_id, start=start, end=end, output=output, chunk=chunk_size
+        _export,
+        store_url=store_url,
+        task_id=_one_task_id(task_arg, task_id),
+        start=start,
+        end=end,
+        output=output,
+        out_dir=out_dir,
+        chunk=chunk_size,
     )
 
 
-def _export(*, store_url, task_id, start, end, output, chunk) -> None:
+def _one_task_id(argument: str | None, option: str | None) -> str:
+    """The task of ``ldp task export``: TASK or --task (the same one if both are given)."""
+    if argument is None and option is None:
+        raise click.UsageError("give the task to export: TASK or --task TASK")
+    if argument is not None and option is not None and argument != option:
+        raise click.UsageError("TASK and --task name different tasks; give one")
+    return str(argument if argument is not None else option)
+
+
+def _export(*, store_url, task_id, start, end, output, out_dir, chunk) -> None:
     selection = StoreSelection(store_url, task_id, start, end)
+    if (output is None) == (out_dir is None):
+        raise OptionConflict(
+            "give -o FILE (a report file) or --out DIR (a dataset partitioned by window), one of them"
+        )
+    if out_dir is not None:
+        _export_dataset(selection, out_dir, chunk)
+        return
     if output != "-":
         check_reports_output(output)
         check_outputs_distinct([("--store", sqlite_path(store_url))], [("-o", output)])
     count = export_reports(selection, output, chunk)
     where = "standard output" if output == "-" else output
     click.echo(f"exported {count:,} reports of {selection.describe()} to {where}", err=True)
+
+
+def _export_dataset(selection: StoreSelection, out_dir: str, chunk: int) -> None:
+    from ldp.collector.export_dataset import check_dataset_output, export_dataset
+
+    check_dataset_output(out_dir)
+    check_outputs_distinct([("--store", sqlite_path(selection.url))], [("--out", out_dir)])
+    store, found = open_task(selection.url, selection.task_id)
+    progress = CountProgress("reports")
+    try:
+        with store:
+            counts = export_dataset(
+                store,
+                found,
+                out_dir,
+                start=selection.start,
+                end=selection.end,
+                chunk=chunk,
+                progress=progress.update,
+            )
+    finally:
+        progress.done()
+    total = sum(counts.values())
+    click.echo(
+        f"exported {total:,} reports of {selection.describe()} to {out_dir} "
+        f"({len(counts):,} window{'s' if len(counts) != 1 else ''}; spec in {out_dir}/_spec.json)",
+        err=True,
+    )

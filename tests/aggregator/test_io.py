@@ -1075,3 +1075,34 @@ def test_csv_quoted_bad_line_is_rejected_alone(tmp_path, case):
     got, rejects = _read_all(path, _CSV_SPEC)
     assert [r.line for r in rejects] == [52]
     assert len(got) == 99
+
+
+# -- directories of report files (datasets partitioned by window) ------------------------------------
+
+
+def test_a_directory_is_read_as_its_parquet_files_in_window_order_skipping_hidden_names(tmp_path):
+    from ldp.aggregator.datasets import dataset_files, dataset_windows
+    from ldp.aggregator.io import check_paths
+
+    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    batch = encode_batch(spec, ["a", "b", "c", "a"] * 5, np.random.default_rng(1))
+    root = tmp_path / "ds"
+    for window in (200, 100, 30):  # 30 < 100 < 200 numerically, not as text
+        (root / f"window={window}").mkdir(parents=True)
+        write_reports(batch, root / f"window={window}" / "part-00000.parquet", spec)
+    (root / "_spec.json").write_text(spec.to_json())
+    (root / "window=100" / ".part-00001.parquet.ldp-tmp").write_text("a writer's temporary")
+    (root / "_tmp").mkdir()
+    write_reports(batch, root / "_tmp" / "skipped.parquet", spec)
+    expected = [str(root / f"window={w}" / "part-00000.parquet") for w in (30, 100, 200)]
+    assert dataset_files(root) == expected == check_paths([root])
+    assert dataset_windows(root) == [30, 100, 200]
+    assert dataset_files(root, [200, 30]) == [expected[0], expected[2]]
+    chunks = list(read_reports([root], spec, chunk_size=7))
+    assert sum(len(chunk.batch) for chunk in chunks) == 3 * len(batch)
+    assert not any(chunk.rejects for chunk in chunks)
+    with pytest.raises(ParameterError, match="no partition window=5; its windows: 30, 100, 200"):
+        dataset_files(root, [5])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ParameterError, match="holds no Parquet report files"):
+        check_paths([tmp_path / "empty"])

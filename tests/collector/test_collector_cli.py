@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner, Result
 from conftest import rappor_specs, sample_values
@@ -26,7 +27,9 @@ from ldp.client import encode_batch
 from ldp.collector import tasks as tasks_module
 from ldp.collector.store import StoredReport, open_store
 from ldp.collector.tasks import Task, hash_token, new_task_id
+from ldp.errors import ParameterError
 from ldp.report import Report
+from ldp.specs import load_spec
 
 GRR = ldp.GRR(domain=("a", "b", "c", "d", "e"), epsilon=1.0)
 SPECS = {
@@ -331,6 +334,157 @@ def test_group_keys_appearing_late_get_a_column_in_csv_and_parquet(tmp_path):
         pd.testing.assert_frame_equal(from_file, by_group, check_exact=True)
 
 
+# -- export to a dataset partitioned by window (ldp task export --out) ------------------------------
+
+
+def _dataset_layout(directory: Path) -> list[str]:
+    return sorted(str(path.relative_to(directory)) for path in directory.rglob("*") if path.is_file())
+
+
+@pytest.mark.parametrize("name", ["grr", "rappor", "duchi"])
+def test_export_dataset_is_partitioned_by_window_and_aggregates_like_the_store(tmp_path, name):
+    spec = SPECS[name]
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, spec)
+    task_id, _ = _create(store, spec_path)
+    windows = _fill(store, task_id, spec, 1_200)
+    result = _ok("task", "export", "--store", store, task_id, "--out", tmp_path / "ds", "--chunk-size", 250)
+    assert f"exported 1,200 reports of task {task_id} to" in result.stderr
+    assert "3 windows" in result.stderr
+    dataset = tmp_path / "ds"
+    assert _dataset_layout(dataset) == ["_spec.json"] + [
+        f"window={start}/part-00000.parquet" for start in sorted(windows)
+    ]
+    assert load_spec(str(dataset / "_spec.json")).fingerprint == spec.fingerprint
+    parts = [pq.ParquetFile(path) for path in sorted(dataset.rglob("*.parquet"))]
+    assert len({part.schema_arrow for part in parts}) == 1  # one schema: a dataset, not a pile of files
+    assert [part.metadata.num_rows for part in parts] == [windows[start] for start in sorted(windows)]
+    # Arrow's dataset reader sees the window as the partition key
+    as_dataset = pd.read_parquet(dataset)
+    assert as_dataset["window"].astype(int).value_counts().to_dict() == windows
+    from_store = _estimates("--store", store, "--task", task_id)
+    from_dataset = _estimates("--spec", dataset / "_spec.json", dataset)
+    pd.testing.assert_frame_equal(from_dataset, from_store, check_exact=True)
+    for start in sorted(windows)[1:]:
+        one = _estimates("--spec", dataset / "_spec.json", dataset, "--window", start)
+        stored = _estimates("--store", store, "--task", task_id, "--from", start, "--to", start + DAY)
+        pd.testing.assert_frame_equal(one, stored, check_exact=True)
+    first, _, last = sorted(windows)
+    two = _estimates("--spec", spec_path, dataset, "--window", first, "--window", last)
+    files = [dataset / f"window={start}/part-00000.parquet" for start in (first, last)]
+    pd.testing.assert_frame_equal(two, _estimates("--spec", spec_path, *files), check_exact=True)
+    parallel = _estimates("--spec", spec_path, dataset, "--workers", 2, "--chunk-size", 100)
+    pd.testing.assert_frame_equal(parallel, from_store, check_exact=True)
+
+
+def test_export_dataset_of_a_range_keeps_group_keys(tmp_path):
+    spec = SPECS["duchi"]
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, spec)
+    task_id, _ = _create(store, spec_path)
+    batch = encode_batch(spec, sample_values(spec, 90), np.random.default_rng(4))
+    reports = [  # group keys only in the later reports: every part file still has one schema
+        StoredReport(
+            secrets.token_bytes(16), BASE + i * HOUR, (r if i < 50 else r.with_group(f"g{i % 2}")).to_json()
+        )
+        for i, r in enumerate(batch.reports(spec))
+    ]
+    with open_store(str(store)) as opened:
+        opened.insert_reports([(task_id, reports)])
+    selection = ("--from", BASE + DAY, "--to", BASE + 4 * DAY)
+    _ok("task", "export", "--store", store, "--task", task_id, *selection, "--out", "ds", "--chunk-size", 7)
+    assert _dataset_layout(tmp_path / "ds") == ["_spec.json"] + [
+        f"window={BASE + day * DAY}/part-00000.parquet" for day in (1, 2, 3)
+    ]
+    by_group = _estimates("--store", store, "--task", task_id, *selection, "--by-group")
+    from_dataset = _estimates("--spec", spec_path, "ds", "--by-group")
+    pd.testing.assert_frame_equal(from_dataset, by_group, check_exact=True)
+
+
+class _ReorderedStore:
+    """A store whose reports come newest chunk first, and that notes the part files present at each chunk."""
+
+    def __init__(self, store, parent: Path):
+        self._store, self._parent, self.seen = store, parent, []
+
+    def reports(self, task_id, start=None, end=None, chunk=50_000):
+        chunks = list(self._store.reports(task_id, start, end, chunk))
+        for reports in reversed(chunks):
+            self.seen.append(len(list(self._parent.glob(".*ldp-tmp*/*/*.parquet"))))
+            yield reports
+
+
+def test_export_dataset_streams_window_by_window_and_is_right_in_any_order(grr_task, tmp_path):
+    from ldp.collector.export_dataset import export_dataset
+
+    store, spec_path, task_id, windows = grr_task
+    with open_store(str(store), read_only=True) as opened:
+        task = opened.task(task_id)
+        reordered = _ReorderedStore(opened, tmp_path)
+        counts = export_dataset(reordered, task, tmp_path / "ds", chunk=400)  # type: ignore[arg-type]
+    assert counts == windows
+    # read lazily: part files were written while later chunks were still unread
+    assert reordered.seen[0] == 0 and reordered.seen[-1] >= 2
+    from_store = _estimates("--store", store, "--task", task_id)
+    pd.testing.assert_frame_equal(
+        _estimates("--spec", spec_path, tmp_path / "ds"), from_store, check_exact=True
+    )
+
+
+def test_export_dataset_never_replaces_a_directory_and_leaves_nothing_when_it_fails(
+    grr_task, tmp_path, monkeypatch
+):
+    store, _, task_id, _ = grr_task
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    (existing / "keep.txt").write_text("mine")
+    error = _error("task", "export", "--store", store, task_id, "--out", existing)
+    assert "already exists" in error and "existing" in error
+    assert _dataset_layout(existing) == ["keep.txt"]
+    assert "no-such-dir" in _error(
+        "task", "export", "--store", store, task_id, "--out", tmp_path / "no-such-dir" / "ds"
+    )
+    assert "one of them" in _ldp("task", "export", "--store", store, task_id).output
+    assert (
+        "one of them"
+        in _ldp("task", "export", "--store", store, task_id, "-o", "r.jsonl", "--out", "ds").output
+    )
+
+    import ldp.aggregator.writers as writers
+
+    calls = []
+    real = writers.write_reports
+
+    def failing(batches, path, spec):
+        calls.append(path)
+        if len(calls) == 2:
+            raise ParameterError(f"cannot write {str(path)!r}: No space left on device")
+        return real(batches, path, spec)
+
+    monkeypatch.setattr(writers, "write_reports", failing)
+    assert "No space left" in _error("task", "export", "--store", store, task_id, "--out", tmp_path / "ds")
+    assert len(calls) == 2
+    assert not (tmp_path / "ds").exists()
+    assert not list(tmp_path.glob(".ds*"))  # the temporary directory is gone too
+
+
+def test_aggregate_window_needs_a_dataset_directory(grr_task, tmp_path):
+    store, spec_path, task_id, windows = grr_task
+    _ok("task", "export", "--store", store, "--task", task_id, "-o", "r.parquet")
+    assert "is not a directory" in _error("aggregate", "--spec", spec_path, "r.parquet", "--window", BASE)
+    assert (
+        "--from and --to" in _ldp("aggregate", "--store", store, "--task", task_id, "--window", BASE).output
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "holds no Parquet report files" in _error("aggregate", "--spec", spec_path, empty)
+    _ok("task", "export", "--store", store, task_id, "--out", "ds")
+    missing = _error("aggregate", "--spec", spec_path, "ds", "--window", BASE + 7)
+    assert f"no partition window={BASE + 7}" in missing and str(min(windows)) in missing
+    _ok("task", "export", "--store", store, task_id, "--to", BASE, "--out", "nothing")
+    assert _dataset_layout(tmp_path / "nothing") == ["_spec.json"]
+    # read like an empty report file: nothing to estimate from
+    assert "nothing could be read: 0 reports" in _error("aggregate", "--spec", spec_path, "nothing")
+
+
 # -- errors ------------------------------------------------------------------------------------------
 
 
@@ -452,6 +606,7 @@ def test_show_and_delete_take_a_task_id_beginning_with_a_dash(tmp_path, task_id)
     assert task_id in _ok("task", "show", "--store", store, task_id).stdout
     assert task_id in _ok("task", "show", "--store", store, "--", task_id).stdout
     assert "0 reports" in _ok("task", "export", "--store", store, "--task", task_id, "-o", "-").stderr
+    assert "0 reports" in _ok("task", "export", "--store", store, task_id, "--out", tmp_path / "ds").stderr
     assert task_id in _ok("task", "show", task_id, "--store", store).stdout
     _ok("task", "delete", task_id, "--store", store, "--yes")
     with open_store(str(store)) as opened:

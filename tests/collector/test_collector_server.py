@@ -911,3 +911,54 @@ def test_a_password_free_url_with_pgpassfile_serves_and_no_password_shows_in_ps_
         drop_database(postgres_url, name)
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+def test_dask_on_the_exported_dataset_equals_the_servers_estimates(server, scheduler, tmp_path):
+    """The path from the collector to the distributed engine: ldp task export --out, then --engine dask."""
+    now = int(time.time())
+    base = now - now % 3600 - 2 * 3600
+    task, token = create_task(
+        server.store, GRR, window="1h", time_precision="1m", min_batch=5, not_before=base
+    )
+    values = list(np.random.default_rng(11).choice(["a", "b", "c"], 450, p=[0.5, 0.3, 0.2]))
+    times = [base + (i % 3) * 3600 + 60 * (i % 7) for i in range(len(values))]
+    reports = _reports(GRR, values, seed=12)
+    for begin in range(0, len(reports), 150):
+        reply = upload(server, task, envelopes(reports[begin : begin + 150], times[begin : begin + 150]))
+        assert reply.json()["accepted"] == 150
+    dataset = tmp_path / "export"
+    runner = CliRunner()
+    exported = runner.invoke(
+        cli,
+        [
+            "task",
+            "export",
+            "--store",
+            server.store,
+            task.task_id,
+            "--out",
+            str(dataset),
+            "--chunk-size",
+            "100",
+        ],
+    )
+    assert exported.exit_code == 0, exported.output
+    assert "exported 450 reports" in exported.stderr
+
+    def dask(*options: str) -> pd.DataFrame:
+        out = tmp_path / f"dask-{secrets.token_hex(4)}.parquet"
+        command = ["aggregate", "--spec", str(dataset / "_spec.json"), str(dataset), *options]
+        result = runner.invoke(cli, [*command, "--engine", "dask", "--scheduler", scheduler, "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        return pd.read_parquet(out)
+
+    everything = _estimates(server, task, token).json()
+    assert everything["n"] == 450
+    expected = pd.DataFrame(everything["estimates"])
+    pd.testing.assert_frame_equal(dask(), expected, check_exact=True, check_dtype=False)
+    second = base + 3600
+    one = _estimates(server, task, token, **{"from": second, "to": second + 3600}).json()
+    assert one["n"] == 150
+    pd.testing.assert_frame_equal(
+        dask("--window", str(second)), pd.DataFrame(one["estimates"]), check_exact=True, check_dtype=False
+    )
