@@ -469,7 +469,12 @@ class PostgresStore(Store):
                     (str(SCHEMA_VERSION),),
                 )
             row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is not None and row[0] in ("1", "2", "3", "4"):  # older: migrated once, under the schema lock
+            if row is not None and row[0] in (
+                "1",
+                "2",
+                "3",
+                "4",
+            ):  # older: migrated once, under the schema lock
                 connection.execute("SELECT pg_advisory_xact_lock(%s::bigint)", (_SCHEMA_LOCK,))
                 row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
                 try:
