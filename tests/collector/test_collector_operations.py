@@ -149,6 +149,9 @@ class _StalledStore:
         self.release.wait(30)
         return [[] for _ in groups]
 
+    def insert_reports_versioned(self, groups: Any) -> tuple[list[list[Any]], dict[str, int]]:
+        return self.insert_reports(groups), {}
+
 
 def test_a_stalled_commit_shows_in_the_running_commit_age_and_the_queue_depth():
     store = _StalledStore()

@@ -882,6 +882,10 @@ def test_a_password_free_url_with_pgpassfile_serves_and_no_password_shows_in_ps_
         with psycopg.connect(url, autocommit=True) as owner:
             owner.execute(f"GRANT SELECT, INSERT, DELETE ON tasks, reports TO {role}")
             owner.execute(f"GRANT SELECT ON meta TO {role}")
+            owner.execute(f"GRANT SELECT, INSERT, UPDATE ON task_versions TO {role}")
+            owner.execute(f"GRANT SELECT, INSERT, DELETE ON commits TO {role}")
+            functions = "ldp_window_partition(bigint, bigint, bigint), ldp_drop_windows(bigint, bigint)"
+            owner.execute(f"GRANT EXECUTE ON FUNCTION {functions} TO {role}")
         without = subprocess.run(
             [sys.executable, "-m", "ldp", "serve", "--store", served, "--port", "0"],
             capture_output=True,

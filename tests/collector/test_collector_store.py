@@ -887,8 +887,9 @@ def _version_3_store(store_url: str, task: Task, reports: list[StoredReport]) ->
     mark = "%s" if postgres else "?"
     statements = [(statement, ()) for statement in (_POSTGRES_V3 if postgres else _SQLITE_V3)]
     statements.append((f"INSERT INTO meta (key, value) VALUES ('schema_version', {mark})", ("3",)))
-    values = ", ".join([mark] * TASK_COLUMN_COUNT)
-    statements.append((f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES ({values})", task_row(task)))
+    v3_columns = TASK_COLUMNS.removesuffix(", name, description")  # version 4 added the last two
+    values = ", ".join([mark] * (TASK_COLUMN_COUNT - 2))
+    statements.append((f"INSERT INTO tasks ({v3_columns}) VALUES ({values})", task_row(task)[:-2]))
     for r in reports:
         statements.append(
             (
@@ -921,7 +922,7 @@ def test_a_version_3_store_is_migrated_to_window_keys_and_keeps_every_report(sto
 
     with open_store(store_url, read_only=True) as store:  # read as it is, not migrated
         assert every(store) == old
-    with open_store(store_url) as store:  # the writer migrates 3 -> 4
+    with open_store(store_url) as store:  # the writer migrates 3 -> 4 -> 5
         assert store.tasks() == [task]
         assert every(store) == old
         assert store.count_by_window(task.task_id, task.window) == {-172_800: 1, -86_400: 2, 0: 2, 86_400: 1}
@@ -929,7 +930,7 @@ def test_a_version_3_store_is_migrated_to_window_keys_and_keeps_every_report(sto
         [flags] = store.insert_reports([(task.task_id, [old[0], old[3], report(9, 90_000)])])
         assert flags == [REPLAYED, REPLAYED, STORED]
         assert store.count_by_window(task.task_id, task.window) == {-172_800: 1, -86_400: 2, 0: 2, 86_400: 2}
-    with open_store(store_url) as store:  # the second open finds version 4 and changes nothing
+    with open_store(store_url) as store:  # the second open finds version 5 and changes nothing
         assert len(every(store)) == 7
 
 
