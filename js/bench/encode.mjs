@@ -25,7 +25,7 @@ import { availableParallelism, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 // --dist DIR: another build of the package (e.g. an older commit's dist/, for a before/after comparison)
 const DIST = process.argv.includes("--dist") ? new URL(`file://${process.argv[process.argv.indexOf("--dist") + 1]}/`) : new URL("../dist/", import.meta.url);
-const { cryptoSource, loadSpec, reportToJson, makeEncoder, newRapporClient } = await import(new URL("index.js", DIST).href);
+const { cryptoSource, loadSpec, reportToJson, makeEncoder, newRapporClient, nobleShake256 } = await import(new URL("index.js", DIST).href);
 const { nativeShake256 } = await import(new URL("node.js", DIST).href); // undefined in builds before it
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
@@ -72,7 +72,9 @@ function cases() {
   return [
     { name: "GRR d=1024", spec: spec("grr") },
     { name: "OUE d=1024", spec: spec("oue") },
-    { name: "RAPPOR 128 bits, h=2, 64 cohorts (noble SHAKE)", spec: rappor, client },
+    // the default SHAKE-256 (Node's OpenSSL since defaultShake256; noble's in builds before it), then each one named
+    { name: "RAPPOR 128 bits, h=2, 64 cohorts (default SHAKE)", spec: rappor, client },
+    { name: "RAPPOR 128 bits, h=2, 64 cohorts (noble SHAKE)", spec: rappor, client, shake: nobleShake256 },
     ...(nativeShake256 ? [{ name: "RAPPOR 128 bits, h=2, 64 cohorts (Node SHAKE)", spec: rappor, client, shake: nativeShake256 }] : []),
   ];
 }

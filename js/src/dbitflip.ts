@@ -8,7 +8,7 @@ import { utf8 } from "./bytes.js";
 import { type Encoder, type EncoderOptions, type RapporClient, newClient } from "./encoder.js";
 import { type Fraction, compare, fraction, ONE, sub } from "./fraction.js";
 import { lanesToPacked, positionsToPacked } from "./packing.js";
-import { type ByteSource, type Shake256, cryptoSource, nobleShake256, prfInput, randbelow, sampleLaneWords } from "./random.js";
+import { type ByteSource, type Shake256, cryptoSource, defaultShake256, prfInput, randbelow, sampleLaneWords } from "./random.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
@@ -21,7 +21,7 @@ const HALF = fraction(1n, 2n);
  * The d buckets a client samples, ascending: Floyd's algorithm over [0, b)
  * on the stream PRF("ldp-dbitflip-buckets-v1", secret, fingerprint).
  */
-export function sampledBuckets(spec: Spec, secret: Uint8Array, shake: Shake256 = nobleShake256): number[] {
+export function sampledBuckets(spec: Spec, secret: Uint8Array, shake: Shake256 = defaultShake256): number[] {
   const stream = shake(prfInput(BUCKETS_LABEL, secret, utf8(spec.fingerprint)));
   const b = specDomain(spec).length;
   const d = Number(specInt(spec, "d"));
@@ -67,7 +67,7 @@ export class DBitFlipEncoder implements Encoder {
     readonly spec: Spec,
     readonly client: RapporClient,
     private readonly source: ByteSource = cryptoSource,
-    private readonly shake: Shake256 = nobleShake256,
+    private readonly shake: Shake256 = defaultShake256,
   ) {
     checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));

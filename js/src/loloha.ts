@@ -2,7 +2,7 @@
 import { utf8 } from "./bytes.js";
 import { type Encoder, type EncoderOptions, type RapporClient, RandomizedResponse, newClient } from "./encoder.js";
 import { LH_SEED_SPACE, lhBucket } from "./hashing.js";
-import { type ByteSource, type Shake256, UniformBelow, cryptoSource, nobleShake256, prfInput } from "./random.js";
+import { type ByteSource, type Shake256, UniformBelow, cryptoSource, defaultShake256, prfInput } from "./random.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
@@ -16,7 +16,7 @@ const POOL_LABEL = utf8("ldp-loloha-pool-v1");
  * randbelow((P − 1)·P) from SHAKE-256 of (`ldp-loloha-pool-v1`, fingerprint),
  * as Python's `ldp.specs.loloha.hash_pool`.
  */
-export function poolSeed(fingerprint: string, index: number, shake: Shake256 = nobleShake256): bigint {
+export function poolSeed(fingerprint: string, index: number, shake: Shake256 = defaultShake256): bigint {
   const stream = bufferedSource(shake(prfInput(POOL_LABEL, utf8(fingerprint))), 8 * (index + 1) + 64);
   const draws = new UniformBelow(LH_SEED_SPACE);
   let seed = 0n;
@@ -70,7 +70,7 @@ export class LolohaEncoder implements Encoder {
     readonly spec: Spec,
     readonly client: RapporClient,
     private readonly source: ByteSource = cryptoSource,
-    private readonly shake: Shake256 = nobleShake256,
+    private readonly shake: Shake256 = defaultShake256,
   ) {
     checkedSpec(spec);
     if (client.secret.length !== 32) throw new RangeError("a LOLOHA client secret is 32 bytes");

@@ -13,7 +13,7 @@ import { utf8 } from "./bytes.js";
 import { type Encoder, type EncoderOptions, type RapporClient, RandomizedResponse, fullWords } from "./encoder.js";
 import { type Fraction, ONE, compare } from "./fraction.js";
 import { wordsToPacked } from "./packing.js";
-import { type ByteSource, type Shake256, cryptoSource, nobleShake256, prfInput, sampleLaneWords } from "./random.js";
+import { type ByteSource, type Shake256, cryptoSource, defaultShake256, prfInput, sampleLaneWords } from "./random.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
@@ -51,7 +51,7 @@ export class LongitudinalEncoder implements Encoder {
     readonly spec: Spec,
     readonly client: RapporClient,
     private readonly source: ByteSource = cryptoSource,
-    private readonly shake: Shake256 = nobleShake256,
+    private readonly shake: Shake256 = defaultShake256,
   ) {
     checkedSpec(spec); // both claims (ε₁, ε∞) checked against the exact probabilities
     if (client.secret.length !== 32) throw new RangeError("a client secret is 32 bytes");

@@ -19,7 +19,7 @@ import * as path from "node:path";
 import { fromHex, toHex } from "./bytes.js";
 import { type Budget, BudgetedEncoder, type LedgerData, type LedgerStorage, PrivacyLedger, isMemoizedSpec } from "./budget.js";
 import { type Encoder, type RapporClient, cohortsOf, makeEncoder, newClient } from "./encoders.js";
-import type { ByteSource, Shake256 } from "./random.js";
+import { type ByteSource, type CreateHash, type Shake256, hashShake256 } from "./random.js";
 import { type DeadLetter, type Spool, addDeadLetters, recordId } from "./uploader.js";
 import type { Spec } from "./spec.js";
 
@@ -327,24 +327,5 @@ function readLinesOf(file: string, what: string): string[] {
   return lines.filter((l) => l.length > 0);
 }
 
-/** SHAKE-256 output read in order, from Node's OpenSSL: recomputed longer (doubled) when a read needs more. */
-class NativeShakeStream implements ByteSource {
-  private out: Uint8Array = new Uint8Array(0);
-  private pos = 0;
-
-  constructor(private readonly input: Uint8Array) {}
-
-  read(n: number): Uint8Array {
-    if (this.pos + n > this.out.length) {
-      // SHAKE's output of length L is a prefix of every longer output
-      const outputLength = Math.max(this.pos + n, 2 * this.out.length);
-      this.out = createHash("shake256", { outputLength }).update(this.input).digest();
-    }
-    const chunk = Uint8Array.prototype.slice.call(this.out, this.pos, this.pos + n);
-    this.pos += n;
-    return chunk;
-  }
-}
-
-/** SHAKE-256 by Node's `crypto` (OpenSSL): the same bytes as `nobleShake256`, several times faster (RAPPOR's PRR). */
-export const nativeShake256: Shake256 = (input) => new NativeShakeStream(input);
+/** SHAKE-256 by Node's `crypto` (OpenSSL): the same bytes as `nobleShake256`, several times faster; the default in Node (`defaultShake256`). */
+export const nativeShake256: Shake256 = hashShake256(createHash as CreateHash);

@@ -8,7 +8,7 @@
 import { utf8 } from "./bytes.js";
 import type { Encoder, EncoderOptions, RapporClient } from "./encoder.js";
 import { type Fraction, ONE, add, fraction, mul, sub } from "./fraction.js";
-import { type ByteSource, type Shake256, cryptoSource, nobleShake256, prfInput, randbelow, randbits, sampleLaneWords } from "./random.js";
+import { type ByteSource, type Shake256, cryptoSource, defaultShake256, prfInput, randbelow, randbits, sampleLaneWords } from "./random.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specFloat, specFraction, specInt } from "./spec.js";
 import { clip } from "./text.js";
@@ -72,7 +72,7 @@ export class OneBitMeanEncoder implements Encoder {
     readonly spec: Spec,
     readonly client: RapporClient | undefined = undefined,
     private readonly source: ByteSource = cryptoSource,
-    private readonly shake: Shake256 = nobleShake256,
+    private readonly shake: Shake256 = defaultShake256,
   ) {
     checkedSpec(spec);
     this.low = specFloat(spec, "low");

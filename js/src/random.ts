@@ -95,17 +95,85 @@ export function prfInput(...parts: Uint8Array[]): Uint8Array {
  */
 export type Shake256 = (input: Uint8Array) => ByteSource;
 
+/** SHAKE-256 in pure JavaScript (`@noble/hashes`): every runtime, the browser's. */
 export const nobleShake256: Shake256 = (input) => {
   const xof = shake256.create().update(input);
   return { read: (n: number) => xof.xof(n) };
 };
+
+/** What `createHash` of `node:crypto` needs to be here (its SHAKE-256 with an output length). */
+export type CreateHash = (algorithm: "shake256", options: { outputLength: number }) => {
+  update(data: Uint8Array): { digest(): Uint8Array };
+};
+
+/**
+ * SHAKE-256 output read in order from a `createHash` (Node's OpenSSL):
+ * recomputed longer (doubled) when a read needs more; SHAKE's output of
+ * length L is a prefix of every longer output, so the bytes are the stream's.
+ */
+class HashShakeStream implements ByteSource {
+  private out: Uint8Array = new Uint8Array(0);
+  private pos = 0;
+
+  constructor(
+    private readonly createHash: CreateHash,
+    private readonly input: Uint8Array,
+  ) {}
+
+  read(n: number): Uint8Array {
+    if (this.pos + n > this.out.length) {
+      const outputLength = Math.max(this.pos + n, 2 * this.out.length);
+      this.out = this.createHash("shake256", { outputLength }).update(this.input).digest();
+    }
+    const chunk = Uint8Array.prototype.slice.call(this.out, this.pos, this.pos + n);
+    this.pos += n;
+    return chunk;
+  }
+}
+
+/** The SHAKE-256 of a `createHash` (`node:crypto`'s): the same bytes as `nobleShake256`. */
+export function hashShake256(createHash: CreateHash): Shake256 {
+  return (input) => new HashShakeStream(createHash, input);
+}
+
+let runtimeShake: Shake256 | undefined;
+
+/**
+ * The SHAKE-256 of this runtime's `node:crypto` when it has one (Node ≥
+ * 20.16 and 22.3, through `process.getBuiltinModule`: no import of a Node
+ * module, so a browser bundle holds no Node code), else null. Found once.
+ */
+export function runtimeHashShake256(): Shake256 | null {
+  if (runtimeShake === undefined) {
+    runtimeShake = nobleShake256;
+    try {
+      const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+      const nodeCrypto = proc?.getBuiltinModule?.("node:crypto") as { createHash?: CreateHash } | undefined;
+      const createHash = nodeCrypto?.createHash;
+      // OpenSSL may be built without SHAKE: try it once against a known output (SHAKE-256 of nothing begins 0x46)
+      if (createHash && createHash("shake256", { outputLength: 1 }).update(new Uint8Array(0)).digest()[0] === 0x46) {
+        runtimeShake = hashShake256(createHash);
+      }
+    } catch {
+      // no usable node:crypto here: the pure JavaScript SHAKE-256
+    }
+  }
+  return runtimeShake === nobleShake256 ? null : runtimeShake;
+}
+
+/**
+ * The default SHAKE-256 of every keyed stream (RAPPOR's permanent response,
+ * the memoized mechanisms' PRFs): Node's OpenSSL where the runtime has it
+ * (several times faster), else `nobleShake256`. The same bytes either way.
+ */
+export const defaultShake256: Shake256 = (input) => (runtimeHashShake256() ?? nobleShake256)(input);
 
 /** A keyed pseudorandom stream: SHAKE-256 of `prfInput(...parts)`, read sequentially. */
 export class PRFStream implements ByteSource {
   private readonly stream: ByteSource;
 
   constructor(...parts: Uint8Array[]) {
-    this.stream = nobleShake256(prfInput(...parts));
+    this.stream = defaultShake256(prfInput(...parts));
   }
 
   read(n: number): Uint8Array {

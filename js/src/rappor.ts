@@ -4,7 +4,7 @@ import { type Encoder, type EncoderOptions, type RapporClient, fullWords, newCli
 import { type Fraction, compare, divInt, ONE, sub } from "./fraction.js";
 import { bloomPositions } from "./hashing.js";
 import { wordsToPacked } from "./packing.js";
-import { type ByteSource, type Shake256, nobleShake256, prfInput, cryptoSource, sampleLaneWords, wordsToLanes } from "./random.js";
+import { type ByteSource, type Shake256, defaultShake256, prfInput, cryptoSource, sampleLaneWords, wordsToLanes } from "./random.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { clip } from "./text.js";
@@ -59,7 +59,7 @@ export class RapporEncoder implements Encoder {
     readonly spec: Spec,
     readonly client: RapporClient,
     private readonly source: ByteSource = cryptoSource,
-    private readonly shake: Shake256 = nobleShake256,
+    private readonly shake: Shake256 = defaultShake256,
   ) {
     checkedSpec(spec);
     this.encoding = spec.fields.encoding as string;

@@ -1,7 +1,7 @@
 /** The pooled CSPRNG source and Node's native SHAKE-256 (the fast paths of bench/encode.mjs). */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { FixedSource, PooledSource, fraction, nobleShake256, sampleLaneWords, toHex } from "../src/index.js";
+import { FixedSource, PooledSource, defaultShake256, fraction, nobleShake256, runtimeHashShake256, sampleLaneWords, toHex } from "../src/index.js";
 import { nativeShake256 } from "../src/node.js";
 
 /** A PooledSource over a counter "generator": byte j of the generator's output is j mod 251 (so every byte can be traced). */
@@ -65,6 +65,16 @@ describe("nativeShake256", () => {
       const b = nobleShake256(input);
       for (const n of [1, 135, 192, 0, 7, 500, 3]) assert.equal(toHex(a.read(n)), toHex(b.read(n)), `input ${len}, read ${n}`);
     }
+  });
+});
+
+describe("defaultShake256", () => {
+  it("is Node's OpenSSL SHAKE-256 in Node (found without importing node:crypto), with noble's bytes", () => {
+    assert.notEqual(runtimeHashShake256(), null);
+    const input = Uint8Array.from({ length: 200 }, (_, i) => (i * 11) & 0xff);
+    const a = defaultShake256(input);
+    const b = nobleShake256(input);
+    for (const n of [1, 135, 192, 0, 7, 500, 3]) assert.equal(toHex(a.read(n)), toHex(b.read(n)), `read ${n}`);
   });
 });
 

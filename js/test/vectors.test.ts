@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { nativeShake256 } from "../src/node.js";
 import {
+  nobleShake256,
   type JsonObject,
   floatText,
   fromHex,
@@ -236,9 +237,11 @@ describe("prr", () => {
       }
       const width = Number(spec.fields.num_bits);
       assert.equal(toHex(lanesToPacked(encoder.permanentBits(value), width)), c.prr_bits);
-      // the same permanent response with Node's native SHAKE-256
-      const native = new RapporEncoder(spec, { secret: fromHex(c.secret), cohort: c.cohort }, undefined, nativeShake256);
-      assert.equal(toHex(lanesToPacked(native.permanentBits(value), width)), c.prr_bits);
+      // the same permanent response with Node's native SHAKE-256 (the default here) and the browser's noble one
+      for (const shake of [nativeShake256, nobleShake256]) {
+        const other = new RapporEncoder(spec, { secret: fromHex(c.secret), cohort: c.cohort }, undefined, shake);
+        assert.equal(toHex(lanesToPacked(other.permanentBits(value), width)), c.prr_bits);
+      }
     });
   });
 });
