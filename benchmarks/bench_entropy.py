@@ -49,12 +49,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core, before NumPy loa
 import inspect
 import math
 import statistics
-import time
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from harness import timings
 
 from ldp.client import SystemRandomSource, secure_encode_batch
 from ldp.errors import ParameterError
@@ -154,15 +153,6 @@ def inputs(spec: Any, n: int) -> tuple[Any, bool]:
     return np.arange(n, dtype=np.int64) % len(domain), True
 
 
-def timings(run: Callable[[], Any], repeat: int) -> list[float]:
-    out = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        out.append(time.perf_counter() - start)
-    return out
-
-
 def measure(decl: MechanismDeclaration, args: argparse.Namespace) -> tuple[Any, ...]:
     spec = build_spec(decl, args.domain, args.epsilon)
     values, indices = inputs(spec, args.reports)
@@ -172,8 +162,10 @@ def measure(decl: MechanismDeclaration, args: argparse.Namespace) -> tuple[Any, 
     source = SystemRandomSource()
     encode_secs, urandom_secs = [], []
     for _ in range(args.repeat):  # interleaved: a change of load hits both alike
-        encode_secs += timings(lambda: secure_encode_batch(spec, values, indices=indices, source=source), 1)
-        urandom_secs += timings(lambda: os.urandom(max(nbytes, 1)), 1)
+        encode_secs += timings(
+            lambda: secure_encode_batch(spec, values, indices=indices, source=source), 1, warm_up=False
+        )
+        urandom_secs += timings(lambda: os.urandom(max(nbytes, 1)), 1, warm_up=False)
     encode, urandom = statistics.median(encode_secs), statistics.median(urandom_secs)
     per_report = nbytes / args.reports
     entropy = entropy_bits(spec)

@@ -410,41 +410,14 @@ def task() -> None:
     help="What the task collects and why (at most 2,000 characters).",
 )
 @click.option("--json", "as_json", is_flag=True, help='Print {"task": ..., "token": ...} (for scripts).')
-def create(
-    store_url,
-    spec_path,
-    window,
-    time_precision,
-    min_batch,
-    not_before,
-    not_after,
-    cors_origins,
-    shuffle_delta,
-    name,
-    description,
-    as_json,
-):
+def create(**options):
     """Create a task and print its id and collector token.
 
     The token reads the task's estimates; it is printed once and cannot be
     shown again (the store keeps only its SHA-256). Durations are written
     90s, 15m, 1h, 1d or 2w.
     """
-    _guarded(
-        _create,
-        store_url=store_url,
-        spec_path=spec_path,
-        window=window,
-        time_precision=time_precision,
-        min_batch=min_batch,
-        not_before=not_before,
-        not_after=not_after,
-        cors_origins=tuple(cors_origins),
-        shuffle_delta=shuffle_delta,
-        name=name,
-        description=description,
-        as_json=as_json,
-    )
+    _guarded(_create, **{**options, "cors_origins": tuple(options["cors_origins"])})
 
 
 def _create(
