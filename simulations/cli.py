@@ -313,6 +313,7 @@ def _simulate_sweep(ctx: click.Context, options: dict[str, Any]) -> None:
                 repeats=options["repeats"],
                 seed=options["seed"],
                 progress=progress,
+                mode=options["mode"],
             )
         elif kind == RANGE:
             from ldp.simulations.range_sweep import range_sweep

@@ -97,7 +97,7 @@ interface RecordColumns {
 }
 
 function recordColumns(spec: Spec): RecordColumns | null {
-  if (spec.mechanism !== "multi-attribute") return null;
+  if (!Array.isArray(spec.fields.attributes)) return null; // a spec of records: its attributes are specs of their own
   const attributes = spec.fields.attributes as JsonObject[];
   const names = attributes.map((a) => String(a.name));
   return { names, numeric: new Set(attributes.filter((a) => !Array.isArray(a.domain)).map((a) => String(a.name))) };
@@ -216,7 +216,7 @@ async function main(argv: string[]): Promise<number> {
 /** The `attributes` of a `GET /v1/tasks/{task}/tables` reply saved in `file`, checked to be the spec's; none without --tables. */
 function readTables(file: string | undefined, spec: Spec): Record<string, NumericTable> | undefined {
   if (file === undefined) return undefined;
-  if (spec.mechanism !== "multi-attribute") throw new Error("--tables applies to multi-attribute specs (a record's grid attributes)");
+  if (recordColumns(spec) === null) throw new Error("--tables applies to multi-attribute specs (a record's grid attributes)");
   let reply: { fingerprint?: unknown; attributes?: unknown };
   try {
     reply = JSON.parse(readUtf8Text(file, "--tables"));
