@@ -128,7 +128,8 @@ def run_key_value(
                 rng = np.random.default_rng([seed, r, m, e, 1])
                 if mode == "fast":
                     counts = implementation(spec, "fast_simulator")(spec, population, rng)
-                    acc = type(make_aggregator(spec)).from_counts(spec, counts, users)
+                    kind: Any = type(make_aggregator(spec))  # a KeyValueAccumulator
+                    acc = kind.from_counts(spec, counts, users)
                 else:
                     acc = make_aggregator(spec)
                     acc.add_batch(encode_batch(spec, values, rng))
