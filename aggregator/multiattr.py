@@ -15,6 +15,7 @@ the support probabilities of :func:`~ldp.specs.multiattr.rsfd_support_probabilit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
@@ -76,6 +77,25 @@ class MultiAttributeAccumulator(Accumulator):
             self._counts = [np.zeros(a.domain_size, dtype=np.int64) for a in spec.attributes]  # type: ignore[attr-defined]
         else:
             self._parts = [make_aggregator(a) for a in spec.attributes]
+
+    @classmethod
+    def from_parts(cls, spec: MultiAttribute, parts: Sequence[Any], n: int) -> Self:
+        """An accumulator of ``n`` records from its per-attribute state (simulation).
+
+        ``parts``: per attribute, its accumulator (``smp``, ``spl``) or its
+        count per domain value (``rsfd-grr``).
+        """
+        if len(parts) != spec.dimension:
+            raise InputError(f"{len(parts)} attribute parts, the spec has {spec.dimension} attributes")
+        out = cls(spec)
+        if spec.method == "rsfd-grr":
+            out._counts = [np.asarray(c, dtype=np.int64).copy() for c in parts]
+            if any(c.shape != mine.shape for c, mine in zip(out._counts, cls(spec)._counts, strict=True)):
+                raise InputError("rsfd-grr parts must hold one count per value of each attribute")
+        else:
+            out._parts = list(parts)
+        out._n = int(n)
+        return out
 
     @classmethod
     def for_spec(cls, spec: MultiAttribute, threads: int | None = 1) -> Self:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import hashlib
 import hmac
 import json
 import threading
@@ -59,6 +60,7 @@ from ldp.errors import ParameterError
 from ldp.numeric_wire import has_table
 from ldp.numeric_wire import numeric_table as wire_table
 from ldp.specs.base import load_spec
+from ldp.specs.multiattr import MultiAttribute
 from ldp.specs.numeric import NumericSpec
 
 __all__ = [
@@ -385,6 +387,8 @@ def numeric_table(spec: NumericSpec) -> dict[str, Any]:
 def _table_reply(spec_json: str) -> tuple[bytes, str] | None:
     """(JSON body, ETag) of a spec's numeric table, or None for a spec without one; cached by spec."""
     spec = load_spec(spec_json)
+    if isinstance(spec, MultiAttribute):
+        return _record_tables_reply(spec)
     if not isinstance(spec, NumericSpec) or not has_table(spec):
         return None
     table = numeric_table(spec)
@@ -392,3 +396,25 @@ def _table_reply(spec_json: str) -> tuple[bytes, str] | None:
     body = json.dumps(table, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     tag = f"{spec.fingerprint}-{table['digest']}" if "digest" in table else spec.fingerprint
     return body, f'"{tag}"'
+
+
+def _record_tables_reply(spec: MultiAttribute) -> tuple[bytes, str] | None:
+    """(JSON body, ETag) of a multi-attribute spec's grid tables, by attribute name; None without one.
+
+    Only the attributes whose table a client cannot derive from the spec
+    (piecewise, hybrid, Laplace, Gaussian: built with floating-point ``exp``)
+    are listed; the ETag pins the fingerprint and every table's digest.
+    """
+    every = {
+        name: wire_table(attribute)
+        for name, attribute in zip(spec.names, spec.attributes, strict=True)
+        if isinstance(attribute, NumericSpec) and has_table(attribute)
+    }
+    tables = {name: table for name, table in every.items() if "digest" in table}  # not the two-point ones
+    if not tables:
+        return None
+    body = json.dumps(
+        {"fingerprint": spec.fingerprint, "attributes": tables}, separators=(",", ":"), ensure_ascii=False
+    ).encode("utf-8")
+    pinned = hashlib.sha256("".join(t["digest"] for t in tables.values()).encode("ascii")).hexdigest()[:16]
+    return body, f'"{spec.fingerprint}-{pinned}"'

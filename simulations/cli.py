@@ -102,7 +102,7 @@ _NOT_ROUNDS = (
 
 
 #: Options a multi-attribute sweep (``--spec``) reads.
-_RECORDS = ("spec", "data", "epsilon", "repeats", "seed", "output")
+_RECORDS = ("spec", "data", "epsilon", "repeats", "seed", "output", "mode")
 
 
 def _simulate_records(ctx: click.Context, options: dict[str, Any]) -> None:
@@ -136,6 +136,7 @@ def _simulate_records(ctx: click.Context, options: dict[str, Any]) -> None:
             repeats=options["repeats"],
             seed=options["seed"],
             progress=progress,
+            mode=options["mode"],
         )
     finally:
         progress.close()
@@ -313,6 +314,7 @@ def _simulate_sweep(ctx: click.Context, options: dict[str, Any]) -> None:
                 repeats=options["repeats"],
                 seed=options["seed"],
                 progress=progress,
+                mode=options["mode"],
             )
         elif kind == RANGE:
             from ldp.simulations.range_sweep import range_sweep

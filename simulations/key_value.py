@@ -5,8 +5,12 @@ The population is the synthetic setup of Gu et al. (PCKV, USENIX Security
 (the paper's "UU": keys uniform, each key's value uniform on [−1, 1]) or
 ``gaussian`` (its "GG": keys |N(0, (d/2)²)| rounded up and truncated to d,
 values N(0, 1) truncated to [−1, 1]). All holders of a key hold its value,
-as in the paper. Users are encoded with the real batch encoders (exact
-coins from a seeded stream) and aggregated by the real accumulators.
+as in the paper. ``mode="faithful"``: users are encoded with the real batch
+encoders (exact coins from a seeded stream) and aggregated by the real
+accumulators; ``mode="fast"`` (the default): each accumulator's counts are
+drawn from their exact distribution given the population, by the
+mechanism's declared ``fast_simulator``
+(:mod:`ldp.simulations.key_value_fast`), in time independent of n.
 
 Columns of the results (one row per mechanism × ε × repeat): ``freq_mse``
 (mean over keys of (f̂ − f)², f as a share of users), ``mean_mse`` (mean
@@ -92,10 +96,16 @@ def run_key_value(
     seed: int | None = None,
     min_share: float = 0.001,
     progress: Callable[[int, int], None] | None = None,
+    mode: str = "fast",
 ) -> pd.DataFrame:
     """Simulate every mechanism × ε × repeat (module docstring); one population per repeat, shared by all."""
     from ldp.aggregator import make_aggregator
     from ldp.client import encode_batch
+    from ldp.plugins import implementation
+    from ldp.simulations.key_value_fast import KeyValuePopulation
+
+    if mode not in ("fast", "faithful"):
+        raise ParameterError(f"mode must be fast or faithful, got {mode!r}")
 
     names = list(mechanisms or DEFAULT_KEY_VALUE)
     for name in names:
@@ -108,14 +118,21 @@ def run_key_value(
     total, done = len(names) * len(epsilons) * repeats, 0
     for r in range(repeats):
         held, means = key_value_population(distribution, users, keys, np.random.default_rng([seed, r]))
-        values = [{domain[k]: float(means[k])} for k in held.tolist()]
+        values = [{domain[k]: float(means[k])} for k in held.tolist()] if mode == "faithful" else []
+        population = KeyValuePopulation(np.bincount(held, minlength=keys), means)
         freq = np.bincount(held, minlength=keys) / users
         wanted = freq >= min_share
         for m, name in enumerate(names):
             for e, epsilon in enumerate(epsilons):
                 spec: Any = spec_class(name)(domain, float(epsilon))  # type: ignore[call-arg]
-                acc = make_aggregator(spec)
-                acc.add_batch(encode_batch(spec, values, np.random.default_rng([seed, r, m, e, 1])))
+                rng = np.random.default_rng([seed, r, m, e, 1])
+                if mode == "fast":
+                    counts = implementation(spec, "fast_simulator")(spec, population, rng)
+                    kind: Any = type(make_aggregator(spec))  # a KeyValueAccumulator
+                    acc = kind.from_counts(spec, counts, users)
+                else:
+                    acc = make_aggregator(spec)
+                    acc.add_batch(encode_batch(spec, values, rng))
                 table = acc.estimate(0.95)
                 f_hat = table["proportion"].to_numpy(float)
                 f_se = table["std_error"].to_numpy(float) / users
@@ -132,6 +149,7 @@ def run_key_value(
                         "keys": keys,
                         "repeat": r,
                         "seed": seed,
+                        "mode": mode,
                         "freq_mse": float(np.mean((f_hat - freq) ** 2)),
                         "theory_freq_mse": float(np.mean(f_se**2)),
                         "mean_mse": float(np.mean((clipped[wanted] - means[wanted]) ** 2)),
@@ -198,8 +216,9 @@ def key_value_sweep(
     repeats: int = 3,
     seed: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    mode: str = "fast",
 ) -> tuple[pd.DataFrame, str]:
-    """``ldp simulate`` with key-value mechanisms: (results, report text)."""
+    """``ldp simulate`` with key-value mechanisms: (results, report text); ``mode`` as in :func:`run_key_value`."""
 
     def one_int(value: Any, default: int, what: str) -> int:
         if value is None:
@@ -227,6 +246,6 @@ def key_value_sweep(
     if n < 1 or d < 2 or math.isnan(n):
         raise ParameterError("a key-value sweep needs --users >= 1 and --domain-size >= 2")
     results = run_key_value(
-        names, eps, n, d, distribution or "uniform", repeats=repeats, seed=seed, progress=progress
+        names, eps, n, d, distribution or "uniform", repeats=repeats, seed=seed, progress=progress, mode=mode
     )
     return results, format_key_value_report(results)

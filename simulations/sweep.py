@@ -200,10 +200,12 @@ def check_sweep_options(kind: str, given: Iterable[str]) -> None:
     ParameterError
         Naming (:meth:`~ldp.errors.ParameterError.naming`) every such parameter, in the order given.
     """
-    if kind in (KEY_VALUE, RANGE):  # read epsilon, users, domain_size, distribution, repeats, seed
-        ignored = [
-            n for n in given if n != "domain_size" and n in SWEEP_ONLY[FREQUENCY] + SWEEP_ONLY[NUMERIC]
-        ]
+    if kind in (
+        KEY_VALUE,
+        RANGE,
+    ):  # read epsilon, users, domain_size, distribution, repeats, seed (key-value: mode)
+        read = ("domain_size", "mode") if kind == KEY_VALUE else ("domain_size",)
+        ignored = [n for n in given if n not in read and n in SWEEP_ONLY[FREQUENCY] + SWEEP_ONLY[NUMERIC]]
         if ignored:
             names = ", ".join("{" + name + "}" for name in ignored)
             raise ParameterError.naming(

@@ -6,6 +6,7 @@
  */
 import { type Fraction, compare, divInt, fraction, lcm, ONE, sub } from "./fraction.js";
 import { type ByteSource, type Shake256, UniformBelow, cryptoSource, randbelow } from "./random.js";
+import type { NumericTable } from "./numeric.js";
 import type { Report } from "./report.js";
 import type { Spec } from "./spec.js";
 import type { Value } from "./values.js";
@@ -47,11 +48,17 @@ export function newClient(spec: Spec, source: ByteSource = cryptoSource): Rappor
   return { secret, cohort };
 }
 
-/** What `makeEncoder` passes on: the byte source (tests only), RAPPOR's client and SHAKE-256. */
+/**
+ * What `makeEncoder` passes on: the byte source (tests only), RAPPOR's client and SHAKE-256, and the
+ * server's sampling tables of a multi-attribute spec's numeric grid attributes (piecewise, hybrid,
+ * Laplace, Gaussian), by attribute name: each as `GET /v1/tasks/{task}/tables` serves it under
+ * `attributes`, checked against its digest and its attribute's ε as `NumericEncoder` checks one.
+ */
 export interface EncoderOptions {
   source?: ByteSource;
   client?: RapporClient;
   shake?: Shake256;
+  tables?: Readonly<Record<string, NumericTable>>;
 }
 
 /** Randomized response over [0, n): keep the index with keep/den, else each other one with other/den. */

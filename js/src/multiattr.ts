@@ -4,35 +4,66 @@
  */
 import type { Encoder, EncoderOptions } from "./encoder.js";
 import type { JsonObject } from "./json.js";
+import { NumericEncoder, toDouble, twoPointTable } from "./numeric.js";
 import { type ByteSource, randbelow } from "./random.js";
-import type { Report } from "./report.js";
+import type { ExtraField, Report } from "./report.js";
 import { type Spec, checkedSpec, loadSpec } from "./spec.js";
 import { fail } from "./text.js";
 import { DomainIndex, type DomainValue, type Value } from "./values.js";
 
-/** The fields of a part's report, in the order of its JSON form (Python's schema order). */
-function partFields(report: Report): [string, number | bigint | string | Uint8Array][] {
-  const out: [string, number | bigint | string | Uint8Array][] = [];
+/** The fields of a part's report, in the order of its JSON form (Python's schema order); a numeric output stays a float. */
+function partFields(report: Report): [string, ExtraField][] {
+  const out: [string, ExtraField][] = [];
   if (report.cohort !== undefined) out.push(["cohort", report.cohort]);
   if (report.seed !== undefined) out.push(["seed", report.seed]);
-  if (report.value !== undefined) out.push(["value", report.value]);
+  if (report.value !== undefined) out.push(["value", typeof report.value === "number" ? { float: report.value } : report.value]);
   for (const [name, field] of report.extra ?? []) out.push([name, field]);
   if (report.bits !== undefined) out.push(["bits", report.bits]);
   return out;
+}
+
+/** A numeric attribute's value: a finite number (text is parsed first, as in Python's `check_numeric_value`). */
+function recordNumber(value: Value): number {
+  if (typeof value !== "number" && typeof value !== "bigint") {
+    fail(`numeric value must be a number, got ${typeof value === "string" ? `the text ${JSON.stringify(value.slice(0, 80))} (parse text first)` : typeof value}`);
+  }
+  return toDouble(value);
+}
+
+/** Mechanisms whose sampling table is the server's (`GET /v1/tasks/{task}/tables`), never rebuilt here. */
+const SERVER_TABLES = new Set(["piecewise", "hybrid", "laplace", "gaussian"]);
+
+/** The encoder of numeric attribute `name`: `NumericEncoder` with its table (two-point: the spec's own). */
+function numericPart(name: string, part: Spec, source: ByteSource, options: EncoderOptions, parts: (spec: Spec) => Encoder): Encoder {
+  if (part.mechanism === "duchi" || part.mechanism === "stochastic-rounding") return new NumericEncoder(part, twoPointTable(part), source);
+  if (!SERVER_TABLES.has(part.mechanism)) return parts(part); // a numeric mechanism whose spec holds its probabilities (1BitMean)
+  const table = options.tables?.[name];
+  if (table === undefined) {
+    fail(`multi-attribute: attribute ${JSON.stringify(name)} (${part.mechanism}) needs the server's sampling table: pass tables: {${JSON.stringify(name)}: ...} from GET /v1/tasks/{task}/tables`);
+  }
+  if (table.digest === undefined) fail(`multi-attribute: attribute ${JSON.stringify(name)}: its table has no digest`);
+  try {
+    return new NumericEncoder(part, table, source);
+  } catch (error) {
+    return fail(`multi-attribute: attribute ${JSON.stringify(name)}: ${(error as Error).message}`);
+  }
 }
 
 /**
  * A record's report: `smp` draws k of the d attributes (a partial Fisher–Yates shuffle, one
  * randbelow(d − t) per draw) and sends their bits `sampled` and their reports; `spl` reports every
  * attribute; `rsfd-grr` draws the attribute reported by GRR and gives every other a uniform fake value.
- * Every value of the record is checked, sampled or not. Attributes of a numeric mechanism need the
- * server's table (`NumericEncoder`): not supported here yet.
+ * Every value of the record is checked, sampled or not. A numeric attribute is reported by
+ * `NumericEncoder`: Duchi's and stochastic rounding's tables follow from the spec; a grid mechanism's
+ * (piecewise, hybrid, Laplace, Gaussian) is the server's, given as `options.tables[name]` (the
+ * `attributes` of `GET /v1/tasks/{task}/tables`) and checked against its digest and the attribute's ε.
  *
  * @mechanisms multi-attribute
  */
 export class MultiAttributeEncoder implements Encoder {
   private readonly names: string[];
-  private readonly indexes: DomainIndex[];
+  /** Per attribute: its domain (categorical), or null (a number). */
+  private readonly indexes: (DomainIndex | null)[];
   private readonly encoders: Encoder[];
   private readonly method: string;
   private readonly sample: number;
@@ -41,7 +72,7 @@ export class MultiAttributeEncoder implements Encoder {
     return new MultiAttributeEncoder(spec, source, options, parts);
   }
 
-  private constructor(readonly spec: Spec, private readonly source: ByteSource, _options: EncoderOptions, parts: (spec: Spec) => Encoder) {
+  private constructor(readonly spec: Spec, private readonly source: ByteSource, options: EncoderOptions, parts: (spec: Spec) => Encoder) {
     checkedSpec(spec);
     const attributes = spec.fields.attributes as JsonObject[];
     this.names = attributes.map((a) => String(a.name));
@@ -51,12 +82,16 @@ export class MultiAttributeEncoder implements Encoder {
     this.encoders = [];
     for (const attribute of attributes) {
       const { name, ...fields } = attribute;
-      if (!Array.isArray(fields.domain)) {
-        fail(`multi-attribute: attribute ${String(name)} (${String(fields.mechanism)}) is numeric: this client has no record encoder for it yet`);
-      }
       const part = loadSpec(fields);
-      this.indexes.push(new DomainIndex(fields.domain as DomainValue[]));
-      this.encoders.push(parts(part));
+      const categorical = Array.isArray(fields.domain);
+      this.indexes.push(categorical ? new DomainIndex(fields.domain as DomainValue[]) : null);
+      this.encoders.push(categorical ? parts(part) : numericPart(String(name), part, source, options, parts));
+    }
+    for (const name of Object.keys(options.tables ?? {})) {
+      const j = this.names.indexOf(name);
+      if (j < 0 || !SERVER_TABLES.has(String(attributes[j].mechanism))) {
+        fail(`multi-attribute: a table is given for ${JSON.stringify(name)}, which is not an attribute of a grid mechanism (${this.names.join(", ")})`);
+      }
     }
   }
 
@@ -77,7 +112,9 @@ export class MultiAttributeEncoder implements Encoder {
     }
     record.forEach((v, j) => {
       try {
-        this.indexes[j].indexOf(v);
+        const index = this.indexes[j];
+        if (index === null) recordNumber(v);
+        else index.indexOf(v);
       } catch (error) {
         fail(`attribute ${JSON.stringify(this.names[j])}: ${(error as Error).message}`);
       }
@@ -98,11 +135,11 @@ export class MultiAttributeEncoder implements Encoder {
   encode(value: Value): Report {
     const record = this.record(value);
     const d = this.names.length;
-    const extra: [string, number | bigint | string | Uint8Array][] = [];
+    const extra: [string, ExtraField][] = [];
     if (this.method === "rsfd-grr") {
       const chosen = Number(randbelow(BigInt(d), this.source));
       for (let j = 0; j < d; j++) {
-        const domain = this.indexes[j].domain;
+        const domain = this.indexes[j]!.domain; // rsfd-grr: every attribute is categorical (GRR)
         const reported = j === chosen ? this.encoders[j].encode(record[j]).value! : domain[Number(randbelow(BigInt(domain.length), this.source))];
         extra.push([`a${j}_value`, reported]);
       }

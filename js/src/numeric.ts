@@ -104,8 +104,8 @@ export function twoPointTable(spec: Spec): NumericTable {
   return { kind: "two-point", p: spec.fields.p as string, outputs: [-c, c] };
 }
 
-/** A number from a report value: numbers and numeric strings; booleans refused. */
-function toDouble(value: Value): number {
+/** A number from a value: numbers and numeric strings, finite; booleans refused (a RangeError or TypeError naming it). */
+export function toDouble(value: Value): number {
   let x: number;
   if (typeof value === "number") x = value;
   else if (typeof value === "bigint") x = Number(value);

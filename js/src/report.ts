@@ -2,6 +2,14 @@
 import { bigIntToBytesBE, concatBytes, fromHex, toBase64, utf8 } from "./bytes.js";
 import { dumpJson, jsonString } from "./json.js";
 
+/** A declared field holding a float (a record's numeric attribute value): written as the `value` field writes a number. */
+export interface FloatField {
+  readonly float: number;
+}
+
+/** A declared field's value: an integer (number or bigint), text, bytes, or a float. */
+export type ExtraField = number | bigint | string | Uint8Array | FloatField;
+
 /** One report. `value` is a domain value or bucket (string, bigint) or a numeric output (number: a float). */
 export interface Report {
   /** The spec's fingerprint (16 lowercase hex digits). */
@@ -12,9 +20,9 @@ export interface Report {
   /**
    * Fields a spec's report schema declares, in schema order: integers (CMS's row, HCMS's row, column and
    * bit), and a composite spec's parts' fields (a record's `sampled` bits, its attributes' values,
-   * seeds and bit vectors, written as their own fields are).
+   * seeds and bit vectors, written as their own fields are; a float as a `FloatField`).
    */
-  extra?: ReadonlyArray<readonly [string, number | bigint | string | Uint8Array]>;
+  extra?: ReadonlyArray<readonly [string, ExtraField]>;
   bits?: Uint8Array;
   client?: string;
   group?: string;
@@ -38,10 +46,11 @@ export function reportToJson(report: Report): string {
   return `{${parts.join(",")}}`;
 }
 
-/** A declared field's JSON: an integer as is, text as the value field writes it, bytes as base64 text. */
-function extraJson(field: number | bigint | string | Uint8Array): string {
+/** A declared field's JSON: an integer as is, text and floats as the value field writes them, bytes as base64 text. */
+function extraJson(field: ExtraField): string {
   if (field instanceof Uint8Array) return `"${toBase64(field)}"`;
   if (typeof field === "string") return dumpJson(field, false, true);
+  if (typeof field === "object") return dumpJson(field.float, false, true);
   return `${field}`;
 }
 

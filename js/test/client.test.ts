@@ -303,6 +303,42 @@ describe("ldp-encode: CSV input and client ids (as Python's ldp encode)", () => 
     assert.equal(statePath("d", "1.0"), join("d", "6b86b273ff34fce19d6b804eff5a3f57.json"));
     assert.equal(ledgerPath("d", "1"), join("d", "6b86b273ff34fce19d6b804eff5a3f57.ledger.json"));
   });
+  it("a multi-attribute spec reads one column per attribute (numbers parsed), its grid tables from --tables", () => {
+    const dir = tmp();
+    const vectors = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
+    const input = vectors.specs.cases.find((c: { id: string }) => c.id === "multi-attribute/numeric").input_json;
+    const tables = vectors.encodings.find((c: { spec: string }) => c.spec === "multi-attribute/numeric").tables;
+    const spec = loadSpec(input);
+    writeFileSync(join(dir, "spec.json"), spec.canonicalJson);
+    writeFileSync(join(dir, "tables.json"), JSON.stringify({ fingerprint: spec.fingerprint, attributes: tables }));
+    writeFileSync(join(dir, "r.csv"), "load,extra,ms,os,kb\n0.5,x, 12 ,mac,-1\n1e-1,y,250,linux,0.25\n");
+    const args = ["--spec", join(dir, "spec.json"), join(dir, "r.csv"), "--tables", join(dir, "tables.json")];
+    const lines = run(args).trim().split("\n");
+    assert.equal(lines.length, 2);
+    for (const line of lines) {
+      const report = JSON.parse(line);
+      assert.deepEqual(Object.keys(report), ["v", "spec", "a0_value", "a1_value", "a2_value", "a3_value"]);
+      assert.ok(["linux", "mac", "\u00e9"].includes(report.a0_value));
+    }
+    const fails = (extra: string[], pattern: RegExp, csv?: string) => {
+      if (csv !== undefined) writeFileSync(join(dir, "bad.csv"), csv);
+      const target = csv === undefined ? join(dir, "r.csv") : join(dir, "bad.csv");
+      assert.throws(
+        () => run(["--spec", join(dir, "spec.json"), target, ...extra]),
+        (e: { status: number; stderr: string }) => e.status === 2 && pattern.test(e.stderr) && !/at .*cli\.js/.test(e.stderr),
+      );
+    };
+    fails([], /attribute "ms" \(piecewise\) needs the server's sampling table/);
+    fails(["--tables", join(dir, "tables.json")], /has no column 'kb'; its columns: 'os', 'ms'/, "os,ms\nmac,1\n");
+    fails(["--tables", join(dir, "tables.json")], /row 1: the value is missing \(column 'ms'\)/, "os,ms,kb,load\nmac,,1,0\n");
+    fails(["--tables", join(dir, "tables.json")], /row 2: numeric value must be a finite number, got "fast" \(column 'ms'\)/, "os,ms,kb,load\nmac,1,1,0\nmac,fast,1,0\n");
+    fails(["--tables", join(dir, "tables.json")], /row 1: attribute "os"/, "os,ms,kb,load\nbsd,1,1,0\n");
+    fails(["--tables", join(dir, "tables.json"), "--column", "os"], /--column does not apply to a multi-attribute spec/);
+    writeFileSync(join(dir, "other.json"), JSON.stringify({ fingerprint: "0123456789abcdef", attributes: tables }));
+    fails(["--tables", join(dir, "other.json")], /is for spec 0123456789abcdef, not this one/);
+    writeFileSync(join(dir, "r.txt"), "mac\n");
+    assert.throws(() => run(["--spec", join(dir, "spec.json"), join(dir, "r.txt")]), /reads records of the columns os, ms, kb, load: give a CSV table/);
+  });
   it("--state: each row's client_id selects its persistent client; one id spelled two ways is one client", () => {
     const dir = tmp();
     writeFileSync(join(dir, "spec.json"), RAPPOR_TEXT);

@@ -9,7 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { loadSpec, makeEncoder, parseJson, type JsonObject, type Value } from "../src/index.js";
+import { readFileSync } from "node:fs";
+import { loadSpec, makeEncoder, parseJson, reportToJson, type JsonObject, type Value } from "../src/index.js";
 
 const SMP = "{\"attributes\":[{\"domain\":[\"l\",\"m\",\"w\"],\"epsilon\":1.0,\"mechanism\":\"grr\",\"name\":\"os\",\"p\":\"10627480729818062551/18446744073709551616\"},{\"domain\":[\"x\",\"y\"],\"epsilon\":1.0,\"mechanism\":\"oue\",\"name\":\"b\",\"p\":\"1/2\",\"q\":\"4961093570831984269/18446744073709551616\"},{\"epsilon\":1.0,\"grid\":256,\"high\":100.0,\"low\":0.0,\"mechanism\":\"piecewise\",\"name\":\"ms\"}],\"epsilon\":1.0,\"format\":1,\"mechanism\":\"multi-attribute\",\"method\":\"smp\",\"sample\":1}";
 const RSFD = "{\"attributes\":[{\"domain\":[\"a\",\"b\",\"c\"],\"epsilon\":1.8172396554020775,\"mechanism\":\"grr\",\"name\":\"g0\",\"p\":\"870164092053976567/1152921504606846976\"},{\"domain\":[\"a\",\"b\",\"c\"],\"epsilon\":1.8172396554020775,\"mechanism\":\"grr\",\"name\":\"g1\",\"p\":\"870164092053976567/1152921504606846976\"},{\"domain\":[\"a\",\"b\",\"c\"],\"epsilon\":1.8172396554020775,\"mechanism\":\"grr\",\"name\":\"g2\",\"p\":\"870164092053976567/1152921504606846976\"}],\"epsilon\":1.8172396554020775,\"format\":1,\"mechanism\":\"multi-attribute\",\"method\":\"rsfd-grr\",\"sample\":1}";
@@ -42,8 +43,8 @@ describe("multi-attribute specs", () => {
     assert.throws(() => loadSpec(unnamed), /attributes\[1\] needs a non-empty 'name'/);
   });
 
-  it("encode records of categorical attributes; a numeric attribute (its server table) is not supported yet", () => {
-    assert.throws(() => makeEncoder(loadSpec(SMP)), /attribute ms \(piecewise\) is numeric/);
+  it("encode records of categorical attributes, and numeric ones with the server's tables (digest-checked)", () => {
+    assert.throws(() => makeEncoder(loadSpec(SMP)), /attribute "ms" \(piecewise\) needs the server's sampling table/);
     const encoder = makeEncoder(loadSpec(RSFD));
     for (let i = 0; i < 20; i++) {
       const report = encoder.encode({ g0: "a", g1: "b", g2: "c" } as unknown as Value);
@@ -51,5 +52,22 @@ describe("multi-attribute specs", () => {
     }
     assert.throws(() => encoder.encode({ g0: "a", g1: "b", g2: "zz" } as unknown as Value), /attribute "g2"/);
     assert.throws(() => encoder.encode(["a", "b"] as unknown as Value), /record has 2 values, the spec 3 attributes/);
+    // the vectors' record of grr, piecewise, hybrid and duchi (spl), with its tables as the collector serves them
+    const vectors = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
+    const input = vectors.specs.cases.find((c: any) => c.id === "multi-attribute/numeric").input_json;
+    const tables = vectors.encodings.find((c: any) => c.spec === "multi-attribute/numeric").tables;
+    const spec = loadSpec(input);
+    const numeric = makeEncoder(spec, { tables });
+    const report = numeric.encode({ os: "mac", ms: 20, kb: 0.5, load: 1n } as unknown as Value);
+    assert.deepEqual(report.extra!.map(([name]) => name), ["a0_value", "a1_value", "a2_value", "a3_value"]);
+    assert.match(reportToJson(report), /"a3_value":-?\d+\.\d+/); // floats as Python writes them
+    assert.throws(() => numeric.encode({ os: "mac", ms: "20", kb: 0.5, load: 1 } as unknown as Value), /attribute "ms": numeric value must be a number/);
+    assert.throws(() => numeric.encode({ os: "mac", ms: Number.NaN, kb: 0.5, load: 1 } as unknown as Value), /attribute "ms"/);
+    assert.throws(() => makeEncoder(spec, { tables: { ms: tables.ms } }), /attribute "kb" \(hybrid\) needs the server's sampling table/);
+    assert.throws(() => makeEncoder(spec, { tables: { ...tables, os: tables.ms } }), /a table is given for "os"/);
+    const forged = { ...tables, ms: { ...tables.ms, outputs: tables.ms.outputs.map((y: number, i: number) => (i === 0 ? y - 1 : y)) } };
+    assert.throws(() => makeEncoder(spec, { tables: forged }), /attribute "ms": piecewise table does not match its digest/);
+    const undigested = { ...tables, kb: { ...tables.kb, digest: undefined } };
+    assert.throws(() => makeEncoder(spec, { tables: undigested }), /attribute "kb": its table has no digest/);
   });
 });

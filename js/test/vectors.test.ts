@@ -294,7 +294,8 @@ describe("encodings", () => {
       assert.equal(spec.fingerprint, c.fingerprint);
       const source = new FixedSource(fromHex(c.bytes));
       const client = c.secret === undefined ? undefined : { secret: fromHex(c.secret), cohort: c.cohort };
-      const encoder = table ? new NumericEncoder(spec, table, source) : makeEncoder(spec, { source, client });
+      // a record case's grid tables (c.tables), by attribute name, as the collector serves them
+      const encoder = table ? new NumericEncoder(spec, table, source) : makeEncoder(spec, { source, client, tables: c.tables });
       const report = encoder.encode(P.encodings[i].value as Value);
       assert.equal(reportToJson(report), c.report_json);
       if (c.report_binary === undefined) assert.throws(() => reportToBinary(report), /has no binary form/);

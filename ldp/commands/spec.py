@@ -303,6 +303,12 @@ def _privacy_lines(spec) -> list[str]:
         )
         if hasattr(spec, "variance_star"):  # a frequency oracle (not, e.g., a key-value mechanism)
             lines.append(f"Var* (n * variance at small frequency): {spec.variance_star:.6g}")
+        attribute_epsilon = getattr(spec, "attribute_epsilon", None)  # multi-attribute records
+        if attribute_epsilon is not None:
+            lines.append(
+                f"attribute_epsilon (two records that differ in one attribute): {attribute_epsilon:.6g} "
+                "(docs/multi-attribute.md)"
+            )
     return lines + _tradeoff_lines(spec)
 
 

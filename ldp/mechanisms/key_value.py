@@ -15,6 +15,8 @@ def _key_value(name: str, cls: str, stem: str, accumulator: str) -> MechanismDec
         encoder=f"ldp.client.key_value:{stem}_encoder",
         batch_encoder=f"ldp.client.key_value:{stem}_batch",
         accumulator=f"ldp.aggregator.key_value:{accumulator}.for_spec",
+        # factory(spec, KeyValuePopulation, rng) → the accumulator's counts (ldp.simulations.key_value_fast)
+        fast_simulator=f"ldp.simulations.key_value_fast:{stem}_counts",
         audit_events="ldp.audit_events.key_value:KeyValueEvents",
         docs=_DOCS,
     )

@@ -16,6 +16,7 @@ DECLARATIONS = (
         encoder="ldp.client.multiattr:multi_attribute_encoder",
         batch_encoder="ldp.client.multiattr:multi_attribute_batch",
         accumulator="ldp.aggregator.multiattr:MultiAttributeAccumulator.for_spec",
+        fast_simulator="ldp.simulations.multiattr_fast:multi_attribute_counts",
         audit_events="ldp.audit_events.records:RecordEvents",
         docs=("ldp.specs.multiattr", "ldp.client.multiattr", "ldp.aggregator.multiattr"),
     ),

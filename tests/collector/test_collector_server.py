@@ -676,6 +676,24 @@ def test_tables_endpoint_serves_the_vectors_tables_cacheable_by_fingerprint_and_
     assert served >= 12  # two-point, rows (piecewise, hybrid) and shift (laplace, gaussian: 10k weights)
 
 
+def test_tables_endpoint_serves_a_records_grid_tables_by_attribute_as_the_vectors_write_them(server):
+    """A multi-attribute task: every grid attribute's table (not the two-point ones), ETag pinning every digest."""
+    root = Path(__file__).resolve().parents[1] / "vectors"
+    vectors = json.loads((root / "vectors.json").read_text(encoding="utf-8"))
+    case = next(c for c in vectors["specs"]["cases"] if c["id"] == "multi-attribute/numeric")
+    tables = next(c["tables"] for c in vectors["encodings"] if c["spec"] == "multi-attribute/numeric")
+    assert sorted(tables) == ["kb", "ms"]  # hybrid and piecewise; duchi's follows from its spec
+    spec = ldp.load_spec(json.loads(case["input_json"]))
+    task, _ = create_task(server.store, spec, window="1h", time_precision="1m", min_batch=1)
+    url = f"{server.url}/v1/tasks/{task.task_id}/tables"
+    reply = httpx.get(url, timeout=30)
+    assert reply.status_code == 200, reply.text
+    assert reply.json() == {"fingerprint": spec.fingerprint, "attributes": tables}
+    assert reply.headers["etag"].startswith(f'"{spec.fingerprint}-')
+    cached = httpx.get(url, headers={"If-None-Match": reply.headers["etag"]}, timeout=10)
+    assert cached.status_code == 304
+
+
 def test_tables_endpoint_refuses_specs_without_a_table(collector):
     server, task, _ = collector
     reply = httpx.get(f"{server.url}/v1/tasks/{task.task_id}/tables", timeout=10)

@@ -462,3 +462,30 @@ def test_the_audit_of_rsfd_finds_the_worst_output_of_a_whole_record():
     assert (
         result.worst.event.startswith("every attribute") and result.worst.lower_bound > spec.attribute_epsilon
     )
+
+
+def test_ldp_spec_prints_the_attribute_level_epsilon_of_rsfd():
+    from click.testing import CliRunner
+
+    from ldp.cli import cli
+
+    attributes = json.dumps(grr_attributes((3, 2)))
+    result = CliRunner().invoke(
+        cli,
+        [
+            "spec",
+            "multi-attribute",
+            "--epsilon",
+            "1",
+            "--param",
+            "method=rsfd-grr",
+            "--param",
+            f"attributes={attributes}",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    spec = MultiAttribute(grr_attributes((3, 2)), 1.0, method="rsfd-grr")
+    assert (
+        f"attribute_epsilon (two records that differ in one attribute): {spec.attribute_epsilon:.6g}"
+        in result.output
+    )

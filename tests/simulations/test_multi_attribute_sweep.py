@@ -72,3 +72,17 @@ def test_the_cli_compares_the_methods_and_refuses_what_does_not_apply(tmp_path):
         cli, ["simulate", "--spec", str(tmp_path / "spec.json"), "--data", str(tmp_path / "bad.csv")]
     )
     assert result.exit_code != 0 and "'z'" in result.output and "Traceback" not in result.output
+
+
+def test_the_sweep_is_fast_for_categorical_records_and_faithful_with_a_numeric_attribute(tmp_path):
+    spec = MultiAttribute(CATEGORICAL, 1.0)
+    fast, _ = records_sweep(spec, _records(tmp_path / "r.csv"), "1", repeats=1, seed=3)
+    faithful, _ = records_sweep(spec, _records(tmp_path / "r.csv"), "1", repeats=1, seed=3, mode="faithful")
+    assert set(fast["mode"]) == {"fast"} and set(faithful["mode"]) == {"faithful"}
+    numeric = MultiAttribute(
+        [*CATEGORICAL, {"name": "ms", "mechanism": "piecewise", "low": 0, "high": 100}], 1.0
+    )
+    mixed, _ = records_sweep(numeric, _records(tmp_path / "n.csv", numeric=True), "1", repeats=1, seed=3)
+    assert set(mixed["mode"]) == {"faithful"}  # no fast simulator for a numeric attribute
+    with pytest.raises(ParameterError, match="mode must be fast or faithful"):
+        records_sweep(spec, _records(tmp_path / "r.csv"), "1", repeats=1, seed=3, mode="slow")

@@ -77,6 +77,7 @@ from ldp.privacy.spending import committed_epsilon, spent_epsilon
 from ldp.registry import BUILTIN_MECHANISMS
 from ldp.report import Report, pack_bits, unpack_bits
 from ldp.specs import Rappor, Spec, spec_from_dict
+from ldp.specs.multiattr import MultiAttribute
 from ldp.specs.numeric import NumericSpec
 from ldp.specs.sketch import SketchSpec
 
@@ -788,6 +789,18 @@ range-hierarchy/str range-haar/int range-haar/str dbitflip/wide
 ENCODE_CASES = in_published_order([case for case in CASES if case.values], FIRST_ENCODING_ORDER)
 
 
+def record_tables(spec: Spec) -> dict[str, Any]:
+    """A multi-attribute spec's grid tables by attribute name, as ``GET /v1/tasks/{task}/tables`` serves them."""
+    if not isinstance(spec, MultiAttribute):
+        return {}
+    every = {
+        name: numeric_table(attribute)
+        for name, attribute in zip(spec.names, spec.attributes, strict=True)
+        if isinstance(attribute, NumericSpec) and has_table(attribute)
+    }
+    return {name: table for name, table in every.items() if "digest" in table}
+
+
 def encoding_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
     """Whole reports from the unmodified encoders fed a fixed byte stream (and a fixed client, with state)."""
     out = []
@@ -810,6 +823,9 @@ def encoding_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
                 "reads": stream.reads,
                 "report_json": report.to_json(),
             }
+            tables = record_tables(spec)
+            if tables:
+                case["tables"] = tables
             if not report.extra:  # fields a report schema declares have no binary form
                 case["report_binary"] = report.to_bytes().hex()
             if client is not None:
