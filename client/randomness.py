@@ -67,9 +67,10 @@ class RandomSource(Protocol):
 class SystemRandomSource:
     """The operating system's CSPRNG (``os.urandom``), read in large blocks.
 
-    Requests of fewer than ``block_bytes / 8`` words are served from a pooled
-    block (one system call per block); larger ones read exactly what they
-    need in one call. Every word is used once: the pool is taken under a
+    Requests of fewer than ``block_bytes / 64`` words (an eighth of the
+    block) are served from a pooled block (one system call per block), so a
+    refill leaves at most an eighth of the block unread; larger ones read
+    exactly what they need in one call. Every word is used once: the pool is taken under a
     lock (threads may share a source) and dropped in a forked child (which
     would otherwise reuse its parent's unread words).
 
@@ -92,13 +93,14 @@ class SystemRandomSource:
         if block_bytes < 8:
             raise ParameterError(f"block_bytes must be at least 8, got {block_bytes}")
         self._block_words = block_bytes // 8
+        self._direct_words = max(1, self._block_words // 8)
         self._pool = np.zeros(0, dtype=np.uint64)
         self._pos = 0
         self._pid = os.getpid()
         self._lock = threading.Lock()
 
     def words(self, n: int) -> np.ndarray:
-        if n >= self._block_words:
+        if n >= self._direct_words:
             return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
         with self._lock:
             if self._pos + n > self._pool.size or self._pid != os.getpid():
@@ -157,6 +159,8 @@ def as_source(rng: Any) -> RandomSource:
     """
     if isinstance(rng, np.random.Generator):
         return GeneratorSource(rng)
+    if isinstance(rng, (SystemRandomSource, GeneratorSource)):  # the protocol check is slow: skip it for ours
+        return rng
     if isinstance(rng, RandomSource):
         return rng
     raise ParameterError(
