@@ -109,15 +109,28 @@ class HadamardEncoder:
 hadamard_encoder = stateless_factory(HadamardEncoder)
 
 
+#: Users encoded per chunk: every temporary array stays small (≤ 64 KiB), so the allocator reuses its
+#: memory instead of mapping fresh pages for each one.
+_CHUNK = 8192
+
+
 def hadamard_batch(spec: HR, values, rng: RandomSource, *, cohorts=None, indices=False) -> ReportBatch:
     """Vectorized HR: P[y ∈ C_x] = p by :func:`bernoulli`, then a uniform member by :func:`uniform_below`.
 
     With one block (K = b) C_x and its complement both have b/2 members, so
     one uniform index in [0, b/2) serves every user whichever side its coin
-    chose.
+    chose. Users are encoded in chunks of ``_CHUNK``.
     """
     source = as_source(rng)
     idx = value_indices(spec, values, indices)
+    out = np.empty(idx.size, dtype=np.int64)
+    for start in range(0, idx.size, _CHUNK):
+        block = idx[start : start + _CHUNK]
+        out[start : start + block.size] = _hadamard_rows(spec, source, block)
+    return ReportBatch(spec=spec.fingerprint, values=out)
+
+
+def _hadamard_rows(spec: HR, source: RandomSource, idx: np.ndarray) -> np.ndarray:
     inside = bernoulli(source, spec.p, idx.size)
     half = spec.block_size // 2
     if spec.outputs - half == half:
@@ -128,4 +141,4 @@ def hadamard_batch(spec: HR, values, rng: RandomSource, *, cohorts=None, indices
         where_out = np.flatnonzero(~inside)
         members[where_in] = uniform_below(source, half, where_in.size)
         members[where_out] = uniform_below(source, spec.outputs - half, where_out.size)
-    return ReportBatch(spec=spec.fingerprint, values=hadamard_outputs(spec, idx, inside, members))
+    return hadamard_outputs(spec, idx, inside, members)
