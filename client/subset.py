@@ -81,6 +81,9 @@ class SubsetEncoder:
 subset_encoder = stateless_factory(SubsetEncoder)
 
 
+#: A chunk's matrices (the padded subset matrix, the "past x" mask, the domain-order words), by column count.
+_Work = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 #: Floyd steps whose uniform integers are drawn together, per chunk of users.
 _STEPS = 64
 
@@ -93,7 +96,9 @@ def _step_batches(start: int, stop: int) -> list[range]:
     ]
 
 
-def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection, packed: np.ndarray) -> None:
+def _subset_rows(
+    source: Any, x: np.ndarray, spec: SubsetSelection, packed: np.ndarray, work: dict[int, _Work]
+) -> None:
     """Write the subsets of the users with domain indices ``x`` into ``packed`` (len(x), ⌈d/8⌉).
 
     Floyd's algorithm over all users at once, on an unpacked byte matrix with
@@ -105,14 +110,22 @@ def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection, packed: np.n
     drawn positions (already set where they were taken, so only the free
     ones change). At the end other value o moves to domain index o + (o ≥ x)
     (one shift of the whole matrix, row v taking row v − 1 where v > x), x
-    gets the "holds" coin, and the columns are packed.
+    gets the "holds" coin, and the columns are packed. ``work`` keeps the
+    matrices between chunks of one call (fresh pages cost more than clearing).
     """
     d, omega = spec.domain_size, spec.omega
     m = x.size
     population = d - 1
     rows = 8 * packed.shape[1]
     cols = -(-m // 8) * 8  # whole uint64 words per row: the end works on eight lanes at a time
-    padded = np.zeros((rows + 1, cols), dtype=np.uint8)
+    if cols in work:
+        padded, past_x, domain = work[cols]
+        padded.fill(0)
+    else:
+        padded = np.zeros((rows + 1, cols), dtype=np.uint8)
+        past_x = np.zeros((rows, cols), dtype=bool)  # columns past m: lanes of no user, never read back
+        domain = np.empty(rows * cols // 8, dtype=np.uint64)
+        work[cols] = padded, past_x, domain
     matrix = padded[1:]  # row o: other value o; padded[:-1] is the matrix one row down
     flat = matrix.reshape(-1)
     users = np.arange(m, dtype=np.int64)
@@ -131,11 +144,13 @@ def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection, packed: np.n
             matrix[j, :m] = flat[at]
             flat[at] = 1
     # domain row v: other value v where v < x, v − 1 where v > x (bytes are 0 or 1: select by masking words)
-    past_x = np.zeros((rows, cols), dtype=bool)
     small = np.min_scalar_type(rows)
     np.greater(np.arange(rows, dtype=small)[:, None], x.astype(small), out=past_x[:, :m])
     mask = past_x.view(np.uint64)
-    domain = matrix.view(np.uint64) ^ ((matrix.view(np.uint64) ^ padded[:-1].view(np.uint64)) & mask)
+    words = matrix.reshape(-1).view(np.uint64)
+    np.bitwise_xor(words, padded[:-1].reshape(-1).view(np.uint64), out=domain)
+    domain &= mask.reshape(-1)
+    domain ^= words
     domain.view(np.uint8).reshape(-1)[x * cols + users] = holds
     planes = domain.reshape(rows // 8, 8, cols // 8)
     bits = planes[:, 0] << np.uint64(7)
@@ -151,7 +166,8 @@ def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=Fa
     width = (spec.domain_size + 7) // 8
     rows = max(1, _BLOCK_BYTES // (8 * width))
     packed = np.empty((idx.size, width), dtype=np.uint8)
+    work: dict[int, _Work] = {}
     for start in range(0, idx.size, rows):
         block = idx[start : start + rows]
-        _subset_rows(source, block, spec, packed[start : start + block.size])
+        _subset_rows(source, block, spec, packed[start : start + block.size], work)
     return ReportBatch(spec=spec.fingerprint, bits=packed)
