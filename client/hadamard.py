@@ -16,6 +16,7 @@ uniform index in C_x or in its complement.
 from __future__ import annotations
 
 import secrets
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -24,27 +25,53 @@ from ldp.batch import ReportBatch
 from ldp.client.batch import value_indices
 from ldp.client.encoders import rr_thresholds, stateless_factory
 from ldp.client.randomness import RandomSource, as_source, bernoulli, uniform_below
-from ldp.hadamard_math import row_positions
+from ldp.hadamard_math import symbol_layout
 from ldp.report import Report
 from ldp.specs import HR
 
 __all__ = ["HadamardEncoder", "hadamard_batch", "hadamard_encoder", "hadamard_outputs"]
 
 
+@lru_cache(maxsize=16)
+def _layout_tables(domain_size: int, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per domain index x: its Hadamard row r and its block's first output, as small unsigned words."""
+    blk, row = symbol_layout(np.arange(domain_size), block)
+    starts = blk * block
+    width = np.uint32 if int(starts.max(initial=0)) + block <= 1 << 32 else np.uint64
+    return row.astype(width), starts.astype(width)
+
+
 def hadamard_outputs(spec: HR, indices: Any, inside: Any, members: Any) -> np.ndarray:
     """Outputs for domain ``indices``: the ``members``-th element of C_x where ``inside``, else of its complement.
 
     ``members`` is in [0, b/2) where ``inside`` and in [0, K − b/2) elsewhere.
+    The complement's u-th member is, for u < b/2, the u-th −1 position of x's
+    row in its block (:func:`~ldp.hadamard_math.row_positions`, computed here
+    from per-value tables in 32-bit words), else output u − b/2 of the other
+    blocks (x's block skipped).
     """
     b = spec.block_size
     half = b // 2
-    blk, row = spec.layout(indices)
-    u = np.asarray(members, dtype=np.int64)
+    x = np.asarray(indices, dtype=np.int64)
+    row_of, start_of = _layout_tables(spec.domain_size, b)
+    rows = row_of[x]
+    lows = rows & (0 - rows)  # r's lowest set bit
+    highs = 0 - lows  # the bits from it up
+    u = np.asarray(members).astype(rows.dtype, copy=False)
     inside = np.asarray(inside, dtype=bool)
-    start = blk * b
-    within = row_positions(row, u & (half - 1), plus=inside) + start  # u mod b/2: its own block's members
-    other = u - half
-    other += b * (other >= start)  # an output of the other blocks, x's block skipped
+    j = u & rows.dtype.type(half - 1)  # u mod b/2: its own block's members
+    base = j & highs
+    base += j  # j with a 0 inserted at r's lowest set bit
+    parity = np.bitwise_count(rows & base)
+    parity ^= ~inside  # the bit that gives an even (+1) or odd (−1) popcount
+    parity &= 1
+    base |= lows * parity
+    if spec.outputs == b:  # one block: every member is in x's block, which starts at 0
+        return base.astype(np.int64)
+    starts = start_of[x]
+    within = np.add(base, starts, dtype=np.int64)
+    other = u.astype(np.int64) - half
+    other += b * (other >= starts)  # an output of the other blocks, x's block skipped
     return np.where(inside | (u < half), within, other)
 
 
@@ -82,15 +109,36 @@ class HadamardEncoder:
 hadamard_encoder = stateless_factory(HadamardEncoder)
 
 
+#: Users encoded per chunk: every temporary array stays small (≤ 64 KiB), so the allocator reuses its
+#: memory instead of mapping fresh pages for each one.
+_CHUNK = 8192
+
+
 def hadamard_batch(spec: HR, values, rng: RandomSource, *, cohorts=None, indices=False) -> ReportBatch:
-    """Vectorized HR: P[y ∈ C_x] = p by :func:`bernoulli`, then a uniform member by :func:`uniform_below`."""
+    """Vectorized HR: P[y ∈ C_x] = p by :func:`bernoulli`, then a uniform member by :func:`uniform_below`.
+
+    With one block (K = b) C_x and its complement both have b/2 members, so
+    one uniform index in [0, b/2) serves every user whichever side its coin
+    chose. Users are encoded in chunks of ``_CHUNK``.
+    """
     source = as_source(rng)
     idx = value_indices(spec, values, indices)
+    out = np.empty(idx.size, dtype=np.int64)
+    for start in range(0, idx.size, _CHUNK):
+        block = idx[start : start + _CHUNK]
+        out[start : start + block.size] = _hadamard_rows(spec, source, block)
+    return ReportBatch(spec=spec.fingerprint, values=out)
+
+
+def _hadamard_rows(spec: HR, source: RandomSource, idx: np.ndarray) -> np.ndarray:
     inside = bernoulli(source, spec.p, idx.size)
-    members = np.empty(idx.size, dtype=np.int64)
-    where_in = np.flatnonzero(inside)
-    where_out = np.flatnonzero(~inside)
     half = spec.block_size // 2
-    members[where_in] = uniform_below(source, half, where_in.size)
-    members[where_out] = uniform_below(source, spec.outputs - half, where_out.size)
-    return ReportBatch(spec=spec.fingerprint, values=hadamard_outputs(spec, idx, inside, members))
+    if spec.outputs - half == half:
+        members = uniform_below(source, half, idx.size)
+    else:
+        members = np.empty(idx.size, dtype=np.int64)
+        where_in = np.flatnonzero(inside)
+        where_out = np.flatnonzero(~inside)
+        members[where_in] = uniform_below(source, half, where_in.size)
+        members[where_out] = uniform_below(source, spec.outputs - half, where_out.size)
+    return hadamard_outputs(spec, idx, inside, members)

@@ -20,6 +20,7 @@ have probability 2^-64 per round, go on to the next 64 digits).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
@@ -28,7 +29,15 @@ import numpy as np
 
 from ldp.errors import ParameterError
 
-__all__ = ["GeneratorSource", "RandomSource", "SystemRandomSource", "as_source", "bernoulli", "uniform_below"]
+__all__ = [
+    "GeneratorSource",
+    "RandomSource",
+    "SystemRandomSource",
+    "as_source",
+    "bernoulli",
+    "uniform_below",
+    "uniform_below_each",
+]
 
 _TWO64 = 1 << 64
 _TWO16 = 1 << 16
@@ -58,9 +67,10 @@ class RandomSource(Protocol):
 class SystemRandomSource:
     """The operating system's CSPRNG (``os.urandom``), read in large blocks.
 
-    Requests of fewer than ``block_bytes / 8`` words are served from a pooled
-    block (one system call per block); larger ones read exactly what they
-    need in one call. Every word is used once: the pool is taken under a
+    Requests of fewer than ``block_bytes / 64`` words (an eighth of the
+    block) are served from a pooled block (one system call per block), so a
+    refill leaves at most an eighth of the block unread; larger ones read
+    exactly what they need in one call. Every word is used once: the pool is taken under a
     lock (threads may share a source) and dropped in a forked child (which
     would otherwise reuse its parent's unread words).
 
@@ -83,13 +93,14 @@ class SystemRandomSource:
         if block_bytes < 8:
             raise ParameterError(f"block_bytes must be at least 8, got {block_bytes}")
         self._block_words = block_bytes // 8
+        self._direct_words = max(1, self._block_words // 8)
         self._pool = np.zeros(0, dtype=np.uint64)
         self._pos = 0
         self._pid = os.getpid()
         self._lock = threading.Lock()
 
     def words(self, n: int) -> np.ndarray:
-        if n >= self._block_words:
+        if n >= self._direct_words:
             return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
         with self._lock:
             if self._pos + n > self._pool.size or self._pid != os.getpid():
@@ -148,6 +159,8 @@ def as_source(rng: Any) -> RandomSource:
     """
     if isinstance(rng, np.random.Generator):
         return GeneratorSource(rng)
+    if isinstance(rng, (SystemRandomSource, GeneratorSource)):  # the protocol check is slow: skip it for ours
+        return rng
     if isinstance(rng, RandomSource):
         return rng
     raise ParameterError(
@@ -205,6 +218,82 @@ def uniform_below(source: RandomSource, bound: int, n: int) -> np.ndarray:
         kept = candidates[candidates < unit(limit)][:need]
         out[filled : filled + kept.size] = kept % unit(bound)
         filled += kept.size
+    return out
+
+
+#: Lemire's product for each unit size: a unit times a bound ≤ 2^bits fits the twice-wider type.
+_WIDER = {8: np.uint16, 16: np.uint32, 32: np.uint64}
+#: Index of the high half of a twice-wider integer viewed as two units.
+_HIGH = 1 if sys.byteorder == "little" else 0
+
+
+def _unit_bits(bound: int) -> int:
+    """The bits of the smallest unit holding ``bound`` (what :func:`uniform_below` reads), 0 for bound 1."""
+    return 0 if bound == 1 else next(bits for bits in _UNITS if bound <= 1 << bits)
+
+
+def _lemire_rows(source: RandomSource, bits: int, bounds: list[int], n: int) -> np.ndarray:
+    """(len(bounds), n) uniform integers of one unit size: a view of the products' high halves."""
+    wide = _WIDER[bits]
+    unit = _UNITS[bits]
+    row_bounds = np.array(bounds, dtype=wide)[:, None]
+    floor = np.array([(1 << bits) % b for b in bounds], dtype=unit)[:, None]  # 2^L mod b: rejected below
+    product = np.multiply(
+        _units(source, bits, len(bounds) * n).reshape(len(bounds), n), row_bounds, dtype=wide
+    )
+    halves = product.view(unit).reshape(len(bounds), n, 2)
+    rejected = np.flatnonzero(halves[:, :, 1 - _HIGH] < floor)
+    while rejected.size:  # rare: redraw the rejected entries with their own bounds
+        row = rejected // n
+        again = _units(source, bits, rejected.size).astype(wide) * row_bounds[row, 0]
+        ok = again.view(unit).reshape(-1, 2)[:, 1 - _HIGH] >= floor[row, 0]
+        product.reshape(-1)[rejected[ok]] = again[ok]
+        rejected = rejected[~ok]
+    return halves[:, :, _HIGH]
+
+
+def uniform_below_each(source: RandomSource, bounds: Any, n: int) -> np.ndarray:
+    """For each bound b_r, ``n`` exact uniform integers in ``[0, b_r)``: a (len(bounds), n) array.
+
+    Row r reads the unit (8, 16 or 32 bits of a word) that
+    ``uniform_below(source, b_r, n)`` reads, so the bytes drawn per integer
+    are the same, but all rows are drawn at once, by Lemire's multiply-shift
+    rejection [1]_: a unit u of L bits gives v = ⌊u·b / 2^L⌋, accepted unless
+    u·b mod 2^L < 2^L mod b. Each v in [0, b) then has exactly ⌊2^L/b⌋
+    accepted preimages, so the result is exactly uniform; rejected entries
+    (probability (2^L mod b)/2^L < 1/2) are redrawn. A bound of 1 reads
+    nothing. Bounds above 2^32 are drawn by :func:`uniform_below`, row by row.
+
+    Returns
+    -------
+    numpy.ndarray
+        Unsigned integers of the widest unit the bounds need (uint64 above
+        2^32); when every bound needs the same unit, a read-only-in-spirit
+        strided view (copy it before writing).
+
+    References
+    ----------
+    .. [1] D. Lemire. "Fast random integer generation in an interval".
+       ACM Transactions on Modeling and Computer Simulation 29(1), 2019.
+    """
+    bound_list = [int(b) for b in np.asarray(bounds).reshape(-1).tolist()]
+    for b in bound_list:
+        _check_bound(b)
+    groups: dict[int, list[int]] = {}
+    for r, b in enumerate(bound_list):
+        groups.setdefault(_unit_bits(b), []).append(r)
+    widest = max(groups, default=8)
+    if n and len(groups) == 1 and 0 < widest < 64:
+        return _lemire_rows(source, widest, bound_list, n)
+    out = np.zeros((len(bound_list), n), dtype=_UNITS[max(widest, 8)])
+    for bits, rows in groups.items():
+        if bits == 0 or n == 0:
+            continue
+        if bits == 64:
+            for r in rows:
+                out[r] = uniform_below(source, bound_list[r], n)
+        else:
+            out[rows] = _lemire_rows(source, bits, [bound_list[r] for r in rows], n)
     return out
 
 

@@ -23,6 +23,7 @@ References
 
 from __future__ import annotations
 
+import itertools
 import secrets
 from typing import Any
 
@@ -31,15 +32,16 @@ import numpy as np
 from ldp.batch import ReportBatch
 from ldp.client.batch import value_indices
 from ldp.client.encoders import stateless_factory
-from ldp.client.randomness import as_source, bernoulli
+from ldp.client.randomness import as_source, bernoulli, uniform_below_each
 from ldp.client.sampling import lanes_to_packed
 from ldp.report import Report
 from ldp.specs.subset import SubsetSelection
 
 __all__ = ["SubsetEncoder", "subset_batch", "subset_encoder"]
 
-#: Bytes of packed subsets the batch encoder builds per chunk of users (rows × ⌈d/8⌉): 8 MiB.
-_BLOCK_BYTES = 1 << 23
+#: Bytes of the unpacked subsets the batch encoder builds per chunk of users (rows × 8⌈d/8⌉): 1 MiB,
+#: so that a chunk's random reads and writes stay in a core's cache.
+_BLOCK_BYTES = 1 << 20
 
 
 def floyd_sample(population: int, size: int) -> set[int]:
@@ -79,40 +81,82 @@ class SubsetEncoder:
 subset_encoder = stateless_factory(SubsetEncoder)
 
 
-#: The mask of vector bit i within its byte, by i mod 8 (numpy.packbits order: most significant bit first).
-_BIT = np.array([0x80 >> k for k in range(8)], dtype=np.uint8)
+#: A chunk's matrices (the padded subset matrix, the "past x" mask, the domain-order words), by column count.
+_Work = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+#: Floyd steps whose uniform integers are drawn together, per chunk of users.
+_STEPS = 64
 
 
-def _subset_rows(source: Any, x: np.ndarray, spec: SubsetSelection, packed: np.ndarray) -> None:
-    """Write the subsets of the users with domain indices ``x`` into ``packed`` (len(x), ⌈d/8⌉), zeroed here.
+def _step_batches(start: int, stop: int) -> list[range]:
+    """Floyd's steps j in [start, stop) in batches of at most ``_STEPS`` whose bounds j + 1 read one unit size."""
+    edges = sorted({start, stop, *(e for e in (1 << 8, 1 << 16, 1 << 32) if start < e < stop)})
+    return [
+        range(lo, min(lo + _STEPS, hi)) for a, hi in itertools.pairwise(edges) for lo in range(a, hi, _STEPS)
+    ]
 
-    The subsets are built in their packed form: a step tests and sets one bit
-    per user (one byte of its own row, so the indices of a step never repeat).
+
+def _subset_rows(
+    source: Any, x: np.ndarray, spec: SubsetSelection, packed: np.ndarray, work: dict[int, _Work]
+) -> None:
+    """Write the subsets of the users with domain indices ``x`` into ``packed`` (len(x), ⌈d/8⌉).
+
+    Floyd's algorithm over all users at once, on an unpacked byte matrix with
+    one column per user and one row per other value o in [0, d − 1). The
+    uniform integers of up to ``_STEPS`` steps are drawn together
+    (:func:`uniform_below_each`) and turned into flat matrix positions in
+    bulk. A step then reads the drawn positions, copies that bit into row j
+    (free until then: Floyd's values at earlier steps are < j) and sets the
+    drawn positions (already set where they were taken, so only the free
+    ones change). At the end other value o moves to domain index o + (o ≥ x)
+    (one shift of the whole matrix, row v taking row v − 1 where v > x), x
+    gets the "holds" coin, and the columns are packed. ``work`` keeps the
+    matrices between chunks of one call (fresh pages cost more than clearing).
     """
     d, omega = spec.domain_size, spec.omega
     m = x.size
     population = d - 1
-    packed.fill(0)
-    flat = packed.reshape(-1)
-    base = np.arange(m, dtype=np.int64) * packed.shape[1]
-
-    def mark(rows: np.ndarray, positions: np.ndarray) -> None:
-        where = rows + (positions >> 3)
-        flat[where] |= _BIT[positions & 7]
-
+    rows = 8 * packed.shape[1]
+    cols = -(-m // 8) * 8  # whole uint64 words per row: the end works on eight lanes at a time
+    if cols in work:
+        padded, past_x, domain = work[cols]
+        padded.fill(0)
+    else:
+        padded = np.zeros((rows + 1, cols), dtype=np.uint8)
+        past_x = np.zeros((rows, cols), dtype=bool)  # columns past m: lanes of no user, never read back
+        domain = np.empty(rows * cols // 8, dtype=np.uint64)
+        work[cols] = padded, past_x, domain
+    matrix = padded[1:]  # row o: other value o; padded[:-1] is the matrix one row down
+    flat = matrix.reshape(-1)
+    users = np.arange(m, dtype=np.int64)
     holds = bernoulli(source, spec.p, m)
     # users whose subset does not hold x draw omega others: Floyd's first step (the set is still empty)
     first = np.flatnonzero(~holds)
     if first.size:
         t = source.integers(population - omega + 1, first.size).astype(np.int64, copy=False)
-        mark(base[first], t + (t >= x[first]))
-    for j in range(population - omega + 1, population):  # the steps every user takes
-        t = source.integers(j + 1, m).astype(np.int64, copy=False)
-        pos = t + (t >= x)
-        taken = (flat[base + (pos >> 3)] & _BIT[pos & 7]) != 0
-        pos[taken] = j + (j >= x[taken])
-        mark(base, pos)
-    mark(base[holds], x[holds])
+        flat[t * cols + first] = 1
+    for js in _step_batches(population - omega + 1, population):  # the steps every user takes
+        t = uniform_below_each(source, np.arange(js.start + 1, js.stop + 1), m)
+        drawn = np.multiply(t, cols, dtype=np.int64)
+        drawn += users
+        for row, j in enumerate(js):
+            at = drawn[row]
+            matrix[j, :m] = flat[at]
+            flat[at] = 1
+    # domain row v: other value v where v < x, v − 1 where v > x (bytes are 0 or 1: select by masking words)
+    small = np.min_scalar_type(rows)
+    np.greater(np.arange(rows, dtype=small)[:, None], x.astype(small), out=past_x[:, :m])
+    mask = past_x.view(np.uint64)
+    words = matrix.reshape(-1).view(np.uint64)
+    np.bitwise_xor(words, padded[:-1].reshape(-1).view(np.uint64), out=domain)
+    domain &= mask.reshape(-1)
+    domain ^= words
+    domain.view(np.uint8).reshape(-1)[x * cols + users] = holds
+    planes = domain.reshape(rows // 8, 8, cols // 8)
+    bits = planes[:, 0] << np.uint64(7)
+    for k in range(1, 8):  # numpy.packbits order down the columns: the first row is the top bit
+        bits |= planes[:, k] << np.uint64(7 - k)
+    packed[...] = bits.view(np.uint8)[:, :m].T
 
 
 def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
@@ -120,9 +164,10 @@ def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=Fa
     source = as_source(rng)
     idx = value_indices(spec, values, indices)
     width = (spec.domain_size + 7) // 8
-    rows = max(1, _BLOCK_BYTES // width)
+    rows = max(1, _BLOCK_BYTES // (8 * width))
     packed = np.empty((idx.size, width), dtype=np.uint8)
+    work: dict[int, _Work] = {}
     for start in range(0, idx.size, rows):
         block = idx[start : start + rows]
-        _subset_rows(source, block, spec, packed[start : start + block.size])
+        _subset_rows(source, block, spec, packed[start : start + block.size], work)
     return ReportBatch(spec=spec.fingerprint, bits=packed)

@@ -29,7 +29,7 @@ from ldp.cli import cli
 from ldp.client import ClientState, GeneratorSource, SystemRandomSource, encode_batch, make_encoder
 from ldp.client.batch import secure_encode_batch
 from ldp.client.cli import state_path
-from ldp.client.randomness import bernoulli, uniform_below
+from ldp.client.randomness import bernoulli, uniform_below, uniform_below_each
 from ldp.client.sampling import lanes_to_packed
 from ldp.hashing import LH_SEED_SPACE, lh_bucket
 from ldp.report import Report, unpack_bits
@@ -120,6 +120,45 @@ def test_uniform_integers_are_uniform(bound, kind):
         assert not counts[sizes == 0].any()
         counts, sizes = counts[sizes > 0], sizes[sizes > 0]
     assert chi_square_pvalue(counts, sizes / sizes.sum()) > ALPHA
+
+
+class ListedUnits:
+    """A random source handing out given words first, then a seeded generator's (not secure: tests only)."""
+
+    secure = False
+
+    def __init__(self, words: np.ndarray):
+        self._words = np.asarray(words, dtype=np.uint64)
+        self._rest = GeneratorSource(np.random.default_rng(3))  # insecure-ok: a test's replayable source
+
+    def words(self, n: int) -> np.ndarray:
+        head, self._words = self._words[:n], self._words[n:]
+        return np.concatenate([head, self._rest.words(n - head.size)])
+
+    def integers(self, bound: int, n: int) -> np.ndarray:
+        return uniform_below(self, bound, n)
+
+
+@pytest.mark.parametrize(("bits", "bound"), [(8, 3), (8, 200), (8, 256), (16, 257), (16, 1000), (16, 40_000)])
+def test_uniform_below_each_maps_every_unit_exactly(bits, bound):
+    """Lemire's rule over all 2^L units of one size: each value in [0, b) has exactly ⌊2^L/b⌋ accepted units.
+
+    The source hands out every unit once (then redraws for the rejected ones);
+    an accepted unit u must give ⌊u·b / 2^L⌋ and be accepted iff u·b mod 2^L ≥
+    2^L mod b, so the first draws' accepted values are exactly uniform. The
+    row of bound 1 reads nothing and gives zeros.
+    """
+    space = 1 << bits
+    units = np.arange(space, dtype=np.uint64)
+    source = ListedUnits(units.astype(f"u{bits // 8}").view(np.uint64))  # the units in order, 8 or 4 a word
+    draws = uniform_below_each(source, [bound, 1], space)
+    assert draws.shape == (2, space) and not draws[1].any()
+    accepted = (units * np.uint64(bound)) % np.uint64(space) >= np.uint64(space % bound)
+    assert np.array_equal(draws[0][accepted], (units[accepted] * np.uint64(bound)) >> np.uint64(bits))
+    assert (
+        np.bincount(draws[0][accepted].astype(np.int64), minlength=bound).tolist() == [space // bound] * bound
+    )
+    assert int(draws[0].max()) < bound  # the redrawn ones too
 
 
 @pytest.mark.parametrize("kind", SOURCES)

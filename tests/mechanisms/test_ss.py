@@ -15,9 +15,11 @@ import pytest
 from scipy.stats import chi2, norm
 
 import ldp
+import ldp.client.subset as subset_client
 from ldp.aggregator import SubsetAccumulator, make_aggregator
 from ldp.batch import ReportBatch
-from ldp.client import encode_batch, make_encoder
+from ldp.client import GeneratorSource, encode_batch, make_encoder
+from ldp.client.randomness import bernoulli, uniform_below, uniform_below_each
 from ldp.errors import ParameterError, ReportError
 from ldp.exact import exp_lower_bound
 from ldp.frequency_math import frequency_variance
@@ -365,3 +367,66 @@ def test_audit_of_the_real_client_is_consistent_and_catches_a_larger_epsilon():
     with python_client_sampler(louder) as sampler:
         result = run_audit(honest, sampler, 20_000, confidence=1 - ALPHA, claims=audit_claims(honest))
     assert result.violation and result.worst.lower_bound > 1.0
+
+
+# -- the vectorized batch path against a plain reference --------------------------------------------
+
+
+class _Replay:
+    """A seeded source whose draws can be replayed: the same words for the batch path and the reference."""
+
+    secure = False
+
+    def __init__(self, seed: int):
+        self._source = GeneratorSource(np.random.default_rng(seed))  # insecure-ok: replayable test stream
+
+    def words(self, n: int) -> np.ndarray:
+        return self._source.words(n)
+
+    def integers(self, bound: int, n: int) -> np.ndarray:
+        return uniform_below(self, bound, n)
+
+
+def _reference_rows(source, x: np.ndarray, spec: SubsetSelection) -> list[set[int]]:
+    """The batch path's draws, in its order, applied user by user with Python sets (Floyd's algorithm)."""
+    d, omega, m = spec.domain_size, spec.omega, x.size
+    population = d - 1
+    holds = bernoulli(source, spec.p, m)
+    chosen: list[set[int]] = [set() for _ in range(m)]
+    first = np.flatnonzero(~holds)
+    if first.size:
+        for user, t in zip(first, source.integers(population - omega + 1, first.size), strict=True):
+            chosen[user].add(int(t))
+    for js in subset_client._step_batches(population - omega + 1, population):
+        draws = uniform_below_each(source, np.arange(js.start + 1, js.stop + 1), m)
+        for row, j in enumerate(js):
+            for user in range(m):
+                t = int(draws[row, user])
+                chosen[user].add(j if t in chosen[user] else t)
+    subsets = []
+    for user in range(m):
+        xu = int(x[user])
+        members = {o + (o >= xu) for o in chosen[user]}
+        subsets.append(members | {xu} if holds[user] else members)
+    return subsets
+
+
+@pytest.mark.parametrize(("d", "omega"), [(5, 2), (9, 1), (12, 11), (300, 90), (70, 69)])
+def test_batch_path_equals_floyd_on_the_same_draws(d, omega, monkeypatch):
+    """The matrix form of Floyd (bulk draws, shift to domain coordinates, packing) is the plain algorithm.
+
+    On the same words, each user's subset equals Floyd's, drawn with Python
+    sets from the same uniform integers in the same order (step batches
+    crossing the 8- to 16-bit unit edge at d = 300, several chunks of users).
+    Floyd's subsets are uniform [Bentley & Floyd 1987] and the integers exact
+    (test_uniform_below_each_maps_every_unit_exactly), so the batch path is exact.
+    """
+    monkeypatch.setattr(subset_client, "_BLOCK_BYTES", 8 * 64 * ((d + 7) // 8))  # chunks of 64 users
+    spec = SubsetSelection(range(d), 1.0, omega=omega)
+    x = np.random.default_rng(d).integers(0, d, 150)
+    batch = encode_batch(spec, x, _Replay(d + omega), indices=True)
+    chunks = [x[k : k + 64] for k in range(0, x.size, 64)]
+    replay = _Replay(d + omega)
+    expected = [s for chunk in chunks for s in _reference_rows(replay, chunk, spec)]
+    assert [set(s) for s in _subsets(batch.bits, d)] == expected
+    assert all(len(s) == omega for s in expected)
