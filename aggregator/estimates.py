@@ -177,6 +177,7 @@ def oracle_estimates(
         confidence=confidence,
         consistency=consistency,
         alpha=alpha,
+        frequency=frequency,
     ).to_frame()
 
 
@@ -190,6 +191,7 @@ def oracle_columns(
     confidence: float = 0.95,
     consistency: str = "none",
     alpha: float = 0.05,
+    frequency=None,
 ) -> ColumnTable:
     """Unbiased frequency-oracle estimates with fixed-data standard errors, built without pandas.
 
