@@ -13,7 +13,9 @@ import pytest
 import ldp
 from ldp.aggregator import make_aggregator
 from ldp.aggregator.pem import (
+    DEFAULT_HELD_OUT_SHARE,
     candidate_support,
+    held_out_mask,
     pem_search,
     treehist_search,
     treehist_thresholds,
@@ -299,7 +301,7 @@ def test_estimates_of_found_values_are_within_z_standard_errors():
 
 
 def test_held_out_estimates_are_within_z_standard_errors_and_unflagged():
-    """held_out=True: the odd-seed half of the last group estimates what the even half selected (α = 1e-6)."""
+    """held_out=True: the held-out share of the last group estimates what the rest selected (α = 1e-6)."""
     _, words, counts, acc = _run(2.0, 200_000, seed=22)
     table = acc.estimate(held_out=True)
     truth = dict(zip(words, counts.tolist(), strict=True))
@@ -309,6 +311,25 @@ def test_held_out_estimates_are_within_z_standard_errors_and_unflagged():
     for row in table.itertuples():
         assert abs(row.estimate - truth.get(row.value, 0)) <= z * row.std_error, row
     assert table["estimate"].is_monotonic_decreasing
+
+
+def test_the_default_held_out_share_is_a_quarter_set_aside_by_the_seeds_low_bits():
+    """The held-out estimate sets aside seed mod 2^20 < share·2^20 of every group: a quarter by default.
+
+    The last group's estimating reports are exactly those (a deterministic count); the search gets
+    the other three quarters (docs/heavy-hitters.md#pem-held-out-share).
+    """
+    _, _, _, acc = _run(2.0, 40_000, seed=23)
+    seeds = acc.groups()[-1][0]
+    for share, table in ((DEFAULT_HELD_OUT_SHARE, acc.estimate()), (0.5, acc.estimate(held_out_share=0.5))):
+        expected = int(np.count_nonzero(seeds % (1 << 20) < round(share * (1 << 20))))
+        assert table.attrs["group_reports"] == expected and table.attrs["held_out_share"] == share
+    assert DEFAULT_HELD_OUT_SHARE == 0.25
+    mask = held_out_mask(seeds)
+    assert 0.2 < mask.mean() < 0.3  # Bin(n_last, 1/4)/n_last, n_last ≈ 2,500 (SE 0.0087): 0.25 ± 5.7 SE
+    for bad in (0, 1, 1.5, -0.1, True, "half"):
+        with pytest.raises(ParameterError, match="held_out_share must be a number in"):
+            acc.estimate(held_out_share=bad)
 
 
 def _uniform_collection(spec, seed: int, n: int = 20_000) -> tuple[object, dict[str, int]]:
