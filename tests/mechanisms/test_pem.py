@@ -128,6 +128,28 @@ def test_invalid_encodings_are_not_values():
     assert spec.prefix_possible(0xC3, 8)  # the start of a two-byte character
 
 
+def test_prefixes_that_end_inside_a_character_too_long_to_fit_are_dead_ends():
+    """A prefix is possible exactly when it can be completed (exhaustive at max_length 2; never refuses one).
+
+    Before: a prefix ending in a lead byte (or the leading bits of one) that needs more bytes than
+    remain was kept, and a middle round could spend its survivors on such dead ends.
+    """
+    spec = ldp.PEM(epsilon=1.0, max_length=8)
+    assert not spec.prefix_possible(int.from_bytes(b"abcdef\xe2", "big"), 56)  # needs 2 more of 1 left
+    assert not spec.prefix_possible(int.from_bytes(b"abcdefg", "big") << 4 | 0xE, 60)  # 1110: a 3-byte lead
+    assert spec.prefix_possible(int.from_bytes(b"abcdef\xc3", "big") << 2 | 0b10, 58)  # é fits
+    assert not spec.prefix_possible(
+        int.from_bytes(b"abcdef\xc3", "big") << 2 | 0b11, 58
+    )  # not a continuation
+    small = ldp.PEM(epsilon=1.0, max_length=2, top_k=1, eta=3)
+    valid = [v for v in range(1 << 16) if small.bits_value(v) is not None]
+    for length in range(1, 17):
+        starts = {v >> (16 - length) for v in valid}
+        possible = {p for p in range(1 << length) if small.prefix_possible(p, length)}
+        assert starts <= possible, length  # sound: every completable prefix is kept
+        assert len(possible - starts) <= 1, length  # and tight but for overlong-lead corner cases
+
+
 # -- privacy -----------------------------------------------------------------------------------------------
 
 
