@@ -68,7 +68,7 @@ DEFAULT_ALPHA = 0.05
 #: Reports × candidates evaluated per NumPy step (a few MiB of uint64 temporaries).
 _BLOCK = 1 << 20
 #: Default share of each group's reports the held-out estimate sets aside to estimate (docs/heavy-hitters.md#pem-selection).
-DEFAULT_HELD_OUT_SHARE = 0.25
+DEFAULT_HELD_OUT_SHARE = 0.125
 #: The held-out split reads the seed's low bits: a report estimates when seed mod 2^20 < share·2^20.
 _SPLIT_BITS = 20
 
@@ -539,7 +539,7 @@ class PEMAccumulator(Accumulator):
             Family-wise error of ``significant`` over the table's rows
             (Bonferroni): with ``held_out``, the probability that any
             value nobody holds is marked significant is at most ``alpha``.
-        held_out_share : float, default 0.25
+        held_out_share : float, default 0.125
             The share of each group's reports set aside to estimate (with
             ``held_out``): a value's estimate pools the groups that determine
             it, a prefix's selection sees one group, so the search gets the

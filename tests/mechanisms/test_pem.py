@@ -335,20 +335,20 @@ def test_held_out_estimates_are_within_z_standard_errors_and_unflagged():
     assert table["estimate"].is_monotonic_decreasing
 
 
-def test_the_default_held_out_share_is_a_quarter_set_aside_by_the_seeds_low_bits():
-    """The held-out estimate sets aside seed mod 2^20 < share·2^20 of every group: a quarter by default.
+def test_the_default_held_out_share_is_an_eighth_set_aside_by_the_seeds_low_bits():
+    """The held-out estimate sets aside seed mod 2^20 < share·2^20 of every group: an eighth by default.
 
     The last group's estimating reports are exactly those (a deterministic count); the search gets
-    the other three quarters (docs/heavy-hitters.md#pem-held-out-share).
+    the other seven eighths (docs/heavy-hitters.md#pem-held-out-share).
     """
     _, _, _, acc = _run(2.0, 40_000, seed=23)
     seeds = acc.groups()[-1][0]
     for share, table in ((DEFAULT_HELD_OUT_SHARE, acc.estimate()), (0.5, acc.estimate(held_out_share=0.5))):
         expected = int(np.count_nonzero(seeds % (1 << 20) < round(share * (1 << 20))))
         assert table.attrs["group_reports"] == expected and table.attrs["held_out_share"] == share
-    assert DEFAULT_HELD_OUT_SHARE == 0.25
+    assert DEFAULT_HELD_OUT_SHARE == 0.125
     mask = held_out_mask(seeds)
-    assert 0.2 < mask.mean() < 0.3  # Bin(n_last, 1/4)/n_last, n_last ≈ 2,500 (SE 0.0087): 0.25 ± 5.7 SE
+    assert 0.09 < mask.mean() < 0.16  # Bin(n_last, 1/8)/n_last, n_last ≈ 2,500 (SE 0.0066): 0.125 ± 5.3 SE
     for bad in (0, 1, 1.5, -0.1, True, "half"):
         with pytest.raises(ParameterError, match="held_out_share must be a number in"):
             acc.estimate(held_out_share=bad)
