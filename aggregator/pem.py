@@ -45,12 +45,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_ALPHA",
+    "DEFAULT_HELD_OUT_SHARE",
     "HEAVY_HITTER_COLUMNS",
     "PEMAccumulator",
     "Round",
     "TreeHistAccumulator",
     "candidate_support",
     "heavy_hitter_table",
+    "held_out_mask",
     "held_out_round",
     "pem_search",
     "treehist_search",
@@ -65,6 +67,10 @@ HEAVY_HITTER_COLUMNS = (*FREQUENCY_COLUMNS, "p_value", "significant")
 DEFAULT_ALPHA = 0.05
 #: Reports × candidates evaluated per NumPy step (a few MiB of uint64 temporaries).
 _BLOCK = 1 << 20
+#: Default share of each group's reports the held-out estimate sets aside to estimate (docs/heavy-hitters.md#pem-selection).
+DEFAULT_HELD_OUT_SHARE = 0.125
+#: The held-out split reads the seed's low bits: a report estimates when seed mod 2^20 < share·2^20.
+_SPLIT_BITS = 20
 
 
 def candidate_support(seeds: np.ndarray, buckets: np.ndarray, keys: np.ndarray, g: int) -> np.ndarray:
@@ -289,6 +295,24 @@ def held_out_round(spec: PrefixHashing, final: Round, seeds: np.ndarray, buckets
     return Round(length, n_b, candidates, support, frequency, kept)
 
 
+def held_out_mask(seeds: np.ndarray, share: float = DEFAULT_HELD_OUT_SHARE) -> np.ndarray:
+    """Which reports the held-out estimate sets aside: seed mod 2^20 < round(share·2^20).
+
+    The seed is drawn independently of the value and of every other report,
+    so the two parts are independent collections of the same population
+    (docs/heavy-hitters.md#pem-selection); the split uses no data.
+
+    Raises
+    ------
+    ParameterError
+        When ``share`` is not a number in (0, 1).
+    """
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share < 1:
+        raise ParameterError(f"held_out_share must be a number in (0, 1), got {share!r}")
+    cut = np.uint64(max(1, min((1 << _SPLIT_BITS) - 1, round(share * (1 << _SPLIT_BITS)))))
+    return np.asarray(seeds, dtype=np.uint64) % np.uint64(1 << _SPLIT_BITS) < cut
+
+
 def zero_frequency_p_values(support: np.ndarray, reports: np.ndarray | int, q_star: float) -> np.ndarray:
     """One-sided exact p-values of H₀: nobody holds the value (f = 0) against f > 0.
 
@@ -485,6 +509,7 @@ class PEMAccumulator(Accumulator):
         consistency: str = "none",
         held_out: bool = True,
         alpha: float = DEFAULT_ALPHA,
+        held_out_share: float = DEFAULT_HELD_OUT_SHARE,
         **options: Any,
     ) -> pd.DataFrame:
         """The discovered heavy hitters, best first: ``value, estimate, std_error, ci_low, ci_high, proportion, p_value, significant``.
@@ -499,11 +524,12 @@ class PEMAccumulator(Accumulator):
         consistency : str
             ``none`` only.
         held_out : bool, default True
-            Split every group by the parity of the report's seed (uniform
-            and independent of the value): the even halves run the search,
-            the odd halves estimate the found values (pooled the same way),
-            so the estimates, intervals and tests are valid given the
-            selection (twice the variance, a noisier selection).
+            Split every group by the report's seed (independent of the
+            value, :func:`held_out_mask`): ``held_out_share`` of each group
+            estimates the found values (pooled the same way), the rest runs
+            the search, so the estimates, intervals and tests are valid
+            given the selection (1/share times the variance, a selection
+            from 1 − share of the reports).
             ``False``: the same reports select and estimate, so a value
             *selected* by its own estimate is biased upward near the
             selection threshold and neither its interval nor its test
@@ -513,17 +539,23 @@ class PEMAccumulator(Accumulator):
             Family-wise error of ``significant`` over the table's rows
             (Bonferroni): with ``held_out``, the probability that any
             value nobody holds is marked significant is at most ``alpha``.
+        held_out_share : float, default 0.125
+            The share of each group's reports set aside to estimate (with
+            ``held_out``): a value's estimate pools the groups that determine
+            it, a prefix's selection sees one group, so the search gets the
+            larger part (docs/heavy-hitters.md#pem-held-out-share).
         """
         self._check_estimate(consistency, options)
         check_options(alpha, "bonferroni", confidence)
+        held_out_mask(np.zeros(0, dtype=np.uint64), held_out_share)  # validate before the search
         if not held_out:
             rounds = self.rounds()
             return heavy_hitter_table(self.spec, rounds[-1], self.n, confidence, alpha=alpha)
         selecting, estimating = [], []
         for seeds, buckets in self.groups():
-            odd = (seeds & np.uint64(1)).astype(bool)
-            selecting.append((seeds[~odd], buckets[~odd]))
-            estimating.append((seeds[odd], buckets[odd]))
+            held = held_out_mask(seeds, held_out_share)
+            selecting.append((seeds[~held], buckets[~held]))
+            estimating.append((seeds[held], buckets[held]))
         rounds = pem_search(self.spec, selecting)
         final = held_out_round(self.spec, rounds[-1], *estimating[-1])
         support, sizes = _pool(
@@ -536,7 +568,9 @@ class PEMAccumulator(Accumulator):
             frequency, final.candidates, np.ones(final.candidates.size, dtype=bool), final.candidates.size
         )
         final = Round(final.length, final.reports, final.candidates, support, frequency, kept, sizes)
-        return heavy_hitter_table(self.spec, final, self.n, confidence, selection_biased=False, alpha=alpha)
+        table = heavy_hitter_table(self.spec, final, self.n, confidence, selection_biased=False, alpha=alpha)
+        table.attrs["held_out_share"] = held_out_share
+        return table
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec.mechanism}, n={self.n})"

@@ -6,8 +6,13 @@ frequent words of at most ``--max-length`` bytes of UTF-8, renormalized;
 n users are drawn from it (seeded). Each row is one collection at ε:
 
 * ``pem``: ``ldp.PEM(epsilon, max_length, top_k=k, eta)`` (default width
-  4·k), the batch encoder (seeded coins) and the accumulator's search, with
-  no candidates; ``pem-paper``: the paper's search on the same kind of
+  4·k), the batch encoder (seeded coins) and the accumulator's search on
+  all the reports (``estimate(held_out=False)``), with no candidates;
+  ``pem-held-out``: the same reports through the default
+  ``estimate()`` (part of each group searches, the rest estimates: what
+  ``ldp aggregate`` and ``ldp simulate`` output), one row per
+  ``--held-out-share`` (``ho 0.25`` and so on; the default share when
+  omitted); ``pem-paper``: the paper's search on the same kind of
   reports, ``width=k`` (only the top k prefixes survive a middle round) and
   ``pool=False`` (each round's estimates from its own group only);
   ``treehist`` (``--mechanism pem treehist``): ``ldp.TreeHist(epsilon,
@@ -64,8 +69,8 @@ def _top_metrics(
     return hits / max(len(found), 1), hits / len(true_top), mse
 
 
-def run_pem(values, epsilon, max_length, k, eta, rng, mechanism="pem"):
-    if mechanism == "pem":
+def run_pem(values, epsilon, max_length, k, eta, rng, mechanism="pem", share=None):
+    if mechanism in ("pem", "pem-held-out"):
         spec = ldp.PEM(epsilon=epsilon, max_length=max_length, top_k=k, eta=eta)
     elif mechanism == "pem-paper":  # the paper's search: the top k prefixes survive, one group estimates
         spec = ldp.PEM(epsilon=epsilon, max_length=max_length, top_k=k, eta=eta, width=k)
@@ -79,6 +84,8 @@ def run_pem(values, epsilon, max_length, k, eta, rng, mechanism="pem"):
         table = heavy_hitter_table(spec, final, acc.n, 0.95)
     elif mechanism == "pem":  # the search on all the reports (the held-out default searches half of them)
         table = acc.estimate(held_out=False)
+    elif mechanism == "pem-held-out":  # the default: selection and estimates on disjoint parts
+        table = acc.estimate() if share is None else acc.estimate(held_out_share=share)
     else:
         table = acc.estimate()
     seconds = time.perf_counter() - start
@@ -108,8 +115,11 @@ def main() -> None:
     parser.add_argument("--vocabulary", type=int, default=20_000)
     parser.add_argument("--olh-domain", type=int, default=1_000)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--held-out-share", type=float, nargs="+", default=[None])
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--mechanism", nargs="+", default=["pem"], choices=["pem", "pem-paper", "treehist"])
+    parser.add_argument(
+        "--mechanism", nargs="+", default=["pem"], choices=["pem", "pem-held-out", "pem-paper", "treehist"]
+    )
     args = parser.parse_args()
 
     words, probs = population(args.vocabulary, args.max_length)
@@ -119,12 +129,18 @@ def main() -> None:
         f"eta = {args.eta}, OLH reference over the top {args.olh_domain:,} words + other, {args.repeats} repeat(s)"
     )
     header = (
-        f"{'mechanism':>9} {'eps':>4} {'k':>3} {'rounds':>6} | {'prec':>5} {'recall':>6} {'olh prec':>8} | {'mse':>9} {'olh mse':>9} "
+        f"{'mechanism':>12} {'eps':>4} {'k':>3} {'rounds':>6} | {'prec':>5} {'recall':>6} {'olh prec':>8} | {'mse':>9} {'olh mse':>9} "
         f"{'ratio':>7} | {'s':>6} {'olh s':>6} {'ratio':>6}"
     )
     print(header)
     print("-" * len(header))
-    for mechanism in args.mechanism:
+    rows = [
+        (m, share)
+        for m in args.mechanism
+        for share in (args.held_out_share if m == "pem-held-out" else [None])
+    ]
+    for mechanism, share in rows:
+        label = mechanism if share is None else f"ho {share:g}"
         for epsilon in args.epsilon:
             for k in args.top_k:
                 cells = []
@@ -136,7 +152,7 @@ def main() -> None:
                     truth = {w: c / args.users for w, c in zip(words, counts.tolist(), strict=True)}
                     true_top = [words[i] for i in np.argsort(-counts, kind="stable")[:k]]
                     pem_found, pem_s, rounds = run_pem(
-                        values, epsilon, args.max_length, k, args.eta, rng, mechanism
+                        values, epsilon, args.max_length, k, args.eta, rng, mechanism, share
                     )
                     olh_found, olh_s = run_olh(values, words[: args.olh_domain], epsilon, k, rng)
                     cells.append(
@@ -149,7 +165,7 @@ def main() -> None:
                     )
                 pp, pr, pm, ps, op, _, om, os_ = np.mean(cells, axis=0)
                 print(
-                    f"{mechanism:>9} {epsilon:>4g} {k:>3} {rounds:>6} | {pp:>5.2f} {pr:>6.2f} {op:>8.2f} | {pm:>9.2e} {om:>9.2e} {pm / om:>7.1f} | "
+                    f"{label:>12} {epsilon:>4g} {k:>3} {rounds:>6} | {pp:>5.2f} {pr:>6.2f} {op:>8.2f} | {pm:>9.2e} {om:>9.2e} {pm / om:>7.1f} | "
                     f"{ps:>6.1f} {os_:>6.1f} {ps / os_:>6.2f}"
                 )
 

@@ -136,7 +136,10 @@ class HeavyHitterSpec(ExactPrivacySpec):
 
         Valid encodings are UTF-8 bytes then zero bytes: no non-zero byte
         after a zero byte, and the bytes before the first zero byte a
-        possible start of UTF-8 text.
+        possible start of UTF-8 text whose last character fits in
+        ``max_length`` bytes (a prefix that ends inside a character needing
+        more bytes than remain is a dead end; the leading bits of a
+        partial last byte are checked the same way).
         """
         whole = length // 8
         data = (prefix >> (length - 8 * whole)).to_bytes(whole, "big") if whole else b""
@@ -145,16 +148,41 @@ class HeavyHitterSpec(ExactPrivacySpec):
             rest.strip(b"\x00") or (length > 8 * whole and prefix & ((1 << (length - 8 * whole)) - 1))
         ):
             return False
+        decoder = codecs.getincrementaldecoder("utf-8")()
         try:
-            codecs.getincrementaldecoder("utf-8")().decode(text, final=bool(zero))
+            decoder.decode(text, final=bool(zero))
         except UnicodeDecodeError:
             return False
-        return True
+        if zero:
+            return True
+        # The character the prefix ends inside must fit in max_length bytes: count the bytes it still needs.
+        pending = decoder.getstate()[0]
+        bits = length - 8 * whole  # leading bits of the next byte, 0 to 7
+        top = (prefix & ((1 << bits) - 1)) if bits else 0
+        if pending:
+            width = _utf8_width(pending[0])
+            if (bits >= 2 and top >> (bits - 2) != 0b10) or (bits == 1 and top != 1):
+                return False  # the next byte must continue the character: 10xxxxxx
+            return whole + width - len(pending) <= self.max_length
+        if not bits:
+            return True  # at a character boundary: the value may end here
+        if bits >= 2 and top >> (bits - 2) == 0b10:
+            return False  # a continuation byte with no character to continue
+        lead = 1  # the bytes the next character needs at least, from the leading bits of its first byte
+        for ones in range(1, 5):
+            if bits >= ones and top >> (bits - ones) == (1 << ones) - 1:
+                lead = max(2, ones)
+        return whole + lead <= self.max_length
 
     @property
     def num_bits(self) -> int:
         """m = 8·max_length, the length of a value's encoding."""
         return 8 * self.max_length
+
+
+def _utf8_width(lead: int) -> int:
+    """The bytes of the UTF-8 character that starts with byte ``lead`` (a valid lead byte)."""
+    return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
 
 
 def _utf8(value: str, mechanism: str) -> bytes:

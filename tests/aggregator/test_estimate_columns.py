@@ -81,3 +81,14 @@ def test_accumulators_with_their_own_estimate_build_no_columns():
             return super().estimate(confidence, **options) * 2
 
     assert Doubled(ldp.GRR(domain=("a", "b"), epsilon=1.0)).estimate_columns() is None
+
+
+def test_oracle_columns_take_the_oracles_own_unbiased_frequencies():
+    # The estimator's f̂ when it is not (C/n − q*)/(p* − q*) (LOLOHA's): the counts follow it, the SEs stay p*/q*'s.
+    from ldp.aggregator.estimates import oracle_columns, oracle_estimates
+
+    given = np.array([0.25, 0.75])
+    table = oracle_columns(["a", "b"], [10, 30], 40, 0.8, 0.2, frequency=given)
+    np.testing.assert_allclose(table["estimate"], 40 * given)
+    frame = oracle_estimates(["a", "b"], [10, 30], 40, 0.8, 0.2, frequency=given)
+    np.testing.assert_allclose(frame["estimate"], 40 * given)

@@ -13,7 +13,9 @@ import pytest
 import ldp
 from ldp.aggregator import make_aggregator
 from ldp.aggregator.pem import (
+    DEFAULT_HELD_OUT_SHARE,
     candidate_support,
+    held_out_mask,
     pem_search,
     treehist_search,
     treehist_thresholds,
@@ -124,6 +126,28 @@ def test_invalid_encodings_are_not_values():
     assert not spec.prefix_possible(0xFF, 8)
     assert not spec.prefix_possible(int.from_bytes(b"a\x00b", "big"), 24)
     assert spec.prefix_possible(0xC3, 8)  # the start of a two-byte character
+
+
+def test_prefixes_that_end_inside_a_character_too_long_to_fit_are_dead_ends():
+    """A prefix is possible exactly when it can be completed (exhaustive at max_length 2; never refuses one).
+
+    Before: a prefix ending in a lead byte (or the leading bits of one) that needs more bytes than
+    remain was kept, and a middle round could spend its survivors on such dead ends.
+    """
+    spec = ldp.PEM(epsilon=1.0, max_length=8)
+    assert not spec.prefix_possible(int.from_bytes(b"abcdef\xe2", "big"), 56)  # needs 2 more of 1 left
+    assert not spec.prefix_possible(int.from_bytes(b"abcdefg", "big") << 4 | 0xE, 60)  # 1110: a 3-byte lead
+    assert spec.prefix_possible(int.from_bytes(b"abcdef\xc3", "big") << 2 | 0b10, 58)  # é fits
+    assert not spec.prefix_possible(
+        int.from_bytes(b"abcdef\xc3", "big") << 2 | 0b11, 58
+    )  # not a continuation
+    small = ldp.PEM(epsilon=1.0, max_length=2, top_k=1, eta=3)
+    valid = [v for v in range(1 << 16) if small.bits_value(v) is not None]
+    for length in range(1, 17):
+        starts = {v >> (16 - length) for v in valid}
+        possible = {p for p in range(1 << length) if small.prefix_possible(p, length)}
+        assert starts <= possible, length  # sound: every completable prefix is kept
+        assert len(possible - starts) <= 1, length  # and tight but for overlong-lead corner cases
 
 
 # -- privacy -----------------------------------------------------------------------------------------------
@@ -299,7 +323,7 @@ def test_estimates_of_found_values_are_within_z_standard_errors():
 
 
 def test_held_out_estimates_are_within_z_standard_errors_and_unflagged():
-    """held_out=True: the odd-seed half of the last group estimates what the even half selected (α = 1e-6)."""
+    """held_out=True: the held-out share of the last group estimates what the rest selected (α = 1e-6)."""
     _, words, counts, acc = _run(2.0, 200_000, seed=22)
     table = acc.estimate(held_out=True)
     truth = dict(zip(words, counts.tolist(), strict=True))
@@ -309,6 +333,25 @@ def test_held_out_estimates_are_within_z_standard_errors_and_unflagged():
     for row in table.itertuples():
         assert abs(row.estimate - truth.get(row.value, 0)) <= z * row.std_error, row
     assert table["estimate"].is_monotonic_decreasing
+
+
+def test_the_default_held_out_share_is_an_eighth_set_aside_by_the_seeds_low_bits():
+    """The held-out estimate sets aside seed mod 2^20 < share·2^20 of every group: an eighth by default.
+
+    The last group's estimating reports are exactly those (a deterministic count); the search gets
+    the other seven eighths (docs/heavy-hitters.md#pem-held-out-share).
+    """
+    _, _, _, acc = _run(2.0, 40_000, seed=23)
+    seeds = acc.groups()[-1][0]
+    for share, table in ((DEFAULT_HELD_OUT_SHARE, acc.estimate()), (0.5, acc.estimate(held_out_share=0.5))):
+        expected = int(np.count_nonzero(seeds % (1 << 20) < round(share * (1 << 20))))
+        assert table.attrs["group_reports"] == expected and table.attrs["held_out_share"] == share
+    assert DEFAULT_HELD_OUT_SHARE == 0.125
+    mask = held_out_mask(seeds)
+    assert 0.09 < mask.mean() < 0.16  # Bin(n_last, 1/8)/n_last, n_last ≈ 2,500 (SE 0.0066): 0.125 ± 5.3 SE
+    for bad in (0, 1, 1.5, -0.1, True, "half"):
+        with pytest.raises(ParameterError, match="held_out_share must be a number in"):
+            acc.estimate(held_out_share=bad)
 
 
 def _uniform_collection(spec, seed: int, n: int = 20_000) -> tuple[object, dict[str, int]]:
