@@ -5,9 +5,11 @@ registered accumulator (:func:`~ldp.aggregator.accumulators.make_aggregator`)
 and rescale its counts from the n_j users who reported it to all n users:
 n·f̂_j, whose standard error adds to the mechanism's variance the sampling
 variance of the n_j users' share (:func:`_to_all_records`). A numeric
-attribute's mean and its standard error are those of the n_j reporters
-(the sampling variance of their mean, at most ((high − low)/2)²(n − n_j)/(n_j·n),
-is not included); sums are rescaled. Estimates are unbiased given n_j ≥ 1. ``rsfd-grr`` counts the
+attribute's mean and its standard error are those of the n_j reporters:
+SE² = s²/n_j (s² the reports' empirical variance), whose expectation exceeds
+the fixed-data variance v̄/n_j + (1 − n_j/n)S²/n_j, sampling variance
+included, by exactly S²/n: conservative (docs/multi-attribute.md#estimators).
+Sums are rescaled. Estimates are unbiased given n_j ≥ 1. ``rsfd-grr`` counts the
 reported values of each attribute and applies the pure-oracle estimate with
 the support probabilities of :func:`~ldp.specs.multiattr.rsfd_support_probabilities`
 (the paper's unbiased estimator) and its fixed-data variance.

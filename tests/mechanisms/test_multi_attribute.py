@@ -238,6 +238,39 @@ def test_numeric_attribute_mean_is_unbiased_with_its_variance(method):
     check_mean_and_mse(errors, variances)
 
 
+def test_numeric_attribute_standard_error_is_conservative_by_the_spread_over_n():
+    """smp: E[SE²] = Var[mean] + S²/n (docs/multi-attribute.md#estimators), each side within z·SE (α = 0.001).
+
+    Values at the range's ends make S² large against the noise (ε = 8 per
+    report), so the excess S²/n is about as large as Var[mean] itself.
+    """
+    n, reps = 500, 200
+    spec = MultiAttribute(
+        [*MIXED[:1], {"name": "latency", "mechanism": "piecewise", "low": 0, "high": 1}],
+        8.0,
+        method="smp",
+        sample=1,
+    )
+    gen = np.random.default_rng(41)
+    latency = gen.choice([0.0, 1.0], n)
+    records = {"os": ["mac"] * n, "latency": latency}
+    noise = float(np.mean(spec.attribute("latency").variance(latency)))  # v̄, value units
+    spread = latency.var(ddof=1)  # S²
+    errors, variances, reported, expected, covered = [], [], [], [], []
+    for tables, reporters in replicate(spec, records, reps, seed=42):
+        n_j, row = reporters["latency"], tables["latency"].iloc[0]
+        errors.append(row["mean"] - latency.mean())
+        variances.append(noise / n_j + spread * (n - n_j) / (n_j * n))  # with the sampling variance
+        reported.append(row["std_error"] ** 2)
+        expected.append(variances[-1] + spread / n)  # E[s²]/n_j = (v̄ + S²)/n_j
+        covered.append(row["ci_low"] <= latency.mean() <= row["ci_high"])
+    check_mean_and_mse(errors, variances)
+    gap = np.asarray(reported) - np.asarray(expected)
+    assert abs(gap.mean()) <= Z * gap.std(ddof=1) / math.sqrt(reps)
+    # conservative: the 95 % interval covers at least 95 % of the time (one-sided, α = 0.001)
+    assert np.mean(covered) >= 0.95 - Z * math.sqrt(0.95 * 0.05 / reps), np.mean(covered)
+
+
 def test_every_methods_estimates_lie_within_their_reported_intervals():
     """Fast representative: one large collection per method; every value within z·SE of the truth (α = 0.001 each)."""
     n = 60_000
