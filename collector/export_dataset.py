@@ -22,7 +22,10 @@ its own (``part-00001`` ...), so the dataset is right in any order.
 The dataset is written into a temporary directory beside ``DIR`` (its name
 has the mark :data:`ldp.atomic.TEMP_MARK`, mode 0700) and renamed to ``DIR``
 only when complete: a failed or killed export leaves no partial dataset,
-and an existing ``DIR`` is never written into or replaced.
+and an existing ``DIR`` is never written into or replaced. The export holds
+the temporary directory under ``flock`` (:func:`ldp.atomic.temporary_directory`);
+one left behind by a killed export is removed by the next export to the same
+``DIR`` once it is stale (its writer gone, older than a minute).
 """
 
 from __future__ import annotations
@@ -30,15 +33,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 from ldp.aggregator.datasets import PARTITION_KEY, SPEC_FILE
-from ldp.atomic import TEMP_MARK
+from ldp.atomic import temporary_directory
 from ldp.batch import ReportBatch
 from ldp.collector.accumulate import stored_batches
 from ldp.collector.store import Store, StoredReport
@@ -148,13 +149,7 @@ def export_dataset(
             report(written)
             yield batch
 
-    try:
-        temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}{TEMP_MARK}-", dir=target.parent))
-    except OSError as exc:
-        raise ParameterError(
-            f"--out {str(out)!r}: cannot create a directory there: {exc.strerror or exc}"
-        ) from None
-    try:
+    with temporary_directory(target.parent, target.name) as temporary:
         (temporary / SPEC_FILE).write_text(task.spec_json, encoding="utf-8")
         chunks = store.reports(task.task_id, start, end, chunk)
         for window, texts in _window_runs(task, chunks):
@@ -169,7 +164,4 @@ def export_dataset(
                 f"--out {str(out)!r} appeared while exporting; the export was not renamed to it"
             )
         os.rename(temporary, target)
-    except BaseException:
-        shutil.rmtree(temporary, ignore_errors=True)
-        raise
     return counts

@@ -35,7 +35,9 @@ Temporary files carry the mark ``.ldp-tmp`` and are held under an ``flock``
 by their writer while they exist. A process killed between creating one and
 renaming it leaves it behind; :func:`remove_stale_temporaries` deletes those
 whose writer is gone (the lock is free) and that are older than a minute, so
-a live writer's file is never touched.
+a live writer's file is never touched. Temporary directories
+(:func:`temporary_directory`, ``.<name>.ldp-tmp-<12 hex digits>``, for an
+output that is a whole directory) are held and swept the same way.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ import errno
 import fcntl
 import json
 import os
+import re
+import shutil
 import stat
 import threading
 import time
@@ -68,6 +72,7 @@ __all__ = [
     "read_private_file",
     "remove_stale_temporaries",
     "remove_stale_temporaries_once",
+    "temporary_directory",
     "write_private_file",
 ]
 
@@ -545,15 +550,28 @@ def exclusive_lock(path: str | os.PathLike, what: str) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def remove_stale_temporaries(directory: str | os.PathLike[str], name: str | None = None) -> int:
-    """Delete temporary files in ``directory`` left behind by killed writers; return how many.
+def _temporary_directory_pattern(name: str | None) -> re.Pattern[str]:
+    """The exact names of :func:`temporary_directory`'s directories (for ``name``, or for any target).
 
-    A temporary file is stale when its writer no longer holds its flock and
-    it is older than :data:`STALE_AFTER` seconds. ``name`` limits the sweep to
-    the temporaries of one target file. Files that are not ldp temporaries are
-    never touched; errors (a file vanishing, a permission) are ignored.
+    Also matched: the 8-character names (``[a-z0-9_]``) that ``tempfile.mkdtemp``
+    gave them in earlier versions of ``ldp task export --out``.
+    """
+    target = ".+" if name is None else re.escape(name)
+    return re.compile(rf"\.{target}{re.escape(TEMP_MARK)}-(?:[0-9a-f]{{12}}|[a-z0-9_]{{8}})")
+
+
+def remove_stale_temporaries(directory: str | os.PathLike[str], name: str | None = None) -> int:
+    """Delete temporary files and directories in ``directory`` left behind by killed writers; return how many.
+
+    A temporary is stale when its writer no longer holds its flock and it is
+    older than :data:`STALE_AFTER` seconds. ``name`` limits the sweep to the
+    temporaries of one target. Files that are not ldp temporaries are never
+    touched, and a directory only when its name is exactly one that
+    :func:`temporary_directory` gives (never a symbolic link); errors (an
+    entry vanishing, a permission) are ignored.
     """
     prefix = "." if name is None else f".{name}."
+    folders = _temporary_directory_pattern(name)
     removed = 0
     try:
         entries = list(os.scandir(directory))
@@ -564,23 +582,78 @@ def remove_stale_temporaries(directory: str | os.PathLike[str], name: str | None
         if not (entry.name.startswith(prefix) and TEMP_MARK in entry.name):
             continue
         try:
-            if (
-                not entry.is_file(follow_symlinks=False)
-                or now - entry.stat(follow_symlinks=False).st_mtime < STALE_AFTER
-            ):
+            if entry.is_dir(follow_symlinks=False):
+                if not folders.fullmatch(entry.name):
+                    continue
+                flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+            elif entry.is_file(follow_symlinks=False):
+                flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+            else:
                 continue
-            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            if now - entry.stat(follow_symlinks=False).st_mtime < STALE_AFTER:
+                continue
+            fd = os.open(entry.path, flags)
         except OSError:
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            os.unlink(entry.path)
+            if flags & os.O_DIRECTORY:
+                held, named = os.fstat(fd), os.stat(entry.path, follow_symlinks=False)
+                if (held.st_dev, held.st_ino) != (named.st_dev, named.st_ino):
+                    continue  # renamed away by its finished writer: no longer a temporary
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
             removed += 1
         except OSError:
             pass  # held by a live writer, or already gone
         finally:
             os.close(fd)
     return removed
+
+
+@contextlib.contextmanager
+def temporary_directory(
+    parent: str | os.PathLike[str], name: str, error: type[LDPError] = ParameterError
+) -> Iterator[Path]:
+    """A new directory ``.<name>.ldp-tmp-<random>`` (mode 0700) in ``parent``, held under flock while the block runs.
+
+    For an output that is a whole directory: the caller fills it and renames
+    it to ``name`` inside the block. Stale temporary directories of earlier,
+    killed runs for the same ``name`` are removed first
+    (:func:`remove_stale_temporaries`); on an exception the directory is
+    deleted. A directory still there when the block ends (not renamed) is
+    deleted too.
+
+    Raises
+    ------
+    LDPError
+        ``error`` (default :class:`ParameterError`) if the directory cannot be created.
+    """
+    directory = Path(parent)
+    remove_stale_temporaries(directory, name)
+    for _ in range(100):
+        temp = directory / f".{name}{TEMP_MARK}-{os.urandom(6).hex()}"
+        try:
+            os.mkdir(temp, _PRIVATE_DIRECTORY)
+            break
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise error(f"cannot create a directory in {str(directory)!r}: {exc.strerror}") from None
+    else:  # pragma: no cover - 100 collisions of 48 random bits
+        raise error(f"cannot create a temporary directory in {str(directory)!r}")
+    try:
+        fd = os.open(temp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:  # pragma: no cover - just made by this process
+        shutil.rmtree(temp, ignore_errors=True)
+        raise error(f"cannot open the directory {str(temp)!r}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield temp
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)  # nothing there once renamed
+        os.close(fd)
 
 
 _SWEPT: set[str] = set()

@@ -252,11 +252,17 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _inside(path: str, directory: str) -> bool:
+    """True when ``path`` (existing or not) lies beneath ``directory``, links resolved."""
+    real, folder = os.path.realpath(path), os.path.realpath(directory)
+    return real != folder and os.path.commonpath([real, folder]) == folder
+
+
 def check_outputs_distinct(
     inputs: Iterable[tuple[str, str | os.PathLike | None]],
     outputs: Iterable[tuple[str, str | os.PathLike | None]],
 ) -> None:
-    """Refuse, before anything is opened for writing, an output path that is an input or another output.
+    """Refuse, before anything is opened for writing, an output that is an input, inside one, or another output.
 
     Parameters
     ----------
@@ -264,12 +270,15 @@ def check_outputs_distinct(
         ``what`` names the argument or option (``"INPUT"``, ``"--spec"``,
         ``"-o"``); ``None`` and ``-`` (standard streams) are skipped. Paths are
         compared as files: the same file reached through a symbolic or hard
-        link, or a relative and an absolute spelling, is the same file.
+        link, or a relative and an absolute spelling, is the same file. An
+        input that is a directory (a dataset read as its files) may not
+        hold an output anywhere beneath it: the next run would read the
+        output back as input.
 
     Raises
     ------
     ParameterError
-        Naming the output option, the path and the input it would destroy.
+        Naming the output option, the path and the input it would destroy or be read back from.
     """
 
     def real(items: Iterable[tuple[str, str | os.PathLike | None]]) -> list[tuple[str, str]]:
@@ -282,6 +291,11 @@ def check_outputs_distinct(
                 raise ParameterError(
                     f"{option} {path!r} is the same file as the input {what} {source!r}; writing it would destroy "
                     "the input. Choose another output path"
+                )
+            if os.path.isdir(source) and _inside(path, source):
+                raise ParameterError(
+                    f"{option} {path!r} is inside the input directory {what} {source!r}; it would be read back "
+                    "as input next time. Choose an output path outside it"
                 )
         for other, earlier in targets[:index]:
             if _same_file(path, earlier):

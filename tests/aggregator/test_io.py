@@ -1106,3 +1106,33 @@ def test_a_directory_is_read_as_its_parquet_files_in_window_order_skipping_hidde
     (tmp_path / "empty").mkdir()
     with pytest.raises(ParameterError, match="holds no Parquet report files"):
         check_paths([tmp_path / "empty"])
+
+
+def test_aggregate_refuses_an_output_inside_an_input_directory(tmp_path):
+    """``ldp aggregate DIR -o DIR/est.parquet`` ran, and the next run read the estimates back as reports."""
+    from click.testing import CliRunner
+
+    from ldp.cli import check_outputs_distinct, cli
+
+    spec = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+    root = tmp_path / "ds"
+    (root / "window=100").mkdir(parents=True)
+    write_reports(_batch(spec, 50), root / "window=100" / "part-00000.parquet", spec)
+    (tmp_path / "spec.json").write_text(spec.to_json())
+    (tmp_path / "alias").symlink_to(root, target_is_directory=True)
+    for output in (root / "est.parquet", root / "window=100" / "est.csv", tmp_path / "alias" / "est.csv"):
+        result = CliRunner().invoke(
+            cli, ["aggregate", "--spec", str(tmp_path / "spec.json"), str(root), "-o", str(output)]
+        )
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "is inside the input directory REPORTS" in lines[0], result.stderr
+        assert not output.exists()
+    with pytest.raises(ParameterError, match=r"--rejects .* is inside the input directory"):
+        check_outputs_distinct([("REPORTS", root)], [("-o", None), ("--rejects", root / "r.jsonl")])
+    # beside the directory, or in one whose name merely starts alike: allowed
+    check_outputs_distinct([("REPORTS", root)], [("-o", tmp_path / "est.csv"), ("--x", tmp_path / "ds2/e")])
+    result = CliRunner().invoke(
+        cli, ["aggregate", "--spec", str(tmp_path / "spec.json"), str(root), "-o", str(tmp_path / "est.csv")]
+    )
+    assert result.exit_code == 0, result.output

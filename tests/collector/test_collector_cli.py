@@ -466,6 +466,49 @@ def test_export_dataset_never_replaces_a_directory_and_leaves_nothing_when_it_fa
     assert not list(tmp_path.glob(".ds*"))  # the temporary directory is gone too
 
 
+def _killed_export(parent: Path, name: str, age: float) -> Path:
+    """A temporary dataset directory as a killed ``ldp task export --out`` leaves it, ``age`` seconds old."""
+    import os
+    import time
+
+    folder = parent / name
+    (folder / "window=100").mkdir(parents=True)
+    (folder / "window=100" / "part-00000.parquet").write_bytes(b"partial")
+    then = time.time() - age
+    os.utime(folder, (then, then))
+    return folder
+
+
+def test_export_dataset_removes_stale_temporary_directories_of_killed_exports(grr_task, tmp_path):
+    """A killed export left its temporary directory behind for good; the sweep only removed files."""
+    import fcntl
+    import os
+
+    store, _, task_id, _ = grr_task
+    stale = _killed_export(tmp_path, ".ds.ldp-tmp-0123456789ab", age=3600)
+    earlier = _killed_export(tmp_path, ".ds.ldp-tmp-k_3x9q0z", age=3600)  # tempfile.mkdtemp's names
+    young = _killed_export(tmp_path, ".ds.ldp-tmp-aaaaaaaaaaaa", age=0)
+    held = _killed_export(tmp_path, ".ds.ldp-tmp-bbbbbbbbbbbb", age=3600)
+    not_ours = _killed_export(tmp_path, ".ds.ldp-tmp-mine", age=3600)
+    other_target = _killed_export(tmp_path, ".ds2.ldp-tmp-cccccccccccc", age=3600)
+    (tmp_path / ".ds.ldp-tmp-dddddddddddd").symlink_to(not_ours, target_is_directory=True)
+    fd = os.open(held, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a live export holds its temporary directory under flock
+    try:
+        _ok("task", "export", "--store", store, task_id, "--out", tmp_path / "ds")
+        assert not stale.exists() and not earlier.exists()
+        assert young.exists() and held.exists() and not_ours.exists() and other_target.exists()
+        assert (tmp_path / ".ds.ldp-tmp-dddddddddddd").is_symlink()
+        assert (not_ours / "window=100" / "part-00000.parquet").exists()
+    finally:
+        os.close(fd)
+    from ldp.atomic import remove_stale_temporaries
+
+    assert remove_stale_temporaries(tmp_path) == 2  # the released one, and the other target's
+    assert not held.exists() and not other_target.exists() and young.exists() and not_ours.exists()
+    assert (tmp_path / "ds" / "_spec.json").exists()
+
+
 def test_aggregate_window_needs_a_dataset_directory(grr_task, tmp_path):
     store, spec_path, task_id, windows = grr_task
     _ok("task", "export", "--store", store, "--task", task_id, "-o", "r.parquet")
