@@ -28,7 +28,6 @@ before clipping), ``theory_freq_mse`` (mean of the reported variances).
 
 from __future__ import annotations
 
-import math
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ldp.errors import ParameterError
+from ldp.simulations.runner import parse_list
 from ldp.specs import spec_class
 
 __all__ = [
@@ -223,27 +223,16 @@ def key_value_sweep(
     def one_int(value: Any, default: int, what: str) -> int:
         if value is None:
             return default
-        items = (
-            str(value).split(",")
-            if isinstance(value, str)
-            else list(value)
-            if isinstance(value, (list, tuple))
-            else [value]
-        )
+        items = parse_list(value, lambda item: int(float(item)), what)
         if len(items) != 1:
             raise ParameterError(f"{what} takes one value in a key-value sweep")
-        return int(float(items[0]))
+        return items[0]
 
     names = [n.strip() for n in mechanisms.split(",")] if isinstance(mechanisms, str) else mechanisms
-    if epsilons is None:
-        eps: Sequence[float] = (0.5, 1.0, 2.0, 4.0)
-    elif isinstance(epsilons, str):
-        eps = [float(x) for x in epsilons.split(",") if x.strip()]
-    else:
-        eps = [float(x) for x in epsilons]
+    eps = (0.5, 1.0, 2.0, 4.0) if epsilons is None else parse_list(epsilons, float, "epsilons")
     n = one_int(users, 100_000, "--users")
     d = one_int(domain_size, 100, "--domain-size")
-    if n < 1 or d < 2 or math.isnan(n):
+    if n < 1 or d < 2:
         raise ParameterError("a key-value sweep needs --users >= 1 and --domain-size >= 2")
     results = run_key_value(
         names, eps, n, d, distribution or "uniform", repeats=repeats, seed=seed, progress=progress, mode=mode
