@@ -30,7 +30,7 @@ References
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import numpy as np
@@ -60,6 +60,7 @@ __all__ = [
     "check_packed_bits",
     "make_aggregator",
     "require_field",
+    "state_value",
 ]
 
 
@@ -90,6 +91,13 @@ def check_int_column(column: np.ndarray | None, name: str, upper: int) -> np.nda
 
 
 _T = TypeVar("_T")
+
+
+def state_value(state: Mapping[str, Any], name: str) -> Any:
+    """``state[name]`` of a saved accumulator state, or an :class:`~ldp.errors.InputError` naming what is missing."""
+    if not isinstance(state, Mapping) or name not in state:
+        raise InputError(f"the saved accumulator state has no {name!r}")
+    return state[name]
 
 
 def require_field(value: _T | None, name: str) -> _T:
@@ -197,6 +205,39 @@ class Accumulator(abc.ABC):
         """
         return None
 
+    # -- saved state (ldp.aggregator.state) ----------------------------------------
+    def state(self) -> dict[str, Any]:
+        """The sufficient statistics :meth:`from_state` rebuilds this accumulator from, by name.
+
+        By default the values of ``_state_fields`` (the same statistics that
+        ``==`` compares): NumPy arrays, integers, or lists and dicts of them.
+        :func:`ldp.aggregator.state.dump_state` writes them as bytes. An
+        accumulator whose class does not define :meth:`from_state` has no
+        saved state (a :class:`~ldp.errors.ParameterError`).
+        """
+        if not type(self).restorable():
+            raise ParameterError(f"{type(self).__name__} has no saved state (it defines no from_state)")
+        return {name.lstrip("_"): getattr(self, name) for name in self._state_fields}
+
+    @classmethod
+    def restorable(cls) -> bool:
+        """True when this class rebuilds an accumulator from its :meth:`state` (it defines :meth:`from_state`)."""
+        return cls.from_state.__func__ is not Accumulator.from_state.__func__  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """The accumulator of ``spec`` holding ``state`` (what :meth:`state` gave), validated as its ``from_*`` does.
+
+        Raises
+        ------
+        ParameterError
+            When the class cannot be rebuilt from a state, or ``state`` is not
+            one of this spec's (an :class:`~ldp.errors.InputError`).
+        """
+        raise ParameterError(
+            f"{cls.__name__} cannot be rebuilt from a saved state (it defines no from_state)"
+        )
+
     def _refuse_options(self, options: dict[str, Any]) -> None:
         """Refuse estimate options this accumulator does not know, naming them."""
         if options:
@@ -263,6 +304,11 @@ class FrequencyAccumulator(Accumulator):
         acc._counts = counts
         acc._n = int(n)
         return acc
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"support_counts", "n"}`` (:meth:`from_counts`)."""
+        return cls.from_counts(spec, state_value(state, "support_counts"), state_value(state, "n"))
 
     def _check_counts(self, counts: np.ndarray, n: int) -> None:
         """Mechanism-specific consistency of counts (hook)."""
@@ -529,6 +575,11 @@ class RapporAccumulator(Accumulator):
         acc._cohorts = n_j
         acc._bits = c
         return acc
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"cohort_counts", "bit_counts"}`` (:meth:`from_counts`)."""
+        return cls.from_counts(spec, state_value(state, "cohort_counts"), state_value(state, "bit_counts"))
 
     @property
     def cohort_counts(self) -> np.ndarray:

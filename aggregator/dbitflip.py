@@ -18,11 +18,12 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator, check_packed_bits
+from ldp.aggregator.accumulators import Accumulator, check_packed_bits, state_value
 from ldp.aggregator.estimates import add_consistent_view, estimate_table
 from ldp.batch import ReportBatch
 from ldp.errors import EstimateError, InputError, ReportError
@@ -91,6 +92,16 @@ class DBitFlipAccumulator(Accumulator):
         self._sampled = np.zeros(spec.domain_size, dtype=np.int64)
         self._ones = np.zeros(spec.domain_size, dtype=np.int64)
         self._n = 0
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"sampled_counts", "one_counts", "n"}`` (:meth:`from_counts`)."""
+        return cls.from_counts(
+            spec,
+            state_value(state, "sampled_counts"),
+            state_value(state, "one_counts"),
+            state_value(state, "n"),
+        )
 
     @classmethod
     def from_counts(cls, spec: DBitFlip, sampled_counts, one_counts, n: int) -> Self:

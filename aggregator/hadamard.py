@@ -9,11 +9,12 @@ count S_x and its block's report count from the result
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator, check_int_column
+from ldp.aggregator.accumulators import Accumulator, check_int_column, state_value
 from ldp.aggregator.estimates import add_consistent_view, estimate_table
 from ldp.batch import ReportBatch
 from ldp.errors import EstimateError, InputError
@@ -42,6 +43,15 @@ class HadamardAccumulator(Accumulator):
         self.spec = spec
         self._hist = np.zeros(spec.outputs, dtype=np.int64)
         self._n = 0
+
+    def state(self) -> dict[str, Any]:
+        """``{"histogram"}``: the reports per output (n is their sum)."""
+        return {"histogram": self.histogram}
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"histogram"}`` (:meth:`from_histogram`)."""
+        return cls.from_histogram(spec, state_value(state, "histogram"))
 
     @classmethod
     def from_histogram(cls, spec: HR, histogram: Any) -> Self:

@@ -20,15 +20,16 @@ errs on the large side when k's values are spread.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
 
-from ldp.aggregator.accumulators import Accumulator, check_int_column, check_packed_bits
+from ldp.aggregator.accumulators import Accumulator, check_int_column, check_packed_bits, state_value
 from ldp.aggregator.estimates import estimate_table, normal_quantile
 from ldp.batch import ReportBatch
-from ldp.errors import EstimateError, ParameterError, ReportError
+from ldp.errors import EstimateError, InputError, ParameterError, ReportError
 from ldp.report import Report
 from ldp.report_check import check_report
 from ldp.specs.key_value import KeyValueSpec, PrivKVM
@@ -125,6 +126,21 @@ class KeyValueAccumulator(Accumulator):
 
     def _rows(self) -> int:
         return int(self.spec.padded_size)
+
+    def state(self) -> dict[str, Any]:
+        """``{"counts", "n"}``: the counts (keys × outputs) and the reports."""
+        return {"counts": self.counts, "n": self.n}
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"counts", "n"}``, checked: the shape of this spec's counts, non-negative integers."""
+        counts, n = np.asarray(state_value(state, "counts")), state_value(state, "n")
+        expected = cls(spec)._counts.shape
+        if counts.shape != expected or counts.dtype.kind not in "iu" or (counts.size and counts.min() < 0):
+            raise InputError(f"{spec.mechanism} counts must be non-negative integers of shape {expected}")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InputError(f"n must be a non-negative integer, got {n!r}")
+        return cls.from_counts(spec, counts, n)
 
     @classmethod
     def from_counts(cls, spec: KeyValueSpec, counts, n: int) -> Self:

@@ -29,12 +29,13 @@ References
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import FrequencyAccumulator, check_int_column, require_field
+from ldp.aggregator.accumulators import FrequencyAccumulator, check_int_column, require_field, state_value
 from ldp.aggregator.estimates import oracle_estimates
 from ldp.aggregator.olh import DEFAULT_CHUNK, bucket_bounds
 from ldp.batch import ReportBatch
@@ -261,6 +262,15 @@ class LolohaAccumulator(FrequencyAccumulator):
         acc._filled = True
         acc._n = int(acc._dense.sum())
         return acc
+
+    def state(self) -> dict[str, Any]:
+        """``{"table"}``: reports per (pool function, bucket) (n is their sum)."""
+        return {"table": self.table}
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"table"}`` (:meth:`from_table`)."""
+        return cls.from_table(spec, state_value(state, "table"))
 
     @classmethod
     def from_counts(cls, spec: Any, support_counts: Any, n: int) -> Self:

@@ -17,7 +17,7 @@ the support probabilities of :func:`~ldp.specs.multiattr.rsfd_support_probabilit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
@@ -29,6 +29,7 @@ from ldp.aggregator.accumulators import (
     check_packed_bits,
     make_aggregator,
     require_field,
+    state_value,
 )
 from ldp.aggregator.estimates import CONSISTENT_COLUMN, normal_quantile, oracle_estimates
 from ldp.aggregator.report_columns import batch_from_checked
@@ -98,6 +99,27 @@ class MultiAttributeAccumulator(Accumulator):
             out._parts = list(parts)
         out._n = int(n)
         return out
+
+    def state(self) -> dict[str, Any]:
+        """``{"n", "parts"}``: the records, and per attribute its count per value (``rsfd-grr``) or its
+        accumulator's state."""
+        parts = self._counts if self.spec.method == "rsfd-grr" else [part.state() for part in self._parts]
+        return {"n": self.n, "parts": list(parts)}
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"n", "parts"}`` (:meth:`from_parts`; each attribute's accumulator from its own state)."""
+        parts, n = state_value(state, "parts"), state_value(state, "n")
+        if not isinstance(parts, list) or len(parts) != spec.dimension:
+            raise InputError(f"the saved state must hold {spec.dimension} attribute parts")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InputError(f"n must be a non-negative integer, got {n!r}")
+        if spec.method != "rsfd-grr":
+            parts = [
+                type(make_aggregator(attribute)).from_state(attribute, part)
+                for attribute, part in zip(spec.attributes, parts, strict=True)
+            ]
+        return cls.from_parts(spec, parts, n)
 
     @classmethod
     def for_spec(cls, spec: MultiAttribute, threads: int | None = 1) -> Self:

@@ -35,12 +35,12 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator
+from ldp.aggregator.accumulators import Accumulator, state_value
 from ldp.aggregator.estimates import normal_quantile
 from ldp.batch import ReportBatch
 from ldp.errors import InputError, ParameterError, ReportError, SpecError
@@ -131,6 +131,20 @@ class MeanAccumulator(Accumulator):
         for key, hist in (group_counts or {}).items():
             acc._group_counts[key] = acc._checked_counts(hist, f"counts of group {key!r}")
         return acc
+
+    def state(self) -> dict[str, Any]:
+        """``{"counts", "groups"}``: the support histogram and ``[group key, its histogram]`` pairs."""
+        return {"counts": self.counts, "groups": [[key, hist] for key, hist in self._group_counts.items()]}
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"counts", "groups"}`` (:meth:`from_counts`)."""
+        groups = state_value(state, "groups")
+        if not isinstance(groups, list) or not all(
+            isinstance(pair, list) and len(pair) == 2 for pair in groups
+        ):
+            raise InputError("the saved groups must be [group key, histogram] pairs")
+        return cls.from_counts(spec, state_value(state, "counts"), dict(groups))
 
     def _checked_counts(self, counts, what: str) -> np.ndarray:
         counts = np.asarray(counts)

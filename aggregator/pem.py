@@ -25,15 +25,16 @@ References
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator, check_int_column, require_field
+from ldp.aggregator.accumulators import Accumulator, check_int_column, require_field, state_value
 from ldp.aggregator.estimates import FREQUENCY_COLUMNS, estimate_table
 from ldp.aggregator.multiple_testing import adjust_p_values, check_options
 from ldp.batch import ReportBatch
-from ldp.errors import EstimateError, ParameterError, ReportError
+from ldp.errors import EstimateError, InputError, ParameterError, ReportError
 from ldp.frequency_math import frequency_variance, unbiased_frequency
 from ldp.hashing import LH_SEED_SPACE, lh_buckets
 from ldp.report import Report
@@ -462,6 +463,37 @@ class PEMAccumulator(Accumulator):
     def group_sizes(self) -> np.ndarray:
         """n_i, the reports of each group."""
         return np.array([seeds.shape[0] for seeds, _ in self.groups()], dtype=np.int64)
+
+    def state(self) -> dict[str, Any]:
+        """``{"seeds", "buckets"}``: per group, its reports' (seed, bucket) pairs, sorted (16 bytes a report)."""
+        groups = self.groups()
+        return {"seeds": [seeds for seeds, _ in groups], "buckets": [buckets for _, buckets in groups]}
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"seeds", "buckets"}``, checked: one pair of equal length per group, seeds and buckets in range."""
+        seeds, buckets = state_value(state, "seeds"), state_value(state, "buckets")
+        rounds = spec.num_rounds
+        if not (
+            isinstance(seeds, list) and isinstance(buckets, list) and len(seeds) == len(buckets) == rounds
+        ):
+            raise InputError(
+                f"the saved {spec.mechanism} state must hold seeds and buckets of {rounds} groups"
+            )
+        acc = cls(spec)
+        for i, (s, b) in enumerate(zip(seeds, buckets, strict=True)):
+            s, b = np.asarray(s), np.asarray(b)
+            if s.ndim != 1 or s.shape != b.shape or s.dtype != np.uint64 or b.dtype.kind not in "iu":
+                raise InputError(
+                    f"group {i} of the saved {spec.mechanism} state is not two columns of one length"
+                )
+            if s.size and (int(s.max()) >= LH_SEED_SPACE or b.min() < 0 or b.max() >= spec.g):
+                raise InputError(
+                    f"group {i} of the saved {spec.mechanism} state has a seed or bucket out of range"
+                )
+            acc._seeds[i], acc._buckets[i] = [s.copy()], [b.astype(np.int64)]
+        acc._n = sum(int(s.shape[0]) for s in seeds)
+        return acc
 
     def merge(self, other: Self) -> Self:
         """A new accumulator holding the reports of both (same spec required)."""

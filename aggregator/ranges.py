@@ -11,13 +11,19 @@ quantiles of the monotone CDF; either returns that table instead
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 import numpy as np
 import pandas as pd
 
-from ldp.aggregator.accumulators import Accumulator, check_int_column, check_packed_bits, require_field
+from ldp.aggregator.accumulators import (
+    Accumulator,
+    check_int_column,
+    check_packed_bits,
+    require_field,
+    state_value,
+)
 from ldp.aggregator.estimates import estimate_table, normal_quantile
 from ldp.batch import ReportBatch
 from ldp.errors import InputError, ParameterError, ReportError
@@ -222,6 +228,11 @@ class HierarchyAccumulator(RangeAccumulator):
         self.level_reports += np.bincount(level, minlength=spec.levels)
 
     @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"level_reports", "bit_counts"}`` (:meth:`from_counts`)."""
+        return cls.from_counts(spec, state_value(state, "level_reports"), state_value(state, "bit_counts"))
+
+    @classmethod
     def from_counts(cls, spec: RangeHierarchy, level_reports: Any, bit_counts: Any) -> Self:
         """Rebuild from the sufficient statistics (validated): reports per level, set bits per (level, leaf slot)."""
         acc = cls(spec)
@@ -348,6 +359,11 @@ class HaarAccumulator(RangeAccumulator):
         counts = np.zeros_like(self.sign_counts)
         np.add.at(counts, (level, index, bit), 1)
         self.sign_counts += counts
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"sign_counts"}`` (:meth:`from_counts`)."""
+        return cls.from_counts(spec, state_value(state, "sign_counts"))
 
     @classmethod
     def from_counts(cls, spec: RangeHaar, sign_counts: Any) -> Self:

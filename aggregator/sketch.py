@@ -20,12 +20,12 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from ldp.aggregator.accumulators import Accumulator, check_int_column, check_packed_bits
+from ldp.aggregator.accumulators import Accumulator, check_int_column, check_packed_bits, state_value
 from ldp.aggregator.bitcounts import SMALL_ROWS, cohort_bit_counts, column_bit_counts
 from ldp.aggregator.candidates import unique_candidates
 from ldp.aggregator.estimates import add_consistent_view, estimate_table
@@ -134,6 +134,11 @@ class SketchAccumulator(Accumulator):
 
     def _reports_shape(self) -> tuple[int, ...]:
         raise NotImplementedError
+
+    @classmethod
+    def from_state(cls, spec: Any, state: Mapping[str, Any]) -> Self:
+        """From ``{"reports", "ones"}`` (:meth:`from_counts`)."""
+        return cls.from_counts(spec, state_value(state, "reports"), state_value(state, "ones"))
 
     @classmethod
     def from_counts(cls, spec: SketchSpec, reports: Any, ones: Any) -> Self:
