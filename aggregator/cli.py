@@ -560,31 +560,39 @@ def _task_spec(selection: StoreSelection, spec_path: str | None) -> Spec:
 
 
 def _from_store(spec: Spec, selection: StoreSelection, chunk_size: int):
-    """The accumulator of the selected stored reports; the summary line goes to stderr."""
-    from ldp.collector.accumulate import accumulate_stored
+    """The accumulator of the selected stored reports (and kept aggregates); the summary line goes to stderr.
+
+    A window the task's retention pruned counts through its kept aggregate
+    (:func:`ldp.collector.retention.accumulate_range`), as ``ldp serve`` counts it.
+    """
     from ldp.collector.cli import FLAGS as STORE_FLAGS
     from ldp.collector.cli import open_task
+    from ldp.collector.retention import accumulate_range
 
     progress = CountProgress("reports")
     seen = 0
 
-    def counted(chunks):
+    def counted(size: int) -> None:
         nonlocal seen
-        for chunk in chunks:
-            seen += len(chunk)
-            progress.update(seen)
-            yield chunk
+        seen += size
+        progress.update(seen)
 
     with STORE_FLAGS.translating():
         store, task = open_task(selection.url, selection.task_id)
-    try:
-        with store:
-            chunks = store.report_texts(task.task_id, selection.start, selection.end, chunk=chunk_size)
-            accumulator = accumulate_stored(spec, counted(chunks))
-    finally:
-        progress.done()
+        try:
+            with store:
+                accumulator, _, pruned = accumulate_range(
+                    store, task, selection.start, selection.end, chunk_size, counted
+                )
+        finally:
+            progress.done()
     click.echo(f"{seen:,} stored reports read from {store.url}, {selection.describe()}", err=True)
-    if seen < task.min_batch:
+    if pruned:
+        click.echo(
+            f"{pruned:,} pruned window(s) ({accumulator.n - seen:,} reports) counted from their kept aggregates",
+            err=True,
+        )
+    if accumulator.n < task.min_batch:
         click.echo(
             f"note: fewer reports than the task's min batch ({task.min_batch:,}); ldp serve withholds such a range",
             err=True,

@@ -89,7 +89,8 @@ def dump_state(accumulator: Accumulator) -> bytes:
     }
     text = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, state=np.frombuffer(text, dtype=np.uint8), **arrays)
+    members: dict[str, Any] = {"state": np.frombuffer(text, dtype=np.uint8), **arrays}
+    np.savez_compressed(buffer, **members)
     return buffer.getvalue()
 
 

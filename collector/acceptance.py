@@ -14,7 +14,10 @@ only in a bounded range, whatever the task's own ``[not_before, not_after)``:
 - not earlier than the start of the window :attr:`Acceptance.max_windows`
   − 1 windows before the current one (default 1,000): at most that many
   windows up to now's (plus those the clock skew reaches ahead) can
-  receive reports at any time.
+  receive reports at any time;
+- for a task with a retention, not in a window that ended more than the
+  retention ago: its raw reports are (or are about to be) deleted, its
+  aggregate kept (:mod:`ldp.collector.retention`).
 
 Envelopes outside are rejected with reason ``t_out_of_range``.
 """
@@ -80,6 +83,14 @@ class Acceptance:
                 f"more than {self.max_windows} windows back",
             ),
         ]
+        expired = task.expired_before(current)
+        if expired is not None and task.retain is not None:
+            bounds.append(
+                (
+                    expired,
+                    f"in a window that ended more than the task's retention ({format_duration(task.retain)}) ago",
+                )
+            )
         start = task.start
         if start is not None:
             bounds.append(

@@ -75,6 +75,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
         background = [asyncio.create_task(_refresh_periodically(service))]
         if service.store.shared:
             background.append(asyncio.create_task(_sync_periodically(service)))
+        background.append(asyncio.create_task(_prune_periodically(service, settings.prune_seconds)))
         try:
             yield
         finally:
@@ -144,6 +145,22 @@ async def _sync_periodically(service: CollectorService) -> None:
             _log.warning(
                 "could not catch up with the store (%s); retrying in %g s", type(exc).__name__, SYNC_SECONDS
             )
+
+
+async def _prune_periodically(service: CollectorService, every: float) -> None:
+    """A retention run at start and every ``every`` seconds (:meth:`CollectorService.prune`); one log line per task
+    that lost windows (task ids and counts only)."""
+    from ldp.collector.retention import describe
+
+    while True:
+        try:
+            for result in await run_in_threadpool(service.prune):
+                task = service.registry.tasks.get(result.task_id)
+                if task is not None and (result.kept or result.reports_deleted or result.retry):
+                    _log.info("retention: %s", describe(result, task))
+        except Exception as exc:  # the store is down: try again at the next run
+            _log.warning("retention run failed (%s); retrying in %g s", type(exc).__name__, every)
+        await asyncio.sleep(every)
 
 
 async def _answer(request: Request, exc: Exception) -> Response:

@@ -1,4 +1,4 @@
-"""``ldp task``: create, list, show, delete and export the collector's tasks (docs/cli.md#task).
+"""``ldp task``: create, list, show, update, delete, prune and export the collector's tasks (docs/cli.md#task).
 
 A task binds a spec to its collection rules (:mod:`ldp.collector.tasks`);
 it lives in a store (:func:`ldp.collector.store.open_store`: a SQLite file,
@@ -6,7 +6,9 @@ it lives in a store (:func:`ldp.collector.store.open_store`: a SQLite file,
 fills with reports. ``ldp task create`` prints the collector token exactly
 once: the store keeps only its SHA-256.
 
-``ldp task export`` writes a task's stored reports to a report file (JSON
+``ldp task update`` changes what can change of a task (its name, description
+and retention) and refuses the rest; ``ldp task prune`` runs the retention
+once (:mod:`ldp.collector.retention`). ``ldp task export`` writes a task's stored reports to a report file (JSON
 Lines, CSV or Parquet, by extension), chunk by chunk through the
 aggregator's columnar reader and writers, under a temporary name renamed
 into place only on success; with ``--out DIR`` a Parquet dataset
@@ -20,9 +22,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -30,6 +34,7 @@ import numpy as np
 from ldp.batch import ReportBatch
 from ldp.cli import OptionConflict, check_outputs_distinct, check_writable, run_guarded
 from ldp.collector.accumulate import stored_batches
+from ldp.collector.retention import check_prunable
 from ldp.collector.store import DEFAULT_STORE, Store, open_store
 from ldp.collector.tasks import (
     DEFAULT_MIN_BATCH,
@@ -302,8 +307,15 @@ def _indent(text: str) -> str:
     return "\n".join(line if i == 0 else " " * 16 + line for i, line in enumerate(text.splitlines()))
 
 
-def _describe(task: Task, counts: dict[int, int], url: str) -> str:
-    """The text of ``ldp task show``."""
+def _retention(task: Task) -> str:
+    return (
+        "keep every report" if task.retain is None else f"{format_duration(task.retain)} after a window ends"
+    )
+
+
+def _describe(task: Task, counts: dict[int, int], url: str, pruned: dict[int, int] | None = None) -> str:
+    """The text of ``ldp task show`` (``pruned``: the report counts of the windows the retention pruned)."""
+    pruned = pruned or {}
     spec = task.spec
     lines = [
         f"task            {task.task_id}",
@@ -318,12 +330,24 @@ def _describe(task: Task, counts: dict[int, int], url: str) -> str:
         f"not after       {_bound(task.not_after)}",
         f"CORS origins    {', '.join(task.cors_origins) or '(none)'}",
         f"shuffle mode    {'off' if task.shuffle_delta is None else f'central delta {task.shuffle_delta:g} per window'}",
+        f"retention       {_retention(task)}",
         f"reports         {sum(counts.values()):,} in {len(counts):,} window(s)",
     ]
-    if counts:
+    if pruned:
+        lines.append(
+            f"pruned          {sum(pruned.values()):,} in {len(pruned):,} window(s): raw reports deleted, "
+            "aggregates kept (estimates remain)"
+        )
+    every = {**counts, **pruned}
+    if every:
+
+        def note(start: int, n: int) -> str:
+            notes = ["withheld"] if n < task.min_batch else []
+            return ", ".join([*notes, "pruned"] if start in pruned else notes)
+
         rows = [
-            (_when(start), _when(start + task.window), n, "" if n >= task.min_batch else "withheld")
-            for start, n in sorted(counts.items())
+            (_when(start), _when(start + task.window), n, note(start, n))
+            for start, n in sorted(every.items())
         ]
         lines += ["", _table(("window start", "window end", "reports", ""), rows)]
     return "\n".join(lines)
@@ -357,6 +381,8 @@ def task() -> None:
       ldp task create --spec spec.json --window 1d --time-precision 1h --min-batch 1000
       ldp task list
       ldp task show TASK
+      ldp task update TASK --name "signup funnel" --retain 90d
+      ldp task prune
       ldp task export --task TASK --from 1764028800 --to 1764115200 -o reports.parquet
       ldp task export TASK --out export
       ldp task delete TASK --yes
@@ -409,6 +435,13 @@ def task() -> None:
     metavar="TEXT",
     help="What the task collects and why (at most 2,000 characters).",
 )
+@click.option(
+    "--retain",
+    default=None,
+    metavar="DURATION",
+    help="Delete a window's raw reports this long after the window ends, keeping its aggregate (its "
+    "estimates remain). Default: keep every report.",
+)
 @click.option("--json", "as_json", is_flag=True, help='Print {"task": ..., "token": ...} (for scripts).')
 def create(**options):
     """Create a task and print its id and collector token.
@@ -434,6 +467,7 @@ def _create(
     as_json,
     name="",
     description="",
+    retain=None,
 ):
     for flag, value in (("--not-before", not_before), ("--not-after", not_after)):
         if value is not None and not -TIME_LIMIT < value < TIME_LIMIT:
@@ -454,7 +488,10 @@ def _create(
         shuffle_delta=shuffle_delta,
         name=name,
         description=description,
+        retain=None if retain is None else parse_duration(retain, "--retain"),
     )
+    if created.retain is not None:
+        check_prunable(created)
     with open_store(store_url) as store:
         store.create_task(created)
         shown = store.url  # never a password
@@ -465,7 +502,8 @@ def _create(
     click.echo(f"token {token}")
     click.echo(
         f"created {spec.mechanism} task in {shown}: window {format_duration(created.window)}, "
-        f"time precision {format_duration(created.time_precision)}, min batch {created.min_batch:,}",
+        f"time precision {format_duration(created.time_precision)}, min batch {created.min_batch:,}, "
+        f"retention: {_retention(created)}",
         err=True,
     )
     click.echo("keep the token now: it cannot be shown again (the store keeps only its hash)", err=True)
@@ -540,7 +578,8 @@ def _show(*, store_url, task_id) -> None:
     store, found = open_task(store_url, task_id)
     with store:
         counts = count_reports(store, found)
-    click.echo(_describe(found, counts, store.url))
+        pruned = store.pruned_windows(found.task_id)
+    click.echo(_describe(found, counts, store.url, pruned))
 
 
 @task.command("delete", cls=_TaskIdCommand)
@@ -564,6 +603,157 @@ def _delete(*, store_url, task_id, yes) -> None:
             sys.exit(1)
         store.delete_task(task_id)
     click.echo(f"deleted task {task_id} and its {total:,} reports", err=True)
+
+
+#: The options ``ldp task update`` refuses, and why (a task's collection rules are fixed when it is made).
+_FIXED = {
+    "spec": "a task's spec cannot change: its stored reports and its clients' were made for it",
+    "window": "a task's window cannot change: its reports are stored, counted and pruned by window",
+    "time_precision": "a task's time precision cannot change: its clients truncate their times to it",
+    "min_batch": "a task's min batch cannot change: the windows already released were released under it",
+    "shuffle_delta": "a task's shuffle delta cannot change: released windows state their central privacy at it",
+    "not_before": "a task's start cannot change: its clients and its acceptance of report times rely on it",
+    "not_after": "a task's end cannot change: its clients and its acceptance of report times rely on it",
+    "cors_origins": "a task's CORS origins cannot change with ldp task update",
+}
+_FLAG_OF = {"spec": "--spec", "cors_origins": "--cors-origin"}
+
+
+def _refusing(name: str):
+    flag = _FLAG_OF.get(name, "--" + name.replace("_", "-"))
+    return click.option(flag, name, default=None, hidden=True, multiple=name == "cors_origins")
+
+
+@task.command("update", cls=_TaskIdCommand)
+@_store_option
+@click.argument("task_id", metavar="TASK")
+@click.option("--name", default=None, metavar="TEXT", help="A new name (one line; an empty one removes it).")
+@click.option(
+    "--description", default=None, metavar="TEXT", help="A new description (an empty one removes it)."
+)
+@click.option(
+    "--retain",
+    default=None,
+    metavar="DURATION",
+    help="Delete a window's raw reports this long after the window ends, keeping its aggregate; "
+    "'forever' keeps every report from now on.",
+)
+@click.option("--yes", is_flag=True, help="Do not ask before a shorter retention prunes windows.")
+@_refusing("spec")
+@_refusing("window")
+@_refusing("time_precision")
+@_refusing("min_batch")
+@_refusing("shuffle_delta")
+@_refusing("not_before")
+@_refusing("not_after")
+@_refusing("cors_origins")
+def update(store_url, task_id, name, description, retain, yes, **fixed):
+    """Change TASK's name, description or retention; the rest of a task is fixed when it is created.
+
+    A retention applies from the next retention run (ldp serve runs one
+    every --prune-every, ldp task prune one now): the windows that ended
+    longer ago than it lose their raw reports, their aggregates kept.
+
+    \b
+    Example:
+      ldp task update TASK --name "signup funnel" --retain 90d
+      ldp task update TASK --retain forever
+    """
+    _guarded(
+        _update,
+        store_url=store_url,
+        task_id=task_id,
+        name=name,
+        description=description,
+        retain=retain,
+        yes=yes,
+        fixed={key: value for key, value in fixed.items() if value not in (None, ())},
+    )
+
+
+def _parse_retain(text: str) -> int | None:
+    """``--retain``: a duration, or ``forever`` / ``none`` (no retention)."""
+    if text.strip().lower() in ("forever", "none"):
+        return None
+    return parse_duration(text, "--retain")
+
+
+def _update(*, store_url, task_id, name, description, retain, yes, fixed) -> None:
+    if fixed:
+        key = next(iter(fixed))
+        raise ParameterError(f"{_FIXED[key]}; create a new task (ldp task create) instead")
+    if name is None and description is None and retain is None:
+        raise click.UsageError("nothing to change: give --name, --description or --retain")
+    store, found = open_task(store_url, task_id, read_only=False)
+    with store:
+        changes: dict[str, Any] = {}
+        if name is not None:
+            changes["name"] = name.strip()
+        if description is not None:
+            changes["description"] = description.strip()
+        if retain is not None:
+            changes["retain"] = _parse_retain(retain)
+        updated = dataclasses.replace(found, **changes)  # checked as a new task is
+        if updated.retain is not None:
+            check_prunable(updated)
+            before = updated.expired_before(time.time())
+            assert before is not None
+            raw = store.expired_windows(task_id, before)
+            doomed = {start: n for start, n in raw.items() if start not in store.pruned_windows(task_id)}
+            if (
+                doomed
+                and not yes
+                and not click.confirm(
+                    f"with a retention of {format_duration(updated.retain)}, the next retention run deletes the raw "
+                    f"reports of {len(doomed):,} window(s) ({sum(doomed.values()):,} reports; their aggregates are "
+                    "kept): go on?",
+                    err=True,
+                )
+            ):
+                click.echo("nothing changed", err=True)
+                sys.exit(1)
+        store.update_task(updated)
+    shown = ", ".join(
+        f"{key} {_retention(updated) if key == 'retain' else repr(getattr(updated, key))}" for key in changes
+    )
+    click.echo(f"updated task {task_id}: {shown}", err=True)
+
+
+@task.command("prune", cls=_TaskIdCommand)
+@_store_option
+@click.argument("task_id", metavar="[TASK]", required=False)
+def prune_command(store_url, task_id):
+    """Run the retention once: the tasks with one (or TASK) lose their expired windows' raw reports.
+
+    Each expired window's aggregate is kept first, so its estimates remain
+    (ldp serve, ldp aggregate --store). Idempotent and safe to interrupt: a
+    run killed midway is finished by the next. ldp serve runs it every
+    --prune-every; this is for cron, or a store no server runs on.
+
+    \b
+    Example:
+      ldp task prune --store ldp-collector.db
+    """
+    _guarded(_prune, store_url=store_url, task_id=task_id)
+
+
+def _prune(*, store_url, task_id) -> None:
+    from ldp.collector.retention import describe, prune_task
+
+    if task_id is not None:
+        store, found = open_task(store_url, task_id, read_only=False)
+        tasks = [found]
+    else:
+        store = _open_existing(store_url, read_only=False)
+        tasks = [t for t in store.tasks() if t.retain is not None]
+    with store:
+        if not tasks:
+            click.echo(
+                f"no task of {store.url} has a retention (ldp task update TASK --retain 90d)", err=True
+            )
+            return
+        for chosen in tasks:
+            click.echo(describe(prune_task(store, chosen), chosen), err=True)
 
 
 @task.command("export", cls=_TaskIdCommand)
@@ -650,6 +840,26 @@ def _export(*, store_url, task_id, start, end, output, out_dir, chunk) -> None:
     count = export_reports(selection, output, chunk)
     where = "standard output" if output == "-" else output
     click.echo(f"exported {count:,} reports of {selection.describe()} to {where}", err=True)
+    _note_pruned(selection)
+
+
+def _note_pruned(selection: StoreSelection) -> None:
+    """Say which windows of the selection were not exported because the retention deleted their raw reports."""
+    store, found = open_task(selection.url, selection.task_id)
+    with store:
+        pruned = {
+            start: n
+            for start, n in store.pruned_windows(found.task_id).items()
+            if (selection.end is None or start < selection.end)
+            and (selection.start is None or start + found.window > selection.start)
+        }
+    if pruned:
+        click.echo(
+            f"not exported: {sum(pruned.values()):,} reports of {len(pruned):,} window(s) from "
+            f"{_when(min(pruned))}, pruned by the task's retention ({_retention(found)}): their raw reports "
+            "are deleted; their estimates remain (ldp serve, ldp aggregate --store)",
+            err=True,
+        )
 
 
 def _export_dataset(selection: StoreSelection, out_dir: str, chunk: int) -> None:
@@ -678,3 +888,4 @@ def _export_dataset(selection: StoreSelection, out_dir: str, chunk: int) -> None
         f"({len(counts):,} window{'s' if len(counts) != 1 else ''}; spec in {out_dir}/_spec.json)",
         err=True,
     )
+    _note_pruned(selection)

@@ -81,6 +81,14 @@ _SERVE_OPTIONS = (
         help="Reject reports more than this many windows before the current one (t_out_of_range).",
     ),
     click.option(
+        "--prune-every",
+        default="1h",
+        show_default=True,
+        metavar="DURATION",
+        help="How often the tasks with a retention (ldp task create/update --retain) lose their expired "
+        "windows' raw reports (their aggregates are kept).",
+    ),
+    click.option(
         "--trusted-proxy",
         "trusted_proxies",
         multiple=True,
@@ -118,6 +126,7 @@ def serve(
     shutdown_timeout: int,
     max_report_age: str,
     max_windows: int,
+    prune_every: str,
     trusted_proxies: tuple[str, ...],
     log_level: str,
     log_format: str,
@@ -150,6 +159,7 @@ def serve(
         max_windows,
         trusted_proxies,
         log_format,
+        prune_every,
     )
 
 
@@ -166,6 +176,7 @@ def _serve(
     max_windows: int = 1_000,
     trusted_proxies: tuple[str, ...] = (),
     log_format: str = "json",
+    prune_every: str = "1h",
 ) -> None:
     try:
         import uvicorn
@@ -184,6 +195,7 @@ def _serve(
     from ldp.errors import LDPError
 
     acceptance = Acceptance(parse_duration(max_report_age, "--max-report-age"), max_windows)
+    prune_seconds = parse_duration(prune_every, "--prune-every")
     parse_networks(trusted_proxies)  # a bad --trusted-proxy is a one-line error
     scrubber = RedactingFilter(url_secrets(store))
     try:
@@ -197,6 +209,7 @@ def _serve(
         rate_limit=rate_limit,
         acceptance=acceptance,
         trusted_proxies=tuple(trusted_proxies),
+        prune_seconds=float(prune_seconds),
     )
     app = create_app(settings)
     config = uvicorn.Config(

@@ -53,6 +53,7 @@ from ldp.collector.forwarded import TrustedProxies
 from ldp.collector.ingest import GroupCommitter, UploadOutcome, upload_outcome
 from ldp.collector.metrics import CollectorMetrics
 from ldp.collector.ratelimit import RateLimiter
+from ldp.collector.retention import PRUNE_SECONDS, PruneResult, prune_task
 from ldp.collector.store import Store, StoreUnavailable, UnknownTaskError
 from ldp.collector.tasks import Task, hash_token, is_task_id
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary
@@ -104,6 +105,9 @@ class CollectorSettings:
         names the client to rate-limit (``ldp serve --trusted-proxy``); empty:
         the socket's peer address, the header never read
         (:mod:`ldp.collector.forwarded`).
+    prune_seconds : float
+        Seconds between two retention runs (``ldp serve --prune-every``,
+        :mod:`ldp.collector.retention`); the first runs at start.
     """
 
     store: str
@@ -112,6 +116,7 @@ class CollectorSettings:
     max_group_reports: int = 5_000
     acceptance: Acceptance = DEFAULT_ACCEPTANCE
     trusted_proxies: tuple[str, ...] = ()
+    prune_seconds: float = PRUNE_SECONDS
 
 
 class TaskRegistry:
@@ -131,7 +136,12 @@ class TaskRegistry:
         self._adopting = threading.Lock()  # one task's windows loaded at a time
 
     def refresh(self) -> None:
-        """Re-read the whole task list (blocking: start-up and the background refresher only)."""
+        """Re-read the whole task list (blocking: start-up and the background refresher only).
+
+        A task changed by ``ldp task update`` (its name, description or
+        retention) is replaced, its windows kept; the windows each task's
+        retention pruned meanwhile are marked (:meth:`Windows.mark_pruned`).
+        """
         with self._lock:
             known = set(self.tasks)
         current = {task.task_id: task for task in self.store.tasks()}
@@ -140,12 +150,22 @@ class TaskRegistry:
         with self._adopting:
             added = {}
             for task_id, task in current.items():
-                if task_id not in self.tasks:
+                held = self.tasks.get(task_id)
+                if held is None:
                     self.windows.load(self.store, task)
+                    added[task_id] = task
+                elif held != task:  # its mutable fields changed: the same windows
                     added[task_id] = task
             if added:
                 with self._lock:
                     self.tasks = {**self.tasks, **added}
+        self.mark_pruned()
+
+    def mark_pruned(self) -> None:
+        """Mark the held windows whose raw reports a retention run (here, another server or ``ldp task prune``) deleted."""
+        for task in list(self.tasks.values()):
+            if task.retain is not None or self.windows.pruned(task.task_id):
+                self.windows.mark_pruned(task.task_id, set(self.store.pruned_windows(task.task_id)))
 
     def lookup(self, task_id: str) -> Task | None:
         """The task ``task_id`` from the store (one indexed read; blocking), kept in memory when found."""
@@ -311,7 +331,12 @@ class Estimates:
             return {**head, "windows": selected}
         merged, counts = await run_in_threadpool(self.windows.merged_with_counts, task, start, end)
         reply = await run_in_threadpool(estimate_reply, task, merged, confidence, counts)
-        return {**head, "from": start, "to": end, **reply}
+        pruned = sum(
+            1
+            for s in self.windows.pruned(task.task_id)
+            if (start is None or s >= start) and (end is None or s < end)
+        )
+        return {**head, "from": start, "to": end, **reply, "pruned_windows": pruned}
 
     async def dashboard(self, token: str | None) -> dict[str, Any]:
         """Every task ``token`` reads (every task when the dashboard is public), with its windows' estimates."""
@@ -362,6 +387,22 @@ class CollectorService:
     async def task(self, task_id: str) -> Task:
         """The task ``task_id`` (:meth:`TaskRegistry.task`); :class:`TaskNotFound` if there is none."""
         return await self.registry.task(task_id)
+
+    def prune(self, now: float | None = None) -> list[PruneResult]:
+        """One retention run over the tasks held (blocking: the background pruner only), then mark what it pruned.
+
+        The held windows' counts do not change: a pruned window's aggregate
+        holds the same reports they counted.
+        """
+        tasks = [task for task in self.registry.tasks.values() if task.retain is not None]
+        results = []
+        for task in tasks:
+            try:
+                results.append(prune_task(self.store, task, now))
+            except UnknownTaskError:  # deleted meanwhile
+                continue
+        self.registry.mark_pruned()
+        return results
 
     async def check_health(self) -> None:
         """Raise :class:`StoreUnhealthy` unless the store answers and could commit an upload now."""

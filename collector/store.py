@@ -27,6 +27,16 @@ task's windows as of version ``v`` catches up with what other servers
 committed by reading the reports of versions after ``v``
 (:meth:`Store.reports_since`), so every server counts every committed report
 exactly once (docs/collector.md#many-instances).
+
+A task with a retention (:attr:`Task.retain <ldp.collector.tasks.Task.retain>`)
+loses the raw reports of its windows older than it
+(:mod:`ldp.collector.retention`): each such window's accumulator state is
+kept first (:meth:`Store.keep_window`, a :class:`WindowAggregate`), then its
+reports are deleted (:meth:`Store.discard_windows`). From the moment a
+window's aggregate is kept, every read of raw reports skips the window (its
+reports may still be being deleted), uploads into it are refused, and
+:meth:`Store.read_windows` gives its aggregate instead
+(docs/collector.md#retention).
 """
 
 from __future__ import annotations
@@ -54,6 +64,8 @@ __all__ = [
     "StoredReport",
     "TaskExistsError",
     "UnknownTaskError",
+    "WindowAggregate",
+    "WindowPruned",
     "open_store",
     "same_report",
     "task_columns",
@@ -71,6 +83,14 @@ class StoreUnavailable(StoreError):
 
 class CommitLogTrimmed(StoreError):
     """The commit log no longer holds every commit after a version: rebuild the windows from the store."""
+
+
+class WindowPruned(StoreUnavailable):
+    """An upload holds a report of a window whose raw reports the retention deleted meanwhile (nothing is stored).
+
+    A :class:`StoreUnavailable`: the upload may be sent again, and is then
+    refused report by report as too old for the task's retention.
+    """
 
 
 class UnknownTaskError(StoreError, ParameterError):
@@ -127,11 +147,35 @@ class StoredReport:
     report: str
 
 
+@dataclasses.dataclass(frozen=True)
+class WindowAggregate:
+    """What the store keeps of a window whose raw reports were deleted by the task's retention.
+
+    Parameters
+    ----------
+    start : int
+        The window's start (Unix seconds).
+    n : int
+        The reports it held.
+    state : bytes
+        Their accumulator's state (:func:`ldp.aggregator.state.dump_state`).
+    pruned_at : int
+        When the aggregate was kept (Unix seconds).
+    """
+
+    start: int
+    n: int
+    state: bytes
+    pruned_at: int
+
+
 #: The tasks table's columns, in the order of :func:`task_row` and :func:`task_of` (both stores use them).
 TASK_COLUMNS = (
     "task_id, spec_json, window_seconds, time_precision, min_batch, token_hash, not_before, not_after, cors_origins, "
-    "shuffle_delta, created_at, name, description"
+    "shuffle_delta, created_at, name, description, retain_seconds"
 )
+#: The columns :meth:`Store.update_task` changes (the others are fixed when the task is created).
+MUTABLE_TASK_COLUMNS = ("name", "description", "retain_seconds")
 #: Number of :data:`TASK_COLUMNS` (placeholders in an INSERT).
 TASK_COLUMN_COUNT = TASK_COLUMNS.count(",") + 1
 
@@ -152,6 +196,7 @@ def task_row(task: Task) -> tuple[Any, ...]:
         task.created,
         task.name or None,
         task.description or None,
+        task.retain,
     )
 
 
@@ -161,7 +206,7 @@ def task_columns(version: int) -> str:
     A read-only store cannot migrate an older schema; it reads it this way.
     """
     columns = TASK_COLUMNS.split(", ")
-    added = {"shuffle_delta": 2, "created_at": 3, "name": 4, "description": 4}
+    added = {"shuffle_delta": 2, "created_at": 3, "name": 4, "description": 4, "retain_seconds": 6}
     return ", ".join("NULL" if added.get(name, 1) > version else name for name in columns)
 
 
@@ -181,6 +226,7 @@ def task_of(row: Sequence[Any]) -> Task:
         created=row[10],
         name=row[11] or "",
         description=row[12] or "",
+        retain=None if row[13] is None else int(row[13]),
     )
 
 
@@ -212,6 +258,65 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def delete_task(self, task_id: str) -> bool:
         """Delete a task and all its reports; False when there was none."""
+
+    @abc.abstractmethod
+    def update_task(self, task: Task) -> bool:
+        """Write ``task``'s :data:`MUTABLE_TASK_COLUMNS` (name, description, retention) over the stored task's.
+
+        The other fields (the spec, the windows, the token, ...) are never
+        changed: the caller refuses a change of them. False when there is no
+        task ``task.task_id``.
+        """
+
+    # -- retention -----------------------------------------------------------
+    @abc.abstractmethod
+    def window_aggregates(self, task_id: str) -> list[WindowAggregate]:
+        """The kept aggregates of the task's pruned windows, in time order."""
+
+    @abc.abstractmethod
+    def pruned_windows(self, task_id: str) -> dict[int, int]:
+        """The start and report count of each of the task's pruned windows (their aggregates, without the states)."""
+
+    @abc.abstractmethod
+    def expired_windows(self, task_id: str, before: int) -> dict[int, int]:
+        """Raw reports per window start ``< before`` that still has raw reports (aggregated windows included)."""
+
+    @abc.abstractmethod
+    def keep_window(self, task_id: str, aggregate: WindowAggregate) -> bool:
+        """Keep ``aggregate`` for its window, in one transaction, when it holds every report of the window.
+
+        True when the window's aggregate is kept now or was kept already;
+        False (nothing written) when the window's stored reports are not
+        ``aggregate.n`` any more (reports were committed since they were
+        read): read them again. From its commit on, the window's raw reports
+        are skipped by every read and uploads into it are refused
+        (:class:`WindowPruned`).
+        """
+
+    @abc.abstractmethod
+    def discard_windows(self, task_id: str, before: int, batch: int = 10_000) -> int:
+        """Delete the raw reports of the windows starting before ``before`` whose aggregates are kept; how many.
+
+        A window without a kept aggregate is left alone. SQLite deletes
+        ``batch`` reports per transaction (ingestion waits one batch at
+        most); PostgreSQL drops a partition whose windows are all kept, and
+        deletes the other windows' rows. Idempotent; a process killed
+        meanwhile leaves reports that the next call deletes, and the kept
+        aggregate in the meantime.
+        """
+
+    @abc.abstractmethod
+    def read_windows(
+        self, task_id: str, chunk: int = 50_000
+    ) -> Iterator[tuple[int, list[WindowAggregate], list[tuple[int, str]]]]:
+        """The task's kept aggregates and the ``(t, JSON text)`` of its other reports, read in one snapshot.
+
+        Yields ``(version, aggregates, chunk)``: the aggregates with the
+        first item, then chunks of raw reports in ``t`` order (none of a
+        window with an aggregate), every item carrying the task's commit
+        version (as :meth:`reports_since` with ``version`` None). What a
+        server reads to rebuild a task's windows.
+        """
 
     # -- reports -----------------------------------------------------------
     @abc.abstractmethod

@@ -49,6 +49,7 @@ import psycopg
 from psycopg import sql
 
 from ldp.collector.store import (
+    MUTABLE_TASK_COLUMNS,
     TASK_COLUMN_COUNT,
     TASK_COLUMNS,
     CommitLogTrimmed,
@@ -59,6 +60,8 @@ from ldp.collector.store import (
     StoreUnavailable,
     TaskExistsError,
     UnknownTaskError,
+    WindowAggregate,
+    WindowPruned,
     same_report,
     task_columns,
     task_of,
@@ -69,7 +72,7 @@ from ldp.redact import redact_url
 
 __all__ = ["PARTITION_SECONDS", "PostgresStore", "partition_of"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: Table rights a writing store needs (schema creation and migration need more: the tables' owner).
 WRITER_RIGHTS: dict[str, tuple[str, ...]] = {
     "meta": ("SELECT",),
@@ -77,14 +80,20 @@ WRITER_RIGHTS: dict[str, tuple[str, ...]] = {
     "reports": ("SELECT", "INSERT", "DELETE"),
     "task_versions": ("SELECT", "INSERT", "UPDATE"),
     "commits": ("SELECT", "INSERT", "DELETE"),
+    "window_aggregates": ("SELECT", "INSERT", "DELETE"),
 }
 #: Functions a writing store calls (owned by the tables' owner, SECURITY DEFINER, not executable by PUBLIC).
-WRITER_FUNCTIONS = ("ldp_window_partition(bigint, bigint, bigint)", "ldp_drop_windows(bigint, bigint)")
+WRITER_FUNCTIONS = (
+    "ldp_window_partition(bigint, bigint, bigint)",
+    "ldp_drop_windows(bigint, bigint)",
+    "ldp_drop_partition(bigint, bigint)",
+)
 #: Table rights a read-only store needs.
 READER_RIGHTS: dict[str, tuple[str, ...]] = {
     "meta": ("SELECT",),
     "tasks": ("SELECT",),
     "reports": ("SELECT",),
+    "window_aggregates": ("SELECT",),
 }
 #: How long :meth:`PostgresStore.check_writable` waits for the reports table's write lock.
 _PROBE_LOCK_TIMEOUT = "1s"
@@ -106,7 +115,8 @@ _TASKS = """CREATE TABLE IF NOT EXISTS tasks (
         shuffle_delta DOUBLE PRECISION,
         created_at BIGINT,
         name TEXT,
-        description TEXT
+        description TEXT,
+        retain_seconds BIGINT
     )"""
 
 #: The objects of schema version 5 beside ``meta`` and ``tasks`` (what a version 4 store is migrated to).
@@ -175,12 +185,40 @@ _REPORTS_SCHEMA = (
     "REVOKE EXECUTE ON FUNCTION ldp_drop_windows(BIGINT, BIGINT) FROM PUBLIC",
 )
 
+#: The objects schema version 6 added: the aggregates of pruned windows, and the function dropping one
+#: partition of them (the retention, docs/collector.md#retention).
+_RETENTION_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS window_aggregates (
+        task BIGINT NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
+        window_start BIGINT NOT NULL,
+        n BIGINT NOT NULL,
+        state BYTEA NOT NULL,
+        pruned_at BIGINT NOT NULL,
+        PRIMARY KEY (task, window_start)
+    )""",
+    """CREATE OR REPLACE FUNCTION ldp_drop_partition(p_task BIGINT, p_start BIGINT)
+    RETURNS BOOLEAN LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    DECLARE
+        name TEXT := format('reports_%s_%s', p_task, replace(p_start::text, '-', 'm'));
+    BEGIN
+        IF to_regclass(quote_ident(name)) IS NULL THEN
+            RETURN FALSE;
+        END IF;
+        EXECUTE format('DROP TABLE %I', name);
+        RETURN TRUE;
+    END $$""",
+    "REVOKE EXECUTE ON FUNCTION ldp_drop_partition(BIGINT, BIGINT) FROM PUBLIC",
+)
+
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     _TASKS,
     *_REPORTS_SCHEMA,
+    *_RETENTION_SCHEMA,
     "CREATE INDEX IF NOT EXISTS tasks_by_token ON tasks (token_hash)",
 )
+#: Rows of ``reports r`` in a window whose aggregate is kept are skipped by every read (being deleted).
+_NOT_PRUNED = " AND NOT EXISTS (SELECT 1 FROM window_aggregates a WHERE a.task = r.task AND a.window_start = r.window_start)"
 
 #: Version 4 → 5: the reports move into the partitioned table.
 _MIGRATE_4_TO_5 = (
@@ -233,6 +271,16 @@ def partition_of(window_start: int, width: int) -> tuple[int, int]:
     """
     span = width * max(1, PARTITION_SECONDS // width)
     return window_start - window_start % span, span
+
+
+def _aggregates(connection: psycopg.Connection, task_id: str) -> list[WindowAggregate]:
+    """The kept aggregates of a task's pruned windows, in time order."""
+    rows = connection.execute(
+        "SELECT a.window_start, a.n, a.state, a.pruned_at FROM window_aggregates a JOIN tasks k ON a.task = k.seq "
+        "WHERE k.task_id = %s ORDER BY a.window_start",
+        (task_id,),
+    ).fetchall()
+    return [WindowAggregate(int(start), int(n), bytes(state), int(at)) for start, n, state, at in rows]
 
 
 def _has_schema(connection: psycopg.Connection) -> bool:
@@ -359,11 +407,13 @@ class PostgresStore(Store):
         self._writer = _Shared(self._connect_writer)
         self._reader = _Shared(self._connect)
         self._task_columns = TASK_COLUMNS
+        self._version = SCHEMA_VERSION
         #: (task seq, window start, width) of the partitions known to exist (made or found by this store).
         self._partitions: set[tuple[int, int, int]] = set()
         try:
             version = self._read_schema() if read_only else self._create_schema()
             self._task_columns = task_columns(version)
+            self._version = version
             self._check_rights()
         except StoreUnavailable as exc:  # at open, an unreachable server is a bad --store
             self.close()
@@ -421,8 +471,19 @@ class PostgresStore(Store):
             raise StoreUnavailable(self._explain(exc)) from None
 
     def _rights(self) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
-        """The table rights and the functions this store's role needs."""
-        return (READER_RIGHTS, ()) if self.read_only else (WRITER_RIGHTS, WRITER_FUNCTIONS)
+        """The table rights and the functions this store's role needs (a store read as of version 5 has no aggregates)."""
+        if not self.read_only:
+            return WRITER_RIGHTS, WRITER_FUNCTIONS
+        if self._version < 6:
+            return {
+                table: rights for table, rights in READER_RIGHTS.items() if table != "window_aggregates"
+            }, ()
+        return READER_RIGHTS, ()
+
+    @property
+    def _not_pruned(self) -> str:
+        """The condition skipping rows of pruned windows (none in a store read as of version 5)."""
+        return _NOT_PRUNED if self._version >= 6 else ""
 
     def _check_rights(self) -> None:
         """A :class:`~ldp.collector.store.StoreOpenError` naming the GRANT when the role lacks a right the store needs."""
@@ -474,6 +535,7 @@ class PostgresStore(Store):
                 "2",
                 "3",
                 "4",
+                "5",
             ):  # older: migrated once, under the schema lock
                 connection.execute("SELECT pg_advisory_xact_lock(%s::bigint)", (_SCHEMA_LOCK,))
                 row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -498,7 +560,9 @@ class PostgresStore(Store):
 
         1 → 2 adds the tasks' ``shuffle_delta``, 2 → 3 their ``created_at``,
         3 → 4 their ``name`` and ``description``, 4 → 5 moves the reports
-        into the table partitioned by window (one ``INSERT ... SELECT``).
+        into the table partitioned by window (one ``INSERT ... SELECT``), 5 → 6
+        adds the tasks' ``retain_seconds`` and the ``window_aggregates`` of
+        pruned windows.
         """
         columns = {
             "1": (("shuffle_delta DOUBLE PRECISION",), "2"),
@@ -516,7 +580,12 @@ class PostgresStore(Store):
             if row is None or row[0] != "p":  # not partitioned yet (a step interrupted earlier rolled back)
                 for statement in _MIGRATE_4_TO_5:
                     connection.execute(statement)
-            version = str(SCHEMA_VERSION)
+            version = "5"
+        if version == "5":
+            connection.execute("ALTER TABLE tasks ADD COLUMN IF NOT EXISTS retain_seconds BIGINT")
+            for statement in _RETENTION_SCHEMA:
+                connection.execute(statement)
+            version = "6"
         if version is not None:
             connection.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (version,))
         return None if version is None else (version,)
@@ -582,6 +651,169 @@ class PostgresStore(Store):
             self._partitions = {p for p in self._partitions if p[0] != row[0]}
             return True
 
+    def update_task(self, task: Task) -> bool:
+        self._check_writer()
+        values = dict(zip(TASK_COLUMNS.split(", "), task_row(task), strict=True))
+        assignments = ", ".join(f"{column} = %s" for column in MUTABLE_TASK_COLUMNS)
+        with self._errors(), self._writer() as connection, connection.transaction():
+            cursor = connection.execute(
+                f"UPDATE tasks SET {assignments} WHERE task_id = %s",
+                (*(values[column] for column in MUTABLE_TASK_COLUMNS), task.task_id),
+            )
+            return cursor.rowcount > 0
+
+    # -- retention ---------------------------------------------------------
+    def _seq_and_width(self, connection: psycopg.Connection, task_id: str) -> tuple[int, int]:
+        row = connection.execute(
+            "SELECT seq, window_seconds FROM tasks WHERE task_id = %s", (task_id,)
+        ).fetchone()
+        if row is None:
+            raise UnknownTaskError(f"no task {task_id} in {self.url}")
+        return int(row[0]), int(row[1])
+
+    def window_aggregates(self, task_id: str) -> list[WindowAggregate]:
+        if self._version < 6:
+            return []
+        with self._errors(), self._reader() as connection:
+            return _aggregates(connection, task_id)
+
+    def pruned_windows(self, task_id: str) -> dict[int, int]:
+        if self._version < 6:
+            return {}
+        with self._errors(), self._reader() as connection:
+            rows = connection.execute(
+                "SELECT a.window_start, a.n FROM window_aggregates a JOIN tasks k ON a.task = k.seq "
+                "WHERE k.task_id = %s ORDER BY 1",
+                (task_id,),
+            ).fetchall()
+        return {int(start): int(n) for start, n in rows}
+
+    def expired_windows(self, task_id: str, before: int) -> dict[int, int]:
+        with self._errors(), self._reader() as connection:
+            rows = connection.execute(
+                "SELECT r.window_start, count(*) FROM reports r JOIN tasks k ON r.task = k.seq "
+                "WHERE k.task_id = %s AND r.window_start < %s GROUP BY r.window_start ORDER BY r.window_start",
+                (task_id, before),
+            ).fetchall()
+        return {int(start): int(n) for start, n in rows}
+
+    def keep_window(self, task_id: str, aggregate: WindowAggregate) -> bool:
+        """Keep the aggregate under the task's version row lock (see the module's docstring).
+
+        An upload's commit takes that lock as its last statement and then
+        checks the aggregates of its windows: a commit before this one is
+        counted here (or the count differs and nothing is kept), a commit
+        after it finds the aggregate and rolls back (:class:`WindowPruned`).
+        """
+        self._check_writer()
+        with self._errors(), self._writer() as connection, connection.transaction():
+            seq, _ = self._seq_and_width(connection, task_id)
+            connection.execute(
+                "INSERT INTO task_versions (task, version) VALUES (%s, 0) ON CONFLICT (task) DO NOTHING",
+                (seq,),
+            )
+            connection.execute("SELECT version FROM task_versions WHERE task = %s FOR UPDATE", (seq,))
+            key = (seq, aggregate.start)
+            if connection.execute(
+                "SELECT 1 FROM window_aggregates WHERE task = %s AND window_start = %s", key
+            ).fetchone():
+                return True
+            row = connection.execute(
+                "SELECT count(*) FROM reports WHERE task = %s AND window_start = %s", key
+            ).fetchone()
+            if row is None or int(row[0]) != aggregate.n:
+                return False
+            connection.execute(
+                "INSERT INTO window_aggregates (task, window_start, n, state, pruned_at) VALUES (%s, %s, %s, %s, %s)",
+                (*key, aggregate.n, aggregate.state, aggregate.pruned_at),
+            )
+            return True
+
+    def discard_windows(self, task_id: str, before: int, batch: int = 10_000) -> int:
+        """Drop each partition all of whose windows end before ``before`` and hold no report of a window
+        without a kept aggregate; delete the kept windows' rows of the other partitions.
+
+        Each partition is dropped, or its rows deleted, in a transaction of
+        its own (dropping a partition locks the reports table until commit).
+        """
+        self._check_writer()
+        with self._errors(), self._writer() as connection:
+            seq, width = self._seq_and_width(connection, task_id)
+            starts = [
+                int(row[0])
+                for row in connection.execute(
+                    "SELECT a.window_start FROM window_aggregates a WHERE a.task = %s AND a.window_start < %s "
+                    "AND EXISTS (SELECT 1 FROM reports r WHERE r.task = a.task AND r.window_start = a.window_start) "
+                    "ORDER BY 1",
+                    (seq, before),
+                ).fetchall()
+            ]
+            by_partition: dict[tuple[int, int], list[int]] = {}
+            for start in starts:
+                by_partition.setdefault(partition_of(start, width), []).append(start)
+            deleted = 0
+            for (low, span), windows in sorted(by_partition.items()):
+                whole = (
+                    low + span <= before
+                    and not connection.execute(
+                        f"SELECT 1 FROM reports r WHERE r.task = %s AND r.window_start >= %s AND r.window_start < %s"
+                        f"{_NOT_PRUNED} LIMIT 1",
+                        (seq, low, low + span),
+                    ).fetchone()
+                )
+                if whole:
+                    row = connection.execute(
+                        "SELECT count(*) FROM reports WHERE task = %s AND window_start >= %s AND window_start < %s",
+                        (seq, low, low + span),
+                    ).fetchone()
+                    with connection.transaction():
+                        connection.execute("SELECT ldp_drop_partition(%s, %s)", (seq, low))
+                    self._partitions.discard((seq, low, span))
+                    deleted += int(row[0]) if row else 0
+                    continue
+                with connection.transaction():
+                    cursor = connection.execute(
+                        "DELETE FROM reports r WHERE r.task = %s AND r.window_start = ANY(%s::bigint[]) AND EXISTS "
+                        "(SELECT 1 FROM window_aggregates a WHERE a.task = r.task AND a.window_start = r.window_start)",
+                        (seq, windows),
+                    )
+                    deleted += cursor.rowcount
+        return deleted
+
+    def read_windows(
+        self, task_id: str, chunk: int = 50_000
+    ) -> Iterator[tuple[int, list[WindowAggregate], list[tuple[int, str]]]]:
+        """The aggregates and the other reports in one REPEATABLE READ snapshot, with the task's version."""
+        with contextlib.ExitStack() as stack:
+            with self._errors():
+                connection = stack.enter_context(self._connect(autocommit=False))
+                connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+                row = connection.execute(
+                    "SELECT k.seq, coalesce(v.version, 0) FROM tasks k "
+                    "LEFT JOIN task_versions v ON v.task = k.seq WHERE k.task_id = %s",
+                    (task_id,),
+                ).fetchone()
+                if row is None:
+                    yield 0, [], []
+                    return
+                seq, version = int(row[0]), int(row[1])
+                aggregates = _aggregates(connection, task_id) if self._version >= 6 else []
+                cursor = stack.enter_context(connection.cursor(name="ldp_windows"))
+                cursor.execute(
+                    f"SELECT r.t, r.report FROM reports r WHERE r.task = %s{self._not_pruned} ORDER BY r.t",
+                    (seq,),
+                )
+            first = True
+            while True:
+                with self._errors():
+                    rows = cursor.fetchmany(chunk)
+                if not rows:
+                    break
+                yield version, aggregates if first else [], [(int(t), str(text)) for t, text in rows]
+                first = False
+            if first:
+                yield version, aggregates, []
+
     # -- reports -----------------------------------------------------------
     def _task_windows(
         self, connection: psycopg.Connection, task_ids: list[str]
@@ -634,7 +866,23 @@ class PostgresStore(Store):
                     ).fetchone()
                     assert row is not None
                     versions[by_seq[seq]] = int(row[0])
+                if inserted:  # after the version locks: a window kept meanwhile is seen (keep_window)
+                    self._refuse_pruned(connection, inserted)
         return _outcomes(keyed, inserted, stored), versions
+
+    def _refuse_pruned(self, connection: psycopg.Connection, inserted: set[Key]) -> None:
+        """Raise :class:`WindowPruned` (rolling the commit back) when a window of ``inserted`` has a kept aggregate."""
+        windows = sorted({(key[0], key[1]) for key in inserted})
+        row = connection.execute(
+            "SELECT a.task, a.window_start FROM window_aggregates a "
+            "JOIN unnest(%b::bigint[], %b::bigint[]) AS k(task, window_start) "
+            "ON a.task = k.task AND a.window_start = k.window_start LIMIT 1",
+            ([w[0] for w in windows], [w[1] for w in windows]),
+        ).fetchone()
+        if row is not None:
+            raise WindowPruned(
+                f"PostgreSQL store {self.url}: the window {row[1]} was pruned by its task's retention"
+            )
 
     def _make_partitions(self, connection: psycopg.Connection, windows: set[tuple[int, int, int]]) -> None:
         """Make the partitions holding the ``(task seq, window start, width)`` not made yet, each committed at once.
@@ -726,7 +974,10 @@ class PostgresStore(Store):
             seq, current = int(row[0]), int(row[1])
             params: tuple[int, ...]
             if version is None:
-                query, params = "SELECT t, report FROM reports WHERE task = %s ORDER BY t", (seq,)
+                query, params = (
+                    f"SELECT r.t, r.report FROM reports r WHERE r.task = %s{self._not_pruned} ORDER BY r.t",
+                    (seq,),
+                )
             elif version >= current:
                 yield current, []
                 return
@@ -740,6 +991,20 @@ class PostgresStore(Store):
                     raise CommitLogTrimmed(
                         f"the commit log of {self.url} no longer holds versions {version + 1} to {current}"
                     )
+                if self._version >= 6:
+                    with self._errors():
+                        pruned = connection.execute(
+                            "SELECT 1 FROM commits c CROSS JOIN LATERAL unnest(c.window_starts) AS w(start) "
+                            "JOIN window_aggregates a ON a.task = c.task AND a.window_start = w.start "
+                            "WHERE c.task = %s AND c.version > %s AND c.version <= %s LIMIT 1",
+                            (seq, version, current),
+                        ).fetchone()
+                    if (
+                        pruned is not None
+                    ):  # their reports are gone: the windows are read from their aggregates
+                        raise CommitLogTrimmed(
+                            f"a window committed to {self.url} since version {version} was pruned since"
+                        )
                 query = (
                     "SELECT r.t, r.report FROM commits c "
                     "CROSS JOIN LATERAL unnest(c.window_starts, c.report_ids) AS k(window_start, report_id) "
@@ -769,7 +1034,7 @@ class PostgresStore(Store):
         high = 1 << 62 if end is None else end
         query = (
             "SELECT r.report_id, r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq "
-            "WHERE k.task_id = %s AND r.t >= %s AND r.t < %s ORDER BY r.t"
+            f"WHERE k.task_id = %s AND r.t >= %s AND r.t < %s{self._not_pruned} ORDER BY r.t"
         )
         for rows in self._stream(query, (task_id, low, high), chunk):
             yield [StoredReport(bytes(row[0]), row[1], row[2]) for row in rows]
@@ -777,7 +1042,7 @@ class PostgresStore(Store):
     def reports_by_time(self, task_id: str, chunk: int = 50_000) -> Iterator[list[tuple[int, str]]]:
         query = (
             "SELECT r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq "
-            "WHERE k.task_id = %s ORDER BY r.t"
+            f"WHERE k.task_id = %s{self._not_pruned} ORDER BY r.t"
         )
         for rows in self._stream(query, (task_id,), chunk):
             yield [(int(t), str(text)) for t, text in rows]
@@ -801,7 +1066,8 @@ class PostgresStore(Store):
             rows = connection.execute(
                 # % truncates toward zero: the floor multiple of the window, as Task.window_start
                 "SELECT r.t - ((r.t %% %s::bigint) + %s::bigint) %% %s::bigint AS start, count(*) FROM reports r "
-                "JOIN tasks k ON r.task = k.seq WHERE k.task_id = %s GROUP BY start ORDER BY start",
+                f"JOIN tasks k ON r.task = k.seq WHERE k.task_id = %s{self._not_pruned} "
+                "GROUP BY start ORDER BY start",
                 (window, window, window, task_id),
             ).fetchall()
         return {int(start): int(n) for start, n in rows}

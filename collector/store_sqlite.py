@@ -30,6 +30,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ldp.collector.store import (
+    MUTABLE_TASK_COLUMNS,
     TASK_COLUMN_COUNT,
     TASK_COLUMNS,
     Insert,
@@ -39,6 +40,8 @@ from ldp.collector.store import (
     StoreUnavailable,
     TaskExistsError,
     UnknownTaskError,
+    WindowAggregate,
+    WindowPruned,
     same_report,
     task_columns,
     task_of,
@@ -55,7 +58,7 @@ __all__ = [
     "lock_path",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 _BUSY_TIMEOUT_MS = 30_000
 #: How long :meth:`SqliteStore.check_writable` waits for the write lock, milliseconds.
 _PROBE_TIMEOUT_MS = 1_000
@@ -97,6 +100,18 @@ _MIGRATE_4_TO_5 = (
 
 _TIME_INDEX = "CREATE INDEX IF NOT EXISTS reports_by_t ON reports (task, t)"
 
+#: The aggregates of windows whose raw reports the retention deleted (schema version 6).
+_AGGREGATES = """CREATE TABLE IF NOT EXISTS window_aggregates (
+    task INTEGER NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
+    window_start INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    state BLOB NOT NULL,
+    pruned_at INTEGER NOT NULL,
+    PRIMARY KEY (task, window_start)
+) WITHOUT ROWID"""
+#: Rows of ``reports r`` in a window whose aggregate is kept are skipped by every read (being deleted).
+_NOT_PRUNED = " AND NOT EXISTS (SELECT 1 FROM window_aggregates a WHERE a.task = r.task AND a.window_start = r.window_start)"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tasks (
@@ -113,7 +128,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     shuffle_delta REAL,
     created_at INTEGER,
     name TEXT,
-    description TEXT
+    description TEXT,
+    retain_seconds INTEGER
 );
 CREATE TABLE IF NOT EXISTS reports (
     task INTEGER NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
@@ -125,6 +141,16 @@ CREATE TABLE IF NOT EXISTS reports (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS tasks_by_token ON tasks (token_hash);
 """
+
+
+def _aggregates(connection: sqlite3.Connection, task_id: str) -> list[WindowAggregate]:
+    """The kept aggregates of a task's pruned windows, in time order."""
+    rows = connection.execute(
+        "SELECT a.window_start, a.n, a.state, a.pruned_at FROM window_aggregates a JOIN tasks k ON a.task = k.seq "
+        "WHERE k.task_id = ? ORDER BY a.window_start",
+        (task_id,),
+    ).fetchall()
+    return [WindowAggregate(int(start), int(n), bytes(state), int(at)) for start, n, state, at in rows]
 
 
 def lock_path(path: str) -> str:
@@ -205,6 +231,7 @@ class SqliteStore(Store):
                 version = self._migrate()
                 with self._writer:  # after migrating: never built on a version 4 table about to be dropped
                     self._writer.execute(_TIME_INDEX)
+                    self._writer.execute(_AGGREGATES)
         except sqlite3.DatabaseError as exc:
             self._release_serve_lock()
             raise StoreOpenError(f"cannot open store {self.path!r} as a SQLite database: {exc}") from None
@@ -221,6 +248,8 @@ class SqliteStore(Store):
         #: The store's schema version (a read-only store may be older than :data:`SCHEMA_VERSION`).
         self.schema_version = int(version)
         self._task_columns = task_columns(int(version))
+        #: Stores before version 6 have no aggregates: nothing to skip.
+        self._not_pruned = _NOT_PRUNED if int(version) >= 6 else ""
 
     def _read_version(self) -> str:
         """The schema version of a store opened read-only (a file that is no store is an error)."""
@@ -239,7 +268,9 @@ class SqliteStore(Store):
         shuffle mode), 2 → 3 their ``created_at`` (NULL: not known), 3 → 4
         their ``name`` and ``description`` (NULL: none), 4 → 5 re-keys the
         reports by window (``(task, window_start, report_id)``: an insert
-        touches the current window's pages, not pages all over the task's).
+        touches the current window's pages, not pages all over the task's),
+        5 → 6 adds the tasks' ``retain_seconds`` (NULL: keep every report) and
+        the ``window_aggregates`` table of pruned windows.
         Each step runs in one immediate transaction and re-reads the version
         inside it, so two processes opening one old store migrate it once,
         and a process killed during a step leaves the store as it was.
@@ -249,6 +280,7 @@ class SqliteStore(Store):
             "1": ((("shuffle_delta", "REAL"),), "2"),
             "2": ((("created_at", "INTEGER"),), "3"),
             "3": ((("name", "TEXT"), ("description", "TEXT")), "4"),
+            "5": ((("retain_seconds", "INTEGER"),), "6"),
         }
         (version,) = self._writer.execute(read).fetchone()
         while version in steps or version == "4":
@@ -261,6 +293,8 @@ class SqliteStore(Store):
                     for column, kind in columns:
                         if column not in present:
                             self._writer.execute(f"ALTER TABLE tasks ADD COLUMN {column} {kind}")
+                    if version == "6":
+                        self._writer.execute(_AGGREGATES)
                     self._writer.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
                 elif version == "4":
                     present = {row[1] for row in self._writer.execute("PRAGMA table_info(reports)")}
@@ -343,6 +377,120 @@ class SqliteStore(Store):
             cursor = self._writer.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
             return cursor.rowcount > 0
 
+    def update_task(self, task: Task) -> bool:
+        self._check_writer()
+        values = dict(zip(TASK_COLUMNS.split(", "), task_row(task), strict=True))
+        assignments = ", ".join(f"{column} = ?" for column in MUTABLE_TASK_COLUMNS)
+        with self._lock, self._writer:
+            cursor = self._writer.execute(
+                f"UPDATE tasks SET {assignments} WHERE task_id = ?",
+                (*(values[column] for column in MUTABLE_TASK_COLUMNS), task.task_id),
+            )
+            return cursor.rowcount > 0
+
+    # -- retention ---------------------------------------------------------
+    def window_aggregates(self, task_id: str) -> list[WindowAggregate]:
+        if not self._not_pruned:
+            return []
+        with self._reader() as connection:
+            return _aggregates(connection, task_id)
+
+    def pruned_windows(self, task_id: str) -> dict[int, int]:
+        if not self._not_pruned:
+            return {}
+        with self._reader() as connection:
+            rows = connection.execute(
+                "SELECT a.window_start, a.n FROM window_aggregates a JOIN tasks k ON a.task = k.seq "
+                "WHERE k.task_id = ? ORDER BY 1",
+                (task_id,),
+            ).fetchall()
+        return {int(start): int(n) for start, n in rows}
+
+    def expired_windows(self, task_id: str, before: int) -> dict[int, int]:
+        with self._reader() as connection:
+            rows = connection.execute(
+                "SELECT r.window_start, count(*) FROM reports r JOIN tasks k ON r.task = k.seq "
+                "WHERE k.task_id = ? AND r.window_start < ? GROUP BY r.window_start ORDER BY r.window_start",
+                (task_id, before),
+            ).fetchall()
+        return {int(start): int(n) for start, n in rows}
+
+    def keep_window(self, task_id: str, aggregate: WindowAggregate) -> bool:
+        self._check_writer()
+        with (
+            self._lock,
+            self._writer,
+        ):  # one write transaction: no commit comes between the count and the insert
+            found = self._writer.execute("SELECT seq FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+            if found is None:
+                raise UnknownTaskError(f"no task {task_id} in {self.path!r}")
+            key = (found[0], aggregate.start)
+            kept = self._writer.execute(
+                "SELECT 1 FROM window_aggregates WHERE task = ? AND window_start = ?", key
+            ).fetchone()
+            if kept is not None:
+                return True
+            (stored,) = self._writer.execute(
+                "SELECT count(*) FROM reports WHERE task = ? AND window_start = ?", key
+            ).fetchone()
+            if stored != aggregate.n:
+                return False
+            self._writer.execute(
+                "INSERT INTO window_aggregates (task, window_start, n, state, pruned_at) VALUES (?, ?, ?, ?, ?)",
+                (*key, aggregate.n, aggregate.state, aggregate.pruned_at),
+            )
+            return True
+
+    def discard_windows(self, task_id: str, before: int, batch: int = 10_000) -> int:
+        self._check_writer()
+        with self._reader() as connection:
+            starts = [
+                int(row[0])
+                for row in connection.execute(
+                    "SELECT a.window_start FROM window_aggregates a JOIN tasks k ON a.task = k.seq "
+                    "WHERE k.task_id = ? AND a.window_start < ? AND EXISTS (SELECT 1 FROM reports r "
+                    "WHERE r.task = a.task AND r.window_start = a.window_start) ORDER BY 1",
+                    (task_id, before),
+                )
+            ]
+        deleted = 0
+        for start in starts:
+            while True:
+                with self._lock, self._writer:  # a batch per transaction: an upload waits one batch at most
+                    cursor = self._writer.execute(
+                        "DELETE FROM reports WHERE (task, window_start, report_id) IN ("
+                        "SELECT r.task, r.window_start, r.report_id FROM reports r "
+                        "JOIN window_aggregates a ON a.task = r.task AND a.window_start = r.window_start "
+                        "JOIN tasks k ON k.seq = r.task WHERE k.task_id = ? AND r.window_start = ? LIMIT ?)",
+                        (task_id, start, max(1, batch)),
+                    )
+                    count = cursor.rowcount
+                deleted += count
+                if count < batch:
+                    break
+        return deleted
+
+    def read_windows(
+        self, task_id: str, chunk: int = 50_000
+    ) -> Iterator[tuple[int, list[WindowAggregate], list[tuple[int, str]]]]:
+        with self._reader() as connection:
+            connection.execute(
+                "BEGIN"
+            )  # one read transaction: one snapshot for the aggregates and the reports
+            aggregates = _aggregates(connection, task_id) if self._not_pruned else []
+            cursor = connection.execute(
+                "SELECT r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq "
+                f"WHERE k.task_id = ?{self._not_pruned} ORDER BY r.t",
+                (task_id,),
+            )
+            first = True
+            while rows := cursor.fetchmany(chunk):
+                yield 0, aggregates if first else [], rows
+                first = False
+            if first:
+                yield 0, aggregates, []
+            connection.execute("COMMIT")
+
     # -- reports -----------------------------------------------------------
     def insert_reports(self, groups: Sequence[tuple[str, Sequence[StoredReport]]]) -> list[list[Insert]]:
         self._check_writer()
@@ -368,6 +516,17 @@ class SqliteStore(Store):
             if found is None:
                 raise UnknownTaskError(f"no task {task_id} in {self.path!r}")
             seq, width = found
+            starts = sorted({report.t - report.t % width for report in reports})
+            if starts and self._not_pruned:
+                pruned = cursor.execute(
+                    f"SELECT window_start FROM window_aggregates WHERE task = ? "
+                    f"AND window_start IN ({', '.join('?' * len(starts))}) LIMIT 1",
+                    (seq, *starts),
+                ).fetchone()
+                if pruned is not None:
+                    raise WindowPruned(
+                        f"store {self.path!r}: the window {pruned[0]} of task {task_id} was pruned by its retention"
+                    )
             outcomes = []
             for report in reports:
                 start = report.t - report.t % width
@@ -399,7 +558,7 @@ class SqliteStore(Store):
         with self._reader() as connection:
             cursor = connection.execute(
                 "SELECT r.report_id, r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq "
-                "WHERE k.task_id = ? AND r.t >= ? AND r.t < ? ORDER BY r.t",
+                f"WHERE k.task_id = ? AND r.t >= ? AND r.t < ?{self._not_pruned} ORDER BY r.t",
                 (task_id, low, high),
             )
             while rows := cursor.fetchmany(chunk):
@@ -413,7 +572,7 @@ class SqliteStore(Store):
         with self._reader() as connection:
             cursor = connection.execute(
                 "SELECT r.report FROM reports r JOIN tasks k ON r.task = k.seq "
-                "WHERE k.task_id = ? AND r.t >= ? AND r.t < ? ORDER BY r.t",
+                f"WHERE k.task_id = ? AND r.t >= ? AND r.t < ?{self._not_pruned} ORDER BY r.t",
                 (task_id, low, high),
             )
             while rows := cursor.fetchmany(chunk):
@@ -423,7 +582,7 @@ class SqliteStore(Store):
         with self._reader() as connection:
             cursor = connection.execute(
                 "SELECT r.t, r.report FROM reports r JOIN tasks k ON r.task = k.seq "
-                "WHERE k.task_id = ? ORDER BY r.t",
+                f"WHERE k.task_id = ?{self._not_pruned} ORDER BY r.t",
                 (task_id,),
             )
             while rows := cursor.fetchmany(chunk):
@@ -461,7 +620,7 @@ class SqliteStore(Store):
         with self._reader() as connection:
             rows = connection.execute(
                 "SELECT r.t - ((r.t % ?) + ?) % ? AS start, count(*) FROM reports r JOIN tasks k ON r.task = k.seq "
-                "WHERE k.task_id = ? GROUP BY start ORDER BY start",
+                f"WHERE k.task_id = ?{self._not_pruned} GROUP BY start ORDER BY start",
                 (window, window, window, task_id),  # the floor multiple (% truncates)
             ).fetchall()
         return {int(start): int(n) for start, n in rows}

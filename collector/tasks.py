@@ -31,6 +31,7 @@ __all__ = [
     "TIME_LIMIT",
     "Task",
     "check_cors_origins",
+    "check_retain",
     "format_duration",
     "hash_token",
     "new_task",
@@ -184,6 +185,18 @@ def check_shuffle_delta(delta: float | None) -> None:
         raise ParameterError(f"shuffle delta must be a number in (0, 1), got {delta!r}")
 
 
+def check_retain(retain: int | None, window: int) -> None:
+    """A retention is None (keep every report) or whole seconds, from one window to 100 years."""
+    if retain is None:
+        return
+    if isinstance(retain, bool) or not isinstance(retain, int) or not 1 <= retain <= MAX_DURATION:
+        raise ParameterError(f"the retention must be a duration of at most 100 years, got {retain!r}")
+    if retain < window:
+        raise ParameterError(
+            f"the retention ({format_duration(retain)}) must be at least one window ({format_duration(window)})"
+        )
+
+
 @dataclasses.dataclass(frozen=True)
 class Task:
     """One collection task.
@@ -223,6 +236,11 @@ class Task:
     description : str
         What the task collects and why (at most 2,000 characters; empty: none);
         shown where the name is.
+    retain : int or None
+        Seconds a window's raw reports are kept after the window ends: older
+        windows keep only their aggregate, so their estimates remain
+        (docs/collector.md#retention). At least one window; None: kept
+        until the task is deleted.
     """
 
     task_id: str
@@ -238,6 +256,7 @@ class Task:
     created: int | None = None
     name: str = ""
     description: str = ""
+    retain: int | None = None
 
     def __post_init__(self) -> None:
         if not is_task_id(self.task_id):
@@ -256,6 +275,7 @@ class Task:
         check_shuffle_delta(self.shuffle_delta)
         check_label(self.name, "name", MAX_NAME, one_line=True)
         check_label(self.description, "description", MAX_DESCRIPTION, one_line=False)
+        check_retain(self.retain, self.window)
 
     @property
     def start(self) -> int | None:
@@ -283,6 +303,17 @@ class Task:
         """The start of the window holding time ``t``."""
         return t - t % self.window
 
+    def expired_before(self, now: float) -> int | None:
+        """The windows starting before this have ended more than :attr:`retain` ago at ``now`` (None: no retention).
+
+        A window ``[s, s + window)`` is expired when ``s + window <= now -
+        retain``: every window before the start of the window holding
+        ``now - retain``.
+        """
+        if self.retain is None:
+            return None
+        return self.window_start(int(now) - self.retain)
+
     def to_dict(self) -> dict[str, Any]:
         """The task's public description (never its token hash, name or description: :meth:`labels`)."""
         return {
@@ -297,6 +328,7 @@ class Task:
             "cors_origins": list(self.cors_origins),
             "shuffle_delta": self.shuffle_delta,
             "created": self.created,
+            "retain": self.retain,
         }
 
     def labels(self) -> dict[str, str]:
@@ -316,6 +348,7 @@ def new_task(
     shuffle_delta: float | None = None,
     name: str = "",
     description: str = "",
+    retain: str | int | None = None,
 ) -> tuple[Task, str]:
     """A new task with fresh CSPRNG id and collector token: ``(task, token)``.
 
@@ -345,5 +378,6 @@ def new_task(
         created=int(time.time()),
         name=name.strip() if isinstance(name, str) else name,
         description=description.strip() if isinstance(description, str) else description,
+        retain=None if retain is None else parse_duration(retain, "retain"),
     )
     return task, token

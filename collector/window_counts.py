@@ -81,6 +81,13 @@ class WindowCounts:
         self._pending_n = 0
         self._accumulator: Accumulator | None = None
 
+    @classmethod
+    def of_accumulator(cls, spec: Any, dense_bytes: int, accumulator: Accumulator) -> WindowCounts:
+        """A window holding the reports counted in ``accumulator`` (a pruned window's kept aggregate)."""
+        window = cls(spec, dense_bytes)
+        window._accumulator = accumulator
+        return window
+
     @property
     def n(self) -> int:
         """Reports counted."""

@@ -19,6 +19,12 @@ lag what is committed by about :data:`SYNC_SECONDS` at most
 windows, so a request never re-reads stored reports, and its numbers are
 those of ``ldp aggregate`` on the same reports: accumulators hold integer
 counts, so the order of adding and merging does not change them.
+
+A window whose raw reports the task's retention deleted
+(:mod:`ldp.collector.retention`) is loaded from its kept aggregate, and its
+replies say ``"pruned": true``; the held windows learn of windows pruned
+while they are held through :meth:`Windows.mark_pruned` (their counts are
+already those of the aggregate: the same reports).
 """
 
 from __future__ import annotations
@@ -32,14 +38,15 @@ import numpy as np
 
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
 from ldp.aggregator.report_columns import batch_from_checked
+from ldp.aggregator.state import load_state
 from ldp.batch import ReportBatch
-from ldp.collector.accumulate import estimate_records, stored_batches
+from ldp.collector.accumulate import StoreIntegrityError, estimate_records, stored_batches
 from ldp.collector.central import central_privacy
 from ldp.collector.range_view import range_view
 from ldp.collector.store import CommitLogTrimmed, Store
 from ldp.collector.tasks import Task
 from ldp.collector.window_counts import WindowCounts, accumulator_bytes
-from ldp.errors import ParameterError
+from ldp.errors import InputError, ParameterError
 from ldp.report_check import CheckedReport
 
 __all__ = ["REPLY_CACHE_ROWS", "SYNC_SECONDS", "Windows", "estimate_reply"]
@@ -79,6 +86,8 @@ class Windows:
         # serializes adding commits and catching up (reads take only _lock)
         self._versions: dict[str, int] = {}
         self._sync = threading.Lock()
+        # the starts of each task's windows whose raw reports were deleted by the retention
+        self._pruned: dict[str, frozenset[int]] = {}
 
     def held(self) -> int:
         """How many windows (of every task) are held in memory now (``ldp_windows_held``)."""
@@ -97,15 +106,44 @@ class Windows:
             windows: dict[int, WindowCounts] = {}
             dense = accumulator_bytes(task.spec)
             version = 0
-            for snapshot, chunk in store.reports_since(task.task_id, None):
+            pruned: set[int] = set()
+            for snapshot, aggregates, chunk in store.read_windows(task.task_id):
                 version = snapshot
+                for aggregate in aggregates:
+                    try:
+                        accumulator = load_state(task.spec, aggregate.state)
+                    except InputError as exc:
+                        raise StoreIntegrityError(
+                            f"the kept aggregate of window {aggregate.start} of task {task.task_id} is unreadable: {exc}"
+                        ) from None
+                    windows[aggregate.start] = WindowCounts.of_accumulator(task.spec, dense, accumulator)
+                    pruned.add(aggregate.start)
                 self._count_rows(task, windows, dense, chunk)
             with self._lock:
                 self._windows[task.task_id] = windows
                 self._dense_bytes[task.task_id] = dense
                 self._versions[task.task_id] = version
+                self._pruned[task.task_id] = frozenset(pruned)
                 self._forget_replies(task.task_id)
             return sum(window.n for window in windows.values())
+
+    def mark_pruned(self, task_id: str, starts: Sequence[int] | set[int] | frozenset[int]) -> None:
+        """Record that the windows ``starts`` of a held task lost their raw reports (their counts stay)."""
+        with self._lock:
+            if task_id not in self._windows:
+                return
+            before = self._pruned.get(task_id, frozenset())
+            after = frozenset(starts)
+            if after == before:
+                return
+            self._pruned[task_id] = after
+            for start in before ^ after:
+                if (task_id, start) in self._replies:
+                    self._drop_reply((task_id, start))
+
+    def pruned(self, task_id: str) -> frozenset[int]:
+        """The starts of the held task's windows whose raw reports were deleted by its retention."""
+        return self._pruned.get(task_id, frozenset())
 
     @staticmethod
     def _count_rows(
@@ -190,6 +228,7 @@ class Windows:
             self._windows.pop(task_id, None)
             self._dense_bytes.pop(task_id, None)
             self._versions.pop(task_id, None)
+            self._pruned.pop(task_id, None)
             self._forget_replies(task_id)
 
     def _forget_replies(self, task_id: str) -> None:
@@ -287,6 +326,7 @@ class Windows:
         The entries are shared with later calls: read them, never change them.
         """
         replies = []
+        pruned = self.pruned(task.task_id)
         for start, n in self.counts(task).items():
             key = (task.task_id, start)
             with self._lock:
@@ -297,7 +337,12 @@ class Windows:
                 replies.append(cached[1])
                 continue
             merged = self.merged(task, start, start + task.window)
-            reply = {"start": start, "end": start + task.window, **estimate_reply(task, merged, confidence)}
+            reply = {
+                "start": start,
+                "end": start + task.window,
+                **estimate_reply(task, merged, confidence),
+                "pruned": start in pruned,
+            }
             with self._lock:
                 self._keep_reply(key, confidence, reply)
             replies.append(reply)

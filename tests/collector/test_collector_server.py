@@ -901,8 +901,11 @@ def test_a_password_free_url_with_pgpassfile_serves_and_no_password_shows_in_ps_
             owner.execute(f"GRANT SELECT, INSERT, DELETE ON tasks, reports TO {role}")
             owner.execute(f"GRANT SELECT ON meta TO {role}")
             owner.execute(f"GRANT SELECT, INSERT, UPDATE ON task_versions TO {role}")
-            owner.execute(f"GRANT SELECT, INSERT, DELETE ON commits TO {role}")
-            functions = "ldp_window_partition(bigint, bigint, bigint), ldp_drop_windows(bigint, bigint)"
+            owner.execute(f"GRANT SELECT, INSERT, DELETE ON commits, window_aggregates TO {role}")
+            functions = (
+                "ldp_window_partition(bigint, bigint, bigint), ldp_drop_windows(bigint, bigint), "
+                "ldp_drop_partition(bigint, bigint)"
+            )
             owner.execute(f"GRANT EXECUTE ON FUNCTION {functions} TO {role}")
         without = subprocess.run(
             [sys.executable, "-m", "ldp", "serve", "--store", served, "--port", "0"],

@@ -440,8 +440,13 @@ def test_a_postgresql_user_without_create_rights_uses_a_made_store(postgres_url)
             admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
             admin.execute(sql.SQL("GRANT SELECT, INSERT, DELETE ON meta, tasks, reports TO {}").format(role))
             admin.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE ON task_versions TO {}").format(role))
-            admin.execute(sql.SQL("GRANT SELECT, INSERT, DELETE ON commits TO {}").format(role))
-            functions = "ldp_window_partition(bigint, bigint, bigint), ldp_drop_windows(bigint, bigint)"
+            admin.execute(
+                sql.SQL("GRANT SELECT, INSERT, DELETE ON commits, window_aggregates TO {}").format(role)
+            )
+            functions = (
+                "ldp_window_partition(bigint, bigint, bigint), ldp_drop_windows(bigint, bigint), "
+                "ldp_drop_partition(bigint, bigint)"
+            )
             admin.execute(sql.SQL(f"GRANT EXECUTE ON FUNCTION {functions} TO {{}}").format(role))
         with open_store(url.replace("postgres@", f"{name}@", 1)) as store:
             # a new window's partition is made by the owner's function: the role needs no CREATE right
@@ -622,6 +627,46 @@ def test_a_version_3_store_gains_task_names_when_a_writer_opens_it(store_url):
         assert store.tasks() == [task, named] and store.task(named.task_id).name == "signup funnel"
 
 
+def test_a_version_5_store_gains_retention_when_a_writer_opens_it(store_url):
+    """Issue 29: schema 5 → 6 adds the tasks' retain_seconds (NULL: keep every report) and the aggregates of
+    pruned windows; a read-only open reads a version 5 store as it is."""
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        store.insert_reports([(task.task_id, [report(1), report(2, 90_000)])])
+    downgrade = [
+        "DROP TABLE window_aggregates",
+        "ALTER TABLE tasks DROP COLUMN retain_seconds",
+        "UPDATE meta SET value = '5' WHERE key = 'schema_version'",
+    ]
+    if store_url.startswith("postgresql://"):
+        downgrade.insert(1, "DROP FUNCTION ldp_drop_partition(BIGINT, BIGINT)")
+    _run_sql(store_url, downgrade)
+    with open_store(store_url, read_only=True) as store:  # read as it is, not migrated
+        assert store.tasks() == [task] and stored_ids(store, task.task_id) == [rid(1), rid(2)]
+        assert store.pruned_windows(task.task_id) == {} and store.window_aggregates(task.task_id) == []
+        assert store.count_by_window(task.task_id, task.window) == {0: 1, 86_400: 1}
+    kept = dataclasses.replace(task, retain=2 * 86_400)
+    with open_store(store_url) as store:  # a writer migrates 5 -> 6
+        assert store.tasks() == [task]
+        assert store.update_task(kept) and store.task(task.task_id) == kept
+        assert store.expired_windows(task.task_id, 86_400) == {0: 1}
+    with open_store(store_url) as store:  # the second open finds version 6 and changes nothing
+        assert store.tasks() == [kept] and stored_ids(store, task.task_id) == [rid(1), rid(2)]
+
+
+def test_only_the_mutable_fields_of_a_task_are_updated(store_url):
+    task, other = make_task(name="old"), make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        store.create_task(other)
+        changed = dataclasses.replace(task, name="new", description="d", retain=86_400, min_batch=5)
+        assert store.update_task(changed)
+        assert store.task(task.task_id) == dataclasses.replace(changed, min_batch=task.min_batch)
+        assert store.task(other.task_id) == other
+        assert store.update_task(make_task()) is False  # no such task
+
+
 def test_a_missing_sqlite_store_is_not_created_read_only(tmp_path):
     with pytest.raises(ParameterError, match="no such file"):
         open_store(str(tmp_path / "absent.db"), read_only=True)
@@ -744,14 +789,18 @@ def test_a_postgresql_role_without_table_rights_gets_one_line_naming_the_grant(p
         open_store(url).close()
         with psycopg.connect(url, autocommit=True) as admin:
             admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
-            admin.execute(sql.SQL("GRANT SELECT ON meta, tasks, reports TO {}").format(role))
+            admin.execute(
+                sql.SQL("GRANT SELECT ON meta, tasks, reports, window_aggregates TO {}").format(role)
+            )
         as_role = url.replace("postgres@", f"{name}@", 1)
         with pytest.raises(ParameterError) as caught:
             open_store(as_role)
         message = str(caught.value)
         assert "\n" not in message
         assert "lacks INSERT on tasks, DELETE on tasks, INSERT on reports, DELETE on reports" in message
-        assert f"GRANT SELECT, INSERT, DELETE ON tasks, reports, commits TO {name}" in message
+        assert (
+            f"GRANT SELECT, INSERT, DELETE ON tasks, reports, commits, window_aggregates TO {name}" in message
+        )
         assert "GRANT EXECUTE ON FUNCTION ldp_window_partition(bigint, bigint, bigint)" in message
         open_store(as_role, read_only=True).close()  # reading needs only SELECT
         spec_path = tmp_path / "spec.json"
@@ -887,9 +936,11 @@ def _version_3_store(store_url: str, task: Task, reports: list[StoredReport]) ->
     mark = "%s" if postgres else "?"
     statements = [(statement, ()) for statement in (_POSTGRES_V3 if postgres else _SQLITE_V3)]
     statements.append((f"INSERT INTO meta (key, value) VALUES ('schema_version', {mark})", ("3",)))
-    v3_columns = TASK_COLUMNS.removesuffix(", name, description")  # version 4 added the last two
-    values = ", ".join([mark] * (TASK_COLUMN_COUNT - 2))
-    statements.append((f"INSERT INTO tasks ({v3_columns}) VALUES ({values})", task_row(task)[:-2]))
+    v3_columns = TASK_COLUMNS.removesuffix(
+        ", name, description, retain_seconds"
+    )  # versions 4 and 6 added them
+    values = ", ".join([mark] * (TASK_COLUMN_COUNT - 3))
+    statements.append((f"INSERT INTO tasks ({v3_columns}) VALUES ({values})", task_row(task)[:-3]))
     for r in reports:
         statements.append(
             (
@@ -922,7 +973,7 @@ def test_a_version_3_store_is_migrated_to_window_keys_and_keeps_every_report(sto
 
     with open_store(store_url, read_only=True) as store:  # read as it is, not migrated
         assert every(store) == old
-    with open_store(store_url) as store:  # the writer migrates 3 -> 4 -> 5
+    with open_store(store_url) as store:  # the writer migrates 3 -> 4 -> 5 -> 6
         assert store.tasks() == [task]
         assert every(store) == old
         assert store.count_by_window(task.task_id, task.window) == {-172_800: 1, -86_400: 2, 0: 2, 86_400: 1}
@@ -930,7 +981,7 @@ def test_a_version_3_store_is_migrated_to_window_keys_and_keeps_every_report(sto
         [flags] = store.insert_reports([(task.task_id, [old[0], old[3], report(9, 90_000)])])
         assert flags == [REPLAYED, REPLAYED, STORED]
         assert store.count_by_window(task.task_id, task.window) == {-172_800: 1, -86_400: 2, 0: 2, 86_400: 2}
-    with open_store(store_url) as store:  # the second open finds version 5 and changes nothing
+    with open_store(store_url) as store:  # the second open finds version 6 and changes nothing
         assert len(every(store)) == 7
 
 
