@@ -180,10 +180,12 @@ class CollectorClient:
 
         Over the windows from ``start`` to ``end`` (Unix seconds, window
         boundaries; default all) merged, or one block of rows per window
-        with its ``window_start`` when ``by_window``. ``df.attrs`` holds the
-        reply's ``n``, ``confidence``, ``consistency`` and ``withheld`` (a
-        range with fewer reports than the task's min batch has no rows and
-        says why there).
+        with its ``window_start``, ``n`` and ``pruned`` (its raw reports were
+        deleted by the task's retention; the estimates come from its kept
+        aggregate) when ``by_window``. ``df.attrs`` holds the reply's ``n``,
+        ``confidence``, ``consistency``, ``withheld`` (a range with fewer
+        reports than the task's min batch has no rows and says why there) and
+        ``pruned_windows``.
         """
         query: dict[str, Any] = {"confidence": confidence}
         if start is not None:
@@ -197,6 +199,7 @@ class CollectorClient:
             frames = []
             for window in reply["windows"]:
                 frame = pd.DataFrame(window.get("estimates") or [])
+                frame.insert(0, "pruned", bool(window.get("pruned")))
                 frame.insert(0, "n", window.get("n"))
                 frame.insert(0, "window_start", window["start"])
                 frames.append(frame)
@@ -206,7 +209,7 @@ class CollectorClient:
         table = pd.DataFrame(reply.get("estimates") or [])
         table.attrs = {
             key: reply.get(key)
-            for key in ("task", "n", "confidence", "consistency", "withheld", "from", "to")
+            for key in ("task", "n", "confidence", "consistency", "withheld", "from", "to", "pruned_windows")
         }
         return table
 

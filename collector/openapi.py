@@ -69,6 +69,10 @@ TASK_SCHEMA: dict[str, Any] = {
         "not_after": {"type": ["integer", "null"]},
         "cors_origins": {"type": "array", "items": {"type": "string"}},
         "shuffle_delta": {"type": ["number", "null"]},
+        "retain": {
+            "type": ["integer", "null"],
+            "description": "seconds a window's raw reports are kept after it ends (null: kept); then its aggregate only",
+        },
     },
 }
 _PROBLEM_SCHEMA: dict[str, Any] = {

@@ -286,7 +286,8 @@ function renderWindows(task, current) {
   const follow = task.windows.some((w) => w.estimates) ? "Latest with estimates" : "Latest window";
   const options = [el("option", { value: "" }, follow)];
   for (const w of [...task.windows].reverse()) {
-    const label = `${range(w)}: ${fmt(w.n)} reports${w.estimates ? "" : " (withheld)"}`;
+    const notes = [w.estimates ? "" : "withheld", w.pruned ? "raw reports deleted" : ""].filter(Boolean);
+    const label = `${range(w)}: ${fmt(w.n)} reports${notes.length ? ` (${notes.join(", ")})` : ""}`;
     options.push(el("option", { value: w.start }, label));
   }
   const select = $("window-select");
@@ -300,7 +301,12 @@ function renderWindows(task, current) {
       el("td", {}, utc(w.start)),
       el("td", {}, utc(w.end)),
       el("td", {}, fmt(w.n)),
-      el("td", {}, w.estimates ? "shown" : `withheld: ${w.withheld ?? "no estimates"}`),
+      el(
+        "td",
+        {},
+        (w.estimates ? "shown" : `withheld: ${w.withheld ?? "no estimates"}`) +
+          (w.pruned ? "; raw reports deleted by the retention, estimates from the kept aggregate" : ""),
+      ),
     ),
   );
   $("windows-table").tBodies[0].replaceChildren(...rows);
@@ -331,7 +337,7 @@ function drawWindowsChart(chart, task, current) {
   windows.forEach((w, i) => {
     // at least 2 units tall, so that a window of a few reports still shows (and can be clicked)
     const barTop = Math.min(y(w.n ?? 0), y(0) - (w.n > 0 ? 2 : 0));
-    const classes = ["bar", w.estimates ? "" : "withheld", w === current ? "selected" : ""];
+    const classes = ["bar", w.estimates ? "" : "withheld", w.pruned ? "pruned" : "", w === current ? "selected" : ""];
     const center = left + (i + 0.5) * step;
     const bar = svg(
       "rect",
@@ -344,7 +350,7 @@ function drawWindowsChart(chart, task, current) {
         "data-start": w.start,
         "data-n": w.n,
       },
-      svg("title", {}, `${range(w)}: ${fmt(w.n)} reports`),
+      svg("title", {}, `${range(w)}: ${fmt(w.n)} reports${w.pruned ? " (raw reports deleted; aggregate kept)" : ""}`),
     );
     bar.addEventListener("click", () => selectWindow(w.start));
     parts.push(bar);
@@ -417,6 +423,13 @@ function renderEstimates(task, win) {
   const drawn = rows ? chartItems(task, win, level) : { items: [], caption: "" };
   const about = `${task.mechanism}, ${range(win)}, ${fmt(win.n)} reports.`;
   $("estimates-caption").textContent = `${about} ${drawn.caption}${centralText(win.central)}`;
+  const pruned = $("pruned-note");
+  pruned.hidden = !win.pruned;
+  pruned.textContent = win.pruned
+    ? `This window's raw reports were deleted by the task's retention (${
+        finite(task.retain) ? `kept ${duration(task.retain)} after a window ends` : "since removed"
+      }); its estimates come from the aggregate kept for it, and an export of the window holds no reports.`
+    : "";
   renderMeans(task, win, level);
   renderCdf(task, win, level);
   if (!rows) return;

@@ -59,7 +59,8 @@ def test_upload_from_memory_then_estimates_as_a_data_frame_equal_to_aggregate(sh
     pd.testing.assert_frame_equal(table, pd.read_parquet(out), check_exact=True, check_dtype=False)
 
     windows = client.estimates(task.task_id, by_window=True)
-    assert list(windows.columns[:2]) == ["window_start", "n"] and set(windows["n"]) == {400}
+    assert list(windows.columns[:3]) == ["window_start", "n", "pruned"] and set(windows["n"]) == {400}
+    assert not windows["pruned"].any() and table.attrs["pruned_windows"] == 0
 
     listed = client.tasks()
     assert listed.loc[0, ["task", "name", "mechanism", "reports"]].tolist() == [

@@ -989,6 +989,30 @@ def test_an_empty_task_says_no_reports_yet(page: Page, collector: Collector) -> 
 
 
 @pytest.mark.slow
+def test_a_pruned_window_shows_its_estimates_and_says_its_raw_reports_are_gone(
+    page: Page, collector: Collector, console_errors: list[str]
+) -> None:
+    """Issue 29: a window whose raw reports the retention deleted keeps its estimates, and the page says so."""
+    old = grr_window(0, 4000, {"a": 1000.0, "b": 1000.0, "c": 1000.0, "d": 1000.0, XSS: 0.0}) | {
+        "pruned": True
+    }
+    task = grr_task([old, grr_window(1, 5210, FIRST_COUNTS) | {"pruned": False}]) | {"retain": 90 * 86_400}
+    collector.publish({"tasks": [task]})
+    open_dashboard(page, collector.base_url)
+    assert page.locator("#windows-chart rect.bar.pruned").count() == 1
+    expect(page.locator("#pruned-note")).to_be_hidden()  # the latest window still has its reports
+    page.select_option("#window-select", str(old["start"]))
+    note = page.locator("#pruned-note")
+    expect(note).to_be_visible()
+    assert note.text_content().startswith(
+        "This window's raw reports were deleted by the task's retention (kept 90d after a window ends)"
+    )
+    assert page.locator("#estimates-table tbody tr").count() == len(old["estimates"])  # the estimates remain
+    assert "raw reports deleted" in page.locator("#window-select option:checked").text_content()
+    assert console_errors == []
+
+
+@pytest.mark.slow
 def test_a_task_whose_windows_are_all_withheld_follows_the_latest_window(
     page: Page, collector: Collector
 ) -> None:

@@ -400,3 +400,45 @@ def test_postgresql_drops_whole_partitions_of_pruned_windows(postgres_url):
             assert _without_flag(_replies(store, task)) == _without_flag(before)
     finally:
         drop_database(postgres_url, name)
+
+
+@pytest.mark.slow  # PostgreSQL
+def test_servers_sharing_a_postgresql_store_agree_on_pruned_windows(postgres_url):
+    """A window pruned by one server: another marks it, keeps its counts, and one that was behind a commit into
+    it (whose rows are gone) rebuilds the task from the store instead of missing that commit's reports."""
+    import uuid
+
+    from postgres_cluster import create_database, drop_database
+
+    task = _task()
+    name = f"ret_{uuid.uuid4().hex}"
+    url = create_database(postgres_url, name)
+    services = []
+    try:
+        with open_store(url) as store:
+            store.create_task(task)
+            _fill(store, task)
+        first, second = (CollectorService(CollectorSettings(store=url), open_store(url)) for _ in range(2))
+        services += [first, second]
+        before = second.registry.windows.replies(task, 0.95)
+        with open_store(
+            url
+        ) as store:  # a commit into a window about to expire, that the second server has not read
+            late = next(iter(encode_batch(GRR, ["b"], np.random.default_rng(9)).reports(GRR)))
+            store.insert_reports(
+                [(task.task_id, [StoredReport(secrets.token_bytes(16), BASE + HOUR, late.to_json())])]
+            )
+        first.registry.sync()
+        first.prune(NOW)
+        with open_store(url, read_only=True) as store:  # what a restarted server reads
+            expected = _replies(store, task)
+        assert [w["n"] for w in expected] == [w["n"] + (i == 0) for i, w in enumerate(before)]
+        second.registry.sync()  # the logged commit's rows are gone: it rebuilds the task instead
+        second.registry.refresh()
+        assert second.registry.windows.replies(task, 0.95) == expected
+        assert first.registry.windows.replies(task, 0.95) == expected
+        assert [w["pruned"] for w in expected] == [True, True, False, False]
+    finally:
+        for service in services:
+            service.close()
+        drop_database(postgres_url, name)
