@@ -141,7 +141,14 @@ class _CountingStore:
 
     def __getattr__(self, name):
         attribute = getattr(self.store, name)
-        if name in ("reports", "report_texts", "reports_by_time", "reports_since", "read_windows", "count_by_window"):
+        if name in (
+            "reports",
+            "report_texts",
+            "reports_by_time",
+            "reports_since",
+            "read_windows",
+            "count_by_window",
+        ):
             self.calls += 1
         return attribute
 
