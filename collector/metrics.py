@@ -7,8 +7,9 @@ What an operator alerts on (deploy/prometheus/ldp-alerts.yml): store errors
 (``ldp_store_errors_total``), the commit queue's depth
 (``ldp_commit_queue_uploads``), a stalled commit (``ldp_commit_running_seconds``
 grows while one commit hangs), the windows held in memory
-(``ldp_windows_held``), the process's memory (``process_resident_memory_bytes``)
-and every refused request by status and reason (``ldp_http_errors_total``).
+(``ldp_windows_held``), the process's memory (``process_resident_memory_bytes``),
+every refused request by status and reason (``ldp_http_errors_total``) and a
+retention that no longer runs (``ldp_retention_runs_total{outcome="failed"}``).
 """
 
 from __future__ import annotations
@@ -97,6 +98,22 @@ class CollectorMetrics:
         self.windows = Gauge(
             "ldp_windows_held", "Estimate windows (of every task) held in memory.", registry=self.registry
         )
+        self.retention_runs = Counter(
+            "ldp_retention_runs",
+            "Retention runs (ldp serve --prune-every) by outcome: ok, or failed (the store refused; retried next run).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        for outcome in ("ok", "failed"):  # both series from the start: an alert compares them
+            self.retention_runs.labels(outcome)
+        self.pruned_windows = Counter(
+            "ldp_retention_windows_pruned",
+            "Windows whose aggregate was kept and raw reports deleted by the retention.",
+            registry=self.registry,
+        )
+        self.pruned_reports = Counter(
+            "ldp_retention_reports_deleted", "Raw reports deleted by the retention.", registry=self.registry
+        )
         # process_resident_memory_bytes, process_cpu_seconds_total, process_open_fds... (Linux /proc)
         ProcessCollector(registry=self.registry)
 
@@ -123,6 +140,15 @@ class CollectorMetrics:
     def observe_commit(self, stats: CommitStats) -> None:
         self.commits.observe(stats.seconds)
         self.group_reports.observe(stats.reports)
+
+    def observe_retention(self, windows: int, reports: int) -> None:
+        """Count one retention run that succeeded, and what it pruned."""
+        self.retention_runs.labels("ok").inc()
+        self.pruned_windows.inc(windows)
+        self.pruned_reports.inc(reports)
+
+    def observe_retention_failure(self) -> None:
+        self.retention_runs.labels("failed").inc()
 
     def observe_store_error(self, exc: BaseException) -> None:
         self.store_errors.labels(type(exc).__name__).inc()

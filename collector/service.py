@@ -396,12 +396,19 @@ class CollectorService:
         """
         tasks = [task for task in self.registry.tasks.values() if task.retain is not None]
         results = []
-        for task in tasks:
-            try:
-                results.append(prune_task(self.store, task, now))
-            except UnknownTaskError:  # deleted meanwhile
-                continue
-        self.registry.mark_pruned()
+        try:
+            for task in tasks:
+                try:
+                    results.append(prune_task(self.store, task, now))
+                except UnknownTaskError:  # deleted meanwhile
+                    continue
+            self.registry.mark_pruned()
+        except Exception:
+            self.metrics.observe_retention_failure()
+            raise
+        self.metrics.observe_retention(
+            sum(len(result.kept) for result in results), sum(result.reports_deleted for result in results)
+        )
         return results
 
     async def check_health(self) -> None:

@@ -211,6 +211,10 @@ def test_the_service_serves_a_pruned_window_and_says_its_raw_reports_are_gone(tm
         dashboard = asyncio.run(service.estimates.dashboard(token))
         assert [w["pruned"] for w in dashboard["tasks"][0]["windows"]] == [True, True, False, False]
         assert dashboard["tasks"][0]["retain"] == 2 * DAY
+        metrics = service.metrics.render().decode()
+        assert 'ldp_retention_runs_total{outcome="ok"} 1.0' in metrics
+        assert 'ldp_retention_runs_total{outcome="failed"} 0.0' in metrics
+        assert "ldp_retention_windows_pruned_total 2.0" in metrics
     finally:
         service.close()
 
