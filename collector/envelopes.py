@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import orjson
@@ -160,11 +160,18 @@ def _loads(data: bytes, where: str) -> Any:
 
 
 def check_envelopes(
-    task: Task, items: Sequence[Any], now: float, acceptance: Acceptance = DEFAULT_ACCEPTANCE
+    task: Task,
+    items: Sequence[Any],
+    now: float,
+    acceptance: Acceptance = DEFAULT_ACCEPTANCE,
+    pruned: Collection[int] = frozenset(),
 ) -> CheckedUpload:
     """Check each item as an envelope of ``task`` at collector time ``now`` (Unix seconds).
 
-    ``t`` must lie in the range ``acceptance`` allows (:mod:`ldp.collector.acceptance`).
+    ``t`` must lie in the range ``acceptance`` allows (:mod:`ldp.collector.acceptance`),
+    and not in a window of ``pruned`` (the starts of the windows whose raw reports
+    the task's retention deleted: they take no more reports, whatever the
+    task's retention is now).
     """
     accepted: list[Accepted] = []
     rejected: list[Rejection] = []
@@ -172,7 +179,7 @@ def check_envelopes(
     earliest = acceptance.earliest(task, now)
     spec = task.spec
     for index, item in enumerate(items):
-        outcome = _check_one(task, spec, index, item, latest, earliest)
+        outcome = _check_one(task, spec, index, item, latest, earliest, pruned)
         if isinstance(outcome, Rejection):
             rejected.append(outcome)
         else:
@@ -196,7 +203,13 @@ def _envelope_id(item: Any) -> str | None:
 
 
 def _check_one(
-    task: Task, spec: Any, index: int, item: Any, latest: float, earliest: tuple[int, str]
+    task: Task,
+    spec: Any,
+    index: int,
+    item: Any,
+    latest: float,
+    earliest: tuple[int, str],
+    pruned: Collection[int] = frozenset(),
 ) -> Accepted | Rejection:
     def reject(reason: str, detail: str, envelope_id: str | None = None) -> Rejection:
         return Rejection(index, envelope_id, reason, detail[:300])
@@ -241,6 +254,13 @@ def _check_one(
         return reject(
             "t_out_of_range",
             f"'t' = {t} is earlier than this collector accepts ({earliest[0]}: {earliest[1]})",
+            envelope_id,
+        )
+    if pruned and task.window_start(t) in pruned:
+        return reject(
+            "t_out_of_range",
+            f"'t' = {t} is in the window {task.window_start(t)}, whose raw reports the task's retention deleted "
+            "(its estimates are kept; it takes no more reports)",
             envelope_id,
         )
     try:

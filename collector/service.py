@@ -272,10 +272,11 @@ class Ingestion:
             If the commit failed (nothing was acknowledged; the same envelopes may be sent again).
         """
         now = time.time()
+        pruned = self.registry.windows.pruned(task.task_id)
         if len(items) <= INLINE_CHECK_ENVELOPES:
-            checked = check_envelopes(task, items, now, self.acceptance)
+            checked = check_envelopes(task, items, now, self.acceptance, pruned)
         else:
-            checked = await run_in_threadpool(check_envelopes, task, items, now, self.acceptance)
+            checked = await run_in_threadpool(check_envelopes, task, items, now, self.acceptance, pruned)
         try:
             outcomes = await asyncio.wrap_future(self.committer.submit(task, checked.accepted))
         except UnknownTaskError:  # the task was deleted meanwhile

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import secrets
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -215,6 +217,42 @@ def test_the_service_serves_a_pruned_window_and_says_its_raw_reports_are_gone(tm
         assert 'ldp_retention_runs_total{outcome="ok"} 1.0' in metrics
         assert 'ldp_retention_runs_total{outcome="failed"} 0.0' in metrics
         assert "ldp_retention_windows_pruned_total 2.0" in metrics
+    finally:
+        service.close()
+
+
+def test_a_pruned_window_takes_no_more_reports_even_once_the_retention_is_removed(tmp_path):
+    """A retention removed (or lengthened) does not bring back a pruned window's raw reports: an upload into it is
+    rejected at the door, not accepted and then refused at every commit (a 503 its client would retry forever)."""
+    task, _ = new_task(GRR, window="1h", time_precision="1h", min_batch=1, retain="1h", not_before=0)
+    now = int(time.time())
+    old = now - now % HOUR - 5 * HOUR  # a window that ended 4 hours ago: expired under a 1-hour retention
+    reports = list(encode_batch(GRR, ["a", "b"], np.random.default_rng(3)).reports(GRR))
+    path = str(tmp_path / "s.db")
+    with open_store(path) as store:
+        store.create_task(task)
+        store.insert_reports(
+            [(task.task_id, [StoredReport(secrets.token_bytes(16), old, reports[0].to_json())])]
+        )
+    service = CollectorService(CollectorSettings(store=path), open_store(path, exclusive=True))
+    try:
+        assert [r.kept for r in service.prune()] == [(old,)]
+        with open_store(path) as store:
+            store.update_task(dataclasses.replace(task, retain=None))  # ldp task update --retain forever
+        service.registry.refresh()
+        held = service.registry.tasks[task.task_id]
+        assert held.retain is None
+        items = [
+            {
+                "id": base64.urlsafe_b64encode(secrets.token_bytes(16)).rstrip(b"=").decode(),
+                "t": old,
+                "report": reports[1].to_dict(),
+            }
+        ]
+        outcome = asyncio.run(service.ingestion.ingest(held, items))
+        assert outcome.accepted == 0
+        [rejected] = outcome.rejected
+        assert rejected.reason == "t_out_of_range" and "retention deleted" in rejected.detail
     finally:
         service.close()
 
