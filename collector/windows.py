@@ -333,7 +333,12 @@ class Windows:
                 cached = self._replies.pop(key, None)
                 if cached is not None:  # most recently used last
                     self._replies[key] = cached
-            if cached is not None and cached[0] == confidence and cached[1]["n"] == n:
+            if (
+                cached is not None
+                and cached[0] == confidence
+                and cached[1]["n"] == n
+                and cached[1]["pruned"] == (start in pruned)  # a reply made as the window was being marked
+            ):
                 replies.append(cached[1])
                 continue
             merged = self.merged(task, start, start + task.window)
