@@ -3,8 +3,8 @@
 ``--dist loadgroup`` (pyproject's addopts) keeps each ``xdist_group`` on one worker and makes every other
 test its own work unit: the controller then sends, receives and reschedules one test at a time, and its
 bookkeeping grows with the square of the number of tests (``LoadScopeScheduling._pending_of`` sums every
-unit a worker was ever given, once per finished test): over 4,400 trivial tests, 3 s of CPU more than
-here (docs/development.md#tests). Here the tests outside a group are grouped instead into
+unit a worker was ever given, once per finished test): over 4,400 trivial tests, 2–3 s of CPU more
+than here (docs/development.md#tests). Here the tests outside a group are grouped instead into
 :data:`CHUNK` consecutive tests of one module: the groups stay whole, each test still runs once, and the
 units stay small enough to balance the workers at the end of the run (xdist hands out the largest units
 first, so the short tails of modules come last).
