@@ -6,8 +6,8 @@ bookkeeping grows with the square of the number of tests (``LoadScopeScheduling.
 unit a worker was ever given, once per finished test): over 4,400 trivial tests, 2–3 s of CPU more
 than here (docs/development.md#tests). Here the tests outside a group are grouped instead into
 :data:`CHUNK` consecutive tests of one module: the groups stay whole, each test still runs once, and the
-units stay small enough to balance the workers at the end of the run (xdist hands out the largest units
-first, so the short tails of modules come last).
+last eighth of the tests are units of one test each, which xdist hands out last (it hands out the
+largest units first), so the two workers still finish together.
 """
 
 from __future__ import annotations
@@ -18,18 +18,27 @@ from xdist.scheduler import LoadGroupScheduling
 
 #: Tests of one module per work unit.
 CHUNK = 8
+#: The share of the tests, the last ones collected, that are units of one test each: xdist hands out the
+#: largest units first, so these come last and the two workers finish together, as with loadgroup.
+SINGLE_TAIL = 1 / 8
 
 
-def chunk_scopes(nodeids: Sequence[str], grouped: set[str], size: int = CHUNK) -> dict[str, str]:
-    """The work unit of each test outside ``grouped``: ``<module>::<n>``, ``size`` consecutive tests a unit.
+def chunk_scopes(
+    nodeids: Sequence[str], grouped: set[str], size: int = CHUNK, single_tail: float = SINGLE_TAIL
+) -> dict[str, str]:
+    """The work unit of each test outside ``grouped``: ``<module>::<n>``, ``size`` consecutive tests a unit,
+    and the last ``single_tail`` of them a unit each (their node id).
 
-    >>> chunk_scopes(["a.py::t[0]", "a.py::t[1]", "a.py::u", "b.py::t"], set(), size=2)
-    {'a.py::t[0]': 'a.py::0', 'a.py::t[1]': 'a.py::0', 'a.py::u': 'a.py::1', 'b.py::t': 'b.py::0'}
+    >>> chunk_scopes(["a.py::t[0]", "a.py::t[1]", "a.py::u", "b.py::t"], set(), size=2, single_tail=0.25)
+    {'a.py::t[0]': 'a.py::0', 'a.py::t[1]': 'a.py::0', 'a.py::u': 'a.py::1', 'b.py::t': 'b.py::t'}
     """
+    ungrouped = [nodeid for nodeid in nodeids if nodeid not in grouped]
+    chunked = len(ungrouped) - int(len(ungrouped) * single_tail)
     scopes: dict[str, str] = {}
     seen: dict[str, int] = {}
-    for nodeid in nodeids:
-        if nodeid in grouped:
+    for position, nodeid in enumerate(ungrouped):
+        if position >= chunked:
+            scopes[nodeid] = nodeid
             continue
         module = nodeid.split("::", 1)[0]
         index = seen.get(module, 0)
@@ -39,7 +48,8 @@ def chunk_scopes(nodeids: Sequence[str], grouped: set[str], size: int = CHUNK) -
 
 
 class ChunkedLoadGroupScheduling(LoadGroupScheduling):
-    """``loadgroup``: one unit per ``xdist_group``, and :data:`CHUNK` tests of one module per other unit."""
+    """``loadgroup``: one unit per ``xdist_group``, :data:`CHUNK` tests of one module per other unit, and
+    one test per unit for the last :data:`SINGLE_TAIL` of the tests."""
 
     _scopes: dict[str, str] | None = None
 
