@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 __all__ = ["RateLimiter"]
 
@@ -27,14 +28,23 @@ class RateLimiter:
         Requests an idle address may send at once (default: two seconds' worth, at least 10).
     max_addresses : int
         The most addresses tracked at once.
+    clock : callable
+        Seconds on a monotonic clock (default :func:`time.monotonic`): the buckets refill as it advances.
     """
 
-    def __init__(self, rate: float, burst: float | None = None, max_addresses: int = 100_000) -> None:
+    def __init__(
+        self,
+        rate: float,
+        burst: float | None = None,
+        max_addresses: int = 100_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if rate < 0:
             raise ValueError(f"rate must be >= 0, got {rate}")
         self.rate = float(rate)
         self.burst = float(burst) if burst is not None else max(10.0, 2.0 * self.rate)
         self.max_addresses = max_addresses
+        self.clock = clock
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # address -> (tokens, last time)
         self._lock = threading.Lock()
 
@@ -42,7 +52,7 @@ class RateLimiter:
         """Take one token for ``address``; False when its bucket is empty."""
         if self.rate == 0:
             return True
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         with self._lock:
             tokens, last = self._buckets.pop(address, (self.burst, now))
             tokens = min(self.burst, tokens + (now - last) * self.rate)

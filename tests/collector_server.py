@@ -116,5 +116,14 @@ def now_truncated(task: Task) -> int:
     return now - now % task.time_precision
 
 
+def stop_rate_clock(app: Any) -> None:
+    """Stop the rate limiter's clock in a running app's collector: its buckets refill only if a test says so.
+
+    A rate-limit test counts admissions and refusals over a burst; on the real clock, a machine slow
+    enough between two requests refills a bucket and turns a refusal into an admission.
+    """
+    app.state.service.ingestion.limiter.clock = lambda: 0.0
+
+
 def store_path(tmp_path: Path) -> str:
     return str(tmp_path / "collector.db")

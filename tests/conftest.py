@@ -56,6 +56,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("dask"))
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` handing out a few tests of one module at a time (tests/xdist_chunks.py)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist_chunks import ChunkedLoadGroupScheduling
+
+    return ChunkedLoadGroupScheduling(config, log)
+
+
 def frequency_specs(epsilon: float = 1.0, domain=SMALL_DOMAIN):
     """One spec of every registered frequency oracle over ``domain`` (its first two values for binary RR).
 

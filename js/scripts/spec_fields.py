@@ -248,6 +248,13 @@ def render_registry(src: Path = SRC) -> str:
             call = f"{cls}.create(spec, source, options, (part) => makeEncoder(part, options))"
         lines.append(f"      return {call};")
     lines += ["  }", "  throw new RangeError(`no encoder for ${spec.mechanism} here`);", "}", ""]
+    lines += [
+        "/** The mechanisms `makeEncoder` encodes, in registry order (the others: `NumericEncoder`, with a table). */",
+        "export const ENCODED_MECHANISMS: readonly string[] = [",
+        *[f"  {json.dumps(name)}," for name in ordered],
+        "];",
+        "",
+    ]
     lines += ["// every encoder class, public with makeEncoder (encoders.ts re-exports this module)"]
     lines += [f'export {{ {", ".join(sorted(c))} }} from "./{m}.js";' for m, c in sorted(modules.items())]
     lines += [""]

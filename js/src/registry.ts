@@ -80,6 +80,36 @@ export function makeEncoder(spec: Spec, options: EncoderOptions = {}): Encoder {
   throw new RangeError(`no encoder for ${spec.mechanism} here`);
 }
 
+/** The mechanisms `makeEncoder` encodes, in registry order (the others: `NumericEncoder`, with a table). */
+export const ENCODED_MECHANISMS: readonly string[] = [
+  "grr",
+  "binary-rr",
+  "sue",
+  "oue",
+  "olh",
+  "blh",
+  "hr",
+  "pem",
+  "treehist",
+  "rappor",
+  "cms",
+  "hcms",
+  "ss",
+  "dbitflip",
+  "pckv-ue",
+  "pckv-grr",
+  "privkvm",
+  "loloha",
+  "l-grr",
+  "l-osue",
+  "l-oue",
+  "l-sue",
+  "multi-attribute",
+  "onebitmean",
+  "range-hierarchy",
+  "range-haar",
+];
+
 // every encoder class, public with makeEncoder (encoders.ts re-exports this module)
 export { DBitFlipEncoder } from "./dbitflip.js";
 export { GRREncoder } from "./grr.js";

@@ -23,6 +23,8 @@ import {
   dumpJson,
   fingerprintOf,
   type Fraction,
+  compare,
+  divInt,
   fraction,
   fractionText,
   loadSpec,
@@ -32,23 +34,37 @@ import {
   parseJson,
   tablePrivacyRatio,
 } from "../src/index.js";
+import { ENCODED_MECHANISMS } from "../src/registry.js";
+import { SPEC_FIELDS } from "../src/specfields.js";
 
 const V = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
 const CASES: { id: string; canonical_json: string; mechanism: string }[] = V.specs.cases.filter((c: any) => c.canonical_json);
-const NUMERIC = new Set(["duchi", "stochastic-rounding"]);
-const GRIDDED = new Set(["piecewise", "hybrid", "laplace", "gaussian"]);
+/**
+ * Whether a mechanism's spec states ε and the probabilities it gives (the generated `SPEC_FIELDS`): an
+ * `epsilon` field and a probability field, or parts that have them (a composite spec). Not RAPPOR (no
+ * stated ε), nor a grid mechanism (piecewise, hybrid, Laplace, Gaussian: its probabilities are the server's table).
+ */
+const statesProbabilities = (mechanism: string): boolean => {
+  const fields = SPEC_FIELDS[mechanism];
+  return "epsilon" in fields && Object.values(fields).some(([kind]) => kind === "probability" || kind === "parts");
+};
 /** One canonical spec (Python's) per mechanism with a stated ε and its probabilities. */
-const STATED = [...new Map(CASES.filter((c) => c.mechanism !== "rappor" && !GRIDDED.has(c.mechanism)).map((c) => [c.mechanism, c])).values()];
+const STATED = [...new Map(CASES.filter((c) => statesProbabilities(c.mechanism)).map((c) => [c.mechanism, c])).values()];
+/** The encoder of a spec: `makeEncoder`'s, else (Duchi, stochastic rounding) `NumericEncoder` with the spec's own table. */
+const encoderOf = (spec: Spec) => (ENCODED_MECHANISMS.includes(spec.mechanism) ? makeEncoder(spec) : new NumericEncoder(spec));
 
 /**
  * The fields with p raised: 1 − (1 − p)/8, the ratio at least 8 times larger (ε + ln 8 or more). A
- * longitudinal chain's fresh round likewise, keeping its form: p₂ raised (q₂ = (1 − p₂)/(k − 1) for
- * l-grr, 1 − p₂ for l-osue and l-sue), or, for l-oue (p₂ = ½), q₂ divided by 8; a key keep
- * probability p₁ without a q₁ (privkvm) raised the same way.
+ * longitudinal chain's fresh round likewise, keeping the form its fields have: p₂ raised with
+ * q₂ = 1 − p₂ kept so (l-osue, l-sue) or q₂ = (1 − p₂)/(k − 1) (l-grr); a fixed p₂ (l-oue's ½) with
+ * q₂ divided by 8; p₂ raised alone when q₂ is not a field (loloha); a key keep probability p₁ without
+ * a q₁ (privkvm) raised the same way. Read from the fields alone: a new mechanism of one of these forms
+ * needs no edit here.
  */
 function tampered(json: string): JsonObject {
   const fields = parseJson(json) as JsonObject;
   const raised = (p: Fraction): Fraction => fraction(7n * p.den + p.num, 8n * p.den);
+  const complement = (p: Fraction): Fraction => fraction(p.den - p.num, p.den);
   if (Array.isArray(fields.attributes)) {
     // a composite spec (multi-attribute): its first attribute's p raised (a GRR in the vectors)
     const first = fields.attributes[0] as JsonObject;
@@ -65,20 +81,20 @@ function tampered(json: string): JsonObject {
     return fields;
   }
   const p2 = parseFraction(fields.p2 as string);
-  if (fields.mechanism === "loloha") {
-    fields.p2 = fractionText(raised(p2)); // its fresh round's keep probability (q2 is not a field)
+  if (fields.q2 === undefined) {
+    fields.p2 = fractionText(raised(p2)); // its fresh round's keep probability (loloha: q2 is not a field)
     return fields;
   }
   const q2 = parseFraction(fields.q2 as string);
-  const k = BigInt((fields.domain as unknown[]).length);
-  if (fields.mechanism === "l-oue") {
-    fields.q2 = fractionText(fraction(q2.num, 8n * q2.den));
+  const others = BigInt((fields.domain as unknown[]).length) - 1n;
+  const symmetric = compare(q2, complement(p2)) === 0;
+  if (!symmetric && compare(q2, divInt(complement(p2), others)) !== 0) {
+    fields.q2 = fractionText(divInt(q2, 8n)); // p₂ fixed (OUE's ½)
     return fields;
   }
   const p = raised(p2);
-  const rest = fraction(p.den - p.num, p.den);
   fields.p2 = fractionText(p);
-  fields.q2 = fractionText(fields.mechanism === "l-grr" ? fraction(rest.num, rest.den * (k - 1n)) : rest);
+  fields.q2 = fractionText(symmetric ? complement(p) : divInt(complement(p), others));
   return fields;
 }
 
@@ -91,11 +107,9 @@ function handMade(fields: JsonObject): Spec {
 const CLAIMS = /claims epsilon=\S+ but its exact probabilities give epsilon=\S+; the claim must be at least what the probabilities give/;
 
 describe("the stated ε is checked against the exact probabilities", () => {
-  it("covers every mechanism with a stated ε (every one with an ε limit, from the registry) in the vectors", () => {
-    assert.deepEqual(
-      STATED.map((c) => c.mechanism).sort(),
-      Object.keys(EPSILON_LIMITS).filter((m) => m !== "rappor" && !GRIDDED.has(m)).sort(),
-    );
+  it("covers every mechanism with a stated ε and probabilities (from the registry's SPEC_FIELDS) in the vectors, each with an ε limit", () => {
+    assert.deepEqual(STATED.map((c) => c.mechanism).sort(), Object.keys(SPEC_FIELDS).filter(statesProbabilities).sort());
+    assert.deepEqual(STATED.map((c) => c.mechanism).filter((m) => !(m in EPSILON_LIMITS)), []);
   });
   for (const c of STATED) {
     it(`${c.mechanism}: tampered probabilities are refused as text, as an object, and by hand to the encoder and the ledger`, async () => {
@@ -104,7 +118,7 @@ describe("the stated ε is checked against the exact probabilities", () => {
       assert.throws(() => loadSpec(dumpJson(fields)), CLAIMS);
       assert.throws(() => loadSpec(fields), CLAIMS);
       const spec = handMade(fields);
-      assert.throws(() => (NUMERIC.has(c.mechanism) ? new NumericEncoder(spec) : makeEncoder(spec)), CLAIMS);
+      assert.throws(() => encoderOf(spec), CLAIMS);
       await assert.rejects(new PrivacyLedger(new MemoryLedgerStorage(), makeBudget(100)).charge(spec, null), CLAIMS);
     });
   }

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
-from collector_server import create_task, envelopes, now_truncated, store_path
+from collector_server import create_task, envelopes, now_truncated, stop_rate_clock, store_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -268,6 +268,7 @@ def test_uploads_past_the_per_address_burst_get_429_with_retry_after(tmp_path):
     store = store_path(tmp_path)
     task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
     with client(CollectorSettings(store=store, rate_limit=1), client=("192.0.2.7", 40000)) as http:
+        stop_rate_clock(http.app)
         replies = [http.post(f"/v1/tasks/{task.task_id}/reports", json=[]) for _ in range(15)]
     assert [reply.status_code for reply in replies[:10]] == [200] * 10
     limited = [reply for reply in replies[10:] if reply.status_code == 429]

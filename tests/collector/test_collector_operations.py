@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from collector_server import Server, create_task, envelopes, now_truncated, store_path
+from collector_server import Server, create_task, envelopes, now_truncated, stop_rate_clock, store_path
 
 import ldp
 from ldp.client import encode_batch
@@ -29,6 +29,7 @@ from ldp.collector.app import CollectorSettings, create_app
 from ldp.collector.forwarded import TrustedProxies, parse_networks
 from ldp.collector.ingest import GroupCommitter
 from ldp.collector.metrics import CollectorMetrics
+from ldp.collector.ratelimit import RateLimiter
 from ldp.collector.windows import Windows
 from ldp.errors import ParameterError
 
@@ -97,6 +98,7 @@ def test_every_4xx_is_counted_by_status_and_reason(tmp_path):
     task, token = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
     reports = f"/v1/tasks/{task.task_id}/reports"
     with client(CollectorSettings(store=store, rate_limit=1)) as http:
+        stop_rate_clock(http.app)
         http.post(f"/v1/tasks/{'A' * 43}/reports", json=[])  # 404 unknown_task
         http.get("/no/such/path")  # 404 not_found
         http.post(reports, content=b"[", headers={"content-type": "application/json"})  # 400 malformed_json
@@ -195,12 +197,24 @@ def test_the_forwarded_address_is_read_only_from_trusted_proxies():
         parse_networks(["10.0.0.300/8"])
 
 
+def test_buckets_refill_on_the_limiters_clock():
+    """Before: the limiter read time.monotonic itself, so the rate-limit tests here counted refusals that a
+    loaded machine, slow enough between two requests to refill a bucket, turned into admissions."""
+    now = [0.0]
+    limiter = RateLimiter(1, clock=lambda: now[0])
+    assert [limiter.allow("198.51.100.7") for _ in range(11)] == [True] * 10 + [False]
+    now[0] += 1.0  # one second: one token
+    assert [limiter.allow("198.51.100.7") for _ in range(2)] == [True, False]
+    assert limiter.allow("198.51.100.8")  # another address has its own bucket
+
+
 def _polite_and_flooder(settings: CollectorSettings, store: str) -> tuple[list[int], list[int]]:
     """40 flooding uploads and 8 polite ones, interleaved, all through one proxy on 127.0.0.1."""
     task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
     path = f"/v1/tasks/{task.task_id}/reports"
     polite, flood = [], []
     with client(settings, client=("127.0.0.1", 40000)) as http:
+        stop_rate_clock(http.app)
         for i in range(40):
             flood.append(http.post(path, json=[], headers={"X-Forwarded-For": "198.51.100.66"}).status_code)
             if i % 5 == 4:
@@ -227,6 +241,7 @@ def test_a_forged_forwarded_header_from_an_untrusted_peer_picks_no_new_bucket(tm
     task, _ = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
     settings = CollectorSettings(store=store, rate_limit=1, trusted_proxies=("10.0.0.0/8",))
     with client(settings, client=("192.0.2.1", 40000)) as http:
+        stop_rate_clock(http.app)
         statuses = [
             http.post(
                 f"/v1/tasks/{task.task_id}/reports", json=[], headers={"X-Forwarded-For": f"198.51.100.{i}"}

@@ -26,3 +26,17 @@ def test_the_fast_set_loads_neither_schemathesis_nor_anyio(pytestconfig):
     assert not pytestconfig.pluginmanager.has_plugin("schemathesis")
     assert not pytestconfig.pluginmanager.has_plugin("anyio")
     assert "schemathesis" not in sys.modules
+
+
+def test_xdist_hands_out_groups_whole_and_other_tests_a_few_of_one_module_at_a_time():
+    """tests/xdist_chunks.py: before, ``--dist loadgroup`` made each ungrouped test a work unit of its own."""
+    from xdist_chunks import CHUNK, ChunkedLoadGroupScheduling
+
+    ids = [f"tests/a.py::t[{i}]" for i in range(CHUNK + 2)]
+    ids += ["tests/a.py::u@readme", "tests/b.py::t", "tests/b.py::u@readme", "tests/b.py::v"]
+    scheduler = ChunkedLoadGroupScheduling.__new__(ChunkedLoadGroupScheduling)  # only its scopes are used
+    scheduler.registered_collections = {"gw0": ids}
+    scopes = [scheduler._split_scope(nodeid) for nodeid in ids]
+    # 12 ungrouped tests: the last eighth (one test) is a unit of its own, handed out last
+    first_module = [*(["tests/a.py::0"] * CHUNK), "tests/a.py::1", "tests/a.py::1"]
+    assert scopes == [*first_module, "readme", "tests/b.py::0", "readme", "tests/b.py::v"]

@@ -263,6 +263,7 @@ def spec_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
                 "canonical_json": text,
                 "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
                 "fingerprint": spec.fingerprint,
+                "memoized": spec.memoized,  # every report of one value post-processes one permanent response
             }
         )
     texts = []
