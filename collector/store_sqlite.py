@@ -368,28 +368,64 @@ class SqliteStore(Store):
             if found is None:
                 raise UnknownTaskError(f"no task {task_id} in {self.path!r}")
             seq, width = found
-            outcomes = []
-            for report in reports:
-                start = report.t - report.t % width
-                try:
-                    cursor.execute(
-                        "INSERT INTO reports (task, window_start, report_id, t, report) VALUES (?, ?, ?, ?, ?) "
-                        "ON CONFLICT (task, window_start, report_id) DO NOTHING",  # only a stored id is a replay
-                        (seq, start, report.report_id, report.t, report.report),
-                    )
-                except sqlite3.IntegrityError:  # the task was deleted by another process meanwhile
-                    raise UnknownTaskError(f"no task {task_id} in {self.path!r}") from None
-                if cursor.rowcount == 1:
-                    outcomes.append(Insert.STORED)
-                    continue
-                stored_t, stored_text = cursor.execute(
-                    "SELECT t, report FROM reports WHERE task = ? AND window_start = ? AND report_id = ?",
-                    (seq, start, report.report_id),
-                ).fetchone()
-                same = same_report(stored_t, stored_text, report)
-                outcomes.append(Insert.REPLAYED if same else Insert.CONFLICT)
+            rows = [(seq, r.t - r.t % width, r.report_id, r.t, r.report) for r in reports]
+            outcomes = self._insert_all_new(cursor, rows)
+            if outcomes is None:
+                outcomes = self._insert_each(cursor, task_id, rows, reports)
             results.append(outcomes)
         return results
+
+    def _insert_all_new(
+        self, cursor: sqlite3.Cursor, rows: list[tuple[int, int, bytes, int, str]]
+    ) -> list[Insert] | None:
+        """Every row stored with one ``executemany``, or None (and nothing stored) when one of their ids is taken.
+
+        The common case (fresh ids) in one statement run over the rows; a
+        replay, a conflict, an id twice in the group or a task deleted meanwhile
+        rolls back to the savepoint and leaves the rows to :meth:`_insert_each`.
+        """
+        if not self._writer.in_transaction:
+            cursor.execute("BEGIN")  # the savepoint nests in the group's one transaction
+        cursor.execute("SAVEPOINT fresh_ids")
+        try:
+            cursor.executemany(
+                "INSERT INTO reports (task, window_start, report_id, t, report) VALUES (?, ?, ?, ?, ?)", rows
+            )
+        except sqlite3.IntegrityError:  # an id already stored (or the task gone): row by row
+            cursor.execute("ROLLBACK TO fresh_ids")
+            cursor.execute("RELEASE fresh_ids")
+            return None
+        cursor.execute("RELEASE fresh_ids")
+        return [Insert.STORED] * len(rows)
+
+    def _insert_each(
+        self,
+        cursor: sqlite3.Cursor,
+        task_id: str,
+        rows: list[tuple[int, int, bytes, int, str]],
+        reports: Sequence[StoredReport],
+    ) -> list[Insert]:
+        """Each row stored unless its id is: then a replay (the same report) or a conflict."""
+        outcomes = []
+        for row, report in zip(rows, reports):
+            try:
+                cursor.execute(
+                    "INSERT INTO reports (task, window_start, report_id, t, report) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (task, window_start, report_id) DO NOTHING",  # only a stored id is a replay
+                    row,
+                )
+            except sqlite3.IntegrityError:  # the task was deleted by another process meanwhile
+                raise UnknownTaskError(f"no task {task_id} in {self.path!r}") from None
+            if cursor.rowcount == 1:
+                outcomes.append(Insert.STORED)
+                continue
+            stored_t, stored_text = cursor.execute(
+                "SELECT t, report FROM reports WHERE task = ? AND window_start = ? AND report_id = ?",
+                row[:3],
+            ).fetchone()
+            same = same_report(stored_t, stored_text, report)
+            outcomes.append(Insert.REPLAYED if same else Insert.CONFLICT)
+        return outcomes
 
     def reports(
         self, task_id: str, start: int | None = None, end: int | None = None, chunk: int = 50_000
