@@ -187,6 +187,8 @@ def check_envelopes(
     low = max(0, earliest[0], task.not_before if task.not_before is not None else 0)
     high = latest if task.not_after is None else min(latest, task.not_after - 1)
     precision = task.time_precision
+    well_formed_id = _ID_PATTERN.fullmatch
+    keep = accepted.append
     for index, item in enumerate(items):
         if fast is not None and type(item) is dict and item.keys() == _ENVELOPE_KEYS:
             envelope_id, t = item["id"], item["t"]
@@ -195,19 +197,18 @@ def check_envelopes(
                 and low <= t <= high
                 and not t % precision
                 and type(envelope_id) is str
-                and _ID_PATTERN.fullmatch(envelope_id) is not None
+                and well_formed_id(envelope_id) is not None
             ):
                 result = fast(item["report"])
                 if result is not None:
-                    checked, canonical = result
-                    stored = StoredReport(_raw_id(envelope_id), t, report_text(canonical))
-                    accepted.append(Accepted(index, envelope_id, stored, checked))
+                    stored = StoredReport(_raw_id(envelope_id), t, report_text(result[1]))
+                    keep(Accepted(index, envelope_id, stored, result[0]))
                     continue
         outcome = _check_one(task, spec, index, item, latest, earliest)
         if isinstance(outcome, Rejection):
             rejected.append(outcome)
         else:
-            accepted.append(outcome)
+            keep(outcome)
     return CheckedUpload(accepted, rejected)
 
 

@@ -42,8 +42,8 @@ _FieldCheck = Callable[[Any], tuple[Any, Any]]
 # What Report itself allows an integer field to hold, by name (others: a declared extra field).
 _INT_RANGES = {"value": (-(1 << 63), 1 << 63), "seed": (0, 1 << 64), "cohort": (0, 1 << 32)}
 _EXTRA_INT_RANGE = (-(1 << 63), 1 << 64)  # [-2^63, 2^64 - 1]
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _CANONICAL_BUILTINS = ("cohort", "seed", "value")  # the order of Report.to_dict (bits comes after the extras)
-_GROUP_VERSION = max(REPORT_VERSIONS)
 
 
 class _Refused(Exception):
@@ -64,62 +64,78 @@ def compile_report_check(spec: Any) -> CompiledCheck | None:
     if schema.conditional:
         return None
     names = schema.names
-    checks = tuple((f.name, _field_check(spec, f)) for f in schema.fields)
-    builtin_positions = {name: i for i, name in enumerate(("value", "seed", "bits", "cohort"))}
-    # CheckedReport is (value, seed, bits, cohort, group, extra): where each field's checked value goes
-    slots = tuple(builtin_positions.get(name, -1) for name in names)
-    extras = frozenset(n for n in names if n not in BUILTIN_PAYLOAD)
-    canonical_builtins = tuple(n for n in _CANONICAL_BUILTINS if n in names)
-    has_bits = "bits" in names
-    plain = frozenset({"v", "spec", *names})
-    grouped = plain | {"group"}
-    fingerprint = spec.fingerprint
-
-    def check(data: Any) -> tuple[CheckedReport, dict[str, Any]] | None:
-        if type(data) is not dict:
-            return None
-        keys = data.keys()
-        if keys == plain:
-            group = None
-        elif keys == grouped:
-            group = data["group"]
-        else:
-            return None
-        version = data["v"]
-        if type(version) is not int or version not in REPORT_VERSIONS or data["spec"] != fingerprint:
-            return None
-        try:
-            if group is not None:
-                if version < _GROUP_VERSION:
-                    return None
-                check_group(group)
-            row: list[Any] = [None, None, None, None, group, ()]
-            extra: list[tuple[str, Any]] = []
-            written: dict[str, Any] = {}
-            for (name, field_check), slot in zip(checks, slots):
-                checked, written[name] = field_check(data[name])
-                if slot >= 0:
-                    row[slot] = checked
-                else:
-                    extra.append((name, checked))
-        except Exception:  # _Refused, a ReportError, a value not in the domain...: the two-step path decides
-            return None
-        if extra:
-            row[5] = tuple(extra)
-        canonical: dict[str, Any] = {"v": version, "spec": fingerprint}
-        for name in canonical_builtins:
-            canonical[name] = written[name]
-        if extras:
-            for name in data:  # Report keeps its extra fields in the order they came
-                if name in extras:
-                    canonical[name] = written[name]
-        if has_bits:
-            canonical["bits"] = written["bits"]
-        if group is not None:
-            canonical["group"] = group
-        return CheckedReport._make(row), canonical
-
+    namespace: dict[str, Any] = {
+        "plain": frozenset({"v", "spec", *names}),
+        "grouped": frozenset({"v", "spec", "group", *names}),
+        "versions": REPORT_VERSIONS,
+        "group_version": max(REPORT_VERSIONS),
+        "fingerprint": spec.fingerprint,
+        "check_group": check_group,
+        "make": tuple.__new__,
+        "CheckedReport": CheckedReport,
+        "extra_names": frozenset(n for n in names if n not in BUILTIN_PAYLOAD),
+    }
+    for i, field in enumerate(schema.fields):
+        namespace[f"check{i}"] = _field_check(spec, field)
+    exec(_source(names), namespace)  # the text holds the schema's identifiers and nothing else
+    check: CompiledCheck = namespace["check"]
     return check
+
+
+def _source(names: tuple[str, ...]) -> str:
+    """The text of ``check(data)`` for a schema of unconditional fields ``names`` (see :func:`compile_report_check`).
+
+    Generated, so that one report costs the field checks and nothing else:
+    no loop over the fields, no intermediate list or dict.
+    """
+    position = {name: i for i, name in enumerate(names)}
+    # CheckedReport is (value, seed, bits, cohort, group, extra)
+    slots = [f"c{position[n]}" if n in position else "None" for n in ("value", "seed", "bits", "cohort")]
+    extra = "".join(f"({n!r}, c{i}), " for i, n in enumerate(names) if n not in BUILTIN_PAYLOAD)
+    fields = "".join(f"        c{i}, w{i} = check{i}(data[{n!r}])\n" for i, n in enumerate(names))
+    # Report.to_dict's order: v, spec, cohort, seed, value, the extra fields as they came, bits, group
+    head = "".join(f"{n!r}: w{position[n]}, " for n in _CANONICAL_BUILTINS if n in position)
+    if "bits" in position and not extra:
+        head += f"'bits': w{position['bits']}"
+    extras = ""
+    if extra:
+        written = ", ".join(f"{n!r}: w{i}" for i, n in enumerate(names) if n not in BUILTIN_PAYLOAD)
+        extras = (
+            f"    written = {{{written}}}\n"
+            "    for name in data:\n"
+            "        if name in extra_names:\n"
+            "            canonical[name] = written[name]\n"
+        )
+    bits = f"    canonical['bits'] = w{position['bits']}\n" if "bits" in position and extra else ""
+    return (
+        "def check(data):\n"
+        "    if type(data) is not dict:\n"
+        "        return None\n"
+        "    keys = data.keys()\n"
+        "    if keys == plain:\n"
+        "        group = None\n"
+        "    elif keys == grouped:\n"
+        "        group = data['group']\n"
+        "    else:\n"
+        "        return None\n"
+        "    version = data['v']\n"
+        "    if type(version) is not int or version not in versions or data['spec'] != fingerprint:\n"
+        "        return None\n"
+        "    try:\n"
+        "        if group is not None:\n"
+        "            if version < group_version:\n"
+        "                return None\n"
+        "            check_group(group)\n"
+        f"{fields}"
+        "    except Exception:\n"  # a _Refused, a ReportError, a value not in the domain: the two-step path
+        "        return None\n"
+        f"    canonical = {{'v': version, 'spec': fingerprint, {head}}}\n"
+        f"{extras}"
+        f"{bits}"
+        "    if group is not None:\n"
+        "        canonical['group'] = group\n"
+        f"    return make(CheckedReport, ({', '.join(slots)}, group, ({extra}))), canonical\n"
+    )
 
 
 def _field_check(spec: Any, field: ReportField) -> _FieldCheck:
@@ -213,18 +229,23 @@ def _bits_check(spec: Any, field: BitVector, name: str) -> _FieldCheck:
     padding = (1 << spare) - 1
     builtin = name == "bits"
     own_check = None if type(field) is BitVector else field.check
+    # canonical base64 of `width` bytes: the last character before the padding has its unused bits zero
+    last, unused = {0: (0, 0), 1: (-3, 4), 2: (-2, 2)}[width % 3]
+    canonical_last = frozenset(_B64[i] for i in range(64) if not i & ((1 << unused) - 1))
 
     def check(raw: Any) -> tuple[Any, Any]:
         if type(raw) is not str:
             raise _Refused
-        bits = binascii.a2b_base64(raw, strict_mode=True)
+        decoded = binascii.a2b_base64(raw, strict_mode=True)
         if own_check is not None:
-            bits = own_check(spec, bits)
-        elif len(bits) != width or (padding and bits[-1] & padding):
+            checked = own_check(spec, decoded)
+        elif len(decoded) != width or (padding and decoded[-1] & padding):
             raise _Refused
-        if builtin:
-            return bits, binascii.b2a_base64(bits, newline=False).decode("ascii")
-        return bits, raw
+        else:
+            checked = decoded
+        if not builtin or (len(decoded) == width and (not last or raw[last] in canonical_last)):
+            return checked, raw
+        return checked, binascii.b2a_base64(decoded, newline=False).decode("ascii")  # as Report writes it
 
     return check
 
