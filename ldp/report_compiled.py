@@ -27,7 +27,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ldp.errors import ReportError
 from ldp.report import BUILTIN_PAYLOAD, REPORT_VERSIONS, check_group
 from ldp.report_check import CheckedReport
 from ldp.report_schema import BitVector, BoundedInt, DomainElement, PartField, ReportField, report_schema_of
@@ -182,20 +181,28 @@ def _report_rule(name: str, raw: Any) -> None:
 
 
 def _domain_check(spec: Any, field: DomainElement, name: str) -> _FieldCheck:
-    """A domain element: one dict lookup over the values (and their string forms) the field accepts."""
+    """A domain element: one dict lookup, filled as values arrive with the field's own check.
+
+    Filled lazily (a value's first report runs ``field.check``, later ones a
+    lookup), so compiling costs nothing for a large domain, and only values
+    the field accepted are kept: at most the domain and its string forms.
+    """
     index: dict[Any, int] = {}
-    for value in (*spec.domain, *(str(v) for v in spec.domain)):
-        try:
-            _report_rule(name, value)
-            index.setdefault(value, int(field.check(spec, value)))
-        except (_Refused, ReportError, ValueError):
-            continue
+    most = 2 * len(spec.domain)
     types = (str, int) if name not in ("seed", "cohort") else (int,)
 
     def check(raw: Any) -> tuple[Any, Any]:
         if type(raw) not in types:  # a bool, a float, None...: the two-step path decides
             raise _Refused
-        return index[raw], raw
+        try:
+            return index[raw], raw
+        except KeyError:
+            pass
+        _report_rule(name, raw)
+        checked = int(field.check(spec, raw))  # a value not in the domain: ReportError
+        if len(index) < most:
+            index[raw] = checked
+        return checked, raw
 
     return check
 
