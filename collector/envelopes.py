@@ -24,7 +24,7 @@ from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, MIN_CLOCK_SKEW, Accepta
 from ldp.collector.errors import CollectorError
 from ldp.collector.store import StoredReport
 from ldp.collector.tasks import Task
-from ldp.errors import ReportError
+from ldp.errors import ReportError, SpecError
 from ldp.jsonlines import json_line
 from ldp.report import Report
 from ldp.report_check import CheckedReport, check_report
@@ -222,7 +222,10 @@ def _compiled(task: Task) -> CompiledCheck | None:
         return _COMPILED[task.spec_json]
     except KeyError:
         pass
-    compiled = compile_report_check(task.spec)
+    try:
+        compiled = compile_report_check(task.spec)
+    except SpecError:  # a spec without a report schema: each report's check says so, as before
+        compiled = None
     if len(_COMPILED) >= _COMPILED_SPECS:  # (a collector serving this many specs at once rebuilds some)
         _COMPILED.clear()
     _COMPILED[task.spec_json] = compiled
