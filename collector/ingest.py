@@ -75,16 +75,18 @@ def upload_outcome(checked: CheckedUpload, outcomes: Sequence[Insert]) -> Upload
     ``id_conflict``: its report was not stored, and calling it a replay
     would tell the client it was.
     """
-    conflicts = [
-        Rejection(accepted.index, accepted.id, "id_conflict", ID_CONFLICT_DETAIL)
-        for accepted, outcome in zip(checked.accepted, outcomes)
-        if outcome is Insert.CONFLICT
-    ]
+    conflicts = (
+        [
+            Rejection(accepted.index, accepted.id, "id_conflict", ID_CONFLICT_DETAIL)
+            for accepted, outcome in zip(checked.accepted, outcomes)
+            if outcome is Insert.CONFLICT
+        ]
+        if Insert.CONFLICT in outcomes
+        else []
+    )
     rejected = sorted([*checked.rejected, *conflicts], key=lambda rejection: rejection.index)
     return UploadOutcome(
-        accepted=sum(outcome is Insert.STORED for outcome in outcomes),
-        replayed=sum(outcome is Insert.REPLAYED for outcome in outcomes),
-        rejected=rejected,
+        accepted=outcomes.count(Insert.STORED), replayed=outcomes.count(Insert.REPLAYED), rejected=rejected
     )
 
 

@@ -47,7 +47,7 @@ import enum
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from ldp.collector.tasks import Task
 from ldp.errors import ParameterError, StoreError
@@ -138,9 +138,12 @@ def same_report(stored_t: int, stored_text: str, report: StoredReport) -> bool:
         return False
 
 
-@dataclasses.dataclass(frozen=True)
-class StoredReport:
-    """One stored report: its id (16 bytes), its truncated time and its JSON text."""
+class StoredReport(NamedTuple):
+    """One stored report: its id (16 bytes), its truncated time and its JSON text.
+
+    A named tuple, not a dataclass: one is made per report uploaded or read,
+    and a tuple is built in a third of a frozen dataclass's time.
+    """
 
     report_id: bytes
     t: int

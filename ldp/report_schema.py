@@ -242,6 +242,10 @@ class BoundedInt(ReportField):
     lenient: bool = False
     dtype: str = "int64"
 
+    def bound_for(self, spec: Any) -> int:
+        """The exclusive upper bound for ``spec`` (``bound`` itself, or the spec attribute it names)."""
+        return _bound_of(spec, self.bound)
+
     def check(self, spec: Any, raw: Any) -> int:
         bound = _bound_of(spec, self.bound)
         value = raw

@@ -134,6 +134,27 @@ def test_replays_are_flagged_in_order_across_and_within_calls(store_url_both_fas
         assert stored_ids(store, b.task_id) == [rid(1)]
 
 
+def test_a_replay_after_groups_of_fresh_ids_is_answered_exactly(store_url):
+    """SQLite stores a group of fresh ids in one statement; a later group's replay redoes the call row by row.
+
+    The fresh groups before it are stored once (the first attempt was rolled back), and every flag is exact.
+    """
+    task = make_task()
+    with open_store(store_url) as store:
+        store.create_task(task)
+        assert store.insert_reports([(task.task_id, [report(1)])]) == [[STORED]]
+        flags = store.insert_reports(
+            [
+                (task.task_id, [report(n) for n in range(10, 20)]),
+                (task.task_id, [report(20), report(1), report(21)]),
+                (task.task_id, [report(22)]),
+            ]
+        )
+        assert flags == [[STORED] * 10, [STORED, REPLAYED, STORED], [STORED]]
+        assert stored_ids(store, task.task_id) == [rid(n) for n in (1, *range(10, 23))]
+        assert store.insert_reports([(task.task_id, [report(30), report(31)])]) == [[STORED, STORED]]
+
+
 def test_a_different_report_under_a_stored_id_is_a_conflict_not_a_replay(store_url):
     """Issue 24: the same id with another report was answered 'replayed' and the new report silently dropped."""
     task = make_task()
