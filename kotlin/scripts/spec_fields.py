@@ -386,10 +386,8 @@ def main(argv: list[str] | None = None) -> int:
             p for p, text in files.items() if (p.read_text(encoding="utf-8") if p.exists() else "") != text
         ]
         for path in stale:
-            print(
-                f"{path.relative_to(ROOT)} is stale: run python kotlin/scripts/spec_fields.py",
-                file=sys.stderr,
-            )
+            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+            print(f"{shown} is stale: run python kotlin/scripts/spec_fields.py", file=sys.stderr)
         return 1 if stale else 0
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
