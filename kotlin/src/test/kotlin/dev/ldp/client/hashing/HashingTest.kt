@@ -1,5 +1,6 @@
 package dev.ldp.client.hashing
 
+import dev.ldp.client.prfInput
 import kotlin.test.Test
 import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
