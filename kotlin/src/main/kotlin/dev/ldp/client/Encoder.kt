@@ -93,6 +93,9 @@ public class RandomizedResponse(p: Fraction, n: BigInteger) {
     private val keepLong: Long
     private val otherLong: Long
 
+    /** [uniform] is wide: bounds[2j], bounds[2j + 1] = keep + j·other (j = 0 … n − 2), high and low words. */
+    private val bounds: LongArray
+
     init {
         if (n < BigInteger.valueOf(2) || p <= Fraction.of(BigInteger.ONE, n) || p >= Fraction.ONE) {
             fail("randomized response needs 1/$n < p < 1, got $p")
@@ -105,12 +108,43 @@ public class RandomizedResponse(p: Fraction, n: BigInteger) {
         small = den.bitLength() <= 62
         keepLong = if (small) keep.toLong() else 0L
         otherLong = if (small) other.toLong() else 0L
+        if (uniform.isWide) {
+            // the slice boundaries keep + j·other (j = 1 … n − 2) as unsigned 128-bit integers
+            val m = n.toInt() - 2
+            bounds = LongArray(2 * (m + 1))
+            bounds[0] = keep.shiftRight(64).toLong()
+            bounds[1] = keep.toLong()
+            var t = keep
+            for (j in 1..m) {
+                t += other
+                bounds[2 * j] = t.shiftRight(64).toLong()
+                bounds[2 * j + 1] = t.toLong()
+            }
+        } else {
+            bounds = LongArray(0)
+        }
+    }
+
+    /** The number of boundaries keep + j·other (1 ≤ j ≤ n − 2) at most (hi, lo): the slice of (hi, lo) ≥ keep. */
+    private fun slice(hi: Long, lo: Long): Int {
+        var a = 1 // the first j not known to be ≤ r
+        var b = bounds.size / 2 // one past the last j
+        while (a < b) {
+            val mid = (a + b) ushr 1
+            if (compare128(bounds[2 * mid], bounds[2 * mid + 1], hi, lo) <= 0) a = mid + 1 else b = mid
+        }
+        return a - 1
     }
 
     /** The reported index for the true `index` (one randbelow(den) from `source`). */
     public fun respond(index: Int, source: ByteSource): Int {
         val o: Int
-        if (small) {
+        if (bounds.isNotEmpty()) {
+            val r = LongArray(2)
+            uniform.drawWide(source, r)
+            if (compare128(r[0], r[1], bounds[0], bounds[1]) < 0) return index
+            o = slice(r[0], r[1])
+        } else if (small) {
             val r = uniform.drawLong(source)
             if (r < keepLong) return index
             o = ((r - keepLong) / otherLong).toInt()

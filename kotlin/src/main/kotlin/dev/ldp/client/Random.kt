@@ -155,14 +155,58 @@ public class UniformBelow(public val n: BigInteger) {
         }
     }
 
+    private val wide = k in 63..126
+    private val nHi = if (wide) n.shiftRight(64).toLong() else 0L
+    private val nLo = if (wide) n.toLong() else 0L
+
+    /**
+     * One draw as an unsigned 128-bit integer, high word in `out[0]`, low word in `out[1]` (only when
+     * 2^62 ≤ n < 2^126: the fast path of large bounds, such as GRR's lcm of two 2^64 denominators).
+     */
+    public fun drawWide(source: ByteSource, out: LongArray) {
+        if (!wide) fail("drawWide needs 2^62 <= n < 2^126, got $n")
+        while (true) {
+            val bytes = source.read(nbytes)
+            var hi = 0L
+            var lo = 0L
+            for (b in bytes) {
+                hi = (hi shl 8) or (lo ushr 56)
+                lo = (lo shl 8) or (b.toLong() and 0xff)
+            }
+            if (shift > 0) {
+                lo = (lo ushr shift) or (hi shl (64 - shift))
+                hi = hi ushr shift
+            }
+            if (compare128(hi, lo, nHi, nLo) < 0) {
+                out[0] = hi
+                out[1] = lo
+                return
+            }
+        }
+    }
+
+    /** True when [drawWide] serves this bound. */
+    public val isWide: Boolean get() = wide
+
     /** One draw. */
     public fun draw(source: ByteSource): BigInteger {
+        if (wide) {
+            val out = LongArray(2)
+            drawWide(source, out)
+            return BigInteger(1, Bytes.concat(Bytes.toBytesBE(out[0], 8), Bytes.toBytesBE(out[1], 8)))
+        }
         if (small != 0L) return BigInteger.valueOf(drawLong(source))
         while (true) {
             val r = BigInteger(1, source.read(nbytes)).shiftRight(shift) // the top k bits
             if (r < n) return r
         }
     }
+}
+
+/** Unsigned comparison of the 128-bit integers (aHi, aLo) and (bHi, bLo). */
+internal fun compare128(aHi: Long, aLo: Long, bHi: Long, bLo: Long): Int {
+    val c = java.lang.Long.compareUnsigned(aHi, bHi)
+    return if (c != 0) c else java.lang.Long.compareUnsigned(aLo, bLo)
 }
 
 /** A lane group: the lanes of `mask` (bit i = lane i) are 1 with `probability`. */

@@ -69,7 +69,8 @@ public class Spec private constructor(
         /**
          * Load a spec from JSON text: known fields, canonical form, fingerprint, and the privacy claim
          * checked against the exact probabilities. With `expectedFingerprint` (16 hex digits; an ETag's
-         * quotes and `W/` are removed), refuse a spec whose canonical form does not have it. A
+         * quotes and `W/` are removed), refuse a spec whose canonical form does not have it; pass null
+         * only when the spec's origin is trusted otherwise (a spec file shipped with the app). A
          * [SpecException] (or [LdpException] for text that is not JSON) names what is wrong.
          */
         @JvmStatic

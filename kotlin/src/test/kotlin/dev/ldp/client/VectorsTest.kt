@@ -143,13 +143,21 @@ class VectorsTest {
         }
     }
 
+    /**
+     * Every `encodings` case of a mechanism [Registry.makeEncoder] encodes, with the case's client state
+     * and tables (the numeric specs' encoder takes the server's table: their own test runs their cases).
+     */
     @TestFactory
     fun encodings(): List<DynamicTest> = Vectors.cases("encodings").filter { it.str("spec").substringBefore('/') in Registry.ENCODED }.map { c ->
         DynamicTest.dynamicTest("${c.str("spec")} ${Json.dump(c["value"])}") {
             val spec = Vectors.specs.getValue(c.str("spec"))
             assertEquals(c.str("fingerprint"), spec.fingerprint)
             val source = FixedSource(c.hex("bytes"))
-            val encoder = Registry.makeEncoder(spec, EncoderOptions(source = source))
+            // a memoized mechanism's client state (RAPPOR: secret, cohort); a record's grid tables by attribute name
+            val client = if (c["secret"] == null) null else ClientState(c.hex("secret"), (c["cohort"] as BigInteger).toLong())
+            @Suppress("UNCHECKED_CAST")
+            val tables = (c["tables"] as Map<String, JsonObject>?) ?: emptyMap()
+            val encoder = Registry.makeEncoder(spec, EncoderOptions(source = source, client = client, tables = tables))
             val report = encoder.encode(c["value"]!!)
             assertEquals(c.str("report_json"), report.toJson())
             if (c["report_binary"] == null) assertFailsWith<LdpException> { report.toBinary() }
