@@ -2,6 +2,7 @@
 package dev.ldp.client
 
 import dev.ldp.client.privacy.binaryNumericPrivacy
+import dev.ldp.client.privacy.dbitflipPrivacy
 import dev.ldp.client.privacy.gridPrivacy
 import dev.ldp.client.privacy.grrPrivacy
 import dev.ldp.client.privacy.oneBitMeanPrivacy
@@ -11,7 +12,7 @@ import dev.ldp.client.privacy.unaryPrivacy
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "onebitmean")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "onebitmean")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -24,7 +25,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, range-hierarchy, range-haar.
+     * No privacy function here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, range-hierarchy, range-haar.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -34,6 +35,7 @@ public object PrivacyRegistry {
             "sue", "oue" -> limited(unaryPrivacy(fields), mechanism)
             "duchi", "stochastic-rounding" -> limited(binaryNumericPrivacy(fields), mechanism)
             "piecewise", "hybrid", "laplace", "gaussian" -> limited(gridPrivacy(fields), mechanism)
+            "dbitflip" -> limited(dbitflipPrivacy(fields), mechanism)
             "onebitmean" -> limited(oneBitMeanPrivacy(fields), mechanism)
             else -> null
         }
