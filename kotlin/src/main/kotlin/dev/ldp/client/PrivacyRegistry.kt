@@ -6,13 +6,15 @@ import dev.ldp.client.privacy.dbitflipPrivacy
 import dev.ldp.client.privacy.gridPrivacy
 import dev.ldp.client.privacy.grrPrivacy
 import dev.ldp.client.privacy.oneBitMeanPrivacy
+import dev.ldp.client.privacy.rangeHaarPrivacy
+import dev.ldp.client.privacy.rangeHierarchyPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
 
 /** The privacy function of each mechanism's family, and its derived fields. */
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "onebitmean")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "onebitmean", "range-hierarchy", "range-haar")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -25,7 +27,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, range-hierarchy, range-haar.
+     * No privacy function here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -37,6 +39,8 @@ public object PrivacyRegistry {
             "piecewise", "hybrid", "laplace", "gaussian" -> limited(gridPrivacy(fields), mechanism)
             "dbitflip" -> limited(dbitflipPrivacy(fields), mechanism)
             "onebitmean" -> limited(oneBitMeanPrivacy(fields), mechanism)
+            "range-hierarchy" -> limited(rangeHierarchyPrivacy(fields), mechanism)
+            "range-haar" -> limited(rangeHaarPrivacy(fields), mechanism)
             else -> null
         }
     }

@@ -21,7 +21,7 @@ class RegistryTest {
             "rappor", "cms", "hcms", "ss",
             "pckv-ue", "pckv-grr", "privkvm",
             "loloha", "l-grr", "l-osue", "l-oue", "l-sue",
-            "multi-attribute", "range-hierarchy", "range-haar",
+            "multi-attribute",
         )
     }
 
