@@ -3,6 +3,7 @@ package dev.ldp.client
 
 import dev.ldp.client.mechanisms.DBitFlipEncoder
 import dev.ldp.client.mechanisms.GrrEncoder
+import dev.ldp.client.mechanisms.MultiAttributeEncoder
 import dev.ldp.client.mechanisms.NumericEncoder
 import dev.ldp.client.mechanisms.OneBitMeanEncoder
 import dev.ldp.client.mechanisms.RangeHaarEncoder
@@ -13,13 +14,13 @@ import dev.ldp.client.mechanisms.UnaryEncoder
 public object Registry {
     /** The registered mechanisms with an encoder here, in registry order. */
     @JvmField
-    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "onebitmean", "range-hierarchy", "range-haar")
+    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
 
     /**
      * The encoder of a spec: the class tagged with its mechanism in `dev.ldp.client.mechanisms`.
      * `options` carries the byte source (tests only), a memoized mechanism's client state, SHAKE-256
      * and a record's numeric tables. A [SpecException] for a mechanism with no encoder here.
-     * No encoder here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute.
+     * No encoder here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue.
      */
     @JvmStatic
     @JvmOverloads
@@ -30,6 +31,7 @@ public object Registry {
             "sue", "oue" -> UnaryEncoder(spec, source)
             "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian" -> NumericEncoder.create(spec, source, options)
             "dbitflip" -> DBitFlipEncoder.create(spec, source, options)
+            "multi-attribute" -> MultiAttributeEncoder.create(spec, source, options) { part -> makeEncoder(part, options) }
             "onebitmean" -> OneBitMeanEncoder.create(spec, source, options)
             "range-hierarchy" -> RangeHierarchyEncoder(spec, source)
             "range-haar" -> RangeHaarEncoder(spec, source)

@@ -21,7 +21,6 @@ class RegistryTest {
             "rappor", "cms", "hcms", "ss",
             "pckv-ue", "pckv-grr", "privkvm",
             "loloha", "l-grr", "l-osue", "l-oue", "l-sue",
-            "multi-attribute",
         )
     }
 
