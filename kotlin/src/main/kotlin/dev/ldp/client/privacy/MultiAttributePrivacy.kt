@@ -16,7 +16,9 @@ private val METHODS = listOf("smp", "spl", "rsfd-grr")
  * sampled; `spl`, k = d), or Σ k_j p_j / Σ k_j q_j over the GRR attributes (`rsfd-grr`). Each
  * attribute's own facts come from `parts` (the dispatcher); when an attribute's ratio is not in its spec
  * (a numeric grid table, checked against its stated ε when its encoder gets the table), the record's
- * stated ε must cover the k largest attributes' stated ε by composition, and the ratio is null.
+ * stated ε must cover the k largest attributes' stated ε by composition, and the ratio is null. An
+ * attribute must be pure ε-LDP with fresh randomness per report (no memoized mechanism, no δ), as in
+ * Python.
  *
  * @privacy multi-attribute
  */
@@ -39,7 +41,13 @@ public fun multiAttributePrivacy(fields: JsonObject, parts: (JsonObject) -> Mech
     attributes.forEachIndexed { j, attribute ->
         val mechanism = attribute["mechanism"]
         val facts = parts(attribute) ?: throw SpecException("multi-attribute: attribute ${names[j]} ($mechanism) has no privacy module here")
-        if (facts.memoized) throw SpecException("multi-attribute: attribute ${names[j]} ($mechanism) must use fresh randomness per report")
+        if (facts.memoized || attribute["delta"] != null) {
+            // as Python's MultiAttribute: the record's ε composes its attributes' pure ε, one fresh report each
+            throw SpecException(
+                "multi-attribute: attribute ${names[j]} ($mechanism) must be a pure epsilon-LDP mechanism with fresh randomness per report " +
+                    "and an exact probability ratio",
+            )
+        }
         if (method == "rsfd-grr" && mechanism != "grr") throw SpecException("multi-attribute: rsfd-grr takes GRR attributes; ${names[j]} is $mechanism")
         val ratio = facts.ratio
         if (ratio == null) unknown = true else ratios.add(ratio)

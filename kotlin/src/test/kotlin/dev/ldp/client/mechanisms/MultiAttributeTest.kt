@@ -34,7 +34,7 @@ class MultiAttributeTest {
     private fun edited(id: String, edit: (MutableMap<String, Any?>) -> Unit): JsonObject {
         val fields = LinkedHashMap(Json.parseObject(canonical(id)))
         @Suppress("UNCHECKED_CAST")
-        fields["attributes"] = (fields["attributes"] as List<JsonObject>).map { LinkedHashMap(it) }
+        fields["attributes"] = (fields["attributes"] as List<JsonObject>).map { LinkedHashMap(it) }.toMutableList()
         edit(fields)
         return fields
     }
@@ -68,6 +68,19 @@ class MultiAttributeTest {
         refused(edited("multi-attribute/smp") { attribute(it, 1).remove("name") }, "attributes\\[1\\] needs a non-empty 'name'")
         refused(edited("multi-attribute/rsfd") { it["method"] = "spl" }, "spl reports every attribute")
         refused(edited("multi-attribute/smp") { it["method"] = "rsfd-grr" }, "rsfd-grr")
+        // an (ε, δ) attribute (Gaussian) or a memoized one (1BitMean with alpha rounding) does not compose as a pure ε
+        for (id in listOf("gaussian/grid8", "onebitmean/alpha")) {
+            refused(
+                edited("multi-attribute/smp") { f ->
+                    val part = LinkedHashMap(Json.parseObject(canonical(id)))
+                    part.remove("format")
+                    part["name"] = "ms"
+                    @Suppress("UNCHECKED_CAST")
+                    (f["attributes"] as MutableList<Any?>)[2] = part
+                },
+                "attribute ms \\(${id.substringBefore('/')}\\) must be a pure epsilon-LDP mechanism with fresh randomness per report",
+            )
+        }
     }
 
     @Test
