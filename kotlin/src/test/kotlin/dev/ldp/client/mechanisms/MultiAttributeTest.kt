@@ -123,6 +123,44 @@ class MultiAttributeTest {
     }
 
     /**
+     * A record of part types the vectors' records leave out (SUE, stochastic rounding, plain 1BitMean
+     * through the registry, Laplace with the server's table), reported by spl: its fields are the parts'
+     * own reports, in attribute order, from the same bytes read in the same order.
+     */
+    @Test
+    fun anSplRecordIsItsPartsReportsInOrder() {
+        val ids = listOf("sue/int", "stochastic-rounding/range", "onebitmean/plain", "laplace/grid8")
+        val parts = ids.mapIndexed { j, id ->
+            LinkedHashMap(Json.parseObject(canonical(id))).also { it.remove("format"); it["name"] = "x$j" }
+        }
+        val epsilon = parts.sumOf { it["epsilon"] as Double }
+        val spec = Spec.load(mapOf("mechanism" to "multi-attribute", "method" to "spl", "sample" to BigInteger.valueOf(4), "epsilon" to epsilon, "attributes" to parts))
+        val table = Vectors.numericTable("laplace/grid8")!!
+        val values = listOf<Any>(BigInteger.valueOf(3), 1.5, 1234.5, 0.3)
+        val bytes = dev.ldp.client.BouncyCastleShake256.stream("multi-attribute parts".toByteArray()).read(4096)
+        val recordSource = dev.ldp.client.FixedSource(bytes)
+        val record = Registry.makeEncoder(spec, EncoderOptions(source = recordSource, tables = mapOf("x3" to table))).encode(values)
+        val partSource = dev.ldp.client.FixedSource(bytes)
+        val expected = ids.indices.flatMap { j ->
+            val options = EncoderOptions(source = partSource, table = if (j == 3) table else null)
+            val report = Registry.makeEncoder(Vectors.specs.getValue(ids[j]), options).encode(values[j])
+            listOfNotNull(
+                report.value?.let { "a${j}_value" to Json.dump(it) },
+                report.bits?.let { "a${j}_bits" to dev.ldp.client.Bytes.toHex(it) },
+            )
+        }
+        val got = record.extra.map { (name, field) ->
+            name to when (field) {
+                is ByteArray -> dev.ldp.client.Bytes.toHex(field)
+                is dev.ldp.client.FloatField -> Json.dump(field.value)
+                else -> Json.dump(field)
+            }
+        }
+        assertEquals(expected, got)
+        assertEquals(partSource.reads, recordSource.reads)
+    }
+
+    /**
      * rsfd-grr (`multi-attribute/rsfd`, 3 GRR attributes of 3 values): the reported triple is fully
      * categorical. The attribute j is uniform; it is GRR's report of its true value (p on it, q = (1 − p)/2
      * on each other), every other attribute uniform: P[y] = (1/3)·Σ_j GRR(y_j | x_j)·(1/3)². 27 cells, df = 26.
