@@ -72,12 +72,16 @@ public class ClientState(secret: ByteArray, public val cohort: Long) {
  * @property tables the server's sampling tables of a multi-attribute spec's numeric grid attributes, by
  *   attribute name, each a parsed JSON object ([Json]) as `GET /v1/tasks/{task}/tables` serves it
  *   under `attributes`
+ * @property table the server's sampling table of a numeric grid spec (piecewise, hybrid, Laplace,
+ *   Gaussian), a parsed JSON object ([Json]) as `GET /v1/tasks/{task}/tables` serves it (checked
+ *   against its digest and the spec's ε); Duchi's and stochastic rounding's follow from the spec
  */
 public class EncoderOptions @JvmOverloads constructor(
     public val source: ByteSource = ByteSources.secure,
     public val client: ClientState? = null,
     public val shake: Shake256 = BouncyCastleShake256,
     public val tables: Map<String, JsonObject> = emptyMap(),
+    public val table: JsonObject? = null,
 )
 
 /**
