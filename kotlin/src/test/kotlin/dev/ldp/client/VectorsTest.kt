@@ -149,7 +149,9 @@ class VectorsTest {
             val spec = Vectors.specs.getValue(c.str("spec"))
             assertEquals(c.str("fingerprint"), spec.fingerprint)
             val source = FixedSource(c.hex("bytes"))
-            val encoder = Registry.makeEncoder(spec, EncoderOptions(source = source))
+            // a memoized mechanism's case gives its client state (secret, cohort)
+            val client = (c["secret"] as String?)?.let { ClientState(Bytes.fromHex(it), (c["cohort"] as BigInteger).toLong()) }
+            val encoder = Registry.makeEncoder(spec, EncoderOptions(source = source, client = client))
             val report = encoder.encode(c["value"]!!)
             assertEquals(c.str("report_json"), report.toJson())
             if (c["report_binary"] == null) assertFailsWith<LdpException> { report.toBinary() }
