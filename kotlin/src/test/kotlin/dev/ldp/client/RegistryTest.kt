@@ -17,7 +17,7 @@ class RegistryTest {
             "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian",
             "rappor", "cms", "hcms", "ss", "dbitflip",
             "pckv-ue", "pckv-grr", "privkvm",
-            "loloha", "l-grr", "l-osue", "l-oue", "l-sue",
+            "loloha",
             "multi-attribute", "onebitmean", "range-hierarchy", "range-haar",
         )
     }
