@@ -2,6 +2,7 @@
 package dev.ldp.client
 
 import dev.ldp.client.privacy.grrPrivacy
+import dev.ldp.client.privacy.lolohaPrivacy
 import dev.ldp.client.privacy.longitudinalPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
 
@@ -9,7 +10,7 @@ import dev.ldp.client.privacy.unaryPrivacy
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "l-grr", "l-osue", "l-oue", "l-sue")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "loloha", "l-grr", "l-osue", "l-oue", "l-sue")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -22,7 +23,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, multi-attribute, onebitmean, range-hierarchy, range-haar.
+     * No privacy function here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, multi-attribute, onebitmean, range-hierarchy, range-haar.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -30,6 +31,7 @@ public object PrivacyRegistry {
         return when (mechanism) {
             "grr", "binary-rr" -> limited(grrPrivacy(fields), mechanism)
             "sue", "oue" -> limited(unaryPrivacy(fields), mechanism)
+            "loloha" -> limited(lolohaPrivacy(fields), mechanism)
             "l-grr", "l-osue", "l-oue", "l-sue" -> limited(longitudinalPrivacy(fields), mechanism)
             else -> null
         }

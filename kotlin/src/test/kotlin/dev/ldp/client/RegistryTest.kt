@@ -17,7 +17,6 @@ class RegistryTest {
             "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian",
             "rappor", "cms", "hcms", "ss", "dbitflip",
             "pckv-ue", "pckv-grr", "privkvm",
-            "loloha",
             "multi-attribute", "onebitmean", "range-hierarchy", "range-haar",
         )
     }
