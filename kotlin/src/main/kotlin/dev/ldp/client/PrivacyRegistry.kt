@@ -4,13 +4,16 @@ package dev.ldp.client
 import dev.ldp.client.privacy.grrPrivacy
 import dev.ldp.client.privacy.lolohaPrivacy
 import dev.ldp.client.privacy.longitudinalPrivacy
+import dev.ldp.client.privacy.pckvGrrPrivacy
+import dev.ldp.client.privacy.pckvUePrivacy
+import dev.ldp.client.privacy.privkvmPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
 
 /** The privacy function of each mechanism's family, and its derived fields. */
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "loloha", "l-grr", "l-osue", "l-oue", "l-sue")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "pckv-ue", "pckv-grr", "privkvm", "loloha", "l-grr", "l-osue", "l-oue", "l-sue")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -23,7 +26,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, multi-attribute, onebitmean, range-hierarchy, range-haar.
+     * No privacy function here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, ss, dbitflip, multi-attribute, onebitmean, range-hierarchy, range-haar.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -31,6 +34,9 @@ public object PrivacyRegistry {
         return when (mechanism) {
             "grr", "binary-rr" -> limited(grrPrivacy(fields), mechanism)
             "sue", "oue" -> limited(unaryPrivacy(fields), mechanism)
+            "pckv-ue" -> limited(pckvUePrivacy(fields), mechanism)
+            "pckv-grr" -> limited(pckvGrrPrivacy(fields), mechanism)
+            "privkvm" -> limited(privkvmPrivacy(fields), mechanism)
             "loloha" -> limited(lolohaPrivacy(fields), mechanism)
             "l-grr", "l-osue", "l-oue", "l-sue" -> limited(longitudinalPrivacy(fields), mechanism)
             else -> null

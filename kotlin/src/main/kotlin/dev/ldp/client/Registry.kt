@@ -4,19 +4,22 @@ package dev.ldp.client
 import dev.ldp.client.mechanisms.GrrEncoder
 import dev.ldp.client.mechanisms.LolohaEncoder
 import dev.ldp.client.mechanisms.LongitudinalEncoder
+import dev.ldp.client.mechanisms.PckvGrrEncoder
+import dev.ldp.client.mechanisms.PckvUeEncoder
+import dev.ldp.client.mechanisms.PrivKvmEncoder
 import dev.ldp.client.mechanisms.UnaryEncoder
 
 /** The encoders of this client, by mechanism. */
 public object Registry {
     /** The registered mechanisms with an encoder here, in registry order. */
     @JvmField
-    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "loloha", "l-grr", "l-osue", "l-oue", "l-sue")
+    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "pckv-ue", "pckv-grr", "privkvm", "loloha", "l-grr", "l-osue", "l-oue", "l-sue")
 
     /**
      * The encoder of a spec: the class tagged with its mechanism in `dev.ldp.client.mechanisms`.
      * `options` carries the byte source (tests only), a memoized mechanism's client state, SHAKE-256
      * and a record's numeric tables. A [SpecException] for a mechanism with no encoder here.
-     * No encoder here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, multi-attribute, onebitmean, range-hierarchy, range-haar.
+     * No encoder here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, ss, dbitflip, multi-attribute, onebitmean, range-hierarchy, range-haar.
      */
     @JvmStatic
     @JvmOverloads
@@ -25,6 +28,9 @@ public object Registry {
         return when (spec.mechanism) {
             "grr", "binary-rr" -> GrrEncoder(spec, source)
             "sue", "oue" -> UnaryEncoder(spec, source)
+            "pckv-ue" -> PckvUeEncoder(spec, source)
+            "pckv-grr" -> PckvGrrEncoder(spec, source)
+            "privkvm" -> PrivKvmEncoder(spec, source)
             "loloha" -> LolohaEncoder.create(spec, source, options)
             "l-grr", "l-osue", "l-oue", "l-sue" -> LongitudinalEncoder.create(spec, source, options)
             else -> throw SpecException("no encoder for ${spec.mechanism} in this client")

@@ -16,7 +16,6 @@ class RegistryTest {
             "olh", "blh", "hr", "pem", "treehist",
             "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian",
             "rappor", "cms", "hcms", "ss", "dbitflip",
-            "pckv-ue", "pckv-grr", "privkvm",
             "multi-attribute", "onebitmean", "range-hierarchy", "range-haar",
         )
     }
