@@ -34,6 +34,9 @@ class LongitudinalTest {
     private companion object {
         const val ALPHA = 1e-6
         const val REPORTS = 20_000
+
+        /** Fresh clients per over-clients test (each builds an encoder; the smallest expected count, l-grr/eps-inf's B ≈ 0.094, is ≈ 1,130). */
+        const val CLIENTS = 12_000
         val GRR_IDS = listOf("l-grr/str", "l-grr/eps-inf")
         val UNARY_IDS = listOf("l-osue/str", "l-oue/int", "l-sue/non-ascii")
 
@@ -142,26 +145,39 @@ class LongitudinalTest {
         assertTrue(x < critical, "$what: chi-square $x >= $critical (df $df, alpha $ALPHA); observed ${observed.toList()}")
     }
 
+    private fun probabilities(spec: Spec): List<Double> = listOf("p1", "q1", "p2", "q2").map { spec.fraction(it).toDouble() }
+
     /**
      * L-GRR over clients: each report from a fresh client (a CSPRNG secret) reports the true value with
-     * A = p₁p₂ + (1 − p₁)q₂ and each other with B = q₁p₂ + (1 − q₁)q₂ (df = d − 1); and one client's
-     * reports: its memo with p₂, each other value with q₂ (df = d − 1).
+     * A = p₁p₂ + (1 − p₁)q₂ and each other with B = q₁p₂ + (1 − q₁)q₂ (df = d − 1).
      */
     @TestFactory
-    fun grrChiSquare(): List<DynamicTest> = GRR_IDS.map { id ->
+    fun grrOverClientsChiSquare(): List<DynamicTest> = GRR_IDS.map { id ->
         DynamicTest.dynamicTest(id) {
             val spec = spec(id)
             val domain = spec.domain()
             val d = domain.size
             val x = d / 2
-            val (p1, q1, p2, q2) = listOf("p1", "q1", "p2", "q2").map { spec.fraction(it).toDouble() }
+            val (p1, q1, p2, q2) = probabilities(spec)
             val source = PooledSource()
-            val fresh = LongArray(d)
-            repeat(REPORTS) { fresh[domain.indexOf(encoder(spec, source = source).encode(domain[x]).value)]++ }
+            val counts = LongArray(d)
+            repeat(CLIENTS) { counts[domain.indexOf(encoder(spec, source = source).encode(domain[x]).value)]++ }
             val a = p1 * p2 + (1 - p1) * q2
             val b = q1 * p2 + (1 - q1) * q2
-            assertFits("$id over clients", fresh, DoubleArray(d) { REPORTS * (if (it == x) a else b) }, d - 1)
-            val one = encoder(spec, source = source)
+            assertFits("$id over clients", counts, DoubleArray(d) { CLIENTS * (if (it == x) a else b) }, d - 1)
+        }
+    }
+
+    /** L-GRR, one client's reports of a value: its memo with p₂, each other value with q₂ (df = d − 1). */
+    @TestFactory
+    fun grrOneClientChiSquare(): List<DynamicTest> = GRR_IDS.map { id ->
+        DynamicTest.dynamicTest(id) {
+            val spec = spec(id)
+            val domain = spec.domain()
+            val d = domain.size
+            val x = d / 2
+            val (_, _, p2, q2) = probabilities(spec)
+            val one = encoder(spec)
             val memo = one.memoIndex(domain[x])
             val counts = LongArray(d)
             repeat(REPORTS) { counts[domain.indexOf(one.encode(domain[x]).value)]++ }
@@ -169,46 +185,60 @@ class LongitudinalTest {
         }
     }
 
+    private fun bit(bits: ByteArray, i: Int) = (bits[i ushr 3].toInt() ushr (7 - (i and 7))) and 1
+
+    /** Σ over the d independent bits of (ones − Nπ)²/(Nπ(1 − π)): χ² with df = d. */
+    private fun assertBitsFit(what: String, ones: LongArray, prob: DoubleArray, n: Int) {
+        val d = ones.size
+        assertTrue(prob.all { n * minOf(it, 1 - it) >= 1000.0 }, "$what: an expected count below 1,000")
+        val statistic = (0 until d).sumOf { i ->
+            ChiSquare.statistic(longArrayOf(ones[i], n - ones[i]), doubleArrayOf(n * prob[i], n * (1 - prob[i])))
+        }
+        val critical = ChiSquare.critical(ALPHA, d)
+        assertTrue(statistic < critical, "$what: per-bit chi-square $statistic >= $critical (df $d); ones ${ones.toList()}")
+    }
+
     /**
-     * The unary chains: each bit's count of ones. Over fresh clients the true bit is 1 with A and every
-     * other with B; for one client a bit is 1 with p₂ where its memo is 1, else q₂. The bits are
-     * independent in both, so Σ over bits of (ones − Nπ)²/(Nπ(1 − π)) is χ² with df = d.
+     * The unary chains over fresh clients: each bit's count of ones, the true bit 1 with A and every other
+     * with B; the bits are independent (memo and fresh coins per bit), so the per-bit sum is χ² with df = d.
      */
     @TestFactory
-    fun unaryChiSquare(): List<DynamicTest> = UNARY_IDS.map { id ->
+    fun unaryOverClientsChiSquare(): List<DynamicTest> = UNARY_IDS.map { id ->
         DynamicTest.dynamicTest(id) {
             val spec = spec(id)
             val domain = spec.domain()
             val d = domain.size
             val x = 1
-            val (p1, q1, p2, q2) = listOf("p1", "q1", "p2", "q2").map { spec.fraction(it).toDouble() }
+            val (p1, q1, p2, q2) = probabilities(spec)
             val source = PooledSource()
-            fun bit(bits: ByteArray, i: Int) = (bits[i ushr 3].toInt() ushr (7 - (i and 7))) and 1
-            fun perBit(what: String, ones: LongArray, prob: DoubleArray) {
-                val expected = prob.flatMap { listOf(REPORTS * it, REPORTS * (1 - it)) }
-                assertTrue(expected.all { it >= 1000.0 }, "$what: an expected count below 1,000")
-                val statistic = (0 until d).sumOf { i ->
-                    ChiSquare.statistic(longArrayOf(ones[i], REPORTS - ones[i]), doubleArrayOf(REPORTS * prob[i], REPORTS * (1 - prob[i])))
-                }
-                val critical = ChiSquare.critical(ALPHA, d)
-                assertTrue(statistic < critical, "$what: per-bit chi-square $statistic >= $critical (df $d); ones ${ones.toList()}")
-            }
-            val fresh = LongArray(d)
-            repeat(REPORTS) {
+            val ones = LongArray(d)
+            repeat(CLIENTS) {
                 val bits = encoder(spec, source = source).encode(domain[x]).bits!!
-                for (i in 0 until d) fresh[i] += bit(bits, i).toLong()
+                for (i in 0 until d) ones[i] += bit(bits, i).toLong()
             }
             val a = p1 * p2 + (1 - p1) * q2
             val b = q1 * p2 + (1 - q1) * q2
-            perBit("$id over clients", fresh, DoubleArray(d) { if (it == x) a else b })
-            val one = encoder(spec, source = source)
+            assertBitsFit("$id over clients", ones, DoubleArray(d) { if (it == x) a else b }, CLIENTS)
+        }
+    }
+
+    /** The unary chains, one client: a bit is 1 with p₂ where its memo is 1, else q₂, independently (df = d). */
+    @TestFactory
+    fun unaryOneClientChiSquare(): List<DynamicTest> = UNARY_IDS.map { id ->
+        DynamicTest.dynamicTest(id) {
+            val spec = spec(id)
+            val domain = spec.domain()
+            val d = domain.size
+            val x = 1
+            val (_, _, p2, q2) = probabilities(spec)
+            val one = encoder(spec)
             val memo = one.memoWords(domain[x])
             val ones = LongArray(d)
             repeat(REPORTS) {
                 val bits = one.encode(domain[x]).bits!!
                 for (i in 0 until d) ones[i] += bit(bits, i).toLong()
             }
-            perBit("$id one client", ones, DoubleArray(d) { if ((memo[it ushr 6] ushr (it and 63)) and 1L == 1L) p2 else q2 })
+            assertBitsFit("$id one client", ones, DoubleArray(d) { if ((memo[it ushr 6] ushr (it and 63)) and 1L == 1L) p2 else q2 }, REPORTS)
         }
     }
 }
