@@ -26,7 +26,19 @@ import java.math.BigInteger
 internal object KeyValueInput {
     private val DECIMAL = Regex("""^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$""")
 
-    private fun shown(v: Any?): String = Text.clip(if (v is String) v else Json.dump(v), 80, true)
+    /** A key or value in a message: a string as is, else its JSON (its text when it has none), clipped. */
+    private fun shown(v: Any?): String {
+        val text = when (v) {
+            is String -> v
+            is Array<*> -> v.contentDeepToString()
+            else -> try {
+                Json.dump(v)
+            } catch (e: LdpException) {
+                v.toString()
+            }
+        }
+        return Text.clip(text, 80, true)
+    }
 
     private fun number(raw: Any?, key: Any?): Double {
         val x = when (raw) {

@@ -10,6 +10,7 @@ import dev.ldp.client.Encoder
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.Fraction
 import dev.ldp.client.Lanes
+import dev.ldp.client.LdpException
 import dev.ldp.client.Packing
 import dev.ldp.client.RandomizedResponse
 import dev.ldp.client.Report
@@ -77,14 +78,14 @@ public class LongitudinalEncoder @JvmOverloads constructor(
 
     /** L-GRR: the memoized domain index of `value` (randomized response at ε∞ from the PRF). */
     public fun memoIndex(value: Any): Int {
-        val rr = first ?: throw SpecException("${spec.mechanism} memoizes bits, not an index")
+        val rr = first ?: throw LdpException("${spec.mechanism} memoizes bits, not an index: use memoWords")
         val i = index.indexOf(value)
         return rr.respond(i, memoStream(i))
     }
 
     /** The unary chains: the memoized bits of `value` as 64-bit words (lane i = domain value i). */
     public fun memoWords(value: Any): LongArray {
-        if (!unary) throw SpecException("${spec.mechanism} memoizes an index, not bits")
+        if (!unary) throw LdpException("${spec.mechanism} memoizes an index, not bits: use memoIndex")
         val i = index.indexOf(value)
         val oneHot = Lanes.oneLane(i, index.size)
         val others = full.copyOf()

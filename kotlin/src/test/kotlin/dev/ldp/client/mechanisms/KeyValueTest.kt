@@ -118,6 +118,8 @@ class KeyValueTest {
         bad("""{"a": 0.5""", "must be a JSON object such as")
         bad(42, "must be a JSON object or a list of [key, value] pairs")
         bad(listOf(listOf("a")), "a key-value pair must be [key, value]")
+        bad(listOf(arrayOf<Any>("a", 0.5, 1)), "a key-value pair must be [key, value]", "[a, 0.5, 1]")
+        bad(listOf(listOf("a", Any())), "the value of key \"a\" must be a number")
         bad(mapOf("zz" to 0.5), "not in the domain")
         bad(listOf(listOf("a", 0.5), listOf("a", 0.1)), "appears twice")
         bad(mapOf("a" to 1.5), "must be in [-1, 1]")

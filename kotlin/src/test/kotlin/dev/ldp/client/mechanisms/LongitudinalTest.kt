@@ -132,6 +132,15 @@ class LongitudinalTest {
     }
 
     @Test
+    fun askingAChainForTheOtherKindOfMemoIsAClearError() {
+        val e = assertFailsWith<dev.ldp.client.LdpException> { encoder(spec("l-oue/int")).memoIndex(7) }
+        assertTrue("use memoWords" in e.message!!, e.message)
+        val f = assertFailsWith<dev.ldp.client.LdpException> { encoder(spec("l-grr/str")).memoWords("red") }
+        assertTrue("use memoIndex" in f.message!!, f.message)
+        assertFailsWith<dev.ldp.client.ValueException> { encoder(spec("l-grr/str")).encode("purple") }
+    }
+
+    @Test
     fun twoSpellingsOfAValueShareTheMemoKey() {
         val e = encoder(spec("l-oue/int"))
         assertContentEquals(e.memoKey(1000), e.memoKey("1000"))
