@@ -90,9 +90,9 @@ internal object KeyValueInput {
     }
 }
 
-/** The coins the key-value encoders share, each with Python's byte consumption. */
+/** The coins the key-value encoders share, each with Python's byte consumption (safe for concurrent threads, as the source is). */
 internal class KeyValueCoins(private val source: ByteSource) {
-    private val draws = HashMap<BigInteger, UniformBelow>()
+    private val draws = java.util.concurrent.ConcurrentHashMap<BigInteger, UniformBelow>()
 
     /** randbelow(n). */
     fun below(n: BigInteger): BigInteger = draws.getOrPut(n) { UniformBelow(n) }.draw(source)
