@@ -5,8 +5,13 @@ import dev.ldp.client.privacy.binaryNumericPrivacy
 import dev.ldp.client.privacy.dbitflipPrivacy
 import dev.ldp.client.privacy.gridPrivacy
 import dev.ldp.client.privacy.grrPrivacy
+import dev.ldp.client.privacy.lolohaPrivacy
+import dev.ldp.client.privacy.longitudinalPrivacy
 import dev.ldp.client.privacy.multiAttributePrivacy
 import dev.ldp.client.privacy.oneBitMeanPrivacy
+import dev.ldp.client.privacy.pckvGrrPrivacy
+import dev.ldp.client.privacy.pckvUePrivacy
+import dev.ldp.client.privacy.privkvmPrivacy
 import dev.ldp.client.privacy.rangeHaarPrivacy
 import dev.ldp.client.privacy.rangeHierarchyPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
@@ -15,7 +20,7 @@ import dev.ldp.client.privacy.unaryPrivacy
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "pckv-ue", "pckv-grr", "privkvm", "loloha", "l-grr", "l-osue", "l-oue", "l-sue", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -28,7 +33,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue.
+     * No privacy function here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -39,6 +44,11 @@ public object PrivacyRegistry {
             "duchi", "stochastic-rounding" -> limited(binaryNumericPrivacy(fields), mechanism)
             "piecewise", "hybrid", "laplace", "gaussian" -> limited(gridPrivacy(fields), mechanism)
             "dbitflip" -> limited(dbitflipPrivacy(fields), mechanism)
+            "pckv-ue" -> limited(pckvUePrivacy(fields), mechanism)
+            "pckv-grr" -> limited(pckvGrrPrivacy(fields), mechanism)
+            "privkvm" -> limited(privkvmPrivacy(fields), mechanism)
+            "loloha" -> limited(lolohaPrivacy(fields), mechanism)
+            "l-grr", "l-osue", "l-oue", "l-sue" -> limited(longitudinalPrivacy(fields), mechanism)
             "multi-attribute" -> limited(multiAttributePrivacy(fields, ::mechanismPrivacy), mechanism)
             "onebitmean" -> limited(oneBitMeanPrivacy(fields), mechanism)
             "range-hierarchy" -> limited(rangeHierarchyPrivacy(fields), mechanism)

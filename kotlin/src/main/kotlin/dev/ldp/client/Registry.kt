@@ -3,9 +3,14 @@ package dev.ldp.client
 
 import dev.ldp.client.mechanisms.DBitFlipEncoder
 import dev.ldp.client.mechanisms.GrrEncoder
+import dev.ldp.client.mechanisms.LolohaEncoder
+import dev.ldp.client.mechanisms.LongitudinalEncoder
 import dev.ldp.client.mechanisms.MultiAttributeEncoder
 import dev.ldp.client.mechanisms.NumericEncoder
 import dev.ldp.client.mechanisms.OneBitMeanEncoder
+import dev.ldp.client.mechanisms.PckvGrrEncoder
+import dev.ldp.client.mechanisms.PckvUeEncoder
+import dev.ldp.client.mechanisms.PrivKvmEncoder
 import dev.ldp.client.mechanisms.RangeHaarEncoder
 import dev.ldp.client.mechanisms.RangeHierarchyEncoder
 import dev.ldp.client.mechanisms.UnaryEncoder
@@ -14,13 +19,13 @@ import dev.ldp.client.mechanisms.UnaryEncoder
 public object Registry {
     /** The registered mechanisms with an encoder here, in registry order. */
     @JvmField
-    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
+    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "pckv-ue", "pckv-grr", "privkvm", "loloha", "l-grr", "l-osue", "l-oue", "l-sue", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
 
     /**
      * The encoder of a spec: the class tagged with its mechanism in `dev.ldp.client.mechanisms`.
      * `options` carries the byte source (tests only), a memoized mechanism's client state, SHAKE-256
      * and a record's numeric tables. A [SpecException] for a mechanism with no encoder here.
-     * No encoder here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue.
+     * No encoder here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss.
      */
     @JvmStatic
     @JvmOverloads
@@ -31,6 +36,11 @@ public object Registry {
             "sue", "oue" -> UnaryEncoder(spec, source)
             "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian" -> NumericEncoder.create(spec, source, options)
             "dbitflip" -> DBitFlipEncoder.create(spec, source, options)
+            "pckv-ue" -> PckvUeEncoder(spec, source)
+            "pckv-grr" -> PckvGrrEncoder(spec, source)
+            "privkvm" -> PrivKvmEncoder(spec, source)
+            "loloha" -> LolohaEncoder.create(spec, source, options)
+            "l-grr", "l-osue", "l-oue", "l-sue" -> LongitudinalEncoder.create(spec, source, options)
             "multi-attribute" -> MultiAttributeEncoder.create(spec, source, options) { part -> makeEncoder(part, options) }
             "onebitmean" -> OneBitMeanEncoder.create(spec, source, options)
             "range-hierarchy" -> RangeHierarchyEncoder(spec, source)

@@ -19,8 +19,6 @@ class RegistryTest {
         val NOT_PORTED = setOf(
             "olh", "blh", "hr", "pem", "treehist",
             "rappor", "cms", "hcms", "ss",
-            "pckv-ue", "pckv-grr", "privkvm",
-            "loloha", "l-grr", "l-osue", "l-oue", "l-sue",
         )
     }
 
