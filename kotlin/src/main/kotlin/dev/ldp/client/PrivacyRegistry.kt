@@ -3,13 +3,14 @@ package dev.ldp.client
 
 import dev.ldp.client.privacy.grrPrivacy
 import dev.ldp.client.privacy.hadamardPrivacy
+import dev.ldp.client.privacy.subsetPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
 
 /** The privacy function of each mechanism's family, and its derived fields. */
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "hr")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "hr", "ss")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -22,7 +23,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: olh, blh, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
+     * No privacy function here for: olh, blh, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -31,6 +32,7 @@ public object PrivacyRegistry {
             "grr", "binary-rr" -> limited(grrPrivacy(fields), mechanism)
             "sue", "oue" -> limited(unaryPrivacy(fields), mechanism)
             "hr" -> limited(hadamardPrivacy(fields), mechanism)
+            "ss" -> limited(subsetPrivacy(fields), mechanism)
             else -> null
         }
     }
