@@ -6,6 +6,7 @@ import dev.ldp.client.privacy.grrPrivacy
 import dev.ldp.client.privacy.hadamardPrivacy
 import dev.ldp.client.privacy.hcmsPrivacy
 import dev.ldp.client.privacy.localHashingPrivacy
+import dev.ldp.client.privacy.prefixPrivacy
 import dev.ldp.client.privacy.subsetPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
 
@@ -13,7 +14,7 @@ import dev.ldp.client.privacy.unaryPrivacy
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "cms", "hcms", "ss")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "pem", "treehist", "cms", "hcms", "ss")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -26,7 +27,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
+     * No privacy function here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -36,6 +37,7 @@ public object PrivacyRegistry {
             "sue", "oue" -> limited(unaryPrivacy(fields), mechanism)
             "olh", "blh" -> limited(localHashingPrivacy(fields), mechanism)
             "hr" -> limited(hadamardPrivacy(fields), mechanism)
+            "pem", "treehist" -> limited(prefixPrivacy(fields), mechanism)
             "cms" -> limited(cmsPrivacy(fields), mechanism)
             "hcms" -> limited(hcmsPrivacy(fields), mechanism)
             "ss" -> limited(subsetPrivacy(fields), mechanism)

@@ -6,6 +6,7 @@ import dev.ldp.client.mechanisms.GrrEncoder
 import dev.ldp.client.mechanisms.HadamardEncoder
 import dev.ldp.client.mechanisms.HcmsEncoder
 import dev.ldp.client.mechanisms.LocalHashingEncoder
+import dev.ldp.client.mechanisms.PemEncoder
 import dev.ldp.client.mechanisms.SubsetEncoder
 import dev.ldp.client.mechanisms.UnaryEncoder
 
@@ -13,13 +14,13 @@ import dev.ldp.client.mechanisms.UnaryEncoder
 public object Registry {
     /** The registered mechanisms with an encoder here, in registry order. */
     @JvmField
-    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "cms", "hcms", "ss")
+    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "pem", "treehist", "cms", "hcms", "ss")
 
     /**
      * The encoder of a spec: the class tagged with its mechanism in `dev.ldp.client.mechanisms`.
      * `options` carries the byte source (tests only), a memoized mechanism's client state, SHAKE-256
      * and a record's numeric tables. A [SpecException] for a mechanism with no encoder here.
-     * No encoder here for: pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
+     * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
      */
     @JvmStatic
     @JvmOverloads
@@ -30,6 +31,7 @@ public object Registry {
             "sue", "oue" -> UnaryEncoder(spec, source)
             "olh", "blh" -> LocalHashingEncoder(spec, source)
             "hr" -> HadamardEncoder(spec, source)
+            "pem", "treehist" -> PemEncoder(spec, source)
             "cms" -> CmsEncoder(spec, source)
             "hcms" -> HcmsEncoder(spec, source)
             "ss" -> SubsetEncoder(spec, source)

@@ -13,7 +13,6 @@ class RegistryTest {
     private companion object {
         /** Registered mechanisms with no Kotlin encoder or privacy function yet. */
         val NOT_PORTED = setOf(
-            "pem", "treehist",
             "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian",
             "rappor", "dbitflip",
             "pckv-ue", "pckv-grr", "privkvm",

@@ -38,14 +38,18 @@ class LocalHashTest {
 
         private fun ceilDiv(a: Long, b: Long): Long = (a + b - 1) / b
 
+        /** The seeds' cells: [c·w, (c + 1)·w) with w = ⌈(P − 1)P/16⌉, the last one shorter. */
+        private val SIXTEENTH = ceilDiv(LH_SEED_SPACE, 16)
+
         /**
          * Pearson's test of local-hashing reports: the cells (true bucket h_seed(x) in one of ≤ 8 groups, the
          * reported bucket's offset y − h_seed(x) mod g: 0, or one of ≤ 8 groups of the others). For a uniform
          * seed, a·x + b is a uniform residue, so the true bucket c has probability size(c)/P exactly
          * ([bucketSize]); the offset is 0 with p and each other with q = (1 − p)/(g − 1), independently. Then
-         * the seed's sixteenth of [0, (P − 1)P): uniform up to the exact counts. α = 1e-6 each.
+         * the seed's sixteenth of [0, (P − 1)P) (cells of ⌈(P − 1)P/16⌉ seeds): uniform, with the exact counts. α = 1e-6 each. Each report
+         * is (seed, reported bucket, the hashed input: the value's domain index or prefix key).
          */
-        fun assertHashedReportsFit(what: String, g: Long, p: Fraction, reports: List<Pair<Long, Long>>, index: (Long) -> Long) {
+        fun assertHashedReportsFit(what: String, g: Long, p: Fraction, reports: List<Triple<Long, Long, Long>>) {
             val n = reports.size
             val pd = p.toDouble()
             val q = (1 - pd) / (g - 1)
@@ -59,18 +63,14 @@ class LocalHashTest {
             for (o in 0 until g) oProb[oGroup(o)] += if (o == 0L) pd else q
             val cells = LongArray(hGroups * (oGroups + 1))
             val seeds = LongArray(16)
-            for ((seed, y) in reports) {
-                val h = lhBucket(seed, index(seed), g).toLong()
+            for ((seed, y, input) in reports) {
+                val h = lhBucket(seed, input, g).toLong()
                 cells[hGroup(h) * (oGroups + 1) + oGroup(Math.floorMod(y - h, g))]++
-                seeds[(BigInteger.valueOf(seed) * BigInteger.valueOf(16) / BigInteger.valueOf(LH_SEED_SPACE)).toInt()]++
+                seeds[(seed / SIXTEENTH).toInt()]++
             }
             val probs = DoubleArray(cells.size) { hProb[it / (oGroups + 1)] * oProb[it % (oGroups + 1)] }
             FamilyChecks.assertFits("$what (true bucket, offset)", cells, probs, n)
-            val space = BigInteger.valueOf(LH_SEED_SPACE)
-            val sixteenth = DoubleArray(16) { c ->
-                fun start(c: Int) = (BigInteger.valueOf(c.toLong()) * space + BigInteger.valueOf(15)) / BigInteger.valueOf(16)
-                (start(c + 1) - start(c)).toDouble() / LH_SEED_SPACE
-            }
+            val sixteenth = DoubleArray(16) { c -> (minOf((c + 1) * SIXTEENTH, LH_SEED_SPACE) - c * SIXTEENTH).toDouble() / LH_SEED_SPACE }
             FamilyChecks.assertFits("$what seeds", seeds, sixteenth, n)
         }
     }
@@ -133,8 +133,8 @@ class LocalHashTest {
             val x = spec.domain().size / 2
             val encoder = Registry.makeEncoder(spec, EncoderOptions(source = PooledSource()))
             val value = spec.domain()[x]
-            val reports = List(REPORTS) { encoder.encode(value).let { r: Report -> r.seed!!.toLong() to (r.value as BigInteger).toLong() } }
-            assertHashedReportsFit(id, spec.int("g").toLong(), spec.fraction("p"), reports) { x.toLong() }
+            val reports = List(REPORTS) { encoder.encode(value).let { r: Report -> Triple(r.seed!!.toLong(), (r.value as BigInteger).toLong(), x.toLong()) } }
+            assertHashedReportsFit(id, spec.int("g").toLong(), spec.fraction("p"), reports)
         }
     }
 }
