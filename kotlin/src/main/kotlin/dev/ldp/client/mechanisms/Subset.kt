@@ -17,6 +17,9 @@ import java.math.BigInteger
  * (`ldp/client/subset.py`; `floydSample` of `js/src/subset.ts`): for j = population − size, …,
  * population − 1, t = randbelow(j + 1), and t joins the subset, or j when t is already in it. The
  * samplers of the `size` draws are made once.
+ *
+ * @property population the values drawn from, [0, population)
+ * @property size the members of each subset, in [0, population]
  */
 public class Floyd(public val population: Int, public val size: Int) {
     private val draws: Array<UniformBelow>

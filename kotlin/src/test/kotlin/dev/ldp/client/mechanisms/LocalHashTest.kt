@@ -109,6 +109,8 @@ class LocalHashTest {
         refused(edited(olh) { it["p"] = "1/7" }, "olh: p must exceed 1/g = 1/7, got 1/7")
         refused(edited(olh) { it["domain"] = listOf(1) }, "olh needs a domain of at least 2 values")
         refused(edited(spec("blh/str")) { it["g"] = 3 }, "blh has g = 2 by definition, got g=3; use olh for other g")
+        refused(edited(olh) { it["epsilon"] = 22.0 }, "above 21", "largest epsilon olh supports", "hash prime")
+        assertEquals(21.0, dev.ldp.client.Claim.privacyFacts(olh.fields).maxEpsilon)
     }
 
     @Test
@@ -136,5 +138,19 @@ class LocalHashTest {
             val reports = List(REPORTS) { encoder.encode(value).let { r: Report -> Triple(r.seed!!.toLong(), (r.value as BigInteger).toLong(), x.toLong()) } }
             assertHashedReportsFit(id, spec.int("g").toLong(), spec.fraction("p"), reports)
         }
+    }
+
+    /**
+     * Power: the same test, told the true value is the next one, rejects (olh/default-g, 50,000 reports): the
+     * offset from the wrong value's bucket is 0 with about p/g + (1 − 1/g)q ≈ 0.25 instead of p ≈ 0.47, a
+     * noncentrality in the thousands against the critical value at df 15 (≈ 56.5).
+     */
+    @Test
+    fun theTestRejectsReportsOfAnotherValue() {
+        val spec = spec("olh/default-g")
+        val encoder = Registry.makeEncoder(spec, EncoderOptions(source = PooledSource()))
+        val reports = List(50_000) { encoder.encode(spec.domain()[3]).let { r -> Triple(r.seed!!.toLong(), (r.value as BigInteger).toLong(), 4L) } }
+        val e = assertFailsWith<AssertionError> { assertHashedReportsFit("olh/default-g told 4", 4, spec.fraction("p"), reports) }
+        assertTrue("(true bucket, offset): chi-square" in e.message!!, e.message)
     }
 }

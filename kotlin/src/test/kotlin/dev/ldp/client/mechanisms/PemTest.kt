@@ -113,6 +113,7 @@ class PemTest {
         refused(edited(pem) { it["p"] = "1/8" }, "pem: p must exceed 1/g = 1/8, got 1/8")
         refused(edited(treehist) { it["width"] = 70_000 }, "treehist: width must be in [1, 65536], got 70000")
         refused(edited(treehist) { it["beta"] = 1.0 }, "treehist: beta must be a number in (0, 1), got 1.0")
+        refused(edited(treehist) { it["epsilon"] = 22.0 }, "above 21", "largest epsilon treehist supports")
     }
 
     @Test
