@@ -37,13 +37,14 @@ private class SketchParameters(spec: Spec) {
     val m: Int = spec.intValue("m")
     val salt: Long = spec.int("salt").toLong()
     val p: Fraction = spec.fraction("p")
-    val rows = UniformBelow(BigInteger.valueOf(k.toLong()))
 
     init {
         if (k < 1 || m < 2 || salt < 0 || salt + k - 1 > MMH3_MAX_SEED) {
             throw SpecException("${spec.mechanism} needs k >= 1, m >= 2 and salt + k - 1 < 2^32, got k=$k, m=$m, salt=$salt")
         }
     }
+
+    val rows = UniformBelow(BigInteger.valueOf(k.toLong()))
 
     fun position(value: Any, row: Int): Int = SketchHash.position(value, row, salt, m)
 }
