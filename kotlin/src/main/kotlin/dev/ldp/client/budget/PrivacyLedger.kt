@@ -100,18 +100,18 @@ public class PrivacyLedger(
      *   replaced since this object saw it
      */
     public fun charge(spec: Spec, memoKey: ByteArray?): Double {
-        val params = Spending.streamParameters(spec)
-        if (params.memoized && memoKey == null) {
-            throw AccountingException(
-                "${spec.mechanism} is memoized: a report is charged with its value's memo key (the encoder's memoKey)",
-            )
-        }
-        return chargeStream(spec.fingerprint, params, if (params.memoized) memoKey else null)
+        return chargeStream(spec.fingerprint, spec.mechanism, Spending.streamParameters(spec), memoKey)
     }
 
-    /** [charge] of a report under the spec [fingerprint] charged as [params]. */
-    internal fun chargeStream(fingerprint: String, params: StreamParameters, memoKey: ByteArray?): Double = transaction { stored ->
-        val data = stored ?: fresh()
+    /** [charge] of a report under the spec [fingerprint] of [mechanism], charged as [params]. */
+    internal fun chargeStream(fingerprint: String, mechanism: String, params: StreamParameters, memoKey: ByteArray?): Double {
+        if (params.memoized && memoKey == null) {
+            throw AccountingException("$mechanism is memoized: a report is charged with its value's memo key (the encoder's memoKey)")
+        }
+        return transaction { stored -> charged(stored ?: fresh(), fingerprint, params, if (params.memoized) memoKey else null) }
+    }
+
+    private fun charged(data: LedgerData, fingerprint: String, params: StreamParameters, memoKey: ByteArray?): Pair<LedgerData, Double> {
         val name = streamName(data, fingerprint, memoKey)
         val streams = LinkedHashMap(data.streams)
         streams[name] = params.stream(fingerprint, (data.streams[name]?.reports ?: 0L) + 1)
@@ -124,7 +124,7 @@ public class PrivacyLedger(
                     "${g6(before)}. Nothing was sent or recorded.",
             )
         }
-        Pair(LedgerData(data.key, data.budget, streams), Spending.spentEpsilon(streams.values, budget))
+        return Pair(LedgerData(data.key, data.budget, streams), Spending.spentEpsilon(streams.values, budget))
     }
 
     /** The spent ε so far, given the values (informational; 0 for a ledger not created yet, which this does not create). */
