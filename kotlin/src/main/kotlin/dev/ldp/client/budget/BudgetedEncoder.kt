@@ -3,6 +3,8 @@ package dev.ldp.client.budget
 import dev.ldp.client.Encoder
 import dev.ldp.client.Report
 import dev.ldp.client.Spec
+import dev.ldp.client.state.StateKey
+import dev.ldp.client.state.StateStorage
 
 /**
  * An encoder whose every report is charged to a [PrivacyLedger] before it is returned (randomize,
@@ -29,4 +31,20 @@ public class BudgetedEncoder(public val encoder: Encoder, public val ledger: Pri
     }
 
     override fun memoKey(value: Any): ByteArray? = encoder.memoKey(value)
+
+    public companion object {
+        /**
+         * The encoder of client [clientId]'s reports: [encoder] charging the client's ledger in [storage]
+         * whenever the client has one (under its stored budget, with or without [budget]), or one [budget]
+         * creates; [encoder] itself when the client has no ledger and no budget is given (nothing is
+         * created). So a client with a ledger is never encoded unbudgeted (Python's `client_ledger`, the
+         * TypeScript client's `openClientEncoder`). A [budget] other than the stored one is refused.
+         */
+        @JvmStatic
+        @JvmOverloads
+        public fun forClient(encoder: Encoder, storage: StateStorage, clientId: String, budget: Budget? = null): Encoder {
+            val ledger = PrivacyLedger.open(storage, StateKey.ledger(clientId), budget) ?: return encoder
+            return BudgetedEncoder(encoder, ledger)
+        }
+    }
 }

@@ -276,6 +276,21 @@ class BudgetTest {
     }
 
     @Test
+    fun aClientWithALedgerIsNeverEncodedUnbudgeted() {
+        val storage = FileStateStorage(temp.resolve("state"))
+        val plain = GrrEncoder(GRR, FixedSource(ByteArray(64)))
+        assertTrue(BudgetedEncoder.forClient(plain, storage, "alice") === plain, "no ledger and no budget: the encoder itself")
+        assertFalse(Files.exists(storage.fileOf(KEY)), "and nothing is created")
+        BudgetedEncoder.forClient(plain, storage, "alice", Budget(1.0)).encode("a")
+        // without a budget, the stored one holds; for any spec of the client
+        val again = BudgetedEncoder.forClient(plain, storage, "alice")
+        assertTrue(again is BudgetedEncoder && again.ledger.budget == Budget(1.0))
+        assertFailsWith<BudgetExceededException> { again.encode("a") }
+        assertFailsWith<StateException> { BudgetedEncoder.forClient(plain, storage, "alice", Budget(2.0)) }
+        assertTrue(BudgetedEncoder.forClient(plain, storage, "bob") === plain, "another client has no budget")
+    }
+
+    @Test
     fun aMemoizedSpecMustBeChargedWithItsMemoKeyAndAFreshSpecIgnoresOne() {
         val ledger = PrivacyLedger(InMemoryStateStorage(), KEY, Budget(5.0))
         val params = StreamParameters(0.5, 1.75, true, null)
