@@ -114,7 +114,8 @@ public class PrivacyLedger(
     private fun charged(data: LedgerData, fingerprint: String, params: StreamParameters, memoKey: ByteArray?): Pair<LedgerData, Double> {
         val name = streamName(data, fingerprint, memoKey)
         val streams = LinkedHashMap(data.streams)
-        streams[name] = params.stream(fingerprint, (data.streams[name]?.reports ?: 0L) + 1)
+        val old = data.streams[name]
+        streams[name] = params.stream(fingerprint, (old?.reports ?: 0L) + 1, old?.loss) // atoms a Python ledger recorded stay
         val committed = Spending.committedEpsilon(streams.values, budget)
         if (!Spending.fitsBudget(committed, budget)) {
             val before = Spending.committedEpsilon(data.streams.values, budget)

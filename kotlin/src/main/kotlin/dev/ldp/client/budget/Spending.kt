@@ -68,9 +68,10 @@ public class StreamParameters @JvmOverloads constructor(
     public val linear: Boolean = true,
     public val epsilonFirst: Double? = null,
 ) {
-    /** A stream of [spec] (a fingerprint) with [reports] reports under these parameters. */
-    public fun stream(spec: String, reports: Long): Stream =
-        Stream(spec, epsilon, epsilonCap, reports, memoized, values, if (memoized) linear else true, epsilonFirst)
+    /** A stream of [spec] (a fingerprint) with [reports] reports under these parameters (and the atoms [loss], if any). */
+    @JvmOverloads
+    public fun stream(spec: String, reports: Long, loss: StreamLoss? = null): Stream =
+        Stream(spec, epsilon, epsilonCap, reports, memoized, values, if (memoized) linear else true, epsilonFirst, loss)
 }
 
 /**

@@ -127,6 +127,20 @@ class BudgetTest {
     }
 
     @Test
+    fun privacyLossAtomsAPythonLedgerRecordedAreKeptThroughCharges() {
+        val loss = "   \"loss\": {\n    \"log_p\": [\n     -0.3132616875182228,\n     -1.3132616875182228\n    ],\n" +
+            "    \"log_q\": [\n     -1.3132616875182228,\n     -0.3132616875182228\n    ]\n   },\n"
+        val text = PYTHON_V2.replace("   \"linear\": true,\n", "   \"linear\": true,\n$loss").replace("\"epsilon\": 3.0", "\"epsilon\": 10.0")
+        assertEquals(text, String(LedgerFile.write(LedgerFile.parse(text.toByteArray(), "ledger")), Charsets.UTF_8))
+        val storage = storageWith(text)
+        PrivacyLedger.open(storage, KEY)!!.charge(GRR, null)
+        assertEquals(text.replace("\"reports\": 2,\n   \"spec\": \"72400d1570b02139\"", "\"reports\": 3,\n   \"spec\": \"72400d1570b02139\""), text(storage))
+        // atoms that are not a distribution are refused
+        val bad = text.replace("-0.3132616875182228,\n     -1.3132616875182228", "-0.3132616875182228,\n     -0.3132616875182228")
+        assertFailsWith<StateException> { PrivacyLedger.open(storageWith(bad), KEY) }
+    }
+
+    @Test
     fun aStreamThatIsNotLinearKeepsTheFileAtVersion2AndTheLastOneBringsItBackToVersion1() {
         val storage = storageWith(PYTHON_V2.replace("\"epsilon\": 3.0", "\"epsilon\": 10.0"))
         val ledger = PrivacyLedger.open(storage, KEY)!!
