@@ -56,7 +56,7 @@ class BudgetVectorsTest {
         val specs: Map<String, Spec> by lazy {
             @Suppress("UNCHECKED_CAST")
             val own = Vectors.obj(budget, "specs") as Map<String, String>
-            Vectors.specs + own.filterValues { Vectors.loadable(Spec.load(it).mechanism) }.mapValues { Spec.load(it.value) }
+            Vectors.specs + own.filterKeys { Vectors.loadable(mechanisms.getValue(it)) }.mapValues { Spec.load(it.value) }
         }
 
         /** Whether a spec can be loaded here, and a memoized one encoded (its memo keys). */
