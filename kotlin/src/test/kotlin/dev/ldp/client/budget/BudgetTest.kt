@@ -1,6 +1,9 @@
 package dev.ldp.client.budget
 
 import dev.ldp.client.Bytes
+import dev.ldp.client.Exact
+import dev.ldp.client.Fraction
+import dev.ldp.client.MechanismPrivacy
 import dev.ldp.client.FixedSource
 import dev.ldp.client.Spec
 import dev.ldp.client.ValueException
@@ -287,6 +290,29 @@ class BudgetTest {
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
         val message = assertFailsWith<StateException> { PrivacyLedger.open(storage, KEY, Budget(9.0)) }.message!!
         assertTrue(message.startsWith("privacy ledger '$file' holds the budget epsilon=2.0, not epsilon=9.0"), message)
+    }
+
+    @Test
+    fun streamParametersFollowPythonsRulesForEachKindOfSpec() {
+        // an (ε, δ) mechanism is refused in one line: the ledger composes pure ε-DP reports
+        val gaussian = mapOf("mechanism" to "gaussian", "epsilon" to 1.0, "delta" to 1e-5)
+        val e = assertFailsWith<AccountingException> { Spending.streamParameters(gaussian, MechanismPrivacy.fresh(null)) }
+        assertEquals("cannot account for gaussian: the ledger composes pure epsilon-DP reports, this spec is (epsilon, delta)-DP (delta=1e-05)", e.message)
+        val fresh = Spending.streamParameters(GRR)
+        assertTrue(!fresh.memoized && fresh.epsilon == 1.0 && fresh.epsilonCap == null)
+        // a chain: ε₁ = 0.25 stated, charged ε′ = 0.32 per report (memoReportEpsilon), not linear, 16 keys
+        val ratio = Fraction.of(BigInteger.valueOf(5), BigInteger.valueOf(4))
+        val chainFacts = MechanismPrivacy.memoized(ratio, Fraction.of(BigInteger.valueOf(2)), BigInteger.valueOf(16)).copy(memoReportEpsilon = 0.32)
+        val chain = Spending.streamParameters(mapOf("mechanism" to "l-grr", "epsilon" to 0.25, "epsilon_inf" to 0.69), chainFacts)
+        assertEquals(listOf(0.32, 0.69, 0.25), listOf(chain.epsilon, chain.epsilonCap, chain.epsilonFirst))
+        assertTrue(chain.memoized && !chain.linear && chain.values == BigInteger.valueOf(16))
+        // RAPPOR states no ε: ln of the exact ratios rounded up to certified doubles; linear; f = 0: ε∞ unbounded
+        val rapporFacts = MechanismPrivacy.memoized(Fraction.of(BigInteger.valueOf(3)), null, null).copy(memoLinear = true)
+        val rappor = Spending.streamParameters(mapOf("mechanism" to "rappor"), rapporFacts)
+        assertEquals(Exact.epsilonBoundOfRatio(Fraction.of(BigInteger.valueOf(3))), rappor.epsilon)
+        assertTrue(Exact.ratioWithin(Fraction.of(BigInteger.valueOf(3)), rappor.epsilon) && rappor.epsilon >= Math.log(3.0))
+        assertTrue(rappor.linear && rappor.epsilonCap == null && rappor.epsilonFirst == null && rappor.values == null)
+        assertFailsWith<AccountingException> { Spending.memoizedEpsilons(GRR) }
     }
 
     @Test
