@@ -40,7 +40,6 @@ class BudgetVectorsTest {
             "rappor_epsilons/rappor/boolean" to "RAPPOR's privacy function",
             "ledgers/optimal/mixed" to "RAPPOR's privacy function and encoder (its memo keys)",
             "ledgers/basic/rappor-finite-domains" to "RAPPOR's privacy function and encoder (its memo keys)",
-            "ledgers/parameter-error/gaussian" to "Gaussian's privacy function (its spec cannot be loaded to be refused)",
         )
 
         val budget: JsonObject get() = Vectors.section("budget")
