@@ -39,6 +39,8 @@ public class FileStateStorage(directory: Path) : StateStorage {
 
     private fun what(key: StateKey): String = if (key.record == "state") "client state" else "client ${key.record}"
 
+    override fun describe(key: StateKey): String = "${what(key)} '${fileOf(key)}'"
+
     override fun get(key: StateKey): ByteArray? = PrivateFiles.read(fileOf(key), what(key))
 
     override fun create(key: StateKey, data: ByteArray): Boolean = PrivateFiles.create(fileOf(key), data)

@@ -1,5 +1,8 @@
 package dev.ldp.client.state
 
+import dev.ldp.client.ByteSources
+import dev.ldp.client.Bytes
+
 import java.io.IOException
 import java.nio.ByteBuffer
 import java.nio.channels.FileChannel
@@ -18,7 +21,6 @@ import java.nio.file.attribute.BasicFileAttributes
 import java.nio.file.attribute.FileAttribute
 import java.nio.file.attribute.PosixFilePermission
 import java.nio.file.attribute.PosixFilePermissions
-import java.security.SecureRandom
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.locks.ReentrantLock
 
@@ -59,7 +61,6 @@ public object PrivateFiles {
         PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE,
         PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE,
     )
-    private val random = SecureRandom()
     private val jvmLocks = ConcurrentHashMap<String, ReentrantLock>()
 
     private fun posix(path: Path): Boolean =
@@ -285,7 +286,7 @@ public object PrivateFiles {
         val dot = name.indexOf('.', 1)
         val suffixes = if (dot < 0) "" else name.substring(dot)
         for (attempt in 0 until 100) {
-            val tag = ByteArray(6).also { random.nextBytes(it) }.joinToString("") { "%02x".format(it.toInt() and 0xff) }
+            val tag = Bytes.toHex(ByteSources.secure.read(6))
             val temp = directory.resolve(".$name.$tag$TEMP_MARK$suffixes")
             val options: Set<OpenOption> = setOf(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)
             val channel = try {
