@@ -2,13 +2,15 @@
 package dev.ldp.client
 
 import dev.ldp.client.privacy.grrPrivacy
+import dev.ldp.client.privacy.rapporFields
+import dev.ldp.client.privacy.rapporPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
 
 /** The privacy function of each mechanism's family, and its derived fields. */
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "rappor")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -21,7 +23,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
+     * No privacy function here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -29,6 +31,7 @@ public object PrivacyRegistry {
         return when (mechanism) {
             "grr", "binary-rr" -> limited(grrPrivacy(fields), mechanism)
             "sue", "oue" -> limited(unaryPrivacy(fields), mechanism)
+            "rappor" -> limited(rapporPrivacy(fields), mechanism)
             else -> null
         }
     }
@@ -37,6 +40,7 @@ public object PrivacyRegistry {
     @JvmStatic
     public fun completeFields(out: MutableMap<String, Any?>) {
         when (out["mechanism"]) {
+            "rappor" -> rapporFields(out)
             else -> {}
         }
     }

@@ -2,19 +2,20 @@
 package dev.ldp.client
 
 import dev.ldp.client.mechanisms.GrrEncoder
+import dev.ldp.client.mechanisms.RapporEncoder
 import dev.ldp.client.mechanisms.UnaryEncoder
 
 /** The encoders of this client, by mechanism. */
 public object Registry {
     /** The registered mechanisms with an encoder here, in registry order. */
     @JvmField
-    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue")
+    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "rappor")
 
     /**
      * The encoder of a spec: the class tagged with its mechanism in `dev.ldp.client.mechanisms`.
      * `options` carries the byte source (tests only), a memoized mechanism's client state, SHAKE-256
      * and a record's numeric tables. A [SpecException] for a mechanism with no encoder here.
-     * No encoder here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, rappor, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
+     * No encoder here for: olh, blh, hr, pem, treehist, duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian, cms, hcms, ss, dbitflip, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue, multi-attribute, onebitmean, range-hierarchy, range-haar.
      */
     @JvmStatic
     @JvmOverloads
@@ -23,6 +24,7 @@ public object Registry {
         return when (spec.mechanism) {
             "grr", "binary-rr" -> GrrEncoder(spec, source)
             "sue", "oue" -> UnaryEncoder(spec, source)
+            "rappor" -> RapporEncoder.create(spec, source, options)
             else -> throw SpecException("no encoder for ${spec.mechanism} in this client")
         }
     }

@@ -15,7 +15,7 @@ class RegistryTest {
         val NOT_PORTED = setOf(
             "olh", "blh", "hr", "pem", "treehist",
             "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian",
-            "rappor", "cms", "hcms", "ss", "dbitflip",
+            "cms", "hcms", "ss", "dbitflip",
             "pckv-ue", "pckv-grr", "privkvm",
             "loloha", "l-grr", "l-osue", "l-oue", "l-sue",
             "multi-attribute", "onebitmean", "range-hierarchy", "range-haar",
