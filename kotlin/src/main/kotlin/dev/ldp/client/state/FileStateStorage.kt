@@ -20,13 +20,19 @@ import java.nio.file.Path
  * directory) under a lock that excludes the threads of this JVM and other
  * processes ([PrivateFiles.withLock] on `<file>.jvmlock`). A symbolic link,
  * a non-regular file or a file others may read is refused with a
- * [StateException], never replaced.
+ * [StateException], never replaced. Temporary files that killed writers left
+ * are deleted when a storage first opens the directory in a process
+ * ([PrivateFiles.removeStaleTemporaries]).
  *
  * @param directory where the files live (created with mode 0700 when missing).
  */
 public class FileStateStorage(directory: Path) : StateStorage {
     /** The state directory. */
     public val directory: Path = PrivateFiles.ensurePrivateDirectory(directory)
+
+    init {
+        PrivateFiles.removeStaleTemporariesOnce(this.directory) // temporaries of writers killed mid-write
+    }
 
     /** A storage in [directory] (a `java.io.File`, as Android's `Context.getFilesDir()` gives). */
     public constructor(directory: File) : this(directory.toPath())

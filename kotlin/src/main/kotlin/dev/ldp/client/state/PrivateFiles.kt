@@ -235,6 +235,63 @@ public object PrivateFiles {
         }
     }
 
+    /** A temporary file younger than this is never treated as stale (milliseconds; Python's `STALE_AFTER`). */
+    public const val STALE_AFTER_MILLIS: Long = 60_000
+
+    /** Temporaries of a client's files ([FileStateStorage]'s names): `.<32 hex>[.<record>].json.<12 hex>.ldp-tmp...`. */
+    private val CLIENT_TEMPORARY = Regex("""\.[0-9a-f]{32}(\.[a-z][a-z0-9]*)?\.json\.[0-9a-f]{12}\.ldp-tmp(\.[A-Za-z0-9]+)*""")
+    private val swept: MutableSet<String> = ConcurrentHashMap.newKeySet()
+
+    /**
+     * Delete the temporary files a killed writer left in [directory]: those of the file [name]
+     * (`.<name>.<12 hex digits>.ldp-tmp...`), or with no [name] those of client files
+     * ([FileStateStorage]'s), and only when older than [STALE_AFTER_MILLIS] (a live writer's
+     * temporary exists for milliseconds). Other files are never touched, nor symbolic links; errors
+     * (an entry vanishing) are ignored. Returns how many were deleted.
+     */
+    @JvmStatic
+    @JvmOverloads
+    public fun removeStaleTemporaries(directory: Path, name: String? = null): Int {
+        val prefix = name?.let { ".$it." }
+        val now = System.currentTimeMillis()
+        var removed = 0
+        val entries = try {
+            Files.newDirectoryStream(directory).use { it.toList() }
+        } catch (_: IOException) {
+            return 0
+        }
+        for (entry in entries) {
+            val file = entry.fileName.toString()
+            val ours = if (prefix != null) {
+                file.startsWith(prefix) && Regex("""[0-9a-f]{12}\.ldp-tmp(\.[A-Za-z0-9]+)*""").matches(file.substring(prefix.length))
+            } else {
+                CLIENT_TEMPORARY.matches(file)
+            }
+            if (!ours) continue
+            try {
+                val attributes = Files.readAttributes(entry, BasicFileAttributes::class.java, LinkOption.NOFOLLOW_LINKS)
+                if (!attributes.isRegularFile || now - attributes.lastModifiedTime().toMillis() < STALE_AFTER_MILLIS) continue
+                Files.delete(entry)
+                removed++
+            } catch (_: IOException) {
+                // gone meanwhile, or not ours to delete
+            }
+        }
+        return removed
+    }
+
+    /** [removeStaleTemporaries] of [directory] (and [name]) at most once per process. */
+    @JvmStatic
+    @JvmOverloads
+    public fun removeStaleTemporariesOnce(directory: Path, name: String? = null) {
+        val key = try {
+            directory.toRealPath().toString() + "\u0000" + (name ?: "")
+        } catch (_: IOException) {
+            return
+        }
+        if (swept.add(key)) removeStaleTemporaries(directory, name)
+    }
+
     /** The lock file of [path] for [withLock]: `<path>.jvmlock`, beside it (never deleted). */
     @JvmStatic
     public fun lockFileOf(path: Path): Path = path.resolveSibling(path.fileName.toString() + ".jvmlock")

@@ -33,6 +33,8 @@ public class FileSpool(file: Path) : Spool {
 
     init {
         PrivateFiles.ensurePrivateDirectory(this.file.parent)
+        PrivateFiles.removeStaleTemporariesOnce(this.file.parent, this.file.fileName.toString())
+        PrivateFiles.removeStaleTemporariesOnce(this.file.parent, deadFile.fileName.toString())
     }
 
     /** A spool at [file] (a `java.io.File`, as Android's `Context.getNoBackupFilesDir()` gives a directory). */

@@ -161,6 +161,26 @@ class FileStateStorageTest {
     }
 
     @Test
+    fun temporariesOfKilledWritersAreSweptOnlyWhenStaleAndOurs() {
+        val dir = temp.resolve("sweep")
+        Files.createDirectory(dir)
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"))
+        val stale = dir.resolve(".2bd806c97f0e00af1a1fc3328fa763a9.json.0123456789ab.ldp-tmp.json")
+        val staleLedger = dir.resolve(".2bd806c97f0e00af1a1fc3328fa763a9.ledger.json.0123456789ab.ldp-tmp.ledger.json")
+        val fresh = dir.resolve(".2bd806c97f0e00af1a1fc3328fa763a9.json.ba9876543210.ldp-tmp.json")
+        val foreign = dir.resolve(".report.csv.0123456789ab.ldp-tmp.csv")
+        val old = java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 2 * PrivateFiles.STALE_AFTER_MILLIS)
+        for (f in listOf(stale, staleLedger, fresh, foreign)) Files.write(f, byteArrayOf(1))
+        for (f in listOf(stale, staleLedger, foreign)) Files.setLastModifiedTime(f, old)
+        FileStateStorage(dir)
+        assertFalse(Files.exists(stale))
+        assertFalse(Files.exists(staleLedger))
+        assertTrue(Files.exists(fresh), "a live writer's temporary is kept")
+        assertTrue(Files.exists(foreign), "only client files' temporaries are swept")
+        assertEquals(1, PrivateFiles.removeStaleTemporaries(dir, "report.csv"))
+    }
+
+    @Test
     fun inMemoryStorageHasTheSameContract() {
         val s = InMemoryStateStorage()
         val key = StateKey.state("m")
