@@ -73,21 +73,20 @@ public class FileStateStorage(directory: Path) : StateStorage {
 
     override fun <T> update(key: StateKey, change: StateChange<T>): T {
         val file = fileOf(key)
-        return PrivateFiles.withLock(PrivateFiles.lockFileOf(file), what(key)) {
-            while (true) {
-                val current = PrivateFiles.read(file, what(key))
-                val decided = change.apply(current)
-                val data = decided.data ?: return@withLock decided.result
-                if (current == null) {
-                    // an exclusive creation outside the lock (a new client's state) may win: then decide again
-                    if (PrivateFiles.create(file, data)) return@withLock decided.result
-                } else {
-                    if (!current.contentEquals(data)) PrivateFiles.replace(file, data)
-                    return@withLock decided.result
-                }
+        return PrivateFiles.withLock(PrivateFiles.lockFileOf(file), what(key)) { updateLocked(file, key, change) }
+    }
+
+    private fun <T> updateLocked(file: Path, key: StateKey, change: StateChange<T>): T {
+        while (true) {
+            val current = PrivateFiles.read(file, what(key))
+            val decided = change.apply(current)
+            val data = decided.data ?: return decided.result
+            if (current != null) {
+                if (!current.contentEquals(data)) PrivateFiles.replace(file, data)
+                return decided.result
             }
-            @Suppress("UNREACHABLE_CODE")
-            error("unreachable")
+            if (PrivateFiles.create(file, data)) return decided.result
+            // an exclusive creation outside the lock (a new client's state) won: decide again on its bytes
         }
     }
 

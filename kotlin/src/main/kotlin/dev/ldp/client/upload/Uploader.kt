@@ -54,14 +54,23 @@ public class Rejected(public val id: String, public val reason: String, public v
  * [retries] made.
  */
 public class UploadSummary internal constructor() {
+    /** Envelopes the collector stored now. */
     public var accepted: Int = 0
         internal set
+
+    /** Envelopes the collector had stored already (an earlier attempt's reply was lost): success too. */
     public var replayed: Int = 0
         internal set
     internal val rejectedList = ArrayList<Rejected>()
+
+    /** Envelopes the collector rejected or the client refused to send: in the spool's dead-letter list now. */
     public val rejected: List<Rejected> get() = ArrayList(rejectedList)
+
+    /** Requests the collector acknowledged. */
     public var batches: Int = 0
         internal set
+
+    /** Attempts repeated after a connection error, a timeout, a 429 or a 5xx. */
     public var retries: Int = 0
         internal set
 
@@ -122,6 +131,32 @@ public class UploaderOptions @JvmOverloads constructor(
         require(backoffMillis >= 0 && maxBackoffMillis >= 0) { "backoff must not be negative" }
         require(timeoutMillis >= 1 && flushDeadlineMillis >= 0) { "timeouts must be positive" }
     }
+
+    /** A copy with [http] as the HTTP client (Java: `new UploaderOptions().withHttp(client)`). */
+    public fun withHttp(http: OkHttpClient): UploaderOptions = copy(http = http)
+
+    /** A copy whose uploader refuses reports of any spec but [fingerprint] (a fingerprint or an ETag). */
+    public fun withFingerprint(fingerprint: String): UploaderOptions = copy(fingerprint = fingerprint)
+
+    /** A copy with [retries] retries per request. */
+    public fun withRetries(retries: Int): UploaderOptions = copy(retries = retries)
+
+    /** A copy with [flushDeadlineMillis] as a flush's time limit. */
+    public fun withFlushDeadlineMillis(flushDeadlineMillis: Long): UploaderOptions = copy(flushDeadlineMillis = flushDeadlineMillis)
+
+    /** A copy calling [progress] after each acknowledged batch. */
+    public fun withProgress(progress: (UploadSummary) -> Unit): UploaderOptions = copy(progress = progress)
+
+    private fun copy(
+        http: OkHttpClient = this.http,
+        retries: Int = this.retries,
+        flushDeadlineMillis: Long = this.flushDeadlineMillis,
+        fingerprint: String? = this.fingerprint,
+        progress: ((UploadSummary) -> Unit)? = this.progress,
+    ): UploaderOptions = UploaderOptions(
+        http, batchSize, maxBody, retries, backoffMillis, maxBackoffMillis, timeoutMillis, flushDeadlineMillis,
+        sleeper, clock, fingerprint, progress,
+    )
 
     private companion object {
         val defaultHttp: OkHttpClient by lazy { OkHttpClient() }

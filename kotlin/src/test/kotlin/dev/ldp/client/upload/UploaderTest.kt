@@ -302,6 +302,15 @@ class UploaderTest {
     }
 
     @Test
+    fun optionsCopyForJavaCallers() {
+        val base = UploaderOptions()
+        val changed = base.withRetries(2).withFingerprint("W/\"${fingerprint.uppercase()}\"").withFlushDeadlineMillis(5_000).withHttp(http)
+        assertEquals(listOf(2, 5_000L, fingerprint), listOf(changed.retries, changed.flushDeadlineMillis, changed.fingerprint))
+        assertEquals(listOf(5, null), listOf(base.retries, base.fingerprint), "the original is unchanged")
+        assertEquals(MAX_ENVELOPES, UploaderOptions(batchSize = 5_000).batchSize, "capped at the collector's limit")
+    }
+
+    @Test
     fun badArgumentsAreRefusedWithOneLine() {
         assertEquals("not a task id: a/b", assertFailsWith<UploadException> { Uploader("http://x", "a/b", MemorySpool()) }.message)
         assertFailsWith<UploadException> { Uploader("ftp://x", "T", MemorySpool()) }
