@@ -1,10 +1,10 @@
 package dev.ldp.client.mechanisms
 
 import dev.ldp.client.ByteSources
+import dev.ldp.client.ChiSquare
 import dev.ldp.client.ClientState
 import dev.ldp.client.Vectors
 import kotlin.test.Test
-import kotlin.test.assertEquals
 import kotlin.test.assertTrue
 
 /**
@@ -15,36 +15,13 @@ import kotlin.test.assertTrue
  * counts c_j give X = Σ_j (c_j − n·t_j)² / (n·t_j·(1 − t_j)), asymptotically χ² with k = num_bits
  * degrees of freedom (a sum of k independent squared standardized binomials; n·t·(1 − t) ≥ 3,750
  * here, so the normal limit is close). The test rejects at α = 1e-6 (unseeded: a false alarm once in
- * a million runs). For even k the χ² survival function is exact in closed form,
- * P[X > x] = e^(−x/2) Σ_{i<k/2} (x/2)^i / i!, and the critical value is found by bisection on it.
- * The power check: the same counts against swapped probabilities are far beyond it.
+ * a million runs); the critical value is [ChiSquare.critical]'s. The power check: the same counts against swapped probabilities are far beyond it.
  */
 class RapporChiSquareTest {
-    private fun survival(x: Double, k: Int): Double {
-        var term = 1.0
-        var sum = 1.0
-        for (i in 1 until k / 2) {
-            term *= (x / 2) / i
-            sum += term
-        }
-        return Math.exp(-x / 2) * sum
-    }
-
-    private fun critical(alpha: Double, k: Int): Double {
-        var lo = 0.0
-        var hi = 10.0 * k + 200
-        repeat(200) {
-            val mid = (lo + hi) / 2
-            if (survival(mid, k) > alpha) lo = mid else hi = mid
-        }
-        return hi
-    }
-
     @Test
     fun instantaneousBitsFollowTheSpecsProbabilities() {
         val spec = Vectors.specs.getValue("rappor/md5")
         val k = spec.intValue("num_bits")
-        assertEquals(0, k % 2, "the closed form needs an even k")
         val encoder = RapporEncoder(spec, ClientState(ByteArray(32) { it.toByte() }, 5), ByteSources.secure)
         val prr = encoder.permanentWords("hello")
         val p = spec.fraction("p").toDouble()
@@ -60,8 +37,8 @@ class RapporChiSquareTest {
             val expected = n * t
             (counts[j] - expected) * (counts[j] - expected) / (expected * (1 - t))
         }
-        val limit = critical(1e-6, k)
-        assertTrue(limit > k && survival(limit, k) <= 1e-6, "critical value $limit")
+        val limit = ChiSquare.critical(1e-6, k)
+        assertTrue(limit > k && ChiSquare.survival(limit, k) <= 1.0001e-6, "critical value $limit")
         val x = statistic(q, p)
         assertTrue(x < limit, "chi-square $x over $k bits exceeds the alpha = 1e-6 critical value $limit")
         assertTrue(statistic(p, q) > 10 * limit, "power: swapped probabilities must be rejected")
