@@ -278,6 +278,11 @@ public class Uploader @JvmOverloads constructor(
             if (fingerprint != null && spec != fingerprint) {
                 throw UploadException("report of spec ${Text.clip(spec)}, but task $taskId takes $fingerprint; nothing was spooled")
             }
+            // its envelope ({"id":<22>,"t":<up to 19 digits>,"report":...} and a newline) must fit one request
+            val envelopeBytes = utf8Length(line) + ENVELOPE_OVERHEAD
+            if (envelopeBytes > options.maxBody) {
+                throw UploadException("line ${i + 1} is too long to upload ($envelopeBytes bytes with its envelope, over ${options.maxBody}); nothing was spooled")
+            }
             line
         }
         val seconds = Math.floorDiv(options.clock.nowMillis(), 1000L)
@@ -307,7 +312,9 @@ public class Uploader @JvmOverloads constructor(
      * the envelopes, send them in batches. Each batch leaves the spool once a
      * 200 reply accounts for it: accepted and replayed envelopes are removed,
      * rejected ones moved to the dead-letter list. Records of another spec than
-     * the task's are dead-lettered (`wrong_spec`) without being sent.
+     * the task's (`wrong_spec`), and envelopes too long for one request
+     * (`too_large`: a record spooled under a larger limit), are dead-lettered
+     * without being sent.
      *
      * @throws UploadException when the collector stays unreachable (within the flush's time limit)
      *   or refuses the request; what was not acknowledged stays spooled.
@@ -325,6 +332,15 @@ public class Uploader @JvmOverloads constructor(
                 val detail = "report of spec ${Text.clip(e.spec.toString())}, but task $taskId takes ${task.fingerprint}; not sent"
                 foreign[e.id] = Rejection("wrong_spec", detail)
                 summary.rejectedList.add(Rejected(e.id, "wrong_spec", detail))
+            }
+        }
+        // an envelope over the body limit can never be sent: kept in the dead-letter list, not left to block the rest
+        for (e in mine) {
+            val bytes = utf8Length(e.envelope) + 1
+            if (e.id !in foreign && bytes > options.maxBody) {
+                val detail = "envelope of $bytes bytes is over the request limit of ${options.maxBody} bytes; not sent"
+                foreign[e.id] = Rejection("too_large", detail)
+                summary.rejectedList.add(Rejected(e.id, "too_large", detail))
             }
         }
         if (foreign.isNotEmpty()) spool.deadLetter(foreign)
@@ -474,6 +490,9 @@ public class Uploader @JvmOverloads constructor(
 
     public companion object {
         private val TASK_ID = Regex("[A-Za-z0-9_-]{1,200}")
+
+        /** Bytes an envelope adds to its report at most: `{"id":"<22>","t":<19 digits>,"report":` … `}` and a newline. */
+        private const val ENVELOPE_OVERHEAD = 66
         private val FINGERPRINT = Regex("[0-9a-f]{16}")
 
         /** A fresh envelope id: 16 CSPRNG bytes, base64url without padding (22 characters). */

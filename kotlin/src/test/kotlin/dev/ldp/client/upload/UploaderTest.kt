@@ -311,6 +311,30 @@ class UploaderTest {
     }
 
     @Test
+    fun aReportTooLongForOneRequestIsRefusedAtEnqueueAndDeadLetteredIfSpooledUnderALargerLimit() {
+        val spool = MemorySpool()
+        var posts = 0
+        val server = serve { r ->
+            if (r.method == "GET") return@serve json(200, task)
+            posts++
+            json(200, """{"accepted":${lines(text(r)).size},"replayed":0,"rejected":[]}""")
+        }
+        val small = UploaderOptions(http = http, maxBody = 200, sleeper = Sleeper { }, clock = Clock { clock })
+        val long = report("x".repeat(150))
+        val e = assertFailsWith<UploadException> { Uploader(server.url("/").toString(), "T", spool, small).enqueue(listOf(long)) }
+        assertTrue(e.message!!.startsWith("line 1 is too long to upload"), e.message)
+        assertEquals(emptyList<String>(), spool.load())
+        // spooled by an uploader with the default limit, flushed by one with a smaller: dead-lettered, the rest sent
+        Uploader(server.url("/").toString(), "T", spool, options()).enqueue(listOf(long, report("a")))
+        val summary = Uploader(server.url("/").toString(), "T", spool, small).flush()
+        assertEquals(listOf("too_large"), summary.rejected.map { it.reason })
+        assertEquals(1, summary.accepted)
+        assertEquals(1, posts)
+        assertEquals(emptyList<String>(), spool.load())
+        assertEquals("too_large", spool.deadLetters().single().reason)
+    }
+
+    @Test
     fun badArgumentsAreRefusedWithOneLine() {
         assertEquals("not a task id: a/b", assertFailsWith<UploadException> { Uploader("http://x", "a/b", MemorySpool()) }.message)
         assertFailsWith<UploadException> { Uploader("ftp://x", "T", MemorySpool()) }
