@@ -67,7 +67,7 @@ public class FileSpool(file: Path) : Spool {
 
     override fun append(lines: List<String>) {
         if (lines.isEmpty()) return
-        for (line in lines) require('\n' !in line && '\r' !in line) { "a spool record must be one line" }
+        for (line in lines) if ('\n' in line || '\r' in line) throw LdpException("a spool record must be one line")
         locked { write(file, readRecords() + lines) } // drops a torn tail before appending
     }
 

@@ -125,11 +125,11 @@ public class UploaderOptions @JvmOverloads constructor(
     public val fingerprint: String? = fingerprint?.let { Spec.fingerprintOfTag(it) }
 
     init {
-        require(this.batchSize >= 1) { "batchSize must be at least 1, got $batchSize" }
-        require(this.maxBody >= 1) { "maxBody must be at least 1, got $maxBody" }
-        require(retries >= 0) { "retries must not be negative, got $retries" }
-        require(backoffMillis >= 0 && maxBackoffMillis >= 0) { "backoff must not be negative" }
-        require(timeoutMillis >= 1 && flushDeadlineMillis >= 0) { "timeouts must be positive" }
+        if (!(this.batchSize >= 1)) throw LdpException("batchSize must be at least 1, got $batchSize")
+        if (!(this.maxBody >= 1)) throw LdpException("maxBody must be at least 1, got $maxBody")
+        if (!(retries >= 0)) throw LdpException("retries must not be negative, got $retries")
+        if (!(backoffMillis >= 0 && maxBackoffMillis >= 0)) throw LdpException("backoff must not be negative")
+        if (!(timeoutMillis >= 1 && flushDeadlineMillis >= 0)) throw LdpException("timeouts must be positive")
     }
 
     /** A copy with [http] as the HTTP client (Java: `new UploaderOptions().withHttp(client)`). */
