@@ -61,7 +61,12 @@ public object PrivateFiles {
         PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE,
         PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE,
     )
-    private val jvmLocks = ConcurrentHashMap<String, ReentrantLock>()
+    /**
+     * The in-JVM side of [withLock]: a fixed set of stripes (a lock per file would grow with the
+     * number of clients a server ever saw), and the lock files each thread holds (re-entrancy).
+     */
+    private val stripes = Array(256) { ReentrantLock() }
+    private val held: ThreadLocal<MutableSet<String>> = ThreadLocal.withInitial { HashSet<String>() }
 
     private fun posix(path: Path): Boolean =
         path.fileSystem.supportedFileAttributeViews().contains("posix")
@@ -298,8 +303,10 @@ public object PrivateFiles {
 
     /**
      * Run [block] holding the lock [lockFile]: other threads of this JVM wait on a
-     * [ReentrantLock] of that file, other processes on a `FileChannel` lock of it. A thread
-     * already holding it runs [block] directly (re-entrant). The lock file is created 0600 and
+     * [ReentrantLock] (one of a fixed set of stripes, by the file's real path), other processes on
+     * a `FileChannel` lock of the file. A thread already holding it runs [block] directly
+     * (re-entrant). Do not take a second lock file inside [block]: two stripes taken in opposite
+     * orders by two threads would deadlock (nothing here nests different lock files). The lock file is created 0600 and
      * never deleted (deleting it would let two processes lock two different files).
      *
      * @param what what is locked, for messages.
@@ -311,10 +318,12 @@ public object PrivateFiles {
         } catch (e: IOException) {
             throw StateException("cannot lock the $what: ${reason(e)}", e)
         }
-        val lock = jvmLocks.computeIfAbsent(key) { ReentrantLock() }
+        val mine = held.get()
+        if (key in mine) return block() // this thread holds it already
+        val lock = stripes[(key.hashCode() and 0x7fffffff) % stripes.size]
         lock.lock()
+        mine.add(key)
         try {
-            if (lock.holdCount > 1) return block()
             val options: Set<OpenOption> = setOf(StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)
             val channel = try {
                 FileChannel.open(lockFile, options, *fileAttributes(lockFile, directory = false))
@@ -332,6 +341,7 @@ public object PrivateFiles {
                 return block() // closing the channel releases the lock
             }
         } finally {
+            mine.remove(key)
             lock.unlock()
         }
     }

@@ -181,6 +181,33 @@ class FileStateStorageTest {
     }
 
     @Test
+    fun theLockIsReentrantForItsThreadAndExcludesOthers() {
+        val dir = storage().directory
+        val lock = dir.resolve("x.jvmlock")
+        val inside = CountDownLatch(1)
+        val release = CountDownLatch(1)
+        val order = java.util.Collections.synchronizedList(ArrayList<String>())
+        val holder = Thread {
+            PrivateFiles.withLock(lock, "test") {
+                PrivateFiles.withLock(lock, "test") { order.add("nested") } // re-entrant: no self-deadlock
+                inside.countDown()
+                release.await()
+                order.add("first released")
+            }
+        }
+        holder.start()
+        inside.await()
+        val waiter = Thread { PrivateFiles.withLock(lock, "test") { order.add("second") } }
+        waiter.start()
+        Thread.sleep(200)
+        assertEquals(listOf("nested"), order.toList(), "the second thread waits")
+        release.countDown()
+        holder.join(10_000)
+        waiter.join(10_000)
+        assertEquals(listOf("nested", "first released", "second"), order.toList())
+    }
+
+    @Test
     fun inMemoryStorageHasTheSameContract() {
         val s = InMemoryStateStorage()
         val key = StateKey.state("m")
