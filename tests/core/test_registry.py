@@ -381,11 +381,11 @@ def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
 
 @pytest.mark.parametrize(
     "generator",
-    ["docs/_ext/mechanism_pages.py", "js/scripts/spec_fields.py"],
-    ids=["docs-api-mechanisms", "js-specfields"],
+    ["docs/_ext/mechanism_pages.py", "js/scripts/spec_fields.py", "kotlin/scripts/spec_fields.py"],
+    ids=["docs-api-mechanisms", "js-specfields", "kotlin-specfields"],
 )
 def test_the_files_generated_from_the_registry_are_current(generator):
-    """docs/api/mechanisms.md, js/src/specfields.ts, registry.ts, families.ts and privacyregistry.ts are written from the registry: rerun the generator."""
+    """docs/api/mechanisms.md, the TypeScript files (js/src/specfields.ts, registry.ts, families.ts, privacyregistry.ts) and the Kotlin ones (SpecFields.kt, Registry.kt, PrivacyRegistry.kt) are written from the registry: rerun the generator."""
     proc = subprocess.run([sys.executable, str(REPO / generator), "--check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -648,3 +648,90 @@ def test_a_module_of_ldp_mechanisms_is_a_builtin_family(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="declares no DECLARATIONS"):
         registry._builtin()
     sys.modules.pop("ldp.mechanisms.zz_family", None)
+
+
+# -- the Kotlin client's generated files (kotlin/scripts/spec_fields.py) ------------------------------------
+
+
+def _kotlin_spec_fields_script():
+    """kotlin/scripts/spec_fields.py, the generator of the Kotlin files, as a module."""
+    import importlib.util
+
+    path = REPO / "kotlin" / "scripts" / "spec_fields.py"
+    spec = importlib.util.spec_from_file_location("ldp_kotlin_spec_fields", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_kotlin_spec_fields_list_every_builtin_mechanism_and_the_dispatch_every_tagged_encoder():
+    script = _kotlin_spec_fields_script()
+    fields = script.SPEC_FIELDS.read_text(encoding="utf-8")
+    for decl in BUILTIN_MECHANISMS:
+        assert f'        "{decl.name}" to listOf(' in fields
+    classes = script.encoder_classes()
+    assert {"grr", "binary-rr", "sue", "oue"} <= set(classes)
+    dispatch = script.REGISTRY.read_text(encoding="utf-8")
+    for _, cls, _, _ in classes.values():
+        assert f"import dev.ldp.client.mechanisms.{cls}" in dispatch
+    assert '"grr", "binary-rr" -> GrrEncoder(spec, source)' in dispatch
+    privacy = script.PRIVACY_REGISTRY.read_text(encoding="utf-8")
+    assert '"grr", "binary-rr" -> limited(grrPrivacy(fields), mechanism)' in privacy
+
+
+def test_the_kotlin_dispatch_refuses_an_unknown_or_doubly_claimed_mechanism(tmp_path):
+    script = _kotlin_spec_fields_script()
+    (tmp_path / "mechanisms").mkdir()
+    (tmp_path / "privacy").mkdir()
+    a = tmp_path / "mechanisms" / "A.kt"
+    a.write_text(
+        "/**\n * An encoder.\n *\n * @mechanisms grr no-such-mechanism\n */\npublic class AEncoder\n"
+    )
+    with pytest.raises(SystemExit, match="no-such-mechanism"):
+        script.render_registry(tmp_path)
+    a.write_text("/** @mechanisms grr */\nclass AEncoder\n")
+    b = tmp_path / "mechanisms" / "B.kt"
+    b.write_text("/** @mechanisms grr */\nclass BEncoder\n")
+    with pytest.raises(SystemExit, match="grr: encoded by both AEncoder"):
+        script.render_registry(tmp_path)
+    b.write_text(
+        "/** @mechanisms sue */\npublic class BEncoder {\n    companion object {\n"
+        "        @JvmStatic fun create(spec: Spec, source: ByteSource, options: EncoderOptions): Encoder = TODO()\n"
+        "    }\n}\n"
+        "/** @mechanisms multi-attribute */\nclass CEncoder {\n    companion object {\n"
+        "        fun create(spec: Spec, source: ByteSource, options: EncoderOptions, parts: (Spec) -> Encoder)"
+        ": Encoder = TODO()\n    }\n}\n"
+    )
+    text = script.render_registry(tmp_path)
+    assert '"grr" -> AEncoder(spec, source)' in text
+    assert '"sue" -> BEncoder.create(spec, source, options)' in text
+    assert (
+        '"multi-attribute" -> CEncoder.create(spec, source, options) { part -> makeEncoder(part, options) }'
+        in text
+    )
+    (tmp_path / "privacy" / "P.kt").write_text(
+        "/** @privacy grr */\npublic fun aPrivacy(fields: JsonObject): MechanismPrivacy = TODO()\n"
+    )
+    q = tmp_path / "privacy" / "Q.kt"
+    q.write_text("/** @privacy grr */\nfun bPrivacy(fields: JsonObject): MechanismPrivacy = TODO()\n")
+    with pytest.raises(SystemExit, match="grr: @privacy functions both aPrivacy"):
+        script.render_privacy_registry(tmp_path)
+    q.write_text(
+        "/** @privacy multi-attribute */\n"
+        "fun mPrivacy(fields: JsonObject, privacy: (JsonObject) -> MechanismPrivacy?): MechanismPrivacy = TODO()\n"
+        "/** @canonical rappor */\nfun rFields(out: MutableMap<String, Any?>) {}\n"
+    )
+    text = script.render_privacy_registry(tmp_path)
+    assert '"grr" -> limited(aPrivacy(fields), mechanism)' in text
+    assert '"multi-attribute" -> limited(mPrivacy(fields, ::mechanismPrivacy), mechanism)' in text
+    assert '"rappor" -> rFields(out)' in text
+
+
+def test_a_stale_kotlin_file_is_reported(tmp_path, monkeypatch, capsys):
+    script = _kotlin_spec_fields_script()
+    stale = tmp_path / "Registry.kt"
+    stale.write_text("// old\n", encoding="utf-8")
+    monkeypatch.setattr(script, "REGISTRY", stale)
+    assert script.main(["--check"]) == 1
+    assert "Registry.kt is stale: run python kotlin/scripts/spec_fields.py" in capsys.readouterr().err

@@ -1,0 +1,96 @@
+package dev.ldp.client
+
+import java.math.BigInteger
+import kotlin.test.Test
+import kotlin.test.assertEquals
+import kotlin.test.assertFailsWith
+import kotlin.test.assertTrue
+
+/** JSON, fractions, values and reports beyond what the vectors cover. */
+class CoreTest {
+    @Test
+    fun jsonKeepsPythonsNumberModel() {
+        val v = Json.parseObject("""{"i": 18446744073709551617, "f": 1.0, "e": 1e3, "n": -0, "s": "\u00e9\ud83d\ude00", "l": [true, null]}""")
+        assertEquals(BigInteger("18446744073709551617"), v["i"])
+        assertEquals(1.0, v["f"])
+        assertEquals(1000.0, v["e"])
+        assertEquals(BigInteger.ZERO, v["n"])
+        assertEquals("é😀", v["s"])
+        assertEquals(listOf(true, null), v["l"])
+        assertEquals("""{"e":1000.0,"f":1.0,"i":18446744073709551617,"l":[true,null],"n":0,"s":"é😀"}""", Json.dump(v))
+    }
+
+    @Test
+    fun badJsonIsOneLineNamingThePosition() {
+        for (text in listOf("{", "[1,]", "{\"a\" 1}", "01", "1.", "\"\u0001\"", "\"\\x\"", "tru", "{} x", "")) {
+            val e = assertFailsWith<LdpException>(text) { Json.parse(text) }
+            assertTrue(e.message!!.startsWith("JSON: ") && "position" in e.message!!, e.message)
+        }
+    }
+
+    @Test
+    fun jsonStringsEscapeLineSeparatorsOnlyInReportLines() {
+        assertEquals("\"a\u2028b\\n\\u0001\"", Json.quote("a\u2028b\n\u0001"))
+        assertEquals("\"a\\u2028b\\u0085\"", Json.quote("a\u2028b\u0085", true))
+    }
+
+    @Test
+    fun keysAreSortedByCodePoint() {
+        // U+FF61 sorts before U+1F600 in UTF-16 order but after it by code point
+        assertEquals("{\"\uFF61\":1,\"\uD83D\uDE00\":2}".let { Json.dump(Json.parse(it)) }, "{\"\uFF61\":1,\"\uD83D\uDE00\":2}")
+    }
+
+    @Test
+    fun fractionsParseExactly() {
+        assertEquals("39/100", Fraction.parse("0.39").toString())
+        assertEquals("1/1000", Fraction.parse("1e-3").toString())
+        assertEquals("3/4", Fraction.parse(" 6 / 8 ").toString())
+        assertEquals("-2", Fraction.parse("-2").toString())
+        assertEquals("3/4", Fraction.ofDouble(0.75).toString())
+        assertEquals("1/10", Fraction.ofDouble(0.1).toString())
+        assertEquals(0.1, Fraction.exactDouble(0.1).toDouble())
+        for (bad in listOf("", ".", "1/0", "a", "1e999999999")) assertFailsWith<LdpException>(bad) { Fraction.parse(bad) }
+    }
+
+    @Test
+    fun aDomainIndexFindsDecimalTextAndIntegralFloatsButNotBooleans() {
+        val index = DomainIndex(listOf(BigInteger.valueOf(7), "7x", BigInteger("18446744073709551616")))
+        assertEquals(0, index.indexOf(7))
+        assertEquals(0, index.indexOf("7"))
+        assertEquals(0, index.indexOf(7.0))
+        assertEquals(2, index.indexOf(1.8446744073709552E19))
+        assertEquals(1, index.indexOf("7x"))
+        val e = assertFailsWith<ValueException> { index.indexOf(true) }
+        assertEquals("value \"True\" is not in the domain", e.message)
+        assertFailsWith<ValueException> { index.indexOf(7.5) }
+        assertFailsWith<ValueException> { index.indexOf(listOf(1)) }
+    }
+
+    @Test
+    fun aLoneSurrogateIsRefusedAsValueBytes() {
+        val e = assertFailsWith<ValueException> { Values.bytes("a\uD800") }
+        assertTrue("lone surrogate" in e.message!!)
+        assertEquals("True", Values.text(true))
+        assertEquals("1e+16", Values.text(1e16))
+    }
+
+    @Test
+    fun reportsRefuseWhatHasNoForm() {
+        assertFailsWith<LdpException> { Report("0123456789abcdef", value = 1) }
+        assertFailsWith<LdpException> { Report("0123456789abcdef", value = BigInteger.ONE.shiftLeft(63)).toBinary() }
+        val extra = Report("0123456789abcdef", extra = listOf("row" to 3L, "f" to FloatField(1.0), "b" to byteArrayOf(1)))
+        assertEquals("""{"v":1,"spec":"0123456789abcdef","row":3,"f":1.0,"b":"AQ=="}""", extra.toJson())
+        val e = assertFailsWith<LdpException> { extra.toBinary() }
+        assertEquals("report field row has no binary form", e.message)
+    }
+
+    @Test
+    fun theEncodersRefuseValuesOutsideTheDomainWithOneLine() {
+        val spec = Vectors.specs.getValue("grr/str")
+        val e = assertFailsWith<ValueException> { Registry.makeEncoder(spec).encode("purple") }
+        assertEquals("value \"purple\" is not in the domain", e.message)
+        val unary = Vectors.specs.getValue("oue/int")
+        assertFailsWith<ValueException> { Registry.makeEncoder(unary).encode(5) }
+        assertEquals(4 * 1, Registry.makeEncoder(unary).encode(7).bits!!.size * 4)
+    }
+}
