@@ -217,11 +217,11 @@ def check_candidates(candidates: object, spec: Spec) -> None:
         raise ParameterError("the task's candidates must be a tuple of text values")
     if not candidates:
         return
-    if spec.report_kind != "rappor" or getattr(spec, "encoding", None) != "bloom":
+    encoding = getattr(spec, "encoding", None)
+    if spec.report_kind != "rappor" or encoding != "bloom":
         raise ParameterError(
             f"candidates are for Bloom-filter RAPPOR tasks, whose reports are decoded against them; "
-            f"this task's spec is {spec.mechanism}"
-            + (f" with {spec.encoding} encoding" if getattr(spec, "encoding", None) else "")
+            f"this task's spec is {spec.mechanism}" + (f" with {encoding} encoding" if encoding else "")
         )
     if len(candidates) > MAX_CANDIDATES:
         raise ParameterError(f"a task takes at most {MAX_CANDIDATES:,} candidates, got {len(candidates):,}")
