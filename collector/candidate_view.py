@@ -78,8 +78,9 @@ class CandidateDecodes:
     """Decodes kept by their inputs: spec, candidates, confidence and the counts (safe from several threads).
 
     At most :data:`DECODE_CACHE_ROWS` candidate rows are kept; the least
-    recently used decodes go first. Two threads asking for one decode at once
-    may both compute it (the same numbers): a decode holds no lock.
+    recently used decodes go first. A decode being computed is computed once:
+    a second thread asking for it meanwhile (two dashboards polling a live
+    window) waits for the first one's result instead of decoding again.
     """
 
     def __init__(self, max_rows: int = DECODE_CACHE_ROWS) -> None:
@@ -89,6 +90,7 @@ class CandidateDecodes:
             collections.OrderedDict()
         )
         self._rows = 0
+        self._computing: dict[tuple[str, str, float, str], threading.Event] = {}
         #: Decodes computed (not found kept): what a test of the cache counts.
         self.computed = 0
 
@@ -100,20 +102,30 @@ class CandidateDecodes:
         counts = hashlib.sha256(accumulator.cohort_counts.tobytes())
         counts.update(accumulator.bit_counts.tobytes())
         key = (task.fingerprint, task.candidates_digest, confidence, counts.hexdigest())
-        with self._lock:
-            found = self._kept.get(key)
-            if found is not None:
-                self._kept.move_to_end(key)
-                return found
-        block = decode_block(accumulator, task.candidates, confidence)
-        with self._lock:
-            self.computed += 1
-            if key not in self._kept:
+        while True:
+            with self._lock:
+                found = self._kept.get(key)
+                if found is not None:
+                    self._kept.move_to_end(key)
+                    return found
+                computing = self._computing.get(key)
+                if computing is None:
+                    done = self._computing[key] = threading.Event()
+                    break
+            computing.wait()  # another thread decodes it: then found kept (or, if it failed, decoded here)
+        try:
+            block = decode_block(accumulator, task.candidates, confidence)
+            with self._lock:
+                self.computed += 1
                 self._kept[key] = block
                 self._rows += len(block["rows"])
-            while self._rows > self.max_rows and len(self._kept) > 1:
-                _, dropped = self._kept.popitem(last=False)
-                self._rows -= len(dropped["rows"])
+                while self._rows > self.max_rows and len(self._kept) > 1:
+                    _, dropped = self._kept.popitem(last=False)
+                    self._rows -= len(dropped["rows"])
+        finally:
+            with self._lock:
+                del self._computing[key]
+            done.set()
         return block
 
 

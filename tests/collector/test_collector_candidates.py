@@ -165,3 +165,41 @@ def test_top_candidates_keeps_the_reply_it_trims():
     assert trimmed["candidates"] == {"rows": rows[:2], "num_candidates": 5}
     assert reply["candidates"]["rows"] == rows  # shared with the reply cache: never changed
     assert top_candidates(reply, 5) is reply and top_candidates({"n": 0}, 2) == {"n": 0}
+
+
+def test_a_decode_asked_for_twice_at_once_is_computed_once(monkeypatch):
+    """Two dashboards polling a live window at once: the second waits for the first one's decode."""
+    import threading
+
+    from ldp.aggregator.accumulators import make_aggregator
+    from ldp.collector import candidate_view
+    from ldp.collector.tasks import new_task
+
+    task = new_task(SPEC, window="1h", time_precision="1m", candidates=CANDIDATES)[0]
+    accumulator = make_aggregator(SPEC)
+    accumulator.add_batch(encode_batch(SPEC, _values(500, 1), np.random.default_rng(1)))
+    started, release = threading.Event(), threading.Event()
+    real = candidate_view.decode_block
+
+    calls = []
+
+    def slow(*args):
+        calls.append(args)
+        started.set()
+        assert release.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(candidate_view, "decode_block", slow)
+    decodes = candidate_view.CandidateDecodes()
+    blocks = []
+    first = threading.Thread(target=lambda: blocks.append(decodes.decode(task, accumulator, 0.95)))
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(target=lambda: blocks.append(decodes.decode(task, accumulator, 0.95)))
+    second.start()
+    second.join(0.2)
+    assert second.is_alive() and len(calls) == 1  # waiting for the first decode, not decoding
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert decodes.computed == 1 and len(blocks) == 2 and blocks[0] is blocks[1]
