@@ -11,13 +11,13 @@ Exit status
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from ldp.aggregator.candidates import read_candidates
 from ldp.cli import OptionConflict, check_outputs_distinct, check_writable, run_guarded
-from ldp.errors import InputError, ParameterError
+from ldp.errors import ParameterError
 from ldp.flags import Flags
 from ldp.progress import CountProgress
 from ldp.specs import Spec
@@ -348,7 +348,7 @@ def _aggregate(
         ],
         [("-o", output), ("--rejects", rejects_path)],
     )
-    candidates = _read_candidates(candidates_path) if candidates_path else None
+    candidates = read_candidates(candidates_path) if candidates_path else None
     if candidates is not None and spec.candidates_mode is None:
         from ldp.specs.base import registered_specs
 
@@ -598,17 +598,6 @@ def _from_store(spec: Spec, selection: StoreSelection, chunk_size: int):
             err=True,
         )
     return accumulator
-
-
-def _read_candidates(path: str) -> list[str]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read candidates file {path!r}: {exc}") from None
-    candidates = list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
-    if not candidates:
-        raise InputError(f"candidates file {path!r} has no candidates (one per line)")
-    return candidates
 
 
 def _from_counts(spec, path: str):

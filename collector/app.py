@@ -40,7 +40,7 @@ from ldp.collector.envelopes import (
 )
 from ldp.collector.errors import OriginForbidden, UploadAborted
 from ldp.collector.metrics import CONTENT_TYPE_LATEST
-from ldp.collector.openapi import TASK_SCHEMA, UPLOAD_BODY, openapi_schema
+from ldp.collector.openapi import DASHBOARD_SCHEMA, ESTIMATES_SCHEMA, TASK_SCHEMA, UPLOAD_BODY, openapi_schema
 from ldp.collector.problems import HANDLED, problem_for, refusal_reason
 from ldp.collector.service import CollectorService, CollectorSettings, numeric_table
 from ldp.collector.static_files import static_reply
@@ -360,7 +360,11 @@ async def task_tables(task_id: str, request: Request) -> Response:
     return _cached(body, etag, task, request)
 
 
-@_routes.get("/v1/tasks/{task_id}/estimates", summary="Estimates over a range of windows (Bearer token)")
+@_routes.get(
+    "/v1/tasks/{task_id}/estimates",
+    summary="Estimates over a range of windows (Bearer token)",
+    responses={200: {"content": {"application/json": {"schema": ESTIMATES_SCHEMA}}}},
+)
 async def estimates(
     task_id: str,
     request: Request,
@@ -375,7 +379,11 @@ async def estimates(
     return _json(await service.estimates.estimates(task, start, end, confidence, by))
 
 
-@_routes.get("/v1/dashboard", summary="Every visible task with its windows' estimates")
+@_routes.get(
+    "/v1/dashboard",
+    summary="Every visible task with its windows' estimates",
+    responses={200: {"content": {"application/json": {"schema": DASHBOARD_SCHEMA}}}},
+)
 async def dashboard_data(request: Request) -> Response:
     return _json(await _service(request).estimates.dashboard(_bearer(request)))
 

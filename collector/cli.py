@@ -6,8 +6,9 @@ it lives in a store (:func:`ldp.collector.store.open_store`: a SQLite file,
 fills with reports. ``ldp task create`` prints the collector token exactly
 once: the store keeps only its SHA-256.
 
-``ldp task update`` changes what can change of a task (its name, description
-and retention) and refuses the rest; ``ldp task prune`` runs the retention
+``ldp task update`` changes what can change of a task (its name, description,
+retention and, for Bloom RAPPOR, the candidate values its windows are
+decoded against) and refuses the rest; ``ldp task prune`` runs the retention
 once (:mod:`ldp.collector.retention`). ``ldp task export`` writes a task's stored reports to a report file (JSON
 Lines, CSV or Parquet, by extension), chunk by chunk through the
 aggregator's columnar reader and writers, under a temporary name renamed
@@ -31,6 +32,7 @@ from typing import Any
 import click
 import numpy as np
 
+from ldp.aggregator.candidates import read_candidates
 from ldp.batch import ReportBatch
 from ldp.cli import OptionConflict, check_outputs_distinct, check_writable, run_guarded
 from ldp.collector.accumulate import stored_batches
@@ -313,6 +315,20 @@ def _retention(task: Task) -> str:
     )
 
 
+def _takes_candidates(task: Task) -> bool:
+    """A Bloom RAPPOR task: its windows are decoded against its candidates (``--candidates``)."""
+    return task.spec.report_kind == "rappor" and getattr(task.spec, "encoding", None) == "bloom"
+
+
+def _candidates(task: Task) -> str:
+    """``ldp task show``'s candidates line: how many, the first few; or how to give them."""
+    if not task.candidates:
+        return "(none: windows show bit estimates; ldp task update TASK --candidates FILE decodes them)"
+    first = ", ".join(_shorten(value, 30) for value in task.candidates[:3])
+    more = ", …" if len(task.candidates) > 3 else ""
+    return f"{len(task.candidates):,} values decoded in each window ({first}{more})"
+
+
 def _describe(task: Task, counts: dict[int, int], url: str, pruned: dict[int, int] | None = None) -> str:
     """The text of ``ldp task show`` (``pruned``: the report counts of the windows the retention pruned)."""
     pruned = pruned or {}
@@ -331,6 +347,7 @@ def _describe(task: Task, counts: dict[int, int], url: str, pruned: dict[int, in
         f"CORS origins    {', '.join(task.cors_origins) or '(none)'}",
         f"shuffle mode    {'off' if task.shuffle_delta is None else f'central delta {task.shuffle_delta:g} per window'}",
         f"retention       {_retention(task)}",
+        *([f"candidates      {_candidates(task)}"] if _takes_candidates(task) else []),
         f"reports         {sum(counts.values()):,} in {len(counts):,} window(s)",
     ]
     if pruned:
@@ -442,6 +459,14 @@ def task() -> None:
     help="Delete a window's raw reports this long after the window ends, keeping its aggregate (its "
     "estimates remain). Default: keep every report.",
 )
+@click.option(
+    "--candidates",
+    "candidates_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Bloom RAPPOR: a file of candidate values, one per line (as ldp aggregate --candidates reads it); "
+    "ldp serve decodes each window against them.",
+)
 @click.option("--json", "as_json", is_flag=True, help='Print {"task": ..., "token": ...} (for scripts).')
 def create(**options):
     """Create a task and print its id and collector token.
@@ -468,6 +493,7 @@ def _create(
     name="",
     description="",
     retain=None,
+    candidates_path=None,
 ):
     for flag, value in (("--not-before", not_before), ("--not-after", not_after)):
         if value is not None and not -TIME_LIMIT < value < TIME_LIMIT:
@@ -489,6 +515,7 @@ def _create(
         name=name,
         description=description,
         retain=None if retain is None else parse_duration(retain, "--retain"),
+        candidates=() if candidates_path is None else read_candidates(candidates_path),
     )
     if created.retain is not None:
         check_prunable(created)
@@ -503,7 +530,8 @@ def _create(
     click.echo(
         f"created {spec.mechanism} task in {shown}: window {format_duration(created.window)}, "
         f"time precision {format_duration(created.time_precision)}, min batch {created.min_batch:,}, "
-        f"retention: {_retention(created)}",
+        f"retention: {_retention(created)}"
+        + (f", {len(created.candidates):,} candidates" if created.candidates else ""),
         err=True,
     )
     click.echo("keep the token now: it cannot be shown again (the store keeps only its hash)", err=True)
@@ -638,6 +666,16 @@ def _refusing(name: str):
     help="Delete a window's raw reports this long after the window ends, keeping its aggregate; "
     "'forever' keeps every report from now on.",
 )
+@click.option(
+    "--candidates",
+    "candidates_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Bloom RAPPOR: a new file of candidate values, one per line; ldp serve decodes each window against them.",
+)
+@click.option(
+    "--no-candidates", is_flag=True, help="Remove the candidates: the windows show bit estimates only."
+)
 @click.option("--yes", is_flag=True, help="Do not ask before a shorter retention prunes windows.")
 @_refusing("spec")
 @_refusing("window")
@@ -647,8 +685,8 @@ def _refusing(name: str):
 @_refusing("not_before")
 @_refusing("not_after")
 @_refusing("cors_origins")
-def update(store_url, task_id, name, description, retain, yes, **fixed):
-    """Change TASK's name, description or retention; the rest of a task is fixed when it is created.
+def update(store_url, task_id, name, description, retain, candidates_path, no_candidates, yes, **fixed):
+    """Change TASK's name, description, retention or candidates; the rest of a task is fixed when it is created.
 
     A retention applies from the next retention run (ldp serve runs one
     every --prune-every, ldp task prune one now): the windows that ended
@@ -658,6 +696,7 @@ def update(store_url, task_id, name, description, retain, yes, **fixed):
     Example:
       ldp task update TASK --name "signup funnel" --retain 90d
       ldp task update TASK --retain forever
+      ldp task update TASK --candidates urls.txt
     """
     _guarded(
         _update,
@@ -666,9 +705,20 @@ def update(store_url, task_id, name, description, retain, yes, **fixed):
         name=name,
         description=description,
         retain=retain,
+        candidates_path=candidates_path,
+        no_candidates=no_candidates,
         yes=yes,
         fixed={key: value for key, value in fixed.items() if value not in (None, ())},
     )
+
+
+def _change(task: Task, key: str) -> str:
+    """One change ``ldp task update`` made, as it reports it."""
+    if key == "retain":
+        return f"retain {_retention(task)}"
+    if key == "candidates":
+        return f"candidates {len(task.candidates):,}" if task.candidates else "candidates removed"
+    return f"{key} {getattr(task, key)!r}"
 
 
 def _parse_retain(text: str) -> int | None:
@@ -678,12 +728,24 @@ def _parse_retain(text: str) -> int | None:
     return parse_duration(text, "--retain")
 
 
-def _update(*, store_url, task_id, name, description, retain, yes, fixed) -> None:
+def _update(
+    *, store_url, task_id, name, description, retain, yes, fixed, candidates_path=None, no_candidates=False
+) -> None:
     if fixed:
         key = next(iter(fixed))
         raise ParameterError(f"{_FIXED[key]}; create a new task (ldp task create) instead")
-    if name is None and description is None and retain is None:
-        raise click.UsageError("nothing to change: give --name, --description or --retain")
+    if candidates_path is not None and no_candidates:
+        raise OptionConflict("give --candidates FILE or --no-candidates, not both")
+    if (
+        name is None
+        and description is None
+        and retain is None
+        and candidates_path is None
+        and not no_candidates
+    ):
+        raise click.UsageError(
+            "nothing to change: give --name, --description, --retain, --candidates or --no-candidates"
+        )
     store, found = open_task(store_url, task_id, read_only=False)
     with store:
         changes: dict[str, Any] = {}
@@ -693,6 +755,8 @@ def _update(*, store_url, task_id, name, description, retain, yes, fixed) -> Non
             changes["description"] = description.strip()
         if retain is not None:
             changes["retain"] = _parse_retain(retain)
+        if candidates_path is not None or no_candidates:
+            changes["candidates"] = () if no_candidates else tuple(read_candidates(candidates_path))
         updated = dataclasses.replace(found, **changes)  # checked as a new task is
         if updated.retain is not None:
             check_prunable(updated)
@@ -713,9 +777,7 @@ def _update(*, store_url, task_id, name, description, retain, yes, fixed) -> Non
                 click.echo("nothing changed", err=True)
                 sys.exit(1)
         store.update_task(updated)
-    shown = ", ".join(
-        f"{key} {_retention(updated) if key == 'retain' else repr(getattr(updated, key))}" for key in changes
-    )
+    shown = ", ".join(_change(updated, key) for key in changes)
     click.echo(f"updated task {task_id}: {shown}", err=True)
 
 

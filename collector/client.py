@@ -187,14 +187,7 @@ class CollectorClient:
         reports than the task's min batch has no rows and says why there) and
         ``pruned_windows``.
         """
-        query: dict[str, Any] = {"confidence": confidence}
-        if start is not None:
-            query["from"] = start
-        if end is not None:
-            query["to"] = end
-        if by_window:
-            query["by"] = "window"
-        reply = self._get(f"{task_path(task_id)}/estimates?{urllib.parse.urlencode(query)}", token)
+        reply = self._estimates(task_id, token, start, end, confidence, by_window)
         if by_window:
             frames = []
             for window in reply["windows"]:
@@ -212,6 +205,66 @@ class CollectorClient:
             for key in ("task", "n", "confidence", "consistency", "withheld", "from", "to", "pruned_windows")
         }
         return table
+
+    def candidates(
+        self,
+        task_id: str,
+        *,
+        token: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        confidence: float = 0.95,
+        by_window: bool = False,
+    ) -> pd.DataFrame:
+        """A Bloom RAPPOR task's reports decoded against its candidates, largest estimate first.
+
+        The table of ``ldp aggregate --candidates`` (``value, estimate,
+        std_error, ci_low, ci_high, proportion, p_value, detected``) over the
+        windows from ``start`` to ``end`` merged, or one block of rows per
+        window with its ``window_start`` and ``n`` when ``by_window``
+        (docs/collector.md#candidates). Without ``by_window``, ``df.attrs``
+        holds the reply's ``n``, ``confidence`` and ``withheld`` and the
+        decode's summary (``num_candidates``, ``num_detected``,
+        ``allocated_mass``, ``explained_mass``, ``unexplained_mass``,
+        ``unexplained_mass_se``, ``alpha``, ``correction``). No rows for a
+        task without candidates (``ldp task update TASK --candidates FILE``)
+        or a range withheld under the min batch.
+        """
+        reply = self._estimates(task_id, token, start, end, confidence, by_window)
+        if by_window:
+            frames = []
+            for window in reply["windows"]:
+                frame = pd.DataFrame((window.get("candidates") or {}).get("rows") or [])
+                frame.insert(0, "n", window.get("n"))
+                frame.insert(0, "window_start", window["start"])
+                frames.append(frame)
+            table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+            table.attrs = {"confidence": reply.get("confidence"), "task": task_id}
+            return table
+        block = reply.get("candidates") or {}
+        table = pd.DataFrame(block.get("rows") or [])
+        summary = {key: value for key, value in block.items() if key != "rows"}
+        table.attrs = {**{key: reply.get(key) for key in ("task", "n", "confidence", "withheld")}, **summary}
+        return table
+
+    def _estimates(
+        self,
+        task_id: str,
+        token: str | None,
+        start: int | None,
+        end: int | None,
+        confidence: float,
+        by_window: bool,
+    ) -> Any:
+        """The reply of ``GET /v1/tasks/{task}/estimates`` for these parameters."""
+        query: dict[str, Any] = {"confidence": confidence}
+        if start is not None:
+            query["from"] = start
+        if end is not None:
+            query["to"] = end
+        if by_window:
+            query["by"] = "window"
+        return self._get(f"{task_path(task_id)}/estimates?{urllib.parse.urlencode(query)}", token)
 
     # -- HTTP --------------------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, Acceptance
+from ldp.collector.candidate_view import top_candidates
 from ldp.collector.envelopes import check_envelopes
 from ldp.collector.errors import (
     NoNumericTable,
@@ -78,6 +79,9 @@ __all__ = [
 INLINE_CHECK_ENVELOPES = 128
 #: The confidence of the dashboard's intervals.
 DASHBOARD_CONFIDENCE = 0.95
+#: The decoded candidates of a Bloom RAPPOR window the dashboard receives: the largest ones (the
+#: estimates API gives them all).
+DASHBOARD_CANDIDATES = 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -331,7 +335,9 @@ class Estimates:
             ]
             return {**head, "windows": selected}
         merged, counts = await run_in_threadpool(self.windows.merged_with_counts, task, start, end)
-        reply = await run_in_threadpool(estimate_reply, task, merged, confidence, counts)
+        reply = await run_in_threadpool(
+            estimate_reply, task, merged, confidence, counts, self.windows.decodes
+        )
         pruned = sum(
             1
             for s in self.windows.pruned(task.task_id)
@@ -350,6 +356,7 @@ class Estimates:
         tasks = []
         for task in visible:
             windows = await run_in_threadpool(self.windows.replies, task, DASHBOARD_CONFIDENCE)
+            windows = [top_candidates(window, DASHBOARD_CANDIDATES) for window in windows]
             summary = task_summary(task, DASHBOARD_CONFIDENCE)
             tasks.append({**summary, "task": task.task_id, "windows": windows})
         return {"tasks": tasks}

@@ -175,10 +175,10 @@ class WindowAggregate:
 #: The tasks table's columns, in the order of :func:`task_row` and :func:`task_of` (both stores use them).
 TASK_COLUMNS = (
     "task_id, spec_json, window_seconds, time_precision, min_batch, token_hash, not_before, not_after, cors_origins, "
-    "shuffle_delta, created_at, name, description, retain_seconds"
+    "shuffle_delta, created_at, name, description, retain_seconds, candidates"
 )
 #: The columns :meth:`Store.update_task` changes (the others are fixed when the task is created).
-MUTABLE_TASK_COLUMNS = ("name", "description", "retain_seconds")
+MUTABLE_TASK_COLUMNS = ("name", "description", "retain_seconds", "candidates")
 #: Number of :data:`TASK_COLUMNS` (placeholders in an INSERT).
 TASK_COLUMN_COUNT = TASK_COLUMNS.count(",") + 1
 
@@ -200,6 +200,7 @@ def task_row(task: Task) -> tuple[Any, ...]:
         task.name or None,
         task.description or None,
         task.retain,
+        json.dumps(list(task.candidates), ensure_ascii=False) if task.candidates else None,
     )
 
 
@@ -209,7 +210,14 @@ def task_columns(version: int) -> str:
     A read-only store cannot migrate an older schema; it reads it this way.
     """
     columns = TASK_COLUMNS.split(", ")
-    added = {"shuffle_delta": 2, "created_at": 3, "name": 4, "description": 4, "retain_seconds": 6}
+    added = {
+        "shuffle_delta": 2,
+        "created_at": 3,
+        "name": 4,
+        "description": 4,
+        "retain_seconds": 6,
+        "candidates": 7,
+    }
     return ", ".join("NULL" if added.get(name, 1) > version else name for name in columns)
 
 
@@ -230,6 +238,7 @@ def task_of(row: Sequence[Any]) -> Task:
         name=row[11] or "",
         description=row[12] or "",
         retain=None if row[13] is None else int(row[13]),
+        candidates=() if row[14] is None else tuple(json.loads(row[14])),
     )
 
 
@@ -264,7 +273,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def update_task(self, task: Task) -> bool:
-        """Write ``task``'s :data:`MUTABLE_TASK_COLUMNS` (name, description, retention) over the stored task's.
+        """Write ``task``'s :data:`MUTABLE_TASK_COLUMNS` (name, description, retention, candidates) over the stored task's.
 
         The other fields (the spec, the windows, the token, ...) are never
         changed: the caller refuses a change of them. False when there is no

@@ -72,7 +72,7 @@ from ldp.redact import redact_url
 
 __all__ = ["PARTITION_SECONDS", "PostgresStore", "partition_of"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 #: Table rights a writing store needs (schema creation and migration need more: the tables' owner).
 WRITER_RIGHTS: dict[str, tuple[str, ...]] = {
     "meta": ("SELECT",),
@@ -116,7 +116,8 @@ _TASKS = """CREATE TABLE IF NOT EXISTS tasks (
         created_at BIGINT,
         name TEXT,
         description TEXT,
-        retain_seconds BIGINT
+        retain_seconds BIGINT,
+        candidates TEXT
     )"""
 
 #: The objects of schema version 5 beside ``meta`` and ``tasks`` (what a version 4 store is migrated to).
@@ -536,6 +537,7 @@ class PostgresStore(Store):
                 "3",
                 "4",
                 "5",
+                "6",
             ):  # older: migrated once, under the schema lock
                 connection.execute("SELECT pg_advisory_xact_lock(%s::bigint)", (_SCHEMA_LOCK,))
                 row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -562,7 +564,7 @@ class PostgresStore(Store):
         3 → 4 their ``name`` and ``description``, 4 → 5 moves the reports
         into the table partitioned by window (one ``INSERT ... SELECT``), 5 → 6
         adds the tasks' ``retain_seconds`` and the ``window_aggregates`` of
-        pruned windows.
+        pruned windows, 6 → 7 the tasks' ``candidates``.
         """
         columns = {
             "1": (("shuffle_delta DOUBLE PRECISION",), "2"),
@@ -586,6 +588,9 @@ class PostgresStore(Store):
             for statement in _RETENTION_SCHEMA:
                 connection.execute(statement)
             version = "6"
+        if version == "6":
+            connection.execute("ALTER TABLE tasks ADD COLUMN IF NOT EXISTS candidates TEXT")
+            version = "7"
         if version is not None:
             connection.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (version,))
         return None if version is None else (version,)

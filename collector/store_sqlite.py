@@ -58,7 +58,7 @@ __all__ = [
     "lock_path",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 _BUSY_TIMEOUT_MS = 30_000
 #: One reports row: task seq, window start, report id, t, report text.
 _Row = tuple[int, int, bytes, int, str]
@@ -137,7 +137,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     created_at INTEGER,
     name TEXT,
     description TEXT,
-    retain_seconds INTEGER
+    retain_seconds INTEGER,
+    candidates TEXT
 );
 CREATE TABLE IF NOT EXISTS reports (
     task INTEGER NOT NULL REFERENCES tasks(seq) ON DELETE CASCADE,
@@ -278,7 +279,8 @@ class SqliteStore(Store):
         reports by window (``(task, window_start, report_id)``: an insert
         touches the current window's pages, not pages all over the task's),
         5 → 6 adds the tasks' ``retain_seconds`` (NULL: keep every report) and
-        the ``window_aggregates`` table of pruned windows.
+        the ``window_aggregates`` table of pruned windows, 6 → 7 their
+        ``candidates`` (a JSON array of text; NULL: none).
         Each step runs in one immediate transaction and re-reads the version
         inside it, so two processes opening one old store migrate it once,
         and a process killed during a step leaves the store as it was.
@@ -289,6 +291,7 @@ class SqliteStore(Store):
             "2": ((("created_at", "INTEGER"),), "3"),
             "3": ((("name", "TEXT"), ("description", "TEXT")), "4"),
             "5": ((("retain_seconds", "INTEGER"),), "6"),
+            "6": ((("candidates", "TEXT"),), "7"),
         }
         (version,) = self._writer.execute(read).fetchone()
         while version in steps or version == "4":

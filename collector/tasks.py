@@ -19,6 +19,7 @@ import ipaddress
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from ldp.errors import ParameterError
@@ -30,6 +31,7 @@ __all__ = [
     "DEFAULT_WINDOW",
     "TIME_LIMIT",
     "Task",
+    "check_candidates",
     "check_cors_origins",
     "check_retain",
     "format_duration",
@@ -56,6 +58,10 @@ MAX_MIN_BATCH = 1 << 62
 #: The longest task name and description, characters.
 MAX_NAME = 100
 MAX_DESCRIPTION = 2_000
+#: The most candidate values a task holds, and their most characters in all (they are read with the task
+#: every few seconds, and every window's decode fits them all).
+MAX_CANDIDATES = 10_000
+MAX_CANDIDATE_CHARS = 1_000_000
 _DURATION = re.compile(r"\s*(\d{1,30})\s*([smhdw]?)\s*")
 _TASK_ID = re.compile(r"[A-Za-z0-9_-]{43}")
 
@@ -197,6 +203,40 @@ def check_retain(retain: int | None, window: int) -> None:
         )
 
 
+def check_candidates(candidates: object, spec: Spec) -> None:
+    """A task's candidate values: at most :data:`MAX_CANDIDATES` distinct lines of text, for a Bloom RAPPOR spec.
+
+    They are what a candidates file holds once read
+    (:func:`ldp.aggregator.candidates.parse_candidates`): each stripped,
+    non-empty, on one line, none repeated. Only a Bloom-filter RAPPOR spec
+    takes them: its reports say which Bloom bits are set, not which value,
+    and the collector decodes its windows against them
+    (docs/collector.md#candidates).
+    """
+    if not isinstance(candidates, tuple) or not all(isinstance(value, str) for value in candidates):
+        raise ParameterError("the task's candidates must be a tuple of text values")
+    if not candidates:
+        return
+    encoding = getattr(spec, "encoding", None)
+    if spec.report_kind != "rappor" or encoding != "bloom":
+        raise ParameterError(
+            f"candidates are for Bloom-filter RAPPOR tasks, whose reports are decoded against them; "
+            f"this task's spec is {spec.mechanism}" + (f" with {encoding} encoding" if encoding else "")
+        )
+    if len(candidates) > MAX_CANDIDATES:
+        raise ParameterError(f"a task takes at most {MAX_CANDIDATES:,} candidates, got {len(candidates):,}")
+    if sum(len(value) for value in candidates) > MAX_CANDIDATE_CHARS:
+        raise ParameterError(f"a task's candidates take at most {MAX_CANDIDATE_CHARS:,} characters in all")
+    for value in candidates:
+        if not value or value != value.strip() or any(mark in value for mark in "\r\n"):
+            raise ParameterError(
+                f"candidate {value!r} is not one line of text without surrounding spaces (as a candidates file "
+                "holds one per line)"
+            )
+    if len(set(candidates)) != len(candidates):
+        raise ParameterError("the task's candidates repeat a value")
+
+
 @dataclasses.dataclass(frozen=True)
 class Task:
     """One collection task.
@@ -241,6 +281,11 @@ class Task:
         windows keep only their aggregate, so their estimates remain
         (docs/collector.md#retention). At least one window; None: kept
         until the task is deleted.
+    candidates : tuple of str
+        Bloom RAPPOR only: the values each window is decoded against
+        (``ldp task create/update --candidates FILE``; docs/collector.md#candidates),
+        in the file's order; empty: none, the windows show bit estimates only.
+        Never in the public task description.
     """
 
     task_id: str
@@ -257,6 +302,7 @@ class Task:
     name: str = ""
     description: str = ""
     retain: int | None = None
+    candidates: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not is_task_id(self.task_id):
@@ -276,6 +322,8 @@ class Task:
         check_label(self.name, "name", MAX_NAME, one_line=True)
         check_label(self.description, "description", MAX_DESCRIPTION, one_line=False)
         check_retain(self.retain, self.window)
+        if self.candidates != ():  # the spec is parsed only for a task with candidates
+            check_candidates(self.candidates, self.spec)
 
     @property
     def start(self) -> int | None:
@@ -294,6 +342,15 @@ class Task:
     @property
     def fingerprint(self) -> str:
         return self.spec.fingerprint
+
+    @property
+    def candidates_digest(self) -> str:
+        """SHA-256 of the candidate list (hex; computed once per task object): names it in caches."""
+        cached = self.__dict__.get("_candidates_digest")
+        if cached is None:
+            cached = hashlib.sha256("\n".join(self.candidates).encode("utf-8")).hexdigest()
+            object.__setattr__(self, "_candidates_digest", cached)
+        return cached
 
     def token_matches(self, token: str) -> bool:
         """Constant-time check of a presented collector token."""
@@ -315,7 +372,7 @@ class Task:
         return self.window_start(int(now) - self.retain)
 
     def to_dict(self) -> dict[str, Any]:
-        """The task's public description (never its token hash, name or description: :meth:`labels`)."""
+        """The task's public description (never its token hash, name, description or candidates)."""
         return {
             "task": self.task_id,
             "mechanism": self.spec.mechanism,
@@ -349,6 +406,7 @@ def new_task(
     name: str = "",
     description: str = "",
     retain: str | int | None = None,
+    candidates: Sequence[str] = (),
 ) -> tuple[Task, str]:
     """A new task with fresh CSPRNG id and collector token: ``(task, token)``.
 
@@ -379,5 +437,6 @@ def new_task(
         name=name.strip() if isinstance(name, str) else name,
         description=description.strip() if isinstance(description, str) else description,
         retain=None if retain is None else parse_duration(retain, "retain"),
+        candidates=tuple(candidates),
     )
     return task, token

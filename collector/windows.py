@@ -41,6 +41,7 @@ from ldp.aggregator.report_columns import batch_from_checked
 from ldp.aggregator.state import load_state
 from ldp.batch import ReportBatch
 from ldp.collector.accumulate import StoreIntegrityError, estimate_records, stored_batches
+from ldp.collector.candidate_view import CandidateDecodes, candidate_view
 from ldp.collector.central import central_privacy
 from ldp.collector.range_view import range_view
 from ldp.collector.store import CommitLogTrimmed, Store
@@ -77,10 +78,13 @@ class Windows:
         self._windows: dict[str, dict[int, WindowCounts]] = {}
         self._dense_bytes: dict[str, int] = {}
         # The last reply of each window, reused while its count is unchanged (counts only grow, so n
-        # names the window's state): the dashboard polls every window of every task every 2 s. At most
+        # names the window's state) and it was made at the same confidence and against the same
+        # candidates: the dashboard polls every window of every task every 2 s. At most
         # REPLY_CACHE_ROWS estimate rows are kept (the least recently used replies go first): a reply
         # has a row per domain value, so an unbounded cache would grow with windows x domain again.
-        self._replies: dict[tuple[str, int], tuple[float, dict[str, Any]]] = {}
+        self._replies: dict[tuple[str, int], tuple[tuple[float, str], dict[str, Any]]] = {}
+        #: The candidate decodes of Bloom RAPPOR tasks, kept by the counts they decode (range replies too).
+        self.decodes = CandidateDecodes()
         self._reply_rows = 0
         # the commit version each task's windows hold (shared stores); changed only under _sync, which
         # serializes adding commits and catching up (reads take only _lock)
@@ -239,11 +243,12 @@ class Windows:
         _, reply = self._replies.pop(key)
         self._reply_rows -= _rows(reply)
 
-    def _keep_reply(self, key: tuple[str, int], confidence: float, reply: dict[str, Any]) -> None:
-        """Cache ``reply`` (under the lock), dropping the least recently used beyond :data:`REPLY_CACHE_ROWS`."""
+    def _keep_reply(self, key: tuple[str, int], made: tuple[float, str], reply: dict[str, Any]) -> None:
+        """Cache ``reply``, made at ``(confidence, candidates digest)`` (under the lock), dropping the least
+        recently used beyond :data:`REPLY_CACHE_ROWS`."""
         if key in self._replies:
             self._drop_reply(key)
-        self._replies[key] = (confidence, reply)
+        self._replies[key] = (made, reply)
         self._reply_rows += _rows(reply)
         while self._reply_rows > REPLY_CACHE_ROWS and len(self._replies) > 1:
             self._drop_reply(next(iter(self._replies)))
@@ -327,6 +332,7 @@ class Windows:
         """
         replies = []
         pruned = self.pruned(task.task_id)
+        made = (confidence, task.candidates_digest)  # a task updated with other candidates: decoded again
         for start, n in self.counts(task).items():
             key = (task.task_id, start)
             with self._lock:
@@ -335,7 +341,7 @@ class Windows:
                     self._replies[key] = cached
             if (
                 cached is not None
-                and cached[0] == confidence
+                and cached[0] == made
                 and cached[1]["n"] == n
                 and cached[1]["pruned"] == (start in pruned)  # a reply made as the window was being marked
             ):
@@ -345,18 +351,19 @@ class Windows:
             reply = {
                 "start": start,
                 "end": start + task.window,
-                **estimate_reply(task, merged, confidence),
+                **estimate_reply(task, merged, confidence, decodes=self.decodes),
                 "pruned": start in pruned,
             }
             with self._lock:
-                self._keep_reply(key, confidence, reply)
+                self._keep_reply(key, made, reply)
             replies.append(reply)
         return replies
 
 
 def _rows(reply: dict[str, Any]) -> int:
     """Estimate rows of a window reply (1 for a withheld one)."""
-    return max(1, len(reply.get("estimates") or ()) + len(reply.get("cdf") or ()))
+    decoded = (reply.get("candidates") or {}).get("rows") or ()
+    return max(1, len(reply.get("estimates") or ()) + len(reply.get("cdf") or ()) + len(decoded))
 
 
 def _runs(starts: np.ndarray) -> list[tuple[int, tuple[int, int]]]:
@@ -389,12 +396,19 @@ def check_range(task: Task, start: int | None, end: int | None) -> None:
 
 
 def estimate_reply(
-    task: Task, accumulator: Accumulator, confidence: float, window_counts: Sequence[int] | None = None
+    task: Task,
+    accumulator: Accumulator,
+    confidence: float,
+    window_counts: Sequence[int] | None = None,
+    decodes: CandidateDecodes | None = None,
 ) -> dict[str, Any]:
     """``n`` and the estimate records, or the reason they are withheld.
 
     A range task's reply also carries ``cdf`` and ``quantiles``
-    (:func:`~ldp.collector.range_view.range_view`).
+    (:func:`~ldp.collector.range_view.range_view`); a Bloom RAPPOR task with
+    candidates, ``candidates``: its reports decoded against them
+    (:func:`~ldp.collector.candidate_view.candidate_view`, kept in
+    ``decodes``), beside the bit estimates in ``estimates``.
 
     A frequency table carries both views: the unbiased columns and the
     consistent view in ``consistent``, named by ``consistency`` (Norm-Sub;
@@ -424,6 +438,7 @@ def estimate_reply(
         "consistency": None if consistency == "none" else consistency,
         "withheld": None,
         **range_view(accumulator, confidence),
+        **candidate_view(task, accumulator, confidence, decodes),
         **extra,
     }
 
@@ -433,7 +448,9 @@ def task_summary(task: Task, confidence: float) -> dict[str, Any]:
 
     ``memoized`` says the spec memoizes (RAPPOR, the longitudinal
     mechanisms): its clients report the same values round after round, and
-    the dashboard names its windows rounds.
+    the dashboard names its windows rounds. ``num_candidates`` counts the
+    candidate values a Bloom RAPPOR task's windows are decoded against
+    (0: none; the page then says how to give them).
     """
     memoized = bool(getattr(task.spec, "memoized", False))
     return {
@@ -442,4 +459,5 @@ def task_summary(task: Task, confidence: float) -> dict[str, Any]:
         "kind": _kind(task),
         "confidence": confidence,
         "memoized": memoized,
+        "num_candidates": len(task.candidates),
     }

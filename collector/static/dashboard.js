@@ -40,8 +40,17 @@ const el = (tag, attrs = {}, ...children) => build(document.createElement(tag), 
 const svg = (tag, attrs = {}, ...children) => build(document.createElementNS(SVG_NS, tag), attrs, children);
 
 const finite = (x) => typeof x === "number" && Number.isFinite(x);
-const fmt = (x) => (finite(x) ? NUMBER.format(x) : x == null ? "–" : String(x));
-const cell = (column, x) => (LABEL_COLUMNS.has(column) ? String(x ?? "–") : fmt(x));
+// numbers to 5 significant digits; tiny ones (a p-value of 1e-18) in scientific notation, not as 20 zeros
+const fmt = (x) =>
+  finite(x)
+    ? x !== 0 && Math.abs(x) < 1e-4
+      ? Number(x.toPrecision(5)).toExponential()
+      : NUMBER.format(x)
+    : x == null
+      ? "–"
+      : String(x);
+const cell = (column, x) =>
+  LABEL_COLUMNS.has(column) ? String(x ?? "–") : typeof x === "boolean" ? (x ? "yes" : "no") : fmt(x);
 const shortId = (id) => (id.length > 10 ? `${id.slice(0, 8)}…` : id);
 const percent = (level) => `${Math.round((level ?? 0.95) * 1000) / 10}%`;
 // shuffle mode: the central (ε, δ) of the window's shuffled reports (docs/collector.md#shuffle)
@@ -432,9 +441,10 @@ function renderEstimates(task, win) {
     : "";
   renderMeans(task, win, level);
   renderCdf(task, win, level);
+  renderCandidates(task, win);
   if (!rows) return;
   drawEstimatesChart($("estimates-chart"), drawn.items, level, drawn.axes);
-  renderEstimatesTable(rows);
+  renderTable($("estimates-table"), rows);
   // a RAPPOR Bloom table has a row per (cohort, bit): folded away, the chart pools it
   const folded = rows.length > 0 && "bit" in rows[0];
   const details = $("estimates-details");
@@ -457,6 +467,28 @@ function renderMeans(task, win, level) {
     "(columns mean, mean_ci_low, mean_ci_high).";
   const items = rows.map((r) => ({ label: String(r.value), value: r.mean, low: r.mean_ci_low, high: r.mean_ci_high }));
   drawEstimatesChart($("means-chart"), items, level, { x: "Key", y: "Mean value" });
+}
+
+// Bloom RAPPOR tasks with candidates: the largest decoded candidates as a table (the chart draws them), with
+// how many there are and where the rest are; the per-(cohort, bit) table stays folded below.
+function renderCandidates(task, win) {
+  const block = win.estimates ? win.candidates : null;
+  $("candidates-block").hidden = !block;
+  if (!block) return;
+  const rows = block.rows;
+  const all = fmt(block.num_candidates);
+  $("candidates-table-caption").textContent =
+    rows.length < block.num_candidates
+      ? `The ${fmt(rows.length)} largest of ${all} decoded candidates`
+      : `Decoded candidates (${all})`;
+  $("candidates-note").textContent =
+    `Decoded against the task's ${all} candidate values (ldp task update TASK --candidates FILE changes them); ` +
+    "estimate is a number of reports, p_value tests it against zero, detected is significant after the " +
+    `${CORRECTIONS[block.correction] ?? block.correction} correction at ${fmt(block.alpha)}` +
+    (rows.length < block.num_candidates ? "; GET /v1/tasks/{task}/estimates gives every candidate." : ".");
+  renderTable($("candidates-table"), rows);
+  $("candidates-csv").onclick = () =>
+    download(`${fileStem(task, win.start)}-candidates.csv`, columnsOf(rows), rows);
 }
 
 // Range tasks (range-hierarchy, range-haar): the CDF with its band and the quantiles (the reply's cdf, quantiles).
@@ -559,6 +591,7 @@ function chartItems(task, win, level) {
       axes: { x: rows.length > 1 && "group" in rows[0] ? "Group" : "", y: "Mean" },
     };
   }
+  if (win.candidates) return candidateItems(win, level);
   if (rows.length && "bit" in rows[0]) return pooledBits(rows, level);
   if (task.kind === "records") return recordItems(rows, win, level);
   const per = (x) => (finite(x) && win.n > 0 ? x / win.n : null);
@@ -622,6 +655,67 @@ function recordItems(rows, win, level) {
   };
 }
 
+// How the candidates note names a decode's multiple-testing correction (the block's `correction`).
+const CORRECTIONS = { bh: "Benjamini-Hochberg", bonferroni: "Bonferroni", none: "no" };
+const share = (x) => `${TICK.format(x * 100)}%`;
+
+// A Bloom RAPPOR window decoded against the task's candidates (the reply's `candidates`, largest first): one bar
+// per candidate, its estimate as a share of the window's reports, with its interval; the caption says how much
+// of the reports the candidates explain, and why an interval reaches below zero.
+function candidateItems(win, level) {
+  const block = win.candidates;
+  const rows = block.rows;
+  const per = (x) => (finite(x) && win.n > 0 ? x / win.n : null);
+  const which =
+    rows.length < block.num_candidates
+      ? `the ${fmt(rows.length)} largest of ${fmt(block.num_candidates)} candidates`
+      : `each of the ${fmt(rows.length)} candidates`;
+  return {
+    caption:
+      `Bars: ${which}, decoded from the reports' Bloom filter bits (as ldp aggregate --candidates decodes), ` +
+      `as a share of the window's reports; error bars: their ${level} confidence intervals. ` +
+      explainedNote(block) +
+      zeroNote(rows),
+    axes: { x: "Candidate value", y: "Share of the window's reports" },
+    items: rows.map((r) => ({
+      label: String(r.value),
+      short: middle(String(r.value)),
+      value: per(r.estimate),
+      low: per(r.ci_low),
+      high: per(r.ci_high),
+    })),
+  };
+}
+
+// A candidate's label under its bar: its start and its end (candidates such as URLs differ at the end).
+const middle = (label) => (label.length > 12 ? `${label.slice(0, 4)}…${label.slice(-7)}` : label);
+
+// The share of the window's reports the candidates explain: the detected ones, all of them, and the rest.
+function explainedNote(block) {
+  const detected = `${fmt(block.num_detected)} of ${fmt(block.num_candidates)} candidates detected`;
+  const parts = [];
+  if (finite(block.allocated_mass)) parts.push(`${detected} explain ${share(block.allocated_mass)} of the reports`);
+  else parts.push(detected);
+  if (finite(block.explained_mass)) {
+    const over = block.explained_mass > 1 ? " (over 100%: the small estimates of undetected candidates are mostly noise)" : "";
+    parts.push(`all ${fmt(block.num_candidates)} estimates sum to ${share(block.explained_mass)}${over}`);
+  }
+  if (finite(block.unexplained_mass)) {
+    const se = finite(block.unexplained_mass_se) ? ` (standard error ${share(block.unexplained_mass_se)})` : "";
+    parts.push(`values outside the list: about ${share(block.unexplained_mass)}${se}`);
+  }
+  return `${parts.join("; ")}.`;
+}
+
+// Why an interval reaches below zero, said when one does: the decode's estimates are never negative.
+function zeroNote(rows) {
+  if (!rows.some((r) => finite(r.ci_low) && r.ci_low < 0)) return "";
+  return (
+    " Estimates are never below zero (the decode fits non-negative counts); an interval reaching below zero " +
+    "means that candidate is not told apart from zero: what it shows is noise around zero."
+  );
+}
+
 // RAPPOR Bloom rows are per (cohort, bit). Each cohort hashes values with its own
 // functions, so this only shows how often each bit is set: the pooled rate
 // Σ estimate / Σ reports over cohorts. Its interval adds the cohorts' variances
@@ -651,8 +745,9 @@ function pooledBits(rows, level) {
   const caption =
     `Share of reports setting each Bloom filter bit, pooled over ${cohorts} cohort${cohorts === 1 ? "" : "s"} ` +
     `(weighted by their reports; ${level} intervals). ` +
-    "Cohorts hash values differently, so bits are not values: to estimate the values, decode against a list of " +
-    "candidate values with ldp aggregate --candidates.";
+    "Cohorts hash values differently, so bits are not values: to see values, give the task a list of candidate " +
+    "values (ldp task update TASK --candidates FILE, one per line) and the dashboard decodes each window " +
+    "against them (offline: ldp aggregate --candidates FILE).";
   return { items, caption, axes: { x: "Bloom filter bit", y: "Share of reports setting the bit" } };
 }
 
@@ -662,7 +757,7 @@ function drawEstimatesChart(chart, items, level, axes = {}) {
   const width = chartWidth(chart);
   const [plotHeight, left, right, top] = [220, 60, 10, 10];
   const step = (width - left - right) / Math.max(items.length, 1);
-  const texts = items.map((it) => shorten(it.label));
+  const texts = items.map((it) => it.short ?? shorten(it.label));
   const labels = labelMode(texts, step);
   const axisY = top + plotHeight;
   const height = axisY + labels.space + (axes.x ? 18 : 4);
@@ -724,7 +819,9 @@ function estimateBar(item, { x, step, y, level, label }) {
 // What a window's estimate measures, as the series chart's y axis says it.
 function seriesUnit(task) {
   if (task.kind === "mean") return "Mean";
-  const rows = task.windows.find((w) => w.estimates)?.estimates ?? [];
+  const win = task.windows.find((w) => w.estimates);
+  const rows = win?.estimates ?? [];
+  if (win?.candidates) return "Share of the window's reports";
   return rows.length && "bit" in rows[0] ? "Share of reports setting the bit" : "Proportion of the window's reports";
 }
 
@@ -914,8 +1011,7 @@ function seriesPoint(p, cx, y, label, level) {
   return point;
 }
 
-function renderEstimatesTable(rows) {
-  const table = $("estimates-table");
+function renderTable(table, rows) {
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   table.tHead.replaceChildren(el("tr", {}, ...columns.map((c) => el("th", { scope: "col" }, c))));
   const td = (c, r) => el("td", LABEL_COLUMNS.has(c) ? { class: "label" } : {}, cell(c, r[c]));

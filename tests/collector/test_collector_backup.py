@@ -35,7 +35,7 @@ from ldp.cli import cli
 from ldp.client import encode_batch
 from ldp.collector.backup import backup_store
 from ldp.collector.store import StoredReport, open_store
-from ldp.collector.store_sqlite import SqliteStore
+from ldp.collector.store_sqlite import SCHEMA_VERSION, SqliteStore
 
 GRR = ldp.GRR(domain=("a", "b", "c", "d", "e"), epsilon=1.0)
 DAY, HOUR = 86_400, 3_600
@@ -109,7 +109,7 @@ def test_backup_is_private_verified_and_aggregates_like_the_store(tmp_path):
     backup.parent.mkdir()
     result = _ok("store", "backup", "--store", f"sqlite:///{store}", "-o", backup)
     assert result.stdout == ""
-    assert "backed up 3,000 reports of 1 task(s) (schema version 6," in result.stderr
+    assert f"backed up 3,000 reports of 1 task(s) (schema version {SCHEMA_VERSION}," in result.stderr
     assert f"{task_id}  3,000 reports" in result.stderr
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
     assert sorted(os.listdir(backup.parent)) == ["b.db"]  # one self-contained file, no temporary left

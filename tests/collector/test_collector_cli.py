@@ -207,6 +207,43 @@ def test_a_task_name_and_description_are_shown_by_list_and_show(tmp_path):
     )
 
 
+def test_a_bloom_rappor_task_takes_candidates_on_create_and_update(tmp_path):
+    """Issue 29: a Bloom RAPPOR task's candidates are given with the task, read as ldp aggregate --candidates
+    reads a file (one per line, stripped, blanks and repeats dropped), changed or removed by ldp task update."""
+    store, spec_path = tmp_path / "collector.db", _spec_file(tmp_path, SPECS["rappor"])
+    listed = tmp_path / "candidates.txt"
+    listed.write_text("https://a.example/\n\n  b  \nhttps://a.example/\né\n", encoding="utf-8")
+    task_id, _ = _create(store, spec_path, "--candidates", listed)
+    with open_store(str(store)) as opened:
+        assert opened.task(task_id).candidates == ("https://a.example/", "b", "é")
+    shown = _ok("task", "show", "--store", store, task_id).stdout
+    assert "candidates      3 values decoded in each window (https://a.example/, b, é)" in shown
+    listed.write_text("x\ny\n")
+    updated = _ok("task", "update", "--store", store, task_id, "--candidates", listed)
+    assert "candidates 2" in updated.stderr
+    with open_store(str(store)) as opened:
+        assert opened.task(task_id).candidates == ("x", "y")
+    removed = _ok("task", "update", "--store", store, task_id, "--no-candidates")
+    assert "candidates removed" in removed.stderr
+    shown = _ok("task", "show", "--store", store, task_id).stdout
+    assert "(none: windows show bit estimates; ldp task update TASK --candidates FILE decodes them)" in shown
+    # one-line errors: a task that takes no candidates, an empty file, a missing one, both options
+    grr = _spec_file(tmp_path, GRR)
+    assert "candidates are for Bloom-filter RAPPOR tasks" in _error(
+        "task", "create", "--store", store, "--spec", grr, "--candidates", listed
+    )
+    (tmp_path / "empty.txt").write_text("\n \n")
+    assert "has no candidates (one per line)" in _error(
+        "task", "update", "--store", store, task_id, "--candidates", tmp_path / "empty.txt"
+    )
+    assert "cannot read candidates file" in _error(
+        "task", "update", "--store", store, task_id, "--candidates", tmp_path / "absent.txt"
+    )
+    assert "not both" in _error(
+        "task", "update", "--store", store, task_id, "--candidates", listed, "--no-candidates"
+    )
+
+
 def test_list_of_an_empty_store_and_the_default_store(tmp_path):
     spec_path = _spec_file(tmp_path, GRR)
     task_id, _ = _create(Path("ldp-collector.db"), spec_path)  # in the working directory: the default store

@@ -72,6 +72,33 @@ def test_upload_from_memory_then_estimates_as_a_data_frame_equal_to_aggregate(sh
     assert client.task(task.task_id).fingerprint == GRR.fingerprint
 
 
+def test_a_bloom_rappor_tasks_candidates_as_a_data_frame_equal_to_aggregate(shared_collector, tmp_path):
+    """Issue 29: the decoded candidates the collector serves, read from Python, are ldp aggregate --candidates'."""
+    server = shared_collector
+    spec = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
+    candidates = [f"v{i}" for i in range(8)]
+    task, token = create_task(
+        server.store, spec, window="1h", time_precision="1m", min_batch=1, candidates=tuple(candidates)
+    )
+    client = CollectorClient(server.url, token=token)
+    values = list(np.random.default_rng(4).choice(candidates[:3], 600, p=[0.5, 0.3, 0.2]))
+    reports = list(encode_batch(spec, values, np.random.default_rng(4)).reports(spec))
+    assert client.upload(task.task_id, reports, tmp_path / "spool.envelopes.jsonl").accepted == 600
+    table = client.candidates(task.task_id)
+    assert (
+        table.attrs["n"] == 600 and table.attrs["num_candidates"] == 8 and table.attrs["correction"] == "bh"
+    )
+    listed, out = tmp_path / "candidates.txt", tmp_path / "decode.parquet"
+    listed.write_text("\n".join(candidates))
+    args = ["aggregate", "--store", server.store, "--task", task.task_id, "--candidates", listed, "-o", out]
+    assert CliRunner().invoke(cli, [str(a) for a in args]).exit_code == 0
+    expected = pd.read_parquet(out).sort_values("estimate", ascending=False, kind="stable", ignore_index=True)
+    pd.testing.assert_frame_equal(table, expected, check_exact=True, check_dtype=False)
+    windows = client.candidates(task.task_id, by_window=True)
+    assert list(windows.columns[:3]) == ["window_start", "n", "value"] and len(windows) == 8
+    assert client.estimates(task.task_id).columns[:2].tolist() == ["cohort", "bit"]  # the bits, as before
+
+
 def test_client_refusals_are_one_line_errors(shared_collector, tmp_path):
     server = shared_collector
     task, token = create_task(server.store, GRR, window="1h", time_precision="1m", min_batch=1)

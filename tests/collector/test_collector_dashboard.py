@@ -800,19 +800,23 @@ def test_real_collector_shows_each_attribute_of_a_multi_attribute_task(
 # ---- what a person reads: empty tasks, labelled axes, phone width, CSV, range and key-value tasks ----------
 
 
-def real_window(spec: Any, values: list[Any], k: int, seed: int = 5) -> dict[str, Any]:
-    """Window ``k`` as ``ldp serve`` replies it for ``values`` encoded under ``spec`` (min batch 100)."""
+def real_window(
+    spec: Any, values: list[Any], k: int, seed: int = 5, candidates: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Window ``k`` as ``ldp serve``'s dashboard replies it for ``values`` encoded under ``spec`` (min batch 100)."""
     import numpy as np
 
     from ldp.aggregator.accumulators import make_aggregator
     from ldp.client import encode_batch
+    from ldp.collector.candidate_view import top_candidates
+    from ldp.collector.service import DASHBOARD_CANDIDATES
     from ldp.collector.tasks import new_task
     from ldp.collector.windows import estimate_reply
 
-    task, _ = new_task(spec, window="1h", time_precision="1m", min_batch=100)
+    task, _ = new_task(spec, window="1h", time_precision="1m", min_batch=100, candidates=candidates)
     accumulator = make_aggregator(spec)
     accumulator.add_batch(encode_batch(spec, values, np.random.default_rng(seed)))
-    reply = estimate_reply(task, accumulator, 0.95)
+    reply = top_candidates(estimate_reply(task, accumulator, 0.95), DASHBOARD_CANDIDATES)
     return json.loads(json.dumps({"start": T0 + k * HOUR, "end": T0 + (k + 1) * HOUR, **reply}))
 
 
@@ -855,13 +859,44 @@ def key_value_task() -> dict[str, Any]:
     }
 
 
+#: A Bloom RAPPOR task's candidates: eight values reported, 22 never (more than the dashboard's 20).
+URLS = tuple(f"https://shop.example/page/{i}" for i in range(30))
+
+
+def rappor_candidates_task() -> dict[str, Any]:
+    """A Bloom RAPPOR task with candidates, two windows of 4,000 reports (real bit estimates and decodes)."""
+    import numpy as np
+
+    import ldp
+
+    spec = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/4", p="1/4", q="3/4")
+    shares = np.array([0.3, 0.2, 0.15, 0.1, 0.1, 0.05, 0.05, 0.05])
+    rng = np.random.default_rng(11)
+    windows = [
+        real_window(spec, list(rng.choice(URLS[:8], size=4000, p=shares)), k, seed=k, candidates=URLS)
+        for k in range(2)
+    ]
+    return grr_task(windows) | {
+        "task": task_id(8),
+        "name": "Pages",
+        "description": "Which pages people open (Bloom RAPPOR).",
+        "mechanism": "rappor",
+        "min_batch": 100,
+        "memoized": True,
+        "num_candidates": len(URLS),
+        "windows": windows,
+    }
+
+
 def empty_task() -> dict[str, Any]:
     return grr_task([]) | {"task": task_id(7), "name": "Just created", "description": ""}
 
 
 def all_kinds_reply() -> dict[str, Any]:
-    """Every kind the page draws: frequency (with negatives), Bloom RAPPOR, mean, range, key-value, empty."""
-    return {"tasks": [*first_reply()["tasks"], range_task(), key_value_task(), empty_task()]}
+    """Every kind the page draws: frequency (with negatives), Bloom RAPPOR (bits, and decoded candidates), mean,
+    range, key-value, empty."""
+    tasks = [*first_reply()["tasks"], range_task(), key_value_task(), rappor_candidates_task(), empty_task()]
+    return {"tasks": tasks}
 
 
 #: What a person cannot read, found in the page as laid out: text under 11 px, text or page wider than the
@@ -1093,9 +1128,105 @@ def test_rappor_bits_fold_their_per_cohort_table_and_say_how_to_decode(
     select_task(page, 1)
     assert page.locator("#estimates-details").get_attribute("open") is None
     assert page.locator("#estimates-summary").text_content() == "Per-cohort bit estimates as a table (8 rows)"
-    assert "ldp aggregate --candidates" in page.locator("#estimates-caption").text_content()
+    # a task without candidates says how to give it some (issue 29), and shows no candidate table
+    assert "ldp task update TASK --candidates FILE" in page.locator("#estimates-caption").text_content()
+    assert page.locator("#candidates-block").is_hidden()
     select_task(page, 0)
     assert page.locator("#estimates-details").get_attribute("open") == ""
+
+
+def candidate_expectation(window: dict[str, Any]) -> list[tuple[str, float, float, float]]:
+    n = window["n"]
+    rows = window["candidates"]["rows"]
+    return [(r["value"], r["estimate"] / n, r["ci_low"] / n, r["ci_high"] / n) for r in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_rappor_candidates_show_the_largest_decoded_with_intervals(
+    browser: Browser, collector: Collector, tmp_path: Path, width: int, console_errors: list[str]
+) -> None:
+    """Issue 29: a Bloom RAPPOR task with candidates shows its windows decoded (the 20 largest, with intervals,
+    largest first), how much of the reports they explain, why an interval reaches below zero; its bits folded."""
+    task = rappor_candidates_task()
+    collector.publish({"tasks": [task]})
+    window = task["windows"][-1]
+    block = window["candidates"]
+    assert len(block["rows"]) == 20 and block["num_candidates"] == 30
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.on("pageerror", lambda error: console_errors.append(str(error)))
+    try:
+        open_dashboard(page, collector.base_url)
+        page.wait_for_selector("#estimates-chart g.estimate")
+        assert_bars_match(page, candidate_expectation(window))
+        estimates = [bar["value"] for bar in chart_geometry(page)["bars"]]
+        assert estimates == sorted(estimates, reverse=True)
+        # each bar labelled with its candidate's start and end: URLs differ at the end
+        short = [r["value"][:4] + "…" + r["value"][-7:] for r in block["rows"]]
+        assert chart_texts(page, "estimates-chart", "label") == short
+        assert chart_texts(page, "estimates-chart", "axis-title") == [
+            "Candidate value",
+            "Share of the window's reports",
+        ]
+        caption = page.locator("#estimates-caption").text_content()
+        assert "the 20 largest of 30 candidates" in caption
+        detected = f"{block['num_detected']} of 30 candidates detected explain "
+        assert detected + f"{block['allocated_mass'] * 100:.3g}% of the reports" in caption
+        assert "values outside the list: about" in caption
+        assert any(r["ci_low"] < 0 for r in block["rows"])  # candidates never reported: noise around zero
+        assert "an interval reaching below zero means that candidate is not told apart from zero" in caption
+        # the table of what the chart shows, largest first; the bit table folded beneath it
+        assert (
+            page.locator("#candidates-table caption").text_content()
+            == "The 20 largest of 30 decoded candidates"
+        )
+        cells = page.locator("#candidates-table tbody tr td:first-child").all_text_contents()
+        assert cells == [r["value"] for r in block["rows"]]
+        header = page.locator("#candidates-table thead th").all_text_contents()
+        assert header == [
+            "value",
+            "estimate",
+            "std_error",
+            "ci_low",
+            "ci_high",
+            "proportion",
+            "p_value",
+            "detected",
+        ]
+        detected_cells = page.locator("#candidates-table tbody tr td:last-child").all_text_contents()
+        assert detected_cells == ["yes" if r["detected"] else "no" for r in block["rows"]]
+        assert (
+            "GET /v1/tasks/{task}/estimates gives every candidate"
+            in page.locator("#candidates-note").text_content()
+        )
+        assert page.locator("#estimates-details").get_attribute("open") is None
+        assert (
+            page.locator("#estimates-summary")
+            .text_content()
+            .startswith("Per-cohort bit estimates as a table")
+        )
+        # the CSV holds the candidates shown, at full precision
+        with page.expect_download() as info:
+            page.click("#candidates-csv")
+        path = tmp_path / "candidates.csv"
+        info.value.save_as(path)
+        import csv
+
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        assert [row["value"] for row in rows] == [r["value"] for r in block["rows"]]
+        assert [float(row["estimate"]) for row in rows] == [r["estimate"] for r in block["rows"]]
+        # the series over the two windows follows the candidates, as shares of each window's reports
+        page.wait_for_selector("#series-chart g.series")
+        assert (
+            "Share of the window's reports in each window" in page.locator("#series-caption").text_content()
+        )
+        assert page.locator("#series-legend li").first.text_content() == URLS[0]
+        assert_readable(page, tmp_path / f"{width}-rappor-candidates.png")
+    finally:
+        context.close()
+    assert console_errors == []
 
 
 @pytest.mark.slow

@@ -310,6 +310,43 @@ def test_the_openapi_schema_describes_the_task_reply_and_problem_documents(tmp_p
             assert "4XX" in operation["responses"]
 
 
+def test_estimates_and_the_dashboard_carry_a_bloom_rappor_tasks_decoded_candidates(tmp_path):
+    """Issue 29: the JSON API returns a Bloom RAPPOR task's decoded candidates (the dashboard the 20 largest),
+    as its OpenAPI schema describes them."""
+    jsonschema = pytest.importorskip("jsonschema")
+    spec = ldp.Rappor(num_bits=32, num_hashes=2, num_cohorts=8, f="1/2", p="1/2", q="3/4")
+    candidates = tuple(f"v{i}" for i in range(25))
+    store = store_path(tmp_path)
+    task, token = create_task(
+        store, spec, window="1h", time_precision="1m", min_batch=10, candidates=candidates
+    )
+    values = list(np.random.default_rng(5).choice(candidates[:4], size=800, p=[0.4, 0.3, 0.2, 0.1]))
+    reports = list(encode_batch(spec, values, np.random.default_rng(6)).reports(spec))
+    auth = {"Authorization": f"Bearer {token}"}
+    with client(CollectorSettings(store=store)) as http:
+        schema = http.get("/openapi.json").json()
+        uploaded = http.post(
+            f"/v1/tasks/{task.task_id}/reports", json=envelopes(reports, now_truncated(task))
+        )
+        assert uploaded.status_code == 200, uploaded.text
+        whole = http.get(f"/v1/tasks/{task.task_id}/estimates", headers=auth).json()
+        by_window = http.get(f"/v1/tasks/{task.task_id}/estimates?by=window", headers=auth).json()
+        dashboard = http.get("/v1/dashboard", headers=auth).json()
+        described = http.get(f"/v1/tasks/{task.task_id}").json()
+    assert "candidates" not in described  # the public description never lists them
+    ok = "200"
+    estimates = schema["paths"]["/v1/tasks/{task_id}/estimates"]["get"]["responses"][ok]
+    board = schema["paths"]["/v1/dashboard"]["get"]["responses"][ok]
+    for reply in (whole, by_window):
+        jsonschema.validate(reply, estimates["content"]["application/json"]["schema"])
+    jsonschema.validate(dashboard, board["content"]["application/json"]["schema"])
+    assert len(whole["candidates"]["rows"]) == len(by_window["windows"][0]["candidates"]["rows"]) == 25
+    assert whole["candidates"] == by_window["windows"][0]["candidates"]  # one window: the same decode
+    [shown] = dashboard["tasks"]
+    assert shown["num_candidates"] == 25 and shown["windows"][0]["candidates"]["num_candidates"] == 25
+    assert shown["windows"][0]["candidates"]["rows"] == whole["candidates"]["rows"][:20]
+
+
 # -- 8. a client that hangs up mid-upload ---------------------------------------------------------
 
 

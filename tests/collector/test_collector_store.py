@@ -34,6 +34,8 @@ from ldp.redact import redact_url
 pytestmark = pytest.mark.xdist_group("postgresql")
 
 SPEC = ldp.GRR(domain=("a", "b", "c"), epsilon=1.0)
+#: A Bloom-filter RAPPOR spec: the tasks that take candidate values.
+BLOOM = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/2", q="3/4")
 STORED, REPLAYED, CONFLICT = Insert.STORED, Insert.REPLAYED, Insert.CONFLICT
 
 
@@ -566,6 +568,28 @@ def test_a_shuffle_delta_outside_0_1_is_refused(delta):
         make_task(shuffle_delta=delta)
 
 
+@pytest.mark.parametrize(
+    ("spec", "candidates", "message"),
+    [
+        (SPEC, ("a",), "candidates are for Bloom-filter RAPPOR tasks, .* this task's spec is grr"),
+        (ldp.Rappor.boolean(f="1/4", p="1/4", q="3/4"), ("a",), "spec is rappor with boolean encoding"),
+        (None, ("a", "b", "a"), "repeat a value"),
+        (None, ("a", " b"), "not one line of text without surrounding spaces"),
+        (None, ("a\nb",), "not one line"),
+        (None, ("",), "not one line"),
+        (None, ["a"], "must be a tuple of text values"),
+        (None, (1,), "must be a tuple of text values"),
+        (None, tuple(f"v{i}" for i in range(10_001)), "at most 10,000 candidates, got 10,001"),
+        (None, ("x" * 600_000, "y" * 400_001), "at most 1,000,000 characters"),
+    ],
+)
+def test_task_candidates_are_checked(spec, candidates, message):
+    """Issue 29: a task's candidate list is what a candidates file holds, for a Bloom RAPPOR spec only."""
+    task = new_task(spec or BLOOM, window="1d", time_precision="1h")[0]
+    with pytest.raises(ParameterError, match=message):
+        dataclasses.replace(task, candidates=candidates)
+
+
 # -- read-only opening, the serve lock, permissions, health --------------------------------------------
 
 
@@ -674,6 +698,35 @@ def test_a_version_5_store_gains_retention_when_a_writer_opens_it(store_url):
         assert store.expired_windows(task.task_id, 86_400) == {0: 1}
     with open_store(store_url) as store:  # the second open finds version 6 and changes nothing
         assert store.tasks() == [kept] and stored_ids(store, task.task_id) == [rid(1), rid(2)]
+
+
+def test_a_version_6_store_gains_task_candidates_when_a_writer_opens_it(store_url):
+    """Issue 29: schema 6 → 7 adds the tasks' candidates (NULL: none), kept with the task; a read-only open
+    reads a version 6 store as it is."""
+    task = new_task(BLOOM, window="1d", time_precision="1h")[0]
+    with open_store(store_url) as store:
+        store.create_task(task)
+        store.insert_reports([(task.task_id, [report(1)])])
+    _run_sql(
+        store_url,
+        [
+            "ALTER TABLE tasks DROP COLUMN candidates",
+            "UPDATE meta SET value = '6' WHERE key = 'schema_version'",
+        ],
+    )
+    with open_store(store_url, read_only=True) as store:  # read as it is, not migrated
+        assert store.tasks() == [task] and store.task(task.task_id).candidates == ()
+        assert stored_ids(store, task.task_id) == [rid(1)]
+    listed = dataclasses.replace(task, candidates=("https://a.example/", 'é ✓ "quoted"', "b"))
+    with open_store(store_url) as store:  # a writer migrates 6 -> 7
+        assert store.tasks() == [task]
+        assert store.update_task(listed) and store.task(task.task_id) == listed
+    with open_store(store_url, read_only=True) as store:
+        assert store.tasks() == [listed] and stored_ids(store, task.task_id) == [rid(1)]
+    with open_store(store_url) as store:  # the second open finds version 7 and changes nothing
+        assert store.tasks_with_token_hash(task.token_hash) == [listed]
+        assert store.update_task(dataclasses.replace(listed, candidates=()))  # removed: NULL again
+        assert store.task(task.task_id) == task
 
 
 def test_only_the_mutable_fields_of_a_task_are_updated(store_url):
@@ -957,11 +1010,12 @@ def _version_3_store(store_url: str, task: Task, reports: list[StoredReport]) ->
     mark = "%s" if postgres else "?"
     statements = [(statement, ()) for statement in (_POSTGRES_V3 if postgres else _SQLITE_V3)]
     statements.append((f"INSERT INTO meta (key, value) VALUES ('schema_version', {mark})", ("3",)))
-    v3_columns = TASK_COLUMNS.removesuffix(
-        ", name, description, retain_seconds"
-    )  # versions 4 and 6 added them
-    values = ", ".join([mark] * (TASK_COLUMN_COUNT - 3))
-    statements.append((f"INSERT INTO tasks ({v3_columns}) VALUES ({values})", task_row(task)[:-3]))
+    later = ", name, description, retain_seconds, candidates"  # versions 4, 6 and 7 added them
+    v3_columns = TASK_COLUMNS.removesuffix(later)
+    values = ", ".join([mark] * (TASK_COLUMN_COUNT - later.count(",")))
+    statements.append(
+        (f"INSERT INTO tasks ({v3_columns}) VALUES ({values})", task_row(task)[: -later.count(",")])
+    )
     for r in reports:
         statements.append(
             (
