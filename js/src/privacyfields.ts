@@ -78,10 +78,36 @@ export function int(fields: JsonObject, name: string): bigint {
   return typeof v === "bigint" ? v : fail(`${String(fields.mechanism)} spec has no integer ${name}`);
 }
 
+/**
+ * An integer field within [minimum, maximum] (Python's `check_int`, with its
+ * message: the field, the range and the value).
+ */
+export function intIn(fields: JsonObject, name: string, minimum: bigint, maximum: bigint): bigint {
+  const v = int(fields, name);
+  if (v < minimum || v > maximum) fail(`${name} must be in [${minimum}, ${maximum}], got ${v}`);
+  return v;
+}
+
+/** An integer with thousands separators, as Python's `f"{n:,}"` writes it (limits in messages). */
+export function grouped(n: bigint | number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
 /** The number of values of the spec's domain. */
 export function domainSize(fields: JsonObject): bigint {
   const d = fields.domain;
   return Array.isArray(d) ? BigInt(d.length) : fail(`${String(fields.mechanism)} spec has no domain`);
+}
+
+/**
+ * A domain of at most `limit` values (the Python spec class's
+ * `max_domain_size`, with `why`, its `max_domain_reason`).
+ */
+export function checkDomainLimit(fields: JsonObject, limit: bigint, why: string): void {
+  const d = fields.domain;
+  if (Array.isArray(d) && BigInt(d.length) > limit) {
+    fail(`${String(fields.mechanism)}: a domain of ${grouped(d.length)} values is above the limit of ${grouped(limit)} (${why})`);
+  }
 }
 
 /** p below 1, and above `floor` (the probability that gives no signal). */
