@@ -110,11 +110,18 @@ export function checkDomainLimit(fields: JsonObject, limit: bigint, why: string)
   }
 }
 
+/** A probability field in (0, 1) (Python's `check_probability` with both ends open, and its message). */
+export function openProb(fields: JsonObject, name: string): Fraction {
+  const v = prob(fields, name);
+  if (v.num <= 0n || compare(v, ONE) >= 0) fail(`${name} must be in (0, 1), got ${text(v)}`);
+  return v;
+}
+
 /** p below 1, and above `floor` (the probability that gives no signal). */
 export function keep(fields: JsonObject, floor: Fraction, floorText: string): Fraction {
   const p = prob(fields, "p");
   const mechanism = String(fields.mechanism);
-  if (compare(p, ONE) >= 0) fail(`${mechanism}: p must be in [0, 1), got ${text(p)}`);
+  if (compare(p, ONE) >= 0) fail(`p must be in [0, 1), got ${text(p)}`);
   if (compare(p, floor) <= 0) fail(`${mechanism}: p must exceed ${floorText}, got ${text(p)}`);
   return p;
 }

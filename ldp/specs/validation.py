@@ -38,7 +38,8 @@ def check_probability(
     if not (lo_ok and hi_ok):
         lo = "(0" if low_open else "[0"
         hi = "1)" if high_open else "1]"
-        raise ParameterError(f"{name} must be in {lo}, {hi}, got {value!r}")
+        shown = value if isinstance(value, str | int | float | Fraction) else repr(value)
+        raise ParameterError(f"{name} must be in {lo}, {hi}, got {shown}")
     return prob
 
 
