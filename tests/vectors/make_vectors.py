@@ -286,6 +286,9 @@ def invalid_spec_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
         if size is not None:
             item["domain_size"] = size
         out.append({**item, "error": message, "match": case.expected})
+    bare = sorted({d.name for d in BUILTIN_MECHANISMS} - {case.id.split("/")[0] for case in all_invalid()})
+    if bare:
+        raise SystemExit(f"tests/vectors/cases has no INVALID spec of: {', '.join(bare)}")
     return out
 
 
