@@ -37,5 +37,7 @@ INVALID = (
     Invalid("dbitflip/d-above", "dbitflip/gamma", {"d": 11}),
     Invalid("dbitflip/gamma-half", "dbitflip/gamma", {"gamma": "1/2"}, match="gamma must be in [0, 1/2)"),
     Invalid("dbitflip/p-half", "dbitflip/d1", {"p": "1/2"}, match="p must exceed 1/2"),
-    Invalid("dbitflip/domain-above", "dbitflip/d1", {"domain": (1 << 18) + 1}, match="a domain of 262,145 values"),
+    Invalid(
+        "dbitflip/domain-above", "dbitflip/d1", {"domain": (1 << 18) + 1}, match="a domain of 262,145 values"
+    ),
 )

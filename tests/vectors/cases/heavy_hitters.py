@@ -27,12 +27,16 @@ INVALID = (
     Invalid("pem/top-k-bits", "pem/default", {"max_length": 1, "top_k": 256}, match="must be below 2^m"),
     Invalid("pem/eta-zero", "pem/default", {"eta": 0}),
     Invalid("pem/eta-above", "pem/default", {"eta": 13}),
-    Invalid("pem/top-k-candidates", "pem/default", {"top_k": 4096, "eta": 9, "width": 4096}, match="top_k * 2^eta"),
+    Invalid(
+        "pem/top-k-candidates", "pem/default", {"top_k": 4096, "eta": 9, "width": 4096}, match="top_k * 2^eta"
+    ),
     Invalid("pem/width-below-top-k", "pem/default", {"width": 9}),
     Invalid("pem/width-candidates", "pem/default", {"width": 1 << 17}, match="width * 2^eta"),
     Invalid("pem/g-one", "pem/default", {"g": 1}),
     Invalid("treehist/max-length-zero", "treehist/default", {"max_length": 0}),
-    Invalid("treehist/top-k-bits", "treehist/default", {"max_length": 1, "top_k": 256}, match="must be below 2^m"),
+    Invalid(
+        "treehist/top-k-bits", "treehist/default", {"max_length": 1, "top_k": 256}, match="must be below 2^m"
+    ),
     Invalid("treehist/width-zero", "treehist/default", {"width": 0}),
     Invalid("treehist/width-above", "treehist/default", {"width": (1 << 16) + 1}),
     Invalid("treehist/beta-zero", "treehist/default", {"beta": 0.0}),

@@ -71,12 +71,23 @@ _GAUSSIAN = {"name": "noise", "mechanism": "gaussian", "epsilon": 3.0, "delta": 
 
 #: Records Python refuses (``MultiAttribute.__init__``): the record's parameters, or one attribute's spec.
 INVALID = (
-    Invalid("multi-attribute/method", "multi-attribute/cat", {"method": "all"}, match="method must be one of"),
+    Invalid(
+        "multi-attribute/method", "multi-attribute/cat", {"method": "all"}, match="method must be one of"
+    ),
     Invalid("multi-attribute/sample-zero", "multi-attribute/cat", {"sample": 0}),
     Invalid("multi-attribute/sample-above", "multi-attribute/cat", {"sample": 4}, match="cannot exceed"),
-    Invalid("multi-attribute/spl-sample", "multi-attribute/numeric", {"sample": 2}, match="spl reports every"),
-    Invalid("multi-attribute/rsfd-sample", "multi-attribute/rsfd", {"sample": 2}, match="exactly one attribute"),
-    Invalid("multi-attribute/one-attribute", "multi-attribute/cat", {"attributes": _CAT[:1]}, match="two attributes"),
+    Invalid(
+        "multi-attribute/spl-sample", "multi-attribute/numeric", {"sample": 2}, match="spl reports every"
+    ),
+    Invalid(
+        "multi-attribute/rsfd-sample", "multi-attribute/rsfd", {"sample": 2}, match="exactly one attribute"
+    ),
+    Invalid(
+        "multi-attribute/one-attribute",
+        "multi-attribute/cat",
+        {"attributes": _CAT[:1]},
+        match="two attributes",
+    ),
     Invalid(
         "multi-attribute/names",
         "multi-attribute/cat",

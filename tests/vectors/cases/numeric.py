@@ -49,7 +49,9 @@ CASES = (
 INVALID = (
     Invalid("duchi/low-not-below-high", "duchi/range", {"low": 100.0}, match="need low < high"),
     Invalid("duchi/too-wide", "duchi/default", {"low": -1.7e308, "high": 1.7e308}, match="too wide"),
-    Invalid("stochastic-rounding/low-above-high", "stochastic-rounding/default", {"low": 2.0}, match="low < high"),
+    Invalid(
+        "stochastic-rounding/low-above-high", "stochastic-rounding/default", {"low": 2.0}, match="low < high"
+    ),
     Invalid("piecewise/grid-zero", "piecewise/grid8", {"grid": 0}),
     Invalid("piecewise/grid-above", "piecewise/grid8", {"grid": 1025}),
     Invalid("piecewise/too-narrow", "piecewise/grid8", {"low": 0.0, "high": 5e-324}, match="too narrow"),

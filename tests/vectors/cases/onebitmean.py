@@ -33,12 +33,18 @@ CASES = (
 #: 1BitMean parameters Python refuses (``OneBitMean.__init__``).
 INVALID = (
     Invalid("onebitmean/low-not-below-high", "onebitmean/plain", {"low": 3600.0}, match="low < high"),
-    Invalid("onebitmean/rounding", "onebitmean/plain", {"rounding": "floor"}, match="rounding must be one of"),
-    Invalid("onebitmean/grid-plain", "onebitmean/plain", {"grid": 8}, match="grid applies with rounding='alpha'"),
+    Invalid(
+        "onebitmean/rounding", "onebitmean/plain", {"rounding": "floor"}, match="rounding must be one of"
+    ),
+    Invalid(
+        "onebitmean/grid-plain", "onebitmean/plain", {"grid": 8}, match="grid applies with rounding='alpha'"
+    ),
     Invalid("onebitmean/gamma-plain", "onebitmean/plain", {"gamma": "1/8"}, match="gamma"),
     Invalid("onebitmean/grid-zero", "onebitmean/alpha", {"grid": 0}),
     Invalid("onebitmean/grid-above", "onebitmean/alpha", {"grid": 1025}),
-    Invalid("onebitmean/gamma-half", "onebitmean/alpha-gamma", {"gamma": "1/2"}, match="gamma must be below 1/2"),
+    Invalid(
+        "onebitmean/gamma-half", "onebitmean/alpha-gamma", {"gamma": "1/2"}, match="gamma must be below 1/2"
+    ),
     Invalid("onebitmean/p-half", "onebitmean/alpha", {"p": "1/2"}, match="p must exceed 1/2"),
     Invalid("onebitmean/too-narrow", "onebitmean/alpha", {"low": 0.0, "high": 5e-324}, match="too narrow"),
 )

@@ -109,7 +109,11 @@ INVALID = (
     Invalid("rappor/bits-above", "rappor/mmh3", {"num_bits": (1 << 20) + 1}),
     Invalid("rappor/md5-bits-above", "rappor/md5", {"num_bits": 257}),
     Invalid("rappor/md5-hashes-above", "rappor/md5", {"num_hashes": 17}),
-    Invalid("rappor/hashes-above-bits", "rappor/mmh3", {"num_bits": 2, "num_hashes": 3}, match="cannot exceed"),
+    Invalid(
+        "rappor/hashes-above-bits", "rappor/mmh3", {"num_bits": 2, "num_hashes": 3}, match="cannot exceed"
+    ),
     Invalid("rappor/counters", "rappor/mmh3", {"num_cohorts": 1 << 20, "num_bits": 32}, match="counters"),
-    Invalid("rappor/basic-domain-one", "rappor/basic", {"domain": ["a"], "num_bits": 1}, match="at least 2 values"),
+    Invalid(
+        "rappor/basic-domain-one", "rappor/basic", {"domain": ["a"], "num_bits": 1}, match="at least 2 values"
+    ),
 )
