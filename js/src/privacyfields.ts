@@ -7,6 +7,7 @@
  */
 import { type Fraction, ONE, compare, div, divInt, fractionText, parseFraction, sub } from "./fraction.js";
 import type { JsonObject } from "./json.js";
+import { floatText, formatG } from "./float.js";
 import { fail } from "./text.js";
 
 /**
@@ -115,6 +116,28 @@ export function openProb(fields: JsonObject, name: string): Fraction {
   const v = prob(fields, name);
   if (v.num <= 0n || compare(v, ONE) >= 0) fail(`${name} must be in (0, 1), got ${text(v)}`);
   return v;
+}
+
+/** Reports an int64 count can hold (`REPORT_HEADROOM`): numeric sums and variances stay finite up to this many. */
+const REPORT_HEADROOM = 2 ** 63;
+
+/**
+ * A numeric range whose value-unit quantities stay finite over 2^63 reports
+ * (`NumericSpec._check_value_scale`), for a mechanism whose unbiased native
+ * estimate of one report is ±c: its deviation c·(high − low)/2 and its reach
+ * |low/2 + high/2| + that deviation.
+ */
+export function checkValueScale(mechanism: string, low: number, high: number, epsilon: number, c: number): void {
+  const spread = Math.abs(c) * ((high - low) / 2.0);
+  const extent = Math.abs(low / 2 + high / 2) + spread;
+  const limit = Math.sqrt(Number.MAX_VALUE / REPORT_HEADROOM);
+  if (!(spread <= limit && extent <= Number.MAX_VALUE / REPORT_HEADROOM)) {
+    fail(
+      `${mechanism}: the range [${floatText(low)}, ${floatText(high)}] is too wide at epsilon=${formatG(epsilon)}: one ` +
+        `report's unbiased estimate reaches ${formatG(extent, 3)} in value units, and its deviation ${formatG(spread, 3)} ` +
+        `must stay below ${formatG(limit, 3)} so that sums and variances over up to 2^63 reports stay finite`,
+    );
+  }
 }
 
 /** p below 1, and above `floor` (the probability that gives no signal). */

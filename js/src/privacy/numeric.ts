@@ -4,7 +4,8 @@
 import { floatText } from "../float.js";
 import { fraction } from "../fraction.js";
 import type { JsonObject } from "../json.js";
-import { type MechanismPrivacy, intIn, keep, odds } from "../privacyfields.js";
+import { fractionToNumber } from "../exact.js";
+import { type MechanismPrivacy, checkValueScale, intIn, keep, odds } from "../privacyfields.js";
 import { fail } from "../text.js";
 
 /** Largest input grid (`MAX_GRID`: tables are (grid + 1) × ~2·grid integers). */
@@ -43,7 +44,11 @@ function checkRange(fields: JsonObject, grid: bigint): void {
  */
 export function binaryNumericPrivacy(fields: JsonObject): MechanismPrivacy {
   checkRange(fields, 1n);
-  return { ratio: odds(keep(fields, fraction(1n, 2n), "1/2")) };
+  const p = keep(fields, fraction(1n, 2n), "1/2");
+  // one report's unbiased native estimate is ±C′, C′ = 1/(2p − 1) (Duchi's outputs; stochastic rounding's C′(2b − 1))
+  const c = fractionToNumber(p.den, 2n * p.num - p.den);
+  checkValueScale(String(fields.mechanism), fields.low as number, fields.high as number, fields.epsilon as number, c);
+  return { ratio: odds(p) };
 }
 
 /**

@@ -4,8 +4,9 @@
  */
 import { ONE, add, compare, fraction, mul, sub } from "../fraction.js";
 import type { JsonObject } from "../json.js";
+import { fractionToNumber } from "../exact.js";
 import { floatText } from "../float.js";
-import { type MechanismPrivacy, intIn, keep, odds, prob, text } from "../privacyfields.js";
+import { type MechanismPrivacy, checkValueScale, intIn, keep, odds, prob, text } from "../privacyfields.js";
 import { fail } from "../text.js";
 
 /** Largest α grid (`MAX_GRID`). */
@@ -51,6 +52,8 @@ export function oneBitMeanPrivacy(fields: JsonObject): MechanismPrivacy {
   const gamma = prob(fields, "gamma");
   if (compare(gamma, fraction(1n, 2n)) >= 0) fail(`onebitmean: gamma must be below 1/2, got ${text(gamma)}`);
   const k = add(gamma, mul(sub(ONE, add(gamma, gamma)), p));
+  // one report's unbiased native estimate is C′(2b − 1), C′ = 1/(2k − 1)
+  checkValueScale("onebitmean", low, high, fields.epsilon as number, fractionToNumber(k.den, 2n * k.num - k.den));
   if (grid === null) return { ratio: odds(k) };
   return { ratio: odds(k), permanentRatio: odds(p), memoValues: grid + 1n, memoLinear: true };
 }

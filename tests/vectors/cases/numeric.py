@@ -47,6 +47,15 @@ CASES = (
 
 #: Numeric parameters Python refuses (``NumericSpec``: range, grid, delta).
 INVALID = (
+    Invalid(
+        "duchi/value-scale", "duchi/default", {"low": -1e300, "high": 1e300}, match="too wide at epsilon"
+    ),
+    Invalid(
+        "stochastic-rounding/value-scale",
+        "stochastic-rounding/range",
+        {"low": 0.0, "high": 1e150},
+        match="too wide at epsilon",
+    ),
     Invalid("duchi/low-not-below-high", "duchi/range", {"low": 100.0}, match="need low < high"),
     Invalid("duchi/too-wide", "duchi/default", {"low": -1.7e308, "high": 1.7e308}, match="too wide"),
     Invalid(

@@ -32,6 +32,7 @@ CASES = (
 
 #: 1BitMean parameters Python refuses (``OneBitMean.__init__``).
 INVALID = (
+    Invalid("onebitmean/value-scale", "onebitmean/plain", {"high": 1e200}, match="too wide at epsilon"),
     Invalid("onebitmean/low-not-below-high", "onebitmean/plain", {"low": 3600.0}, match="low < high"),
     Invalid(
         "onebitmean/rounding", "onebitmean/plain", {"rounding": "floor"}, match="rounding must be one of"
