@@ -101,6 +101,21 @@ export function domainSize(fields: JsonObject): bigint {
 }
 
 /**
+ * The stated ε fields (`epsilon`, `epsilon_one`, `epsilon_inf`, when given)
+ * finite and > 0, as Python's `check_epsilon` checks them when the spec is
+ * built, before the family's checks.
+ */
+export function checkStatedEpsilons(fields: JsonObject): void {
+  for (const name of ["epsilon", "epsilon_one", "epsilon_inf"]) {
+    const v = fields[name];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+      fail(`${name} must be a finite number > 0, got ${typeof v === "number" ? floatText(v) : String(v)}`);
+    }
+  }
+}
+
+/**
  * A domain of at most `limit` values (the Python spec class's
  * `max_domain_size`, with `why`, its `max_domain_reason`).
  */

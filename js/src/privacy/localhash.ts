@@ -73,8 +73,8 @@ export function localHashingPrivacy(fields: JsonObject): MechanismPrivacy {
   const mechanism = String(fields.mechanism);
   const d = domainSize(fields);
   if (d < 2n) fail(`${mechanism} needs a domain of at least 2 values, got ${d}`);
+  if (mechanism === "blh" && fields.g !== 2n) fail(`blh has g = 2 by definition, got g=${String(fields.g)}; use olh for other g`);
   const g = hashRange(fields);
-  if (mechanism === "blh" && g !== 2n) fail(`blh has g = 2 by definition, got g=${g}; use olh for other g`);
   return hashedPrivacy(fields, g);
 }
 

@@ -73,23 +73,29 @@ export function rapporPrivacy(fields: JsonObject): MechanismPrivacy {
 export function rapporFields(out: JsonObject): void {
   const encoding = out.encoding;
   if (encoding === "bloom") {
-    if (out.domain !== null) fail("rappor with encoding 'bloom' takes no domain");
+    if (out.domain !== null) fail("rappor with encoding='bloom' takes no domain (decode with a candidate list)");
     if (out.num_bits === null || out.num_hashes === null) fail("rappor needs num_bits and num_hashes");
-    if (out.hash !== "mmh3" && out.hash !== "md5") fail(`rappor hash must be mmh3 or md5, got ${String(out.hash)}`);
+    if (out.hash !== "mmh3" && out.hash !== "md5") fail(`rappor hash must be one of ('mmh3', 'md5'), got '${String(out.hash)}'`);
     const [maxBits, maxHashes] = out.hash === "md5" ? [256n, 16n] : [1n << 20n, 64n];
     const k = intIn(out, "num_bits", 1n, maxBits);
     const h = intIn(out, "num_hashes", 1n, maxHashes);
     if (h > k) fail(`rappor num_hashes (${h}) cannot exceed num_bits (${k})`);
     return;
   }
-  if (encoding !== "basic" && encoding !== "boolean") fail(`unknown rappor encoding ${String(encoding)}`);
-  const bits = encoding === "basic" ? BigInt((out.domain as Json[] | null)?.length ?? fail("basic rappor needs a domain")) : 1n;
+  if (encoding !== "basic" && encoding !== "boolean") fail(`rappor encoding must be one of ('bloom', 'basic', 'boolean'), got '${String(encoding)}'`);
+  const bits = encoding === "basic" ? BigInt((out.domain as Json[] | null)?.length ?? fail("rappor with encoding='basic' needs a domain")) : 1n;
   if (encoding === "basic" && bits > MAX_DOMAIN_SIZE) {
     fail(`basic rappor: a domain of ${grouped(bits)} values is above the limit of ${grouped(MAX_DOMAIN_SIZE)} (${DOMAIN_WHY})`);
   }
   if (encoding === "basic" && bits < 2n) fail("basic rappor needs a domain of at least 2 values");
   if (encoding === "boolean" && out.domain !== null) fail("boolean rappor takes no domain");
-  if (out.num_bits !== null && out.num_bits !== bits) fail(`${encoding} rappor has num_bits = ${bits}`);
-  if (out.num_hashes !== null && out.num_hashes !== 1n) fail(`${encoding} rappor has num_hashes = 1`);
+  if (encoding === "basic") {
+    if (out.num_bits !== null && out.num_bits !== bits) {
+      fail(`basic rappor has num_bits = domain size = ${bits}, got ${String(out.num_bits)}`);
+    }
+    if (out.num_hashes !== null && out.num_hashes !== 1n) fail(`basic rappor has num_hashes = 1, got ${String(out.num_hashes)}`);
+  } else if ((out.num_bits !== null && out.num_bits !== 1n) || (out.num_hashes !== null && out.num_hashes !== 1n)) {
+    fail("boolean rappor has num_bits = num_hashes = 1");
+  }
   Object.assign(out, { num_bits: bits, num_hashes: 1n, hash: "none" });
 }

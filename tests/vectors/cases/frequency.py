@@ -64,6 +64,9 @@ CASES = (
 
 #: Frequency-oracle parameters Python refuses (``DomainSpec`` and each oracle's constructor).
 INVALID = (
+    Invalid("grr/epsilon-zero", "grr/str", {"epsilon": 0.0}, match="epsilon must be a finite number > 0"),
+    Invalid("grr/epsilon-above", "grr/str", {"epsilon": 30.0}, match="epsilon=30 is above 23"),
+    Invalid("blh/g-negative", "blh/str", {"g": -1}, match="g = 2 by definition"),
     Invalid("grr/domain-one", "grr/str", {"domain": ["red"]}, match="at least 2 values"),
     Invalid("grr/domain-above", "grr/str", {"domain": (1 << 20) + 1}, match="a domain of 1,048,577 values"),
     Invalid("grr/p-low", "grr/str", {"p": "1/3"}, match="p must exceed 1/d"),

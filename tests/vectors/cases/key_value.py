@@ -29,6 +29,8 @@ CASES = (
 
 #: Key-value parameters Python refuses (``KeyValueSpec`` and each mechanism's constructor).
 INVALID = (
+    Invalid("pckv-ue/p-zero", "pckv-ue/default", {"p": "0"}, match="p > 1/2"),
+    Invalid("privkvm/p2-one", "privkvm/default", {"p2": "1"}),
     Invalid("pckv-ue/one-key", "pckv-ue/default", {"domain": ["x"]}, match="keys"),
     Invalid("pckv-ue/keys-above", "pckv-ue/default", {"domain": 65537}, match="keys"),
     Invalid("pckv-ue/ell-zero", "pckv-ue/default", {"ell": 0}),

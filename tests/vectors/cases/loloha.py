@@ -34,6 +34,13 @@ CASES = (
 
 #: LOLOHA parameters Python refuses (``LOLOHA.__init__``).
 INVALID = (
+    Invalid("loloha/epsilon-inf-negative", "loloha/default", {"epsilon_inf": -1.0}),
+    Invalid(
+        "loloha/epsilon-inf-above",
+        "loloha/default",
+        {"epsilon_inf": 24.0},
+        match="epsilon_inf=24 is above 23",
+    ),
     Invalid("loloha/g-one", "loloha/default", {"g": 1}),
     Invalid("loloha/pool-zero", "loloha/default", {"pool_size": 0}),
     Invalid("loloha/pool-above", "loloha/default", {"pool_size": (1 << 20) + 1}),

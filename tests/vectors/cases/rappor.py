@@ -101,6 +101,12 @@ CASES = (
 
 #: RAPPOR parameters Python refuses (``Rappor.__init__``).
 INVALID = (
+    Invalid("rappor/encoding", "rappor/mmh3", {"encoding": "unary"}, match="encoding must be one of"),
+    Invalid("rappor/hash", "rappor/mmh3", {"hash": "sha1"}, match="hash must be one of"),
+    Invalid("rappor/bloom-domain", "rappor/mmh3", {"domain": ["a", "b"]}, match="takes no domain"),
+    Invalid("rappor/basic-num-bits", "rappor/basic", {"num_bits": 5}, match="num_bits = domain size"),
+    Invalid("rappor/basic-num-hashes", "rappor/basic", {"num_hashes": 2}, match="num_hashes = 1"),
+    Invalid("rappor/boolean-num-bits", "rappor/boolean", {"num_bits": 2}, match="num_bits = num_hashes = 1"),
     Invalid("rappor/f-one", "rappor/mmh3", {"f": "1"}, match="f must be in [0, 1)"),
     Invalid("rappor/p-not-below-q", "rappor/mmh3", {"p": "3/4", "q": "3/4"}, match="p < q"),
     Invalid("rappor/cohorts-zero", "rappor/mmh3", {"num_cohorts": 0}),
