@@ -70,6 +70,11 @@ export function multiAttributePrivacy(
     if (!(epsilon >= needed * (1 - 1e-12))) {
       fail(`multi-attribute claims epsilon=${epsilon} but its attributes' epsilon add up to ${needed}: load the server's spec`);
     }
+    // and must not exceed it: Python's record states e^ε within a relative 1e-9 of the product of the exact
+    // ratios, each at most its stated e^ε_j, so a record above their sum (+ ln(1 + 1e-9)) is refused there too
+    if (epsilon > needed * (1 + 1e-12) + 2e-9) {
+      fail(`multi-attribute states epsilon=${epsilon} but its attributes' epsilon add up to ${needed}: load the server's spec`);
+    }
     return { ratio: null };
   }
   if (method === "rsfd-grr") {
