@@ -11,7 +11,7 @@ import { lolohaPrivacy } from "./privacy/loloha.js";
 import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { multiAttributePrivacy } from "./privacy/multiattr.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
-import { oneBitMeanPrivacy } from "./privacy/onebitmean.js";
+import { oneBitMeanFields, oneBitMeanPrivacy } from "./privacy/onebitmean.js";
 import { rangeHaarPrivacy, rangeHierarchyPrivacy } from "./privacy/ranges.js";
 import { rapporFields, rapporPrivacy } from "./privacy/rappor.js";
 import { cmsPrivacy, hcmsPrivacy } from "./privacy/sketch.js";
@@ -174,6 +174,9 @@ export function completeFields(out: JsonObject): void {
   switch (out.mechanism) {
     case "rappor":
       rapporFields(out);
+      return;
+    case "onebitmean":
+      oneBitMeanFields(out);
       return;
   }
 }

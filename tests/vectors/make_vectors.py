@@ -241,6 +241,9 @@ NONCANONICAL_SPEC_TEXTS = [
     '{"mechanism": "olh", "domain": ["\\u00e9", "e"], "epsilon": 1e-3, "g": 3}',
     '{"mechanism": "duchi", "epsilon": 1, "low": 0, "high": 1}',
     '{"mechanism": "gaussian", "epsilon": 1, "delta": 0.00001, "grid": 8}',
+    # a memoized 1BitMean without a grid takes the default grid (16)
+    '{"mechanism": "onebitmean", "epsilon": 1.0986122887, "low": 0, "high": 100, "rounding": "alpha", "p": "3/4", '
+    '"gamma": "0"}',
 ]
 
 

@@ -15,7 +15,7 @@ import { fail } from "../text.js";
  */
 export function hadamardPrivacy(fields: JsonObject): MechanismPrivacy {
   const d = domainSize(fields);
-  if (d < 2n) fail("hr needs a domain of at least 2 values");
+  if (d < 2n) fail(`hr needs a domain of at least 2 values, got ${d}`);
   const blocks = intIn(fields, "blocks", 1n, 1n << 22n);
   if (blocks & (blocks - 1n)) fail(`hr: blocks must be a power of two, got ${blocks}`);
   if (blocks > 2n * d) fail(`hr: blocks must be at most 2d = ${2n * d}, got ${blocks}`);

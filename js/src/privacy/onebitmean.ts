@@ -9,6 +9,8 @@ import { floatText } from "../float.js";
 import { type MechanismPrivacy, checkValueScale, intIn, keep, odds, prob, text } from "../privacyfields.js";
 import { fail } from "../text.js";
 
+/** The α grid when a memoized spec gives none (`DEFAULT_ALPHA_GRID`). */
+const DEFAULT_ALPHA_GRID = 16n;
 /** Largest α grid (`MAX_GRID`). */
 const MAX_GRID = 1024n;
 /** Smallest positive normal double (`SMALLEST_NORMAL`). */
@@ -56,4 +58,15 @@ export function oneBitMeanPrivacy(fields: JsonObject): MechanismPrivacy {
   checkValueScale("onebitmean", low, high, fields.epsilon as number, fractionToNumber(k.den, 2n * k.num - k.den));
   if (grid === null) return { ratio: odds(k) };
   return { ratio: odds(k), permanentRatio: odds(p), memoValues: grid + 1n, memoLinear: true };
+}
+
+/**
+ * A memoized (α-rounded) spec without a grid takes the default grid, as
+ * `OneBitMean.__init__` does (the canonical fields, hence the fingerprint,
+ * hold it).
+ *
+ * @canonical onebitmean
+ */
+export function oneBitMeanFields(out: JsonObject): void {
+  if (out.rounding === "alpha" && out.grid === null) out.grid = DEFAULT_ALPHA_GRID;
 }

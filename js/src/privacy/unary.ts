@@ -14,7 +14,8 @@ import { fail } from "../text.js";
  */
 export function unaryPrivacy(fields: JsonObject): MechanismPrivacy {
   const mechanism = String(fields.mechanism);
-  if (domainSize(fields) < 2n) fail(`${mechanism} needs a domain of at least 2 values`);
+  const d = domainSize(fields);
+  if (d < 2n) fail(`${mechanism} needs a domain of at least 2 values, got ${d}`);
   const [p, q] = [openProb(fields, "p"), openProb(fields, "q")];
   if (compare(p, q) <= 0) fail(`${mechanism}: p must exceed q, got p=${text(p)}, q=${text(q)}`);
   return { ratio: div(mul(p, sub(ONE, q)), mul(sub(ONE, p), q)) };

@@ -64,6 +64,7 @@ CASES = (
 
 #: Frequency-oracle parameters Python refuses (``DomainSpec`` and each oracle's constructor).
 INVALID = (
+    Invalid("sue/domain-one", "sue/int", {"domain": [0]}, match="at least 2 values, got 1"),
     Invalid("grr/epsilon-zero", "grr/str", {"epsilon": 0.0}, match="epsilon must be a finite number > 0"),
     Invalid("grr/epsilon-above", "grr/str", {"epsilon": 30.0}, match="epsilon=30 is above 23"),
     Invalid("blh/g-negative", "blh/str", {"g": -1}, match="g = 2 by definition"),

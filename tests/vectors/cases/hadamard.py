@@ -20,6 +20,7 @@ CASES = (
 
 #: Hadamard response parameters Python refuses (``HadamardResponse.__init__``).
 INVALID = (
+    Invalid("hr/domain-one", "hr/blocks", {"domain": [0], "blocks": 1}, match="at least 2 values, got 1"),
     Invalid("hr/blocks-zero", "hr/blocks", {"blocks": 0}),
     Invalid("hr/blocks-not-power", "hr/blocks", {"blocks": 6}, match="power of two"),
     Invalid("hr/blocks-above-2d", "hr/high-privacy", {"blocks": 16}, match="at most 2d"),
