@@ -6,7 +6,7 @@ import { dbitflipPrivacy } from "./privacy/dbitflip.js";
 import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
 import { pckvGrrPrivacy, pckvUePrivacy, privkvmPrivacy } from "./privacy/keyvalue.js";
-import { localHashingPrivacy, prefixPrivacy } from "./privacy/localhash.js";
+import { localHashingPrivacy, prefixFields, prefixPrivacy } from "./privacy/localhash.js";
 import { lolohaPrivacy } from "./privacy/loloha.js";
 import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { multiAttributePrivacy } from "./privacy/multiattr.js";
@@ -172,6 +172,10 @@ export function mechanismPrivacy(fields: JsonObject): MechanismPrivacy | null {
  */
 export function completeFields(out: JsonObject): void {
   switch (out.mechanism) {
+    case "pem":
+    case "treehist":
+      prefixFields(out);
+      return;
     case "rappor":
       rapporFields(out);
       return;

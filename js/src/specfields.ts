@@ -54,7 +54,7 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     g: ["integer"],
     p: ["probability"],
     eta: ["integer", 4n],
-    width: ["integer"],
+    width: ["integer", null],
   },
   treehist: {
     epsilon: ["float"],
@@ -62,7 +62,7 @@ export const SPEC_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldS
     top_k: ["integer", 10n],
     g: ["integer"],
     p: ["probability"],
-    width: ["integer"],
+    width: ["integer", null],
     beta: ["float", 0.05],
   },
   duchi: {
@@ -251,8 +251,8 @@ export const CALIBRATED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   olh: ["g", "p"],
   blh: ["p"],
   hr: ["blocks", "p"],
-  pem: ["g", "p", "width"],
-  treehist: ["g", "p", "width"],
+  pem: ["g", "p"],
+  treehist: ["g", "p"],
   duchi: ["p"],
   "stochastic-rounding": ["p"],
   cms: ["p"],

@@ -11,6 +11,7 @@ import {
   EPSILON_LIMITS,
   type Encoder,
   type JsonObject,
+  parseJson,
   MemoryLedgerStorage,
   PrivacyLedger,
   checkClaim,
@@ -29,7 +30,7 @@ import {
 } from "../src/index.js";
 
 const V = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
-const CASES: { canonical_json: string; mechanism: string }[] = V.specs.cases.filter((c: { canonical_json?: string }) => c.canonical_json);
+const CASES: { id: string; canonical_json: string; fingerprint: string; mechanism: string }[] = V.specs.cases.filter((c: { canonical_json?: string }) => c.canonical_json);
 
 const RAPPOR = loadSpec('{"domain":null,"encoding":"bloom","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":16,"num_cohorts":4,"num_hashes":2,"p":"1/4","q":"3/4"}');
 const BOOL = loadSpec('{"domain":null,"encoding":"boolean","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":1,"num_cohorts":1,"num_hashes":1,"p":"1/4","q":"3/4"}');
@@ -120,7 +121,12 @@ describe("no shared module names a mechanism", () => {
 
   it("a missing field is named as the server's calibration from the Python defaults (CALIBRATED_FIELDS)", () => {
     assert.throws(() => loadSpec('{"mechanism":"olh","domain":[1,2],"epsilon":1,"p":"1/2"}'), /olh: g is calibrated from epsilon by the server/);
-    assert.throws(() => loadSpec('{"mechanism":"pem","epsilon":1,"g":3,"p":"1/2"}'), /pem: width is calibrated from epsilon by the server/);
+    assert.throws(() => loadSpec('{"mechanism":"pem","epsilon":1,"p":"1/2"}'), /pem: g is calibrated from epsilon by the server/);
+    // PEM's width follows from top_k and eta, not from ε: a spec without it takes Python's default
+    const pem = CASES.find((c) => c.id === "pem/default")!;
+    const { width, ...rest } = parseJson(pem.canonical_json) as JsonObject;
+    assert.equal(width, 40n);
+    assert.equal(loadSpec(rest).fingerprint, pem.fingerprint);
     assert.throws(() => loadSpec('{"mechanism":"rappor","encoding":"boolean","f":"1/2","q":"3/4"}'), /rappor: p is required/);
     assert.throws(() => loadSpec('{"mechanism":"olh","epsilon":1}'), /olh: domain is required/);
   });

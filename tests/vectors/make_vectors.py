@@ -244,6 +244,10 @@ NONCANONICAL_SPEC_TEXTS = [
     # a memoized 1BitMean without a grid takes the default grid (16)
     '{"mechanism": "onebitmean", "epsilon": 1.0986122887, "low": 0, "high": 100, "rounding": "alpha", "p": "3/4", '
     '"gamma": "0"}',
+    # a prefix oracle without a width takes the default one (it follows from top_k and eta, not from epsilon)
+    '{"mechanism": "pem", "epsilon": 2.0, "max_length": 8, "g": 8, "p": "9472756646864836623/18446744073709551616"}',
+    '{"mechanism": "TreeHist", "epsilon": 2.0, "max_length": 4, "top_k": 3, "g": 8, '
+    '"p": "9472756646864836623/18446744073709551616", "width": null}',
 ]
 
 

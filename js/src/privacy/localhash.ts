@@ -89,3 +89,28 @@ export function prefixPrivacy(fields: JsonObject): MechanismPrivacy {
   else treehistRounds(fields);
   return hashedPrivacy(fields, hashRange(fields));
 }
+
+/** PEM's default width factor (`PEM_DEFAULT_WIDTH_FACTOR`). */
+const PEM_DEFAULT_WIDTH_FACTOR = 4n;
+
+/**
+ * A prefix oracle's spec without a width takes the default width, as the
+ * Python constructors do (it follows from top_k, and PEM's eta, not from ε):
+ * PEM max(top_k, min(4·top_k, 2^20 >> eta)), TreeHist 4·top_k.
+ *
+ * @canonical pem treehist
+ */
+export function prefixFields(out: JsonObject): void {
+  if (out.width !== null) return;
+  const k = typeof out.top_k === "bigint" ? out.top_k : fail(`${String(out.mechanism)} spec has no integer top_k`);
+  if (out.mechanism === "treehist") {
+    out.width = 4n * k;
+    return;
+  }
+  const eta = typeof out.eta === "bigint" ? out.eta : fail("pem spec has no integer eta");
+  // eta is checked with the other fields: here only a shift that stays in range
+  const room = eta >= 0n && eta <= MAX_ETA ? MAX_CANDIDATES >> eta : MAX_CANDIDATES;
+  const factor = PEM_DEFAULT_WIDTH_FACTOR * k;
+  const width = factor < room ? factor : room;
+  out.width = k > width ? k : width;
+}
