@@ -7,7 +7,7 @@ import { grrPrivacy } from "./privacy/grr.js";
 import { hadamardPrivacy } from "./privacy/hadamard.js";
 import { pckvGrrPrivacy, pckvUePrivacy, privkvmPrivacy } from "./privacy/keyvalue.js";
 import { localHashingPrivacy, prefixFields, prefixPrivacy } from "./privacy/localhash.js";
-import { lolohaPrivacy } from "./privacy/loloha.js";
+import { lolohaFields, lolohaPrivacy } from "./privacy/loloha.js";
 import { longitudinalPrivacy } from "./privacy/longitudinal.js";
 import { multiAttributePrivacy } from "./privacy/multiattr.js";
 import { binaryNumericPrivacy, gridPrivacy } from "./privacy/numeric.js";
@@ -178,6 +178,9 @@ export function completeFields(out: JsonObject): void {
       return;
     case "rappor":
       rapporFields(out);
+      return;
+    case "loloha":
+      lolohaFields(out);
       return;
     case "onebitmean":
       oneBitMeanFields(out);

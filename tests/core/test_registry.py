@@ -613,12 +613,13 @@ def test_no_shared_typescript_module_names_a_mechanism():
 
 def test_the_typescript_canonical_dispatch_completes_derived_fields(tmp_path):
     """A mechanism's derived spec fields are its @canonical function's (RAPPOR's sizes, 1BitMean's default α grid,
-    the prefix oracles' default width),
+    the prefix oracles' default width, LOLOHA's default pool),
     dispatched by completeFields."""
     script = _spec_fields_script()
     assert script.tagged_functions("canonical") == {
         "rappor": ("rappor", "rapporFields"),
         "onebitmean": ("onebitmean", "oneBitMeanFields"),
+        "loloha": ("loloha", "lolohaFields"),
         "pem": ("localhash", "prefixFields"),
         "treehist": ("localhash", "prefixFields"),
     }

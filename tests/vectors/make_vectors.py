@@ -248,6 +248,9 @@ NONCANONICAL_SPEC_TEXTS = [
     '{"mechanism": "pem", "epsilon": 2.0, "max_length": 8, "g": 8, "p": "9472756646864836623/18446744073709551616"}',
     '{"mechanism": "TreeHist", "epsilon": 2.0, "max_length": 4, "top_k": 3, "g": 8, '
     '"p": "9472756646864836623/18446744073709551616", "width": null}',
+    # LOLOHA without a pool_size takes the default pool, min(2^16, 2^24 // g)
+    '{"mechanism": "loloha", "domain": ["a", "b", "c"], "epsilon": 0.5, "epsilon_inf": 2.0, "g": 2, '
+    '"p1": "4061959569582297779/4611686018427387904", "p2": "6094743578975061749/9223372036854775808"}',
 ]
 
 

@@ -17,6 +17,8 @@ const cache = new Map<string, number>();
 const MAX_TABLE = 1n << 24n;
 /** The largest pool, as `MAX_POOL_SIZE`. */
 const MAX_POOL = 1n << 20n;
+/** The default pool (`DEFAULT_POOL_SIZE`). */
+const DEFAULT_POOL_SIZE = 1n << 16n;
 /** Largest ε∞ (`RR64_MAX_EPSILON`), and why (LOLOHA's `max_epsilon_reason`). */
 const RR64_MAX_EPSILON = 23;
 const MAX_EPSILON_REASON =
@@ -73,4 +75,18 @@ export function lolohaPrivacy(fields: JsonObject): MechanismPrivacy {
     cache.set(key, perReport);
   }
   return { ratio, permanentRatio, memoValues: g, memoReportEpsilon: perReport, memoLinear: true };
+}
+
+/**
+ * A spec without a pool_size takes Python's default, min(2^16, ⌊2^24/g⌋)
+ * (`default_pool_size`: it follows from g, not from ε).
+ *
+ * @canonical loloha
+ */
+export function lolohaFields(out: JsonObject): void {
+  if (out.pool_size !== null) return;
+  const g = typeof out.g === "bigint" ? out.g : fail("loloha spec has no integer g");
+  if (g < 2n || g > MAX_TABLE) return; // refused with Python's message by lolohaPrivacy
+  const fit = MAX_TABLE / g;
+  out.pool_size = fit < DEFAULT_POOL_SIZE ? fit : DEFAULT_POOL_SIZE;
 }
