@@ -5,7 +5,7 @@
  */
 import { type Fraction, compare, fraction, mul } from "./fraction.js";
 import { doubleToFraction, epsilonOfRatio, expCorrectlyRounded } from "./exact.js";
-import { floatText } from "./float.js";
+import { floatText, formatG } from "./float.js";
 import type { JsonObject } from "./json.js";
 import type { MechanismPrivacy } from "./privacyfields.js";
 import { fail } from "./text.js";
@@ -36,7 +36,7 @@ export function statedClaim(fields: JsonObject, name: string): number {
   const mechanism = String(fields.mechanism);
   const epsilon = fields[name];
   if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
-    fail(`${mechanism}: ${name} must be a finite number > 0, got ${String(epsilon)}`);
+    fail(`${name} must be a finite number > 0, got ${typeof epsilon === "number" ? floatText(epsilon) : String(epsilon)}`);
   }
   checkEpsilonLimit(mechanism, name, epsilon, REPRESENTABLE_MAX_EPSILON, REPRESENTABLE_WHY);
   return epsilon;
@@ -52,7 +52,7 @@ export function statedEpsilon(fields: JsonObject, limits: Pick<MechanismPrivacy,
   const mechanism = String(fields.mechanism);
   const epsilon = fields.epsilon;
   if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
-    fail(`${mechanism}: epsilon must be a finite number > 0, got ${String(epsilon)}`);
+    fail(`epsilon must be a finite number > 0, got ${typeof epsilon === "number" ? floatText(epsilon) : String(epsilon)}`);
   }
   if (limits.maxEpsilon === undefined) checkEpsilonLimit(mechanism, "epsilon", epsilon, REPRESENTABLE_MAX_EPSILON, REPRESENTABLE_WHY);
   else checkEpsilonLimit(mechanism, "epsilon", epsilon, limits.maxEpsilon, limits.maxEpsilonReason);
@@ -62,7 +62,7 @@ export function statedEpsilon(fields: JsonObject, limits: Pick<MechanismPrivacy,
 /** Refuse `epsilon` (the value of the field `name`) above `limit` (none: no limit), saying why (Python's `check_epsilon_limit`). */
 export function checkEpsilonLimit(mechanism: string, name: string, epsilon: number, limit: number, why = ""): void {
   if (!(epsilon <= limit)) {
-    fail(`${mechanism}: ${name}=${floatText(epsilon)} is above ${limit}, the largest epsilon ${mechanism} supports${why ? ` (${why})` : ""}`);
+    fail(`${mechanism}: ${name}=${formatG(epsilon, 10)} is above ${formatG(limit)}, the largest epsilon ${mechanism} supports${why ? ` (${why})` : ""}`);
   }
 }
 

@@ -24,3 +24,22 @@ export function floatText(x: number): string {
   const fracPart = digits.slice(exp + 1) || "0";
   return `${sign}${intPart}.${fracPart}`;
 }
+
+/**
+ * Python's `format(x, ".{precision}g")` (`{x:g}` is precision 6): `precision`
+ * significant digits, trailing zeros dropped, fixed notation for decimal
+ * exponents −4 ≤ e < precision, otherwise `d.dde±XX`.
+ */
+export function formatG(x: number, precision = 6): string {
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
+  const [mantissa, expText] = x.toExponential(precision - 1).split("e");
+  const exp = Number(expText);
+  const strip = (s: string) => (s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s);
+  if (exp < -4 || exp >= precision) {
+    const e = Math.abs(exp).toString().padStart(2, "0");
+    return `${strip(mantissa)}e${exp < 0 ? "-" : "+"}${e}`;
+  }
+  return strip(x.toFixed(Math.max(precision - 1 - exp, 0)));
+}

@@ -279,7 +279,9 @@ export function checkTableClaim(fields: JsonObject, table: NumericTable, expecte
   if (mechanism === "hybrid") {
     const alpha = parseFraction(table.alpha!);
     if (alpha.num < 0n || compare(alpha, ONE) > 0) fail(`hybrid: alpha must be in [0, 1], got ${table.alpha}`);
-    const duchi = privacyRatio({ mechanism: "duchi", p: table.duchi_p ?? fail("hybrid: the table has no duchi_p") });
+    // Duchi's part on the native range [-1, 1]
+    const duchiP = table.duchi_p ?? fail("hybrid: the table has no duchi_p");
+    const duchi = privacyRatio({ mechanism: "duchi", low: -1.0, high: 1.0, p: duchiP });
     if (alpha.num === 0n || compare(duchi!, ratio) > 0) ratio = duchi!;
   }
   checkRatio(mechanism, epsilon, ratio, false);

@@ -7,6 +7,7 @@
  */
 import { type Fraction, ONE, compare, div, divInt, fractionText, parseFraction, sub } from "./fraction.js";
 import type { JsonObject } from "./json.js";
+import { floatText, formatG } from "./float.js";
 import { fail } from "./text.js";
 
 /**
@@ -78,17 +79,87 @@ export function int(fields: JsonObject, name: string): bigint {
   return typeof v === "bigint" ? v : fail(`${String(fields.mechanism)} spec has no integer ${name}`);
 }
 
+/**
+ * An integer field within [minimum, maximum] (Python's `check_int`, with its
+ * message: the field, the range and the value).
+ */
+export function intIn(fields: JsonObject, name: string, minimum: bigint, maximum: bigint): bigint {
+  const v = int(fields, name);
+  if (v < minimum || v > maximum) fail(`${name} must be in [${minimum}, ${maximum}], got ${v}`);
+  return v;
+}
+
+/** An integer with thousands separators, as Python's `f"{n:,}"` writes it (limits in messages). */
+export function grouped(n: bigint | number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
 /** The number of values of the spec's domain. */
 export function domainSize(fields: JsonObject): bigint {
   const d = fields.domain;
   return Array.isArray(d) ? BigInt(d.length) : fail(`${String(fields.mechanism)} spec has no domain`);
 }
 
+/**
+ * The stated ε fields (`epsilon`, `epsilon_one`, `epsilon_inf`, when given)
+ * finite and > 0, as Python's `check_epsilon` checks them when the spec is
+ * built, before the family's checks.
+ */
+export function checkStatedEpsilons(fields: JsonObject): void {
+  for (const name of ["epsilon", "epsilon_one", "epsilon_inf"]) {
+    const v = fields[name];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+      fail(`${name} must be a finite number > 0, got ${typeof v === "number" ? floatText(v) : String(v)}`);
+    }
+  }
+}
+
+/**
+ * A domain of at most `limit` values (the Python spec class's
+ * `max_domain_size`, with `why`, its `max_domain_reason`).
+ */
+export function checkDomainLimit(fields: JsonObject, limit: bigint, why: string): void {
+  const d = fields.domain;
+  if (Array.isArray(d) && BigInt(d.length) > limit) {
+    fail(`${String(fields.mechanism)}: a domain of ${grouped(d.length)} values is above the limit of ${grouped(limit)} (${why})`);
+  }
+}
+
+/** A probability field in (0, 1) (Python's `check_probability` with both ends open, and its message). */
+export function openProb(fields: JsonObject, name: string): Fraction {
+  const v = prob(fields, name);
+  if (v.num <= 0n || compare(v, ONE) >= 0) fail(`${name} must be in (0, 1), got ${text(v)}`);
+  return v;
+}
+
+/** Reports an int64 count can hold (`REPORT_HEADROOM`): numeric sums and variances stay finite up to this many. */
+const REPORT_HEADROOM = 2 ** 63;
+
+/**
+ * A numeric range whose value-unit quantities stay finite over 2^63 reports
+ * (`NumericSpec._check_value_scale`), for a mechanism whose unbiased native
+ * estimate of one report is ±c: its deviation c·(high − low)/2 and its reach
+ * |low/2 + high/2| + that deviation.
+ */
+export function checkValueScale(mechanism: string, low: number, high: number, epsilon: number, c: number): void {
+  const spread = Math.abs(c) * ((high - low) / 2.0);
+  const extent = Math.abs(low / 2 + high / 2) + spread;
+  const limit = Math.sqrt(Number.MAX_VALUE / REPORT_HEADROOM);
+  if (!(spread <= limit && extent <= Number.MAX_VALUE / REPORT_HEADROOM)) {
+    fail(
+      `${mechanism}: the range [${floatText(low)}, ${floatText(high)}] is too wide at epsilon=${formatG(epsilon)}: one ` +
+        `report's unbiased estimate reaches ${formatG(extent, 3)} in value units, and its deviation ${formatG(spread, 3)} ` +
+        `must stay below ${formatG(limit, 3)} so that sums and variances over up to 2^63 reports stay finite`,
+    );
+  }
+}
+
 /** p below 1, and above `floor` (the probability that gives no signal). */
 export function keep(fields: JsonObject, floor: Fraction, floorText: string): Fraction {
   const p = prob(fields, "p");
   const mechanism = String(fields.mechanism);
-  if (compare(p, ONE) >= 0) fail(`${mechanism}: p must be in [0, 1), got ${text(p)}`);
+  if (compare(p, ONE) >= 0) fail(`p must be in [0, 1), got ${text(p)}`);
   if (compare(p, floor) <= 0) fail(`${mechanism}: p must exceed ${floorText}, got ${text(p)}`);
   return p;
 }

@@ -87,7 +87,14 @@ const parts: Normalizer = (v, name) => {
     }
     const { name: label, ...rest } = item as JsonObject;
     if (typeof label !== "string" || label.trim() === "") fail(`${name}[${i}] needs a non-empty 'name'`);
-    const out: JsonObject = canonicalFields(rest);
+    let out: JsonObject;
+    try {
+      out = canonicalFields(rest);
+    } catch (error) {
+      // as Python's MultiAttribute names the attribute whose spec is refused
+      if (!(error instanceof RangeError)) throw error;
+      return fail(`multi-attribute: attribute '${(label as string).trim()}': ${error.message}`);
+    }
     delete out.format;
     out.name = (label as string).trim();
     return out;

@@ -62,7 +62,7 @@ describe("ldp-client/frequency", () => {
   // issue 28's budget for this bundle. A todo until it is met: the spec fields and privacy modules of every
   // mechanism (specfields.ts, privacyregistry.ts, reached through loadSpec and each encoder's spec check)
   // are still bundled; `node scripts/size.mjs` prints the figure and its largest inputs.
-  it("bundles to at most 15 kB min+gzip", { todo: "over budget (about 20.8 kB): the spec and privacy tables of every mechanism" }, async () => {
+  it("bundles to at most 15 kB min+gzip", { todo: "over budget (about 23.6 kB): the spec and privacy tables of every mechanism" }, async () => {
     const gzip = gzipSync((await bundle()).outputFiles[0].contents, { level: 9 }).length;
     assert.ok(gzip <= 15000, `${gzip} B min+gzip`);
   });

@@ -67,7 +67,7 @@ describe("longitudinal chains", () => {
   });
   it("a chain whose probabilities lose their form, or whose epsilon_inf is edited, is refused", () => {
     const fields = parseJson(L_OSUE) as JsonObject;
-    assert.throws(() => loadSpec({ ...fields, q2: "1/3" }), /not of the chain's form/);
+    assert.throws(() => loadSpec({ ...fields, q2: "1/3" }), /the SUE round needs q2 = 1 - p2 and p2 > 1\/2/);
     assert.throws(() => loadSpec({ ...fields, epsilon_inf: 1.5 }), /epsilon_inf/);
   });
 });

@@ -36,6 +36,11 @@ describe("multi-attribute specs", () => {
     assert.throws(() => loadSpec(edited(RSFD, (f) => { f.epsilon = 1.0; })), /epsilon/);
   });
 
+  it("refuse a record claim above what the attributes give, as Python does (its stated ε must match)", () => {
+    // a numeric attribute's ratio is in the server's table: its stated ε bounds it, so ε above their sum is refused
+    assert.throws(() => loadSpec(edited(SMP, (f) => { f.epsilon = 2.0; })), /states epsilon=2 but its attributes' epsilon add up to 1/);
+    assert.equal(loadSpec(edited(SMP, (f) => { f.epsilon = 1.0 + 1e-12; })).mechanism, "multi-attribute");
+  });
   it("check every attribute as a spec of its own", () => {
     const lowered = edited(SMP, (f) => { ((f.attributes as JsonObject[])[0] as JsonObject).epsilon = 0.5; });
     assert.throws(() => loadSpec(lowered), /grr claims epsilon=0.5/);

@@ -58,7 +58,7 @@ describe("onebitmean", () => {
     assert.throws(() => loadSpec(dumpJson({ ...fields, epsilon: 0.7 })), /claims epsilon/);
     assert.throws(() => loadSpec(dumpJson({ ...fields, gamma: "1/2" })), /gamma must be below 1\/2/);
     const plain = parseJson(canonical("onebitmean/plain")) as JsonObject;
-    assert.throws(() => loadSpec(dumpJson({ ...plain, gamma: "1/8" })), /gamma applies with rounding='alpha' only/);
+    assert.throws(() => loadSpec(dumpJson({ ...plain, gamma: "1/8" })), /gamma \(output perturbation of a memoized bit\) applies with rounding='alpha' only/);
   });
 
   it("privacy facts: memoized per grid point (s + 1 keys) only with α-point rounding", () => {

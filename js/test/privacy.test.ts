@@ -11,6 +11,7 @@ import {
   EPSILON_LIMITS,
   type Encoder,
   type JsonObject,
+  parseJson,
   MemoryLedgerStorage,
   PrivacyLedger,
   checkClaim,
@@ -29,7 +30,7 @@ import {
 } from "../src/index.js";
 
 const V = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
-const CASES: { canonical_json: string; mechanism: string; memoized: boolean }[] = V.specs.cases.filter((c: { canonical_json?: string }) => c.canonical_json);
+const CASES: { id: string; canonical_json: string; fingerprint: string; mechanism: string; memoized: boolean }[] = V.specs.cases.filter((c: { canonical_json?: string }) => c.canonical_json);
 
 const RAPPOR = loadSpec('{"domain":null,"encoding":"bloom","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":16,"num_cohorts":4,"num_hashes":2,"p":"1/4","q":"3/4"}');
 const BOOL = loadSpec('{"domain":null,"encoding":"boolean","f":"1/2","format":1,"hash":"mmh3","mechanism":"rappor","num_bits":1,"num_cohorts":1,"num_hashes":1,"p":"1/4","q":"3/4"}');
@@ -80,7 +81,7 @@ describe("privacy facts: one module per family, a generated dispatch", () => {
     checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: inf });
     assert.throws(() => checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: 4 }), /rappor claims epsilon_inf=4\.0 but its exact probabilities give epsilon_inf=4\.39/);
     assert.throws(() => checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: 5 }), /rappor states epsilon_inf=5\.0 .* the stated epsilon_inf must match them/);
-    assert.throws(() => checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: 800 }), /epsilon_inf=800\.0 is above 700/);
+    assert.throws(() => checkClaim({ ...(RAPPOR.fields as JsonObject), epsilon_inf: 800 }), /epsilon_inf=800 is above 700/);
     assert.throws(() => checkClaim({ ...(BOOL.fields as JsonObject), f: "0", epsilon_inf: 5 }), /permanent response is not randomized: epsilon_inf is unbounded/);
   });
 });
@@ -88,7 +89,7 @@ describe("privacy facts: one module per family, a generated dispatch", () => {
 describe("the ε limits come from the Python specs (generated EPSILON_LIMITS)", () => {
   it("a stated ε above its mechanism's limit is refused, saying why", () => {
     const grr = '{"domain":["a","b","c"],"epsilon":30.0,"format":1,"mechanism":"grr","p":"1/2"}';
-    assert.throws(() => loadSpec(grr), /grr: epsilon=30\.0 is above 23, the largest epsilon grr supports \(its smallest probability, about 1\/\(e\^epsilon \+ 1\)/);
+    assert.throws(() => loadSpec(grr), /grr: epsilon=30 is above 23, the largest epsilon grr supports \(its smallest probability, about 1\/\(e\^epsilon \+ 1\)/);
     assert.equal(EPSILON_LIMITS.olh[0], 21);
     const olh = CASES.find((c) => c.mechanism === "olh")!;
     assert.equal(privacyFacts(loadSpec(olh.canonical_json).fields as JsonObject).maxEpsilon, 21);
@@ -100,7 +101,7 @@ describe("the ε limits come from the Python specs (generated EPSILON_LIMITS)", 
     assert.equal("laplace" in EPSILON_LIMITS, false);
     assert.equal(privacyFacts(loadSpec(laplace).fields as JsonObject).claimMatches, false); // Python's claim_matches_probabilities
     assert.equal(privacyFacts(BOOL.fields as JsonObject).claimMatches, undefined);
-    assert.throws(() => loadSpec({ ...laplace, epsilon: 800.0 }), /laplace: epsilon=800\.0 is above 700, the largest epsilon laplace supports \(e\^epsilon must be a finite double/);
+    assert.throws(() => loadSpec({ ...laplace, epsilon: 800.0 }), /laplace: epsilon=800 is above 700, the largest epsilon laplace supports \(e\^epsilon must be a finite double/);
   });
 
   it("RAPPOR's unstated ε₁ must be certifiable (ln of its ratio at most 700), as Python's", () => {
@@ -120,7 +121,12 @@ describe("no shared module names a mechanism", () => {
 
   it("a missing field is named as the server's calibration from the Python defaults (CALIBRATED_FIELDS)", () => {
     assert.throws(() => loadSpec('{"mechanism":"olh","domain":[1,2],"epsilon":1,"p":"1/2"}'), /olh: g is calibrated from epsilon by the server/);
-    assert.throws(() => loadSpec('{"mechanism":"pem","epsilon":1,"g":3,"p":"1/2"}'), /pem: width is calibrated from epsilon by the server/);
+    assert.throws(() => loadSpec('{"mechanism":"pem","epsilon":1,"p":"1/2"}'), /pem: g is calibrated from epsilon by the server/);
+    // PEM's width follows from top_k and eta, not from ε: a spec without it takes Python's default
+    const pem = CASES.find((c) => c.id === "pem/default")!;
+    const { width, ...rest } = parseJson(pem.canonical_json) as JsonObject;
+    assert.equal(width, 40n);
+    assert.equal(loadSpec(rest).fingerprint, pem.fingerprint);
     assert.throws(() => loadSpec('{"mechanism":"rappor","encoding":"boolean","f":"1/2","q":"3/4"}'), /rappor: p is required/);
     assert.throws(() => loadSpec('{"mechanism":"olh","epsilon":1}'), /olh: domain is required/);
   });

@@ -182,7 +182,7 @@ class DBitFlip(FrequencySpec):
         object.__setattr__(self, "d", check_int(d, "d", minimum=1, maximum=self.domain_size))
         flip = check_probability(gamma, "gamma")
         if flip >= Fraction(1, 2):
-            raise SpecError(f"dbitflip: gamma must be in [0, 1/2), got {gamma!r}")
+            raise SpecError(f"dbitflip: gamma must be in [0, 1/2), got {flip}")
         object.__setattr__(self, "gamma", flip)
         if p is None:
             keep = self._calibrate()

@@ -321,6 +321,8 @@ class PEM(PrefixHashing):
     """
 
     mechanism: ClassVar[str] = "pem"
+    #: A spec file may leave ``width`` out (or null): it follows from top_k and eta, not from epsilon.
+    json_nullable: ClassVar[frozenset[str]] = frozenset({"width"})
 
     eta: int
     width: int
@@ -431,6 +433,8 @@ class TreeHist(PrefixHashing):
     """
 
     mechanism: ClassVar[str] = "treehist"
+    #: A spec file may leave ``width`` out (or null): it is 4·top_k.
+    json_nullable: ClassVar[frozenset[str]] = frozenset({"width"})
 
     width: int
     beta: float

@@ -52,6 +52,8 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any, ClassVar
 
+import numpy as np
+
 from ldp.domain import DomainIndex, DomainValue, normalize_domain
 from ldp.errors import InputError, SpecError
 from ldp.exact import exp_lower_bound, floor_fraction
@@ -103,7 +105,12 @@ def parse_pairs(index: DomainIndex, value: Any) -> tuple[tuple[int, float], ...]
         if k in seen:
             raise InputError(f"key {key!r} appears twice in one user's pairs")
         seen.add(k)
-        if isinstance(number, bool) or not isinstance(number, (int, float)):
+        if isinstance(number, (bool, np.bool_)):
+            raise InputError(
+                f"the value of key {key!r} must be a number, got the boolean {number!r} "
+                f"(a boolean is not read as {int(number)})"
+            )
+        if not isinstance(number, (int, float)):
             try:
                 number = float(number)
             except (TypeError, ValueError):

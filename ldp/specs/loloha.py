@@ -164,6 +164,8 @@ class LOLOHA(FrequencySpec):
     """
 
     mechanism: ClassVar[str] = "loloha"
+    #: A spec file may leave ``pool_size`` out (or null): it follows from g (:func:`default_pool_size`).
+    json_nullable: ClassVar[frozenset[str]] = frozenset({"pool_size"})
     report_kind: ClassVar[str] = "hashed"
     #: Reports carry the user's index in the public pool of hash functions and the reported bucket.
     report_schema: ClassVar[ReportSchema] = ReportSchema(

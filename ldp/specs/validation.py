@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
+
 from ldp.errors import ParameterError
 from ldp.exact import fraction_from_json
 
@@ -16,8 +18,10 @@ ProbabilityInput = Fraction | str | float
 
 
 def check_epsilon(value: object, name: str = "epsilon") -> float:
-    """A finite ε > 0 as float."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A finite ε > 0 as float (a boolean is refused: it is not read as 1 or 0)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be a number, got the boolean {value!r}")
+    if not isinstance(value, (int, float)):
         try:
             value = float(value)  # type: ignore[arg-type]  # whatever float() takes (str, Decimal); else TypeError
         except (TypeError, ValueError):
@@ -38,7 +42,8 @@ def check_probability(
     if not (lo_ok and hi_ok):
         lo = "(0" if low_open else "[0"
         hi = "1)" if high_open else "1]"
-        raise ParameterError(f"{name} must be in {lo}, {hi}, got {value!r}")
+        shown = value if isinstance(value, str | int | float | Fraction) else repr(value)
+        raise ParameterError(f"{name} must be in {lo}, {hi}, got {shown}")
     return prob
 
 

@@ -106,6 +106,15 @@ def test_a_spec_error_from_a_shared_check_keeps_its_message():
     assert str(caught.value) == "epsilon must be a finite number > 0, got inf"
 
 
+@pytest.mark.parametrize("field", ["epsilon", "epsilon_inf"])
+def test_a_boolean_epsilon_is_refused_not_read_as_one(field):
+    # check_epsilon read JSON true as ε = 1.0 (bool is an int); the TypeScript client refuses it
+    data = {"mechanism": "loloha", "domain": ["a", "b", "c"], "epsilon": 0.5, "epsilon_inf": 2.0, field: True}
+    with pytest.raises(SpecError) as caught:
+        load_spec(data)
+    assert str(caught.value) == f"{field} must be a number, got the boolean True"
+
+
 def test_recast_keeps_the_template_and_parameters():
     error = ParameterError.naming("{workers=} is too many", workers=9)
     spec_error = recast(error, SpecError)

@@ -612,9 +612,17 @@ def test_no_shared_typescript_module_names_a_mechanism():
 
 
 def test_the_typescript_canonical_dispatch_completes_derived_fields(tmp_path):
-    """A mechanism's derived spec fields are its @canonical function's (RAPPOR's sizes), dispatched by completeFields."""
+    """A mechanism's derived spec fields are its @canonical function's (RAPPOR's sizes, 1BitMean's default α grid,
+    the prefix oracles' default width, LOLOHA's default pool),
+    dispatched by completeFields."""
     script = _spec_fields_script()
-    assert script.tagged_functions("canonical") == {"rappor": ("rappor", "rapporFields")}
+    assert script.tagged_functions("canonical") == {
+        "rappor": ("rappor", "rapporFields"),
+        "onebitmean": ("onebitmean", "oneBitMeanFields"),
+        "loloha": ("loloha", "lolohaFields"),
+        "pem": ("localhash", "prefixFields"),
+        "treehist": ("localhash", "prefixFields"),
+    }
     dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
     assert '    case "rappor":\n      rapporFields(out);\n      return;' in dispatch
     (tmp_path / "privacy").mkdir()

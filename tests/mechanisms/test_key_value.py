@@ -176,6 +176,19 @@ def test_bad_inputs_are_refused_in_one_line(value, message):
         encoder.encode(value)
 
 
+@pytest.mark.parametrize("cls", [PCKVUE, PCKVGRR, PrivKVM])
+@pytest.mark.parametrize("flag", [True, False, np.True_])
+def test_a_boolean_value_is_refused_not_read_as_one_or_zero(cls, flag):
+    # float(True) is 1.0: a boolean was encoded as the value 1 (the TypeScript client refuses it)
+    encoder = make_encoder(cls(KEYS, 1.0))
+    for value in ({"b": flag}, [["b", flag]]):
+        with pytest.raises(InputError) as caught:
+            encoder.encode(value)
+        message = str(caught.value)
+        assert message.startswith("the value of key 'b' must be a number, got the boolean ")
+        assert "\n" not in message and f"not read as {int(flag)}" in message
+
+
 def test_json_text_and_pair_lists_are_inputs():
     encoder = make_encoder(PCKVUE(KEYS, 1.0, ell=2))
     for value in ('{"a": 0.5, "b": -1}', [["a", 0.5]], {}):

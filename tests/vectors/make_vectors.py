@@ -57,7 +57,7 @@ from ldp.client import encoders as client_encoders
 from ldp.client.encoders import make_encoder
 from ldp.client.sampling import PRFStream, binary_digits, lanes_to_packed, sample_lanes
 from ldp.client.state import ClientState
-from ldp.errors import BudgetExceededError, ParameterError
+from ldp.errors import BudgetExceededError, ParameterError, SpecError
 from ldp.hashing import (
     LH_PRIME,
     LH_SEED_SPACE,
@@ -104,7 +104,7 @@ def _cases_package() -> ModuleType:
 
 
 _CASES = _cases_package()
-Case = _CASES.Case
+Case, Invalid = _CASES.Case, _CASES.Invalid
 NON_ASCII, SECRETS, stream_bytes = _CASES.NON_ASCII, _CASES.SECRETS, _CASES.stream_bytes
 
 #: Tables with at most this many noise weights are written in full; larger ones as a digest.
@@ -241,12 +241,65 @@ NONCANONICAL_SPEC_TEXTS = [
     '{"mechanism": "olh", "domain": ["\\u00e9", "e"], "epsilon": 1e-3, "g": 3}',
     '{"mechanism": "duchi", "epsilon": 1, "low": 0, "high": 1}',
     '{"mechanism": "gaussian", "epsilon": 1, "delta": 0.00001, "grid": 8}',
+    # a memoized 1BitMean without a grid takes the default grid (16)
+    '{"mechanism": "onebitmean", "epsilon": 1.0986122887, "low": 0, "high": 100, "rounding": "alpha", "p": "3/4", '
+    '"gamma": "0"}',
+    # a prefix oracle without a width takes the default one (it follows from top_k and eta, not from epsilon)
+    '{"mechanism": "pem", "epsilon": 2.0, "max_length": 8, "g": 8, "p": "9472756646864836623/18446744073709551616"}',
+    '{"mechanism": "TreeHist", "epsilon": 2.0, "max_length": 4, "top_k": 3, "g": 8, '
+    '"p": "9472756646864836623/18446744073709551616", "width": null}',
+    # LOLOHA without a pool_size takes the default pool, min(2^16, 2^24 // g)
+    '{"mechanism": "loloha", "domain": ["a", "b", "c"], "epsilon": 0.5, "epsilon_inf": 2.0, "g": 2, '
+    '"p1": "4061959569582297779/4611686018427387904", "p2": "6094743578975061749/9223372036854775808"}',
 ]
 
 
 def build_specs() -> dict[str, Spec]:
     """Every spec case, by id."""
     return {name: spec_from_dict(data) for name, data in SPEC_CASES}
+
+
+def all_invalid() -> list[Invalid]:
+    """Every invalid spec case of the modules of tests/vectors/cases (their ``INVALID``), by module name."""
+    found: list[Invalid] = []
+    for name in case_modules():
+        cases = getattr(importlib.import_module(f"{_CASES.__name__}.{name}"), "INVALID", ())
+        if not all(isinstance(case, Invalid) for case in cases):
+            raise SystemExit(f"tests/vectors/cases/{name}.py: INVALID must be a tuple of Invalid")
+        found += cases
+    ids = [case.id for case in found]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise SystemExit(f"invalid spec id(s) given twice in tests/vectors/cases: {', '.join(repeated)}")
+    return found
+
+
+def invalid_spec_vectors(specs: dict[str, Spec]) -> list[dict[str, Any]]:
+    """Specs Python refuses, each with its error: every client must refuse them (with an error naming ``match``)."""
+    out = []
+    for case in all_invalid():
+        if case.id.split("/")[0] != specs[case.base].mechanism:
+            raise SystemExit(f"invalid spec {case.id!r}: its id must start with its base case's mechanism")
+        data = json.loads(specs[case.base].to_json())
+        data.update(case.changes)
+        size = data.pop("domain") if isinstance(data.get("domain"), int) else None
+        given = data if size is None else {**data, "domain": list(range(size))}
+        try:
+            spec_from_dict(given)
+        except SpecError as error:
+            message = str(error)
+        else:
+            raise SystemExit(f"invalid spec {case.id!r} is accepted by Python")
+        if case.expected not in message:
+            raise SystemExit(f"invalid spec {case.id!r} is refused for another reason: {message}")
+        item = {"id": case.id, "base": case.base, "input_json": json.dumps(data, ensure_ascii=False)}
+        if size is not None:
+            item["domain_size"] = size
+        out.append({**item, "error": message, "match": case.expected})
+    bare = sorted({d.name for d in BUILTIN_MECHANISMS} - {case.id.split("/")[0] for case in all_invalid()})
+    if bare:
+        raise SystemExit(f"tests/vectors/cases has no INVALID spec of: {', '.join(bare)}")
+    return out
 
 
 def spec_vectors(specs: dict[str, Spec]) -> dict[str, Any]:
@@ -1126,6 +1179,7 @@ def _build() -> tuple[dict[str, Any], dict[str, Any]]:
         "format": VECTORS_FORMAT,
         "README": README,
         "specs": spec_vectors(specs),
+        "invalid_specs": invalid_spec_vectors(specs),
         "value_bytes": value_bytes_vectors(),
         "float_text": float_text_vectors(),
         "bloom": bloom_vectors(),

@@ -4,7 +4,7 @@
 import { ONE, div, divInt, fraction, sub } from "../fraction.js";
 import { hadamardBlockSize } from "../hrlayout.js";
 import type { JsonObject } from "../json.js";
-import { type MechanismPrivacy, domainSize, int, keep } from "../privacyfields.js";
+import { type MechanismPrivacy, domainSize, intIn, keep } from "../privacyfields.js";
 import { fail } from "../text.js";
 
 /**
@@ -15,9 +15,8 @@ import { fail } from "../text.js";
  */
 export function hadamardPrivacy(fields: JsonObject): MechanismPrivacy {
   const d = domainSize(fields);
-  if (d < 2n) fail("hr needs a domain of at least 2 values");
-  const blocks = int(fields, "blocks");
-  if (blocks < 1n || blocks > 1n << 22n) fail(`hr: blocks must be in [1, ${1 << 22}], got ${blocks}`);
+  if (d < 2n) fail(`hr needs a domain of at least 2 values, got ${d}`);
+  const blocks = intIn(fields, "blocks", 1n, 1n << 22n);
   if (blocks & (blocks - 1n)) fail(`hr: blocks must be a power of two, got ${blocks}`);
   if (blocks > 2n * d) fail(`hr: blocks must be at most 2d = ${2n * d}, got ${blocks}`);
   const p = keep(fields, fraction(1n, 2n * blocks), `1/(2B) = 1/${2n * blocks}`);

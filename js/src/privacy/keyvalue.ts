@@ -28,10 +28,17 @@ function open(fields: JsonObject, name: string): Fraction {
 }
 
 /** a, b and p of PCKV, checked as the Python constructor does (a > b, p > 1/2). */
+/** A probability in [0, 1) (Python's `check_probability(..., high_open=True)`). */
+function belowOne(fields: JsonObject, name: string): Fraction {
+  const x = prob(fields, name);
+  if (compare(x, ONE) >= 0) fail(`${name} must be in [0, 1), got ${text(x)}`);
+  return x;
+}
+
 function pckv(fields: JsonObject): [Fraction, Fraction, Fraction] {
   const a = open(fields, "a");
   const b = open(fields, "b");
-  const p = open(fields, "p");
+  const p = belowOne(fields, "p");
   if (compare(a, b) <= 0 || compare(p, HALF) <= 0) {
     fail(`${String(fields.mechanism)}: needs a > b and p > 1/2 (got a=${text(a)}, b=${text(b)}, p=${text(p)})`);
   }
@@ -79,8 +86,8 @@ export function pckvGrrPrivacy(fields: JsonObject): MechanismPrivacy {
 export function privkvmPrivacy(fields: JsonObject): MechanismPrivacy {
   keys(fields);
   if (int(fields, "ell") !== 1n) fail("privkvm samples one key uniformly and pads nothing: ell must be 1");
-  const p1 = open(fields, "p1");
-  const p2 = open(fields, "p2");
+  const p1 = belowOne(fields, "p1");
+  const p2 = belowOne(fields, "p2");
   if (compare(p1, HALF) <= 0 || compare(p2, HALF) <= 0) {
     fail(`privkvm: needs p1 > 1/2 and p2 > 1/2 (got ${text(p1)}, ${text(p2)})`);
   }

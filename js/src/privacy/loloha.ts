@@ -4,8 +4,10 @@
  */
 import { type Fraction, ONE, add, compare, div, divInt, fraction, mul, sub } from "../fraction.js";
 import type { JsonObject } from "../json.js";
+import { checkEpsilonLimit } from "../epsilon.js";
 import { epsilonBoundOfRatio } from "../exact.js";
-import { type MechanismPrivacy, domainSize, int, prob, text } from "../privacyfields.js";
+import { floatText } from "../float.js";
+import { type MechanismPrivacy, domainSize, grouped, intIn, prob, text } from "../privacyfields.js";
 import { fail } from "../text.js";
 import { memoReportEpsilon } from "./longitudinal.js";
 
@@ -15,6 +17,13 @@ const cache = new Map<string, number>();
 const MAX_TABLE = 1n << 24n;
 /** The largest pool, as `MAX_POOL_SIZE`. */
 const MAX_POOL = 1n << 20n;
+/** The default pool (`DEFAULT_POOL_SIZE`). */
+const DEFAULT_POOL_SIZE = 1n << 16n;
+/** Largest ε∞ (`RR64_MAX_EPSILON`), and why (LOLOHA's `max_epsilon_reason`). */
+const RR64_MAX_EPSILON = 23;
+const MAX_EPSILON_REASON =
+  "its smallest probabilities, about 1/(e^epsilon + g - 1), are multiples of 2^-64 and could not match " +
+  "e^epsilon to 1e-9 above it";
 
 /**
  * LOLOHA: round 1 keeps the bucket w.p. p₁ (each other q₁ = (1 − p₁)/(g − 1)),
@@ -28,12 +37,23 @@ const MAX_POOL = 1n << 20n;
  * @privacy loloha
  */
 export function lolohaPrivacy(fields: JsonObject): MechanismPrivacy {
-  if (domainSize(fields) < 2n) fail("loloha needs a domain of at least 2 values");
-  const g = int(fields, "g");
-  const poolSize = int(fields, "pool_size");
-  if (g < 2n || g > MAX_TABLE) fail(`g must be an integer in [2, ${MAX_TABLE}], got ${g}`);
-  if (poolSize < 1n || poolSize > MAX_POOL) fail(`pool_size must be an integer in [1, ${MAX_POOL}], got ${poolSize}`);
-  if (poolSize * g > MAX_TABLE) fail(`loloha: pool_size x g = ${poolSize} x ${g} is above the limit of ${MAX_TABLE}`);
+  const d = domainSize(fields);
+  if (d < 2n) fail(`loloha needs a domain of at least 2 values, got ${d}`);
+  const [stated, statedInf] = [fields.epsilon as number, fields.epsilon_inf as number];
+  checkEpsilonLimit("loloha", "epsilon_inf", statedInf, RR64_MAX_EPSILON, MAX_EPSILON_REASON);
+  if (!(stated < statedInf)) {
+    fail(
+      `loloha needs epsilon (one report) < epsilon_inf (the memoized round), got ${floatText(stated)} and ${floatText(statedInf)}`,
+    );
+  }
+  const g = intIn(fields, "g", 2n, MAX_TABLE);
+  const poolSize = intIn(fields, "pool_size", 1n, MAX_POOL);
+  if (poolSize * g > MAX_TABLE) {
+    fail(
+      `loloha: pool_size x g = ${grouped(poolSize)} x ${grouped(g)} is above the limit of ${grouped(MAX_TABLE)} ` +
+        "(the aggregator keeps one int64 count per pool function and bucket)",
+    );
+  }
   const [p1, p2] = [prob(fields, "p1"), prob(fields, "p2")];
   if (compare(p1, ONE) >= 0) fail(`loloha: p1 must be in [0, 1), got ${text(p1)}`);
   if (compare(p2, ONE) > 0) fail(`loloha: p2 must be in [0, 1], got ${text(p2)}`);
@@ -55,4 +75,18 @@ export function lolohaPrivacy(fields: JsonObject): MechanismPrivacy {
     cache.set(key, perReport);
   }
   return { ratio, permanentRatio, memoValues: g, memoReportEpsilon: perReport, memoLinear: true };
+}
+
+/**
+ * A spec without a pool_size takes Python's default, min(2^16, ⌊2^24/g⌋)
+ * (`default_pool_size`: it follows from g, not from ε).
+ *
+ * @canonical loloha
+ */
+export function lolohaFields(out: JsonObject): void {
+  if (out.pool_size !== null) return;
+  const g = typeof out.g === "bigint" ? out.g : fail("loloha spec has no integer g");
+  if (g < 2n || g > MAX_TABLE) return; // refused with Python's message by lolohaPrivacy
+  const fit = MAX_TABLE / g;
+  out.pool_size = fit < DEFAULT_POOL_SIZE ? fit : DEFAULT_POOL_SIZE;
 }

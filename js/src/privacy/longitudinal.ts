@@ -8,7 +8,9 @@
 import { epsilonBoundOfRatio, epsilonOfRatio } from "../exact.js";
 import { type Fraction, ONE, add, compare, div, divInt, fraction, mul, sub } from "../fraction.js";
 import type { JsonObject } from "../json.js";
-import { type MechanismPrivacy, domainSize, prob } from "../privacyfields.js";
+import { checkEpsilonLimit } from "../epsilon.js";
+import { floatText } from "../float.js";
+import { type MechanismPrivacy, domainSize, openProb } from "../privacyfields.js";
 import { fail } from "../text.js";
 
 const HALF = fraction(1n, 2n);
@@ -100,6 +102,36 @@ export function memoReportEpsilon(
 
 const cache = new Map<string, number>();
 
+/** Largest ε∞ (`LongitudinalChain.max_epsilon_inf`), and why. */
+const MAX_EPSILON_INF = 23;
+const MAX_EPSILON_INF_REASON = "the memoized round's smallest probability is a multiple of 2^-64";
+
+/** Why stored probabilities are not of the chain's form ("" when they are): each chain's `_structure`. */
+function structure(mechanism: string, k: bigint, p1: Fraction, q1: Fraction, p2: Fraction, q2: Fraction): string {
+  const eq = (a: Fraction, b: Fraction) => compare(a, b) === 0;
+  const oue = (p: Fraction, q: Fraction) => eq(p, HALF) && compare(q, HALF) < 0;
+  const sue = (p: Fraction, q: Fraction) => eq(add(p, q), ONE) && compare(p, HALF) > 0;
+  switch (mechanism) {
+    case "l-grr":
+      if (!eq(q1, divInt(sub(ONE, p1), k - 1n)) || !eq(q2, divInt(sub(ONE, p2), k - 1n))) {
+        return "GRR rounds need q = (1 - p)/(k - 1) in both rounds";
+      }
+      if (compare(mul(p1, fraction(k)), ONE) <= 0 || compare(mul(p2, fraction(k)), ONE) <= 0) {
+        return `GRR rounds need p > 1/k = 1/${k} in both rounds`;
+      }
+      return "";
+    case "l-osue":
+      if (!oue(p1, q1)) return "the OUE round needs p1 = 1/2 > q1";
+      return sue(p2, q2) ? "" : "the SUE round needs q2 = 1 - p2 and p2 > 1/2";
+    case "l-oue":
+      if (!oue(p1, q1)) return "the first OUE round needs p1 = 1/2 > q1";
+      return oue(p2, q2) ? "" : "the second OUE round needs p2 = 1/2 > q2";
+    default:
+      if (!sue(p1, q1)) return "the first SUE round needs q1 = 1 - p1 and p1 > 1/2";
+      return sue(p2, q2) ? "" : "the second SUE round needs q2 = 1 - p2 and p2 > 1/2";
+  }
+}
+
 /**
  * A two-round chain: one report's ratio A/B (L-GRR, randomized response over
  * the domain) or A(1 − B)/((1 − A)B) (the unary chains, two differing bits);
@@ -112,22 +144,19 @@ export function longitudinalPrivacy(fields: JsonObject): MechanismPrivacy {
   const mechanism = String(fields.mechanism);
   const k = domainSize(fields);
   if (k < 2n) fail(`${mechanism} needs a domain of at least 2 values, got ${k}`);
-  const probabilities = ["p1", "q1", "p2", "q2"].map((name) => prob(fields, name));
-  for (const p of probabilities) if (p.num <= 0n || compare(p, ONE) >= 0) fail(`${mechanism}: probabilities must be in (0, 1)`);
+  const [stated, statedInf] = [fields.epsilon as number, fields.epsilon_inf as number];
+  checkEpsilonLimit(mechanism, "epsilon_inf", statedInf, MAX_EPSILON_INF, MAX_EPSILON_INF_REASON);
+  if (!(statedInf > stated)) {
+    fail(
+      `${mechanism} needs epsilon_inf > epsilon (the memoized round must be the weaker one), ` +
+        `got epsilon_inf=${floatText(statedInf)}, epsilon=${floatText(stated)}`,
+    );
+  }
+  const probabilities = ["p1", "q1", "p2", "q2"].map((name) => openProb(fields, name));
   const [p1, q1, p2, q2] = probabilities;
-  const eq = (a: Fraction, b: Fraction) => compare(a, b) === 0;
-  const complement = (p: Fraction, q: Fraction) => eq(add(p, q), ONE) && compare(p, HALF) > 0;
-  const oue = (p: Fraction, q: Fraction) => eq(p, HALF) && compare(q, HALF) < 0;
   const grr = mechanism === "l-grr";
-  const form = grr
-    ? eq(q1, divInt(sub(ONE, p1), k - 1n)) && eq(q2, divInt(sub(ONE, p2), k - 1n)) &&
-      compare(mul(p1, fraction(k)), ONE) > 0 && compare(mul(p2, fraction(k)), ONE) > 0
-    : mechanism === "l-osue"
-      ? oue(p1, q1) && complement(p2, q2)
-      : mechanism === "l-oue"
-        ? oue(p1, q1) && oue(p2, q2)
-        : complement(p1, q1) && complement(p2, q2);
-  if (!form) fail(`${mechanism}: the probabilities p1, q1, p2, q2 are not of the chain's form`);
+  const problem = structure(mechanism, k, p1, q1, p2, q2);
+  if (problem) fail(`${mechanism}: ${problem}`);
   const [a, b] = support(p1, q1, p2, q2);
   const ratio = grr ? div(a, b) : ueRatio(a, b);
   const permanentRatio = grr ? div(p1, q1) : ueRatio(p1, q1);

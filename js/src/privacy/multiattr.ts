@@ -34,21 +34,29 @@ export function multiAttributePrivacy(
   const names = attributes.map((a) => String(a.name));
   if (new Set(names).size !== d) fail(`multi-attribute: attribute names must be distinct, got ${names.join(", ")}`);
   const method = String(fields.method);
-  if (!METHODS.includes(method)) fail(`multi-attribute: method must be one of ${METHODS.join(", ")}, got ${method}`);
+  if (!METHODS.includes(method)) {
+    fail(`multi-attribute: method must be one of (${METHODS.map((m) => `'${m}'`).join(", ")}), got '${method}'`);
+  }
   const k = int(fields, "sample");
-  if (method === "smp" && (k < 1n || k > BigInt(d))) fail(`multi-attribute: sample must be in [1, ${d}], got ${k}`);
+  if (k < 1n) fail(`sample must be >= 1, got ${k}`);
+  if (method === "smp" && k > BigInt(d)) fail(`multi-attribute: sample (${k}) cannot exceed the ${d} attributes`);
   if (method === "spl" && k !== BigInt(d)) fail(`multi-attribute: spl reports every attribute (sample=${d})`);
   if (method === "rsfd-grr" && k !== 1n) fail("multi-attribute: rsfd-grr samples exactly one attribute (sample=1)");
   const ratios: Fraction[] = [];
   let unknown = false;
   for (const [j, attribute] of attributes.entries()) {
     const facts = parts(attribute);
-    if (facts === null) return fail(`multi-attribute: attribute ${names[j]} (${String(attribute.mechanism)}) has no privacy module here`);
-    if (facts.permanentRatio !== undefined) {
-      fail(`multi-attribute: attribute ${names[j]} (${String(attribute.mechanism)}) must use fresh randomness per report`);
+    const label = `'${names[j]}' (${String(attribute.mechanism)})`;
+    if (facts === null) return fail(`multi-attribute: attribute ${label} has no privacy module here`);
+    // Python's: an ExactPrivacySpec (RAPPOR is not), not memoized, and no delta (Gaussian)
+    if (facts.permanentRatio !== undefined || (attribute.delta !== undefined && attribute.delta !== null)) {
+      fail(
+        `multi-attribute: attribute ${label} must be a pure epsilon-LDP mechanism with ` +
+          "fresh randomness per report and an exact probability ratio",
+      );
     }
     if (method === "rsfd-grr" && attribute.mechanism !== "grr") {
-      fail(`multi-attribute: rsfd-grr takes GRR attributes; ${names[j]} is ${String(attribute.mechanism)}`);
+      fail(`multi-attribute: rsfd-grr takes GRR attributes; '${names[j]}' is ${String(attribute.mechanism)}`);
     }
     if (facts.ratio === null) unknown = true;
     else ratios.push(facts.ratio);
@@ -61,6 +69,11 @@ export function multiAttributePrivacy(
     const epsilon = Number(fields.epsilon);
     if (!(epsilon >= needed * (1 - 1e-12))) {
       fail(`multi-attribute claims epsilon=${epsilon} but its attributes' epsilon add up to ${needed}: load the server's spec`);
+    }
+    // and must not exceed it: Python's record states e^ε within a relative 1e-9 of the product of the exact
+    // ratios, each at most its stated e^ε_j, so a record above their sum (+ ln(1 + 1e-9)) is refused there too
+    if (epsilon > needed * (1 + 1e-12) + 2e-9) {
+      fail(`multi-attribute states epsilon=${epsilon} but its attributes' epsilon add up to ${needed}: load the server's spec`);
     }
     return { ratio: null };
   }

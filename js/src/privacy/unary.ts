@@ -3,7 +3,7 @@
  */
 import { ONE, compare, div, mul, sub } from "../fraction.js";
 import type { JsonObject } from "../json.js";
-import { type MechanismPrivacy, domainSize, prob, text } from "../privacyfields.js";
+import { type MechanismPrivacy, domainSize, openProb, text } from "../privacyfields.js";
 import { fail } from "../text.js";
 
 /**
@@ -14,11 +14,9 @@ import { fail } from "../text.js";
  */
 export function unaryPrivacy(fields: JsonObject): MechanismPrivacy {
   const mechanism = String(fields.mechanism);
-  if (domainSize(fields) < 2n) fail(`${mechanism} needs a domain of at least 2 values`);
-  const [p, q] = [prob(fields, "p"), prob(fields, "q")];
-  for (const [name, v] of [["p", p], ["q", q]] as const) {
-    if (v.num <= 0n || compare(v, ONE) >= 0) fail(`${mechanism}: ${name} must be in (0, 1), got ${text(v)}`);
-  }
+  const d = domainSize(fields);
+  if (d < 2n) fail(`${mechanism} needs a domain of at least 2 values, got ${d}`);
+  const [p, q] = [openProb(fields, "p"), openProb(fields, "q")];
   if (compare(p, q) <= 0) fail(`${mechanism}: p must exceed q, got p=${text(p)}, q=${text(q)}`);
   return { ratio: div(mul(p, sub(ONE, q)), mul(sub(ONE, p), q)) };
 }

@@ -8,6 +8,10 @@ finds the modules by listing this folder, so a new family's vectors are a
 new module here and no list is edited. This package also holds the inputs
 the cases share: the fixed byte streams (:func:`stream_bytes`), the client
 secrets (:data:`SECRETS`) and some non-ASCII text (:data:`NON_ASCII`).
+
+A module may also hold ``INVALID``, a tuple of :class:`Invalid`: specs that
+Python refuses (one field out of range), which every client must refuse too
+(the ``invalid_specs`` section).
 """
 
 from __future__ import annotations
@@ -56,3 +60,33 @@ class Case:
     def __post_init__(self) -> None:
         if self.id.split("/")[0] != self.spec.get("mechanism"):
             raise ValueError(f"vector case {self.id!r}: its id must start with its mechanism and '/'")
+
+
+@dataclasses.dataclass(frozen=True)
+class Invalid:
+    """A spec Python refuses: a case's canonical spec with some fields changed.
+
+    Parameters
+    ----------
+    id : str
+        ``"MECHANISM/NAME"``, unique among the invalid cases.
+    base : str
+        The id of the :class:`Case` whose canonical spec (its probabilities included, so no client needs to
+        calibrate) is changed.
+    changes : dict
+        The fields replaced; an int ``domain`` stands for the domain ``[0, 1, ..., domain - 1]`` (a large
+        domain is written as its size, ``domain_size``, in the vectors).
+    match : str, optional
+        A text the error must contain (default: the first changed field's name), so that the spec is refused
+        for the intended reason.
+    """
+
+    id: str
+    base: str
+    changes: dict[str, Any]
+    match: str | None = None
+
+    @property
+    def expected(self) -> str:
+        """The text the error names."""
+        return self.match if self.match is not None else next(iter(self.changes))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import SECRETS, Case
+from . import SECRETS, Case, Invalid
 
 CASES = (
     Case(
@@ -28,5 +28,16 @@ CASES = (
         {"mechanism": "dbitflip", "domain": list(range(70)), "epsilon": 1.5, "d": 9, "gamma": "0.05"},
         values=[2, 25, "51", 0],
         client=(SECRETS[2], 0),
+    ),
+)
+
+#: dBitFlip parameters Python refuses (``DBitFlip.__init__``).
+INVALID = (
+    Invalid("dbitflip/d-zero", "dbitflip/gamma", {"d": 0}),
+    Invalid("dbitflip/d-above", "dbitflip/gamma", {"d": 11}),
+    Invalid("dbitflip/gamma-half", "dbitflip/gamma", {"gamma": "1/2"}, match="gamma must be in [0, 1/2)"),
+    Invalid("dbitflip/p-half", "dbitflip/d1", {"p": "1/2"}, match="p must exceed 1/2"),
+    Invalid(
+        "dbitflip/domain-above", "dbitflip/d1", {"domain": (1 << 18) + 1}, match="a domain of 262,145 values"
     ),
 )

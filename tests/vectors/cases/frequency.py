@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import NON_ASCII, Case
+from . import NON_ASCII, Case, Invalid
 
 CASES = (
     Case("binary-rr/default", {"mechanism": "binary-rr", "epsilon": 1.0}, values=[0, 1, "1"]),
@@ -60,4 +60,25 @@ CASES = (
         {"mechanism": "blh", "domain": ["x", "y", "z", "日本語"], "epsilon": 1.0},
         values=["x", "日本語"],
     ),
+)
+
+#: Frequency-oracle parameters Python refuses (``DomainSpec`` and each oracle's constructor).
+INVALID = (
+    Invalid("sue/domain-one", "sue/int", {"domain": [0]}, match="at least 2 values, got 1"),
+    Invalid("grr/epsilon-zero", "grr/str", {"epsilon": 0.0}, match="epsilon must be a finite number > 0"),
+    Invalid("grr/epsilon-above", "grr/str", {"epsilon": 30.0}, match="epsilon=30 is above 23"),
+    Invalid("blh/g-negative", "blh/str", {"g": -1}, match="g = 2 by definition"),
+    Invalid("grr/domain-one", "grr/str", {"domain": ["red"]}, match="at least 2 values"),
+    Invalid("grr/domain-above", "grr/str", {"domain": (1 << 20) + 1}, match="a domain of 1,048,577 values"),
+    Invalid("grr/p-low", "grr/str", {"p": "1/3"}, match="p must exceed 1/d"),
+    Invalid("grr/p-one", "grr/str", {"p": "1"}),
+    Invalid("binary-rr/domain-three", "binary-rr/default", {"domain": [0, 1, 2]}, match="exactly 2 values"),
+    Invalid("sue/domain-above", "sue/int", {"domain": (1 << 18) + 1}, match="a domain of 262,145 values"),
+    Invalid("sue/p-below-q", "sue/int", {"p": "1/4", "q": "1/2"}, match="p must exceed q"),
+    Invalid("sue/q-zero", "sue/int", {"q": "0"}, match="q must be in (0, 1)"),
+    Invalid("oue/p-one", "oue/int", {"p": "1"}, match="p must be in (0, 1)"),
+    Invalid("olh/g-one", "olh/large-eps", {"g": 1}),
+    Invalid("olh/g-above", "olh/large-eps", {"g": 2**31 - 1}),
+    Invalid("olh/p-low", "olh/large-eps", {"p": "1/149"}, match="p must exceed 1/g"),
+    Invalid("blh/g-three", "blh/str", {"g": 3}, match="g = 2 by definition"),
 )

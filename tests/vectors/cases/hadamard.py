@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import Case
+from . import Case, Invalid
 
 CASES = (
     Case(
@@ -16,4 +16,13 @@ CASES = (
         {"mechanism": "hr", "domain": [-3, 0, 7, 1000, 2**53 + 1], "epsilon": 4.0},
         values=[-3, "1000", "9007199254740993"],
     ),
+)
+
+#: Hadamard response parameters Python refuses (``HadamardResponse.__init__``).
+INVALID = (
+    Invalid("hr/domain-one", "hr/blocks", {"domain": [0], "blocks": 1}, match="at least 2 values, got 1"),
+    Invalid("hr/blocks-zero", "hr/blocks", {"blocks": 0}),
+    Invalid("hr/blocks-not-power", "hr/blocks", {"blocks": 6}, match="power of two"),
+    Invalid("hr/blocks-above-2d", "hr/high-privacy", {"blocks": 16}, match="at most 2d"),
+    Invalid("hr/p-low", "hr/blocks", {"p": "1/16"}, match="p must exceed 1/(2B)"),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import Case
+from . import Case, Invalid
 
 CASES = (
     Case(
@@ -25,4 +25,17 @@ CASES = (
         {"mechanism": "pckv-ue", "domain": ["x", "y", "z"], "epsilon": 3.0},
         values=[{"x": -0.3}, {}, '{"z": 1}'],
     ),
+)
+
+#: Key-value parameters Python refuses (``KeyValueSpec`` and each mechanism's constructor).
+INVALID = (
+    Invalid("pckv-ue/p-zero", "pckv-ue/default", {"p": "0"}, match="p > 1/2"),
+    Invalid("privkvm/p2-one", "privkvm/default", {"p2": "1"}),
+    Invalid("pckv-ue/one-key", "pckv-ue/default", {"domain": ["x"]}, match="keys"),
+    Invalid("pckv-ue/keys-above", "pckv-ue/default", {"domain": 65537}, match="keys"),
+    Invalid("pckv-ue/ell-zero", "pckv-ue/default", {"ell": 0}),
+    Invalid("pckv-ue/a-not-above-b", "pckv-ue/default", {"b": "1/2"}, match="a > b"),
+    Invalid("pckv-grr/b", "pckv-grr/ell2", {"b": "1/100"}, match="b must be (1 - a)/(d + ell - 1)"),
+    Invalid("privkvm/ell-two", "privkvm/default", {"ell": 2}, match="ell must be 1"),
+    Invalid("privkvm/p1-half", "privkvm/default", {"p1": "1/2"}, match="p1 > 1/2"),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import NON_ASCII, SECRETS, Case
+from . import NON_ASCII, SECRETS, Case, Invalid
 
 CASES = (
     Case(
@@ -30,4 +30,21 @@ CASES = (
         values=["é", "😀"],
         client=(SECRETS[0], 0),
     ),
+)
+
+#: LOLOHA parameters Python refuses (``LOLOHA.__init__``).
+INVALID = (
+    Invalid("loloha/epsilon-inf-negative", "loloha/default", {"epsilon_inf": -1.0}),
+    Invalid(
+        "loloha/epsilon-inf-above",
+        "loloha/default",
+        {"epsilon_inf": 24.0},
+        match="epsilon_inf=24 is above 23",
+    ),
+    Invalid("loloha/g-one", "loloha/default", {"g": 1}),
+    Invalid("loloha/pool-zero", "loloha/default", {"pool_size": 0}),
+    Invalid("loloha/pool-above", "loloha/default", {"pool_size": (1 << 20) + 1}),
+    Invalid("loloha/table", "loloha/default", {"pool_size": 1 << 20, "g": 32}, match="pool_size x g"),
+    Invalid("loloha/epsilon-inf", "loloha/default", {"epsilon_inf": 1.0}, match="epsilon_inf"),
+    Invalid("loloha/p1-low", "loloha/default", {"p1": "1/4"}, match="p1 must exceed 1/g"),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import NON_ASCII, SECRETS, Case
+from . import NON_ASCII, SECRETS, Case, Invalid
 
 CASES = (
     Case(
@@ -35,4 +35,14 @@ CASES = (
         values=["é", "😀", "é"],
         client=(SECRETS[1], 0),
     ),
+)
+
+#: Longitudinal chain parameters Python refuses (``LongitudinalSpec.__init__``).
+INVALID = (
+    Invalid("l-grr/epsilon-inf", "l-grr/str", {"epsilon_inf": 1.0}, match="epsilon_inf > epsilon"),
+    Invalid("l-grr/p1-one", "l-grr/str", {"p1": "1"}, match="p1 must be in (0, 1)"),
+    Invalid("l-grr/not-grr", "l-grr/str", {"q1": "1/10"}, match="l-grr: "),
+    Invalid("l-osue/not-oue", "l-osue/str", {"q1": "1/2"}, match="the OUE round needs p1 = 1/2 > q1"),
+    Invalid("l-oue/not-oue", "l-oue/int", {"p2": "3/4"}, match="l-oue: "),
+    Invalid("l-sue/domain-above", "l-sue/non-ascii", {"domain": (1 << 18) + 1}, match="a domain of 262,145"),
 )

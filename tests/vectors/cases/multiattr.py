@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ldp.specs.multiattr import MultiAttribute
 
-from . import Case
+from . import Case, Invalid
 
 CASES = (
     Case(
@@ -62,5 +62,60 @@ CASES = (
             [{"name": f"g{i}", "mechanism": "grr", "domain": ["a", "b", "c"]} for i in range(3)], 1.0
         ).to_dict(),
         values=[["a", "b", "c"], {"g0": "c", "g1": "c", "g2": "a"}],
+    ),
+)
+
+_CAT = CASES[1].spec["attributes"]  # grr os, oue browser, olh page: 3 attributes at epsilon 3 each
+_RSFD = CASES[3].spec["attributes"]
+_GAUSSIAN = {"name": "noise", "mechanism": "gaussian", "epsilon": 3.0, "delta": 1e-6, "grid": 8}
+
+#: Records Python refuses (``MultiAttribute.__init__``): the record's parameters, or one attribute's spec.
+INVALID = (
+    Invalid(
+        "multi-attribute/method", "multi-attribute/cat", {"method": "all"}, match="method must be one of"
+    ),
+    Invalid("multi-attribute/sample-zero", "multi-attribute/cat", {"sample": 0}),
+    Invalid("multi-attribute/sample-above", "multi-attribute/cat", {"sample": 4}, match="cannot exceed"),
+    Invalid(
+        "multi-attribute/spl-sample", "multi-attribute/numeric", {"sample": 2}, match="spl reports every"
+    ),
+    Invalid(
+        "multi-attribute/rsfd-sample", "multi-attribute/rsfd", {"sample": 2}, match="exactly one attribute"
+    ),
+    Invalid(
+        "multi-attribute/one-attribute",
+        "multi-attribute/cat",
+        {"attributes": _CAT[:1]},
+        match="two attributes",
+    ),
+    Invalid(
+        "multi-attribute/names",
+        "multi-attribute/cat",
+        {"attributes": [_CAT[0], {**_CAT[1], "name": "os"}, _CAT[2]]},
+        match="names must be distinct",
+    ),
+    Invalid(
+        "multi-attribute/attribute-p",
+        "multi-attribute/cat",
+        {"attributes": [{**_CAT[0], "p": "1/4"}, *_CAT[1:]]},
+        match="attribute 'os': grr: p must exceed 1/d",
+    ),
+    Invalid(
+        "multi-attribute/attribute-domain",
+        "multi-attribute/cat",
+        {"attributes": [{**_CAT[0], "domain": ["linux"]}, *_CAT[1:]]},
+        match="attribute 'os': grr needs a domain of at least 2 values",
+    ),
+    Invalid(
+        "multi-attribute/gaussian",
+        "multi-attribute/cat",
+        {"attributes": [*_CAT[:2], _GAUSSIAN]},
+        match="must be a pure epsilon-LDP mechanism",
+    ),
+    Invalid(
+        "multi-attribute/rsfd-oue",
+        "multi-attribute/rsfd",
+        {"attributes": [*_RSFD[:2], {**_CAT[1], "name": "g2"}]},
+        match="rsfd-grr takes GRR attributes",
     ),
 )

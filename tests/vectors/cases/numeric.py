@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import Case
+from . import Case, Invalid
 
 CASES = (
     Case("duchi/default", {"mechanism": "duchi", "epsilon": 1.0}, values=[-1.0, 0.0, 0.3, 1, 7.5]),
@@ -43,4 +43,29 @@ CASES = (
         {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-5, "low": 0, "high": 1},
         values=[0.0, 0.5, 1.0],
     ),
+)
+
+#: Numeric parameters Python refuses (``NumericSpec``: range, grid, delta).
+INVALID = (
+    Invalid(
+        "duchi/value-scale", "duchi/default", {"low": -1e300, "high": 1e300}, match="too wide at epsilon"
+    ),
+    Invalid(
+        "stochastic-rounding/value-scale",
+        "stochastic-rounding/range",
+        {"low": 0.0, "high": 1e150},
+        match="too wide at epsilon",
+    ),
+    Invalid("duchi/low-not-below-high", "duchi/range", {"low": 100.0}, match="need low < high"),
+    Invalid("duchi/too-wide", "duchi/default", {"low": -1.7e308, "high": 1.7e308}, match="too wide"),
+    Invalid(
+        "stochastic-rounding/low-above-high", "stochastic-rounding/default", {"low": 2.0}, match="low < high"
+    ),
+    Invalid("piecewise/grid-zero", "piecewise/grid8", {"grid": 0}),
+    Invalid("piecewise/grid-above", "piecewise/grid8", {"grid": 1025}),
+    Invalid("piecewise/too-narrow", "piecewise/grid8", {"low": 0.0, "high": 5e-324}, match="too narrow"),
+    Invalid("hybrid/low-not-below-high", "hybrid/grid8", {"high": -1.0}, match="low < high"),
+    Invalid("laplace/grid-above", "laplace/grid8", {"grid": 2048}),
+    Invalid("gaussian/delta-zero", "gaussian/grid8", {"delta": 0.0}, match="delta must be in (0, 1)"),
+    Invalid("gaussian/delta-one", "gaussian/grid8", {"delta": 1.0}, match="delta must be in (0, 1)"),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import SECRETS, Case
+from . import SECRETS, Case, Invalid
 
 CASES = (
     Case(
@@ -28,4 +28,24 @@ CASES = (
         values=[0.0, 0.5, 0.5, 0.99],
         client=(SECRETS[1], 0),
     ),
+)
+
+#: 1BitMean parameters Python refuses (``OneBitMean.__init__``).
+INVALID = (
+    Invalid("onebitmean/value-scale", "onebitmean/plain", {"high": 1e200}, match="too wide at epsilon"),
+    Invalid("onebitmean/low-not-below-high", "onebitmean/plain", {"low": 3600.0}, match="low < high"),
+    Invalid(
+        "onebitmean/rounding", "onebitmean/plain", {"rounding": "floor"}, match="rounding must be one of"
+    ),
+    Invalid(
+        "onebitmean/grid-plain", "onebitmean/plain", {"grid": 8}, match="grid applies with rounding='alpha'"
+    ),
+    Invalid("onebitmean/gamma-plain", "onebitmean/plain", {"gamma": "1/8"}, match="gamma"),
+    Invalid("onebitmean/grid-zero", "onebitmean/alpha", {"grid": 0}),
+    Invalid("onebitmean/grid-above", "onebitmean/alpha", {"grid": 1025}),
+    Invalid(
+        "onebitmean/gamma-half", "onebitmean/alpha-gamma", {"gamma": "1/2"}, match="gamma must be below 1/2"
+    ),
+    Invalid("onebitmean/p-half", "onebitmean/alpha", {"p": "1/2"}, match="p must exceed 1/2"),
+    Invalid("onebitmean/too-narrow", "onebitmean/alpha", {"low": 0.0, "high": 5e-324}, match="too narrow"),
 )

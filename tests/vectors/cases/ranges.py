@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import Case
+from . import Case, Invalid
 
 CASES = (
     Case(
@@ -25,4 +25,14 @@ CASES = (
         {"mechanism": "range-haar", "domain": ["low", "mid", "high"], "epsilon": 0.5},
         values=["low", "high"],
     ),
+)
+
+#: Range-query parameters Python refuses (``RangeHierarchy``, ``RangeHaar``).
+INVALID = (
+    Invalid("range-hierarchy/branching-one", "range-hierarchy/b2", {"branching": 1}),
+    Invalid("range-hierarchy/branching-above", "range-hierarchy/b2", {"branching": 1025}),
+    Invalid("range-hierarchy/leaves", "range-hierarchy/b2", {"domain": 4097}, match="padded leaves"),
+    Invalid("range-hierarchy/p-below-q", "range-hierarchy/b2", {"p": "1/4"}, match="p must exceed q"),
+    Invalid("range-haar/leaves", "range-haar/int", {"domain": 4097}, match="padded leaves"),
+    Invalid("range-haar/p-half", "range-haar/int", {"p": "1/2"}, match="p must exceed 1/2"),
 )

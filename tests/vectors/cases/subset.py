@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import Case
+from . import Case, Invalid
 
 CASES = (
     Case(
@@ -16,4 +16,12 @@ CASES = (
         values=[0, 35, "69"],
     ),
     Case("ss/omega-1", {"mechanism": "ss", "domain": ["a", "é", 3], "epsilon": 2.0}, values=["é", 3]),
+)
+
+#: Subset-selection parameters Python refuses (``SubsetSelection.__init__``).
+INVALID = (
+    Invalid("ss/omega-zero", "ss/str", {"omega": 0}),
+    Invalid("ss/omega-d", "ss/str", {"omega": 10}),
+    Invalid("ss/p-low", "ss/str", {"p": "3/10"}, match="p must exceed omega/d"),
+    Invalid("ss/domain-above", "ss/str", {"domain": (1 << 18) + 1}, match="a domain of 262,145 values"),
 )
