@@ -30,7 +30,9 @@ class RandomTest {
             listOf(BigInteger.ONE.shiftLeft(bits), BigInteger.ONE.shiftLeft(bits) - BigInteger.ONE, BigInteger(bits, random).add(BigInteger.ONE))
         }
         for (n in bounds.filter { it.signum() > 0 }) {
-            val bytes = randomBytes(4000)
+            // 50 draws accept with probability > 1/2 each: 16 tries per draw on average would be 8x the
+            // expected need, so running out (fewer than 50 acceptances in 800 tries) has probability < 2^-400
+            val bytes = randomBytes(800 * ((n.bitLength() + 7) / 8))
             val a = FixedSource(bytes)
             val b = FixedSource(bytes)
             val uniform = UniformBelow(n)
