@@ -1,0 +1,99 @@
+package dev.ldp.client.cli
+
+import dev.ldp.client.Json
+import dev.ldp.client.Registry
+import dev.ldp.client.Values
+import dev.ldp.client.Vectors
+import java.io.ByteArrayInputStream
+import java.io.ByteArrayOutputStream
+import java.io.File
+import java.io.PrintStream
+import java.nio.file.Files
+import kotlin.test.Test
+import kotlin.test.assertEquals
+import kotlin.test.assertTrue
+
+/** The command-line encoder: reports per line, exit status and one-line errors (`ldp-encode`'s contract). */
+class MainTest {
+    private val grr = Vectors.specs.getValue("grr/str")
+    private val dir: File = Files.createTempDirectory("ldp-main-test").toFile().apply { deleteOnExit() }
+    private val specFile = File(dir, "spec.json").apply { writeText(grr.canonicalJson) }
+
+    private class Run(val status: Int, val out: String, val err: String)
+
+    private fun run(vararg args: String, stdin: ByteArray = ByteArray(0)): Run {
+        val out = ByteArrayOutputStream()
+        val err = ByteArrayOutputStream()
+        val status = Main.run(arrayOf(*args), ByteArrayInputStream(stdin), PrintStream(out, true, "UTF-8"), PrintStream(err, true, "UTF-8"))
+        return Run(status, out.toString("UTF-8"), err.toString("UTF-8"))
+    }
+
+    private fun failsWithOneLine(run: Run, vararg words: String) {
+        assertEquals(2, run.status, run.err)
+        val lines = run.err.trimEnd('\n').split('\n')
+        assertEquals(1, lines.size, run.err)
+        assertTrue(lines[0].startsWith("ldp-encode: "), run.err)
+        for (w in words) assertTrue(w in lines[0], "'$w' not in: ${lines[0]}")
+    }
+
+    @Test
+    fun eachLineOfStandardInputGivesOneReportOfTheSpecInOrder() {
+        val domain = grr.domain().map { Values.text(it) }
+        val text = "\uFEFF" + domain.joinToString("\r\n") + "\r\n" // a byte-order mark and CR LF, as Python reads them
+        val run = run("--spec", specFile.path, stdin = text.toByteArray())
+        assertEquals(0, run.status, run.err)
+        val reports = run.out.trimEnd('\n').split('\n').map { Json.parseObject(it) }
+        assertEquals(domain.size, reports.size)
+        for (r in reports) {
+            assertEquals(grr.fingerprint, r["spec"])
+            assertTrue(Values.text(r["value"]) in domain, r.toString())
+        }
+        assertTrue("encoded ${domain.size} values with grr" in run.err, run.err)
+    }
+
+    @Test
+    fun aValuesFileAndDashForStandardInputAreRead() {
+        val value = Values.text(grr.domain()[0])
+        val values = File(dir, "values.txt").apply { writeText("$value\n$value\n") }
+        assertEquals(2, run("--spec", specFile.path, values.path).out.lines().count { it.isNotEmpty() })
+        assertEquals(1, run("--spec", specFile.path, "-", stdin = "$value\n".toByteArray()).out.lines().count { it.isNotEmpty() })
+    }
+
+    @Test
+    fun aValueOutsideTheDomainNamesItsLine() {
+        val value = Values.text(grr.domain()[0])
+        failsWithOneLine(run("--spec", specFile.path, stdin = "$value\nnot-a-value\n".toByteArray()), "line 2", "not in the domain")
+    }
+
+    @Test
+    fun inputThatIsNotUtf8IsRefusedNamingLineAndByte() {
+        val value = Values.text(grr.domain()[0])
+        val bytes = "$value\n".toByteArray() + byteArrayOf(0x61, 0xff.toByte(), 0x0a)
+        failsWithOneLine(run("--spec", specFile.path, stdin = bytes), "line 2", "0xff", "column 2")
+    }
+
+    @Test
+    fun badArgumentsAreOneLineErrors() {
+        failsWithOneLine(run(), "usage")
+        failsWithOneLine(run("--spec"), "--spec needs a value")
+        failsWithOneLine(run("--spec", specFile.path, "--colour", "red"), "unknown option")
+        failsWithOneLine(run("--spec", File(dir, "missing.json").path), "no such file")
+        failsWithOneLine(run("--spec", specFile.path, "a.txt", "b.txt"), "usage")
+        val bad = File(dir, "bad.json").apply { writeText("""{"mechanism":"nope","epsilon":1.0}""") }
+        failsWithOneLine(run("--spec", bad.path), "unknown mechanism")
+    }
+
+    @Test
+    fun aGridSpecWithoutItsTableIsRefused() {
+        val piecewise = Vectors.specs.values.firstOrNull { it.mechanism == "piecewise" } ?: return
+        val file = File(dir, "piecewise.json").apply { writeText(piecewise.canonicalJson) }
+        failsWithOneLine(run("--spec", file.path, stdin = "0.5\n".toByteArray()), "sampling table")
+    }
+
+    @Test
+    fun listMechanismsPrintsTheRegistry() {
+        val run = run("--list-mechanisms")
+        assertEquals(0, run.status)
+        assertEquals(Registry.ENCODED, run.out.trimEnd('\n').split('\n'))
+    }
+}
