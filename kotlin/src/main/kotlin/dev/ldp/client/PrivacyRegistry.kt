@@ -2,20 +2,31 @@
 package dev.ldp.client
 
 import dev.ldp.client.privacy.binaryNumericPrivacy
+import dev.ldp.client.privacy.cmsPrivacy
 import dev.ldp.client.privacy.dbitflipPrivacy
 import dev.ldp.client.privacy.gridPrivacy
 import dev.ldp.client.privacy.grrPrivacy
+import dev.ldp.client.privacy.hadamardPrivacy
+import dev.ldp.client.privacy.hcmsPrivacy
+import dev.ldp.client.privacy.localHashingPrivacy
+import dev.ldp.client.privacy.lolohaPrivacy
+import dev.ldp.client.privacy.longitudinalPrivacy
 import dev.ldp.client.privacy.multiAttributePrivacy
 import dev.ldp.client.privacy.oneBitMeanPrivacy
+import dev.ldp.client.privacy.pckvGrrPrivacy
+import dev.ldp.client.privacy.pckvUePrivacy
+import dev.ldp.client.privacy.prefixPrivacy
+import dev.ldp.client.privacy.privkvmPrivacy
 import dev.ldp.client.privacy.rangeHaarPrivacy
 import dev.ldp.client.privacy.rangeHierarchyPrivacy
+import dev.ldp.client.privacy.subsetPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
 
 /** The privacy function of each mechanism's family, and its derived fields. */
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "dbitflip", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "pem", "treehist", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "cms", "hcms", "ss", "dbitflip", "pckv-ue", "pckv-grr", "privkvm", "loloha", "l-grr", "l-osue", "l-oue", "l-sue", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -28,7 +39,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: olh, blh, hr, pem, treehist, rappor, cms, hcms, ss, pckv-ue, pckv-grr, privkvm, loloha, l-grr, l-osue, l-oue, l-sue.
+     * No privacy function here for: rappor.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -36,9 +47,20 @@ public object PrivacyRegistry {
         return when (mechanism) {
             "grr", "binary-rr" -> limited(grrPrivacy(fields), mechanism)
             "sue", "oue" -> limited(unaryPrivacy(fields), mechanism)
+            "olh", "blh" -> limited(localHashingPrivacy(fields), mechanism)
+            "hr" -> limited(hadamardPrivacy(fields), mechanism)
+            "pem", "treehist" -> limited(prefixPrivacy(fields), mechanism)
             "duchi", "stochastic-rounding" -> limited(binaryNumericPrivacy(fields), mechanism)
             "piecewise", "hybrid", "laplace", "gaussian" -> limited(gridPrivacy(fields), mechanism)
+            "cms" -> limited(cmsPrivacy(fields), mechanism)
+            "hcms" -> limited(hcmsPrivacy(fields), mechanism)
+            "ss" -> limited(subsetPrivacy(fields), mechanism)
             "dbitflip" -> limited(dbitflipPrivacy(fields), mechanism)
+            "pckv-ue" -> limited(pckvUePrivacy(fields), mechanism)
+            "pckv-grr" -> limited(pckvGrrPrivacy(fields), mechanism)
+            "privkvm" -> limited(privkvmPrivacy(fields), mechanism)
+            "loloha" -> limited(lolohaPrivacy(fields), mechanism)
+            "l-grr", "l-osue", "l-oue", "l-sue" -> limited(longitudinalPrivacy(fields), mechanism)
             "multi-attribute" -> limited(multiAttributePrivacy(fields, ::mechanismPrivacy), mechanism)
             "onebitmean" -> limited(oneBitMeanPrivacy(fields), mechanism)
             "range-hierarchy" -> limited(rangeHierarchyPrivacy(fields), mechanism)

@@ -17,10 +17,7 @@ class RegistryTest {
 
         /** Registered mechanisms with no Kotlin encoder or privacy function yet. */
         val NOT_PORTED = setOf(
-            "olh", "blh", "hr", "pem", "treehist",
-            "rappor", "cms", "hcms", "ss",
-            "pckv-ue", "pckv-grr", "privkvm",
-            "loloha", "l-grr", "l-osue", "l-oue", "l-sue",
+            "rappor",
         )
     }
 

@@ -98,3 +98,21 @@ public fun lhBucket(seed: Long, index: Long, g: Long): Int {
     val v = (a * (index % LH_PRIME) + b) % LH_PRIME // a, x mod P < 2^31: below 2^62
     return (v * g / LH_PRIME).toInt() // v, g < 2^31: below 2^62
 }
+
+/**
+ * The probability that two distinct inputs share a bucket under a uniformly drawn hash of the family
+ * with [g] buckets: the family is 2-universal over Z_P (a, b uniform over the (P − 1)·P seeds), so
+ * (a·x + b, a·y + b) is a uniform pair of distinct residues; with s = ⌊P/g⌋ and r = P mod g, r buckets
+ * hold s + 1 residues and g − r hold s, giving (r(s + 1)s + (g − r)s(s − 1)) / (P(P − 1)) exactly
+ * (`lhCollisionProbability` of `js/src/hashing.ts`; the local-hashing decoders' q*).
+ *
+ * @throws IllegalArgumentException if [g] is outside [1, P].
+ */
+public fun lhCollisionProbability(g: Long): dev.ldp.client.Fraction {
+    require(g in 1..LH_PRIME) { "number of buckets g must be in [1, 2^31 - 1], got $g" }
+    val big = java.math.BigInteger::valueOf
+    val s = LH_PRIME / g
+    val r = LH_PRIME % g
+    val same = big(r) * big(s + 1) * big(s) + big(g - r) * big(s) * big(s - 1)
+    return dev.ldp.client.Fraction.of(same, big(LH_PRIME) * big(LH_PRIME - 1))
+}

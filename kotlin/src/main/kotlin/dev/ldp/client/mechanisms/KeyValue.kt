@@ -1,0 +1,232 @@
+package dev.ldp.client.mechanisms
+
+import dev.ldp.client.ByteSource
+import dev.ldp.client.ByteSources
+import dev.ldp.client.DomainIndex
+import dev.ldp.client.Encoder
+import dev.ldp.client.Fraction
+import dev.ldp.client.Json
+import dev.ldp.client.LdpException
+import dev.ldp.client.Packing
+import dev.ldp.client.Report
+import dev.ldp.client.Spec
+import dev.ldp.client.Text
+import dev.ldp.client.UniformBelow
+import dev.ldp.client.ValueException
+import java.math.BigDecimal
+import java.math.BigInteger
+
+/**
+ * A user's input to the key-value encoders, parsed and checked as Python's `parse_pairs`
+ * (`ldp/specs/key_value.py`): a map `{key: value}`, a list (or array) of `[key, value]` pairs (lists,
+ * arrays or [Pair]s), or the JSON text of either; keys in the spec's domain, each once; values
+ * numbers in [−1, 1] (a [Number], or the decimal text of one; booleans are refused, as the TS client
+ * refuses them). An empty set is allowed (the user reports a dummy key).
+ */
+internal object KeyValueInput {
+    private val DECIMAL = Regex("""^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$""")
+
+    /** A key or value in a message: a string as is, else its JSON (its text when it has none), clipped. */
+    private fun shown(v: Any?): String {
+        val text = when (v) {
+            is String -> v
+            is Array<*> -> v.contentDeepToString()
+            else -> try {
+                Json.dump(v)
+            } catch (e: LdpException) {
+                v.toString()
+            }
+        }
+        return Text.clip(text, 80, true)
+    }
+
+    private fun number(raw: Any?, key: Any?): Double {
+        val x = when (raw) {
+            is Double -> raw
+            is BigInteger -> raw.toDouble()
+            is Float, is Int, is Long, is Short, is Byte -> (raw as Number).toDouble()
+            is String -> if (DECIMAL.matches(raw.trim())) raw.trim().toDouble() else null
+            else -> null
+        }
+        if (x == null || x.isNaN() || x.isInfinite()) {
+            throw ValueException("the value of key ${shown(key)} must be a number, got ${shown(raw)}")
+        }
+        if (!(x >= -1.0 && x <= 1.0)) throw ValueException("the value of key ${shown(key)} must be in [-1, 1], got ${shown(raw)}")
+        return x
+    }
+
+    private fun items(input: Any): List<Pair<Any?, Any?>> {
+        var value: Any? = input
+        if (value is String) {
+            value = try {
+                Json.parse(value)
+            } catch (e: LdpException) {
+                throw ValueException("a key-value input must be a JSON object such as {\"a\": 0.5} or a list of [key, value] pairs")
+            }
+        }
+        if (value is Array<*>) value = value.toList()
+        return when (value) {
+            is Map<*, *> -> value.entries.map { it.key to it.value }
+            is List<*> -> value.map { item ->
+                when {
+                    item is Pair<*, *> -> item.first to item.second
+                    item is List<*> && item.size == 2 -> item[0] to item[1]
+                    item is Array<*> && item.size == 2 -> item[0] to item[1]
+                    else -> throw ValueException("a key-value pair must be [key, value], got ${shown(item)}")
+                }
+            }
+            else -> throw ValueException("a key-value input must be a JSON object or a list of [key, value] pairs")
+        }
+    }
+
+    /** The pairs as (key index, value), in input order. */
+    fun parse(index: DomainIndex, input: Any): List<Pair<Int, Double>> {
+        val seen = HashSet<Int>()
+        return items(input).map { (key, raw) ->
+            val k = index.indexOf(key)
+            if (!seen.add(k)) throw ValueException("key ${shown(key)} appears twice in one user's pairs")
+            k to number(raw, key)
+        }
+    }
+}
+
+/** The coins the key-value encoders share, each with Python's byte consumption (safe for concurrent threads, as the source is). */
+internal class KeyValueCoins(private val source: ByteSource) {
+    private val draws = java.util.concurrent.ConcurrentHashMap<BigInteger, UniformBelow>()
+
+    /** randbelow(n). */
+    fun below(n: BigInteger): BigInteger = draws.getOrPut(n) { UniformBelow(n) }.draw(source)
+
+    /** True with probability p: randbelow(p.den) < p.num. */
+    fun coin(p: Fraction): Boolean = below(p.den) < p.num
+
+    /** ±1 with P[+1] = ⌊(1 + v)·2^63⌋/2^64 (one randbelow(2^64), drawn for v = 1 too). */
+    fun sign(v: Double): Int {
+        if (v >= 1) {
+            below(TWO64)
+            return 1
+        }
+        return if (below(TWO64) < threshold(v)) 1 else -1
+    }
+
+    /**
+     * Padding-and-sampling of one user: (padded key index, v* = ±1); draws randbelow(η), η = max(n, ℓ),
+     * then the discretization. A padding slot i ≥ n is the dummy key d + i − n, value 0.
+     */
+    fun samplePair(pairs: List<Pair<Int, Double>>, ell: Int, domainSize: Int): Pair<Int, Int> {
+        val eta = maxOf(pairs.size, ell)
+        val i = below(BigInteger.valueOf(eta.toLong())).toInt()
+        return if (i < pairs.size) pairs[i].first to sign(pairs[i].second) else (domainSize + i - pairs.size) to sign(0.0)
+    }
+
+    private companion object {
+        val TWO63: BigInteger = BigInteger.ONE.shiftLeft(63)
+        val TWO64: BigInteger = BigInteger.ONE.shiftLeft(64)
+
+        /** ⌊(1 + v)·2^63⌋ for a double v in [−1, 1): 2^63 + ⌊v·2^63⌋ (a power-of-two scaling, exact). */
+        fun threshold(v: Double): BigInteger = TWO63 + BigDecimal(Math.floor(v * 9.223372036854775808E18)).toBigInteger()
+    }
+}
+
+/**
+ * PCKV-UE (Gu et al., USENIX Security 2020; the port of `js/src/keyvalue.ts`): padding-and-sampling to
+ * ℓ pairs, then two bit vectors over the d + ℓ keys (`plus`: y = +1, `minus`: y = −1). Draws, in
+ * Python's order: the sampled pair, the discretization, the key coin (a), the sign coin (p, drawn
+ * either way), then for every other key in order its nonzero coin (b) and, when nonzero, its sign
+ * (randbelow(2): 1 is +1). Input: a user's pairs ([KeyValueInput]).
+ *
+ * @mechanisms pckv-ue
+ */
+public class PckvUeEncoder @JvmOverloads constructor(
+    override val spec: Spec,
+    source: ByteSource = ByteSources.secure,
+) : Encoder {
+    private val index = DomainIndex(spec.domain())
+    private val a = spec.fraction("a")
+    private val b = spec.fraction("b")
+    private val p = spec.fraction("p")
+    private val ell = spec.intValue("ell")
+    private val padded = index.size + ell
+    private val coins = KeyValueCoins(source)
+
+    override fun encode(value: Any): Report {
+        val (key, sampled) = coins.samplePair(KeyValueInput.parse(index, value), ell, index.size)
+        val words = (padded + 63) ushr 6
+        val plus = LongArray(words)
+        val minus = LongArray(words)
+        fun set(lanes: LongArray, i: Int) {
+            lanes[i ushr 6] = lanes[i ushr 6] or (1L shl (i and 63))
+        }
+        val kept = coins.coin(a)
+        val same = coins.coin(p) // drawn either way (a fixed order of draws)
+        if (kept) set(if ((if (same) sampled else -sampled) > 0) plus else minus, key)
+        for (i in 0 until padded) {
+            if (i == key || !coins.coin(b)) continue
+            set(if (coins.below(BigInteger.valueOf(2)) == BigInteger.ONE) plus else minus, i)
+        }
+        return Report(
+            spec.fingerprint,
+            extra = listOf("plus" to Packing.wordsToPacked(plus, padded), "minus" to Packing.wordsToPacked(minus, padded)),
+        )
+    }
+}
+
+/**
+ * PCKV-GRR (the port of `js/src/keyvalue.ts`): padding-and-sampling to ℓ pairs, then one (key, sign)
+ * by correlated randomized response: with a, the sampled key, its sign kept with p; else a uniform
+ * other of the d + ℓ keys and a uniform sign. Input: a user's pairs ([KeyValueInput]).
+ *
+ * @mechanisms pckv-grr
+ */
+public class PckvGrrEncoder @JvmOverloads constructor(
+    override val spec: Spec,
+    source: ByteSource = ByteSources.secure,
+) : Encoder {
+    private val index = DomainIndex(spec.domain())
+    private val a = spec.fraction("a")
+    private val p = spec.fraction("p")
+    private val ell = spec.intValue("ell")
+    private val others = BigInteger.valueOf((index.size + ell - 1).toLong())
+    private val coins = KeyValueCoins(source)
+
+    override fun encode(value: Any): Report {
+        var (key, s) = coins.samplePair(KeyValueInput.parse(index, value), ell, index.size)
+        if (coins.coin(a)) {
+            if (!coins.coin(p)) s = -s
+        } else {
+            val other = coins.below(others).toInt()
+            key = other + (if (other >= key) 1 else 0)
+            s = if (coins.below(BigInteger.valueOf(2)) == BigInteger.ONE) 1 else -1
+        }
+        return Report(spec.fingerprint, extra = listOf("key" to key.toLong(), "sign" to (if (s > 0) 1L else 0L)))
+    }
+}
+
+/**
+ * PrivKVM's single round (Ye et al., IEEE S&P 2019; the port of `js/src/keyvalue.ts`): one uniformly
+ * drawn key j; its presence by randomized response (p₁) and, when reported present, its discretized
+ * value's sign kept with p₂. `response`: 0 (−1), 2 (+1) or 1 (absent). Input: a user's pairs
+ * ([KeyValueInput]).
+ *
+ * @mechanisms privkvm
+ */
+public class PrivKvmEncoder @JvmOverloads constructor(
+    override val spec: Spec,
+    source: ByteSource = ByteSources.secure,
+) : Encoder {
+    private val index = DomainIndex(spec.domain())
+    private val p1 = spec.fraction("p1")
+    private val p2 = spec.fraction("p2")
+    private val keys = BigInteger.valueOf(index.size.toLong())
+    private val coins = KeyValueCoins(source)
+
+    override fun encode(value: Any): Report {
+        val held = KeyValueInput.parse(index, value).toMap()
+        val j = coins.below(keys).toInt()
+        val v = held[j]
+        var s = coins.sign(v ?: 0.0)
+        val present = if (v != null) coins.coin(p1) else !coins.coin(p1)
+        if (!coins.coin(p2)) s = -s
+        return Report(spec.fingerprint, extra = listOf("key" to j.toLong(), "response" to (if (present) 1L + s else 1L)))
+    }
+}

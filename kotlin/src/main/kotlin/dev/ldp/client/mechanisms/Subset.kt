@@ -1,0 +1,89 @@
+package dev.ldp.client.mechanisms
+
+import dev.ldp.client.ByteSource
+import dev.ldp.client.ByteSources
+import dev.ldp.client.DomainIndex
+import dev.ldp.client.Encoder
+import dev.ldp.client.Fraction
+import dev.ldp.client.Packing
+import dev.ldp.client.Report
+import dev.ldp.client.Spec
+import dev.ldp.client.SpecException
+import dev.ldp.client.UniformBelow
+import java.math.BigInteger
+
+/**
+ * Floyd's uniform sampling of a `size`-subset of [0, `population`), with the Python client's coins
+ * (`ldp/client/subset.py`; `floydSample` of `js/src/subset.ts`): for j = population − size, …,
+ * population − 1, t = randbelow(j + 1), and t joins the subset, or j when t is already in it. The
+ * samplers of the `size` draws are made once.
+ *
+ * @property population the values drawn from, [0, population)
+ * @property size the members of each subset, in [0, population]
+ */
+public class Floyd(public val population: Int, public val size: Int) {
+    private val draws: Array<UniformBelow>
+
+    init {
+        require(size in 0..population) { "a subset of $size of $population values" }
+        draws = Array(size) { UniformBelow(BigInteger.valueOf((population - size + it + 1).toLong())) }
+    }
+
+    /** One uniform subset: its members in the order they joined. */
+    public fun sample(source: ByteSource): List<Int> {
+        val chosen = LinkedHashSet<Int>()
+        for (i in 0 until size) {
+            val j = population - size + i
+            val t = draws[i].drawLong(source).toInt()
+            chosen.add(if (t in chosen) j else t)
+        }
+        return chosen.toList()
+    }
+
+    public companion object {
+        /** One uniform `size`-subset of [0, `population`) (see [Floyd]). */
+        @JvmStatic
+        public fun sample(population: Int, size: Int, source: ByteSource): List<Int> = Floyd(population, size).sample(source)
+    }
+}
+
+/**
+ * Subset selection (the port of `js/src/subset.ts`): a random ω-subset of the domain, sent as a d-bit
+ * vector. One exact coin (randbelow(p.den) < p.num) decides whether the subset holds the true value x
+ * (probability p > ω/d), then [Floyd] draws the other members from the d − 1 values other
+ * than x, every coin in the Python client's order.
+ *
+ * @mechanisms ss
+ */
+public class SubsetEncoder @JvmOverloads constructor(
+    override val spec: Spec,
+    private val source: ByteSource = ByteSources.secure,
+) : Encoder {
+    private val index = DomainIndex(spec.domain())
+    private val p = spec.fraction("p")
+    private val omega: Int
+    private val coin: UniformBelow
+    private val withX: Floyd // the other members when the subset holds x
+    private val withoutX: Floyd
+
+    init {
+        val d = index.size
+        val omegaField = spec.int("omega")
+        if (omegaField < BigInteger.ONE || omegaField > BigInteger.valueOf(d - 1L)) throw SpecException("ss needs 1 <= omega <= d - 1 = ${d - 1}")
+        omega = omegaField.toInt()
+        if (p <= Fraction.of(omega.toLong(), d.toLong()) || p >= Fraction.ONE) throw SpecException("ss needs omega/d < p < 1")
+        coin = UniformBelow(p.den)
+        withX = Floyd(d - 1, omega - 1)
+        withoutX = Floyd(d - 1, omega)
+    }
+
+    override fun encode(value: Any): Report {
+        val d = index.size
+        val x = index.indexOf(value)
+        val holds = coin.draw(source) < p.num
+        val others = (if (holds) withX else withoutX).sample(source)
+        val positions = others.map { if (it >= x) it + 1 else it }.toMutableList()
+        if (holds) positions.add(x)
+        return Report(spec.fingerprint, bits = Packing.positionsToPacked(positions, d))
+    }
+}
