@@ -9,6 +9,7 @@ import dev.ldp.client.LdpException
 import dev.ldp.client.Registry
 import dev.ldp.client.Spec
 import dev.ldp.client.Text
+import dev.ldp.client.mechanisms.NumericEncoder
 import java.io.BufferedWriter
 import java.io.IOException
 import java.io.InputStream
@@ -34,7 +35,8 @@ import kotlin.system.exitProcess
  *
  * Values are read one per line (UTF-8, a byte-order mark dropped, LF or CR LF) from the file, or from
  * standard input when the file is `-` or absent; each is a string, as `ldp encode` reads a text file
- * (an integer domain finds its values by their decimal text; a numeric spec parses the decimal text).
+ * (an integer domain finds its values by their decimal text); a spec of numbers (a range, no domain)
+ * reads each line as a decimal number, surrounding spaces allowed, as `ldp encode` does.
  * One report JSON line per value goes to standard output, in order, every coin from `SecureRandom`;
  * a memoized mechanism's value gets a fresh client (a new secret) per line, so each line is one
  * client's first report.
@@ -136,12 +138,14 @@ public object Main {
         val options = EncoderOptions(table = table)
         val memoized = Claim.privacyFacts(spec.fields).memoized // a fresh client (secret) per value
         val shared = if (memoized) null else Registry.makeEncoder(spec, options)
+        // a spec of numbers (a range, no domain) reads each line as a number, as `ldp encode` does (parse_numeric_text)
+        val numeric = "low" in spec.fields && "high" in spec.fields && "domain" !in spec.fields
         val input = parsed.input?.takeIf { it != "-" }
         val lines = lines(readUtf8(input, "input file", stdin))
         val out = BufferedWriter(OutputStreamWriter(stdout, Charsets.UTF_8), 1 shl 16)
         lines.forEachIndexed { i, line ->
             val report = try {
-                (shared ?: Registry.makeEncoder(spec, options)).encode(line)
+                (shared ?: Registry.makeEncoder(spec, options)).encode(if (numeric) NumericEncoder.toDouble(line) else line)
             } catch (e: LdpException) {
                 out.flush()
                 throw LdpException("line ${i + 1}: ${e.message}")

@@ -91,6 +91,18 @@ class MainTest {
     }
 
     @Test
+    fun aSpecOfNumbersReadsEachLineAsANumber() {
+        // 1BitMean's encoder takes numbers only (Python's check_numeric_value): the command parses the text
+        val onebit = Vectors.specs.values.firstOrNull { it.mechanism == "onebitmean" } ?: return
+        val file = File(dir, "onebitmean.json").apply { writeText(onebit.canonicalJson) }
+        val low = Values.text(onebit.fields["low"])
+        val run = run("--spec", file.path, stdin = " $low \n$low\n".toByteArray())
+        assertEquals(0, run.status, run.err)
+        assertEquals(2, run.out.lines().count { it.isNotEmpty() })
+        failsWithOneLine(run("--spec", file.path, stdin = "$low\nabc\n".toByteArray()), "line 2", "not a number")
+    }
+
+    @Test
     fun listMechanismsPrintsTheRegistry() {
         val run = run("--list-mechanisms")
         assertEquals(0, run.status)
