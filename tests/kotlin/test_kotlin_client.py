@@ -13,6 +13,7 @@ family ported later is covered with no edit here.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -24,7 +25,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from conftest import every_spec_shape, sample_values
-from kotlin_build import KOTLIN, maven
+from kotlin_build import KOTLIN, VERSION, maven
 from scipy.stats import norm
 
 from ldp.audit import audit_claims, run_audit
@@ -183,3 +184,15 @@ def test_the_kotlin_cli_is_consistent_with_its_claim(mechanism, kotlin_classpath
     claims = audit_claims(spec, memoized=False)
     result = run_audit(spec, command_sampler(spec, command), 2000, confidence=1 - ALPHA, claims=claims)
     assert not result.violation, result.worst
+
+
+def test_ldp_audit_runs_the_kotlin_cli_as_documented(kotlin_classpath, tmp_path):
+    """The command of docs/kotlin.md#cli through ``ldp audit`` itself: a class path with ``lib/*`` (the JVM expands it)."""
+    spec = SPECS["grr"]
+    args = _write_spec(spec, tmp_path)
+    copy = Path(kotlin_classpath.split(os.pathsep)[0]).parent
+    classpath = os.pathsep.join([str(copy / f"ldp-client-{VERSION}.jar"), str(copy / "lib" / "*")])
+    command = shlex.join(["java", "-cp", classpath, MAIN, *args])
+    done = _ldp("audit", *args[:2], "--encoder-cmd", command, "--samples", "2000", "--confidence", 1 - ALPHA)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verdict: consistent" in done.stdout
