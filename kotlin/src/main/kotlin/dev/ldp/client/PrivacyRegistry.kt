@@ -19,6 +19,8 @@ import dev.ldp.client.privacy.prefixPrivacy
 import dev.ldp.client.privacy.privkvmPrivacy
 import dev.ldp.client.privacy.rangeHaarPrivacy
 import dev.ldp.client.privacy.rangeHierarchyPrivacy
+import dev.ldp.client.privacy.rapporFields
+import dev.ldp.client.privacy.rapporPrivacy
 import dev.ldp.client.privacy.subsetPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
 
@@ -26,7 +28,7 @@ import dev.ldp.client.privacy.unaryPrivacy
 public object PrivacyRegistry {
     /** The registered mechanisms with a privacy function here, in registry order. */
     @JvmField
-    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "pem", "treehist", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "cms", "hcms", "ss", "dbitflip", "pckv-ue", "pckv-grr", "privkvm", "loloha", "l-grr", "l-osue", "l-oue", "l-sue", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
+    public val CHECKED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "pem", "treehist", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "rappor", "cms", "hcms", "ss", "dbitflip", "pckv-ue", "pckv-grr", "privkvm", "loloha", "l-grr", "l-osue", "l-oue", "l-sue", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
 
     /** The facts with what the Python spec class says of the mechanism (its ε limit, a loose claim). */
     private fun limited(facts: MechanismPrivacy, mechanism: String): MechanismPrivacy {
@@ -39,7 +41,7 @@ public object PrivacyRegistry {
      * The privacy facts of canonical spec fields, from the family's function in
      * `dev.ldp.client.privacy`, after the range checks of the spec's constructor (a
      * [SpecException] naming what is wrong); null for a mechanism with no privacy function here.
-     * No privacy function here for: rappor.
+     * No privacy function here for: none.
      */
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
@@ -52,6 +54,7 @@ public object PrivacyRegistry {
             "pem", "treehist" -> limited(prefixPrivacy(fields), mechanism)
             "duchi", "stochastic-rounding" -> limited(binaryNumericPrivacy(fields), mechanism)
             "piecewise", "hybrid", "laplace", "gaussian" -> limited(gridPrivacy(fields), mechanism)
+            "rappor" -> limited(rapporPrivacy(fields), mechanism)
             "cms" -> limited(cmsPrivacy(fields), mechanism)
             "hcms" -> limited(hcmsPrivacy(fields), mechanism)
             "ss" -> limited(subsetPrivacy(fields), mechanism)
@@ -73,6 +76,7 @@ public object PrivacyRegistry {
     @JvmStatic
     public fun completeFields(out: MutableMap<String, Any?>) {
         when (out["mechanism"]) {
+            "rappor" -> rapporFields(out)
             else -> {}
         }
     }

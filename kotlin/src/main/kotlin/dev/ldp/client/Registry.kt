@@ -18,6 +18,7 @@ import dev.ldp.client.mechanisms.PemEncoder
 import dev.ldp.client.mechanisms.PrivKvmEncoder
 import dev.ldp.client.mechanisms.RangeHaarEncoder
 import dev.ldp.client.mechanisms.RangeHierarchyEncoder
+import dev.ldp.client.mechanisms.RapporEncoder
 import dev.ldp.client.mechanisms.SubsetEncoder
 import dev.ldp.client.mechanisms.UnaryEncoder
 
@@ -25,13 +26,13 @@ import dev.ldp.client.mechanisms.UnaryEncoder
 public object Registry {
     /** The registered mechanisms with an encoder here, in registry order. */
     @JvmField
-    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "pem", "treehist", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "cms", "hcms", "ss", "dbitflip", "pckv-ue", "pckv-grr", "privkvm", "loloha", "l-grr", "l-osue", "l-oue", "l-sue", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
+    public val ENCODED: List<String> = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "pem", "treehist", "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "rappor", "cms", "hcms", "ss", "dbitflip", "pckv-ue", "pckv-grr", "privkvm", "loloha", "l-grr", "l-osue", "l-oue", "l-sue", "multi-attribute", "onebitmean", "range-hierarchy", "range-haar")
 
     /**
      * The encoder of a spec: the class tagged with its mechanism in `dev.ldp.client.mechanisms`.
      * `options` carries the byte source (tests only), a memoized mechanism's client state, SHAKE-256
      * and a record's numeric tables. A [SpecException] for a mechanism with no encoder here.
-     * No encoder here for: rappor.
+     * No encoder here for: none.
      */
     @JvmStatic
     @JvmOverloads
@@ -44,6 +45,7 @@ public object Registry {
             "hr" -> HadamardEncoder(spec, source)
             "pem", "treehist" -> PemEncoder(spec, source)
             "duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian" -> NumericEncoder.create(spec, source, options)
+            "rappor" -> RapporEncoder.create(spec, source, options)
             "cms" -> CmsEncoder(spec, source)
             "hcms" -> HcmsEncoder(spec, source)
             "ss" -> SubsetEncoder(spec, source)

@@ -2,6 +2,10 @@
 
 package dev.ldp.client.hashing
 
+import dev.ldp.client.Fraction
+import dev.ldp.client.LdpException
+import java.math.BigInteger
+
 /** The hash of a RAPPOR Bloom filter, by its name in the spec's `hash` field. */
 public enum class BloomHash(public val specName: String) {
     /** MurmurHash3 x64-128 with seed = cohort, double hashing (h1 + i·h2) mod k. */
@@ -15,12 +19,12 @@ public enum class BloomHash(public val specName: String) {
         /**
          * The hash named [name] (`"mmh3"` or `"md5"`, as a spec's canonical JSON writes it).
          *
-         * @throws IllegalArgumentException for any other name.
+         * @throws LdpException for any other name.
          */
         @JvmStatic
         public fun of(name: String): BloomHash =
             entries.firstOrNull { it.specName == name }
-                ?: throw IllegalArgumentException("unknown Bloom hash '$name' (expected mmh3 or md5)")
+                ?: throw LdpException("unknown Bloom hash '$name' (expected mmh3 or md5)")
     }
 }
 
@@ -38,16 +42,16 @@ public const val MAX_COHORT: Long = 0xFFFF_FFFFL
  * - [BloomHash.MD5]: D = MD5(cohort as 4 big-endian bytes ‖ data); position
  *   i is D[i] mod k (so h ≤ 16 and k ≤ 256 in a valid spec).
  *
- * @throws IllegalArgumentException if [cohort] is outside [0, 2^32),
+ * @throws LdpException if [cohort] is outside [0, 2^32),
  *   [numBits] < 1, [numHashes] < 0, or MD5 is asked for more than 16 hashes.
  */
 public fun bloomPositions(data: ByteArray, cohort: Long, numHashes: Int, numBits: Int, hash: BloomHash): IntArray {
-    require(cohort in 0..MAX_COHORT) { "cohort must be in [0, 2^32), got $cohort" }
-    require(numBits >= 1) { "num_bits must be at least 1, got $numBits" }
-    require(numHashes >= 0) { "num_hashes must not be negative, got $numHashes" }
+    requireArg(cohort in 0..MAX_COHORT) { "cohort must be in [0, 2^32), got $cohort" }
+    requireArg(numBits >= 1) { "num_bits must be at least 1, got $numBits" }
+    requireArg(numHashes >= 0) { "num_hashes must not be negative, got $numHashes" }
     return when (hash) {
         BloomHash.MD5 -> {
-            require(numHashes <= 16) { "MD5 Bloom hashing gives at most 16 positions, asked for $numHashes" }
+            requireArg(numHashes <= 16) { "MD5 Bloom hashing gives at most 16 positions, asked for $numHashes" }
             val prefixed = ByteArray(4 + data.size)
             for (i in 0 until 4) prefixed[i] = (cohort ushr (24 - 8 * i)).toByte()
             data.copyInto(prefixed, 4)
@@ -75,10 +79,10 @@ public const val LH_SEED_SPACE: Long = (LH_PRIME - 1) * LH_PRIME
  * The coefficients (a, b) of the hash named by [seed]: a = ⌊s/P⌋ + 1 ∈ [1, P),
  * b = s mod P.
  *
- * @throws IllegalArgumentException if [seed] is outside [0, [LH_SEED_SPACE]).
+ * @throws LdpException if [seed] is outside [0, [LH_SEED_SPACE]).
  */
 public fun lhCoefficients(seed: Long): LongArray {
-    require(seed in 0 until LH_SEED_SPACE) { "local-hashing seed must be in [0, $LH_SEED_SPACE), got $seed" }
+    requireArg(seed in 0 until LH_SEED_SPACE) { "local-hashing seed must be in [0, $LH_SEED_SPACE), got $seed" }
     return longArrayOf(seed / LH_PRIME + 1, seed % LH_PRIME)
 }
 
@@ -87,32 +91,37 @@ public fun lhCoefficients(seed: Long): LongArray {
  * ((a·x + b) mod P)·g // P, exactly (x is reduced mod P first, so any
  * non-negative index works; every product stays below 2^63).
  *
- * @throws IllegalArgumentException if [seed] is outside the seed space,
+ * @throws LdpException if [seed] is outside the seed space,
  *   [index] is negative, or [g] is outside [1, P] (more buckets than P
  *   inputs would leave some empty).
  */
 public fun lhBucket(seed: Long, index: Long, g: Long): Int {
     val (a, b) = lhCoefficients(seed)
-    require(index >= 0) { "domain index must not be negative, got $index" }
-    require(g in 1..LH_PRIME) { "number of buckets g must be in [1, 2^31 - 1], got $g" }
+    requireArg(index >= 0) { "domain index must not be negative, got $index" }
+    requireArg(g in 1..LH_PRIME) { "number of buckets g must be in [1, 2^31 - 1], got $g" }
     val v = (a * (index % LH_PRIME) + b) % LH_PRIME // a, x mod P < 2^31: below 2^62
     return (v * g / LH_PRIME).toInt() // v, g < 2^31: below 2^62
 }
 
 /**
- * The probability that two distinct inputs share a bucket under a uniformly drawn hash of the family
- * with [g] buckets: the family is 2-universal over Z_P (a, b uniform over the (P − 1)·P seeds), so
- * (a·x + b, a·y + b) is a uniform pair of distinct residues; with s = ⌊P/g⌋ and r = P mod g, r buckets
- * hold s + 1 residues and g − r hold s, giving (r(s + 1)s + (g − r)s(s − 1)) / (P(P − 1)) exactly
- * (`lhCollisionProbability` of `js/src/hashing.ts`; the local-hashing decoders' q*).
+ * P[H(x) = H(x′)] for x ≠ x′ over the family, exactly: the aggregator's
+ * constant. With s = ⌊P/g⌋ and r = P mod g, r buckets receive s + 1 of the P
+ * residues and g − r receive s, so the number of ordered colliding pairs is
+ * r(s + 1)s + (g − r)s(s − 1), out of P(P − 1).
  *
- * @throws IllegalArgumentException if [g] is outside [1, P].
+ * @throws LdpException if [g] is outside [1, P].
  */
-public fun lhCollisionProbability(g: Long): dev.ldp.client.Fraction {
-    require(g in 1..LH_PRIME) { "number of buckets g must be in [1, 2^31 - 1], got $g" }
-    val big = java.math.BigInteger::valueOf
-    val s = LH_PRIME / g
-    val r = LH_PRIME % g
-    val same = big(r) * big(s + 1) * big(s) + big(g - r) * big(s) * big(s - 1)
-    return dev.ldp.client.Fraction.of(same, big(LH_PRIME) * big(LH_PRIME - 1))
+public fun lhCollisionProbability(g: Long): Fraction {
+    requireArg(g in 1..LH_PRIME) { "number of buckets g must be in [1, 2^31 - 1], got $g" }
+    val p = BigInteger.valueOf(LH_PRIME)
+    val big = BigInteger.valueOf(g)
+    val s = p.divide(big)
+    val r = p.mod(big)
+    val same = r.multiply(s.add(BigInteger.ONE)).multiply(s).add(big.subtract(r).multiply(s).multiply(s.subtract(BigInteger.ONE)))
+    return Fraction.of(same, p.multiply(p.subtract(BigInteger.ONE)))
+}
+
+/** An [LdpException] with [message] unless [condition] (the argument checks of this package). */
+internal inline fun requireArg(condition: Boolean, message: () -> String) {
+    if (!condition) throw LdpException(message())
 }

@@ -2,6 +2,7 @@
 
 package dev.ldp.client.hashing
 
+import dev.ldp.client.LdpException
 import org.apache.commons.codec.digest.MurmurHash3
 
 /** The largest seed of MurmurHash3: seeds are unsigned 32-bit integers. */
@@ -23,13 +24,13 @@ public class Mmh3Hash(public val h1: Long, public val h2: Long) {
 
     /** h1 (unsigned) mod [m], exactly: the position of a Count-Mean Sketch row. */
     public fun h1Mod(m: Int): Int {
-        require(m > 0) { "modulus must be positive, got $m" }
+        requireArg(m > 0) { "modulus must be positive, got $m" }
         return java.lang.Long.remainderUnsigned(h1, m.toLong()).toInt()
     }
 
     /** h2 (unsigned) mod [m], exactly. */
     public fun h2Mod(m: Int): Int {
-        require(m > 0) { "modulus must be positive, got $m" }
+        requireArg(m > 0) { "modulus must be positive, got $m" }
         return java.lang.Long.remainderUnsigned(h2, m.toLong()).toInt()
     }
 
@@ -63,10 +64,10 @@ internal fun unsigned64(x: Long): java.math.BigInteger =
  * the seed's 32 bits zero-extended (its deprecated `hash128` sign-extends a
  * negative `int` seed and differs from the reference for seeds ≥ 2^31).
  *
- * @throws IllegalArgumentException if [seed] is outside [0, 2^32).
+ * @throws LdpException if [seed] is outside [0, 2^32).
  */
 public fun mmh3x64128(data: ByteArray, seed: Long): Mmh3Hash {
-    require(seed in 0..MMH3_MAX_SEED) { "MurmurHash3 seed must be in [0, 2^32), got $seed" }
+    requireArg(seed in 0..MMH3_MAX_SEED) { "MurmurHash3 seed must be in [0, 2^32), got $seed" }
     val hash = MurmurHash3.hash128x64(data, 0, data.size, seed.toInt())
     return Mmh3Hash(hash[0], hash[1])
 }

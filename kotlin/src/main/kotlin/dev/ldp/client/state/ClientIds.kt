@@ -14,10 +14,10 @@ private val ZERO_FRACTION = Regex("([+-]?[0-9]+)\\.0+")
  * stay (`"007"` is not `"7"`). So `1`, `"1"` and `"1.0"` are one client,
  * with one secret and one budget.
  *
- * @throws IllegalArgumentException if [id] is empty.
+ * @throws dev.ldp.client.LdpException if [id] is empty.
  */
 public fun canonicalClientId(id: String): String {
-    require(id.isNotEmpty()) { "client id is empty" }
+    if (id.isEmpty()) throw dev.ldp.client.LdpException("client id is empty")
     return ZERO_FRACTION.matchEntire(id)?.groupValues?.get(1) ?: id
 }
 
@@ -32,7 +32,7 @@ public fun canonicalClientId(id: Long): String = id.toString()
  */
 public fun clientFileStem(canonicalId: String): String {
     val digest = MessageDigest.getInstance("SHA-256").digest(utf8SurrogatePass(canonicalId))
-    return digest.joinToString("") { "%02x".format(it.toInt() and 0xff) }.substring(0, 32)
+    return dev.ldp.client.Bytes.toHex(digest).substring(0, 32)
 }
 
 /**

@@ -20,13 +20,19 @@ import java.nio.file.Path
  * directory) under a lock that excludes the threads of this JVM and other
  * processes ([PrivateFiles.withLock] on `<file>.jvmlock`). A symbolic link,
  * a non-regular file or a file others may read is refused with a
- * [StateException], never replaced.
+ * [StateException], never replaced. Temporary files that killed writers left
+ * are deleted when a storage first opens the directory in a process
+ * ([PrivateFiles.removeStaleTemporaries]).
  *
  * @param directory where the files live (created with mode 0700 when missing).
  */
 public class FileStateStorage(directory: Path) : StateStorage {
     /** The state directory. */
     public val directory: Path = PrivateFiles.ensurePrivateDirectory(directory)
+
+    init {
+        PrivateFiles.removeStaleTemporariesOnce(this.directory) // temporaries of writers killed mid-write
+    }
 
     /** A storage in [directory] (a `java.io.File`, as Android's `Context.getFilesDir()` gives). */
     public constructor(directory: File) : this(directory.toPath())
@@ -38,6 +44,8 @@ public class FileStateStorage(directory: Path) : StateStorage {
     }
 
     private fun what(key: StateKey): String = if (key.record == "state") "client state" else "client ${key.record}"
+
+    override fun describe(key: StateKey): String = "${what(key)} '${fileOf(key)}'"
 
     override fun get(key: StateKey): ByteArray? = PrivateFiles.read(fileOf(key), what(key))
 
@@ -65,21 +73,20 @@ public class FileStateStorage(directory: Path) : StateStorage {
 
     override fun <T> update(key: StateKey, change: StateChange<T>): T {
         val file = fileOf(key)
-        return PrivateFiles.withLock(PrivateFiles.lockFileOf(file), what(key)) {
-            while (true) {
-                val current = PrivateFiles.read(file, what(key))
-                val decided = change.apply(current)
-                val data = decided.data ?: return@withLock decided.result
-                if (current == null) {
-                    // an exclusive creation outside the lock (a new client's state) may win: then decide again
-                    if (PrivateFiles.create(file, data)) return@withLock decided.result
-                } else {
-                    if (!current.contentEquals(data)) PrivateFiles.replace(file, data)
-                    return@withLock decided.result
-                }
+        return PrivateFiles.withLock(PrivateFiles.lockFileOf(file), what(key)) { updateLocked(file, key, change) }
+    }
+
+    private fun <T> updateLocked(file: Path, key: StateKey, change: StateChange<T>): T {
+        while (true) {
+            val current = PrivateFiles.read(file, what(key))
+            val decided = change.apply(current)
+            val data = decided.data ?: return decided.result
+            if (current != null) {
+                if (!current.contentEquals(data)) PrivateFiles.replace(file, data)
+                return decided.result
             }
-            @Suppress("UNREACHABLE_CODE")
-            error("unreachable")
+            if (PrivateFiles.create(file, data)) return decided.result
+            // an exclusive creation outside the lock (a new client's state) won: decide again on its bytes
         }
     }
 

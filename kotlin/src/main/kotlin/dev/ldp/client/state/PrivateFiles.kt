@@ -1,6 +1,7 @@
 package dev.ldp.client.state
 
 import dev.ldp.client.ByteSources
+import dev.ldp.client.Bytes
 
 import java.io.IOException
 import java.nio.ByteBuffer
@@ -60,7 +61,12 @@ public object PrivateFiles {
         PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE,
         PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE,
     )
-    private val jvmLocks = ConcurrentHashMap<String, ReentrantLock>()
+    /**
+     * The in-JVM side of [withLock]: a fixed set of stripes (a lock per file would grow with the
+     * number of clients a server ever saw), and the lock files each thread holds (re-entrancy).
+     */
+    private val stripes = Array(256) { ReentrantLock() }
+    private val held: ThreadLocal<MutableSet<String>> = ThreadLocal.withInitial { HashSet<String>() }
 
     private fun posix(path: Path): Boolean =
         path.fileSystem.supportedFileAttributeViews().contains("posix")
@@ -234,14 +240,73 @@ public object PrivateFiles {
         }
     }
 
+    /** A temporary file younger than this is never treated as stale (milliseconds; Python's `STALE_AFTER`). */
+    public const val STALE_AFTER_MILLIS: Long = 60_000
+
+    /** Temporaries of a client's files ([FileStateStorage]'s names): `.<32 hex>[.<record>].json.<12 hex>.ldp-tmp...`. */
+    private val CLIENT_TEMPORARY = Regex("""\.[0-9a-f]{32}(\.[a-z][a-z0-9]*)?\.json\.[0-9a-f]{12}\.ldp-tmp(\.[A-Za-z0-9]+)*""")
+    private val swept: MutableSet<String> = ConcurrentHashMap.newKeySet()
+
+    /**
+     * Delete the temporary files a killed writer left in [directory]: those of the file [name]
+     * (`.<name>.<12 hex digits>.ldp-tmp...`), or with no [name] those of client files
+     * ([FileStateStorage]'s), and only when older than [STALE_AFTER_MILLIS] (a live writer's
+     * temporary exists for milliseconds). Other files are never touched, nor symbolic links; errors
+     * (an entry vanishing) are ignored. Returns how many were deleted.
+     */
+    @JvmStatic
+    @JvmOverloads
+    public fun removeStaleTemporaries(directory: Path, name: String? = null): Int {
+        val prefix = name?.let { ".$it." }
+        val now = System.currentTimeMillis()
+        var removed = 0
+        val entries = try {
+            Files.newDirectoryStream(directory).use { it.toList() }
+        } catch (_: IOException) {
+            return 0
+        }
+        for (entry in entries) {
+            val file = entry.fileName.toString()
+            val ours = if (prefix != null) {
+                file.startsWith(prefix) && Regex("""[0-9a-f]{12}\.ldp-tmp(\.[A-Za-z0-9]+)*""").matches(file.substring(prefix.length))
+            } else {
+                CLIENT_TEMPORARY.matches(file)
+            }
+            if (!ours) continue
+            try {
+                val attributes = Files.readAttributes(entry, BasicFileAttributes::class.java, LinkOption.NOFOLLOW_LINKS)
+                if (!attributes.isRegularFile || now - attributes.lastModifiedTime().toMillis() < STALE_AFTER_MILLIS) continue
+                Files.delete(entry)
+                removed++
+            } catch (_: IOException) {
+                // gone meanwhile, or not ours to delete
+            }
+        }
+        return removed
+    }
+
+    /** [removeStaleTemporaries] of [directory] (and [name]) at most once per process. */
+    @JvmStatic
+    @JvmOverloads
+    public fun removeStaleTemporariesOnce(directory: Path, name: String? = null) {
+        val key = try {
+            directory.toRealPath().toString() + "\u0000" + (name ?: "")
+        } catch (_: IOException) {
+            return
+        }
+        if (swept.add(key)) removeStaleTemporaries(directory, name)
+    }
+
     /** The lock file of [path] for [withLock]: `<path>.jvmlock`, beside it (never deleted). */
     @JvmStatic
     public fun lockFileOf(path: Path): Path = path.resolveSibling(path.fileName.toString() + ".jvmlock")
 
     /**
      * Run [block] holding the lock [lockFile]: other threads of this JVM wait on a
-     * [ReentrantLock] of that file, other processes on a `FileChannel` lock of it. A thread
-     * already holding it runs [block] directly (re-entrant). The lock file is created 0600 and
+     * [ReentrantLock] (one of a fixed set of stripes, by the file's real path), other processes on
+     * a `FileChannel` lock of the file. A thread already holding it runs [block] directly
+     * (re-entrant). Do not take a second lock file inside [block]: two stripes taken in opposite
+     * orders by two threads would deadlock (nothing here nests different lock files). The lock file is created 0600 and
      * never deleted (deleting it would let two processes lock two different files).
      *
      * @param what what is locked, for messages.
@@ -253,10 +318,12 @@ public object PrivateFiles {
         } catch (e: IOException) {
             throw StateException("cannot lock the $what: ${reason(e)}", e)
         }
-        val lock = jvmLocks.computeIfAbsent(key) { ReentrantLock() }
+        val mine = held.get()
+        if (key in mine) return block() // this thread holds it already
+        val lock = stripes[(key.hashCode() and 0x7fffffff) % stripes.size]
         lock.lock()
+        mine.add(key)
         try {
-            if (lock.holdCount > 1) return block()
             val options: Set<OpenOption> = setOf(StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)
             val channel = try {
                 FileChannel.open(lockFile, options, *fileAttributes(lockFile, directory = false))
@@ -274,6 +341,7 @@ public object PrivateFiles {
                 return block() // closing the channel releases the lock
             }
         } finally {
+            mine.remove(key)
             lock.unlock()
         }
     }
@@ -285,7 +353,7 @@ public object PrivateFiles {
         val dot = name.indexOf('.', 1)
         val suffixes = if (dot < 0) "" else name.substring(dot)
         for (attempt in 0 until 100) {
-            val tag = ByteSources.secure.read(6).joinToString("") { "%02x".format(it.toInt() and 0xff) }
+            val tag = Bytes.toHex(ByteSources.secure.read(6))
             val temp = directory.resolve(".$name.$tag$TEMP_MARK$suffixes")
             val options: Set<OpenOption> = setOf(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)
             val channel = try {

@@ -26,7 +26,7 @@ public class StateKey private constructor(
         /** The record [record] of client [clientId]. */
         @JvmStatic
         public fun of(clientId: String, record: String): StateKey {
-            require(RECORD.matches(record)) { "state record name must match [a-z][a-z0-9]*, got '$record'" }
+            if (!RECORD.matches(record)) throw dev.ldp.client.LdpException("state record name must match [a-z][a-z0-9]*, got '$record'")
             return StateKey(canonicalClientId(clientId), record)
         }
 
@@ -86,6 +86,9 @@ public fun interface StateChange<T> {
  * (docs/kotlin.md, "State on Android"). Every method is thread-safe.
  */
 public interface StateStorage {
+    /** How [key]'s record is named in messages (a file storage: its path). */
+    public fun describe(key: StateKey): String = key.toString()
+
     /** The bytes of [key], or null when there is no such record. */
     public fun get(key: StateKey): ByteArray?
 

@@ -30,17 +30,7 @@ class BudgetVectorsTest {
          * lead empties this list when they merge. A listed case that can run fails the test, and so does an
          * unlisted one that cannot.
          */
-        val SKIPPED: Map<String, String> = mapOf(
-            "rappor_epsilons/rappor/mmh3" to "RAPPOR's privacy function",
-            "rappor_epsilons/rappor/mmh3-wide" to "RAPPOR's privacy function",
-            "rappor_epsilons/rappor/md5" to "RAPPOR's privacy function",
-            "rappor_epsilons/rappor/md5-256" to "RAPPOR's privacy function",
-            "rappor_epsilons/rappor/one-time" to "RAPPOR's privacy function",
-            "rappor_epsilons/rappor/basic" to "RAPPOR's privacy function",
-            "rappor_epsilons/rappor/boolean" to "RAPPOR's privacy function",
-            "ledgers/optimal/mixed" to "RAPPOR's privacy function and encoder (its memo keys)",
-            "ledgers/basic/rappor-finite-domains" to "RAPPOR's privacy function and encoder (its memo keys)",
-        )
+        val SKIPPED: Map<String, String> = emptyMap()
 
         val budget: JsonObject get() = Vectors.section("budget")
 

@@ -1,65 +1,69 @@
 package dev.ldp.client.hashing
 
 import dev.ldp.client.BouncyCastleShake256
-import dev.ldp.client.hashing.LocalVectors.hex
+import dev.ldp.client.Bytes
+import dev.ldp.client.JsonObject
+import dev.ldp.client.Values
+import dev.ldp.client.Vectors
+import dev.ldp.client.hex
+import dev.ldp.client.int
+import dev.ldp.client.ints
 import dev.ldp.client.prfInput
-import dev.ldp.client.hashing.LocalVectors.objects
-import dev.ldp.client.hashing.LocalVectors.toHex
-import org.json.JSONArray
-import org.json.JSONObject
+import dev.ldp.client.str
 import java.math.BigInteger
 import kotlin.test.Test
 import kotlin.test.assertContentEquals
 import kotlin.test.assertEquals
 import kotlin.test.assertTrue
 
-/** The pure-hash sections of the vectors: mmh3, md5, Bloom positions, sketch rows, the local-hashing family, PRF input and stream. */
+/** The pure-hash sections of the vectors: mmh3, md5, Bloom positions, sketch rows, the local-hashing family, the PRR's PRF streams. */
 class HashingVectorsTest {
-    private val bloom = LocalVectors.section("bloom") as JSONObject
+    private val bloom = Vectors.section("bloom")
+
+    private fun long(c: JsonObject, key: String): Long = when (val v = c[key]) {
+        is BigInteger -> v.longValueExact()
+        is String -> v.toLong()
+        else -> error("vector field $key is not an integer: $v")
+    }
 
     @Test
     fun mmh3X64128() {
-        val cases = objects(bloom.getJSONArray("mmh3_x64_128"))
+        val cases = Vectors.list(bloom, "mmh3_x64_128")
         assertTrue(cases.size >= 40)
         for (c in cases) {
-            val h = mmh3x64128(hex(c.getString("data")), c.getLong("seed"))
-            val what = "data ${c.getString("data")} seed ${c.getLong("seed")}"
-            assertEquals(c.getString("digest"), toHex(h.digest()), what)
-            assertEquals(c.getString("digest"), toHex(mmh3Digest(hex(c.getString("data")), c.getLong("seed"))), what)
-            assertEquals(BigInteger(c.getString("h1")), h.h1Unsigned(), what)
-            assertEquals(BigInteger(c.getString("h2")), h.h2Unsigned(), what)
+            val what = "data ${c.str("data")} seed ${c["seed"]}"
+            val h = mmh3x64128(c.hex("data"), long(c, "seed"))
+            assertEquals(c.str("digest"), Bytes.toHex(h.digest()), what)
+            assertEquals(c.str("digest"), Bytes.toHex(mmh3Digest(c.hex("data"), long(c, "seed"))), what)
+            assertEquals(BigInteger(c.str("h1")), h.h1Unsigned(), what)
+            assertEquals(BigInteger(c.str("h2")), h.h2Unsigned(), what)
         }
-        assertTrue(cases.any { it.getLong("seed") >= 1L shl 31 }, "the vectors cover seeds >= 2^31")
+        assertTrue(cases.any { long(it, "seed") >= 1L shl 31 }, "the vectors cover seeds >= 2^31")
     }
 
     @Test
     fun md5Digests() {
-        val cases = objects(bloom.getJSONArray("md5"))
+        val cases = Vectors.list(bloom, "md5")
         assertTrue(cases.isNotEmpty())
-        for (c in cases) assertEquals(c.getString("digest"), toHex(md5(hex(c.getString("data")))), c.getString("data"))
+        for (c in cases) assertEquals(c.str("digest"), Bytes.toHex(md5(c.hex("data"))), c.str("data"))
     }
 
     @Test
     fun bloomPositionsOfEveryCase() {
-        val cases = objects(bloom.getJSONArray("positions"))
-        assertEquals(setOf("mmh3", "md5"), cases.map { it.getString("hash") }.toSet())
+        val cases = Vectors.list(bloom, "positions")
+        assertEquals(setOf("mmh3", "md5"), cases.map { it.str("hash") }.toSet())
         for (c in cases) {
-            val got = bloomPositions(
-                LocalVectors.valueBytes(c.get("value")),
-                c.getLong("cohort"),
-                c.getInt("num_hashes"),
-                c.getInt("num_bits"),
-                BloomHash.of(c.getString("hash")),
-            )
-            assertEquals(LocalVectors.ints(c.getJSONArray("positions")), got.toList(), c.toString())
+            val got = bloomPositions(Values.bytes(c["value"]), long(c, "cohort"), c.int("num_hashes"), c.int("num_bits"), BloomHash.of(c.str("hash")))
+            assertEquals(c.ints("positions"), got.toList(), c.toString())
         }
+        assertTrue(cases.any { long(it, "cohort") >= 1L shl 31 }, "the vectors cover cohorts >= 2^31")
     }
 
     @Test
     fun bloomPositionsAreExactNotWrapped() {
         // (h1 + i·h2) mod k over the integers, not mod 2^64: checked against BigInteger arithmetic
-        val data = "wrap".toByteArray()
-        for (k in listOf(3, 7, 1000, 4096, 65_521, 1 shl 30)) {
+        val data = Bytes.utf8("wrap")
+        for (k in listOf(3, 7, 1000, 4096, 65_521, 1 shl 30, Int.MAX_VALUE)) {
             val h = mmh3x64128(data, 5)
             val expected = (0 until 16).map { i ->
                 h.h1Unsigned().add(BigInteger.valueOf(i.toLong()).multiply(h.h2Unsigned())).mod(BigInteger.valueOf(k.toLong())).toInt()
@@ -70,67 +74,70 @@ class HashingVectorsTest {
 
     @Test
     fun sketchRowsHashWithSaltPlusRow() {
-        val cases = objects(LocalVectors.section("sketch") as JSONArray)
+        val cases = Vectors.cases("sketch")
         assertTrue(cases.isNotEmpty())
         for (c in cases) {
-            val data = LocalVectors.valueBytes(c.get("value"))
-            val salt = c.getLong("salt")
-            val got = (0 until c.getInt("k")).map { j -> mmh3x64128(data, salt + j).h1Mod(c.getInt("m")) }
-            assertEquals(LocalVectors.ints(c.getJSONArray("positions")), got, c.toString())
+            val data = Values.bytes(c["value"])
+            val got = (0 until c.int("k")).map { j -> mmh3x64128(data, long(c, "salt") + j).h1Mod(c.int("m")) }
+            assertEquals(c.ints("positions"), got, c.toString())
         }
     }
 
     @Test
     fun localHashingFamily() {
-        val olh = LocalVectors.section("olh") as JSONObject
-        assertEquals(olh.getLong("prime"), LH_PRIME)
-        assertEquals(olh.getString("seed_space"), LH_SEED_SPACE.toString())
-        val indices = (0 until olh.getJSONArray("indices").length()).map { olh.getJSONArray("indices").getLong(it) }
-        for (c in objects(olh.getJSONArray("seeds"))) {
-            val seed = c.getString("seed").toLong()
+        val olh = Vectors.section("olh")
+        assertEquals(long(olh, "prime"), LH_PRIME)
+        assertEquals(olh.str("seed_space"), LH_SEED_SPACE.toString())
+        val indices = (olh["indices"] as List<*>).map { (it as BigInteger).toLong() }
+        val seeds = Vectors.list(olh, "seeds")
+        assertTrue(seeds.isNotEmpty())
+        for (c in seeds) {
+            val seed = long(c, "seed")
             val (a, b) = lhCoefficients(seed)
-            assertEquals(c.getLong("a"), a, "a of $seed")
-            assertEquals(c.getLong("b"), b, "b of $seed")
-            val buckets = c.getJSONObject("buckets")
-            assertTrue(buckets.length() > 0)
-            for (g in buckets.keySet()) {
+            assertEquals(long(c, "a"), a, "a of $seed")
+            assertEquals(long(c, "b"), b, "b of $seed")
+            val buckets = Vectors.obj(c, "buckets")
+            assertTrue(buckets.isNotEmpty())
+            for ((g, expected) in buckets) {
                 val got = indices.map { lhBucket(seed, it, g.toLong()) }
-                assertEquals(LocalVectors.ints(buckets.getJSONArray(g)), got, "seed $seed g $g")
+                assertEquals((expected as List<*>).map { (it as BigInteger).toInt() }, got, "seed $seed g $g")
             }
         }
+        val collisions = Vectors.obj(olh, "collision_probability")
+        assertTrue(collisions.isNotEmpty())
+        for ((g, p) in collisions) assertEquals(p, lhCollisionProbability(g.toLong()).toString(), "g = $g")
     }
 
     @Test
     fun prfInputAndStreamOfEveryPrrCase() {
-        val cases = objects(LocalVectors.section("prr") as JSONArray).filter { it.has("prf_input") }
+        val cases = Vectors.cases("prr").filter { it.containsKey("prf_input") }
         assertTrue(cases.size > 10)
         for (c in cases) {
-            val parts = c.getJSONArray("prf_parts")
-            val input = prfInput(*Array(parts.length()) { hex(parts.getString(it)) })
-            assertEquals(c.getString("prf_input"), toHex(input), c.getString("spec"))
+            val parts = (c["prf_parts"] as List<*>).map { Bytes.fromHex(it as String) }
+            val input = prfInput(*parts.toTypedArray())
+            assertEquals(c.str("prf_input"), Bytes.toHex(input), c.str("spec"))
             val stream = BouncyCastleShake256.stream(input)
-            val reads = LocalVectors.ints(c.getJSONArray("prf_reads"))
-            val got = reads.map { stream.read(it) }.fold(ByteArray(0)) { acc, b -> acc + b }
-            assertEquals(c.getString("prf_bytes"), toHex(got), c.getString("spec"))
+            val got = Bytes.concat(*c.ints("prf_reads").map { stream.read(it) }.toTypedArray())
+            assertEquals(c.str("prf_bytes"), Bytes.toHex(got), c.str("spec"))
         }
     }
 
     @Test
     fun prrTruePositionsOfBloomSpecs() {
-        val cases = objects(LocalVectors.section("prr") as JSONArray)
+        val specs = Vectors.list(Vectors.section("specs"), "cases").associateBy { it.str("id") }
         var checked = 0
-        for (c in cases) {
-            val spec = LocalVectors.spec(c.getString("spec"))
-            val hash = spec.optString("hash")
+        for (c in Vectors.cases("prr")) {
+            val spec = dev.ldp.client.Json.parseObject(specs.getValue(c.str("spec")).str("canonical_json"))
+            val hash = spec["hash"] as? String
             if (hash != "mmh3" && hash != "md5") continue // basic and boolean RAPPOR have no Bloom hash
             val got = bloomPositions(
-                LocalVectors.valueBytes(c.get("value")),
-                c.getLong("cohort"),
-                spec.getInt("num_hashes"),
-                spec.getInt("num_bits"),
+                Values.bytes(c["value"]),
+                long(c, "cohort"),
+                (spec["num_hashes"] as BigInteger).toInt(),
+                (spec["num_bits"] as BigInteger).toInt(),
                 BloomHash.of(hash),
             )
-            assertEquals(LocalVectors.ints(c.getJSONArray("true_positions")), got.toList(), c.toString())
+            assertEquals(c.ints("true_positions"), got.toList(), c.toString())
             checked++
         }
         assertTrue(checked > 10)
@@ -138,12 +145,10 @@ class HashingVectorsTest {
 
     @Test
     fun shakeReadsContinueOneOutput() {
-        val input = "ldp".toByteArray()
-        val whole = shake256(input, 300)
+        val input = Bytes.utf8("ldp")
+        val whole = BouncyCastleShake256.stream(input).read(300)
         val stream = BouncyCastleShake256.stream(input)
         val parts = listOf(0, 1, 7, 135, 136, 21).map { stream.read(it) } // across the 136-byte rate
-        assertContentEquals(whole, parts.fold(ByteArray(0)) { acc, b -> acc + b })
-        // SHAKE-256 of the empty input begins 46 b9 dd 2b (FIPS 202 example)
-        assertEquals("46b9dd2b", toHex(shake256(ByteArray(0), 4)))
+        assertContentEquals(whole, Bytes.concat(*parts.toTypedArray()))
     }
 }

@@ -161,6 +161,53 @@ class FileStateStorageTest {
     }
 
     @Test
+    fun temporariesOfKilledWritersAreSweptOnlyWhenStaleAndOurs() {
+        val dir = temp.resolve("sweep")
+        Files.createDirectory(dir)
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"))
+        val stale = dir.resolve(".2bd806c97f0e00af1a1fc3328fa763a9.json.0123456789ab.ldp-tmp.json")
+        val staleLedger = dir.resolve(".2bd806c97f0e00af1a1fc3328fa763a9.ledger.json.0123456789ab.ldp-tmp.ledger.json")
+        val fresh = dir.resolve(".2bd806c97f0e00af1a1fc3328fa763a9.json.ba9876543210.ldp-tmp.json")
+        val foreign = dir.resolve(".report.csv.0123456789ab.ldp-tmp.csv")
+        val old = java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() - 2 * PrivateFiles.STALE_AFTER_MILLIS)
+        for (f in listOf(stale, staleLedger, fresh, foreign)) Files.write(f, byteArrayOf(1))
+        for (f in listOf(stale, staleLedger, foreign)) Files.setLastModifiedTime(f, old)
+        FileStateStorage(dir)
+        assertFalse(Files.exists(stale))
+        assertFalse(Files.exists(staleLedger))
+        assertTrue(Files.exists(fresh), "a live writer's temporary is kept")
+        assertTrue(Files.exists(foreign), "only client files' temporaries are swept")
+        assertEquals(1, PrivateFiles.removeStaleTemporaries(dir, "report.csv"))
+    }
+
+    @Test
+    fun theLockIsReentrantForItsThreadAndExcludesOthers() {
+        val dir = storage().directory
+        val lock = dir.resolve("x.jvmlock")
+        val inside = CountDownLatch(1)
+        val release = CountDownLatch(1)
+        val order = java.util.Collections.synchronizedList(ArrayList<String>())
+        val holder = Thread {
+            PrivateFiles.withLock(lock, "test") {
+                PrivateFiles.withLock(lock, "test") { order.add("nested") } // re-entrant: no self-deadlock
+                inside.countDown()
+                release.await()
+                order.add("first released")
+            }
+        }
+        holder.start()
+        inside.await()
+        val waiter = Thread { PrivateFiles.withLock(lock, "test") { order.add("second") } }
+        waiter.start()
+        Thread.sleep(200)
+        assertEquals(listOf("nested"), order.toList(), "the second thread waits")
+        release.countDown()
+        holder.join(10_000)
+        waiter.join(10_000)
+        assertEquals(listOf("nested", "first released", "second"), order.toList())
+    }
+
+    @Test
     fun inMemoryStorageHasTheSameContract() {
         val s = InMemoryStateStorage()
         val key = StateKey.state("m")
