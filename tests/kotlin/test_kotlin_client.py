@@ -223,3 +223,57 @@ def test_ldp_audit_runs_the_kotlin_cli_as_documented(kotlin_classpath, tmp_path)
     done = _ldp("audit", *args[:2], "--encoder-cmd", command, "--samples", "2000", "--confidence", 1 - ALPHA)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "verdict: consistent" in done.stdout
+
+
+# -- persistent clients shared with Python ---------------------------------------------------------------
+
+_RAPPOR = "rappor --encoding basic --domain a,b,c,d --num-bits 4 --num-cohorts 8 --f 1/4 --p 1/4 --q 3/4"
+
+
+def test_kotlin_and_python_share_a_clients_state_and_ledger_files(kotlin_classpath, tmp_path):
+    """--state DIR --client ID opens the files Python's ``ldp encode --state DIR`` opens for a row of that client_id."""
+    from ldp.client.cli import ledger_path, state_path
+
+    spec = tmp_path / "spec.json"
+    assert _ldp("spec", *_RAPPOR.split(" "), "-o", spec).returncode == 0
+    states = tmp_path / "states"
+    ids = ["1", "007", "alice", "é"]
+
+    def kotlin(client: str) -> None:
+        command = ["java", "-cp", kotlin_classpath, MAIN, "--spec", str(spec), "--state", str(states)]
+        done = subprocess.run(
+            [*command, "--client", client, "--budget", "20"], input="a\n", capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert len(done.stdout.splitlines()) == 1
+
+    for client in ids:
+        kotlin(client)
+    expected = {state_path(states, c).name for c in ids} | {ledger_path(states, c).name for c in ids}
+    assert {p.name for p in states.iterdir() if p.name.endswith(".json")} == expected
+    secrets = {c: state_path(states, c).read_bytes() for c in ids}
+
+    # Python's ldp encode on the same directory opens the Kotlin client's files: same secrets, same ledgers
+    values = tmp_path / "values.csv"
+    values.write_text("client_id,url\n" + "".join(f"{c},b\n" for c in ["1.0", *ids]))
+    done = _ldp(
+        "encode",
+        "--spec",
+        spec,
+        values,
+        "--column",
+        "url",
+        "--state",
+        states,
+        "--budget",
+        "20",
+        "-o",
+        tmp_path / "py.jsonl",
+    )
+    assert done.returncode == 0, done.stderr
+    assert {c: state_path(states, c).read_bytes() for c in ids} == secrets
+    kotlin("1.000")  # and Kotlin again after Python: client 1 once more
+    ledger = json.loads(ledger_path(states, "1").read_text())
+    assert (
+        sum(s["reports"] for s in ledger["streams"].values()) == 4
+    )  # Kotlin, Python twice ("1.0", "1"), Kotlin

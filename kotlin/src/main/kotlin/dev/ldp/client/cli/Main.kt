@@ -9,7 +9,12 @@ import dev.ldp.client.LdpException
 import dev.ldp.client.Registry
 import dev.ldp.client.Spec
 import dev.ldp.client.Text
+import dev.ldp.client.budget.Budget
+import dev.ldp.client.budget.BudgetExceededException
+import dev.ldp.client.budget.BudgetedEncoder
 import dev.ldp.client.mechanisms.NumericEncoder
+import dev.ldp.client.state.ClientStates
+import dev.ldp.client.state.FileStateStorage
 import java.io.BufferedWriter
 import java.io.IOException
 import java.io.InputStream
@@ -44,18 +49,27 @@ import kotlin.system.exitProcess
  * - `--table FILE`: a numeric grid spec's (piecewise, hybrid, Laplace, Gaussian) sampling table, the
  *   JSON the collector serves for it (Python's `ldp.numeric_wire.numeric_table`), checked against its
  *   digest and the spec's ε.
+ * - `--state DIR --client ID`: one persistent client, its files in DIR named as `ldp encode --state DIR`
+ *   names those of a CSV row whose `client_id` is ID ([FileStateStorage]): a memoized mechanism's
+ *   secret and cohort ([ClientStates], created once), and its privacy ledger when it has one.
+ * - `--budget EPS [--budget-delta D] [--composition basic|optimal]` (needs `--state`): the budget of a
+ *   client that has no ledger yet; once its ledger exists every report is charged to it under the
+ *   stored budget, with or without `--budget` ([BudgetedEncoder.forClient]), and another `--budget` is
+ *   an error. A value the budget refuses emits nothing; the run then ends with exit status 3.
  * - `--list-mechanisms`: print the mechanisms this client encodes, one per line, and exit.
  * - `--version`: print the library's version and exit.
  *
  * Errors are one line on standard error (`ldp-encode: ...`, naming the line of a bad value) with exit
  * status 2; nothing is written to standard output for a run that fails before its first report.
+ * Values refused by the client's budget: exit status 3 after the others' reports.
  */
 public object Main {
-    private const val USAGE = "usage: java dev.ldp.client.cli.Main --spec SPEC.json [VALUES.txt | -] [--table TABLE.json] | --list-mechanisms | --version"
-    private val OPTIONS = setOf("--spec", "--table")
+    private const val USAGE = "usage: java dev.ldp.client.cli.Main --spec SPEC.json [VALUES.txt | -] [--table TABLE.json] " +
+        "[--state DIR --client ID [--budget EPS [--budget-delta D] [--composition basic|optimal]]] | --list-mechanisms | --version"
+    private val OPTIONS = setOf("--spec", "--table", "--state", "--client", "--budget", "--budget-delta", "--composition")
     private const val FLUSH_EVERY = 4096
 
-    /** Run the command with [args]; exits the JVM with status 0 (done) or 2 (an error, one line on standard error). */
+    /** Run the command with [args]; exits the JVM with status 0 (done), 2 (an error, one line on standard error) or 3 (values the budget refused). */
     @JvmStatic
     public fun main(args: Array<String>) {
         val status = run(args, System.`in`, System.out, System.err)
@@ -65,13 +79,13 @@ public object Main {
 
     /**
      * Run the command with [args], reading values from [stdin] when no file is given, writing reports to
-     * [stdout] and messages to [stderr]; the exit status (0, or 2 after one error line).
+     * [stdout] and messages to [stderr]; the exit status (0; 2 after one error line; 3 when the budget
+     * refused values).
      */
     @JvmStatic
     public fun run(args: Array<String>, stdin: InputStream, stdout: PrintStream, stderr: PrintStream): Int =
         try {
             execute(args, stdin, stdout, stderr)
-            0
         } catch (e: UsageException) {
             stderr.println("ldp-encode: ${e.message}")
             2
@@ -115,19 +129,27 @@ public object Main {
             return Arguments(options, null, flag)
         }
         if ("--spec" !in options || positional.size > 1) throw UsageException(USAGE)
+        if (("--state" in options) != ("--client" in options)) {
+            throw UsageException("--state and --client go together (the client's files are named by its id, as ldp encode --state names a row's client_id)")
+        }
+        if (options["--client"]?.isEmpty() == true) throw UsageException("--client is empty")
+        if ("--budget" in options && "--state" !in options) throw UsageException("--budget needs --state (the ledger lives beside the state)")
+        if (("--budget-delta" in options || "--composition" in options) && "--budget" !in options) {
+            throw UsageException("--budget-delta and --composition go with --budget (a client's existing ledger keeps its stored budget)")
+        }
         return Arguments(options, positional.firstOrNull(), null)
     }
 
-    private fun execute(args: Array<String>, stdin: InputStream, stdout: PrintStream, stderr: PrintStream) {
+    private fun execute(args: Array<String>, stdin: InputStream, stdout: PrintStream, stderr: PrintStream): Int {
         val parsed = parse(args)
         when (parsed.flag) {
             "--list-mechanisms" -> {
                 Registry.ENCODED.forEach { stdout.println(it) }
-                return
+                return 0
             }
             "--version" -> {
                 stdout.println(LDP_CLIENT_VERSION)
-                return
+                return 0
             }
         }
         val spec = Spec.load(readUtf8(parsed.options.getValue("--spec"), "spec", null))
@@ -137,25 +159,53 @@ public object Main {
         val table = parsed.options["--table"]?.let { readTable(it) }
         val options = EncoderOptions(table = table)
         val memoized = Claim.privacyFacts(spec.fields).memoized // a fresh client (secret) per value
-        val shared = if (memoized) null else Registry.makeEncoder(spec, options)
+        val budget = parsed.options["--budget"]?.let { budgetOf(it, parsed.options["--budget-delta"], parsed.options["--composition"]) }
+        val shared = parsed.options["--state"]?.let { persistentClient(spec, options, memoized, it, parsed.options.getValue("--client"), budget) }
+            ?: if (memoized) null else Registry.makeEncoder(spec, options)
         // a spec of numbers (a range, no domain) reads each line as a number, as `ldp encode` does (parse_numeric_text)
         val numeric = "low" in spec.fields && "high" in spec.fields && "domain" !in spec.fields
         val input = parsed.input?.takeIf { it != "-" }
         val lines = lines(readUtf8(input, "input file", stdin))
         val out = BufferedWriter(OutputStreamWriter(stdout, Charsets.UTF_8), 1 shl 16)
+        var refused = 0
         lines.forEachIndexed { i, line ->
             val report = try {
                 (shared ?: Registry.makeEncoder(spec, options)).encode(if (numeric) NumericEncoder.toDouble(line) else line)
+            } catch (e: BudgetExceededException) {
+                refused++ // charged nothing, released nothing
+                null
             } catch (e: LdpException) {
                 out.flush()
                 throw LdpException("line ${i + 1}: ${e.message}")
             }
-            out.write(report.toJson())
-            out.write('\n'.code)
+            if (report != null) {
+                out.write(report.toJson())
+                out.write('\n'.code)
+            }
             if ((i + 1) % FLUSH_EVERY == 0) out.flush()
         }
         out.flush()
-        stderr.println("encoded ${lines.size} values with ${spec.mechanism} (${spec.fingerprint})")
+        stderr.println("encoded ${lines.size - refused} values with ${spec.mechanism} (${spec.fingerprint})")
+        if (refused == 0) return 0
+        stderr.println("$refused lines refused: the client's privacy budget would be exceeded; nothing was emitted for them")
+        return 3
+    }
+
+    /** The `--budget` options as a [Budget] (its own checks give the one-line errors). */
+    private fun budgetOf(epsilon: String, delta: String?, composition: String?): Budget {
+        fun number(option: String, text: String): Double =
+            text.trim().toDoubleOrNull() ?: throw UsageException("$option must be a number, got ${Text.clip(text, 40, true)}")
+        return Budget(number("--budget", epsilon), delta?.let { number("--budget-delta", it) } ?: 0.0, composition ?: "basic")
+    }
+
+    /**
+     * The encoder of the persistent client [clientId] in [directory]: a memoized mechanism's state from
+     * [ClientStates] (created once), charging the client's ledger whenever it has one or [budget] creates it.
+     */
+    private fun persistentClient(spec: Spec, options: EncoderOptions, memoized: Boolean, directory: String, clientId: String, budget: Budget?): dev.ldp.client.Encoder {
+        val storage = FileStateStorage(Paths.get(directory))
+        val encoderOptions = if (memoized) EncoderOptions(client = ClientStates.open(storage, clientId, spec), table = options.table) else options
+        return BudgetedEncoder.forClient(Registry.makeEncoder(spec, encoderOptions), storage, clientId, budget)
     }
 
     /** A numeric grid spec's table file: the JSON object of `numeric_table` (or a tables reply's one table). */

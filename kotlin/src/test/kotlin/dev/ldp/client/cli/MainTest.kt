@@ -4,6 +4,8 @@ import dev.ldp.client.Json
 import dev.ldp.client.Registry
 import dev.ldp.client.Values
 import dev.ldp.client.Vectors
+import dev.ldp.client.state.FileStateStorage
+import dev.ldp.client.state.StateKey
 import java.io.ByteArrayInputStream
 import java.io.ByteArrayOutputStream
 import java.io.File
@@ -100,6 +102,55 @@ class MainTest {
         assertEquals(0, run.status, run.err)
         assertEquals(2, run.out.lines().count { it.isNotEmpty() })
         failsWithOneLine(run("--spec", file.path, stdin = "$low\nabc\n".toByteArray()), "line 2", "not a number")
+    }
+
+    @Test
+    fun stateAndBudgetOptionsGoTogetherAsTheTypeScriptClientsDo() {
+        val state = File(dir, "state").path
+        failsWithOneLine(run("--spec", specFile.path, "--state", state), "--state and --client go together")
+        failsWithOneLine(run("--spec", specFile.path, "--budget", "1"), "--budget needs --state")
+        failsWithOneLine(run("--spec", specFile.path, "--state", state, "--client", "a", "--composition", "optimal"), "go with --budget")
+        failsWithOneLine(run("--spec", specFile.path, "--state", state, "--client", ""), "--client is empty")
+        failsWithOneLine(run("--spec", specFile.path, "--state", state, "--client", "a", "--budget", "lots"), "--budget must be a number")
+        failsWithOneLine(run("--spec", specFile.path, "--state", state, "--client", "a", "--budget", "-1"), "budget epsilon")
+    }
+
+    @Test
+    fun aClientsBudgetRefusesValuesOnceSpentAndIsKeptAcrossRuns() {
+        val value = Values.text(grr.domain()[0])
+        val epsilon = grr.fields["epsilon"] as Double
+        val state = File(dir, "budgeted")
+        val three = "$value\n$value\n$value\n".toByteArray()
+        val first = run("--spec", specFile.path, "--state", state.path, "--client", "alice", "--budget", (1.5 * epsilon).toString(), stdin = three)
+        assertEquals(3, first.status, first.err) // one report fits the budget; the other two are refused
+        assertEquals(1, first.out.lines().count { it.isNotEmpty() })
+        assertTrue("2 lines refused" in first.err, first.err)
+        assertTrue(FileStateStorage(state).fileOf(StateKey.ledger("alice")).toFile().isFile)
+        // the ledger is enforced without --budget too, and a different budget is refused
+        val again = run("--spec", specFile.path, "--state", state.path, "--client", "alice", stdin = three)
+        assertEquals(3, again.status, again.err)
+        assertEquals("", again.out)
+        failsWithOneLine(run("--spec", specFile.path, "--state", state.path, "--client", "alice", "--budget", (9 * epsilon).toString(), stdin = three), "budget")
+        // another client has its own ledger; no budget and no ledger: nothing is charged nor created
+        assertEquals(0, run("--spec", specFile.path, "--state", state.path, "--client", "bob", stdin = three).status)
+        assertTrue(!FileStateStorage(state).fileOf(StateKey.ledger("bob")).toFile().exists())
+    }
+
+    @Test
+    fun aMemoizedClientsSecretIsCreatedOnceAndKept() {
+        val rappor = Vectors.specs.values.firstOrNull { it.mechanism == "rappor" } ?: return
+        val file = File(dir, "rappor.json").apply { writeText(rappor.canonicalJson) }
+        val state = File(dir, "rappor-state")
+        val value = rappor.fields["domain"]?.let { Values.text((it as List<*>)[0]) } ?: "v1"
+        val first = run("--spec", file.path, "--state", state.path, "--client", "1.0", stdin = "$value\n".toByteArray())
+        assertEquals(0, first.status, first.err)
+        val stateFile = FileStateStorage(state).fileOf(StateKey.state("1")).toFile() // "1.0" and "1" are one client
+        val secret = stateFile.readBytes()
+        val second = run("--spec", file.path, "--state", state.path, "--client", "1", stdin = "$value\n".toByteArray())
+        assertEquals(0, second.status, second.err)
+        assertTrue(secret.contentEquals(stateFile.readBytes()))
+        // one client: its cohort, stored with its secret, is in both reports
+        assertEquals(Json.parseObject(first.out.trim())["cohort"], Json.parseObject(second.out.trim())["cohort"])
     }
 
     @Test
