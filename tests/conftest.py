@@ -229,6 +229,23 @@ def js_dist(tmp_path_factory):
     return build_js(shared)
 
 
+@pytest.fixture(scope="session")
+def kotlin_classpath(tmp_path_factory):
+    """The Kotlin client (kotlin/) packaged once per session: the class path of its JAR and runtime dependencies.
+
+    tests/kotlin_build.py; skips where java or mvn is absent (fails instead when ``CI`` is set); a failing
+    build is an error.
+    """
+    import os
+
+    from kotlin_build import build_kotlin
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's basetemp is a directory of the session's
+        shared = shared.parent
+    return build_kotlin(shared)
+
+
 def sample_values(spec, n: int) -> list:
     """``n`` valid input values for ``spec`` (numbers inside a numeric range, cycling over a domain)."""
     if spec.report_kind == "numeric":

@@ -1,0 +1,169 @@
+"""The Kotlin client (kotlin/): encoding speed on one core beside SecureRandom, and the JAR's size.
+
+Speed: ``dev.ldp.client.bench.EncodeBench`` (kotlin/src/test/kotlin/.../bench, a plain timed harness) encodes
+one value repeatedly on one thread with the pooled ``SecureRandom`` source apps use (``ByteSources.secure``):
+after a warm-up for the JIT, the median of 5 rounds (the measurements of a spec taken in turn), in reports per
+second of the thread's CPU time: one core's rate, even on a machine other processes share. The reference of the same run is
+``SecureRandom.nextBytes`` into 16 KiB blocks (the pool's block size): the reports per second that drawing each
+report's bytes alone would allow (``bytes/report`` is counted on the encoder's source). ``ratio`` is the
+encoder's rate over that reference: 1 would mean the encoder costs no more than its random bytes.
+
+=========  ===================================================================  ==============
+row        spec                                                                 target
+=========  ===================================================================  ==============
+GRR        d = 100, epsilon = 1                                                 >= 1 M/s
+OUE        d = 100, epsilon = 1                                                 (none)
+RAPPOR     128 bits, 2 hashes, 64 cohorts, f = 1/2, p = 1/2, q = 3/4 (one       >= 100 k/s
+           persistent client: its permanent responses memoized)
+=========  ===================================================================  ==============
+
+A mechanism the Kotlin registry does not encode yet is listed as not ported. Size: the library JAR (target:
+<= 150 kB without dependencies), by package, and each runtime dependency that ``mvn package`` copies to
+``target/lib``. Figures are wall-clock on a shared machine: read the ratios.
+
+Usage::
+
+    python benchmarks/bench_kotlin.py               # 2 s per measurement
+    python benchmarks/bench_kotlin.py --seconds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import ldp
+
+KOTLIN = Path(__file__).resolve().parent.parent / "kotlin"
+TARGET = KOTLIN / "target"
+JAR = TARGET / "ldp-client-0.1.0.jar"
+JAR_TARGET_KB = 150
+TARGETS = {"grr": 1_000_000, "rappor": 100_000}
+
+
+def build() -> None:
+    """``mvn package`` with the test classes compiled (the harness lives there), offline first."""
+    command = ["mvn", "-B", "-q", "-DskipTests", "package"]
+    done = subprocess.run([*command[:3], "-o", *command[3:]], cwd=KOTLIN, capture_output=True, text=True)
+    if done.returncode != 0:
+        done = subprocess.run(command, cwd=KOTLIN, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"mvn package failed in kotlin/:\n{(done.stdout + done.stderr)[-3000:]}")
+
+
+def classpath() -> str:
+    return os.pathsep.join(
+        [str(TARGET / "test-classes"), str(JAR), *sorted(str(p) for p in (TARGET / "lib").glob("*.jar"))]
+    )
+
+
+def specs() -> dict[str, tuple[object, str]]:
+    domain = tuple(f"v{i}" for i in range(100))
+    return {
+        "GRR": (ldp.GRR(domain=domain, epsilon=1.0), "v7"),
+        "OUE": (ldp.OUE(domain=domain, epsilon=1.0), "v7"),
+        "RAPPOR": (ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/2", q="3/4"), "v7"),
+    }
+
+
+def speed(seconds: float) -> list[dict]:
+    listed = subprocess.run(
+        ["java", "-cp", classpath(), "dev.ldp.client.cli.Main", "--list-mechanisms"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    rows, args = [], []
+    with tempfile.TemporaryDirectory() as directory:
+        for name, (spec, value) in specs().items():
+            if spec.mechanism not in listed:
+                rows.append({"name": name, "mechanism": spec.mechanism, "ported": False})
+                continue
+            path = Path(directory) / f"{name}.json"
+            path.write_text(spec.to_json())
+            args.append(f"{name}={path}={value}")
+        if args:
+            done = subprocess.run(
+                ["java", "-cp", classpath(), "dev.ldp.client.bench.EncodeBench", str(seconds), *args],
+                capture_output=True,
+                text=True,
+            )
+            if done.returncode != 0:
+                sys.exit(f"EncodeBench failed:\n{done.stderr[-3000:]}")
+            rows += [{**json.loads(line), "ported": True} for line in done.stdout.splitlines()]
+    order = list(specs())
+    return sorted(rows, key=lambda r: order.index(r["name"]))
+
+
+def print_speed(rows: list[dict]) -> None:
+    print(
+        "Encoding on one thread, pooled SecureRandom, per CPU-second (reference: SecureRandom.nextBytes, same run)\n"
+    )
+    header = f"{'spec':8} {'reports/s':>12} {'+ JSON line':>12} {'bytes/report':>13} {'nextBytes reports/s':>20} {'ratio':>7}  target"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        target = TARGETS.get(r["mechanism"])
+        wanted = f">= {target:,}/s" if target else ""
+        if not r["ported"]:
+            print(f"{r['name']:8} {'not ported to Kotlin yet':>66}  {wanted}")
+            continue
+        met = "" if not target else (" met" if r["reports_per_s"] >= target else " MISSED")
+        ratio = (
+            r["reports_per_s"] / r["reference_reports_per_s"]
+            if r["reference_reports_per_s"] > 0
+            else float("nan")
+        )
+        print(
+            f"{r['name']:8} {r['reports_per_s']:>12,.0f} {r['json_reports_per_s']:>12,.0f} "
+            f"{r['bytes_per_report']:>13.2f} {r['reference_reports_per_s']:>20,.0f} {ratio:>7.3f}  {wanted}{met}"
+        )
+    algorithms = {r["secure_random"] for r in rows if r["ported"]}
+    if algorithms:
+        reference = next(r for r in rows if r["ported"])["reference_bytes_per_s"]
+        print(
+            f"\nSecureRandom ({', '.join(sorted(algorithms))}): {reference / 1e6:,.1f} MB/s into 16 KiB blocks"
+        )
+
+
+def print_size() -> None:
+    size = JAR.stat().st_size
+    verdict = "met" if size <= JAR_TARGET_KB * 1000 else "MISSED"
+    print(
+        f"\nLibrary JAR {JAR.name}: {size / 1000:,.1f} kB (target <= {JAR_TARGET_KB} kB without dependencies: {verdict})"
+    )
+    packages: Counter[str] = Counter()
+    with zipfile.ZipFile(JAR) as jar:
+        for info in jar.infolist():
+            if info.filename.endswith(".class"):
+                packages[info.filename.rsplit("/", 1)[0].replace("/", ".")] += info.compress_size
+    for package, compressed in packages.most_common():
+        print(f"  {package:36} {compressed / 1000:8,.1f} kB compressed")
+    print("\nRuntime dependencies (target/lib):")
+    total = 0
+    for dep in sorted((TARGET / "lib").glob("*.jar"), key=lambda p: -p.stat().st_size):
+        total += dep.stat().st_size
+        print(f"  {dep.name:36} {dep.stat().st_size / 1000:10,.1f} kB")
+    print(f"  {'total':36} {total / 1000:10,.1f} kB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement (default 2)")
+    parser.add_argument("--no-build", action="store_true", help="use kotlin/target as it is")
+    args = parser.parse_args()
+    if not args.no_build:
+        build()
+    print_speed(speed(args.seconds))
+    print_size()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""The Kotlin client (kotlin/) packaged once per test session, so ``pytest -m slow`` from a fresh clone runs its tests.
+
+:func:`build_kotlin` runs ``mvn -B -q -Dmaven.test.skip=true package`` in kotlin/ when ``target/`` has no JAR
+or one older than any of its sources (the JUnit suite itself is run by tests/kotlin's own test, not here), and
+copies the JAR and its runtime dependencies (``target/lib``, which the package phase fills) to the session's
+shared temporary directory: the tests run that copy, so a ``mvn verify`` of another test rewriting ``target/``
+never changes the classes under a running JVM. Maven runs offline first (``-o``: the dependencies already in
+``~/.m2``) and online when offline resolution is what failed.
+
+Under pytest-xdist every worker calls it; the first takes a lock (a directory created atomically in the
+session's shared temporary directory), builds, and leaves a result file the others read, as tests/js_build.py
+does. Without ``java`` and ``mvn`` the Kotlin tests are skipped with that reason, except under CI (``CI`` set in
+the environment), where a missing toolchain fails them. A failing build is always an error, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+KOTLIN = Path(__file__).resolve().parent.parent / "kotlin"
+VERSION = "0.1.0"
+JAR = KOTLIN / "target" / f"ldp-client-{VERSION}.jar"
+#: what the package reads: a newer one of these makes target/ stale
+SOURCES = ("src/main", "pom.xml")
+LOCK_TIMEOUT_S = 1200
+BUILD_TIMEOUT_S = 1200
+_RESULT = "kotlin-build-result.txt"
+_COPY = "kotlin-client"
+#: Maven's words when a dependency or plugin is missing from ~/.m2 in offline mode
+_OFFLINE_MISS = ("offline", "Cannot access", "could not be resolved")
+
+
+def _newest_mtime(paths: list[Path]) -> float:
+    newest = 0.0
+    for path in paths:
+        files = path.rglob("*") if path.is_dir() else [path]
+        newest = max([newest, *(f.stat().st_mtime for f in files if f.is_file())])
+    return newest
+
+
+def _needs_build() -> bool:
+    lib = KOTLIN / "target" / "lib"
+    return (
+        not JAR.exists()
+        or not lib.is_dir()
+        or JAR.stat().st_mtime < _newest_mtime([KOTLIN / name for name in SOURCES])
+    )
+
+
+def maven(*goals: str, timeout: float = BUILD_TIMEOUT_S) -> subprocess.CompletedProcess:
+    """``mvn -B -q GOALS`` in kotlin/: offline first, online when an artifact missing from ~/.m2 is why it failed."""
+    done = subprocess.run(
+        ["mvn", "-B", "-q", "-o", *goals], cwd=KOTLIN, capture_output=True, text=True, timeout=timeout
+    )
+    if done.returncode != 0 and any(word in done.stdout + done.stderr for word in _OFFLINE_MISS):
+        done = subprocess.run(
+            ["mvn", "-B", "-q", *goals], cwd=KOTLIN, capture_output=True, text=True, timeout=timeout
+        )
+    return done
+
+
+def _failure(done: subprocess.CompletedProcess) -> str:
+    tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-30:])
+    return f"`{' '.join(map(str, done.args))}` in kotlin/ failed with exit status {done.returncode}:\n{tail}"
+
+
+def _build(shared: Path) -> str:
+    """Package kotlin/ as needed and copy the JAR and target/lib to ``shared``: "ok", or the error message."""
+    if _needs_build():
+        done = maven("-Dmaven.test.skip=true", "package")
+        if done.returncode != 0:
+            return _failure(done)
+    copy = shared / _COPY
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(KOTLIN / "target" / "lib", copy / "lib")
+    shutil.copy2(JAR, copy / JAR.name)
+    return "ok"
+
+
+def classpath(copy: Path) -> str:
+    """The class path of the packaged client in ``copy``: its JAR, then every runtime dependency."""
+    return os.pathsep.join([str(copy / JAR.name), *sorted(str(p) for p in (copy / "lib").glob("*.jar"))])
+
+
+def build_kotlin(shared: Path) -> str:
+    """kotlin/ packaged once for the session whose workers share the directory ``shared``; its class path.
+
+    Skips (or fails under CI) without java and mvn; fails with Maven's output when the build fails.
+    """
+    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
+    if missing:
+        reason = f"{' and '.join(missing)} not on PATH: the Kotlin client's tests cannot run (install a JDK 11+ and Maven)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI must run them", pytrace=False)
+        pytest.skip(reason)
+    result, lock = shared / _RESULT, shared / "kotlin-build.lock"
+    try:
+        lock.mkdir()
+    except FileExistsError:  # another worker builds: wait for its result
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while not result.exists():
+            if time.monotonic() > deadline:
+                pytest.fail(f"kotlin/ was not built within {LOCK_TIMEOUT_S} s by another worker ({lock})")
+            time.sleep(0.2)
+        time.sleep(0.05)  # the result file is written in one call; let it land
+    else:
+        try:
+            outcome = _build(shared)
+        except subprocess.TimeoutExpired as exc:
+            outcome = f"`{' '.join(map(str, exc.cmd))}` in kotlin/ did not finish within {exc.timeout} s"
+        (shared / (_RESULT + ".tmp")).write_text(outcome)
+        (shared / (_RESULT + ".tmp")).replace(result)
+    outcome = result.read_text()
+    if outcome != "ok":
+        pytest.fail(outcome, pytrace=False)
+    return classpath(shared / _COPY)
