@@ -312,6 +312,7 @@ def main() -> None:
     parser.add_argument("--mechanism", action="append", help="only this mechanism (repeatable; default all)")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
     parser.add_argument("--no-http", action="store_true", help="sizes only")
+    parser.add_argument("--no-sizes", action="store_true", help="the HTTP rows only")
     parser.add_argument("--per-day", type=float, default=1e9, help="reports a day to size for")
     parser.add_argument("--peak", type=float, default=3.0, help="peak rate over the day's average")
     parser.add_argument("--utilization", type=float, default=0.7, help="an instance's CPU share at peak")
@@ -333,7 +334,7 @@ def main() -> None:
         f"typical spec: domain of {len(TYPICAL['domain'])} values, ε = {TYPICAL['epsilon']:g}, "
         f"δ = {TYPICAL['delta']:g}, other sizes at the spec's defaults; {count:,} reports per mechanism and store"
     )
-    pools = typical_pools(args.mechanism)
+    pools = [] if args.no_sizes else typical_pools(args.mechanism)
     rows = [
         Sizes(name, sum(map(len, pool)) / len(pool), aggregate_bytes(spec, pool))
         for name, spec, pool in pools
@@ -384,22 +385,23 @@ def report(
     """Print the tables docs/how-to/sizing.md quotes."""
     per_day = args.per_day
     days = args.retain + 1
-    print(
-        f"\n## Bytes per report ({count:,} reports per mechanism and store; sizes over the second "
-        f"{count - count // 2:,}; measured)\n"
-    )
-    print(
-        "| mechanism | report JSON | SQLite | PostgreSQL | of which indexes | PG commit log | PG WAL written "
-        "| PG CPU s/1k | kept aggregate per window "
-        f"| PostgreSQL per day at {per_day:.0e} | with --retain {args.retain} ({days} days) |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for s in rows:
+    if rows:
         print(
-            f"| {s.mechanism} | {s.report_json:,.0f} | {s.sqlite:,.0f} | {fmt(s.postgres)} | {fmt(s.pg_indexes)} "
-            f"| {fmt(s.commit_log)} "
-            f"| {fmt(s.wal)} | {fmt(s.pg_cpu, '.3f')} | {fmt(s.aggregate)} | {human(s.postgres * per_day)} | {human(s.postgres * per_day * days)} |"
+            f"\n## Bytes per report ({count:,} reports per mechanism and store; sizes over the second "
+            f"{count - count // 2:,}; measured)\n"
         )
+        print(
+            "| mechanism | report JSON | SQLite | PostgreSQL | of which indexes | PG commit log | PG WAL written "
+            "| PG CPU s/1k | kept aggregate per window "
+            f"| PostgreSQL per day at {per_day:.0e} | with --retain {args.retain} ({days} days) |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for s in rows:
+            print(
+                f"| {s.mechanism} | {s.report_json:,.0f} | {s.sqlite:,.0f} | {fmt(s.postgres)} | {fmt(s.pg_indexes)} "
+                f"| {fmt(s.commit_log)} "
+                f"| {fmt(s.wal)} | {fmt(s.pg_cpu, '.3f')} | {fmt(s.aggregate)} | {human(s.postgres * per_day)} | {human(s.postgres * per_day * days)} |"
+            )
     if not http:
         return
     average = per_day / SECONDS_PER_DAY
