@@ -130,22 +130,23 @@ def aggregate_bytes(spec: Any, pool: list[str]) -> float:
 
 def insert(url: str, spec: Any, pool: list[str], count: int, halfway: Callable[[str], None]) -> None:
     """Store ``count`` reports of ``pool`` (fresh random ids, one window) into a new task of ``spec`` at
-    ``url``, calling ``halfway(task id)`` after the first half (and after the task is made: ``count`` 0)."""
+    ``url``, calling ``halfway(task id)`` once the first ``count // 2`` are stored."""
     task, _token = new_task(spec, window=WINDOW, time_precision=60, min_batch=1)
     t = int(time.time()) // WINDOW * WINDOW
     with open_store(url) as store:
         store.create_task(task)
-        for low in range(0, count, GROUP):
-            if low == count // 2:
+        for first, last in ((0, count // 2), (count // 2, count)):
+            if first:
                 halfway(task.task_id)
-            ids = os.urandom(16 * GROUP)
-            group = [
-                StoredReport(ids[16 * i : 16 * i + 16], t, pool[(low + i) % len(pool)])
-                for i in range(min(GROUP, count - low))
-            ]
-            [flags] = store.insert_reports([(task.task_id, group)])
-            if not all(flag is Insert.STORED for flag in flags):
-                raise RuntimeError("a report was not stored")
+            for low in range(first, last, GROUP):
+                ids = os.urandom(16 * GROUP)
+                group = [
+                    StoredReport(ids[16 * i : 16 * i + 16], t, pool[(low + i) % len(pool)])
+                    for i in range(min(GROUP, last - low))
+                ]
+                [flags] = store.insert_reports([(task.task_id, group)])
+                if not all(flag is Insert.STORED for flag in flags):
+                    raise RuntimeError("a report was not stored")
 
 
 def sqlite_bytes(work: Path, name: str, spec: Any, pool: list[str], count: int) -> float:
