@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -57,27 +58,32 @@ def _parameters(cls: type) -> dict[str, inspect.Parameter]:
     }
 
 
-def example_spec(decl: MechanismDeclaration) -> Any:
+def example_spec(
+    decl: MechanismDeclaration, required: Mapping[str, Any] = REQUIRED, small: Mapping[str, Any] = SMALL
+) -> Any:
     """A small spec of ``decl``'s mechanism (see the module docstring for how it is derived).
 
     A composite spec (whose parts are specs of their own, so its constructor
     needs more than :data:`REQUIRED`) gives a classmethod ``example`` taking
     the required values it names; the example is what it returns.
+    ``required`` and ``small`` replace :data:`REQUIRED` and :data:`SMALL`
+    (``benchmarks/bench_sizing.py`` derives a typical spec, not a small one,
+    with a larger domain and no shrinking).
     """
     cls = decl.load_spec()
     example = getattr(cls, "example", None)
     if callable(example):
         wanted = inspect.signature(example).parameters
-        return example(**{n: v for n, v in REQUIRED.items() if n in wanted})
+        return example(**{n: v for n, v in required.items() if n in wanted})
     params = _parameters(cls)
-    missing = [n for n, p in params.items() if p.default is p.empty and n not in REQUIRED]
+    missing = [n for n, p in params.items() if p.default is p.empty and n not in required]
     if missing:
         raise AssertionError(
             f"{decl.name}: cannot derive an example spec: required parameter(s) {', '.join(missing)} "
-            f"are not among {', '.join(REQUIRED)}"
+            f"are not among {', '.join(required)}"
         )
-    base = {n: REQUIRED[n] for n, p in params.items() if p.default is p.empty}
-    base |= {n: v for n, v in SMALL.items() if n in params}
+    base = {n: required[n] for n, p in params.items() if p.default is p.empty}
+    base |= {n: v for n, v in small.items() if n in params}
     attempts = [base]
     if "domain" in base:  # a mechanism of a two-value domain (binary RR)
         attempts.append(base | {"domain": DOMAIN[:2]})
