@@ -9,11 +9,12 @@ refuse is refused here too, with the line that was wrong.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,17 @@ def _memory_directory() -> str | None:
 
 
 def value_text(value: Any) -> str:
-    """``value`` as one line of a values file (booleans as true/false, numbers in full precision)."""
+    """``value`` as one line of a values file.
+
+    Booleans as true/false, floats in full precision, and a key-value input as
+    JSON, which the encoders' command lines read (``ldp encode``, ``ldp-encode``,
+    the Kotlin CLI): a mapping as its object, a tuple or list of (key, value)
+    pairs as an array of ``[key, value]`` arrays (every pair kept, in order).
+    """
+    if isinstance(value, Mapping):
+        return json.dumps(dict(value), allow_nan=False)
+    if isinstance(value, tuple | list):
+        return json.dumps([list(pair) for pair in value], allow_nan=False)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):

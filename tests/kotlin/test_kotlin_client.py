@@ -203,11 +203,6 @@ def test_the_kotlin_cli_is_consistent_with_its_claim(mechanism, kotlin_classpath
     if mechanism in NOT_ONE_LINE:
         pytest.skip(f"{mechanism}: {NOT_ONE_LINE[mechanism]}")
     spec = SPECS[mechanism]
-    if isinstance(sample_values(spec, 1)[0], dict):
-        pytest.skip(
-            f"{mechanism}: ldp audit --encoder-cmd writes a key-value input as Python's str() of its pairs, "
-            "not the JSON object a command line reads (ldp.audit_sources.value_text)"
-        )
     args = _write_spec(spec, tmp_path)
     command = shlex.join(["java", "-cp", kotlin_classpath, MAIN, *args])
     claims = audit_claims(spec, memoized=False)

@@ -28,6 +28,7 @@ from ldp.cli import cli
 from ldp.commands.audit import DEFAULT_SAMPLES, EXIT_VIOLATION
 from ldp.errors import ParameterError
 from ldp.specs import GRR, LocalHashing, UnaryEncoding
+from ldp.specs.key_value import PCKVUE
 
 ALPHA = 1e-6
 #: The JavaScript client's mechanism audited in the fast set: GRR, the suite's fast representative of
@@ -456,3 +457,27 @@ def test_subprocess_exit_status_of_a_violation(tmp_path):
     )
     assert done.returncode == EXIT_VIOLATION, done.stdout + done.stderr
     assert json.dumps("VIOLATION")[1:-1] in done.stdout
+
+
+# -- key-value inputs through --encoder-cmd ---------------------------------------------------------
+
+
+def test_a_key_value_input_is_written_as_the_json_an_encoder_command_reads():
+    """value_text wrote a key-value input as Python's str() of its pairs, which no command line reads."""
+    from ldp.audit_sources import value_text
+
+    assert value_text((("a", -1.0), ("b", 0.5))) == '[["a", -1.0], ["b", 0.5]]'
+    assert value_text({"a": 0.25}) == '{"a": 0.25}'
+    assert value_text(True) == "true" and value_text(0.1) == "0.1" and value_text("x") == "x"
+
+
+@pytest.mark.slow
+def test_ldp_encode_of_a_key_value_spec_audits_through_encoder_cmd(tmp_path):
+    """The audit of a key-value encoder command (here ``ldp encode`` itself) runs and finds it consistent."""
+    spec = PCKVUE(domain=["a", "b", "c"], epsilon=2.0)
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(spec.to_json())
+    command = f"{sys.executable} -m ldp encode --spec {spec_path} {{values}}"
+    sampler = command_sampler(spec, command)
+    result = run_audit(spec, sampler, 2000, confidence=1 - ALPHA, claims=audit_claims(spec, memoized=False))
+    assert not result.violation, result.worst
