@@ -179,6 +179,18 @@ def render_spec_fields() -> str:
     ]
     for name, (limit, reason) in JS.epsilon_limits().items():
         lines.append(f'        "{name}" to Pair({limit!r}, {_kt_value(reason)}),')
+    lines += [
+        "    )",
+        "",
+        "    /**",
+        "     * The largest domain each mechanism takes, and why: its Python spec class's `max_domain_size` and",
+        "     * `max_domain_reason`, checked before its family's checks.",
+        "     */",
+        "    @JvmField",
+        "    public val DOMAIN_LIMITS: Map<String, Pair<Long, String>> = mapOf(",
+    ]
+    for name, (size, reason) in JS.domain_limits().items():
+        lines.append(f'        "{name}" to Pair({size}L, {_kt_value(reason)}),')
     loose = [
         d.name for d in BUILTIN_MECHANISMS if not getattr(d.load_spec(), "claim_matches_probabilities", True)
     ]
@@ -352,6 +364,8 @@ def render_privacy_registry(src: Path = SRC) -> str:
         "    @JvmStatic",
         "    public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {",
         '        val mechanism = fields["mechanism"].toString()',
+        "        SpecFields.DOMAIN_LIMITS[mechanism]?.let { PrivacyFields.checkDomainLimit(fields, it.first, it.second) }",
+        "        PrivacyFields.checkStatedEpsilons(fields)",
         "        return when (mechanism) {",
         *_cases(functions, privacy_call),
         "            else -> null",

@@ -24,7 +24,7 @@ public object Epsilon {
         val mechanism = PrivacyFields.mechanism(fields)
         val epsilon = fields[name]
         if (epsilon !is Double || epsilon.isNaN() || epsilon.isInfinite() || epsilon <= 0) {
-            specFail("$mechanism: $name must be a finite number > 0, got ${describe(epsilon)}")
+            specFail("$name must be a finite number > 0, got ${describe(epsilon)}")
         }
         checkEpsilonLimit(mechanism, name, epsilon, REPRESENTABLE_MAX_EPSILON, REPRESENTABLE_WHY)
         return epsilon
@@ -36,7 +36,7 @@ public object Epsilon {
         val mechanism = PrivacyFields.mechanism(fields)
         val epsilon = fields["epsilon"]
         if (epsilon !is Double || epsilon.isNaN() || epsilon.isInfinite() || epsilon <= 0) {
-            specFail("$mechanism: epsilon must be a finite number > 0, got ${describe(epsilon)}")
+            specFail("epsilon must be a finite number > 0, got ${describe(epsilon)}")
         }
         val limit = facts?.maxEpsilon
         if (limit == null) checkEpsilonLimit(mechanism, "epsilon", epsilon, REPRESENTABLE_MAX_EPSILON, REPRESENTABLE_WHY)
@@ -50,8 +50,7 @@ public object Epsilon {
     @JvmStatic
     public fun checkEpsilonLimit(mechanism: String, name: String, epsilon: Double, limit: Double, why: String) {
         if (!(epsilon <= limit)) {
-            val limitText = if (limit == Math.floor(limit)) limit.toLong().toString() else FloatText.of(limit)
-            specFail("$mechanism: $name=${FloatText.of(epsilon)} is above $limitText, the largest epsilon $mechanism supports${if (why.isNotEmpty()) " ($why)" else ""}")
+            specFail("$mechanism: $name=${FloatText.formatG(epsilon, 10)} is above ${FloatText.formatG(limit)}, the largest epsilon $mechanism supports${if (why.isNotEmpty()) " ($why)" else ""}")
         }
     }
 

@@ -34,6 +34,29 @@ public object FloatText {
     }
 
     /**
+     * `x` as Python's `%g` (`%.{precision}g`) writes it: `precision` significant digits, correctly rounded
+     * (ties to even on the exact value), trailing zeros removed, scientific `d.ddde±XX` below 1e-4 or
+     * from 10^precision (the port of `formatG` of `js/src/float.ts`; limits and ranges in messages).
+     */
+    @JvmStatic
+    @JvmOverloads
+    public fun formatG(x: Double, precision: Int = 6): String {
+        if (x.isNaN()) return "nan"
+        if (x.isInfinite()) return if (x > 0) "inf" else "-inf"
+        if (x == 0.0) return if (1.0 / x < 0) "-0" else "0"
+        val rounded = BigDecimal(x).round(MathContext(precision, RoundingMode.HALF_EVEN))
+        val exp = rounded.precision() - rounded.scale() - 1
+        val strip = { t: String -> if ('.' in t) t.trimEnd('0').trimEnd('.') else t }
+        if (exp < -4 || exp >= precision) {
+            val digits = rounded.unscaledValue().abs().toString()
+            val mantissa = if (digits.length > 1) "${digits[0]}.${digits.substring(1)}" else digits
+            val e = Math.abs(exp).toString().padStart(2, '0')
+            return "${if (x < 0) "-" else ""}${strip(mantissa)}e${if (exp < 0) "-" else "+"}$e"
+        }
+        return strip(rounded.setScale(maxOf(precision - 1 - exp, 0)).toPlainString())
+    }
+
+    /**
      * The shortest decimal digits d₁d₂… (no trailing zeros) and exponent e with x = d₁.d₂… × 10^e read
      * back as `x` (> 0, finite), the closest to `x` among the candidates of that length.
      */

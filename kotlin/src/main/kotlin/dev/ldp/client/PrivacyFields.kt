@@ -75,6 +75,76 @@ public object PrivacyFields {
     public fun int(fields: JsonObject, name: String): BigInteger =
         fields[name] as? BigInteger ?: specFail("${mechanism(fields)} spec has no integer $name")
 
+    /** An integer field within [minimum, maximum] (Python's `check_int`, with its message: the field, the range and the value). */
+    @JvmStatic
+    public fun intIn(fields: JsonObject, name: String, minimum: BigInteger, maximum: BigInteger): BigInteger {
+        val v = int(fields, name)
+        if (v < minimum || v > maximum) specFail("$name must be in [$minimum, $maximum], got $v")
+        return v
+    }
+
+    /** [intIn] with `Long` bounds. */
+    @JvmStatic
+    public fun intIn(fields: JsonObject, name: String, minimum: Long, maximum: Long): BigInteger =
+        intIn(fields, name, BigInteger.valueOf(minimum), BigInteger.valueOf(maximum))
+
+    /** An integer with thousands separators, as Python's `f"{n:,}"` writes it (limits in messages). */
+    @JvmStatic
+    public fun grouped(n: Any): String = n.toString().replace(Regex("\\B(?=(\\d{3})+(?!\\d))"), ",")
+
+    /**
+     * The stated ε fields (`epsilon`, `epsilon_one`, `epsilon_inf`, when given) finite and > 0, as Python's
+     * `check_epsilon` checks them when the spec is built, before the family's checks.
+     */
+    @JvmStatic
+    public fun checkStatedEpsilons(fields: JsonObject) {
+        for (name in listOf("epsilon", "epsilon_one", "epsilon_inf")) {
+            val v = fields[name] ?: continue
+            if (v !is Double || v.isNaN() || v.isInfinite() || v <= 0) {
+                specFail("$name must be a finite number > 0, got ${if (v is Double) FloatText.of(v) else v.toString()}")
+            }
+        }
+    }
+
+    /** A domain of at most `limit` values (the Python spec class's `max_domain_size`, with `why`, its `max_domain_reason`). */
+    @JvmStatic
+    public fun checkDomainLimit(fields: JsonObject, limit: Long, why: String) {
+        val d = fields["domain"]
+        if (d is List<*> && d.size > limit) {
+            specFail("${mechanism(fields)}: a domain of ${grouped(d.size)} values is above the limit of ${grouped(limit)} ($why)")
+        }
+    }
+
+    /** A probability field in (0, 1) (Python's `check_probability` with both ends open, and its message). */
+    @JvmStatic
+    public fun openProb(fields: JsonObject, name: String): Fraction {
+        val v = prob(fields, name)
+        if (v.num.signum() <= 0 || v >= Fraction.ONE) specFail("$name must be in (0, 1), got $v")
+        return v
+    }
+
+    /** Reports an int64 count can hold (`REPORT_HEADROOM`): numeric sums and variances stay finite up to this many. */
+    private val REPORT_HEADROOM = Math.pow(2.0, 63.0)
+
+    /**
+     * A numeric range whose value-unit quantities stay finite over 2^63 reports
+     * (`NumericSpec._check_value_scale`), for a mechanism whose unbiased native estimate of one report is
+     * ±c: its deviation c·(high − low)/2 and its reach |low/2 + high/2| + that deviation.
+     */
+    @JvmStatic
+    public fun checkValueScale(mechanism: String, low: Double, high: Double, epsilon: Double, c: Double) {
+        val spread = Math.abs(c) * ((high - low) / 2.0)
+        val extent = Math.abs(low / 2 + high / 2) + spread
+        val limit = Math.sqrt(Double.MAX_VALUE / REPORT_HEADROOM)
+        if (!(spread <= limit && extent <= Double.MAX_VALUE / REPORT_HEADROOM)) {
+            specFail(
+                "$mechanism: the range [${FloatText.of(low)}, ${FloatText.of(high)}] is too wide at epsilon=${FloatText.formatG(epsilon)}: one " +
+                    "report's unbiased estimate reaches ${FloatText.formatG(extent, 3)} in value units, and its deviation ${FloatText.formatG(spread, 3)} " +
+                    "must stay below ${FloatText.formatG(limit, 3)} so that sums and variances over up to 2^63 reports stay finite",
+            )
+        }
+    }
+
     /** A float field. */
     @JvmStatic
     public fun float(fields: JsonObject, name: String): Double =
@@ -92,7 +162,7 @@ public object PrivacyFields {
     public fun keep(fields: JsonObject, floor: Fraction, floorText: String): Fraction {
         val p = prob(fields, "p")
         val mechanism = mechanism(fields)
-        if (p >= Fraction.ONE) specFail("$mechanism: p must be in [0, 1), got $p")
+        if (p >= Fraction.ONE) specFail("p must be in [0, 1), got $p")
         if (p <= floor) specFail("$mechanism: p must exceed $floorText, got $p")
         return p
     }

@@ -9,12 +9,15 @@ import dev.ldp.client.privacy.grrPrivacy
 import dev.ldp.client.privacy.hadamardPrivacy
 import dev.ldp.client.privacy.hcmsPrivacy
 import dev.ldp.client.privacy.localHashingPrivacy
+import dev.ldp.client.privacy.lolohaFields
 import dev.ldp.client.privacy.lolohaPrivacy
 import dev.ldp.client.privacy.longitudinalPrivacy
 import dev.ldp.client.privacy.multiAttributePrivacy
+import dev.ldp.client.privacy.oneBitMeanFields
 import dev.ldp.client.privacy.oneBitMeanPrivacy
 import dev.ldp.client.privacy.pckvGrrPrivacy
 import dev.ldp.client.privacy.pckvUePrivacy
+import dev.ldp.client.privacy.prefixFields
 import dev.ldp.client.privacy.prefixPrivacy
 import dev.ldp.client.privacy.privkvmPrivacy
 import dev.ldp.client.privacy.rangeHaarPrivacy
@@ -46,6 +49,8 @@ public object PrivacyRegistry {
     @JvmStatic
     public fun mechanismPrivacy(fields: JsonObject): MechanismPrivacy? {
         val mechanism = fields["mechanism"].toString()
+        SpecFields.DOMAIN_LIMITS[mechanism]?.let { PrivacyFields.checkDomainLimit(fields, it.first, it.second) }
+        PrivacyFields.checkStatedEpsilons(fields)
         return when (mechanism) {
             "grr", "binary-rr" -> limited(grrPrivacy(fields), mechanism)
             "sue", "oue" -> limited(unaryPrivacy(fields), mechanism)
@@ -76,7 +81,10 @@ public object PrivacyRegistry {
     @JvmStatic
     public fun completeFields(out: MutableMap<String, Any?>) {
         when (out["mechanism"]) {
+            "pem", "treehist" -> prefixFields(out)
             "rappor" -> rapporFields(out)
+            "loloha" -> lolohaFields(out)
+            "onebitmean" -> oneBitMeanFields(out)
             else -> {}
         }
     }

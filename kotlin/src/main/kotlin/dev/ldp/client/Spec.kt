@@ -186,7 +186,12 @@ public class Spec private constructor(
                 val obj = item as JsonObject
                 val label = obj["name"]
                 if (label !is String || label.trim().isEmpty()) specFail("$name[$i] needs a non-empty 'name'")
-                val out = canonicalFields(obj.filterKeys { it != "name" })
+                val out = try {
+                    canonicalFields(obj.filterKeys { it != "name" })
+                } catch (e: SpecException) {
+                    // as Python's MultiAttribute names the attribute whose spec is refused
+                    specFail("multi-attribute: attribute '${label.trim()}': ${e.message}")
+                }
                 out.remove("format")
                 out["name"] = label.trim()
                 out

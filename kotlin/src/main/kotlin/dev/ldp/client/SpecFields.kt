@@ -327,6 +327,32 @@ public object SpecFields {
         "range-haar" to Pair(23.0, "its smallest probability, about 1/(e^epsilon + 1), is a multiple of 2^-64 and could not match e^epsilon to 1e-9 above it"),
     )
 
+    /**
+     * The largest domain each mechanism takes, and why: its Python spec class's `max_domain_size` and
+     * `max_domain_reason`, checked before its family's checks.
+     */
+    @JvmField
+    public val DOMAIN_LIMITS: Map<String, Pair<Long, String>> = mapOf(
+        "grr" to Pair(1048576L, "the aggregator keeps one int64 count per value and the spec a value index"),
+        "binary-rr" to Pair(1048576L, "the aggregator keeps one int64 count per value and the spec a value index"),
+        "sue" to Pair(262144L, "a report holds one bit per value and the aggregator counts bytes in 32 int64 counters per value"),
+        "oue" to Pair(262144L, "a report holds one bit per value and the aggregator counts bytes in 32 int64 counters per value"),
+        "olh" to Pair(1048576L, "the aggregator keeps one int64 count per value and the spec a value index"),
+        "blh" to Pair(1048576L, "the aggregator keeps one int64 count per value and the spec a value index"),
+        "hr" to Pair(1048576L, "the aggregator keeps one int64 count per value and the spec a value index"),
+        "cms" to Pair(65536L, "the decoder hashes every domain value in each of the k rows, k·d at most 2^26"),
+        "hcms" to Pair(65536L, "the decoder hashes every domain value in each of the k rows, k·d at most 2^26"),
+        "ss" to Pair(262144L, "a report holds one bit per value and the aggregator counts bytes in 32 int64 counters per value"),
+        "dbitflip" to Pair(262144L, "a report holds one bit per bucket (the sampled ones)"),
+        "loloha" to Pair(1048576L, "the aggregator keeps one int64 count per value and the spec a value index"),
+        "l-grr" to Pair(1048576L, "the aggregator keeps one int64 count per value and the spec a value index"),
+        "l-osue" to Pair(262144L, "a report holds one bit per value and the aggregator counts bytes in 32 int64 counters per value"),
+        "l-oue" to Pair(262144L, "a report holds one bit per value and the aggregator counts bytes in 32 int64 counters per value"),
+        "l-sue" to Pair(262144L, "a report holds one bit per value and the aggregator counts bytes in 32 int64 counters per value"),
+        "range-hierarchy" to Pair(1048576L, "the aggregator keeps one int64 count per value and the spec a value index"),
+        "range-haar" to Pair(1048576L, "the aggregator keeps one int64 count per value and the spec a value index"),
+    )
+
     /** The mechanisms whose stated ε may exceed what their probabilities give (only the bound is checked). */
     @JvmField
     public val LOOSE_CLAIMS: Set<String> = setOf("piecewise", "hybrid", "laplace", "gaussian", "privkvm")

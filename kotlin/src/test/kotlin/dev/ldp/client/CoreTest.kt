@@ -93,4 +93,32 @@ class CoreTest {
         assertFailsWith<ValueException> { Registry.makeEncoder(unary).encode(5) }
         assertEquals(4 * 1, Registry.makeEncoder(unary).encode(7).bits!!.size * 4)
     }
+
+    @Test
+    fun formatGWritesAsPythonsPercentG() {
+        // (x, precision, Python's "%.*g" % (precision, x))
+        for ((x, precision, text) in listOf(
+            Triple(2.16e300, 3, "2.16e+300"), Triple(1.0, 6, "1"), Triple(24.0, 10, "24"), Triple(0.5, 6, "0.5"),
+            Triple(123456789.0, 6, "1.23457e+08"), Triple(1e-5, 6, "1e-05"), Triple(0.0001234, 6, "0.0001234"),
+            Triple(1.2345e-5, 3, "1.23e-05"), Triple(-2.5, 6, "-2.5"), Triple(0.0, 6, "0"),
+        )) {
+            assertEquals(text, FloatText.formatG(x, precision), "$x at $precision")
+        }
+    }
+
+    @Test
+    fun groupedWritesThousandsAsPython() {
+        assertEquals("1,048,576", PrivacyFields.grouped(1L shl 20))
+        assertEquals("999", PrivacyFields.grouped(999))
+        assertEquals("16,777,216", PrivacyFields.grouped(BigInteger.ONE.shiftLeft(24)))
+    }
+
+    @Test
+    fun domainLimitsAreGeneratedFromTheRegistry() {
+        // grr's limit (Python's max_domain_size), checked before the family's checks
+        assertEquals(1L shl 20, SpecFields.DOMAIN_LIMITS.getValue("grr").first)
+        val big = mapOf("mechanism" to "grr", "domain" to (0..(1 shl 20)).map { BigInteger.valueOf(it.toLong()) }, "p" to "1/2")
+        val e = assertFailsWith<SpecException> { PrivacyRegistry.mechanismPrivacy(big) }
+        assertTrue(e.message!!.startsWith("grr: a domain of 1,048,577 values is above the limit of 1,048,576 ("), e.message)
+    }
 }

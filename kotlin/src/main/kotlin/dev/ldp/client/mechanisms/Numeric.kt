@@ -273,7 +273,8 @@ public class NumericTable(
             var ratio = privacyRatio(table)
             if (mechanism == "hybrid") {
                 val alpha = table.alpha!!
-                val duchi = Claim.privacyRatio(mapOf("mechanism" to "duchi", "p" to table.duchiP.toString()))!!
+                // Duchi's part on the native range [-1, 1]
+                val duchi = Claim.privacyRatio(mapOf("mechanism" to "duchi", "low" to -1.0, "high" to 1.0, "p" to table.duchiP.toString()))!!
                 if (alpha.num.signum() == 0 || duchi > ratio) ratio = duchi
             }
             Epsilon.checkRatio(mechanism, epsilon, ratio, false, "epsilon")

@@ -17,10 +17,8 @@ import java.math.BigInteger
  */
 public fun hadamardPrivacy(fields: JsonObject): MechanismPrivacy {
     val d = PrivacyFields.domainSize(fields)
-    if (d < TWO) throw SpecException("hr needs a domain of at least 2 values")
-    val blocks = PrivacyFields.int(fields, "blocks")
-    val maxBlocks = BigInteger.ONE.shiftLeft(22)
-    if (blocks < BigInteger.ONE || blocks > maxBlocks) throw SpecException("hr: blocks must be in [1, $maxBlocks], got $blocks")
+    if (d < TWO) throw SpecException("hr needs a domain of at least 2 values, got $d")
+    val blocks = PrivacyFields.intIn(fields, "blocks", BigInteger.ONE, BigInteger.ONE.shiftLeft(22))
     if (blocks.and(blocks - BigInteger.ONE).signum() != 0) throw SpecException("hr: blocks must be a power of two, got $blocks")
     if (blocks > TWO * d) throw SpecException("hr: blocks must be at most 2d = ${TWO * d}, got $blocks")
     val twoB = TWO * blocks

@@ -31,11 +31,18 @@ private fun open(fields: JsonObject, name: String): Fraction {
     return x
 }
 
+/** A probability below 1, in [0, 1). */
+private fun belowOne(fields: JsonObject, name: String): Fraction {
+    val x = PrivacyFields.prob(fields, name)
+    if (x >= Fraction.ONE) throw SpecException("$name must be in [0, 1), got $x")
+    return x
+}
+
 /** a, b and p of PCKV, checked as the Python constructor does (a > b, p > 1/2). */
 private fun pckv(fields: JsonObject): Triple<Fraction, Fraction, Fraction> {
     val a = open(fields, "a")
     val b = open(fields, "b")
-    val p = open(fields, "p")
+    val p = belowOne(fields, "p")
     if (a <= b || p <= KV_HALF) {
         throw SpecException("${PrivacyFields.mechanism(fields)}: needs a > b and p > 1/2 (got a=$a, b=$b, p=$p)")
     }
@@ -86,8 +93,8 @@ public fun pckvGrrPrivacy(fields: JsonObject): MechanismPrivacy {
 public fun privkvmPrivacy(fields: JsonObject): MechanismPrivacy {
     keys(fields)
     if (PrivacyFields.int(fields, "ell") != BigInteger.ONE) throw SpecException("privkvm samples one key uniformly and pads nothing: ell must be 1")
-    val p1 = open(fields, "p1")
-    val p2 = open(fields, "p2")
+    val p1 = belowOne(fields, "p1")
+    val p2 = belowOne(fields, "p2")
     if (p1 <= KV_HALF || p2 <= KV_HALF) throw SpecException("privkvm: needs p1 > 1/2 and p2 > 1/2 (got $p1, $p2)")
     val signs = listOf(p1 * p2, p1 * (Fraction.ONE - p2), (Fraction.ONE - p1) * KV_HALF)
     val hi = signs.reduce(::maxOf)

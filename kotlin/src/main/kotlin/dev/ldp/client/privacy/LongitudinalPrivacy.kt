@@ -1,6 +1,8 @@
 package dev.ldp.client.privacy
 
+import dev.ldp.client.Epsilon
 import dev.ldp.client.Exact
+import dev.ldp.client.FloatText
 import dev.ldp.client.Fraction
 import dev.ldp.client.JsonObject
 import dev.ldp.client.MechanismPrivacy
@@ -32,23 +34,20 @@ public fun longitudinalPrivacy(fields: JsonObject): MechanismPrivacy {
     val mechanism = PrivacyFields.mechanism(fields)
     val k = PrivacyFields.domainSize(fields)
     if (k < BigInteger.valueOf(2)) throw SpecException("$mechanism needs a domain of at least 2 values, got $k")
-    val probabilities = listOf("p1", "q1", "p2", "q2").map { PrivacyFields.prob(fields, it) }
-    for (p in probabilities) {
-        if (p.num.signum() <= 0 || p >= Fraction.ONE) throw SpecException("$mechanism: probabilities must be in (0, 1)")
+    val stated = fields["epsilon"] as? Double ?: Double.NaN
+    val statedInf = fields["epsilon_inf"] as? Double ?: Double.NaN
+    Epsilon.checkEpsilonLimit(mechanism, "epsilon_inf", statedInf, MAX_EPSILON_INF, MAX_EPSILON_INF_REASON)
+    if (!(statedInf > stated)) {
+        throw SpecException(
+            "$mechanism needs epsilon_inf > epsilon (the memoized round must be the weaker one), " +
+                "got epsilon_inf=${FloatText.of(statedInf)}, epsilon=${FloatText.of(stated)}",
+        )
     }
+    val probabilities = listOf("p1", "q1", "p2", "q2").map { PrivacyFields.openProb(fields, it) }
     val (p1, q1, p2, q2) = probabilities
-    val complement = { p: Fraction, q: Fraction -> p + q == Fraction.ONE && p > HALF }
-    val oue = { p: Fraction, q: Fraction -> p == HALF && q < HALF }
     val grr = mechanism == "l-grr"
-    val kFraction = Fraction.of(k)
-    val form = when (mechanism) {
-        "l-grr" -> q1 == (Fraction.ONE - p1).divInt(k - BigInteger.ONE) && q2 == (Fraction.ONE - p2).divInt(k - BigInteger.ONE) &&
-            p1 * kFraction > Fraction.ONE && p2 * kFraction > Fraction.ONE
-        "l-osue" -> oue(p1, q1) && complement(p2, q2)
-        "l-oue" -> oue(p1, q1) && oue(p2, q2)
-        else -> complement(p1, q1) && complement(p2, q2)
-    }
-    if (!form) throw SpecException("$mechanism: the probabilities p1, q1, p2, q2 are not of the chain's form")
+    val problem = structure(mechanism, k, p1, q1, p2, q2)
+    if (problem.isNotEmpty()) throw SpecException("$mechanism: $problem")
     val (a, b) = ChainMath.support(p1, q1, p2, q2)
     val ratio = if (grr) a / b else ueRatio(a, b)
     val permanentRatio = if (grr) p1 / q1 else ueRatio(p1, q1)
@@ -57,4 +56,37 @@ public fun longitudinalPrivacy(fields: JsonObject): MechanismPrivacy {
     val key = listOf(mechanism, k, p1, q1, p2, q2, one, inf)
     val perReport = memoReportCache.getOrPut(key) { ChainMath.memoReportEpsilon(grr, p1, q1, p2, q2, k.toLong(), one, inf) }
     return MechanismPrivacy.memoized(ratio, permanentRatio, k).copy(memoReportEpsilon = perReport, memoLinear = true)
+}
+
+/** Largest ε∞ (`LongitudinalChain.max_epsilon_inf`), and why. */
+private const val MAX_EPSILON_INF = 23.0
+private const val MAX_EPSILON_INF_REASON = "the memoized round's smallest probability is a multiple of 2^-64"
+
+/** Why stored probabilities are not of the chain's form ("" when they are): each chain's `_structure`. */
+private fun structure(mechanism: String, k: BigInteger, p1: Fraction, q1: Fraction, p2: Fraction, q2: Fraction): String {
+    val oue = { p: Fraction, q: Fraction -> p == HALF && q < HALF }
+    val sue = { p: Fraction, q: Fraction -> p + q == Fraction.ONE && p > HALF }
+    return when (mechanism) {
+        "l-grr" -> when {
+            q1 != (Fraction.ONE - p1).divInt(k - BigInteger.ONE) || q2 != (Fraction.ONE - p2).divInt(k - BigInteger.ONE) ->
+                "GRR rounds need q = (1 - p)/(k - 1) in both rounds"
+            p1 * Fraction.of(k) <= Fraction.ONE || p2 * Fraction.of(k) <= Fraction.ONE -> "GRR rounds need p > 1/k = 1/$k in both rounds"
+            else -> ""
+        }
+        "l-osue" -> when {
+            !oue(p1, q1) -> "the OUE round needs p1 = 1/2 > q1"
+            !sue(p2, q2) -> "the SUE round needs q2 = 1 - p2 and p2 > 1/2"
+            else -> ""
+        }
+        "l-oue" -> when {
+            !oue(p1, q1) -> "the first OUE round needs p1 = 1/2 > q1"
+            !oue(p2, q2) -> "the second OUE round needs p2 = 1/2 > q2"
+            else -> ""
+        }
+        else -> when {
+            !sue(p1, q1) -> "the first SUE round needs q1 = 1 - p1 and p1 > 1/2"
+            !sue(p2, q2) -> "the second SUE round needs q2 = 1 - p2 and p2 > 1/2"
+            else -> ""
+        }
+    }
 }

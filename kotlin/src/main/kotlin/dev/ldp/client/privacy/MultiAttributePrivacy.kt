@@ -30,25 +30,29 @@ public fun multiAttributePrivacy(fields: JsonObject, parts: (JsonObject) -> Mech
     val names = attributes.map { it["name"].toString() }
     if (names.toSet().size != d) throw SpecException("multi-attribute: attribute names must be distinct, got ${names.joinToString(", ")}")
     val method = fields["method"].toString()
-    if (method !in METHODS) throw SpecException("multi-attribute: method must be one of ${METHODS.joinToString(", ")}, got $method")
+    if (method !in METHODS) {
+        throw SpecException("multi-attribute: method must be one of (${METHODS.joinToString(", ") { "'$it'" }}), got '$method'")
+    }
     val k = PrivacyFields.int(fields, "sample")
     val dBig = BigInteger.valueOf(d.toLong())
-    if (method == "smp" && (k < BigInteger.ONE || k > dBig)) throw SpecException("multi-attribute: sample must be in [1, $d], got $k")
+    if (k < BigInteger.ONE) throw SpecException("sample must be >= 1, got $k")
+    if (method == "smp" && k > dBig) throw SpecException("multi-attribute: sample ($k) cannot exceed the $d attributes")
     if (method == "spl" && k != dBig) throw SpecException("multi-attribute: spl reports every attribute (sample=$d)")
     if (method == "rsfd-grr" && k != BigInteger.ONE) throw SpecException("multi-attribute: rsfd-grr samples exactly one attribute (sample=1)")
     val ratios = ArrayList<Fraction>()
     var unknown = false
     attributes.forEachIndexed { j, attribute ->
         val mechanism = attribute["mechanism"]
-        val facts = parts(attribute) ?: throw SpecException("multi-attribute: attribute ${names[j]} ($mechanism) has no privacy module here")
+        val label = "'${names[j]}' ($mechanism)"
+        val facts = parts(attribute) ?: throw SpecException("multi-attribute: attribute $label has no privacy module here")
         if (facts.memoized || attribute["delta"] != null) {
             // as Python's MultiAttribute: the record's ε composes its attributes' pure ε, one fresh report each
             throw SpecException(
-                "multi-attribute: attribute ${names[j]} ($mechanism) must be a pure epsilon-LDP mechanism with fresh randomness per report " +
+                "multi-attribute: attribute $label must be a pure epsilon-LDP mechanism with fresh randomness per report " +
                     "and an exact probability ratio",
             )
         }
-        if (method == "rsfd-grr" && mechanism != "grr") throw SpecException("multi-attribute: rsfd-grr takes GRR attributes; ${names[j]} is $mechanism")
+        if (method == "rsfd-grr" && mechanism != "grr") throw SpecException("multi-attribute: rsfd-grr takes GRR attributes; '${names[j]}' is $mechanism")
         val ratio = facts.ratio
         if (ratio == null) unknown = true else ratios.add(ratio)
     }
@@ -60,6 +64,11 @@ public fun multiAttributePrivacy(fields: JsonObject, parts: (JsonObject) -> Mech
         val epsilon = fields["epsilon"] as? Double ?: Double.NaN
         if (!(epsilon >= needed * (1 - 1e-12))) {
             throw SpecException("multi-attribute claims epsilon=${FloatText.of(epsilon)} but its attributes' epsilon add up to ${FloatText.of(needed)}: load the server's spec")
+        }
+        // and must not exceed it: Python's record states e^ε within a relative 1e-9 of the product of the exact
+        // ratios, each at most its stated e^ε_j, so a record above their sum (+ ln(1 + 1e-9)) is refused there too
+        if (epsilon > needed * (1 + 1e-12) + 2e-9) {
+            throw SpecException("multi-attribute states epsilon=${FloatText.of(epsilon)} but its attributes' epsilon add up to ${FloatText.of(needed)}: load the server's spec")
         }
         return MechanismPrivacy.fresh(null)
     }

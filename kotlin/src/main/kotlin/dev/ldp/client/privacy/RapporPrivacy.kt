@@ -24,6 +24,18 @@ public fun rapporPrivacy(fields: JsonObject): MechanismPrivacy {
     val f = PrivacyFields.prob(fields, "f")
     val p = PrivacyFields.prob(fields, "p")
     val q = PrivacyFields.prob(fields, "q")
+    if (f >= Fraction.ONE) throw SpecException("f must be in [0, 1), got $f")
+    if (p >= q) throw SpecException("rappor needs p < q (IRR), got p=$p, q=$q")
+    val cohorts = PrivacyFields.intIn(fields, "num_cohorts", BigInteger.ONE, BigInteger.ONE.shiftLeft(32) - BigInteger.ONE)
+    val bits = PrivacyFields.int(fields, "num_bits")
+    val counters = cohorts * bits
+    if (counters > MAX_TABLE_COUNTERS) {
+        throw SpecException(
+            "rappor: num_cohorts x num_bits = ${PrivacyFields.grouped(cohorts)} x ${PrivacyFields.grouped(bits)} = " +
+                "${PrivacyFields.grouped(counters)} counters is above the limit of ${PrivacyFields.grouped(MAX_TABLE_COUNTERS)} " +
+                "(the aggregator keeps one int64 count per cohort and bit: 128 MiB at the limit)",
+        )
+    }
     val encoding = fields["encoding"]
     val boolean = encoding == "boolean"
     val h = if (encoding == "bloom") PrivacyFields.int(fields, "num_hashes") else BigInteger.ONE
@@ -59,22 +71,50 @@ public fun rapporPrivacy(fields: JsonObject): MechanismPrivacy {
 public fun rapporFields(out: MutableMap<String, Any?>) {
     val encoding = out["encoding"]
     if (encoding == "bloom") {
-        if (out["domain"] != null) throw SpecException("rappor with encoding 'bloom' takes no domain")
+        if (out["domain"] != null) throw SpecException("rappor with encoding='bloom' takes no domain (decode with a candidate list)")
         if (out["num_bits"] == null || out["num_hashes"] == null) throw SpecException("rappor needs num_bits and num_hashes")
         val hash = out["hash"]
-        if (hash != "mmh3" && hash != "md5") throw SpecException("rappor hash must be mmh3 or md5, got $hash")
+        if (hash != "mmh3" && hash != "md5") throw SpecException("rappor hash must be one of ('mmh3', 'md5'), got '$hash'")
+        val (maxBits, maxHashes) = if (hash == "md5") 256L to 16L else (1L shl 20) to 64L
+        val k = PrivacyFields.intIn(out, "num_bits", 1L, maxBits)
+        val h = PrivacyFields.intIn(out, "num_hashes", 1L, maxHashes)
+        if (h > k) throw SpecException("rappor num_hashes ($h) cannot exceed num_bits ($k)")
         return
     }
-    if (encoding != "basic" && encoding != "boolean") throw SpecException("unknown rappor encoding $encoding")
+    if (encoding != "basic" && encoding != "boolean") {
+        throw SpecException("rappor encoding must be one of ('bloom', 'basic', 'boolean'), got '$encoding'")
+    }
     val bits = if (encoding == "basic") {
-        BigInteger.valueOf(((out["domain"] as List<*>?) ?: throw SpecException("basic rappor needs a domain")).size.toLong())
+        BigInteger.valueOf(((out["domain"] as List<*>?) ?: throw SpecException("rappor with encoding='basic' needs a domain")).size.toLong())
     } else {
         BigInteger.ONE
     }
+    if (encoding == "basic" && bits > MAX_DOMAIN_SIZE) {
+        throw SpecException(
+            "basic rappor: a domain of ${PrivacyFields.grouped(bits)} values is above the limit of " +
+                "${PrivacyFields.grouped(MAX_DOMAIN_SIZE)} ($DOMAIN_WHY)",
+        )
+    }
+    if (encoding == "basic" && bits < BigInteger.valueOf(2)) throw SpecException("basic rappor needs a domain of at least 2 values")
     if (encoding == "boolean" && out["domain"] != null) throw SpecException("boolean rappor takes no domain")
-    if (out["num_bits"] != null && out["num_bits"] != bits) throw SpecException("$encoding rappor has num_bits = $bits")
-    if (out["num_hashes"] != null && out["num_hashes"] != BigInteger.ONE) throw SpecException("$encoding rappor has num_hashes = 1")
+    if (encoding == "basic") {
+        if (out["num_bits"] != null && out["num_bits"] != bits) {
+            throw SpecException("basic rappor has num_bits = domain size = $bits, got ${out["num_bits"]}")
+        }
+        if (out["num_hashes"] != null && out["num_hashes"] != BigInteger.ONE) {
+            throw SpecException("basic rappor has num_hashes = 1, got ${out["num_hashes"]}")
+        }
+    } else if ((out["num_bits"] != null && out["num_bits"] != BigInteger.ONE) || (out["num_hashes"] != null && out["num_hashes"] != BigInteger.ONE)) {
+        throw SpecException("boolean rappor has num_bits = num_hashes = 1")
+    }
     out["num_bits"] = bits
     out["num_hashes"] = BigInteger.ONE
     out["hash"] = "none"
 }
+
+/** Largest num_cohorts × num_bits (`MAX_TABLE_COUNTERS`). */
+private val MAX_TABLE_COUNTERS: BigInteger = BigInteger.ONE.shiftLeft(24)
+
+/** Largest basic RAPPOR domain (`MAX_DOMAIN_SIZE`), and why. */
+private val MAX_DOMAIN_SIZE: BigInteger = BigInteger.ONE.shiftLeft(20)
+private const val DOMAIN_WHY = "the aggregator keeps one int64 count per value, bit and cohort, and the spec a value index"

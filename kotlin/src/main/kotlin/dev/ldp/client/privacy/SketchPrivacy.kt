@@ -13,12 +13,6 @@ private val MAX_TABLE_COUNTERS: BigInteger = BigInteger.ONE.shiftLeft(24)
 /** k·d at most 2^26 hash evaluations (`MAX_SKETCH_HASHES` of `ldp/specs/sketch.py`). */
 private val MAX_SKETCH_HASHES: BigInteger = BigInteger.ONE.shiftLeft(26)
 
-private fun bounded(fields: JsonObject, name: String, minimum: BigInteger, maximum: BigInteger): BigInteger {
-    val v = PrivacyFields.int(fields, name)
-    if (v < minimum || v > maximum) throw SpecException("${PrivacyFields.mechanism(fields)}: $name must be in [$minimum, $maximum], got $v")
-    return v
-}
-
 /**
  * The range checks of `SketchSpec.__init__` (`ldp/specs/sketch.py`): k in [1, 2^16], m in [2, 2^20]
  * (HCMS: a power of 2), k·m and k·d within the aggregator's limits, salt in [0, 2^32 − k] (every seed
@@ -27,16 +21,22 @@ private fun bounded(fields: JsonObject, name: String, minimum: BigInteger, maxim
 private fun bitOdds(fields: JsonObject): Fraction {
     val mechanism = PrivacyFields.mechanism(fields)
     val d = PrivacyFields.domainSize(fields)
-    if (d < BigInteger.valueOf(2)) throw SpecException("$mechanism needs a domain of at least 2 values")
-    val k = bounded(fields, "k", BigInteger.ONE, BigInteger.ONE.shiftLeft(16))
-    val m = bounded(fields, "m", BigInteger.valueOf(2), BigInteger.ONE.shiftLeft(20))
+    if (d < BigInteger.valueOf(2)) throw SpecException("$mechanism needs a domain of at least 2 values, got $d")
+    val k = PrivacyFields.intIn(fields, "k", BigInteger.ONE, BigInteger.ONE.shiftLeft(16))
+    val m = PrivacyFields.intIn(fields, "m", BigInteger.valueOf(2), BigInteger.ONE.shiftLeft(20))
     if (k * m > MAX_TABLE_COUNTERS) {
-        throw SpecException("$mechanism: a sketch of k=$k x m=$m is above the limit of $MAX_TABLE_COUNTERS counters")
+        throw SpecException(
+            "$mechanism: a sketch of k=$k x m=$m is above the limit of ${PrivacyFields.grouped(MAX_TABLE_COUNTERS)} " +
+                "counters (the aggregator keeps int64 counts per cell)",
+        )
     }
     if (k * d > MAX_SKETCH_HASHES) {
-        throw SpecException("$mechanism: k=$k hash functions over a domain of $d values is above the limit of $MAX_SKETCH_HASHES hash evaluations")
+        throw SpecException(
+            "$mechanism: k=$k hash functions over a domain of ${PrivacyFields.grouped(d)} values is above " +
+                "the limit of ${PrivacyFields.grouped(MAX_SKETCH_HASHES)} hash evaluations (the decoder hashes every value in every row)",
+        )
     }
-    bounded(fields, "salt", BigInteger.ZERO, BigInteger.ONE.shiftLeft(32) - k)
+    PrivacyFields.intIn(fields, "salt", BigInteger.ZERO, BigInteger.ONE.shiftLeft(32) - k)
     if (mechanism == "hcms" && m.and(m - BigInteger.ONE).signum() != 0) {
         throw SpecException("hcms needs m a power of 2 (the Hadamard matrix H_m), got m=$m")
     }

@@ -15,12 +15,10 @@ import java.math.BigInteger
  */
 public fun unaryPrivacy(fields: JsonObject): MechanismPrivacy {
     val mechanism = PrivacyFields.mechanism(fields)
-    if (PrivacyFields.domainSize(fields) < BigInteger.valueOf(2)) throw SpecException("$mechanism needs a domain of at least 2 values")
-    val p = PrivacyFields.prob(fields, "p")
-    val q = PrivacyFields.prob(fields, "q")
-    for ((name, v) in listOf("p" to p, "q" to q)) {
-        if (v.num.signum() <= 0 || v >= Fraction.ONE) throw SpecException("$mechanism: $name must be in (0, 1), got $v")
-    }
+    val d = PrivacyFields.domainSize(fields)
+    if (d < BigInteger.valueOf(2)) throw SpecException("$mechanism needs a domain of at least 2 values, got $d")
+    val p = PrivacyFields.openProb(fields, "p")
+    val q = PrivacyFields.openProb(fields, "q")
     if (p <= q) throw SpecException("$mechanism: p must exceed q, got p=$p, q=$q")
     return MechanismPrivacy.fresh(p * (Fraction.ONE - q) / ((Fraction.ONE - p) * q))
 }

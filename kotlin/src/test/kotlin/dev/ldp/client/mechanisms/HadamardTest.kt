@@ -87,7 +87,7 @@ class HadamardTest {
         val spec = spec("hr/blocks")
         refused("""{"mechanism":"hr","domain":[1,2],"epsilon":1}""", "calibrated from epsilon")
         refused(edited(spec) { it["blocks"] = 3 }, "hr: blocks must be a power of two, got 3")
-        refused(edited(spec) { it["blocks"] = 0 }, "hr: blocks must be in [1, 4194304], got 0")
+        refused(edited(spec) { it["blocks"] = 0 }, "blocks must be in [1, 4194304], got 0")
         refused(edited(spec) { it["blocks"] = 128 }, "hr: blocks must be at most 2d = 80, got 128")
         refused(edited(spec) { it["domain"] = listOf("a") }, "hr needs a domain of at least 2 values")
         refused(edited(spec) { it["p"] = "1/16" }, "hr: p must exceed 1/(2B) = 1/16, got 1/16")

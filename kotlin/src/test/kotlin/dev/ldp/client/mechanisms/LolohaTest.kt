@@ -87,8 +87,8 @@ class LolohaTest {
         refused(edited { it["epsilon"] = 0.51 }, "must match them")
         refused(edited { it["epsilon_inf"] = 2.5 }, "epsilon_inf", "must match them")
         refused(edited { it["p1"] = "1/2" }, "p1 must exceed 1/g = 1/2")
-        refused(edited { it["g"] = 1 }, "g must be an integer in [2, 16777216]")
-        refused(edited { it["pool_size"] = 0 }, "pool_size must be an integer in [1, 1048576]")
+        refused(edited { it["g"] = 1 }, "g must be in [2, 16777216], got 1")
+        refused(edited { it["pool_size"] = 0 }, "pool_size must be in [1, 1048576], got 0")
         refused(edited { it["pool_size"] = 1 shl 20; it["g"] = 32 }, "pool_size x g")
         refused(edited { it["domain"] = listOf("a") }, "at least 2 values")
     }

@@ -103,12 +103,12 @@ class LongitudinalTest {
 
     @Test
     fun anEditedClaimOrAChainOutOfFormIsRefused() {
-        refused(edited(L_OSUE) { it["q2"] = "1/3" }, "not of the chain's form")
+        refused(edited(L_OSUE) { it["q2"] = "1/3" }, "l-osue: the SUE round needs q2 = 1 - p2 and p2 > 1/2")
         refused(edited(L_OSUE) { it["epsilon_inf"] = 1.5 }, "epsilon_inf")
         refused(edited(L_GRR) { it["epsilon"] = 0.1 }, "claims epsilon=", "load the server's spec")
         refused(edited(L_GRR) { it["epsilon"] = 0.21 }, "must match them")
         refused(edited(L_GRR) { it["epsilon_inf"] = 3.5 }, "epsilon_inf", "must match them")
-        refused(edited(L_OUE) { it["q1"] = "0" }, "probabilities must be in (0, 1)")
+        refused(edited(L_OUE) { it["q1"] = "0" }, "q1 must be in (0, 1), got 0")
         refused(edited(L_GRR) { it["domain"] = listOf("a") }, "at least 2 values")
     }
 

@@ -78,7 +78,7 @@ class MultiAttributeTest {
                     @Suppress("UNCHECKED_CAST")
                     (f["attributes"] as MutableList<Any?>)[2] = part
                 },
-                "attribute ms \\(${id.substringBefore('/')}\\) must be a pure epsilon-LDP mechanism with fresh randomness per report",
+                "attribute 'ms' \\(${id.substringBefore('/')}\\) must be a pure epsilon-LDP mechanism with fresh randomness per report",
             )
         }
     }

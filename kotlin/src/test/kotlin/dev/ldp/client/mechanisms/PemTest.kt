@@ -4,10 +4,12 @@ import dev.ldp.client.Bytes
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.FixedSource
 import dev.ldp.client.Fraction
+import dev.ldp.client.Json
 import dev.ldp.client.JsonObject
 import dev.ldp.client.PooledSource
 import dev.ldp.client.Registry
 import dev.ldp.client.Report
+import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.ValueException
 import dev.ldp.client.Vectors
@@ -102,16 +104,20 @@ class PemTest {
     fun badSpecsAreRefusedWithOneLine() {
         val pem = spec("pem/default")
         val treehist = spec("treehist/default")
-        refused("""{"mechanism":"pem","epsilon":1,"g":3,"p":"1/2"}""", "pem: width is calibrated from epsilon by the server")
-        refused(edited(pem) { it["eta"] = 0 }, "pem: eta must be in [1, 12], got 0")
-        refused(edited(pem) { it["max_length"] = 257 }, "pem: max_length must be in [1, 256], got 257")
+        // the width follows from top_k and eta, not from ε: a spec without it takes Python's default (the vector's fingerprint)
+        val noWidth = Json.parseObject(pem.canonicalJson, "pem/default").filterKeys { it != "width" }
+        assertEquals(BigInteger.valueOf(40), pem.fields["width"])
+        assertEquals(pem.fingerprint, Spec.load(noWidth).fingerprint)
+        refused("""{"mechanism":"pem","epsilon":1,"p":"1/2"}""", "pem: g is calibrated from epsilon by the server")
+        refused(edited(pem) { it["eta"] = 0 }, "eta must be in [1, 12], got 0")
+        refused(edited(pem) { it["max_length"] = 257 }, "max_length must be in [1, 256], got 257")
         refused(edited(pem) { it["max_length"] = 1; it["top_k"] = 256 }, "pem: top_k=256 must be below 2^m = 2^8")
-        refused(edited(pem) { it["top_k"] = 4096; it["eta"] = 9 }, "pem: top_k * 2^eta = 2097152 candidates per round")
-        refused(edited(pem) { it["width"] = 9 }, "pem: width must be in [10, 1048576], got 9")
-        refused(edited(pem) { it["width"] = 70_000 }, "pem: width * 2^eta = 1120000 candidates per round")
-        refused(edited(pem) { it["g"] = 1 }, "pem: g must be in [2, 2147483646], got 1")
+        refused(edited(pem) { it["top_k"] = 4096; it["eta"] = 9 }, "pem: top_k * 2^eta = 2,097,152 candidates per round")
+        refused(edited(pem) { it["width"] = 9 }, "width must be in [10, 1048576], got 9")
+        refused(edited(pem) { it["width"] = 70_000 }, "pem: width * 2^eta = 1,120,000 candidates per round")
+        refused(edited(pem) { it["g"] = 1 }, "g must be in [2, 2147483646], got 1")
         refused(edited(pem) { it["p"] = "1/8" }, "pem: p must exceed 1/g = 1/8, got 1/8")
-        refused(edited(treehist) { it["width"] = 70_000 }, "treehist: width must be in [1, 65536], got 70000")
+        refused(edited(treehist) { it["width"] = 70_000 }, "width must be in [1, 65536], got 70000")
         refused(edited(treehist) { it["beta"] = 1.0 }, "treehist: beta must be a number in (0, 1), got 1.0")
         refused(edited(treehist) { it["epsilon"] = 22.0 }, "above 21", "largest epsilon treehist supports")
     }

@@ -140,7 +140,7 @@ class RapporTest {
         val noDomain = assertFailsWith<SpecException> {
             Spec.load("""{"mechanism":"rappor","encoding":"basic","f":"1/2","p":"1/4","q":"3/4"}""")
         }
-        assertEquals("basic rappor needs a domain", noDomain.message)
+        assertEquals("rappor with encoding='basic' needs a domain", noDomain.message)
         val certain = assertFailsWith<SpecException> {
             Spec.load("""{"mechanism":"rappor","num_bits":8,"num_hashes":2,"f":"0","p":"0","q":"1/2"}""")
         }
