@@ -101,24 +101,26 @@ def _ts_value(value: Any) -> str:
     raise TypeError(f"spec default {value!r} has no TypeScript form")
 
 
-def spec_fields(cls: type) -> list[tuple[str, str, str | None]]:
-    """(name, kind, TypeScript default or None for required) of each field of a spec class."""
+def spec_fields(cls: type, form: Any = None, missing: Any = None) -> list[tuple[str, str, Any]]:
+    """(name, kind, default) of each field of a spec class: the default in ``form`` (TypeScript's by default),
+    or ``missing`` for a field the client must be given (the Kotlin generator passes its own form and marker)."""
+    form = _ts_value if form is None else form
     parameters = inspect.signature(cls.__init__).parameters
     nullable = getattr(cls, "json_nullable", frozenset())
     omitted = getattr(cls, "json_omitted", frozenset())  # fields the JSON form holds elsewhere (in its parts)
-    out = []
+    out: list[tuple[str, str, Any]] = []
     for field in dataclasses.fields(cls):
         if field.name in omitted:
             continue
         kind = KINDS.get(str(field.type))
         if kind is None:
-            raise TypeError(f"{cls.__name__}.{field.name}: no TypeScript kind for the type {field.type}")
+            raise TypeError(f"{cls.__name__}.{field.name}: no field kind for the type {field.type}")
         parameter = parameters.get(field.name)
         default = inspect.Parameter.empty if parameter is None else parameter.default
         if default is inspect.Parameter.empty or (default is None and field.name not in nullable):
-            out.append((field.name, kind, None))
+            out.append((field.name, kind, missing))
         else:
-            out.append((field.name, kind, _ts_value(default)))
+            out.append((field.name, kind, form(default)))
     return out
 
 
@@ -154,7 +156,7 @@ def render() -> str:
         fields = spec_fields(decl.load_spec())
         if not any(name == "epsilon" for name, _, _ in fields):
             continue
-        calibrated = [name for name, _, default in fields if default is None and name in _none_defaults(decl)]
+        calibrated = [name for name, _, default in fields if default is None and name in none_defaults(decl)]
         if calibrated:
             name = decl.name if decl.name.isidentifier() else f'"{decl.name}"'
             lines.append(f"  {name}: [{', '.join(json.dumps(c) for c in calibrated)}],")
@@ -162,7 +164,7 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def _none_defaults(decl: MechanismDeclaration) -> set[str]:
+def none_defaults(decl: MechanismDeclaration) -> set[str]:
     """The constructor parameters of a declaration's spec class whose default is None."""
     parameters = inspect.signature(decl.load_spec().__init__).parameters
     return {name for name, parameter in parameters.items() if parameter.default is None}
@@ -209,7 +211,7 @@ def render_registry(src: Path = SRC) -> str:
     """The text of ``registry.ts``: ``makeEncoder``, a switch over the tagged encoder classes in registry order."""
     classes = encoder_classes(src)
     composite = composite_encoders(src)
-    declared = _checked_against_registry(classes, "@mechanisms")
+    declared = checked_against_registry(classes, "@mechanisms")
     ordered = [name for name in declared if name in classes]
     without = [name for name in declared if name not in classes]
     by_class: dict[tuple[str, str, bool], list[str]] = {}
@@ -274,7 +276,7 @@ def render_families(src: Path = SRC) -> str:
     return "\n".join(lines)
 
 
-def _checked_against_registry(found: dict[str, Any], tag: str) -> list[str]:
+def checked_against_registry(found: dict[str, Any], tag: str) -> list[str]:
     """The declared mechanisms in registry order; a tag naming an undeclared mechanism is an error."""
     declared = [decl.name for decl in BUILTIN_MECHANISMS]
     unknown = sorted(set(found) - set(declared))
@@ -302,7 +304,7 @@ def tagged_functions(tag: str, src: Path = SRC) -> dict[str, tuple[str, str]]:
                         f"and {function} (privacy/{path.name})"
                     )
                 found[mechanism] = (path.stem, function)
-    _checked_against_registry(found, f"@{tag}")
+    checked_against_registry(found, f"@{tag}")
     return found
 
 
@@ -474,27 +476,32 @@ def render_privacy_registry(src: Path = SRC) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the file is stale")
+def write_or_check(files: dict[Path, str], command: str, argv: list[str] | None = None) -> int:
+    """Write ``files`` (path → text), or with ``--check`` in ``argv`` name each stale one and return 1."""
+    parser = argparse.ArgumentParser(description=f"write (or check) the files {command} generates")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a file is stale")
     args = parser.parse_args(argv)
-    files = {
-        OUTPUT: render(),
-        REGISTRY: render_registry(),
-        FAMILIES: render_families(),
-        PRIVACY_REGISTRY: render_privacy_registry(),
-    }
     if args.check:
         stale = [
             p for p, text in files.items() if (p.read_text(encoding="utf-8") if p.exists() else "") != text
         ]
         for path in stale:
             shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-            print(f"{shown} is stale: run python js/scripts/spec_fields.py", file=sys.stderr)
+            print(f"{shown} is stale: run {command}", file=sys.stderr)
         return 1 if stale else 0
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    files = {
+        OUTPUT: render(),
+        REGISTRY: render_registry(),
+        FAMILIES: render_families(),
+        PRIVACY_REGISTRY: render_privacy_registry(),
+    }
+    return write_or_check(files, "python js/scripts/spec_fields.py", argv)
 
 
 if __name__ == "__main__":

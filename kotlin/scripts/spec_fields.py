@@ -32,17 +32,14 @@ fails while a generated file is stale.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import importlib.util
-import inspect
 import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from ldp.registry import BUILTIN_MECHANISMS, MechanismDeclaration
+from ldp.registry import BUILTIN_MECHANISMS
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "kotlin" / "src" / "main" / "kotlin" / "dev" / "ldp" / "client"
@@ -88,29 +85,9 @@ def _kt_value(value: Any) -> str:
 
 
 def spec_fields(cls: type) -> list[tuple[str, str, Any]]:
-    """(name, kind, default or ``_MISSING`` when required) of each field of a spec class."""
-    parameters = inspect.signature(cls.__init__).parameters
-    nullable = getattr(cls, "json_nullable", frozenset())
-    omitted = getattr(cls, "json_omitted", frozenset())
-    out: list[tuple[str, str, Any]] = []
-    for field in dataclasses.fields(cls):
-        if field.name in omitted:
-            continue
-        kind = JS.KINDS.get(str(field.type))
-        if kind is None:
-            raise TypeError(f"{cls.__name__}.{field.name}: no field kind for the type {field.type}")
-        parameter = parameters.get(field.name)
-        default = inspect.Parameter.empty if parameter is None else parameter.default
-        if default is inspect.Parameter.empty or (default is None and field.name not in nullable):
-            out.append((field.name, kind, _MISSING))
-        else:
-            out.append((field.name, kind, default))
-    return out
-
-
-def _none_defaults(decl: MechanismDeclaration) -> set[str]:
-    parameters = inspect.signature(decl.load_spec().__init__).parameters
-    return {name for name, parameter in parameters.items() if parameter.default is None}
+    """(name, kind, default or ``_MISSING`` when required) of each field of a spec class (the TypeScript
+    generator's reading of the class, with the Python default itself)."""
+    return JS.spec_fields(cls, form=lambda value: value, missing=_MISSING)
 
 
 def render_spec_fields() -> str:
@@ -163,7 +140,7 @@ def render_spec_fields() -> str:
         fields = spec_fields(decl.load_spec())
         if not any(name == "epsilon" for name, _, _ in fields):
             continue
-        none = _none_defaults(decl)
+        none = JS.none_defaults(decl)
         calibrated = [name for name, _, default in fields if default is _MISSING and name in none]
         if calibrated:
             lines.append(f'        "{decl.name}" to listOf({", ".join(json.dumps(c) for c in calibrated)}),')
@@ -206,14 +183,6 @@ def render_spec_fields() -> str:
     return "\n".join(lines)
 
 
-def _declared(found: dict[str, Any], tag: str) -> list[str]:
-    declared = [decl.name for decl in BUILTIN_MECHANISMS]
-    unknown = sorted(set(found) - set(declared))
-    if unknown:
-        raise SystemExit(f"{tag} names a mechanism ldp/registry.py does not declare: {', '.join(unknown)}")
-    return declared
-
-
 def encoder_classes(src: Path = SRC) -> dict[str, tuple[str, str, bool, bool]]:
     """mechanism -> (file, class, has a companion ``create``, is composite) of each ``@mechanisms``-tagged class."""
     found: dict[str, tuple[str, str, bool, bool]] = {}
@@ -236,7 +205,7 @@ def encoder_classes(src: Path = SRC) -> dict[str, tuple[str, str, bool, bool]]:
                         f"{mechanism}: encoded by both {other[1]} ({other[0]}.kt) and {cls} ({path.name})"
                     )
                 found[mechanism] = (path.stem, cls, create is not None, composite)
-    _declared(found, "@mechanisms")
+    JS.checked_against_registry(found, "@mechanisms")
     return found
 
 
@@ -261,7 +230,7 @@ def tagged_functions(tag: str, src: Path = SRC) -> dict[str, tuple[str, str, boo
                         f"and {function} (privacy/{path.name})"
                     )
                 found[mechanism] = (path.stem, function, composite)
-    _declared(found, f"@{tag}")
+    JS.checked_against_registry(found, f"@{tag}")
     return found
 
 
@@ -387,25 +356,12 @@ def render_privacy_registry(src: Path = SRC) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when a file is stale")
-    args = parser.parse_args(argv)
     files = {
         SPEC_FIELDS: render_spec_fields(),
         REGISTRY: render_registry(),
         PRIVACY_REGISTRY: render_privacy_registry(),
     }
-    if args.check:
-        stale = [
-            p for p, text in files.items() if (p.read_text(encoding="utf-8") if p.exists() else "") != text
-        ]
-        for path in stale:
-            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-            print(f"{shown} is stale: run python kotlin/scripts/spec_fields.py", file=sys.stderr)
-        return 1 if stale else 0
-    for path, text in files.items():
-        path.write_text(text, encoding="utf-8")
-    return 0
+    return JS.write_or_check(files, "python kotlin/scripts/spec_fields.py", argv)
 
 
 if __name__ == "__main__":
