@@ -13,28 +13,16 @@ A failing ``npm ci`` or build is always an error, never a skip.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import time
 from pathlib import Path
 
-import pytest
+from session_build import newest_mtime, once_per_session, require_tools
 
 JS = Path(__file__).resolve().parent.parent / "js"
 CLI = JS / "dist" / "cli.js"
 #: what ``npm run build`` reads: a newer one of these makes js/dist stale
 SOURCES = ("src", "package.json", "package-lock.json", "tsconfig.json")
 LOCK_TIMEOUT_S = 600
-_RESULT = "js-build-result.txt"
-
-
-def _newest_mtime(paths: list[Path]) -> float:
-    newest = 0.0
-    for path in paths:
-        files = path.rglob("*") if path.is_dir() else [path]
-        newest = max([newest, *(f.stat().st_mtime for f in files if f.is_file())])
-    return newest
 
 
 def _needs_install() -> bool:
@@ -43,7 +31,7 @@ def _needs_install() -> bool:
 
 
 def _needs_build() -> bool:
-    return not CLI.exists() or CLI.stat().st_mtime < _newest_mtime([JS / name for name in SOURCES])
+    return not CLI.exists() or CLI.stat().st_mtime < newest_mtime([JS / name for name in SOURCES])
 
 
 def _run(command: list[str]) -> str | None:
@@ -73,27 +61,6 @@ def build_js(shared: Path) -> Path:
 
     Skips (or fails under CI) without node and npm; fails with the command's output when npm fails.
     """
-    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
-    if missing:
-        reason = f"{' and '.join(missing)} not on PATH: the TypeScript client's tests cannot run (install Node.js 20+)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}; CI must run them", pytrace=False)
-        pytest.skip(reason)
-    result, lock = shared / _RESULT, shared / "js-build.lock"
-    try:
-        lock.mkdir()
-    except FileExistsError:  # another worker builds: wait for its result
-        deadline = time.monotonic() + LOCK_TIMEOUT_S
-        while not result.exists():
-            if time.monotonic() > deadline:
-                pytest.fail(f"js/ was not built within {LOCK_TIMEOUT_S} s by another worker ({lock})")
-            time.sleep(0.2)
-        time.sleep(0.05)  # the result file is written in one call; let it land
-    else:
-        outcome = _build()
-        (shared / (_RESULT + ".tmp")).write_text(outcome)
-        (shared / (_RESULT + ".tmp")).replace(result)
-    outcome = result.read_text()
-    if outcome != "ok":
-        pytest.fail(outcome, pytrace=False)
+    require_tools(("node", "npm"), "the TypeScript client's tests", "install Node.js 20+")
+    once_per_session(shared, "js", _build, LOCK_TIMEOUT_S)
     return JS

@@ -18,10 +18,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
-import pytest
+from session_build import newest_mtime, once_per_session, require_tools
 
 KOTLIN = Path(__file__).resolve().parent.parent / "kotlin"
 VERSION = "0.1.0"
@@ -30,18 +29,9 @@ JAR = KOTLIN / "target" / f"ldp-client-{VERSION}.jar"
 SOURCES = ("src/main", "pom.xml")
 LOCK_TIMEOUT_S = 1200
 BUILD_TIMEOUT_S = 1200
-_RESULT = "kotlin-build-result.txt"
 _COPY = "kotlin-client"
 #: Maven's words when a dependency or plugin is missing from ~/.m2 in offline mode
 _OFFLINE_MISS = ("offline", "Cannot access", "could not be resolved")
-
-
-def _newest_mtime(paths: list[Path]) -> float:
-    newest = 0.0
-    for path in paths:
-        files = path.rglob("*") if path.is_dir() else [path]
-        newest = max([newest, *(f.stat().st_mtime for f in files if f.is_file())])
-    return newest
 
 
 def _needs_build() -> bool:
@@ -49,7 +39,7 @@ def _needs_build() -> bool:
     return (
         not JAR.exists()
         or not lib.is_dir()
-        or JAR.stat().st_mtime < _newest_mtime([KOTLIN / name for name in SOURCES])
+        or JAR.stat().st_mtime < newest_mtime([KOTLIN / name for name in SOURCES])
     )
 
 
@@ -93,30 +83,6 @@ def build_kotlin(shared: Path) -> str:
 
     Skips (or fails under CI) without java and mvn; fails with Maven's output when the build fails.
     """
-    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
-    if missing:
-        reason = f"{' and '.join(missing)} not on PATH: the Kotlin client's tests cannot run (install a JDK 11+ and Maven)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}; CI must run them", pytrace=False)
-        pytest.skip(reason)
-    result, lock = shared / _RESULT, shared / "kotlin-build.lock"
-    try:
-        lock.mkdir()
-    except FileExistsError:  # another worker builds: wait for its result
-        deadline = time.monotonic() + LOCK_TIMEOUT_S
-        while not result.exists():
-            if time.monotonic() > deadline:
-                pytest.fail(f"kotlin/ was not built within {LOCK_TIMEOUT_S} s by another worker ({lock})")
-            time.sleep(0.2)
-        time.sleep(0.05)  # the result file is written in one call; let it land
-    else:
-        try:
-            outcome = _build(shared)
-        except subprocess.TimeoutExpired as exc:
-            outcome = f"`{' '.join(map(str, exc.cmd))}` in kotlin/ did not finish within {exc.timeout} s"
-        (shared / (_RESULT + ".tmp")).write_text(outcome)
-        (shared / (_RESULT + ".tmp")).replace(result)
-    outcome = result.read_text()
-    if outcome != "ok":
-        pytest.fail(outcome, pytrace=False)
+    require_tools(("java", "mvn"), "the Kotlin client's tests", "install a JDK 11+ and Maven")
+    once_per_session(shared, "kotlin", lambda: _build(shared), LOCK_TIMEOUT_S)
     return classpath(shared / _COPY)

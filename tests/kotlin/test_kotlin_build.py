@@ -6,13 +6,14 @@ import subprocess
 
 import kotlin_build
 import pytest
+import session_build
 
 
 @pytest.fixture
 def no_java(monkeypatch):
-    real = kotlin_build.shutil.which
+    real = session_build.shutil.which
     monkeypatch.setattr(
-        kotlin_build.shutil, "which", lambda name: None if name in ("java", "mvn") else real(name)
+        session_build.shutil, "which", lambda name: None if name in ("java", "mvn") else real(name)
     )
 
 
@@ -30,7 +31,7 @@ def test_without_java_under_ci_the_kotlin_tests_fail(no_java, monkeypatch, tmp_p
 
 def test_a_failed_build_of_another_worker_fails_every_worker(monkeypatch, tmp_path):
     """The worker that did not build reads the builder's outcome: its error, not a skip nor a second build."""
-    monkeypatch.setattr(kotlin_build.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(session_build.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(kotlin_build, "_build", lambda shared: pytest.fail("built twice"))
     (tmp_path / "kotlin-build.lock").mkdir()
     (tmp_path / "kotlin-build-result.txt").write_text(
@@ -41,7 +42,7 @@ def test_a_failed_build_of_another_worker_fails_every_worker(monkeypatch, tmp_pa
 
 
 def test_the_first_worker_builds_once_and_records_the_outcome(monkeypatch, tmp_path):
-    monkeypatch.setattr(kotlin_build.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(session_build.shutil, "which", lambda name: f"/usr/bin/{name}")
     builds = []
     monkeypatch.setattr(kotlin_build, "_build", lambda shared: builds.append(1) or "ok")
     first = kotlin_build.build_kotlin(tmp_path)
