@@ -53,6 +53,17 @@ class CoreTest {
     }
 
     @Test
+    fun aDomainIndexPrefersAStringValueToTheDecimalTextOfAnInteger() {
+        val index = DomainIndex(listOf(BigInteger.valueOf(7), "7", BigInteger.valueOf(8), BigInteger.valueOf(7)))
+        assertEquals(1, index.indexOf("7")) // the string value, not the integer 7's text
+        assertEquals(0, index.indexOf(7L)) // the first of two equal integers
+        assertEquals(0, index.indexOf(7.0))
+        assertEquals(2, index.indexOf("8"))
+        assertEquals(2, index.indexOf(8.0))
+        assertFailsWith<ValueException> { index.indexOf("08") }
+    }
+
+    @Test
     fun aDomainIndexFindsDecimalTextAndIntegralFloatsButNotBooleans() {
         val index = DomainIndex(listOf(BigInteger.valueOf(7), "7x", BigInteger("18446744073709551616")))
         assertEquals(0, index.indexOf(7))
