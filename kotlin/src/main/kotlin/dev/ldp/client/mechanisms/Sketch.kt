@@ -4,6 +4,7 @@ import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.Encoder
 import dev.ldp.client.Fraction
+import dev.ldp.client.LaneSampler
 import dev.ldp.client.Lanes
 import dev.ldp.client.Packing
 import dev.ldp.client.Report
@@ -12,7 +13,6 @@ import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.UniformBelow
 import dev.ldp.client.Values
-import dev.ldp.client.WordLaneGroup
 import dev.ldp.client.hashing.MMH3_MAX_SEED
 import dev.ldp.client.hashing.mmh3x64128
 import java.math.BigInteger
@@ -64,6 +64,7 @@ public class CmsEncoder @JvmOverloads constructor(
     private val sketch = SketchParameters(spec)
     private val q = Fraction.ONE - sketch.p
     private val full = Lanes.fullWords(sketch.m)
+    private val sampler = LaneSampler(sketch.m, listOf(sketch.p, q))
 
     override fun encode(value: Any): Report {
         val m = sketch.m
@@ -72,7 +73,7 @@ public class CmsEncoder @JvmOverloads constructor(
         val oneHot = Lanes.oneLane(i, m)
         val others = full.copyOf()
         others[i ushr 6] = others[i ushr 6] xor oneHot[i ushr 6]
-        val lanes = Samplers.sampleLaneWords(m, listOf(WordLaneGroup(oneHot, sketch.p), WordLaneGroup(others, q)), source)
+        val lanes = sampler.sample(arrayOf(oneHot, others), source)
         return Report(spec.fingerprint, bits = Packing.wordsToPacked(lanes, m), extra = listOf("row" to row.toLong()))
     }
 }
