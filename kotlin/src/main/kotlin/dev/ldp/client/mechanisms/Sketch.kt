@@ -8,7 +8,6 @@ import dev.ldp.client.LaneSampler
 import dev.ldp.client.Lanes
 import dev.ldp.client.Packing
 import dev.ldp.client.Report
-import dev.ldp.client.Samplers
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.UniformBelow
@@ -52,7 +51,7 @@ private class SketchParameters(spec: Spec) {
 /**
  * Apple's Count-Mean Sketch (the port of `CMSEncoder` of `js/src/sketch.ts`): row j = randbelow(k),
  * then the m bits of the one-hot vector of h_j(x), bit h_j(x) kept 1 with p and every other bit 1 with
- * q = 1 − p, all from one run of the lane sampler ([Samplers.sampleLaneWords]). Any value can be
+ * q = 1 − p, all from one run of the lane sampler ([LaneSampler], built once). Any value can be
  * encoded: the sketch needs no domain. The report carries `row` and the bits.
  *
  * @mechanisms cms

@@ -22,13 +22,15 @@ import java.security.SecureRandom
 
 /**
  * A plain timed harness of encoder throughput, per mechanism and per stage of a RAPPOR report, each
- * against a reference measured in the same run (rates per CPU second of the thread): the rate at which `SecureRandom.nextBytes` (through a
- * [PooledSource], as the encoders draw) serves the bytes one report draws. Not a unit test (no
- * timing assertion anywhere); run it with the test classpath:
+ * against a reference measured in the same run: the rate at which `SecureRandom.nextBytes` (through
+ * a [PooledSource], as the encoders draw) serves the bytes one report draws. Rates are per CPU second
+ * of the thread (per core: the machine may be shared). Not a unit test (no timing assertion
+ * anywhere); run it with the test classpath (the third argument: `stages`, `mechanisms`, `all` or
+ * the start of a case's name):
  *
  * ```
- * cd kotlin && mvn -B -q -o test-compile dependency:build-classpath -Dmdep.outputFile=cp.txt
- * java -cp target/classes:target/test-classes:$(cat cp.txt) dev.ldp.client.bench.EncoderSpeed [seconds] [rounds]
+ * cd kotlin && mvn -B -q -o test-compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+ * java -cp target/classes:target/test-classes:$(cat target/cp.txt) dev.ldp.client.bench.EncoderSpeed [seconds] [rounds]
  * ```
  *
  * Each case runs `rounds` times, alternating with its reference, and prints the median rate and the
