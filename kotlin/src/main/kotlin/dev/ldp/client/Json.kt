@@ -172,8 +172,12 @@ public object Json {
      */
     @JvmStatic
     @JvmOverloads
-    public fun quote(text: String, lineSeparators: Boolean = false): String {
-        val out = StringBuilder(text.length + 2).append('"')
+    public fun quote(text: String, lineSeparators: Boolean = false): String =
+        quoteTo(StringBuilder(text.length + 2), text, lineSeparators).toString()
+
+    /** [quote] of `text` appended to `out` (no intermediate string); returns `out`. */
+    internal fun quoteTo(out: StringBuilder, text: String, lineSeparators: Boolean): StringBuilder {
+        out.append('"')
         for (c in text) {
             when {
                 c == '"' -> out.append("\\\"")
@@ -188,7 +192,7 @@ public object Json {
                 else -> out.append(c)
             }
         }
-        return out.append('"').toString()
+        return out.append('"')
     }
 
     /**
@@ -203,12 +207,14 @@ public object Json {
         return out.toString()
     }
 
-    private fun write(out: StringBuilder, value: Any?, sortKeys: Boolean, lineSeparators: Boolean) {
+    /** [dump] of `value` appended to `out`. */
+    internal fun write(out: StringBuilder, value: Any?, sortKeys: Boolean, lineSeparators: Boolean) {
         when (value) {
             null -> out.append("null")
             is Boolean -> out.append(if (value) "true" else "false")
-            is String -> out.append(quote(value, lineSeparators))
-            is BigInteger, is Long, is Int -> out.append(value.toString())
+            is String -> quoteTo(out, value, lineSeparators)
+            is BigInteger -> if (value.bitLength() < 64) out.append(value.toLong()) else out.append(value.toString()) // the same digits
+            is Long, is Int -> out.append(value.toString())
             is Double -> out.append(FloatText.of(value))
             is List<*> -> {
                 out.append('[')
@@ -223,7 +229,7 @@ public object Json {
                 out.append('{')
                 (if (sortKeys) keys.sortedWith(CODE_POINT_ORDER) else keys).forEachIndexed { i, k ->
                     if (i > 0) out.append(',')
-                    out.append(quote(k, lineSeparators)).append(':')
+                    quoteTo(out, k, lineSeparators).append(':')
                     write(out, value[k], sortKeys, lineSeparators)
                 }
                 out.append('}')

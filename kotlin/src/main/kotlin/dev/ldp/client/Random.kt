@@ -215,6 +215,148 @@ public class LaneGroup(public val mask: BigInteger, public val probability: Frac
 /** A lane group with its mask as 64-bit words (lane i is bit i % 64 of word ⌊i/64⌋). */
 public class WordLaneGroup(public val mask: LongArray, public val probability: Fraction)
 
+/**
+ * The binary expansion of a probability num/den (0 ≤ num/den ≤ 1): its first [TABLE] digits as bits
+ * of 64-bit words (digit r, the weight 2^-(r+1), is bit r % 64 of word ⌊r/64⌋), and the numerator
+ * left after them, from which a sampler going past them (about 2^-128 per lane) continues exactly.
+ */
+internal class LaneDigits(p: Fraction) {
+    val words = LongArray(TABLE / 64)
+    val den: BigInteger = p.den
+    val rest: BigInteger
+
+    init {
+        if (p.num.signum() < 0 || p.num > p.den) fail("probability outside [0, 1]: $p")
+        var num = p.num
+        for (r in 0 until TABLE) {
+            num = num.shiftLeft(1)
+            if (num >= den) {
+                num -= den
+                words[r ushr 6] = words[r ushr 6] or (1L shl (r and 63))
+            }
+        }
+        rest = num
+    }
+
+    /** Digit r (r < [TABLE]). */
+    fun digit(r: Int): Boolean = (words[r ushr 6] ushr (r and 63)) and 1L != 0L
+
+    /** The digits after the table, one per `next()` (practically never needed). */
+    inner class Late {
+        private var num = rest
+
+        fun next(): Boolean {
+            num = num.shiftLeft(1)
+            if (num < den) return false
+            num -= den
+            return true
+        }
+    }
+
+    companion object {
+        /** Digits kept per probability. */
+        const val TABLE = 128
+    }
+}
+
+/**
+ * The lane sampler ([Samplers.sampleLaneWords]) for fixed group probabilities, their binary digits
+ * computed once: an encoder builds one for its spec and calls [sample] per report with the groups'
+ * masks (the same bytes read, the same coins as [Samplers.sampleLaneWords]).
+ *
+ * @property width the number of lanes
+ */
+public class LaneSampler(public val width: Int, probabilities: List<Fraction>) {
+    private val digits: Array<LaneDigits>
+
+    init {
+        if (width < 0) fail("a lane sampler needs width >= 0, got $width")
+        digits = Array(probabilities.size) { LaneDigits(probabilities[it]) }
+    }
+
+    /**
+     * One run of the sampler: lane i is 1 with the probability of the group whose mask (one per
+     * probability, in order, as 64-bit words; disjoint) holds it. Returns the lanes as 64-bit words.
+     */
+    public fun sample(masks: Array<LongArray>, source: ByteSource): LongArray {
+        if (masks.size != digits.size) fail("a lane sampler of ${digits.size} groups was given ${masks.size} masks")
+        return sample(width, digits, masks, source)
+    }
+
+    internal companion object {
+        /** Planes are read in blocks of this many (as Python does); the unused rest of a block is dropped. */
+        private const val PLANES_PER_BLOCK = 12
+
+        /** The little-endian word [w] of the plane at [offset] of [nbytes] bytes in [buffer]. */
+        private fun planeWord(buffer: ByteArray, offset: Int, nbytes: Int, w: Int): Long {
+            val b = offset + 8 * w
+            val n = minOf(8, nbytes - 8 * w)
+            if (n == 8) {
+                return (buffer[b].toLong() and 0xff) or
+                    ((buffer[b + 1].toLong() and 0xff) shl 8) or
+                    ((buffer[b + 2].toLong() and 0xff) shl 16) or
+                    ((buffer[b + 3].toLong() and 0xff) shl 24) or
+                    ((buffer[b + 4].toLong() and 0xff) shl 32) or
+                    ((buffer[b + 5].toLong() and 0xff) shl 40) or
+                    ((buffer[b + 6].toLong() and 0xff) shl 48) or
+                    ((buffer[b + 7].toLong() and 0xff) shl 56)
+            }
+            var plane = 0L
+            for (i in 0 until n) plane = plane or ((buffer[b + i].toLong() and 0xff) shl (8 * i))
+            return plane
+        }
+
+        /**
+         * The sampler: each round reads one plane of U's digits (a block of 12 planes at a time), and
+         * lanes where U's digit differs from their probability's are decided (U < t where t's is 1).
+         */
+        fun sample(width: Int, digits: Array<LaneDigits>, masks: Array<LongArray>, source: ByteSource): LongArray {
+            val nwords = (width + 63) ushr 6
+            val nbytes = (width + 7) ushr 3
+            val result = LongArray(nwords)
+            if (width == 0) return result
+            val last = if (width % 64 == 0) -1L else (1L shl (width % 64)) - 1
+            val undecided = LongArray(nwords) { -1L }
+            undecided[nwords - 1] = last
+            val groups = digits.size
+            val on = BooleanArray(groups)
+            var late: Array<LaneDigits.Late>? = null // past the tables (practically never)
+            var buffer = ByteArray(0)
+            var offset = 0
+            var round = 0
+            var open = true
+            while (open) {
+                if (round < LaneDigits.TABLE) {
+                    for (j in 0 until groups) on[j] = digits[j].digit(round)
+                } else {
+                    val l = late ?: Array(groups) { digits[it].Late() }.also { late = it }
+                    for (j in 0 until groups) on[j] = l[j].next()
+                }
+                if (offset == buffer.size) {
+                    buffer = source.read(nbytes * PLANES_PER_BLOCK)
+                    offset = 0
+                }
+                open = false
+                for (w in 0 until nwords) {
+                    val u = undecided[w]
+                    if (u == 0L) continue // every lane of the word decided: nothing changes
+                    var plane = planeWord(buffer, offset, nbytes, w)
+                    if (w == nwords - 1) plane = plane and last
+                    var t = 0L
+                    for (j in 0 until groups) if (on[j]) t = t or masks[j][w]
+                    result[w] = result[w] or (u and t and plane.inv()) // U's digit 0 where t's is 1: U < t, coin 1
+                    val left = u and (plane xor t).inv() // decided wherever the digits differ
+                    undecided[w] = left
+                    if (left != 0L) open = true
+                }
+                offset += nbytes
+                round++
+            }
+            return result
+        }
+    }
+}
+
 /** The exact samplers (the port of the samplers of `js/src/random.ts`), each with Python's byte consumption. */
 public object Samplers {
     /** Uniform integer in [0, n) by rejection, as Python's `secrets.randbelow`: k = bit length of n bits per try. */
@@ -229,99 +371,25 @@ public object Samplers {
         return BigInteger(1, source.read(nbytes)).shiftRight(8 * nbytes - k)
     }
 
-    /** Planes are read in blocks of this many (as Python does); the unused rest of a block is dropped. */
-    private const val PLANES_PER_BLOCK = 12
+    private val digitTables = java.util.Collections.synchronizedMap(java.util.WeakHashMap<Fraction, LaneDigits>())
 
-    /** Digits kept per probability; a sampler going past them (about 2^-128 per lane) continues exactly. */
-    private const val TABLE_DIGITS = 128
-
-    /** The binary expansion of a probability num/den, one digit per `next()`. */
-    private class Digits(p: Fraction) {
-        private var num = p.num
-        private val den = p.den
-
-        init {
-            if (p.num.signum() < 0 || p.num > p.den) fail("probability outside [0, 1]: $p")
-        }
-
-        fun next(): Boolean {
-            num = num.shiftLeft(1)
-            if (num < den) return false
-            num -= den
-            return true
-        }
-    }
-
-    private val digitTables = java.util.Collections.synchronizedMap(java.util.WeakHashMap<Fraction, BooleanArray>())
-
-    /** The first TABLE_DIGITS binary digits of a probability (cached per equal fraction). */
-    private fun digitTable(p: Fraction): BooleanArray =
-        digitTables[p] ?: run {
-            val digits = Digits(p)
-            val table = BooleanArray(TABLE_DIGITS) { digits.next() }
-            digitTables[p] = table
-            table
-        }
+    /** The digits of a probability (cached per equal fraction). */
+    internal fun digitsOf(p: Fraction): LaneDigits =
+        digitTables[p] ?: LaneDigits(p).also { digitTables[p] = it }
 
     /**
      * `width` independent exact coins, lane i with its group's probability, as 64-bit words. Each lane
      * compares a uniform real U (one binary digit per round: one plane of ⌈width/8⌉ bytes,
      * little-endian, read from the source in blocks of 12 planes) with its probability t, digit by
      * digit; the first differing digit decides U < t. Exactly the bytes and results of Python's
-     * bit-sliced sampler. The groups' masks must be disjoint; a group with an empty mask is skipped.
+     * bit-sliced sampler. The groups' masks must be disjoint. An encoder with fixed probabilities
+     * builds a [LaneSampler] once instead (the same coins, without the per-call set-up).
      */
     @JvmStatic
     public fun sampleLaneWords(width: Int, groups: List<WordLaneGroup>, source: ByteSource): LongArray {
-        val nwords = (width + 63) ushr 6
-        val nbytes = (width + 7) ushr 3
-        val last = if (width % 64 == 0) -1L else (1L shl (width % 64)) - 1
-        val used = groups.filter { g -> g.mask.any { it != 0L } }
-        val masks = used.map { it.mask }
-        val tables = used.map { digitTable(it.probability) }
-        var late: List<Digits>? = null // past the tables (practically never)
-        val undecided = LongArray(nwords) { -1L }
-        if (nwords > 0) undecided[nwords - 1] = last
-        val result = LongArray(nwords)
-        val on = BooleanArray(masks.size)
-        var buffer = ByteArray(0)
-        var offset = 0
-        var open = width > 0
-        var round = 0
-        while (open) {
-            for (j in masks.indices) {
-                if (round < TABLE_DIGITS) {
-                    on[j] = tables[j][round]
-                } else {
-                    if (late == null) late = used.map { g -> Digits(g.probability).also { d -> repeat(TABLE_DIGITS) { d.next() } } }
-                    on[j] = late[j].next()
-                }
-            }
-            if (offset == buffer.size) {
-                buffer = source.read(nbytes * PLANES_PER_BLOCK)
-                offset = 0
-            }
-            open = false
-            val end = offset + nbytes // this plane's bytes only
-            for (w in 0 until nwords) {
-                val b = offset + 8 * w
-                var plane = 0L
-                for (i in 0 until 8) {
-                    if (b + i >= end) break
-                    plane = plane or ((buffer[b + i].toLong() and 0xff) shl (8 * i))
-                }
-                if (w == nwords - 1) plane = plane and last
-                var t = 0L
-                for (j in masks.indices) if (on[j]) t = t or masks[j][w]
-                val u = undecided[w]
-                result[w] = result[w] or (u and t and plane.inv()) // U's digit 0 where t's is 1: U < t, coin 1
-                val left = u and (plane xor t).inv() // decided wherever the digits differ
-                undecided[w] = left
-                if (left != 0L) open = true
-            }
-            offset += nbytes
-            round++
-        }
-        return result
+        val digits = Array(groups.size) { digitsOf(groups[it].probability) }
+        val masks = Array(groups.size) { groups[it].mask }
+        return LaneSampler.sample(width, digits, masks, source)
     }
 
     /** Lanes as a [BigInteger] → 64-bit words. */

@@ -46,10 +46,11 @@ public class Report @JvmOverloads constructor(
 
     /** The JSON line: keys v, spec, cohort, seed, value, the declared fields, bits, client, group (absent ones omitted). */
     public fun toJson(): String {
-        val out = StringBuilder("{\"v\":").append(version).append(",\"spec\":").append(Json.quote(spec, true))
+        val out = StringBuilder(64 + 2 * (bits?.size ?: 0)).append("{\"v\":").append(version).append(",\"spec\":")
+        Json.quoteTo(out, spec, true)
         if (cohort != null) out.append(",\"cohort\":").append(cohort)
-        if (seed != null) out.append(",\"seed\":").append(seed)
-        if (value != null) out.append(",\"value\":").append(Json.dump(value, false, true))
+        if (seed != null) out.append(",\"seed\":").also { Json.write(it, seed, false, true) }
+        if (value != null) out.append(",\"value\":").also { Json.write(it, value, false, true) }
         for ((name, field) in extra) out.append(',').append(Json.quote(name, true)).append(':').append(extraJson(field))
         if (bits != null) out.append(",\"bits\":\"").append(Bytes.toBase64(bits)).append('"')
         if (client != null) out.append(",\"client\":").append(Json.quote(client, true))

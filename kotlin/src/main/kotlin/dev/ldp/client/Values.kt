@@ -56,12 +56,13 @@ public class DomainIndex(domain: List<Any?>) {
             else -> throw SpecException("domain values must be strings or integers, got ${Json.dump(it)}")
         }
     }
-    private val index = HashMap<String, Int>()
+    private val byInteger = HashMap<BigInteger, Int>()
+    private val byText = HashMap<String, Int>()
 
     init {
-        this.domain.forEachIndexed { i, v -> index.putIfAbsent(key(v), i) }
-        // the decimal text of an integer value also finds it
-        this.domain.forEachIndexed { i, v -> if (v is BigInteger) index.putIfAbsent("s$v", i) }
+        this.domain.forEachIndexed { i, v -> if (v is BigInteger) byInteger.putIfAbsent(v, i) else byText.putIfAbsent(v as String, i) }
+        // the decimal text of an integer value also finds it (a string value of the same text first)
+        this.domain.forEachIndexed { i, v -> if (v is BigInteger) byText.putIfAbsent(v.toString(), i) }
     }
 
     /** The number of values. */
@@ -71,12 +72,11 @@ public class DomainIndex(domain: List<Any?>) {
     public fun indexOf(value: Any?): Int {
         val v = Values.normalize(value)
         val found = when (v) {
-            is String, is BigInteger -> index[key(v)]
-            is Double -> if (!v.isInfinite() && v == Math.floor(v)) index[key(java.math.BigDecimal(v).toBigInteger())] else null
+            is String -> byText[v]
+            is BigInteger -> byInteger[v]
+            is Double -> if (!v.isInfinite() && v == Math.floor(v)) byInteger[java.math.BigDecimal(v).toBigInteger()] else null
             else -> null
         }
         return found ?: throw ValueException("value ${Text.clip(Values.text(v), 80, true)} is not in the domain")
     }
-
-    private fun key(v: Any): String = if (v is BigInteger) "i$v" else "s$v"
 }

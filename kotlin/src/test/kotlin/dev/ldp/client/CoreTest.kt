@@ -53,6 +53,25 @@ class CoreTest {
     }
 
     @Test
+    fun integersOnEitherSideOfTheLongRangeAreWrittenInDecimal() {
+        for (text in listOf("0", "-1", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "-9223372036854775809", "18446744073709551616")) {
+            assertEquals(text, Json.dump(BigInteger(text)))
+            assertEquals("{\"v\":1,\"spec\":\"00\",\"seed\":$text}", Report("00", seed = BigInteger(text)).toJson())
+        }
+    }
+
+    @Test
+    fun aDomainIndexPrefersAStringValueToTheDecimalTextOfAnInteger() {
+        val index = DomainIndex(listOf(BigInteger.valueOf(7), "7", BigInteger.valueOf(8), BigInteger.valueOf(7)))
+        assertEquals(1, index.indexOf("7")) // the string value, not the integer 7's text
+        assertEquals(0, index.indexOf(7L)) // the first of two equal integers
+        assertEquals(0, index.indexOf(7.0))
+        assertEquals(2, index.indexOf("8"))
+        assertEquals(2, index.indexOf(8.0))
+        assertFailsWith<ValueException> { index.indexOf("08") }
+    }
+
+    @Test
     fun aDomainIndexFindsDecimalTextAndIntegralFloatsButNotBooleans() {
         val index = DomainIndex(listOf(BigInteger.valueOf(7), "7x", BigInteger("18446744073709551616")))
         assertEquals(0, index.indexOf(7))

@@ -115,4 +115,86 @@ class RandomTest {
         assertEquals("0ba88d13", Bytes.toHex(stream.read(4)))
         assertEquals("0000000161", Bytes.toHex(prfInput(Bytes.utf8("a")))) // each part: its length as 4 bytes big-endian, then it
     }
+
+    /** The lane sampler as the vectors README defines it: lane by lane, digit by digit, in BigInteger arithmetic. */
+    private fun referenceLanes(width: Int, masks: List<BigInteger>, probabilities: List<Fraction>, source: ByteSource): BigInteger {
+        if (width == 0) return BigInteger.ZERO
+        val nbytes = (width + 7) / 8
+        val planes = ArrayList<BigInteger>()
+        var block = ByteArray(0)
+        var offset = 0
+        fun plane(r: Int): BigInteger {
+            while (planes.size <= r) {
+                if (offset == block.size) {
+                    block = source.read(nbytes * 12)
+                    offset = 0
+                }
+                planes.add(BigInteger(1, block.copyOfRange(offset, offset + nbytes).reversedArray())) // little-endian
+                offset += nbytes
+            }
+            return planes[r]
+        }
+        var lanes = BigInteger.ZERO
+        for (i in 0 until width) {
+            val j = masks.indexOfFirst { it.testBit(i) }
+            val p = if (j < 0) Fraction.ZERO else probabilities[j]
+            var num = p.num
+            var r = 0
+            while (true) {
+                num = num.shiftLeft(1)
+                val t = num >= p.den
+                if (t) num -= p.den
+                val u = plane(r).testBit(i)
+                if (u != t) {
+                    if (t) lanes = lanes.setBit(i)
+                    break
+                }
+                r++
+            }
+        }
+        return lanes
+    }
+
+    @Test
+    fun theLaneSamplerDrawsWhatTheDefinitionDraws() {
+        val probabilities = listOf(Fraction.of(1, 2), Fraction.of(3, 4), Fraction.of(1, 3), Fraction.parse("4961093570831984269/18446744073709551616"), Fraction.ZERO, Fraction.ONE)
+        for (width in listOf(0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 129, 200, 1024)) {
+            repeat(20) {
+                val k = 1 + random.nextInt(3)
+                val probs = List(k) { probabilities[random.nextInt(probabilities.size)] }
+                val owner = IntArray(width) { random.nextInt(k + 1) } // k: in no group
+                val masks = List(k) { j -> (0 until width).filter { owner[it] == j }.fold(BigInteger.ZERO) { m, i -> m.setBit(i) } }
+                val bytes = randomBytes(60_000)
+                val a = FixedSource(bytes)
+                val b = FixedSource(bytes)
+                val c = FixedSource(bytes)
+                val expected = referenceLanes(width, masks, probs, b)
+                val sampler = LaneSampler(width, probs)
+                val words = sampler.sample(Array(k) { Samplers.lanesToWords(masks[it], width) }, a)
+                assertEquals(expected, Samplers.wordsToLanes(words), "width $width")
+                assertEquals(b.reads, a.reads, "width $width")
+                assertEquals(expected, Samplers.sampleLanes(width, List(k) { LaneGroup(masks[it], probs[it]) }, c), "width $width")
+                assertEquals(b.reads, c.reads, "width $width")
+            }
+        }
+    }
+
+    @Test
+    fun theLaneSamplerContinuesPastItsDigitTable() {
+        // one lane with t = 1/3 = 0.010101...: planes that repeat t's digits for 130 rounds, then differ
+        val p = Fraction.of(1, 3)
+        val planes = ByteArray(12 * 12) { r -> if (r < 130) (r % 2).toByte() else (1 - r % 2).toByte() }
+        val a = FixedSource(planes)
+        val b = FixedSource(planes)
+        val expected = referenceLanes(1, listOf(BigInteger.ONE), listOf(p), b)
+        assertEquals(expected, Samplers.wordsToLanes(LaneSampler(1, listOf(p)).sample(arrayOf(longArrayOf(1L)), a)))
+        assertEquals(b.reads, a.reads)
+        assertEquals(11, a.reads.size) // decided at round 130: 131 planes, 11 blocks of 12
+    }
+
+    @Test
+    fun aLaneSamplerRefusesTheWrongNumberOfMasks() {
+        val sampler = LaneSampler(8, listOf(Fraction.of(1, 2), Fraction.of(1, 4)))
+        assertFailsWith<LdpException> { sampler.sample(arrayOf(longArrayOf(1L)), FixedSource(ByteArray(12))) }
+    }
 }

@@ -9,16 +9,15 @@ import dev.ldp.client.DomainIndex
 import dev.ldp.client.Encoder
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.Fraction
+import dev.ldp.client.LaneSampler
 import dev.ldp.client.Lanes
 import dev.ldp.client.LdpException
 import dev.ldp.client.Packing
 import dev.ldp.client.RandomizedResponse
 import dev.ldp.client.Report
-import dev.ldp.client.Samplers
 import dev.ldp.client.Shake256
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
-import dev.ldp.client.WordLaneGroup
 import dev.ldp.client.prfInput
 import java.math.BigInteger
 
@@ -55,6 +54,8 @@ public class LongitudinalEncoder @JvmOverloads constructor(
     private val full = Lanes.fullWords(index.size)
     private val first: RandomizedResponse?
     private val second: RandomizedResponse?
+    private val memoSampler: LaneSampler? // unary: the memo, p1 on the value's bit, q1 elsewhere
+    private val reportSampler: LaneSampler? // unary: the report, p2 where the memo is 1, q2 where 0
 
     init {
         for (p in listOf(p1, q1, p2, q2)) {
@@ -63,7 +64,11 @@ public class LongitudinalEncoder @JvmOverloads constructor(
         if (unary) {
             first = null
             second = null
+            memoSampler = LaneSampler(index.size, listOf(p1, q1))
+            reportSampler = LaneSampler(index.size, listOf(p2, q2))
         } else {
+            memoSampler = null
+            reportSampler = null
             val k = BigInteger.valueOf(index.size.toLong())
             first = RandomizedResponse(p1, k)
             second = RandomizedResponse(p2, k)
@@ -90,7 +95,7 @@ public class LongitudinalEncoder @JvmOverloads constructor(
         val oneHot = Lanes.oneLane(i, index.size)
         val others = full.copyOf()
         others[i ushr 6] = others[i ushr 6] xor oneHot[i ushr 6]
-        return Samplers.sampleLaneWords(index.size, listOf(WordLaneGroup(oneHot, p1), WordLaneGroup(others, q1)), memoStream(i))
+        return memoSampler!!.sample(arrayOf(oneHot, others), memoStream(i))
     }
 
     override fun encode(value: Any): Report {
@@ -100,7 +105,7 @@ public class LongitudinalEncoder @JvmOverloads constructor(
         }
         val memo = memoWords(value)
         val off = LongArray(memo.size) { full[it] xor memo[it] }
-        val lanes = Samplers.sampleLaneWords(index.size, listOf(WordLaneGroup(memo, p2), WordLaneGroup(off, q2)), source)
+        val lanes = reportSampler!!.sample(arrayOf(memo, off), source)
         return Report(spec.fingerprint, bits = Packing.wordsToPacked(lanes, index.size))
     }
 

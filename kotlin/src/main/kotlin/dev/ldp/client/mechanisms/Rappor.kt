@@ -9,17 +9,16 @@ import dev.ldp.client.DomainIndex
 import dev.ldp.client.Encoder
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.Fraction
+import dev.ldp.client.LaneSampler
 import dev.ldp.client.Lanes
 import dev.ldp.client.Packing
 import dev.ldp.client.Report
-import dev.ldp.client.Samplers
 import dev.ldp.client.Shake256
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.Text
 import dev.ldp.client.ValueException
 import dev.ldp.client.Values
-import dev.ldp.client.WordLaneGroup
 import dev.ldp.client.hashing.BloomHash
 import dev.ldp.client.hashing.bloomPositions
 import dev.ldp.client.prfInput
@@ -58,6 +57,8 @@ public class RapporEncoder @JvmOverloads constructor(
     private val numHashes: Int
     private val hash: BloomHash?
     private val prfPrefix: ByteArray
+    private val permanent: LaneSampler // B′: 1 − f/2 where B = 1, f/2 where B = 0
+    private val instantaneous: LaneSampler // the report: q where B′ = 1, p where B′ = 0
 
     init {
         if (p >= q || f >= Fraction.ONE) throw SpecException("rappor needs p < q and f < 1")
@@ -68,6 +69,8 @@ public class RapporEncoder @JvmOverloads constructor(
         numHashes = if (encoding == "bloom") spec.intValue("num_hashes") else 1
         hash = if (encoding == "bloom") BloomHash.of(spec.string("hash")) else null
         prfPrefix = prfInput(PRR_LABEL, client.secret, Bytes.utf8(spec.fingerprint))
+        permanent = LaneSampler(width, listOf(keepOne, halfF))
+        instantaneous = LaneSampler(width, listOf(q, p))
     }
 
     /** The positions of the true bits B of [value] (a Bloom filter's may repeat). */
@@ -104,8 +107,7 @@ public class RapporEncoder @JvmOverloads constructor(
         val bits = LongArray(full.size)
         for (i in positions) bits[i ushr 6] = bits[i ushr 6] or (1L shl (i and 63))
         if (f.num.signum() == 0) return bits
-        val groups = listOf(WordLaneGroup(bits, keepOne), WordLaneGroup(xor(full, bits), halfF))
-        return Samplers.sampleLaneWords(width, groups, shake.stream(prfInputOf(key)))
+        return permanent.sample(arrayOf(bits, xor(full, bits)), shake.stream(prfInputOf(key)))
     }
 
     /** B′ packed as a report's bits are. */
@@ -113,8 +115,7 @@ public class RapporEncoder @JvmOverloads constructor(
 
     override fun encode(value: Any): Report {
         val prr = permanentWords(value)
-        val groups = listOf(WordLaneGroup(prr, q), WordLaneGroup(xor(full, prr), p))
-        val irr = Samplers.sampleLaneWords(width, groups, source)
+        val irr = instantaneous.sample(arrayOf(prr, xor(full, prr)), source)
         return Report(spec.fingerprint, cohort = client.cohort, bits = Packing.wordsToPacked(irr, width))
     }
 

@@ -4,15 +4,14 @@ import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.Encoder
 import dev.ldp.client.Fraction
+import dev.ldp.client.LaneSampler
 import dev.ldp.client.Lanes
 import dev.ldp.client.Packing
 import dev.ldp.client.Report
-import dev.ldp.client.Samplers
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.UniformBelow
 import dev.ldp.client.Values
-import dev.ldp.client.WordLaneGroup
 import dev.ldp.client.hashing.MMH3_MAX_SEED
 import dev.ldp.client.hashing.mmh3x64128
 import java.math.BigInteger
@@ -52,7 +51,7 @@ private class SketchParameters(spec: Spec) {
 /**
  * Apple's Count-Mean Sketch (the port of `CMSEncoder` of `js/src/sketch.ts`): row j = randbelow(k),
  * then the m bits of the one-hot vector of h_j(x), bit h_j(x) kept 1 with p and every other bit 1 with
- * q = 1 − p, all from one run of the lane sampler ([Samplers.sampleLaneWords]). Any value can be
+ * q = 1 − p, all from one run of the lane sampler ([LaneSampler], built once). Any value can be
  * encoded: the sketch needs no domain. The report carries `row` and the bits.
  *
  * @mechanisms cms
@@ -64,6 +63,7 @@ public class CmsEncoder @JvmOverloads constructor(
     private val sketch = SketchParameters(spec)
     private val q = Fraction.ONE - sketch.p
     private val full = Lanes.fullWords(sketch.m)
+    private val sampler = LaneSampler(sketch.m, listOf(sketch.p, q))
 
     override fun encode(value: Any): Report {
         val m = sketch.m
@@ -72,7 +72,7 @@ public class CmsEncoder @JvmOverloads constructor(
         val oneHot = Lanes.oneLane(i, m)
         val others = full.copyOf()
         others[i ushr 6] = others[i ushr 6] xor oneHot[i ushr 6]
-        val lanes = Samplers.sampleLaneWords(m, listOf(WordLaneGroup(oneHot, sketch.p), WordLaneGroup(others, q)), source)
+        val lanes = sampler.sample(arrayOf(oneHot, others), source)
         return Report(spec.fingerprint, bits = Packing.wordsToPacked(lanes, m), extra = listOf("row" to row.toLong()))
     }
 }

@@ -5,7 +5,6 @@ import dev.ldp.client.ByteSources
 import dev.ldp.client.DomainIndex
 import dev.ldp.client.Encoder
 import dev.ldp.client.Fraction
-import dev.ldp.client.Packing
 import dev.ldp.client.Report
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
@@ -38,6 +37,17 @@ public class Floyd(public val population: Int, public val size: Int) {
             chosen.add(if (t in chosen) j else t)
         }
         return chosen.toList()
+    }
+
+    /** One uniform subset (the same draws as [sample]) as a bit set: member m is bit m % 64 of word ⌊m/64⌋. */
+    public fun sampleWords(source: ByteSource): LongArray {
+        val chosen = LongArray((population + 63) ushr 6)
+        for (i in 0 until size) {
+            val t = draws[i].drawLong(source).toInt()
+            val m = if ((chosen[t ushr 6] ushr (t and 63)) and 1L != 0L) population - size + i else t
+            chosen[m ushr 6] = chosen[m ushr 6] or (1L shl (m and 63))
+        }
+        return chosen
     }
 
     public companion object {
@@ -81,9 +91,18 @@ public class SubsetEncoder @JvmOverloads constructor(
         val d = index.size
         val x = index.indexOf(value)
         val holds = coin.draw(source) < p.num
-        val others = (if (holds) withX else withoutX).sample(source)
-        val positions = others.map { if (it >= x) it + 1 else it }.toMutableList()
-        if (holds) positions.add(x)
-        return Report(spec.fingerprint, bits = Packing.positionsToPacked(positions, d))
+        val others = (if (holds) withX else withoutX).sampleWords(source) // members in [0, d − 1): x skipped
+        val packed = ByteArray((d + 7) ushr 3)
+        for (w in others.indices) {
+            var word = others[w]
+            while (word != 0L) {
+                val m = 64 * w + java.lang.Long.numberOfTrailingZeros(word)
+                word = word and (word - 1)
+                val i = if (m >= x) m + 1 else m
+                packed[i ushr 3] = (packed[i ushr 3].toInt() or (0x80 ushr (i and 7))).toByte()
+            }
+        }
+        if (holds) packed[x ushr 3] = (packed[x ushr 3].toInt() or (0x80 ushr (x and 7))).toByte()
+        return Report(spec.fingerprint, bits = packed)
     }
 }

@@ -5,17 +5,16 @@ import dev.ldp.client.ByteSources
 import dev.ldp.client.DomainIndex
 import dev.ldp.client.Encoder
 import dev.ldp.client.Fraction
+import dev.ldp.client.LaneSampler
 import dev.ldp.client.Lanes
 import dev.ldp.client.Packing
 import dev.ldp.client.Report
-import dev.ldp.client.Samplers
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
-import dev.ldp.client.WordLaneGroup
 
 /**
  * SUE and OUE (the port of `js/src/unary.ts`): the one-hot vector of the value, the true bit 1 with p,
- * every other bit 1 with q, all from one run of the lane sampler ([Samplers.sampleLaneWords]).
+ * every other bit 1 with q, all from one run of the lane sampler ([LaneSampler], built once).
  *
  * @mechanisms sue oue
  */
@@ -27,10 +26,12 @@ public class UnaryEncoder @JvmOverloads constructor(
     private val p = spec.fraction("p")
     private val q = spec.fraction("q")
     private val full: LongArray
+    private val sampler: LaneSampler
 
     init {
         if (p <= q || q.num.signum() == 0 || p >= Fraction.ONE) throw SpecException("${spec.mechanism} needs 0 < q < p < 1")
         full = Lanes.fullWords(index.size)
+        sampler = LaneSampler(index.size, listOf(p, q))
     }
 
     override fun encode(value: Any): Report {
@@ -39,7 +40,7 @@ public class UnaryEncoder @JvmOverloads constructor(
         val oneHot = Lanes.oneLane(i, width)
         val others = full.copyOf()
         others[i ushr 6] = others[i ushr 6] xor oneHot[i ushr 6]
-        val lanes = Samplers.sampleLaneWords(width, listOf(WordLaneGroup(oneHot, p), WordLaneGroup(others, q)), source)
+        val lanes = sampler.sample(arrayOf(oneHot, others), source)
         return Report(spec.fingerprint, bits = Packing.wordsToPacked(lanes, width))
     }
 }

@@ -57,6 +57,23 @@ class SubsetTest {
         assertEquals(emptyList(), Floyd.sample(5, 0, FixedSource(ByteArray(0))))
     }
 
+    @Test
+    fun floydAsABitSetDrawsTheSameSubsetWithTheSameReads() {
+        val random = java.security.SecureRandom()
+        for ((population, size) in listOf(5 to 3, 64 to 63, 65 to 1, 1023 to 275, 200 to 200, 10 to 0)) {
+            val floyd = Floyd(population, size)
+            repeat(20) {
+                val bytes = ByteArray(64 * size + 64).also { random.nextBytes(it) }
+                val a = FixedSource(bytes)
+                val b = FixedSource(bytes)
+                val members = floyd.sample(a)
+                val words = floyd.sampleWords(b)
+                assertEquals(members.sorted(), (0 until population).filter { (words[it ushr 6] ushr (it and 63)) and 1L != 0L })
+                assertEquals(a.reads, b.reads)
+            }
+        }
+    }
+
     @TestFactory
     fun theStatedEpsilonIsCheckedAgainstTheExactSubsetProbabilities(): List<DynamicTest> = SPECS.map { id ->
         DynamicTest.dynamicTest(id) {
