@@ -941,7 +941,9 @@ def test_a_password_free_url_with_pgpassfile_serves_and_no_password_shows_in_ps_
 def test_dask_on_the_exported_dataset_equals_the_servers_estimates(server, scheduler, tmp_path):
     """The path from the collector to the distributed engine: ldp task export --out, then --engine dask."""
     now = int(time.time())
-    base = now - now % 3600 - 2 * 3600
+    base = (
+        now - now % 3600 - 3 * 3600
+    )  # three whole past windows: a report at base + 2 h + 6 min is never ahead of now
     task, token = create_task(
         server.store, GRR, window="1h", time_precision="1m", min_batch=5, not_before=base
     )
