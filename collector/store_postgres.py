@@ -785,19 +785,24 @@ class PostgresStore(Store):
                     deleted += cursor.rowcount
         return deleted
 
+    def _versioned_snapshot(self, stack: contextlib.ExitStack, task_id: str) -> tuple[Any, Any]:
+        """A REPEATABLE READ connection entered on ``stack``, and the task's (seq, version) row in its snapshot (None: no task)."""
+        connection = stack.enter_context(self._connect(autocommit=False))
+        connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        row = connection.execute(
+            "SELECT k.seq, coalesce(v.version, 0) FROM tasks k "
+            "LEFT JOIN task_versions v ON v.task = k.seq WHERE k.task_id = %s",
+            (task_id,),
+        ).fetchone()
+        return connection, row
+
     def read_windows(
         self, task_id: str, chunk: int = 50_000
     ) -> Iterator[tuple[int, list[WindowAggregate], list[tuple[int, str]]]]:
         """The aggregates and the other reports in one REPEATABLE READ snapshot, with the task's version."""
         with contextlib.ExitStack() as stack:
             with self._errors():
-                connection = stack.enter_context(self._connect(autocommit=False))
-                connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-                row = connection.execute(
-                    "SELECT k.seq, coalesce(v.version, 0) FROM tasks k "
-                    "LEFT JOIN task_versions v ON v.task = k.seq WHERE k.task_id = %s",
-                    (task_id,),
-                ).fetchone()
+                connection, row = self._versioned_snapshot(stack, task_id)
                 if row is None:
                     yield 0, [], []
                     return
@@ -966,13 +971,7 @@ class PostgresStore(Store):
         """
         with contextlib.ExitStack() as stack:
             with self._errors():
-                connection = stack.enter_context(self._connect(autocommit=False))
-                connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-                row = connection.execute(
-                    "SELECT k.seq, coalesce(v.version, 0) FROM tasks k "
-                    "LEFT JOIN task_versions v ON v.task = k.seq WHERE k.task_id = %s",
-                    (task_id,),
-                ).fetchone()
+                connection, row = self._versioned_snapshot(stack, task_id)
             if row is None:
                 yield 0, []
                 return

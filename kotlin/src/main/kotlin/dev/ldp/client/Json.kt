@@ -176,7 +176,7 @@ public object Json {
         quoteTo(StringBuilder(text.length + 2), text, lineSeparators).toString()
 
     /** [quote] of `text` appended to `out` (no intermediate string); returns `out`. */
-    internal fun quoteTo(out: StringBuilder, text: String, lineSeparators: Boolean): StringBuilder {
+    internal fun quoteTo(out: StringBuilder, text: String, lineSeparators: Boolean, asciiOnly: Boolean = false): StringBuilder {
         out.append('"')
         for (c in text) {
             when {
@@ -187,7 +187,8 @@ public object Json {
                 c == '\t' -> out.append("\\t")
                 c == '\b' -> out.append("\\b")
                 c == '\u000c' -> out.append("\\f")
-                c < ' ' || (lineSeparators && (c == '\u0085' || c == '\u2028' || c == '\u2029')) ->
+                c < ' ' || (asciiOnly && c.code >= 0x80) ||
+                    (lineSeparators && (c == '\u0085' || c == '\u2028' || c == '\u2029')) ->
                     out.append("\\u").append(Integer.toHexString(c.code).padStart(4, '0'))
                 else -> out.append(c)
             }

@@ -205,22 +205,8 @@ internal object PythonJson {
         repeat(level) { out.append(' ') }
     }
 
-    /** A JSON string as Python's `ensure_ascii=True` writes it. */
+    /** A JSON string as Python's `ensure_ascii=True` writes it (every character from U+0080 as `\uXXXX`). */
     private fun quote(out: StringBuilder, s: String) {
-        out.append('"')
-        for (c in s) {
-            when {
-                c == '"' -> out.append("\\\"")
-                c == '\\' -> out.append("\\\\")
-                c == '\n' -> out.append("\\n")
-                c == '\r' -> out.append("\\r")
-                c == '\t' -> out.append("\\t")
-                c == '\b' -> out.append("\\b")
-                c == '\u000c' -> out.append("\\f")
-                c < ' ' || c.code > 0x7e -> out.append("\\u").append(String.format("%04x", c.code))
-                else -> out.append(c)
-            }
-        }
-        out.append('"')
+        Json.quoteTo(out, s, lineSeparators = false, asciiOnly = true)
     }
 }
