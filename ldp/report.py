@@ -62,7 +62,7 @@ import json
 import math
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ldp.errors import ReportError, SpecError
@@ -79,6 +79,7 @@ __all__ = [
     "check_group",
     "check_text",
     "declare_report_field",
+    "declare_report_field_family",
     "declared_report_fields",
     "pack_bits",
     "report_version",
@@ -116,6 +117,8 @@ def payload_field(record: Any, name: str) -> Any:
 
 _RESERVED = frozenset({"v", "spec", "client", "group", "extra"})
 _DECLARED: dict[str, None] = {}  # payload field names declared by report schemas, in order
+_FAMILIES: dict[str, re.Pattern[str]] = {}  # prefixes of renamed fields: prefix + a declared name is known
+_REGISTRY_LOADED = False
 
 
 def declare_report_field(name: str) -> None:
@@ -132,6 +135,56 @@ def declare_report_field(name: str) -> None:
             f"report field name {name!r} is not allowed (an identifier other than {', '.join(sorted(_RESERVED))})"
         )
     _DECLARED.setdefault(name, None)
+
+
+def declare_report_field_family(prefix: str) -> None:
+    """Make every name ``P + F`` a payload field, where ``P`` fully matches the regular expression ``prefix``
+    and ``F`` is a declared field (a spec whose reports rename its parts' fields, as multi-attribute's
+    ``a{j}_{field}``, whose names depend on the instance).
+
+    Raises
+    ------
+    SpecError
+        For a prefix that does not compile or matches the empty string.
+    """
+    try:
+        pattern = re.compile(prefix)
+    except re.error as err:
+        raise SpecError(f"report field family prefix {prefix!r} is not a regular expression: {err}") from None
+    if pattern.fullmatch(""):
+        raise SpecError(f"report field family prefix {prefix!r} matches the empty string")
+    _FAMILIES.setdefault(prefix, pattern)
+
+
+def _is_declared(name: str) -> bool:
+    if name in _DECLARED:
+        return True
+    return any(
+        name.endswith(field) and len(name) > len(field) and pattern.fullmatch(name, 0, len(name) - len(field))
+        for pattern in _FAMILIES.values()
+        for field in _DECLARED
+    )
+
+
+def _undeclared(names: Iterable[Any]) -> list[Any]:
+    """The names no report schema declares, after loading every registered mechanism's spec class once.
+
+    A schema declares its fields when its spec class is defined, which the lazy
+    registry defers; a report read before its spec is loaded must parse the same.
+    """
+    global _REGISTRY_LOADED
+    unknown = [n for n in names if n not in _JSON_KEYS and not (isinstance(n, str) and _is_declared(n))]
+    if unknown and not _REGISTRY_LOADED:
+        _REGISTRY_LOADED = True
+        from ldp import registry
+
+        for declaration in registry.declarations():
+            try:
+                declaration.load_spec()
+            except Exception:  # a broken plug-in is reported where it is used, not here
+                continue
+        unknown = [n for n in unknown if not (isinstance(n, str) and _is_declared(n))]
+    return unknown
 
 
 def declared_report_fields() -> tuple[str, ...]:
@@ -353,7 +406,7 @@ class Report:
         """Validate and build a report from its JSON dict form."""
         if not isinstance(data, Mapping):
             raise ReportError(f"a report must be a JSON object, got {type(data).__name__}")
-        unknown = sorted(set(data) - _JSON_KEYS - _DECLARED.keys(), key=str)
+        unknown = sorted(_undeclared(data), key=str)
         if unknown:
             names = ", ".join(shown(name, VALUE_ECHO_LIMIT) for name in unknown[:5])
             more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
@@ -488,7 +541,7 @@ def _check_extra(extra: Any) -> tuple[tuple[str, Any], ...]:
                 f"report 'extra' must hold (name, value) pairs, got {shown(item, VALUE_ECHO_LIMIT)}"
             )
         name, value = item
-        if name in _JSON_KEYS or name not in _DECLARED:
+        if name in _JSON_KEYS or _undeclared((name,)):
             raise ReportError(f"report has unknown fields: {shown(name, VALUE_ECHO_LIMIT)}")
         if name in seen:
             raise ReportError(f"report names the field {name!r} twice")

@@ -47,6 +47,7 @@ import numpy as np
 
 from ldp.errors import AccountingError, InputError, SpecError
 from ldp.exact import epsilon_bound_of_ratio, ratio_within
+from ldp.report import declare_report_field, declare_report_field_family
 from ldp.report_schema import PartField, ReportSchema, report_schema_of
 from ldp.specs.base import ExactPrivacySpec, Spec, load_spec
 from ldp.specs.pairs import PrivacyPiece, piece
@@ -62,6 +63,9 @@ __all__ = [
 
 #: The report field of ``smp``: a d-bit vector with the k sampled attributes' bits set (sent in the clear).
 SAMPLED_FIELD = "sampled"
+# Known before any instance names them, so a record report parses whatever spec the process built first.
+declare_report_field(SAMPLED_FIELD)
+declare_report_field_family(r"a[0-9]+_")
 
 #: The budget splits: sampling (default), splitting, random sampling plus fake data over GRR.
 MULTI_ATTRIBUTE_METHODS = ("smp", "spl", "rsfd-grr")

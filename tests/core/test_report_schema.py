@@ -329,3 +329,39 @@ def test_a_part_fields_flags_must_be_an_earlier_bit_vector():
     assert schema.conditional and schema.field("a0_value").presence_flag() == ("sampled", 0)
     with pytest.raises(ParameterError, match="needs the part's own ReportField"):
         PartField("a0_value", index=0)
+
+
+_FRESH_PARSE = """
+import json, sys
+from ldp.report import Report
+from ldp.errors import ReportError
+cases = json.load(open(sys.argv[1]))["encodings"]
+for case in cases:
+    assert Report.from_json(case["report_json"]).spec == case["fingerprint"], case["spec"]
+for bad in ('{"v":1,"spec":"0123456789abcdef","a1_typo":1}', '{"v":1,"spec":"0123456789abcdef","ax_bits":"gA=="}'):
+    try:
+        Report.from_json(bad)
+    except ReportError as err:
+        assert "unknown fields" in str(err), err
+    else:
+        raise AssertionError(bad)
+print(len(cases))
+"""
+
+
+def test_every_vector_report_parses_in_a_process_that_built_no_spec(tmp_path):
+    """Parsing must not depend on which specs the process happened to build first (a lazy registry loads them).
+
+    Regression: ``Report.from_json`` refused multi-attribute, CMS, PEM... reports
+    in a fresh process, and the vectors test passed or failed with test order.
+    """
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    vectors = Path(__file__).resolve().parents[1] / "vectors" / "vectors.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_PARSE, str(vectors)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == len(json.loads(vectors.read_text())["encodings"])
