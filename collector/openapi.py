@@ -200,6 +200,20 @@ DASHBOARD_SCHEMA: dict[str, Any] = {
                         "type": "integer",
                         "description": "the candidate values a Bloom RAPPOR task is decoded against (0: none)",
                     },
+                    "attributes": {
+                        "type": "array",
+                        "description": "a multi-attribute task's attributes in spec order (kind records only)",
+                        "items": {
+                            "type": "object",
+                            "required": ["name", "statistic", "mechanism"],
+                            "properties": {
+                                "name": {"type": "string"},
+                                "statistic": {"type": "string", "enum": ["count", "mean"]},
+                                "mechanism": {"type": "string"},
+                                "domain_size": {"type": "integer"},
+                            },
+                        },
+                    },
                     "windows": {"type": "array", "items": _WINDOW_SCHEMA},
                 },
             },

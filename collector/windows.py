@@ -50,7 +50,14 @@ from ldp.collector.window_counts import WindowCounts, accumulator_bytes
 from ldp.errors import InputError, ParameterError
 from ldp.report_check import CheckedReport
 
-__all__ = ["REPLY_CACHE_ROWS", "SYNC_SECONDS", "Windows", "estimate_reply"]
+__all__ = [
+    "REPLY_CACHE_ROWS",
+    "SYNC_SECONDS",
+    "Windows",
+    "estimate_reply",
+    "record_attributes",
+    "task_summary",
+]
 
 #: The most estimate rows the window reply cache keeps (about 100 MB of replies).
 REPLY_CACHE_ROWS = 200_000
@@ -450,10 +457,12 @@ def task_summary(task: Task, confidence: float) -> dict[str, Any]:
     mechanisms): its clients report the same values round after round, and
     the dashboard names its windows rounds. ``num_candidates`` counts the
     candidate values a Bloom RAPPOR task's windows are decoded against
-    (0: none; the page then says how to give them).
+    (0: none; the page then says how to give them). A multi-attribute task
+    also lists its ``attributes`` (:func:`record_attributes`): the page's
+    attribute selector offers them even before a window has estimates.
     """
     memoized = bool(getattr(task.spec, "memoized", False))
-    return {
+    summary = {
         **task.to_dict(),
         **task.labels(),
         "kind": _kind(task),
@@ -461,3 +470,29 @@ def task_summary(task: Task, confidence: float) -> dict[str, Any]:
         "memoized": memoized,
         "num_candidates": len(task.candidates),
     }
+    if summary["kind"] == "records":
+        summary["attributes"] = record_attributes(task.spec)
+    return summary
+
+
+def record_attributes(spec: Any) -> list[dict[str, Any]]:
+    """A multi-attribute spec's attributes in spec order, as the dashboard offers them to choose from.
+
+    Each is ``name``, ``statistic`` (``count``: a categorical attribute, a
+    row per value in the estimate table; ``mean``: a numeric one, one row),
+    ``mechanism`` and, for a categorical attribute, ``domain_size``.
+    """
+    from ldp.specs.numeric import NumericSpec
+
+    attributes = []
+    for name, attribute in zip(spec.names, spec.attributes, strict=True):
+        numeric = isinstance(attribute, NumericSpec)
+        entry: dict[str, Any] = {
+            "name": name,
+            "statistic": "mean" if numeric else "count",
+            "mechanism": attribute.mechanism,
+        }
+        if not numeric:
+            entry["domain_size"] = len(attribute.domain)
+        attributes.append(entry)
+    return attributes

@@ -328,6 +328,87 @@ def test_workers_on_the_exported_file_equal_the_store(grr_task, tmp_path):
     pd.testing.assert_frame_equal(parallel, from_store, check_exact=True)
 
 
+def _records_spec(method: str):
+    from ldp.specs.multiattr import MultiAttribute
+
+    number = {"name": "ms", "mechanism": "piecewise", "low": 0, "high": 100}
+    if method == "rsfd-grr":  # GRR attributes only
+        number = {"name": "ms", "mechanism": "grr", "domain": ["fast", "slow", "stuck"]}
+    attributes = [
+        {"name": "os", "mechanism": "grr", "domain": ["linux", "mac", "win"]},
+        number,
+        {
+            "name": "browser",
+            "mechanism": "oue" if method != "rsfd-grr" else "grr",
+            "domain": ["a", "b", "c", "d"],
+        },
+    ]
+    return MultiAttribute(attributes, 2.0, method=method)
+
+
+def _key_value_spec():
+    from ldp.specs.key_value import PCKVUE
+
+    return PCKVUE(domain=["a", "b", "c"], epsilon=2.0)
+
+
+def _same_numbers(served: list[dict], table: pd.DataFrame) -> None:
+    """The served estimate records equal ``table``'s rows exactly (NaN and null alike), in the same order."""
+    assert list(served[0]) == list(table.columns)
+    rows = table.astype(object).where(table.notna(), None).to_dict("records")
+    assert served == rows
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: _records_spec("smp"), id="multi-attribute-smp"),
+        pytest.param(lambda: _records_spec("spl"), id="multi-attribute-spl", marks=pytest.mark.slow),
+        pytest.param(lambda: _records_spec("rsfd-grr"), id="multi-attribute-rsfd", marks=pytest.mark.slow),
+        pytest.param(_key_value_spec, id="pckv-ue", marks=pytest.mark.slow),
+    ],
+)
+def test_the_dashboards_windows_equal_aggregate_store_for_each_window(tmp_path, make):
+    """The numbers the dashboard draws for a records (or key-value) task, from ``GET /v1/dashboard`` and
+    ``GET /v1/tasks/{task}/estimates?by=window``, are ``ldp aggregate --store --from W --to W+1d``'s, bit for bit."""
+    import asyncio
+
+    from ldp.collector.service import CollectorService, CollectorSettings
+
+    spec = make()
+    store = tmp_path / "collector.db"
+    task_id, token = _create(store, _spec_file(tmp_path, spec), "--min-batch", 10)
+    windows = _fill(store, task_id, spec, 1_200)
+    collector = CollectorService(CollectorSettings(store=str(store)), open_store(str(store), exclusive=True))
+    try:
+
+        async def served():
+            task = await collector.task(task_id)
+            by_window = await collector.estimates.estimates(task, None, None, 0.95, "window")
+            return await collector.estimates.dashboard(token), by_window
+
+        dashboard, by_window = asyncio.run(served())
+    finally:
+        collector.close()
+    (task,) = dashboard["tasks"]
+    assert [w["start"] for w in task["windows"]] == sorted(windows)
+    if spec.mechanism == "multi-attribute":
+        assert task["kind"] == "records"
+        assert [a["name"] for a in task["attributes"]] == list(spec.names)
+        numeric = spec.method != "rsfd-grr"
+        assert [a["statistic"] for a in task["attributes"]] == [
+            "count",
+            "mean" if numeric else "count",
+            "count",
+        ]
+    for window, other in zip(task["windows"], by_window["windows"], strict=True):
+        start = window["start"]
+        table = _estimates("--store", store, "--task", task_id, "--from", start, "--to", start + DAY)
+        assert window["n"] == windows[start] and window["estimates"]
+        _same_numbers(window["estimates"], table)
+        assert other["estimates"] == window["estimates"]
+
+
 def test_from_and_to_select_windows(grr_task, tmp_path):
     store, spec_path, task_id, windows = grr_task
     second, third = sorted(windows)[1:3]
