@@ -13,6 +13,8 @@ const NUMBER = new Intl.NumberFormat("en", { maximumSignificantDigits: 5 });
 const TICK = new Intl.NumberFormat("en", { maximumSignificantDigits: 3 });
 // The per-window series chart draws at most this many values at once (the largest); the select shows any one.
 const MAX_SERIES = 6;
+// A categorical attribute of a multi-attribute task: the window's chart draws at most this many values (the largest).
+const TOP_VALUES = 20;
 
 const state = {
   data: null, // the last reply of v1/dashboard
@@ -20,6 +22,8 @@ const state = {
   task: null, // the selected task id
   start: null, // the selected window's start, or null to follow the latest window with estimates
   series: null, // the value whose per-window series is shown alone, or null for the largest values
+  attribute: null, // the attribute of a multi-attribute task shown, or null for its first
+  measure: "frequency", // what a key-value task's series shows: "frequency" or "mean"
   timer: null,
   busy: false,
   needsToken: false,
@@ -217,6 +221,7 @@ function render() {
   const current = task && currentWindow(task);
   keepingFocus(() => {
     renderTasks(tasks);
+    renderPickers(task);
     renderWindows(task, current);
     renderEstimates(task, current);
     renderSeries(task);
@@ -238,7 +243,76 @@ function selectTask(id) {
   state.task = id;
   state.start = null;
   state.series = null;
+  state.attribute = null;
+  state.measure = "frequency";
   render();
+}
+
+// ---- multi-attribute and key-value tasks: which attribute, which estimate ---------------------------
+
+// A multi-attribute task's attributes ({name, statistic}, in spec order): the reply's list, else the ones its
+// windows' tables name.
+function attributesOf(task) {
+  if (Array.isArray(task.attributes) && task.attributes.length) return task.attributes;
+  const seen = new Map();
+  for (const w of task.windows) {
+    for (const r of w.estimates ?? []) {
+      if (!seen.has(r.attribute)) seen.set(r.attribute, { name: r.attribute, statistic: r.statistic });
+    }
+  }
+  return [...seen.values()];
+}
+
+// The attribute shown: the one chosen if the task has it, else its first.
+function currentAttribute(task) {
+  const attributes = attributesOf(task);
+  return attributes.find((a) => a.name === state.attribute) ?? attributes[0] ?? null;
+}
+
+const describeAttribute = (a) =>
+  a.statistic === "mean"
+    ? `${a.name} (a number: its mean)`
+    : `${a.name} (categorical${finite(a.domain_size) ? `, ${fmt(a.domain_size)} values` : ""}: each value's share)`;
+
+// A key-value task (PCKV, PrivKVM): each key's frequency and its mean value, in each window's table.
+function isKeyed(task) {
+  const rows = task.windows.find((w) => w.estimates)?.estimates ?? [];
+  return task.kind === "frequency" && rows.length > 0 && "mean" in rows[0] && "value" in rows[0];
+}
+
+function fillSelect(select, labels, chosen, onChoose) {
+  select.replaceChildren(...labels.map((label, i) => el("option", { value: String(i) }, label)));
+  select.value = String(Math.max(0, chosen));
+  select.onchange = () => onChoose(Number(select.value));
+}
+
+// The attribute selectors of a multi-attribute task (above its window's chart and above its series: one choice,
+// both show it), and the choice of a key-value task's series (each key's frequency, or its mean value).
+function renderPickers(task) {
+  const records = task?.kind === "records" ? attributesOf(task) : [];
+  const keyed = Boolean(task) && isKeyed(task);
+  $("attribute-picker").hidden = records.length === 0;
+  $("series-view-picker").hidden = records.length === 0 && !keyed;
+  if (records.length) {
+    const chosen = records.indexOf(currentAttribute(task));
+    const choose = (i) => {
+      state.attribute = records[i].name;
+      state.series = null;
+      render();
+    };
+    const labels = records.map(describeAttribute);
+    fillSelect($("attribute-select"), labels, chosen, choose);
+    $("series-view-label").textContent = "Attribute";
+    fillSelect($("series-view-select"), labels, chosen, choose);
+  } else if (keyed) {
+    const measures = ["frequency", "mean"];
+    $("series-view-label").textContent = "Estimate";
+    fillSelect($("series-view-select"), ["Each key's frequency", "Each key's mean value"], measures.indexOf(state.measure), (i) => {
+      state.measure = measures[i];
+      state.series = null;
+      render();
+    });
+  }
 }
 
 function selectWindow(start) {
@@ -459,15 +533,18 @@ function renderEstimates(task, win) {
 // Key-value tasks (PCKV, PrivKVM): each key's mean value with its interval, beside its frequency.
 function renderMeans(task, win, level) {
   const rows = win.estimates ?? [];
-  const keyed = task.kind === "frequency" && rows.length > 0 && "mean" in rows[0] && "value" in rows[0];
+  const keyed = win.estimates != null && isKeyed(task);
   $("means-block").hidden = !keyed;
   if (!keyed) return;
   $("means-caption").textContent =
     `Mean value of each key among the reports that hold it, with its ${level} confidence interval ` +
     "(columns mean, mean_ci_low, mean_ci_high).";
-  const items = rows.map((r) => ({ label: String(r.value), value: r.mean, low: r.mean_ci_low, high: r.mean_ci_high }));
-  drawEstimatesChart($("means-chart"), items, level, { x: "Key", y: "Mean value" });
+  drawEstimatesChart($("means-chart"), meanItems(rows), level, { x: "Key", y: "Mean value" });
 }
+
+// A key-value table's mean value of each key, with its interval (columns mean, mean_ci_low, mean_ci_high).
+const meanItems = (rows) =>
+  rows.map((r) => ({ label: String(r.value), value: r.mean, low: r.mean_ci_low, high: r.mean_ci_high }));
 
 // Bloom RAPPOR tasks with candidates: the largest decoded candidates as a table (the chart draws them), with
 // how many there are and where the rest are; the per-(cohort, bit) table stays folded below.
@@ -593,7 +670,7 @@ function chartItems(task, win, level) {
   }
   if (win.candidates) return candidateItems(win, level);
   if (rows.length && "bit" in rows[0]) return pooledBits(rows, level);
-  if (task.kind === "records") return recordItems(rows, win, level);
+  if (task.kind === "records") return recordItems(task, win, level);
   const per = (x) => (finite(x) && win.n > 0 ? x / win.n : null);
   // the consistent view by default (non-negative, summing to the reports), said in the caption
   const consistent = rows.length > 0 && "consistent" in rows[0];
@@ -626,28 +703,51 @@ function negativeNote(rows, consistent) {
   );
 }
 
-// A multi-attribute table: one bar per (attribute, value) of the categorical attributes, as a share of the
-// window's records (the consistent view when the table has one); a numeric attribute's mean is in other
-// units, so the caption gives it with its interval and the table has its row.
-function recordItems(rows, win, level) {
+// A multi-attribute table, one attribute at a time (the one chosen: currentAttribute). A categorical attribute:
+// one bar per value (the TOP_VALUES largest when it has more; `all`: every value, for the series), the
+// consistent view by default as a share of the window's records, error bars the unbiased estimate's interval.
+// A numeric attribute: its mean with its interval.
+function recordItems(task, win, level, all = false) {
+  const attribute = currentAttribute(task);
+  const name = attribute?.name ?? "";
+  const rows = win.estimates.filter((r) => r.attribute === name);
+  const others = attributesOf(task).length - 1;
+  const choose = others > 0 ? ` Choose another of the task's ${fmt(others + 1)} attributes above.` : "";
+  const mean = rows.find((r) => r.statistic === "mean");
+  if (mean) {
+    const reports = finite(mean.reports) && mean.reports !== win.n ? `the ${fmt(mean.reports)} of ${fmt(win.n)}` : `the ${fmt(win.n)}`;
+    return {
+      caption:
+        `Attribute ${name}: its mean over ${reports} records whose report carries it, with its ${level} ` +
+        `confidence interval: ${fmt(mean.estimate)} [${fmt(mean.ci_low)}, ${fmt(mean.ci_high)}].${choose}`,
+      axes: { x: "Attribute", y: `Mean of ${name}` },
+      items: [{ label: name, value: mean.estimate, low: mean.ci_low, high: mean.ci_high }],
+    };
+  }
   const per = (x) => (finite(x) && win.n > 0 ? x / win.n : null);
-  const counts = rows.filter((r) => r.statistic === "count");
-  const consistent = counts.length > 0 && "consistent" in counts[0];
-  const means = rows
-    .filter((r) => r.statistic === "mean")
-    .map((r) => `${r.attribute}: mean ${fmt(r.estimate)} [${fmt(r.ci_low)}, ${fmt(r.ci_high)}]`);
+  const consistent = rows.some((r) => finite(r.consistent));
+  const size = (r) => (consistent ? r.consistent : r.estimate) ?? -Infinity;
+  const top = !all && rows.length > TOP_VALUES;
+  const shown = top ? [...rows].sort((a, b) => size(b) - size(a)).slice(0, TOP_VALUES) : rows;
+  const which = top ? `the ${fmt(TOP_VALUES)} largest of its ${fmt(rows.length)} values` : `each of its ${fmt(rows.length)} values`;
   const view = consistent
-    ? `Bars: each attribute's consistent view (${VIEW_NAMES[win.consistency] ?? win.consistency ?? "consistent"}), ` +
-      "as a share of the records"
-    : "Bars: each attribute's unbiased share of the records";
+    ? `the consistent view (${VIEW_NAMES[win.consistency] ?? win.consistency ?? "consistent"}: non-negative, ` +
+      "the attribute's values summing to 1; biased, lower total error), column consistent"
+    : "the unbiased share of the records";
+  const reports = rows.find((r) => finite(r.reports))?.reports;
+  const sampled =
+    finite(reports) && reports !== win.n
+      ? ` Estimated from the ${fmt(reports)} of ${fmt(win.n)} records whose report carries ${name}, scaled to all of them.`
+      : "";
   return {
     caption:
-      `${view}; error bars: the unbiased estimate's ${level} confidence interval.` +
-      (means.length ? ` Means (${level} intervals): ${means.join("; ")}.` : "") +
-      negativeNote(counts, consistent),
-    axes: { x: "Attribute: value", y: "Share of the records" },
-    items: counts.map((r) => ({
-      label: `${r.attribute}: ${r.value}`,
+      `Attribute ${name}, ${which}. Bars: ${view}, as a share of the window's records; error bars: the ` +
+      `unbiased estimate's ${level} confidence interval divided by the window's records.${sampled}` +
+      negativeNote(rows, consistent) +
+      choose,
+    axes: { x: `Value of ${name}`, y: "Share of the window's records" },
+    items: shown.map((r) => ({
+      label: String(r.value),
       value: consistent ? per(r.consistent) : per(r.estimate),
       low: per(r.ci_low),
       high: per(r.ci_high),
@@ -819,10 +919,44 @@ function estimateBar(item, { x, step, y, level, label }) {
 // What a window's estimate measures, as the series chart's y axis says it.
 function seriesUnit(task) {
   if (task.kind === "mean") return "Mean";
+  if (task.kind === "records") {
+    const attribute = currentAttribute(task);
+    return attribute?.statistic === "mean" ? `Mean of ${attribute.name}` : "Share of the window's records";
+  }
+  if (isKeyed(task) && state.measure === "mean") return "Mean value of the key";
   const win = task.windows.find((w) => w.estimates);
   const rows = win?.estimates ?? [];
   if (win?.candidates) return "Share of the window's reports";
   return rows.length && "bit" in rows[0] ? "Share of reports setting the bit" : "Proportion of the window's reports";
+}
+
+// A window's points of the series: the bars' items; a multi-attribute task's chosen attribute with every value;
+// a key-value task's frequency or mean value of each key.
+function seriesItems(task, win, level) {
+  if (task.kind === "records") return recordItems(task, win, level, true).items;
+  if (state.measure === "mean" && isKeyed(task)) return meanItems(win.estimates);
+  return chartItems(task, win, level).items;
+}
+
+// What the series' points are, said in its caption: the task's attribute or estimate, and its view.
+function seriesWhat(task) {
+  const win = task.windows.find((w) => w.estimates);
+  const rows = win?.estimates ?? [];
+  const viewName = VIEW_NAMES[win?.consistency] ?? win?.consistency ?? "consistent";
+  if (task.kind === "records") {
+    const attribute = currentAttribute(task);
+    if (!attribute) return "";
+    if (attribute.statistic === "mean") return `Attribute ${attribute.name}: its mean. `;
+    const consistent = rows.some((r) => r.attribute === attribute.name && finite(r.consistent));
+    return `Attribute ${attribute.name}: ${consistent ? `points are the consistent view (${viewName}), ` : ""}each value's share. `;
+  }
+  if (isKeyed(task)) {
+    return state.measure === "mean"
+      ? "Each key's mean value among the reports that hold it. "
+      : "Each key's frequency, as a share of the window's reports. ";
+  }
+  if (rows.length && "consistent" in rows[0]) return `Points are the consistent view (${viewName}). `;
+  return "";
 }
 
 // label -> its points, one per window with estimates, in time order (the bars' items of each window).
@@ -830,7 +964,7 @@ function seriesOf(task, level) {
   const series = new Map();
   for (const w of task.windows) {
     if (!w.estimates) continue;
-    for (const item of chartItems(task, w, level).items) {
+    for (const item of seriesItems(task, w, level)) {
       if (!series.has(item.label)) series.set(item.label, []);
       series.get(item.label).push({ ...item, window: w });
     }
@@ -869,15 +1003,18 @@ function renderSeries(task) {
   const rounds = task.memoized
     ? "A longitudinal task: each window is one round, in which each client sends one report. "
     : "";
+  $("series-picker").hidden = labels.length < 2;
   $("series-caption").textContent =
-    `${rounds}${seriesUnit(task)} in each window, with its ${level} confidence interval as error bars ` +
+    `${rounds}${seriesWhat(task)}${seriesUnit(task)} in each window, with its ${level} confidence interval as error bars ` +
     "(and as a shaded band when one value is shown alone); " +
     "windows withheld or without reports leave a gap.";
   const lines = shown.map((label) => ({ label, points: series.get(label) }));
   drawSeriesChart($("series-chart"), task, lines, level);
   $("series-csv").onclick = () => {
+    const attribute = task.kind === "records" ? currentAttribute(task)?.name : undefined;
     const rows = lines.flatMap((line) =>
       line.points.map((p) => ({
+        ...(attribute === undefined ? {} : { attribute }),
         label: line.label,
         start: utc(p.window.start),
         end: utc(p.window.end),
@@ -887,7 +1024,7 @@ function renderSeries(task) {
         ci_high: p.high,
       })),
     );
-    const columns = ["label", "start", "end", "reports", "value", "ci_low", "ci_high"];
+    const columns = [...(attribute === undefined ? [] : ["attribute"]), "label", "start", "end", "reports", "value", "ci_low", "ci_high"];
     download(`${fileStem(task, task.windows[0].start)}-series.csv`, columns, rows);
   };
   $("series-legend").replaceChildren(

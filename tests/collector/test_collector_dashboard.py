@@ -760,7 +760,7 @@ def test_estimates_per_window_need_two_windows_with_estimates(page: Page, collec
 def test_real_collector_shows_each_attribute_of_a_multi_attribute_task(
     page: Page, tmp_path: Path, console_errors: list[str]
 ) -> None:
-    """A record task: one bar per (attribute, value) of its categorical attributes, its mean in the caption."""
+    """A record task: its first attribute's values as bars (the consistent view), then its numeric attribute's mean."""
     import numpy as np
     from collector_server import create_task, envelopes, now_truncated, running, store_path, upload
 
@@ -787,13 +787,15 @@ def test_real_collector_shows_each_attribute_of_a_multi_attribute_task(
         window = latest_with_estimates(task_reply)
         n = window["n"]
         counts = [r for r in window["estimates"] if r["statistic"] == "count"]
-        expected = [
-            (f"os: {r['value']}", r["consistent"] / n, r["ci_low"] / n, r["ci_high"] / n) for r in counts
-        ]
+        expected = [(r["value"], r["consistent"] / n, r["ci_low"] / n, r["ci_high"] / n) for r in counts]
         assert_bars_match(page, expected)
         caption = page.locator("#estimates-caption").text_content()
-        assert "each attribute's consistent view" in caption and "ms: mean" in caption
+        assert "Attribute os, each of its 2 values. Bars: the consistent view (Norm-Sub" in caption
         assert "attribute" in page.locator("#estimates-table thead").text_content()
+        assert [a["name"] for a in task_reply["attributes"]] == ["os", "ms"]
+        choose(page, "#attribute-select", "ms (a number: its mean)")
+        (mean,) = [r for r in window["estimates"] if r["statistic"] == "mean"]
+        assert_bars_match(page, [("ms", mean["estimate"], mean["ci_low"], mean["ci_high"])])
     assert console_errors == []
 
 
@@ -888,14 +890,83 @@ def rappor_candidates_task() -> dict[str, Any]:
     }
 
 
+#: A multi-attribute task's countries: 30 values, more than the window chart's 20.
+COUNTRIES = tuple(f"country-{i:02d}" for i in range(30))
+
+
+def records_task() -> dict[str, Any]:
+    """A multi-attribute (SMP) task: os (3 values), ms (a number in [0, 100]) and country (30 values); three
+    windows of 3,000 records with real estimates, the os shares and the mean of ms drifting."""
+    import numpy as np
+
+    from ldp.collector.windows import record_attributes
+    from ldp.specs.multiattr import MultiAttribute
+
+    spec = MultiAttribute(
+        [
+            {"name": "os", "mechanism": "grr", "domain": ["linux", "mac", "win"]},
+            {"name": "ms", "mechanism": "piecewise", "low": 0, "high": 100},
+            {"name": "country", "mechanism": "oue", "domain": list(COUNTRIES)},
+        ],
+        4.0,
+    )
+    rng = np.random.default_rng(13)
+    countries = np.array([0.3, 0.2, 0.1, *[0.4 / 27] * 27])
+    windows = []
+    for k in range(3):
+        os_shares = np.array([0.5 - 0.1 * k, 0.3, 0.2 + 0.1 * k])
+        records = [
+            {"os": o, "ms": float(m), "country": c}
+            for o, m, c in zip(
+                rng.choice(["linux", "mac", "win"], 3000, p=os_shares),
+                np.clip(rng.normal(30 + 10 * k, 10, 3000), 0, 100),
+                rng.choice(COUNTRIES, 3000, p=countries / countries.sum()),
+            )
+        ]
+        windows.append(real_window(spec, records, k, seed=20 + k))
+    return grr_task(windows) | {
+        "task": task_id(9),
+        "name": "Sessions",
+        "description": "Operating system, load time and country of each session.",
+        "mechanism": "multi-attribute",
+        "kind": "records",
+        "min_batch": 100,
+        "attributes": record_attributes(spec),
+        "windows": windows,
+    }
+
+
+def records_expectation(window: dict[str, Any], attribute: str) -> list[tuple[str, float, float, float]]:
+    """A categorical attribute's bars: each value's consistent view, interval / n, in the table's order."""
+    n = window["n"]
+    rows = [r for r in window["estimates"] if r["attribute"] == attribute]
+    return [(r["value"], r["consistent"] / n, r["ci_low"] / n, r["ci_high"] / n) for r in rows]
+
+
+def choose(page: Page, select: str, label: str) -> None:
+    """Choose ``label`` in the select ``select``; wait until the page redrew with it chosen."""
+    page.locator(select).select_option(label=label)
+    _wait_until(
+        page,
+        f"() => document.querySelector({select!r}).selectedOptions[0]?.textContent === {label!r}",
+    )
+
+
 def empty_task() -> dict[str, Any]:
     return grr_task([]) | {"task": task_id(7), "name": "Just created", "description": ""}
 
 
 def all_kinds_reply() -> dict[str, Any]:
     """Every kind the page draws: frequency (with negatives), Bloom RAPPOR (bits, and decoded candidates), mean,
-    range, key-value, empty."""
-    tasks = [*first_reply()["tasks"], range_task(), key_value_task(), rappor_candidates_task(), empty_task()]
+    range, key-value, multi-attribute, empty."""
+    tasks = [
+        *first_reply()["tasks"],
+        range_task(),
+        key_value_task(),
+        rappor_candidates_task(),
+        records_task(),
+        empty_task(),
+    ]
     return {"tasks": tasks}
 
 
@@ -1287,3 +1358,158 @@ def test_charts_reflow_when_the_page_narrows(page: Page, collector: Collector) -
     narrow = float(page.locator("#estimates-chart").get_attribute("viewBox").split()[2])
     assert narrow < 400 < wide
     assert page.evaluate(READABILITY) == []
+
+
+# ---- multi-attribute records and key-value tasks: per attribute, per window ----------------------------------
+
+
+def test_multi_attribute_task_shows_each_attribute_per_window_with_its_intervals(
+    browser: Browser, collector: Collector, tmp_path: Path, console_errors: list[str]
+) -> None:
+    """A records task, one attribute at a time (chosen above the window's chart or above the series, one
+    choice): a categorical attribute's values as the consistent view with the unbiased intervals (the 20
+    largest when it has more), a numeric attribute's mean with its interval; each per window with its band;
+    readable at a phone's width."""
+    task = records_task()
+    collector.publish({"tasks": [task]})
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.on("pageerror", lambda error: console_errors.append(str(error)))
+    try:
+        open_dashboard(page, collector.base_url)
+        page.wait_for_selector("#estimates-chart g.estimate")
+        window = task["windows"][-1]
+        # the first attribute by default; every attribute offered, in spec order, in both selectors
+        offered = [
+            "os (categorical, 3 values: each value's share)",
+            "ms (a number: its mean)",
+            "country (categorical, 30 values: each value's share)",
+        ]
+        assert page.locator("#attribute-select option").all_text_contents() == offered
+        assert page.locator("#series-view-select option").all_text_contents() == offered
+        assert page.locator("#series-view-label").text_content() == "Attribute"
+        assert_bars_match(page, records_expectation(window, "os"))
+        caption = page.locator("#estimates-caption").text_content()
+        assert "Attribute os, each of its 3 values. Bars: the consistent view (Norm-Sub" in caption
+        assert "unbiased estimate's 95% confidence interval" in caption
+        assert chart_texts(page, "estimates-chart", "axis-title") == [
+            "Value of os",
+            "Share of the window's records",
+        ]
+        # the series: each value of os in each window, the consistent view / n, with the intervals
+        lines = series_geometry(page)
+        assert [line["label"] for line in lines] == ["linux", "mac", "win"]
+        for line in lines:
+            expected = [
+                next(r for r in w["estimates"] if r["attribute"] == "os" and r["value"] == line["label"])
+                | {"n": w["n"]}
+                for w in task["windows"]
+            ]
+            got = [(p["value"], p["low"], p["high"]) for p in line["points"]]
+            assert got == [
+                pytest.approx(
+                    (e["consistent"] / e["n"], e["ci_low"] / e["n"], e["ci_high"] / e["n"]), rel=1e-9
+                )
+                for e in expected
+            ]
+        assert (
+            "Attribute os: points are the consistent view (Norm-Sub)"
+            in page.locator("#series-caption").text_content()
+        )
+        assert chart_texts(page, "series-chart", "axis-title")[1] == "Share of the window's records"
+        assert_readable(page, tmp_path / "records-os.png")
+
+        # a numeric attribute, chosen above the series: both charts show its mean with its interval
+        choose(page, "#series-view-select", offered[1])
+        _wait_until(page, "() => document.querySelector('#attribute-select').selectedOptions[0].index === 1")
+        mean = next(r for r in window["estimates"] if r["attribute"] == "ms")
+        assert_bars_match(page, [("ms", mean["estimate"], mean["ci_low"], mean["ci_high"])])
+        assert chart_texts(page, "estimates-chart", "axis-title") == ["Attribute", "Mean of ms"]
+        assert "Attribute ms: its mean over the" in page.locator("#estimates-caption").text_content()
+        (line,) = series_geometry(page)
+        assert [(p["value"], p["low"], p["high"]) for p in line["points"]] == [
+            pytest.approx((r["estimate"], r["ci_low"], r["ci_high"]), rel=1e-12)
+            for w in task["windows"]
+            for r in w["estimates"]
+            if r["attribute"] == "ms"
+        ]
+        assert page.locator("#series-chart g.series path.band").count() == 1  # one line: its band
+        expect(page.locator("#series-picker")).to_be_hidden()  # nothing else to show
+        assert chart_texts(page, "series-chart", "axis-title")[1] == "Mean of ms"
+        assert_readable(page, tmp_path / "records-ms.png")
+
+        # a categorical attribute of 30 values: the window's 20 largest, largest first
+        choose(page, "#attribute-select", offered[2])
+        rows = sorted(records_expectation(window, "country"), key=lambda r: -r[1])[:20]
+        assert_bars_match(page, rows)
+        assert (
+            "Attribute country, the 20 largest of its 30 values"
+            in page.locator("#estimates-caption").text_content()
+        )
+        assert (
+            page.locator("#series-select option").first.text_content()
+            == "The 6 largest of 30 (by mean over windows)"
+        )
+        assert_readable(page, tmp_path / "records-country.png")
+    finally:
+        context.close()
+    assert console_errors == []
+
+
+def key_value_series_task() -> dict[str, Any]:
+    """A PCKV-UE task of two windows (real estimates), the mean of key a moving from 0.5 to -0.5."""
+    from ldp.specs.key_value import PCKVUE
+
+    spec = PCKVUE(domain=["a", "b", "c"], epsilon=2.0)
+    windows = [
+        real_window(spec, [{"a": value}, {"b": -0.2, "c": 1.0}, {"a": -0.4, "c": 0.1}] * 1000, k, seed=30 + k)
+        for k, value in enumerate((0.5, -0.5))
+    ]
+    return key_value_task() | {"windows": windows}
+
+
+@pytest.mark.slow
+def test_key_value_task_shows_each_keys_frequency_and_mean_per_window(
+    page: Page, collector: Collector, console_errors: list[str]
+) -> None:
+    task = key_value_series_task()
+    collector.publish({"tasks": [task]})
+    open_dashboard(page, collector.base_url)
+    page.wait_for_selector("#series-chart g.series")
+    assert page.locator("#series-view-label").text_content() == "Estimate"
+    assert page.locator("#series-view-select option").all_text_contents() == [
+        "Each key's frequency",
+        "Each key's mean value",
+    ]
+    expect(page.locator("#attribute-picker")).to_be_hidden()
+
+    def points(column: str, low: str, high: str, scale: bool) -> dict[str, list[Any]]:
+        """Each key's points: ``column`` (a share or a mean), its interval (counts divided by n when ``scale``)."""
+        out: dict[str, list[Any]] = {}
+        for w in task["windows"]:
+            for r in w["estimates"]:
+                n = w["n"] if scale else 1
+                out.setdefault(r["value"], []).append(
+                    pytest.approx((r[column], r[low] / n, r[high] / n), rel=1e-9)
+                )
+        return out
+
+    def drawn() -> dict[str, list[tuple[float, float, float]]]:
+        return {
+            line["label"]: [(p["value"], p["low"], p["high"]) for p in line["points"]]
+            for line in series_geometry(page)
+        }
+
+    assert drawn() == points("proportion", "ci_low", "ci_high", scale=True)
+    assert "Each key's frequency" in page.locator("#series-caption").text_content()
+    choose(page, "#series-view-select", "Each key's mean value")
+    assert drawn() == points("mean", "mean_ci_low", "mean_ci_high", scale=False)
+    assert chart_texts(page, "series-chart", "axis-title")[1] == "Mean value of the key"
+    assert (
+        "Each key's mean value among the reports that hold it"
+        in page.locator("#series-caption").text_content()
+    )
+    # the window's own charts are unchanged: the frequency bars and the means chart
+    assert_bars_match(page, frequency_expectation(latest_with_estimates(task)))
+    assert page.locator("#means-chart g.estimate").count() == 3
+    assert console_errors == []
