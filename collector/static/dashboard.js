@@ -269,10 +269,9 @@ function currentAttribute(task) {
   return attributes.find((a) => a.name === state.attribute) ?? attributes[0] ?? null;
 }
 
+// An attribute as its selector offers it, short enough for a phone: "os: 3 values", "latency: mean".
 const describeAttribute = (a) =>
-  a.statistic === "mean"
-    ? `${a.name} (a number: its mean)`
-    : `${a.name} (categorical${finite(a.domain_size) ? `, ${fmt(a.domain_size)} values` : ""}: each value's share)`;
+  a.statistic === "mean" ? `${a.name}: mean` : `${a.name}: ${finite(a.domain_size) ? `${fmt(a.domain_size)} values` : "values"}`;
 
 // A key-value task (PCKV, PrivKVM): each key's frequency and its mean value, in each window's table.
 function isKeyed(task) {
@@ -711,15 +710,13 @@ function recordItems(task, win, level, all = false) {
   const attribute = currentAttribute(task);
   const name = attribute?.name ?? "";
   const rows = win.estimates.filter((r) => r.attribute === name);
-  const others = attributesOf(task).length - 1;
-  const choose = others > 0 ? ` Choose another of the task's ${fmt(others + 1)} attributes above.` : "";
   const mean = rows.find((r) => r.statistic === "mean");
   if (mean) {
     const reports = finite(mean.reports) && mean.reports !== win.n ? `the ${fmt(mean.reports)} of ${fmt(win.n)}` : `the ${fmt(win.n)}`;
     return {
       caption:
         `Attribute ${name}: its mean over ${reports} records whose report carries it, with its ${level} ` +
-        `confidence interval: ${fmt(mean.estimate)} [${fmt(mean.ci_low)}, ${fmt(mean.ci_high)}].${choose}`,
+        `confidence interval: ${fmt(mean.estimate)} [${fmt(mean.ci_low)}, ${fmt(mean.ci_high)}].`,
       axes: { x: "Attribute", y: `Mean of ${name}` },
       items: [{ label: name, value: mean.estimate, low: mean.ci_low, high: mean.ci_high }],
     };
@@ -743,8 +740,7 @@ function recordItems(task, win, level, all = false) {
     caption:
       `Attribute ${name}, ${which}. Bars: ${view}, as a share of the window's records; error bars: the ` +
       `unbiased estimate's ${level} confidence interval divided by the window's records.${sampled}` +
-      negativeNote(rows, consistent) +
-      choose,
+      negativeNote(rows, consistent),
     axes: { x: `Value of ${name}`, y: "Share of the window's records" },
     items: shown.map((r) => ({
       label: String(r.value),

@@ -793,7 +793,7 @@ def test_real_collector_shows_each_attribute_of_a_multi_attribute_task(
         assert "Attribute os, each of its 2 values. Bars: the consistent view (Norm-Sub" in caption
         assert "attribute" in page.locator("#estimates-table thead").text_content()
         assert [a["name"] for a in task_reply["attributes"]] == ["os", "ms"]
-        choose(page, "#attribute-select", "ms (a number: its mean)")
+        choose(page, "#attribute-select", "ms: mean")
         (mean,) = [r for r in window["estimates"] if r["statistic"] == "mean"]
         assert_bars_match(page, [("ms", mean["estimate"], mean["ci_low"], mean["ci_high"])])
     assert console_errors == []
@@ -1381,9 +1381,9 @@ def test_multi_attribute_task_shows_each_attribute_per_window_with_its_intervals
         window = task["windows"][-1]
         # the first attribute by default; every attribute offered, in spec order, in both selectors
         offered = [
-            "os (categorical, 3 values: each value's share)",
-            "ms (a number: its mean)",
-            "country (categorical, 30 values: each value's share)",
+            "os: 3 values",
+            "ms: mean",
+            "country: 30 values",
         ]
         assert page.locator("#attribute-select option").all_text_contents() == offered
         assert page.locator("#series-view-select option").all_text_contents() == offered
