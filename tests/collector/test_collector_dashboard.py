@@ -1370,9 +1370,11 @@ def test_multi_attribute_task_shows_each_attribute_per_window_with_its_intervals
     choice): a categorical attribute's values as the consistent view with the unbiased intervals (the 20
     largest when it has more), a numeric attribute's mean with its interval; each per window with its band;
     readable at a phone's width."""
+    import csv
+
     task = records_task()
     collector.publish({"tasks": [task]})
-    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context = browser.new_context(viewport={"width": 390, "height": 844}, accept_downloads=True)
     page = context.new_page()
     page.on("pageerror", lambda error: console_errors.append(str(error)))
     try:
@@ -1451,6 +1453,14 @@ def test_multi_attribute_task_shows_each_attribute_per_window_with_its_intervals
             == "The 6 largest of 30 (by mean over windows)"
         )
         assert_readable(page, tmp_path / "records-country.png")
+        # the series' CSV names the attribute beside each value: the six shown, each in the three windows
+        with page.expect_download() as info:
+            page.click("#series-csv")
+        info.value.save_as(tmp_path / "series.csv")
+        with (tmp_path / "series.csv").open(newline="", encoding="utf-8") as f:
+            series = list(csv.DictReader(f))
+        assert {r["attribute"] for r in series} == {"country"} and len(series) == 6 * 3
+        assert set(COUNTRIES[:3]) <= {r["label"] for r in series}  # 30 %, 20 % and 10 % of the records
     finally:
         context.close()
     assert console_errors == []
