@@ -414,6 +414,27 @@ def _write_stdout(text: str) -> None:
         sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
 
 
+def _one_type_per_column(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each object column whose values mix Python types written as text (Parquet columns have
+    one type; a multi-attribute table's ``value`` column holds every attribute's values, ints beside strings),
+    as the CSV form writes them; missing values stay null."""
+    mixed = [
+        name
+        for name in frame.columns
+        if frame[name].dtype == object and len({type(v) for v in frame[name] if not _missing(v)}) > 1
+    ]
+    if not mixed:
+        return frame
+    frame = frame.copy()
+    for name in mixed:
+        frame[name] = [None if _missing(v) else str(v) for v in frame[name]]
+    return frame
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def write_estimates(estimates: pd.DataFrame | ColumnTable, path: str | Path | None = None) -> None:
     """Write an estimate table: ``.csv``, ``.json`` (records), ``.jsonl``, ``.parquet``; no path: table on stdout.
 
@@ -446,6 +467,6 @@ def write_estimates(estimates: pd.DataFrame | ColumnTable, path: str | Path | No
         elif fmt == "jsonl":
             estimates.to_json(path, orient="records", lines=True, double_precision=15, compression="infer")
         else:
-            estimates.to_parquet(path, index=False)
+            _one_type_per_column(estimates).to_parquet(path, index=False)
     except OSError as exc:
         raise ParameterError(f"cannot write estimates to {path!r}: {exc.strerror or exc}") from None

@@ -16,6 +16,7 @@ from ldp.aggregator import make_aggregator
 from ldp.aggregator.table import ColumnTable, as_frame
 from ldp.aggregator.writers import write_estimates
 from ldp.client import encode_batch
+from ldp.specs.base import load_spec
 
 
 def test_csv_is_what_pandas_writes_for_awkward_values_and_numbers():
@@ -92,3 +93,40 @@ def test_oracle_columns_take_the_oracles_own_unbiased_frequencies():
     np.testing.assert_allclose(table["estimate"], 40 * given)
     frame = oracle_estimates(["a", "b"], [10, 30], 40, 0.8, 0.2, frequency=given)
     np.testing.assert_allclose(frame["estimate"], 40 * given)
+
+
+def test_a_records_table_mixing_integer_and_text_values_writes_parquet_as_its_csv(tmp_path):
+    """Parquet columns hold one type: a multi-attribute table's ``value`` column mixes an integer domain's values
+    with a text domain's (and the numeric attribute's null), so it is written as the CSV writes it, as text.
+
+    Regression: ``ldp aggregate -o x.parquet`` died with pyarrow's ArrowTypeError traceback.
+    """
+    import pyarrow.parquet as pq
+
+    spec = load_spec(
+        {
+            "mechanism": "multi-attribute",
+            "epsilon": 1,
+            "attributes": [
+                {"name": "os", "mechanism": "grr", "domain": ["a", "b"]},
+                {"name": "n", "mechanism": "grr", "domain": [1, 2, 3]},
+                {"name": "ms", "mechanism": "piecewise", "low": 0, "high": 100},
+            ],
+        }
+    )
+    records = [{"os": "ab"[i % 2], "n": 1 + i % 3, "ms": float(i % 100)} for i in range(300)]
+    aggregator = make_aggregator(spec)
+    aggregator.add_batch(encode_batch(spec, records, np.random.default_rng(5)))
+    table = aggregator.estimate()
+    write_estimates(table, tmp_path / "e.parquet")
+    write_estimates(table, tmp_path / "e.csv")
+    values = pq.read_table(tmp_path / "e.parquet").column("value").to_pylist()
+    assert values == ["a", "b", "1", "2", "3", None]
+    assert [line.split(",")[2] for line in (tmp_path / "e.csv").read_text().splitlines()[1:]] == [
+        "a",
+        "b",
+        "1",
+        "2",
+        "3",
+        "",
+    ]
