@@ -568,6 +568,12 @@ def test_the_typescript_privacy_dispatch_refuses_an_unknown_or_doubly_claimed_me
         encoding="utf-8",
     )
     assert script.catalog_modules(tmp_path) == {"a": ["grr"], "b": ["sue", "oue"]}
+    (tmp_path / "privacy" / "names.ts").write_text(
+        "/** @privacy olh */\nexport function n(f) {}\n", encoding="utf-8"
+    )
+    with pytest.raises(SystemExit, match=r"privacy/names\.ts: rename it"):
+        script.catalog_modules(tmp_path)  # its entries would be written over the list of every mechanism
+    (tmp_path / "privacy" / "names.ts").unlink()
     text = script.render_catalog("b", tmp_path)
     assert "export const sue: MechanismEntry = {" in text and "export const oue: MechanismEntry = {" in text
     assert text.count("  privacy: bPrivacy,\n") == 2 and "grr" not in text
