@@ -20,8 +20,11 @@
  * still below the real e^ε.
  *
  * The facts come from the module of the mechanism's family in `privacy/`
- * (`mechanismPrivacy`, generated in `privacyregistry.ts` from the modules'
- * `@privacy` tags): this module names no mechanism. A spec whose mechanism
+ * (`mechanismPrivacy` of `privacyregistry.ts`, over the entries generated in
+ * `catalog/` from the modules' `@privacy` tags): this module names no
+ * mechanism. The checks themselves are `claimcheck.ts`'s, given the facts,
+ * so a loader over a few families' entries (`specload.ts`) makes them
+ * without bundling the others. A spec whose mechanism
  * has no privacy module in this client is refused (its claim cannot be
  * checked).
  *
@@ -30,30 +33,19 @@
  * the numeric encoder in numeric.ts).
  */
 import type { Fraction } from "./fraction.js";
-import { REPRESENTABLE_MAX_EPSILON, checkEpsilonLimit, checkRatio, statedClaim, statedEpsilon } from "./epsilon.js";
-import { epsilonOfRatio } from "./exact.js";
-import { floatText } from "./float.js";
+import { checkClaimFacts, factsOrRefuse } from "./claimcheck.js";
 import type { JsonObject } from "./json.js";
 import type { MechanismPrivacy } from "./privacyfields.js";
 import { mechanismPrivacy } from "./privacyregistry.js";
-import { fail } from "./text.js";
 
 export { CLAIM_TOLERANCE, checkRatio } from "./epsilon.js";
+export { isMemoized } from "./claimcheck.js";
 export type { MechanismPrivacy } from "./privacyfields.js";
 export { EPSILON_LIMITS, mechanismPrivacy } from "./privacyregistry.js";
 
 /** The privacy facts of canonical spec fields; a RangeError for a mechanism this client has no privacy module for. */
 export function privacyFacts(fields: JsonObject): MechanismPrivacy {
-  const facts = mechanismPrivacy(fields);
-  if (facts === null) {
-    fail(`${String(fields.mechanism)}: this client cannot check its privacy claim (it has no privacy module for it): update the client`);
-  }
-  return facts;
-}
-
-/** Whether facts are a memoized mechanism's (its permanent response bounds any number of reports of one memo key). */
-export function isMemoized(facts: MechanismPrivacy): boolean {
-  return facts.permanentRatio !== undefined;
+  return factsOrRefuse(fields, mechanismPrivacy(fields));
 }
 
 /**
@@ -72,31 +64,5 @@ export function privacyRatio(fields: JsonObject): Fraction | null {
  * Throws a RangeError naming what is wrong.
  */
 export function checkClaim(fields: JsonObject): void {
-  const mechanism = String(fields.mechanism);
-  const facts = privacyFacts(fields);
-  // the per-report claim (a memoized mechanism's ε₁); RAPPOR states none (ε₁, ε∞ follow from f, p, q)
-  let statesOne = false;
-  for (const name of ["epsilon", "epsilon_one"]) {
-    if (!(name in fields) || (name === "epsilon_one" && fields[name] === null)) continue;
-    statesOne = true;
-    const epsilon = name === "epsilon" ? statedEpsilon(fields, facts) : statedClaim(fields, name);
-    if (facts.ratio !== null) checkRatio(mechanism, epsilon, facts.ratio, facts.claimMatches !== false, name);
-  }
-  if (!isMemoized(facts)) return;
-  const permanent = facts.permanentRatio ?? null;
-  if ("epsilon_inf" in fields && fields.epsilon_inf !== null) {
-    const epsilonInf = statedClaim(fields, "epsilon_inf");
-    if (permanent === null) {
-      fail(`${mechanism} states epsilon_inf=${floatText(epsilonInf)} but its permanent response is not randomized: epsilon_inf is unbounded`);
-    }
-    checkRatio(mechanism, epsilonInf, permanent, true, "epsilon_inf");
-  } else if (permanent !== null) {
-    checkEpsilonLimit(mechanism, "epsilon_inf", epsilonOfRatio(permanent), REPRESENTABLE_MAX_EPSILON, UNSTATED_WHY);
-  }
-  // no stated ε₁ (RAPPOR): ln of the exact ratio must be certifiable, as Python's `_check_epsilon_limits`
-  if (!statesOne && facts.ratio !== null) {
-    checkEpsilonLimit(mechanism, "epsilon_one", epsilonOfRatio(facts.ratio), REPRESENTABLE_MAX_EPSILON, UNSTATED_WHY);
-  }
+  checkClaimFacts(fields, mechanismPrivacy(fields));
 }
-
-const UNSTATED_WHY = "e^epsilon must be a finite double to certify the claim; it follows from the spec's probabilities";

@@ -2,8 +2,13 @@
 import { type Encoder, RandomizedResponse } from "./encoder.js";
 import { type ByteSource, cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, checkedSpec, specDomain, specFraction } from "./spec.js";
+import type { Catalog } from "./catalog.js";
+import { binaryRr, grr } from "./catalog/grr.js";
+import { type Spec, checkedSpecIn, specDomain, specFraction } from "./specload.js";
 import { DomainIndex, type Value } from "./values.js";
+
+/** The mechanisms this module encodes: their spec entries (a spec built by hand is loaded again with them). */
+const MECHANISMS: Catalog = { grr, "binary-rr": binaryRr };
 
 /**
  * GRR and binary RR: report a domain value.
@@ -15,7 +20,7 @@ export class GRREncoder implements Encoder {
   private readonly rr: RandomizedResponse;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
-    checkedSpec(spec);
+    checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     this.rr = new RandomizedResponse(specFraction(spec, "p"), BigInt(this.index.size));
   }

@@ -10,7 +10,9 @@
 import { type Fraction, divInt, fraction, lcm, ONE, sub } from "./fraction.js";
 import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
+import type { Catalog } from "./catalog.js";
+import { hr } from "./catalog/hadamard.js";
+import { type Spec, checkedSpecIn, specDomain, specFraction, specInt } from "./specload.js";
 import { DomainIndex, type Value } from "./values.js";
 import { hadamardBlockSize } from "./hrlayout.js";
 
@@ -34,6 +36,9 @@ export function rowPosition(row: number, j: number, plus: boolean): number {
   return base | (parity ? low : 0);
 }
 
+/** The mechanisms this module encodes: their spec entries (a spec built by hand is loaded again with them). */
+const MECHANISMS: Catalog = { hr };
+
 /**
  * HR client: one randbelow(den) per report, den the common denominator of the two output probabilities.
  *
@@ -48,7 +53,7 @@ export class HadamardEncoder implements Encoder {
   private readonly outNum: bigint;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
-    checkedSpec(spec);
+    checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     const blocks = Number(specInt(spec, "blocks"));
     this.blockSize = hadamardBlockSize(this.index.size, blocks);

@@ -3,8 +3,13 @@ import { type Encoder, RandomizedResponse } from "./encoder.js";
 import { LH_SEED_SPACE, lhBucket } from "./hashing.js";
 import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
+import type { Catalog } from "./catalog.js";
+import { blh, olh } from "./catalog/localhash.js";
+import { type Spec, checkedSpecIn, specDomain, specFraction, specInt } from "./specload.js";
 import { DomainIndex, type Value } from "./values.js";
+
+/** The mechanisms this module encodes: their spec entries (a spec built by hand is loaded again with them). */
+const MECHANISMS: Catalog = { olh, blh };
 
 /**
  * OLH and BLH: a random hash seed (drawn first), then randomized response over its g buckets.
@@ -17,7 +22,7 @@ export class LocalHashingEncoder implements Encoder {
   private readonly rr: RandomizedResponse;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
-    checkedSpec(spec);
+    checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     this.g = specInt(spec, "g");
     this.rr = new RandomizedResponse(specFraction(spec, "p"), this.g);

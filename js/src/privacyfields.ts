@@ -2,8 +2,8 @@
  * What a mechanism family's privacy module returns (`MechanismPrivacy`), and
  * the spec-field readers and ratio helpers those modules share. This module
  * imports nothing mechanism-specific: each family's module in `privacy/`
- * imports it, and `privacyregistry.ts` (generated) maps mechanism names to
- * the family functions.
+ * imports it, and each mechanism's entry (generated in `catalog/`) names its
+ * family's function.
  */
 import { type Fraction, ONE, compare, div, divInt, fractionText, parseFraction, sub } from "./fraction.js";
 import type { JsonObject } from "./json.js";

@@ -6,7 +6,9 @@ import { bloomPositions } from "./hashing.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, defaultShake256, prfInput, cryptoSource, sampleLaneWords, wordsToLanes } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
+import type { Catalog } from "./catalog.js";
+import { rappor } from "./catalog/rappor.js";
+import { type Spec, checkedSpecIn, specDomain, specFraction, specInt } from "./specload.js";
 import { clip } from "./text.js";
 import { DomainIndex, type Value, valueBytes } from "./values.js";
 
@@ -31,6 +33,9 @@ export function parseBoolean(value: Value): boolean {
 }
 
 const PRR_LABEL = utf8("ldp-rappor-prr-v1");
+
+/** The mechanisms this module encodes: their spec entries (a spec built by hand is loaded again with them). */
+const MECHANISMS: Catalog = { rappor };
 
 /**
  * RAPPOR: Bloom filter, memoized permanent response (keyed PRF), fresh instantaneous response.
@@ -61,7 +66,7 @@ export class RapporEncoder implements Encoder {
     private readonly source: ByteSource = cryptoSource,
     private readonly shake: Shake256 = defaultShake256,
   ) {
-    checkedSpec(spec);
+    checkedSpecIn(MECHANISMS, spec);
     this.encoding = spec.fields.encoding as string;
     this.width = Number(specInt(spec, "num_bits"));
     if (this.encoding === "basic") this.index = new DomainIndex(specDomain(spec));

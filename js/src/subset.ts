@@ -9,7 +9,9 @@ import { type Fraction, compare, fraction, ONE } from "./fraction.js";
 import { positionsToPacked } from "./packing.js";
 import { type ByteSource, UniformBelow, cryptoSource, randbelow } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
+import type { Catalog } from "./catalog.js";
+import { ss } from "./catalog/subset.js";
+import { type Spec, checkedSpecIn, specDomain, specFraction, specInt } from "./specload.js";
 import { DomainIndex, type Value } from "./values.js";
 import type { Encoder } from "./encoder.js";
 
@@ -23,6 +25,9 @@ export function floydSample(population: number, size: number, source: ByteSource
   return chosen;
 }
 
+/** The mechanisms this module encodes: their spec entries (a spec built by hand is loaded again with them). */
+const MECHANISMS: Catalog = { ss };
+
 /**
  * SS: the subset holds x with probability p; ω members in all.
  *
@@ -35,7 +40,7 @@ export class SubsetEncoder implements Encoder {
   private readonly coin: UniformBelow;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
-    checkedSpec(spec);
+    checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     this.p = specFraction(spec, "p");
     const d = this.index.size;

@@ -4,8 +4,13 @@ import { type Fraction, compare, ONE } from "./fraction.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, cryptoSource, sampleLaneWords } from "./random.js";
 import type { Report } from "./report.js";
-import { type Spec, checkedSpec, specDomain, specFraction } from "./spec.js";
+import type { Catalog } from "./catalog.js";
+import { oue, sue } from "./catalog/unary.js";
+import { type Spec, checkedSpecIn, specDomain, specFraction } from "./specload.js";
 import { DomainIndex, type Value } from "./values.js";
+
+/** The mechanisms this module encodes: their spec entries (a spec built by hand is loaded again with them). */
+const MECHANISMS: Catalog = { sue, oue };
 
 /**
  * SUE and OUE: the one-hot vector, the true bit 1 with p, every other with q.
@@ -19,7 +24,7 @@ export class UnaryEncoder implements Encoder {
   private readonly full: Uint32Array;
 
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
-    checkedSpec(spec);
+    checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     this.p = specFraction(spec, "p");
     this.q = specFraction(spec, "q");

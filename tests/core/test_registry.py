@@ -385,7 +385,7 @@ def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
     ids=["docs-api-mechanisms", "js-specfields", "kotlin-specfields"],
 )
 def test_the_files_generated_from_the_registry_are_current(generator):
-    """docs/api/mechanisms.md, the TypeScript files (js/src/specfields.ts, registry.ts, families.ts, privacyregistry.ts) and the Kotlin ones (SpecFields.kt, Registry.kt, PrivacyRegistry.kt) are written from the registry: rerun the generator."""
+    """docs/api/mechanisms.md, the TypeScript files (js/src/specfields.ts, registry.ts, families.ts, catalog/*.ts) and the Kotlin ones (SpecFields.kt, Registry.kt, PrivacyRegistry.kt) are written from the registry: rerun the generator."""
     proc = subprocess.run([sys.executable, str(REPO / generator), "--check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -395,9 +395,16 @@ def test_the_generated_files_list_every_builtin_mechanism():
     for decl in BUILTIN_MECHANISMS:
         assert f"| `{decl.name}` | `{decl.spec}` |" in page
     assert "api/mechanisms.md" in (REPO / "mkdocs.yml").read_text(encoding="utf-8")
-    fields = (REPO / "js" / "src" / "specfields.ts").read_text(encoding="utf-8")
+    script = _spec_fields_script()
+    catalog = (REPO / "js" / "src" / "specfields.ts").read_text(encoding="utf-8")
     for decl in BUILTIN_MECHANISMS:
-        assert f"  {decl.name}: {{" in fields or f'  "{decl.name}": {{' in fields
+        entry = script.entry_name(decl.name)
+        assert f"  {decl.name}," in catalog or f'  "{decl.name}": {entry},' in catalog
+        assert re.search(rf'import \{{[^}}]*\b{entry}\b[^}}]*\}} from "\./catalog/\w+\.js";', catalog), (
+            decl.name
+        )
+    names = (REPO / "js" / "src" / "catalog" / "names.ts").read_text(encoding="utf-8")
+    assert [decl.name for decl in BUILTIN_MECHANISMS] == re.findall(r'^  "([^"]+)",$', names, re.MULTILINE)
 
 
 def _spec_fields_script():
@@ -492,11 +499,11 @@ def test_the_typescript_family_exports_are_generated_and_index_names_no_family(t
 def test_the_typescript_privacy_dispatch_has_every_tagged_family_and_is_checked_for_staleness(
     tmp_path, capsys
 ):
-    """js/src/privacyregistry.ts (mechanismPrivacy) maps each mechanism to its family's @privacy function."""
+    """Each mechanism's entry (js/src/catalog/<family>.ts, one module per privacy module) names its family's
+    @privacy function; specfields.ts gathers every entry (CATALOG), which mechanismPrivacy dispatches over."""
     script = _spec_fields_script()
     functions = script.privacy_functions()
     assert set(functions) == {decl.name for decl in BUILTIN_MECHANISMS}
-    dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
     composite = script.composite_functions()  # a composite spec's function gets the dispatcher for its parts
     assert composite == {"multiAttributePrivacy"}
     # and so does its encoder (its create's fourth parameter): makeEncoder for its parts
@@ -506,25 +513,33 @@ def test_the_typescript_privacy_dispatch_has_every_tagged_family_and_is_checked_
         "MultiAttributeEncoder.create(spec, source, options, (part) => makeEncoder(part, options))"
         in registry
     )
+    catalog = REPO / "js" / "src" / "catalog"
+    assert {path.stem for path in catalog.glob("*.ts")} == {m for m, _ in functions.values()} | {"names"}
     for name, (module, function) in functions.items():
-        assert f'    case "{name}":' in dispatch
-        arguments = "fields, mechanismPrivacy" if function in composite else "fields"
-        assert (
-            f'from "./privacy/{module}.js";' in dispatch
-            and f"return limited({function}({arguments}), mechanism);" in dispatch
+        text = (catalog / f"{module}.ts").read_text(encoding="utf-8")
+        entry = re.search(
+            rf"export const {script.entry_name(name)}: MechanismEntry = \{{\n(.*?)\n\}};", text, re.DOTALL
         )
-    # the shared claim check and the ledger name no mechanism: the dispatch does
-    for module in ("claim.ts", "budget.ts", "privacyfields.ts"):
+        assert entry is not None, name
+        assert f"  privacy: {function}," in entry[1] and f'from "../privacy/{module}.js";' in text
+    # the shared claim check, the spec loader and the ledger name no mechanism: the entries do
+    for module in ("claim.ts", "claimcheck.ts", "catalog.ts", "specload.ts", "budget.ts", "privacyfields.ts"):
         source = (REPO / "js" / "src" / module).read_text(encoding="utf-8")
         assert '"rappor"' not in source and "switch" not in source, module
-    # --check fails while privacyregistry.ts is stale
-    stale = tmp_path / "privacyregistry.ts"
-    stale.write_text(dispatch.replace('    case "grr":\n', ""), encoding="utf-8")
-    script.PRIVACY_REGISTRY = stale
-    assert script.main(["--check"]) == 1
-    assert "privacyregistry.ts is stale: run python js/scripts/spec_fields.py" in capsys.readouterr().err
-    stale.write_text(dispatch, encoding="utf-8")
+    # --check fails while a family's entries are stale, or while a module of no family is left in catalog/
+    for path in catalog.glob("*.ts"):  # a copy: the other tests read the real files meanwhile
+        (tmp_path / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    script.CATALOG = tmp_path
     assert script.main(["--check"]) == 0
+    stale = tmp_path / "grr.ts"
+    text = stale.read_text(encoding="utf-8")
+    stale.write_text(text.replace("  privacy: grrPrivacy,\n", "", 1), encoding="utf-8")
+    assert script.main(["--check"]) == 1
+    assert "grr.ts is stale: run python js/scripts/spec_fields.py" in capsys.readouterr().err
+    stale.write_text(text, encoding="utf-8")
+    (tmp_path / "gone.ts").write_text("// a family whose @privacy tags were removed\n", encoding="utf-8")
+    assert script.main(["--check"]) == 1
+    assert "gone.ts is stale" in capsys.readouterr().err
 
 
 def test_the_typescript_privacy_dispatch_refuses_an_unknown_or_doubly_claimed_mechanism(tmp_path):
@@ -537,7 +552,7 @@ def test_the_typescript_privacy_dispatch_refuses_an_unknown_or_doubly_claimed_me
     with pytest.raises(
         SystemExit, match=r"@privacy names a mechanism ldp/registry\.py does not declare: no-such"
     ):
-        script.render_privacy_registry(tmp_path)
+        script.catalog_modules(tmp_path)
     (tmp_path / "privacy" / "a.ts").write_text(
         "/** @privacy grr */\nexport function aPrivacy(f) {}\n", encoding="utf-8"
     )
@@ -547,20 +562,28 @@ def test_the_typescript_privacy_dispatch_refuses_an_unknown_or_doubly_claimed_me
     with pytest.raises(
         SystemExit, match=r"grr: @privacy functions both aPrivacy \(privacy/a.ts\) and bPrivacy"
     ):
-        script.render_privacy_registry(tmp_path)
+        script.catalog_modules(tmp_path)
     (tmp_path / "privacy" / "b.ts").write_text(
         "/** Not tagged. */\nexport function helper() {}\n/** @privacy sue oue */\nexport function bPrivacy(f) {}\n",
         encoding="utf-8",
     )
-    text = script.render_privacy_registry(tmp_path)
-    assert '    case "grr":\n      return limited(aPrivacy(fields), mechanism);' in text
-    assert '    case "sue":\n    case "oue":\n      return limited(bPrivacy(fields), mechanism);' in text
-    assert 'import { bPrivacy } from "./privacy/b.js";' in text and "helper" not in text
-    assert "No privacy module here for: binary-rr," in text
+    assert script.catalog_modules(tmp_path) == {"a": ["grr"], "b": ["sue", "oue"]}
+    (tmp_path / "privacy" / "names.ts").write_text(
+        "/** @privacy olh */\nexport function n(f) {}\n", encoding="utf-8"
+    )
+    with pytest.raises(SystemExit, match=r"privacy/names\.ts: rename it"):
+        script.catalog_modules(tmp_path)  # its entries would be written over the list of every mechanism
+    (tmp_path / "privacy" / "names.ts").unlink()
+    text = script.render_catalog("b", tmp_path)
+    assert "export const sue: MechanismEntry = {" in text and "export const oue: MechanismEntry = {" in text
+    assert text.count("  privacy: bPrivacy,\n") == 2 and "grr" not in text
+    assert 'import { bPrivacy } from "../privacy/b.js";' in text and "helper" not in text
+    with pytest.raises(SystemExit, match=r"no @privacy function in js/src/privacy/ for: binary-rr, olh,"):
+        script.render(tmp_path)  # the TypeScript client would refuse their specs
 
 
 def test_the_typescript_epsilon_limits_and_calibrated_fields_are_the_python_specs():
-    """EPSILON_LIMITS (privacyregistry.ts) and CALIBRATED_FIELDS (specfields.ts) are generated from the spec classes."""
+    """Each entry's epsilonLimit, looseClaim and calibrated fields (js/src/catalog/) are generated from the spec classes."""
     from ldp.specs.base import ExactPrivacySpec
 
     script = _spec_fields_script()
@@ -576,25 +599,35 @@ def test_the_typescript_epsilon_limits_and_calibrated_fields_are_the_python_spec
             )
     assert limits["grr"][0] == 23.0 and limits["olh"][0] == 21.0 and limits["sue"][0] == 45.0
     assert {"laplace", "gaussian", "rappor"}.isdisjoint(limits)
-    dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
-    assert '  olh: [21.0, "its hash range g' in dispatch
+    catalog = REPO / "js" / "src" / "catalog"
+    entries = {
+        m.group(1): m.group(2)
+        for path in catalog.glob("*.ts")
+        for m in re.finditer(
+            r"export const (\w+): MechanismEntry = \{\n(.*?)\n\};",
+            path.read_text(encoding="utf-8"),
+            re.DOTALL,
+        )
+    }
+    assert '  epsilonLimit: [21.0, "its hash range g' in entries["olh"]
     loose = [
         d.name for d in BUILTIN_MECHANISMS if not getattr(d.load_spec(), "claim_matches_probabilities", True)
     ]
     assert "piecewise" in loose and "grr" not in loose
-    assert f"new Set([{', '.join(json.dumps(n) for n in loose)}])" in dispatch
-    fields = (REPO / "js" / "src" / "specfields.ts").read_text(encoding="utf-8")
-    assert '  hr: ["blocks", "p"],' in fields and '  ss: ["omega", "p"],' in fields
+    assert [
+        d.name for d in BUILTIN_MECHANISMS if "  looseClaim: true," in entries[script.entry_name(d.name)]
+    ] == loose
     assert (
-        "  rappor: [" not in fields.split("CALIBRATED_FIELDS", 1)[1]
-    )  # RAPPOR states no epsilon: f, p, q are given
+        '  calibrated: ["blocks", "p"],' in entries["hr"] and '  calibrated: ["omega", "p"],' in entries["ss"]
+    )
+    assert "calibrated" not in entries["rappor"]  # RAPPOR states no epsilon: f, p, q are given
 
 
 def test_no_shared_typescript_module_names_a_mechanism():
     """Outside the generated dispatches and each family's own modules, js/src names no mechanism: a new one edits no list."""
     script = _spec_fields_script()
     src = REPO / "js" / "src"
-    generated = {script.OUTPUT.name, script.REGISTRY.name, script.PRIVACY_REGISTRY.name}
+    generated = {script.OUTPUT.name, script.REGISTRY.name}  # and catalog/*.ts, outside src.glob("*.ts")
     # a family's modules: its encoder (an @mechanisms class; numeric.ts's NumericEncoder takes the server's table)
     families = {module + ".ts" for module, _, _ in script.encoder_classes().values()} | {"numeric.ts"}
     # frequency.ts is the small bundle's entry (ldp-client/frequency): it names the oracles it bundles, a choice
@@ -623,8 +656,8 @@ def test_the_typescript_canonical_dispatch_completes_derived_fields(tmp_path):
         "pem": ("localhash", "prefixFields"),
         "treehist": ("localhash", "prefixFields"),
     }
-    dispatch = (REPO / "js" / "src" / "privacyregistry.ts").read_text(encoding="utf-8")
-    assert '    case "rappor":\n      rapporFields(out);\n      return;' in dispatch
+    entry = (REPO / "js" / "src" / "catalog" / "rappor.ts").read_text(encoding="utf-8")
+    assert "  privacy: rapporPrivacy,\n  complete: rapporFields,\n};" in entry
     (tmp_path / "privacy").mkdir()
     (tmp_path / "privacy" / "a.ts").write_text(
         "/** @privacy grr */\nexport function aPrivacy(f) {}\n/** @canonical grr */\nexport function aFields(o) {}\n"
@@ -632,7 +665,7 @@ def test_the_typescript_canonical_dispatch_completes_derived_fields(tmp_path):
         encoding="utf-8",
     )
     with pytest.raises(SystemExit, match=r"grr: @canonical functions both aFields"):
-        script.render_privacy_registry(tmp_path)
+        script.render_catalog("a", tmp_path)
 
 
 def test_a_module_of_ldp_mechanisms_is_a_builtin_family(tmp_path, monkeypatch):
