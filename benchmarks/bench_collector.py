@@ -27,8 +27,10 @@ where 16 gave 0.35-0.38, docs/performance.md#collector-cpu.) Columns:
   store must hold exactly that many reports at the end;
 * p50/p99 ms: request latency (write of the request to the end of the reply);
 * srv CPU s/1k: the server process's CPU seconds (user + system, all its
-  threads; psutil) per 1,000 accepted reports; gen CPU the same for this
-  process (the load generator shares the cores).
+  threads; psutil) per 1,000 accepted reports; loop CPU the part of it spent
+  by the event loop's thread (HTTP, parsing and checking envelopes; the rest
+  is the group-commit writer's: the store's inserts and commits, counting);
+  gen CPU the same for this process (the load generator shares the cores).
 
 Then, for GRR at batches of 100, an open-loop paced sender at HALF the
 measured maximum rate (requests released on a fixed schedule, latency
@@ -43,7 +45,8 @@ store's own ``insert_reports`` of as many reports as one batched row sends
 the rate falls as the table grows: compare rows of equal size), measured
 before and again after each store's rows (the ``÷ insert`` column divides
 by the first; the summary by their mean, as the machine's other work moves
-both), and ``check_envelopes`` (the server's validation) on batches of 100 —
+both), with its CPU per 1,000 reports (this process's; a PostgreSQL server's
+own work is not in it), and ``check_envelopes`` (the server's validation) on batches of 100 —
 so the HTTP and framework cost shows as a ratio. Target (collector issue):
 the HTTP path at GRR batches of 100 ≥ 0.8 × the store's own insert rate.
 
@@ -193,6 +196,13 @@ class Server:
     def cpu_seconds(self) -> float:
         times = self.ps.cpu_times()
         return float(times.user + times.system)
+
+    def loop_cpu_seconds(self) -> float:
+        """CPU seconds of the server's main thread (the event loop's)."""
+        for thread in self.ps.threads():
+            if thread.id == self.process.pid:
+                return float(thread.user_time + thread.system_time)
+        return math.nan
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -382,6 +392,7 @@ class Row:
     mode: str  # "max" (closed loop) or "paced at R/s"
     load: Load
     server_cpu: float
+    loop_cpu: float  # the server's event-loop thread, part of server_cpu
     client_cpu: float
     reference: float = math.nan  # the store's own insert rate measured just before this store's rows
 
@@ -424,26 +435,27 @@ def run_row(
 
         async def go() -> tuple[Load, float, float]:
             async with sender:
-                cpu0, gen0 = server.cpu_seconds(), time.process_time()
+                cpu0, loop0, gen0 = server.cpu_seconds(), server.loop_cpu_seconds(), time.process_time()
                 if paced:
                     load = await open_loop(sender, requests, batch, paced / batch)
                 else:
                     load = await closed_loop(sender, requests, batch, args.concurrency, seconds)
-                return load, server.cpu_seconds() - cpu0, time.process_time() - gen0
+                cpu, loop = server.cpu_seconds() - cpu0, server.loop_cpu_seconds() - loop0
+                return load, cpu, loop, time.process_time() - gen0
 
-        load, server_cpu, client_cpu = asyncio.run(go())
+        load, server_cpu, loop_cpu, client_cpu = asyncio.run(go())
     load.check(batch)
     with open_store(url) as store:
         stored = sum(store.count_by_window(task.task_id, task.window).values())
     if stored != load.accepted:
         raise RuntimeError(f"{label}: the store holds {stored} reports, the replies accepted {load.accepted}")
     mode = f"{paced:,.0f}/s" if paced else f"max c={args.concurrency}"
-    return Row(label, mechanism, batch, mode, load, server_cpu, client_cpu)
+    return Row(label, mechanism, batch, mode, load, server_cpu, loop_cpu, client_cpu)
 
 
-def insert_rate(url: str, count: int) -> float:
-    """Reports/s of the store's own ``insert_reports``: ``count`` GRR reports (fresh ids) into a new task at
-    ``url`` in groups of 1,000, one transaction each, in this process (no HTTP)."""
+def insert_rate(url: str, count: int) -> tuple[float, float]:
+    """Reports/s of the store's own ``insert_reports``, and this process's CPU seconds per 1,000 reports: ``count``
+    GRR reports (fresh ids) into a new task at ``url`` in groups of 1,000, one transaction each (no HTTP)."""
     pool = report_pool("grr")
     task, _token = new_task(spec_of("grr"), window="1h", time_precision=TIME_PRECISION, min_batch=1)
     now = int(time.time())
@@ -453,11 +465,11 @@ def insert_rate(url: str, count: int) -> float:
     stored = [StoredReport(raw[16 * i : 16 * i + 16], t, json_texts[i % POOL]) for i in range(count)]
     with open_store(url) as store:
         store.create_task(task)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for begin in range(0, count, 1_000):
             flags = store.insert_reports([(task.task_id, stored[begin : begin + 1_000])])
             assert all(flag is Insert.STORED for flag in flags[0])
-        return count / (time.perf_counter() - start)
+        return count / (time.perf_counter() - start), (time.process_time() - cpu) / count * 1_000
 
 
 def check_rate(checks: int) -> float:
@@ -488,7 +500,8 @@ def postgres_cluster() -> tuple[AbstractContextManager[str] | None, str]:
 # -- output --------------------------------------------------------------------
 HEADER = (
     f"{'store':<9}{'row':<12}{'batch':>6}  {'load':<13}{'requests':>9}{'reports':>9}{'seconds':>8}"
-    f"{'reports/s':>11}{'÷ insert':>9}{'p50 ms':>8}{'p99 ms':>8}{'srv CPU s/1k':>13}{'gen CPU s/1k':>13}"
+    f"{'reports/s':>11}{'÷ insert':>9}{'p50 ms':>8}{'p99 ms':>8}{'srv CPU s/1k':>13}{'loop CPU s/1k':>14}"
+    f"{'gen CPU s/1k':>13}"
 )
 
 
@@ -497,7 +510,7 @@ def print_row(store: str, row: Row) -> None:
     print(
         f"{store:<9}{row.mechanism:<12}{row.batch:>6}  {row.mode:<13}{row.load.requests:>9,}{row.load.accepted:>9,}"
         f"{row.load.seconds:>8.2f}{row.rate:>11,.0f}{row.ratio:>9.2f}{row.percentile(0.5):>8.1f}{row.percentile(0.99):>8.1f}"
-        f"{row.server_cpu / k:>13.4f}{row.client_cpu / k:>13.4f}",
+        f"{row.server_cpu / k:>13.4f}{row.loop_cpu / k:>14.4f}{row.client_cpu / k:>13.4f}",
         flush=True,
     )
 
@@ -509,6 +522,7 @@ class StoreRun:
     rows: list[Row]
     before: float
     after: float
+    cpu: float  # the store's own insert_reports: CPU seconds per 1,000 reports (mean of before and after)
 
     @property
     def reference(self) -> float:
@@ -518,8 +532,12 @@ class StoreRun:
 
 def run_store(args: argparse.Namespace, name: str, store_url: Callable[[str], str], work: Path) -> StoreRun:
     """Every row against one kind of store, between two insert references; prints as it goes."""
-    before = insert_rate(store_url(f"reference-{time.time_ns()}"), args.reports)
-    print(f"{name}: the store's own insert_reports before the rows: {before:,.0f} reports/s", flush=True)
+    before, cpu_before = insert_rate(store_url(f"reference-{time.time_ns()}"), args.reports)
+    print(
+        f"{name}: the store's own insert_reports before the rows: {before:,.0f} reports/s, "
+        f"CPU {cpu_before:.4f} s/1k",
+        flush=True,
+    )
     rows: list[Row] = []
     plan = [("grr", 1), ("grr", 100), ("grr", 1_000), ("rappor", 100), ("oue", 100)]
     for mechanism, batch in plan:
@@ -534,9 +552,13 @@ def run_store(args: argparse.Namespace, name: str, store_url: Callable[[str], st
     paced.reference = before
     rows.append(paced)
     print_row(name, paced)
-    after = insert_rate(store_url(f"reference-{time.time_ns()}"), args.reports)
-    print(f"{name}: the store's own insert_reports after the rows: {after:,.0f} reports/s", flush=True)
-    return StoreRun(rows, before, after)
+    after, cpu_after = insert_rate(store_url(f"reference-{time.time_ns()}"), args.reports)
+    print(
+        f"{name}: the store's own insert_reports after the rows: {after:,.0f} reports/s, "
+        f"CPU {cpu_after:.4f} s/1k",
+        flush=True,
+    )
+    return StoreRun(rows, before, after, (cpu_before + cpu_after) / 2)
 
 
 @contextlib.contextmanager
@@ -631,11 +653,20 @@ def main() -> None:
         ok_rate = "OK" if best.rate >= TARGET_RATE else "MISSED"
         ok_p99 = "OK" if paced.percentile(0.99) <= TARGET_P99_MS else "MISSED"
         ok_ratio = "OK" if ratio >= TARGET_RATIO else "MISSED"
+        store_cpu = statistics.median(r.cpu for r in runs[name])
+        server_cpu = best.server_cpu / best.load.accepted * 1_000
         print(
             f"\n{name}: GRR batches of 100 at {best.rate:,.0f} reports/s (target ≥ {TARGET_RATE:,.0f}: {ok_rate}); "
             f"p99 {paced.percentile(0.99):.1f} ms at {paced.rate:,.0f} reports/s (target ≤ {TARGET_P99_MS:.0f} ms: {ok_p99}); "
             f"HTTP path / the store's own insert_reports ({inserts:,.0f} reports/s, mean of before and after the rows) "
-            f"= {ratio:.2f} (target ≥ {TARGET_RATIO}: {ok_ratio}), / check_envelopes = {best.rate / check:.2f}"
+            f"= {ratio:.2f} (target ≥ {TARGET_RATIO}: {ok_ratio}), / check_envelopes = {best.rate / check:.2f}; "
+            f"CPU per 1,000 reports: the server {server_cpu:.4f} s (its event loop {best.loop_cpu / best.load.accepted * 1_000:.4f}), "
+            f"the store's own insert_reports {store_cpu:.4f} s in this process"
+            + (
+                " (without the PostgreSQL server's own work)"
+                if name == "postgres"
+                else f" (their ratio {store_cpu / server_cpu:.2f} bounds the HTTP path's when no core is free)"
+            )
         )
 
 

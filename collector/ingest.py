@@ -8,7 +8,10 @@ transaction, committed before it returns), adds the newly stored reports to
 the window accumulators (at the task versions the commit reached, on a shared
 store), and only then resolves the futures. While one group commits,
 the next one gathers, so throughput grows with load and an idle collector
-adds no delay. A failed commit fails every upload of its group (the
+adds no delay. Uploads waiting on an event loop (:meth:`GroupCommitter.commit`)
+are woken by one call per group and loop, not one per upload: each wake-up
+is a write to the loop's self-pipe by the writer and a read, a callback and
+a task step on the loop. A failed commit fails every upload of its group (the
 clients retry the same envelopes; nothing was acknowledged); it is logged
 as one line and counted (``on_failure``: the metrics' store errors).
 :func:`upload_outcome` turns one upload's store outcomes into its reply.
@@ -16,7 +19,9 @@ as one line and counted (``on_failure``: the metrics' store errors).
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import logging
 import queue
@@ -94,7 +99,27 @@ def upload_outcome(checked: CheckedUpload, outcomes: Sequence[Insert]) -> Upload
 class _Pending:
     task: Task
     accepted: Sequence[Accepted]
-    future: concurrent.futures.Future[list[Insert]]
+    #: a concurrent future (:meth:`GroupCommitter.submit`), or an asyncio future of ``loop`` (:meth:`GroupCommitter.commit`)
+    future: concurrent.futures.Future[list[Insert]] | asyncio.Future[list[Insert]]
+    loop: asyncio.AbstractEventLoop | None = None
+
+
+#: One upload's result: what the store did with each report, or why the commit failed.
+_Settled = tuple[
+    "concurrent.futures.Future[list[Insert]] | asyncio.Future[list[Insert]]", Any, "BaseException | None"
+]
+
+
+def _settle(settled: Sequence[_Settled]) -> None:
+    """Give each future its result or exception, unless it is done already (cancelled: nobody waits for it)."""
+    for future, result, exc in settled:
+        if future.done():
+            continue
+        with contextlib.suppress(concurrent.futures.InvalidStateError, asyncio.InvalidStateError):
+            if exc is not None:  # (a concurrent future cancelled since done() was asked: suppressed)
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
 
 
 class GroupCommitter:
@@ -155,6 +180,30 @@ class GroupCommitter:
             self._queue.put(_Pending(task, accepted, future))
         return future
 
+    async def commit(self, task: Task, accepted: Sequence[Accepted]) -> list[Insert]:
+        """Queue one upload's accepted reports and wait for their commit: per report, what the store did.
+
+        From an event loop. The uploads of one group waiting on one loop are
+        woken by one call (:meth:`submit`'s futures are woken one by one). An
+        upload cancelled while it waits is not acknowledged; its reports may
+        still be committed with its group (a retry is then a replay).
+
+        Raises
+        ------
+        RuntimeError
+            If the committer is shutting down.
+        Exception
+            What the store raised when the group's commit failed (nothing of the group was stored).
+        """
+        if self._stopped:
+            raise RuntimeError("the collector is shutting down")
+        if not accepted:
+            return []
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Insert]] = loop.create_future()
+        self._queue.put(_Pending(task, accepted, future, loop))
+        return await future
+
     def close(self, timeout: float = 30.0) -> None:
         """Commit what is queued, then stop the writer thread."""
         self._stopped = True
@@ -195,8 +244,7 @@ class GroupCommitter:
         except BaseException as exc:  # the whole group failed: nothing was stored, nobody is acknowledged
             self._commit_started = None
             self._failed(group, exc)
-            for pending in group:
-                pending.future.set_exception(exc)
+            self._resolve([(pending.future, None, exc) for pending in group], group)
             return
         self._commit_started = None
         seconds = time.perf_counter() - started
@@ -221,9 +269,23 @@ class GroupCommitter:
                     self.windows.load(self.store, task)
                 except Exception:  # the store is down too: a shared store's sync catches up later
                     _log.exception("rebuilding the windows of a task failed")
-        for pending, stored in zip(group, flags):
-            pending.future.set_result(stored)
+        self._resolve([(pending.future, stored, None) for pending, stored in zip(group, flags)], group)
         self._on_commit(CommitStats(len(group), sum(len(p.accepted) for p in group), seconds))
+
+    @staticmethod
+    def _resolve(settled: list[_Settled], group: list[_Pending]) -> None:
+        """Settle the group's futures (in order): concurrent ones here, each loop's in one call on that loop."""
+        on_loops: dict[asyncio.AbstractEventLoop, list[_Settled]] = {}
+        here: list[_Settled] = []
+        for item, pending in zip(settled, group):
+            if pending.loop is None:
+                here.append(item)
+            else:
+                on_loops.setdefault(pending.loop, []).append(item)
+        _settle(here)
+        for loop, items in on_loops.items():
+            with contextlib.suppress(RuntimeError):  # the loop was closed: nobody waits on it any more
+                loop.call_soon_threadsafe(_settle, items)
 
     def _failed(self, group: list[_Pending], exc: BaseException) -> None:
         """Log a failed commit (one line) and count it; an upload naming a deleted task is no store failure."""

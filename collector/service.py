@@ -25,7 +25,6 @@ memory for rate limiting and never stored or logged.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import hashlib
@@ -282,7 +281,7 @@ class Ingestion:
         else:
             checked = await run_in_threadpool(check_envelopes, task, items, now, self.acceptance, pruned)
         try:
-            outcomes = await asyncio.wrap_future(self.committer.submit(task, checked.accepted))
+            outcomes = await self.committer.commit(task, checked.accepted)
         except UnknownTaskError:  # the task was deleted meanwhile
             self.registry.forget(task.task_id)
             raise TaskDeleted(task.task_id) from None

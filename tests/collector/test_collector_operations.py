@@ -7,6 +7,7 @@ standard error.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import json
@@ -177,6 +178,60 @@ def test_a_stalled_commit_shows_in_the_running_commit_age_and_the_queue_depth():
     text = metrics.render().decode()
     assert _samples(text, "ldp_commit_queue_uploads") == {"": 0.0}
     assert _samples(text, "ldp_commit_running_seconds") == {"": 0.0}
+
+
+def test_an_upload_cancelled_while_it_waits_for_its_commit_does_not_stop_the_writer():
+    """A cancelled future (a request cancelled at a graceful stop's deadline) killed the writer thread:
+    its commit's ``set_result`` raised InvalidStateError, and no later upload was ever answered."""
+    store = _StalledStore()
+    committer = GroupCommitter(store, Windows())  # type: ignore[arg-type]
+    task = types.SimpleNamespace(task_id="t")
+    one = [types.SimpleNamespace(stored=None)]
+    first = committer.submit(task, one)  # type: ignore[arg-type]
+    assert store.started.wait(10)
+    cancelled = committer.submit(task, one)  # type: ignore[arg-type]
+    assert cancelled.cancel()
+    store.release.set()
+    assert first.result(10) == []
+    assert committer.submit(task, one).result(10) == []  # type: ignore[arg-type]
+    committer.close()
+
+
+def test_the_uploads_of_one_group_are_woken_by_one_call_on_their_loop():
+    """One ``call_soon_threadsafe`` per group and loop (each is a self-pipe write and read), not one per upload;
+    an upload cancelled meanwhile is skipped and the others get their results."""
+    store = _StalledStore()
+    committer = GroupCommitter(store, Windows())  # type: ignore[arg-type]
+    task = types.SimpleNamespace(task_id="t")
+    one = [types.SimpleNamespace(stored=None)]
+
+    async def main() -> tuple[list[Any], int]:
+        loop = asyncio.get_running_loop()
+        calls = 0
+        threadsafe = loop.call_soon_threadsafe
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            return threadsafe(*args, **kwargs)
+
+        loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+        first = asyncio.ensure_future(committer.commit(task, one))  # type: ignore[arg-type]
+        while not store.started.is_set():
+            await asyncio.sleep(0.01)
+        waiting = [asyncio.ensure_future(committer.commit(task, one)) for _ in range(4)]  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)  # all four queued behind the stalled commit
+        waiting[1].cancel()
+        store.release.set()
+        results = await asyncio.gather(first, *waiting, return_exceptions=True)
+        after = await asyncio.wait_for(committer.commit(task, one), 10)  # type: ignore[arg-type]
+        return [*results, after], calls
+
+    results, calls = asyncio.run(main())
+    committer.close()
+    assert results[0] == [] and results[1] == [] and results[3:] == [[], [], []]
+    assert isinstance(results[2], asyncio.CancelledError)
+    assert calls == 3  # the first group, the group of four, the last upload
 
 
 # -- rate limits behind a reverse proxy ---------------------------------------------------------------
