@@ -93,6 +93,32 @@ class ClientState:
             cohort=secrets.randbelow(cohorts),
         )
 
+    @classmethod
+    def _new_many(cls, spec, paths: Sequence[Path]) -> list[ClientState]:
+        """:meth:`new` for each of ``paths``, from two reads of the CSPRNG instead of two or more per client.
+
+        The secrets are consecutive 32-byte slices of one ``os.urandom`` read;
+        the cohorts are exact uniform draws over the spec's cohorts
+        (:func:`ldp.client.randomness.uniform_below`, rejection sampling),
+        distributed as :meth:`new`'s ``secrets.randbelow``.
+        """
+        if not paths:
+            return []
+        from ldp.client.randomness import SystemRandomSource, uniform_below
+
+        fingerprint = spec.fingerprint
+        blob = os.urandom(_SECRET_BYTES * len(paths))
+        cohorts = uniform_below(SystemRandomSource(), getattr(spec, "num_cohorts", 1), len(paths)).tolist()
+        return [
+            cls(
+                spec=fingerprint,
+                secret=blob[i * _SECRET_BYTES : (i + 1) * _SECRET_BYTES],
+                cohort=cohort,
+                path=path,
+            )
+            for i, (path, cohort) in enumerate(zip(paths, cohorts))
+        ]
+
     def to_json(self) -> str:
         return json.dumps(
             {"format": STATE_FORMAT, "spec": self.spec, "cohort": self.cohort, "secret": self.secret.hex()},
@@ -171,8 +197,10 @@ class ClientState:
         Each client is loaded, or created exclusively with a new secret, as
         :meth:`open` does; the new state files are written with one
         durability pass and one directory fsync per group
-        (:func:`ldp.atomic.create_private_files`) instead of two fsyncs each.
-        Every state returned is on stable storage, so a report may be made from it.
+        (:func:`ldp.atomic.create_private_files`) instead of two fsyncs each,
+        their secrets and cohorts drawn together (two reads of the CSPRNG for
+        all of them). Every state returned is on stable storage, so a report
+        may be made from it.
 
         Returns
         -------
@@ -199,10 +227,8 @@ class ClientState:
         targets = [Path(path) for path in paths]
         for directory in dict.fromkeys(path.parent if str(path.parent) else Path(".") for path in targets):
             remove_stale_temporaries_once(ensure_private_directory(directory))
-        new: dict[Path, ClientState] = {}
-        for path in targets:
-            if path not in new and not os.path.lexists(path):
-                new[path] = dataclasses.replace(cls.new(spec), path=path)
+        fresh = [path for path in dict.fromkeys(targets) if not os.path.lexists(path)]
+        new = dict(zip(fresh, cls._new_many(spec, fresh)))
         created = create_private_files([(path, state._file_bytes()) for path, state in new.items()])
         ours = {path: new[path] for path, made in zip(new, created) if made}
         # a path that existed, or that another process created first: load it (and use its secret)

@@ -289,12 +289,16 @@ def _group_size() -> int:
 
 def _create_group(files: Sequence[tuple[str | os.PathLike, bytes]]) -> list[bool]:
     """Steps 1-4 of :func:`create_private_files` for one group: unnamed files where the system has them."""
-    targets = [Path(path) for path, _ in files]
-    directories = list(dict.fromkeys(_directory_of(target) for target in targets))
+    targets = [path if isinstance(path, Path) else Path(path) for path, _ in files]
+    parents = [
+        str(_directory_of(target)) for target in targets
+    ]  # str: hashed once per directory, not per file
+    directories = [Path(directory) for directory in dict.fromkeys(parents)]
     with contextlib.ExitStack() as stack:
-        handles = {directory: _unnamed_files(directory, stack) for directory in directories}
+        handles = {str(directory): _unnamed_files(directory, stack) for directory in directories}
         if all(handle is not None for handle in handles.values()):
-            return _create_unnamed(targets, files, handles, directories, stack)
+            places = [(target.name, handles[parent]) for target, parent in zip(targets, parents)]
+            return _create_unnamed(targets, files, places, directories, stack)
     return _create_named(targets, files, directories)
 
 
@@ -326,37 +330,35 @@ def _unnamed_files(directory: Path, stack: contextlib.ExitStack) -> int | None:
 def _create_unnamed(
     targets: list[Path],
     files: Sequence[tuple[str | os.PathLike, bytes]],
-    handles: dict[Path, int | None],
+    places: list[tuple[str, int | None]],
     directories: list[Path],
     stack: contextlib.ExitStack,
 ) -> list[bool]:
     """Steps 1-4 with each content in an unnamed file (``O_TMPFILE``) that its name links to.
 
+    ``places`` holds each target's name and a descriptor of its directory.
+
     An unnamed file has no name to clash with, lock or sweep: a process killed
     before the link leaves nothing behind (the file system frees it), and one
-    link per file is the only change to the directory.
+    link per file is the only change to the directory. Each file costs five
+    system calls (open relative to its directory's descriptor, fchmod, write,
+    link, close); nothing else is done per file.
     """
-    fds = []
-    for target, (_, data) in zip(targets, files):
-        directory = _directory_of(target)
+    fds: list[int] = []
+    stack.callback(_close_all, fds)
+    for target, (_, dir_fd), (_, data) in zip(targets, places, files):
         try:
-            fd = os.open(directory, os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC, _PRIVATE_FILE)
+            fd = os.open(".", os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC, _PRIVATE_FILE, dir_fd=dir_fd)
         except OSError as exc:
             raise StateError(f"cannot write {str(target)!r}: {exc.strerror}") from None
-        stack.callback(os.close, fd)
+        fds.append(fd)
         os.fchmod(fd, _PRIVATE_FILE)  # the umask may have narrowed it; never widens a private file
         _write_bytes(fd, data)
-        fds.append(fd)
     _sync_contents(fds, directories)
     created = []
-    for target, fd in zip(targets, fds):
+    for (name, dir_fd), fd in zip(places, fds):
         try:  # linkat(AT_SYMLINK_FOLLOW) of the descriptor: fails if the name exists in any form
-            os.link(
-                f"/proc/self/fd/{fd}",
-                target.name,
-                dst_dir_fd=handles[_directory_of(target)],
-                follow_symlinks=True,
-            )
+            os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
         except FileExistsError:
             created.append(False)
         else:
@@ -364,6 +366,11 @@ def _create_unnamed(
     for directory in directories:
         _fsync_directory(directory)
     return created
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def _write_bytes(fd: int, data: bytes) -> None:
@@ -399,24 +406,33 @@ def _create_named(
 
 
 def _sync_contents(fds: list[int], directories: list[Path]) -> None:
-    """Make the written contents of ``fds`` stable: one ``syncfs`` per filesystem, else an fsync each."""
+    """Make the written contents of ``fds`` (files in ``directories``) stable: one ``syncfs`` per file system.
+
+    A new file lives on its directory's file system, so the directories name
+    the file systems to sync: nothing is asked per file. Where ``syncfs`` is
+    missing, each file is fsync'ed.
+    """
     syncfs = _syncfs()
     if syncfs is None:
         for fd in fds:
             os.fsync(fd)
         return
     done = set()
-    for fd in fds:
-        device = os.fstat(fd).st_dev
-        if device in done:
-            continue
-        done.add(device)
-        if syncfs(fd) != 0:
-            import ctypes
+    for directory in directories:
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            device = os.fstat(dir_fd).st_dev
+            if device in done:
+                continue
+            done.add(device)
+            if syncfs(dir_fd) != 0:
+                import ctypes
 
-            code = ctypes.get_errno()
-            places = ", ".join(repr(str(directory)) for directory in directories)
-            raise StateError(f"cannot make new client files in {places} durable: {os.strerror(code)}")
+                code = ctypes.get_errno()
+                places = ", ".join(repr(str(directory)) for directory in directories)
+                raise StateError(f"cannot make new client files in {places} durable: {os.strerror(code)}")
+        finally:
+            os.close(dir_fd)
 
 
 @cache

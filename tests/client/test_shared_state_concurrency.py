@@ -330,6 +330,52 @@ def test_open_many_creates_new_clients_with_one_durability_pass(tmp_path, monkey
     assert not [p for p in tmp_path.iterdir() if ".ldp-tmp" in p.name]
 
 
+def test_open_many_asks_the_system_nothing_per_client_beyond_its_file(tmp_path, monkeypatch):
+    """Bulk creation reads the CSPRNG a few times per group, not per client, and stats no new file.
+
+    Issue 28: each client used to draw its secret and cohort with their own
+    ``os.urandom`` calls and its file was fstat'ed to find its file system;
+    the secrets now come from one read, the cohorts from one exact uniform
+    draw, and the file systems from the directories.
+    """
+    import random
+
+    import ldp.atomic
+
+    calls = {"urandom": 0, "stat": 0}
+
+    def count(name, real):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+
+        return counted
+
+    monkeypatch.setattr(os, "urandom", count("urandom", os.urandom))
+    monkeypatch.setattr(random, "_urandom", count("urandom", random._urandom))  # secrets' own reads
+    monkeypatch.setattr(os, "fstat", count("stat", os.fstat))
+    monkeypatch.setattr(os, "stat", count("stat", os.stat))
+    paths = [tmp_path / "states" / f"client-{i}.json" for i in range(300)]
+    states = ClientState.open_many(paths, RAPPOR)
+    assert calls["urandom"] <= 3  # secrets, cohorts (and a rejection round)
+    assert calls["stat"] < 10  # the directory's checks and its file system (5 here): none per file
+    assert len({state.secret for state in states}) == 300
+    monkeypatch.undo()
+    assert [ClientState.load(path, RAPPOR) for path in paths] == states
+    assert ldp.atomic.read_private_file(paths[0], "client state") == states[0].to_json() + "\n"
+
+
+def test_open_many_draws_uniform_cohorts(tmp_path):
+    """The cohorts of clients created in bulk are uniform: chi-square over 12 cohorts, α = 1e-4 (CSPRNG: unseeded)."""
+    from scipy import stats
+
+    spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=12, f="1/2", p="1/2", q="3/4")
+    states = ClientState.open_many([tmp_path / f"c{i}.json" for i in range(1_200)], spec)
+    counts = [sum(state.cohort == c for state in states) for c in range(12)]
+    assert sum(counts) == 1_200
+    assert stats.chisquare(counts).pvalue > 1e-4
+
+
 def test_encode_makes_new_clients_durable_before_any_report(tmp_path, monkeypatch):
     """``ldp encode --state``: a chunk's new states are synced, linked and their directory fsync'ed before its reports."""
     import ldp.atomic
