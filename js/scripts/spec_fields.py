@@ -283,7 +283,32 @@ def render(src: Path = SRC) -> str:
         "export const DOMAIN_LIMITS = view((entry) => entry.domainLimit);",
         "",
     ]
+    lines += [
+        "/**",
+        " * The sampling table of each numeric mechanism that has one (`ldp/numeric_wire.py`): `two-point`, which",
+        " * follows from the spec, or the kind of the grid table the server builds (`rows`, `shift`). A numeric",
+        " * mechanism left out samples from its spec alone (1BitMean).",
+        " */",
+        'export const NUMERIC_TABLES: Readonly<Record<string, "two-point" | "rows" | "shift">> = {',
+    ]
+    for name, kind in numeric_tables().items():
+        lines.append(f"  {name if name.isidentifier() else json.dumps(name)}: {json.dumps(kind)},")
+    lines += ["};", ""]
     return "\n".join(lines)
+
+
+def numeric_tables() -> dict[str, str]:
+    """Each registered numeric mechanism with a sampling table: the table's kind (an example spec's, ε = 1)."""
+    from ldp.numeric_wire import has_table, numeric_table
+    from ldp.specs import NUMERIC_MECHANISMS, numeric_spec
+
+    out = {}
+    for decl in BUILTIN_MECHANISMS:
+        if decl.name in NUMERIC_MECHANISMS:
+            spec = numeric_spec(decl.name, 1.0, 0.0, 1.0, delta=1e-5)
+            if has_table(spec):
+                out[decl.name] = numeric_table(spec)["kind"]
+    return out
 
 
 def none_defaults(decl: MechanismDeclaration) -> set[str]:

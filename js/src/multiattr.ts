@@ -8,6 +8,7 @@ import { NumericEncoder, toDouble, twoPointTable } from "./numeric.js";
 import { type ByteSource, randbelow } from "./random.js";
 import type { ExtraField, Report } from "./report.js";
 import { type Spec, checkedSpec, loadSpec } from "./spec.js";
+import { NUMERIC_TABLES } from "./specfields.js";
 import { fail } from "./text.js";
 import { DomainIndex, type DomainValue, type Value } from "./values.js";
 
@@ -30,13 +31,16 @@ function recordNumber(value: Value): number {
   return toDouble(value);
 }
 
-/** Mechanisms whose sampling table is the server's (`GET /v1/tasks/{task}/tables`), never rebuilt here. */
-const SERVER_TABLES = new Set(["piecewise", "hybrid", "laplace", "gaussian"]);
+/** True for a mechanism whose sampling table is the server's (`GET /v1/tasks/{task}/tables`), never rebuilt here: a grid table (generated `NUMERIC_TABLES`). */
+function serverTable(mechanism: string): boolean {
+  const kind = NUMERIC_TABLES[mechanism];
+  return kind !== undefined && kind !== "two-point";
+}
 
 /** The encoder of numeric attribute `name`: `NumericEncoder` with its table (two-point: the spec's own). */
 function numericPart(name: string, part: Spec, source: ByteSource, options: EncoderOptions, parts: (spec: Spec) => Encoder): Encoder {
-  if (part.mechanism === "duchi" || part.mechanism === "stochastic-rounding") return new NumericEncoder(part, twoPointTable(part), source);
-  if (!SERVER_TABLES.has(part.mechanism)) return parts(part); // a numeric mechanism whose spec holds its probabilities (1BitMean)
+  if (NUMERIC_TABLES[part.mechanism] === "two-point") return new NumericEncoder(part, twoPointTable(part), source);
+  if (!serverTable(part.mechanism)) return parts(part); // a numeric mechanism whose spec holds its probabilities (1BitMean)
   const table = options.tables?.[name];
   if (table === undefined) {
     fail(`multi-attribute: attribute ${JSON.stringify(name)} (${part.mechanism}) needs the server's sampling table: pass tables: {${JSON.stringify(name)}: ...} from GET /v1/tasks/{task}/tables`);
@@ -89,7 +93,7 @@ export class MultiAttributeEncoder implements Encoder {
     }
     for (const name of Object.keys(options.tables ?? {})) {
       const j = this.names.indexOf(name);
-      if (j < 0 || !SERVER_TABLES.has(String(attributes[j].mechanism))) {
+      if (j < 0 || !serverTable(String(attributes[j].mechanism))) {
         fail(`multi-attribute: a table is given for ${JSON.stringify(name)}, which is not an attribute of a grid mechanism (${this.names.join(", ")})`);
       }
     }

@@ -17,6 +17,7 @@ import { privacyFacts, privacyRatio } from "./claim.js";
 import { checkRatio, statedEpsilon } from "./epsilon.js";
 import { clip, fail } from "./text.js";
 import { type Spec, checkedSpec, specFloat, specFraction } from "./spec.js";
+import { NUMERIC_TABLES } from "./specfields.js";
 import type { Value } from "./values.js";
 
 type Int = string | number | bigint;
@@ -142,7 +143,7 @@ export class NumericEncoder {
     private readonly source: ByteSource = cryptoSource,
   ) {
     checkedSpec(spec);
-    const twoPoint = spec.mechanism === "duchi" || spec.mechanism === "stochastic-rounding";
+    const twoPoint = NUMERIC_TABLES[spec.mechanism] === "two-point";
     checkTableClaim(spec.fields, table, twoPoint ? twoPointTable(spec) : null);
     this.low = specFloat(spec, "low");
     this.span = specFloat(spec, "high") - this.low;
@@ -262,15 +263,15 @@ export function tablePrivacyRatio(table: NumericTable): Fraction {
  */
 export function checkTableClaim(fields: JsonObject, table: NumericTable, expected: NumericTable | null): void {
   const mechanism = String(fields.mechanism);
-  if (mechanism === "duchi" || mechanism === "stochastic-rounding") {
+  const kind = NUMERIC_TABLES[mechanism];
+  if (kind === "two-point") {
     if (expected === null || table.kind !== "two-point" || table.p !== expected.p || table.outputs.length !== 2 || table.outputs.some((v, i) => v !== expected.outputs[i])) {
       fail(`${mechanism}: the table is not the spec's (p=${String(fields.p)}); leave the table out, it follows from the spec`);
     }
     return;
   }
-  const kinds: Record<string, string> = { piecewise: "rows", hybrid: "rows", laplace: "shift", gaussian: "shift" };
-  if (kinds[mechanism] === undefined) fail(`${mechanism} is not a numeric mechanism`);
-  if (table.kind !== kinds[mechanism]) fail(`${mechanism} needs a ${kinds[mechanism]} table, got ${table.kind}`);
+  if (kind === undefined) fail(`${mechanism} is not a numeric mechanism`);
+  if (table.kind !== kind) fail(`${mechanism} needs a ${kind} table, got ${table.kind}`);
   if (big(table.K ?? -1) !== big(fields.grid as bigint)) fail(`${mechanism}: the table's grid ${String(table.K)} is not the spec's ${String(fields.grid)}`);
   if ((table.alpha !== undefined) !== (mechanism === "hybrid")) fail(`${mechanism}: ${mechanism === "hybrid" ? "the table has no alpha" : "only hybrid tables have an alpha"}`);
   if (mechanism === "gaussian") return;

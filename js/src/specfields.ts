@@ -84,3 +84,17 @@ export const EPSILON_LIMITS = view((entry) => entry.epsilonLimit);
  * `max_domain_size` and `max_domain_reason`, checked before its family's checks.
  */
 export const DOMAIN_LIMITS = view((entry) => entry.domainLimit);
+
+/**
+ * The sampling table of each numeric mechanism that has one (`ldp/numeric_wire.py`): `two-point`, which
+ * follows from the spec, or the kind of the grid table the server builds (`rows`, `shift`). A numeric
+ * mechanism left out samples from its spec alone (1BitMean).
+ */
+export const NUMERIC_TABLES: Readonly<Record<string, "two-point" | "rows" | "shift">> = {
+  duchi: "two-point",
+  "stochastic-rounding": "two-point",
+  piecewise: "rows",
+  hybrid: "rows",
+  laplace: "shift",
+  gaussian: "shift",
+};

@@ -1023,6 +1023,7 @@ def assert_readable(page: Page, path: Path) -> None:
     assert path.stat().st_size > 10_000
 
 
+@pytest.mark.slow  # fast: the page in test_page_loads_and_lists_tasks and test_values_are_text_never_markup
 def test_phone_width_is_readable_with_labelled_axes(
     browser: Browser, collector: Collector, tmp_path: Path, console_errors: list[str]
 ) -> None:

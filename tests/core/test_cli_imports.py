@@ -137,6 +137,21 @@ def test_aggregate_of_report_files_imports_no_scipy_and_no_collector(tmp_path):
     assert (tmp_path / "estimates.csv").read_text().count("\n") == 4  # header + 3 domain values
 
 
+@pytest.mark.slow  # a fresh interpreter: see test_encode_imports_no_scipy
+def test_the_collector_app_is_built_without_scipy_stats(tmp_path):
+    """``ldp serve``'s app imports no scipy.stats (about 0.6 s of CPU at every start; before, the OpenAPI schema's
+    import of RAPPOR's decode columns loaded it): frequency estimates need none, a RAPPOR decode loads it."""
+    code = (
+        "import sys\n"
+        "import ldp.collector.serve_cli\n"
+        "from ldp.collector.app import CollectorSettings, create_app\n"
+        f"create_app(CollectorSettings(store={str(tmp_path / 'store.db')!r}, rate_limit=0))\n"
+        "print('scipy.stats' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert result.stdout.strip().splitlines()[-1] == "False"
+
+
 def test_importing_the_aggregate_path_imports_no_pandas():
     """``import ldp`` and the modules of ``ldp aggregate`` (readers, writers, estimates) import no pandas.
 

@@ -644,6 +644,30 @@ def test_no_shared_typescript_module_names_a_mechanism():
         assert not literal.search(code), f"js/src/{name} names {literal.search(code)[1]}"
 
 
+def test_a_family_module_names_no_other_familys_mechanism():
+    """Each encoder family's module of js/src names only the mechanisms of its @mechanisms tag.
+
+    Before: multiattr.ts listed the numeric mechanisms whose tables are the server's and those with a two-point
+    table (and numeric.ts its grid mechanisms' table kinds); both read the generated ``NUMERIC_TABLES`` now.
+    """
+    script = _spec_fields_script()
+    src = REPO / "js" / "src"
+    own: dict[str, set[str]] = {}
+    for mechanism, (module, _, _) in script.encoder_classes().items():
+        own.setdefault(module + ".ts", set()).add(mechanism)
+    names = "|".join(re.escape(decl.name) for decl in BUILTIN_MECHANISMS)
+    literal = re.compile(rf"[\"'`]({names})[\"'`]")
+    assert "multiattr.ts" in own
+    for name, mechanisms in sorted(own.items()):
+        code = re.sub(r"/\*.*?\*/|//[^\n]*", "", (src / name).read_text(encoding="utf-8"), flags=re.DOTALL)
+        others = sorted({match[1] for match in literal.finditer(code)} - mechanisms)
+        assert not others, f"js/src/{name} names {', '.join(others)}"
+    tables = (src / "specfields.ts").read_text(encoding="utf-8").split("NUMERIC_TABLES", 1)[1]
+    assert (
+        '  duchi: "two-point",' in tables and '  laplace: "shift",' in tables and "onebitmean" not in tables
+    )
+
+
 def test_the_typescript_canonical_dispatch_completes_derived_fields(tmp_path):
     """A mechanism's derived spec fields are its @canonical function's (RAPPOR's sizes, 1BitMean's default α grid,
     the prefix oracles' default width, LOLOHA's default pool),

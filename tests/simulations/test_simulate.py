@@ -164,15 +164,18 @@ ALPHA_AGREE = 1e-4  # per mechanism; z = 3.89 two-sided
 
 @pytest.mark.parametrize(
     "mechanism, repeats",
+    # The fast set: one mechanism per fast simulator and client family (GRR's, the pure oracles' with a unary
+    # and a hashing client, subset selection's); binary RR (GRR's simulator), SUE (OUE's) and BLH (OLH's) in
+    # the slow set with RAPPOR.
     [
         ("grr", 100),
-        ("sue", 100),
+        pytest.param("sue", 100, marks=pytest.mark.slow),
         ("oue", 100),
         ("olh", 100),
-        ("blh", 100),
+        pytest.param("blh", 100, marks=pytest.mark.slow),
         ("ss", 100),
         pytest.param("rappor", 40, marks=pytest.mark.slow),
-        ("binary-rr", 100),
+        pytest.param("binary-rr", 100, marks=pytest.mark.slow),
     ],
 )
 def test_fast_and_faithful_agree(mechanism, repeats):
