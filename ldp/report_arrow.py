@@ -15,6 +15,7 @@ client does not).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -276,13 +277,19 @@ def quoted_base64_texts(bits: np.ndarray, num_bytes: int) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(quoted)])
 
 
+@functools.lru_cache(maxsize=16)
+def _string_keys(domain: tuple[Any, ...]) -> pa.Array:
+    """The domain's values as text, an Arrow array built once per domain (not once per chunk)."""
+    return string_array([str(v) for v in domain])
+
+
 def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Domain index of each entry of a string or integer value column (same rules as DomainIndex)."""
     if column is None:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
-        keys = string_array([str(v) for v in domain])
+        keys = _string_keys(tuple(domain))
         positions = np.arange(len(domain), dtype=np.int64)
         if pa.types.is_dictionary(column.type):
             column = column.dictionary_decode()
