@@ -8,21 +8,49 @@
   (:mod:`ldp.aggregator.olh`).
 """
 
-from ldp.aggregator.accumulators import (
-    Accumulator,
-    FrequencyAccumulator,
-    LocalHashingAccumulator,
-    RapporAccumulator,
-    UnaryAccumulator,
-    ValueAccumulator,
-    make_aggregator,
-)
-from ldp.aggregator.consistency import CONSISTENCY_METHODS, apply_consistency
-from ldp.aggregator.estimates import BitEstimates
-from ldp.aggregator.numeric import MeanAccumulator
-from ldp.aggregator.pem import PEMAccumulator
-from ldp.aggregator.sketch import CMSAccumulator, HCMSAccumulator
-from ldp.aggregator.subset import SubsetAccumulator
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names for type checkers; at run time __getattr__ imports each on first use
+    from ldp.aggregator.accumulators import (
+        Accumulator,
+        FrequencyAccumulator,
+        LocalHashingAccumulator,
+        RapporAccumulator,
+        UnaryAccumulator,
+        ValueAccumulator,
+        make_aggregator,
+    )
+    from ldp.aggregator.consistency import CONSISTENCY_METHODS, apply_consistency
+    from ldp.aggregator.estimates import BitEstimates
+    from ldp.aggregator.numeric import MeanAccumulator
+    from ldp.aggregator.pem import PEMAccumulator
+    from ldp.aggregator.sketch import CMSAccumulator, HCMSAccumulator
+    from ldp.aggregator.subset import SubsetAccumulator
+
+#: Public name -> the module that defines it (PEP 562: importing ldp.aggregator loads none of them, so a
+#: command imports only the modules it uses).
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "Accumulator",
+            "FrequencyAccumulator",
+            "LocalHashingAccumulator",
+            "RapporAccumulator",
+            "UnaryAccumulator",
+            "ValueAccumulator",
+            "make_aggregator",
+        ),
+        "ldp.aggregator.accumulators",
+    ),
+    **dict.fromkeys(("CONSISTENCY_METHODS", "apply_consistency"), "ldp.aggregator.consistency"),
+    **dict.fromkeys(("BitEstimates",), "ldp.aggregator.estimates"),
+    **dict.fromkeys(("MeanAccumulator",), "ldp.aggregator.numeric"),
+    **dict.fromkeys(("PEMAccumulator",), "ldp.aggregator.pem"),
+    **dict.fromkeys(("CMSAccumulator", "HCMSAccumulator"), "ldp.aggregator.sketch"),
+    **dict.fromkeys(("SubsetAccumulator",), "ldp.aggregator.subset"),
+}
 
 __all__ = [
     "CONSISTENCY_METHODS",
@@ -41,3 +69,21 @@ __all__ = [
     "apply_consistency",
     "make_aggregator",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif not name.startswith("_") and importlib.util.find_spec(f"ldp.aggregator.{name}") is not None:
+        value = importlib.import_module(
+            f"ldp.aggregator.{name}"
+        )  # ``ldp.aggregator.<submodule>`` works as when eager
+    else:
+        raise AttributeError(f"module 'ldp.aggregator' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

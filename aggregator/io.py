@@ -81,17 +81,20 @@ error, not ``ab``). A line of ASCII white space only is blank, also in CSV
 
 from __future__ import annotations
 
+import importlib
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ldp.aggregator.readers.common import CHUNK_ROWS, STDIN, ReadChunk, bounded_chunk_rows
-from ldp.aggregator.readers.csv import _read_csv, csv_header_for_ranges, read_csv_stream
-from ldp.aggregator.readers.jsonl import _read_jsonl, read_jsonl_stream
-from ldp.aggregator.readers.parquet import _read_parquet, read_parquet_row_groups
 from ldp.errors import InputError, ParameterError
 from ldp.extensions import split_extension
+
+if TYPE_CHECKING:  # at run time __getattr__ imports a format's reader module on first use
+    from ldp.aggregator.readers.csv import csv_header_for_ranges, read_csv_stream
+    from ldp.aggregator.readers.jsonl import read_jsonl_stream
+    from ldp.aggregator.readers.parquet import read_parquet_row_groups
 
 __all__ = [
     "CHUNK_ROWS",
@@ -108,11 +111,36 @@ __all__ = [
     "report_format",
 ]
 
-_READERS: dict[str, Callable[[str, Any, int], Iterator[ReadChunk]]] = {
-    "jsonl": _read_jsonl,
-    "csv": _read_csv,
-    "parquet": _read_parquet,
+#: Each format's reader module: a file imports only its own (reading CSV loads neither pyarrow.parquet nor pyarrow.json).
+_MODULES = {
+    "jsonl": "ldp.aggregator.readers.jsonl",
+    "csv": "ldp.aggregator.readers.csv",
+    "parquet": "ldp.aggregator.readers.parquet",
 }
+#: The public readers of byte ranges and row groups, by the module that defines them.
+_LAZY = {
+    "csv_header_for_ranges": _MODULES["csv"],
+    "read_csv_stream": _MODULES["csv"],
+    "read_jsonl_stream": _MODULES["jsonl"],
+    "read_parquet_row_groups": _MODULES["parquet"],
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ldp.aggregator.io' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def _reader(fmt: str) -> Callable[[str, Any, int], Iterator[ReadChunk]]:
+    """The whole-file reader of a format (``_read_<format>`` of its module)."""
+    reader: Callable[[str, Any, int], Iterator[ReadChunk]] = getattr(
+        importlib.import_module(_MODULES[fmt]), f"_read_{fmt}"
+    )
+    return reader
 
 
 def report_format(path: str | Path) -> str:
@@ -229,7 +257,7 @@ def read_report_file(path: str | Path, spec: Any, *, chunk_size: int = CHUNK_ROW
     if chunk_size < 1:
         raise ParameterError(f"chunk_size must be at least 1, got {chunk_size!r}")
     fmt = report_format(path)
-    reader = _READERS[fmt]
+    reader = _reader(fmt)
     try:
         yield from reader(str(path), spec, bounded_chunk_rows(spec, chunk_size))
     except (OSError, EOFError, zlib.error) as exc:

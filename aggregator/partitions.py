@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Self
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+import ldp.aggregator.io as report_io  # its format readers load on first use
 from ldp.aggregator.accumulators import Accumulator, make_aggregator
 from ldp.aggregator.io import (
     CHUNK_ROWS,
@@ -43,10 +43,6 @@ from ldp.aggregator.io import (
     ReadChunk,
     bounded_chunk_rows,
     check_paths,
-    csv_header_for_ranges,
-    read_csv_stream,
-    read_jsonl_stream,
-    read_parquet_row_groups,
     read_report_file,
     report_format,
 )
@@ -199,7 +195,7 @@ def _csv_partitions(path: str, location: str, partition_bytes: int) -> list[Part
     if os.path.getsize(location) <= partition_bytes:
         return [Partition(path, location, "file")]
     try:
-        found = csv_header_for_ranges(location)
+        found = report_io.csv_header_for_ranges(location)
     except OSError as exc:
         raise InputError(f"cannot read report file {path!r}: {exc.strerror or exc}") from None
     if found is None:
@@ -211,6 +207,8 @@ def _csv_partitions(path: str, location: str, partition_bytes: int) -> list[Part
 
 
 def _parquet_partitions(path: str, location: str, partition_rows: int) -> list[Partition]:
+    import pyarrow.parquet as pq  # here: text files need none of it
+
     try:
         metadata = pq.ParquetFile(location).metadata
     except (pa.ArrowException, OSError) as exc:
@@ -256,9 +254,9 @@ def read_partition(partition: Partition, spec, chunk_size: int = CHUNK_ROWS) -> 
 
 def _chunks(partition: Partition, spec, chunk_size: int, stream: _ByteRange | None) -> Iterator[ReadChunk]:
     if partition.kind == "bytes":
-        yield from read_jsonl_stream(stream, partition.location, spec, chunk_size=chunk_size)
+        yield from report_io.read_jsonl_stream(stream, partition.location, spec, chunk_size=chunk_size)
     elif partition.kind == "csv-bytes":
-        yield from read_csv_stream(
+        yield from report_io.read_csv_stream(
             stream,
             partition.location,
             spec,
@@ -268,7 +266,7 @@ def _chunks(partition: Partition, spec, chunk_size: int, stream: _ByteRange | No
         )
     elif partition.kind == "parquet":
         groups = range(partition.start, partition.stop)
-        yield from read_parquet_row_groups(
+        yield from report_io.read_parquet_row_groups(
             partition.location, spec, groups, first_row=partition.first_line, chunk_size=chunk_size
         )
     else:

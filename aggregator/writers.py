@@ -39,7 +39,6 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ldp.batch import ReportBatch
 from ldp.errors import InputError, ParameterError
@@ -307,6 +306,8 @@ def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table
 
 
 def _write_parquet(path: str, spec, batches: Iterable[ReportBatch]) -> int:
+    import pyarrow.parquet as pq  # here: writing CSV or JSON Lines needs none of it
+
     writer = None
     count = 0
     first, batches = _peek(batches)

@@ -19,7 +19,8 @@ as ``ldp`` writes it (no quotes) and the same CSV as pyarrow writes it
 ``cli`` step: the whole process, imports included), the median of
 ``--repeat`` runs; each row prints its ratio to the pyarrow reference of the
 same file, same run, and a last table gives ``ldp aggregate`` against that
-reference per format with its target. CPU seconds (user + system of the
+reference per format with its target. The children load ldp's modules
+compiled, as an installed package does (:func:`cached_bytecode`). CPU seconds (user + system of the
 process, the same span) are printed beside them: on a shared machine their
 ratio moves much less than the wall-clock one. Peak memory is the process's maximum
 resident set size (resource.getrusage). Targets: the 10-million-report
@@ -190,7 +191,7 @@ def child(step: str, path: str, spec_path: str, out: str) -> None:
 
 
 def measure(
-    step: str, path: Path, spec_path: Path, out: Path, repeat: int = 1
+    step: str, path: Path, spec_path: Path, out: Path, repeat: int = 1, env: dict[str, str] | None = None
 ) -> tuple[float, float, float, int]:
     """(seconds, CPU seconds, peak MB, rows) of one step run in a child process.
 
@@ -198,7 +199,7 @@ def measure(
     the child's imports; for ``cli``, of the whole child process. Peak: the
     largest.
     """
-    runs = [_measure_once(step, path, spec_path, out) for _ in range(max(1, repeat))]
+    runs = [_measure_once(step, path, spec_path, out, env) for _ in range(max(1, repeat))]
     return (
         statistics.median(r[0] for r in runs),
         statistics.median(r[1] for r in runs),
@@ -212,13 +213,42 @@ def _cpu_of_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _measure_once(step: str, path: Path, spec_path: Path, out: Path) -> tuple[float, float, float, int]:
+def cached_bytecode(work: Path) -> dict[str, str]:
+    """An environment whose processes load ldp's modules from byte code compiled once, under ``work``.
+
+    pip compiles a package's modules when it installs it, and Python caches
+    them on first import; but with ``PYTHONDONTWRITEBYTECODE`` set (as in CI
+    containers) and an editable install, every child would compile every ldp
+    module from source again (about 0.1 s of CPU per process, more than the
+    reading of a small file). So the children read compiled modules from a
+    cache in the work directory (``PYTHONPYCACHEPREFIX``), filled here once,
+    as an installed ``ldp`` would have them. pyarrow's and numpy's own
+    modules are compiled already (site-packages).
+    """
+    import importlib.util
+
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    packages = ("ldp", "ldp.client", "ldp.aggregator", "ldp.simulations", "ldp.collector")
+    found = [importlib.util.find_spec(name) for name in packages]
+    folders = sorted({str(Path(spec.origin).parent) for spec in found if spec is not None and spec.origin})
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", *folders], env=env, check=True, capture_output=True
+    )
+    return env
+
+
+def _measure_once(
+    step: str, path: Path, spec_path: Path, out: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, float, int]:
     start, cpu = time.perf_counter(), _cpu_of_children()
     proc = subprocess.run(
         [sys.executable, __file__, "--child", step, str(path), str(spec_path), str(out)],
         check=True,
         capture_output=True,
         text=True,
+        env=env,
     )
     seconds, cpu = time.perf_counter() - start, _cpu_of_children() - cpu
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -243,6 +273,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = args.dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
+        env = cached_bytecode(work)
         spec_path = work / "spec.json"
         spec_path.write_text(spec_of(args.mechanism).to_json())
         out = work / "estimates.csv"
@@ -278,7 +309,7 @@ def main() -> None:
                 )
             reference = cpu_reference = None
             for step in ("pyarrow", "read", "accumulate", "cli"):
-                seconds, cpu, peak, rows = measure(step, path, spec_path, out, args.repeat)
+                seconds, cpu, peak, rows = measure(step, path, spec_path, out, args.repeat, env)
                 if rows >= 0 and rows != n:
                     raise SystemExit(f"{step} read {rows} reports from {path.name}, expected {n}")
                 reference = seconds if reference is None else reference

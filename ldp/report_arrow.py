@@ -15,6 +15,7 @@ client does not).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -276,13 +277,19 @@ def quoted_base64_texts(bits: np.ndarray, num_bytes: int) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(quoted)])
 
 
+@functools.lru_cache(maxsize=16)
+def _string_keys(domain: tuple[Any, ...]) -> pa.Array:
+    """The domain's values as text, an Arrow array built once per domain (not once per chunk)."""
+    return string_array([str(v) for v in domain])
+
+
 def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Domain index of each entry of a string or integer value column (same rules as DomainIndex)."""
     if column is None:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
-        keys = string_array([str(v) for v in domain])
+        keys = _string_keys(tuple(domain))
         positions = np.arange(len(domain), dtype=np.int64)
         if pa.types.is_dictionary(column.type):
             column = column.dictionary_decode()
@@ -325,6 +332,9 @@ def csv_int_array(strings: pa.Array) -> pa.Array:
     alone would also read ``0x5`` as 5). When Arrow cannot cast the digits
     (beyond int64, digits outside ASCII), every cell is converted one by one.
     """
+    digits = _single_digits(strings)
+    if digits is not None:
+        return digits
     plain = pc.and_(pc.utf8_is_digit(strings), pc.less_equal(pc.binary_length(strings), number_scalar(40)))
     kept = pc.if_else(plain, strings, null_string())
     try:
@@ -342,6 +352,23 @@ def csv_int_array(strings: pa.Array) -> pa.Array:
     # unconvertible cells are null: re-checked row by row
     valid = np.array([value is not None for value in out], dtype=bool)
     return array_of(np.array([value or 0 for value in out], dtype=np.int64), valid)
+
+
+def _single_digits(strings: pa.Array) -> pa.Array | None:
+    """:func:`csv_int_array` of a column whose every set cell is one byte (a version column), or None.
+
+    A one-byte cell is an integer exactly when it is an ASCII digit (what
+    :data:`INT_TEXT` accepts of one character); any other is null, re-checked
+    row by row as in :func:`csv_int_array`.
+    """
+    n = len(strings)
+    if n == 0 or not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
+        return None
+    cells, one_byte = _fixed_width_bytes(strings, 1, n)
+    if not np.array_equal(one_byte, present(strings, n)):
+        return None
+    values = cells[:, 0] - np.uint8(ord("0"))  # wraps around below "0": not a digit either
+    return array_of(values.astype(np.int64), one_byte & (values < 10))
 
 
 def csv_float_column(cells: list[str | None]) -> pa.Array:

@@ -378,6 +378,9 @@ _COMMA, _QUOTE, _CR, _LF = b",", b'"', b"\r", b"\n"
 #: Bytes that may follow a closing quote: the next field, or the line end (a CR only in CRLF: lone CRs go line by line).
 _AFTER_CLOSE = np.zeros(256, dtype=bool)
 _AFTER_CLOSE[np.frombuffer(_COMMA + _CR + _LF, dtype=np.uint8)] = True
+#: Bytes that may precede an opening quote: the previous field's comma, or the previous line's end.
+_BEFORE_OPEN = np.zeros(256, dtype=bool)
+_BEFORE_OPEN[np.frombuffer(_COMMA + _LF, dtype=np.uint8)] = True
 
 
 def _quotes_close_on_their_line(data: bytes, ends: np.ndarray, skip: int = 0) -> bool:
@@ -399,14 +402,16 @@ def _quotes_close_on_their_line(data: bytes, ends: np.ndarray, skip: int = 0) ->
     quotes = np.flatnonzero(buf == _QUOTE[0])
     if quotes.size % 2:
         return False
+    if not quotes.size:
+        return True
+    if not ends.size or int(quotes[-1]) >= int(ends[-1]):  # a quote after the last line end: be safe
+        return False
+    # the quotes pair up within lines exactly when an even number of them comes before every line end
+    if (np.searchsorted(quotes, ends) & 1).any():
+        return False
     opens, closes = quotes[0::2], quotes[1::2]
-    line = np.searchsorted(ends, opens, side="right")
-    if line.size and int(line[-1]) >= ends.size:  # a quote after the last line end cannot happen; be safe
-        return False
-    if not np.array_equal(line, np.searchsorted(ends, closes, side="right")):
-        return False
-    starts = np.concatenate(([skip], ends[:-1]))
-    at_start = (opens == starts[line]) | (buf[np.maximum(opens - 1, 0)] == _COMMA[0]) & (opens > starts[line])
+    before = buf[np.maximum(opens - 1, 0)]  # at a line start: the previous line's LF (line 1: ``skip``)
+    at_start = (opens == skip) | _BEFORE_OPEN[before] & (opens > skip)
     after = closes + 1
     at_end = (after == len(data)) | _AFTER_CLOSE[buf[np.minimum(after, len(data) - 1)]] & (after < len(data))
     return bool(at_start.all() and at_end.all())

@@ -74,6 +74,45 @@ def test_every_format_gives_identical_estimates(tmp_path):
         pd.testing.assert_frame_equal(frame, frames[0])
 
 
+def test_every_format_and_csv_dialect_writes_the_same_estimate_bytes(tmp_path):
+    """The estimates file is byte for byte the same from every format, CSV quoted as pyarrow writes it included.
+
+    Each file also holds one report of another spec (a reject), so the
+    column-wise path and the row-by-row re-check both take part.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    spec_path = _spec_file(tmp_path, GRR)
+    batch = _grr_batch()
+    files = []
+    for fmt in FORMATS:
+        reports = tmp_path / f"r.{fmt}"
+        write_reports(batch, reports, GRR)
+        files.append(reports)
+    quoted = tmp_path / "r-quoted.csv"
+    text = dict.fromkeys(("spec", "value"), pa.string())  # a fingerprint may look like 1e5
+    table = pa_csv.read_csv(tmp_path / "r.csv", convert_options=pa_csv.ConvertOptions(column_types=text))
+    pa_csv.write_csv(table, quoted)
+    files.append(quoted)
+    for path in (tmp_path / "r.jsonl", tmp_path / "r.csv", quoted):
+        with path.open("a") as out:
+            out.write(
+                '{"v": 1, "spec": "0000000000000000"}\n'
+                if path.suffix == ".jsonl"
+                else "1,0000000000000000,a\n"
+            )
+    outputs = []
+    for reports in files:
+        out = tmp_path / f"est-{reports.name.replace('.', '-')}.csv"
+        result = _run("--spec", spec_path, reports, "-o", out)
+        assert result.exit_code in (0, EXIT_REJECTS), result.stderr
+        outputs.append(out.read_bytes())
+    assert len(set(outputs)) == 1
+    frame = _estimates(tmp_path / "est-r-quoted-csv.csv")
+    assert frame["value"].tolist() == list(GRR.domain)
+
+
 def test_several_files_equal_one_file(tmp_path):
     spec_path = _spec_file(tmp_path, GRR)
     first, second = _grr_batch(seed=1), _grr_batch(seed=2)

@@ -9,9 +9,12 @@ line is counted once: accepted, or rejected with its own line number.
 from __future__ import annotations
 
 import base64
+import io
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ldp
 import ldp.aggregator.readers.csv as read_csv
@@ -190,6 +193,63 @@ def test_csv_integer_cells_are_plain_decimal_only():
         12,
         None,
     ]
+
+
+def test_one_byte_csv_integer_cells_convert_as_one_by_one():
+    """A column of one-byte cells (a version column) takes a shortcut with the same result as every cell alone."""
+    import pyarrow as pa
+
+    from ldp.report_arrow import INT_TEXT, csv_int_array
+
+    cells = ["1", "2", None, "x", "0", "9", "/", ":", " ", "+", "-", "1"]
+    strings = pa.array(cells, pa.string())
+    for start in range(3):  # sliced arrays too (a buffer offset)
+        part = strings.slice(start)
+        want = [int(c) if c is not None and INT_TEXT.fullmatch(c) else None for c in cells[start:]]
+        assert csv_int_array(part).to_pylist() == want
+        assert csv_int_array(part.cast(pa.large_string())).to_pylist() == want
+    assert csv_int_array(pa.array(["1", "12", None])).to_pylist() == [1, 12, None]  # not all one byte
+
+
+def _quotes_close_reference(data: bytes, skip: int) -> bool:
+    """:func:`read_csv._quotes_close_on_their_line`, field by field in Python: each quote opens a field and closes it."""
+    for line in data[skip:].splitlines(keepends=True) if b"\r" not in data else _lf_lines(data[skip:]):
+        i, at_field_start = 0, True
+        while i < len(line):
+            if line[i : i + 1] == b'"':
+                close = line.find(b'"', i + 1)
+                if (
+                    not at_field_start
+                    or close < 0
+                    or line[close + 1 : close + 2] not in (b"", b",", b"\r", b"\n")
+                ):
+                    return False
+                i, at_field_start = close + 1, False
+                continue
+            at_field_start = line[i : i + 1] == b","
+            i += 1
+    return True
+
+
+def _lf_lines(data: bytes) -> list[bytes]:
+    """Lines ending at LF only (a CR is a byte like any other here), each with its LF."""
+    lines = data.split(b"\n")
+    return [line + b"\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"a", b",", b'"', b"\n", b"\r\n", b"\r", b'""', b',"', b'",']), max_size=24),
+    st.booleans(),
+)
+def test_quotes_close_on_their_line_is_the_field_by_field_rule(pieces, bom):
+    """The vectorized check of a block's quotes (which CSV blocks Arrow reads in bulk) is the rule it states."""
+    from ldp.aggregator.readers.common import _line_blocks
+
+    data = (b"\xef\xbb\xbf" if bom else b"") + b"".join(pieces)
+    for number, (block, ends) in enumerate(_line_blocks(io.BytesIO(data), 1 << 20)):
+        skip = 3 if bom and number == 0 else 0
+        assert read_csv._quotes_close_on_their_line(block, ends, skip) == _quotes_close_reference(block, skip)
 
 
 @pytest.mark.parametrize("bulk", [True, False])

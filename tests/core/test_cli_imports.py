@@ -152,6 +152,38 @@ def test_the_collector_app_is_built_without_scipy_stats(tmp_path):
     assert result.stdout.strip().splitlines()[-1] == "False"
 
 
+#: Modules ``ldp aggregate`` of a GRR CSV file has no use for: the other formats' readers, other families.
+_NOT_FOR_A_GRR_CSV = (
+    "pyarrow.parquet",
+    "pyarrow.json",
+    "pyarrow.dataset",
+    "ldp.specs.numeric",
+    "ldp.specs.sketch",
+    "ldp.specs.subset",
+    "ldp.aggregator.pem",
+    "ldp.aggregator.sketch",
+    "ldp.aggregator.numeric",
+    "ldp.aggregator.subset",
+    "ldp.aggregator.readers.jsonl",
+    "ldp.aggregator.readers.parquet",
+)
+
+
+def test_aggregate_of_a_csv_file_imports_only_its_reader_and_its_family(tmp_path):
+    """The packages ``ldp.specs`` and ``ldp.aggregator`` load their modules on first use (start-up, issue 28)."""
+    spec = _grr_spec(tmp_path)
+    (tmp_path / "r.csv").write_text(f"v,spec,value\n1,{ldp.load_spec(spec).fingerprint},a\n")
+    probe = _PROBE.replace('{name.split(".")[0] for name in sys.modules}', "set(sys.modules)").replace(
+        '{"scipy", "pandas"}', repr(set(_NOT_FOR_A_GRR_CSV))
+    )
+    args = ["aggregate", "--spec", str(spec), "r.csv", "-o", "estimates.csv"]
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *args], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    assert (tmp_path / "estimates.csv").read_text().count("\n") == 4  # header + 3 domain values
+
+
 def test_importing_the_aggregate_path_imports_no_pandas():
     """``import ldp`` and the modules of ``ldp aggregate`` (readers, writers, estimates) import no pandas.
 
