@@ -189,7 +189,9 @@ class MultiAttributeAccumulator(Accumulator):
                 counts += np.bincount(column, minlength=counts.size)
         elif self.spec.rsfd:
             if len(batch.reports) != self.spec.dimension or any(len(r) != batch.n for r in batch.reports):
-                raise InputError(f"a {self.spec.method} record batch needs every attribute's bits for every user")
+                raise InputError(
+                    f"a {self.spec.method} record batch needs every attribute's bits for every user"
+                )
             for counts, reports in zip(self._counts, batch.reports, strict=True):
                 bits = check_packed_bits(reports.column("bits"), counts.size)
                 counts += unpacked_bit_counts(bits, counts.size)
@@ -283,7 +285,9 @@ class MultiAttributeAccumulator(Accumulator):
             d = self.spec.dimension
             for name, attr, counts in zip(self.spec.names, self.spec.attributes, self._counts, strict=True):
                 size = attr.domain_size
-                p_star, q_star = rsfd_support_probabilities(attr.p_star, attr.q_star, d, size, self.spec.method)
+                p_star, q_star = rsfd_support_probabilities(
+                    attr.p_star, attr.q_star, d, size, self.spec.method
+                )
                 out[name] = oracle_estimates(
                     attr.domain,
                     counts,

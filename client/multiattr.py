@@ -29,7 +29,7 @@ from ldp.client.batch import (
     value_indices,
     words_to_packed,
 )
-from ldp.client.encoders import make_encoder, stateless_factory
+from ldp.client.encoders import UnaryEncoder, make_encoder, stateless_factory
 from ldp.client.randomness import RandomSource, as_source, uniform_below
 from ldp.errors import InputError
 from ldp.report import Report
@@ -178,6 +178,7 @@ def _rsfd_unary_records(
     for j, (name, attr) in enumerate(zip(spec.names, spec.attributes, strict=True)):
         size = attr.domain_size  # type: ignore[attr-defined]
         honest = unary_batch(attr, _indices(attr, columns[j], name), source, indices=True).column("bits")  # type: ignore[arg-type]
+        other: np.ndarray | None
         if fake == "zero":
             zero = np.zeros((n, (size + 63) // 64), dtype=np.uint64)
             lanes = bernoulli_words(source, zero, attr.exact_p_star, attr.exact_q_star)  # type: ignore[attr-defined]
@@ -188,7 +189,9 @@ def _rsfd_unary_records(
         assert honest is not None and other is not None
         bits = np.where((chosen == j)[:, None], honest, other)
         reports.append(ReportBatch(spec=attr.fingerprint, bits=bits))
-    return RecordBatch(spec=spec.fingerprint, n=n, rows=tuple(every for _ in range(spec.dimension)), reports=tuple(reports))
+    return RecordBatch(
+        spec=spec.fingerprint, n=n, rows=tuple(every for _ in range(spec.dimension)), reports=tuple(reports)
+    )
 
 
 def _check_column(attr: Any, column: Sequence[Any], name: str) -> None:
@@ -269,14 +272,15 @@ class MultiAttributeEncoder:
             fake = RSFD_METHODS[self.spec.method][1]
             chosen = secrets.randbelow(d)
             for j, attribute in enumerate(self.spec.attributes):
-                encoder = self._encoders[j]
+                unary = self._encoders[j]
+                assert isinstance(unary, UnaryEncoder)  # the spec checked every attribute is SUE or OUE
                 if j == chosen:
-                    bits = encoder.encode(record[j]).bits
+                    packed = unary.perturb(attribute.index_of(record[j]))  # type: ignore[attr-defined]
                 elif fake == "zero":
-                    bits = encoder.perturb(None)
+                    packed = unary.perturb(None)
                 else:
-                    bits = encoder.perturb(secrets.randbelow(attribute.domain_size))  # type: ignore[attr-defined]
-                extra.append((self.spec.field_name(j, "bits"), bits))
+                    packed = unary.perturb(secrets.randbelow(attribute.domain_size))  # type: ignore[attr-defined]
+                extra.append((self.spec.field_name(j, "bits"), packed))
             return Report(spec=self.spec.fingerprint, extra=tuple(extra))
         sampled = range(d) if self.spec.method == "spl" else self._sampled()
         if self.spec.method == "smp":

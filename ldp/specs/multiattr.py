@@ -67,9 +67,9 @@ from ldp.specs.validation import check_epsilon, check_int
 
 __all__ = [
     "MULTI_ATTRIBUTE_METHODS",
+    "RSFD_METHODS",
     "SAMPLED_FIELD",
     "MultiAttribute",
-    "RSFD_METHODS",
     "max_ratio_of_sums",
     "rsfd_fake_support",
     "rsfd_support_probabilities",
@@ -355,7 +355,10 @@ class MultiAttribute(ExactPrivacySpec):
                 else:
                     high = middle
             spec = probe(low)
-        parts = [{"name": name, **attribute.to_dict()} for name, attribute in zip(spec.names, spec.attributes, strict=True)]
+        parts = [
+            {"name": name, **attribute.to_dict()}
+            for name, attribute in zip(spec.names, spec.attributes, strict=True)
+        ]
         for part in parts:
             part.pop("format", None)
         return cls(parts, epsilon_bound_of_ratio(spec.privacy_ratio), method=mode)
@@ -405,7 +408,9 @@ class MultiAttribute(ExactPrivacySpec):
             return k * (alpha if one else beta) / (m * alpha + (k - m) * beta)
 
         if not differ:
-            return [(t(True, m), t(True, m)) for m in (1, k)] + [(t(False, m), t(False, m)) for m in (0, k - 1)]
+            return [(t(True, m), t(True, m)) for m in (1, k)] + [
+                (t(False, m), t(False, m)) for m in (0, k - 1)
+            ]
         out = []
         for m in {1, k - 1}:
             out += [(t(True, m), t(False, m)), (t(False, m), t(True, m))]

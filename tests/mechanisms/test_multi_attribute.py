@@ -167,7 +167,9 @@ def test_rsfd_zero_fake_data_meets_the_papers_calibration_exactly(method):
     eps, d = 1.0, 3
     spec = MultiAttribute.rsfd_amplified(oracle_attributes(method, (4,) * d), eps, method=method)
     inner = math.log(d * math.expm1(eps) + 1)
-    assert [a.epsilon for a in spec.attributes] == pytest.approx([inner] * d, abs=1e-9)  # a float hair below at most
+    assert [a.epsilon for a in spec.attributes] == pytest.approx(
+        [inner] * d, abs=1e-9
+    )  # a float hair below at most
     assert spec.attribute_epsilon == pytest.approx(eps, abs=1e-9)
     assert spec.epsilon == pytest.approx(inner, abs=1e-9)
 
@@ -185,7 +187,7 @@ def test_rsfd_random_fake_data_at_the_papers_epsilon_exceeds_it_and_is_calibrate
     assert spec.attribute_epsilon <= eps
     assert spec.attribute_epsilon == pytest.approx(eps, abs=1e-9)
     assert spec.attributes[0].epsilon < inner
-    with pytest.raises(SpecError, match="takes an RS[+]FD method"):
+    with pytest.raises(SpecError, match=r"takes an RS\+FD method"):
         MultiAttribute.rsfd_amplified(attributes, eps, method="smp")
 
 
@@ -304,7 +306,9 @@ def test_frequency_estimates_are_unbiased_with_each_methods_variance(method):
     for j, (name, attr) in enumerate(zip(spec.names, spec.attributes, strict=True)):
         size = attr.domain_size
         if spec.rsfd:
-            p_star, q_star = rsfd_support_probabilities(attr.p_star, attr.q_star, spec.dimension, size, method)
+            p_star, q_star = rsfd_support_probabilities(
+                attr.p_star, attr.q_star, spec.dimension, size, method
+            )
         else:
             p_star, q_star = attr.p_star, attr.q_star
         for v in range(size):
@@ -688,6 +692,20 @@ def test_rsfd_over_ue_batches_reports_and_state_round_trip(method):
     direct.add_batch(batch)
     via_reports.add_batch(record_report_batch(spec, batch))
     assert direct == via_reports and direct.reporters() == {"a0": 300, "a1": 300}
-    again = MultiAttributeAccumulator.from_state(spec, json.loads(json.dumps(direct.state(), default=lambda o: o.tolist())))
+    again = MultiAttributeAccumulator.from_state(
+        spec, json.loads(json.dumps(direct.state(), default=lambda o: o.tolist()))
+    )
     assert again == direct
     assert MultiAttribute.from_dict(spec.to_dict()) == spec
+
+
+@pytest.mark.slow  # 20,000 real-client samples per input
+@pytest.mark.parametrize("method", ["rsfd-oue-z", "rsfd-sue-r"])
+def test_the_audit_of_rsfd_over_ue_finds_no_violation_of_the_record_claim(method):
+    from ldp.audit import run_audit
+    from ldp.audit_sources import python_client_sampler
+
+    spec = MultiAttribute.rsfd_amplified(oracle_attributes(method, (3, 3, 3)), 1.0, method=method)
+    with python_client_sampler(spec) as sampler:
+        result = run_audit(spec, sampler, 20_000, confidence=1 - 1e-6)
+    assert result.rows and not result.violation
