@@ -33,7 +33,7 @@ attributes: the paper's ε′ = ln(d(e^ε − 1) + 1) is this attribute-level ε
 (:attr:`MultiAttribute.attribute_epsilon`). ``-r`` fake data weakens the
 amplification (the smallest t_j is below b_j): its attribute-level ε at the
 paper's ε′ exceeds ε, and :meth:`MultiAttribute.rsfd_amplified` calibrates ε′
-down until the exact attribute-level ratio meets ε (docs/multi-attribute.md#rsfd).
+down until the exact attribute-level ratio meets ε (docs/multi-attribute.md#rsfd-privacy).
 
 References
 ----------
@@ -134,7 +134,7 @@ def rsfd_support_probabilities(
     else fake data supporting v with φ (:func:`rsfd_fake_support`):
     p* = p/d + (d − 1)φ/d, q* = q/d + (d − 1)φ/d. The pure-oracle estimate
     (C_v/n − q*)/(p* − q*) = d(C_v/n − q*)/(p − q) is the paper's unbiased
-    estimator (docs/multi-attribute.md#rsfd), for GRR (C_v the count of v)
+    estimator (docs/multi-attribute.md#estimators), for GRR (C_v the count of v)
     and UE (C_v the count of reports with bit v set) alike.
     """
     fake = (attributes - 1) * rsfd_fake_support(method, p, q, size) / attributes

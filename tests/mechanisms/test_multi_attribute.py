@@ -176,7 +176,7 @@ def test_rsfd_zero_fake_data_meets_the_papers_calibration_exactly(method):
 
 @pytest.mark.parametrize("method", ["rsfd-sue-r", "rsfd-oue-r"])
 def test_rsfd_random_fake_data_at_the_papers_epsilon_exceeds_it_and_is_calibrated_down(method):
-    """-r: at the paper's ε′ the exact attribute-level ε exceeds ε for k > 2 (docs/multi-attribute.md#rsfd);
+    """-r: at the paper's ε′ the exact attribute-level ε exceeds ε for k > 2 (docs/multi-attribute.md#rsfd-privacy);
     rsfd_amplified lowers ε′ until the exact ratio is within e^ε, and not by more than the bisection's step."""
     eps, d, k = 1.0, 3, 8
     inner = math.log(d * math.expm1(eps) + 1)
