@@ -9,10 +9,12 @@ attribute's mean and its standard error are those of the n_j reporters:
 SE² = s²/n_j (s² the reports' empirical variance), whose expectation exceeds
 the fixed-data variance v̄/n_j + (1 − n_j/n)S²/n_j, sampling variance
 included, by exactly S²/n: conservative (docs/multi-attribute.md#estimators).
-Sums are rescaled. Estimates are unbiased given n_j ≥ 1. ``rsfd-grr`` counts the
-reported values of each attribute and applies the pure-oracle estimate with
-the support probabilities of :func:`~ldp.specs.multiattr.rsfd_support_probabilities`
-(the paper's unbiased estimator) and its fixed-data variance.
+Sums are rescaled. Estimates are unbiased given n_j ≥ 1. The RS+FD methods
+count, per attribute and value, the reports that support it (``rsfd-grr``: the
+reported value; over SUE/OUE: the reports with its bit set) and apply the
+pure-oracle estimate with the support probabilities of
+:func:`~ldp.specs.multiattr.rsfd_support_probabilities` (the paper's
+unbiased estimators) and its exact fixed-data variance.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ldp.aggregator.accumulators import (
     require_field,
     state_value,
 )
+from ldp.aggregator.bitcounts import unpacked_bit_counts
 from ldp.aggregator.estimates import CONSISTENT_COLUMN, normal_quantile, oracle_estimates
 from ldp.aggregator.report_columns import batch_from_checked
 from ldp.batch import ReportBatch
@@ -76,7 +79,7 @@ class MultiAttributeAccumulator(Accumulator):
         self._n = 0
         self._parts: list[Accumulator] = []
         self._counts: list[np.ndarray] = []
-        if spec.method == "rsfd-grr":
+        if spec.rsfd:
             self._counts = [np.zeros(a.domain_size, dtype=np.int64) for a in spec.attributes]  # type: ignore[attr-defined]
         else:
             self._parts = [make_aggregator(a) for a in spec.attributes]
@@ -86,24 +89,24 @@ class MultiAttributeAccumulator(Accumulator):
         """An accumulator of ``n`` records from its per-attribute state (simulation).
 
         ``parts``: per attribute, its accumulator (``smp``, ``spl``) or its
-        count per domain value (``rsfd-grr``).
+        count per domain value (RS+FD).
         """
         if len(parts) != spec.dimension:
             raise InputError(f"{len(parts)} attribute parts, the spec has {spec.dimension} attributes")
         out = cls(spec)
-        if spec.method == "rsfd-grr":
+        if spec.rsfd:
             out._counts = [np.asarray(c, dtype=np.int64).copy() for c in parts]
             if any(c.shape != mine.shape for c, mine in zip(out._counts, cls(spec)._counts, strict=True)):
-                raise InputError("rsfd-grr parts must hold one count per value of each attribute")
+                raise InputError(f"{spec.method} parts must hold one count per value of each attribute")
         else:
             out._parts = list(parts)
         out._n = int(n)
         return out
 
     def state(self) -> dict[str, Any]:
-        """``{"n", "parts"}``: the records, and per attribute its count per value (``rsfd-grr``) or its
+        """``{"n", "parts"}``: the records, and per attribute its count per value (RS+FD) or its
         accumulator's state."""
-        parts = self._counts if self.spec.method == "rsfd-grr" else [part.state() for part in self._parts]
+        parts = self._counts if self.spec.rsfd else [part.state() for part in self._parts]
         return {"n": self.n, "parts": list(parts)}
 
     @classmethod
@@ -114,7 +117,7 @@ class MultiAttributeAccumulator(Accumulator):
             raise InputError(f"the saved state must hold {spec.dimension} attribute parts")
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise InputError(f"n must be a non-negative integer, got {n!r}")
-        if spec.method != "rsfd-grr":
+        if not spec.rsfd:
             parts = [
                 type(make_aggregator(attribute)).from_state(attribute, part)
                 for attribute, part in zip(spec.attributes, parts, strict=True)
@@ -149,6 +152,12 @@ class MultiAttributeAccumulator(Accumulator):
                 counts += np.bincount(column, minlength=counts.size)
             self._n += n
             return
+        if self.spec.rsfd:
+            for j, counts in enumerate(self._counts):
+                name = self.spec.field_name(j, "bits")
+                counts += unpacked_bit_counts(check_packed_bits(batch.column(name), counts.size), counts.size)
+            self._n += n
+            return
         if self.spec.method == "smp":
             packed = check_packed_bits(batch.column(SAMPLED_FIELD), self.spec.dimension)
             member = np.unpackbits(packed, axis=1)[:, : self.spec.dimension].astype(bool)
@@ -178,6 +187,14 @@ class MultiAttributeAccumulator(Accumulator):
                         f"attribute {self.spec.names[j]!r}: reported index outside [0, {counts.size})"
                     )
                 counts += np.bincount(column, minlength=counts.size)
+        elif self.spec.rsfd:
+            if len(batch.reports) != self.spec.dimension or any(len(r) != batch.n for r in batch.reports):
+                raise InputError(
+                    f"a {self.spec.method} record batch needs every attribute's bits for every user"
+                )
+            for counts, reports in zip(self._counts, batch.reports, strict=True):
+                bits = check_packed_bits(reports.column("bits"), counts.size)
+                counts += unpacked_bit_counts(bits, counts.size)
         else:
             if len(batch.reports) != self.spec.dimension:
                 raise InputError(
@@ -209,8 +226,8 @@ class MultiAttributeAccumulator(Accumulator):
     __hash__ = None  # mutable counts
 
     def reporters(self) -> dict[str, int]:
-        """n_j: the users whose report carries each attribute truthfully or by sampling (rsfd-grr: all n)."""
-        if self.spec.method == "rsfd-grr":
+        """n_j: the users whose report carries each attribute truthfully or by sampling (RS+FD: all n)."""
+        if self.spec.rsfd:
             return dict.fromkeys(self.spec.names, self._n)
         return {name: part.n for name, part in zip(self.spec.names, self._parts, strict=True)}
 
@@ -264,11 +281,13 @@ class MultiAttributeAccumulator(Accumulator):
         if self._n == 0:
             raise EstimateError("cannot estimate from zero records")
         out: dict[str, pd.DataFrame] = {}
-        if self.spec.method == "rsfd-grr":
+        if self.spec.rsfd:
             d = self.spec.dimension
             for name, attr, counts in zip(self.spec.names, self.spec.attributes, self._counts, strict=True):
                 size = attr.domain_size
-                p_star, q_star = rsfd_support_probabilities(attr.p_star, attr.q_star, d, size)
+                p_star, q_star = rsfd_support_probabilities(
+                    attr.p_star, attr.q_star, d, size, self.spec.method
+                )
                 out[name] = oracle_estimates(
                     attr.domain,
                     counts,

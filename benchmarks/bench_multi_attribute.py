@@ -1,4 +1,4 @@
-"""Multi-attribute records: per-attribute MSE of SMP, SPL and RS+FD[GRR] against each method's variance.
+"""Multi-attribute records: per-attribute MSE of SMP, SPL and RS+FD (GRR, SUE-z/r, OUE-z/r) against each method's variance.
 
 d categorical attributes (GRR, k values each, a Zipf(1.1) truth per
 attribute), n users, ``--reps`` seeded collections through the real client
@@ -11,8 +11,13 @@ method and ε the table gives the measured MSE of the frequency estimates
   variance f(1 − f)(n − n_j)/(n_j(n − 1)) of their share;
 - ``rsfd-grr``: the pure-oracle variance with p* = p/d + (d − 1)/(dk),
   q* = q/d + (d − 1)/(dk) and GRR at ε (record-level ε);
-- ``rsfd-paper``: the same with GRR at ε′ = ln(d(e^ε − 1) + 1), the paper's
-  calibration, whose record-level ε is ε′ (column ``record ε``).
+- ``rsfd-{sue,oue}-{z,r}``: the same over SUE or OUE (the attributes are
+  SUE or OUE over the same domains), p* = p/d + (d − 1)φ/d,
+  q* = q/d + (d − 1)φ/d with φ = q (``-z``) or q + (p − q)/k (``-r``);
+- ``<method>-paper`` (``rsfd-paper`` for GRR): the paper's calibration at
+  attribute-level ε (:meth:`~ldp.specs.multiattr.MultiAttribute.rsfd_amplified`:
+  ε′ = ln(d(e^ε − 1) + 1), lowered for ``-r``), whose record-level ε is
+  larger (column ``record ε``); not comparable at equal privacy, never best.
 
 ``ratio`` = MSE / variance must lie in [0.9, 1.1]; ``best`` marks the
 smallest MSE among the methods at the same record-level ε.
@@ -44,14 +49,18 @@ import numpy as np
 from ldp.aggregator.multiattr import MultiAttributeAccumulator
 from ldp.client.multiattr import encode_records
 from ldp.frequency_math import frequency_variance
-from ldp.specs.multiattr import MultiAttribute, rsfd_support_probabilities
+from ldp.specs.multiattr import RSFD_METHODS, MultiAttribute, rsfd_support_probabilities
 
-METHODS = ("smp", "spl", "rsfd-grr", "rsfd-paper")
+UNARY = tuple(m for m in RSFD_METHODS if m != "rsfd-grr")
+METHODS = ("smp", "spl", *RSFD_METHODS, "rsfd-paper", *(f"{m}-paper" for m in UNARY))
 
 
 def build(method: str, attributes: list[dict], epsilon: float) -> MultiAttribute:
-    if method == "rsfd-paper":
-        return MultiAttribute.rsfd_amplified(attributes, epsilon)
+    base = "rsfd-grr" if method == "rsfd-paper" else method.removesuffix("-paper")
+    oracle = RSFD_METHODS.get(base, ("grr",))[0]
+    attributes = [{**a, "mechanism": oracle} for a in attributes]
+    if method.endswith("-paper"):
+        return MultiAttribute.rsfd_amplified(attributes, epsilon, method=base)
     return MultiAttribute(attributes, epsilon, method=method, sample=1 if method == "smp" else None)
 
 
@@ -60,8 +69,8 @@ def theory(spec: MultiAttribute, truth: list[np.ndarray], n: int) -> float:
     out = []
     d = spec.dimension
     for attr, f in zip(spec.attributes, truth, strict=True):
-        if spec.method == "rsfd-grr":
-            p, q = rsfd_support_probabilities(attr.p_star, attr.q_star, d, attr.domain_size)
+        if spec.rsfd:
+            p, q = rsfd_support_probabilities(attr.p_star, attr.q_star, d, attr.domain_size, spec.method)
             out.append(frequency_variance(f, n, p, q))
         elif spec.method == "spl":
             out.append(frequency_variance(f, n, attr.p_star, attr.q_star))
@@ -141,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         column = gen.choice(args.k, n, p=np.roll(zipf, j))
         records[f"a{j}"] = [f"v{i}" for i in column]
         truth.append(np.bincount(column, minlength=args.k) / n)
-    print(f"d = {args.d} GRR attributes of k = {args.k} values, n = {n:,}, {reps} collections per cell\n")
+    print(
+        f"d = {args.d} attributes (GRR; SUE/OUE under RS+FD over them) of k = {args.k} values, n = {n:,}, {reps} collections per cell\n"
+    )
     print("| ε | method | record ε | MSE | variance | ratio | best |")
     print("|---|---|---|---|---|---|---|")
     failures = 0
@@ -151,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             spec = build(method, attributes, epsilon)
             mse = measure(spec, records, truth, reps, seed)
             rows.append((method, spec.epsilon, mse, theory(spec, truth, n)))
-        same = [r for r in rows if math.isclose(r[1], epsilon, rel_tol=1e-6)]
+        same = [r for r in rows if math.isclose(r[1], epsilon, rel_tol=1e-6) and not r[0].endswith("-paper")]
         best = min(same, key=lambda r: r[2])[0]
         for method, record, mse, var in rows:
             ratio = mse / var

@@ -174,11 +174,19 @@ class UnaryEncoder:
         self._q = expansion(spec.q)
 
     def encode(self, value: Any) -> Report:
-        one_hot = 1 << self.spec.index_of(value)
+        return Report(spec=self._fingerprint, bits=self.perturb(self.spec.index_of(value)))
+
+    def perturb(self, index: int | None) -> bytes:
+        """The packed bits of the one-hot vector of domain index ``index`` perturbed (``None``: the zero vector).
+
+        The zero vector's perturbation (every bit 1 with q) is RS+FD's ``-z``
+        fake data (:mod:`ldp.specs.multiattr`).
+        """
+        one_hot = 0 if index is None else 1 << index
         lanes = sample_expanded(
             self._width, ((one_hot, *self._p), (self._full ^ one_hot, *self._q)), urandom_source
         )
-        return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width))
+        return lanes_to_packed(lanes, self._width)
 
 
 #: The encoder factory of SUE and OUE (declared in :mod:`ldp.registry`).

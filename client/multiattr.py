@@ -5,7 +5,9 @@ a :class:`RecordBatch`. For ``smp`` and ``spl`` it holds, per attribute, the
 users who report it (their row numbers: the sampled indices, sent in the
 clear) and the :class:`~ldp.batch.ReportBatch` its own batch encoder made of
 their values; for ``rsfd-grr`` one reported domain index per user and
-attribute (the sampled attribute's GRR output among uniform fake values).
+attribute (the sampled attribute's GRR output among uniform fake values); for the
+RS+FD methods over unary encoding, every attribute's bits for every user
+(``rows`` all users): the sampled attribute's UE report, fake data elsewhere.
 Every coin comes from the given random source (the OS CSPRNG for real users).
 """
 
@@ -19,13 +21,20 @@ from typing import Any
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.client.batch import encode_batch, randomized_response_batch, value_indices
-from ldp.client.encoders import make_encoder, stateless_factory
+from ldp.client.batch import (
+    bernoulli_words,
+    encode_batch,
+    randomized_response_batch,
+    unary_batch,
+    value_indices,
+    words_to_packed,
+)
+from ldp.client.encoders import UnaryEncoder, make_encoder, stateless_factory
 from ldp.client.randomness import RandomSource, as_source, uniform_below
 from ldp.errors import InputError
 from ldp.report import Report
 from ldp.report_schema import report_schema_of
-from ldp.specs.multiattr import SAMPLED_FIELD, MultiAttribute
+from ldp.specs.multiattr import RSFD_METHODS, SAMPLED_FIELD, MultiAttribute
 
 __all__ = [
     "MultiAttributeEncoder",
@@ -49,9 +58,9 @@ class RecordBatch:
     n : int
         Records (users).
     rows : tuple of numpy.ndarray
-        ``smp``/``spl``: per attribute, the users (row numbers) who report it.
+        ``smp``/``spl``/RS+FD over UE: per attribute, the users (row numbers) who report it (all, but ``smp``).
     reports : tuple of ReportBatch
-        ``smp``/``spl``: per attribute, its reports, in the order of ``rows``.
+        ``smp``/``spl``/RS+FD over UE: per attribute, its reports, in the order of ``rows``.
     indices : numpy.ndarray or None
         ``rsfd-grr``: an (n, d) int64 matrix of reported domain indices.
     """
@@ -140,6 +149,8 @@ def encode_records(
             fake = uniform_below(source, size, n).astype(np.int64)
             out[:, j] = np.where(chosen == j, honest, fake)
         return RecordBatch(spec=spec.fingerprint, n=n, indices=out)
+    if spec.rsfd:
+        return _rsfd_unary_records(spec, columns, source, n)
     if spec.method == "spl":
         every = np.arange(n, dtype=np.int64)
         rows = tuple(every for _ in range(d))
@@ -154,6 +165,33 @@ def encode_records(
         except InputError as error:
             raise InputError(f"attribute {name!r}: {error}") from None
     return RecordBatch(spec=spec.fingerprint, n=n, rows=rows, reports=tuple(reports))
+
+
+def _rsfd_unary_records(
+    spec: MultiAttribute, columns: list[Sequence[Any]], source: RandomSource, n: int
+) -> RecordBatch:
+    """RS+FD over SUE/OUE: per user one attribute's UE report, fake data (zero or random) in the others."""
+    chosen = uniform_below(source, spec.dimension, n).astype(np.int64)
+    fake = RSFD_METHODS[spec.method][1]
+    every = np.arange(n, dtype=np.int64)
+    reports = []
+    for j, (name, attr) in enumerate(zip(spec.names, spec.attributes, strict=True)):
+        size = attr.domain_size  # type: ignore[attr-defined]
+        honest = unary_batch(attr, _indices(attr, columns[j], name), source, indices=True).column("bits")  # type: ignore[arg-type]
+        other: np.ndarray | None
+        if fake == "zero":
+            zero = np.zeros((n, (size + 63) // 64), dtype=np.uint64)
+            lanes = bernoulli_words(source, zero, attr.exact_p_star, attr.exact_q_star)  # type: ignore[attr-defined]
+            other = words_to_packed(lanes, size)
+        else:
+            uniform = uniform_below(source, size, n).astype(np.int64)
+            other = unary_batch(attr, uniform, source, indices=True).column("bits")  # type: ignore[arg-type]
+        assert honest is not None and other is not None
+        bits = np.where((chosen == j)[:, None], honest, other)
+        reports.append(ReportBatch(spec=attr.fingerprint, bits=bits))
+    return RecordBatch(
+        spec=spec.fingerprint, n=n, rows=tuple(every for _ in range(spec.dimension)), reports=tuple(reports)
+    )
 
 
 def _check_column(attr: Any, column: Sequence[Any], name: str) -> None:
@@ -185,8 +223,11 @@ class MultiAttributeEncoder:
     ``smp`` draws the k attributes by a partial Fisher–Yates shuffle
     (``secrets.randbelow``, exact) and reports each by its mechanism's
     encoder; ``spl`` reports every attribute; ``rsfd-grr`` draws the one
-    attribute reported by GRR and gives every other a uniform fake value.
-    Every coin comes from the OS CSPRNG.
+    attribute reported by GRR and gives every other a uniform fake value;
+    ``rsfd-{sue,oue}-z`` report the drawn attribute by UE and every other as
+    the UE perturbation of the zero vector, ``-r`` as the UE report of a
+    uniformly drawn value (``secrets.randbelow``). Every coin comes from the
+    OS CSPRNG, drawn in attribute order.
 
     Examples
     --------
@@ -226,6 +267,20 @@ class MultiAttributeEncoder:
                     domain = attribute.domain  # type: ignore[attr-defined]
                     reported = domain[secrets.randbelow(len(domain))]
                 extra.append((self.spec.field_name(j, "value"), reported))
+            return Report(spec=self.spec.fingerprint, extra=tuple(extra))
+        if self.spec.rsfd:
+            fake = RSFD_METHODS[self.spec.method][1]
+            chosen = secrets.randbelow(d)
+            for j, attribute in enumerate(self.spec.attributes):
+                unary = self._encoders[j]
+                assert isinstance(unary, UnaryEncoder)  # the spec checked every attribute is SUE or OUE
+                if j == chosen:
+                    packed = unary.perturb(attribute.index_of(record[j]))  # type: ignore[attr-defined]
+                elif fake == "zero":
+                    packed = unary.perturb(None)
+                else:
+                    packed = unary.perturb(secrets.randbelow(attribute.domain_size))  # type: ignore[attr-defined]
+                extra.append((self.spec.field_name(j, "bits"), packed))
             return Report(spec=self.spec.fingerprint, extra=tuple(extra))
         sampled = range(d) if self.spec.method == "spl" else self._sampled()
         if self.spec.method == "smp":

@@ -10,9 +10,9 @@ the table gives the measured mean squared error of its estimates (a
 categorical attribute's frequencies, averaged over its values; a numeric
 attribute's mean) next to the variance the aggregator reports (the mean of
 its squared standard errors), their ratio, and which method is best at
-that ε. ``rsfd-grr`` needs categorical attributes: it reports each by GRR
-over its domain, and is left out (with the reason) when the spec has a
-numeric attribute.
+that ε. The RS+FD methods need categorical attributes: each reports every
+attribute by its oracle (GRR, SUE or OUE) over its domain, and is left out
+(with the reason) when the spec has a numeric attribute.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ldp.errors import InputError, ParameterError
-from ldp.specs.multiattr import MULTI_ATTRIBUTE_METHODS, MultiAttribute
+from ldp.specs.multiattr import MULTI_ATTRIBUTE_METHODS, RSFD_METHODS, MultiAttribute
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,23 +51,24 @@ def _template(attribute: Any) -> dict[str, Any]:
 def recalibrated(spec: MultiAttribute, epsilon: float, method: str) -> MultiAttribute:
     """The spec's attributes under ``method`` at record-level ``epsilon`` (``smp``: the k rule of the paper).
 
-    ``rsfd-grr`` reports each categorical attribute by GRR over its domain.
+    An RS+FD method reports each categorical attribute by its oracle (GRR,
+    SUE or OUE) over its domain.
 
     Raises
     ------
     ParameterError
-        For ``rsfd-grr`` with a numeric attribute.
+        For an RS+FD method with a numeric attribute.
     """
     attributes = []
     for name, attribute in zip(spec.names, spec.attributes, strict=True):
         template = {"name": name, **_template(attribute)}
-        if method == "rsfd-grr":
+        if method in RSFD_METHODS:
             domain = getattr(attribute, "domain", None)
             if domain is None:
                 raise ParameterError(
-                    f"rsfd-grr takes categorical attributes; {name!r} is {attribute.mechanism}"
+                    f"{method} takes categorical attributes; {name!r} is {attribute.mechanism}"
                 )
-            template = {"name": name, "mechanism": "grr", "domain": list(domain)}
+            template = {"name": name, "mechanism": RSFD_METHODS[method][0], "domain": list(domain)}
         attributes.append(template)
     return MultiAttribute(attributes, epsilon, method=method)
 
@@ -240,11 +241,11 @@ def records_sweep(
 def format_records_report(results: pd.DataFrame, skipped: Sequence[str] = ()) -> str:
     """The sweep's table: per ε, method and attribute the MSE, the reported variance, their ratio, the best."""
     lines = [
-        f"{'epsilon':>7}  {'method':<9} {'k':>2}  {'attribute':<14} {'mse':>10} {'variance':>10} {'ratio':>6}  best"
+        f"{'epsilon':>7}  {'method':<10} {'k':>2}  {'attribute':<14} {'mse':>10} {'variance':>10} {'ratio':>6}  best"
     ]
     for row in results.itertuples(index=False):
         lines.append(
-            f"{row.epsilon:>7g}  {row.method:<9} {row.sample:>2}  {str(row.attribute)[:14]:<14} "
+            f"{row.epsilon:>7g}  {row.method:<10} {row.sample:>2}  {str(row.attribute)[:14]:<14} "
             f"{row.mse:>10.3e} {row.variance:>10.3e} {row.ratio:>6.3f}  {'*' if row.best else ''}"
         )
     n = int(results["n"].iloc[0]) if len(results) else 0

@@ -25,6 +25,13 @@ Exactness (the encoders: :mod:`ldp.client.multiattr`):
     uniform fake value: GRR's fast simulator on Bin(n_{j,v}, 1/d) reporters
     plus one multinomial of the others over the k_j values. Exact per
     attribute, with the same caveat between attributes.
+``rsfd-{sue,oue}-{z,r}``
+    The UE fast simulator (bit counts) on Bin(n_{j,v}, 1/d) reporters, plus
+    per bit v a Bin(n − R_j, φ) for the n − R_j fake reports' bits set, φ the
+    fake support (:func:`~ldp.specs.multiattr.rsfd_fake_support`). Each
+    bit's count has its exact distribution (``-z``: the bits of a fake report
+    are independent, so the counts are exact jointly; ``-r``: a fake report's
+    bits share its random value, a dependence between values not reproduced).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ldp.errors import InputError, ParameterError
-from ldp.specs.multiattr import MultiAttribute
+from ldp.specs.multiattr import MultiAttribute, rsfd_fake_support
 
 __all__ = ["has_fast_path", "multi_attribute_counts"]
 
@@ -81,12 +88,17 @@ def multi_attribute_counts(spec: MultiAttribute, true_counts: Sequence[Any], rng
 
     counts, n = _checked(spec, true_counts)
     d = spec.dimension
-    if spec.method == "rsfd-grr":
+    if spec.rsfd:
         parts = []
         for attribute, held in zip(spec.attributes, counts, strict=True):
             reporters = rng.binomial(held, 1.0 / d)
             size = attribute.domain_size  # type: ignore[attr-defined]
-            fake = rng.multinomial(n - int(reporters.sum()), np.full(size, 1.0 / size))
+            others = n - int(reporters.sum())
+            if spec.method == "rsfd-grr":
+                fake = rng.multinomial(others, np.full(size, 1.0 / size))
+            else:
+                phi = rsfd_fake_support(spec.method, attribute.p_star, attribute.q_star, size)  # type: ignore[attr-defined]
+                fake = rng.binomial(others, phi, size)
             parts.append(implementation(attribute, "fast_simulator")(attribute, reporters, rng) + fake)
         return MultiAttributeAccumulator.from_parts(spec, parts, n)
     accumulators = []

@@ -176,6 +176,8 @@ def multi_attribute_specs():
         MultiAttribute(mixed, 6.0, sample=2),
         MultiAttribute(mixed, 1.0, method="spl"),
         MultiAttribute(grr, 1.0, method="rsfd-grr"),
+        MultiAttribute([{**a, "mechanism": "sue"} for a in grr], 1.0, method="rsfd-sue-z"),
+        MultiAttribute([{**a, "mechanism": "oue"} for a in grr], 1.0, method="rsfd-oue-r"),
     ]
 
 

@@ -9,6 +9,7 @@ import { type ByteSource, randbelow } from "./random.js";
 import type { ExtraField, Report } from "./report.js";
 import { type Spec, checkedSpec, loadSpec } from "./spec.js";
 import { NUMERIC_TABLES } from "./specfields.js";
+import { UnaryEncoder } from "./unary.js";
 import { fail } from "./text.js";
 import { DomainIndex, type DomainValue, type Value } from "./values.js";
 
@@ -37,6 +38,9 @@ function serverTable(mechanism: string): boolean {
   return kind !== undefined && kind !== "two-point";
 }
 
+/** The RS+FD methods over unary encoding (every attribute's bits in every report). */
+const RSFD_UNARY = new Set(["rsfd-sue-z", "rsfd-sue-r", "rsfd-oue-z", "rsfd-oue-r"]);
+
 /** The encoder of numeric attribute `name`: `NumericEncoder` with its table (two-point: the spec's own). */
 function numericPart(name: string, part: Spec, source: ByteSource, options: EncoderOptions, parts: (spec: Spec) => Encoder): Encoder {
   if (NUMERIC_TABLES[part.mechanism] === "two-point") return new NumericEncoder(part, twoPointTable(part), source);
@@ -56,7 +60,9 @@ function numericPart(name: string, part: Spec, source: ByteSource, options: Enco
 /**
  * A record's report: `smp` draws k of the d attributes (a partial Fisher–Yates shuffle, one
  * randbelow(d − t) per draw) and sends their bits `sampled` and their reports; `spl` reports every
- * attribute; `rsfd-grr` draws the attribute reported by GRR and gives every other a uniform fake value.
+ * attribute; `rsfd-grr` draws the attribute reported by GRR and gives every other a uniform fake value;
+ * `rsfd-{sue,oue}-z` report the drawn attribute by UE and every other as the zero vector perturbed,
+ * `-r` as the UE report of a uniform value (one randbelow(k_j) each, in attribute order).
  * Every value of the record is checked, sampled or not. A numeric attribute is reported by
  * `NumericEncoder`: Duchi's and stochastic rounding's tables follow from the spec; a grid mechanism's
  * (piecewise, hybrid, Laplace, Gaussian) is the server's, given as `options.tables[name]` (the
@@ -146,6 +152,20 @@ export class MultiAttributeEncoder implements Encoder {
         const domain = this.indexes[j]!.domain; // rsfd-grr: every attribute is categorical (GRR)
         const reported = j === chosen ? this.encoders[j].encode(record[j]).value! : domain[Number(randbelow(BigInt(domain.length), this.source))];
         extra.push([`a${j}_value`, reported]);
+      }
+      return { spec: this.spec.fingerprint, extra };
+    }
+    if (RSFD_UNARY.has(this.method)) {
+      const chosen = Number(randbelow(BigInt(d), this.source));
+      for (let j = 0; j < d; j++) {
+        const encoder = this.encoders[j];
+        const index = this.indexes[j]!; // RS+FD: every attribute is categorical (SUE or OUE)
+        if (!(encoder instanceof UnaryEncoder)) return fail(`multi-attribute: ${this.method} takes unary-encoding attributes`);
+        let bits: Uint8Array;
+        if (j === chosen) bits = encoder.perturb(index.indexOf(record[j]));
+        else if (this.method.endsWith("-z")) bits = encoder.perturb(null);
+        else bits = encoder.perturb(Number(randbelow(BigInt(index.size), this.source)));
+        extra.push([`a${j}_bits`, bits]);
       }
       return { spec: this.spec.fingerprint, extra };
     }

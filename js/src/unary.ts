@@ -35,18 +35,25 @@ export class UnaryEncoder implements Encoder {
   }
 
   encode(value: Value): Report {
+    return { spec: this.spec.fingerprint, bits: this.perturb(this.index.indexOf(value)) };
+  }
+
+  /**
+   * The packed bits of the one-hot vector of domain index `i` perturbed; `null`: the zero vector
+   * (RS+FD's `-z` fake data, `ldp/specs/multiattr.py`).
+   */
+  perturb(i: number | null): Uint8Array {
     const width = this.index.size;
-    const i = this.index.indexOf(value);
     const oneHot = new Uint32Array(this.full.length);
-    oneHot[i >>> 5] = 2 ** (i & 31);
+    if (i !== null) oneHot[i >>> 5] = 2 ** (i & 31);
     const others = this.full.slice();
-    others[i >>> 5] ^= oneHot[i >>> 5];
+    if (i !== null) others[i >>> 5] ^= oneHot[i >>> 5];
     const groups = [
       { mask: oneHot, probability: this.p },
       { mask: others, probability: this.q },
     ];
     const lanes = sampleLaneWords(width, groups, this.source);
-    return { spec: this.spec.fingerprint, bits: wordsToPacked(lanes, width) };
+    return wordsToPacked(lanes, width);
   }
 }
 

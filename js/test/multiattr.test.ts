@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { readFileSync } from "node:fs";
 import { loadSpec, makeEncoder, parseJson, reportToJson, type JsonObject, type Value } from "../src/index.js";
+import { type Fraction, add, compare, div, fraction } from "../src/fraction.js";
+import { maxRatioOfSums } from "../src/privacy/multiattr.js";
 
 const SMP = "{\"attributes\":[{\"domain\":[\"l\",\"m\",\"w\"],\"epsilon\":1.0,\"mechanism\":\"grr\",\"name\":\"os\",\"p\":\"10627480729818062551/18446744073709551616\"},{\"domain\":[\"x\",\"y\"],\"epsilon\":1.0,\"mechanism\":\"oue\",\"name\":\"b\",\"p\":\"1/2\",\"q\":\"4961093570831984269/18446744073709551616\"},{\"epsilon\":1.0,\"grid\":256,\"high\":100.0,\"low\":0.0,\"mechanism\":\"piecewise\",\"name\":\"ms\"}],\"epsilon\":1.0,\"format\":1,\"mechanism\":\"multi-attribute\",\"method\":\"smp\",\"sample\":1}";
 const RSFD = "{\"attributes\":[{\"domain\":[\"a\",\"b\",\"c\"],\"epsilon\":1.8172396554020775,\"mechanism\":\"grr\",\"name\":\"g0\",\"p\":\"870164092053976567/1152921504606846976\"},{\"domain\":[\"a\",\"b\",\"c\"],\"epsilon\":1.8172396554020775,\"mechanism\":\"grr\",\"name\":\"g1\",\"p\":\"870164092053976567/1152921504606846976\"},{\"domain\":[\"a\",\"b\",\"c\"],\"epsilon\":1.8172396554020775,\"mechanism\":\"grr\",\"name\":\"g2\",\"p\":\"870164092053976567/1152921504606846976\"}],\"epsilon\":1.8172396554020775,\"format\":1,\"mechanism\":\"multi-attribute\",\"method\":\"rsfd-grr\",\"sample\":1}";
@@ -34,6 +36,36 @@ describe("multi-attribute specs", () => {
     assert.throws(() => loadSpec(edited(SMP, (f) => { f.epsilon = 0.5; })), /attributes' epsilon add up to 1/);
     assert.throws(() => loadSpec(edited(SMP, (f) => { f.sample = 3n; })), /attributes' epsilon add up to 3/);
     assert.throws(() => loadSpec(edited(RSFD, (f) => { f.epsilon = 1.0; })), /epsilon/);
+  });
+
+  it("check RS+FD over SUE and OUE by the exact ratio of sums (Dinkelbach), -r fake data included", () => {
+    const vectors = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
+    for (const id of ["multi-attribute/rsfd-sue-z", "multi-attribute/rsfd-oue-r"]) {
+      const input = vectors.specs.cases.find((c: any) => c.id === id).input_json;
+      const spec = loadSpec(input);
+      assert.equal(spec.mechanism, "multi-attribute");
+      // a claim 1e-6 below Python's certified record ε is refused: the TS ratio is the exact one, not a bound
+      assert.throws(() => loadSpec(edited(input, (f) => { f.epsilon = Number(f.epsilon) - 1e-6; })), /exact probabilities give epsilon=1\.4/);
+    }
+    // against every choice: the maximum of Σu/Σw over one pair per part
+    let seed = 7;
+    const next = (): bigint => BigInt(1 + ((seed = (seed * 1103515245 + 12345) % 2147483648) % 19));
+    for (let trial = 0; trial < 40; trial++) {
+      const parts: [Fraction, Fraction][][] = [];
+      for (let j = 0; j < 1 + (trial % 3); j++) {
+        parts.push(Array.from({ length: 1 + ((trial + j) % 3) }, () => [fraction(next()), fraction(next())] as [Fraction, Fraction]));
+      }
+      let best = fraction(0n);
+      const walk = (j: number, u: Fraction, w: Fraction): void => {
+        if (j === parts.length) {
+          if (compare(div(u, w), best) > 0) best = div(u, w);
+          return;
+        }
+        for (const [a, b] of parts[j]) walk(j + 1, add(u, a), add(w, b));
+      };
+      walk(0, fraction(0n), fraction(0n));
+      assert.deepEqual(maxRatioOfSums(parts), best);
+    }
   });
 
   it("refuse a record claim above what the attributes give, as Python does (its stated ε must match)", () => {

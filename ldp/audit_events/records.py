@@ -2,7 +2,7 @@
 
 A record report carries attribute j's fields (``a{j}_{field}``) in the
 reports that sample it (``smp``: bit j of ``sampled``) or in every report
-(``spl``, ``rsfd-grr``). The audited pair of records differs in every
+(``spl`` and every RS+FD method). The audited pair of records differs in every
 attribute (each attribute's own first pair, from its family), the worst case
 of a record-level claim. The events are those of each attribute's family
 (:mod:`ldp.registry`), computed on the attribute's part of the reports and
@@ -96,16 +96,21 @@ class RecordEvents(AuditFamily):
 
     def events(self, spec: Any, pair: tuple[Any, Any], selection: Sequence[Features]) -> list[Event]:
         out = []
-        firsts = []
+        every = []
         for j, (name, attribute) in enumerate(zip(spec.names, spec.attributes, strict=True)):
             views = [_view(f, j) for f in selection]
             inner = audit_family(attribute).events(attribute, (pair[0][j], pair[1][j]), views)
             out += [Event(f"{name} reported and {event.name}", _carried_and(j, event)) for event in inner]
-            firsts += inner[:1]
-        if spec.method != "smp" and len(firsts) == spec.dimension:
-            # every attribute in every report (spl, rsfd-grr): the outputs where each attribute's first event
-            # holds, where the record's ratio is largest (rsfd-grr: y = x0 in every attribute)
-            out.append(Event("every attribute: " + "; ".join(e.name for e in firsts), _all_of(firsts)))
+            every.append(inner)
+        if spec.method != "smp" and all(every):
+            # every attribute in every report (spl, RS+FD): the outputs where each attribute's i-th event
+            # holds; the record's ratio is largest there (rsfd-grr: y = x0 in every attribute, the first
+            # events; over UE with -z: bit x0 set and bit x1 clear in every attribute, a later one). The
+            # i-th events pair up when every attribute has the same family; otherwise only the first.
+            same = len({a.mechanism for a in spec.attributes}) == 1
+            for i in range(min(len(e) for e in every) if same else 1):
+                chosen = [events[i] for events in every]
+                out.append(Event("every attribute: " + "; ".join(e.name for e in chosen), _all_of(chosen)))
         return out
 
 

@@ -15,13 +15,25 @@ categorical attribute, a numeric mechanism for a number), calibrated at the
 ``rsfd-grr`` (random sampling plus fake data, GRR)
     Each user samples one attribute and reports it by GRR; every other
     attribute carries a uniform fake value, so the sampled index is hidden.
-    A record's output y has P[y | x] = (Π_i 1/k_i)(1/d) Σ_j k_j·P_j(y_j | x_j),
-    so the exact worst ratio over any two records is
-    Σ_j k_j p_j / Σ_j k_j q_j (all attributes differ): with every GRR at ε′
-    it is e^ε′, no amplification. Over records that differ in ONE attribute
-    it is max_j (k_j p_j + R_j)/(k_j q_j + R_j), R_j = Σ_{i≠j} k_i q_i,
-    = (e^ε′ + d − 1)/d for equal domains: the paper's ε′ = ln(d(e^ε − 1) + 1)
-    is this attribute-level ε (:attr:`MultiAttribute.attribute_epsilon`).
+``rsfd-sue-z``, ``rsfd-sue-r``, ``rsfd-oue-z``, ``rsfd-oue-r`` (RS+FD over unary encoding)
+    The sampled attribute is reported by SUE or OUE; every other attribute
+    carries fake data: ``-z`` the UE perturbation of the zero vector,
+    ``-r`` the UE report of a uniformly random value.
+
+Every RS+FD record output y has P[y | x] = (Π_i F_i(y_i))·(1/d) Σ_j t_j(y_j, x_j)
+with F_j the fake distribution of attribute j and t_j = P_j(y_j | x_j)/F_j(y_j),
+so the exact worst ratio of two records is max_y Σ_j t_j(y_j, x_j) / Σ_j t_j(y_j, x′_j):
+each attribute contributes one of a few (t(y, x), t(y, x′)) pairs and the
+maximum of the ratio of sums is found exactly by Dinkelbach's iteration
+(:func:`max_ratio_of_sums`). For GRR and ``-z`` it is Σ_j a_j / Σ_j b_j
+(a_j, b_j the largest and smallest t_j: e^ε′ with every oracle at ε′, no
+amplification); over records that differ in ONE attribute it is
+max_j (a_j + B_j)/(b_j + B_j), B_j = Σ_{i≠j} b_i, = (e^ε′ + d − 1)/d for equal
+attributes: the paper's ε′ = ln(d(e^ε − 1) + 1) is this attribute-level ε
+(:attr:`MultiAttribute.attribute_epsilon`). ``-r`` fake data weakens the
+amplification (the smallest t_j is below b_j): its attribute-level ε at the
+paper's ε′ exceeds ε, and :meth:`MultiAttribute.rsfd_amplified` calibrates ε′
+down until the exact attribute-level ratio meets ε (docs/multi-attribute.md#rsfd-privacy).
 
 References
 ----------
@@ -55,8 +67,11 @@ from ldp.specs.validation import check_epsilon, check_int
 
 __all__ = [
     "MULTI_ATTRIBUTE_METHODS",
+    "RSFD_METHODS",
     "SAMPLED_FIELD",
     "MultiAttribute",
+    "max_ratio_of_sums",
+    "rsfd_fake_support",
     "rsfd_support_probabilities",
     "smp_sample_size",
 ]
@@ -67,8 +82,18 @@ SAMPLED_FIELD = "sampled"
 declare_report_field(SAMPLED_FIELD)
 declare_report_field_family(r"a[0-9]+_")
 
-#: The budget splits: sampling (default), splitting, random sampling plus fake data over GRR.
-MULTI_ATTRIBUTE_METHODS = ("smp", "spl", "rsfd-grr")
+#: RS+FD methods: the oracle of every attribute, and the fake data of a non-sampled one
+#: (``uniform``: a uniform value; ``zero``: the oracle's perturbation of the zero vector; ``random``: the
+#: oracle's report of a uniform value).
+RSFD_METHODS: dict[str, tuple[str, str]] = {
+    "rsfd-grr": ("grr", "uniform"),
+    "rsfd-sue-z": ("sue", "zero"),
+    "rsfd-sue-r": ("sue", "random"),
+    "rsfd-oue-z": ("oue", "zero"),
+    "rsfd-oue-r": ("oue", "random"),
+}
+#: The budget splits: sampling (default), splitting, random sampling plus fake data (RS+FD).
+MULTI_ATTRIBUTE_METHODS = ("smp", "spl", *RSFD_METHODS)
 #: Fields of an attribute's spec JSON that hold its calibration (dropped when the split changes).
 _NAME_KEY = "name"
 
@@ -85,16 +110,59 @@ def smp_sample_size(epsilon: float, attributes: int) -> int:
     return max(1, min(attributes, math.floor(epsilon / 2.5)))
 
 
-def rsfd_support_probabilities(p: float, q: float, attributes: int, size: int) -> tuple[float, float]:
-    """(p*, q*) of one attribute under RS+FD[GRR]: P[y_j = v | x_j = v] and P[y_j = v | x_j ≠ v].
+def rsfd_fake_support(method: str, p: Any, q: Any, size: int) -> Any:
+    """P[a fake report of an attribute supports value v] under RS+FD ``method`` (exact for Fractions).
 
-    A user reports attribute j by GRR (p, q) with probability 1/d, else a
-    uniform fake value (1/k_j): p* = p/d + (d − 1)/(d·k_j),
-    q* = q/d + (d − 1)/(d·k_j). The pure-oracle estimate
-    (C_v/n − q*)/(p* − q*) is the paper's unbiased estimator.
+    ``rsfd-grr``: a uniform value, 1/k. ``-z``: a zero vector perturbed, bit v
+    set with q. ``-r``: a uniform value's UE report, bit v set with
+    p/k + (1 − 1/k)q = q + (p − q)/k.
     """
-    fake = (attributes - 1) / (attributes * size)
+    fake = RSFD_METHODS[method][1]
+    if fake == "uniform":
+        return Fraction(1, size) if isinstance(p, Fraction) else 1 / size
+    if fake == "zero":
+        return q
+    return q + (p - q) / size
+
+
+def rsfd_support_probabilities(
+    p: Any, q: Any, attributes: int, size: int, method: str = "rsfd-grr"
+) -> tuple[Any, Any]:
+    """(p*, q*) of one attribute under RS+FD: P[report supports v | x_j = v] and P[... | x_j ≠ v].
+
+    A user reports attribute j by its oracle (p, q) with probability 1/d,
+    else fake data supporting v with φ (:func:`rsfd_fake_support`):
+    p* = p/d + (d − 1)φ/d, q* = q/d + (d − 1)φ/d. The pure-oracle estimate
+    (C_v/n − q*)/(p* − q*) = d(C_v/n − q*)/(p − q) is the paper's unbiased
+    estimator (docs/multi-attribute.md#estimators), for GRR (C_v the count of v)
+    and UE (C_v the count of reports with bit v set) alike.
+    """
+    fake = (attributes - 1) * rsfd_fake_support(method, p, q, size) / attributes
     return p / attributes + fake, q / attributes + fake
+
+
+def max_ratio_of_sums(options: Sequence[Sequence[tuple[Fraction, Fraction]]]) -> Fraction:
+    """max over one (u_j, w_j) of each ``options[j]`` of Σ_j u_j / Σ_j w_j, exactly (Dinkelbach).
+
+    From any choice's ratio λ, every part takes the pair maximizing
+    u − λw (the sum separates); the new ratio is larger unless that maximum
+    is 0, when λ is the optimum. Finitely many choices: it stops exactly.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as F
+    >>> from ldp.specs.multiattr import max_ratio_of_sums
+    >>> max_ratio_of_sums([[(F(3), F(1)), (F(1), F(1))], [(F(2), F(2)), (F(1), F(1))]])
+    Fraction(2, 1)
+    """
+    choice = [part[0] for part in options]
+    ratio = sum((u for u, _ in choice), Fraction(0)) / sum((w for _, w in choice), Fraction(0))
+    while True:
+        choice = [max(part, key=lambda pair: pair[0] - ratio * pair[1]) for part in options]
+        gain = sum((u - ratio * w for u, w in choice), Fraction(0))
+        if gain <= 0:
+            return ratio
+        ratio = sum((u for u, _ in choice), Fraction(0)) / sum((w for _, w in choice), Fraction(0))
 
 
 #: Most outputs of the explicit worst-pair distribution of an ``smp`` record (:meth:`MultiAttribute.report_pieces`).
@@ -146,10 +214,10 @@ class MultiAttribute(ExactPrivacySpec):
         read as is and checked with the others against the claim.
     epsilon : float
         ε of one record's report (any two records), certified exactly.
-    method : {"smp", "spl", "rsfd-grr"}
-        The budget split (module docstring); ``"rsfd-grr"`` needs GRR
-        attributes and calibrates each at ε itself (see
-        :meth:`rsfd_amplified` for the paper's calibration).
+    method : {"smp", "spl", "rsfd-grr", "rsfd-sue-z", "rsfd-sue-r", "rsfd-oue-z", "rsfd-oue-r"}
+        The budget split (module docstring); an RS+FD method needs
+        attributes of its oracle (GRR, SUE or OUE) and calibrates each at ε
+        itself (see :meth:`rsfd_amplified` for the paper's calibration).
     sample : int, optional
         ``smp`` only: attributes per user (default
         :func:`smp_sample_size`).
@@ -208,8 +276,8 @@ class MultiAttribute(ExactPrivacySpec):
             if k > d:
                 raise SpecError(f"multi-attribute: sample ({k}) cannot exceed the {d} attributes")
         else:
-            if sample is not None and check_int(sample, "sample", minimum=1) != 1 and mode == "rsfd-grr":
-                raise SpecError("multi-attribute: rsfd-grr samples exactly one attribute (sample=1)")
+            if sample is not None and check_int(sample, "sample", minimum=1) != 1 and mode in RSFD_METHODS:
+                raise SpecError(f"multi-attribute: {mode} samples exactly one attribute (sample=1)")
             if sample is not None and mode == "spl" and check_int(sample, "sample", minimum=1) != d:
                 raise SpecError(f"multi-attribute: spl reports every attribute (sample={d})")
             k = d if mode == "spl" else 1
@@ -235,19 +303,28 @@ class MultiAttribute(ExactPrivacySpec):
                 f"multi-attribute: attribute {name!r} ({spec.mechanism}) must be a pure epsilon-LDP mechanism with "
                 "fresh randomness per report and an exact probability ratio"
             )
-        if self.method == "rsfd-grr" and spec.mechanism != "grr":
-            raise SpecError(f"multi-attribute: rsfd-grr takes GRR attributes; {name!r} is {spec.mechanism}")
+        oracle = RSFD_METHODS.get(self.method, (spec.mechanism,))[0]
+        if spec.mechanism != oracle:
+            raise SpecError(
+                f"multi-attribute: {self.method} takes {oracle.upper()} attributes; {name!r} is {spec.mechanism}"
+            )
         if not stored and not ratio_within(spec.privacy_ratio, share):  # pragma: no cover - calibration bug
             raise SpecError(f"multi-attribute: attribute {name!r} exceeds its share epsilon={share!r}")
         return spec
 
     @classmethod
-    def rsfd_amplified(cls, attributes: Sequence[Any], attribute_epsilon: float) -> MultiAttribute:
-        """RS+FD[GRR] as the paper calibrates it: every GRR at ε′ = ln(d(e^ε − 1) + 1).
+    def rsfd_amplified(
+        cls, attributes: Sequence[Any], attribute_epsilon: float, method: str = "rsfd-grr"
+    ) -> MultiAttribute:
+        """RS+FD as the paper calibrates it: every oracle at ε′ = ln(d(e^ε − 1) + 1).
 
         ``attribute_epsilon`` (the paper's ε) then bounds records that differ
         in one attribute; the spec's ``epsilon``, any two records, is the
-        certified ln of the exact ratio Σ k_j p_j / Σ k_j q_j (about ε′).
+        certified ln of the exact record ratio (about ε′). For ``-r`` fake
+        data the paper's ε′ gives an attribute-level ε above ε (module
+        docstring): ε′ is then lowered (bisection on the exact ratio) to the
+        largest value whose exact attribute-level ratio is within
+        e^attribute_epsilon, so :attr:`attribute_epsilon` never exceeds it.
 
         Examples
         --------
@@ -259,10 +336,32 @@ class MultiAttribute(ExactPrivacySpec):
         """
         templates = [_attribute_template(item, i) for i, item in enumerate(attributes)]
         eps = check_epsilon(attribute_epsilon, "attribute_epsilon")
-        inner = math.log(len(templates) * math.expm1(eps) + 1)
-        grr = [{"name": name, **data, "epsilon": inner} for name, data in templates]
-        probe = cls(grr, inner, method="rsfd-grr")
-        return cls(grr, epsilon_bound_of_ratio(probe.privacy_ratio), method="rsfd-grr")
+        mode = str(method).strip().lower()
+        if mode not in RSFD_METHODS:
+            raise SpecError(f"multi-attribute: rsfd_amplified takes an RS+FD method, got {method!r}")
+
+        def probe(inner: float) -> MultiAttribute:
+            parts = [{"name": name, **data, "epsilon": inner} for name, data in templates]
+            return cls(parts, inner, method=mode)
+
+        high = math.log(len(templates) * math.expm1(eps) + 1)
+        spec = probe(high)
+        if not ratio_within(spec.attribute_ratio, eps):
+            low = eps  # at ε′ = ε the attribute-level ratio is below e^ε (fake data only dilutes)
+            for _ in range(60):
+                middle = (low + high) / 2
+                if ratio_within(probe(middle).attribute_ratio, eps):
+                    low = middle
+                else:
+                    high = middle
+            spec = probe(low)
+        parts = [
+            {"name": name, **attribute.to_dict()}
+            for name, attribute in zip(spec.names, spec.attributes, strict=True)
+        ]
+        for part in parts:
+            part.pop("format", None)
+        return cls(parts, epsilon_bound_of_ratio(spec.privacy_ratio), method=mode)
 
     # -- serialization ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -277,20 +376,53 @@ class MultiAttribute(ExactPrivacySpec):
         return out
 
     # -- privacy ----------------------------------------------------------------------
-    def _grr_terms(self) -> list[tuple[Fraction, Fraction]]:
-        """(k_j p_j, k_j q_j) of every GRR attribute (rsfd-grr)."""
+    @property
+    def rsfd(self) -> bool:
+        """Whether the method is random sampling plus fake data (every attribute in every report)."""
+        return self.method in RSFD_METHODS
+
+    def rsfd_pairs(self, j: int, differ: bool) -> list[tuple[Fraction, Fraction]]:
+        """The pairs (t_j(y, x_j), t_j(y, x′_j)) attribute j's outputs y give, exactly (module docstring).
+
+        t_j = P_j(y | x)/F_j(y), F_j the fake distribution; ``differ``: x_j ≠ x′_j,
+        else x_j = x′_j. Of each family of outputs only the extremes are
+        listed, which are the only ones a ratio of sums can pick.
+        """
+        attribute = self.attributes[j]
+        k = attribute.domain_size  # type: ignore[attr-defined]
+        p, q = attribute.exact_p_star, attribute.exact_q_star  # type: ignore[attr-defined]
+        fake = RSFD_METHODS[self.method][1]
+        if fake == "uniform":  # t = k·P_j(y | x): k p where y = x, k q elsewhere
+            high, low = k * p, k * q
+            if not differ:
+                return [(high, high), (low, low)]
+            return [(high, low), (low, high)] + ([(low, low)] if k > 2 else [])
+        alpha, beta = p / q, (1 - p) / (1 - q)  # P_j(y | x)/G(y) where bit x of y is 1, 0
+        if fake == "zero":  # F_j = G, the zero vector's perturbation
+            if not differ:
+                return [(alpha, alpha), (beta, beta)]
+            return [(alpha, beta), (beta, alpha), (alpha, alpha), (beta, beta)]
+        # random: F_j = G·S(y)/k, S(y) = m·α + (k − m)·β for m bits set; t = k·r(y_x)/S(y)
+
+        def t(one: bool, m: int) -> Fraction:
+            return k * (alpha if one else beta) / (m * alpha + (k - m) * beta)
+
+        if not differ:
+            return [(t(True, m), t(True, m)) for m in (1, k)] + [
+                (t(False, m), t(False, m)) for m in (0, k - 1)
+            ]
         out = []
-        for spec in self.attributes:
-            size = spec.domain_size  # type: ignore[attr-defined]
-            out.append((size * spec.exact_p_star, size * spec.exact_q_star))  # type: ignore[attr-defined]
+        for m in {1, k - 1}:
+            out += [(t(True, m), t(False, m)), (t(False, m), t(True, m))]
+        out += [(t(True, m), t(True, m)) for m in {2, k}]
+        out += [(t(False, m), t(False, m)) for m in {0, k - 2}]
         return out
 
     @property
     def privacy_ratio(self) -> Fraction:
         """max over two records x, x′ and outputs of P[y|x]/P[y|x′], exactly (module docstring)."""
-        if self.method == "rsfd-grr":
-            terms = self._grr_terms()
-            return sum((a for a, _ in terms), Fraction(0)) / sum((b for _, b in terms), Fraction(0))
+        if self.rsfd:
+            return max_ratio_of_sums([self.rsfd_pairs(j, True) for j in range(self.dimension)])
         ratios = sorted((spec.privacy_ratio for spec in self.attributes), reverse=True)  # type: ignore[attr-defined]
         out = Fraction(1)
         for ratio in ratios[: self.sample]:
@@ -300,11 +432,12 @@ class MultiAttribute(ExactPrivacySpec):
     @property
     def attribute_ratio(self) -> Fraction:
         """The exact worst ratio over records that differ in one attribute (≤ :attr:`privacy_ratio`)."""
-        if self.method != "rsfd-grr":
+        if not self.rsfd:
             return max(spec.privacy_ratio for spec in self.attributes)  # type: ignore[attr-defined]
-        terms = self._grr_terms()
-        floor = sum((b for _, b in terms), Fraction(0))
-        return max((a + floor - b) / floor for a, b in terms)
+        return max(
+            max_ratio_of_sums([self.rsfd_pairs(i, i == j) for i in range(self.dimension)])
+            for j in range(self.dimension)
+        )
 
     @property
     def attribute_epsilon(self) -> float:
@@ -319,13 +452,13 @@ class MultiAttribute(ExactPrivacySpec):
         piece, the mixture over the public subset S of k attributes (each
         with probability 1/C(d, k)) of the product of S's attributes'
         distributions; its largest log ratio is the sum of the k largest
-        attribute ε, the exact ratio. ``rsfd-grr``: binary randomized
+        attribute ε, the exact ratio. RS+FD: binary randomized
         response at the exact ratio (the f_{ε,0} curve, which bounds every
         pair of an ε-LDP report).
         """
         if self.method == "spl":
             return tuple(p for spec in self.attributes for p in spec.report_pieces())  # type: ignore[attr-defined]
-        if self.method == "rsfd-grr":
+        if self.rsfd:
             ratio = self.privacy_ratio
             keep = ratio / (1 + ratio)
             return (piece([1 - keep, keep], [keep, 1 - keep]),)
@@ -378,7 +511,7 @@ class MultiAttribute(ExactPrivacySpec):
 
         ``smp``: ``sampled`` (d bits, exactly k set), then attribute j's own
         fields, renamed ``a{j}_{field}``, present exactly when bit j is set.
-        ``spl`` and ``rsfd-grr``: every attribute's fields, in every report.
+        ``spl`` and RS+FD: every attribute's fields, in every report.
         """
         from ldp.specs.subset import SubsetBits
 

@@ -1,7 +1,7 @@
 """Multi-attribute records (ldp.specs.multiattr, ldp.client.multiattr, ldp.aggregator.multiattr).
 
 Privacy: the spec's exact ratio equals a brute-force maximum over every pair
-of records and every output (rsfd-grr), the product of the k largest
+of records and every output (RS+FD over GRR, SUE and OUE), the product of the k largest
 attribute ratios (smp) or of all (spl); a claim below it is refused.
 Utility (seeded): every attribute's estimate is unbiased and its mean squared
 error matches each method's variance. Each statistical check is two-sided at
@@ -24,7 +24,13 @@ from ldp.client.multiattr import encode_records, sample_attributes
 from ldp.client.randomness import as_source
 from ldp.errors import InputError, SpecError
 from ldp.frequency_math import frequency_variance
-from ldp.specs.multiattr import MultiAttribute, rsfd_support_probabilities, smp_sample_size
+from ldp.specs.multiattr import (
+    RSFD_METHODS,
+    MultiAttribute,
+    max_ratio_of_sums,
+    rsfd_support_probabilities,
+    smp_sample_size,
+)
 
 Z = 3.29  # two-sided α = 0.001 per check
 
@@ -34,6 +40,15 @@ def grr_attributes(sizes):
         {"name": f"a{j}", "mechanism": "grr", "domain": [f"v{i}" for i in range(size)]}
         for j, size in enumerate(sizes)
     ]
+
+
+def oracle_attributes(method, sizes):
+    """Categorical attributes of ``sizes`` under the oracle ``method`` needs (GRR for smp/spl)."""
+    oracle = RSFD_METHODS.get(method, ("grr",))[0]
+    return [{**a, "mechanism": oracle} for a in grr_attributes(sizes)]
+
+
+UNARY_RSFD = [m for m in RSFD_METHODS if m != "rsfd-grr"]
 
 
 MIXED = [
@@ -78,6 +93,102 @@ def test_rsfd_exact_ratio_is_the_brute_force_maximum(sizes):
     any_pair, one = brute_force_ratios(spec)
     assert spec.privacy_ratio == any_pair
     assert spec.attribute_ratio == one
+
+
+def brute_force_unary_ratios(spec):
+    """(any two records, records differing in one attribute) of RS+FD over UE, every bit vector enumerated."""
+    sizes = [a.domain_size for a in spec.attributes]
+    fake = RSFD_METHODS[spec.method][1]
+
+    def oracle(j, y, x):  # P_j(y | x), x = -1 for the zero vector
+        attr, out = spec.attributes[j], Fraction(1)
+        for b, bit in enumerate(y):
+            chance = attr.exact_p_star if b == x else attr.exact_q_star
+            out *= chance if bit else 1 - chance
+        return out
+
+    def fake_probability(j, y):
+        if fake == "zero":
+            return oracle(j, y, -1)
+        return sum(oracle(j, y, v) for v in range(sizes[j])) / sizes[j]
+
+    def prob(y, x):
+        total = Fraction(0)
+        for j in range(len(sizes)):
+            term = oracle(j, y[j], x[j])
+            for i in range(len(sizes)):
+                if i != j:
+                    term *= fake_probability(i, y[i])
+            total += term / len(sizes)
+        return total
+
+    records = list(itertools.product(*(range(s) for s in sizes)))
+    outputs = list(itertools.product(*(itertools.product((0, 1), repeat=s) for s in sizes)))
+    table = {x: [prob(y, x) for y in outputs] for x in records}
+
+    def worst(x, x2):
+        return max(a / b for a, b in zip(table[x], table[x2], strict=True))
+
+    any_pair = max(worst(x, x2) for x in records for x2 in records)
+    one = max(
+        worst(x, x2)
+        for x in records
+        for x2 in records
+        if sum(a != b for a, b in zip(x, x2, strict=True)) == 1
+    )
+    return any_pair, one
+
+
+@pytest.mark.parametrize("method", UNARY_RSFD)
+@pytest.mark.parametrize("sizes", [(2, 2), (3, 2), (3, 3), (2, 2, 2)])
+def test_rsfd_unary_exact_ratio_is_the_brute_force_maximum(method, sizes):
+    spec = MultiAttribute(oracle_attributes(method, sizes), 1.0, method=method)
+    any_pair, one = brute_force_unary_ratios(spec)
+    assert spec.privacy_ratio == any_pair
+    assert spec.attribute_ratio == one
+
+
+def test_max_ratio_of_sums_is_the_maximum_over_every_choice():
+    gen = np.random.default_rng(5)
+    for _ in range(50):
+        options = [
+            [(Fraction(int(u)), Fraction(int(w))) for u, w in gen.integers(1, 20, (gen.integers(1, 4), 2))]
+            for _ in range(gen.integers(1, 4))
+        ]
+        best = max(
+            sum(u for u, _ in choice) / sum(w for _, w in choice) for choice in itertools.product(*options)
+        )
+        assert max_ratio_of_sums(options) == best
+
+
+@pytest.mark.parametrize("method", ["rsfd-sue-z", "rsfd-oue-z"])
+def test_rsfd_zero_fake_data_meets_the_papers_calibration_exactly(method):
+    """-z: ε′ = ln(d(e^ε − 1) + 1) gives attribute-level ε (equal attributes), record-level ε′ (no amplification)."""
+    eps, d = 1.0, 3
+    spec = MultiAttribute.rsfd_amplified(oracle_attributes(method, (4,) * d), eps, method=method)
+    inner = math.log(d * math.expm1(eps) + 1)
+    assert [a.epsilon for a in spec.attributes] == pytest.approx(
+        [inner] * d, abs=1e-9
+    )  # a float hair below at most
+    assert spec.attribute_epsilon == pytest.approx(eps, abs=1e-9)
+    assert spec.epsilon == pytest.approx(inner, abs=1e-9)
+
+
+@pytest.mark.parametrize("method", ["rsfd-sue-r", "rsfd-oue-r"])
+def test_rsfd_random_fake_data_at_the_papers_epsilon_exceeds_it_and_is_calibrated_down(method):
+    """-r: at the paper's ε′ the exact attribute-level ε exceeds ε for k > 2 (docs/multi-attribute.md#rsfd-privacy);
+    rsfd_amplified lowers ε′ until the exact ratio is within e^ε, and not by more than the bisection's step."""
+    eps, d, k = 1.0, 3, 8
+    inner = math.log(d * math.expm1(eps) + 1)
+    attributes = oracle_attributes(method, (k,) * d)
+    paper = MultiAttribute([{**a, "epsilon": inner} for a in attributes], inner, method=method)
+    assert paper.attribute_epsilon > eps + 0.05
+    spec = MultiAttribute.rsfd_amplified(attributes, eps, method=method)
+    assert spec.attribute_epsilon <= eps
+    assert spec.attribute_epsilon == pytest.approx(eps, abs=1e-9)
+    assert spec.attributes[0].epsilon < inner
+    with pytest.raises(SpecError, match=r"takes an RS\+FD method"):
+        MultiAttribute.rsfd_amplified(attributes, eps, method="smp")
 
 
 def test_rsfd_paper_calibration_is_the_attribute_level_epsilon_not_the_record_level():
@@ -177,10 +288,10 @@ def check_mean_and_mse(errors, variances):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["smp", "spl", "rsfd-grr"])
+@pytest.mark.parametrize("method", ["smp", "spl", *RSFD_METHODS])
 def test_frequency_estimates_are_unbiased_with_each_methods_variance(method):
     n, reps, sizes = 3_000, 300, (4, 3, 5)
-    spec = MultiAttribute(grr_attributes(sizes), 1.0, method=method)
+    spec = MultiAttribute(oracle_attributes(method, sizes), 1.0, method=method)
     gen = np.random.default_rng(11)
     truth = [gen.dirichlet(np.ones(s)) for s in sizes]
     records = {
@@ -194,8 +305,10 @@ def test_frequency_estimates_are_unbiased_with_each_methods_variance(method):
     results = replicate(spec, records, reps, seed=12)
     for j, (name, attr) in enumerate(zip(spec.names, spec.attributes, strict=True)):
         size = attr.domain_size
-        if method == "rsfd-grr":
-            p_star, q_star = rsfd_support_probabilities(attr.p_star, attr.q_star, spec.dimension, size)
+        if spec.rsfd:
+            p_star, q_star = rsfd_support_probabilities(
+                attr.p_star, attr.q_star, spec.dimension, size, method
+            )
         else:
             p_star, q_star = attr.p_star, attr.q_star
         for v in range(size):
@@ -272,19 +385,26 @@ def test_numeric_attribute_standard_error_is_conservative_by_the_spread_over_n()
 
 
 def test_every_methods_estimates_lie_within_their_reported_intervals():
-    """Fast representative: one large collection per method; every value within z·SE of the truth (α = 0.001 each)."""
+    """Fast representative: one large collection per method; every value within z·SE of the truth.
+
+    7 methods × 7 values = 49 checks, Bonferroni at family-wise α = 0.001 (two-sided per check:
+    α/49, z = 4.26); at z = 3.29 per check the family would fail about 5 % of seeds.
+    """
+    from statistics import NormalDist
+
+    methods = ("smp", "spl", *RSFD_METHODS)
+    z = NormalDist().inv_cdf(1 - 0.001 / (2 * 7 * len(methods)))
     n = 60_000
-    attributes = grr_attributes((4, 3))
     gen = np.random.default_rng(31)
     records = {"a0": [f"v{i}" for i in gen.choice(4, n, p=[0.5, 0.3, 0.15, 0.05])], "a1": ["v1"] * n}
     truth = {"a0": np.bincount([int(v[1:]) for v in records["a0"]], minlength=4), "a1": np.array([0, n, 0])}
-    for method in ("smp", "spl", "rsfd-grr"):
-        spec = MultiAttribute(attributes, 1.0, method=method)
+    for method in methods:
+        spec = MultiAttribute(oracle_attributes(method, (4, 3)), 1.0, method=method)
         acc = MultiAttributeAccumulator(spec)
         acc.add_batch(encode_records(spec, records, gen))
         for name, table in acc.estimates(0.95).items():
             error = table["estimate"].to_numpy() - truth[name]
-            assert np.all(np.abs(error) <= Z * table["std_error"].to_numpy()), (method, name)
+            assert np.all(np.abs(error) <= z * table["std_error"].to_numpy()), (method, name)
 
 
 def test_merge_equals_one_accumulator():
@@ -328,12 +448,12 @@ def test_multi_attribute_is_a_registered_mechanism_with_a_schema_per_spec():
     assert again == smp and again.fingerprint == smp.fingerprint
 
 
-@pytest.mark.parametrize("method", ["smp", "spl", "rsfd-grr"])
+@pytest.mark.parametrize("method", ["smp", "spl", *RSFD_METHODS])
 def test_one_record_report_carries_what_its_method_sends(method):
     from ldp.client import make_encoder
     from ldp.report_check import check_report
 
-    attributes = grr_attributes((3, 4, 5)) if method == "rsfd-grr" else MIXED
+    attributes = oracle_attributes(method, (3, 4, 5)) if method in RSFD_METHODS else MIXED
     spec = MultiAttribute(attributes, 6.0, method=method, sample=2 if method == "smp" else None)
     encoder = make_encoder(spec)
     record = [a.domain[0] if hasattr(a, "domain") else 50.0 for a in spec.attributes]
@@ -455,12 +575,12 @@ def test_the_accountant_curve_of_smp_is_the_mixture_over_the_sampled_attributes(
     assert worst == pytest.approx(math.log(float(spec.privacy_ratio)), rel=1e-9)
 
 
-@pytest.mark.parametrize("method", ["smp", "rsfd-grr"])
+@pytest.mark.parametrize("method", ["smp", "rsfd-grr", "rsfd-sue-z", "rsfd-oue-r"])
 def test_a_bad_value_is_refused_whether_or_not_its_attribute_is_sampled(method):
     """Regression: smp encoded only the sampled attributes, so a bad value of another passed unseen."""
     from ldp.client import make_encoder
 
-    attributes = grr_attributes((3, 3)) if method == "rsfd-grr" else MIXED[:1] + MIXED[2:]
+    attributes = oracle_attributes(method, (3, 3)) if method in RSFD_METHODS else MIXED[:1] + MIXED[2:]
     spec = MultiAttribute(attributes, 1.0, method=method)
     good = [a.domain[0] if hasattr(a, "domain") else 5.0 for a in spec.attributes]
     for j, bad in enumerate(["nope", "12"] if method == "smp" else ["nope", "nope"]):
@@ -522,3 +642,70 @@ def test_ldp_spec_prints_the_attribute_level_epsilon_of_rsfd():
         f"attribute_epsilon (two records that differ in one attribute): {spec.attribute_epsilon:.6g}"
         in result.output
     )
+
+
+@pytest.fixture
+def seeded_os_randomness(monkeypatch):
+    """The client's CSPRNG entry points (os.urandom, secrets via random._urandom) read a seeded stream."""
+    import os
+    import random
+
+    gen = np.random.default_rng(77)
+
+    def source(size: int) -> bytes:
+        return gen.bytes(size)
+
+    monkeypatch.setattr(os, "urandom", source)
+    monkeypatch.setattr(random, "_urandom", source)
+    from ldp.client import sampling
+
+    if hasattr(sampling, "urandom_source"):
+        monkeypatch.setattr(sampling, "urandom_source", source)
+
+
+@pytest.mark.parametrize("method", UNARY_RSFD)
+def test_one_report_encoder_of_rsfd_over_ue_gives_unbiased_estimates(method, seeded_os_randomness):
+    """The per-report client (fake data drawn per report) against the truth: every count within z·SE (α = 0.001)."""
+    from ldp.client import make_encoder
+
+    n = 4_000
+    spec = MultiAttribute(oracle_attributes(method, (4, 3)), 2.0, method=method)
+    encoder = make_encoder(spec)
+    acc = MultiAttributeAccumulator(spec)
+    values = [[f"v{i % 4 if i % 3 else 0}", "v2"] for i in range(n)]
+    for value in values:
+        acc.add(encoder.encode(value))
+    truth = {"a0": np.bincount([int(v[0][1:]) for v in values], minlength=4), "a1": np.array([0, 0, n])}
+    for name, table in acc.estimates(0.95).items():
+        error = table["estimate"].to_numpy() - truth[name]
+        assert np.all(np.abs(error) <= Z * table["std_error"].to_numpy()), (method, name, error)
+
+
+@pytest.mark.parametrize("method", UNARY_RSFD)
+def test_rsfd_over_ue_batches_reports_and_state_round_trip(method):
+    spec = MultiAttribute(oracle_attributes(method, (3, 9)), 1.0, method=method)
+    records = {"a0": ["v0", "v1", "v2"] * 100, "a1": ["v8"] * 300}
+    batch = encode_records(spec, records, np.random.default_rng(1))
+    from ldp.client.multiattr import record_report_batch
+
+    direct, via_reports = MultiAttributeAccumulator(spec), MultiAttributeAccumulator(spec)
+    direct.add_batch(batch)
+    via_reports.add_batch(record_report_batch(spec, batch))
+    assert direct == via_reports and direct.reporters() == {"a0": 300, "a1": 300}
+    again = MultiAttributeAccumulator.from_state(
+        spec, json.loads(json.dumps(direct.state(), default=lambda o: o.tolist()))
+    )
+    assert again == direct
+    assert MultiAttribute.from_dict(spec.to_dict()) == spec
+
+
+@pytest.mark.slow  # 20,000 real-client samples per input
+@pytest.mark.parametrize("method", ["rsfd-oue-z", "rsfd-sue-r"])
+def test_the_audit_of_rsfd_over_ue_finds_no_violation_of_the_record_claim(method):
+    from ldp.audit import run_audit
+    from ldp.audit_sources import python_client_sampler
+
+    spec = MultiAttribute.rsfd_amplified(oracle_attributes(method, (3, 3, 3)), 1.0, method=method)
+    with python_client_sampler(spec) as sampler:
+        result = run_audit(spec, sampler, 20_000, confidence=1 - 1e-6)
+    assert result.rows and not result.violation

@@ -56,6 +56,15 @@ def _moments(samples):
         ("smp", ATTRIBUTES),  # the fast representative (~2 s)
         pytest.param("spl", ATTRIBUTES, marks=pytest.mark.slow),
         pytest.param("rsfd-grr", [{**a, "mechanism": "grr"} for a in ATTRIBUTES], marks=pytest.mark.slow),
+        *(
+            pytest.param(
+                f"rsfd-{oracle}-{fake}",
+                [{**a, "mechanism": oracle} for a in ATTRIBUTES],
+                marks=pytest.mark.slow,
+            )
+            for oracle in ("sue", "oue")
+            for fake in ("z", "r")
+        ),
     ],
 )
 def test_fast_and_real_estimates_agree_in_mean_and_variance(method, attributes):

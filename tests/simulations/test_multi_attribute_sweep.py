@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from ldp.cli import cli
 from ldp.errors import ParameterError
 from ldp.simulations.multiattr import recalibrated, records_sweep
-from ldp.specs.multiattr import MultiAttribute
+from ldp.specs.multiattr import MULTI_ATTRIBUTE_METHODS, MultiAttribute
 
 CATEGORICAL = [
     {"name": "os", "mechanism": "grr", "domain": ["l", "m", "w"]},
@@ -31,7 +31,7 @@ def _records(path, rows: int = 400, numeric: bool = False):
 def test_every_method_runs_on_categorical_records_and_the_spec_is_recalibrated(tmp_path):
     spec = MultiAttribute(CATEGORICAL, 1.0)
     results, text = records_sweep(spec, _records(tmp_path / "r.csv"), "1,4", repeats=2, seed=3)
-    assert set(results["method"]) == {"smp", "spl", "rsfd-grr"}
+    assert set(results["method"]) == set(MULTI_ATTRIBUTE_METHODS)  # rsfd over GRR, SUE-z/r and OUE-z/r too
     assert set(results["attribute"]) == {"os", "browser"} and (results["n"] == 400).all()
     assert (results["variance"] > 0).all() and results.groupby(["epsilon", "attribute"])["best"].sum().eq(
         1
@@ -51,6 +51,7 @@ def test_rsfd_is_left_out_with_its_reason_when_an_attribute_is_numeric(tmp_path)
     results, text = records_sweep(spec, _records(tmp_path / "r.csv", numeric=True), "1", repeats=2, seed=3)
     assert set(results["method"]) == {"smp", "spl"}
     assert "not run: rsfd-grr at epsilon=1: rsfd-grr takes categorical attributes; 'ms' is piecewise" in text
+    assert "not run: rsfd-oue-r at epsilon=1: rsfd-oue-r takes categorical attributes" in text
     with pytest.raises(ParameterError, match="takes categorical"):
         recalibrated(spec, 1.0, "rsfd-grr")
 
@@ -64,7 +65,7 @@ def test_the_cli_compares_the_methods_and_refuses_what_does_not_apply(tmp_path):
     result = runner.invoke(cli, [*args, "--seed", "5", "-o", str(tmp_path / "out.csv")])
     assert result.exit_code == 0, result.output
     assert "rsfd-grr" in result.output and "seed: 5" in result.output
-    assert set(pd.read_csv(tmp_path / "out.csv")["method"]) == {"smp", "spl", "rsfd-grr"}
+    assert set(pd.read_csv(tmp_path / "out.csv")["method"]) == set(MULTI_ATTRIBUTE_METHODS)
     result = runner.invoke(cli, [*args, "-m", "grr"])
     assert result.exit_code == 2 and "--mechanism does not apply to a multi-attribute sweep" in result.output
     (tmp_path / "bad.csv").write_text("os,browser\nz,ff\n")

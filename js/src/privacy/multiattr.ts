@@ -6,7 +6,65 @@ import type { Json, JsonObject } from "../json.js";
 import { type MechanismPrivacy, domainSize, int, prob } from "../privacyfields.js";
 import { fail } from "../text.js";
 
-const METHODS = ["smp", "spl", "rsfd-grr"];
+/** RS+FD methods: every attribute's oracle, and the fake data of a non-sampled one. */
+const RSFD: Record<string, [string, "uniform" | "zero" | "random"]> = {
+  "rsfd-grr": ["grr", "uniform"],
+  "rsfd-sue-z": ["sue", "zero"],
+  "rsfd-sue-r": ["sue", "random"],
+  "rsfd-oue-z": ["oue", "zero"],
+  "rsfd-oue-r": ["oue", "random"],
+};
+const METHODS = ["smp", "spl", ...Object.keys(RSFD)];
+
+type Pair = [Fraction, Fraction];
+
+/**
+ * The pairs (t_j(y, x_j), t_j(y, x′_j)) attribute j's outputs give, t_j = P_j(y | x)/F_j(y) with F_j
+ * the fake distribution (`MultiAttribute.rsfd_pairs`): `differ` when x_j ≠ x′_j. Only the extremes
+ * of each family of outputs are listed, the only ones a ratio of sums can pick.
+ */
+function rsfdPairs(attribute: JsonObject, fake: "uniform" | "zero" | "random", differ: boolean): Pair[] {
+  const k = domainSize(attribute);
+  const p = prob(attribute, "p");
+  const q = fake === "uniform" ? divInt(sub(ONE, p), k - 1n) : prob(attribute, "q");
+  const kk = fraction(k);
+  if (fake === "uniform") {
+    const high = mul(kk, p);
+    const low = mul(kk, q);
+    if (!differ) return [[high, high], [low, low]];
+    return k > 2n ? [[high, low], [low, high], [low, low]] : [[high, low], [low, high]];
+  }
+  const alpha = div(p, q);
+  const beta = div(sub(ONE, p), sub(ONE, q));
+  if (fake === "zero") {
+    if (!differ) return [[alpha, alpha], [beta, beta]];
+    return [[alpha, beta], [beta, alpha], [alpha, alpha], [beta, beta]];
+  }
+  const t = (one: boolean, m: bigint): Fraction => div(mul(kk, one ? alpha : beta), add(mul(fraction(m), alpha), mul(fraction(k - m), beta)));
+  if (!differ) return [[t(true, 1n), t(true, 1n)], [t(true, k), t(true, k)], [t(false, 0n), t(false, 0n)], [t(false, k - 1n), t(false, k - 1n)]];
+  const out: Pair[] = [];
+  for (const m of new Set([1n, k - 1n])) out.push([t(true, m), t(false, m)], [t(false, m), t(true, m)]);
+  for (const m of new Set([2n, k])) out.push([t(true, m), t(true, m)]);
+  for (const m of new Set([0n, k - 2n])) out.push([t(false, m), t(false, m)]);
+  return out;
+}
+
+/** max over one pair (u_j, w_j) of each part of Σ u_j / Σ w_j, exactly (Dinkelbach; `max_ratio_of_sums`). */
+export function maxRatioOfSums(options: Pair[][]): Fraction {
+  const ratioOf = (choice: Pair[]): Fraction =>
+    div(
+      choice.reduce((s, [u]) => add(s, u), fraction(0n)),
+      choice.reduce((s, [, w]) => add(s, w), fraction(0n)),
+    );
+  let ratio = ratioOf(options.map((part) => part[0]));
+  for (;;) {
+    const score = ([u, w]: Pair): Fraction => sub(u, mul(ratio, w));
+    const choice = options.map((part) => part.reduce((best, pair) => (compare(score(pair), score(best)) > 0 ? pair : best)));
+    const gain = choice.reduce((s, pair) => add(s, score(pair)), fraction(0n));
+    if (compare(gain, fraction(0n)) <= 0) return ratio;
+    ratio = ratioOf(choice);
+  }
+}
 
 /** The attributes of canonical fields (each a part spec's canonical fields with its `name`). */
 function attributesOf(fields: JsonObject): JsonObject[] {
@@ -18,7 +76,8 @@ function attributesOf(fields: JsonObject): JsonObject[] {
 /**
  * A record's exact worst-case ratio over any two records: the product of the
  * k largest attribute ratios (`smp`, k sampled; `spl`, k = d), or
- * Σ k_j p_j / Σ k_j q_j over the GRR attributes (`rsfd-grr`). Each attribute's
+ * for RS+FD the exact maximum of Σ_j t_j(y_j, x_j) / Σ_j t_j(y_j, x′_j) over the outputs
+ * (`rsfdPairs`, `maxRatioOfSums`; Σ k_j p_j / Σ k_j q_j for GRR). Each attribute's
  * own facts come from `parts` (the dispatcher, `mechanismPrivacy`); null when
  * an attribute's ratio is not in its spec (a numeric grid table).
  *
@@ -41,7 +100,7 @@ export function multiAttributePrivacy(
   if (k < 1n) fail(`sample must be >= 1, got ${k}`);
   if (method === "smp" && k > BigInt(d)) fail(`multi-attribute: sample (${k}) cannot exceed the ${d} attributes`);
   if (method === "spl" && k !== BigInt(d)) fail(`multi-attribute: spl reports every attribute (sample=${d})`);
-  if (method === "rsfd-grr" && k !== 1n) fail("multi-attribute: rsfd-grr samples exactly one attribute (sample=1)");
+  if (method in RSFD && k !== 1n) fail(`multi-attribute: ${method} samples exactly one attribute (sample=1)`);
   const ratios: Fraction[] = [];
   let unknown = false;
   for (const [j, attribute] of attributes.entries()) {
@@ -55,8 +114,8 @@ export function multiAttributePrivacy(
           "fresh randomness per report and an exact probability ratio",
       );
     }
-    if (method === "rsfd-grr" && attribute.mechanism !== "grr") {
-      fail(`multi-attribute: rsfd-grr takes GRR attributes; '${names[j]}' is ${String(attribute.mechanism)}`);
+    if (method in RSFD && attribute.mechanism !== RSFD[method][0]) {
+      fail(`multi-attribute: ${method} takes ${RSFD[method][0].toUpperCase()} attributes; '${names[j]}' is ${String(attribute.mechanism)}`);
     }
     if (facts.ratio === null) unknown = true;
     else ratios.push(facts.ratio);
@@ -77,16 +136,9 @@ export function multiAttributePrivacy(
     }
     return { ratio: null };
   }
-  if (method === "rsfd-grr") {
-    let top: Fraction = fraction(0n);
-    let bottom: Fraction = fraction(0n);
-    for (const attribute of attributes) {
-      const size = domainSize(attribute);
-      const p = prob(attribute, "p");
-      top = add(top, mul(p, fraction(size)));
-      bottom = add(bottom, mul(divInt(sub(ONE, p), size - 1n), fraction(size)));
-    }
-    return { ratio: div(top, bottom) };
+  if (method in RSFD) {
+    const fake = RSFD[method][1];
+    return { ratio: maxRatioOfSums(attributes.map((attribute) => rsfdPairs(attribute, fake, true))) };
   }
   ratios.sort((a, b) => compare(b, a));
   return { ratio: ratios.slice(0, Number(k)).reduce((product, r) => mul(product, r), ONE) };

@@ -1,4 +1,5 @@
-"""Cross-language vectors of multi-attribute records: SMP (k = 1 and k = 2), SPL with numeric attributes, RS+FD[GRR].
+"""Cross-language vectors of multi-attribute records: SMP (k = 1 and k = 2), SPL with numeric attributes, RS+FD
+over GRR, SUE-z and OUE-r (the paper's calibration; -r lowered to meet the attribute-level ε).
 
 Each attribute is held calibrated (the client never calibrates), GRR first.
 """
@@ -63,6 +64,31 @@ CASES = (
         ).to_dict(),
         values=[["a", "b", "c"], {"g0": "c", "g1": "c", "g2": "a"}],
     ),
+    Case(
+        "multi-attribute/rsfd-sue-z",
+        MultiAttribute.rsfd_amplified(
+            [
+                {"name": "os", "mechanism": "sue", "domain": ["linux", "mac", "\u00e9"]},
+                {"name": "browser", "mechanism": "sue", "domain": ["ff", "chrome", "safari", "edge"]},
+            ],
+            1.0,
+            method="rsfd-sue-z",
+        ).to_dict(),
+        values=[["linux", "ff"], {"os": "\u00e9", "browser": "edge"}, ["mac", "chrome"]],
+    ),
+    Case(
+        "multi-attribute/rsfd-oue-r",
+        MultiAttribute.rsfd_amplified(
+            [
+                {"name": "os", "mechanism": "oue", "domain": ["linux", "mac", "\u00e9"]},
+                {"name": "page", "mechanism": "oue", "domain": list(range(10))},
+                {"name": "tier", "mechanism": "oue", "domain": ["free", "pro"]},
+            ],
+            1.0,
+            method="rsfd-oue-r",
+        ).to_dict(),
+        values=[["linux", 3, "pro"], {"os": "mac", "page": 9, "tier": "free"}, ["\u00e9", "0", "free"]],
+    ),
 )
 
 _CAT = CASES[1].spec["attributes"]  # grr os, oue browser, olh page: 3 attributes at epsilon 3 each
@@ -117,5 +143,11 @@ INVALID = (
         "multi-attribute/rsfd",
         {"attributes": [*_RSFD[:2], {**_CAT[1], "name": "g2"}]},
         match="rsfd-grr takes GRR attributes",
+    ),
+    Invalid(
+        "multi-attribute/rsfd-sue-grr",
+        "multi-attribute/rsfd-sue-z",
+        {"attributes": [CASES[4].spec["attributes"][0], {**_RSFD[0], "name": "browser"}]},
+        match="rsfd-sue-z takes SUE attributes",
     ),
 )

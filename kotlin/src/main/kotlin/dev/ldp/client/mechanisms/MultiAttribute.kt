@@ -7,7 +7,10 @@ import dev.ldp.client.EncoderOptions
 import dev.ldp.client.FloatField
 import dev.ldp.client.Json
 import dev.ldp.client.JsonObject
+import dev.ldp.client.LaneSampler
+import dev.ldp.client.Lanes
 import dev.ldp.client.LdpException
+import dev.ldp.client.Packing
 import dev.ldp.client.Report
 import dev.ldp.client.Samplers
 import dev.ldp.client.Spec
@@ -21,7 +24,9 @@ import java.math.BigInteger
  * record, each reported attribute by its own mechanism's encoder, byte for byte as the Python client.
  * `smp` draws k of the d attributes (a partial Fisher–Yates shuffle, one randbelow(d − t) per draw) and
  * sends their bits `sampled` and their reports; `spl` reports every attribute; `rsfd-grr` draws the
- * attribute reported by GRR and gives every other a uniform fake value. Every value of the record is
+ * attribute reported by GRR and gives every other a uniform fake value; `rsfd-{sue,oue}-z` report the
+ * drawn attribute by unary encoding and every other as the zero vector perturbed, `-r` as the UE report
+ * of a uniform value (one randbelow(k_j) each, in attribute order). Every value of the record is
  * checked, sampled or not. Attribute j's report fields are the record report's declared fields
  * `a{j}_<field>` (a numeric output as a float).
  *
@@ -47,6 +52,9 @@ public class MultiAttributeEncoder private constructor(
     private val method = spec.string("method")
     private val sample = spec.intValue("sample")
 
+    /** RS+FD over SUE/OUE: per attribute its lane sampler over (p, q), as [UnaryEncoder] builds it. */
+    private val unary: List<LaneSampler>?
+
     init {
         @Suppress("UNCHECKED_CAST")
         val attributes = spec.fields["attributes"] as List<JsonObject>
@@ -55,6 +63,14 @@ public class MultiAttributeEncoder private constructor(
         encoders = attributes.mapIndexed { j, attribute ->
             val part = Spec.load(attribute.filterKeys { it != "name" })
             if (indexes[j] != null) parts(part) else numericPart(names[j], part, options, parts)
+        }
+        unary = if (method in RSFD_UNARY) {
+            attributes.map { a ->
+                val part = Spec.load(a.filterKeys { it != "name" })
+                LaneSampler(part.domain().size, listOf(part.fraction("p"), part.fraction("q")))
+            }
+        } else {
+            null
         }
         for (name in options.tables.keys) {
             val j = names.indexOf(name)
@@ -134,6 +150,19 @@ public class MultiAttributeEncoder private constructor(
             }
             return Report(spec.fingerprint, extra = extra)
         }
+        if (unary != null) {
+            val chosen = Samplers.randbelow(BigInteger.valueOf(d.toLong()), source).toInt()
+            for (j in 0 until d) {
+                val index = indexes[j]!! // RS+FD: every attribute is categorical (SUE or OUE)
+                val hot: Int? = when {
+                    j == chosen -> index.indexOf(record[j]!!)
+                    method.endsWith("-z") -> null
+                    else -> Samplers.randbelow(BigInteger.valueOf(index.size.toLong()), source).toInt()
+                }
+                extra.add("a${j}_bits" to perturb(unary[j], index.size, hot))
+            }
+            return Report(spec.fingerprint, extra = extra)
+        }
         val sampled = if (method == "spl") (0 until d).toList() else sampled()
         if (method == "smp") {
             val bits = ByteArray((d + 7) / 8)
@@ -146,7 +175,18 @@ public class MultiAttributeEncoder private constructor(
         return Report(spec.fingerprint, extra = extra)
     }
 
+    /** The packed bits of the one-hot vector of index `i` perturbed (null: the zero vector), as [UnaryEncoder]'s. */
+    private fun perturb(sampler: LaneSampler, width: Int, i: Int?): ByteArray {
+        val oneHot = if (i == null) LongArray(Lanes.fullWords(width).size) else Lanes.oneLane(i, width)
+        val others = Lanes.fullWords(width)
+        if (i != null) others[i ushr 6] = others[i ushr 6] xor oneHot[i ushr 6]
+        return Packing.wordsToPacked(sampler.sample(arrayOf(oneHot, others), source), width)
+    }
+
     public companion object {
+        /** The RS+FD methods over unary encoding (every attribute's bits in every report). */
+        private val RSFD_UNARY = setOf("rsfd-sue-z", "rsfd-sue-r", "rsfd-oue-z", "rsfd-oue-r")
+
         /** Mechanisms whose sampling table is the server's (`GET /v1/tasks/{task}/tables`), never rebuilt here. */
         private val SERVER_TABLES = setOf("piecewise", "hybrid", "laplace", "gaussian")
 

@@ -8,12 +8,73 @@ import dev.ldp.client.PrivacyFields
 import dev.ldp.client.SpecException
 import java.math.BigInteger
 
-private val METHODS = listOf("smp", "spl", "rsfd-grr")
+/** RS+FD methods: every attribute's oracle, and the fake data of a non-sampled one. */
+private val RSFD: Map<String, Pair<String, String>> = linkedMapOf(
+    "rsfd-grr" to ("grr" to "uniform"),
+    "rsfd-sue-z" to ("sue" to "zero"),
+    "rsfd-sue-r" to ("sue" to "random"),
+    "rsfd-oue-z" to ("oue" to "zero"),
+    "rsfd-oue-r" to ("oue" to "random"),
+)
+private val METHODS = listOf("smp", "spl") + RSFD.keys
+
+/**
+ * The pairs (t_j(y, x_j), t_j(y, x′_j)) attribute j's outputs give, t_j = P_j(y | x)/F_j(y) with F_j the
+ * fake distribution (`MultiAttribute.rsfd_pairs`; `rsfdPairs` in TypeScript): `differ` when x_j ≠ x′_j.
+ * Only the extremes of each family of outputs are listed, the only ones a ratio of sums can pick.
+ */
+private fun rsfdPairs(attribute: JsonObject, fake: String, differ: Boolean): List<Pair<Fraction, Fraction>> {
+    val k = PrivacyFields.domainSize(attribute)
+    val p = PrivacyFields.prob(attribute, "p")
+    val q = if (fake == "uniform") (Fraction.ONE - p).divInt(k - BigInteger.ONE) else PrivacyFields.prob(attribute, "q")
+    val kk = Fraction.of(k)
+    if (fake == "uniform") {
+        val high = kk * p
+        val low = kk * q
+        if (!differ) return listOf(high to high, low to low)
+        return if (k > BigInteger.valueOf(2)) listOf(high to low, low to high, low to low) else listOf(high to low, low to high)
+    }
+    val alpha = p / q
+    val beta = (Fraction.ONE - p) / (Fraction.ONE - q)
+    if (fake == "zero") {
+        if (!differ) return listOf(alpha to alpha, beta to beta)
+        return listOf(alpha to beta, beta to alpha, alpha to alpha, beta to beta)
+    }
+    fun t(one: Boolean, m: BigInteger): Fraction = kk * (if (one) alpha else beta) / (Fraction.of(m) * alpha + Fraction.of(k - m) * beta)
+    val km1 = k - BigInteger.ONE
+    if (!differ) {
+        return listOf(t(true, BigInteger.ONE), t(true, k), t(false, BigInteger.ZERO), t(false, km1)).map { it to it }
+    }
+    val out = ArrayList<Pair<Fraction, Fraction>>()
+    for (m in linkedSetOf(BigInteger.ONE, km1)) {
+        out.add(t(true, m) to t(false, m))
+        out.add(t(false, m) to t(true, m))
+    }
+    for (m in linkedSetOf(BigInteger.valueOf(2), k)) out.add(t(true, m) to t(true, m))
+    for (m in linkedSetOf(BigInteger.ZERO, k - BigInteger.valueOf(2))) out.add(t(false, m) to t(false, m))
+    return out
+}
+
+/** max over one pair (u_j, w_j) of each part of Σ u_j / Σ w_j, exactly (Dinkelbach; Python's `max_ratio_of_sums`). */
+public fun maxRatioOfSums(options: List<List<Pair<Fraction, Fraction>>>): Fraction {
+    fun ratioOf(choice: List<Pair<Fraction, Fraction>>): Fraction =
+        choice.fold(Fraction.ZERO) { s, pair -> s + pair.first } / choice.fold(Fraction.ZERO) { s, pair -> s + pair.second }
+    var ratio = ratioOf(options.map { it.first() })
+    while (true) {
+        val current = ratio
+        fun score(pair: Pair<Fraction, Fraction>): Fraction = pair.first - current * pair.second
+        val choice = options.map { part -> part.reduce { best, pair -> if (score(pair) > score(best)) pair else best } }
+        val gain = choice.fold(Fraction.ZERO) { s, pair -> s + score(pair) }
+        if (gain <= Fraction.ZERO) return ratio
+        ratio = ratioOf(choice)
+    }
+}
 
 /**
  * A record's exact worst-case ratio over any two records (the port of `js/src/privacy/multiattr.ts`;
  * `ldp/specs/multiattr.py` MultiAttribute): the product of the k largest attribute ratios (`smp`, k
- * sampled; `spl`, k = d), or Σ k_j p_j / Σ k_j q_j over the GRR attributes (`rsfd-grr`). Each
+ * sampled; `spl`, k = d), or for RS+FD the exact maximum of Σ_j t_j(y_j, x_j) / Σ_j t_j(y_j, x′_j) over the
+ * outputs ([maxRatioOfSums]; Σ k_j p_j / Σ k_j q_j for GRR). Each
  * attribute's own facts come from `parts` (the dispatcher); when an attribute's ratio is not in its spec
  * (a numeric grid table, checked against its stated ε when its encoder gets the table), the record's
  * stated ε must cover the k largest attributes' stated ε by composition, and the ratio is null. An
@@ -38,7 +99,7 @@ public fun multiAttributePrivacy(fields: JsonObject, parts: (JsonObject) -> Mech
     if (k < BigInteger.ONE) throw SpecException("sample must be >= 1, got $k")
     if (method == "smp" && k > dBig) throw SpecException("multi-attribute: sample ($k) cannot exceed the $d attributes")
     if (method == "spl" && k != dBig) throw SpecException("multi-attribute: spl reports every attribute (sample=$d)")
-    if (method == "rsfd-grr" && k != BigInteger.ONE) throw SpecException("multi-attribute: rsfd-grr samples exactly one attribute (sample=1)")
+    if (method in RSFD && k != BigInteger.ONE) throw SpecException("multi-attribute: $method samples exactly one attribute (sample=1)")
     val ratios = ArrayList<Fraction>()
     var unknown = false
     attributes.forEachIndexed { j, attribute ->
@@ -52,7 +113,10 @@ public fun multiAttributePrivacy(fields: JsonObject, parts: (JsonObject) -> Mech
                     "and an exact probability ratio",
             )
         }
-        if (method == "rsfd-grr" && mechanism != "grr") throw SpecException("multi-attribute: rsfd-grr takes GRR attributes; '${names[j]}' is $mechanism")
+        val oracle = RSFD[method]?.first
+        if (oracle != null && mechanism != oracle) {
+            throw SpecException("multi-attribute: $method takes ${oracle.uppercase()} attributes; '${names[j]}' is $mechanism")
+        }
         val ratio = facts.ratio
         if (ratio == null) unknown = true else ratios.add(ratio)
     }
@@ -72,17 +136,8 @@ public fun multiAttributePrivacy(fields: JsonObject, parts: (JsonObject) -> Mech
         }
         return MechanismPrivacy.fresh(null)
     }
-    if (method == "rsfd-grr") {
-        var top = Fraction.ZERO
-        var bottom = Fraction.ZERO
-        for (attribute in attributes) {
-            val size = PrivacyFields.domainSize(attribute)
-            val p = PrivacyFields.prob(attribute, "p")
-            top += p * Fraction.of(size)
-            bottom += (Fraction.ONE - p).divInt(size - BigInteger.ONE) * Fraction.of(size)
-        }
-        return MechanismPrivacy.fresh(top / bottom)
-    }
+    val rsfd = RSFD[method]
+    if (rsfd != null) return MechanismPrivacy.fresh(maxRatioOfSums(attributes.map { rsfdPairs(it, rsfd.second, true) }))
     ratios.sortDescending()
     return MechanismPrivacy.fresh(ratios.take(k.toInt()).fold(Fraction.ONE) { product, r -> product * r })
 }

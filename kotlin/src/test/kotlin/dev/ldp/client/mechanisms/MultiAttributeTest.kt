@@ -2,6 +2,7 @@ package dev.ldp.client.mechanisms
 
 import dev.ldp.client.ChiSquare
 import dev.ldp.client.EncoderOptions
+import dev.ldp.client.Fraction
 import dev.ldp.client.Json
 import dev.ldp.client.JsonObject
 import dev.ldp.client.LdpException
@@ -10,6 +11,7 @@ import dev.ldp.client.Registry
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.ValueException
+import dev.ldp.client.privacy.maxRatioOfSums
 import dev.ldp.client.Vectors
 import dev.ldp.client.str
 import java.math.BigInteger
@@ -68,6 +70,12 @@ class MultiAttributeTest {
         refused(edited("multi-attribute/smp") { attribute(it, 1).remove("name") }, "attributes\\[1\\] needs a non-empty 'name'")
         refused(edited("multi-attribute/rsfd") { it["method"] = "spl" }, "spl reports every attribute")
         refused(edited("multi-attribute/smp") { it["method"] = "rsfd-grr" }, "rsfd-grr")
+        // RS+FD over SUE/OUE: the exact ratio of sums (Dinkelbach), -r fake data included: 1e-6 below Python's is refused
+        for (id in listOf("multi-attribute/rsfd-sue-z", "multi-attribute/rsfd-oue-r")) {
+            assertEquals("multi-attribute", Spec.load(Json.parseObject(canonical(id))).mechanism)
+            refused(edited(id) { it["epsilon"] = (it["epsilon"] as Double) - 1e-6 }, "exact probabilities give epsilon=1\\.4")
+        }
+        refused(edited("multi-attribute/rsfd-sue-z") { it["method"] = "rsfd-oue-z" }, "rsfd-oue-z takes OUE attributes; 'os' is sue")
         // an (ε, δ) attribute (Gaussian) or a memoized one (1BitMean with alpha rounding) does not compose as a pure ε
         for (id in listOf("gaussian/grid8", "onebitmean/alpha")) {
             refused(
@@ -80,6 +88,22 @@ class MultiAttributeTest {
                 },
                 "attribute 'ms' \\(${id.substringBefore('/')}\\) must be a pure epsilon-LDP mechanism with fresh randomness per report",
             )
+        }
+    }
+
+    @Test
+    fun maxRatioOfSumsIsTheMaximumOverEveryChoice() {
+        var seed = 7L
+        fun next(): Fraction { seed = (seed * 1103515245 + 12345) % 2147483648; return Fraction.of(1 + seed % 19, 1) }
+        for (trial in 0 until 40) {
+            val parts = (0 until 1 + trial % 3).map { j -> (0 until 1 + (trial + j) % 3).map { next() to next() } }
+            var best = Fraction.ZERO
+            fun walk(j: Int, u: Fraction, w: Fraction) {
+                if (j == parts.size) { if (u / w > best) best = u / w; return }
+                for ((a, b) in parts[j]) walk(j + 1, u + a, w + b)
+            }
+            walk(0, Fraction.ZERO, Fraction.ZERO)
+            assertEquals(best, maxRatioOfSums(parts))
         }
     }
 
