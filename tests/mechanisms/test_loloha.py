@@ -416,9 +416,12 @@ def test_the_ledger_charges_one_stream_per_bucket_so_a_lifetime_costs_g_eps_inf(
     encoder = make_encoder(spec, ledger=tmp_path / "ledger.json", budget=Budget(epsilon=100))
     for value in list(spec.domain) * 2:
         encoder.encode(value)
-    assert encoder.spent == pytest.approx(spec.g * spec.epsilon_inf)
     keys = {encoder.encoder.memo_key(v) for v in spec.domain}
-    assert keys == {b"0", b"1"}
+    # The client's hash comes from its CSPRNG: about 1 % of the pool's hashes (3 of 300 clients tried) put all
+    # 40 values in one bucket (their images (a·x + b) mod p all fall in one half), and then one stream is charged.
+    assert keys <= {b"0", b"1"}
+    assert encoder.spent == pytest.approx(len(keys) * spec.epsilon_inf)
+    assert encoder.spent <= spec.g * spec.epsilon_inf
 
 
 def test_ldp_spec_prints_the_lifetime_bound(tmp_path):
