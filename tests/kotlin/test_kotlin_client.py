@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from conftest import every_spec_shape, sample_values
-from kotlin_build import KOTLIN, VERSION, maven
+from kotlin_build import JAR, KOTLIN, maven
 from scipy.stats import norm
 
 from ldp.audit import audit_claims, run_audit
@@ -104,18 +104,20 @@ def test_the_kotlin_junit_suite_passes(kotlin_classpath):
 
     So ``pytest -m slow`` runs every Kotlin test CI runs; the surefire reports must show tests ran.
     """
-    reports = KOTLIN / "target" / "surefire-reports"
-    for stale in reports.glob("TEST-*.xml"):  # a class since deleted must not count
+    reports = KOTLIN.glob("ldp-client-*/target/surefire-reports")  # one folder per module
+    for stale in KOTLIN.glob(
+        "ldp-client-*/target/surefire-reports/TEST-*.xml"
+    ):  # a class since deleted must not count
         stale.unlink()
     done = maven("verify", timeout=1800)
     tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-40:])
     assert done.returncode == 0, tail
     totals = Counter()
-    for report in reports.glob("TEST-*.xml"):
+    for report in KOTLIN.glob("ldp-client-*/target/surefire-reports/TEST-*.xml"):
         suite = ET.parse(report).getroot()
         for key in ("tests", "failures", "errors"):
             totals[key] += int(suite.get(key, "0"))
-    assert totals["tests"] > 0, f"no tests ran: {sorted(p.name for p in reports.iterdir())}"
+    assert totals["tests"] > 0, f"no tests ran: {sorted(str(p) for p in reports)}"
     assert totals["failures"] == 0 and totals["errors"] == 0, totals
 
 
@@ -215,7 +217,7 @@ def test_ldp_audit_runs_the_kotlin_cli_as_documented(kotlin_classpath, tmp_path)
     spec = SPECS["grr"]
     args = _write_spec(spec, tmp_path)
     copy = Path(kotlin_classpath.split(os.pathsep)[0]).parent
-    classpath = os.pathsep.join([str(copy / f"ldp-client-{VERSION}.jar"), str(copy / "lib" / "*")])
+    classpath = os.pathsep.join([str(copy / JAR.name), str(copy / "lib" / "*")])
     command = shlex.join(["java", "-cp", classpath, MAIN, *args])
     done = _ldp("audit", *args[:2], "--encoder-cmd", command, "--samples", "2000", "--confidence", 1 - ALPHA)
     assert done.returncode == 0, done.stdout + done.stderr
