@@ -6,8 +6,8 @@ skipped, with the reason, only where java or mvn is not installed (and fail then
 slow: packaging the client takes Maven most of a minute, too much for the fast set (the Kotlin encoders are
 matched to Python's reports byte for byte by the JUnit suite, which ``test_the_kotlin_junit_suite_passes`` runs).
 
-The mechanisms come from the Kotlin registry (``Registry.ENCODED`` in the generated kotlin/.../Registry.kt), so a
-family ported later is covered with no edit here.
+The mechanisms come from the Kotlin registry (``Registry.ARTIFACTS`` in the generated
+kotlin/ldp-client-core/.../Registry.kt), so a family ported later is covered with no edit here.
 """
 
 from __future__ import annotations
@@ -36,17 +36,20 @@ from ldp.numeric_wire import has_table, numeric_table
 pytestmark = pytest.mark.slow
 
 MAIN = "dev.ldp.client.cli.Main"
-REGISTRY = KOTLIN / "src" / "main" / "kotlin" / "dev" / "ldp" / "client" / "Registry.kt"
+REGISTRY = KOTLIN / "ldp-client-core" / "src" / "main" / "kotlin" / "dev" / "ldp" / "client" / "Registry.kt"
 ALPHA = 1e-6
 Z = float(norm.isf(ALPHA / 2))  # two-sided, per estimate
 N = 10_000
 
 
 def kotlin_mechanisms() -> list[str]:
-    """``Registry.ENCODED`` of the generated Registry.kt: the mechanisms the Kotlin client encodes."""
-    found = re.search(r"val ENCODED: List<String> = listOf\(([^)]*)\)", REGISTRY.read_text(encoding="utf-8"))
-    assert found, f"no ENCODED list in {REGISTRY}"
-    return re.findall(r'"([^"]+)"', found.group(1))
+    """``Registry.ARTIFACTS`` of the generated Registry.kt: the mechanisms the Kotlin client encodes (the command
+    line has every artifact on its class path, so its ``Registry.ENCODED`` is all of them)."""
+    found = re.search(
+        r"val ARTIFACTS: Map<String, String> = linkedMapOf\(([^)]*)\)", REGISTRY.read_text(encoding="utf-8")
+    )
+    assert found, f"no ARTIFACTS table in {REGISTRY}"
+    return re.findall(r'"([^"]+)" to "', found.group(1))
 
 
 def _specs() -> dict[str, object]:
@@ -210,6 +213,18 @@ def test_the_kotlin_cli_is_consistent_with_its_claim(mechanism, kotlin_classpath
     claims = audit_claims(spec, memoized=False)
     result = run_audit(spec, command_sampler(spec, command), 2000, confidence=1 - ALPHA, claims=claims)
     assert not result.violation, result.worst
+
+
+def test_the_packaged_cli_finds_every_family_artifact_on_its_class_path(kotlin_classpath):
+    """``--list-mechanisms`` is ``Registry.ENCODED``: core finds each family JAR of ``lib/`` through ServiceLoader."""
+    done = subprocess.run(
+        ["java", "-cp", kotlin_classpath, MAIN, "--list-mechanisms"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == kotlin_mechanisms()
 
 
 def test_ldp_audit_runs_the_kotlin_cli_as_documented(kotlin_classpath, tmp_path):
