@@ -1,6 +1,6 @@
 """The Kotlin client (kotlin/): encoding speed on one core beside SecureRandom, and the JAR's size.
 
-Speed: ``dev.ldp.client.bench.EncodeBench`` (kotlin/src/test/kotlin/.../bench, a plain timed harness) encodes
+Speed: ``dev.ldp.client.bench.EncodeBench`` (kotlin/ldp-client-tests/src/test/kotlin/.../bench, a plain timed harness) encodes
 one value repeatedly on one thread with the pooled ``SecureRandom`` source apps use (``ByteSources.secure``):
 after a warm-up for the JIT, the median of 5 rounds (the measurements of a spec taken in turn), in reports per
 second of the thread's CPU time: one core's rate, even on a machine other processes share. The reference of the same run is
@@ -17,9 +17,10 @@ RAPPOR     128 bits, 2 hashes, 64 cohorts, f = 1/2, p = 1/2, q = 3/4 (one       
            persistent client: its permanent responses memoized)
 =========  ===================================================================  ==============
 
-A mechanism the Kotlin registry does not encode yet is listed as not ported. Size: the library JAR (target:
-<= 150 kB without dependencies), by package, and each runtime dependency that ``mvn package`` copies to
-``target/lib``. Figures are wall-clock on a shared machine: read the ratios.
+A mechanism the Kotlin registry does not encode yet is listed as not ported. Size: each artifact's JAR
+(``kotlin/<artifact>/target``; target: <= 150 kB without dependencies), by package, and its runtime
+dependencies (``target/runtime-dependencies.txt``, which ``mvn package`` writes) with their sizes. Figures are
+wall-clock on a shared machine: read the ratios.
 
 Usage::
 
@@ -42,8 +43,21 @@ from pathlib import Path
 import ldp
 
 KOTLIN = Path(__file__).resolve().parent.parent / "kotlin"
-TARGET = KOTLIN / "target"
-JAR = TARGET / "ldp-client-0.1.0.jar"
+VERSION = "0.1.0"
+#: the published artifacts, each a module kotlin/<artifact>/ (the testkit and the tests are not published)
+ARTIFACTS = (
+    "ldp-client-core",
+    "ldp-client-numeric",
+    "ldp-client-heavyhitters",
+    "ldp-client-longitudinal",
+    "ldp-client-keyvalue",
+    "ldp-client-multiattribute",
+    "ldp-client-upload",
+    "ldp-client-cli",
+)
+CLI = KOTLIN / "ldp-client-cli" / "target"
+TESTS = KOTLIN / "ldp-client-tests" / "target"
+REPOSITORY = Path(os.environ.get("MAVEN_REPOSITORY", Path.home() / ".m2" / "repository"))
 JAR_TARGET_KB = 150
 TARGETS = {"grr": 1_000_000, "rappor": 100_000}
 
@@ -58,9 +72,19 @@ def build() -> None:
         sys.exit(f"mvn package failed in kotlin/:\n{(done.stdout + done.stderr)[-3000:]}")
 
 
+def jar(artifact: str) -> Path:
+    """The JAR ``mvn package`` writes for one of the library's artifacts."""
+    return KOTLIN / artifact / "target" / f"{artifact}-{VERSION}.jar"
+
+
 def classpath() -> str:
+    """The harness (the tests module's classes), the command line's JAR and its runtime class path (every family)."""
     return os.pathsep.join(
-        [str(TARGET / "test-classes"), str(JAR), *sorted(str(p) for p in (TARGET / "lib").glob("*.jar"))]
+        [
+            str(TESTS / "test-classes"),
+            str(jar("ldp-client-cli")),
+            *sorted(str(p) for p in (CLI / "lib").glob("*.jar")),
+        ]
     )
 
 
@@ -133,31 +157,54 @@ def print_speed(rows: list[dict]) -> None:
         )
 
 
+def runtime_dependencies(artifact: str) -> list[tuple[str, Path]]:
+    """(group:artifact:version, its JAR) of each runtime dependency of an artifact, from ``mvn package``'s list."""
+    listed = KOTLIN / artifact / "target" / "runtime-dependencies.txt"
+    found = []
+    for line in listed.read_text(encoding="utf-8").splitlines():
+        parts = line.strip().split(":")
+        if len(parts) < 5 or parts[2] != "jar":
+            continue
+        group, name, version = parts[0], parts[1], parts[3]
+        if group == "dev.ldp":
+            path = jar(name)
+        else:
+            path = REPOSITORY.joinpath(*group.split("."), name, version, f"{name}-{version}.jar")
+        found.append((f"{group}:{name}:{version}", path))
+    return sorted(found, key=lambda d: (not d[0].startswith("dev.ldp:"), d[0]))
+
+
 def print_size() -> None:
-    size = JAR.stat().st_size
-    verdict = "met" if size <= JAR_TARGET_KB * 1000 else "MISSED"
-    print(
-        f"\nLibrary JAR {JAR.name}: {size / 1000:,.1f} kB (target <= {JAR_TARGET_KB} kB without dependencies: {verdict})"
-    )
-    packages: Counter[str] = Counter()
-    with zipfile.ZipFile(JAR) as jar:
-        for info in jar.infolist():
-            if info.filename.endswith(".class"):
-                packages[info.filename.rsplit("/", 1)[0].replace("/", ".")] += info.compress_size
-    for package, compressed in packages.most_common():
-        print(f"  {package:36} {compressed / 1000:8,.1f} kB compressed")
-    print("\nRuntime dependencies (target/lib):")
-    total = 0
-    for dep in sorted((TARGET / "lib").glob("*.jar"), key=lambda p: -p.stat().st_size):
-        total += dep.stat().st_size
-        print(f"  {dep.name:36} {dep.stat().st_size / 1000:10,.1f} kB")
-    print(f"  {'total':36} {total / 1000:10,.1f} kB")
+    print(f"\nLibrary JARs (target <= {JAR_TARGET_KB} kB each, without dependencies)\n")
+    for artifact in ARTIFACTS:
+        size = jar(artifact).stat().st_size
+        verdict = "met" if size <= JAR_TARGET_KB * 1000 else "MISSED"
+        print(f"{artifact:28} {size / 1000:8,.1f} kB  {verdict}")
+        packages: Counter[str] = Counter()
+        with zipfile.ZipFile(jar(artifact)) as archive:
+            for info in archive.infolist():
+                if info.filename.endswith(".class"):
+                    packages[info.filename.rsplit("/", 1)[0].replace("/", ".")] += info.compress_size
+        for package, compressed in packages.most_common():
+            print(f"    {package:36} {compressed / 1000:8,.1f} kB compressed")
+    print("\nRuntime dependencies of each artifact (transitive; sizes of the JARs)\n")
+    for artifact in ARTIFACTS:
+        print(f"{artifact}:")
+        total = 0
+        for coordinates, path in runtime_dependencies(artifact):
+            size = path.stat().st_size if path.exists() else 0
+            total += size
+            shown = f"{size / 1000:10,.1f} kB" if path.exists() else "   (not found)"
+            print(f"    {coordinates:52} {shown}")
+        print(f"    {'total with the artifact':52} {(total + jar(artifact).stat().st_size) / 1000:10,.1f} kB")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement (default 2)")
-    parser.add_argument("--no-build", action="store_true", help="use kotlin/target as it is")
+    parser.add_argument(
+        "--no-build", action="store_true", help="use the modules' target/ folders as they are"
+    )
     args = parser.parse_args()
     if not args.no_build:
         build()

@@ -1,9 +1,10 @@
 """The Kotlin client (kotlin/) packaged once per test session, so ``pytest -m slow`` from a fresh clone runs its tests.
 
-:func:`build_kotlin` runs ``mvn -B -q -Dmaven.test.skip=true package`` in kotlin/ when ``target/`` has no JAR
-or one older than any of its sources (the JUnit suite itself is run by tests/kotlin's own test, not here), and
-copies the JAR and its runtime dependencies (``target/lib``, which the package phase fills) to the session's
-shared temporary directory: the tests run that copy, so a ``mvn verify`` of another test rewriting ``target/``
+:func:`build_kotlin` runs ``mvn -B -q -Dmaven.test.skip=true package`` in kotlin/ when a library module
+(``kotlin/ldp-client-*``) has no JAR in its ``target/`` or one older than any of its sources (the JUnit suite itself
+is run by tests/kotlin's own test, not here), and copies the command-line module's JAR and its runtime class path
+(``ldp-client-cli/target/lib``: every other ldp-client artifact and their dependencies, which the package phase
+fills) to the session's shared temporary directory: the tests run that copy, so a ``mvn verify`` of another test rewriting ``target/``
 never changes the classes under a running JVM. Maven runs offline first (``-o``: the dependencies already in
 ``~/.m2``) and online when offline resolution is what failed.
 
@@ -24,8 +25,11 @@ from session_build import newest_mtime, once_per_session, require_tools
 
 KOTLIN = Path(__file__).resolve().parent.parent / "kotlin"
 VERSION = "0.1.0"
-JAR = KOTLIN / "target" / f"ldp-client-{VERSION}.jar"
-#: what the package reads: a newer one of these makes target/ stale
+#: the command-line encoder's artifact, whose package phase copies its runtime class path to ``LIB``
+CLI = KOTLIN / "ldp-client-cli"
+JAR = CLI / "target" / f"ldp-client-cli-{VERSION}.jar"
+LIB = CLI / "target" / "lib"
+#: what a module's package reads: a newer one of these makes its JAR stale
 SOURCES = ("src/main", "pom.xml")
 LOCK_TIMEOUT_S = 1200
 BUILD_TIMEOUT_S = 1200
@@ -34,13 +38,23 @@ _COPY = "kotlin-client"
 _OFFLINE_MISS = ("offline", "Cannot access", "could not be resolved")
 
 
+def _module_jars() -> dict[Path, Path]:
+    """Each library module (a ``kotlin/ldp-client-*`` folder with main sources) and the JAR its package writes."""
+    return {
+        module: module / "target" / f"{module.name}-{VERSION}.jar"
+        for module in sorted(KOTLIN.glob("ldp-client-*"))
+        if (module / "src" / "main").is_dir()
+    }
+
+
 def _needs_build() -> bool:
-    lib = KOTLIN / "target" / "lib"
-    return (
-        not JAR.exists()
-        or not lib.is_dir()
-        or JAR.stat().st_mtime < newest_mtime([KOTLIN / name for name in SOURCES])
-    )
+    if not LIB.is_dir():
+        return True
+    for module, jar in _module_jars().items():
+        sources = [KOTLIN / "pom.xml", *(module / name for name in SOURCES)]
+        if not jar.exists() or jar.stat().st_mtime < newest_mtime(sources):
+            return True
+    return False
 
 
 def maven(*goals: str, timeout: float = BUILD_TIMEOUT_S) -> subprocess.CompletedProcess:
@@ -68,7 +82,7 @@ def _build(shared: Path) -> str:
             return _failure(done)
     copy = shared / _COPY
     shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(KOTLIN / "target" / "lib", copy / "lib")
+    shutil.copytree(LIB, copy / "lib")
     shutil.copy2(JAR, copy / JAR.name)
     return "ok"
 

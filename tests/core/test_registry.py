@@ -737,12 +737,27 @@ def test_the_kotlin_spec_fields_list_every_builtin_mechanism_and_the_dispatch_ev
         assert f'        "{decl.name}" to listOf(' in fields
     classes = script.encoder_classes()
     assert {"grr", "binary-rr", "sue", "oue"} <= set(classes)
-    dispatch = script.REGISTRY.read_text(encoding="utf-8")
-    for _, cls, _, _ in classes.values():
-        assert f"import dev.ldp.client.mechanisms.{cls}" in dispatch
-    assert '"grr", "binary-rr" -> GrrEncoder(spec, source)' in dispatch
-    privacy = script.PRIVACY_REGISTRY.read_text(encoding="utf-8")
-    assert '"grr", "binary-rr" -> limited(grrPrivacy(fields), mechanism)' in privacy
+    registry = script.REGISTRY.read_text(encoding="utf-8")
+    for mechanism, (_, cls, _, _, artifact) in classes.items():
+        assert f'        "{mechanism}" to "{artifact}",' in registry
+        family = script.module_src(artifact) / "families" / f"{script.family_class(artifact)}.kt"
+        assert f"import dev.ldp.client.mechanisms.{cls}" in family.read_text(encoding="utf-8")
+    core = (script.SRC / "families" / "CoreFamily.kt").read_text(encoding="utf-8")
+    assert '"grr", "binary-rr" -> GrrEncoder(spec, source)' in core
+    assert '"grr", "binary-rr" -> grrPrivacy(fields)' in core
+
+
+def test_each_kotlin_artifact_declares_its_family_as_a_service():
+    """core finds the families through java.util.ServiceLoader: each artifact's services file names its class."""
+    script = _kotlin_spec_fields_script()
+    owners = script.artifacts()
+    assert owners["grr"] == "ldp-client-core" and owners["pem"] == "ldp-client-heavyhitters"
+    assert owners["multi-attribute"] == "ldp-client-multiattribute"
+    for artifact in script.FAMILY_ARTIFACTS:
+        services = script.KOTLIN / artifact / "src" / "main" / "resources" / "META-INF" / "services"
+        entry = (services / "dev.ldp.client.MechanismFamily").read_text(encoding="utf-8")
+        assert f"dev.ldp.client.families.{script.family_class(artifact)}\n" in entry
+    assert script.family_class("ldp-client-heavyhitters") == "HeavyhittersFamily"
 
 
 def test_the_kotlin_dispatch_refuses_an_unknown_or_doubly_claimed_mechanism(tmp_path):
@@ -768,29 +783,45 @@ def test_the_kotlin_dispatch_refuses_an_unknown_or_doubly_claimed_mechanism(tmp_
         "        fun create(spec: Spec, source: ByteSource, options: EncoderOptions, parts: (Spec) -> Encoder)"
         ": Encoder = TODO()\n    }\n}\n"
     )
-    text = script.render_registry(tmp_path)
+    assert '"grr" to "ldp-client-core",' in script.render_registry(tmp_path)
+    text = script.render_family(script.CORE, tmp_path)
     assert '"grr" -> AEncoder(spec, source)' in text
     assert '"sue" -> BEncoder.create(spec, source, options)' in text
-    assert (
-        '"multi-attribute" -> CEncoder.create(spec, source, options) { part -> makeEncoder(part, options) }'
-        in text
-    )
+    assert '"multi-attribute" -> CEncoder.create(spec, source, options, parts)' in text
     (tmp_path / "privacy" / "P.kt").write_text(
         "/** @privacy grr */\npublic fun aPrivacy(fields: JsonObject): MechanismPrivacy = TODO()\n"
     )
     q = tmp_path / "privacy" / "Q.kt"
     q.write_text("/** @privacy grr */\nfun bPrivacy(fields: JsonObject): MechanismPrivacy = TODO()\n")
     with pytest.raises(SystemExit, match="grr: @privacy functions both aPrivacy"):
-        script.render_privacy_registry(tmp_path)
+        script.render_family(script.CORE, tmp_path)
     q.write_text(
         "/** @privacy multi-attribute */\n"
         "fun mPrivacy(fields: JsonObject, privacy: (JsonObject) -> MechanismPrivacy?): MechanismPrivacy = TODO()\n"
         "/** @canonical rappor */\nfun rFields(out: MutableMap<String, Any?>) {}\n"
     )
-    text = script.render_privacy_registry(tmp_path)
-    assert '"grr" -> limited(aPrivacy(fields), mechanism)' in text
-    assert '"multi-attribute" -> limited(mPrivacy(fields, ::mechanismPrivacy), mechanism)' in text
+    text = script.render_family(script.CORE, tmp_path)
+    assert '"grr" -> aPrivacy(fields)' in text
+    assert '"multi-attribute" -> mPrivacy(fields, parts)' in text
     assert '"rappor" -> rFields(out)' in text
+
+
+def test_a_kotlin_privacy_function_outside_its_encoders_artifact_and_core_is_refused(tmp_path):
+    """An artifact's family can call only its own privacy functions and core's: a third artifact's is an error."""
+    script = _kotlin_spec_fields_script()
+    roots = {script.CORE: tmp_path / "core", "ldp-client-numeric": tmp_path / "numeric"}
+    for root in roots.values():
+        (root / "mechanisms").mkdir(parents=True)
+        (root / "privacy").mkdir()
+    (roots[script.CORE] / "mechanisms" / "A.kt").write_text("/** @mechanisms grr */\nclass AEncoder\n")
+    (roots["ldp-client-numeric"] / "privacy" / "P.kt").write_text(
+        "/** @privacy grr */\nfun aPrivacy(fields: JsonObject): MechanismPrivacy = TODO()\n"
+    )
+    roots = {"ldp-client-numeric": roots["ldp-client-numeric"], "ldp-client-other": roots[script.CORE]}
+    with pytest.raises(
+        SystemExit, match=r"grr: its @privacy function aPrivacy .* is neither in its encoder's artifact"
+    ):
+        script.artifacts(roots)
 
 
 def test_a_stale_kotlin_file_is_reported(tmp_path, monkeypatch, capsys):

@@ -6,8 +6,8 @@ skipped, with the reason, only where java or mvn is not installed (and fail then
 slow: packaging the client takes Maven most of a minute, too much for the fast set (the Kotlin encoders are
 matched to Python's reports byte for byte by the JUnit suite, which ``test_the_kotlin_junit_suite_passes`` runs).
 
-The mechanisms come from the Kotlin registry (``Registry.ENCODED`` in the generated kotlin/.../Registry.kt), so a
-family ported later is covered with no edit here.
+The mechanisms come from the Kotlin registry (``Registry.ARTIFACTS`` in the generated
+kotlin/ldp-client-core/.../Registry.kt), so a family ported later is covered with no edit here.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from conftest import every_spec_shape, sample_values
-from kotlin_build import KOTLIN, VERSION, maven
+from kotlin_build import JAR, KOTLIN, maven
 from scipy.stats import norm
 
 from ldp.audit import audit_claims, run_audit
@@ -36,17 +36,20 @@ from ldp.numeric_wire import has_table, numeric_table
 pytestmark = pytest.mark.slow
 
 MAIN = "dev.ldp.client.cli.Main"
-REGISTRY = KOTLIN / "src" / "main" / "kotlin" / "dev" / "ldp" / "client" / "Registry.kt"
+REGISTRY = KOTLIN / "ldp-client-core" / "src" / "main" / "kotlin" / "dev" / "ldp" / "client" / "Registry.kt"
 ALPHA = 1e-6
 Z = float(norm.isf(ALPHA / 2))  # two-sided, per estimate
 N = 10_000
 
 
 def kotlin_mechanisms() -> list[str]:
-    """``Registry.ENCODED`` of the generated Registry.kt: the mechanisms the Kotlin client encodes."""
-    found = re.search(r"val ENCODED: List<String> = listOf\(([^)]*)\)", REGISTRY.read_text(encoding="utf-8"))
-    assert found, f"no ENCODED list in {REGISTRY}"
-    return re.findall(r'"([^"]+)"', found.group(1))
+    """``Registry.ARTIFACTS`` of the generated Registry.kt: the mechanisms the Kotlin client encodes (the command
+    line has every artifact on its class path, so its ``Registry.ENCODED`` is all of them)."""
+    found = re.search(
+        r"val ARTIFACTS: Map<String, String> = linkedMapOf\(([^)]*)\)", REGISTRY.read_text(encoding="utf-8")
+    )
+    assert found, f"no ARTIFACTS table in {REGISTRY}"
+    return re.findall(r'"([^"]+)" to "', found.group(1))
 
 
 def _specs() -> dict[str, object]:
@@ -104,18 +107,20 @@ def test_the_kotlin_junit_suite_passes(kotlin_classpath):
 
     So ``pytest -m slow`` runs every Kotlin test CI runs; the surefire reports must show tests ran.
     """
-    reports = KOTLIN / "target" / "surefire-reports"
-    for stale in reports.glob("TEST-*.xml"):  # a class since deleted must not count
+    reports = KOTLIN.glob("ldp-client-*/target/surefire-reports")  # one folder per module
+    for stale in KOTLIN.glob(
+        "ldp-client-*/target/surefire-reports/TEST-*.xml"
+    ):  # a class since deleted must not count
         stale.unlink()
     done = maven("verify", timeout=1800)
     tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-40:])
     assert done.returncode == 0, tail
     totals = Counter()
-    for report in reports.glob("TEST-*.xml"):
+    for report in KOTLIN.glob("ldp-client-*/target/surefire-reports/TEST-*.xml"):
         suite = ET.parse(report).getroot()
         for key in ("tests", "failures", "errors"):
             totals[key] += int(suite.get(key, "0"))
-    assert totals["tests"] > 0, f"no tests ran: {sorted(p.name for p in reports.iterdir())}"
+    assert totals["tests"] > 0, f"no tests ran: {sorted(str(p) for p in reports)}"
     assert totals["failures"] == 0 and totals["errors"] == 0, totals
 
 
@@ -210,12 +215,24 @@ def test_the_kotlin_cli_is_consistent_with_its_claim(mechanism, kotlin_classpath
     assert not result.violation, result.worst
 
 
+def test_the_packaged_cli_finds_every_family_artifact_on_its_class_path(kotlin_classpath):
+    """``--list-mechanisms`` is ``Registry.ENCODED``: core finds each family JAR of ``lib/`` through ServiceLoader."""
+    done = subprocess.run(
+        ["java", "-cp", kotlin_classpath, MAIN, "--list-mechanisms"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == kotlin_mechanisms()
+
+
 def test_ldp_audit_runs_the_kotlin_cli_as_documented(kotlin_classpath, tmp_path):
     """The command of docs/kotlin.md#cli through ``ldp audit`` itself: a class path with ``lib/*`` (the JVM expands it)."""
     spec = SPECS["grr"]
     args = _write_spec(spec, tmp_path)
     copy = Path(kotlin_classpath.split(os.pathsep)[0]).parent
-    classpath = os.pathsep.join([str(copy / f"ldp-client-{VERSION}.jar"), str(copy / "lib" / "*")])
+    classpath = os.pathsep.join([str(copy / JAR.name), str(copy / "lib" / "*")])
     command = shlex.join(["java", "-cp", classpath, MAIN, *args])
     done = _ldp("audit", *args[:2], "--encoder-cmd", command, "--samples", "2000", "--confidence", 1 - ALPHA)
     assert done.returncode == 0, done.stdout + done.stderr
