@@ -49,6 +49,7 @@ KOTLIN = ROOT / "kotlin"
 #: the library's artifacts with mechanisms, core first: each is a Maven module kotlin/<artifact>/
 FAMILY_ARTIFACTS = (
     "ldp-client-core",
+    "ldp-client-rappor",
     "ldp-client-numeric",
     "ldp-client-heavyhitters",
     "ldp-client-longitudinal",

@@ -26,7 +26,7 @@ public object Registry {
         "hybrid" to "ldp-client-numeric",
         "laplace" to "ldp-client-numeric",
         "gaussian" to "ldp-client-numeric",
-        "rappor" to "ldp-client-core",
+        "rappor" to "ldp-client-rappor",
         "cms" to "ldp-client-heavyhitters",
         "hcms" to "ldp-client-heavyhitters",
         "ss" to "ldp-client-core",

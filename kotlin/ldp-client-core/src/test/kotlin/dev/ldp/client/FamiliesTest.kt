@@ -17,7 +17,7 @@ class FamiliesTest {
     fun coreAloneEncodesExactlyItsOwnMechanisms() {
         assertEquals(core, Registry.ENCODED)
         assertEquals(core, PrivacyRegistry.CHECKED)
-        assertTrue("grr" in core && "rappor" in core && "pem" !in core, core.toString())
+        assertTrue("grr" in core && "ss" in core && "rappor" !in core && "pem" !in core, core.toString())
     }
 
     @Test
@@ -26,7 +26,7 @@ class FamiliesTest {
         val artifacts = Registry.ARTIFACTS.values.toSet()
         assertEquals(
             setOf(
-                "ldp-client-core", "ldp-client-numeric", "ldp-client-heavyhitters", "ldp-client-longitudinal",
+                "ldp-client-core", "ldp-client-rappor", "ldp-client-numeric", "ldp-client-heavyhitters", "ldp-client-longitudinal",
                 "ldp-client-keyvalue", "ldp-client-multiattribute",
             ),
             artifacts,
@@ -45,6 +45,13 @@ class FamiliesTest {
         val duchi = """{"mechanism": "duchi", "epsilon": 1.0}"""
         val d = assertFailsWith<SpecException> { Spec.load(duchi) }
         assertTrue("dev.ldp:ldp-client-numeric" in d.message!!, d.message)
+        val rappor = """{"mechanism": "rappor", "domain": ["a", "b"], "epsilon": 1.0}"""
+        val r = assertFailsWith<SpecException> { Spec.load(rappor) }
+        assertEquals(
+            "rappor: its encoder is in the artifact dev.ldp:ldp-client-rappor, which is not on the class path: " +
+                "add it to the app's dependencies",
+            r.message,
+        )
     }
 
     @Test

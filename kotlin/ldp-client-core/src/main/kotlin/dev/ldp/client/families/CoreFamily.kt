@@ -11,14 +11,11 @@ import dev.ldp.client.SpecException
 import dev.ldp.client.mechanisms.GrrEncoder
 import dev.ldp.client.mechanisms.HadamardEncoder
 import dev.ldp.client.mechanisms.LocalHashingEncoder
-import dev.ldp.client.mechanisms.RapporEncoder
 import dev.ldp.client.mechanisms.SubsetEncoder
 import dev.ldp.client.mechanisms.UnaryEncoder
 import dev.ldp.client.privacy.grrPrivacy
 import dev.ldp.client.privacy.hadamardPrivacy
 import dev.ldp.client.privacy.localHashingPrivacy
-import dev.ldp.client.privacy.rapporFields
-import dev.ldp.client.privacy.rapporPrivacy
 import dev.ldp.client.privacy.subsetPrivacy
 import dev.ldp.client.privacy.unaryPrivacy
 
@@ -27,7 +24,7 @@ public class CoreFamily : MechanismFamily {
     override val artifact: String get() = "ldp-client-core"
 
     override val mechanisms: List<String>
-        get() = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "rappor", "ss")
+        get() = listOf("grr", "binary-rr", "sue", "oue", "olh", "blh", "hr", "ss")
 
     override fun makeEncoder(spec: Spec, options: EncoderOptions, parts: (Spec) -> Encoder): Encoder {
         val source = options.source
@@ -36,7 +33,6 @@ public class CoreFamily : MechanismFamily {
             "sue", "oue" -> UnaryEncoder(spec, source)
             "olh", "blh" -> LocalHashingEncoder(spec, source)
             "hr" -> HadamardEncoder(spec, source)
-            "rappor" -> RapporEncoder.create(spec, source, options)
             "ss" -> SubsetEncoder(spec, source)
             else -> throw SpecException("no encoder for ${spec.mechanism} in ldp-client-core")
         }
@@ -48,14 +44,12 @@ public class CoreFamily : MechanismFamily {
             "sue", "oue" -> unaryPrivacy(fields)
             "olh", "blh" -> localHashingPrivacy(fields)
             "hr" -> hadamardPrivacy(fields)
-            "rappor" -> rapporPrivacy(fields)
             "ss" -> subsetPrivacy(fields)
             else -> null
         }
 
     override fun completeFields(out: MutableMap<String, Any?>) {
         when (out["mechanism"]) {
-            "rappor" -> rapporFields(out)
             else -> {}
         }
     }
