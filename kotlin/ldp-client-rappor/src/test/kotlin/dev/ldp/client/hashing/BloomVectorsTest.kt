@@ -1,6 +1,5 @@
 package dev.ldp.client.hashing
 
-import dev.ldp.client.BouncyCastleShake256
 import dev.ldp.client.Bytes
 import dev.ldp.client.JsonObject
 import dev.ldp.client.Values
@@ -8,11 +7,9 @@ import dev.ldp.client.Vectors
 import dev.ldp.client.hex
 import dev.ldp.client.int
 import dev.ldp.client.ints
-import dev.ldp.client.prfInput
 import dev.ldp.client.str
 import java.math.BigInteger
 import kotlin.test.Test
-import kotlin.test.assertContentEquals
 import kotlin.test.assertEquals
 import kotlin.test.assertTrue
 
