@@ -47,6 +47,9 @@ VERSION = "0.1.0"
 #: the published artifacts, each a module kotlin/<artifact>/ (the testkit and the tests are not published)
 ARTIFACTS = (
     "ldp-client-core",
+    "ldp-client-frequency",
+    "ldp-client-rappor",
+    "ldp-client-state",
     "ldp-client-numeric",
     "ldp-client-heavyhitters",
     "ldp-client-longitudinal",

@@ -46,16 +46,18 @@ from ldp.registry import BUILTIN_MECHANISMS
 
 ROOT = Path(__file__).resolve().parents[2]
 KOTLIN = ROOT / "kotlin"
-#: the library's artifacts with mechanisms, core first: each is a Maven module kotlin/<artifact>/
+#: the artifact every other one depends on: specs, the claim check, samplers, reports, the registry (no mechanism)
+CORE = "ldp-client-core"
+#: the library's artifacts with mechanisms: each is a Maven module kotlin/<artifact>/ that depends on core
 FAMILY_ARTIFACTS = (
-    "ldp-client-core",
+    "ldp-client-frequency",
+    "ldp-client-rappor",
     "ldp-client-numeric",
     "ldp-client-heavyhitters",
     "ldp-client-longitudinal",
     "ldp-client-keyvalue",
     "ldp-client-multiattribute",
 )
-CORE = FAMILY_ARTIFACTS[0]
 
 
 def module_src(artifact: str, root: Path = KOTLIN) -> Path:
@@ -283,9 +285,26 @@ def _cases(functions: dict[str, Any], call: Any, indent: str = "            ") -
     return lines
 
 
+_DEPENDENCY = re.compile(r"<dependency>(.*?)</dependency>", re.S)
+
+
+def depends_on(artifact: str, root: Path = KOTLIN) -> set[str]:
+    """The ``dev.ldp`` artifacts that an artifact's module declares as compile dependencies in its ``pom.xml``."""
+    pom = root / artifact / "pom.xml"
+    if not pom.is_file():
+        return set()
+    found = set()
+    for block in _DEPENDENCY.findall(pom.read_text(encoding="utf-8")):
+        name = re.search(r"<artifactId>(ldp-client-[a-z-]+)</artifactId>", block)
+        if name is not None and "<scope>test</scope>" not in block:
+            found.add(name[1])
+    return found
+
+
 def artifacts(src: dict[str, Path] | Path | None = None) -> dict[str, str]:
     """mechanism -> the artifact that encodes it (its encoder class's module; else its privacy function's), in
-    registry order. A privacy function must be in that artifact or in the core one (which every artifact uses)."""
+    registry order. A privacy function must be in that artifact, in one it declares as a dependency (for
+    example the frequency oracles' functions that heavy hitters reuse) or in core (which every artifact uses)."""
     classes = encoder_classes(src)
     owner: dict[str, str] = {}
     for decl in BUILTIN_MECHANISMS:
@@ -294,10 +313,10 @@ def artifacts(src: dict[str, Path] | Path | None = None) -> dict[str, str]:
     for tag in ("privacy", "canonical"):
         for mechanism, (file, function, _, artifact) in tagged_functions(tag, src).items():
             home = owner.setdefault(mechanism, artifact)
-            if artifact not in (home, CORE):
+            if artifact not in {home, CORE, *depends_on(home)}:
                 raise SystemExit(
                     f"{mechanism}: its @{tag} function {function} (privacy/{file}.kt, {artifact}) is neither in "
-                    f"its encoder's artifact {home} nor in {CORE}"
+                    f"its encoder's artifact {home}, nor in one its pom.xml depends on, nor in {CORE}"
                 )
     return {decl.name: owner[decl.name] for decl in BUILTIN_MECHANISMS if decl.name in owner}
 

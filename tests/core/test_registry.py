@@ -744,17 +744,21 @@ def test_the_kotlin_spec_fields_list_every_builtin_mechanism_and_the_dispatch_ev
         assert f'        "{mechanism}" to "{artifact}",' in registry
         family = script.module_src(artifact) / "families" / f"{script.family_class(artifact)}.kt"
         assert f"import dev.ldp.client.mechanisms.{cls}" in family.read_text(encoding="utf-8")
-    core = (script.SRC / "families" / "CoreFamily.kt").read_text(encoding="utf-8")
-    assert '"grr", "binary-rr" -> GrrEncoder(spec, source)' in core
-    assert '"grr", "binary-rr" -> grrPrivacy(fields)' in core
+    frequency = script.module_src("ldp-client-frequency") / "families" / "FrequencyFamily.kt"
+    text = frequency.read_text(encoding="utf-8")
+    assert '"grr", "binary-rr" -> GrrEncoder(spec, source)' in text
+    assert '"grr", "binary-rr" -> grrPrivacy(fields)' in text
+    assert not (script.SRC / "families").exists()  # core holds no family of its own
 
 
 def test_each_kotlin_artifact_declares_its_family_as_a_service():
     """core finds the families through java.util.ServiceLoader: each artifact's services file names its class."""
     script = _kotlin_spec_fields_script()
     owners = script.artifacts()
-    assert owners["grr"] == "ldp-client-core" and owners["pem"] == "ldp-client-heavyhitters"
+    assert owners["grr"] == "ldp-client-frequency" and owners["pem"] == "ldp-client-heavyhitters"
+    assert owners["rappor"] == "ldp-client-rappor"
     assert owners["multi-attribute"] == "ldp-client-multiattribute"
+    assert script.CORE not in owners.values() and script.CORE not in script.FAMILY_ARTIFACTS
     for artifact in script.FAMILY_ARTIFACTS:
         services = script.KOTLIN / artifact / "src" / "main" / "resources" / "META-INF" / "services"
         entry = (services / "dev.ldp.client.MechanismFamily").read_text(encoding="utf-8")
@@ -824,6 +828,26 @@ def test_a_kotlin_privacy_function_outside_its_encoders_artifact_and_core_is_ref
         SystemExit, match=r"grr: its @privacy function aPrivacy .* is neither in its encoder's artifact"
     ):
         script.artifacts(roots)
+
+
+def test_a_kotlin_privacy_function_in_an_artifact_its_encoders_artifact_depends_on_is_allowed(tmp_path):
+    """PEM's privacy function is the frequency oracles' prefixPrivacy: allowed because ldp-client-heavyhitters'
+    pom.xml declares ldp-client-frequency as a (non-test) dependency; a test-scoped one does not count."""
+    script = _kotlin_spec_fields_script()
+    owners = script.artifacts()
+    assert owners["pem"] == "ldp-client-heavyhitters"
+    assert "ldp-client-frequency" in script.depends_on("ldp-client-heavyhitters")
+    assert "ldp-client-testkit" not in script.depends_on("ldp-client-heavyhitters")  # test scope
+    module = tmp_path / "ldp-client-a"
+    module.mkdir()
+    (module / "pom.xml").write_text(
+        "<project><dependencies>"
+        "<dependency><groupId>dev.ldp</groupId><artifactId>ldp-client-b</artifactId></dependency>"
+        "<dependency><groupId>dev.ldp</groupId><artifactId>ldp-client-c</artifactId><scope>test</scope></dependency>"
+        "</dependencies></project>"
+    )
+    assert script.depends_on("ldp-client-a", tmp_path) == {"ldp-client-b"}
+    assert script.depends_on("ldp-client-missing", tmp_path) == set()
 
 
 def test_a_stale_kotlin_file_is_reported(tmp_path, monkeypatch, capsys):

@@ -9,7 +9,7 @@ import java.util.ServiceLoader
  * R8 keeps the service entries of the artifacts an Android app depends on.
  */
 public interface MechanismFamily {
-    /** The artifact's Maven name, `ldp-client-core` for example. */
+    /** The artifact's Maven name, `ldp-client-frequency` for example. */
     public val artifact: String
 
     /** The registered mechanisms this artifact encodes. */

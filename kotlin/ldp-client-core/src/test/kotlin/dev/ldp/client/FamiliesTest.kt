@@ -6,18 +6,17 @@ import kotlin.test.assertFailsWith
 import kotlin.test.assertTrue
 
 /**
- * ldp-client-core alone on the class path (this module's tests): it encodes its own mechanisms, and a spec
- * of another family is refused with one line naming the artifact to add (the other artifacts' tests, and
- * ldp-client-tests with every artifact, check the rest of [Registry.ARTIFACTS]).
+ * ldp-client-core alone on the class path (this module's tests): it encodes no mechanism of its own (the
+ * frequency oracles are ldp-client-frequency's), and a spec of any family is refused with one line naming the
+ * artifact to add (the family artifacts' tests, and ldp-client-tests with every artifact, check
+ * [Registry.ARTIFACTS]).
  */
 class FamiliesTest {
-    private val core = Registry.ARTIFACTS.filterValues { it == "ldp-client-core" }.keys.toList()
-
     @Test
-    fun coreAloneEncodesExactlyItsOwnMechanisms() {
-        assertEquals(core, Registry.ENCODED)
-        assertEquals(core, PrivacyRegistry.CHECKED)
-        assertTrue("grr" in core && "rappor" in core && "pem" !in core, core.toString())
+    fun coreAloneEncodesNoMechanism() {
+        assertEquals(emptyList(), Registry.ENCODED)
+        assertEquals(emptyList(), PrivacyRegistry.CHECKED)
+        assertTrue("ldp-client-core" !in Registry.ARTIFACTS.values, Registry.ARTIFACTS.toString())
     }
 
     @Test
@@ -26,7 +25,7 @@ class FamiliesTest {
         val artifacts = Registry.ARTIFACTS.values.toSet()
         assertEquals(
             setOf(
-                "ldp-client-core", "ldp-client-numeric", "ldp-client-heavyhitters", "ldp-client-longitudinal",
+                "ldp-client-frequency", "ldp-client-rappor", "ldp-client-numeric", "ldp-client-heavyhitters", "ldp-client-longitudinal",
                 "ldp-client-keyvalue", "ldp-client-multiattribute",
             ),
             artifacts,
@@ -45,6 +44,20 @@ class FamiliesTest {
         val duchi = """{"mechanism": "duchi", "epsilon": 1.0}"""
         val d = assertFailsWith<SpecException> { Spec.load(duchi) }
         assertTrue("dev.ldp:ldp-client-numeric" in d.message!!, d.message)
+        val grr = """{"mechanism": "grr", "domain": ["a", "b"], "epsilon": 1.0}"""
+        val g = assertFailsWith<SpecException> { Spec.load(grr) }
+        assertEquals(
+            "grr: its encoder is in the artifact dev.ldp:ldp-client-frequency, which is not on the class path: " +
+                "add it to the app's dependencies",
+            g.message,
+        )
+        val rappor = """{"mechanism": "rappor", "domain": ["a", "b"], "epsilon": 1.0}"""
+        val r = assertFailsWith<SpecException> { Spec.load(rappor) }
+        assertEquals(
+            "rappor: its encoder is in the artifact dev.ldp:ldp-client-rappor, which is not on the class path: " +
+                "add it to the app's dependencies",
+            r.message,
+        )
     }
 
     @Test

@@ -21,7 +21,7 @@ import kotlin.test.fail
  * The budget against Python's decisions: every case of the `budget` section of
  * `tests/vectors/vectors.json` (tests/vectors/README.md, `budget`), read from the JSON. Here, with every
  * artifact, since the ledgers charge specs of every family; the `ledger_files` cases, which need only
- * ldp-client-core (and its internal file format), are `LedgerFileVectorsTest` in that module.
+ * ldp-client-state (and its internal file format), are `LedgerFileVectorsTest` in that module.
  */
 class BudgetVectorsTest {
     private companion object {
