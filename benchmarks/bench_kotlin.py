@@ -36,6 +36,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -44,7 +45,26 @@ import ldp
 
 KOTLIN = Path(__file__).resolve().parent.parent / "kotlin"
 VERSION = "0.1.0"
-#: the published artifacts, each a module kotlin/<artifact>/ (the testkit and the tests are not published)
+_POM = "{http://maven.apache.org/POM/4.0.0}"
+
+
+def published_artifacts(root: Path = KOTLIN) -> tuple[str, ...]:
+    """The parent POM's modules, in its order, less those that skip deployment (the testkit and the tests)."""
+    modules = [m.text or "" for m in ET.parse(root / "pom.xml").getroot().iter(f"{_POM}module")]
+    return tuple(
+        name
+        for name in modules
+        if (
+            ET.parse(root / name / "pom.xml").getroot().findtext(f"{_POM}properties/{_POM}maven.deploy.skip")
+            or ""
+        )
+        .strip()
+        .lower()
+        != "true"
+    )
+
+
+ARTIFACTS = published_artifacts()
 ARTIFACTS = (
     "ldp-client-core",
     "ldp-client-frequency",
