@@ -1364,6 +1364,8 @@ def test_charts_reflow_when_the_page_narrows(page: Page, collector: Collector) -
 # ---- multi-attribute records and key-value tasks: per attribute, per window ----------------------------------
 
 
+@pytest.mark.slow  # about 9 s of Chromium; the fast set keeps test_page_loads_and_lists_tasks and the records
+# task's numbers (test_collector_cli.py::test_the_dashboards_windows_equal_aggregate_store_for_each_window[smp])
 def test_multi_attribute_task_shows_each_attribute_per_window_with_its_intervals(
     browser: Browser, collector: Collector, tmp_path: Path, console_errors: list[str]
 ) -> None:
