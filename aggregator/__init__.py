@@ -8,9 +8,9 @@
   (:mod:`ldp.aggregator.olh`).
 """
 
-import importlib
-import importlib.util
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ldp.lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names for type checkers; at run time __getattr__ imports each on first use
     from ldp.aggregator.accumulators import (
@@ -71,19 +71,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-    elif not name.startswith("_") and importlib.util.find_spec(f"ldp.aggregator.{name}") is not None:
-        value = importlib.import_module(
-            f"ldp.aggregator.{name}"
-        )  # ``ldp.aggregator.<submodule>`` works as when eager
-    else:
-        raise AttributeError(f"module 'ldp.aggregator' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY, __all__)

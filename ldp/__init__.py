@@ -65,8 +65,6 @@ The package imports only its errors when loaded: every other name of
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from typing import TYPE_CHECKING
 
 from ldp.errors import (
@@ -82,6 +80,7 @@ from ldp.errors import (
     StateError,
     StoreError,
 )
+from ldp.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -166,18 +165,4 @@ if TYPE_CHECKING:  # the names for type checkers and IDEs; at run time __getattr
     )
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-    elif not name.startswith("_") and importlib.util.find_spec(f"ldp.{name}") is not None:
-        value = importlib.import_module(f"ldp.{name}")  # ``import ldp; ldp.specs`` works as when eager
-    else:
-        raise AttributeError(f"module 'ldp' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public surface (``__all__``), not every submodule imported so far (``dir(ldp)``, completion)."""
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY, __all__)
