@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ldp.arrow_numpy import array_of, numeric_values, string_array, string_scalar
 from ldp.batch import ReportBatch
 from ldp.errors import InputError, ParameterError
 from ldp.extensions import split_extension
@@ -185,8 +186,10 @@ def _json_members(spec: Any, batch: ReportBatch) -> list[pa.Array | str]:
         if mask is None:
             parts += [f',"{field.name}":', texts]
         else:
-            members = pc.binary_join_element_wise(f',"{field.name}":', texts, "")
-            parts.append(pc.if_else(pa.array(mask), members, ""))
+            members = pc.binary_join_element_wise(
+                string_scalar(f',"{field.name}":'), texts, string_scalar("")
+            )
+            parts.append(pc.if_else(array_of(mask), members, string_scalar("")))
     return parts
 
 
@@ -204,7 +207,7 @@ def _versions(batch: ReportBatch) -> np.ndarray:
 
 def _group_strings(groups: np.ndarray) -> pa.Array:
     """A group column as an Arrow string array (null for rows without a group)."""
-    return pa.array([None if g is None else str(g) for g in groups], type=pa.string())
+    return string_array([None if g is None else str(g) for g in groups])
 
 
 def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
@@ -219,19 +222,18 @@ def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
         tail: Any = "}\n"
         if batch.groups is not None:
             grouped = _has_group(batch)
-            heads = pa.array(
-                np.where(grouped, f'{{"v":{GROUP_REPORT_VERSION},"spec":{fingerprint}', head).tolist(),
-                type=pa.string(),
+            heads = string_array(
+                np.where(grouped, f'{{"v":{GROUP_REPORT_VERSION},"spec":{fingerprint}', head).tolist()
             )
-            tail = pa.array(
-                [',"group":' + json_line(str(g)) + "}\n" if g is not None else "}\n" for g in batch.groups],
-                type=pa.string(),
+            tail = string_array(
+                [',"group":' + json_line(str(g)) + "}\n" if g is not None else "}\n" for g in batch.groups]
             )
         for start in range(0, len(batch), _JSONL_PIECE):  # keeps each joined piece far below 2 GiB
             parts: list = [heads if isinstance(heads, str) else heads.slice(start, _JSONL_PIECE)]
             parts += [m if isinstance(m, str) else m.slice(start, _JSONL_PIECE) for m in members]
             parts.append(tail if isinstance(tail, str) else tail.slice(start, _JSONL_PIECE))
-            stream.write(_joined_text(pc.binary_join_element_wise(*parts, "")))
+            texts = [string_scalar(part) if isinstance(part, str) else part for part in parts]
+            stream.write(_joined_text(pc.binary_join_element_wise(*texts, string_scalar(""))))
         count += len(batch)
     return count
 
@@ -281,9 +283,9 @@ def _write_csv(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
 def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table:
     n = len(batch)
     arrays: dict[str, pa.Array] = {
-        "v": pa.array(_versions(batch)),
+        "v": array_of(_versions(batch)),
         "spec": pa.DictionaryArray.from_arrays(
-            pa.array(np.zeros(n, dtype=np.int32)), pa.array([spec.fingerprint])
+            array_of(np.zeros(n, dtype=np.int32)), string_array([spec.fingerprint])
         ),
     }
     carried = _carried(spec, batch)
@@ -293,10 +295,10 @@ def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table
         if mask is not None:  # null where a row does not carry the field
             if pa.types.is_dictionary(array.type):
                 array = pa.DictionaryArray.from_arrays(
-                    pa.array(np.asarray(array.indices), mask=~mask), array.dictionary
+                    array_of(numeric_values(array.indices), valid=mask), array.dictionary
                 )
             else:
-                array = pc.if_else(pa.array(mask), array, pa.scalar(None, array.type))
+                array = pc.if_else(array_of(mask), array, pa.nulls(1, array.type)[0])
         arrays[field.name] = array
     if with_group:
         arrays["group"] = (

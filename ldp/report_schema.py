@@ -198,10 +198,10 @@ class DomainElement(ReportField):
         return domain_indices(spec.domain, column, n)
 
     def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
-        import pyarrow as pa
+        from ldp.arrow_numpy import array_of, string_array
 
-        texts = pa.array([json_line(v) for v in spec.domain], type=pa.string())
-        return texts.take(pa.array(column.astype(np.int64)))
+        texts = string_array([json_line(v) for v in spec.domain])
+        return texts.take(array_of(column.astype(np.int64)))
 
     def text_cells(self, spec: Any, column: np.ndarray) -> list[Any]:
         domain = spec.domain
@@ -210,11 +210,13 @@ class DomainElement(ReportField):
     def arrow(self, spec: Any, column: np.ndarray) -> pa.Array:
         import pyarrow as pa
 
+        from ldp.arrow_numpy import array_of, string_array
+
         domain = spec.domain
         if all(isinstance(v, int) for v in domain):
-            return pa.array(np.asarray(domain, dtype=np.int64)[column])
+            return array_of(np.asarray(domain, dtype=np.int64)[column])
         return pa.DictionaryArray.from_arrays(
-            pa.array(column.astype(np.int32)), pa.array([str(v) for v in domain])
+            array_of(column.astype(np.int32)), string_array([str(v) for v in domain])
         )
 
 
@@ -292,15 +294,17 @@ class BoundedInt(ReportField):
     def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
         import pyarrow as pa
 
-        return pa.array(column.astype(np.dtype(self.dtype))).cast(pa.string())
+        from ldp.arrow_numpy import array_of
+
+        return array_of(column.astype(np.dtype(self.dtype))).cast(pa.string())
 
     def text_cells(self, spec: Any, column: np.ndarray) -> list[Any]:
         return column.tolist()
 
     def arrow(self, spec: Any, column: np.ndarray) -> pa.Array:
-        import pyarrow as pa
+        from ldp.arrow_numpy import array_of
 
-        return pa.array(column.astype(np.int64))
+        return array_of(column.astype(np.int64))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -444,17 +448,17 @@ class Number(ReportField):
         return csv_float_column(cells)
 
     def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
-        import pyarrow as pa
+        from ldp.arrow_numpy import string_array
 
-        return pa.array([json.dumps(v) for v in column.tolist()], type=pa.string())
+        return string_array([json.dumps(v) for v in column.tolist()])
 
     def text_cells(self, spec: Any, column: np.ndarray) -> list[Any]:
         return column.tolist()
 
     def arrow(self, spec: Any, column: np.ndarray) -> pa.Array:
-        import pyarrow as pa
+        from ldp.arrow_numpy import array_of
 
-        return pa.array(column.astype(np.float64))
+        return array_of(column.astype(np.float64))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,9 +1,9 @@
-"""Commands import only what they need: ``ldp --help`` imports neither scipy nor pandas, ``ldp encode`` no scipy.
+"""Commands import only what they need: ``ldp --help`` imports neither scipy nor pandas, nor does ``ldp encode``.
 
-``ldp encode`` still loads pandas: its report writer lives in
-:mod:`ldp.aggregator`, whose package imports the accumulators (pandas), and
-pyarrow's pandas shim imports it anyway the first time the writer builds an
-Arrow array or calls a compute function, when pandas is installed.
+pyarrow's pandas shim imports pandas the first time an Arrow array is built
+from Python objects or a compute function is given a Python scalar, when
+pandas is installed; the report writers build their arrays through
+:mod:`ldp.arrow_numpy`, so encoding and writing reports loads no pandas.
 """
 
 from __future__ import annotations
@@ -306,3 +306,49 @@ def test_aggregate_imports_no_pandas_for_frequency_oracles_and_rappor_in_every_f
     assert result["pandas"] is False
     assert result["statuses"] == [0 if pair.endswith(".parquet") else 3 for pair in pairs]
     _same_as_dataframe_csv(tmp_path, pairs)
+
+
+#: Encode and write every spec shape in every report format, then say which heavy packages got imported.
+_ENCODE_AND_WRITE = """
+import dataclasses, json, pickle, sys
+import numpy as np
+from ldp.aggregator.writers import write_reports
+from ldp.client import encode_batch
+shapes = pickle.load(open(sys.argv[1], "rb"))
+for i, (spec, values) in enumerate(shapes):
+    batch = encode_batch(spec, values, np.random.default_rng(i))
+    if i == 0:  # one batch with group keys (ldp encode --group-column), one row without
+        keys = np.array(["v1.2"] * (len(batch) - 1) + [None], dtype=object)
+        batch = dataclasses.replace(batch, groups=keys)
+    for fmt in ("jsonl", "csv", "parquet"):
+        assert write_reports(batch, f"{i}.{fmt}", spec) == len(values)
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules} & {"scipy", "pandas"})))
+"""
+
+
+def test_encoding_and_writing_reports_of_every_mechanism_imports_no_pandas(tmp_path):
+    """``ldp encode``'s path (encoder, report writers in every format) never loads pandas (issue 28).
+
+    pyarrow imports pandas the first time ``pa.array``/``pa.scalar`` or a compute function given a Python
+    scalar asks its pandas shim about an object; the writers build their arrays through
+    :mod:`ldp.arrow_numpy` instead. Every spec shape of the format tests is written in each format.
+    """
+    import pickle
+
+    from conftest import every_spec_shape, sample_values
+
+    shapes = [(spec, sample_values(spec, 20)) for spec in every_spec_shape()]
+    (tmp_path / "shapes.pickle").write_bytes(pickle.dumps(shapes))
+    proc = subprocess.run(
+        [sys.executable, "-c", _ENCODE_AND_WRITE, "shapes.pickle"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    assert len(list(tmp_path.glob("*.parquet"))) == len(shapes)
+
+
+def test_ldp_encode_imports_neither_scipy_nor_pandas(tmp_path):
+    spec = _grr_spec(tmp_path)
+    (tmp_path / "values.txt").write_text("a\nb\na\n")
+    for out in ("r.jsonl", "r.csv", "r.parquet"):
+        assert _heavy_imports(["encode", "--spec", str(spec), "values.txt", "-o", out], tmp_path) == []
