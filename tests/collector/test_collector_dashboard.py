@@ -1361,6 +1361,32 @@ def test_charts_reflow_when_the_page_narrows(page: Page, collector: Collector) -
     assert page.evaluate(READABILITY) == []
 
 
+@pytest.mark.slow  # fast: the task table in test_page_loads_and_lists_tasks
+def test_a_press_that_a_refresh_lands_in_still_selects_the_task(page: Page, collector: Collector) -> None:
+    """A poll with new data redraws the task table between the press and the release of a task's button:
+    the release is on the button pressed, so the click selects its task (the table built anew replaced the
+    button under the pointer and the click was lost: a task clicked while reports stream in stayed unselected).
+    """
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    button = page.locator("#tasks tbody tr").nth(1).locator("th button")
+    expect(button).to_have_attribute("aria-pressed", "false")
+    box = button.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    reply = first_reply()
+    reply["tasks"][0]["windows"].append(grr_window(3, 20, None))
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#tasks tbody tr").first.locator("td").last).to_have_text("4")  # redrawn
+    page.mouse.up()
+    expect(button).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#tasks tbody tr.selected th button")).to_have_attribute(
+        "title", reply["tasks"][1]["task"]
+    )
+
+
 # ---- multi-attribute records and key-value tasks: per attribute, per window ----------------------------------
 
 
