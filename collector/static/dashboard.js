@@ -24,6 +24,7 @@ const state = {
   series: null, // the value whose per-window series is shown alone, or null for the largest values
   attribute: null, // the attribute of a multi-attribute task shown, or null for its first
   measure: "frequency", // what a key-value task's series shows: "frequency" or "mean"
+  width: null, // the page's width when last drawn (the charts are drawn at it)
   timer: null,
   busy: false,
   needsToken: false,
@@ -168,11 +169,13 @@ async function tick() {
 
 document.addEventListener("visibilitychange", () => (document.hidden ? schedule() : tick()));
 
-// the charts follow the page's width
+// The charts follow the page's width: a resize that keeps it (a phone's toolbar sliding away, a full-page
+// screenshot) redraws nothing, since a redraw replaces the chart's bars, one of which may be under the pointer.
 let resizeTimer = null;
+const pageWidth = () => document.documentElement.clientWidth;
 window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => state.data && render(), 150);
+  resizeTimer = setTimeout(() => state.data && pageWidth() !== state.width && render(), 150);
 });
 
 // ---- the token form ----------------------------------------------------------
@@ -219,6 +222,7 @@ function render() {
   }
   const task = tasks.find((t) => t.task === state.task) ?? null;
   const current = task && currentWindow(task);
+  state.width = pageWidth();
   keepingFocus(() => {
     renderTasks(tasks);
     renderPickers(task);

@@ -1387,6 +1387,21 @@ def test_a_press_that_a_refresh_lands_in_still_selects_the_task(page: Page, coll
     )
 
 
+@pytest.mark.slow  # fast: the page in test_page_loads_and_lists_tasks
+def test_a_resize_that_keeps_the_width_redraws_nothing(page: Page, collector: Collector) -> None:
+    """A resize event at the same width (a phone's toolbar sliding away, a full-page screenshot) leaves the
+    charts as drawn: a redraw would replace the window bar under the pointer. A new width still redraws them
+    (test_charts_reflow_when_the_page_narrows)."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.clock.install()
+    open_dashboard(page, collector.base_url)
+    page.wait_for_selector("#windows-chart rect.bar")
+    page.evaluate("document.querySelector('#windows-chart rect.bar').dataset.probe = 'drawn'")
+    page.set_viewport_size({"width": 390, "height": 600})  # a resize event, the width kept
+    page.clock.run_for(1000)  # past the resize's wait before a redraw
+    assert page.locator("#windows-chart rect.bar[data-probe=drawn]").count() == 1
+
+
 # ---- multi-attribute records and key-value tasks: per attribute, per window ----------------------------------
 
 
