@@ -24,6 +24,7 @@ const state = {
   series: null, // the value whose per-window series is shown alone, or null for the largest values
   attribute: null, // the attribute of a multi-attribute task shown, or null for its first
   measure: "frequency", // what a key-value task's series shows: "frequency" or "mean"
+  width: null, // the page's width when last drawn (the charts are drawn at it)
   timer: null,
   busy: false,
   needsToken: false,
@@ -168,11 +169,13 @@ async function tick() {
 
 document.addEventListener("visibilitychange", () => (document.hidden ? schedule() : tick()));
 
-// the charts follow the page's width
+// The charts follow the page's width: a resize that keeps it (a phone's toolbar sliding away, a full-page
+// screenshot) redraws nothing, since a redraw replaces the chart's bars, one of which may be under the pointer.
 let resizeTimer = null;
+const pageWidth = () => document.documentElement.clientWidth;
 window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => state.data && render(), 150);
+  resizeTimer = setTimeout(() => state.data && pageWidth() !== state.width && render(), 150);
 });
 
 // ---- the token form ----------------------------------------------------------
@@ -219,6 +222,7 @@ function render() {
   }
   const task = tasks.find((t) => t.task === state.task) ?? null;
   const current = task && currentWindow(task);
+  state.width = pageWidth();
   keepingFocus(() => {
     renderTasks(tasks);
     renderPickers(task);
@@ -319,35 +323,59 @@ function selectWindow(start) {
   render();
 }
 
+// The task table's rows, by task id. A redraw updates each task's row in place rather than building it anew:
+// a press on a task's button that a refresh lands in (between the press and the release) is still a click on
+// that button, which a button replaced under the pointer would lose.
+const taskRows = new Map();
+
+function taskRow(id) {
+  const button = el("button", { type: "button", "data-key": `task:${id}` }, shortId(id));
+  button.addEventListener("click", () => selectTask(id));
+  const cells = Array.from({ length: 6 }, (_, i) => el("td", i < 2 ? { class: i ? "label" : "label name" } : {}));
+  return { row: el("tr", {}, el("th", { scope: "row" }, button), ...cells), button, cells };
+}
+
+// Set an attribute or a text only when it changes (a redraw of the same data changes nothing in the DOM).
+function setAttr(node, name, value) {
+  if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+}
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
 function renderTasks(tasks) {
   $("tasks-section").hidden = false;
   $("no-tasks").hidden = tasks.length > 0;
   $("tasks").hidden = tasks.length === 0;
-  const rows = tasks.map((task) => {
-    const button = el(
-      "button",
-      {
-        type: "button",
-        title: task.task,
-        "aria-label": `Show task ${task.task}`,
-        "aria-pressed": task.task === state.task,
-        "data-key": `task:${task.task}`,
-      },
-      shortId(String(task.task)),
-    );
-    button.addEventListener("click", () => selectTask(task.task));
-    const cells = [duration(task.window), duration(task.time_precision), fmt(task.min_batch)];
-    return el(
-      "tr",
-      { class: task.task === state.task ? "selected" : "" },
-      el("th", { scope: "row" }, button),
-      el("td", { class: "label name" }, task.name || "–"),
-      el("td", { class: "label" }, String(task.mechanism ?? "–")),
-      ...cells.map((text) => el("td", {}, text)),
-      el("td", {}, fmt(task.windows.length)),
-    );
+  const body = $("tasks").tBodies[0];
+  const ids = new Set(tasks.map((task) => String(task.task)));
+  for (const [id, { row }] of taskRows) {
+    if (!ids.has(id)) {
+      row.remove();
+      taskRows.delete(id);
+    }
+  }
+  tasks.forEach((task, i) => {
+    const id = String(task.task);
+    if (!taskRows.has(id)) taskRows.set(id, taskRow(id));
+    const { row, button, cells } = taskRows.get(id);
+    const selected = task.task === state.task;
+    setAttr(row, "class", selected ? "selected" : "");
+    setAttr(button, "title", id);
+    setAttr(button, "aria-label", `Show task ${id}`);
+    setAttr(button, "aria-pressed", String(selected));
+    const texts = [
+      task.name || "–",
+      String(task.mechanism ?? "–"),
+      duration(task.window),
+      duration(task.time_precision),
+      fmt(task.min_batch),
+      fmt(task.windows.length),
+    ];
+    texts.forEach((text, j) => setText(cells[j], text));
+    // rows move only when the order changes: a row in its place is never taken out of the page
+    if (body.children[i] !== row) body.insertBefore(row, body.children[i] ?? null);
   });
-  $("tasks").tBodies[0].replaceChildren(...rows);
   // the selected task's name and description (both "" when none was given)
   const task = tasks.find((t) => t.task === state.task);
   $("task-about").hidden = !(task?.name || task?.description);

@@ -397,8 +397,14 @@ def latest_with_estimates(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def select_task(page: Page, index: int) -> None:
-    page.locator("#tasks tbody tr").nth(index).locator("th button").click()
-    page.wait_for_selector(f"#tasks tbody tr:nth-child({index + 1}) button[aria-pressed=true]")
+    """Click task ``index``'s button; wait until the page shows that task selected.
+
+    One click: the page keeps its task buttons through a redraw (a poll, a resize), so a redraw cannot
+    take a click away (test_a_press_that_a_refresh_lands_in_still_selects_the_task), and clicking again
+    would hide a page that loses one."""
+    button = page.locator("#tasks tbody tr").nth(index).locator("th button")
+    button.click()
+    expect(button).to_have_attribute("aria-pressed", "true")
 
 
 # ---- the tests ----------------------------------------------------------------------------
@@ -1359,6 +1365,47 @@ def test_charts_reflow_when_the_page_narrows(page: Page, collector: Collector) -
     narrow = float(page.locator("#estimates-chart").get_attribute("viewBox").split()[2])
     assert narrow < 400 < wide
     assert page.evaluate(READABILITY) == []
+
+
+@pytest.mark.slow  # fast: the task table in test_page_loads_and_lists_tasks
+def test_a_press_that_a_refresh_lands_in_still_selects_the_task(page: Page, collector: Collector) -> None:
+    """A poll with new data redraws the task table between the press and the release of a task's button:
+    the release is on the button pressed, so the click selects its task (the table built anew replaced the
+    button under the pointer and the click was lost: a task clicked while reports stream in stayed unselected).
+    """
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    button = page.locator("#tasks tbody tr").nth(1).locator("th button")
+    expect(button).to_have_attribute("aria-pressed", "false")
+    box = button.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    reply = first_reply()
+    reply["tasks"][0]["windows"].append(grr_window(3, 20, None))
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#tasks tbody tr").first.locator("td").last).to_have_text("4")  # redrawn
+    page.mouse.up()
+    expect(button).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#tasks tbody tr.selected th button")).to_have_attribute(
+        "title", reply["tasks"][1]["task"]
+    )
+
+
+@pytest.mark.slow  # fast: the page in test_page_loads_and_lists_tasks
+def test_a_resize_that_keeps_the_width_redraws_nothing(page: Page, collector: Collector) -> None:
+    """A resize event at the same width (a phone's toolbar sliding away, a full-page screenshot) leaves the
+    charts as drawn: a redraw would replace the window bar under the pointer. A new width still redraws them
+    (test_charts_reflow_when_the_page_narrows)."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.clock.install()
+    open_dashboard(page, collector.base_url)
+    page.wait_for_selector("#windows-chart rect.bar")
+    page.evaluate("document.querySelector('#windows-chart rect.bar').dataset.probe = 'drawn'")
+    page.set_viewport_size({"width": 390, "height": 600})  # a resize event, the width kept
+    page.clock.run_for(1000)  # past the resize's wait before a redraw
+    assert page.locator("#windows-chart rect.bar[data-probe=drawn]").count() == 1
 
 
 # ---- multi-attribute records and key-value tasks: per attribute, per window ----------------------------------
