@@ -56,6 +56,7 @@ __all__ = [
     "ky_sample",
     "rejection_width",
     "sampler_for",
+    "step_table",
     "uniform_below_bits",
     "uniforms",
 ]
@@ -68,9 +69,9 @@ class BitSource:
     """Uniform random bits from a :class:`RandomSource`'s words, every bit used once.
 
     :meth:`fields` cuts each fresh word into ⌊64/w⌋ fields of w bits (the
-    64 mod w bits left over in a fully used word are not used); the fields of
-    the last word a draw does not need, with that word's spare bits, are kept
-    for the next draw, which reads them first. The kept bits are taken under
+    64 mod w bits a fully used word has left over are not used); the bits of
+    the last word outside the fields a draw takes are kept, as a string of
+    bits, for the next draws, which read them first. The kept bits are taken under
     a lock (threads may share a source) and dropped in a forked child (which
     would otherwise reuse its parent's bits), as :class:`SystemRandomSource`
     does with its words.
@@ -106,7 +107,7 @@ class BitSource:
             if self._pid != os.getpid():
                 self._kept, self._kept_bits, self._pid = 0, 0, os.getpid()
             head = []
-            if self._kept_bits >= width:  # at most 64 bits kept: a few fields
+            if self._kept_bits >= width:  # at most 127 bits kept: a few fields
                 take = min(n, self._kept_bits // width)
                 kept = self._kept
                 head = [(kept >> (i * width)) & mask for i in range(take)]
@@ -117,15 +118,26 @@ class BitSource:
                 return np.array(head, dtype=_narrowest(width))
             words = np.asarray(self.source.words(-(-rest // per)), dtype=np.uint64)
             used = rest - (words.size - 1) * per  # fields used of the last word
-            if used < per or 64 % width:  # keep the last word's unused bits
-                spare = 64 - used * width
-                self._kept |= (int(words[-1]) >> (used * width)) << self._kept_bits
-                self._kept_bits += spare
-                if self._kept_bits > 64:  # keep the newest 64 bits at most
-                    self._kept >>= self._kept_bits - 64
-                    self._kept_bits = 64
+            self._keep(int(words[-1]), width, used)
         body = _cut(words, width)[:rest]
         return np.concatenate([np.array(head, dtype=body.dtype), body]) if head else body
+
+    def _keep(self, word: int, width: int, used: int) -> None:
+        """Keep the bits of ``word`` outside its first ``used`` fields of ``width`` bits (see :func:`_cut`)."""
+        lane = _lane_bits(width)
+        full, part = divmod(used, lane // width)
+        start = full * lane  # the lanes before it are used
+        if part:  # the partly used lane: the bits above its used fields
+            self._append(
+                (word >> (start + part * width)) & ((1 << (lane - part * width)) - 1), lane - part * width
+            )
+            start += lane
+        if start < 64:  # the whole lanes after it, their spare bits included
+            self._append(word >> start, 64 - start)
+
+    def _append(self, value: int, count: int) -> None:
+        self._kept |= value << self._kept_bits
+        self._kept_bits += count
 
 
 #: Fields of 8, 16 and 32 bits are a word's little-endian bytes, halves... read as they are.
@@ -141,7 +153,9 @@ def _narrowest(width: int) -> type:
 @lru_cache(maxsize=64)
 def _lane_bits(width: int) -> int:
     """The narrowest lane (8, 16, 32 or 64 bits of a word) whose cut gives a word its ⌊64/width⌋ fields."""
-    return next(lane for lane in (8, 16, 32, 64) if lane >= width and (lane // width) * (64 // lane) == 64 // width)
+    return next(
+        lane for lane in (8, 16, 32, 64) if lane >= width and (lane // width) * (64 // lane) == 64 // width
+    )
 
 
 def _cut(words: np.ndarray, width: int) -> np.ndarray:
@@ -159,7 +173,7 @@ def _cut(words: np.ndarray, width: int) -> np.ndarray:
     if width == 1:
         return np.unpackbits(lanes, bitorder="little")
     per = lane // width
-    out = np.empty((lanes.size, per), dtype=_narrowest(width))
+    out: np.ndarray = np.empty((lanes.size, per), dtype=_narrowest(width))
     unit = _UNSIGNED[lane]
     for j in range(per):  # one strided column per field: faster than broadcasting the shifts
         out[:, j] = lanes >> unit(j * width)
@@ -256,8 +270,8 @@ class BlockTable:
     labels: np.ndarray
     #: Bits every walk reads at once from the root (:func:`_first_step`).
     first_step: int
-    #: Step tables by (depth, bits), filled as walks reach them (:func:`_step_table`).
-    steps: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False)
+    #: Step tables by (depth, bits), filled as walks reach them (:func:`step_table`).
+    steps: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, compare=False)
 
 
 def _tree(weights: list[int], exponent: int, labels_of: list[np.ndarray]) -> BlockTable:
@@ -272,7 +286,9 @@ def _tree(weights: list[int], exponent: int, labels_of: list[np.ndarray]) -> Blo
     for t in range(1, exponent + 1):
         bit = exponent - t
         levels.append(
-            np.concatenate([labels for w, labels in zip(weights, labels_of) if (w >> bit) & 1] or [labels_of[0][:0]])
+            np.concatenate(
+                [labels for w, labels in zip(weights, labels_of) if (w >> bit) & 1] or [labels_of[0][:0]]
+            )
         )
     first = next(t for t, level in enumerate(levels) if level.size)
     while not levels[-1].size:
@@ -323,7 +339,7 @@ def _inner(table: BlockTable, depth: int) -> int:
     return inner
 
 
-def _step_table(table: BlockTable, depth: int, step: int) -> np.ndarray:
+def step_table(table: BlockTable, depth: int, step: int) -> np.ndarray:
     """Where ``step`` bits lead from each internal node at ``depth``: int32 codes by node·2^step + bits.
 
     A code c ≥ 0 is the internal node reached ``step`` levels down; c < 0
@@ -342,6 +358,8 @@ def _step_table(table: BlockTable, depth: int, step: int) -> np.ndarray:
     for r in range(1, step + 1):
         node = 2 * node + ((bits >> (step - r)) & 1)
         count = _leaves(table, depth + r)
+        if not count:  # no leaf at this depth (or below the tree's last level, where no node is left)
+            continue
         leaf = open_ & (node < count)
         code[leaf] = ~table.labels[table.starts[depth + r - table.first] + node[leaf]].astype(np.int64)
         open_ &= ~leaf
@@ -380,7 +398,7 @@ def ky_sample(bits: BitSource, table: BlockTable, n: int) -> np.ndarray:
     depth t is reached with probability 2^-t, so each outcome comes out with
     exactly its probability. The walks go several levels at a time: each
     reads a step of bits at once and looks up where they lead
-    (:func:`_step_table`): first down to the depth by which 3/4 of them have
+    (:func:`step_table`): first down to the depth by which 3/4 of them have
     ended (:func:`_first_step`), then ``STEP_BITS`` at a time
     (``TAIL_STEP_BITS`` once fewer than 64 are left). A walk that ends
     before the last bit of its step leaves the rest unused; they are dropped,
@@ -388,7 +406,7 @@ def ky_sample(bits: BitSource, table: BlockTable, n: int) -> np.ndarray:
     """
     out = np.empty(n, dtype=table.labels.dtype)
     step = table.first_step
-    code = _step_table(table, 0, step)[bits.fields(step, n).astype(np.int64)]
+    code = step_table(table, 0, step)[bits.fields(step, n).astype(np.int64)]
     depth = step
     done = code < 0
     out[done] = ~code[done]
@@ -398,7 +416,7 @@ def ky_sample(bits: BitSource, table: BlockTable, n: int) -> np.ndarray:
         step = STEP_BITS if todo.size >= _TAIL_WALKS else TAIL_STEP_BITS
         at = node.astype(np.int64) << step
         at += bits.fields(step, todo.size).astype(np.int64)
-        code = _step_table(table, depth, step)[at]
+        code = step_table(table, depth, step)[at]
         depth += step
         done = code < 0
         out[todo[done]] = ~code[done]

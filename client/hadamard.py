@@ -23,8 +23,8 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import value_indices
-from ldp.client.encoders import rr_thresholds, stateless_factory
 from ldp.client.bits import BitSource, coins, sampler_for, uniforms
+from ldp.client.encoders import rr_thresholds, stateless_factory
 from ldp.client.randomness import RandomSource
 from ldp.hadamard_math import symbol_layout
 from ldp.report import Report
