@@ -12,9 +12,10 @@ coin comes from a :class:`~ldp.client.randomness.RandomSource`:
 
 The same sampling code serves both. Probabilities are sampled exactly:
 bit vectors by bit-sliced digit comparison (:func:`bernoulli_words`, which
-reads further digits for the lanes still undecided after 48 rounds), single
-coins by :func:`~ldp.client.randomness.bernoulli` and uniform integers by
-rejection sampling (:func:`~ldp.client.randomness.uniform_below`).
+reads further digits for the lanes still undecided after 48 rounds); the
+coins and uniform integers of randomized response and local hashing from the
+source's bits (:mod:`ldp.client.bits`: coins eight at a time by a Knuth–Yao
+tree, uniform integers by rejection on about log2 of their bound bits).
 
 Each value is a different user: RAPPOR users get a uniform cohort and one
 report each, so the permanent and instantaneous randomized responses
@@ -35,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.client.randomness import RandomSource, SystemRandomSource, as_source, bernoulli
+from ldp.client.bits import BitSource, coins, sampler_for, uniforms
+from ldp.client.randomness import RandomSource, SystemRandomSource, as_source
 from ldp.client.sampling import binary_digits, lanes_to_packed
 from ldp.errors import InputError, ParameterError, SpecError
 from ldp.hashing import LH_SEED_SPACE, bloom_positions_batch, lh_buckets
@@ -281,21 +283,39 @@ def value_indices(spec: Any, values: Sequence[Any] | np.ndarray, indices: bool) 
     return mapped[codes]
 
 
+#: Keep probability from which randomized response draws the other value only for the reports not kept
+#: (below it, gathering those reports costs more time than drawing for every report).
+_SELECT_OTHERS = Fraction(1, 2)
+
+
 def randomized_response_batch(
-    source: RandomSource, idx: np.ndarray, size: int, keep: Fraction, other: Fraction
+    source: RandomSource | BitSource, idx: np.ndarray, size: int, keep: Fraction, other: Fraction
 ) -> np.ndarray:
     """Randomized response over [0, size): keep ``idx`` w.p. ``keep``, else a uniform other value.
 
-    Exact: the keep coin by :func:`~ldp.client.randomness.bernoulli`, the
-    other value by rejection sampling; each other value then has probability
+    Exact, from :func:`~ldp.client.bits.sampler_for`'s choice: a CSPRNG's
+    bits for a large batch (:mod:`ldp.client.bits`: the keep coins eight at
+    a time by a Knuth–Yao tree, the other value by rejection on about
+    log2(size − 1) bits), else the source's words; the other value is drawn only for the reports not kept when they are at most half
+    (keep ≥ 1/2), else for every report; each other value then has probability
     (1 − keep)/(size − 1), which must equal ``other``.
     """
     if keep + (size - 1) * other != 1:
         raise SpecError(f"randomized response probabilities do not sum to 1: p={keep}, q={other}")
-    kept = bernoulli(source, keep, idx.size)
-    out = source.integers(size - 1, idx.size) if size > 1 else np.zeros(idx.size, dtype=np.int64)
-    out += out >= idx
-    np.copyto(out, idx, where=kept)
+    sampler = sampler_for(source, idx.size)
+    kept = coins(sampler, keep, idx.size)
+    if size == 1:
+        return np.zeros(idx.size, dtype=np.int64)
+    if keep < _SELECT_OTHERS:
+        out = uniforms(sampler, size - 1, idx.size)
+        out += out >= idx
+        np.copyto(out, idx, where=kept)
+        return out
+    out = np.array(idx, dtype=np.int64)
+    moved = np.flatnonzero(~kept)
+    others = uniforms(sampler, size - 1, moved.size)
+    others += others >= out[moved]
+    out[moved] = others
     return out
 
 
@@ -604,9 +624,9 @@ def unary_batch(spec: UnaryEncoding, values, rng, *, cohorts=None, indices=False
 
 
 def local_hashing_batch(spec: LocalHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
-    source = as_source(rng)
     idx = value_indices(spec, values, indices)
-    seeds = source.integers(LH_SEED_SPACE, idx.size).astype(np.uint64)
+    sampler = sampler_for(rng, idx.size)
+    seeds = uniforms(sampler, LH_SEED_SPACE, idx.size).astype(np.uint64)
     buckets = lh_buckets(seeds, idx, spec.g)
-    reported = randomized_response_batch(source, buckets.astype(np.int64), spec.g, spec.p, spec.q)
+    reported = randomized_response_batch(sampler, buckets.astype(np.int64), spec.g, spec.p, spec.q)
     return ReportBatch(spec=spec.fingerprint, seeds=seeds, values=reported)

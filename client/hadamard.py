@@ -23,8 +23,9 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import value_indices
+from ldp.client.bits import BitSource, coins, sampler_for, uniforms
 from ldp.client.encoders import rr_thresholds, stateless_factory
-from ldp.client.randomness import RandomSource, as_source, bernoulli, uniform_below
+from ldp.client.randomness import RandomSource
 from ldp.hadamard_math import symbol_layout
 from ldp.report import Report
 from ldp.specs import HR
@@ -109,36 +110,38 @@ class HadamardEncoder:
 hadamard_encoder = stateless_factory(HadamardEncoder)
 
 
-#: Users encoded per chunk: every temporary array stays small (≤ 64 KiB), so the allocator reuses its
-#: memory instead of mapping fresh pages for each one.
+#: Users whose outputs are computed per chunk: every temporary array stays small (≤ 64 KiB), so the
+#: allocator reuses its memory instead of mapping fresh pages for each one.
 _CHUNK = 8192
 
 
 def hadamard_batch(spec: HR, values, rng: RandomSource, *, cohorts=None, indices=False) -> ReportBatch:
-    """Vectorized HR: P[y ∈ C_x] = p by :func:`bernoulli`, then a uniform member by :func:`uniform_below`.
+    """Vectorized HR: P[y ∈ C_x] = p, then a uniform member (:func:`~ldp.client.bits.sampler_for`'s samplers).
 
     With one block (K = b) C_x and its complement both have b/2 members, so
     one uniform index in [0, b/2) serves every user whichever side its coin
-    chose. Users are encoded in chunks of ``_CHUNK``.
+    chose. The coins and members of the whole batch are drawn at once (the
+    bit samplers' cost is per call); the outputs are computed in chunks of
+    ``_CHUNK`` users.
     """
-    source = as_source(rng)
     idx = value_indices(spec, values, indices)
+    inside, members = _hadamard_draws(spec, sampler_for(rng, idx.size), idx.size)
     out = np.empty(idx.size, dtype=np.int64)
     for start in range(0, idx.size, _CHUNK):
-        block = idx[start : start + _CHUNK]
-        out[start : start + block.size] = _hadamard_rows(spec, source, block)
+        stop = min(start + _CHUNK, idx.size)
+        out[start:stop] = hadamard_outputs(spec, idx[start:stop], inside[start:stop], members[start:stop])
     return ReportBatch(spec=spec.fingerprint, values=out)
 
 
-def _hadamard_rows(spec: HR, source: RandomSource, idx: np.ndarray) -> np.ndarray:
-    inside = bernoulli(source, spec.p, idx.size)
+def _hadamard_draws(spec: HR, sampler: RandomSource | BitSource, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` users' coins (y ∈ C_x) and members (an index into C_x or into its complement)."""
+    inside = coins(sampler, spec.p, n)
     half = spec.block_size // 2
     if spec.outputs - half == half:
-        members = uniform_below(source, half, idx.size)
-    else:
-        members = np.empty(idx.size, dtype=np.int64)
-        where_in = np.flatnonzero(inside)
-        where_out = np.flatnonzero(~inside)
-        members[where_in] = uniform_below(source, half, where_in.size)
-        members[where_out] = uniform_below(source, spec.outputs - half, where_out.size)
-    return hadamard_outputs(spec, idx, inside, members)
+        return inside, uniforms(sampler, half, n)
+    members = np.empty(n, dtype=np.int64)
+    where_in = np.flatnonzero(inside)
+    where_out = np.flatnonzero(~inside)
+    members[where_in] = uniforms(sampler, half, where_in.size)
+    members[where_out] = uniforms(sampler, spec.outputs - half, where_out.size)
+    return inside, members

@@ -451,3 +451,13 @@ def test_a_forked_child_does_not_reuse_its_parents_pool():
     os.close(read)
     os.close(write)
     assert not np.isin(child, source.words(4)).any()
+
+
+@pytest.mark.parametrize("blocks", [1, 4])
+def test_hr_outputs_chi_square(blocks):
+    """HR on the secure path (bit samplers: the batch is large): P[y] = p_in on C_x, p_out elsewhere."""
+    spec = ldp.HR(domain=tuple(range(100)), epsilon=1.0, blocks=blocks)
+    batch = secure_encode_batch(spec, [7] * USERS)
+    expected = np.full(spec.outputs, float(spec.out_probability))
+    expected[spec.output_set(7)] = float(spec.in_probability)
+    assert chi_square_pvalue(np.bincount(batch.values, minlength=spec.outputs), expected) > ALPHA

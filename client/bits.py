@@ -1,0 +1,500 @@
+"""A bit-level randomness economy for the batch samplers: exact draws that read about the entropy they need.
+
+:mod:`ldp.client.randomness` hands out whole 64-bit words, and its samplers
+read whole units of them (a 16-bit quarter word per coin, 8, 16 or 32 bits per
+uniform integer), so a coin of 0.84 bits of entropy costs 16 bits of the OS
+CSPRNG. This module serves the same exact distributions bit by bit:
+
+- :class:`BitSource` hands out bits of a :class:`RandomSource`'s words,
+  keeping the unused bits of the last word for the next draw (under a lock,
+  threads may share it; dropped in a forked child, which would otherwise
+  reuse its parent's bits). :func:`bit_source` gives each random source one
+  :class:`BitSource`, so the bits left over by one batch serve the next.
+- :func:`uniform_below_bits`: exact uniform integers in [0, b) by rejection
+  on w bits (w ≥ ⌈log2 b⌉, the width that reads the fewest bits on average;
+  a w-bit unit u is accepted below the largest multiple of b it can hold and
+  reduced modulo b): about log2 b bits each.
+- :func:`bernoulli_bits`: exact coins of a dyadic probability p = a/2^e
+  (e ≤ 64), drawn jointly, eight coins at a time, by Knuth and Yao's
+  discrete distribution generating tree [1]_ over the 256 outcomes of eight
+  coins (:func:`block_table`). Walked one bit per level, a block of entropy
+  H would read fewer than H + 2 bits on average; :func:`ky_sample` walks
+  several levels per NumPy step and drops the bits of a step its walk did
+  not need, so it reads a little more (binary RR at ε = 1: 1.25 bits a coin
+  for 0.84 bits of entropy; GRR's coin at d = 1,024: 0.54 for 0.03). Any
+  other probability goes to :func:`~ldp.client.randomness.bernoulli`.
+- :func:`sampler_for` chooses, per call, between these samplers and the
+  random source's own word samplers: bits for a CSPRNG source and at least
+  :data:`ECONOMY_MIN_DRAWS` draws, words otherwise; :func:`coins` and
+  :func:`uniforms` draw from either.
+
+Every draw reads independent uniform bits and maps them by a fixed rule
+whose outcomes have exactly their probabilities; no bit is used twice.
+
+References
+----------
+.. [1] D. E. Knuth, A. C. Yao. "The complexity of nonuniform random number
+   generation". Algorithms and Complexity: New Directions and Recent
+   Results, Academic Press, 1976.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from ldp.client.randomness import RandomSource, as_source, bernoulli
+from ldp.errors import ParameterError
+
+__all__ = [
+    "ECONOMY_MIN_DRAWS",
+    "BitSource",
+    "BlockTable",
+    "bernoulli_bits",
+    "bit_source",
+    "block_table",
+    "coins",
+    "ky_sample",
+    "rejection_width",
+    "sampler_for",
+    "step_table",
+    "uniform_below_bits",
+    "uniforms",
+]
+
+#: Coins drawn jointly by :func:`bernoulli_bits` (one tree over 2^8 outcomes).
+BLOCK_COINS = 8
+
+
+class BitSource:
+    """Uniform random bits from a :class:`RandomSource`'s words, every bit used once.
+
+    :meth:`fields` cuts each fresh word into ⌊64/w⌋ fields of w bits (the
+    64 mod w bits a fully used word has left over are not used); the bits of
+    the last word outside the fields a draw takes are kept, as a string of
+    bits, for the next draws, which read them first. The kept bits are taken under
+    a lock (threads may share a source) and dropped in a forked child (which
+    would otherwise reuse its parent's bits), as :class:`SystemRandomSource`
+    does with its words.
+
+    Examples
+    --------
+    >>> from ldp.client import SystemRandomSource
+    >>> from ldp.client.bits import BitSource
+    >>> bits = BitSource(SystemRandomSource())
+    >>> tens = bits.fields(10, 1000)  # 1000 ten-bit integers, six a word: 167 words
+    >>> tens.shape, bool(tens.max() < 1024)
+    ((1000,), True)
+    """
+
+    def __init__(self, source: RandomSource):
+        self.source = source
+        self.secure = bool(getattr(source, "secure", False))
+        self._kept = 0  # unused bits, the next draw's first (a Python integer of _kept_bits bits)
+        self._kept_bits = 0
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+
+    def fields(self, width: int, n: int) -> np.ndarray:
+        """``n`` independent uniform integers of ``width`` bits (1 to 64).
+
+        Unsigned integers of the smallest type that holds ``width`` bits.
+        """
+        if not 1 <= width <= 64:
+            raise ParameterError(f"bit fields are 1 to 64 bits wide, got {width}")
+        per = 64 // width
+        mask = (1 << width) - 1
+        with self._lock:
+            if self._pid != os.getpid():
+                self._kept, self._kept_bits, self._pid = 0, 0, os.getpid()
+            head = []
+            if self._kept_bits >= width:  # at most 127 bits kept: a few fields
+                take = min(n, self._kept_bits // width)
+                kept = self._kept
+                head = [(kept >> (i * width)) & mask for i in range(take)]
+                self._kept >>= take * width
+                self._kept_bits -= take * width
+            rest = n - len(head)
+            if not rest:
+                return np.array(head, dtype=_narrowest(width))
+            words = np.asarray(self.source.words(-(-rest // per)), dtype=np.uint64)
+            used = rest - (words.size - 1) * per  # fields used of the last word
+            self._keep(int(words[-1]), width, used)
+        body = _cut(words, width)[:rest]
+        return np.concatenate([np.array(head, dtype=body.dtype), body]) if head else body
+
+    def _keep(self, word: int, width: int, used: int) -> None:
+        """Keep the bits of ``word`` outside its first ``used`` fields of ``width`` bits (see :func:`_cut`)."""
+        lane = _lane_bits(width)
+        full, part = divmod(used, lane // width)
+        start = full * lane  # the lanes before it are used
+        if part:  # the partly used lane: the bits above its used fields
+            self._append(
+                (word >> (start + part * width)) & ((1 << (lane - part * width)) - 1), lane - part * width
+            )
+            start += lane
+        if start < 64:  # the whole lanes after it, their spare bits included
+            self._append(word >> start, 64 - start)
+
+    def _append(self, value: int, count: int) -> None:
+        self._kept |= value << self._kept_bits
+        self._kept_bits += count
+
+
+#: Fields of 8, 16 and 32 bits are a word's little-endian bytes, halves... read as they are.
+_VIEWS = {8: "<u1", 16: "<u2", 32: "<u4"}
+_UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _narrowest(width: int) -> type:
+    """The narrowest unsigned NumPy type that holds ``width`` bits."""
+    return _UNSIGNED[8 if width <= 8 else 16 if width <= 16 else 32 if width <= 32 else 64]
+
+
+@lru_cache(maxsize=64)
+def _lane_bits(width: int) -> int:
+    """The narrowest lane (8, 16, 32 or 64 bits of a word) whose cut gives a word its ⌊64/width⌋ fields."""
+    return next(
+        lane for lane in (8, 16, 32, 64) if lane >= width and (lane // width) * (64 // lane) == 64 // width
+    )
+
+
+def _cut(words: np.ndarray, width: int) -> np.ndarray:
+    """Each word's ⌊64/width⌋ fields: a word's lanes in little-endian order, each lane's fields lowest bits first.
+
+    The lane is the narrowest that holds as many fields (:func:`_lane_bits`:
+    for 10-bit fields two 32-bit halves of three fields each), so the
+    arithmetic runs on narrow integers. Returns unsigned integers of the
+    narrowest type that holds ``width`` bits.
+    """
+    if width in _VIEWS:
+        return words.astype("<u8", copy=False).view(_VIEWS[width])
+    lane = _lane_bits(width)
+    lanes = words.astype("<u8", copy=False).view(_VIEWS.get(lane, "<u8"))
+    if width == 1:
+        return np.unpackbits(lanes, bitorder="little")
+    per = lane // width
+    out: np.ndarray = np.empty((lanes.size, per), dtype=_narrowest(width))
+    unit = _UNSIGNED[lane]
+    for j in range(per):  # one strided column per field: faster than broadcasting the shifts
+        out[:, j] = lanes >> unit(j * width)
+    out &= out.dtype.type((1 << width) - 1)
+    return out.reshape(-1)
+
+
+_SOURCES: weakref.WeakKeyDictionary[object, BitSource] = weakref.WeakKeyDictionary()
+_SOURCES_LOCK = threading.Lock()
+
+
+def bit_source(source: RandomSource | BitSource | np.random.Generator) -> BitSource:
+    """The :class:`BitSource` of ``source`` (one per random source, kept while the source lives).
+
+    A :class:`BitSource` is returned as is; anything else is first taken
+    through :func:`~ldp.client.randomness.as_source`.
+    """
+    if isinstance(source, BitSource):
+        return source
+    source = as_source(source)
+    with _SOURCES_LOCK:
+        try:
+            bits = _SOURCES.get(source)
+        except TypeError:  # a source that cannot be weakly referenced: a bit source of its own
+            return BitSource(source)
+        if bits is None:
+            bits = _SOURCES[source] = BitSource(source)
+        return bits
+
+
+def _field_cost(width: int) -> Fraction:
+    """Bits of fresh words one field of ``width`` bits takes (⌊64/width⌋ fields a word)."""
+    return Fraction(64, 64 // width)
+
+
+@lru_cache(maxsize=256)
+def rejection_width(bound: int) -> int:
+    """The unit width w ≥ ⌈log2 bound⌉ (at most 8 more) that reads the fewest bits per accepted integer.
+
+    A w-bit unit is accepted with probability m·bound / 2^w, m = ⌊2^w / bound⌋,
+    and takes 64/⌊64/w⌋ bits of a word, so an integer reads
+    (64/⌊64/w⌋)·2^w / (m·bound) bits on average.
+    """
+    low = (bound - 1).bit_length()
+    candidates = range(low, min(low + 8, 64) + 1)
+    return min(candidates, key=lambda w: _field_cost(w) * Fraction(1 << w, ((1 << w) // bound) * bound))
+
+
+def uniform_below_bits(bits: BitSource, bound: int, n: int) -> np.ndarray:
+    """``n`` exact uniform integers in ``[0, bound)`` (int64; bound ≤ 2^63), about log2(bound) bits each.
+
+    Rejection on :func:`rejection_width` bits: a unit u below the largest
+    multiple of ``bound`` it can hold gives u mod ``bound``; the others are
+    redrawn. Every residue has the same number of accepted units, so the
+    result is exactly uniform (the accepted candidates of a redraw are
+    taken in order; the spare ones are dropped). A power of two reads
+    exactly its bits.
+    """
+    if not 1 <= bound <= 1 << 63:
+        raise ParameterError(f"uniform integers need a bound in [1, 2^63], got {bound}")
+    if bound == 1:
+        return np.zeros(n, dtype=np.int64)
+    if bound & (bound - 1) == 0:
+        return bits.fields(bound.bit_length() - 1, n).astype(np.int64)
+    width = rejection_width(bound)
+    multiple = ((1 << width) // bound) * bound
+    units = bits.fields(width, n)
+    limit = units.dtype.type(multiple)
+    rejected = np.flatnonzero(units >= limit)
+    accept = multiple / (1 << width)
+    while rejected.size:  # redraw the rejected units: enough candidates that one round nearly always does
+        candidates = bits.fields(width, int(rejected.size / accept * 1.1) + 8)
+        kept = candidates[candidates < limit][: rejected.size]
+        units[rejected[: kept.size]] = kept
+        rejected = rejected[kept.size :]
+    if multiple != bound:
+        units %= units.dtype.type(bound)
+    return units.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class BlockTable:
+    """A Knuth–Yao tree of a dyadic distribution, level by level.
+
+    Level t (t = ``first`` … ``first`` + len(``counts``) − 1) has
+    ``counts[t − first]`` leaves, labelled ``labels[starts[t − first]:]``;
+    they are the outcomes whose probability has binary digit t set. No level
+    above ``first`` has a leaf.
+    """
+
+    first: int
+    counts: np.ndarray
+    starts: np.ndarray
+    labels: np.ndarray
+    #: Bits every walk reads at once from the root (:func:`_first_step`).
+    first_step: int
+    #: Step tables by (depth, bits), filled as walks reach them (:func:`step_table`).
+    steps: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, compare=False)
+
+
+def _tree(weights: list[int], exponent: int, labels_of: list[np.ndarray]) -> BlockTable:
+    """The tree of outcome classes with probabilities ``weights[j]`` / 2^``exponent`` (summing to 1).
+
+    Class j's outcomes (``labels_of[j]``, each of probability weights[j] / 2^exponent) are leaves at
+    every level t where binary digit t of that probability is set.
+    """
+    if sum(w * len(labels) for w, labels in zip(weights, labels_of)) != 1 << exponent:
+        raise ParameterError("a Knuth–Yao tree needs probabilities summing to 1")
+    levels: list[np.ndarray] = []
+    for t in range(1, exponent + 1):
+        bit = exponent - t
+        levels.append(
+            np.concatenate(
+                [labels for w, labels in zip(weights, labels_of) if (w >> bit) & 1] or [labels_of[0][:0]]
+            )
+        )
+    first = next(t for t, level in enumerate(levels) if level.size)
+    while not levels[-1].size:
+        levels.pop()
+    levels = levels[first:]
+    counts = np.array([level.size for level in levels], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    return BlockTable(first + 1, counts, starts, np.concatenate(levels), _first_step(first + 1, counts))
+
+
+@lru_cache(maxsize=64)
+def block_table(probability: Fraction, coins: int = BLOCK_COINS) -> BlockTable:
+    """The tree of ``coins`` independent coins of a dyadic ``probability``: outcome bit i = coin i (bit 0 first).
+
+    The 2^coins outcomes with j ones have probability p^j (1 − p)^(coins − j)
+    = a^j (2^e − a)^(coins − j) / 2^(e·coins) for p = a/2^e.
+    """
+    p = Fraction(probability)
+    e = p.denominator.bit_length() - 1
+    if p.denominator != 1 << e or not 0 < p < 1:
+        raise ParameterError(f"a block of coins needs a dyadic probability in (0, 1), got {p}")
+    a, b = p.numerator, (1 << e) - p.numerator
+    outcomes = np.arange(1 << coins, dtype=np.uint8 if coins <= 8 else np.uint32)
+    ones = np.bitwise_count(outcomes)
+    labels_of = [outcomes[ones == j] for j in range(coins + 1)]
+    weights = [a**j * b ** (coins - j) for j in range(coins + 1)]
+    return _tree(weights, e * coins, labels_of)
+
+
+#: Bits a Knuth–Yao walk reads per step after its first (:func:`ky_sample`), and once few walks are left.
+STEP_BITS = 4
+TAIL_STEP_BITS = 8
+#: Walks left below which the steps read ``TAIL_STEP_BITS``: their unused bits no longer count.
+_TAIL_WALKS = 64
+
+
+def _leaves(table: BlockTable, depth: int) -> int:
+    """Leaves of the tree at ``depth`` (bits read)."""
+    i = depth - table.first
+    return int(table.counts[i]) if 0 <= i < table.counts.size else 0
+
+
+def _inner(table: BlockTable, depth: int) -> int:
+    """Internal nodes of the tree at ``depth`` (1 at the root)."""
+    inner = 1
+    for d in range(1, depth + 1):
+        inner = 2 * inner - _leaves(table, d)
+    return inner
+
+
+def step_table(table: BlockTable, depth: int, step: int) -> np.ndarray:
+    """Where ``step`` bits lead from each internal node at ``depth``: int32 codes by node·2^step + bits.
+
+    A code c ≥ 0 is the internal node reached ``step`` levels down; c < 0
+    is the outcome ~c, a leaf reached within those bits (the bits after it
+    unused).
+    """
+    key = (depth, step)
+    cached = table.steps.get(key)
+    if cached is not None:
+        return cached
+    inner = _inner(table, depth)
+    node = np.repeat(np.arange(inner, dtype=np.int64), 1 << step)
+    bits = np.tile(np.arange(1 << step, dtype=np.int64), inner)
+    code = np.zeros(node.size, dtype=np.int64)
+    open_ = np.ones(node.size, dtype=bool)
+    for r in range(1, step + 1):
+        node = 2 * node + ((bits >> (step - r)) & 1)
+        count = _leaves(table, depth + r)
+        if not count:  # no leaf at this depth (or below the tree's last level, where no node is left)
+            continue
+        leaf = open_ & (node < count)
+        code[leaf] = ~table.labels[table.starts[depth + r - table.first] + node[leaf]].astype(np.int64)
+        open_ &= ~leaf
+        node -= count * open_
+    code[open_] = node[open_]
+    table.steps[key] = code = code.astype(np.int32)
+    return code
+
+
+#: Share of the walks that end within the first step (:func:`_first_step`), and its most bits.
+_FIRST_ENDED = Fraction(3, 4)
+_FIRST_STEP_MAX = 12
+
+
+def _first_step(first: int, counts: np.ndarray) -> int:
+    """Bits every walk reads at once from the root: down to the depth by which 3/4 of the walks have ended.
+
+    At most 12, unless the first leaf is deeper.
+
+    ``counts`` are the leaves of each depth from ``first`` (the first with a leaf) on.
+    """
+    ended, depth = Fraction(0), first
+    while True:
+        ended += Fraction(int(counts[depth - first]), 1 << depth) if depth - first < counts.size else 0
+        if ended >= _FIRST_ENDED or depth >= max(first, _FIRST_STEP_MAX):
+            return depth if depth > STEP_BITS or depth < first else STEP_BITS  # 4 bits: a byte's halves
+        depth += 1
+
+
+def ky_sample(bits: BitSource, table: BlockTable, n: int) -> np.ndarray:
+    """``n`` independent outcomes of ``table``'s distribution (Knuth–Yao walks, all at once).
+
+    A walk reads one bit per level from the root: node k of a level is a
+    leaf when k < that level's leaf count, else internal node k − count,
+    whose children are nodes 2k and 2k + 1 of the next level. A leaf at
+    depth t is reached with probability 2^-t, so each outcome comes out with
+    exactly its probability. The walks go several levels at a time: each
+    reads a step of bits at once and looks up where they lead
+    (:func:`step_table`): first down to the depth by which 3/4 of them have
+    ended (:func:`_first_step`), then ``STEP_BITS`` at a time
+    (``TAIL_STEP_BITS`` once fewer than 64 are left). A walk that ends
+    before the last bit of its step leaves the rest unused; they are dropped,
+    which changes nothing in the outcome's distribution.
+    """
+    out = np.empty(n, dtype=table.labels.dtype)
+    step = table.first_step
+    code = step_table(table, 0, step)[bits.fields(step, n).astype(np.int64)]
+    depth = step
+    done = code < 0
+    out[done] = ~code[done]
+    todo = np.flatnonzero(~done)
+    node = code[todo]
+    while todo.size:
+        step = STEP_BITS if todo.size >= _TAIL_WALKS else TAIL_STEP_BITS
+        at = node.astype(np.int64) << step
+        at += bits.fields(step, todo.size).astype(np.int64)
+        code = step_table(table, depth, step)[at]
+        depth += step
+        done = code < 0
+        out[todo[done]] = ~code[done]
+        open_ = ~done
+        todo, node = todo[open_], code[open_]
+    return out
+
+
+def _dyadic_exponent(p: Fraction) -> int | None:
+    den = p.denominator
+    return den.bit_length() - 1 if den & (den - 1) == 0 and den <= 1 << 64 else None
+
+
+def bernoulli_bits(bits: BitSource, probability: Fraction, n: int) -> np.ndarray:
+    """``n`` independent coins, each True with exactly ``probability``: a boolean array.
+
+    A dyadic probability a/2^e (e ≤ 64) is drawn eight coins at a time from
+    :func:`block_table` (fewer than h(p) + 1/4 bits a coin on average; the
+    coins of the last block past ``n`` are dropped). Any other probability
+    is drawn by :func:`~ldp.client.randomness.bernoulli` from the words of
+    the bit source's random source.
+    """
+    p = Fraction(probability)
+    if not 0 <= p <= 1:
+        raise ParameterError(f"probability must be in [0, 1], got {p}")
+    if p == 0 or p == 1:
+        return np.full(n, p == 1)
+    if _dyadic_exponent(p) is None:
+        return bernoulli(bits.source, p, n)
+    blocks = ky_sample(bits, block_table(p), -(-n // BLOCK_COINS))
+    return np.unpackbits(blocks, bitorder="little")[:n].view(bool)
+
+
+#: Draws per call from which a CSPRNG source's batch samplers read bits (:func:`sampler_for`): below it
+#: the bit samplers' fixed cost per call (a few dozen NumPy operations) outweighs the CSPRNG bytes saved.
+ECONOMY_MIN_DRAWS = 8192
+
+
+def sampler_for(source: RandomSource | BitSource | np.random.Generator, n: int) -> RandomSource | BitSource:
+    """Where a batch sampler of ``n`` draws takes its randomness: bits, or whole words.
+
+    A :class:`BitSource` as is; a CSPRNG source's :func:`bit_source` for
+    ``n`` ≥ :data:`ECONOMY_MIN_DRAWS` (its bytes are dear: ``os.urandom``
+    costs more per byte than the bit samplers' arithmetic); otherwise the
+    random source itself (a seeded generator's words are cheap), whose word
+    samplers (:func:`~ldp.client.randomness.bernoulli`,
+    :meth:`RandomSource.integers`) read whole 8- to 64-bit units. Both give
+    exactly the same distributions; only the bits read differ.
+    """
+    if isinstance(source, BitSource):
+        return source
+    source = as_source(source)
+    if source.secure and n >= ECONOMY_MIN_DRAWS:
+        return bit_source(source)
+    return source
+
+
+def coins(sampler: RandomSource | BitSource, probability: Fraction, n: int) -> np.ndarray:
+    """``n`` exact coins of ``probability`` from a :func:`sampler_for` result (a boolean array)."""
+    if isinstance(sampler, BitSource):
+        return bernoulli_bits(sampler, probability, n)
+    return bernoulli(sampler, probability, n)
+
+
+def uniforms(sampler: RandomSource | BitSource, bound: int, n: int) -> np.ndarray:
+    """``n`` exact uniform integers in ``[0, bound)`` from a :func:`sampler_for` result.
+
+    int64 for a bound ≤ 2^63 (uint64 above, from the words).
+    """
+    if isinstance(sampler, BitSource):
+        if bound <= 1 << 63:
+            return uniform_below_bits(sampler, bound, n)
+        sampler = sampler.source
+    return sampler.integers(bound, n)

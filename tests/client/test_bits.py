@@ -1,0 +1,347 @@
+"""The bit-level samplers (ldp.client.bits): every bit used once, exact distributions, and the bytes drawn.
+
+Distribution tests draw from a seeded NumPy generator behind the bit source
+(reproducible) and are chi-square tests against the exact probabilities, each
+at significance level ALPHA = 1e-6 (categories expected fewer than 5 times
+pooled). The Knuth–Yao trees are checked exactly: the probability of every
+outcome, summed over every path of the walk, is the exact product of the
+coins' probabilities. The byte counts come from a counting CSPRNG source.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import ldp
+from ldp.client import GeneratorSource, SystemRandomSource, secure_encode_batch
+from ldp.client.bits import (
+    ECONOMY_MIN_DRAWS,
+    STEP_BITS,
+    TAIL_STEP_BITS,
+    BitSource,
+    bernoulli_bits,
+    bit_source,
+    block_table,
+    coins,
+    ky_sample,
+    rejection_width,
+    sampler_for,
+    step_table,
+    uniform_below_bits,
+    uniforms,
+)
+from ldp.client.randomness import as_source
+from ldp.hashing import LH_SEED_SPACE
+
+ALPHA = 1e-6
+DRAWS = 200_000
+
+
+def seeded_bits(seed: int) -> BitSource:
+    return BitSource(GeneratorSource(np.random.default_rng(seed)))  # insecure-ok: a test's replayable source
+
+
+def chi_square_pvalue(counts: np.ndarray, probabilities: np.ndarray) -> float:
+    """Chi-square goodness of fit; categories expected fewer than 5 times are pooled into one."""
+    expected = np.asarray(probabilities, dtype=float) * counts.sum()
+    small = expected < 5
+    if small.any():
+        counts = np.append(counts[~small], counts[small].sum())
+        expected = np.append(expected[~small], expected[small].sum())
+    return float(stats.chisquare(counts, expected).pvalue)
+
+
+class ListedWords:
+    """A source handing out given words, then zeros (thread-safe; not secure: tests only)."""
+
+    secure = False
+
+    def __init__(self, words: np.ndarray):
+        self._words = np.asarray(words, dtype=np.uint64)
+        self._lock = threading.Lock()
+        self.drawn = 0
+
+    def words(self, n: int) -> np.ndarray:
+        with self._lock:
+            head, self._words = self._words[:n], self._words[n:]
+            self.drawn += n
+        return np.concatenate([head, np.zeros(n - head.size, dtype=np.uint64)])
+
+    def integers(self, bound: int, n: int) -> np.ndarray:
+        raise AssertionError("the bit samplers read words only")
+
+
+class CountingCSPRNG(SystemRandomSource):
+    """The CSPRNG source, counting the bytes it hands out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = 0
+
+    def words(self, n: int) -> np.ndarray:
+        self.bytes += 8 * n
+        return super().words(n)
+
+
+# -- the bit source ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 6, 7, 8, 10, 13, 16, 22, 32, 62, 64])
+def test_fields_are_uniform_and_independent(width):
+    bits = seeded_bits(width)
+    bits.fields(3, 1)  # start with bits kept from an earlier draw
+    values = bits.fields(width, DRAWS).astype(np.uint64)
+    assert int(values.max()) < 1 << width
+    top = min(width, 6)
+    counts = np.bincount((values >> np.uint64(width - top)).astype(np.int64), minlength=1 << top)
+    assert chi_square_pvalue(counts, np.full(1 << top, 2.0**-top)) > ALPHA
+    pairs = (values[0::2] >> np.uint64(width - 1)) * 2 + (values[1::2] >> np.uint64(width - 1))  # top bits
+    counts = np.bincount(pairs.astype(np.int64), minlength=4)
+    assert chi_square_pvalue(counts, np.full(4, 0.25)) > ALPHA
+
+
+DRAW_SEQUENCE = [
+    (10, 7),
+    (10, 5),
+    (3, 2),
+    (1, 11),
+    (64, 1),
+    (4, 9),
+    (62, 2),
+    (13, 3),
+    (8, 5),
+    (16, 3),
+    (5, 20),
+]
+
+
+def test_every_bit_of_every_word_is_handed_out_at_most_once():
+    """One set bit in the words in turn: the draws' fields hold it at most once, whatever their widths."""
+    words_needed = 12
+    for position in range(64 * words_needed):
+        words = np.zeros(words_needed, dtype=np.uint64)
+        words[position // 64] = np.uint64(1) << np.uint64(position % 64)
+        bits = BitSource(ListedWords(words))
+        seen = sum(int(np.bitwise_count(bits.fields(w, n).astype(np.uint64)).sum()) for w, n in DRAW_SEQUENCE)
+        assert seen <= 1, f"bit {position} handed out {seen} times"
+
+
+def test_kept_bits_serve_the_next_draws_first():
+    source = ListedWords(np.arange(1, 100, dtype=np.uint64))
+    bits = BitSource(source)
+    bits.fields(10, 1)  # one word: six 10-bit fields, five kept
+    assert source.drawn == 1
+    bits.fields(10, 5)  # the kept fields: no new word
+    assert source.drawn == 1
+    bits.fields(1, 4)  # the word's 4 spare bits
+    assert source.drawn == 1
+    bits.fields(1, 1)
+    assert source.drawn == 2
+
+
+def test_threads_sharing_a_bit_source_never_share_a_field():
+    values = np.arange(1 << 16, dtype=np.uint16)  # every 16-bit value once
+    bits = BitSource(ListedWords(values.view(np.uint64)))
+    drawn: list[np.ndarray] = []
+
+    def draw() -> None:
+        for _ in range(40):
+            drawn.append(bits.fields(16, 97).copy())
+
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    everything = np.concatenate(drawn)
+    assert everything.size == 4 * 40 * 97
+    assert np.unique(everything).size == everything.size
+
+
+def test_a_forked_child_does_not_reuse_its_parents_kept_bits():
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    bits = BitSource(SystemRandomSource())
+    bits.fields(4, 1)  # 60 bits kept
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: send its next fields, then leave at once
+        os.write(write, bits.fields(4, 15).astype(np.uint8).tobytes())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = np.frombuffer(os.read(read, 15), dtype=np.uint8)
+    os.close(read)
+    os.close(write)
+    assert not np.array_equal(child, bits.fields(4, 15).astype(np.uint8))  # equal w.p. 2^-60 if independent
+
+
+def test_each_random_source_has_one_bit_source():
+    source = SystemRandomSource()
+    assert bit_source(source) is bit_source(source)
+    assert bit_source(bit_source(source)) is bit_source(source)
+    with pytest.raises(ldp.ParameterError, match="random source"):
+        bit_source(None)  # type: ignore[arg-type]
+
+
+# -- uniform integers --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bound", [2, 3, 5, 7, 100, 513, 1000, 1023, 1024, 40_000, (1 << 20) + 1, LH_SEED_SPACE]
+)
+def test_uniform_integers_are_uniform(bound):
+    draws = uniform_below_bits(seeded_bits(bound % 997), bound, DRAWS)
+    assert draws.dtype == np.int64
+    assert int(draws.min()) >= 0 and int(draws.max()) < bound
+    bins = min(bound, 64)
+    edges = [math.ceil(k * bound / bins) for k in range(bins + 1)]  # bin k holds [edges[k], edges[k+1])
+    index = np.searchsorted(np.array(edges[1:-1], dtype=np.int64), draws, side="right")
+    counts = np.bincount(index, minlength=bins)
+    sizes = np.diff(np.array(edges, dtype=float))
+    assert chi_square_pvalue(counts, sizes / sizes.sum()) > ALPHA
+
+
+@pytest.mark.parametrize(("bound", "width"), [(3, 2), (1023, 10), (513, 12), (1000, 10), (LH_SEED_SPACE, 62)])
+def test_rejection_width_reads_the_fewest_bits(bound, width):
+    assert rejection_width(bound) == width
+
+
+def test_uniform_integers_refuse_a_bound_out_of_range():
+    with pytest.raises(ldp.ParameterError, match="bound"):
+        uniform_below_bits(seeded_bits(0), 0, 3)
+
+
+# -- coins ------------------------------------------------------------------------------
+
+PROBABILITIES = [
+    Fraction(1, 2),
+    Fraction(5, 8),
+    Fraction(3, 16),
+    Fraction(13, 32),
+    Fraction(1, 1024),
+    Fraction(1023, 1024),
+]
+
+
+def _exact_outcomes(p: Fraction, later_step: int) -> dict[int, Fraction]:
+    """The probability of each outcome of ``block_table(p)``, summed over every path of the walk."""
+    table = block_table(p)
+    outcomes: dict[int, Fraction] = {}
+    nodes, depth, step = {0: Fraction(1)}, 0, table.first_step
+    while nodes:
+        codes = step_table(table, depth, step).tolist()
+        reached: dict[int, Fraction] = {}
+        for node, mass in nodes.items():
+            share = mass / (1 << step)
+            for code in codes[node << step : (node + 1) << step]:
+                if code < 0:
+                    outcomes[~code] = outcomes.get(~code, Fraction(0)) + share
+                else:
+                    reached[code] = reached.get(code, Fraction(0)) + share
+        nodes, depth, step = reached, depth + step, later_step
+    return outcomes
+
+
+@pytest.mark.parametrize("later_step", [STEP_BITS, TAIL_STEP_BITS])
+@pytest.mark.parametrize("p", PROBABILITIES, ids=str)
+def test_knuth_yao_tree_gives_each_block_its_exact_probability(p, later_step):
+    outcomes = _exact_outcomes(p, later_step)
+    for pattern in range(256):
+        ones = bin(pattern).count("1")
+        assert outcomes.get(pattern, 0) == p**ones * (1 - p) ** (8 - ones), pattern
+
+
+SPEC_PROBABILITIES = {
+    "grr": ldp.GRR(domain=tuple(range(1024)), epsilon=1.0).p,
+    "binary-rr": ldp.BinaryRR(domain=(0, 1), epsilon=1.0).p,
+    "olh": ldp.OLH(domain=tuple(range(1024)), epsilon=1.0).p,
+    "5/8": Fraction(5, 8),
+    "1/3 (not dyadic)": Fraction(1, 3),
+    "2^-40": Fraction(1, 1 << 40),
+}
+
+
+@pytest.mark.parametrize("name", SPEC_PROBABILITIES)
+def test_coins_have_their_probability_and_blocks_theirs(name):
+    p = SPEC_PROBABILITIES[name]
+    flips = bernoulli_bits(seeded_bits(len(name)), p, 8 * 50_000 + 3)
+    assert flips.dtype == bool and flips.size == 8 * 50_000 + 3
+    se = math.sqrt(float(p * (1 - p)) / flips.size)
+    assert abs(flips.mean() - float(p)) < stats.norm.isf(ALPHA / 4) * se + 1e-12
+    patterns = np.packbits(flips[: 8 * 50_000].reshape(-1, 8), axis=1, bitorder="little").ravel()
+    ones = np.bitwise_count(np.arange(256, dtype=np.uint8)).astype(float)
+    probabilities = float(p) ** ones * float(1 - p) ** (8 - ones)
+    assert chi_square_pvalue(np.bincount(patterns, minlength=256), probabilities) > ALPHA / 2
+
+
+def test_ky_sample_reads_about_the_entropy():
+    """Binary RR at ε = 1 (0.84 bits a coin): the walks read fewer than 1.68 bits a coin (seeded: exact count)."""
+    p = SPEC_PROBABILITIES["binary-rr"]
+    source = GeneratorSource(np.random.default_rng(9))  # insecure-ok: a test's replayable source
+    drawn = []
+    real = source.words
+    source.words = lambda n: drawn.append(n) or real(n)  # type: ignore[method-assign]
+    ky_sample(BitSource(source), block_table(p), 50_000)
+    entropy = -float(p) * math.log2(float(p)) - float(1 - p) * math.log2(float(1 - p))
+    assert 64 * sum(drawn) / (8 * 50_000) < 2 * entropy
+
+
+def test_a_probability_outside_the_unit_interval_is_refused():
+    with pytest.raises(ldp.ParameterError, match="probability"):
+        bernoulli_bits(seeded_bits(0), Fraction(3, 2), 4)
+
+
+# -- the samplers' choice and the bytes drawn -----------------------------------------
+
+
+def test_large_csprng_batches_read_bits_and_the_rest_read_words():
+    secure = SystemRandomSource()
+    assert isinstance(sampler_for(secure, ECONOMY_MIN_DRAWS), BitSource)
+    assert sampler_for(secure, ECONOMY_MIN_DRAWS - 1) is secure
+    seeded = np.random.default_rng(0)  # insecure-ok: a seeded generator keeps its word samplers
+    assert not isinstance(sampler_for(seeded, 10**6), BitSource)
+    words = as_source(np.random.default_rng(1))  # insecure-ok: a test's replayable source
+    assert coins(words, Fraction(1, 2), 5).dtype == bool
+    assert uniforms(bit_source(words), 1 << 64, 3).dtype == np.uint64  # beyond 2^63: from the words
+
+
+def _rr_entropy(spec, size: int) -> float:
+    p, q = float(spec.p), float(spec.q)
+    return -p * math.log2(p) - (size - 1) * q * math.log2(q)
+
+
+def _entropy_bits(spec) -> float:
+    if spec.mechanism in ("olh", "blh"):
+        return math.log2(LH_SEED_SPACE) + _rr_entropy(spec, spec.g)
+    if spec.mechanism == "hr":
+        half, p = spec.block_size // 2, float(spec.p)
+        h = -p * math.log2(p) - (1 - p) * math.log2(1 - p)
+        return h + p * math.log2(half) + (1 - p) * math.log2(spec.outputs - half)
+    return _rr_entropy(spec, spec.domain_size)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ldp.GRR(domain=tuple(range(1024)), epsilon=1.0),
+        ldp.BinaryRR(domain=(0, 1), epsilon=1.0),
+        ldp.OLH(domain=tuple(range(1024)), epsilon=1.0),
+        ldp.BLH(domain=tuple(range(1024)), epsilon=1.0),
+        ldp.HR(domain=tuple(range(1024)), epsilon=1.0),
+        ldp.HR(domain=tuple(range(100)), epsilon=1.0, blocks=4),
+    ],
+    ids=lambda s: f"{s.mechanism}-{s.domain_size}",
+)
+def test_secure_batch_reads_at_most_twice_the_entropy(spec):
+    """The bytes ldp.client.secure_encode_batch reads per report, against the report's entropy (issue 28's ≤ 2×)."""
+    n = 20_000
+    source = CountingCSPRNG()
+    secure_encode_batch(spec, np.arange(n) % spec.domain_size, indices=True, source=source)
+    assert 8 * source.bytes / n <= 2 * _entropy_bits(spec)
