@@ -34,6 +34,20 @@ SMALL_DOMAIN = ("a", "b", "c", "d", "e")
 SLOW_ONLY_MODULES = {"test_collector_fuzz.py"}
 
 
+@pytest.fixture(autouse=True)
+def _no_numba_compile_in_the_fast_set(request, monkeypatch):
+    """Tests not marked slow encode one-hot batches with the NumPy backend (the same reports as the compiled one).
+
+    The secure batch path compiles its numba kernel on first use above
+    ``NUMBA_THRESHOLD`` reports (seconds of JIT work); the fast set must not
+    pay that. The slow set runs the kernel (tests/client/test_onehot.py).
+    """
+    if "slow" not in request.keywords:
+        from ldp.client import onehot
+
+        monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 1 << 62)
+
+
 def pytest_ignore_collect(collection_path, config):
     """Skip importing :data:`SLOW_ONLY_MODULES` when the slow set is deselected (plain ``pytest``)."""
     if collection_path.name in SLOW_ONLY_MODULES and config.getoption("markexpr") == "not slow":

@@ -1,0 +1,464 @@
+"""Exact one-hot coin vectors near the entropy limit: blocks of coins drawn by inversion from a bit stream.
+
+A one-hot report (SUE, OUE, CMS's m bits, the longitudinal unary chains,
+range-hierarchy's level, PCKV-UE's nonzero lanes) has one coin of
+probability p (the true position) and n − 1 coins of probability q. The
+bit-sliced sampler of :func:`ldp.client.batch.bernoulli_words` reads about
+7.5 uniform words per 64 coins (~959 bytes per report at d = 1,024) where
+the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
+:func:`one_hot_coins` reads close to the entropy instead:
+
+1. Each report reads its own stream of uniform digits: a row of whole
+   64-bit words from the source, most significant digit first.
+2. Step 0 draws the true coin (a block of one coin of probability p), then
+   step s ≥ 1 draws coins 8(s−1) … 8(s−1)+7 (the last block holds what is
+   left) as one block of t ≤ 8 coins of probability q: one of 2^t patterns,
+   pattern j (coin i = bit t−1−i of j, so j is the packed byte) with
+   probability q^|j| (1−q)^(t−|j|).
+3. A block is drawn by inversion: the unit interval is cut at the exact
+   cumulative probabilities C_0 = 0 < C_1 < … < C_{2^t} = 1 (Fractions of
+   the spec's probabilities), and the block is pattern j when a uniform real
+   U lies in [C_j, C_{j+1}). U is read one digit at a time until the digits
+   read prove U inside one cell. That reads about the block's entropy plus
+   a digit or two, ~1.2× the entropy for OUE at ε = 1.
+4. The q-coin drawn at the true position is replaced by the true coin.
+
+Exactness. Every answer is the exact inversion's: the digits are compared
+with 32-bit fixed-point bounds ⌊C_j·2^32⌋ ≤ C_j·2^32 ≤ ⌈C_j·2^32⌉, and a
+pattern is returned only when the digits read so far prove U ≥ C_j and
+U < C_{j+1}. A table of the first 16 digits settles most blocks in one
+lookup; a block 32 digits do not settle (probability about 2^-24 per block)
+goes on digit by digit with the exact cuts (:func:`_exact_cell`). So
+P[pattern j] = C_{j+1} − C_j exactly: the coins are independent, each with
+exactly its probability. No floating point touches a coin.
+
+Streams. The rows are drawn in one call (``source.words(K_1 + … + K_n)``;
+K_i = max(1, ⌊E_i/64⌋) words for report i, E_i its expected digits). A report stops before a step
+when fewer than 32 digits are left in its row (it depends on the position
+only, never on the digits the step will read, so the discarded digits bias
+nothing) and is given a new row of 2 words; the reports that stopped are
+given their rows together, in report order. A block the fixed-point bounds
+do not settle reads its further digits from its row, then from new 2-word
+rows. Both backends (the numba kernel :mod:`ldp.client.onehot_kernel`,
+compiled on first use above :data:`NUMBA_THRESHOLD` reports, and the NumPy
+rounds here) follow these rules and return the same reports from the same
+source words.
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_right
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ldp.client.randomness import RandomSource
+from ldp.errors import ParameterError
+
+__all__ = ["NUMBA_THRESHOLD", "PRECISION", "one_hot_coins", "pattern_table"]
+
+#: Digits of the fixed-point cut bounds; a block still open after this many digits takes the exact cuts.
+PRECISION = 32
+#: Digits of the lookup window: one table lookup per block in the common case.
+WINDOW = 16
+#: Coins per block: a block is one packed byte.
+BLOCK = 8
+#: Words of a refill row (≥ PRECISION digits).
+REFILL_WORDS = 2
+#: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
+NUMBA_THRESHOLD = 4096
+
+_DONE, _STALLED, _EXACT = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class PatternTable:
+    """Inversion of the 2^size patterns of ``size`` coins of probability ``probability``.
+
+    Attributes
+    ----------
+    cuts : tuple of Fraction
+        The exact cumulative probabilities C_0 = 0, …, C_{2^size} = 1.
+    lower, upper : numpy.ndarray
+        int64 ⌊C_j·2^PRECISION⌋ and ⌈C_j·2^PRECISION⌉.
+    window : numpy.ndarray
+        uint16 per 16-digit window v: ``cell | digits << 8`` when its first
+        ``digits`` digits settle the block (pattern ``cell``), else ``cell``
+        = the last cut proved ≤ U after 16 digits and ``digits`` = 0.
+    mean_digits : float
+        Expected digits read per block (for sizing the rows only).
+    """
+
+    cuts: tuple[Fraction, ...]
+    lower: np.ndarray
+    upper: np.ndarray
+    window: np.ndarray
+    mean_digits: float
+
+
+@lru_cache(maxsize=64)
+def pattern_table(probability: Fraction, size: int) -> PatternTable:
+    """The :class:`PatternTable` of ``size`` (1 to 8) coins, each 1 with ``probability`` in (0, 1)."""
+    q = Fraction(probability)
+    if not 0 < q < 1 or not 1 <= size <= BLOCK:
+        raise ParameterError(
+            f"a pattern table needs a probability in (0, 1) and 1 to 8 coins, got {q}, {size}"
+        )
+    r = 1 - q
+    cells = 1 << size
+    masses = [q ** j.bit_count() * r ** (size - j.bit_count()) for j in range(cells)]
+    cuts = [Fraction(0)]
+    for mass in masses:
+        cuts.append(cuts[-1] + mass)
+    if cuts[-1] != 1:  # the masses of all patterns sum to (q + r)^size = 1
+        raise AssertionError("pattern masses do not sum to 1")
+    one = 1 << PRECISION
+    lower = np.array([c.numerator * one // c.denominator for c in cuts], dtype=np.int64)
+    upper = np.array([-(-c.numerator * one // c.denominator) for c in cuts], dtype=np.int64)
+    windows = np.arange(1 << WINDOW, dtype=np.int64)
+    cell = np.zeros(windows.size, dtype=np.int64)
+    digits = np.zeros(windows.size, dtype=np.int64)
+    for t in range(1, WINDOW + 1):
+        low = (windows >> (WINDOW - t)) << (PRECISION - t)
+        k = np.minimum(np.searchsorted(upper, low, side="right") - 1, cells - 1)
+        fresh = (digits == 0) & (low + (1 << (PRECISION - t)) <= lower[k + 1])
+        cell[fresh], digits[fresh] = k[fresh], t
+        if t == WINDOW:
+            open_ = digits == 0
+            cell[open_] = k[open_]
+    window = (cell | (digits << 8)).astype(np.uint16)
+    mean = float(np.where(digits > 0, digits, WINDOW + 2).mean())
+    return PatternTable(tuple(cuts), lower, upper, window, mean)
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """The kernel's arrays: table 0 is the true coin's, table t (1 to 8) the q-blocks of t coins."""
+
+    window: np.ndarray  # (9, 2^16) uint16
+    lower: np.ndarray  # (9, 257) int64
+    upper: np.ndarray  # (9, 257) int64
+    cells: np.ndarray  # (9,) int64
+    tables: tuple[PatternTable | None, ...]
+    pairs: np.ndarray  # (2^16,) uint32: two full blocks settled by one window (see _pairs), for the kernel
+
+
+@lru_cache(maxsize=16)
+def _tables(p: Fraction, q: Fraction, sizes: frozenset[int]) -> _Tables:
+    tables: list[PatternTable | None] = [pattern_table(p, 1)]
+    tables += [pattern_table(q, t) if t in sizes else None for t in range(1, BLOCK + 1)]
+    window = np.zeros((BLOCK + 1, 1 << WINDOW), dtype=np.uint16)
+    lower = np.zeros((BLOCK + 1, (1 << BLOCK) + 1), dtype=np.int64)
+    upper = np.zeros_like(lower)
+    cells = np.zeros(BLOCK + 1, dtype=np.int64)
+    for t, table in enumerate(tables):
+        if table is not None:
+            n = len(table.cuts)
+            window[t], lower[t, :n], upper[t, :n], cells[t] = table.window, table.lower, table.upper, n - 1
+    pairs = _pairs(window[BLOCK]) if tables[BLOCK] is not None else np.zeros(1 << WINDOW, np.uint32)
+    return _Tables(window, lower, upper, cells, tuple(tables), pairs)
+
+
+def _pairs(window: np.ndarray) -> np.ndarray:
+    """Per 16-digit window of a full block: ``cell1 | cell2 << 8 | d1 << 16 | d2 << 21`` (uint32).
+
+    ``cell1``, ``d1`` are the window's entry (``d1`` = 0: open after 16
+    digits); ``cell2``, ``d2`` the next full block's when the digits after
+    the first block's settle it (the unknown last ones taken as 0, and no
+    more digits needed than are known), else 0: the very decision two
+    lookups make, in one.
+    """
+    v = np.arange(1 << WINDOW, dtype=np.int64)
+    first = window.astype(np.int64)
+    d1 = first >> 8
+    second = window[((v << d1) & ((1 << WINDOW) - 1))].astype(np.int64)
+    d2 = second >> 8
+    both = (d1 > 0) & (d2 > 0) & (d1 + d2 <= WINDOW)
+    entry = (first & 0xFF) | (d1 << 16) | np.where(both, ((second & 0xFF) << 8) | (d2 << 21), 0)
+    return entry.astype(np.uint32)
+
+
+def _block_sizes(widths: np.ndarray | None, width: int) -> frozenset[int]:
+    """The block sizes of reports of ``widths`` coins (``width`` when they are all full)."""
+    tails = {width % BLOCK} if widths is None else set(np.unique(widths % BLOCK).tolist())
+    full = BLOCK if (width if widths is None else int(widths.max())) >= BLOCK else 0
+    return frozenset(t for t in {*tails, full} if t)
+
+
+def one_hot_coins(
+    source: RandomSource,
+    idx: np.ndarray,
+    width: int,
+    p: Fraction,
+    q: Fraction,
+    *,
+    widths: np.ndarray | None = None,
+    backend: str | None = None,
+) -> np.ndarray:
+    """Packed one-hot coin vectors: bit ``idx[i]`` of row i is 1 w.p. ``p``, every other bit w.p. ``q`` (exact).
+
+    Parameters
+    ----------
+    source : RandomSource
+        Where the uniform words come from (rows of whole words, see the module docstring).
+    idx : (n,) int array
+        Each report's true position.
+    width : int
+        Bits per report (the packed row holds ⌈width/8⌉ bytes).
+    p, q : Fraction
+        The probabilities, in (0, 1).
+    widths : (n,) int array, optional
+        Coins of each report when fewer than ``width`` (range-hierarchy's
+        levels); its later bits are 0 and draw nothing. ``idx[i] < widths[i]``.
+    backend : {"numba", "numpy"}, optional
+        Force a backend (tests); by default the compiled kernel from
+        :data:`NUMBA_THRESHOLD` reports when numba is installed. Both give
+        the same reports from the same words.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, ⌈width/8⌉) uint8, in :func:`numpy.packbits` order.
+    """
+    p, q = Fraction(p), Fraction(q)
+    idx = np.asarray(idx, dtype=np.int64).ravel()
+    n = idx.size
+    counts = np.full(n, width, dtype=np.int64) if widths is None else np.asarray(widths, dtype=np.int64)
+    out = np.zeros((n, (width + 7) // 8), dtype=np.uint8)
+    if n == 0:
+        return out
+    if (
+        counts.shape != (n,)
+        or counts.min() < 1
+        or counts.max() > width
+        or np.any(idx >= counts)
+        or idx.min() < 0
+    ):
+        raise ParameterError("one_hot_coins: every position must be below its report's width")
+    sizes = _block_sizes(widths if widths is None else counts, width)
+    tables = _tables(p, q, sizes)
+    run = _backend(backend, n)
+    steps = 1 + (counts + BLOCK - 1) // BLOCK
+    mean_bits = np.full(n, tables.tables[0].mean_digits)
+    tail = counts % BLOCK
+    for t in sorted(sizes):
+        per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
+        mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
+    row_words = np.maximum(1, mean_bits.astype(np.int64) // 64)  # about each report's expected need
+    end = 64 * np.cumsum(row_words)
+    pos = end - 64 * row_words
+    pool = _Pool(source, int(row_words.sum()), 2 * n * REFILL_WORDS)
+    step = np.zeros(n, dtype=np.int64)
+    truebit = np.zeros(n, dtype=np.uint8)
+    status = np.zeros(n, dtype=np.int8)
+    prefix = np.zeros(n, dtype=np.int64)
+    active = np.arange(n, dtype=np.int64)
+    while active.size:
+        run(pool.words, active, pos, end, step, counts, tables, out, truebit, status, prefix)
+        held = active[status[active] != _DONE]
+        for r in held[status[held] == _EXACT].tolist():
+            _finish_exact(pool, tables, r, pos, end, step, counts, out, truebit, prefix)
+        stalled = held[status[held] == _STALLED]
+        if stalled.size:
+            first = pool.extend(stalled.size * REFILL_WORDS)
+            pos[stalled] = first + np.arange(stalled.size, dtype=np.int64) * (64 * REFILL_WORDS)
+            end[stalled] = pos[stalled] + 64 * REFILL_WORDS
+        active = held[step[held] < steps[held]]
+    lane = 7 - (idx & 7)
+    rows = np.arange(n)
+    column = out[rows, idx >> 3]
+    out[rows, idx >> 3] = (column & ~(np.uint8(1) << lane.astype(np.uint8))) | (
+        truebit << lane.astype(np.uint8)
+    )
+    return out
+
+
+class _Pool:
+    """Every word drawn for one call, in the order drawn, in one buffer with room to spare.
+
+    ``words`` holds at least one word past the last drawn, so a window that
+    ends in a row's last word may read the next one (whose digits it never uses).
+    """
+
+    def __init__(self, source: RandomSource, n: int, spare: int):
+        self.source = source
+        self.words = np.zeros(n + spare + 1, dtype=np.uint64)
+        self.words[:n] = source.words(n)
+        self.used = n
+
+    def extend(self, n: int) -> int:
+        """Draw ``n`` more words; returns the bit position of the first."""
+        first = self.used
+        if first + n + 1 > self.words.size:
+            grown = np.zeros(2 * (first + n + 1), dtype=np.uint64)
+            grown[:first] = self.words[:first]
+            self.words = grown
+        self.words[first : first + n] = self.source.words(n)
+        self.used = first + n
+        return 64 * first
+
+
+def _finish_exact(
+    pool: _Pool,
+    tables: _Tables,
+    r: int,
+    pos: np.ndarray,
+    end: np.ndarray,
+    step: np.ndarray,
+    counts: np.ndarray,
+    out: np.ndarray,
+    truebit: np.ndarray,
+    prefix: np.ndarray,
+) -> None:
+    """Settle report ``r``'s open block with the exact cuts (its first PRECISION digits are ``prefix[r]``)."""
+    s = int(step[r])
+    size = 1 if s == 0 else min(BLOCK, int(counts[r]) - BLOCK * (s - 1))
+    table = tables.tables[0 if s == 0 else size]
+    assert table is not None
+    a, j = int(prefix[r]), PRECISION
+
+    def digit() -> int:
+        if pos[r] >= end[r]:
+            first = pool.extend(REFILL_WORDS)
+            pos[r], end[r] = first, first + 64 * REFILL_WORDS
+        bit = (int(pool.words[pos[r] >> 6]) >> (63 - (int(pos[r]) & 63))) & 1
+        pos[r] += 1
+        return bit
+
+    cell = _exact_cell(table.cuts, a, j, digit)
+    _emit(out, truebit, r, s, size, cell)
+    step[r] = s + 1
+
+
+def _exact_cell(cuts: tuple[Fraction, ...], a: int, j: int, digit: Any) -> int:
+    """The cell of U ∈ [a/2^j, (a+1)/2^j), reading further digits by ``digit()`` until exact cuts settle it."""
+    last = len(cuts) - 2
+    while True:
+        k = min(bisect_right(cuts, Fraction(a, 1 << j)) - 1, last)
+        if Fraction(a + 1, 1 << j) <= cuts[k + 1]:
+            return k
+        a, j = 2 * a + digit(), j + 1
+
+
+def _emit(out: np.ndarray, truebit: np.ndarray, r: int, s: int, size: int, cell: int) -> None:
+    if s == 0:
+        truebit[r] = cell
+    else:
+        out[r, s - 1] = cell << (BLOCK - size)
+
+
+_KERNEL_LOCK = threading.Lock()
+_KERNEL: list[Any] = []
+
+
+def _backend(name: str | None, n: int) -> Any:
+    if name == "numpy" or (name is None and n < NUMBA_THRESHOLD):
+        return _run_numpy
+    with _KERNEL_LOCK:
+        if not _KERNEL:
+            try:
+                from ldp.client.onehot_kernel import run_kernel
+            except ImportError:  # numba is an optional extra (ldp-telemetry[fast])
+                _KERNEL.append(None)
+            else:
+                _KERNEL.append(run_kernel)
+    if _KERNEL[0] is None:
+        if name == "numba":
+            raise ParameterError("the numba backend needs numba: pip install 'ldp-telemetry[fast]'")
+        return _run_numpy
+    return _KERNEL[0]
+
+
+def _read(words: np.ndarray, pos: np.ndarray, digits: int) -> np.ndarray:
+    """The next ``digits`` (≤ 32) digits at each bit position, as int64."""
+    index = pos >> 6
+    offset = (pos & 63).astype(np.uint64)
+    word = words[index]
+    shifted = np.where(offset > 0, (word << offset) | (words[index + 1] >> ((64 - offset) & 63)), word)
+    return (shifted >> np.uint64(64 - digits)).astype(np.int64)
+
+
+def _run_numpy(
+    words: np.ndarray,
+    active: np.ndarray,
+    pos: np.ndarray,
+    end: np.ndarray,
+    step: np.ndarray,
+    counts: np.ndarray,
+    tables: _Tables,
+    out: np.ndarray,
+    truebit: np.ndarray,
+    status: np.ndarray,
+    prefix: np.ndarray,
+) -> None:
+    """One pass of the NumPy backend: every report of ``active`` advances until done, stalled or exact."""
+    status[active] = _DONE
+    steps = 1 + (counts + BLOCK - 1) // BLOCK
+    live = active[step[active] < steps[active]]
+    while live.size:
+        stalled = end[live] - pos[live] < PRECISION
+        status[live[stalled]] = _STALLED
+        live = live[~stalled]
+        s = step[live]
+        size = np.where(s == 0, 1, np.minimum(BLOCK, counts[live] - BLOCK * (s - 1)))
+        t = np.where(s == 0, 0, size)
+        v = _read(words, pos[live], WINDOW)
+        entry = tables.window[t, v].astype(np.int64)
+        digits, cell = entry >> 8, entry & 0xFF
+        pos[live] += digits
+        slow = np.flatnonzero(digits == 0)
+        if slow.size:
+            settled = _slow_numpy(words, live[slow], v[slow], cell[slow], t[slow], pos, tables, prefix)
+            cell[slow] = np.where(settled >= 0, settled, 0)
+            exact = slow[settled < 0]
+            status[live[exact]] = _EXACT
+            keep = np.ones(live.size, dtype=bool)
+            keep[exact] = False
+            live, s, size, cell = live[keep], s[keep], size[keep], cell[keep]
+        first = s == 0
+        truebit[live[first]] = cell[first]
+        rest = ~first
+        out[live[rest], s[rest] - 1] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
+        step[live] = s + 1
+        live = live[step[live] < steps[live]]
+
+
+def _slow_numpy(
+    words: np.ndarray,
+    reports: np.ndarray,
+    v: np.ndarray,
+    k: np.ndarray,
+    t: np.ndarray,
+    pos: np.ndarray,
+    tables: _Tables,
+    prefix: np.ndarray,
+) -> np.ndarray:
+    """Blocks the window left open: digit by digit against the fixed-point bounds; −1 where still open."""
+    low = v << (PRECISION - WINDOW)
+    k = k.copy()
+    cells = tables.cells[t]
+    result = np.full(reports.size, -1, dtype=np.int64)
+    where = reports.copy()
+    pos[where] += WINDOW
+    idx = np.arange(reports.size)
+    for shift in range(PRECISION - WINDOW - 1, -1, -1):
+        if not idx.size:
+            break
+        w = 1 << shift
+        bit = _read(words, pos[where], 1)
+        pos[where] += 1
+        low[idx] += bit * w
+        while True:
+            move = (k[idx] < cells[idx] - 1) & (tables.upper[t[idx], k[idx] + 1] <= low[idx])
+            if not move.any():
+                break
+            k[idx[move]] += 1
+        done = low[idx] + w <= tables.lower[t[idx], k[idx] + 1]
+        result[idx[done]] = k[idx[done]]
+        idx, where = idx[~done], where[~done]
+    prefix[reports[result < 0]] = low[result < 0]
+    return result
