@@ -8,39 +8,44 @@ bit-sliced sampler of :func:`ldp.client.batch.bernoulli_words` reads about
 the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
 :func:`one_hot_coins` reads close to the entropy instead:
 
-1. Each report reads its own stream of uniform digits: a row of whole
-   64-bit words from the source, most significant digit first.
-2. Step 0 draws the true coin (a block of one coin of probability p), then
-   step s ≥ 1 draws coins 8(s−1) … 8(s−1)+7 (the last block holds what is
-   left) as one block of t ≤ 8 coins of probability q: one of 2^t patterns,
-   pattern j (coin i = bit t−1−i of j, so j is the packed byte) with
-   probability q^|j| (1−q)^(t−|j|).
-3. A block is drawn by inversion: the unit interval is cut at the exact
-   cumulative probabilities C_0 = 0 < C_1 < … < C_{2^t} = 1 (Fractions of
-   the spec's probabilities), and the block is pattern j when a uniform real
-   U lies in [C_j, C_{j+1}). U is read one digit at a time until the digits
-   read prove U inside one cell. That reads about the block's entropy plus
-   a digit or two, ~1.2× the entropy for OUE at ε = 1.
+1. Each report reads its own stream of uniform digits (most significant
+   digit of each word first).
+2. Step 0 draws the true coin (one coin of probability p). Then either
+   **blocks**: step s ≥ 1 draws coins 8(s−1) … 8(s−1)+7 (the last block holds
+   what is left) as one of the 2^t patterns of t ≤ 8 coins, pattern j
+   (coin i = bit t−1−i of j, so j is the packed byte) with probability
+   q^|j| (1−q)^(t−|j|); or **runs**, when they read fewer digits per coin
+   (sparse coins, small q): a step draws k < 255 zeros then a one
+   (probability (1−q)^k q) or 255 zeros ((1−q)^255), until the report's
+   coins are covered (a one past them is dropped).
+3. A step is drawn by inversion: the unit interval is cut at the exact
+   cumulative probabilities C_0 = 0 < C_1 < … < C_cells = 1 (Fractions of
+   the spec's probabilities), and the step's outcome is cell j when a
+   uniform real U lies in [C_j, C_{j+1}). U is read one digit at a time
+   until the digits read prove U inside one cell: about the step's entropy
+   plus a digit or two, ~1.3× the entropy for OUE at ε = 1.
 4. The q-coin drawn at the true position is replaced by the true coin.
 
 Exactness. Every answer is the exact inversion's: the digits are compared
 with 32-bit fixed-point bounds ⌊C_j·2^32⌋ ≤ C_j·2^32 ≤ ⌈C_j·2^32⌉, and a
-pattern is returned only when the digits read so far prove U ≥ C_j and
-U < C_{j+1}. A table of the first 16 digits settles most blocks in one
-lookup; a block 32 digits do not settle (probability about 2^-24 per block)
-goes on digit by digit with the exact cuts (:func:`_exact_cell`). So
-P[pattern j] = C_{j+1} − C_j exactly: the coins are independent, each with
-exactly its probability. No floating point touches a coin.
+cell is returned only when the digits read so far prove U ≥ C_j and
+U < C_{j+1}. A table of the first 16 digits settles most steps in one
+lookup; a step 32 digits do not settle (probability about 2^-24) goes on
+digit by digit with the exact cuts (:func:`_exact_cell`). So P[cell j] =
+C_{j+1} − C_j exactly: the coins are independent, each with exactly its
+probability. No floating point touches a coin.
 
-Streams. The rows are drawn in one call (``source.words(K_1 + … + K_n)``;
-K_i = max(1, ⌊E_i/64⌋) words for report i, E_i its expected digits). A report stops before a step
-when fewer than 32 digits are left in its row (it depends on the position
-only, never on the digits the step will read, so the discarded digits bias
-nothing) and is given a new row of 2 words; the reports that stopped are
-given their rows together, in report order. A block the fixed-point bounds
-do not settle reads its further digits from its row, then from new 2-word
-rows. Both backends (the numba kernel :mod:`ldp.client.onehot_kernel`,
-compiled on first use above :data:`NUMBA_THRESHOLD` reports, and the NumPy
+Streams. The first rows are drawn in one call: report i's row is the next
+⌈E_i⌉ digits of ``source.words(…)`` (E_i its expected digits). A report
+stops before a step that may need digits past its row (the table says how
+many the step reads; 32 when it does not settle it); the reports that
+stopped get new rows together, in report order: the digits each had not
+read, carried over, then 32 fresh digits (half a word drawn for it). So
+each report reads one unbroken stream of its own, every digit drawn is read
+by one report at most, and where a row ends changes no outcome. A step the
+bounds do not settle reads its further digits from its row, then from fresh
+words. Both backends (the numba kernel :mod:`ldp.client.onehot_kernel`,
+compiled on first use from :data:`NUMBA_THRESHOLD` reports, and the NumPy
 rounds here) follow these rules and return the same reports from the same
 source words.
 """
@@ -59,7 +64,7 @@ import numpy as np
 from ldp.client.randomness import RandomSource
 from ldp.errors import ParameterError
 
-__all__ = ["NUMBA_THRESHOLD", "PRECISION", "one_hot_coins", "pattern_table"]
+__all__ = ["NUMBA_THRESHOLD", "PRECISION", "one_hot_coins", "pattern_table", "run_table"]
 
 #: Digits of the fixed-point cut bounds; a block still open after this many digits takes the exact cuts.
 PRECISION = 32
@@ -67,8 +72,12 @@ PRECISION = 32
 WINDOW = 16
 #: Coins per block: a block is one packed byte.
 BLOCK = 8
-#: Words of a refill row (≥ PRECISION digits).
-REFILL_WORDS = 2
+#: The longest run of q-coins one symbol draws (runs: for sparse coins, when they read fewer digits than blocks).
+RUN = 255
+#: Fresh digits of a new row (after the digits a stopped report carries over).
+REFILL_BITS = 32
+#: Digits a report's first row holds beyond its expected need.
+ROW_SLACK = 0
 #: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
 NUMBA_THRESHOLD = 4096
 
@@ -102,20 +111,45 @@ class PatternTable:
 
 @lru_cache(maxsize=64)
 def pattern_table(probability: Fraction, size: int) -> PatternTable:
-    """The :class:`PatternTable` of ``size`` (1 to 8) coins, each 1 with ``probability`` in (0, 1)."""
+    """The :class:`PatternTable` of ``size`` (1 to 8) coins, each 1 with ``probability`` in (0, 1).
+
+    Pattern j (coin i = bit size−1−i of j) has mass q^|j| (1−q)^(size−|j|).
+    """
     q = Fraction(probability)
     if not 0 < q < 1 or not 1 <= size <= BLOCK:
         raise ParameterError(
             f"a pattern table needs a probability in (0, 1) and 1 to 8 coins, got {q}, {size}"
         )
     r = 1 - q
-    cells = 1 << size
-    masses = [q ** j.bit_count() * r ** (size - j.bit_count()) for j in range(cells)]
+    return _inversion([q ** j.bit_count() * r ** (size - j.bit_count()) for j in range(1 << size)])
+
+
+@lru_cache(maxsize=16)
+def run_table(probability: Fraction, longest: int = RUN) -> PatternTable:
+    """The :class:`PatternTable` of a run of coins of probability q.
+
+    Cell k < ``longest`` is k zeros then a one (mass (1−q)^k q); cell
+    ``longest`` is ``longest`` zeros (mass (1−q)^longest).
+    """
+    q = Fraction(probability)
+    if not 0 < q < 1 or not 1 <= longest <= RUN:
+        raise ParameterError(f"a run table needs a probability in (0, 1) and 1 to {RUN} coins, got {q}")
+    r = 1 - q
+    masses, power = [], Fraction(1)
+    for _ in range(longest):
+        masses.append(power * q)
+        power *= r
+    return _inversion([*masses, power])
+
+
+def _inversion(masses: list[Fraction]) -> PatternTable:
+    """The inversion table of cells of exact ``masses`` (at most 256 cells, summing to 1)."""
     cuts = [Fraction(0)]
     for mass in masses:
         cuts.append(cuts[-1] + mass)
-    if cuts[-1] != 1:  # the masses of all patterns sum to (q + r)^size = 1
-        raise AssertionError("pattern masses do not sum to 1")
+    if cuts[-1] != 1:
+        raise AssertionError("the cells' masses do not sum to 1")
+    cells = len(masses)
     one = 1 << PRECISION
     lower = np.array([c.numerator * one // c.denominator for c in cuts], dtype=np.int64)
     upper = np.array([-(-c.numerator * one // c.denominator) for c in cuts], dtype=np.int64)
@@ -137,7 +171,8 @@ def pattern_table(probability: Fraction, size: int) -> PatternTable:
 
 @dataclass(frozen=True)
 class _Tables:
-    """The kernel's arrays: table 0 is the true coin's, table t (1 to 8) the q-blocks of t coins."""
+    """The kernel's arrays: table 0 is the true coin's; then by blocks, table t (1 to 8) the blocks of t
+    q-coins, or by runs (``run``), table 1 the runs of q-coins."""
 
     window: np.ndarray  # (9, 2^16) uint16
     lower: np.ndarray  # (9, 257) int64
@@ -145,12 +180,24 @@ class _Tables:
     cells: np.ndarray  # (9,) int64
     tables: tuple[PatternTable | None, ...]
     pairs: np.ndarray  # (2^16,) uint32: two full blocks settled by one window (see _pairs), for the kernel
+    run: bool
+
+
+def _digits_per_coin(q: Fraction) -> tuple[float, float]:
+    """Expected digits read per q-coin by blocks of 8 and by runs."""
+    covered = (1 - (1 - float(q)) ** RUN) / float(q)  # expected coins per run symbol
+    return pattern_table(q, BLOCK).mean_digits / BLOCK, run_table(q).mean_digits / covered
 
 
 @lru_cache(maxsize=16)
 def _tables(p: Fraction, q: Fraction, sizes: frozenset[int]) -> _Tables:
+    blocks, runs = _digits_per_coin(q)
+    run = runs < blocks  # the cheaper way (runs for sparse coins)
     tables: list[PatternTable | None] = [pattern_table(p, 1)]
-    tables += [pattern_table(q, t) if t in sizes else None for t in range(1, BLOCK + 1)]
+    if run:
+        tables += [run_table(q)] + [None] * (BLOCK - 1)
+    else:
+        tables += [pattern_table(q, t) if t in sizes else None for t in range(1, BLOCK + 1)]
     window = np.zeros((BLOCK + 1, 1 << WINDOW), dtype=np.uint16)
     lower = np.zeros((BLOCK + 1, (1 << BLOCK) + 1), dtype=np.int64)
     upper = np.zeros_like(lower)
@@ -159,8 +206,9 @@ def _tables(p: Fraction, q: Fraction, sizes: frozenset[int]) -> _Tables:
         if table is not None:
             n = len(table.cuts)
             window[t], lower[t, :n], upper[t, :n], cells[t] = table.window, table.lower, table.upper, n - 1
-    pairs = _pairs(window[BLOCK]) if tables[BLOCK] is not None else np.zeros(1 << WINDOW, np.uint32)
-    return _Tables(window, lower, upper, cells, tuple(tables), pairs)
+    full = not run and tables[BLOCK] is not None
+    pairs = _pairs(window[BLOCK]) if full else np.zeros(1 << WINDOW, np.uint32)
+    return _Tables(window, lower, upper, cells, tuple(tables), pairs, run)
 
 
 def _pairs(window: np.ndarray) -> np.ndarray:
@@ -242,16 +290,26 @@ def one_hot_coins(
     sizes = _block_sizes(widths if widths is None else counts, width)
     tables = _tables(p, q, sizes)
     run = _backend(backend, n)
-    steps = 1 + (counts + BLOCK - 1) // BLOCK
-    mean_bits = np.full(n, tables.tables[0].mean_digits)
-    tail = counts % BLOCK
-    for t in sorted(sizes):
-        per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
-        mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
-    row_words = np.maximum(1, mean_bits.astype(np.int64) // 64)  # about each report's expected need
-    end = 64 * np.cumsum(row_words)
-    pos = end - 64 * row_words
-    pool = _Pool(source, int(row_words.sum()), 2 * n * REFILL_WORDS)
+    steps = _steps(counts, tables)
+    coin = tables.tables[0]
+    assert coin is not None
+    mean_bits = np.full(n, coin.mean_digits)
+    if tables.run:  # a run symbol covers (1 − r^RUN)/q coins on average; the last one may overshoot
+        runs = tables.tables[1]
+        assert runs is not None
+        per_symbol = float(q) / (1 - (1 - float(q)) ** RUN)
+        mean_bits += runs.mean_digits * (counts * per_symbol + 0.5)
+    else:
+        tail = counts % BLOCK
+        for t in sorted(sizes):
+            per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
+            mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
+    row_bits = np.maximum(
+        0, np.ceil(mean_bits).astype(np.int64) + ROW_SLACK
+    )  # about each report's expected need
+    end = np.cumsum(row_bits)
+    pos = end - row_bits
+    pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n)
     step = np.zeros(n, dtype=np.int64)
     truebit = np.zeros(n, dtype=np.uint8)
     status = np.zeros(n, dtype=np.int8)
@@ -264,9 +322,7 @@ def one_hot_coins(
             _finish_exact(pool, tables, r, pos, end, step, counts, out, truebit, prefix)
         stalled = held[status[held] == _STALLED]
         if stalled.size:
-            first = pool.extend(stalled.size * REFILL_WORDS)
-            pos[stalled] = first + np.arange(stalled.size, dtype=np.int64) * (64 * REFILL_WORDS)
-            end[stalled] = pos[stalled] + 64 * REFILL_WORDS
+            _refill(pool, stalled, pos, end)
         active = held[step[held] < steps[held]]
     lane = 7 - (idx & 7)
     rows = np.arange(n)
@@ -277,29 +333,64 @@ def one_hot_coins(
     return out
 
 
-class _Pool:
-    """Every word drawn for one call, in the order drawn, in one buffer with room to spare.
+def _steps(counts: np.ndarray, tables: _Tables) -> np.ndarray:
+    """Each report's step count: the true coin, then one per block, or (runs) the step is 1 + the coins covered."""
+    return 1 + (counts if tables.run else (counts + BLOCK - 1) // BLOCK)
 
-    ``words`` holds at least one word past the last drawn, so a window that
-    ends in a row's last word may read the next one (whose digits it never uses).
+
+class _Pool:
+    """Every word drawn for one call, in the order drawn, and the carried digits, in one buffer with room to spare.
+
+    ``words`` holds two words past the last used, so a window at a row's
+    end may read past it (digits that decide nothing: a step that needs them waits).
     """
 
     def __init__(self, source: RandomSource, n: int, spare: int):
         self.source = source
-        self.words = np.zeros(n + spare + 1, dtype=np.uint64)
+        self.words = np.zeros(n + spare + 2, dtype=np.uint64)
         self.words[:n] = source.words(n)
         self.used = n
 
-    def extend(self, n: int) -> int:
-        """Draw ``n`` more words; returns the bit position of the first."""
+    def reserve(self, n: int) -> int:
+        """Room for ``n`` more words (nothing drawn); returns the index of the first."""
         first = self.used
-        if first + n + 1 > self.words.size:
-            grown = np.zeros(2 * (first + n + 1), dtype=np.uint64)
+        if first + n + 2 > self.words.size:
+            grown = np.zeros(2 * (first + n + 2), dtype=np.uint64)
             grown[:first] = self.words[:first]
             self.words = grown
-        self.words[first : first + n] = self.source.words(n)
         self.used = first + n
-        return 64 * first
+        return first
+
+
+def _refill(pool: _Pool, stalled: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
+    """New rows for the reports that stopped: each its unread digits, then REFILL_BITS fresh digits.
+
+    A report stops when its next step may need digits past its row; the
+    digits it has not consumed are carried to the head of its new row, so
+    every report reads one unbroken stream of its own (nothing is discarded,
+    and no step's result depends on where a row ends). The fresh digits are
+    halves of words drawn together, in report order.
+    """
+    m = end[stalled] - pos[stalled]  # < 64: the carried digits
+    carried = _bits_at(pool.words, pos[stalled], m)
+    fresh = np.asarray(pool.source.words(-(-stalled.size // 2)), dtype=np.uint64)
+    halves = np.stack([fresh >> np.uint64(32), fresh & np.uint64(0xFFFFFFFF)], axis=1).ravel()[: stalled.size]
+    first = pool.reserve(2 * stalled.size)
+    rows = first + 2 * np.arange(stalled.size, dtype=np.int64)
+    pool.words[rows] = carried  # right-aligned: the row starts m digits before the word's end
+    pool.words[rows + 1] = halves << np.uint64(64 - REFILL_BITS)
+    pos[stalled] = 64 * rows + 64 - m
+    end[stalled] = 64 * rows + 64 + REFILL_BITS
+
+
+def _bits_at(words: np.ndarray, pos: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """The ``m`` (0 to 63) digits at each bit position, right-aligned in uint64."""
+    index = pos >> 6
+    offset = (pos & 63).astype(np.uint64)
+    word = words[index]
+    window = np.where(offset > 0, (word << offset) | (words[index + 1] >> ((64 - offset) & 63)), word)
+    keep = m.astype(np.uint64)
+    return np.where(keep > 0, window >> ((np.uint64(64) - keep) & np.uint64(63)), np.uint64(0))
 
 
 def _finish_exact(
@@ -316,22 +407,32 @@ def _finish_exact(
 ) -> None:
     """Settle report ``r``'s open block with the exact cuts (its first PRECISION digits are ``prefix[r]``)."""
     s = int(step[r])
-    size = 1 if s == 0 else min(BLOCK, int(counts[r]) - BLOCK * (s - 1))
+    size = 1 if s == 0 or tables.run else min(BLOCK, int(counts[r]) - BLOCK * (s - 1))
     table = tables.tables[0 if s == 0 else size]
     assert table is not None
     a, j = int(prefix[r]), PRECISION
 
     def digit() -> int:
-        if pos[r] >= end[r]:
-            first = pool.extend(REFILL_WORDS)
-            pos[r], end[r] = first, first + 64 * REFILL_WORDS
+        if pos[r] >= end[r]:  # a fresh word (this report's row is read to its end)
+            first = pool.reserve(1)
+            pool.words[first] = pool.source.words(1)[0]
+            pos[r], end[r] = 64 * first, 64 * first + 64
         bit = (int(pool.words[pos[r] >> 6]) >> (63 - (int(pos[r]) & 63))) & 1
         pos[r] += 1
         return bit
 
     cell = _exact_cell(table.cuts, a, j, digit)
-    _emit(out, truebit, r, s, size, cell)
-    step[r] = s + 1
+    if s == 0:
+        truebit[r] = cell
+        step[r] = 1
+    elif tables.run:  # cell k < RUN: k zeros then a one; RUN: RUN zeros
+        covered = s - 1 + min(cell + 1, RUN)
+        if cell < RUN and covered <= counts[r]:
+            out[r, (covered - 1) >> 3] |= 1 << (7 - ((covered - 1) & 7))
+        step[r] = 1 + covered
+    else:
+        out[r, s - 1] = cell << (BLOCK - size)
+        step[r] = s + 1
 
 
 def _exact_cell(cuts: tuple[Fraction, ...], a: int, j: int, digit: Any) -> int:
@@ -342,13 +443,6 @@ def _exact_cell(cuts: tuple[Fraction, ...], a: int, j: int, digit: Any) -> int:
         if Fraction(a + 1, 1 << j) <= cuts[k + 1]:
             return k
         a, j = 2 * a + digit(), j + 1
-
-
-def _emit(out: np.ndarray, truebit: np.ndarray, r: int, s: int, size: int, cell: int) -> None:
-    if s == 0:
-        truebit[r] = cell
-    else:
-        out[r, s - 1] = cell << (BLOCK - size)
 
 
 _KERNEL_LOCK = threading.Lock()
@@ -397,18 +491,24 @@ def _run_numpy(
 ) -> None:
     """One pass of the NumPy backend: every report of ``active`` advances until done, stalled or exact."""
     status[active] = _DONE
-    steps = 1 + (counts + BLOCK - 1) // BLOCK
+    steps = _steps(counts, tables)
     live = active[step[active] < steps[active]]
     while live.size:
-        stalled = end[live] - pos[live] < PRECISION
-        status[live[stalled]] = _STALLED
-        live = live[~stalled]
         s = step[live]
-        size = np.where(s == 0, 1, np.minimum(BLOCK, counts[live] - BLOCK * (s - 1)))
+        if tables.run:
+            size = np.ones(live.size, dtype=np.int64)
+        else:
+            size = np.where(s == 0, 1, np.minimum(BLOCK, counts[live] - BLOCK * (s - 1)))
         t = np.where(s == 0, 0, size)
         v = _read(words, pos[live], WINDOW)
         entry = tables.window[t, v].astype(np.int64)
         digits, cell = entry >> 8, entry & 0xFF
+        # a step whose digits may run past the row waits for the row's next part (the same stream)
+        past = pos[live] + np.where(digits > 0, digits, PRECISION) > end[live]
+        if past.any():
+            status[live[past]] = _STALLED
+            keep = ~past
+            live, s, size, t, v, digits, cell = (x[keep] for x in (live, s, size, t, v, digits, cell))
         pos[live] += digits
         slow = np.flatnonzero(digits == 0)
         if slow.size:
@@ -422,8 +522,17 @@ def _run_numpy(
         first = s == 0
         truebit[live[first]] = cell[first]
         rest = ~first
-        out[live[rest], s[rest] - 1] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
-        step[live] = s + 1
+        if tables.run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
+            reports, k = live[rest], cell[rest]
+            covered = s[rest] - 1 + np.minimum(k + 1, RUN)
+            one = (k < RUN) & (covered <= counts[reports])
+            at = covered[one] - 1
+            out[reports[one], at >> 3] |= (1 << (7 - (at & 7))).astype(np.uint8)
+            step[live] = np.where(first, 1, 0)
+            step[reports] = 1 + covered
+        else:
+            out[live[rest], s[rest] - 1] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
+            step[live] = s + 1
         live = live[step[live] < steps[live]]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from ldp.client.onehot import BLOCK, PRECISION, WINDOW
+from ldp.client.onehot import BLOCK, PRECISION, RUN, WINDOW
 
 __all__ = ["run_kernel"]
 
@@ -22,7 +22,7 @@ _LANES = 4  # reports stepped in turn: their digit chains are independent, so th
 
 
 @numba.njit(cache=True, nogil=True)
-def _slow(words, p, v, k, last, lower, upper):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
     """A block the window left open, from digit ``p`` (after the window): (p, cell) or (p, −1 − low) if still open."""
     low = v << (PRECISION - WINDOW)
     for shift in range(PRECISION - WINDOW - 1, -1, -1):
@@ -39,8 +39,23 @@ def _slow(words, p, v, k, last, lower, upper):  # type: ignore[no-untyped-def]  
 
 @numba.njit(cache=True, nogil=True)
 def _kernel(
-    words, active, pos, end, step, counts, window, pairs, lower, upper, cells, out, truebit, status, prefix
-):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    words,
+    active,
+    pos,
+    end,
+    step,
+    counts,
+    window,
+    pairs,
+    lower,
+    upper,
+    cells,
+    run,
+    out,
+    truebit,
+    status,
+    prefix,
+):  # pragma: no cover - compiled
     """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains)."""
     lane_r = np.zeros(_LANES, dtype=np.int64)
     lane_p = np.zeros(_LANES, dtype=np.int64)
@@ -52,7 +67,7 @@ def _kernel(
         for g in range(group):
             r = active[base + g]
             lane_r[g], lane_p[g], lane_s[g] = r, pos[r], step[r]
-            lane_stop[g] = 1 + (counts[r] + BLOCK - 1) // BLOCK
+            lane_stop[g] = 1 + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
             status[r] = 0
         running = group
         while running:
@@ -62,16 +77,15 @@ def _kernel(
                     continue
                 r = lane_r[g]
                 p = lane_p[g]
-                if end[r] - p < PRECISION:
-                    status[r] = _STALLED
-                    lane_stop[g] = s
-                    running -= 1
-                    continue
+                e = end[r]
                 size = 1
                 t = 0
                 if s > 0:
-                    size = min(BLOCK, counts[r] - BLOCK * (s - 1))
-                    t = size
+                    if run:
+                        t = 1
+                    else:
+                        size = min(BLOCK, counts[r] - BLOCK * (s - 1))
+                        t = size
                 index = p >> 6
                 offset = np.uint64(p & 63)
                 word = words[index]
@@ -81,10 +95,10 @@ def _kernel(
                 if t == BLOCK:  # a full block, and the next one too when the window settles it
                     entry = np.int64(pairs[v])
                     d1 = (entry >> 16) & 31
-                    if d1 > 0:
+                    if d1 > 0 and p + d1 <= e:
                         d2 = entry >> 21
                         nextfull = BLOCK * (s + 1) <= counts[r]
-                        two = np.int64(d2 > 0 and nextfull and end[r] - p - d1 >= PRECISION)
+                        two = np.int64(d2 > 0 and nextfull and p + d1 + d2 <= e)
                         out[r, s - 1] = entry & 0xFF
                         if nextfull:
                             out[r, s] = (entry >> 8) & 0xFF  # overwritten by the next step unless two
@@ -97,6 +111,13 @@ def _kernel(
                 entry = np.int64(window[t, v])
                 digits = entry >> 8
                 cell = entry & 0xFF
+                if (
+                    p + (digits if digits > 0 else PRECISION) > e
+                ):  # may need digits past the row: wait for more
+                    status[r] = _STALLED
+                    lane_stop[g] = s
+                    running -= 1
+                    continue
                 if digits > 0:
                     p += digits
                 else:
@@ -110,11 +131,18 @@ def _kernel(
                         continue
                 if s == 0:
                     truebit[r] = cell
+                    s = 1
+                elif run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
+                    covered = s - 1 + min(cell + 1, RUN)
+                    if cell < RUN and covered <= counts[r]:
+                        out[r, (covered - 1) >> 3] |= np.uint8(1 << (7 - ((covered - 1) & 7)))
+                    s = 1 + covered
                 else:
                     out[r, s - 1] = cell << (BLOCK - size)
+                    s += 1
                 lane_p[g] = p
-                lane_s[g] = s + 1
-                if s + 1 >= lane_stop[g]:
+                lane_s[g] = s
+                if s >= lane_stop[g]:
                     running -= 1
         for g in range(group):
             r = lane_r[g]
@@ -147,6 +175,7 @@ def run_kernel(
         tables.lower,
         tables.upper,
         tables.cells,
+        tables.run,
         out,
         truebit,
         status,

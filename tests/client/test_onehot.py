@@ -130,10 +130,15 @@ def block_cells(counts: np.ndarray, q: Fraction, size: int) -> tuple[np.ndarray,
     return np.array(observed), np.array(wanted)
 
 
-@pytest.mark.parametrize(("mechanism", "d"), [("oue", 64), ("sue", 61)])
-def test_coins_have_the_spec_probabilities(mechanism, d):
-    """Per-bit frequencies against p and q, and whole 8-coin blocks against q^|j| (1−q)^(8−|j|) (chi-square, α = 1e-6)."""
-    spec = unary(mechanism, d)
+@pytest.mark.parametrize(
+    ("mechanism", "d", "epsilon"), [("oue", 64, 1.0), ("sue", 61, 1.0), ("oue", 64, 4.0)]
+)
+def test_coins_have_the_spec_probabilities(mechanism, d, epsilon):
+    """Per-bit frequencies against p and q, and whole 8-coin blocks against q^|j| (1−q)^(8−|j|) (chi-square, α = 1e-6).
+
+    ε = 4 (OUE's q ≈ 0.018) draws runs of coins, the others blocks.
+    """
+    spec = unary(mechanism, d, epsilon)
     n = 6000
     idx = np.random.default_rng(1).integers(0, d, n)
     bits = np.unpackbits(
@@ -190,7 +195,7 @@ def entropy_bytes(spec) -> float:
 
 
 @pytest.mark.parametrize("mechanism", ["oue", "sue", "cms", "l-oue", "l-sue", "l-osue"])
-@pytest.mark.parametrize("epsilon", [0.5, 1.0])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0, 4.0])
 def test_secure_batch_reads_at_most_twice_the_entropy(mechanism, epsilon):
     """The CSPRNG path reads ≤ 2× the report's entropy (the bit-sliced sampler read ~959 B per report at d = 1,024)."""
     decl = next(decl for decl in declarations() if decl.name == mechanism)
@@ -221,10 +226,10 @@ def crafted_exact_stream(cut: Fraction, flip_at: int) -> tuple[np.ndarray, int]:
 def test_a_block_the_bounds_cannot_settle_takes_the_exact_cuts(backend, j):
     if backend == "numba":
         pytest.importorskip("numba")
-    spec = unary("oue", 8)
+    spec = unary("oue", 64)  # its first row (~70 digits) holds the true coin and the block's 51 digits
     cut = pattern_table(spec.q, 8).cuts[j]
     words, flipped = crafted_exact_stream(cut, 51)
-    out = one_hot_coins(Replay(words), np.zeros(1, np.int64), 8, spec.p, spec.q, backend=backend)
+    out = one_hot_coins(Replay(words), np.zeros(1, np.int64), 64, spec.p, spec.q, backend=backend)
     # U's 51st digit is 1 where the cut's is 0: U > C_j (pattern j); 0 where it is 1: U < C_j (pattern j − 1)
     assert int(out[0, 0]) == 0x80 | (j if flipped else j - 1)
 
@@ -237,15 +242,22 @@ def test_the_numba_backend_is_refused_by_name_when_numba_is_missing(monkeypatch)
     assert one_hot_coins(SeededSecure(1), np.zeros(2, np.int64), 16, spec.p, spec.q).shape == (2, 2)
 
 
-CASES = [("oue", D, None), ("sue", 1000, None), ("oue", D, "levels"), ("l-osue", 77, None)]
+CASES = [
+    ("oue", D, None, 1.0),
+    ("sue", 1000, None, 1.0),
+    ("oue", D, "levels", 1.0),
+    ("l-osue", 77, None, 1.0),
+    ("oue", D, None, 4.0),
+    ("l-oue", 300, "levels", 2.0),
+]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("mechanism", "d", "widths"), CASES)
-def test_numba_and_numpy_backends_make_the_same_reports(mechanism, d, widths):
+@pytest.mark.parametrize(("mechanism", "d", "widths", "epsilon"), CASES)
+def test_numba_and_numpy_backends_make_the_same_reports(mechanism, d, widths, epsilon):
     """From the same words (a seeded generator's, and recorded CSPRNG words), both backends return the same reports."""
     pytest.importorskip("numba")
-    spec = unary(mechanism, d)
+    spec = unary(mechanism, d, epsilon)
     p, q = spec.support if hasattr(spec, "support") else (spec.p, spec.q)
     n = 9000
     rng = np.random.default_rng(5)
