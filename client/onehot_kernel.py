@@ -61,6 +61,8 @@ def _kernel(
     lane_p = np.zeros(_LANES, dtype=np.int64)
     lane_s = np.zeros(_LANES, dtype=np.int64)
     lane_stop = np.zeros(_LANES, dtype=np.int64)
+    lane_e = np.zeros(_LANES, dtype=np.int64)
+    lane_full = np.zeros(_LANES, dtype=np.int64)  # blocks 1 … lane_full hold 8 coins (0 by runs)
     shift = np.uint64(64 - WINDOW)
     for base in range(0, active.size, _LANES):
         group = min(_LANES, active.size - base)
@@ -68,6 +70,8 @@ def _kernel(
             r = active[base + g]
             lane_r[g], lane_p[g], lane_s[g] = r, pos[r], step[r]
             lane_stop[g] = 1 + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
+            lane_e[g] = end[r]
+            lane_full[g] = 0 if run else counts[r] // BLOCK
             status[r] = 0
         running = group
         while running:
@@ -77,27 +81,20 @@ def _kernel(
                     continue
                 r = lane_r[g]
                 p = lane_p[g]
-                e = end[r]
-                size = 1
-                t = 0
-                if s > 0:
-                    if run:
-                        t = 1
-                    else:
-                        size = min(BLOCK, counts[r] - BLOCK * (s - 1))
-                        t = size
+                e = lane_e[g]
+                full = lane_full[g]
                 index = p >> 6
                 offset = np.uint64(p & 63)
                 word = words[index]
                 if offset > 0:
                     word = (word << offset) | (words[index + 1] >> (np.uint64(64) - offset))
                 v = np.int64(word >> shift)
-                if t == BLOCK:  # a full block, and the next one too when the window settles it
+                if 0 < s <= full:  # a full block, and the next one too when the window settles it
                     entry = np.int64(pairs[v])
                     d1 = (entry >> 16) & 31
                     if d1 > 0 and p + d1 <= e:
                         d2 = entry >> 21
-                        nextfull = BLOCK * (s + 1) <= counts[r]
+                        nextfull = s < full
                         two = np.int64(d2 > 0 and nextfull and p + d1 + d2 <= e)
                         out[r, s - 1] = entry & 0xFF
                         if nextfull:
@@ -108,6 +105,14 @@ def _kernel(
                         if s >= lane_stop[g]:
                             running -= 1
                         continue
+                size = 1
+                t = 0
+                if s > 0:
+                    if run:
+                        t = 1
+                    else:
+                        size = min(BLOCK, counts[r] - BLOCK * (s - 1))
+                        t = size
                 entry = np.int64(window[t, v])
                 digits = entry >> 8
                 cell = entry & 0xFF
