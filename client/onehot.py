@@ -489,85 +489,87 @@ def _run_numpy(
     status: np.ndarray,
     prefix: np.ndarray,
 ) -> None:
-    """One pass of the NumPy backend: every report of ``active`` advances until done, stalled or exact."""
+    """One pass of the NumPy backend: every report of ``active`` advances until done, stalled or exact.
+
+    One step of every live report per round, on compact copies of their
+    state (written back as reports leave the pass).
+    """
     status[active] = _DONE
     steps = _steps(counts, tables)
     live = active[step[active] < steps[active]]
+    p, s, e, n, stop = pos[live], step[live], end[live], counts[live], steps[live]
     while live.size:
-        s = step[live]
         if tables.run:
             size = np.ones(live.size, dtype=np.int64)
         else:
-            size = np.where(s == 0, 1, np.minimum(BLOCK, counts[live] - BLOCK * (s - 1)))
+            size = np.where(s == 0, 1, np.minimum(BLOCK, n - BLOCK * (s - 1)))
         t = np.where(s == 0, 0, size)
-        v = _read(words, pos[live], WINDOW)
+        v = _read(words, p, WINDOW)
         entry = tables.window[t, v].astype(np.int64)
         digits, cell = entry >> 8, entry & 0xFF
         # a step whose digits may run past the row waits for the row's next part (the same stream)
-        past = pos[live] + np.where(digits > 0, digits, PRECISION) > end[live]
-        if past.any():
-            status[live[past]] = _STALLED
-            keep = ~past
-            live, s, size, t, v, digits, cell = (x[keep] for x in (live, s, size, t, v, digits, cell))
-        pos[live] += digits
-        slow = np.flatnonzero(digits == 0)
+        leave = p + np.where(digits > 0, digits, PRECISION) > e
+        state = np.where(leave, _STALLED, _DONE)
+        go = ~leave
+        p = p + np.where(go, digits, 0)
+        slow = np.flatnonzero(go & (digits == 0))
         if slow.size:
-            settled = _slow_numpy(words, live[slow], v[slow], cell[slow], t[slow], pos, tables, prefix)
-            cell[slow] = np.where(settled >= 0, settled, 0)
+            settled, p[slow] = _slow_numpy(words, live[slow], v[slow], t[slow], p[slow], tables, prefix)
+            cell[slow] = np.maximum(settled, 0)
             exact = slow[settled < 0]
-            status[live[exact]] = _EXACT
-            keep = np.ones(live.size, dtype=bool)
-            keep[exact] = False
-            live, s, size, cell = live[keep], s[keep], size[keep], cell[keep]
-        first = s == 0
+            state[exact], leave[exact], go[exact] = _EXACT, True, False
+        first = go & (s == 0)
         truebit[live[first]] = cell[first]
-        rest = ~first
+        rest = go & (s > 0)
         if tables.run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-            reports, k = live[rest], cell[rest]
-            covered = s[rest] - 1 + np.minimum(k + 1, RUN)
-            one = (k < RUN) & (covered <= counts[reports])
+            covered = s - 1 + np.minimum(cell + 1, RUN)
+            one = rest & (cell < RUN) & (covered <= n)
             at = covered[one] - 1
-            out[reports[one], at >> 3] |= (1 << (7 - (at & 7))).astype(np.uint8)
-            step[live] = np.where(first, 1, 0)
-            step[reports] = 1 + covered
+            out[live[one], at >> 3] |= (1 << (7 - (at & 7))).astype(np.uint8)
+            s = np.where(first, 1, np.where(rest, 1 + covered, s))
         else:
             out[live[rest], s[rest] - 1] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
-            step[live] = s + 1
-        live = live[step[live] < steps[live]]
+            s = s + go
+        leave |= s >= stop
+        if leave.any():
+            gone = live[leave]
+            pos[gone], step[gone], status[gone] = p[leave], s[leave], state[leave]
+            keep = ~leave
+            live, p, s, e, n, stop = (x[keep] for x in (live, p, s, e, n, stop))
 
 
 def _slow_numpy(
     words: np.ndarray,
     reports: np.ndarray,
     v: np.ndarray,
-    k: np.ndarray,
     t: np.ndarray,
-    pos: np.ndarray,
+    p: np.ndarray,
     tables: _Tables,
     prefix: np.ndarray,
-) -> np.ndarray:
-    """Blocks the window left open: digit by digit against the fixed-point bounds; −1 where still open."""
-    low = v << (PRECISION - WINDOW)
-    k = k.copy()
-    cells = tables.cells[t]
-    result = np.full(reports.size, -1, dtype=np.int64)
-    where = reports.copy()
-    pos[where] += WINDOW
-    idx = np.arange(reports.size)
-    for shift in range(PRECISION - WINDOW - 1, -1, -1):
-        if not idx.size:
-            break
-        w = 1 << shift
-        bit = _read(words, pos[where], 1)
-        pos[where] += 1
-        low[idx] += bit * w
-        while True:
-            move = (k[idx] < cells[idx] - 1) & (tables.upper[t[idx], k[idx] + 1] <= low[idx])
-            if not move.any():
-                break
-            k[idx[move]] += 1
-        done = low[idx] + w <= tables.lower[t[idx], k[idx] + 1]
-        result[idx[done]] = k[idx[done]]
-        idx, where = idx[~done], where[~done]
-    prefix[reports[result < 0]] = low[result < 0]
-    return result
+) -> tuple[np.ndarray, np.ndarray]:
+    """Steps the window left open (their digits from ``p``): the next digits against the fixed-point bounds.
+
+    Returns each step's cell (−1 where 32 digits do not settle it: its
+    32-digit prefix goes to ``prefix``) and the position after the digits read.
+    """
+    more = PRECISION - WINDOW
+    after = p + WINDOW
+    value = (v << more) | _read(words, after, more)  # the first 32 digits
+    extra = np.arange(1, more + 1)  # digits read past the window
+    low = (value[:, None] >> (more - extra)) << (more - extra)  # U's least value after each
+    width = 1 << (more - extra)
+    cell = np.full(reports.size, -1, dtype=np.int64)
+    used = np.full(reports.size, more, dtype=np.int64)
+    for table_index in np.unique(t).tolist():
+        table = tables.tables[table_index]
+        assert table is not None
+        rows = np.flatnonzero(t == table_index)
+        ks = np.minimum(np.searchsorted(table.upper, low[rows], side="right") - 1, len(table.cuts) - 2)
+        settled = low[rows] + width <= table.lower[ks + 1]
+        some = settled.any(axis=1)
+        at = np.argmax(settled, axis=1)  # the first digit count that settles it
+        cell[rows[some]] = ks[some, at[some]]
+        used[rows[some]] = at[some] + 1
+    open_ = cell < 0
+    prefix[reports[open_]] = value[open_]
+    return cell, after + used
