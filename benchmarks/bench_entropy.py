@@ -34,7 +34,16 @@ The entropies are exact formulas of the spec's exact probabilities
 - local hashing: log2 |seed space| (a uniform hash seed) + randomized response over g;
 - Hadamard response (K outputs, b/2 in C_x): h(p) + p log2(b/2) + (1−p) log2(K − b/2);
 - RAPPOR, a fresh client: log2 m (the cohort) + h·h(P[1|1]) + (k−h)·h(P[1|0]),
-  for a value whose h Bloom positions are distinct.
+  for a value whose h Bloom positions are distinct;
+- CMS (k rows, m bits): log2 k + h(p) + (m − 1) h(q);
+- the unary longitudinal chains (l-oue, l-sue, l-osue), a fresh client, whose
+  bits are independent with P[1] = a (the value's) or b (``spec.support``):
+  h(a) + (d − 1) h(b);
+- range-hierarchy (h levels, level l of w_l bits): log2 h + the mean over
+  levels of h(p) + (w_l − 1) h(q);
+- PCKV-UE (d′ padded keys): h(a) + a·h(p) + (d′ − 1)(h(b) + b), the
+  perturbation's entropy only (the sampled pair and v* are left out), so a
+  lower bound and its ratio an upper bound.
 
 Run it on one core: ``OPENBLAS_NUM_THREADS=1`` is set before NumPy loads.
 
@@ -109,8 +118,26 @@ def entropy_bits(spec: Any) -> float | None:
             + h * binary_entropy(spec.prob_one_given_one)
             + (k - h) * binary_entropy(spec.prob_one_given_zero)
         )
+    if spec.mechanism == "cms":
+        return math.log2(spec.k) + binary_entropy(spec.p) + (spec.m - 1) * binary_entropy(spec.q)
+    if spec.mechanism == "range-hierarchy":
+        per_level = [
+            binary_entropy(spec.p) + (spec.level_width(level) - 1) * binary_entropy(spec.q)
+            for level in range(1, spec.levels + 1)
+        ]
+        return math.log2(spec.levels) + sum(per_level) / len(per_level)
+    if spec.mechanism == "pckv-ue":  # the perturbation only: a lower bound (the sampled pair and v* left out)
+        a, b = float(spec.a), float(spec.b)
+        return (
+            binary_entropy(a) + a * binary_entropy(spec.p) + (spec.padded_size - 1) * (binary_entropy(b) + b)
+        )
+    if hasattr(spec, "p1") and hasattr(spec, "support") and kind == "bits":
+        a, b = (
+            spec.support
+        )  # a fresh client of a unary chain: each bit 1 w.p. a (the value's) or b, independently
+        return binary_entropy(a) + (spec.domain_size - 1) * binary_entropy(b)
     if hasattr(spec, "p1"):
-        return None  # chained (memoized, then fresh) mechanisms: no model here
+        return None  # other chained (memoized, then fresh) mechanisms: no model here
     d = getattr(spec, "domain_size", None)
     if kind == "value" and d is not None:
         return plogp(spec.p) + (d - 1) * plogp(spec.q)

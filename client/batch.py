@@ -37,6 +37,7 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.bits import BitSource, coins, sampler_for, uniforms
+from ldp.client.onehot import one_hot_coins, serves_secure_batch
 from ldp.client.randomness import RandomSource, SystemRandomSource, as_source
 from ldp.client.sampling import binary_digits, lanes_to_packed
 from ldp.errors import InputError, ParameterError, SpecError
@@ -52,6 +53,7 @@ __all__ = [
     "grr_batch",
     "lanes_to_words",
     "local_hashing_batch",
+    "one_hot_bits",
     "randomized_response_batch",
     "rappor_batch",
     "rappor_irr_batch",
@@ -324,6 +326,46 @@ def _one_hot_words(idx: np.ndarray, width: int) -> np.ndarray:
     rows = np.arange(idx.size)
     words[rows, idx // 64] = np.left_shift(np.uint64(1), packbits_lane(idx).astype(np.uint64))
     return words
+
+
+def one_hot_bits(
+    source: RandomSource,
+    idx: np.ndarray,
+    width: int,
+    p: Fraction,
+    q: Fraction,
+    *,
+    widths: np.ndarray | None = None,
+) -> np.ndarray:
+    """Packed one-hot coins: bit ``idx[i]`` of row i is 1 w.p. ``p``, every other bit w.p. ``q`` (exact).
+
+    From a CSPRNG source (``source.secure``) the coins are drawn by
+    :func:`ldp.client.onehot.one_hot_coins`, which reads about 1.3× their
+    entropy, where its compiled kernel serves the batch
+    (:func:`ldp.client.onehot.serves_secure_batch`); otherwise, and from a
+    seeded generator (cheap words), by the bit-sliced :func:`bernoulli_words`.
+    Both are exact.
+
+    Parameters
+    ----------
+    widths : (n,) int array, optional
+        Coins of each report when fewer than ``width``; its later bits are 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, ⌈width/8⌉) uint8 in :func:`numpy.packbits` order.
+    """
+    p, q = Fraction(p), Fraction(q)
+    idx = np.asarray(idx, dtype=np.int64).ravel()
+    if source.secure and 0 < p < 1 and 0 < q < 1 and serves_secure_batch(idx.size):
+        return one_hot_coins(source, idx, width, p, q, widths=widths)
+    packed = words_to_packed(bernoulli_words(source, _one_hot_words(idx, width), p, q), width)
+    if widths is not None:  # the coins past each report's width are 0
+        distinct, inverse = np.unique(np.asarray(widths, dtype=np.int64), return_inverse=True)
+        masks = np.packbits(np.arange(width) < distinct[:, None], axis=1)
+        packed &= masks[inverse.ravel()]
+    return packed
 
 
 def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
@@ -619,8 +661,8 @@ def grr_batch(spec: GRR, values, rng, *, cohorts=None, indices=False) -> ReportB
 
 def unary_batch(spec: UnaryEncoding, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     idx = value_indices(spec, values, indices)
-    lanes = bernoulli_words(as_source(rng), _one_hot_words(idx, spec.domain_size), spec.p, spec.q)
-    return ReportBatch(spec=spec.fingerprint, bits=words_to_packed(lanes, spec.domain_size))
+    bits = one_hot_bits(as_source(rng), idx, spec.domain_size, spec.p, spec.q)
+    return ReportBatch(spec=spec.fingerprint, bits=bits)
 
 
 def local_hashing_batch(spec: LocalHashing, values, rng, *, cohorts=None, indices=False) -> ReportBatch:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ldp.batch import ReportBatch
+from ldp.client.batch import one_hot_bits
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import as_source, bernoulli, uniform_below
 from ldp.client.sampling import lanes_to_packed
@@ -201,12 +202,38 @@ def ue_from_sampled(spec: PCKVUE, keys: np.ndarray, signs: np.ndarray, rng: Any)
     """PCKV-UE reports of users whose sampled (padded key, v*) are given (simulation)."""
     source = as_source(rng)
     n, width = keys.size, spec.padded_size
+    if source.secure and 0 < spec.a < 1 and 0 < spec.b < 1:
+        return _ue_sparse(spec, keys, signs, source)
     nonzero = bernoulli(source, spec.b, n * width).reshape(n, width)
     positive = bernoulli(source, Fraction(1, 2), n * width).reshape(n, width)
     keep = bernoulli(source, spec.a, n)
     flip = ~bernoulli(source, spec.p, n)
     rows = np.arange(n)
     nonzero[rows, keys] = keep
+    positive[rows, keys] = np.where(flip, -signs, signs) > 0
+    plus, minus = nonzero & positive, nonzero & ~positive
+    return ReportBatch.from_columns(spec.fingerprint, {"plus": _packed(plus), "minus": _packed(minus)})
+
+
+def _ue_sparse(spec: PCKVUE, keys: np.ndarray, signs: np.ndarray, source: Any) -> ReportBatch:
+    """:func:`ue_from_sampled` from a CSPRNG: near the entropy (the same distribution, fewer bytes).
+
+    The nonzero lanes are one-hot coins (the key's w.p. a, each other w.p.
+    b) by :func:`ldp.client.batch.one_hot_bits`; a fair sign bit is drawn
+    for each nonzero lane only (one uniform digit each, as the single
+    encoder draws ``randbelow(2)`` only when nonzero); the key's sign is
+    v* flipped with probability 1 − p.
+    """
+    n, width = keys.size, spec.padded_size
+    nonzero = np.unpackbits(one_hot_bits(source, keys, width, spec.a, spec.b), axis=1, count=width).astype(
+        bool
+    )
+    total = int(np.count_nonzero(nonzero))
+    digits = np.unpackbits(np.asarray(source.words(-(-total // 64)), dtype=np.uint64).view(np.uint8))
+    positive = np.zeros((n, width), dtype=bool)
+    positive[nonzero] = digits[:total].astype(bool)
+    flip = ~bernoulli(source, spec.p, n)
+    rows = np.arange(n)
     positive[rows, keys] = np.where(flip, -signs, signs) > 0
     plus, minus = nonzero & positive, nonzero & ~positive
     return ReportBatch.from_columns(spec.fingerprint, {"plus": _packed(plus), "minus": _packed(minus)})

@@ -30,16 +30,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import numpy as np
-
 from ldp.batch import ReportBatch
-from ldp.client.batch import (
-    bernoulli_words,
-    packbits_lane,
-    randomized_response_batch,
-    value_indices,
-    words_to_packed,
-)
+from ldp.client.batch import one_hot_bits, randomized_response_batch, value_indices
 from ldp.client.encoders import Encoder, randomized_response_index, rr_thresholds
 from ldp.client.randomness import as_source
 from ldp.client.sampling import (
@@ -217,13 +209,6 @@ def longitudinal_encoder(
     raise ParameterError(f"{spec.mechanism} is not a longitudinal chain")
 
 
-def _one_hot_words(idx: np.ndarray, width: int) -> np.ndarray:
-    words = np.zeros((idx.size, (width + 63) // 64), dtype=np.uint64)
-    lanes = np.asarray(packbits_lane(idx), dtype=np.uint64)
-    words[np.arange(idx.size), idx // 64] = np.left_shift(np.uint64(1), lanes)
-    return words
-
-
 def chain_batch(spec: LongitudinalChain, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     """Reports of ``values``, one new client each, with the coins of ``rng`` (one exact draw per report).
 
@@ -236,5 +221,4 @@ def chain_batch(spec: LongitudinalChain, values, rng, *, cohorts=None, indices=F
     k = spec.domain_size
     if isinstance(spec, LGRR):
         return ReportBatch(spec=spec.fingerprint, values=randomized_response_batch(source, idx, k, a, b))
-    lanes = bernoulli_words(source, _one_hot_words(idx, k), a, b)
-    return ReportBatch(spec=spec.fingerprint, bits=words_to_packed(lanes, k))
+    return ReportBatch(spec=spec.fingerprint, bits=one_hot_bits(source, idx, k, a, b))

@@ -2,7 +2,7 @@
 
 ``range-hierarchy``: level l uniform on 1..h, then OUE of the user's level-l
 node over B^l bits (the exact bit sampler of :mod:`ldp.client.sampling`;
-batches by :func:`ldp.client.batch.bernoulli_words`), in a report of B^h bits
+batches by :func:`ldp.client.batch.one_hot_bits`), in a report of B^h bits
 whose bits from B^l on are 0. The report's ``level`` field is l − 1.
 
 ``range-haar``: level l uniform on 0..h−1, index j uniform on [0, 2^l), and
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.client.batch import bernoulli_words, lanes_to_words, packbits_lane, value_indices, words_to_packed
+from ldp.client.batch import one_hot_bits, value_indices
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import RandomSource, as_source, bernoulli, uniform_below
 from ldp.client.sampling import expansion, lanes_to_packed, sample_expanded, urandom_source
@@ -87,15 +87,9 @@ def hierarchy_batch(spec: RangeHierarchy, values, rng, *, cohorts=None, indices=
     h, leaves = spec.levels, spec.leaves
     level = uniform_below(source, h, idx.size).astype(np.int64) + 1
     node = idx // np.power(spec.branching, h - level)
-    words = (leaves + 63) // 64
-    ones = np.zeros((idx.size, words), dtype=np.uint64)
-    ones[np.arange(idx.size), node // 64] = np.left_shift(np.uint64(1), packbits_lane(node).astype(np.uint64))
-    lanes = bernoulli_words(source, ones, spec.p, spec.q).reshape(idx.size, words)
-    masks = np.stack([lanes_to_words((1 << spec.level_width(lv)) - 1, leaves) for lv in range(1, h + 1)])
-    lanes &= masks[level - 1]
-    return ReportBatch.from_columns(
-        spec.fingerprint, {"level": level - 1, "bits": words_to_packed(lanes, leaves)}
-    )
+    widths = np.array([spec.level_width(lv) for lv in range(1, h + 1)], dtype=np.int64)[level - 1]
+    bits = one_hot_bits(source, node, leaves, spec.p, spec.q, widths=widths)
+    return ReportBatch.from_columns(spec.fingerprint, {"level": level - 1, "bits": bits})
 
 
 class HaarEncoder:

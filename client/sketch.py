@@ -3,8 +3,8 @@
 One report per value, every coin from the CSPRNG (single encoders) or the
 batch's random source, every probability exact: the row j (and HCMS's
 column l) by rejection sampling, CMS's m bits with the bit-sliced lane
-samplers (:func:`~ldp.client.sampling.sample_expanded`,
-:func:`~ldp.client.batch.bernoulli_words`), HCMS's sign by one exact coin.
+sampler (:func:`~ldp.client.sampling.sample_expanded`; batches by
+:func:`~ldp.client.batch.one_hot_bits`), HCMS's sign by one exact coin.
 
 The client hashes the value itself (MurmurHash3, :meth:`ldp.specs.sketch.SketchSpec.position`):
 any value can be encoded, the domain only lists the values the aggregator
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ldp.batch import ReportBatch
-from ldp.client.batch import bernoulli_words, factorize_values, words_to_packed
+from ldp.client.batch import factorize_values, one_hot_bits
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import as_source, bernoulli
 from ldp.client.sampling import expansion, lanes_to_packed, sample_expanded, urandom_source
@@ -135,18 +135,12 @@ def _batch_positions(
     return out
 
 
-def _one_hot_words(positions: np.ndarray, width: int) -> np.ndarray:
-    from ldp.client.batch import _one_hot_words as one_hot
-
-    return one_hot(positions, width)
-
-
 def cms_batch(spec: CMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     source = as_source(rng)
     rows = source.integers(spec.k, len(values)).astype(np.int64)
     positions = _batch_positions(spec, values, rows, indices)
-    lanes = bernoulli_words(source, _one_hot_words(positions, spec.m), spec.p, spec.q)
-    return ReportBatch.from_columns(spec.fingerprint, {"row": rows, "bits": words_to_packed(lanes, spec.m)})
+    bits = one_hot_bits(source, positions, spec.m, spec.p, spec.q)
+    return ReportBatch.from_columns(spec.fingerprint, {"row": rows, "bits": bits})
 
 
 def hcms_batch(spec: HCMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:

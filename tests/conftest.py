@@ -34,6 +34,22 @@ SMALL_DOMAIN = ("a", "b", "c", "d", "e")
 SLOW_ONLY_MODULES = {"test_collector_fuzz.py"}
 
 
+@pytest.fixture(autouse=True)
+def _no_numba_compile_in_the_fast_set(request, monkeypatch):
+    """Tests not marked slow encode secure one-hot batches by ldp.client.onehot's NumPy backend.
+
+    That backend gives the same reports as the compiled one. The secure batch path compiles its numba kernel on
+    first use above ``NUMBA_THRESHOLD`` reports (seconds of JIT work); the fast set must not pay that, but it
+    must still cover the sampler the kernel runs (``SECURE_BATCH = "always"``). The slow set runs the
+    default policy and the kernel (tests/client/test_onehot.py).
+    """
+    if "slow" not in request.keywords:
+        from ldp.client import onehot
+
+        monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 1 << 62)
+        monkeypatch.setattr(onehot, "SECURE_BATCH", "always")
+
+
 def pytest_ignore_collect(collection_path, config):
     """Skip importing :data:`SLOW_ONLY_MODULES` when the slow set is deselected (plain ``pytest``)."""
     if collection_path.name in SLOW_ONLY_MODULES and config.getoption("markexpr") == "not slow":

@@ -1,0 +1,604 @@
+"""Exact one-hot coin vectors near the entropy limit: blocks of coins drawn by inversion from a bit stream.
+
+A one-hot report (SUE, OUE, CMS's m bits, the longitudinal unary chains,
+range-hierarchy's level, PCKV-UE's nonzero lanes) has one coin of
+probability p (the true position) and n − 1 coins of probability q. The
+bit-sliced sampler of :func:`ldp.client.batch.bernoulli_words` reads about
+7.5 uniform words per 64 coins (~959 bytes per report at d = 1,024) where
+the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
+:func:`one_hot_coins` reads close to the entropy instead:
+
+1. Each report reads its own stream of uniform digits (most significant
+   digit of each word first).
+2. Step 0 draws the true coin (one coin of probability p). Then either
+   **blocks**: step s ≥ 1 draws coins 8(s−1) … 8(s−1)+7 (the last block holds
+   what is left) as one of the 2^t patterns of t ≤ 8 coins, pattern j
+   (coin i = bit t−1−i of j, so j is the packed byte) with probability
+   q^|j| (1−q)^(t−|j|); or **runs**, when they read fewer digits per coin
+   (sparse coins, small q): a step draws k < 255 zeros then a one
+   (probability (1−q)^k q) or 255 zeros ((1−q)^255), until the report's
+   coins are covered (a one past them is dropped).
+3. A step is drawn by inversion: the unit interval is cut at the exact
+   cumulative probabilities C_0 = 0 < C_1 < … < C_cells = 1 (Fractions of
+   the spec's probabilities), and the step's outcome is cell j when a
+   uniform real U lies in [C_j, C_{j+1}). U is read one digit at a time
+   until the digits read prove U inside one cell: about the step's entropy
+   plus a digit or two, ~1.3× the entropy for OUE at ε = 1.
+4. The q-coin drawn at the true position is replaced by the true coin.
+
+Exactness. Every answer is the exact inversion's: the digits are compared
+with 32-bit fixed-point bounds ⌊C_j·2^32⌋ ≤ C_j·2^32 ≤ ⌈C_j·2^32⌉, and a
+cell is returned only when the digits read so far prove U ≥ C_j and
+U < C_{j+1}. A table of the first 16 digits settles most steps in one
+lookup; a step 32 digits do not settle (probability about 2^-24) goes on
+digit by digit with the exact cuts (:func:`_exact_cell`). So P[cell j] =
+C_{j+1} − C_j exactly: the coins are independent, each with exactly its
+probability. No floating point touches a coin.
+
+Streams. The first rows are drawn in one call: report i's row is the next
+⌈E_i⌉ digits of ``source.words(…)`` (E_i its expected digits). A report
+stops before a step that may need digits past its row (the table says how
+many the step reads; 32 when it does not settle it); the reports that
+stopped get new rows together, in report order: the digits each had not
+read, carried over, then 32 fresh digits (half a word drawn for it). So
+each report reads one unbroken stream of its own, every digit drawn is read
+by one report at most, and where a row ends changes no outcome. A step the
+bounds do not settle reads its further digits from its row, then from fresh
+words. Both backends (the numba kernel :mod:`ldp.client.onehot_kernel`,
+compiled on first use from :data:`NUMBA_THRESHOLD` reports, and the NumPy
+rounds here) follow these rules and return the same reports from the same
+source words.
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_right
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ldp.client.randomness import RandomSource
+from ldp.errors import ParameterError
+
+__all__ = [
+    "NUMBA_THRESHOLD",
+    "PRECISION",
+    "SECURE_BATCH",
+    "one_hot_coins",
+    "pattern_table",
+    "run_table",
+    "serves_secure_batch",
+]
+
+#: Digits of the fixed-point cut bounds; a block still open after this many digits takes the exact cuts.
+PRECISION = 32
+#: Digits of the lookup window: one table lookup per block in the common case.
+WINDOW = 16
+#: Coins per block: a block is one packed byte.
+BLOCK = 8
+#: The longest run of q-coins one symbol draws (runs: for sparse coins, when they read fewer digits than blocks).
+RUN = 255
+#: Fresh digits of a new row (after the digits a stopped report carries over).
+REFILL_BITS = 32
+#: Digits a report's first row holds beyond its expected need.
+ROW_SLACK = 0
+#: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
+NUMBA_THRESHOLD = 4096
+#: When the secure batch path draws one-hot coins here (:func:`serves_secure_batch`): ``"auto"``, where
+#: the compiled kernel serves the batch (numba installed, at least :data:`NUMBA_THRESHOLD` reports), else
+#: the bit-sliced sampler, whose NumPy code is about twice as fast as this module's NumPy rounds (it
+#: reads ~7× more CSPRNG bytes); ``"always"``, this module on either backend (the fast test set);
+#: ``"never"``, the bit-sliced sampler.
+SECURE_BATCH = "auto"
+
+_DONE, _STALLED, _EXACT = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class PatternTable:
+    """Inversion of the 2^size patterns of ``size`` coins of probability ``probability``.
+
+    Attributes
+    ----------
+    cuts : tuple of Fraction
+        The exact cumulative probabilities C_0 = 0, …, C_{2^size} = 1.
+    lower, upper : numpy.ndarray
+        int64 ⌊C_j·2^PRECISION⌋ and ⌈C_j·2^PRECISION⌉.
+    window : numpy.ndarray
+        uint16 per 16-digit window v: ``cell | digits << 8`` when its first
+        ``digits`` digits settle the block (pattern ``cell``), else ``cell``
+        = the last cut proved ≤ U after 16 digits and ``digits`` = 0.
+    mean_digits : float
+        Expected digits read per block (for sizing the rows only).
+    """
+
+    cuts: tuple[Fraction, ...]
+    lower: np.ndarray
+    upper: np.ndarray
+    window: np.ndarray
+    mean_digits: float
+
+
+@lru_cache(maxsize=64)
+def pattern_table(probability: Fraction, size: int) -> PatternTable:
+    """The :class:`PatternTable` of ``size`` (1 to 8) coins, each 1 with ``probability`` in (0, 1).
+
+    Pattern j (coin i = bit size−1−i of j) has mass q^|j| (1−q)^(size−|j|).
+    """
+    q = Fraction(probability)
+    if not 0 < q < 1 or not 1 <= size <= BLOCK:
+        raise ParameterError(
+            f"a pattern table needs a probability in (0, 1) and 1 to 8 coins, got {q}, {size}"
+        )
+    r = 1 - q
+    return _inversion([q ** j.bit_count() * r ** (size - j.bit_count()) for j in range(1 << size)])
+
+
+@lru_cache(maxsize=16)
+def run_table(probability: Fraction, longest: int = RUN) -> PatternTable:
+    """The :class:`PatternTable` of a run of coins of probability q.
+
+    Cell k < ``longest`` is k zeros then a one (mass (1−q)^k q); cell
+    ``longest`` is ``longest`` zeros (mass (1−q)^longest).
+    """
+    q = Fraction(probability)
+    if not 0 < q < 1 or not 1 <= longest <= RUN:
+        raise ParameterError(f"a run table needs a probability in (0, 1) and 1 to {RUN} coins, got {q}")
+    r = 1 - q
+    masses, power = [], Fraction(1)
+    for _ in range(longest):
+        masses.append(power * q)
+        power *= r
+    return _inversion([*masses, power])
+
+
+def _inversion(masses: list[Fraction]) -> PatternTable:
+    """The inversion table of cells of exact ``masses`` (at most 256 cells, summing to 1)."""
+    cuts = [Fraction(0)]
+    for mass in masses:
+        cuts.append(cuts[-1] + mass)
+    if cuts[-1] != 1:
+        raise AssertionError("the cells' masses do not sum to 1")
+    cells = len(masses)
+    one = 1 << PRECISION
+    lower = np.array([c.numerator * one // c.denominator for c in cuts], dtype=np.int64)
+    upper = np.array([-(-c.numerator * one // c.denominator) for c in cuts], dtype=np.int64)
+    windows = np.arange(1 << WINDOW, dtype=np.int64)
+    cell = np.zeros(windows.size, dtype=np.int64)
+    digits = np.zeros(windows.size, dtype=np.int64)
+    for t in range(1, WINDOW + 1):
+        low = (windows >> (WINDOW - t)) << (PRECISION - t)
+        k = np.minimum(np.searchsorted(upper, low, side="right") - 1, cells - 1)
+        fresh = (digits == 0) & (low + (1 << (PRECISION - t)) <= lower[k + 1])
+        cell[fresh], digits[fresh] = k[fresh], t
+        if t == WINDOW:
+            open_ = digits == 0
+            cell[open_] = k[open_]
+    window = (cell | (digits << 8)).astype(np.uint16)
+    mean = float(np.where(digits > 0, digits, WINDOW + 2).mean())
+    return PatternTable(tuple(cuts), lower, upper, window, mean)
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """The kernel's arrays: table 0 is the true coin's; then by blocks, table t (1 to 8) the blocks of t
+    q-coins, or by runs (``run``), table 1 the runs of q-coins."""
+
+    window: np.ndarray  # (9, 2^16) uint16
+    lower: np.ndarray  # (9, 257) int64
+    upper: np.ndarray  # (9, 257) int64
+    cells: np.ndarray  # (9,) int64
+    tables: tuple[PatternTable | None, ...]
+    pairs: np.ndarray  # (2^16,) uint32: two full blocks settled by one window (see _pairs), for the kernel
+    run: bool
+
+
+def _digits_per_coin(q: Fraction) -> tuple[float, float]:
+    """Expected digits read per q-coin by blocks of 8 and by runs."""
+    covered = (1 - (1 - float(q)) ** RUN) / float(q)  # expected coins per run symbol
+    return pattern_table(q, BLOCK).mean_digits / BLOCK, run_table(q).mean_digits / covered
+
+
+@lru_cache(maxsize=16)
+def _tables(p: Fraction, q: Fraction, sizes: frozenset[int]) -> _Tables:
+    blocks, runs = _digits_per_coin(q)
+    run = runs < blocks  # the cheaper way (runs for sparse coins)
+    tables: list[PatternTable | None] = [pattern_table(p, 1)]
+    if run:
+        tables += [run_table(q)] + [None] * (BLOCK - 1)
+    else:
+        tables += [pattern_table(q, t) if t in sizes else None for t in range(1, BLOCK + 1)]
+    window = np.zeros((BLOCK + 1, 1 << WINDOW), dtype=np.uint16)
+    lower = np.zeros((BLOCK + 1, (1 << BLOCK) + 1), dtype=np.int64)
+    upper = np.zeros_like(lower)
+    cells = np.zeros(BLOCK + 1, dtype=np.int64)
+    for t, table in enumerate(tables):
+        if table is not None:
+            n = len(table.cuts)
+            window[t], lower[t, :n], upper[t, :n], cells[t] = table.window, table.lower, table.upper, n - 1
+    full = not run and tables[BLOCK] is not None
+    pairs = _pairs(window[BLOCK]) if full else np.zeros(1 << WINDOW, np.uint32)
+    return _Tables(window, lower, upper, cells, tuple(tables), pairs, run)
+
+
+def _pairs(window: np.ndarray) -> np.ndarray:
+    """Per 16-digit window of a full block: ``cell1 | cell2 << 8 | d1 << 16 | d2 << 21`` (uint32).
+
+    ``cell1``, ``d1`` are the window's entry (``d1`` = 0: open after 16
+    digits); ``cell2``, ``d2`` the next full block's when the digits after
+    the first block's settle it (the unknown last ones taken as 0, and no
+    more digits needed than are known), else 0: the very decision two
+    lookups make, in one.
+    """
+    v = np.arange(1 << WINDOW, dtype=np.int64)
+    first = window.astype(np.int64)
+    d1 = first >> 8
+    second = window[((v << d1) & ((1 << WINDOW) - 1))].astype(np.int64)
+    d2 = second >> 8
+    both = (d1 > 0) & (d2 > 0) & (d1 + d2 <= WINDOW)
+    entry = (first & 0xFF) | (d1 << 16) | np.where(both, ((second & 0xFF) << 8) | (d2 << 21), 0)
+    return entry.astype(np.uint32)
+
+
+def _block_sizes(widths: np.ndarray | None, width: int) -> frozenset[int]:
+    """The block sizes of reports of ``widths`` coins (``width`` when they are all full)."""
+    tails = {width % BLOCK} if widths is None else set(np.unique(widths % BLOCK).tolist())
+    full = BLOCK if (width if widths is None else int(widths.max())) >= BLOCK else 0
+    return frozenset(t for t in {*tails, full} if t)
+
+
+def one_hot_coins(
+    source: RandomSource,
+    idx: np.ndarray,
+    width: int,
+    p: Fraction,
+    q: Fraction,
+    *,
+    widths: np.ndarray | None = None,
+    backend: str | None = None,
+) -> np.ndarray:
+    """Packed one-hot coin vectors: bit ``idx[i]`` of row i is 1 w.p. ``p``, every other bit w.p. ``q`` (exact).
+
+    Parameters
+    ----------
+    source : RandomSource
+        Where the uniform words come from (rows of whole words, see the module docstring).
+    idx : (n,) int array
+        Each report's true position.
+    width : int
+        Bits per report (the packed row holds ⌈width/8⌉ bytes).
+    p, q : Fraction
+        The probabilities, in (0, 1).
+    widths : (n,) int array, optional
+        Coins of each report when fewer than ``width`` (range-hierarchy's
+        levels); its later bits are 0 and draw nothing. ``idx[i] < widths[i]``.
+    backend : {"numba", "numpy"}, optional
+        Force a backend (tests); by default the compiled kernel from
+        :data:`NUMBA_THRESHOLD` reports when numba is installed. Both give
+        the same reports from the same words.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, ⌈width/8⌉) uint8, in :func:`numpy.packbits` order.
+    """
+    p, q = Fraction(p), Fraction(q)
+    idx = np.asarray(idx, dtype=np.int64).ravel()
+    n = idx.size
+    counts = np.full(n, width, dtype=np.int64) if widths is None else np.asarray(widths, dtype=np.int64)
+    out = np.zeros((n, (width + 7) // 8), dtype=np.uint8)
+    if n == 0:
+        return out
+    if (
+        counts.shape != (n,)
+        or counts.min() < 1
+        or counts.max() > width
+        or np.any(idx >= counts)
+        or idx.min() < 0
+    ):
+        raise ParameterError("one_hot_coins: every position must be below its report's width")
+    sizes = _block_sizes(widths if widths is None else counts, width)
+    tables = _tables(p, q, sizes)
+    run = _backend(backend, n)
+    steps = _steps(counts, tables)
+    coin = tables.tables[0]
+    assert coin is not None
+    mean_bits = np.full(n, coin.mean_digits)
+    if tables.run:  # a run symbol covers (1 − r^RUN)/q coins on average; the last one may overshoot
+        runs = tables.tables[1]
+        assert runs is not None
+        per_symbol = float(q) / (1 - (1 - float(q)) ** RUN)
+        mean_bits += runs.mean_digits * (counts * per_symbol + 0.5)
+    else:
+        tail = counts % BLOCK
+        for t in sorted(sizes):
+            per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
+            mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
+    row_bits = np.maximum(
+        0, np.ceil(mean_bits).astype(np.int64) + ROW_SLACK
+    )  # about each report's expected need
+    end = np.cumsum(row_bits)
+    pos = end - row_bits
+    pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n)
+    step = np.zeros(n, dtype=np.int64)
+    truebit = np.zeros(n, dtype=np.uint8)
+    status = np.zeros(n, dtype=np.int8)
+    prefix = np.zeros(n, dtype=np.int64)
+    active = np.arange(n, dtype=np.int64)
+    while active.size:
+        run(pool.words, active, pos, end, step, counts, tables, out, truebit, status, prefix)
+        held = active[status[active] != _DONE]
+        for r in held[status[held] == _EXACT].tolist():
+            _finish_exact(pool, tables, r, pos, end, step, counts, out, truebit, prefix)
+        stalled = held[status[held] == _STALLED]
+        if stalled.size:
+            _refill(pool, stalled, pos, end)
+        active = held[step[held] < steps[held]]
+    lane = 7 - (idx & 7)
+    rows = np.arange(n)
+    column = out[rows, idx >> 3]
+    out[rows, idx >> 3] = (column & ~(np.uint8(1) << lane.astype(np.uint8))) | (
+        truebit << lane.astype(np.uint8)
+    )
+    return out
+
+
+def _steps(counts: np.ndarray, tables: _Tables) -> np.ndarray:
+    """Each report's step count: the true coin, then one per block, or (runs) the step is 1 + the coins covered."""
+    return 1 + (counts if tables.run else (counts + BLOCK - 1) // BLOCK)
+
+
+class _Pool:
+    """Every word drawn for one call, in the order drawn, and the carried digits, in one buffer with room to spare.
+
+    ``words`` holds two words past the last used, so a window at a row's
+    end may read past it (digits that decide nothing: a step that needs them waits).
+    """
+
+    def __init__(self, source: RandomSource, n: int, spare: int):
+        self.source = source
+        self.words = np.zeros(n + spare + 2, dtype=np.uint64)
+        self.words[:n] = source.words(n)
+        self.used = n
+
+    def reserve(self, n: int) -> int:
+        """Room for ``n`` more words (nothing drawn); returns the index of the first."""
+        first = self.used
+        if first + n + 2 > self.words.size:
+            grown = np.zeros(2 * (first + n + 2), dtype=np.uint64)
+            grown[:first] = self.words[:first]
+            self.words = grown
+        self.used = first + n
+        return first
+
+
+def _refill(pool: _Pool, stalled: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
+    """New rows for the reports that stopped: each its unread digits, then REFILL_BITS fresh digits.
+
+    A report stops when its next step may need digits past its row; the
+    digits it has not consumed are carried to the head of its new row, so
+    every report reads one unbroken stream of its own (nothing is discarded,
+    and no step's result depends on where a row ends). The fresh digits are
+    halves of words drawn together, in report order.
+    """
+    m = end[stalled] - pos[stalled]  # < 64: the carried digits
+    carried = _bits_at(pool.words, pos[stalled], m)
+    fresh = np.asarray(pool.source.words(-(-stalled.size // 2)), dtype=np.uint64)
+    halves = np.stack([fresh >> np.uint64(32), fresh & np.uint64(0xFFFFFFFF)], axis=1).ravel()[: stalled.size]
+    first = pool.reserve(2 * stalled.size)
+    rows = first + 2 * np.arange(stalled.size, dtype=np.int64)
+    pool.words[rows] = carried  # right-aligned: the row starts m digits before the word's end
+    pool.words[rows + 1] = halves << np.uint64(64 - REFILL_BITS)
+    pos[stalled] = 64 * rows + 64 - m
+    end[stalled] = 64 * rows + 64 + REFILL_BITS
+
+
+def _bits_at(words: np.ndarray, pos: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """The ``m`` (0 to 63) digits at each bit position, right-aligned in uint64."""
+    index = pos >> 6
+    offset = (pos & 63).astype(np.uint64)
+    word = words[index]
+    window = np.where(offset > 0, (word << offset) | (words[index + 1] >> ((64 - offset) & 63)), word)
+    keep = m.astype(np.uint64)
+    return np.where(keep > 0, window >> ((np.uint64(64) - keep) & np.uint64(63)), np.uint64(0))
+
+
+def _finish_exact(
+    pool: _Pool,
+    tables: _Tables,
+    r: int,
+    pos: np.ndarray,
+    end: np.ndarray,
+    step: np.ndarray,
+    counts: np.ndarray,
+    out: np.ndarray,
+    truebit: np.ndarray,
+    prefix: np.ndarray,
+) -> None:
+    """Settle report ``r``'s open block with the exact cuts (its first PRECISION digits are ``prefix[r]``)."""
+    s = int(step[r])
+    size = 1 if s == 0 or tables.run else min(BLOCK, int(counts[r]) - BLOCK * (s - 1))
+    table = tables.tables[0 if s == 0 else size]
+    assert table is not None
+    a, j = int(prefix[r]), PRECISION
+
+    def digit() -> int:
+        if pos[r] >= end[r]:  # a fresh word (this report's row is read to its end)
+            first = pool.reserve(1)
+            pool.words[first] = pool.source.words(1)[0]
+            pos[r], end[r] = 64 * first, 64 * first + 64
+        bit = (int(pool.words[pos[r] >> 6]) >> (63 - (int(pos[r]) & 63))) & 1
+        pos[r] += 1
+        return bit
+
+    cell = _exact_cell(table.cuts, a, j, digit)
+    if s == 0:
+        truebit[r] = cell
+        step[r] = 1
+    elif tables.run:  # cell k < RUN: k zeros then a one; RUN: RUN zeros
+        covered = s - 1 + min(cell + 1, RUN)
+        if cell < RUN and covered <= counts[r]:
+            out[r, (covered - 1) >> 3] |= 1 << (7 - ((covered - 1) & 7))
+        step[r] = 1 + covered
+    else:
+        out[r, s - 1] = cell << (BLOCK - size)
+        step[r] = s + 1
+
+
+def _exact_cell(cuts: tuple[Fraction, ...], a: int, j: int, digit: Any) -> int:
+    """The cell of U ∈ [a/2^j, (a+1)/2^j), reading further digits by ``digit()`` until exact cuts settle it."""
+    last = len(cuts) - 2
+    while True:
+        k = min(bisect_right(cuts, Fraction(a, 1 << j)) - 1, last)
+        if Fraction(a + 1, 1 << j) <= cuts[k + 1]:
+            return k
+        a, j = 2 * a + digit(), j + 1
+
+
+_KERNEL_LOCK = threading.Lock()
+_KERNEL: list[Any] = []
+
+
+def serves_secure_batch(n: int) -> bool:
+    """Whether the secure batch path draws ``n`` reports' one-hot coins here (see :data:`SECURE_BATCH`).
+
+    Both samplers are exact, so the choice changes only the CSPRNG bytes read
+    and the time: this module's (about 1.3× the entropy) where its compiled
+    kernel runs, so that installing ``ldp-telemetry[fast]`` never makes a
+    batch slower and leaving it out keeps the previous speed.
+    """
+    if SECURE_BATCH == "always":
+        return True
+    if SECURE_BATCH == "never" or n < NUMBA_THRESHOLD:
+        return False
+    return _backend(None, n) is not _run_numpy
+
+
+def _backend(name: str | None, n: int) -> Any:
+    if name == "numpy" or (name is None and n < NUMBA_THRESHOLD):
+        return _run_numpy
+    with _KERNEL_LOCK:
+        if not _KERNEL:
+            try:
+                from ldp.client.onehot_kernel import run_kernel
+            except ImportError:  # numba is an optional extra (ldp-telemetry[fast])
+                _KERNEL.append(None)
+            else:
+                _KERNEL.append(run_kernel)
+    if _KERNEL[0] is None:
+        if name == "numba":
+            raise ParameterError("the numba backend needs numba: pip install 'ldp-telemetry[fast]'")
+        return _run_numpy
+    return _KERNEL[0]
+
+
+def _read(words: np.ndarray, pos: np.ndarray, digits: int) -> np.ndarray:
+    """The next ``digits`` (≤ 32) digits at each bit position, as int64."""
+    index = pos >> 6
+    offset = (pos & 63).astype(np.uint64)
+    word = words[index]
+    shifted = np.where(offset > 0, (word << offset) | (words[index + 1] >> ((64 - offset) & 63)), word)
+    return (shifted >> np.uint64(64 - digits)).astype(np.int64)
+
+
+def _run_numpy(
+    words: np.ndarray,
+    active: np.ndarray,
+    pos: np.ndarray,
+    end: np.ndarray,
+    step: np.ndarray,
+    counts: np.ndarray,
+    tables: _Tables,
+    out: np.ndarray,
+    truebit: np.ndarray,
+    status: np.ndarray,
+    prefix: np.ndarray,
+) -> None:
+    """One pass of the NumPy backend: every report of ``active`` advances until done, stalled or exact.
+
+    One step of every live report per round, on compact copies of their
+    state (written back as reports leave the pass).
+    """
+    status[active] = _DONE
+    steps = _steps(counts, tables)
+    live = active[step[active] < steps[active]]
+    p, s, e, n, stop = pos[live], step[live], end[live], counts[live], steps[live]
+    while live.size:
+        if tables.run:
+            size = np.ones(live.size, dtype=np.int64)
+        else:
+            size = np.where(s == 0, 1, np.minimum(BLOCK, n - BLOCK * (s - 1)))
+        t = np.where(s == 0, 0, size)
+        v = _read(words, p, WINDOW)
+        entry = tables.window[t, v].astype(np.int64)
+        digits, cell = entry >> 8, entry & 0xFF
+        # a step whose digits may run past the row waits for the row's next part (the same stream)
+        leave = p + np.where(digits > 0, digits, PRECISION) > e
+        state = np.where(leave, _STALLED, _DONE)
+        go = ~leave
+        p = p + np.where(go, digits, 0)
+        slow = np.flatnonzero(go & (digits == 0))
+        if slow.size:
+            settled, p[slow] = _slow_numpy(words, live[slow], v[slow], t[slow], p[slow], tables, prefix)
+            cell[slow] = np.maximum(settled, 0)
+            exact = slow[settled < 0]
+            state[exact], leave[exact], go[exact] = _EXACT, True, False
+        first = go & (s == 0)
+        truebit[live[first]] = cell[first]
+        rest = go & (s > 0)
+        if tables.run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
+            covered = s - 1 + np.minimum(cell + 1, RUN)
+            one = rest & (cell < RUN) & (covered <= n)
+            at = covered[one] - 1
+            out[live[one], at >> 3] |= (1 << (7 - (at & 7))).astype(np.uint8)
+            s = np.where(first, 1, np.where(rest, 1 + covered, s))
+        else:
+            out[live[rest], s[rest] - 1] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
+            s = s + go
+        leave |= s >= stop
+        if leave.any():
+            gone = live[leave]
+            pos[gone], step[gone], status[gone] = p[leave], s[leave], state[leave]
+            keep = ~leave
+            live, p, s, e, n, stop = (x[keep] for x in (live, p, s, e, n, stop))
+
+
+def _slow_numpy(
+    words: np.ndarray,
+    reports: np.ndarray,
+    v: np.ndarray,
+    t: np.ndarray,
+    p: np.ndarray,
+    tables: _Tables,
+    prefix: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Steps the window left open (their digits from ``p``): the next digits against the fixed-point bounds.
+
+    Returns each step's cell (−1 where 32 digits do not settle it: its
+    32-digit prefix goes to ``prefix``) and the position after the digits read.
+    """
+    more = PRECISION - WINDOW
+    after = p + WINDOW
+    value = (v << more) | _read(words, after, more)  # the first 32 digits
+    extra = np.arange(1, more + 1)  # digits read past the window
+    low = (value[:, None] >> (more - extra)) << (more - extra)  # U's least value after each
+    width = 1 << (more - extra)
+    cell = np.full(reports.size, -1, dtype=np.int64)
+    used = np.full(reports.size, more, dtype=np.int64)
+    for table_index in np.unique(t).tolist():
+        table = tables.tables[table_index]
+        assert table is not None
+        rows = np.flatnonzero(t == table_index)
+        ks = np.minimum(np.searchsorted(table.upper, low[rows], side="right") - 1, len(table.cuts) - 2)
+        settled = low[rows] + width <= table.lower[ks + 1]
+        some = settled.any(axis=1)
+        at = np.argmax(settled, axis=1)  # the first digit count that settles it
+        cell[rows[some]] = ks[some, at[some]]
+        used[rows[some]] = at[some] + 1
+    open_ = cell < 0
+    prefix[reports[open_]] = value[open_]
+    return cell, after + used

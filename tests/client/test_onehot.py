@@ -1,0 +1,315 @@
+"""The one-hot coin sampler of the secure batch path (ldp.client.onehot): exact, near the entropy, one answer per backend.
+
+Statistical tests run on a seeded generator's words (the sampler reads any
+source's words the same way; a seeded source makes the test reproducible)
+at a significance level ALPHA = 1e-6 per test (Bonferroni over its
+comparisons). The compiled (numba) backend is compared with the NumPy one
+in the slow set: its first use compiles it.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldp.client import GeneratorSource, SystemRandomSource, onehot
+from ldp.client.batch import secure_encode_batch
+from ldp.client.onehot import PRECISION, WINDOW, one_hot_coins, pattern_table
+from ldp.errors import ParameterError
+from ldp.registry import declarations
+
+ALPHA = 1e-6
+D = 1024
+
+
+class SeededSecure:
+    """A seeded generator's words, flagged secure so the secure batch encoders take their CSPRNG path (tests only)."""
+
+    secure = True
+
+    def __init__(self, seed: int):
+        self.inner = GeneratorSource(np.random.default_rng(seed))
+        self.bytes = 0
+
+    def words(self, n: int) -> np.ndarray:
+        self.bytes += 8 * n
+        return self.inner.words(n)
+
+    def integers(self, bound: int, n: int) -> np.ndarray:
+        from ldp.client.randomness import uniform_below
+
+        return uniform_below(self, bound, n)
+
+
+class Replay:
+    """Hands out given words in order (then zeros): the same stream for both backends."""
+
+    secure = True
+
+    def __init__(self, words: np.ndarray):
+        self.stream = np.asarray(words, dtype=np.uint64)
+        self.at = 0
+
+    def words(self, n: int) -> np.ndarray:
+        out = np.zeros(n, dtype=np.uint64)
+        part = self.stream[self.at : self.at + n]
+        out[: part.size] = part
+        self.at += n
+        return out
+
+
+class Recording:
+    """The OS CSPRNG, keeping every word it hands out."""
+
+    secure = True
+
+    def __init__(self) -> None:
+        self.inner = SystemRandomSource()
+        self.kept: list[np.ndarray] = []
+
+    def words(self, n: int) -> np.ndarray:
+        words = np.array(self.inner.words(n), dtype=np.uint64)
+        self.kept.append(words)
+        return words
+
+
+def h(p: Fraction | float) -> float:
+    p = float(p)
+    return -p * math.log2(p) - (1 - p) * math.log2(1 - p)
+
+
+def unary(mechanism: str, d: int = D, epsilon: float = 1.0):
+    return next(decl for decl in declarations() if decl.name == mechanism).load_spec()(
+        domain=tuple(range(d)), epsilon=epsilon
+    )
+
+
+@pytest.mark.parametrize(("q", "size"), [("oue", 8), ("sue", 8), ("sue", 3), ("oue", 1)])
+def test_pattern_table_settles_a_window_only_inside_its_cell(q, size):
+    """Every window the table settles lies, exactly, inside the cut interval of its pattern; the bounds bracket the cuts."""
+    table = pattern_table(unary(q).q, size)
+    one = 1 << PRECISION
+    for cut, low, high in zip(table.cuts, table.lower.tolist(), table.upper.tolist()):
+        assert low <= cut * one <= high
+    cuts = table.cuts
+    den = math.lcm(*(c.denominator for c in cuts))
+    nums = [c.numerator * (den // c.denominator) for c in cuts]
+    entries = table.window.astype(np.int64)
+    settled = 0
+    for v, entry in enumerate(entries.tolist()):
+        digits, cell = entry >> 8, entry & 0xFF
+        if digits:
+            prefix = v >> (WINDOW - digits)
+            # [prefix, prefix + 1) / 2^digits ⊆ [C_cell, C_cell+1)
+            assert nums[cell] << digits <= prefix * den
+            assert (prefix + 1) * den <= nums[cell + 1] << digits
+            settled += 1
+    assert settled > 0.99 * entries.size
+
+
+def block_cells(counts: np.ndarray, q: Fraction, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observed and expected counts of the 2^size patterns, each below-5-expected pattern merged into its popcount."""
+    total = counts.sum()
+    masses = np.array(
+        [float(q ** j.bit_count() * (1 - q) ** (size - j.bit_count())) for j in range(1 << size)]
+    )
+    expected = total * masses
+    small = expected < 5
+    observed = list(counts[~small])
+    wanted = list(expected[~small])
+    popcount = np.array([j.bit_count() for j in range(1 << size)])
+    for c in range(size + 1):
+        group = small & (popcount == c)
+        if group.any():
+            observed.append(counts[group].sum())
+            wanted.append(expected[group].sum())
+    return np.array(observed), np.array(wanted)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "d", "epsilon"), [("oue", 64, 1.0), ("sue", 61, 1.0), ("oue", 64, 4.0)]
+)
+def test_coins_have_the_spec_probabilities(mechanism, d, epsilon):
+    """Per-bit frequencies against p and q, and whole 8-coin blocks against q^|j| (1−q)^(8−|j|) (chi-square, α = 1e-6).
+
+    ε = 4 (OUE's q ≈ 0.018) draws runs of coins, the others blocks.
+    """
+    spec = unary(mechanism, d, epsilon)
+    n = 6000
+    idx = np.random.default_rng(1).integers(0, d, n)
+    bits = np.unpackbits(
+        one_hot_coins(SeededSecure(7), idx, d, spec.p, spec.q, backend="numpy"), axis=1, count=d
+    ).astype(np.int64)
+    rows = np.arange(n)
+    alpha = ALPHA / 3
+    # the true bits: one binomial, z-test
+    ones = bits[rows, idx].sum()
+    z = (ones - n * float(spec.p)) / math.sqrt(n * float(spec.p * (1 - spec.p)))
+    assert abs(z) < stats.norm.isf(alpha / 2)
+    # every other position: a binomial of the reports whose value is elsewhere
+    others = bits.copy()
+    others[rows, idx] = 0
+    trials = n - np.bincount(idx, minlength=d)
+    q = float(spec.q)
+    chi2 = (((others.sum(axis=0) - trials * q) ** 2) / (trials * q * (1 - q))).sum()
+    assert chi2 < stats.chi2.isf(alpha, d)
+    # whole blocks (bytes without the true bit): patterns, jointly
+    full = d // 8
+    packed = np.packbits(bits[:, : 8 * full], axis=1)
+    clean = packed[(idx[:, None] // 8) != np.arange(full)[None, :]]
+    observed, expected = block_cells(np.bincount(clean, minlength=256), spec.q, 8)
+    chi2 = ((observed - expected) ** 2 / expected).sum()
+    assert chi2 < stats.chi2.isf(alpha, observed.size - 1)
+
+
+def test_report_widths_leave_the_later_bits_zero_and_draw_nothing_for_them():
+    spec = unary("oue", 64)
+    widths = np.array([4, 16, 64, 5] * 50)
+    idx = widths - 1
+    bits = np.unpackbits(
+        one_hot_coins(SeededSecure(3), idx, 64, spec.p, spec.q, widths=widths, backend="numpy"), axis=1
+    )
+    assert not (bits * (np.arange(64)[None, :] >= widths[:, None])).any()
+    narrow, wide = SeededSecure(3), SeededSecure(3)
+    one_hot_coins(
+        narrow, np.zeros(200, np.int64), 64, spec.p, spec.q, widths=np.full(200, 4), backend="numpy"
+    )
+    one_hot_coins(wide, np.zeros(200, np.int64), 64, spec.p, spec.q, backend="numpy")
+    assert narrow.bytes < wide.bytes / 2  # one word each at least (rows are whole words)
+
+
+def entropy_bytes(spec) -> float:
+    """The report's entropy given the input (bytes), for the mechanisms of the sampler."""
+    if spec.mechanism == "cms":
+        bits = math.log2(spec.k) + h(spec.p) + (spec.m - 1) * h(spec.q)
+    elif hasattr(spec, "support"):
+        a, b = spec.support
+        bits = h(a) + (spec.domain_size - 1) * h(b)
+    else:
+        bits = h(spec.p) + (spec.domain_size - 1) * h(spec.q)
+    return bits / 8
+
+
+@pytest.mark.parametrize("mechanism", ["oue", "sue", "cms", "l-oue", "l-sue", "l-osue"])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0, 4.0])
+def test_secure_batch_reads_at_most_twice_the_entropy(mechanism, epsilon):
+    """The CSPRNG path reads ≤ 2× the report's entropy (the bit-sliced sampler read ~959 B per report at d = 1,024)."""
+    decl = next(decl for decl in declarations() if decl.name == mechanism)
+    spec = decl.load_spec()(domain=tuple(range(D)), epsilon=epsilon)
+    n = 400
+    source = SeededSecure(11)
+    batch = secure_encode_batch(spec, np.arange(n) % D, indices=True, source=source)  # type: ignore[arg-type]
+    assert len(batch) == n
+    assert source.bytes / n <= 2 * entropy_bytes(spec)
+
+
+def crafted_exact_stream(cut: Fraction, flip_at: int) -> tuple[np.ndarray, int]:
+    """Words whose block digits follow ``cut``'s binary digits, the ``flip_at``-th flipped, then zeros.
+
+    The first digit (1) is OUE's true coin (p = 1/2: a 1 draws it). The block
+    agrees with the cut for flip_at − 1 > 32 digits, so the fixed-point
+    bounds cannot settle it: the exact cuts must.
+    """
+    digits = [(cut.numerator << t) // cut.denominator & 1 for t in range(1, flip_at + 1)]
+    digits[-1] ^= 1
+    stream = [1, *digits] + [0] * (3 * 64 - 1 - len(digits))
+    words = [int("".join(map(str, stream[i : i + 64])), 2) for i in range(0, 3 * 64, 64)]
+    return np.array(words, dtype=np.uint64), digits[-1]
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("j", [37, 100, 200])
+def test_a_block_the_bounds_cannot_settle_takes_the_exact_cuts(backend, j):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    spec = unary("oue", 64)  # its first row (~70 digits) holds the true coin and the block's 51 digits
+    cut = pattern_table(spec.q, 8).cuts[j]
+    words, flipped = crafted_exact_stream(cut, 51)
+    out = one_hot_coins(Replay(words), np.zeros(1, np.int64), 64, spec.p, spec.q, backend=backend)
+    # U's 51st digit is 1 where the cut's is 0: U > C_j (pattern j); 0 where it is 1: U < C_j (pattern j − 1)
+    assert int(out[0, 0]) == 0x80 | (j if flipped else j - 1)
+
+
+def test_the_numba_backend_is_refused_by_name_when_numba_is_missing(monkeypatch):
+    monkeypatch.setattr(onehot, "_KERNEL", [None])
+    spec = unary("oue", 16)
+    with pytest.raises(ParameterError, match="numba"):
+        one_hot_coins(SeededSecure(1), np.zeros(2, np.int64), 16, spec.p, spec.q, backend="numba")
+    assert one_hot_coins(SeededSecure(1), np.zeros(2, np.int64), 16, spec.p, spec.q).shape == (2, 2)
+
+
+CASES = [
+    ("oue", D, None, 1.0),
+    ("sue", 1000, None, 1.0),
+    ("oue", D, "levels", 1.0),
+    ("l-osue", 77, None, 1.0),
+    ("oue", D, None, 4.0),
+    ("l-oue", 300, "levels", 2.0),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("mechanism", "d", "widths", "epsilon"), CASES)
+def test_numba_and_numpy_backends_make_the_same_reports(mechanism, d, widths, epsilon):
+    """From the same words (a seeded generator's, and recorded CSPRNG words), both backends return the same reports."""
+    pytest.importorskip("numba")
+    spec = unary(mechanism, d, epsilon)
+    p, q = spec.support if hasattr(spec, "support") else (spec.p, spec.q)
+    n = 9000
+    rng = np.random.default_rng(5)
+    counts = None if widths is None else rng.choice([4, 16, 64, 256, d], n)
+    idx = rng.integers(0, d if counts is None else counts)
+    a = one_hot_coins(SeededSecure(2), idx, d, p, q, widths=counts, backend="numba")
+    b = one_hot_coins(SeededSecure(2), idx, d, p, q, widths=counts, backend="numpy")
+    assert np.array_equal(a, b)
+    recording = Recording()
+    c = one_hot_coins(recording, idx, d, p, q, widths=counts, backend="numba")
+    replayed = one_hot_coins(
+        Replay(np.concatenate(recording.kept)), idx, d, p, q, widths=counts, backend="numpy"
+    )
+    assert np.array_equal(c, replayed)
+
+
+@pytest.mark.slow
+def test_the_secure_batch_compiles_the_kernel_above_the_threshold_and_keeps_the_distribution():
+    """A CSPRNG batch above NUMBA_THRESHOLD (the compiled kernel): OUE's per-bit frequencies (chi-square, α = 1e-6)."""
+    pytest.importorskip("numba")
+    spec = unary("oue", 256)
+    n = 4 * onehot.NUMBA_THRESHOLD
+    idx = np.arange(n) % 256
+    bits = np.unpackbits(secure_encode_batch(spec, idx, indices=True).column("bits"), axis=1).astype(np.int64)
+    rows = np.arange(n)
+    ones = bits[rows, idx].sum()
+    z = (ones - n / 2) / math.sqrt(n / 4)
+    assert abs(z) < stats.norm.isf(ALPHA / 4)
+    bits[rows, idx] = 0
+    trials = n - np.bincount(idx, minlength=256)
+    q = float(spec.q)
+    chi2 = (((bits.sum(axis=0) - trials * q) ** 2) / (trials * q * (1 - q))).sum()
+    assert chi2 < stats.chi2.isf(ALPHA / 2, 256)
+
+
+def test_the_secure_batch_draws_here_only_where_the_compiled_kernel_serves_it(monkeypatch):
+    """Default policy: this sampler where its kernel runs (numba, ≥ NUMBA_THRESHOLD reports), else bit-sliced.
+
+    The NumPy rounds take about twice the bit-sliced sampler's CPU, so without numba (or for a small batch,
+    which would pay the kernel's compile) the secure path keeps the faster sampler; both are exact.
+    """
+    from ldp.client import onehot
+
+    monkeypatch.setattr(onehot, "SECURE_BATCH", "auto")
+    monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 4096)
+    monkeypatch.setattr(onehot, "_KERNEL", [None])  # numba missing
+    assert not onehot.serves_secure_batch(10**6)
+    monkeypatch.setattr(onehot, "_KERNEL", [lambda *args: None])  # a compiled kernel
+    assert onehot.serves_secure_batch(4096)
+    assert not onehot.serves_secure_batch(4095)
+    monkeypatch.setattr(onehot, "SECURE_BATCH", "never")
+    assert not onehot.serves_secure_batch(10**6)
+    monkeypatch.setattr(onehot, "SECURE_BATCH", "always")
+    monkeypatch.setattr(onehot, "_KERNEL", [None])
+    assert onehot.serves_secure_batch(1)
