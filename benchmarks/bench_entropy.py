@@ -45,6 +45,12 @@ The entropies are exact formulas of the spec's exact probabilities
   perturbation's entropy only (the sampled pair and v* are left out), so a
   lower bound and its ratio an upper bound.
 
+One-hot coins (the unary family) are measured on the path a long-running
+process takes with ``ldp-telemetry[fast]`` installed: the compiled kernel of
+:mod:`ldp.client.onehot` (its compile is in the untimed counting call); the
+``÷ words`` column times the word samplers and the bit-sliced lanes in the
+same run. Without numba the header says the lanes are measured.
+
 Run it on one core: ``OPENBLAS_NUM_THREADS=1`` is set before NumPy loads.
 
 Usage::
@@ -70,6 +76,7 @@ import numpy as np
 from harness import timings
 
 import ldp.client.bits as bit_samplers
+import ldp.client.onehot as onehot
 from ldp.client import SystemRandomSource, secure_encode_batch
 from ldp.errors import ParameterError
 from ldp.hashing import LH_SEED_SPACE
@@ -200,13 +207,13 @@ def measure(decl: MechanismDeclaration, args: argparse.Namespace) -> tuple[Any, 
     encode_secs, urandom_secs, word_secs = [], [], []
 
     def words_only() -> None:
-        """The encoder with the word samplers only: no call draws enough values for bits."""
-        threshold = bit_samplers.ECONOMY_MIN_DRAWS
-        bit_samplers.ECONOMY_MIN_DRAWS = 1 << 62
+        """The encoder with the word samplers only: no call draws enough values for bits, one-hot coins by lanes."""
+        threshold, policy = bit_samplers.ECONOMY_MIN_DRAWS, onehot.SECURE_BATCH
+        bit_samplers.ECONOMY_MIN_DRAWS, onehot.SECURE_BATCH = 1 << 62, "never"
         try:
             secure_encode_batch(spec, values, indices=indices, source=source)
         finally:
-            bit_samplers.ECONOMY_MIN_DRAWS = threshold
+            bit_samplers.ECONOMY_MIN_DRAWS, onehot.SECURE_BATCH = threshold, policy
 
     for _ in range(args.repeat):  # interleaved: a change of load hits all alike
         encode_secs += timings(
@@ -241,13 +248,19 @@ def main() -> None:
     )
     args = parser.parse_args()
     only = {name for name in args.only.split(",") if name}
+    # a long-running process's one-hot path: the compiled kernel as soon as a batch is large enough (ldp encode
+    # loads it once a process has drawn onehot.KERNEL_AFTER reports; the counted first call compiles it, untimed)
+    onehot.KERNEL_AFTER = 0
+    one_hot_path = (
+        "the compiled kernel" if onehot.serves_secure_batch(args.reports) else "the bit-sliced lanes"
+    )
     header = (
         f"{'mechanism':<20} {'reports/s':>12} {'B/report':>10} {'H B/report':>11} {'bytes÷H':>8}"
         f" {'time÷urandom':>13} {'÷ words':>8}  result"
     )
     print(
         f"secure batch encoders, d = {args.domain}, ε = {args.epsilon}, {args.reports:,} reports, "
-        f"median of {args.repeat}"
+        f"median of {args.repeat}; one-hot coins by {one_hot_path}"
     )
     print(header)
     print("-" * len(header))

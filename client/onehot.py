@@ -65,6 +65,7 @@ from ldp.client.randomness import RandomSource
 from ldp.errors import ParameterError
 
 __all__ = [
+    "KERNEL_AFTER",
     "NUMBA_THRESHOLD",
     "PRECISION",
     "SECURE_BATCH",
@@ -94,6 +95,9 @@ NUMBA_THRESHOLD = 4096
 #: reads ~7× more CSPRNG bytes); ``"always"``, this module on either backend (the fast test set);
 #: ``"never"``, the bit-sliced sampler.
 SECURE_BATCH = "auto"
+#: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
+#: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
+KERNEL_AFTER = 1 << 18
 
 _DONE, _STALLED, _EXACT = 0, 1, 2
 
@@ -461,6 +465,7 @@ def _exact_cell(cuts: tuple[Fraction, ...], a: int, j: int, digit: Any) -> int:
 
 _KERNEL_LOCK = threading.Lock()
 _KERNEL: list[Any] = []
+_DRAWN = [0]  # secure one-hot reports drawn by the lanes before the kernel is loaded
 
 
 def serves_secure_batch(n: int) -> bool:
@@ -468,13 +473,23 @@ def serves_secure_batch(n: int) -> bool:
 
     Both samplers are exact, so the choice changes only the CSPRNG bytes read
     and the time: this module's (about 1.3× the entropy) where its compiled
-    kernel runs, so that installing ``ldp-telemetry[fast]`` never makes a
-    batch slower and leaving it out keeps the previous speed.
+    kernel runs, so that leaving ``ldp-telemetry[fast]`` out keeps the
+    previous speed. Loading the kernel costs a process about 0.7 s of CPU
+    once (numba's import and its cache; a first compile takes seconds), about
+    what the bit-sliced lanes take for :data:`KERNEL_AFTER` reports, so the
+    kernel is loaded only once a process has drawn that many with the lanes
+    (the ski-rental rule: a process never pays more than about twice the
+    better of the two choices, and a long run gets the kernel's speed).
     """
     if SECURE_BATCH == "always":
         return True
     if SECURE_BATCH == "never" or n < NUMBA_THRESHOLD:
         return False
+    with _KERNEL_LOCK:
+        if not _KERNEL:  # not loaded yet: only once this process has drawn KERNEL_AFTER reports
+            _DRAWN[0] += n
+            if _DRAWN[0] <= KERNEL_AFTER:
+                return False
     return _backend(None, n) is not _run_numpy
 
 

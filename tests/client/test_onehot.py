@@ -275,12 +275,14 @@ def test_numba_and_numpy_backends_make_the_same_reports(mechanism, d, widths, ep
 
 
 @pytest.mark.slow
-def test_the_secure_batch_compiles_the_kernel_above_the_threshold_and_keeps_the_distribution():
+def test_the_secure_batch_compiles_the_kernel_above_the_threshold_and_keeps_the_distribution(monkeypatch):
     """A CSPRNG batch above NUMBA_THRESHOLD (the compiled kernel): OUE's per-bit frequencies (chi-square, α = 1e-6)."""
     pytest.importorskip("numba")
+    monkeypatch.setattr(onehot, "KERNEL_AFTER", 0)  # this process loads the kernel at its first large batch
     spec = unary("oue", 256)
     n = 4 * onehot.NUMBA_THRESHOLD
     idx = np.arange(n) % 256
+    assert onehot.serves_secure_batch(n)
     bits = np.unpackbits(secure_encode_batch(spec, idx, indices=True).column("bits"), axis=1).astype(np.int64)
     rows = np.arange(n)
     ones = bits[rows, idx].sum()
@@ -297,7 +299,8 @@ def test_the_secure_batch_draws_here_only_where_the_compiled_kernel_serves_it(mo
     """Default policy: this sampler where its kernel runs (numba, ≥ NUMBA_THRESHOLD reports), else bit-sliced.
 
     The NumPy rounds take about twice the bit-sliced sampler's CPU, so without numba (or for a small batch,
-    which would pay the kernel's compile) the secure path keeps the faster sampler; both are exact.
+    or before a process has drawn KERNEL_AFTER reports, which would not repay the kernel's load) the secure
+    path keeps the faster sampler; both are exact.
     """
     from ldp.client import onehot
 
@@ -310,6 +313,21 @@ def test_the_secure_batch_draws_here_only_where_the_compiled_kernel_serves_it(mo
     assert not onehot.serves_secure_batch(4095)
     monkeypatch.setattr(onehot, "SECURE_BATCH", "never")
     assert not onehot.serves_secure_batch(10**6)
+    # not loaded yet: the lanes serve the first KERNEL_AFTER reports of a process, then the kernel is loaded
+    monkeypatch.setattr(onehot, "SECURE_BATCH", "auto")
+    monkeypatch.setattr(onehot, "_KERNEL", [])
+    monkeypatch.setattr(onehot, "_DRAWN", [0])
+    monkeypatch.setattr(onehot, "KERNEL_AFTER", 10_000)
+    loads = []
+
+    def load(name, n):
+        loads.append(n)
+        onehot._KERNEL.append(lambda *args: None)
+        return onehot._KERNEL[0]
+
+    monkeypatch.setattr(onehot, "_backend", load)
+    assert [onehot.serves_secure_batch(5000) for _ in range(3)] == [False, False, True]
+    assert loads == [5000] and onehot.serves_secure_batch(5000)
     monkeypatch.setattr(onehot, "SECURE_BATCH", "always")
     monkeypatch.setattr(onehot, "_KERNEL", [None])
     assert onehot.serves_secure_batch(1)
