@@ -323,42 +323,57 @@ function selectWindow(start) {
   render();
 }
 
-// The task table's rows, by task id. A redraw updates each task's row in place rather than building it anew:
-// a press on a task's button that a refresh lands in (between the press and the release) is still a click on
-// that button, which a button replaced under the pointer would lose.
-const taskRows = new Map();
+// Set an attribute or a text only when it changes (a redraw of the same data changes nothing in the DOM).
+function setAttr(node, name, value) {
+  if (node.getAttribute(name) !== String(value)) node.setAttribute(name, String(value));
+}
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
 
+// The key each node that keyedChildren keeps was made for.
+const nodeKeys = new WeakMap();
+
+// Make `parent`'s children one node per item, in order: the node made for an item's key before is kept and
+// updated in place (`update(node, item, index)`), a new key gets `make(key)`, a key gone takes its node away. Nodes
+// move only when the order changes: a node in its place is never taken out of the page, so a press on it that a
+// redraw lands in (a poll with new data, between the press and the release) is still a click on it. `parent`
+// holds only these nodes.
+function keyedChildren(parent, items, keyOf, make, update) {
+  const keys = items.map((item) => String(keyOf(item)));
+  const wanted = new Set(keys);
+  const kept = new Map();
+  for (const node of [...parent.children]) {
+    const key = nodeKeys.get(node);
+    if (key !== undefined && wanted.has(key) && !kept.has(key)) kept.set(key, node);
+    else node.remove();
+  }
+  items.forEach((item, i) => {
+    let node = kept.get(keys[i]);
+    if (!node) {
+      node = make(keys[i]);
+      nodeKeys.set(node, keys[i]);
+    }
+    update(node, item, i);
+    if (parent.children[i] !== node) parent.insertBefore(node, parent.children[i] ?? null);
+  });
+}
+
+// A task's row of the task table: its button (which selects it) and six cells, filled by renderTasks.
 function taskRow(id) {
   const button = el("button", { type: "button", "data-key": `task:${id}` }, shortId(id));
   button.addEventListener("click", () => selectTask(id));
   const cells = Array.from({ length: 6 }, (_, i) => el("td", i < 2 ? { class: i ? "label" : "label name" } : {}));
-  return { row: el("tr", {}, el("th", { scope: "row" }, button), ...cells), button, cells };
-}
-
-// Set an attribute or a text only when it changes (a redraw of the same data changes nothing in the DOM).
-function setAttr(node, name, value) {
-  if (node.getAttribute(name) !== value) node.setAttribute(name, value);
-}
-function setText(node, text) {
-  if (node.textContent !== text) node.textContent = text;
+  return el("tr", {}, el("th", { scope: "row" }, button), ...cells);
 }
 
 function renderTasks(tasks) {
   $("tasks-section").hidden = false;
   $("no-tasks").hidden = tasks.length > 0;
   $("tasks").hidden = tasks.length === 0;
-  const body = $("tasks").tBodies[0];
-  const ids = new Set(tasks.map((task) => String(task.task)));
-  for (const [id, { row }] of taskRows) {
-    if (!ids.has(id)) {
-      row.remove();
-      taskRows.delete(id);
-    }
-  }
-  tasks.forEach((task, i) => {
+  keyedChildren($("tasks").tBodies[0], tasks, (task) => task.task, taskRow, (row, task) => {
     const id = String(task.task);
-    if (!taskRows.has(id)) taskRows.set(id, taskRow(id));
-    const { row, button, cells } = taskRows.get(id);
+    const button = row.querySelector("button");
     const selected = task.task === state.task;
     setAttr(row, "class", selected ? "selected" : "");
     setAttr(button, "title", id);
@@ -372,9 +387,7 @@ function renderTasks(tasks) {
       fmt(task.min_batch),
       fmt(task.windows.length),
     ];
-    texts.forEach((text, j) => setText(cells[j], text));
-    // rows move only when the order changes: a row in its place is never taken out of the page
-    if (body.children[i] !== row) body.insertBefore(row, body.children[i] ?? null);
+    texts.forEach((text, j) => setText(row.cells[j + 1], text));
   });
   // the selected task's name and description (both "" when none was given)
   const task = tasks.find((t) => t.task === state.task);
@@ -437,35 +450,33 @@ function drawWindowsChart(chart, task, current) {
   const max = ticks.at(-1);
   const y = (v) => top + (1 - v / max) * plotHeight;
   const barWidth = Math.min(step * 0.8, 60);
-  const parts = [];
+  const under = [];
   for (const v of ticks) {
-    parts.push(
+    under.push(
       svg("line", { class: v === 0 ? "axis" : "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
       svg("text", { class: "tick", x: left - 4, y: y(v), "text-anchor": "end" }, TICK.format(v)),
     );
   }
-  windows.forEach((w, i) => {
+  // the bars, kept by window start and updated in place (keyedChildren): a press on a bar that a poll's redraw lands in
+  // is still a click on that bar
+  const bars = chart.querySelector(":scope > g.bars") ?? svg("g", { class: "bars" });
+  keyedChildren(bars, windows, (w) => w.start, windowBar, (bar, w, i) => {
     // at least 2 units tall, so that a window of a few reports still shows (and can be clicked)
     const barTop = Math.min(y(w.n ?? 0), y(0) - (w.n > 0 ? 2 : 0));
     const classes = ["bar", w.estimates ? "" : "withheld", w.pruned ? "pruned" : "", w === current ? "selected" : ""];
     const center = left + (i + 0.5) * step;
-    const bar = svg(
-      "rect",
-      {
-        class: classes.join(" ").trim(),
-        x: center - barWidth / 2,
-        y: barTop,
-        width: barWidth,
-        height: y(0) - barTop,
-        "data-start": w.start,
-        "data-n": w.n,
-      },
-      svg("title", {}, `${range(w)}: ${fmt(w.n)} reports${w.pruned ? " (raw reports deleted; aggregate kept)" : ""}`),
-    );
-    bar.addEventListener("click", () => selectWindow(w.start));
-    parts.push(bar);
-    if (labels.mode) parts.push(underLabel("count", counts[i], center, axisY, labels.mode));
+    setAttr(bar, "class", classes.filter(Boolean).join(" "));
+    setAttr(bar, "x", center - barWidth / 2);
+    setAttr(bar, "y", barTop);
+    setAttr(bar, "width", barWidth);
+    setAttr(bar, "height", y(0) - barTop);
+    setAttr(bar, "data-n", w.n);
+    setText(bar.firstChild, `${range(w)}: ${fmt(w.n)} reports${w.pruned ? " (raw reports deleted; aggregate kept)" : ""}`);
   });
+  const parts = [];
+  if (labels.mode) {
+    counts.forEach((count, i) => parts.push(underLabel("count", count, left + (i + 0.5) * step, axisY, labels.mode)));
+  }
   if (finite(task.min_batch)) {
     const lineY = y(task.min_batch);
     parts.push(
@@ -490,7 +501,19 @@ function drawWindowsChart(chart, task, current) {
     `Reports per window: ${windows.length} windows, min batch ${fmt(task.min_batch)}` +
       (current ? `; selected ${range(current)} with ${fmt(current.n)} reports` : ""),
   );
-  chart.replaceChildren(...parts);
+  // the rest is drawn anew around the bars, which stay in the page
+  for (const node of [...chart.children]) if (node !== bars) node.remove();
+  if (!bars.isConnected) chart.append(bars);
+  bars.before(...under);
+  bars.after(...parts);
+}
+
+// A window's bar in the reports-per-window chart (drawWindowsChart sets its place and size); a click selects
+// its window.
+function windowBar(start) {
+  const bar = svg("rect", { "data-start": start }, svg("title"));
+  bar.addEventListener("click", () => selectWindow(Number(start)));
+  return bar;
 }
 
 // A label under a bar: centred, or upright (reading upwards) when bars are narrow.

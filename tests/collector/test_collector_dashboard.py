@@ -1393,6 +1393,33 @@ def test_a_press_that_a_refresh_lands_in_still_selects_the_task(page: Page, coll
     )
 
 
+@pytest.mark.slow  # fast: the window bars in test_frequency_bars_and_error_bars_match_the_intervals
+def test_a_press_on_a_window_bar_that_a_refresh_lands_in_still_selects_the_window(
+    page: Page, collector: Collector
+) -> None:
+    """A poll with new data (the latest window's count grows) redraws the reports-per-window chart between
+    the press and the release of a window's bar: the release is on the bar pressed, so the click selects its
+    window (the chart drawn anew replaced the bar under the pointer and the click was lost)."""
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    first = page.locator("#windows-chart rect.bar").first
+    expect(first).to_have_attribute("data-start", str(T0))
+    expect(first).not_to_have_class(re.compile(r"\bselected\b"))  # window 1 is: the latest with estimates
+    box = first.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    reply = first_reply()
+    reply["tasks"][0]["windows"][2]["n"] = 500  # still withheld, the chart's scale kept
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#windows-chart text.count").last).to_have_text("500")  # redrawn
+    page.mouse.up()
+    expect(first).to_have_class(re.compile(r"\bselected\b"))
+    expect(page.locator("#window-select")).to_have_value(str(T0))
+    assert page.locator("#windows-chart rect.bar.selected").count() == 1
+
+
 @pytest.mark.slow  # fast: the page in test_page_loads_and_lists_tasks
 def test_a_resize_that_keeps_the_width_redraws_nothing(page: Page, collector: Collector) -> None:
     """A resize event at the same width (a phone's toolbar sliding away, a full-page screenshot) leaves the
