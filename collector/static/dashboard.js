@@ -25,6 +25,7 @@ const state = {
   attribute: null, // the attribute of a multi-attribute task shown, or null for its first
   measure: "frequency", // what a key-value task's series shows: "frequency" or "mean"
   width: null, // the page's width when last drawn (the charts are drawn at it)
+  stale: false, // a select was open when last drawn and kept its options: draw again at the next poll
   timer: null,
   busy: false,
   needsToken: false,
@@ -141,7 +142,7 @@ async function refresh() {
       return;
     }
     const text = await response.text();
-    if (text !== state.text) {
+    if (text !== state.text || state.stale) {
       state.data = JSON.parse(text);
       state.text = text;
       render();
@@ -223,6 +224,7 @@ function render() {
   const task = tasks.find((t) => t.task === state.task) ?? null;
   const current = task && currentWindow(task);
   state.width = pageWidth();
+  state.stale = false;
   keepingFocus(() => {
     renderTasks(tasks);
     renderPickers(task);
@@ -283,10 +285,32 @@ function isKeyed(task) {
   return task.kind === "frequency" && rows.length > 0 && "mean" in rows[0] && "value" in rows[0];
 }
 
-function fillSelect(select, labels, chosen, onChoose) {
-  select.replaceChildren(...labels.map((label, i) => el("option", { value: String(i) }, label)));
-  select.value = String(Math.max(0, chosen));
-  select.onchange = () => onChoose(Number(select.value));
+// Whether a select's list of options is open (the :open pseudo-class; a browser without it never says so).
+function isOpen(select) {
+  try {
+    return select.matches(":open");
+  } catch {
+    return false;
+  }
+}
+
+// Fill a select with `options` ([value, label] pairs) and choose `chosen` (a value). Its options are kept by value
+// and updated in place (keyedChildren), and the choice is set only when it differs, so a redraw keeps the select
+// (and its focus) and changes only what changed. An open select is left as it is: its list marks the option the
+// person is on by its place, which a new option above it (a new window) would move onto another; the page is
+// drawn again at the next poll (state.stale), after the person chose or closed it.
+function fillSelect(select, options, chosen, onChoose) {
+  select.onchange = () => onChoose(select.value); // option values are stable: a choice from a list kept open holds
+  if (isOpen(select)) {
+    state.stale = true;
+    return;
+  }
+  keyedChildren(select, options, ([value]) => value, () => el("option"), (option, [value, label]) => {
+    setAttr(option, "value", value);
+    setText(option, label);
+  });
+  const value = options.some(([v]) => v === chosen) ? chosen : (options[0]?.[0] ?? "");
+  if (select.value !== value) select.value = value;
 }
 
 // The attribute selectors of a multi-attribute task (above its window's chart and above its series: one choice,
@@ -297,21 +321,24 @@ function renderPickers(task) {
   $("attribute-picker").hidden = records.length === 0;
   $("series-view-picker").hidden = records.length === 0 && !keyed;
   if (records.length) {
-    const chosen = records.indexOf(currentAttribute(task));
-    const choose = (i) => {
-      state.attribute = records[i].name;
+    const choose = (name) => {
+      state.attribute = name;
       state.series = null;
       render();
     };
-    const labels = records.map(describeAttribute);
-    fillSelect($("attribute-select"), labels, chosen, choose);
-    $("series-view-label").textContent = "Attribute";
-    fillSelect($("series-view-select"), labels, chosen, choose);
+    const options = records.map((a) => [a.name, describeAttribute(a)]);
+    const chosen = currentAttribute(task).name;
+    fillSelect($("attribute-select"), options, chosen, choose);
+    setText($("series-view-label"), "Attribute");
+    fillSelect($("series-view-select"), options, chosen, choose);
   } else if (keyed) {
-    const measures = ["frequency", "mean"];
-    $("series-view-label").textContent = "Estimate";
-    fillSelect($("series-view-select"), ["Each key's frequency", "Each key's mean value"], measures.indexOf(state.measure), (i) => {
-      state.measure = measures[i];
+    const options = [
+      ["frequency", "Each key's frequency"],
+      ["mean", "Each key's mean value"],
+    ];
+    setText($("series-view-label"), "Estimate");
+    fillSelect($("series-view-select"), options, state.measure, (measure) => {
+      state.measure = measure;
       state.series = null;
       render();
     });
@@ -407,16 +434,13 @@ function renderWindows(task, current) {
   drawWindowsChart($("windows-chart"), task, current);
   // the select lists the latest window first; its first option follows the live data
   const follow = task.windows.some((w) => w.estimates) ? "Latest with estimates" : "Latest window";
-  const options = [el("option", { value: "" }, follow)];
+  const options = [["", follow]];
   for (const w of [...task.windows].reverse()) {
     const notes = [w.estimates ? "" : "withheld", w.pruned ? "raw reports deleted" : ""].filter(Boolean);
-    const label = `${range(w)}: ${fmt(w.n)} reports${notes.length ? ` (${notes.join(", ")})` : ""}`;
-    options.push(el("option", { value: w.start }, label));
+    options.push([String(w.start), `${range(w)}: ${fmt(w.n)} reports${notes.length ? ` (${notes.join(", ")})` : ""}`]);
   }
-  const select = $("window-select");
-  select.replaceChildren(...options);
-  select.value = state.start == null ? "" : String(current?.start ?? "");
-  select.onchange = () => selectWindow(select.value === "" ? null : Number(select.value));
+  const chosen = state.start == null ? "" : String(current?.start ?? "");
+  fillSelect($("window-select"), options, chosen, (value) => selectWindow(value === "" ? null : Number(value)));
   const rows = task.windows.map((w) =>
     el(
       "tr",
@@ -1036,16 +1060,12 @@ function renderSeries(task) {
   const shown = state.series === null ? labels.filter((l) => largest.has(l)) : [state.series];
 
   const all = labels.length > MAX_SERIES ? `The ${MAX_SERIES} largest of ${labels.length}` : `All ${labels.length}`;
-  const select = $("series-select");
-  select.replaceChildren(
-    el("option", { value: "" }, `${all} (by mean over windows)`),
-    ...labels.map((label, i) => el("option", { value: String(i) }, label)),
-  );
-  select.value = state.series === null ? "" : String(labels.indexOf(state.series));
-  select.onchange = () => {
-    state.series = select.value === "" ? null : labels[Number(select.value)];
+  // a value's option is "=" and the value ("" is the largest values): the same value keeps its option
+  const options = [["", `${all} (by mean over windows)`], ...labels.map((label) => [`=${label}`, label])];
+  fillSelect($("series-select"), options, state.series === null ? "" : `=${state.series}`, (value) => {
+    state.series = value === "" ? null : value.slice(1);
     render();
-  };
+  });
 
   const rounds = task.memoized
     ? "A longitudinal task: each window is one round, in which each client sends one report. "

@@ -1420,6 +1420,35 @@ def test_a_press_on_a_window_bar_that_a_refresh_lands_in_still_selects_the_windo
     assert page.locator("#windows-chart rect.bar.selected").count() == 1
 
 
+@pytest.mark.slow  # fast: the window select in test_withheld_window_shows_its_reason
+def test_a_refresh_leaves_an_open_select_as_it_is_until_it_closes(page: Page, collector: Collector) -> None:
+    """The window select is open (from the keyboard) on an option when a poll brings a new window: its list
+    is left as it is, so Enter chooses the window the person is on (the options rebuilt with the new window
+    first moved the list's mark onto the next newer window, and Enter chose that one); once the select
+    closes, the page draws the new window's option."""
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    select = page.locator("#window-select")
+    expect(select.locator("option")).to_have_count(4)  # latest with estimates, windows 2, 1, 0
+    select.focus()
+    page.keyboard.press("Alt+ArrowDown")  # opens the list
+    _wait_until(page, "() => document.querySelector('#window-select').matches(':open')")
+    for _ in range(3):
+        page.keyboard.press("ArrowDown")  # to window 0, in the list: the select's value is unchanged
+    expect(select).to_have_value("")
+    reply = first_reply()
+    reply["tasks"][0]["windows"].append(grr_window(3, 20, None))
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#windows-table tbody tr")).to_have_count(4)  # redrawn
+    page.keyboard.press("Enter")
+    expect(select).to_have_value(str(T0))
+    expect(page.locator("#windows-chart rect.bar.selected")).to_have_attribute("data-start", str(T0))
+    expect(select.locator("option")).to_have_count(5)  # closed: the new window is offered
+    expect(select.locator("option").nth(1)).to_contain_text(": 20 reports (withheld)")
+    assert page.evaluate("document.activeElement.id") == "window-select"
+
+
 @pytest.mark.slow  # fast: the page in test_page_loads_and_lists_tasks
 def test_a_resize_that_keeps_the_width_redraws_nothing(page: Page, collector: Collector) -> None:
     """A resize event at the same width (a phone's toolbar sliding away, a full-page screenshot) leaves the
