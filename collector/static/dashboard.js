@@ -386,6 +386,16 @@ function keyedChildren(parent, items, keyOf, make, update) {
   });
 }
 
+// What each chart, table or list was last drawn from. One whose inputs are the same is left as it is, so a
+// poll's redraw keeps what a person is doing with it: a tooltip shown over a bar, text selected in a table.
+const drawnFrom = new WeakMap();
+function changed(node, ...inputs) {
+  const signature = JSON.stringify(inputs);
+  if (drawnFrom.get(node) === signature) return false;
+  drawnFrom.set(node, signature);
+  return true;
+}
+
 // A task's row of the task table: its button (which selects it) and six cells, filled by renderTasks.
 function taskRow(id) {
   const button = el("button", { type: "button", "data-key": `task:${id}` }, shortId(id));
@@ -441,6 +451,8 @@ function renderWindows(task, current) {
   }
   const chosen = state.start == null ? "" : String(current?.start ?? "");
   fillSelect($("window-select"), options, chosen, (value) => selectWindow(value === "" ? null : Number(value)));
+  const shown = task.windows.map((w) => [w.start, w.end, w.n, w.estimates ? "" : w.withheld, w.pruned]);
+  if (!changed($("windows-table"), shown)) return;
   const rows = task.windows.map((w) =>
     el(
       "tr",
@@ -652,16 +664,18 @@ function renderCdf(task, win, level) {
     `The estimated share of reports at or below each value, with its ${level} confidence band ` +
     "(each point's exact variance, from the range estimate); dots mark the quantiles in the table.";
   drawCdfChart($("cdf-chart"), cdf, quantiles, level);
-  const rows = quantiles.map((q) =>
-    el(
-      "tr",
-      {},
-      el("td", {}, `p${fmt(q.quantile * 100)}`),
-      el("td", { class: "label" }, String(q.value)),
-      ...[q.cdf, q.ci_low, q.ci_high].map((x) => el("td", {}, fmt(x))),
-    ),
-  );
-  $("quantiles-table").tBodies[0].replaceChildren(...rows);
+  if (changed($("quantiles-table"), quantiles)) {
+    const rows = quantiles.map((q) =>
+      el(
+        "tr",
+        {},
+        el("td", {}, `p${fmt(q.quantile * 100)}`),
+        el("td", { class: "label" }, String(q.value)),
+        ...[q.cdf, q.ci_low, q.ci_high].map((x) => el("td", {}, fmt(x))),
+      ),
+    );
+    $("quantiles-table").tBodies[0].replaceChildren(...rows);
+  }
   $("cdf-csv").onclick = () =>
     download(`${fileStem(task, win.start)}-cdf.csv`, ["value", "cdf", "std_error", "ci_low", "ci_high"], cdf);
 }
@@ -669,6 +683,7 @@ function renderCdf(task, win, level) {
 // The CDF as a line over the domain's order with its band; x ticks at a few domain values.
 function drawCdfChart(chart, cdf, quantiles, level) {
   const width = chartWidth(chart);
+  if (!changed(chart, width, cdf, quantiles, level)) return;
   const [plotHeight, left, right, top] = [200, 60, 12, 10];
   const axisY = top + plotHeight;
   const height = axisY + 40;
@@ -926,6 +941,7 @@ function pooledBits(rows, level) {
 // error bar's ends are proportional to value, low and high (the test checks this).
 function drawEstimatesChart(chart, items, level, axes = {}) {
   const width = chartWidth(chart);
+  if (!changed(chart, width, items, level, axes)) return;
   const [plotHeight, left, right, top] = [220, 60, 10, 10];
   const step = (width - left - right) / Math.max(items.length, 1);
   const texts = items.map((it) => it.short ?? shorten(it.label));
@@ -1094,9 +1110,10 @@ function renderSeries(task) {
     const columns = [...(attribute === undefined ? [] : ["attribute"]), "label", "start", "end", "reports", "value", "ci_low", "ci_high"];
     download(`${fileStem(task, task.windows[0].start)}-series.csv`, columns, rows);
   };
-  $("series-legend").replaceChildren(
-    ...lines.map((line, i) => el("li", {}, el("span", { class: `swatch s${i}`, "aria-hidden": "true" }), line.label)),
-  );
+  if (changed($("series-legend"), shown)) {
+    const items = lines.map((line, i) => el("li", {}, el("span", { class: `swatch s${i}`, "aria-hidden": "true" }), line.label));
+    $("series-legend").replaceChildren(...items);
+  }
 }
 
 // Round tick values enclosing [lo, hi]: 1, 2 or 5 times a power of ten apart, about `count` of them.
@@ -1114,6 +1131,9 @@ function niceTicks(lo, hi, count) {
 // and an error bar per window; the lines' error bars are set side by side so that none hides another.
 function drawSeriesChart(chart, task, lines, level) {
   const width = chartWidth(chart);
+  const points = lines.map((l) => [l.label, l.points.map((p) => [p.window.start, p.window.end, p.value, p.low, p.high])]);
+  const windows = task.windows.filter((w) => w.estimates).map((w) => w.start);
+  if (!changed(chart, width, task.window, task.memoized, seriesUnit(task), windows, points, level)) return;
   const [height, left, right, top, bottom] = [290, 66, 12, 12, 50];
   const withEstimates = task.windows.filter((w) => w.estimates);
   const [first, last] = [withEstimates[0].start, withEstimates.at(-1).start];
@@ -1216,6 +1236,7 @@ function seriesPoint(p, cx, y, label, level) {
 }
 
 function renderTable(table, rows) {
+  if (!changed(table, rows)) return;
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   table.tHead.replaceChildren(el("tr", {}, ...columns.map((c) => el("th", { scope: "col" }, c))));
   const td = (c, r) => el("td", LABEL_COLUMNS.has(c) ? { class: "label" } : {}, cell(c, r[c]));

@@ -1449,6 +1449,37 @@ def test_a_refresh_leaves_an_open_select_as_it_is_until_it_closes(page: Page, co
     assert page.evaluate("document.activeElement.id") == "window-select"
 
 
+@pytest.mark.slow  # fast: the estimates table in test_frequency_bars_and_error_bars_match_the_intervals
+def test_a_refresh_keeps_a_chart_and_a_table_whose_data_is_unchanged(
+    page: Page, collector: Collector
+) -> None:
+    """A poll brings new data for another window (the latest, withheld, gains reports): the shown window's
+    estimates are as they were, so its chart and table stay as drawn. Text selected in the table stays
+    selected and a bar's tooltip stays over it (the table and the chart drawn anew on every poll with new
+    data dropped the selection: a person copying estimates while reports stream in lost it every 2 s)."""
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    cell = page.locator("#estimates-table tbody tr").first.locator("td").first
+    cell.click(click_count=3)  # selects the cell's text
+    selected = page.evaluate("window.getSelection().toString()").strip()
+    assert selected == cell.text_content()
+    page.evaluate("document.querySelector('#estimates-chart g.estimate').dataset.probe = 'drawn'")
+    reply = first_reply()
+    reply["tasks"][0]["windows"][2]["n"] = 500
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#windows-chart text.count").last).to_have_text("500")  # redrawn
+    assert page.evaluate("window.getSelection().toString()").strip() == selected
+    assert page.locator("#estimates-chart g.estimate[data-probe=drawn]").count() == 1
+    # new estimates for the shown window redraw them
+    reply["tasks"][0]["windows"][1] = grr_window(1, 5210, FIRST_COUNTS | {"a": 1500.0})
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#estimates-chart g.estimate[data-probe=drawn]")).to_have_count(0)
+    value = page.locator("#estimates-chart g.estimate[data-label=a]").get_attribute("data-value")
+    assert float(value or "nan") == pytest.approx(1500 / 5210)
+
+
 @pytest.mark.slow  # fast: the page in test_page_loads_and_lists_tasks
 def test_a_resize_that_keeps_the_width_redraws_nothing(page: Page, collector: Collector) -> None:
     """A resize event at the same width (a phone's toolbar sliding away, a full-page screenshot) leaves the
