@@ -544,6 +544,20 @@ function drawWindowsChart(chart, task, current) {
   bars.after(...parts);
 }
 
+// A press on a window's bar released where it was pressed selects that window even when a poll's redraw moved
+// the bar from under the pointer in between (a new window narrows the bars); a release on the bar is its click.
+let pressedBar = null;
+$("windows-chart").addEventListener("pointerdown", (event) => {
+  const bar = event.target.closest?.("rect.bar");
+  pressedBar = bar && event.button === 0 ? { bar, x: event.clientX, y: event.clientY } : null;
+});
+window.addEventListener("pointerup", (event) => {
+  const press = pressedBar;
+  pressedBar = null;
+  if (!press || event.target === press.bar || !press.bar.isConnected) return;
+  if (Math.hypot(event.clientX - press.x, event.clientY - press.y) <= 4) selectWindow(Number(press.bar.dataset.start));
+});
+
 // A window's bar in the reports-per-window chart (drawWindowsChart sets its place and size); a click selects
 // its window.
 function windowBar(start) {

@@ -1420,6 +1420,34 @@ def test_a_press_on_a_window_bar_that_a_refresh_lands_in_still_selects_the_windo
     assert page.locator("#windows-chart rect.bar.selected").count() == 1
 
 
+@pytest.mark.slow  # fast: the window bars in test_frequency_bars_and_error_bars_match_the_intervals
+def test_a_press_on_a_window_bar_that_a_new_window_moves_still_selects_the_window(
+    page: Page, collector: Collector
+) -> None:
+    """A poll brings a new window between the press and the release of a window's bar: the bars narrow and
+    the pressed one moves from under the pointer, which does not move. The release where the bar was
+    pressed selects its window (it was a release off the bar, and the click was lost)."""
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    first = page.locator("#windows-chart rect.bar").first
+    expect(first).to_have_attribute("data-start", str(T0))
+    box = first.bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    reply = first_reply()
+    reply["tasks"][0]["windows"].append(grr_window(3, 20, None))
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#windows-chart rect.bar")).to_have_count(4)  # redrawn
+    moved = first.bounding_box()
+    assert moved is not None and not moved["x"] <= x <= moved["x"] + moved["width"]  # off the bar now
+    page.mouse.up()
+    expect(first).to_have_class(re.compile(r"\bselected\b"))
+    expect(page.locator("#window-select")).to_have_value(str(T0))
+
+
 @pytest.mark.slow  # fast: the window select in test_withheld_window_shows_its_reason
 def test_a_refresh_leaves_an_open_select_as_it_is_until_it_closes(page: Page, collector: Collector) -> None:
     """The window select is open (from the keyboard) on an option when a poll brings a new window: its list
