@@ -25,6 +25,7 @@ const state = {
   attribute: null, // the attribute of a multi-attribute task shown, or null for its first
   measure: "frequency", // what a key-value task's series shows: "frequency" or "mean"
   width: null, // the page's width when last drawn (the charts are drawn at it)
+  stale: false, // a select was open when last drawn and kept its options: draw again at the next poll
   timer: null,
   busy: false,
   needsToken: false,
@@ -141,7 +142,7 @@ async function refresh() {
       return;
     }
     const text = await response.text();
-    if (text !== state.text) {
+    if (text !== state.text || state.stale) {
       state.data = JSON.parse(text);
       state.text = text;
       render();
@@ -223,6 +224,7 @@ function render() {
   const task = tasks.find((t) => t.task === state.task) ?? null;
   const current = task && currentWindow(task);
   state.width = pageWidth();
+  state.stale = false;
   keepingFocus(() => {
     renderTasks(tasks);
     renderPickers(task);
@@ -283,10 +285,32 @@ function isKeyed(task) {
   return task.kind === "frequency" && rows.length > 0 && "mean" in rows[0] && "value" in rows[0];
 }
 
-function fillSelect(select, labels, chosen, onChoose) {
-  select.replaceChildren(...labels.map((label, i) => el("option", { value: String(i) }, label)));
-  select.value = String(Math.max(0, chosen));
-  select.onchange = () => onChoose(Number(select.value));
+// Whether a select's list of options is open (the :open pseudo-class; a browser without it never says so).
+function isOpen(select) {
+  try {
+    return select.matches(":open");
+  } catch {
+    return false;
+  }
+}
+
+// Fill a select with `options` ([value, label] pairs) and choose `chosen` (a value). Its options are kept by value
+// and updated in place (keyedChildren), and the choice is set only when it differs, so a redraw keeps the select
+// (and its focus) and changes only what changed. An open select is left as it is: its list marks the option the
+// person is on by its place, which a new option above it (a new window) would move onto another; the page is
+// drawn again at the next poll (state.stale), after the person chose or closed it.
+function fillSelect(select, options, chosen, onChoose) {
+  select.onchange = () => onChoose(select.value); // option values are stable: a choice from a list kept open holds
+  if (isOpen(select)) {
+    state.stale = true;
+    return;
+  }
+  keyedChildren(select, options, ([value]) => value, () => el("option"), (option, [value, label]) => {
+    setAttr(option, "value", value);
+    setText(option, label);
+  });
+  const value = options.some(([v]) => v === chosen) ? chosen : (options[0]?.[0] ?? "");
+  if (select.value !== value) select.value = value;
 }
 
 // The attribute selectors of a multi-attribute task (above its window's chart and above its series: one choice,
@@ -297,21 +321,24 @@ function renderPickers(task) {
   $("attribute-picker").hidden = records.length === 0;
   $("series-view-picker").hidden = records.length === 0 && !keyed;
   if (records.length) {
-    const chosen = records.indexOf(currentAttribute(task));
-    const choose = (i) => {
-      state.attribute = records[i].name;
+    const choose = (name) => {
+      state.attribute = name;
       state.series = null;
       render();
     };
-    const labels = records.map(describeAttribute);
-    fillSelect($("attribute-select"), labels, chosen, choose);
-    $("series-view-label").textContent = "Attribute";
-    fillSelect($("series-view-select"), labels, chosen, choose);
+    const options = records.map((a) => [a.name, describeAttribute(a)]);
+    const chosen = currentAttribute(task).name;
+    fillSelect($("attribute-select"), options, chosen, choose);
+    setText($("series-view-label"), "Attribute");
+    fillSelect($("series-view-select"), options, chosen, choose);
   } else if (keyed) {
-    const measures = ["frequency", "mean"];
-    $("series-view-label").textContent = "Estimate";
-    fillSelect($("series-view-select"), ["Each key's frequency", "Each key's mean value"], measures.indexOf(state.measure), (i) => {
-      state.measure = measures[i];
+    const options = [
+      ["frequency", "Each key's frequency"],
+      ["mean", "Each key's mean value"],
+    ];
+    setText($("series-view-label"), "Estimate");
+    fillSelect($("series-view-select"), options, state.measure, (measure) => {
+      state.measure = measure;
       state.series = null;
       render();
     });
@@ -323,42 +350,67 @@ function selectWindow(start) {
   render();
 }
 
-// The task table's rows, by task id. A redraw updates each task's row in place rather than building it anew:
-// a press on a task's button that a refresh lands in (between the press and the release) is still a click on
-// that button, which a button replaced under the pointer would lose.
-const taskRows = new Map();
+// Set an attribute or a text only when it changes (a redraw of the same data changes nothing in the DOM).
+function setAttr(node, name, value) {
+  if (node.getAttribute(name) !== String(value)) node.setAttribute(name, String(value));
+}
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
 
+// The key each node that keyedChildren keeps was made for.
+const nodeKeys = new WeakMap();
+
+// Make `parent`'s children one node per item, in order: the node made for an item's key before is kept and
+// updated in place (`update(node, item, index)`), a new key gets `make(key)`, a key gone takes its node away. Nodes
+// move only when the order changes: a node in its place is never taken out of the page, so a press on it that a
+// redraw lands in (a poll with new data, between the press and the release) is still a click on it. `parent`
+// holds only these nodes.
+function keyedChildren(parent, items, keyOf, make, update) {
+  const keys = items.map((item) => String(keyOf(item)));
+  const wanted = new Set(keys);
+  const kept = new Map();
+  for (const node of [...parent.children]) {
+    const key = nodeKeys.get(node);
+    if (key !== undefined && wanted.has(key) && !kept.has(key)) kept.set(key, node);
+    else node.remove();
+  }
+  items.forEach((item, i) => {
+    let node = kept.get(keys[i]);
+    if (!node) {
+      node = make(keys[i]);
+      nodeKeys.set(node, keys[i]);
+    }
+    update(node, item, i);
+    if (parent.children[i] !== node) parent.insertBefore(node, parent.children[i] ?? null);
+  });
+}
+
+// What each chart, table or list was last drawn from. One whose inputs are the same is left as it is, so a
+// poll's redraw keeps what a person is doing with it: a tooltip shown over a bar, text selected in a table.
+const drawnFrom = new WeakMap();
+function changed(node, ...inputs) {
+  const signature = JSON.stringify(inputs);
+  if (drawnFrom.get(node) === signature) return false;
+  drawnFrom.set(node, signature);
+  return true;
+}
+
+// A task's row of the task table: its button (which selects it) and six cells, filled by renderTasks.
 function taskRow(id) {
   const button = el("button", { type: "button", "data-key": `task:${id}` }, shortId(id));
   button.addEventListener("click", () => selectTask(id));
   const cells = Array.from({ length: 6 }, (_, i) => el("td", i < 2 ? { class: i ? "label" : "label name" } : {}));
-  return { row: el("tr", {}, el("th", { scope: "row" }, button), ...cells), button, cells };
-}
-
-// Set an attribute or a text only when it changes (a redraw of the same data changes nothing in the DOM).
-function setAttr(node, name, value) {
-  if (node.getAttribute(name) !== value) node.setAttribute(name, value);
-}
-function setText(node, text) {
-  if (node.textContent !== text) node.textContent = text;
+  return el("tr", {}, el("th", { scope: "row" }, button), ...cells);
 }
 
 function renderTasks(tasks) {
   $("tasks-section").hidden = false;
   $("no-tasks").hidden = tasks.length > 0;
   $("tasks").hidden = tasks.length === 0;
-  const body = $("tasks").tBodies[0];
-  const ids = new Set(tasks.map((task) => String(task.task)));
-  for (const [id, { row }] of taskRows) {
-    if (!ids.has(id)) {
-      row.remove();
-      taskRows.delete(id);
-    }
-  }
-  tasks.forEach((task, i) => {
+  keyedChildren($("tasks").tBodies[0], tasks, (task) => task.task, taskRow, (row, task) => {
     const id = String(task.task);
-    if (!taskRows.has(id)) taskRows.set(id, taskRow(id));
-    const { row, button, cells } = taskRows.get(id);
+    const button = row.querySelector("button");
     const selected = task.task === state.task;
     setAttr(row, "class", selected ? "selected" : "");
     setAttr(button, "title", id);
@@ -372,9 +424,7 @@ function renderTasks(tasks) {
       fmt(task.min_batch),
       fmt(task.windows.length),
     ];
-    texts.forEach((text, j) => setText(cells[j], text));
-    // rows move only when the order changes: a row in its place is never taken out of the page
-    if (body.children[i] !== row) body.insertBefore(row, body.children[i] ?? null);
+    texts.forEach((text, j) => setText(row.cells[j + 1], text));
   });
   // the selected task's name and description (both "" when none was given)
   const task = tasks.find((t) => t.task === state.task);
@@ -394,16 +444,15 @@ function renderWindows(task, current) {
   drawWindowsChart($("windows-chart"), task, current);
   // the select lists the latest window first; its first option follows the live data
   const follow = task.windows.some((w) => w.estimates) ? "Latest with estimates" : "Latest window";
-  const options = [el("option", { value: "" }, follow)];
+  const options = [["", follow]];
   for (const w of [...task.windows].reverse()) {
     const notes = [w.estimates ? "" : "withheld", w.pruned ? "raw reports deleted" : ""].filter(Boolean);
-    const label = `${range(w)}: ${fmt(w.n)} reports${notes.length ? ` (${notes.join(", ")})` : ""}`;
-    options.push(el("option", { value: w.start }, label));
+    options.push([String(w.start), `${range(w)}: ${fmt(w.n)} reports${notes.length ? ` (${notes.join(", ")})` : ""}`]);
   }
-  const select = $("window-select");
-  select.replaceChildren(...options);
-  select.value = state.start == null ? "" : String(current?.start ?? "");
-  select.onchange = () => selectWindow(select.value === "" ? null : Number(select.value));
+  const chosen = state.start == null ? "" : String(current?.start ?? "");
+  fillSelect($("window-select"), options, chosen, (value) => selectWindow(value === "" ? null : Number(value)));
+  const shown = task.windows.map((w) => [w.start, w.end, w.n, w.estimates ? "" : w.withheld, w.pruned]);
+  if (!changed($("windows-table"), shown)) return;
   const rows = task.windows.map((w) =>
     el(
       "tr",
@@ -437,35 +486,33 @@ function drawWindowsChart(chart, task, current) {
   const max = ticks.at(-1);
   const y = (v) => top + (1 - v / max) * plotHeight;
   const barWidth = Math.min(step * 0.8, 60);
-  const parts = [];
+  const under = [];
   for (const v of ticks) {
-    parts.push(
+    under.push(
       svg("line", { class: v === 0 ? "axis" : "grid", x1: left, x2: width - right, y1: y(v), y2: y(v) }),
       svg("text", { class: "tick", x: left - 4, y: y(v), "text-anchor": "end" }, TICK.format(v)),
     );
   }
-  windows.forEach((w, i) => {
+  // the bars, kept by window start and updated in place (keyedChildren): a press on a bar that a poll's redraw lands in
+  // is still a click on that bar
+  const bars = chart.querySelector(":scope > g.bars") ?? svg("g", { class: "bars" });
+  keyedChildren(bars, windows, (w) => w.start, windowBar, (bar, w, i) => {
     // at least 2 units tall, so that a window of a few reports still shows (and can be clicked)
     const barTop = Math.min(y(w.n ?? 0), y(0) - (w.n > 0 ? 2 : 0));
     const classes = ["bar", w.estimates ? "" : "withheld", w.pruned ? "pruned" : "", w === current ? "selected" : ""];
     const center = left + (i + 0.5) * step;
-    const bar = svg(
-      "rect",
-      {
-        class: classes.join(" ").trim(),
-        x: center - barWidth / 2,
-        y: barTop,
-        width: barWidth,
-        height: y(0) - barTop,
-        "data-start": w.start,
-        "data-n": w.n,
-      },
-      svg("title", {}, `${range(w)}: ${fmt(w.n)} reports${w.pruned ? " (raw reports deleted; aggregate kept)" : ""}`),
-    );
-    bar.addEventListener("click", () => selectWindow(w.start));
-    parts.push(bar);
-    if (labels.mode) parts.push(underLabel("count", counts[i], center, axisY, labels.mode));
+    setAttr(bar, "class", classes.filter(Boolean).join(" "));
+    setAttr(bar, "x", center - barWidth / 2);
+    setAttr(bar, "y", barTop);
+    setAttr(bar, "width", barWidth);
+    setAttr(bar, "height", y(0) - barTop);
+    setAttr(bar, "data-n", w.n);
+    setText(bar.firstChild, `${range(w)}: ${fmt(w.n)} reports${w.pruned ? " (raw reports deleted; aggregate kept)" : ""}`);
   });
+  const parts = [];
+  if (labels.mode) {
+    counts.forEach((count, i) => parts.push(underLabel("count", count, left + (i + 0.5) * step, axisY, labels.mode)));
+  }
   if (finite(task.min_batch)) {
     const lineY = y(task.min_batch);
     parts.push(
@@ -490,7 +537,33 @@ function drawWindowsChart(chart, task, current) {
     `Reports per window: ${windows.length} windows, min batch ${fmt(task.min_batch)}` +
       (current ? `; selected ${range(current)} with ${fmt(current.n)} reports` : ""),
   );
-  chart.replaceChildren(...parts);
+  // the rest is drawn anew around the bars, which stay in the page
+  for (const node of [...chart.children]) if (node !== bars) node.remove();
+  if (!bars.isConnected) chart.append(bars);
+  bars.before(...under);
+  bars.after(...parts);
+}
+
+// A press on a window's bar released where it was pressed selects that window even when a poll's redraw moved
+// the bar from under the pointer in between (a new window narrows the bars); a release on the bar is its click.
+let pressedBar = null;
+$("windows-chart").addEventListener("pointerdown", (event) => {
+  const bar = event.target.closest?.("rect.bar");
+  pressedBar = bar && event.button === 0 ? { bar, x: event.clientX, y: event.clientY } : null;
+});
+window.addEventListener("pointerup", (event) => {
+  const press = pressedBar;
+  pressedBar = null;
+  if (!press || event.target === press.bar || !press.bar.isConnected) return;
+  if (Math.hypot(event.clientX - press.x, event.clientY - press.y) <= 4) selectWindow(Number(press.bar.dataset.start));
+});
+
+// A window's bar in the reports-per-window chart (drawWindowsChart sets its place and size); a click selects
+// its window.
+function windowBar(start) {
+  const bar = svg("rect", { "data-start": start }, svg("title"));
+  bar.addEventListener("click", () => selectWindow(Number(start)));
+  return bar;
 }
 
 // A label under a bar: centred, or upright (reading upwards) when bars are narrow.
@@ -605,16 +678,18 @@ function renderCdf(task, win, level) {
     `The estimated share of reports at or below each value, with its ${level} confidence band ` +
     "(each point's exact variance, from the range estimate); dots mark the quantiles in the table.";
   drawCdfChart($("cdf-chart"), cdf, quantiles, level);
-  const rows = quantiles.map((q) =>
-    el(
-      "tr",
-      {},
-      el("td", {}, `p${fmt(q.quantile * 100)}`),
-      el("td", { class: "label" }, String(q.value)),
-      ...[q.cdf, q.ci_low, q.ci_high].map((x) => el("td", {}, fmt(x))),
-    ),
-  );
-  $("quantiles-table").tBodies[0].replaceChildren(...rows);
+  if (changed($("quantiles-table"), quantiles)) {
+    const rows = quantiles.map((q) =>
+      el(
+        "tr",
+        {},
+        el("td", {}, `p${fmt(q.quantile * 100)}`),
+        el("td", { class: "label" }, String(q.value)),
+        ...[q.cdf, q.ci_low, q.ci_high].map((x) => el("td", {}, fmt(x))),
+      ),
+    );
+    $("quantiles-table").tBodies[0].replaceChildren(...rows);
+  }
   $("cdf-csv").onclick = () =>
     download(`${fileStem(task, win.start)}-cdf.csv`, ["value", "cdf", "std_error", "ci_low", "ci_high"], cdf);
 }
@@ -622,6 +697,7 @@ function renderCdf(task, win, level) {
 // The CDF as a line over the domain's order with its band; x ticks at a few domain values.
 function drawCdfChart(chart, cdf, quantiles, level) {
   const width = chartWidth(chart);
+  if (!changed(chart, width, cdf, quantiles, level)) return;
   const [plotHeight, left, right, top] = [200, 60, 12, 10];
   const axisY = top + plotHeight;
   const height = axisY + 40;
@@ -879,6 +955,7 @@ function pooledBits(rows, level) {
 // error bar's ends are proportional to value, low and high (the test checks this).
 function drawEstimatesChart(chart, items, level, axes = {}) {
   const width = chartWidth(chart);
+  if (!changed(chart, width, items, level, axes)) return;
   const [plotHeight, left, right, top] = [220, 60, 10, 10];
   const step = (width - left - right) / Math.max(items.length, 1);
   const texts = items.map((it) => it.short ?? shorten(it.label));
@@ -1013,16 +1090,12 @@ function renderSeries(task) {
   const shown = state.series === null ? labels.filter((l) => largest.has(l)) : [state.series];
 
   const all = labels.length > MAX_SERIES ? `The ${MAX_SERIES} largest of ${labels.length}` : `All ${labels.length}`;
-  const select = $("series-select");
-  select.replaceChildren(
-    el("option", { value: "" }, `${all} (by mean over windows)`),
-    ...labels.map((label, i) => el("option", { value: String(i) }, label)),
-  );
-  select.value = state.series === null ? "" : String(labels.indexOf(state.series));
-  select.onchange = () => {
-    state.series = select.value === "" ? null : labels[Number(select.value)];
+  // a value's option is "=" and the value ("" is the largest values): the same value keeps its option
+  const options = [["", `${all} (by mean over windows)`], ...labels.map((label) => [`=${label}`, label])];
+  fillSelect($("series-select"), options, state.series === null ? "" : `=${state.series}`, (value) => {
+    state.series = value === "" ? null : value.slice(1);
     render();
-  };
+  });
 
   const rounds = task.memoized
     ? "A longitudinal task: each window is one round, in which each client sends one report. "
@@ -1051,9 +1124,10 @@ function renderSeries(task) {
     const columns = [...(attribute === undefined ? [] : ["attribute"]), "label", "start", "end", "reports", "value", "ci_low", "ci_high"];
     download(`${fileStem(task, task.windows[0].start)}-series.csv`, columns, rows);
   };
-  $("series-legend").replaceChildren(
-    ...lines.map((line, i) => el("li", {}, el("span", { class: `swatch s${i}`, "aria-hidden": "true" }), line.label)),
-  );
+  if (changed($("series-legend"), shown)) {
+    const items = lines.map((line, i) => el("li", {}, el("span", { class: `swatch s${i}`, "aria-hidden": "true" }), line.label));
+    $("series-legend").replaceChildren(...items);
+  }
 }
 
 // Round tick values enclosing [lo, hi]: 1, 2 or 5 times a power of ten apart, about `count` of them.
@@ -1071,6 +1145,9 @@ function niceTicks(lo, hi, count) {
 // and an error bar per window; the lines' error bars are set side by side so that none hides another.
 function drawSeriesChart(chart, task, lines, level) {
   const width = chartWidth(chart);
+  const points = lines.map((l) => [l.label, l.points.map((p) => [p.window.start, p.window.end, p.value, p.low, p.high])]);
+  const windows = task.windows.filter((w) => w.estimates).map((w) => w.start);
+  if (!changed(chart, width, task.window, task.memoized, seriesUnit(task), windows, points, level)) return;
   const [height, left, right, top, bottom] = [290, 66, 12, 12, 50];
   const withEstimates = task.windows.filter((w) => w.estimates);
   const [first, last] = [withEstimates[0].start, withEstimates.at(-1).start];
@@ -1173,6 +1250,7 @@ function seriesPoint(p, cx, y, label, level) {
 }
 
 function renderTable(table, rows) {
+  if (!changed(table, rows)) return;
   const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   table.tHead.replaceChildren(el("tr", {}, ...columns.map((c) => el("th", { scope: "col" }, c))));
   const td = (c, r) => el("td", LABEL_COLUMNS.has(c) ? { class: "label" } : {}, cell(c, r[c]));

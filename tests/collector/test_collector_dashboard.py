@@ -1393,6 +1393,121 @@ def test_a_press_that_a_refresh_lands_in_still_selects_the_task(page: Page, coll
     )
 
 
+@pytest.mark.slow  # fast: the window bars in test_frequency_bars_and_error_bars_match_the_intervals
+def test_a_press_on_a_window_bar_that_a_refresh_lands_in_still_selects_the_window(
+    page: Page, collector: Collector
+) -> None:
+    """A poll with new data (the latest window's count grows) redraws the reports-per-window chart between
+    the press and the release of a window's bar: the release is on the bar pressed, so the click selects its
+    window (the chart drawn anew replaced the bar under the pointer and the click was lost)."""
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    first = page.locator("#windows-chart rect.bar").first
+    expect(first).to_have_attribute("data-start", str(T0))
+    expect(first).not_to_have_class(re.compile(r"\bselected\b"))  # window 1 is: the latest with estimates
+    box = first.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    reply = first_reply()
+    reply["tasks"][0]["windows"][2]["n"] = 500  # still withheld, the chart's scale kept
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#windows-chart text.count").last).to_have_text("500")  # redrawn
+    page.mouse.up()
+    expect(first).to_have_class(re.compile(r"\bselected\b"))
+    expect(page.locator("#window-select")).to_have_value(str(T0))
+    assert page.locator("#windows-chart rect.bar.selected").count() == 1
+
+
+@pytest.mark.slow  # fast: the window bars in test_frequency_bars_and_error_bars_match_the_intervals
+def test_a_press_on_a_window_bar_that_a_new_window_moves_still_selects_the_window(
+    page: Page, collector: Collector
+) -> None:
+    """A poll brings a new window between the press and the release of a window's bar: the bars narrow and
+    the pressed one moves from under the pointer, which does not move. The release where the bar was
+    pressed selects its window (it was a release off the bar, and the click was lost)."""
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    first = page.locator("#windows-chart rect.bar").first
+    expect(first).to_have_attribute("data-start", str(T0))
+    box = first.bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] * 0.9, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    reply = first_reply()
+    reply["tasks"][0]["windows"].append(grr_window(3, 20, None))
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#windows-chart rect.bar")).to_have_count(4)  # redrawn
+    moved = first.bounding_box()
+    assert moved is not None and not moved["x"] <= x <= moved["x"] + moved["width"]  # off the bar now
+    page.mouse.up()
+    expect(first).to_have_class(re.compile(r"\bselected\b"))
+    expect(page.locator("#window-select")).to_have_value(str(T0))
+
+
+@pytest.mark.slow  # fast: the window select in test_withheld_window_shows_its_reason
+def test_a_refresh_leaves_an_open_select_as_it_is_until_it_closes(page: Page, collector: Collector) -> None:
+    """The window select is open (from the keyboard) on an option when a poll brings a new window: its list
+    is left as it is, so Enter chooses the window the person is on (the options rebuilt with the new window
+    first moved the list's mark onto the next newer window, and Enter chose that one); once the select
+    closes, the page draws the new window's option."""
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    select = page.locator("#window-select")
+    expect(select.locator("option")).to_have_count(4)  # latest with estimates, windows 2, 1, 0
+    select.focus()
+    page.keyboard.press("Alt+ArrowDown")  # opens the list
+    _wait_until(page, "() => document.querySelector('#window-select').matches(':open')")
+    for _ in range(3):
+        page.keyboard.press("ArrowDown")  # to window 0, in the list: the select's value is unchanged
+    expect(select).to_have_value("")
+    reply = first_reply()
+    reply["tasks"][0]["windows"].append(grr_window(3, 20, None))
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#windows-table tbody tr")).to_have_count(4)  # redrawn
+    page.keyboard.press("Enter")
+    expect(select).to_have_value(str(T0))
+    expect(page.locator("#windows-chart rect.bar.selected")).to_have_attribute("data-start", str(T0))
+    expect(select.locator("option")).to_have_count(5)  # closed: the new window is offered
+    expect(select.locator("option").nth(1)).to_contain_text(": 20 reports (withheld)")
+    assert page.evaluate("document.activeElement.id") == "window-select"
+
+
+@pytest.mark.slow  # fast: the estimates table in test_frequency_bars_and_error_bars_match_the_intervals
+def test_a_refresh_keeps_a_chart_and_a_table_whose_data_is_unchanged(
+    page: Page, collector: Collector
+) -> None:
+    """A poll brings new data for another window (the latest, withheld, gains reports): the shown window's
+    estimates are as they were, so its chart and table stay as drawn. Text selected in the table stays
+    selected and a bar's tooltip stays over it (the table and the chart drawn anew on every poll with new
+    data dropped the selection: a person copying estimates while reports stream in lost it every 2 s)."""
+    page.clock.install()  # the page's clock runs as usual; fast_forward below makes the next poll due
+    open_dashboard(page, collector.base_url)
+    cell = page.locator("#estimates-table tbody tr").first.locator("td").first
+    cell.click(click_count=3)  # selects the cell's text
+    selected = page.evaluate("window.getSelection().toString()").strip()
+    assert selected == cell.text_content()
+    page.evaluate("document.querySelector('#estimates-chart g.estimate').dataset.probe = 'drawn'")
+    reply = first_reply()
+    reply["tasks"][0]["windows"][2]["n"] = 500
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#windows-chart text.count").last).to_have_text("500")  # redrawn
+    assert page.evaluate("window.getSelection().toString()").strip() == selected
+    assert page.locator("#estimates-chart g.estimate[data-probe=drawn]").count() == 1
+    # new estimates for the shown window redraw them
+    reply["tasks"][0]["windows"][1] = grr_window(1, 5210, FIRST_COUNTS | {"a": 1500.0})
+    collector.publish(reply)
+    page.clock.fast_forward(POLL_MS)
+    expect(page.locator("#estimates-chart g.estimate[data-probe=drawn]")).to_have_count(0)
+    value = page.locator("#estimates-chart g.estimate[data-label=a]").get_attribute("data-value")
+    assert float(value or "nan") == pytest.approx(1500 / 5210)
+
+
 @pytest.mark.slow  # fast: the page in test_page_loads_and_lists_tasks
 def test_a_resize_that_keeps_the_width_redraws_nothing(page: Page, collector: Collector) -> None:
     """A resize event at the same width (a phone's toolbar sliding away, a full-page screenshot) leaves the
