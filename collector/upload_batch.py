@@ -118,6 +118,7 @@ class BatchDecoder:
             + [("group", str | None, None)],
             forbid_unknown_fields=True,
             omit_defaults=True,
+            gc=False,  # (holds no containers: not tracked by the cyclic garbage collector)
         )
         envelope = msgspec.defstruct(
             "Envelope",
@@ -127,6 +128,7 @@ class BatchDecoder:
                 ("report", record),
             ],
             forbid_unknown_fields=True,
+            gc=False,
         )
         self._decoder = msgspec.json.Decoder(list[envelope])  # type: ignore[valid-type]
         self._encode = msgspec.json.Encoder().encode
