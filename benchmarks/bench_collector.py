@@ -46,7 +46,8 @@ the rate falls as the table grows: compare rows of equal size), measured
 before and again after each store's rows (the ``÷ insert`` column divides
 by the first; the summary by their mean, as the machine's other work moves
 both), with its CPU per 1,000 reports (this process's; a PostgreSQL server's
-own work is not in it), and ``check_envelopes`` (the server's validation) on batches of 100 —
+own work is not in it), and the server's upload check (``check_upload_body``: the body decoded into
+typed records and checked as a whole) on bodies of 100 envelopes —
 so the HTTP and framework cost shows as a ratio. Target (collector issue):
 the HTTP path at GRR batches of 100 ≥ 0.8 × the store's own insert rate.
 
@@ -91,9 +92,9 @@ import psutil
 
 import ldp
 from ldp.client import encode_batch
-from ldp.collector.envelopes import check_envelopes
 from ldp.collector.store import Insert, StoredReport, open_store
 from ldp.collector.tasks import Task, new_task
+from ldp.collector.upload_batch import check_upload_body
 
 HOST = "127.0.0.1"
 TARGET_RATE = 20_000.0  # reports/s into SQLite, batches of 100
@@ -473,16 +474,15 @@ def insert_rate(url: str, count: int) -> tuple[float, float]:
 
 
 def check_rate(checks: int) -> float:
-    """Reports/s of check_envelopes (the server's validation) on ``checks`` GRR reports in batches of 100."""
+    """Reports/s of check_upload_body (the server's decode and check of an upload body) on ``checks`` GRR reports
+    in bodies of 100."""
     task, _token = new_task(spec_of("grr"), window="1h", time_precision=TIME_PRECISION, min_batch=1)
     now = int(time.time())
-    items = [
-        orjson.loads(body) for body in build_bodies("grr", 100, checks // 100, now - now % TIME_PRECISION)
-    ]
+    bodies = build_bodies("grr", 100, checks // 100, now - now % TIME_PRECISION)
     start = time.perf_counter()
-    for batch_items in items:
-        checked = check_envelopes(task, batch_items, time.time())
-        assert len(checked.accepted) == 100
+    for body in bodies:
+        checked = check_upload_body(task, body, "application/json", time.time())
+        assert checked is not None and len(checked.accepted) == 100
     return checks / (time.perf_counter() - start)
 
 
@@ -621,7 +621,7 @@ def main() -> None:
                 checks.append(check_rate(min(args.reports, 100_000)))
                 print(
                     f"{f'run {run + 1} of {args.runs}: ' if args.runs > 1 else ''}"
-                    f"reference, no HTTP: check_envelopes (GRR, batches of 100) {checks[-1]:,.0f} reports/s; "
+                    f"reference, no HTTP: check_upload_body (GRR, bodies of 100) {checks[-1]:,.0f} reports/s; "
                     f"÷ insert: reports/s over the store's own insert_reports (groups of 1,000) before the rows\n"
                 )
                 print(HEADER)
@@ -638,7 +638,7 @@ def main() -> None:
     }
     if args.runs > 1:
         print(f"median of {args.runs} runs (each row: the run with the median reports/s)")
-        print(f"reference, no HTTP: check_envelopes {check:,.0f} reports/s")
+        print(f"reference, no HTTP: check_upload_body {check:,.0f} reports/s")
         print(HEADER)
         for name, rows in results.items():
             for row in rows:
@@ -659,7 +659,7 @@ def main() -> None:
             f"\n{name}: GRR batches of 100 at {best.rate:,.0f} reports/s (target ≥ {TARGET_RATE:,.0f}: {ok_rate}); "
             f"p99 {paced.percentile(0.99):.1f} ms at {paced.rate:,.0f} reports/s (target ≤ {TARGET_P99_MS:.0f} ms: {ok_p99}); "
             f"HTTP path / the store's own insert_reports ({inserts:,.0f} reports/s, mean of before and after the rows) "
-            f"= {ratio:.2f} (target ≥ {TARGET_RATIO}: {ok_ratio}), / check_envelopes = {best.rate / check:.2f}; "
+            f"= {ratio:.2f} (target ≥ {TARGET_RATIO}: {ok_ratio}), / check_upload_body = {best.rate / check:.2f}; "
             f"CPU per 1,000 reports: the server {server_cpu:.4f} s (its event loop {best.loop_cpu / best.load.accepted * 1_000:.4f}), "
             f"the store's own insert_reports {store_cpu:.4f} s in this process"
             + (

@@ -33,11 +33,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ldp.collector.envelopes import (
-    MAX_BODY_BYTES,
-    UnreadableBody,
-    parse_upload,
-)
+from ldp.collector.envelopes import MAX_BODY_BYTES, UnreadableBody
 from ldp.collector.errors import OriginForbidden, UploadAborted
 from ldp.collector.metrics import CONTENT_TYPE_LATEST
 from ldp.collector.openapi import DASHBOARD_SCHEMA, ESTIMATES_SCHEMA, TASK_SCHEMA, UPLOAD_BODY, openapi_schema
@@ -314,8 +310,9 @@ async def upload(task_id: str, request: Request) -> Response:
     body = await _read_body(request)
     # text/plain JSON Lines (sendBeacon, no preflight) only from an origin the task allows
     beacon = bool(_cors_headers(task, request))
-    items = parse_upload(body, request.headers.get("content-type"), beacon=beacon)
-    outcome = await service.ingestion.ingest(task, items)
+    outcome = await service.ingestion.ingest_body(
+        task, body, request.headers.get("content-type"), beacon=beacon
+    )
     return _json(outcome.to_dict(), headers=_cors_headers(task, request))
 
 

@@ -39,7 +39,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, Acceptance
 from ldp.collector.candidate_view import top_candidates
-from ldp.collector.envelopes import check_envelopes
+from ldp.collector.envelopes import CheckedUpload, check_envelopes, parse_upload
 from ldp.collector.errors import (
     NoNumericTable,
     RateLimited,
@@ -56,6 +56,7 @@ from ldp.collector.ratelimit import RateLimiter
 from ldp.collector.retention import PRUNE_SECONDS, PruneResult, prune_task
 from ldp.collector.store import Store, StoreUnavailable, UnknownTaskError
 from ldp.collector.tasks import Task, hash_token, is_task_id
+from ldp.collector.upload_batch import check_upload_body
 from ldp.collector.windows import Windows, check_range, estimate_reply, task_summary
 from ldp.errors import ParameterError
 from ldp.numeric_wire import has_table
@@ -274,12 +275,40 @@ class Ingestion:
         ReportsNotStored
             If the commit failed (nothing was acknowledged; the same envelopes may be sent again).
         """
+        return await self._store(task, await self._check(task, items, time.time()))
+
+    async def ingest_body(
+        self, task: Task, body: bytes, content_type: str | None, *, beacon: bool = False
+    ) -> UploadOutcome:
+        """:meth:`ingest` an upload's body as it came (:func:`~ldp.collector.envelopes.parse_upload`'s arguments).
+
+        A JSON body whose envelopes are all accepted is decoded and checked as
+        a whole (:func:`~ldp.collector.upload_batch.check_upload_body`); any
+        other is parsed and checked envelope by envelope, which accepts each
+        envelope or gives the reason it is refused.
+
+        Raises
+        ------
+        UnreadableBody
+            When the body cannot be read as a whole (:func:`~ldp.collector.envelopes.parse_upload`).
+        TaskDeleted, ReportsNotStored
+            As :meth:`ingest`.
+        """
         now = time.time()
+        checked = check_upload_body(
+            task, body, content_type, now, self.acceptance, self.registry.windows.pruned(task.task_id)
+        )
+        if checked is None:
+            checked = await self._check(task, parse_upload(body, content_type, beacon=beacon), now)
+        return await self._store(task, checked)
+
+    async def _check(self, task: Task, items: Sequence[Any], now: float) -> CheckedUpload:
         pruned = self.registry.windows.pruned(task.task_id)
         if len(items) <= INLINE_CHECK_ENVELOPES:
-            checked = check_envelopes(task, items, now, self.acceptance, pruned)
-        else:
-            checked = await run_in_threadpool(check_envelopes, task, items, now, self.acceptance, pruned)
+            return check_envelopes(task, items, now, self.acceptance, pruned)
+        return await run_in_threadpool(check_envelopes, task, items, now, self.acceptance, pruned)
+
+    async def _store(self, task: Task, checked: CheckedUpload) -> UploadOutcome:
         try:
             outcomes = await self.committer.commit(task, checked.accepted)
         except UnknownTaskError:  # the task was deleted meanwhile

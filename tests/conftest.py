@@ -277,6 +277,103 @@ def sample_values(spec, n: int) -> list:
     return [spec.domain[i % len(spec.domain)] for i in range(n)]
 
 
+# -- report mutations: the compiled and batch checks against the rule-by-rule path --------------------
+
+#: Values of every JSON type and the boundaries the field rules draw.
+ODD_JSON_VALUES: list = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2,
+    15,
+    16,
+    63,
+    64,
+    2**31,
+    2**32 - 1,
+    2**32,
+    2**63 - 1,
+    2**63,
+    2**64 - 1,
+    -(2**63),
+    -(2**63) - 1,
+    0.0,
+    1.0,
+    0.5,
+    -0.0,
+    1e308,
+    float("inf"),
+    float("nan"),
+    "",
+    "a",
+    "v1",
+    "0",
+    "1",
+    "1.0",
+    "\ud800",
+    "caf\u00e9",
+    "\u2028",
+    "AAAA",
+    "AA==",
+    "AAA=",
+    "AB==",
+    "////",
+    "AAAA\n",
+    " AAAA",
+    "A===",
+    "AAAAAAAAAAAAAAAAAAAAAA==",
+    [],
+    [1],
+    {},
+    {"a": 1},
+]
+
+
+def report_variants(base):
+    """Mutations of one real report's dict: each field replaced by values of every JSON type and boundary
+    (:data:`ODD_JSON_VALUES`), keys added and removed, versions, groups, client ids, spellings a reader normalizes."""
+    out: list = [base, [base], "report", None]
+    names = [key for key in base if key not in ("v", "spec")]
+    for name in [*names, "v", "spec"]:
+        out += [{**base, name: value} for value in ODD_JSON_VALUES]
+        out.append({key: value for key, value in base.items() if key != name})  # missing
+    for name in names:
+        value = base[name]
+        if isinstance(value, str):
+            out += [{**base, name: value.upper()}, {**base, name: value.lower()}, {**base, name: value + "="}]
+            if value.endswith("=="):  # non-canonical trailing bits of the last group
+                out.append({**base, name: value[:-3] + chr(ord(value[-3]) ^ 1) + "=="})
+        if isinstance(value, int) and not isinstance(value, bool):
+            out += [{**base, name: value + 1}, {**base, name: value - 1}, {**base, name: float(value)}]
+            out += [{**base, name: str(value)}]
+        if isinstance(value, float):
+            out += [{**base, name: value + 1e-9}, {**base, name: int(value)}]
+    out += [
+        {**base, "spec": base["spec"].upper()},
+        {**base, "v": 2},
+        {**base, "v": 3},
+        {**base, "v": 2, "group": "g1"},
+        {**base, "group": "g1"},  # a group at version 1
+        {**base, "v": 2, "group": ""},
+        {**base, "v": 2, "group": "a\x01b"},
+        {**base, "v": 2, "group": "x" * 257},
+        {**base, "v": 2, "group": 7},
+        {**base, "group": None},
+        {**base, "client": "c1"},
+        {**base, "client": 5},
+        {**base, "unknown": 1},
+        {**base, "seed": 1},
+        {**base, "bits": "AA=="},
+        {**base, "cohort": 0},
+        {**base, "value": "a"},
+        dict(reversed(list(base.items()))),
+    ]
+    return out
+
+
 # -- collector stores: SQLite and a throwaway PostgreSQL cluster ----------------------------------
 
 

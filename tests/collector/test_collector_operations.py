@@ -378,3 +378,25 @@ def test_a_bad_trusted_proxy_is_a_one_line_error_before_serving(tmp_path):
     assert result.stderr.strip() == (
         "Error: trusted proxy 'proxy.internal' is not an address or network: give e.g. 127.0.0.1, 10.0.0.0/8 or ::1"
     )
+
+
+def test_ldp_serve_tunes_the_garbage_collector_once_started(monkeypatch):
+    """Start-up's objects are frozen and the youngest generation is collected after 50,000 allocations, not 700."""
+    import gc
+
+    import uvicorn
+
+    from ldp.collector.serving import GC_OLDER_THRESHOLD, GC_YOUNG_THRESHOLD, CollectorServer
+
+    async def started(self, sockets=None):  # uvicorn's own start-up (lifespan, sockets) is not under test
+        return None
+
+    monkeypatch.setattr(uvicorn.Server, "startup", started)
+    before = gc.get_threshold()
+    try:
+        asyncio.run(CollectorServer(uvicorn.Config(create_app, factory=True)).startup())
+        assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, GC_OLDER_THRESHOLD, GC_OLDER_THRESHOLD)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()

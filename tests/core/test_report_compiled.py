@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import every_spec_shape, sample_values
+from conftest import every_spec_shape, report_variants, sample_values
 
 import ldp
 from ldp.client import encode_batch
@@ -29,57 +29,6 @@ from ldp.report_compiled import compile_report_check
 from ldp.report_schema import report_schema_of
 
 SPECS = every_spec_shape()
-#: Values of every JSON type and the boundaries the field rules draw.
-ODD_VALUES: list[Any] = [
-    None,
-    True,
-    False,
-    0,
-    1,
-    -1,
-    2,
-    15,
-    16,
-    63,
-    64,
-    2**31,
-    2**32 - 1,
-    2**32,
-    2**63 - 1,
-    2**63,
-    2**64 - 1,
-    -(2**63),
-    -(2**63) - 1,
-    0.0,
-    1.0,
-    0.5,
-    -0.0,
-    1e308,
-    float("inf"),
-    float("nan"),
-    "",
-    "a",
-    "v1",
-    "0",
-    "1",
-    "1.0",
-    "\ud800",
-    "caf\u00e9",
-    "\u2028",
-    "AAAA",
-    "AA==",
-    "AAA=",
-    "AB==",
-    "////",
-    "AAAA\n",
-    " AAAA",
-    "A===",
-    "AAAAAAAAAAAAAAAAAAAAAA==",
-    [],
-    [1],
-    {},
-    {"a": 1},
-]
 
 
 def _two_step(spec: Any, data: Any) -> tuple[Any, list[tuple[str, Any]]] | None:
@@ -91,47 +40,6 @@ def _two_step(spec: Any, data: Any) -> tuple[Any, list[tuple[str, Any]]] | None:
         return check_report(spec, report), list(report.to_dict().items())
     except ReportError:
         return None
-
-
-def _variants(spec: Any, base: dict[str, Any]) -> list[Any]:
-    """Mutations of one real report's dict."""
-    out: list[Any] = [base, [base], "report", None]
-    names = [key for key in base if key not in ("v", "spec")]
-    for name in [*names, "v", "spec"]:
-        out += [{**base, name: value} for value in ODD_VALUES]
-        out.append({key: value for key, value in base.items() if key != name})  # missing
-    for name in names:
-        value = base[name]
-        if isinstance(value, str):
-            out += [{**base, name: value.upper()}, {**base, name: value.lower()}, {**base, name: value + "="}]
-            if value.endswith("=="):  # non-canonical trailing bits of the last group
-                out.append({**base, name: value[:-3] + chr(ord(value[-3]) ^ 1) + "=="})
-        if isinstance(value, int) and not isinstance(value, bool):
-            out += [{**base, name: value + 1}, {**base, name: value - 1}, {**base, name: float(value)}]
-            out += [{**base, name: str(value)}]
-        if isinstance(value, float):
-            out += [{**base, name: value + 1e-9}, {**base, name: int(value)}]
-    out += [
-        {**base, "spec": base["spec"].upper()},
-        {**base, "v": 2},
-        {**base, "v": 3},
-        {**base, "v": 2, "group": "g1"},
-        {**base, "group": "g1"},  # a group at version 1
-        {**base, "v": 2, "group": ""},
-        {**base, "v": 2, "group": "a\x01b"},
-        {**base, "v": 2, "group": "x" * 257},
-        {**base, "v": 2, "group": 7},
-        {**base, "group": None},
-        {**base, "client": "c1"},
-        {**base, "client": 5},
-        {**base, "unknown": 1},
-        {**base, "seed": 1},
-        {**base, "bits": "AA=="},
-        {**base, "cohort": 0},
-        {**base, "value": "a"},
-        dict(reversed(list(base.items()))),
-    ]
-    return out
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.mechanism}-{s.fingerprint[:6]}")
@@ -146,7 +54,7 @@ def test_compiled_check_agrees_with_the_two_step_path(spec):
     fast_paths = 0
     for base in reports:
         assert compiled(base) is not None, f"a real {spec.mechanism} report took the two-step path: {base}"
-        for data in _variants(spec, base):
+        for data in report_variants(base):
             fast = compiled(data)
             if fast is None:
                 continue

@@ -1,0 +1,162 @@
+"""The batch upload decoder accepts exactly what the envelope-by-envelope path accepts, with the same result.
+
+For every spec shape (every registered mechanism), real uploads and many
+mutations of them (each report mutated as tests/core/test_report_compiled.py
+does; ids, times and envelope keys of every JSON type and boundary; pruned
+windows; duplicate keys; bodies that are not JSON, not an array, or not
+UTF-8) go through both paths: whatever :func:`check_upload_body` accepts,
+``parse_upload`` + ``check_envelopes`` accept too, every envelope, with the
+same ids, times, stored text and checked content; whatever it leaves (None),
+that path decides. Real uploads of a spec the batch decoder types must all
+take it (else it would be no faster).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import ODD_JSON_VALUES, every_spec_shape, report_variants, sample_values
+
+import ldp
+from ldp.client import encode_batch
+from ldp.collector.envelopes import UnreadableBody, check_envelopes, parse_upload
+from ldp.collector.tasks import new_task
+from ldp.collector.upload_batch import batch_decoder, check_upload_body
+
+SPECS = every_spec_shape()
+NOW = 1_800_000_000.0
+JSON = "application/json"
+
+
+def _ids(n: int, seed: int = 0) -> list[str]:
+    raw = np.random.default_rng(seed).bytes(16 * n)
+    return [base64.urlsafe_b64encode(raw[i : i + 16]).rstrip(b"=").decode() for i in range(0, 16 * n, 16)]
+
+
+def _body(items: Any) -> bytes:
+    """JSON text as a client might write it (lone surrogates escaped, NaN and Infinity as Python writes them)."""
+    return json.dumps(items, separators=(",", ":")).encode()
+
+
+def _summary(checked: Any) -> tuple[list[Any], list[Any]]:
+    accepted = [(a.index, a.id, a.stored, repr(a.checked)) for a in checked.accepted]
+    return accepted, [r.to_dict() for r in checked.rejected]
+
+
+def _agree(task: Any, body: bytes, content_type: str = JSON, pruned: frozenset[int] = frozenset()) -> bool:
+    """Assert that the batch path accepts only what the envelope path accepts, identically; True when it accepted."""
+    fast = check_upload_body(task, body, content_type, NOW, pruned=pruned)
+    if fast is None:
+        return False
+    try:
+        slow = check_envelopes(task, parse_upload(body, content_type), NOW, pruned=pruned)
+    except UnreadableBody as exc:
+        raise AssertionError(
+            f"the batch path accepted a body the envelope path refuses ({exc}): {body[:300]!r}"
+        ) from None
+    assert not fast.rejected
+    assert _summary(fast) == _summary(slow), body[:300]
+    return True
+
+
+def _task_and_envelopes(spec: Any, n: int = 8) -> tuple[Any, list[dict[str, Any]]]:
+    task, _token = new_task(spec, window="1h", time_precision=60, min_batch=1)
+    values = sample_values(spec, n)
+    reports = [r.to_dict() for r in encode_batch(spec, values, np.random.default_rng(3)).reports(spec)]
+    t = int(NOW) - int(NOW) % 60
+    return task, [{"id": i, "t": t, "report": r} for i, r in zip(_ids(len(reports)), reports)]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.mechanism}-{s.fingerprint[:6]}")
+def test_batch_path_agrees_with_the_envelope_path(spec):
+    task, envelopes = _task_and_envelopes(spec)
+    typed = batch_decoder(task) is not None
+    assert _agree(task, _body(envelopes)) == typed, "a real upload of a typed spec must take the batch path"
+    first = envelopes[0]
+    for number, base in enumerate(envelopes[:3]):
+        ids = _ids(400, seed=number + 1)
+        for k, report in enumerate(report_variants(base["report"])):
+            _agree(task, _body([first, {**base, "id": ids[k % 400], "report": report}]))
+    for item in _envelope_variants(first):
+        _agree(task, _body([envelopes[1], item]))
+
+
+def _envelope_variants(base: dict[str, Any]) -> list[Any]:
+    out: list[Any] = [None, [], "x", 1, {}]
+    for name in ("id", "t", "report"):
+        out += [{**base, name: value} for value in ODD_JSON_VALUES]
+        out.append({key: value for key, value in base.items() if key != name})
+    t, envelope_id = base["t"], base["id"]
+    out += [
+        {**base, "t": t + 1},
+        {**base, "t": t + 60},
+        {**base, "t": t + 3_600},
+        {**base, "t": t - 86_400 * 400},
+        {**base, "t": float(t)},
+        {**base, "t": -t},
+        {**base, "t": 2**70},
+        {**base, "id": envelope_id[:-1] + "B"},  # non-zero trailing bits
+        {**base, "id": envelope_id[:-1]},
+        {**base, "id": envelope_id + "A"},
+        {**base, "id": envelope_id.replace(envelope_id[0], "+")},
+        {**base, "id": envelope_id[:-1] + "\n"},
+        {**base, "id": "é" * 22},
+        {**base, "extra": 1},
+        {**base, "client": "c"},
+        dict(reversed(list(base.items()))),
+    ]
+    return out
+
+
+def test_batch_path_leaves_bodies_the_envelope_path_refuses_or_reads_otherwise():
+    spec = ldp.GRR(domain=[f"v{i}" for i in range(16)], epsilon=1.0)
+    task, envelopes = _task_and_envelopes(spec, 4)
+    good = _body(envelopes)
+    assert _agree(task, good)
+    text = good.decode()
+    one = _body(envelopes[:1]).decode()[1:-1]
+    for body in [
+        b"\xef\xbb\xbf" + good,  # a byte order mark
+        b" \n" + good + b"\n ",  # white space around the array
+        good + b"x",
+        good[:-1],
+        b"[" + one.encode() + b",]",
+        one.encode(),  # an object, not an array
+        text.replace('"t":', '"t":1,"t":', 1).encode(),  # a duplicate key: the last one counts in both
+        text.replace('"v":1', '"v":1,"v":1', 1).encode(),
+        text.replace('"value":"', '"value":"v1","value":"', 1).encode(),
+        text.replace('"value":"v', '"value":"\\u0076', 1).encode(),  # an escaped spelling of the same text
+        good.replace(b'"v', b'"\xff', 1),  # not UTF-8
+        json.dumps([{**envelopes[0], "t": float("nan")}]).encode(),
+        _body([envelopes[0]] * 1_001),
+        b"[]",
+    ]:
+        _agree(task, body)
+    for content_type in ("application/x-ndjson", "text/plain", None, "application/json; charset=utf-8"):
+        _agree(task, good, content_type)
+    assert check_upload_body(task, good, "text/plain", NOW) is None
+    window = task.window_start(envelopes[0]["t"])
+    assert check_upload_body(task, good, JSON, NOW, pruned=frozenset({window})) is None
+    assert _agree(task, good, pruned=frozenset({window - 3_600}))
+
+
+def test_batch_path_takes_grouped_reports_and_canonical_bits():
+    grr = ldp.GRR(domain=("a", "b"), epsilon=1.0)
+    task, _ = new_task(grr, window="1h", time_precision=60, min_batch=1)
+    t = int(NOW) - int(NOW) % 60
+    ids = _ids(3)
+    report = {"v": 2, "spec": grr.fingerprint, "value": "b", "group": "app 1.2"}
+    checked = check_upload_body(task, _body([{"id": ids[0], "t": t, "report": report}]), JSON, NOW)
+    assert checked is not None and checked.accepted[0].checked.group == "app 1.2"
+    assert checked.accepted[0].stored.report == json.dumps(report, separators=(",", ":"))
+    assert _agree(task, _body([{"id": ids[1], "t": t, "report": {**report, "group": None}}]))
+    oue = ldp.OUE(domain=[f"v{i}" for i in range(12)], epsilon=1.0)  # 2 bytes: 'AAA=' in base64
+    task, _ = new_task(oue, window="1h", time_precision=60, min_batch=1)
+    body = _body([{"id": ids[2], "t": t, "report": {"v": 1, "spec": oue.fingerprint, "bits": "gAB="}}])
+    checked = check_upload_body(task, body, JSON, NOW)
+    assert checked is not None and '"bits":"gAA="' in checked.accepted[0].stored.report
+    assert _agree(task, body)
