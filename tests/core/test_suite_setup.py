@@ -67,7 +67,7 @@ def test_the_shared_spec_lists_are_built_once_and_handed_out_as_new_lists():
 
 
 def test_collecting_the_store_tests_imports_no_postgresql_driver():
-    """psycopg (about half a second of imports) is imported by the PostgreSQL tests, not by the module itself,
+    """psycopg (about 0.07 s of imports) is imported by the PostgreSQL tests, not by the module itself,
     so the xdist worker that does not run them never imports it."""
     import ast
     from pathlib import Path
