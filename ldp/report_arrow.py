@@ -291,8 +291,14 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
         keys = _string_keys(tuple(domain))
         positions = np.arange(len(domain), dtype=np.int64)
-        if pa.types.is_dictionary(column.type):
-            column = column.dictionary_decode()
+        if pa.types.is_dictionary(column.type):  # look up each distinct value once
+            entries, entry_ok = domain_indices(domain, column.dictionary, len(column.dictionary))
+            indices = column.indices
+            index = numeric_values(chunk(indices)).astype(np.intp)
+            if not len(entries):
+                return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+            index = np.where(present(indices, n), index, 0)
+            return entries[index], entry_ok[index] & present(indices, n)
         column = column.cast(pa.string()) if pa.types.is_large_string(value_type) else column
     elif pa.types.is_integer(value_type):
         pairs = [(v, i) for i, v in enumerate(domain) if isinstance(v, int)]
