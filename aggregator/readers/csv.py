@@ -39,7 +39,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from ldp.aggregator.readers.common import (
@@ -56,11 +55,11 @@ from ldp.aggregator.readers.common import (
     _text,
 )
 from ldp.aggregator.rejects import Reject
-from ldp.arrow_numpy import array_of, numeric_values, string_array, validity
+from ldp.arrow_numpy import string_array, validity
 from ldp.errors import ReportError
 from ldp.report import Report
 from ldp.report_arrow import INT_TEXT, csv_float_array, csv_int_array, csv_int_column
-from ldp.report_schema import BoundedInt, DomainElement, Number, ReportField, report_schema_of
+from ldp.report_schema import BoundedInt, Number, ReportField, report_schema_of
 
 __all__ = ["csv_header_for_ranges", "read_csv_stream"]
 
@@ -594,27 +593,25 @@ def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChun
     None (read it block by block, :func:`_arrow_block`, or line by line)
     unless Arrow reads it exactly as the rules line by line do, which is
     shown with counts over the piece's bytes and Arrow's columns, never
-    finding its line ends: no NUL, no CR but in CRLF line ends, and as many
-    rows as lines, every line one row of as many fields as the header, split
-    at every comma (Arrow fails on a line of white space, a line of other
-    fields or text that is not UTF-8, and reads an empty line as a row of
-    empty cells: a piece with such a row is read otherwise). Quotes are not read by Arrow here: a cell with
-    a quote must be one whole quoted field, ``"text"`` with no other quote
-    (as pyarrow, R, pandas and the csv module write text), which the csv
-    module reads as the text inside (:func:`_unquoted_cells`); a piece with
-    any other quote (a comma or doubled quote inside quotes, text after a
+    finding its line ends: no NUL; no CR but in CRLF line ends (as many rows
+    as line feeds: Arrow ends a line at a lone CR too); every line one row
+    of as many fields as the header, split at every comma (Arrow fails on a
+    line of white space, a line of other fields or text that is not UTF-8,
+    and reads an empty line as a row of empty cells: a piece with such a row
+    is read otherwise). Arrow does not read quotes here: a cell with a quote
+    must be one whole quoted field, ``"text"`` with no other quote (as
+    pyarrow, R, pandas and the csv module write text), which the csv module
+    reads as the text inside (:func:`_unquoted_cells`); a piece with any
+    other quote (a comma or doubled quote inside quotes, text after a
     closing quote, a quote inside a field) is read otherwise. The row-by-row
     re-check of a row the columns do not accept, and the text of a reject,
-    split that row's line alone.
+    split that row's line alone (:class:`_PieceLines`).
     """
     names = rows.names
     if names is None or len(names) < 2 or len(data) > _CSV_FIELD_LIMIT:
         return None
-    count = data.count(b"\n") + (not data.endswith(b"\n"))
-    if count < _SMALLEST_ARROW_BLOCK or b"\x00" in data:
-        return None
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        return None
+    if b"\x00" in data or (len(data) < _SHORT_PIECE_BYTES and data.count(b"\n") < _SMALLEST_ARROW_BLOCK):
+        return None  # a NUL, or a few lines only (Arrow's fixed cost is not worth it)
     keys = [f"c{j}" for j in range(len(names))]
     try:
         table = pa_csv.read_csv(
@@ -624,72 +621,52 @@ def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChun
                 quote_char=False, escape_char=False, newlines_in_values=False, ignore_empty_lines=False
             ),
             convert_options=pa_csv.ConvertOptions(
-                column_types=_cell_types(rows.spec, names, keys), null_values=[""], strings_can_be_null=True
+                column_types=dict.fromkeys(keys, pa.string()), null_values=[""], strings_can_be_null=True
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return None
-    if table.num_rows != count:
-        return None
+    count = table.num_rows  # one row per line: Arrow ends a line at LF, CRLF and a lone CR ...
+    if b"\r" in data and count != data.count(b"\n") + (not data.endswith(b"\n")):
+        return None  # ... which the rules here do not (and a CRLF is one line end in both)
     quoted = b'"' in data
-    cells = [table.column(j).combine_chunks() for j in range(len(names))]
-    if min(column.null_count for column in cells) and not np.all(
-        np.any([validity(column) for column in cells], axis=0)
-    ):  # Arrow reads an empty line as a row of empty cells; a blank line is not a row
-        return None
-    if quoted:
-        unquoted = [_unquoted_column(column) for column in cells]
-        if any(column is None for column in unquoted):
+    parts = []  # the cells of each batch Arrow parsed (a block of the piece), by column
+    for batch in table.to_batches():
+        cells = batch.columns
+        if min(column.null_count for column in cells) and not np.all(
+            np.any([validity(column) for column in cells], axis=0)
+        ):  # Arrow reads an empty line as a row of empty cells; a blank line is not a row
             return None
-        cells = [column for column in unquoted if column is not None]
+        if quoted:
+            unquoted = [_unquoted_cells(column) for column in cells]
+            if any(column is None for column in unquoted):
+                return None
+            cells = [column for column in unquoted if column is not None]
+        parts.append(cells)
     pending = rows.take()
     chunks = [pending] if pending is not None else []
     lines = _PieceLines(data)
-    for begin in range(0, count, rows.chunk_size):
-        part = [column.slice(begin, rows.chunk_size) for column in cells]
-        chunks.append(_cells_chunk(rows.path, rows.spec, names, part, lines, begin, taken + 1, quoted))
+    first = 0
+    for cells in parts:
+        size = len(cells[0])
+        for begin in range(0, size, rows.chunk_size):
+            part = [column.slice(begin, rows.chunk_size) for column in cells]
+            chunks.append(
+                _cells_chunk(rows.path, rows.spec, names, part, lines, first + begin, taken + 1, quoted)
+            )
+        first += size
     return chunks, count
 
 
+#: A piece shorter than this is parsed by Arrow only if it has at least :data:`_SMALLEST_ARROW_BLOCK` lines.
+_SHORT_PIECE_BYTES = 1 << 16
 #: Bytes of whole lines Arrow parses at once (a few MB: larger pieces cost the kernel more page faults).
 _PIECE_BYTES = 1 << 22
 #: Arrow's parallel blocks when it parses a piece (a line longer than this makes Arrow fail: read otherwise).
 _PIECE_BLOCK_BYTES = 1 << 20
 
 
-def _cell_types(spec: Any, names: Sequence[str], keys: Sequence[str]) -> dict[str, pa.DataType]:
-    """Arrow's type for each column of cells: text, as a dictionary for the fingerprint and domain values.
-
-    Those hold few distinct cells: Arrow encodes them as it parses, and the
-    fingerprint check, the domain look-up and the unquoting each go once
-    over the distinct cells, not over every row.
-    """
-    schema = report_schema_of(spec)
-    few = pa.dictionary(pa.int32(), pa.string())
-    return {
-        key: few if name == "spec" or isinstance(schema.field(name), DomainElement) else pa.string()
-        for key, name in zip(keys, names)
-    }
-
-
-def _unquoted_column(column: pa.Array) -> pa.Array | None:
-    """:func:`_unquoted_cells` of a text column, or of the dictionary of a dictionary-encoded one."""
-    if not pa.types.is_dictionary(column.type):
-        return _unquoted_cells(column)
-    dictionary = _unquoted_cells(column.dictionary, empty_is_null=False)
-    if dictionary is None:
-        return None
-    if dictionary is column.dictionary:
-        return column
-    indices = column.indices
-    empty = numeric_values(pc.binary_length(dictionary)) == 0  # ``""``: an empty cell
-    if empty.any():
-        index = numeric_values(indices).astype(np.intp)
-        indices = array_of(index.astype(np.int32), validity(indices) & ~empty[index])
-    return pa.DictionaryArray.from_arrays(indices, dictionary)
-
-
-def _unquoted_cells(column: pa.Array, empty_is_null: bool = True) -> pa.Array | None:
+def _unquoted_cells(column: pa.Array) -> pa.Array | None:
     """The cells of a column split at commas as the csv module reads them, or None if a quote is not plain.
 
     Every ``"`` in the column must open or close a whole quoted cell
@@ -704,23 +681,33 @@ def _unquoted_cells(column: pa.Array, empty_is_null: bool = True) -> pa.Array | 
         return column
     offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset : column.offset + n + 1]
     body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    text = body.tobytes()
-    quotes = text.count(_QUOTE)
+    quotes = int(np.count_nonzero(body == _QUOTE[0]))
     if not quotes:
         return column
+    widths = np.diff(offsets)
+    width = int(widths[0])
+    if quotes == 2 * n and width > 2 and not column.null_count and bool(np.all(widths == width)):
+        grid = body.reshape(n, width)  # cells of one width (a fingerprint, base64 bits): no offsets to move
+        if bool(np.all(grid[:, 0] == _QUOTE[0])) and bool(np.all(grid[:, -1] == _QUOTE[0])):
+            inner = np.ascontiguousarray(grid[:, 1:-1])
+            new_offsets = np.arange(n + 1, dtype=np.int32) * np.int32(width - 2)
+            return pa.Array.from_buffers(
+                pa.string(), n, [None, pa.py_buffer(new_offsets), pa.py_buffer(inner)]
+            )
     starts, stops = offsets[:-1] - offsets[0], offsets[1:] - offsets[0]
     first = body[np.minimum(starts, max(len(body) - 1, 0))]
     last = body[np.maximum(stops - 1, 0)]
     plain = (stops - starts >= 2) & (first == _QUOTE[0]) & (last == _QUOTE[0]) & validity(column)
     if quotes != 2 * int(np.count_nonzero(plain)):
         return None
-    kept = text.replace(_QUOTE, b"")
+    keep = np.ones(len(body), dtype=bool)  # every quote is the first or last byte of a plain cell
+    keep[starts[plain]] = False
+    keep[stops[plain] - 1] = False
+    kept = body[keep]
     before = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(plain, out=before[1:])
     new_offsets = (offsets - offsets[0] - 2 * before).astype(np.int32)
-    valid = validity(column)
-    if empty_is_null:
-        valid &= np.diff(new_offsets) > 0  # ``""``: empty, as an empty cell
+    valid = validity(column) & (np.diff(new_offsets) > 0)  # ``""``: empty, as an empty cell
     nulls = int(n - np.count_nonzero(valid))
     mask = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
     return pa.Array.from_buffers(
