@@ -353,9 +353,10 @@ def _read_piece(
         end = piece.find(b"\n", begin) + 1 or len(piece)
         line = iter([(piece[begin:end], np.array([end - begin], dtype=np.int64))])
         after = _exact_blocks(rows, line, itertools.chain([piece[end:]], pieces), taken, strip_bom)
-        if (taken := (yield from after)) is None:
+        lines = yield from after
+        if lines is None:
             return None
-        begin = end
+        taken, begin = lines, end
     data = piece[begin:] if begin else piece
     if not data:
         return taken
