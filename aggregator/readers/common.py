@@ -188,7 +188,7 @@ def _line_pieces(stream: Any, size: int = _READ_BYTES) -> Iterator[bytes]:
     """The bytes of ``stream`` in pieces of whole lines, each at most ``size`` bytes where a line end allows.
 
     A piece ends just after a newline (the last one may end without); a line
-    longer than ``size`` makes its piece longer. Unlike :func:`_line_blocks`,
+    longer than ``size`` is a piece of its own. Unlike :func:`_line_blocks`,
     nothing is read per line: the cut is one search for the last newline.
     """
     carry = b""
@@ -202,8 +202,10 @@ def _line_pieces(stream: Any, size: int = _READ_BYTES) -> Iterator[bytes]:
         begin = 0
         while len(data) - begin > size:
             cut = data.rfind(b"\n", begin, begin + size)
-            if cut < 0:
-                break
+            if cut < 0:  # a line longer than size: alone in its piece
+                cut = data.find(b"\n", begin + size)
+                if cut < 0:
+                    break
             yield data[begin : cut + 1]
             begin = cut + 1
         cut = data.rfind(b"\n", begin)

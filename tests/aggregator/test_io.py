@@ -1060,6 +1060,21 @@ def test_csv_quoted_bulk_equals_the_csv_module(pieces, line_end, quoted_header, 
     assert got[1] == expected[1]
 
 
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_line_pieces_are_whole_lines_that_join_to_the_stream(final_newline):
+    """Pieces end just after a newline, hold at most ``size`` bytes unless one line is longer, and join to the input."""
+    from ldp.aggregator.readers.common import _line_pieces
+
+    lines = [b"x" * length + b"\n" for length in (3, 0, 7, 40, 1, 2, 25, 5, 9)]
+    data = b"".join(lines) + (b"" if final_newline else b"tail")
+    pieces = list(_line_pieces(io.BytesIO(data), size=16))
+    assert b"".join(pieces) == data
+    for piece in pieces[:-1]:
+        assert piece.endswith(b"\n")
+        assert len(piece) <= 16 or piece.count(b"\n") == 1  # the 41-byte line alone
+    assert all(pieces)
+
+
 def _dialect_file(dialect: str, rows: list[list[str]]) -> bytes:
     """The rows (header first) as a standard tool writes CSV."""
     import pyarrow.csv as pa_csv
