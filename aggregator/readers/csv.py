@@ -696,6 +696,18 @@ def _unquoted_cells(column: pa.Array) -> pa.Array | None:
                 pa.string(), n, [None, pa.py_buffer(new_offsets), pa.py_buffer(inner)]
             )
     starts, stops = offsets[:-1] - offsets[0], offsets[1:] - offsets[0]
+    if quotes == 2 * n and not column.null_count and bool(np.all(widths >= 2)):
+        # every cell quoted, as pyarrow and R write text: two quotes each, so at its ends if there
+        first, last = body[starts], body[stops - 1]
+        if bool(np.all(first == _QUOTE[0])) and bool(np.all(last == _QUOTE[0])):
+            kept = body[body != _QUOTE[0]]
+            new_offsets = offsets - offsets[0] - 2 * np.arange(n + 1, dtype=np.int32)
+            valid = widths > 2  # ``""``: empty, as an empty cell
+            nulls = int(n - np.count_nonzero(valid))
+            mask = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+            return pa.Array.from_buffers(
+                pa.string(), n, [mask, pa.py_buffer(new_offsets), pa.py_buffer(kept)], null_count=nulls
+            )
     first = body[np.minimum(starts, max(len(body) - 1, 0))]
     last = body[np.maximum(stops - 1, 0)]
     plain = (stops - starts >= 2) & (first == _QUOTE[0]) & (last == _QUOTE[0]) & validity(column)

@@ -1075,6 +1075,36 @@ def test_line_pieces_are_whole_lines_that_join_to_the_stream(final_newline):
     assert all(pieces)
 
 
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ['"abc"', '"de"', '""', '"f"'],  # every cell quoted, widths vary, one empty
+        ['"abcd"', '"efgh"', '"ijkl"'],  # every cell quoted, one width
+        ["abc", '"de"', None, '""', "f"],  # some quoted, an empty cell
+        ['"a"b"', '"c"'],  # a quote inside a cell: not plain
+        ['"a', 'b"'],  # quotes that do not close in their cell
+        ['"', '"a""b"'],  # a lone quote, a doubled one
+        ['"ab"', 'c"d', '"e"'],  # two quotes a cell, counts right, one not at the ends
+    ],
+)
+def test_unquoted_cells_are_the_csv_modules_cells_or_none(cells):
+    """Cells split at commas lose the quotes of a whole quoted field, as the csv module reads them; other quotes: None."""
+    from ldp.aggregator.readers.csv import _unquoted_cells
+
+    column = pa.array(cells, type=pa.string())
+    got = _unquoted_cells(column)
+    plain = all(
+        c is None or '"' not in c or (len(c) >= 2 and c[0] == c[-1] == '"' and c.count('"') == 2)
+        for c in cells
+    )
+    if not plain:
+        assert got is None
+        return
+    expected = [None if c is None else next(csv.reader([c], strict=True))[0] if c else None for c in cells]
+    assert got.to_pylist() == [None if e == "" else e for e in expected]
+    assert _unquoted_cells(column.slice(1)).to_pylist() == got.to_pylist()[1:]
+
+
 def _dialect_file(dialect: str, rows: list[list[str]]) -> bytes:
     """The rows (header first) as a standard tool writes CSV."""
     import pyarrow.csv as pa_csv
