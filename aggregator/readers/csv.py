@@ -2,23 +2,22 @@
 
 The stream is read in pieces of whole lines of a few MB. After the header,
 a piece is parsed by :func:`pyarrow.csv.read_csv` at once, split at every
-comma, with the fingerprint and domain-value columns dictionary-encoded as
-Arrow parses them, when counts over its bytes and Arrow's columns show that
-this gives the rows the rules line by line give (:func:`_arrow_piece`: no
-NUL, no lone CR, no blank line, every line one row of as many fields as the
-header, and every quote opening or closing a whole field, as pyarrow, R,
-pandas and the csv module write quoted text); its line ends are found only
-when a row is rejected or re-checked. A piece where that is not shown is
-read in blocks of lines: while every line is one row (no quotes,
-or quotes that only enclose whole fields on their line) a block is parsed
-by Arrow at once (every column as text, then converted as below), or, when
-the block holds a line Arrow would read otherwise than the rules here (a
-blank line, a CR that does not end a line, a NUL, a row with the wrong
-number of fields, text that is not UTF-8), line by line (split at commas,
-or by the :mod:`csv` module when the block has quotes); from the first block
-with any other use of quotes on, the :mod:`csv` module reads (a quoted
-field may span lines; a row spanning lines that is not a valid report costs
-its first line only).
+comma (every column as text), when counts over its bytes and Arrow's
+columns show that this gives the rows the rules line by line give
+(:func:`_arrow_piece`: no NUL, no lone CR, no blank line, every line one row
+of as many fields as the header, and every quote opening or closing a whole
+field, as pyarrow, R, pandas and the csv module write quoted text); its line
+ends are found only when a row is rejected or re-checked. A piece where that
+is not shown is read in blocks of lines: while every line is one row (no
+quotes, or quotes that only enclose whole fields on their line) a block is
+parsed by Arrow at once (every column as text, then converted as below), or,
+when the block holds a line Arrow would read otherwise than the rules here
+(a blank line, a CR that does not end a line, a NUL, a row with the wrong
+number of fields, text that is not UTF-8), line by line (split at commas, or
+by the :mod:`csv` module when the block has quotes); from the first block
+with any other use of quotes on, the :mod:`csv` module reads (a quoted field
+may span lines; a row spanning lines that is not a valid report costs its
+first line only).
 Cells become Arrow columns by the type of the field the header names: the
 payload fields of the spec's report schema convert their own cells
 (:meth:`ldp.report_schema.ReportField.csv_column`), ``v`` is an integer,
