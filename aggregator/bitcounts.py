@@ -35,6 +35,8 @@ RAPPOR).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = ["COHORT_CHUNK", "TILE_BYTES", "cohort_bit_counts", "column_bit_counts", "unpacked_bit_counts"]
@@ -197,11 +199,20 @@ def cohort_bit_counts(bits: np.ndarray, cohorts: np.ndarray, num_cohorts: int, n
             rows, cohorts[start : start + COHORT_CHUNK].astype(np.uint16), num_cohorts
         )
         per_lane[present] += lanes.reshape(present.shape[0], -1)
-    # lane (word j, shift k, nibble i, 16-bit lane g) counts bit k + 4·(i % 2) of byte 8j + 2g + i // 2
-    j, k, i, g = np.meshgrid(*[np.arange(size) for size in (num_words, 4, 4, 4)], indexing="ij")
     per_byte = np.zeros((num_cohorts, num_words * 8, 8), dtype=np.int64)
-    per_byte[:, (8 * j + 2 * g + i // 2).ravel(), (k + 4 * (i % 2)).ravel()] = per_lane
+    per_byte[:, *_lane_bits(num_words)] = per_lane
     return _to_bit_order(per_byte[:, :num_bytes], num_bits)
+
+
+@functools.lru_cache(maxsize=64)
+def _lane_bits(num_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """(byte, bit k) counted by each lane of :func:`_cohort_lanes`, in lane order.
+
+    Lane (word j, shift k, nibble i, 16-bit lane g) counts bit k + 4·(i % 2)
+    of byte 8j + 2g + i // 2.
+    """
+    j, k, i, g = np.meshgrid(*[np.arange(size) for size in (num_words, 4, 4, 4)], indexing="ij")
+    return (8 * j + 2 * g + i // 2).ravel(), (k + 4 * (i % 2)).ravel()
 
 
 def _cohort_lanes(rows: np.ndarray, cohorts: np.ndarray, num_cohorts: int) -> tuple[np.ndarray, np.ndarray]:

@@ -22,10 +22,11 @@ spec's report schema (:mod:`ldp.report_schema`), in every format.
 
 Each file is read ``chunk_size`` rows at a time (Parquet with
 :meth:`pyarrow.parquet.ParquetFile.iter_batches`; JSON Lines as a byte block
-of whole lines parsed at once by :func:`pyarrow.json.read_json`; CSV, up to
-its first quote, as a byte block parsed at once by
-:func:`pyarrow.csv.read_csv`, then with :mod:`csv`, which knows quoted
-fields spanning lines), so memory stays bounded whatever the file size. A
+of whole lines parsed at once by :func:`pyarrow.json.read_json`; CSV as
+pieces of whole lines parsed at once by :func:`pyarrow.csv.read_csv`, quoted
+fields included as standard tools write them, and with :mod:`csv`, which
+knows quoted fields spanning lines, from the first quote that does not
+enclose a whole field on its line), so memory stays bounded whatever the file size. A
 block Arrow cannot read exactly as the rules below say (a blank line, a
 field of another type, a wrong number of CSV fields, text that is not UTF-8)
 is read line by line instead, so every bad line is rejected alone. Each chunk is validated column-wise

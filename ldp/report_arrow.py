@@ -106,6 +106,8 @@ def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
         hits = _bool(pc.equal(column.dictionary, string_scalar(text)))
         indices = column.indices
         ok = present(indices, n)
+        if len(hits) and hits.all():  # the usual chunk: its one fingerprint is the spec's
+            return ok
         return ok & hits[numeric_values(indices).astype(np.intp)] if len(hits) else ok & False
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return np.zeros(n, dtype=bool)
@@ -117,12 +119,11 @@ def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray
     column = chunk(column)
     if pa.types.is_dictionary(column.type):
         column = column.dictionary_decode()
-    out = np.zeros((n, width), dtype=np.uint8)
     if n == 0:
-        return out, np.zeros(0, dtype=bool)
+        return np.zeros((0, width), dtype=np.uint8), np.zeros(0, dtype=bool)
     if pa.types.is_fixed_size_binary(column.type):
         if column.type.byte_width != width:
-            return out, np.zeros(n, dtype=bool)
+            return np.zeros((n, width), dtype=np.uint8), np.zeros(n, dtype=bool)
         ok = present(column, n)
         data = np.frombuffer(column.buffers()[1], dtype=np.uint8)
         start = column.offset * width
@@ -134,17 +135,19 @@ def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray
     elif pa.types.is_string(column.type) or pa.types.is_binary(column.type):
         offset_type = np.int32
     else:
-        return out, np.zeros(n, dtype=bool)
+        return np.zeros((n, width), dtype=np.uint8), np.zeros(n, dtype=bool)
     buffers = column.buffers()
     offsets = np.frombuffer(buffers[1], dtype=offset_type)[column.offset : column.offset + n + 1].astype(
         np.int64
     )
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
-    ok = (np.diff(offsets) == width) & present(column, n)
+    one_width = np.diff(offsets) == width
+    ok = one_width & present(column, n)
     starts = offsets[:-1]
-    if ok.all() and width and np.all(np.diff(starts) == width):
-        out = data[starts[0] : starts[0] + n * width].reshape(n, width).copy()
-    elif ok.any() and width:
+    if width and one_width.all():  # back to back: one copy (accumulators gather from it)
+        return data[starts[0] : starts[0] + n * width].reshape(n, width).copy(), ok
+    out = np.zeros((n, width), dtype=np.uint8)
+    if ok.any() and width:
         rows = np.flatnonzero(ok)
         out[rows] = data[starts[rows, None] + np.arange(width)]
     return out, ok
@@ -291,8 +294,14 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
         keys = _string_keys(tuple(domain))
         positions = np.arange(len(domain), dtype=np.int64)
-        if pa.types.is_dictionary(column.type):
-            column = column.dictionary_decode()
+        if pa.types.is_dictionary(column.type):  # look up each distinct value once
+            entries, entry_ok = domain_indices(domain, column.dictionary, len(column.dictionary))
+            indices = column.indices
+            index = numeric_values(chunk(indices)).astype(np.intp)
+            if not len(entries):
+                return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+            index = np.where(present(indices, n), index, 0)
+            return entries[index], entry_ok[index] & present(indices, n)
         column = column.cast(pa.string()) if pa.types.is_large_string(value_type) else column
     elif pa.types.is_integer(value_type):
         pairs = [(v, i) for i, v in enumerate(domain) if isinstance(v, int)]

@@ -184,6 +184,38 @@ def _line_blocks(stream: Any, chunk_size: int) -> Iterator[tuple[bytes, np.ndarr
         carry = data[int(ends[-1]) :]
 
 
+def _line_pieces(stream: Any, size: int = _READ_BYTES) -> Iterator[bytes]:
+    """The bytes of ``stream`` in pieces of whole lines, each at most ``size`` bytes where a line end allows.
+
+    A piece ends just after a newline (the last one may end without); a line
+    longer than ``size`` is a piece of its own. Unlike :func:`_line_blocks`,
+    nothing is read per line: the cut is one search for the last newline.
+    """
+    carry = b""
+    while True:
+        more = stream.read(size)
+        data = carry + more if carry else more
+        if not more:
+            if data:
+                yield data
+            return
+        begin = 0
+        while len(data) - begin > size:
+            cut = data.rfind(b"\n", begin, begin + size)
+            if cut < 0:  # a line longer than size: alone in its piece
+                cut = data.find(b"\n", begin + size)
+                if cut < 0:
+                    break
+            yield data[begin : cut + 1]
+            begin = cut + 1
+        cut = data.rfind(b"\n", begin)
+        if cut < 0:
+            carry = data[begin:]
+            continue
+        yield data[begin : cut + 1] if begin or cut + 1 < len(data) else data
+        carry = data[cut + 1 :]
+
+
 def _block_lines(data: bytes, count: int) -> list[bytes]:
     """The ``count`` lines of a block from :func:`_line_blocks`, each with its newline (the last may lack one)."""
     lines = data.split(b"\n")

@@ -1,15 +1,23 @@
 """CSV report files: a header row of field names, one report per row.
 
-While every line is one row (no quotes, or quotes that only enclose whole
-fields on their line, as pyarrow, R, pandas and the csv module write them) a
-block of such lines is parsed by :func:`pyarrow.csv.read_csv` at once (every
-column as text, then converted as below), or, when the block holds a line
-Arrow would read otherwise than the rules here (a blank line, a CR that does
-not end a line, a NUL, a row with the wrong number of fields, text that is
-not UTF-8), line by line (split at commas, or by the :mod:`csv` module when
-the block has quotes); from the first block with any other use of quotes on,
-the :mod:`csv` module reads (a quoted field may span lines; a row spanning
-lines that is not a valid report costs its first line only).
+The stream is read in pieces of whole lines of a few MB. After the header,
+a piece is parsed by :func:`pyarrow.csv.read_csv` at once, split at every
+comma (every column as text), when counts over its bytes and Arrow's
+columns show that this gives the rows the rules line by line give
+(:func:`_arrow_piece`: no NUL, no lone CR, no blank line, every line one row
+of as many fields as the header, and every quote opening or closing a whole
+field, as pyarrow, R, pandas and the csv module write quoted text); its line
+ends are found only when a row is rejected or re-checked. A piece where that
+is not shown is read in blocks of lines: while every line is one row (no
+quotes, or quotes that only enclose whole fields on their line) a block is
+parsed by Arrow at once (every column as text, then converted as below), or,
+when the block holds a line Arrow would read otherwise than the rules here
+(a blank line, a CR that does not end a line, a NUL, a row with the wrong
+number of fields, text that is not UTF-8), line by line (split at commas, or
+by the :mod:`csv` module when the block has quotes); from the first block
+with any other use of quotes on, the :mod:`csv` module reads (a quoted field
+may span lines; a row spanning lines that is not a valid report costs its
+first line only).
 Cells become Arrow columns by the type of the field the header names: the
 payload fields of the spec's report schema convert their own cells
 (:meth:`ldp.report_schema.ReportField.csv_column`), ``v`` is an integer,
@@ -25,7 +33,7 @@ import csv
 import io
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -41,11 +49,12 @@ from ldp.aggregator.readers.common import (
     _finish,
     _has_blank_line,
     _line_blocks,
+    _line_pieces,
     _open_binary,
     _text,
 )
 from ldp.aggregator.rejects import Reject
-from ldp.arrow_numpy import string_array
+from ldp.arrow_numpy import string_array, validity
 from ldp.errors import ReportError
 from ldp.report import Report
 from ldp.report_arrow import INT_TEXT, csv_float_array, csv_int_array, csv_int_column
@@ -304,41 +313,120 @@ def read_csv_stream(
     header; with it (a byte range after the file's header line) every row is
     data. Line numbers count from 1 at the start of the stream.
 
-    While every line is one row (a block without quotes, or whose quotes
-    all enclose whole fields on their own line:
-    :func:`_quotes_close_on_their_line`), a block of lines that decodes as
-    UTF-8 is parsed by Arrow in bulk, which splits it as the csv module does;
-    lines holding a CR (other than a CRLF end) or a NUL, or very long ones,
-    still go through the csv module. From the first block with any other
-    quote on, the rest of the stream goes through the csv module (a quoted
-    field may span lines and blocks; a row spanning lines that is not a
-    valid report costs its first line only, see the module docstring).
+    A piece of lines after the header is parsed by Arrow at once when
+    that gives exactly the rows of the rules line by line
+    (:func:`_arrow_piece`); otherwise, while every line is one row (a block
+    without quotes, or whose quotes all enclose whole fields on their own
+    line: :func:`_quotes_close_on_their_line`), a block of lines that
+    decodes as UTF-8 is parsed by Arrow in bulk, which splits it as the csv
+    module does; lines holding a CR (other than a CRLF end) or a NUL, or
+    very long ones, still go through the csv module. From the first block
+    with any other quote on, the rest of the stream goes through the csv
+    module (a quoted field may span lines and blocks; a row spanning lines
+    that is not a valid report costs its first line only, see the module
+    docstring).
     """
     rows = _CsvRows(path, spec, chunk_size, header)
-    blocks = _line_blocks(stream, chunk_size)
-    taken = 0
-    for data, ends in blocks:
-        count = int(ends.size)
-        bom = strip_bom and taken == 0
-        quoted = b'"' in data
-        if quoted and not _quotes_close_on_their_line(
-            data, ends, len(_BOM) if bom and data.startswith(_BOM) else 0
-        ):
-            rest = itertools.chain(
-                _block_lines(data, count),
-                (line for more, n in blocks for line in _block_lines(more, int(n.size))),
-            )
-            yield from rows.take_lines(_Lines(rest, strip_bom=bom, lines_before=taken))
+    pieces = _line_pieces(stream, _PIECE_BYTES)
+    taken: int | None = 0
+    for piece in pieces:
+        taken = yield from _read_piece(rows, piece, pieces, taken or 0, strip_bom)
+        if taken is None:  # the csv module read the rest of the stream
             break
-        fast = _arrow_block(rows, data, ends, taken, bom, quoted)
-        if fast is not None:
-            yield from fast
-        else:
-            yield from (_csv_module_block if quoted else _unquoted_block)(rows, data, count, taken, bom)
-        taken += count
     last = rows.take()
     if last is not None:
         yield last
+
+
+def _read_piece(
+    rows: _CsvRows, piece: bytes, pieces: Iterator[bytes], taken: int, strip_bom: bool
+) -> Generator[ReadChunk, None, int | None]:
+    """The rows of a piece of whole lines after ``taken`` lines; the lines taken after it (None: the csv module read on).
+
+    The lines up to the header are read one at a time by the rules line by
+    line; the rest of the piece by Arrow at once where that gives the same
+    rows (:func:`_arrow_piece`), else block by block (:func:`_exact_blocks`).
+    """
+    begin = 0
+    while rows.names is None and begin < len(piece):
+        end = piece.find(b"\n", begin) + 1 or len(piece)
+        line = iter([(piece[begin:end], np.array([end - begin], dtype=np.int64))])
+        after = _exact_blocks(rows, line, itertools.chain([piece[end:]], pieces), taken, strip_bom)
+        lines = yield from after
+        if lines is None:
+            return None
+        taken, begin = lines, end
+    data = piece[begin:] if begin else piece
+    if not data:
+        return taken
+    fast = _arrow_piece(rows, data, taken)
+    if fast is not None:
+        chunks, count = fast
+        yield from chunks
+        return taken + count
+    blocks = _line_blocks(io.BytesIO(data), rows.chunk_size)
+    return (yield from _exact_blocks(rows, blocks, pieces, taken, strip_bom))
+
+
+def _exact_blocks(
+    rows: _CsvRows,
+    blocks: Iterator[tuple[bytes, np.ndarray]],
+    pieces: Iterator[bytes],
+    taken: int,
+    strip_bom: bool,
+) -> Generator[ReadChunk, None, int | None]:
+    """The rows of blocks of lines by the rules line by line; the lines taken after them (None: the csv module read on).
+
+    From the first block with a quote that does not open or close a whole
+    field on its line, the csv module reads every line left: those of the
+    blocks, then of ``pieces``.
+    """
+    for block, ends in blocks:
+        bom = strip_bom and taken == 0
+        if _needs_csv_module(block, ends, bom):
+            rest = _lines_after(itertools.chain([(block, ends)], blocks), pieces, rows.chunk_size)
+            yield from rows.take_lines(_Lines(rest, strip_bom=bom, lines_before=taken))
+            return None
+        yield from _exact_block(rows, block, ends, taken, bom)
+        taken += int(ends.size)
+    return taken
+
+
+def _needs_csv_module(data: bytes, ends: np.ndarray, strip_bom: bool) -> bool:
+    """Whether a block of lines quotes otherwise than whole fields on their own line (the csv module reads on)."""
+    if b'"' not in data:
+        return False
+    skip = len(_BOM) if strip_bom and data.startswith(_BOM) else 0
+    return not _quotes_close_on_their_line(data, ends, skip)
+
+
+def _lines_after(
+    blocks: Iterable[tuple[bytes, np.ndarray]], pieces: Iterator[bytes], chunk_size: int
+) -> Iterator[bytes]:
+    """The lines of ``blocks``, then of every piece left in ``pieces``."""
+    for data, ends in blocks:
+        yield from _block_lines(data, int(ends.size))
+    for piece in pieces:
+        for block, block_ends in _line_blocks(io.BytesIO(piece), chunk_size):
+            yield from _block_lines(block, int(block_ends.size))
+
+
+def _exact_block(
+    rows: _CsvRows, data: bytes, ends: np.ndarray, taken: int, strip_bom: bool
+) -> Iterator[ReadChunk]:
+    """The rows of a block of lines whose quotes (if any) close on their own line, by the rules line by line.
+
+    Arrow parses the block at once where that gives the same rows
+    (:func:`_arrow_block`); otherwise it is split line by line.
+    """
+    quoted = b'"' in data
+    fast = _arrow_block(rows, data, ends, taken, strip_bom, quoted)
+    if fast is not None:
+        yield from fast
+    else:
+        yield from (_csv_module_block if quoted else _unquoted_block)(
+            rows, data, int(ends.size), taken, strip_bom
+        )
 
 
 def _unquoted_block(
@@ -499,6 +587,207 @@ def _arrow_block(
     return [pending, chunk] if pending is not None else [chunk]
 
 
+def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChunk], int] | None:
+    """The chunks of a piece of whole lines after the header parsed by Arrow at once, and its line count.
+
+    None (read it block by block, :func:`_arrow_block`, or line by line)
+    unless Arrow reads it exactly as the rules line by line do, which is
+    shown with counts over the piece's bytes and Arrow's columns, never
+    finding its line ends: no NUL; no CR but in CRLF line ends (as many rows
+    as line feeds: Arrow ends a line at a lone CR too); every line one row
+    of as many fields as the header, split at every comma (Arrow fails on a
+    line of white space, a line of other fields or text that is not UTF-8,
+    and reads an empty line as a row of empty cells: a piece with such a row
+    is read otherwise). Arrow does not read quotes here: a cell with a quote
+    must be one whole quoted field, ``"text"`` with no other quote (as
+    pyarrow, R, pandas and the csv module write text), which the csv module
+    reads as the text inside (:func:`_unquoted_cells`); a piece with any
+    other quote (a comma or doubled quote inside quotes, text after a
+    closing quote, a quote inside a field) is read otherwise. The row-by-row
+    re-check of a row the columns do not accept, and the text of a reject,
+    split that row's line alone (:class:`_PieceLines`).
+    """
+    names = rows.names
+    if names is None or len(names) < 2 or len(data) > _CSV_FIELD_LIMIT:
+        return None
+    if b"\x00" in data or (len(data) < _SHORT_PIECE_BYTES and data.count(b"\n") < _SMALLEST_ARROW_BLOCK):
+        return None  # a NUL, or a few lines only (Arrow's fixed cost is not worth it)
+    keys = [f"c{j}" for j in range(len(names))]
+    try:
+        table = pa_csv.read_csv(
+            io.BytesIO(data),
+            read_options=pa_csv.ReadOptions(column_names=keys, block_size=_PIECE_BLOCK_BYTES),
+            parse_options=pa_csv.ParseOptions(
+                quote_char=False, escape_char=False, newlines_in_values=False, ignore_empty_lines=False
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(keys, pa.string()), null_values=[""], strings_can_be_null=True
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+    count = table.num_rows  # one row per line: Arrow ends a line at LF, CRLF and a lone CR ...
+    if b"\r" in data and count != data.count(b"\n") + (not data.endswith(b"\n")):
+        return None  # ... which the rules here do not (and a CRLF is one line end in both)
+    quoted = b'"' in data
+    parts = []  # the cells of each batch Arrow parsed (a block of the piece), by column
+    for batch in table.to_batches():
+        cells = batch.columns
+        if min(column.null_count for column in cells) and not np.all(
+            np.any([validity(column) for column in cells], axis=0)
+        ):  # Arrow reads an empty line as a row of empty cells; a blank line is not a row
+            return None
+        if quoted:
+            unquoted = [_unquoted_cells(column) for column in cells]
+            if any(column is None for column in unquoted):
+                return None
+            cells = [column for column in unquoted if column is not None]
+        parts.append(cells)
+    pending = rows.take()
+    chunks = [pending] if pending is not None else []
+    lines = _PieceLines(data)
+    first = 0
+    for cells in parts:
+        size = len(cells[0])
+        for begin in range(0, size, rows.chunk_size):
+            part = [column.slice(begin, rows.chunk_size) for column in cells]
+            chunks.append(
+                _cells_chunk(rows.path, rows.spec, names, part, lines, first + begin, taken + 1, quoted)
+            )
+        first += size
+    return chunks, count
+
+
+#: A piece shorter than this is parsed by Arrow only if it has at least :data:`_SMALLEST_ARROW_BLOCK` lines.
+_SHORT_PIECE_BYTES = 1 << 16
+#: Bytes of whole lines Arrow parses at once (a few MB: larger pieces cost the kernel more page faults).
+_PIECE_BYTES = 1 << 22
+#: Arrow's parallel blocks when it parses a piece (a line longer than this makes Arrow fail: read otherwise).
+_PIECE_BLOCK_BYTES = 1 << 20
+
+
+def _unquoted_cells(column: pa.Array) -> pa.Array | None:
+    """The cells of a column split at commas as the csv module reads them, or None if a quote is not plain.
+
+    Every ``"`` in the column must open or close a whole quoted cell
+    (``"text"``: first and last byte, none between); such a cell stands for
+    the text inside, empty (an absent field, as an empty cell) for ``""``.
+    Built from the column's buffers: the quotes are dropped from the bytes
+    and the offsets moved by the quotes before each cell.
+    """
+    n = len(column)
+    buffers = column.buffers()
+    if n == 0 or buffers[2] is None:
+        return column
+    offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset : column.offset + n + 1]
+    body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    quotes = int(np.count_nonzero(body == _QUOTE[0]))
+    if not quotes:
+        return column
+    widths = np.diff(offsets)
+    width = int(widths[0])
+    if quotes == 2 * n and width > 2 and not column.null_count and bool(np.all(widths == width)):
+        grid = body.reshape(n, width)  # cells of one width (a fingerprint, base64 bits): no offsets to move
+        if bool(np.all(grid[:, 0] == _QUOTE[0])) and bool(np.all(grid[:, -1] == _QUOTE[0])):
+            inner = np.ascontiguousarray(grid[:, 1:-1])
+            new_offsets = np.arange(n + 1, dtype=np.int32) * np.int32(width - 2)
+            return pa.Array.from_buffers(
+                pa.string(), n, [None, pa.py_buffer(new_offsets), pa.py_buffer(inner)]
+            )
+    starts, stops = offsets[:-1] - offsets[0], offsets[1:] - offsets[0]
+    if quotes == 2 * n and not column.null_count and bool(np.all(widths >= 2)):
+        # every cell quoted, as pyarrow and R write text: two quotes each, so at its ends if there
+        first, last = body[starts], body[stops - 1]
+        if bool(np.all(first == _QUOTE[0])) and bool(np.all(last == _QUOTE[0])):
+            kept = body[body != _QUOTE[0]]
+            new_offsets = offsets - offsets[0] - 2 * np.arange(n + 1, dtype=np.int32)
+            valid = widths > 2  # ``""``: empty, as an empty cell
+            nulls = int(n - np.count_nonzero(valid))
+            mask = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+            return pa.Array.from_buffers(
+                pa.string(), n, [mask, pa.py_buffer(new_offsets), pa.py_buffer(kept)], null_count=nulls
+            )
+    first = body[np.minimum(starts, max(len(body) - 1, 0))]
+    last = body[np.maximum(stops - 1, 0)]
+    plain = (stops - starts >= 2) & (first == _QUOTE[0]) & (last == _QUOTE[0]) & validity(column)
+    if quotes != 2 * int(np.count_nonzero(plain)):
+        return None
+    keep = np.ones(len(body), dtype=bool)  # every quote is the first or last byte of a plain cell
+    keep[starts[plain]] = False
+    keep[stops[plain] - 1] = False
+    kept = body[keep]
+    before = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(plain, out=before[1:])
+    new_offsets = (offsets - offsets[0] - 2 * before).astype(np.int32)
+    valid = validity(column) & (np.diff(new_offsets) > 0)  # ``""``: empty, as an empty cell
+    nulls = int(n - np.count_nonzero(valid))
+    mask = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(
+        pa.string(), n, [mask, pa.py_buffer(new_offsets), pa.py_buffer(kept)], null_count=nulls
+    )
+
+
+class _PieceLines:
+    """The lines of a piece of bytes, found only when one is asked for (a rejected or re-checked row)."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self._ends: np.ndarray | None = None
+
+    def __getitem__(self, i: int) -> str:
+        """Line ``i`` (from 0) as text, without its line end."""
+        if self._ends is None:
+            ends = np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == 10) + 1
+            if not ends.size or ends[-1] != len(self.data):
+                ends = np.append(ends, len(self.data))
+            self._ends = ends
+        start = int(self._ends[i - 1]) if i else 0
+        return _text(self.data[start : int(self._ends[i])])
+
+
+def _cells_chunk(
+    path: str,
+    spec: Any,
+    header: Sequence[str],
+    cells: Sequence[pa.Array],
+    lines: _PieceLines,
+    first: int,
+    first_number: int,
+    quoted: bool,
+) -> ReadChunk:
+    """A chunk of rows Arrow read from a piece (cells by column), row ``i`` being the piece's line ``first + i``."""
+    n = len(cells[0])
+    columns = _cell_columns(spec, header, cells, n)
+
+    def raw(i: int) -> str:
+        return lines[first + i]
+
+    return _finish(
+        spec,
+        path,
+        columns,
+        n,
+        lambda i: first_number + first + i,
+        lambda i: _csv_report(header, _split_line(raw(i), quoted), spec),
+        raw,
+    )
+
+
+def _cell_columns(spec: Any, header: Sequence[str], cells: Sequence[pa.Array], n: int) -> dict[str, pa.Array]:
+    """The report columns of CSV cells read as text (null: empty), by the field the header names."""
+    schema = report_schema_of(spec)
+    arrays = []
+    for name, strings in zip(header, cells):
+        field = schema.field(name)
+        if field is not None:
+            arrays.append(_field_column(field, strings))
+        elif name == _VERSION:
+            arrays.append(csv_int_array(strings))
+        else:  # a field this spec's reports do not carry: only whether a cell is set matters
+            arrays.append(strings)
+    return _columns_by_name(header, arrays, n)
+
+
 def _header_only(
     rows: _CsvRows, data: bytes, ends: np.ndarray, first_number: int, quoted: bool = False
 ) -> list[ReadChunk] | None:
@@ -522,19 +811,8 @@ def _arrow_csv_chunk(
     quoted: bool = False,
 ) -> ReadChunk:
     """A chunk of the rows Arrow read (each a line, in order from ``first_number``), as :func:`_csv_chunk` does."""
-    schema = report_schema_of(spec)
     n = table.num_rows
-    arrays = []
-    for j, name in enumerate(header):
-        strings = table.column(j).combine_chunks()
-        field = schema.field(name)
-        if field is not None:
-            arrays.append(_field_column(field, strings))
-        elif name == _VERSION:
-            arrays.append(csv_int_array(strings))
-        else:  # a field this spec's reports do not carry: only whether a cell is set matters
-            arrays.append(strings)
-    columns = _columns_by_name(header, arrays, n)
+    columns = _cell_columns(spec, header, [column.combine_chunks() for column in table.columns], n)
     starts = np.concatenate(([0], ends[:-1]))
 
     def raw(i: int) -> str:

@@ -1025,6 +1025,12 @@ _QUOTED_PIECES = [
     "1,{fp},a",
     "",
     "1,{fp}",
+    '"",{fp},a',  # a quoted empty version cell
+    '1,"",a',  # a quoted empty fingerprint (a dictionary-encoded column)
+    '1,{fp},""""',  # a doubled quote alone
+    '1,{fp},"',  # a lone quote closing the line
+    '1,"{fp},a"',  # a comma inside quotes spanning two cells
+    '1,{fp},"a"""',  # a doubled quote before the closing one
 ]
 
 
@@ -1052,6 +1058,113 @@ def test_csv_quoted_bulk_equals_the_csv_module(pieces, line_end, quoted_header, 
     expected = _csv_reference(data, spec)
     assert got[0] == expected[0]
     assert got[1] == expected[1]
+
+
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_line_pieces_are_whole_lines_that_join_to_the_stream(final_newline):
+    """Pieces end just after a newline, hold at most ``size`` bytes unless one line is longer, and join to the input."""
+    from ldp.aggregator.readers.common import _line_pieces
+
+    lines = [b"x" * length + b"\n" for length in (3, 0, 7, 40, 1, 2, 25, 5, 9)]
+    data = b"".join(lines) + (b"" if final_newline else b"tail")
+    pieces = list(_line_pieces(io.BytesIO(data), size=16))
+    assert b"".join(pieces) == data
+    for piece in pieces[:-1]:
+        assert piece.endswith(b"\n")
+        assert len(piece) <= 16 or piece.count(b"\n") == 1  # the 41-byte line alone
+    assert all(pieces)
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ['"abc"', '"de"', '""', '"f"'],  # every cell quoted, widths vary, one empty
+        ['"abcd"', '"efgh"', '"ijkl"'],  # every cell quoted, one width
+        ["abc", '"de"', None, '""', "f"],  # some quoted, an empty cell
+        ['"a"b"', '"c"'],  # a quote inside a cell: not plain
+        ['"a', 'b"'],  # quotes that do not close in their cell
+        ['"', '"a""b"'],  # a lone quote, a doubled one
+        ['"ab"', 'c"d', '"e"'],  # two quotes a cell, counts right, one not at the ends
+    ],
+)
+def test_unquoted_cells_are_the_csv_modules_cells_or_none(cells):
+    """Cells split at commas lose the quotes of a whole quoted field, as the csv module reads them; other quotes: None."""
+    from ldp.aggregator.readers.csv import _unquoted_cells
+
+    column = pa.array(cells, type=pa.string())
+    got = _unquoted_cells(column)
+    plain = all(
+        c is None or '"' not in c or (len(c) >= 2 and c[0] == c[-1] == '"' and c.count('"') == 2)
+        for c in cells
+    )
+    if not plain:
+        assert got is None
+        return
+    expected = [None if c is None else next(csv.reader([c], strict=True))[0] if c else None for c in cells]
+    assert got.to_pylist() == [None if e == "" else e for e in expected]
+    assert _unquoted_cells(column.slice(1)).to_pylist() == got.to_pylist()[1:]
+
+
+def _dialect_file(dialect: str, rows: list[list[str]]) -> bytes:
+    """The rows (header first) as a standard tool writes CSV."""
+    import pyarrow.csv as pa_csv
+
+    if dialect == "pyarrow":  # strings quoted, LF
+        table = pa.table({name: [row[j] for row in rows[1:]] for j, name in enumerate(rows[0])})
+        table = table.set_column(0, "v", pa.array([int(row[0]) for row in rows[1:]]))
+        sink = io.BytesIO()
+        pa_csv.write_csv(table, sink)
+        return sink.getvalue()
+    if dialect == "pandas":  # quotes only where needed, LF
+        return pd.DataFrame(rows[1:], columns=rows[0]).to_csv(index=False).encode()
+    text = io.StringIO()
+    quoting = {"csv quote all": csv.QUOTE_ALL, "csv minimal": csv.QUOTE_MINIMAL, "R": csv.QUOTE_NONNUMERIC}
+    writer = csv.writer(text, quoting=quoting[dialect])  # CRLF line ends, as the csv module writes them
+    body: list[list] = [[int(row[0]), *row[1:]] for row in rows[1:]] if dialect == "R" else rows[1:]
+    writer.writerows([rows[0], *body])
+    return text.getvalue().encode()
+
+
+@pytest.mark.parametrize("dialect", ["pyarrow", "pandas", "csv quote all", "csv minimal", "R"])
+def test_csv_dialects_of_standard_tools_are_parsed_by_arrow_in_bulk_with_identical_results(
+    monkeypatch, dialect
+):
+    """CSV as pyarrow, pandas, R and the csv module write it: Arrow parses every line after the header at once.
+
+    The reports and rejects equal the csv module's line by line (a reject
+    of another spec, an unknown value, an empty cell and a quoted comma
+    among them), and no data line goes through the line-by-line path.
+    """
+    import ldp.aggregator.readers.csv as csv_reader
+    from ldp.aggregator.io import read_csv_stream
+
+    spec = _CSV_SPEC
+    fp = spec.fingerprint
+    rows = [["v", "spec", "value"]] + [["1", fp, spec.domain[i % 3]] for i in range(300)]
+    rows[40] = ["1", "0000000000000000", "a"]  # another spec's report
+    rows[41] = ["1", fp, "zz"]  # a value outside the domain
+    rows[42] = ["1", fp, ""]  # no value
+    data = _dialect_file(dialect, rows)
+    exact_lines = []
+    exact_block = csv_reader._exact_block
+
+    def spy(rows_, block, ends, taken, strip_bom):
+        exact_lines.append(int(ends.size))
+        return exact_block(rows_, block, ends, taken, strip_bom)
+
+    monkeypatch.setattr(csv_reader, "_exact_block", spy)
+    got = _accumulate_chunks(spec, read_csv_stream(io.BytesIO(data), "f.csv", spec, chunk_size=64))
+    assert exact_lines == [1]  # the header only
+    expected = _csv_reference(data, spec)
+    assert got[0] == expected[0]
+    assert got[1] == expected[1]
+    assert [r["line"] for r in got[1]] == [41, 42, 43]
+    # a quoted comma (a value no tool would quote otherwise) is read exactly too, off the bulk path
+    if dialect != "pandas":
+        comma = data.replace(b"zz", b"z,z") if dialect == "pyarrow" else data.replace(b'"zz"', b'"z,z"')
+        assert _accumulate_chunks(spec, read_csv_stream(io.BytesIO(comma), "f.csv", spec)) == _csv_reference(
+            comma, spec
+        )
 
 
 @pytest.mark.parametrize(
