@@ -309,22 +309,7 @@ def one_hot_coins(
     tables = _tables(p, q, sizes)
     run = _backend(backend, n)
     steps = _steps(counts, tables)
-    coin = tables.tables[0]
-    assert coin is not None
-    mean_bits = np.full(n, coin.mean_digits)
-    if tables.run:  # a run symbol covers (1 − r^RUN)/q coins on average; the last one may overshoot
-        runs = tables.tables[1]
-        assert runs is not None
-        per_symbol = float(q) / (1 - (1 - float(q)) ** RUN)
-        mean_bits += runs.mean_digits * (counts * per_symbol + 0.5)
-    else:
-        tail = counts % BLOCK
-        for t in sorted(sizes):
-            per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
-            mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
-    row_bits = np.maximum(
-        0, np.ceil(mean_bits).astype(np.int64) + ROW_SLACK
-    )  # about each report's expected need
+    row_bits = _row_bits(counts, tables, q, sizes)
     end = np.cumsum(row_bits)
     pos = end - row_bits
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n)
@@ -349,6 +334,24 @@ def one_hot_coins(
         truebit << lane.astype(np.uint8)
     )
     return out
+
+
+def _row_bits(counts: np.ndarray, tables: _Tables, q: Fraction, sizes: frozenset[int]) -> np.ndarray:
+    """Digits of each report's first row: about its expected need (it depends on the widths only, never on digits)."""
+    coin = tables.tables[0]
+    assert coin is not None
+    mean_bits = np.full(counts.size, coin.mean_digits)
+    if tables.run:  # a run symbol covers (1 − r^RUN)/q coins on average; the last one may overshoot
+        runs = tables.tables[1]
+        assert runs is not None
+        per_symbol = float(q) / (1 - (1 - float(q)) ** RUN)
+        mean_bits += runs.mean_digits * (counts * per_symbol + 0.5)
+    else:
+        tail = counts % BLOCK
+        for t in sorted(sizes):
+            per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
+            mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
+    return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + ROW_SLACK)
 
 
 def _steps(counts: np.ndarray, tables: _Tables) -> np.ndarray:

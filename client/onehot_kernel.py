@@ -38,6 +38,56 @@ def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _lane_arrays():  # pragma: no cover - compiled
+    """Six int64 arrays of _LANES entries: each lane's report, digit position, step, stop step, row end, full blocks."""
+    return (
+        np.zeros(_LANES, dtype=np.int64),
+        np.zeros(_LANES, dtype=np.int64),
+        np.zeros(_LANES, dtype=np.int64),
+        np.zeros(_LANES, dtype=np.int64),
+        np.zeros(_LANES, dtype=np.int64),
+        np.zeros(_LANES, dtype=np.int64),
+    )
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _window_at(words, p):  # pragma: no cover - compiled
+    """The WINDOW digits from digit p on, as an int64."""
+    index = p >> 6
+    offset = np.uint64(p & 63)
+    word = words[index]
+    if offset > 0:
+        word = (word << offset) | (words[index + 1] >> (np.uint64(64) - offset))
+    return np.int64(word >> np.uint64(64 - WINDOW))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _table_of(s, run, count):  # pragma: no cover - compiled
+    """(table, block size) of step s: the true coin's (0, 1), the runs' (1, 1), or a block's (size, size)."""
+    if s == 0:
+        return 0, 1
+    if run:
+        return 1, 1
+    size = min(BLOCK, count - BLOCK * (s - 1))
+    return size, size
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _place(out, truebit, r, s, cell, size, run, count):  # pragma: no cover - compiled
+    """Record step s's symbol ``cell`` of report r; the next step."""
+    if s == 0:
+        truebit[r] = cell
+        return 1
+    if run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
+        covered = s - 1 + min(cell + 1, RUN)
+        if cell < RUN and covered <= count:
+            out[r, (covered - 1) >> 3] |= np.uint8(1 << (7 - ((covered - 1) & 7)))
+        return 1 + covered
+    out[r, s - 1] = cell << (BLOCK - size)
+    return s + 1
+
+
+@numba.njit(cache=True, nogil=True)
 def _kernel(
     words,
     active,
@@ -57,20 +107,15 @@ def _kernel(
     prefix,
 ):  # pragma: no cover - compiled
     """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains)."""
-    lane_r = np.zeros(_LANES, dtype=np.int64)
-    lane_p = np.zeros(_LANES, dtype=np.int64)
-    lane_s = np.zeros(_LANES, dtype=np.int64)
-    lane_stop = np.zeros(_LANES, dtype=np.int64)
-    lane_e = np.zeros(_LANES, dtype=np.int64)
-    lane_full = np.zeros(_LANES, dtype=np.int64)  # blocks 1 … lane_full hold 8 coins (0 by runs)
-    shift = np.uint64(64 - WINDOW)
+    lane_r, lane_p, lane_s, lane_stop, lane_e, lane_full = (
+        _lane_arrays()
+    )  # full: blocks 1 … full hold 8 coins
     for base in range(0, active.size, _LANES):
         group = min(_LANES, active.size - base)
         for g in range(group):
             r = active[base + g]
-            lane_r[g], lane_p[g], lane_s[g] = r, pos[r], step[r]
+            lane_r[g], lane_p[g], lane_s[g], lane_e[g] = r, pos[r], step[r], end[r]
             lane_stop[g] = 1 + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
-            lane_e[g] = end[r]
             lane_full[g] = 0 if run else counts[r] // BLOCK
             status[r] = 0
         running = group
@@ -79,16 +124,8 @@ def _kernel(
                 s = lane_s[g]
                 if s >= lane_stop[g]:
                     continue
-                r = lane_r[g]
-                p = lane_p[g]
-                e = lane_e[g]
-                full = lane_full[g]
-                index = p >> 6
-                offset = np.uint64(p & 63)
-                word = words[index]
-                if offset > 0:
-                    word = (word << offset) | (words[index + 1] >> (np.uint64(64) - offset))
-                v = np.int64(word >> shift)
+                r, p, e, full = lane_r[g], lane_p[g], lane_e[g], lane_full[g]
+                v = _window_at(words, p)
                 if 0 < s <= full:  # a full block, and the next one too when the window settles it
                     entry = np.int64(pairs[v])
                     d1 = (entry >> 16) & 31
@@ -99,28 +136,18 @@ def _kernel(
                         out[r, s - 1] = entry & 0xFF
                         if nextfull:
                             out[r, s] = (entry >> 8) & 0xFF  # overwritten by the next step unless two
-                        lane_p[g] = p + d1 + two * d2
                         s += 1 + two
-                        lane_s[g] = s
+                        lane_p[g], lane_s[g] = p + d1 + two * d2, s
                         if s >= lane_stop[g]:
                             running -= 1
                         continue
-                size = 1
-                t = 0
-                if s > 0:
-                    if run:
-                        t = 1
-                    else:
-                        size = min(BLOCK, counts[r] - BLOCK * (s - 1))
-                        t = size
+                t, size = _table_of(s, run, counts[r])
                 entry = np.int64(window[t, v])
-                digits = entry >> 8
-                cell = entry & 0xFF
+                digits, cell = entry >> 8, entry & 0xFF
                 if (
                     p + (digits if digits > 0 else PRECISION) > e
                 ):  # may need digits past the row: wait for more
-                    status[r] = _STALLED
-                    lane_stop[g] = s
+                    status[r], lane_stop[g] = _STALLED, s
                     running -= 1
                     continue
                 if digits > 0:
@@ -128,30 +155,15 @@ def _kernel(
                 else:
                     p, cell = _slow(words, p + WINDOW, v, cell, cells[t] - 1, lower[t], upper[t])
                     if cell < 0:
-                        prefix[r] = -1 - cell
-                        status[r] = _EXACT
-                        lane_p[g] = p
-                        lane_stop[g] = s
+                        prefix[r], status[r], lane_p[g], lane_stop[g] = -1 - cell, _EXACT, p, s
                         running -= 1
                         continue
-                if s == 0:
-                    truebit[r] = cell
-                    s = 1
-                elif run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-                    covered = s - 1 + min(cell + 1, RUN)
-                    if cell < RUN and covered <= counts[r]:
-                        out[r, (covered - 1) >> 3] |= np.uint8(1 << (7 - ((covered - 1) & 7)))
-                    s = 1 + covered
-                else:
-                    out[r, s - 1] = cell << (BLOCK - size)
-                    s += 1
-                lane_p[g] = p
-                lane_s[g] = s
+                s = _place(out, truebit, r, s, cell, size, run, counts[r])
+                lane_p[g], lane_s[g] = p, s
                 if s >= lane_stop[g]:
                     running -= 1
         for g in range(group):
-            r = lane_r[g]
-            pos[r], step[r] = lane_p[g], lane_s[g]
+            pos[lane_r[g]], step[lane_r[g]] = lane_p[g], lane_s[g]
 
 
 def run_kernel(
