@@ -40,6 +40,7 @@ References
 
 from __future__ import annotations
 
+import operator
 import os
 import threading
 import weakref
@@ -104,10 +105,14 @@ class BitSource:
     def fields(self, width: int, n: int) -> np.ndarray:
         """``n`` independent uniform integers of ``width`` bits (1 to 64).
 
-        Unsigned integers of the smallest type that holds ``width`` bits.
+        Unsigned integers of the smallest type that holds ``width`` bits, in
+        a new array the caller owns (a source's words may be read-only, as
+        ``os.urandom``'s buffer is).
         """
         if not 1 <= width <= 64:
             raise ParameterError(f"bit fields are 1 to 64 bits wide, got {width}")
+        if n < 0:
+            raise ParameterError(f"a number of bit fields cannot be negative, got {n}")
         per = 64 // width
         mask = (1 << width) - 1
         with self._lock:
@@ -123,11 +128,16 @@ class BitSource:
             rest = n - len(head)
             if not rest:
                 return np.array(head, dtype=_narrowest(width))
-            words = np.asarray(self.source.words(-(-rest // per)), dtype=np.uint64)
+            wanted = -(-rest // per)
+            words = np.asarray(self.source.words(wanted), dtype=np.uint64)
+            if words.shape != (wanted,):  # a source breaking its contract: never keep bits it did not give
+                raise ParameterError(f"the random source gave {words.size} words, asked for {wanted}")
             used = rest - (words.size - 1) * per  # fields used of the last word
             self._keep(int(words[-1]), width, used)
         body = _cut(words, width)[:rest]
-        return np.concatenate([np.array(head, dtype=body.dtype), body]) if head else body
+        if head:
+            return np.concatenate([np.array(head, dtype=body.dtype), body])
+        return body.copy() if width in _VIEWS else body  # a view of the source's words: copied
 
     def _keep(self, word: int, width: int, used: int) -> None:
         """Keep the bits of ``word`` outside its first ``used`` fields of ``width`` bits (see :func:`_cut`)."""
@@ -239,6 +249,7 @@ def uniform_below_bits(bits: BitSource, bound: int, n: int) -> np.ndarray:
     taken in order; the spare ones are dropped). A power of two reads
     exactly its bits.
     """
+    bound = operator.index(bound)
     if not 1 <= bound <= 1 << 63:
         raise ParameterError(f"uniform integers need a bound in [1, 2^63], got {bound}")
     if bound == 1:
@@ -441,8 +452,10 @@ def bernoulli_bits(bits: BitSource, probability: Fraction, n: int) -> np.ndarray
     """``n`` independent coins, each True with exactly ``probability``: a boolean array.
 
     A dyadic probability a/2^e (e ≤ 64) is drawn eight coins at a time from
-    :func:`block_table` (fewer than h(p) + 1/4 bits a coin on average; the
-    coins of the last block past ``n`` are dropped). Any other probability
+    :func:`block_table` (a bit-by-bit walk of that tree reads fewer than
+    h(p) + 1/4 bits a coin on average; the stepped walk reads a few whole
+    steps more: binary RR at ε = 1 1.25 bits a coin, GRR's coin at
+    d = 1,024 0.54; the coins of the last block past ``n`` are dropped). Any other probability
     is drawn by :func:`~ldp.client.randomness.bernoulli` from the words of
     the bit source's random source.
     """

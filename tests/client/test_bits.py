@@ -345,3 +345,67 @@ def test_secure_batch_reads_at_most_twice_the_entropy(spec):
     source = CountingCSPRNG()
     secure_encode_batch(spec, np.arange(n) % spec.domain_size, indices=True, source=source)
     assert 8 * source.bytes / n <= 2 * _entropy_bits(spec)
+
+
+class ReadOnlyWords:
+    """A seeded source handing out read-only words, as SystemRandomSource does (np.frombuffer of os.urandom)."""
+
+    secure = False
+
+    def __init__(self, seed: int):
+        self._rng = np.random.default_rng(seed)
+
+    def words(self, n: int) -> np.ndarray:
+        out = self._rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+        out.setflags(write=False)
+        return out
+
+    def integers(self, bound: int, n: int) -> np.ndarray:
+        raise AssertionError("the bit samplers read words only")
+
+
+@pytest.mark.parametrize("bound", [200, 65_000, (1 << 31) + 1])
+def test_uniform_integers_from_read_only_words(bound):
+    """8-, 16- and 32-bit rejection units are views of the words: the redraw must not write into them."""
+    assert rejection_width(bound) in (8, 16, 32)
+    draws = uniform_below_bits(BitSource(ReadOnlyWords(bound)), bound, 10_000)
+    assert draws.shape == (10_000,) and 0 <= int(draws.min()) and int(draws.max()) < bound
+
+
+@pytest.mark.parametrize("name", ["l-grr", "grr"])
+def test_a_secure_batch_on_the_bit_path_with_eight_bit_units(name):
+    """GRR-like batches over 201 values (others below 200: 8-bit units) on the OS CSPRNG's read-only words.
+
+    l-grr's keep probability is not dyadic, so its coins come from the word sampler and leave no kept bits:
+    every batch wrote into the CSPRNG's read-only buffer before fields() handed out arrays the caller owns.
+    """
+    from ldp.registry import declaration
+
+    domain = tuple(range(201))
+    spec = declaration(name).load_spec()(domain=domain, epsilon=1.0)
+    for _ in range(5):
+        batch = secure_encode_batch(spec, np.arange(8192) % 201, indices=True, source=SystemRandomSource())
+        assert len(batch) == 8192
+
+
+def test_a_source_giving_fewer_words_than_asked_is_refused_and_keeps_nothing():
+    class Short:
+        secure = False
+
+        def words(self, n):
+            return np.ones(max(n - 1, 0), dtype=np.uint64)
+
+        def integers(self, bound, n):
+            raise AssertionError
+
+    bits = BitSource(Short())
+    with pytest.raises(ldp.ParameterError, match="gave 1 words, asked for 2"):
+        bits.fields(10, 12)
+    assert bits.fields(10, 0).size == 0
+
+
+def test_bounds_may_be_numpy_integers_and_counts_not_negative():
+    bits = BitSource(ReadOnlyWords(1))
+    assert uniform_below_bits(bits, np.int64(200), 5).shape == (5,)
+    with pytest.raises(ldp.ParameterError, match="negative"):
+        bits.fields(8, -1)
