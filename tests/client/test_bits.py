@@ -369,7 +369,7 @@ def test_uniform_integers_from_read_only_words(bound):
     """8-, 16- and 32-bit rejection units are views of the words: the redraw must not write into them."""
     assert rejection_width(bound) in (8, 16, 32)
     draws = uniform_below_bits(BitSource(ReadOnlyWords(bound)), bound, 10_000)
-    assert draws.shape == (10_000,) and 0 <= int(draws.min()) and int(draws.max()) < bound
+    assert draws.shape == (10_000,) and int(draws.min()) >= 0 and int(draws.max()) < bound
 
 
 @pytest.mark.parametrize("name", ["l-grr", "grr"])
