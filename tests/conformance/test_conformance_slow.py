@@ -157,6 +157,34 @@ def test_real_client_output_is_distributed_as_the_seeded_encoder(spec):
     assert not failed, failed
 
 
+def test_secure_batch_output_is_distributed_as_the_seeded_encoder(spec, monkeypatch):
+    """Every mechanism's secure batch encoder (the CSPRNG path ``ldp encode`` takes) against the seeded one.
+
+    A batch of 16,384 reports of one value takes the secure path's own samplers: bits rather than words for
+    randomized response and Hadamard response (calls of at least ``ECONOMY_MIN_DRAWS`` draws), one-hot
+    coins by block inversion (``SECURE_BATCH = "always"``; the NumPy backend unless numba is installed).
+    The same two-sample chi-square per report field as the real client's test, α = 1e-6 family-wise.
+    """
+    from ldp.client import onehot, secure_encode_batch
+    from ldp.client.bits import ECONOMY_MIN_DRAWS
+
+    monkeypatch.setattr(onehot, "SECURE_BATCH", "always")
+    n, alpha = 2 * ECONOMY_MIN_DRAWS, 1e-6
+    x = example_values(spec, 1)[0]
+    secure = list(secure_encode_batch(spec, [x] * n).reports(spec))
+    seeded = list(encode_batch(spec, [x] * n, np.random.default_rng(_seed(spec))).reports(spec))
+    a, b = _features(spec, secure), _features(spec, seeded)
+    tests = {name: _homogeneity(a[name], b[name]) for name in a}
+    tests = {name: t for name, t in tests.items() if t[1] > 0}
+    assert tests, f"{spec.mechanism}: no report field varies"
+    failed = {
+        name: (round(stat, 1), dof)
+        for name, (stat, dof) in tests.items()
+        if stat > chi2.isf(alpha / len(tests), dof)
+    }
+    assert not failed, failed
+
+
 # -- repeated seeded runs: unbiased, variance as declared, interval coverage -----------------------
 
 
