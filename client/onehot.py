@@ -41,8 +41,12 @@ stops before a step that may need digits past its row (the table says how
 many the step reads; 32 when it does not settle it); the reports that
 stopped get new rows together, in report order: the digits each had not
 read, carried over, then 32 fresh digits (half a word drawn for it). So
-each report reads one unbroken stream of its own, every digit drawn is read
-by one report at most, and where a row ends changes no outcome. A step the
+each report reads one unbroken stream of its own, every digit drawn
+decides at most one report's coins (a 16-digit lookup may look at digits
+past the ones its entry is decided by, which never change that entry), and
+where a row ends changes no outcome. The digits drawn and every q-coin do
+not depend on the true positions: the amount of randomness read reveals
+nothing about the value. A step the
 bounds do not settle reads its further digits from its row, then from fresh
 words. Both backends (the numba kernel :mod:`ldp.client.onehot_kernel`,
 compiled on first use from :data:`NUMBA_THRESHOLD` reports, and the NumPy
@@ -53,6 +57,7 @@ source words.
 from __future__ import annotations
 
 import threading
+import warnings
 from bisect import bisect_right
 from dataclasses import dataclass
 from fractions import Fraction
@@ -62,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from ldp.client.randomness import RandomSource
-from ldp.errors import ParameterError
+from ldp.errors import LDPWarning, ParameterError
 
 __all__ = [
     "KERNEL_AFTER",
@@ -290,8 +295,15 @@ def one_hot_coins(
     numpy.ndarray
         (n, ⌈width/8⌉) uint8, in :func:`numpy.packbits` order.
     """
-    p, q = Fraction(p), Fraction(q)
-    idx = np.asarray(idx, dtype=np.int64).ravel()
+    p, q = _probability("p", p), _probability("q", q)
+    if width < 1:
+        raise ParameterError(f"one_hot_coins: a report holds at least one coin, got width {width}")
+    if backend not in (None, "numba", "numpy"):
+        raise ParameterError(f"one_hot_coins: backend is 'numba' or 'numpy', got {backend!r}")
+    idx = np.asarray(idx, dtype=np.int64)
+    if idx.ndim > 1:
+        raise ParameterError(f"one_hot_coins: idx is one position per report (1-D), got shape {idx.shape}")
+    idx = idx.ravel()
     n = idx.size
     counts = np.full(n, width, dtype=np.int64) if widths is None else np.asarray(widths, dtype=np.int64)
     out = np.zeros((n, (width + 7) // 8), dtype=np.uint8)
@@ -305,7 +317,7 @@ def one_hot_coins(
         or idx.min() < 0
     ):
         raise ParameterError("one_hot_coins: every position must be below its report's width")
-    sizes = _block_sizes(widths if widths is None else counts, width)
+    sizes = _block_sizes(None if widths is None else counts, width)
     tables = _tables(p, q, sizes)
     run = _backend(backend, n)
     steps = _steps(counts, tables)
@@ -334,6 +346,19 @@ def one_hot_coins(
         truebit << lane.astype(np.uint8)
     )
     return out
+
+
+def _probability(name: str, value: Any) -> Fraction:
+    """A coin probability in (0, 1) as an exact Fraction, or a one-line ParameterError naming it."""
+    try:
+        probability = Fraction(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(
+            f"one_hot_coins: {name} must be a probability in (0, 1), got {value!r}"
+        ) from None
+    if not 0 < probability < 1:
+        raise ParameterError(f"one_hot_coins: {name} must be in (0, 1), got {probability}")
+    return probability
 
 
 def _row_bits(counts: np.ndarray, tables: _Tables, q: Fraction, sizes: frozenset[int]) -> np.ndarray:
@@ -468,6 +493,8 @@ def _exact_cell(cuts: tuple[Fraction, ...], a: int, j: int, digit: Any) -> int:
 
 _KERNEL_LOCK = threading.Lock()
 _KERNEL: list[Any] = []
+_NO_NUMBA = "the numba backend needs numba: pip install 'ldp-telemetry[fast]'"
+_KERNEL_WHY: list[str] = []  # why the kernel is missing, when it is
 _DRAWN = [0]  # secure one-hot reports drawn by the lanes before the kernel is loaded
 
 
@@ -484,6 +511,8 @@ def serves_secure_batch(n: int) -> bool:
     (the ski-rental rule: a process never pays more than about twice the
     better of the two choices, and a long run gets the kernel's speed).
     """
+    if SECURE_BATCH not in ("auto", "always", "never"):
+        raise ParameterError(f"onehot.SECURE_BATCH is 'auto', 'always' or 'never', got {SECURE_BATCH!r}")
     if SECURE_BATCH == "always":
         return True
     if SECURE_BATCH == "never" or n < NUMBA_THRESHOLD:
@@ -505,11 +534,23 @@ def _backend(name: str | None, n: int) -> Any:
                 from ldp.client.onehot_kernel import run_kernel
             except ImportError:  # numba is an optional extra (ldp-telemetry[fast])
                 _KERNEL.append(None)
+                _KERNEL_WHY.append(_NO_NUMBA)
+            except (
+                RuntimeError,
+                OSError,
+            ) as exc:  # numba found no writable cache (a read-only install and HOME)
+                _KERNEL.append(None)
+                _KERNEL_WHY.append(f"the numba kernel could not be loaded: {exc}")
+                warnings.warn(
+                    f"{_KERNEL_WHY[0]}; one-hot coins are drawn without it (set NUMBA_CACHE_DIR to a writable folder)",
+                    LDPWarning,
+                    stacklevel=2,
+                )
             else:
                 _KERNEL.append(run_kernel)
     if _KERNEL[0] is None:
         if name == "numba":
-            raise ParameterError("the numba backend needs numba: pip install 'ldp-telemetry[fast]'")
+            raise ParameterError(_KERNEL_WHY[0] if _KERNEL_WHY else _NO_NUMBA)
         return _run_numpy
     return _KERNEL[0]
 

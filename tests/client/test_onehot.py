@@ -331,3 +331,55 @@ def test_the_secure_batch_draws_here_only_where_the_compiled_kernel_serves_it(mo
     monkeypatch.setattr(onehot, "SECURE_BATCH", "always")
     monkeypatch.setattr(onehot, "_KERNEL", [None])
     assert onehot.serves_secure_batch(1)
+
+
+def test_a_kernel_that_cannot_load_falls_back_to_the_exact_lanes_with_a_warning(monkeypatch):
+    """numba present but no writable cache (a read-only install and HOME): the import raises RuntimeError.
+
+    The secure batch keeps the bit-sliced lanes (tried once, not at every batch); an explicit
+    ``backend="numba"`` is refused naming the cause.
+    """
+    import sys
+
+    from ldp.client.batch import one_hot_bits
+    from ldp.errors import LDPWarning
+
+    def cannot_cache(*args, **kwargs):
+        raise RuntimeError("cannot cache function '_slow': no locator available")
+
+    module = type(sys)("ldp.client.onehot_kernel")
+    module.__getattr__ = cannot_cache  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "ldp.client.onehot_kernel", module)
+    monkeypatch.setattr(onehot, "_KERNEL", [])
+    monkeypatch.setattr(onehot, "_KERNEL_WHY", [])
+    monkeypatch.setattr(onehot, "KERNEL_AFTER", 0)
+    monkeypatch.setattr(onehot, "SECURE_BATCH", "auto")
+    monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 4096)
+    n = 4096
+    with pytest.warns(LDPWarning, match="could not be loaded"):
+        bits = one_hot_bits(SystemRandomSource(), np.zeros(n, np.int64), 64, Fraction(1, 2), Fraction(1, 4))
+    assert bits.shape == (n, 8) and onehot._KERNEL == [None]
+    assert not onehot.serves_secure_batch(n)
+    with pytest.raises(ParameterError, match="could not be loaded"):
+        one_hot_coins(
+            SystemRandomSource(), np.zeros(2, np.int64), 16, Fraction(1, 2), Fraction(1, 4), backend="numba"
+        )
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"q": Fraction(0)}, "q must be in"),
+        ({"p": 2}, "p must be in"),
+        ({"p": float("nan")}, "p must be a probability"),
+        ({"width": -9}, "at least one coin"),
+        ({"backend": "nonsense"}, "backend"),
+        ({"idx": np.zeros((2, 2), np.int64)}, "1-D"),
+    ],
+)
+def test_bad_arguments_are_one_line_parameter_errors_even_for_no_reports(kwargs, message):
+    args = {"idx": np.zeros(0, np.int64), "width": 16, "p": Fraction(1, 2), "q": Fraction(1, 4)} | kwargs
+    with pytest.raises(ParameterError, match=message):
+        one_hot_coins(
+            SeededSecure(1), args.pop("idx"), args.pop("width"), args.pop("p"), args.pop("q"), **args
+        )
