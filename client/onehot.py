@@ -296,27 +296,11 @@ def one_hot_coins(
         (n, ⌈width/8⌉) uint8, in :func:`numpy.packbits` order.
     """
     p, q = _probability("p", p), _probability("q", q)
-    if width < 1:
-        raise ParameterError(f"one_hot_coins: a report holds at least one coin, got width {width}")
-    if backend not in (None, "numba", "numpy"):
-        raise ParameterError(f"one_hot_coins: backend is 'numba' or 'numpy', got {backend!r}")
-    idx = np.asarray(idx, dtype=np.int64)
-    if idx.ndim > 1:
-        raise ParameterError(f"one_hot_coins: idx is one position per report (1-D), got shape {idx.shape}")
-    idx = idx.ravel()
+    idx, counts = _positions(idx, width, widths, backend)
     n = idx.size
-    counts = np.full(n, width, dtype=np.int64) if widths is None else np.asarray(widths, dtype=np.int64)
     out = np.zeros((n, (width + 7) // 8), dtype=np.uint8)
     if n == 0:
         return out
-    if (
-        counts.shape != (n,)
-        or counts.min() < 1
-        or counts.max() > width
-        or np.any(idx >= counts)
-        or idx.min() < 0
-    ):
-        raise ParameterError("one_hot_coins: every position must be below its report's width")
     sizes = _block_sizes(None if widths is None else counts, width)
     tables = _tables(p, q, sizes)
     run = _backend(backend, n)
@@ -346,6 +330,31 @@ def one_hot_coins(
         truebit << lane.astype(np.uint8)
     )
     return out
+
+
+def _positions(
+    idx: Any, width: int, widths: np.ndarray | None, backend: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(true positions, coins of each report), checked: one-line ParameterErrors for what cannot be drawn."""
+    if width < 1:
+        raise ParameterError(f"one_hot_coins: a report holds at least one coin, got width {width}")
+    if backend not in (None, "numba", "numpy"):
+        raise ParameterError(f"one_hot_coins: backend is 'numba' or 'numpy', got {backend!r}")
+    idx = np.asarray(idx, dtype=np.int64)
+    if idx.ndim > 1:
+        raise ParameterError(f"one_hot_coins: idx is one position per report (1-D), got shape {idx.shape}")
+    idx = idx.ravel()
+    n = idx.size
+    counts = np.full(n, width, dtype=np.int64) if widths is None else np.asarray(widths, dtype=np.int64)
+    if n and (
+        counts.shape != (n,)
+        or counts.min() < 1
+        or counts.max() > width
+        or np.any(idx >= counts)
+        or idx.min() < 0
+    ):
+        raise ParameterError("one_hot_coins: every position must be below its report's width")
+    return idx, counts
 
 
 def _probability(name: str, value: Any) -> Fraction:
