@@ -80,7 +80,7 @@ import numpy as np
 from harness import timings
 
 import ldp
-from ldp.client import ClientState, SystemRandomSource, encode_batch, make_encoder
+from ldp.client import ClientState, CountingSource, SystemRandomSource, encode_batch, make_encoder
 
 
 def single_row(name: str, encoder, values: list, count: int, repeat: int, target_us: float | None):
@@ -102,7 +102,7 @@ def batch_row(name: str, spec, values, count: int, repeat: int, target_rate: flo
     """Secure (CSPRNG) and seeded throughput of one batch, and the os.urandom reference, in one run."""
     secure = SystemRandomSource()
     rng = np.random.default_rng(12345)
-    counting = _CountingSource()
+    counting = CountingSource()
     encode_batch(spec, values, counting, **kwargs)
     per_report = counting.bytes / count  # randomness the secure path reads per report
     secure_secs, seeded_secs, urandom_secs = [], [], []
@@ -128,18 +128,6 @@ def batch_row(name: str, spec, values, count: int, repeat: int, target_rate: flo
         target,
         verdict,
     )
-
-
-class _CountingSource(SystemRandomSource):
-    """The CSPRNG source, counting the bytes it reads (one untimed run per row)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bytes = 0
-
-    def words(self, n: int) -> np.ndarray:
-        self.bytes += 8 * n
-        return super().words(n)
 
 
 def _peak_rss_mb(command: list[str]) -> tuple[float, float]:

@@ -9,7 +9,7 @@ encoder (:func:`ldp.client.secure_encode_batch`, every coin from
 
 - ``reports/s``: the secure batch encoder's rate (median of ``--repeat`` runs);
 - ``B/report``: bytes it reads from the randomness source per report, counted
-  through :class:`ldp.client.SystemRandomSource` itself (a subclass counting
+  through :class:`ldp.client.CountingSource` (the CSPRNG source, counting
   every word it hands out, in one untimed run);
 - ``H B/report``: the entropy the mechanism needs per report, in bytes: the
   Shannon entropy of the report given the input (``--`` where no exact model
@@ -77,25 +77,13 @@ from harness import timings
 
 import ldp.client.bits as bit_samplers
 import ldp.client.onehot as onehot
-from ldp.client import SystemRandomSource, secure_encode_batch
+from ldp.client import CountingSource, SystemRandomSource, secure_encode_batch
 from ldp.errors import ParameterError
 from ldp.hashing import LH_SEED_SPACE
 from ldp.registry import MechanismDeclaration, declarations
 
 #: RAPPOR has no required parameters: the benchmark's Bloom filter (k bits, h hashes, m cohorts, f, p, q).
 RAPPOR = {"num_bits": 128, "num_hashes": 2, "num_cohorts": 64, "f": "1/2", "p": "1/4", "q": "3/4"}
-
-
-class CountingSource(SystemRandomSource):
-    """The CSPRNG source, counting the bytes it hands out."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bytes = 0
-
-    def words(self, n: int) -> np.ndarray:
-        self.bytes += 8 * n
-        return super().words(n)
 
 
 def plogp(p: Fraction | float) -> float:

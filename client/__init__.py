@@ -27,7 +27,7 @@ from ldp.client.encoders import (
     UnaryEncoder,
     make_encoder,
 )
-from ldp.client.randomness import GeneratorSource, RandomSource, SystemRandomSource
+from ldp.client.randomness import CountingSource, GeneratorSource, RandomSource, SystemRandomSource
 from ldp.client.state import ClientState
 from ldp.client.store import ClientStateStore, StoredClient
 
@@ -35,6 +35,7 @@ __all__ = [
     "BudgetedEncoder",
     "ClientState",
     "ClientStateStore",
+    "CountingSource",
     "Encoder",
     "GRREncoder",
     "GeneratorSource",

@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 
 import ldp
-from ldp.client import GeneratorSource, SystemRandomSource, secure_encode_batch
+from ldp.client import CountingSource, GeneratorSource, SystemRandomSource, secure_encode_batch
 from ldp.client.bits import (
     ECONOMY_MIN_DRAWS,
     STEP_BITS,
@@ -76,18 +76,6 @@ class ListedWords:
 
     def integers(self, bound: int, n: int) -> np.ndarray:
         raise AssertionError("the bit samplers read words only")
-
-
-class CountingCSPRNG(SystemRandomSource):
-    """The CSPRNG source, counting the bytes it hands out."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bytes = 0
-
-    def words(self, n: int) -> np.ndarray:
-        self.bytes += 8 * n
-        return super().words(n)
 
 
 # -- the bit source ---------------------------------------------------------------
@@ -342,7 +330,7 @@ def _entropy_bits(spec) -> float:
 def test_secure_batch_reads_at_most_twice_the_entropy(spec):
     """The bytes ldp.client.secure_encode_batch reads per report, against the report's entropy (issue 28's ≤ 2×)."""
     n = 20_000
-    source = CountingCSPRNG()
+    source = CountingSource()
     secure_encode_batch(spec, np.arange(n) % spec.domain_size, indices=True, source=source)
     assert 8 * source.bytes / n <= 2 * _entropy_bits(spec)
 
