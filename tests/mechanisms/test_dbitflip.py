@@ -167,7 +167,8 @@ def test_d_equal_b_is_sue():
     )
 
 
-@pytest.mark.parametrize(("d", "gamma"), [(1, "0"), (3, "1/10")])
+# d = 3 with a memo flip is the fast representative (400 runs); d = 1 without one is in the slow set.
+@pytest.mark.parametrize(("d", "gamma"), [pytest.param(1, "0", marks=pytest.mark.slow), (3, "1/10")])
 def test_repeated_runs_unbiased_with_the_declared_variance(d, gamma):
     """R seeded runs of n users: the mean error within z·SE and (R−1)s²/σ² in the χ² interval, α = 1e-6 each."""
     spec = DBitFlip(range(8), 1.0, d=d, gamma=gamma)

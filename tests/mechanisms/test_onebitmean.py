@@ -231,8 +231,11 @@ def test_output_perturbation_flips_the_memoized_bit_with_probability_gamma():
     assert abs(flips - r * g) <= norm.isf(1e-6 / 2) * math.sqrt(r * g * (1 - g))
 
 
+# α with a memo flip (the most general client) and the plain one are fast; α without a flip is slow.
 @pytest.mark.parametrize(
-    "spec", [_plain(), _alpha(), _alpha(gamma=True)], ids=["plain", "alpha", "alpha-gamma"]
+    "spec",
+    [_plain(), pytest.param(_alpha(), marks=pytest.mark.slow), _alpha(gamma=True)],
+    ids=["plain", "alpha", "alpha-gamma"],
 )
 def test_the_real_client_over_fresh_users_is_one_bitmean_at_epsilon_one(spec):
     """n fresh clients (CSPRNG secret, α, memo bit, flip) report x: P[1] = (1 − k) + u(2k − 1); α = 1e-6, 3 values."""
