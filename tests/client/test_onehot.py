@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldp.client import GeneratorSource, SystemRandomSource, onehot
+from ldp.client import CountingSource, GeneratorSource, SystemRandomSource, onehot
 from ldp.client.batch import secure_encode_batch
 from ldp.client.onehot import PRECISION, WINDOW, one_hot_coins, pattern_table
 from ldp.errors import ParameterError
@@ -26,23 +26,12 @@ ALPHA = 1e-6
 D = 1024
 
 
-class SeededSecure:
-    """A seeded generator's words, flagged secure so the secure batch encoders take their CSPRNG path (tests only)."""
-
-    secure = True
+class SeededSecure(CountingSource):
+    """A seeded generator's words, counted and flagged secure so the secure batch encoders take their CSPRNG path."""
 
     def __init__(self, seed: int):
-        self.inner = GeneratorSource(np.random.default_rng(seed))
-        self.bytes = 0
-
-    def words(self, n: int) -> np.ndarray:
-        self.bytes += 8 * n
-        return self.inner.words(n)
-
-    def integers(self, bound: int, n: int) -> np.ndarray:
-        from ldp.client.randomness import uniform_below
-
-        return uniform_below(self, bound, n)
+        super().__init__(GeneratorSource(np.random.default_rng(seed)))
+        self.secure = True  # tests only: a seeded generator is never a CSPRNG
 
 
 class Replay:

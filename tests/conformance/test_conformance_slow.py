@@ -127,6 +127,20 @@ def _homogeneity(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
     return float(((table - expected) ** 2 / expected).sum()), table.shape[1] - 1
 
 
+def _assert_fields_homogeneous(spec, reports, seeded, alpha: float) -> None:
+    """Each report field of ``reports`` against the seeded encoder's: two-sample chi-square, Bonferroni, α family-wise."""
+    a, b = _features(spec, reports), _features(spec, seeded)
+    tests = {name: _homogeneity(a[name], b[name]) for name in a}
+    tests = {name: t for name, t in tests.items() if t[1] > 0}
+    assert tests, f"{spec.mechanism}: no report field varies"
+    failed = {
+        name: (round(stat, 1), dof)
+        for name, (stat, dof) in tests.items()
+        if stat > chi2.isf(alpha / len(tests), dof)
+    }
+    assert not failed, failed
+
+
 def test_real_client_output_is_distributed_as_the_seeded_encoder(spec):
     """Every mechanism: n reports of one value by the real client (CSPRNG) and by the seeded batch encoder.
 
@@ -145,16 +159,7 @@ def test_real_client_output_is_distributed_as_the_seeded_encoder(spec):
         encoder = make_encoder(spec)
         real = [encoder.encode(x) for _ in range(n)]
     seeded = list(encode_batch(spec, [x] * n, np.random.default_rng(_seed(spec))).reports(spec))
-    a, b = _features(spec, real), _features(spec, seeded)
-    tests = {name: _homogeneity(a[name], b[name]) for name in a}
-    tests = {name: t for name, t in tests.items() if t[1] > 0}
-    assert tests, f"{spec.mechanism}: no report field varies"
-    failed = {
-        name: (round(stat, 1), dof)
-        for name, (stat, dof) in tests.items()
-        if stat > chi2.isf(alpha / len(tests), dof)
-    }
-    assert not failed, failed
+    _assert_fields_homogeneous(spec, real, seeded, alpha)
 
 
 def test_secure_batch_output_is_distributed_as_the_seeded_encoder(spec, monkeypatch):
@@ -173,16 +178,7 @@ def test_secure_batch_output_is_distributed_as_the_seeded_encoder(spec, monkeypa
     x = example_values(spec, 1)[0]
     secure = list(secure_encode_batch(spec, [x] * n).reports(spec))
     seeded = list(encode_batch(spec, [x] * n, np.random.default_rng(_seed(spec))).reports(spec))
-    a, b = _features(spec, secure), _features(spec, seeded)
-    tests = {name: _homogeneity(a[name], b[name]) for name in a}
-    tests = {name: t for name, t in tests.items() if t[1] > 0}
-    assert tests, f"{spec.mechanism}: no report field varies"
-    failed = {
-        name: (round(stat, 1), dof)
-        for name, (stat, dof) in tests.items()
-        if stat > chi2.isf(alpha / len(tests), dof)
-    }
-    assert not failed, failed
+    _assert_fields_homogeneous(spec, secure, seeded, alpha)
 
 
 # -- repeated seeded runs: unbiased, variance as declared, interval coverage -----------------------
