@@ -14,8 +14,8 @@ import base64
 import binascii
 import dataclasses
 import re
-from collections.abc import Collection, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -28,7 +28,7 @@ from ldp.errors import ReportError, SpecError
 from ldp.jsonlines import json_line
 from ldp.report import Report
 from ldp.report_check import CheckedReport, check_report
-from ldp.report_compiled import CompiledCheck, compile_report_check
+from ldp.report_compiled import compile_report_check
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -39,6 +39,7 @@ __all__ = [
     "CheckedUpload",
     "Rejection",
     "UnreadableBody",
+    "cached_per_spec",
     "check_envelopes",
     "clock_skew",
     "parse_upload",
@@ -221,24 +222,39 @@ def check_envelopes(
     return CheckedUpload(accepted, rejected)
 
 
-_COMPILED: dict[str, CompiledCheck | None] = {}  # by spec JSON
-_COMPILED_SPECS = 256
+_T = TypeVar("_T")
+
+#: Specs whose per-spec checkers are kept at once (a collector serving more at once rebuilds some).
+_CACHED_SPECS = 256
 
 
-def _compiled(task: Task) -> CompiledCheck | None:
-    """The compiled report check of the task's spec, built once per spec (None: its reports take the two-step path)."""
-    try:
-        return _COMPILED[task.spec_json]
-    except KeyError:
-        pass
-    try:
-        compiled = compile_report_check(task.spec)
-    except SpecError:  # a spec without a report schema: each report's check says so, as before
-        compiled = None
-    if len(_COMPILED) >= _COMPILED_SPECS:  # (a collector serving this many specs at once rebuilds some)
-        _COMPILED.clear()
-    _COMPILED[task.spec_json] = compiled
-    return compiled
+def cached_per_spec(build: Callable[[Any], _T | None]) -> Callable[[Task], _T | None]:
+    """``build(spec)`` once per task spec (keyed by its JSON), or None where the spec has no report schema.
+
+    The upload checkers are built per spec (the compiled report check here, the batch decoder of
+    :mod:`ldp.collector.upload_batch`); at most :data:`_CACHED_SPECS` are kept.
+    """
+    cache: dict[str, _T | None] = {}
+
+    def for_task(task: Task) -> _T | None:
+        try:
+            return cache[task.spec_json]
+        except KeyError:
+            pass
+        try:
+            value = build(task.spec)
+        except SpecError:  # a spec without a report schema: each report's check says so, as before
+            value = None
+        if len(cache) >= _CACHED_SPECS:
+            cache.clear()
+        cache[task.spec_json] = value
+        return value
+
+    return for_task
+
+
+#: The compiled report check of the task's spec (None: its reports take the two-step path).
+_compiled = cached_per_spec(compile_report_check)
 
 
 _URLSAFE = bytes.maketrans(b"-_", b"+/")

@@ -47,11 +47,12 @@ from ldp.collector.envelopes import (
     MAX_ENVELOPES,
     Accepted,
     CheckedUpload,
+    cached_per_spec,
     media_type,
 )
 from ldp.collector.store import StoredReport
 from ldp.collector.tasks import Task
-from ldp.errors import ReportError, SpecError
+from ldp.errors import ReportError
 from ldp.report import REPORT_VERSIONS, check_group
 from ldp.report_check import CheckedReport
 from ldp.report_schema import BitVector, BoundedInt, DomainElement, report_schema_of
@@ -258,25 +259,8 @@ def _domain_lookup(spec: Any, field: DomainElement) -> Callable[[Any], int]:
     return lookup
 
 
-_DECODERS: dict[str, BatchDecoder | None] = {}  # by spec JSON
-_DECODER_SPECS = 256
-
-
-def batch_decoder(task: Task) -> BatchDecoder | None:
-    """The batch decoder of the task's spec, built once per spec (None: its uploads go envelope by envelope)."""
-    try:
-        return _DECODERS[task.spec_json]
-    except KeyError:
-        pass
-    decoder: BatchDecoder | None
-    try:
-        decoder = BatchDecoder(task.spec) if _typed(task.spec) else None
-    except SpecError:  # a spec without a report schema
-        decoder = None
-    if len(_DECODERS) >= _DECODER_SPECS:
-        _DECODERS.clear()
-    _DECODERS[task.spec_json] = decoder
-    return decoder
+#: The batch decoder of the task's spec, built once per spec (None: its uploads go envelope by envelope).
+batch_decoder = cached_per_spec(lambda spec: BatchDecoder(spec) if _typed(spec) else None)
 
 
 def _typed(spec: Any) -> bool:
