@@ -523,7 +523,7 @@ def test_a_scheduler_that_does_not_answer_is_a_one_line_error_after_a_short_time
 
     import ldp.aggregator.engines as engines
 
-    monkeypatch.setattr(engines, "SCHEDULER_TIMEOUT", 1)
+    monkeypatch.setattr(engines, "SCHEDULER_TIMEOUT", 0.25)
     spec = SPECS["grr"]
     address = f"tcp://127.0.0.1:{_free_port()}"
     start = time.monotonic()
@@ -540,7 +540,7 @@ def test_a_scheduler_that_does_not_answer_is_a_one_line_error_after_a_short_time
         ],
     )
     elapsed = time.monotonic() - start
-    _one_line_error(result, f"cannot connect to the Dask scheduler {address!r} (waited up to 1 s)")
+    _one_line_error(result, f"cannot connect to the Dask scheduler {address!r} (waited up to 0.25 s)")
     assert elapsed < 15, (
         elapsed
     )  # the timeout, plus Dask's import and the event loop's start on a busy machine
