@@ -122,6 +122,7 @@ def test_screened_refit_agrees_with_dense_within_standard_errors(reps):
         assert dense["detected"].all() and screened["detected"].all()
 
 
+@pytest.mark.slow  # a level test over 6 × 600 candidates (3-4 s); the fast set keeps the screened refit's agreement
 def test_many_candidates_are_screened_to_the_dense_limit_and_hold_the_level():
     # 5 true values and 600 never-reported candidates (> DENSE_LIMIT): the default decode screens and
     # refits at most DENSE_LIMIT candidates. Tested each at level 0.10 (correction "none"), the

@@ -309,6 +309,7 @@ def test_a_forged_forwarded_header_from_an_untrusted_peer_picks_no_new_bucket(tm
 # -- structured logs with no sender data -------------------------------------------------------------
 
 
+@pytest.mark.slow  # starts its own `ldp serve` (the fast set's one is test_collector_server's shared collector)
 def test_logs_are_json_lines_with_timestamps_and_no_sender_data(tmp_path):
     """Every line ldp serve writes is a JSON object with a UTC time; no client address, payload or token."""
     store = store_path(tmp_path)

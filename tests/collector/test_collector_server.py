@@ -524,6 +524,7 @@ def test_a_different_report_under_a_stored_id_is_rejected_as_id_conflict(collect
     assert _estimates(server, task, token).json()["n"] == 2
 
 
+@pytest.mark.slow  # holds the shared server's store for the probe's 1 s wait; in-process: test_collector_operations
 def test_readyz_is_503_while_the_store_cannot_write_and_healthz_stays_200(server):
     """Issue 24: the health check said ok while the reports table was locked; issue 29: liveness is apart
     from readiness (a locked store is no reason to restart the process)."""

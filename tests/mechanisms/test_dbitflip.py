@@ -319,6 +319,7 @@ class _RedrawingEncoder(DBitFlipEncoder):
         )
 
 
+@pytest.mark.slow  # the memo audit's fast representatives are LOLOHA's and the longitudinal chains'
 def test_the_audit_flags_a_client_that_redraws_its_memo():
     spec = DBitFlip(tuple("abcd"), 1.0, d=2, gamma="1/10")
 

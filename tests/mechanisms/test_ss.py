@@ -307,7 +307,8 @@ def _exact_covariance(spec: SubsetSelection, counts: np.ndarray) -> np.ndarray:
     return cov
 
 
-@pytest.mark.parametrize("draw", ["fast", "faithful"])
+# 4,000 runs of the fast simulator take about a second: slow (test_simulate checks it against the encoder fast)
+@pytest.mark.parametrize("draw", [pytest.param("fast", marks=pytest.mark.slow), "faithful"])
 def test_fast_simulator_draws_the_exact_joint_distribution(draw):
     """Means and covariances of the support counts match the exact ones (z-tests, α = 1e-6 Bonferroni)."""
     spec = SubsetSelection(range(6), 0.5, omega=2)
