@@ -15,12 +15,11 @@ import urllib.request
 from pathlib import Path
 from typing import ClassVar
 
-import httpx
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from collector_server import Server, create_task, store_path
+from collector_server import Server, create_task, http_client, store_path
 
 import ldp
 from ldp.cli import cli
@@ -125,11 +124,15 @@ def test_encode_upload_estimates_equal_aggregate_and_a_rerun_stores_nothing_twic
     stored = envelopes.read_bytes()
     assert len(stored.splitlines()) == 500
 
-    estimates = httpx.get(
-        f"{server.url}/v1/tasks/{task.task_id}/estimates",
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    ).json()
+    estimates = (
+        http_client()
+        .get(
+            f"{server.url}/v1/tasks/{task.task_id}/estimates",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        )
+        .json()
+    )
     out = tmp_path / "est.parquet"
     assert _run("aggregate", "--spec", spec_path, reports, "-o", out).exit_code == 0
     assert estimates["n"] == 500

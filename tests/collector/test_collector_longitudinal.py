@@ -23,11 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import numpy as np
 import pandas as pd
 import pytest
-from collector_server import Server, create_task, envelopes, store_path
+from collector_server import Server, create_task, envelopes, http_client, store_path
 from conformance.mechanism_examples import example_spec, example_values, mechanism_declarations
 
 from ldp.aggregator import make_aggregator
@@ -207,12 +206,16 @@ def test_python_and_typescript_clients_report_rounds_to_a_served_longitudinal_ta
             if r == 0:
                 state_files = _digests(states)
             assert _digests(states) == state_files  # created once, never re-drawn by either client
-        reply = httpx.get(
-            f"{server.url}/v1/tasks/{task_id}/estimates",
-            params={"by": "window"},
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=30,
-        ).json()
+        reply = (
+            http_client()
+            .get(
+                f"{server.url}/v1/tasks/{task_id}/estimates",
+                params={"by": "window"},
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=30,
+            )
+            .json()
+        )
     finally:
         server.stop()
     windows = reply["windows"]

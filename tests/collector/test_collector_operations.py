@@ -22,7 +22,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from collector_server import Server, create_task, envelopes, now_truncated, stop_rate_clock, store_path
+from collector_server import (
+    Server,
+    create_task,
+    envelopes,
+    http_client,
+    now_truncated,
+    stop_rate_clock,
+    store_path,
+)
 
 import ldp
 from ldp.client import encode_batch
@@ -318,28 +326,26 @@ def test_logs_are_json_lines_with_timestamps_and_no_sender_data(tmp_path):
     secret_value = "payload-marker-7d41"
     server = Server(store, "--log-level", "info", "--trusted-proxy", "127.0.0.1", "--rate-limit", "1")
     try:
-        import httpx
-
         headers = {"X-Forwarded-For": address}
         url = f"{server.url}/v1/tasks/{task.task_id}/reports"
         good = envelopes(_reports(3), now_truncated(task))
         bad = [{"id": secret_value, "t": 0, "report": {"mechanism": secret_value}}]
-        httpx.post(url, json=good, headers=headers, timeout=30)
-        httpx.post(url, json=bad, headers=headers, timeout=30)
-        httpx.post(
+        http_client().post(url, json=good, headers=headers, timeout=30)
+        http_client().post(url, json=bad, headers=headers, timeout=30)
+        http_client().post(
             url,
             content=secret_value.encode(),
             headers={**headers, "content-type": "application/json"},
             timeout=30,
         )
-        httpx.get(
+        http_client().get(
             f"{server.url}/v1/tasks/{task.task_id}/estimates",
             headers={"Authorization": f"Bearer {token}x", **headers},
             timeout=30,
         )
-        httpx.get(f"{server.url}/v1/tasks/{token}", headers=headers, timeout=30)
+        http_client().get(f"{server.url}/v1/tasks/{token}", headers=headers, timeout=30)
         for _ in range(15):
-            httpx.post(url, json=[], headers=headers, timeout=30)
+            http_client().post(url, json=[], headers=headers, timeout=30)
     finally:
         server.stop()
     lines = [line for line in server.log.splitlines() if line.strip()]

@@ -16,7 +16,6 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
-import httpx
 import numpy as np
 import pandas as pd
 import pytest
@@ -26,6 +25,7 @@ from collector_server import (
     create_task,
     envelope_id,
     envelopes,
+    http_client,
     now_truncated,
     running,
     store_path,
@@ -78,7 +78,7 @@ def collector(server):
 
 
 def _estimates(server, task, token, **params):
-    return httpx.get(
+    return http_client().get(
         f"{server.url}/v1/tasks/{task.task_id}/estimates",
         params=params,
         headers={"Authorization": f"Bearer {token}"},
@@ -156,7 +156,7 @@ def test_estimates_need_the_token_and_equal_ldp_aggregate_on_the_same_reports(co
             == 200
         )
     assert _estimates(server, task, "wrong-token").status_code == 401
-    unauthenticated = httpx.get(f"{server.url}/v1/tasks/{task.task_id}/estimates", timeout=10)
+    unauthenticated = http_client().get(f"{server.url}/v1/tasks/{task.task_id}/estimates", timeout=10)
     assert unauthenticated.status_code == 401
     assert unauthenticated.headers["content-type"] == "application/problem+json"
     assert unauthenticated.headers["www-authenticate"].startswith("Bearer")
@@ -303,17 +303,17 @@ def test_restart_rebuilds_the_windows_from_the_store(served_store_url):
 
 def test_spec_endpoint_is_cacheable_by_fingerprint(collector):
     server, task, _ = collector
-    reply = httpx.get(f"{server.url}/v1/tasks/{task.task_id}/spec", timeout=10)
+    reply = http_client().get(f"{server.url}/v1/tasks/{task.task_id}/spec", timeout=10)
     assert reply.status_code == 200
     assert ldp.load_spec(reply.json()).fingerprint == GRR.fingerprint
     assert reply.headers["etag"] == f'"{GRR.fingerprint}"'
-    cached = httpx.get(
+    cached = http_client().get(
         f"{server.url}/v1/tasks/{task.task_id}/spec",
         headers={"If-None-Match": reply.headers["etag"]},
         timeout=10,
     )
     assert cached.status_code == 304
-    described = httpx.get(f"{server.url}/v1/tasks/{task.task_id}", timeout=10).json()
+    described = http_client().get(f"{server.url}/v1/tasks/{task.task_id}", timeout=10).json()
     assert (described["fingerprint"], described["time_precision"], described["window"]) == (
         GRR.fingerprint,
         60,
@@ -325,7 +325,7 @@ def test_spec_endpoint_is_cacheable_by_fingerprint(collector):
 def test_json_lines_uploads(collector):
     server, task, _ = collector
     body = "\n".join(json.dumps(e) for e in envelopes(_reports(GRR, ["a", "b", "c"]), now_truncated(task)))
-    reply = httpx.post(
+    reply = http_client().post(
         f"{server.url}/v1/tasks/{task.task_id}/reports",
         content=body + "\n\n",
         headers={"Content-Type": "application/x-ndjson"},
@@ -335,7 +335,7 @@ def test_json_lines_uploads(collector):
 
 
 def _post_raw(server, task_id, content, content_type="application/json"):
-    return httpx.post(
+    return http_client().post(
         f"{server.url}/v1/tasks/{task_id}/reports",
         content=content,
         headers={"Content-Type": content_type},
@@ -358,11 +358,11 @@ def test_bad_requests_get_problem_documents_never_a_500(collector):
         (_post_raw(server, "A" * 43, b"[]"), 404),
         (_post_raw(server, "../../etc/passwd", b"[]"), 404),
         (_post_raw(server, "%2e%2e%2f%2e%2e", b"[]"), 404),
-        (httpx.get(f"{server.url}/static/..%2f..%2fapp.py", timeout=10), 404),
-        (httpx.get(f"{server.url}/static/app.py", timeout=10), 404),
-        (httpx.get(f"{server.url}/v1/tasks/{'x' * 10_000}/spec", timeout=10), 404),
-        (httpx.get(f"{server.url}/v1/tasks/{task.task_id}/estimates?confidence=2", timeout=10), 401),
-        (httpx.delete(f"{server.url}/v1/tasks/{task.task_id}/reports", timeout=10), 405),
+        (http_client().get(f"{server.url}/static/..%2f..%2fapp.py", timeout=10), 404),
+        (http_client().get(f"{server.url}/static/app.py", timeout=10), 404),
+        (http_client().get(f"{server.url}/v1/tasks/{'x' * 10_000}/spec", timeout=10), 404),
+        (http_client().get(f"{server.url}/v1/tasks/{task.task_id}/estimates?confidence=2", timeout=10), 401),
+        (http_client().delete(f"{server.url}/v1/tasks/{task.task_id}/reports", timeout=10), 405),
     ]
     for index, (reply, status) in enumerate(cases):
         assert reply.status_code == status, (index, reply.status_code, reply.text[:200])
@@ -390,10 +390,10 @@ def test_cors_is_per_task(server):
     )
     closed_task, _ = create_task(server.store, GRR, window="1h", time_precision="1m")
     preflight = {"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
-    allowed = httpx.options(
+    allowed = http_client().options(
         f"{server.url}/v1/tasks/{open_task.task_id}/reports", headers=preflight, timeout=10
     )
-    refused = httpx.options(
+    refused = http_client().options(
         f"{server.url}/v1/tasks/{closed_task.task_id}/reports", headers=preflight, timeout=10
     )
     posted = upload(server, open_task, [], headers={"Origin": "https://app.example"})
@@ -423,7 +423,7 @@ def test_text_plain_json_lines_are_accepted_from_an_allowed_origin_only(server):
     def post(task_id, origin=None):
         headers = {"Content-Type": beacon, **({"Origin": origin} if origin else {})}
         url = f"{server.url}/v1/tasks/{task_id}/reports"
-        return httpx.post(url, content=body, headers=headers, timeout=30)
+        return http_client().post(url, content=body, headers=headers, timeout=30)
 
     assert post(task.task_id).status_code == 415  # no Origin: not a browser beacon
     assert post(task.task_id, "https://evil.example").status_code == 415
@@ -433,11 +433,15 @@ def test_text_plain_json_lines_are_accepted_from_an_allowed_origin_only(server):
     assert sent.headers["access-control-allow-origin"] == "https://app.example"
     again = post(task.task_id, "https://app.example")
     assert again.json() == {"accepted": 0, "replayed": 2, "rejected": []}
-    estimates = httpx.get(
-        f"{server.url}/v1/tasks/{task.task_id}/estimates",
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    ).json()
+    estimates = (
+        http_client()
+        .get(
+            f"{server.url}/v1/tasks/{task.task_id}/estimates",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
+        )
+        .json()
+    )
     assert estimates["n"] == 2
 
 
@@ -485,7 +489,7 @@ def _raw_store(url, task_id):
 
 
 def _metric(server, name_and_labels):
-    for line in httpx.get(f"{server.url}/metrics", timeout=10).text.splitlines():
+    for line in http_client().get(f"{server.url}/metrics", timeout=10).text.splitlines():
         if line.startswith(name_and_labels + " "):
             return float(line.rsplit(" ", 1)[1])
     return 0.0
@@ -503,7 +507,7 @@ def test_health_and_metrics(collector):
     before = [_metric(server, name) for name in counters]
     body = envelopes(_reports(GRR, ["a", "b"]), now_truncated(task))
     upload(server, task, [*body, body[0], {"id": "x", "t": 0, "report": {}}])
-    assert httpx.get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
+    assert http_client().get(f"{server.url}/healthz", timeout=10).json() == {"status": "ok"}
     after = [_metric(server, name) for name in counters]
     assert [b - a for a, b in zip(before, after)] == [2, 1, 1, 1, 1]
 
@@ -528,27 +532,27 @@ def test_a_different_report_under_a_stored_id_is_rejected_as_id_conflict(collect
 def test_readyz_is_503_while_the_store_cannot_write_and_healthz_stays_200(server):
     """Issue 24: the health check said ok while the reports table was locked; issue 29: liveness is apart
     from readiness (a locked store is no reason to restart the process)."""
-    assert httpx.get(f"{server.url}/readyz", timeout=10).json() == {"status": "ok"}
+    assert http_client().get(f"{server.url}/readyz", timeout=10).json() == {"status": "ok"}
     if server.store.startswith("postgresql://"):
         import psycopg
 
         with psycopg.connect(server.store) as other:
             other.execute("LOCK TABLE reports IN ACCESS EXCLUSIVE MODE")
-            reply = httpx.get(f"{server.url}/readyz", timeout=30)
-            live = httpx.get(f"{server.url}/healthz", timeout=30)
+            reply = http_client().get(f"{server.url}/readyz", timeout=30)
+            live = http_client().get(f"{server.url}/healthz", timeout=30)
             other.rollback()
     else:
         other = sqlite3.connect(server.store, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
-        reply = httpx.get(f"{server.url}/readyz", timeout=30)
-        live = httpx.get(f"{server.url}/healthz", timeout=30)
+        reply = http_client().get(f"{server.url}/readyz", timeout=30)
+        live = http_client().get(f"{server.url}/healthz", timeout=30)
         other.execute("ROLLBACK")
         other.close()
     assert live.json() == {"status": "ok"}
     assert reply.status_code == 503
     assert reply.headers["content-type"] == "application/problem+json"
     assert reply.json()["title"] == "Store unavailable" and "locked" in reply.json()["detail"]
-    assert httpx.get(f"{server.url}/readyz", timeout=10).json() == {"status": "ok"}
+    assert http_client().get(f"{server.url}/readyz", timeout=10).json() == {"status": "ok"}
 
 
 def test_a_failed_commit_is_answered_503_logged_in_one_line_and_counted(tmp_path, monkeypatch, caplog):
@@ -604,12 +608,12 @@ def test_a_stopped_postgresql_is_answered_503_logged_counted_and_unhealthy(postg
                 for _ in range(2):
                     reply = upload(server, task, items[1:])
                     assert reply.status_code == 503 and reply.headers["retry-after"] == "1"
-                health = httpx.get(f"{server.url}/readyz", timeout=30)
+                health = http_client().get(f"{server.url}/readyz", timeout=30)
                 assert health.status_code == 503 and health.json()["title"] == "Store unavailable"
                 assert _metric(server, 'ldp_store_errors_total{error="StoreUnavailable"}') == 2
                 admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
             assert upload(server, task, items[1:]).json()["accepted"] == 1  # the client's retry succeeds
-            assert httpx.get(f"{server.url}/readyz", timeout=30).status_code == 200
+            assert http_client().get(f"{server.url}/readyz", timeout=30).status_code == 200
         finally:
             server.process.terminate()
             _, err = server.process.communicate(timeout=30)
@@ -665,13 +669,15 @@ def test_tables_endpoint_serves_the_vectors_tables_cacheable_by_fingerprint_and_
         spec = ldp.load_spec(data)
         task, _ = create_task(server.store, spec, window="1h", time_precision="1m", min_batch=1)
         url = f"{server.url}/v1/tasks/{task.task_id}/tables"
-        reply = httpx.get(url, timeout=30)
+        reply = http_client().get(url, timeout=30)
         assert reply.status_code == 200, reply.text
         assert reply.headers["content-type"] == "application/json"
         assert reply.json() == expected
         tag = f"{spec.fingerprint}-{expected['digest']}" if "digest" in expected else spec.fingerprint
         assert reply.headers["etag"] == f'"{tag}"'
-        cached = httpx.get(url, headers={"If-None-Match": f'"other", {reply.headers["etag"]}'}, timeout=10)
+        cached = http_client().get(
+            url, headers={"If-None-Match": f'"other", {reply.headers["etag"]}'}, timeout=10
+        )
         assert (cached.status_code, cached.content) == (304, b"")
         served += 1
     assert served >= 12  # two-point, rows (piecewise, hybrid) and shift (laplace, gaussian: 10k weights)
@@ -687,21 +693,21 @@ def test_tables_endpoint_serves_a_records_grid_tables_by_attribute_as_the_vector
     spec = ldp.load_spec(json.loads(case["input_json"]))
     task, _ = create_task(server.store, spec, window="1h", time_precision="1m", min_batch=1)
     url = f"{server.url}/v1/tasks/{task.task_id}/tables"
-    reply = httpx.get(url, timeout=30)
+    reply = http_client().get(url, timeout=30)
     assert reply.status_code == 200, reply.text
     assert reply.json() == {"fingerprint": spec.fingerprint, "attributes": tables}
     assert reply.headers["etag"].startswith(f'"{spec.fingerprint}-')
-    cached = httpx.get(url, headers={"If-None-Match": reply.headers["etag"]}, timeout=10)
+    cached = http_client().get(url, headers={"If-None-Match": reply.headers["etag"]}, timeout=10)
     assert cached.status_code == 304
 
 
 def test_tables_endpoint_refuses_specs_without_a_table(collector):
     server, task, _ = collector
-    reply = httpx.get(f"{server.url}/v1/tasks/{task.task_id}/tables", timeout=10)
+    reply = http_client().get(f"{server.url}/v1/tasks/{task.task_id}/tables", timeout=10)
     assert reply.status_code == 404
     assert reply.headers["content-type"] == "application/problem+json"
     assert "grr" in reply.json()["detail"] and "no numeric table" in reply.json()["detail"]
-    assert httpx.get(f"{server.url}/v1/tasks/nosuchtask/tables", timeout=10).status_code == 404
+    assert http_client().get(f"{server.url}/v1/tasks/nosuchtask/tables", timeout=10).status_code == 404
 
 
 # -- access, timeouts, signals, hang-ups and secrets on a real ldp serve (issue 24) --------------------
@@ -713,15 +719,15 @@ def test_the_dashboard_asks_for_a_token_on_loopback_unless_public(tmp_path):
     store = store_path(tmp_path)
     task, token = create_task(store, GRR, window="1h", time_precision="1m")
     with running(store) as server:  # --host 127.0.0.1, the documented reverse-proxy set-up
-        refused = httpx.get(f"{server.url}/v1/dashboard", timeout=10)
-        mine = httpx.get(
+        refused = http_client().get(f"{server.url}/v1/dashboard", timeout=10)
+        mine = http_client().get(
             f"{server.url}/v1/dashboard", headers={"Authorization": f"Bearer {token}"}, timeout=10
         )
     assert refused.status_code == 401
     assert [t["task"] for t in mine.json()["tasks"]] == [task.task_id]
     assert "dashboard: collector token required" in server.log
     with running(store, "--dashboard-public") as public:
-        assert httpx.get(f"{public.url}/v1/dashboard", timeout=10).status_code == 200
+        assert http_client().get(f"{public.url}/v1/dashboard", timeout=10).status_code == 200
     assert "dashboard: public, no token" in public.log
 
 
@@ -757,7 +763,7 @@ def test_trickled_headers_and_bodies_get_408_within_the_read_timeout_and_garbage
     with running(store, "--read-timeout", "2") as server:
         header_time, header_reply = _trickle(server, b"GET /healthz HTTP/1.1\r\n", b"X-Slow: 1\r\n", 20)
         body_time, body_reply = _trickle(server, upload_head, b" ", 20)
-        assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200  # still serving
+        assert http_client().get(f"{server.url}/healthz", timeout=10).status_code == 200  # still serving
         cut = _metric(server, 'ldp_aborted_requests_total{reason="read_timeout"}')
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
             sock.sendall(b"\x16\x03\x01 not HTTP at all\r\n\r\n")
@@ -866,7 +872,7 @@ def test_serve_never_prints_the_store_password_on_its_start_up_line_or_in_its_lo
     )  # the cluster trusts, the URL still says it
     try:
         with running(with_password, "--log-level", "info") as server:
-            assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
+            assert http_client().get(f"{server.url}/healthz", timeout=10).status_code == 200
     finally:
         drop_database(postgres_url, name)
     assert "ldp collector on http://127.0.0.1:" in server.log

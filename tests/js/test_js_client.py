@@ -12,11 +12,10 @@ import json
 import subprocess
 from pathlib import Path
 
-import httpx
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from collector_server import Server, create_task, store_path
+from collector_server import Server, create_task, http_client, store_path
 from scipy.stats import norm
 
 import ldp
@@ -132,11 +131,15 @@ def test_js_uploader_survives_a_killed_collector_and_stores_every_report_once(tm
         kept = collections.Counter(json.dumps(json.loads(r.report), sort_keys=True) for r in stored)
         assert kept == sent  # each JS report stored exactly once
 
-        served = httpx.get(
-            f"{servers[-1].url}/v1/tasks/{task.task_id}/estimates",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=30,
-        ).json()
+        served = (
+            http_client()
+            .get(
+                f"{servers[-1].url}/v1/tasks/{task.task_id}/estimates",
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=30,
+            )
+            .json()
+        )
         offline = tmp_path / "estimates.parquet"
         assert _ldp("aggregate", "--spec", spec_path, reports, "-o", offline).returncode == 0
         assert served["n"] == n
