@@ -65,20 +65,29 @@ SPECS = [
 
 
 def best_spread(reports: int, keys: int, cost) -> tuple[float, list[int]]:
-    """Dynamic programming over keys: the largest Σ cost(r_v) over r_1 + … + r_keys = reports, and a spread reaching it."""
+    """Dynamic programming over keys: the largest Σ cost(r_v) over r_1 + … + r_keys = reports, and a spread reaching it.
 
-    @functools.cache
-    def best(left: int, slots: int) -> tuple[float, tuple[int, ...]]:
-        if slots == 1:
-            return cost(left), (left,)
-        options = []
-        for r in range(left + 1):
-            value, rest = best(left - r, slots - 1)
-            options.append((cost(r) + value, (r, *rest)))
-        return max(options)
-
-    value, spread = best(reports, keys)
-    return value, list(spread)
+    ``best[s][left]`` is the largest sum over s keys holding ``left`` reports: cost(r) plus ``best[s − 1][left − r]``
+    at the best r (the largest r among equal sums). The costs are tabulated once (the ledger's cost function is the
+    slow part), and the spread is read back from the choices.
+    """
+    costs = [cost(r) for r in range(reports + 1)]
+    best = [costs]
+    picks: list[list[int]] = [list(range(reports + 1))]
+    for _ in range(keys - 1):
+        below, row, pick = best[-1], [], []
+        for left in range(reports + 1):
+            value, r = max((costs[r] + below[left - r], r) for r in range(left + 1))
+            row.append(value)
+            pick.append(r)
+        best.append(row)
+        picks.append(pick)
+    spread, left = [], reports
+    for slots in range(keys, 0, -1):
+        r = picks[slots - 1][left]
+        spread.append(r)
+        left -= r
+    return best[keys - 1][reports], spread
 
 
 def spec_values(spec, spread: list[int]) -> list:
