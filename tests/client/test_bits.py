@@ -219,21 +219,30 @@ PROBABILITIES = [
 
 
 def _exact_outcomes(p: Fraction, later_step: int) -> dict[int, Fraction]:
-    """The probability of each outcome of ``block_table(p)``, summed over every path of the walk."""
+    """The probability of each outcome of ``block_table(p)``, summed over every path of the walk.
+
+    A node reached after ``depth`` bits carries mass n / 2^depth: the walk keeps the integer n (a step of
+    ``step`` bits hands each of the 2^step next codes the same n, over 2^(depth + step)), so only the
+    outcomes' sums at the end are Fractions.
+    """
     table = block_table(p)
-    outcomes: dict[int, Fraction] = {}
-    nodes, depth, step = {0: Fraction(1)}, 0, table.first_step
+    ended: dict[int, dict[int, int]] = {}  # depth → outcome → numerator over 2^depth
+    nodes, depth, step = {0: 1}, 0, table.first_step
     while nodes:
         codes = step_table(table, depth, step).tolist()
-        reached: dict[int, Fraction] = {}
+        reached: dict[int, int] = {}
+        here = ended.setdefault(depth + step, {})
         for node, mass in nodes.items():
-            share = mass / (1 << step)
             for code in codes[node << step : (node + 1) << step]:
                 if code < 0:
-                    outcomes[~code] = outcomes.get(~code, Fraction(0)) + share
+                    here[~code] = here.get(~code, 0) + mass
                 else:
-                    reached[code] = reached.get(code, Fraction(0)) + share
+                    reached[code] = reached.get(code, 0) + mass
         nodes, depth, step = reached, depth + step, later_step
+    outcomes: dict[int, Fraction] = {}
+    for bits, masses in ended.items():
+        for outcome, mass in masses.items():
+            outcomes[outcome] = outcomes.get(outcome, Fraction(0)) + Fraction(mass, 1 << bits)
     return outcomes
 
 
