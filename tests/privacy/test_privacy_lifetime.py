@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import numpy as np
 import pytest
 
 import ldp
@@ -72,14 +73,17 @@ def best_spread(reports: int, keys: int, cost) -> tuple[float, list[int]]:
     slow part), and the spread is read back from the choices.
     """
     costs = [cost(r) for r in range(reports + 1)]
-    best = [costs]
+    table = np.array(costs, dtype=float)
+    best = [table]
     picks: list[list[int]] = [list(range(reports + 1))]
     for _ in range(keys - 1):
-        below, row, pick = best[-1], [], []
+        below, row, pick = best[-1], [], []  # IEEE sums: the same floats as Python's
         for left in range(reports + 1):
-            value, r = max((costs[r] + below[left - r], r) for r in range(left + 1))
-            row.append(value)
+            sums = table[: left + 1] + below[left::-1]  # r = 0 … left
+            r = int(np.flatnonzero(sums == sums.max())[-1])
+            row.append(float(sums[r]))
             pick.append(r)
+        row = np.array(row)
         best.append(row)
         picks.append(pick)
     spread, left = [], reports
@@ -87,7 +91,7 @@ def best_spread(reports: int, keys: int, cost) -> tuple[float, list[int]]:
         r = picks[slots - 1][left]
         spread.append(r)
         left -= r
-    return best[keys - 1][reports], spread
+    return float(best[keys - 1][reports]), spread
 
 
 def spec_values(spec, spread: list[int]) -> list:
