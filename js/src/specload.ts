@@ -11,7 +11,7 @@
  * Python specs check themselves (`claim.ts`): its probabilities must give
  * the ε it states, so the budget charges what a report really costs.
  */
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "./hash/sha256.js";
 import { toHex, utf8 } from "./bytes.js";
 import { type Fraction, fractionOfFloat, fractionText, parseFraction } from "./fraction.js";
 import { type Catalog, type FieldKind, catalogComplete, catalogPrivacy, entryOf } from "./catalog.js";
