@@ -32,8 +32,8 @@ export interface Spec {
   readonly fingerprint: string;
 }
 
-/** Reads a field's JSON value (`catalog` reads a composite spec's parts). */
-type Normalizer = (value: Json, name: string, catalog: Catalog) => Json;
+/** Reads a field's JSON value (a `parts` field is read by its entry's `readParts`, `specparts.ts`). */
+type Normalizer = (value: Json, name: string) => Json;
 
 const CALIBRATION =
   "is calibrated from epsilon by the server: load the server's spec (this client does not calibrate)";
@@ -75,36 +75,7 @@ const domain: Normalizer = (v, name) => {
   return v;
 };
 
-/**
- * The parts of a composite spec (a multi-attribute record's attributes): a
- * non-empty list of objects, each a spec of its own with a `name`, kept in
- * order. Each part is read as a spec (its fields and its own claim checked)
- * and held as the Python spec holds it: its canonical fields with its
- * `name`, without `format`.
- */
-const parts: Normalizer = (v, name, catalog) => {
-  if (!Array.isArray(v) || v.length === 0) return fail(`${name} must be a non-empty list of spec objects`);
-  return v.map((item, i) => {
-    if (item === null || typeof item !== "object" || Array.isArray(item)) {
-      return fail(`${name}[${i}] must be an object with 'name' and 'mechanism'`);
-    }
-    const { name: label, ...rest } = item as JsonObject;
-    if (typeof label !== "string" || label.trim() === "") fail(`${name}[${i}] needs a non-empty 'name'`);
-    let out: JsonObject;
-    try {
-      out = canonicalFieldsIn(catalog, rest);
-    } catch (error) {
-      // as Python's MultiAttribute names the attribute whose spec is refused
-      if (!(error instanceof RangeError)) throw error;
-      return fail(`multi-attribute: attribute '${(label as string).trim()}': ${error.message}`);
-    }
-    delete out.format;
-    out.name = (label as string).trim();
-    return out;
-  });
-};
-
-const NORMALIZERS: Record<FieldKind, Normalizer> = { domain, float, probability, integer, lowercase, parts };
+const NORMALIZERS: Record<Exclude<FieldKind, "parts">, Normalizer> = { domain, float, probability, integer, lowercase };
 
 /**
  * The registered mechanism name (lowercase, `-` not `_`) of one of the
@@ -137,7 +108,8 @@ export function canonicalFieldsIn(catalog: Catalog, data: JsonObject): JsonObjec
       if (fallback === undefined) fail(`${mechanism}: ${name} ${entry.calibrated?.includes(name) ? CALIBRATION : "is required"}`);
       out[name] = fallback;
     } else {
-      out[name] = NORMALIZERS[kind](value, name, catalog);
+      // a composite spec's parts: its entry's reader (generated with every `parts` field)
+      out[name] = kind === "parts" ? entry.readParts!(value, name, catalog) : NORMALIZERS[kind](value, name);
     }
   }
   catalogComplete(catalog, out); // a mechanism's derived fields (RAPPOR's sizes), from its module in privacy/

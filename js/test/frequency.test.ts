@@ -132,6 +132,15 @@ describe("ldp-client/frequency", () => {
     );
   });
 
+  it("bundles no reader of a composite spec's parts (specparts.ts: a multi-attribute record's attributes)", async () => {
+    const result = await bundle();
+    assert.ok(!Object.keys(result.metafile.inputs).includes("src/specparts.ts"));
+    const code = new TextDecoder().decode(result.outputFiles[0].contents);
+    for (const message of ["non-empty list of spec objects", "with 'name' and 'mechanism'", "multi-attribute: attribute"]) {
+      assert.ok(!code.includes(message), `the parts reader is bundled (${message})`);
+    }
+  });
+
   it("bundles no other mechanism family's encoder module", async () => {
     // the family modules are families.ts's re-exports (generated from the @mechanisms tags)
     const families = [...readFileSync(new URL("../src/families.ts", import.meta.url), "utf8").matchAll(/from "\.\/(\w+)\.js"/g)].map(
