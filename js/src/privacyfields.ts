@@ -106,13 +106,16 @@ export function domainSize(fields: JsonObject): bigint {
  * built, before the family's checks.
  */
 export function checkStatedEpsilons(fields: JsonObject): void {
-  for (const name of ["epsilon", "epsilon_one", "epsilon_inf"]) {
-    const v = fields[name];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
-      fail(`${name} must be a finite number > 0, got ${typeof v === "number" ? floatText(v) : String(v)}`);
-    }
+  for (const name of ["epsilon", "epsilon_one", "epsilon_inf"]) if (fields[name] != null) positiveEpsilon(fields, name);
+}
+
+/** A stated ε field: a finite number > 0 (Python's `check_epsilon`, and its message). */
+export function positiveEpsilon(fields: JsonObject, name: string): number {
+  const v = fields[name];
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+    fail(`${name} must be a finite number > 0, got ${typeof v === "number" ? floatText(v) : String(v)}`);
   }
+  return v;
 }
 
 /**
