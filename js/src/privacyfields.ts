@@ -9,6 +9,7 @@ import { type Fraction, ONE, compare, div, divInt, fractionText, parseFraction, 
 import type { JsonObject } from "./json.js";
 import { floatText, formatG } from "./float.js";
 import { fail } from "./text.js";
+import type { DomainValue } from "./values.js";
 
 /**
  * The privacy facts of one spec, read from its exact probabilities (Python's
@@ -94,10 +95,15 @@ export function grouped(n: bigint | number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
+/** The spec's categorical domain. */
+export function domainOf(fields: JsonObject): DomainValue[] {
+  const d = fields.domain;
+  return Array.isArray(d) ? (d as DomainValue[]) : fail(`${String(fields.mechanism)} spec has no domain`);
+}
+
 /** The number of values of the spec's domain. */
 export function domainSize(fields: JsonObject): bigint {
-  const d = fields.domain;
-  return Array.isArray(d) ? BigInt(d.length) : fail(`${String(fields.mechanism)} spec has no domain`);
+  return BigInt(domainOf(fields).length);
 }
 
 /**

@@ -18,6 +18,7 @@ import { type Catalog, type FieldKind, catalogComplete, catalogPrivacy, entryOf 
 import { MECHANISMS } from "./catalog/names.js";
 import { checkClaimFacts } from "./claimcheck.js";
 import { type Json, type JsonObject, dumpJson, parseJson } from "./json.js";
+import { domainOf, int, prob } from "./privacyfields.js";
 import { fail } from "./text.js";
 import type { DomainValue } from "./values.js";
 
@@ -210,23 +211,17 @@ export function checkedSpecIn(catalog: Catalog, spec: Spec): Spec {
 
 /** The spec's categorical domain (frequency oracles, basic RAPPOR). */
 export function specDomain(spec: Spec): DomainValue[] {
-  const d = spec.fields.domain;
-  if (!Array.isArray(d)) fail(`${spec.mechanism} spec has no domain`);
-  return d as DomainValue[];
+  return domainOf(spec.fields);
 }
 
 /** A probability field as an exact fraction. */
 export function specFraction(spec: Spec, name: string): Fraction {
-  const v = spec.fields[name];
-  if (typeof v !== "string") fail(`${spec.mechanism} spec has no probability ${name}`);
-  return parseFraction(v);
+  return prob(spec.fields, name);
 }
 
 /** An integer field. */
 export function specInt(spec: Spec, name: string): bigint {
-  const v = spec.fields[name];
-  if (typeof v !== "bigint") fail(`${spec.mechanism} spec has no integer ${name}`);
-  return v;
+  return int(spec.fields, name);
 }
 
 /** A float field. */
