@@ -19,7 +19,7 @@ import { MECHANISMS } from "./catalog/names.js";
 import { checkClaimFacts } from "./claimcheck.js";
 import { type Json, type JsonObject, dumpJson, parseJson } from "./json.js";
 import { domainOf, int, prob } from "./privacyfields.js";
-import { fail } from "./text.js";
+import { clip, fail } from "./text.js";
 import type { DomainValue } from "./values.js";
 
 export const SPEC_FORMAT = 1n;
@@ -153,8 +153,7 @@ export function fingerprintOfTag(tag: unknown): string {
   if (t.length >= 2 && t.startsWith('"') && t.endsWith('"')) t = t.slice(1, -1);
   t = t.toLowerCase();
   if (!/^[0-9a-f]{16}$/.test(t)) {
-    const shown = tag.length > 40 ? `${tag.slice(0, 40)}… (${tag.length} characters)` : tag;
-    throw new RangeError(`expected spec fingerprint ${JSON.stringify(shown)} is not 16 hex digits (an ETag such as "7d94b1758a32a30d")`);
+    throw new RangeError(`expected spec fingerprint ${JSON.stringify(clip(tag, 40))} is not 16 hex digits (an ETag such as "7d94b1758a32a30d")`);
   }
   return t;
 }
