@@ -126,12 +126,13 @@ export function positiveEpsilon(fields: JsonObject, name: string): number {
 
 /**
  * A domain of at most `limit` values (the Python spec class's
- * `max_domain_size`, with `why`, its `max_domain_reason`).
+ * `max_domain_size`, with `why`, its `max_domain_reason`); `who` names the
+ * spec in the message (its mechanism, or a variant of it: "basic rappor").
  */
-export function checkDomainLimit(fields: JsonObject, limit: bigint, why: string): void {
+export function checkDomainLimit(fields: JsonObject, limit: bigint, why: string, who = String(fields.mechanism)): void {
   const d = fields.domain;
   if (Array.isArray(d) && BigInt(d.length) > limit) {
-    fail(`${String(fields.mechanism)}: a domain of ${grouped(d.length)} values is above the limit of ${grouped(limit)} (${why})`);
+    fail(`${who}: a domain of ${grouped(d.length)} values is above the limit of ${grouped(limit)} (${why})`);
   }
 }
 
