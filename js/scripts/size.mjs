@@ -7,8 +7,8 @@
  *   node scripts/size.mjs                 # src/frequency.ts (frequency oracles + RAPPOR), src/web.ts, src/index.ts
  *   node scripts/size.mjs --check         # exit 1 when the frequency bundle is above BUDGET
  *
- * BUDGET is the target of issue 28 for frequency oracles + RAPPOR: 15 kB
- * (15,360 bytes) min+gzip. `test/frequency.test.ts` imports BUDGET and
+ * BUDGET is the target of issue 28 for frequency oracles + RAPPOR: 15 kB,
+ * read as 15,000 bytes, min+gzip. `test/frequency.test.ts` imports BUDGET and
  * `measure` from here, so `npm test` holds the bundle to it too.
  */
 import { build } from "esbuild";
@@ -16,7 +16,7 @@ import { gzipSync } from "node:zlib";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-export const BUDGET = 15360;
+export const BUDGET = 15000;
 const ENTRIES = [
   ["frequency oracles + RAPPOR", "src/frequency.ts"],
   ["web page (+ budget, Uploader, browser storage)", "src/web.ts"],

@@ -106,7 +106,22 @@ describe("ldp-client/frequency", () => {
     assert.equal(makeEncoder(copy).spec, copy);
   });
 
-  // issue 28's budget for this bundle: 15 kB (15,360 bytes) min+gzip, as `node scripts/size.mjs --check` measures it
+  it("refuses a hand-built spec whose probabilities its encoder cannot use with the spec's own message (Python's)", () => {
+    // the encoders do not check their probabilities again: checkedSpecIn refuses such a spec first
+    const forged = (mechanism: string, change: JsonObject) => {
+      const spec = [...SPECS.values()].find((s) => s.mechanism === mechanism)!;
+      return { ...spec, fields: { ...spec.fields, ...change } };
+    };
+    assert.throws(() => makeEncoder(forged("sue", { q: "0" })), /^RangeError: q must be in \(0, 1\), got 0$/);
+    assert.throws(() => makeEncoder(forged("oue", { p: "1/4", q: "1/3" })), /^RangeError: oue: p must exceed q, got p=1\/4, q=1\/3$/);
+    const ss = forged("ss", {});
+    const d = (ss.fields.domain as unknown[]).length;
+    assert.throws(() => makeEncoder(forged("ss", { omega: BigInt(d) })), new RegExp(`^RangeError: omega must be in \\[1, ${d - 1}\\], got ${d}$`));
+    assert.throws(() => makeEncoder(forged("rappor", { p: "1/2", q: "1/2" })), /^RangeError: rappor needs p < q \(IRR\), got p=1\/2, q=1\/2$/);
+    assert.throws(() => makeEncoder(forged("rappor", { f: "1" })), /^RangeError: f must be in \[0, 1\), got 1$/);
+  });
+
+  // issue 28's budget for this bundle: 15 kB (15,000 bytes) min+gzip, as `node scripts/size.mjs --check` measures it
   // (BUDGET there); that script prints the figure and the bundle's largest inputs.
   it("bundles to at most 15 kB min+gzip (BUDGET of scripts/size.mjs)", async () => {
     const { gzip } = await measure("src/frequency.ts");
