@@ -23,9 +23,11 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
+import { shake256 as nobleShake } from "@noble/hashes/sha3.js"; // a development dependency: the reference JavaScript SHAKE-256
 // --dist DIR: another build of the package (e.g. an older commit's dist/, for a before/after comparison)
 const DIST = process.argv.includes("--dist") ? new URL(`file://${process.argv[process.argv.indexOf("--dist") + 1]}/`) : new URL("../dist/", import.meta.url);
-const { cryptoSource, loadSpec, reportToJson, makeEncoder, newRapporClient, nobleShake256 } = await import(new URL("index.js", DIST).href);
+const { cryptoSource, loadSpec, reportToJson, makeEncoder, newRapporClient, ...pkg } = await import(new URL("index.js", DIST).href);
+const jsShake256 = pkg.jsShake256 ?? pkg.nobleShake256; // the package's JavaScript SHAKE-256 (@noble/hashes' in builds before src/hash/)
 const { nativeShake256 } = await import(new URL("node.js", DIST).href); // undefined in builds before it
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
@@ -66,14 +68,22 @@ function rate(step, unit, chunk) {
   return { wall: items / (now - start), cpu: items / ((cpu.user + cpu.system) / 1e6) };
 }
 
+/** @noble/hashes' SHAKE-256 as a stream (the package's JavaScript SHAKE-256 until src/hash/): a same-run reference. */
+const nobleShake256 = (input) => {
+  const xof = nobleShake.create().update(input);
+  return { read: (n) => xof.xof(n) };
+};
+
 function cases() {
   const rappor = spec("rappor");
   const client = newRapporClient(rappor);
   return [
     { name: "GRR d=1024", spec: spec("grr") },
     { name: "OUE d=1024", spec: spec("oue") },
-    // the default SHAKE-256 (Node's OpenSSL since defaultShake256; noble's in builds before it), then each one named
+    // the default SHAKE-256 (Node's OpenSSL since defaultShake256; the JavaScript one in builds before it), then each one
+    // named: the package's JavaScript SHAKE-256 (a browser's), @noble/hashes' beside it as the reference, Node's
     { name: "RAPPOR 128 bits, h=2, 64 cohorts (default SHAKE)", spec: rappor, client },
+    { name: "RAPPOR 128 bits, h=2, 64 cohorts (JS SHAKE)", spec: rappor, client, shake: jsShake256 },
     { name: "RAPPOR 128 bits, h=2, 64 cohorts (noble SHAKE)", spec: rappor, client, shake: nobleShake256 },
     ...(nativeShake256 ? [{ name: "RAPPOR 128 bits, h=2, 64 cohorts (Node SHAKE)", spec: rappor, client, shake: nativeShake256 }] : []),
   ];

@@ -44,7 +44,9 @@ module of ``js/src/privacy/`` whose exported function names its mechanisms
 with a ``@privacy`` tag in its doc comment; the same errors apply (a mechanism
 the registry does not declare, or one two functions claim). A mechanism with
 derived spec fields (RAPPOR's sizes) completes them in a ``@canonical``-tagged
-function of its module there, the entry's ``complete``. ``specfields.ts``
+function of its module there, the entry's ``complete``; a mechanism with a
+``parts`` field (a composite spec) names ``readSpecParts`` of ``specparts.ts``,
+the entry's ``readParts``, so only the entry points that load one bundle it. ``specfields.ts``
 gathers every entry in ``CATALOG`` (and the tables read from it:
 ``SPEC_FIELDS``, ``CALIBRATED_FIELDS``, ``EPSILON_LIMITS``,
 ``DOMAIN_LIMITS``), for the main entry point (``spec.ts``,
@@ -176,9 +178,12 @@ def render_catalog(module: str, src: Path = SRC) -> str:
     lines += [
         f'import {{ {", ".join(sorted(f))} }} from "../privacy/{m}.js";' for m, f in sorted(imports.items())
     ]
+    entries = {name: spec_fields(declarations[name].load_spec()) for name in mechanisms}
+    if any(kind == "parts" for fields in entries.values() for _, kind, _ in fields):
+        lines.append('import { readSpecParts } from "../specparts.js";')
     for name in mechanisms:
         decl = declarations[name]
-        fields = spec_fields(decl.load_spec())
+        fields = entries[name]
         lines += [
             "",
             f"/** {name}: its spec fields (Python dataclass order), limits and privacy function. */",
@@ -203,6 +208,8 @@ def render_catalog(module: str, src: Path = SRC) -> str:
         lines.append(f"  privacy: {functions[name][1]},")
         if name in canonical:
             lines.append(f"  complete: {canonical[name][1]},")
+        if any(kind == "parts" for _, kind, _ in fields):  # a composite spec's parts (specparts.ts)
+            lines.append("  readParts: readSpecParts,")
         lines.append("};")
     lines.append("")
     return "\n".join(lines)
@@ -381,7 +388,7 @@ def render_registry(src: Path = SRC) -> str:
         " * The encoder of a frequency spec. RAPPOR takes the persistent `client`",
         " * (a fresh one when missing) and `shake`, the SHAKE-256 of its permanent",
         " * response (default: `defaultShake256`, Node's OpenSSL SHAKE-256 where the",
-        " * runtime has it, else `nobleShake256`: the same bytes); `source`",
+        " * runtime has it, else `jsShake256`: the same bytes); `source`",
         " * replaces the CSPRNG (tests only).",
         " * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.",
         f" * No encoder here for: {', '.join(without) if without else 'none'}.",

@@ -33,8 +33,7 @@
  * (Python's `Budget(mu=...)`) is refused here with one line: this client
  * does not compute those yet.
  */
-import { hmac } from "@noble/hashes/hmac.js";
-import { sha256 } from "@noble/hashes/sha2.js";
+import { hmacSha256 } from "./hash/hmac.js";
 import { concatBytes, fromHex, toHex, utf8 } from "./bytes.js";
 import { isMemoized, privacyFacts } from "./claim.js";
 import { epsilonBoundOfRatio, fsum, heterogeneousEpsilon } from "./composition.js";
@@ -310,7 +309,7 @@ export class PrivacyLedger {
   private streamName(data: LedgerData, spec: Spec, memoKey: Uint8Array | null): string {
     if (memoKey === null) return "fresh:" + spec.fingerprint;
     const message = concatBytes(utf8(spec.fingerprint), new Uint8Array([0]), memoKey);
-    return "value:" + toHex(hmac(sha256, fromHex(data.key), message));
+    return "value:" + toHex(hmacSha256(fromHex(data.key), message));
   }
 
   /**

@@ -10,7 +10,7 @@
  * (`specload.ts`) and the claim check take one. This module names no
  * mechanism.
  */
-import type { JsonObject } from "./json.js";
+import type { Json, JsonObject } from "./json.js";
 import { type MechanismPrivacy, checkDomainLimit, checkStatedEpsilons } from "./privacyfields.js";
 
 /** How a spec field is read (`specload.ts` has one normalizer per kind). */
@@ -37,6 +37,12 @@ export interface MechanismEntry {
   readonly privacy?: EntryPrivacy;
   /** The family's `@canonical` function: completes derived fields in place (RAPPOR's sizes). */
   readonly complete?: (out: JsonObject) => void;
+  /**
+   * The reader of a `parts` field (a composite spec's parts, each a spec of
+   * the same catalog): `readSpecParts` of `specparts.ts`, in the entry of
+   * every mechanism with such a field, so no other entry point bundles it.
+   */
+  readonly readParts?: (value: Json, name: string, catalog: Catalog) => Json;
 }
 
 /** Mechanism name → entry: the mechanisms an entry point loads. */

@@ -4,7 +4,7 @@
  * point that loads some families only (`specload.ts` with its catalog)
  * bundles no other family's privacy module.
  */
-import { REPRESENTABLE_MAX_EPSILON, checkEpsilonLimit, checkRatio, statedClaim, statedEpsilon } from "./epsilon.js";
+import { REPRESENTABLE_MAX_EPSILON, checkEpsilonLimit, checkRatio, statedEpsilon } from "./epsilon.js";
 import { epsilonOfRatio } from "./exact.js";
 import { floatText } from "./float.js";
 import type { JsonObject } from "./json.js";
@@ -38,13 +38,13 @@ export function checkClaimFacts(fields: JsonObject, given: MechanismPrivacy | nu
   for (const name of ["epsilon", "epsilon_one"]) {
     if (!(name in fields) || (name === "epsilon_one" && fields[name] === null)) continue;
     statesOne = true;
-    const epsilon = name === "epsilon" ? statedEpsilon(fields, facts) : statedClaim(fields, name);
+    const epsilon = statedEpsilon(fields, name === "epsilon" ? facts : {}, name); // ε₁'s limit: the representable one
     if (facts.ratio !== null) checkRatio(mechanism, epsilon, facts.ratio, facts.claimMatches !== false, name);
   }
   if (!isMemoized(facts)) return;
   const permanent = facts.permanentRatio ?? null;
   if ("epsilon_inf" in fields && fields.epsilon_inf !== null) {
-    const epsilonInf = statedClaim(fields, "epsilon_inf");
+    const epsilonInf = statedEpsilon(fields, {}, "epsilon_inf");
     if (permanent === null) {
       fail(`${mechanism} states epsilon_inf=${floatText(epsilonInf)} but its permanent response is not randomized: epsilon_inf is unbounded`);
     }

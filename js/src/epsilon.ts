@@ -7,7 +7,7 @@ import { type Fraction, compare, fraction, mul } from "./fraction.js";
 import { doubleToFraction, epsilonOfRatio, expCorrectlyRounded } from "./exact.js";
 import { floatText, formatG } from "./float.js";
 import type { JsonObject } from "./json.js";
-import type { MechanismPrivacy } from "./privacyfields.js";
+import { type MechanismPrivacy, positiveEpsilon } from "./privacyfields.js";
 import { fail } from "./text.js";
 
 /** A stated e^ε may exceed the exact probability ratio by this relative amount at most (Python's `CLAIM_TOLERANCE`). */
@@ -28,34 +28,22 @@ export const REPRESENTABLE_MAX_EPSILON = 700;
 const REPRESENTABLE_WHY = "e^epsilon must be a finite double to certify the claim";
 
 /**
- * A stated ε field (`epsilon`, or a memoized mechanism's `epsilon_one` or
- * `epsilon_inf`): a finite number > 0 whose e^ε is a finite double (a
- * RangeError naming it otherwise).
+ * The stated ε of the field `name` (`epsilon`, or a memoized mechanism's
+ * `epsilon_one` or `epsilon_inf`): a finite number > 0, within the
+ * mechanism's limit (`limits`: its privacy facts' `maxEpsilon` and
+ * `maxEpsilonReason`, from the Python spec's `max_epsilon`; without one,
+ * `REPRESENTABLE_MAX_EPSILON`, the largest of every limit, so that e^ε is a
+ * finite double); a RangeError naming it otherwise.
  */
-export function statedClaim(fields: JsonObject, name: string): number {
-  const mechanism = String(fields.mechanism);
-  const epsilon = fields[name];
-  if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
-    fail(`${name} must be a finite number > 0, got ${typeof epsilon === "number" ? floatText(epsilon) : String(epsilon)}`);
-  }
-  checkEpsilonLimit(mechanism, name, epsilon, REPRESENTABLE_MAX_EPSILON, REPRESENTABLE_WHY);
-  return epsilon;
-}
-
-/**
- * The stated ε: a finite number > 0, within the mechanism's limit (`limits`:
- * its privacy facts' `maxEpsilon` and `maxEpsilonReason`, from the Python
- * spec's `max_epsilon`; without one, `REPRESENTABLE_MAX_EPSILON`, the
- * largest of every limit); a RangeError naming it otherwise.
- */
-export function statedEpsilon(fields: JsonObject, limits: Pick<MechanismPrivacy, "maxEpsilon" | "maxEpsilonReason"> = {}): number {
-  const mechanism = String(fields.mechanism);
-  const epsilon = fields.epsilon;
-  if (typeof epsilon !== "number" || !Number.isFinite(epsilon) || epsilon <= 0) {
-    fail(`epsilon must be a finite number > 0, got ${typeof epsilon === "number" ? floatText(epsilon) : String(epsilon)}`);
-  }
-  if (limits.maxEpsilon === undefined) checkEpsilonLimit(mechanism, "epsilon", epsilon, REPRESENTABLE_MAX_EPSILON, REPRESENTABLE_WHY);
-  else checkEpsilonLimit(mechanism, "epsilon", epsilon, limits.maxEpsilon, limits.maxEpsilonReason);
+export function statedEpsilon(
+  fields: JsonObject,
+  limits: Pick<MechanismPrivacy, "maxEpsilon" | "maxEpsilonReason"> = {},
+  name = "epsilon",
+): number {
+  const epsilon = positiveEpsilon(fields, name);
+  const [limit, why] =
+    limits.maxEpsilon === undefined ? [REPRESENTABLE_MAX_EPSILON, REPRESENTABLE_WHY] : [limits.maxEpsilon, limits.maxEpsilonReason];
+  checkEpsilonLimit(String(fields.mechanism), name, epsilon, limit, why);
   return epsilon;
 }
 
@@ -74,7 +62,7 @@ export function checkEpsilonLimit(mechanism: string, name: string, epsilon: numb
  */
 export function checkRatio(mechanism: string, epsilon: number, ratio: Fraction, matches: boolean, name = "epsilon"): void {
   const e = expCorrectlyRounded(epsilon);
-  if (!Number.isFinite(e)) return; // beyond every limit (REPRESENTABLE_MAX_EPSILON): refused by statedEpsilon, statedClaim
+  if (!Number.isFinite(e)) return; // beyond every limit (REPRESENTABLE_MAX_EPSILON): refused by statedEpsilon
   const bound = mul(exactDouble(e), SAFETY); // Python's exp_lower_bound(ε), up to one ulp of exp
   const achieved = floatText(epsilonOfRatio(ratio));
   if (compare(ratio, mul(bound, HIGH)) > 0) {

@@ -14,11 +14,7 @@ export function floatText(x: number): string {
   const [mantissa, expText] = Math.abs(x).toExponential().split("e");
   const digits = mantissa.replace(".", "");
   const exp = Number(expText);
-  if (exp < -4 || exp >= 16) {
-    const frac = digits.length > 1 ? "." + digits.slice(1) : "";
-    const e = Math.abs(exp).toString().padStart(2, "0");
-    return `${sign}${digits[0]}${frac}e${exp < 0 ? "-" : "+"}${e}`;
-  }
+  if (exp < -4 || exp >= 16) return `${sign}${digits[0]}${digits.length > 1 ? "." + digits.slice(1) : ""}${exponent(exp)}`;
   if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
   const intPart = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
   const fracPart = digits.slice(exp + 1) || "0";
@@ -37,9 +33,11 @@ export function formatG(x: number, precision = 6): string {
   const [mantissa, expText] = x.toExponential(precision - 1).split("e");
   const exp = Number(expText);
   const strip = (s: string) => (s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s);
-  if (exp < -4 || exp >= precision) {
-    const e = Math.abs(exp).toString().padStart(2, "0");
-    return `${strip(mantissa)}e${exp < 0 ? "-" : "+"}${e}`;
-  }
+  if (exp < -4 || exp >= precision) return strip(mantissa) + exponent(exp);
   return strip(x.toFixed(Math.max(precision - 1 - exp, 0)));
+}
+
+/** A decimal exponent as Python writes it: `e`, its sign, at least two digits. */
+function exponent(exp: number): string {
+  return `e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
 }

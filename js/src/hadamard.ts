@@ -7,14 +7,14 @@
  * the Sylvester Hadamard matrix H_b (entry (r, c) = (−1)^popcount(r & c)).
  * C_x is the row's b/2 "+1" positions inside x's block.
  */
-import { type Fraction, divInt, fraction, lcm, ONE, sub } from "./fraction.js";
+import { lcm } from "./fraction.js";
 import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
 import type { Report } from "./report.js";
 import type { Catalog } from "./catalog.js";
 import { hr } from "./catalog/hadamard.js";
 import { type Spec, checkedSpecIn, specDomain, specFraction, specInt } from "./specload.js";
 import { DomainIndex, type Value } from "./values.js";
-import { hadamardBlockSize } from "./hrlayout.js";
+import { hadamardBlockSize, hadamardOutputProbabilities } from "./hrlayout.js";
 
 export { hadamardBlockSize };
 import type { Encoder } from "./encoder.js";
@@ -47,7 +47,6 @@ const MECHANISMS: Catalog = { hr };
 export class HadamardEncoder implements Encoder {
   private readonly index: DomainIndex;
   private readonly blockSize: number;
-  private readonly outputs: number;
   private readonly uniform: UniformBelow;
   private readonly inNum: bigint;
   private readonly outNum: bigint;
@@ -55,13 +54,9 @@ export class HadamardEncoder implements Encoder {
   constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
     checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
-    const blocks = Number(specInt(spec, "blocks"));
-    this.blockSize = hadamardBlockSize(this.index.size, blocks);
-    this.outputs = blocks * this.blockSize;
-    const p: Fraction = specFraction(spec, "p");
-    const half = BigInt(this.blockSize / 2);
-    const inside = fraction(2n * p.num, p.den * BigInt(this.blockSize)); // each member of C_x: 2p/b
-    const outside = divInt(sub(ONE, p), BigInt(this.outputs) - half); // each other output
+    const blocks = specInt(spec, "blocks");
+    this.blockSize = hadamardBlockSize(this.index.size, Number(blocks));
+    const [inside, outside] = hadamardOutputProbabilities(specFraction(spec, "p"), blocks, BigInt(this.blockSize));
     const den = lcm(inside.den, outside.den);
     this.inNum = inside.num * (den / inside.den);
     this.outNum = outside.num * (den / outside.den);

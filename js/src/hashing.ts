@@ -1,5 +1,5 @@
 /** Bloom filter positions (RAPPOR) and the local-hashing family (OLH, BLH). */
-import { md5 } from "@noble/hashes/legacy.js";
+import { md5 } from "./hash/md5.js";
 import { bigIntToBytesBE, concatBytes } from "./bytes.js";
 import { type Fraction, fraction } from "./fraction.js";
 import { mmh3x64128Words } from "./mmh3.js";

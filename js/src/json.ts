@@ -12,95 +12,76 @@ export interface JsonObject {
 
 /** Parse JSON text; integers become bigint, other numbers double. */
 export function parseJson(text: string): Json {
-  const parser = new Parser(text);
-  parser.space();
-  const value = parser.value();
-  parser.space();
-  if (parser.pos !== text.length) parser.fail("trailing characters");
-  return value;
-}
-
-class Parser {
-  pos = 0;
-  constructor(private readonly text: string) {}
-
-  fail(why: string): never {
-    throw new SyntaxError(`JSON: ${why} at position ${this.pos}`);
-  }
-
-  space(): void {
-    while (/[ \t\n\r]/.test(this.text[this.pos] ?? "")) this.pos++;
-  }
-
-  value(): Json {
-    const c = this.text[this.pos];
-    if (c === "{") return this.object();
-    if (c === "[") return this.array();
-    if (c === '"') return this.string();
-    if (c === "-" || (c >= "0" && c <= "9")) return this.number();
-    for (const [word, value] of [["true", true], ["false", false], ["null", null]] as const) {
-      if (this.text.startsWith(word, this.pos)) {
-        this.pos += word.length;
-        return value;
+  let pos = 0;
+  const fail = (why: string): never => {
+    throw new SyntaxError(`JSON: ${why} at position ${pos}`);
+  };
+  const space = (): void => {
+    while (/[ \t\n\r]/.test(text[pos] ?? "")) pos++;
+  };
+  /** The text `pattern` matches at pos (read past), or a SyntaxError saying `why`. */
+  const token = (pattern: RegExp, why: string): RegExpExecArray => {
+    const match = pattern.exec(text.slice(pos)) ?? fail(why);
+    pos += match[0].length;
+    return match;
+  };
+  /** The items of an object or array (`[` or `{` at pos) up to `close`: `item` reads each, spaces skipped. */
+  const items = (close: string, item: () => void): void => {
+    pos++;
+    space();
+    if (text[pos] === close) {
+      pos++;
+      return;
+    }
+    for (;;) {
+      space();
+      item();
+      space();
+      const c = text[pos++];
+      if (c === close) return;
+      if (c !== ",") fail(`expected ',' or '${close}'`);
+    }
+  };
+  // the built-in reader decodes a string's escapes exactly
+  const string = (): string =>
+    JSON.parse(token(/^"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/, "bad string")[0]) as string;
+  const value = (): Json => {
+    const c = text[pos];
+    if (c === "{") {
+      const out: JsonObject = Object.create(null);
+      items("}", () => {
+        if (text[pos] !== '"') fail("expected a key");
+        const key = string();
+        space();
+        if (text[pos++] !== ":") fail("expected ':'");
+        space();
+        out[key] = value();
+      });
+      return out;
+    }
+    if (c === "[") {
+      const out: Json[] = [];
+      items("]", () => out.push(value()));
+      return out;
+    }
+    if (c === '"') return string();
+    if (c === "-" || (c >= "0" && c <= "9")) {
+      const match = token(/^-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/, "bad number");
+      return match[1] || match[2] ? Number(match[0]) : BigInt(match[0]);
+    }
+    for (const [word, constant] of [["true", true], ["false", false], ["null", null]] as const) {
+      if (text.startsWith(word, pos)) {
+        pos += word.length;
+        return constant;
       }
     }
-    return this.fail("unexpected character");
-  }
-
-  object(): JsonObject {
-    const out: JsonObject = Object.create(null);
-    this.pos++;
-    this.space();
-    if (this.text[this.pos] === "}") {
-      this.pos++;
-      return out;
-    }
-    for (;;) {
-      this.space();
-      if (this.text[this.pos] !== '"') this.fail("expected a key");
-      const key = this.string();
-      this.space();
-      if (this.text[this.pos++] !== ":") this.fail("expected ':'");
-      this.space();
-      out[key] = this.value();
-      this.space();
-      const c = this.text[this.pos++];
-      if (c === "}") return out;
-      if (c !== ",") this.fail("expected ',' or '}'");
-    }
-  }
-
-  array(): Json[] {
-    const out: Json[] = [];
-    this.pos++;
-    this.space();
-    if (this.text[this.pos] === "]") {
-      this.pos++;
-      return out;
-    }
-    for (;;) {
-      this.space();
-      out.push(this.value());
-      this.space();
-      const c = this.text[this.pos++];
-      if (c === "]") return out;
-      if (c !== ",") this.fail("expected ',' or ']'");
-    }
-  }
-
-  string(): string {
-    const match = /^"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/.exec(this.text.slice(this.pos));
-    if (!match) return this.fail("bad string");
-    this.pos += match[0].length;
-    return JSON.parse(match[0]) as string; // the built-in reader decodes escapes exactly
-  }
-
-  number(): bigint | number {
-    const match = /^-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.text.slice(this.pos));
-    if (!match) return this.fail("bad number");
-    this.pos += match[0].length;
-    return match[1] || match[2] ? Number(match[0]) : BigInt(match[0]);
-  }
+    return fail("unexpected character");
+  };
+  space();
+  const out = value();
+  space();
+  if (pos !== text.length) fail("trailing characters");
+  return out;
 }
 
 const SHORT_ESCAPES: Record<string, string> = {

@@ -327,5 +327,5 @@ function readLinesOf(file: string, what: string): string[] {
   return lines.filter((l) => l.length > 0);
 }
 
-/** SHAKE-256 by Node's `crypto` (OpenSSL): the same bytes as `nobleShake256`, several times faster; the default in Node (`defaultShake256`). */
+/** SHAKE-256 by Node's `crypto` (OpenSSL): the same bytes as `jsShake256`, several times faster; the default in Node (`defaultShake256`). */
 export const nativeShake256: Shake256 = hashShake256(createHash as CreateHash);

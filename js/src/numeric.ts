@@ -7,7 +7,7 @@
  * `tableDigest` checks them against the digest the server publishes, and
  * the encoder checks that a table honours its spec's ε (`claim.ts`).
  */
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "./hash/sha256.js";
 import { bigIntToBytesBE, bitLength, concatBytes, toHex } from "./bytes.js";
 import { type Fraction, ONE, compare, fraction, parseFraction } from "./fraction.js";
 import { type ByteSource, cryptoSource, randbelow, randbits } from "./random.js";

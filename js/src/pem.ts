@@ -4,7 +4,7 @@
  * the group (round) first, then the hash seed, then randomized response over
  * the g buckets.
  */
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "./hash/sha256.js";
 import { bigIntToBytesBE, bytesToBigIntBE, concatBytes, utf8 } from "./bytes.js";
 import { type Encoder, RandomizedResponse } from "./encoder.js";
 import { LH_PRIME, LH_SEED_SPACE, lhBucket } from "./hashing.js";

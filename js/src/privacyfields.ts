@@ -9,6 +9,7 @@ import { type Fraction, ONE, compare, div, divInt, fractionText, parseFraction, 
 import type { JsonObject } from "./json.js";
 import { floatText, formatG } from "./float.js";
 import { fail } from "./text.js";
+import type { DomainValue } from "./values.js";
 
 /**
  * The privacy facts of one spec, read from its exact probabilities (Python's
@@ -94,10 +95,15 @@ export function grouped(n: bigint | number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
+/** The spec's categorical domain. */
+export function domainOf(fields: JsonObject): DomainValue[] {
+  const d = fields.domain;
+  return Array.isArray(d) ? (d as DomainValue[]) : fail(`${String(fields.mechanism)} spec has no domain`);
+}
+
 /** The number of values of the spec's domain. */
 export function domainSize(fields: JsonObject): bigint {
-  const d = fields.domain;
-  return Array.isArray(d) ? BigInt(d.length) : fail(`${String(fields.mechanism)} spec has no domain`);
+  return BigInt(domainOf(fields).length);
 }
 
 /**
@@ -106,23 +112,27 @@ export function domainSize(fields: JsonObject): bigint {
  * built, before the family's checks.
  */
 export function checkStatedEpsilons(fields: JsonObject): void {
-  for (const name of ["epsilon", "epsilon_one", "epsilon_inf"]) {
-    const v = fields[name];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
-      fail(`${name} must be a finite number > 0, got ${typeof v === "number" ? floatText(v) : String(v)}`);
-    }
+  for (const name of ["epsilon", "epsilon_one", "epsilon_inf"]) if (fields[name] != null) positiveEpsilon(fields, name);
+}
+
+/** A stated ε field: a finite number > 0 (Python's `check_epsilon`, and its message). */
+export function positiveEpsilon(fields: JsonObject, name: string): number {
+  const v = fields[name];
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+    fail(`${name} must be a finite number > 0, got ${typeof v === "number" ? floatText(v) : String(v)}`);
   }
+  return v;
 }
 
 /**
  * A domain of at most `limit` values (the Python spec class's
- * `max_domain_size`, with `why`, its `max_domain_reason`).
+ * `max_domain_size`, with `why`, its `max_domain_reason`); `who` names the
+ * spec in the message (its mechanism, or a variant of it: "basic rappor").
  */
-export function checkDomainLimit(fields: JsonObject, limit: bigint, why: string): void {
+export function checkDomainLimit(fields: JsonObject, limit: bigint, why: string, who = String(fields.mechanism)): void {
   const d = fields.domain;
   if (Array.isArray(d) && BigInt(d.length) > limit) {
-    fail(`${String(fields.mechanism)}: a domain of ${grouped(d.length)} values is above the limit of ${grouped(limit)} (${why})`);
+    fail(`${who}: a domain of ${grouped(d.length)} values is above the limit of ${grouped(limit)} (${why})`);
   }
 }
 

@@ -4,9 +4,9 @@
  * bytes in tests, or a keyed SHAKE-256 stream for RAPPOR's permanent response.
  * Bytes are consumed exactly as the Python client consumes them.
  */
-import { shake256 } from "@noble/hashes/sha3.js";
 import { bigIntToBytesBE, bitLength, bytesToBigIntBE, concatBytes } from "./bytes.js";
 import type { Fraction } from "./fraction.js";
+import { shake256 } from "./hash/shake256.js";
 
 /** `read(n)` returns the next n random bytes. */
 export interface ByteSource {
@@ -89,17 +89,21 @@ export function prfInput(...parts: Uint8Array[]): Uint8Array {
 
 /**
  * A SHAKE-256 implementation: `shake(input)` is a byte source reading the
- * XOF output of `input` in order. `nobleShake256` (pure JavaScript) runs
+ * XOF output of `input` in order. `jsShake256` (pure JavaScript) runs
  * everywhere; `nativeShake256` of `ldp-client/node` (OpenSSL) is faster in
  * Node. Both give the same bytes (the vectors check each).
  */
 export type Shake256 = (input: Uint8Array) => ByteSource;
 
-/** SHAKE-256 in pure JavaScript (`@noble/hashes`): every runtime, the browser's. */
-export const nobleShake256: Shake256 = (input) => {
-  const xof = shake256.create().update(input);
-  return { read: (n: number) => xof.xof(n) };
-};
+/** SHAKE-256 in pure JavaScript (`hash/shake256.ts`, written from FIPS 202): every runtime, the browser's. */
+export const jsShake256: Shake256 = shake256;
+
+/**
+ * The former name of `jsShake256` (the package's SHAKE-256 came from `@noble/hashes`).
+ *
+ * @deprecated use `jsShake256`: the same function.
+ */
+export const nobleShake256: Shake256 = jsShake256;
 
 /** What `createHash` of `node:crypto` needs to be here (its SHAKE-256 with an output length). */
 export type CreateHash = (algorithm: "shake256", options: { outputLength: number }) => {
@@ -131,7 +135,7 @@ class HashShakeStream implements ByteSource {
   }
 }
 
-/** The SHAKE-256 of a `createHash` (`node:crypto`'s): the same bytes as `nobleShake256`. */
+/** The SHAKE-256 of a `createHash` (`node:crypto`'s): the same bytes as `jsShake256`. */
 export function hashShake256(createHash: CreateHash): Shake256 {
   return (input) => new HashShakeStream(createHash, input);
 }
@@ -145,7 +149,7 @@ let runtimeShake: Shake256 | undefined;
  */
 export function runtimeHashShake256(): Shake256 | null {
   if (runtimeShake === undefined) {
-    runtimeShake = nobleShake256;
+    runtimeShake = jsShake256;
     try {
       const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
       const nodeCrypto = proc?.getBuiltinModule?.("node:crypto") as { createHash?: CreateHash } | undefined;
@@ -158,15 +162,15 @@ export function runtimeHashShake256(): Shake256 | null {
       // no usable node:crypto here: the pure JavaScript SHAKE-256
     }
   }
-  return runtimeShake === nobleShake256 ? null : runtimeShake;
+  return runtimeShake === jsShake256 ? null : runtimeShake;
 }
 
 /**
  * The default SHAKE-256 of every keyed stream (RAPPOR's permanent response,
  * the memoized mechanisms' PRFs): Node's OpenSSL where the runtime has it
- * (several times faster), else `nobleShake256`. The same bytes either way.
+ * (several times faster), else `jsShake256`. The same bytes either way.
  */
-export const defaultShake256: Shake256 = (input) => (runtimeHashShake256() ?? nobleShake256)(input);
+export const defaultShake256: Shake256 = (input) => (runtimeHashShake256() ?? jsShake256)(input);
 
 /** A keyed pseudorandom stream: SHAKE-256 of `prfInput(...parts)`, read sequentially. */
 export class PRFStream implements ByteSource {

@@ -1,7 +1,7 @@
 /** RAPPOR (mechanism "rappor"): a client's persistent state and its encoder. */
 import { utf8 } from "./bytes.js";
 import { type Encoder, type EncoderOptions, type RapporClient, fullWords, newClient } from "./encoder.js";
-import { type Fraction, compare, divInt, ONE, sub } from "./fraction.js";
+import { type Fraction, divInt, ONE, sub } from "./fraction.js";
 import { bloomPositions } from "./hashing.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, defaultShake256, prfInput, cryptoSource, sampleLaneWords, wordsToLanes } from "./random.js";
@@ -72,8 +72,7 @@ export class RapporEncoder implements Encoder {
     if (this.encoding === "basic") this.index = new DomainIndex(specDomain(spec));
     this.f = specFraction(spec, "f");
     this.p = specFraction(spec, "p");
-    this.q = specFraction(spec, "q");
-    if (compare(this.p, this.q) >= 0 || compare(this.f, ONE) >= 0) throw new RangeError("rappor needs p < q and f < 1");
+    this.q = specFraction(spec, "q"); // p < q and f < 1: checked with the spec (privacy/rappor.ts)
     if (client.secret.length !== 32) throw new RangeError("a RAPPOR client secret is 32 bytes");
     const cohorts = specInt(spec, "num_cohorts");
     if (!Number.isInteger(client.cohort) || client.cohort < 0 || BigInt(client.cohort) >= cohorts) {

@@ -23,7 +23,7 @@ import { UnaryEncoder } from "./unary.js";
  * The encoder of a frequency spec. RAPPOR takes the persistent `client`
  * (a fresh one when missing) and `shake`, the SHAKE-256 of its permanent
  * response (default: `defaultShake256`, Node's OpenSSL SHAKE-256 where the
- * runtime has it, else `nobleShake256`: the same bytes); `source`
+ * runtime has it, else `jsShake256`: the same bytes); `source`
  * replaces the CSPRNG (tests only).
  * Numeric specs: `NumericEncoder` (numeric.ts), with the server's table.
  * No encoder here for: duchi, stochastic-rounding, piecewise, hybrid, laplace, gaussian.

@@ -11,14 +11,15 @@
  * Python specs check themselves (`claim.ts`): its probabilities must give
  * the ε it states, so the budget charges what a report really costs.
  */
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "./hash/sha256.js";
 import { toHex, utf8 } from "./bytes.js";
 import { type Fraction, fractionOfFloat, fractionText, parseFraction } from "./fraction.js";
 import { type Catalog, type FieldKind, catalogComplete, catalogPrivacy, entryOf } from "./catalog.js";
 import { MECHANISMS } from "./catalog/names.js";
 import { checkClaimFacts } from "./claimcheck.js";
 import { type Json, type JsonObject, dumpJson, parseJson } from "./json.js";
-import { fail } from "./text.js";
+import { domainOf, int, prob } from "./privacyfields.js";
+import { clip, fail } from "./text.js";
 import type { DomainValue } from "./values.js";
 
 export const SPEC_FORMAT = 1n;
@@ -32,8 +33,8 @@ export interface Spec {
   readonly fingerprint: string;
 }
 
-/** Reads a field's JSON value (`catalog` reads a composite spec's parts). */
-type Normalizer = (value: Json, name: string, catalog: Catalog) => Json;
+/** Reads a field's JSON value (a `parts` field is read by its entry's `readParts`, `specparts.ts`). */
+type Normalizer = (value: Json, name: string) => Json;
 
 const CALIBRATION =
   "is calibrated from epsilon by the server: load the server's spec (this client does not calibrate)";
@@ -75,36 +76,7 @@ const domain: Normalizer = (v, name) => {
   return v;
 };
 
-/**
- * The parts of a composite spec (a multi-attribute record's attributes): a
- * non-empty list of objects, each a spec of its own with a `name`, kept in
- * order. Each part is read as a spec (its fields and its own claim checked)
- * and held as the Python spec holds it: its canonical fields with its
- * `name`, without `format`.
- */
-const parts: Normalizer = (v, name, catalog) => {
-  if (!Array.isArray(v) || v.length === 0) return fail(`${name} must be a non-empty list of spec objects`);
-  return v.map((item, i) => {
-    if (item === null || typeof item !== "object" || Array.isArray(item)) {
-      return fail(`${name}[${i}] must be an object with 'name' and 'mechanism'`);
-    }
-    const { name: label, ...rest } = item as JsonObject;
-    if (typeof label !== "string" || label.trim() === "") fail(`${name}[${i}] needs a non-empty 'name'`);
-    let out: JsonObject;
-    try {
-      out = canonicalFieldsIn(catalog, rest);
-    } catch (error) {
-      // as Python's MultiAttribute names the attribute whose spec is refused
-      if (!(error instanceof RangeError)) throw error;
-      return fail(`multi-attribute: attribute '${(label as string).trim()}': ${error.message}`);
-    }
-    delete out.format;
-    out.name = (label as string).trim();
-    return out;
-  });
-};
-
-const NORMALIZERS: Record<FieldKind, Normalizer> = { domain, float, probability, integer, lowercase, parts };
+const NORMALIZERS: Record<Exclude<FieldKind, "parts">, Normalizer> = { domain, float, probability, integer, lowercase };
 
 /**
  * The registered mechanism name (lowercase, `-` not `_`) of one of the
@@ -137,7 +109,8 @@ export function canonicalFieldsIn(catalog: Catalog, data: JsonObject): JsonObjec
       if (fallback === undefined) fail(`${mechanism}: ${name} ${entry.calibrated?.includes(name) ? CALIBRATION : "is required"}`);
       out[name] = fallback;
     } else {
-      out[name] = NORMALIZERS[kind](value, name, catalog);
+      // a composite spec's parts: its entry's reader (generated with every `parts` field)
+      out[name] = kind === "parts" ? entry.readParts!(value, name, catalog) : NORMALIZERS[kind](value, name);
     }
   }
   catalogComplete(catalog, out); // a mechanism's derived fields (RAPPOR's sizes), from its module in privacy/
@@ -180,8 +153,7 @@ export function fingerprintOfTag(tag: unknown): string {
   if (t.length >= 2 && t.startsWith('"') && t.endsWith('"')) t = t.slice(1, -1);
   t = t.toLowerCase();
   if (!/^[0-9a-f]{16}$/.test(t)) {
-    const shown = tag.length > 40 ? `${tag.slice(0, 40)}… (${tag.length} characters)` : tag;
-    throw new RangeError(`expected spec fingerprint ${JSON.stringify(shown)} is not 16 hex digits (an ETag such as "7d94b1758a32a30d")`);
+    throw new RangeError(`expected spec fingerprint ${JSON.stringify(clip(tag, 40))} is not 16 hex digits (an ETag such as "7d94b1758a32a30d")`);
   }
   return t;
 }
@@ -238,23 +210,17 @@ export function checkedSpecIn(catalog: Catalog, spec: Spec): Spec {
 
 /** The spec's categorical domain (frequency oracles, basic RAPPOR). */
 export function specDomain(spec: Spec): DomainValue[] {
-  const d = spec.fields.domain;
-  if (!Array.isArray(d)) fail(`${spec.mechanism} spec has no domain`);
-  return d as DomainValue[];
+  return domainOf(spec.fields);
 }
 
 /** A probability field as an exact fraction. */
 export function specFraction(spec: Spec, name: string): Fraction {
-  const v = spec.fields[name];
-  if (typeof v !== "string") fail(`${spec.mechanism} spec has no probability ${name}`);
-  return parseFraction(v);
+  return prob(spec.fields, name);
 }
 
 /** An integer field. */
 export function specInt(spec: Spec, name: string): bigint {
-  const v = spec.fields[name];
-  if (typeof v !== "bigint") fail(`${spec.mechanism} spec has no integer ${name}`);
-  return v;
+  return int(spec.fields, name);
 }
 
 /** A float field. */

@@ -5,7 +5,7 @@
  * members from the d − 1 values other than x, every coin in the Python
  * client's order (ldp/client/subset.py).
  */
-import { type Fraction, compare, fraction, ONE } from "./fraction.js";
+import type { Fraction } from "./fraction.js";
 import { positionsToPacked } from "./packing.js";
 import { type ByteSource, UniformBelow, cryptoSource, randbelow } from "./random.js";
 import type { Report } from "./report.js";
@@ -43,12 +43,7 @@ export class SubsetEncoder implements Encoder {
     checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     this.p = specFraction(spec, "p");
-    const d = this.index.size;
-    this.omega = Number(specInt(spec, "omega"));
-    if (!(this.omega >= 1 && this.omega <= d - 1)) throw new RangeError(`ss needs 1 <= omega <= d - 1 = ${d - 1}`);
-    if (compare(this.p, fraction(BigInt(this.omega), BigInt(d))) <= 0 || compare(this.p, ONE) >= 0) {
-      throw new RangeError(`ss needs omega/d < p < 1`);
-    }
+    this.omega = Number(specInt(spec, "omega")); // 1 ≤ ω ≤ d − 1 and ω/d < p < 1: checked with the spec (privacy/subset.ts)
     this.coin = new UniformBelow(this.p.den);
   }
 

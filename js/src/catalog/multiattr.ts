@@ -2,6 +2,7 @@
 // classes and the `@privacy` and `@canonical` tags of js/src/privacy/multiattr.ts: do not edit.
 import type { MechanismEntry } from "../catalog.js";
 import { multiAttributePrivacy } from "../privacy/multiattr.js";
+import { readSpecParts } from "../specparts.js";
 
 /** multi-attribute: its spec fields (Python dataclass order), limits and privacy function. */
 export const multiAttribute: MechanismEntry = {
@@ -14,4 +15,5 @@ export const multiAttribute: MechanismEntry = {
   calibrated: ["sample"],
   epsilonLimit: [700.0, "e^epsilon must be a finite double to certify the claim"],
   privacy: multiAttributePrivacy,
+  readParts: readSpecParts,
 };

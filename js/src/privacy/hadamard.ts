@@ -1,8 +1,8 @@
 /**
  * Privacy facts of Hadamard response (`ldp/specs/hadamard.py`).
  */
-import { ONE, div, divInt, fraction, sub } from "../fraction.js";
-import { hadamardBlockSize } from "../hrlayout.js";
+import { div, fraction } from "../fraction.js";
+import { hadamardBlockSize, hadamardOutputProbabilities } from "../hrlayout.js";
 import type { JsonObject } from "../json.js";
 import { type MechanismPrivacy, domainSize, intIn, keep } from "../privacyfields.js";
 import { fail } from "../text.js";
@@ -21,7 +21,5 @@ export function hadamardPrivacy(fields: JsonObject): MechanismPrivacy {
   if (blocks > 2n * d) fail(`hr: blocks must be at most 2d = ${2n * d}, got ${blocks}`);
   const p = keep(fields, fraction(1n, 2n * blocks), `1/(2B) = 1/${2n * blocks}`);
   const b = BigInt(hadamardBlockSize(Number(d), Number(blocks)));
-  const inside = fraction(2n * p.num, p.den * b); // each output of C_x
-  const outside = divInt(sub(ONE, p), blocks * b - b / 2n); // each other output
-  return { ratio: div(inside, outside) };
+  return { ratio: div(...hadamardOutputProbabilities(p, blocks, b)) };
 }

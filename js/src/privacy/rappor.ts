@@ -4,7 +4,7 @@
  */
 import { type Fraction, ONE, add, compare, div, divInt, fraction, mul, sub } from "../fraction.js";
 import type { Json, JsonObject } from "../json.js";
-import { type MechanismPrivacy, domainSize, grouped, int, intIn, prob, text } from "../privacyfields.js";
+import { type MechanismPrivacy, checkDomainLimit, domainSize, grouped, int, intIn, prob, text } from "../privacyfields.js";
 import { fail } from "../text.js";
 
 /** Largest num_cohorts × num_bits (`MAX_TABLE_COUNTERS`). */
@@ -84,9 +84,7 @@ export function rapporFields(out: JsonObject): void {
   }
   if (encoding !== "basic" && encoding !== "boolean") fail(`rappor encoding must be one of ('bloom', 'basic', 'boolean'), got '${String(encoding)}'`);
   const bits = encoding === "basic" ? BigInt((out.domain as Json[] | null)?.length ?? fail("rappor with encoding='basic' needs a domain")) : 1n;
-  if (encoding === "basic" && bits > MAX_DOMAIN_SIZE) {
-    fail(`basic rappor: a domain of ${grouped(bits)} values is above the limit of ${grouped(MAX_DOMAIN_SIZE)} (${DOMAIN_WHY})`);
-  }
+  if (encoding === "basic") checkDomainLimit(out, MAX_DOMAIN_SIZE, DOMAIN_WHY, "basic rappor");
   if (encoding === "basic" && bits < 2n) fail("basic rappor needs a domain of at least 2 values");
   if (encoding === "boolean" && out.domain !== null) fail("boolean rappor takes no domain");
   if (encoding === "basic") {
