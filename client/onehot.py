@@ -74,6 +74,7 @@ __all__ = [
     "NUMBA_THRESHOLD",
     "PRECISION",
     "SECURE_BATCH",
+    "marked_coins",
     "one_hot_coins",
     "pattern_table",
     "run_table",
@@ -194,13 +195,14 @@ def _inversion(masses: list[Fraction]) -> PatternTable:
 
 @dataclass(frozen=True)
 class _Tables:
-    """The kernel's arrays: table 0 is the true coin's; then by blocks, table t (1 to 8) the blocks of t
-    q-coins, or by runs (``run``), table 1 the runs of q-coins."""
+    """The kernel's arrays: by blocks, table t (1 to 8) the blocks of t q-coins, or by runs (``run``),
+    table 1 the runs of q-coins; table BLOCK + t (9 to 16) the blocks of t true coins (probability p).
+    Table 0 is unused."""
 
-    window: np.ndarray  # (9, 2^16) uint16
-    lower: np.ndarray  # (9, 257) int64
-    upper: np.ndarray  # (9, 257) int64
-    cells: np.ndarray  # (9,) int64
+    window: np.ndarray  # (17, 2^16) uint16
+    lower: np.ndarray  # (17, 257) int64
+    upper: np.ndarray  # (17, 257) int64
+    cells: np.ndarray  # (17,) int64
     tables: tuple[PatternTable | None, ...]
     pairs: np.ndarray  # (2^16,) uint32: two full blocks settled by one window (see _pairs), for the kernel
     run: bool
@@ -213,18 +215,20 @@ def _digits_per_coin(q: Fraction) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=16)
-def _tables(p: Fraction, q: Fraction, sizes: frozenset[int]) -> _Tables:
+def _tables(p: Fraction, q: Fraction, sizes: frozenset[int], true_sizes: frozenset[int]) -> _Tables:
+    """The tables of q-coin blocks of ``sizes`` (or runs) and of true-coin blocks of ``true_sizes``."""
     blocks, runs = _digits_per_coin(q)
     run = runs < blocks  # the cheaper way (runs for sparse coins)
-    tables: list[PatternTable | None] = [pattern_table(p, 1)]
+    tables: list[PatternTable | None] = [None]
     if run:
         tables += [run_table(q)] + [None] * (BLOCK - 1)
     else:
         tables += [pattern_table(q, t) if t in sizes else None for t in range(1, BLOCK + 1)]
-    window = np.zeros((BLOCK + 1, 1 << WINDOW), dtype=np.uint16)
-    lower = np.zeros((BLOCK + 1, (1 << BLOCK) + 1), dtype=np.int64)
+    tables += [pattern_table(p, t) if t in true_sizes else None for t in range(1, BLOCK + 1)]
+    window = np.zeros((2 * BLOCK + 1, 1 << WINDOW), dtype=np.uint16)
+    lower = np.zeros((2 * BLOCK + 1, (1 << BLOCK) + 1), dtype=np.int64)
     upper = np.zeros_like(lower)
-    cells = np.zeros(BLOCK + 1, dtype=np.int64)
+    cells = np.zeros(2 * BLOCK + 1, dtype=np.int64)
     for t, table in enumerate(tables):
         if table is not None:
             n = len(table.cuts)
@@ -256,7 +260,7 @@ def _pairs(window: np.ndarray) -> np.ndarray:
 def _block_sizes(widths: np.ndarray | None, width: int) -> frozenset[int]:
     """The block sizes of reports of ``widths`` coins (``width`` when they are all full)."""
     tails = {width % BLOCK} if widths is None else set(np.unique(widths % BLOCK).tolist())
-    full = BLOCK if (width if widths is None else int(widths.max())) >= BLOCK else 0
+    full = BLOCK if (width if widths is None else int(widths.max(initial=0))) >= BLOCK else 0
     return frozenset(t for t in {*tails, full} if t)
 
 
@@ -298,38 +302,150 @@ def one_hot_coins(
     p, q = _probability("p", p), _probability("q", q)
     idx, counts = _positions(idx, width, widths, backend)
     n = idx.size
-    out = np.zeros((n, (width + 7) // 8), dtype=np.uint8)
+    out, truebits, _ = _draw(source, counts, np.ones(n, dtype=np.int64), width, p, q, backend)
     if n == 0:
         return out
-    sizes = _block_sizes(None if widths is None else counts, width)
-    tables = _tables(p, q, sizes)
+    lane = (7 - (idx & 7)).astype(np.uint8)
+    rows = np.arange(n)
+    column = out[rows, idx >> 3]
+    out[rows, idx >> 3] = (column & ~(np.uint8(1) << lane)) | ((truebits[:, 0] >> 7) << lane)
+    return out
+
+
+def marked_coins(
+    source: RandomSource,
+    marks: np.ndarray,
+    width: int,
+    p: Fraction,
+    q: Fraction,
+    *,
+    backend: str | None = None,
+) -> np.ndarray:
+    """Packed coins: bit i of row r is 1 w.p. ``p`` where bit i of ``marks[r]`` is set, else w.p. ``q`` (exact).
+
+    RAPPOR's coins (the Bloom bits B, or a persistent client's PRR bits B′,
+    are the marks). The q-coins are drawn as :func:`one_hot_coins` draws
+    them; the true coins, one per marked bit, as blocks of up to 8 coins of
+    probability ``p`` before them in the report's stream (step 0 of a
+    one-hot report is the block of its one true coin), and each replaces
+    the q-coin at its marked bit, in order. When p + q = 1 (a p-coin is a
+    flipped q-coin: 1 − Bern(q) ~ Bern(p)) no true coin is drawn: every bit
+    is a q-coin and the marked ones are flipped, so the digits read do not
+    depend on the marks. Otherwise a report reads the digits of its
+    popcount's true coins, as many as it has marked bits (the bit-sliced
+    lanes' further rounds depend on the marks too).
+
+    Parameters
+    ----------
+    source : RandomSource
+        Where the uniform words come from.
+    marks : (n, ⌈width/8⌉) uint8
+        Each report's marked bits, in :func:`numpy.packbits` order (no bit at or past ``width``).
+    width : int
+        Bits per report.
+    p, q : Fraction
+        The probabilities of a marked and of an unmarked bit, in (0, 1).
+    backend : {"numba", "numpy"}, optional
+        As for :func:`one_hot_coins`; both give the same reports from the same words.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, ⌈width/8⌉) uint8, in :func:`numpy.packbits` order.
+    """
+    p, q = _probability("p", p, "marked_coins"), _probability("q", q, "marked_coins")
+    marks = _marks(marks, width, backend)
+    n = marks.shape[0]
+    counts = np.full(n, width, dtype=np.int64)
+    if p + q == 1:
+        out, _, _ = _draw(source, counts, np.zeros(n, dtype=np.int64), width, p, q, backend)
+        return out ^ marks
+    trues = np.bitwise_count(marks).sum(axis=1, dtype=np.int64)
+    out, truebits, run = _draw(source, counts, trues, width, p, q, backend)
+    if n:
+        deposit = _deposit_numpy if run is _run_numpy else _deposit_kernel()
+        deposit(out, marks, truebits)
+    return out
+
+
+def _marks(marks: Any, width: int, backend: str | None) -> np.ndarray:
+    """``marks`` as a checked (n, ⌈width/8⌉) uint8 array, or a one-line ParameterError."""
+    if width < 1:
+        raise ParameterError(f"marked_coins: a report holds at least one coin, got width {width}")
+    if backend not in (None, "numba", "numpy"):
+        raise ParameterError(f"marked_coins: backend is 'numba' or 'numpy', got {backend!r}")
+    marks = np.asarray(marks)
+    columns = (width + 7) // 8
+    if marks.dtype != np.uint8 or marks.ndim != 2 or marks.shape[1] != columns:
+        raise ParameterError(
+            f"marked_coins: marks are packed bits, uint8 of shape (n, {columns}), got {marks.dtype} {marks.shape}"
+        )
+    spare = -width % 8
+    if spare and marks.size and np.any(marks[:, -1] & np.uint8((1 << spare) - 1)):
+        raise ParameterError(f"marked_coins: a mark lies past the report's {width} bits")
+    return np.ascontiguousarray(marks)
+
+
+def _deposit_numpy(out: np.ndarray, marks: np.ndarray, truebits: np.ndarray) -> None:
+    """Write each report's true coins, in order, over its marked bits (the NumPy twin of the kernel's)."""
+    width = 8 * out.shape[1]
+    marked = np.unpackbits(marks, axis=1, count=width).astype(bool)
+    rows, columns = np.nonzero(marked)  # row-major: each report's marked bits in order
+    per_row = marked.sum(axis=1)
+    rank = np.arange(rows.size) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    bits = np.unpackbits(out, axis=1, count=width)
+    bits[rows, columns] = (truebits[rows, rank >> 3] >> (7 - (rank & 7)).astype(np.uint8)) & 1
+    out[:] = np.packbits(bits, axis=1)
+
+
+def _deposit_kernel() -> Any:
+    from ldp.client.onehot_kernel import deposit_kernel
+
+    return deposit_kernel
+
+
+def _draw(
+    source: RandomSource,
+    counts: np.ndarray,
+    trues: np.ndarray,
+    width: int,
+    p: Fraction,
+    q: Fraction,
+    backend: str | None,
+) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
+
+    Returns the packed q-coins (n, ⌈width/8⌉), the packed true coins
+    (n, ⌈max trues/8⌉, at least 1 column) and the backend that drew them.
+    """
+    n = counts.size
+    out = np.zeros((n, (width + 7) // 8), dtype=np.uint8)
+    truebits = np.zeros((n, max(1, -(-int(trues.max(initial=0)) // BLOCK))), dtype=np.uint8)
+    if n == 0:
+        return out, truebits, _run_numpy
     run = _backend(backend, n)
-    steps = _steps(counts, tables)
-    row_bits = _row_bits(counts, tables, q, sizes)
+    sizes = _block_sizes(None if counts.min() == width else counts, width)
+    true_sizes = _block_sizes(trues, 0)
+    tables = _tables(p, q, sizes, true_sizes)
+    steps = _steps(counts, trues, tables)
+    row_bits = _row_bits(counts, trues, tables, q, sizes, true_sizes)
     end = np.cumsum(row_bits)
     pos = end - row_bits
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n)
     step = np.zeros(n, dtype=np.int64)
-    truebit = np.zeros(n, dtype=np.uint8)
     status = np.zeros(n, dtype=np.int8)
     prefix = np.zeros(n, dtype=np.int64)
     active = np.arange(n, dtype=np.int64)
     while active.size:
-        run(pool.words, active, pos, end, step, counts, tables, out, truebit, status, prefix)
+        run(pool.words, active, pos, end, step, counts, trues, tables, out, truebits, status, prefix)
         held = active[status[active] != _DONE]
         for r in held[status[held] == _EXACT].tolist():
-            _finish_exact(pool, tables, r, pos, end, step, counts, out, truebit, prefix)
+            _finish_exact(pool, tables, r, pos, end, step, counts, trues, out, truebits, prefix)
         stalled = held[status[held] == _STALLED]
         if stalled.size:
             _refill(pool, stalled, pos, end)
         active = held[step[held] < steps[held]]
-    lane = 7 - (idx & 7)
-    rows = np.arange(n)
-    column = out[rows, idx >> 3]
-    out[rows, idx >> 3] = (column & ~(np.uint8(1) << lane.astype(np.uint8))) | (
-        truebit << lane.astype(np.uint8)
-    )
-    return out
+    return out, truebits, run
 
 
 def _positions(
@@ -357,24 +473,31 @@ def _positions(
     return idx, counts
 
 
-def _probability(name: str, value: Any) -> Fraction:
+def _probability(name: str, value: Any, caller: str = "one_hot_coins") -> Fraction:
     """A coin probability in (0, 1) as an exact Fraction, or a one-line ParameterError naming it."""
     try:
         probability = Fraction(value)
     except (TypeError, ValueError, OverflowError):
-        raise ParameterError(
-            f"one_hot_coins: {name} must be a probability in (0, 1), got {value!r}"
-        ) from None
+        raise ParameterError(f"{caller}: {name} must be a probability in (0, 1), got {value!r}") from None
     if not 0 < probability < 1:
-        raise ParameterError(f"one_hot_coins: {name} must be in (0, 1), got {probability}")
+        raise ParameterError(f"{caller}: {name} must be in (0, 1), got {probability}")
     return probability
 
 
-def _row_bits(counts: np.ndarray, tables: _Tables, q: Fraction, sizes: frozenset[int]) -> np.ndarray:
-    """Digits of each report's first row: about its expected need (it depends on the widths only, never on digits)."""
-    coin = tables.tables[0]
-    assert coin is not None
-    mean_bits = np.full(counts.size, coin.mean_digits)
+def _row_bits(
+    counts: np.ndarray,
+    trues: np.ndarray,
+    tables: _Tables,
+    q: Fraction,
+    sizes: frozenset[int],
+    true_sizes: frozenset[int],
+) -> np.ndarray:
+    """Digits of each report's first row: about its expected need (it depends on the widths and the true coins'
+    counts only, never on digits)."""
+    mean_bits = np.zeros(counts.size)
+    for t in sorted(true_sizes):
+        per_block = tables.tables[BLOCK + t].mean_digits  # type: ignore[union-attr]
+        mean_bits += per_block * ((trues // BLOCK) if t == BLOCK else (trues % BLOCK == t))
     if tables.run:  # a run symbol covers (1 − r^RUN)/q coins on average; the last one may overshoot
         runs = tables.tables[1]
         assert runs is not None
@@ -388,9 +511,10 @@ def _row_bits(counts: np.ndarray, tables: _Tables, q: Fraction, sizes: frozenset
     return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + ROW_SLACK)
 
 
-def _steps(counts: np.ndarray, tables: _Tables) -> np.ndarray:
-    """Each report's step count: the true coin, then one per block, or (runs) the step is 1 + the coins covered."""
-    return 1 + (counts if tables.run else (counts + BLOCK - 1) // BLOCK)
+def _steps(counts: np.ndarray, trues: np.ndarray, tables: _Tables) -> np.ndarray:
+    """Each report's step count: one per block of true coins (T of them), then one per block of q-coins, or
+    (runs) the step is T + the q-coins covered."""
+    return (trues + BLOCK - 1) // BLOCK + (counts if tables.run else (counts + BLOCK - 1) // BLOCK)
 
 
 class _Pool:
@@ -456,14 +580,20 @@ def _finish_exact(
     end: np.ndarray,
     step: np.ndarray,
     counts: np.ndarray,
+    trues: np.ndarray,
     out: np.ndarray,
-    truebit: np.ndarray,
+    truebits: np.ndarray,
     prefix: np.ndarray,
 ) -> None:
     """Settle report ``r``'s open block with the exact cuts (its first PRECISION digits are ``prefix[r]``)."""
-    s = int(step[r])
-    size = 1 if s == 0 or tables.run else min(BLOCK, int(counts[r]) - BLOCK * (s - 1))
-    table = tables.tables[0 if s == 0 else size]
+    s, m = int(step[r]), int(trues[r])
+    first = -(-m // BLOCK)  # the true coins' steps come first
+    if s < first:
+        size = min(BLOCK, m - BLOCK * s)
+        table = tables.tables[BLOCK + size]
+    else:
+        size = 1 if tables.run else min(BLOCK, int(counts[r]) - BLOCK * (s - first))
+        table = tables.tables[size]
     assert table is not None
     a, j = int(prefix[r]), PRECISION
 
@@ -477,16 +607,16 @@ def _finish_exact(
         return bit
 
     cell = _exact_cell(table.cuts, a, j, digit)
-    if s == 0:
-        truebit[r] = cell
-        step[r] = 1
+    if s < first:
+        truebits[r, s] = cell << (BLOCK - size)
+        step[r] = s + 1
     elif tables.run:  # cell k < RUN: k zeros then a one; RUN: RUN zeros
-        covered = s - 1 + min(cell + 1, RUN)
+        covered = s - first + min(cell + 1, RUN)
         if cell < RUN and covered <= counts[r]:
             out[r, (covered - 1) >> 3] |= 1 << (7 - ((covered - 1) & 7))
-        step[r] = 1 + covered
+        step[r] = first + covered
     else:
-        out[r, s - 1] = cell << (BLOCK - size)
+        out[r, s - first] = cell << (BLOCK - size)
         step[r] = s + 1
 
 
@@ -580,9 +710,10 @@ def _run_numpy(
     end: np.ndarray,
     step: np.ndarray,
     counts: np.ndarray,
+    trues: np.ndarray,
     tables: _Tables,
     out: np.ndarray,
-    truebit: np.ndarray,
+    truebits: np.ndarray,
     status: np.ndarray,
     prefix: np.ndarray,
 ) -> None:
@@ -592,15 +723,18 @@ def _run_numpy(
     state (written back as reports leave the pass).
     """
     status[active] = _DONE
-    steps = _steps(counts, tables)
+    steps = _steps(counts, trues, tables)
     live = active[step[active] < steps[active]]
-    p, s, e, n, stop = pos[live], step[live], end[live], counts[live], steps[live]
+    p, s, e, n, stop, m = pos[live], step[live], end[live], counts[live], steps[live], trues[live]
     while live.size:
+        first = (m + BLOCK - 1) // BLOCK  # the true coins' steps come first
+        true = s < first
+        qs = s - first  # the q-coins' block (or, by runs, coins covered)
         if tables.run:
-            size = np.ones(live.size, dtype=np.int64)
+            size = np.where(true, np.minimum(BLOCK, m - BLOCK * s), 1)
         else:
-            size = np.where(s == 0, 1, np.minimum(BLOCK, n - BLOCK * (s - 1)))
-        t = np.where(s == 0, 0, size)
+            size = np.minimum(BLOCK, np.where(true, m - BLOCK * s, n - BLOCK * qs))
+        t = np.where(true, BLOCK + size, size)
         v = _read(words, p, WINDOW)
         entry = tables.window[t, v].astype(np.int64)
         digits, cell = entry >> 8, entry & 0xFF
@@ -615,24 +749,24 @@ def _run_numpy(
             cell[slow] = np.maximum(settled, 0)
             exact = slow[settled < 0]
             state[exact], leave[exact], go[exact] = _EXACT, True, False
-        first = go & (s == 0)
-        truebit[live[first]] = cell[first]
-        rest = go & (s > 0)
+        drawn = go & true
+        truebits[live[drawn], s[drawn]] = (cell[drawn] << (BLOCK - size[drawn])).astype(np.uint8)
+        rest = go & ~true
         if tables.run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-            covered = s - 1 + np.minimum(cell + 1, RUN)
+            covered = qs + np.minimum(cell + 1, RUN)
             one = rest & (cell < RUN) & (covered <= n)
             at = covered[one] - 1
             out[live[one], at >> 3] |= (1 << (7 - (at & 7))).astype(np.uint8)
-            s = np.where(first, 1, np.where(rest, 1 + covered, s))
+            s = np.where(rest, first + covered, s + drawn)
         else:
-            out[live[rest], s[rest] - 1] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
+            out[live[rest], qs[rest]] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
             s = s + go
         leave |= s >= stop
         if leave.any():
             gone = live[leave]
             pos[gone], step[gone], status[gone] = p[leave], s[leave], state[leave]
             keep = ~leave
-            live, p, s, e, n, stop = (x[keep] for x in (live, p, s, e, n, stop))
+            live, p, s, e, n, stop, m = (x[keep] for x in (live, p, s, e, n, stop, m))
 
 
 def _slow_numpy(

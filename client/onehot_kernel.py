@@ -15,7 +15,7 @@ import numpy as np
 
 from ldp.client.onehot import BLOCK, PRECISION, RUN, WINDOW
 
-__all__ = ["run_kernel"]
+__all__ = ["deposit_kernel", "run_kernel"]
 
 _STALLED, _EXACT = 1, 2
 _LANES = 4  # reports stepped in turn: their digit chains are independent, so the CPU overlaps them
@@ -39,8 +39,10 @@ def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _lane_arrays():  # pragma: no cover - compiled
-    """Six int64 arrays of _LANES entries: each lane's report, digit position, step, stop step, row end, full blocks."""
+    """Seven int64 arrays of _LANES entries: each lane's report, digit position, step, stop step, row end, full
+    blocks, and its true coins' steps."""
     return (
+        np.zeros(_LANES, dtype=np.int64),
         np.zeros(_LANES, dtype=np.int64),
         np.zeros(_LANES, dtype=np.int64),
         np.zeros(_LANES, dtype=np.int64),
@@ -62,28 +64,30 @@ def _window_at(words, p):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _table_of(s, run, count):  # pragma: no cover - compiled
-    """(table, block size) of step s: the true coin's (0, 1), the runs' (1, 1), or a block's (size, size)."""
-    if s == 0:
-        return 0, 1
+def _table_of(s, first, m, run, count):  # pragma: no cover - compiled
+    """(table, block size) of step s: a block of true coins' (BLOCK + size, size), the runs' (1, 1), or a
+    block of q-coins' (size, size); ``first`` steps of true coins (``m`` of them) come first."""
+    if s < first:
+        size = min(BLOCK, m - BLOCK * s)
+        return BLOCK + size, size
     if run:
         return 1, 1
-    size = min(BLOCK, count - BLOCK * (s - 1))
+    size = min(BLOCK, count - BLOCK * (s - first))
     return size, size
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _place(out, truebit, r, s, cell, size, run, count):  # pragma: no cover - compiled
+def _place(out, truebits, r, s, first, cell, size, run, count):  # pragma: no cover - compiled
     """Record step s's symbol ``cell`` of report r; the next step."""
-    if s == 0:
-        truebit[r] = cell
-        return 1
+    if s < first:
+        truebits[r, s] = cell << (BLOCK - size)
+        return s + 1
     if run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-        covered = s - 1 + min(cell + 1, RUN)
+        covered = s - first + min(cell + 1, RUN)
         if cell < RUN and covered <= count:
             out[r, (covered - 1) >> 3] |= np.uint8(1 << (7 - ((covered - 1) & 7)))
-        return 1 + covered
-    out[r, s - 1] = cell << (BLOCK - size)
+        return first + covered
+    out[r, s - first] = cell << (BLOCK - size)
     return s + 1
 
 
@@ -95,6 +99,7 @@ def _kernel(
     end,
     step,
     counts,
+    trues,
     window,
     pairs,
     lower,
@@ -102,20 +107,22 @@ def _kernel(
     cells,
     run,
     out,
-    truebit,
+    truebits,
     status,
     prefix,
 ):  # pragma: no cover - compiled
     """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains)."""
-    lane_r, lane_p, lane_s, lane_stop, lane_e, lane_full = (
+    lane_r, lane_p, lane_s, lane_stop, lane_e, lane_full, lane_first = (
         _lane_arrays()
-    )  # full: blocks 1 … full hold 8 coins
+    )  # full: q-blocks 0 … full − 1 hold 8 coins; first: the true coins' steps
     for base in range(0, active.size, _LANES):
         group = min(_LANES, active.size - base)
         for g in range(group):
             r = active[base + g]
             lane_r[g], lane_p[g], lane_s[g], lane_e[g] = r, pos[r], step[r], end[r]
-            lane_stop[g] = 1 + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
+            first = (trues[r] + BLOCK - 1) // BLOCK
+            lane_first[g] = first
+            lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
             lane_full[g] = 0 if run else counts[r] // BLOCK
             status[r] = 0
         running = group
@@ -124,24 +131,25 @@ def _kernel(
                 s = lane_s[g]
                 if s >= lane_stop[g]:
                     continue
-                r, p, e, full = lane_r[g], lane_p[g], lane_e[g], lane_full[g]
+                r, p, e, full, first = lane_r[g], lane_p[g], lane_e[g], lane_full[g], lane_first[g]
                 v = _window_at(words, p)
-                if 0 < s <= full:  # a full block, and the next one too when the window settles it
+                b = s - first  # the q-block
+                if 0 <= b < full:  # a full q-block, and the next one too when the window settles it
                     entry = np.int64(pairs[v])
                     d1 = (entry >> 16) & 31
                     if d1 > 0 and p + d1 <= e:
                         d2 = entry >> 21
-                        nextfull = s < full
+                        nextfull = b + 1 < full
                         two = np.int64(d2 > 0 and nextfull and p + d1 + d2 <= e)
-                        out[r, s - 1] = entry & 0xFF
+                        out[r, b] = entry & 0xFF
                         if nextfull:
-                            out[r, s] = (entry >> 8) & 0xFF  # overwritten by the next step unless two
+                            out[r, b + 1] = (entry >> 8) & 0xFF  # overwritten by the next step unless two
                         s += 1 + two
                         lane_p[g], lane_s[g] = p + d1 + two * d2, s
                         if s >= lane_stop[g]:
                             running -= 1
                         continue
-                t, size = _table_of(s, run, counts[r])
+                t, size = _table_of(s, first, trues[r], run, counts[r])
                 entry = np.int64(window[t, v])
                 digits, cell = entry >> 8, entry & 0xFF
                 if (
@@ -158,7 +166,7 @@ def _kernel(
                         prefix[r], status[r], lane_p[g], lane_stop[g] = -1 - cell, _EXACT, p, s
                         running -= 1
                         continue
-                s = _place(out, truebit, r, s, cell, size, run, counts[r])
+                s = _place(out, truebits, r, s, first, cell, size, run, counts[r])
                 lane_p[g], lane_s[g] = p, s
                 if s >= lane_stop[g]:
                     running -= 1
@@ -173,9 +181,10 @@ def run_kernel(
     end: np.ndarray,
     step: np.ndarray,
     counts: np.ndarray,
+    trues: np.ndarray,
     tables: Any,
     out: np.ndarray,
-    truebit: np.ndarray,
+    truebits: np.ndarray,
     status: np.ndarray,
     prefix: np.ndarray,
 ) -> None:
@@ -187,6 +196,7 @@ def run_kernel(
         end,
         step,
         counts,
+        trues,
         tables.window,
         tables.pairs,
         tables.lower,
@@ -194,7 +204,29 @@ def run_kernel(
         tables.cells,
         tables.run,
         out,
-        truebit,
+        truebits,
         status,
         prefix,
     )
+
+
+@numba.njit(cache=True, nogil=True)
+def _deposit(out, marks, truebits):  # pragma: no cover - compiled
+    for r in range(out.shape[0]):
+        j = 0  # the report's next true coin
+        for c in range(out.shape[1]):
+            u = np.int64(marks[r, c])
+            if u == 0:
+                continue
+            byte = np.int64(out[r, c])
+            for lane in range(7, -1, -1):
+                if (u >> lane) & 1:
+                    coin = (np.int64(truebits[r, j >> 3]) >> (7 - (j & 7))) & 1
+                    byte = (byte & ~(np.int64(1) << lane)) | (coin << lane)
+                    j += 1
+            out[r, c] = byte
+
+
+def deposit_kernel(out: np.ndarray, marks: np.ndarray, truebits: np.ndarray) -> None:
+    """Write each report's true coins, in order, over its marked bits (:func:`ldp.client.onehot.marked_coins`)."""
+    _deposit(out, marks, truebits)
