@@ -71,6 +71,7 @@ from ldp.errors import LDPWarning, ParameterError
 
 __all__ = [
     "KERNEL_AFTER",
+    "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
     "PRECISION",
     "SECURE_BATCH",
@@ -78,6 +79,7 @@ __all__ = [
     "one_hot_coins",
     "pattern_table",
     "run_table",
+    "serves_marked_batch",
     "serves_secure_batch",
 ]
 
@@ -93,6 +95,9 @@ RUN = 255
 REFILL_BITS = 32
 #: Digits a report's first row holds beyond its expected need.
 ROW_SLACK = 0
+#: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
+#: kernel pass where ROW_SLACK = 0 takes two (about 40 % of the reports stop at their row's end).
+MARKED_SLACK = 16
 #: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
 NUMBA_THRESHOLD = 4096
 #: When the secure batch path draws one-hot coins here (:func:`serves_secure_batch`): ``"auto"``, where
@@ -101,6 +106,12 @@ NUMBA_THRESHOLD = 4096
 #: reads ~7× more CSPRNG bytes); ``"always"``, this module on either backend (the fast test set);
 #: ``"never"``, the bit-sliced sampler.
 SECURE_BATCH = "auto"
+#: Under ``SECURE_BATCH = "auto"``, :func:`marked_coins` serves a secure RAPPOR batch (where the kernel
+#: serves it) only when the bit-sliced lanes would read at least this many digits per coin: probabilities
+#: whose binary expansions end within 4 digits (RAPPOR's 5/8 and 3/8 take 3) cost the lanes 3 or 4 digits
+#: per coin and almost no CPU, as fast as the kernel or faster on one core (its CPU is worth about 2 digits
+#: a coin of ``os.urandom``); other probabilities cost them about 7.5 digits per coin, twice the kernel's time.
+MARKED_MIN_DIGITS = 5
 #: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
 #: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
 KERNEL_AFTER = 1 << 18
@@ -259,7 +270,7 @@ def _pairs(window: np.ndarray) -> np.ndarray:
 
 def _block_sizes(widths: np.ndarray | None, width: int) -> frozenset[int]:
     """The block sizes of reports of ``widths`` coins (``width`` when they are all full)."""
-    tails = {width % BLOCK} if widths is None else set(np.unique(widths % BLOCK).tolist())
+    tails = {width % BLOCK} if widths is None else set(np.flatnonzero(np.bincount(widths % BLOCK)).tolist())
     full = BLOCK if (width if widths is None else int(widths.max(initial=0))) >= BLOCK else 0
     return frozenset(t for t in {*tails, full} if t)
 
@@ -302,7 +313,8 @@ def one_hot_coins(
     p, q = _probability("p", p), _probability("q", q)
     idx, counts = _positions(idx, width, widths, backend)
     n = idx.size
-    out, truebits, _ = _draw(source, counts, np.ones(n, dtype=np.int64), width, p, q, backend)
+    trues = np.ones(n, dtype=np.int64)
+    out, truebits, _ = _draw(source, counts, trues, width, p, q, backend, alike=widths is None)
     if n == 0:
         return out
     lane = (7 - (idx & 7)).astype(np.uint8)
@@ -358,10 +370,11 @@ def marked_coins(
     n = marks.shape[0]
     counts = np.full(n, width, dtype=np.int64)
     if p + q == 1:
-        out, _, _ = _draw(source, counts, np.zeros(n, dtype=np.int64), width, p, q, backend)
+        trues = np.zeros(n, dtype=np.int64)
+        out, _, _ = _draw(source, counts, trues, width, p, q, backend, MARKED_SLACK, alike=True)
         return out ^ marks
-    trues = np.bitwise_count(marks).sum(axis=1, dtype=np.int64)
-    out, truebits, run = _draw(source, counts, trues, width, p, q, backend)
+    trues = _popcounts(marks)
+    out, truebits, run = _draw(source, counts, trues, width, p, q, backend, MARKED_SLACK)
     if n:
         deposit = _deposit_numpy if run is _run_numpy else _deposit_kernel()
         deposit(out, marks, truebits)
@@ -384,6 +397,12 @@ def _marks(marks: Any, width: int, backend: str | None) -> np.ndarray:
     if spare and marks.size and np.any(marks[:, -1] & np.uint8((1 << spare) - 1)):
         raise ParameterError(f"marked_coins: a mark lies past the report's {width} bits")
     return np.ascontiguousarray(marks)
+
+
+def _popcounts(marks: np.ndarray) -> np.ndarray:
+    """Marked bits per row (int64), counted eight bytes at a time where the rows allow it."""
+    chunks = marks.view(np.uint64) if marks.shape[1] % 8 == 0 else marks
+    return np.bitwise_count(chunks).sum(axis=1, dtype=np.int64)
 
 
 def _deposit_numpy(out: np.ndarray, marks: np.ndarray, truebits: np.ndarray) -> None:
@@ -412,9 +431,12 @@ def _draw(
     p: Fraction,
     q: Fraction,
     backend: str | None,
+    slack: int = ROW_SLACK,
+    alike: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
 
+    ``alike``: every report has the same counts (the caller knows; the rows and steps are then computed once).
     Returns the packed q-coins (n, ⌈width/8⌉), the packed true coins
     (n, ⌈max trues/8⌉, at least 1 column) and the backend that drew them.
     """
@@ -424,11 +446,15 @@ def _draw(
     if n == 0:
         return out, truebits, _run_numpy
     run = _backend(backend, n)
-    sizes = _block_sizes(None if counts.min() == width else counts, width)
-    true_sizes = _block_sizes(trues, 0)
+    sizes = _block_sizes(None if alike or counts.min() == width else counts, width)
+    true_sizes = _block_sizes(trues[:1] if alike else trues, 0)
     tables = _tables(p, q, sizes, true_sizes)
-    steps = _steps(counts, trues, tables)
-    row_bits = _row_bits(counts, trues, tables, q, sizes, true_sizes)
+    if alike:  # the first report's, for all (the same arithmetic)
+        steps = np.full(n, _steps(counts[:1], trues[:1], tables)[0])
+        row_bits = np.full(n, _row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])
+    else:
+        steps = _steps(counts, trues, tables)
+        row_bits = _row_bits(counts, trues, tables, q, sizes, true_sizes, slack)
     end = np.cumsum(row_bits)
     pos = end - row_bits
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n)
@@ -491,13 +517,16 @@ def _row_bits(
     q: Fraction,
     sizes: frozenset[int],
     true_sizes: frozenset[int],
+    slack: int,
 ) -> np.ndarray:
     """Digits of each report's first row: about its expected need (it depends on the widths and the true coins'
     counts only, never on digits)."""
-    mean_bits = np.zeros(counts.size)
+    values = np.arange(int(trues.max(initial=0)) + 1)  # the true coins' part per count, then per report
+    true_bits = np.zeros(values.size)
     for t in sorted(true_sizes):
         per_block = tables.tables[BLOCK + t].mean_digits  # type: ignore[union-attr]
-        mean_bits += per_block * ((trues // BLOCK) if t == BLOCK else (trues % BLOCK == t))
+        true_bits += per_block * ((values // BLOCK) if t == BLOCK else (values % BLOCK == t))
+    mean_bits = true_bits[trues]
     if tables.run:  # a run symbol covers (1 − r^RUN)/q coins on average; the last one may overshoot
         runs = tables.tables[1]
         assert runs is not None
@@ -508,7 +537,7 @@ def _row_bits(
         for t in sorted(sizes):
             per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
             mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
-    return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + ROW_SLACK)
+    return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + slack)
 
 
 def _steps(counts: np.ndarray, trues: np.ndarray, tables: _Tables) -> np.ndarray:
@@ -662,6 +691,19 @@ def serves_secure_batch(n: int) -> bool:
             if _DRAWN[0] <= KERNEL_AFTER:
                 return False
     return _backend(None, n) is not _run_numpy
+
+
+def serves_marked_batch(n: int, lane_digits: float) -> bool:
+    """Whether the secure batch path draws ``n`` reports' RAPPOR coins by :func:`marked_coins`.
+
+    ``lane_digits`` is what the bit-sliced lanes would read per coin. Under
+    ``"auto"`` only where the compiled kernel serves the batch
+    (:func:`serves_secure_batch`) and ``lane_digits`` ≥ :data:`MARKED_MIN_DIGITS`:
+    elsewhere the lanes are no slower (both samplers are exact).
+    """
+    if SECURE_BATCH == "auto" and lane_digits < MARKED_MIN_DIGITS:
+        return False
+    return serves_secure_batch(n)
 
 
 def _backend(name: str | None, n: int) -> Any:

@@ -39,8 +39,8 @@ def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _lane_arrays():  # pragma: no cover - compiled
-    """Seven int64 arrays of _LANES entries: each lane's report, digit position, step, stop step, row end, full
-    blocks, and its true coins' steps."""
+    """Eight int64 arrays of _LANES entries: each lane's report, digit position, step, stop step, row end, full
+    q-blocks, its true coins' steps, and whether its next step is a full q-block (the fast rounds')."""
     return (
         np.zeros(_LANES, dtype=np.int64),
         np.zeros(_LANES, dtype=np.int64),
@@ -49,18 +49,8 @@ def _lane_arrays():  # pragma: no cover - compiled
         np.zeros(_LANES, dtype=np.int64),
         np.zeros(_LANES, dtype=np.int64),
         np.zeros(_LANES, dtype=np.int64),
+        np.zeros(_LANES, dtype=np.int64),
     )
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _window_at(words, p):  # pragma: no cover - compiled
-    """The WINDOW digits from digit p on, as an int64."""
-    index = p >> 6
-    offset = np.uint64(p & 63)
-    word = words[index]
-    if offset > 0:
-        word = (word << offset) | (words[index + 1] >> (np.uint64(64) - offset))
-    return np.int64(word >> np.uint64(64 - WINDOW))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -111,10 +101,26 @@ def _kernel(
     status,
     prefix,
 ):  # pragma: no cover - compiled
-    """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains)."""
-    lane_r, lane_p, lane_s, lane_stop, lane_e, lane_full, lane_first = (
-        _lane_arrays()
-    )  # full: q-blocks 0 … full − 1 hold 8 coins; first: the true coins' steps
+    """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains).
+
+    Fast rounds step the lanes whose next step is a full q-block the window
+    settles within the row (and the next block too when the same window
+    settles it, :func:`ldp.client.onehot._pairs`); a lane that cannot leaves
+    them for one general step (true coins, a last or open block, runs, the
+    row's end), then rejoins them.
+    """
+    lane_r = np.zeros(_LANES, dtype=np.int64)
+    lane_p = np.zeros(_LANES, dtype=np.int64)
+    lane_s = np.zeros(_LANES, dtype=np.int64)
+    lane_stop = np.zeros(_LANES, dtype=np.int64)
+    lane_e = np.zeros(_LANES, dtype=np.int64)
+    lane_full = np.zeros(_LANES, dtype=np.int64)
+    lane_first = np.zeros(_LANES, dtype=np.int64)
+    lane_fast = np.zeros(_LANES, dtype=np.int64)
+    lane_o = np.zeros(_LANES, dtype=np.int64)  # where report r's q-block s is in the flat out: lane_o + s
+    full_window = window[BLOCK]
+    flat = out.reshape(-1)
+    columns = out.shape[1]
     for base in range(0, active.size, _LANES):
         group = min(_LANES, active.size - base)
         for g in range(group):
@@ -122,33 +128,25 @@ def _kernel(
             lane_r[g], lane_p[g], lane_s[g], lane_e[g] = r, pos[r], step[r], end[r]
             first = (trues[r] + BLOCK - 1) // BLOCK
             lane_first[g] = first
+            lane_o[g] = r * columns - first
             lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
-            lane_full[g] = 0 if run else counts[r] // BLOCK
+            lane_full[g] = first + (0 if run else counts[r] // BLOCK)  # steps first … full − 1: full q-blocks
+            lane_fast[g] = 0
             status[r] = 0
         running = group
         while running:
-            for g in range(group):
+            running = 0
+            for g in range(group):  # one general step of each lane still running
                 s = lane_s[g]
                 if s >= lane_stop[g]:
                     continue
-                r, p, e, full, first = lane_r[g], lane_p[g], lane_e[g], lane_full[g], lane_first[g]
-                v = _window_at(words, p)
-                b = s - first  # the q-block
-                if 0 <= b < full:  # a full q-block, and the next one too when the window settles it
-                    entry = np.int64(pairs[v])
-                    d1 = (entry >> 16) & 31
-                    if d1 > 0 and p + d1 <= e:
-                        d2 = entry >> 21
-                        nextfull = b + 1 < full
-                        two = np.int64(d2 > 0 and nextfull and p + d1 + d2 <= e)
-                        out[r, b] = entry & 0xFF
-                        if nextfull:
-                            out[r, b + 1] = (entry >> 8) & 0xFF  # overwritten by the next step unless two
-                        s += 1 + two
-                        lane_p[g], lane_s[g] = p + d1 + two * d2, s
-                        if s >= lane_stop[g]:
-                            running -= 1
-                        continue
+                r, p, e, first = lane_r[g], lane_p[g], lane_e[g], lane_first[g]
+                index = p >> 6  # the WINDOW digits from p on
+                offset = np.uint64(p & 63)
+                word = words[index]
+                if offset > 0:
+                    word = (word << offset) | (words[index + 1] >> (np.uint64(64) - offset))
+                v = np.int64(word >> np.uint64(64 - WINDOW))
                 t, size = _table_of(s, first, trues[r], run, counts[r])
                 entry = np.int64(window[t, v])
                 digits, cell = entry >> 8, entry & 0xFF
@@ -156,7 +154,6 @@ def _kernel(
                     p + (digits if digits > 0 else PRECISION) > e
                 ):  # may need digits past the row: wait for more
                     status[r], lane_stop[g] = _STALLED, s
-                    running -= 1
                     continue
                 if digits > 0:
                     p += digits
@@ -164,12 +161,33 @@ def _kernel(
                     p, cell = _slow(words, p + WINDOW, v, cell, cells[t] - 1, lower[t], upper[t])
                     if cell < 0:
                         prefix[r], status[r], lane_p[g], lane_stop[g] = -1 - cell, _EXACT, p, s
-                        running -= 1
                         continue
                 s = _place(out, truebits, r, s, first, cell, size, run, counts[r])
                 lane_p[g], lane_s[g] = p, s
-                if s >= lane_stop[g]:
-                    running -= 1
+                if s < lane_stop[g]:
+                    running += 1
+                    lane_fast[g] = lane_full[g] if first <= s else 0
+            fast = running
+            while fast:  # fast rounds: each lane's full q-blocks the window settles within its row
+                fast = 0
+                for g in range(group):
+                    s = lane_s[g]
+                    if s >= lane_fast[g]:
+                        continue
+                    p = lane_p[g]
+                    index = p >> 6  # the WINDOW digits from p on
+                    offset = np.uint64(p & 63)
+                    word = (words[index] << offset) | (
+                        (words[index + 1] >> np.uint64(1)) >> (np.uint64(63) - offset)
+                    )
+                    entry = np.int64(full_window[np.int64(word >> np.uint64(64 - WINDOW))])
+                    d = entry >> 8
+                    if d > 0 and p + d <= lane_e[g]:
+                        flat[lane_o[g] + s] = entry & 0xFF
+                        lane_p[g], lane_s[g] = p + d, s + 1
+                        fast += 1
+                    else:
+                        lane_fast[g] = 0
         for g in range(group):
             pos[lane_r[g]], step[lane_r[g]] = lane_p[g], lane_s[g]
 
@@ -210,23 +228,33 @@ def run_kernel(
     )
 
 
+#: The highest set bit of each byte (0 for 0).
+_HIGH = np.array([max(0, u.bit_length() - 1) for u in range(256)], dtype=np.int64)
+
+
 @numba.njit(cache=True, nogil=True)
-def _deposit(out, marks, truebits):  # pragma: no cover - compiled
+def _deposit(out, marks, chunks, truebits, high):  # pragma: no cover - compiled
     for r in range(out.shape[0]):
         j = 0  # the report's next true coin
-        for c in range(out.shape[1]):
-            u = np.int64(marks[r, c])
-            if u == 0:
+        for k in range(chunks.shape[1]):
+            if chunks[r, k] == 0:  # eight bytes without a mark
                 continue
-            byte = np.int64(out[r, c])
-            for lane in range(7, -1, -1):
-                if (u >> lane) & 1:
+            for c in range(8 * k, min(8 * k + 8, out.shape[1])):
+                u = np.int64(marks[r, c])
+                if u == 0:
+                    continue
+                byte = np.int64(out[r, c])
+                while u:  # the marked bits from the most significant (the lowest position) on
+                    lane = high[u]
                     coin = (np.int64(truebits[r, j >> 3]) >> (7 - (j & 7))) & 1
                     byte = (byte & ~(np.int64(1) << lane)) | (coin << lane)
+                    u ^= np.int64(1) << lane
                     j += 1
-            out[r, c] = byte
+                out[r, c] = byte
 
 
 def deposit_kernel(out: np.ndarray, marks: np.ndarray, truebits: np.ndarray) -> None:
     """Write each report's true coins, in order, over its marked bits (:func:`ldp.client.onehot.marked_coins`)."""
-    _deposit(out, marks, truebits)
+    columns = marks.shape[1]
+    padded = marks if columns % 8 == 0 else np.pad(marks, ((0, 0), (0, -columns % 8)))
+    _deposit(out, marks, np.ascontiguousarray(padded).view(np.uint64), truebits, _HIGH)
