@@ -12,7 +12,9 @@ coin comes from a :class:`~ldp.client.randomness.RandomSource`:
 
 The same sampling code serves both. Probabilities are sampled exactly:
 bit vectors by bit-sliced digit comparison (:func:`bernoulli_words`, which
-reads further digits for the lanes still undecided after 48 rounds); the
+reads further digits for the lanes still undecided after 48 rounds), or from
+the CSPRNG by block inversion near their entropy where that is no slower
+(:func:`one_hot_bits`, :func:`marked_bits`: :mod:`ldp.client.onehot`); the
 coins and uniform integers of randomized response and local hashing from the
 source's bits (:mod:`ldp.client.bits`: coins eight at a time by a Knuth–Yao
 tree, uniform integers by rejection on about log2 of their bound bits).

@@ -6,12 +6,17 @@ probability p (the true position) and n − 1 coins of probability q. The
 bit-sliced sampler of :func:`ldp.client.batch.bernoulli_words` reads about
 7.5 uniform words per 64 coins (~959 bytes per report at d = 1,024) where
 the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
-:func:`one_hot_coins` reads close to the entropy instead:
+:func:`one_hot_coins` reads close to the entropy instead, and
+:func:`marked_coins` draws RAPPOR's coins the same way (probability p on
+each marked bit, the Bloom or PRR bits, q elsewhere: a one-hot report is
+the case of one mark):
 
 1. Each report reads its own stream of uniform digits (most significant
    digit of each word first).
-2. Step 0 draws the true coin (one coin of probability p). Then either
-   **blocks**: step s ≥ 1 draws coins 8(s−1) … 8(s−1)+7 (the last block holds
+2. The first T = ⌈m/8⌉ steps draw the report's m true coins (one-hot: m = 1,
+   step 0 draws the true coin) as blocks of up to 8 coins of probability p,
+   like the q-blocks below. Then either
+   **blocks**: step T + s draws coins 8s … 8s+7 (the last block holds
    what is left) as one of the 2^t patterns of t ≤ 8 coins, pattern j
    (coin i = bit t−1−i of j, so j is the packed byte) with probability
    q^|j| (1−q)^(t−|j|); or **runs**, when they read fewer digits per coin
@@ -24,7 +29,8 @@ the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
    uniform real U lies in [C_j, C_{j+1}). U is read one digit at a time
    until the digits read prove U inside one cell: about the step's entropy
    plus a digit or two, ~1.3× the entropy for OUE at ε = 1.
-4. The q-coin drawn at the true position is replaced by the true coin.
+4. The q-coin drawn at the true position is replaced by the true coin (the
+   marked bits', in order, by the true coins).
 
 Exactness. Every answer is the exact inversion's: the digits are compared
 with 32-bit fixed-point bounds ⌊C_j·2^32⌋ ≤ C_j·2^32 ≤ ⌈C_j·2^32⌉, and a
@@ -215,7 +221,6 @@ class _Tables:
     upper: np.ndarray  # (17, 257) int64
     cells: np.ndarray  # (17,) int64
     tables: tuple[PatternTable | None, ...]
-    pairs: np.ndarray  # (2^16,) uint32: two full blocks settled by one window (see _pairs), for the kernel
     run: bool
 
 
@@ -244,28 +249,7 @@ def _tables(p: Fraction, q: Fraction, sizes: frozenset[int], true_sizes: frozens
         if table is not None:
             n = len(table.cuts)
             window[t], lower[t, :n], upper[t, :n], cells[t] = table.window, table.lower, table.upper, n - 1
-    full = not run and tables[BLOCK] is not None
-    pairs = _pairs(window[BLOCK]) if full else np.zeros(1 << WINDOW, np.uint32)
-    return _Tables(window, lower, upper, cells, tuple(tables), pairs, run)
-
-
-def _pairs(window: np.ndarray) -> np.ndarray:
-    """Per 16-digit window of a full block: ``cell1 | cell2 << 8 | d1 << 16 | d2 << 21`` (uint32).
-
-    ``cell1``, ``d1`` are the window's entry (``d1`` = 0: open after 16
-    digits); ``cell2``, ``d2`` the next full block's when the digits after
-    the first block's settle it (the unknown last ones taken as 0, and no
-    more digits needed than are known), else 0: the very decision two
-    lookups make, in one.
-    """
-    v = np.arange(1 << WINDOW, dtype=np.int64)
-    first = window.astype(np.int64)
-    d1 = first >> 8
-    second = window[((v << d1) & ((1 << WINDOW) - 1))].astype(np.int64)
-    d2 = second >> 8
-    both = (d1 > 0) & (d2 > 0) & (d1 + d2 <= WINDOW)
-    entry = (first & 0xFF) | (d1 << 16) | np.where(both, ((second & 0xFF) << 8) | (d2 << 21), 0)
-    return entry.astype(np.uint32)
+    return _Tables(window, lower, upper, cells, tuple(tables), run)
 
 
 def _block_sizes(widths: np.ndarray | None, width: int) -> frozenset[int]:

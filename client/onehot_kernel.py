@@ -1,9 +1,11 @@
-"""The compiled backend of :func:`ldp.client.onehot.one_hot_coins` (numba; the optional extra ``ldp-telemetry[fast]``).
+"""The compiled backend of :func:`ldp.client.onehot.one_hot_coins` and :func:`~ldp.client.onehot.marked_coins`.
 
-The same steps as the NumPy backend (:func:`ldp.client.onehot._run_numpy`),
-one report at a time: it reads the same digits and returns the same
-patterns. Importing this module imports numba; the kernel is compiled on its
-first call and cached on disk (``cache=True``).
+numba, the optional extra ``ldp-telemetry[fast]``. The same steps as the
+NumPy backend (:func:`ldp.client.onehot._run_numpy`), a few reports in
+turn: it reads the same digits and returns the same patterns; the marked
+bits take their true coins as the NumPy code places them. Importing this
+module imports numba; the kernels are compiled on their first call and
+cached on disk (``cache=True``).
 """
 
 from __future__ import annotations
@@ -35,22 +37,6 @@ def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
         if low + w <= lower[k + 1]:
             return p, k
     return p, -1 - low
-
-
-@numba.njit(cache=True, nogil=True)
-def _lane_arrays():  # pragma: no cover - compiled
-    """Eight int64 arrays of _LANES entries: each lane's report, digit position, step, stop step, row end, full
-    q-blocks, its true coins' steps, and whether its next step is a full q-block (the fast rounds')."""
-    return (
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-    )
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -91,7 +77,6 @@ def _kernel(
     counts,
     trues,
     window,
-    pairs,
     lower,
     upper,
     cells,
@@ -103,11 +88,10 @@ def _kernel(
 ):  # pragma: no cover - compiled
     """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains).
 
-    Fast rounds step the lanes whose next step is a full q-block the window
-    settles within the row (and the next block too when the same window
-    settles it, :func:`ldp.client.onehot._pairs`); a lane that cannot leaves
-    them for one general step (true coins, a last or open block, runs, the
-    row's end), then rejoins them.
+    Each lane takes one general step (true coins, a q-block, a run, an open
+    block, or a stop at the row's end), then the fast rounds step every lane
+    whose next step is a full q-block the window settles within its row, in
+    turn, until none can; then the general steps again.
     """
     lane_r = np.zeros(_LANES, dtype=np.int64)
     lane_p = np.zeros(_LANES, dtype=np.int64)
@@ -216,7 +200,6 @@ def run_kernel(
         counts,
         trues,
         tables.window,
-        tables.pairs,
         tables.lower,
         tables.upper,
         tables.cells,
