@@ -164,14 +164,24 @@ def _kernel(
                     word = (words[index] << offset) | (
                         (words[index + 1] >> np.uint64(1)) >> (np.uint64(63) - offset)
                     )
-                    entry = np.int64(full_window[np.int64(word >> np.uint64(64 - WINDOW))])
-                    d = entry >> 8
-                    if d > 0 and p + d <= lane_e[g]:
-                        flat[lane_o[g] + s] = entry & 0xFF
-                        lane_p[g], lane_s[g] = p + d, s + 1
+                    stop, e, o = lane_fast[g], lane_e[g], lane_o[g]
+                    used = 0  # digits of word read; up to four blocks from its 64 (each reads ≤ 16)
+                    for _ in range(4):
+                        entry = np.int64(
+                            full_window[np.int64((word << np.uint64(used)) >> np.uint64(64 - WINDOW))]
+                        )
+                        d = entry >> 8
+                        if d == 0 or p + used + d > e:
+                            lane_fast[g] = 0
+                            break
+                        flat[o + s] = entry & 0xFF
+                        used += d
+                        s += 1
+                        if s >= stop:
+                            break
+                    if used:
+                        lane_p[g], lane_s[g] = p + used, s
                         fast += 1
-                    else:
-                        lane_fast[g] = 0
         for g in range(group):
             pos[lane_r[g]], step[lane_r[g]] = lane_p[g], lane_s[g]
 
