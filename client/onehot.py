@@ -356,7 +356,7 @@ def marked_coins(
     if p + q == 1:
         trues = np.zeros(n, dtype=np.int64)
         out, _, _ = _draw(source, counts, trues, width, p, q, backend, MARKED_SLACK, alike=True)
-        return out ^ marks
+        return np.bitwise_xor(out, marks, out=out)
     trues = _popcounts(marks)
     out, truebits, run = _draw(source, counts, trues, width, p, q, backend, MARKED_SLACK)
     if n:
@@ -441,7 +441,7 @@ def _draw(
         row_bits = _row_bits(counts, trues, tables, q, sizes, true_sizes, slack)
     end = np.cumsum(row_bits)
     pos = end - row_bits
-    pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n)
+    pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
     step = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int8)
     prefix = np.zeros(n, dtype=np.int64)
