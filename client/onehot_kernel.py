@@ -165,7 +165,7 @@ def _kernel(
                         (words[index + 1] >> np.uint64(1)) >> (np.uint64(63) - offset)
                     )
                     stop, e, o = lane_fast[g], lane_e[g], lane_o[g]
-                    used = 0  # digits of word read; up to four blocks from its 64 (each reads ≤ 16)
+                    used = np.int64(0)  # digits of word read; up to four blocks from its 64 (each reads ≤ 16)
                     for _ in range(4):
                         entry = np.int64(
                             full_window[np.int64((word << np.uint64(used)) >> np.uint64(64 - WINDOW))]
