@@ -59,12 +59,12 @@ Usage::
     python benchmarks/bench_entropy.py --reports 20000 --repeat 5 --only oue,sue,ss,hr
     python benchmarks/bench_entropy.py --only rappor --rappor f=1/2,p=1/3,q=3/4
 
-``--rappor`` changes the benchmark's RAPPOR parameters (:data:`RAPPOR`): its
-default f = 1/2, p = 1/4, q = 3/4 give the dyadic P[1|1] = 5/8, P[1|0] = 3/8,
-which the bit-sliced lanes draw from 3 digits a coin and keep under the
-default policy (:func:`ldp.client.onehot.serves_marked_batch`); p = 1/3 gives
-31/48 and 7/16, which they draw from about 7.5 and the policy draws by
-:func:`ldp.client.onehot.marked_coins`.
+``--rappor`` changes the benchmark's RAPPOR parameters (:data:`RAPPOR`). Under
+the default policy (:func:`ldp.client.onehot.serves_marked_batch`) its default
+f = 1/2, p = 1/4, q = 3/4 (P[1|1] = 5/8, P[1|0] = 3/8: they sum to 1, and the
+bit-sliced lanes read 3 digits a coin) and p = 1/3 (31/48 and 7/16: not dyadic,
+about 7.5 digits a coin) are drawn by :func:`ldp.client.onehot.marked_coins`;
+p = 1/2 (11/16 and 9/16: 4 digits, true coins to place) keeps the lanes.
 """
 
 from __future__ import annotations

@@ -395,8 +395,9 @@ def marked_bits(
     they are drawn by :func:`ldp.client.onehot.marked_coins` (about 1.4× their
     entropy) where it is no slower than the bit-sliced :func:`bernoulli_words`
     (:func:`ldp.client.onehot.serves_marked_batch`: its compiled kernel serves
-    the batch and the lanes would read at least 5 digits per coin);
-    otherwise, and from a seeded generator, by the lanes. Both are exact.
+    the batch and the lanes would read at least 3 digits per coin when
+    p_one + p_zero = 1, else 5); otherwise, and from a seeded generator, by
+    the lanes. Both are exact.
 
     Returns
     -------
@@ -408,7 +409,7 @@ def marked_bits(
         source.secure
         and 0 < p_one < 1
         and 0 < p_zero < 1
-        and serves_marked_batch(marks.shape[0], lane_digits(p_one, p_zero))
+        and serves_marked_batch(marks.shape[0], lane_digits(p_one, p_zero), p_one + p_zero == 1)
     ):
         return marked_coins(source, words_to_packed(marks, num_bits), num_bits, p_one, p_zero)
     return words_to_packed(bernoulli_words(source, marks, p_one, p_zero), num_bits)

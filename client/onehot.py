@@ -76,6 +76,7 @@ from ldp.client.randomness import RandomSource
 from ldp.errors import LDPWarning, ParameterError
 
 __all__ = [
+    "FLIPPED_MIN_DIGITS",
     "KERNEL_AFTER",
     "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
@@ -113,10 +114,13 @@ NUMBA_THRESHOLD = 4096
 #: ``"never"``, the bit-sliced sampler.
 SECURE_BATCH = "auto"
 #: Under ``SECURE_BATCH = "auto"``, :func:`marked_coins` serves a secure RAPPOR batch (where the kernel
-#: serves it) only when the bit-sliced lanes would read at least this many digits per coin: probabilities
-#: whose binary expansions end within 4 digits (RAPPOR's 5/8 and 3/8 take 3) cost the lanes 3 or 4 digits
-#: per coin and almost no CPU, as fast as the kernel or faster on one core (its CPU is worth about 2 digits
-#: a coin of ``os.urandom``); other probabilities cost them about 7.5 digits per coin, twice the kernel's time.
+#: serves it) only when the bit-sliced lanes would read at least this many digits per coin, measured on one
+#: core (benchmarks/bench_entropy.py): the lanes' CPU is almost nothing, so their cost is the digits they
+#: read (1 to 4 for probabilities whose binary expansions end within 4 digits, about 7.5 for others), and the
+#: kernel's is its CPU plus ~1.4× the entropy. With p + q = 1 (every coin a q-coin, the marked ones flipped)
+#: the kernel is faster from 3 digits (RAPPOR's 5/8 and 3/8, f = 1/2, p = 1/4, q = 3/4), and ...
+FLIPPED_MIN_DIGITS = 3
+#: ... otherwise (each marked bit's coin drawn and placed) from 5: 11/16 and 9/16 (4 digits) keep the lanes.
 MARKED_MIN_DIGITS = 5
 #: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
 #: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
@@ -677,15 +681,17 @@ def serves_secure_batch(n: int) -> bool:
     return _backend(None, n) is not _run_numpy
 
 
-def serves_marked_batch(n: int, lane_digits: float) -> bool:
+def serves_marked_batch(n: int, lane_digits: float, flipped: bool) -> bool:
     """Whether the secure batch path draws ``n`` reports' RAPPOR coins by :func:`marked_coins`.
 
-    ``lane_digits`` is what the bit-sliced lanes would read per coin. Under
-    ``"auto"`` only where the compiled kernel serves the batch
-    (:func:`serves_secure_batch`) and ``lane_digits`` ≥ :data:`MARKED_MIN_DIGITS`:
-    elsewhere the lanes are no slower (both samplers are exact).
+    ``lane_digits`` is what the bit-sliced lanes would read per coin;
+    ``flipped``: the two probabilities sum to 1. Under ``"auto"`` only where
+    the compiled kernel serves the batch (:func:`serves_secure_batch`) and
+    ``lane_digits`` ≥ :data:`FLIPPED_MIN_DIGITS` (flipped) or
+    :data:`MARKED_MIN_DIGITS`: elsewhere the lanes are no slower (both
+    samplers are exact).
     """
-    if SECURE_BATCH == "auto" and lane_digits < MARKED_MIN_DIGITS:
+    if SECURE_BATCH == "auto" and lane_digits < (FLIPPED_MIN_DIGITS if flipped else MARKED_MIN_DIGITS):
         return False
     return serves_secure_batch(n)
 

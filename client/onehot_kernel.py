@@ -88,10 +88,10 @@ def _kernel(
 ):  # pragma: no cover - compiled
     """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains).
 
-    Each lane takes one general step (true coins, a q-block, a run, an open
-    block, or a stop at the row's end), then the fast rounds step every lane
-    whose next step is a full q-block the window settles within its row, in
-    turn, until none can; then the general steps again.
+    The fast rounds step every lane whose next step is a full q-block the
+    window settles within its row, in turn, until none can; then each lane
+    still running takes one general step (true coins, a last q-block, a run,
+    an open block, or a stop at the row's end), and the fast rounds again.
     """
     lane_r = np.zeros(_LANES, dtype=np.int64)
     lane_p = np.zeros(_LANES, dtype=np.int64)
@@ -115,10 +115,41 @@ def _kernel(
             lane_o[g] = r * columns - first
             lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
             lane_full[g] = first + (0 if run else counts[r] // BLOCK)  # steps first … full − 1: full q-blocks
-            lane_fast[g] = 0
+            lane_fast[g] = lane_full[g] if first <= step[r] < lane_full[g] else 0
             status[r] = 0
         running = group
         while running:
+            fast = group
+            while fast:  # fast rounds: each lane's full q-blocks the window settles within its row
+                fast = 0
+                for g in range(group):
+                    s = lane_s[g]
+                    if s >= lane_fast[g]:
+                        continue
+                    p = lane_p[g]
+                    index = p >> 6  # the WINDOW digits from p on
+                    offset = np.uint64(p & 63)
+                    word = (words[index] << offset) | (
+                        (words[index + 1] >> np.uint64(1)) >> (np.uint64(63) - offset)
+                    )
+                    stop, e, o = lane_fast[g], lane_e[g], lane_o[g]
+                    used = np.int64(0)  # digits of word read; up to four blocks from its 64 (each reads ≤ 16)
+                    for _ in range(4):
+                        entry = np.int64(
+                            full_window[np.int64((word << np.uint64(used)) >> np.uint64(64 - WINDOW))]
+                        )
+                        d = entry >> 8
+                        if d == 0 or p + used + d > e:
+                            lane_fast[g] = 0
+                            break
+                        flat[o + s] = entry & 0xFF
+                        used += d
+                        s += 1
+                        if s >= stop:
+                            break
+                    if used:
+                        lane_p[g], lane_s[g] = p + used, s
+                        fast += 1
             running = 0
             for g in range(group):  # one general step of each lane still running
                 s = lane_s[g]
@@ -151,37 +182,6 @@ def _kernel(
                 if s < lane_stop[g]:
                     running += 1
                     lane_fast[g] = lane_full[g] if first <= s else 0
-            fast = running
-            while fast:  # fast rounds: each lane's full q-blocks the window settles within its row
-                fast = 0
-                for g in range(group):
-                    s = lane_s[g]
-                    if s >= lane_fast[g]:
-                        continue
-                    p = lane_p[g]
-                    index = p >> 6  # the WINDOW digits from p on
-                    offset = np.uint64(p & 63)
-                    word = (words[index] << offset) | (
-                        (words[index + 1] >> np.uint64(1)) >> (np.uint64(63) - offset)
-                    )
-                    stop, e, o = lane_fast[g], lane_e[g], lane_o[g]
-                    used = np.int64(0)  # digits of word read; up to four blocks from its 64 (each reads ≤ 16)
-                    for _ in range(4):
-                        entry = np.int64(
-                            full_window[np.int64((word << np.uint64(used)) >> np.uint64(64 - WINDOW))]
-                        )
-                        d = entry >> 8
-                        if d == 0 or p + used + d > e:
-                            lane_fast[g] = 0
-                            break
-                        flat[o + s] = entry & 0xFF
-                        used += d
-                        s += 1
-                        if s >= stop:
-                            break
-                    if used:
-                        lane_p[g], lane_s[g] = p + used, s
-                        fast += 1
         for g in range(group):
             pos[lane_r[g]], step[lane_r[g]] = lane_p[g], lane_s[g]
 

@@ -135,10 +135,12 @@ def test_secure_rappor_batch_reads_at_most_twice_the_entropy(f, p, q):
 
 
 def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monkeypatch):
-    """Default policy: marked coins where the compiled kernel serves the batch and the lanes read ≥ 5 digits a coin.
+    """Default policy: marked coins where the compiled kernel serves the batch and the lanes read ≥ 3 digits a coin
+    (p + q = 1: flipped q-coins) or ≥ 5 (true coins drawn and placed).
 
-    Probabilities whose binary expansions end within 4 digits cost the bit-sliced lanes 3 or 4 digits a coin
-    and almost no CPU: they stay on the lanes (both samplers are exact; only the bytes and the time differ).
+    The bit-sliced lanes' CPU is almost nothing: probabilities whose binary expansions end within 2 digits, or
+    within 4 when the marked bits take coins of their own, stay on the lanes (both samplers are exact; only the
+    bytes and the time differ).
     """
     monkeypatch.setattr(onehot, "SECURE_BATCH", "auto")
     monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 4096)
@@ -147,16 +149,17 @@ def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monk
     assert lane_digits(Fraction(5, 8), Fraction(3, 8)) == 3
     assert lane_digits(Fraction(11, 16), Fraction(9, 16)) == 4
     assert lane_digits(Fraction(31, 48), Fraction(7, 16)) == 7.5
-    assert not onehot.serves_marked_batch(10**5, 3)
-    assert not onehot.serves_marked_batch(10**5, 4)
-    assert onehot.serves_marked_batch(10**5, 7.5)
-    assert not onehot.serves_marked_batch(4095, 7.5)
+    assert onehot.serves_marked_batch(10**5, 3, flipped=True)
+    assert not onehot.serves_marked_batch(10**5, 2, flipped=True)
+    assert not onehot.serves_marked_batch(10**5, 4, flipped=False)
+    assert onehot.serves_marked_batch(10**5, 7.5, flipped=False)
+    assert not onehot.serves_marked_batch(4095, 7.5, flipped=True)
     monkeypatch.setattr(onehot, "_KERNEL", [None])  # numba missing
-    assert not onehot.serves_marked_batch(10**5, 7.5)
+    assert not onehot.serves_marked_batch(10**5, 7.5, flipped=True)
     monkeypatch.setattr(onehot, "SECURE_BATCH", "always")
-    assert onehot.serves_marked_batch(1, 3)
+    assert onehot.serves_marked_batch(1, 1, flipped=False)
     monkeypatch.setattr(onehot, "SECURE_BATCH", "never")
-    assert not onehot.serves_marked_batch(10**5, 7.5)
+    assert not onehot.serves_marked_batch(10**5, 7.5, flipped=True)
 
 
 @pytest.mark.parametrize(
@@ -218,7 +221,8 @@ def test_a_large_secure_rappor_batch_takes_the_kernel_and_keeps_the_distribution
     monkeypatch.setattr(onehot, "KERNEL_AFTER", 0)
     spec = rappor("1/2", "1/3", "3/4")
     n = 4 * onehot.NUMBA_THRESHOLD
-    assert onehot.serves_marked_batch(n, lane_digits(spec.prob_one_given_one, spec.prob_one_given_zero))
+    a, b = spec.prob_one_given_one, spec.prob_one_given_zero
+    assert onehot.serves_marked_batch(n, lane_digits(a, b), a + b == 1)
     values = [f"v{i % 50}" for i in range(n)]
     batch = secure_encode_batch(spec, values)
     bits = np.unpackbits(batch.column("bits"), axis=1, count=spec.num_bits).astype(bool)
