@@ -57,6 +57,14 @@ Usage::
 
     python benchmarks/bench_entropy.py
     python benchmarks/bench_entropy.py --reports 20000 --repeat 5 --only oue,sue,ss,hr
+    python benchmarks/bench_entropy.py --only rappor --rappor f=1/2,p=1/3,q=3/4
+
+``--rappor`` changes the benchmark's RAPPOR parameters (:data:`RAPPOR`). Under
+the default policy (:func:`ldp.client.onehot.serves_marked_batch`) its default
+f = 1/2, p = 1/4, q = 3/4 (P[1|1] = 5/8, P[1|0] = 3/8: they sum to 1, and the
+bit-sliced lanes read 3 digits a coin) and p = 1/3 (31/48 and 7/16: not dyadic,
+about 7.5 digits a coin) are drawn by :func:`ldp.client.onehot.marked_coins`;
+p = 1/2 (11/16 and 9/16: 4 digits, true coins to place) keeps the lanes.
 """
 
 from __future__ import annotations
@@ -234,7 +242,17 @@ def main() -> None:
     parser.add_argument(
         "--only", default="", help="comma-separated mechanism names (default: all registered)"
     )
+    parser.add_argument(
+        "--rappor",
+        default="",
+        help=f"RAPPOR parameters, e.g. f=1/2,p=1/3,q=3/4 (default: {', '.join(f'{k}={v}' for k, v in RAPPOR.items())})",
+    )
     args = parser.parse_args()
+    for item in filter(None, args.rappor.split(",")):
+        name, _, value = item.partition("=")
+        if name not in RAPPOR or not value:
+            parser.error(f"--rappor takes name=value pairs of {', '.join(RAPPOR)}, got {item!r}")
+        RAPPOR[name] = int(value) if name.startswith("num_") else value
     only = {name for name in args.only.split(",") if name}
     # a long-running process's one-hot path: the compiled kernel as soon as a batch is large enough (ldp encode
     # loads it once a process has drawn onehot.KERNEL_AFTER reports; the counted first call compiles it, untimed)
@@ -248,7 +266,8 @@ def main() -> None:
     )
     print(
         f"secure batch encoders, d = {args.domain}, ε = {args.epsilon}, {args.reports:,} reports, "
-        f"median of {args.repeat}; one-hot coins by {one_hot_path}"
+        f"median of {args.repeat}; one-hot coins by {one_hot_path}; "
+        f"RAPPOR {', '.join(f'{k}={v}' for k, v in RAPPOR.items())}"
     )
     print(header)
     print("-" * len(header))

@@ -12,7 +12,9 @@ coin comes from a :class:`~ldp.client.randomness.RandomSource`:
 
 The same sampling code serves both. Probabilities are sampled exactly:
 bit vectors by bit-sliced digit comparison (:func:`bernoulli_words`, which
-reads further digits for the lanes still undecided after 48 rounds); the
+reads further digits for the lanes still undecided after 48 rounds), or from
+the CSPRNG by block inversion near their entropy where that is no slower
+(:func:`one_hot_bits`, :func:`marked_bits`: :mod:`ldp.client.onehot`); the
 coins and uniform integers of randomized response and local hashing from the
 source's bits (:mod:`ldp.client.bits`: coins eight at a time by a Knuth–Yao
 tree, uniform integers by rejection on about log2 of their bound bits).
@@ -37,7 +39,7 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.bits import BitSource, coins, sampler_for, uniforms
-from ldp.client.onehot import one_hot_coins, serves_secure_batch
+from ldp.client.onehot import marked_coins, one_hot_coins, serves_marked_batch, serves_secure_batch
 from ldp.client.randomness import RandomSource, SystemRandomSource, as_source
 from ldp.client.sampling import binary_digits, lanes_to_packed
 from ldp.errors import InputError, ParameterError, SpecError
@@ -51,8 +53,10 @@ __all__ = [
     "encode_batch",
     "factorize_values",
     "grr_batch",
+    "lane_digits",
     "lanes_to_words",
     "local_hashing_batch",
+    "marked_bits",
     "one_hot_bits",
     "randomized_response_batch",
     "rappor_batch",
@@ -94,6 +98,19 @@ def _dyadic_length(probability: Fraction) -> int | None:
     if p >= 1 or den & (den - 1):
         return None
     return den.bit_length() - 1
+
+
+def lane_digits(p_one: Fraction, p_zero: Fraction) -> float:
+    """About the uniform digits per coin :func:`bernoulli_words` reads from a CSPRNG for these probabilities.
+
+    Dyadic probabilities of at most k binary digits stop after round k (k
+    digits); others take the 6 dense rounds and the undecided lanes' further
+    rounds, about 7.5 words per output word.
+    """
+    lengths = [_dyadic_length(p_one), _dyadic_length(p_zero)]
+    if None in lengths:
+        return 7.5
+    return min(7.5, float(max(1, *(length for length in lengths if length is not None))))
 
 
 def bernoulli_words(
@@ -368,6 +385,36 @@ def one_hot_bits(
     return packed
 
 
+def marked_bits(
+    source: RandomSource, marks: np.ndarray, num_bits: int, p_one: Fraction, p_zero: Fraction
+) -> np.ndarray:
+    """Packed coins: vector bit i of row r is 1 w.p. ``p_one`` where it is set in ``marks[r]``, else ``p_zero`` (exact).
+
+    RAPPOR's coins (``marks``: the Bloom bits B, or the PRR bits B′, as
+    (n, ⌈k/64⌉) words in :func:`packbits_lane` order). From a CSPRNG source
+    they are drawn by :func:`ldp.client.onehot.marked_coins` (about 1.4× their
+    entropy) where it is no slower than the bit-sliced :func:`bernoulli_words`
+    (:func:`ldp.client.onehot.serves_marked_batch`: its compiled kernel serves
+    the batch and the lanes would read at least 3 digits per coin when
+    p_one + p_zero = 1, else 5); otherwise, and from a seeded generator, by
+    the lanes. Both are exact.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, ⌈num_bits/8⌉) uint8 in :func:`numpy.packbits` order.
+    """
+    p_one, p_zero = Fraction(p_one), Fraction(p_zero)
+    if (
+        source.secure
+        and 0 < p_one < 1
+        and 0 < p_zero < 1
+        and serves_marked_batch(marks.shape[0], lane_digits(p_one, p_zero), p_one + p_zero == 1)
+    ):
+        return marked_coins(source, words_to_packed(marks, num_bits), num_bits, p_one, p_zero)
+    return words_to_packed(bernoulli_words(source, marks, p_one, p_zero), num_bits)
+
+
 def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct keys, index of each key among them) for int keys in [0, bound).
 
@@ -628,13 +675,13 @@ def rappor_irr_batch(
     cohorts : (n,) int
         Each row's client cohort.
     source : RandomSource
-        The IRR coins: P[S=1 | B′=1] = q, P[S=1 | B′=0] = p, exact.
+        The IRR coins: P[S=1 | B′=1] = q, P[S=1 | B′=0] = p, exact (:func:`marked_bits`).
     """
-    lanes = bernoulli_words(source, prr_words, spec.q, spec.p)
+    words = np.asarray(prr_words, dtype=np.uint64)
     return ReportBatch(
         spec=spec.fingerprint,
         cohorts=np.asarray(cohorts, dtype=np.int64),
-        bits=words_to_packed(lanes, spec.num_bits),
+        bits=marked_bits(as_source(source), words, spec.num_bits, spec.q, spec.p),
     )
 
 
@@ -647,8 +694,8 @@ def rappor_batch(spec: Rappor, values, rng, *, cohorts=None, indices=False) -> R
     if indices and spec.domain is not None:  # basic RAPPOR, the one encoding with a domain
         values = [spec.domain[i] for i in values]
     true_words = _rappor_bloom_words(spec, values, cohorts)
-    lanes = bernoulli_words(source, true_words, spec.prob_one_given_one, spec.prob_one_given_zero)
-    return ReportBatch(spec=spec.fingerprint, cohorts=cohorts, bits=words_to_packed(lanes, spec.num_bits))
+    bits = marked_bits(source, true_words, spec.num_bits, spec.prob_one_given_one, spec.prob_one_given_zero)
+    return ReportBatch(spec=spec.fingerprint, cohorts=cohorts, bits=bits)
 
 
 def grr_batch(spec: GRR, values, rng, *, cohorts=None, indices=False) -> ReportBatch:

@@ -6,12 +6,17 @@ probability p (the true position) and n − 1 coins of probability q. The
 bit-sliced sampler of :func:`ldp.client.batch.bernoulli_words` reads about
 7.5 uniform words per 64 coins (~959 bytes per report at d = 1,024) where
 the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
-:func:`one_hot_coins` reads close to the entropy instead:
+:func:`one_hot_coins` reads close to the entropy instead, and
+:func:`marked_coins` draws RAPPOR's coins the same way (probability p on
+each marked bit, the Bloom or PRR bits, q elsewhere: a one-hot report is
+the case of one mark):
 
 1. Each report reads its own stream of uniform digits (most significant
    digit of each word first).
-2. Step 0 draws the true coin (one coin of probability p). Then either
-   **blocks**: step s ≥ 1 draws coins 8(s−1) … 8(s−1)+7 (the last block holds
+2. The first T = ⌈m/8⌉ steps draw the report's m true coins (one-hot: m = 1,
+   step 0 draws the true coin) as blocks of up to 8 coins of probability p,
+   like the q-blocks below. Then either
+   **blocks**: step T + s draws coins 8s … 8s+7 (the last block holds
    what is left) as one of the 2^t patterns of t ≤ 8 coins, pattern j
    (coin i = bit t−1−i of j, so j is the packed byte) with probability
    q^|j| (1−q)^(t−|j|); or **runs**, when they read fewer digits per coin
@@ -24,7 +29,8 @@ the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
    uniform real U lies in [C_j, C_{j+1}). U is read one digit at a time
    until the digits read prove U inside one cell: about the step's entropy
    plus a digit or two, ~1.3× the entropy for OUE at ε = 1.
-4. The q-coin drawn at the true position is replaced by the true coin.
+4. The q-coin drawn at the true position is replaced by the true coin (the
+   marked bits', in order, by the true coins).
 
 Exactness. Every answer is the exact inversion's: the digits are compared
 with 32-bit fixed-point bounds ⌊C_j·2^32⌋ ≤ C_j·2^32 ≤ ⌈C_j·2^32⌉, and a
@@ -70,13 +76,17 @@ from ldp.client.randomness import RandomSource
 from ldp.errors import LDPWarning, ParameterError
 
 __all__ = [
+    "FLIPPED_MIN_DIGITS",
     "KERNEL_AFTER",
+    "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
     "PRECISION",
     "SECURE_BATCH",
+    "marked_coins",
     "one_hot_coins",
     "pattern_table",
     "run_table",
+    "serves_marked_batch",
     "serves_secure_batch",
 ]
 
@@ -92,6 +102,9 @@ RUN = 255
 REFILL_BITS = 32
 #: Digits a report's first row holds beyond its expected need.
 ROW_SLACK = 0
+#: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
+#: kernel pass where ROW_SLACK = 0 takes two (about 40 % of the reports stop at their row's end).
+MARKED_SLACK = 16
 #: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
 NUMBA_THRESHOLD = 4096
 #: When the secure batch path draws one-hot coins here (:func:`serves_secure_batch`): ``"auto"``, where
@@ -100,6 +113,15 @@ NUMBA_THRESHOLD = 4096
 #: reads ~7× more CSPRNG bytes); ``"always"``, this module on either backend (the fast test set);
 #: ``"never"``, the bit-sliced sampler.
 SECURE_BATCH = "auto"
+#: Under ``SECURE_BATCH = "auto"``, :func:`marked_coins` serves a secure RAPPOR batch (where the kernel
+#: serves it) only when the bit-sliced lanes would read at least this many digits per coin, measured on one
+#: core (benchmarks/bench_entropy.py): the lanes' CPU is almost nothing, so their cost is the digits they
+#: read (1 to 4 for probabilities whose binary expansions end within 4 digits, about 7.5 for others), and the
+#: kernel's is its CPU plus ~1.4× the entropy. With p + q = 1 (every coin a q-coin, the marked ones flipped)
+#: the kernel is faster from 3 digits (RAPPOR's 5/8 and 3/8, f = 1/2, p = 1/4, q = 3/4), and ...
+FLIPPED_MIN_DIGITS = 3
+#: ... otherwise (each marked bit's coin drawn and placed) from 5: 11/16 and 9/16 (4 digits) keep the lanes.
+MARKED_MIN_DIGITS = 5
 #: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
 #: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
 KERNEL_AFTER = 1 << 18
@@ -194,15 +216,15 @@ def _inversion(masses: list[Fraction]) -> PatternTable:
 
 @dataclass(frozen=True)
 class _Tables:
-    """The kernel's arrays: table 0 is the true coin's; then by blocks, table t (1 to 8) the blocks of t
-    q-coins, or by runs (``run``), table 1 the runs of q-coins."""
+    """The kernel's arrays: by blocks, table t (1 to 8) the blocks of t q-coins, or by runs (``run``),
+    table 1 the runs of q-coins; table BLOCK + t (9 to 16) the blocks of t true coins (probability p).
+    Table 0 is unused."""
 
-    window: np.ndarray  # (9, 2^16) uint16
-    lower: np.ndarray  # (9, 257) int64
-    upper: np.ndarray  # (9, 257) int64
-    cells: np.ndarray  # (9,) int64
+    window: np.ndarray  # (17, 2^16) uint16
+    lower: np.ndarray  # (17, 257) int64
+    upper: np.ndarray  # (17, 257) int64
+    cells: np.ndarray  # (17,) int64
     tables: tuple[PatternTable | None, ...]
-    pairs: np.ndarray  # (2^16,) uint32: two full blocks settled by one window (see _pairs), for the kernel
     run: bool
 
 
@@ -213,50 +235,31 @@ def _digits_per_coin(q: Fraction) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=16)
-def _tables(p: Fraction, q: Fraction, sizes: frozenset[int]) -> _Tables:
+def _tables(p: Fraction, q: Fraction, sizes: frozenset[int], true_sizes: frozenset[int]) -> _Tables:
+    """The tables of q-coin blocks of ``sizes`` (or runs) and of true-coin blocks of ``true_sizes``."""
     blocks, runs = _digits_per_coin(q)
     run = runs < blocks  # the cheaper way (runs for sparse coins)
-    tables: list[PatternTable | None] = [pattern_table(p, 1)]
+    tables: list[PatternTable | None] = [None]
     if run:
         tables += [run_table(q)] + [None] * (BLOCK - 1)
     else:
         tables += [pattern_table(q, t) if t in sizes else None for t in range(1, BLOCK + 1)]
-    window = np.zeros((BLOCK + 1, 1 << WINDOW), dtype=np.uint16)
-    lower = np.zeros((BLOCK + 1, (1 << BLOCK) + 1), dtype=np.int64)
+    tables += [pattern_table(p, t) if t in true_sizes else None for t in range(1, BLOCK + 1)]
+    window = np.zeros((2 * BLOCK + 1, 1 << WINDOW), dtype=np.uint16)
+    lower = np.zeros((2 * BLOCK + 1, (1 << BLOCK) + 1), dtype=np.int64)
     upper = np.zeros_like(lower)
-    cells = np.zeros(BLOCK + 1, dtype=np.int64)
+    cells = np.zeros(2 * BLOCK + 1, dtype=np.int64)
     for t, table in enumerate(tables):
         if table is not None:
             n = len(table.cuts)
             window[t], lower[t, :n], upper[t, :n], cells[t] = table.window, table.lower, table.upper, n - 1
-    full = not run and tables[BLOCK] is not None
-    pairs = _pairs(window[BLOCK]) if full else np.zeros(1 << WINDOW, np.uint32)
-    return _Tables(window, lower, upper, cells, tuple(tables), pairs, run)
-
-
-def _pairs(window: np.ndarray) -> np.ndarray:
-    """Per 16-digit window of a full block: ``cell1 | cell2 << 8 | d1 << 16 | d2 << 21`` (uint32).
-
-    ``cell1``, ``d1`` are the window's entry (``d1`` = 0: open after 16
-    digits); ``cell2``, ``d2`` the next full block's when the digits after
-    the first block's settle it (the unknown last ones taken as 0, and no
-    more digits needed than are known), else 0: the very decision two
-    lookups make, in one.
-    """
-    v = np.arange(1 << WINDOW, dtype=np.int64)
-    first = window.astype(np.int64)
-    d1 = first >> 8
-    second = window[((v << d1) & ((1 << WINDOW) - 1))].astype(np.int64)
-    d2 = second >> 8
-    both = (d1 > 0) & (d2 > 0) & (d1 + d2 <= WINDOW)
-    entry = (first & 0xFF) | (d1 << 16) | np.where(both, ((second & 0xFF) << 8) | (d2 << 21), 0)
-    return entry.astype(np.uint32)
+    return _Tables(window, lower, upper, cells, tuple(tables), run)
 
 
 def _block_sizes(widths: np.ndarray | None, width: int) -> frozenset[int]:
     """The block sizes of reports of ``widths`` coins (``width`` when they are all full)."""
-    tails = {width % BLOCK} if widths is None else set(np.unique(widths % BLOCK).tolist())
-    full = BLOCK if (width if widths is None else int(widths.max())) >= BLOCK else 0
+    tails = {width % BLOCK} if widths is None else set(np.flatnonzero(np.bincount(widths % BLOCK)).tolist())
+    full = BLOCK if (width if widths is None else int(widths.max(initial=0))) >= BLOCK else 0
     return frozenset(t for t in {*tails, full} if t)
 
 
@@ -298,38 +301,165 @@ def one_hot_coins(
     p, q = _probability("p", p), _probability("q", q)
     idx, counts = _positions(idx, width, widths, backend)
     n = idx.size
-    out = np.zeros((n, (width + 7) // 8), dtype=np.uint8)
+    trues = np.ones(n, dtype=np.int64)
+    out, truebits, _ = _draw(source, counts, trues, width, p, q, backend, alike=widths is None)
     if n == 0:
         return out
-    sizes = _block_sizes(None if widths is None else counts, width)
-    tables = _tables(p, q, sizes)
+    lane = (7 - (idx & 7)).astype(np.uint8)
+    rows = np.arange(n)
+    column = out[rows, idx >> 3]
+    out[rows, idx >> 3] = (column & ~(np.uint8(1) << lane)) | ((truebits[:, 0] >> 7) << lane)
+    return out
+
+
+def marked_coins(
+    source: RandomSource,
+    marks: np.ndarray,
+    width: int,
+    p: Fraction,
+    q: Fraction,
+    *,
+    backend: str | None = None,
+) -> np.ndarray:
+    """Packed coins: bit i of row r is 1 w.p. ``p`` where bit i of ``marks[r]`` is set, else w.p. ``q`` (exact).
+
+    RAPPOR's coins (the Bloom bits B, or a persistent client's PRR bits B′,
+    are the marks). The q-coins are drawn as :func:`one_hot_coins` draws
+    them; the true coins, one per marked bit, as blocks of up to 8 coins of
+    probability ``p`` before them in the report's stream (step 0 of a
+    one-hot report is the block of its one true coin), and each replaces
+    the q-coin at its marked bit, in order. When p + q = 1 (a p-coin is a
+    flipped q-coin: 1 − Bern(q) ~ Bern(p)) no true coin is drawn: every bit
+    is a q-coin and the marked ones are flipped, so the digits read do not
+    depend on the marks. Otherwise a report reads the digits of its
+    popcount's true coins, as many as it has marked bits (the bit-sliced
+    lanes' further rounds depend on the marks too).
+
+    Parameters
+    ----------
+    source : RandomSource
+        Where the uniform words come from.
+    marks : (n, ⌈width/8⌉) uint8
+        Each report's marked bits, in :func:`numpy.packbits` order (no bit at or past ``width``).
+    width : int
+        Bits per report.
+    p, q : Fraction
+        The probabilities of a marked and of an unmarked bit, in (0, 1).
+    backend : {"numba", "numpy"}, optional
+        As for :func:`one_hot_coins`; both give the same reports from the same words.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, ⌈width/8⌉) uint8, in :func:`numpy.packbits` order.
+    """
+    p, q = _probability("p", p, "marked_coins"), _probability("q", q, "marked_coins")
+    marks = _marks(marks, width, backend)
+    n = marks.shape[0]
+    counts = np.full(n, width, dtype=np.int64)
+    if p + q == 1:
+        trues = np.zeros(n, dtype=np.int64)
+        out, _, _ = _draw(source, counts, trues, width, p, q, backend, MARKED_SLACK, alike=True)
+        return np.bitwise_xor(out, marks, out=out)
+    trues = _popcounts(marks)
+    out, truebits, run = _draw(source, counts, trues, width, p, q, backend, MARKED_SLACK)
+    if n:
+        deposit = _deposit_numpy if run is _run_numpy else _deposit_kernel()
+        deposit(out, marks, truebits)
+    return out
+
+
+def _marks(marks: Any, width: int, backend: str | None) -> np.ndarray:
+    """``marks`` as a checked (n, ⌈width/8⌉) uint8 array, or a one-line ParameterError."""
+    if width < 1:
+        raise ParameterError(f"marked_coins: a report holds at least one coin, got width {width}")
+    if backend not in (None, "numba", "numpy"):
+        raise ParameterError(f"marked_coins: backend is 'numba' or 'numpy', got {backend!r}")
+    marks = np.asarray(marks)
+    columns = (width + 7) // 8
+    if marks.dtype != np.uint8 or marks.ndim != 2 or marks.shape[1] != columns:
+        raise ParameterError(
+            f"marked_coins: marks are packed bits, uint8 of shape (n, {columns}), got {marks.dtype} {marks.shape}"
+        )
+    spare = -width % 8
+    if spare and marks.size and np.any(marks[:, -1] & np.uint8((1 << spare) - 1)):
+        raise ParameterError(f"marked_coins: a mark lies past the report's {width} bits")
+    return np.ascontiguousarray(marks)
+
+
+def _popcounts(marks: np.ndarray) -> np.ndarray:
+    """Marked bits per row (int64), counted eight bytes at a time where the rows allow it."""
+    chunks = marks.view(np.uint64) if marks.shape[1] % 8 == 0 else marks
+    return np.bitwise_count(chunks).sum(axis=1, dtype=np.int64)
+
+
+def _deposit_numpy(out: np.ndarray, marks: np.ndarray, truebits: np.ndarray) -> None:
+    """Write each report's true coins, in order, over its marked bits (the NumPy twin of the kernel's)."""
+    width = 8 * out.shape[1]
+    marked = np.unpackbits(marks, axis=1, count=width).astype(bool)
+    rows, columns = np.nonzero(marked)  # row-major: each report's marked bits in order
+    per_row = marked.sum(axis=1)
+    rank = np.arange(rows.size) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    bits = np.unpackbits(out, axis=1, count=width)
+    bits[rows, columns] = (truebits[rows, rank >> 3] >> (7 - (rank & 7)).astype(np.uint8)) & 1
+    out[:] = np.packbits(bits, axis=1)
+
+
+def _deposit_kernel() -> Any:
+    from ldp.client.onehot_kernel import deposit_kernel
+
+    return deposit_kernel
+
+
+def _draw(
+    source: RandomSource,
+    counts: np.ndarray,
+    trues: np.ndarray,
+    width: int,
+    p: Fraction,
+    q: Fraction,
+    backend: str | None,
+    slack: int = ROW_SLACK,
+    alike: bool = False,
+) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
+
+    ``alike``: every report has the same counts (the caller knows; the rows and steps are then computed once).
+    Returns the packed q-coins (n, ⌈width/8⌉), the packed true coins
+    (n, ⌈max trues/8⌉, at least 1 column) and the backend that drew them.
+    """
+    n = counts.size
+    out = np.zeros((n, (width + 7) // 8), dtype=np.uint8)
+    truebits = np.zeros((n, max(1, -(-int(trues.max(initial=0)) // BLOCK))), dtype=np.uint8)
+    if n == 0:
+        return out, truebits, _run_numpy
     run = _backend(backend, n)
-    steps = _steps(counts, tables)
-    row_bits = _row_bits(counts, tables, q, sizes)
+    sizes = _block_sizes(None if alike or counts.min() == width else counts, width)
+    true_sizes = _block_sizes(trues[:1] if alike else trues, 0)
+    tables = _tables(p, q, sizes, true_sizes)
+    if alike:  # the first report's, for all (the same arithmetic)
+        steps = np.full(n, _steps(counts[:1], trues[:1], tables)[0])
+        row_bits = np.full(n, _row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])
+    else:
+        steps = _steps(counts, trues, tables)
+        row_bits = _row_bits(counts, trues, tables, q, sizes, true_sizes, slack)
     end = np.cumsum(row_bits)
     pos = end - row_bits
-    pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n)
+    pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
     step = np.zeros(n, dtype=np.int64)
-    truebit = np.zeros(n, dtype=np.uint8)
     status = np.zeros(n, dtype=np.int8)
     prefix = np.zeros(n, dtype=np.int64)
     active = np.arange(n, dtype=np.int64)
     while active.size:
-        run(pool.words, active, pos, end, step, counts, tables, out, truebit, status, prefix)
+        run(pool.words, active, pos, end, step, counts, trues, tables, out, truebits, status, prefix)
         held = active[status[active] != _DONE]
         for r in held[status[held] == _EXACT].tolist():
-            _finish_exact(pool, tables, r, pos, end, step, counts, out, truebit, prefix)
+            _finish_exact(pool, tables, r, pos, end, step, counts, trues, out, truebits, prefix)
         stalled = held[status[held] == _STALLED]
         if stalled.size:
             _refill(pool, stalled, pos, end)
         active = held[step[held] < steps[held]]
-    lane = 7 - (idx & 7)
-    rows = np.arange(n)
-    column = out[rows, idx >> 3]
-    out[rows, idx >> 3] = (column & ~(np.uint8(1) << lane.astype(np.uint8))) | (
-        truebit << lane.astype(np.uint8)
-    )
-    return out
+    return out, truebits, run
 
 
 def _positions(
@@ -357,24 +487,34 @@ def _positions(
     return idx, counts
 
 
-def _probability(name: str, value: Any) -> Fraction:
+def _probability(name: str, value: Any, caller: str = "one_hot_coins") -> Fraction:
     """A coin probability in (0, 1) as an exact Fraction, or a one-line ParameterError naming it."""
     try:
         probability = Fraction(value)
     except (TypeError, ValueError, OverflowError):
-        raise ParameterError(
-            f"one_hot_coins: {name} must be a probability in (0, 1), got {value!r}"
-        ) from None
+        raise ParameterError(f"{caller}: {name} must be a probability in (0, 1), got {value!r}") from None
     if not 0 < probability < 1:
-        raise ParameterError(f"one_hot_coins: {name} must be in (0, 1), got {probability}")
+        raise ParameterError(f"{caller}: {name} must be in (0, 1), got {probability}")
     return probability
 
 
-def _row_bits(counts: np.ndarray, tables: _Tables, q: Fraction, sizes: frozenset[int]) -> np.ndarray:
-    """Digits of each report's first row: about its expected need (it depends on the widths only, never on digits)."""
-    coin = tables.tables[0]
-    assert coin is not None
-    mean_bits = np.full(counts.size, coin.mean_digits)
+def _row_bits(
+    counts: np.ndarray,
+    trues: np.ndarray,
+    tables: _Tables,
+    q: Fraction,
+    sizes: frozenset[int],
+    true_sizes: frozenset[int],
+    slack: int,
+) -> np.ndarray:
+    """Digits of each report's first row: about its expected need (it depends on the widths and the true coins'
+    counts only, never on digits)."""
+    values = np.arange(int(trues.max(initial=0)) + 1)  # the true coins' part per count, then per report
+    true_bits = np.zeros(values.size)
+    for t in sorted(true_sizes):
+        per_block = tables.tables[BLOCK + t].mean_digits  # type: ignore[union-attr]
+        true_bits += per_block * ((values // BLOCK) if t == BLOCK else (values % BLOCK == t))
+    mean_bits = true_bits[trues]
     if tables.run:  # a run symbol covers (1 − r^RUN)/q coins on average; the last one may overshoot
         runs = tables.tables[1]
         assert runs is not None
@@ -385,12 +525,13 @@ def _row_bits(counts: np.ndarray, tables: _Tables, q: Fraction, sizes: frozenset
         for t in sorted(sizes):
             per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
             mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
-    return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + ROW_SLACK)
+    return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + slack)
 
 
-def _steps(counts: np.ndarray, tables: _Tables) -> np.ndarray:
-    """Each report's step count: the true coin, then one per block, or (runs) the step is 1 + the coins covered."""
-    return 1 + (counts if tables.run else (counts + BLOCK - 1) // BLOCK)
+def _steps(counts: np.ndarray, trues: np.ndarray, tables: _Tables) -> np.ndarray:
+    """Each report's step count: one per block of true coins (T of them), then one per block of q-coins, or
+    (runs) the step is T + the q-coins covered."""
+    return (trues + BLOCK - 1) // BLOCK + (counts if tables.run else (counts + BLOCK - 1) // BLOCK)
 
 
 class _Pool:
@@ -456,14 +597,20 @@ def _finish_exact(
     end: np.ndarray,
     step: np.ndarray,
     counts: np.ndarray,
+    trues: np.ndarray,
     out: np.ndarray,
-    truebit: np.ndarray,
+    truebits: np.ndarray,
     prefix: np.ndarray,
 ) -> None:
     """Settle report ``r``'s open block with the exact cuts (its first PRECISION digits are ``prefix[r]``)."""
-    s = int(step[r])
-    size = 1 if s == 0 or tables.run else min(BLOCK, int(counts[r]) - BLOCK * (s - 1))
-    table = tables.tables[0 if s == 0 else size]
+    s, m = int(step[r]), int(trues[r])
+    first = -(-m // BLOCK)  # the true coins' steps come first
+    if s < first:
+        size = min(BLOCK, m - BLOCK * s)
+        table = tables.tables[BLOCK + size]
+    else:
+        size = 1 if tables.run else min(BLOCK, int(counts[r]) - BLOCK * (s - first))
+        table = tables.tables[size]
     assert table is not None
     a, j = int(prefix[r]), PRECISION
 
@@ -477,16 +624,16 @@ def _finish_exact(
         return bit
 
     cell = _exact_cell(table.cuts, a, j, digit)
-    if s == 0:
-        truebit[r] = cell
-        step[r] = 1
+    if s < first:
+        truebits[r, s] = cell << (BLOCK - size)
+        step[r] = s + 1
     elif tables.run:  # cell k < RUN: k zeros then a one; RUN: RUN zeros
-        covered = s - 1 + min(cell + 1, RUN)
+        covered = s - first + min(cell + 1, RUN)
         if cell < RUN and covered <= counts[r]:
             out[r, (covered - 1) >> 3] |= 1 << (7 - ((covered - 1) & 7))
-        step[r] = 1 + covered
+        step[r] = first + covered
     else:
-        out[r, s - 1] = cell << (BLOCK - size)
+        out[r, s - first] = cell << (BLOCK - size)
         step[r] = s + 1
 
 
@@ -532,6 +679,21 @@ def serves_secure_batch(n: int) -> bool:
             if _DRAWN[0] <= KERNEL_AFTER:
                 return False
     return _backend(None, n) is not _run_numpy
+
+
+def serves_marked_batch(n: int, lane_digits: float, flipped: bool) -> bool:
+    """Whether the secure batch path draws ``n`` reports' RAPPOR coins by :func:`marked_coins`.
+
+    ``lane_digits`` is what the bit-sliced lanes would read per coin;
+    ``flipped``: the two probabilities sum to 1. Under ``"auto"`` only where
+    the compiled kernel serves the batch (:func:`serves_secure_batch`) and
+    ``lane_digits`` ≥ :data:`FLIPPED_MIN_DIGITS` (flipped) or
+    :data:`MARKED_MIN_DIGITS`: elsewhere the lanes are no slower (both
+    samplers are exact).
+    """
+    if SECURE_BATCH == "auto" and lane_digits < (FLIPPED_MIN_DIGITS if flipped else MARKED_MIN_DIGITS):
+        return False
+    return serves_secure_batch(n)
 
 
 def _backend(name: str | None, n: int) -> Any:
@@ -580,9 +742,10 @@ def _run_numpy(
     end: np.ndarray,
     step: np.ndarray,
     counts: np.ndarray,
+    trues: np.ndarray,
     tables: _Tables,
     out: np.ndarray,
-    truebit: np.ndarray,
+    truebits: np.ndarray,
     status: np.ndarray,
     prefix: np.ndarray,
 ) -> None:
@@ -592,15 +755,18 @@ def _run_numpy(
     state (written back as reports leave the pass).
     """
     status[active] = _DONE
-    steps = _steps(counts, tables)
+    steps = _steps(counts, trues, tables)
     live = active[step[active] < steps[active]]
-    p, s, e, n, stop = pos[live], step[live], end[live], counts[live], steps[live]
+    p, s, e, n, stop, m = pos[live], step[live], end[live], counts[live], steps[live], trues[live]
     while live.size:
+        first = (m + BLOCK - 1) // BLOCK  # the true coins' steps come first
+        true = s < first
+        qs = s - first  # the q-coins' block (or, by runs, coins covered)
         if tables.run:
-            size = np.ones(live.size, dtype=np.int64)
+            size = np.where(true, np.minimum(BLOCK, m - BLOCK * s), 1)
         else:
-            size = np.where(s == 0, 1, np.minimum(BLOCK, n - BLOCK * (s - 1)))
-        t = np.where(s == 0, 0, size)
+            size = np.minimum(BLOCK, np.where(true, m - BLOCK * s, n - BLOCK * qs))
+        t = np.where(true, BLOCK + size, size)
         v = _read(words, p, WINDOW)
         entry = tables.window[t, v].astype(np.int64)
         digits, cell = entry >> 8, entry & 0xFF
@@ -615,24 +781,24 @@ def _run_numpy(
             cell[slow] = np.maximum(settled, 0)
             exact = slow[settled < 0]
             state[exact], leave[exact], go[exact] = _EXACT, True, False
-        first = go & (s == 0)
-        truebit[live[first]] = cell[first]
-        rest = go & (s > 0)
+        drawn = go & true
+        truebits[live[drawn], s[drawn]] = (cell[drawn] << (BLOCK - size[drawn])).astype(np.uint8)
+        rest = go & ~true
         if tables.run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-            covered = s - 1 + np.minimum(cell + 1, RUN)
+            covered = qs + np.minimum(cell + 1, RUN)
             one = rest & (cell < RUN) & (covered <= n)
             at = covered[one] - 1
             out[live[one], at >> 3] |= (1 << (7 - (at & 7))).astype(np.uint8)
-            s = np.where(first, 1, np.where(rest, 1 + covered, s))
+            s = np.where(rest, first + covered, s + drawn)
         else:
-            out[live[rest], s[rest] - 1] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
+            out[live[rest], qs[rest]] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
             s = s + go
         leave |= s >= stop
         if leave.any():
             gone = live[leave]
             pos[gone], step[gone], status[gone] = p[leave], s[leave], state[leave]
             keep = ~leave
-            live, p, s, e, n, stop = (x[keep] for x in (live, p, s, e, n, stop))
+            live, p, s, e, n, stop, m = (x[keep] for x in (live, p, s, e, n, stop, m))
 
 
 def _slow_numpy(

@@ -1,9 +1,11 @@
-"""The compiled backend of :func:`ldp.client.onehot.one_hot_coins` (numba; the optional extra ``ldp-telemetry[fast]``).
+"""The compiled backend of :func:`ldp.client.onehot.one_hot_coins` and :func:`~ldp.client.onehot.marked_coins`.
 
-The same steps as the NumPy backend (:func:`ldp.client.onehot._run_numpy`),
-one report at a time: it reads the same digits and returns the same
-patterns. Importing this module imports numba; the kernel is compiled on its
-first call and cached on disk (``cache=True``).
+numba, the optional extra ``ldp-telemetry[fast]``. The same steps as the
+NumPy backend (:func:`ldp.client.onehot._run_numpy`), a few reports in
+turn: it reads the same digits and returns the same patterns; the marked
+bits take their true coins as the NumPy code places them. Importing this
+module imports numba; the kernels are compiled on their first call and
+cached on disk (``cache=True``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from ldp.client.onehot import BLOCK, PRECISION, RUN, WINDOW
 
-__all__ = ["run_kernel"]
+__all__ = ["deposit_kernel", "run_kernel"]
 
 _STALLED, _EXACT = 1, 2
 _LANES = 4  # reports stepped in turn: their digit chains are independent, so the CPU overlaps them
@@ -37,53 +39,31 @@ def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
     return p, -1 - low
 
 
-@numba.njit(cache=True, nogil=True)
-def _lane_arrays():  # pragma: no cover - compiled
-    """Six int64 arrays of _LANES entries: each lane's report, digit position, step, stop step, row end, full blocks."""
-    return (
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-        np.zeros(_LANES, dtype=np.int64),
-    )
-
-
 @numba.njit(cache=True, nogil=True, inline="always")
-def _window_at(words, p):  # pragma: no cover - compiled
-    """The WINDOW digits from digit p on, as an int64."""
-    index = p >> 6
-    offset = np.uint64(p & 63)
-    word = words[index]
-    if offset > 0:
-        word = (word << offset) | (words[index + 1] >> (np.uint64(64) - offset))
-    return np.int64(word >> np.uint64(64 - WINDOW))
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _table_of(s, run, count):  # pragma: no cover - compiled
-    """(table, block size) of step s: the true coin's (0, 1), the runs' (1, 1), or a block's (size, size)."""
-    if s == 0:
-        return 0, 1
+def _table_of(s, first, m, run, count):  # pragma: no cover - compiled
+    """(table, block size) of step s: a block of true coins' (BLOCK + size, size), the runs' (1, 1), or a
+    block of q-coins' (size, size); ``first`` steps of true coins (``m`` of them) come first."""
+    if s < first:
+        size = min(BLOCK, m - BLOCK * s)
+        return BLOCK + size, size
     if run:
         return 1, 1
-    size = min(BLOCK, count - BLOCK * (s - 1))
+    size = min(BLOCK, count - BLOCK * (s - first))
     return size, size
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _place(out, truebit, r, s, cell, size, run, count):  # pragma: no cover - compiled
+def _place(out, truebits, r, s, first, cell, size, run, count):  # pragma: no cover - compiled
     """Record step s's symbol ``cell`` of report r; the next step."""
-    if s == 0:
-        truebit[r] = cell
-        return 1
+    if s < first:
+        truebits[r, s] = cell << (BLOCK - size)
+        return s + 1
     if run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-        covered = s - 1 + min(cell + 1, RUN)
+        covered = s - first + min(cell + 1, RUN)
         if cell < RUN and covered <= count:
             out[r, (covered - 1) >> 3] |= np.uint8(1 << (7 - ((covered - 1) & 7)))
-        return 1 + covered
-    out[r, s - 1] = cell << (BLOCK - size)
+        return first + covered
+    out[r, s - first] = cell << (BLOCK - size)
     return s + 1
 
 
@@ -95,60 +75,100 @@ def _kernel(
     end,
     step,
     counts,
+    trues,
     window,
-    pairs,
     lower,
     upper,
     cells,
     run,
     out,
-    truebit,
+    truebits,
     status,
     prefix,
 ):  # pragma: no cover - compiled
-    """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains)."""
-    lane_r, lane_p, lane_s, lane_stop, lane_e, lane_full = (
-        _lane_arrays()
-    )  # full: blocks 1 … full hold 8 coins
+    """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains).
+
+    The fast rounds step every lane whose next step is a full q-block the
+    window settles within its row, in turn, until none can; then each lane
+    still running takes one general step (true coins, a last q-block, a run,
+    an open block, or a stop at the row's end), and the fast rounds again.
+    """
+    lane_r = np.zeros(_LANES, dtype=np.int64)
+    lane_p = np.zeros(_LANES, dtype=np.int64)
+    lane_s = np.zeros(_LANES, dtype=np.int64)
+    lane_stop = np.zeros(_LANES, dtype=np.int64)
+    lane_e = np.zeros(_LANES, dtype=np.int64)
+    lane_full = np.zeros(_LANES, dtype=np.int64)
+    lane_first = np.zeros(_LANES, dtype=np.int64)
+    lane_fast = np.zeros(_LANES, dtype=np.int64)
+    lane_o = np.zeros(_LANES, dtype=np.int64)  # where report r's q-block s is in the flat out: lane_o + s
+    full_window = window[BLOCK]
+    flat = out.reshape(-1)
+    columns = out.shape[1]
     for base in range(0, active.size, _LANES):
         group = min(_LANES, active.size - base)
         for g in range(group):
             r = active[base + g]
             lane_r[g], lane_p[g], lane_s[g], lane_e[g] = r, pos[r], step[r], end[r]
-            lane_stop[g] = 1 + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
-            lane_full[g] = 0 if run else counts[r] // BLOCK
+            first = (trues[r] + BLOCK - 1) // BLOCK
+            lane_first[g] = first
+            lane_o[g] = r * columns - first
+            lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
+            lane_full[g] = first + (0 if run else counts[r] // BLOCK)  # steps first … full − 1: full q-blocks
+            lane_fast[g] = lane_full[g] if first <= step[r] < lane_full[g] else 0
             status[r] = 0
         running = group
         while running:
-            for g in range(group):
+            fast = group
+            while fast:  # fast rounds: each lane's full q-blocks the window settles within its row
+                fast = 0
+                for g in range(group):
+                    s = lane_s[g]
+                    if s >= lane_fast[g]:
+                        continue
+                    p = lane_p[g]
+                    index = p >> 6  # the WINDOW digits from p on
+                    offset = np.uint64(p & 63)
+                    word = (words[index] << offset) | (
+                        (words[index + 1] >> np.uint64(1)) >> (np.uint64(63) - offset)
+                    )
+                    stop, e, o = lane_fast[g], lane_e[g], lane_o[g]
+                    used = np.int64(0)  # digits of word read; up to four blocks from its 64 (each reads ≤ 16)
+                    for _ in range(4):
+                        entry = np.int64(
+                            full_window[np.int64((word << np.uint64(used)) >> np.uint64(64 - WINDOW))]
+                        )
+                        d = entry >> 8
+                        if d == 0 or p + used + d > e:
+                            lane_fast[g] = 0
+                            break
+                        flat[o + s] = entry & 0xFF
+                        used += d
+                        s += 1
+                        if s >= stop:
+                            break
+                    if used:
+                        lane_p[g], lane_s[g] = p + used, s
+                        fast += 1
+            running = 0
+            for g in range(group):  # one general step of each lane still running
                 s = lane_s[g]
                 if s >= lane_stop[g]:
                     continue
-                r, p, e, full = lane_r[g], lane_p[g], lane_e[g], lane_full[g]
-                v = _window_at(words, p)
-                if 0 < s <= full:  # a full block, and the next one too when the window settles it
-                    entry = np.int64(pairs[v])
-                    d1 = (entry >> 16) & 31
-                    if d1 > 0 and p + d1 <= e:
-                        d2 = entry >> 21
-                        nextfull = s < full
-                        two = np.int64(d2 > 0 and nextfull and p + d1 + d2 <= e)
-                        out[r, s - 1] = entry & 0xFF
-                        if nextfull:
-                            out[r, s] = (entry >> 8) & 0xFF  # overwritten by the next step unless two
-                        s += 1 + two
-                        lane_p[g], lane_s[g] = p + d1 + two * d2, s
-                        if s >= lane_stop[g]:
-                            running -= 1
-                        continue
-                t, size = _table_of(s, run, counts[r])
+                r, p, e, first = lane_r[g], lane_p[g], lane_e[g], lane_first[g]
+                index = p >> 6  # the WINDOW digits from p on
+                offset = np.uint64(p & 63)
+                word = words[index]
+                if offset > 0:
+                    word = (word << offset) | (words[index + 1] >> (np.uint64(64) - offset))
+                v = np.int64(word >> np.uint64(64 - WINDOW))
+                t, size = _table_of(s, first, trues[r], run, counts[r])
                 entry = np.int64(window[t, v])
                 digits, cell = entry >> 8, entry & 0xFF
                 if (
                     p + (digits if digits > 0 else PRECISION) > e
                 ):  # may need digits past the row: wait for more
                     status[r], lane_stop[g] = _STALLED, s
-                    running -= 1
                     continue
                 if digits > 0:
                     p += digits
@@ -156,12 +176,12 @@ def _kernel(
                     p, cell = _slow(words, p + WINDOW, v, cell, cells[t] - 1, lower[t], upper[t])
                     if cell < 0:
                         prefix[r], status[r], lane_p[g], lane_stop[g] = -1 - cell, _EXACT, p, s
-                        running -= 1
                         continue
-                s = _place(out, truebit, r, s, cell, size, run, counts[r])
+                s = _place(out, truebits, r, s, first, cell, size, run, counts[r])
                 lane_p[g], lane_s[g] = p, s
-                if s >= lane_stop[g]:
-                    running -= 1
+                if s < lane_stop[g]:
+                    running += 1
+                    lane_fast[g] = lane_full[g] if first <= s else 0
         for g in range(group):
             pos[lane_r[g]], step[lane_r[g]] = lane_p[g], lane_s[g]
 
@@ -173,9 +193,10 @@ def run_kernel(
     end: np.ndarray,
     step: np.ndarray,
     counts: np.ndarray,
+    trues: np.ndarray,
     tables: Any,
     out: np.ndarray,
-    truebit: np.ndarray,
+    truebits: np.ndarray,
     status: np.ndarray,
     prefix: np.ndarray,
 ) -> None:
@@ -187,14 +208,46 @@ def run_kernel(
         end,
         step,
         counts,
+        trues,
         tables.window,
-        tables.pairs,
         tables.lower,
         tables.upper,
         tables.cells,
         tables.run,
         out,
-        truebit,
+        truebits,
         status,
         prefix,
     )
+
+
+#: The highest set bit of each byte (0 for 0).
+_HIGH = np.array([max(0, u.bit_length() - 1) for u in range(256)], dtype=np.int64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _deposit(out, marks, chunks, truebits, high):  # pragma: no cover - compiled
+    for r in range(out.shape[0]):
+        j = 0  # the report's next true coin
+        for k in range(chunks.shape[1]):
+            if chunks[r, k] == 0:  # eight bytes without a mark
+                continue
+            for c in range(8 * k, min(8 * k + 8, out.shape[1])):
+                u = np.int64(marks[r, c])
+                if u == 0:
+                    continue
+                byte = np.int64(out[r, c])
+                while u:  # the marked bits from the most significant (the lowest position) on
+                    lane = high[u]
+                    coin = (np.int64(truebits[r, j >> 3]) >> (7 - (j & 7))) & 1
+                    byte = (byte & ~(np.int64(1) << lane)) | (coin << lane)
+                    u ^= np.int64(1) << lane
+                    j += 1
+                out[r, c] = byte
+
+
+def deposit_kernel(out: np.ndarray, marks: np.ndarray, truebits: np.ndarray) -> None:
+    """Write each report's true coins, in order, over its marked bits (:func:`ldp.client.onehot.marked_coins`)."""
+    columns = marks.shape[1]
+    padded = marks if columns % 8 == 0 else np.pad(marks, ((0, 0), (0, -columns % 8)))
+    _deposit(out, marks, np.ascontiguousarray(padded).view(np.uint64), truebits, _HIGH)
