@@ -37,6 +37,8 @@ __all__ = ["PRECISION", "CdfBounds", "invert"]
 PRECISION = 48
 #: Bits an undecided draw reads per step after the first.
 STEP_BITS = 2
+#: Rows whose bounds are searched as one array (:attr:`CdfBounds.keys`): row << (P + 1) stays below 2^63.
+_KEY_ROWS_BITS = 63 - (PRECISION + 1)
 
 
 @dataclass(frozen=True)
@@ -46,14 +48,28 @@ class CdfBounds:
     ``low[r, j]`` ≤ F_r(j) · 2^P ≤ ``high[r, j]`` (int64, nondecreasing in j,
     P = :data:`PRECISION`), with F_r(j) = P[X ≤ j] for row r's distribution, so
     ``low[r, width − 1] == high[r, width − 1] == 2^P``. ``exact(r)`` gives row
-    r's exact cumulative counts (A_0, …, A_{width−1}) with F_r(j) = A_j / A_{width−1}.
+    r's exact cumulative counts (A_0, …, A_last) with F_r(j) = A_j / A_last.
+    With an ``origin``, column c stands for outcome origin[r] + c: a window of
+    the outcomes, whose tails (columns whose low bound is 0, never proven) go
+    to the exact integers.
     """
 
     low: np.ndarray
     high: np.ndarray
     exact: Callable[[int], list[int]]
+    #: Row r's column c is outcome origin[r] + c (None: outcome c), so a row's columns can be a window
+    #: of its outcomes; ``exact`` counts from outcome 0.
+    origin: np.ndarray | None = None
     #: The lookup tables of :func:`invert`, by first step, built on first use.
     chains: dict[int, Chain] = field(default_factory=dict, compare=False, repr=False)
+    #: ``high`` as one increasing array, row r's entries offset by r·2^(P+1) (fewer than 2^14 rows), else None.
+    keys: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        rows = self.high.shape[0]
+        if rows < 1 << _KEY_ROWS_BITS:
+            offsets = np.arange(rows, dtype=np.int64)[:, None] << np.int64(PRECISION + 1)
+            object.__setattr__(self, "keys", (self.high + offsets).reshape(-1))
 
 
 @dataclass(frozen=True)
@@ -77,19 +93,23 @@ class Chain:
 
 def _decide(bounds: CdfBounds, rows: np.ndarray, u: np.ndarray, t: int) -> np.ndarray:
     """The outcome that t bits u prove for each draw (row ``rows``), or −1 where they do not yet."""
-    width = bounds.high.shape[1]
+    width = bounds.low.shape[1]
     lo = u.astype(np.int64) << np.int64(PRECISION - t)
     hi = lo + np.int64(1 << (PRECISION - t))
     base = rows.astype(np.int64) * width
-    high = bounds.high.reshape(-1)
-    a = np.zeros(rows.size, dtype=np.int64)
-    b = np.full(rows.size, width, dtype=np.int64)
-    for _ in range(width.bit_length()):  # c = #{j : high_j ≤ lo}, a binary search per draw
-        mid = (a + b) >> 1
-        active = a < b
-        below = active & (high[base + np.minimum(mid, width - 1)] <= lo)
-        a = np.where(below, mid + 1, a)
-        b = np.where(active & ~below, mid, b)
+    if bounds.keys is not None:  # c = #{j : high_j ≤ lo}: one search of the rows' increasing keys
+        offsets = rows.astype(np.int64) << np.int64(PRECISION + 1)
+        a = np.searchsorted(bounds.keys, offsets + lo, side="right") - base
+    else:
+        high = bounds.high.reshape(-1)
+        a = np.zeros(rows.size, dtype=np.int64)
+        b = np.full(rows.size, width, dtype=np.int64)
+        for _ in range(width.bit_length()):  # the same count, a binary search per draw
+            mid = (a + b) >> 1
+            active = a < b
+            below = active & (high[base + np.minimum(mid, width - 1)] <= lo)
+            a = np.where(below, mid + 1, a)
+            b = np.where(active & ~below, mid, b)
     # F_{c−1} ≤ high_{c−1} / 2^P ≤ U's lower end; the outcome is c when the upper end is below F_c too
     decided = hi <= bounds.low.reshape(-1)[base + a]
     return np.where(decided, a, -1)
@@ -123,7 +143,7 @@ def _prefix_table(
     codes = _decide(bounds, grid_rows, grid_u, t + step)
     open_ = np.flatnonzero(codes < 0)
     codes[open_] = -1 - np.arange(open_.size)
-    return codes, grid_rows[open_], grid_u[open_]
+    return codes.astype(np.int32), grid_rows[open_], grid_u[open_]
 
 
 #: Entries of a chain's lookup tables at most (past them, the open draws are decided one by one).
@@ -135,7 +155,7 @@ def _chain(bounds: CdfBounds, first: int) -> Chain:
     cached = bounds.chains.get(first)
     if cached is not None:
         return cached
-    n_rows = bounds.high.shape[0]
+    n_rows = bounds.low.shape[0]
     rows = np.arange(n_rows, dtype=np.int64)
     fixed = _decide(bounds, rows, np.zeros(n_rows, dtype=np.int64), 0)
     prefixes = np.zeros(n_rows, dtype=np.int64)
@@ -168,14 +188,14 @@ def invert(bits: BitSource, bounds: CdfBounds, rows: np.ndarray, first: int) -> 
     prefix = rows[todo].astype(np.int64)
     for codes, step in zip(chain.tables, chain.steps, strict=True):
         if not todo.size:
-            return out
+            break
         code = codes[(prefix << step) | bits.fields(step, todo.size).astype(np.int64)]
         done = code >= 0
         out[todo[done]] = code[done]
         open_ = ~done
         todo, prefix = todo[open_], -1 - code[open_]
     if not todo.size:
-        return out
+        return out if bounds.origin is None else out + bounds.origin[rows]
     row, u, t = chain.rows[prefix], chain.prefixes[prefix], chain.bits_read
     while todo.size and t < PRECISION:
         step = min(STEP_BITS, PRECISION - t)
@@ -186,6 +206,7 @@ def invert(bits: BitSource, bounds: CdfBounds, rows: np.ndarray, first: int) -> 
         out[todo[done]] = code[done]
         open_ = ~done
         todo, row, u = todo[open_], row[open_], u[open_]
+    origin = np.zeros(bounds.low.shape[0], dtype=np.int64) if bounds.origin is None else bounds.origin
     for i, r, v in zip(todo.tolist(), row.tolist(), u.tolist(), strict=True):  # rare: exact integers
-        out[i] = _exact(bits, bounds.exact(r), v, t)
-    return out
+        out[i] = _exact(bits, bounds.exact(r), v, t) - origin[r]
+    return out if bounds.origin is None else out + bounds.origin[rows]

@@ -77,6 +77,81 @@ def _cumulative(left: int, right: int, k: int, width: int) -> list[int]:
     return out
 
 
+#: Half-width of a split table's window of outcomes: this many standard deviations and ``_WINDOW_MIN`` more
+#: outcomes (the tails outside hold less than 2^-100 of the probability).
+_WINDOW_SIGMAS = 12
+_WINDOW_MIN = 16
+
+
+def _windows(left: np.ndarray, right: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each split's window of outcomes [a, b]: the mode ± (12 σ + 16 outcomes), within the support."""
+    n = left + right
+    xmin = np.maximum(0, k - right)
+    xmax = np.maximum(np.minimum(k, left), xmin)
+    mode = np.clip(((k + 1) * (left + 1)) // (n + 2), xmin, xmax)
+    variance = k * (left / np.maximum(n, 1)) * (right / np.maximum(n, 1)) * (n - k) / np.maximum(n - 1, 1)
+    half = np.ceil(_WINDOW_SIGMAS * np.sqrt(np.maximum(variance, 0.0))).astype(np.int64) + _WINDOW_MIN
+    return np.maximum(xmin, mode - half), np.minimum(xmax, mode + half)
+
+
+def _split_block(
+    left: np.ndarray, right: np.ndarray, k: np.ndarray, start: np.ndarray, stop: np.ndarray, width: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`split_bounds`' low and high bounds and entropies for some of its rows (float64, see the module).
+
+    Column c of row r is outcome start[r] − 1 + c: the window [start, stop]
+    after one column for the lower tail (X < start).
+    """
+    sl, sr, kk, a, b = left[:, None], right[:, None], k[:, None], start[:, None], stop[:, None]
+    x = a - 1 + np.arange(width, dtype=np.int64)[None, :]
+    xmin = np.maximum(0, kk - sr)
+    xmax = np.maximum(np.minimum(kk, sl), xmin)  # a row of no valid split: one outcome
+    mode = np.clip(((kk + 1) * (sl + 1)) // (sl + sr + 2), a, b)
+    num = ((sl - x) * (kk - x)).astype(np.float64)  # C(.)C(.) ratio p(x + 1)/p(x) = num/den, exact integers
+    den = ((x + 1) * (sr - kk + x + 1)).astype(np.float64)
+    up = (x >= mode) & (x < b)
+    down = (x >= a) & (x < mode)
+    forward = np.divide(num, den, out=np.ones_like(num), where=up)  # p(x + 1)/p(x) from the mode up
+    backward = np.divide(den, num, out=np.ones_like(num), where=down)  # p(x)/p(x + 1) below the mode
+    ahead = np.ones_like(num)
+    np.cumprod(forward[:, :-1], axis=1, out=ahead[:, 1:])  # ∏_{mode ≤ y < x} p(y + 1)/p(y) = p(x)/p(mode)
+    behind = np.cumprod(backward[:, ::-1], axis=1)[:, ::-1]  # ∏_{x ≤ y < mode} p(y)/p(y + 1)
+    q = ahead * behind  # one factor is exactly 1: p(x)/p(mode) ≤ 1, no overflow
+    q[(x < a) | (x > b)] = 0.0
+    cumulative = np.cumsum(q, axis=1)
+    total = cumulative[:, -1:]
+    # the tails outside the window, bounded by geometric series (log-concave: the ratios fall with x),
+    # doubled for their own rounding; zero where the window reaches the support's end
+    rows = np.arange(left.size)
+    first, last = q[rows, 1][:, None], q[rows, (b - a + 1).reshape(-1)][:, None]
+    below_ratio = np.divide(
+        den[rows, 0][:, None], num[rows, 0][:, None], where=a > xmin, out=np.zeros_like(first)
+    )
+    col_b = (b - a + 1).reshape(-1)
+    above_ratio = np.divide(
+        num[rows, col_b][:, None], den[rows, col_b][:, None], where=b < xmax, out=np.zeros_like(first)
+    )
+    tail_low = np.where(a > xmin, 2 * first * below_ratio / (1 - below_ratio), 0.0)
+    tail_high = np.where(b < xmax, 2 * last * above_ratio / (1 - above_ratio), 0.0)
+    f_low = cumulative / (total + tail_low + tail_high)
+    f_high = (tail_low + cumulative) / total
+    slack = 2 * ((8 * width + 64) * _UNIT + 2.0**-900)  # twice the proven bound: the ± below rounds too
+    scale = float(1 << PRECISION)
+    low = np.floor((f_low - slack) * scale).clip(0, scale).astype(np.int64)
+    high = np.ceil((f_high + slack) * scale).clip(0, scale).astype(np.int64)
+    below, past = x < xmin, x >= xmax  # exactly 0 and 1
+    low[below], high[below] = 0, 0
+    low[past], high[past] = _ONE, _ONE
+    prob = q / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.sum(np.where(prob > 0, prob * np.log2(np.where(prob > 0, prob, 1.0)), 0.0), axis=1)
+    return low, high, entropy
+
+
+#: Cells (rows × outcomes) of the float64 work arrays of one block of :func:`split_bounds`.
+_BLOCK_CELLS = 1 << 18
+
+
 def split_bounds(left: np.ndarray, right: np.ndarray, k: np.ndarray) -> tuple[CdfBounds, np.ndarray]:
     """Certified bounds of the hypergeometric splits (S_L, S_R, K) of each row; and each row's entropy (bits).
 
@@ -84,42 +159,29 @@ def split_bounds(left: np.ndarray, right: np.ndarray, k: np.ndarray) -> tuple[Cd
     are drawn from ``left[r] + right[r]``, on outcomes 0 … max(left). Rows
     with k > S_L + S_R (never drawn) are given a certain outcome.
     """
-    sl, sr, kk = (np.asarray(a, dtype=np.int64)[:, None] for a in (left, right, k))
-    width = int(np.max(left)) + 1
-    x = np.arange(width, dtype=np.int64)[None, :]
-    xmin = np.maximum(0, kk - sr)
-    xmax = np.maximum(np.minimum(kk, sl), xmin)  # a row of no valid split: one outcome
-    mode = np.clip(((kk + 1) * (sl + 1)) // (sl + sr + 2), xmin, xmax)
-    num = ((sl - x) * (kk - x)).astype(np.float64)  # C(.)C(.) ratio p(x + 1)/p(x) = num/den, exact integers
-    den = ((x + 1) * (sr - kk + x + 1)).astype(np.float64)
-    up = (x >= mode) & (x < xmax)
-    down = (x >= xmin) & (x < mode)
-    forward = np.divide(num, den, out=np.ones_like(num), where=up)  # p(x + 1)/p(x) from the mode up
-    backward = np.divide(den, num, out=np.ones_like(num), where=down)  # p(x)/p(x + 1) below the mode
-    ahead = np.ones_like(num)
-    np.cumprod(forward[:, :-1], axis=1, out=ahead[:, 1:])  # ∏_{mode ≤ y < x} p(y + 1)/p(y) = p(x)/p(mode)
-    behind = np.cumprod(backward[:, ::-1], axis=1)[:, ::-1]  # ∏_{x ≤ y < mode} p(y)/p(y + 1)
-    q = ahead * behind  # one factor is exactly 1: p(x)/p(mode) ≤ 1, no overflow
-    q[(x < xmin) | (x > xmax)] = 0.0
-    cumulative = np.cumsum(q, axis=1)
-    f = cumulative / cumulative[:, -1:]
-    slack = 2 * ((8 * width + 64) * _UNIT + 2.0**-900)  # twice the proven bound: the ± below rounds too
-    scale = float(1 << PRECISION)
-    low = np.floor((f - slack) * scale).clip(0, scale).astype(np.int64)
-    high = np.ceil((f + slack) * scale).clip(0, scale).astype(np.int64)
-    below, past = x < xmin, x >= xmax  # exactly 0 and 1
-    low[below], high[below] = 0, 0
-    low[past], high[past] = _ONE, _ONE
-    prob = q / cumulative[:, -1:]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        entropy = -np.sum(np.where(prob > 0, prob * np.log2(np.where(prob > 0, prob, 1.0)), 0.0), axis=1)
+    left, right, k = (np.asarray(a, dtype=np.int64) for a in (left, right, k))
+    start, stop = _windows(left, right, k)
+    width = int(np.max(stop - start)) + 3  # the lower tail, the window, one column past it
+    block = max(1, _BLOCK_CELLS // width)
+    parts = [
+        _split_block(
+            left[i : i + block],
+            right[i : i + block],
+            k[i : i + block],
+            start[i : i + block],
+            stop[i : i + block],
+            width,
+        )
+        for i in range(0, left.size, block)
+    ]
+    low, high, entropy = (np.concatenate(part) for part in zip(*parts, strict=True))
     rows = list(zip(left.tolist(), right.tolist(), k.tolist(), strict=True))
 
     def exact(row: int) -> list[int]:
         sl_, sr_, k_ = rows[row]
-        return _cumulative(sl_, sr_, k_, width)
+        return _cumulative(sl_, sr_, k_, min(k_, sl_) + 1)
 
-    return CdfBounds(low, high, exact), entropy
+    return CdfBounds(low, high, exact, origin=start - 1), entropy
 
 
 #: Positions per leaf, and per half and quarter of a leaf (a quarter's patterns fit one table of 2^16).
@@ -129,7 +191,7 @@ HALF, QUARTER = LEAF // 2, LEAF // 4
 def _rejection_width(bound: int) -> int:
     """The unit width (≤ 63 bits) of fewest bits per accepted unit when drawing below ``bound`` by rejection."""
     low = (bound - 1).bit_length()
-    return min(range(low, min(low + 8, 63) + 1), key=lambda w: Fraction(w << w, ((1 << w) // bound) * bound))
+    return min(range(low, min(low + 8, 63) + 1), key=lambda w: w * 2.0**w / (((1 << w) // bound) * bound))
 
 
 @lru_cache(maxsize=1)
@@ -147,7 +209,7 @@ def _leaf_tables() -> tuple[np.ndarray, ...]:
     bound = np.ones((size, size), dtype=np.int64)
     width = np.zeros_like(bound)
     limit = np.ones_like(bound)
-    splits = np.full((size, size, LEAF), 1 << 62, dtype=np.int64)  # padded for a branchless search
+    splits = np.full((size, size, _SPLITS), 1 << 62, dtype=np.int64)  # C(s, m) < 2^62 past the last
     for s in range(size):
         left = min(s, HALF if s > HALF else QUARTER)
         for m in range(s + 1):
@@ -173,6 +235,8 @@ def _leaf_tables() -> tuple[np.ndarray, ...]:
     return bound, width, limit, splits, offset, np.concatenate(patterns)
 
 
+#: Splits of a leaf's table row: j = 0 … 33 members in a first half of 32, then C(s, m) (and a spare).
+_SPLITS = HALF + 3
 #: Buckets of a guide table row (:func:`_guide`).
 GUIDE = 256
 
@@ -189,7 +253,7 @@ def _guide() -> tuple[np.ndarray, np.ndarray]:
     bound, _, _, splits, _, _ = _leaf_tables()
     size = LEAF + 1
     shift = np.zeros((size, size), dtype=np.int64)
-    guide = np.zeros((size, size, GUIDE), dtype=np.int64)
+    guide = np.zeros((size, size, GUIDE), dtype=np.int8)  # small tables: random reads stay in cache
     for s in range(size):
         for m in range(s + 1):
             sh = max(0, int(bound[s, m]).bit_length() - (GUIDE.bit_length() - 1))
@@ -205,8 +269,8 @@ def _split(size: np.ndarray, weight: np.ndarray, rank: np.ndarray) -> np.ndarray
     shift, guide = _guide()
     row = size * (LEAF + 1) + weight
     flat = splits.reshape(-1)
-    base = row * LEAF
-    j = guide.reshape(-1)[row * GUIDE + (rank >> shift.reshape(-1)[row])]
+    base = row * _SPLITS
+    j = guide.reshape(-1)[row * GUIDE + (rank >> shift.reshape(-1)[row])].astype(np.int64)
     moving = np.flatnonzero(flat[base + j + 1] <= rank)
     while moving.size:  # the bucket held more than one split: step on
         j[moving] += 1
@@ -228,7 +292,7 @@ def _unrank(size: np.ndarray, weight: np.ndarray, rank: np.ndarray) -> np.ndarra
         return patterns[offset[size, weight] + rank].astype(np.uint64)
     left = np.where(size > HALF, HALF, np.minimum(size, QUARTER))
     j = _split(size, weight, rank)
-    rest = rank - splits.reshape(-1)[(size * (LEAF + 1) + weight) * LEAF + j]
+    rest = rank - splits.reshape(-1)[(size * (LEAF + 1) + weight) * _SPLITS + j]
     high_rank, low_rank = np.divmod(rest, bound.reshape(-1)[left * (LEAF + 1) + j])
     low = _unrank(left, j, low_rank)
     high = _unrank(size - left, weight - j, high_rank)
@@ -270,11 +334,28 @@ def _node_caps(d: int, leaves_per_node: int) -> np.ndarray:
     return np.minimum(starts + LEAF * leaves_per_node, d) - starts
 
 
-#: Granularity of the ranges of member counts whose split tables are built together (and cached).
-_K_GRAIN = 32
+#: Standard deviations either side of a node's mean count that its level's split tables cover (counts
+#: outside, with probability about 2e-9 a node, extend the range: a new table).
+_K_SIGMAS = 6
 
 
-@lru_cache(maxsize=128)
+def _count_range(omega: int, d: int, size: int, low: int, high: int) -> tuple[int, int]:
+    """The counts a level's tables cover: the mean ± 6 σ of a node of ``size`` positions, and [low, high].
+
+    A node of S of the d − 1 other positions holds a hypergeometric count of the k ≤ ω members:
+    mean kS/(d − 1), variance k(S/(d − 1))(1 − S/(d − 1))(d − 1 − k)/(d − 2). One range for
+    every chunk of users, so their tables are one cache entry.
+    """
+    n = max(d - 1, 2)
+    share = min(size / n, 1.0)
+    mean = omega * share
+    sigma = math.sqrt(omega * share * (1 - share) * max(n - omega, 0) / max(n - 1, 1))
+    k_low = max(0, math.floor(mean - _K_SIGMAS * sigma) - 2)
+    k_high = min(omega, math.ceil(mean + _K_SIGMAS * sigma) + 2)
+    return min(k_low, low), max(k_high, high)
+
+
+@lru_cache(maxsize=32)
 def _level_bounds(
     left: tuple[int, ...], right: tuple[int, ...], k_low: int, k_high: int
 ) -> tuple[CdfBounds, int]:
@@ -291,7 +372,9 @@ def _level_bounds(
     return bounds, round(float(np.median(entropy[entropy > 0]) if np.any(entropy > 0) else 0.0)) + 1
 
 
-def _split_level(bits: BitSource, counts: np.ndarray, x_leaf: np.ndarray, d: int, span: int) -> np.ndarray:
+def _split_level(
+    bits: BitSource, counts: np.ndarray, x_leaf: np.ndarray, d: int, span: int, omega: int
+) -> np.ndarray:
     """Split every node's members between its children of ``span`` leaves each: the next level's counts."""
     users, nodes = counts.shape
     caps = _node_caps(d, span)
@@ -308,8 +391,7 @@ def _split_level(bits: BitSource, counts: np.ndarray, x_leaf: np.ndarray, d: int
     user = np.arange(users)
     shape = np.broadcast_to(3 * base_id.reshape(-1)[None, :], (users, nodes)).copy()
     shape[user, x_child // 2] += 1 + (x_child & 1)
-    k_low = int(counts.min()) // _K_GRAIN * _K_GRAIN  # a coarse range: the same tables serve many chunks
-    k_high = -(-(int(counts.max()) + 1) // _K_GRAIN) * _K_GRAIN - 1
+    k_low, k_high = _count_range(omega, d, int(caps.max()) * 2, int(counts.min()), int(counts.max()))
     n_k = k_high - k_low + 1
     bounds, first = _level_bounds(tuple(shape_left.tolist()), tuple(shape_right.tolist()), k_low, k_high)
     rows = (shape * n_k + (counts - k_low)).reshape(-1)
@@ -334,7 +416,7 @@ def subset_packed(bits: BitSource, x: np.ndarray, holds: np.ndarray, omega: int,
     counts = (omega - holds.astype(np.int64))[:, None]
     for level in range(levels):
         span = 1 << (levels - level - 1)
-        counts = _split_level(bits, counts, x_leaf, d, span)
+        counts = _split_level(bits, counts, x_leaf, d, span, omega)
     bound, width, limit, _, _, _ = _leaf_tables()
     size = np.broadcast_to(_node_caps(d, 1)[None, :], (users, n_leaves)).copy()
     user = np.arange(users)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ldp.client import CountingSource, GeneratorSource, secure_encode_batch
+from ldp.client import CountingSource, GeneratorSource, secure_encode_batch, subset_tree
 from ldp.client.bits import BitSource
 from ldp.client.inversion import PRECISION, CdfBounds, invert
 from ldp.client.subset import uses_tree
@@ -118,21 +118,44 @@ def test_sparse_and_small_specs_keep_floyd():
     assert not uses_tree(SubsetSelection(range(16), 1.0))
 
 
-@pytest.mark.parametrize(("left", "right"), [(3, 4), (32, 32), (31, 32), (64, 0), (100, 37), (512, 511)])
+@pytest.mark.parametrize(
+    ("left", "right"), [(3, 4), (32, 32), (31, 32), (64, 0), (100, 37), (512, 511), (4096, 4095)]
+)
 def test_split_bounds_enclose_the_exact_cumulative_probabilities(left, right):
-    """low ≤ F(j)·2^P ≤ high for every count and outcome, F from exact binomials."""
-    ks = np.arange(0, left + right + 1, max(1, (left + right) // 40))
+    """low ≤ F(x)·2^P ≤ high for every count and column (x = origin + column, tails included), F exact."""
+    ks = np.unique(np.linspace(0, left + right, 13).astype(np.int64))
     bounds, entropy = split_bounds(np.full(ks.size, left), np.full(ks.size, right), ks)
+    assert bounds.origin is not None
     for r, k in enumerate(ks.tolist()):
+        exact = bounds.exact(r)
         total = math.comb(left + right, k)
-        cumulative = 0
-        for j in range(left + 1):
-            if 0 <= k - j <= right:
-                cumulative += math.comb(left, j) * math.comb(right, k - j)
-            scaled = Fraction(cumulative << PRECISION, total)
-            assert int(bounds.low[r, j]) <= scaled <= int(bounds.high[r, j]), (k, j)
-        assert bounds.exact(r)[-1] == total
+        assert exact[-1] == total and len(exact) == min(k, left) + 1
+        for c in range(bounds.low.shape[1]):
+            x = int(bounds.origin[r]) + c
+            cumulative = 0 if x < 0 else exact[min(x, len(exact) - 1)]
+            scaled = cumulative << PRECISION  # F(x)·2^P·total
+            assert int(bounds.low[r, c]) * total <= scaled <= int(bounds.high[r, c]) * total, (k, x)
     assert np.all(entropy >= 0)
+    assert bounds.low.shape[1] <= max(left, 400)  # a window of the outcomes once they are many
+
+
+def test_draws_in_the_tails_outside_the_window_are_exact(monkeypatch):
+    """A window of the mode ± 1 only: most draws fall in its tails, go to exact integers, and follow the pmf (χ²)."""
+    monkeypatch.setattr(subset_tree, "_WINDOW_SIGMAS", 0)
+    monkeypatch.setattr(subset_tree, "_WINDOW_MIN", 1)
+    left, right, k = 40, 40, 40
+    bounds, _ = split_bounds(np.array([left]), np.array([right]), np.array([k]))
+    assert bounds.low.shape[1] == 5
+    draws = invert(seeded_bits(8), bounds, np.zeros(4_000, dtype=np.int64), 3)
+    pmf = np.array([math.comb(left, j) * math.comb(right, k - j) for j in range(k + 1)], dtype=float)
+    pmf /= pmf.sum()
+    counts = np.bincount(draws, minlength=k + 1)
+    keep = pmf * draws.size >= 5  # the rare outcomes pooled into the lowest one kept
+    observed, expected = counts[keep].copy(), pmf[keep].copy()
+    observed[0] += counts[~keep].sum()
+    expected[0] += pmf[~keep].sum()
+    assert observed.sum() == draws.size
+    assert chi_square_ok(observed, expected)
 
 
 def test_inversion_is_exact_when_the_bounds_decide_nothing():
