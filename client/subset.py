@@ -12,7 +12,11 @@ domain index o + (o ≥ x).
 The single encoder draws every coin with ``secrets.randbelow`` in that
 order (the order another implementation must follow to reproduce the
 cross-language vectors); the batch encoder runs the same algorithm on many
-users at once with a random source's exact samplers.
+users at once with a random source's exact samplers. Floyd's draws come in
+order, so they read at least log2 of the ordered count (5.2× a report's
+entropy at d = 1,024, ε = 1): a secure batch large and dense enough
+(:func:`uses_tree`) draws the same distribution unordered, near the entropy,
+with :mod:`ldp.client.subset_tree`.
 
 References
 ----------

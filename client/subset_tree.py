@@ -263,19 +263,22 @@ def _guide() -> tuple[np.ndarray, np.ndarray]:
     return shift, guide
 
 
-def _split(size: np.ndarray, weight: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """The split j of each rank: the last j with splits[size, weight, j] ≤ rank (a guide table, then steps)."""
+def _split(row: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The split j of each rank in its leaf-table row (s, m), and the split's rank: the last j with splits ≤ rank.
+
+    A guide table gives the split of the rank's bucket; the steps after it are rare.
+    """
     _, _, _, splits, _, _ = _leaf_tables()
     shift, guide = _guide()
-    row = size * (LEAF + 1) + weight
     flat = splits.reshape(-1)
     base = row * _SPLITS
     j = guide.reshape(-1)[row * GUIDE + (rank >> shift.reshape(-1)[row])].astype(np.int64)
-    moving = np.flatnonzero(flat[base + j + 1] <= rank)
+    at = base + j
+    moving = np.flatnonzero(flat[at + 1] <= rank)
     while moving.size:  # the bucket held more than one split: step on
-        j[moving] += 1
-        moving = moving[flat[base[moving] + j[moving] + 1] <= rank[moving]]
-    return j
+        at[moving] += 1
+        moving = moving[flat[at[moving] + 1] <= rank[moving]]
+    return at - base, flat[at]
 
 
 def _unrank(size: np.ndarray, weight: np.ndarray, rank: np.ndarray) -> np.ndarray:
@@ -287,13 +290,12 @@ def _unrank(size: np.ndarray, weight: np.ndarray, rank: np.ndarray) -> np.ndarra
     is the last split at or below it, and each part is unranked the same way
     down to quarters of 16 positions, which are looked up.
     """
-    bound, _, _, splits, offset, patterns = _leaf_tables()
+    bound, _, _, _, offset, patterns = _leaf_tables()
     if int(size.max(initial=0)) <= QUARTER:
-        return patterns[offset[size, weight] + rank].astype(np.uint64)
+        return patterns[offset.reshape(-1)[size * (QUARTER + 1) + weight] + rank].astype(np.uint64)
     left = np.where(size > HALF, HALF, np.minimum(size, QUARTER))
-    j = _split(size, weight, rank)
-    rest = rank - splits.reshape(-1)[(size * (LEAF + 1) + weight) * _SPLITS + j]
-    high_rank, low_rank = np.divmod(rest, bound.reshape(-1)[left * (LEAF + 1) + j])
+    j, first = _split(size * (LEAF + 1) + weight, rank)
+    high_rank, low_rank = np.divmod(rank - first, bound.reshape(-1)[left * (LEAF + 1) + j])
     low = _unrank(left, j, low_rank)
     high = _unrank(size - left, weight - j, high_rank)
     high <<= left.astype(np.uint64)
@@ -307,24 +309,26 @@ def _ranks(bits: BitSource, bound: np.ndarray, width: np.ndarray, limit: np.ndar
     ``limit`` is the largest multiple of the bound below 2^width: a unit u <
     limit gives u mod bound, each residue from the same number of units;
     the others are redrawn. Each draw's units are its own ``width`` bits of
-    one stream of words (bits past the last unit of a round are dropped).
+    one stream of words (bits past the last unit of a round are dropped). A
+    bound of 1 has width 0 and limit 1: it reads nothing and gives 0.
     """
     out = np.zeros(bound.size, dtype=np.int64)
-    todo = np.flatnonzero(bound > 1)
+    todo = np.arange(bound.size)
+    w, cap, base = width.astype(np.uint64), limit, bound
     while todo.size:
-        w = width[todo].astype(np.uint64)
         ends = np.cumsum(w)
         total = int(ends[-1])
-        words = np.zeros(-(-total // 64) + 1, dtype=np.uint64)
-        words[:-1] = bits.fields(64, words.size - 1)
+        words = np.zeros(-(-total // 64) + 2, dtype=np.uint64)  # two spare words: a unit's next word, read
+        words[:-2] = bits.fields(64, words.size - 2)  # for a unit ending a word or of no bits, is zero
         start = ends - w
         at = (start >> np.uint64(6)).astype(np.int64)
         shift = start & np.uint64(63)
         unit: np.ndarray = (words[at] >> shift) | ((words[at + 1] << np.uint64(1)) << (np.uint64(63) - shift))
         units = (unit & ((np.uint64(1) << w) - np.uint64(1))).astype(np.int64)
-        ok = units < limit[todo]
-        out[todo[ok]] = units[ok] % bound[todo[ok]]
+        ok = units < cap
+        out[todo[ok]] = units[ok] % base[ok]
         todo = todo[~ok]
+        w, cap, base = width[todo].astype(np.uint64), limit[todo], bound[todo]
     return out
 
 

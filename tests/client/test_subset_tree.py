@@ -68,6 +68,22 @@ def test_subsets_are_uniform_given_their_size(d, omega, x):
         assert chi_square_ok(counts, np.full(len(every), 1 / len(every)), ALPHA / 2)
 
 
+@pytest.mark.parametrize(
+    ("d", "omega", "x"), [(65, 64, 64), (65, 1, 64), (65, 64, 0), (128, 127, 5), (129, 2, 128), (1, 1, 0)]
+)
+def test_edge_sizes_and_weights(d, omega, x):
+    """Full and near-empty subsets, a last leaf of one position holding x, a domain of one value: ω members, x as drawn."""
+    n = 300
+    holds = np.arange(n) % 2 == 0
+    if omega == d:  # only x: the subset must hold it
+        holds[:] = True
+    packed = subset_packed(seeded_bits(d + omega), np.full(n, x), holds, omega, d)
+    bits = np.unpackbits(packed, axis=1)
+    assert np.all(bits[:, d:] == 0)
+    assert np.all(bits[:, :d].sum(axis=1) == omega)
+    assert np.array_equal(bits[:, x].astype(bool), holds)
+
+
 @pytest.mark.parametrize(("d", "x"), [(200, 0), (200, 63), (200, 64), (200, 199), (130, 100)])
 def test_each_position_is_included_with_its_probability(d, x):
     """Across leaves, halves and quarters, the partial last leaf and x's leaf: P[o ∈ S] = k/(d − 1) (z-test, α = 1e-6)."""
