@@ -1,4 +1,4 @@
-"""Uniform subsets near their entropy: hypergeometric splits down to 16-position leaves (subset selection's secure batch).
+"""Uniform subsets near their entropy: hypergeometric splits down to 64-position leaves (subset selection's secure batch).
 
 A user with true index x, whose subset holds x (probability p) or not, needs
 k = ω − 1 (or ω) other members uniform among the d − 1 other values: log2
@@ -6,7 +6,7 @@ C(d − 1, k) bits of entropy. Floyd's algorithm draws them in order and reads
 far more (:mod:`ldp.client.subset`). This sampler draws the same
 distribution without order:
 
-1. The domain is cut into leaves of 16 positions (the last may be shorter),
+1. The domain is cut into leaves of 64 positions (the last may be shorter),
    and the leaves into a binary tree (leaf ranges halved level by level).
    A node's *size* is its positions other than x.
 2. From the root down, a node of size S_L + S_R holding K members gives its
@@ -16,10 +16,11 @@ distribution without order:
    it, the two parts are independent uniform subsets; by induction over the
    tree, the leaf counts are those of a uniform k-subset and, given them,
    the leaves' members are independent uniform subsets of their sizes.
-3. A leaf of size s with m members takes the m-subset of rank r uniform in
-   [0, C(s, m)) (C(16, 8) = 12,870 at most) from a table of every pattern of
-   s bits ordered by weight. x's leaf has a hole at x, filled by the holds
-   coin.
+3. A leaf of size s with m members takes the m-subset of rank r, r uniform
+   in [0, C(s, m)) (< 2^61), through a bijection onto the m-subsets
+   (:func:`_unrank`: by the members of its first half, then of quarters of
+   16 positions, whose patterns are looked up). x's leaf has a hole at x,
+   filled by the holds coin.
 
 Every draw is exact: the hypergeometric counts and the holds coin by lazy
 inversion (:func:`ldp.client.inversion.invert`), the ranks by rejection on
@@ -28,13 +29,15 @@ exactly h(p) + log2 C(d − 1, k); each draw adds at most a few bits over its
 share.
 
 The hypergeometric bounds are computed in floating point with a proven
-error bound (:func:`split_bounds`): each probability relative to the mode
-is a product of at most W exact-integer ratios (one rounding each, W the
-table's width), cumulated by at most W additions and divided once, so
-|F̃_j − F_j| ≤ (6W + 2)·2^-53 (Higham, Accuracy and Stability of Numerical
-Algorithms, §3.1 and §4.2: every float64 operation is correctly rounded);
-the bounds are widened by (8W + 64)·2^-53 and the outcome of a draw is
-decided only where they prove it.
+error bound (:func:`split_bounds`), on a window of the outcomes around the
+mode: each probability relative to the mode is a product of at most W
+exact-integer ratios (one rounding each, W the window's width), cumulated by
+at most W additions and divided once, so |F̃_j − F_j| ≤ (6W + 2)·2^-53
+(Higham, Accuracy and Stability of Numerical Algorithms, §3.1 and §4.2:
+every float64 operation is correctly rounded); the tails outside the window
+are bounded by geometric series (the distribution is log-concave); the
+bounds are widened by both and the outcome of a draw is decided only where
+they prove it (the tails never: they go to exact integers).
 """
 
 from __future__ import annotations
@@ -156,8 +159,10 @@ def split_bounds(left: np.ndarray, right: np.ndarray, k: np.ndarray) -> tuple[Cd
     """Certified bounds of the hypergeometric splits (S_L, S_R, K) of each row; and each row's entropy (bits).
 
     Row r: X = the members among S_L = ``left[r]`` positions when ``k[r]``
-    are drawn from ``left[r] + right[r]``, on outcomes 0 … max(left). Rows
-    with k > S_L + S_R (never drawn) are given a certain outcome.
+    are drawn from ``left[r] + right[r]``. Its columns are the outcomes
+    ``origin[r]`` + c: the lower tail (X < a), the window [a, b] of
+    :func:`_windows`, then X > b (the rows share the widest window's width).
+    Rows with k > S_L + S_R (never drawn) are given a certain outcome.
     """
     left, right, k = (np.asarray(a, dtype=np.int64) for a in (left, right, k))
     start, stop = _windows(left, right, k)
