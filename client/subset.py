@@ -172,11 +172,16 @@ def _subset_rows(
 #: take the same time near ω ≈ 0.18 d, ε ≈ 1.5; at ε = 1, ω ≈ 0.27 d, the tree takes about 0.8× Floyd's time).
 TREE_MIN_DOMAIN = 48
 TREE_MIN_SHARE = Fraction(1, 5)
+#: Past this domain the tree's cached split tables and their lookup chains (counts within 6 σ × outcomes
+#: within 12 σ a level, growing like d) would take more than about 100 MB: Floyd's algorithm serves larger
+#: domains.
+TREE_MAX_DOMAIN = 1 << 14
 
 
 def uses_tree(spec: SubsetSelection) -> bool:
     """Whether a secure batch of ``spec`` (of enough users) draws its subsets with the tree sampler."""
-    return spec.domain_size >= TREE_MIN_DOMAIN and spec.omega >= TREE_MIN_SHARE * spec.domain_size
+    d = spec.domain_size
+    return TREE_MIN_DOMAIN <= d <= TREE_MAX_DOMAIN and spec.omega >= TREE_MIN_SHARE * d
 
 
 #: Leaves (users × leaves of :data:`~ldp.client.subset_tree.LEAF` positions) the tree sampler draws per chunk.

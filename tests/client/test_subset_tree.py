@@ -132,6 +132,8 @@ def test_secure_batch_reads_near_the_entropy(d):
 def test_sparse_and_small_specs_keep_floyd():
     assert not uses_tree(SubsetSelection(range(1024), 4.0))  # ω = 18: Floyd's 18 steps are faster
     assert not uses_tree(SubsetSelection(range(16), 1.0))
+    assert not uses_tree(SubsetSelection(range((1 << 14) + 1), 1.0))  # the cached tables would pass ~100 MB
+    assert uses_tree(SubsetSelection(range(1 << 14), 1.0))
 
 
 @pytest.mark.parametrize(
