@@ -22,7 +22,8 @@ encoder (:func:`ldp.client.secure_encode_batch`, every coin from
   samplers only (every draw in whole 8- to 64-bit units, as before the bit
   samplers of :mod:`ldp.client.bits`: :data:`~ldp.client.bits.ECONOMY_MIN_DRAWS`
   raised past the batch), interleaved in the same run: below 1 the bit
-  samplers are faster; 1.00 where a mechanism does not use them.
+  samplers are faster; 1.00 where a mechanism does not use them. For subset
+  selection it is the tree sampler's time over Floyd's batch (the word path).
 
 The entropies are exact formulas of the spec's exact probabilities
 (evaluated in double precision, so to about 1e-12 relative):

@@ -12,7 +12,11 @@ domain index o + (o ≥ x).
 The single encoder draws every coin with ``secrets.randbelow`` in that
 order (the order another implementation must follow to reproduce the
 cross-language vectors); the batch encoder runs the same algorithm on many
-users at once with a random source's exact samplers.
+users at once with a random source's exact samplers. Floyd's draws come in
+order, so they read at least log2 of the ordered count (5.2× a report's
+entropy at d = 1,024, ε = 1): a secure batch large and dense enough
+(:func:`uses_tree`) draws the same distribution unordered, near the entropy,
+with :mod:`ldp.client.subset_tree`.
 
 References
 ----------
@@ -25,19 +29,23 @@ from __future__ import annotations
 
 import itertools
 import secrets
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import value_indices
+from ldp.client.bits import BitSource, sampler_for
 from ldp.client.encoders import stateless_factory
+from ldp.client.inversion import invert
 from ldp.client.randomness import as_source, bernoulli, uniform_below_each
 from ldp.client.sampling import lanes_to_packed
+from ldp.client.subset_tree import LEAF, coin_bounds, subset_packed
 from ldp.report import Report
 from ldp.specs.subset import SubsetSelection
 
-__all__ = ["SubsetEncoder", "subset_batch", "subset_encoder"]
+__all__ = ["SubsetEncoder", "subset_batch", "subset_encoder", "uses_tree"]
 
 #: Bytes of the unpacked subsets the batch encoder builds per chunk of users (rows × 8⌈d/8⌉): 1 MiB,
 #: so that a chunk's random reads and writes stay in a core's cache.
@@ -159,10 +167,54 @@ def _subset_rows(
     packed[...] = bits.view(np.uint8)[:, :m].T
 
 
+#: The tree sampler serves specs of at least this domain whose subsets hold at least this share of it:
+#: its time grows with d, Floyd's with ω (``benchmarks/bench_entropy.py``, ``÷ words``: at d = 1,024 the two
+#: take the same time near ω ≈ 0.18 d, ε ≈ 1.5; at ε = 1, ω ≈ 0.27 d, the tree takes about 0.8× Floyd's time).
+TREE_MIN_DOMAIN = 48
+TREE_MIN_SHARE = Fraction(1, 5)
+#: Past this domain the tree's cached split tables and their lookup chains (counts within 6 σ × outcomes
+#: within 12 σ a level, growing like d) would take more than about 100 MB: Floyd's algorithm serves larger
+#: domains.
+TREE_MAX_DOMAIN = 1 << 14
+
+
+def uses_tree(spec: SubsetSelection) -> bool:
+    """Whether a secure batch of ``spec`` (of enough users) draws its subsets with the tree sampler."""
+    d = spec.domain_size
+    return TREE_MIN_DOMAIN <= d <= TREE_MAX_DOMAIN and spec.omega >= TREE_MIN_SHARE * d
+
+
+#: Leaves (users × leaves of :data:`~ldp.client.subset_tree.LEAF` positions) the tree sampler draws per chunk.
+_TREE_ITEMS = 1 << 16
+
+
+def _tree_batch(bits: BitSource, spec: SubsetSelection, idx: np.ndarray) -> ReportBatch:
+    """The secure path: the holds coin and the tree sampler (:mod:`ldp.client.subset_tree`), near the entropy."""
+    d = spec.domain_size
+    packed = np.empty((idx.size, (d + 7) // 8), dtype=np.uint8)
+    holds = invert(bits, coin_bounds(spec.p), np.zeros(idx.size, dtype=np.int64), 2) == 0
+    rows = max(1, _TREE_ITEMS // -(-d // LEAF))
+    for start in range(0, idx.size, rows):
+        stop = min(start + rows, idx.size)
+        packed[start:stop] = subset_packed(bits, idx[start:stop], holds[start:stop], spec.omega, d)
+    return ReportBatch(spec=spec.fingerprint, bits=packed)
+
+
 def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
-    """Subset selection for many users: the single encoder's algorithm, vectorized over users, exact."""
+    """Subset selection for many users, exact.
+
+    A CSPRNG source and a batch of at least :data:`~ldp.client.bits.ECONOMY_MIN_DRAWS`
+    users (:func:`~ldp.client.bits.sampler_for`) of a spec the tree serves
+    (:func:`uses_tree`) take the tree sampler (:mod:`ldp.client.subset_tree`),
+    which reads about 1.1× the entropy a report needs; otherwise (seeded
+    generators, small batches, sparse subsets) the single encoder's algorithm
+    (Floyd's), vectorized over users.
+    """
     source = as_source(rng)
     idx = value_indices(spec, values, indices)
+    sampler = sampler_for(source, idx.size) if uses_tree(spec) else source
+    if isinstance(sampler, BitSource):
+        return _tree_batch(sampler, spec, idx)
     width = (spec.domain_size + 7) // 8
     rows = max(1, _BLOCK_BYTES // (8 * width))
     packed = np.empty((idx.size, width), dtype=np.uint8)

@@ -1,0 +1,198 @@
+"""Subset selection's secure batch sampler (ldp.client.subset_tree) and its lazy inversion (ldp.client.inversion).
+
+Statistical tests run on a seeded generator's words (the samplers read any
+source's bits the same way; a seeded source makes the test reproducible) at
+a significance level ALPHA = 1e-6 per test (Bonferroni over its comparisons).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ldp.client import CountingSource, GeneratorSource, secure_encode_batch, subset_tree
+from ldp.client.bits import BitSource
+from ldp.client.inversion import PRECISION, CdfBounds, invert
+from ldp.client.subset import uses_tree
+from ldp.client.subset_tree import coin_bounds, split_bounds, subset_packed
+from ldp.specs.subset import SubsetSelection
+
+ALPHA = 1e-6
+
+
+def seeded_bits(seed: int) -> BitSource:
+    return BitSource(GeneratorSource(np.random.default_rng(seed)))  # insecure-ok: a reproducible test stream
+
+
+class SeededSecure(CountingSource):
+    """A seeded generator's words, counted and flagged secure so the secure batch takes its CSPRNG path."""
+
+    def __init__(self, seed: int):
+        super().__init__(GeneratorSource(np.random.default_rng(seed)))  # insecure-ok: tests only
+        self.secure = True  # tests only: a seeded generator is never a CSPRNG
+
+
+def chi_square_ok(counts: np.ndarray, probabilities: np.ndarray, alpha: float = ALPHA) -> bool:
+    """Chi-square goodness of fit at level ``alpha`` (every expected count here is ≥ 5)."""
+    expected = np.asarray(probabilities, dtype=float) * counts.sum()
+    assert expected.min() >= 5
+    return float(stats.chisquare(counts, expected).pvalue) > alpha
+
+
+def subsets_of(packed: np.ndarray, d: int) -> list[tuple[int, ...]]:
+    rows = np.unpackbits(packed, axis=1)[:, :d]
+    return [tuple(np.flatnonzero(row).tolist()) for row in rows]
+
+
+@pytest.mark.parametrize(("d", "omega", "x"), [(7, 3, 0), (7, 3, 4), (7, 2, 6), (9, 4, 8)])
+def test_subsets_are_uniform_given_their_size(d, omega, x):
+    """Every subset of ω − holds others of x comes out with probability 1/C(d − 1, k): χ² over all of them (α = 1e-6)."""
+    n = 40_000
+    holds = np.arange(n) % 2 == 0
+    packed = subset_packed(seeded_bits(d * 10 + omega + x), np.full(n, x), holds, omega, d)
+    subsets = subsets_of(packed, d)
+    assert all(len(s) == omega for s in subsets)
+    assert all((x in s) == h for s, h in zip(subsets, holds.tolist(), strict=True))
+    for held in (True, False):
+        others = [
+            tuple(o for o in s if o != x) for s, h in zip(subsets, holds.tolist(), strict=True) if h == held
+        ]
+        every = list(itertools.combinations([o for o in range(d) if o != x], omega - held))
+        index = {s: i for i, s in enumerate(every)}
+        counts = np.bincount([index[s] for s in others], minlength=len(every))
+        assert chi_square_ok(counts, np.full(len(every), 1 / len(every)), ALPHA / 2)
+
+
+@pytest.mark.parametrize(
+    ("d", "omega", "x"), [(65, 64, 64), (65, 1, 64), (65, 64, 0), (128, 127, 5), (129, 2, 128), (1, 1, 0)]
+)
+def test_edge_sizes_and_weights(d, omega, x):
+    """Full and near-empty subsets, a last leaf of one position holding x, a domain of one value: ω members, x as drawn."""
+    n = 300
+    holds = np.arange(n) % 2 == 0
+    if omega == d:  # only x: the subset must hold it
+        holds[:] = True
+    packed = subset_packed(seeded_bits(d + omega), np.full(n, x), holds, omega, d)
+    bits = np.unpackbits(packed, axis=1)
+    assert np.all(bits[:, d:] == 0)
+    assert np.all(bits[:, :d].sum(axis=1) == omega)
+    assert np.array_equal(bits[:, x].astype(bool), holds)
+
+
+@pytest.mark.parametrize(("d", "x"), [(200, 0), (200, 63), (200, 64), (200, 199), (130, 100)])
+def test_each_position_is_included_with_its_probability(d, x):
+    """Across leaves, halves and quarters, the partial last leaf and x's leaf: P[o ∈ S] = k/(d − 1) (z-test, α = 1e-6)."""
+    n, omega = 20_000, d // 3
+    holds = np.zeros(n, dtype=bool)
+    packed = subset_packed(seeded_bits(d + x), np.full(n, x), holds, omega, d)
+    included = np.unpackbits(packed, axis=1)[:, :d].sum(axis=0)
+    assert included[x] == 0
+    others = np.delete(included, x)
+    q = omega / (d - 1)
+    z = stats.norm.isf(ALPHA / (2 * (d - 1)))
+    assert np.all(np.abs(others - n * q) <= z * math.sqrt(n * q * (1 - q)))
+
+
+def test_secure_batch_takes_the_tree_and_follows_the_spec():
+    """The secure batch at d = 70 (ε = 1): ω members, x held with p, others with (ω − p)/(d − 1) (z-tests, α = 1e-6)."""
+    spec = SubsetSelection(range(70), 1.0)
+    assert uses_tree(spec)
+    n, x = 20_000, 5
+    batch = secure_encode_batch(spec, np.full(n, x), indices=True, source=SeededSecure(11))
+    bits = np.unpackbits(batch.bits, axis=1)[:, :70]
+    assert np.all(bits.sum(axis=1) == spec.omega)
+    z = stats.norm.isf(ALPHA / (2 * 70))
+    for position, freq in enumerate(bits.sum(axis=0)):
+        prob = float(spec.p if position == x else spec.exact_q_star)
+        assert abs(freq - n * prob) <= z * math.sqrt(n * prob * (1 - prob)), position
+
+
+@pytest.mark.parametrize("d", [64, 1024])
+def test_secure_batch_reads_near_the_entropy(d):
+    """Bytes drawn per report ≤ 1.25× the report's entropy at ε = 1 (Floyd's batch: 3.2× at d = 64, 5.2× at 1,024)."""
+    spec = SubsetSelection(range(d), 1.0)
+    n = 10_000
+    source = SeededSecure(d)
+    secure_encode_batch(spec, np.arange(n) % d, indices=True, source=source)
+    p, w = float(spec.p), spec.omega
+    entropy = (
+        -p * math.log2(p)
+        - (1 - p) * math.log2(1 - p)
+        + p * math.log2(math.comb(d - 1, w - 1))
+        + (1 - p) * math.log2(math.comb(d - 1, w))
+    )
+    assert source.bytes * 8 / n <= 1.25 * entropy
+
+
+def test_sparse_and_small_specs_keep_floyd():
+    assert not uses_tree(SubsetSelection(range(1024), 4.0))  # ω = 18: Floyd's 18 steps are faster
+    assert not uses_tree(SubsetSelection(range(16), 1.0))
+    assert not uses_tree(SubsetSelection(range((1 << 14) + 1), 1.0))  # the cached tables would pass ~100 MB
+    assert uses_tree(SubsetSelection(range(1 << 14), 1.0))
+
+
+@pytest.mark.parametrize(
+    ("left", "right"), [(3, 4), (32, 32), (31, 32), (64, 0), (100, 37), (512, 511), (4096, 4095)]
+)
+def test_split_bounds_enclose_the_exact_cumulative_probabilities(left, right):
+    """low ≤ F(x)·2^P ≤ high for every count and column (x = origin + column, tails included), F exact."""
+    ks = np.unique(np.linspace(0, left + right, 13).astype(np.int64))
+    bounds, entropy = split_bounds(np.full(ks.size, left), np.full(ks.size, right), ks)
+    assert bounds.origin is not None
+    for r, k in enumerate(ks.tolist()):
+        exact = bounds.exact(r)
+        total = math.comb(left + right, k)
+        assert exact[-1] == total and len(exact) == min(k, left) + 1
+        for c in range(bounds.low.shape[1]):
+            x = int(bounds.origin[r]) + c
+            cumulative = 0 if x < 0 else exact[min(x, len(exact) - 1)]
+            scaled = cumulative << PRECISION  # F(x)·2^P·total
+            assert int(bounds.low[r, c]) * total <= scaled <= int(bounds.high[r, c]) * total, (k, x)
+    assert np.all(entropy >= 0)
+    assert bounds.low.shape[1] <= max(left, 400)  # a window of the outcomes once they are many
+
+
+def test_draws_in_the_tails_outside_the_window_are_exact(monkeypatch):
+    """A window of the mode ± 1 only: most draws fall in its tails, go to exact integers, and follow the pmf (χ²)."""
+    monkeypatch.setattr(subset_tree, "_WINDOW_SIGMAS", 0)
+    monkeypatch.setattr(subset_tree, "_WINDOW_MIN", 1)
+    left, right, k = 40, 40, 40
+    bounds, _ = split_bounds(np.array([left]), np.array([right]), np.array([k]))
+    assert bounds.low.shape[1] == 5
+    draws = invert(seeded_bits(8), bounds, np.zeros(4_000, dtype=np.int64), 3)
+    pmf = np.array([math.comb(left, j) * math.comb(right, k - j) for j in range(k + 1)], dtype=float)
+    pmf /= pmf.sum()
+    counts = np.bincount(draws, minlength=k + 1)
+    keep = pmf * draws.size >= 5  # the rare outcomes pooled into the lowest one kept
+    observed, expected = counts[keep].copy(), pmf[keep].copy()
+    observed[0] += counts[~keep].sum()
+    expected[0] += pmf[~keep].sum()
+    assert observed.sum() == draws.size
+    assert chi_square_ok(observed, expected)
+
+
+def test_inversion_is_exact_when_the_bounds_decide_nothing():
+    """Bounds [0, 2^P] everywhere but the end: every draw goes to the exact integers, and still follows F (χ²)."""
+    probs = [Fraction(1, 7), Fraction(2, 7), Fraction(4, 7)]
+    loose = np.array([[0, 0, 1 << PRECISION]], dtype=np.int64)
+    wide = np.array([[1 << PRECISION, 1 << PRECISION, 1 << PRECISION]], dtype=np.int64)
+    bounds = CdfBounds(loose, wide, lambda _row: [1, 3, 7])
+    draws = invert(seeded_bits(3), bounds, np.zeros(7_000, dtype=np.int64), 3)
+    assert chi_square_ok(np.bincount(draws, minlength=3), np.array([float(p) for p in probs]))
+
+
+def test_coin_inversion_reads_about_its_entropy():
+    """An exact coin of 1/3 by lazy inversion: P[True] = 1/3 (z-test), about h(1/3) + 2 bits a coin, not 16."""
+    source = CountingSource(
+        GeneratorSource(np.random.default_rng(5))
+    )  # insecure-ok: a reproducible test stream
+    n = 50_000
+    heads = invert(BitSource(source), coin_bounds(Fraction(1, 3)), np.zeros(n, dtype=np.int64), 2) == 0
+    se = math.sqrt(n * (1 / 3) * (2 / 3))
+    assert abs(int(heads.sum()) - n / 3) <= stats.norm.isf(ALPHA / 2) * se
+    assert source.bytes * 8 / n <= 3.5
