@@ -137,7 +137,16 @@ def test_sparse_and_small_specs_keep_floyd():
 
 
 @pytest.mark.parametrize(
-    ("left", "right"), [(3, 4), (32, 32), (31, 32), (64, 0), (100, 37), (512, 511), (4096, 4095)]
+    ("left", "right"),
+    [
+        (3, 4),
+        (32, 32),
+        (31, 32),
+        (64, 0),
+        (100, 37),
+        (512, 511),
+        pytest.param(4096, 4095, marks=pytest.mark.slow),  # about 9 s of exact big-integer sums
+    ],
 )
 def test_split_bounds_enclose_the_exact_cumulative_probabilities(left, right):
     """low ≤ F(x)·2^P ≤ high for every count and column (x = origin + column, tails included), F exact."""
