@@ -391,12 +391,17 @@ def test_ldp_encode_with_state_memoizes_per_client(tmp_path):
 
 
 def test_a_budgeted_client_is_charged_per_memo_key(tmp_path):
-    """30 reports of one value: spent ε∞ (one memo key, memo_linear); committed min(d + 1, b)·ε∞, value-independent."""
+    """70 reports of one value: spent ε∞ (one memo key, memo_linear); committed min(d + 1, b)·ε∞, value-independent.
+
+    The client is the real CSPRNG one, so the reports are unseeded: a report repeats the memoized one with
+    probability (1 − γ)² = 0.81, and 70 reports are all equal with probability at most 0.81^69 < 1e-6 (with 30,
+    as before, 2e-3: the test failed about once in 450 runs).
+    """
     from ldp.privacy import Budget
 
     spec = DBitFlip(tuple("abcdefgh"), 1.0, d=2, gamma="0.1")
     client = make_encoder(spec, state=tmp_path / "client.json", budget=Budget(epsilon=100.0))
-    reports = {client.encode("a").to_json() for _ in range(30)}
+    reports = {client.encode("a").to_json() for _ in range(70)}
     assert len(reports) > 1  # γ > 0: the reports differ, the memo key does not
     assert client.spent == pytest.approx(spec.epsilon_inf)
     assert client.committed == pytest.approx(spec.lifetime_epsilon) == pytest.approx(3 * spec.epsilon_inf)
