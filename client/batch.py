@@ -409,7 +409,7 @@ def marked_bits(
         source.secure
         and 0 < p_one < 1
         and 0 < p_zero < 1
-        and serves_marked_batch(marks.shape[0], lane_digits(p_one, p_zero), p_one + p_zero == 1)
+        and serves_marked_batch(marks.shape[0], lane_digits(p_one, p_zero), p_one + p_zero == 1, num_bits)
     ):
         return marked_coins(source, words_to_packed(marks, num_bits), num_bits, p_one, p_zero)
     return words_to_packed(bernoulli_words(source, marks, p_one, p_zero), num_bits)

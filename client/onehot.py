@@ -50,9 +50,12 @@ read, carried over, then 32 fresh digits (half a word drawn for it). So
 each report reads one unbroken stream of its own, every digit drawn
 decides at most one report's coins (a 16-digit lookup may look at digits
 past the ones its entry is decided by, which never change that entry), and
-where a row ends changes no outcome. The digits drawn and every q-coin do
-not depend on the true positions: the amount of randomness read reveals
-nothing about the value. A step the
+where a row ends changes no outcome. For one-hot reports the digits drawn
+and every q-coin do not depend on the true position: the amount of
+randomness read reveals nothing about the value. :func:`marked_coins` with
+p + q ≠ 1 also draws a coin for each marked bit, so the amount read grows
+with the number of marks (a RAPPOR report's Bloom or PRR bits set): visible
+to whoever can watch the device's CSPRNG use, never in the report. A step the
 bounds do not settle reads its further digits from its row, then from fresh
 words. Both backends (the numba kernel :mod:`ldp.client.onehot_kernel`,
 compiled on first use from :data:`NUMBA_THRESHOLD` reports, and the NumPy
@@ -125,6 +128,9 @@ MARKED_MIN_DIGITS = 5
 #: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
 #: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
 KERNEL_AFTER = 1 << 18
+#: The coins per report of the one-hot reports :data:`KERNEL_AFTER` was measured with (d = 1,024): a batch of
+#: other reports counts toward it in proportion to its coins (:func:`serves_marked_batch`).
+KERNEL_AFTER_COINS = 1024
 
 _DONE, _STALLED, _EXACT = 0, 1, 2
 
@@ -651,10 +657,10 @@ _KERNEL_LOCK = threading.Lock()
 _KERNEL: list[Any] = []
 _NO_NUMBA = "the numba backend needs numba: pip install 'ldp-telemetry[fast]'"
 _KERNEL_WHY: list[str] = []  # why the kernel is missing, when it is
-_DRAWN = [0]  # secure one-hot reports drawn by the lanes before the kernel is loaded
+_DRAWN = [0.0]  # secure one-hot reports (or their equivalent in coins) drawn by the lanes before the kernel
 
 
-def serves_secure_batch(n: int) -> bool:
+def serves_secure_batch(n: int, weight: float = 1.0) -> bool:
     """Whether the secure batch path draws ``n`` reports' one-hot coins here (see :data:`SECURE_BATCH`).
 
     Both samplers are exact, so the choice changes only the CSPRNG bytes read
@@ -666,6 +672,8 @@ def serves_secure_batch(n: int) -> bool:
     kernel is loaded only once a process has drawn that many with the lanes
     (the ski-rental rule: a process never pays more than about twice the
     better of the two choices, and a long run gets the kernel's speed).
+    ``weight``: what one of these reports costs the lanes, in reports of
+    :data:`KERNEL_AFTER_COINS` coins (1: a one-hot report of d = 1,024).
     """
     if SECURE_BATCH not in ("auto", "always", "never"):
         raise ParameterError(f"onehot.SECURE_BATCH is 'auto', 'always' or 'never', got {SECURE_BATCH!r}")
@@ -675,25 +683,28 @@ def serves_secure_batch(n: int) -> bool:
         return False
     with _KERNEL_LOCK:
         if not _KERNEL:  # not loaded yet: only once this process has drawn KERNEL_AFTER reports
-            _DRAWN[0] += n
+            _DRAWN[0] += n * weight
             if _DRAWN[0] <= KERNEL_AFTER:
                 return False
     return _backend(None, n) is not _run_numpy
 
 
-def serves_marked_batch(n: int, lane_digits: float, flipped: bool) -> bool:
+def serves_marked_batch(n: int, lane_digits: float, flipped: bool, coins: int = KERNEL_AFTER_COINS) -> bool:
     """Whether the secure batch path draws ``n`` reports' RAPPOR coins by :func:`marked_coins`.
 
     ``lane_digits`` is what the bit-sliced lanes would read per coin;
-    ``flipped``: the two probabilities sum to 1. Under ``"auto"`` only where
-    the compiled kernel serves the batch (:func:`serves_secure_batch`) and
-    ``lane_digits`` ≥ :data:`FLIPPED_MIN_DIGITS` (flipped) or
-    :data:`MARKED_MIN_DIGITS`: elsewhere the lanes are no slower (both
-    samplers are exact).
+    ``flipped``: the two probabilities sum to 1; ``coins``: a report's coins
+    (its bits). Under ``"auto"`` only where the compiled kernel serves the
+    batch (:func:`serves_secure_batch`, the batch counting toward
+    :data:`KERNEL_AFTER` as ``n · coins / KERNEL_AFTER_COINS`` one-hot
+    reports: a 128-bit RAPPOR report costs the lanes about an eighth of a
+    1,024-bit one) and ``lane_digits`` ≥ :data:`FLIPPED_MIN_DIGITS`
+    (flipped) or :data:`MARKED_MIN_DIGITS`: elsewhere the lanes are no slower
+    (both samplers are exact).
     """
     if SECURE_BATCH == "auto" and lane_digits < (FLIPPED_MIN_DIGITS if flipped else MARKED_MIN_DIGITS):
         return False
-    return serves_secure_batch(n)
+    return serves_secure_batch(n, coins / KERNEL_AFTER_COINS)
 
 
 def _backend(name: str | None, n: int) -> Any:
@@ -713,7 +724,7 @@ def _backend(name: str | None, n: int) -> Any:
                 _KERNEL.append(None)
                 _KERNEL_WHY.append(f"the numba kernel could not be loaded: {exc}")
                 warnings.warn(
-                    f"{_KERNEL_WHY[0]}; one-hot coins are drawn without it (set NUMBA_CACHE_DIR to a writable folder)",
+                    f"{_KERNEL_WHY[0]}; one-hot and RAPPOR coins are drawn without it (set NUMBA_CACHE_DIR to a writable folder)",
                     LDPWarning,
                     stacklevel=2,
                 )

@@ -162,6 +162,25 @@ def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monk
     assert not onehot.serves_marked_batch(10**5, 7.5, flipped=True)
 
 
+def test_rappor_reports_count_toward_the_kernel_load_by_their_coins(monkeypatch):
+    """KERNEL_AFTER is in 1,024-coin one-hot reports: a 128-bit RAPPOR report counts an eighth of one.
+
+    Before, each RAPPOR report counted as a whole one, so a RAPPOR-only process loaded the kernel (about
+    0.5–1 s) after lanes work worth an eighth of that, against the ski-rental rule's "at most about twice".
+    """
+    monkeypatch.setattr(onehot, "SECURE_BATCH", "auto")
+    monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 4096)
+    monkeypatch.setattr(onehot, "KERNEL_AFTER", 10_000)
+    monkeypatch.setattr(onehot, "_KERNEL", [])
+    monkeypatch.setattr(onehot, "_DRAWN", [0.0])
+    monkeypatch.setattr(
+        onehot, "_backend", lambda name, n: onehot._KERNEL.append(lambda *a: None) or onehot._KERNEL[0]
+    )
+    served = [onehot.serves_marked_batch(40_000, 3, flipped=True, coins=128) for _ in range(3)]
+    assert served == [False, False, True]  # 5,000 then 10,000 equivalent reports: the third batch passes
+    assert onehot._DRAWN[0] == 15_000
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
