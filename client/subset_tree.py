@@ -31,7 +31,8 @@ share.
 The hypergeometric bounds are computed in floating point with a proven
 error bound (:func:`split_bounds`), on a window of the outcomes around the
 mode: each probability relative to the mode is a product of at most W
-exact-integer ratios (one rounding each, W the window's width), cumulated by
+exact-integer ratios (two roundings each, the division and the running
+product; W the window's width), cumulated by
 at most W additions and divided once, so |F̃_j − F_j| ≤ (6W + 2)·2^-53
 (Higham, Accuracy and Stability of Numerical Algorithms, §3.1 and §4.2:
 every float64 operation is correctly rounded); the tails outside the window
@@ -50,6 +51,7 @@ import numpy as np
 
 from ldp.client.bits import BitSource
 from ldp.client.inversion import PRECISION, CdfBounds, invert
+from ldp.errors import ParameterError
 
 __all__ = ["LEAF", "coin_bounds", "split_bounds", "subset_packed"]
 
@@ -155,6 +157,11 @@ def _split_block(
 _BLOCK_CELLS = 1 << 18
 
 
+#: Nodes of at least this many positions are refused by :func:`split_bounds`: its ratios multiply two
+#: counts of at most a node's size, exact in float64 only below 2^53.
+_MAX_SPLIT = 1 << 26
+
+
 def split_bounds(left: np.ndarray, right: np.ndarray, k: np.ndarray) -> tuple[CdfBounds, np.ndarray]:
     """Certified bounds of the hypergeometric splits (S_L, S_R, K) of each row; and each row's entropy (bits).
 
@@ -165,6 +172,10 @@ def split_bounds(left: np.ndarray, right: np.ndarray, k: np.ndarray) -> tuple[Cd
     Rows with k > S_L + S_R (never drawn) are given a certain outcome.
     """
     left, right, k = (np.asarray(a, dtype=np.int64) for a in (left, right, k))
+    if left.size and int(np.max(left + right)) >= _MAX_SPLIT:  # the ratios' integers must be exact in float64
+        raise ParameterError(
+            f"split_bounds: a node of {int(np.max(left + right))} positions; at most {_MAX_SPLIT - 1}"
+        )
     start, stop = _windows(left, right, k)
     width = int(np.max(stop - start)) + 3  # the lower tail, the window, one column past it
     block = max(1, _BLOCK_CELLS // width)
@@ -418,6 +429,8 @@ def subset_packed(bits: BitSource, x: np.ndarray, holds: np.ndarray, omega: int,
     uniform among the d − 1 other values (see the module's docstring).
     """
     users = x.size
+    if not users:
+        return np.zeros((0, (d + 7) // 8), dtype=np.uint8)
     x = x.astype(np.int64)
     n_leaves = -(-d // LEAF)
     levels = (n_leaves - 1).bit_length()

@@ -205,3 +205,16 @@ def test_coin_inversion_reads_about_its_entropy():
     se = math.sqrt(n * (1 / 3) * (2 / 3))
     assert abs(int(heads.sum()) - n / 3) <= stats.norm.isf(ALPHA / 2) * se
     assert source.bytes * 8 / n <= 3.5
+
+
+def test_no_users_give_an_empty_batch_and_huge_nodes_are_refused():
+    """Review findings: 0 users and d > 64 raised numpy's ValueError; a node past float64's exact integers is refused."""
+    from ldp.client.bits import bit_source
+    from ldp.errors import ParameterError
+
+    out = subset_tree.subset_packed(
+        bit_source(seeded_bits(1)), np.zeros(0, dtype=np.int64), np.zeros(0, bool), 30, 130
+    )
+    assert out.shape == (0, 17) and out.dtype == np.uint8
+    with pytest.raises(ParameterError, match="at most"):
+        split_bounds(np.array([1 << 26]), np.array([0]), np.array([3]))
