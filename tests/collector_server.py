@@ -106,6 +106,16 @@ def create_task(store: str, spec: Any, **options: Any) -> tuple[Task, str]:
     return task, token
 
 
+def estimates(server: Server, task: Task, token: str, **params: Any) -> httpx.Response:
+    """GET a task's estimates from ``server`` with its collector token (``params``: the query, e.g. by=window)."""
+    return http_client().get(
+        f"{server.url}/v1/tasks/{task.task_id}/estimates",
+        params=params,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+
+
 def envelope_id() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(16)).rstrip(b"=").decode("ascii")
 

@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from collector_server import Server, create_task, http_client, store_path
+from collector_server import Server, create_task, store_path
+from collector_server import estimates as collector_estimates
 
 import ldp
 from ldp.cli import cli
@@ -124,15 +125,7 @@ def test_encode_upload_estimates_equal_aggregate_and_a_rerun_stores_nothing_twic
     stored = envelopes.read_bytes()
     assert len(stored.splitlines()) == 500
 
-    estimates = (
-        http_client()
-        .get(
-            f"{server.url}/v1/tasks/{task.task_id}/estimates",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=30,
-        )
-        .json()
-    )
+    estimates = collector_estimates(server, task, token).json()
     out = tmp_path / "est.parquet"
     assert _run("aggregate", "--spec", spec_path, reports, "-o", out).exit_code == 0
     assert estimates["n"] == 500

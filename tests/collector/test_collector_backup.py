@@ -352,7 +352,8 @@ def test_pg_dump_and_pg_restore_as_documented(tmp_path, postgres_url):
 def test_backup_while_uploads_run_restores_what_was_committed(tmp_path):
     import threading
 
-    from collector_server import Server, create_task, envelopes, http_client, now_truncated, upload
+    from collector_server import Server, create_task, envelopes, now_truncated, upload
+    from collector_server import estimates as collector_estimates
 
     store = str(tmp_path / "collector.db")
     task, token = create_task(store, GRR, window="1h", time_precision="1m", min_batch=1)
@@ -392,15 +393,7 @@ def test_backup_while_uploads_run_restores_what_was_committed(tmp_path):
     _ok("store", "restore", "--store", store, tmp_path / "b.db", "--yes")
     server = Server(store)
     try:
-        reply = (
-            http_client()
-            .get(
-                f"{server.url}/v1/tasks/{task.task_id}/estimates",
-                headers={"Authorization": f"Bearer {token}"},
-                timeout=30,
-            )
-            .json()
-        )
+        reply = collector_estimates(server, task, token).json()
     finally:
         server.stop()
     assert reply["n"] == len(backed_up)

@@ -10,7 +10,8 @@ import httpx
 import numpy as np
 import pandas as pd
 import pytest
-from collector_server import Server, create_task, envelopes, http_client, now_truncated
+from collector_server import Server, create_task, envelopes, now_truncated
+from collector_server import estimates as collector_estimates
 
 import ldp
 from ldp.aggregator import make_aggregator
@@ -82,15 +83,7 @@ def test_kill_9_during_uploads_loses_nothing_acknowledged_and_counts_nothing_twi
         with open_store(store) as opened:
             stored_ids = [report.report_id for chunk in opened.reports(task.task_id) for report in chunk]
         assert len(stored_ids) == len(set(stored_ids)) == len(items)
-        reply = (
-            http_client()
-            .get(
-                f"{server.url}/v1/tasks/{task.task_id}/estimates",
-                headers={"Authorization": f"Bearer {token}"},
-                timeout=30,
-            )
-            .json()
-        )
+        reply = collector_estimates(server, task, token).json()
     finally:
         server.stop()
     expected = make_aggregator(SPEC)

@@ -31,6 +31,9 @@ from collector_server import (
     store_path,
     upload,
 )
+from collector_server import (
+    estimates as _estimates,
+)
 
 import ldp
 from ldp.aggregator.views import default_consistency
@@ -75,15 +78,6 @@ def collector(server):
     """The shared collector with a new GRR task (1 h windows, 1 min precision, min batch 5)."""
     task, token = create_task(server.store, GRR, window="1h", time_precision="1m", min_batch=5)
     return server, task, token
-
-
-def _estimates(server, task, token, **params):
-    return http_client().get(
-        f"{server.url}/v1/tasks/{task.task_id}/estimates",
-        params=params,
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    )
 
 
 def test_upload_counts_replays_once_and_lists_every_rejection_in_order(collector):
@@ -433,15 +427,7 @@ def test_text_plain_json_lines_are_accepted_from_an_allowed_origin_only(server):
     assert sent.headers["access-control-allow-origin"] == "https://app.example"
     again = post(task.task_id, "https://app.example")
     assert again.json() == {"accepted": 0, "replayed": 2, "rejected": []}
-    estimates = (
-        http_client()
-        .get(
-            f"{server.url}/v1/tasks/{task.task_id}/estimates",
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=30,
-        )
-        .json()
-    )
+    estimates = _estimates(server, task, token).json()
     assert estimates["n"] == 2
 
 

@@ -381,7 +381,11 @@ def test_the_toy_mechanism_goes_through_the_collector_to_the_same_estimates(
 # -- files generated from the registry -----------------------------------------------------------------
 
 
-REGISTRY_GENERATORS = ["docs/_ext/mechanism_pages.py", "js/scripts/spec_fields.py", "kotlin/scripts/spec_fields.py"]
+REGISTRY_GENERATORS = [
+    "docs/_ext/mechanism_pages.py",
+    "js/scripts/spec_fields.py",
+    "kotlin/scripts/spec_fields.py",
+]
 
 #: Runs each generator's ``--check`` as its ``__main__``, in order, in one fresh interpreter (a clean registry,
 #: as from the command line; one interpreter's start-up, not three), and prints {generator: [status, stderr]}.

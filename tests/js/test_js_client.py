@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from collector_server import Server, create_task, http_client, store_path
+from collector_server import Server, create_task, store_path
+from collector_server import estimates as collector_estimates
 from scipy.stats import norm
 
 import ldp
@@ -131,15 +132,7 @@ def test_js_uploader_survives_a_killed_collector_and_stores_every_report_once(tm
         kept = collections.Counter(json.dumps(json.loads(r.report), sort_keys=True) for r in stored)
         assert kept == sent  # each JS report stored exactly once
 
-        served = (
-            http_client()
-            .get(
-                f"{servers[-1].url}/v1/tasks/{task.task_id}/estimates",
-                headers={"Authorization": f"Bearer {token}"},
-                timeout=30,
-            )
-            .json()
-        )
+        served = collector_estimates(servers[-1], task, token).json()
         offline = tmp_path / "estimates.parquet"
         assert _ldp("aggregate", "--spec", spec_path, reports, "-o", offline).returncode == 0
         assert served["n"] == n
