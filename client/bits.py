@@ -227,16 +227,19 @@ def _field_cost(width: int) -> Fraction:
 
 
 @lru_cache(maxsize=256)
-def rejection_width(bound: int) -> int:
+def rejection_width(bound: int, *, contiguous: bool = False) -> int:
     """The unit width w ≥ ⌈log2 bound⌉ (at most 8 more) that reads the fewest bits per accepted integer.
 
     A w-bit unit is accepted with probability m·bound / 2^w, m = ⌊2^w / bound⌋,
-    and takes 64/⌊64/w⌋ bits of a word, so an integer reads
-    (64/⌊64/w⌋)·2^w / (m·bound) bits on average.
+    and takes 64/⌊64/w⌋ bits of a word (:meth:`BitSource.fields`), so an
+    integer reads (64/⌊64/w⌋)·2^w / (m·bound) bits on average. ``contiguous``:
+    units packed end to end across words (a unit costs w bits; w ≤ 63, so
+    that a unit fits an int64), as the subset tree's leaf ranks read them.
     """
     low = (bound - 1).bit_length()
-    candidates = range(low, min(low + 8, 64) + 1)
-    return min(candidates, key=lambda w: _field_cost(w) * Fraction(1 << w, ((1 << w) // bound) * bound))
+    candidates = range(low, min(low + 8, 63 if contiguous else 64) + 1)
+    cost = Fraction if contiguous else _field_cost
+    return min(candidates, key=lambda w: cost(w) * Fraction(1 << w, ((1 << w) // bound) * bound))
 
 
 def uniform_below_bits(bits: BitSource, bound: int, n: int) -> np.ndarray:

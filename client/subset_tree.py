@@ -49,7 +49,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ldp.client.bits import BitSource
+from ldp.client.bits import BitSource, rejection_width
 from ldp.client.inversion import PRECISION, CdfBounds, invert
 from ldp.errors import ParameterError
 
@@ -204,12 +204,6 @@ def split_bounds(left: np.ndarray, right: np.ndarray, k: np.ndarray) -> tuple[Cd
 HALF, QUARTER = LEAF // 2, LEAF // 4
 
 
-def _rejection_width(bound: int) -> int:
-    """The unit width (≤ 63 bits) of fewest bits per accepted unit when drawing below ``bound`` by rejection."""
-    low = (bound - 1).bit_length()
-    return min(range(low, min(low + 8, 63) + 1), key=lambda w: w * 2.0**w / (((1 << w) // bound) * bound))
-
-
 @lru_cache(maxsize=1)
 def _leaf_tables() -> tuple[np.ndarray, ...]:
     """The leaves' tables, by size s ≤ 64 and weight m (int64 arrays indexed [s, m] unless said).
@@ -232,7 +226,7 @@ def _leaf_tables() -> tuple[np.ndarray, ...]:
             b = math.comb(s, m)
             bound[s, m] = b
             if b > 1:
-                w = _rejection_width(b)
+                w = rejection_width(b, contiguous=True)
                 width[s, m], limit[s, m] = w, ((1 << w) // b) * b
             total = 0
             for j in range(left + 2):
