@@ -71,18 +71,16 @@ def best_spread(reports: int, keys: int, cost) -> tuple[float, list[int]]:
     at the best r (the largest r among equal sums). The costs are tabulated once (the ledger's cost function is the
     slow part), and the spread is read back from the choices.
     """
-    costs = [cost(r) for r in range(reports + 1)]
-    table = np.array(costs, dtype=float)
+    table = np.array([cost(r) for r in range(reports + 1)], dtype=float)
     best = [table]
     picks: list[list[int]] = [list(range(reports + 1))]
     for _ in range(keys - 1):
-        below, row, pick = best[-1], [], []  # IEEE sums: the same floats as Python's
+        below, row, pick = best[-1], np.empty(reports + 1), []  # IEEE sums: the same floats as Python's
         for left in range(reports + 1):
             sums = table[: left + 1] + below[left::-1]  # r = 0 … left
             r = int(np.flatnonzero(sums == sums.max())[-1])
-            row.append(float(sums[r]))
+            row[left] = sums[r]
             pick.append(r)
-        row = np.array(row)
         best.append(row)
         picks.append(pick)
     spread, left = [], reports
