@@ -33,16 +33,28 @@ ALPHA = 1e-6
 
 
 class _Bits:
-    """A reader over a fixed bit string; raises LookupError past its end."""
+    """A reader over a fixed bit string, one bit at a time (the plain walk); raises LookupError past its end."""
 
     def __init__(self, bits: tuple[int, ...]):
         self._bits = iter(bits)
+        self.bits_read = 0
 
     def bit(self) -> int:
         try:
-            return next(self._bits)
+            bit = next(self._bits)
         except StopIteration:
             raise LookupError from None
+        self.bits_read += 1
+        return bit
+
+    def take(self, k: int) -> int:
+        value = 0
+        for _ in range(k):
+            value = 2 * value + self.bit()
+        return value
+
+    def peek(self, k: int) -> None:
+        return None
 
 
 def _walk_masses(table: KnuthYao, depth: int) -> Counter:
@@ -85,6 +97,50 @@ def test_walk_gives_every_outcome_exactly_its_digits(groups):
         (g, m): _digit_sum(p, depth) for g, (count, p) in enumerate(groups) for m in range(count) if p
     }
     assert dict(masses) == {o: m for o, m in expected.items() if m}
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        KnuthYao(
+            [
+                (1, Fraction(48886180638618267, 1 << 64)),
+                (1023, (1 - Fraction(48886180638618267, 1 << 64)) / 1023),
+            ]
+        ),
+        KnuthYao([((1 << 64) + 13, Fraction(1, (1 << 64) + 13))]),
+        KnuthYao([(3, Fraction(1, 3))]),
+        run_table(Fraction(4961093570831984269, 1 << 64)),
+        run_table(Fraction(1, 1000)),
+    ],
+)
+def test_the_table_lookup_walks_as_the_plain_walk(table):
+    """The first levels done by one lookup of peeked bits: the same outcome and bits as bit by bit, on 2,000 streams."""
+    stream = PRFStream(b"test-report-bits-lookup")
+    for _ in range(2000):
+        data = stream(24)
+        plain_bits = _Bits(tuple((byte >> (7 - i)) & 1 for byte in data for i in range(8)))
+        plain = table.sample(plain_bits)  # type: ignore[arg-type]
+        fast_reader = BitReader(lambda n, data=data: data, chunk=24)
+        assert table.sample(fast_reader) == plain
+        assert fast_reader.bits_read == plain_bits.bits_read
+
+
+@pytest.mark.parametrize(
+    "probability",
+    [Fraction(1, 2), Fraction(1, 4), Fraction(3, 8), Fraction(1, 3), Fraction(5, 7), Fraction(3, 1 << 53)],
+)
+def test_the_written_out_coin_is_the_two_outcome_walk(probability):
+    """coin(t) reads the same bits and answers as the walk over (t, 1 − t), on 2,000 streams."""
+    table = KnuthYao([(1, probability), (1, 1 - probability)])
+    stream = PRFStream(b"test-report-bits-coin", str(probability).encode())
+    for _ in range(2000):
+        data = stream(16)
+        plain_bits = _Bits(tuple((byte >> (7 - i)) & 1 for byte in data for i in range(8)))
+        heads = table.sample(plain_bits)[0] == 0  # type: ignore[arg-type]
+        reader = BitReader(lambda n, data=data: data, chunk=16)
+        assert coin(probability, reader) == heads
+        assert reader.bits_read == plain_bits.bits_read
 
 
 def test_a_certain_outcome_and_trivial_draws_read_nothing():
