@@ -42,10 +42,13 @@ from functools import lru_cache
 from math import comb
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "RUN_CAP",
     "BitReader",
     "KnuthYao",
+    "RunTable",
     "coin",
     "csprng_bits",
     "draw",
@@ -66,6 +69,11 @@ _CHUNK = 64
 #: Levels of a walk done by one table lookup when the reader has their bits at hand.
 _PEEK = 8
 _PEEK_MASK = (1 << _PEEK) - 1
+
+#: Bits of the windows of whole runs (:class:`RunTable`), and the runs a table draws one by one first.
+_WINDOW = 12
+_WINDOW_MASK = (1 << _WINDOW) - 1
+_WINDOWS_AFTER = 4096
 
 #: Walks of a table (with a leaf within its first W levels) after which it builds its lookup table.
 _LOOKUP_AFTER = 16
@@ -376,8 +384,51 @@ def coin(probability: Fraction, reader: BitReader | None = None) -> bool:
                 return False
 
 
+class RunTable(KnuthYao):
+    """The walk over run lengths (:func:`run_table`), with a table of whole runs per 12-bit window once busy.
+
+    Entry v of :meth:`windows` holds the runs the walk decides, one after
+    another from the root, within the 12 bits of v: (bits used, where the
+    last run starts, lanes advanced, where the rarer symbols fall), or None
+    when not one run ends within them. The same walks, several per lookup.
+    """
+
+    def __init__(self, groups: Sequence[tuple[int, Fraction]]):
+        super().__init__(groups)
+        self.runs_drawn = 0
+        self._windows: list[tuple[int, int, int, tuple[int, ...]] | None] | None = None
+
+    def windows(self) -> list[tuple[int, int, int, tuple[int, ...]] | None] | None:
+        """The window table once this table has drawn enough runs to pay for it, else None."""
+        if self._windows is None and self.runs_drawn >= _WINDOWS_AFTER:
+            self._windows = [self._window(v) for v in range(1 << _WINDOW)]
+        return self._windows
+
+    def _window(self, v: int) -> tuple[int, int, int, tuple[int, ...]] | None:
+        used = advance = start = 0
+        rare: list[int] = []
+        while True:
+            d, depth, position = 0, 0, used
+            while position < _WINDOW:
+                d = 2 * d + ((v >> (_WINDOW - 1 - position)) & 1)
+                position += 1
+                total, groups, starts = self._level(depth)
+                if d < total:
+                    break
+                d -= total
+                depth += 1
+            else:  # the next run does not end within the window
+                return (used, start, advance, tuple(rare)) if used else None
+            run = groups[bisect_right(starts, d) - 1]
+            used, start = position, advance
+            advance += run
+            if run < RUN_CAP:
+                rare.append(advance)
+                advance += 1
+
+
 @lru_cache(maxsize=64)
-def run_table(rarer: Fraction) -> KnuthYao:
+def run_table(rarer: Fraction) -> RunTable:
     """Run lengths of the likelier symbol: k < RUN_CAP with s(1 − s)^k, RUN_CAP with (1 − s)^RUN_CAP.
 
     ``rarer`` is s, the probability of the rarer symbol (0 < s ≤ 1/2).
@@ -390,7 +441,7 @@ def run_table(rarer: Fraction) -> KnuthYao:
         groups.append((1, rarer * stay))
         stay *= 1 - rarer
     groups.append((1, stay))
-    return KnuthYao(groups)
+    return RunTable(groups)
 
 
 def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: BitReader | None = None) -> int:
@@ -433,23 +484,35 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
             rarer_is_one = probability <= Fraction(1, 2)
             table = run_table(probability if rarer_is_one else 1 - probability)
             count = mask.bit_count()
-            rare = _lanes_of(_rare_positions(table, count, reader), mask, count)
+            rare = _lanes_of(_rare_positions(table, count, reader), mask)
             result |= rare if rarer_is_one else mask ^ rare
     return result
 
 
-def _rare_positions(table: KnuthYao, count: int, reader: BitReader) -> list[int]:
+def _rare_positions(table: RunTable, count: int, reader: BitReader) -> list[int]:
     """Where the rarer symbol falls among ``count`` coins: one run of ``table`` after another.
 
-    The same walks as ``table.sample`` (one lookup of the next W bits where
-    the table has its lookup and the reader has them), written out with the
-    reader's state in local variables because a report takes hundreds.
+    The same walks as ``table.sample``, written out with the reader's state
+    in local variables because a report takes hundreds: several whole runs
+    by one lookup of the next 12 bits (:meth:`RunTable.windows`) while the
+    last of them starts within the group, else one run by one lookup of the
+    next 8 bits, else the walk itself.
     """
-    positions = []
-    position = 0
-    lookup = table._lookup
+    positions: list[int] = []
+    position = runs = 0
+    lookup, windows = table._lookup, table.windows()
     bits, left, spent = reader._bits, reader._left, 0
     while position < count:
+        if windows is not None and left >= _WINDOW:
+            entry = windows[(bits >> (left - _WINDOW)) & _WINDOW_MASK]
+            if entry is not None and position + entry[1] < count:
+                used, _, advance, rare = entry
+                left -= used
+                spent += used
+                positions.extend([position + offset for offset in rare])
+                position += advance
+                continue
+        runs += 1
         if lookup is not None and left >= _PEEK:
             used, run, node = lookup[(bits >> (left - _PEEK)) & _PEEK_MASK]
             left -= used
@@ -463,6 +526,7 @@ def _rare_positions(table: KnuthYao, count: int, reader: BitReader) -> list[int]
             if lookup is not None and reader._chunk > 1:  # bits ahead may be read: refill, then look up
                 reader._refill()
                 bits, left = reader._bits, reader._left
+                runs -= 1
                 continue
             run, _ = table.sample(reader)
             lookup = table._lookup
@@ -472,30 +536,46 @@ def _rare_positions(table: KnuthYao, count: int, reader: BitReader) -> list[int]
             positions.append(position)
             position += 1
     reader._left, reader.bits_read = left, reader.bits_read + spent
+    table.runs_drawn += runs
     if positions and positions[-1] >= count:
         positions.pop()
     return positions
 
 
-def _lanes_of(positions: list[int], mask: int, count: int) -> int:
-    """The lanes of ``mask`` at ``positions`` (its set bits counted from the lowest), as an integer."""
-    lanes = 0
-    if (mask + (mask & -mask)).bit_count() == 1:
-        low = (mask & -mask).bit_length() - 1  # one contiguous run of lanes from ``low``
+def _lane_map(mask: int) -> tuple[int, int, list[int] | None]:
+    """How position i of ``mask``'s set bits maps to a lane: (shift, skipped lane or −1, or the lanes listed)."""
+    low = (mask & -mask).bit_length() - 1
+    if (mask + (mask & -mask)).bit_count() == 1:  # one contiguous run of lanes from ``low``
+        return low, -1, None
+    gap = ((1 << mask.bit_length()) - 1) ^ mask
+    if gap.bit_count() == 1:  # every lane up to the top but one
+        return 0, gap.bit_length() - 1, None
+    return 0, -1, [i for i, bit in enumerate(reversed(bin(mask)[2:])) if bit == "1"]
+
+
+def _lanes_of(positions: list[int], mask: int) -> int:
+    """The lanes of ``mask`` at ``positions`` (its set bits counted from the lowest), as an integer.
+
+    Integer shifts for a few positions, NumPy's bit packing for many (it is
+    faster past about 64).
+    """
+    shift, skipped, listed = _lane_map(mask)
+    if len(positions) <= 64:
+        lanes = 0
         for position in positions:
-            lanes |= 1 << (low + position)
-    else:
-        full = (1 << mask.bit_length()) - 1
-        gap = full ^ mask
-        if gap.bit_count() == 1:  # every lane up to the top but one: skip it
-            skipped = gap.bit_length() - 1
-            for position in positions:
-                lanes |= 1 << (position + (position >= skipped))
-        else:
-            where = [i for i, bit in enumerate(reversed(bin(mask)[2:])) if bit == "1"]
-            for position in positions:
-                lanes |= 1 << where[position]
-    return lanes
+            if listed is not None:
+                position = listed[position]
+            lanes |= 1 << (position + shift + (skipped >= 0 and position >= skipped))
+        return lanes
+    at = np.array(positions, dtype=np.int64)
+    if listed is not None:
+        at = np.array(listed, dtype=np.int64)[at]
+    elif skipped >= 0:
+        at += at >= skipped
+    at += shift
+    lanes = np.zeros(mask.bit_length(), dtype=np.uint8)
+    lanes[at] = 1
+    return int.from_bytes(np.packbits(lanes, bitorder="little").tobytes(), "little")
 
 
 @lru_cache(maxsize=64)

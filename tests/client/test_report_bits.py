@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import random
 import threading
 from collections import Counter
 from fractions import Fraction
@@ -296,3 +297,36 @@ def test_reading_from_gives_the_samplers_a_fresh_reader_and_restores_the_process
         assert uniform(4) == 3
     assert csprng_bits() is process
     assert report_bits.csprng_bits() is process
+
+
+@pytest.mark.parametrize(
+    "rarer", [Fraction(4961093570831984269, 1 << 64), Fraction(3, 8), Fraction(1, 2), Fraction(1, 1000)]
+)
+def test_whole_runs_by_window_are_the_runs_one_by_one(rarer):
+    """A run table's 12-bit windows of whole runs: the same lanes and bits as drawing the runs one by one."""
+    from ldp.client.report_bits import _rare_positions
+
+    plain, windowed = run_table.__wrapped__(rarer), run_table.__wrapped__(rarer)
+    plain.runs_drawn = -(1 << 60)  # never builds its windows
+    windowed.runs_drawn = 1 << 60
+    assert windowed.windows() is not None and plain.windows() is None
+    stream = PRFStream(b"test-report-bits-windows", str(rarer).encode())
+    for count in (1023, 37, 1):
+        for _ in range(100):
+            data = stream(256)
+            one, many = BitReader(lambda n, data=data: data, 256), BitReader(lambda n, data=data: data, 256)
+            assert _rare_positions(plain, count, one) == _rare_positions(windowed, count, many)
+            assert one.bits_read == many.bits_read
+
+
+def test_positions_map_onto_the_masks_lanes():
+    """Position i is the i-th lowest set bit of the mask: contiguous, all-but-one and scattered masks, few or many."""
+    from ldp.client.report_bits import _lanes_of
+
+    rng = random.Random(7)
+    masks = [(1 << 300) - 1, ((1 << 300) - 1) << 5, ((1 << 300) - 1) ^ (1 << 123), rng.getrandbits(300) | 1]
+    for mask in masks:
+        lanes = [i for i in range(mask.bit_length()) if mask >> i & 1]
+        for size in (0, 1, 10, 64, 65, 100):
+            chosen = sorted(rng.sample(range(len(lanes)), size))
+            assert _lanes_of(chosen, mask) == sum(1 << lanes[i] for i in chosen)
