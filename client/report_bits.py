@@ -573,9 +573,9 @@ def _lanes_of(positions: list[int], mask: int) -> int:
     elif skipped >= 0:
         at += at >= skipped
     at += shift
-    lanes = np.zeros(mask.bit_length(), dtype=np.uint8)
-    lanes[at] = 1
-    return int.from_bytes(np.packbits(lanes, bitorder="little").tobytes(), "little")
+    unpacked = np.zeros(mask.bit_length(), dtype=np.uint8)
+    unpacked[at] = 1
+    return int.from_bytes(np.packbits(unpacked, bitorder="little").tobytes(), "little")
 
 
 @lru_cache(maxsize=64)
