@@ -255,8 +255,11 @@ export interface WordLaneGroup {
 /** Planes are read in blocks of this many (as Python does); the unused rest of a block is dropped. */
 const PLANES_PER_BLOCK = 12;
 
-/** The binary expansion of a probability num/den, one digit per `next()`; Numbers while 2·den fits exactly. */
-class Digits {
+/**
+ * The binary expansion of a probability num/den (not necessarily reduced), one digit per `next()`;
+ * Numbers while 2·den fits exactly. Internal: shared with `reportbits.ts`.
+ */
+export class Digits {
   private num: bigint;
   private readonly den: bigint;
   private n: number;
