@@ -111,8 +111,8 @@ const NUMBER_OUTCOMES = 2 ** 51;
  * when d falls in g's leaves, else it is internal and d −= the level's leaf
  * count. Each outcome comes with probability exactly its digits' sum. Levels
  * are computed as walks first reach them, and kept. A distribution with one
- * outcome reads nothing. With fewer than 2^51 outcomes the walk runs on
- * Numbers, else on bigints.
+ * outcome reads nothing. The walk runs on Numbers while its node index is
+ * below 2^51 (always, with fewer than 2^51 outcomes), then on bigints.
  */
 export class KnuthYao {
   /** The group of the only outcome (the walk reads nothing), else -1. */
@@ -178,10 +178,12 @@ export class KnuthYao {
       this.bigMember = 0n;
       return this.certain;
     }
-    if (this.big) return this.sampleBig(reader);
     const levels = this.levels;
     let d = 0;
     for (let depth = 0; ; depth++) {
+      // exact on Numbers while d < 2^52: a count or total above d compares right even when rounded, and only
+      // those at most d are subtracted (exactly); past 2^51 the walk goes on with bigints (2^51 outcomes or more)
+      if (d >= NUMBER_OUTCOMES) return this.sampleBig(reader, BigInt(d), depth);
       d = 2 * d + reader.bit();
       const level = depth < levels.length ? levels[depth] : this.level(depth);
       if (d < level.total) {
@@ -193,6 +195,7 @@ export class KnuthYao {
           const count = level.counts[i];
           if (d < count) {
             this.member = d;
+            if (this.big) this.bigMember = BigInt(d);
             return level.groups[i];
           }
           d -= count;
@@ -202,9 +205,8 @@ export class KnuthYao {
     }
   }
 
-  private sampleBig(reader: BitReader): number {
-    let d = 0n;
-    for (let depth = 0; ; depth++) {
+  private sampleBig(reader: BitReader, d: bigint, depth: number): number {
+    for (; ; depth++) {
       d = 2n * d + BigInt(reader.bit());
       const level = depth < this.levels.length ? this.levels[depth] : this.level(depth);
       if (d < level.bigTotal) {
