@@ -18,49 +18,45 @@
  *
  * The rules are those of tests/vectors/README.md, section `bits`.
  */
-import { type Fraction, add, compare, fraction, mul, ONE } from "./fraction.js";
-import { type ByteSource, Digits, type LaneGroup, PooledSource, type WordLaneGroup, lanesToWords, wordsToLanes } from "./random.js";
+import type { Fraction } from "./fraction.js";
+import { type ByteSource, binaryDigits, type LaneGroup, PooledSource, type WordLaneGroup, lanesToWords, wordsToLanes } from "./random.js";
 
 /** Longest run of the likelier symbol one walk of `runLaneWords` draws. */
 export const RUN_CAP = 255;
 
-/** Bytes a reader asks a pooled CSPRNG (`PooledSource`) for at a time; any other source is read one byte at a time. */
-const POOLED_CHUNK = 64;
 
 /**
  * Uniform bits from a byte source, most significant bit of each byte first.
  * A byte is read (`chunk` at a time, then served in order) only when a bit is
  * needed and none is left; the bits a draw leaves serve the next draw. A
- * served byte is zeroed in the reader's buffer. `bitsRead` counts the bits
- * handed out.
+ * served byte is zeroed in the reader's buffer. The bits handed out are 8 ×
+ * the bytes read − `left`.
  */
 export class BitReader {
-  bitsRead = 0;
+  /** Bits of the last byte read not served yet. */
+  left = 0;
   private buffer: Uint8Array = new Uint8Array(0);
   private offset = 0;
   private byte = 0;
-  private left = 0;
 
+  /** `chunk`: bytes asked of `source` at a time (1 for a fixed test stream: exactly the bytes the draws need). */
   constructor(
     private readonly source: ByteSource,
     private readonly chunk = 1,
-  ) {
-    if (!Number.isInteger(chunk) || chunk < 1) throw new RangeError(`chunk must be at least 1 byte, got ${chunk}`);
-  }
+  ) {}
 
   /** The next bit (0 or 1). */
   bit(): number {
-    if (this.left === 0) {
+    if (!this.left) {
       if (this.offset === this.buffer.length) {
         this.buffer = this.source.read(this.chunk);
         this.offset = 0;
-        if (this.buffer.length === 0) throw new RangeError("the byte source returned no bytes");
+        if (!this.buffer.length) throw new RangeError("the byte source returned no bytes");
       }
       this.byte = this.buffer[this.offset];
-      this.buffer[this.offset++] = 0;
+      this.buffer[this.offset++] = 0; // served: not kept
       this.left = 8;
     }
-    this.bitsRead++;
     return (this.byte >> --this.left) & 1;
   }
 }
@@ -77,7 +73,7 @@ const readers = new WeakMap<ByteSource, BitReader>();
 export function bitReader(source: ByteSource): BitReader {
   let reader = readers.get(source);
   if (reader === undefined) {
-    reader = new BitReader(source, source instanceof PooledSource ? POOLED_CHUNK : 1);
+    reader = new BitReader(source, source instanceof PooledSource ? 64 : 1); // a pooled CSPRNG 64 bytes a read
     readers.set(source, reader);
   }
   return reader;
@@ -116,86 +112,64 @@ const NUMBER_OUTCOMES = 2 ** 51;
  */
 export class KnuthYao {
   /** The group of the only outcome (the walk reads nothing), else -1. */
-  readonly certain: number = -1;
-  /** The member (index in its group) of the outcome `sample` last returned (a Number: `bigMember` when there are 2^51 outcomes or more). */
-  member = 0;
-  /** The member of the last outcome, when the distribution has 2^51 outcomes or more. */
-  bigMember = 0n;
-  private readonly live: number[] = [];
+  certain = -1;
+  /**
+   * The member (index in its group) of the outcome `sample` last returned: a Number when the walk ended on
+   * Numbers (always, with fewer than 2^51 outcomes), a bigint when it went on with bigints.
+   */
+  member: number | bigint = 0;
   private readonly sizes: bigint[] = [];
-  private readonly digits: Digits[] = [];
+  private readonly digits: (() => boolean)[] = [];
   private readonly levels: Level[] = [];
-  private readonly big: boolean;
-  private readonly unit: boolean;
 
   /**
    * @param groups group g has `count` outcomes each of the exact `probability`; they must total exactly 1.
    * @param trusted the groups are known to total 1 (a run table): skip the check (their fractions need not be reduced).
    */
   constructor(groups: readonly OutcomeGroup[], trusted = false) {
-    let total = fraction(0n);
-    let outcomes = 0n;
+    let num = 0n; // Σ count·p = num/den
+    let den = 1n;
     groups.forEach(({ count, probability: p }, index) => {
+      if (count < 0n) throw new RangeError(`group ${index} has ${count} outcomes`);
+      // a group of count 0 or probability 0 is never a leaf's (it adds 0 to a level): kept, so a leaf's group is its index
+      this.sizes.push(count);
+      this.digits.push(binaryDigits(p)); // refuses a probability outside [0, 1]
       if (!trusted) {
-        if (count < 0n || p.num < 0n || p.num > p.den) {
-          throw new RangeError(`group ${index}: count ${count} and probability ${p.num}/${p.den} out of range`);
-        }
-        total = add(total, mul(fraction(count), p));
+        num = num * p.den + count * p.num * den;
+        den *= p.den;
       }
-      if (count > 0n && p.num > 0n) {
-        this.live.push(index);
-        this.sizes.push(count);
-        this.digits.push(new Digits(p));
-        outcomes += count;
-      }
+      if (count === 1n && p.num === p.den) this.certain = index; // probability 1: the only outcome
     });
-    if (!trusted && compare(total, ONE) !== 0) throw new RangeError(`the outcomes' probabilities sum to ${total.num}/${total.den}, not 1`);
-    if (this.live.length === 1 && this.sizes[0] === 1n) this.certain = this.live[0];
-    this.big = outcomes >= NUMBER_OUTCOMES;
-    this.unit = this.sizes.every((c) => c === 1n);
+    if (!trusted && num !== den) throw new RangeError(`the probabilities sum to ${num}/${den}, not 1`);
   }
 
   private level(depth: number): Level {
     while (this.levels.length <= depth) {
-      const level: Level = { total: 0, groups: [], counts: [], bigTotal: 0n, bigCounts: [] };
-      this.digits.forEach((digits, i) => {
-        if (!digits.next()) return;
-        level.groups.push(this.live[i]);
-        level.bigCounts.push(this.sizes[i]);
-        level.bigTotal += this.sizes[i];
-      });
-      level.counts = level.bigCounts.map(Number);
-      level.total = Number(level.bigTotal);
-      this.levels.push(level);
+      const groups: number[] = []; // the groups with a leaf at this level, in order
+      const bigCounts: bigint[] = []; // their leaves
+      this.digits.forEach((next, i) => next() && (groups.push(i), bigCounts.push(this.sizes[i])));
+      const bigTotal = bigCounts.reduce((a, b) => a + b, 0n);
+      this.levels.push({ groups, bigCounts, bigTotal, counts: bigCounts.map(Number), total: Number(bigTotal) });
     }
     return this.levels[depth];
   }
 
-  /** One outcome from `reader`: its group's index is returned, its member left in `member` (and `bigMember`). */
+  /** One outcome from `reader`: its group's index is returned, its member left in `member`. */
   sample(reader: BitReader): number {
-    if (this.certain >= 0) {
-      this.member = 0;
-      this.bigMember = 0n;
-      return this.certain;
-    }
-    const levels = this.levels;
+    this.member = 0;
+    if (this.certain >= 0) return this.certain;
     let d = 0;
     for (let depth = 0; ; depth++) {
       // exact on Numbers while d < 2^52: a count or total above d compares right even when rounded, and only
       // those at most d are subtracted (exactly); past 2^51 the walk goes on with bigints (2^51 outcomes or more)
       if (d >= NUMBER_OUTCOMES) return this.sampleBig(reader, BigInt(d), depth);
       d = 2 * d + reader.bit();
-      const level = depth < levels.length ? levels[depth] : this.level(depth);
+      const level = this.levels[depth] ?? this.level(depth);
       if (d < level.total) {
-        if (this.unit) {
-          this.member = 0;
-          return level.groups[d];
-        }
         for (let i = 0; ; i++) {
           const count = level.counts[i];
           if (d < count) {
             this.member = d;
-            if (this.big) this.bigMember = BigInt(d);
             return level.groups[i];
           }
           d -= count;
@@ -208,13 +182,12 @@ export class KnuthYao {
   private sampleBig(reader: BitReader, d: bigint, depth: number): number {
     for (; ; depth++) {
       d = 2n * d + BigInt(reader.bit());
-      const level = depth < this.levels.length ? this.levels[depth] : this.level(depth);
+      const level = this.levels[depth] ?? this.level(depth);
       if (d < level.bigTotal) {
         for (let i = 0; ; i++) {
           const count = level.bigCounts[i];
           if (d < count) {
-            this.bigMember = d;
-            this.member = Number(d);
+            this.member = d;
             return level.groups[i];
           }
           d -= count;
@@ -225,13 +198,13 @@ export class KnuthYao {
   }
 }
 
-/** A small memo: cleared when it holds `limit` entries (the samplers' tables are few per process). */
-function memo<K, V>(limit: number, make: (key: K) => V): (key: K) => V {
+/** A small memo: cleared when it holds 256 entries (the samplers' tables are few per process). */
+function memo<K, V>(make: (key: K) => V): (key: K) => V {
   const cache = new Map<K, V>();
   return (key) => {
     let value = cache.get(key);
     if (value === undefined) {
-      if (cache.size >= limit) cache.clear();
+      if (cache.size >= 256) cache.clear();
       value = make(key);
       cache.set(key, value);
     }
@@ -239,42 +212,31 @@ function memo<K, V>(limit: number, make: (key: K) => V): (key: K) => V {
   };
 }
 
-/** The walk over n outcomes of 1/n (kept per n). */
-export const uniformTable: (n: bigint) => KnuthYao = memo(256, (n: bigint) => {
-  if (n <= 0n) throw new RangeError(`uniform needs n > 0, got ${n}`);
-  return new KnuthYao([{ count: n, probability: fraction(1n, n) }]);
-});
+/** The walk over n outcomes of 1/n (kept per n; n ≤ 0 is refused as a group out of range). */
+export const uniformTable: (n: bigint) => KnuthYao = memo((n: bigint) => new KnuthYao([{ count: n, probability: { num: 1n, den: n } }]));
 
 /** A uniform integer in [0, n), n < 2^51 (the walk over n outcomes of 1/n). uniform(1) reads nothing. */
 export function uniform(n: number, reader: BitReader): number {
   if (!Number.isSafeInteger(n) || n >= NUMBER_OUTCOMES) throw new RangeError(`uniform needs an integer n < 2^51, got ${n} (use uniformBig)`);
   const table = uniformTable(BigInt(n));
   table.sample(reader);
-  return table.member;
+  return table.member as number; // fewer than 2^51 outcomes: a Number
 }
 
 /** A uniform integer in [0, n), any n > 0. */
 export function uniformBig(n: bigint, reader: BitReader): bigint {
   const table = uniformTable(n);
   table.sample(reader);
-  return n >= NUMBER_OUTCOMES ? table.bigMember : BigInt(table.member);
+  return BigInt(table.member);
 }
-
-/** The walk over (t, 1 − t), kept per probability (group 0: the coin is true). */
-const coinTables = new WeakMap<Fraction, KnuthYao>();
 
 /** The walk of `coin(t)`: group 0 (true) with t, group 1 with 1 − t; kept per Fraction object. */
-export function coinTable(t: Fraction): KnuthYao {
-  let table = coinTables.get(t);
-  if (table === undefined) {
-    table = new KnuthYao([
-      { count: 1n, probability: t },
-      { count: 1n, probability: fraction(t.den - t.num, t.den) },
-    ]);
-    coinTables.set(t, table);
-  }
-  return table;
-}
+export const coinTable: (t: Fraction) => KnuthYao = memo((t: Fraction) =>
+  new KnuthYao([
+    { count: 1n, probability: t },
+    { count: 1n, probability: { num: t.den - t.num, den: t.den } },
+  ]),
+);
 
 /** True with the exact probability t (the walk over (t, 1 − t)); coin(0) and coin(1) read nothing. */
 export function coin(t: Fraction, reader: BitReader): boolean {
@@ -282,18 +244,45 @@ export function coin(t: Fraction, reader: BitReader): boolean {
 }
 
 /**
- * Run lengths of the likelier symbol for a rarer symbol of probability s
- * (0 < s ≤ 1/2): outcome k < RUN_CAP with s(1 − s)^k (k likelier symbols,
- * then one rarer), RUN_CAP with (1 − s)^RUN_CAP (RUN_CAP likelier symbols).
- * Kept per s.
+ * `coin(t)` for a probability drawn once (a rounding coin, ⌊f·2^53⌋/2^53): the same walk over (t, 1 − t) and
+ * the same bits, its digits computed as it goes instead of kept. `t` need not be reduced.
  */
-export function runTable(s: Fraction): KnuthYao {
-  if (s.num <= 0n || 2n * s.num > s.den) throw new RangeError(`the rarer symbol's probability must be in (0, 1/2], got ${s.num}/${s.den}`);
-  return runTables(`${s.num}/${s.den}`);
+export function coinOnce(t: Fraction, reader: BitReader): boolean {
+  const den = t.den;
+  let a = t.num; // the rest of t's expansion
+  let b = den - a; // of 1 − t's
+  if (a < 0n || b < 0n) throw new RangeError(`probability ${t.num}/${t.den} outside [0, 1]`);
+  if (a === 0n || b === 0n) return b === 0n; // one outcome: nothing read
+  for (let d = 0; ; ) {
+    d = 2 * d + reader.bit(); // d ≤ 1: two outcomes leave at most one internal node a level
+    a *= 2n;
+    b *= 2n;
+    const da = a >= den ? 1 : 0;
+    const db = b >= den ? 1 : 0;
+    if (da) a -= den;
+    if (db) b -= den;
+    if (d < da + db) return da === 1 && d === 0;
+    d -= da + db;
+  }
 }
 
-const runTables = memo(64, (key: string) => {
-  const [a, b] = key.split("/").map(BigInt);
+/**
+ * Unbiased random rounding of pos ≥ 0 to ⌊pos⌋ or ⌊pos⌋ + 1: up with probability ⌊frac·2^53⌋/2^53 (frac =
+ * pos − ⌊pos⌋; `coinOnce`, nothing read when frac = 0). The numeric encoders and 1BitMean's plain encoder.
+ */
+export function randomRound(pos: number, reader: BitReader): number {
+  const i = Math.trunc(pos);
+  const frac = pos - i;
+  return frac !== 0 && coinOnce({ num: BigInt(Math.floor(frac * 2 ** 53)), den: 1n << 53n }, reader) ? i + 1 : i;
+}
+
+/**
+ * Run lengths of the likelier symbol for a rarer symbol of probability s
+ * (0 ≤ s ≤ 1/2): outcome k < RUN_CAP with s(1 − s)^k (k likelier symbols,
+ * then one rarer), RUN_CAP with (1 − s)^RUN_CAP (RUN_CAP likelier symbols).
+ * Made anew (the lane samplers keep theirs per probability).
+ */
+export function runTable({ num: a, den: b }: Fraction): KnuthYao {
   // group k: a·(b − a)^k / b^(k+1), exactly s·(1 − s)^k (not reduced: the walk needs only the digits)
   const groups: OutcomeGroup[] = [];
   let stay = 1n;
@@ -305,23 +294,13 @@ const runTables = memo(64, (key: string) => {
   }
   groups.push({ count: 1n, probability: { num: stay, den } });
   return new KnuthYao(groups, true);
-});
-
-/** A lane group's probability t as its run table and rarer symbol (kept per Fraction object). */
-const runPlans = new WeakMap<Fraction, { table: KnuthYao; rarerIsOne: boolean }>();
-
-function runPlan(t: Fraction): { table: KnuthYao; rarerIsOne: boolean } {
-  let plan = runPlans.get(t);
-  if (plan === undefined) {
-    const rarerIsOne = 2n * t.num <= t.den;
-    plan = { table: runTable(rarerIsOne ? t : fraction(t.den - t.num, t.den)), rarerIsOne };
-    runPlans.set(t, plan);
-  }
-  return plan;
 }
 
-/** Scratch for a group's lane indices (grown as needed). */
-let laneScratch = new Int32Array(1024);
+/** A lane group's probability t as its run table and whether the rarer symbol is 1 (kept per Fraction object). */
+const runPlan = memo((t: Fraction): [KnuthYao, boolean] => {
+  const rarerIsOne = 2n * t.num <= t.den;
+  return [runTable(rarerIsOne ? t : { num: t.den - t.num, den: t.den }), rarerIsOne];
+});
 
 /**
  * Independent coins over `width` lanes as 32-bit words (lane i is bit i % 32
@@ -331,41 +310,30 @@ let laneScratch = new Int32Array(1024);
  * probability (t when t ≤ 1/2, the rarer symbol then 1; else 1 − t, the rarer
  * symbol 0), each walk of `runTable(s)` fills the next k lanes with the
  * likelier symbol and, when k < RUN_CAP, the lane after them with the rarer
- * one; a run passing the group's last lane is cut. t = 0 or 1 reads nothing.
+ * one; the walk is drawn when a lane needs a symbol and the last run is used
+ * up (a run passing the group's last lane is cut). t = 0 or 1 reads nothing.
  */
 export function runLaneWords(width: number, groups: readonly WordLaneGroup[], reader: BitReader): Uint32Array {
-  const nwords = (width + 31) >>> 5;
-  const out = new Uint32Array(nwords);
+  const out = new Uint32Array((width + 31) >>> 5);
   for (const { mask, probability: t } of groups) {
-    if (t.num === 0n) continue;
-    let n = 0;
-    for (let w = 0; w < nwords && w < mask.length; w++) {
-      let m = mask[w];
-      if (w === nwords - 1 && width % 32) m &= 2 ** (width % 32) - 1;
-      if (t.num === t.den) {
-        out[w] |= m;
-        continue;
-      }
-      if (n + 32 > laneScratch.length) {
-        const grown = new Int32Array(2 * laneScratch.length + 32);
-        grown.set(laneScratch);
-        laneScratch = grown;
-      }
-      while (m) {
-        const low = m & -m;
-        laneScratch[n++] = 32 * w + 31 - Math.clz32(low);
-        m ^= low;
-      }
-    }
-    if (n === 0) continue;
-    const { table, rarerIsOne } = runPlan(t);
-    if (!rarerIsOne) for (let i = 0; i < n; i++) out[laneScratch[i] >>> 5] |= 1 << (laneScratch[i] & 31);
-    for (let position = 0; position < n; ) {
-      const run = table.sample(reader);
-      position += run;
-      if (run < RUN_CAP) {
-        if (position < n) out[laneScratch[position] >>> 5] ^= 1 << (laneScratch[position] & 31);
-        position++;
+    // t = 0 or 1: s = 0, whose run table has one outcome (RUN_CAP likelier symbols): nothing is read
+    const [table, rarerIsOne] = runPlan(t);
+    let likelier = 0; // lanes of the likelier symbol left in the current run
+    let rare = false; // the current run ends with a lane of the rarer symbol
+    for (let w = 0; w < out.length; w++) {
+      for (let m = mask[w]; m; ) {
+        const lane = m & -m; // the group's lanes in increasing order
+        m ^= lane;
+        if (!likelier && !rare) {
+          likelier = table.sample(reader);
+          rare = likelier < RUN_CAP;
+        }
+        let one = rarerIsOne; // the symbol of this lane
+        if (likelier) {
+          likelier--;
+          one = !one;
+        } else rare = false;
+        if (one) out[w] |= lane;
       }
     }
   }
@@ -387,18 +355,25 @@ export function binomial(n: number, k: number): bigint {
   return c;
 }
 
+/** C(n, k) of the subsets drawn, kept per (n, k). */
+const subsets = memo((key: string) => binomial(...(key.split(",").map(Number) as [number, number])));
+
 /**
  * The k-subset of [0, n) whose colex rank is `rank` (rank = Σ C(c_i, i) over
  * its members c_1 < … < c_k), in increasing order: unrankSubset(r, 4, 2) for
  * r = 0 … 5 is [0, 1], [0, 2], [1, 2], [0, 3], [1, 3], [2, 3].
  */
 export function unrankSubset(rank: bigint, n: number, k: number): number[] {
-  if (!(Number.isSafeInteger(n) && Number.isSafeInteger(k) && 0 <= k && k <= n) || rank < 0n || rank >= binomial(n, k)) {
-    throw new RangeError(`rank ${rank} is not the rank of a ${k}-subset of ${n}`);
-  }
+  const total = binomial(n, k);
+  if (rank < 0n || rank >= total) throw new RangeError(`rank ${rank} is not the rank of a ${k}-subset of ${n}`);
+  return unrank(rank, n, k, total);
+}
+
+/** `unrankSubset` of a rank below total = C(n, k). */
+function unrank(rank: bigint, n: number, k: number, total: bigint): number[] {
   const members = new Array<number>(k);
   let c = n - 1;
-  let binom = k ? binomial(c, k) : 0n; // C(c, i) for the current c and i
+  let binom = k ? (total * BigInt(n - k)) / BigInt(n) : 0n; // C(c, i) for the current c and i: C(n − 1, k) first
   for (let i = k; i > 0; i--) {
     while (binom > rank) {
       binom = (binom * BigInt(c - i)) / BigInt(c); // C(c − 1, i) = C(c, i)·(c − i)/c
@@ -412,8 +387,9 @@ export function unrankSubset(rank: bigint, n: number, k: number): number[] {
   return members;
 }
 
-/** A uniform k-subset of [0, n), increasing: a uniform rank below C(n, k) (one walk), unranked. */
+/** A uniform k-subset of [0, n) (integers, 0 ≤ k ≤ n), increasing: a uniform rank below C(n, k) (one walk), unranked. */
 export function uniformSubset(n: number, k: number, reader: BitReader): number[] {
-  if (!(Number.isSafeInteger(n) && Number.isSafeInteger(k) && 0 <= k && k <= n)) throw new RangeError(`cannot choose ${k} of ${n}`);
-  return unrankSubset(uniformBig(binomial(n, k), reader), n, k);
+  if (!(k >= 0 && k <= n)) throw new RangeError(`cannot choose ${k} of ${n}`);
+  const total = subsets(`${n},${k}`);
+  return unrank(uniformBig(total, reader), n, k, total);
 }

@@ -12,10 +12,12 @@ import {
   binomial,
   bitReader,
   coin,
+  coinOnce,
   fraction,
   fromHex,
   lanesToPacked,
   parseFraction,
+  randomRound,
   runLanes,
   runTable,
   toHex,
@@ -28,10 +30,11 @@ import {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const V: any = JSON.parse(readFileSync(new URL("../../tests/vectors/vectors.json", import.meta.url), "utf8"));
 
-/** A reader over fixed bytes (one byte a read), and its source. */
-function fixed(bytes: number[] | Uint8Array): { reader: BitReader; source: FixedSource } {
+/** A reader over fixed bytes (one byte a read), its source, and the bits it has handed out (8 × bytes read − left). */
+function fixed(bytes: number[] | Uint8Array): { reader: BitReader; source: FixedSource; bits: () => number } {
   const source = new FixedSource(Uint8Array.from(bytes));
-  return { reader: new BitReader(source), source };
+  const reader = new BitReader(source);
+  return { reader, source, bits: () => 8 * source.reads.length - reader.left };
 }
 
 const groupsOf = (groups: [number | bigint, Fraction][]): OutcomeGroup[] =>
@@ -49,11 +52,11 @@ function enumerate(groups: OutcomeGroup[], L: number): Map<string, number> {
   for (let s = 0; s < 2 ** L; s++) {
     const bytes = new Uint8Array(Math.ceil(L / 8));
     for (let i = 0; i < L; i++) if ((s >> (L - 1 - i)) & 1) bytes[i >> 3] |= 0x80 >> (i & 7);
-    const reader = new BitReader(new FixedSource(bytes));
+    const { reader, bits } = fixed(bytes);
     let key = "undecided";
     try {
       const group = walk.sample(reader);
-      if (reader.bitsRead <= L) key = `${group}/${walk.member}`;
+      if (bits() <= L) key = `${group}/${walk.member}`;
     } catch (e) {
       if (!(e instanceof RangeError)) throw e; // the L bits used up: undecided
     }
@@ -88,21 +91,21 @@ describe("KnuthYao walk", () => {
   }
   it("the doc example: a uniform third from bits 1, 0 is member 2 of 3, in 2 bits", () => {
     const third = new KnuthYao(groupsOf([[3, fraction(1n, 3n)]]));
-    const { reader } = fixed([0b10010000]);
+    const { reader, bits } = fixed([0b10010000]);
     assert.equal(third.sample(reader), 0);
     assert.equal(third.member, 2);
-    assert.equal(reader.bitsRead, 2);
+    assert.equal(bits(), 2);
   });
   it("refuses groups not totalling 1 and out-of-range groups, naming them", () => {
     assert.throws(() => new KnuthYao(groupsOf([[2, fraction(1n, 3n)]])), /sum to 2\/3, not 1/);
-    assert.throws(() => new KnuthYao(groupsOf([[1, fraction(3n, 2n)]])), /group 0: count 1 and probability 3\/2 out of range/);
-    assert.throws(() => new KnuthYao(groupsOf([[-1n, fraction(1n)]])), /out of range/);
+    assert.throws(() => new KnuthYao(groupsOf([[1, fraction(3n, 2n)]])), /probability 3\/2 outside \[0, 1\]/);
+    assert.throws(() => new KnuthYao(groupsOf([[-1n, fraction(1n)]])), /group 0 has -1 outcomes/);
   });
 });
 
 describe("draws that read nothing", () => {
   it("uniform(1), coin(0), coin(1) and a certain outcome read no bit", () => {
-    const { reader, source } = fixed([]);
+    const { reader, source, bits } = fixed([]);
     assert.equal(uniform(1, reader), 0);
     assert.equal(coin(fraction(0n), reader), false);
     assert.equal(coin(fraction(1n), reader), true);
@@ -110,23 +113,24 @@ describe("draws that read nothing", () => {
     assert.equal(uniformSubset(5, 0, reader).length, 0);
     assert.deepEqual(uniformSubset(5, 5, reader), [0, 1, 2, 3, 4]);
     assert.equal(runLanes(3, [{ mask: 1n, probability: fraction(0n) }, { mask: 6n, probability: fraction(1n) }], reader), 6n);
-    assert.equal(reader.bitsRead, 0);
+    assert.equal(bits(), 0);
     assert.deepEqual(source.reads, []);
   });
 });
 
 describe("BitReader", () => {
   it("serves each byte most significant bit first, and a draw's leftover bits to the next draws", () => {
-    const { reader, source } = fixed([0b10110010, 0b01000000]);
+    const { reader, source, bits } = fixed([0b10110010, 0b01000000]);
     const draws = Array.from({ length: 10 }, () => uniform(2, reader)); // one bit each
     assert.deepEqual(draws, [1, 0, 1, 1, 0, 0, 1, 0, 0, 1]);
     assert.deepEqual(source.reads, [1, 1]); // the second byte only when the first is used up
-    assert.equal(reader.bitsRead, 10);
+    assert.equal(bits(), 10);
+    assert.equal(reader.left, 6);
   });
   it("carries leftover bits across draws of different samplers", () => {
     // bits 10 | 1 | 000 | 11 | 1: uniform(4) = 2, coin(1/2) = false (group 1), uniform(8) = 0, uniform(4) = 3, then
     // uniform(2) takes the first bit of the second byte
-    const { reader, source } = fixed([0b10100011, 0b10000000]);
+    const { reader, source, bits } = fixed([0b10100011, 0b10000000]);
     assert.equal(uniform(4, reader), 2);
     assert.equal(coin(fraction(1n, 2n), reader), false);
     assert.equal(uniform(8, reader), 0);
@@ -134,7 +138,7 @@ describe("BitReader", () => {
     assert.deepEqual(source.reads, [1]);
     assert.equal(uniform(2, reader), 1);
     assert.deepEqual(source.reads, [1, 1]);
-    assert.equal(reader.bitsRead, 9);
+    assert.equal(bits(), 9);
   });
   it("zeroes each byte it takes in its buffer, and refuses an empty read and a bad chunk", () => {
     const held = Uint8Array.of(0xff, 0xff);
@@ -142,7 +146,7 @@ describe("BitReader", () => {
     reader.bit();
     assert.deepEqual([...held], [0, 0xff]);
     assert.throws(() => new BitReader({ read: () => new Uint8Array(0) }).bit(), /returned no bytes/);
-    assert.throws(() => new BitReader(new FixedSource(new Uint8Array(1)), 0), /chunk/);
+    assert.throws(() => new BitReader(new FixedSource(new Uint8Array(1)), 0).bit(), /returned no bytes/); // a chunk of 0
   });
   it("bitReader keeps one reader per source: a pooled CSPRNG's bytes are served in order, 64 bytes a read", () => {
     let next = 0;
@@ -162,11 +166,34 @@ describe("BitReader", () => {
   });
 });
 
+describe("coinOnce and randomRound", () => {
+  it("coinOnce reads the bits coin reads and gives its result, for reduced and unreduced fractions", () => {
+    const cases: [bigint, bigint][] = [[1n, 3n], [2n, 6n], [5n, 8n], [10n, 16n], [7n, 1n << 53n], [(1n << 53n) - 1n, 1n << 53n], [0n, 5n], [5n, 5n]];
+    for (const [num, den] of cases) {
+      for (const byte of [0x00, 0x5a, 0xa5, 0xf0, 0x13]) {
+        const a = fixed(Array(16).fill(byte));
+        const b = fixed(Array(16).fill(byte));
+        assert.equal(coinOnce({ num, den }, a.reader), coin(fraction(num, den), b.reader), `${num}/${den} on ${byte}`);
+        assert.equal(a.bits(), b.bits(), `${num}/${den} on ${byte}: bits`);
+      }
+    }
+    assert.throws(() => coinOnce({ num: 3n, den: 2n }, fixed([]).reader), /outside \[0, 1\]/);
+  });
+  it("randomRound: an integer position reads nothing; else up with ⌊frac·2^53⌋/2^53", () => {
+    const none = fixed([]);
+    assert.equal(randomRound(3, none.reader), 3);
+    assert.equal(none.bits(), 0);
+    // frac 1/2: the coin of 1/2 is one bit, 1 → group 1 (false, stay), 0 → group 0 (true, up)
+    assert.equal(randomRound(2.5, fixed([0x00]).reader), 3);
+    assert.equal(randomRound(2.5, fixed([0x80]).reader), 2);
+  });
+});
+
 describe("uniform", () => {
   it("uniformBig above 2^51 walks on bigints; refuses n ≤ 0 and uniform beyond 2^51", () => {
     const { reader } = fixed(Array(16).fill(0));
     assert.equal(uniformBig(2n ** 60n + 3n, reader), 0n);
-    assert.throws(() => uniformBig(0n, reader), /n > 0/);
+    assert.throws(() => uniformBig(0n, reader), /probability 1\/0 outside/);
     assert.throws(() => uniform(2 ** 52, reader), /uniformBig/);
   });
 });
@@ -174,21 +201,23 @@ describe("uniform", () => {
 describe("runs", () => {
   it("the run table of s: k < 255 with s(1 − s)^k, 255 with (1 − s)^255 (all-ones bits: the cap, at s = 1/2)", () => {
     // s = 1/2: outcome k has probability 2^-(k+1) (k < 255), and the cap 2^-255: a 0 bit after k ones is outcome k
-    const { reader } = fixed([0b11101111, 0b11111111]);
+    const { reader, bits } = fixed([0b11101111, 0b11111111]);
     const table = runTable(fraction(1n, 2n));
     assert.equal(table.sample(reader), 3);
-    assert.equal(reader.bitsRead, 4);
+    assert.equal(bits(), 4);
     const ones = fixed(Array(32).fill(0xff));
     assert.equal(table.sample(ones.reader), RUN_CAP);
-    assert.equal(ones.reader.bitsRead, 255);
-    assert.throws(() => runTable(fraction(2n, 3n)), /rarer/);
+    assert.equal(ones.bits(), 255);
+    const zero = runTable(fraction(0n)); // s = 0 (t = 0 or 1): one outcome, RUN_CAP, read without a bit
+    assert.equal(zero.sample(reader), RUN_CAP);
+    assert.equal(bits(), 4);
   });
   it("a likelier 1 (t > 1/2) fills the lanes and the runs clear the rarer ones", () => {
     // t = 3/4: s = 1/4, the rarer symbol 0; on zero bits each walk ends at level 2 on outcome 0 (1/4 = 0.01₂):
     // run 0, the next lane the rarer symbol
-    const { reader } = fixed(Array(1).fill(0));
+    const { reader, bits } = fixed(Array(1).fill(0));
     assert.equal(runLanes(4, [{ mask: 15n, probability: fraction(3n, 4n) }], reader), 0n);
-    assert.equal(reader.bitsRead, 8);
+    assert.equal(bits(), 8);
     // bits 1111 1111 then zeros: the first walk runs past level 2 (…), so at least one lane keeps the likelier 1
     const other = fixed([0xff, 0, 0, 0]);
     assert.notEqual(runLanes(4, [{ mask: 15n, probability: fraction(3n, 4n) }], other.reader), 0n);
@@ -224,33 +253,32 @@ describe("subsets", () => {
 describe("bits vectors", () => {
   for (const c of V.bits.knuth_yao) {
     it(`knuth_yao ${c.case} (${c.bytes || "no bytes"})`, () => {
-      const { reader, source } = fixed(fromHex(c.bytes));
+      const { reader, source, bits } = fixed(fromHex(c.bytes));
       const walk = new KnuthYao(c.groups.map((g: any) => ({ count: BigInt(g.count), probability: parseFraction(g.probability) })));
       assert.equal(walk.sample(reader), c.group);
-      const total = c.groups.reduce((s: bigint, g: any) => s + BigInt(g.count), 0n);
-      assert.equal(total >= 2n ** 51n ? walk.bigMember.toString() : String(walk.member), c.member);
-      assert.equal(reader.bitsRead, c.bits);
+      assert.equal(String(walk.member), c.member); // a Number, or a bigint when the walk went on with bigints
+      assert.equal(bits(), c.bits);
       assert.equal(source.remaining, 0);
     });
   }
   for (const c of V.bits.runs) {
     it(`runs ${c.case} (${c.bits} bits)`, () => {
-      const { reader, source } = fixed(fromHex(c.bytes));
+      const { reader, source, bits } = fixed(fromHex(c.bytes));
       const groups = c.groups.map((g: any) => ({ mask: BigInt(g.mask), probability: parseFraction(g.probability) }));
       const lanes = runLanes(c.width, groups, reader);
       assert.equal(lanes.toString(), c.lanes);
       assert.equal(toHex(lanesToPacked(lanes, c.width)), c.packed);
-      assert.equal(reader.bitsRead, c.bits);
+      assert.equal(bits(), c.bits);
       assert.equal(source.remaining, 0);
     });
   }
   for (const c of V.bits.subset) {
     it(`subset ${c.k} of ${c.n} (${c.bits} bits)`, () => {
-      const { reader, source } = fixed(fromHex(c.bytes));
+      const { reader, source, bits } = fixed(fromHex(c.bytes));
       const members = uniformSubset(c.n, c.k, reader);
       assert.deepEqual(members, c.members);
       assert.equal(members.reduce((rank, m, i) => rank + binomial(m, i + 1), 0n).toString(), c.rank);
-      assert.equal(reader.bitsRead, c.bits);
+      assert.equal(bits(), c.bits);
       assert.equal(source.remaining, 0);
     });
   }
