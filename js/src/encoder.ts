@@ -120,9 +120,4 @@ export class StreamResponse {
   }
 }
 
-/** Every lane of `width` set, as 32-bit words. */
-export function fullWords(width: number): Uint32Array {
-  const out = new Uint32Array((width + 31) >>> 5).fill(0xffffffff);
-  if (width % 32) out[out.length - 1] = 2 ** (width % 32) - 1;
-  return out;
-}
+export { fullWords } from "./random.js";

@@ -264,6 +264,13 @@ export function binaryDigits({ num, den }: Fraction): () => boolean {
   return () => (num *= 2n) >= den && ((num -= den), true);
 }
 
+/** Every lane of `width` set, as 32-bit words. */
+export function fullWords(width: number): Uint32Array {
+  const out = new Uint32Array((width + 31) >>> 5).fill(0xffffffff);
+  if (width % 32) out[out.length - 1] = 2 ** (width % 32) - 1;
+  return out;
+}
+
 /**
  * `width` independent exact coins, lane i with its group's probability, as
  * 32-bit words. Each lane compares a uniform real U (one binary digit per
@@ -277,8 +284,7 @@ export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[],
   const nwords = (width + 31) >>> 5;
   const nbytes = (width + 7) >>> 3;
   const digits = groups.map((g) => binaryDigits(g.probability)); // one binary digit of each probability a round
-  const undecided = new Uint32Array(nwords).fill(-1); // lanes past width: never undecided, never set
-  if (width % 32) undecided[nwords - 1] = 2 ** (width % 32) - 1;
+  const undecided = fullWords(width); // lanes past width: never undecided, never set
   const result = new Uint32Array(nwords);
   const plane = new Uint8Array(4 * nwords); // this round's plane, zero-padded to whole words
   const view = new DataView(plane.buffer);

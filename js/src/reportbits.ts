@@ -92,6 +92,8 @@ interface Level {
   counts: number[];
   bigTotal: bigint;
   bigCounts: bigint[];
+  /** Every leaf here is its own group's (count 1): leaf d is group groups[d]. */
+  unit: boolean;
 }
 
 /** Below this many outcomes the walk's node index stays an exact Number (d < 2·count). */
@@ -130,7 +132,6 @@ export class KnuthYao {
     let num = 0n; // Σ count·p = num/den
     let den = 1n;
     groups.forEach(({ count, probability: p }, index) => {
-      if (count < 0n) throw new RangeError(`group ${index} has ${count} outcomes`);
       // a group of count 0 or probability 0 is never a leaf's (it adds 0 to a level): kept, so a leaf's group is its index
       this.sizes.push(count);
       this.digits.push(binaryDigits(p)); // refuses a probability outside [0, 1]
@@ -149,7 +150,8 @@ export class KnuthYao {
       const bigCounts: bigint[] = []; // their leaves
       this.digits.forEach((next, i) => next() && (groups.push(i), bigCounts.push(this.sizes[i])));
       const bigTotal = bigCounts.reduce((a, b) => a + b, 0n);
-      this.levels.push({ groups, bigCounts, bigTotal, counts: bigCounts.map(Number), total: Number(bigTotal) });
+      const counts = bigCounts.map(Number);
+      this.levels.push({ groups, bigCounts, bigTotal, counts, total: Number(bigTotal), unit: counts.every((c) => c === 1) });
     }
     return this.levels[depth];
   }
@@ -166,6 +168,7 @@ export class KnuthYao {
       d = 2 * d + reader.bit();
       const level = this.levels[depth] ?? this.level(depth);
       if (d < level.total) {
+        if (level.unit) return level.groups[d]; // one leaf a group: the d-th
         for (let i = 0; ; i++) {
           const count = level.counts[i];
           if (d < count) {
@@ -182,7 +185,7 @@ export class KnuthYao {
   private sampleBig(reader: BitReader, d: bigint, depth: number): number {
     for (; ; depth++) {
       d = 2n * d + BigInt(reader.bit());
-      const level = this.levels[depth] ?? this.level(depth);
+      const level = this.level(depth);
       if (d < level.bigTotal) {
         for (let i = 0; ; i++) {
           const count = level.bigCounts[i];
