@@ -284,6 +284,7 @@ export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[],
   const nwords = (width + 31) >>> 5;
   const nbytes = (width + 7) >>> 3;
   const digits = groups.map((g) => binaryDigits(g.probability)); // one binary digit of each probability a round
+  const on: boolean[] = [];
   const undecided = fullWords(width); // lanes past width: never undecided, never set
   const result = new Uint32Array(nwords);
   const plane = new Uint8Array(4 * nwords); // this round's plane, zero-padded to whole words
@@ -291,7 +292,7 @@ export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[],
   let buffer: Uint8Array = new Uint8Array(0);
   let offset = 0;
   for (let open = width > 0; open; offset += nbytes) {
-    const on = digits.map((next) => next());
+    for (let j = 0; j < digits.length; j++) on[j] = digits[j]();
     if (offset === buffer.length) {
       buffer = source.read(nbytes * PLANES_PER_BLOCK);
       offset = 0;
@@ -300,7 +301,7 @@ export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[],
     open = false;
     for (let w = 0; w < nwords; w++) {
       let t = 0; // the lanes whose probability has digit 1 this round
-      groups.forEach((g, j) => on[j] && (t |= g.mask[w]));
+      for (let j = 0; j < digits.length; j++) if (on[j]) t |= groups[j].mask[w];
       const u = undecided[w];
       const p = view.getUint32(4 * w, true); // U's digits, little-endian
       result[w] |= u & t & ~p; // U's digit 0 where t's is 1: U < t, the coin is 1
