@@ -215,7 +215,7 @@ function memo<K, V>(make: (key: K) => V): (key: K) => V {
   };
 }
 
-/** The walk over n outcomes of 1/n (kept per n; n ≤ 0 is refused as a group out of range). */
+/** The walk over n outcomes of 1/n (kept per n; n ≤ 0 is refused: 1/n is outside [0, 1]). */
 export const uniformTable: (n: bigint) => KnuthYao = memo((n: bigint) => new KnuthYao([{ count: n, probability: { num: 1n, den: n } }]));
 
 /** A uniform integer in [0, n), n < 2^51 (the walk over n outcomes of 1/n). uniform(1) reads nothing. */
