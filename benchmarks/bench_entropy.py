@@ -37,6 +37,9 @@ The entropies are exact formulas of the spec's exact probabilities
 - RAPPOR, a fresh client: log2 m (the cohort) + h·h(P[1|1]) + (k−h)·h(P[1|0]),
   for a value whose h Bloom positions are distinct;
 - CMS (k rows, m bits): log2 k + h(p) + (m − 1) h(q);
+- HCMS (k rows, m columns): log2 k + log2 m + h(p);
+- PEM and TreeHist (r rounds): log2 r + log2 |seed space| + randomized response over g;
+- range-haar (h levels): log2 h + (h − 1)/2 (the index below 2^l, l uniform) + h(p);
 - the unary longitudinal chains (l-oue, l-sue, l-osue), a fresh client, whose
   bits are independent with P[1] = a (the value's) or b (``spec.support``):
   h(a) + (d − 1) h(b);
@@ -124,6 +127,17 @@ def entropy_bits(spec: Any) -> float | None:
         )
     if spec.mechanism == "cms":
         return math.log2(spec.k) + binary_entropy(spec.p) + (spec.m - 1) * binary_entropy(spec.q)
+    if spec.mechanism == "hcms":  # a uniform row and column, then the sign kept with p
+        return math.log2(spec.k) + math.log2(spec.m) + binary_entropy(spec.p)
+    if kind == "prefix-hashed":  # PEM, TreeHist: a uniform round and hash seed, then GRR over g buckets
+        return (
+            math.log2(spec.num_rounds)
+            + math.log2(LH_SEED_SPACE)
+            + plogp(spec.p)
+            + (spec.g - 1) * plogp(spec.q)
+        )
+    if spec.mechanism == "range-haar":  # a uniform level l and index below 2^l, then the sign kept with p
+        return math.log2(spec.levels) + (spec.levels - 1) / 2 + binary_entropy(spec.p)
     if spec.mechanism == "range-hierarchy":
         per_level = [
             binary_entropy(spec.p) + (spec.level_width(level) - 1) * binary_entropy(spec.q)

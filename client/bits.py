@@ -44,6 +44,7 @@ import operator
 import os
 import threading
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -66,6 +67,7 @@ __all__ = [
     "sampler_for",
     "step_table",
     "uniform_below_bits",
+    "uniform_below_each_bits",
     "uniforms",
 ]
 
@@ -273,6 +275,46 @@ def uniform_below_bits(bits: BitSource, bound: int, n: int) -> np.ndarray:
     if multiple != bound:
         units %= units.dtype.type(bound)
     return units.astype(np.int64)
+
+
+def uniform_below_each_bits(bits: BitSource, bounds: Sequence[int] | np.ndarray, n: int) -> np.ndarray:
+    """For each bound b_r (≤ 2^63), ``n`` exact uniform integers in ``[0, b_r)``: a (len(bounds), n) int64 array.
+
+    Row r reads what :func:`uniform_below_bits` reads for b_r: units of
+    :func:`rejection_width` (b_r) bits, a unit below the largest multiple of
+    b_r it holds giving its residue, the others redrawn one for one. Rows of
+    one width are drawn together.
+    """
+    listed = bounds.reshape(-1).tolist() if isinstance(bounds, np.ndarray) else list(bounds)
+    bound_list = [operator.index(b) for b in listed]
+    out = np.zeros((len(bound_list), n), dtype=np.int64)
+    by_width: dict[int, list[int]] = {}
+    for r, b in enumerate(bound_list):
+        if not 1 <= b <= 1 << 63:
+            raise ParameterError(f"uniform integers need a bound in [1, 2^63], got {b}")
+        if b > 1:
+            by_width.setdefault(rejection_width(b), []).append(r)
+    for width, rows in by_width.items():
+        units = bits.fields(width, len(rows) * n).reshape(len(rows), n)
+        row_bounds = np.array([bound_list[r] for r in rows], dtype=units.dtype)[:, None]
+        limits = (
+            ((units.dtype.type(1) << units.dtype.type(width)) // row_bounds) * row_bounds
+            if width < 64
+            else None
+        )
+        if limits is None:  # 64-bit units: the multiple of b below 2^64, in Python integers
+            limits = np.array([((1 << 64) // bound_list[r]) * bound_list[r] for r in rows], dtype=np.uint64)[
+                :, None
+            ]
+        flat, flat_limits = units.reshape(-1), np.broadcast_to(limits, units.shape).reshape(-1)
+        rejected = np.flatnonzero(flat >= flat_limits)
+        while rejected.size:  # each rejected unit redrawn until accepted: exactly uniform, one for one
+            candidates = bits.fields(width, rejected.size)
+            accepted = candidates < flat_limits[rejected]
+            flat[rejected[accepted]] = candidates[accepted]
+            rejected = rejected[~accepted]
+        out[rows] = (units % row_bounds).astype(np.int64)
+    return out
 
 
 @dataclass(frozen=True)

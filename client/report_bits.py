@@ -40,11 +40,15 @@ from contextlib import contextmanager
 from fractions import Fraction
 from functools import lru_cache
 from math import comb
+from typing import Any
+
+import numpy as np
 
 __all__ = [
     "RUN_CAP",
     "BitReader",
     "KnuthYao",
+    "RunTable",
     "coin",
     "csprng_bits",
     "draw",
@@ -62,11 +66,23 @@ RUN_CAP = 255
 #: Bytes the process's reader asks ``os.urandom`` for at a time.
 _CHUNK = 64
 
+#: Levels of a walk done by one table lookup when the reader has their bits at hand.
+_PEEK = 8
+_PEEK_MASK = (1 << _PEEK) - 1
+
+#: Bits of the windows of whole runs (:class:`RunTable`), and the runs a table draws one by one first.
+_WINDOW = 12
+_WINDOW_MASK = (1 << _WINDOW) - 1
+_WINDOWS_AFTER = 4096
+
+#: Walks of a table (with a leaf within its first W levels) after which it builds its lookup table.
+_LOOKUP_AFTER = 16
+
 
 class BitReader:
     """Uniform bits from a byte source, most significant bit of each byte first.
 
-    A byte is read (``source(chunk)``, then served in order) only when a bit
+    Bytes are read (``source(chunk)``, then served in order) only when a bit
     is needed and none is left; the bits a draw leaves serve the next draw.
     ``bits_read`` counts the bits handed out. The reader is not thread-safe
     by itself: the samplers hold ``lock`` for a whole draw.
@@ -76,8 +92,9 @@ class BitReader:
     source : callable
         ``source(n)`` returns n random bytes.
     chunk : int
-        Bytes asked for at a time (1 for a fixed test stream, so exactly the
-        bytes the draws need are read).
+        Bytes asked for at a time. With 1 (a fixed test stream) exactly the
+        bytes the draws use are read; with more, :meth:`peek` may read the
+        next chunk ahead (the bits are served in the same order either way).
     """
 
     def __init__(self, source: Callable[[int], bytes], chunk: int = 1):
@@ -85,27 +102,46 @@ class BitReader:
             raise ValueError(f"chunk must be at least 1 byte, got {chunk}")
         self._source = source
         self._chunk = chunk
-        self._buffer = b""
-        self._offset = 0
-        self._byte = 0
+        self._bits = 0  # the bits not served yet are its low ``_left`` bits, the next one the highest
         self._left = 0
         self.bits_read = 0
         self.lock = threading.Lock()
 
+    def _refill(self) -> None:
+        data = self._source(self._chunk)
+        if not data:
+            raise ValueError("the byte source returned no bytes")
+        self._bits = (self._bits & ((1 << self._left) - 1)) << 8 * len(data) | int.from_bytes(data, "big")
+        self._left += 8 * len(data)
+
     def bit(self) -> int:
         """The next bit."""
         if not self._left:
-            if self._offset == len(self._buffer):
-                self._buffer = self._source(self._chunk)
-                self._offset = 0
-                if not self._buffer:
-                    raise ValueError("the byte source returned no bytes")
-            self._byte = self._buffer[self._offset]
-            self._offset += 1
-            self._left = 8
+            self._refill()
         self._left -= 1
         self.bits_read += 1
-        return (self._byte >> self._left) & 1
+        return (self._bits >> self._left) & 1
+
+    def take(self, k: int) -> int:
+        """The next ``k`` bits as an integer, the first the most significant."""
+        while self._left < k:
+            self._refill()
+        self._left -= k
+        self.bits_read += k
+        return (self._bits >> self._left) & ((1 << k) - 1)
+
+    def peek(self, k: int) -> int | None:
+        """The next ``k`` bits without using them, or None when they are not at hand (chunk 1)."""
+        if self._left < k:
+            if self._chunk == 1:
+                return None
+            self._refill()
+        return (self._bits >> (self._left - k)) & ((1 << k) - 1)
+
+    def skip(self, k: int) -> None:
+        """Use ``k`` bits just seen by :meth:`peek`."""
+        self._left -= k
+        self.bits_read += k
 
 
 _process_reader: BitReader | None = None
@@ -217,6 +253,9 @@ class KnuthYao:
         self._digits = [_Digits(probability) for _, _, probability in live if probability < 1]
         self._levels: list[_Level] = []
         self._grow = threading.Lock()
+        self._empty: int | None = None
+        self._lookup: list[tuple[int, int, int]] | None = None
+        self._uses = 0
 
     def _level(self, depth: int) -> _Level:
         with self._grow:
@@ -230,13 +269,9 @@ class KnuthYao:
                 self._levels.append((total, tuple(groups), tuple(starts)))
         return self._levels[depth]
 
-    def sample(self, reader: BitReader) -> tuple[int, int]:
-        """One outcome ``(group index, member index)``; the caller holds ``reader.lock``."""
-        if self.certain is not None:
-            return self.certain
+    def _walk(self, reader: Any, d: int, depth: int) -> tuple[int, int]:
+        """The walk from node d of level ``depth`` (d already holds that level's bits)."""
         levels = self._levels
-        d = 0
-        depth = 0
         while True:
             d = 2 * d + reader.bit()
             total, groups, starts = levels[depth] if depth < len(levels) else self._level(depth)
@@ -245,6 +280,60 @@ class KnuthYao:
                 return groups[at], d - starts[at]
             d -= total
             depth += 1
+
+    def _empty_levels(self) -> int:
+        """The number of levels without a leaf before the first level with one."""
+        if self._empty is None:
+            empty = 0
+            while self._level(empty)[0] == 0:
+                empty += 1
+            self._empty = empty
+        return self._empty
+
+    def _lookup_table(self) -> list[tuple[int, int, int]]:
+        """The first W levels as a table: entry v is the walk fed the W bits of v.
+
+        (bits used, group, member) when the walk ends within them, else
+        (W, −1, d) with d its node at level W.
+        """
+        self._level(_PEEK - 1)
+        table = []
+        for v in range(1 << _PEEK):
+            d, depth = 0, 0
+            while depth < _PEEK:
+                d = 2 * d + ((v >> (_PEEK - 1 - depth)) & 1)
+                total, groups, starts = self._levels[depth]
+                if d < total:
+                    at = bisect_right(starts, d) - 1
+                    table.append((depth + 1, groups[at], d - starts[at]))
+                    break
+                d -= total
+                depth += 1
+            else:
+                table.append((_PEEK, -1, d))
+        return table
+
+    def sample(self, reader: BitReader) -> tuple[int, int]:
+        """One outcome ``(group index, member index)``; the caller holds ``reader.lock``."""
+        if self.certain is not None:
+            return self.certain
+        table = self._lookup
+        if table is None:
+            empty = self._empty_levels()
+            if empty < _PEEK:
+                self._uses += 1
+                if self._uses == _LOOKUP_AFTER:  # a table in use: its first levels become one lookup
+                    self._lookup = self._lookup_table()
+            # the first levels have no leaf: their bits only make the node index
+            return self._walk(reader, reader.take(empty), empty)
+        peeked = reader.peek(_PEEK)
+        if peeked is None:
+            return self._walk(reader, 0, 0)
+        used, group, member = table[peeked]
+        reader.skip(used)
+        if group >= 0:
+            return group, member
+        return self._walk(reader, member, _PEEK)
 
 
 def draw(table: KnuthYao, reader: BitReader | None = None) -> tuple[int, int]:
@@ -259,11 +348,6 @@ def _uniform_table(n: int) -> KnuthYao:
     return KnuthYao([(n, Fraction(1, n))])
 
 
-@lru_cache(maxsize=256)
-def _coin_table(probability: Fraction) -> KnuthYao:
-    return KnuthYao([(1, probability), (1, 1 - probability)])
-
-
 def uniform(n: int, reader: BitReader | None = None) -> int:
     """A uniform integer in [0, n) (the Knuth–Yao walk over n outcomes of 1/n)."""
     if n <= 0:
@@ -274,14 +358,77 @@ def uniform(n: int, reader: BitReader | None = None) -> int:
 
 
 def coin(probability: Fraction, reader: BitReader | None = None) -> bool:
-    """True with the exact ``probability`` (the walk over (probability, 1 − probability))."""
+    """True with the exact ``probability``: the walk over (probability, 1 − probability).
+
+    Written out: above the last binary digit of t = ``probability`` the
+    digits of t and 1 − t differ, so each level has one leaf and the walk
+    ends at the first bit 0, true when t's digit there is 1 (U < t, digit by
+    digit). At t's last digit (a dyadic t) both have a leaf: bit 0 is true.
+    """
+    probability = Fraction(probability)
+    num, den = probability.numerator, probability.denominator
+    if not 0 <= num <= den:
+        raise ValueError(f"probability must be in [0, 1], got {probability}")
+    if num == 0 or num == den:
+        return num == den
     reader = reader or csprng_bits()
     with reader.lock:
-        return _coin_table(Fraction(probability)).sample(reader)[0] == 0
+        while True:
+            num *= 2
+            digit = num >= den
+            if digit:
+                num -= den
+            if not reader.bit():
+                return digit
+            if num == 0:  # t's last digit was 1, and the bit 1 took 1 − t's leaf
+                return False
+
+
+class RunTable(KnuthYao):
+    """The walk over run lengths (:func:`run_table`), with a table of whole runs per 12-bit window once busy.
+
+    Entry v of :meth:`windows` holds the runs the walk decides, one after
+    another from the root, within the 12 bits of v: (bits used, where the
+    last run starts, lanes advanced, where the rarer symbols fall), or None
+    when not one run ends within them. The same walks, several per lookup.
+    """
+
+    def __init__(self, groups: Sequence[tuple[int, Fraction]]):
+        super().__init__(groups)
+        self.runs_drawn = 0
+        self._windows: list[tuple[int, int, int, tuple[int, ...]] | None] | None = None
+
+    def windows(self) -> list[tuple[int, int, int, tuple[int, ...]] | None] | None:
+        """The window table once this table has drawn enough runs to pay for it, else None."""
+        if self._windows is None and self.runs_drawn >= _WINDOWS_AFTER:
+            self._windows = [self._window(v) for v in range(1 << _WINDOW)]
+        return self._windows
+
+    def _window(self, v: int) -> tuple[int, int, int, tuple[int, ...]] | None:
+        used = advance = start = 0
+        rare: list[int] = []
+        while True:
+            d, depth, position = 0, 0, used
+            while position < _WINDOW:
+                d = 2 * d + ((v >> (_WINDOW - 1 - position)) & 1)
+                position += 1
+                total, groups, starts = self._level(depth)
+                if d < total:
+                    break
+                d -= total
+                depth += 1
+            else:  # the next run does not end within the window
+                return (used, start, advance, tuple(rare)) if used else None
+            run = groups[bisect_right(starts, d) - 1]
+            used, start = position, advance
+            advance += run
+            if run < RUN_CAP:
+                rare.append(advance)
+                advance += 1
 
 
 @lru_cache(maxsize=64)
-def run_table(rarer: Fraction) -> KnuthYao:
+def run_table(rarer: Fraction) -> RunTable:
     """Run lengths of the likelier symbol: k < RUN_CAP with s(1 − s)^k, RUN_CAP with (1 − s)^RUN_CAP.
 
     ``rarer`` is s, the probability of the rarer symbol (0 < s ≤ 1/2).
@@ -294,7 +441,7 @@ def run_table(rarer: Fraction) -> KnuthYao:
         groups.append((1, rarer * stay))
         stay *= 1 - rarer
     groups.append((1, stay))
-    return KnuthYao(groups)
+    return RunTable(groups)
 
 
 def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: BitReader | None = None) -> int:
@@ -336,18 +483,99 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
                 continue
             rarer_is_one = probability <= Fraction(1, 2)
             table = run_table(probability if rarer_is_one else 1 - probability)
-            lanes = [i for i, lane in enumerate(reversed(bin(mask)[2:])) if lane == "1"]
-            rare = 0
-            position = 0
-            while position < len(lanes):
-                run, _ = table.sample(reader)
-                position += run
-                if run < RUN_CAP:
-                    if position < len(lanes):
-                        rare |= 1 << lanes[position]
-                    position += 1
+            count = mask.bit_count()
+            rare = _lanes_of(_rare_positions(table, count, reader), mask)
             result |= rare if rarer_is_one else mask ^ rare
     return result
+
+
+def _rare_positions(table: RunTable, count: int, reader: BitReader) -> list[int]:
+    """Where the rarer symbol falls among ``count`` coins: one run of ``table`` after another.
+
+    The same walks as ``table.sample``, written out with the reader's state
+    in local variables because a report takes hundreds: several whole runs
+    by one lookup of the next 12 bits (:meth:`RunTable.windows`) while the
+    last of them starts within the group, else one run by one lookup of the
+    next 8 bits, else the walk itself.
+    """
+    positions: list[int] = []
+    position = runs = 0
+    lookup, windows = table._lookup, table.windows()
+    bits, left, spent = reader._bits, reader._left, 0
+    while position < count:
+        if windows is not None and left >= _WINDOW:
+            entry = windows[(bits >> (left - _WINDOW)) & _WINDOW_MASK]
+            if entry is not None and position + entry[1] < count:
+                used, _, advance, rare = entry
+                left -= used
+                spent += used
+                positions.extend([position + offset for offset in rare])
+                position += advance
+                continue
+        runs += 1
+        if lookup is not None and left >= _PEEK:
+            used, run, node = lookup[(bits >> (left - _PEEK)) & _PEEK_MASK]
+            left -= used
+            spent += used
+            if run < 0:
+                reader._left, reader.bits_read, spent = left, reader.bits_read + spent, 0
+                run, _ = table._walk(reader, node, _PEEK)
+                bits, left = reader._bits, reader._left
+        else:
+            reader._left, reader.bits_read, spent = left, reader.bits_read + spent, 0
+            if lookup is not None and reader._chunk > 1:  # bits ahead may be read: refill, then look up
+                reader._refill()
+                bits, left = reader._bits, reader._left
+                runs -= 1
+                continue
+            run, _ = table.sample(reader)
+            lookup = table._lookup
+            bits, left = reader._bits, reader._left
+        position += run
+        if run < RUN_CAP:
+            positions.append(position)
+            position += 1
+    reader._left, reader.bits_read = left, reader.bits_read + spent
+    table.runs_drawn += runs
+    if positions and positions[-1] >= count:
+        positions.pop()
+    return positions
+
+
+def _lane_map(mask: int) -> tuple[int, int, list[int] | None]:
+    """How position i of ``mask``'s set bits maps to a lane: (shift, skipped lane or −1, or the lanes listed)."""
+    low = (mask & -mask).bit_length() - 1
+    if (mask + (mask & -mask)).bit_count() == 1:  # one contiguous run of lanes from ``low``
+        return low, -1, None
+    gap = ((1 << mask.bit_length()) - 1) ^ mask
+    if gap.bit_count() == 1:  # every lane up to the top but one
+        return 0, gap.bit_length() - 1, None
+    return 0, -1, [i for i, bit in enumerate(reversed(bin(mask)[2:])) if bit == "1"]
+
+
+def _lanes_of(positions: list[int], mask: int) -> int:
+    """The lanes of ``mask`` at ``positions`` (its set bits counted from the lowest), as an integer.
+
+    Integer shifts for a few positions, NumPy's bit packing for many (it is
+    faster past about 64).
+    """
+    shift, skipped, listed = _lane_map(mask)
+    if len(positions) <= 64:
+        lanes = 0
+        for position in positions:
+            if listed is not None:
+                position = listed[position]
+            lanes |= 1 << (position + shift + (skipped >= 0 and position >= skipped))
+        return lanes
+    at = np.array(positions, dtype=np.int64)
+    if listed is not None:
+        at = np.array(listed, dtype=np.int64)[at]
+    elif skipped >= 0:
+        at += at >= skipped
+    at += shift
+    lanes = np.zeros(mask.bit_length(), dtype=np.uint8)
+    lanes[at] = 1
+    return int.from_bytes(np.packbits(lanes, bitorder="little").tobytes(), "little")
 
 
 @lru_cache(maxsize=64)

@@ -35,10 +35,10 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import value_indices
-from ldp.client.bits import BitSource, sampler_for
+from ldp.client.bits import BitSource, coins, sampler_for, uniform_below_each_bits, uniforms
 from ldp.client.encoders import stateless_factory
 from ldp.client.inversion import invert
-from ldp.client.randomness import as_source, bernoulli, uniform_below_each
+from ldp.client.randomness import as_source, uniform_below_each
 from ldp.client.report_bits import coin, uniform_subset
 from ldp.client.sampling import lanes_to_packed
 from ldp.client.subset_tree import LEAF, coin_bounds, subset_packed
@@ -104,7 +104,7 @@ def _subset_rows(
     Floyd's algorithm over all users at once, on an unpacked byte matrix with
     one column per user and one row per other value o in [0, d − 1). The
     uniform integers of up to ``_STEPS`` steps are drawn together
-    (:func:`uniform_below_each`) and turned into flat matrix positions in
+    (:func:`uniform_below_each`, or its bit version for a :class:`BitSource`) and turned into flat matrix positions in
     bulk. A step then reads the drawn positions, copies that bit into row j
     (free until then: Floyd's values at earlier steps are < j) and sets the
     drawn positions (already set where they were taken, so only the free
@@ -129,14 +129,18 @@ def _subset_rows(
     matrix = padded[1:]  # row o: other value o; padded[:-1] is the matrix one row down
     flat = matrix.reshape(-1)
     users = np.arange(m, dtype=np.int64)
-    holds = bernoulli(source, spec.p, m)
+    holds = coins(source, spec.p, m)
     # users whose subset does not hold x draw omega others: Floyd's first step (the set is still empty)
     first = np.flatnonzero(~holds)
     if first.size:
-        t = source.integers(population - omega + 1, first.size).astype(np.int64, copy=False)
+        t = uniforms(source, population - omega + 1, first.size).astype(np.int64, copy=False)
         flat[t * cols + first] = 1
     for js in _step_batches(population - omega + 1, population):  # the steps every user takes
-        t = uniform_below_each(source, np.arange(js.start + 1, js.stop + 1), m)
+        bounds = np.arange(js.start + 1, js.stop + 1)
+        if isinstance(source, BitSource):
+            t = uniform_below_each_bits(source, bounds, m)
+        else:
+            t = uniform_below_each(source, bounds, m)
         drawn = np.multiply(t, cols, dtype=np.int64)
         drawn += users
         for row, j in enumerate(js):
@@ -160,10 +164,11 @@ def _subset_rows(
 
 
 #: The tree sampler serves specs of at least this domain whose subsets hold at least this share of it:
-#: its time grows with d, Floyd's with ω (``benchmarks/bench_entropy.py``, ``÷ words``: at d = 1,024 the two
-#: take the same time near ω ≈ 0.18 d, ε ≈ 1.5; at ε = 1, ω ≈ 0.27 d, the tree takes about 0.8× Floyd's time).
+#: its time grows with d, Floyd's with ω. Measured at d = 1,024, 20,000 users, CPU time, against Floyd's
+#: algorithm on bits (as a secure batch runs it): at ω ≈ 0.18 d (ε = 1.5) the tree took 63 ms against
+#: 74–88 ms, at ω ≈ 0.12 d (ε = 2) 82 ms against 52–61 ms; the two cross near 0.15 d.
 TREE_MIN_DOMAIN = 48
-TREE_MIN_SHARE = Fraction(1, 5)
+TREE_MIN_SHARE = Fraction(3, 20)
 #: Past this domain the tree's cached split tables and their lookup chains (counts within 6 σ × outcomes
 #: within 12 σ a level, growing like d) would take more than about 100 MB: Floyd's algorithm serves larger
 #: domains.
@@ -198,14 +203,16 @@ def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=Fa
     A CSPRNG source and a batch of at least :data:`~ldp.client.bits.ECONOMY_MIN_DRAWS`
     users (:func:`~ldp.client.bits.sampler_for`) of a spec the tree serves
     (:func:`uses_tree`) take the tree sampler (:mod:`ldp.client.subset_tree`),
-    which reads about 1.1× the entropy a report needs; otherwise (seeded
-    generators, small batches, sparse subsets) the single encoder's algorithm
-    (Floyd's), vectorized over users.
+    which reads about 1.1× the entropy a report needs; otherwise Floyd's
+    algorithm, vectorized over users, on that sampler: bits for a secure
+    batch of sparse subsets (each uniform integer on about log2 of its bound,
+    :func:`~ldp.client.bits.uniform_below_each_bits`), whole words for seeded
+    generators and small batches.
     """
     source = as_source(rng)
     idx = value_indices(spec, values, indices)
-    sampler = sampler_for(source, idx.size) if uses_tree(spec) else source
-    if isinstance(sampler, BitSource):
+    sampler = sampler_for(source, idx.size)
+    if isinstance(sampler, BitSource) and uses_tree(spec):
         return _tree_batch(sampler, spec, idx)
     width = (spec.domain_size + 7) // 8
     rows = max(1, _BLOCK_BYTES // (8 * width))
@@ -213,5 +220,5 @@ def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=Fa
     work: dict[int, _Work] = {}
     for start in range(0, idx.size, rows):
         block = idx[start : start + rows]
-        _subset_rows(source, block, spec, packed[start : start + block.size], work)
+        _subset_rows(sampler, block, spec, packed[start : start + block.size], work)
     return ReportBatch(spec=spec.fingerprint, bits=packed)

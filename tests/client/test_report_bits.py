@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import random
 import threading
 from collections import Counter
 from fractions import Fraction
@@ -33,16 +34,28 @@ ALPHA = 1e-6
 
 
 class _Bits:
-    """A reader over a fixed bit string; raises LookupError past its end."""
+    """A reader over a fixed bit string, one bit at a time (the plain walk); raises LookupError past its end."""
 
     def __init__(self, bits: tuple[int, ...]):
         self._bits = iter(bits)
+        self.bits_read = 0
 
     def bit(self) -> int:
         try:
-            return next(self._bits)
+            bit = next(self._bits)
         except StopIteration:
             raise LookupError from None
+        self.bits_read += 1
+        return bit
+
+    def take(self, k: int) -> int:
+        value = 0
+        for _ in range(k):
+            value = 2 * value + self.bit()
+        return value
+
+    def peek(self, k: int) -> None:
+        return None
 
 
 def _walk_masses(table: KnuthYao, depth: int) -> Counter:
@@ -85,6 +98,50 @@ def test_walk_gives_every_outcome_exactly_its_digits(groups):
         (g, m): _digit_sum(p, depth) for g, (count, p) in enumerate(groups) for m in range(count) if p
     }
     assert dict(masses) == {o: m for o, m in expected.items() if m}
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        KnuthYao(
+            [
+                (1, Fraction(48886180638618267, 1 << 64)),
+                (1023, (1 - Fraction(48886180638618267, 1 << 64)) / 1023),
+            ]
+        ),
+        KnuthYao([((1 << 64) + 13, Fraction(1, (1 << 64) + 13))]),
+        KnuthYao([(3, Fraction(1, 3))]),
+        run_table(Fraction(4961093570831984269, 1 << 64)),
+        run_table(Fraction(1, 1000)),
+    ],
+)
+def test_the_table_lookup_walks_as_the_plain_walk(table):
+    """The first levels done by one lookup of peeked bits: the same outcome and bits as bit by bit, on 2,000 streams."""
+    stream = PRFStream(b"test-report-bits-lookup")
+    for _ in range(2000):
+        data = stream(24)
+        plain_bits = _Bits(tuple((byte >> (7 - i)) & 1 for byte in data for i in range(8)))
+        plain = table.sample(plain_bits)  # type: ignore[arg-type]
+        fast_reader = BitReader(lambda n, data=data: data, chunk=24)
+        assert table.sample(fast_reader) == plain
+        assert fast_reader.bits_read == plain_bits.bits_read
+
+
+@pytest.mark.parametrize(
+    "probability",
+    [Fraction(1, 2), Fraction(1, 4), Fraction(3, 8), Fraction(1, 3), Fraction(5, 7), Fraction(3, 1 << 53)],
+)
+def test_the_written_out_coin_is_the_two_outcome_walk(probability):
+    """coin(t) reads the same bits and answers as the walk over (t, 1 − t), on 2,000 streams."""
+    table = KnuthYao([(1, probability), (1, 1 - probability)])
+    stream = PRFStream(b"test-report-bits-coin", str(probability).encode())
+    for _ in range(2000):
+        data = stream(16)
+        plain_bits = _Bits(tuple((byte >> (7 - i)) & 1 for byte in data for i in range(8)))
+        heads = table.sample(plain_bits)[0] == 0  # type: ignore[arg-type]
+        reader = BitReader(lambda n, data=data: data, chunk=16)
+        assert coin(probability, reader) == heads
+        assert reader.bits_read == plain_bits.bits_read
 
 
 def test_a_certain_outcome_and_trivial_draws_read_nothing():
@@ -240,3 +297,36 @@ def test_reading_from_gives_the_samplers_a_fresh_reader_and_restores_the_process
         assert uniform(4) == 3
     assert csprng_bits() is process
     assert report_bits.csprng_bits() is process
+
+
+@pytest.mark.parametrize(
+    "rarer", [Fraction(4961093570831984269, 1 << 64), Fraction(3, 8), Fraction(1, 2), Fraction(1, 1000)]
+)
+def test_whole_runs_by_window_are_the_runs_one_by_one(rarer):
+    """A run table's 12-bit windows of whole runs: the same lanes and bits as drawing the runs one by one."""
+    from ldp.client.report_bits import _rare_positions
+
+    plain, windowed = run_table.__wrapped__(rarer), run_table.__wrapped__(rarer)
+    plain.runs_drawn = -(1 << 60)  # never builds its windows
+    windowed.runs_drawn = 1 << 60
+    assert windowed.windows() is not None and plain.windows() is None
+    stream = PRFStream(b"test-report-bits-windows", str(rarer).encode())
+    for count in (1023, 37, 1):
+        for _ in range(100):
+            data = stream(256)
+            one, many = BitReader(lambda n, data=data: data, 256), BitReader(lambda n, data=data: data, 256)
+            assert _rare_positions(plain, count, one) == _rare_positions(windowed, count, many)
+            assert one.bits_read == many.bits_read
+
+
+def test_positions_map_onto_the_masks_lanes():
+    """Position i is the i-th lowest set bit of the mask: contiguous, all-but-one and scattered masks, few or many."""
+    from ldp.client.report_bits import _lanes_of
+
+    rng = random.Random(7)
+    masks = [(1 << 300) - 1, ((1 << 300) - 1) << 5, ((1 << 300) - 1) ^ (1 << 123), rng.getrandbits(300) | 1]
+    for mask in masks:
+        lanes = [i for i in range(mask.bit_length()) if mask >> i & 1]
+        for size in (0, 1, 10, 64, 65, 100):
+            chosen = sorted(rng.sample(range(len(lanes)), size))
+            assert _lanes_of(chosen, mask) == sum(1 << lanes[i] for i in chosen)

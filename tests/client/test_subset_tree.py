@@ -129,8 +129,46 @@ def test_secure_batch_reads_near_the_entropy(d):
     assert source.bytes * 8 / n <= 1.25 * entropy
 
 
+def test_sparse_subsets_take_floyds_steps_on_bits():
+    """A secure batch of sparse subsets (ω = 18 of 1,024): Floyd's uniforms on about log2 of their bounds.
+
+    Floyd reads at least Σ log2(j + 1) over its ω steps, about 1.4× the entropy here; on whole words it
+    read 2.4×. The bound checked is 1.6× the entropy (the steps' rejection costs a few percent).
+    """
+    d, n = 1024, 8192
+    spec = SubsetSelection(range(d), 4.0)
+    assert not uses_tree(spec)
+    source = SeededSecure(11)
+    batch = secure_encode_batch(spec, np.arange(n) % d, indices=True, source=source)
+    sizes = np.unpackbits(batch.bits, axis=1)[:, :d].sum(axis=1)
+    assert set(sizes.tolist()) <= {spec.omega}
+    p, w = float(spec.p), spec.omega
+    entropy = (
+        -p * math.log2(p)
+        - (1 - p) * math.log2(1 - p)
+        + p * math.log2(math.comb(d - 1, w - 1))
+        + (1 - p) * math.log2(math.comb(d - 1, w))
+    )
+    assert source.bytes * 8 / n <= 1.6 * entropy
+
+
+def test_uniform_rows_on_bits_are_uniform():
+    """uniform_below_each_bits: each row's integers fit its bound (seeded χ² per row, α = 1e-6)."""
+    from ldp.client.bits import uniform_below_each_bits
+
+    bounds = [3, 7, 10, 1000, 1, 2]
+    draws = uniform_below_each_bits(seeded_bits(5), bounds, 20_000)
+    assert draws.shape == (6, 20_000) and not draws[4].any()
+    for row, bound in zip(draws, bounds):
+        if bound > 1:
+            counts = np.bincount(row, minlength=bound)
+            assert counts.size == bound and chi_square_ok(counts, np.full(bound, 1 / bound))
+
+
 def test_sparse_and_small_specs_keep_floyd():
     assert not uses_tree(SubsetSelection(range(1024), 4.0))  # ω = 18: Floyd's 18 steps are faster
+    assert not uses_tree(SubsetSelection(range(1024), 2.0))  # ω = 122 < 0.15 d
+    assert uses_tree(SubsetSelection(range(1024), 1.5))  # ω = 187 ≥ 0.15 d
     assert not uses_tree(SubsetSelection(range(16), 1.0))
     assert not uses_tree(SubsetSelection(range((1 << 14) + 1), 1.0))  # the cached tables would pass ~100 MB
     assert uses_tree(SubsetSelection(range(1 << 14), 1.0))
