@@ -24,7 +24,6 @@ import { type ByteSource, binaryDigits, type LaneGroup, PooledSource, type WordL
 /** Longest run of the likelier symbol one walk of `runLaneWords` draws. */
 export const RUN_CAP = 255;
 
-
 /**
  * Uniform bits from a byte source, most significant bit of each byte first.
  * A byte is read (`chunk` at a time, then served in order) only when a bit is
