@@ -9,6 +9,7 @@ import { type Encoder, type EncoderOptions, type RapporClient, newClient } from 
 import { type Fraction, compare, fraction, ONE, sub } from "./fraction.js";
 import { lanesToPacked, positionsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, cryptoSource, defaultShake256, prfInput, randbelow, sampleLaneWords } from "./random.js";
+import { bitReader, runLaneWords } from "./reportbits.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
@@ -114,7 +115,7 @@ export class DBitFlipEncoder implements Encoder {
     const sent = this.permanentWords(value);
     if (this.gamma.num !== 0n) {
       // output perturbation: each memoized bit flipped with probability γ, from the CSPRNG
-      const flips = sampleLaneWords(this.d, [{ mask: this.full, probability: this.gamma }], this.source);
+      const flips = runLaneWords(this.d, [{ mask: this.full, probability: this.gamma }], bitReader(this.source));
       for (let w = 0; w < sent.length; w++) sent[w] = (sent[w] ^ flips[w]) >>> 0;
     }
     const positions = [...this.buckets];

@@ -5,7 +5,8 @@
  * (and the utilities); `registry.ts` (generated) maps mechanism names to them.
  */
 import { type Fraction, compare, divInt, fraction, lcm, ONE, sub } from "./fraction.js";
-import { type ByteSource, type Shake256, UniformBelow, cryptoSource, randbelow } from "./random.js";
+import { type ByteSource, type Shake256, cryptoSource, randbelow } from "./random.js";
+import { type BitReader, KnuthYao, bitReader, uniformBig } from "./reportbits.js";
 import type { NumericTable } from "./numeric.js";
 import type { Report } from "./report.js";
 import type { Spec } from "./spec.js";
@@ -41,10 +42,13 @@ export function cohortsOf(spec: Spec): bigint {
   return typeof n === "bigint" ? n : 1n;
 }
 
-/** A fresh client state: a CSPRNG secret, then a uniform cohort (Python's `ClientState.new`). */
+/**
+ * A fresh client state: a CSPRNG secret, then a uniform cohort (Python's `ClientState.new`), the cohort an
+ * exact uniform on the CSPRNG's bits (`reportbits.ts`).
+ */
 export function newClient(spec: Spec, source: ByteSource = cryptoSource): RapporClient {
   const secret = source.read(32);
-  const cohort = Number(randbelow(cohortsOf(spec), source));
+  const cohort = Number(uniformBig(cohortsOf(spec), bitReader(source)));
   return { secret, cohort };
 }
 
@@ -61,36 +65,59 @@ export interface EncoderOptions {
   tables?: Readonly<Record<string, NumericTable>>;
 }
 
-/** Randomized response over [0, n): keep the index with keep/den, else each other one with other/den. */
+/** q = (1 − p)/(n − 1), each other value's probability in randomized response over [0, n) (1/n < p < 1). */
+function otherProbability(p: Fraction, n: bigint): Fraction {
+  if (n < 2n || compare(p, fraction(1n, n)) <= 0 || compare(p, ONE) >= 0) {
+    throw new RangeError(`randomized response needs 1/${n} < p < 1, got ${p.num}/${p.den}`);
+  }
+  return divInt(sub(ONE, p), n - 1n);
+}
+
+/**
+ * Randomized response over [0, n) with fresh coins: keep the index with p, else each other one with
+ * q = (1 − p)/(n − 1), by one Knuth–Yao walk over [(1, p), (n − 1, q)] on the CSPRNG's bits.
+ */
 export class RandomizedResponse {
-  private readonly uniform: UniformBelow;
+  private readonly walk: KnuthYao;
+
+  constructor(p: Fraction, n: bigint) {
+    this.walk = new KnuthYao([
+      { count: 1n, probability: p },
+      { count: n - 1n, probability: otherProbability(p, n) },
+    ]);
+  }
+
+  /** A fresh response: group 0 keeps `index`, member o of group 1 is other value o (skipping `index`). */
+  draw(index: number, bits: BitReader): number {
+    if (this.walk.sample(bits) === 0) return index;
+    const o = this.walk.member as number; // n < 2^51 outcomes: a Number
+    return o >= index ? o + 1 : o;
+  }
+}
+
+/**
+ * Randomized response over [0, n) from a keyed PRF stream (memoized answers): the byte sampler, one
+ * randbelow(den) with den = lcm of p's and q's denominators; below keep = p·den keeps the index, the rest
+ * splits into slices of other = q·den, one per other value. A stored client's memoized answers do not change.
+ */
+export class StreamResponse {
   private readonly den: bigint;
   private readonly keep: bigint;
   private readonly other: bigint;
 
   constructor(p: Fraction, n: bigint) {
-    if (n < 2n || compare(p, fraction(1n, n)) <= 0 || compare(p, ONE) >= 0) {
-      throw new RangeError(`randomized response needs 1/${n} < p < 1, got ${p.num}/${p.den}`);
-    }
-    const q = divInt(sub(ONE, p), n - 1n); // each other value
+    const q = otherProbability(p, n);
     this.den = lcm(p.den, q.den);
     this.keep = p.num * (this.den / p.den);
     this.other = q.num * (this.den / q.den);
-    this.uniform = new UniformBelow(this.den);
   }
 
-  /** One randbelow(den): below keep keeps `index`; the rest splits into slices of `other`, one per other value. */
-  respond(index: number, source: ByteSource): number {
-    const r = this.uniform.draw(source);
+  respond(index: number, stream: ByteSource): number {
+    const r = randbelow(this.den, stream);
     if (r < this.keep) return index;
     const o = Number((r - this.keep) / this.other);
     return o >= index ? o + 1 : o;
   }
 }
 
-/** Every lane of `width` set, as 32-bit words. */
-export function fullWords(width: number): Uint32Array {
-  const out = new Uint32Array((width + 31) >>> 5).fill(0xffffffff);
-  if (width % 32) out[out.length - 1] = 2 ** (width % 32) - 1;
-  return out;
-}
+export { fullWords } from "./random.js";

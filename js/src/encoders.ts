@@ -9,6 +9,6 @@
  * the Python registry and the encoders' `@mechanisms` tags, which also
  * exports every encoder class. This module gathers them.
  */
-export { type Encoder, type RapporClient, RandomizedResponse, cohortsOf, newClient } from "./encoder.js";
+export { type Encoder, type RapporClient, RandomizedResponse, StreamResponse, cohortsOf, newClient } from "./encoder.js";
 export { newRapporClient, parseBoolean } from "./rappor.js";
 export * from "./registry.js"; // makeEncoder and every encoder class

@@ -1,6 +1,7 @@
 /** GRR and binary RR (mechanisms "grr", "binary-rr"): randomized response over the domain. */
 import { type Encoder, RandomizedResponse } from "./encoder.js";
 import { type ByteSource, cryptoSource } from "./random.js";
+import { type BitReader, bitReader } from "./reportbits.js";
 import type { Report } from "./report.js";
 import type { Catalog } from "./catalog.js";
 import { binaryRr, grr } from "./catalog/grr.js";
@@ -18,15 +19,17 @@ const MECHANISMS: Catalog = { grr, "binary-rr": binaryRr };
 export class GRREncoder implements Encoder {
   private readonly index: DomainIndex;
   private readonly rr: RandomizedResponse;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     this.rr = new RandomizedResponse(specFraction(spec, "p"), BigInt(this.index.size));
+    this.bits = bitReader(source);
   }
 
   encode(value: Value): Report {
-    const reported = this.rr.respond(this.index.indexOf(value), this.source);
+    const reported = this.rr.draw(this.index.indexOf(value), this.bits);
     return { spec: this.spec.fingerprint, value: this.index.domain[reported] };
   }
 }

@@ -7,8 +7,8 @@
  * the Sylvester Hadamard matrix H_b (entry (r, c) = (−1)^popcount(r & c)).
  * C_x is the row's b/2 "+1" positions inside x's block.
  */
-import { lcm } from "./fraction.js";
-import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
+import { type ByteSource, cryptoSource } from "./random.js";
+import { type BitReader, KnuthYao, bitReader } from "./reportbits.js";
 import type { Report } from "./report.js";
 import type { Catalog } from "./catalog.js";
 import { hr } from "./catalog/hadamard.js";
@@ -40,27 +40,30 @@ export function rowPosition(row: number, j: number, plus: boolean): number {
 const MECHANISMS: Catalog = { hr };
 
 /**
- * HR client: one randbelow(den) per report, den the common denominator of the two output probabilities.
+ * HR client: one Knuth–Yao walk per report over the b/2 members of C_x (each with probability in) and the K − b/2
+ * of its complement (each with out), on the CSPRNG's bits.
  *
  * @mechanisms hr
  */
 export class HadamardEncoder implements Encoder {
   private readonly index: DomainIndex;
   private readonly blockSize: number;
-  private readonly uniform: UniformBelow;
-  private readonly inNum: bigint;
-  private readonly outNum: bigint;
+  private readonly walk: KnuthYao;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     const blocks = specInt(spec, "blocks");
     this.blockSize = hadamardBlockSize(this.index.size, Number(blocks));
     const [inside, outside] = hadamardOutputProbabilities(specFraction(spec, "p"), blocks, BigInt(this.blockSize));
-    const den = lcm(inside.den, outside.den);
-    this.inNum = inside.num * (den / inside.den);
-    this.outNum = outside.num * (den / outside.den);
-    this.uniform = new UniformBelow(den);
+    const half = BigInt(this.blockSize / 2);
+    const outputs = blocks * BigInt(this.blockSize);
+    this.walk = new KnuthYao([
+      { count: half, probability: inside },
+      { count: outputs - half, probability: outside },
+    ]);
+    this.bits = bitReader(source);
   }
 
   encode(value: Value): Report {
@@ -69,13 +72,12 @@ export class HadamardEncoder implements Encoder {
     const half = b / 2;
     const block = Math.floor(x / (b - 1));
     const row = (x % (b - 1)) + 1;
-    const r = this.uniform.draw(this.source);
-    const threshold = BigInt(half) * this.inNum;
+    const inside = this.walk.sample(this.bits) === 0;
+    const u = this.walk.member as number; // a member of C_x, or of its complement (K < 2^51 outcomes: a Number)
     let output: number;
-    if (r < threshold) {
-      output = block * b + rowPosition(row, Number(r / this.inNum), true);
+    if (inside) {
+      output = block * b + rowPosition(row, u, true);
     } else {
-      const u = Number((r - threshold) / this.outNum); // a member of the complement of C_x
       if (u < half) output = block * b + rowPosition(row, u, false);
       else {
         const other = u - half; // an output of the other blocks, x's block skipped

@@ -10,6 +10,7 @@ export * from "./mmh3.js";
 export * from "./packing.js";
 export * from "./report.js";
 export * from "./random.js";
+export * from "./reportbits.js";
 export * from "./encoders.js";
 export * from "./numeric.js";
 export * from "./families.js"; // every mechanism family with an encoder (generated)

@@ -9,7 +9,8 @@
 import type { Encoder } from "./encoder.js";
 import type { Fraction } from "./fraction.js";
 import { lanesToPacked } from "./packing.js";
-import { type ByteSource, UniformBelow, cryptoSource, randbelow } from "./random.js";
+import { type ByteSource, cryptoSource } from "./random.js";
+import { type BitReader, bitReader, coin, coinOnce, runLanes, uniform } from "./reportbits.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { clip } from "./text.js";
@@ -65,34 +66,27 @@ function parsePairs(index: DomainIndex, input: unknown): Array<[number, number]>
   });
 }
 
-function coin(p: Fraction, source: ByteSource): boolean {
-  return randbelow(p.den, source) < p.num;
+/** The discretization v* of v: +1 with ⌊(1 + v)·2^63⌋/2^64 (an exact coin: nothing read at v = ±1), else −1. */
+function sign(v: number, bits: BitReader): number {
+  return coinOnce({ num: discretizeThreshold(v), den: TWO64 }, bits) ? 1 : -1;
 }
 
-function sign(v: number, source: ByteSource): number {
-  if (v >= 1) {
-    randbelow(TWO64, source);
-    return 1;
-  }
-  return randbelow(TWO64, source) < discretizeThreshold(v) ? 1 : -1;
-}
-
-/** Padding-and-sampling of one user: (padded key index, v* = ±1); draws randbelow(η), then the discretization. */
-function samplePair(pairs: Array<[number, number]>, ell: number, domainSize: number, source: ByteSource): [number, number] {
+/** Padding-and-sampling of one user: (padded key index, v* = ±1); draws uniform(η), then the discretization. */
+function samplePair(pairs: Array<[number, number]>, ell: number, domainSize: number, bits: BitReader): [number, number] {
   const eta = Math.max(pairs.length, ell);
-  const i = Number(randbelow(BigInt(eta), source));
+  const i = uniform(eta, bits);
   let key: number;
   let v = 0;
   if (i < pairs.length) [key, v] = pairs[i];
   else key = domainSize + i - pairs.length;
-  return [key, sign(v, source)];
+  return [key, sign(v, bits)];
 }
 
 /**
  * PCKV-UE: padding-and-sampling to ℓ pairs, then two bit vectors over the d + ℓ keys (`plus`: y = +1,
- * `minus`: y = −1). Draws, in Python's order: the sampled pair, the discretization, the key coin (a), the
- * sign coin (p, drawn either way), then for every other key in order its nonzero coin (b) and, when nonzero,
- * its sign (randbelow(2): 1 is +1).
+ * `minus`: y = −1). Draws, in Python's order, on the CSPRNG's bits: the sampled pair, the discretization, the
+ * key coin (a), the sign coin (p, only when the key is kept), then the other keys' nonzero coins (b) as lanes,
+ * then for each nonzero key in increasing order its sign (uniform(2): 1 is +1).
  *
  * @mechanisms pckv-ue
  */
@@ -103,9 +97,11 @@ export class PCKVUEEncoder implements Encoder {
   private readonly p: Fraction;
   private readonly ell: number;
   private readonly padded: number;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpec(spec);
+    this.bits = bitReader(source);
     this.index = new DomainIndex(specDomain(spec));
     this.a = specFraction(spec, "a");
     this.b = specFraction(spec, "b");
@@ -115,19 +111,20 @@ export class PCKVUEEncoder implements Encoder {
   }
 
   encode(value: Value): Report {
-    const [key, sampled] = samplePair(parsePairs(this.index, value), this.ell, this.index.size, this.source);
+    const [key, sampled] = samplePair(parsePairs(this.index, value), this.ell, this.index.size, this.bits);
     let plus = 0n;
     let minus = 0n;
-    const kept = coin(this.a, this.source);
-    const same = coin(this.p, this.source); // drawn either way (a fixed order of draws)
-    if (kept) {
-      if ((same ? sampled : -sampled) > 0) plus |= 1n << BigInt(key);
+    if (coin(this.a, this.bits)) {
+      if ((coin(this.p, this.bits) ? sampled : -sampled) > 0) plus |= 1n << BigInt(key);
       else minus |= 1n << BigInt(key);
     }
-    for (let i = 0; i < this.padded; i++) {
-      if (i === key || !coin(this.b, this.source)) continue;
-      if (randbelow(2n, this.source) === 1n) plus |= 1n << BigInt(i);
-      else minus |= 1n << BigInt(i);
+    const others = ((1n << BigInt(this.padded)) - 1n) ^ (1n << BigInt(key));
+    let nonzero = runLanes(this.padded, [{ mask: others, probability: this.b }], this.bits);
+    while (nonzero) {
+      const lane = nonzero & -nonzero;
+      if (uniform(2, this.bits) === 1) plus |= lane;
+      else minus |= lane;
+      nonzero ^= lane;
     }
     return {
       spec: this.spec.fingerprint,
@@ -150,9 +147,11 @@ export class PCKVGRREncoder implements Encoder {
   private readonly p: Fraction;
   private readonly ell: number;
   private readonly padded: number;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpec(spec);
+    this.bits = bitReader(source);
     this.index = new DomainIndex(specDomain(spec));
     this.a = specFraction(spec, "a");
     this.p = specFraction(spec, "p");
@@ -161,13 +160,13 @@ export class PCKVGRREncoder implements Encoder {
   }
 
   encode(value: Value): Report {
-    let [key, s] = samplePair(parsePairs(this.index, value), this.ell, this.index.size, this.source);
-    if (coin(this.a, this.source)) {
-      if (!coin(this.p, this.source)) s = -s;
+    let [key, s] = samplePair(parsePairs(this.index, value), this.ell, this.index.size, this.bits);
+    if (coin(this.a, this.bits)) {
+      if (!coin(this.p, this.bits)) s = -s;
     } else {
-      const other = Number(randbelow(BigInt(this.padded - 1), this.source));
+      const other = uniform(this.padded - 1, this.bits);
       key = other + (other >= key ? 1 : 0);
-      s = randbelow(2n, this.source) === 1n ? 1 : -1;
+      s = uniform(2, this.bits) === 1 ? 1 : -1;
     }
     return { spec: this.spec.fingerprint, extra: [["key", key], ["sign", s > 0 ? 1 : 0]] };
   }
@@ -182,23 +181,23 @@ export class PrivKVMEncoder implements Encoder {
   private readonly index: DomainIndex;
   private readonly p1: Fraction;
   private readonly p2: Fraction;
-  private readonly draw: UniformBelow;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpec(spec);
     this.index = new DomainIndex(specDomain(spec));
     this.p1 = specFraction(spec, "p1");
     this.p2 = specFraction(spec, "p2");
-    this.draw = new UniformBelow(BigInt(this.index.size));
+    this.bits = bitReader(source);
   }
 
   encode(value: Value): Report {
     const held = new Map(parsePairs(this.index, value));
-    const j = Number(this.draw.draw(this.source));
+    const j = uniform(this.index.size, this.bits);
     const v = held.get(j);
-    let s = sign(v ?? 0, this.source);
-    const present = v !== undefined ? coin(this.p1, this.source) : !coin(this.p1, this.source);
-    if (!coin(this.p2, this.source)) s = -s;
+    let s = sign(v ?? 0, this.bits);
+    const present = v !== undefined ? coin(this.p1, this.bits) : !coin(this.p1, this.bits);
+    if (!coin(this.p2, this.bits)) s = -s;
     return { spec: this.spec.fingerprint, extra: [["key", j], ["response", present ? 1 + s : 1]] };
   }
 }

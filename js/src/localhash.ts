@@ -1,7 +1,8 @@
 /** Local hashing (mechanisms "olh", "blh"): a random hash seed, then randomized response over its buckets. */
 import { type Encoder, RandomizedResponse } from "./encoder.js";
 import { LH_SEED_SPACE, lhBucket } from "./hashing.js";
-import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
+import { type ByteSource, cryptoSource } from "./random.js";
+import { type BitReader, bitReader, uniformBig } from "./reportbits.js";
 import type { Report } from "./report.js";
 import type { Catalog } from "./catalog.js";
 import { blh, olh } from "./catalog/localhash.js";
@@ -20,21 +21,21 @@ export class LocalHashingEncoder implements Encoder {
   private readonly index: DomainIndex;
   private readonly g: bigint;
   private readonly rr: RandomizedResponse;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     this.g = specInt(spec, "g");
     this.rr = new RandomizedResponse(specFraction(spec, "p"), this.g);
+    this.bits = bitReader(source);
   }
-
-  private static readonly seeds = new UniformBelow(LH_SEED_SPACE);
 
   encode(value: Value): Report {
     const index = this.index.indexOf(value);
-    const seed = LocalHashingEncoder.seeds.draw(this.source);
+    const seed = uniformBig(LH_SEED_SPACE, this.bits);
     const bucket = lhBucket(seed, index, this.g);
-    return { spec: this.spec.fingerprint, seed, value: BigInt(this.rr.respond(bucket, this.source)) };
+    return { spec: this.spec.fingerprint, seed, value: BigInt(this.rr.draw(bucket, this.bits)) };
   }
 }
 

@@ -1,8 +1,9 @@
 /** LOLOHA (mechanism "loloha"): a hash function from the public pool, a memo per bucket, fresh noise per report. */
 import { utf8 } from "./bytes.js";
-import { type Encoder, type EncoderOptions, type RapporClient, RandomizedResponse, newClient } from "./encoder.js";
+import { type Encoder, type EncoderOptions, type RapporClient, RandomizedResponse, StreamResponse, newClient } from "./encoder.js";
 import { LH_SEED_SPACE, lhBucket } from "./hashing.js";
 import { type ByteSource, type Shake256, UniformBelow, cryptoSource, defaultShake256, prfInput } from "./random.js";
+import { bitReader } from "./reportbits.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
@@ -57,7 +58,7 @@ export class LolohaEncoder implements Encoder {
   readonly hashSeed: bigint;
   private readonly index: DomainIndex;
   private readonly g: bigint;
-  private readonly roundOne: RandomizedResponse;
+  private readonly roundOne: StreamResponse;
   private readonly roundTwo: RandomizedResponse;
   private readonly fingerprint: Uint8Array;
 
@@ -76,7 +77,7 @@ export class LolohaEncoder implements Encoder {
     if (client.secret.length !== 32) throw new RangeError("a LOLOHA client secret is 32 bytes");
     this.index = new DomainIndex(specDomain(spec));
     this.g = specInt(spec, "g");
-    this.roundOne = new RandomizedResponse(specFraction(spec, "p1"), this.g);
+    this.roundOne = new StreamResponse(specFraction(spec, "p1"), this.g);
     this.roundTwo = new RandomizedResponse(specFraction(spec, "p2"), this.g);
     this.fingerprint = utf8(spec.fingerprint);
     const poolSize = specInt(spec, "pool_size");
@@ -103,7 +104,7 @@ export class LolohaEncoder implements Encoder {
   }
 
   encode(value: Value): Report {
-    const reported = this.roundTwo.respond(this.permanentBucket(value), this.source);
+    const reported = this.roundTwo.draw(this.permanentBucket(value), bitReader(this.source)); // fresh: a walk on the CSPRNG's bits
     return { spec: this.spec.fingerprint, seed: BigInt(this.seedIndex), value: BigInt(reported) };
   }
 }

@@ -10,10 +10,11 @@
  * consumes them (the cross-language vectors check it).
  */
 import { utf8 } from "./bytes.js";
-import { type Encoder, type EncoderOptions, type RapporClient, RandomizedResponse, fullWords } from "./encoder.js";
+import { type Encoder, type EncoderOptions, type RapporClient, RandomizedResponse, StreamResponse, fullWords } from "./encoder.js";
 import { type Fraction, ONE, compare } from "./fraction.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, cryptoSource, defaultShake256, prfInput, sampleLaneWords } from "./random.js";
+import { bitReader, runLaneWords } from "./reportbits.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
@@ -38,7 +39,7 @@ export class LongitudinalEncoder implements Encoder {
   private readonly p2: Fraction;
   private readonly q2: Fraction;
   private readonly full: Uint32Array;
-  private readonly first?: RandomizedResponse;
+  private readonly first?: StreamResponse;
   private readonly second?: RandomizedResponse;
   private prfPrefix?: Uint8Array;
 
@@ -65,7 +66,7 @@ export class LongitudinalEncoder implements Encoder {
     this.full = fullWords(this.index.size);
     if (!this.unary) {
       const k = BigInt(this.index.size);
-      this.first = new RandomizedResponse(this.p1, k);
+      this.first = new StreamResponse(this.p1, k);
       this.second = new RandomizedResponse(this.p2, k);
     }
   }
@@ -108,7 +109,7 @@ export class LongitudinalEncoder implements Encoder {
 
   encode(value: Value): Report {
     if (!this.unary) {
-      const reported = this.second!.respond(this.memoIndex(value), this.source);
+      const reported = this.second!.draw(this.memoIndex(value), bitReader(this.source)); // fresh: a walk on the CSPRNG's bits
       return { spec: this.spec.fingerprint, value: this.index.domain[reported] };
     }
     const memo = this.memoWords(value);
@@ -118,7 +119,7 @@ export class LongitudinalEncoder implements Encoder {
       { mask: memo, probability: this.p2 },
       { mask: off, probability: this.q2 },
     ];
-    const lanes = sampleLaneWords(this.index.size, groups, this.source);
+    const lanes = runLaneWords(this.index.size, groups, bitReader(this.source)); // fresh: lanes as runs
     return { spec: this.spec.fingerprint, bits: wordsToPacked(lanes, this.index.size) };
   }
 }

@@ -5,7 +5,8 @@
 import type { Encoder, EncoderOptions } from "./encoder.js";
 import type { JsonObject } from "./json.js";
 import { NumericEncoder, toDouble, twoPointTable } from "./numeric.js";
-import { type ByteSource, randbelow } from "./random.js";
+import type { ByteSource } from "./random.js";
+import { bitReader, uniform } from "./reportbits.js";
 import type { ExtraField, Report } from "./report.js";
 import { type Spec, checkedSpec, loadSpec } from "./spec.js";
 import { NUMERIC_TABLES } from "./specfields.js";
@@ -59,10 +60,10 @@ function numericPart(name: string, part: Spec, source: ByteSource, options: Enco
 
 /**
  * A record's report: `smp` draws k of the d attributes (a partial Fisher–Yates shuffle, one
- * randbelow(d − t) per draw) and sends their bits `sampled` and their reports; `spl` reports every
+ * uniform(d − t) per draw, on the CSPRNG's bits) and sends their bits `sampled` and their reports; `spl` reports every
  * attribute; `rsfd-grr` draws the attribute reported by GRR and gives every other a uniform fake value;
  * `rsfd-{sue,oue}-z` report the drawn attribute by UE and every other as the zero vector perturbed,
- * `-r` as the UE report of a uniform value (one randbelow(k_j) each, in attribute order).
+ * `-r` as the UE report of a uniform value (one uniform(k_j) each, in attribute order).
  * Every value of the record is checked, sampled or not. A numeric attribute is reported by
  * `NumericEncoder`: Duchi's and stochastic rounding's tables follow from the spec; a grid mechanism's
  * (piecewise, hybrid, Laplace, Gaussian) is the server's, given as `options.tables[name]` (the
@@ -136,7 +137,7 @@ export class MultiAttributeEncoder implements Encoder {
     const d = this.names.length;
     const order = [...Array(d).keys()];
     for (let t = 0; t < this.sample; t++) {
-      const pick = d - t > 1 ? t + Number(randbelow(BigInt(d - t), this.source)) : t;
+      const pick = d - t > 1 ? t + uniform(d - t, bitReader(this.source)) : t;
       [order[t], order[pick]] = [order[pick], order[t]];
     }
     return order.slice(0, this.sample).sort((a, b) => a - b);
@@ -147,16 +148,16 @@ export class MultiAttributeEncoder implements Encoder {
     const d = this.names.length;
     const extra: [string, ExtraField][] = [];
     if (this.method === "rsfd-grr") {
-      const chosen = Number(randbelow(BigInt(d), this.source));
+      const chosen = uniform(d, bitReader(this.source));
       for (let j = 0; j < d; j++) {
         const domain = this.indexes[j]!.domain; // rsfd-grr: every attribute is categorical (GRR)
-        const reported = j === chosen ? this.encoders[j].encode(record[j]).value! : domain[Number(randbelow(BigInt(domain.length), this.source))];
+        const reported = j === chosen ? this.encoders[j].encode(record[j]).value! : domain[uniform(domain.length, bitReader(this.source))];
         extra.push([`a${j}_value`, reported]);
       }
       return { spec: this.spec.fingerprint, extra };
     }
     if (RSFD_UNARY.has(this.method)) {
-      const chosen = Number(randbelow(BigInt(d), this.source));
+      const chosen = uniform(d, bitReader(this.source));
       for (let j = 0; j < d; j++) {
         const encoder = this.encoders[j];
         const index = this.indexes[j]!; // RS+FD: every attribute is categorical (SUE or OUE)
@@ -164,7 +165,7 @@ export class MultiAttributeEncoder implements Encoder {
         let bits: Uint8Array;
         if (j === chosen) bits = encoder.perturb(index.indexOf(record[j]));
         else if (this.method.endsWith("-z")) bits = encoder.perturb(null);
-        else bits = encoder.perturb(Number(randbelow(BigInt(index.size), this.source)));
+        else bits = encoder.perturb(uniform(index.size, bitReader(this.source)));
         extra.push([`a${j}_bits`, bits]);
       }
       return { spec: this.spec.fingerprint, extra };

@@ -10,7 +10,8 @@
 import { sha256 } from "./hash/sha256.js";
 import { bigIntToBytesBE, bitLength, concatBytes, toHex } from "./bytes.js";
 import { type Fraction, ONE, compare, fraction, parseFraction } from "./fraction.js";
-import { type ByteSource, cryptoSource, randbelow, randbits } from "./random.js";
+import { type ByteSource, cryptoSource } from "./random.js";
+import { type BitReader, KnuthYao, bitReader, coin, coinOnce, randomRound } from "./reportbits.js";
 import type { JsonObject } from "./json.js";
 import type { Report } from "./report.js";
 import { privacyFacts, privacyRatio } from "./claim.js";
@@ -116,31 +117,25 @@ export function toDouble(value: Value): number {
   return x;
 }
 
-const ROUND_SCALE = 2 ** 53;
 
-/** Unbiased random rounding of pos ≥ 0: up with probability frac(pos), by randbits(53) (no bytes when frac = 0). */
-function randomRound(pos: number, source: ByteSource): number {
-  let i = Math.trunc(pos);
-  const frac = pos - i;
-  if (frac !== 0 && randbits(53, source) < BigInt(Math.floor(frac * ROUND_SCALE))) i += 1;
-  return i;
-}
-
-/** A coin: true with probability p, by one randbelow(p.den). */
-function coin(p: Fraction, source: ByteSource): boolean {
-  return randbelow(p.den, source) < p.num;
-}
 
 /** Randomize one number (clipped to [low, high]) with a numeric spec and its table. */
 export class NumericEncoder {
   private readonly low: number;
   private readonly span: number;
-  private readonly cum: bigint[] = [];
+  private readonly bits: BitReader;
+  private readonly p?: Fraction;
+  private readonly alpha?: Fraction;
+  private readonly duchiP?: Fraction;
+  /** shift: the walk over the noise cells (group t: weight t over the total). */
+  private readonly cells?: KnuthYao;
+  /** rows: the walk of each grid input's row, made when first drawn. */
+  private readonly rows = new Map<number, KnuthYao>();
 
   constructor(
     readonly spec: Spec,
     readonly table: NumericTable = twoPointTable(spec),
-    private readonly source: ByteSource = cryptoSource,
+    source: ByteSource = cryptoSource,
   ) {
     checkedSpec(spec);
     const twoPoint = NUMERIC_TABLES[spec.mechanism] === "two-point";
@@ -150,9 +145,24 @@ export class NumericEncoder {
     if (table.digest !== undefined && tableDigest(table) !== table.digest) {
       throw new RangeError(`${spec.mechanism} table does not match its digest`);
     }
+    this.bits = bitReader(source);
+    if (table.p !== undefined) this.p = parseFraction(table.p);
+    if (table.alpha !== undefined) this.alpha = parseFraction(table.alpha);
+    if (table.duchi_p !== undefined) this.duchiP = parseFraction(table.duchi_p);
+    if (table.kind !== "two-point") {
+      // the walks take each cell's weight over the total: it must be every row's sum exactly
+      const { a, b, m } = table.band ?? { a: 0, b: 0, m: 0 };
+      const sum = table.kind === "shift" ? table.weights!.reduce((s: bigint, w) => s + BigInt(w), 0n) : BigInt(m) * BigInt(a) + BigInt(table.K!) * BigInt(b);
+      if (table.total === undefined || BigInt(table.total) !== sum) {
+        throw new RangeError(`${spec.mechanism} table's total ${table.total} is not its rows' sum of weights ${sum}`);
+      }
+    }
     if (table.kind === "shift") {
-      let sum = 0n;
-      for (const w of table.weights!) this.cum.push((sum += BigInt(w)));
+      const total = BigInt(table.total!);
+      this.cells = new KnuthYao(
+        table.weights!.map((w) => ({ count: 1n, probability: { num: BigInt(w), den: total } })),
+        true,
+      );
     }
   }
 
@@ -162,44 +172,48 @@ export class NumericEncoder {
     const u = Math.min(1, Math.max(0, (x - this.low) / this.span));
     const t = this.table;
     if (t.kind === "two-point") {
-      const side = randomRound(u, this.source);
-      const keep = coin(parseFraction(t.p!), this.source);
+      const side = randomRound(u, this.bits);
+      const keep = coin(this.p!, this.bits);
       return t.outputs[keep ? side : 1 - side];
     }
     const K = Number(t.K);
-    const i = randomRound(u * K, this.source);
-    if (t.alpha !== undefined && !coin(parseFraction(t.alpha), this.source)) return this.duchiPart(i, K);
-    const r = randbelow(BigInt(t.total!), this.source);
-    return t.outputs[t.kind === "rows" ? this.bandCell(i, r) : this.shiftCell(i, K, r)];
+    const i = randomRound(u * K, this.bits);
+    if (this.alpha !== undefined && !coin(this.alpha, this.bits)) return this.duchiPart(i, K);
+    return t.outputs[t.kind === "rows" ? this.bandCell(i, K) : this.shiftCell(i, K)];
   }
 
-  /** Hybrid's Duchi part, for grid input i. */
+  /** Hybrid's Duchi part, for grid input i: side 1 with i/K, kept with Duchi's p. */
   private duchiPart(i: number, K: number): number {
-    const side = randbelow(BigInt(K), this.source) < BigInt(i) ? 1 : 0;
-    const keep = coin(parseFraction(this.table.duchi_p!), this.source);
+    const side = coinOnce({ num: BigInt(i), den: BigInt(K) }, this.bits) ? 1 : 0;
+    const keep = coin(this.duchiP!, this.bits);
     return this.table.duchi_outputs![keep ? side : 1 - side];
   }
 
-  /** Row i of a band table at r: b on [0, i), a on [i, i + m), b after. */
-  private bandCell(i: number, r: bigint): number {
-    const { a: aw, b: bw, m: mw } = this.table.band!;
-    const [a, b, m, I] = [BigInt(aw), BigInt(bw), BigInt(mw), BigInt(i)];
-    const left = I * b;
-    const band = left + m * a;
-    if (r < left) return Number(r / b);
-    if (r < band) return Number(I + (r - left) / a);
-    return Number(I + m + (r - band) / b);
+  /** Row i of a band table: the walk over [(i, b/total), (m, a/total), (K − i, b/total)], a cell of [0, K + m). */
+  private bandCell(i: number, K: number): number {
+    const { a, b, m } = this.table.band!;
+    let row = this.rows.get(i);
+    if (row === undefined) {
+      const total = BigInt(this.table.total!);
+      const [wa, wb] = [{ num: BigInt(a), den: total }, { num: BigInt(b), den: total }];
+      row = new KnuthYao(
+        [
+          { count: BigInt(i), probability: wb },
+          { count: BigInt(m), probability: wa },
+          { count: BigInt(K - i), probability: wb },
+        ],
+        true,
+      );
+      this.rows.set(i, row);
+    }
+    const group = row.sample(this.bits);
+    return (group === 0 ? 0 : group === 1 ? i : i + Number(m)) + (row.member as number);
   }
 
-  /** Noise index zi = #{t : cum[t] ≤ r} (binary search), output j = clamp(i + zi − K). */
-  private shiftCell(i: number, K: number, r: bigint): number {
-    let [lo, hi] = [0, this.cum.length];
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.cum[mid] <= r) lo = mid + 1;
-      else hi = mid;
-    }
-    return Math.min(Math.max(i + lo - K, 0), this.table.outputs.length - 1);
+  /** The noise cell t (the walk over the weights), output j = clamp(i + t − K). */
+  private shiftCell(i: number, K: number): number {
+    const t = this.cells!.sample(this.bits);
+    return Math.min(Math.max(i + t - K, 0), this.table.outputs.length - 1);
   }
 
   encode(value: Value): Report {

@@ -8,7 +8,8 @@
 import { utf8 } from "./bytes.js";
 import type { Encoder, EncoderOptions, RapporClient } from "./encoder.js";
 import { type Fraction, ONE, add, fraction, mul, sub } from "./fraction.js";
-import { type ByteSource, type Shake256, cryptoSource, defaultShake256, prfInput, randbelow, randbits, sampleLaneWords } from "./random.js";
+import { type ByteSource, type Shake256, cryptoSource, defaultShake256, prfInput, sampleLaneWords } from "./random.js";
+import { type BitReader, bitReader, coin, randomRound } from "./reportbits.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specFloat, specFraction, specInt } from "./spec.js";
 import { clip } from "./text.js";
@@ -18,7 +19,6 @@ const ALPHA_LABEL = utf8("ldp-1bitmean-alpha-v1");
 const MEMO_LABEL = utf8("ldp-1bitmean-memo-v1");
 /** α = jΔ/2^32, j uniform on [0, 2^32) (Python's `ALPHA_BITS`). */
 const ALPHA_SPAN = 2 ** 32;
-const ROUND_SCALE = 2 ** 53;
 
 /**
  * The grid point (0..grid) a client with α index `alpha` reports for the position u ∈ [0, 1]:
@@ -60,6 +60,8 @@ export class OneBitMeanEncoder implements Encoder {
   private readonly grid: number = 0;
   private readonly alpha: number = 0;
   private readonly bits = new Map<number, number>();
+  /** The CSPRNG's bits: the fresh coins (plain: rounding and keep; alpha: the flip). */
+  private readonly reader: BitReader;
 
   /** The encoder `makeEncoder` gives: memoized specs use the options' client (a fresh one when missing). */
   static create(spec: Spec, source: ByteSource, options: EncoderOptions): OneBitMeanEncoder {
@@ -71,10 +73,11 @@ export class OneBitMeanEncoder implements Encoder {
   constructor(
     readonly spec: Spec,
     readonly client: RapporClient | undefined = undefined,
-    private readonly source: ByteSource = cryptoSource,
+    source: ByteSource = cryptoSource,
     private readonly shake: Shake256 = defaultShake256,
   ) {
     checkedSpec(spec);
+    this.reader = bitReader(source);
     this.low = specFloat(spec, "low");
     this.span = specFloat(spec, "high") - this.low;
     this.p = specFraction(spec, "p");
@@ -125,13 +128,11 @@ export class OneBitMeanEncoder implements Encoder {
   sampleBit(value: Value): number {
     const u = this.unit(value);
     if (!this.memoized) {
-      let side = Math.trunc(u);
-      const frac = u - side;
-      if (frac !== 0 && randbits(53, this.source) < BigInt(Math.floor(frac * ROUND_SCALE))) side += 1;
-      return randbelow(this.p.den, this.source) < this.p.num ? side : 1 - side;
+      const side = randomRound(u, this.reader); // up with ⌊frac·2^53⌋/2^53, as the two-point numeric encoders
+      return coin(this.p, this.reader) ? side : 1 - side;
     }
     let bit = this.memoBit(alphaPoint(u, this.grid, this.alpha));
-    if (this.gamma.num !== 0n && randbelow(this.gamma.den, this.source) < this.gamma.num) bit ^= 1;
+    if (this.gamma.num !== 0n && coin(this.gamma, this.reader)) bit ^= 1;
     return bit;
   }
 

@@ -8,7 +8,8 @@ import { sha256 } from "./hash/sha256.js";
 import { bigIntToBytesBE, bytesToBigIntBE, concatBytes, utf8 } from "./bytes.js";
 import { type Encoder, RandomizedResponse } from "./encoder.js";
 import { LH_PRIME, LH_SEED_SPACE, lhBucket } from "./hashing.js";
-import { type ByteSource, UniformBelow, cryptoSource } from "./random.js";
+import { type ByteSource, cryptoSource } from "./random.js";
+import { type BitReader, bitReader, uniform, uniformBig } from "./reportbits.js";
 import type { Report } from "./report.js";
 import { clip, isWellFormed } from "./text.js";
 import { type Spec, checkedSpec, specFraction, specInt } from "./spec.js";
@@ -63,9 +64,9 @@ export class PEMEncoder implements Encoder {
   private readonly lengths: number[];
   private readonly g: bigint;
   private readonly rr: RandomizedResponse;
-  private readonly rounds: UniformBelow;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpec(spec);
     this.maxLength = Number(specInt(spec, "max_length"));
     this.lengths =
@@ -74,18 +75,16 @@ export class PEMEncoder implements Encoder {
         : pemPrefixLengths(this.maxLength, Number(specInt(spec, "top_k")), Number(specInt(spec, "eta")));
     this.g = specInt(spec, "g");
     this.rr = new RandomizedResponse(specFraction(spec, "p"), this.g);
-    this.rounds = new UniformBelow(BigInt(this.lengths.length));
+    this.bits = bitReader(source);
   }
-
-  private static readonly seeds = new UniformBelow(LH_SEED_SPACE);
 
   encode(value: Value): Report {
     const bits = pemValueBits(value, this.maxLength);
-    const round = this.rounds.draw(this.source);
-    const length = this.lengths[Number(round)];
+    const round = uniform(this.lengths.length, this.bits);
+    const length = this.lengths[round];
     const key = prefixKey(bits >> BigInt(8 * this.maxLength - length), length);
-    const seed = PEMEncoder.seeds.draw(this.source);
+    const seed = uniformBig(LH_SEED_SPACE, this.bits);
     const bucket = lhBucket(seed, key, this.g);
-    return { spec: this.spec.fingerprint, seed, value: BigInt(this.rr.respond(bucket, this.source)), extra: [["round", Number(round)]] };
+    return { spec: this.spec.fingerprint, seed, value: BigInt(this.rr.draw(bucket, this.bits)), extra: [["round", round]] };
   }
 }

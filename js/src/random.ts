@@ -255,53 +255,20 @@ export interface WordLaneGroup {
 /** Planes are read in blocks of this many (as Python does); the unused rest of a block is dropped. */
 const PLANES_PER_BLOCK = 12;
 
-/** The binary expansion of a probability num/den, one digit per `next()`; Numbers while 2·den fits exactly. */
-class Digits {
-  private num: bigint;
-  private readonly den: bigint;
-  private n: number;
-  private readonly d: number;
-
-  constructor(p: Fraction) {
-    if (p.num < 0n || p.num > p.den) throw new RangeError("probability outside [0, 1]");
-    this.num = p.num;
-    this.den = p.den;
-    this.d = p.den <= NUMBER_DIGITS_LIMIT ? Number(p.den) : 0;
-    this.n = this.d ? Number(p.num) : 0;
-  }
-
-  /** The next binary digit (t = 1 gives 1 forever). */
-  next(): boolean {
-    if (this.d) {
-      this.n *= 2;
-      if (this.n < this.d) return false;
-      this.n -= this.d;
-      return true;
-    }
-    this.num *= 2n;
-    if (this.num < this.den) return false;
-    this.num -= this.den;
-    return true;
-  }
+/**
+ * The binary expansion of a probability num/den (not necessarily reduced): each call gives the next digit
+ * (t = 1 gives 1 forever). Internal: shared with `reportbits.ts`.
+ */
+export function binaryDigits({ num, den }: Fraction): () => boolean {
+  if (!(0n <= num && num <= den && den > 0n)) throw new RangeError(`probability ${num}/${den} outside [0, 1]`);
+  return () => (num *= 2n) >= den && ((num -= den), true);
 }
 
-const NUMBER_DIGITS_LIMIT = 1n << 51n;
-
-/** Digits kept per probability; a lane sampler going past them (about 2^-128 per lane) continues with `Digits`. */
-const TABLE_DIGITS = 128;
-
-/** The first TABLE_DIGITS binary digits of a probability, computed once per Fraction object (encoders keep theirs). */
-const digitTables = new WeakMap<Fraction, Uint8Array>();
-
-function digitTable(p: Fraction): Uint8Array {
-  let table = digitTables.get(p);
-  if (table === undefined) {
-    const digits = new Digits(p);
-    table = new Uint8Array(TABLE_DIGITS);
-    for (let i = 0; i < TABLE_DIGITS; i++) table[i] = digits.next() ? 1 : 0;
-    digitTables.set(p, table);
-  }
-  return table;
+/** Every lane of `width` set, as 32-bit words. */
+export function fullWords(width: number): Uint32Array {
+  const out = new Uint32Array((width + 31) >>> 5).fill(0xffffffff);
+  if (width % 32) out[out.length - 1] = 2 ** (width % 32) - 1;
+  return out;
 }
 
 /**
@@ -310,66 +277,36 @@ function digitTable(p: Fraction): Uint8Array {
  * round: one plane of ⌈width/8⌉ bytes, little-endian, read from the source in
  * blocks of 12 planes) with its probability t, digit by digit; the first
  * differing digit decides U < t. Exactly the bytes and results of Python's
- * bit-sliced sampler.
+ * bit-sliced sampler. Since the per-report samplers (`reportbits.ts`), the
+ * keyed PRF streams' sampler only (RAPPOR's permanent response, memoized bits).
  */
 export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[], source: ByteSource): Uint32Array {
   const nwords = (width + 31) >>> 5;
   const nbytes = (width + 7) >>> 3;
-  const last = width % 32 === 0 ? 0xffffffff : (2 ** (width % 32) - 1) >>> 0; // the lanes of the last word
-  const masks: Uint32Array[] = [];
-  const tables: Uint8Array[] = [];
-  const late: Digits[] = []; // past the tables (practically never)
-  for (const g of groups) {
-    let any = 0;
-    for (let w = 0; w < g.mask.length; w++) any |= g.mask[w];
-    if (!any) continue;
-    masks.push(g.mask);
-    tables.push(digitTable(g.probability));
-  }
-  const undecided = new Uint32Array(nwords).fill(0xffffffff);
-  undecided[nwords - 1] = last;
+  const digits = groups.map((g) => binaryDigits(g.probability)); // one binary digit of each probability a round
+  const on: boolean[] = [];
+  const undecided = fullWords(width); // lanes past width: never undecided, never set
   const result = new Uint32Array(nwords);
-  const on: boolean[] = masks.map(() => false);
+  const plane = new Uint8Array(4 * nwords); // this round's plane, zero-padded to whole words
+  const view = new DataView(plane.buffer);
   let buffer: Uint8Array = new Uint8Array(0);
   let offset = 0;
-  let open = width > 0;
-  for (let round = 0; open; round++) {
-    // this round's digit of each group's probability
-    for (let j = 0; j < masks.length; j++) {
-      if (round < TABLE_DIGITS) on[j] = tables[j][round] === 1;
-      else {
-        if (round === TABLE_DIGITS) {
-          late[j] = new Digits(groups.find((g) => g.mask === masks[j])!.probability);
-          for (let i = 0; i < TABLE_DIGITS; i++) late[j].next();
-        }
-        on[j] = late[j].next();
-      }
-    }
+  for (let open = width > 0; open; offset += nbytes) {
+    for (let j = 0; j < digits.length; j++) on[j] = digits[j]();
     if (offset === buffer.length) {
       buffer = source.read(nbytes * PLANES_PER_BLOCK);
       offset = 0;
     }
+    plane.set(buffer.subarray(offset, offset + nbytes));
     open = false;
-    const end = offset + nbytes; // this plane's bytes only
     for (let w = 0; w < nwords; w++) {
-      const b = offset + 4 * w;
-      let plane: number;
-      if (b + 3 < end) plane = buffer[b] | (buffer[b + 1] << 8) | (buffer[b + 2] << 16) | (buffer[b + 3] << 24);
-      else {
-        plane = buffer[b];
-        if (b + 1 < end) plane |= buffer[b + 1] << 8;
-        if (b + 2 < end) plane |= buffer[b + 2] << 16;
-      }
-      if (w === nwords - 1) plane &= last;
-      let t = 0;
-      for (let j = 0; j < masks.length; j++) if (on[j]) t |= masks[j][w];
+      let t = 0; // the lanes whose probability has digit 1 this round
+      for (let j = 0; j < digits.length; j++) if (on[j]) t |= groups[j].mask[w];
       const u = undecided[w];
-      result[w] |= u & t & ~plane; // U's digit 0 where t's is 1: U < t, the coin is 1
-      const left = u & ~(plane ^ t); // decided wherever the digits differ
-      undecided[w] = left;
-      if (left) open = true;
+      const p = view.getUint32(4 * w, true); // U's digits, little-endian
+      result[w] |= u & t & ~p; // U's digit 0 where t's is 1: U < t, the coin is 1
+      if ((undecided[w] = u & ~(p ^ t))) open = true; // decided wherever the digits differ
     }
-    offset += nbytes;
   }
   return result;
 }

@@ -6,7 +6,8 @@
 import { type Encoder, fullWords } from "./encoder.js";
 import { type Fraction, compare, ONE } from "./fraction.js";
 import { wordsToPacked } from "./packing.js";
-import { type ByteSource, UniformBelow, cryptoSource, sampleLaneWords } from "./random.js";
+import { type ByteSource, cryptoSource } from "./random.js";
+import { type BitReader, bitReader, coin, runLaneWords, uniform } from "./reportbits.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specDomain, specFraction, specInt } from "./spec.js";
 import { DomainIndex, type Value } from "./values.js";
@@ -33,10 +34,11 @@ export class RangeHierarchyEncoder implements Encoder {
   private readonly branching: number;
   private readonly levels: number;
   private readonly leaves: number;
-  private readonly level: UniformBelow;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpec(spec);
+    this.bits = bitReader(source);
     this.index = new DomainIndex(specDomain(spec));
     this.p = specFraction(spec, "p");
     this.q = specFraction(spec, "q");
@@ -52,12 +54,11 @@ export class RangeHierarchyEncoder implements Encoder {
     }
     this.levels = depth;
     this.leaves = width;
-    this.level = new UniformBelow(BigInt(depth));
   }
 
   encode(value: Value): Report {
     const x = this.index.indexOf(value);
-    const level = 1 + this.level.drawNumber(this.source);
+    const level = 1 + uniform(this.levels, this.bits);
     const width = this.branching ** level;
     const node = Math.floor(x / this.branching ** (this.levels - level));
     const oneHot = new Uint32Array((width + 31) >>> 5);
@@ -68,7 +69,7 @@ export class RangeHierarchyEncoder implements Encoder {
       { mask: oneHot, probability: this.p },
       { mask: others, probability: this.q },
     ];
-    const lanes = sampleLaneWords(width, groups, this.source);
+    const lanes = runLaneWords(width, groups, this.bits);
     const padded = new Uint32Array((this.leaves + 31) >>> 5);
     padded.set(lanes.subarray(0, padded.length));
     return { spec: this.spec.fingerprint, extra: [["level", level - 1]], bits: wordsToPacked(padded, this.leaves) };
@@ -85,12 +86,12 @@ export class RangeHaarEncoder implements Encoder {
   private readonly index: DomainIndex;
   private readonly levels: number;
   private readonly leaves: number;
-  private readonly level: UniformBelow;
-  private readonly keep: UniformBelow;
-  private readonly keepNum: bigint;
+  private readonly p: Fraction;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpec(spec);
+    this.bits = bitReader(source);
     this.index = new DomainIndex(specDomain(spec));
     const p = specFraction(spec, "p");
     if (compare(p, { num: 1n, den: 2n }) <= 0 || compare(p, ONE) >= 0) {
@@ -99,19 +100,17 @@ export class RangeHaarEncoder implements Encoder {
     const d = this.index.size;
     this.levels = Math.max((d - 1).toString(2).length, 1);
     this.leaves = 2 ** this.levels;
-    this.level = new UniformBelow(BigInt(this.levels));
-    this.keep = new UniformBelow(p.den);
-    this.keepNum = p.num;
+    this.p = p;
   }
 
   encode(value: Value): Report {
     const x = this.index.indexOf(value);
-    const level = this.level.drawNumber(this.source);
-    const j = new UniformBelow(1n << BigInt(level)).drawNumber(this.source);
+    const level = uniform(this.levels, this.bits);
+    const j = uniform(2 ** level, this.bits);
     const span = this.leaves / 2 ** level;
     const node = Math.floor(x / span);
     const sign = (x % span < span / 2 ? 1 : -1) * (parity(j & node) ? -1 : 1);
-    const kept = this.keep.draw(this.source) < this.keepNum;
+    const kept = coin(this.p, this.bits);
     const bit = (sign > 0) === kept ? 1 : 0;
     return {
       spec: this.spec.fingerprint,

@@ -5,6 +5,7 @@ import { type Fraction, divInt, ONE, sub } from "./fraction.js";
 import { bloomPositions } from "./hashing.js";
 import { wordsToPacked } from "./packing.js";
 import { type ByteSource, type Shake256, defaultShake256, prfInput, cryptoSource, sampleLaneWords, wordsToLanes } from "./random.js";
+import { type BitReader, bitReader, runLaneWords } from "./reportbits.js";
 import type { Report } from "./report.js";
 import type { Catalog } from "./catalog.js";
 import { rappor } from "./catalog/rappor.js";
@@ -54,6 +55,7 @@ export class RapporEncoder implements Encoder {
   private readonly full: Uint32Array;
   private readonly numHashes: number;
   private prfPrefix?: Uint8Array;
+  private readonly bits: BitReader;
 
   /** The encoder `makeEncoder` gives: the options' client (a fresh one when missing) and SHAKE-256. */
   static create(spec: Spec, source: ByteSource, options: EncoderOptions): RapporEncoder {
@@ -63,7 +65,7 @@ export class RapporEncoder implements Encoder {
   constructor(
     readonly spec: Spec,
     readonly client: RapporClient,
-    private readonly source: ByteSource = cryptoSource,
+    source: ByteSource = cryptoSource,
     private readonly shake: Shake256 = defaultShake256,
   ) {
     checkedSpecIn(MECHANISMS, spec);
@@ -82,6 +84,7 @@ export class RapporEncoder implements Encoder {
     this.keepOne = sub(ONE, this.halfF);
     this.full = fullWords(this.width);
     this.numHashes = this.encoding === "bloom" ? Number(specInt(spec, "num_hashes")) : 1;
+    this.bits = bitReader(source);
   }
 
   /** Positions of the true Bloom bits B. */
@@ -143,7 +146,7 @@ export class RapporEncoder implements Encoder {
       { mask: prr, probability: this.q },
       { mask: xorWords(this.full, prr), probability: this.p },
     ];
-    const irr = sampleLaneWords(this.width, groups, this.source);
+    const irr = runLaneWords(this.width, groups, this.bits); // fresh coins: lanes as runs on the CSPRNG's bits
     return { spec: this.spec.fingerprint, cohort: this.client.cohort, bits: wordsToPacked(irr, this.width) };
   }
 }

@@ -3,17 +3,18 @@
  * clients: byte for byte the Python client's reports (docs/mechanisms.md#cms).
  *
  * Row j hashes a value with MurmurHash3 x64-128, seed `salt + j`, and takes
- * h1 (the low 64 bits) mod m. CMS: j = randbelow(k), then the lane sampler
+ * h1 (the low 64 bits) mod m. CMS: j = uniform(k), then lanes as runs
  * over m lanes (bit h_j(x) with p, every other bit with q = 1 − p). HCMS:
- * j = randbelow(k), l = randbelow(m), keep = randbelow(p.den) < p.num, and
- * the bit is 1 when keep equals "H_m[l, h_j(x)] = +1" (popcount(l & h_j(x))
+ * j = uniform(k), l = uniform(m), keep = coin(p), all on the CSPRNG's bits
+ * (`reportbits.ts`), and the bit is 1 when keep equals "H_m[l, h_j(x)] = +1" (popcount(l & h_j(x))
  * even). Any value can be encoded: the sketch needs no domain.
  */
 import { type Fraction, ONE, sub } from "./fraction.js";
 import type { Encoder } from "./encoder.js";
 import { mmh3x64128Words } from "./mmh3.js";
 import { wordsToPacked } from "./packing.js";
-import { type ByteSource, UniformBelow, cryptoSource, sampleLaneWords } from "./random.js";
+import { type ByteSource, cryptoSource } from "./random.js";
+import { type BitReader, bitReader, coin, runLaneWords, uniform } from "./reportbits.js";
 import type { Report } from "./report.js";
 import { type Spec, checkedSpec, specFraction, specInt } from "./spec.js";
 import { type Value, valueBytes } from "./values.js";
@@ -31,14 +32,12 @@ class Sketch {
   readonly m: number;
   readonly salt: number;
   readonly p: Fraction;
-  readonly rows: UniformBelow;
 
   constructor(spec: Spec) {
     this.k = Number(specInt(spec, "k"));
     this.m = Number(specInt(spec, "m"));
     this.salt = Number(specInt(spec, "salt"));
     this.p = specFraction(spec, "p");
-    this.rows = new UniformBelow(BigInt(this.k));
   }
 
   position(value: Value, row: number): number {
@@ -55,16 +54,18 @@ class Sketch {
 export class CMSEncoder implements Encoder {
   private readonly sketch: Sketch;
   private readonly q: Fraction;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpec(spec);
     this.sketch = new Sketch(spec);
     this.q = sub(ONE, this.sketch.p);
+    this.bits = bitReader(source);
   }
 
   encode(value: Value): Report {
     const { m, p } = this.sketch;
-    const row = this.sketch.rows.drawNumber(this.source);
+    const row = uniform(this.sketch.k, this.bits);
     const i = this.sketch.position(value, row);
     const words = (m + 31) >>> 5;
     const oneHot = new Uint32Array(words);
@@ -76,7 +77,7 @@ export class CMSEncoder implements Encoder {
       { mask: oneHot, probability: p },
       { mask: others, probability: this.q },
     ];
-    const lanes = sampleLaneWords(m, groups, this.source);
+    const lanes = runLaneWords(m, groups, this.bits);
     return { spec: this.spec.fingerprint, extra: [["row", row]], bits: wordsToPacked(lanes, m) };
   }
 }
@@ -88,26 +89,24 @@ export class CMSEncoder implements Encoder {
  */
 export class HCMSEncoder implements Encoder {
   private readonly sketch: Sketch;
-  private readonly columns: UniformBelow;
-  private readonly coin: UniformBelow;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpec(spec);
     this.sketch = new Sketch(spec);
-    this.columns = new UniformBelow(BigInt(this.sketch.m));
-    this.coin = new UniformBelow(this.sketch.p.den);
+    this.bits = bitReader(source);
   }
 
   encode(value: Value): Report {
-    const row = this.sketch.rows.drawNumber(this.source);
-    const column = this.columns.drawNumber(this.source);
+    const row = uniform(this.sketch.k, this.bits);
+    const column = uniform(this.sketch.m, this.bits);
     let both = column & this.sketch.position(value, row);
     let parity = 0;
     while (both) {
       parity ^= both & 1;
       both >>>= 1;
     }
-    const keep = this.coin.draw(this.source) < this.sketch.p.num;
+    const keep = coin(this.sketch.p, this.bits);
     const bit = (parity === 0) === keep ? 1 : 0;
     return { spec: this.spec.fingerprint, extra: [["row", row], ["column", column], ["bit", bit]] };
   }

@@ -2,7 +2,8 @@
 import { type Encoder, fullWords } from "./encoder.js";
 import type { Fraction } from "./fraction.js";
 import { wordsToPacked } from "./packing.js";
-import { type ByteSource, cryptoSource, sampleLaneWords } from "./random.js";
+import { type ByteSource, cryptoSource } from "./random.js";
+import { type BitReader, bitReader, runLaneWords } from "./reportbits.js";
 import type { Report } from "./report.js";
 import type { Catalog } from "./catalog.js";
 import { oue, sue } from "./catalog/unary.js";
@@ -22,13 +23,15 @@ export class UnaryEncoder implements Encoder {
   private readonly p: Fraction;
   private readonly q: Fraction;
   private readonly full: Uint32Array;
+  private readonly bits: BitReader;
 
-  constructor(readonly spec: Spec, private readonly source: ByteSource = cryptoSource) {
+  constructor(readonly spec: Spec, source: ByteSource = cryptoSource) {
     checkedSpecIn(MECHANISMS, spec);
     this.index = new DomainIndex(specDomain(spec));
     this.p = specFraction(spec, "p");
     this.q = specFraction(spec, "q"); // 0 < q < p < 1: checked with the spec (privacy/unary.ts)
     this.full = fullWords(this.index.size);
+    this.bits = bitReader(source);
   }
 
   encode(value: Value): Report {
@@ -49,7 +52,7 @@ export class UnaryEncoder implements Encoder {
       { mask: oneHot, probability: this.p },
       { mask: others, probability: this.q },
     ];
-    const lanes = sampleLaneWords(width, groups, this.source);
+    const lanes = runLaneWords(width, groups, this.bits);
     return wordsToPacked(lanes, width);
   }
 }

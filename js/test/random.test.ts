@@ -78,8 +78,8 @@ describe("defaultShake256", () => {
   });
 });
 
-describe("sampleLaneWords past the tabled digits", () => {
-  it("a lane undecided for 201 rounds (beyond the 128 tabled digits) is decided by the next digit of 1/3", () => {
+describe("sampleLaneWords (keyed PRF streams) far into the digits", () => {
+  it("a lane undecided for 201 rounds is decided by the next digit of 1/3", () => {
     // 1/3 = 0.010101…₂: round r's digit is r mod 2. Planes equal to the digits for rounds 0..200, then all
     // `fill`: 0 decides at round 201 (digit 1, U's 0: U < 1/3, the coin is 1); 1 at round 202 (digit 0, U's 1: 0).
     for (const [fill, coin] of [
