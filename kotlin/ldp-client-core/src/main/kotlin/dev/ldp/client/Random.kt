@@ -37,6 +37,9 @@ public class PooledSource @JvmOverloads constructor(
         pos = blockSize // empty: the first read fills it
     }
 
+    /** The pool's bit reader ([BitReader.of]): it takes [BitReader.POOLED_CHUNK] pooled bytes at a time. */
+    internal val bitReader: BitReader by lazy { BitReader(this, BitReader.POOLED_CHUNK) }
+
     @Synchronized
     override fun read(n: Int): ByteArray {
         if (n < 0) fail("cannot read $n bytes")
