@@ -55,6 +55,8 @@ import mmh3
 
 from ldp.client import encoders as client_encoders
 from ldp.client.encoders import make_encoder
+from ldp.client.report_bits import BitReader, KnuthYao, reading_from, uniform_subset
+from ldp.client.report_bits import sample_lanes as run_lanes
 from ldp.client.sampling import PRFStream, binary_digits, lanes_to_packed, sample_lanes
 from ldp.client.state import ClientState
 from ldp.errors import BudgetExceededError, ParameterError, SpecError
@@ -153,9 +155,15 @@ def _csprng(source: Callable[[int], bytes]) -> Iterator[None]:
         os.urandom, random._urandom = saved  # type: ignore[attr-defined]
 
 
-def fixed_csprng(stream: ByteStream) -> contextlib.AbstractContextManager[None]:
-    """Within the block, the client's CSPRNG reads are served from ``stream``."""
-    return _csprng(stream)
+@contextlib.contextmanager
+def fixed_csprng(stream: ByteStream) -> Iterator[None]:
+    """Within the block, the client's CSPRNG reads are served from ``stream``.
+
+    The per-report samplers' bit reader starts afresh on ``stream`` (one
+    byte a read), so a case's bytes are exactly those its draws used.
+    """
+    with _csprng(stream), reading_from(stream):
+        yield
 
 
 def no_csprng() -> contextlib.AbstractContextManager[None]:
@@ -657,6 +665,106 @@ def lane_vectors() -> list[dict[str, Any]]:
                 "packed": lanes_to_packed(lanes, width).hex(),
             }
         )
+    return out
+
+
+_GRR_P = Fraction(48886180638618267, 1 << 64)  # GRR's p at d = 1,024, eps = 1
+
+#: Distributions for the Knuth–Yao walk: groups of (count, probability of each outcome).
+KNUTH_YAO_CASES: list[tuple[str, list[tuple[int, Fraction]]]] = [
+    ("one certain outcome", [(1, Fraction(1))]),
+    ("a fair coin", [(1, Fraction(1, 2)), (1, Fraction(1, 2))]),
+    ("a coin of 1/3", [(1, Fraction(1, 3)), (1, Fraction(2, 3))]),
+    ("uniform of 3", [(3, Fraction(1, 3))]),
+    ("uniform of 1023", [(1023, Fraction(1, 1023))]),
+    ("dropped groups", [(0, Fraction(1, 2)), (2, Fraction(0)), (4, Fraction(1, 4))]),
+    ("grr d = 1,024, eps = 1", [(1, _GRR_P), (1023, (1 - _GRR_P) / 1023)]),
+    ("uniform of 2^64 + 13", [((1 << 64) + 13, Fraction(1, (1 << 64) + 13))]),
+    ("three groups", [(2, Fraction(1, 10)), (1, Fraction(1, 2)), (3, Fraction(1, 10))]),
+]
+
+
+def knuth_yao_vectors() -> list[dict[str, Any]]:
+    """The Knuth–Yao walk (:class:`KnuthYao`) on a bit reader over fixed bytes."""
+    out = []
+    for name, groups in KNUTH_YAO_CASES:
+        for i in range(3):
+            stream = ByteStream(stream_bytes(f"knuth-yao/{name}/{i}", 64))
+            reader = BitReader(stream)
+            group, member = KnuthYao(groups).sample(reader)
+            out.append(
+                {
+                    "case": name,
+                    "groups": [{"count": _big(count), "probability": _fraction(p)} for count, p in groups],
+                    "bytes": stream.consumed.hex(),
+                    "bits": reader.bits_read,
+                    "group": group,
+                    "member": _big(member),
+                }
+            )
+    return out
+
+
+#: Lane groups for the run sampler (the per-report lanes of fresh coins).
+RUN_CASES: list[tuple[str, int, list[tuple[int, Fraction]]]] = [
+    ("one lane 1/2", 1, [(1, Fraction(1, 2))]),
+    ("one lane 0 and one lane 1", 2, [(1, Fraction(0)), (2, Fraction(1))]),
+    ("9 lanes, 3/4 and 1/10", 9, [(1 << 4, Fraction(3, 4)), (0x1FF ^ (1 << 4), Fraction(1, 10))]),
+    (
+        "40 lanes, 64-bit q",
+        40,
+        [(1, Fraction(1, 2)), ((1 << 40) - 2, Fraction(4961093570831984269, 1 << 64))],
+    ),
+    ("300 lanes, sparse 1/1000 (runs reach the cap)", 300, [((1 << 300) - 1, Fraction(1, 1000))]),
+    ("64 lanes, 2/3 (rarer symbol 0)", 64, [((1 << 64) - 1, Fraction(2, 3))]),
+    ("16 lanes, a group with an empty mask", 16, [(0, Fraction(1, 9)), (0xFFFF, Fraction(1, 3))]),
+]
+
+
+def run_vectors() -> list[dict[str, Any]]:
+    """Independent coins over lanes drawn as runs (:func:`report_bits.sample_lanes`) from fixed bytes."""
+    out = []
+    for name, width, groups in RUN_CASES:
+        for i in range(2):
+            stream = ByteStream(stream_bytes(f"runs/{name}/{i}", 512))
+            reader = BitReader(stream)
+            lanes = run_lanes(width, groups, reader)
+            out.append(
+                {
+                    "case": name,
+                    "width": width,
+                    "groups": [{"mask": _big(mask), "probability": _fraction(p)} for mask, p in groups],
+                    "bytes": stream.consumed.hex(),
+                    "bits": reader.bits_read,
+                    "lanes": _big(lanes),
+                    "packed": lanes_to_packed(lanes, width).hex(),
+                }
+            )
+    return out
+
+
+SUBSET_CASES = [(1, 0), (1, 1), (4, 2), (10, 3), (63, 16), (1023, 256)]
+
+
+def subset_vectors() -> list[dict[str, Any]]:
+    """Uniform k-subsets of [0, n): a Knuth–Yao rank below C(n, k), unranked (colex)."""
+    out = []
+    for n, k in SUBSET_CASES:
+        for i in range(2):
+            stream = ByteStream(stream_bytes(f"subset/{n}/{k}/{i}", 160))
+            reader = BitReader(stream)
+            members = uniform_subset(n, k, reader)
+            rank = sum(math.comb(c, j + 1) for j, c in enumerate(members))
+            out.append(
+                {
+                    "n": n,
+                    "k": k,
+                    "bytes": stream.consumed.hex(),
+                    "bits": reader.bits_read,
+                    "rank": _big(rank),
+                    "members": members,
+                }
+            )
     return out
 
 
@@ -1190,6 +1298,11 @@ def _build() -> tuple[dict[str, Any], dict[str, Any]]:
             "randbelow": randbelow_vectors(),
             "randbits": randbits_vectors(),
             "lanes": lane_vectors(),
+        },
+        "bits": {
+            "knuth_yao": knuth_yao_vectors(),
+            "runs": run_vectors(),
+            "subset": subset_vectors(),
         },
         "prr": prr_vectors(specs),
         "sketch": sketch_vectors(specs),
