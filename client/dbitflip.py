@@ -45,13 +45,13 @@ from ldp.batch import ReportBatch
 from ldp.client.batch import bernoulli_words, packbits_lane, value_indices, words_to_packed
 from ldp.client.encoders import Encoder
 from ldp.client.randomness import as_source
+from ldp.client.report_bits import sample_lanes as fresh_lanes
 from ldp.client.sampling import (
     PRFStream,
     expansion,
     lanes_to_packed,
     randbelow_from,
     sample_expanded,
-    urandom_source,
 )
 from ldp.client.state import ClientState
 from ldp.errors import ParameterError
@@ -111,7 +111,6 @@ class DBitFlipEncoder:
         self._sampled = sum(1 << bucket for bucket in self.buckets)  # report bits 0..b-1
         self._one = expansion(spec.p)  # exact binary expansions, computed once
         self._zero = expansion(spec.q)
-        self._flip = expansion(spec.gamma)
 
     def pattern(self, value: Any) -> int:
         """The d-bit pattern (as lanes) of which sampled buckets hold ``value``: 0 or one bit."""
@@ -134,7 +133,7 @@ class DBitFlipEncoder:
     def encode(self, value: Any) -> Report:
         sent = self.permanent_bits(value)
         if self.spec.gamma:  # output perturbation: each bit flipped with probability γ, from the CSPRNG
-            sent ^= sample_expanded(self._width, ((self._full, *self._flip),), urandom_source)
+            sent ^= fresh_lanes(self._width, ((self._full, self.spec.gamma),))
         b = self.spec.domain_size
         return Report(
             spec=self.spec.fingerprint, bits=lanes_to_packed(self._sampled | sent << b, b + self._width)

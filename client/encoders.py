@@ -1,8 +1,8 @@
 """Client encoders: randomize one value on the device, with the CSPRNG.
 
-Every coin comes from the operating system's CSPRNG (``secrets``,
-``os.urandom``) and every probability is sampled exactly (the spec's
-probabilities are rationals). RAPPOR's permanent randomized response comes
+Every coin comes from the operating system's CSPRNG (``os.urandom``, read
+bit by bit: :mod:`ldp.client.report_bits`) and every probability is sampled
+exactly (the spec's probabilities are rationals). RAPPOR's permanent randomized response comes
 from a keyed PRF of (client secret, spec fingerprint, value) so it is the
 same every time the client reports the same value.
 
@@ -22,13 +22,14 @@ References
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 from fractions import Fraction
+from functools import lru_cache
 from math import lcm
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded, urandom_source
+from ldp.client.report_bits import KnuthYao, draw, sample_lanes, uniform
+from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded
 from ldp.client.state import ClientState
 from ldp.errors import ParameterError
 from ldp.hashing import LH_SEED_SPACE, lh_bucket
@@ -88,16 +89,22 @@ def rr_thresholds(keep: Fraction, other: Fraction) -> tuple[int, int, int]:
     return den, keep.numerator * (den // keep.denominator), other.numerator * (den // other.denominator)
 
 
+@lru_cache(maxsize=64)
+def _response_table(den: int, keep_num: int, other_num: int) -> KnuthYao:
+    others = (den - keep_num) // other_num if other_num else 0
+    return KnuthYao([(1, Fraction(keep_num, den)), (others, Fraction(other_num, den))])
+
+
 def randomized_response_index(index: int, den: int, keep_num: int, other_num: int) -> int:
     """Keep ``index`` with probability keep_num/den, else each other value with other_num/den.
 
-    One uniform draw in [0, den): below keep_num keeps the value; the rest of
-    the range splits into equal slices of other_num, one per other value.
+    One Knuth–Yao walk over (the value, keep_num/den) and the
+    (den − keep_num)/other_num other values of other_num/den each, on the
+    CSPRNG's bits (:mod:`ldp.client.report_bits`): about H + 2 bits a report.
     """
-    r = secrets.randbelow(den)
-    if r < keep_num:
+    group, other = draw(_response_table(den, keep_num, other_num))
+    if group == 0:
         return index
-    other = (r - keep_num) // other_num
     return other + (other >= index)
 
 
@@ -115,7 +122,7 @@ class GRREncoder:
     """Generalized randomized response (also BinaryRR); see :class:`ldp.GRR`.
 
     Keeps the true value with the spec's exact probability p, else reports
-    each other value with probability q, from one ``secrets.randbelow`` draw.
+    each other value with probability q, from one Knuth–Yao walk on the CSPRNG's bits.
 
     References
     ----------
@@ -150,7 +157,7 @@ class UnaryEncoder:
     """Unary encoding (SUE, OUE): one-hot vector, each bit randomized; see :class:`ldp.OUE`.
 
     The true bit is 1 with probability p, every other bit with q; all bits
-    are sampled exactly and at once by the bit-sliced lane sampler.
+    are sampled exactly, as runs (:func:`ldp.client.report_bits.sample_lanes`).
 
     References
     ----------
@@ -170,8 +177,8 @@ class UnaryEncoder:
         self._fingerprint = spec.fingerprint
         self._width = spec.domain_size
         self._full = (1 << self._width) - 1
-        self._p = expansion(spec.p)  # exact binary expansions, computed once
-        self._q = expansion(spec.q)
+        self._p = spec.p
+        self._q = spec.q
 
     def encode(self, value: Any) -> Report:
         return Report(spec=self._fingerprint, bits=self.perturb(self.spec.index_of(value)))
@@ -183,9 +190,7 @@ class UnaryEncoder:
         fake data (:mod:`ldp.specs.multiattr`).
         """
         one_hot = 0 if index is None else 1 << index
-        lanes = sample_expanded(
-            self._width, ((one_hot, *self._p), (self._full ^ one_hot, *self._q)), urandom_source
-        )
+        lanes = sample_lanes(self._width, ((one_hot, self._p), (self._full ^ one_hot, self._q)))
         return lanes_to_packed(lanes, self._width)
 
 
@@ -196,7 +201,7 @@ unary_encoder = stateless_factory(UnaryEncoder)
 class LocalHashingEncoder:
     """Local hashing (OLH, BLH): random hash from the family, then GRR over [g]; see :class:`ldp.OLH`.
 
-    The hash seed is drawn uniformly from the family with ``secrets`` and sent
+    The hash seed is drawn uniformly from the family on the CSPRNG and sent
     in the clear with the randomized bucket.
 
     References
@@ -222,7 +227,7 @@ class LocalHashingEncoder:
 
     def encode(self, value: Any) -> Report:
         index = self.spec.index_of(value)
-        seed = secrets.randbelow(LH_SEED_SPACE)
+        seed = uniform(LH_SEED_SPACE)
         bucket = lh_bucket(seed, index, self._g)
         reported = randomized_response_index(bucket, self._den, self._keep, self._other)
         return Report(spec=self._fingerprint, seed=seed, value=reported)
@@ -270,8 +275,8 @@ class RapporEncoder:
         # exact binary expansions of the four probabilities, computed once
         self._prr_one = expansion(1 - spec.f / 2)
         self._prr_zero = expansion(spec.f / 2)
-        self._irr_one = expansion(spec.q)
-        self._irr_zero = expansion(spec.p)
+        self._irr_one = spec.q
+        self._irr_zero = spec.p
 
     def permanent_bits(self, value: Any) -> int:
         """B', the memoized PRR of ``value`` as lanes (bit i = Bloom bit i)."""
@@ -288,9 +293,7 @@ class RapporEncoder:
 
     def encode(self, value: Any) -> Report:
         prr = self.permanent_bits(value)
-        irr = sample_expanded(
-            self._width, ((prr, *self._irr_one), (self._full ^ prr, *self._irr_zero)), urandom_source
-        )
+        irr = sample_lanes(self._width, ((prr, self._irr_one), (self._full ^ prr, self._irr_zero)))
         return Report(
             spec=self.spec.fingerprint, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width)
         )

@@ -1,10 +1,9 @@
 """Hadamard response client: one report y in [0, K) per value (docs/mechanisms.md#hr).
 
-The single encoder draws one ``secrets.randbelow`` integer r in [0, den),
-den the common denominator of the two output probabilities: the first
-(b/2)·in_num values of r pick the r // in_num-th member of C_x, the rest
-the ((r − (b/2)·in_num) // out_num)-th member of its complement, so every
-output has exactly its probability. The complement's u-th member is, for
+The single encoder takes one Knuth–Yao walk on the CSPRNG's bits
+(:mod:`ldp.client.report_bits`) over two groups: the b/2 members of C_x,
+each with probability in, and the K − b/2 members of its complement, each
+with out; so every output has exactly its probability. The complement's u-th member is, for
 u < b/2, the u-th "−1" position of x's row in its block, and otherwise
 output u − b/2 of the other blocks (skipping x's block).
 
@@ -15,7 +14,6 @@ uniform index in C_x or in its complement.
 
 from __future__ import annotations
 
-import secrets
 from functools import lru_cache
 from typing import Any
 
@@ -24,8 +22,9 @@ import numpy as np
 from ldp.batch import ReportBatch
 from ldp.client.batch import value_indices
 from ldp.client.bits import BitSource, coins, sampler_for, uniforms
-from ldp.client.encoders import rr_thresholds, stateless_factory
+from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import RandomSource
+from ldp.client.report_bits import KnuthYao, draw
 from ldp.hadamard_math import symbol_layout
 from ldp.report import Report
 from ldp.specs import HR
@@ -84,17 +83,17 @@ class HadamardEncoder:
         self._fingerprint = spec.fingerprint
         self._block = spec.block_size
         self._half = spec.block_size // 2
-        self._den, self._in, self._out = rr_thresholds(spec.in_probability, spec.out_probability)
+        self._table = KnuthYao(
+            [(self._half, spec.in_probability), (spec.outputs - self._half, spec.out_probability)]
+        )
 
     def encode(self, value: Any) -> Report:
         index = self.spec.index_of(value)
         b, half = self._block, self._half
         block, row = divmod(index, b - 1)
         row += 1
-        r = secrets.randbelow(self._den)
-        threshold = half * self._in
-        inside = r < threshold
-        member = r // self._in if inside else (r - threshold) // self._out
+        group, member = draw(self._table)
+        inside = group == 0
         if inside or member < half:
             low = row & -row
             base = ((member & ~(low - 1)) << 1) | (member & (low - 1))

@@ -4,27 +4,26 @@ Input: one user's set of (key, value) pairs, a mapping key → value in
 [−1, 1], a list of [key, value] pairs, or the JSON text of either (a CSV
 cell); see :func:`ldp.specs.key_value.parse_pairs`.
 
-Every coin is exact: the spec's probabilities are Fractions, drawn as
-``randbelow(den) < num`` (one report) or with the random source's exact
-``bernoulli`` (a batch). The value's discretization P[v* = 1] = (1 + v)/2
-is exact for the double v (a dyadic rational): it compares a uniform
-64-bit word with ⌊(1 + v)·2^63⌋, i.e. P[v* = 1] is (1 + v)/2 rounded down
+Every coin is exact: the spec's probabilities are Fractions, drawn on the
+CSPRNG's bits by Knuth–Yao walks (one report, :mod:`ldp.client.report_bits`)
+or with the random source's exact ``bernoulli`` (a batch). The value's
+discretization P[v* = 1] = (1 + v)/2 is exact for the double v (a dyadic
+rational): P[v* = 1] is ⌊(1 + v)·2^63⌋/2^64, i.e. (1 + v)/2 rounded down
 to the 2^-64 grid; the privacy ratio does not depend on it (it holds for
 v* = ±1 whatever the discretization).
 
 Order of the draws of one report (the order another implementation must
-follow): PCKV: the sampled pair (``randbelow(η)``), the discretization
-(``randbelow(2^64)``), the key coin (``randbelow(den a)``), the sign coin
-(``randbelow(den p)``), then UE: for each other key i in order, the
-nonzero coin (``randbelow(den b)``) and, when nonzero, the sign
-(``randbelow(2)``); GRR, key not kept: the other key (``randbelow(d′ − 1)``)
-and the sign (``randbelow(2)``). PrivKVM: the key (``randbelow(d)``), the
-discretization, the presence coin, the sign coin.
+follow): PCKV: the sampled pair (``uniform(η)``), the discretization coin,
+the key coin (a), the sign coin (p, only when the key is kept); then UE:
+the other keys' nonzero coins (b) as lanes (``sample_lanes``), then for
+each nonzero key in increasing order its sign (``uniform(2)``: 1 is +);
+GRR, key not kept: the other key (``uniform(d′ − 1)``) and the sign
+(``uniform(2)``). PrivKVM: the key (``uniform(d)``), the discretization,
+the presence coin, the sign coin.
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -35,6 +34,7 @@ from ldp.batch import ReportBatch
 from ldp.client.batch import one_hot_bits
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import as_source, bernoulli, uniform_below
+from ldp.client.report_bits import coin, sample_lanes, uniform
 from ldp.client.sampling import lanes_to_packed
 from ldp.report import Report
 from ldp.specs.key_value import PCKVGRR, PCKVUE, KeyValueSpec, PrivKVM
@@ -60,17 +60,13 @@ def discretize_threshold(value: float) -> int:
     return int((1 + Fraction(value)) * (1 << 63))
 
 
-def _coin(prob: Fraction) -> bool:
-    return secrets.randbelow(prob.denominator) < prob.numerator
-
-
 def _sample_one(spec: KeyValueSpec, value: Any) -> tuple[int, int]:
     """Padding-and-sampling of one user: (padded key index, v* ∈ {−1, 1})."""
     pairs = spec.pairs_of(value)
     eta = max(len(pairs), spec.ell)
-    i = secrets.randbelow(eta)
+    i = uniform(eta)
     key, v = pairs[i] if i < len(pairs) else (spec.domain_size + i - len(pairs), 0.0)
-    sign = 1 if secrets.randbelow(_TWO64) < discretize_threshold(v) else -1
+    sign = 1 if coin(Fraction(discretize_threshold(v), _TWO64)) else -1
     return key, sign
 
 
@@ -84,21 +80,21 @@ class PCKVUEEncoder:
         spec = self.spec
         key, sign = _sample_one(spec, value)
         plus = minus = 0
-        if _coin(spec.a):
-            sign = sign if _coin(spec.p) else -sign
+        if coin(spec.a):
+            sign = sign if coin(spec.p) else -sign
             if sign > 0:
                 plus |= 1 << key
             else:
                 minus |= 1 << key
-        else:
-            _coin(spec.p)  # the sign coin is drawn either way (a fixed order of draws)
-        for i in range(spec.padded_size):
-            if i != key and _coin(spec.b):
-                if secrets.randbelow(2):
-                    plus |= 1 << i
-                else:
-                    minus |= 1 << i
         width = spec.padded_size
+        nonzero = sample_lanes(width, (((1 << width) - 1 ^ 1 << key, spec.b),))
+        while nonzero:
+            lane = nonzero & -nonzero
+            if uniform(2):
+                plus |= lane
+            else:
+                minus |= lane
+            nonzero ^= lane
         return Report(
             spec=spec.fingerprint,
             extra=(("plus", lanes_to_packed(plus, width)), ("minus", lanes_to_packed(minus, width))),
@@ -114,12 +110,12 @@ class PCKVGRREncoder:
     def encode(self, value: Any) -> Report:
         spec = self.spec
         key, sign = _sample_one(spec, value)
-        if _coin(spec.a):
-            sign = sign if _coin(spec.p) else -sign
+        if coin(spec.a):
+            sign = sign if coin(spec.p) else -sign
         else:
-            other = secrets.randbelow(spec.padded_size - 1)
+            other = uniform(spec.padded_size - 1)
             key = other + (other >= key)
-            sign = 1 if secrets.randbelow(2) else -1
+            sign = 1 if uniform(2) else -1
         return Report(spec=spec.fingerprint, extra=(("key", key), ("sign", int(sign > 0))))
 
 
@@ -132,11 +128,11 @@ class PrivKVMEncoder:
     def encode(self, value: Any) -> Report:
         spec = self.spec
         held = dict(spec.pairs_of(value))
-        j = secrets.randbelow(spec.domain_size)
+        j = uniform(spec.domain_size)
         v = held.get(j, 0.0)  # a non-holder's fake value: mean 0 (one round)
-        sign = 1 if secrets.randbelow(_TWO64) < discretize_threshold(v) else -1
-        present = _coin(spec.p1) if j in held else not _coin(spec.p1)
-        sign = sign if _coin(spec.p2) else -sign
+        sign = 1 if coin(Fraction(discretize_threshold(v), _TWO64)) else -1
+        present = coin(spec.p1) if j in held else not coin(spec.p1)
+        sign = sign if coin(spec.p2) else -sign
         response = 1 + sign if present else 1  # 0: −1, 1: absent, 2: +1
         return Report(spec=spec.fingerprint, extra=(("key", j), ("response", response)))
 

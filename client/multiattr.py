@@ -14,7 +14,6 @@ Every coin comes from the given random source (the OS CSPRNG for real users).
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +30,7 @@ from ldp.client.batch import (
 )
 from ldp.client.encoders import UnaryEncoder, make_encoder, stateless_factory
 from ldp.client.randomness import RandomSource, as_source, uniform_below
+from ldp.client.report_bits import uniform
 from ldp.errors import InputError
 from ldp.report import Report
 from ldp.report_schema import report_schema_of
@@ -221,12 +221,12 @@ class MultiAttributeEncoder:
     """One record's report (docs/multi-attribute.md#reports): each reported attribute by its own encoder.
 
     ``smp`` draws the k attributes by a partial Fisher–Yates shuffle
-    (``secrets.randbelow``, exact) and reports each by its mechanism's
+    (``uniform``, exact, on the CSPRNG's bits) and reports each by its mechanism's
     encoder; ``spl`` reports every attribute; ``rsfd-grr`` draws the one
     attribute reported by GRR and gives every other a uniform fake value;
     ``rsfd-{sue,oue}-z`` report the drawn attribute by UE and every other as
     the UE perturbation of the zero vector, ``-r`` as the UE report of a
-    uniformly drawn value (``secrets.randbelow``). Every coin comes from the
+    uniformly drawn value (``uniform``). Every coin comes from the
     OS CSPRNG, drawn in attribute order.
 
     Examples
@@ -249,7 +249,7 @@ class MultiAttributeEncoder:
         d, k = self.spec.dimension, self.spec.sample
         order = list(range(d))
         for t in range(k):  # partial Fisher–Yates: k of d uniformly without replacement
-            pick = t + secrets.randbelow(d - t) if d - t > 1 else t  # the last one left: no draw
+            pick = t + uniform(d - t) if d - t > 1 else t  # the last one left: no draw
             order[t], order[pick] = order[pick], order[t]
         return sorted(order[:k])
 
@@ -259,18 +259,18 @@ class MultiAttributeEncoder:
         d = self.spec.dimension
         extra: list[tuple[str, Any]] = []
         if self.spec.method == "rsfd-grr":
-            chosen = secrets.randbelow(d)
+            chosen = uniform(d)
             for j, attribute in enumerate(self.spec.attributes):
                 if j == chosen:
                     reported = self._encoders[j].encode(record[j]).get("value")
                 else:
                     domain = attribute.domain  # type: ignore[attr-defined]
-                    reported = domain[secrets.randbelow(len(domain))]
+                    reported = domain[uniform(len(domain))]
                 extra.append((self.spec.field_name(j, "value"), reported))
             return Report(spec=self.spec.fingerprint, extra=tuple(extra))
         if self.spec.rsfd:
             fake = RSFD_METHODS[self.spec.method][1]
-            chosen = secrets.randbelow(d)
+            chosen = uniform(d)
             for j, attribute in enumerate(self.spec.attributes):
                 unary = self._encoders[j]
                 assert isinstance(unary, UnaryEncoder)  # the spec checked every attribute is SUE or OUE
@@ -279,7 +279,7 @@ class MultiAttributeEncoder:
                 elif fake == "zero":
                     packed = unary.perturb(None)
                 else:
-                    packed = unary.perturb(secrets.randbelow(attribute.domain_size))  # type: ignore[attr-defined]
+                    packed = unary.perturb(uniform(attribute.domain_size))  # type: ignore[attr-defined]
                 extra.append((self.spec.field_name(j, "bits"), packed))
             return Report(spec=self.spec.fingerprint, extra=tuple(extra))
         sampled = range(d) if self.spec.method == "spl" else self._sampled()

@@ -5,15 +5,16 @@ before randomization (so a clipped value is reported as ``low`` or
 ``high``); NaN, infinities and non-numbers raise
 :class:`~ldp.errors.InputError` (a :class:`~ldp.errors.ParameterError`).
 
-Every coin comes from :mod:`secrets` (the operating system's CSPRNG):
+Every coin comes from the operating system's CSPRNG, read bit by bit by
+Knuth–Yao walks (:mod:`ldp.client.report_bits`):
 
 1. the position u·grid of the value on the input grid is rounded to one of
-   its two neighbours by an unbiased coin (``randbits(53)`` against the
-   fractional part; an error of at most 2^-53 in that coin affects accuracy,
-   never privacy, because every grid input is private);
-2. the output is drawn from the spec's integer weight table with one
-   ``randbelow(total)`` and a binary search (exact inverse CDF), or, for
-   the two-point mechanisms, one ``randbelow(2^64) < a`` coin.
+   its two neighbours by an unbiased coin (probability ⌊f·2^53⌋/2^53 for the
+   fractional part f; an error of at most 2^-53 in that coin affects
+   accuracy, never privacy, because every grid input is private);
+2. the output is drawn from the spec's integer weight table (one walk over
+   the row's cells, grouped by weight), or, for the two-point mechanisms,
+   one exact coin of probability p.
 
 No floating-point Laplace or uniform-interval sampling is done: the set of
 possible reports is the spec's fixed finite ``support`` whatever the input.
@@ -29,12 +30,12 @@ References
 
 from __future__ import annotations
 
-import secrets
-from bisect import bisect_right
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ldp.client.encoders import stateless_factory
+from ldp.client.report_bits import KnuthYao, coin, draw
 from ldp.errors import InputError, SpecError
 from ldp.numeric_math import band_inverse_cdf
 from ldp.report import Report
@@ -76,11 +77,7 @@ class NumericEncoder:
         self._two_point = isinstance(spec, _TwoPoint)
         if isinstance(spec, _TwoPoint):
             p = spec.p
-            self._den_bits = p.denominator.bit_length() - 1
-            if p.denominator != 1 << self._den_bits:  # pragma: no cover - calibrated p has den 2^64
-                self._den_bits = 0
-            self._den = p.denominator
-            self._keep = p.numerator
+            self._p = p
             out = spec.support.tolist()
             self._out = (out[0], out[1])  # (−C′, +C′) or (0, 1)
             return
@@ -90,18 +87,21 @@ class NumericEncoder:
         self._outputs = table.outputs.tolist()
         self._shift = table.kind == "shift"
         if self._shift:
-            self._zcum = table.cumulative.tolist()
+            zcum = table.cumulative.tolist()
+            self._cells = KnuthYao(
+                [(1, Fraction(high - low, self._total)) for low, high in zip([0, *zcum[:-1]], zcum)]
+            )
             self._M = table.M
             self._B = table.M - table.K
             self._last = len(self._outputs) - 1
         else:
             self._band = table.row_band
+            self._rows: dict[int, KnuthYao] = {}
         self._hybrid = isinstance(spec, Hybrid)
         if isinstance(spec, Hybrid):
-            self._alpha_num = spec.alpha.numerator
-            self._alpha_den = spec.alpha.denominator
+            self._alpha = spec.alpha
             duchi = spec.duchi
-            self._d_den, self._d_keep = duchi.p.denominator, duchi.p.numerator
+            self._duchi_p = duchi.p
             self._d_out = tuple(duchi.support.tolist())
 
     def _unit(self, value: Any) -> float:
@@ -119,7 +119,7 @@ class NumericEncoder:
         """Unbiased random rounding of pos ≥ 0 to an integer (CSPRNG coin)."""
         i = int(pos)
         frac = pos - i
-        if frac and secrets.randbits(_ROUND_BITS) < int(frac * _ROUND_SCALE):
+        if frac and coin(Fraction(int(frac * _ROUND_SCALE), 1 << _ROUND_BITS)):
             i += 1
         return i
 
@@ -128,20 +128,31 @@ class NumericEncoder:
         u = self._unit(value)
         if self._two_point:
             side = self._round(u)  # 0 → t = −1, 1 → t = +1
-            keep = secrets.randbelow(self._den) < self._keep
+            keep = coin(self._p)
             return self._out[side if keep else 1 - side]
         i = self._round(u * self._K)
-        if self._hybrid and secrets.randbelow(self._alpha_den) >= self._alpha_num:  # Duchi part, input t_i
-            side = 1 if secrets.randbelow(self._K) < i else 0
-            keep = secrets.randbelow(self._d_den) < self._d_keep
+        if self._hybrid and not coin(self._alpha):  # Duchi part, input t_i
+            side = 1 if coin(Fraction(i, self._K)) else 0
+            keep = coin(self._duchi_p)
             return self._d_out[side if keep else 1 - side]
-        r = secrets.randbelow(self._total)
         if self._shift:
-            j = i + bisect_right(self._zcum, r) - self._M + self._B
+            cell, _ = draw(self._cells)
+            j = i + cell - self._M + self._B
             j = 0 if j < 0 else self._last if j > self._last else j
             return self._outputs[j]
+        row = self._rows.get(i)
+        if row is None:
+            row = self._rows[i] = self._band_row(i)
+        group, member = draw(row)
+        return self._outputs[
+            member if group == 0 else i + member if group == 1 else i + self._band[2] + member
+        ]
+
+    def _band_row(self, i: int) -> KnuthYao:
+        """Row i of a band table as a walk: cells [0, i) of weight b, [i, i + m) of a, [i + m, K + m) of b."""
         a, b, m = self._band
-        return self._outputs[band_inverse_cdf(i, r, a, b, m)]
+        total = self._total
+        return KnuthYao([(i, Fraction(b, total)), (m, Fraction(a, total)), (self._K - i, Fraction(b, total))])
 
     def encode(self, value: Any) -> Report:
         """Randomize ``value`` (clipped to [low, high]) into a report."""

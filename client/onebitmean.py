@@ -1,9 +1,9 @@
 """The 1BitMean client: a fresh bit per report, or memoized bits of α-point-rounded grid points (CSPRNG, exact coins).
 
 Plain (``rounding="none"``): the position u = (x − low)/(high − low) is
-rounded to 0 or 1 by an unbiased coin (``randbits(53)`` against u, as the
-two-point numeric encoders do) and that side is kept with the spec's exact
-p (``randbelow(2^64) < p·2^64``), else flipped: P[b = 1] = (1 − p) + u(2p − 1).
+rounded to 0 or 1 by an unbiased coin (probability ⌊f·2^53⌋/2^53 for the
+fractional part f, as the two-point numeric encoders do) and that side is kept with the spec's exact
+p (an exact coin of p), else flipped: P[b = 1] = (1 − p) + u(2p − 1).
 
 Alpha (``rounding="alpha"``), every piece derived from the client's secret
 (:class:`~ldp.client.state.ClientState`, kept like RAPPOR's) by a keyed PRF
@@ -16,7 +16,7 @@ secret is stored and nothing is ever re-drawn:
 - the memoized bit of grid point g: one exact coin of probability
   (1 − p) + (g/s)(2p − 1) read from PRF(``ldp-1bitmean-memo-v1``, secret,
   fingerprint, ASCII decimal g) (:func:`~ldp.client.sampling.sample_lanes`);
-- the report: that bit, flipped when ``randbelow(den(γ)) < num(γ)`` (a fresh
+- the report: that bit, flipped by an exact coin of γ (a fresh
   CSPRNG coin; none is drawn when γ = 0).
 
 :func:`onebitmean_batch` encodes many values, each a fresh client (its own
@@ -33,11 +33,11 @@ References
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from ldp.client.report_bits import coin
 from ldp.client.sampling import PRFStream, sample_lanes
 from ldp.client.state import ClientState
 from ldp.errors import InputError, ParameterError, SpecError
@@ -94,8 +94,7 @@ class OneBitMeanEncoder:
         self._fingerprint = spec.fingerprint
         self._low = spec.low
         self._span = spec.high - spec.low
-        self._den = spec.p.denominator
-        self._keep = spec.p.numerator
+        self._p = spec.p
         self._memoized = spec.memoized
         self.state: ClientState | None = None
         if not self._memoized:
@@ -146,12 +145,12 @@ class OneBitMeanEncoder:
         if not self._memoized:
             side = int(u)
             frac = u - side
-            if frac and secrets.randbits(_ROUND_BITS) < int(frac * _ROUND_SCALE):
+            if frac and coin(Fraction(int(frac * _ROUND_SCALE), 1 << _ROUND_BITS)):
                 side += 1
-            return side if secrets.randbelow(self._den) < self._keep else 1 - side
+            return side if coin(self._p) else 1 - side
         bit = self.memo_bit(alpha_point(u, self._grid, self._alpha))
         flip = self._flip
-        if flip and secrets.randbelow(flip.denominator) < flip.numerator:
+        if flip and coin(flip):
             bit ^= 1
         return bit
 

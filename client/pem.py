@@ -9,7 +9,6 @@ value's first ℓ_i bits (:func:`ldp.specs.heavy_hitters.prefix_key`).
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from ldp.batch import ReportBatch
 from ldp.client.batch import factorize_values, randomized_response_batch
 from ldp.client.encoders import randomized_response_index, rr_thresholds, stateless_factory
 from ldp.client.randomness import as_source
+from ldp.client.report_bits import uniform
 from ldp.hashing import LH_SEED_SPACE, lh_bucket, lh_buckets
 from ldp.report import Report
 from ldp.specs.heavy_hitters import PrefixHashing, prefix_key
@@ -26,7 +26,7 @@ __all__ = ["PEMEncoder", "pem_batch", "pem_encoder", "pem_keys"]
 
 
 class PEMEncoder:
-    """PEM and TreeHist on the device: every coin from ``secrets`` (the OS CSPRNG), every probability exact; see :class:`ldp.PEM`.
+    """PEM and TreeHist on the device: every coin from the OS CSPRNG, read bit by bit, every probability exact; see :class:`ldp.PEM`.
 
     References
     ----------
@@ -41,10 +41,10 @@ class PEMEncoder:
     def encode(self, value: Any) -> Report:
         spec = self.spec
         bits = spec.value_bits(value)
-        round_ = secrets.randbelow(spec.num_rounds)
+        round_ = uniform(spec.num_rounds)
         length = spec.prefix_length(round_)
         key = prefix_key(bits >> (spec.num_bits - length), length)
-        seed = secrets.randbelow(LH_SEED_SPACE)
+        seed = uniform(LH_SEED_SPACE)
         bucket = lh_bucket(seed, key, spec.g)
         reported = randomized_response_index(bucket, self._den, self._keep, self._other)
         return Report(spec=self._fingerprint, seed=seed, value=reported, extra=(("round", round_),))

@@ -15,7 +15,6 @@ Every coin comes from the CSPRNG (one report) or the given random source
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,8 @@ from ldp.batch import ReportBatch
 from ldp.client.batch import one_hot_bits, value_indices
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import RandomSource, as_source, bernoulli, uniform_below
-from ldp.client.sampling import expansion, lanes_to_packed, sample_expanded, urandom_source
+from ldp.client.report_bits import coin, sample_lanes, uniform
+from ldp.client.sampling import lanes_to_packed
 from ldp.report import Report
 from ldp.specs.ranges import RangeHaar, RangeHierarchy
 
@@ -59,18 +59,18 @@ class HierarchyEncoder:
     def __init__(self, spec: RangeHierarchy):
         self.spec = spec
         self._fingerprint = spec.fingerprint
-        self._p = expansion(spec.p)
-        self._q = expansion(spec.q)
+        self._p = spec.p
+        self._q = spec.q
 
     def encode(self, value: Any) -> Report:
         spec = self.spec
         index = spec.index_of(value)
-        level = 1 + secrets.randbelow(spec.levels)
+        level = 1 + uniform(spec.levels)
         width = spec.level_width(level)
         node = index // spec.branching ** (spec.levels - level)
         one_hot = 1 << node
         full = (1 << width) - 1
-        lanes = sample_expanded(width, ((one_hot, *self._p), (full ^ one_hot, *self._q)), urandom_source)
+        lanes = sample_lanes(width, ((one_hot, self._p), (full ^ one_hot, self._q)))
         return Report(
             spec=self._fingerprint, bits=lanes_to_packed(lanes, spec.leaves), extra=(("level", level - 1),)
         )
@@ -98,16 +98,15 @@ class HaarEncoder:
     def __init__(self, spec: RangeHaar):
         self.spec = spec
         self._fingerprint = spec.fingerprint
-        self._den = spec.p.denominator
-        self._keep = spec.p.numerator
+        self._p = spec.p
 
     def encode(self, value: Any) -> Report:
         spec = self.spec
         index = spec.index_of(value)
-        level = secrets.randbelow(spec.levels)
-        j = secrets.randbelow(1 << level)
+        level = uniform(spec.levels)
+        j = uniform(1 << level)
         sign = int(haar_sign(index, spec.leaves, level, j))
-        kept = secrets.randbelow(self._den) < self._keep
+        kept = coin(self._p)
         bit = int((sign > 0) == kept)
         return Report(spec=self._fingerprint, extra=(("level", level), ("index", j), ("bit", bit)))
 

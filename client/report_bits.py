@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
@@ -46,6 +47,7 @@ __all__ = [
     "KnuthYao",
     "coin",
     "csprng_bits",
+    "draw",
     "reading_from",
     "run_table",
     "sample_lanes",
@@ -161,6 +163,10 @@ class _Digits:
         return digit
 
 
+#: A level of the walk's tree: its leaf count, the groups with a leaf there, where each group's leaves start.
+_Level = tuple[int, tuple[int, ...], tuple[int, ...]]
+
+
 class KnuthYao:
     """A discrete distribution drawn by the Knuth–Yao walk, reading a bit only while undecided.
 
@@ -193,10 +199,11 @@ class KnuthYao:
     """
 
     def __init__(self, groups: Sequence[tuple[int, Fraction]]):
+        #: The distribution as given: (count, probability of each outcome) per group.
+        self.groups = tuple((int(count), Fraction(probability)) for count, probability in groups)
         total = Fraction(0)
         live: list[tuple[int, int, Fraction]] = []
-        for index, (count, probability) in enumerate(groups):
-            probability = Fraction(probability)
+        for index, (count, probability) in enumerate(self.groups):
             if count < 0 or not 0 <= probability <= 1:
                 raise ValueError(f"group {index}: count {count} and probability {probability} out of range")
             total += count * probability
@@ -208,17 +215,19 @@ class KnuthYao:
         self._groups = [(index, count) for index, count, _ in live]
         # every walked probability is below 1: an outcome of probability 1 is the only one (certain)
         self._digits = [_Digits(probability) for _, _, probability in live if probability < 1]
-        self._levels: list[tuple[int, tuple[tuple[int, int], ...]]] = []
+        self._levels: list[_Level] = []
         self._grow = threading.Lock()
 
-    def _level(self, depth: int) -> tuple[int, tuple[tuple[int, int], ...]]:
+    def _level(self, depth: int) -> _Level:
         with self._grow:
             while len(self._levels) <= depth:
-                leaves = []
+                groups, starts, total = [], [], 0
                 for (index, count), digits in zip(self._groups, self._digits):
                     if digits.next():
-                        leaves.append((index, count))
-                self._levels.append((sum(count for _, count in leaves), tuple(leaves)))
+                        groups.append(index)
+                        starts.append(total)
+                        total += count
+                self._levels.append((total, tuple(groups), tuple(starts)))
         return self._levels[depth]
 
     def sample(self, reader: BitReader) -> tuple[int, int]:
@@ -230,14 +239,19 @@ class KnuthYao:
         depth = 0
         while True:
             d = 2 * d + reader.bit()
-            total, leaves = levels[depth] if depth < len(levels) else self._level(depth)
+            total, groups, starts = levels[depth] if depth < len(levels) else self._level(depth)
             if d < total:
-                for index, count in leaves:
-                    if d < count:
-                        return index, d
-                    d -= count
+                at = bisect_right(starts, d) - 1
+                return groups[at], d - starts[at]
             d -= total
             depth += 1
+
+
+def draw(table: KnuthYao, reader: BitReader | None = None) -> tuple[int, int]:
+    """One outcome ``(group, member)`` of ``table`` from ``reader`` (default: the process's CSPRNG reader)."""
+    reader = reader or csprng_bits()
+    with reader.lock:
+        return table.sample(reader)
 
 
 @lru_cache(maxsize=256)

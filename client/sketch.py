@@ -18,7 +18,6 @@ References
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +27,8 @@ from ldp.batch import ReportBatch
 from ldp.client.batch import factorize_values, one_hot_bits
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import as_source, bernoulli
-from ldp.client.sampling import expansion, lanes_to_packed, sample_expanded, urandom_source
+from ldp.client.report_bits import coin, sample_lanes, uniform
+from ldp.client.sampling import lanes_to_packed
 from ldp.errors import InputError
 from ldp.report import Report
 from ldp.specs.sketch import CMS, HCMS, SketchSpec
@@ -68,15 +68,13 @@ class CMSEncoder:
         self._fingerprint = spec.fingerprint
         self._width = spec.m
         self._full = (1 << spec.m) - 1
-        self._p = expansion(spec.p)
-        self._q = expansion(spec.q)
+        self._p = spec.p
+        self._q = spec.q
 
     def encode(self, value: Any) -> Report:
-        row = secrets.randbelow(self.spec.k)
+        row = uniform(self.spec.k)
         one_hot = 1 << self.spec.position(_check_value(value), row)
-        lanes = sample_expanded(
-            self._width, ((one_hot, *self._p), (self._full ^ one_hot, *self._q)), urandom_source
-        )
+        lanes = sample_lanes(self._width, ((one_hot, self._p), (self._full ^ one_hot, self._q)))
         return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width), extra=(("row", row),))
 
 
@@ -90,15 +88,14 @@ class HCMSEncoder:
     def __init__(self, spec: HCMS):
         self.spec = spec
         self._fingerprint = spec.fingerprint
-        self._den = spec.p.denominator
-        self._keep = spec.p.numerator
+        self._p = spec.p
 
     def encode(self, value: Any) -> Report:
         spec = self.spec
-        row = secrets.randbelow(spec.k)
-        column = secrets.randbelow(spec.m)
+        row = uniform(spec.k)
+        column = uniform(spec.m)
         sign = bin(column & spec.position(_check_value(value), row)).count("1") % 2 == 0
-        keep = secrets.randbelow(self._den) < self._keep
+        keep = coin(self._p)
         bit = int(sign == keep)
         return Report(spec=self._fingerprint, extra=(("row", row), ("column", column), ("bit", bit)))
 

@@ -3,20 +3,20 @@
 A report is a set of ω domain values, sent as a d-bit vector. The client
 draws one exact coin for "the subset holds the true value x" (probability p,
 the spec's exact fraction), then the k = ω − 1 (or ω) other members
-uniformly without replacement from the d − 1 values other than x, by
-Floyd's algorithm: for j = N − k, …, N − 1 (N = d − 1) draw t uniform in
-[0, j] and add t, or j when t is already in the set. Every k-subset of
-[0, N) comes out with probability 1/C(N, k) [1]_. Other value o stands for
-domain index o + (o ≥ x).
+uniformly without replacement from the d − 1 values other than x. Other
+value o stands for domain index o + (o ≥ x).
 
-The single encoder draws every coin with ``secrets.randbelow`` in that
-order (the order another implementation must follow to reproduce the
-cross-language vectors); the batch encoder runs the same algorithm on many
-users at once with a random source's exact samplers. Floyd's draws come in
-order, so they read at least log2 of the ordered count (5.2× a report's
-entropy at d = 1,024, ε = 1): a secure batch large and dense enough
-(:func:`uses_tree`) draws the same distribution unordered, near the entropy,
-with :mod:`ldp.client.subset_tree`.
+The single encoder draws the coin, then one uniform rank below C(N, k)
+(N = d − 1), unranked to its k-subset
+(:func:`ldp.client.report_bits.uniform_subset`), on the CSPRNG's bits: about
+the report's entropy plus 4 bits. The batch encoder draws the others by
+Floyd's algorithm [1]_ on many users at once with a random source's exact
+samplers: for j = N − k, …, N − 1 draw t uniform in [0, j] and add t, or j
+when t is already in the set. Floyd's draws come in order, so they read at
+least log2 of the ordered count (5.2× a report's entropy at d = 1,024,
+ε = 1): a secure batch large and dense enough (:func:`uses_tree`) draws the
+same distribution unordered, near the entropy, with
+:mod:`ldp.client.subset_tree`.
 
 References
 ----------
@@ -28,7 +28,6 @@ References
 from __future__ import annotations
 
 import itertools
-import secrets
 from fractions import Fraction
 from typing import Any
 
@@ -40,6 +39,7 @@ from ldp.client.bits import BitSource, sampler_for
 from ldp.client.encoders import stateless_factory
 from ldp.client.inversion import invert
 from ldp.client.randomness import as_source, bernoulli, uniform_below_each
+from ldp.client.report_bits import coin, uniform_subset
 from ldp.client.sampling import lanes_to_packed
 from ldp.client.subset_tree import LEAF, coin_bounds, subset_packed
 from ldp.report import Report
@@ -52,20 +52,12 @@ __all__ = ["SubsetEncoder", "subset_batch", "subset_encoder", "uses_tree"]
 _BLOCK_BYTES = 1 << 20
 
 
-def floyd_sample(population: int, size: int) -> set[int]:
-    """A uniform ``size``-subset of [0, population) from ``secrets.randbelow`` (Floyd's algorithm)."""
-    chosen: set[int] = set()
-    for j in range(population - size, population):
-        t = secrets.randbelow(j + 1)
-        chosen.add(j if t in chosen else t)
-    return chosen
-
-
 class SubsetEncoder:
     """Subset selection; see :class:`ldp.SubsetSelection`.
 
-    One ``randbelow(p.den) < p.num`` coin decides whether the subset holds
-    the true value, then Floyd's algorithm draws the others.
+    One exact coin of probability p decides whether the subset holds the
+    true value, then one uniform subset of the others (both on the CSPRNG's
+    bits, :mod:`ldp.client.report_bits`).
     """
 
     def __init__(self, spec: SubsetSelection):
@@ -73,12 +65,12 @@ class SubsetEncoder:
         self._fingerprint = spec.fingerprint
         self._d = spec.domain_size
         self._omega = spec.omega
-        self._num, self._den = spec.p.numerator, spec.p.denominator
+        self._p = spec.p
 
     def encode(self, value: Any) -> Report:
         x = self.spec.index_of(value)
-        holds = secrets.randbelow(self._den) < self._num
-        others = floyd_sample(self._d - 1, self._omega - holds)
+        holds = coin(self._p)
+        others = uniform_subset(self._d - 1, self._omega - holds)
         lanes = 1 << x if holds else 0
         for o in others:
             lanes |= 1 << (o + (o >= x))

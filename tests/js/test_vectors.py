@@ -12,6 +12,7 @@ import base64
 import hashlib
 import importlib.util
 import json
+import math
 import struct
 import sys
 from fractions import Fraction
@@ -202,20 +203,26 @@ def test_every_numeric_table_is_in_full_somewhere(vectors: dict[str, Any], table
 
 def _shift_index_by_hand(case: dict[str, Any], table: dict[str, Any]) -> tuple[int, int]:
     """(output index, bytes read) of a laplace/gaussian encoding, from the README's rules alone."""
-    data, pos = bytes.fromhex(case["bytes"]), 0
+    data, used = bytes.fromhex(case["bytes"]), 0
 
-    def read(n: int) -> int:
-        nonlocal pos
-        pos += n
-        return int.from_bytes(data[pos - n : pos], "big")
+    def bit() -> int:  # one byte at a time, most significant bit first
+        nonlocal used
+        used += 1
+        return (data[(used - 1) // 8] >> (7 - (used - 1) % 8)) & 1
 
-    def randbelow(n: int) -> int:
-        k = n.bit_length()
-        size = (k + 7) // 8
+    def walk(groups: list[tuple[int, Fraction]]) -> tuple[int, int]:  # the Knuth–Yao walk
+        live = [(g, count, p) for g, (count, p) in enumerate(groups) if count and p]
+        if len(live) == 1 and live[0][1] == 1:
+            return live[0][0], 0
+        d, j = 0, 0
         while True:
-            r = read(size) >> (8 * size - k)
-            if r < n:
-                return r
+            j += 1
+            d = 2 * d + bit()
+            for g, count, p in live:
+                if math.floor(p * 2**j) % 2:
+                    if d < count:
+                        return g, d
+                    d -= count
 
     x = float(case["value"])
     u = min(max((x - table["low"]) / (table["high"] - table["low"]), 0.0), 1.0)
@@ -223,16 +230,13 @@ def _shift_index_by_hand(case: dict[str, Any], table: dict[str, Any]) -> tuple[i
     position = u * K
     i = int(position)
     frac = position - i
-    if frac != 0 and read(7) >> 3 < int(frac * 2**53):  # randbits(53): 7 bytes, top 53 bits
-        i += 1
-    r = randbelow(int(table["total"]))
-    cum, zi = 0, 0
-    for w in table["weights"]:
-        cum += int(w)
-        if cum > r:
-            break
-        zi += 1
-    return min(max(i + zi - K, 0), L - 1), pos
+    if frac != 0:
+        heads = Fraction(int(frac * 2**53), 2**53)
+        if walk([(1, heads), (1, 1 - heads)])[0] == 0:
+            i += 1
+    total = int(table["total"])
+    cell, _ = walk([(1, Fraction(int(w), total)) for w in table["weights"]])
+    return min(max(i + cell - K, 0), L - 1), (used + 7) // 8
 
 
 def test_shift_encodings_by_hand(vectors: dict[str, Any], tables: dict[str, Any]) -> None:

@@ -124,24 +124,21 @@ def test_client_maps_members_onto_the_set_and_its_complement(d, epsilon):
 
 @pytest.mark.parametrize(("d", "epsilon"), CASES)
 def test_on_device_draw_maps_onto_every_output_once(d, epsilon, monkeypatch):
-    """The single encoder's randbelow slices: each output's slice is in_num or out_num wide, as its probability."""
+    """The single encoder's walk: b/2 outcomes of p_in on C_x, K − b/2 of p_out off it, each output once."""
     import ldp.client.hadamard as client_hadamard
 
     spec = ldp.HR(range(d), epsilon)
     encoder = client_hadamard.HadamardEncoder(spec)
-    den, in_num, out_num = encoder._den, encoder._in, encoder._out
     half, k = spec.block_size // 2, spec.outputs
-    assert Fraction(in_num, den) == spec.in_probability and Fraction(out_num, den) == spec.out_probability
-    assert half * in_num + (k - half) * out_num == den
+    assert encoder._table.groups == ((half, spec.in_probability), (k - half, spec.out_probability))
     for x in range(d):
-        draws = [j * in_num for j in range(half)] + [half * in_num + u * out_num for u in range(k - half)]
-        draws += [(j + 1) * in_num - 1 for j in range(half)]  # the last r of each slice
+        outcomes = [(0, j) for j in range(half)] + [(1, u) for u in range(k - half)]
         outputs = []
-        for r in draws:
-            monkeypatch.setattr(client_hadamard.secrets, "randbelow", lambda _den, r=r: r)
+        for outcome in outcomes:
+            monkeypatch.setattr(client_hadamard, "draw", lambda _table, outcome=outcome: outcome)
             outputs.append(encoder.encode(x).value)
-        assert sorted(outputs[:k]) == list(range(k))
-        assert set(outputs[:half]) == set(spec.output_set(x).tolist()) == set(outputs[k:])
+        assert sorted(outputs) == list(range(k))
+        assert set(outputs[:half]) == set(spec.output_set(x).tolist())
 
 
 # -- exact privacy -------------------------------------------------------------------------------------

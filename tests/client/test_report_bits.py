@@ -1,0 +1,242 @@
+"""The per-report samplers on the CSPRNG's bits (ldp.client.report_bits): exact, and near the entropy."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import multiprocessing
+import threading
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+from scipy import stats
+
+from ldp.client import report_bits
+from ldp.client.report_bits import (
+    RUN_CAP,
+    BitReader,
+    KnuthYao,
+    coin,
+    csprng_bits,
+    reading_from,
+    run_table,
+    sample_lanes,
+    uniform,
+    uniform_subset,
+    unrank_subset,
+)
+from ldp.client.sampling import PRFStream
+
+#: Significance level of every statistical test here.
+ALPHA = 1e-6
+
+
+class _Bits:
+    """A reader over a fixed bit string; raises LookupError past its end."""
+
+    def __init__(self, bits: tuple[int, ...]):
+        self._bits = iter(bits)
+
+    def bit(self) -> int:
+        try:
+            return next(self._bits)
+        except StopIteration:
+            raise LookupError from None
+
+
+def _walk_masses(table: KnuthYao, depth: int) -> Counter:
+    """The exact mass of every outcome the walk reaches within ``depth`` bits (all bit strings fed)."""
+    masses: Counter = Counter()
+    undecided = [()]
+    for length in range(1, depth + 1):
+        undecided_next = []
+        for prefix in undecided:
+            for b in (0, 1):
+                try:
+                    outcome = table.sample(_Bits((*prefix, b)))  # type: ignore[arg-type]
+                except LookupError:
+                    undecided_next.append((*prefix, b))
+                else:
+                    masses[outcome] += Fraction(1, 2**length)
+        undecided = undecided_next
+    return masses
+
+
+def _digit_sum(p: Fraction, depth: int) -> Fraction:
+    return sum((Fraction(math.floor(p * 2**j) % 2, 2**j) for j in range(1, depth + 1)), Fraction(0))
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        [(3, Fraction(1, 3))],
+        [(1, Fraction(1, 5)), (3, Fraction(4, 15))],
+        [(2, Fraction(1, 10)), (1, Fraction(1, 2)), (3, Fraction(1, 10))],
+        [(0, Fraction(1, 2)), (2, Fraction(0)), (4, Fraction(1, 4))],
+        [(1, Fraction(3, 7)), (1, Fraction(4, 7))],
+    ],
+)
+def test_walk_gives_every_outcome_exactly_its_digits(groups):
+    """Within L bits, outcome (g, m) has mass Σ_{j ≤ L} digit_j(p_g)·2^-j: exactly p_g as L grows."""
+    depth = 12
+    masses = _walk_masses(KnuthYao(groups), depth)
+    expected = {
+        (g, m): _digit_sum(p, depth) for g, (count, p) in enumerate(groups) for m in range(count) if p
+    }
+    assert dict(masses) == {o: m for o, m in expected.items() if m}
+
+
+def test_a_certain_outcome_and_trivial_draws_read_nothing():
+    reader = BitReader(lambda n: pytest.fail("read the source"))  # type: ignore[arg-type, return-value]
+    assert KnuthYao([(0, Fraction(1, 2)), (1, Fraction(1))]).sample(reader) == (1, 0)
+    assert uniform(1, reader) == 0
+    assert coin(Fraction(0), reader) is False
+    assert coin(Fraction(1), reader) is True
+    assert sample_lanes(5, [(0b00011, Fraction(0)), (0b11100, Fraction(1))], reader) == 0b11100
+    assert reader.bits_read == 0
+
+
+def test_probabilities_must_sum_to_one():
+    with pytest.raises(ValueError, match="sum to 2/3, not 1"):
+        KnuthYao([(2, Fraction(1, 3))])
+    with pytest.raises(ValueError, match="group 0"):
+        KnuthYao([(-1, Fraction(1, 2))])
+
+
+def test_bits_are_served_most_significant_first_and_left_bits_serve_the_next_draw():
+    reads = []
+
+    def source(n):
+        reads.append(n)
+        return bytes([0b10110010]) * n
+
+    reader = BitReader(source)
+    assert [uniform(2, reader) for _ in range(8)] == [1, 0, 1, 1, 0, 0, 1, 0]
+    assert reads == [1] and reader.bits_read == 8
+    uniform(2, reader)
+    assert reads == [1, 1]
+
+
+def test_a_forked_child_does_not_serve_the_parents_bits():
+    parent = csprng_bits()
+    uniform(2)  # the parent keeps bits of its last byte
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        child_fresh = pool.apply(_child_reader_is_fresh, (id(parent),))
+    assert child_fresh
+
+
+def _child_reader_is_fresh(parent_id: int) -> bool:
+    return id(csprng_bits()) != parent_id and csprng_bits().bits_read == 0
+
+
+def test_threads_never_share_a_bit():
+    """Draws from many threads take disjoint bits: the bits handed out equal the bits read."""
+    served = bytearray()
+    reader = BitReader(lambda n: served.extend(bytes(range(n))) or bytes(range(n)), chunk=16)
+    walks = []
+
+    def work():
+        for _ in range(500):
+            walks.append(uniform(1 << 5, reader))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(walks) == 2000 and reader.bits_read == 2000 * 5
+
+
+def test_unranking_is_one_to_one_onto_the_k_subsets():
+    for n in range(7):
+        for k in range(n + 1):
+            subsets = [tuple(unrank_subset(r, n, k)) for r in range(math.comb(n, k))]
+            assert sorted(subsets) == sorted(itertools.combinations(range(n), k))
+            assert all(
+                rank == sum(math.comb(c, i + 1) for i, c in enumerate(s)) for rank, s in enumerate(subsets)
+            )
+    with pytest.raises(ValueError, match="rank 6"):
+        unrank_subset(6, 4, 2)
+
+
+def _chi_square_pvalue(observed: Counter, expected: dict) -> float:
+    keys = list(expected)
+    counts = [observed.get(k, 0) for k in keys]
+    assert sum(counts) == sum(observed.values())
+    return stats.chisquare(counts, [expected[k] for k in keys]).pvalue
+
+
+def test_uniform_subsets_are_uniform():
+    """Seeded χ² over every 3-subset of 7 (35 cells), α = 1e-6."""
+    reader = BitReader(PRFStream(b"test-report-bits-subset"))
+    n = 7000
+    draws = Counter(tuple(uniform_subset(7, 3, reader)) for _ in range(n))
+    expected = dict.fromkeys(itertools.combinations(range(7), 3), n / 35)
+    assert _chi_square_pvalue(draws, expected) > ALPHA
+
+
+@pytest.mark.parametrize("probability", [Fraction(3, 10), Fraction(1, 2), Fraction(2, 3), Fraction(1, 97)])
+def test_lanes_are_independent_coins(probability):
+    """Seeded χ² over the 2^6 patterns of 6 lanes (plus a lane of 1/2 drawn first), α = 1e-6."""
+    reader = BitReader(PRFStream(b"test-report-bits-lanes", str(probability).encode()))
+    n = 6400
+    patterns = Counter(
+        sample_lanes(7, [(1, Fraction(1, 2)), (0b1111110, probability)], reader) for _ in range(n)
+    )
+    t = float(probability)
+    expected = {}
+    for pattern in range(128):
+        ones = bin(pattern >> 1).count("1")
+        expected[pattern] = n * 0.5 * t**ones * (1 - t) ** (6 - ones)
+    assert _chi_square_pvalue(patterns, expected) > ALPHA
+
+
+def test_run_table_holds_the_capped_geometric_law():
+    s = Fraction(1, 5)
+    groups = run_table(s).groups
+    assert len(groups) == RUN_CAP + 1
+    assert [p for _, p in groups[:3]] == [s, s * (1 - s), s * (1 - s) ** 2]
+    assert groups[-1] == (1, (1 - s) ** RUN_CAP)
+
+
+def _entropy_bits(probabilities) -> float:
+    return -sum(p * math.log2(p) for p in probabilities if p)
+
+
+def test_reports_read_near_their_entropy():
+    """GRR (d = 1,024) and OUE lanes (d = 256) read at most H + 2 bits a walk on average (Knuth–Yao's bound).
+
+    The bound is on the mean; the test allows z = 5 standard errors of the sample mean above it
+    (one-sided α < 1e-6), the standard error estimated from the draws.
+    """
+    p = Fraction(48886180638618267, 1 << 64)
+    q = (1 - p) / 1023
+    grr = KnuthYao([(1, p), (1023, q)])
+    reader = BitReader(PRFStream(b"test-report-bits-economy"))
+    costs = []
+    for _ in range(3000):
+        before = reader.bits_read
+        grr.sample(reader)
+        costs.append(reader.bits_read - before)
+    mean = sum(costs) / len(costs)
+    se = math.sqrt(sum((c - mean) ** 2 for c in costs) / (len(costs) - 1) / len(costs))
+    entropy = _entropy_bits([float(p)] + [float(q)] * 1023)
+    assert mean <= entropy + 2 + 5 * se
+    # lanes: the runs of a 255-lane group of q (OUE at ε = 1) within 1.5× the lanes' entropy
+    oue_q = Fraction(4961093570831984269, 1 << 64)
+    before = reader.bits_read
+    for _ in range(200):
+        sample_lanes(256, [(1, Fraction(1, 2)), ((1 << 256) - 2, oue_q)], reader)
+    per_report = (reader.bits_read - before) / 200
+    assert per_report <= 1.5 * (1 + 255 * _entropy_bits([float(oue_q), 1 - float(oue_q)]))
+
+
+def test_reading_from_gives_the_samplers_a_fresh_reader_and_restores_the_process_one():
+    process = csprng_bits()
+    with reading_from(lambda n: b"\xff" * n) as reader:
+        assert csprng_bits() is reader
+        assert uniform(4) == 3
+    assert csprng_bits() is process
+    assert report_bits.csprng_bits() is process
