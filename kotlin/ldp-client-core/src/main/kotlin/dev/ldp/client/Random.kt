@@ -79,6 +79,9 @@ public class FixedSource(private val bytes: ByteArray) : ByteSource {
     /** Bytes not read yet. */
     public val remaining: Int get() = bytes.size - pos
 
+    /** This source's bit reader ([BitReader.of]): one byte a read, so the reads stay in program order. */
+    internal val bitReader: BitReader by lazy { BitReader(this, 1) }
+
     override fun read(n: Int): ByteArray {
         if (pos + n > bytes.size) fail("fixed byte source used up")
         sizes.add(n)

@@ -36,6 +36,20 @@ public class BitReader @JvmOverloads constructor(private val source: ByteSource,
         return ((word ushr left) and 1L).toInt()
     }
 
+    /** The next `k` bits as an unsigned integer, the first the most significant (k single bits). */
+    public fun bigBits(k: Int): BigInteger {
+        if (k == 0) return BigInteger.ZERO
+        val bytes = ByteArray((k + 7) ushr 3)
+        val pad = 8 * bytes.size - k
+        for (i in 0 until k) {
+            if (bit() == 1) {
+                val at = pad + i
+                bytes[at ushr 3] = (bytes[at ushr 3].toInt() or (0x80 ushr (at and 7))).toByte()
+            }
+        }
+        return BigInteger(1, bytes)
+    }
+
     private fun refill() {
         if (offset == buffer.size) {
             buffer = source.read(chunk)
@@ -63,19 +77,25 @@ public class BitReader @JvmOverloads constructor(private val source: ByteSource,
         /** Bytes a reader of a [PooledSource] takes from its pool at a time. */
         public const val POOLED_CHUNK: Int = 64
 
-        private val readers = java.util.Collections.synchronizedMap(java.util.WeakHashMap<ByteSource, BitReader>())
+        // a reader holds its source, so the map holds readers weakly too (else no entry would ever go)
+        private val readers = java.util.WeakHashMap<ByteSource, java.lang.ref.WeakReference<BitReader>>()
 
         /**
-         * The reader of `source`: one per source, so leftover bits carry across draws and reports. A
-         * [PooledSource] keeps its own (reading [POOLED_CHUNK] pooled bytes at a time); any other source
-         * (a [FixedSource] of a test, a caller's source) gets one that reads one byte at a time, kept
-         * while the source lives (identity, weakly).
+         * The reader of `source`: one per source, so leftover bits carry across draws and reports (an
+         * encoder keeps its source's reader for its lifetime). A [PooledSource] keeps its own, reading
+         * [POOLED_CHUNK] pooled bytes at a time; a [FixedSource] its own, one byte at a time; any other
+         * source gets one that reads one byte at a time, looked up by identity while someone holds it
+         * (a reader no one holds is dropped with its leftover bits: they are never served).
          */
         @JvmStatic
         public fun of(source: ByteSource): BitReader {
             if (source is PooledSource) return source.bitReader
+            if (source is FixedSource) return source.bitReader
             synchronized(readers) {
-                return readers.getOrPut(source) { BitReader(source, 1) }
+                readers[source]?.get()?.let { return it }
+                val reader = BitReader(source, 1)
+                readers[source] = java.lang.ref.WeakReference(reader)
+                return reader
             }
         }
     }
@@ -102,10 +122,19 @@ internal class TableCache<K, V>(private val capacity: Int) {
  * bit); the node is the leaf of (group g, member d′) when d falls in g's leaves, else it is internal and
  * d −= the level's leaf count. Each outcome comes with probability exactly its own; the expected number
  * of bits read is below H + 2. A distribution with one outcome reads nothing. Levels are computed on
- * first use and kept. d stays below twice the number of outcomes, so walks over fewer than 2^61 outcomes
- * run in [Long] arithmetic.
+ * first use and kept. A level has fewer internal nodes than the distribution has outcomes (N), so d stays
+ * below 2N: walks over at most 2^62 outcomes run in [Long] arithmetic.
  */
-public class KnuthYao(counts: List<BigInteger>, probabilities: List<Fraction>) {
+public class KnuthYao private constructor(counts: List<BigInteger>, nums: List<BigInteger>, dens: List<BigInteger>) {
+    /**
+     * Groups of (count, exact probability of each outcome).
+     *
+     * @throws LdpException when a count is negative, a probability outside [0, 1], or the probabilities
+     *   do not sum to exactly 1
+     */
+    public constructor(counts: List<BigInteger>, probabilities: List<Fraction>) :
+        this(counts, checked(counts, probabilities).map { it.num }, probabilities.map { it.den })
+
     /** An outcome: member [member] of group [group] (the index in the list as given). */
     public data class Outcome(val group: Int, val member: BigInteger)
 
@@ -129,33 +158,24 @@ public class KnuthYao(counts: List<BigInteger>, probabilities: List<Fraction>) {
     private var levels: Array<Level> = emptyArray()
 
     init {
-        if (counts.size != probabilities.size) fail("${counts.size} counts for ${probabilities.size} probabilities")
-        var total = Fraction.ZERO
         val live = ArrayList<Int>()
-        for (g in counts.indices) {
-            val count = counts[g]
-            val p = probabilities[g]
-            if (count.signum() < 0 || p < Fraction.ZERO || p > Fraction.ONE) fail("group $g: count $count and probability $p out of range")
-            total += Fraction.of(count * p.num, p.den)
-            if (count.signum() != 0 && p.num.signum() != 0) live.add(g)
-        }
-        if (total != Fraction.ONE) fail("the outcomes' probabilities sum to $total, not 1")
+        for (g in counts.indices) if (counts[g].signum() != 0 && nums[g].signum() != 0) live.add(g)
         certainGroup = if (live.size == 1 && counts[live[0]] == BigInteger.ONE) live[0] else -1
         // every walked probability is below 1: an outcome of probability 1 is the only one (certain)
         val walked = if (certainGroup >= 0) emptyList() else live
         liveIndex = walked.toIntArray()
         liveCount = Array(walked.size) { counts[walked[it]] }
-        den = Array(walked.size) { probabilities[walked[it]].den }
-        rest = Array(walked.size) { probabilities[walked[it]].num }
+        den = Array(walked.size) { dens[walked[it]] }
+        rest = Array(walked.size) { nums[walked[it]] }
         var outcomes = BigInteger.ZERO
         for (c in liveCount) outcomes += c
-        small = outcomes.bitLength() <= 61
+        small = outcomes <= BigInteger.ONE.shiftLeft(62)
     }
 
     /** The outcome when the distribution has only one (no bits are read), else null. */
     public val certain: Outcome? = if (certainGroup >= 0) Outcome(certainGroup, BigInteger.ZERO) else null
 
-    /** True when members are [Long]s ([memberLong], [walkLong]): fewer than 2^61 outcomes. */
+    /** True when the walk runs in [Long] arithmetic ([walkLong]): at most 2^62 outcomes. */
     public val isSmall: Boolean get() = small
 
     @Synchronized
@@ -201,7 +221,7 @@ public class KnuthYao(counts: List<BigInteger>, probabilities: List<Fraction>) {
             if (member != null) member[0] = 0L
             return certainGroup
         }
-        if (!small) fail("walkLong needs fewer than 2^61 outcomes")
+        if (!small) fail("walkLong needs at most 2^62 outcomes")
         var d = 0L
         var depth = 0
         while (true) {
@@ -225,6 +245,19 @@ public class KnuthYao(counts: List<BigInteger>, probabilities: List<Fraction>) {
         }
     }
 
+    @Volatile
+    private var emptyLevels = -1
+
+    /** The number of levels before the first with a leaf (computed once). */
+    private fun leadingEmptyLevels(): Int {
+        var z = emptyLevels
+        if (z >= 0) return z
+        z = 0
+        while (level(z).groups.isEmpty()) z++
+        emptyLevels = z
+        return z
+    }
+
     /** One outcome; the caller holds the reader's monitor. */
     public fun sample(reader: BitReader): Outcome {
         certain?.let { return it }
@@ -233,8 +266,11 @@ public class KnuthYao(counts: List<BigInteger>, probabilities: List<Fraction>) {
             val g = walkLong(reader, m)
             return Outcome(g, BigInteger.valueOf(m[0]))
         }
-        var d = BigInteger.ZERO
-        var depth = 0
+        // levels without leaves only double d and add the bit: the first z bits, read as one integer
+        // (uniform(n) has ⌊log2 n⌋ of them: most of its walk)
+        val z = leadingEmptyLevels()
+        var d = reader.bigBits(z)
+        var depth = z
         while (true) {
             d = d.shiftLeft(1)
             if (reader.bit() == 1) d = d.setBit(0)
@@ -258,6 +294,35 @@ public class KnuthYao(counts: List<BigInteger>, probabilities: List<Fraction>) {
     public fun group(reader: BitReader): Int = if (small || certainGroup >= 0) walkLong(reader, null) else sample(reader).group
 
     public companion object {
+        private fun checked(counts: List<BigInteger>, probabilities: List<Fraction>): List<Fraction> {
+            if (counts.size != probabilities.size) fail("${counts.size} counts for ${probabilities.size} probabilities")
+            var total = Fraction.ZERO
+            for (g in counts.indices) {
+                val count = counts[g]
+                val p = probabilities[g]
+                if (count.signum() < 0 || p < Fraction.ZERO || p > Fraction.ONE) fail("group $g: count $count and probability $p out of range")
+                total += Fraction.of(count * p.num, p.den)
+            }
+            if (total != Fraction.ONE) fail("the outcomes' probabilities sum to $total, not 1")
+            return probabilities
+        }
+
+        /**
+         * Groups whose outcomes have probability weights[g]/total each (integer weights of a table: the
+         * same walk as the reduced fractions, without reducing them); Σ counts[g]·weights[g] must be total.
+         */
+        @JvmStatic
+        public fun ofWeights(counts: List<Long>, weights: List<BigInteger>, total: BigInteger): KnuthYao {
+            if (counts.size != weights.size) fail("${counts.size} counts for ${weights.size} weights")
+            var sum = BigInteger.ZERO
+            for (g in counts.indices) {
+                if (counts[g] < 0 || weights[g].signum() < 0) fail("group $g: count ${counts[g]} and weight ${weights[g]} out of range")
+                sum += BigInteger.valueOf(counts[g]) * weights[g]
+            }
+            if (sum != total || total.signum() <= 0) fail("the weights sum to $sum, not the total $total")
+            return KnuthYao(counts.map { BigInteger.valueOf(it) }, weights, List(counts.size) { total })
+        }
+
         /** Groups given as (count, probability) pairs of longs and fractions. */
         @JvmStatic
         public fun of(vararg groups: Pair<Long, Fraction>): KnuthYao =
@@ -265,32 +330,86 @@ public class KnuthYao(counts: List<BigInteger>, probabilities: List<Fraction>) {
     }
 }
 
-/** Lane groups for [ReportBits.sampleLaneWords] (the masks as 64-bit words, lane i = bit i % 64 of word ⌊i/64⌋). */
-private class LanePlan(width: Int, masks: Array<LongArray>) {
-    val lanes: Array<IntArray> = Array(masks.size) { g ->
-        val out = IntArray(countBits(masks[g], width))
-        var n = 0
-        for (w in 0 until minOf(masks[g].size, (width + 63) ushr 6)) {
-            var m = masks[g][w]
-            if (w == (width ushr 6)) m = m and ((1L shl (width and 63)) - 1)
-            while (m != 0L) {
-                out[n++] = 64 * w + java.lang.Long.numberOfTrailingZeros(m)
-                m = m and (m - 1)
-            }
+/**
+ * Lanes as runs ([ReportBits.sampleLaneWords]) for fixed group probabilities, their run tables resolved
+ * once: an encoder builds one for its spec and calls [sample] per report with the groups' masks.
+ *
+ * @property width the number of lanes
+ */
+public class RunSampler(public val width: Int, probabilities: List<Fraction>) {
+    private val always: BooleanArray // t = 1: every lane of the group is 1, nothing read
+    private val never: BooleanArray // t = 0: every lane is 0, nothing read
+    private val rarerIsOne: BooleanArray
+    private val tables: Array<KnuthYao?>
+
+    init {
+        if (width < 0) fail("a lane sampler needs width >= 0, got $width")
+        val half = Fraction.of(1, 2)
+        val n = probabilities.size
+        always = BooleanArray(n) { probabilities[it] == Fraction.ONE }
+        never = BooleanArray(n) { probabilities[it].num.signum() == 0 }
+        rarerIsOne = BooleanArray(n) { probabilities[it] <= half }
+        tables = Array(n) {
+            val t = probabilities[it]
+            if (t < Fraction.ZERO || t > Fraction.ONE) fail("probability outside [0, 1]: $t")
+            if (always[it] || never[it]) null else ReportBits.runTable(if (rarerIsOne[it]) t else Fraction.ONE - t)
         }
-        out
     }
 
-    companion object {
-        fun countBits(mask: LongArray, width: Int): Int {
-            var n = 0
-            for (w in 0 until minOf(mask.size, (width + 63) ushr 6)) {
-                var m = mask[w]
-                if (w == (width ushr 6)) m = m and ((1L shl (width and 63)) - 1)
-                n += java.lang.Long.bitCount(m)
+    /**
+     * One draw: lane i is 1 with the probability of the group whose mask (one per probability, in
+     * order, as 64-bit words; disjoint) holds it. Returns the lanes as 64-bit words.
+     */
+    public fun sample(masks: Array<LongArray>, reader: BitReader): LongArray {
+        if (masks.size != tables.size) fail("a lane sampler of ${tables.size} groups was given ${masks.size} masks")
+        val nwords = (width + 63) ushr 6
+        val result = LongArray(nwords)
+        val last = if (width and 63 == 0) -1L else (1L shl (width and 63)) - 1
+        synchronized(reader) {
+            for (g in masks.indices) {
+                val mask = masks[g]
+                val words = minOf(mask.size, nwords)
+                if (never[g]) continue
+                // rarer symbol 1: set the rare lanes; rarer symbol 0 (and t = 1): set every lane, clear the rare ones
+                if (always[g] || !rarerIsOne[g]) {
+                    for (w in 0 until words) result[w] = result[w] or (if (w == nwords - 1) mask[w] and last else mask[w])
+                }
+                val table = tables[g] ?: continue
+                // a cursor over the group's lanes in increasing order: word w, its lanes not passed yet in cur
+                var w = 0
+                var cur = if (words == 0) 0L else if (nwords == 1) mask[0] and last else mask[0]
+                while (true) {
+                    while (cur == 0L && w + 1 < words) {
+                        w++
+                        cur = if (w == nwords - 1) mask[w] and last else mask[w]
+                    }
+                    if (cur == 0L) break // every lane filled
+                    var run = table.walkLong(reader, null)
+                    val rare = run < ReportBits.RUN_CAP
+                    // pass `run` lanes of the likelier symbol
+                    while (run > 0 && cur != 0L) {
+                        val c = java.lang.Long.bitCount(cur)
+                        if (c <= run) {
+                            run -= c
+                            cur = 0L
+                            while (cur == 0L && w + 1 < words) {
+                                w++
+                                cur = if (w == nwords - 1) mask[w] and last else mask[w]
+                            }
+                        } else {
+                            repeat(run) { cur = cur and (cur - 1) }
+                            run = 0
+                        }
+                    }
+                    if (rare && cur != 0L) { // the next lane gets the rarer symbol
+                        val bit = cur and -cur
+                        result[w] = result[w] xor bit
+                        cur = cur xor bit
+                    }
+                }
             }
-            return n
         }
+        return result
     }
 }
 
@@ -313,7 +432,6 @@ public object ReportBits {
     private val rankTables = TableCache<Pair<Int, Int>, KnuthYao>(64)
     private val binomials = TableCache<Pair<Int, Int>, BigInteger>(64)
 
-    private val HALF = Fraction.of(1, 2)
 
     /** The walk over n outcomes of 1/n (cached per n). */
     @JvmStatic
@@ -351,7 +469,7 @@ public object ReportBits {
         synchronized(reader) { return table.sample(reader).member }
     }
 
-    /** [uniform] for n < 2^61, in [Long] arithmetic. */
+    /** [uniform] for a [Long] n. */
     @JvmStatic
     public fun uniform(n: Long, reader: BitReader): Long {
         if (n <= 0) fail("uniform needs n > 0, got $n")
@@ -360,6 +478,53 @@ public object ReportBits {
         val member = LongArray(1)
         synchronized(reader) { table.walkLong(reader, member) }
         return member[0]
+    }
+
+    /**
+     * coin(k/2^bits) (0 ≤ k < 2^bits, bits ≤ 62): the walk over (t, 1 − t) of [coin] with the digits
+     * read off k and 2^bits − k, without building a table (the numeric encoders' rounding coin, whose
+     * probability changes every report). coin(0) reads nothing.
+     */
+    @JvmStatic
+    public fun dyadicCoin(k: Long, bits: Int, reader: BitReader): Boolean {
+        if (bits !in 1..62 || k < 0 || k >= (1L shl bits)) fail("dyadicCoin needs 0 <= k < 2^bits, bits in [1, 62], got k=$k, bits=$bits")
+        if (k == 0L) return false
+        val rest = (1L shl bits) - k
+        synchronized(reader) {
+            var d = 0L
+            var j = bits - 1 // digit j + 1 of t is bit j of k
+            while (true) {
+                d = 2 * d + reader.bit()
+                val one = (k ushr j) and 1L // a leaf of t (group 0) first, then of 1 − t (group 1)
+                val two = (rest ushr j) and 1L
+                if (d < one + two) return one == 1L && d == 0L
+                d -= one + two
+                j-- // both expansions end at digit `bits`: the walk has decided by then
+            }
+        }
+    }
+
+    /** [dyadicCoin] of a [BigInteger] k, 0 ≤ k ≤ 2^bits: coin(k/2^bits); coin(0) and coin(1) read nothing. */
+    @JvmStatic
+    public fun dyadicCoin(k: BigInteger, bits: Int, reader: BitReader): Boolean {
+        val one = BigInteger.ONE.shiftLeft(bits)
+        if (bits < 1 || k.signum() < 0 || k > one) fail("dyadicCoin needs 0 <= k <= 2^bits, got k=$k, bits=$bits")
+        if (k.signum() == 0) return false
+        if (k == one) return true
+        if (bits <= 62) return dyadicCoin(k.toLong(), bits, reader)
+        val rest = one - k
+        synchronized(reader) {
+            var d = 0L // below 4: at most two leaves a level
+            var j = bits - 1
+            while (true) {
+                d = 2 * d + reader.bit()
+                val first = if (k.testBit(j)) 1L else 0L
+                val second = if (rest.testBit(j)) 1L else 0L
+                if (d < first + second) return first == 1L && d == 0L
+                d -= first + second
+                j--
+            }
+        }
     }
 
     /** True with the exact `probability` (the walk over (probability, 1 − probability)); coin(0) and coin(1) read nothing. */
@@ -378,39 +543,8 @@ public object ReportBits {
      * are not used. A group with t = 0 or t = 1 reads nothing. Returns the lanes as 64-bit words.
      */
     @JvmStatic
-    public fun sampleLaneWords(width: Int, groups: List<WordLaneGroup>, reader: BitReader): LongArray {
-        if (width < 0) fail("a lane sampler needs width >= 0, got $width")
-        val result = LongArray((width + 63) ushr 6)
-        val plan = LanePlan(width, Array(groups.size) { groups[it].mask })
-        synchronized(reader) {
-            for ((g, group) in groups.withIndex()) {
-                val lanes = plan.lanes[g]
-                val t = group.probability
-                if (lanes.isEmpty() || t.num.signum() == 0) continue
-                if (t == Fraction.ONE) {
-                    for (lane in lanes) result[lane ushr 6] = result[lane ushr 6] or (1L shl (lane and 63))
-                    continue
-                }
-                val rarerIsOne = t <= HALF
-                val table = runTable(if (rarerIsOne) t else Fraction.ONE - t)
-                // rarerIsOne: set the rare lanes; else set every lane, then clear the rare ones
-                if (!rarerIsOne) for (lane in lanes) result[lane ushr 6] = result[lane ushr 6] or (1L shl (lane and 63))
-                var position = 0
-                while (position < lanes.size) {
-                    val run = table.walkLong(reader, null)
-                    position += run
-                    if (run < RUN_CAP) {
-                        if (position < lanes.size) {
-                            val lane = lanes[position]
-                            result[lane ushr 6] = result[lane ushr 6] xor (1L shl (lane and 63))
-                        }
-                        position++
-                    }
-                }
-            }
-        }
-        return result
-    }
+    public fun sampleLaneWords(width: Int, groups: List<WordLaneGroup>, reader: BitReader): LongArray =
+        RunSampler(width, groups.map { it.probability }).sample(Array(groups.size) { groups[it].mask }, reader)
 
     /** [sampleLaneWords] with [BigInteger] masks and result (bit i = lane i). */
     @JvmStatic
@@ -486,4 +620,29 @@ public object ReportBits {
         val rank = synchronized(reader) { table.sample(reader).member }
         return unrankSubset(rank, n, k)
     }
+}
+
+/** uniform(n) of one n (n ≤ 2^62), its table held: an encoder's draw of a fixed range. */
+public class UniformDraw(public val n: Long) {
+    private val table: KnuthYao
+
+    init {
+        if (n <= 0 || n > (1L shl 62)) fail("uniform needs 0 < n <= 2^62, got $n")
+        table = ReportBits.uniformTable(BigInteger.valueOf(n))
+    }
+
+    /** A uniform integer in [0, n) from `reader` (nothing read when n = 1). */
+    public fun draw(reader: BitReader): Long {
+        val member = LongArray(1)
+        synchronized(reader) { table.walkLong(reader, member) }
+        return member[0]
+    }
+}
+
+/** coin(p) of one p, its table held: an encoder's exact coin of a fixed probability. */
+public class CoinDraw(public val probability: Fraction) {
+    private val table = ReportBits.coinTable(probability)
+
+    /** True with the exact probability (nothing read when it is 0 or 1). */
+    public fun flip(reader: BitReader): Boolean = synchronized(reader) { table.walkLong(reader, null) } == 0
 }
