@@ -74,7 +74,7 @@ object EncodeBench {
         return rounds.map { it.sorted()[ROUNDS / 2] }
     }
 
-    private fun measure(name: String, spec: Spec, value: String, seconds: Double): Map<String, Any> {
+    internal fun measure(name: String, spec: Spec, value: String, seconds: Double): Map<String, Any> {
         // the bytes a report draws, counted on a source of its own
         var drawn = 0L
         val inner = PooledSource()
