@@ -1,15 +1,14 @@
 """The Kotlin client's CSPRNG bytes per report against the entropy a report needs (issue 28: at most 2×).
 
 Runs ``dev.ldp.client.bench.EntropyBench`` (kotlin/ldp-client-tests/src/test/kotlin/.../bench), which
-prints the table: for each spec below, the bytes one report draws from the CSPRNG before the per-report
-bit samplers (``B/rep before``: the same draws made in the same run with the byte samplers the encoders
-used until then, randbelow, the bit-sliced lanes and Floyd's sampling, which the keyed PRF streams still
-use) and after (``B/rep after``: counted on the encoder's source), each over 10,000 reports of one value;
-the Shannon entropy of one report given the input in bytes (``H B/rep``, the formulas of
-``bench_entropy.py``); both ratios (target: after ≤ 2× the entropy); and the encoding rate on one thread
-with the pooled ``SecureRandom`` (reports per CPU-second) beside the same run's reference,
-``SecureRandom.nextBytes`` into 16 KiB blocks (the rate that drawing each report's bytes alone would
-allow; ``ratio`` = rate ÷ reference).
+prints the table, every figure measured in the same run: for each spec below, the bytes one report draws
+from the CSPRNG before the per-report bit samplers (``B/rep before``: the encoder's fresh draws made with
+the byte samplers it used until then, randbelow, the bit-sliced lanes and Floyd's sampling, which the
+keyed PRF streams still use) and after (``B/rep after``: counted on the encoder's source), each over
+10,000 reports of one value; the Shannon entropy of one report given the input in bytes (``H B/rep``, the
+formulas of ``bench_entropy.py``); both ratios (target: after ≤ 2× the entropy); the draws alone per
+CPU-second with the pooled ``SecureRandom``, before and after, and their ratio (``after÷``); and the
+whole encoder's reports per CPU-second.
 
 =======  ====================================================================
 row      spec

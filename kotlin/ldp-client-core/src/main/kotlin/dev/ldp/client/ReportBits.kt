@@ -591,16 +591,18 @@ public object ReportBits {
             }
             return members
         }
-        var r = rank
-        var binom = if (k > 0) binomial(c, k) else BigInteger.ZERO
+        // large: the same steps on mutable 32-bit limbs (each step one multiplication by a small integer and
+        // one exact division, by the inverse of its odd part: no allocation, no hardware division)
+        val r = Limbs.of(rank)
+        val binom = Limbs.of(if (k > 0) binomial(c, k) else BigInteger.ZERO)
         for (i in k downTo 1) {
             while (binom > r) {
-                binom = binom * BigInteger.valueOf((c - i).toLong()) / BigInteger.valueOf(c.toLong())
+                binom.timesOver(c - i, c)
                 c--
             }
             members[i - 1] = c
-            r -= binom
-            binom = if (c != 0) binom * BigInteger.valueOf(i.toLong()) / BigInteger.valueOf(c.toLong()) else BigInteger.ZERO
+            r.minus(binom)
+            if (c != 0) binom.timesOver(i, c) else binom.times(0)
             c--
         }
         return members
@@ -645,4 +647,142 @@ public class CoinDraw(public val probability: Fraction) {
 
     /** True with the exact probability (nothing read when it is 0 or 1). */
     public fun flip(reader: BitReader): Boolean = synchronized(reader) { table.walkLong(reader, null) } == 0
+}
+
+/** A nonnegative integer as mutable little-endian 32-bit limbs (the large path of [ReportBits.unrankSubset]). */
+internal class Limbs private constructor(private var limbs: IntArray, private var size: Int) : Comparable<Limbs> {
+    override fun compareTo(other: Limbs): Int {
+        if (size != other.size) return size.compareTo(other.size)
+        for (i in size - 1 downTo 0) {
+            val c = Integer.compareUnsigned(limbs[i], other.limbs[i])
+            if (c != 0) return c
+        }
+        return 0
+    }
+
+    /** this −= other (other ≤ this). */
+    fun minus(other: Limbs) {
+        var borrow = 0L
+        for (i in 0 until size) {
+            val d = (limbs[i].toLong() and MASK) - (if (i < other.size) other.limbs[i].toLong() and MASK else 0L) - borrow
+            limbs[i] = d.toInt()
+            borrow = if (d < 0) 1L else 0L
+        }
+        trim()
+    }
+
+    /** this ·= m (0 ≤ m < 2^31). */
+    fun times(m: Int) {
+        if (m == 0) {
+            size = 0
+            return
+        }
+        var carry = 0L
+        for (i in 0 until size) {
+            val t = (limbs[i].toLong() and MASK) * m + carry
+            limbs[i] = t.toInt()
+            carry = t ushr 32
+        }
+        if (carry != 0L) {
+            if (size == limbs.size) limbs = limbs.copyOf(size + 4)
+            limbs[size++] = carry.toInt()
+        }
+    }
+
+    /**
+     * this = this·m/d (0 ≤ m < 2^31, 1 ≤ d < 2^31), the quotient known to be exact, in one pass from the
+     * low limb: each limb of the product goes straight into the exact division by d's odd part (the
+     * inverse's recurrence), whose quotient limbs are shifted right by d's factors of two one limb late.
+     */
+    fun timesOver(m: Int, d: Int) {
+        if (d < 1) fail("timesOver needs d >= 1, got $d")
+        if (m == 0) {
+            size = 0
+            return
+        }
+        val twos = Integer.numberOfTrailingZeros(d)
+        val odd = d ushr twos
+        var inverse = odd
+        repeat(4) { inverse *= 2 - odd * inverse }
+        val divisor = odd.toLong()
+        if (size + 1 > limbs.size) limbs = limbs.copyOf(size + 4)
+        var carry = 0L
+        var borrow = 0L
+        var previous = 0 // the quotient limb before this one (its low bits are shifted out as `twos`)
+        val n = size + 1 // the product may have one more limb
+        for (i in 0 until n) {
+            val t = (if (i < size) (limbs[i].toLong() and MASK) * m else 0L) + carry
+            carry = t ushr 32
+            var l = (t and MASK) - borrow
+            var under = 0L
+            if (l < 0) {
+                l += 1L shl 32
+                under = 1L
+            }
+            val q = l.toInt() * inverse
+            borrow = (((q.toLong() and MASK) * divisor) ushr 32) + under
+            if (twos == 0) {
+                limbs[i] = q
+            } else if (i > 0) {
+                limbs[i - 1] = (previous ushr twos) or (q shl (32 - twos))
+            }
+            previous = q
+        }
+        if (twos != 0) limbs[n - 1] = previous ushr twos
+        size = n
+        trim()
+    }
+
+    /** this /= d, d in [1, 2^31), the quotient known to be exact: a shift by d's factors of two, then the inverse of its odd part. */
+    fun dividedExactly(d: Int) {
+        if (d < 1) fail("dividedExactly needs d >= 1, got $d")
+        val twos = Integer.numberOfTrailingZeros(d)
+        if (twos > 0) {
+            for (i in 0 until size) {
+                val high = if (i + 1 < size) limbs[i + 1] shl (32 - twos) else 0
+                limbs[i] = (limbs[i] ushr twos) or high
+            }
+            trim()
+        }
+        val odd = d ushr twos
+        if (odd == 1) return
+        var inverse = odd // odd·odd ≡ 1 mod 8: 3 bits; each Newton step doubles them
+        repeat(4) { inverse *= 2 - odd * inverse }
+        val divisor = odd.toLong()
+        var borrow = 0L
+        for (i in 0 until size) {
+            var l = (limbs[i].toLong() and MASK) - borrow
+            var under = 0L
+            if (l < 0) {
+                l += 1L shl 32
+                under = 1L
+            }
+            val q = l.toInt() * inverse
+            limbs[i] = q
+            borrow = (((q.toLong() and MASK) * divisor) ushr 32) + under
+        }
+        trim()
+    }
+
+    private fun trim() {
+        while (size > 0 && limbs[size - 1] == 0) size--
+    }
+
+    companion object {
+        private const val MASK = 0xffffffffL
+
+        fun of(x: BigInteger): Limbs {
+            if (x.signum() < 0) fail("limbs of a negative integer: $x")
+            val n = (x.bitLength() + 31) ushr 5
+            val limbs = IntArray(n + 2)
+            for (i in 0 until n) limbs[i] = x.shiftRight(32 * i).toInt()
+            return Limbs(limbs, n).also { it.trim() }
+        }
+    }
+
+    fun toBigInteger(): BigInteger {
+        var x = BigInteger.ZERO
+        for (i in size - 1 downTo 0) x = x.shiftLeft(32).or(BigInteger.valueOf(limbs[i].toLong() and MASK))
+        return x
+    }
 }

@@ -232,4 +232,42 @@ class ReportBitsTest {
         assertEquals(rank, back)
         assertFailsWith<LdpException> { ReportBits.unrankSubset(ReportBits.binomial(4, 2), 4, 2) }
     }
+
+    @Test
+    fun largeRanksUnrankExactlyOnTheLimbs() {
+        // every rank's subset sums back to it (Σ C(c_i, i) = rank): the limbs' exact steps against BigInteger
+        val random = java.util.Random(28)
+        for ((n, k) in listOf(1023 to 275, 1023 to 274, 300 to 150, 64 to 32, 90 to 3, 2000 to 1999)) {
+            val count = ReportBits.binomial(n, k)
+            repeat(40) {
+                var rank = BigInteger(count.bitLength() + 8, random).mod(count)
+                if (it == 0) rank = BigInteger.ZERO
+                if (it == 1) rank = count - BigInteger.ONE
+                val members = ReportBits.unrankSubset(rank, n, k)
+                assertEquals(k, members.size)
+                for (j in 1 until k) assertTrue(members[j - 1] < members[j])
+                var back = BigInteger.ZERO
+                for ((j, c) in members.withIndex()) back += ReportBits.binomial(c, j + 1)
+                assertEquals(rank, back, "$n choose $k")
+            }
+        }
+        // the limb operations themselves
+        repeat(200) {
+            val x = BigInteger(1 + random.nextInt(900), random)
+            val m = 1 + random.nextInt(Int.MAX_VALUE - 1)
+            val d = 1 + random.nextInt(Int.MAX_VALUE - 1)
+            val fused = Limbs.of(x * BigInteger.valueOf(d.toLong()))
+            fused.timesOver(m, d)
+            assertEquals(x * BigInteger.valueOf(m.toLong()), fused.toBigInteger())
+            val limbs = Limbs.of(x * BigInteger.valueOf(d.toLong()))
+            limbs.dividedExactly(d)
+            assertEquals(x, limbs.toBigInteger())
+            limbs.times(m)
+            assertEquals(x * BigInteger.valueOf(m.toLong()), limbs.toBigInteger())
+            val y = Limbs.of(x)
+            limbs.minus(y)
+            assertEquals(x * BigInteger.valueOf(m.toLong() - 1), limbs.toBigInteger())
+            assertEquals(x.compareTo(x * BigInteger.valueOf(m.toLong() - 1)).coerceIn(-1, 1), y.compareTo(limbs).coerceIn(-1, 1))
+        }
+    }
 }

@@ -48,7 +48,7 @@ object EncodeBench {
      * [batch] calls: a warm-up of every work (the JIT compiles the loops), then [ROUNDS] rounds taking
      * the works in turn (so a busy moment of a shared machine hits them alike); the median round of each.
      */
-    private fun rates(seconds: Double, batch: Int, vararg works: () -> Unit): List<Double> {
+    internal fun rates(seconds: Double, batch: Int, vararg works: () -> Unit): List<Double> {
         val cpu = ManagementFactory.getThreadMXBean()
         for (work in works) {
             val deadline = System.nanoTime() + (seconds * 1e9).toLong()
