@@ -92,14 +92,12 @@ public class EncoderOptions @JvmOverloads constructor(
  * rest splits into slices of other·den, one per other index.
  */
 public class RandomizedResponse(p: Fraction, n: BigInteger) {
-    private val walk: KnuthYao by lazy {
-        KnuthYao(listOf(BigInteger.ONE, n - BigInteger.ONE), listOf(p, (Fraction.ONE - p).divInt(n - BigInteger.ONE)))
-    }
+    private val walk = KnuthYao(listOf(1L, n.toLong() - 1), listOf(p, (Fraction.ONE - p).divInt(n - BigInteger.ONE)))
 
     /** The reported index for the true `index`, fresh: one walk over [(1, p), (n − 1, q)] on `reader`. */
     public fun respond(index: Int, reader: BitReader): Int {
         val member = LongArray(1)
-        val group = synchronized(reader) { walk.walkLong(reader, member) }
+        val group = synchronized(reader) { walk.walk(reader, member) }
         if (group == 0) return index
         val o = member[0].toInt()
         return if (o >= index) o + 1 else o

@@ -37,8 +37,8 @@ public class PooledSource @JvmOverloads constructor(
         pos = blockSize // empty: the first read fills it
     }
 
-    /** The pool's bit reader ([BitReader.of]): it takes [BitReader.POOLED_CHUNK] pooled bytes at a time. */
-    internal val bitReader: BitReader by lazy { BitReader(this, BitReader.POOLED_CHUNK) }
+    /** The pool's bit reader ([ReportBits.reader]): it takes 64 pooled bytes at a time. */
+    internal val bitReader = BitReader(this, 64)
 
     @Synchronized
     override fun read(n: Int): ByteArray {
@@ -79,8 +79,8 @@ public class FixedSource(private val bytes: ByteArray) : ByteSource {
     /** Bytes not read yet. */
     public val remaining: Int get() = bytes.size - pos
 
-    /** This source's bit reader ([BitReader.of]): one byte a read, so the reads stay in program order. */
-    internal val bitReader: BitReader by lazy { BitReader(this, 1) }
+    /** This source's bit reader ([ReportBits.reader]): one byte a read, so the reads stay in program order. */
+    internal val bitReader = BitReader(this, 1)
 
     override fun read(n: Int): ByteArray {
         if (pos + n > bytes.size) fail("fixed byte source used up")

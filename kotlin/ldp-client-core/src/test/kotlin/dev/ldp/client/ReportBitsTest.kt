@@ -15,6 +15,19 @@ class ReportBitsTest {
 
     private fun frac(text: String) = Fraction.parse(text)
 
+    private fun ky(vararg groups: Pair<Long, Fraction>) = KnuthYao(groups.map { it.first }, groups.map { it.second })
+
+    /** One walk as (group, member). */
+    private fun KnuthYao.outcome(reader: BitReader): Pair<Int, Long> {
+        val member = LongArray(1)
+        val group = walk(reader, member)
+        return group to member[0]
+    }
+
+    private fun lanes(width: Int, groups: List<LaneGroup>, reader: BitReader): BigInteger = Samplers.wordsToLanes(
+        RunSampler(width, groups.map { it.probability }).sample(Array(groups.size) { Samplers.lanesToWords(groups[it].mask, width) }, reader),
+    )
+
     /** The first `bits` binary digits of p, as a fraction (what a walk decided within `bits` bits gives). */
     private fun truncated(p: Fraction, bits: Int): Fraction {
         val scale = BigInteger.ONE.shiftLeft(bits)
@@ -35,14 +48,13 @@ class ReportBitsTest {
             listOf(1000L to frac("1/1000")),
         )
         for (groups in distributions) {
-            val table = KnuthYao.of(*groups.toTypedArray())
+            val table = ky(*groups.toTypedArray())
             val hits = HashMap<Pair<Int, Long>, Long>()
             var undecided = 0L
             for (s in 0 until (1 shl bits)) {
-                val reader = BitReader(FixedSource(byteArrayOf((s ushr 8).toByte(), s.toByte())))
+                val reader = BitReader(FixedSource(byteArrayOf((s ushr 8).toByte(), s.toByte())), 1)
                 try {
-                    val o = table.sample(reader)
-                    hits.merge(o.group to o.member.toLong(), 1L, Long::plus)
+                    hits.merge(table.outcome(reader), 1L, Long::plus)
                 } catch (e: LdpException) {
                     undecided++
                 }
@@ -64,23 +76,23 @@ class ReportBitsTest {
     fun theLargeWalkDrawsWhatTheSmallOneDraws() {
         // 2^70 outcomes run in BigInteger arithmetic: each group's members split as a small table's
         val n = BigInteger.ONE.shiftLeft(70)
-        val large = KnuthYao(listOf(n), listOf(Fraction.of(BigInteger.ONE, n)))
-        assertFalse(large.isSmall)
         val bytes = ByteArray(90) { (it * 37 + 11).toByte() }
-        val reader = BitReader(FixedSource(bytes))
-        val member = large.sample(reader).member
+        val reader = BitReader(FixedSource(bytes), 1)
+        val member = ReportBits.uniform(n, reader)
         assertEquals(70L, reader.bitsRead) // a power of two: exactly its bits
         assertEquals(BigInteger(1, bytes.copyOfRange(0, 9)).shiftRight(2), member)
-        val third = KnuthYao(listOf(n.multiply(big(3))), listOf(Fraction.of(BigInteger.ONE, n.multiply(big(3)))))
-        repeat(20) { assertTrue(third.sample(BitReader(FixedSource(ByteArray(64) { b -> (b * it + 5).toByte() }))).member < n.multiply(big(3))) }
+        val three = n.multiply(big(3))
+        repeat(20) { assertTrue(ReportBits.uniform(three, BitReader(FixedSource(ByteArray(64) { b -> (b * it + 5).toByte() }), 1)) < three) }
+        assertFailsWith<LdpException> { ky((1L shl 62) + 1 to Fraction.of(BigInteger.ONE, BigInteger.ONE.shiftLeft(62) + BigInteger.ONE)) }
+        assertFailsWith<LdpException> { ky(3L to frac("1/4"), 1L shl 62 to Fraction.of(BigInteger.ONE, BigInteger.ONE.shiftLeft(64))) }
     }
 
     @Test
     fun theDocExamplesOfThePythonModule() {
         // KnuthYao([(3, 1/3)]) on bits 1, 0: member 2 of 3, two bits read
-        val third = KnuthYao.of(3L to frac("1/3"))
-        val reader = BitReader(ByteSource { n -> ByteArray(n) { 0b10010000.toByte() } })
-        assertEquals(KnuthYao.Outcome(0, big(2)), third.sample(reader))
+        val third = ky(3L to frac("1/3"))
+        val reader = BitReader(ByteSource { n -> ByteArray(n) { 0b10010000.toByte() } }, 1)
+        assertEquals(0 to 2L, third.outcome(reader))
         assertEquals(2L, reader.bitsRead)
         // unrank_subset(r, 4, 2) for r in range(6)
         val expected = listOf(intArrayOf(0, 1), intArrayOf(0, 2), intArrayOf(1, 2), intArrayOf(0, 3), intArrayOf(1, 3), intArrayOf(2, 3))
@@ -90,33 +102,29 @@ class ReportBitsTest {
     @Test
     fun certainDrawsReadNothing() {
         val empty = FixedSource(ByteArray(0))
-        val reader = BitReader(empty)
+        val reader = BitReader(empty, 1)
         assertEquals(0L, ReportBits.uniform(1L, reader))
         assertEquals(BigInteger.ZERO, ReportBits.uniform(BigInteger.ONE, reader))
+        assertEquals(-1, ky(1L to frac("1/2"), 1L to frac("1/2")).certainGroup)
         assertFalse(ReportBits.coin(Fraction.ZERO, reader))
         assertTrue(ReportBits.coin(Fraction.ONE, reader))
         assertContentEquals(intArrayOf(0, 1, 2), ReportBits.uniformSubset(3, 3, reader))
         assertContentEquals(IntArray(0), ReportBits.uniformSubset(3, 0, reader))
         val all = LongArray(1) { 0b1011L }
-        val lanes = ReportBits.sampleLaneWords(
-            4,
-            listOf(WordLaneGroup(all, Fraction.ONE), WordLaneGroup(longArrayOf(0b0100L), Fraction.ZERO)),
-            reader,
-        )
+        val lanes = RunSampler(4, listOf(Fraction.ONE, Fraction.ZERO)).sample(arrayOf(all, longArrayOf(0b0100L)), reader)
         assertContentEquals(longArrayOf(0b1011L), lanes)
         assertEquals(0L, reader.bitsRead)
         assertEquals(emptyList(), empty.reads)
-        assertNull(KnuthYao.of(1L to frac("1/2"), 1L to frac("1/2")).certain)
-        assertEquals(KnuthYao.Outcome(1, BigInteger.ZERO), KnuthYao.of(1L to Fraction.ZERO, 1L to Fraction.ONE).certain)
+        assertEquals(1, ky(1L to Fraction.ZERO, 1L to Fraction.ONE).certainGroup)
     }
 
     @Test
     fun leftoverBitsCarryToTheNextDraw() {
         // byte 1011 0110: coins of 1/2 read one bit each (true on 0), then uniform(4) reads two bits a draw
         val source = FixedSource(byteArrayOf(0b10110110.toByte(), 0b01000000))
-        val reader = BitReader.of(source)
+        val reader = ReportBits.reader(source)
         val half = frac("1/2")
-        assertEquals(listOf(false, true, false, false), List(4) { ReportBits.coin(half, BitReader.of(source)) })
+        assertEquals(listOf(false, true, false, false), List(4) { ReportBits.coin(half, ReportBits.reader(source)) })
         assertEquals(listOf(1), source.reads)
         assertEquals(1L, ReportBits.uniform(4L, reader)) // bits 0, 1
         assertEquals(2L, ReportBits.uniform(4L, reader)) // bits 1, 0: the last of byte 1, no new read
@@ -124,16 +132,16 @@ class ReportBitsTest {
         assertEquals(1L, ReportBits.uniform(4L, reader)) // bits 0, 1 of byte 2
         assertEquals(listOf(1, 1), source.reads)
         assertEquals(8L + 2L, reader.bitsRead)
-        assertTrue(BitReader.of(source) === reader)
-        assertFalse(BitReader.of(FixedSource(ByteArray(1))) === reader) // a new source starts fresh
+        assertTrue(ReportBits.reader(source) === reader)
+        assertFalse(ReportBits.reader(FixedSource(ByteArray(1))) === reader) // a new source starts fresh
     }
 
     @Test
     fun aPooledSourceServesItsBytesMostSignificantBitFirst() {
         var next = 0
         val pooled = PooledSource(128) { out -> for (i in out.indices) out[i] = (next++).toByte() }
-        val reader = BitReader.of(pooled)
-        assertTrue(BitReader.of(pooled) === reader)
+        val reader = ReportBits.reader(pooled)
+        assertTrue(ReportBits.reader(pooled) === reader)
         val served = ByteArray(200) { b -> var x = 0; repeat(8) { x = (x shl 1) or reader.bit() }; x.toByte() }
         // 64 bytes at a time from a pool of 128: bytes 0..127, then the next block from 128
         assertContentEquals(ByteArray(200) { it.toByte() }, served)
@@ -148,7 +156,7 @@ class ReportBitsTest {
     fun coinsAndUniformsFollowTheWalk() {
         // coin(1/3): 1/3 = .0101…, 2/3 = .1010…: level 1 holds only 2/3's leaf: bit 0 → false; bits 1, 0 →
         // d = 0 at level 2, 1/3's leaf → true
-        val reader = BitReader(FixedSource(byteArrayOf(0b01010000)))
+        val reader = BitReader(FixedSource(byteArrayOf(0b01010000)), 1)
         val third = frac("1/3")
         assertFalse(ReportBits.coin(third, reader))
         assertTrue(ReportBits.coin(third, reader))
@@ -162,17 +170,17 @@ class ReportBitsTest {
     fun lanesAreRunsOfTheLikelierSymbol() {
         // t = 1/2: run k has probability 2^-(k+1), the only leaf of level k + 1: bits 0 → run 0, 10 → run 1
         val source = FixedSource(byteArrayOf(0b10100100.toByte(), 0b11000000.toByte()))
-        val reader = BitReader(source)
-        val lanes = ReportBits.sampleLanes(8, listOf(LaneGroup(big(0xff), frac("1/2"))), reader)
+        val reader = BitReader(source, 1)
+        val lanes = lanes(8, listOf(LaneGroup(big(0xff), frac("1/2"))), reader)
         // 10 → lane 0 = 0, lane 1 = 1; 10 → lanes 2, 3 = 0, 1; 0 → lane 4 = 1; 10 → lanes 5, 6 = 0, 1; 0 → lane 7 = 1
         assertEquals(big(0b11011010), lanes)
         assertEquals(8L, reader.bitsRead)
         assertEquals(listOf(1), source.reads)
         // t = 3/4 > 1/2: the rarer symbol is 0 with s = 1/4; masks split by group, lanes in increasing order
-        val r2 = BitReader(FixedSource(ByteArray(64) { (it * 101 + 7).toByte() }))
-        val r3 = BitReader(FixedSource(ByteArray(64) { (it * 101 + 7).toByte() }))
+        val r2 = BitReader(FixedSource(ByteArray(64) { (it * 101 + 7).toByte() }), 1)
+        val r3 = BitReader(FixedSource(ByteArray(64) { (it * 101 + 7).toByte() }), 1)
         val mask = big(0b1011_0110_1101)
-        val direct = ReportBits.sampleLanes(12, listOf(LaneGroup(mask, frac("3/4"))), r2)
+        val direct = lanes(12, listOf(LaneGroup(mask, frac("3/4"))), r2)
         assertEquals(direct, direct.and(mask))
         // drawing the complement's lanes by hand: walk the run table of 1/4 over the mask's lanes
         val table = ReportBits.runTable(frac("1/4"))
@@ -180,7 +188,7 @@ class ReportBitsTest {
         var want = mask
         var pos = 0
         while (pos < laneList.size) {
-            val run = table.sample(r3).group
+            val run = table.walk(r3, null)
             pos += run
             if (run < ReportBits.RUN_CAP) {
                 if (pos < laneList.size) want = want.clearBit(laneList[pos])
@@ -195,10 +203,10 @@ class ReportBitsTest {
     fun theRunTableSumsToOneAndCapsRuns() {
         val table = ReportBits.runTable(frac("1/1000"))
         // bits all 1: the deepest-first path; bits all 0 go to the longest runs: the cap comes
-        val reader = BitReader(ByteSource { n -> ByteArray(n) })
-        assertEquals(ReportBits.RUN_CAP, table.group(reader))
-        assertFailsWith<LdpException> { KnuthYao.of(1L to frac("1/2"), 1L to frac("1/3")) }
-        assertFailsWith<LdpException> { KnuthYao.of(-1L to frac("1/2"), 3L to frac("1/2")) }
+        val reader = BitReader(ByteSource { n -> ByteArray(n) }, 1)
+        assertEquals(ReportBits.RUN_CAP, table.walk(reader, null))
+        assertFailsWith<LdpException> { ky(1L to frac("1/2"), 1L to frac("1/3")) }
+        assertFailsWith<LdpException> { ky(-1L to frac("1/2"), 3L to frac("1/2")) }
         assertFailsWith<LdpException> { ReportBits.uniform(0L, reader) }
     }
 
@@ -224,8 +232,8 @@ class ReportBitsTest {
         // the BigInteger path (C(1024, 275) is far above 2^62) against the definition
         val n = 1024
         val k = 275
-        val reader = BitReader(ByteSource { m -> ByteArray(m) { (it * 73 + 19).toByte() } })
-        val rank = ReportBits.rankTable(n, k).sample(reader).member
+        val reader = BitReader(ByteSource { m -> ByteArray(m) { (it * 73 + 19).toByte() } }, 1)
+        val rank = ReportBits.uniform(ReportBits.binomial(n, k), reader)
         val members = ReportBits.unrankSubset(rank, n, k)
         var back = BigInteger.ZERO
         for ((i, c) in members.withIndex()) back += ReportBits.binomial(c, i + 1)
@@ -256,15 +264,10 @@ class ReportBitsTest {
             val x = BigInteger(1 + random.nextInt(900), random)
             val m = 1 + random.nextInt(Int.MAX_VALUE - 1)
             val d = 1 + random.nextInt(Int.MAX_VALUE - 1)
-            val fused = Limbs.of(x * BigInteger.valueOf(d.toLong()))
-            fused.timesOver(m, d)
-            assertEquals(x * BigInteger.valueOf(m.toLong()), fused.toBigInteger())
-            val limbs = Limbs.of(x * BigInteger.valueOf(d.toLong()))
-            limbs.dividedExactly(d)
-            assertEquals(x, limbs.toBigInteger())
-            limbs.times(m)
+            val limbs = Limbs(x * BigInteger.valueOf(d.toLong()))
+            limbs.timesOver(m, d)
             assertEquals(x * BigInteger.valueOf(m.toLong()), limbs.toBigInteger())
-            val y = Limbs.of(x)
+            val y = Limbs(x)
             limbs.minus(y)
             assertEquals(x * BigInteger.valueOf(m.toLong() - 1), limbs.toBigInteger())
             assertEquals(x.compareTo(x * BigInteger.valueOf(m.toLong() - 1)).coerceIn(-1, 1), y.compareTo(limbs).coerceIn(-1, 1))

@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
@@ -21,7 +22,7 @@ public class GrrEncoder @JvmOverloads constructor(
     private val source: ByteSource = ByteSources.secure,
 ) : Encoder {
     private val index = DomainIndex(spec.domain())
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
     private val rr = RandomizedResponse(spec.fraction("p"), BigInteger.valueOf(index.size.toLong()))
 
     override fun encode(value: Any): Report {

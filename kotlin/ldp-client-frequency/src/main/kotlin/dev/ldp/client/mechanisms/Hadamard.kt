@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
@@ -45,7 +46,7 @@ public class HadamardEncoder @JvmOverloads constructor(
 ) : Encoder {
     private val index = DomainIndex(spec.domain())
     private val blockSize: Int
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
     private val walk: KnuthYao
 
     init {
@@ -56,7 +57,7 @@ public class HadamardEncoder @JvmOverloads constructor(
         val half = BigInteger.valueOf((blockSize / 2).toLong())
         val inside = Fraction.of(TWO * p.num, p.den * BigInteger.valueOf(blockSize.toLong())) // each member of C_x: 2p/b
         val outside = (Fraction.ONE - p).divInt(BigInteger.valueOf(outputs) - half) // each other output
-        walk = KnuthYao(listOf(half, BigInteger.valueOf(outputs) - half), listOf(inside, outside))
+        walk = KnuthYao(listOf(blockSize / 2L, outputs - blockSize / 2), listOf(inside, outside))
     }
 
     override fun encode(value: Any): Report {
@@ -66,7 +67,7 @@ public class HadamardEncoder @JvmOverloads constructor(
         val block = x / (b - 1)
         val row = x % (b - 1) + 1
         val member = LongArray(1)
-        val group = synchronized(bits) { walk.walkLong(bits, member) }
+        val group = synchronized(bits) { walk.walk(bits, member) }
         val output: Long = if (group == 0) {
             block.toLong() * b + HadamardRows.rowPosition(row, member[0].toInt(), true)
         } else {

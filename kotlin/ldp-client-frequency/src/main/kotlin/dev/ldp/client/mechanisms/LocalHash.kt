@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
@@ -8,7 +9,6 @@ import dev.ldp.client.Encoder
 import dev.ldp.client.RandomizedResponse
 import dev.ldp.client.Report
 import dev.ldp.client.Spec
-import dev.ldp.client.UniformDraw
 import dev.ldp.client.hashing.LH_SEED_SPACE
 import dev.ldp.client.hashing.lhBucket
 import java.math.BigInteger
@@ -28,7 +28,7 @@ public class LocalHashingEncoder @JvmOverloads constructor(
     private val index = DomainIndex(spec.domain())
     private val g = spec.int("g")
     private val buckets = g.toLong()
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
     private val rr = RandomizedResponse(spec.fraction("p"), g)
 
     override fun encode(value: Any): Report {
@@ -40,6 +40,6 @@ public class LocalHashingEncoder @JvmOverloads constructor(
 
     private companion object {
         /** The seeds of the hash family: uniform below (P − 1)·P < 2^62, on the CSPRNG's bits. */
-        val SEEDS = UniformDraw(LH_SEED_SPACE)
+        val SEEDS = ReportBits.uniformTable(LH_SEED_SPACE)
     }
 }

@@ -1,8 +1,8 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.KnuthYao
 import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
-import dev.ldp.client.CoinDraw
 import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSources
 import dev.ldp.client.DomainIndex
@@ -76,8 +76,8 @@ public class SubsetEncoder @JvmOverloads constructor(
     private val index = DomainIndex(spec.domain())
     private val p = spec.fraction("p")
     private val omega: Int
-    private val coin: CoinDraw
-    private val bits = BitReader.of(source)
+    private val coin: KnuthYao
+    private val bits = ReportBits.reader(source)
 
     init {
         val d = index.size
@@ -85,7 +85,7 @@ public class SubsetEncoder @JvmOverloads constructor(
         if (omegaField < BigInteger.ONE || omegaField > BigInteger.valueOf(d - 1L)) throw SpecException("ss needs 1 <= omega <= d - 1 = ${d - 1}")
         omega = omegaField.toInt()
         if (p <= Fraction.of(omega.toLong(), d.toLong()) || p >= Fraction.ONE) throw SpecException("ss needs omega/d < p < 1")
-        coin = CoinDraw(p)
+        coin = ReportBits.coinTable(p)
     }
 
     override fun encode(value: Any): Report {

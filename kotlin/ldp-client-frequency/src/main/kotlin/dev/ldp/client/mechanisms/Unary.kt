@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
@@ -28,7 +29,7 @@ public class UnaryEncoder @JvmOverloads constructor(
     private val q = spec.fraction("q")
     private val full: LongArray
     private val sampler: RunSampler
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
 
     init {
         if (p <= q || q.num.signum() == 0 || p >= Fraction.ONE) throw SpecException("${spec.mechanism} needs 0 < q < p < 1")

@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.FixedSource
 import dev.ldp.client.Fraction
@@ -82,7 +83,7 @@ class LocalHashTest {
         val source = FixedSource(ByteArray(8))
         val report = LocalHashingEncoder(spec, source).encode("z")
         assertEquals(List(8) { 1 }, source.reads)
-        assertEquals(63L, dev.ldp.client.BitReader.of(source).bitsRead)
+        assertEquals(63L, dev.ldp.client.ReportBits.reader(source).bitsRead)
         assertEquals(BigInteger.ZERO, report.seed)
         assertEquals(BigInteger.valueOf(lhBucket(0, 2, 2).toLong()), report.value) // kept
         assertTrue(Registry.makeEncoder(spec) is LocalHashingEncoder)

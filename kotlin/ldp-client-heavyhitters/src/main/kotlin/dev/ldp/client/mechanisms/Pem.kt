@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
@@ -9,7 +10,6 @@ import dev.ldp.client.RandomizedResponse
 import dev.ldp.client.Report
 import dev.ldp.client.Spec
 import dev.ldp.client.Text
-import dev.ldp.client.UniformDraw
 import dev.ldp.client.ValueException
 import dev.ldp.client.Values
 import dev.ldp.client.hashing.LH_PRIME
@@ -119,8 +119,8 @@ public class PemEncoder @JvmOverloads constructor(
     private val g = spec.int("g")
     private val buckets = g.toLong()
     private val rr = RandomizedResponse(spec.fraction("p"), g)
-    private val rounds = UniformDraw(lengths.size.toLong())
-    private val randomBits = BitReader.of(source)
+    private val rounds = ReportBits.uniformTable(lengths.size.toLong())
+    private val randomBits = ReportBits.reader(source)
 
     override fun encode(value: Any): Report {
         val bits = Prefixes.valueBits(value, maxLength, spec.mechanism)
@@ -139,6 +139,6 @@ public class PemEncoder @JvmOverloads constructor(
 
     private companion object {
         /** The seeds of the hash family: uniform below (P − 1)·P < 2^62. */
-        val SEEDS = UniformDraw(LH_SEED_SPACE)
+        val SEEDS = ReportBits.uniformTable(LH_SEED_SPACE)
     }
 }

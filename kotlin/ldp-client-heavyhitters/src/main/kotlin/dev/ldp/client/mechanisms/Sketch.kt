@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.Encoder
@@ -10,8 +11,6 @@ import dev.ldp.client.Packing
 import dev.ldp.client.Report
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
-import dev.ldp.client.UniformDraw
-import dev.ldp.client.CoinDraw
 import dev.ldp.client.RunSampler
 import dev.ldp.client.BitReader
 import dev.ldp.client.Values
@@ -46,7 +45,7 @@ private class SketchParameters(spec: Spec) {
         }
     }
 
-    val rows = UniformDraw(k.toLong())
+    val rows = ReportBits.uniformTable(k.toLong())
 
     fun position(value: Any, row: Int): Int = SketchHash.position(value, row, salt, m)
 }
@@ -67,7 +66,7 @@ public class CmsEncoder @JvmOverloads constructor(
     private val q = Fraction.ONE - sketch.p
     private val full = Lanes.fullWords(sketch.m)
     private val sampler = RunSampler(sketch.m, listOf(sketch.p, q))
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
 
     override fun encode(value: Any): Report {
         val m = sketch.m
@@ -93,9 +92,9 @@ public class HcmsEncoder @JvmOverloads constructor(
     private val source: ByteSource = ByteSources.secure,
 ) : Encoder {
     private val sketch = SketchParameters(spec)
-    private val columns = UniformDraw(sketch.m.toLong())
-    private val coin = CoinDraw(sketch.p)
-    private val bits = BitReader.of(source)
+    private val columns = ReportBits.uniformTable(sketch.m.toLong())
+    private val coin = ReportBits.coinTable(sketch.p)
+    private val bits = ReportBits.reader(source)
 
     init {
         if (sketch.m and (sketch.m - 1) != 0) throw SpecException("hcms needs m a power of 2 (the Hadamard matrix H_m), got m=${sketch.m}")

@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.Bytes
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.FixedSource
@@ -133,7 +134,7 @@ class PemTest {
         val p = spec.fraction("p")
         val firstOne = generateSequence(1) { it + 1 }.first { Fraction.of(BigInteger.ONE, BigInteger.ONE.shiftLeft(it)) <= p }
         val bits = 6 + 62 + firstOne
-        assertEquals(bits.toLong(), dev.ldp.client.BitReader.of(source).bitsRead)
+        assertEquals(bits.toLong(), dev.ldp.client.ReportBits.reader(source).bitsRead)
         assertEquals(List((bits + 7) / 8) { 1 }, source.reads)
         val bucket = lhBucket(0, key("ab", 4, 2), 8)
         assertEquals("""{"v":1,"spec":"${spec.fingerprint}","seed":0,"value":$bucket,"round":1}""", report.toJson())

@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ChiSquare
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.FixedSource
@@ -135,7 +136,7 @@ class SketchTest {
         val source = FixedSource(byteArrayOf(0b0010_0001, 0))
         val report = HcmsEncoder(spec, source).encode(0)
         assertEquals(listOf(1, 1), source.reads)
-        assertEquals(9L, dev.ldp.client.BitReader.of(source).bitsRead)
+        assertEquals(9L, dev.ldp.client.ReportBits.reader(source).bitsRead)
         val h = positions(spec, 0)[1]
         val plus = Integer.bitCount(1 and h) % 2 == 0
         assertEquals("""{"v":1,"spec":"${spec.fingerprint}","row":1,"column":1,"bit":${if (plus) 1 else 0}}""", report.toJson())

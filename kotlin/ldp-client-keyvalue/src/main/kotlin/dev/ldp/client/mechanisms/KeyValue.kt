@@ -16,7 +16,6 @@ import dev.ldp.client.Lanes
 import dev.ldp.client.ReportBits
 import dev.ldp.client.RunSampler
 import dev.ldp.client.ValueException
-import java.math.BigDecimal
 import java.math.BigInteger
 
 /**
@@ -99,7 +98,7 @@ internal object KeyValueInput {
  */
 internal class KeyValueCoins(source: ByteSource) {
     /** The source's bit reader. */
-    val bits = BitReader.of(source)
+    val bits = ReportBits.reader(source)
 
     /** uniform(n). */
     fun below(n: Int): Int = ReportBits.uniform(n.toLong(), bits).toInt()
@@ -108,7 +107,7 @@ internal class KeyValueCoins(source: ByteSource) {
     fun coin(p: Fraction): Boolean = ReportBits.coin(p, bits)
 
     /** ±1 with P[+1] = ⌊(1 + v)·2^63⌋/2^64: one exact coin (nothing read for v = ±1). */
-    fun sign(v: Double): Int = if (ReportBits.dyadicCoin(threshold(v), 64, bits)) 1 else -1
+    fun sign(v: Double): Int = if (v >= 1 || ReportBits.dyadicCoin(threshold(v), 64, bits)) 1 else -1
 
     /**
      * Padding-and-sampling of one user: (padded key index, v* = ±1); draws uniform(η), η = max(n, ℓ),
@@ -121,12 +120,8 @@ internal class KeyValueCoins(source: ByteSource) {
     }
 
     private companion object {
-        val TWO63: BigInteger = BigInteger.ONE.shiftLeft(63)
-        val TWO64: BigInteger = BigInteger.ONE.shiftLeft(64)
-
-        /** ⌊(1 + v)·2^63⌋ for a double v in [−1, 1] (2^64 at v = 1): 2^63 + ⌊v·2^63⌋ (a power-of-two scaling, exact). */
-        fun threshold(v: Double): BigInteger =
-            if (v >= 1) TWO64 else TWO63 + BigDecimal(Math.floor(v * 9.223372036854775808E18)).toBigInteger()
+        /** ⌊(1 + v)·2^63⌋ for a double v in [−1, 1), as an unsigned 64-bit integer: 2^63 + ⌊v·2^63⌋ (a power-of-two scaling, exact). */
+        fun threshold(v: Double): Long = Long.MIN_VALUE + Math.floor(v * 9.223372036854775808E18).toLong()
     }
 }
 

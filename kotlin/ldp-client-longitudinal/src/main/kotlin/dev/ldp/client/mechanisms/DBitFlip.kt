@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BouncyCastleShake256
 import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
@@ -45,7 +46,7 @@ public class DBitFlipEncoder @JvmOverloads constructor(
     private val p = spec.fraction("p")
     private val q = Fraction.ONE - p
     private val gamma = spec.fraction("gamma")
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
     private val full: LongArray
     private val position = HashMap<Int, Int>()
     private val flipper by lazy { RunSampler(d, listOf(gamma)) } // fresh flips, γ each

@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BouncyCastleShake256
 import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
@@ -39,7 +40,7 @@ public class LolohaEncoder @JvmOverloads constructor(
     private val roundTwo = RandomizedResponse(spec.fraction("p2"), BigInteger.valueOf(g))
     private val secret = client.secret
     private val fingerprint = Bytes.utf8(spec.fingerprint)
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
 
     /** The client's index in the public pool of hash functions (sent with every report). */
     public val seedIndex: Int =

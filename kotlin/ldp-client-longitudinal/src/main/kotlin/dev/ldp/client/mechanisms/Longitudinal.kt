@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.BouncyCastleShake256
@@ -59,7 +60,7 @@ public class LongitudinalEncoder @JvmOverloads constructor(
     private val second: RandomizedResponse?
     private val memoSampler: LaneSampler? // unary: the memo, p1 on the value's bit, q1 elsewhere
     private val reportSampler: RunSampler? // unary: the report, fresh, p2 where the memo is 1, q2 where 0
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
 
     init {
         for (p in listOf(p1, q1, p2, q2)) {

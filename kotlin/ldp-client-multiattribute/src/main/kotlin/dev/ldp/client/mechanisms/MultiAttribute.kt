@@ -57,7 +57,7 @@ public class MultiAttributeEncoder private constructor(
     private val unary: List<RunSampler>?
 
     /** The source's bit reader: the record's own draws and its attributes' encoders share it. */
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
 
     init {
         @Suppress("UNCHECKED_CAST")

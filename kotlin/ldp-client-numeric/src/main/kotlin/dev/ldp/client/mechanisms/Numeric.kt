@@ -12,7 +12,6 @@ import dev.ldp.client.Fraction
 import dev.ldp.client.JsonObject
 import dev.ldp.client.Report
 import dev.ldp.client.BitReader
-import dev.ldp.client.CoinDraw
 import dev.ldp.client.KnuthYao
 import dev.ldp.client.ReportBits
 import dev.ldp.client.Spec
@@ -307,10 +306,10 @@ public class NumericEncoder @JvmOverloads constructor(
 ) : Encoder {
     private val low = spec.float("low")
     private val span = spec.float("high") - low
-    private val bits = BitReader.of(source)
-    private val keep: CoinDraw?
-    private val alpha: CoinDraw?
-    private val duchiKeep: CoinDraw?
+    private val bits = ReportBits.reader(source)
+    private val keep: KnuthYao?
+    private val alpha: KnuthYao?
+    private val duchiKeep: KnuthYao?
     private val cells: KnuthYao? // shift: the walk over the noise weights
     private val rows: Array<KnuthYao?> // rows: row i's walk, made on first use
     private val grid: Int
@@ -320,11 +319,11 @@ public class NumericEncoder @JvmOverloads constructor(
         if (table.digest != null && table.computeDigest() != table.digest) {
             throw SpecException("${spec.mechanism} table does not match its digest")
         }
-        keep = table.p?.let { CoinDraw(it) }
-        alpha = table.alpha?.let { CoinDraw(it) }
-        duchiKeep = table.duchiP?.let { CoinDraw(it) }
+        keep = table.p?.let { ReportBits.coinTable(it) }
+        alpha = table.alpha?.let { ReportBits.coinTable(it) }
+        duchiKeep = table.duchiP?.let { ReportBits.coinTable(it) }
         grid = table.grid?.toInt() ?: 1
-        cells = if (table.kind == "shift") KnuthYao.ofWeights(List(table.weights!!.size) { 1L }, table.weights!!, table.total!!) else null
+        cells = if (table.kind == "shift") KnuthYao(LongArray(table.weights!!.size) { 1L }, table.weights!!.toTypedArray(), Array(table.weights!!.size) { table.total!! }) else null
         rows = arrayOfNulls(if (table.kind == "rows") grid + 1 else 0)
     }
 
@@ -332,7 +331,7 @@ public class NumericEncoder @JvmOverloads constructor(
     private fun row(i: Int): KnuthYao {
         rows[i]?.let { return it }
         val band = table.band!!
-        val walk = KnuthYao.ofWeights(listOf(i.toLong(), band.m.toLong(), (grid - i).toLong()), listOf(band.b, band.a, band.b), table.total!!)
+        val walk = KnuthYao(longArrayOf(i.toLong(), band.m.toLong(), (grid - i).toLong()), arrayOf(band.b, band.a, band.b), Array(3) { table.total!! })
         synchronized(rows) { return rows[i] ?: walk.also { rows[i] = it } }
     }
 
@@ -353,7 +352,7 @@ public class NumericEncoder @JvmOverloads constructor(
         if (table.kind == "rows") {
             val member = LongArray(1)
             val walk = row(i)
-            val group = synchronized(bits) { walk.walkLong(bits, member) }
+            val group = synchronized(bits) { walk.walk(bits, member) }
             val j = when (group) {
                 0 -> member[0]
                 1 -> i + member[0]
@@ -362,7 +361,7 @@ public class NumericEncoder @JvmOverloads constructor(
             return table.output(j.toInt())
         }
         // shift: noise index t, output j = clamp(i + t − K, 0, L − 1)
-        val t = synchronized(bits) { cells!!.walkLong(bits, null) }
+        val t = synchronized(bits) { cells!!.walk(bits, null) }
         return table.output((i + t - grid).coerceIn(0, table.size - 1))
     }
 

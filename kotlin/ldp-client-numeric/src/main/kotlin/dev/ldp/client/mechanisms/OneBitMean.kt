@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.Bytes
@@ -15,7 +16,6 @@ import dev.ldp.client.Shake256
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.Text
-import dev.ldp.client.CoinDraw
 import dev.ldp.client.BitReader
 import dev.ldp.client.ValueException
 import dev.ldp.client.Values
@@ -44,9 +44,9 @@ public class OneBitMeanEncoder @JvmOverloads constructor(
     private val span = spec.float("high") - low
     private val p = spec.fraction("p")
     private val gamma = spec.fraction("gamma")
-    private val keep = CoinDraw(p)
-    private val flip = CoinDraw(gamma)
-    private val randomBits = BitReader.of(source)
+    private val keep = ReportBits.coinTable(p)
+    private val flip = ReportBits.coinTable(gamma)
+    private val randomBits = ReportBits.reader(source)
 
     /** True with `rounding = "alpha"`: one memoized bit per grid point. */
     public val memoized: Boolean = spec.fields["rounding"] == "alpha"

@@ -1,5 +1,7 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.KnuthYao
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.DomainIndex
@@ -11,9 +13,7 @@ import dev.ldp.client.Report
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.BitReader
-import dev.ldp.client.CoinDraw
 import dev.ldp.client.RunSampler
-import dev.ldp.client.UniformDraw
 import java.math.BigInteger
 
 /**
@@ -38,9 +38,9 @@ public class RangeHierarchyEncoder @JvmOverloads constructor(
 
     /** B^h: the report's number of bits. */
     public val leaves: Int
-    private val level: UniformDraw
+    private val level: KnuthYao
     private val samplers: Array<RunSampler> by lazy { Array(levels) { RunSampler(pow(branching, it + 1), listOf(p, q)) } } // level l's at l − 1
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
 
     init {
         if (p <= q || q.num.signum() == 0 || p >= Fraction.ONE) throw SpecException("range-hierarchy needs 0 < q < p < 1")
@@ -54,7 +54,7 @@ public class RangeHierarchyEncoder @JvmOverloads constructor(
         if (width > 65535L * 8) throw SpecException("range-hierarchy: $width leaves do not fit a report's bits")
         levels = depth
         leaves = width.toInt()
-        level = UniformDraw(depth.toLong())
+        level = ReportBits.uniformTable(depth.toLong())
     }
 
     override fun encode(value: Any): Report {
@@ -96,15 +96,15 @@ public class RangeHaarEncoder @JvmOverloads constructor(
 
     /** 2^h leaves. */
     public val leaves: Int = 1 shl levels
-    private val level = UniformDraw(levels.toLong())
-    private val indexOfLevel = Array(levels) { UniformDraw(1L shl it) }
-    private val keep: CoinDraw
-    private val bits = BitReader.of(source)
+    private val level = ReportBits.uniformTable(levels.toLong())
+    private val indexOfLevel = Array(levels) { ReportBits.uniformTable(1L shl it) }
+    private val keep: KnuthYao
+    private val bits = ReportBits.reader(source)
 
     init {
         val p = spec.fraction("p")
         if (p <= Fraction.of(1L, 2L) || p >= Fraction.ONE) throw SpecException("range-haar needs 1/2 < p < 1")
-        keep = CoinDraw(p)
+        keep = ReportBits.coinTable(p)
     }
 
     override fun encode(value: Any): Report {

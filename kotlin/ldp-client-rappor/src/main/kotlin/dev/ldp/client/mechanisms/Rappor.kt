@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BouncyCastleShake256
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
@@ -62,7 +63,7 @@ public class RapporEncoder @JvmOverloads constructor(
     private val prfPrefix: ByteArray
     private val permanent: LaneSampler // B′: 1 − f/2 where B = 1, f/2 where B = 0
     private val instantaneous: RunSampler // the report, fresh coins as runs: q where B′ = 1, p where B′ = 0
-    private val bits = BitReader.of(source)
+    private val bits = ReportBits.reader(source)
 
     init {
         if (p >= q || f >= Fraction.ONE) throw SpecException("rappor needs p < q and f < 1")

@@ -1,10 +1,8 @@
 package dev.ldp.client.bench
 
-import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.ClientState
-import dev.ldp.client.CoinDraw
 import dev.ldp.client.DomainIndex
 import dev.ldp.client.LaneSampler
 import dev.ldp.client.Lanes
@@ -76,7 +74,7 @@ object EntropyBench {
 
     /** One report's fresh draws for `value`: with the byte samplers (`before`) or the per-report bit samplers. */
     private fun draws(spec: Spec, value: String, source: ByteSource, before: Boolean): () -> Unit {
-        val bits = BitReader.of(source)
+        val bits = ReportBits.reader(source)
         return when (spec.mechanism) {
             "grr", "binary-rr" -> {
                 val index = DomainIndex(spec.domain())
@@ -108,7 +106,7 @@ object EntropyBench {
                     val without = Floyd(d - 1, omega)
                     ({ (if (coin.draw(source) < p.num) with else without).sampleWords(source) })
                 } else {
-                    val coin = CoinDraw(p)
+                    val coin = ReportBits.coinTable(p)
                     ({ ReportBits.uniformSubset(d - 1, if (coin.flip(bits)) omega - 1 else omega, bits) })
                 }
             }
