@@ -68,7 +68,9 @@ def specs() -> dict[str, tuple[object, str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement (default 2)")
-    parser.add_argument("--no-build", action="store_true", help="use the modules' target/ folders as they are")
+    parser.add_argument(
+        "--no-build", action="store_true", help="use the modules' target/ folders as they are"
+    )
     args = parser.parse_args()
     if not args.no_build:
         build()
