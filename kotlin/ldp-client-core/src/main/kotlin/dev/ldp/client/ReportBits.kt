@@ -373,9 +373,9 @@ public object ReportBits {
      */
     @JvmStatic
     public fun dyadicCoin(k: Long, bits: Int, reader: BitReader): Boolean {
-        if (bits !in 1..64 || (bits < 64 && (k < 0 || k >= (1L shl bits)))) fail("dyadicCoin needs 0 <= k < 2^bits, bits in [1, 64], got k=$k, bits=$bits")
+        if (bits !in 1..64 || (bits < 64 && k < 0) || (bits < 63 && k >= (1L shl bits))) fail("dyadicCoin needs 0 <= k < 2^bits, bits in [1, 64], got k=$k, bits=$bits")
         if (k == 0L) return false
-        val rest = if (bits == 64) -k else (1L shl bits) - k // unsigned
+        val rest = (if (bits == 64) 0L else 1L shl bits) - k // 2^bits − k, unsigned (2^63 and 2^64 wrap)
         synchronized(reader) {
             var d = 0L
             var j = bits - 1 // digit bits − j of t is bit j of k

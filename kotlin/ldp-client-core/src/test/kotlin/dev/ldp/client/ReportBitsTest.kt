@@ -273,4 +273,33 @@ class ReportBitsTest {
             assertEquals(x.compareTo(x * BigInteger.valueOf(m.toLong() - 1)).coerceIn(-1, 1), y.compareTo(limbs).coerceIn(-1, 1))
         }
     }
+
+    @Test
+    fun dyadicCoinsWalkAsTheirTables() {
+        // coin(k/2^bits) without a table reads the bits coin(Fraction) reads and gives the same answer
+        val random = java.util.Random(53)
+        for (bits in listOf(1, 2, 7, 53, 62, 63, 64)) {
+            repeat(200) {
+                val k = if (bits == 64) random.nextLong() else random.nextLong() ushr (64 - bits)
+                val bytes = ByteArray(16).also { random.nextBytes(it) }
+                val a = BitReader(FixedSource(bytes), 1)
+                val b = BitReader(FixedSource(bytes), 1)
+                val p = Fraction.of(BigInteger(java.lang.Long.toUnsignedString(k)), BigInteger.ONE.shiftLeft(bits))
+                assertEquals(ReportBits.coin(p, b), ReportBits.dyadicCoin(k, bits, a), "k=$k bits=$bits")
+                assertEquals(b.bitsRead, a.bitsRead)
+            }
+        }
+        assertFalse(ReportBits.dyadicCoin(0, 53, BitReader(FixedSource(ByteArray(0)), 1)))
+        assertFailsWith<LdpException> { ReportBits.dyadicCoin(1L shl 53, 53, BitReader(FixedSource(ByteArray(1)), 1)) }
+    }
+
+    @Test
+    fun anySourceHasOneReaderWhileItIsHeld() {
+        val source = ByteSource { n -> ByteArray(n) { 0x5a } }
+        val reader = ReportBits.reader(source)
+        assertTrue(ReportBits.reader(source) === reader)
+        assertFalse(ReportBits.reader(ByteSource { n -> ByteArray(n) }) === reader)
+        val pooled = PooledSource(64) { it.fill(1) }
+        assertTrue(ReportBits.reader(pooled) === ReportBits.reader(pooled))
+    }
 }
