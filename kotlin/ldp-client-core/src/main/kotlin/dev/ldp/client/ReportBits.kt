@@ -427,22 +427,69 @@ public object ReportBits {
             }
             return members
         }
-        // large: the same steps on mutable 32-bit limbs (each step one multiplication by a small integer and
-        // one exact division, by the inverse of its odd part: no allocation, no hardware division)
+        // large: the same steps on mutable 32-bit limbs. A step's factor (C(c − 1, i) = C(c, i)·(c − i)/c, or
+        // ·i/c after a member) is kept pending, several multiplied together while their products stay below
+        // 2^31, and applied in one pass (a multiplication and an exact division, by the inverse of the
+        // divisor's odd part) when the exact value is needed: at a member (rank −= C(c, i)) or when the
+        // comparison C(c, i) > rank is within 10^-9 of a tie in doubles (which track both to about 10^-13).
         val r = Limbs(rank)
         val binom = Limbs(if (k > 0) binomial(c, k) else BigInteger.ZERO)
+        var num = 1L
+        var den = 1L
+        var approx = binom.approximate() // binom ≈ approx·2^scale
+        var scale = binom.scale()
+        var rankApprox = r.approximate()
+        var rankScale = r.scale()
         for (i in k downTo 1) {
-            while (binom > r) {
-                binom.timesOver(c - i, c)
+            while (true) {
+                val shift = scale - rankScale
+                val ratio = when {
+                    approx == 0.0 || rankApprox == 0.0 -> Double.NaN // a zero: compare exactly
+                    shift > 64 -> 2.0
+                    shift < -64 -> 0.0
+                    else -> Math.scalb(approx, shift) / rankApprox
+                }
+                val above = if (ratio > 1 + TIE) {
+                    true
+                } else if (ratio < 1 - TIE) {
+                    false
+                } else { // near a tie, or a zero: exact
+                    binom.timesOver(num.toInt(), den.toInt())
+                    num = 1L
+                    den = 1L
+                    binom > r
+                }
+                if (!above) break
+                if (num * (c - i) >= LIMIT || den * c >= LIMIT) {
+                    binom.timesOver(num.toInt(), den.toInt())
+                    num = 1L
+                    den = 1L
+                }
+                num *= c - i
+                den *= c
+                approx = approx * (c - i) / c
+                if (approx < 1e-100 && approx > 0) {
+                    approx = Math.scalb(approx, 300)
+                    scale -= 300
+                }
                 c--
             }
             members[i - 1] = c
+            binom.timesOver(num.toInt(), den.toInt())
             r.minus(binom)
-            binom.timesOver(if (c != 0) i else 0, maxOf(c, 1))
+            num = if (c != 0) i.toLong() else 0L
+            den = maxOf(c, 1).toLong()
+            approx = binom.approximate() * num / den
+            scale = binom.scale()
+            rankApprox = r.approximate()
+            rankScale = r.scale()
             c--
         }
         return members
     }
+
+    private const val LIMIT = 1L shl 31
+    private const val TIE = 1e-9
 
     /** A uniform k-subset of [0, n), increasing: one uniform rank below C(n, k) (one walk), unranked. */
     @JvmStatic
@@ -455,7 +502,13 @@ public object ReportBits {
 /** A nonnegative integer as mutable little-endian 32-bit limbs (the large path of [ReportBits.unrankSubset]). */
 internal class Limbs(x: BigInteger) : Comparable<Limbs> {
     private var size = (x.bitLength() + 31) ushr 5
-    private var limbs = IntArray(size + 2).also { for (i in 0 until size) it[i] = x.shiftRight(32 * i).toInt() }
+    private var limbs = IntArray(size + 2).also {
+        val bytes = x.toByteArray() // big-endian, with a sign byte at most
+        for (j in bytes.indices) {
+            val at = bytes.size - 1 - j // byte at of the value, from the least significant
+            if (at < 4 * size) it[at ushr 2] = it[at ushr 2] or ((bytes[j].toInt() and 0xff) shl (8 * (at and 3)))
+        }
+    }
 
     override fun compareTo(other: Limbs): Int {
         if (size != other.size) return size.compareTo(other.size)
@@ -484,6 +537,7 @@ internal class Limbs(x: BigInteger) : Comparable<Limbs> {
      */
     fun timesOver(m: Int, d: Int) {
         if (d < 1) fail("timesOver needs d >= 1, got $d")
+        if (m == 1 && d == 1) return
         if (m == 0) {
             size = 0
             return
@@ -524,6 +578,16 @@ internal class Limbs(x: BigInteger) : Comparable<Limbs> {
     private fun trim() {
         while (size > 0 && limbs[size - 1] == 0) size--
     }
+
+    /** The value ≈ approximate()·2^scale(): its top three limbs as a double (relative error about 2^-52). */
+    fun approximate(): Double {
+        var top = 0.0
+        for (i in size - 1 downTo maxOf(size - 3, 0)) top = top * 4294967296.0 + (limbs[i].toLong() and 0xffffffffL)
+        return top
+    }
+
+    /** See [approximate]. */
+    fun scale(): Int = 32 * maxOf(size - 3, 0)
 
     fun toBigInteger(): BigInteger {
         var x = BigInteger.ZERO
