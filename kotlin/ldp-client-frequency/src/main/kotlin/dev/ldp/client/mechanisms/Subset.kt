@@ -18,7 +18,8 @@ import java.math.BigInteger
  * Floyd's uniform sampling of a `size`-subset of [0, `population`), with the Python client's coins
  * (`ldp/client/subset.py`; `floydSample` of `js/src/subset.ts`): for j = population − size, …,
  * population − 1, t = randbelow(j + 1), and t joins the subset, or j when t is already in it. The
- * samplers of the `size` draws are made once.
+ * samplers of the `size` draws are made once. [SubsetEncoder] no longer uses it: a report's subset is
+ * one uniform rank on the source's bits ([dev.ldp.client.ReportBits.uniformSubset]), near its entropy.
  *
  * @property population the values drawn from, [0, population)
  * @property size the members of each subset, in [0, population]
