@@ -86,10 +86,23 @@ public class EncoderOptions @JvmOverloads constructor(
 
 /**
  * Randomized response over [0, n): keep the index with probability p, else report each other index
- * with (1 − p)/(n − 1), from one randbelow(den) (GRR, the hashing oracles): below keep·den keeps the
- * index; the rest splits into slices of other·den, one per other index.
+ * with q = (1 − p)/(n − 1) (GRR, the hashing oracles, the longitudinal chains). A fresh response
+ * ([respond] on a [BitReader]) is one Knuth–Yao walk over [(1, p), (n − 1, q)] on the CSPRNG's bits; a
+ * memoized one ([respond] on a keyed stream) one randbelow(den): below keep·den keeps the index, the
+ * rest splits into slices of other·den, one per other index.
  */
 public class RandomizedResponse(p: Fraction, n: BigInteger) {
+    private val walk = KnuthYao(listOf(1L, n.toLong() - 1), listOf(p, (Fraction.ONE - p).divInt(n - BigInteger.ONE)))
+
+    /** The reported index for the true `index`, fresh: one walk over [(1, p), (n − 1, q)] on `reader`. */
+    public fun respond(index: Int, reader: BitReader): Int {
+        val member = LongArray(1)
+        val group = synchronized(reader) { walk.walk(reader, member) }
+        if (group == 0) return index
+        val o = member[0].toInt()
+        return if (o >= index) o + 1 else o
+    }
+
     private val uniform: UniformBelow
     private val keep: BigInteger
     private val other: BigInteger
@@ -140,7 +153,7 @@ public class RandomizedResponse(p: Fraction, n: BigInteger) {
         return a - 1
     }
 
-    /** The reported index for the true `index` (one randbelow(den) from `source`). */
+    /** The reported index for the true `index`, from a keyed stream (one randbelow(den) from `source`). */
     public fun respond(index: Int, source: ByteSource): Int {
         val o: Int
         if (bounds.isNotEmpty()) {

@@ -8,7 +8,8 @@ import org.bouncycastle.crypto.digests.SHAKEDigest
  * A source of random bytes: every coin of the client comes from one (the port of `js/src/random.ts`).
  * In use it is [PooledSource] over `java.security.SecureRandom` ([ByteSources.secure]); tests pass a
  * [FixedSource]; RAPPOR's permanent response reads a keyed SHAKE-256 stream ([PrfStream]). Bytes are
- * consumed exactly as the Python client consumes them.
+ * consumed exactly as the Python client consumes them: a report's fresh coins bit by bit through the
+ * source's [BitReader] ([ReportBits]), a keyed stream by the byte samplers of [Samplers].
  */
 public fun interface ByteSource {
     /** The next `n` random bytes (a fresh array the caller may keep). */
@@ -36,6 +37,9 @@ public class PooledSource @JvmOverloads constructor(
         pool = ByteArray(blockSize)
         pos = blockSize // empty: the first read fills it
     }
+
+    /** The pool's bit reader ([ReportBits.reader]): it takes 64 pooled bytes at a time. */
+    internal val bitReader = BitReader(this, 64)
 
     @Synchronized
     override fun read(n: Int): ByteArray {
@@ -75,6 +79,9 @@ public class FixedSource(private val bytes: ByteArray) : ByteSource {
 
     /** Bytes not read yet. */
     public val remaining: Int get() = bytes.size - pos
+
+    /** This source's bit reader ([ReportBits.reader]): one byte a read, so the reads stay in program order. */
+    internal val bitReader = BitReader(this, 1)
 
     override fun read(n: Int): ByteArray {
         if (pos + n > bytes.size) fail("fixed byte source used up")
@@ -357,7 +364,11 @@ public class LaneSampler(public val width: Int, probabilities: List<Fraction>) {
     }
 }
 
-/** The exact samplers (the port of the samplers of `js/src/random.ts`), each with Python's byte consumption. */
+/**
+ * The exact byte samplers (the port of the samplers of `js/src/random.ts`), each with Python's byte
+ * consumption: the keyed PRF streams' (RAPPOR's permanent response, the memoized mechanisms). A
+ * report's fresh coins use the bit samplers of [ReportBits].
+ */
 public object Samplers {
     /** Uniform integer in [0, n) by rejection, as Python's `secrets.randbelow`: k = bit length of n bits per try. */
     @JvmStatic

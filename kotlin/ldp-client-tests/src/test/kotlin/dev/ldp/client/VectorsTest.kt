@@ -9,7 +9,7 @@ import kotlin.test.assertEquals
 import kotlin.test.assertFailsWith
 import kotlin.test.assertTrue
 
-/** The core sections of the shared vectors: format, float_text, value_bytes, specs, bit_packing, reports, samplers. */
+/** The core sections of the shared vectors: format, float_text, value_bytes, specs, bit_packing, reports, samplers, bits. */
 class VectorsTest {
     @Test
     fun formatIsOne() = assertEquals(BigInteger.ONE, Vectors.all["format"])
@@ -140,6 +140,55 @@ class VectorsTest {
             assertEquals(c.str("packed"), Bytes.toHex(Packing.lanesToPacked(lanes, c.int("width"))))
             assertEquals(c.ints("reads"), source.reads)
             assertEquals(0, source.remaining)
+        }
+    }
+
+    @TestFactory
+    fun knuthYao(): List<DynamicTest> = Vectors.list(Vectors.section("bits"), "knuth_yao").mapIndexed { i, c ->
+        DynamicTest.dynamicTest("knuth_yao $i ${c.str("case")}") {
+            val source = FixedSource(c.hex("bytes"))
+            val reader = ReportBits.reader(source)
+            val groups = Vectors.list(c, "groups")
+            val counts = groups.map { bigOf(it["count"]) }
+            if (counts.size == 1 && counts[0].bitLength() > 62) { // one group beyond the Long walk: uniform(n)
+                assertEquals(bigOf(c["member"]), ReportBits.uniform(counts[0], reader))
+                assertEquals(0, c.int("group"))
+            } else {
+                val table = KnuthYao(counts.map { it.toLong() }, groups.map { Fraction.parse(it.str("probability")) })
+                val member = LongArray(1)
+                assertEquals(c.int("group"), table.walk(reader, member))
+                assertEquals(bigOf(c["member"]).toLong(), member[0])
+            }
+            assertEquals(c.int("bits").toLong(), reader.bitsRead)
+            assertEquals(0, source.remaining)
+        }
+    }
+
+    @TestFactory
+    fun runs(): List<DynamicTest> = Vectors.list(Vectors.section("bits"), "runs").mapIndexed { i, c ->
+        DynamicTest.dynamicTest("runs $i ${c.str("case")}") {
+            val source = FixedSource(c.hex("bytes"))
+            val reader = ReportBits.reader(source)
+            val width = c.int("width")
+            val groups = Vectors.list(c, "groups").map { g -> WordLaneGroup(Samplers.lanesToWords(bigOf(g["mask"]), width), Fraction.parse(g.str("probability"))) }
+            val lanes = Samplers.wordsToLanes(RunSampler(width, groups.map { it.probability }).sample(Array(groups.size) { groups[it].mask }, reader))
+            assertEquals(bigOf(c["lanes"]), lanes)
+            assertEquals(c.str("packed"), Bytes.toHex(Packing.lanesToPacked(lanes, c.int("width"))))
+            assertEquals(c.int("bits").toLong(), reader.bitsRead)
+            assertEquals(0, source.remaining)
+        }
+    }
+
+    @TestFactory
+    fun subset(): List<DynamicTest> = Vectors.list(Vectors.section("bits"), "subset").mapIndexed { i, c ->
+        DynamicTest.dynamicTest("subset $i n=${c.int("n")} k=${c.int("k")}") {
+            val source = FixedSource(c.hex("bytes"))
+            val reader = ReportBits.reader(source)
+            val members = ReportBits.uniformSubset(c.int("n"), c.int("k"), reader)
+            assertEquals(c.ints("members"), members.toList())
+            assertEquals(c.int("bits").toLong(), reader.bitsRead)
+            assertEquals(0, source.remaining)
+            assertEquals(c.ints("members"), ReportBits.unrankSubset(bigOf(c["rank"]), c.int("n"), c.int("k")).toList())
         }
     }
 

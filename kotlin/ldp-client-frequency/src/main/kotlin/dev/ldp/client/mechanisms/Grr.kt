@@ -1,5 +1,7 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
+import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.DomainIndex
@@ -11,7 +13,7 @@ import java.math.BigInteger
 
 /**
  * GRR and binary RR (the port of `js/src/grr.ts`): report a domain value, the true one with p, each
- * other with (1 − p)/(d − 1), from one randbelow(den) ([RandomizedResponse]).
+ * other with (1 − p)/(d − 1), from one Knuth–Yao walk on the source's bits ([RandomizedResponse]).
  *
  * @mechanisms grr binary-rr
  */
@@ -20,10 +22,11 @@ public class GrrEncoder @JvmOverloads constructor(
     private val source: ByteSource = ByteSources.secure,
 ) : Encoder {
     private val index = DomainIndex(spec.domain())
+    private val bits = ReportBits.reader(source)
     private val rr = RandomizedResponse(spec.fraction("p"), BigInteger.valueOf(index.size.toLong()))
 
     override fun encode(value: Any): Report {
-        val reported = rr.respond(index.indexOf(value), source)
+        val reported = rr.respond(index.indexOf(value), bits)
         return Report(spec.fingerprint, value = index.domain[reported])
     }
 }

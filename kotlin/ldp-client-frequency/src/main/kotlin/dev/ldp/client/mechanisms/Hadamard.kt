@@ -1,13 +1,15 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
+import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.DomainIndex
 import dev.ldp.client.Encoder
 import dev.ldp.client.Fraction
+import dev.ldp.client.KnuthYao
 import dev.ldp.client.Report
 import dev.ldp.client.Spec
-import dev.ldp.client.UniformBelow
 import java.math.BigInteger
 
 /**
@@ -28,13 +30,13 @@ public object HadamardRows {
 
 /**
  * Hadamard response (the port of `js/src/hadamard.ts`): one output y in [0, K) per value, K = B·b,
- * from one randbelow(den), den the common denominator of the two output probabilities.
+ * from one Knuth–Yao walk on the source's bits over two groups: the members of C_x and the rest.
  *
  * Layout ([HrLayout]): B = `blocks` blocks of b outputs, b the smallest power of two with
  * B·(b − 1) ≥ d; index x sits in block ⌊x/(b − 1)⌋ at row (x mod (b − 1)) + 1 of H_b. C_x, the row's
  * b/2 "+1" positions inside x's block, has probability 2p/b each; every other output (1 − p)/(K − b/2).
- * Below (b/2)·inside·den the draw picks a member of C_x, else a member of its complement: the row's
- * b/2 "−1" positions, then the outputs of the other blocks in order.
+ * The walk over [(b/2, 2p/b), (K − b/2, (1 − p)/(K − b/2))] picks a member of C_x (group 0) or of its
+ * complement (group 1): the row's b/2 "−1" positions, then the outputs of the other blocks in order.
  *
  * @mechanisms hr
  */
@@ -44,9 +46,8 @@ public class HadamardEncoder @JvmOverloads constructor(
 ) : Encoder {
     private val index = DomainIndex(spec.domain())
     private val blockSize: Int
-    private val uniform: UniformBelow
-    private val inNum: BigInteger
-    private val outNum: BigInteger
+    private val bits = ReportBits.reader(source)
+    private val walk: KnuthYao
 
     init {
         val blocks = spec.intValue("blocks")
@@ -56,10 +57,7 @@ public class HadamardEncoder @JvmOverloads constructor(
         val half = BigInteger.valueOf((blockSize / 2).toLong())
         val inside = Fraction.of(TWO * p.num, p.den * BigInteger.valueOf(blockSize.toLong())) // each member of C_x: 2p/b
         val outside = (Fraction.ONE - p).divInt(BigInteger.valueOf(outputs) - half) // each other output
-        val den = Fraction.lcm(inside.den, outside.den)
-        inNum = inside.num * (den / inside.den)
-        outNum = outside.num * (den / outside.den)
-        uniform = UniformBelow(den)
+        walk = KnuthYao(listOf(blockSize / 2L, outputs - blockSize / 2), listOf(inside, outside))
     }
 
     override fun encode(value: Any): Report {
@@ -68,12 +66,12 @@ public class HadamardEncoder @JvmOverloads constructor(
         val half = b / 2
         val block = x / (b - 1)
         val row = x % (b - 1) + 1
-        val r = uniform.draw(source)
-        val threshold = BigInteger.valueOf(half.toLong()) * inNum
-        val output: Long = if (r < threshold) {
-            block.toLong() * b + HadamardRows.rowPosition(row, (r / inNum).toInt(), true)
+        val member = LongArray(1)
+        val group = synchronized(bits) { walk.walk(bits, member) }
+        val output: Long = if (group == 0) {
+            block.toLong() * b + HadamardRows.rowPosition(row, member[0].toInt(), true)
         } else {
-            val u = ((r - threshold) / outNum).toLong() // a member of the complement of C_x
+            val u = member[0] // a member of the complement of C_x
             if (u < half) {
                 block.toLong() * b + HadamardRows.rowPosition(row, u.toInt(), false)
             } else {

@@ -1,6 +1,9 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.KnuthYao
+import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSources
 import dev.ldp.client.DomainIndex
 import dev.ldp.client.Encoder
@@ -15,7 +18,8 @@ import java.math.BigInteger
  * Floyd's uniform sampling of a `size`-subset of [0, `population`), with the Python client's coins
  * (`ldp/client/subset.py`; `floydSample` of `js/src/subset.ts`): for j = population − size, …,
  * population − 1, t = randbelow(j + 1), and t joins the subset, or j when t is already in it. The
- * samplers of the `size` draws are made once.
+ * samplers of the `size` draws are made once. [SubsetEncoder] no longer uses it: a report's subset is
+ * one uniform rank on the source's bits ([dev.ldp.client.ReportBits.uniformSubset]), near its entropy.
  *
  * @property population the values drawn from, [0, population)
  * @property size the members of each subset, in [0, population]
@@ -59,9 +63,10 @@ public class Floyd(public val population: Int, public val size: Int) {
 
 /**
  * Subset selection (the port of `js/src/subset.ts`): a random ω-subset of the domain, sent as a d-bit
- * vector. One exact coin (randbelow(p.den) < p.num) decides whether the subset holds the true value x
- * (probability p > ω/d), then [Floyd] draws the other members from the d − 1 values other
- * than x, every coin in the Python client's order.
+ * vector. One exact coin of p decides whether the subset holds the true value x (probability p > ω/d),
+ * then one uniform subset of the other members from the d − 1 values other than x: a uniform rank
+ * below C(d − 1, k), unranked ([ReportBits.uniformSubset]); both on the source's bits, in the Python
+ * client's order.
  *
  * @mechanisms ss
  */
@@ -72,9 +77,8 @@ public class SubsetEncoder @JvmOverloads constructor(
     private val index = DomainIndex(spec.domain())
     private val p = spec.fraction("p")
     private val omega: Int
-    private val coin: UniformBelow
-    private val withX: Floyd // the other members when the subset holds x
-    private val withoutX: Floyd
+    private val coin: KnuthYao
+    private val bits = ReportBits.reader(source)
 
     init {
         val d = index.size
@@ -82,25 +86,18 @@ public class SubsetEncoder @JvmOverloads constructor(
         if (omegaField < BigInteger.ONE || omegaField > BigInteger.valueOf(d - 1L)) throw SpecException("ss needs 1 <= omega <= d - 1 = ${d - 1}")
         omega = omegaField.toInt()
         if (p <= Fraction.of(omega.toLong(), d.toLong()) || p >= Fraction.ONE) throw SpecException("ss needs omega/d < p < 1")
-        coin = UniformBelow(p.den)
-        withX = Floyd(d - 1, omega - 1)
-        withoutX = Floyd(d - 1, omega)
+        coin = ReportBits.coinTable(p)
     }
 
     override fun encode(value: Any): Report {
         val d = index.size
         val x = index.indexOf(value)
-        val holds = coin.draw(source) < p.num
-        val others = (if (holds) withX else withoutX).sampleWords(source) // members in [0, d − 1): x skipped
+        val holds = coin.flip(bits)
+        val others = ReportBits.uniformSubset(d - 1, if (holds) omega - 1 else omega, bits) // in [0, d − 1): x skipped
         val packed = ByteArray((d + 7) ushr 3)
-        for (w in others.indices) {
-            var word = others[w]
-            while (word != 0L) {
-                val m = 64 * w + java.lang.Long.numberOfTrailingZeros(word)
-                word = word and (word - 1)
-                val i = if (m >= x) m + 1 else m
-                packed[i ushr 3] = (packed[i ushr 3].toInt() or (0x80 ushr (i and 7))).toByte()
-            }
+        for (m in others) {
+            val i = if (m >= x) m + 1 else m
+            packed[i ushr 3] = (packed[i ushr 3].toInt() or (0x80 ushr (i and 7))).toByte()
         }
         if (holds) packed[x ushr 3] = (packed[x ushr 3].toInt() or (0x80 ushr (x and 7))).toByte()
         return Report(spec.fingerprint, bits = packed)

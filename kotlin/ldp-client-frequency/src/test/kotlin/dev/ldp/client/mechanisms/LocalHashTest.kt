@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.FixedSource
 import dev.ldp.client.Fraction
@@ -76,12 +77,15 @@ class LocalHashTest {
     @Test
     fun theSeedIsDrawnFirstThenOneRandomizedResponse() {
         val spec = spec("blh/str")
-        // the seed: randbelow((P − 1)P), 62 bits in 8 bytes, the top 62 kept; zero bytes: seed 0, a = 1, b = 0
-        val source = FixedSource(ByteArray(8) + ByteArray(9))
+        // the seed: uniform((P − 1)P) on the source's bits; 2^61 < (P − 1)P < 2^62, so the walk's first leaves
+        // are at depth 62: zero bits give seed 0 (a = 1, b = 0) after 62 bits, one byte a read. Then the
+        // response, one walk over (p, 1 − p) with p > 1/2: its first bit, 0, keeps the bucket (the 63rd bit).
+        val source = FixedSource(ByteArray(8))
         val report = LocalHashingEncoder(spec, source).encode("z")
-        assertEquals(listOf(8, 9), source.reads)
+        assertEquals(List(8) { 1 }, source.reads)
+        assertEquals(63L, dev.ldp.client.ReportBits.reader(source).bitsRead)
         assertEquals(BigInteger.ZERO, report.seed)
-        assertEquals(BigInteger.valueOf(lhBucket(0, 2, 2).toLong()), report.value) // kept: r = 0 < p·den
+        assertEquals(BigInteger.valueOf(lhBucket(0, 2, 2).toLong()), report.value) // kept
         assertTrue(Registry.makeEncoder(spec) is LocalHashingEncoder)
         assertFailsWith<ValueException> { LocalHashingEncoder(spec).encode("w") }
         assertFailsWith<SpecException> { LocalHashingEncoder(spec("grr/str")) }

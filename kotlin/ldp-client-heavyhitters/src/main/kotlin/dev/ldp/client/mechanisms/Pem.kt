@@ -1,5 +1,7 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
+import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.Bytes
@@ -8,7 +10,6 @@ import dev.ldp.client.RandomizedResponse
 import dev.ldp.client.Report
 import dev.ldp.client.Spec
 import dev.ldp.client.Text
-import dev.ldp.client.UniformBelow
 import dev.ldp.client.ValueException
 import dev.ldp.client.Values
 import dev.ldp.client.hashing.LH_PRIME
@@ -98,7 +99,7 @@ public object Prefixes {
 
 /**
  * PEM's and TreeHist's client (the port of `js/src/pem.ts`): one report ⟨round, seed, bucket⟩ per value,
- * in the Python client's order: the round (group) i = randbelow(number of rounds), then the hash seed,
+ * in the Python client's order, on the source's bits: the round (group) i = uniform(number of rounds), then the hash seed,
  * then randomized response over the g buckets of the key ([Prefixes.prefixKey]) of the value's first ℓ_i
  * bits. The report carries the seed, the bucket as its value, and `round`.
  *
@@ -118,25 +119,26 @@ public class PemEncoder @JvmOverloads constructor(
     private val g = spec.int("g")
     private val buckets = g.toLong()
     private val rr = RandomizedResponse(spec.fraction("p"), g)
-    private val rounds = UniformBelow(BigInteger.valueOf(lengths.size.toLong()))
+    private val rounds = ReportBits.uniformTable(lengths.size.toLong())
+    private val randomBits = ReportBits.reader(source)
 
     override fun encode(value: Any): Report {
         val bits = Prefixes.valueBits(value, maxLength, spec.mechanism)
-        val round = rounds.drawLong(source).toInt()
+        val round = rounds.draw(randomBits).toInt()
         val length = lengths[round]
         val key = Prefixes.prefixKey(bits.shiftRight(8 * maxLength - length), length)
-        val seed = SEEDS.drawLong(source)
+        val seed = SEEDS.draw(randomBits)
         val bucket = lhBucket(seed, key, buckets)
         return Report(
             spec.fingerprint,
             seed = BigInteger.valueOf(seed),
-            value = BigInteger.valueOf(rr.respond(bucket, source).toLong()),
+            value = BigInteger.valueOf(rr.respond(bucket, randomBits).toLong()),
             extra = listOf("round" to round.toLong()),
         )
     }
 
     private companion object {
-        /** The seeds of the hash family: below 2^62, drawn in `Long` arithmetic. */
-        val SEEDS = UniformBelow(BigInteger.valueOf(LH_SEED_SPACE))
+        /** The seeds of the hash family: uniform below (P − 1)·P < 2^62. */
+        val SEEDS = ReportBits.uniformTable(LH_SEED_SPACE)
     }
 }

@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.Encoder
@@ -10,7 +11,8 @@ import dev.ldp.client.Packing
 import dev.ldp.client.Report
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
-import dev.ldp.client.UniformBelow
+import dev.ldp.client.RunSampler
+import dev.ldp.client.BitReader
 import dev.ldp.client.Values
 import dev.ldp.client.hashing.MMH3_MAX_SEED
 import dev.ldp.client.hashing.mmh3x64128
@@ -43,15 +45,15 @@ private class SketchParameters(spec: Spec) {
         }
     }
 
-    val rows = UniformBelow(BigInteger.valueOf(k.toLong()))
+    val rows = ReportBits.uniformTable(k.toLong())
 
     fun position(value: Any, row: Int): Int = SketchHash.position(value, row, salt, m)
 }
 
 /**
- * Apple's Count-Mean Sketch (the port of `CMSEncoder` of `js/src/sketch.ts`): row j = randbelow(k),
+ * Apple's Count-Mean Sketch (the port of `CMSEncoder` of `js/src/sketch.ts`): row j = uniform(k),
  * then the m bits of the one-hot vector of h_j(x), bit h_j(x) kept 1 with p and every other bit 1 with
- * q = 1 − p, all from one run of the lane sampler ([LaneSampler], built once). Any value can be
+ * q = 1 − p, drawn as runs ([RunSampler], built once); all on the source's bits. Any value can be
  * encoded: the sketch needs no domain. The report carries `row` and the bits.
  *
  * @mechanisms cms
@@ -63,23 +65,24 @@ public class CmsEncoder @JvmOverloads constructor(
     private val sketch = SketchParameters(spec)
     private val q = Fraction.ONE - sketch.p
     private val full = Lanes.fullWords(sketch.m)
-    private val sampler = LaneSampler(sketch.m, listOf(sketch.p, q))
+    private val sampler = RunSampler(sketch.m, listOf(sketch.p, q))
+    private val bits = ReportBits.reader(source)
 
     override fun encode(value: Any): Report {
         val m = sketch.m
-        val row = sketch.rows.drawLong(source).toInt()
+        val row = sketch.rows.draw(bits).toInt()
         val i = sketch.position(value, row)
         val oneHot = Lanes.oneLane(i, m)
         val others = full.copyOf()
         others[i ushr 6] = others[i ushr 6] xor oneHot[i ushr 6]
-        val lanes = sampler.sample(arrayOf(oneHot, others), source)
+        val lanes = sampler.sample(arrayOf(oneHot, others), bits)
         return Report(spec.fingerprint, bits = Packing.wordsToPacked(lanes, m), extra = listOf("row" to row.toLong()))
     }
 }
 
 /**
  * Apple's Hadamard Count-Mean Sketch (the port of `HCMSEncoder` of `js/src/sketch.ts`): row
- * j = randbelow(k), column l = randbelow(m), keep = randbelow(p.den) < p.num, and the bit is 1 when keep
+ * j = uniform(k), column l = uniform(m), keep = coin(p) (on the source's bits), and the bit is 1 when keep
  * equals "H_m[l, h_j(x)] = +1" (popcount(l & h_j(x)) even). The report carries `row`, `column`, `bit`.
  *
  * @mechanisms hcms
@@ -89,18 +92,19 @@ public class HcmsEncoder @JvmOverloads constructor(
     private val source: ByteSource = ByteSources.secure,
 ) : Encoder {
     private val sketch = SketchParameters(spec)
-    private val columns = UniformBelow(BigInteger.valueOf(sketch.m.toLong()))
-    private val coin = UniformBelow(sketch.p.den)
+    private val columns = ReportBits.uniformTable(sketch.m.toLong())
+    private val coin = ReportBits.coinTable(sketch.p)
+    private val bits = ReportBits.reader(source)
 
     init {
         if (sketch.m and (sketch.m - 1) != 0) throw SpecException("hcms needs m a power of 2 (the Hadamard matrix H_m), got m=${sketch.m}")
     }
 
     override fun encode(value: Any): Report {
-        val row = sketch.rows.drawLong(source).toInt()
-        val column = columns.drawLong(source).toInt()
+        val row = sketch.rows.draw(bits).toInt()
+        val column = columns.draw(bits).toInt()
         val plus = Integer.bitCount(column and sketch.position(value, row)) and 1 == 0
-        val keep = coin.draw(source) < sketch.p.num
+        val keep = coin.flip(bits)
         val bit = if (plus == keep) 1L else 0L
         return Report(spec.fingerprint, extra = listOf("row" to row.toLong(), "column" to column.toLong(), "bit" to bit))
     }

@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.Bytes
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.FixedSource
@@ -124,11 +125,17 @@ class PemTest {
 
     @Test
     fun theRoundIsDrawnFirstThenTheSeedThenOneRandomizedResponse() {
-        val spec = spec("treehist/default") // 33 rounds: randbelow(33), 6 bits in one byte
-        // round: 0x04 → top 6 bits 1; seed: 8 zero bytes → 0; keep: 9 zero bytes → the true bucket
-        val source = FixedSource(byteArrayOf(0x04) + ByteArray(8) + ByteArray(9))
+        val spec = spec("treehist/default") // 33 rounds: uniform(33) on the source's bits
+        // round: the walk's first leaves are at depth 6 (32 < 33 < 64): 0x04's top 6 bits → 1; seed: the next
+        // 62 bits, zero → 0 (2^61 < (P − 1)P < 2^62); the response: zero bits reach p's first 1 digit before
+        // q's (p > q), the leaf of the true bucket (group 0). One byte a read, leftover bits carried.
+        val source = FixedSource(byteArrayOf(0x04) + ByteArray(16))
         val report = PemEncoder(spec, source).encode("ab")
-        assertEquals(listOf(1, 8, 9), source.reads)
+        val p = spec.fraction("p")
+        val firstOne = generateSequence(1) { it + 1 }.first { Fraction.of(BigInteger.ONE, BigInteger.ONE.shiftLeft(it)) <= p }
+        val bits = 6 + 62 + firstOne
+        assertEquals(bits.toLong(), dev.ldp.client.ReportBits.reader(source).bitsRead)
+        assertEquals(List((bits + 7) / 8) { 1 }, source.reads)
         val bucket = lhBucket(0, key("ab", 4, 2), 8)
         assertEquals("""{"v":1,"spec":"${spec.fingerprint}","seed":0,"value":$bucket,"round":1}""", report.toJson())
         assertTrue(Registry.makeEncoder(spec) is PemEncoder)

@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ChiSquare
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.FixedSource
@@ -128,12 +129,14 @@ class SketchTest {
 
     @Test
     fun theHcmsCoinsAreReadInOrderRowColumnKeep() {
-        // row = randbelow(8): the top 4 bits (the bit length of 8) of 0x10 → 1; column = randbelow(32): the top 6 of 0x04 → 1;
-        // keep = randbelow(p.den = 2^64, 65 bits): 9 zero bytes → 0 < p.num, kept
+        // on the source's bits, one byte a read: row = uniform(8), 3 bits: 001 → 1; column = uniform(32), 5 bits:
+        // 00001 → 1; keep = coin(p) with p > 1/2: bit 0 reaches p's leaf at depth 1, kept
         val spec = spec("hcms/int")
-        val source = FixedSource(byteArrayOf(0x10, 0x04) + ByteArray(9))
+        assertTrue(spec.fraction("p") > Fraction.of(1L, 2L))
+        val source = FixedSource(byteArrayOf(0b0010_0001, 0))
         val report = HcmsEncoder(spec, source).encode(0)
-        assertEquals(listOf(1, 1, 9), source.reads)
+        assertEquals(listOf(1, 1), source.reads)
+        assertEquals(9L, dev.ldp.client.ReportBits.reader(source).bitsRead)
         val h = positions(spec, 0)[1]
         val plus = Integer.bitCount(1 and h) % 2 == 0
         assertEquals("""{"v":1,"spec":"${spec.fingerprint}","row":1,"column":1,"bit":${if (plus) 1 else 0}}""", report.toJson())

@@ -11,9 +11,11 @@ import dev.ldp.client.Packing
 import dev.ldp.client.Report
 import dev.ldp.client.Spec
 import dev.ldp.client.Text
-import dev.ldp.client.UniformBelow
+import dev.ldp.client.BitReader
+import dev.ldp.client.Lanes
+import dev.ldp.client.ReportBits
+import dev.ldp.client.RunSampler
 import dev.ldp.client.ValueException
-import java.math.BigDecimal
 import java.math.BigInteger
 
 /**
@@ -90,50 +92,46 @@ internal object KeyValueInput {
     }
 }
 
-/** The coins the key-value encoders share, each with Python's byte consumption (safe for concurrent threads, as the source is). */
-internal class KeyValueCoins(private val source: ByteSource) {
-    private val draws = java.util.concurrent.ConcurrentHashMap<BigInteger, UniformBelow>()
+/**
+ * The coins the key-value encoders share, Python's per-report samplers on the source's bits
+ * ([ReportBits]; safe for concurrent threads, each draw holding the reader).
+ */
+internal class KeyValueCoins(source: ByteSource) {
+    /** The source's bit reader. */
+    val bits = ReportBits.reader(source)
 
-    /** randbelow(n). */
-    fun below(n: BigInteger): BigInteger = draws.getOrPut(n) { UniformBelow(n) }.draw(source)
+    /** uniform(n). */
+    fun below(n: Int): Int = ReportBits.uniform(n.toLong(), bits).toInt()
 
-    /** True with probability p: randbelow(p.den) < p.num. */
-    fun coin(p: Fraction): Boolean = below(p.den) < p.num
+    /** True with the exact probability p. */
+    fun coin(p: Fraction): Boolean = ReportBits.coin(p, bits)
 
-    /** ±1 with P[+1] = ⌊(1 + v)·2^63⌋/2^64 (one randbelow(2^64), drawn for v = 1 too). */
-    fun sign(v: Double): Int {
-        if (v >= 1) {
-            below(TWO64)
-            return 1
-        }
-        return if (below(TWO64) < threshold(v)) 1 else -1
-    }
+    /** ±1 with P[+1] = ⌊(1 + v)·2^63⌋/2^64: one exact coin (nothing read for v = ±1). */
+    fun sign(v: Double): Int = if (v >= 1 || ReportBits.dyadicCoin(threshold(v), 64, bits)) 1 else -1
 
     /**
-     * Padding-and-sampling of one user: (padded key index, v* = ±1); draws randbelow(η), η = max(n, ℓ),
+     * Padding-and-sampling of one user: (padded key index, v* = ±1); draws uniform(η), η = max(n, ℓ),
      * then the discretization. A padding slot i ≥ n is the dummy key d + i − n, value 0.
      */
     fun samplePair(pairs: List<Pair<Int, Double>>, ell: Int, domainSize: Int): Pair<Int, Int> {
         val eta = maxOf(pairs.size, ell)
-        val i = below(BigInteger.valueOf(eta.toLong())).toInt()
+        val i = below(eta)
         return if (i < pairs.size) pairs[i].first to sign(pairs[i].second) else (domainSize + i - pairs.size) to sign(0.0)
     }
 
     private companion object {
-        val TWO63: BigInteger = BigInteger.ONE.shiftLeft(63)
-        val TWO64: BigInteger = BigInteger.ONE.shiftLeft(64)
-
-        /** ⌊(1 + v)·2^63⌋ for a double v in [−1, 1): 2^63 + ⌊v·2^63⌋ (a power-of-two scaling, exact). */
-        fun threshold(v: Double): BigInteger = TWO63 + BigDecimal(Math.floor(v * 9.223372036854775808E18)).toBigInteger()
+        /** ⌊(1 + v)·2^63⌋ for a double v in [−1, 1), as an unsigned 64-bit integer: 2^63 + ⌊v·2^63⌋ (a power-of-two scaling, exact). */
+        fun threshold(v: Double): Long = Long.MIN_VALUE + Math.floor(v * 9.223372036854775808E18).toLong()
     }
 }
 
 /**
  * PCKV-UE (Gu et al., USENIX Security 2020; the port of `js/src/keyvalue.ts`): padding-and-sampling to
  * ℓ pairs, then two bit vectors over the d + ℓ keys (`plus`: y = +1, `minus`: y = −1). Draws, in
- * Python's order: the sampled pair, the discretization, the key coin (a), the sign coin (p, drawn
- * either way), then for every other key in order its nonzero coin (b) and, when nonzero, its sign
- * (randbelow(2): 1 is +1). Input: a user's pairs ([KeyValueInput]).
+ * Python's order on the source's bits: the sampled pair, the discretization, the key coin (a), the
+ * sign coin (p, only when the key is kept), then the other keys' nonzero coins (b) as lanes (runs), then
+ * for each nonzero key in increasing order its sign (uniform(2): 1 is +1). Input: a user's pairs
+ * ([KeyValueInput]).
  *
  * @mechanisms pckv-ue
  */
@@ -148,6 +146,7 @@ public class PckvUeEncoder @JvmOverloads constructor(
     private val ell = spec.intValue("ell")
     private val padded = index.size + ell
     private val coins = KeyValueCoins(source)
+    private val nonzero = RunSampler(padded, listOf(b))
 
     override fun encode(value: Any): Report {
         val (key, sampled) = coins.samplePair(KeyValueInput.parse(index, value), ell, index.size)
@@ -157,12 +156,18 @@ public class PckvUeEncoder @JvmOverloads constructor(
         fun set(lanes: LongArray, i: Int) {
             lanes[i ushr 6] = lanes[i ushr 6] or (1L shl (i and 63))
         }
-        val kept = coins.coin(a)
-        val same = coins.coin(p) // drawn either way (a fixed order of draws)
-        if (kept) set(if ((if (same) sampled else -sampled) > 0) plus else minus, key)
-        for (i in 0 until padded) {
-            if (i == key || !coins.coin(b)) continue
-            set(if (coins.below(BigInteger.valueOf(2)) == BigInteger.ONE) plus else minus, i)
+        if (coins.coin(a)) set(if ((if (coins.coin(p)) sampled else -sampled) > 0) plus else minus, key)
+        val others = Lanes.fullWords(padded)
+        others[key ushr 6] = others[key ushr 6] xor (1L shl (key and 63))
+        val lanes = nonzero.sample(arrayOf(others), coins.bits)
+        for (w in lanes.indices) {
+            var word = lanes[w]
+            while (word != 0L) {
+                val lane = word and -word
+                word = word xor lane
+                val i = 64 * w + java.lang.Long.numberOfTrailingZeros(lane)
+                set(if (coins.below(2) == 1) plus else minus, i)
+            }
         }
         return Report(
             spec.fingerprint,
@@ -186,7 +191,7 @@ public class PckvGrrEncoder @JvmOverloads constructor(
     private val a = spec.fraction("a")
     private val p = spec.fraction("p")
     private val ell = spec.intValue("ell")
-    private val others = BigInteger.valueOf((index.size + ell - 1).toLong())
+    private val others = index.size + ell - 1
     private val coins = KeyValueCoins(source)
 
     override fun encode(value: Any): Report {
@@ -194,9 +199,9 @@ public class PckvGrrEncoder @JvmOverloads constructor(
         if (coins.coin(a)) {
             if (!coins.coin(p)) s = -s
         } else {
-            val other = coins.below(others).toInt()
+            val other = coins.below(others)
             key = other + (if (other >= key) 1 else 0)
-            s = if (coins.below(BigInteger.valueOf(2)) == BigInteger.ONE) 1 else -1
+            s = if (coins.below(2) == 1) 1 else -1
         }
         return Report(spec.fingerprint, extra = listOf("key" to key.toLong(), "sign" to (if (s > 0) 1L else 0L)))
     }
@@ -217,12 +222,12 @@ public class PrivKvmEncoder @JvmOverloads constructor(
     private val index = DomainIndex(spec.domain())
     private val p1 = spec.fraction("p1")
     private val p2 = spec.fraction("p2")
-    private val keys = BigInteger.valueOf(index.size.toLong())
+    private val keys = index.size
     private val coins = KeyValueCoins(source)
 
     override fun encode(value: Any): Report {
         val held = KeyValueInput.parse(index, value).toMap()
-        val j = coins.below(keys).toInt()
+        val j = coins.below(keys)
         val v = held[j]
         var s = coins.sign(v ?: 0.0)
         val present = if (v != null) coins.coin(p1) else !coins.coin(p1)

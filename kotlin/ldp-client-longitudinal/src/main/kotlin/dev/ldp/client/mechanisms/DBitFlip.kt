@@ -1,7 +1,10 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BouncyCastleShake256
+import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
+import dev.ldp.client.RunSampler
 import dev.ldp.client.ByteSources
 import dev.ldp.client.Bytes
 import dev.ldp.client.ClientState
@@ -43,8 +46,10 @@ public class DBitFlipEncoder @JvmOverloads constructor(
     private val p = spec.fraction("p")
     private val q = Fraction.ONE - p
     private val gamma = spec.fraction("gamma")
+    private val bits = ReportBits.reader(source)
     private val full: LongArray
     private val position = HashMap<Int, Int>()
+    private val flipper by lazy { RunSampler(d, listOf(gamma)) } // fresh flips, γ each
 
     /** The client's sampled buckets, ascending. */
     public val buckets: List<Int>
@@ -80,8 +85,8 @@ public class DBitFlipEncoder @JvmOverloads constructor(
     override fun encode(value: Any): Report {
         val sent = permanentWords(value)
         if (gamma.num.signum() != 0) {
-            // output perturbation: each memoized bit flipped with probability γ, from the CSPRNG
-            val flips = Samplers.sampleLaneWords(d, listOf(WordLaneGroup(full, gamma)), source)
+            // output perturbation: each memoized bit flipped with probability γ, fresh (runs on the CSPRNG's bits)
+            val flips = flipper.sample(arrayOf(full), bits)
             for (w in sent.indices) sent[w] = sent[w] xor flips[w]
         }
         val positions = ArrayList<Int>(buckets)

@@ -1,6 +1,8 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BouncyCastleShake256
+import dev.ldp.client.BitReader
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.Bytes
@@ -38,6 +40,7 @@ public class LolohaEncoder @JvmOverloads constructor(
     private val roundTwo = RandomizedResponse(spec.fraction("p2"), BigInteger.valueOf(g))
     private val secret = client.secret
     private val fingerprint = Bytes.utf8(spec.fingerprint)
+    private val bits = ReportBits.reader(source)
 
     /** The client's index in the public pool of hash functions (sent with every report). */
     public val seedIndex: Int =
@@ -60,7 +63,7 @@ public class LolohaEncoder @JvmOverloads constructor(
     }
 
     override fun encode(value: Any): Report {
-        val reported = roundTwo.respond(permanentBucket(value), source)
+        val reported = roundTwo.respond(permanentBucket(value), bits) // fresh: one walk on the source's bits
         return Report(spec.fingerprint, seed = BigInteger.valueOf(seedIndex.toLong()), value = BigInteger.valueOf(reported.toLong()))
     }
 

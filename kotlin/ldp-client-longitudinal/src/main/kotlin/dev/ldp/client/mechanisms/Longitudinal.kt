@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.BouncyCastleShake256
@@ -9,7 +10,9 @@ import dev.ldp.client.DomainIndex
 import dev.ldp.client.Encoder
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.Fraction
+import dev.ldp.client.BitReader
 import dev.ldp.client.LaneSampler
+import dev.ldp.client.RunSampler
 import dev.ldp.client.Lanes
 import dev.ldp.client.LdpException
 import dev.ldp.client.Packing
@@ -30,8 +33,9 @@ import java.math.BigInteger
  * The memo is derived, never stored: its coins are the bytes of SHAKE-256 over (label, client secret,
  * spec fingerprint, memo key), label `ldp-<mechanism>-memo-v1`, fed to the same exact samplers as
  * fresh coins, so the client's state is its 32-byte secret (keep it, as a RAPPOR client's; a chain has
- * no cohorts). The second round's coins come from `source`. Bytes are consumed exactly as the Python
- * client (`ldp/client/longitudinal.py`) consumes them.
+ * no cohorts). The second round's coins are fresh: Knuth–Yao walks and lanes as runs on the bits of
+ * `source` ([dev.ldp.client.ReportBits]). Bytes are consumed exactly as the Python client
+ * (`ldp/client/longitudinal.py`) consumes them.
  *
  * @mechanisms l-grr l-osue l-oue l-sue
  */
@@ -55,7 +59,8 @@ public class LongitudinalEncoder @JvmOverloads constructor(
     private val first: RandomizedResponse?
     private val second: RandomizedResponse?
     private val memoSampler: LaneSampler? // unary: the memo, p1 on the value's bit, q1 elsewhere
-    private val reportSampler: LaneSampler? // unary: the report, p2 where the memo is 1, q2 where 0
+    private val reportSampler: RunSampler? // unary: the report, fresh, p2 where the memo is 1, q2 where 0
+    private val bits = ReportBits.reader(source)
 
     init {
         for (p in listOf(p1, q1, p2, q2)) {
@@ -65,7 +70,7 @@ public class LongitudinalEncoder @JvmOverloads constructor(
             first = null
             second = null
             memoSampler = LaneSampler(index.size, listOf(p1, q1))
-            reportSampler = LaneSampler(index.size, listOf(p2, q2))
+            reportSampler = RunSampler(index.size, listOf(p2, q2))
         } else {
             memoSampler = null
             reportSampler = null
@@ -100,12 +105,12 @@ public class LongitudinalEncoder @JvmOverloads constructor(
 
     override fun encode(value: Any): Report {
         if (!unary) {
-            val reported = second!!.respond(memoIndex(value), source)
+            val reported = second!!.respond(memoIndex(value), bits)
             return Report(spec.fingerprint, value = index.domain[reported])
         }
         val memo = memoWords(value)
         val off = LongArray(memo.size) { full[it] xor memo[it] }
-        val lanes = reportSampler!!.sample(arrayOf(memo, off), source)
+        val lanes = reportSampler!!.sample(arrayOf(memo, off), bits)
         return Report(spec.fingerprint, bits = Packing.wordsToPacked(lanes, index.size))
     }
 

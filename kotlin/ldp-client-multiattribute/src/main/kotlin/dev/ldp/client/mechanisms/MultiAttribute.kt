@@ -7,12 +7,13 @@ import dev.ldp.client.EncoderOptions
 import dev.ldp.client.FloatField
 import dev.ldp.client.Json
 import dev.ldp.client.JsonObject
-import dev.ldp.client.LaneSampler
+import dev.ldp.client.BitReader
+import dev.ldp.client.ReportBits
+import dev.ldp.client.RunSampler
 import dev.ldp.client.Lanes
 import dev.ldp.client.LdpException
 import dev.ldp.client.Packing
 import dev.ldp.client.Report
-import dev.ldp.client.Samplers
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.Text
@@ -22,11 +23,11 @@ import java.math.BigInteger
 /**
  * Multi-attribute records (the port of `js/src/multiattr.ts`; `ldp/specs/multiattr.py`): one report per
  * record, each reported attribute by its own mechanism's encoder, byte for byte as the Python client.
- * `smp` draws k of the d attributes (a partial Fisher–Yates shuffle, one randbelow(d − t) per draw) and
+ * `smp` draws k of the d attributes (a partial Fisher–Yates shuffle, one uniform(d − t) per draw) and
  * sends their bits `sampled` and their reports; `spl` reports every attribute; `rsfd-grr` draws the
  * attribute reported by GRR and gives every other a uniform fake value; `rsfd-{sue,oue}-z` report the
  * drawn attribute by unary encoding and every other as the zero vector perturbed, `-r` as the UE report
- * of a uniform value (one randbelow(k_j) each, in attribute order). Every value of the record is
+ * of a uniform value (one uniform(k_j) each, in attribute order). Every value of the record is
  * checked, sampled or not. Attribute j's report fields are the record report's declared fields
  * `a{j}_<field>` (a numeric output as a float).
  *
@@ -53,7 +54,10 @@ public class MultiAttributeEncoder private constructor(
     private val sample = spec.intValue("sample")
 
     /** RS+FD over SUE/OUE: per attribute its lane sampler over (p, q), as [UnaryEncoder] builds it. */
-    private val unary: List<LaneSampler>?
+    private val unary: List<RunSampler>?
+
+    /** The source's bit reader: the record's own draws and its attributes' encoders share it. */
+    private val bits = ReportBits.reader(source)
 
     init {
         @Suppress("UNCHECKED_CAST")
@@ -67,7 +71,7 @@ public class MultiAttributeEncoder private constructor(
         unary = if (method in RSFD_UNARY) {
             attributes.map { a ->
                 val part = Spec.load(a.filterKeys { it != "name" })
-                LaneSampler(part.domain().size, listOf(part.fraction("p"), part.fraction("q")))
+                RunSampler(part.domain().size, listOf(part.fraction("p"), part.fraction("q")))
             }
         } else {
             null
@@ -128,7 +132,7 @@ public class MultiAttributeEncoder private constructor(
         val d = names.size
         val order = IntArray(d) { it }
         for (t in 0 until sample) {
-            val pick = if (d - t > 1) t + Samplers.randbelow(BigInteger.valueOf((d - t).toLong()), source).toInt() else t
+            val pick = if (d - t > 1) t + ReportBits.uniform((d - t).toLong(), bits).toInt() else t
             val swap = order[t]
             order[t] = order[pick]
             order[pick] = swap
@@ -141,23 +145,23 @@ public class MultiAttributeEncoder private constructor(
         val d = names.size
         val extra = ArrayList<Pair<String, Any>>()
         if (method == "rsfd-grr") {
-            val chosen = Samplers.randbelow(BigInteger.valueOf(d.toLong()), source).toInt()
+            val chosen = ReportBits.uniform(d.toLong(), bits).toInt()
             for (j in 0 until d) {
                 val domain = indexes[j]!!.domain // rsfd-grr: every attribute is categorical (GRR)
                 val reported = if (j == chosen) encoders[j].encode(record[j]!!).value!!
-                else domain[Samplers.randbelow(BigInteger.valueOf(domain.size.toLong()), source).toInt()]
+                else domain[ReportBits.uniform(domain.size.toLong(), bits).toInt()]
                 extra.add("a${j}_value" to reported)
             }
             return Report(spec.fingerprint, extra = extra)
         }
         if (unary != null) {
-            val chosen = Samplers.randbelow(BigInteger.valueOf(d.toLong()), source).toInt()
+            val chosen = ReportBits.uniform(d.toLong(), bits).toInt()
             for (j in 0 until d) {
                 val index = indexes[j]!! // RS+FD: every attribute is categorical (SUE or OUE)
                 val hot: Int? = when {
                     j == chosen -> index.indexOf(record[j]!!)
                     method.endsWith("-z") -> null
-                    else -> Samplers.randbelow(BigInteger.valueOf(index.size.toLong()), source).toInt()
+                    else -> ReportBits.uniform(index.size.toLong(), bits).toInt()
                 }
                 extra.add("a${j}_bits" to perturb(unary[j], index.size, hot))
             }
@@ -176,11 +180,11 @@ public class MultiAttributeEncoder private constructor(
     }
 
     /** The packed bits of the one-hot vector of index `i` perturbed (null: the zero vector), as [UnaryEncoder]'s. */
-    private fun perturb(sampler: LaneSampler, width: Int, i: Int?): ByteArray {
+    private fun perturb(sampler: RunSampler, width: Int, i: Int?): ByteArray {
         val oneHot = if (i == null) LongArray(Lanes.fullWords(width).size) else Lanes.oneLane(i, width)
         val others = Lanes.fullWords(width)
         if (i != null) others[i ushr 6] = others[i ushr 6] xor oneHot[i ushr 6]
-        return Packing.wordsToPacked(sampler.sample(arrayOf(oneHot, others), source), width)
+        return Packing.wordsToPacked(sampler.sample(arrayOf(oneHot, others), bits), width)
     }
 
     public companion object {

@@ -11,11 +11,12 @@ import dev.ldp.client.Exact
 import dev.ldp.client.Fraction
 import dev.ldp.client.JsonObject
 import dev.ldp.client.Report
-import dev.ldp.client.Samplers
+import dev.ldp.client.BitReader
+import dev.ldp.client.KnuthYao
+import dev.ldp.client.ReportBits
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.Text
-import dev.ldp.client.UniformBelow
 import dev.ldp.client.ValueException
 import dev.ldp.client.Values
 import java.math.BigInteger
@@ -286,10 +287,11 @@ public class NumericTable(
  * The numeric mechanisms (the port of `js/src/numeric.ts`): Duchi, stochastic rounding, piecewise,
  * hybrid, Laplace, Gaussian, each an exact draw from its table ([NumericTable]). The value (a number,
  * or text parsed as one; booleans refused) is clipped to [low, high] and mapped to u ∈ [0, 1]; a
- * position pos ≥ 0 is rounded up with probability frac(pos) by randbits(53) (no bytes when frac = 0).
- * Two-point: side = round(u), kept with p. Gridded: i = round(u·K); hybrid first draws its α coin (its
- * Duchi part otherwise); then r = randbelow(total) picks row i's cell. The report's `value` is the
- * output, a double on the native scale.
+ * position pos ≥ 0 is rounded up by an exact coin of ⌊frac(pos)·2^53⌋/2^53 (nothing read when
+ * frac = 0). Two-point: side = round(u), kept with p. Gridded: i = round(u·K); hybrid first draws its
+ * α coin (its Duchi part otherwise); then one Knuth–Yao walk picks row i's cell (rows: over the three
+ * runs of equal weight b, a, b; shift: over the noise weights). Every coin is on the source's bits
+ * ([ReportBits]). The report's `value` is the output, a double on the native scale.
  *
  * Grid tables are the server's: build with [create] (`options.table`) or the constructor; the table is
  * checked against its digest and against the spec's ε ([NumericTable.checkClaim]).
@@ -304,11 +306,12 @@ public class NumericEncoder @JvmOverloads constructor(
 ) : Encoder {
     private val low = spec.float("low")
     private val span = spec.float("high") - low
-    private val cum: Array<BigInteger>
-    private val keep: Coin?
-    private val alpha: Coin?
-    private val duchiKeep: Coin?
-    private val total: UniformBelow?
+    private val bits = ReportBits.reader(source)
+    private val keep: KnuthYao?
+    private val alpha: KnuthYao?
+    private val duchiKeep: KnuthYao?
+    private val cells: KnuthYao? // shift: the walk over the noise weights
+    private val rows: Array<KnuthYao?> // rows: row i's walk, made on first use
     private val grid: Int
 
     init {
@@ -316,21 +319,20 @@ public class NumericEncoder @JvmOverloads constructor(
         if (table.digest != null && table.computeDigest() != table.digest) {
             throw SpecException("${spec.mechanism} table does not match its digest")
         }
-        var sum = BigInteger.ZERO
-        cum = table.weights?.map { w -> (sum + w).also { sum = it } }?.toTypedArray() ?: emptyArray()
-        keep = table.p?.let { Coin(it) }
-        alpha = table.alpha?.let { Coin(it) }
-        duchiKeep = table.duchiP?.let { Coin(it) }
-        total = table.total?.let { UniformBelow(it) }
+        keep = table.p?.let { ReportBits.coinTable(it) }
+        alpha = table.alpha?.let { ReportBits.coinTable(it) }
+        duchiKeep = table.duchiP?.let { ReportBits.coinTable(it) }
         grid = table.grid?.toInt() ?: 1
+        cells = if (table.kind == "shift") KnuthYao(LongArray(table.weights!!.size) { 1L }, table.weights!!.toTypedArray(), Array(table.weights!!.size) { table.total!! }) else null
+        rows = arrayOfNulls(if (table.kind == "rows") grid + 1 else 0)
     }
 
-    /** A coin: true with probability p, by one randbelow(p.den). */
-    private class Coin(p: Fraction) {
-        private val num = p.num
-        private val den = UniformBelow(p.den)
-
-        fun flip(source: ByteSource): Boolean = den.draw(source) < num
+    /** Row i of a band table as a walk: cells [0, i) of weight b, [i, i + m) of a, [i + m, K + m) of b. */
+    private fun row(i: Int): KnuthYao {
+        rows[i]?.let { return it }
+        val band = table.band!!
+        val walk = KnuthYao(longArrayOf(i.toLong(), band.m.toLong(), (grid - i).toLong()), arrayOf(band.b, band.a, band.b), Array(3) { table.total!! })
+        synchronized(rows) { return rows[i] ?: walk.also { rows[i] = it } }
     }
 
     /** The report value (on the native scale) for `value`. */
@@ -338,41 +340,29 @@ public class NumericEncoder @JvmOverloads constructor(
         val x = toDouble(value)
         val u = ((x - low) / span).coerceIn(0.0, 1.0)
         if (table.kind == "two-point") {
-            val side = randomRound(u, source)
-            return table.output(if (keep!!.flip(source)) side else 1 - side)
+            val side = randomRound(u, bits)
+            return table.output(if (keep!!.flip(bits)) side else 1 - side)
         }
-        val i = randomRound(u * grid, source)
-        if (alpha != null && !alpha.flip(source)) {
-            // hybrid's Duchi part
-            val side = if (Samplers.randbelow(BigInteger.valueOf(grid.toLong()), source) < BigInteger.valueOf(i.toLong())) 1 else 0
-            return table.duchiOutput(if (duchiKeep!!.flip(source)) side else 1 - side)
+        val i = randomRound(u * grid, bits)
+        if (alpha != null && !alpha.flip(bits)) {
+            // hybrid's Duchi part: side 1 with i/K
+            val side = if (ReportBits.coin(Fraction.of(i.toLong(), grid.toLong()), bits)) 1 else 0
+            return table.duchiOutput(if (duchiKeep!!.flip(bits)) side else 1 - side)
         }
-        val r = total!!.draw(source)
-        return table.output(if (table.kind == "rows") bandCell(i, r) else shiftCell(i, r))
-    }
-
-    /** Row i of a band table at r: b on [0, i), a on [i, i + m), b after. */
-    private fun bandCell(i: Int, r: BigInteger): Int {
-        val band = table.band!!
-        val big = BigInteger.valueOf(i.toLong())
-        val left = big * band.b
-        val inBand = left + band.m * band.a
-        return when {
-            r < left -> (r / band.b).toInt()
-            r < inBand -> (big + (r - left) / band.a).toInt()
-            else -> (big + band.m + (r - inBand) / band.b).toInt()
+        if (table.kind == "rows") {
+            val member = LongArray(1)
+            val walk = row(i)
+            val group = synchronized(bits) { walk.walk(bits, member) }
+            val j = when (group) {
+                0 -> member[0]
+                1 -> i + member[0]
+                else -> i + table.band!!.m.toLong() + member[0]
+            }
+            return table.output(j.toInt())
         }
-    }
-
-    /** Noise index zi = #{t : cum[t] ≤ r} (binary search), output j = clamp(i + zi − K, 0, L − 1). */
-    private fun shiftCell(i: Int, r: BigInteger): Int {
-        var lo = 0
-        var hi = cum.size
-        while (lo < hi) {
-            val mid = (lo + hi) ushr 1
-            if (cum[mid] <= r) lo = mid + 1 else hi = mid
-        }
-        return (i + lo - grid).coerceIn(0, table.size - 1)
+        // shift: noise index t, output j = clamp(i + t − K, 0, L − 1)
+        val t = synchronized(bits) { cells!!.walk(bits, null) }
+        return table.output((i + t - grid).coerceIn(0, table.size - 1))
     }
 
     override fun encode(value: Any): Report = Report(spec.fingerprint, value = sample(value))
@@ -419,11 +409,14 @@ public class NumericEncoder @JvmOverloads constructor(
             return x
         }
 
-        /** Unbiased random rounding of pos ≥ 0: up with probability frac(pos), by randbits(53) (no bytes when frac = 0). */
-        internal fun randomRound(pos: Double, source: ByteSource): Int {
+        /**
+         * Unbiased random rounding of pos ≥ 0: up with probability ⌊frac(pos)·2^53⌋/2^53, one exact coin
+         * on `reader` (nothing read when frac = 0).
+         */
+        internal fun randomRound(pos: Double, reader: BitReader): Int {
             var i = pos.toInt() // truncation (pos ≥ 0)
             val frac = pos - i
-            if (frac != 0.0 && Samplers.randbits(53, source).toLong() < Math.floor(frac * ROUND_SCALE).toLong()) i += 1
+            if (frac != 0.0 && ReportBits.dyadicCoin(Math.floor(frac * ROUND_SCALE).toLong(), 53, reader)) i += 1
             return i
         }
     }

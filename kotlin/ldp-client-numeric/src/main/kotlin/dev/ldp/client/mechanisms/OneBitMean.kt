@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.Bytes
@@ -15,7 +16,7 @@ import dev.ldp.client.Shake256
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
 import dev.ldp.client.Text
-import dev.ldp.client.UniformBelow
+import dev.ldp.client.BitReader
 import dev.ldp.client.ValueException
 import dev.ldp.client.Values
 import dev.ldp.client.WordLaneGroup
@@ -26,8 +27,9 @@ import java.util.concurrent.ConcurrentHashMap
  * 1BitMean (the port of `js/src/onebitmean.ts`; Ding, Kulkarni, Yekhanin, NeurIPS 2017): plain, a fresh
  * bit per report (the value's position u ∈ [0, 1] rounded to a side with probability u, kept with p);
  * or, with `rounding = "alpha"`, the memoized bit of the client's α-rounded grid point (a keyed PRF of
- * the client's secret, never re-drawn), flipped with probability γ from the CSPRNG in every report. The
- * same coins, bytes and PRF reads as the Python client. The report's `value` is 1.0 or 0.0.
+ * the client's secret, never re-drawn), flipped with probability γ from the CSPRNG in every report. Fresh
+ * coins are exact walks on the source's bits ([dev.ldp.client.ReportBits]). The same coins, bytes and PRF
+ * reads as the Python client. The report's `value` is 1.0 or 0.0.
  *
  * @mechanisms onebitmean
  */
@@ -42,8 +44,9 @@ public class OneBitMeanEncoder @JvmOverloads constructor(
     private val span = spec.float("high") - low
     private val p = spec.fraction("p")
     private val gamma = spec.fraction("gamma")
-    private val keep = UniformBelow(p.den)
-    private val flip = UniformBelow(gamma.den)
+    private val keep = ReportBits.coinTable(p)
+    private val flip = ReportBits.coinTable(gamma)
+    private val randomBits = ReportBits.reader(source)
 
     /** True with `rounding = "alpha"`: one memoized bit per grid point. */
     public val memoized: Boolean = spec.fields["rounding"] == "alpha"
@@ -89,11 +92,11 @@ public class OneBitMeanEncoder @JvmOverloads constructor(
     public fun sampleBit(value: Any): Int {
         val u = unit(value)
         if (!memoized) {
-            val side = NumericEncoder.randomRound(u, source)
-            return if (keep.draw(source) < p.num) side else 1 - side
+            val side = NumericEncoder.randomRound(u, randomBits)
+            return if (keep.flip(randomBits)) side else 1 - side
         }
         var bit = memoBit(alphaPoint(u, grid, alpha))
-        if (gamma.num.signum() != 0 && flip.draw(source) < gamma.num) bit = bit xor 1
+        if (gamma.num.signum() != 0 && flip.flip(randomBits)) bit = bit xor 1
         return bit
     }
 

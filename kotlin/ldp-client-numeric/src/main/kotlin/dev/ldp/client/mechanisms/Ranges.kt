@@ -1,5 +1,7 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.KnuthYao
+import dev.ldp.client.ReportBits
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
 import dev.ldp.client.DomainIndex
@@ -8,17 +10,16 @@ import dev.ldp.client.Fraction
 import dev.ldp.client.Lanes
 import dev.ldp.client.Packing
 import dev.ldp.client.Report
-import dev.ldp.client.Samplers
 import dev.ldp.client.Spec
 import dev.ldp.client.SpecException
-import dev.ldp.client.UniformBelow
-import dev.ldp.client.WordLaneGroup
+import dev.ldp.client.BitReader
+import dev.ldp.client.RunSampler
 import java.math.BigInteger
 
 /**
  * range-hierarchy (the port of `js/src/ranges.ts`; `ldp/specs/ranges.py`, docs/range-queries.md): a
  * level l uniform on 1..h (h levels of a B-ary tree over the domain), then OUE of the value's level-l
- * node over B^l bits (the lane sampler), in a vector of B^h bits (the rest 0); the report's declared
+ * node over B^l bits (lanes as runs on the source's bits), in a vector of B^h bits (the rest 0); the report's declared
  * field `level` is l − 1.
  *
  * @mechanisms range-hierarchy
@@ -37,7 +38,9 @@ public class RangeHierarchyEncoder @JvmOverloads constructor(
 
     /** B^h: the report's number of bits. */
     public val leaves: Int
-    private val level: UniformBelow
+    private val level: KnuthYao
+    private val samplers: Array<RunSampler> by lazy { Array(levels) { RunSampler(pow(branching, it + 1), listOf(p, q)) } } // level l's at l − 1
+    private val bits = ReportBits.reader(source)
 
     init {
         if (p <= q || q.num.signum() == 0 || p >= Fraction.ONE) throw SpecException("range-hierarchy needs 0 < q < p < 1")
@@ -51,18 +54,18 @@ public class RangeHierarchyEncoder @JvmOverloads constructor(
         if (width > 65535L * 8) throw SpecException("range-hierarchy: $width leaves do not fit a report's bits")
         levels = depth
         leaves = width.toInt()
-        level = UniformBelow(BigInteger.valueOf(depth.toLong()))
+        level = ReportBits.uniformTable(depth.toLong())
     }
 
     override fun encode(value: Any): Report {
         val x = index.indexOf(value)
-        val l = 1 + level.drawLong(source).toInt()
+        val l = 1 + level.draw(bits).toInt()
         val width = pow(branching, l)
         val node = x / pow(branching, levels - l)
         val oneHot = Lanes.oneLane(node, width)
         val others = Lanes.fullWords(width)
         others[node ushr 6] = others[node ushr 6] xor oneHot[node ushr 6]
-        val lanes = Samplers.sampleLaneWords(width, listOf(WordLaneGroup(oneHot, p), WordLaneGroup(others, q)), source)
+        val lanes = samplers[l - 1].sample(arrayOf(oneHot, others), bits)
         val padded = lanes.copyOf((leaves + 63) ushr 6)
         return Report(spec.fingerprint, extra = listOf("level" to (l - 1).toLong()), bits = Packing.wordsToPacked(padded, leaves))
     }
@@ -93,26 +96,25 @@ public class RangeHaarEncoder @JvmOverloads constructor(
 
     /** 2^h leaves. */
     public val leaves: Int = 1 shl levels
-    private val level = UniformBelow(BigInteger.valueOf(levels.toLong()))
-    private val indexOfLevel = Array(levels) { UniformBelow(BigInteger.ONE.shiftLeft(it)) }
-    private val keep: UniformBelow
-    private val keepNum: BigInteger
+    private val level = ReportBits.uniformTable(levels.toLong())
+    private val indexOfLevel = Array(levels) { ReportBits.uniformTable(1L shl it) }
+    private val keep: KnuthYao
+    private val bits = ReportBits.reader(source)
 
     init {
         val p = spec.fraction("p")
         if (p <= Fraction.of(1L, 2L) || p >= Fraction.ONE) throw SpecException("range-haar needs 1/2 < p < 1")
-        keep = UniformBelow(p.den)
-        keepNum = p.num
+        keep = ReportBits.coinTable(p)
     }
 
     override fun encode(value: Any): Report {
         val x = index.indexOf(value)
-        val l = level.drawLong(source).toInt()
-        val j = indexOfLevel[l].drawLong(source)
+        val l = level.draw(bits).toInt()
+        val j = indexOfLevel[l].draw(bits)
         val span = leaves shr l
         val node = x / span
         val sign = (if (x % span < span / 2) 1 else -1) * (if (java.lang.Long.bitCount(j and node.toLong()) % 2 == 1) -1 else 1)
-        val kept = keep.draw(source) < keepNum
+        val kept = keep.flip(bits)
         val bit = if ((sign > 0) == kept) 1L else 0L
         return Report(spec.fingerprint, extra = listOf("level" to l.toLong(), "index" to j, "bit" to bit))
     }

@@ -1,5 +1,6 @@
 package dev.ldp.client.mechanisms
 
+import dev.ldp.client.ReportBits
 import dev.ldp.client.BouncyCastleShake256
 import dev.ldp.client.ByteSource
 import dev.ldp.client.ByteSources
@@ -10,6 +11,8 @@ import dev.ldp.client.Encoder
 import dev.ldp.client.EncoderOptions
 import dev.ldp.client.Fraction
 import dev.ldp.client.LaneSampler
+import dev.ldp.client.RunSampler
+import dev.ldp.client.BitReader
 import dev.ldp.client.Lanes
 import dev.ldp.client.Packing
 import dev.ldp.client.Report
@@ -29,7 +32,8 @@ import java.math.BigInteger
  * Google's MD5, a one-hot domain index for basic, one bit for boolean); the permanent randomized
  * response B′ memoized through a keyed PRF (SHAKE-256 of the client's secret, the spec fingerprint
  * and the value's memo key: bit 1 with 1 − f/2 where B = 1, f/2 where B = 0), so one value always
- * gives the same B′ without storing it; then the instantaneous response from the CSPRNG (bit 1 with q
+ * gives the same B′ without storing it; then the instantaneous response from the CSPRNG, drawn as runs on
+ * its bits (bit 1 with q
  * where B′ = 1, p where B′ = 0). Reports carry the client's cohort.
  *
  * Keep the [client] (secret and cohort) across runs, e.g. with
@@ -58,7 +62,8 @@ public class RapporEncoder @JvmOverloads constructor(
     private val hash: BloomHash?
     private val prfPrefix: ByteArray
     private val permanent: LaneSampler // B′: 1 − f/2 where B = 1, f/2 where B = 0
-    private val instantaneous: LaneSampler // the report: q where B′ = 1, p where B′ = 0
+    private val instantaneous: RunSampler // the report, fresh coins as runs: q where B′ = 1, p where B′ = 0
+    private val bits = ReportBits.reader(source)
 
     init {
         if (p >= q || f >= Fraction.ONE) throw SpecException("rappor needs p < q and f < 1")
@@ -70,7 +75,7 @@ public class RapporEncoder @JvmOverloads constructor(
         hash = if (encoding == "bloom") BloomHash.of(spec.string("hash")) else null
         prfPrefix = prfInput(PRR_LABEL, client.secret, Bytes.utf8(spec.fingerprint))
         permanent = LaneSampler(width, listOf(keepOne, halfF))
-        instantaneous = LaneSampler(width, listOf(q, p))
+        instantaneous = RunSampler(width, listOf(q, p))
     }
 
     /** The positions of the true bits B of [value] (a Bloom filter's may repeat). */
@@ -115,7 +120,7 @@ public class RapporEncoder @JvmOverloads constructor(
 
     override fun encode(value: Any): Report {
         val prr = permanentWords(value)
-        val irr = instantaneous.sample(arrayOf(prr, xor(full, prr)), source)
+        val irr = instantaneous.sample(arrayOf(prr, xor(full, prr)), bits)
         return Report(spec.fingerprint, cohort = client.cohort, bits = Packing.wordsToPacked(irr, width))
     }
 

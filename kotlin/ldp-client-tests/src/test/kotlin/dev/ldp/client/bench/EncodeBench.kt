@@ -48,7 +48,7 @@ object EncodeBench {
      * [batch] calls: a warm-up of every work (the JIT compiles the loops), then [ROUNDS] rounds taking
      * the works in turn (so a busy moment of a shared machine hits them alike); the median round of each.
      */
-    private fun rates(seconds: Double, batch: Int, vararg works: () -> Unit): List<Double> {
+    internal fun rates(seconds: Double, batch: Int, vararg works: () -> Unit): List<Double> {
         val cpu = ManagementFactory.getThreadMXBean()
         for (work in works) {
             val deadline = System.nanoTime() + (seconds * 1e9).toLong()
@@ -74,7 +74,7 @@ object EncodeBench {
         return rounds.map { it.sorted()[ROUNDS / 2] }
     }
 
-    private fun measure(name: String, spec: Spec, value: String, seconds: Double): Map<String, Any> {
+    internal fun measure(name: String, spec: Spec, value: String, seconds: Double): Map<String, Any> {
         // the bytes a report draws, counted on a source of its own
         var drawn = 0L
         val inner = PooledSource()
