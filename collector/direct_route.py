@@ -1,4 +1,4 @@
-"""One hot route served by a plain ASGI handler, outside FastAPI's middleware and routing (docs/performance.md#collector-cpu).
+"""One hot route served by a plain ASGI handler, outside FastAPI's middleware and routing (docs/performance.md#collector-direct-route).
 
 FastAPI hands every request through about a dozen layers (two middlewares
 of its own, Starlette's error and exception middlewares, an exit stack,
@@ -17,11 +17,13 @@ method on the same path, takes the whole FastAPI stack.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Match
@@ -31,7 +33,8 @@ __all__ = ["DirectRoute", "Observe"]
 
 #: What a served request is reported to: the route's path, the status sent and the seconds it took.
 Observe = Callable[[str, int, float], None]
-Handler = Callable[[Request, Exception], Awaitable[Response]]
+#: An exception handler as Starlette takes it: a coroutine function, or a plain one (run in a worker thread).
+Handler = Callable[[Request, Any], Response | Awaitable[Response]]
 
 
 class DirectRoute:
@@ -114,7 +117,10 @@ class DirectRoute:
         handler = handler or self.handlers.get(500) or self.handlers.get(Exception)
         if handler is None:
             raise exc
-        response = await handler(request, exc)
+        if inspect.iscoroutinefunction(handler):
+            response = await handler(request, exc)
+        else:
+            response = await run_in_threadpool(handler, request, exc)
         await response(request.scope, request.receive, send)
         if fault:
             raise exc

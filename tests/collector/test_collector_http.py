@@ -532,3 +532,26 @@ def test_uploads_are_served_by_the_direct_handler_with_fastapis_replies(tmp_path
 
 async def _fails(*args: Any, **kwargs: Any) -> Any:
     raise RuntimeError("the server's own fault")
+
+
+class _Teapot(Exception):
+    pass
+
+
+def test_the_direct_handler_answers_with_a_plain_exception_handler_as_starlette_does(tmp_path, monkeypatch):
+    """A handler that is a plain function (Starlette runs it in a worker thread) answers the direct route's
+    errors too, and the request is timed under the upload route."""
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    app = create_app(CollectorSettings(store=store, rate_limit=0))
+    app.add_exception_handler(_Teapot, lambda request, exc: app_module.Response(b"tea", status_code=418))
+    with TestClient(app, raise_server_exceptions=False) as http:
+        monkeypatch.setattr(app.state.service.ingestion, "ingest_body", _teapot)
+        reply = http.post(f"/v1/tasks/{task.task_id}/reports", json=[])
+        metrics = http.get("/metrics").text
+    assert (reply.status_code, reply.content) == (418, b"tea")
+    assert 'ldp_request_seconds_count{route="/v1/tasks/{task_id}/reports",status="4xx"} 1.0' in metrics
+
+
+async def _teapot(*args: Any, **kwargs: Any) -> Any:
+    raise _Teapot()
