@@ -27,12 +27,14 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import State
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ldp.collector.direct_route import DirectRoute
 from ldp.collector.envelopes import MAX_BODY_BYTES, UnreadableBody
 from ldp.collector.errors import OriginForbidden, UploadAborted
 from ldp.collector.metrics import CONTENT_TYPE_LATEST
@@ -44,7 +46,7 @@ from ldp.collector.store import open_store
 from ldp.collector.tasks import TIME_LIMIT, Task
 from ldp.collector.windows import SYNC_SECONDS
 
-__all__ = ["READ_TIMED_OUT", "CollectorSettings", "create_app", "numeric_table"]
+__all__ = ["READ_TIMED_OUT", "CollectorApp", "CollectorSettings", "create_app", "numeric_table"]
 
 #: Scope key the server sets when it closed a request whose body did not arrive in time
 #: (:class:`ldp.collector.serving.BoundedReadProtocol`): the app then sees a disconnect.
@@ -60,7 +62,7 @@ COMMIT_LOG_TRIM_SECONDS = 60.0
 _CACHE_CONTROL = "public, max-age=300"
 
 
-def create_app(settings: CollectorSettings | str) -> FastAPI:
+def create_app(settings: CollectorSettings | str) -> CollectorApp:
     """The collector application over ``settings.store`` (a store URL alone takes the defaults)."""
     if isinstance(settings, str):
         settings = CollectorSettings(store=settings)
@@ -81,7 +83,7 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
                     await job
             await run_in_threadpool(service.close)
 
-    app = FastAPI(
+    app = CollectorApp(
         title="ldp collector",
         summary="Locally differentially private reports in, windowed estimates with error bars out.",
         lifespan=lifespan,
@@ -94,7 +96,33 @@ def create_app(settings: CollectorSettings | str) -> FastAPI:
     app.add_exception_handler(Exception, _answer)  # a fault of the server's own: a 500 problem document
     app.add_middleware(_Timing, state=app.state)
     app.include_router(_routes)
+    upload_route = next(r for r in _routes.routes if isinstance(r, APIRoute) and r.endpoint is upload)
+    app.direct_upload = DirectRoute(
+        upload_route,
+        "POST",
+        _upload_direct,
+        app.exception_handlers,
+        functools.partial(_observe_request, app.state),
+    )
     return app
+
+
+class CollectorApp(FastAPI):
+    """The FastAPI application, whose upload route (``POST /v1/tasks/{task_id}/reports``) is served by
+    :attr:`direct_upload` (:class:`~ldp.collector.direct_route.DirectRoute`), outside FastAPI's layers.
+
+    Every other request takes the FastAPI stack; so do uploads when :attr:`direct_upload` is None.
+    """
+
+    direct_upload: DirectRoute | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        direct = self.direct_upload
+        if direct is not None and direct.claim(scope):
+            scope["app"] = self  # as Starlette does: request.app is the application
+            await direct(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
 def _open_service(settings: CollectorSettings) -> CollectorService:
@@ -278,12 +306,15 @@ class _Timing:
         try:
             await self.app(scope, receive, send_status)
         finally:
-            service: CollectorService | None = getattr(self.state, "service", None)
-            if service is not None:
-                path = getattr(scope.get("route"), "path", "unmatched")
-                service.metrics.requests.labels(path, f"{status // 100}xx").observe(
-                    time.perf_counter() - started
-                )
+            path = getattr(scope.get("route"), "path", "unmatched")
+            _observe_request(self.state, path, status, time.perf_counter() - started)
+
+
+def _observe_request(state: State, path: str, status: int, seconds: float) -> None:
+    """One request's duration into the metrics, by route and status class (once the service is open)."""
+    service: CollectorService | None = getattr(state, "service", None)
+    if service is not None:
+        service.metrics.requests.labels(path, f"{status // 100}xx").observe(seconds)
 
 
 def _query(alias: str) -> Any:
@@ -314,6 +345,11 @@ async def upload(task_id: str, request: Request) -> Response:
         task, body, request.headers.get("content-type"), beacon=beacon
     )
     return _json(outcome.to_dict(), headers=_cors_headers(task, request))
+
+
+async def _upload_direct(request: Request) -> Response:
+    """:func:`upload` as the direct route calls it (its path parameter from the request)."""
+    return await upload(request.path_params["task_id"], request)
 
 
 @_routes.options("/v1/tasks/{task_id}/reports", include_in_schema=False)

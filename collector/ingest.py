@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ldp.collector.envelopes import Accepted, CheckedUpload, Rejection
-from ldp.collector.store import Insert, Store, UnknownTaskError
+from ldp.collector.store import Insert, Store, StoredReport, UnknownTaskError
 from ldp.collector.tasks import Task
 from ldp.collector.windows import Windows
 from ldp.report_check import CheckedReport
@@ -120,6 +120,30 @@ def _settle(settled: Sequence[_Settled]) -> None:
                 future.set_exception(exc)
             else:
                 future.set_result(result)
+
+
+def _by_task(
+    group: Sequence[_Pending],
+) -> tuple[list[tuple[str, list[StoredReport]]], list[tuple[int, int, int]]]:
+    """The group's reports as one list per task (in order of first appearance), and where each upload's are.
+
+    One store group per task and commit, not per upload: the store looks the
+    task up, checks its windows and runs its insert once per group (SQLite:
+    two queries and an ``executemany`` per upload before). Each upload's
+    outcomes are ``per_task[index][begin:end]``.
+    """
+    merged: list[tuple[str, list[StoredReport]]] = []
+    where: dict[str, int] = {}
+    slices: list[tuple[int, int, int]] = []
+    for pending in group:
+        index = where.setdefault(pending.task.task_id, len(merged))
+        if index == len(merged):
+            merged.append((pending.task.task_id, []))
+        reports = merged[index][1]
+        begin = len(reports)
+        reports.extend(accepted.stored for accepted in pending.accepted)
+        slices.append((index, begin, len(reports)))
+    return merged, slices
 
 
 class GroupCommitter:
@@ -238,9 +262,9 @@ class GroupCommitter:
         started = time.perf_counter()
         self._commit_started = time.monotonic()
         try:
-            flags, versions = self.store.insert_reports_versioned(
-                [(pending.task.task_id, [a.stored for a in pending.accepted]) for pending in group]
-            )
+            merged, slices = _by_task(group)
+            per_task, versions = self.store.insert_reports_versioned(merged)
+            flags = [per_task[index][begin:end] for index, begin, end in slices]
         except BaseException as exc:  # the whole group failed: nothing was stored, nobody is acknowledged
             self._commit_started = None
             self._failed(group, exc)

@@ -443,3 +443,115 @@ def test_a_client_hanging_up_mid_upload_is_counted_as_a_disconnect_in_one_log_li
     assert 'ldp_aborted_requests_total{reason="client_disconnect"} 1.0' in text
     assert 'route="/v1/tasks/{task_id}/reports",status="5xx"' not in text
     assert 'route="/v1/tasks/{task_id}/reports",status="4xx"' in text
+
+
+# -- the upload route's direct handler ---------------------------------------------------------------
+
+
+class _Refusing:
+    """An ASGI app in place of FastAPI's middleware stack: records each request and answers 418."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.seen.append(f"{scope['method']} {scope['path']}")
+        await send({"type": "http.response.start", "status": 418, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _replies(http: TestClient, task: Any, origin: str) -> list[tuple[int, str, str, dict[str, Any]]]:
+    """Uploads good and bad: status, content type, CORS origin header and JSON body of each reply."""
+    reports = list(encode_batch(GRR, ["a", "b"], np.random.default_rng(1)).reports(GRR))
+    good = envelopes(reports, now_truncated(task))
+    bad = [*good, {"id": "x", "t": 1, "report": {}}, "not an envelope"]
+    path = f"/v1/tasks/{task.task_id}/reports"
+    requests: list[tuple[str, dict[str, Any]]] = [
+        (path, {"json": good}),
+        (path, {"json": bad, "headers": {"Origin": origin}}),
+        (path, {"content": b"[{", "headers": {"Content-Type": "application/json"}}),
+        (path, {"content": b"a=1", "headers": {"Content-Type": "application/x-www-form-urlencoded"}}),
+        (
+            path,
+            {"content": b"[]", "headers": {"Content-Type": "application/json", "Content-Length": "99999999"}},
+        ),
+        (path, {"content": json.dumps(good[0]).encode(), "headers": {"Content-Type": "text/plain"}}),
+        ("/v1/tasks/AAAAAAAAAAAAAAAAAAAAAA/reports", {"json": good}),
+        ("/v1/tasks/not%20a%20task/reports", {"json": good}),
+    ]
+    replies = []
+    for url, options in requests:
+        reply = http.post(url, **options)
+        replies.append(
+            (
+                reply.status_code,
+                reply.headers.get("content-type", ""),
+                reply.headers.get("access-control-allow-origin", ""),
+                reply.json(),
+            )
+        )
+    return replies
+
+
+def test_uploads_are_served_by_the_direct_handler_with_fastapis_replies(tmp_path, monkeypatch):
+    """``POST /v1/tasks/{task_id}/reports`` never enters FastAPI's middleware and routing (the stack is
+    replaced by one that refuses), and every reply, good or bad (refusals as problem documents, CORS
+    headers, a server fault as a 500 problem), is what the FastAPI route gives with the direct handler off;
+    other methods on the same path still take FastAPI's stack."""
+    store = store_path(tmp_path)
+    origin = "https://example.org"
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m", cors_origins=(origin,))
+    with client(CollectorSettings(store=store, rate_limit=0)) as http:
+        app = http.app
+        assert isinstance(app, app_module.CollectorApp) and app.direct_upload is not None
+        direct = app.direct_upload
+        app.direct_upload = None
+        through_fastapi = _replies(http, task, origin)
+        refusing = _Refusing()
+        stack, app.middleware_stack = app.middleware_stack, refusing
+        app.direct_upload = direct
+        assert _replies(http, task, origin) == through_fastapi
+        assert [status for status, *_ in through_fastapi] == [200, 200, 400, 415, 413, 415, 404, 404]
+        assert through_fastapi[1][2] == origin and len(through_fastapi[1][3]["rejected"]) == 2
+        monkeypatch.setattr(app.state.service.ingestion, "ingest_body", _fails)
+        fault = http.post(f"/v1/tasks/{task.task_id}/reports", json=[])
+        _problem(fault, 500)
+        assert refusing.seen == []
+        assert http.options(f"/v1/tasks/{task.task_id}/reports").status_code == 418
+        assert http.post(f"/v1/tasks/{task.task_id}/reports/", json=[]).status_code == 418
+        assert refusing.seen == [
+            f"OPTIONS /v1/tasks/{task.task_id}/reports",
+            f"POST /v1/tasks/{task.task_id}/reports/",
+        ]
+        app.middleware_stack = stack
+        metrics = http.get("/metrics").text
+    route = 'route="/v1/tasks/{task_id}/reports"'
+    for status in ("2xx", "4xx", "5xx"):
+        assert f'ldp_request_seconds_count{{{route},status="{status}"}}' in metrics, status
+
+
+async def _fails(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("the server's own fault")
+
+
+class _Teapot(Exception):
+    pass
+
+
+def test_the_direct_handler_answers_with_a_plain_exception_handler_as_starlette_does(tmp_path, monkeypatch):
+    """A handler that is a plain function (Starlette runs it in a worker thread) answers the direct route's
+    errors too, and the request is timed under the upload route."""
+    store = store_path(tmp_path)
+    task, _ = create_task(store, GRR, window="1h", time_precision="1m")
+    app = create_app(CollectorSettings(store=store, rate_limit=0))
+    app.add_exception_handler(_Teapot, lambda request, exc: app_module.Response(b"tea", status_code=418))
+    with TestClient(app, raise_server_exceptions=False) as http:
+        monkeypatch.setattr(app.state.service.ingestion, "ingest_body", _teapot)
+        reply = http.post(f"/v1/tasks/{task.task_id}/reports", json=[])
+        metrics = http.get("/metrics").text
+    assert (reply.status_code, reply.content) == (418, b"tea")
+    assert 'ldp_request_seconds_count{route="/v1/tasks/{task_id}/reports",status="4xx"} 1.0' in metrics
+
+
+async def _teapot(*args: Any, **kwargs: Any) -> Any:
+    raise _Teapot()

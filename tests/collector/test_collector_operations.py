@@ -39,6 +39,8 @@ from ldp.collector.forwarded import TrustedProxies, parse_networks
 from ldp.collector.ingest import GroupCommitter
 from ldp.collector.metrics import CollectorMetrics
 from ldp.collector.ratelimit import RateLimiter
+from ldp.collector.store import Insert, open_store
+from ldp.collector.upload_batch import check_upload_body
 from ldp.collector.windows import Windows
 from ldp.errors import ParameterError
 
@@ -240,6 +242,65 @@ def test_the_uploads_of_one_group_are_woken_by_one_call_on_their_loop():
     assert results[0] == [] and results[1] == [] and results[3:] == [[], [], []]
     assert isinstance(results[2], asyncio.CancelledError)
     assert calls == 3  # the first group, the group of four, the last upload
+
+
+class _HeldStore:
+    """A real store whose first commit waits for ``release``; records the groups of every commit."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.calls: list[list[tuple[str, int]]] = []
+
+    def insert_reports_versioned(self, groups: Any) -> tuple[list[list[Any]], dict[str, int]]:
+        self.calls.append([(task_id, len(reports)) for task_id, reports in groups])
+        self.started.set()
+        self.release.wait(30)
+        return self.store.insert_reports_versioned(groups)
+
+
+def test_a_group_commit_stores_each_tasks_uploads_as_one_group_and_answers_each_upload(tmp_path):
+    """The uploads of one commit reach the store as one group per task (one task lookup, window check and
+    insert, not one per upload), and each upload still gets its own outcomes: a replay and an id conflict
+    land in the upload that sent them."""
+    path = store_path(tmp_path)
+    one, _ = create_task(path, GRR, window="1h", time_precision=60, min_batch=1)
+    two, _ = create_task(path, GRR, window="1h", time_precision=60, min_batch=1)
+    t = now_truncated(one)
+
+    def accepted(task: Any, items: list[dict[str, Any]]) -> Any:
+        checked = check_upload_body(task, json.dumps(items).encode(), "application/json", time.time())
+        assert checked is not None and not checked.rejected
+        return checked.accepted
+
+    first, second, other = (
+        envelopes(_reports(3), t),
+        envelopes(_reports(2, seed=2), t),
+        envelopes(_reports(2), t),
+    )
+    different = next(report for report in _reports(6, seed=4) if report != first[2]["report"])
+    third = [first[1], {**first[2], "report": different}, *envelopes(_reports(1, seed=3), t)]
+    with open_store(path) as opened:
+        held = _HeldStore(opened)
+        committer = GroupCommitter(held, Windows())  # type: ignore[arg-type]
+        try:
+            futures = [committer.submit(one, accepted(one, first))]
+            assert held.started.wait(10)
+            futures += [
+                committer.submit(one, accepted(one, second)),
+                committer.submit(two, accepted(two, other)),
+                committer.submit(one, accepted(one, third)),
+            ]
+            time.sleep(0.2)  # all three queued behind the held commit
+            held.release.set()
+            results = [future.result(10) for future in futures]
+        finally:
+            held.release.set()
+            committer.close()
+    stored = Insert.STORED
+    assert held.calls == [[(one.task_id, 3)], [(one.task_id, 5), (two.task_id, 2)]]
+    assert results == [[stored] * 3, [stored] * 2, [stored] * 2, [Insert.REPLAYED, Insert.CONFLICT, stored]]
 
 
 # -- rate limits behind a reverse proxy ---------------------------------------------------------------
