@@ -211,6 +211,28 @@ def test_aggregate_of_a_parquet_file_imports_no_pyarrow_compute(tmp_path):
     assert (tmp_path / "estimates.csv").read_text().count("\n") == 1 + 4 * 16  # header + (cohort, bit)
 
 
+@pytest.mark.parametrize("user_value", [None, "28"])
+def test_the_command_shortens_openblas_idle_spinning_unless_the_user_set_it(tmp_path, user_value):
+    """``ldp`` sets OPENBLAS_THREAD_TIMEOUT before NumPy loads OpenBLAS, whose threads otherwise spin some 0.06 s
+    of CPU in every command (issue 28); a value the user set is kept."""
+    import os
+
+    code = (
+        "import os, sys\n"
+        "from ldp.cli import main\n"
+        "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "import numpy\n"
+        "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if user_value is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = user_value
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.strip().splitlines()[-1] == (user_value or "20")
+
+
 def test_importing_the_aggregate_path_imports_no_pandas():
     """``import ldp`` and the modules of ``ldp aggregate`` (readers, writers, estimates) import no pandas.
 
