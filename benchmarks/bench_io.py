@@ -17,8 +17,8 @@ as ``ldp`` writes it (no quotes) and the same CSV as pyarrow writes it
 (strings quoted, as R does too). Seconds are wall-clock
 (time.perf_counter) of the step inside its process, after the imports (the
 ``cli`` step: the whole process, imports included; the child imports only
-the standard library before :func:`ldp.cli.main`, as the ``ldp`` command
-starts), the median of
+a few standard modules (json, os, time, ...) before :func:`ldp.cli.main`,
+about as the ``ldp`` command starts), the median of
 ``--repeat`` runs; each row prints its ratio to the pyarrow reference of the
 same file, same run (the steps run in rounds, one run of each per round,
 and a ratio is the median of the rounds' ratios: a round's runs share much
@@ -45,14 +45,11 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -254,6 +251,7 @@ def cached_bytecode(work: Path) -> dict[str, str]:
     modules are compiled already (site-packages).
     """
     import importlib.util
+    import subprocess
 
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -270,6 +268,8 @@ def cached_bytecode(work: Path) -> dict[str, str]:
 def _measure_once(
     step: str, path: Path, spec_path: Path, out: Path, env: dict[str, str] | None = None
 ) -> tuple[float, float, float, int]:
+    import subprocess
+
     start, cpu = time.perf_counter(), _cpu_of_children()
     proc = subprocess.run(
         [sys.executable, __file__, "--child", step, str(path), str(spec_path), str(out)],
@@ -286,6 +286,9 @@ def _measure_once(
 
 
 def main() -> None:
+    import argparse
+    import tempfile
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=int, default=10_000_000, help="reports in the Parquet file")
     parser.add_argument("--text-reports", type=int, default=1_000_000, help="reports in the JSONL/CSV files")
@@ -370,4 +373,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--child"] and len(sys.argv) == 6:  # a measured step: no argparse, as `ldp` starts
+        child(*sys.argv[2:])
+    else:
+        main()
