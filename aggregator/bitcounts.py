@@ -237,8 +237,10 @@ def _cohort_lanes(rows: np.ndarray, cohorts: np.ndarray, num_cohorts: int) -> tu
     rank *= num_units
     rank += unit
     rank += np.repeat(unit_start[:-1], per_cohort)
+    slot = np.empty(m, dtype=np.int64)  # each row's slot, in the chunk's own order: one scatter of whole rows
+    slot[order] = rank
     padded = np.zeros(15 * num_units, dtype=rows.dtype)
-    padded[rank] = rows.take(order)
+    padded[slot] = rows
     words = padded.view(_WORD)  # (15 slots · units · words,)
     t = np.empty(words.shape, dtype=np.uint64)
     nibbles = np.empty((4, num_units * num_words), dtype=np.uint64)

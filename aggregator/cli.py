@@ -315,6 +315,9 @@ def _aggregate(
     queries=None,
     windows=(),
 ) -> int:
+    from ldp.allocator import keep_freed_memory
+
+    keep_freed_memory()  # chunks of NumPy arrays come and go: reuse their pages (ldp.allocator)
     selection = _store_selection(stored or {})
     if selection is not None:
         _check_store_options(selection, reports, counts_path, rejects_path, engine or {})

@@ -65,21 +65,21 @@ REASONS = (
 
 # (pattern on a ReportError message, reason code), first match wins.
 _MESSAGE_REASONS = (
-    (re.compile(r"^report 'group' must"), "bad_group"),
-    (re.compile(r"not valid JSON|must be a JSON object|not valid UTF-8|CSV"), "unparseable"),
-    (re.compile(r"has no "), "missing_field"),
-    (re.compile(r"version"), "wrong_version"),
-    (re.compile(r"report is for spec|'spec' must be|fingerprint"), "wrong_spec"),
-    (re.compile(r"'cohort' must be an integer in .*, got -?\d+$"), "cohort_out_of_range"),
-    (re.compile(r"'seed' must be an integer in .*, got -?\d+$"), "seed_out_of_range"),
-    (re.compile(r"unexpected|unknown fields"), "unexpected_field"),
-    (re.compile(r"bytes, expected"), "wrong_length"),
-    (re.compile(r"padding"), "bad_padding"),
-    (re.compile(r"cohort .* out of range"), "cohort_out_of_range"),
-    (re.compile(r"not in the domain|bucket .* out of range|numeric report value"), "value_out_of_domain"),
-    (re.compile(r"seed .* outside"), "seed_out_of_range"),
-    (re.compile(r"\bout of range\b"), "value_out_of_domain"),  # a bounded field a schema declares
-    (re.compile(r"base64|must be|integer|bytes"), "bad_encoding"),
+    (r"^report 'group' must", "bad_group"),
+    (r"not valid JSON|must be a JSON object|not valid UTF-8|CSV", "unparseable"),
+    (r"has no ", "missing_field"),
+    (r"version", "wrong_version"),
+    (r"report is for spec|'spec' must be|fingerprint", "wrong_spec"),
+    (r"'cohort' must be an integer in .*, got -?\d+$", "cohort_out_of_range"),
+    (r"'seed' must be an integer in .*, got -?\d+$", "seed_out_of_range"),
+    (r"unexpected|unknown fields", "unexpected_field"),
+    (r"bytes, expected", "wrong_length"),
+    (r"padding", "bad_padding"),
+    (r"cohort .* out of range", "cohort_out_of_range"),
+    (r"not in the domain|bucket .* out of range|numeric report value", "value_out_of_domain"),
+    (r"seed .* outside", "seed_out_of_range"),
+    (r"\bout of range\b", "value_out_of_domain"),  # a bounded field a schema declares
+    (r"base64|must be|integer|bytes", "bad_encoding"),
 )
 
 _FIELDS = ("file", "line", "reason", "detail", "raw")
@@ -87,8 +87,8 @@ _FIELDS = ("file", "line", "reason", "detail", "raw")
 
 def classify_reason(message: str) -> str:
     """Reason code (see module docstring) of a :class:`~ldp.errors.ReportError` message."""
-    for pattern, reason in _MESSAGE_REASONS:
-        if pattern.search(message):
+    for pattern, reason in _MESSAGE_REASONS:  # compiled on first use (re's cache), not at import
+        if re.search(pattern, message):
             return reason
     return "invalid"
 

@@ -132,10 +132,11 @@ def _cells(values: Any) -> list[str]:
     if isinstance(values, list):
         return ["" if value is None or _is_nan(value) else str(value) for value in values]
     if values.dtype.kind == "f":
-        cells = values.astype(np.float64).astype(str)  # repr's shortest round-trip digits
-        cells[np.isnan(values)] = ""
-        return cells.tolist()
-    return values.astype(str).tolist()  # integers; booleans as True/False
+        cells = list(map(repr, values.astype(np.float64).tolist()))  # shortest round-trip digits
+        for i in np.flatnonzero(np.isnan(values)).tolist():
+            cells[i] = ""
+        return cells
+    return list(map(str, values.tolist()))  # integers; booleans as True/False
 
 
 def _is_nan(value: Any) -> bool:

@@ -38,7 +38,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ldp.arrow_numpy import array_of, numeric_values, string_array, string_scalar
 from ldp.batch import ReportBatch
@@ -178,6 +177,8 @@ def _json_members(spec: Any, batch: ReportBatch) -> list[pa.Array | str]:
     A conditional field is one Arrow array of whole members, empty in the
     rows that do not carry it.
     """
+    import pyarrow.compute as pc  # here: reading reports and writing estimates need none of it
+
     carried = _carried(spec, batch)
     parts: list[pa.Array | str] = []
     for field, column in _payload_columns(spec, batch):
@@ -211,6 +212,8 @@ def _group_strings(groups: np.ndarray) -> pa.Array:
 
 
 def _write_jsonl(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
+    import pyarrow.compute as pc  # here: reading reports and writing estimates need none of it
+
     fingerprint = json.dumps(spec.fingerprint)
     head = f'{{"v":{REPORT_VERSION},"spec":{fingerprint}'
     count = 0
@@ -281,6 +284,8 @@ def _write_csv(stream: IO[str], spec, batches: Iterable[ReportBatch]) -> int:
 
 
 def _arrow_table(spec, batch: ReportBatch, with_group: bool = False) -> pa.Table:
+    import pyarrow.compute as pc  # here: reading reports and writing estimates need none of it
+
     n = len(batch)
     arrays: dict[str, pa.Array] = {
         "v": array_of(_versions(batch)),

@@ -22,6 +22,7 @@ import pyarrow as pa
 
 __all__ = [
     "array_of",
+    "binary_values",
     "bool_values",
     "null_string",
     "number_scalar",
@@ -151,6 +152,34 @@ def string_array(texts: Sequence[str | None]) -> pa.Array:
         [mask, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))],
         null_count=null_count,
     )
+
+
+def binary_values(array: pa.Array) -> list[bytes | None]:
+    """The bytes of each entry of a string or binary array (None: null), read from its buffers.
+
+    For short arrays (a dictionary's entries): no compute function, no
+    UTF-8 decoding (a Parquet string cell need not be valid UTF-8).
+
+    Raises
+    ------
+    TypeError
+        For an array of another type.
+    """
+    if pa.types.is_string(array.type) or pa.types.is_binary(array.type):
+        offset_type: type[np.signedinteger] = np.int32
+    elif pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type):
+        offset_type = np.int64
+    else:
+        raise TypeError(f"expected a string or binary array, got {array.type}")
+    n = len(array)
+    if n == 0:
+        return []
+    buffers = array.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=offset_type)[array.offset : array.offset + n + 1].tolist()
+    first, last = offsets[0], offsets[-1]
+    data = buffers[2].slice(first, last - first).to_pybytes() if buffers[2] is not None else b""
+    present = validity(array).tolist()
+    return [data[offsets[i] - first : offsets[i + 1] - first] if present[i] else None for i in range(n)]
 
 
 def string_scalar(text: str) -> pa.Scalar:

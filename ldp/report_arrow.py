@@ -10,7 +10,10 @@ by one by the readers (:mod:`ldp.aggregator.readers.common`), so these rules
 may be sound without being complete.
 
 Imported lazily by :mod:`ldp.report_schema` (it needs pyarrow, which the
-client does not).
+client does not). :mod:`pyarrow.compute` (some 30 ms of start-up, most of it
+writing the docstrings of its functions) is imported by the functions that
+call it, on first use: a Parquet file of unary or RAPPOR reports is read
+without it.
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ldp.arrow_numpy import (
     array_of,
+    binary_values,
     bool_values,
     null_string,
     number_scalar,
@@ -91,7 +94,7 @@ def int_column(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]
     raw = numeric_values(chunk(column))
     if raw.dtype == np.uint64:
         ok &= raw < np.uint64(1 << 63)
-    return raw.astype(np.int64), ok
+    return raw.astype(np.int64, copy=False), ok  # numeric_values made a new array already
 
 
 def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
@@ -103,7 +106,8 @@ def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
             pa.types.is_string(column.type.value_type) or pa.types.is_large_string(column.type.value_type)
         ):
             return np.zeros(n, dtype=bool)
-        hits = _bool(pc.equal(column.dictionary, string_scalar(text)))
+        target = text.encode("utf-8")  # each distinct fingerprint once, by its bytes (no compute function)
+        hits = np.array([entry == target for entry in binary_values(column.dictionary)], dtype=bool)
         indices = column.indices
         ok = present(indices, n)
         if len(hits) and hits.all():  # the usual chunk: its one fingerprint is the spec's
@@ -111,6 +115,8 @@ def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
         return ok & hits[numeric_values(indices).astype(np.intp)] if len(hits) else ok & False
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return np.zeros(n, dtype=bool)
+    import pyarrow.compute as pc
+
     return _bool(pc.equal(column, string_scalar(text)))
 
 
@@ -290,6 +296,8 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
     """Domain index of each entry of a string or integer value column (same rules as DomainIndex)."""
     if column is None:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    import pyarrow.compute as pc
+
     value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
         keys = _string_keys(tuple(domain))
@@ -344,6 +352,8 @@ def csv_int_array(strings: pa.Array) -> pa.Array:
     digits = _single_digits(strings)
     if digits is not None:
         return digits
+    import pyarrow.compute as pc
+
     plain = pc.and_(pc.utf8_is_digit(strings), pc.less_equal(pc.binary_length(strings), number_scalar(40)))
     kept = pc.if_else(plain, strings, null_string())
     try:
@@ -399,6 +409,8 @@ def csv_float_array(strings: pa.Array) -> pa.Array:
     :class:`float` gives too), the others are null. When Arrow cannot cast a
     matching cell, every cell is converted one by one.
     """
+    import pyarrow.compute as pc
+
     number = pc.match_substring_regex(strings, _FLOAT_CELL)
     kept = pc.if_else(number, strings, null_string())
     try:

@@ -689,7 +689,9 @@ def _unquoted_cells(column: pa.Array) -> pa.Array | None:
     if quotes == 2 * n and width > 2 and not column.null_count and bool(np.all(widths == width)):
         grid = body.reshape(n, width)  # cells of one width (a fingerprint, base64 bits): no offsets to move
         if bool(np.all(grid[:, 0] == _QUOTE[0])) and bool(np.all(grid[:, -1] == _QUOTE[0])):
-            inner = np.ascontiguousarray(grid[:, 1:-1])
+            # the inner bytes of each cell as one item of width - 2 bytes: a copy by whole items
+            cells = np.dtype((np.void, width - 2))
+            inner = np.ndarray((n,), dtype=cells, buffer=body, offset=1, strides=(width,)).copy()
             new_offsets = np.arange(n + 1, dtype=np.int32) * np.int32(width - 2)
             return pa.Array.from_buffers(
                 pa.string(), n, [None, pa.py_buffer(new_offsets), pa.py_buffer(inner)]

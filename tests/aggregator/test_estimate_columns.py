@@ -34,6 +34,18 @@ def test_csv_is_what_pandas_writes_for_awkward_values_and_numbers():
     assert table.csv_text() == frame.to_csv(index=False)
 
 
+def test_number_cells_are_what_pandas_writes_at_the_edges_of_float_and_integer_types():
+    """Floats written by repr (shortest round trip), as pandas does, extremes and signed zero included."""
+    table = ColumnTable(
+        {
+            "f64": np.array([-0.0, 5e-324, 1e-5, 1e-4, 1.7976931348623157e308, 1 / 3, 2.0**53 + 2, np.nan]),
+            "i64": np.array([-(2**63), 2**63 - 1, 0, -1, 1, 7, 8, 9], dtype=np.int64),
+            "u64": np.array([2**64 - 1, 0, 1, 2, 3, 4, 5, 6], dtype=np.uint64),
+        }
+    )
+    assert table.csv_text() == table.to_frame().to_csv(index=False)
+
+
 def test_insert_places_a_column_like_a_dataframe():
     table = ColumnTable({"value": ["a"], "estimate": np.array([1.0])})
     table.insert(1, "consistent", np.array([0.5]))

@@ -1075,6 +1075,37 @@ def test_line_pieces_are_whole_lines_that_join_to_the_stream(final_newline):
     assert all(pieces)
 
 
+class _ReadOnlyStream:
+    """A binary stream with ``read`` only (no ``readinto``), as a byte range of a file may be."""
+
+    def __init__(self, data: bytes):
+        self._stream = io.BytesIO(data)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._stream.read(size)
+
+
+@pytest.mark.parametrize("make_stream", [io.BytesIO, _ReadOnlyStream])
+@pytest.mark.parametrize("size", [1, 4, 16, 100])
+def test_line_pieces_of_long_last_lines_and_streams_without_readinto(make_stream, size):
+    """Lines longer than the piece size, at the end without a newline, from streams with or without readinto."""
+    from ldp.aggregator.readers.common import _line_pieces
+
+    for data in (
+        b"",
+        b"a",
+        b"\n",
+        b"x" * 50,
+        b"ab\n" + b"y" * 37,
+        b"\n\n" + b"z" * 20 + b"\nq",
+        b"abc\n" * 30,
+    ):
+        pieces = list(_line_pieces(make_stream(data), size=size))
+        assert b"".join(pieces) == data
+        assert all(piece.endswith(b"\n") for piece in pieces[:-1])
+        assert all(len(piece) <= size or piece.rstrip(b"\n").count(b"\n") == 0 for piece in pieces)
+
+
 @pytest.mark.parametrize(
     "cells",
     [

@@ -9,6 +9,7 @@ import pytest
 
 from ldp.arrow_numpy import (
     array_of,
+    binary_values,
     bool_values,
     null_string,
     number_scalar,
@@ -64,3 +65,22 @@ def test_string_arrays_and_scalars_compare_as_pyarrows():
 def test_string_array_refuses_a_lone_surrogate():
     with pytest.raises(UnicodeEncodeError):
         string_array(["\ud800"])
+
+
+@pytest.mark.parametrize("arrow_type", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary()])
+@pytest.mark.parametrize("offset", [0, 2])
+def test_binary_values_are_the_bytes_of_each_entry_with_nulls_and_offsets(arrow_type, offset):
+    texts = ["a", None, "héllo", "", "zz", None, "last"]
+    source = pa.array(texts, type=arrow_type).slice(offset, 4)
+    expected = [None if t is None else t.encode("utf-8") for t in texts[offset : offset + 4]]
+    assert binary_values(source) == expected
+    assert binary_values(source.slice(0, 0)) == []
+
+
+def test_binary_values_read_bytes_that_are_not_utf8_and_refuse_other_types():
+    source = pa.Array.from_buffers(
+        pa.string(), 2, [None, pa.py_buffer(np.array([0, 1, 3], dtype=np.int32)), pa.py_buffer(b"\xffab")]
+    )
+    assert binary_values(source) == [b"\xff", b"ab"]
+    with pytest.raises(TypeError, match="string or binary"):
+        binary_values(pa.array([1, 2]))

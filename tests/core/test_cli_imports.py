@@ -184,6 +184,55 @@ def test_aggregate_of_a_csv_file_imports_only_its_reader_and_its_family(tmp_path
     assert (tmp_path / "estimates.csv").read_text().count("\n") == 4  # header + 3 domain values
 
 
+def test_aggregate_of_a_parquet_file_imports_no_pyarrow_compute(tmp_path):
+    """A Parquet file of RAPPOR or unary reports is read, validated, counted and its table written without
+    :mod:`pyarrow.compute` (some 30-50 ms of CPU at start-up, its functions' docstrings built at import; issue 28):
+    the fingerprint is compared on the column's dictionary, the writers import it for reports only."""
+    spec_path = tmp_path / "spec.json"
+    spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/4", q="3/4")
+    spec_path.write_text(spec.to_json())
+    code = (
+        "import numpy as np\n"
+        "from ldp.aggregator.writers import write_reports\n"
+        "from ldp.client import encode_batch\n"
+        "from ldp.specs import load_spec\n"
+        f"spec = load_spec({str(spec_path)!r})\n"
+        "write_reports(encode_batch(spec, ['a', 'b'] * 50, np.random.default_rng(0)), 'r.parquet', spec)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, capture_output=True)
+    probe = _PROBE.replace('{name.split(".")[0] for name in sys.modules}', "set(sys.modules)").replace(
+        '{"scipy", "pandas"}', '{"pyarrow.compute", "pandas", "scipy"}'
+    )
+    args = ["aggregate", "--spec", str(spec_path), "r.parquet", "-o", "estimates.csv"]
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *args], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    assert (tmp_path / "estimates.csv").read_text().count("\n") == 1 + 4 * 16  # header + (cohort, bit)
+
+
+@pytest.mark.parametrize("user_value", [None, "28"])
+def test_the_command_shortens_openblas_idle_spinning_unless_the_user_set_it(tmp_path, user_value):
+    """``ldp`` sets OPENBLAS_THREAD_TIMEOUT before NumPy loads OpenBLAS, whose threads otherwise spin some 0.06 s
+    of CPU in every command (issue 28); a value the user set is kept."""
+    import os
+
+    code = (
+        "import os, sys\n"
+        "from ldp.cli import main\n"
+        "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "import numpy\n"
+        "print(os.environ.get('OPENBLAS_THREAD_TIMEOUT'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if user_value is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = user_value
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.strip().splitlines()[-1] == (user_value or "20")
+
+
 def test_importing_the_aggregate_path_imports_no_pandas():
     """``import ldp`` and the modules of ``ldp aggregate`` (readers, writers, estimates) import no pandas.
 
