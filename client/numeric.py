@@ -88,8 +88,8 @@ class NumericEncoder:
         self._shift = table.kind == "shift"
         if self._shift:
             zcum = table.cumulative.tolist()
-            self._cells = KnuthYao(
-                [(1, Fraction(high - low, self._total)) for low, high in zip([0, *zcum[:-1]], zcum)]
+            self._cells = KnuthYao.from_weights(
+                [high - low for low, high in zip([0, *zcum[:-1]], zcum)], self._total
             )
             self._M = table.M
             self._B = table.M - table.K

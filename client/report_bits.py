@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
 from functools import lru_cache
-from math import comb
+from math import comb, lcm
 from typing import Any
 
 import numpy as np
@@ -188,9 +188,9 @@ class _Digits:
 
     __slots__ = ("_den", "_rest")
 
-    def __init__(self, value: Fraction):
-        self._den = value.denominator
-        self._rest = value.numerator
+    def __init__(self, numerator: int, denominator: int):
+        self._den = denominator
+        self._rest = numerator
 
     def next(self) -> int:
         rest = 2 * self._rest
@@ -235,22 +235,41 @@ class KnuthYao:
     """
 
     def __init__(self, groups: Sequence[tuple[int, Fraction]]):
-        #: The distribution as given: (count, probability of each outcome) per group.
-        self.groups = tuple((int(count), Fraction(probability)) for count, probability in groups)
-        total = Fraction(0)
-        live: list[tuple[int, int, Fraction]] = []
-        for index, (count, probability) in enumerate(self.groups):
-            if count < 0 or not 0 <= probability <= 1:
-                raise ValueError(f"group {index}: count {count} and probability {probability} out of range")
-            total += count * probability
-            if count and probability:
-                live.append((index, count, probability))
-        if total != 1:
-            raise ValueError(f"the outcomes' probabilities sum to {total}, not 1")
+        ratios = []
+        for count, probability in groups:
+            probability = Fraction(probability)
+            ratios.append((int(count), probability.numerator, probability.denominator))
+        self._setup(ratios)
+
+    @classmethod
+    def from_weights(cls, weights: Sequence[int], total: int) -> KnuthYao:
+        """Outcome i alone with probability weights[i]/total (no fraction is reduced: a table of thousands)."""
+        table = cls.__new__(cls)
+        table._setup([(1, int(weight), total) for weight in weights])
+        return table
+
+    @property
+    def groups(self) -> tuple[tuple[int, Fraction], ...]:
+        """The distribution as given: (count, probability of each outcome) per group."""
+        return tuple((count, Fraction(num, den)) for count, num, den in self._ratios)
+
+    def _setup(self, ratios: list[tuple[int, int, int]]) -> None:
+        common = lcm(*{den for _, _, den in ratios}) if ratios else 1
+        total = 0
+        live: list[tuple[int, int, int, int]] = []
+        for index, (count, num, den) in enumerate(ratios):
+            if count < 0 or den <= 0 or not 0 <= num <= den:
+                raise ValueError(f"group {index}: count {count} and probability {num}/{den} out of range")
+            total += count * num * (common // den)
+            if count and num:
+                live.append((index, count, num, den))
+        if total != common:
+            raise ValueError(f"the outcomes' probabilities sum to {Fraction(total, common)}, not 1")
+        self._ratios = ratios
         self.certain = (live[0][0], 0) if len(live) == 1 and live[0][1] == 1 else None
-        self._groups = [(index, count) for index, count, _ in live]
+        self._groups = [(index, count) for index, count, _, _ in live]
         # every walked probability is below 1: an outcome of probability 1 is the only one (certain)
-        self._digits = [_Digits(probability) for _, _, probability in live if probability < 1]
+        self._digits = [_Digits(num, den) for _, _, num, den in live if num < den]
         self._levels: list[_Level] = []
         self._grow = threading.Lock()
         self._empty: int | None = None

@@ -184,6 +184,10 @@ def _line_blocks(stream: Any, chunk_size: int) -> Iterator[tuple[bytes, np.ndarr
         carry = data[int(ends[-1]) :]
 
 
+#: Bytes :func:`_line_pieces` allocates first; it doubles its buffer while a read needs more room.
+_FIRST_BUFFER = 1 << 16
+
+
 def _line_pieces(stream: Any, size: int = _READ_BYTES) -> Iterator[bytes]:
     """The bytes of ``stream`` in pieces of whole lines, each at most ``size`` bytes where a line end allows.
 
@@ -195,7 +199,7 @@ def _line_pieces(stream: Any, size: int = _READ_BYTES) -> Iterator[bytes]:
     before it cost a fresh allocation, whose pages the kernel faulted in, and
     two copies: some 0.07 s of CPU on 100 MB).
     """
-    buffer = bytearray(2 * size)
+    buffer = bytearray(min(2 * size, _FIRST_BUFFER))  # grown as reads need room: a byte range may be a few bytes
     view = memoryview(buffer)
     start = filled = 0  # buffer[start:filled]: read, not yet in a piece
     eof = False

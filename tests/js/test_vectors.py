@@ -12,7 +12,6 @@ import base64
 import hashlib
 import importlib.util
 import json
-import math
 import struct
 import sys
 from fractions import Fraction
@@ -210,16 +209,16 @@ def _shift_index_by_hand(case: dict[str, Any], table: dict[str, Any]) -> tuple[i
         used += 1
         return (data[(used - 1) // 8] >> (7 - (used - 1) % 8)) & 1
 
-    def walk(groups: list[tuple[int, Fraction]]) -> tuple[int, int]:  # the Knuth–Yao walk
-        live = [(g, count, p) for g, (count, p) in enumerate(groups) if count and p]
+    def walk(groups: list[tuple[int, int, int]]) -> tuple[int, int]:  # the Knuth–Yao walk, p = num/den
+        live = [(g, count, num, den) for g, (count, num, den) in enumerate(groups) if count and num]
         if len(live) == 1 and live[0][1] == 1:
             return live[0][0], 0
         d, j = 0, 0
         while True:
             j += 1
             d = 2 * d + bit()
-            for g, count, p in live:
-                if math.floor(p * 2**j) % 2:
+            for g, count, num, den in live:
+                if (num << j) // den % 2:  # digit j of num/den
                     if d < count:
                         return g, d
                     d -= count
@@ -231,11 +230,11 @@ def _shift_index_by_hand(case: dict[str, Any], table: dict[str, Any]) -> tuple[i
     i = int(position)
     frac = position - i
     if frac != 0:
-        heads = Fraction(int(frac * 2**53), 2**53)
-        if walk([(1, heads), (1, 1 - heads)])[0] == 0:
+        heads = int(frac * 2**53)
+        if walk([(1, heads, 2**53), (1, 2**53 - heads, 2**53)])[0] == 0:
             i += 1
     total = int(table["total"])
-    cell, _ = walk([(1, Fraction(int(w), total)) for w in table["weights"]])
+    cell, _ = walk([(1, int(w), total) for w in table["weights"]])
     return min(max(i + cell - K, 0), L - 1), (used + 7) // 8
 
 
