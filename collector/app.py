@@ -32,9 +32,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import State
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ldp.collector.direct_route import DirectRoute
+from ldp.collector.direct_route import DirectRoute, StatusRecorder
 from ldp.collector.envelopes import MAX_BODY_BYTES, UnreadableBody
 from ldp.collector.errors import OriginForbidden, UploadAborted
 from ldp.collector.metrics import CONTENT_TYPE_LATEST
@@ -295,19 +295,12 @@ class _Timing:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 500
-
-        async def send_status(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        send_status = StatusRecorder(send)
         try:
             await self.app(scope, receive, send_status)
         finally:
             path = getattr(scope.get("route"), "path", "unmatched")
-            _observe_request(self.state, path, status, time.perf_counter() - started)
+            _observe_request(self.state, path, send_status.status, time.perf_counter() - started)
 
 
 def _observe_request(state: State, path: str, status: int, seconds: float) -> None:

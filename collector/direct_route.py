@@ -37,6 +37,19 @@ Observe = Callable[[str, int, float], None]
 Handler = Callable[[Request, Any], Response | Awaitable[Response]]
 
 
+class StatusRecorder:
+    """An ASGI send that notes the status of the response it passes on (500 until one starts)."""
+
+    def __init__(self, send: Send):
+        self.send = send
+        self.status = 500
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        await self.send(message)
+
+
 class DirectRoute:
     """Serves the requests of ``route`` (one method) by calling ``endpoint(request)`` directly.
 
@@ -82,14 +95,7 @@ class DirectRoute:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        status = 500
-
-        async def sender(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        sender = StatusRecorder(send)
         request = Request(scope, receive, sender)
         try:
             try:
@@ -99,7 +105,7 @@ class DirectRoute:
                 return
             await response(scope, receive, sender)
         finally:
-            self.observe(self.route.path, status, time.perf_counter() - started)
+            self.observe(self.route.path, sender.status, time.perf_counter() - started)
 
     async def _answer(self, request: Request, exc: Exception, send: Send) -> None:
         """Answer ``exc`` as Starlette's middlewares do: by the handler of its class (the exception

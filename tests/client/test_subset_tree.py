@@ -37,6 +37,17 @@ class SeededSecure(CountingSource):
         self.secure = True  # tests only: a seeded generator is never a CSPRNG
 
 
+def subset_entropy_bits(spec: SubsetSelection) -> float:
+    """A report's entropy: h(p) + p·log2 C(d − 1, ω − 1) + (1 − p)·log2 C(d − 1, ω)."""
+    d, p, w = spec.domain_size, float(spec.p), spec.omega
+    return (
+        -p * math.log2(p)
+        - (1 - p) * math.log2(1 - p)
+        + p * math.log2(math.comb(d - 1, w - 1))
+        + (1 - p) * math.log2(math.comb(d - 1, w))
+    )
+
+
 def chi_square_ok(counts: np.ndarray, probabilities: np.ndarray, alpha: float = ALPHA) -> bool:
     """Chi-square goodness of fit at level ``alpha`` (every expected count here is ≥ 5)."""
     expected = np.asarray(probabilities, dtype=float) * counts.sum()
@@ -119,13 +130,7 @@ def test_secure_batch_reads_near_the_entropy(d):
     n = 10_000
     source = SeededSecure(d)
     secure_encode_batch(spec, np.arange(n) % d, indices=True, source=source)
-    p, w = float(spec.p), spec.omega
-    entropy = (
-        -p * math.log2(p)
-        - (1 - p) * math.log2(1 - p)
-        + p * math.log2(math.comb(d - 1, w - 1))
-        + (1 - p) * math.log2(math.comb(d - 1, w))
-    )
+    entropy = subset_entropy_bits(spec)
     assert source.bytes * 8 / n <= 1.25 * entropy
 
 
@@ -142,13 +147,7 @@ def test_sparse_subsets_take_floyds_steps_on_bits():
     batch = secure_encode_batch(spec, np.arange(n) % d, indices=True, source=source)
     sizes = np.unpackbits(batch.bits, axis=1)[:, :d].sum(axis=1)
     assert set(sizes.tolist()) <= {spec.omega}
-    p, w = float(spec.p), spec.omega
-    entropy = (
-        -p * math.log2(p)
-        - (1 - p) * math.log2(1 - p)
-        + p * math.log2(math.comb(d - 1, w - 1))
-        + (1 - p) * math.log2(math.comb(d - 1, w))
-    )
+    entropy = subset_entropy_bits(spec)
     assert source.bytes * 8 / n <= 1.6 * entropy
 
 
