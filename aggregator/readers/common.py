@@ -199,7 +199,9 @@ def _line_pieces(stream: Any, size: int = _READ_BYTES) -> Iterator[bytes]:
     before it cost a fresh allocation, whose pages the kernel faulted in, and
     two copies: some 0.07 s of CPU on 100 MB).
     """
-    buffer = bytearray(min(2 * size, _FIRST_BUFFER))  # grown as reads need room: a byte range may be a few bytes
+    buffer = bytearray(
+        min(2 * size, _FIRST_BUFFER)
+    )  # grown as reads need room: a byte range may be a few bytes
     view = memoryview(buffer)
     start = filled = 0  # buffer[start:filled]: read, not yet in a piece
     eof = False
