@@ -20,6 +20,16 @@ Keyed PRF streams (RAPPOR's permanent response, memoized mechanisms) keep
 :mod:`ldp.client.sampling`'s byte samplers: a stored client must get the
 same memoized answers after an upgrade.
 
+What a report does not hide: how many bits its draws read. A walk ends at a
+leaf whose depth depends on the outcome, so the count, together with the
+report, can tell a truthful randomized response from a flipped one (GRR at
+d = 4, ε = 1: 2, 4 or 8 bits only when the report is the true value), and
+where a coin's probability comes from the value (the numeric rounding coin,
+key-value's discretization) the count depends on the value. Nothing in the
+report carries the count, and the process's reader takes the OS CSPRNG 64
+bytes at a time; only something that watches the device's CSPRNG use or
+times the encoder to the bit could see it.
+
 References
 ----------
 .. [1] D. E. Knuth, A. C. Yao. "The complexity of nonuniform random number
@@ -149,11 +159,12 @@ _process_lock = threading.Lock()
 
 
 def _drop_process_reader() -> None:
-    global _process_reader
+    global _process_reader, _process_lock
     _process_reader = None
+    _process_lock = threading.Lock()  # another thread of the parent may have held it at the fork
 
 
-# A forked child must not serve the bits its parent kept.
+# A forked child must not serve the bits its parent kept, nor wait for a lock no thread of it holds.
 os.register_at_fork(after_in_child=_drop_process_reader)
 
 
@@ -171,7 +182,10 @@ def csprng_bits() -> BitReader:
 
 @contextmanager
 def reading_from(source: Callable[[int], bytes]) -> Iterator[BitReader]:
-    """Within the block, the per-report samplers read ``source`` one byte at a time (tests, vectors)."""
+    """Within the block, the per-report samplers read ``source`` one byte at a time (tests, vectors).
+
+    The process's reader is swapped for every thread: for tests and vectors only.
+    """
     global _process_reader
     with _process_lock:
         saved, _process_reader = _process_reader, BitReader(source, 1)
@@ -272,11 +286,16 @@ class KnuthYao:
         self._digits = [_Digits(num, den) for _, _, num, den in live if num < den]
         self._levels: list[_Level] = []
         self._grow = threading.Lock()
+        self._grow_pid = os.getpid()
         self._empty: int | None = None
         self._lookup: list[tuple[int, int, int]] | None = None
         self._uses = 0
 
     def _level(self, depth: int) -> _Level:
+        if (
+            self._grow_pid != os.getpid()
+        ):  # a forked child: a parent's thread may have held the lock at the fork
+            self._grow, self._grow_pid = threading.Lock(), os.getpid()
         with self._grow:
             while len(self._levels) <= depth:
                 groups, starts, total = [], [], 0

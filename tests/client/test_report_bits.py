@@ -20,6 +20,7 @@ from ldp.client.report_bits import (
     KnuthYao,
     coin,
     csprng_bits,
+    draw,
     reading_from,
     run_table,
     sample_lanes,
@@ -330,3 +331,23 @@ def test_positions_map_onto_the_masks_lanes():
         for size in (0, 1, 10, 64, 65, 100):
             chosen = sorted(rng.sample(range(len(lanes)), size))
             assert _lanes_of(chosen, mask) == sum(1 << lanes[i] for i in chosen)
+
+
+#: A table no test walks in this process: the forked child's draw must build its levels.
+_FORK_TABLE = KnuthYao([(7, Fraction(1, 7))])
+
+
+def _draw_in_child() -> tuple[int, int]:
+    return uniform(5), draw(_FORK_TABLE)[0]
+
+
+def test_a_child_forked_while_a_parents_thread_holds_the_locks_still_draws():
+    """The process reader's lock and a table's level lock, held by the parent at the fork, are new in the child."""
+    context = multiprocessing.get_context("fork")
+    with report_bits._process_lock, _FORK_TABLE._grow:
+        pool = context.Pool(1)
+    try:
+        value, group = pool.apply_async(_draw_in_child).get(timeout=20)
+    finally:
+        pool.terminate()
+    assert 0 <= value < 5 and group == 0
