@@ -390,9 +390,7 @@ def uniform(n: int, reader: BitReader | None = None) -> int:
     """A uniform integer in [0, n) (the Knuth–Yao walk over n outcomes of 1/n)."""
     if n <= 0:
         raise ValueError(f"uniform needs n > 0, got {n}")
-    reader = reader or csprng_bits()
-    with reader.lock:
-        return _uniform_table(n).sample(reader)[1]
+    return draw(_uniform_table(n), reader)[1]
 
 
 def coin(probability: Fraction, reader: BitReader | None = None) -> bool:
