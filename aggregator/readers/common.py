@@ -227,10 +227,11 @@ def _line_pieces(stream: Any, size: int = _READ_BYTES) -> Iterator[bytes]:
             if start:  # what is left (usually part of a line) to the front, then read on after it
                 view[: filled - start] = view[start:filled]
                 filled, start = filled - start, 0
-            if len(buffer) - filled < size:  # a line longer than the buffer: room for more
+            if len(buffer) - filled < size:  # room for more: a buffer twice as large (a stream may still
+                grown = bytearray(2 * len(buffer))  # hold a view of the old one, which cannot be resized)
+                grown[:filled] = view[:filled]
                 view.release()
-                buffer.extend(bytes(len(buffer)))
-                view = memoryview(buffer)
+                buffer, view = grown, memoryview(grown)
             got = _read_into(stream, view[filled : filled + size])
             eof = not got
             filled += got
