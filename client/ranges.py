@@ -10,7 +10,9 @@ the sign H[j, a]·s of the user's level-l coefficient kept with probability
 p (binary randomized response); ``bit`` = 1 for +1.
 
 Every coin comes from the CSPRNG (one report) or the given random source
-(batches); the level and index are uniform and independent of the value.
+(batches: a large secure batch draws its levels, indices and keeps on bits,
+:func:`~ldp.client.bits.sampler_for`); the level and index are uniform and
+independent of the value.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import one_hot_bits, value_indices
+from ldp.client.bits import coins, sampler_for, uniforms
 from ldp.client.encoders import stateless_factory
-from ldp.client.randomness import RandomSource, as_source, bernoulli, uniform_below
+from ldp.client.randomness import RandomSource, as_source
 from ldp.client.report_bits import coin, sample_lanes, uniform
 from ldp.client.sampling import lanes_to_packed
 from ldp.report import Report
@@ -85,7 +88,7 @@ def hierarchy_batch(spec: RangeHierarchy, values, rng, *, cohorts=None, indices=
     source = as_source(rng)
     idx = value_indices(spec, values, indices)
     h, leaves = spec.levels, spec.leaves
-    level = uniform_below(source, h, idx.size).astype(np.int64) + 1
+    level = uniforms(sampler_for(source, idx.size), h, idx.size).astype(np.int64, copy=False) + 1
     node = idx // np.power(spec.branching, h - level)
     widths = np.array([spec.level_width(lv) for lv in range(1, h + 1)], dtype=np.int64)[level - 1]
     bits = one_hot_bits(source, node, leaves, spec.p, spec.q, widths=widths)
@@ -117,14 +120,14 @@ haar_encoder = stateless_factory(HaarEncoder)
 
 def haar_batch(spec: RangeHaar, values, rng: RandomSource, *, cohorts=None, indices=False) -> ReportBatch:
     """Vectorized ``range-haar``: uniform level and index, exact Bernoulli(p) keeps."""
-    source = as_source(rng)
     idx = value_indices(spec, values, indices)
-    level = uniform_below(source, spec.levels, idx.size).astype(np.int64)
+    sampler = sampler_for(rng, idx.size)
+    level = uniforms(sampler, spec.levels, idx.size).astype(np.int64, copy=False)
     j = np.zeros(idx.size, dtype=np.int64)
     for lv in range(1, spec.levels):
         at = np.flatnonzero(level == lv)
-        j[at] = uniform_below(source, 1 << lv, at.size)
+        j[at] = uniforms(sampler, 1 << lv, at.size)
     sign = haar_sign(idx, spec.leaves, level, j)
-    kept = bernoulli(source, spec.p, idx.size)
+    kept = coins(sampler, spec.p, idx.size)
     bit = ((sign > 0) == kept).astype(np.int64)
     return ReportBatch.from_columns(spec.fingerprint, {"level": level, "index": j, "bit": bit})

@@ -2,9 +2,11 @@
 
 One report per value, every coin from the CSPRNG (single encoders) or the
 batch's random source, every probability exact: the row j (and HCMS's
-column l) by rejection sampling, CMS's m bits with the bit-sliced lane
-sampler (:func:`~ldp.client.sampling.sample_expanded`; batches by
-:func:`~ldp.client.batch.one_hot_bits`), HCMS's sign by one exact coin.
+column l) by rejection sampling, CMS's m bits as runs (one report) or by
+:func:`~ldp.client.batch.one_hot_bits` (batches), HCMS's sign by one exact
+coin. A large secure batch draws its rows, columns and HCMS's keeps on bits
+(:func:`~ldp.client.bits.sampler_for`): about log2 k + log2 m + 2 bits an
+HCMS report.
 
 The client hashes the value itself (MurmurHash3, :meth:`ldp.specs.sketch.SketchSpec.position`):
 any value can be encoded, the domain only lists the values the aggregator
@@ -25,8 +27,9 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import factorize_values, one_hot_bits
+from ldp.client.bits import coins, sampler_for, uniforms
 from ldp.client.encoders import stateless_factory
-from ldp.client.randomness import as_source, bernoulli
+from ldp.client.randomness import as_source
 from ldp.client.report_bits import coin, sample_lanes, uniform
 from ldp.client.sampling import lanes_to_packed
 from ldp.errors import InputError
@@ -134,19 +137,19 @@ def _batch_positions(
 
 def cms_batch(spec: CMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
     source = as_source(rng)
-    rows = source.integers(spec.k, len(values)).astype(np.int64)
+    rows = uniforms(sampler_for(source, len(values)), spec.k, len(values)).astype(np.int64, copy=False)
     positions = _batch_positions(spec, values, rows, indices)
     bits = one_hot_bits(source, positions, spec.m, spec.p, spec.q)
     return ReportBatch.from_columns(spec.fingerprint, {"row": rows, "bits": bits})
 
 
 def hcms_batch(spec: HCMS, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
-    source = as_source(rng)
     n = len(values)
-    rows = source.integers(spec.k, n).astype(np.int64)
-    columns = source.integers(spec.m, n).astype(np.int64)
+    sampler = sampler_for(rng, n)
+    rows = uniforms(sampler, spec.k, n).astype(np.int64, copy=False)
+    columns = uniforms(sampler, spec.m, n).astype(np.int64, copy=False)
     positions = _batch_positions(spec, values, rows, indices)
     signs = hadamard_sign_bits(columns, positions)
-    keep = bernoulli(source, spec.p, n).astype(np.uint8)
+    keep = coins(sampler, spec.p, n).astype(np.uint8)
     bits = (1 - (signs ^ keep)).astype(np.int64)
     return ReportBatch.from_columns(spec.fingerprint, {"row": rows, "column": columns, "bit": bits})
