@@ -45,6 +45,9 @@ The entropies are exact formulas of the spec's exact probabilities
   h(a) + (d − 1) h(b);
 - range-hierarchy (h levels, level l of w_l bits): log2 h + the mean over
   levels of h(p) + (w_l − 1) h(q);
+- dBitFlip (d of b buckets, sent coins 1 w.p. p′ where the bucket holds the
+  value, q′ elsewhere), a fresh client: log2 C(b, d) + (d/b)(h(p′) + (d − 1) h(q′))
+  + (1 − d/b) d h(q′);
 - PCKV-UE (d′ padded keys): h(a) + a·h(p) + (d′ − 1)(h(b) + b), the
   perturbation's entropy only (the sampled pair and v* are left out), so a
   lower bound and its ratio an upper bound.
@@ -149,6 +152,10 @@ def entropy_bits(spec: Any) -> float | None:
         return (
             binary_entropy(a) + a * binary_entropy(spec.p) + (spec.padded_size - 1) * (binary_entropy(b) + b)
         )
+    if spec.mechanism == "dbitflip":  # a fresh client: d uniform buckets of b, then d sent coins
+        b, d, held = spec.domain_size, spec.d, spec.d / spec.domain_size  # held: x among the sampled buckets
+        coin_bits = held * (binary_entropy(spec.sent_one) + (d - 1) * binary_entropy(spec.sent_zero))
+        return log2_binomial(b, d) + coin_bits + (1 - held) * d * binary_entropy(spec.sent_zero)
     if hasattr(spec, "p1") and hasattr(spec, "support") and kind == "bits":
         a, b = (
             spec.support

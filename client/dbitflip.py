@@ -37,14 +37,16 @@ References
 from __future__ import annotations
 
 import os
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import bernoulli_words, packbits_lane, value_indices, words_to_packed
+from ldp.client.bits import BitSource, coins, sampler_for
 from ldp.client.encoders import Encoder
-from ldp.client.randomness import as_source
+from ldp.client.randomness import RandomSource, as_source
 from ldp.client.report_bits import sample_lanes as fresh_lanes
 from ldp.client.sampling import (
     PRFStream,
@@ -54,6 +56,7 @@ from ldp.client.sampling import (
     sample_expanded,
 )
 from ldp.client.state import ClientState
+from ldp.client.subset import SubsetShape, uniform_subsets
 from ldp.errors import ParameterError
 from ldp.report import Report
 from ldp.specs.dbitflip import DBitFlip
@@ -149,19 +152,44 @@ def dbitflip_encoder(spec: DBitFlip, state: ClientState | str | os.PathLike[str]
     return DBitFlipEncoder(spec, state)
 
 
-#: The mask of vector bit i within its byte, by i mod 8 (numpy.packbits order: most significant bit first).
-_BIT = np.array([0x80 >> k for k in range(8)], dtype=np.uint8)
 
 
-def _sample_rows(source: Any, m: int, b: int, d: int) -> np.ndarray:
-    """(m, b) booleans: each row a uniform d-subset of [0, b) (Floyd's algorithm, vectorized over rows)."""
-    chosen = np.zeros((m, b), dtype=bool)
-    rows = np.arange(m)
-    for j in range(b - d, b):
-        t = source.integers(j + 1, m).astype(np.int64, copy=False)
-        t = np.where(chosen[rows, t], j, t)
-        chosen[rows, t] = True
-    return chosen
+def _held_ranks(subsets: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows whose packed bucket subset holds x, x's position among those rows' sampled buckets)."""
+    rows = np.arange(x.size)
+    byte, within = x >> 3, (x & 7).astype(np.uint8)
+    held = np.flatnonzero((subsets[rows, byte] >> (7 - within)) & 1)
+    mine, byte, within = subsets[held], byte[held], within[held]
+    before = np.cumsum(np.bitwise_count(mine), axis=1, dtype=np.int64)[np.arange(held.size), byte]
+    # the buckets counted in x's own byte: those above x's bit (numpy.packbits order: the first is the top bit)
+    after_x = np.bitwise_count(mine[np.arange(held.size), byte] & ((np.uint8(1) << (7 - within)) - 1))
+    return held, before - after_x.astype(np.int64) - 1
+
+
+def _with_sent_bits(
+    spec: DBitFlip,
+    source: RandomSource,
+    sampler: RandomSource | BitSource,
+    subsets: np.ndarray,
+    x: np.ndarray,
+) -> np.ndarray:
+    """Rows of packed reports: the sampled buckets ``subsets`` (packed), then the d sent coins of the values ``x``."""
+    b, d, m = spec.domain_size, spec.d, x.size
+    held, rank = _held_ranks(subsets, x)
+    if isinstance(sampler, BitSource):
+        marked = np.zeros((m, d), dtype=bool)  # the coin of probability p′: x's rank among the buckets
+        marked[held, rank] = True
+        sent = np.empty((m, d), dtype=bool)
+        sent[marked] = coins(sampler, spec.sent_one, held.size)
+        sent[~marked] = coins(sampler, spec.sent_zero, sent.size - held.size)
+    else:
+        ones = np.zeros((m, (d + 63) // 64), dtype=np.uint64)
+        ones[held, rank // 64] = np.left_shift(np.uint64(1), packbits_lane(rank).astype(np.uint64))
+        lanes = bernoulli_words(source, ones, spec.sent_one, spec.sent_zero)
+        sent = np.unpackbits(words_to_packed(lanes, d), axis=1, count=d).view(bool)
+    if b % 8 == 0:  # the buckets fill whole bytes: the sent bits follow them
+        return np.concatenate([subsets, np.packbits(sent, axis=1)], axis=1)
+    return np.packbits(np.concatenate([np.unpackbits(subsets, axis=1, count=b), sent], axis=1), axis=1)
 
 
 def dbitflip_batch(spec: DBitFlip, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
@@ -170,24 +198,25 @@ def dbitflip_batch(spec: DBitFlip, values, rng, *, cohorts=None, indices=False) 
     A row's sent bit for a sampled bucket is 1 with p′ = γ + (1 − 2γ)p when
     the bucket holds its value and q′ = 1 − p′ otherwise: the memoized bit
     followed by the flip, as one coin.
+
+    The sampled buckets are a uniform d-subset of [0, b): subset selection's
+    sampler with ω = d and the row's bucket held with probability d/b
+    (:class:`~ldp.client.subset.SubsetShape`). A large secure batch
+    (:func:`~ldp.client.bits.sampler_for`) draws them and the coins on bits,
+    near the entropy a report needs (log2 C(b, d) + d·h(q′) bits); otherwise
+    whole words draw them (Floyd's algorithm and the bit-sliced lanes).
     """
     source = as_source(rng)
     idx = value_indices(spec, values, indices)
     b, d = spec.domain_size, spec.d
     m = idx.size
+    sampler = sampler_for(source, m)
+    subsets = uniform_subsets(
+        sampler, idx, SubsetShape(b, d, Fraction(d, b))
+    )  # packed as the reports' first b bits
     packed = np.empty((m, (b + d + 7) // 8), dtype=np.uint8)
-    block = max(1, (1 << 20) // (b + d))  # rows per block: 1 Mi booleans (8 MiB of their running counts)
+    block = max(1, (1 << 20) // (b + d))  # rows per block: 1 Mi booleans of buckets and sent bits
     for start in range(0, m, block):
-        x = idx[start : start + block]
-        rows = np.arange(x.size)
-        chosen = _sample_rows(source, x.size, b, d)
-        rank = np.cumsum(chosen, axis=1)[rows, x] - 1  # position of x among the sampled buckets
-        held = np.flatnonzero(chosen[rows, x])
-        ones = np.zeros((x.size, (d + 63) // 64), dtype=np.uint64)
-        ones[held, rank[held] // 64] = np.left_shift(
-            np.uint64(1), packbits_lane(rank[held]).astype(np.uint64)
-        )
-        lanes = bernoulli_words(source, ones, spec.sent_one, spec.sent_zero)
-        sent = np.unpackbits(words_to_packed(lanes, d), axis=1, count=d).astype(bool)
-        packed[start : start + x.size] = np.packbits(np.concatenate([chosen, sent], axis=1), axis=1)
+        rows = slice(start, min(start + block, m))
+        packed[rows] = _with_sent_bits(spec, source, sampler, subsets[rows], idx[rows])
     return ReportBatch(spec=spec.fingerprint, bits=packed)

@@ -27,6 +27,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from fractions import Fraction
 from typing import Any
@@ -38,14 +39,14 @@ from ldp.client.batch import value_indices
 from ldp.client.bits import BitSource, coins, sampler_for, uniform_below_each_bits, uniforms
 from ldp.client.encoders import stateless_factory
 from ldp.client.inversion import invert
-from ldp.client.randomness import as_source, uniform_below_each
+from ldp.client.randomness import RandomSource, uniform_below_each
 from ldp.client.report_bits import coin, uniform_subset
 from ldp.client.sampling import lanes_to_packed
 from ldp.client.subset_tree import LEAF, coin_bounds, subset_packed
 from ldp.report import Report
 from ldp.specs.subset import SubsetSelection
 
-__all__ = ["SubsetEncoder", "subset_batch", "subset_encoder", "uses_tree"]
+__all__ = ["SubsetEncoder", "SubsetShape", "subset_batch", "subset_encoder", "uniform_subsets", "uses_tree"]
 
 #: Bytes of the unpacked subsets the batch encoder builds per chunk of users (rows × 8⌈d/8⌉): 1 MiB,
 #: so that a chunk's random reads and writes stay in a core's cache.
@@ -81,6 +82,25 @@ class SubsetEncoder:
 subset_encoder = stateless_factory(SubsetEncoder)
 
 
+@dataclasses.dataclass(frozen=True)
+class SubsetShape:
+    """What a batch of subsets draws: ω of the d domain indices, holding a row's own index with probability p.
+
+    Subset selection's spec gives it (:meth:`of`). With p = ω/d the subsets
+    are uniform ω-subsets of [0, d) whatever the rows' indices: a given
+    subset holding the index has probability (ω/d)/C(d − 1, ω − 1), one not
+    holding it ((d − ω)/d)/C(d − 1, ω), both 1/C(d, ω) (dBitFlip's buckets).
+    """
+
+    domain_size: int
+    omega: int
+    p: Fraction
+
+    @classmethod
+    def of(cls, spec: SubsetSelection) -> SubsetShape:
+        return cls(spec.domain_size, spec.omega, spec.p)
+
+
 #: A chunk's matrices (the padded subset matrix, the "past x" mask, the domain-order words), by column count.
 _Work = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -97,7 +117,7 @@ def _step_batches(start: int, stop: int) -> list[range]:
 
 
 def _subset_rows(
-    source: Any, x: np.ndarray, spec: SubsetSelection, packed: np.ndarray, work: dict[int, _Work]
+    source: Any, x: np.ndarray, spec: SubsetShape, packed: np.ndarray, work: dict[int, _Work]
 ) -> None:
     """Write the subsets of the users with domain indices ``x`` into ``packed`` (len(x), ⌈d/8⌉).
 
@@ -175,7 +195,7 @@ TREE_MIN_SHARE = Fraction(3, 20)
 TREE_MAX_DOMAIN = 1 << 14
 
 
-def uses_tree(spec: SubsetSelection) -> bool:
+def uses_tree(spec: SubsetSelection | SubsetShape) -> bool:
     """Whether a secure batch of ``spec`` (of enough users) draws its subsets with the tree sampler."""
     d = spec.domain_size
     return TREE_MIN_DOMAIN <= d <= TREE_MAX_DOMAIN and spec.omega >= TREE_MIN_SHARE * d
@@ -185,7 +205,7 @@ def uses_tree(spec: SubsetSelection) -> bool:
 _TREE_ITEMS = 1 << 16
 
 
-def _tree_batch(bits: BitSource, spec: SubsetSelection, idx: np.ndarray) -> ReportBatch:
+def _tree_batch(bits: BitSource, spec: SubsetShape, idx: np.ndarray) -> np.ndarray:
     """The secure path: the holds coin and the tree sampler (:mod:`ldp.client.subset_tree`), near the entropy."""
     d = spec.domain_size
     packed = np.empty((idx.size, (d + 7) // 8), dtype=np.uint8)
@@ -194,31 +214,40 @@ def _tree_batch(bits: BitSource, spec: SubsetSelection, idx: np.ndarray) -> Repo
     for start in range(0, idx.size, rows):
         stop = min(start + rows, idx.size)
         packed[start:stop] = subset_packed(bits, idx[start:stop], holds[start:stop], spec.omega, d)
-    return ReportBatch(spec=spec.fingerprint, bits=packed)
+    return packed
 
 
 def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
-    """Subset selection for many users, exact.
+    """Subset selection for many users, exact (:func:`uniform_subsets` of the spec's ω, d and p)."""
+    idx = value_indices(spec, values, indices)
+    return ReportBatch(spec=spec.fingerprint, bits=uniform_subsets(rng, idx, SubsetShape.of(spec)))
 
-    A CSPRNG source and a batch of at least :data:`~ldp.client.bits.ECONOMY_MIN_DRAWS`
-    users (:func:`~ldp.client.bits.sampler_for`) of a spec the tree serves
+
+def uniform_subsets(rng: RandomSource | BitSource | np.random.Generator, idx: np.ndarray, shape: SubsetShape) -> np.ndarray:
+    """Row i: ω of [0, d), holding ``idx[i]`` with probability p, the others uniform among the rest (exact).
+
+    A CSPRNG source and at least :data:`~ldp.client.bits.ECONOMY_MIN_DRAWS`
+    rows (:func:`~ldp.client.bits.sampler_for`) of a shape the tree serves
     (:func:`uses_tree`) take the tree sampler (:mod:`ldp.client.subset_tree`),
-    which reads about 1.1× the entropy a report needs; otherwise Floyd's
-    algorithm, vectorized over users, on that sampler: bits for a secure
+    which reads about 1.1× the entropy a row needs; otherwise Floyd's
+    algorithm, vectorized over rows, on that sampler: bits for a secure
     batch of sparse subsets (each uniform integer on about log2 of its bound,
     :func:`~ldp.client.bits.uniform_below_each_bits`), whole words for seeded
     generators and small batches.
+
+    Returns
+    -------
+    numpy.ndarray
+        (len(idx), ⌈d/8⌉) uint8 in :func:`numpy.packbits` order.
     """
-    source = as_source(rng)
-    idx = value_indices(spec, values, indices)
-    sampler = sampler_for(source, idx.size)
-    if isinstance(sampler, BitSource) and uses_tree(spec):
-        return _tree_batch(sampler, spec, idx)
-    width = (spec.domain_size + 7) // 8
+    sampler = sampler_for(rng, idx.size)
+    if isinstance(sampler, BitSource) and uses_tree(shape):
+        return _tree_batch(sampler, shape, idx)
+    width = (shape.domain_size + 7) // 8
     rows = max(1, _BLOCK_BYTES // (8 * width))
     packed = np.empty((idx.size, width), dtype=np.uint8)
     work: dict[int, _Work] = {}
     for start in range(0, idx.size, rows):
         block = idx[start : start + rows]
-        _subset_rows(sampler, block, spec, packed[start : start + block.size], work)
-    return ReportBatch(spec=spec.fingerprint, bits=packed)
+        _subset_rows(sampler, block, shape, packed[start : start + block.size], work)
+    return packed
