@@ -50,7 +50,9 @@ The entropies are exact formulas of the spec's exact probabilities
   + (1 − d/b) d h(q′);
 - PCKV-UE (d′ padded keys): h(a) + a·h(p) + (d′ − 1)(h(b) + b), the
   perturbation's entropy only (the sampled pair and v* are left out), so a
-  lower bound and its ratio an upper bound.
+  lower bound and its ratio an upper bound;
+- PCKV-GRR, the same way: h(a) + a·h(p) + (1 − a)(log2(d′ − 1) + 1);
+- PrivKVM (d keys), v* left out: log2 d + h(p1) + h(p2).
 
 One-hot coins (the unary family) are measured on the path a long-running
 process takes with ``ldp-telemetry[fast]`` installed: the compiled kernel of
@@ -156,6 +158,13 @@ def entropy_bits(spec: Any) -> float | None:
         b, d, held = spec.domain_size, spec.d, spec.d / spec.domain_size  # held: x among the sampled buckets
         coin_bits = held * (binary_entropy(spec.sent_one) + (d - 1) * binary_entropy(spec.sent_zero))
         return log2_binomial(b, d) + coin_bits + (1 - held) * d * binary_entropy(spec.sent_zero)
+    if spec.mechanism == "pckv-grr":  # the perturbation only, as PCKV-UE: a lower bound
+        a = float(spec.a)
+        return (
+            binary_entropy(a) + a * binary_entropy(spec.p) + (1 - a) * (math.log2(spec.padded_size - 1) + 1)
+        )
+    if spec.mechanism == "privkvm":  # a uniform key, the presence and sign coins (v* left out): a lower bound
+        return math.log2(spec.domain_size) + binary_entropy(spec.p1) + binary_entropy(spec.p2)
     if hasattr(spec, "p1") and hasattr(spec, "support") and kind == "bits":
         a, b = (
             spec.support

@@ -66,6 +66,7 @@ __all__ = [
     "rejection_width",
     "sampler_for",
     "step_table",
+    "threshold_coins_bits",
     "uniform_below_bits",
     "uniform_below_each_bits",
     "uniforms",
@@ -514,6 +515,29 @@ def bernoulli_bits(bits: BitSource, probability: Fraction, n: int) -> np.ndarray
         return bernoulli(bits.source, p, n)
     blocks = ky_sample(bits, block_table(p), -(-n // BLOCK_COINS))
     return np.unpackbits(blocks, bitorder="little")[:n].view(bool)
+
+
+def threshold_coins_bits(bits: BitSource, thresholds: np.ndarray) -> np.ndarray:
+    """Coin i True with probability exactly ``thresholds[i]`` / 2^64 (uint64 thresholds): a boolean array.
+
+    Each coin compares a uniform U in [0, 2^64) with its threshold t, most
+    significant bit first, reading U's bits only while they equal t's: the
+    first bit where they differ decides U < t (True where t has the 1), and a
+    U equal to t in all 64 bits is not below it. Every coin reads 2 bits on
+    average, whatever its probability (a whole word each before); each round
+    reads one bit for every coin still undecided.
+    """
+    t = np.asarray(thresholds, dtype=np.uint64).ravel()
+    out = np.zeros(t.size, dtype=bool)
+    open_ = np.arange(t.size)
+    for shift in range(63, -1, -1):
+        if not open_.size:
+            break
+        mine = ((t[open_] >> np.uint64(shift)) & np.uint64(1)).astype(np.uint8)
+        differ = bits.fields(1, open_.size) != mine
+        out[open_[differ]] = mine[differ] == 1
+        open_ = open_[~differ]
+    return out
 
 
 #: Draws per call from which a CSPRNG source's batch samplers read bits (:func:`sampler_for`): below it

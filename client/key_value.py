@@ -6,7 +6,8 @@ cell); see :func:`ldp.specs.key_value.parse_pairs`.
 
 Every coin is exact: the spec's probabilities are Fractions, drawn on the
 CSPRNG's bits by Knuth–Yao walks (one report, :mod:`ldp.client.report_bits`)
-or with the random source's exact ``bernoulli`` (a batch). The value's
+or with the random source's exact samplers (a batch: bits in a large secure
+one, :func:`~ldp.client.bits.sampler_for`). The value's
 discretization P[v* = 1] = (1 + v)/2 is exact for the double v (a dyadic
 rational): P[v* = 1] is ⌊(1 + v)·2^63⌋/2^64, i.e. (1 + v)/2 rounded down
 to the 2^-64 grid; the privacy ratio does not depend on it (it holds for
@@ -32,8 +33,9 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import one_hot_bits
+from ldp.client.bits import BitSource, coins, sampler_for, threshold_coins_bits, uniforms
 from ldp.client.encoders import stateless_factory
-from ldp.client.randomness import as_source, bernoulli, uniform_below
+from ldp.client.randomness import as_source, bernoulli
 from ldp.client.report_bits import coin, sample_lanes, uniform
 from ldp.client.sampling import lanes_to_packed
 from ldp.report import Report
@@ -149,29 +151,42 @@ def _parsed(spec: KeyValueSpec, values: Sequence[Any]) -> list[tuple[tuple[int, 
     return [spec.pairs_of(value) for value in values]
 
 
-def _signs(source: Any, values: np.ndarray) -> np.ndarray:
-    """v* = ±1 with P[1] = ⌊(1 + v)·2^63⌋/2^64 for each value (one uniform word each)."""
-    words = source.words(values.size)
+def _signs(sampler: Any, values: np.ndarray) -> np.ndarray:
+    """v* = ±1 with P[1] = ⌊(1 + v)·2^63⌋/2^64 for each value (one uniform word each, or 2 bits on average).
+
+    From a :class:`~ldp.client.bits.BitSource` each coin compares bits of a
+    uniform word with its threshold lazily
+    (:func:`~ldp.client.bits.threshold_coins_bits`); from a random source it
+    is a whole word.
+    """
     v = np.asarray(values, dtype=np.float64)
     top = v >= 1.0  # threshold 2^64: always 1
     # ⌊(1 + v)·2^63⌋ = 2^63 + ⌊v·2^63⌋ exactly: v·2^63 is a power-of-two scaling, np.floor is exact,
     # and ⌊v·2^63⌋ ∈ [−2^63, 2^63) for v < 1 fits int64; the sum is taken modulo 2^64 in uint64.
     scaled = np.floor(np.where(top, 0.0, v) * 2.0**63).astype(np.int64)
     limit = scaled.view(np.uint64) + np.uint64(1 << 63)
-    return np.where(top | (words < limit), 1, -1).astype(np.int64)
+    below = (
+        threshold_coins_bits(sampler, limit)
+        if isinstance(sampler, BitSource)
+        else sampler.words(v.size) < limit
+    )
+    return np.where(top | below, 1, -1).astype(np.int64)
 
 
 def sample_pairs(spec: KeyValueSpec, values: Sequence[Any], rng: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Padding-and-sampling of every user: (padded key index, v* ∈ {−1, 1}) arrays."""
-    source = as_source(rng)
+    """Padding-and-sampling of every user: (padded key index, v* ∈ {−1, 1}) arrays.
+
+    A large secure batch draws the index and v* on bits (:func:`~ldp.client.bits.sampler_for`).
+    """
     parsed = _parsed(spec, values)
     n = len(parsed)
+    sampler = sampler_for(rng, n)
     sizes = np.array([len(p) for p in parsed], dtype=np.int64)
     eta = np.maximum(sizes, spec.ell)
     index = np.empty(n, dtype=np.int64)
     for bound in np.unique(eta).tolist():
         rows = np.flatnonzero(eta == bound)
-        index[rows] = uniform_below(source, int(bound), rows.size)
+        index[rows] = uniforms(sampler, int(bound), rows.size)
     keys = np.empty(n, dtype=np.int64)
     chosen = np.zeros(n, dtype=float)
     for u, pairs in enumerate(parsed):
@@ -180,7 +195,7 @@ def sample_pairs(spec: KeyValueSpec, values: Sequence[Any], rng: Any) -> tuple[n
             keys[u], chosen[u] = pairs[i]
         else:
             keys[u] = spec.domain_size + i - len(pairs)
-    return keys, _signs(source, chosen)
+    return keys, _signs(sampler, chosen)
 
 
 def _packed(mask: np.ndarray) -> np.ndarray:
@@ -244,12 +259,12 @@ def pckv_grr_batch(spec: PCKVGRR, values, rng, *, cohorts=None, indices=False) -
 
 def grr_from_sampled(spec: PCKVGRR, keys: np.ndarray, signs: np.ndarray, rng: Any) -> ReportBatch:
     """PCKV-GRR reports of users whose sampled (padded key, v*) are given (simulation)."""
-    source = as_source(rng)
     n = keys.size
-    keep = bernoulli(source, spec.a, n)
-    flip = ~bernoulli(source, spec.p, n)
-    other = uniform_below(source, spec.padded_size - 1, n)
-    random_sign = bernoulli(source, Fraction(1, 2), n)
+    sampler = sampler_for(rng, n)
+    keep = coins(sampler, spec.a, n)
+    flip = ~coins(sampler, spec.p, n)
+    other = uniforms(sampler, spec.padded_size - 1, n)
+    random_sign = coins(sampler, Fraction(1, 2), n)
     key = np.where(keep, keys, other + (other >= keys))
     sign = np.where(keep, np.where(flip, -signs, signs) > 0, random_sign)
     return ReportBatch.from_columns(
@@ -258,20 +273,20 @@ def grr_from_sampled(spec: PCKVGRR, keys: np.ndarray, signs: np.ndarray, rng: An
 
 
 def privkvm_batch(spec: PrivKVM, values, rng, *, cohorts=None, indices=False) -> ReportBatch:
-    """PrivKVM's single round for many users (exact coins from the random source)."""
-    source = as_source(rng)
+    """PrivKVM's single round for many users (exact coins from the random source; bits in a large secure batch)."""
     parsed = _parsed(spec, values)
     n = len(parsed)
-    j = uniform_below(source, spec.domain_size, n)
+    sampler = sampler_for(rng, n)
+    j = uniforms(sampler, spec.domain_size, n)
     held = np.zeros(n, dtype=bool)
     chosen = np.zeros(n, dtype=float)
     for u, pairs in enumerate(parsed):
         for k, v in pairs:
             if k == j[u]:
                 held[u], chosen[u] = True, v
-    signs = _signs(source, chosen)
-    coin1 = bernoulli(source, spec.p1, n)
-    keep2 = bernoulli(source, spec.p2, n)
+    signs = _signs(sampler, chosen)
+    coin1 = coins(sampler, spec.p1, n)
+    keep2 = coins(sampler, spec.p2, n)
     present = np.where(held, coin1, ~coin1)
     signs = np.where(keep2, signs, -signs)
     response = np.where(present, 1 + signs, 1)

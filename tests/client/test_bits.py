@@ -34,11 +34,15 @@ from ldp.client.bits import (
     rejection_width,
     sampler_for,
     step_table,
+    threshold_coins_bits,
     uniform_below_bits,
     uniforms,
 )
 from ldp.client.randomness import as_source
 from ldp.hashing import LH_SEED_SPACE
+from ldp.specs.dbitflip import DBitFlip
+from ldp.specs.key_value import PCKVGRR, PrivKVM
+from ldp.specs.ranges import RangeHaar
 
 ALPHA = 1e-6
 DRAWS = 200_000
@@ -321,7 +325,25 @@ def _entropy_bits(spec) -> float:
         half, p = spec.block_size // 2, float(spec.p)
         h = -p * math.log2(p) - (1 - p) * math.log2(1 - p)
         return h + p * math.log2(half) + (1 - p) * math.log2(spec.outputs - half)
+    if spec.mechanism == "hcms":  # a uniform row and column, then the sign kept with p
+        return math.log2(spec.k) + math.log2(spec.m) + _h(spec.p)
+    if spec.mechanism == "range-haar":  # a uniform level l, index below 2^l, then the sign kept with p
+        return math.log2(spec.levels) + (spec.levels - 1) / 2 + _h(spec.p)
+    if spec.mechanism == "dbitflip":  # d uniform buckets of b, then d coins; sent_one = 1 − sent_zero
+        return math.log2(math.comb(spec.domain_size, spec.d)) + spec.d * _h(spec.sent_zero)
+    if (
+        spec.mechanism == "pckv-grr"
+    ):  # the perturbation only (a lower bound: the sampled pair and v* left out)
+        a = float(spec.a)
+        return _h(a) + a * _h(spec.p) + (1 - a) * (math.log2(spec.padded_size - 1) + 1)
+    if spec.mechanism == "privkvm":  # a uniform key, the presence and sign coins (v* left out: a lower bound)
+        return math.log2(spec.domain_size) + _h(spec.p1) + _h(spec.p2)
     return _rr_entropy(spec, spec.domain_size)
+
+
+def _h(p) -> float:
+    p = float(p)
+    return -p * math.log2(p) - (1 - p) * math.log2(1 - p)
 
 
 @pytest.mark.parametrize(
@@ -333,6 +355,12 @@ def _entropy_bits(spec) -> float:
         ldp.BLH(domain=tuple(range(1024)), epsilon=1.0),
         ldp.HR(domain=tuple(range(1024)), epsilon=1.0),
         ldp.HR(domain=tuple(range(100)), epsilon=1.0, blocks=4),
+        ldp.HCMS(domain=tuple(range(1024)), epsilon=1.0),
+        RangeHaar(domain=tuple(range(1024)), epsilon=1.0),
+        DBitFlip(domain=tuple(range(1024)), epsilon=1.0),
+        DBitFlip(domain=tuple(range(64)), epsilon=1.0, d=16),
+        PCKVGRR(domain=tuple(range(1024)), epsilon=1.0),
+        PrivKVM(domain=tuple(range(1024)), epsilon=1.0),
     ],
     ids=lambda s: f"{s.mechanism}-{s.domain_size}",
 )
@@ -340,7 +368,10 @@ def test_secure_batch_reads_at_most_twice_the_entropy(spec):
     """The bytes ldp.client.secure_encode_batch reads per report, against the report's entropy (issue 28's ≤ 2×)."""
     n = 20_000
     source = CountingSource()
-    secure_encode_batch(spec, np.arange(n) % spec.domain_size, indices=True, source=source)
+    if hasattr(spec, "example_inputs"):  # key-value: sets of pairs
+        secure_encode_batch(spec, spec.example_inputs(n), source=source)
+    else:
+        secure_encode_batch(spec, np.arange(n) % spec.domain_size, indices=True, source=source)
     assert 8 * source.bytes / n <= 2 * _entropy_bits(spec)
 
 
@@ -406,3 +437,41 @@ def test_bounds_may_be_numpy_integers_and_counts_not_negative():
     assert uniform_below_bits(bits, np.int64(200), 5).shape == (5,)
     with pytest.raises(ldp.ParameterError, match="negative"):
         bits.fields(8, -1)
+
+
+# -- coins of per-row dyadic probabilities ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "threshold", "below"),
+    [
+        (0, 0, False),  # U = t = 0: not below
+        (0, 1 << 63, True),  # U's first bit 0 against t's 1
+        (2**64 - 1, 2**64 - 1, False),  # U = t in all 64 bits: not below
+        (2**64 - 1, 1 << 63, False),  # equal first bits, then U's 1 against t's 0
+        (0, 1, True),  # 63 equal bits, then U's 0 against t's last 1
+    ],
+)
+def test_threshold_coins_compare_the_bits_most_significant_first(word, threshold, below):
+    """Bits of a constant word (every bit the same): each coin decided at the first bit that differs from t's."""
+    coins_ = threshold_coins_bits(
+        BitSource(ListedWords(np.full(8, word, dtype=np.uint64))), np.array([threshold])
+    )
+    assert coins_.tolist() == [below]
+
+
+def test_threshold_coins_have_their_probabilities_and_read_two_bits_each():
+    """Per-row probabilities t/2^64 (three kinds of rows mixed): a z-test per kind at α = 1e-6 (Bonferroni),
+    and the bits read: 2 a coin on average, within z·SE (each coin's count of bits is geometric, variance 2)."""
+    n = DRAWS
+    kinds = np.array([1 << 63, 3 << 62, (1 << 64) // 10], dtype=np.uint64)  # 1/2, 3/4, ⌊2^64/10⌋/2^64
+    which = np.arange(n) % 3
+    words = ListedWords(np.random.default_rng(64).integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True))
+    bits = BitSource(words)
+    drawn = threshold_coins_bits(bits, kinds[which])
+    z = stats.norm.isf(ALPHA / 2 / 4)
+    for kind, t in enumerate(kinds.tolist()):
+        p, got = t / 2**64, drawn[which == kind]
+        assert abs(got.mean() - p) <= z * math.sqrt(p * (1 - p) / got.size)
+    read = 64 * words.drawn - bits._kept_bits
+    assert abs(read / n - 2) <= z * math.sqrt(2 / n)
