@@ -40,6 +40,7 @@ References
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import threading
@@ -62,6 +63,7 @@ __all__ = [
     "bit_source",
     "block_table",
     "coins",
+    "dyadic_coins",
     "ky_sample",
     "rejection_width",
     "sampler_for",
@@ -520,23 +522,49 @@ def bernoulli_bits(bits: BitSource, probability: Fraction, n: int) -> np.ndarray
 def threshold_coins_bits(bits: BitSource, thresholds: np.ndarray) -> np.ndarray:
     """Coin i True with probability exactly ``thresholds[i]`` / 2^64 (uint64 thresholds): a boolean array.
 
-    Each coin compares a uniform U in [0, 2^64) with its threshold t, most
-    significant bit first, reading U's bits only while they equal t's: the
-    first bit where they differ decides U < t (True where t has the 1), and a
-    U equal to t in all 64 bits is not below it. Every coin reads 2 bits on
-    average, whatever its probability (a whole word each before); each round
-    reads one bit for every coin still undecided.
+    A coin is U < t for U uniform in [0, 2^64), compared most significant
+    bit first: each of U's bits equals t's with probability 1/2,
+    independently of t, and the first that differs decides (U < t where t's
+    bit is 1); a U equal to t in all 64 bits is not below it. So the coin is
+    bit L of t (from the top), L the number of equal bits before the first
+    that differs, and L is geometric: the run of 0s before a 1 in fair bits
+    (:func:`_zero_runs`; L ≥ 64, probability 2^-64, is U = t: False). About
+    2 bits a coin, whatever its probability (a whole word before).
     """
     t = np.asarray(thresholds, dtype=np.uint64).ravel()
-    out = np.zeros(t.size, dtype=bool)
-    open_ = np.arange(t.size)
-    for shift in range(63, -1, -1):
-        if not open_.size:
-            break
-        mine = ((t[open_] >> np.uint64(shift)) & np.uint64(1)).astype(np.uint8)
-        differ = bits.fields(1, open_.size) != mine
-        out[open_[differ]] = mine[differ] == 1
-        open_ = open_[~differ]
+    equal = _zero_runs(bits, t.size)
+    bit = (t >> (np.uint64(63) - np.minimum(equal, 63).astype(np.uint64))) & np.uint64(1)
+    return (bit == 1) & (equal < 64)
+
+
+def _zero_runs(bits: BitSource, n: int) -> np.ndarray:
+    """``n`` independent geometric counts, P[L = l] = 2^-(l + 1): the runs of 0s before each 1 of the bits read.
+
+    The bits are read in rounds of a little under 2 a count (the mean), so
+    that the last round, which leaves the bits after its last 1 unused, is
+    short: about √n bits go unused. A run reaching 64 0s at the end of a
+    round ends there (its coin is decided); a longer run inside a round is
+    one count of 64 or more. Either way every count's distribution is exact
+    (:func:`threshold_coins_bits` needs only whether it is 64 or more).
+    """
+    out = np.empty(n, dtype=np.int64)
+    filled, carried = 0, 0  # carried: the 0s at the end of the last round, the next run's first
+    while filled < n:
+        need = n - filled
+        words = bits.fields(64, max(1, (2 * need - 3 * math.isqrt(need)) // 64))
+        stream = np.unpackbits(words.view(np.uint8))
+        ones = np.flatnonzero(stream)
+        if not ones.size:
+            carried += stream.size
+            if carried >= 64:  # 64 equal bits already: U = t, this coin is False (a source of 0s still ends)
+                out[filled], filled, carried = carried, filled + 1, 0
+            continue
+        used = ones[:need]
+        runs = np.diff(used, prepend=-1) - 1
+        runs[0] += carried
+        out[filled : filled + used.size] = runs
+        filled += used.size
+        carried = stream.size - 1 - int(ones[-1])
     return out
 
 
@@ -569,6 +597,19 @@ def coins(sampler: RandomSource | BitSource, probability: Fraction, n: int) -> n
     if isinstance(sampler, BitSource):
         return bernoulli_bits(sampler, probability, n)
     return bernoulli(sampler, probability, n)
+
+
+def dyadic_coins(sampler: RandomSource | BitSource, numerators: np.ndarray, exponent: int) -> np.ndarray:
+    """Coin i True with probability exactly ``numerators[i]`` / 2^exponent (exponent ≤ 64): a boolean array.
+
+    From a :class:`BitSource`, :func:`threshold_coins_bits` (2 bits a coin on
+    average); from a random source, the top ``exponent`` bits of one word a
+    coin compared with the numerator (the same probabilities).
+    """
+    t = np.asarray(numerators, dtype=np.uint64)
+    if isinstance(sampler, BitSource):
+        return threshold_coins_bits(sampler, t << np.uint64(64 - exponent))
+    return (np.asarray(sampler.words(t.size), dtype=np.uint64) >> np.uint64(64 - exponent)) < t
 
 
 def uniforms(sampler: RandomSource | BitSource, bound: int, n: int) -> np.ndarray:

@@ -187,20 +187,20 @@ def encode_numeric_batch(
     import numpy as np
 
     from ldp.batch import ReportBatch
-    from ldp.client.randomness import as_source, bernoulli
+    from ldp.client.bits import coins, sampler_for, uniforms
 
-    source = as_source(rng)
     t = spec.to_native(values)
     u = (t + 1.0) / 2.0
     n = u.size
+    sampler = sampler_for(rng, n)  # bits in a large secure batch, else the source's words
     if isinstance(spec, _TwoPoint):
-        out = _two_point_batch(spec, _round_batch(source, u), source)
+        out = _two_point_batch(spec, _round_batch(sampler, u), sampler)
         return ReportBatch(spec=spec.fingerprint, values=out)
     table = _gridded(spec).table
     K = table.K
-    i = _round_batch(source, u * K)
+    i = _round_batch(sampler, u * K)
     np.minimum(i, K, out=i)
-    r = source.integers(table.total, n)
+    r = uniforms(sampler, table.total, n)
     if table.kind == "shift":
         z = np.searchsorted(table.cumulative, r, side="right")
         j = i + z - table.M + (table.M - K)
@@ -210,30 +210,32 @@ def encode_numeric_batch(
         a, b, m = table.row_band
         out = table.outputs[band_inverse_cdf(i, r, a, b, m)]
         if isinstance(spec, Hybrid):
-            use_pm = bernoulli(source, spec.alpha, n)
-            side = source.integers(K, n) < i  # the Duchi part's input t_i: side 1 w.p. i/K
-            duchi = _two_point_batch(spec.duchi, side.astype(np.int64), source)
+            use_pm = coins(sampler, spec.alpha, n)
+            side = uniforms(sampler, K, n) < i  # the Duchi part's input t_i: side 1 w.p. i/K
+            duchi = _two_point_batch(spec.duchi, side.astype(np.int64), sampler)
             out = np.where(use_pm, out, duchi)
     return ReportBatch(spec=spec.fingerprint, values=np.ascontiguousarray(out, dtype=np.float64))
 
 
-def _round_batch(source, pos):
+def _round_batch(sampler, pos):
     """Unbiased random rounding of each pos ≥ 0 to an integer, as :meth:`NumericEncoder._round` (53-bit coin)."""
     import numpy as np
 
+    from ldp.client.bits import dyadic_coins
+
     i = np.floor(pos).astype(np.int64)
     threshold = ((pos - i) * _ROUND_SCALE).astype(np.uint64)  # int(frac · 2^53), as the single encoder
-    i += (source.words(i.size) >> np.uint64(64 - _ROUND_BITS)) < threshold
+    i += dyadic_coins(sampler, threshold, _ROUND_BITS)
     return i
 
 
-def _two_point_batch(spec, side, source):
+def _two_point_batch(spec, side, sampler):
     """Two-point outputs: keep ``side`` (0 → low, 1 → high) with the spec's exact p, else flip it."""
     import numpy as np
 
-    from ldp.client.randomness import bernoulli
+    from ldp.client.bits import coins
 
-    keep = bernoulli(source, spec.p, side.size)
+    keep = coins(sampler, spec.p, side.size)
     high = (side == 1) == keep
     low_v, high_v = spec.support
     return np.where(high, high_v, low_v)

@@ -184,25 +184,24 @@ def onebitmean_batch(
     import numpy as np
 
     from ldp.batch import ReportBatch
-    from ldp.client.randomness import as_source, bernoulli
+    from ldp.client.bits import coins, dyadic_coins, sampler_for, uniforms
 
     if not isinstance(spec, OneBitMean):
         raise SpecError(f"onebitmean_batch needs a onebitmean spec, got {type(spec).__name__}")
-    source = as_source(rng)
     spec.to_native(values)  # refuses what the single encoder refuses (text, booleans, NaN)
     x = np.asarray(values, dtype=np.float64)
     u = np.clip((x - spec.low) / (spec.high - spec.low), 0.0, 1.0)  # the single encoder's u, bit for bit
     n = u.size
+    sampler = sampler_for(rng, n)  # bits in a large secure batch, else the source's words
     if spec.memoized:
         steps = int(spec.grid)
-        point = alpha_points(u, steps, source.integers(1 << ALPHA_BITS, n))
-        side = source.integers(steps, n) < point
+        point = alpha_points(u, steps, uniforms(sampler, 1 << ALPHA_BITS, n))
+        side = uniforms(sampler, steps, n) < point
     else:
         side = np.floor(u).astype(np.int64)
         threshold = ((u - side) * _ROUND_SCALE).astype(np.uint64)
-        side = side + ((source.words(n) >> np.uint64(64 - _ROUND_BITS)) < threshold)
-        side = side.astype(bool)
-    bit = side == bernoulli(source, Fraction(spec.p), n)
+        side = (side + dyadic_coins(sampler, threshold, _ROUND_BITS)).astype(bool)
+    bit = side == coins(sampler, Fraction(spec.p), n)
     if spec.gamma:
-        bit ^= bernoulli(source, Fraction(spec.gamma), n)
+        bit ^= coins(sampler, Fraction(spec.gamma), n)
     return ReportBatch(spec=spec.fingerprint, values=bit.astype(np.float64))

@@ -445,19 +445,19 @@ def test_bounds_may_be_numpy_integers_and_counts_not_negative():
 @pytest.mark.parametrize(
     ("word", "threshold", "below"),
     [
-        (0, 0, False),  # U = t = 0: not below
-        (0, 1 << 63, True),  # U's first bit 0 against t's 1
-        (2**64 - 1, 2**64 - 1, False),  # U = t in all 64 bits: not below
-        (2**64 - 1, 1 << 63, False),  # equal first bits, then U's 1 against t's 0
-        (0, 1, True),  # 63 equal bits, then U's 0 against t's last 1
+        (2**64 - 1, 1 << 63, True),  # every bit read differs at once (L = 0): t's top bit
+        (2**64 - 1, (1 << 63) - 1, False),
+        (0x5555_5555_5555_5555, 1 << 62, True),  # bits 0 1 0 1 …: one equal bit, then t's second bit
+        (0x5555_5555_5555_5555, 1 << 63, False),
+        (0, 2**64 - 1, False),  # 0s only: 64 equal bits, U = t, not below (and the draw ends)
     ],
 )
-def test_threshold_coins_compare_the_bits_most_significant_first(word, threshold, below):
-    """Bits of a constant word (every bit the same): each coin decided at the first bit that differs from t's."""
-    coins_ = threshold_coins_bits(
-        BitSource(ListedWords(np.full(8, word, dtype=np.uint64))), np.array([threshold])
+def test_threshold_coins_take_the_bit_of_t_after_the_equal_ones(word, threshold, below):
+    """Bits of a constant word: a run of 0s (bits of U equal to t's) ended by a 1 (the first that differs)."""
+    drawn = threshold_coins_bits(
+        BitSource(ListedWords(np.full(8, word, dtype=np.uint64))), np.array([threshold] * 3)
     )
-    assert coins_.tolist() == [below]
+    assert drawn.tolist() == [below] * 3
 
 
 def test_threshold_coins_have_their_probabilities_and_read_two_bits_each():
