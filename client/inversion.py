@@ -24,14 +24,17 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
 from ldp.client.bits import BitSource
 
-__all__ = ["PRECISION", "CdfBounds", "invert"]
+__all__ = ["PRECISION", "CdfBounds", "coin_bounds", "cumulative_bounds", "invert"]
 
 #: Bits of U the vectorized walk reads at most (the bounds' fixed point); past them, exact integers.
 PRECISION = 48
@@ -70,6 +73,31 @@ class CdfBounds:
         if rows < 1 << _KEY_ROWS_BITS:
             offsets = np.arange(rows, dtype=np.int64)[:, None] << np.int64(PRECISION + 1)
             object.__setattr__(self, "keys", (self.high + offsets).reshape(-1))
+
+
+@lru_cache(maxsize=64)
+def coin_bounds(p: Fraction) -> CdfBounds:
+    """A coin as one row of two outcomes: 0 (True) with probability ``p``, exactly (integer bounds)."""
+    p = Fraction(p)
+    scaled = p * (1 << PRECISION)
+    floor, ceil = math.floor(scaled), math.ceil(scaled)
+    low = np.array([[floor, 1 << PRECISION]], dtype=np.int64)
+    high = np.array([[ceil, 1 << PRECISION]], dtype=np.int64)
+    return CdfBounds(low, high, lambda _row: [p.numerator, p.denominator])
+
+
+def cumulative_bounds(cumulative: Sequence[int]) -> CdfBounds:
+    """One distribution of exact integer cumulative weights A_0 ≤ … ≤ A_last (F_j = A_j / A_last) as bounds.
+
+    Each bound is computed in exact integers: ⌊A_j·2^P / A_last⌋ and its ceiling.
+    """
+    counts = [int(c) for c in cumulative]
+    total = counts[-1]
+    if total <= 0 or any(b < a for a, b in zip([0, *counts], counts)):
+        raise ValueError("cumulative weights must be nondecreasing from 0 to a positive total")
+    low = [(c << PRECISION) // total for c in counts]
+    high = [-((-c << PRECISION) // total) for c in counts]
+    return CdfBounds(np.array([low], dtype=np.int64), np.array([high], dtype=np.int64), lambda _row: counts)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ References
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -187,7 +188,8 @@ def encode_numeric_batch(
     import numpy as np
 
     from ldp.batch import ReportBatch
-    from ldp.client.bits import coins, sampler_for, uniforms
+    from ldp.client.bits import BitSource, coins, sampler_for, uniforms
+    from ldp.client.inversion import invert
 
     t = spec.to_native(values)
     u = (t + 1.0) / 2.0
@@ -200,21 +202,65 @@ def encode_numeric_batch(
     K = table.K
     i = _round_batch(sampler, u * K)
     np.minimum(i, K, out=i)
-    r = uniforms(sampler, table.total, n)
     if table.kind == "shift":
-        z = np.searchsorted(table.cumulative, r, side="right")
+        if isinstance(sampler, BitSource):  # the noise cell by lazy inversion: about its entropy + 3 bits
+            z = invert(sampler, _noise_bounds(table), np.zeros(n, dtype=np.int64), 4)
+        else:
+            z = np.searchsorted(table.cumulative, uniforms(sampler, table.total, n), side="right")
         j = i + z - table.M + (table.M - K)
         np.clip(j, 0, table.outputs.size - 1, out=j)
         out = table.outputs[j]
     else:
-        a, b, m = table.row_band
-        out = table.outputs[band_inverse_cdf(i, r, a, b, m)]
+        out = table.outputs[_band_cells(sampler, table, i)]
         if isinstance(spec, Hybrid):
             use_pm = coins(sampler, spec.alpha, n)
             side = uniforms(sampler, K, n) < i  # the Duchi part's input t_i: side 1 w.p. i/K
             duchi = _two_point_batch(spec.duchi, side.astype(np.int64), sampler)
             out = np.where(use_pm, out, duchi)
     return ReportBatch(spec=spec.fingerprint, values=np.ascontiguousarray(out, dtype=np.float64))
+
+
+def _band_cells(sampler, table, i):
+    """The output cell of PM band row ``i[k]`` for each k (exact): weight b on [0, i), a on [i, i + m), b after.
+
+    From a :class:`~ldp.client.bits.BitSource`: the band or not by one exact
+    coin of probability m·a/total (lazy inversion, about 2 bits), then a
+    uniform cell of the band (i + a uniform below m) or of the K cells
+    outside it (a uniform c below K: cell c left of the band, c + m right of
+    it): about the row's entropy + 3 bits, where a uniform below the total
+    read log2(total) (40 bits at ε = 1). From a random source: one uniform
+    below the total, through the inverse CDF.
+    """
+    import numpy as np
+
+    from ldp.client.bits import BitSource, uniforms
+    from ldp.client.inversion import coin_bounds, invert
+
+    a, b, m = table.row_band
+    K, n = table.K, i.size
+    if not isinstance(sampler, BitSource) or K * b + m * a != table.total:
+        return band_inverse_cdf(i, uniforms(sampler, table.total, n), a, b, m)
+    in_band = invert(sampler, coin_bounds(Fraction(m * a, table.total)), np.zeros(n, dtype=np.int64), 2) == 0
+    cells = np.empty(n, dtype=np.int64)
+    inside, outside = np.flatnonzero(in_band), np.flatnonzero(~in_band)
+    cells[inside] = i[inside] + uniforms(sampler, m, inside.size)
+    c = uniforms(sampler, K, outside.size)
+    cells[outside] = np.where(c < i[outside], c, c + m)
+    return cells
+
+
+def _noise_bounds(table):
+    """A shift table's noise cells as one exact distribution (:func:`~ldp.client.inversion.cumulative_bounds`)."""
+    from ldp.client.inversion import cumulative_bounds
+
+    cached = _NOISE_BOUNDS.get(table)
+    if cached is None:
+        cached = _NOISE_BOUNDS[table] = cumulative_bounds(table.cumulative.tolist())
+    return cached
+
+
+#: The noise bounds of each shift table, built on the first secure batch that draws from it.
+_NOISE_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _round_batch(sampler, pos):

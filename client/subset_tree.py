@@ -44,13 +44,12 @@ they prove it (the tails never: they go to exact integers).
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
 
 from ldp.client.bits import BitSource, rejection_width
-from ldp.client.inversion import PRECISION, CdfBounds, invert
+from ldp.client.inversion import PRECISION, CdfBounds, coin_bounds, invert
 from ldp.errors import ParameterError
 
 __all__ = ["LEAF", "coin_bounds", "split_bounds", "subset_packed"]
@@ -59,17 +58,6 @@ __all__ = ["LEAF", "coin_bounds", "split_bounds", "subset_packed"]
 LEAF = 64
 _ONE = np.int64(1 << PRECISION)
 _UNIT = 2.0**-53
-
-
-@lru_cache(maxsize=64)
-def coin_bounds(p: Fraction) -> CdfBounds:
-    """A coin as one row of two outcomes: 0 (True) with probability ``p``, exactly (integer bounds)."""
-    p = Fraction(p)
-    scaled = p * (1 << PRECISION)
-    floor, ceil = math.floor(scaled), math.ceil(scaled)
-    low = np.array([[floor, 1 << PRECISION]], dtype=np.int64)
-    high = np.array([[ceil, 1 << PRECISION]], dtype=np.int64)
-    return CdfBounds(low, high, lambda _row: [p.numerator, p.denominator])
 
 
 def _cumulative(left: int, right: int, k: int, width: int) -> list[int]:

@@ -214,3 +214,59 @@ def test_gaussian_delta_is_the_worst_pair_on_the_grid(epsilon, delta):
     worst = max(np.clip(dense[i] - e * dense[j], 0, None).sum() for i in range(9) for j in range(9))
     assert worst == pytest.approx(spec.delta_achieved, rel=1e-9)
     assert spec.delta_achieved <= delta
+
+
+@pytest.mark.parametrize(
+    ("name", "i"),  # the grid's two ends and an inside row; the fast set keeps one row of each sampler
+    [
+        ("piecewise", 77),
+        ("laplace", 0),
+        pytest.param("laplace", 77, marks=pytest.mark.slow),
+        pytest.param("laplace", 256, marks=pytest.mark.slow),
+        *(
+            pytest.param(name, i, marks=pytest.mark.slow)
+            for name, i in [
+                ("piecewise", 0),
+                ("piecewise", 256),
+                ("hybrid", 0),
+                ("hybrid", 77),
+                ("hybrid", 256),
+            ]
+        ),
+    ],
+)
+def test_secure_batch_draws_each_grid_row_exactly(name, i):
+    """A secure batch (CSPRNG, ≥ ECONOMY_MIN_DRAWS values: the bit samplers, a PM band by a coin and a uniform
+    cell, a noise cell by lazy inversion) of grid input i against the exact integer row: χ² at α = 1e-6.
+
+    v = i/K on [0, 1] is on the grid, so no rounding coin is drawn. Hybrid's row mixes the PM row (α) with
+    the Duchi part's two outputs, whose input is t_i.
+    """
+    from scipy import stats
+
+    from ldp.client import SystemRandomSource
+    from ldp.client.bits import ECONOMY_MIN_DRAWS
+    from ldp.client.numeric import encode_numeric_batch
+
+    spec = numeric_spec(name, 1.0, low=0.0, high=1.0)
+    table = spec.table
+    n = 2 * ECONOMY_MIN_DRAWS
+    out = encode_numeric_batch(spec, np.full(n, i / table.K), SystemRandomSource()).values
+    outputs = table.outputs.tolist()
+    probability = {y: Fraction(int(w), table.total) for y, w in zip(outputs, table.row(i).tolist())}
+    if name == "hybrid":  # P[PM] = α; the Duchi part: side 1 w.p. i/K, kept with p
+        duchi, alpha = spec.duchi, Fraction(spec.alpha)
+        probability = {y: alpha * q for y, q in probability.items()}
+        high = Fraction(i, table.K) * duchi.p + (1 - Fraction(i, table.K)) * (1 - duchi.p)
+        low_y, high_y = duchi.support.tolist()
+        for y, q in ((low_y, 1 - high), (high_y, high)):
+            probability[y] = probability.get(y, Fraction(0)) + (1 - alpha) * q
+    keys = sorted(probability)
+    counts = np.array([np.count_nonzero(out == y) for y in keys], dtype=float)
+    assert counts.sum() == n  # nothing outside the support
+    expected = n * np.array([float(probability[y]) for y in keys])
+    small = expected < 5  # pooled
+    if small.any():
+        counts = np.append(counts[~small], counts[small].sum())
+        expected = np.append(expected[~small], expected[small].sum())
+    assert stats.chisquare(counts, expected).pvalue >= 1e-6
