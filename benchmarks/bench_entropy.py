@@ -52,7 +52,10 @@ The entropies are exact formulas of the spec's exact probabilities
   perturbation's entropy only (the sampled pair and v* are left out), so a
   lower bound and its ratio an upper bound;
 - PCKV-GRR, the same way: h(a) + a·h(p) + (1 − a)(log2(d′ − 1) + 1);
-- PrivKVM (d keys), v* left out: log2 d + h(p1) + h(p2).
+- PrivKVM (d keys), v* left out: log2 d + h(p1) + h(p2);
+- the numeric mechanisms and 1BitMean, averaged over the benchmark's inputs:
+  the grid rounding coin's h(frac) and the output's draws
+  (:func:`numeric_entropy_bits`).
 
 One-hot coins (the unary family) are measured on the path a long-running
 process takes with ``ldp-telemetry[fast]`` installed: the compiled kernel of
@@ -118,9 +121,53 @@ def log2_binomial(n: int, k: int) -> float:
     return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)
 
 
-def entropy_bits(spec: Any) -> float | None:
-    """Shannon entropy (bits) of one report given the input, or None where no model is written."""
+def numeric_entropy_bits(spec: Any, values: Any) -> float:
+    """The mean over ``values`` of the entropy of a numeric report's draws (bits).
+
+    The input's rounding coin on the grid (h of the fractional part of u·K, u
+    the value's position in [0, 1]; K = 1 for the two-point mechanisms and
+    1BitMean), then the output: the keep coin h(p) (two-point; 1BitMean's γ
+    flip h(γ) too), the table row's entropy (PM band rows and noise cells
+    alike for every row), Hybrid's h(α) + α·(PM row) + (1 − α)·(its Duchi
+    part: the side coin of t_i, h(i/K) for each rounding, and h(p)).
+    """
+    u = (np.asarray(spec.to_native(values), dtype=np.float64) + 1.0) / 2.0
+    if spec.mechanism == "onebitmean":
+        u = np.clip((np.asarray(values, dtype=np.float64) - spec.low) / (spec.high - spec.low), 0.0, 1.0)
+    table = getattr(spec, "table", None)
+    grid = 1 if table is None else table.K
+    position = u * grid
+    frac = position - np.floor(position)
+    rounding = float(np.mean([binary_entropy(f) for f in frac]))
+    if table is None:  # Duchi, stochastic rounding, 1BitMean: the rounded side kept with p (then γ)
+        return rounding + binary_entropy(spec.p) + binary_entropy(getattr(spec, "gamma", 0) or 0)
+    weights = table.row(0 if table.kind == "rows" else table.K).astype(np.float64) / table.total
+    if table.kind == "shift":
+        weights = np.diff(np.asarray(table.cumulative, dtype=np.float64), prepend=0.0) / table.total
+    row = float(sum(plogp(w) for w in weights))
+    if spec.mechanism != "hybrid":
+        return rounding + row
+    alpha, duchi = float(spec.alpha), spec.duchi
+    low = np.floor(position)
+    side = np.mean(
+        [
+            (1 - f) * binary_entropy(i / grid) + f * binary_entropy(min(i + 1, grid) / grid)
+            for i, f in zip(low, frac)
+        ]
+    )
+    return (
+        rounding + binary_entropy(alpha) + alpha * row + (1 - alpha) * (float(side) + binary_entropy(duchi.p))
+    )
+
+
+def entropy_bits(spec: Any, values: Any = None) -> float | None:
+    """Shannon entropy (bits) of one report given the input, or None where no model is written.
+
+    Numeric mechanisms depend on the input: their model averages over ``values`` (:func:`numeric_entropy_bits`).
+    """
     kind = spec.report_kind
+    if kind == "numeric" and values is not None:
+        return numeric_entropy_bits(spec, values)
     if kind == "rappor":
         h, k = spec.num_hashes, spec.num_bits
         if spec.encoding != "bloom":
@@ -251,7 +298,7 @@ def measure(decl: MechanismDeclaration, args: argparse.Namespace) -> tuple[Any, 
     encode, urandom = statistics.median(encode_secs), statistics.median(urandom_secs)
     words = statistics.median(word_secs)
     per_report = nbytes / args.reports
-    entropy = entropy_bits(spec)
+    entropy = entropy_bits(spec, values)
     entropy_bytes = None if entropy is None else entropy / 8
     return (
         decl.name,

@@ -602,14 +602,21 @@ def coins(sampler: RandomSource | BitSource, probability: Fraction, n: int) -> n
 def dyadic_coins(sampler: RandomSource | BitSource, numerators: np.ndarray, exponent: int) -> np.ndarray:
     """Coin i True with probability exactly ``numerators[i]`` / 2^exponent (exponent ≤ 64): a boolean array.
 
+    A numerator of 2^exponent or more is a certain coin (no draw).
+
     From a :class:`BitSource`, :func:`threshold_coins_bits` (2 bits a coin on
     average); from a random source, the top ``exponent`` bits of one word a
     coin compared with the numerator (the same probabilities).
     """
     t = np.asarray(numerators, dtype=np.uint64)
-    if isinstance(sampler, BitSource):
-        return threshold_coins_bits(sampler, t << np.uint64(64 - exponent))
-    return (np.asarray(sampler.words(t.size), dtype=np.uint64) >> np.uint64(64 - exponent)) < t
+    if exponent == 64 or not (t >> np.uint64(exponent)).any():  # every numerator below 2^exponent
+        if isinstance(sampler, BitSource):
+            return threshold_coins_bits(sampler, t << np.uint64(64 - exponent))
+        return (np.asarray(sampler.words(t.size), dtype=np.uint64) >> np.uint64(64 - exponent)) < t
+    certain = t >= np.uint64(1 << exponent)  # probability 1 (2^exponent would wrap in a 64-bit threshold)
+    out = np.ones(t.size, dtype=bool)
+    out[~certain] = dyadic_coins(sampler, t[~certain], exponent)
+    return out
 
 
 def uniforms(sampler: RandomSource | BitSource, bound: int, n: int) -> np.ndarray:

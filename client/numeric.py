@@ -188,7 +188,7 @@ def encode_numeric_batch(
     import numpy as np
 
     from ldp.batch import ReportBatch
-    from ldp.client.bits import BitSource, coins, sampler_for, uniforms
+    from ldp.client.bits import BitSource, coins, dyadic_coins, sampler_for, uniforms
     from ldp.client.inversion import invert
 
     t = spec.to_native(values)
@@ -210,13 +210,18 @@ def encode_numeric_batch(
         j = i + z - table.M + (table.M - K)
         np.clip(j, 0, table.outputs.size - 1, out=j)
         out = table.outputs[j]
+    elif isinstance(spec, Hybrid):  # PM with probability α, else the Duchi part: each row draws only its part
+        use_pm = coins(sampler, spec.alpha, n)
+        pm, rest = np.flatnonzero(use_pm), np.flatnonzero(~use_pm)
+        out = np.empty(n, dtype=np.float64)
+        out[pm] = table.outputs[_band_cells(sampler, table, i[pm])]
+        if K & (K - 1) == 0:  # the Duchi part's input t_i: side 1 w.p. i/K (dyadic: about 2 bits on bits)
+            side = dyadic_coins(sampler, i[rest], K.bit_length() - 1)
+        else:
+            side = uniforms(sampler, K, rest.size) < i[rest]
+        out[rest] = _two_point_batch(spec.duchi, side.astype(np.int64), sampler)
     else:
         out = table.outputs[_band_cells(sampler, table, i)]
-        if isinstance(spec, Hybrid):
-            use_pm = coins(sampler, spec.alpha, n)
-            side = uniforms(sampler, K, n) < i  # the Duchi part's input t_i: side 1 w.p. i/K
-            duchi = _two_point_batch(spec.duchi, side.astype(np.int64), sampler)
-            out = np.where(use_pm, out, duchi)
     return ReportBatch(spec=spec.fingerprint, values=np.ascontiguousarray(out, dtype=np.float64))
 
 

@@ -30,6 +30,7 @@ from ldp.client.bits import (
     bit_source,
     block_table,
     coins,
+    dyadic_coins,
     ky_sample,
     rejection_width,
     sampler_for,
@@ -475,3 +476,14 @@ def test_threshold_coins_have_their_probabilities_and_read_two_bits_each():
         assert abs(got.mean() - p) <= z * math.sqrt(p * (1 - p) / got.size)
     read = 64 * words.drawn - bits._kept_bits
     assert abs(read / n - 2) <= z * math.sqrt(2 / n)
+
+
+@pytest.mark.parametrize("on_bits", [False, True], ids=["words", "bits"])
+def test_dyadic_coins_of_probability_zero_and_one_are_certain(on_bits):
+    """Numerators 0 and 2^e (a threshold of 2^64 would wrap to 0) and one in between (p = 3/8: z-test, α = 1e-6)."""
+    source = GeneratorSource(np.random.default_rng(8))  # insecure-ok: a test's replayable source
+    sampler = BitSource(source) if on_bits else source
+    n = 30_000
+    drawn = dyadic_coins(sampler, np.repeat(np.array([0, 8, 3], dtype=np.uint64), n), 3).reshape(3, n)
+    assert not drawn[0].any() and drawn[1].all()
+    assert abs(drawn[2].mean() - 3 / 8) <= stats.norm.isf(ALPHA / 2) * math.sqrt(3 / 8 * 5 / 8 / n)
