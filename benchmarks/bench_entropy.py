@@ -53,6 +53,9 @@ The entropies are exact formulas of the spec's exact probabilities
   lower bound and its ratio an upper bound;
 - PCKV-GRR, the same way: h(a) + a·h(p) + (1 − a)(log2(d′ − 1) + 1);
 - PrivKVM (d keys), v* left out: log2 d + h(p1) + h(p2);
+- l-grr, a fresh client: one randomized response of the chain's composite
+  probabilities (a, b); LOLOHA, a fresh client: log2 |pool| + two
+  randomized responses over g (the memo, then the report);
 - the numeric mechanisms and 1BitMean, averaged over the benchmark's inputs:
   the grid rounding coin's h(frac) and the output's draws
   (:func:`numeric_entropy_bits`).
@@ -212,6 +215,19 @@ def entropy_bits(spec: Any, values: Any = None) -> float | None:
         )
     if spec.mechanism == "privkvm":  # a uniform key, the presence and sign coins (v* left out): a lower bound
         return math.log2(spec.domain_size) + binary_entropy(spec.p1) + binary_entropy(spec.p2)
+    if spec.mechanism == "l-grr":  # a fresh client: one draw of the chain's composite support (a, b)
+        a, b = spec.support
+        return plogp(a) + (spec.domain_size - 1) * plogp(b)
+    if (
+        spec.mechanism == "loloha"
+    ):  # a fresh client: a uniform pool seed, then GRR over g twice (memo, report)
+        return (
+            math.log2(spec.pool_size)
+            + plogp(spec.p1)
+            + (spec.g - 1) * plogp(spec.q1)
+            + plogp(spec.p2)
+            + (spec.g - 1) * plogp(spec.q2)
+        )
     if hasattr(spec, "p1") and hasattr(spec, "support") and kind == "bits":
         a, b = (
             spec.support

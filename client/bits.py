@@ -22,7 +22,10 @@ CSPRNG. This module serves the same exact distributions bit by bit:
   several levels per NumPy step and drops the bits of a step its walk did
   not need, so it reads a little more (binary RR at ε = 1: 1.25 bits a coin
   for 0.84 bits of entropy; GRR's coin at d = 1,024: 0.54 for 0.03). Any
-  other probability goes to :func:`~ldp.client.randomness.bernoulli`.
+  other probability compares a uniform U with p's binary expansion: the
+  coin is p's digit after the run of U's digits equal to p's, a geometric
+  run read as the 0s before a 1 (:func:`_expansion_coins`; per-row dyadic
+  thresholds alike, :func:`threshold_coins_bits`): 2 bits a coin.
 - :func:`sampler_for` chooses, per call, between these samplers and the
   random source's own word samplers: bits for a CSPRNG source and at least
   :data:`ECONOMY_MIN_DRAWS` draws, words otherwise; :func:`coins` and
@@ -505,8 +508,7 @@ def bernoulli_bits(bits: BitSource, probability: Fraction, n: int) -> np.ndarray
     h(p) + 1/4 bits a coin on average; the stepped walk reads a few whole
     steps more: binary RR at ε = 1 1.25 bits a coin, GRR's coin at
     d = 1,024 0.54; the coins of the last block past ``n`` are dropped). Any other probability
-    is drawn by :func:`~ldp.client.randomness.bernoulli` from the words of
-    the bit source's random source.
+    is drawn by :func:`_expansion_coins`: about 2 bits a coin.
     """
     p = Fraction(probability)
     if not 0 <= p <= 1:
@@ -514,7 +516,7 @@ def bernoulli_bits(bits: BitSource, probability: Fraction, n: int) -> np.ndarray
     if p == 0 or p == 1:
         return np.full(n, p == 1)
     if _dyadic_exponent(p) is None:
-        return bernoulli(bits.source, p, n)
+        return _expansion_coins(bits, p, n)
     blocks = ky_sample(bits, block_table(p), -(-n // BLOCK_COINS))
     return np.unpackbits(blocks, bitorder="little")[:n].view(bool)
 
@@ -535,6 +537,40 @@ def threshold_coins_bits(bits: BitSource, thresholds: np.ndarray) -> np.ndarray:
     equal = _zero_runs(bits, t.size)
     bit = (t >> (np.uint64(63) - np.minimum(equal, 63).astype(np.uint64))) & np.uint64(1)
     return (bit == 1) & (equal < 64)
+
+
+#: Digits of a probability's binary expansion that :func:`_expansion_coins` looks up at once.
+_EXPANSION_DIGITS = 64
+
+
+def _expansion_coins(bits: BitSource, p: Fraction, n: int, depth: int = 0) -> np.ndarray:
+    """``n`` coins of any probability 0 < p < 1 (exact): U < p for U uniform, compared digit by digit.
+
+    As in :func:`threshold_coins_bits`, the first of U's digits that differs
+    from p's decides (U < p where p's digit is 1), after L equal digits, L
+    geometric (:func:`_zero_runs`): the coin is digit L + 1 of p. A coin
+    whose first 64 digits all equal p's (probability 2^-64) is the same
+    comparison of fresh digits with p's expansion from digit 65 on:
+    2^64·p − ⌊2^64·p⌋.
+    """
+    scaled = p * (1 << _EXPANSION_DIGITS)
+    head = scaled.numerator // scaled.denominator  # digits 1 … 64 of p
+    digits = np.array(
+        [(head >> (_EXPANSION_DIGITS - 1 - k)) & 1 for k in range(_EXPANSION_DIGITS)], dtype=bool
+    )
+    equal = _zero_runs(bits, n)
+    decided = equal < _EXPANSION_DIGITS
+    out = np.zeros(n, dtype=bool)
+    out[decided] = digits[equal[decided]]
+    longer = np.flatnonzero(~decided)
+    if longer.size:
+        if depth >= 16:  # 1,024 digits equal to p's: probability 2^-1024 from a working source
+            raise ParameterError(
+                "the random source gave 1,024 bits equal to a probability's digits: it is broken"
+            )
+        tail = scaled - head
+        out[longer] = _expansion_coins(bits, tail, longer.size, depth + 1) if 0 < tail < 1 else False
+    return out
 
 
 def _zero_runs(bits: BitSource, n: int) -> np.ndarray:

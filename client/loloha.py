@@ -34,6 +34,7 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import randomized_response_batch, value_indices
+from ldp.client.bits import sampler_for, uniforms
 from ldp.client.encoders import randomized_response_index, rr_thresholds
 from ldp.client.randomness import RandomSource, as_source
 from ldp.client.sampling import ByteSource, PRFStream
@@ -144,7 +145,7 @@ def loloha_batch(spec: LOLOHA, values, rng, *, cohorts=None, indices=False) -> R
     """
     source = as_source(rng)
     idx = value_indices(spec, values, indices)
-    seeds = source.integers(spec.pool_size, idx.size).astype(np.int64, copy=False)
+    seeds = uniforms(sampler_for(source, idx.size), spec.pool_size, idx.size).astype(np.int64, copy=False)
     buckets = lh_buckets(spec.pool[seeds], idx, spec.g).astype(np.int64)
     memo = randomized_response_batch(source, buckets, spec.g, spec.p1, spec.q1)
     return loloha_round_two_batch(spec, seeds, memo, source)

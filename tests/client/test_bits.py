@@ -487,3 +487,28 @@ def test_dyadic_coins_of_probability_zero_and_one_are_certain(on_bits):
     drawn = dyadic_coins(sampler, np.repeat(np.array([0, 8, 3], dtype=np.uint64), n), 3).reshape(3, n)
     assert not drawn[0].any() and drawn[1].all()
     assert abs(drawn[2].mean() - 3 / 8) <= stats.norm.isf(ALPHA / 2) * math.sqrt(3 / 8 * 5 / 8 / n)
+
+
+@pytest.mark.parametrize("p", [Fraction(1, 3), Fraction(2, 7), Fraction(1, 1000), Fraction(999, 1000)])
+def test_coins_of_any_rational_probability_on_bits(p):
+    """A probability that is not dyadic: U < p by p's binary expansion, 2 bits a coin (z-tests at α = 1e-6)."""
+    n = DRAWS
+    words = ListedWords(np.random.default_rng(13).integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True))
+    bits = BitSource(words)
+    drawn = bernoulli_bits(bits, p, n)
+    z = stats.norm.isf(ALPHA / 4)  # two tests, two-sided
+    assert abs(drawn.mean() - float(p)) <= z * math.sqrt(float(p * (1 - p)) / n)
+    read = 64 * words.drawn - bits._kept_bits  # geometric counts of mean 2 and variance 2 each
+    assert abs(read / n - 2) <= z * math.sqrt(2 / n)
+
+
+@pytest.mark.parametrize(("p", "coin"), [(Fraction(1, 3), False), (Fraction(2, 3), True)])
+def test_a_coin_whose_first_64_digits_equal_p_compares_the_rest(p, coin):
+    """64 equal digits (a word of 0s), then fresh bits that differ at once: digit 1 of p's tail 2^64·p mod 1."""
+    bits = BitSource(ListedWords(np.array([0, 2**64 - 1], dtype=np.uint64)))
+    assert bernoulli_bits(bits, p, 1).tolist() == [coin]
+
+
+def test_a_source_of_zeros_is_refused_not_looped():
+    with pytest.raises(ldp.errors.ParameterError, match="broken"):
+        bernoulli_bits(BitSource(ListedWords(np.zeros(0, dtype=np.uint64))), Fraction(1, 3), 4)
