@@ -62,6 +62,7 @@ __all__ = [
     "ECONOMY_MIN_DRAWS",
     "BitSource",
     "BlockTable",
+    "agreeing_coins",
     "bernoulli_bits",
     "bit_source",
     "block_table",
@@ -588,7 +589,7 @@ def _zero_runs(bits: BitSource, n: int) -> np.ndarray:
     while filled < n:
         need = n - filled
         words = bits.fields(64, max(1, (2 * need - 3 * math.isqrt(need)) // 64))
-        stream = np.unpackbits(words.view(np.uint8))
+        stream = np.unpackbits(words.view(np.uint8)).view(bool)
         ones = np.flatnonzero(stream)
         if not ones.size:
             carried += stream.size
@@ -596,9 +597,10 @@ def _zero_runs(bits: BitSource, n: int) -> np.ndarray:
                 out[filled], filled, carried = carried, filled + 1, 0
             continue
         used = ones[:need]
-        runs = np.diff(used, prepend=-1) - 1
-        runs[0] += carried
-        out[filled : filled + used.size] = runs
+        runs = out[filled : filled + used.size]  # the 0s between consecutive 1s, the first after the carried
+        runs[0] = used[0] + carried
+        np.subtract(used[1:], used[:-1], out=runs[1:])
+        runs[1:] -= 1
         filled += used.size
         carried = stream.size - 1 - int(ones[-1])
     return out
@@ -638,21 +640,85 @@ def coins(sampler: RandomSource | BitSource, probability: Fraction, n: int) -> n
 def dyadic_coins(sampler: RandomSource | BitSource, numerators: np.ndarray, exponent: int) -> np.ndarray:
     """Coin i True with probability exactly ``numerators[i]`` / 2^exponent (exponent ≤ 64): a boolean array.
 
-    A numerator of 2^exponent or more is a certain coin (no draw).
-
-    From a :class:`BitSource`, :func:`threshold_coins_bits` (2 bits a coin on
-    average); from a random source, the top ``exponent`` bits of one word a
-    coin compared with the numerator (the same probabilities).
+    A numerator of 2^exponent is a certain coin. From a :class:`BitSource`,
+    :func:`threshold_coins_bits` (2 bits a coin on average, none for a
+    certain one); from a random source, the top ``exponent`` bits of one
+    word a coin compared with the numerator (the same probabilities).
     """
     t = np.asarray(numerators, dtype=np.uint64)
-    if exponent == 64 or not (t >> np.uint64(exponent)).any():  # every numerator below 2^exponent
-        if isinstance(sampler, BitSource):
-            return threshold_coins_bits(sampler, t << np.uint64(64 - exponent))
+    if not isinstance(sampler, BitSource):
         return (np.asarray(sampler.words(t.size), dtype=np.uint64) >> np.uint64(64 - exponent)) < t
+    if exponent == 64 or not (t >> np.uint64(exponent)).any():  # every numerator below 2^exponent
+        return threshold_coins_bits(sampler, t << np.uint64(64 - exponent))
     certain = t >= np.uint64(1 << exponent)  # probability 1 (2^exponent would wrap in a 64-bit threshold)
     out = np.ones(t.size, dtype=bool)
-    out[~certain] = dyadic_coins(sampler, t[~certain], exponent)
+    out[~certain] = threshold_coins_bits(sampler, t[~certain] << np.uint64(64 - exponent))
     return out
+
+
+def agreeing_coins(
+    sampler: RandomSource | BitSource, numerators: np.ndarray, exponent: int, probability: Fraction
+) -> np.ndarray:
+    """Whether a coin of f_i = ``numerators[i]`` / 2^exponent and a coin of p agree, for each i (exact).
+
+    A two-point mechanism's report: the rounded side (f) kept with p. From a
+    random source, the two coins (:func:`dyadic_coins`, then :func:`coins`).
+    From a :class:`BitSource`, with p dyadic (denominator ≤ 2^64) and
+    exponent ≤ 53, one coin of q = f·p + (1 − f)(1 − p): U < q by q's digit
+    after a geometric run of equal digits (:func:`_zero_runs`), the digits
+    from floating point where they are certain, else exact
+    (:func:`_agreement_digits`): 2 bits a report, where the two coins read 3.
+    """
+    p = Fraction(probability)
+    t = np.asarray(numerators, dtype=np.uint64)
+    dyadic = p.denominator <= 1 << 64 and p.denominator & (p.denominator - 1) == 0
+    if not isinstance(sampler, BitSource) or exponent > 53 or not 0 < p < 1 or not dyadic:
+        return dyadic_coins(sampler, t, exponent) == coins(sampler, p, t.size)
+    equal = _zero_runs(sampler, t.size)
+    # q's first 32 digits in floating point: |error| < 2^-51 before scaling, so ⌊q·2^32⌋ is certain where
+    # q·2^32 is 2^-16 or more from an integer; the others (about 2^-15 of the rows) and the runs of 32 or
+    # more equal digits take the exact digits
+    q32 = (float(1 - p) + t.astype(np.float64) * (float(2 * p - 1) / 2.0**exponent)) * 2.0**32
+    top = np.floor(q32)
+    shift = np.uint64(31) - np.minimum(equal, 31).astype(np.uint64)
+    out = ((top.astype(np.uint64) >> shift) & np.uint64(1)).astype(bool)
+    exact = np.flatnonzero((equal >= 32) | (q32 - top < 2.0**-16) | (top + 1.0 - q32 < 2.0**-16))
+    if exact.size:
+        head, rest = _agreement_digits(t[exact], exponent, int(p * (1 << 64)))
+        runs = equal[exact]
+        within = runs < 64
+        out[exact[within]] = (
+            (head[within] >> (np.uint64(63) - runs[within].astype(np.uint64))) & np.uint64(1)
+        ) == 1
+        later = ~within  # 64 digits equal to q's: compare fresh digits with q's next ones
+        out[exact[later]] = threshold_coins_bits(sampler, rest[later] << np.uint64(64 - exponent))
+    return out
+
+
+def _agreement_digits(t: np.ndarray, exponent: int, p64: int) -> tuple[np.ndarray, np.ndarray]:
+    """q_i = f_i·p + (1 − f_i)(1 − p), f_i = t_i/2^e (t_i ≤ 2^e ≤ 2^53), p = p64/2^64: (⌊q_i·2^64⌋, the rest·2^e).
+
+    q·2^64 = base + s·A/2^e exactly, with base = 2^64 − p64, A = 2·p64 − 2^64,
+    s = t for p ≥ 1/2, and base = p64, A = 2^64 − 2·p64, s = 2^e − t below
+    (A ≥ 0 either way). s·A < 2^118 is formed from 32-bit halves in uint64.
+    """
+    if 2 * p64 >= 1 << 64:
+        base, a, s = (1 << 64) - p64, 2 * p64 - (1 << 64), t
+    else:
+        base, a, s = p64, (1 << 64) - 2 * p64, np.uint64(1 << exponent) - t
+    low32 = np.uint64(0xFFFF_FFFF)
+    s_hi, s_lo = s >> np.uint64(32), s & low32
+    a_hi, a_lo = np.uint64(a >> 32), np.uint64(a & 0xFFFF_FFFF)
+    p0, p1, p2, p3 = s_lo * a_lo, s_lo * a_hi, s_hi * a_lo, s_hi * a_hi  # each < 2^64: s_hi < 2^22
+    middle = (p1 & low32) + (p2 & low32) + (p0 >> np.uint64(32))
+    low = (middle << np.uint64(32)) | (p0 & low32)  # s·A mod 2^64
+    high = p3 + (p1 >> np.uint64(32)) + (p2 >> np.uint64(32)) + (middle >> np.uint64(32))  # s·A >> 64
+    if exponent:
+        quotient = (high << np.uint64(64 - exponent)) | (low >> np.uint64(exponent))
+        rest = low & np.uint64((1 << exponent) - 1)
+    else:
+        quotient, rest = low, np.zeros_like(low)
+    return np.uint64(base) + quotient, rest
 
 
 def uniforms(sampler: RandomSource | BitSource, bound: int, n: int) -> np.ndarray:

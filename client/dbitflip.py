@@ -152,8 +152,6 @@ def dbitflip_encoder(spec: DBitFlip, state: ClientState | str | os.PathLike[str]
     return DBitFlipEncoder(spec, state)
 
 
-
-
 def _held_ranks(subsets: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(rows whose packed bucket subset holds x, x's position among those rows' sampled buckets)."""
     rows = np.arange(x.size)

@@ -188,16 +188,17 @@ def encode_numeric_batch(
     import numpy as np
 
     from ldp.batch import ReportBatch
-    from ldp.client.bits import BitSource, coins, dyadic_coins, sampler_for, uniforms
+    from ldp.client.bits import BitSource, coins, sampler_for, uniforms
     from ldp.client.inversion import invert
 
     t = spec.to_native(values)
     u = (t + 1.0) / 2.0
     n = u.size
     sampler = sampler_for(rng, n)  # bits in a large secure batch, else the source's words
-    if isinstance(spec, _TwoPoint):
-        out = _two_point_batch(spec, _round_batch(sampler, u), sampler)
-        return ReportBatch(spec=spec.fingerprint, values=out)
+    if isinstance(spec, _TwoPoint):  # the side: 1 w.p. u (u ∈ [0, 1]: u = 1 is 2^53/2^53)
+        side = np.floor(u).astype(np.uint64) << np.uint64(_ROUND_BITS)
+        side += ((u - np.floor(u)) * _ROUND_SCALE).astype(np.uint64)
+        return ReportBatch(spec=spec.fingerprint, values=_two_point_batch(spec, side, _ROUND_BITS, sampler))
     table = _gridded(spec).table
     K = table.K
     i = _round_batch(sampler, u * K)
@@ -215,11 +216,11 @@ def encode_numeric_batch(
         pm, rest = np.flatnonzero(use_pm), np.flatnonzero(~use_pm)
         out = np.empty(n, dtype=np.float64)
         out[pm] = table.outputs[_band_cells(sampler, table, i[pm])]
-        if K & (K - 1) == 0:  # the Duchi part's input t_i: side 1 w.p. i/K (dyadic: about 2 bits on bits)
-            side = dyadic_coins(sampler, i[rest], K.bit_length() - 1)
+        if K & (K - 1) == 0:  # the Duchi part's input t_i: side 1 w.p. i/K, dyadic
+            side, exponent = i[rest].astype(np.uint64), K.bit_length() - 1
         else:
-            side = uniforms(sampler, K, rest.size) < i[rest]
-        out[rest] = _two_point_batch(spec.duchi, side.astype(np.int64), sampler)
+            side, exponent = (uniforms(sampler, K, rest.size) < i[rest]).astype(np.uint64), 0
+        out[rest] = _two_point_batch(spec.duchi, side, exponent, sampler)
     else:
         out = table.outputs[_band_cells(sampler, table, i)]
     return ReportBatch(spec=spec.fingerprint, values=np.ascontiguousarray(out, dtype=np.float64))
@@ -280,13 +281,16 @@ def _round_batch(sampler, pos):
     return i
 
 
-def _two_point_batch(spec, side, sampler):
-    """Two-point outputs: keep ``side`` (0 → low, 1 → high) with the spec's exact p, else flip it."""
+def _two_point_batch(spec, side, exponent, sampler):
+    """Two-point outputs: the side (1 → high w.p. ``side``/2^exponent) kept with the spec's exact p, else flipped.
+
+    The side and keep coins are drawn as one where the sampler reads bits
+    (:func:`~ldp.client.bits.agreeing_coins`: high w.p. f·p + (1 − f)(1 − p)).
+    """
     import numpy as np
 
-    from ldp.client.bits import coins
+    from ldp.client.bits import agreeing_coins
 
-    keep = coins(sampler, spec.p, side.size)
-    high = (side == 1) == keep
+    high = agreeing_coins(sampler, side, exponent, spec.p)
     low_v, high_v = spec.support
     return np.where(high, high_v, low_v)

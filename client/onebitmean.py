@@ -184,7 +184,7 @@ def onebitmean_batch(
     import numpy as np
 
     from ldp.batch import ReportBatch
-    from ldp.client.bits import coins, dyadic_coins, sampler_for, uniforms
+    from ldp.client.bits import agreeing_coins, coins, sampler_for, uniforms
 
     if not isinstance(spec, OneBitMean):
         raise SpecError(f"onebitmean_batch needs a onebitmean spec, got {type(spec).__name__}")
@@ -197,11 +197,11 @@ def onebitmean_batch(
         steps = int(spec.grid)
         point = alpha_points(u, steps, uniforms(sampler, 1 << ALPHA_BITS, n))
         side = uniforms(sampler, steps, n) < point
-    else:
-        side = np.floor(u).astype(np.int64)
-        threshold = ((u - side) * _ROUND_SCALE).astype(np.uint64)
-        side = (side + dyadic_coins(sampler, threshold, _ROUND_BITS)).astype(bool)
-    bit = side == coins(sampler, Fraction(spec.p), n)
+        bit = side == coins(sampler, Fraction(spec.p), n)
+    else:  # the side (1 w.p. u: u = 1 is 2^53/2^53) kept with p, one coin on bits (agreeing_coins)
+        numerators = np.floor(u).astype(np.uint64) << np.uint64(_ROUND_BITS)
+        numerators += ((u - np.floor(u)) * _ROUND_SCALE).astype(np.uint64)
+        bit = agreeing_coins(sampler, numerators, _ROUND_BITS, Fraction(spec.p))
     if spec.gamma:
         bit ^= coins(sampler, Fraction(spec.gamma), n)
     return ReportBatch(spec=spec.fingerprint, values=bit.astype(np.float64))

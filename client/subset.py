@@ -223,7 +223,9 @@ def subset_batch(spec: SubsetSelection, values, rng, *, cohorts=None, indices=Fa
     return ReportBatch(spec=spec.fingerprint, bits=uniform_subsets(rng, idx, SubsetShape.of(spec)))
 
 
-def uniform_subsets(rng: RandomSource | BitSource | np.random.Generator, idx: np.ndarray, shape: SubsetShape) -> np.ndarray:
+def uniform_subsets(
+    rng: RandomSource | BitSource | np.random.Generator, idx: np.ndarray, shape: SubsetShape
+) -> np.ndarray:
     """Row i: ω of [0, d), holding ``idx[i]`` with probability p, the others uniform among the rest (exact).
 
     A CSPRNG source and at least :data:`~ldp.client.bits.ECONOMY_MIN_DRAWS`

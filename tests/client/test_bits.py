@@ -26,6 +26,7 @@ from ldp.client.bits import (
     STEP_BITS,
     TAIL_STEP_BITS,
     BitSource,
+    agreeing_coins,
     bernoulli_bits,
     bit_source,
     block_table,
@@ -512,3 +513,29 @@ def test_a_coin_whose_first_64_digits_equal_p_compares_the_rest(p, coin):
 def test_a_source_of_zeros_is_refused_not_looped():
     with pytest.raises(ldp.errors.ParameterError, match="broken"):
         bernoulli_bits(BitSource(ListedWords(np.zeros(0, dtype=np.uint64))), Fraction(1, 3), 4)
+
+
+@pytest.mark.parametrize("p", [Fraction(3, 4), Fraction(13486113947262437243, 1 << 64), Fraction(5, 16)])
+def test_agreeing_coins_are_one_coin_of_the_agreement_probability(p):
+    """High w.p. f·p + (1 − f)(1 − p), on bits as on words; f = 0 and 1/2 put q·2^32 on an integer (the exact
+    digits), the others on floating-point ones: z-tests at α = 1e-6 (Bonferroni over 4 × 2)."""
+    n = 40_000
+    numerators = np.array([0, 1 << 52, 123_456_789_012_345, (1 << 53) - 1, 1 << 53], dtype=np.uint64)
+    z = stats.norm.isf(ALPHA / 2 / 10)
+    for on_bits in (False, True):
+        source = GeneratorSource(np.random.default_rng(17))  # insecure-ok: a test's replayable source
+        sampler = BitSource(source) if on_bits else source
+        drawn = agreeing_coins(sampler, np.repeat(numerators, n), 53, p).reshape(numerators.size, n)
+        for t, row in zip(numerators.tolist(), drawn):
+            f = Fraction(t, 1 << 53)
+            q = float(f * p + (1 - f) * (1 - p))
+            assert abs(row.mean() - q) <= z * math.sqrt(q * (1 - q) / n), (on_bits, t)
+
+
+@pytest.mark.parametrize(
+    ("word", "numerator", "high"), [(2**64 - 1, 0, False), (2**64 - 1, 1 << 52, True), (0, 0, False)]
+)
+def test_agreeing_coins_take_the_digit_after_the_equal_ones(word, numerator, high):
+    """p = 3/4, f = 0: q = 1/4 = 0.01…; f = 1/2: q = 1/2 = 0.1…. Bits of 1s: digit 1; bits of 0s: U = q, not below."""
+    bits = BitSource(ListedWords(np.full(8, word, dtype=np.uint64)))
+    assert agreeing_coins(bits, np.array([numerator], dtype=np.uint64), 53, Fraction(3, 4)).tolist() == [high]
