@@ -56,6 +56,8 @@ The entropies are exact formulas of the spec's exact probabilities
 - l-grr, a fresh client: one randomized response of the chain's composite
   probabilities (a, b); LOLOHA, a fresh client: log2 |pool| + two
   randomized responses over g (the memo, then the report);
+- multi-attribute, sampling (smp: k of d attributes): log2 C(d, k) + (k/d)
+  times the sum of the attributes' entropies (on the benchmark's records);
 - the numeric mechanisms and 1BitMean, averaged over the benchmark's inputs:
   the grid rounding coin's h(frac) and the output's draws
   (:func:`numeric_entropy_bits`).
@@ -171,6 +173,14 @@ def entropy_bits(spec: Any, values: Any = None) -> float | None:
     kind = spec.report_kind
     if kind == "numeric" and values is not None:
         return numeric_entropy_bits(spec, values)
+    if spec.mechanism == "multi-attribute" and spec.method == "smp" and values is not None:
+        # k of the d attributes uniformly, then each sampled attribute's report (each sampled w.p. k/d)
+        d, k = spec.dimension, spec.sample
+        records = [spec.record(v) for v in values]
+        parts = [entropy_bits(attr, [r[j] for r in records]) for j, attr in enumerate(spec.attributes)]
+        if any(part is None for part in parts):
+            return None
+        return log2_binomial(d, k) + k / d * sum(parts)
     if kind == "rappor":
         h, k = spec.num_hashes, spec.num_bits
         if spec.encoding != "bloom":

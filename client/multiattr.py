@@ -28,8 +28,9 @@ from ldp.client.batch import (
     value_indices,
     words_to_packed,
 )
+from ldp.client.bits import sampler_for, uniforms
 from ldp.client.encoders import UnaryEncoder, make_encoder, stateless_factory
-from ldp.client.randomness import RandomSource, as_source, uniform_below
+from ldp.client.randomness import RandomSource, as_source
 from ldp.client.report_bits import uniform
 from ldp.errors import InputError
 from ldp.report import Report
@@ -76,12 +77,13 @@ def sample_attributes(source: RandomSource, n: int, d: int, k: int) -> np.ndarra
     """An (n, k) int64 matrix: per user, k of the d attributes uniformly without replacement.
 
     A partial Fisher–Yates shuffle with exact uniform draws
-    (:func:`~ldp.client.randomness.uniform_below`).
+    (:func:`~ldp.client.bits.uniforms`, on bits in a large secure batch).
     """
     perm = np.tile(np.arange(d, dtype=np.int64), (n, 1))
     rows = np.arange(n)
+    sampler = sampler_for(source, n)  # bits in a large secure batch
     for t in range(k):
-        pick = t + uniform_below(source, d - t, n).astype(np.int64)
+        pick = t + uniforms(sampler, d - t, n).astype(np.int64, copy=False)
         chosen = perm[rows, pick].copy()
         perm[rows, pick] = perm[:, t]
         perm[:, t] = chosen
@@ -139,15 +141,19 @@ def encode_records(
     d = spec.dimension
     for name, attribute, column in zip(spec.names, spec.attributes, columns, strict=True):
         _check_column(attribute, column, name)  # every value, whether its attribute is sampled or not
-    if spec.method == "rsfd-grr":
-        chosen = uniform_below(source, d, n).astype(np.int64)
+    if (
+        spec.method == "rsfd-grr"
+    ):  # each user's chosen attribute randomized, uniform fake values in the others
+        sampler = sampler_for(source, n)
+        chosen = uniforms(sampler, d, n).astype(np.int64, copy=False)
         out = np.empty((n, d), dtype=np.int64)
         for j, (name, attr) in enumerate(zip(spec.names, spec.attributes, strict=True)):
             idx = _indices(attr, columns[j], name)
             size = attr.domain_size  # type: ignore[attr-defined]
-            honest = randomized_response_batch(source, idx, size, attr.exact_p_star, attr.exact_q_star)  # type: ignore[attr-defined]
-            fake = uniform_below(source, size, n).astype(np.int64)
-            out[:, j] = np.where(chosen == j, honest, fake)
+            mine, others = np.flatnonzero(chosen == j), np.flatnonzero(chosen != j)
+            p_star, q_star = attr.exact_p_star, attr.exact_q_star  # type: ignore[attr-defined]
+            out[mine, j] = randomized_response_batch(sampler, idx[mine], size, p_star, q_star)
+            out[others, j] = uniforms(sampler, size, others.size)
         return RecordBatch(spec=spec.fingerprint, n=n, indices=out)
     if spec.rsfd:
         return _rsfd_unary_records(spec, columns, source, n)
@@ -171,23 +177,27 @@ def _rsfd_unary_records(
     spec: MultiAttribute, columns: list[Sequence[Any]], source: RandomSource, n: int
 ) -> RecordBatch:
     """RS+FD over SUE/OUE: per user one attribute's UE report, fake data (zero or random) in the others."""
-    chosen = uniform_below(source, spec.dimension, n).astype(np.int64)
+    sampler = sampler_for(source, n)
+    chosen = uniforms(sampler, spec.dimension, n).astype(np.int64, copy=False)
     fake = RSFD_METHODS[spec.method][1]
     every = np.arange(n, dtype=np.int64)
     reports = []
     for j, (name, attr) in enumerate(zip(spec.names, spec.attributes, strict=True)):
         size = attr.domain_size  # type: ignore[attr-defined]
-        honest = unary_batch(attr, _indices(attr, columns[j], name), source, indices=True).column("bits")  # type: ignore[arg-type]
+        mine, others = np.flatnonzero(chosen == j), np.flatnonzero(chosen != j)  # each row draws its part
+        bits = np.empty((n, (size + 7) // 8), dtype=np.uint8)
+        values = _indices(attr, columns[j], name)[mine]
+        honest = unary_batch(attr, values, source, indices=True).column("bits")  # type: ignore[arg-type]
         other: np.ndarray | None
         if fake == "zero":
-            zero = np.zeros((n, (size + 63) // 64), dtype=np.uint64)
+            zero = np.zeros((others.size, (size + 63) // 64), dtype=np.uint64)
             lanes = bernoulli_words(source, zero, attr.exact_p_star, attr.exact_q_star)  # type: ignore[attr-defined]
             other = words_to_packed(lanes, size)
         else:
-            uniform = uniform_below(source, size, n).astype(np.int64)
+            uniform = uniforms(sampler, size, others.size).astype(np.int64, copy=False)
             other = unary_batch(attr, uniform, source, indices=True).column("bits")  # type: ignore[arg-type]
         assert honest is not None and other is not None
-        bits = np.where((chosen == j)[:, None], honest, other)
+        bits[mine], bits[others] = honest, other
         reports.append(ReportBatch(spec=attr.fingerprint, bits=bits))
     return RecordBatch(
         spec=spec.fingerprint, n=n, rows=tuple(every for _ in range(spec.dimension)), reports=tuple(reports)
