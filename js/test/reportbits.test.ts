@@ -18,6 +18,7 @@ import {
   lanesToPacked,
   parseFraction,
   randomRound,
+  runLaneWords,
   runLanes,
   runTable,
   toHex,
@@ -247,6 +248,139 @@ describe("subsets", () => {
   });
   it("refuses k outside [0, n]", () => {
     assert.throws(() => uniformSubset(3, 4, fixed([]).reader), /cannot choose 4 of 3/);
+  });
+});
+
+/** The same bytes each time, as a source (xorshift32 from `seed`): `read(n)` serves the next n. */
+function stream(seed: number): { read: (n: number) => Uint8Array } {
+  let x = seed;
+  return {
+    read: (n) =>
+      Uint8Array.from({ length: n }, () => {
+        x ^= x << 13;
+        x ^= x >>> 17;
+        x ^= x << 5;
+        return x & 255;
+      }),
+  };
+}
+
+/** Readers over the same bytes: 64 bytes a read (whole bytes ahead: the 8-bit fast paths) and one a read (bit by bit). */
+function twins(seed: number): [BitReader, BitReader] {
+  return [new BitReader(stream(seed), 64), new BitReader(stream(seed), 1)];
+}
+
+/** The lanes of `runLaneWords` drawn one lane a step, as the `bits` spec says (the reference of the fast loop). */
+function lanesOneByOne(width: number, groups: { mask: Uint32Array; probability: Fraction }[], reader: BitReader): Uint32Array {
+  const out = new Uint32Array((width + 31) >>> 5);
+  for (const { mask, probability: t } of groups) {
+    const rarerIsOne = 2n * t.num <= t.den;
+    const table = runTable(rarerIsOne ? t : fraction(t.den - t.num, t.den));
+    let likelier = 0;
+    let rare = false;
+    for (let w = 0; w < out.length; w++) {
+      for (let m = mask[w]; m; ) {
+        const lane = m & -m;
+        m ^= lane;
+        if (!likelier && !rare) {
+          likelier = table.sample(reader);
+          rare = likelier < RUN_CAP;
+        }
+        let one = rarerIsOne;
+        if (likelier) {
+          likelier--;
+          one = !one;
+        } else rare = false;
+        if (one) out[w] |= lane;
+      }
+    }
+  }
+  return out;
+}
+
+/** The spec's unranking, one exact step at a time (C(c − 1, i) = C(c, i)·(c − i)/c, C(c − 1, i − 1) = C(c, i)·i/c). */
+function unrankOneByOne(rank: bigint, n: number, k: number): number[] {
+  const members: number[] = [];
+  let c = n - 1;
+  let binom = binomial(c, k);
+  for (let i = k; i > 0; i--) {
+    while (binom > rank) {
+      binom = (binom * BigInt(c - i)) / BigInt(c);
+      c--;
+    }
+    members.unshift(c);
+    rank -= binom;
+    binom = c ? (binom * BigInt(i)) / BigInt(c) : 0n;
+    c--;
+  }
+  return members;
+}
+
+describe("fast paths: the same draws and bits as one bit at a time", () => {
+  it("walks over 8 bits at once (run tables, coins, uniform members) leave the reader where bit-by-bit walks do", () => {
+    const [fast, slow] = twins(12345);
+    const tables = [fraction(1n, 4n), fraction(269n, 1000n), fraction(1n, 2n), fraction(1n, 1000n)].map(runTable);
+    const sizes = [3, 10, 255, 1000, 1023];
+    for (let i = 0; i < 1000; i++) {
+      const table = tables[i % tables.length];
+      assert.equal(table.sample(fast), table.sample(slow));
+      const t = fraction(BigInt(1 + (i % 7)), 9n);
+      assert.equal(coin(t, fast), coin(t, slow));
+      const n = sizes[i % sizes.length];
+      assert.equal(uniform(n, fast), uniform(n, slow)); // members past 0: groups of n outcomes
+    }
+    for (let i = 0; i < 64; i++) assert.equal(fast.bit(), slow.bit());
+  });
+  it("runLaneWords takes a run's lanes a word at a time: the lanes of one lane a step", () => {
+    const [fast, slow] = twins(777);
+    const bytes = stream(99);
+    const probabilities = [fraction(1n, 4n), fraction(3n, 4n), fraction(269n, 1000n), fraction(1n, 2n), fraction(999n, 1000n), fraction(0n), fraction(1n)];
+    for (let i = 0; i < 120; i++) {
+      const width = 1 + ((i * 37) % 200);
+      const words = (width + 31) >>> 5;
+      const random = Uint32Array.from({ length: words }, () => new DataView(bytes.read(4).buffer).getUint32(0));
+      const full = Uint32Array.from({ length: words }, (_, w) => (w < words - 1 || width % 32 === 0 ? 0xffffffff : 2 ** (width % 32) - 1));
+      const mask = i % 3 === 0 ? full.map((x) => x & ~(1 << i % 32)) : random.map((x, w) => x & full[w]); // near-full or scattered lanes
+      const rest = mask.map((x, w) => ~x & full[w]);
+      const groups = [
+        { mask, probability: probabilities[i % probabilities.length] },
+        { mask: rest, probability: probabilities[(i + 3) % probabilities.length] },
+      ];
+      assert.deepEqual(runLaneWords(width, groups, fast), lanesOneByOne(width, groups, slow));
+    }
+    for (let i = 0; i < 64; i++) assert.equal(fast.bit(), slow.bit());
+  });
+  it("uniformSubset's unranking (doubles checked exactly near ties) gives the spec's members", () => {
+    const bytes = stream(2024);
+    const cases: [number, number][] = [[1023, 256], [200, 100], [64, 1], [64, 63], [30, 15], [10, 10], [10, 0], [1, 1]];
+    for (const [n, k] of cases) {
+      const total = binomial(n, k);
+      const ranks = [0n, 1n, total - 1n, total / 2n, total / 3n];
+      for (let i = 0; i < 4; i++) ranks.push(BigInt(`0x${toHex(bytes.read(140))}`) % total);
+      for (let j = 1; j <= Math.min(k, 5); j++) ranks.push(binomial(n - j, k) % total, (binomial(n - j, k) + total - 1n) % total); // at a step's edge
+      for (const rank of new Set(ranks.map((r) => r % total))) assert.deepEqual(unrankSubset(rank, n, k), unrankOneByOne(rank, n, k), `rank ${rank} of C(${n}, ${k})`);
+    }
+  });
+  it("uniformBig reads a wide range's leading zero digits as one integer: the walk of uniform(n)'s spec", () => {
+    const n = 2n ** 200n + 12345n;
+    const [fast, slow] = twins(31);
+    for (let i = 0; i < 20; i++) {
+      // the spec's walk over [(n, 1/n)] one level a step: d = 2d + bit; a level whose digit of 1/n is 1 ends at d < n, else d −= n
+      let d = 0n;
+      let rest = 1n;
+      let member = -1n;
+      while (member < 0n) {
+        d = 2n * d + BigInt(slow.bit());
+        rest *= 2n;
+        if (rest >= n) {
+          rest -= n;
+          if (d < n) member = d;
+          else d -= n;
+        }
+      }
+      assert.equal(uniformBig(n, fast), member);
+    }
+    for (let i = 0; i < 64; i++) assert.equal(fast.bit(), slow.bit());
   });
 });
 
