@@ -261,12 +261,6 @@ const PLANES_PER_BLOCK = 12;
  */
 export function binaryDigits({ num, den }: Fraction): () => boolean {
   if (!(0n <= num && num <= den && den > 0n)) throw new RangeError(`probability ${num}/${den} outside [0, 1]`);
-  if (den <= 1n << 52n) {
-    // on Numbers: 2·num ≤ 2·den ≤ 2^53 stays exact
-    let n = Number(num);
-    const d = Number(den);
-    return () => (n *= 2) >= d && ((n -= d), true);
-  }
   return () => (num *= 2n) >= den && ((num -= den), true);
 }
 
@@ -303,7 +297,7 @@ export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[],
       buffer = source.read(nbytes * PLANES_PER_BLOCK);
       offset = 0;
     }
-    for (let i = 0; i < nbytes; i++) plane[i] = buffer[offset + i];
+    plane.set(buffer.subarray(offset, offset + nbytes));
     open = false;
     for (let w = 0; w < nwords; w++) {
       let t = 0; // the lanes whose probability has digit 1 this round

@@ -58,40 +58,6 @@ export class BitReader {
     }
     return (this.byte >> --this.left) & 1;
   }
-
-  /**
-   * The next 8 bits (the first most significant) without serving them, or 256 when they are not all read
-   * yet: a walk then reads bit by bit, so no byte is read before a bit of it is needed.
-   */
-  peek(): number {
-    if (this.left === 8) return this.byte;
-    return this.offset < this.buffer.length ? (((this.byte << 8) | this.buffer[this.offset]) >> this.left) & 255 : 256;
-  }
-
-  /** Serves `n` ≤ 8 bits that `peek` showed. */
-  skip(n: number): void {
-    if (n > this.left) {
-      this.byte = this.buffer[this.offset];
-      this.buffer[this.offset++] = 0;
-      this.left += 8;
-    }
-    this.left -= n;
-  }
-
-  /** The next `count` bits as one integer, the first most significant (what `count` calls of `bit` serve). */
-  take(count: number): bigint {
-    let out = 0n;
-    let acc = 0;
-    let got = 0;
-    while (count--) {
-      acc = 2 * acc + this.bit();
-      if (++got === 48) {
-        out = (out << 48n) | BigInt(acc);
-        acc = got = 0;
-      }
-    }
-    return (out << BigInt(got)) | BigInt(acc);
-  }
 }
 
 const readers = new WeakMap<ByteSource, BitReader>();
@@ -125,6 +91,8 @@ interface Level {
   counts: number[];
   bigTotal: bigint;
   bigCounts: bigint[];
+  /** Every leaf here is its own group's (count 1): leaf d is group groups[d]. */
+  unit: boolean;
 }
 
 /** Below this many outcomes the walk's node index stays an exact Number (d < 2·count). */
@@ -141,10 +109,7 @@ const NUMBER_OUTCOMES = 2 ** 51;
  * count. Each outcome comes with probability exactly its digits' sum. Levels
  * are computed as walks first reach them, and kept. A distribution with one
  * outcome reads nothing. The walk runs on Numbers while its node index is
- * below 2^51 (always, with fewer than 2^51 outcomes), then on bigints. When
- * the reader holds the next 8 bits already (a pooled source), a table of the
- * walk's end for each 8-bit prefix takes the first 8 levels at once and
- * serves only the bits the walk reads: the same outcomes and bits.
+ * below 2^51 (always, with fewer than 2^51 outcomes), then on bigints.
  */
 export class KnuthYao {
   /** The group of the only outcome (the walk reads nothing), else -1. */
@@ -157,8 +122,6 @@ export class KnuthYao {
   private readonly sizes: bigint[] = [];
   private readonly digits: (() => boolean)[] = [];
   private readonly levels: Level[] = [];
-  /** `prefixes()`, made on first use. */
-  private fast?: Int32Array;
 
   /**
    * @param groups group g has `count` outcomes each of the exact `probability`; they must total exactly 1.
@@ -187,7 +150,7 @@ export class KnuthYao {
       this.digits.forEach((next, i) => next() && (groups.push(i), bigCounts.push(this.sizes[i])));
       const bigTotal = bigCounts.reduce((a, b) => a + b, 0n);
       const counts = bigCounts.map(Number);
-      this.levels.push({ groups, bigCounts, bigTotal, counts, total: Number(bigTotal) });
+      this.levels.push({ groups, bigCounts, bigTotal, counts, total: Number(bigTotal), unit: counts.every((c) => c === 1) });
     }
     return this.levels[depth];
   }
@@ -196,42 +159,6 @@ export class KnuthYao {
   sample(reader: BitReader): number {
     this.member = 0;
     if (this.certain >= 0) return this.certain;
-    // when its next 8 bits are read already: the walk's first 8 levels at once (its bits served, the rest left)
-    const entry = (this.fast ??= this.prefixes())[reader.peek()];
-    if (entry > 0) {
-      reader.skip(entry & 15);
-      this.member = (entry >> 4) & 255;
-      return entry >>> 12;
-    }
-    return this.walk(reader);
-  }
-
-  /**
-   * The walk's end for each 8-bit prefix: group·2^12 + member·2^4 + bits read, 0 past 8 bits (or a large
-   * group); entry 256 (no prefix read yet) 0.
-   */
-  private prefixes(): Int32Array {
-    const table = new Int32Array(257);
-    for (let prefix = 0; prefix < 256; prefix++) {
-      let used = 0;
-      const bits = {
-        bit: () => {
-          if (used > 7) throw table; // past the prefix: left 0
-          return (prefix >> (7 - used++)) & 1;
-        },
-      };
-      try {
-        this.member = 0;
-        const group = this.walk(bits as BitReader);
-        if (group < 2 ** 19) table[prefix] = group * 4096 + (this.member as number) * 16 + used; // member < 2^8
-      } catch (e) {
-        if (e !== table) throw e;
-      }
-    }
-    return table;
-  }
-
-  private walk(reader: BitReader): number {
     let d = 0;
     for (let depth = 0; ; depth++) {
       // exact on Numbers while d < 2^52: a count or total above d compares right even when rounded, and only
@@ -240,6 +167,7 @@ export class KnuthYao {
       d = 2 * d + reader.bit();
       const level = this.levels[depth] ?? this.level(depth);
       if (d < level.total) {
+        if (level.unit) return level.groups[d]; // one leaf a group: the d-th
         for (let i = 0; ; i++) {
           const count = level.counts[i];
           if (d < count) {
@@ -297,26 +225,11 @@ export function uniform(n: number, reader: BitReader): number {
   return table.member as number; // fewer than 2^51 outcomes: a Number
 }
 
-/**
- * A uniform integer in [0, n), any n > 0. From 2^51 on, the walk over n outcomes of 1/n in bigints: 1/n has
- * ⌈log₂ n⌉ − 1 leading zero digits (levels without leaves: their bits are read as one integer d); from there
- * each level whose digit is 1 ends the walk at d when d < n, else d −= n.
- */
+/** A uniform integer in [0, n), any n > 0. */
 export function uniformBig(n: bigint, reader: BitReader): bigint {
-  if (n < NUMBER_OUTCOMES) return BigInt(uniform(Number(n), reader)); // refuses n ≤ 0
-  const bits = n.toString(2).length;
-  const zeros = n & (n - 1n) ? bits - 1 : bits - 2;
-  let rest = 1n << BigInt(zeros); // 2^j mod n after level j: digit j + 1 is 1 when twice it reaches n
-  let d = reader.take(zeros);
-  for (;;) {
-    d = 2n * d + BigInt(reader.bit());
-    rest *= 2n;
-    if (rest >= n) {
-      rest -= n;
-      if (d < n) return d;
-      d -= n;
-    }
-  }
+  const table = uniformTable(n);
+  table.sample(reader);
+  return BigInt(table.member);
 }
 
 /** The walk of `coin(t)`: group 0 (true) with t, group 1 with 1 − t; kept per Fraction object. */
@@ -410,30 +323,19 @@ export function runLaneWords(width: number, groups: readonly WordLaneGroup[], re
     let likelier = 0; // lanes of the likelier symbol left in the current run
     let rare = false; // the current run ends with a lane of the rarer symbol
     for (let w = 0; w < out.length; w++) {
-      for (let m = mask[w] | 0; m; ) {
+      for (let m = mask[w]; m; ) {
+        const lane = m & -m; // the group's lanes in increasing order
+        m ^= lane;
         if (!likelier && !rare) {
           likelier = table.sample(reader);
           rare = likelier < RUN_CAP;
         }
-        let lanes = m & -m; // the group's next lane (its lanes in increasing order)
+        let one = rarerIsOne; // the symbol of this lane
         if (likelier) {
-          // the run's likelier lanes in this word at once: the group's next t = min(likelier, lanes left),
-          // one block when they are consecutive bits (a full mask's), else cleared one by one
-          const low = 31 - Math.clz32(lanes);
-          let t = Math.min(likelier, 32 - low);
-          lanes = (-1 >>> (32 - t)) << low;
-          if ((m & lanes) !== lanes) {
-            let rest = m;
-            for (t = 0; t < likelier && rest; t++) rest &= rest - 1; // the lowest lane cleared
-            lanes = m ^ rest;
-          }
-          likelier -= t;
-          if (!rarerIsOne) out[w] |= lanes;
-        } else {
-          rare = false;
-          if (rarerIsOne) out[w] |= lanes;
-        }
-        m ^= lanes;
+          likelier--;
+          one = !one;
+        } else rare = false;
+        if (one) out[w] |= lane;
       }
     }
   }
@@ -469,61 +371,20 @@ export function unrankSubset(rank: bigint, n: number, k: number): number[] {
   return unrank(rank, n, k, total);
 }
 
-/**
- * `unrankSubset` of a rank below total = C(n, k): the steps of the `bits` spec, c stepped down while
- * C(c, i) > rank. A step's factor C(c − 1, i)/C(c, i) = (c − i)/c (and C(c − 1, i − 1)/C(c, i) = i/c after a
- * member) is kept pending, several multiplied together while below 2^53, and applied exactly to C(c, i)
- * (one multiplication and one exact division) at a member. The comparisons before it are made in doubles
- * while they are certain: C(c, i) ≈ a·2^e is tracked step by step (relative error below (4n + 8)·2^-53 over
- * all steps) against the rank's top bits (below 3·2^-53), a step taken while a > rank's·2^-e/(1 − eps), eps
- * = (n + 4)·2^-50 above both; near a tie the exact comparisons decide.
- */
+/** `unrankSubset` of a rank below total = C(n, k). */
 function unrank(rank: bigint, n: number, k: number, total: bigint): number[] {
   const members = new Array<number>(k);
-  const eps = (n + 4) / 2 ** 50;
   let c = n - 1;
-  let binom = total; // C(c, i) = binom·num/den: C(n − 1, k) = C(n, k)·(n − k)/n
-  let num = n - k;
-  let den = n;
-  let e = Math.max(0, total.toString(16).length * 4 - 64); // C(c, i) ≈ a·2^e
-  let a = (Number(total >> BigInt(e)) * num) / den;
-  let shift = BigInt(e); // rank ≈ Number(rank >> shift)·2^shift, the top at least 2^60 (or shift 0)
+  let binom = k ? (total * BigInt(n - k)) / BigInt(n) : 0n; // C(c, i) for the current c and i: C(n − 1, k) first
   for (let i = k; i > 0; i--) {
-    if (!rank) {
-      for (; i > 0; i--) members[i - 1] = i - 1; // rank 0: C(c, i) > 0 down to c = i − 1, and every c after it
-      break;
-    }
-    let top = Number(rank >> shift);
-    while (top < 2 ** 60 && shift) {
-      shift = shift > 32n ? shift - 32n : 0n;
-      top = Number(rank >> shift);
-    }
-    if (a < 2 ** -900) {
-      a *= 2 ** 900;
-      e -= 900;
-    }
-    const above = (top * 2 ** (Number(shift) - e)) / (1 - eps); // C(c, i) ≈ a beyond it: certainly above rank
-    while (a > above && c > i) {
-      a = (a * (c - i)) / c; // C(c − 1, i) = C(c, i)·(c − i)/c
-      if (den * c >= 2 ** 53) {
-        binom = (binom * BigInt(num)) / BigInt(den);
-        num = den = 1;
-      }
-      num *= c - i;
-      den *= c;
-      c--;
-    }
-    binom = (binom * BigInt(num)) / BigInt(den); // C(c, i)
     while (binom > rank) {
-      a = (a * (c - i)) / c;
-      binom = (binom * BigInt(c - i)) / BigInt(c);
+      binom = (binom * BigInt(c - i)) / BigInt(c); // C(c − 1, i) = C(c, i)·(c − i)/c
       c--;
     }
     members[i - 1] = c;
     rank -= binom;
-    a = (a * i) / c; // C(c − 1, i − 1) = C(c, i)·i/c
-    num = i;
-    den = c--;
+    binom = c ? (binom * BigInt(i)) / BigInt(c) : 0n; // C(c − 1, i − 1) = C(c, i)·i/c
+    c--;
   }
   return members;
 }
