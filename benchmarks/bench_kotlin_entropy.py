@@ -24,15 +24,24 @@ RAPPOR   basic, d = 1,024 bits, f = 1/2, p = 1/4, q = 3/4, one persistent
 
 Figures are per CPU-second on a shared machine: read the ratios.
 
+``--before DIR`` then compares whole encoders with another build of the client (``DIR``: a checkout whose
+``kotlin/`` was built with ``mvn package``, e.g. a second worktree of the commit before the per-report bit
+samplers): ``EncodeBench`` of each build in its own JVM, the two builds' runs alternating (ABAB…, ``--pairs``
+pairs), each row the median reports per CPU-second of each build and their ratio, with the load average.
+
 Usage::
 
     python benchmarks/bench_kotlin_entropy.py               # 2 s per measurement
     python benchmarks/bench_kotlin_entropy.py --seconds 5 --no-build
+    python benchmarks/bench_kotlin_entropy.py --before /work/wt-old --pairs 3
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -65,15 +74,73 @@ def specs() -> dict[str, tuple[object, str, float]]:
     }
 
 
+def classpath_of(root: Path) -> str:
+    """``bench_kotlin.classpath`` of another checkout's built ``kotlin/`` (its harness, CLI JAR and runtime class path)."""
+    kotlin = root / "kotlin"
+    cli = kotlin / "ldp-client-cli" / "target"
+    return os.pathsep.join(
+        [
+            str(kotlin / "ldp-client-tests" / "target" / "test-classes"),
+            str(cli / "ldp-client-cli-0.1.0.jar"),
+            *sorted(str(p) for p in (cli / "lib").glob("*.jar")),
+        ]
+    )
+
+
+def encode_rate(classpath: str, item: str, seconds: float) -> float:
+    """One ``EncodeBench`` run of ``NAME=SPEC.json=VALUE`` in its own JVM: reports per CPU-second."""
+    done = subprocess.run(
+        ["java", "-cp", classpath, "dev.ldp.client.bench.EncodeBench", str(seconds), item],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        sys.exit(f"EncodeBench failed:\n{done.stderr[-3000:]}")
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["reports_per_s"])
+
+
+def before_after(before: Path, seconds: float, pairs: int) -> None:
+    """Whole encoders of this build against ``before``'s, runs alternating, medians and their ratio."""
+    builds = {"after": classpath(), "before": classpath_of(before)}
+    print(
+        f"Encoders, reports per CPU-second, median of {pairs} runs each, builds alternating ({before} before)"
+    )
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print(f"{'spec':<7} {'before':>12} {'after':>12} {'after÷before':>13}")
+    with tempfile.TemporaryDirectory() as directory:
+        for name, (spec, value, _) in specs().items():
+            path = Path(directory) / f"{name}.json"
+            path.write_text(spec.to_json())  # type: ignore[attr-defined]
+            rates: dict[str, list[float]] = {"before": [], "after": []}
+            for pair in range(pairs):
+                order = ["before", "after"] if pair % 2 == 0 else ["after", "before"]
+                for build_name in order:
+                    rates[build_name].append(
+                        encode_rate(builds[build_name], f"{name}={path}={value}", seconds)
+                    )
+            old, new = statistics.median(rates["before"]), statistics.median(rates["after"])
+            print(f"{name:<7} {old:>12,.0f} {new:>12,.0f} {new / old:>13.2f}")
+    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement (default 2)")
     parser.add_argument(
         "--no-build", action="store_true", help="use the modules' target/ folders as they are"
     )
+    parser.add_argument(
+        "--before", type=Path, help="another checkout with kotlin/ built: compare whole encoders"
+    )
+    parser.add_argument(
+        "--pairs", type=int, default=3, help="alternating runs per build with --before (default 3)"
+    )
     args = parser.parse_args()
     if not args.no_build:
         build()
+    if args.before is not None:
+        before_after(args.before, args.seconds, args.pairs)
+        return
     with tempfile.TemporaryDirectory() as directory:
         items = []
         for name, (spec, value, entropy) in specs().items():

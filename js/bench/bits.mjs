@@ -12,9 +12,11 @@
  * Columns: `B/report`, the bytes the encoder reads from its CSPRNG source
  * per report (a counting source over `reports` reports, untimed); `H
  * B/report`, the Shannon entropy of one report given the input, in bytes;
- * `÷ H`, their ratio (target ≤ 2); `reports/s`, encodes per second with the
- * default pooled CSPRNG (`cryptoSource`), one value per call, median of
- * `--runs`; `÷ before`, this build's rate over the `--before` build's.
+ * `÷ H`, their ratio (target ≤ 2); `reports/s`, encodes per CPU-second (user
+ * + sys of this process) with the default pooled CSPRNG (`cryptoSource`), one
+ * value per call, median of `--runs` runs of `--seconds`, the two builds' runs
+ * alternating (ABAB…: a shared machine's load moves); `÷ before`, this
+ * build's median over the `--before` build's.
  *
  * Entropies (exact probabilities of the spec, evaluated in doubles):
  * randomized response over d outputs (GRR, binary RR) −p log2 p − (d−1) q
@@ -30,6 +32,7 @@
  * benchmarks/bench_entropy.py).
  */
 import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
@@ -37,7 +40,7 @@ const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const REPORTS = Number(option("--reports", 20000));
 const SECONDS = Number(option("--seconds", 1));
-const RUNS = Number(option("--runs", 3));
+const RUNS = Number(option("--runs", 6));
 const BEFORE = option("--before", null);
 
 const load = async (dir) => import(new URL("index.js", new URL(`file://${dir}/`)).href);
@@ -105,7 +108,8 @@ function encoder(pkg, spec, source, client) {
 
 const CLIENT = { secret: Uint8Array.from({ length: 32 }, (_, i) => i), cohort: 7 };
 
-function measure(pkg, name, values) {
+/** Bytes per report (a counting source, untimed), the entropy, and an encoder on the pooled CSPRNG to time. */
+function prepare(pkg, name, values) {
   const spec = pkg.loadSpec(readFileSync(`${HERE}${name}.json`, "utf8"));
   const client = spec.mechanism === "rappor" ? CLIENT : undefined;
   let bytes = 0;
@@ -113,34 +117,44 @@ function measure(pkg, name, values) {
   const counted = encoder(pkg, spec, counting, client);
   for (let i = 0; i < REPORTS; i++) counted.encode(values[i % values.length]);
   const fast = encoder(pkg, spec, pkg.cryptoSource, client);
-  const rates = [];
-  for (let run = 0; run < RUNS; run++) {
-    let n = 0;
-    const warm = performance.now() + 200;
-    while (performance.now() < warm) fast.encode(values[n++ % values.length]);
-    n = 0;
-    const start = performance.now();
-    let now = start;
-    while (now - start < SECONDS * 1000) {
-      for (let i = 0; i < 256; i++) fast.encode(values[(n + i) % values.length]);
-      n += 256;
-      now = performance.now();
-    }
-    rates.push(n / ((now - start) / 1000));
+  let n = 0;
+  const warm = performance.now() + 200;
+  while (performance.now() < warm) fast.encode(values[n++ % values.length]);
+  return { bytes: bytes / REPORTS, entropy: entropyBits(pkg, spec, values, client) / 8, fast, rates: [] };
+}
+
+/** One timed run of `m.fast`: reports per CPU-second (user + sys) over about SECONDS of wall time. */
+function run(m, values) {
+  let n = 0;
+  const start = performance.now();
+  const cpu = process.cpuUsage();
+  while (performance.now() - start < SECONDS * 1000) {
+    for (let i = 0; i < 256; i++) m.fast.encode(values[(n + i) % values.length]);
+    n += 256;
   }
-  rates.sort((a, b) => a - b);
-  return { bytes: bytes / REPORTS, rate: rates[rates.length >> 1], entropy: entropyBits(pkg, spec, values, client) / 8 };
+  const used = process.cpuUsage(cpu);
+  m.rates.push(n / ((used.user + used.system) / 1e6));
+}
+
+/** The builds' measurements, their timed runs alternating (ABAB…, the first build alternating too). */
+function measure(pkgs, name, values) {
+  const ms = pkgs.map((pkg) => prepare(pkg, name, values));
+  for (let r = 0; r < RUNS; r++) for (const m of r % 2 ? [...ms].reverse() : ms) run(m, values);
+  for (const m of ms) {
+    m.rates.sort((a, b) => a - b);
+    m.rate = m.rates[m.rates.length >> 1];
+  }
+  return ms;
 }
 
 const pad = (s, n) => String(s).padStart(n);
 const head = ["mechanism", "build", "B/report", "H B/report", "÷ H", "reports/s", "÷ before"];
 const widths = [10, 8, 10, 11, 7, 11, 9];
-console.log(`d = 1,024, ε = 1; ${REPORTS} reports counted, rates the median of ${RUNS} × ${SECONDS} s (Node ${process.version})`);
+console.log(`d = 1,024, ε = 1; ${REPORTS} reports counted; reports per CPU-second, median of ${RUNS} runs of ${SECONDS} s, builds alternating (Node ${process.version}, load ${loadavg().map((x) => x.toFixed(2)).join(" ")})`);
 console.log(head.map((x, i) => pad(x, widths[i])).join(" "));
 for (const [label, name, values] of CASES) {
+  const [now, old] = measure(before ? [current, before] : [current], name, values);
   const rows = [];
-  const now = measure(current, name, values);
-  const old = before ? measure(before, name, values) : null;
   if (old) rows.push(["before", old, ""]);
   rows.push(["after", now, old ? (now.rate / old.rate).toFixed(2) : ""]);
   for (const [build, m, ratio] of rows) {

@@ -441,17 +441,14 @@ public object ReportBits {
         var rankApprox = r.approximate()
         var rankScale = r.scale()
         for (i in k downTo 1) {
+            // the rank in binom's units (2^scale), widened by TIE each way: approx above `high` is certainly
+            // above the rank, below `low` certainly not (made again when scale moves)
+            var high = Math.scalb(rankApprox, rankScale - scale) * (1 + TIE)
+            var low = Math.scalb(rankApprox, rankScale - scale) * (1 - TIE)
             while (true) {
-                val shift = scale - rankScale
-                val ratio = when {
-                    approx == 0.0 || rankApprox == 0.0 -> Double.NaN // a zero: compare exactly
-                    shift > 64 -> 2.0
-                    shift < -64 -> 0.0
-                    else -> Math.scalb(approx, shift) / rankApprox
-                }
-                val above = if (ratio > 1 + TIE) {
+                val above = if (approx > high && rankApprox != 0.0) {
                     true
-                } else if (ratio < 1 - TIE) {
+                } else if (approx < low) {
                     false
                 } else { // near a tie, or a zero: exact
                     binom.timesOver(num.toInt(), den.toInt())
@@ -471,6 +468,8 @@ public object ReportBits {
                 if (approx < 1e-100 && approx > 0) {
                     approx = Math.scalb(approx, 300)
                     scale -= 300
+                    high = Math.scalb(rankApprox, rankScale - scale) * (1 + TIE)
+                    low = Math.scalb(rankApprox, rankScale - scale) * (1 - TIE)
                 }
                 c--
             }
