@@ -47,7 +47,7 @@ import threading
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from fractions import Fraction
 from functools import lru_cache
 from itertools import islice
