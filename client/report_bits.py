@@ -10,7 +10,8 @@ outcome is undecided: at most H + 2 bits for a distribution of entropy H.
 
 * :class:`KnuthYao` — any distribution given as groups of equally likely
   outcomes ``(count, probability of each)``, probabilities exact rationals.
-* :func:`uniform`, :func:`coin` — its one-group and two-outcome cases.
+* :func:`uniform`, :func:`coin` — its one-group and two-outcome cases
+  (:func:`coin_ratio` for a probability given as two integers).
 * :func:`sample_lanes` — independent coins over bit lanes, drawn as runs of
   the likelier symbol (a run table of 256 outcomes, one walk a run).
 * :func:`uniform_subset` — a uniform k-subset: one uniform rank below
@@ -26,7 +27,7 @@ report, can tell a truthful randomized response from a flipped one (GRR at
 d = 4, ε = 1: 2, 4 or 8 bits only when the report is the true value), and
 where a coin's probability comes from the value (the numeric rounding coin,
 key-value's discretization) the count depends on the value. Nothing in the
-report carries the count, and the process's reader takes the OS CSPRNG 64
+report carries the count, and the process's reader takes the OS CSPRNG 256
 bytes at a time; only something that watches the device's CSPRNG use or
 times the encoder to the bit could see it.
 
@@ -64,6 +65,7 @@ __all__ = [
     "KnuthYao",
     "RunTable",
     "coin",
+    "coin_ratio",
     "csprng_bits",
     "draw",
     "reading_from",
@@ -77,8 +79,8 @@ __all__ = [
 #: Longest run of the likelier symbol one walk of :func:`sample_lanes` draws.
 RUN_CAP = 255
 
-#: Bytes the process's reader asks ``os.urandom`` for at a time.
-_CHUNK = 64
+#: Bytes the process's reader asks ``os.urandom`` for at a time (a 1,024-lane report takes about 140).
+_CHUNK = 256
 
 #: Levels of a walk done by one table lookup when the reader has their bits at hand.
 _PEEK = 8
@@ -124,12 +126,18 @@ class BitReader:
         self.bits_read = 0
         self.lock = threading.Lock()
 
-    def _refill(self) -> None:
-        data = self._source(self._chunk)
-        if not data:
+    def _refill(self, bits: int = 1) -> None:
+        """Read chunks until at least ``bits`` bits are at hand (at least one chunk)."""
+        chunks = [self._source(self._chunk)]
+        got = 8 * len(chunks[0])
+        while chunks[-1] and self._left + got < bits:
+            chunks.append(self._source(self._chunk))
+            got += 8 * len(chunks[-1])
+        if not chunks[-1]:
             raise ValueError("the byte source returned no bytes")
-        self._bits = (self._bits & ((1 << self._left) - 1)) << 8 * len(data) | int.from_bytes(data, "big")
-        self._left += 8 * len(data)
+        data = b"".join(chunks) if len(chunks) > 1 else chunks[0]
+        self._bits = (self._bits & ((1 << self._left) - 1)) << got | int.from_bytes(data, "big")
+        self._left += got
 
     def bit(self) -> int:
         """The next bit."""
@@ -339,23 +347,25 @@ class KnuthYao:
         """The first W levels as a table: entry v is the walk fed the W bits of v.
 
         (bits used, group, member) when the walk ends within them, else
-        (W, −1, d) with d its node at level W.
+        (W, −1, d) with d its node at level W. Filled leaf by leaf: after j
+        bits the walk's node is v − S_j, where S_j counts the leaves of the
+        first j levels in units of level j (S_j = 2·S_{j−1} + t_j), so the
+        leaf d of level j is the path 2·S_{j−1} + d and covers the 2^(W−j)
+        entries that start with it.
         """
         self._level(_PEEK - 1)
-        table = []
-        for v in range(1 << _PEEK):
-            d, depth = 0, 0
-            while depth < _PEEK:
-                d = 2 * d + ((v >> (_PEEK - 1 - depth)) & 1)
-                total, groups, starts = self._levels[depth]
-                if d < total:
-                    at = bisect_right(starts, d) - 1
-                    table.append((depth + 1, groups[at], d - starts[at]))
-                    break
-                d -= total
-                depth += 1
-            else:
-                table.append((_PEEK, -1, d))
+        table: list[tuple[int, int, int]] = [(0, 0, 0)] * (1 << _PEEK)
+        before = 0
+        for depth in range(_PEEK):
+            total, groups, starts = self._levels[depth]
+            span = 1 << (_PEEK - 1 - depth)
+            for group, start, end in zip(groups, starts, (*starts[1:], total)):
+                for member in range(end - start):
+                    first = (2 * before + start + member) * span
+                    table[first : first + span] = [(depth + 1, group, member)] * span
+            before = 2 * before + total
+        for v in range(before, 1 << _PEEK):  # still undecided after W bits
+            table[v] = (_PEEK, -1, v - before)
         return table
 
     def sample(self, reader: BitReader) -> tuple[int, int]:
@@ -371,6 +381,8 @@ class KnuthYao:
                     self._lookup = self._lookup_table()
             # the first levels have no leaf: their bits only make the node index
             return self._walk(reader, reader.take(empty), empty)
+        if type(reader) is BitReader and reader._chunk > 1:
+            return self._sample_in_place(reader, table)
         peeked = reader.peek(_PEEK)
         if peeked is None:
             return self._walk(reader, 0, 0)
@@ -379,6 +391,39 @@ class KnuthYao:
         if group >= 0:
             return group, member
         return self._walk(reader, member, _PEEK)
+
+    def _sample_in_place(self, reader: BitReader, table: list[tuple[int, int, int]]) -> tuple[int, int]:
+        """:meth:`sample` by the lookup table and then :meth:`_walk`, written out on the reader's bits.
+
+        The same bits and outcome; a report's one walk (GRR, the numeric
+        tables) without a method call a bit. The reader may read ahead.
+        """
+        if reader._left < _PEEK:
+            reader._refill(_PEEK)
+        bits, left = reader._bits, reader._left
+        used, group, member = table[(bits >> (left - _PEEK)) & _PEEK_MASK]
+        left -= used
+        spent = used
+        if group < 0:
+            levels, d, depth = self._levels, member, _PEEK
+            while True:
+                if not left:
+                    reader._left = 0
+                    reader._refill()
+                    bits, left = reader._bits, reader._left
+                left -= 1
+                spent += 1
+                d = 2 * d + ((bits >> left) & 1)
+                total, groups, starts = levels[depth] if depth < len(levels) else self._level(depth)
+                if d < total:
+                    at = bisect_right(starts, d) - 1
+                    group, member = groups[at], d - starts[at]
+                    break
+                d -= total
+                depth += 1
+        reader._left = left
+        reader.bits_read += spent
+        return group, member
 
 
 def draw(table: KnuthYao, reader: BitReader | None = None) -> tuple[int, int]:
@@ -408,10 +453,21 @@ def coin(probability: Fraction, reader: BitReader | None = None) -> bool:
     ends at the first bit 0, true when t's digit there is 1 (U < t, digit by
     digit). At t's last digit (a dyadic t) both have a leaf: bit 0 is true.
     """
-    probability = Fraction(probability)
-    num, den = probability.numerator, probability.denominator
-    if not 0 <= num <= den:
-        raise ValueError(f"probability must be in [0, 1], got {probability}")
+    if type(probability) is not Fraction:
+        probability = Fraction(probability)
+    return coin_ratio(probability.numerator, probability.denominator, reader)
+
+
+def coin_ratio(numerator: int, denominator: int, reader: BitReader | None = None) -> bool:
+    """:func:`coin` of numerator/denominator, not reduced first (the same digits, so the same bits and answer).
+
+    For a probability made per report (a rounding fraction over 2^53): no
+    :class:`~fractions.Fraction` is built. The reader's bits are read in
+    place (the walk reads about two).
+    """
+    num, den = numerator, denominator
+    if not 0 <= num <= den or den <= 0:
+        raise ValueError(f"probability must be in [0, 1], got {Fraction(numerator, denominator or 1)}")
     if num == 0 or num == den:
         return num == den
     reader = reader or csprng_bits()
@@ -421,7 +477,11 @@ def coin(probability: Fraction, reader: BitReader | None = None) -> bool:
             digit = num >= den
             if digit:
                 num -= den
-            if not reader.bit():
+            if not reader._left:
+                reader._refill()
+            reader._left -= 1
+            reader.bits_read += 1
+            if not (reader._bits >> reader._left) & 1:
                 return digit
             if num == 0:  # t's last digit was 1, and the bit 1 took 1 − t's leaf
                 return False
@@ -659,31 +719,37 @@ def _decode_runs(code: RunCode, table: RunTable, counts: Sequence[int], reader: 
 
     A block is the reader's next bits (read ahead as needed), enough for
     the lanes still to fill with a margin. Its runs are decoded in C
-    (:func:`_decode_block`), their lanes joined and cut at each group's
-    end, and the reader then spends exactly the bits of the runs used: the
-    bits after them serve the next draw as after the walks. A run the code
-    leaves undecided (an escape) is walked from its first bit by
-    ``table.sample``; a block that falls short is followed by another.
+    (:func:`_decode_block`) to one text of lanes, which each group takes
+    in turn (the rest of its last run skipped), and the reader then spends
+    exactly the bits of the runs used: the bits after them serve the next
+    draw as after the walks. A run the code leaves undecided (an escape) is
+    walked from its first bit by ``table.sample``; a block that falls
+    short is followed by another.
     """
     pieces: list[list[str]] = [[] for _ in counts]
     group, filled = 0, 0
     while group < len(counts):
         still = counts[group] - filled + sum(counts[group + 1 :])
         block = _next_bits(reader, int(still * code.bits_per_lane * 1.05) + 2 * code.depth)
-        runs, marks = _decode_block(block, code, still / table.lanes_per_run, still)
-        used, escape = 0, False
-        while group < len(counts) and used < len(runs):
-            need = counts[group] - filled
-            lanes = "".join(runs[used:] if used else runs)[:need]
+        text, marks = _decode_block(block, code, still / table.lanes_per_run, still)
+        at = used = 0  # where the next run starts in ``text``; the runs before it
+        escape = False
+        while group < len(counts) and at < len(text):
+            lanes = text[at : at + counts[group] - filled]
             stop = lanes.find(_ESCAPE)
             if stop >= 0:
                 lanes, escape = lanes[:stop], True
-            # whole runs end in 1 or c; a run cut at the group's last lane ends in 0
-            used += lanes.count("1") + lanes.count("c") + (lanes[-1:] == "0")
+            used += lanes.count("1") + lanes.count("c")  # whole runs end in 1 or c
             pieces[group].append(lanes)
             filled += len(lanes)
+            at += len(lanes)
             if escape:
                 break
+            if lanes[-1:] == "0":  # the group's last run goes on past its last lane: the rest is not used
+                used += 1
+                end = text.find("1", at)
+                capped = text.find("c", at, end if end >= 0 else len(text))
+                at = (capped if capped >= 0 else end) + 1
             if filled == counts[group]:
                 group, filled = group + 1, 0
         spent = _bits_of_runs(block, code, marks, used)
@@ -703,33 +769,35 @@ def _decode_runs(code: RunCode, table: RunTable, counts: Sequence[int], reader: 
 
 def _decode_block(
     block: bitarray, code: RunCode, runs_expected: float, lanes: int
-) -> tuple[list[str], list[tuple[int, int]]]:
-    """The runs of ``block`` (lanes text each) until they fill ``lanes`` lanes or the block ends.
+) -> tuple[str, list[tuple[int, int]]]:
+    """The lanes text of the runs of ``block`` until they fill ``lanes`` lanes or the block ends.
 
     Decoded a stretch at a time: first the runs expected less about two
     standard deviations (√runs), then about one standard deviation at a
-    time, so that little past the lanes asked for is decoded. ``marks`` holds (runs decoded, bits they took)
-    at the start of each stretch, for :func:`_bits_of_runs`.
+    time, so that little past the lanes asked for is decoded. ``marks``
+    holds (runs decoded, bits they took) at the start of each stretch, for
+    :func:`_bits_of_runs`.
     """
     it = block.decode(code.lanes)
-    runs: list[str] = []
+    texts: list[str] = []
     marks: list[tuple[int, int]] = []
-    have = 0
+    runs = have = 0
     deviation = runs_expected**0.5
     stretch = max(int(runs_expected - 2 * deviation), 8)
     while have < lanes:
-        marks.append((len(runs), it.index))
-        before = len(runs)
+        marks.append((runs, it.index))
+        decoded: list[str] = []
         try:
-            runs.extend(islice(it, stretch))  # the runs before an error are kept
+            decoded.extend(islice(it, stretch))  # the runs before an error are kept
         except ValueError:  # the block's end cuts its last run
-            have += len("".join(runs[before:]))
-            break
-        have += len("".join(runs[before:]))
-        if len(runs) - before < stretch:
+            stretch = -1
+        texts.append("".join(decoded))
+        have += len(texts[-1])
+        runs += len(decoded)
+        if len(decoded) < stretch or stretch < 0:
             break
         stretch = max(int(deviation), 8)
-    return runs, marks
+    return "".join(texts), marks
 
 
 def _bits_of_runs(block: bitarray, code: RunCode, marks: list[tuple[int, int]], used: int) -> int:
@@ -744,8 +812,8 @@ def _bits_of_runs(block: bitarray, code: RunCode, marks: list[tuple[int, int]], 
 
 def _next_bits(reader: BitReader, n: int) -> bitarray:
     """The reader's next ``n`` bits, not spent (its source read ahead as needed)."""
-    while reader._left < n:
-        reader._refill()
+    if reader._left < n:
+        reader._refill(n)
     return int2ba((reader._bits >> (reader._left - n)) & ((1 << n) - 1), n)
 
 

@@ -469,3 +469,40 @@ def test_decoding_tiny_groups_reads_the_plain_walks_bits_for_every_start(monkeyp
             expected, _ = _plain_lanes(7, groups, plain)
             assert sample_lanes(7, groups, reader) == expected
             assert reader.bits_read == plain.bits_read
+
+
+def _lookup_by_walks(table: KnuthYao) -> list[tuple[int, int, int]]:
+    """The 8-bit lookup table walked entry by entry: each v fed to the walk bit by bit."""
+    out = []
+    for v in range(256):
+        bits = _Bits(tuple((v >> (7 - i)) & 1 for i in range(8)))
+        try:
+            group, member = table.sample(bits)  # type: ignore[arg-type]
+            out.append((bits.bits_read, group, member))
+        except LookupError:  # undecided after 8 bits: its node at level 8
+            d = v
+            for depth in range(8):
+                d -= table._level(depth)[0] * (1 << (7 - depth))
+            out.append((8, -1, d))
+    return out
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        KnuthYao([(3, Fraction(1, 3))]),
+        KnuthYao(
+            [
+                (1, Fraction(48886180638618267, 1 << 64)),
+                (1023, (1 - Fraction(48886180638618267, 1 << 64)) / 1023),
+            ]
+        ),
+        KnuthYao([((1 << 64) + 13, Fraction(1, (1 << 64) + 13))]),
+        KnuthYao([(2, Fraction(1, 10)), (1, Fraction(1, 2)), (3, Fraction(1, 10))]),
+        KnuthYao([(1, Fraction(1, 2)), (1, Fraction(1, 4)), (1, Fraction(1, 4))]),
+        run_table.__wrapped__(Fraction(1, 1000)),
+    ],
+)
+def test_the_lookup_table_filled_leaf_by_leaf_is_the_walks(table):
+    """Entry v of the 8-bit lookup table (filled from the levels' leaves) is the walk fed v's bits."""
+    assert table._lookup_table() == _lookup_by_walks(table)
