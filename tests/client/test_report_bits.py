@@ -506,3 +506,19 @@ def _lookup_by_walks(table: KnuthYao) -> list[tuple[int, int, int]]:
 def test_the_lookup_table_filled_leaf_by_leaf_is_the_walks(table):
     """Entry v of the 8-bit lookup table (filled from the levels' leaves) is the walk fed v's bits."""
     assert table._lookup_table() == _lookup_by_walks(table)
+
+
+def test_runs_drawn_counts_every_run_whatever_the_chunk():
+    """A table counts the runs it decodes as those it walks: it builds its code at the same run for any chunk."""
+    from ldp.client.report_bits import _rare_lanes
+
+    data = PRFStream(b"test-report-bits-runs-drawn")(4096)
+    counted = []
+    for chunk in (1, 64):
+        table = run_table.__wrapped__(_OUE_Q)
+        table.runs_drawn = report_bits._CODE_AFTER  # decodes when the reader reads ahead
+        reader = BitReader(_Stream(data), chunk)
+        lanes = [_rare_lanes(table, [1000, 23], reader) for _ in range(5)]
+        counted.append((table.runs_drawn, reader.bits_read, lanes))
+    assert counted[0] == counted[1]
+    assert counted[0][0] > report_bits._CODE_AFTER + 5 * 1023 * float(_OUE_Q) / 2
