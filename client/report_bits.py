@@ -13,7 +13,10 @@ outcome is undecided: at most H + 2 bits for a distribution of entropy H.
 * :func:`uniform`, :func:`coin` — its one-group and two-outcome cases
   (:func:`coin_ratio` for a probability given as two integers).
 * :func:`sample_lanes` — independent coins over bit lanes, drawn as runs of
-  the likelier symbol (a run table of 256 outcomes, one walk a run).
+  the likelier symbol (a run table of 256 outcomes, one walk a run). A busy
+  table's walks also form a prefix code (:class:`RunCode`) that
+  :mod:`bitarray` decodes in C, hundreds of runs a block, spending exactly
+  the walks' bits.
 * :func:`uniform_subset` — a uniform k-subset: one uniform rank below
   C(n, k), unranked in the combinatorial number system.
 
@@ -96,6 +99,12 @@ _DECODE_RUNS = 100
 
 #: Walks of a table (with a leaf within its first W levels) after which it builds its lookup table.
 _LOOKUP_AFTER = 16
+
+#: Levels of a walk done by one lookup of a busy table (one walk a report: GRR, the numeric tables; also a
+#: table whose first leaf is below level 8, as GRR's at d = 1,024), and the walks on a reader that may read
+#: ahead after which a table builds that wider lookup (4,096 entries).
+_WIDE_PEEK = 12
+_WIDE_AFTER = 1024
 
 
 class BitReader:
@@ -304,7 +313,9 @@ class KnuthYao:
         self._grow_pid = os.getpid()
         self._empty: int | None = None
         self._lookup: list[tuple[int, int, int]] | None = None
+        self._wide: list[tuple[int, int, int]] | None = None
         self._uses = 0
+        self._busy = 0
 
     def _level(self, depth: int) -> _Level:
         if (
@@ -343,8 +354,8 @@ class KnuthYao:
             self._empty = empty
         return self._empty
 
-    def _lookup_table(self) -> list[tuple[int, int, int]]:
-        """The first W levels as a table: entry v is the walk fed the W bits of v.
+    def _lookup_table(self, width: int = _PEEK) -> list[tuple[int, int, int]]:
+        """The first W = ``width`` levels as a table: entry v is the walk fed the W bits of v.
 
         (bits used, group, member) when the walk ends within them, else
         (W, −1, d) with d its node at level W. Filled leaf by leaf: after j
@@ -353,25 +364,32 @@ class KnuthYao:
         leaf d of level j is the path 2·S_{j−1} + d and covers the 2^(W−j)
         entries that start with it.
         """
-        self._level(_PEEK - 1)
-        table: list[tuple[int, int, int]] = [(0, 0, 0)] * (1 << _PEEK)
+        self._level(width - 1)
+        table: list[tuple[int, int, int]] = [(0, 0, 0)] * (1 << width)
         before = 0
-        for depth in range(_PEEK):
+        for depth in range(width):
             total, groups, starts = self._levels[depth]
-            span = 1 << (_PEEK - 1 - depth)
+            span = 1 << (width - 1 - depth)
             for group, start, end in zip(groups, starts, (*starts[1:], total)):
                 for member in range(end - start):
                     first = (2 * before + start + member) * span
                     table[first : first + span] = [(depth + 1, group, member)] * span
             before = 2 * before + total
-        for v in range(before, 1 << _PEEK):  # still undecided after W bits
-            table[v] = (_PEEK, -1, v - before)
+        for v in range(before, 1 << width):  # still undecided after W bits
+            table[v] = (width, -1, v - before)
         return table
 
     def sample(self, reader: BitReader) -> tuple[int, int]:
         """One outcome ``(group index, member index)``; the caller holds ``reader.lock``."""
         if self.certain is not None:
             return self.certain
+        in_place = type(reader) is BitReader and reader._chunk > 1
+        if in_place:
+            if self._wide is not None:
+                return self._sample_in_place(reader, self._wide, _WIDE_PEEK)
+            self._busy += 1
+            if self._busy == _WIDE_AFTER:  # a busy table: its first 12 levels become one lookup
+                self._wide = self._lookup_table(_WIDE_PEEK)
         table = self._lookup
         if table is None:
             empty = self._empty_levels()
@@ -381,8 +399,8 @@ class KnuthYao:
                     self._lookup = self._lookup_table()
             # the first levels have no leaf: their bits only make the node index
             return self._walk(reader, reader.take(empty), empty)
-        if type(reader) is BitReader and reader._chunk > 1:
-            return self._sample_in_place(reader, table)
+        if in_place:
+            return self._sample_in_place(reader, table, _PEEK)
         peeked = reader.peek(_PEEK)
         if peeked is None:
             return self._walk(reader, 0, 0)
@@ -392,20 +410,23 @@ class KnuthYao:
             return group, member
         return self._walk(reader, member, _PEEK)
 
-    def _sample_in_place(self, reader: BitReader, table: list[tuple[int, int, int]]) -> tuple[int, int]:
-        """:meth:`sample` by the lookup table and then :meth:`_walk`, written out on the reader's bits.
+    def _sample_in_place(
+        self, reader: BitReader, table: list[tuple[int, int, int]], width: int
+    ) -> tuple[int, int]:
+        """:meth:`sample` by a lookup table of ``width`` levels and then the walk, written out on the reader's bits.
 
-        The same bits and outcome; a report's one walk (GRR, the numeric
-        tables) without a method call a bit. The reader may read ahead.
+        The same bits and outcome as :meth:`_walk`; a report's one walk (GRR,
+        the numeric tables) without a method call a bit. The reader may read
+        ahead.
         """
-        if reader._left < _PEEK:
-            reader._refill(_PEEK)
+        if reader._left < width:
+            reader._refill(width)
         bits, left = reader._bits, reader._left
-        used, group, member = table[(bits >> (left - _PEEK)) & _PEEK_MASK]
+        used, group, member = table[(bits >> (left - width)) & ((1 << width) - 1)]
         left -= used
         spent = used
         if group < 0:
-            levels, d, depth = self._levels, member, _PEEK
+            levels, d, depth = self._levels, member, width
             while True:
                 if not left:
                     reader._left = 0

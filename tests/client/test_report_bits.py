@@ -471,19 +471,19 @@ def test_decoding_tiny_groups_reads_the_plain_walks_bits_for_every_start(monkeyp
             assert reader.bits_read == plain.bits_read
 
 
-def _lookup_by_walks(table: KnuthYao) -> list[tuple[int, int, int]]:
-    """The 8-bit lookup table walked entry by entry: each v fed to the walk bit by bit."""
+def _lookup_by_walks(table: KnuthYao, width: int) -> list[tuple[int, int, int]]:
+    """The lookup table of ``width`` levels walked entry by entry: each v fed to the walk bit by bit."""
     out = []
-    for v in range(256):
-        bits = _Bits(tuple((v >> (7 - i)) & 1 for i in range(8)))
+    for v in range(1 << width):
+        bits = _Bits(tuple((v >> (width - 1 - i)) & 1 for i in range(width)))
         try:
             group, member = table.sample(bits)  # type: ignore[arg-type]
             out.append((bits.bits_read, group, member))
-        except LookupError:  # undecided after 8 bits: its node at level 8
+        except LookupError:  # undecided after ``width`` bits: its node at that level
             d = v
-            for depth in range(8):
-                d -= table._level(depth)[0] * (1 << (7 - depth))
-            out.append((8, -1, d))
+            for depth in range(width):
+                d -= table._level(depth)[0] * (1 << (width - 1 - depth))
+            out.append((width, -1, d))
     return out
 
 
@@ -504,8 +504,9 @@ def _lookup_by_walks(table: KnuthYao) -> list[tuple[int, int, int]]:
     ],
 )
 def test_the_lookup_table_filled_leaf_by_leaf_is_the_walks(table):
-    """Entry v of the 8-bit lookup table (filled from the levels' leaves) is the walk fed v's bits."""
-    assert table._lookup_table() == _lookup_by_walks(table)
+    """Entry v of the 8- and 12-bit lookup tables (filled from the levels' leaves) is the walk fed v's bits."""
+    assert table._lookup_table() == _lookup_by_walks(table, 8)
+    assert table._lookup_table(12) == _lookup_by_walks(table, 12)
 
 
 def test_runs_drawn_counts_every_run_whatever_the_chunk():
