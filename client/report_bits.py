@@ -866,15 +866,16 @@ def _packed_int(lanes: np.ndarray) -> int:
     return int.from_bytes(np.packbits(lanes, bitorder="little").tobytes(), "little")
 
 
-def _lane_map(mask: int) -> tuple[int, int, np.ndarray | None]:
-    """How position i of ``mask``'s set bits maps to a lane: (shift, skipped lane or −1, or the lanes listed)."""
-    low = (mask & -mask).bit_length() - 1
-    if (mask + (mask & -mask)).bit_count() == 1:  # one contiguous run of lanes from ``low``
-        return low, -1, None
+def _lane_shape(mask: int) -> tuple[int, int] | None:
+    """(shift, skipped lane or −1) when ``mask`` is one run of lanes from ``shift``, or every lane up to its top but
+    one; None when it is scattered."""
+    low = mask & -mask
+    if (mask + low).bit_count() == 1:  # one contiguous run of lanes from the lowest
+        return low.bit_length() - 1, -1
     gap = ((1 << mask.bit_length()) - 1) ^ mask
     if gap.bit_count() == 1:  # every lane up to the top but one
-        return 0, gap.bit_length() - 1, None
-    return 0, -1, np.flatnonzero(_mask_lanes(mask))
+        return 0, gap.bit_length() - 1
+    return None
 
 
 def _lanes_of(positions: Sequence[int] | np.ndarray, mask: int) -> int:
@@ -883,19 +884,23 @@ def _lanes_of(positions: Sequence[int] | np.ndarray, mask: int) -> int:
     Integer shifts for a few positions of a contiguous mask (or one lane
     short of it), NumPy's bit packing otherwise.
     """
-    shift, skipped, listed = _lane_map(mask)
-    if listed is None and len(positions) <= 64:
+    shape = _lane_shape(mask)
+    if shape is not None and len(positions) <= 64:
+        shift, skipped = shape
         lanes = 0
         for position in positions:
             lanes |= 1 << (position + shift + (skipped >= 0 and position >= skipped))
         return lanes
     at = np.asarray(positions, dtype=np.int64)
-    if listed is not None:
-        at = listed[at]
-    elif skipped >= 0:
-        at = at + (at >= skipped)
+    if shape is None:
+        at = np.flatnonzero(_mask_lanes(mask))[at]
+    else:
+        shift, skipped = shape
+        if skipped >= 0:
+            at = at + (at >= skipped)
+        at = at + shift
     unpacked = np.zeros(mask.bit_length(), dtype=np.uint8)
-    unpacked[at + shift] = 1
+    unpacked[at] = 1
     return _packed_int(unpacked)
 
 
@@ -905,11 +910,12 @@ def _lanes_of_text(lanes: str, mask: int) -> int:
     Text to integer in C (``int(text, 2)``) for a contiguous mask or one
     lane short of it; a scattered mask's lanes are filled in order by NumPy.
     """
-    shift, skipped, listed = _lane_map(mask)
-    if listed is not None:
+    shape = _lane_shape(mask)
+    if shape is None:
         unpacked = _mask_lanes(mask)
-        unpacked[unpacked.view(bool)] = np.frombuffer(lanes.encode("ascii"), dtype=np.uint8) == ord("1")
+        unpacked[unpacked.view(bool)] = np.frombuffer(lanes.encode("ascii"), dtype=np.uint8) & 1  # "0", "1"
         return _packed_int(unpacked)
+    shift, skipped = shape
     dense = int(lanes[::-1], 2)
     if skipped >= 0:
         dense = dense & ((1 << skipped) - 1) | (dense >> skipped) << (skipped + 1)
