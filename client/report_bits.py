@@ -398,6 +398,8 @@ class KnuthYao:
                 self._uses += 1
                 if self._uses == _LOOKUP_AFTER:  # a table in use: its first levels become one lookup
                     self._lookup = self._lookup_table()
+            if in_place:
+                return self._sample_in_place(reader, None, 0)
             # the first levels have no leaf: their bits only make the node index
             return self._walk(reader, reader.take(empty), empty)
         if in_place:
@@ -412,20 +414,24 @@ class KnuthYao:
         return self._walk(reader, member, _PEEK)
 
     def _sample_in_place(
-        self, reader: BitReader, table: list[tuple[int, int, int]], width: int
+        self, reader: BitReader, table: list[tuple[int, int, int]] | None, width: int
     ) -> tuple[int, int]:
-        """:meth:`sample` by a lookup table of ``width`` levels and then the walk, written out on the reader's bits.
+        """:meth:`sample` by a lookup table of ``width`` levels (None: none) and then the walk, on the reader's bits.
 
-        The same bits and outcome as :meth:`_walk`; a report's one walk (GRR,
-        the numeric tables) without a method call a bit. The reader may read
-        ahead.
+        The same bits and outcome as :meth:`_walk` from the root; a report's
+        one walk (GRR, the numeric tables) without a method call a bit. The
+        reader may read ahead.
         """
-        if reader._left < width:
-            reader._refill(width)
-        bits, left = reader._bits, reader._left
-        used, group, member = table[(bits >> (left - width)) & ((1 << width) - 1)]
-        left -= used
-        spent = used
+        if table is None:
+            bits, left = reader._bits, reader._left
+            group, member, spent = -1, 0, 0
+        else:
+            if reader._left < width:
+                reader._refill(width)
+            bits, left = reader._bits, reader._left
+            used, group, member = table[(bits >> (left - width)) & ((1 << width) - 1)]
+            left -= used
+            spent = used
         if group < 0:
             levels, d, depth = self._levels, member, width
             while True:
