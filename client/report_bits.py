@@ -66,6 +66,7 @@ __all__ = [
     "RUN_CAP",
     "BitReader",
     "KnuthYao",
+    "RunCode",
     "RunTable",
     "coin",
     "coin_ratio",
