@@ -852,7 +852,12 @@ def _as_lanes(pieces: list[str], count: int) -> str:
 
 
 def _rare_positions(table: RunTable, count: int, reader: BitReader) -> list[int]:
-    """Where the rarer symbol falls among ``count`` coins of ``table`` (positions counted from 0)."""
+    """Where the rarer symbol falls among ``count`` coins of ``table`` (positions counted from 0).
+
+    :func:`_rare_lanes` as positions, for the tests that hold the decoded
+    runs to the walks; the encoders map the lanes' text directly
+    (:func:`_lanes_of_text`).
+    """
     return _ones(_rare_lanes(table, [count], reader)[0]).tolist()
 
 
@@ -888,6 +893,9 @@ def _lane_shape(mask: int) -> tuple[int, int] | None:
 
 def _lanes_of(positions: Sequence[int] | np.ndarray, mask: int) -> int:
     """The lanes of ``mask`` at ``positions`` (its set bits counted from the lowest), as an integer.
+
+    The map :func:`_lanes_of_text` makes from text, from positions (the
+    tests check the masks' shapes with it).
 
     Integer shifts for a few positions of a contiguous mask (or one lane
     short of it), NumPy's bit packing otherwise.
