@@ -36,7 +36,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ldp.client.encoders import stateless_factory
-from ldp.client.report_bits import KnuthYao, coin, draw
+from ldp.client.report_bits import KnuthYao, coin, coin_ratio, draw
 from ldp.errors import InputError, SpecError
 from ldp.numeric_math import band_inverse_cdf
 from ldp.report import Report
@@ -120,7 +120,7 @@ class NumericEncoder:
         """Unbiased random rounding of pos ≥ 0 to an integer (CSPRNG coin)."""
         i = int(pos)
         frac = pos - i
-        if frac and coin(Fraction(int(frac * _ROUND_SCALE), 1 << _ROUND_BITS)):
+        if frac and coin_ratio(int(frac * _ROUND_SCALE), 1 << _ROUND_BITS):
             i += 1
         return i
 
@@ -133,7 +133,7 @@ class NumericEncoder:
             return self._out[side if keep else 1 - side]
         i = self._round(u * self._K)
         if self._hybrid and not coin(self._alpha):  # Duchi part, input t_i
-            side = 1 if coin(Fraction(i, self._K)) else 0
+            side = 1 if coin_ratio(i, self._K) else 0
             keep = coin(self._duchi_p)
             return self._d_out[side if keep else 1 - side]
         if self._shift:

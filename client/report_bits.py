@@ -10,9 +10,13 @@ outcome is undecided: at most H + 2 bits for a distribution of entropy H.
 
 * :class:`KnuthYao` — any distribution given as groups of equally likely
   outcomes ``(count, probability of each)``, probabilities exact rationals.
-* :func:`uniform`, :func:`coin` — its one-group and two-outcome cases.
+* :func:`uniform`, :func:`coin` — its one-group and two-outcome cases
+  (:func:`coin_ratio` for a probability given as two integers).
 * :func:`sample_lanes` — independent coins over bit lanes, drawn as runs of
-  the likelier symbol (a run table of 256 outcomes, one walk a run).
+  the likelier symbol (a run table of 256 outcomes, one walk a run). A busy
+  table's walks also form a prefix code (:class:`RunCode`) that
+  :mod:`bitarray` decodes in C, hundreds of runs a block, spending exactly
+  the walks' bits.
 * :func:`uniform_subset` — a uniform k-subset: one uniform rank below
   C(n, k), unranked in the combinatorial number system.
 
@@ -26,7 +30,7 @@ report, can tell a truthful randomized response from a flipped one (GRR at
 d = 4, ε = 1: 2, 4 or 8 bits only when the report is the true value), and
 where a coin's probability comes from the value (the numeric rounding coin,
 key-value's discretization) the count depends on the value. Nothing in the
-report carries the count, and the process's reader takes the OS CSPRNG 64
+report carries the count, and the process's reader takes the OS CSPRNG 256
 bytes at a time; only something that watches the device's CSPRNG use or
 times the encoder to the bit could see it.
 
@@ -45,21 +49,27 @@ from __future__ import annotations
 import os
 import threading
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
 from functools import lru_cache
+from itertools import islice
 from math import comb, lcm
 from typing import Any
 
 import numpy as np
+from bitarray import bitarray, decodetree
+from bitarray.util import int2ba
 
 __all__ = [
     "RUN_CAP",
     "BitReader",
     "KnuthYao",
+    "RunCode",
     "RunTable",
     "coin",
+    "coin_ratio",
     "csprng_bits",
     "draw",
     "reading_from",
@@ -73,20 +83,30 @@ __all__ = [
 #: Longest run of the likelier symbol one walk of :func:`sample_lanes` draws.
 RUN_CAP = 255
 
-#: Bytes the process's reader asks ``os.urandom`` for at a time.
-_CHUNK = 64
+#: Bytes the process's reader asks ``os.urandom`` for at a time (a 1,024-lane report takes about 140).
+_CHUNK = 256
 
 #: Levels of a walk done by one table lookup when the reader has their bits at hand.
 _PEEK = 8
 _PEEK_MASK = (1 << _PEEK) - 1
 
-#: Bits of the windows of whole runs (:class:`RunTable`), and the runs a table draws one by one first.
-_WINDOW = 12
-_WINDOW_MASK = (1 << _WINDOW) - 1
-_WINDOWS_AFTER = 4096
+#: Depth of a run table's prefix code (:class:`RunCode`): a walk still undecided after it (about 1 run in 10^5
+#: at most) is finished bit by bit.
+_CODE_DEPTH = 24
+#: Runs a table draws one walk at a time before it builds its prefix code (a few ms).
+_CODE_AFTER = 4096
+#: Groups of fewer expected runs than this are walked run by run (a block's decoding costs about as much as 40 walks;
+#: RAPPOR's 128 lanes at p = 1/4 are 32 runs).
+_DECODE_RUNS = 48
 
 #: Walks of a table (with a leaf within its first W levels) after which it builds its lookup table.
 _LOOKUP_AFTER = 16
+
+#: Levels of a walk done by one lookup of a busy table (one walk a report: GRR, the numeric tables; also a
+#: table whose first leaf is below level 8, as GRR's at d = 1,024), and the walks on a reader that may read
+#: ahead after which a table builds that wider lookup (4,096 entries).
+_WIDE_PEEK = 12
+_WIDE_AFTER = 1024
 
 
 class BitReader:
@@ -117,12 +137,18 @@ class BitReader:
         self.bits_read = 0
         self.lock = threading.Lock()
 
-    def _refill(self) -> None:
-        data = self._source(self._chunk)
-        if not data:
+    def _refill(self, bits: int = 1) -> None:
+        """Read chunks until at least ``bits`` bits are at hand (at least one chunk)."""
+        chunks = [self._source(self._chunk)]
+        got = 8 * len(chunks[0])
+        while chunks[-1] and self._left + got < bits:
+            chunks.append(self._source(self._chunk))
+            got += 8 * len(chunks[-1])
+        if not chunks[-1]:
             raise ValueError("the byte source returned no bytes")
-        self._bits = (self._bits & ((1 << self._left) - 1)) << 8 * len(data) | int.from_bytes(data, "big")
-        self._left += 8 * len(data)
+        data = b"".join(chunks) if len(chunks) > 1 else chunks[0]
+        self._bits = (self._bits & ((1 << self._left) - 1)) << got | int.from_bytes(data, "big")
+        self._left += got
 
     def bit(self) -> int:
         """The next bit."""
@@ -289,7 +315,9 @@ class KnuthYao:
         self._grow_pid = os.getpid()
         self._empty: int | None = None
         self._lookup: list[tuple[int, int, int]] | None = None
+        self._wide: list[tuple[int, int, int]] | None = None
         self._uses = 0
+        self._busy = 0
 
     def _level(self, depth: int) -> _Level:
         if (
@@ -328,33 +356,42 @@ class KnuthYao:
             self._empty = empty
         return self._empty
 
-    def _lookup_table(self) -> list[tuple[int, int, int]]:
-        """The first W levels as a table: entry v is the walk fed the W bits of v.
+    def _lookup_table(self, width: int = _PEEK) -> list[tuple[int, int, int]]:
+        """The first W = ``width`` levels as a table: entry v is the walk fed the W bits of v.
 
         (bits used, group, member) when the walk ends within them, else
-        (W, −1, d) with d its node at level W.
+        (W, −1, d) with d its node at level W. Filled leaf by leaf: after j
+        bits the walk's node is v − S_j, where S_j counts the leaves of the
+        first j levels in units of level j (S_j = 2·S_{j−1} + t_j), so the
+        leaf d of level j is the path 2·S_{j−1} + d and covers the 2^(W−j)
+        entries that start with it.
         """
-        self._level(_PEEK - 1)
-        table = []
-        for v in range(1 << _PEEK):
-            d, depth = 0, 0
-            while depth < _PEEK:
-                d = 2 * d + ((v >> (_PEEK - 1 - depth)) & 1)
-                total, groups, starts = self._levels[depth]
-                if d < total:
-                    at = bisect_right(starts, d) - 1
-                    table.append((depth + 1, groups[at], d - starts[at]))
-                    break
-                d -= total
-                depth += 1
-            else:
-                table.append((_PEEK, -1, d))
+        self._level(width - 1)
+        table: list[tuple[int, int, int]] = [(0, 0, 0)] * (1 << width)
+        before = 0
+        for depth in range(width):
+            total, groups, starts = self._levels[depth]
+            span = 1 << (width - 1 - depth)
+            for group, start, end in zip(groups, starts, (*starts[1:], total)):
+                for member in range(end - start):
+                    first = (2 * before + start + member) * span
+                    table[first : first + span] = [(depth + 1, group, member)] * span
+            before = 2 * before + total
+        for v in range(before, 1 << width):  # still undecided after W bits
+            table[v] = (width, -1, v - before)
         return table
 
     def sample(self, reader: BitReader) -> tuple[int, int]:
         """One outcome ``(group index, member index)``; the caller holds ``reader.lock``."""
         if self.certain is not None:
             return self.certain
+        in_place = type(reader) is BitReader and reader._chunk > 1
+        if in_place:
+            if self._wide is not None:
+                return self._sample_in_place(reader, self._wide, _WIDE_PEEK)
+            self._busy += 1
+            if self._busy == _WIDE_AFTER:  # a busy table: its first 12 levels become one lookup
+                self._wide = self._lookup_table(_WIDE_PEEK)
         table = self._lookup
         if table is None:
             empty = self._empty_levels()
@@ -362,8 +399,12 @@ class KnuthYao:
                 self._uses += 1
                 if self._uses == _LOOKUP_AFTER:  # a table in use: its first levels become one lookup
                     self._lookup = self._lookup_table()
+            if in_place:
+                return self._sample_in_place(reader, None, 0)
             # the first levels have no leaf: their bits only make the node index
             return self._walk(reader, reader.take(empty), empty)
+        if in_place:
+            return self._sample_in_place(reader, table, _PEEK)
         peeked = reader.peek(_PEEK)
         if peeked is None:
             return self._walk(reader, 0, 0)
@@ -372,6 +413,46 @@ class KnuthYao:
         if group >= 0:
             return group, member
         return self._walk(reader, member, _PEEK)
+
+    def _sample_in_place(
+        self, reader: BitReader, table: list[tuple[int, int, int]] | None, width: int
+    ) -> tuple[int, int]:
+        """:meth:`sample` by a lookup table of ``width`` levels (None: none) and then the walk, on the reader's bits.
+
+        The same bits and outcome as :meth:`_walk` from the root; a report's
+        one walk (GRR, the numeric tables) without a method call a bit. The
+        reader may read ahead.
+        """
+        if table is None:
+            bits, left = reader._bits, reader._left
+            group, member, spent = -1, 0, 0
+        else:
+            if reader._left < width:
+                reader._refill(width)
+            bits, left = reader._bits, reader._left
+            used, group, member = table[(bits >> (left - width)) & ((1 << width) - 1)]
+            left -= used
+            spent = used
+        if group < 0:
+            levels, d, depth = self._levels, member, width
+            while True:
+                if not left:
+                    reader._left = 0
+                    reader._refill()
+                    bits, left = reader._bits, reader._left
+                left -= 1
+                spent += 1
+                d = 2 * d + ((bits >> left) & 1)
+                total, groups, starts = levels[depth] if depth < len(levels) else self._level(depth)
+                if d < total:
+                    at = bisect_right(starts, d) - 1
+                    group, member = groups[at], d - starts[at]
+                    break
+                d -= total
+                depth += 1
+        reader._left = left
+        reader.bits_read += spent
+        return group, member
 
 
 def draw(table: KnuthYao, reader: BitReader | None = None) -> tuple[int, int]:
@@ -401,10 +482,21 @@ def coin(probability: Fraction, reader: BitReader | None = None) -> bool:
     ends at the first bit 0, true when t's digit there is 1 (U < t, digit by
     digit). At t's last digit (a dyadic t) both have a leaf: bit 0 is true.
     """
-    probability = Fraction(probability)
-    num, den = probability.numerator, probability.denominator
-    if not 0 <= num <= den:
-        raise ValueError(f"probability must be in [0, 1], got {probability}")
+    if type(probability) is not Fraction:
+        probability = Fraction(probability)
+    return coin_ratio(probability.numerator, probability.denominator, reader)
+
+
+def coin_ratio(numerator: int, denominator: int, reader: BitReader | None = None) -> bool:
+    """:func:`coin` of numerator/denominator, not reduced first (the same digits, so the same bits and answer).
+
+    For a probability made per report (a rounding fraction over 2^53): no
+    :class:`~fractions.Fraction` is built. The reader's bits are read in
+    place (the walk reads about two).
+    """
+    num, den = numerator, denominator
+    if not 0 <= num <= den or den <= 0:
+        raise ValueError(f"probability must be in [0, 1], got {Fraction(numerator, denominator or 1)}")
     if num == 0 or num == den:
         return num == den
     reader = reader or csprng_bits()
@@ -414,53 +506,100 @@ def coin(probability: Fraction, reader: BitReader | None = None) -> bool:
             digit = num >= den
             if digit:
                 num -= den
-            if not reader.bit():
+            if not reader._left:
+                reader._refill()
+            reader._left -= 1
+            reader.bits_read += 1
+            if not (reader._bits >> reader._left) & 1:
                 return digit
             if num == 0:  # t's last digit was 1, and the bit 1 took 1 − t's leaf
                 return False
 
 
-class RunTable(KnuthYao):
-    """The walk over run lengths (:func:`run_table`), with a table of whole runs per 12-bit window once busy.
+class _Piece(str):
+    """The lanes of one codeword of a run table's prefix code, a symbol distinct from every other codeword's.
 
-    Entry v of :meth:`windows` holds the runs the walk decides, one after
-    another from the root, within the 12 bits of v: (bits used, where the
-    last run starts, lanes advanced, where the rarer symbols fall), or None
-    when not one run ends within them. The same walks, several per lookup.
+    An outcome has a leaf at every level where a binary digit of its
+    probability is 1, so the same lanes come from several codewords, and a
+    prefix code maps each symbol to one codeword: equal lanes are different
+    symbols here (compared by identity). They join as plain text.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    __hash__ = object.__hash__
+
+
+#: The lanes a run of length k fills, the rarer symbol written 1 and the likelier 0: '0'·k + '1' for k < RUN_CAP;
+#: a capped run ends in 'c' (a likelier lane that ends a run, so that runs can be counted; read as 0).
+_RUN_LANES = (*("0" * k + "1" for k in range(RUN_CAP)), "0" * (RUN_CAP - 1) + "c")
+
+#: What :class:`RunCode` decodes a walk to that is still undecided after its depth: it is finished bit by bit.
+_ESCAPE = "E"
+
+
+class RunCode:
+    """A run table's walks as one prefix code, decoded many runs at a time by :mod:`bitarray` (in C).
+
+    Every leaf of the walk's tree within the first ``depth`` levels is a
+    codeword (the path of bits to it); every node still undecided after
+    ``depth`` bits is an escape codeword, after which the walk goes on bit
+    by bit. The code is complete: every string of ``depth`` bits starts
+    with a codeword, so decoding a block stops only at the block's end.
+
+    ``lanes`` decodes each run to its lanes (:data:`_RUN_LANES`;
+    :data:`_ESCAPE` for an escape); ``bits_per_lane`` is the mean number of
+    bits a lane takes.
+    """
+
+    __slots__ = ("bits_per_lane", "depth", "lanes")
+
+    def __init__(self, table: RunTable, depth: int):
+        table._level(depth - 1)
+        lanes: dict[str, bitarray] = {}
+        # The walk's node after j bits of value v is v − S_j, where S_j counts the leaves of
+        # levels 1..j in units of level j (S_j = 2·S_{j−1} + t_j): leaf d of level j is the path 2·S_{j−1} + d.
+        before = 0
+        mean_bits = 0.0
+        for level in range(depth):
+            total, groups, starts = table._levels[level]
+            for run, start in zip(groups, starts):
+                lanes[_Piece(_RUN_LANES[run])] = int2ba(2 * before + start, level + 1)
+            mean_bits += (level + 1) * total / 2 ** (level + 1)
+            before = 2 * before + total
+        for path in range(before, 1 << depth):  # still undecided after ``depth`` bits
+            lanes[_Piece(_ESCAPE)] = int2ba(path, depth)
+        self.depth = depth
+        self.lanes = decodetree(lanes)
+        self.bits_per_lane = mean_bits / table.lanes_per_run
+
+
+class RunTable(KnuthYao):
+    """The walk over run lengths (:func:`run_table`), with its prefix code (:class:`RunCode`) once busy.
+
+    ``runs_drawn`` counts the runs drawn from this table however they were
+    drawn (walked or decoded), so the code is built at the same run whatever
+    the reader's chunk; ``lanes_per_run`` is the mean number of lanes a run
+    fills (k + 1 for k < RUN_CAP, RUN_CAP for RUN_CAP).
     """
 
     def __init__(self, groups: Sequence[tuple[int, Fraction]]):
         super().__init__(groups)
         self.runs_drawn = 0
-        self._windows: list[tuple[int, int, int, tuple[int, ...]] | None] | None = None
+        self.lanes_per_run = sum(float(p) * min(k + 1, RUN_CAP) for k, (_, p) in enumerate(self.groups))
+        self._code: RunCode | None = None
 
-    def windows(self) -> list[tuple[int, int, int, tuple[int, ...]] | None] | None:
-        """The window table once this table has drawn enough runs to pay for it, else None."""
-        if self._windows is None and self.runs_drawn >= _WINDOWS_AFTER:
-            self._windows = [self._window(v) for v in range(1 << _WINDOW)]
-        return self._windows
-
-    def _window(self, v: int) -> tuple[int, int, int, tuple[int, ...]] | None:
-        used = advance = start = 0
-        rare: list[int] = []
-        while True:
-            d, depth, position = 0, 0, used
-            while position < _WINDOW:
-                d = 2 * d + ((v >> (_WINDOW - 1 - position)) & 1)
-                position += 1
-                total, groups, starts = self._level(depth)
-                if d < total:
-                    break
-                d -= total
-                depth += 1
-            else:  # the next run does not end within the window
-                return (used, start, advance, tuple(rare)) if used else None
-            run = groups[bisect_right(starts, d) - 1]
-            used, start = position, advance
-            advance += run
-            if run < RUN_CAP:
-                rare.append(advance)
-                advance += 1
+    def windows(self) -> RunCode | None:
+        """The prefix code of whole runs once this table has drawn enough runs to pay for it, else None."""
+        if self._code is None and self.runs_drawn >= _CODE_AFTER:
+            self._code = RunCode(self, _CODE_DEPTH)
+        return self._code
 
 
 @lru_cache(maxsize=64)
@@ -478,6 +617,19 @@ def run_table(rarer: Fraction) -> RunTable:
         stay *= 1 - rarer
     groups.append((1, stay))
     return RunTable(groups)
+
+
+@lru_cache(maxsize=256)
+def _lane_law(numerator: int, denominator: int) -> tuple[RunTable | None, bool]:
+    """How lanes of probability t = numerator/denominator are drawn: (run table, the rarer symbol is 1).
+
+    The table is None when t is 0 or 1 (nothing is read; the flag is then t = 1).
+    """
+    if numerator in (0, denominator):
+        return None, numerator != 0
+    t = Fraction(numerator, denominator)
+    rarer_is_one = t <= Fraction(1, 2)
+    return run_table(t if rarer_is_one else 1 - t), rarer_is_one
 
 
 def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: BitReader | None = None) -> int:
@@ -505,49 +657,65 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
     :func:`run_table` fills the next k lanes with the likelier symbol and,
     when k < RUN_CAP, the lane after them with the rarer one. Lanes a run
     passes beyond the group's last lane are not used. A group with t = 0 or
-    t = 1 reads nothing.
+    t = 1 reads nothing. Consecutive groups of one run table (RAPPOR's t and
+    1 − t) go to :func:`_rare_lanes` together: the same walks, one block.
     """
     reader = reader or csprng_bits()
     result = 0
-    with reader.lock:
-        for mask, probability in groups:
+    drawn: list[tuple[int, RunTable, bool]] = []
+    for mask, probability in groups:
+        if not mask:
+            continue
+        if type(probability) is not Fraction:
             probability = Fraction(probability)
-            if not mask or probability == 0:
-                continue
-            if probability == 1:
-                result |= mask
-                continue
-            rarer_is_one = probability <= Fraction(1, 2)
-            table = run_table(probability if rarer_is_one else 1 - probability)
-            count = mask.bit_count()
-            rare = _lanes_of(_rare_positions(table, count, reader), mask)
-            result |= rare if rarer_is_one else mask ^ rare
+        table, rarer_is_one = _lane_law(probability.numerator, probability.denominator)
+        if table is None:
+            result |= mask if rarer_is_one else 0
+        else:
+            drawn.append((mask, table, rarer_is_one))
+    with reader.lock:
+        start = 0
+        while start < len(drawn):
+            table = drawn[start][1]
+            end = start + 1
+            while end < len(drawn) and drawn[end][1] is table:
+                end += 1
+            same = drawn[start:end]
+            texts = _rare_lanes(table, [mask.bit_count() for mask, _, _ in same], reader)
+            for (mask, _, rarer_is_one), text in zip(same, texts):
+                rare = _lanes_of_text(text, mask)
+                result |= rare if rarer_is_one else mask ^ rare
+            start = end
     return result
 
 
-def _rare_positions(table: RunTable, count: int, reader: BitReader) -> list[int]:
-    """Where the rarer symbol falls among ``count`` coins: one run of ``table`` after another.
+def _rare_lanes(table: RunTable, counts: Sequence[int], reader: BitReader) -> list[str]:
+    """The lanes of consecutive groups of ``table`` (``counts`` lanes each) as text, '1' where the rarer symbol falls.
 
-    The same walks as ``table.sample``, written out with the reader's state
-    in local variables because a report takes hundreds: several whole runs
-    by one lookup of the next 12 bits (:meth:`RunTable.windows`) while the
-    last of them starts within the group, else one run by one lookup of the
-    next 8 bits, else the walk itself.
+    One run of ``table`` after another; a group's last run is cut at its
+    last lane and the next group starts with a fresh run. Decoded from
+    blocks of the reader's bits (:func:`_decode_runs`) when the table has
+    its prefix code (:meth:`RunTable.windows`), the reader may read ahead
+    (chunk > 1) and the groups hold enough runs to pay for a block (about
+    :data:`_DECODE_RUNS`); else walked run by run (:func:`_walk_runs`).
     """
-    positions: list[int] = []
-    position = runs = 0
-    lookup, windows = table._lookup, table.windows()
+    code = table.windows() if reader._chunk > 1 else None
+    if code is None or sum(counts) < _DECODE_RUNS * table.lanes_per_run:
+        return [_walk_runs(table, count, reader) for count in counts]
+    return _decode_runs(code, table, counts, reader)
+
+
+def _walk_runs(table: RunTable, count: int, reader: BitReader) -> str:
+    """The lanes of ``count`` coins, one walk of ``table`` a run (its first 8 levels by one lookup).
+
+    The walks of ``table.sample``, written out with the reader's state in
+    local variables: a report may take hundreds.
+    """
+    pieces: list[str] = []
+    filled = runs = 0
+    lookup = table._lookup
     bits, left, spent = reader._bits, reader._left, 0
-    while position < count:
-        if windows is not None and left >= _WINDOW:
-            entry = windows[(bits >> (left - _WINDOW)) & _WINDOW_MASK]
-            if entry is not None and position + entry[1] < count:
-                used, _, advance, rare = entry
-                left -= used
-                spent += used
-                positions.extend([position + offset for offset in rare])
-                position += advance
-                continue
+    while filled < count:
         runs += 1
         if lookup is not None and left >= _PEEK:
             used, run, node = lookup[(bits >> (left - _PEEK)) & _PEEK_MASK]
@@ -567,51 +735,207 @@ def _rare_positions(table: RunTable, count: int, reader: BitReader) -> list[int]
             run, _ = table.sample(reader)
             lookup = table._lookup
             bits, left = reader._bits, reader._left
-        position += run
-        if run < RUN_CAP:
-            positions.append(position)
-            position += 1
+        piece = _RUN_LANES[run]
+        pieces.append(piece)
+        filled += len(piece)
     reader._left, reader.bits_read = left, reader.bits_read + spent
     table.runs_drawn += runs
-    if positions and positions[-1] >= count:
-        positions.pop()
-    return positions
+    return _as_lanes(pieces, count)
 
 
-def _lane_map(mask: int) -> tuple[int, int, list[int] | None]:
-    """How position i of ``mask``'s set bits maps to a lane: (shift, skipped lane or −1, or the lanes listed)."""
-    low = (mask & -mask).bit_length() - 1
-    if (mask + (mask & -mask)).bit_count() == 1:  # one contiguous run of lanes from ``low``
-        return low, -1, None
+def _decode_runs(code: RunCode, table: RunTable, counts: Sequence[int], reader: BitReader) -> list[str]:
+    """:func:`_rare_lanes` by the prefix code: whole runs decoded from blocks of the reader's bits.
+
+    A block is the reader's next bits (read ahead as needed), enough for
+    the lanes still to fill with a margin. Its runs are decoded in C
+    (:func:`_decode_block`) to one text of lanes, which each group takes
+    in turn (the rest of its last run skipped), and the reader then spends
+    exactly the bits of the runs used: the bits after them serve the next
+    draw as after the walks. A run the code leaves undecided (an escape) is
+    walked from its first bit by ``table.sample``; a block that falls
+    short is followed by another.
+    """
+    pieces: list[list[str]] = [[] for _ in counts]
+    group, filled = 0, 0
+    while group < len(counts):
+        still = counts[group] - filled + sum(counts[group + 1 :])
+        block = _next_bits(reader, int(still * code.bits_per_lane * 1.05) + 2 * code.depth)
+        text, marks = _decode_block(block, code, still / table.lanes_per_run, still)
+        at = used = 0  # where the next run starts in ``text``; the runs before it
+        escape = False
+        while group < len(counts) and at < len(text):
+            lanes = text[at : at + counts[group] - filled]
+            stop = lanes.find(_ESCAPE)
+            if stop >= 0:
+                lanes, escape = lanes[:stop], True
+            used += lanes.count("1") + lanes.count("c")  # whole runs end in 1 or c
+            pieces[group].append(lanes)
+            filled += len(lanes)
+            at += len(lanes)
+            if escape:
+                break
+            if lanes[-1:] == "0":  # the group's last run goes on past its last lane: the rest is not used
+                used += 1
+                end = text.find("1", at)
+                capped = text.find("c", at, end if end >= 0 else len(text))
+                at = (capped if capped >= 0 else end) + 1
+            if filled == counts[group]:
+                group, filled = group + 1, 0
+        spent = _bits_of_runs(block, code, marks, used)
+        reader._left -= spent
+        reader.bits_read += spent
+        table.runs_drawn += used
+        if escape:  # the walk of the escaped run, from its first bit
+            run, _ = table.sample(reader)
+            table.runs_drawn += 1
+            lanes = _RUN_LANES[run][: counts[group] - filled]
+            pieces[group].append(lanes)
+            filled += len(lanes)
+            if filled == counts[group]:
+                group, filled = group + 1, 0
+    return [_as_lanes(group_pieces, count) for group_pieces, count in zip(pieces, counts)]
+
+
+def _decode_block(
+    block: bitarray, code: RunCode, runs_expected: float, lanes: int
+) -> tuple[str, list[tuple[int, int]]]:
+    """The lanes text of the runs of ``block`` until they fill ``lanes`` lanes or the block ends.
+
+    Decoded a stretch at a time: first the runs expected less about two
+    standard deviations (√runs), then about one standard deviation at a
+    time, so that little past the lanes asked for is decoded. ``marks``
+    holds (runs decoded, bits they took) at the start of each stretch, for
+    :func:`_bits_of_runs`.
+    """
+    it = block.decode(code.lanes)
+    texts: list[str] = []
+    marks: list[tuple[int, int]] = []
+    runs = have = 0
+    deviation = runs_expected**0.5
+    stretch = max(int(runs_expected - 2 * deviation), 8)
+    while have < lanes:
+        marks.append((runs, it.index))
+        decoded: list[str] = []
+        try:
+            decoded.extend(islice(it, stretch))  # the runs before an error are kept
+        except ValueError:  # the block's end cuts its last run
+            stretch = -1
+        texts.append("".join(decoded))
+        have += len(texts[-1])
+        runs += len(decoded)
+        if len(decoded) < stretch or stretch < 0:
+            break
+        stretch = max(int(deviation), 8)
+    return "".join(texts), marks
+
+
+def _bits_of_runs(block: bitarray, code: RunCode, marks: list[tuple[int, int]], used: int) -> int:
+    """The bits the first ``used`` runs of ``block`` take: from the last mark at or before them, decoded again."""
+    runs, index = marks[bisect_right(marks, (used, 1 << 62)) - 1]
+    if used == runs:
+        return index
+    rest = block[index:].decode(code.lanes)
+    deque(islice(rest, used - runs), maxlen=0)
+    return index + rest.index
+
+
+def _next_bits(reader: BitReader, n: int) -> bitarray:
+    """The reader's next ``n`` bits, not spent (its source read ahead as needed)."""
+    if reader._left < n:
+        reader._refill(n)
+    return int2ba((reader._bits >> (reader._left - n)) & ((1 << n) - 1), n)
+
+
+def _as_lanes(pieces: list[str], count: int) -> str:
+    """The first ``count`` lanes of the runs' ``pieces``, written 0 and 1."""
+    return "".join(pieces)[:count].replace("c", "0")
+
+
+def _rare_positions(table: RunTable, count: int, reader: BitReader) -> list[int]:
+    """Where the rarer symbol falls among ``count`` coins of ``table`` (positions counted from 0).
+
+    :func:`_rare_lanes` as positions, for the tests that hold the decoded
+    runs to the walks; the encoders map the lanes' text directly
+    (:func:`_lanes_of_text`).
+    """
+    return _ones(_rare_lanes(table, [count], reader)[0]).tolist()
+
+
+def _ones(lanes: str) -> np.ndarray:
+    """The positions of the 1s of ``lanes`` (text of 0s and 1s)."""
+    return np.flatnonzero(np.frombuffer(lanes.encode("ascii"), dtype=np.uint8) == ord("1"))
+
+
+def _mask_lanes(mask: int) -> np.ndarray:
+    """``mask`` as one uint8 per lane (1 where set), lane 0 first, up to its top lane."""
+    return np.unpackbits(
+        np.frombuffer(mask.to_bytes((mask.bit_length() + 7) // 8, "little"), dtype=np.uint8),
+        bitorder="little",
+    )
+
+
+def _packed_int(lanes: np.ndarray) -> int:
+    """The integer whose bit i is ``lanes[i]`` (0 or 1)."""
+    return int.from_bytes(np.packbits(lanes, bitorder="little").tobytes(), "little")
+
+
+def _lane_shape(mask: int) -> tuple[int, int] | None:
+    """(shift, skipped lane or −1) when ``mask`` is one run of lanes from ``shift``, or every lane up to its top but
+    one; None when it is scattered."""
+    low = mask & -mask
+    if (mask + low).bit_count() == 1:  # one contiguous run of lanes from the lowest
+        return low.bit_length() - 1, -1
     gap = ((1 << mask.bit_length()) - 1) ^ mask
     if gap.bit_count() == 1:  # every lane up to the top but one
-        return 0, gap.bit_length() - 1, None
-    return 0, -1, [i for i, bit in enumerate(reversed(bin(mask)[2:])) if bit == "1"]
+        return 0, gap.bit_length() - 1
+    return None
 
 
-def _lanes_of(positions: list[int], mask: int) -> int:
+def _lanes_of(positions: Sequence[int] | np.ndarray, mask: int) -> int:
     """The lanes of ``mask`` at ``positions`` (its set bits counted from the lowest), as an integer.
 
-    Integer shifts for a few positions, NumPy's bit packing for many (it is
-    faster past about 64).
+    The map :func:`_lanes_of_text` makes from text, from positions (the
+    tests check the masks' shapes with it).
+
+    Integer shifts for a few positions of a contiguous mask (or one lane
+    short of it), NumPy's bit packing otherwise.
     """
-    shift, skipped, listed = _lane_map(mask)
-    if len(positions) <= 64:
+    shape = _lane_shape(mask)
+    if shape is not None and len(positions) <= 64:
+        shift, skipped = shape
         lanes = 0
         for position in positions:
-            if listed is not None:
-                position = listed[position]
             lanes |= 1 << (position + shift + (skipped >= 0 and position >= skipped))
         return lanes
-    at = np.array(positions, dtype=np.int64)
-    if listed is not None:
-        at = np.array(listed, dtype=np.int64)[at]
-    elif skipped >= 0:
-        at += at >= skipped
-    at += shift
+    at = np.asarray(positions, dtype=np.int64)
+    if shape is None:
+        at = np.flatnonzero(_mask_lanes(mask))[at]
+    else:
+        shift, skipped = shape
+        if skipped >= 0:
+            at = at + (at >= skipped)
+        at = at + shift
     unpacked = np.zeros(mask.bit_length(), dtype=np.uint8)
     unpacked[at] = 1
-    return int.from_bytes(np.packbits(unpacked, bitorder="little").tobytes(), "little")
+    return _packed_int(unpacked)
+
+
+def _lanes_of_text(lanes: str, mask: int) -> int:
+    """The lanes of ``mask`` whose position (among its set bits, from the lowest) is 1 in ``lanes``, as an integer.
+
+    Text to integer in C (``int(text, 2)``) for a contiguous mask or one
+    lane short of it; a scattered mask's lanes are filled in order by NumPy.
+    """
+    shape = _lane_shape(mask)
+    if shape is None:
+        unpacked = _mask_lanes(mask)
+        unpacked[unpacked.view(bool)] = np.frombuffer(lanes.encode("ascii"), dtype=np.uint8) & 1  # "0", "1"
+        return _packed_int(unpacked)
+    shift, skipped = shape
+    dense = int(lanes[::-1], 2)
+    if skipped >= 0:
+        dense = dense & ((1 << skipped) - 1) | (dense >> skipped) << (skipped + 1)
+    return dense << shift
 
 
 @lru_cache(maxsize=64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import multiprocessing
@@ -351,3 +352,179 @@ def test_a_child_forked_while_a_parents_thread_holds_the_locks_still_draws():
     finally:
         pool.terminate()
     assert 0 <= value < 5 and group == 0
+
+
+class _Stream:
+    """Fixed bytes served in order, ``n`` at a time (what a chunked reader asks for)."""
+
+    def __init__(self, data: bytes):
+        self._data = data
+        self._at = 0
+
+    def __call__(self, n: int) -> bytes:
+        out = self._data[self._at : self._at + n]
+        self._at += n
+        return out
+
+
+@functools.lru_cache
+def _plain_table(rarer: Fraction) -> report_bits.RunTable:
+    """A run table of its own, never given a prefix code: walked bit by bit."""
+    table = run_table.__wrapped__(rarer)
+    table.runs_drawn = -(1 << 60)
+    return table
+
+
+def _plain_lanes(width, groups, bits: _Bits) -> tuple[int, int]:
+    """The lanes by the spec (tests/vectors/README.md, bits: lanes as runs), one plain walk a run; and the longest walk."""
+    result, longest = 0, 0
+    for mask, t in groups:
+        if not mask or t in (0, 1):
+            result |= mask if t == 1 else 0
+            continue
+        rarer_is_one = t <= Fraction(1, 2)
+        table = _plain_table(t if rarer_is_one else 1 - t)
+        lanes = [i for i in range(width) if mask >> i & 1]
+        at = 0
+        while at < len(lanes):
+            before = bits.bits_read
+            run, _ = table.sample(bits)  # type: ignore[arg-type]
+            longest = max(longest, bits.bits_read - before)
+            for lane in lanes[at : at + run]:
+                result |= 0 if rarer_is_one else 1 << lane
+            if run < RUN_CAP and at + run < len(lanes):
+                result |= 1 << lanes[at + run] if rarer_is_one else 0
+            at += run + (run < RUN_CAP)
+    return result, longest
+
+
+def _escape_prone(n: int, seed: bytes) -> bytes:
+    """Seeded random bytes with a run of 40 one bits every 64 bytes: some walks go past the prefix code's depth."""
+    data = bytearray(PRFStream(b"test-report-bits-escapes", seed)(n))
+    for at in range(0, n - 5, 64):
+        data[at : at + 5] = b"\xff" * 5
+    return bytes(data)
+
+
+_OUE_Q = Fraction(4961093570831984269, 1 << 64)
+_SCATTERED = random.Random(11).getrandbits(128)
+_SCATTERED_WIDE = random.Random(12).getrandbits(1024)
+_LANE_CASES = {
+    "oue": (1024, [(1 << 5, Fraction(1, 2)), (((1 << 1024) - 1) ^ (1 << 5), _OUE_Q)]),
+    "rappor": (128, [(_SCATTERED, Fraction(3, 4)), (((1 << 128) - 1) ^ _SCATTERED, Fraction(1, 4))]),
+    "one table, two scattered groups": (
+        1024,
+        [(_SCATTERED_WIDE, Fraction(3, 4)), (((1 << 1024) - 1) ^ _SCATTERED_WIDE, Fraction(1, 4))],
+    ),
+    "capped runs": (600, [(((1 << 600) - 1) ^ (1 << 77), Fraction(999, 1000)), (1 << 77, Fraction(1, 1000))]),
+    "shifted": (700, [(((1 << 650) - 1) << 50, Fraction(3, 8)), ((1 << 50) - 1, Fraction(5, 8))]),
+}
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 64])
+@pytest.mark.parametrize("case", list(_LANE_CASES))
+@pytest.mark.parametrize("escapes", [False, True])
+def test_decoded_runs_read_the_plain_walks_bits(case, chunk, escapes):
+    """sample_lanes with the run tables' prefix codes built: the lanes and bits of the plain walks, report after report.
+
+    Twelve reports back to back on one reader (the bits one leaves serve the
+    next); chunk 1 reads no bit ahead and walks, 2 and 64 decode blocks. With
+    ``escapes`` the source has 40 one bits every 64 bytes, so that walks pass
+    the code's depth and are finished bit by bit (checked: the longest walk).
+    """
+    width, groups = _LANE_CASES[case]
+    for _, t in groups:
+        run_table(min(t, 1 - t)).runs_drawn = 1 << 40  # past the point where the code is built
+    n = 12 * (2 * width // 8 + 64)
+    data = (
+        _escape_prone(n, case.encode())
+        if escapes
+        else PRFStream(b"test-report-bits-decode", case.encode())(n)
+    )
+    plain = _Bits(tuple((byte >> (7 - i)) & 1 for byte in data for i in range(8)))
+    reader = BitReader(_Stream(data), chunk)
+    longest = 0
+    for _ in range(12):
+        expected, walk = _plain_lanes(width, groups, plain)
+        longest = max(longest, walk)
+        assert sample_lanes(width, groups, reader) == expected
+        assert reader.bits_read == plain.bits_read
+    if escapes and case != "capped runs":
+        assert longest > report_bits._CODE_DEPTH
+
+
+@pytest.mark.parametrize("start_bits", [9, pytest.param(13, marks=pytest.mark.slow)])
+def test_decoding_tiny_groups_reads_the_plain_walks_bits_for_every_start(monkeypatch, start_bits):
+    """Every start of the stream of ``start_bits`` bits (then seeded bits), blocks decoded even for a few runs.
+
+    Two groups of 6 and 1 lanes, two reports on one reader: the lanes and
+    bits of the plain walks, runs cut at a group's end included.
+    """
+    monkeypatch.setattr(report_bits, "_DECODE_RUNS", 0)
+    groups = [(0b1111110, Fraction(1, 3)), (0b0000001, Fraction(5, 7))]
+    for t in (Fraction(1, 3), Fraction(2, 7)):
+        run_table(t).runs_drawn = 1 << 40
+    tail = PRFStream(b"test-report-bits-tiny")((1 << start_bits) + 64)
+    for start in range(1 << start_bits):
+        head = start << (16 - start_bits) | tail[start] >> start_bits  # the start, then seeded bits
+        data = head.to_bytes(2, "big") + tail[start : start + 64]
+        plain = _Bits(tuple((byte >> (7 - i)) & 1 for byte in data for i in range(8)))
+        reader = BitReader(_Stream(data), 2)
+        for _ in range(2):
+            expected, _ = _plain_lanes(7, groups, plain)
+            assert sample_lanes(7, groups, reader) == expected
+            assert reader.bits_read == plain.bits_read
+
+
+def _lookup_by_walks(table: KnuthYao, width: int) -> list[tuple[int, int, int]]:
+    """The lookup table of ``width`` levels walked entry by entry: each v fed to the walk bit by bit."""
+    out = []
+    for v in range(1 << width):
+        bits = _Bits(tuple((v >> (width - 1 - i)) & 1 for i in range(width)))
+        try:
+            group, member = table.sample(bits)  # type: ignore[arg-type]
+            out.append((bits.bits_read, group, member))
+        except LookupError:  # undecided after ``width`` bits: its node at that level
+            d = v
+            for depth in range(width):
+                d -= table._level(depth)[0] * (1 << (width - 1 - depth))
+            out.append((width, -1, d))
+    return out
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        KnuthYao([(3, Fraction(1, 3))]),
+        KnuthYao(
+            [
+                (1, Fraction(48886180638618267, 1 << 64)),
+                (1023, (1 - Fraction(48886180638618267, 1 << 64)) / 1023),
+            ]
+        ),
+        KnuthYao([((1 << 64) + 13, Fraction(1, (1 << 64) + 13))]),
+        KnuthYao([(2, Fraction(1, 10)), (1, Fraction(1, 2)), (3, Fraction(1, 10))]),
+        KnuthYao([(1, Fraction(1, 2)), (1, Fraction(1, 4)), (1, Fraction(1, 4))]),
+        run_table.__wrapped__(Fraction(1, 1000)),
+    ],
+)
+def test_the_lookup_table_filled_leaf_by_leaf_is_the_walks(table):
+    """Entry v of the 8- and 12-bit lookup tables (filled from the levels' leaves) is the walk fed v's bits."""
+    assert table._lookup_table() == _lookup_by_walks(table, 8)
+    assert table._lookup_table(12) == _lookup_by_walks(table, 12)
+
+
+def test_runs_drawn_counts_every_run_whatever_the_chunk():
+    """A table counts the runs it decodes as those it walks: it builds its code at the same run for any chunk."""
+    from ldp.client.report_bits import _rare_lanes
+
+    data = PRFStream(b"test-report-bits-runs-drawn")(4096)
+    counted = []
+    for chunk in (1, 64):
+        table = run_table.__wrapped__(_OUE_Q)
+        table.runs_drawn = report_bits._CODE_AFTER  # decodes when the reader reads ahead
+        reader = BitReader(_Stream(data), chunk)
+        lanes = [_rare_lanes(table, [1000, 23], reader) for _ in range(3)]
+        counted.append((table.runs_drawn, reader.bits_read, lanes))
+    assert counted[0] == counted[1]
+    assert counted[0][0] > report_bits._CODE_AFTER + 3 * 1023 * float(_OUE_Q) / 2

@@ -1,0 +1,136 @@
+"""Single-report encoders (``encoder.encode(value)``, the device's path): this checkout against an older one.
+
+Each round runs one subprocess per checkout, in alternating order (old
+first in odd rounds, new first in even ones), and each subprocess encodes
+``--reports`` values one report at a time with :func:`ldp.client.make_encoder`
+for every mechanism (the specs of ``bench_entropy.py``: d = 1,024, ε = 1),
+after one warm pass (tables built), ``--repeat`` times; it reports the CPU
+seconds (``time.process_time``: other work on a shared machine moves the
+wall clock more) of the median pass. The table gives the median over the
+rounds of reports/s for each checkout and their ratio, with the load
+average before and after.
+
+The older checkout needs its own environment, where ``import ldp`` is that
+checkout (an editable install in a second virtual environment)::
+
+    git worktree add --detach ../ldp-old b74775c
+    python -m venv --system-site-packages ../venv-old
+    (cd ../ldp-old && ../venv-old/bin/pip install --no-deps -e .)
+    python benchmarks/bench_report_speed.py --old-root ../ldp-old --old-python ../venv-old/bin/python
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+#: The encoders measured: the unary ones whose coins are runs, GRR's one walk, the numeric coins.
+MECHANISMS = (
+    "oue",
+    "sue",
+    "cms",
+    "rappor",
+    "l-oue",
+    "range-hierarchy",
+    "grr",
+    "duchi",
+    "stochastic-rounding",
+    "piecewise",
+    "hybrid",
+    "laplace",
+    "gaussian",
+)
+
+#: Run by each checkout's interpreter in its own root: prints {mechanism: CPU seconds of one pass}.
+_MEASURE = r"""
+import json, statistics, sys, time, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, "benchmarks")
+from bench_entropy import build_spec
+from ldp.client import make_encoder
+from ldp.registry import declarations
+
+names, reports, repeat = sys.argv[1].split(","), int(sys.argv[2]), int(sys.argv[3])
+
+def inputs(spec, n):
+    if spec.report_kind == "numeric":
+        return [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]
+    if hasattr(spec, "example_inputs"):
+        return list(spec.example_inputs(n))
+    domain = getattr(spec, "domain", None)
+    if domain is None:
+        return [f"u{i % 100}" for i in range(n)]
+    return [domain[i % len(domain)] for i in range(n)]
+
+out = {}
+for decl in declarations():
+    if decl.name not in names:
+        continue
+    spec = build_spec(decl, 1024, 1.0)
+    encoder = make_encoder(spec)
+    values = inputs(spec, reports)
+    for value in values:
+        encoder.encode(value)
+    passes = []
+    for _ in range(repeat):
+        start = time.process_time()
+        for value in values:
+            encoder.encode(value)
+        passes.append(time.process_time() - start)
+    out[decl.name] = statistics.median(passes)
+print(json.dumps(out))
+"""
+
+
+def measure(python: str, root: Path, names: list[str], reports: int, repeat: int) -> dict[str, float]:
+    """CPU seconds of one pass of ``reports`` reports per mechanism, by ``python`` in the checkout ``root``."""
+    done = subprocess.run(
+        [python, "-c", _MEASURE, ",".join(names), str(reports), str(repeat)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--old-root", type=Path, required=True, help="the older checkout")
+    parser.add_argument(
+        "--old-python", required=True, help="an interpreter whose `import ldp` is that checkout"
+    )
+    parser.add_argument("--reports", type=int, default=1_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=4, help="old/new pairs, in alternating order")
+    parser.add_argument("--only", default="", help="comma-separated mechanism names")
+    args = parser.parse_args()
+    names = [name for name in args.only.split(",") if name] or list(MECHANISMS)
+    new_root = Path(__file__).resolve().parent.parent
+    sides = {"old": (args.old_python, args.old_root), "new": (sys.executable, new_root)}
+    load_before = os.getloadavg()
+    runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    for round_ in range(args.rounds):
+        for side in ("old", "new") if round_ % 2 == 0 else ("new", "old"):
+            python, root = sides[side]
+            runs[side].append(measure(python, root, names, args.reports, args.repeat))
+    load_after = os.getloadavg()
+    print(
+        f"single-report encoders, d = 1,024, eps = 1: {args.reports} reports x median of {args.repeat} passes, "
+        f"CPU time; medians of {args.rounds} alternating rounds; load {load_before[0]:.1f} -> {load_after[0]:.1f}"
+    )
+    print("| mechanism | old reports/s | new reports/s | new ÷ old |")
+    print("|---|---|---|---|")
+    for name in names:
+        old = statistics.median(args.reports / run[name] for run in runs["old"] if name in run)
+        new = statistics.median(args.reports / run[name] for run in runs["new"] if name in run)
+        print(f"| {name} | {old:,.0f} | {new:,.0f} | {new / old:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
