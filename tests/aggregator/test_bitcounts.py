@@ -126,6 +126,26 @@ def test_cohort_counts_all_ones_fill_the_16_bit_lanes(monkeypatch):
     np.testing.assert_array_equal(counts, [[n] * 16, [0] * 16, [0] * 16])
 
 
+def test_cohort_counts_keep_every_bit_pattern_of_128_bit_rows(monkeypatch):
+    """128-bit rows move as one 16-byte (complex128) item: rows whose words read as NaN, signalling NaN,
+    infinity or denormals as floats are counted bit for bit."""
+    monkeypatch.setattr(bitcounts, "SMALL_COHORT_ROWS", 0)
+    rng = np.random.default_rng(6)
+    words = rng.integers(0, 1 << 63, (600, 2), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    words[0::4] = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # a NaN with every payload bit set
+    words[1::4, 0] = np.uint64(0x7FF0_0000_0000_0001)  # a signalling NaN
+    words[2::4, 1] = np.uint64(0x7FF0_0000_0000_0000)  # infinity
+    words[3::8, 0] = np.uint64(0x0000_0000_0000_0001)  # the smallest denormal
+    bits = words.view(np.uint8).reshape(600, 16)
+    for m in (5, 300):  # one-byte and two-byte cohort keys (300 < COHORT_CHUNK: the sliced path)
+        cohorts = rng.integers(0, m, 600)
+        np.testing.assert_array_equal(
+            cohort_bit_counts(bits, cohorts, m, 128),
+            cohort_reference(bits, cohorts, m, 128),
+            err_msg=f"m={m}",
+        )
+
+
 def test_cohort_counts_default_settings_and_many_cohorts():
     rng = np.random.default_rng(4)
     for m, n in ((64, bitcounts.SMALL_COHORT_ROWS - 1), (64, bitcounts.SMALL_COHORT_ROWS), (300, 5000)):
