@@ -39,6 +39,7 @@ RAPPOR).
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -195,17 +196,42 @@ def cohort_bit_counts(bits: np.ndarray, cohorts: np.ndarray, num_cohorts: int, n
     direct = num_bytes == num_words * 8 and bits.flags.c_contiguous
     buffer = None if direct else np.zeros((min(n, COHORT_CHUNK), num_words * 8), dtype=np.uint8)
     keys = np.uint8 if num_cohorts <= 256 else np.uint16  # a radix sort of one or two passes
+    most_units = -(-min(n, COHORT_CHUNK) // 15) + num_cohorts
+    padded, planes = _work_space(15 * most_units * num_words, 20 * most_units * num_words)
+    padded = padded[: 15 * most_units * num_words].view(row)
+    planes = planes[: 20 * most_units * num_words].reshape(20, -1)
     for start in range(0, n, COHORT_CHUNK):
         block = bits[start : start + COHORT_CHUNK]
         if buffer is not None:
             buffer[: block.shape[0], :num_bytes] = block
             block = buffer[: block.shape[0]]
         rows = block.view(row).reshape(-1)
-        present, lanes = _cohort_lanes(rows, cohorts[start : start + COHORT_CHUNK].astype(keys), num_cohorts)
+        part = cohorts[start : start + COHORT_CHUNK]
+        small = part.astype(keys)
+        counted = part if part.dtype == np.intp else small  # what bincount takes without a cast
+        present, lanes = _cohort_lanes(rows, small, counted, num_cohorts, padded, planes)
         per_lane[present] += lanes.reshape(present.shape[0], -1)
     per_byte = np.zeros((num_cohorts, num_words * 8, 8), dtype=np.int64)
     per_byte[:, *_lane_bits(num_words)] = per_lane
     return _to_bit_order(per_byte[:, :num_bytes], num_bits)
+
+
+_WORK = threading.local()
+
+
+def _work_space(slot_words: int, plane_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two uint64 arrays of at least these sizes, this thread's own, kept from call to call.
+
+    The padded slots and the adders' planes of a chunk are blocks of a few
+    hundred kB: allocated per batch, glibc serves them with fresh pages
+    (mmap) that fault in anew on every batch (tens of thousands of faults on
+    10 M reports). One pair per thread (readers may count in parallel).
+    """
+    have = getattr(_WORK, "arrays", None)
+    if have is None or have[0].size < slot_words or have[1].size < plane_words:
+        size = max(slot_words, have[0].size if have else 0), max(plane_words, have[1].size if have else 0)
+        have = _WORK.arrays = (np.empty(size[0], dtype=np.uint64), np.empty(size[1], dtype=np.uint64))
+    return have
 
 
 def _row_item(num_words: int) -> np.dtype:
@@ -234,16 +260,26 @@ def _lane_bits(num_words: int) -> tuple[np.ndarray, np.ndarray]:
     return (8 * j + 2 * g + i // 2).ravel(), (k + 4 * (i % 2)).ravel()
 
 
-def _cohort_lanes(rows: np.ndarray, cohorts: np.ndarray, num_cohorts: int) -> tuple[np.ndarray, np.ndarray]:
+def _cohort_lanes(
+    rows: np.ndarray,
+    keys: np.ndarray,
+    cohorts: np.ndarray,
+    num_cohorts: int,
+    scratch: np.ndarray,
+    planes: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Cohorts present in the chunk and their lane counts, shape (present, words, 4, 4, 4).
 
     ``rows`` holds each packed row as one item of 8·words bytes (:func:`_row_item`);
-    ``cohorts`` are uint8 (a one-pass radix sort) or uint16.
+    ``keys`` are the ``cohorts`` (the same, of any integer type bincount takes) as uint8 (a one-pass
+    radix sort) or uint16. ``scratch`` (of
+    the rows' dtype, at least 15 · ⌈rows/15⌉ + 15 · num_cohorts items) and
+    ``planes`` (uint64, (20, ≥ its words), C-contiguous) are work space.
     """
     m = rows.shape[0]
     num_words = rows.dtype.itemsize // 8
-    order = np.argsort(cohorts, kind="stable")  # small unsigned keys: a radix sort
-    per_cohort = np.bincount(cohorts, minlength=num_cohorts)
+    order = np.argsort(keys, kind="stable")  # small unsigned keys: a radix sort
+    per_cohort = np.bincount(cohorts, minlength=num_cohorts)  # (int64 cohorts: no cast to a new array)
     units = (per_cohort + 14) // 15
     unit_start = np.concatenate(([0], np.cumsum(units)))
     num_units = int(unit_start[-1])
@@ -258,18 +294,24 @@ def _cohort_lanes(rows: np.ndarray, cohorts: np.ndarray, num_cohorts: int) -> tu
     rank += np.repeat(unit_start[:-1].astype(np.int32), per_cohort)
     slot = np.empty(m, dtype=np.int32)  # each row's slot, in the chunk's own order: one scatter of whole rows
     slot[order] = rank
-    padded = np.zeros(15 * num_units, dtype=rows.dtype)
+    padded = scratch[: 15 * num_units]
+    padded.view(_WORD).fill(0)
     padded[slot] = rows
-    nibbles = _slot_nibbles(padded.view(_WORD).reshape(15, num_units * num_words))
-    by_unit = np.ascontiguousarray(nibbles.reshape(4, num_units, num_words).transpose(0, 2, 1))
-    spread = (by_unit >> _NIBBLE_SHIFTS) & _SHORT_LOW_NIBBLES  # (nibble i, k, word, unit): 16-bit lanes
+    width = num_units * num_words
+    nibbles = _slot_nibbles(padded.view(_WORD).reshape(15, width), planes[:, :width])
+    by_unit = nibbles.reshape(4, num_units, num_words).transpose(0, 2, 1)  # (k, word, unit)
+    # (nibble i, k, word, unit): 16-bit lanes, in the work space the adders are done with
+    after = planes[4:].reshape(-1)  # (rows 0-3 hold the nibbles)
+    spread = after[: 16 * width].reshape(4, 4, num_words, num_units)
+    np.right_shift(by_unit, _NIBBLE_SHIFTS, out=spread)
+    spread &= _SHORT_LOW_NIBBLES
     present = np.flatnonzero(units)
     sums = np.add.reduceat(spread, unit_start[present], axis=-1)  # (i, k, word, present cohort)
     lanes = (sums[..., None] >> _SHORT_SHIFTS) & _SHORT  # (i, k, word, present, 16-bit lane g)
     return present, lanes.transpose(3, 2, 1, 0, 4).astype(np.int64)
 
 
-def _slot_nibbles(slots: np.ndarray) -> np.ndarray:
+def _slot_nibbles(slots: np.ndarray, planes: np.ndarray) -> np.ndarray:
     """Ones of 15 planes of words added per bit position: (4, words), nibble i of row k counting bit 4i + k.
 
     The same sums as ``((slots >> k) & 0x1111…1).sum(axis=0)`` for k = 0 … 3
@@ -278,12 +320,12 @@ def _slot_nibbles(slots: np.ndarray) -> np.ndarray:
     adds the 15 planes bit by bit into the four bits of the count (planes of
     weight 1, 2, 4, 8), and a 4 × 4 bit transpose within every nibble turns
     "bit j of the count of bit 4i + k" into "bit j of nibble i of row k".
+    ``planes`` (uint64, (≥ 11, words)) is work space; the result is its first four rows.
     """
     x = list(slots)
-    width = slots.shape[1]
-    out = np.empty((4, width), dtype=np.uint64)  # the planes of weight 1, 2, 4, 8, then the nibble rows
+    out = planes[:4]  # the planes of weight 1, 2, 4, 8, then the nibble rows
     ones, twos, fours, eights = out
-    c1, c2, c3, e1, e2, e3, tmp = np.empty((7, width), dtype=np.uint64)
+    c1, c2, c3, e1, e2, e3, tmp = planes[4:11]
 
     def add3(a: np.ndarray, b: np.ndarray, c: np.ndarray, total: np.ndarray, carry: np.ndarray) -> None:
         np.bitwise_xor(a, b, out=tmp)

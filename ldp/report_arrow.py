@@ -90,8 +90,13 @@ def int_column(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]
     """(int64 values, ok) for an integer column; ok is False for nulls, non-integers, ≥ 2^63."""
     if column is None or not pa.types.is_integer(column.type):
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    column = chunk(column)
     ok = present(column, n)
-    raw = numeric_values(chunk(column))
+    data = column.buffers()[1]
+    if not column.null_count and pa.types.is_int64(column.type) and data is not None:
+        # the usual column: a read-only view of Arrow's buffer (no copy; nothing writes to a chunk's columns)
+        return np.frombuffer(data, dtype="<i8")[column.offset : column.offset + n], ok
+    raw = numeric_values(column)
     if raw.dtype == np.uint64:
         ok &= raw < np.uint64(1 << 63)
     return raw.astype(np.int64, copy=False), ok  # numeric_values made a new array already
@@ -143,19 +148,17 @@ def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray
     else:
         return np.zeros((n, width), dtype=np.uint8), np.zeros(n, dtype=bool)
     buffers = column.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=offset_type)[column.offset : column.offset + n + 1].astype(
-        np.int64
-    )
+    offsets = np.frombuffer(buffers[1], dtype=offset_type)[column.offset : column.offset + n + 1]
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     one_width = np.diff(offsets) == width
     ok = one_width & present(column, n)
-    starts = offsets[:-1]
-    if width and one_width.all():  # back to back: one copy (accumulators gather from it)
-        return data[starts[0] : starts[0] + n * width].reshape(n, width).copy(), ok
+    if width and one_width.all():  # back to back: a read-only view of Arrow's buffer, no copy
+        start = int(offsets[0])
+        return data[start : start + n * width].reshape(n, width), ok
     out = np.zeros((n, width), dtype=np.uint8)
     if ok.any() and width:
         rows = np.flatnonzero(ok)
-        out[rows] = data[starts[rows, None] + np.arange(width)]
+        out[rows] = data[offsets[rows].astype(np.int64)[:, None] + np.arange(width)]
     return out, ok
 
 

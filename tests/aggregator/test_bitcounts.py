@@ -110,6 +110,8 @@ def test_cohort_edge_cases(small_kernels):
         "reverse sorted": np.sort(rng.integers(0, m, 400))[::-1],
         "skewed": np.where(rng.random(400) < 0.9, 4, rng.integers(0, m, 400)),
         "uint8 cohorts": rng.integers(0, m, 400).astype(np.uint8),
+        "uint64 cohorts": rng.integers(0, m, 400).astype(np.uint64),
+        "int32 cohorts": rng.integers(0, m, 400).astype(np.int32),
     }
     for name, cohorts in cases.items():
         expected = cohort_reference(bits, cohorts, m, k)
