@@ -13,7 +13,9 @@ Imported lazily by :mod:`ldp.report_schema` (it needs pyarrow, which the
 client does not). :mod:`pyarrow.compute` (some 30 ms of start-up, most of it
 writing the docstrings of its functions) is imported by the functions that
 call it, on first use: a Parquet file of unary or RAPPOR reports is read
-without it.
+without it, and so is a text file of such reports or of a spec over a
+domain (fingerprints are compared as bytes, the domain is looked up through
+Arrow's function registry, :func:`_index_in`).
 """
 
 from __future__ import annotations
@@ -29,12 +31,10 @@ import pyarrow as pa
 from ldp.arrow_numpy import (
     array_of,
     binary_values,
-    bool_values,
     null_string,
     number_scalar,
     numeric_values,
     string_array,
-    string_scalar,
     validity,
 )
 
@@ -82,10 +82,6 @@ def present(column: pa.Array | None, n: int) -> np.ndarray:
     return validity(chunk(column))
 
 
-def _bool(array: Any) -> np.ndarray:
-    return bool_values(chunk(array))
-
-
 def int_column(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(int64 values, ok) for an integer column; ok is False for nulls, non-integers, ≥ 2^63."""
     if column is None or not pa.types.is_integer(column.type):
@@ -120,9 +116,15 @@ def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
         return ok & hits[numeric_values(indices).astype(np.intp)] if len(hits) else ok & False
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return np.zeros(n, dtype=bool)
-    import pyarrow.compute as pc
-
-    return _bool(pc.equal(column, string_scalar(text)))
+    target = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    width = len(target)
+    cells, ok = _fixed_width_bytes(column, width, n)  # the bytes of the cells of the target's length
+    if width and ok.any():
+        if width % 8 == 0:  # (a fingerprint: 16 bytes) compared as whole words
+            ok &= np.all(cells.view(np.uint64) == target.view(np.uint64), axis=1)
+        else:
+            ok &= np.all(cells == target, axis=1)
+    return ok
 
 
 def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -299,8 +301,6 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
     """Domain index of each entry of a string or integer value column (same rules as DomainIndex)."""
     if column is None:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    import pyarrow.compute as pc
-
     value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
         keys = _string_keys(tuple(domain))
@@ -331,10 +331,26 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
             column = array_of(np.where(big, 0, raw).astype(np.int64), valid=present(column, n) & ~big)
     else:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    found = pc.index_in(column, value_set=keys)
+    found = _index_in(column, keys)
     ok = present(found, n)
     index = numeric_values(chunk(found)).astype(np.int64)
     return positions[index] if len(positions) else index, ok
+
+
+def _index_in(column: pa.Array, keys: pa.Array) -> pa.Array:
+    """Arrow's ``index_in`` of ``column`` in ``keys`` (null: not there), called through its C++ registry.
+
+    ``pyarrow.compute.index_in`` is the same kernel; importing
+    :mod:`pyarrow.compute` costs some 0.02 s of CPU more than its registry
+    ``pyarrow._compute`` (it writes the docstrings of some 300 wrappers),
+    a tenth of reading a CSV file of 3 M reports. The registry's module is
+    private: where it is missing, :mod:`pyarrow.compute` serves.
+    """
+    try:
+        from pyarrow._compute import SetLookupOptions, call_function
+    except ImportError:  # pragma: no cover - pyarrow's layout since 1.0
+        from pyarrow.compute import SetLookupOptions, call_function
+    return call_function("index_in", [column], SetLookupOptions(value_set=keys))
 
 
 def csv_int_column(cells: list[str | None]) -> pa.Array:

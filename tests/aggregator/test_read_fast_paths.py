@@ -435,3 +435,22 @@ def test_csv_float_array_reads_cells_as_float_does():
     cells += ["1_0", "\u0661", None, "1.2.3", "1e", "00012.50", "9" * 400, "1" * 401, "0." + "3" * 400]
     got = csv_float_array(pa.array(cells, type=pa.string())).to_pylist()
     assert got == csv_float_column(cells).to_pylist()
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_string_equal_compares_bytes_as_python_compares_text(large):
+    """The fingerprint check on a text column (bytes of the target's width, compared as words when the
+    width is a multiple of 8) accepts exactly the cells equal to the text; nulls and other widths never."""
+    import pyarrow as pa
+
+    from ldp.arrow_numpy import string_array
+    from ldp.report_arrow import string_equal
+
+    for target in (FP, "ab", "é" * 4, "0123456789abcdef"):
+        cells = [target, None, target[:-1], target + "x", target.upper(), "", target, "x" * len(target)]
+        column = string_array(cells)
+        if large:
+            column = column.cast(pa.large_string())
+        for part in (column, column.slice(1)):
+            expected = [cell == target for cell in part.to_pylist()]
+            assert string_equal(part, target, len(part)).tolist() == expected, (target, large)
