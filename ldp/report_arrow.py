@@ -15,7 +15,7 @@ writing the docstrings of its functions) is imported by the functions that
 call it, on first use: a Parquet file of unary or RAPPOR reports is read
 without it, and so is a text file of such reports or of a spec over a
 domain (fingerprints are compared as bytes, the domain is looked up through
-Arrow's function registry, :func:`_index_in`).
+Arrow's function registry, :func:`index_in`).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ __all__ = [
     "csv_int_array",
     "csv_int_column",
     "domain_indices",
+    "index_in",
     "int_column",
     "present",
     "quoted_base64_texts",
@@ -331,13 +332,13 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
             column = array_of(np.where(big, 0, raw).astype(np.int64), valid=present(column, n) & ~big)
     else:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    found = _index_in(column, keys)
+    found = index_in(column, keys)
     ok = present(found, n)
     index = numeric_values(chunk(found)).astype(np.int64)
     return positions[index] if len(positions) else index, ok
 
 
-def _index_in(column: pa.Array, keys: pa.Array) -> pa.Array:
+def index_in(column: pa.Array, keys: pa.Array) -> pa.Array:
     """Arrow's ``index_in`` of ``column`` in ``keys`` (null: not there), called through its C++ registry.
 
     ``pyarrow.compute.index_in`` is the same kernel; importing

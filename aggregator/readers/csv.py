@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import functools
 import io
 import itertools
 import re
@@ -54,11 +55,11 @@ from ldp.aggregator.readers.common import (
     _text,
 )
 from ldp.aggregator.rejects import Reject
-from ldp.arrow_numpy import string_array, validity
+from ldp.arrow_numpy import array_of, numeric_values, string_array, validity
 from ldp.errors import ReportError
 from ldp.report import Report
-from ldp.report_arrow import INT_TEXT, csv_float_array, csv_int_array, csv_int_column
-from ldp.report_schema import BoundedInt, Number, ReportField, report_schema_of
+from ldp.report_arrow import INT_TEXT, csv_float_array, csv_int_array, csv_int_column, index_in
+from ldp.report_schema import BoundedInt, DomainElement, Number, ReportField, report_schema_of
 
 __all__ = ["csv_header_for_ranges", "read_csv_stream"]
 
@@ -616,7 +617,8 @@ def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChun
     try:
         table = pa_csv.read_csv(
             io.BytesIO(data),
-            read_options=pa_csv.ReadOptions(column_names=keys, block_size=_PIECE_BLOCK_BYTES),
+            # one block in this thread: Arrow's parallel blocks cost CPU of their own (a fifth more)
+            read_options=pa_csv.ReadOptions(column_names=keys, block_size=len(data) + 1, use_threads=False),
             parse_options=pa_csv.ParseOptions(
                 quote_char=False, escape_char=False, newlines_in_values=False, ignore_empty_lines=False
             ),
@@ -638,7 +640,8 @@ def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChun
         ):  # Arrow reads an empty line as a row of empty cells; a blank line is not a row
             return None
         if quoted:
-            unquoted = [_unquoted_cells(column) for column in cells]
+            lookups = _lookup_keys(rows.spec, names)
+            unquoted = [_unquoted_column(column, keys) for column, keys in zip(cells, lookups)]
             if any(column is None for column in unquoted):
                 return None
             cells = [column for column in unquoted if column is not None]
@@ -662,8 +665,87 @@ def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChun
 _SHORT_PIECE_BYTES = 1 << 16
 #: Bytes of whole lines Arrow parses at once (a few MB: larger pieces cost the kernel more page faults).
 _PIECE_BYTES = 1 << 22
-#: Arrow's parallel blocks when it parses a piece (a line longer than this makes Arrow fail: read otherwise).
-_PIECE_BLOCK_BYTES = 1 << 20
+
+
+def _lookup_keys(spec: Any, names: Sequence[str]) -> list[tuple[str, ...] | None]:
+    """For each column the header names, the texts its cells are only ever compared with, if so.
+
+    The fingerprint column is only compared with the spec's fingerprint
+    (:func:`ldp.report_arrow.string_equal`), a domain element's only looked
+    up in the domain's texts (:func:`ldp.report_arrow.domain_indices`); any
+    other column's cells are read as they are.
+    """
+    schema = report_schema_of(spec)
+    domain = getattr(spec, "domain", None)
+    keys: list[tuple[str, ...] | None] = []
+    for name in names:
+        if name == "spec":
+            keys.append((str(spec.fingerprint),))
+        elif isinstance(schema.field(name), DomainElement) and domain is not None:
+            keys.append(_domain_texts(tuple(domain)))
+        else:
+            keys.append(None)
+    return keys
+
+
+@functools.lru_cache(maxsize=16)
+def _domain_texts(domain: tuple[Any, ...]) -> tuple[str, ...]:
+    """The texts a CSV cell of a domain element is looked up in (those of :func:`~ldp.report_arrow.domain_indices`)."""
+    return tuple(str(value) for value in domain)
+
+
+def _unquoted_column(column: pa.Array, keys: tuple[str, ...] | None) -> pa.Array | None:
+    """:func:`_quoted_lookup` of a column of compared cells where it applies, else :func:`_unquoted_cells`."""
+    if keys is not None:
+        looked_up = _quoted_lookup(column, keys)
+        if looked_up is not None:
+            return looked_up
+    return _unquoted_cells(column)
+
+
+@functools.lru_cache(maxsize=16)
+def _quoted_keys(keys: tuple[str, ...]) -> tuple[pa.Array, pa.Array]:
+    """(each key in double quotes, the keys and one more text that is none of them), as Arrow strings.
+
+    The extra text is NULs, longer than every key: no cell Arrow reads in a
+    piece holds a NUL (:func:`_arrow_piece`), and it equals no key.
+    """
+    other = "\x00" * (max(map(len, keys), default=0) + 1)
+    return string_array([f'"{key}"' for key in keys]), string_array([*keys, other])
+
+
+def _quoted_lookup(column: pa.Array, keys: tuple[str, ...]) -> pa.DictionaryArray | None:
+    """A column of quoted cells only compared with ``keys``, as a dictionary of them; None unless every cell is quoted.
+
+    Every cell must be ``"text"`` with no other quote (pyarrow and R quote
+    every text cell so), which the csv module reads as the text inside
+    (:func:`_unquoted_cells`). Instead of unquoting the cells, each is looked
+    up among the keys in quotes: a cell ``"k"`` stands for the key k, any
+    other for one text that is none of the keys (its row is then rejected,
+    or re-checked from its line), ``""`` for an empty cell (an absent
+    field). Whatever compares the column with the keys sees what it would
+    see in the unquoted cells; no bytes are moved.
+    """
+    n = len(column)
+    buffers = column.buffers()
+    if n == 0 or column.null_count or buffers[2] is None or not pa.types.is_string(column.type):
+        return None
+    offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset : column.offset + n + 1]
+    body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    widths = np.diff(offsets)
+    if int(np.count_nonzero(body == _QUOTE[0])) != 2 * n or int(widths.min()) < 2:
+        return None
+    starts = offsets[:-1] - offsets[0]
+    if not (bool(np.all(body[starts] == _QUOTE[0])) and bool(np.all(body[starts + widths - 1] == _QUOTE[0]))):
+        return None  # two quotes per cell, at its ends: none inside
+    quoted, dictionary = _quoted_keys(keys)
+    found = index_in(column, quoted)
+    index = numeric_values(found).astype(np.int32)
+    if found.null_count:
+        index[~validity(found)] = len(keys)  # the text that is none of the keys
+    set_cells = widths > 2  # ``""``: empty, as an empty cell
+    indices = array_of(index, None if bool(set_cells.all()) else set_cells)
+    return pa.DictionaryArray.from_arrays(indices, dictionary)
 
 
 def _unquoted_cells(column: pa.Array) -> pa.Array | None:

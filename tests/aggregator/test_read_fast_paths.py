@@ -454,3 +454,41 @@ def test_string_equal_compares_bytes_as_python_compares_text(large):
         for part in (column, column.slice(1)):
             expected = [cell == target for cell in part.to_pylist()]
             assert string_equal(part, target, len(part)).tolist() == expected, (target, large)
+
+
+@pytest.mark.parametrize("domain", [["a", "bb", "", "1", "A"], [3, 10, 11]])
+def test_quoted_compared_cells_are_looked_up_without_unquoting(tmp_path, monkeypatch, domain):
+    """A quoted fingerprint or domain cell is looked up among the keys in quotes (never unquoted), and every
+    row is accepted or rejected, with the same reason, as when the csv module reads the file line by line."""
+    import csv
+
+    spec = ldp.GRR(domain=domain, epsilon=1.0)
+    texts = [str(v) for v in domain]
+    odd = ["", "zz", texts[0].upper() + "x", texts[-1] + " ", "0" + texts[1], " " + texts[0]]
+    rows = []
+    for i in range(600):
+        value = texts[i % len(texts)] if i % 7 else odd[i % len(odd)]
+        fingerprint = spec.fingerprint if i % 11 else ["", "0" * 16, spec.fingerprint.upper()][i % 3]
+        rows.append(["1", fingerprint, value])
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(["v", "spec", "value"])
+    writer.writerows(rows)
+    path = tmp_path / "quoted.csv"
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+    def read():
+        chunks = list(read_reports([path], spec, chunk_size=128))
+        values = np.concatenate([c.batch.values for c in chunks if len(c.batch)])
+        rejects = [(r.line, r.reason, r.detail, r.raw) for c in chunks for r in c.rejects]
+        return values.tolist(), rejects
+
+    looked_up = []
+    lookup = read_csv._quoted_lookup
+    monkeypatch.setattr(read_csv, "_quoted_lookup", lambda *a: looked_up.append(lookup(*a)) or looked_up[-1])
+    fast = read()
+    assert looked_up and all(column is not None for column in looked_up)
+    assert fast[1] and len(fast[0]) + len(fast[1]) == len(rows)
+    monkeypatch.setattr(read_csv, "_arrow_piece", lambda *args: None)
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert read() == fast
