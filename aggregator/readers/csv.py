@@ -33,6 +33,7 @@ import csv
 import functools
 import io
 import itertools
+import math
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -732,13 +733,17 @@ def _quoted_lookup(column: pa.Array, keys: tuple[str, ...]) -> pa.DictionaryArra
         return None
     offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset : column.offset + n + 1]
     body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    quoted, dictionary = _quoted_keys(keys)
+    only = keys[0] if len(keys) == 1 else ""
+    if only and '"' not in only and _every_cell_is(body, offsets, f'"{only}"'.encode()):
+        # the usual fingerprint column: one text throughout (set, with no quote inside)
+        return pa.DictionaryArray.from_arrays(array_of(np.zeros(n, dtype=np.int32)), dictionary)
     widths = np.diff(offsets)
     if int(np.count_nonzero(body == _QUOTE[0])) != 2 * n or int(widths.min()) < 2:
         return None
     starts = offsets[:-1] - offsets[0]
     if not (bool(np.all(body[starts] == _QUOTE[0])) and bool(np.all(body[starts + widths - 1] == _QUOTE[0]))):
         return None  # two quotes per cell, at its ends: none inside
-    quoted, dictionary = _quoted_keys(keys)
     found = index_in(column, quoted)
     index = numeric_values(found).astype(np.int32)
     if found.null_count:
@@ -746,6 +751,25 @@ def _quoted_lookup(column: pa.Array, keys: tuple[str, ...]) -> pa.DictionaryArra
     set_cells = widths > 2  # ``""``: empty, as an empty cell
     indices = array_of(index, None if bool(set_cells.all()) else set_cells)
     return pa.DictionaryArray.from_arrays(indices, dictionary)
+
+
+def _every_cell_is(body: np.ndarray, offsets: np.ndarray, cell: bytes) -> bool:
+    """Whether every cell of a text column (its bytes ``body``, its ``offsets``) is ``cell``.
+
+    The cells then lie back to back, so the body is ``cell`` repeated: it is
+    compared a few cells at a time as whole 64-bit words (as many cells as
+    make whole words), without a per-cell step.
+    """
+    n, width = len(offsets) - 1, len(cell)
+    if not width or body.size != n * width or int(offsets[-1] - offsets[0]) != n * width:
+        return False
+    if not bool(np.all(np.diff(offsets) == width)):
+        return False
+    group = 8 // math.gcd(width, 8)  # cells in a whole number of words
+    head = n - n % group
+    pattern = np.frombuffer(cell * group, dtype=np.uint64)
+    words = body[: head * width].view(np.uint64).reshape(-1, pattern.size)
+    return bool(np.all(words == pattern)) and body[head * width :].tobytes() == cell * (n - head)
 
 
 def _unquoted_cells(column: pa.Array) -> pa.Array | None:

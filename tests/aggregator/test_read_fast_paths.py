@@ -492,3 +492,28 @@ def test_quoted_compared_cells_are_looked_up_without_unquoting(tmp_path, monkeyp
     monkeypatch.setattr(read_csv, "_arrow_piece", lambda *args: None)
     monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
     assert read() == fast
+
+
+def test_every_cell_is_compares_whole_cells():
+    """The fingerprint column's all-alike check: every width of cell, a differing byte anywhere, a tail."""
+    from ldp.arrow_numpy import string_array
+
+    for width in (1, 3, 8, 16, 18, 19):
+        cell = "".join(chr(97 + i % 26) for i in range(width))
+        for n in (1, 2, 7, 8, 9, 33):
+            column = string_array([cell] * n)
+            offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[: n + 1]
+            body = np.frombuffer(column.buffers()[2], dtype=np.uint8)[: n * width]
+            assert read_csv._every_cell_is(body, offsets, cell.encode())
+            for row in {0, n // 2, n - 1}:
+                for at in {0, width - 1}:
+                    other = [cell] * n
+                    other[row] = cell[:at] + "#" + cell[at + 1 :]
+                    changed = string_array(other)
+                    offsets = np.frombuffer(changed.buffers()[1], dtype=np.int32)[: n + 1]
+                    body = np.frombuffer(changed.buffers()[2], dtype=np.uint8)[: n * width]
+                    assert not read_csv._every_cell_is(body, offsets, cell.encode()), (width, n, row, at)
+            longer = string_array([cell] * (n - 1) + [cell + "x"])
+            offsets = np.frombuffer(longer.buffers()[1], dtype=np.int32)[: n + 1]
+            body = np.frombuffer(longer.buffers()[2], dtype=np.uint8)[: int(offsets[-1])]
+            assert not read_csv._every_cell_is(body, offsets, cell.encode())
