@@ -169,7 +169,13 @@ def _add_tile(block: np.ndarray, tile: np.ndarray, scratch: np.ndarray, per_byte
         per_byte[:, k + 4] += _as_bytes(high).reshape(-1, words * 8).sum(axis=0, dtype=np.int64)
 
 
-def cohort_bit_counts(bits: np.ndarray, cohorts: np.ndarray, num_cohorts: int, num_bits: int) -> np.ndarray:
+def cohort_bit_counts(
+    bits: np.ndarray,
+    cohorts: np.ndarray,
+    num_cohorts: int,
+    num_bits: int,
+    rows_out: np.ndarray | None = None,
+) -> np.ndarray:
     """Ones per (cohort, bit position) of packed rows (RAPPOR aggregation).
 
     Parameters
@@ -179,6 +185,9 @@ def cohort_bit_counts(bits: np.ndarray, cohorts: np.ndarray, num_cohorts: int, n
     cohorts : ndarray of int, shape (n,)
         Cohort of each row, in [0, num_cohorts) (checked by the caller).
     num_cohorts, num_bits : int
+    rows_out : ndarray of int64, shape (num_cohorts,), optional
+        If given, the rows of each cohort are added to it (the kernel counts
+        them anyway: no second pass over the cohorts).
 
     Returns
     -------
@@ -189,6 +198,8 @@ def cohort_bit_counts(bits: np.ndarray, cohorts: np.ndarray, num_cohorts: int, n
     out = np.zeros((num_cohorts, num_bits), dtype=np.int64)
     if n < SMALL_COHORT_ROWS or num_cohorts > COHORT_CHUNK:  # (uint16 cohorts below: a radix argsort)
         _add_sorted_unpacked(out, bits, cohorts)
+        if rows_out is not None:
+            rows_out += np.bincount(cohorts, minlength=num_cohorts)
         return out
     num_words = (num_bytes + 7) // 8
     per_lane = np.zeros((num_cohorts, num_words * 64), dtype=np.int64)  # in the lane order of _cohort_lanes
@@ -209,8 +220,10 @@ def cohort_bit_counts(bits: np.ndarray, cohorts: np.ndarray, num_cohorts: int, n
         part = cohorts[start : start + COHORT_CHUNK]
         small = part.astype(keys)
         counted = part if part.dtype == np.intp else small  # what bincount takes without a cast
-        present, lanes = _cohort_lanes(rows, small, counted, num_cohorts, padded, planes)
+        present, lanes, per_cohort = _cohort_lanes(rows, small, counted, num_cohorts, padded, planes)
         per_lane[present] += lanes.reshape(present.shape[0], -1)
+        if rows_out is not None:
+            rows_out += per_cohort
     per_byte = np.zeros((num_cohorts, num_words * 8, 8), dtype=np.int64)
     per_byte[:, *_lane_bits(num_words)] = per_lane
     return _to_bit_order(per_byte[:, :num_bytes], num_bits)
@@ -267,8 +280,8 @@ def _cohort_lanes(
     num_cohorts: int,
     scratch: np.ndarray,
     planes: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Cohorts present in the chunk and their lane counts, shape (present, words, 4, 4, 4).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cohorts present in the chunk, their lane counts, shape (present, words, 4, 4, 4), and rows per cohort.
 
     ``rows`` holds each packed row as one item of 8·words bytes (:func:`_row_item`);
     ``keys`` are the ``cohorts`` (the same, of any integer type bincount takes) as uint8 (a one-pass
@@ -308,7 +321,7 @@ def _cohort_lanes(
     present = np.flatnonzero(units)
     sums = np.add.reduceat(spread, unit_start[present], axis=-1)  # (i, k, word, present cohort)
     lanes = (sums[..., None] >> _SHORT_SHIFTS) & _SHORT  # (i, k, word, present, 16-bit lane g)
-    return present, lanes.transpose(3, 2, 1, 0, 4).astype(np.int64)
+    return present, lanes.transpose(3, 2, 1, 0, 4).astype(np.int64), per_cohort
 
 
 def _slot_nibbles(slots: np.ndarray, planes: np.ndarray) -> np.ndarray:

@@ -148,6 +148,21 @@ def test_cohort_counts_keep_every_bit_pattern_of_128_bit_rows(monkeypatch):
         )
 
 
+def test_cohort_counts_count_the_rows_of_each_cohort_on_every_path(monkeypatch):
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(bitcounts, "COHORT_CHUNK", 7 * 15)
+    for n, m in (
+        (10, 5),
+        (2000, 5),
+        (2000, 300),
+    ):  # unpacked; sliced in chunks; more cohorts than a chunk holds
+        bits = packed(rng, n, 24)
+        cohorts = rng.integers(0, m, n)
+        rows = np.full(m, 3, dtype=np.int64)  # added to, not overwritten
+        cohort_bit_counts(bits, cohorts, m, 24, rows_out=rows)
+        np.testing.assert_array_equal(rows, np.bincount(cohorts, minlength=m) + 3, err_msg=f"n={n}, m={m}")
+
+
 def test_cohort_counts_default_settings_and_many_cohorts():
     rng = np.random.default_rng(4)
     for m, n in ((64, bitcounts.SMALL_COHORT_ROWS - 1), (64, bitcounts.SMALL_COHORT_ROWS), (300, 5000)):
