@@ -83,20 +83,34 @@ def present(column: pa.Array | None, n: int) -> np.ndarray:
     return validity(chunk(column))
 
 
-def int_column(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(int64 values, ok) for an integer column; ok is False for nulls, non-integers, ≥ 2^63."""
+def int_column(column: pa.Array | None, n: int, *, native: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 values, ok) for an integer column; ok is False for nulls, non-integers, ≥ 2^63.
+
+    With ``native``, the values keep the column's own integer type (a
+    version column of int8 is compared as it is, not widened to int64 first).
+    """
     if column is None or not pa.types.is_integer(column.type):
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     column = chunk(column)
     ok = present(column, n)
     data = column.buffers()[1]
-    if not column.null_count and pa.types.is_int64(column.type) and data is not None:
+    wanted = native or pa.types.is_int64(column.type)
+    if not column.null_count and wanted and data is not None and not pa.types.is_uint64(column.type):
         # the usual column: a read-only view of Arrow's buffer (no copy; nothing writes to a chunk's columns)
-        return np.frombuffer(data, dtype="<i8")[column.offset : column.offset + n], ok
+        dtype = _numpy_integer(column.type)
+        return np.frombuffer(data, dtype=dtype)[column.offset : column.offset + n], ok
     raw = numeric_values(column)
     if raw.dtype == np.uint64:
         ok &= raw < np.uint64(1 << 63)
-    return raw.astype(np.int64, copy=False), ok  # numeric_values made a new array already
+    return (
+        raw if native else raw.astype(np.int64, copy=False)
+    ), ok  # numeric_values made a new array already
+
+
+def _numpy_integer(value_type: pa.DataType) -> np.dtype:
+    """The little-endian NumPy dtype of an Arrow integer type."""
+    kind = "i" if pa.types.is_signed_integer(value_type) else "u"
+    return np.dtype(f"<{kind}{value_type.bit_width // 8}")
 
 
 def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
