@@ -308,8 +308,16 @@ def _cohort_lanes(
     slot = np.empty(m, dtype=np.int32)  # each row's slot, in the chunk's own order: one scatter of whole rows
     slot[order] = rank
     padded = scratch[: 15 * num_units]
-    padded.view(_WORD).fill(0)
     padded[slot] = rows
+    pads = 15 * units - per_cohort  # the slots no row fills (at most 14 a cohort) are zeroed, not the whole
+    if pads.any():
+        first = np.repeat(
+            per_cohort - (np.cumsum(pads) - pads), pads
+        )  # rank of a cohort's first pad, less ...
+        unit, rank = np.divmod(np.arange(int(pads.sum())) + first, 15)  # ... the pads before its own
+        padded.view(_WORD).reshape(-1, num_words)[
+            rank * num_units + unit + np.repeat(unit_start[:-1], pads)
+        ] = 0
     width = num_units * num_words
     nibbles = _slot_nibbles(padded.view(_WORD).reshape(15, width), planes[:, :width])
     by_unit = nibbles.reshape(4, num_units, num_words).transpose(0, 2, 1)  # (k, word, unit)

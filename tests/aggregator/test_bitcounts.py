@@ -163,6 +163,24 @@ def test_cohort_counts_count_the_rows_of_each_cohort_on_every_path(monkeypatch):
         np.testing.assert_array_equal(rows, np.bincount(cohorts, minlength=m) + 3, err_msg=f"n={n}, m={m}")
 
 
+def test_cohort_counts_leave_nothing_behind_in_their_work_space(monkeypatch):
+    """The work space is kept from call to call: slots no row fills must count as zero, whatever filled them
+    before (a batch of all ones, then batches whose cohorts leave slots of a unit empty)."""
+    monkeypatch.setattr(bitcounts, "SMALL_COHORT_ROWS", 0)
+    rng = np.random.default_rng(8)
+    for width in (2, 16, 24):  # a row of one word, two words (complex items), three (void items)
+        full = np.full((3000, width), 0xFF, dtype=np.uint8)
+        cohort_bit_counts(full, rng.integers(0, 4, 3000), 4, 8 * width)
+        for n in (1, 14, 16, 29, 500):
+            bits = packed(rng, n, 8 * width, density=0.1)
+            cohorts = rng.integers(0, 7, n)
+            np.testing.assert_array_equal(
+                cohort_bit_counts(bits, cohorts, 7, 8 * width),
+                cohort_reference(bits, cohorts, 7, 8 * width),
+                err_msg=f"width={width}, n={n}",
+            )
+
+
 def test_cohort_counts_default_settings_and_many_cohorts():
     rng = np.random.default_rng(4)
     for m, n in ((64, bitcounts.SMALL_COHORT_ROWS - 1), (64, bitcounts.SMALL_COHORT_ROWS), (300, 5000)):
