@@ -91,20 +91,18 @@ def int_column(column: pa.Array | None, n: int, *, native: bool = False) -> tupl
     """
     if column is None or not pa.types.is_integer(column.type):
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    column = chunk(column)
-    ok = present(column, n)
-    data = column.buffers()[1]
-    wanted = native or pa.types.is_int64(column.type)
-    if not column.null_count and wanted and data is not None and not pa.types.is_uint64(column.type):
+    array: pa.Array = chunk(column)
+    ok = present(array, n)
+    data = array.buffers()[1]
+    wanted = native or pa.types.is_int64(array.type)
+    if not array.null_count and wanted and data is not None and not pa.types.is_uint64(array.type):
         # the usual column: a read-only view of Arrow's buffer (no copy; nothing writes to a chunk's columns)
-        dtype = _numpy_integer(column.type)
-        return np.frombuffer(data, dtype=dtype)[column.offset : column.offset + n], ok
-    raw = numeric_values(column)
+        dtype = _numpy_integer(array.type)
+        return np.frombuffer(data, dtype=dtype)[array.offset : array.offset + n], ok
+    raw = numeric_values(array)  # a new array already
     if raw.dtype == np.uint64:
         ok &= raw < np.uint64(1 << 63)
-    return (
-        raw if native else raw.astype(np.int64, copy=False)
-    ), ok  # numeric_values made a new array already
+    return (raw if native else raw.astype(np.int64, copy=False)), ok
 
 
 def _numpy_integer(value_type: pa.DataType) -> np.dtype:
@@ -131,14 +129,14 @@ def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
         return ok & hits[numeric_values(indices).astype(np.intp)] if len(hits) else ok & False
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return np.zeros(n, dtype=bool)
-    target = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-    width = len(target)
+    wanted = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    width = len(wanted)
     cells, ok = _fixed_width_bytes(column, width, n)  # the bytes of the cells of the target's length
     if width and ok.any():
         # column by column (a reduction along each short row costs more than the compares): a fingerprint
         # of 16 bytes as two words
         units, expected = (
-            (cells.view(np.uint64), target.view(np.uint64)) if width % 8 == 0 else (cells, target)
+            (cells.view(np.uint64), wanted.view(np.uint64)) if width % 8 == 0 else (cells, wanted)
         )
         for j, unit in enumerate(expected.tolist()):
             ok &= units[:, j] == unit
