@@ -731,23 +731,28 @@ def _quoted_lookup(column: pa.Array, keys: tuple[str, ...]) -> pa.DictionaryArra
     buffers = column.buffers()
     if n == 0 or column.null_count or buffers[2] is None or not pa.types.is_string(column.type):
         return None
+    if any('"' in key for key in keys):  # (no quoted cell read here can stand for such a key)
+        return None
     offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset : column.offset + n + 1]
     body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
     quoted, dictionary = _quoted_keys(keys)
-    only = keys[0] if len(keys) == 1 else ""
-    if only and '"' not in only and _every_cell_is(body, offsets, f'"{only}"'.encode()):
+    if len(keys) == 1 and keys[0] and _every_cell_is(body, offsets, f'"{keys[0]}"'.encode()):
         # the usual fingerprint column: one text throughout (set, with no quote inside)
         return pa.DictionaryArray.from_arrays(array_of(np.zeros(n, dtype=np.int32)), dictionary)
     widths = np.diff(offsets)
     if int(np.count_nonzero(body == _QUOTE[0])) != 2 * n or int(widths.min()) < 2:
         return None
-    starts = offsets[:-1] - offsets[0]
-    if not (bool(np.all(body[starts] == _QUOTE[0])) and bool(np.all(body[starts + widths - 1] == _QUOTE[0]))):
-        return None  # two quotes per cell, at its ends: none inside
     found = index_in(column, quoted)
     index = numeric_values(found).astype(np.int32)
     if found.null_count:
-        index[~validity(found)] = len(keys)  # the text that is none of the keys
+        # a cell found is some "k", two quotes at its ends; with 2n quotes in all, each other cell holds
+        # two quotes exactly when it starts and ends with one
+        other = np.flatnonzero(~validity(found))
+        starts = offsets[other] - offsets[0]
+        ends = starts + widths[other] - 1
+        if not (bool(np.all(body[starts] == _QUOTE[0])) and bool(np.all(body[ends] == _QUOTE[0]))):
+            return None  # a quote inside a cell
+        index[other] = len(keys)  # the text that is none of the keys
     set_cells = widths > 2  # ``""``: empty, as an empty cell
     indices = array_of(index, None if bool(set_cells.all()) else set_cells)
     return pa.DictionaryArray.from_arrays(indices, dictionary)

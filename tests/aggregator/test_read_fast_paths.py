@@ -517,3 +517,32 @@ def test_every_cell_is_compares_whole_cells():
             offsets = np.frombuffer(longer.buffers()[1], dtype=np.int32)[: n + 1]
             body = np.frombuffer(longer.buffers()[2], dtype=np.uint8)[: int(offsets[-1])]
             assert not read_csv._every_cell_is(body, offsets, cell.encode())
+
+
+def test_quoted_lookup_reads_otherwise_a_column_whose_quotes_add_up_but_sit_inside_cells(
+    tmp_path, monkeypatch
+):
+    """Two quotes a cell on average is not enough: a cell ``"a`` and a cell ``"b"c"`` hold four between them;
+    such a piece is read as the csv module reads it, and gives what the line-by-line path gives."""
+    spec = ldp.GRR(domain=["a", "b", "c"], epsilon=1.0)
+    fp = spec.fingerprint
+    lines = [f'1,"{fp}","{"abc"[i % 3]}"' for i in range(200)]
+    lines[50] = f'1,"{fp}","a'
+    lines[120] = f'1,"{fp}","b"c"'
+    path = tmp_path / "quoted.csv"
+    path.write_text('"v","spec","value"\n' + "\n".join(lines) + "\n", encoding="utf-8")
+
+    def read():
+        chunks = list(read_reports([path], spec, chunk_size=64))
+        values = np.concatenate([c.batch.values for c in chunks if len(c.batch)])
+        return values.tolist(), [(r.line, r.reason, r.detail, r.raw) for c in chunks for r in c.rejects]
+
+    looked_up = []
+    lookup = read_csv._quoted_lookup
+    monkeypatch.setattr(read_csv, "_quoted_lookup", lambda *a: looked_up.append(lookup(*a)) or looked_up[-1])
+    fast = read()
+    assert None in looked_up  # the value column was not taken as quoted cells
+    assert [line for line, *_ in fast[1]] == [52, 122]
+    monkeypatch.setattr(read_csv, "_arrow_piece", lambda *args: None)
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert read() == fast
