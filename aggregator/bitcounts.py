@@ -24,8 +24,8 @@ The 4-bit lane sums are then split into wider lanes before they can overflow:
   whole-array operations: the 15 slots are added bit by bit by a tree of
   full adders (XOR, AND, OR on whole words) into the 4-bit count of every
   bit, then turned into the 4-bit lanes above by a bit transpose (a third
-  of the word operations of shifting and adding); the unit sums are spread into 16-bit lanes and
-  added per cohort with :func:`numpy.add.reduceat`. A chunk holds at most
+  of the word operations of shifting and adding); the unit sums are spread
+  into 16-bit lanes and added per cohort with :func:`numpy.add.reduceat`. A chunk holds at most
   :data:`COHORT_CHUNK` < 2¹⁶ reports, so no 16-bit lane overflows.
 
 Small batches (the collector adds a few reports at a time) are counted by
@@ -284,10 +284,10 @@ def _cohort_lanes(
     """Cohorts present in the chunk, their lane counts, shape (present, words, 4, 4, 4), and rows per cohort.
 
     ``rows`` holds each packed row as one item of 8·words bytes (:func:`_row_item`);
-    ``keys`` are the ``cohorts`` (the same, of any integer type bincount takes) as uint8 (a one-pass
-    radix sort) or uint16. ``scratch`` (of
-    the rows' dtype, at least 15 · ⌈rows/15⌉ + 15 · num_cohorts items) and
-    ``planes`` (uint64, (20, ≥ its words), C-contiguous) are work space.
+    ``keys`` are the cohorts as uint8 (a one-pass radix sort) or uint16, ``cohorts``
+    the same of any integer type :func:`numpy.bincount` takes. ``scratch`` (of the
+    rows' dtype, at least 15 · ⌈rows/15⌉ + 15 · num_cohorts items) and ``planes``
+    (uint64, (20, ≥ its words), C-contiguous) are work space.
     """
     m = rows.shape[0]
     num_words = rows.dtype.itemsize // 8
@@ -309,15 +309,13 @@ def _cohort_lanes(
     slot[order] = rank
     padded = scratch[: 15 * num_units]
     padded[slot] = rows
-    pads = 15 * units - per_cohort  # the slots no row fills (at most 14 a cohort) are zeroed, not the whole
+    pads = 15 * units - per_cohort  # slots no row fills, at most 14 a cohort: zeroed, not the whole space
     if pads.any():
-        first = np.repeat(
-            per_cohort - (np.cumsum(pads) - pads), pads
-        )  # rank of a cohort's first pad, less ...
-        unit, rank = np.divmod(np.arange(int(pads.sum())) + first, 15)  # ... the pads before its own
-        padded.view(_WORD).reshape(-1, num_words)[
-            rank * num_units + unit + np.repeat(unit_start[:-1], pads)
-        ] = 0
+        before = np.cumsum(pads) - pads  # the pads of the cohorts before
+        pad_rank = np.arange(int(pads.sum())) + np.repeat(per_cohort - before, pads)  # count ≤ r < 15 · units
+        pad_unit, pad_slot = np.divmod(pad_rank, 15)
+        words = padded.view(_WORD).reshape(-1, num_words)
+        words[pad_slot * num_units + pad_unit + np.repeat(unit_start[:-1], pads)] = 0
     width = num_units * num_words
     nibbles = _slot_nibbles(padded.view(_WORD).reshape(15, width), planes[:, :width])
     by_unit = nibbles.reshape(4, num_units, num_words).transpose(0, 2, 1)  # (k, word, unit)
