@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import collections
 import csv
-import functools
 import io
 import itertools
 import math
@@ -212,7 +211,14 @@ class _CsvRows:
     def __init__(self, path: str, spec: Any, chunk_size: int, header: Sequence[str] | None):
         self.path, self.spec, self.chunk_size = path, spec, chunk_size
         self.names: list[str] | None = None if header is None else list(header)
+        self._lookups: tuple[tuple[str, ...], list[_Lookup | None]] | None = None
         self._reset()
+
+    def lookups(self, names: Sequence[str]) -> list[_Lookup | None]:
+        """:func:`_lookup_keys` of the header ``names``, made once per stream (a domain may be large)."""
+        if self._lookups is None or self._lookups[0] != tuple(names):
+            self._lookups = (tuple(names), _lookup_keys(self.spec, names))
+        return self._lookups[1]
 
     def _reset(self) -> None:
         self.rows: list[list[str]] = []
@@ -641,8 +647,10 @@ def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChun
         ):  # Arrow reads an empty line as a row of empty cells; a blank line is not a row
             return None
         if quoted:
-            lookups = _lookup_keys(rows.spec, names)
-            unquoted = [_unquoted_column(column, keys) for column, keys in zip(cells, lookups)]
+            lookups = rows.lookups(names)
+            # a dictionary is looked up once a chunk: worth it for keys far fewer than the chunk's rows
+            most = min(len(cells[0]), rows.chunk_size) // 8
+            unquoted = [_unquoted_column(column, lookup, most) for column, lookup in zip(cells, lookups)]
             if any(column is None for column in unquoted):
                 return None
             cells = [column for column in unquoted if column is not None]
@@ -668,55 +676,61 @@ _SHORT_PIECE_BYTES = 1 << 16
 _PIECE_BYTES = 1 << 22
 
 
-def _lookup_keys(spec: Any, names: Sequence[str]) -> list[tuple[str, ...] | None]:
+class _Lookup(NamedTuple):
+    """The texts a column's cells are only ever compared with, and their Arrow forms for :func:`_quoted_lookup`."""
+
+    keys: tuple[str, ...]
+    #: Each key in double quotes.
+    quoted: pa.Array
+    #: The keys, then one more text that is none of them: NULs, longer than every key (no cell Arrow reads
+    #: in a piece holds a NUL, :func:`_arrow_piece`).
+    dictionary: pa.Array
+    #: No key holds a quote (a key that does cannot be a plain quoted cell: such columns are unquoted).
+    plain: bool
+
+    @classmethod
+    def of(cls, keys: tuple[str, ...]) -> _Lookup:
+        other = "\x00" * (max(map(len, keys), default=0) + 1)
+        quoted = string_array([f'"{key}"' for key in keys])
+        return cls(keys, quoted, string_array([*keys, other]), not any('"' in key for key in keys))
+
+
+def _lookup_keys(spec: Any, names: Sequence[str]) -> list[_Lookup | None]:
     """For each column the header names, the texts its cells are only ever compared with, if so.
 
     The fingerprint column is only compared with the spec's fingerprint
     (:func:`ldp.report_arrow.string_equal`), a domain element's only looked
-    up in the domain's texts (:func:`ldp.report_arrow.domain_indices`); any
-    other column's cells are read as they are.
+    up in the domain's texts, ``str`` of each value
+    (:func:`ldp.report_arrow.domain_indices`); any other column's cells are
+    read as they are.
     """
     schema = report_schema_of(spec)
     domain = getattr(spec, "domain", None)
-    keys: list[tuple[str, ...] | None] = []
+    lookups: list[_Lookup | None] = []
+    texts: _Lookup | None = None
     for name in names:
         if name == "spec":
-            keys.append((str(spec.fingerprint),))
+            lookups.append(_Lookup.of((str(spec.fingerprint),)))
         elif isinstance(schema.field(name), DomainElement) and domain is not None:
-            keys.append(_domain_texts(tuple(domain)))
+            texts = texts or _Lookup.of(tuple(str(value) for value in domain))
+            lookups.append(texts)
         else:
-            keys.append(None)
-    return keys
+            lookups.append(None)
+    return lookups
 
 
-@functools.lru_cache(maxsize=16)
-def _domain_texts(domain: tuple[Any, ...]) -> tuple[str, ...]:
-    """The texts a CSV cell of a domain element is looked up in (those of :func:`~ldp.report_arrow.domain_indices`)."""
-    return tuple(str(value) for value in domain)
-
-
-def _unquoted_column(column: pa.Array, keys: tuple[str, ...] | None) -> pa.Array | None:
-    """:func:`_quoted_lookup` of a column of compared cells where it applies, else :func:`_unquoted_cells`."""
-    if keys is not None:
-        looked_up = _quoted_lookup(column, keys)
+def _unquoted_column(column: pa.Array, lookup: _Lookup | None, most_keys: int) -> pa.Array | None:
+    """:func:`_quoted_lookup` of a column of compared cells (at most ``most_keys`` keys) where it applies, else
+    :func:`_unquoted_cells`."""
+    if lookup is not None and len(lookup.keys) <= most_keys:
+        looked_up = _quoted_lookup(column, lookup)
         if looked_up is not None:
             return looked_up
     return _unquoted_cells(column)
 
 
-@functools.lru_cache(maxsize=16)
-def _quoted_keys(keys: tuple[str, ...]) -> tuple[pa.Array, pa.Array]:
-    """(each key in double quotes, the keys and one more text that is none of them), as Arrow strings.
-
-    The extra text is NULs, longer than every key: no cell Arrow reads in a
-    piece holds a NUL (:func:`_arrow_piece`), and it equals no key.
-    """
-    other = "\x00" * (max(map(len, keys), default=0) + 1)
-    return string_array([f'"{key}"' for key in keys]), string_array([*keys, other])
-
-
-def _quoted_lookup(column: pa.Array, keys: tuple[str, ...]) -> pa.DictionaryArray | None:
-    """A column of quoted cells only compared with ``keys``, as a dictionary of them; None unless every cell is quoted.
+def _quoted_lookup(column: pa.Array, lookup: _Lookup) -> pa.DictionaryArray | None:
+    """A column of quoted cells only compared with ``lookup.keys``, as a dictionary of them; None unless every cell is quoted.
 
     Every cell must be ``"text"`` with no other quote (pyarrow and R quote
     every text cell so), which the csv module reads as the text inside
@@ -731,11 +745,11 @@ def _quoted_lookup(column: pa.Array, keys: tuple[str, ...]) -> pa.DictionaryArra
     buffers = column.buffers()
     if n == 0 or column.null_count or buffers[2] is None or not pa.types.is_string(column.type):
         return None
-    if any('"' in key for key in keys):  # (no quoted cell read here can stand for such a key)
+    keys, quoted, dictionary, plain = lookup
+    if not plain:
         return None
     offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset : column.offset + n + 1]
     body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    quoted, dictionary = _quoted_keys(keys)
     if len(keys) == 1 and keys[0] and _every_cell_is(body, offsets, f'"{keys[0]}"'.encode()):
         # the usual fingerprint column: one text throughout (set, with no quote inside)
         return pa.DictionaryArray.from_arrays(array_of(np.zeros(n, dtype=np.int32)), dictionary)
