@@ -614,8 +614,9 @@ class RapporAccumulator(Accumulator):
             raise ReportError(f"batch has {cohorts.shape[0]} cohorts but {bits.shape[0]} bit rows")
         if cohorts.shape[0] == 0:
             return
-        self._bits += cohort_bit_counts(bits, cohorts, m, k)
-        self._cohorts += np.bincount(cohorts, minlength=m)
+        rows = np.zeros(m, dtype=np.int64)  # counted by the kernel, added with the bits (never half a batch)
+        self._bits += cohort_bit_counts(bits, cohorts, m, k, rows_out=rows)
+        self._cohorts += rows
 
     def merge(self, other: Self) -> Self:
         """A new accumulator holding the reports of both (same spec required)."""

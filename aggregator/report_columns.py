@@ -184,7 +184,7 @@ def validate_columns(
     cols = {name: chunk(col) for name, col in columns.items()}
     ok = np.ones(n, dtype=bool)
     groups, has_group, group_ok = _group_column(cols.get("group"), n)
-    version, version_ok = int_column(cols.get("v"), n)
+    version, version_ok = int_column(cols.get("v"), n, native=True)  # compared only: kept as read
     # as ldp.report.Report: an integer column; a group only from version 2 on ("Versions")
     ok &= version_ok & ((version == GROUP_REPORT_VERSION) | ((version == REPORT_VERSION) & ~has_group))
     ok &= group_ok

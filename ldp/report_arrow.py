@@ -13,7 +13,9 @@ Imported lazily by :mod:`ldp.report_schema` (it needs pyarrow, which the
 client does not). :mod:`pyarrow.compute` (some 30 ms of start-up, most of it
 writing the docstrings of its functions) is imported by the functions that
 call it, on first use: a Parquet file of unary or RAPPOR reports is read
-without it.
+without it, and so is a text file of such reports or of a spec over a
+domain (fingerprints are compared as bytes, the domain is looked up through
+Arrow's function registry, :func:`index_in`).
 """
 
 from __future__ import annotations
@@ -29,12 +31,10 @@ import pyarrow as pa
 from ldp.arrow_numpy import (
     array_of,
     binary_values,
-    bool_values,
     null_string,
     number_scalar,
     numeric_values,
     string_array,
-    string_scalar,
     validity,
 )
 
@@ -49,6 +49,7 @@ __all__ = [
     "csv_int_array",
     "csv_int_column",
     "domain_indices",
+    "index_in",
     "int_column",
     "present",
     "quoted_base64_texts",
@@ -82,19 +83,32 @@ def present(column: pa.Array | None, n: int) -> np.ndarray:
     return validity(chunk(column))
 
 
-def _bool(array: Any) -> np.ndarray:
-    return bool_values(chunk(array))
+def int_column(column: pa.Array | None, n: int, *, native: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 values, ok) for an integer column; ok is False for nulls, non-integers, ≥ 2^63.
 
-
-def int_column(column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(int64 values, ok) for an integer column; ok is False for nulls, non-integers, ≥ 2^63."""
+    With ``native``, the values keep the column's own integer type (a
+    version column of int8 is compared as it is, not widened to int64 first).
+    """
     if column is None or not pa.types.is_integer(column.type):
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    ok = present(column, n)
-    raw = numeric_values(chunk(column))
+    array: pa.Array = chunk(column)
+    ok = present(array, n)
+    data = array.buffers()[1]
+    wanted = native or pa.types.is_int64(array.type)
+    if not array.null_count and wanted and data is not None and not pa.types.is_uint64(array.type):
+        # the usual column: a read-only view of Arrow's buffer (no copy; nothing writes to a chunk's columns)
+        dtype = _numpy_integer(array.type)
+        return np.frombuffer(data, dtype=dtype)[array.offset : array.offset + n], ok
+    raw = numeric_values(array)  # a new array already
     if raw.dtype == np.uint64:
         ok &= raw < np.uint64(1 << 63)
-    return raw.astype(np.int64, copy=False), ok  # numeric_values made a new array already
+    return (raw if native else raw.astype(np.int64, copy=False)), ok
+
+
+def _numpy_integer(value_type: pa.DataType) -> np.dtype:
+    """The little-endian NumPy dtype of an Arrow integer type."""
+    kind = "i" if pa.types.is_signed_integer(value_type) else "u"
+    return np.dtype(f"<{kind}{value_type.bit_width // 8}")
 
 
 def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
@@ -115,9 +129,18 @@ def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
         return ok & hits[numeric_values(indices).astype(np.intp)] if len(hits) else ok & False
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return np.zeros(n, dtype=bool)
-    import pyarrow.compute as pc
-
-    return _bool(pc.equal(column, string_scalar(text)))
+    wanted = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    width = len(wanted)
+    cells, ok = _fixed_width_bytes(column, width, n)  # the bytes of the cells of the target's length
+    if width and ok.any():
+        # column by column (a reduction along each short row costs more than the compares): a fingerprint
+        # of 16 bytes as two words
+        units, expected = (
+            (cells.view(np.uint64), wanted.view(np.uint64)) if width % 8 == 0 else (cells, wanted)
+        )
+        for j, unit in enumerate(expected.tolist()):
+            ok &= units[:, j] == unit
+    return ok
 
 
 def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -143,19 +166,17 @@ def _fixed_width_bytes(column: pa.Array, width: int, n: int) -> tuple[np.ndarray
     else:
         return np.zeros((n, width), dtype=np.uint8), np.zeros(n, dtype=bool)
     buffers = column.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=offset_type)[column.offset : column.offset + n + 1].astype(
-        np.int64
-    )
+    offsets = np.frombuffer(buffers[1], dtype=offset_type)[column.offset : column.offset + n + 1]
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     one_width = np.diff(offsets) == width
     ok = one_width & present(column, n)
-    starts = offsets[:-1]
-    if width and one_width.all():  # back to back: one copy (accumulators gather from it)
-        return data[starts[0] : starts[0] + n * width].reshape(n, width).copy(), ok
+    if width and one_width.all():  # back to back: a read-only view of Arrow's buffer, no copy
+        start = int(offsets[0])
+        return data[start : start + n * width].reshape(n, width), ok
     out = np.zeros((n, width), dtype=np.uint8)
     if ok.any() and width:
         rows = np.flatnonzero(ok)
-        out[rows] = data[starts[rows, None] + np.arange(width)]
+        out[rows] = data[offsets[rows].astype(np.int64)[:, None] + np.arange(width)]
     return out, ok
 
 
@@ -296,8 +317,6 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
     """Domain index of each entry of a string or integer value column (same rules as DomainIndex)."""
     if column is None:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    import pyarrow.compute as pc
-
     value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
         keys = _string_keys(tuple(domain))
@@ -328,10 +347,26 @@ def domain_indices(domain: Sequence[Any], column: pa.Array | None, n: int) -> tu
             column = array_of(np.where(big, 0, raw).astype(np.int64), valid=present(column, n) & ~big)
     else:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    found = pc.index_in(column, value_set=keys)
+    found = index_in(column, keys)
     ok = present(found, n)
     index = numeric_values(chunk(found)).astype(np.int64)
     return positions[index] if len(positions) else index, ok
+
+
+def index_in(column: pa.Array, keys: pa.Array) -> pa.Array:
+    """Arrow's ``index_in`` of ``column`` in ``keys`` (null: not there), called through its C++ registry.
+
+    ``pyarrow.compute.index_in`` is the same kernel; importing
+    :mod:`pyarrow.compute` costs some 0.02 s of CPU more than its registry
+    ``pyarrow._compute`` (it writes the docstrings of some 300 wrappers),
+    a tenth of reading a CSV file of 3 M reports. The registry's module is
+    private: where it is missing, :mod:`pyarrow.compute` serves.
+    """
+    try:
+        from pyarrow._compute import SetLookupOptions, call_function
+    except ImportError:  # pragma: no cover - pyarrow's layout since 1.0
+        from pyarrow.compute import SetLookupOptions, call_function
+    return call_function("index_in", [column], SetLookupOptions(value_set=keys))
 
 
 def csv_int_column(cells: list[str | None]) -> pa.Array:

@@ -32,6 +32,7 @@ import collections
 import csv
 import io
 import itertools
+import math
 import re
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -54,11 +55,11 @@ from ldp.aggregator.readers.common import (
     _text,
 )
 from ldp.aggregator.rejects import Reject
-from ldp.arrow_numpy import string_array, validity
+from ldp.arrow_numpy import array_of, numeric_values, string_array, validity
 from ldp.errors import ReportError
 from ldp.report import Report
-from ldp.report_arrow import INT_TEXT, csv_float_array, csv_int_array, csv_int_column
-from ldp.report_schema import BoundedInt, Number, ReportField, report_schema_of
+from ldp.report_arrow import INT_TEXT, csv_float_array, csv_int_array, csv_int_column, index_in
+from ldp.report_schema import BoundedInt, DomainElement, Number, ReportField, report_schema_of
 
 __all__ = ["csv_header_for_ranges", "read_csv_stream"]
 
@@ -210,7 +211,14 @@ class _CsvRows:
     def __init__(self, path: str, spec: Any, chunk_size: int, header: Sequence[str] | None):
         self.path, self.spec, self.chunk_size = path, spec, chunk_size
         self.names: list[str] | None = None if header is None else list(header)
+        self._lookups: tuple[tuple[str, ...], list[_Lookup | None]] | None = None
         self._reset()
+
+    def lookups(self, names: Sequence[str]) -> list[_Lookup | None]:
+        """:func:`_lookup_keys` of the header ``names``, made once per stream (a domain may be large)."""
+        if self._lookups is None or self._lookups[0] != tuple(names):
+            self._lookups = (tuple(names), _lookup_keys(self.spec, names))
+        return self._lookups[1]
 
     def _reset(self) -> None:
         self.rows: list[list[str]] = []
@@ -616,7 +624,8 @@ def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChun
     try:
         table = pa_csv.read_csv(
             io.BytesIO(data),
-            read_options=pa_csv.ReadOptions(column_names=keys, block_size=_PIECE_BLOCK_BYTES),
+            # one block in this thread: Arrow's parallel blocks cost CPU of their own (a fifth more)
+            read_options=pa_csv.ReadOptions(column_names=keys, block_size=len(data) + 1, use_threads=False),
             parse_options=pa_csv.ParseOptions(
                 quote_char=False, escape_char=False, newlines_in_values=False, ignore_empty_lines=False
             ),
@@ -638,7 +647,10 @@ def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChun
         ):  # Arrow reads an empty line as a row of empty cells; a blank line is not a row
             return None
         if quoted:
-            unquoted = [_unquoted_cells(column) for column in cells]
+            lookups = rows.lookups(names)
+            # a dictionary is looked up once a chunk: worth it for keys far fewer than the chunk's rows
+            most = min(len(cells[0]), rows.chunk_size) // 8
+            unquoted = [_unquoted_column(column, lookup, most) for column, lookup in zip(cells, lookups)]
             if any(column is None for column in unquoted):
                 return None
             cells = [column for column in unquoted if column is not None]
@@ -662,8 +674,121 @@ def _arrow_piece(rows: _CsvRows, data: bytes, taken: int) -> tuple[list[ReadChun
 _SHORT_PIECE_BYTES = 1 << 16
 #: Bytes of whole lines Arrow parses at once (a few MB: larger pieces cost the kernel more page faults).
 _PIECE_BYTES = 1 << 22
-#: Arrow's parallel blocks when it parses a piece (a line longer than this makes Arrow fail: read otherwise).
-_PIECE_BLOCK_BYTES = 1 << 20
+
+
+class _Lookup(NamedTuple):
+    """The texts a column's cells are only ever compared with, and their Arrow forms for :func:`_quoted_lookup`."""
+
+    keys: tuple[str, ...]
+    #: Each key in double quotes.
+    quoted: pa.Array
+    #: The keys, then one more text that is none of them: NULs, longer than every key (no cell Arrow reads
+    #: in a piece holds a NUL, :func:`_arrow_piece`).
+    dictionary: pa.Array
+    #: No key holds a quote (a key that does cannot be a plain quoted cell: such columns are unquoted).
+    plain: bool
+
+    @classmethod
+    def of(cls, keys: tuple[str, ...]) -> _Lookup:
+        other = "\x00" * (max(map(len, keys), default=0) + 1)
+        quoted = string_array([f'"{key}"' for key in keys])
+        return cls(keys, quoted, string_array([*keys, other]), not any('"' in key for key in keys))
+
+
+def _lookup_keys(spec: Any, names: Sequence[str]) -> list[_Lookup | None]:
+    """For each column the header names, the texts its cells are only ever compared with, if so.
+
+    The fingerprint column is only compared with the spec's fingerprint
+    (:func:`ldp.report_arrow.string_equal`), a domain element's only looked
+    up in the domain's texts, ``str`` of each value
+    (:func:`ldp.report_arrow.domain_indices`); any other column's cells are
+    read as they are.
+    """
+    schema = report_schema_of(spec)
+    domain = getattr(spec, "domain", None)
+    lookups: list[_Lookup | None] = []
+    texts: _Lookup | None = None
+    for name in names:
+        if name == "spec":
+            lookups.append(_Lookup.of((str(spec.fingerprint),)))
+        elif isinstance(schema.field(name), DomainElement) and domain is not None:
+            texts = texts or _Lookup.of(tuple(str(value) for value in domain))
+            lookups.append(texts)
+        else:
+            lookups.append(None)
+    return lookups
+
+
+def _unquoted_column(column: pa.Array, lookup: _Lookup | None, most_keys: int) -> pa.Array | None:
+    """:func:`_quoted_lookup` of a column of compared cells (at most ``most_keys`` keys) where it applies, else
+    :func:`_unquoted_cells`."""
+    if lookup is not None and len(lookup.keys) <= most_keys:
+        looked_up = _quoted_lookup(column, lookup)
+        if looked_up is not None:
+            return looked_up
+    return _unquoted_cells(column)
+
+
+def _quoted_lookup(column: pa.Array, lookup: _Lookup) -> pa.DictionaryArray | None:
+    """A column of quoted cells only compared with ``lookup.keys``, as a dictionary of them; None unless every cell is quoted.
+
+    Every cell must be ``"text"`` with no other quote (pyarrow and R quote
+    every text cell so), which the csv module reads as the text inside
+    (:func:`_unquoted_cells`). Instead of unquoting the cells, each is looked
+    up among the keys in quotes: a cell ``"k"`` stands for the key k, any
+    other for one text that is none of the keys (its row is then rejected,
+    or re-checked from its line), ``""`` for an empty cell (an absent
+    field). Whatever compares the column with the keys sees what it would
+    see in the unquoted cells; no bytes are moved.
+    """
+    n = len(column)
+    buffers = column.buffers()
+    if n == 0 or column.null_count or buffers[2] is None or not pa.types.is_string(column.type):
+        return None
+    keys, quoted, dictionary, plain = lookup
+    if not plain:
+        return None
+    offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset : column.offset + n + 1]
+    body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    if len(keys) == 1 and keys[0] and _every_cell_is(body, offsets, f'"{keys[0]}"'.encode()):
+        # the usual fingerprint column: one text throughout (set, with no quote inside)
+        return pa.DictionaryArray.from_arrays(array_of(np.zeros(n, dtype=np.int32)), dictionary)
+    widths = np.diff(offsets)
+    if int(np.count_nonzero(body == _QUOTE[0])) != 2 * n or int(widths.min()) < 2:
+        return None
+    found = index_in(column, quoted)
+    index = numeric_values(found).astype(np.int32)
+    if found.null_count:
+        # a cell found is some "k", two quotes at its ends; with 2n quotes in all, each other cell holds
+        # two quotes exactly when it starts and ends with one
+        other = np.flatnonzero(~validity(found))
+        starts = offsets[other] - offsets[0]
+        ends = starts + widths[other] - 1
+        if not (bool(np.all(body[starts] == _QUOTE[0])) and bool(np.all(body[ends] == _QUOTE[0]))):
+            return None  # a quote inside a cell
+        index[other] = len(keys)  # the text that is none of the keys
+    set_cells = widths > 2  # ``""``: empty, as an empty cell
+    indices = array_of(index, None if bool(set_cells.all()) else set_cells)
+    return pa.DictionaryArray.from_arrays(indices, dictionary)
+
+
+def _every_cell_is(body: np.ndarray, offsets: np.ndarray, cell: bytes) -> bool:
+    """Whether every cell of a text column (its bytes ``body``, its ``offsets``) is ``cell``.
+
+    The cells then lie back to back, so the body is ``cell`` repeated: it is
+    compared a few cells at a time as whole 64-bit words (as many cells as
+    make whole words), without a per-cell step.
+    """
+    n, width = len(offsets) - 1, len(cell)
+    if not width or body.size != n * width or int(offsets[-1] - offsets[0]) != n * width:
+        return False
+    if not bool(np.all(np.diff(offsets) == width)):
+        return False
+    group = 8 // math.gcd(width, 8)  # cells in a whole number of words
+    head = n - n % group
+    pattern = np.frombuffer(cell * group, dtype=np.uint64)
+    words = body[: head * width].view(np.uint64).reshape(-1, pattern.size)
+    return bool(np.all(words == pattern)) and body[head * width :].tobytes() == cell * (n - head)
 
 
 def _unquoted_cells(column: pa.Array) -> pa.Array | None:

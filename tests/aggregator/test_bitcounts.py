@@ -110,6 +110,8 @@ def test_cohort_edge_cases(small_kernels):
         "reverse sorted": np.sort(rng.integers(0, m, 400))[::-1],
         "skewed": np.where(rng.random(400) < 0.9, 4, rng.integers(0, m, 400)),
         "uint8 cohorts": rng.integers(0, m, 400).astype(np.uint8),
+        "uint64 cohorts": rng.integers(0, m, 400).astype(np.uint64),
+        "int32 cohorts": rng.integers(0, m, 400).astype(np.int32),
     }
     for name, cohorts in cases.items():
         expected = cohort_reference(bits, cohorts, m, k)
@@ -124,6 +126,59 @@ def test_cohort_counts_all_ones_fill_the_16_bit_lanes(monkeypatch):
     bits = np.full((n, 2), 0xFF, dtype=np.uint8)
     counts = cohort_bit_counts(bits, np.zeros(n, dtype=np.int64), 3, 16)
     np.testing.assert_array_equal(counts, [[n] * 16, [0] * 16, [0] * 16])
+
+
+def test_cohort_counts_keep_every_bit_pattern_of_128_bit_rows(monkeypatch):
+    """128-bit rows move as one 16-byte (complex128) item: rows whose words read as NaN, signalling NaN,
+    infinity or denormals as floats are counted bit for bit."""
+    monkeypatch.setattr(bitcounts, "SMALL_COHORT_ROWS", 0)
+    rng = np.random.default_rng(6)
+    words = rng.integers(0, 1 << 63, (600, 2), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    words[0::4] = np.uint64(0xFFFF_FFFF_FFFF_FFFF)  # a NaN with every payload bit set
+    words[1::4, 0] = np.uint64(0x7FF0_0000_0000_0001)  # a signalling NaN
+    words[2::4, 1] = np.uint64(0x7FF0_0000_0000_0000)  # infinity
+    words[3::8, 0] = np.uint64(0x0000_0000_0000_0001)  # the smallest denormal
+    bits = words.view(np.uint8).reshape(600, 16)
+    for m in (5, 300):  # one-byte and two-byte cohort keys (300 < COHORT_CHUNK: the sliced path)
+        cohorts = rng.integers(0, m, 600)
+        np.testing.assert_array_equal(
+            cohort_bit_counts(bits, cohorts, m, 128),
+            cohort_reference(bits, cohorts, m, 128),
+            err_msg=f"m={m}",
+        )
+
+
+def test_cohort_counts_count_the_rows_of_each_cohort_on_every_path(monkeypatch):
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(bitcounts, "COHORT_CHUNK", 7 * 15)
+    for n, m in (
+        (10, 5),
+        (2000, 5),
+        (2000, 300),
+    ):  # unpacked; sliced in chunks; more cohorts than a chunk holds
+        bits = packed(rng, n, 24)
+        cohorts = rng.integers(0, m, n)
+        rows = np.full(m, 3, dtype=np.int64)  # added to, not overwritten
+        cohort_bit_counts(bits, cohorts, m, 24, rows_out=rows)
+        np.testing.assert_array_equal(rows, np.bincount(cohorts, minlength=m) + 3, err_msg=f"n={n}, m={m}")
+
+
+def test_cohort_counts_leave_nothing_behind_in_their_work_space(monkeypatch):
+    """The work space is kept from call to call: slots no row fills must count as zero, whatever filled them
+    before (a batch of all ones, then batches whose cohorts leave slots of a unit empty)."""
+    monkeypatch.setattr(bitcounts, "SMALL_COHORT_ROWS", 0)
+    rng = np.random.default_rng(8)
+    for width in (2, 16, 24):  # a row of one word, two words (complex items), three (void items)
+        full = np.full((3000, width), 0xFF, dtype=np.uint8)
+        cohort_bit_counts(full, rng.integers(0, 4, 3000), 4, 8 * width)
+        for n in (1, 14, 16, 29, 500):
+            bits = packed(rng, n, 8 * width, density=0.1)
+            cohorts = rng.integers(0, 7, n)
+            np.testing.assert_array_equal(
+                cohort_bit_counts(bits, cohorts, 7, 8 * width),
+                cohort_reference(bits, cohorts, 7, 8 * width),
+                err_msg=f"width={width}, n={n}",
+            )
 
 
 def test_cohort_counts_default_settings_and_many_cohorts():

@@ -46,6 +46,19 @@ def test_number_cells_are_what_pandas_writes_at_the_edges_of_float_and_integer_t
     assert table.csv_text() == table.to_frame().to_csv(index=False)
 
 
+def test_tables_of_numbers_alone_are_what_pandas_writes():
+    """Rows of numbers are joined without the csv module: a row of empty (NaN) cells, booleans, one column."""
+    nan = np.nan
+    tables = [
+        {"a": np.array([nan, 1.5, nan]), "b": np.array([nan, nan, -0.0]), "c": np.array([True, False, True])},
+        {"only": np.array([nan, 2.0, nan])},  # a row of one empty cell is written ""
+        {"x": np.array([], dtype=np.float64), "y": np.array([], dtype=np.int64)},
+    ]
+    for columns in tables:
+        table = ColumnTable(columns)
+        assert table.csv_text() == table.to_frame().to_csv(index=False), list(columns)
+
+
 def test_insert_places_a_column_like_a_dataframe():
     table = ColumnTable({"value": ["a"], "estimate": np.array([1.0])})
     table.insert(1, "consistent", np.array([0.5]))

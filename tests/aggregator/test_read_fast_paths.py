@@ -435,3 +435,114 @@ def test_csv_float_array_reads_cells_as_float_does():
     cells += ["1_0", "\u0661", None, "1.2.3", "1e", "00012.50", "9" * 400, "1" * 401, "0." + "3" * 400]
     got = csv_float_array(pa.array(cells, type=pa.string())).to_pylist()
     assert got == csv_float_column(cells).to_pylist()
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_string_equal_compares_bytes_as_python_compares_text(large):
+    """The fingerprint check on a text column (bytes of the target's width, compared as words when the
+    width is a multiple of 8) accepts exactly the cells equal to the text; nulls and other widths never."""
+    import pyarrow as pa
+
+    from ldp.arrow_numpy import string_array
+    from ldp.report_arrow import string_equal
+
+    for target in (FP, "ab", "é" * 4, "0123456789abcdef"):
+        cells = [target, None, target[:-1], target + "x", target.upper(), "", target, "x" * len(target)]
+        column = string_array(cells)
+        if large:
+            column = column.cast(pa.large_string())
+        for part in (column, column.slice(1)):
+            expected = [cell == target for cell in part.to_pylist()]
+            assert string_equal(part, target, len(part)).tolist() == expected, (target, large)
+
+
+@pytest.mark.parametrize("domain", [["a", "bb", "", "1", "A"], [3, 10, 11]])
+def test_quoted_compared_cells_are_looked_up_without_unquoting(tmp_path, monkeypatch, domain):
+    """A quoted fingerprint or domain cell is looked up among the keys in quotes (never unquoted), and every
+    row is accepted or rejected, with the same reason, as when the csv module reads the file line by line."""
+    import csv
+
+    spec = ldp.GRR(domain=domain, epsilon=1.0)
+    texts = [str(v) for v in domain]
+    odd = ["", "zz", texts[0].upper() + "x", texts[-1] + " ", "0" + texts[1], " " + texts[0]]
+    rows = []
+    for i in range(600):
+        value = texts[i % len(texts)] if i % 7 else odd[i % len(odd)]
+        fingerprint = spec.fingerprint if i % 11 else ["", "0" * 16, spec.fingerprint.upper()][i % 3]
+        rows.append(["1", fingerprint, value])
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(["v", "spec", "value"])
+    writer.writerows(rows)
+    path = tmp_path / "quoted.csv"
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+    def read():
+        chunks = list(read_reports([path], spec, chunk_size=128))
+        values = np.concatenate([c.batch.values for c in chunks if len(c.batch)])
+        rejects = [(r.line, r.reason, r.detail, r.raw) for c in chunks for r in c.rejects]
+        return values.tolist(), rejects
+
+    looked_up = []
+    lookup = read_csv._quoted_lookup
+    monkeypatch.setattr(read_csv, "_quoted_lookup", lambda *a: looked_up.append(lookup(*a)) or looked_up[-1])
+    fast = read()
+    assert looked_up and all(column is not None for column in looked_up)
+    assert fast[1] and len(fast[0]) + len(fast[1]) == len(rows)
+    monkeypatch.setattr(read_csv, "_arrow_piece", lambda *args: None)
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert read() == fast
+
+
+def test_every_cell_is_compares_whole_cells():
+    """The fingerprint column's all-alike check: every width of cell, a differing byte anywhere, a tail."""
+    from ldp.arrow_numpy import string_array
+
+    for width in (1, 3, 8, 16, 18, 19):
+        cell = "".join(chr(97 + i % 26) for i in range(width))
+        for n in (1, 2, 7, 8, 9, 33):
+            column = string_array([cell] * n)
+            offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[: n + 1]
+            body = np.frombuffer(column.buffers()[2], dtype=np.uint8)[: n * width]
+            assert read_csv._every_cell_is(body, offsets, cell.encode())
+            for row in {0, n // 2, n - 1}:
+                for at in {0, width - 1}:
+                    other = [cell] * n
+                    other[row] = cell[:at] + "#" + cell[at + 1 :]
+                    changed = string_array(other)
+                    offsets = np.frombuffer(changed.buffers()[1], dtype=np.int32)[: n + 1]
+                    body = np.frombuffer(changed.buffers()[2], dtype=np.uint8)[: n * width]
+                    assert not read_csv._every_cell_is(body, offsets, cell.encode()), (width, n, row, at)
+            longer = string_array([cell] * (n - 1) + [cell + "x"])
+            offsets = np.frombuffer(longer.buffers()[1], dtype=np.int32)[: n + 1]
+            body = np.frombuffer(longer.buffers()[2], dtype=np.uint8)[: int(offsets[-1])]
+            assert not read_csv._every_cell_is(body, offsets, cell.encode())
+
+
+def test_quoted_lookup_reads_otherwise_a_column_whose_quotes_add_up_but_sit_inside_cells(
+    tmp_path, monkeypatch
+):
+    """Two quotes a cell on average is not enough: a cell ``"a`` and a cell ``"b"c"`` hold four between them;
+    such a piece is read as the csv module reads it, and gives what the line-by-line path gives."""
+    spec = ldp.GRR(domain=["a", "b", "c"], epsilon=1.0)
+    fp = spec.fingerprint
+    lines = [f'1,"{fp}","{"abc"[i % 3]}"' for i in range(200)]
+    lines[50] = f'1,"{fp}","a'
+    lines[120] = f'1,"{fp}","b"c"'
+    path = tmp_path / "quoted.csv"
+    path.write_text('"v","spec","value"\n' + "\n".join(lines) + "\n", encoding="utf-8")
+
+    def read():
+        chunks = list(read_reports([path], spec, chunk_size=64))
+        values = np.concatenate([c.batch.values for c in chunks if len(c.batch)])
+        return values.tolist(), [(r.line, r.reason, r.detail, r.raw) for c in chunks for r in c.rejects]
+
+    looked_up = []
+    lookup = read_csv._quoted_lookup
+    monkeypatch.setattr(read_csv, "_quoted_lookup", lambda *a: looked_up.append(lookup(*a)) or looked_up[-1])
+    fast = read()
+    assert None in looked_up  # the value column was not taken as quoted cells
+    assert [line for line, *_ in fast[1]] == [52, 122]
+    monkeypatch.setattr(read_csv, "_arrow_piece", lambda *args: None)
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert read() == fast
