@@ -9,7 +9,9 @@ time precision and the pruned windows; every id against the id pattern in
 one match over their concatenation, and decoded in one call; the bit
 vectors' lengths and zero padding in one NumPy pass; domain values through
 one dict per spec. The records to store and count are then made by
-``map`` over the columns, with no Python code run per report.
+``map`` over the columns, with no Python code run per report, and kept as
+columns (:class:`~ldp.collector.envelopes.AcceptedColumns`): no checked
+record is made per report.
 
 It only ever *accepts* a whole upload: a body it cannot accept exactly as
 the envelope-by-envelope path would (:func:`ldp.collector.envelopes.parse_upload`
@@ -34,7 +36,6 @@ import functools
 import operator
 import re
 from collections.abc import Callable, Collection
-from itertools import repeat
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -45,7 +46,7 @@ from ldp.collector.envelopes import (
     JSON_TYPES,
     MAX_BODY_BYTES,
     MAX_ENVELOPES,
-    Accepted,
+    AcceptedColumns,
     CheckedUpload,
     cached_per_spec,
     media_type,
@@ -54,7 +55,6 @@ from ldp.collector.store import StoredReport
 from ldp.collector.tasks import Task
 from ldp.errors import ReportError
 from ldp.report import REPORT_VERSIONS, check_group
-from ldp.report_check import CheckedReport
 from ldp.report_schema import BitVector, BoundedInt, DomainElement, report_schema_of
 
 __all__ = ["BatchDecoder", "batch_decoder", "check_upload_body"]
@@ -71,8 +71,6 @@ _GROUP_VERSION = max(REPORT_VERSIONS)
 _get_id, _get_t, _get_report = (operator.attrgetter(n) for n in ("id", "t", "report"))
 _get_v, _get_group = operator.attrgetter("v"), operator.attrgetter("group")
 _stored = functools.partial(tuple.__new__, StoredReport)
-_accepted = functools.partial(tuple.__new__, Accepted)
-_checked = functools.partial(tuple.__new__, CheckedReport)
 
 
 class _Refused(Exception):
@@ -214,19 +212,12 @@ class BatchDecoder:
                 and np.bitwise_and(np.frombuffer(b"".join(bits), np.uint8)[width - 1 :: width], padding).any()
             ):
                 raise _Refused
-        checked = list(
-            map(
-                _checked,
-                zip(
-                    *(columns.get(name) or repeat(None, n) for name in ("value", "seed", "bits", "cohort")),
-                    groups,
-                    repeat((), n),
-                ),
-            )
-        )
         texts = list(map(bytes.decode, map(self._encode, reports)))
         stored = list(map(_stored, zip(raw_ids, ts, texts)))
-        return CheckedUpload(list(map(_accepted, zip(range(n), ids, stored, checked))), [])
+        get = columns.get
+        return CheckedUpload(
+            AcceptedColumns(ids, stored, (get("value"), get("seed"), get("bits"), get("cohort")), groups), []
+        )
 
 
 def _plain(text: str) -> None:
