@@ -22,7 +22,7 @@ import orjson
 from ldp.aggregator.rejects import classify_reason
 from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, MIN_CLOCK_SKEW, Acceptance, clock_skew
 from ldp.collector.errors import CollectorError
-from ldp.collector.store import StoredReport
+from ldp.collector.store import StoredColumns, StoredReport
 from ldp.collector.tasks import Task
 from ldp.errors import ReportError, SpecError
 from ldp.jsonlines import json_line
@@ -105,11 +105,12 @@ class Accepted(NamedTuple):
 class AcceptedColumns(Sequence[Accepted]):
     """Every envelope of one upload accepted, kept as columns (docs/performance.md#collector-columns).
 
-    What the batch decoder (:mod:`ldp.collector.upload_batch`) accepts: one
-    :class:`~ldp.collector.store.StoredReport` per envelope (what the store
-    needs), and the checked content as one list per payload field rather than
-    a :class:`~ldp.report_check.CheckedReport` and an :class:`Accepted` per
-    report, which were a third of the event loop's time per report. Counting
+    What the batch decoder (:mod:`ldp.collector.upload_batch`) accepts: what
+    to store as columns (:class:`~ldp.collector.store.StoredColumns`), and the
+    checked content as one list per payload field, rather than a
+    :class:`~ldp.collector.store.StoredReport`, a
+    :class:`~ldp.report_check.CheckedReport` and an :class:`Accepted` per
+    report, which were half of the batch check's time. Counting
     reads the columns (:meth:`fields`); as a sequence it gives the same
     :class:`Accepted` records as the envelope-by-envelope path, made when read.
 
@@ -117,7 +118,7 @@ class AcceptedColumns(Sequence[Accepted]):
     ----------
     ids : list of str
         The envelopes' ids as sent.
-    stored : list of StoredReport
+    stored : StoredColumns
         What to store, in request order (envelope ``i`` is index ``i``).
     columns : tuple of (list or None)
         The checked ``value``, ``seed``, ``bits`` and ``cohort`` of every
@@ -131,7 +132,7 @@ class AcceptedColumns(Sequence[Accepted]):
     def __init__(
         self,
         ids: list[str],
-        stored: list[StoredReport],
+        stored: StoredColumns,
         columns: tuple[list[Any] | None, list[Any] | None, list[Any] | None, list[Any] | None],
         groups: list[str | None],
     ) -> None:

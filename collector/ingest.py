@@ -33,7 +33,7 @@ from typing import Any
 from ldp.aggregator.report_columns import batch_from_fields, concat_batches
 from ldp.batch import ReportBatch
 from ldp.collector.envelopes import Accepted, AcceptedColumns, CheckedUpload, Rejection
-from ldp.collector.store import Insert, Store, StoredReport, UnknownTaskError
+from ldp.collector.store import Insert, Store, StoredColumns, StoredReport, UnknownTaskError
 from ldp.collector.tasks import Task
 from ldp.collector.windows import Windows, windows_batches
 from ldp.report_check import CheckedReport
@@ -126,26 +126,37 @@ def _settle(settled: Sequence[_Settled]) -> None:
 
 def _by_task(
     group: Sequence[_Pending],
-) -> tuple[list[tuple[str, list[StoredReport]]], list[tuple[int, int, int]]]:
-    """The group's reports as one list per task (in order of first appearance), and where each upload's are.
+) -> tuple[list[tuple[str, Sequence[StoredReport]]], list[tuple[int, int, int]]]:
+    """The group's reports as one sequence per task (in order of first appearance), and where each upload's are.
 
     One store group per task and commit, not per upload: the store looks the
     task up, checks its windows and runs its insert once per group (SQLite:
     two queries and an ``executemany`` per upload before). Each upload's
-    outcomes are ``per_task[index][begin:end]``.
+    outcomes are ``per_task[index][begin:end]``. A task whose uploads were
+    all accepted whole gets their columns joined (:class:`~ldp.collector.store.StoredColumns`).
     """
-    merged: list[tuple[str, list[StoredReport]]] = []
-    where: dict[str, int] = {}
+    parts: dict[str, list[Sequence[StoredReport]]] = {}
     slices: list[tuple[int, int, int]] = []
+    sizes: dict[str, int] = {}
+    order: dict[str, int] = {}
     for pending in group:
-        index = where.setdefault(pending.task.task_id, len(merged))
-        if index == len(merged):
-            merged.append((pending.task.task_id, []))
-        reports = merged[index][1]
-        begin = len(reports)
+        task_id = pending.task.task_id
+        index = order.setdefault(task_id, len(order))
         accepted = pending.accepted
-        reports.extend(accepted.stored if type(accepted) is AcceptedColumns else [a.stored for a in accepted])
-        slices.append((index, begin, len(reports)))
+        stored = accepted.stored if type(accepted) is AcceptedColumns else [a.stored for a in accepted]
+        parts.setdefault(task_id, []).append(stored)
+        begin = sizes.get(task_id, 0)
+        sizes[task_id] = begin + len(stored)
+        slices.append((index, begin, sizes[task_id]))
+    merged: list[tuple[str, Sequence[StoredReport]]] = []
+    for task_id, stored_parts in parts.items():
+        if all(type(part) is StoredColumns for part in stored_parts):
+            columns = StoredColumns([], [], [])
+            for part in stored_parts:
+                columns.extend(part)
+            merged.append((task_id, columns))
+        else:
+            merged.append((task_id, [report for part in stored_parts for report in part]))
     return merged, slices
 
 
@@ -161,7 +172,7 @@ def _batches_by_window(
     pairs = list(counted)
     by_window: dict[int, list[AcceptedColumns]] = {}
     for accepted in whole:
-        starts = {task.window_start(t) for t in {report.t for report in accepted.stored}}
+        starts = {task.window_start(t) for t in set(accepted.stored.ts)}
         if len(starts) == 1:
             by_window.setdefault(starts.pop(), []).append(accepted)
         else:

@@ -37,6 +37,7 @@ from ldp.collector.store import (
     TASK_COLUMNS,
     Insert,
     Store,
+    StoredColumns,
     StoredReport,
     StoreOpenError,
     StoreUnavailable,
@@ -560,7 +561,7 @@ class SqliteStore(Store):
             if found is None:
                 raise UnknownTaskError(f"no task {task_id} in {self.path!r}")
             seq, width = found
-            ts = list(map(_t_of, reports))
+            ts = reports.ts if type(reports) is StoredColumns else list(map(_t_of, reports))
             start_of = {t: t - t % width for t in set(ts)}
             starts = sorted(set(start_of.values()))
             if starts and self._not_pruned:
@@ -573,16 +574,12 @@ class SqliteStore(Store):
                     raise WindowPruned(
                         f"store {self.path!r}: the window {pruned[0]} of task {task_id} was pruned by its retention"
                     )
-            # the rows made by zip, not a Python expression per report
-            rows = list(
-                zip(
-                    repeat(seq),
-                    map(start_of.__getitem__, ts),
-                    map(_id_of, reports),
-                    ts,
-                    map(_text_of, reports),
-                )
-            )
+            # the rows made by zip from the columns, not a Python expression per report
+            if type(reports) is StoredColumns:
+                ids, texts = reports.report_ids, reports.texts
+            else:
+                ids, texts = list(map(_id_of, reports)), list(map(_text_of, reports))
+            rows = list(zip(repeat(seq), map(start_of.__getitem__, ts), ids, ts, texts))
             results.append(insert(cursor, task_id, rows, reports))
         return results
 

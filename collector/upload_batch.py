@@ -32,7 +32,6 @@ no batch decoder: their uploads take the envelope-by-envelope path.
 from __future__ import annotations
 
 import binascii
-import functools
 import operator
 import re
 from collections.abc import Callable, Collection
@@ -51,7 +50,7 @@ from ldp.collector.envelopes import (
     cached_per_spec,
     media_type,
 )
-from ldp.collector.store import StoredReport
+from ldp.collector.store import StoredColumns
 from ldp.collector.tasks import Task
 from ldp.errors import ReportError
 from ldp.report import REPORT_VERSIONS, check_group
@@ -70,7 +69,6 @@ _ID_SLICES = [slice(18 * i, 18 * i + 16) for i in range(MAX_ENVELOPES)]
 _GROUP_VERSION = max(REPORT_VERSIONS)
 _get_id, _get_t, _get_report = (operator.attrgetter(n) for n in ("id", "t", "report"))
 _get_v, _get_group = operator.attrgetter("v"), operator.attrgetter("group")
-_stored = functools.partial(tuple.__new__, StoredReport)
 
 
 class _Refused(Exception):
@@ -213,10 +211,15 @@ class BatchDecoder:
             ):
                 raise _Refused
         texts = list(map(bytes.decode, map(self._encode, reports)))
-        stored = list(map(_stored, zip(raw_ids, ts, texts)))
         get = columns.get
         return CheckedUpload(
-            AcceptedColumns(ids, stored, (get("value"), get("seed"), get("bits"), get("cohort")), groups), []
+            AcceptedColumns(
+                ids,
+                StoredColumns(raw_ids, ts, texts),
+                (get("value"), get("seed"), get("bits"), get("cohort")),
+                groups,
+            ),
+            [],
         )
 
 
