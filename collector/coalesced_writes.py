@@ -1,4 +1,4 @@
-"""A transport that sends what one event-loop step writes in one ``send`` (docs/performance.md#collector-coalesced-writes).
+"""A transport that sends what one event-loop step writes in one ``send`` (docs/performance.md#collector-columns).
 
 uvicorn writes a response's status line and headers when the app sends
 ``http.response.start``, and its body with ``http.response.body``: two
