@@ -41,6 +41,7 @@ __all__ = [
     "KNOWN_FIELDS",
     "base64_encode_rows",
     "batch_from_checked",
+    "batch_from_fields",
     "concat_batches",
     "empty_batch",
     "num_report_bits",
@@ -66,19 +67,29 @@ def empty_batch(spec: Any) -> ReportBatch:
 def batch_from_checked(spec: Any, checked: Sequence[CheckedReport]) -> ReportBatch:
     """Columns of reports already checked one by one with ``check_report``."""
     schema = report_schema_of(spec)
-    columns = {}
+    fields = {}
     for f in schema.fields:
         get = (
             operator.attrgetter(f.name)
             if f.name in BUILTIN_PAYLOAD
             else operator.methodcaller("field", f.name)
         )
-        columns[f.name] = f.from_checked(spec, [get(c) for c in checked])
-    groups = None
-    if any(c.group is not None for c in checked):
-        groups = np.empty(len(checked), dtype=object)
-        groups[:] = [c.group for c in checked]
-    return ReportBatch.from_columns(spec.fingerprint, columns, groups)
+        fields[f.name] = [get(c) for c in checked]
+    return batch_from_fields(spec, fields, [c.group for c in checked])
+
+
+def batch_from_fields(
+    spec: Any, fields: Mapping[str, Sequence[Any]], groups: Sequence[str | None]
+) -> ReportBatch:
+    """Columns of checked reports given field by field: ``fields[name][i]`` is report i's
+    :class:`~ldp.report_check.CheckedReport` field ``name`` (every field of the spec's schema), ``groups[i]`` its group.
+    """
+    columns = {f.name: f.from_checked(spec, fields[f.name]) for f in report_schema_of(spec).fields}
+    grouped = None
+    if any(group is not None for group in groups):
+        grouped = np.empty(len(groups), dtype=object)
+        grouped[:] = groups
+    return ReportBatch.from_columns(spec.fingerprint, columns, grouped)
 
 
 def _groups_or_none(batch: ReportBatch) -> np.ndarray:

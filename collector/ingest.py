@@ -30,10 +30,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ldp.collector.envelopes import Accepted, CheckedUpload, Rejection
-from ldp.collector.store import Insert, Store, StoredReport, UnknownTaskError
+from ldp.aggregator.report_columns import batch_from_fields, concat_batches
+from ldp.batch import ReportBatch
+from ldp.collector.envelopes import Accepted, AcceptedColumns, CheckedUpload, Rejection
+from ldp.collector.store import Insert, Store, StoredColumns, StoredReport, UnknownTaskError
 from ldp.collector.tasks import Task
-from ldp.collector.windows import Windows
+from ldp.collector.windows import Windows, windows_batches
 from ldp.report_check import CheckedReport
 
 __all__ = ["CommitStats", "GroupCommitter", "UploadOutcome", "upload_outcome"]
@@ -124,26 +126,69 @@ def _settle(settled: Sequence[_Settled]) -> None:
 
 def _by_task(
     group: Sequence[_Pending],
-) -> tuple[list[tuple[str, list[StoredReport]]], list[tuple[int, int, int]]]:
-    """The group's reports as one list per task (in order of first appearance), and where each upload's are.
+) -> tuple[list[tuple[str, Sequence[StoredReport]]], list[tuple[int, int, int]]]:
+    """The group's reports as one sequence per task (in order of first appearance), and where each upload's are.
 
     One store group per task and commit, not per upload: the store looks the
     task up, checks its windows and runs its insert once per group (SQLite:
     two queries and an ``executemany`` per upload before). Each upload's
-    outcomes are ``per_task[index][begin:end]``.
+    outcomes are ``per_task[index][begin:end]``. A task whose uploads were
+    all accepted whole gets their columns joined (:class:`~ldp.collector.store.StoredColumns`).
     """
-    merged: list[tuple[str, list[StoredReport]]] = []
-    where: dict[str, int] = {}
+    parts: dict[str, list[Sequence[StoredReport]]] = {}
     slices: list[tuple[int, int, int]] = []
+    sizes: dict[str, int] = {}
+    order: dict[str, int] = {}
     for pending in group:
-        index = where.setdefault(pending.task.task_id, len(merged))
-        if index == len(merged):
-            merged.append((pending.task.task_id, []))
-        reports = merged[index][1]
-        begin = len(reports)
-        reports.extend(accepted.stored for accepted in pending.accepted)
-        slices.append((index, begin, len(reports)))
+        task_id = pending.task.task_id
+        index = order.setdefault(task_id, len(order))
+        accepted = pending.accepted
+        stored = accepted.stored if type(accepted) is AcceptedColumns else [a.stored for a in accepted]
+        parts.setdefault(task_id, []).append(stored)
+        begin = sizes.get(task_id, 0)
+        sizes[task_id] = begin + len(stored)
+        slices.append((index, begin, sizes[task_id]))
+    merged: list[tuple[str, Sequence[StoredReport]]] = []
+    for task_id, stored_parts in parts.items():
+        if all(type(part) is StoredColumns for part in stored_parts):
+            columns = StoredColumns([], [], [])
+            for part in stored_parts:
+                columns.extend(part)
+            merged.append((task_id, columns))
+        else:
+            merged.append((task_id, [report for part in stored_parts for report in part]))
     return merged, slices
+
+
+def _batches_by_window(
+    task: Task, counted: Sequence[tuple[int, CheckedReport]], whole: Sequence[AcceptedColumns]
+) -> dict[int, ReportBatch]:
+    """The reports to count, one batch per window: ``(t, checked report)`` pairs, and uploads counted whole.
+
+    An upload of one window (nearly every one) is counted from its columns
+    (:meth:`~ldp.collector.envelopes.AcceptedColumns.fields`, joined with the
+    others of that window); one spanning windows, as its checked records.
+    """
+    pairs = list(counted)
+    by_window: dict[int, list[AcceptedColumns]] = {}
+    for accepted in whole:
+        starts = {task.window_start(t) for t in set(accepted.stored.ts)}
+        if len(starts) == 1:
+            by_window.setdefault(starts.pop(), []).append(accepted)
+        else:
+            pairs.extend((a.stored.t, a.checked) for a in accepted)
+    batches = windows_batches(task, pairs)
+    for start, uploads in by_window.items():
+        fields: dict[str, list[Any]] = {}
+        groups: list[str | None] = []
+        for accepted in uploads:
+            for name, column in accepted.fields().items():
+                fields.setdefault(name, []).extend(column)
+            groups.extend(accepted.groups)
+        batch = batch_from_fields(task.spec, fields, groups)
+        held = batches.get(start)
+        batches[start] = batch if held is None else concat_batches(task.spec, [held, batch])
+    return batches
 
 
 class GroupCommitter:
@@ -275,17 +320,22 @@ class GroupCommitter:
         try:
             # one add per task and group, not per upload: an accumulator's add_batch has a fixed cost
             # (RAPPOR 64 cohorts x 128 bits: ~2.4 ms for its byte histogram, whatever the batch size)
-            fresh: dict[str, tuple[Task, list[tuple[int, CheckedReport]]]] = {}
+            fresh: dict[str, tuple[Task, list[tuple[int, CheckedReport]], list[AcceptedColumns]]] = {}
             for pending, stored in zip(group, flags):
-                _task, counted = fresh.setdefault(pending.task.task_id, (pending.task, []))
+                _task, counted, whole = fresh.setdefault(pending.task.task_id, (pending.task, [], []))
+                accepted = pending.accepted
+                if type(accepted) is AcceptedColumns and stored.count(Insert.STORED) == len(stored):
+                    whole.append(accepted)  # every report new: counted from its columns
+                    continue
                 counted.extend(
                     (a.stored.t, a.checked)
-                    for a, outcome in zip(pending.accepted, stored)
+                    for a, outcome in zip(accepted, stored)
                     if outcome is Insert.STORED
                 )
-            for task, counted in fresh.values():
-                if counted:
-                    self.windows.add(task, counted, versions.get(task.task_id), self.store)
+            for task, counted, whole in fresh.values():
+                if counted or whole:
+                    batches = _batches_by_window(task, counted, whole)
+                    self.windows.add_batches(task, batches, versions.get(task.task_id), self.store)
         except Exception:  # committed all the same: acknowledge, and rebuild the windows from the store
             _log.exception("counting committed reports failed; the windows are rebuilt from the store")
             for task in {pending.task.task_id: pending.task for pending in group}.values():

@@ -6,6 +6,9 @@
   or its body gets ``408`` and the connection is closed; an upload the app was
   already reading ends as a client disconnect of reason ``read_timeout``
   (:data:`ldp.collector.app.READ_TIMED_OUT`).
+- **Writes.** What one step of the event loop writes to a connection goes
+  out in one ``send`` (:class:`~ldp.collector.coalesced_writes.CoalescingTransport`):
+  a response's head and body, two writes in uvicorn, are one segment.
 - **Signals.** SIGTERM and SIGINT stop gracefully (uvicorn: no new
   connections, requests in flight finish, the last group commit is made);
   :class:`CollectorServer` makes SIGHUP do the same instead of killing the
@@ -33,13 +36,14 @@ import signal
 import socket
 from collections.abc import Generator, Iterable
 from types import FrameType
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ldp.collector.app import READ_TIMED_OUT
+from ldp.collector.coalesced_writes import CoalescingTransport
 from ldp.redact import MASK, url_secrets  # url_secrets: read here by ldp serve and its tests
 
 __all__ = [
@@ -101,7 +105,8 @@ class BoundedReadProtocol(HttpToolsProtocol):
             self._read_deadline = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        # a response's head and body (two writes by uvicorn) go out in one send
+        super().connection_made(cast(asyncio.Transport, CoalescingTransport(transport, self.loop)))
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import enum
+import functools
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -61,6 +62,7 @@ __all__ = [
     "Store",
     "StoreOpenError",
     "StoreUnavailable",
+    "StoredColumns",
     "StoredReport",
     "TaskExistsError",
     "UnknownTaskError",
@@ -148,6 +150,59 @@ class StoredReport(NamedTuple):
     report_id: bytes
     t: int
     report: str
+
+
+_stored_report = functools.partial(tuple.__new__, StoredReport)
+
+
+class StoredColumns(Sequence[StoredReport]):
+    """Reports to store held as three columns (ids, times, texts); a :class:`StoredReport` is made when read.
+
+    What the collector hands the store for an upload it accepted whole
+    (:class:`~ldp.collector.envelopes.AcceptedColumns`): no record per report
+    on the event loop, and a store that reads the columns (SQLite) makes its
+    rows from them directly (docs/performance.md#collector-columns).
+    """
+
+    __slots__ = ("report_ids", "texts", "ts")
+
+    def __init__(self, report_ids: list[bytes], ts: list[int], texts: list[str]) -> None:
+        self.report_ids = report_ids
+        self.ts = ts
+        self.texts = texts
+
+    def extend(self, reports: Sequence[StoredReport]) -> None:
+        """Append ``reports`` (columns when they are :class:`StoredColumns`)."""
+        if type(reports) is StoredColumns:
+            self.report_ids.extend(reports.report_ids)
+            self.ts.extend(reports.ts)
+            self.texts.extend(reports.texts)
+            return
+        for report_id, t, text in reports:
+            self.report_ids.append(report_id)
+            self.ts.append(t)
+            self.texts.append(text)
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(map(_stored_report, zip(self.report_ids[index], self.ts[index], self.texts[index])))
+        return StoredReport(self.report_ids[index], self.ts[index], self.texts[index])
+
+    def __iter__(self) -> Iterator[StoredReport]:
+        return map(_stored_report, zip(self.report_ids, self.ts, self.texts))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StoredColumns({list(self)!r})"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import operator
 import os
 import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from itertools import repeat
 from pathlib import Path
 from urllib.parse import quote
 
@@ -35,6 +37,7 @@ from ldp.collector.store import (
     TASK_COLUMNS,
     Insert,
     Store,
+    StoredColumns,
     StoredReport,
     StoreOpenError,
     StoreUnavailable,
@@ -59,6 +62,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 7
+_id_of, _t_of, _text_of = (operator.itemgetter(i) for i in range(3))  # a StoredReport's fields
 _BUSY_TIMEOUT_MS = 30_000
 #: One reports row: task seq, window start, report id, t, report text.
 _Row = tuple[int, int, bytes, int, str]
@@ -557,7 +561,9 @@ class SqliteStore(Store):
             if found is None:
                 raise UnknownTaskError(f"no task {task_id} in {self.path!r}")
             seq, width = found
-            starts = sorted({report.t - report.t % width for report in reports})
+            ts = reports.ts if type(reports) is StoredColumns else list(map(_t_of, reports))
+            start_of = {t: t - t % width for t in set(ts)}
+            starts = sorted(set(start_of.values()))
             if starts and self._not_pruned:
                 pruned = cursor.execute(
                     f"SELECT window_start FROM window_aggregates WHERE task = ? "
@@ -568,7 +574,12 @@ class SqliteStore(Store):
                     raise WindowPruned(
                         f"store {self.path!r}: the window {pruned[0]} of task {task_id} was pruned by its retention"
                     )
-            rows = [(seq, r.t - r.t % width, r.report_id, r.t, r.report) for r in reports]
+            # the rows made by zip from the columns, not a Python expression per report
+            if type(reports) is StoredColumns:
+                ids, texts = reports.report_ids, reports.texts
+            else:
+                ids, texts = list(map(_id_of, reports)), list(map(_text_of, reports))
+            rows = list(zip(repeat(seq), map(start_of.__getitem__, ts), ids, ts, texts))
             results.append(insert(cursor, task_id, rows, reports))
         return results
 

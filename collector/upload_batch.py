@@ -9,7 +9,9 @@ time precision and the pruned windows; every id against the id pattern in
 one match over their concatenation, and decoded in one call; the bit
 vectors' lengths and zero padding in one NumPy pass; domain values through
 one dict per spec. The records to store and count are then made by
-``map`` over the columns, with no Python code run per report.
+``map`` over the columns, with no Python code run per report, and kept as
+columns (:class:`~ldp.collector.envelopes.AcceptedColumns`): no checked
+record is made per report.
 
 It only ever *accepts* a whole upload: a body it cannot accept exactly as
 the envelope-by-envelope path would (:func:`ldp.collector.envelopes.parse_upload`
@@ -30,11 +32,9 @@ no batch decoder: their uploads take the envelope-by-envelope path.
 from __future__ import annotations
 
 import binascii
-import functools
 import operator
 import re
 from collections.abc import Callable, Collection
-from itertools import repeat
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -45,16 +45,15 @@ from ldp.collector.envelopes import (
     JSON_TYPES,
     MAX_BODY_BYTES,
     MAX_ENVELOPES,
-    Accepted,
+    AcceptedColumns,
     CheckedUpload,
     cached_per_spec,
     media_type,
 )
-from ldp.collector.store import StoredReport
+from ldp.collector.store import StoredColumns
 from ldp.collector.tasks import Task
 from ldp.errors import ReportError
 from ldp.report import REPORT_VERSIONS, check_group
-from ldp.report_check import CheckedReport
 from ldp.report_schema import BitVector, BoundedInt, DomainElement, report_schema_of
 
 __all__ = ["BatchDecoder", "batch_decoder", "check_upload_body"]
@@ -70,9 +69,6 @@ _ID_SLICES = [slice(18 * i, 18 * i + 16) for i in range(MAX_ENVELOPES)]
 _GROUP_VERSION = max(REPORT_VERSIONS)
 _get_id, _get_t, _get_report = (operator.attrgetter(n) for n in ("id", "t", "report"))
 _get_v, _get_group = operator.attrgetter("v"), operator.attrgetter("group")
-_stored = functools.partial(tuple.__new__, StoredReport)
-_accepted = functools.partial(tuple.__new__, Accepted)
-_checked = functools.partial(tuple.__new__, CheckedReport)
 
 
 class _Refused(Exception):
@@ -214,19 +210,17 @@ class BatchDecoder:
                 and np.bitwise_and(np.frombuffer(b"".join(bits), np.uint8)[width - 1 :: width], padding).any()
             ):
                 raise _Refused
-        checked = list(
-            map(
-                _checked,
-                zip(
-                    *(columns.get(name) or repeat(None, n) for name in ("value", "seed", "bits", "cohort")),
-                    groups,
-                    repeat((), n),
-                ),
-            )
-        )
         texts = list(map(bytes.decode, map(self._encode, reports)))
-        stored = list(map(_stored, zip(raw_ids, ts, texts)))
-        return CheckedUpload(list(map(_accepted, zip(range(n), ids, stored, checked))), [])
+        get = columns.get
+        return CheckedUpload(
+            AcceptedColumns(
+                ids,
+                StoredColumns(raw_ids, ts, texts),
+                (get("value"), get("seed"), get("bits"), get("cohort")),
+                groups,
+            ),
+            [],
+        )
 
 
 def _plain(text: str) -> None:

@@ -57,6 +57,7 @@ __all__ = [
     "estimate_reply",
     "record_attributes",
     "task_summary",
+    "windows_batches",
 ]
 
 #: The most estimate rows the window reply cache keeps (about 100 MB of replies).
@@ -69,6 +70,14 @@ def _kind(task: Task) -> str:
     """How the dashboard draws a task's estimates: a mean, a frequency table, or a table of several attributes."""
     kind = task.spec.report_kind
     return "mean" if kind == "numeric" else "records" if kind == "record" else "frequency"
+
+
+def windows_batches(task: Task, reports: Sequence[tuple[int, CheckedReport]]) -> dict[int, ReportBatch]:
+    """``(t, checked report)`` pairs as one batch per window start."""
+    by_window: dict[int, list[CheckedReport]] = {}
+    for t, checked in reports:
+        by_window.setdefault(task.window_start(t), []).append(checked)
+    return {start: batch_from_checked(task.spec, checked) for start, checked in by_window.items()}
 
 
 class Windows:
@@ -275,10 +284,16 @@ class Windows:
         this one with them); when they hold ``version`` or later already, a
         catch-up counted these reports and nothing is added.
         """
-        by_window: dict[int, list[CheckedReport]] = {}
-        for t, checked in reports:
-            by_window.setdefault(task.window_start(t), []).append(checked)
-        batches = {start: batch_from_checked(task.spec, checked) for start, checked in by_window.items()}
+        self.add_batches(task, windows_batches(task, reports), version, store)
+
+    def add_batches(
+        self,
+        task: Task,
+        batches: dict[int, ReportBatch],
+        version: int | None = None,
+        store: Store | None = None,
+    ) -> None:
+        """:meth:`add` the committed reports of one commit given as one batch per window start."""
         if version is None:
             self._add_batches(task, batches)
             return

@@ -23,9 +23,11 @@ from conftest import ODD_JSON_VALUES, every_spec_shape, report_variants, sample_
 
 import ldp
 from ldp.client import encode_batch
-from ldp.collector.envelopes import UnreadableBody, check_envelopes, parse_upload
+from ldp.collector.envelopes import AcceptedColumns, UnreadableBody, check_envelopes, parse_upload
+from ldp.collector.ingest import _batches_by_window
 from ldp.collector.tasks import new_task
 from ldp.collector.upload_batch import batch_decoder, check_upload_body
+from ldp.collector.windows import windows_batches
 
 SPECS = every_spec_shape()
 NOW = 1_800_000_000.0
@@ -160,3 +162,55 @@ def test_batch_path_takes_grouped_reports_and_canonical_bits():
     checked = check_upload_body(task, body, JSON, NOW)
     assert checked is not None and '"bits":"gAA="' in checked.accepted[0].stored.report
     assert _agree(task, body)
+
+
+def _same_batch(a: Any, b: Any) -> None:
+    """The same reports (in any order: counting does not depend on it), the same column types."""
+    assert a.spec == b.spec and sorted(a.columns()) == sorted(b.columns())
+
+    def rows(batch: Any) -> list[str]:
+        columns = [batch.column(name).tolist() for name in sorted(batch.columns())]
+        groups = [None] * len(batch) if batch.groups is None else list(batch.groups)
+        return sorted(map(repr, zip(*columns, groups)))
+
+    for name, column in a.columns().items():
+        assert column.dtype == b.column(name).dtype, name
+    assert (a.groups is None) == (b.groups is None)
+    assert rows(a) == rows(b)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.mechanism}-{s.fingerprint[:6]}")
+def test_an_upload_kept_as_columns_is_counted_as_its_checked_records(spec):
+    """Counting an accepted upload from its columns gives each window the batch its records give,
+    also for an upload spanning two windows and for several uploads of one window joined."""
+    task, envelopes = _task_and_envelopes(spec)
+    if batch_decoder(task) is None:
+        pytest.skip("no batch decoder for this spec: its uploads are checked envelope by envelope")
+    later = [dict(e, id=i, t=e["t"] + 3600) for e, i in zip(envelopes, _ids(len(envelopes), seed=1))]
+    uploads = [
+        check_upload_body(task, _body(body), JSON, NOW + 3600)
+        for body in (envelopes[:5], envelopes[5:], envelopes[:3] + later[:4])
+    ]
+    assert all(type(u.accepted) is AcceptedColumns for u in uploads)
+    pairs = [(a.stored.t, a.checked) for u in uploads for a in u.accepted]
+    expected = windows_batches(task, pairs)
+    got = _batches_by_window(task, [], [u.accepted for u in uploads])
+    assert sorted(got) == sorted(expected) and len(expected) == 2
+    for start in expected:
+        _same_batch(got[start], expected[start])
+    # records counted one by one (a replay among them) and uploads counted whole, together
+    mixed = _batches_by_window(task, pairs[:2], [uploads[1].accepted])
+    for start, batch in windows_batches(task, pairs[:2] + pairs[5:8]).items():
+        _same_batch(mixed[start], batch)
+
+
+def test_accepted_columns_read_as_the_envelope_paths_records():
+    spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=4, f="1/2", p="1/4", q="3/4")
+    task, envelopes = _task_and_envelopes(spec, n=6)
+    fast = check_upload_body(task, _body(envelopes), JSON, NOW)
+    slow = check_envelopes(task, parse_upload(_body(envelopes), JSON), NOW)
+    assert fast is not None and len(fast.accepted) == 6
+    assert fast.accepted == slow.accepted and list(fast.accepted) == slow.accepted
+    assert fast.accepted[-1] == slow.accepted[-1] and fast.accepted[1:4] == slow.accepted[1:4]
+    with pytest.raises(IndexError):
+        fast.accepted[6]
