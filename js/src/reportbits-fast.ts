@@ -6,10 +6,10 @@
  * `useSamplers`; the entries call it when loaded.
  *
  * - `KnuthYao.prototype.sample`: when the reader holds the next 8 bits
- *   already (a pooled source), a table of the walk's end for each 8-bit
- *   prefix (made once per table by walking each prefix with the plain walk)
- *   takes the first 8 levels at once and serves only the bits the walk
- *   reads. A fixed one-byte-a-read stream is still read bit by bit.
+ *   already (a pooled source), a table of the walk's end (or its node) for
+ *   each 8-bit prefix, made once per table, takes the first 8 levels at once
+ *   and serves only the bits the walk reads; a walk past 8 levels goes on
+ *   from its node. A fixed one-byte-a-read stream is still read bit by bit.
  * - `runLaneWords`: a run's likelier lanes in a word at once (one block when
  *   consecutive, else cleared lowest first).
  * - `uniformBig` from 2^51: 1/n's leading zero levels read as one integer,
@@ -24,7 +24,7 @@ import { type BitReader, KnuthYao, RUN_CAP, type Samplers, runPlan, uniform, use
 import type { Fraction } from "./fraction.js";
 import { type WordLaneGroup, binaryDigits as liveBinaryDigits } from "./random.js";
 
-/** The plain walk (`reportbits.ts`), captured before any swap: the prefix tables are made with it, and it takes over past 8 bits. */
+/** The plain walk (`reportbits.ts`), captured before any swap: it draws what the prefix tables do not. */
 const plainSample = KnuthYao.prototype.sample;
 
 /** The plain `binaryDigits` (an import is a live binding: this is its value before any swap). */
@@ -68,38 +68,70 @@ function take(reader: BitReader, count: number): bigint {
 }
 
 /**
- * The plain walk's end for each 8-bit prefix: group·2^12 + member·2^4 + bits read, 0 past 8 bits (or a group
- * from 2^19); entry 256 (no prefix read yet) 0.
+ * The walk's first 8 levels for each 8-bit prefix: group·2^12 + member·2^4 + bits read when it ends there (0
+ * for a group from 2^19: the plain walk then), else −(d + 1) for its node d after level 7 (d < 2^8); entry 256
+ * (no prefix read yet) 0.
  */
 function prefixes(table: KnuthYao): Int32Array {
   const ends = new Int32Array(257);
   for (let prefix = 0; prefix < 256; prefix++) {
-    let used = 0;
-    const bits = {
-      bit: () => {
-        if (used > 7) throw ends; // past the prefix: left 0
-        return (prefix >> (7 - used++)) & 1;
-      },
-    };
-    try {
-      const group = plainSample.call(table, bits as BitReader);
-      if (group < 2 ** 19) ends[prefix] = group * 4096 + (table.member as number) * 16 + used; // member < 2^8
-    } catch (e) {
-      if (e !== ends) throw e;
+    let d = 0;
+    let entry = 0;
+    for (let depth = 0; depth < 8; depth++) {
+      d = 2 * d + ((prefix >> (7 - depth)) & 1);
+      const level = table.levels[depth] ?? table.level(depth);
+      if (d < level.total) {
+        let i = 0;
+        while (d >= level.counts[i]) d -= level.counts[i++];
+        const group = level.groups[i];
+        entry = group < 2 ** 19 ? group * 4096 + d * 16 + depth + 1 : 0; // d < 2^8: the member
+        break;
+      }
+      d -= level.total;
+      entry = -(d + 1);
     }
+    ends[prefix] = entry;
   }
   return ends;
 }
 
-/** `KnuthYao.prototype.sample`: the first 8 levels from the prefix table when the reader holds 8 bits, else the plain walk. */
+/**
+ * `KnuthYao.prototype.sample`: the first 8 levels from the prefix table when the reader holds 8 bits, then the
+ * walk on from the node they reach; else the plain walk.
+ */
 function sample(this: KnuthYao, reader: BitReader): number {
+  if (this.certain >= 0) return plainSample.call(this, reader); // one outcome: nothing read
   const entry = (this.prefixTable ??= prefixes(this))[peek(reader)];
   if (entry > 0) {
     skip(reader, entry & 15);
     this.member = (entry >> 4) & 255;
     return entry >>> 12;
   }
-  return plainSample.call(this, reader);
+  if (entry === 0) return plainSample.call(this, reader);
+  skip(reader, 8);
+  this.member = 0;
+  return walkOn(this, reader, -entry - 1);
+}
+
+/** The plain walk (`reportbits.ts`) on from node d after level 7 (a Number: d < 2^8 there). */
+function walkOn(table: KnuthYao, reader: BitReader, d: number): number {
+  for (let depth = 8; ; depth++) {
+    if (d >= NUMBER_OUTCOMES) return table.sampleBig(reader, BigInt(d), depth);
+    d = 2 * d + reader.bit();
+    const level = table.levels[depth] ?? table.level(depth);
+    if (d < level.total) {
+      if (level.unit) return level.groups[d]; // one leaf a group: the d-th
+      for (let i = 0; ; i++) {
+        const count = level.counts[i];
+        if (d < count) {
+          table.member = d;
+          return level.groups[i];
+        }
+        d -= count;
+      }
+    }
+    d -= level.total;
+  }
 }
 
 /** `runLaneWords` (its spec in `reportbits.ts`), a run's likelier lanes of a word at once. */

@@ -95,8 +95,8 @@ export interface OutcomeGroup {
   probability: Fraction;
 }
 
-/** A level of the walk's tree: its leaves' groups and counts, in order, and their total. */
-interface Level {
+/** A level of the walk's tree: its leaves' groups and counts, in order, and their total. Internal: shared with `reportbits-fast.ts`. */
+export interface Level {
   total: number;
   groups: number[];
   counts: number[];
@@ -132,7 +132,8 @@ export class KnuthYao {
   member: number | bigint = 0;
   private readonly sizes: bigint[] = [];
   private readonly digits: (() => boolean)[] = [];
-  private readonly levels: Level[] = [];
+  /** Internal (read by `reportbits-fast.ts`): the levels computed so far. */
+  readonly levels: Level[] = [];
   /** Internal: `reportbits-fast.ts`'s table of the walk's end for each 8-bit prefix, made on first use. */
   declare prefixTable?: Int32Array;
 
@@ -156,7 +157,8 @@ export class KnuthYao {
     if (!trusted && num !== den) throw new RangeError(`the probabilities sum to ${num}/${den}, not 1`);
   }
 
-  private level(depth: number): Level {
+  /** Internal (shared with `reportbits-fast.ts`): level `depth`, computed when first reached. */
+  level(depth: number): Level {
     while (this.levels.length <= depth) {
       const groups: number[] = []; // the groups with a leaf at this level, in order
       const bigCounts: bigint[] = []; // their leaves
@@ -194,7 +196,8 @@ export class KnuthYao {
     }
   }
 
-  private sampleBig(reader: BitReader, d: bigint, depth: number): number {
+  /** Internal (shared with `reportbits-fast.ts`): the walk on from node d before level `depth`, on bigints. */
+  sampleBig(reader: BitReader, d: bigint, depth: number): number {
     for (; ; depth++) {
       d = 2n * d + BigInt(reader.bit());
       const level = this.level(depth);
