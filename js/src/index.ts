@@ -19,3 +19,8 @@ export * from "./uploader.js";
 export * from "./composition.js";
 export * from "./claim.js";
 export * from "./task.js";
+
+import { installFastSamplers } from "./reportbits-fast.js";
+
+// the per-report samplers' fast paths (the same bits; reportbits.ts says why ldp-client/frequency keeps the plain ones)
+installFastSamplers();

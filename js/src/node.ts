@@ -22,6 +22,10 @@ import { type Encoder, type RapporClient, cohortsOf, makeEncoder, newClient } fr
 import { type ByteSource, type CreateHash, type Shake256, hashShake256 } from "./random.js";
 import { type DeadLetter, type Spool, addDeadLetters, recordId } from "./uploader.js";
 import type { Spec } from "./spec.js";
+import { installFastSamplers } from "./reportbits-fast.js";
+
+// the per-report samplers' fast paths (the same bits; reportbits.ts says why ldp-client/frequency keeps the plain ones)
+installFastSamplers();
 
 export const STATE_FORMAT = "ldp-client-state/1";
 const LOCK_WAIT_MS = 10_000;

@@ -257,11 +257,17 @@ const PLANES_PER_BLOCK = 12;
 
 /**
  * The binary expansion of a probability num/den (not necessarily reduced): each call gives the next digit
- * (t = 1 gives 1 forever). Internal: shared with `reportbits.ts`.
+ * (t = 1 gives 1 forever). Internal: shared with `reportbits.ts`, whose `useSamplers` swaps in
+ * `reportbits-fast.ts`'s (the same digits, on Numbers for small denominators) with `useBinaryDigits`.
  */
-export function binaryDigits({ num, den }: Fraction): () => boolean {
+export let binaryDigits = ({ num, den }: Fraction): (() => boolean) => {
   if (!(0n <= num && num <= den && den > 0n)) throw new RangeError(`probability ${num}/${den} outside [0, 1]`);
   return () => (num *= 2n) >= den && ((num -= den), true);
+};
+
+/** Internal: installs `digits` as `binaryDigits` (`useSamplers` of `reportbits.ts`). */
+export function useBinaryDigits(digits: typeof binaryDigits): void {
+  binaryDigits = digits;
 }
 
 /** Every lane of `width` set, as 32-bit words. */

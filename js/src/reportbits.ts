@@ -17,9 +17,19 @@
  * - `uniformSubset`: a uniform k-subset, a uniform rank below C(n, k) unranked.
  *
  * The rules are those of tests/vectors/README.md, section `bits`.
+ *
+ * Two paths, the same bits: the code here is the plain one, small because
+ * `ldp-client/frequency` bundles it under a 15 kB budget. The main entry and
+ * `ldp-client/node` install the faster samplers of `reportbits-fast.ts` with
+ * `useSamplers` (the walk's first 8 levels at once, runs a word at a time,
+ * `uniformBig`'s leading zero levels at once, unranking in doubles), which
+ * read the same bits and give the same outcomes; the frequency entry never
+ * imports that module, so a bundler leaves it out. `KnuthYao.prototype.sample`,
+ * `runLaneWords`, `uniformBig`, `unrankSubset`'s unranking and `random.ts`'s
+ * `binaryDigits` are swapped.
  */
 import type { Fraction } from "./fraction.js";
-import { type ByteSource, binaryDigits, type LaneGroup, PooledSource, type WordLaneGroup, lanesToWords, wordsToLanes } from "./random.js";
+import { type ByteSource, binaryDigits, type LaneGroup, PooledSource, type WordLaneGroup, lanesToWords, useBinaryDigits, wordsToLanes } from "./random.js";
 
 /** Longest run of the likelier symbol one walk of `runLaneWords` draws. */
 export const RUN_CAP = 255;
@@ -34,9 +44,10 @@ export const RUN_CAP = 255;
 export class BitReader {
   /** Bits of the last byte read not served yet. */
   left = 0;
-  private buffer: Uint8Array = new Uint8Array(0);
-  private offset = 0;
-  private byte = 0;
+  /** Internal (read by `reportbits-fast.ts`): the bytes of the last read, the next one's index, the last byte served. */
+  buffer: Uint8Array = new Uint8Array(0);
+  offset = 0;
+  byte = 0;
 
   /** `chunk`: bytes asked of `source` at a time (1 for a fixed test stream: exactly the bytes the draws need). */
   constructor(
@@ -84,8 +95,8 @@ export interface OutcomeGroup {
   probability: Fraction;
 }
 
-/** A level of the walk's tree: its leaves' groups and counts, in order, and their total. */
-interface Level {
+/** A level of the walk's tree: its leaves' groups and counts, in order, and their total. Internal: shared with `reportbits-fast.ts`. */
+export interface Level {
   total: number;
   groups: number[];
   counts: number[];
@@ -121,7 +132,10 @@ export class KnuthYao {
   member: number | bigint = 0;
   private readonly sizes: bigint[] = [];
   private readonly digits: (() => boolean)[] = [];
-  private readonly levels: Level[] = [];
+  /** Internal (read by `reportbits-fast.ts`): the levels computed so far. */
+  readonly levels: Level[] = [];
+  /** Internal: `reportbits-fast.ts`'s table of the walk's end for each 8-bit prefix, made on first use. */
+  declare prefixTable?: Int32Array;
 
   /**
    * @param groups group g has `count` outcomes each of the exact `probability`; they must total exactly 1.
@@ -143,7 +157,8 @@ export class KnuthYao {
     if (!trusted && num !== den) throw new RangeError(`the probabilities sum to ${num}/${den}, not 1`);
   }
 
-  private level(depth: number): Level {
+  /** Internal (shared with `reportbits-fast.ts`): level `depth`, computed when first reached. */
+  level(depth: number): Level {
     while (this.levels.length <= depth) {
       const groups: number[] = []; // the groups with a leaf at this level, in order
       const bigCounts: bigint[] = []; // their leaves
@@ -181,7 +196,8 @@ export class KnuthYao {
     }
   }
 
-  private sampleBig(reader: BitReader, d: bigint, depth: number): number {
+  /** Internal (shared with `reportbits-fast.ts`): the walk on from node d before level `depth`, on bigints. */
+  sampleBig(reader: BitReader, d: bigint, depth: number): number {
     for (; ; depth++) {
       d = 2n * d + BigInt(reader.bit());
       const level = this.level(depth);
@@ -226,11 +242,11 @@ export function uniform(n: number, reader: BitReader): number {
 }
 
 /** A uniform integer in [0, n), any n > 0. */
-export function uniformBig(n: bigint, reader: BitReader): bigint {
+export let uniformBig = (n: bigint, reader: BitReader): bigint => {
   const table = uniformTable(n);
   table.sample(reader);
   return BigInt(table.member);
-}
+};
 
 /** The walk of `coin(t)`: group 0 (true) with t, group 1 with 1 − t; kept per Fraction object. */
 export const coinTable: (t: Fraction) => KnuthYao = memo((t: Fraction) =>
@@ -298,8 +314,11 @@ export function runTable({ num: a, den: b }: Fraction): KnuthYao {
   return new KnuthYao(groups, true);
 }
 
-/** A lane group's probability t as its run table and whether the rarer symbol is 1 (kept per Fraction object). */
-const runPlan = memo((t: Fraction): [KnuthYao, boolean] => {
+/**
+ * A lane group's probability t as its run table and whether the rarer symbol is 1 (kept per Fraction object).
+ * Internal: shared with `reportbits-fast.ts`.
+ */
+export const runPlan = memo((t: Fraction): [KnuthYao, boolean] => {
   const rarerIsOne = 2n * t.num <= t.den;
   return [runTable(rarerIsOne ? t : { num: t.den - t.num, den: t.den }), rarerIsOne];
 });
@@ -315,7 +334,7 @@ const runPlan = memo((t: Fraction): [KnuthYao, boolean] => {
  * one; the walk is drawn when a lane needs a symbol and the last run is used
  * up (a run passing the group's last lane is cut). t = 0 or 1 reads nothing.
  */
-export function runLaneWords(width: number, groups: readonly WordLaneGroup[], reader: BitReader): Uint32Array {
+export let runLaneWords = (width: number, groups: readonly WordLaneGroup[], reader: BitReader): Uint32Array => {
   const out = new Uint32Array((width + 31) >>> 5);
   for (const { mask, probability: t } of groups) {
     // t = 0 or 1: s = 0, whose run table has one outcome (RUN_CAP likelier symbols): nothing is read
@@ -340,7 +359,7 @@ export function runLaneWords(width: number, groups: readonly WordLaneGroup[], re
     }
   }
   return out;
-}
+};
 
 /** `runLaneWords` with bigint masks and result (bit i = lane i). */
 export function runLanes(width: number, groups: readonly LaneGroup[], reader: BitReader): bigint {
@@ -372,7 +391,7 @@ export function unrankSubset(rank: bigint, n: number, k: number): number[] {
 }
 
 /** `unrankSubset` of a rank below total = C(n, k). */
-function unrank(rank: bigint, n: number, k: number, total: bigint): number[] {
+let unrank: Samplers["unrank"] = (rank, n, k, total) => {
   const members = new Array<number>(k);
   let c = n - 1;
   let binom = k ? (total * BigInt(n - k)) / BigInt(n) : 0n; // C(c, i) for the current c and i: C(n − 1, k) first
@@ -387,11 +406,37 @@ function unrank(rank: bigint, n: number, k: number, total: bigint): number[] {
     c--;
   }
   return members;
-}
+};
 
 /** A uniform k-subset of [0, n) (integers, 0 ≤ k ≤ n), increasing: a uniform rank below C(n, k) (one walk), unranked. */
 export function uniformSubset(n: number, k: number, reader: BitReader): number[] {
   if (!(k >= 0 && k <= n)) throw new RangeError(`cannot choose ${k} of ${n}`);
   const total = subsets(`${n},${k}`);
   return unrank(uniformBig(total, reader), n, k, total);
+}
+
+/** The samplers `useSamplers` swaps (see the module's doc): each reads the bits the plain one reads, with its outcomes. */
+export interface Samplers {
+  /** `KnuthYao.prototype.sample`. */
+  sample: (this: KnuthYao, reader: BitReader) => number;
+  runLaneWords: typeof runLaneWords;
+  uniformBig: typeof uniformBig;
+  /** `unrankSubset`'s unranking of a rank below total = C(n, k) (checked before). */
+  unrank: (rank: bigint, n: number, k: number, total: bigint) => number[];
+  /** `binaryDigits` of `random.ts` (the run tables' and the keyed lane sampler's digits). */
+  binaryDigits: typeof binaryDigits;
+}
+
+let plain: Samplers | undefined;
+
+/**
+ * Installs `samplers` for every per-report sampler of the process (the main and node entries install
+ * `reportbits-fast.ts`'s); `null` puts the plain ones of this module back.
+ */
+export function useSamplers(samplers: Samplers | null): void {
+  plain ??= { sample: KnuthYao.prototype.sample, runLaneWords, uniformBig, unrank, binaryDigits };
+  const use = samplers ?? plain;
+  ({ runLaneWords, uniformBig, unrank } = use);
+  KnuthYao.prototype.sample = use.sample;
+  useBinaryDigits(use.binaryDigits);
 }
