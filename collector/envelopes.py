@@ -22,7 +22,7 @@ import orjson
 from ldp.aggregator.rejects import classify_reason
 from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, MIN_CLOCK_SKEW, Acceptance, clock_skew
 from ldp.collector.errors import CollectorError
-from ldp.collector.store import StoredColumns, StoredReport
+from ldp.collector.store import ReadAsList, StoredColumns, StoredReport
 from ldp.collector.tasks import Task
 from ldp.errors import ReportError, SpecError
 from ldp.jsonlines import json_line
@@ -102,7 +102,7 @@ class Accepted(NamedTuple):
     checked: CheckedReport
 
 
-class AcceptedColumns(Sequence[Accepted]):
+class AcceptedColumns(ReadAsList, Sequence[Accepted]):
     """Every envelope of one upload accepted, kept as columns (docs/performance.md#collector-columns).
 
     What the batch decoder (:mod:`ldp.collector.upload_batch`) accepts: what
@@ -165,16 +165,6 @@ class AcceptedColumns(Sequence[Accepted]):
 
     def __iter__(self) -> Iterator[Accepted]:
         return map(self._accepted, range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"AcceptedColumns({list(self)!r})"
 
 
 @dataclasses.dataclass(frozen=True)

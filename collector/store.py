@@ -59,6 +59,7 @@ __all__ = [
     "TASK_COLUMN_COUNT",
     "CommitLogTrimmed",
     "Insert",
+    "ReadAsList",
     "Store",
     "StoreOpenError",
     "StoreUnavailable",
@@ -155,7 +156,23 @@ class StoredReport(NamedTuple):
 _stored_report = functools.partial(tuple.__new__, StoredReport)
 
 
-class StoredColumns(Sequence[StoredReport]):
+class ReadAsList(Sequence[Any]):
+    """A sequence of records held some other way (columns) that compares, hashes and prints as the list of them."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+
+class StoredColumns(ReadAsList, Sequence[StoredReport]):
     """Reports to store held as three columns (ids, times, texts); a :class:`StoredReport` is made when read.
 
     What the collector hands the store for an upload it accepted whole
@@ -193,16 +210,6 @@ class StoredColumns(Sequence[StoredReport]):
 
     def __iter__(self) -> Iterator[StoredReport]:
         return map(_stored_report, zip(self.report_ids, self.ts, self.texts))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"StoredColumns({list(self)!r})"
 
 
 @dataclasses.dataclass(frozen=True)
