@@ -891,35 +891,6 @@ def _lane_shape(mask: int) -> tuple[int, int] | None:
     return None
 
 
-def _lanes_of(positions: Sequence[int] | np.ndarray, mask: int) -> int:
-    """The lanes of ``mask`` at ``positions`` (its set bits counted from the lowest), as an integer.
-
-    The map :func:`_lanes_of_text` makes from text, from positions (the
-    tests check the masks' shapes with it).
-
-    Integer shifts for a few positions of a contiguous mask (or one lane
-    short of it), NumPy's bit packing otherwise.
-    """
-    shape = _lane_shape(mask)
-    if shape is not None and len(positions) <= 64:
-        shift, skipped = shape
-        lanes = 0
-        for position in positions:
-            lanes |= 1 << (position + shift + (skipped >= 0 and position >= skipped))
-        return lanes
-    at = np.asarray(positions, dtype=np.int64)
-    if shape is None:
-        at = np.flatnonzero(_mask_lanes(mask))[at]
-    else:
-        shift, skipped = shape
-        if skipped >= 0:
-            at = at + (at >= skipped)
-        at = at + shift
-    unpacked = np.zeros(mask.bit_length(), dtype=np.uint8)
-    unpacked[at] = 1
-    return _packed_int(unpacked)
-
-
 def _lanes_of_text(lanes: str, mask: int) -> int:
     """The lanes of ``mask`` whose position (among its set bits, from the lowest) is 1 in ``lanes``, as an integer.
 

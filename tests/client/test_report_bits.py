@@ -323,7 +323,7 @@ def test_whole_runs_by_window_are_the_runs_one_by_one(rarer):
 
 def test_positions_map_onto_the_masks_lanes():
     """Position i is the i-th lowest set bit of the mask: contiguous, all-but-one and scattered masks, few or many."""
-    from ldp.client.report_bits import _lanes_of
+    from ldp.client.report_bits import _lanes_of_text
 
     rng = random.Random(7)
     masks = [(1 << 300) - 1, ((1 << 300) - 1) << 5, ((1 << 300) - 1) ^ (1 << 123), rng.getrandbits(300) | 1]
@@ -331,7 +331,8 @@ def test_positions_map_onto_the_masks_lanes():
         lanes = [i for i in range(mask.bit_length()) if mask >> i & 1]
         for size in (0, 1, 10, 64, 65, 100):
             chosen = sorted(rng.sample(range(len(lanes)), size))
-            assert _lanes_of(chosen, mask) == sum(1 << lanes[i] for i in chosen)
+            text = "".join("1" if i in chosen else "0" for i in range(len(lanes)))
+            assert _lanes_of_text(text, mask) == sum(1 << lanes[i] for i in chosen)
 
 
 #: A table no test walks in this process: the forked child's draw must build its levels.
