@@ -33,7 +33,7 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.batch import one_hot_bits
-from ldp.client.bits import BitSource, coins, sampler_for, threshold_coins_bits, uniforms
+from ldp.client.bits import coins, dyadic_coins, sampler_for, uniforms
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import as_source, bernoulli
 from ldp.client.report_bits import coin, sample_lanes, uniform
@@ -156,7 +156,7 @@ def _signs(sampler: Any, values: np.ndarray) -> np.ndarray:
 
     From a :class:`~ldp.client.bits.BitSource` each coin compares bits of a
     uniform word with its threshold lazily
-    (:func:`~ldp.client.bits.threshold_coins_bits`); from a random source it
+    (:func:`~ldp.client.bits.dyadic_coins`); from a random source it
     is a whole word.
     """
     v = np.asarray(values, dtype=np.float64)
@@ -165,11 +165,7 @@ def _signs(sampler: Any, values: np.ndarray) -> np.ndarray:
     # and ⌊v·2^63⌋ ∈ [−2^63, 2^63) for v < 1 fits int64; the sum is taken modulo 2^64 in uint64.
     scaled = np.floor(np.where(top, 0.0, v) * 2.0**63).astype(np.int64)
     limit = scaled.view(np.uint64) + np.uint64(1 << 63)
-    below = (
-        threshold_coins_bits(sampler, limit)
-        if isinstance(sampler, BitSource)
-        else sampler.words(v.size) < limit
-    )
+    below = dyadic_coins(sampler, limit, 64)
     return np.where(top | below, 1, -1).astype(np.int64)
 
 

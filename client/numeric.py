@@ -45,7 +45,7 @@ from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint, check_nu
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["NumericEncoder", "encode_numeric_batch", "numeric_encoder"]
+__all__ = ["NumericEncoder", "encode_numeric_batch", "numeric_encoder", "side_numerators"]
 
 _ROUND_BITS = 53
 _ROUND_SCALE = float(1 << _ROUND_BITS)
@@ -196,8 +196,7 @@ def encode_numeric_batch(
     n = u.size
     sampler = sampler_for(rng, n)  # bits in a large secure batch, else the source's words
     if isinstance(spec, _TwoPoint):  # the side: 1 w.p. u (u ∈ [0, 1]: u = 1 is 2^53/2^53)
-        side = np.floor(u).astype(np.uint64) << np.uint64(_ROUND_BITS)
-        side += ((u - np.floor(u)) * _ROUND_SCALE).astype(np.uint64)
+        side = side_numerators(u)
         return ReportBatch(spec=spec.fingerprint, values=_two_point_batch(spec, side, _ROUND_BITS, sampler))
     table = _gridded(spec).table
     K = table.K
@@ -267,6 +266,19 @@ def _noise_bounds(table):
 
 #: The noise bounds of each shift table, built on the first secure batch that draws from it.
 _NOISE_BOUNDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def side_numerators(u):
+    """P[side 1]·2^53 of each u in [0, 1] (uint64): u's unbiased rounding to 0 or 1, as the single encoder draws it.
+
+    ⌊u⌋·2^53 + ⌊frac(u)·2^53⌋: u = 1 gives 2^53, a certain side 1.
+    """
+    import numpy as np
+
+    whole = np.floor(u)
+    return (whole.astype(np.uint64) << np.uint64(_ROUND_BITS)) + ((u - whole) * _ROUND_SCALE).astype(
+        np.uint64
+    )
 
 
 def _round_batch(sampler, pos):

@@ -185,6 +185,7 @@ def onebitmean_batch(
 
     from ldp.batch import ReportBatch
     from ldp.client.bits import agreeing_coins, coins, sampler_for, uniforms
+    from ldp.client.numeric import side_numerators
 
     if not isinstance(spec, OneBitMean):
         raise SpecError(f"onebitmean_batch needs a onebitmean spec, got {type(spec).__name__}")
@@ -199,9 +200,7 @@ def onebitmean_batch(
         side = uniforms(sampler, steps, n) < point
         bit = side == coins(sampler, Fraction(spec.p), n)
     else:  # the side (1 w.p. u: u = 1 is 2^53/2^53) kept with p, one coin on bits (agreeing_coins)
-        numerators = np.floor(u).astype(np.uint64) << np.uint64(_ROUND_BITS)
-        numerators += ((u - np.floor(u)) * _ROUND_SCALE).astype(np.uint64)
-        bit = agreeing_coins(sampler, numerators, _ROUND_BITS, Fraction(spec.p))
+        bit = agreeing_coins(sampler, side_numerators(u), _ROUND_BITS, Fraction(spec.p))
     if spec.gamma:
         bit ^= coins(sampler, Fraction(spec.gamma), n)
     return ReportBatch(spec=spec.fingerprint, values=bit.astype(np.float64))
