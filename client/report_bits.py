@@ -851,21 +851,6 @@ def _as_lanes(pieces: list[str], count: int) -> str:
     return "".join(pieces)[:count].replace("c", "0")
 
 
-def _rare_positions(table: RunTable, count: int, reader: BitReader) -> list[int]:
-    """Where the rarer symbol falls among ``count`` coins of ``table`` (positions counted from 0).
-
-    :func:`_rare_lanes` as positions, for the tests that hold the decoded
-    runs to the walks; the encoders map the lanes' text directly
-    (:func:`_lanes_of_text`).
-    """
-    return _ones(_rare_lanes(table, [count], reader)[0]).tolist()
-
-
-def _ones(lanes: str) -> np.ndarray:
-    """The positions of the 1s of ``lanes`` (text of 0s and 1s)."""
-    return np.flatnonzero(np.frombuffer(lanes.encode("ascii"), dtype=np.uint8) == ord("1"))
-
-
 def _mask_lanes(mask: int) -> np.ndarray:
     """``mask`` as one uint8 per lane (1 where set), lane 0 first, up to its top lane."""
     return np.unpackbits(

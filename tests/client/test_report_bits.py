@@ -306,7 +306,10 @@ def test_reading_from_gives_the_samplers_a_fresh_reader_and_restores_the_process
 )
 def test_whole_runs_by_window_are_the_runs_one_by_one(rarer):
     """A run table's 12-bit windows of whole runs: the same lanes and bits as drawing the runs one by one."""
-    from ldp.client.report_bits import _rare_positions
+    from ldp.client.report_bits import _rare_lanes
+
+    def _rare_positions(table, count, reader):  # where the rarer symbol falls among count coins
+        return [i for i, lane in enumerate(_rare_lanes(table, [count], reader)[0]) if lane == "1"]
 
     plain, windowed = run_table.__wrapped__(rarer), run_table.__wrapped__(rarer)
     plain.runs_drawn = -(1 << 60)  # never builds its windows
