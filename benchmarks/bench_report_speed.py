@@ -3,7 +3,7 @@
 Each round runs one subprocess per checkout, in alternating order (old
 first in odd rounds, new first in even ones), and each subprocess encodes
 ``--reports`` values one report at a time with :func:`ldp.client.make_encoder`
-for every mechanism (the specs of ``bench_entropy.py``: d = 1,024, ε = 1),
+for every registered mechanism (or ``--only``; the specs of ``bench_entropy.py``: d = 1,024, ε = 1),
 after one warm pass (tables built), ``--repeat`` times; it reports the CPU
 seconds (``time.process_time``: other work on a shared machine moves the
 wall clock more) of the median pass. The table gives the median over the
@@ -29,22 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: The encoders measured: the unary ones whose coins are runs, GRR's one walk, the numeric coins.
-MECHANISMS = (
-    "oue",
-    "sue",
-    "cms",
-    "rappor",
-    "l-oue",
-    "range-hierarchy",
-    "grr",
-    "duchi",
-    "stochastic-rounding",
-    "piecewise",
-    "hybrid",
-    "laplace",
-    "gaussian",
-)
+from ldp.registry import declarations
 
 #: Run by each checkout's interpreter in its own root: prints {mechanism: CPU seconds of one pass}.
 _MEASURE = r"""
@@ -110,7 +95,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="old/new pairs, in alternating order")
     parser.add_argument("--only", default="", help="comma-separated mechanism names")
     args = parser.parse_args()
-    names = [name for name in args.only.split(",") if name] or list(MECHANISMS)
+    names = [name for name in args.only.split(",") if name] or [decl.name for decl in declarations()]
     new_root = Path(__file__).resolve().parent.parent
     sides = {"old": (args.old_python, args.old_root), "new": (sys.executable, new_root)}
     load_before = os.getloadavg()

@@ -389,6 +389,9 @@ class KnuthYao:
         if in_place:
             if self._wide is not None:
                 return self._sample_in_place(reader, self._wide, _WIDE_PEEK)
+            empty = self._empty_levels()
+            if empty >= _WIDE_PEEK:  # a lookup would decide nothing (a uniform below 2^62, a subset's rank)
+                return self._sample_in_place(reader, None, empty)
             self._busy += 1
             if self._busy == _WIDE_AFTER:  # a busy table: its first 12 levels become one lookup
                 self._wide = self._lookup_table(_WIDE_PEEK)
@@ -400,7 +403,7 @@ class KnuthYao:
                 if self._uses == _LOOKUP_AFTER:  # a table in use: its first levels become one lookup
                     self._lookup = self._lookup_table()
             if in_place:
-                return self._sample_in_place(reader, None, 0)
+                return self._sample_in_place(reader, None, empty)
             # the first levels have no leaf: their bits only make the node index
             return self._walk(reader, reader.take(empty), empty)
         if in_place:
@@ -417,19 +420,21 @@ class KnuthYao:
     def _sample_in_place(
         self, reader: BitReader, table: list[tuple[int, int, int]] | None, width: int
     ) -> tuple[int, int]:
-        """:meth:`sample` by a lookup table of ``width`` levels (None: none) and then the walk, on the reader's bits.
+        """:meth:`sample` by a lookup table of ``width`` levels and then the walk, on the reader's bits.
 
+        With ``table`` None, ``width`` is the number of leading levels without
+        a leaf: their bits only make the node index, and are taken at once.
         The same bits and outcome as :meth:`_walk` from the root; a report's
-        one walk (GRR, the numeric tables) without a method call a bit. The
-        reader may read ahead.
+        one walk (GRR, the numeric tables, a uniform seed or rank) without a
+        method call a bit. The reader may read ahead.
         """
+        if reader._left < width:
+            reader._refill(width)
+        bits, left = reader._bits, reader._left
         if table is None:
-            bits, left = reader._bits, reader._left
-            group, member, spent = -1, 0, 0
+            left -= width
+            group, member, spent = -1, (bits >> left) & ((1 << width) - 1), width
         else:
-            if reader._left < width:
-                reader._refill(width)
-            bits, left = reader._bits, reader._left
             used, group, member = table[(bits >> (left - width)) & ((1 << width) - 1)]
             left -= used
             spent = used

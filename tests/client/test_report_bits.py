@@ -532,3 +532,23 @@ def test_runs_drawn_counts_every_run_whatever_the_chunk():
         counted.append((table.runs_drawn, reader.bits_read, lanes))
     assert counted[0] == counted[1]
     assert counted[0][0] > report_bits._CODE_AFTER + 3 * 1023 * float(_OUE_Q) / 2
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        KnuthYao([(1023, Fraction(1, 1023))]),  # 9 levels without a leaf: below the wide lookup's 12
+        KnuthYao([(5000, Fraction(1, 5000))]),  # 12: the lookup would decide nothing
+        KnuthYao([((1 << 61) - 1, Fraction(1, (1 << 61) - 1))]),  # a local-hashing seed's size
+        KnuthYao([(math.comb(1023, 275), Fraction(1, math.comb(1023, 275)))]),  # a subset's rank: 853 levels
+    ],
+)
+def test_leading_levels_without_a_leaf_taken_at_once_read_the_walks_bits(table):
+    """Back-to-back draws on a reader that reads ahead (chunks of 2, 64, 256 bytes) take a table's leading
+    empty levels at once: the same outcomes and bits as the one-byte reader's walks, draw after draw."""
+    data = PRFStream(b"test-report-bits-empty-levels")(40_000)
+    plain = BitReader(_Stream(data), 1)
+    expected = [(table.sample(plain), plain.bits_read) for _ in range(30)]
+    for chunk in (2, 64, 256):
+        reader = BitReader(_Stream(data), chunk)
+        assert [(table.sample(reader), reader.bits_read) for _ in range(30)] == expected, chunk
