@@ -45,10 +45,29 @@ from ldp.specs.numeric import Hybrid, NumericSpec, _Gridded, _TwoPoint, check_nu
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["NumericEncoder", "encode_numeric_batch", "numeric_encoder", "side_numerators"]
+__all__ = [
+    "ROUND_BITS",
+    "NumericEncoder",
+    "encode_numeric_batch",
+    "numeric_encoder",
+    "random_round",
+    "side_numerators",
+]
 
-_ROUND_BITS = 53
-_ROUND_SCALE = float(1 << _ROUND_BITS)
+#: A rounding coin's probability is ⌊frac·2^ROUND_BITS⌋ / 2^ROUND_BITS (the single and the batch encoders alike).
+ROUND_BITS = 53
+_ROUND_SCALE = float(1 << ROUND_BITS)
+
+
+def random_round(pos: float) -> int:
+    """Unbiased random rounding of pos ≥ 0 to an integer: up with probability ⌊frac(pos)·2^53⌋ / 2^53 (CSPRNG coin)."""
+    i = int(pos)
+    frac = pos - i
+    if frac and coin_ratio(int(frac * _ROUND_SCALE), 1 << ROUND_BITS):
+        i += 1
+    return i
+
+
 _INF = float("inf")
 
 
@@ -115,14 +134,7 @@ class NumericEncoder:
         u = (x - self._low) / self._span
         return 0.0 if u < 0.0 else 1.0 if u > 1.0 else u
 
-    @staticmethod
-    def _round(pos: float) -> int:
-        """Unbiased random rounding of pos ≥ 0 to an integer (CSPRNG coin)."""
-        i = int(pos)
-        frac = pos - i
-        if frac and coin_ratio(int(frac * _ROUND_SCALE), 1 << _ROUND_BITS):
-            i += 1
-        return i
+    _round = staticmethod(random_round)
 
     def sample_native(self, value: Any) -> float:
         """The report value (native output) for ``value``."""
@@ -197,7 +209,7 @@ def encode_numeric_batch(
     sampler = sampler_for(rng, n)  # bits in a large secure batch, else the source's words
     if isinstance(spec, _TwoPoint):  # the side: 1 w.p. u (u ∈ [0, 1]: u = 1 is 2^53/2^53)
         side = side_numerators(u)
-        return ReportBatch(spec=spec.fingerprint, values=_two_point_batch(spec, side, _ROUND_BITS, sampler))
+        return ReportBatch(spec=spec.fingerprint, values=_two_point_batch(spec, side, ROUND_BITS, sampler))
     table = _gridded(spec).table
     K = table.K
     i = _round_batch(sampler, u * K)
@@ -276,9 +288,7 @@ def side_numerators(u):
     import numpy as np
 
     whole = np.floor(u)
-    return (whole.astype(np.uint64) << np.uint64(_ROUND_BITS)) + ((u - whole) * _ROUND_SCALE).astype(
-        np.uint64
-    )
+    return (whole.astype(np.uint64) << np.uint64(ROUND_BITS)) + ((u - whole) * _ROUND_SCALE).astype(np.uint64)
 
 
 def _round_batch(sampler, pos):
@@ -289,7 +299,7 @@ def _round_batch(sampler, pos):
 
     i = np.floor(pos).astype(np.int64)
     threshold = ((pos - i) * _ROUND_SCALE).astype(np.uint64)  # int(frac · 2^53), as the single encoder
-    i += dyadic_coins(sampler, threshold, _ROUND_BITS)
+    i += dyadic_coins(sampler, threshold, ROUND_BITS)
     return i
 
 

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from ldp.client.numeric import ROUND_BITS, random_round, side_numerators
 from ldp.client.report_bits import coin
 from ldp.client.sampling import PRFStream, sample_lanes
 from ldp.client.state import ClientState
@@ -57,8 +58,6 @@ ALPHA_LABEL = b"ldp-1bitmean-alpha-v1"
 #: PRF label of the memoized bit of a grid point.
 MEMO_LABEL = b"ldp-1bitmean-memo-v1"
 
-_ROUND_BITS = 53
-_ROUND_SCALE = float(1 << _ROUND_BITS)
 _INF = float("inf")
 
 
@@ -143,10 +142,7 @@ class OneBitMeanEncoder:
         """The reported bit for ``value``."""
         u = self._unit(value)
         if not self._memoized:
-            side = int(u)
-            frac = u - side
-            if frac and coin(Fraction(int(frac * _ROUND_SCALE), 1 << _ROUND_BITS)):
-                side += 1
+            side = random_round(u)
             return side if coin(self._p) else 1 - side
         bit = self.memo_bit(alpha_point(u, self._grid, self._alpha))
         flip = self._flip
@@ -185,7 +181,6 @@ def onebitmean_batch(
 
     from ldp.batch import ReportBatch
     from ldp.client.bits import agreeing_coins, coins, sampler_for, uniforms
-    from ldp.client.numeric import side_numerators
 
     if not isinstance(spec, OneBitMean):
         raise SpecError(f"onebitmean_batch needs a onebitmean spec, got {type(spec).__name__}")
@@ -200,7 +195,7 @@ def onebitmean_batch(
         side = uniforms(sampler, steps, n) < point
         bit = side == coins(sampler, Fraction(spec.p), n)
     else:  # the side (1 w.p. u: u = 1 is 2^53/2^53) kept with p, one coin on bits (agreeing_coins)
-        bit = agreeing_coins(sampler, side_numerators(u), _ROUND_BITS, Fraction(spec.p))
+        bit = agreeing_coins(sampler, side_numerators(u), ROUND_BITS, Fraction(spec.p))
     if spec.gamma:
         bit ^= coins(sampler, Fraction(spec.gamma), n)
     return ReportBatch(spec=spec.fingerprint, values=bit.astype(np.float64))
