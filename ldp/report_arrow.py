@@ -20,6 +20,7 @@ Arrow's function registry, :func:`index_in`).
 
 from __future__ import annotations
 
+import binascii
 import functools
 import re
 from collections.abc import Sequence
@@ -195,9 +196,13 @@ _B64_PAIRS = _pair_table()
 def _decode_base64(chars: np.ndarray, num_bytes: int) -> tuple[np.ndarray, np.ndarray]:
     """Decode (n, 4⌈num_bytes/3⌉) ASCII rows of padded base64; (bytes (n, num_bytes), ok).
 
-    Each group of 4 characters is read as two pairs, each looked up at once in
-    a table of all 65,536 pairs (:data:`_B64_PAIRS`), so a chunk costs a few
-    passes over its bytes. ``ok`` is as in :func:`_decode_base64_rows` (the
+    The groups before the padded one are decoded by :func:`binascii.a2b_base64`
+    in strict mode, all rows' at once: it refuses any character outside the
+    alphabet (padding included), so it decodes exactly when every row's groups
+    are valid (the usual chunk). Otherwise each group of 4 characters is read as
+    two pairs, each looked up at once in a table of all 65,536 pairs
+    (:data:`_B64_PAIRS`), so a chunk costs a few passes over its bytes and
+    marks the rows that fail. ``ok`` is as in :func:`_decode_base64_rows` (the
     same rules, one character at a time): every character of the alphabet,
     padding ``=`` exactly where the length needs it.
     """
@@ -205,16 +210,15 @@ def _decode_base64(chars: np.ndarray, num_bytes: int) -> tuple[np.ndarray, np.nd
     full = num_bytes // 3
     if not n or not full:
         return _decode_base64_rows(chars, num_bytes)
-    head = np.ascontiguousarray(chars[:, : 4 * full]).view(np.uint16).reshape(n, full, 2)
-    high = _B64_PAIRS[head[:, :, 0]].astype(np.uint32)
-    low = _B64_PAIRS[head[:, :, 1]].astype(np.uint32)
-    either = high | low
-    # every pair valid (the usual chunk): one pass over it, no per-row reduction
-    ok = np.ones(n, dtype=bool) if int(either.max()) < 0xFFFF else ~np.any(either == 0xFFFF, axis=1)
-    words = ((high << 20) | (low << 8)).astype(">u4")  # bytes b0 b1 b2 0, big-endian
     out = np.empty((n, num_bytes), dtype=np.uint8)
-    groups = np.ndarray((n, full, 3), dtype=np.uint8, buffer=out, strides=(num_bytes, 3, 1))  # a view of out
-    groups[...] = words.view(np.uint8).reshape(n, full, 4)[:, :, :3]
+    head = np.ascontiguousarray(chars[:, : 4 * full])
+    try:
+        out[:, : 3 * full] = np.frombuffer(binascii.a2b_base64(head, strict_mode=True), np.uint8).reshape(
+            n, 3 * full
+        )
+        ok = np.ones(n, dtype=bool)
+    except binascii.Error:  # a character outside the alphabet somewhere: find the rows
+        ok = _decode_groups(head, out, full)
     rest = num_bytes - 3 * full
     if rest:  # the padded last group: "xy==" (1 byte) or "xyz=" (2 bytes)
         tail = np.ascontiguousarray(chars[:, 4 * full :])
@@ -230,6 +234,19 @@ def _decode_base64(chars: np.ndarray, num_bytes: int) -> tuple[np.ndarray, np.nd
             out[:, -2] = (value >> 8).astype(np.uint8)
             out[:, -1] = (value & 255).astype(np.uint8)
     return out, ok
+
+
+def _decode_groups(head: np.ndarray, out: np.ndarray, full: int) -> np.ndarray:
+    """Decode ``full`` unpadded groups of each row of ``head`` into ``out``'s first 3·full bytes; ok per row."""
+    n, num_bytes = out.shape
+    pairs = head.view(np.uint16).reshape(n, full, 2)
+    high = _B64_PAIRS[pairs[:, :, 0]].astype(np.uint32)
+    low = _B64_PAIRS[pairs[:, :, 1]].astype(np.uint32)
+    ok = ~np.any((high | low) == 0xFFFF, axis=1)
+    words = ((high << 20) | (low << 8)).astype(">u4")  # bytes b0 b1 b2 0, big-endian
+    groups = np.ndarray((n, full, 3), dtype=np.uint8, buffer=out, strides=(num_bytes, 3, 1))  # a view of out
+    groups[...] = words.view(np.uint8).reshape(n, full, 4)[:, :, :3]
+    return ok
 
 
 def _decode_base64_rows(chars: np.ndarray, num_bytes: int) -> tuple[np.ndarray, np.ndarray]:

@@ -179,6 +179,37 @@ def test_pairwise_base64_decode_agrees_with_the_per_character_tables(num_bytes):
     assert ok[good].all() and np.array_equal(got[good], raw[good])  # untouched rows decode to their bytes
 
 
+@pytest.mark.parametrize(
+    ("num_bytes", "stray"),
+    [
+        (num_bytes, stray)
+        for num_bytes in (1, 2, 3, 16, 17, 32)
+        for stray in (None, "head", "tail")  # head: the unpadded groups; tail: the padded one
+        if stray is None or (stray == "head" and num_bytes >= 3) or (stray == "tail" and num_bytes % 3)
+    ],
+)
+def test_a_chunk_of_valid_groups_decodes_at_once_and_one_stray_character_is_found(num_bytes, stray):
+    """All rows valid: the whole chunk's groups decode in one call, to the rows' bytes. A stray character
+    (outside the alphabet, or padding) in a row's groups or in its padded group: only that row fails."""
+    from ldp.report_arrow import _decode_base64, _decode_base64_rows
+
+    rng = np.random.default_rng(100 + num_bytes)
+    width = 4 * -(-num_bytes // 3)
+    raw = rng.integers(0, 256, (300, num_bytes), dtype=np.uint8)
+    text = np.frombuffer(b"".join(base64.b64encode(row.tobytes()) for row in raw), dtype=np.uint8)
+    text = text.reshape(300, width).copy()
+    good = np.ones(300, dtype=bool)
+    at = {None: None, "head": 0, "tail": 4 * (num_bytes // 3)}[stray]
+    if at is not None:  # four strays: a decoder that skipped them would still see whole groups
+        for row, char in ((17, b"="), (50, b" "), (120, b"!"), (200, b"-")):
+            text[row, at + 1] = char[0]
+            good[row] = False
+    got, ok = _decode_base64(text, num_bytes)
+    want, want_ok = _decode_base64_rows(text, num_bytes)
+    assert np.array_equal(ok, good) and np.array_equal(want_ok, good)
+    assert np.array_equal(got[good], raw[good]) and np.array_equal(want[good], raw[good])
+
+
 def test_csv_integer_cells_are_plain_decimal_only():
     """As BoundedInt.csv_cell reads one cell: [+-]?digits within int64; anything else is null (re-checked)."""
     from ldp.report_arrow import csv_int_column
