@@ -135,7 +135,20 @@ def _kind(path: Path) -> str:
 
 
 def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    """This process's peak resident memory, in MiB.
+
+    Linux's ``ru_maxrss`` survives ``execve``: a child started by ``subprocess``
+    (vfork, then exec) reports at least the parent's peak. ``VmHWM`` in
+    ``/proc/self/status`` is the high-water mark of this program's own memory.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB; macOS would be bytes
 
 
 def pyarrow_rows(path: str, spec_path: str) -> int:
