@@ -164,6 +164,35 @@ def test_uniform_rows_on_bits_are_uniform():
             assert counts.size == bound and chi_square_ok(counts, np.full(bound, 1 / bound))
 
 
+def test_uniform_rows_on_bits_of_whole_unit_widths():
+    """Bounds whose units are exactly 8, 16 or 32 bits (the limit 2^width overflowed them: an endless redraw).
+
+    Each row's integers fall below its bound; the 8-bit rows (bounds 200 and 256) pass a seeded χ² at
+    α = 1e-6, the wider ones a χ² of their top 4 bits' buckets (equal where the bound is a power of two,
+    else the exact share of each bucket).
+    """
+    from ldp.client.bits import rejection_width, uniform_below_each_bits
+
+    bounds = [200, 256, 65_000, 1 << 16, 3_000_000_000, 1 << 32]
+    assert [rejection_width(b) for b in bounds] == [8, 8, 16, 16, 32, 32]
+    draws = uniform_below_each_bits(seeded_bits(6), bounds, 20_000)
+    for row, bound in zip(draws, bounds, strict=True):
+        assert 0 <= row.min() and row.max() < bound
+        buckets = -(-bound // 16)  # 16 buckets of ⌈b/16⌉ integers (the last may be short)
+        counts = np.bincount(row // buckets, minlength=16)
+        sizes = np.minimum(buckets, bound - buckets * np.arange(16))
+        assert chi_square_ok(counts, sizes / bound, ALPHA / len(bounds))
+
+
+def test_floyds_steps_on_bits_below_256_end():
+    """d = 256: Floyd's bounds 245–255 read 8-bit units (they redrew forever); every subset has ω members."""
+    d, n = 256, 8192
+    spec = SubsetSelection(range(d), 3.0)
+    batch = secure_encode_batch(spec, np.arange(n) % d, indices=True, source=SeededSecure(12))
+    sizes = np.unpackbits(batch.bits, axis=1)[:, :d].sum(axis=1)
+    assert set(sizes.tolist()) == {spec.omega}
+
+
 def test_sparse_and_small_specs_keep_floyd():
     assert not uses_tree(SubsetSelection(range(1024), 4.0))  # ω = 18: Floyd's 18 steps are faster
     assert not uses_tree(SubsetSelection(range(1024), 2.0))  # ω = 122 < 0.15 d
