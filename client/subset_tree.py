@@ -235,14 +235,13 @@ class Compositions:
     Σ over the earlier compositions of ∏ C(q_i, j_i) (the sentinel: C(s, m),
     past every rank); ``parts[e]``: where each quarter's patterns of weight
     j_i start in the patterns table, then the radices C(q_0, j_0),
-    C(q_1, j_1), C(q_2, j_2). ``slot[s]``: size s's place in the tables;
-    key = slot·65 + m. Guide tables [Chen and Asau 1974]: key k cuts its
+    C(q_1, j_1), C(q_2, j_2). A leaf of size s and weight m has key
+    k = 65·s + m. Guide tables [Chen and Asau 1974]: key k cuts its
     weight's ranks into buckets of 2^``shift[k]``, at least as many as its
     compositions; ``guide[guide_start[k] + b]`` is the entry of bucket b's
     first rank, so a rank's entry is that one or a later one.
     """
 
-    slot: np.ndarray
     start: np.ndarray
     parts: np.ndarray
     shift: np.ndarray
@@ -292,45 +291,40 @@ def _size_compositions(size: int) -> tuple[np.ndarray, ...]:
 @lru_cache(maxsize=16)
 def compositions(sizes: tuple[int, ...]) -> Compositions:
     """The :class:`Compositions` of leaves of ``sizes`` (each ≤ 64; quarters of min(16, s − 16i) positions)."""
-    slot = np.zeros(LEAF + 1, dtype=np.int64)
-    starts, parts, shifts, guide_starts, guides = [], [], [], [], []
+    shifts = np.zeros((LEAF + 1, LEAF + 1), dtype=np.int64)
+    guide_starts = np.zeros_like(shifts)
+    starts, parts, guides = [], [], []
     entries = guided = 0
-    for i, size in enumerate(sizes):
+    for size in sizes:
         start, part, shift, guide_start, guide = _size_compositions(size)
-        slot[size] = i
         starts.append(start)
         parts.append(part)
-        shifts.append(shift)
-        guide_starts.append(guide_start + guided)
+        shifts[size] = shift
+        guide_starts[size] = guide_start + guided
         guides.append(guide + entries)
         entries += start.size
         guided += guide.size
-    if entries >= 1 << 31:
-        raise ParameterError(f"leaf tables of {entries} entries")
     return Compositions(
-        slot,
         np.concatenate(starts),
         np.concatenate(parts),
-        np.concatenate(shifts),
-        np.concatenate(guide_starts),
+        shifts.reshape(-1),
+        guide_starts.reshape(-1),
         np.concatenate(guides).astype(np.int32),
     )
 
 
-def _unrank(
-    size: np.ndarray, weight: np.ndarray, rank: np.ndarray, sizes: tuple[int, ...] | None = None
-) -> np.ndarray:
-    """The ``weight``-subsets of rank ``rank`` of ``size`` positions (≤ 64) as uint64 patterns, bit i for position i.
+def _unrank(key: np.ndarray, rank: np.ndarray, sizes: tuple[int, ...], patterns: np.ndarray) -> np.ndarray:
+    """The subsets of rank ``rank`` of leaves of key 65·s + m (s ≤ 64 positions, m members) as uint64 patterns.
 
     A bijection from [0, C(s, m)) onto the m-subsets: the ranks are ordered
     by the composition (j_0, …, j_3) of their members over the leaf's four
     quarters (:func:`compositions`), and within one by the quarters' ranks
     r_0 + C(q_0, j_0)·(r_1 + C(q_1, j_1)·(r_2 + C(q_2, j_2)·r_3)), each
-    quarter's pattern looked up. ``sizes``: the sizes present (default: found).
+    quarter's pattern looked up in ``patterns`` (bit i of quarter k for
+    position 16k + i: :func:`_leaf_tables`' patterns, or a permutation of
+    each pattern's bits). ``sizes``: every leaf size present.
     """
-    _, _, _, _, patterns = _leaf_tables()
-    table = compositions(tuple(np.unique(size).tolist()) if sizes is None else sizes)
-    key = table.slot[size] * (LEAF + 1) + weight
+    table = compositions(sizes)
     entry = table.guide[table.guide_start[key] + (rank >> table.shift[key])].astype(np.int64)
     moving = np.flatnonzero(table.start[entry + 1] <= rank)
     while moving.size:  # the bucket held more than one composition: step on
@@ -474,24 +468,30 @@ def subset_packed(bits: BitSource, x: np.ndarray, holds: np.ndarray, omega: int,
         span = 1 << (levels - level - 1)
         counts = _split_level(bits, counts, x_leaf, d, span, omega)
     bound, width, limit, _, _ = _leaf_tables()
-    size = np.broadcast_to(_node_caps(d, 1)[None, :], (users, n_leaves)).copy()
-    user = np.arange(users)
-    size[user, x_leaf] -= 1
-    flat_size, flat_count = size.reshape(-1), counts.reshape(-1)
-    key = flat_size * (LEAF + 1) + flat_count
-    ranks = _ranks(bits, bound.reshape(-1)[key], width.reshape(-1)[key], limit.reshape(-1)[key])
     caps = _node_caps(d, 1)
     sizes = tuple(sorted({*caps.tolist(), *(caps - 1).tolist()}))
-    leaf = _unrank(flat_size, flat_count, ranks, sizes).reshape(users, n_leaves)
-    # x's leaf: its pattern has a hole at x, filled by the holds coin
+    key = counts + caps * (LEAF + 1)  # leaf key 65·size + members; x's leaf is one position short
+    user = np.arange(users)
+    key[user, x_leaf] -= LEAF + 1
+    key = key.reshape(-1)
+    ranks = _ranks(bits, bound.reshape(-1)[key], width.reshape(-1)[key], limit.reshape(-1)[key])
+    leaf = _unrank(key, ranks, sizes, _packbits_patterns()).reshape(users, n_leaves)
+    # x's leaf: its pattern (in natural bit order) has a hole at x, filled by the holds coin
     hole = (x % LEAF).astype(np.uint64)
-    mine = leaf[user, x_leaf]
+    mine = _REVERSE[leaf[user, x_leaf].view(np.uint8)].view(np.uint64)
     below = (np.uint64(1) << hole) - np.uint64(1)
-    leaf[user, x_leaf] = (
-        (mine & below) | ((mine & ~below) << np.uint64(1)) | (holds.astype(np.uint64) << hole)
-    )
-    octets = leaf.astype("<u8", copy=False).view(np.uint8)[:, : (d + 7) // 8]
-    return _REVERSE[octets]  # bit i of a byte → numpy.packbits' bit 7 − i
+    mine = (mine & below) | ((mine & ~below) << np.uint64(1)) | (holds.astype(np.uint64) << hole)
+    leaf[user, x_leaf] = _REVERSE[mine.view(np.uint8)].view(np.uint64)
+    return leaf.view(np.uint8)[:, : (d + 7) // 8]
 
 
+#: Each byte's bits reversed: bit i of a byte ↔ numpy.packbits' bit 7 − i.
 _REVERSE = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
+
+
+@lru_cache(maxsize=1)
+def _packbits_patterns() -> np.ndarray:
+    """:func:`_leaf_tables`' quarter patterns with each byte's bits reversed: a leaf's little-endian word
+    in numpy.packbits order (position 8b + i at bit 7 − i of byte b)."""
+    patterns = _leaf_tables()[4]
+    return _REVERSE[patterns.view(np.uint8)].view(np.uint16)

@@ -60,9 +60,16 @@ def subsets_of(packed: np.ndarray, d: int) -> list[tuple[int, ...]]:
     return [tuple(np.flatnonzero(row).tolist()) for row in rows]
 
 
-@pytest.mark.parametrize(("d", "omega", "x"), [(7, 3, 0), (7, 3, 4), (7, 2, 6), (9, 4, 8)])
+@pytest.mark.parametrize(
+    ("d", "omega", "x"), [(7, 3, 0), (7, 3, 4), (7, 2, 6), (9, 4, 8), (34, 2, 0), (34, 2, 17), (70, 2, 65)]
+)
 def test_subsets_are_uniform_given_their_size(d, omega, x):
-    """Every subset of ω − holds others of x comes out with probability 1/C(d − 1, k): χ² over all of them (α = 1e-6)."""
+    """Every subset of ω − holds others of x comes out with probability 1/C(d − 1, k): χ² over all of them (α = 1e-6).
+
+    d = 34 spreads a leaf's members over three quarters (16, 16, 1 positions); d = 70 over two
+    leaves (64 and 6 positions, x in the second), so the leaf counts and the quarters' compositions
+    are drawn too.
+    """
     n = 40_000
     holds = np.arange(n) % 2 == 0
     packed = subset_packed(seeded_bits(d * 10 + omega + x), np.full(n, x), holds, omega, d)
@@ -77,6 +84,22 @@ def test_subsets_are_uniform_given_their_size(d, omega, x):
         index = {s: i for i, s in enumerate(every)}
         counts = np.bincount([index[s] for s in others], minlength=len(every))
         assert chi_square_ok(counts, np.full(len(every), 1 / len(every)), ALPHA / 2)
+
+
+@pytest.mark.parametrize("size", [5, 16, 17, 33, 40, 63, 64])
+def test_leaf_unranking_is_one_to_one_onto_the_weight_m_patterns(size):
+    """Every rank below C(s, m) (where at most 20,000; else 2,000 spread over them, both ends) gives a distinct
+    pattern of m of the leaf's s positions, through one table of several leaf sizes."""
+    from ldp.client.subset_tree import _leaf_tables, _unrank
+
+    sizes, patterns = tuple(sorted({size, 64, 63})), _leaf_tables()[4]
+    for m in range(size + 1):
+        count = math.comb(size, m)
+        ranks = np.arange(count) if count <= 20_000 else np.array([i * (count // 1999) for i in range(1999)] + [count - 1])
+        subsets = _unrank(np.full(ranks.size, 65 * size + m), ranks.astype(np.int64), sizes, patterns)
+        assert np.all(np.bitwise_count(subsets) == m)
+        assert size == 64 or not np.any(subsets >> np.uint64(size))
+        assert np.unique(subsets).size == ranks.size
 
 
 @pytest.mark.parametrize(
