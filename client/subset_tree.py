@@ -239,7 +239,8 @@ class Compositions:
     k = 65·s + m. Guide tables [Chen and Asau 1974]: key k cuts its
     weight's ranks into buckets of 2^``shift[k]``, at least as many as its
     compositions; ``guide[guide_start[k] + b]`` is the entry of bucket b's
-    first rank, so a rank's entry is that one or a later one.
+    first rank, so a rank's entry is that one or a later one, before
+    ``sentinel[k]`` (key k's sentinel entry).
     """
 
     start: np.ndarray
@@ -247,6 +248,7 @@ class Compositions:
     shift: np.ndarray
     guide_start: np.ndarray
     guide: np.ndarray
+    sentinel: np.ndarray
 
 
 @lru_cache(maxsize=8)
@@ -285,7 +287,7 @@ def _size_compositions(size: int) -> tuple[np.ndarray, ...]:
         guides.append(block[m] + np.maximum(np.searchsorted(ranks, firsts, side="right") - 1, 0))
         guide_start[m] = at
         at += buckets
-    return start, parts, shift, guide_start, np.concatenate(guides)
+    return start, parts, shift, guide_start, np.concatenate(guides), block[1:] - 1
 
 
 @lru_cache(maxsize=16)
@@ -293,14 +295,16 @@ def compositions(sizes: tuple[int, ...]) -> Compositions:
     """The :class:`Compositions` of leaves of ``sizes`` (each ≤ 64; quarters of min(16, s − 16i) positions)."""
     shifts = np.zeros((LEAF + 1, LEAF + 1), dtype=np.int64)
     guide_starts = np.zeros_like(shifts)
+    sentinels = np.zeros_like(shifts)
     starts, parts, guides = [], [], []
     entries = guided = 0
     for size in sizes:
-        start, part, shift, guide_start, guide = _size_compositions(size)
+        start, part, shift, guide_start, guide, sentinel = _size_compositions(size)
         starts.append(start)
         parts.append(part)
         shifts[size] = shift
         guide_starts[size] = guide_start + guided
+        sentinels[size] = sentinel + entries
         guides.append(guide + entries)
         entries += start.size
         guided += guide.size
@@ -310,7 +314,13 @@ def compositions(sizes: tuple[int, ...]) -> Compositions:
         shifts.reshape(-1),
         guide_starts.reshape(-1),
         np.concatenate(guides).astype(np.int32),
+        sentinels.reshape(-1),
     )
+
+
+#: Steps of the linear search after a leaf rank's guide entry; the few ranks still short of their
+#: composition then bisect (a guide bucket may hold hundreds of light compositions).
+_LINEAR_STEPS = 2
 
 
 def _unrank(key: np.ndarray, rank: np.ndarray, sizes: tuple[int, ...], patterns: np.ndarray) -> np.ndarray:
@@ -327,9 +337,19 @@ def _unrank(key: np.ndarray, rank: np.ndarray, sizes: tuple[int, ...], patterns:
     table = compositions(sizes)
     entry = table.guide[table.guide_start[key] + (rank >> table.shift[key])].astype(np.int64)
     moving = np.flatnonzero(table.start[entry + 1] <= rank)
-    while moving.size:  # the bucket held more than one composition: step on
+    for _ in range(_LINEAR_STEPS):  # the bucket held more than one composition: step on
+        if not moving.size:
+            break
         entry[moving] += 1
         moving = moving[table.start[entry[moving] + 1] <= rank[moving]]
+    if moving.size:  # a bucket of many light compositions: bisect between the entry and the sentinel
+        low, high, r = entry[moving], table.sentinel[key[moving]], rank[moving]
+        while np.any(high - low > 1):
+            middle = (low + high) // 2
+            below = table.start[middle] <= r
+            low = np.where(below, middle, low)
+            high = np.where(below, high, middle)
+        entry[moving] = low
     rest = rank - table.start[entry]
     parts = table.parts[entry]
     out = np.empty((rank.size, 4), dtype=np.uint16)

@@ -87,10 +87,14 @@ def test_subsets_are_uniform_given_their_size(d, omega, x):
 
 
 @pytest.mark.parametrize("size", [5, 16, 17, 33, 40, 63, 64])
-def test_leaf_unranking_is_one_to_one_onto_the_weight_m_patterns(size):
+@pytest.mark.parametrize("linear_steps", [0, 2])
+def test_leaf_unranking_is_one_to_one_onto_the_weight_m_patterns(size, linear_steps, monkeypatch):
     """Every rank below C(s, m) (where at most 20,000; else 2,000 spread over them, both ends) gives a distinct
-    pattern of m of the leaf's s positions, through one table of several leaf sizes."""
+    pattern of m of the leaf's s positions, through one table of several leaf sizes; with no linear
+    steps every rank past its guide entry bisects."""
     from ldp.client.subset_tree import _leaf_tables, _unrank
+
+    monkeypatch.setattr(subset_tree, "_LINEAR_STEPS", linear_steps)
 
     sizes, patterns = tuple(sorted({size, 64, 63})), _leaf_tables()[4]
     for m in range(size + 1):
