@@ -65,7 +65,10 @@ def floyd(bits: BitSource, shape: SubsetShape, idx: np.ndarray) -> np.ndarray:
     return packed
 
 
-PATHS: dict[str, Callable[[BitSource, SubsetShape, np.ndarray], np.ndarray]] = {"tree": _tree_batch, "Floyd": floyd}
+PATHS: dict[str, Callable[[BitSource, SubsetShape, np.ndarray], np.ndarray]] = {
+    "tree": _tree_batch,
+    "Floyd": floyd,
+}
 
 
 def measure(spec: SubsetSelection, users: int, pairs: int) -> dict[str, tuple[float, float]]:
@@ -94,7 +97,9 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=20_000)
     parser.add_argument("--pairs", type=int, default=3)
     args = parser.parse_args()
-    print(f"{args.users:,} users, CPU ms medians of {args.pairs} alternating runs; load {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.users:,} users, CPU ms medians of {args.pairs} alternating runs; load {os.getloadavg()[0]:.1f}"
+    )
     print(
         f"{'d':>5} {'ε':>4} {'ω':>5} {'ω/d':>6} {'picks':>6} {'tree B÷H':>9} {'Floyd B÷H':>10}"
         f" {'tree ms':>8} {'Floyd ms':>9} {'tree÷Floyd':>11} {'picked B÷H':>11}"

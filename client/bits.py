@@ -235,7 +235,7 @@ def _field_cost(width: int) -> Fraction:
     return Fraction(64, 64 // width)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1 << 16)  # Floyd's batch asks for ω bounds a chunk: a smaller cache cycled past ω = 256
 def rejection_width(bound: int, *, contiguous: bool = False) -> int:
     """The unit width w ≥ ⌈log2 bound⌉ (at most 8 more) that reads the fewest bits per accepted integer.
 

@@ -18,9 +18,10 @@ distribution without order:
    the leaves' members are independent uniform subsets of their sizes.
 3. A leaf of size s with m members takes the m-subset of rank r, r uniform
    in [0, C(s, m)) (< 2^61), through a bijection onto the m-subsets
-   (:func:`_unrank`: by the members of its first half, then of quarters of
-   16 positions, whose patterns are looked up). x's leaf has a hole at x,
-   filled by the holds coin.
+   (:func:`_unrank`: by the composition of its members over the leaf's four
+   quarters of 16 positions, found in a guided table, then each quarter's
+   rank, whose pattern is looked up). x's leaf has a hole at x, filled by
+   the holds coin.
 
 Every draw is exact: the hypergeometric counts and the holds coin by lazy
 inversion (:func:`ldp.client.inversion.invert`), the ranks by rejection on
@@ -261,7 +262,9 @@ def _size_compositions(size: int) -> tuple[np.ndarray, ...]:
     weight = j.sum(axis=1)
     order = np.argsort(weight, kind="stable")  # by weight, then lexicographic
     j, weight = j[order], weight[order]
-    comb = np.array([[math.comb(q, k) for k in range(QUARTER + 1)] for q in range(QUARTER + 1)], dtype=np.int64)
+    comb = np.array(
+        [[math.comb(q, k) for k in range(QUARTER + 1)] for q in range(QUARTER + 1)], dtype=np.int64
+    )
     radix = np.stack([comb[q, j[:, i]] for i, q in enumerate(quarters)], axis=1)
     count = np.prod(radix, axis=1)
     per_weight = np.bincount(weight, minlength=LEAF + 1)

@@ -99,7 +99,11 @@ def test_leaf_unranking_is_one_to_one_onto_the_weight_m_patterns(size, linear_st
     sizes, patterns = tuple(sorted({size, 64, 63})), _leaf_tables()[4]
     for m in range(size + 1):
         count = math.comb(size, m)
-        ranks = np.arange(count) if count <= 20_000 else np.array([i * (count // 1999) for i in range(1999)] + [count - 1])
+        ranks = (
+            np.arange(count)
+            if count <= 20_000
+            else np.array([i * (count // 1999) for i in range(1999)] + [count - 1])
+        )
         subsets = _unrank(np.full(ranks.size, 65 * size + m), ranks.astype(np.int64), sizes, patterns)
         assert np.all(np.bitwise_count(subsets) == m)
         assert size == 64 or not np.any(subsets >> np.uint64(size))
@@ -204,7 +208,7 @@ def test_uniform_rows_on_bits_of_whole_unit_widths():
     assert [rejection_width(b) for b in bounds] == [8, 8, 16, 16, 32, 32]
     draws = uniform_below_each_bits(seeded_bits(6), bounds, 20_000)
     for row, bound in zip(draws, bounds, strict=True):
-        assert 0 <= row.min() and row.max() < bound
+        assert row.min() >= 0 and row.max() < bound
         buckets = -(-bound // 16)  # 16 buckets of ⌈b/16⌉ integers (the last may be short)
         counts = np.bincount(row // buckets, minlength=16)
         sizes = np.minimum(buckets, bound - buckets * np.arange(16))
@@ -222,8 +226,12 @@ def test_floyds_steps_on_bits_below_256_end():
 
 def test_sparse_and_small_specs_keep_floyd():
     assert not uses_tree(SubsetSelection(range(1024), 4.0))  # ω = 18: Floyd's 18 steps are faster
-    assert not uses_tree(SubsetSelection(range(1024), 2.0))  # ω = 122 < 0.15 d
-    assert uses_tree(SubsetSelection(range(1024), 1.5))  # ω = 187 ≥ 0.15 d
+    assert not uses_tree(SubsetSelection(range(1024), 2.6))  # ω = 71 < d/9: Floyd is the faster
+    assert uses_tree(SubsetSelection(range(1024), 2.0))  # ω = 122 ≥ d/9
+    assert uses_tree(SubsetSelection(range(1024), 1.5))  # ω = 187
+    assert not uses_tree(SubsetSelection(range(256), 2.0))  # ω = 31 < 0.15 d
+    assert uses_tree(SubsetSelection(range(4096), 2.6))  # ω = 283 ≥ d/16
+    assert not uses_tree(SubsetSelection(range(4096), 3.0))  # ω = 194 < d/16
     assert not uses_tree(SubsetSelection(range(16), 1.0))
     assert not uses_tree(SubsetSelection(range((1 << 14) + 1), 1.0))  # the cached tables would pass ~100 MB
     assert uses_tree(SubsetSelection(range(1 << 14), 1.0))
