@@ -293,7 +293,7 @@ def _size_compositions(size: int) -> tuple[np.ndarray, ...]:
     return start, parts, shift, guide_start, np.concatenate(guides), block[1:] - 1
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=4)  # about 7.5 MB each with whole leaves (sizes 63 and 64)
 def compositions(sizes: tuple[int, ...]) -> Compositions:
     """The :class:`Compositions` of leaves of ``sizes`` (each ≤ 64; quarters of min(16, s − 16i) positions)."""
     shifts = np.zeros((LEAF + 1, LEAF + 1), dtype=np.int64)
