@@ -191,10 +191,11 @@ TREE_MIN_DOMAIN = 48
 #: ``benchmarks/bench_ss_paths.py`` (20,000 users, CPU medians of 3–5 alternating runs, load 3–5), the tree's
 #: CPU over Floyd's on bits: at d = 256 0.94 at ω/d = 0.156, 1.21 at 0.121 (Floyd reads 1.98× the entropy
 #: there); d = 512 0.87 at 0.154, 1.06 at 0.119; d = 1,024 0.94–0.99 at 0.119 (ε = 2, where Floyd reads 2.6×
-#: the entropy), 1.3 at 0.069; d = 2,048 0.84 at 0.119, 1.07 at 0.091; d = 4,096 1.14 at 0.069 (Floyd
-#: 2.5× the entropy; before its bounds' widths were cached for ω > 256, Floyd took 3× the tree's time
-#: there), 1.4 at 0.047. Below these shares Floyd is the faster, and reads 1.9–2.5× the entropy down to
-#: about 0.05 (ε ≈ 3), less below.
+#: the entropy), 1.3 at 0.069; d = 2,048 0.84 at 0.119, 1.07 at 0.091; d = 4,096 1.14 at 0.069 and 1.4 at
+#: 0.047. From d = 4,096 the tree takes 1/16 although it is 1.14× Floyd's time at 0.069 (ε = 2.6): Floyd
+#: reads 2.5× the entropy there, the tree 1.24×, and before rejection_width's cache held more than 256
+#: bounds Floyd took 3× the tree's time there. Below these shares Floyd is the faster, and reads 1.9–2.3×
+#: the entropy down to about 0.05 d (ε ≈ 3; d = 1,024 at ε = 2.6: 2.1×, d = 4,096 at ε = 3: 2.3×), less below.
 TREE_MIN_SHARES: tuple[tuple[int, Fraction], ...] = (
     (4096, Fraction(1, 16)),
     (1024, Fraction(1, 9)),
