@@ -235,7 +235,7 @@ def _field_cost(width: int) -> Fraction:
     return Fraction(64, 64 // width)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1 << 16)  # Floyd's batch asks for ω bounds a chunk: a smaller cache cycled past ω = 256
 def rejection_width(bound: int, *, contiguous: bool = False) -> int:
     """The unit width w ≥ ⌈log2 bound⌉ (at most 8 more) that reads the fewest bits per accepted integer.
 
@@ -304,16 +304,13 @@ def uniform_below_each_bits(bits: BitSource, bounds: Sequence[int] | np.ndarray,
             by_width.setdefault(rejection_width(b), []).append(r)
     for width, rows in by_width.items():
         units = bits.fields(width, len(rows) * n).reshape(len(rows), n)
-        row_bounds = np.array([bound_list[r] for r in rows], dtype=units.dtype)[:, None]
-        limits = (
-            ((units.dtype.type(1) << units.dtype.type(width)) // row_bounds) * row_bounds
-            if width < 64
-            else None
-        )
-        if limits is None:  # 64-bit units: the multiple of b below 2^64, in Python integers
-            limits = np.array([((1 << 64) // bound_list[r]) * bound_list[r] for r in rows], dtype=np.uint64)[
-                :, None
-            ]
+        # the multiples of b below 2^width in Python integers: 1 << width overflows units of exactly width bits
+        # (8, 16, 32), and b = 2^width does not fit them; such rows take uint64
+        limit_list = [((1 << width) // bound_list[r]) * bound_list[r] for r in rows]
+        wide = max(limit_list) >> (8 * units.itemsize) != 0
+        kind = np.uint64 if wide else units.dtype
+        row_bounds = np.array([bound_list[r] for r in rows], dtype=kind)[:, None]
+        limits = np.array(limit_list, dtype=kind)[:, None]
         flat, flat_limits = units.reshape(-1), np.broadcast_to(limits, units.shape).reshape(-1)
         rejected = np.flatnonzero(flat >= flat_limits)
         while rejected.size:  # each rejected unit redrawn until accepted: exactly uniform, one for one

@@ -183,12 +183,24 @@ def _subset_rows(
     packed[...] = bits.view(np.uint8)[:, :m].T
 
 
-#: The tree sampler serves specs of at least this domain whose subsets hold at least this share of it:
-#: its time grows with d, Floyd's with ω. Measured at d = 1,024, 20,000 users, CPU time, against Floyd's
-#: algorithm on bits (as a secure batch runs it): at ω ≈ 0.18 d (ε = 1.5) the tree took 63 ms against
-#: 74–88 ms, at ω ≈ 0.12 d (ε = 2) 82 ms against 52–61 ms; the two cross near 0.15 d.
+#: The tree sampler serves specs of at least this domain whose subsets hold at least a share of it that falls
+#: with the domain (:data:`TREE_MIN_SHARES`): its time grows with d, Floyd's with ω and, through its chunks
+#: of users (a fixed number of matrix bytes), with d too.
 TREE_MIN_DOMAIN = 48
-TREE_MIN_SHARE = Fraction(3, 20)
+#: (from this domain, the least share ω/d the tree serves), largest domain first. Measured with
+#: ``benchmarks/bench_ss_paths.py`` (20,000 users, CPU medians of 3–5 alternating runs, load 3–5), the tree's
+#: CPU over Floyd's on bits: at d = 256 0.94 at ω/d = 0.156, 1.21 at 0.121 (Floyd reads 1.98× the entropy
+#: there); d = 512 0.87 at 0.154, 1.06 at 0.119; d = 1,024 0.94–0.99 at 0.119 (ε = 2, where Floyd reads 2.6×
+#: the entropy), 1.3 at 0.069; d = 2,048 0.84 at 0.119, 1.07 at 0.091; d = 4,096 1.14 at 0.069 and 1.4 at
+#: 0.047. From d = 4,096 the tree takes 1/16 although it is 1.14× Floyd's time at 0.069 (ε = 2.6): Floyd
+#: reads 2.5× the entropy there, the tree 1.24×, and before rejection_width's cache held more than 256
+#: bounds Floyd took 3× the tree's time there. Below these shares Floyd is the faster, and reads 1.9–2.3×
+#: the entropy down to about 0.05 d (ε ≈ 3; d = 1,024 at ε = 2.6: 2.1×, d = 4,096 at ε = 3: 2.3×), less below.
+TREE_MIN_SHARES: tuple[tuple[int, Fraction], ...] = (
+    (4096, Fraction(1, 16)),
+    (1024, Fraction(1, 9)),
+    (TREE_MIN_DOMAIN, Fraction(3, 20)),
+)
 #: Past this domain the tree's cached split tables and their lookup chains (counts within 6 σ × outcomes
 #: within 12 σ a level, growing like d) would take more than about 100 MB: Floyd's algorithm serves larger
 #: domains.
@@ -198,7 +210,10 @@ TREE_MAX_DOMAIN = 1 << 14
 def uses_tree(spec: SubsetSelection | SubsetShape) -> bool:
     """Whether a secure batch of ``spec`` (of enough users) draws its subsets with the tree sampler."""
     d = spec.domain_size
-    return TREE_MIN_DOMAIN <= d <= TREE_MAX_DOMAIN and spec.omega >= TREE_MIN_SHARE * d
+    if not TREE_MIN_DOMAIN <= d <= TREE_MAX_DOMAIN:
+        return False
+    share = next(share for domain, share in TREE_MIN_SHARES if d >= domain)
+    return spec.omega >= share * d
 
 
 #: Leaves (users × leaves of :data:`~ldp.client.subset_tree.LEAF` positions) the tree sampler draws per chunk.

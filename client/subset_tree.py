@@ -18,9 +18,10 @@ distribution without order:
    the leaves' members are independent uniform subsets of their sizes.
 3. A leaf of size s with m members takes the m-subset of rank r, r uniform
    in [0, C(s, m)) (< 2^61), through a bijection onto the m-subsets
-   (:func:`_unrank`: by the members of its first half, then of quarters of
-   16 positions, whose patterns are looked up). x's leaf has a hole at x,
-   filled by the holds coin.
+   (:func:`_unrank`: by the composition of its members over the leaf's four
+   quarters of 16 positions, found in a guided table, then each quarter's
+   rank, whose pattern is looked up). x's leaf has a hole at x, filled by
+   the holds coin.
 
 Every draw is exact: the hypergeometric counts and the holds coin by lazy
 inversion (:func:`ldp.client.inversion.invert`), the ranks by rejection on
@@ -43,6 +44,7 @@ they prove it (the tails never: they go to exact integers).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import lru_cache
 
@@ -188,8 +190,8 @@ def split_bounds(left: np.ndarray, right: np.ndarray, k: np.ndarray) -> tuple[Cd
     return CdfBounds(low, high, exact, origin=start - 1), entropy
 
 
-#: Positions per leaf, and per half and quarter of a leaf (a quarter's patterns fit one table of 2^16).
-HALF, QUARTER = LEAF // 2, LEAF // 4
+#: Positions per quarter of a leaf: a quarter's patterns fit one table of 2^16.
+QUARTER = LEAF // 4
 
 
 @lru_cache(maxsize=1)
@@ -197,9 +199,6 @@ def _leaf_tables() -> tuple[np.ndarray, ...]:
     """The leaves' tables, by size s ≤ 64 and weight m (int64 arrays indexed [s, m] unless said).
 
     ``bound`` C(s, m), ``width`` and ``limit`` of its rejection draw;
-    ``splits[s, m, j]``: the ranks before those whose first part (the first
-    min(s, ``half``) positions, half = 32 for s > 32, else 16) holds j
-    members, Σ_{i<j} C(L, i)·C(s − L, m − i) (j ≤ 33; C(s, m) past the last);
     ``offset[s, m]`` (s ≤ 16) where the patterns of weight m start in
     ``patterns`` (every pattern of s bits, by weight, increasing within one).
     """
@@ -207,20 +206,13 @@ def _leaf_tables() -> tuple[np.ndarray, ...]:
     bound = np.ones((size, size), dtype=np.int64)
     width = np.zeros_like(bound)
     limit = np.ones_like(bound)
-    splits = np.full((size, size, _SPLITS), 1 << 62, dtype=np.int64)  # C(s, m) < 2^62 past the last
     for s in range(size):
-        left = min(s, HALF if s > HALF else QUARTER)
         for m in range(s + 1):
             b = math.comb(s, m)
             bound[s, m] = b
             if b > 1:
                 w = rejection_width(b, contiguous=True)
                 width[s, m], limit[s, m] = w, ((1 << w) // b) * b
-            total = 0
-            for j in range(left + 2):
-                splits[s, m, j] = total
-                if j <= left and 0 <= m - j <= s - left:
-                    total += math.comb(left, j) * math.comb(s - left, m - j)
     offset = np.zeros((QUARTER + 1, QUARTER + 1), dtype=np.int64)
     patterns, start = [], 0
     for s in range(QUARTER + 1):
@@ -230,75 +222,147 @@ def _leaf_tables() -> tuple[np.ndarray, ...]:
         for m in range(s + 1):
             offset[s, m] = start + int(np.count_nonzero(weights < m))
         start += 1 << s
-    return bound, width, limit, splits, offset, np.concatenate(patterns)
+    return bound, width, limit, offset, np.concatenate(patterns)
 
 
-#: Splits of a leaf's table row: j = 0 … 33 members in a first half of 32, then C(s, m) (and a spare).
-_SPLITS = HALF + 3
-#: Buckets of a guide table row (:func:`_guide`).
-GUIDE = 256
+@dataclasses.dataclass(frozen=True)
+class Compositions:
+    """How the ranks of a leaf's m-subsets map to its quarters' members, for leaves of a few sizes.
 
-
-@lru_cache(maxsize=1)
-def _guide() -> tuple[np.ndarray, np.ndarray]:
-    """Guide tables of the splits [Chen and Asau 1974]: where to start looking for the split of a rank.
-
-    Row (s, m) cuts [0, C(s, m)) into buckets of 2^shift[s, m] ranks (at most
-    :data:`GUIDE`); entry b is the split of the bucket's first rank (the last
-    j with splits[s, m, j] ≤ b·2^shift), so the split of a rank in bucket b is
-    that j or a later one.
+    Entries are the compositions (j_0, …, j_3) of each weight m over a
+    leaf's quarters (j_i members of quarter i, of q_i ≤ 16 positions), size
+    by size and weight by weight, each weight's block closed by a sentinel.
+    ``start[e]``: the first rank of entry e's composition within its weight,
+    Σ over the earlier compositions of ∏ C(q_i, j_i) (the sentinel: C(s, m),
+    past every rank); ``parts[e]``: where each quarter's patterns of weight
+    j_i start in the patterns table, then the radices C(q_0, j_0),
+    C(q_1, j_1), C(q_2, j_2). A leaf of size s and weight m has key
+    k = 65·s + m. Guide tables [Chen and Asau 1974]: key k cuts its
+    weight's ranks into buckets of 2^``shift[k]``, at least as many as its
+    compositions; ``guide[guide_start[k] + b]`` is the entry of bucket b's
+    first rank, so a rank's entry is that one or a later one, before
+    ``sentinel[k]`` (key k's sentinel entry).
     """
-    bound, _, _, splits, _, _ = _leaf_tables()
-    size = LEAF + 1
-    shift = np.zeros((size, size), dtype=np.int64)
-    guide = np.zeros((size, size, GUIDE), dtype=np.int8)  # small tables: random reads stay in cache
-    for s in range(size):
-        for m in range(s + 1):
-            sh = max(0, int(bound[s, m]).bit_length() - (GUIDE.bit_length() - 1))
-            shift[s, m] = sh
-            starts = np.arange(GUIDE, dtype=np.int64) << sh
-            guide[s, m] = np.searchsorted(splits[s, m], starts, side="right") - 1
-    return shift, guide
+
+    start: np.ndarray
+    parts: np.ndarray
+    shift: np.ndarray
+    guide_start: np.ndarray
+    guide: np.ndarray
+    sentinel: np.ndarray
 
 
-def _split(row: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The split j of each rank in its leaf-table row (s, m), and the split's rank: the last j with splits ≤ rank.
+@lru_cache(maxsize=8)
+def _size_compositions(size: int) -> tuple[np.ndarray, ...]:
+    """One leaf size's part of :class:`Compositions` (guide entries and starts local to it)."""
+    quarters = [min(QUARTER, max(0, size - QUARTER * i)) for i in range(4)]
+    _, _, _, offset, _ = _leaf_tables()
+    grids = np.meshgrid(*(np.arange(q + 1) for q in quarters), indexing="ij")
+    j = np.stack([g.reshape(-1) for g in grids], axis=1).astype(np.int64)
+    weight = j.sum(axis=1)
+    order = np.argsort(weight, kind="stable")  # by weight, then lexicographic
+    j, weight = j[order], weight[order]
+    comb = np.array(
+        [[math.comb(q, k) for k in range(QUARTER + 1)] for q in range(QUARTER + 1)], dtype=np.int64
+    )
+    radix = np.stack([comb[q, j[:, i]] for i, q in enumerate(quarters)], axis=1)
+    count = np.prod(radix, axis=1)
+    per_weight = np.bincount(weight, minlength=LEAF + 1)
+    block = np.zeros(LEAF + 2, dtype=np.int64)
+    block[1:] = np.cumsum(per_weight + 1)  # weights past the size: empty blocks of one sentinel
+    entry = np.arange(weight.size) + weight  # each lighter weight's block has one sentinel more
+    first = np.cumsum(count) - count  # ranks before each composition, over all weights
+    start = np.zeros(int(block[-1]), dtype=np.int64)
+    start[entry] = first - first[block[weight] - weight]
+    start[block[1:] - 1] = [math.comb(size, m) for m in range(LEAF + 1)]
+    parts = np.zeros((start.size, 8), dtype=np.int32)  # 4 pattern offsets, 3 radices, a spare column
+    parts[entry, :4] = np.stack([offset[q, j[:, i]] for i, q in enumerate(quarters)], axis=1)
+    parts[entry, 4:7] = radix[:, :3]
+    shift = np.zeros(LEAF + 1, dtype=np.int64)
+    guide_start = np.zeros(LEAF + 1, dtype=np.int64)
+    guides = []
+    at = 0
+    for m in range(LEAF + 1):
+        buckets = 1 << int(max(per_weight[m], 1) - 1).bit_length()  # at least as many as the compositions
+        shift[m] = max(0, (max(math.comb(size, m), 1) - 1).bit_length() - (buckets.bit_length() - 1))
+        firsts = np.arange(buckets, dtype=np.int64) << shift[m]
+        ranks = start[block[m] : block[m + 1] - 1]
+        guides.append(block[m] + np.maximum(np.searchsorted(ranks, firsts, side="right") - 1, 0))
+        guide_start[m] = at
+        at += buckets
+    return start, parts, shift, guide_start, np.concatenate(guides), block[1:] - 1
 
-    A guide table gives the split of the rank's bucket; the steps after it are rare.
+
+@lru_cache(maxsize=4)  # about 7.5 MB each with whole leaves (sizes 63 and 64)
+def compositions(sizes: tuple[int, ...]) -> Compositions:
+    """The :class:`Compositions` of leaves of ``sizes`` (each ≤ 64; quarters of min(16, s − 16i) positions)."""
+    shifts = np.zeros((LEAF + 1, LEAF + 1), dtype=np.int64)
+    guide_starts = np.zeros_like(shifts)
+    sentinels = np.zeros_like(shifts)
+    starts, parts, guides = [], [], []
+    entries = guided = 0
+    for size in sizes:
+        start, part, shift, guide_start, guide, sentinel = _size_compositions(size)
+        starts.append(start)
+        parts.append(part)
+        shifts[size] = shift
+        guide_starts[size] = guide_start + guided
+        sentinels[size] = sentinel + entries
+        guides.append(guide + entries)
+        entries += start.size
+        guided += guide.size
+    return Compositions(
+        np.concatenate(starts),
+        np.concatenate(parts),
+        shifts.reshape(-1),
+        guide_starts.reshape(-1),
+        np.concatenate(guides).astype(np.int32),
+        sentinels.reshape(-1),
+    )
+
+
+#: Steps of the linear search after a leaf rank's guide entry; the few ranks still short of their
+#: composition then bisect (a guide bucket may hold hundreds of light compositions).
+_LINEAR_STEPS = 2
+
+
+def _unrank(key: np.ndarray, rank: np.ndarray, sizes: tuple[int, ...], patterns: np.ndarray) -> np.ndarray:
+    """The subsets of rank ``rank`` of leaves of key 65·s + m (s ≤ 64 positions, m members) as uint64 patterns.
+
+    A bijection from [0, C(s, m)) onto the m-subsets: the ranks are ordered
+    by the composition (j_0, …, j_3) of their members over the leaf's four
+    quarters (:func:`compositions`), and within one by the quarters' ranks
+    r_0 + C(q_0, j_0)·(r_1 + C(q_1, j_1)·(r_2 + C(q_2, j_2)·r_3)), each
+    quarter's pattern looked up in ``patterns`` (bit i of quarter k for
+    position 16k + i: :func:`_leaf_tables`' patterns, or a permutation of
+    each pattern's bits). ``sizes``: every leaf size present.
     """
-    _, _, _, splits, _, _ = _leaf_tables()
-    shift, guide = _guide()
-    flat = splits.reshape(-1)
-    base = row * _SPLITS
-    j = guide.reshape(-1)[row * GUIDE + (rank >> shift.reshape(-1)[row])].astype(np.int64)
-    at = base + j
-    moving = np.flatnonzero(flat[at + 1] <= rank)
-    while moving.size:  # the bucket held more than one split: step on
-        at[moving] += 1
-        moving = moving[flat[at[moving] + 1] <= rank[moving]]
-    return at - base, flat[at]
-
-
-def _unrank(size: np.ndarray, weight: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """The ``weight``-subsets of rank ``rank`` of ``size`` positions (≤ 64) as uint64 patterns, bit i for position i.
-
-    A bijection from [0, C(s, m)) onto the m-subsets: the ranks are ordered by
-    the members j in the first part (a half, then a quarter), and within j by
-    (rank in the first part) + C(L, j)·(rank in the rest), so the j of a rank
-    is the last split at or below it, and each part is unranked the same way
-    down to quarters of 16 positions, which are looked up.
-    """
-    bound, _, _, _, offset, patterns = _leaf_tables()
-    if int(size.max(initial=0)) <= QUARTER:
-        return patterns[offset.reshape(-1)[size * (QUARTER + 1) + weight] + rank].astype(np.uint64)
-    left = np.where(size > HALF, HALF, np.minimum(size, QUARTER))
-    j, first = _split(size * (LEAF + 1) + weight, rank)
-    high_rank, low_rank = np.divmod(rank - first, bound.reshape(-1)[left * (LEAF + 1) + j])
-    low = _unrank(left, j, low_rank)
-    high = _unrank(size - left, weight - j, high_rank)
-    high <<= left.astype(np.uint64)
-    low |= high
-    return low
+    table = compositions(sizes)
+    entry = table.guide[table.guide_start[key] + (rank >> table.shift[key])].astype(np.int64)
+    moving = np.flatnonzero(table.start[entry + 1] <= rank)
+    for _ in range(_LINEAR_STEPS):  # the bucket held more than one composition: step on
+        if not moving.size:
+            break
+        entry[moving] += 1
+        moving = moving[table.start[entry[moving] + 1] <= rank[moving]]
+    if moving.size:  # a bucket of many light compositions: bisect between the entry and the sentinel
+        low, high, r = entry[moving], table.sentinel[key[moving]], rank[moving]
+        while np.any(high - low > 1):
+            middle = (low + high) // 2
+            below = table.start[middle] <= r
+            low = np.where(below, middle, low)
+            high = np.where(below, high, middle)
+        entry[moving] = low
+    rest = rank - table.start[entry]
+    parts = table.parts[entry]
+    out = np.empty((rank.size, 4), dtype=np.uint16)
+    for i in range(3):
+        rest, within = np.divmod(rest, parts[:, 4 + i])
+        within += parts[:, i]
+        out[:, i] = patterns[within]
+    rest += parts[:, 3]
+    out[:, 3] = patterns[rest]
+    return out.view("<u8").reshape(-1)
 
 
 def _ranks(bits: BitSource, bound: np.ndarray, width: np.ndarray, limit: np.ndarray) -> np.ndarray:
@@ -310,24 +374,29 @@ def _ranks(bits: BitSource, bound: np.ndarray, width: np.ndarray, limit: np.ndar
     one stream of words (bits past the last unit of a round are dropped). A
     bound of 1 has width 0 and limit 1: it reads nothing and gives 0.
     """
-    out = np.zeros(bound.size, dtype=np.int64)
-    todo = np.arange(bound.size)
-    w, cap, base = width.astype(np.uint64), limit, bound
+    units = _units(bits, width.astype(np.uint64))
+    out = units % bound  # the accepted units' residues; the others are overwritten below
+    todo = np.flatnonzero(units >= limit)
     while todo.size:
-        ends = np.cumsum(w)
-        total = int(ends[-1])
-        words = np.zeros(-(-total // 64) + 2, dtype=np.uint64)  # two spare words: a unit's next word, read
-        words[:-2] = bits.fields(64, words.size - 2)  # for a unit ending a word or of no bits, is zero
-        start = ends - w
-        at = (start >> np.uint64(6)).astype(np.int64)
-        shift = start & np.uint64(63)
-        unit: np.ndarray = (words[at] >> shift) | ((words[at + 1] << np.uint64(1)) << (np.uint64(63) - shift))
-        units = (unit & ((np.uint64(1) << w) - np.uint64(1))).astype(np.int64)
-        ok = units < cap
-        out[todo[ok]] = units[ok] % base[ok]
+        units = _units(bits, width[todo].astype(np.uint64))
+        ok = units < limit[todo]
+        out[todo[ok]] = units[ok] % bound[todo[ok]]
         todo = todo[~ok]
-        w, cap, base = width[todo].astype(np.uint64), limit[todo], bound[todo]
     return out
+
+
+def _units(bits: BitSource, width: np.ndarray) -> np.ndarray:
+    """Units of ``width`` (uint64, ≤ 63) bits each, packed end to end in one stream of fresh words (int64)."""
+    ends = np.cumsum(width)
+    total = int(ends[-1]) if ends.size else 0
+    words = np.zeros(-(-total // 64) + 2, dtype=np.uint64)  # two spare words: a unit's next word, read
+    words[:-2] = bits.fields(64, words.size - 2)  # for a unit ending a word or of no bits, is zero
+    start = ends - width
+    at = (start >> np.uint64(6)).astype(np.int64)
+    shift = start & np.uint64(63)
+    unit: np.ndarray = (words[at] >> shift) | ((words[at + 1] << np.uint64(1)) << (np.uint64(63) - shift))
+    unit &= (np.uint64(1) << width) - np.uint64(1)
+    return unit.view(np.int64)
 
 
 def _node_caps(d: int, leaves_per_node: int) -> np.ndarray:
@@ -421,27 +490,31 @@ def subset_packed(bits: BitSource, x: np.ndarray, holds: np.ndarray, omega: int,
     for level in range(levels):
         span = 1 << (levels - level - 1)
         counts = _split_level(bits, counts, x_leaf, d, span, omega)
-    bound, width, limit, _, _, _ = _leaf_tables()
-    size = np.broadcast_to(_node_caps(d, 1)[None, :], (users, n_leaves)).copy()
+    bound, width, limit, _, _ = _leaf_tables()
+    caps = _node_caps(d, 1)
+    sizes = tuple(sorted({*caps.tolist(), *(caps - 1).tolist()}))
+    key = counts + caps * (LEAF + 1)  # leaf key 65·size + members; x's leaf is one position short
     user = np.arange(users)
-    size[user, x_leaf] -= 1
-    flat_size, flat_count = size.reshape(-1), counts.reshape(-1)
-    ranks = _ranks(
-        bits,
-        bound[flat_size, flat_count],
-        width[flat_size, flat_count],
-        limit[flat_size, flat_count],
-    )
-    leaf = _unrank(flat_size, flat_count, ranks).reshape(users, n_leaves)
-    # x's leaf: its pattern has a hole at x, filled by the holds coin
+    key[user, x_leaf] -= LEAF + 1
+    key = key.reshape(-1)
+    ranks = _ranks(bits, bound.reshape(-1)[key], width.reshape(-1)[key], limit.reshape(-1)[key])
+    leaf = _unrank(key, ranks, sizes, _packbits_patterns()).reshape(users, n_leaves)
+    # x's leaf: its pattern (in natural bit order) has a hole at x, filled by the holds coin
     hole = (x % LEAF).astype(np.uint64)
-    mine = leaf[user, x_leaf]
+    mine = _REVERSE[leaf[user, x_leaf].view(np.uint8)].view(np.uint64)
     below = (np.uint64(1) << hole) - np.uint64(1)
-    leaf[user, x_leaf] = (
-        (mine & below) | ((mine & ~below) << np.uint64(1)) | (holds.astype(np.uint64) << hole)
-    )
-    octets = leaf.astype("<u8", copy=False).view(np.uint8)[:, : (d + 7) // 8]
-    return _REVERSE[octets]  # bit i of a byte → numpy.packbits' bit 7 − i
+    mine = (mine & below) | ((mine & ~below) << np.uint64(1)) | (holds.astype(np.uint64) << hole)
+    leaf[user, x_leaf] = _REVERSE[mine.view(np.uint8)].view(np.uint64)
+    return leaf.view(np.uint8)[:, : (d + 7) // 8]
 
 
+#: Each byte's bits reversed: bit i of a byte ↔ numpy.packbits' bit 7 − i.
 _REVERSE = np.array([int(f"{b:08b}"[::-1], 2) for b in range(256)], dtype=np.uint8)
+
+
+@lru_cache(maxsize=1)
+def _packbits_patterns() -> np.ndarray:
+    """:func:`_leaf_tables`' quarter patterns with each byte's bits reversed: a leaf's little-endian word
+    in numpy.packbits order (position 8b + i at bit 7 − i of byte b)."""
+    patterns = _leaf_tables()[4]
+    return _REVERSE[patterns.view(np.uint8)].view(np.uint16)

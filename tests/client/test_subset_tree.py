@@ -60,9 +60,16 @@ def subsets_of(packed: np.ndarray, d: int) -> list[tuple[int, ...]]:
     return [tuple(np.flatnonzero(row).tolist()) for row in rows]
 
 
-@pytest.mark.parametrize(("d", "omega", "x"), [(7, 3, 0), (7, 3, 4), (7, 2, 6), (9, 4, 8)])
+@pytest.mark.parametrize(
+    ("d", "omega", "x"), [(7, 3, 0), (7, 3, 4), (7, 2, 6), (9, 4, 8), (34, 2, 0), (34, 2, 17), (70, 2, 65)]
+)
 def test_subsets_are_uniform_given_their_size(d, omega, x):
-    """Every subset of ω − holds others of x comes out with probability 1/C(d − 1, k): χ² over all of them (α = 1e-6)."""
+    """Every subset of ω − holds others of x comes out with probability 1/C(d − 1, k): χ² over all of them (α = 1e-6).
+
+    d = 34 spreads a leaf's members over three quarters (16, 16, 1 positions); d = 70 over two
+    leaves (64 and 6 positions, x in the second), so the leaf counts and the quarters' compositions
+    are drawn too.
+    """
     n = 40_000
     holds = np.arange(n) % 2 == 0
     packed = subset_packed(seeded_bits(d * 10 + omega + x), np.full(n, x), holds, omega, d)
@@ -77,6 +84,30 @@ def test_subsets_are_uniform_given_their_size(d, omega, x):
         index = {s: i for i, s in enumerate(every)}
         counts = np.bincount([index[s] for s in others], minlength=len(every))
         assert chi_square_ok(counts, np.full(len(every), 1 / len(every)), ALPHA / 2)
+
+
+@pytest.mark.parametrize("size", [5, 16, 17, 33, 40, 63, 64])
+@pytest.mark.parametrize("linear_steps", [0, 2])
+def test_leaf_unranking_is_one_to_one_onto_the_weight_m_patterns(size, linear_steps, monkeypatch):
+    """Every rank below C(s, m) (where at most 20,000; else 2,000 spread over them, both ends) gives a distinct
+    pattern of m of the leaf's s positions, through one table of several leaf sizes; with no linear
+    steps every rank past its guide entry bisects."""
+    from ldp.client.subset_tree import _leaf_tables, _unrank
+
+    monkeypatch.setattr(subset_tree, "_LINEAR_STEPS", linear_steps)
+
+    sizes, patterns = tuple(sorted({size, 64, 63})), _leaf_tables()[4]
+    for m in range(size + 1):
+        count = math.comb(size, m)
+        ranks = (
+            np.arange(count)
+            if count <= 20_000
+            else np.array([i * (count // 1999) for i in range(1999)] + [count - 1])
+        )
+        subsets = _unrank(np.full(ranks.size, 65 * size + m), ranks.astype(np.int64), sizes, patterns)
+        assert np.all(np.bitwise_count(subsets) == m)
+        assert size == 64 or not np.any(subsets >> np.uint64(size))
+        assert np.unique(subsets).size == ranks.size
 
 
 @pytest.mark.parametrize(
@@ -134,6 +165,18 @@ def test_secure_batch_reads_near_the_entropy(d):
     assert source.bytes * 8 / n <= 1.25 * entropy
 
 
+@pytest.mark.parametrize(("d", "epsilon"), [(1024, 2.0), pytest.param(4096, 2.6, marks=pytest.mark.slow)])
+def test_sparser_subsets_take_the_tree_near_the_entropy(d, epsilon):
+    """ω ≈ 0.12 d and 0.07 d: the tree, ≤ 1.3× the entropy (measured 1.21× / 1.24×; Floyd read 2.6× / 2.5×)."""
+    spec = SubsetSelection(range(d), epsilon)
+    assert uses_tree(spec)
+    n = 10_000
+    source = SeededSecure(d + 1)
+    batch = secure_encode_batch(spec, np.arange(n) % d, indices=True, source=source)
+    assert np.all(np.unpackbits(batch.bits, axis=1)[:, :d].sum(axis=1) == spec.omega)
+    assert source.bytes * 8 / n <= 1.3 * subset_entropy_bits(spec)
+
+
 def test_sparse_subsets_take_floyds_steps_on_bits():
     """A secure batch of sparse subsets (ω = 18 of 1,024): Floyd's uniforms on about log2 of their bounds.
 
@@ -164,10 +207,43 @@ def test_uniform_rows_on_bits_are_uniform():
             assert counts.size == bound and chi_square_ok(counts, np.full(bound, 1 / bound))
 
 
+def test_uniform_rows_on_bits_of_whole_unit_widths():
+    """Bounds whose units are exactly 8, 16 or 32 bits (the limit 2^width overflowed them: an endless redraw).
+
+    Each row's integers fall below its bound; the 8-bit rows (bounds 200 and 256) pass a seeded χ² at
+    α = 1e-6, the wider ones a χ² of their top 4 bits' buckets (equal where the bound is a power of two,
+    else the exact share of each bucket).
+    """
+    from ldp.client.bits import rejection_width, uniform_below_each_bits
+
+    bounds = [200, 256, 65_000, 1 << 16, 3_000_000_000, 1 << 32]
+    assert [rejection_width(b) for b in bounds] == [8, 8, 16, 16, 32, 32]
+    draws = uniform_below_each_bits(seeded_bits(6), bounds, 20_000)
+    for row, bound in zip(draws, bounds, strict=True):
+        assert row.min() >= 0 and row.max() < bound
+        buckets = -(-bound // 16)  # 16 buckets of ⌈b/16⌉ integers (the last may be short)
+        counts = np.bincount(row // buckets, minlength=16)
+        sizes = np.minimum(buckets, bound - buckets * np.arange(16))
+        assert chi_square_ok(counts, sizes / bound, ALPHA / len(bounds))
+
+
+def test_floyds_steps_on_bits_below_256_end():
+    """d = 256: Floyd's bounds 245–255 read 8-bit units (they redrew forever); every subset has ω members."""
+    d, n = 256, 8192
+    spec = SubsetSelection(range(d), 3.0)
+    batch = secure_encode_batch(spec, np.arange(n) % d, indices=True, source=SeededSecure(12))
+    sizes = np.unpackbits(batch.bits, axis=1)[:, :d].sum(axis=1)
+    assert set(sizes.tolist()) == {spec.omega}
+
+
 def test_sparse_and_small_specs_keep_floyd():
     assert not uses_tree(SubsetSelection(range(1024), 4.0))  # ω = 18: Floyd's 18 steps are faster
-    assert not uses_tree(SubsetSelection(range(1024), 2.0))  # ω = 122 < 0.15 d
-    assert uses_tree(SubsetSelection(range(1024), 1.5))  # ω = 187 ≥ 0.15 d
+    assert not uses_tree(SubsetSelection(range(1024), 2.6))  # ω = 71 < d/9: Floyd is the faster
+    assert uses_tree(SubsetSelection(range(1024), 2.0))  # ω = 122 ≥ d/9
+    assert uses_tree(SubsetSelection(range(1024), 1.5))  # ω = 187
+    assert not uses_tree(SubsetSelection(range(256), 2.0))  # ω = 31 < 0.15 d
+    assert uses_tree(SubsetSelection(range(4096), 2.6))  # ω = 283 ≥ d/16
+    assert not uses_tree(SubsetSelection(range(4096), 3.0))  # ω = 194 < d/16
     assert not uses_tree(SubsetSelection(range(16), 1.0))
     assert not uses_tree(SubsetSelection(range((1 << 14) + 1), 1.0))  # the cached tables would pass ~100 MB
     assert uses_tree(SubsetSelection(range(1 << 14), 1.0))
