@@ -52,6 +52,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from itertools import islice
@@ -61,6 +62,8 @@ from typing import Any
 import numpy as np
 from bitarray import bitarray, decodetree
 from bitarray.util import int2ba
+
+from ldp.client import report_bits_kernel
 
 __all__ = [
     "RUN_CAP",
@@ -107,6 +110,13 @@ _LOOKUP_AFTER = 16
 #: ahead after which a table builds that wider lookup (4,096 entries).
 _WIDE_PEEK = 12
 _WIDE_AFTER = 1024
+
+#: Groups of fewer expected runs than this are walked in Python even when the compiled walk is loaded.
+_KERNEL_RUNS = 8
+#: Levels of a run table the compiled walk gets at first (a walk deeper than this is about 1 in 10^16).
+_KERNEL_DEPTH = 64
+#: Bits handed to the compiled walk: the lanes' mean times this, and 64 (fewer: it is called again with more).
+_KERNEL_MARGIN = 1.25
 
 
 class BitReader:
@@ -661,31 +671,178 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
     1 − t) go to :func:`_rare_lanes` together: the same walks, one block.
     """
     reader = reader or csprng_bits()
-    result = 0
-    drawn: list[tuple[int, RunTable, bool]] = []
-    for mask, probability in groups:
-        if not mask:
-            continue
+    ratios = []
+    for _, probability in groups:
         if type(probability) is not Fraction:
             probability = Fraction(probability)
-        table, rarer_is_one = _lane_law(probability.numerator, probability.denominator)
+        ratios.append((probability.numerator, probability.denominator))
+    plan = _lane_plan(tuple(ratios))
+    with reader.lock:
+        if reader._chunk > 1 and plan.tables:
+            kernel = report_bits_kernel.compiled_walk(plan.tables)
+            fit = plan.fit(width) if kernel is not None else None
+            if fit is not None:
+                return _compiled_lanes(kernel, fit, plan, groups, reader)  # type: ignore[arg-type]
+        return _python_lanes(plan, groups, reader)
+
+
+def _python_lanes(plan: _LanePlan, groups: Sequence[tuple[int, Fraction]], reader: BitReader) -> int:
+    """:func:`sample_lanes` by the Python walks (:func:`_rare_lanes`), the caller holding ``reader.lock``."""
+    result = 0
+    drawn: list[tuple[int, RunTable, bool]] = []
+    for (mask, _), (table, rarer_is_one) in zip(groups, plan.laws):
         if table is None:
             result |= mask if rarer_is_one else 0
-        else:
+        elif mask:
             drawn.append((mask, table, rarer_is_one))
-    with reader.lock:
-        start = 0
-        while start < len(drawn):
-            table = drawn[start][1]
-            end = start + 1
-            while end < len(drawn) and drawn[end][1] is table:
-                end += 1
-            same = drawn[start:end]
-            texts = _rare_lanes(table, [mask.bit_count() for mask, _, _ in same], reader)
-            for (mask, _, rarer_is_one), text in zip(same, texts):
-                rare = _lanes_of_text(text, mask)
-                result |= rare if rarer_is_one else mask ^ rare
-            start = end
+    start = 0
+    while start < len(drawn):
+        table = drawn[start][1]
+        end = start + 1
+        while end < len(drawn) and drawn[end][1] is table:
+            end += 1
+        same = drawn[start:end]
+        texts = _rare_lanes(table, [mask.bit_count() for mask, _, _ in same], reader)
+        for (mask, _, rarer_is_one), text in zip(same, texts):
+            rare = _lanes_of_text(text, mask)
+            result |= rare if rarer_is_one else mask ^ rare
+        start = end
+    return result
+
+
+@dataclass(frozen=True)
+class _WalkArrays:
+    """The run tables of a :class:`_LanePlan` as :func:`~ldp.client.report_bits_kernel.walk_runs` reads them.
+
+    Their first ``depth`` levels (a walk deeper asks for more), stacked;
+    ``bits_per_lane``: the most bits a lane of any of them takes on average.
+    """
+
+    depth: int
+    lookup: np.ndarray
+    level_start: np.ndarray
+    level_runs: np.ndarray
+    bits_per_lane: float
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """What the compiled walk needs for lanes of one width: the bytes of the lanes, the bits handed to it."""
+
+    size: int
+    want: int
+
+
+class _LanePlan:
+    """How :func:`sample_lanes` draws groups of given probabilities: each group's law (:func:`_lane_law`).
+
+    ``drawn`` lists the groups with a run table, ``tables`` those tables
+    (each once), ``kernel_laws`` each drawn group's (table index, rarer is
+    1) for the compiled walk, ``fixed`` the groups of probability 1.
+    """
+
+    def __init__(self, laws: tuple[tuple[RunTable | None, bool], ...]):
+        self.laws = laws
+        self.drawn = tuple(g for g, (table, _) in enumerate(laws) if table is not None)
+        self.fixed = tuple(g for g, (table, one) in enumerate(laws) if table is None and one)
+        self.tables: list[RunTable] = []
+        for table, _ in laws:
+            if table is not None and all(table is not known for known in self.tables):
+                self.tables.append(table)
+        self.kernel_laws = np.array(
+            [[next(i for i, t in enumerate(self.tables) if t is laws[g][0]), int(laws[g][1])] for g in self.drawn],
+            dtype=np.int64,
+        ).reshape(-1, 2)
+        self._arrays: _WalkArrays | None = None
+        self._fits: dict[int, _Fit | None] = {}
+
+    def fit(self, width: int) -> _Fit | None:
+        """The compiled walk's sizes for ``width`` lanes, None where too few runs are expected to pay for its call."""
+        if width not in self._fits:
+            runs = width / min(table.lanes_per_run for table in self.tables)
+            bits = int(width * self.arrays().bits_per_lane * _KERNEL_MARGIN) + 64
+            self._fits[width] = _Fit((width + 7) // 8, bits) if runs >= _KERNEL_RUNS else None
+        return self._fits[width]
+
+    def arrays(self, depth: int = _KERNEL_DEPTH) -> _WalkArrays:
+        """The tables' walks (at least ``depth`` levels) for the compiled walk, built on first use."""
+        arrays = self._arrays
+        if arrays is None or arrays.depth < depth:
+            lookups, starts, runs, per_lane, offset = [], [], [], [], 0
+            for table in self.tables:
+                table._level(depth - 1)
+                levels = table._levels[:depth]
+                # every outcome is a group of one: leaf d of a level is the run groups[d]
+                starts.append(offset + np.cumsum([0, *(total for total, _, _ in levels)]))
+                runs.extend(run for _, level_groups, _ in levels for run in level_groups)
+                offset += sum(total for total, _, _ in levels)
+                lookups.append(
+                    [
+                        report_bits_kernel.lookup_entry(used, run, node if run < 0 else 0)
+                        for used, run, node in table._lookup_table(report_bits_kernel.LOOKUP_BITS)
+                    ]
+                )
+                mean_bits = sum((j + 1) * level[0] / 2 ** (j + 1) for j, level in enumerate(levels))
+                per_lane.append(mean_bits / table.lanes_per_run)
+            arrays = _WalkArrays(
+                depth,
+                np.array(lookups, dtype=np.int32),
+                np.array(starts, dtype=np.int64),
+                np.array(runs, dtype=np.int64),
+                max(per_lane),
+            )
+            self._arrays = arrays
+        return arrays
+
+
+@lru_cache(maxsize=256)
+def _lane_plan(ratios: tuple[tuple[int, int], ...]) -> _LanePlan:
+    return _LanePlan(tuple(_lane_law(numerator, denominator) for numerator, denominator in ratios))
+
+
+def _compiled_lanes(
+    kernel: Callable[..., tuple[int, int]],
+    fit: _Fit,
+    plan: _LanePlan,
+    groups: Sequence[tuple[int, Fraction]],
+    reader: BitReader,
+) -> int:
+    """:func:`sample_lanes` by the compiled walk, in one call; the caller holds ``reader.lock``.
+
+    The kernel gets the reader's next bits (read ahead as needed), enough
+    for the lanes with a margin, and walks them as :func:`_walk_runs` does,
+    group after group; the reader then spends exactly the bits its runs
+    took. Too few bits or a walk past the levels given: it spent nothing,
+    and is called again with twice as many bits or levels.
+    """
+    arrays, size, want = plan.arrays(), fit.size, fit.want
+    if len(plan.drawn) == len(groups):
+        masks = b"".join(mask.to_bytes(size, "little") for mask, _ in groups)
+    else:
+        masks = b"".join(groups[g][0].to_bytes(size, "little") for g in plan.drawn)
+    while True:
+        held = 8 * ((want + 31) // 8)  # want bits, then at least 24 the kernel may look at but not use
+        if reader._left < held:
+            reader._refill(held)
+        ahead = (reader._bits >> (reader._left - held)) & ((1 << held) - 1)
+        out, runs = np.zeros(size, dtype=np.uint8), np.zeros(len(plan.tables), dtype=np.int64)
+        status, spent = kernel(
+            np.frombuffer(ahead.to_bytes(held // 8, "big"), dtype=np.uint8), 0, want, arrays.lookup,
+            arrays.level_start, arrays.level_runs, plan.kernel_laws, np.frombuffer(masks, dtype=np.uint8), out, runs,
+        )
+        if status == report_bits_kernel.DONE:
+            break
+        if status == report_bits_kernel.SHORT:
+            want *= 2
+        else:
+            arrays = plan.arrays(2 * arrays.depth)
+    reader._left -= int(spent)
+    reader.bits_read += int(spent)
+    for table, table_runs in zip(plan.tables, runs.tolist()):
+        table.runs_drawn += table_runs
+    result = int.from_bytes(out, "little")
+    for g in plan.fixed:
+        result |= groups[g][0]
     return result
 
 

@@ -1,0 +1,215 @@
+"""The run walks of one report's lanes as one loop that numba can compile (:func:`walk_runs`).
+
+The same walks as :func:`ldp.client.report_bits._walk_runs`, on a buffer
+of the reader's bits: each run is one Knuth–Yao walk of a run table, its
+first :data:`LOOKUP_BITS` levels by one lookup and the rest level by
+level, and the run's lanes go straight to the lanes of the group's mask.
+It reads exactly the bits the plain walks read and returns how many.
+
+This module is plain Python and NumPy (no numba import): the fast tests run
+:func:`walk_runs` as it is, and :mod:`ldp.client.report_bits` compiles it
+with numba (the optional extra ``ldp-telemetry[fast]``) once a process has
+drawn enough runs to pay for loading it, cached on disk (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ldp.errors import LDPWarning, ParameterError
+
+if TYPE_CHECKING:
+    from ldp.client.report_bits import RunTable
+
+__all__ = [
+    "COMPILED_WALKS",
+    "DONE",
+    "KERNEL_AFTER",
+    "LOOKUP_BITS",
+    "SHORT",
+    "TOO_DEEP",
+    "compiled_walk",
+    "lookup_entry",
+    "walk_runs",
+]
+
+#: Levels of a walk done by one lookup when the buffer has that many bits left.
+LOOKUP_BITS = 12
+
+#: :func:`walk_runs`'s status: the lanes are filled.
+DONE = 0
+#: The buffer ended before the lanes were filled: call again with more bits (nothing was spent).
+SHORT = 1
+#: A walk went past the levels given: call again with more levels (nothing was spent).
+TOO_DEEP = 2
+
+def lookup_entry(used: int, run: int, node: int) -> int:
+    """A lookup entry of :func:`walk_runs`: ``used`` bits, then ``run`` (−1: undecided) or else its ``node``."""
+    return used | (run + 1) << 4 | node << 13
+
+
+#: Longest run of the likelier symbol (:data:`ldp.client.report_bits.RUN_CAP`).
+_RUN_CAP = 255
+
+
+def walk_runs(
+    buf: np.ndarray,
+    start: int,
+    stop: int,
+    lookup: np.ndarray,
+    level_start: np.ndarray,
+    level_runs: np.ndarray,
+    laws: np.ndarray,
+    masks: np.ndarray,
+    out: np.ndarray,
+    runs: np.ndarray,
+) -> tuple[int, int]:
+    """Fill the lanes of groups of run tables in order, one walk a run; ``(status, bits spent)``.
+
+    Parameters
+    ----------
+    buf : uint8 array
+        The reader's next bits, most significant first, from bit ``start``
+        (bits ``stop`` onward are padding: at least three zero bytes).
+    lookup : int32 array (tables, 2^LOOKUP_BITS)
+        Entry [t, v] is table t's walk fed v's bits (:func:`lookup_entry`):
+        the bits it used, and its run or else its node at level LOOKUP_BITS.
+    level_start, level_runs : int64 arrays
+        Level j of table t has the leaves (runs)
+        ``level_runs[level_start[t, j]:level_start[t, j + 1]]``.
+    laws : int64 array (groups, 2)
+        Each group's table and 1 where its rarer symbol is 1 (else 0).
+    masks : uint8 array (groups × bytes of ``out``)
+        Each group's lanes, lane i at bit i % 8 of byte i // 8.
+    out : uint8 array
+        Zeros on entry; each group's lanes are written to its mask's bits.
+    runs : int64 array (tables)
+        Zeros on entry; the runs drawn from each table.
+
+    Returns
+    -------
+    tuple of int
+        (DONE, bits spent), or (SHORT or TOO_DEEP, 0) with ``out`` and
+        ``runs`` partly written.
+    """
+    pos, width = start, out.shape[0]
+    levels = level_start.shape[1] - 1
+    lanes = np.empty(8 * width, dtype=np.int64)  # a group's lanes in order
+    for g in range(laws.shape[0]):
+        table, rare, count = laws[g, 0], laws[g, 1], 0
+        for b in range(width):
+            m = int(masks[g * width + b])
+            if m and rare == 0:  # the likelier symbol is 1: every lane 1, then the rarer lanes cleared
+                out[b] |= m
+            if m == 255:
+                for j in range(8):
+                    lanes[count + j] = 8 * b + j
+                count += 8
+            elif m:
+                for j in range(8):
+                    lanes[count] = 8 * b + j
+                    count += (m >> j) & 1
+        at = 0  # the group's lanes filled
+        while at < count:
+            run, d, depth = -1, 0, 0
+            if pos + LOOKUP_BITS <= stop:
+                i = pos >> 3
+                v = (int(buf[i]) << 16 | int(buf[i + 1]) << 8 | int(buf[i + 2])) >> (12 - (pos & 7))
+                v &= (1 << LOOKUP_BITS) - 1
+                entry = lookup[table, v]
+                pos += entry & 15
+                run, d, depth = ((entry >> 4) & 511) - 1, entry >> 13, LOOKUP_BITS
+            while run < 0:
+                if pos >= stop:
+                    return SHORT, 0
+                if depth >= levels:
+                    return TOO_DEEP, 0
+                d = 2 * d + ((int(buf[pos >> 3]) >> (7 - (pos & 7))) & 1)
+                pos += 1
+                first = level_start[table, depth]
+                if d < level_start[table, depth + 1] - first:
+                    run = level_runs[first + d]
+                else:
+                    d -= level_start[table, depth + 1] - first
+                    depth += 1
+            runs[table] += 1
+            at += run
+            if run < _RUN_CAP:
+                if at < count:  # lane ``at`` of the group takes the rarer symbol
+                    lane = lanes[at]
+                    if rare == 1:
+                        out[lane >> 3] |= 1 << (lane & 7)
+                    else:
+                        out[lane >> 3] &= 255 ^ (1 << (lane & 7))
+                at += 1
+    return DONE, pos - start
+
+
+#: When :func:`ldp.client.report_bits.sample_lanes` fills a busy group of lanes by the compiled walk (numba
+#: installed, a reader that may read ahead): ``"auto"`` once a run table has drawn :data:`KERNEL_AFTER` runs,
+#: ``"always"`` from the first group (loading the kernel then), ``"never"`` (the Python walks and decoder).
+#: Every choice reads the same bits and gives the same lanes.
+COMPILED_WALKS = "auto"
+
+#: Runs a table draws in Python before the kernel is loaded: about 0.7 s of the Python walks (some 15,000
+#: reports of OUE at d = 1,024), about what loading numba and the cached kernel costs a process.
+KERNEL_AFTER = 1 << 22
+
+_LOCK = threading.Lock()
+_KERNEL: list[Callable[..., tuple[int, int]] | None] = []  # the compiled walk once loaded, None if it cannot be
+_WHY: list[str] = []  # why it cannot be
+
+
+def compiled_walk(tables: Sequence[RunTable]) -> Callable[..., tuple[int, int]] | None:
+    """The compiled :func:`walk_runs` under :data:`COMPILED_WALKS` for lanes of ``tables``.
+
+    None when the policy keeps the Python walks (under ``"auto"``, until one
+    of ``tables`` has drawn :data:`KERNEL_AFTER` runs) or numba cannot be
+    loaded. The first call that wants it loads it (compiled on first use,
+    then from numba's disk cache).
+    """
+    policy = COMPILED_WALKS
+    if _KERNEL and policy != "never":
+        return _KERNEL[0]
+    if policy not in ("auto", "always", "never"):
+        raise ParameterError(f"report_bits_kernel.COMPILED_WALKS is 'auto', 'always' or 'never', got {policy!r}")
+    if policy == "never" or (policy == "auto" and max(table.runs_drawn for table in tables) < KERNEL_AFTER):
+        return None
+    with _LOCK:
+        if not _KERNEL:
+            _KERNEL.append(_load())
+    return _KERNEL[0]
+
+
+def _load() -> Callable[..., tuple[int, int]] | None:
+    """:func:`walk_runs` compiled and called once (so that a failure shows here), or None (why in ``_WHY``)."""
+    try:
+        import numba
+    except ImportError:  # numba is an optional extra (ldp-telemetry[fast])
+        _WHY.append("numba is not installed: pip install 'ldp-telemetry[fast]'")
+        return None
+    try:
+        kernel = numba.njit(cache=True, nogil=True)(walk_runs)
+        _call_empty(kernel)
+    except (RuntimeError, OSError) as exc:  # numba found no writable cache (a read-only install and HOME)
+        _WHY.append(f"the numba run walk could not be loaded: {exc}")
+        warnings.warn(
+            f"{_WHY[-1]}; report lanes are walked without it (set NUMBA_CACHE_DIR to a writable folder)",
+            LDPWarning,
+            stacklevel=4,
+        )
+        return None
+    return kernel  # type: ignore[no-any-return]
+
+
+def _call_empty(kernel: Callable[..., tuple[int, int]]) -> None:
+    """Call ``kernel`` on no groups, with the argument types of every real call (it compiles for them once)."""
+    lanes = np.frombuffer(b"\0\0\0", dtype=np.uint8)
+    lookup = np.zeros((1, 1 << LOOKUP_BITS), dtype=np.int32)
+    starts, no_runs, no_laws = np.zeros((1, 1), np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64)
+    kernel(lanes, 0, 0, lookup, starts, no_runs, no_laws, lanes, np.zeros(1, np.uint8), np.zeros(1, np.int64))
