@@ -712,16 +712,14 @@ def _python_lanes(plan: _LanePlan, groups: Sequence[tuple[int, Fraction]], reade
 
 @dataclass(frozen=True)
 class _WalkArrays:
-    """The run tables of a :class:`_LanePlan` as :func:`~ldp.client.report_bits_kernel.walk_runs` reads them.
+    """A :class:`_LanePlan` as :func:`~ldp.client.report_bits_kernel.walk_runs` reads it (its ``walk`` array).
 
-    Their first ``depth`` levels (a walk deeper asks for more), stacked;
+    Its tables' first ``depth`` levels (a walk deeper asks for more);
     ``bits_per_lane``: the most bits a lane of any of them takes on average.
     """
 
     depth: int
-    lookup: np.ndarray
-    level_start: np.ndarray
-    level_runs: np.ndarray
+    walk: np.ndarray
     bits_per_lane: float
 
 
@@ -737,8 +735,7 @@ class _LanePlan:
     """How :func:`sample_lanes` draws groups of given probabilities: each group's law (:func:`_lane_law`).
 
     ``drawn`` lists the groups with a run table, ``tables`` those tables
-    (each once), ``kernel_laws`` each drawn group's (table index, rarer is
-    1) for the compiled walk, ``fixed`` the groups of probability 1.
+    (each once), ``fixed`` the groups of probability 1.
     """
 
     def __init__(self, laws: tuple[tuple[RunTable | None, bool], ...]):
@@ -749,10 +746,6 @@ class _LanePlan:
         for table, _ in laws:
             if table is not None and all(table is not known for known in self.tables):
                 self.tables.append(table)
-        self.kernel_laws = np.array(
-            [[next(i for i, t in enumerate(self.tables) if t is laws[g][0]), int(laws[g][1])] for g in self.drawn],
-            dtype=np.int64,
-        ).reshape(-1, 2)
         self._arrays: _WalkArrays | None = None
         self._fits: dict[int, _Fit | None] = {}
 
@@ -765,32 +758,25 @@ class _LanePlan:
         return self._fits[width]
 
     def arrays(self, depth: int = _KERNEL_DEPTH) -> _WalkArrays:
-        """The tables' walks (at least ``depth`` levels) for the compiled walk, built on first use."""
+        """The groups' walks (at least ``depth`` levels) for the compiled walk, built on first use."""
         arrays = self._arrays
         if arrays is None or arrays.depth < depth:
-            lookups, starts, runs, per_lane, offset = [], [], [], [], 0
+            tables, per_lane = [], []
             for table in self.tables:
                 table._level(depth - 1)
                 levels = table._levels[:depth]
-                # every outcome is a group of one: leaf d of a level is the run groups[d]
-                starts.append(offset + np.cumsum([0, *(total for total, _, _ in levels)]))
-                runs.extend(run for _, level_groups, _ in levels for run in level_groups)
-                offset += sum(total for total, _, _ in levels)
-                lookups.append(
-                    [
-                        report_bits_kernel.lookup_entry(used, run, node if run < 0 else 0)
-                        for used, run, node in table._lookup_table(report_bits_kernel.LOOKUP_BITS)
-                    ]
-                )
+                lookup = [
+                    report_bits_kernel.lookup_entry(used, run, node if run < 0 else 0)
+                    for used, run, node in table._lookup_table(report_bits_kernel.LOOKUP_BITS)
+                ]
+                tables.append(([level_groups for _, level_groups, _ in levels], lookup))  # each leaf a group of one
                 mean_bits = sum((j + 1) * level[0] / 2 ** (j + 1) for j, level in enumerate(levels))
                 per_lane.append(mean_bits / table.lanes_per_run)
-            arrays = _WalkArrays(
-                depth,
-                np.array(lookups, dtype=np.int32),
-                np.array(starts, dtype=np.int64),
-                np.array(runs, dtype=np.int64),
-                max(per_lane),
-            )
+            laws = [
+                (next(i for i, t in enumerate(self.tables) if t is self.laws[g][0]), int(self.laws[g][1]))
+                for g in self.drawn
+            ]
+            arrays = _WalkArrays(depth, report_bits_kernel.walk_layout(laws, tables), max(per_lane))
             self._arrays = arrays
         return arrays
 
@@ -817,18 +803,17 @@ def _compiled_lanes(
     """
     arrays, size, want = plan.arrays(), fit.size, fit.want
     if len(plan.drawn) == len(groups):
-        masks = b"".join(mask.to_bytes(size, "little") for mask, _ in groups)
+        masks = b"".join([mask.to_bytes(size, "little") for mask, _ in groups])
     else:
-        masks = b"".join(groups[g][0].to_bytes(size, "little") for g in plan.drawn)
+        masks = b"".join([groups[g][0].to_bytes(size, "little") for g in plan.drawn])
     while True:
         held = 8 * ((want + 31) // 8)  # want bits, then at least 24 the kernel may look at but not use
         if reader._left < held:
             reader._refill(held)
         ahead = (reader._bits >> (reader._left - held)) & ((1 << held) - 1)
-        out, runs = np.zeros(size, dtype=np.uint8), np.zeros(len(plan.tables), dtype=np.int64)
+        out = np.zeros(size, dtype=np.uint8)
         status, spent = kernel(
-            np.frombuffer(ahead.to_bytes(held // 8, "big"), dtype=np.uint8), 0, want, arrays.lookup,
-            arrays.level_start, arrays.level_runs, plan.kernel_laws, np.frombuffer(masks, dtype=np.uint8), out, runs,
+            np.frombuffer(masks + ahead.to_bytes(held // 8, "big"), dtype=np.uint8), 8 * len(masks), want, arrays.walk, out
         )
         if status == report_bits_kernel.DONE:
             break
@@ -836,10 +821,9 @@ def _compiled_lanes(
             want *= 2
         else:
             arrays = plan.arrays(2 * arrays.depth)
-    reader._left -= int(spent)
-    reader.bits_read += int(spent)
-    for table, table_runs in zip(plan.tables, runs.tolist()):
-        table.runs_drawn += table_runs
+    spent = int(spent)  # a NumPy integer from the uncompiled kernel (tests)
+    reader._left -= spent
+    reader.bits_read += spent
     result = int.from_bytes(out, "little")
     for g in plan.fixed:
         result |= groups[g][0]

@@ -35,6 +35,7 @@ __all__ = [
     "TOO_DEEP",
     "compiled_walk",
     "lookup_entry",
+    "walk_layout",
     "walk_runs",
 ]
 
@@ -57,53 +58,41 @@ def lookup_entry(used: int, run: int, node: int) -> int:
 _RUN_CAP = 255
 
 
-def walk_runs(
-    buf: np.ndarray,
-    start: int,
-    stop: int,
-    lookup: np.ndarray,
-    level_start: np.ndarray,
-    level_runs: np.ndarray,
-    laws: np.ndarray,
-    masks: np.ndarray,
-    out: np.ndarray,
-    runs: np.ndarray,
-) -> tuple[int, int]:
+def walk_runs(buf: np.ndarray, start: int, want: int, walk: np.ndarray, out: np.ndarray) -> tuple[int, int]:
     """Fill the lanes of groups of run tables in order, one walk a run; ``(status, bits spent)``.
 
     Parameters
     ----------
     buf : uint8 array
-        The reader's next bits, most significant first, from bit ``start``
-        (bits ``stop`` onward are padding: at least three zero bytes).
-    lookup : int32 array (tables, 2^LOOKUP_BITS)
-        Entry [t, v] is table t's walk fed v's bits (:func:`lookup_entry`):
-        the bits it used, and its run or else its node at level LOOKUP_BITS.
-    level_start, level_runs : int64 arrays
-        Level j of table t has the leaves (runs)
-        ``level_runs[level_start[t, j]:level_start[t, j + 1]]``.
-    laws : int64 array (groups, 2)
-        Each group's table and 1 where its rarer symbol is 1 (else 0).
-    masks : uint8 array (groups × bytes of ``out``)
-        Each group's lanes, lane i at bit i % 8 of byte i // 8.
+        Each group's lanes (its mask, lane i at bit i % 8 of byte i // 8, as
+        many bytes as ``out``), then from bit ``start`` the reader's next
+        bits, most significant first: ``want`` bits and at least 24 more
+        that are looked at but not used.
+    walk : int64 array
+        The groups' laws and their tables' walks (:func:`walk_layout`):
+        G groups, D levels and T tables; each group's (table, 1 if its
+        rarer symbol is 1 else 0); for each table, where each of its first
+        D + 1 levels' leaves start in ``walk`` (a leaf is its run); each
+        table's lookup (:func:`lookup_entry`) of its first LOOKUP_BITS
+        levels; the leaves.
     out : uint8 array
         Zeros on entry; each group's lanes are written to its mask's bits.
-    runs : int64 array (tables)
-        Zeros on entry; the runs drawn from each table.
 
     Returns
     -------
     tuple of int
-        (DONE, bits spent), or (SHORT or TOO_DEEP, 0) with ``out`` and
-        ``runs`` partly written.
+        (DONE, bits spent), or (SHORT or TOO_DEEP, 0) with ``out`` partly
+        written.
     """
-    pos, width = start, out.shape[0]
-    levels = level_start.shape[1] - 1
+    pos, stop, width = start, start + want, out.shape[0]
+    groups, levels, tables = walk[0], walk[1], walk[2]
+    starts = 3 + 2 * groups
+    lookups = starts + tables * (levels + 1)
     lanes = np.empty(8 * width, dtype=np.int64)  # a group's lanes in order
-    for g in range(laws.shape[0]):
-        table, rare, count = laws[g, 0], laws[g, 1], 0
+    for g in range(groups):
+        table, rare, count = walk[3 + 2 * g], walk[4 + 2 * g], 0
         for b in range(width):
-            m = int(masks[g * width + b])
+            m = int(buf[g * width + b])
             if m and rare == 0:  # the likelier symbol is 1: every lane 1, then the rarer lanes cleared
                 out[b] |= m
             if m == 255:
@@ -114,14 +103,14 @@ def walk_runs(
                 for j in range(8):
                     lanes[count] = 8 * b + j
                     count += (m >> j) & 1
+        lookup, level = lookups + (table << LOOKUP_BITS), starts + table * (levels + 1)
         at = 0  # the group's lanes filled
         while at < count:
             run, d, depth = -1, 0, 0
             if pos + LOOKUP_BITS <= stop:
                 i = pos >> 3
                 v = (int(buf[i]) << 16 | int(buf[i + 1]) << 8 | int(buf[i + 2])) >> (12 - (pos & 7))
-                v &= (1 << LOOKUP_BITS) - 1
-                entry = lookup[table, v]
+                entry = walk[lookup + (v & ((1 << LOOKUP_BITS) - 1))]
                 pos += entry & 15
                 run, d, depth = ((entry >> 4) & 511) - 1, entry >> 13, LOOKUP_BITS
             while run < 0:
@@ -131,13 +120,12 @@ def walk_runs(
                     return TOO_DEEP, 0
                 d = 2 * d + ((int(buf[pos >> 3]) >> (7 - (pos & 7))) & 1)
                 pos += 1
-                first = level_start[table, depth]
-                if d < level_start[table, depth + 1] - first:
-                    run = level_runs[first + d]
+                first, total = walk[level + depth], walk[level + depth + 1] - walk[level + depth]
+                if d < total:
+                    run = walk[first + d]
                 else:
-                    d -= level_start[table, depth + 1] - first
+                    d -= total
                     depth += 1
-            runs[table] += 1
             at += run
             if run < _RUN_CAP:
                 if at < count:  # lane ``at`` of the group takes the rarer symbol
@@ -209,7 +197,32 @@ def _load() -> Callable[..., tuple[int, int]] | None:
 
 def _call_empty(kernel: Callable[..., tuple[int, int]]) -> None:
     """Call ``kernel`` on no groups, with the argument types of every real call (it compiles for them once)."""
-    lanes = np.frombuffer(b"\0\0\0", dtype=np.uint8)
-    lookup = np.zeros((1, 1 << LOOKUP_BITS), dtype=np.int32)
-    starts, no_runs, no_laws = np.zeros((1, 1), np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.int64)
-    kernel(lanes, 0, 0, lookup, starts, no_runs, no_laws, lanes, np.zeros(1, np.uint8), np.zeros(1, np.int64))
+    kernel(np.frombuffer(b"\0\0\0", dtype=np.uint8), 0, 0, walk_layout([], []), np.zeros(1, np.uint8))
+
+
+def walk_layout(
+    laws: Sequence[tuple[int, int]], tables: Sequence[tuple[list[tuple[int, ...]], list[int]]]
+) -> np.ndarray:
+    """The ``walk`` array of :func:`walk_runs`.
+
+    Parameters
+    ----------
+    laws : sequence of (table, rarer is 1)
+        Each group's.
+    tables : sequence of (levels, lookup)
+        Each table's first D levels, each level its leaves (runs) in order,
+        and its lookup entries (:func:`lookup_entry`), 2^LOOKUP_BITS of them.
+    """
+    depth = len(tables[0][0]) if tables else 0
+    head = [len(laws), depth, len(tables)]
+    for law in laws:
+        head.extend(law)
+    leaves_at = len(head) + len(tables) * (depth + 1 + (1 << LOOKUP_BITS))
+    starts, lookups, leaves = [], [], []
+    for levels, lookup in tables:
+        for level in levels:
+            starts.append(leaves_at + len(leaves))
+            leaves.extend(level)
+        starts.append(leaves_at + len(leaves))
+        lookups.extend(lookup)
+    return np.array(head + starts + lookups + leaves, dtype=np.int64)
