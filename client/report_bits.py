@@ -111,8 +111,6 @@ _LOOKUP_AFTER = 16
 _WIDE_PEEK = 12
 _WIDE_AFTER = 1024
 
-#: Groups of fewer expected runs than this are walked in Python even when the compiled walk is loaded.
-_KERNEL_RUNS = 8
 #: Levels of a run table the compiled walk gets at first (a walk deeper than this is about 1 in 10^16).
 _KERNEL_DEPTH = 64
 #: Bits handed to the compiled walk: the lanes' mean times this, and 64 (fewer: it is called again with more).
@@ -680,9 +678,8 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
     with reader.lock:
         if reader._chunk > 1 and plan.tables:
             kernel = report_bits_kernel.compiled_walk(plan.tables)
-            fit = plan.fit(width) if kernel is not None else None
-            if fit is not None:
-                return _compiled_lanes(kernel, fit, plan, groups, reader)  # type: ignore[arg-type]
+            if kernel is not None:
+                return _compiled_lanes(kernel, width, plan, groups, reader)
         return _python_lanes(plan, groups, reader)
 
 
@@ -723,14 +720,6 @@ class _WalkArrays:
     bits_per_lane: float
 
 
-@dataclass(frozen=True)
-class _Fit:
-    """What the compiled walk needs for lanes of one width: the bytes of the lanes, the bits handed to it."""
-
-    size: int
-    want: int
-
-
 class _LanePlan:
     """How :func:`sample_lanes` draws groups of given probabilities: each group's law (:func:`_lane_law`).
 
@@ -747,15 +736,14 @@ class _LanePlan:
             if table is not None and all(table is not known for known in self.tables):
                 self.tables.append(table)
         self._arrays: _WalkArrays | None = None
-        self._fits: dict[int, _Fit | None] = {}
+        self._bits_for: dict[int, int] = {}
 
-    def fit(self, width: int) -> _Fit | None:
-        """The compiled walk's sizes for ``width`` lanes, None where too few runs are expected to pay for its call."""
-        if width not in self._fits:
-            runs = width / min(table.lanes_per_run for table in self.tables)
-            bits = int(width * self.arrays().bits_per_lane * _KERNEL_MARGIN) + 64
-            self._fits[width] = _Fit((width + 7) // 8, bits) if runs >= _KERNEL_RUNS else None
-        return self._fits[width]
+    def bits_for(self, width: int) -> int:
+        """The bits handed to the compiled walk for lanes of ``width``: their mean with a margin."""
+        bits = self._bits_for.get(width)
+        if bits is None:
+            bits = self._bits_for[width] = int(width * self.arrays().bits_per_lane * _KERNEL_MARGIN) + 64
+        return bits
 
     def arrays(self, depth: int = _KERNEL_DEPTH) -> _WalkArrays:
         """The groups' walks (at least ``depth`` levels) for the compiled walk, built on first use."""
@@ -788,7 +776,7 @@ def _lane_plan(ratios: tuple[tuple[int, int], ...]) -> _LanePlan:
 
 def _compiled_lanes(
     kernel: Callable[..., tuple[int, int]],
-    fit: _Fit,
+    width: int,
     plan: _LanePlan,
     groups: Sequence[tuple[int, Fraction]],
     reader: BitReader,
@@ -801,7 +789,7 @@ def _compiled_lanes(
     took. Too few bits or a walk past the levels given: it spent nothing,
     and is called again with twice as many bits or levels.
     """
-    arrays, size, want = plan.arrays(), fit.size, fit.want
+    arrays, size, want = plan.arrays(), (width + 7) // 8, plan.bits_for(width)
     if len(plan.drawn) == len(groups):
         masks = b"".join([mask.to_bytes(size, "little") for mask, _ in groups])
     else:
