@@ -591,10 +591,11 @@ class RunCode:
 class RunTable(KnuthYao):
     """The walk over run lengths (:func:`run_table`), with its prefix code (:class:`RunCode`) once busy.
 
-    ``runs_drawn`` counts the runs drawn from this table however they were
-    drawn (walked or decoded), so the code is built at the same run whatever
-    the reader's chunk; ``lanes_per_run`` is the mean number of lanes a run
-    fills (k + 1 for k < RUN_CAP, RUN_CAP for RUN_CAP).
+    ``runs_drawn`` counts the runs drawn from this table in Python however
+    they were drawn (walked or decoded), so the code is built at the same
+    run whatever the reader's chunk (the compiled walk's runs, which need
+    no code, are not counted); ``lanes_per_run`` is the mean number of
+    lanes a run fills (k + 1 for k < RUN_CAP, RUN_CAP for RUN_CAP).
     """
 
     def __init__(self, groups: Sequence[tuple[int, Fraction]]):
@@ -669,12 +670,10 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
     1 − t) go to :func:`_rare_lanes` together: the same walks, one block.
     """
     reader = reader or csprng_bits()
-    ratios = []
-    for _, probability in groups:
-        if type(probability) is not Fraction:
-            probability = Fraction(probability)
-        ratios.append((probability.numerator, probability.denominator))
-    plan = _lane_plan(tuple(ratios))
+    try:
+        plan = _lane_plan(tuple([(probability.numerator, probability.denominator) for _, probability in groups]))
+    except AttributeError:  # not a rational number (a float, a string)
+        plan = _lane_plan(tuple([(Fraction(t).numerator, Fraction(t).denominator) for _, t in groups]))
     with reader.lock:
         if reader._chunk > 1 and plan.tables:
             kernel = report_bits_kernel.compiled_walk(plan.tables)
@@ -745,10 +744,11 @@ class _LanePlan:
             bits = self._bits_for[width] = int(width * self.arrays().bits_per_lane * _KERNEL_MARGIN) + 64
         return bits
 
-    def arrays(self, depth: int = _KERNEL_DEPTH) -> _WalkArrays:
-        """The groups' walks (at least ``depth`` levels) for the compiled walk, built on first use."""
+    def arrays(self, depth: int = 0) -> _WalkArrays:
+        """The groups' walks (at least ``depth`` levels, :data:`_KERNEL_DEPTH` at first) for the compiled walk."""
         arrays = self._arrays
         if arrays is None or arrays.depth < depth:
+            depth = max(depth, _KERNEL_DEPTH)
             tables, per_lane = [], []
             for table in self.tables:
                 table._level(depth - 1)
@@ -799,10 +799,10 @@ def _compiled_lanes(
         if reader._left < held:
             reader._refill(held)
         ahead = (reader._bits >> (reader._left - held)) & ((1 << held) - 1)
-        out = np.zeros(size, dtype=np.uint8)
-        status, spent = kernel(
-            np.frombuffer(masks + ahead.to_bytes(held // 8, "big"), dtype=np.uint8), 8 * len(masks), want, arrays.walk, out
-        )
+        data = bytearray(size)  # the lanes, then the masks and the bits
+        data += masks
+        data += ahead.to_bytes(held // 8, "big")
+        status, spent = kernel(np.frombuffer(data, dtype=np.uint8), size, 8 * (size + len(masks)), want, arrays.walk)
         if status == report_bits_kernel.DONE:
             break
         if status == report_bits_kernel.SHORT:
@@ -812,7 +812,7 @@ def _compiled_lanes(
     spent = int(spent)  # a NumPy integer from the uncompiled kernel (tests)
     reader._left -= spent
     reader.bits_read += spent
-    result = int.from_bytes(out, "little")
+    result = int.from_bytes(data[:size], "little")
     for g in plan.fixed:
         result |= groups[g][0]
     return result

@@ -58,16 +58,17 @@ def lookup_entry(used: int, run: int, node: int) -> int:
 _RUN_CAP = 255
 
 
-def walk_runs(buf: np.ndarray, start: int, want: int, walk: np.ndarray, out: np.ndarray) -> tuple[int, int]:
+def walk_runs(buf: np.ndarray, size: int, start: int, want: int, walk: np.ndarray) -> tuple[int, int]:
     """Fill the lanes of groups of run tables in order, one walk a run; ``(status, bits spent)``.
 
     Parameters
     ----------
     buf : uint8 array
-        Each group's lanes (its mask, lane i at bit i % 8 of byte i // 8, as
-        many bytes as ``out``), then from bit ``start`` the reader's next
-        bits, most significant first: ``want`` bits and at least 24 more
-        that are looked at but not used.
+        The lanes: ``size`` bytes, zeros on entry, where each group's lanes
+        are written to its mask's bits (lane i at bit i % 8 of byte i // 8);
+        then each group's mask (``size`` bytes); then from bit ``start`` the
+        reader's next bits, most significant first: ``want`` bits and at
+        least 24 more that are looked at but not used.
     walk : int64 array
         The groups' laws and their tables' walks (:func:`walk_layout`):
         G groups, D levels and T tables; each group's (table, 1 if its
@@ -75,16 +76,14 @@ def walk_runs(buf: np.ndarray, start: int, want: int, walk: np.ndarray, out: np.
         D + 1 levels' leaves start in ``walk`` (a leaf is its run); each
         table's lookup (:func:`lookup_entry`) of its first LOOKUP_BITS
         levels; the leaves.
-    out : uint8 array
-        Zeros on entry; each group's lanes are written to its mask's bits.
 
     Returns
     -------
     tuple of int
-        (DONE, bits spent), or (SHORT or TOO_DEEP, 0) with ``out`` partly
+        (DONE, bits spent), or (SHORT or TOO_DEEP, 0) with the lanes partly
         written.
     """
-    pos, stop, width = start, start + want, out.shape[0]
+    pos, stop, width = start, start + want, size
     groups, levels, tables = walk[0], walk[1], walk[2]
     starts = 3 + 2 * groups
     lookups = starts + tables * (levels + 1)
@@ -92,9 +91,9 @@ def walk_runs(buf: np.ndarray, start: int, want: int, walk: np.ndarray, out: np.
     for g in range(groups):
         table, rare, count = walk[3 + 2 * g], walk[4 + 2 * g], 0
         for b in range(width):
-            m = int(buf[g * width + b])
+            m = int(buf[(g + 1) * width + b])
             if m and rare == 0:  # the likelier symbol is 1: every lane 1, then the rarer lanes cleared
-                out[b] |= m
+                buf[b] |= m
             if m == 255:
                 for j in range(8):
                     lanes[count + j] = 8 * b + j
@@ -131,9 +130,9 @@ def walk_runs(buf: np.ndarray, start: int, want: int, walk: np.ndarray, out: np.
                 if at < count:  # lane ``at`` of the group takes the rarer symbol
                     lane = lanes[at]
                     if rare == 1:
-                        out[lane >> 3] |= 1 << (lane & 7)
+                        buf[lane >> 3] |= 1 << (lane & 7)
                     else:
-                        out[lane >> 3] &= 255 ^ (1 << (lane & 7))
+                        buf[lane >> 3] &= 255 ^ (1 << (lane & 7))
                 at += 1
     return DONE, pos - start
 
@@ -197,7 +196,7 @@ def _load() -> Callable[..., tuple[int, int]] | None:
 
 def _call_empty(kernel: Callable[..., tuple[int, int]]) -> None:
     """Call ``kernel`` on no groups, with the argument types of every real call (it compiles for them once)."""
-    kernel(np.frombuffer(b"\0\0\0", dtype=np.uint8), 0, 0, walk_layout([], []), np.zeros(1, np.uint8))
+    kernel(np.frombuffer(bytearray(3), dtype=np.uint8), 0, 0, 0, walk_layout([], []))
 
 
 def walk_layout(
