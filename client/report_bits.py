@@ -69,6 +69,7 @@ __all__ = [
     "RUN_CAP",
     "BitReader",
     "KnuthYao",
+    "LaneSampler",
     "RunCode",
     "RunTable",
     "coin",
@@ -669,24 +670,55 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
     t = 1 reads nothing. Consecutive groups of one run table (RAPPOR's t and
     1 − t) go to :func:`_rare_lanes` together: the same walks, one block.
     """
-    reader = reader or csprng_bits()
-    try:
-        plan = _lane_plan(tuple([(probability.numerator, probability.denominator) for _, probability in groups]))
-    except AttributeError:  # not a rational number (a float, a string)
-        plan = _lane_plan(tuple([(Fraction(t).numerator, Fraction(t).denominator) for _, t in groups]))
-    with reader.lock:
-        if reader._chunk > 1 and plan.tables:
-            kernel = report_bits_kernel.compiled_walk(plan.tables)
-            if kernel is not None:
-                return _compiled_lanes(kernel, width, plan, groups, reader)
-        return _python_lanes(plan, groups, reader)
+    return LaneSampler([probability for _, probability in groups]).sample(
+        width, [mask for mask, _ in groups], reader
+    )
 
 
-def _python_lanes(plan: _LanePlan, groups: Sequence[tuple[int, Fraction]], reader: BitReader) -> int:
+class LaneSampler:
+    """:func:`sample_lanes` for groups of fixed probabilities, their laws worked out once (an encoder's coins).
+
+    Parameters
+    ----------
+    probabilities : sequence of Fraction
+        Each group's probability (exact; a float or string is read as
+        :class:`~fractions.Fraction` reads it).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from ldp.client.report_bits import BitReader, LaneSampler
+    >>> lanes = LaneSampler([Fraction(1), Fraction(0)])
+    >>> bin(lanes.sample(6, [0b000111, 0b111000], BitReader(lambda n: bytes(n))))
+    '0b111'
+    """
+
+    __slots__ = ("_plan",)
+
+    def __init__(self, probabilities: Sequence[Fraction]):
+        try:
+            ratios = tuple([(probability.numerator, probability.denominator) for probability in probabilities])
+        except AttributeError:  # not a rational number (a float, a string)
+            ratios = tuple([(Fraction(t).numerator, Fraction(t).denominator) for t in probabilities])
+        self._plan = _lane_plan(ratios)
+
+    def sample(self, width: int, masks: Sequence[int], reader: BitReader | None = None) -> int:
+        """:func:`sample_lanes` of ``width`` lanes, group g the lanes of ``masks[g]`` (the same bits and lanes)."""
+        reader = reader or csprng_bits()
+        plan = self._plan
+        with reader.lock:
+            if reader._chunk > 1 and plan.tables:
+                kernel = report_bits_kernel.compiled_walk(plan.tables)
+                if kernel is not None:
+                    return _compiled_lanes(kernel, width, plan, masks, reader)
+            return _python_lanes(plan, masks, reader)
+
+
+def _python_lanes(plan: _LanePlan, masks: Sequence[int], reader: BitReader) -> int:
     """:func:`sample_lanes` by the Python walks (:func:`_rare_lanes`), the caller holding ``reader.lock``."""
     result = 0
     drawn: list[tuple[int, RunTable, bool]] = []
-    for (mask, _), (table, rarer_is_one) in zip(groups, plan.laws):
+    for mask, (table, rarer_is_one) in zip(masks, plan.laws):
         if table is None:
             result |= mask if rarer_is_one else 0
         elif mask:
@@ -778,7 +810,7 @@ def _compiled_lanes(
     kernel: Callable[..., tuple[int, int]],
     width: int,
     plan: _LanePlan,
-    groups: Sequence[tuple[int, Fraction]],
+    masks: Sequence[int],
     reader: BitReader,
 ) -> int:
     """:func:`sample_lanes` by the compiled walk, in one call; the caller holds ``reader.lock``.
@@ -790,19 +822,19 @@ def _compiled_lanes(
     and is called again with twice as many bits or levels.
     """
     arrays, size, want = plan.arrays(), (width + 7) // 8, plan.bits_for(width)
-    if len(plan.drawn) == len(groups):
-        masks = b"".join([mask.to_bytes(size, "little") for mask, _ in groups])
+    if len(plan.drawn) == len(masks):
+        lanes = b"".join([mask.to_bytes(size, "little") for mask in masks])
     else:
-        masks = b"".join([groups[g][0].to_bytes(size, "little") for g in plan.drawn])
+        lanes = b"".join([masks[g].to_bytes(size, "little") for g in plan.drawn])
     while True:
         held = 8 * ((want + 31) // 8)  # want bits, then at least 24 the kernel may look at but not use
         if reader._left < held:
             reader._refill(held)
         ahead = (reader._bits >> (reader._left - held)) & ((1 << held) - 1)
         data = bytearray(size)  # the lanes, then the masks and the bits
-        data += masks
+        data += lanes
         data += ahead.to_bytes(held // 8, "big")
-        status, spent = kernel(np.frombuffer(data, dtype=np.uint8), size, 8 * (size + len(masks)), want, arrays.walk)
+        status, spent = kernel(np.frombuffer(data, dtype=np.uint8), size, 8 * (size + len(lanes)), want, arrays.walk)
         if status == report_bits_kernel.DONE:
             break
         if status == report_bits_kernel.SHORT:
@@ -814,7 +846,7 @@ def _compiled_lanes(
     reader.bits_read += spent
     result = int.from_bytes(data[:size], "little")
     for g in plan.fixed:
-        result |= groups[g][0]
+        result |= masks[g]
     return result
 
 
