@@ -767,17 +767,22 @@ class _LanePlan:
             if table is not None and all(table is not known for known in self.tables):
                 self.tables.append(table)
         self._arrays: _WalkArrays | None = None
-        self._bits_for: dict[int, int] = {}
+        self.walk: np.ndarray | None = None
+        self.depth = 0
+        self.fits: dict[int, tuple[int, int]] = {}
 
-    def bits_for(self, width: int) -> int:
-        """The bits handed to the compiled walk for lanes of ``width``: their mean with a margin."""
-        bits = self._bits_for.get(width)
-        if bits is None:
-            bits = self._bits_for[width] = int(width * self.arrays().bits_per_lane * _KERNEL_MARGIN) + 64
-        return bits
+    def fit(self, width: int) -> tuple[int, int]:
+        """The compiled walk's sizes for lanes of ``width``: their bytes, and the bits handed over (the mean and a
+        margin); kept in ``fits``."""
+        bits = int(width * self.arrays().bits_per_lane * _KERNEL_MARGIN) + 64
+        fit = self.fits[width] = ((width + 7) // 8, bits)
+        return fit
 
     def arrays(self, depth: int = 0) -> _WalkArrays:
-        """The groups' walks (at least ``depth`` levels, :data:`_KERNEL_DEPTH` at first) for the compiled walk."""
+        """The groups' walks (at least ``depth`` levels, :data:`_KERNEL_DEPTH` at first) for the compiled walk.
+
+        Also ``walk`` and ``depth``, read by each call.
+        """
         arrays = self._arrays
         if arrays is None or arrays.depth < depth:
             depth = max(depth, _KERNEL_DEPTH)
@@ -797,7 +802,7 @@ class _LanePlan:
                 for g in self.drawn
             ]
             arrays = _WalkArrays(depth, report_bits_kernel.walk_layout(laws, tables), max(per_lane))
-            self._arrays = arrays
+            self._arrays, self.walk, self.depth = arrays, arrays.walk, depth
         return arrays
 
 
@@ -821,7 +826,8 @@ def _compiled_lanes(
     took. Too few bits or a walk past the levels given: it spent nothing,
     and is called again with twice as many bits or levels.
     """
-    arrays, size, want = plan.arrays(), (width + 7) // 8, plan.bits_for(width)
+    fit = plan.fits.get(width) or plan.fit(width)
+    size, want = fit
     if len(plan.drawn) == len(masks):
         lanes = b"".join([mask.to_bytes(size, "little") for mask in masks])
     else:
@@ -830,17 +836,16 @@ def _compiled_lanes(
         held = 8 * ((want + 31) // 8)  # want bits, then at least 24 the kernel may look at but not use
         if reader._left < held:
             reader._refill(held)
-        ahead = (reader._bits >> (reader._left - held)) & ((1 << held) - 1)
         data = bytearray(size)  # the lanes, then the masks and the bits
         data += lanes
-        data += ahead.to_bytes(held // 8, "big")
-        status, spent = kernel(np.frombuffer(data, dtype=np.uint8), size, 8 * (size + len(lanes)), want, arrays.walk)
+        data += ((reader._bits >> (reader._left - held)) & ((1 << held) - 1)).to_bytes(held >> 3, "big")
+        status, spent = kernel(np.frombuffer(data, dtype=np.uint8), size, 8 * (size + len(lanes)), want, plan.walk)
         if status == report_bits_kernel.DONE:
             break
         if status == report_bits_kernel.SHORT:
             want *= 2
         else:
-            arrays = plan.arrays(2 * arrays.depth)
+            plan.arrays(2 * plan.depth)
     spent = int(spent)  # a NumPy integer from the uncompiled kernel (tests)
     reader._left -= spent
     reader.bits_read += spent

@@ -97,3 +97,57 @@ def test_precomputed_expansions_sample_exactly_like_sample_lanes():
             for bits in itertools.product((0, 1), repeat=rounds)
         )
         assert abs(Fraction(ones, 2**rounds) - prob) <= Fraction(1, 2**rounds)
+
+
+def _every_plane(width, groups, source):
+    """The bit-sliced sampler written plainly: every plane compared with every group's digits until all are decided."""
+    full, nbytes = (1 << width) - 1, (width + 7) // 8
+    undecided, result, round_index, buffer, offset = full, 0, 0, b"", 0
+    while undecided:
+        threshold = 0
+        for mask, digits, _ in groups:
+            if digits[round_index]:
+                threshold |= mask
+        if offset == len(buffer):
+            buffer, offset = source(nbytes * 12), 0
+        plane = int.from_bytes(buffer[offset : offset + nbytes], "little") & full
+        offset += nbytes
+        result |= undecided & threshold & ~plane
+        undecided &= ~(plane ^ threshold)
+        round_index += 1
+    return result
+
+
+class _Recorded:
+    """A PRF stream that records the sizes it is asked for."""
+
+    def __init__(self, key: bytes):
+        self._stream = PRFStream(b"t", key)
+        self.asked: list[int] = []
+
+    def __call__(self, n: int) -> bytes:
+        self.asked.append(n)
+        return self._stream(n)
+
+
+@pytest.mark.parametrize(
+    "probs",
+    [
+        (Fraction(3, 4), Fraction(1, 4)),  # RAPPOR's permanent response at f = 1/2
+        (Fraction(5, 8), Fraction(1, 2)),
+        (Fraction(1), Fraction(1, 64)),
+        (Fraction(1, 3), Fraction(3, 4)),  # one never ends
+    ],
+)
+def test_lanes_after_every_probability_ends_are_zero_and_their_planes_still_read(probs):
+    """The short loop once every t has ended: the lanes and the stream reads of comparing every plane."""
+    from ldp.client.sampling import expansion, sample_expanded
+
+    rng = np.random.default_rng(5)
+    for trial in range(150):
+        width = int(rng.integers(1, 300))
+        first = int.from_bytes(rng.bytes(40), "little") & ((1 << width) - 1)
+        groups = [(first, *expansion(probs[0])), (((1 << width) - 1) ^ first, *expansion(probs[1]))]
+        fast, plain = _Recorded(trial.to_bytes(4, "big")), _Recorded(trial.to_bytes(4, "big"))
+        assert sample_expanded(width, groups, fast) == _every_plane(width, groups, plain)
+        assert fast.asked == plain.asked
