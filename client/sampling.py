@@ -130,10 +130,7 @@ def sample_expanded(
     """:func:`sample_lanes` with each probability given as its :func:`expansion` ``(mask, digits, rest)``.
 
     The same exact sampler; encoders expand their fixed probabilities once
-    instead of on every report. Once every probability's binary digits have
-    ended (dyadic probabilities: RAPPOR's 1 − f/2 and f/2) the lanes still
-    undecided are 0: the planes that decide them are read as before, but
-    nothing else is computed.
+    instead of on every report.
     """
     full = (1 << width) - 1
     nbytes = (width + 7) // 8
@@ -151,15 +148,6 @@ def sample_expanded(
             for mask, digits, _ in expansions:
                 if digits[round_index]:
                     threshold |= mask
-            if not threshold and all(not rest and 1 not in digits[round_index:] for _, digits, rest in expansions):
-                # every t has ended (dyadic): each undecided lane's coin is 0; its planes are read as before
-                while undecided:
-                    if offset == len(buffer):
-                        buffer = source(nbytes * block)
-                        offset = 0
-                    undecided &= ~int.from_bytes(buffer[offset : offset + nbytes], "little")
-                    offset += nbytes
-                break
         else:  # rare: past 64 digits, continue each expansion exactly
             threshold = 0
             updated = []
