@@ -96,7 +96,9 @@ print(json.dumps(out))
 """
 
 
-def measure(python: str, root: Path, names: list[str], reports: int, repeat: int, walks: str) -> dict[str, float]:
+def measure(
+    python: str, root: Path, names: list[str], reports: int, repeat: int, walks: str
+) -> dict[str, float]:
     """CPU seconds of one pass of ``reports`` reports per mechanism, by ``python`` in the checkout ``root``.
 
     ``walks``: ``report_bits_kernel.COMPILED_WALKS`` in the subprocess (when the checkout has it).

@@ -52,7 +52,6 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from itertools import islice
@@ -697,7 +696,9 @@ class LaneSampler:
 
     def __init__(self, probabilities: Sequence[Fraction]):
         try:
-            ratios = tuple([(probability.numerator, probability.denominator) for probability in probabilities])
+            ratios = tuple(
+                [(probability.numerator, probability.denominator) for probability in probabilities]
+            )
         except AttributeError:  # not a rational number (a float, a string)
             ratios = tuple([(Fraction(t).numerator, Fraction(t).denominator) for t in probabilities])
         self._plan = _lane_plan(ratios)
@@ -738,24 +739,15 @@ def _python_lanes(plan: _LanePlan, masks: Sequence[int], reader: BitReader) -> i
     return result
 
 
-@dataclass(frozen=True)
-class _WalkArrays:
-    """A :class:`_LanePlan` as :func:`~ldp.client.report_bits_kernel.walk_runs` reads it (its ``walk`` array).
-
-    Its tables' first ``depth`` levels (a walk deeper asks for more);
-    ``bits_per_lane``: the most bits a lane of any of them takes on average.
-    """
-
-    depth: int
-    walk: np.ndarray
-    bits_per_lane: float
-
-
 class _LanePlan:
     """How :func:`sample_lanes` draws groups of given probabilities: each group's law (:func:`_lane_law`).
 
     ``drawn`` lists the groups with a run table, ``tables`` those tables
-    (each once), ``fixed`` the groups of probability 1.
+    (each once), ``fixed`` the groups of probability 1. For the compiled
+    walk (built on first use, :meth:`build_walk`): ``walk``, the groups'
+    laws and their tables' first ``depth`` levels
+    (:func:`~ldp.client.report_bits_kernel.walk_layout`), and ``fits``, the
+    sizes for each width of lanes (:meth:`fit`).
     """
 
     def __init__(self, laws: tuple[tuple[RunTable | None, bool], ...]):
@@ -766,44 +758,41 @@ class _LanePlan:
         for table, _ in laws:
             if table is not None and all(table is not known for known in self.tables):
                 self.tables.append(table)
-        self._arrays: _WalkArrays | None = None
         self.walk: np.ndarray | None = None
         self.depth = 0
+        self._bits_per_lane = 0.0  # the most bits a lane of any table takes on average
         self.fits: dict[int, tuple[int, int]] = {}
 
     def fit(self, width: int) -> tuple[int, int]:
-        """The compiled walk's sizes for lanes of ``width``: their bytes, and the bits handed over (the mean and a
-        margin); kept in ``fits``."""
-        bits = int(width * self.arrays().bits_per_lane * _KERNEL_MARGIN) + 64
-        fit = self.fits[width] = ((width + 7) // 8, bits)
+        """The compiled walk's sizes for lanes of ``width``: their bytes, and the bits handed over (their mean
+        with a margin); kept in ``fits``."""
+        if self.walk is None:
+            self.build_walk()
+        fit = self.fits[width] = ((width + 7) // 8, int(width * self._bits_per_lane * _KERNEL_MARGIN) + 64)
         return fit
 
-    def arrays(self, depth: int = 0) -> _WalkArrays:
-        """The groups' walks (at least ``depth`` levels, :data:`_KERNEL_DEPTH` at first) for the compiled walk.
-
-        Also ``walk`` and ``depth``, read by each call.
-        """
-        arrays = self._arrays
-        if arrays is None or arrays.depth < depth:
-            depth = max(depth, _KERNEL_DEPTH)
-            tables, per_lane = [], []
-            for table in self.tables:
-                table._level(depth - 1)
-                levels = table._levels[:depth]
-                lookup = [
-                    report_bits_kernel.lookup_entry(used, run, node if run < 0 else 0)
-                    for used, run, node in table._lookup_table(report_bits_kernel.LOOKUP_BITS)
-                ]
-                tables.append(([level_groups for _, level_groups, _ in levels], lookup))  # each leaf a group of one
-                mean_bits = sum((j + 1) * level[0] / 2 ** (j + 1) for j, level in enumerate(levels))
-                per_lane.append(mean_bits / table.lanes_per_run)
-            laws = [
-                (next(i for i, t in enumerate(self.tables) if t is self.laws[g][0]), int(self.laws[g][1]))
-                for g in self.drawn
+    def build_walk(self, depth: int = 0) -> None:
+        """``walk`` with at least ``depth`` levels of each table (:data:`_KERNEL_DEPTH` at first)."""
+        depth = max(depth, _KERNEL_DEPTH)
+        tables, per_lane = [], []
+        for table in self.tables:
+            table._level(depth - 1)
+            levels = table._levels[:depth]
+            lookup = [
+                report_bits_kernel.lookup_entry(used, run, node if run < 0 else 0)
+                for used, run, node in table._lookup_table(report_bits_kernel.LOOKUP_BITS)
             ]
-            arrays = _WalkArrays(depth, report_bits_kernel.walk_layout(laws, tables), max(per_lane))
-            self._arrays, self.walk, self.depth = arrays, arrays.walk, depth
-        return arrays
+            tables.append(
+                ([level_groups for _, level_groups, _ in levels], lookup)
+            )  # each leaf a group of one
+            mean_bits = sum((j + 1) * level[0] / 2 ** (j + 1) for j, level in enumerate(levels))
+            per_lane.append(mean_bits / table.lanes_per_run)
+        laws = [
+            (next(i for i, t in enumerate(self.tables) if t is self.laws[g][0]), int(self.laws[g][1]))
+            for g in self.drawn
+        ]
+        self.walk, self.depth = report_bits_kernel.walk_layout(laws, tables), depth
+        self._bits_per_lane = max(per_lane)
 
 
 @lru_cache(maxsize=256)
@@ -839,13 +828,15 @@ def _compiled_lanes(
         data = bytearray(size)  # the lanes, then the masks and the bits
         data += lanes
         data += ((reader._bits >> (reader._left - held)) & ((1 << held) - 1)).to_bytes(held >> 3, "big")
-        status, spent = kernel(np.frombuffer(data, dtype=np.uint8), size, 8 * (size + len(lanes)), want, plan.walk)
+        status, spent = kernel(
+            np.frombuffer(data, dtype=np.uint8), size, 8 * (size + len(lanes)), want, plan.walk
+        )
         if status == report_bits_kernel.DONE:
             break
         if status == report_bits_kernel.SHORT:
             want *= 2
         else:
-            plan.arrays(2 * plan.depth)
+            plan.build_walk(2 * plan.depth)
     spent = int(spent)  # a NumPy integer from the uncompiled kernel (tests)
     reader._left -= spent
     reader.bits_read += spent

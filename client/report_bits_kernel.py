@@ -49,6 +49,7 @@ SHORT = 1
 #: A walk went past the levels given: call again with more levels (nothing was spent).
 TOO_DEEP = 2
 
+
 def lookup_entry(used: int, run: int, node: int) -> int:
     """A lookup entry of :func:`walk_runs`: ``used`` bits, then ``run`` (−1: undecided) or else its ``node``."""
     return used | (run + 1) << 4 | node << 13
@@ -148,7 +149,9 @@ COMPILED_WALKS = "auto"
 KERNEL_AFTER = 1 << 22
 
 _LOCK = threading.Lock()
-_KERNEL: list[Callable[..., tuple[int, int]] | None] = []  # the compiled walk once loaded, None if it cannot be
+_KERNEL: list[
+    Callable[..., tuple[int, int]] | None
+] = []  # the compiled walk once loaded, None if it cannot be
 _WHY: list[str] = []  # why it cannot be
 
 
@@ -164,7 +167,9 @@ def compiled_walk(tables: Sequence[RunTable]) -> Callable[..., tuple[int, int]] 
     if _KERNEL and policy != "never":
         return _KERNEL[0]
     if policy not in ("auto", "always", "never"):
-        raise ParameterError(f"report_bits_kernel.COMPILED_WALKS is 'auto', 'always' or 'never', got {policy!r}")
+        raise ParameterError(
+            f"report_bits_kernel.COMPILED_WALKS is 'auto', 'always' or 'never', got {policy!r}"
+        )
     if policy == "never" or (policy == "auto" and max(table.runs_drawn for table in tables) < KERNEL_AFTER):
         return None
     with _LOCK:
@@ -191,7 +196,7 @@ def _load() -> Callable[..., tuple[int, int]] | None:
             stacklevel=4,
         )
         return None
-    return kernel  # type: ignore[no-any-return]
+    return kernel
 
 
 def _call_empty(kernel: Callable[..., tuple[int, int]]) -> None:
@@ -217,7 +222,9 @@ def walk_layout(
     for law in laws:
         head.extend(law)
     leaves_at = len(head) + len(tables) * (depth + 1 + (1 << LOOKUP_BITS))
-    starts, lookups, leaves = [], [], []
+    starts: list[int] = []
+    lookups: list[int] = []
+    leaves: list[int] = []
     for levels, lookup in tables:
         for level in levels:
             starts.append(leaves_at + len(leaves))

@@ -592,7 +592,9 @@ def test_the_kernel_asks_for_more_bits_and_levels_and_spends_nothing_before(monk
     monkeypatch.setattr(report_bits, "_KERNEL_DEPTH", 13)
     for case in ("oue", "rappor", "capped runs"):
         _lanes_and_bits_as_plain_walks(case, 64, True, reports=4)
-    assert {report_bits_kernel.SHORT, report_bits_kernel.TOO_DEEP, report_bits_kernel.DONE} == set(uncompiled_kernel)
+    assert {report_bits_kernel.SHORT, report_bits_kernel.TOO_DEEP, report_bits_kernel.DONE} == set(
+        uncompiled_kernel
+    )
 
 
 @pytest.mark.slow
