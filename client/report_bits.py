@@ -13,10 +13,14 @@ outcome is undecided: at most H + 2 bits for a distribution of entropy H.
 * :func:`uniform`, :func:`coin` — its one-group and two-outcome cases
   (:func:`coin_ratio` for a probability given as two integers).
 * :func:`sample_lanes` — independent coins over bit lanes, drawn as runs of
-  the likelier symbol (a run table of 256 outcomes, one walk a run). A busy
-  table's walks also form a prefix code (:class:`RunCode`) that
-  :mod:`bitarray` decodes in C, hundreds of runs a block, spending exactly
-  the walks' bits.
+  the likelier symbol (a run table of 256 outcomes, one walk a run);
+  :class:`LaneSampler` for an encoder's fixed probabilities. With numba
+  (``ldp-telemetry[fast]``) a report's walks run compiled, in one call
+  (:mod:`ldp.client.report_bits_kernel`, loaded once a table has drawn
+  :data:`~ldp.client.report_bits_kernel.KERNEL_AFTER` runs). Without it a
+  busy table's walks also form a prefix code (:class:`RunCode`) that
+  :mod:`bitarray` decodes in C, hundreds of runs a block. Every way spends
+  exactly the walks' bits.
 * :func:`uniform_subset` — a uniform k-subset: one uniform rank below
   C(n, k), unranked in the combinatorial number system.
 
@@ -668,6 +672,9 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
     passes beyond the group's last lane are not used. A group with t = 0 or
     t = 1 reads nothing. Consecutive groups of one run table (RAPPOR's t and
     1 − t) go to :func:`_rare_lanes` together: the same walks, one block.
+    With the compiled walk loaded (:mod:`ldp.client.report_bits_kernel`)
+    and a reader that may read ahead, every group is walked in one call of
+    it, on the same bits.
     """
     return LaneSampler([probability for _, probability in groups]).sample(
         width, [mask for mask, _ in groups], reader
@@ -828,9 +835,7 @@ def _compiled_lanes(
         data = bytearray(size)  # the lanes, then the masks and the bits
         data += lanes
         data += ((reader._bits >> (reader._left - held)) & ((1 << held) - 1)).to_bytes(held >> 3, "big")
-        status, spent = kernel(
-            np.frombuffer(data, dtype=np.uint8), size, 8 * (size + len(lanes)), want, plan.walk
-        )
+        status, spent = kernel(data, size, 8 * (size + len(lanes)), want, plan.walk)
         if status == report_bits_kernel.DONE:
             break
         if status == report_bits_kernel.SHORT:

@@ -6,10 +6,12 @@ first :data:`LOOKUP_BITS` levels by one lookup and the rest level by
 level, and the run's lanes go straight to the lanes of the group's mask.
 It reads exactly the bits the plain walks read and returns how many.
 
-This module is plain Python and NumPy (no numba import): the fast tests run
-:func:`walk_runs` as it is, and :mod:`ldp.client.report_bits` compiles it
-with numba (the optional extra ``ldp-telemetry[fast]``) once a process has
-drawn enough runs to pay for loading it, cached on disk (``cache=True``).
+Importing this module does not import numba: the fast tests run
+:func:`walk_runs` as plain Python. :func:`compiled_walk` compiles it with
+numba (the optional extra ``ldp-telemetry[fast]``), cached on disk
+(``cache=True``), when :data:`COMPILED_WALKS` asks for it: by default once
+a run table has drawn :data:`KERNEL_AFTER` runs in Python. Without numba
+(or without a writable cache) the Python walks serve, on the same bits.
 """
 
 from __future__ import annotations
@@ -59,12 +61,12 @@ def lookup_entry(used: int, run: int, node: int) -> int:
 _RUN_CAP = 255
 
 
-def walk_runs(buf: np.ndarray, size: int, start: int, want: int, walk: np.ndarray) -> tuple[int, int]:
+def walk_runs(buf: bytearray, size: int, start: int, want: int, walk: np.ndarray) -> tuple[int, int]:
     """Fill the lanes of groups of run tables in order, one walk a run; ``(status, bits spent)``.
 
     Parameters
     ----------
-    buf : uint8 array
+    buf : bytearray
         The lanes: ``size`` bytes, zeros on entry, where each group's lanes
         are written to its mask's bits (lane i at bit i % 8 of byte i // 8);
         then each group's mask (``size`` bytes); then from bit ``start`` the
@@ -144,8 +146,10 @@ def walk_runs(buf: np.ndarray, size: int, start: int, want: int, walk: np.ndarra
 #: Every choice reads the same bits and gives the same lanes.
 COMPILED_WALKS = "auto"
 
-#: Runs a table draws in Python before the kernel is loaded: about 0.7 s of the Python walks (some 15,000
-#: reports of OUE at d = 1,024), about what loading numba and the cached kernel costs a process.
+#: Runs a table draws in Python before the kernel is loaded under ``"auto"``: about 0.45 s of the Python walks
+#: (some 15,000 reports of OUE at d = 1,024), what loading numba and the cached kernel costs a process (0.45 s
+#: of CPU; a first compile 0.9 s): the ski-rental rule, a process never pays much more than twice the better
+#: choice, and a long run gets the kernel's speed.
 KERNEL_AFTER = 1 << 22
 
 _LOCK = threading.Lock()
@@ -201,7 +205,7 @@ def _load() -> Callable[..., tuple[int, int]] | None:
 
 def _call_empty(kernel: Callable[..., tuple[int, int]]) -> None:
     """Call ``kernel`` on no groups, with the argument types of every real call (it compiles for them once)."""
-    kernel(np.frombuffer(bytearray(3), dtype=np.uint8), 0, 0, 0, walk_layout([], []))
+    kernel(bytearray(3), 0, 0, 0, walk_layout([], []))
 
 
 def walk_layout(
