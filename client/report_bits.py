@@ -676,8 +676,8 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
     and a reader that may read ahead, every group is walked in one call of
     it, on the same bits.
     """
-    return LaneSampler([probability for _, probability in groups]).sample(
-        width, [mask for mask, _ in groups], reader
+    return _sample_lanes(
+        width, _plan_of([probability for _, probability in groups]), [mask for mask, _ in groups], reader
     )
 
 
@@ -702,24 +702,31 @@ class LaneSampler:
     __slots__ = ("_plan",)
 
     def __init__(self, probabilities: Sequence[Fraction]):
-        try:
-            ratios = tuple(
-                [(probability.numerator, probability.denominator) for probability in probabilities]
-            )
-        except AttributeError:  # not a rational number (a float, a string)
-            ratios = tuple([(Fraction(t).numerator, Fraction(t).denominator) for t in probabilities])
-        self._plan = _lane_plan(ratios)
+        self._plan = _plan_of(probabilities)
 
     def sample(self, width: int, masks: Sequence[int], reader: BitReader | None = None) -> int:
         """:func:`sample_lanes` of ``width`` lanes, group g the lanes of ``masks[g]`` (the same bits and lanes)."""
-        reader = reader or csprng_bits()
-        plan = self._plan
-        with reader.lock:
-            if reader._chunk > 1 and plan.tables:
-                kernel = report_bits_kernel.compiled_walk(plan.tables)
-                if kernel is not None:
-                    return _compiled_lanes(kernel, width, plan, masks, reader)
-            return _python_lanes(plan, masks, reader)
+        return _sample_lanes(width, self._plan, masks, reader)
+
+
+def _plan_of(probabilities: Sequence[Any]) -> _LanePlan:
+    """The :class:`_LanePlan` of groups of these probabilities (each read as a Fraction)."""
+    try:
+        ratios = tuple([(probability.numerator, probability.denominator) for probability in probabilities])
+    except AttributeError:  # not a rational number (a float, a string)
+        ratios = tuple([(Fraction(t).numerator, Fraction(t).denominator) for t in probabilities])
+    return _lane_plan(ratios)
+
+
+def _sample_lanes(width: int, plan: _LanePlan, masks: Sequence[int], reader: BitReader | None) -> int:
+    """:func:`sample_lanes` by ``plan``: the compiled walk when it is loaded and the reader may read ahead."""
+    reader = reader or csprng_bits()
+    with reader.lock:
+        if reader._chunk > 1 and plan.tables:
+            kernel = report_bits_kernel.compiled_walk(plan.tables)
+            if kernel is not None:
+                return _compiled_lanes(kernel, width, plan, masks, reader)
+        return _python_lanes(plan, masks, reader)
 
 
 def _python_lanes(plan: _LanePlan, masks: Sequence[int], reader: BitReader) -> int:
