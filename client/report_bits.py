@@ -504,7 +504,7 @@ def coin_ratio(numerator: int, denominator: int, reader: BitReader | None = None
 
     For a probability made per report (a rounding fraction over 2^53): no
     :class:`~fractions.Fraction` is built. The reader's bits are read in
-    place (the walk reads about two).
+    place, its state in local variables (the walk reads about two).
     """
     num, den = numerator, denominator
     if not 0 <= num <= den or den <= 0:
@@ -513,19 +513,26 @@ def coin_ratio(numerator: int, denominator: int, reader: BitReader | None = None
         return num == den
     reader = reader or csprng_bits()
     with reader.lock:
+        bits, left, spent = reader._bits, reader._left, 0
         while True:
             num *= 2
             digit = num >= den
             if digit:
                 num -= den
-            if not reader._left:
+            if not left:
+                reader._left, reader.bits_read, spent = 0, reader.bits_read + spent, 0
                 reader._refill()
-            reader._left -= 1
-            reader.bits_read += 1
-            if not (reader._bits >> reader._left) & 1:
-                return digit
+                bits, left = reader._bits, reader._left
+            left -= 1
+            spent += 1
+            if not (bits >> left) & 1:
+                break
             if num == 0:  # t's last digit was 1, and the bit 1 took 1 − t's leaf
-                return False
+                digit = False
+                break
+        reader._left = left
+        reader.bits_read += spent
+        return digit
 
 
 class _Piece(str):
