@@ -10,8 +10,10 @@ Importing this module does not import numba: the fast tests run
 :func:`walk_runs` as plain Python. :func:`compiled_walk` compiles it with
 numba (the optional extra ``ldp-telemetry[fast]``), cached on disk
 (``cache=True``), when :data:`COMPILED_WALKS` asks for it: by default once
-a run table has drawn :data:`KERNEL_AFTER` runs in Python. Without numba
-(or without a writable cache) the Python walks serve, on the same bits.
+a run table has drawn :data:`KERNEL_AFTER` runs in Python; a long-running
+process that wants the compiled speed from its first report sets it to
+``"always"`` (``benchmarks/bench_report_speed.py`` does). Without numba (or
+without a writable cache) the Python walks serve, on the same bits.
 """
 
 from __future__ import annotations
