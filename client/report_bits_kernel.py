@@ -18,6 +18,7 @@ without a writable cache) the Python walks serve, on the same bits.
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -155,6 +156,14 @@ COMPILED_WALKS = "auto"
 KERNEL_AFTER = 1 << 22
 
 _LOCK = threading.Lock()
+
+
+def _new_lock() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()  # another thread of the parent may have held it (loading the kernel) at the fork
+
+
+os.register_at_fork(after_in_child=_new_lock)
 _KERNEL: list[
     Callable[..., tuple[int, int]] | None
 ] = []  # the compiled walk once loaded, None if it cannot be

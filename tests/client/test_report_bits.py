@@ -647,3 +647,40 @@ def test_without_numba_the_lanes_are_walked_in_python(monkeypatch):
     assert report_bits_kernel.compiled_walk([run_table(Fraction(1, 3))]) is None
     assert report_bits_kernel._KERNEL == [None]
     _lanes_and_bits_as_plain_walks("rappor", 64, False, reports=2)
+
+
+def test_a_numba_without_a_writable_cache_warns_and_the_python_walks_serve(monkeypatch):
+    """numba present but unable to cache (a read-only install and HOME): one warning naming the fix, then Python."""
+    import sys
+    import types
+
+    from ldp.client import report_bits_kernel
+    from ldp.errors import LDPWarning
+
+    def njit(**options):
+        raise RuntimeError("cannot cache function 'walk_runs': no locator available")
+
+    monkeypatch.setitem(sys.modules, "numba", types.SimpleNamespace(njit=njit))
+    monkeypatch.setattr(report_bits_kernel, "_KERNEL", [])
+    monkeypatch.setattr(report_bits_kernel, "_WHY", [])
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "always")
+    with pytest.warns(LDPWarning, match="NUMBA_CACHE_DIR"):
+        assert report_bits_kernel.compiled_walk([run_table(Fraction(1, 3))]) is None
+    assert "no locator" in report_bits_kernel._WHY[0]
+    _lanes_and_bits_as_plain_walks("oue", 64, False, reports=2)
+
+
+@pytest.mark.slow
+def test_the_default_policy_loads_the_kernel_once_a_table_is_busy(monkeypatch):
+    """``auto``: nothing loaded below KERNEL_AFTER runs of a table; the compiled walk from then on."""
+    pytest.importorskip("numba")
+    from ldp.client import report_bits_kernel
+
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "auto")
+    monkeypatch.setattr(report_bits_kernel, "_KERNEL", [])
+    table = run_table.__wrapped__(Fraction(1, 3))
+    table.runs_drawn = report_bits_kernel.KERNEL_AFTER - 1
+    assert report_bits_kernel.compiled_walk([table]) is None and report_bits_kernel._KERNEL == []
+    table.runs_drawn += 1
+    kernel = report_bits_kernel.compiled_walk([table])
+    assert kernel is not None and report_bits_kernel.compiled_walk([run_table(Fraction(1, 5))]) is kernel
