@@ -1,14 +1,18 @@
 """Single-report encoders (``encoder.encode(value)``, the device's path): this checkout against an older one.
 
-Each round runs one subprocess per checkout, in alternating order (old
-first in odd rounds, new first in even ones), and each subprocess encodes
-``--reports`` values one report at a time with :func:`ldp.client.make_encoder`
-for every registered mechanism (or ``--only``; the specs of ``bench_entropy.py``: d = 1,024, ε = 1),
-after one warm pass (tables built), ``--repeat`` times; it reports the CPU
-seconds (``time.process_time``: other work on a shared machine moves the
-wall clock more) of the median pass. The table gives the median over the
-rounds of reports/s for each checkout and their ratio, with the load
-average before and after.
+Each round runs one subprocess per side, in a rotating order (the old
+checkout; this one with the compiled run walk, numba warm; this one on its
+pure-Python path), and each subprocess encodes ``--reports`` values one
+report at a time with :func:`ldp.client.make_encoder` for every registered
+mechanism (or ``--only``; the specs of ``bench_entropy.py``: d = 1,024, ε = 1), after one warm pass
+(tables built; on the compiled side the kernel loaded, from numba's disk
+cache, by ``report_bits_kernel.COMPILED_WALKS = "always"``; on the Python
+side ``"never"``), ``--repeat`` times; it reports the CPU seconds
+(``time.process_time``: other work on a shared machine moves the wall clock
+more) of the median pass. The table gives the median over the rounds of
+reports/s for each side and the ratios to the old checkout, with the load
+average before and after. An old checkout without the compiled walk runs
+as it is.
 
 The older checkout needs its own environment, where ``import ldp`` is that
 checkout (an editable install in a second virtual environment)::
@@ -40,7 +44,12 @@ from bench_entropy import build_spec
 from ldp.client import make_encoder
 from ldp.registry import declarations
 
-names, reports, repeat = sys.argv[1].split(","), int(sys.argv[2]), int(sys.argv[3])
+names, reports, repeat, walks = sys.argv[1].split(","), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+try:
+    from ldp.client import report_bits_kernel
+    report_bits_kernel.COMPILED_WALKS = walks
+except ImportError:  # an older checkout
+    pass
 
 def inputs(spec, n):
     if spec.report_kind == "numeric":
@@ -72,10 +81,15 @@ print(json.dumps(out))
 """
 
 
-def measure(python: str, root: Path, names: list[str], reports: int, repeat: int) -> dict[str, float]:
-    """CPU seconds of one pass of ``reports`` reports per mechanism, by ``python`` in the checkout ``root``."""
+def measure(
+    python: str, root: Path, names: list[str], reports: int, repeat: int, walks: str
+) -> dict[str, float]:
+    """CPU seconds of one pass of ``reports`` reports per mechanism, by ``python`` in the checkout ``root``.
+
+    ``walks``: ``report_bits_kernel.COMPILED_WALKS`` in the subprocess (when the checkout has it).
+    """
     done = subprocess.run(
-        [python, "-c", _MEASURE, ",".join(names), str(reports), str(repeat)],
+        [python, "-c", _MEASURE, ",".join(names), str(reports), str(repeat), walks],
         cwd=root,
         capture_output=True,
         text=True,
@@ -92,29 +106,37 @@ def main() -> None:
     )
     parser.add_argument("--reports", type=int, default=1_000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=4, help="old/new pairs, in alternating order")
+    parser.add_argument("--rounds", type=int, default=4, help="rounds of one run a side, in a rotating order")
     parser.add_argument("--only", default="", help="comma-separated mechanism names")
     args = parser.parse_args()
     names = [name for name in args.only.split(",") if name] or [decl.name for decl in declarations()]
     new_root = Path(__file__).resolve().parent.parent
-    sides = {"old": (args.old_python, args.old_root), "new": (sys.executable, new_root)}
+    sides = {
+        "old": (args.old_python, args.old_root, "auto"),
+        "new": (sys.executable, new_root, "always"),
+        "python": (sys.executable, new_root, "never"),
+    }
+    order = list(sides)
     load_before = os.getloadavg()
-    runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    runs: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
     for round_ in range(args.rounds):
-        for side in ("old", "new") if round_ % 2 == 0 else ("new", "old"):
-            python, root = sides[side]
-            runs[side].append(measure(python, root, names, args.reports, args.repeat))
+        for side in order[round_ % 3 :] + order[: round_ % 3]:
+            python, root, walks = sides[side]
+            runs[side].append(measure(python, root, names, args.reports, args.repeat, walks))
     load_after = os.getloadavg()
     print(
         f"single-report encoders, d = 1,024, eps = 1: {args.reports} reports x median of {args.repeat} passes, "
-        f"CPU time; medians of {args.rounds} alternating rounds; load {load_before[0]:.1f} -> {load_after[0]:.1f}"
+        f"CPU time; medians of {args.rounds} rounds in rotating order; load {load_before[0]:.1f} -> "
+        f"{load_after[0]:.1f}; new: the compiled run walk loaded in the warm pass (COMPILED_WALKS = 'always'), "
+        "python: the same checkout without it ('never')"
     )
-    print("| mechanism | old reports/s | new reports/s | new ÷ old |")
-    print("|---|---|---|---|")
+    print("| mechanism | old reports/s | new reports/s | new ÷ old | python reports/s | python ÷ old |")
+    print("|---|---|---|---|---|---|")
     for name in names:
-        old = statistics.median(args.reports / run[name] for run in runs["old"] if name in run)
-        new = statistics.median(args.reports / run[name] for run in runs["new"] if name in run)
-        print(f"| {name} | {old:,.0f} | {new:,.0f} | {new / old:.2f} |")
+        old, new, python = (
+            statistics.median(args.reports / run[name] for run in runs[side] if name in run) for side in sides
+        )
+        print(f"| {name} | {old:,.0f} | {new:,.0f} | {new / old:.2f} | {python:,.0f} | {python / old:.2f} |")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from functools import lru_cache
 from math import lcm
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from ldp.client.report_bits import KnuthYao, draw, sample_lanes, uniform
+from ldp.client.report_bits import KnuthYao, LaneSampler, draw, uniform
 from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded
 from ldp.client.state import ClientState
 from ldp.errors import ParameterError
@@ -177,8 +177,7 @@ class UnaryEncoder:
         self._fingerprint = spec.fingerprint
         self._width = spec.domain_size
         self._full = (1 << self._width) - 1
-        self._p = spec.p
-        self._q = spec.q
+        self._lanes = LaneSampler((spec.p, spec.q))
 
     def encode(self, value: Any) -> Report:
         return Report(spec=self._fingerprint, bits=self.perturb(self.spec.index_of(value)))
@@ -190,7 +189,7 @@ class UnaryEncoder:
         fake data (:mod:`ldp.specs.multiattr`).
         """
         one_hot = 0 if index is None else 1 << index
-        lanes = sample_lanes(self._width, ((one_hot, self._p), (self._full ^ one_hot, self._q)))
+        lanes = self._lanes.sample(self._width, (one_hot, self._full ^ one_hot))
         return lanes_to_packed(lanes, self._width)
 
 
@@ -275,8 +274,7 @@ class RapporEncoder:
         # exact binary expansions of the four probabilities, computed once
         self._prr_one = expansion(1 - spec.f / 2)
         self._prr_zero = expansion(spec.f / 2)
-        self._irr_one = spec.q
-        self._irr_zero = spec.p
+        self._irr = LaneSampler((spec.q, spec.p))  # the IRR: P[S=1] = q where B' = 1, p where B' = 0
 
     def permanent_bits(self, value: Any) -> int:
         """B', the memoized PRR of ``value`` as lanes (bit i = Bloom bit i)."""
@@ -293,7 +291,7 @@ class RapporEncoder:
 
     def encode(self, value: Any) -> Report:
         prr = self.permanent_bits(value)
-        irr = sample_lanes(self._width, ((prr, self._irr_one), (self._full ^ prr, self._irr_zero)))
+        irr = self._irr.sample(self._width, (prr, self._full ^ prr))
         return Report(
             spec=self.spec.fingerprint, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width)
         )

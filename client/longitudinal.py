@@ -34,7 +34,7 @@ from ldp.batch import ReportBatch
 from ldp.client.batch import one_hot_bits, randomized_response_batch, value_indices
 from ldp.client.encoders import Encoder, randomized_response_index, rr_thresholds
 from ldp.client.randomness import as_source
-from ldp.client.report_bits import sample_lanes as fresh_lanes
+from ldp.client.report_bits import LaneSampler
 from ldp.client.sampling import (
     ByteSource,
     PRFStream,
@@ -178,7 +178,7 @@ class ChainUnaryEncoder(_ChainEncoder):
         self._width = spec.domain_size
         self._full = (1 << self._width) - 1
         self._p1, self._q1 = expansion(spec.p1), expansion(spec.q1)
-        self._p2, self._q2 = spec.p2, spec.q2
+        self._round2 = LaneSampler((spec.p2, spec.q2))
 
     def memo(self, value: Any) -> int:
         """Round 1: the memoized bits of ``value`` as lanes (bit i = domain value i), from the PRF."""
@@ -188,7 +188,7 @@ class ChainUnaryEncoder(_ChainEncoder):
 
     def encode(self, value: Any) -> Report:
         memo = self.memo(value)
-        lanes = fresh_lanes(self._width, ((memo, self._p2), (self._full ^ memo, self._q2)))
+        lanes = self._round2.sample(self._width, (memo, self._full ^ memo))
         return Report(spec=self.spec.fingerprint, bits=lanes_to_packed(lanes, self._width))
 
 

@@ -36,7 +36,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ldp.client.encoders import stateless_factory
-from ldp.client.report_bits import KnuthYao, coin, coin_ratio, draw
+from ldp.client.report_bits import KnuthYao, coin_ratio, draw
 from ldp.errors import InputError, SpecError
 from ldp.numeric_math import band_inverse_cdf
 from ldp.report import Report
@@ -96,8 +96,9 @@ class NumericEncoder:
         self._span = spec.high - spec.low
         self._two_point = isinstance(spec, _TwoPoint)
         if isinstance(spec, _TwoPoint):
-            p = spec.p
-            self._p = p
+            # the coins' probabilities as coin_ratio's two integers: coin(p)'s walk, no Fraction read a report
+            p = Fraction(spec.p)
+            self._p = (p.numerator, p.denominator)
             out = spec.support.tolist()
             self._out = (out[0], out[1])  # (−C′, +C′) or (0, 1)
             return
@@ -119,9 +120,10 @@ class NumericEncoder:
             self._rows: dict[int, KnuthYao] = {}
         self._hybrid = isinstance(spec, Hybrid)
         if isinstance(spec, Hybrid):
-            self._alpha = spec.alpha
             duchi = spec.duchi
-            self._duchi_p = duchi.p
+            alpha, duchi_p = Fraction(spec.alpha), Fraction(duchi.p)
+            self._alpha = (alpha.numerator, alpha.denominator)
+            self._duchi_p = (duchi_p.numerator, duchi_p.denominator)
             self._d_out = tuple(duchi.support.tolist())
 
     def _unit(self, value: Any) -> float:
@@ -141,12 +143,12 @@ class NumericEncoder:
         u = self._unit(value)
         if self._two_point:
             side = self._round(u)  # 0 → t = −1, 1 → t = +1
-            keep = coin(self._p)
+            keep = coin_ratio(*self._p)
             return self._out[side if keep else 1 - side]
         i = self._round(u * self._K)
-        if self._hybrid and not coin(self._alpha):  # Duchi part, input t_i
+        if self._hybrid and not coin_ratio(*self._alpha):  # Duchi part, input t_i
             side = 1 if coin_ratio(i, self._K) else 0
-            keep = coin(self._duchi_p)
+            keep = coin_ratio(*self._duchi_p)
             return self._d_out[side if keep else 1 - side]
         if self._shift:
             cell, _ = draw(self._cells)

@@ -26,7 +26,7 @@ from ldp.client.batch import one_hot_bits, value_indices
 from ldp.client.bits import coins, sampler_for, uniforms
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import RandomSource, as_source
-from ldp.client.report_bits import coin, sample_lanes, uniform
+from ldp.client.report_bits import LaneSampler, coin, uniform
 from ldp.client.sampling import lanes_to_packed
 from ldp.report import Report
 from ldp.specs.ranges import RangeHaar, RangeHierarchy
@@ -62,8 +62,7 @@ class HierarchyEncoder:
     def __init__(self, spec: RangeHierarchy):
         self.spec = spec
         self._fingerprint = spec.fingerprint
-        self._p = spec.p
-        self._q = spec.q
+        self._lanes = LaneSampler((spec.p, spec.q))
 
     def encode(self, value: Any) -> Report:
         spec = self.spec
@@ -73,7 +72,7 @@ class HierarchyEncoder:
         node = index // spec.branching ** (spec.levels - level)
         one_hot = 1 << node
         full = (1 << width) - 1
-        lanes = sample_lanes(width, ((one_hot, self._p), (full ^ one_hot, self._q)))
+        lanes = self._lanes.sample(width, (one_hot, full ^ one_hot))
         return Report(
             spec=self._fingerprint, bits=lanes_to_packed(lanes, spec.leaves), extra=(("level", level - 1),)
         )

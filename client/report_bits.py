@@ -13,10 +13,14 @@ outcome is undecided: at most H + 2 bits for a distribution of entropy H.
 * :func:`uniform`, :func:`coin` — its one-group and two-outcome cases
   (:func:`coin_ratio` for a probability given as two integers).
 * :func:`sample_lanes` — independent coins over bit lanes, drawn as runs of
-  the likelier symbol (a run table of 256 outcomes, one walk a run). A busy
-  table's walks also form a prefix code (:class:`RunCode`) that
-  :mod:`bitarray` decodes in C, hundreds of runs a block, spending exactly
-  the walks' bits.
+  the likelier symbol (a run table of 256 outcomes, one walk a run);
+  :class:`LaneSampler` for an encoder's fixed probabilities. With numba
+  (``ldp-telemetry[fast]``) a report's walks run compiled, in one call
+  (:mod:`ldp.client.report_bits_kernel`, loaded once a table has drawn
+  :data:`~ldp.client.report_bits_kernel.KERNEL_AFTER` runs). Without it a
+  busy table's walks also form a prefix code (:class:`RunCode`) that
+  :mod:`bitarray` decodes in C, hundreds of runs a block. Every way spends
+  exactly the walks' bits.
 * :func:`uniform_subset` — a uniform k-subset: one uniform rank below
   C(n, k), unranked in the combinatorial number system.
 
@@ -62,10 +66,13 @@ import numpy as np
 from bitarray import bitarray, decodetree
 from bitarray.util import int2ba
 
+from ldp.client import report_bits_kernel
+
 __all__ = [
     "RUN_CAP",
     "BitReader",
     "KnuthYao",
+    "LaneSampler",
     "RunCode",
     "RunTable",
     "coin",
@@ -107,6 +114,11 @@ _LOOKUP_AFTER = 16
 #: ahead after which a table builds that wider lookup (4,096 entries).
 _WIDE_PEEK = 12
 _WIDE_AFTER = 1024
+
+#: Levels of a run table the compiled walk gets at first (a walk deeper than this is about 1 in 10^16).
+_KERNEL_DEPTH = 64
+#: Bits handed to the compiled walk: the lanes' mean times this, and 64 (fewer: it is called again with more).
+_KERNEL_MARGIN = 1.25
 
 
 class BitReader:
@@ -497,7 +509,7 @@ def coin_ratio(numerator: int, denominator: int, reader: BitReader | None = None
 
     For a probability made per report (a rounding fraction over 2^53): no
     :class:`~fractions.Fraction` is built. The reader's bits are read in
-    place (the walk reads about two).
+    place, its state in local variables (the walk reads about two).
     """
     num, den = numerator, denominator
     if not 0 <= num <= den or den <= 0:
@@ -506,19 +518,26 @@ def coin_ratio(numerator: int, denominator: int, reader: BitReader | None = None
         return num == den
     reader = reader or csprng_bits()
     with reader.lock:
+        bits, left, spent = reader._bits, reader._left, 0
         while True:
             num *= 2
             digit = num >= den
             if digit:
                 num -= den
-            if not reader._left:
+            if not left:
+                reader._left, reader.bits_read, spent = 0, reader.bits_read + spent, 0
                 reader._refill()
-            reader._left -= 1
-            reader.bits_read += 1
-            if not (reader._bits >> reader._left) & 1:
-                return digit
+                bits, left = reader._bits, reader._left
+            left -= 1
+            spent += 1
+            if not (bits >> left) & 1:
+                break
             if num == 0:  # t's last digit was 1, and the bit 1 took 1 − t's leaf
-                return False
+                digit = False
+                break
+        reader._left = left
+        reader.bits_read += spent
+        return digit
 
 
 class _Piece(str):
@@ -588,10 +607,11 @@ class RunCode:
 class RunTable(KnuthYao):
     """The walk over run lengths (:func:`run_table`), with its prefix code (:class:`RunCode`) once busy.
 
-    ``runs_drawn`` counts the runs drawn from this table however they were
-    drawn (walked or decoded), so the code is built at the same run whatever
-    the reader's chunk; ``lanes_per_run`` is the mean number of lanes a run
-    fills (k + 1 for k < RUN_CAP, RUN_CAP for RUN_CAP).
+    ``runs_drawn`` counts the runs drawn from this table in Python however
+    they were drawn (walked or decoded), so the code is built at the same
+    run whatever the reader's chunk (the compiled walk's runs, which need
+    no code, are not counted); ``lanes_per_run`` is the mean number of
+    lanes a run fills (k + 1 for k < RUN_CAP, RUN_CAP for RUN_CAP).
     """
 
     def __init__(self, groups: Sequence[tuple[int, Fraction]]):
@@ -664,33 +684,189 @@ def sample_lanes(width: int, groups: Sequence[tuple[int, Fraction]], reader: Bit
     passes beyond the group's last lane are not used. A group with t = 0 or
     t = 1 reads nothing. Consecutive groups of one run table (RAPPOR's t and
     1 − t) go to :func:`_rare_lanes` together: the same walks, one block.
+    With the compiled walk loaded (:mod:`ldp.client.report_bits_kernel`)
+    and a reader that may read ahead, every group is walked in one call of
+    it, on the same bits.
     """
+    return _sample_lanes(
+        width, _plan_of([probability for _, probability in groups]), [mask for mask, _ in groups], reader
+    )
+
+
+class LaneSampler:
+    """:func:`sample_lanes` for groups of fixed probabilities, their laws worked out once (an encoder's coins).
+
+    Parameters
+    ----------
+    probabilities : sequence of Fraction
+        Each group's probability (exact; a float or string is read as
+        :class:`~fractions.Fraction` reads it).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from ldp.client.report_bits import BitReader, LaneSampler
+    >>> lanes = LaneSampler([Fraction(1), Fraction(0)])
+    >>> bin(lanes.sample(6, [0b000111, 0b111000], BitReader(lambda n: bytes(n))))
+    '0b111'
+    """
+
+    __slots__ = ("_plan",)
+
+    def __init__(self, probabilities: Sequence[Fraction]):
+        self._plan = _plan_of(probabilities)
+
+    def sample(self, width: int, masks: Sequence[int], reader: BitReader | None = None) -> int:
+        """:func:`sample_lanes` of ``width`` lanes, group g the lanes of ``masks[g]`` (the same bits and lanes)."""
+        return _sample_lanes(width, self._plan, masks, reader)
+
+
+def _plan_of(probabilities: Sequence[Any]) -> _LanePlan:
+    """The :class:`_LanePlan` of groups of these probabilities (each read as a Fraction)."""
+    try:
+        ratios = tuple([(probability.numerator, probability.denominator) for probability in probabilities])
+    except AttributeError:  # not a rational number (a float, a string)
+        ratios = tuple([(Fraction(t).numerator, Fraction(t).denominator) for t in probabilities])
+    return _lane_plan(ratios)
+
+
+def _sample_lanes(width: int, plan: _LanePlan, masks: Sequence[int], reader: BitReader | None) -> int:
+    """:func:`sample_lanes` by ``plan``: the compiled walk when it is loaded and the reader may read ahead."""
     reader = reader or csprng_bits()
+    with reader.lock:
+        if reader._chunk > 1 and plan.tables:
+            kernel = report_bits_kernel.compiled_walk(plan.tables)
+            if kernel is not None:
+                return _compiled_lanes(kernel, width, plan, masks, reader)
+        return _python_lanes(plan, masks, reader)
+
+
+def _python_lanes(plan: _LanePlan, masks: Sequence[int], reader: BitReader) -> int:
+    """:func:`sample_lanes` by the Python walks (:func:`_rare_lanes`), the caller holding ``reader.lock``."""
     result = 0
     drawn: list[tuple[int, RunTable, bool]] = []
-    for mask, probability in groups:
-        if not mask:
-            continue
-        if type(probability) is not Fraction:
-            probability = Fraction(probability)
-        table, rarer_is_one = _lane_law(probability.numerator, probability.denominator)
+    for mask, (table, rarer_is_one) in zip(masks, plan.laws):
         if table is None:
             result |= mask if rarer_is_one else 0
-        else:
+        elif mask:
             drawn.append((mask, table, rarer_is_one))
-    with reader.lock:
-        start = 0
-        while start < len(drawn):
-            table = drawn[start][1]
-            end = start + 1
-            while end < len(drawn) and drawn[end][1] is table:
-                end += 1
-            same = drawn[start:end]
-            texts = _rare_lanes(table, [mask.bit_count() for mask, _, _ in same], reader)
-            for (mask, _, rarer_is_one), text in zip(same, texts):
-                rare = _lanes_of_text(text, mask)
-                result |= rare if rarer_is_one else mask ^ rare
-            start = end
+    start = 0
+    while start < len(drawn):
+        table = drawn[start][1]
+        end = start + 1
+        while end < len(drawn) and drawn[end][1] is table:
+            end += 1
+        same = drawn[start:end]
+        texts = _rare_lanes(table, [mask.bit_count() for mask, _, _ in same], reader)
+        for (mask, _, rarer_is_one), text in zip(same, texts):
+            rare = _lanes_of_text(text, mask)
+            result |= rare if rarer_is_one else mask ^ rare
+        start = end
+    return result
+
+
+class _LanePlan:
+    """How :func:`sample_lanes` draws groups of given probabilities: each group's law (:func:`_lane_law`).
+
+    ``drawn`` lists the groups with a run table, ``tables`` those tables
+    (each once), ``fixed`` the groups of probability 1. For the compiled
+    walk (built on first use, :meth:`build_walk`): ``walk``, the groups'
+    laws and their tables' first ``depth`` levels
+    (:func:`~ldp.client.report_bits_kernel.walk_layout`), and ``fits``, the
+    sizes for each width of lanes (:meth:`fit`).
+    """
+
+    def __init__(self, laws: tuple[tuple[RunTable | None, bool], ...]):
+        self.laws = laws
+        self.drawn = tuple(g for g, (table, _) in enumerate(laws) if table is not None)
+        self.fixed = tuple(g for g, (table, one) in enumerate(laws) if table is None and one)
+        self.tables: list[RunTable] = []
+        for table, _ in laws:
+            if table is not None and all(table is not known for known in self.tables):
+                self.tables.append(table)
+        self.walk: np.ndarray | None = None
+        self.depth = 0
+        self._bits_per_lane = 0.0  # the most bits a lane of any table takes on average
+        self.fits: dict[int, tuple[int, int]] = {}
+
+    def fit(self, width: int) -> tuple[int, int]:
+        """The compiled walk's sizes for lanes of ``width``: their bytes, and the bits handed over (their mean
+        with a margin); kept in ``fits``."""
+        if self.walk is None:
+            self.build_walk()
+        fit = self.fits[width] = ((width + 7) // 8, int(width * self._bits_per_lane * _KERNEL_MARGIN) + 64)
+        return fit
+
+    def build_walk(self, depth: int = 0) -> None:
+        """``walk`` with at least ``depth`` levels of each table (:data:`_KERNEL_DEPTH` at first)."""
+        depth = max(depth, _KERNEL_DEPTH)
+        tables, per_lane = [], []
+        for table in self.tables:
+            table._level(depth - 1)
+            levels = table._levels[:depth]
+            lookup = [
+                report_bits_kernel.lookup_entry(used, run, node if run < 0 else 0)
+                for used, run, node in table._lookup_table(report_bits_kernel.LOOKUP_BITS)
+            ]
+            tables.append(
+                ([level_groups for _, level_groups, _ in levels], lookup)
+            )  # each leaf a group of one
+            mean_bits = sum((j + 1) * level[0] / 2 ** (j + 1) for j, level in enumerate(levels))
+            per_lane.append(mean_bits / table.lanes_per_run)
+        laws = [
+            (next(i for i, t in enumerate(self.tables) if t is self.laws[g][0]), int(self.laws[g][1]))
+            for g in self.drawn
+        ]
+        self.walk, self.depth = report_bits_kernel.walk_layout(laws, tables), depth
+        self._bits_per_lane = max(per_lane)
+
+
+@lru_cache(maxsize=256)
+def _lane_plan(ratios: tuple[tuple[int, int], ...]) -> _LanePlan:
+    return _LanePlan(tuple(_lane_law(numerator, denominator) for numerator, denominator in ratios))
+
+
+def _compiled_lanes(
+    kernel: Callable[..., tuple[int, int]],
+    width: int,
+    plan: _LanePlan,
+    masks: Sequence[int],
+    reader: BitReader,
+) -> int:
+    """:func:`sample_lanes` by the compiled walk, in one call; the caller holds ``reader.lock``.
+
+    The kernel gets the reader's next bits (read ahead as needed), enough
+    for the lanes with a margin, and walks them as :func:`_walk_runs` does,
+    group after group; the reader then spends exactly the bits its runs
+    took. Too few bits or a walk past the levels given: it spent nothing,
+    and is called again with twice as many bits or levels.
+    """
+    fit = plan.fits.get(width) or plan.fit(width)
+    size, want = fit
+    if len(plan.drawn) == len(masks):
+        lanes = b"".join([mask.to_bytes(size, "little") for mask in masks])
+    else:
+        lanes = b"".join([masks[g].to_bytes(size, "little") for g in plan.drawn])
+    while True:
+        held = 8 * ((want + 31) // 8)  # want bits, then at least 24 the kernel may look at but not use
+        if reader._left < held:
+            reader._refill(held)
+        data = bytearray(size)  # the lanes, then the masks and the bits
+        data += lanes
+        data += ((reader._bits >> (reader._left - held)) & ((1 << held) - 1)).to_bytes(held >> 3, "big")
+        status, spent = kernel(data, size, 8 * (size + len(lanes)), want, plan.walk)
+        if status == report_bits_kernel.DONE:
+            break
+        if status == report_bits_kernel.SHORT:
+            want *= 2
+        else:
+            plan.build_walk(2 * plan.depth)
+    spent = int(spent)  # a NumPy integer from the uncompiled kernel (tests)
+    reader._left -= spent
+    reader.bits_read += spent
+    result = int.from_bytes(data[:size], "little")
+    for g in plan.fixed:
+        result |= masks[g]
     return result
 
 

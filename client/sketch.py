@@ -30,7 +30,7 @@ from ldp.client.batch import factorize_values, one_hot_bits
 from ldp.client.bits import coins, sampler_for, uniforms
 from ldp.client.encoders import stateless_factory
 from ldp.client.randomness import as_source
-from ldp.client.report_bits import coin, sample_lanes, uniform
+from ldp.client.report_bits import LaneSampler, coin, uniform
 from ldp.client.sampling import lanes_to_packed
 from ldp.errors import InputError
 from ldp.report import Report
@@ -71,13 +71,12 @@ class CMSEncoder:
         self._fingerprint = spec.fingerprint
         self._width = spec.m
         self._full = (1 << spec.m) - 1
-        self._p = spec.p
-        self._q = spec.q
+        self._lanes = LaneSampler((spec.p, spec.q))
 
     def encode(self, value: Any) -> Report:
         row = uniform(self.spec.k)
         one_hot = 1 << self.spec.position(_check_value(value), row)
-        lanes = sample_lanes(self._width, ((one_hot, self._p), (self._full ^ one_hot, self._q)))
+        lanes = self._lanes.sample(self._width, (one_hot, self._full ^ one_hot))
         return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width), extra=(("row", row),))
 
 

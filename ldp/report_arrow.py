@@ -213,9 +213,9 @@ def _decode_base64(chars: np.ndarray, num_bytes: int) -> tuple[np.ndarray, np.nd
     out = np.empty((n, num_bytes), dtype=np.uint8)
     head = np.ascontiguousarray(chars[:, : 4 * full])
     try:
-        out[:, : 3 * full] = np.frombuffer(binascii.a2b_base64(head, strict_mode=True), np.uint8).reshape(
-            n, 3 * full
-        )
+        out[:, : 3 * full] = np.frombuffer(
+            binascii.a2b_base64(head.data, strict_mode=True), np.uint8
+        ).reshape(n, 3 * full)
         ok = np.ones(n, dtype=bool)
     except binascii.Error:  # a character outside the alphabet somewhere: find the rows
         ok = _decode_groups(head, out, full)

@@ -43,13 +43,16 @@ def _no_numba_compile_in_the_fast_set(request, monkeypatch):
     That backend gives the same reports as the compiled one. The secure batch path compiles its numba kernel on
     first use above ``NUMBA_THRESHOLD`` reports (seconds of JIT work); the fast set must not pay that, but it
     must still cover the sampler the kernel runs (``SECURE_BATCH = "always"``). The slow set runs the
-    default policy and the kernel (tests/client/test_onehot.py).
+    default policy and the kernel (tests/client/test_onehot.py). Likewise the single-report lanes are walked
+    in Python (``report_bits_kernel.COMPILED_WALKS = "never"``): a test that makes a run table busy must not
+    load numba; tests/client/test_report_bits.py runs the kernel's code uncompiled, and compiled in the slow set.
     """
     if "slow" not in request.keywords:
-        from ldp.client import onehot
+        from ldp.client import onehot, report_bits_kernel
 
         monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 1 << 62)
         monkeypatch.setattr(onehot, "SECURE_BATCH", "always")
+        monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "never")
 
 
 def pytest_ignore_collect(collection_path, config):

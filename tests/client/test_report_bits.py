@@ -534,6 +534,158 @@ def test_runs_drawn_counts_every_run_whatever_the_chunk():
     assert counted[0][0] > report_bits._CODE_AFTER + 3 * 1023 * float(_OUE_Q) / 2
 
 
+def _lanes_and_bits_as_plain_walks(case: str, chunk: int, escapes: bool, reports: int = 12) -> None:
+    """``reports`` reports of a lane case back to back on one reader: the plain walks' lanes and bits, each."""
+    width, groups = _LANE_CASES[case]
+    n = reports * (2 * width // 8 + 64)
+    data = (
+        _escape_prone(n, case.encode())
+        if escapes
+        else PRFStream(b"test-report-bits-kernel", case.encode())(n)
+    )
+    plain = _Bits(tuple((byte >> (7 - i)) & 1 for byte in data for i in range(8)))
+    reader = BitReader(_Stream(data), chunk)
+    for _ in range(reports):
+        expected, _ = _plain_lanes(width, groups, plain)
+        assert sample_lanes(width, groups, reader) == expected
+        assert reader.bits_read == plain.bits_read
+
+
+@pytest.fixture
+def uncompiled_kernel(monkeypatch):
+    """The compiled walk's code run as Python (no numba), recording each call's status."""
+    from ldp.client import report_bits_kernel
+
+    statuses: list[int] = []
+
+    def walk(*args):
+        status, spent = report_bits_kernel.walk_runs(*args)
+        statuses.append(status)
+        return status, spent
+
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "always")
+    monkeypatch.setattr(report_bits_kernel, "_KERNEL", [walk])
+    report_bits._lane_plan.cache_clear()  # plans hold their tables' arrays: made again with the test's settings
+    yield statuses
+    report_bits._lane_plan.cache_clear()
+
+
+@pytest.mark.parametrize("chunk", [2, 64, 256])
+@pytest.mark.parametrize("case", list(_LANE_CASES))
+@pytest.mark.parametrize("escapes", [False, True])
+def test_the_kernel_reads_the_plain_walks_bits(uncompiled_kernel, case, chunk, escapes):
+    """sample_lanes by the compiled walk's code (uncompiled here): the lanes and bits of the plain walks.
+
+    Twelve reports back to back on one reader that may read ahead: the bits
+    one report leaves (given back to the reader) serve the next. With
+    ``escapes``, walks past the 12-bit lookup go on level by level.
+    """
+    _lanes_and_bits_as_plain_walks(case, chunk, escapes)
+    assert uncompiled_kernel.count(0) == 12  # every report by the kernel (DONE once each)
+
+
+def test_the_kernel_asks_for_more_bits_and_levels_and_spends_nothing_before(monkeypatch, uncompiled_kernel):
+    """Too few bits handed over (a margin of 1 %) or too few levels (13): called again, the same lanes and bits."""
+    from ldp.client import report_bits_kernel
+
+    monkeypatch.setattr(report_bits, "_KERNEL_MARGIN", 0.01)
+    monkeypatch.setattr(report_bits, "_KERNEL_DEPTH", 13)
+    for case in ("oue", "rappor", "capped runs"):
+        _lanes_and_bits_as_plain_walks(case, 64, True, reports=4)
+    assert {report_bits_kernel.SHORT, report_bits_kernel.TOO_DEEP, report_bits_kernel.DONE} == set(
+        uncompiled_kernel
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", [2, 64, 256])
+def test_the_compiled_kernel_reads_the_plain_walks_bits(monkeypatch, chunk):
+    """The numba-compiled walk (loaded as the default policy would): every lane case, the plain walks' lanes and bits."""
+    pytest.importorskip("numba")
+    from ldp.client import report_bits_kernel
+
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "always")
+    monkeypatch.setattr(report_bits_kernel, "_KERNEL", [])
+    report_bits._lane_plan.cache_clear()
+    try:
+        for case in _LANE_CASES:
+            for escapes in (False, True):
+                _lanes_and_bits_as_plain_walks(case, chunk, escapes, reports=50)
+        assert report_bits_kernel._KERNEL[0] is not None
+    finally:
+        report_bits._lane_plan.cache_clear()
+
+
+def test_the_kernel_is_loaded_only_under_its_policy(monkeypatch):
+    """``never`` and ``auto`` below KERNEL_AFTER keep the Python walks without loading numba; a bad policy is refused."""
+    from ldp.client import report_bits_kernel
+    from ldp.errors import ParameterError
+
+    monkeypatch.setattr(report_bits_kernel, "_KERNEL", [])
+    table = run_table.__wrapped__(Fraction(1, 3))
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "never")
+    table.runs_drawn = 1 << 40
+    assert report_bits_kernel.compiled_walk([table]) is None
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "auto")
+    table.runs_drawn = report_bits_kernel.KERNEL_AFTER - 1
+    assert report_bits_kernel.compiled_walk([table]) is None
+    assert report_bits_kernel._KERNEL == []
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "sometimes")
+    with pytest.raises(ParameterError, match="COMPILED_WALKS"):
+        report_bits_kernel.compiled_walk([table])
+
+
+def test_without_numba_the_lanes_are_walked_in_python(monkeypatch):
+    """numba missing: the policy's first wish to load it gives None, remembered, and the Python walks serve."""
+    import sys
+
+    from ldp.client import report_bits_kernel
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    monkeypatch.setattr(report_bits_kernel, "_KERNEL", [])
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "always")
+    assert report_bits_kernel.compiled_walk([run_table(Fraction(1, 3))]) is None
+    assert report_bits_kernel._KERNEL == [None]
+    _lanes_and_bits_as_plain_walks("rappor", 64, False, reports=2)
+
+
+def test_a_numba_without_a_writable_cache_warns_and_the_python_walks_serve(monkeypatch):
+    """numba present but unable to cache (a read-only install and HOME): one warning naming the fix, then Python."""
+    import sys
+    import types
+
+    from ldp.client import report_bits_kernel
+    from ldp.errors import LDPWarning
+
+    def njit(**options):
+        raise RuntimeError("cannot cache function 'walk_runs': no locator available")
+
+    monkeypatch.setitem(sys.modules, "numba", types.SimpleNamespace(njit=njit))
+    monkeypatch.setattr(report_bits_kernel, "_KERNEL", [])
+    monkeypatch.setattr(report_bits_kernel, "_WHY", [])
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "always")
+    with pytest.warns(LDPWarning, match="NUMBA_CACHE_DIR"):
+        assert report_bits_kernel.compiled_walk([run_table(Fraction(1, 3))]) is None
+    assert "no locator" in report_bits_kernel._WHY[0]
+    _lanes_and_bits_as_plain_walks("oue", 64, False, reports=2)
+
+
+@pytest.mark.slow
+def test_the_default_policy_loads_the_kernel_once_a_table_is_busy(monkeypatch):
+    """``auto``: nothing loaded below KERNEL_AFTER runs of a table; the compiled walk from then on."""
+    pytest.importorskip("numba")
+    from ldp.client import report_bits_kernel
+
+    monkeypatch.setattr(report_bits_kernel, "COMPILED_WALKS", "auto")
+    monkeypatch.setattr(report_bits_kernel, "_KERNEL", [])
+    table = run_table.__wrapped__(Fraction(1, 3))
+    table.runs_drawn = report_bits_kernel.KERNEL_AFTER - 1
+    assert report_bits_kernel.compiled_walk([table]) is None and report_bits_kernel._KERNEL == []
+    table.runs_drawn += 1
+    kernel = report_bits_kernel.compiled_walk([table])
+    assert kernel is not None and report_bits_kernel.compiled_walk([run_table(Fraction(1, 5))]) is kernel
+
+
 @pytest.mark.parametrize(
     "table",
     [
