@@ -254,6 +254,41 @@ class _Digits:
 #: A level of the walk's tree: its leaf count, the groups with a leaf there, where each group's leaves start.
 _Level = tuple[int, tuple[int, ...], tuple[int, ...]]
 
+#: Groups from which a table sharing one denominator works out its levels with NumPy (a numeric table's
+#: thousands of outcomes: a level one outcome at a time took milliseconds, once per new depth a walk reached).
+_ARRAY_LEVELS_FROM = 64
+
+
+class _DigitPlanes:
+    """The walk's levels of many groups whose probabilities share one denominator below 2^62, level by level.
+
+    The same digits as a :class:`_Digits` per group (rest ← 2·rest; the
+    digit is rest ≥ den, which then leaves rest − den), all groups at once.
+    """
+
+    def __init__(self, groups: Sequence[tuple[int, int]], numerators: Sequence[int], denominator: int):
+        self._index = np.array([index for index, _ in groups], dtype=np.int64)
+        self._count = np.array([count for _, count in groups], dtype=np.int64)
+        self._rest = np.array(numerators, dtype=np.int64)
+        self._den = denominator
+
+    @staticmethod
+    def serves(groups: Sequence[tuple[int, int]], dens: set[int]) -> bool:
+        """Whether ``groups`` (index, count) with denominators ``dens`` fit: many, one denominator, int64 sums."""
+        if len(groups) < _ARRAY_LEVELS_FROM or len(dens) != 1 or next(iter(dens)) >= 1 << 62:
+            return False
+        return sum(count for _, count in groups) < 1 << 62
+
+    def next_level(self) -> _Level:
+        rest = self._rest
+        rest <<= 1
+        leaf = rest >= self._den
+        rest[leaf] -= self._den
+        counts = self._count[leaf]
+        ends = np.cumsum(counts)
+        total = int(ends[-1]) if ends.size else 0
+        return total, tuple(self._index[leaf].tolist()), tuple((ends - counts).tolist())
+
 
 class KnuthYao:
     """A discrete distribution drawn by the Knuth–Yao walk, reading a bit only while undecided.
@@ -321,7 +356,13 @@ class KnuthYao:
         self.certain = (live[0][0], 0) if len(live) == 1 and live[0][1] == 1 else None
         self._groups = [(index, count) for index, count, _, _ in live]
         # every walked probability is below 1: an outcome of probability 1 is the only one (certain)
-        self._digits = [_Digits(num, den) for _, _, num, den in live if num < den]
+        walked = [(num, den) for _, _, num, den in live if num < den]
+        self._planes: _DigitPlanes | None = None
+        self._digits: list[_Digits] = []
+        if len(walked) == len(live) and _DigitPlanes.serves(self._groups, {den for _, den in walked}):
+            self._planes = _DigitPlanes(self._groups, [num for num, _ in walked], walked[0][1])
+        else:
+            self._digits = [_Digits(num, den) for num, den in walked]
         self._levels: list[_Level] = []
         self._grow = threading.Lock()
         self._grow_pid = os.getpid()
@@ -338,6 +379,9 @@ class KnuthYao:
             self._grow, self._grow_pid = threading.Lock(), os.getpid()
         with self._grow:
             while len(self._levels) <= depth:
+                if self._planes is not None:
+                    self._levels.append(self._planes.next_level())
+                    continue
                 groups, starts, total = [], [], 0
                 for (index, count), digits in zip(self._groups, self._digits):
                     if digits.next():

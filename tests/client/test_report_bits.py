@@ -704,3 +704,21 @@ def test_leading_levels_without_a_leaf_taken_at_once_read_the_walks_bits(table):
     for chunk in (2, 64, 256):
         reader = BitReader(_Stream(data), chunk)
         assert [(table.sample(reader), reader.bits_read) for _ in range(30)] == expected, chunk
+
+
+def test_a_many_outcome_tables_levels_worked_out_with_numpy_are_the_digit_by_digit_levels(monkeypatch):
+    """A table of thousands of outcomes sharing one denominator (a numeric row) builds its levels with NumPy:
+    the same leaves at every level as one rational's digits at a time, and the same walks."""
+    rng = random.Random(7)
+    total = (1 << 40) - 88
+    weights = [total // 2, total // 8] + [rng.randrange(1, 1 << 27) for _ in range(3000)]  # some digits end
+    weights.append(total - sum(weights))
+    fast = KnuthYao.from_weights(weights, total)
+    monkeypatch.setattr(report_bits, "_ARRAY_LEVELS_FROM", 1 << 62)
+    plain = KnuthYao.from_weights(weights, total)
+    assert fast._planes is not None and plain._planes is None
+    assert [fast._level(depth) for depth in range(70)] == [plain._level(depth) for depth in range(70)]
+    data = PRFStream(b"test-report-bits-planes")(20_000)
+    readers = BitReader(_Stream(data), 64), BitReader(_Stream(data), 64)
+    assert [fast.sample(readers[0]) for _ in range(2000)] == [plain.sample(readers[1]) for _ in range(2000)]
+    assert readers[0].bits_read == readers[1].bits_read
