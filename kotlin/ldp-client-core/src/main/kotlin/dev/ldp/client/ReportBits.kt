@@ -38,7 +38,7 @@ public class BitReader(private val source: ByteSource, private val chunk: Int) {
     }
 
     /** The next `count` ≤ 32 bits as one integer, the first the most significant (what `count` calls of [bit] serve). */
-    internal fun bits(count: Int): Long {
+    public fun bits(count: Int): Long {
         var out = 0L
         var need = count
         while (need > 0) {
@@ -314,7 +314,7 @@ public object ReportBits {
 
     /** The table of `key`, made once (at most 1,024 kept: past that the cache starts afresh). */
     @Suppress("UNCHECKED_CAST")
-    internal fun <T : Any> cached(key: Any, make: () -> T): T {
+    private fun <T : Any> cached(key: Any, make: () -> T): T {
         tables[key]?.let { return it as T }
         if (tables.size >= 1024) tables.clear()
         val made = make()
@@ -444,16 +444,26 @@ public object ReportBits {
             }
             return members
         }
-        // large: on 32-bit limbs, decided in logarithms ([ColexUnranking])
-        return ColexUnranking.unrank(ColexUnranking.limbs(rank, n), n, k)
+        // large: the same steps in BigInteger arithmetic (the SS encoder's are faster: SubsetUnranking in ldp-client-frequency)
+        var r = rank
+        var binom = if (k > 0) binomial(c, k) else BigInteger.ZERO
+        for (i in k downTo 1) {
+            while (binom > r) {
+                binom = binom * BigInteger.valueOf((c - i).toLong()) / BigInteger.valueOf(c.toLong())
+                c--
+            }
+            members[i - 1] = c
+            r -= binom
+            binom = if (c != 0) binom * BigInteger.valueOf(i.toLong()) / BigInteger.valueOf(c.toLong()) else BigInteger.ZERO
+            c--
+        }
+        return members
     }
 
     /** A uniform k-subset of [0, n), increasing: one uniform rank below C(n, k) (one walk), unranked. */
     @JvmStatic
     public fun uniformSubset(n: Int, k: Int, reader: BitReader): IntArray {
         if (k < 0 || k > n) fail("cannot choose $k of $n")
-        val total = binomial(n, k)
-        if (total.bitLength() <= 62) return unrankSubset(uniform(total, reader), n, k)
-        return ColexUnranking.unrank(synchronized(reader) { ColexUnranking.uniform(total, n, k, reader) }, n, k)
+        return unrankSubset(uniform(binomial(n, k), reader), n, k)
     }
 }

@@ -1,10 +1,13 @@
-package dev.ldp.client
+package dev.ldp.client.mechanisms
 
+import dev.ldp.client.BitReader
+import dev.ldp.client.ReportBits
 import java.math.BigInteger
+import java.util.concurrent.ConcurrentHashMap
 
 /**
- * The large path of [ReportBits.unrankSubset] and [ReportBits.uniformSubset] (ranks from 2^62): the steps of
- * the `bits` spec (at level i, c stepped down while C(c, i) > rank; at a member, rank −= C(c, i)) on 32-bit
+ * [ReportBits.uniformSubset] and [ReportBits.unrankSubset] for subset selection, faster from ranks of 2^62:
+ * the same bits read and the same subsets (the tests compare them). The steps of the `bits` spec (at level i, c stepped down while C(c, i) > rank; at a member, rank −= C(c, i)) on 32-bit
  * limbs (little-endian `IntArray`s).
  *
  * Each comparison C(c, i) > rank is decided in base-2 logarithms, log₂ C(c, i) = L(c) − L(i) − L(c − i)
@@ -16,7 +19,7 @@ import java.math.BigInteger
  * 2^32, from the low limb). At a member one pass over the limbs applies the pending products (two chunks,
  * each below 2^32) and subtracts X·2^e from the rank.
  */
-internal object ColexUnranking {
+internal object SubsetUnranking {
     private const val MASK = 0xffffffffL
     private const val LN2 = 0.6931471805599453
 
@@ -75,8 +78,28 @@ internal object ColexUnranking {
         return (x.bitLength() + 31) ushr 5
     }
 
-    /** The limbs of C(n, k) (cached; not to be written). */
-    private fun binomialLimbs(n: Int, k: Int): IntArray = ReportBits.cached(listOf("limbs", n, k)) { limbs(ReportBits.binomial(n, k), n) }
+    private val cache = ConcurrentHashMap<List<Any>, IntArray>()
+
+    /** The limbs of `key`'s value, made once (at most 64 kept: past that the cache starts afresh); not to be written. */
+    private fun cached(key: List<Any>, n: Int, value: () -> BigInteger): IntArray {
+        cache[key]?.let { return it }
+        if (cache.size >= 64) cache.clear()
+        return limbs(value(), n).also { cache[key] = it }
+    }
+
+    /** The limbs of C(n, k). */
+    private fun binomialLimbs(n: Int, k: Int): IntArray = cached(listOf("C", n, k), n) { ReportBits.binomial(n, k) }
+
+    /** [ReportBits.uniformSubset]: the same bits read, the same subset. */
+    fun uniformSubset(n: Int, k: Int, reader: BitReader): IntArray {
+        if (k < 0 || k > n) return ReportBits.uniformSubset(n, k, reader) // its refusal
+        val total = ReportBits.binomial(n, k)
+        if (total.bitLength() <= 62) return ReportBits.uniformSubset(n, k, reader)
+        return unrank(synchronized(reader) { uniform(total, n, k, reader) }, n, k)
+    }
+
+    /** [ReportBits.unrankSubset] (k ≤ n, 0 ≤ rank < C(n, k)): the same subset. */
+    fun unrankSubset(rank: BigInteger, n: Int, k: Int): IntArray = unrank(limbs(rank, n), n, k)
 
     private fun trim(limbs: IntArray, size: Int): Int {
         var s = size
@@ -168,7 +191,7 @@ internal object ColexUnranking {
         val delta = delta(n)
         val top = ReportBits.binomial(n - 1, k) // C(c, i) at c = n − 1, i = k (at least 1: 0 < rank < C(n, k))
         var e = top.lowestSetBit
-        val x = ReportBits.cached(listOf("odd", n, k)) { limbs(top.shiftRight(e), n) }.copyOf(r.size) // X = C's odd part
+        val x = cached(listOf("odd", n, k), n) { top.shiftRight(e) }.copyOf(r.size) // X = C's odd part
         var xs = trim(x, x.size)
         var c = n - 1
         var m = 1L // the pending odd factors of X: X·m/d is C(c, i)'s odd part; each below 2^32
