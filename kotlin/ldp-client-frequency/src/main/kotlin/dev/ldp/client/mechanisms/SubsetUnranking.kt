@@ -7,17 +7,18 @@ import java.util.concurrent.ConcurrentHashMap
 
 /**
  * [ReportBits.uniformSubset] and [ReportBits.unrankSubset] for subset selection, faster from ranks of 2^62:
- * the same bits read and the same subsets (the tests compare them). The steps of the `bits` spec (at level i, c stepped down while C(c, i) > rank; at a member, rank −= C(c, i)) on 32-bit
- * limbs (little-endian `IntArray`s).
+ * the same bits read and the same subsets (the tests compare them). The steps of the `bits` spec (at level
+ * i, c stepped down while C(c, i) > rank; at a member, rank −= C(c, i)) on unsigned 64-bit limbs
+ * (little-endian `LongArray`s).
  *
  * Each comparison C(c, i) > rank is decided in base-2 logarithms, log₂ C(c, i) = L(c) − L(i) − L(c − i)
  * from a table of L(c) = log₂ c!, against log₂ rank from the rank's top limbs, when they differ by more
  * than [delta] (a bound on both errors); near a tie it is made exactly. C(c, i) is kept exactly as its odd
  * part X and its twos e (C = X·2^e): a step's factor (c − i)/c (C(c − 1, i) = C(c, i)·(c − i)/c, and i/c
- * from a member at c to C(c − 1, i − 1)) contributes its odd parts to two pending products and its twos to
- * e, so X only ever meets multiplications and exact divisions by odd numbers (by their inverse modulo
- * 2^32, from the low limb). At a member one pass over the limbs applies the pending products (two chunks,
- * each below 2^32) and subtracts X·2^e from the rank.
+ * from a member at c to C(c − 1, i − 1)) adds its odd parts to a pending product of each side and its twos
+ * to e, so X only meets multiplications and exact divisions by odd numbers (by the inverse modulo 2^64,
+ * from the low limb). At a member one pass over the limbs applies the pending products (each below 2^32;
+ * a pass without a member applies them when a factor would not fit) and subtracts X·2^e from the rank.
  */
 internal object SubsetUnranking {
     private const val MASK = 0xffffffffL
@@ -31,6 +32,12 @@ internal object SubsetUnranking {
     @Volatile
     private var logFactorials = DoubleArray(1)
 
+    /** The inverse modulo 2^64 of each odd number below its size (grown with [logFactorials]). */
+    @Volatile
+    private var inverses = LongArray(1)
+
+    private val cache = ConcurrentHashMap<List<Any>, LongArray>()
+
     private fun logFactorials(n: Int): DoubleArray {
         logFactorials.let { if (it.size > n) return it }
         synchronized(this) {
@@ -38,6 +45,7 @@ internal object SubsetUnranking {
             if (old.size > n) return old
             val table = old.copyOf(maxOf(n + 1, 2 * old.size))
             for (c in old.size until table.size) table[c] = table[c - 1] + Math.log(c.toDouble()) / LN2
+            inverses = LongArray(table.size) { if (it and 1 == 1) inverse(it.toLong()) else 0L }
             logFactorials = table
             return table
         }
@@ -53,42 +61,37 @@ internal object SubsetUnranking {
         return 1e-10 + 4 * m * (m * (Math.log(m) / LN2) * 1.12e-16 + 8.9e-16)
     }
 
+    /** The unsigned value of x as a double (its top 53 bits). */
+    private fun unsigned(x: Long): Double = if (x >= 0) x.toDouble() else (x ushr 11).toDouble() * 2048.0
+
     /** log₂ of the nonzero value of `limbs[0, size)`, within 2^-40 + its magnitude·2^-50. */
-    private fun log2(limbs: IntArray, size: Int): Double {
-        var top = 0.0
-        for (j in size - 1 downTo maxOf(size - 3, 0)) top = top * 4294967296.0 + (limbs[j].toLong() and MASK)
+    private fun log2(limbs: LongArray, size: Int): Double {
+        val top = if (size > 1) unsigned(limbs[size - 1]) * 1.8446744073709552E19 + unsigned(limbs[size - 2]) else unsigned(limbs[0])
         val bits = java.lang.Double.doubleToRawLongBits(top)
         val exponent = (bits ushr 52).toInt() - 1023
         val j = ((bits ushr 42) and 1023).toInt()
         val mantissa = java.lang.Double.longBitsToDouble((bits and 0xfffffffffffffL) or 0x3ff0000000000000L) // in [1, 2)
         val u = mantissa * reciprocal[j] - 1 // |u| < 2^-10: log₂(1 + u) by its series to u³
-        return exponent + 32.0 * maxOf(size - 3, 0) + logMantissa[j] + u * (1 - u * (0.5 - u / 3)) / LN2
+        return exponent + 64.0 * maxOf(size - 2, 0) + logMantissa[j] + u * (1 - u * (0.5 - u / 3)) / LN2
     }
 
     /** The limbs of `rank` with room for [unrank] of a k-subset of [0, n). */
-    fun limbs(rank: BigInteger, n: Int): IntArray = IntArray((n ushr 5) + 6).also { limbs(rank, it) }
-
-    /** Writes x's limbs into `out` (zeroed), returns their count. */
-    private fun limbs(x: BigInteger, out: IntArray): Int {
-        val bytes = x.toByteArray() // big-endian, with a sign byte at most
+    fun limbs(rank: BigInteger, n: Int): LongArray {
+        val out = LongArray((n ushr 6) + 5)
+        val bytes = rank.toByteArray() // big-endian, with a sign byte at most
         for (j in bytes.indices) {
             val at = bytes.size - 1 - j // byte `at` of the value, from the least significant
-            if (at < 4 * out.size) out[at ushr 2] = out[at ushr 2] or ((bytes[j].toInt() and 0xff) shl (8 * (at and 3)))
+            if (at < 8 * out.size) out[at ushr 3] = out[at ushr 3] or ((bytes[j].toLong() and 0xff) shl (8 * (at and 7)))
         }
-        return (x.bitLength() + 31) ushr 5
+        return out
     }
 
-    private val cache = ConcurrentHashMap<List<Any>, IntArray>()
-
-    /** The limbs of `key`'s value, made once (at most 64 kept: past that the cache starts afresh); not to be written. */
-    private fun cached(key: List<Any>, n: Int, value: () -> BigInteger): IntArray {
+    /** The limbs of `key`'s value (as [limbs]), made once (at most 64 kept: past that the cache starts afresh); not to be written. */
+    private fun cached(key: List<Any>, n: Int, value: () -> BigInteger): LongArray {
         cache[key]?.let { return it }
         if (cache.size >= 64) cache.clear()
         return limbs(value(), n).also { cache[key] = it }
     }
-
-    /** The limbs of C(n, k). */
-    private fun binomialLimbs(n: Int, k: Int): IntArray = cached(listOf("C", n, k), n) { ReportBits.binomial(n, k) }
 
     /** [ReportBits.uniformSubset]: the same bits read, the same subset. */
     fun uniformSubset(n: Int, k: Int, reader: BitReader): IntArray {
@@ -101,86 +104,89 @@ internal object SubsetUnranking {
     /** [ReportBits.unrankSubset] (k ≤ n, 0 ≤ rank < C(n, k)): the same subset. */
     fun unrankSubset(rank: BigInteger, n: Int, k: Int): IntArray = unrank(limbs(rank, n), n, k)
 
-    private fun trim(limbs: IntArray, size: Int): Int {
+    private fun trim(limbs: LongArray, size: Int): Int {
         var s = size
-        while (s > 0 && limbs[s - 1] == 0) s--
+        while (s > 0 && limbs[s - 1] == 0L) s--
         return s
     }
 
-    /** The inverse of odd d modulo 2^32. */
-    private fun inverse(d: Long): Int {
-        val o = d.toInt()
-        var inv = o
-        repeat(4) { inv *= 2 - o * inv }
+    /** The inverse of odd d modulo 2^64. */
+    private fun inverse(d: Long): Long {
+        var inv = d // correct to 3 bits; each step doubles them
+        repeat(5) { inv *= 2 - d * inv }
         return inv
     }
+
+    /** The high 64 bits of x·m (x unsigned, 0 ≤ m < 2^32). */
+    private fun high(x: Long, m: Long): Long = ((x ushr 32) * m + (((x and MASK) * m) ushr 32)) ushr 32
+
+    /** The borrow out of a − b − borrowIn = v (unsigned; Hacker's Delight 2-13). */
+    private fun borrowOf(a: Long, b: Long, v: Long): Long = ((a.inv() and b) or ((a xor b).inv() and v)) ushr 63
 
     /**
      * The rank's limbs for C(n, k) ≥ 2^62 outcomes (the walk of [ReportBits.uniform] of a [BigInteger]: the
      * same bits), with room for [unrank]. The caller holds the reader's monitor.
      */
-    fun uniform(total: BigInteger, n: Int, k: Int, reader: BitReader): IntArray {
-        val capacity = (n ushr 5) + 6
-        val outcomes = binomialLimbs(n, k)
-        val size = (total.bitLength() + 31) ushr 5
+    private fun uniform(total: BigInteger, n: Int, k: Int, reader: BitReader): LongArray {
+        val outcomes = cached(listOf("C", n, k), n) { total }
+        val size = ((total.bitLength() + 63) ushr 6) + 1
         val zeros = if (total.bitCount() == 1) total.bitLength() - 2 else total.bitLength() - 1
-        val d = IntArray(capacity)
-        val rest = IntArray(capacity) // the digits' remainder after the leading zeros: 2^zeros
-        rest[zeros ushr 5] = 1 shl (zeros and 31)
-        // the first `zeros` bits, most significant first: the top limb's zeros % 32, then whole limbs
-        var j = (zeros - 1) ushr 5
-        var width = zeros - 32 * j
-        while (j >= 0) {
-            d[j] = reader.bits(width).toInt()
-            j--
-            width = 32
+        val d = LongArray(outcomes.size)
+        val rest = LongArray(outcomes.size) // the digits' remainder after the leading zeros: 2^zeros
+        rest[zeros ushr 6] = 1L shl (zeros and 63)
+        // the first `zeros` bits, most significant first, at most 32 at a time
+        var left = zeros
+        while (left > 0) {
+            val take = if (left and 31 == 0) 32 else left and 31
+            left -= take
+            d[left ushr 6] = d[left ushr 6] or (reader.bits(take) shl (left and 63))
         }
         while (true) {
-            shiftUp(d, size + 1, reader.bit())
-            shiftUp(rest, size + 1, 0)
-            if (compare(rest, outcomes, size + 1) >= 0) { // a digit 1: the level's leaves are the outcomes
-                subtract(rest, outcomes, size + 1)
-                if (compare(d, outcomes, size + 1) < 0) return d
-                subtract(d, outcomes, size + 1)
+            shiftUp(d, size, reader.bit().toLong())
+            shiftUp(rest, size, 0L)
+            if (compare(rest, outcomes, size) >= 0) { // a digit 1: the level's leaves are the outcomes
+                subtract(rest, outcomes, size)
+                if (compare(d, outcomes, size) < 0) return d
+                subtract(d, outcomes, size)
             }
         }
     }
 
     /** x = 2x + bit over `size` limbs. */
-    private fun shiftUp(x: IntArray, size: Int, bit: Int) {
+    private fun shiftUp(x: LongArray, size: Int, bit: Long) {
         var carry = bit
         for (j in 0 until size) {
             val v = x[j]
             x[j] = (v shl 1) or carry
-            carry = v ushr 31
+            carry = v ushr 63
         }
     }
 
-    private fun compare(x: IntArray, y: IntArray, size: Int): Int {
+    private fun compare(x: LongArray, y: LongArray, size: Int): Int {
         for (j in size - 1 downTo 0) {
-            val c = Integer.compareUnsigned(x[j], y[j])
+            val c = java.lang.Long.compareUnsigned(x[j], y[j])
             if (c != 0) return c
         }
         return 0
     }
 
     /** x −= y over `size` limbs (y ≤ x). */
-    private fun subtract(x: IntArray, y: IntArray, size: Int) {
+    private fun subtract(x: LongArray, y: LongArray, size: Int) {
         var borrow = 0L
         for (j in 0 until size) {
-            val v = (x[j].toLong() and MASK) - (y[j].toLong() and MASK) - borrow
-            x[j] = v.toInt()
-            borrow = v ushr 63
+            val a = x[j]
+            val v = a - y[j] - borrow
+            borrow = borrowOf(a, y[j], v)
+            x[j] = v
         }
     }
 
     /**
-     * The k-subset of [0, n) of colex rank `rank` (its limbs; overwritten), in increasing order; `rank` has
-     * at least n/32 + 6 limbs, zero above the rank's, and is below C(n, k).
+     * The k-subset of [0, n) of colex rank `rank` (its limbs as [limbs] makes them; overwritten), in
+     * increasing order; the rank is below C(n, k).
      */
-    fun unrank(rank: IntArray, n: Int, k: Int): IntArray {
+    fun unrank(rank: LongArray, n: Int, k: Int): IntArray {
         val members = IntArray(k)
-        if (k == 0) return members
         val r = rank
         var rs = trim(r, r.size)
         if (rs == 0) { // rank 0: C(c, i) > 0 down to c = i − 1, at every level
@@ -188,14 +194,16 @@ internal object SubsetUnranking {
             return members
         }
         val lg = logFactorials(n)
+        val inverses = inverses
         val delta = delta(n)
         val top = ReportBits.binomial(n - 1, k) // C(c, i) at c = n − 1, i = k (at least 1: 0 < rank < C(n, k))
         var e = top.lowestSetBit
-        val x = cached(listOf("odd", n, k), n) { top.shiftRight(e) }.copyOf(r.size) // X = C's odd part
+        val x = cached(listOf("odd", n, k), n) { top.shiftRight(e) }.copyOf() // X = C's odd part
         var xs = trim(x, x.size)
         var c = n - 1
         var m = 1L // the pending odd factors of X: X·m/d is C(c, i)'s odd part; each below 2^32
         var d = 1L
+        var dInverse = 1L // d's inverse modulo 2^64
         var i = k
         while (i > 0) {
             if (rs == 0) { // rank 0: C(c, i) > 0 down to c = i − 1, at every level
@@ -211,9 +219,10 @@ internal object SubsetUnranking {
                 val gap = lg[c] - lgi - lg[c - i] - logRank
                 var above = gap > delta
                 if (!above && gap >= -delta) { // near a tie: exactly
-                    xs = apply(x, xs, m, d, r, 0, -1)
+                    xs = apply(x, xs, m, d, dInverse, r, 0, -1)
                     m = 1L
                     d = 1L
+                    dInverse = 1L
                     above = compareShifted(x, xs, e, r, rs) > 0
                 }
                 if (!above) break
@@ -224,16 +233,18 @@ internal object SubsetUnranking {
                 val ao = (a ushr ta).toLong()
                 val co = (c ushr tc).toLong()
                 if (m * ao > MASK || d * co > MASK) { // a pass applies the pending factors
-                    xs = apply(x, xs, m, d, r, 0, -1)
+                    xs = apply(x, xs, m, d, dInverse, r, 0, -1)
                     m = 1L
                     d = 1L
+                    dInverse = 1L
                 }
                 m *= ao
                 d *= co
+                dInverse *= inverses[co.toInt()]
                 c--
             }
             members[i - 1] = c
-            xs = apply(x, xs, m, d, r, e, rs) // X = C(c, i)'s odd part; rank −= X·2^e
+            xs = apply(x, xs, m, d, dInverse, r, e, rs) // X = C(c, i)'s odd part; rank −= X·2^e
             rs = trim(r, rs)
             // C(c − 1, i − 1) = C(c, i)·i/c
             val ti = Integer.numberOfTrailingZeros(i)
@@ -241,6 +252,7 @@ internal object SubsetUnranking {
             e += ti - tc
             m = (i ushr ti).toLong()
             d = (c ushr tc).toLong()
+            dInverse = inverses[d.toInt()]
             c--
             i--
         }
@@ -248,48 +260,40 @@ internal object SubsetUnranking {
     }
 
     /**
-     * X = X·m/d (d odd, the quotient exact) in one pass from the low limb, returning X's limb count; with
-     * `rankSize` ≥ 0, also rank −= X·2^e (the new X) in the same pass.
+     * X = X·m/d (0 < m < 2^32, odd d < 2^32 of the given inverse modulo 2^64, the quotient exact) in one pass from the low limb, returning X's
+     * limb count; with `rankSize` ≥ 0, also rank −= X·2^e (the new X; e < 63) in the same pass.
      */
-    private fun apply(x: IntArray, size: Int, m: Long, d: Long, r: IntArray, e: Int, rankSize: Int): Int {
-        val inverse = inverse(d)
-        var carry = 0L
-        var borrowQ = 0L
-        if (rankSize < 0) {
-            for (j in 0..size) {
-                val t = (x[j].toLong() and MASK) * m + carry
-                carry = t ushr 32
-                val l = (t and MASK) - borrowQ
-                val q = (l.toInt() * inverse).toLong() and MASK
-                borrowQ = ((q * d) ushr 32) + (l ushr 63)
-                x[j] = q.toInt()
-            }
-            return trim(x, size + 1)
-        }
+    private fun apply(x: LongArray, size: Int, m: Long, d: Long, inverse: Long, r: LongArray, e: Int, rankSize: Int): Int {
+        val length = if (rankSize < 0) size + 1 else maxOf(size + 2, rankSize)
+        var carry = 0L // the product's high limb so far
+        var borrowQ = 0L // the quotient's: what q·d took past the limb
         var shifted = 0L // X's bits shifted past the limb
         var borrow = 0L
-        for (j in 0 until maxOf(size + 2, rankSize)) {
-            val t = (x[j].toLong() and MASK) * m + carry
-            carry = t ushr 32
-            val l = (t and MASK) - borrowQ
-            val q = (l.toInt() * inverse).toLong() and MASK
-            borrowQ = ((q * d) ushr 32) + (l ushr 63)
-            x[j] = q.toInt()
-            val w = (q shl e) or shifted
-            shifted = w ushr 32
-            val v = (r[j].toLong() and MASK) - (w and MASK) - borrow
-            r[j] = v.toInt()
-            borrow = v ushr 63
+        for (j in 0 until length) {
+            val xj = x[j]
+            val product = xj * m + carry
+            carry = high(xj, m) + (if (java.lang.Long.compareUnsigned(product, carry) < 0) 1L else 0L)
+            val l = product - borrowQ
+            val q = l * inverse
+            borrowQ = high(q, d) + (if (java.lang.Long.compareUnsigned(product, borrowQ) < 0) 1L else 0L)
+            x[j] = q
+            if (rankSize >= 0) {
+                val w = (q shl e) or shifted
+                shifted = (q ushr 1) ushr (63 - e)
+                val a = r[j]
+                val v = a - w - borrow
+                borrow = borrowOf(a, w, v)
+                r[j] = v
+            }
         }
         return trim(x, size + 1)
     }
 
     /** The sign of X·2^e − rank. */
-    private fun compareShifted(x: IntArray, size: Int, e: Int, r: IntArray, rankSize: Int): Int {
+    private fun compareShifted(x: LongArray, size: Int, e: Int, r: LongArray, rankSize: Int): Int {
         for (j in maxOf(size, rankSize) downTo 0) {
-            val high = (x[j].toLong() and MASK) shl e
-            val low = if (j > 0) (x[j - 1].toLong() and MASK) ushr (32 - e) else 0L
-            val c = java.lang.Long.compare((high or low) and MASK, r[j].toLong() and MASK)
+            val low = if (j > 0) (x[j - 1] ushr 1) ushr (63 - e) else 0L
+            val c = java.lang.Long.compareUnsigned((x[j] shl e) or low, r[j])
             if (c != 0) return c
         }
         return 0
