@@ -460,7 +460,11 @@ public object ReportBits {
         return members
     }
 
-    /** A uniform k-subset of [0, n), increasing: one uniform rank below C(n, k) (one walk), unranked. */
+    /**
+     * A uniform k-subset of [0, n), increasing: one uniform rank below C(n, k) (one walk), unranked.
+     * `dev.ldp.client.mechanisms.SubsetUnranking` (ldp-client-frequency) draws the same subsets from the
+     * same bits, faster for large ranks.
+     */
     @JvmStatic
     public fun uniformSubset(n: Int, k: Int, reader: BitReader): IntArray {
         if (k < 0 || k > n) fail("cannot choose $k of $n")

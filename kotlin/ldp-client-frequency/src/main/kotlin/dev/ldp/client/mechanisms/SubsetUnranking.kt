@@ -20,7 +20,7 @@ import java.util.concurrent.ConcurrentHashMap
  * from the low limb). At a member one pass over the limbs applies the pending products (each below 2^32;
  * a pass without a member applies them when a factor would not fit) and subtracts X·2^e from the rank.
  */
-internal object SubsetUnranking {
+public object SubsetUnranking {
     private const val MASK = 0xffffffffL
     private const val LN2 = 0.6931471805599453
 
@@ -76,7 +76,7 @@ internal object SubsetUnranking {
     }
 
     /** The limbs of `rank` with room for [unrank] of a k-subset of [0, n). */
-    fun limbs(rank: BigInteger, n: Int): LongArray {
+    internal fun limbs(rank: BigInteger, n: Int): LongArray {
         val out = LongArray((n ushr 6) + 5)
         val bytes = rank.toByteArray() // big-endian, with a sign byte at most
         for (j in bytes.indices) {
@@ -94,15 +94,20 @@ internal object SubsetUnranking {
     }
 
     /** [ReportBits.uniformSubset]: the same bits read, the same subset. */
-    fun uniformSubset(n: Int, k: Int, reader: BitReader): IntArray {
+    @JvmStatic
+    public fun uniformSubset(n: Int, k: Int, reader: BitReader): IntArray {
         if (k < 0 || k > n) return ReportBits.uniformSubset(n, k, reader) // its refusal
         val total = ReportBits.binomial(n, k)
         if (total.bitLength() <= 62) return ReportBits.uniformSubset(n, k, reader)
         return unrank(synchronized(reader) { uniform(total, n, k, reader) }, n, k)
     }
 
-    /** [ReportBits.unrankSubset] (k ≤ n, 0 ≤ rank < C(n, k)): the same subset. */
-    fun unrankSubset(rank: BigInteger, n: Int, k: Int): IntArray = unrank(limbs(rank, n), n, k)
+    /** [ReportBits.unrankSubset]: the same subset. */
+    @JvmStatic
+    public fun unrankSubset(rank: BigInteger, n: Int, k: Int): IntArray {
+        if (k < 0 || k > n || rank.signum() < 0 || rank >= ReportBits.binomial(n, k)) return ReportBits.unrankSubset(rank, n, k) // its refusal
+        return unrank(limbs(rank, n), n, k)
+    }
 
     private fun trim(limbs: LongArray, size: Int): Int {
         var s = size
@@ -185,7 +190,7 @@ internal object SubsetUnranking {
      * The k-subset of [0, n) of colex rank `rank` (its limbs as [limbs] makes them; overwritten), in
      * increasing order; the rank is below C(n, k).
      */
-    fun unrank(rank: LongArray, n: Int, k: Int): IntArray {
+    internal fun unrank(rank: LongArray, n: Int, k: Int): IntArray {
         val members = IntArray(k)
         val r = rank
         var rs = trim(r, r.size)
