@@ -31,26 +31,43 @@ public class BitReader(private val source: ByteSource, private val chunk: Int) {
 
     /** The next bit (0 or 1). */
     public fun bit(): Int {
-        if (left == 0) {
-            if (offset == buffer.size) {
-                buffer = source.read(chunk)
-                offset = 0
-                if (buffer.isEmpty()) fail("the byte source returned no bytes")
-            }
-            // eight bytes at a time when the buffer holds them (served most significant first, as byte by byte)
-            val n = if (buffer.size - offset >= 8) 8 else 1
-            var w = 0L
-            for (i in offset until offset + n) {
-                w = (w shl 8) or (buffer[i].toLong() and 0xff)
-                buffer[i] = 0
-            }
-            offset += n
-            word = w
-            left = 8 * n
-        }
+        if (left == 0) refill()
         left--
         bitsRead++
         return ((word ushr left) and 1L).toInt()
+    }
+
+    /** The next `count` ≤ 32 bits as one integer, the first the most significant (what `count` calls of [bit] serve). */
+    public fun bits(count: Int): Long {
+        var out = 0L
+        var need = count
+        while (need > 0) {
+            if (left == 0) refill()
+            val take = minOf(need, left)
+            left -= take
+            out = (out shl take) or ((word ushr left) and ((1L shl take) - 1))
+            need -= take
+        }
+        bitsRead += count
+        return out
+    }
+
+    private fun refill() {
+        if (offset == buffer.size) {
+            buffer = source.read(chunk)
+            offset = 0
+            if (buffer.isEmpty()) fail("the byte source returned no bytes")
+        }
+        // eight bytes at a time when the buffer holds them (served most significant first, as byte by byte)
+        val n = if (buffer.size - offset >= 8) 8 else 1
+        var w = 0L
+        for (i in offset until offset + n) {
+            w = (w shl 8) or (buffer[i].toLong() and 0xff)
+            buffer[i] = 0
+        }
+        offset += n
+        word = w
+        left = 8 * n
     }
 
     /** The next `k` bits as an unsigned integer, the first the most significant. */
@@ -427,170 +444,30 @@ public object ReportBits {
             }
             return members
         }
-        // large: the same steps on mutable 32-bit limbs. A step's factor (C(c − 1, i) = C(c, i)·(c − i)/c, or
-        // ·i/c after a member) is kept pending, several multiplied together while their products stay below
-        // 2^31, and applied in one pass (a multiplication and an exact division, by the inverse of the
-        // divisor's odd part) when the exact value is needed: at a member (rank −= C(c, i)) or when the
-        // comparison C(c, i) > rank is within 10^-9 of a tie in doubles (which track both to about 10^-13).
-        val r = Limbs(rank)
-        val binom = Limbs(if (k > 0) binomial(c, k) else BigInteger.ZERO)
-        var num = 1L
-        var den = 1L
-        var approx = binom.approximate() // binom ≈ approx·2^scale
-        var scale = binom.scale()
-        var rankApprox = r.approximate()
-        var rankScale = r.scale()
+        // large: the same steps in BigInteger arithmetic (the SS encoder's are faster: SubsetUnranking in ldp-client-frequency)
+        var r = rank
+        var binom = if (k > 0) binomial(c, k) else BigInteger.ZERO
         for (i in k downTo 1) {
-            // the rank in binom's units (2^scale), widened by TIE each way: approx above `high` is certainly
-            // above the rank, below `low` certainly not (made again when scale moves)
-            var high = Math.scalb(rankApprox, rankScale - scale) * (1 + TIE)
-            var low = Math.scalb(rankApprox, rankScale - scale) * (1 - TIE)
-            while (true) {
-                val above = if (approx > high && rankApprox != 0.0) {
-                    true
-                } else if (approx < low) {
-                    false
-                } else { // near a tie, or a zero: exact
-                    binom.timesOver(num.toInt(), den.toInt())
-                    num = 1L
-                    den = 1L
-                    binom > r
-                }
-                if (!above) break
-                if (num * (c - i) >= LIMIT || den * c >= LIMIT) {
-                    binom.timesOver(num.toInt(), den.toInt())
-                    num = 1L
-                    den = 1L
-                }
-                num *= c - i
-                den *= c
-                approx = approx * (c - i) / c
-                if (approx < 1e-100 && approx > 0) {
-                    approx = Math.scalb(approx, 300)
-                    scale -= 300
-                    high = Math.scalb(rankApprox, rankScale - scale) * (1 + TIE)
-                    low = Math.scalb(rankApprox, rankScale - scale) * (1 - TIE)
-                }
+            while (binom > r) {
+                binom = binom * BigInteger.valueOf((c - i).toLong()) / BigInteger.valueOf(c.toLong())
                 c--
             }
             members[i - 1] = c
-            binom.timesOver(num.toInt(), den.toInt())
-            r.minus(binom)
-            num = if (c != 0) i.toLong() else 0L
-            den = maxOf(c, 1).toLong()
-            approx = binom.approximate() * num / den
-            scale = binom.scale()
-            rankApprox = r.approximate()
-            rankScale = r.scale()
+            r -= binom
+            binom = if (c != 0) binom * BigInteger.valueOf(i.toLong()) / BigInteger.valueOf(c.toLong()) else BigInteger.ZERO
             c--
         }
         return members
     }
 
-    private const val LIMIT = 1L shl 31
-    private const val TIE = 1e-9
-
-    /** A uniform k-subset of [0, n), increasing: one uniform rank below C(n, k) (one walk), unranked. */
+    /**
+     * A uniform k-subset of [0, n), increasing: one uniform rank below C(n, k) (one walk), unranked.
+     * `dev.ldp.client.mechanisms.SubsetUnranking` (ldp-client-frequency) draws the same subsets from the
+     * same bits, faster for large ranks.
+     */
     @JvmStatic
     public fun uniformSubset(n: Int, k: Int, reader: BitReader): IntArray {
         if (k < 0 || k > n) fail("cannot choose $k of $n")
         return unrankSubset(uniform(binomial(n, k), reader), n, k)
-    }
-}
-
-/** A nonnegative integer as mutable little-endian 32-bit limbs (the large path of [ReportBits.unrankSubset]). */
-internal class Limbs(x: BigInteger) : Comparable<Limbs> {
-    private var size = (x.bitLength() + 31) ushr 5
-    private var limbs = IntArray(size + 2).also {
-        val bytes = x.toByteArray() // big-endian, with a sign byte at most
-        for (j in bytes.indices) {
-            val at = bytes.size - 1 - j // byte at of the value, from the least significant
-            if (at < 4 * size) it[at ushr 2] = it[at ushr 2] or ((bytes[j].toInt() and 0xff) shl (8 * (at and 3)))
-        }
-    }
-
-    override fun compareTo(other: Limbs): Int {
-        if (size != other.size) return size.compareTo(other.size)
-        for (i in size - 1 downTo 0) {
-            val c = Integer.compareUnsigned(limbs[i], other.limbs[i])
-            if (c != 0) return c
-        }
-        return 0
-    }
-
-    /** this −= other (other ≤ this). */
-    fun minus(other: Limbs) {
-        var borrow = 0L
-        for (i in 0 until size) {
-            val d = (limbs[i].toLong() and 0xffffffffL) - (if (i < other.size) other.limbs[i].toLong() and 0xffffffffL else 0L) - borrow
-            limbs[i] = d.toInt()
-            borrow = if (d < 0) 1L else 0L
-        }
-        trim()
-    }
-
-    /**
-     * this = this·m/d (0 ≤ m < 2^31, 1 ≤ d < 2^31), the quotient known to be exact, in one pass from the
-     * low limb: each limb of the product goes straight into the exact division by d's odd part (the
-     * inverse's recurrence), whose quotient limbs are shifted right by d's factors of two one limb late.
-     */
-    fun timesOver(m: Int, d: Int) {
-        if (d < 1) fail("timesOver needs d >= 1, got $d")
-        if (m == 1 && d == 1) return
-        if (m == 0) {
-            size = 0
-            return
-        }
-        val twos = Integer.numberOfTrailingZeros(d)
-        val odd = d ushr twos
-        var inverse = odd
-        repeat(4) { inverse *= 2 - odd * inverse }
-        val divisor = odd.toLong()
-        if (size + 1 > limbs.size) limbs = limbs.copyOf(size + 4)
-        var carry = 0L
-        var borrow = 0L
-        var previous = 0 // the quotient limb before this one (its low bits are shifted out as `twos`)
-        val n = size + 1 // the product may have one more limb
-        for (i in 0 until n) {
-            val t = (if (i < size) (limbs[i].toLong() and 0xffffffffL) * m else 0L) + carry
-            carry = t ushr 32
-            var l = (t and 0xffffffffL) - borrow
-            var under = 0L
-            if (l < 0) {
-                l += 1L shl 32
-                under = 1L
-            }
-            val q = l.toInt() * inverse
-            borrow = (((q.toLong() and 0xffffffffL) * divisor) ushr 32) + under
-            if (twos == 0) {
-                limbs[i] = q
-            } else if (i > 0) {
-                limbs[i - 1] = (previous ushr twos) or (q shl (32 - twos))
-            }
-            previous = q
-        }
-        if (twos != 0) limbs[n - 1] = previous ushr twos
-        size = n
-        trim()
-    }
-
-    private fun trim() {
-        while (size > 0 && limbs[size - 1] == 0) size--
-    }
-
-    /** The value ≈ approximate()·2^scale(): its top three limbs as a double (relative error about 2^-52). */
-    fun approximate(): Double {
-        var top = 0.0
-        for (i in size - 1 downTo maxOf(size - 3, 0)) top = top * 4294967296.0 + (limbs[i].toLong() and 0xffffffffL)
-        return top
-    }
-
-    /** See [approximate]. */
-    fun scale(): Int = 32 * maxOf(size - 3, 0)
-
-    fun toBigInteger(): BigInteger {
-        var x = BigInteger.ZERO
-        for (i in size - 1 downTo 0) x = x.shiftLeft(32).or(BigInteger.valueOf(limbs[i].toLong() and 0xffffffffL))
-        return x
     }
 }

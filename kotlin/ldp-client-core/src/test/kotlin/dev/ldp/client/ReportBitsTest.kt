@@ -242,35 +242,16 @@ class ReportBitsTest {
     }
 
     @Test
-    fun largeRanksUnrankExactlyOnTheLimbs() {
-        // every rank's subset sums back to it (Σ C(c_i, i) = rank): the limbs' exact steps against BigInteger
-        val random = java.util.Random(28)
-        for ((n, k) in listOf(1023 to 275, 1023 to 274, 300 to 150, 64 to 32, 90 to 3, 2000 to 1999)) {
-            val count = ReportBits.binomial(n, k)
-            repeat(40) {
-                var rank = BigInteger(count.bitLength() + 8, random).mod(count)
-                if (it == 0) rank = BigInteger.ZERO
-                if (it == 1) rank = count - BigInteger.ONE
-                val members = ReportBits.unrankSubset(rank, n, k)
-                assertEquals(k, members.size)
-                for (j in 1 until k) assertTrue(members[j - 1] < members[j])
-                var back = BigInteger.ZERO
-                for ((j, c) in members.withIndex()) back += ReportBits.binomial(c, j + 1)
-                assertEquals(rank, back, "$n choose $k")
-            }
-        }
-        // the limb operations themselves
-        repeat(200) {
-            val x = BigInteger(1 + random.nextInt(900), random)
-            val m = 1 + random.nextInt(Int.MAX_VALUE - 1)
-            val d = 1 + random.nextInt(Int.MAX_VALUE - 1)
-            val limbs = Limbs(x * BigInteger.valueOf(d.toLong()))
-            limbs.timesOver(m, d)
-            assertEquals(x * BigInteger.valueOf(m.toLong()), limbs.toBigInteger())
-            val y = Limbs(x)
-            limbs.minus(y)
-            assertEquals(x * BigInteger.valueOf(m.toLong() - 1), limbs.toBigInteger())
-            assertEquals(x.compareTo(x * BigInteger.valueOf(m.toLong() - 1)).coerceIn(-1, 1), y.compareTo(limbs).coerceIn(-1, 1))
+    fun bitsServeWhatBitServes() {
+        // bits(count) serves what count calls of bit() serve
+        val bytes = ByteArray(64).also { java.util.Random(9).nextBytes(it) }
+        val a = BitReader(FixedSource(bytes), 1)
+        val b = BitReader(FixedSource(bytes), 1)
+        for (count in listOf(1, 7, 32, 3, 31, 17, 32, 1, 8, 32)) {
+            var expected = 0L
+            repeat(count) { expected = 2 * expected + b.bit() }
+            assertEquals(expected, a.bits(count))
+            assertEquals(b.bitsRead, a.bitsRead)
         }
     }
 

@@ -65,7 +65,7 @@ public class Floyd(public val population: Int, public val size: Int) {
  * Subset selection (the port of `js/src/subset.ts`): a random ω-subset of the domain, sent as a d-bit
  * vector. One exact coin of p decides whether the subset holds the true value x (probability p > ω/d),
  * then one uniform subset of the other members from the d − 1 values other than x: a uniform rank
- * below C(d − 1, k), unranked ([ReportBits.uniformSubset]); both on the source's bits, in the Python
+ * below C(d − 1, k), unranked ([ReportBits.uniformSubset], on limbs: [SubsetUnranking]); both on the source's bits, in the Python
  * client's order.
  *
  * @mechanisms ss
@@ -93,7 +93,7 @@ public class SubsetEncoder @JvmOverloads constructor(
         val d = index.size
         val x = index.indexOf(value)
         val holds = coin.flip(bits)
-        val others = ReportBits.uniformSubset(d - 1, if (holds) omega - 1 else omega, bits) // in [0, d − 1): x skipped
+        val others = SubsetUnranking.uniformSubset(d - 1, if (holds) omega - 1 else omega, bits) // in [0, d − 1): x skipped
         val packed = ByteArray((d + 7) ushr 3)
         for (m in others) {
             val i = if (m >= x) m + 1 else m

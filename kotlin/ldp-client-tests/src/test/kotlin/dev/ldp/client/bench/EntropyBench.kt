@@ -14,6 +14,7 @@ import dev.ldp.client.Spec
 import dev.ldp.client.UniformBelow
 import dev.ldp.client.mechanisms.Floyd
 import dev.ldp.client.mechanisms.RapporEncoder
+import dev.ldp.client.mechanisms.SubsetUnranking
 import java.io.File
 import java.math.BigInteger
 
@@ -107,7 +108,7 @@ object EntropyBench {
                     ({ (if (coin.draw(source) < p.num) with else without).sampleWords(source) })
                 } else {
                     val coin = ReportBits.coinTable(p)
-                    ({ ReportBits.uniformSubset(d - 1, if (coin.flip(bits)) omega - 1 else omega, bits) })
+                    ({ SubsetUnranking.uniformSubset(d - 1, if (coin.flip(bits)) omega - 1 else omega, bits) })
                 }
             }
             "rappor" -> {
