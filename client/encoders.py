@@ -146,7 +146,7 @@ class GRREncoder:
     def encode(self, value: Any) -> Report:
         index = self.spec.index_of(value)
         reported = randomized_response_index(index, self._den, self._keep, self._other)
-        return Report(spec=self._fingerprint, value=self._domain[reported])
+        return Report.of_encoder(self._fingerprint, value=self._domain[reported])
 
 
 #: The encoder factory of GRR and binary RR (declared in :mod:`ldp.registry`).
@@ -180,7 +180,7 @@ class UnaryEncoder:
         self._lanes = LaneSampler((spec.p, spec.q))
 
     def encode(self, value: Any) -> Report:
-        return Report(spec=self._fingerprint, bits=self.perturb(self.spec.index_of(value)))
+        return Report.of_encoder(self._fingerprint, bits=self.perturb(self.spec.index_of(value)))
 
     def perturb(self, index: int | None) -> bytes:
         """The packed bits of the one-hot vector of domain index ``index`` perturbed (``None``: the zero vector).
@@ -229,7 +229,7 @@ class LocalHashingEncoder:
         seed = uniform(LH_SEED_SPACE)
         bucket = lh_bucket(seed, index, self._g)
         reported = randomized_response_index(bucket, self._den, self._keep, self._other)
-        return Report(spec=self._fingerprint, seed=seed, value=reported)
+        return Report.of_encoder(self._fingerprint, seed=seed, value=reported)
 
 
 #: The encoder factory of OLH and BLH (declared in :mod:`ldp.registry`).

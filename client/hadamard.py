@@ -102,7 +102,7 @@ class HadamardEncoder:
         else:
             other = member - half
             output = other + b if other >= block * b else other
-        return Report(spec=self._fingerprint, value=output)
+        return Report.of_encoder(self._fingerprint, value=output)
 
 
 #: HR's encoder factory (declared in :mod:`ldp.registry`).

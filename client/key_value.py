@@ -118,7 +118,7 @@ class PCKVGRREncoder:
             other = uniform(spec.padded_size - 1)
             key = other + (other >= key)
             sign = 1 if uniform(2) else -1
-        return Report(spec=spec.fingerprint, extra=(("key", key), ("sign", int(sign > 0))))
+        return Report.of_encoder(spec.fingerprint, extra=(("key", key), ("sign", int(sign > 0))))
 
 
 class PrivKVMEncoder:
@@ -136,7 +136,7 @@ class PrivKVMEncoder:
         present = coin(spec.p1) if j in held else not coin(spec.p1)
         sign = sign if coin(spec.p2) else -sign
         response = 1 + sign if present else 1  # 0: −1, 1: absent, 2: +1
-        return Report(spec=spec.fingerprint, extra=(("key", j), ("response", response)))
+        return Report.of_encoder(spec.fingerprint, extra=(("key", j), ("response", response)))
 
 
 pckv_ue_encoder = stateless_factory(PCKVUEEncoder)

@@ -123,7 +123,7 @@ class LolohaEncoder:
 
     def encode(self, value: Any) -> Report:
         reported = randomized_response_index(self.permanent_bucket(value), *self._round_two)
-        return Report(spec=self.spec.fingerprint, seed=self.seed_index, value=reported)
+        return Report.of_encoder(self.spec.fingerprint, seed=self.seed_index, value=reported)
 
 
 def loloha_encoder(spec: LOLOHA, state: ClientState | str | os.PathLike[str] | None = None) -> LolohaEncoder:

@@ -152,7 +152,7 @@ class ChainGRREncoder(_ChainEncoder):
     def encode(self, value: Any) -> Report:
         memo = self.memo(value)
         reported = randomized_response_index(memo, *self._second)
-        return Report(spec=self.spec.fingerprint, value=self._domain[reported])
+        return Report.of_encoder(self.spec.fingerprint, value=self._domain[reported])
 
 
 class ChainUnaryEncoder(_ChainEncoder):
@@ -189,7 +189,7 @@ class ChainUnaryEncoder(_ChainEncoder):
     def encode(self, value: Any) -> Report:
         memo = self.memo(value)
         lanes = self._round2.sample(self._width, (memo, self._full ^ memo))
-        return Report(spec=self.spec.fingerprint, bits=lanes_to_packed(lanes, self._width))
+        return Report.of_encoder(self.spec.fingerprint, bits=lanes_to_packed(lanes, self._width))
 
 
 def longitudinal_encoder(

@@ -277,7 +277,7 @@ class MultiAttributeEncoder:
                     domain = attribute.domain  # type: ignore[attr-defined]
                     reported = domain[uniform(len(domain))]
                 extra.append((self.spec.field_name(j, "value"), reported))
-            return Report(spec=self.spec.fingerprint, extra=tuple(extra))
+            return Report.of_encoder(self.spec.fingerprint, extra=tuple(extra))
         if self.spec.rsfd:
             fake = RSFD_METHODS[self.spec.method][1]
             chosen = uniform(d)
@@ -291,7 +291,7 @@ class MultiAttributeEncoder:
                 else:
                     packed = unary.perturb(uniform(attribute.domain_size))  # type: ignore[attr-defined]
                 extra.append((self.spec.field_name(j, "bits"), packed))
-            return Report(spec=self.spec.fingerprint, extra=tuple(extra))
+            return Report.of_encoder(self.spec.fingerprint, extra=tuple(extra))
         sampled = range(d) if self.spec.method == "spl" else self._sampled()
         if self.spec.method == "smp":
             bits = bytearray((d + 7) // 8)
@@ -304,7 +304,7 @@ class MultiAttributeEncoder:
             except InputError as error:
                 raise InputError(f"attribute {self.spec.names[j]!r}: {error}") from None
             extra += [(self.spec.field_name(j, name), inner.get(name)) for name in self._fields[j]]
-        return Report(spec=self.spec.fingerprint, extra=tuple(extra))
+        return Report.of_encoder(self.spec.fingerprint, extra=tuple(extra))
 
 
 #: The encoder factory of ``multi-attribute`` (declared in :mod:`ldp.mechanisms.multiattr`).

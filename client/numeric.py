@@ -171,7 +171,7 @@ class NumericEncoder:
 
     def encode(self, value: Any) -> Report:
         """Randomize ``value`` (clipped to [low, high]) into a report."""
-        return Report(spec=self._fingerprint, value=self.sample_native(value))
+        return Report.of_encoder(self._fingerprint, value=self.sample_native(value))
 
 
 #: The encoder factory of the numeric mechanisms (declared in :mod:`ldp.registry`).

@@ -152,7 +152,7 @@ class OneBitMeanEncoder:
 
     def encode(self, value: Any) -> Report:
         """Randomize ``value`` (clipped to [low, high]) into a report (its value is the bit, 0.0 or 1.0)."""
-        return Report(spec=self._fingerprint, value=float(self.sample_bit(value)))
+        return Report.of_encoder(self._fingerprint, value=float(self.sample_bit(value)))
 
 
 def onebitmean_encoder(

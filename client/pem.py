@@ -47,7 +47,7 @@ class PEMEncoder:
         seed = uniform(LH_SEED_SPACE)
         bucket = lh_bucket(seed, key, spec.g)
         reported = randomized_response_index(bucket, self._den, self._keep, self._other)
-        return Report(spec=self._fingerprint, seed=seed, value=reported, extra=(("round", round_),))
+        return Report.of_encoder(self._fingerprint, seed=seed, value=reported, extra=(("round", round_),))
 
 
 #: The encoder factory of PEM and TreeHist (declared in :mod:`ldp.registry`).

@@ -110,7 +110,7 @@ class HaarEncoder:
         sign = int(haar_sign(index, spec.leaves, level, j))
         kept = coin(self._p)
         bit = int((sign > 0) == kept)
-        return Report(spec=self._fingerprint, extra=(("level", level), ("index", j), ("bit", bit)))
+        return Report.of_encoder(self._fingerprint, extra=(("level", level), ("index", j), ("bit", bit)))
 
 
 #: The encoder factory of ``range-haar``.

@@ -77,7 +77,9 @@ class CMSEncoder:
         row = uniform(self.spec.k)
         one_hot = 1 << self.spec.position(_check_value(value), row)
         lanes = self._lanes.sample(self._width, (one_hot, self._full ^ one_hot))
-        return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._width), extra=(("row", row),))
+        return Report.of_encoder(
+            self._fingerprint, bits=lanes_to_packed(lanes, self._width), extra=(("row", row),)
+        )
 
 
 #: CMS's encoder factory (declared in :mod:`ldp.registry`).
@@ -99,7 +101,7 @@ class HCMSEncoder:
         sign = bin(column & spec.position(_check_value(value), row)).count("1") % 2 == 0
         keep = coin(self._p)
         bit = int(sign == keep)
-        return Report(spec=self._fingerprint, extra=(("row", row), ("column", column), ("bit", bit)))
+        return Report.of_encoder(self._fingerprint, extra=(("row", row), ("column", column), ("bit", bit)))
 
 
 #: HCMS's encoder factory (declared in :mod:`ldp.registry`).

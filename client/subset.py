@@ -75,7 +75,7 @@ class SubsetEncoder:
         lanes = 1 << x if holds else 0
         for o in others:
             lanes |= 1 << (o + (o >= x))
-        return Report(spec=self._fingerprint, bits=lanes_to_packed(lanes, self._d))
+        return Report.of_encoder(self._fingerprint, bits=lanes_to_packed(lanes, self._d))
 
 
 #: Subset selection's encoder factory (declared in :mod:`ldp.registry`).
