@@ -11,12 +11,14 @@
  *   and serves only the bits the walk reads; a walk past 8 levels goes on
  *   from its node. A fixed one-byte-a-read stream is still read bit by bit.
  * - `runLaneWords`: a run's likelier lanes in a word at once (one block when
- *   consecutive, else cleared lowest first).
- * - `uniformBig` from 2^51: 1/n's leading zero levels read as one integer,
- *   then the walk in bigints.
+ *   consecutive, else cleared lowest first), the run walks' prefix tables
+ *   read in place on local copies of the reader's state.
+ * - `uniformBig` from 2^51: 1/n's leading zero levels read as one integer
+ *   (whole bytes from the reader's buffer when aligned), then the walk in
+ *   bigints.
  * - `unrankSubset`'s unranking: steps decided in doubles while certain,
  *   pending factors applied exactly several at a time, exact comparisons near
- *   a tie.
+ *   a tie; below 2^1000 the rank's top is Number(rank), no shift a member.
  * - `binaryDigits` (`random.ts`) on Numbers for denominators up to 2^52.
  * - `sampleLaneWords` (`random.ts`, the keyed streams' lanes: RAPPOR's
  *   permanent response, a report): each probability's digits kept, the
@@ -54,15 +56,29 @@ function skip(reader: BitReader, n: number): void {
   reader.left -= n;
 }
 
-/** The next `count` bits as one integer, the first most significant (what `count` calls of `bit` serve). */
+/**
+ * The next `count` bits as one integer, the first most significant (what `count` calls of `bit` serve): a
+ * whole byte at a time from the reader's buffer while it holds one and 8 or more bits are wanted from a byte
+ * boundary (served and zeroed as `bit` does), else bit by bit.
+ */
 function take(reader: BitReader, count: number): bigint {
   let out = 0n;
   let acc = 0;
   let got = 0;
-  while (count--) {
-    acc = 2 * acc + reader.bit();
-    if (++got === 48) {
-      out = (out << 48n) | BigInt(acc);
+  while (count) {
+    if (!reader.left && count >= 8 && reader.offset < reader.buffer.length) {
+      reader.byte = reader.buffer[reader.offset];
+      reader.buffer[reader.offset++] = 0;
+      acc = 256 * acc + reader.byte;
+      got += 8;
+      count -= 8;
+    } else {
+      acc = 2 * acc + reader.bit();
+      got++;
+      count--;
+    }
+    if (got >= 45) {
+      out = (out << BigInt(got)) | BigInt(acc);
       acc = got = 0;
     }
   }
@@ -321,6 +337,9 @@ function digitRun(t: Fraction): DigitRun {
   return run;
 }
 
+/** No bytes: a sampler's buffer before its first read (never written). */
+const NO_BYTES = new Uint8Array(0);
+
 /** Planes of the keyed lane sampler read at a time (`random.ts`). */
 const PLANES_PER_BLOCK = 12;
 
@@ -332,10 +351,11 @@ function sampleLaneWords(width: number, groups: readonly WordLaneGroup[], source
   const nwords = (width + 31) >>> 5;
   const nbytes = (width + 7) >>> 3;
   const runs = groups.map((g) => digitRun(g.probability)); // refusals before any byte is read, as the plain one
+  const masks = groups.map((g) => g.mask);
   const on: number[] = [];
   const undecided = fullWords(width); // lanes past width: never undecided, never set
   const result = new Uint32Array(nwords);
-  let buffer: Uint8Array = new Uint8Array(0);
+  let buffer: Uint8Array = NO_BYTES; // no typed array made a call before the first read
   let offset = 0;
   for (let round = 0, open = width > 0; open; round++, offset += nbytes) {
     for (let j = 0; j < runs.length; j++) {
@@ -351,7 +371,7 @@ function sampleLaneWords(width: number, groups: readonly WordLaneGroup[], source
     const end = offset + nbytes; // the plane's bytes; its last word zero-padded
     for (let w = 0, b = offset; w < nwords; w++, b += 4) {
       let t = 0; // the lanes whose probability has digit 1 this round
-      for (let j = 0; j < runs.length; j++) if (on[j]) t |= groups[j].mask[w];
+      for (let j = 0; j < masks.length; j++) if (on[j]) t |= masks[j][w];
       let p = buffer[b]; // U's digits, little-endian
       if (b + 1 < end) p |= buffer[b + 1] << 8;
       if (b + 2 < end) p |= buffer[b + 2] << 16;
