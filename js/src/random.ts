@@ -320,7 +320,7 @@ export let sampleLaneWords = (width: number, groups: readonly WordLaneGroup[], s
     }
   }
   return result;
-}
+};
 
 /** Lanes as a bigint ↔ 32-bit words. */
 export function lanesToWords(lanes: bigint, width: number): Uint32Array {

@@ -208,12 +208,13 @@ function runLaneWords(width: number, groups: readonly WordLaneGroup[], reader: B
           likelier -= n;
           if (!rarerIsOne) ones |= lanes;
           m ^= lanes;
-        } else {
-          rare = false;
-          const lane = m & -m;
-          if (rarerIsOne) ones |= lane;
-          m ^= lane;
+          if (likelier || !rare || !m) continue; // the run goes on (or ends without a rarer lane, or in a later word)
         }
+        // the run's lane of the rarer symbol (in the same step as its likelier lanes when in this word)
+        rare = false;
+        const lane = m & -m;
+        if (rarerIsOne) ones |= lane;
+        m ^= lane;
       }
       out[w] |= ones;
     }
