@@ -129,7 +129,9 @@ class HashShakeStream implements ByteSource {
       const outputLength = Math.max(this.pos + n, 2 * this.out.length);
       this.out = this.createHash("shake256", { outputLength }).update(this.input).digest();
     }
-    const chunk = Uint8Array.prototype.slice.call(this.out, this.pos, this.pos + n);
+    // a plain Uint8Array view of the digest's bytes (no copy, nor a Buffer made a read): the digest is this
+    // stream's own, never written after
+    const chunk = new Uint8Array(this.out.buffer, this.out.byteOffset + this.pos, n);
     this.pos += n;
     return chunk;
   }
@@ -258,16 +260,17 @@ const PLANES_PER_BLOCK = 12;
 /**
  * The binary expansion of a probability num/den (not necessarily reduced): each call gives the next digit
  * (t = 1 gives 1 forever). Internal: shared with `reportbits.ts`, whose `useSamplers` swaps in
- * `reportbits-fast.ts`'s (the same digits, on Numbers for small denominators) with `useBinaryDigits`.
+ * `reportbits-fast.ts`'s (the same digits, on Numbers for small denominators) with `useKeyedSamplers`.
  */
 export let binaryDigits = ({ num, den }: Fraction): (() => boolean) => {
   if (!(0n <= num && num <= den && den > 0n)) throw new RangeError(`probability ${num}/${den} outside [0, 1]`);
   return () => (num *= 2n) >= den && ((num -= den), true);
 };
 
-/** Internal: installs `digits` as `binaryDigits` (`useSamplers` of `reportbits.ts`). */
-export function useBinaryDigits(digits: typeof binaryDigits): void {
+/** Internal: installs `digits` as `binaryDigits` and `lanes` as `sampleLaneWords` (`useSamplers` of `reportbits.ts`). */
+export function useKeyedSamplers(digits: typeof binaryDigits, lanes: typeof sampleLaneWords): void {
   binaryDigits = digits;
+  sampleLaneWords = lanes;
 }
 
 /** Every lane of `width` set, as 32-bit words. */
@@ -285,8 +288,10 @@ export function fullWords(width: number): Uint32Array {
  * differing digit decides U < t. Exactly the bytes and results of Python's
  * bit-sliced sampler. Since the per-report samplers (`reportbits.ts`), the
  * keyed PRF streams' sampler only (RAPPOR's permanent response, memoized bits).
+ * The main and node entries swap in `reportbits-fast.ts`'s (the same bytes and
+ * lanes) with `useSamplers`.
  */
-export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[], source: ByteSource): Uint32Array {
+export let sampleLaneWords = (width: number, groups: readonly WordLaneGroup[], source: ByteSource): Uint32Array => {
   const nwords = (width + 31) >>> 5;
   const nbytes = (width + 7) >>> 3;
   const digits = groups.map((g) => binaryDigits(g.probability)); // one binary digit of each probability a round
@@ -315,7 +320,7 @@ export function sampleLaneWords(width: number, groups: readonly WordLaneGroup[],
     }
   }
   return result;
-}
+};
 
 /** Lanes as a bigint ↔ 32-bit words. */
 export function lanesToWords(lanes: bigint, width: number): Uint32Array {

@@ -26,10 +26,10 @@
  * read the same bits and give the same outcomes; the frequency entry never
  * imports that module, so a bundler leaves it out. `KnuthYao.prototype.sample`,
  * `runLaneWords`, `uniformBig`, `unrankSubset`'s unranking and `random.ts`'s
- * `binaryDigits` are swapped.
+ * `binaryDigits` and `sampleLaneWords` (the keyed streams' lanes) are swapped.
  */
 import type { Fraction } from "./fraction.js";
-import { type ByteSource, binaryDigits, type LaneGroup, PooledSource, type WordLaneGroup, lanesToWords, useBinaryDigits, wordsToLanes } from "./random.js";
+import { type ByteSource, binaryDigits, type LaneGroup, PooledSource, type WordLaneGroup, lanesToWords, sampleLaneWords, useKeyedSamplers, wordsToLanes } from "./random.js";
 
 /** Longest run of the likelier symbol one walk of `runLaneWords` draws. */
 export const RUN_CAP = 255;
@@ -425,6 +425,8 @@ export interface Samplers {
   unrank: (rank: bigint, n: number, k: number, total: bigint) => number[];
   /** `binaryDigits` of `random.ts` (the run tables' and the keyed lane sampler's digits). */
   binaryDigits: typeof binaryDigits;
+  /** `sampleLaneWords` of `random.ts` (the keyed PRF streams' lanes: RAPPOR's permanent response). */
+  sampleLaneWords: typeof sampleLaneWords;
 }
 
 let plain: Samplers | undefined;
@@ -434,9 +436,9 @@ let plain: Samplers | undefined;
  * `reportbits-fast.ts`'s); `null` puts the plain ones of this module back.
  */
 export function useSamplers(samplers: Samplers | null): void {
-  plain ??= { sample: KnuthYao.prototype.sample, runLaneWords, uniformBig, unrank, binaryDigits };
+  plain ??= { sample: KnuthYao.prototype.sample, runLaneWords, uniformBig, unrank, binaryDigits, sampleLaneWords };
   const use = samplers ?? plain;
   ({ runLaneWords, uniformBig, unrank } = use);
   KnuthYao.prototype.sample = use.sample;
-  useBinaryDigits(use.binaryDigits);
+  useKeyedSamplers(use.binaryDigits, use.sampleLaneWords);
 }

@@ -31,6 +31,7 @@ import {
   reportToJson,
   runLaneWords,
   runTable,
+  sampleLaneWords,
   toHex,
   uniform,
   uniformBig,
@@ -238,7 +239,8 @@ describe("plain and fast samplers: the same draws and bits", () => {
 
   it("unrankSubset (doubles checked exactly near ties on the fast path) gives the spec's members on both paths", () => {
     const bytes = xorshift(2024);
-    const cases: [number, number][] = [[1023, 256], [200, 100], [64, 1], [64, 63], [30, 15], [10, 10], [10, 0], [1, 1]];
+    // C(1023, 511) and C(1100, 550) are past 2^1000 (the fast path's rank shifted a member), the others below it
+    const cases: [number, number][] = [[1023, 256], [1023, 511], [1100, 550], [200, 100], [64, 1], [64, 63], [30, 15], [10, 10], [10, 0], [1, 1]];
     for (const [n, k] of cases) {
       const total = binomial(n, k);
       const ranks = [0n, 1n, total - 1n, total / 2n, total / 3n];
@@ -272,6 +274,62 @@ describe("plain and fast samplers: the same draws and bits", () => {
         }
       }
       assert.equal(uniformBig(n, bitReader(source)), member);
+    }
+  });
+});
+
+describe("plain and fast samplers: the keyed streams' lanes", () => {
+  /** A source of `first`, then xorshift bytes from `seed`, that records the size of every read. */
+  const recording = (seed: number, first: number[] = []) => {
+    const next = xorshift(seed);
+    const reads: number[] = [];
+    let served = 0;
+    const read = (n: number) => {
+      reads.push(n);
+      return Uint8Array.from({ length: n }, () => (served < first.length ? first[served++] : (served++, next())));
+    };
+    return { read, reads };
+  };
+  const draw = (samplers: Samplers | null, seed: number, calls: [number, WordGroup[]][], first: number[] = []) =>
+    using(samplers, () => {
+      const source = recording(seed, first);
+      const lanes = calls.map(([width, groups]) => [...sampleLaneWords(width, groups, source)]);
+      return { lanes, reads: source.reads, next: toHex(source.read(8)) };
+    });
+  type WordGroup = { mask: Uint32Array; probability: Fraction };
+
+  it("sampleLaneWords (digits kept per probability, planes read in place on the fast path) gives the same lanes and reads", () => {
+    const bytes = xorshift(4242);
+    const word = () => ((bytes() << 24) | (bytes() << 16) | (bytes() << 8) | bytes()) >>> 0;
+    const big = 1n << 60n;
+    // the same Fraction objects across calls (the fast path keeps their digits), long expansions, 0 and 1, den past 2^52
+    const probabilities = [fraction(1n, 4n), fraction(3n, 4n), fraction(1n, 3n), fraction(269n, 1000n), fraction(0n), fraction(1n), { num: big / 3n, den: big + 1n }, fraction(999n, 1000n)];
+    const calls: [number, WordGroup[]][] = Array.from({ length: 150 }, (_, i) => {
+      const width = i % 50 === 7 ? 0 : 1 + ((i * 53) % 260); // widths across word and byte edges, and 0
+      const words = (width + 31) >>> 5;
+      const full = Uint32Array.from({ length: words }, (_, w) => (w < words - 1 || width % 32 === 0 ? 0xffffffff : 2 ** (width % 32) - 1));
+      const mask = full.map((x) => x & word());
+      const groups = [
+        { mask, probability: probabilities[i % probabilities.length] },
+        { mask: mask.map((x, w) => ~x & full[w]), probability: probabilities[(i + 3) % probabilities.length] },
+      ];
+      if (i % 4 === 0) groups.push({ mask: new Uint32Array(words), probability: probabilities[(i + 5) % probabilities.length] }); // an empty group
+      return [width, groups];
+    });
+    assert.deepEqual(draw(fastSamplers, 5, calls), draw(null, 5, calls));
+    // a lane undecided for 70 rounds (its planes equal 1/3's digits, 0101…), then decided: past the digits kept
+    const third = [[8, [{ mask: Uint32Array.of(255), probability: probabilities[2] }]]] as [number, WordGroup[]][];
+    const planes = Array.from({ length: 70 }, (_, r) => (r % 2 ? 255 : 0));
+    for (const calls2 of [third, [...third, ...third, ...calls.slice(0, 10)]]) assert.deepEqual(draw(fastSamplers, 6, calls2, planes), draw(null, 6, calls2, planes));
+    const once = draw(fastSamplers, 6, third, planes);
+    assert.ok(once.reads.length >= 6, `${once.reads.length} blocks of 12 planes read`); // 70 rounds undecided: 6 blocks
+  });
+
+  it("sampleLaneWords refuses a probability outside [0, 1] on both paths before reading a byte", () => {
+    for (const samplers of [null, fastSamplers]) {
+      const source = recording(1);
+      assert.throws(() => using(samplers, () => sampleLaneWords(8, [{ mask: Uint32Array.of(255), probability: { num: 5n, den: 4n } }], source)), { message: "probability 5/4 outside [0, 1]" });
+      assert.deepEqual(source.reads, []);
     }
   });
 });
