@@ -38,7 +38,7 @@ import numpy as np
 
 from ldp.client import CountingSource, SystemRandomSource
 from ldp.client.bits import BitSource
-from ldp.client.subset import SubsetShape, _subset_rows, _tree_batch, _Work, uses_tree
+from ldp.client.subset import SubsetShape, _floyd_batch, _tree_batch, uses_tree
 from ldp.specs.subset import SubsetSelection
 
 
@@ -53,21 +53,9 @@ def entropy_bits(spec: SubsetSelection) -> float:
     return h + p * log2_binomial(d - 1, w - 1) + (1 - p) * log2_binomial(d - 1, w)
 
 
-def floyd(bits: BitSource, shape: SubsetShape, idx: np.ndarray) -> np.ndarray:
-    """Floyd's batch on bits, chunked as :func:`ldp.client.subset.uniform_subsets` runs it."""
-    width = (shape.domain_size + 7) // 8
-    rows = max(1, (1 << 20) // (8 * width))
-    packed = np.empty((idx.size, width), dtype=np.uint8)
-    work: dict[int, _Work] = {}
-    for start in range(0, idx.size, rows):
-        block = idx[start : start + rows]
-        _subset_rows(bits, block, shape, packed[start : start + block.size], work)
-    return packed
-
-
 PATHS: dict[str, Callable[[BitSource, SubsetShape, np.ndarray], np.ndarray]] = {
     "tree": _tree_batch,
-    "Floyd": floyd,
+    "Floyd": _floyd_batch,
 }
 
 

@@ -260,6 +260,11 @@ def uniform_subsets(
     sampler = sampler_for(rng, idx.size)
     if isinstance(sampler, BitSource) and uses_tree(shape):
         return _tree_batch(sampler, shape, idx)
+    return _floyd_batch(sampler, shape, idx)
+
+
+def _floyd_batch(sampler: Any, shape: SubsetShape, idx: np.ndarray) -> np.ndarray:
+    """Floyd's algorithm over the users in chunks of about :data:`_BLOCK_BYTES` of unpacked rows."""
     width = (shape.domain_size + 7) // 8
     rows = max(1, _BLOCK_BYTES // (8 * width))
     packed = np.empty((idx.size, width), dtype=np.uint8)
