@@ -32,22 +32,11 @@ from typing import Any
 
 from bench_entropy import build_spec, entropy_bits
 from harness import timings
+from report_inputs import report_inputs
 
 from ldp.client import make_encoder
 from ldp.client.report_bits import csprng_bits
 from ldp.registry import MechanismDeclaration, declarations
-
-
-def report_inputs(spec: Any, n: int) -> list[Any]:
-    """``n`` input values of ``spec`` (domain values in turn, numbers in (0, 1), or the spec's examples)."""
-    if spec.report_kind == "numeric":
-        return [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]
-    if hasattr(spec, "example_inputs"):
-        return list(spec.example_inputs(n))
-    domain = getattr(spec, "domain", None)
-    if domain is None:
-        return [f"u{i % 100}" for i in range(n)]
-    return [domain[i % len(domain)] for i in range(n)]
 
 
 def measure(decl: MechanismDeclaration, args: argparse.Namespace) -> tuple[Any, ...]:

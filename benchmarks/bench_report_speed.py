@@ -45,21 +45,14 @@ from ldp.client import make_encoder
 from ldp.registry import declarations
 
 names, reports, repeat, walks = sys.argv[1].split(","), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+sys.path.append(sys.argv[5])  # this checkout's benchmarks, after the measured checkout's own
+from report_inputs import report_inputs
 try:
     from ldp.client import report_bits_kernel
     report_bits_kernel.COMPILED_WALKS = walks
 except ImportError:  # an older checkout
     pass
 
-def inputs(spec, n):
-    if spec.report_kind == "numeric":
-        return [0.05 + 0.9 * i / max(n - 1, 1) for i in range(n)]
-    if hasattr(spec, "example_inputs"):
-        return list(spec.example_inputs(n))
-    domain = getattr(spec, "domain", None)
-    if domain is None:
-        return [f"u{i % 100}" for i in range(n)]
-    return [domain[i % len(domain)] for i in range(n)]
 
 out = {}
 for decl in declarations():
@@ -67,7 +60,7 @@ for decl in declarations():
         continue
     spec = build_spec(decl, 1024, 1.0)
     encoder = make_encoder(spec)
-    values = inputs(spec, reports)
+    values = report_inputs(spec, reports)
     for value in values:
         encoder.encode(value)
     passes = []
@@ -89,7 +82,16 @@ def measure(
     ``walks``: ``report_bits_kernel.COMPILED_WALKS`` in the subprocess (when the checkout has it).
     """
     done = subprocess.run(
-        [python, "-c", _MEASURE, ",".join(names), str(reports), str(repeat), walks],
+        [
+            python,
+            "-c",
+            _MEASURE,
+            ",".join(names),
+            str(reports),
+            str(repeat),
+            walks,
+            str(Path(__file__).parent),
+        ],
         cwd=root,
         capture_output=True,
         text=True,
