@@ -436,23 +436,9 @@ def test_decoded_runs_read_the_plain_walks_bits(case, chunk, escapes):
     ``escapes`` the source has 40 one bits every 64 bytes, so that walks pass
     the code's depth and are finished bit by bit (checked: the longest walk).
     """
-    width, groups = _LANE_CASES[case]
-    for _, t in groups:
+    for _, t in _LANE_CASES[case][1]:
         run_table(min(t, 1 - t)).runs_drawn = 1 << 40  # past the point where the code is built
-    n = 12 * (2 * width // 8 + 64)
-    data = (
-        _escape_prone(n, case.encode())
-        if escapes
-        else PRFStream(b"test-report-bits-decode", case.encode())(n)
-    )
-    plain = _Bits(tuple((byte >> (7 - i)) & 1 for byte in data for i in range(8)))
-    reader = BitReader(_Stream(data), chunk)
-    longest = 0
-    for _ in range(12):
-        expected, walk = _plain_lanes(width, groups, plain)
-        longest = max(longest, walk)
-        assert sample_lanes(width, groups, reader) == expected
-        assert reader.bits_read == plain.bits_read
+    longest = _lanes_and_bits_as_plain_walks(case, chunk, escapes, label=b"test-report-bits-decode")
     if escapes and case != "capped runs":
         assert longest > report_bits._CODE_DEPTH
 
@@ -534,21 +520,26 @@ def test_runs_drawn_counts_every_run_whatever_the_chunk():
     assert counted[0][0] > report_bits._CODE_AFTER + 3 * 1023 * float(_OUE_Q) / 2
 
 
-def _lanes_and_bits_as_plain_walks(case: str, chunk: int, escapes: bool, reports: int = 12) -> None:
-    """``reports`` reports of a lane case back to back on one reader: the plain walks' lanes and bits, each."""
+def _lanes_and_bits_as_plain_walks(
+    case: str, chunk: int, escapes: bool, reports: int = 12, label: bytes = b"test-report-bits-kernel"
+) -> int:
+    """``reports`` reports of a lane case back to back on one reader: the plain walks' lanes and bits, each.
+
+    Returns the longest walk. The source is ``label``'s PRF stream, or with
+    ``escapes`` one whose walks pass the run code's depth.
+    """
     width, groups = _LANE_CASES[case]
     n = reports * (2 * width // 8 + 64)
-    data = (
-        _escape_prone(n, case.encode())
-        if escapes
-        else PRFStream(b"test-report-bits-kernel", case.encode())(n)
-    )
+    data = _escape_prone(n, case.encode()) if escapes else PRFStream(label, case.encode())(n)
     plain = _Bits(tuple((byte >> (7 - i)) & 1 for byte in data for i in range(8)))
     reader = BitReader(_Stream(data), chunk)
+    longest = 0
     for _ in range(reports):
-        expected, _ = _plain_lanes(width, groups, plain)
+        expected, walk = _plain_lanes(width, groups, plain)
+        longest = max(longest, walk)
         assert sample_lanes(width, groups, reader) == expected
         assert reader.bits_read == plain.bits_read
+    return longest
 
 
 @pytest.fixture
