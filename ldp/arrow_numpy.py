@@ -27,6 +27,7 @@ __all__ = [
     "null_string",
     "number_scalar",
     "numeric_values",
+    "numeric_view",
     "string_array",
     "string_scalar",
     "validity",
@@ -71,15 +72,19 @@ def _numpy_dtype(value_type: pa.DataType) -> np.dtype:
     raise TypeError(f"expected an integer or floating-point array, got {value_type}")
 
 
+def numeric_view(array: pa.Array) -> np.ndarray:
+    """A read-only view of an integer or floating-point array's values buffer (no copy; a null entry's value is
+    whatever the buffer holds there)."""
+    n = len(array)
+    return np.frombuffer(array.buffers()[1], dtype=_numpy_dtype(array.type))[array.offset : array.offset + n]
+
+
 def numeric_values(array: pa.Array, fill: float = 0) -> np.ndarray:
     """The values of an integer or floating-point array as a new NumPy array; null entries are ``fill``."""
-    dtype = _numpy_dtype(array.type)
-    n = len(array)
-    data = array.buffers()[1]
     values = (
-        np.frombuffer(data, dtype=dtype)[array.offset : array.offset + n].copy()
-        if data is not None
-        else np.zeros(n, dtype=dtype)
+        numeric_view(array).copy()
+        if array.buffers()[1] is not None
+        else np.zeros(len(array), dtype=_numpy_dtype(array.type))
     )
     if array.null_count:
         values[~validity(array)] = fill

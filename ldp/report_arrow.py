@@ -35,6 +35,7 @@ from ldp.arrow_numpy import (
     null_string,
     number_scalar,
     numeric_values,
+    numeric_view,
     string_array,
     validity,
 )
@@ -98,18 +99,11 @@ def int_column(column: pa.Array | None, n: int, *, native: bool = False) -> tupl
     wanted = native or pa.types.is_int64(array.type)
     if not array.null_count and wanted and data is not None and not pa.types.is_uint64(array.type):
         # the usual column: a read-only view of Arrow's buffer (no copy; nothing writes to a chunk's columns)
-        dtype = _numpy_integer(array.type)
-        return np.frombuffer(data, dtype=dtype)[array.offset : array.offset + n], ok
+        return numeric_view(array)[:n], ok
     raw = numeric_values(array)  # a new array already
     if raw.dtype == np.uint64:
         ok &= raw < np.uint64(1 << 63)
     return (raw if native else raw.astype(np.int64, copy=False)), ok
-
-
-def _numpy_integer(value_type: pa.DataType) -> np.dtype:
-    """The little-endian NumPy dtype of an Arrow integer type."""
-    kind = "i" if pa.types.is_signed_integer(value_type) else "u"
-    return np.dtype(f"<{kind}{value_type.bit_width // 8}")
 
 
 def string_equal(column: pa.Array | None, text: str, n: int) -> np.ndarray:
