@@ -137,8 +137,6 @@ def numeric_entropy_bits(spec: Any, values: Any) -> float:
     part: the side coin of t_i, h(i/K) for each rounding, and h(p)).
     """
     u = (np.asarray(spec.to_native(values), dtype=np.float64) + 1.0) / 2.0
-    if spec.mechanism == "onebitmean":
-        u = np.clip((np.asarray(values, dtype=np.float64) - spec.low) / (spec.high - spec.low), 0.0, 1.0)
     table = getattr(spec, "table", None)
     grid = 1 if table is None else table.K
     position = u * grid

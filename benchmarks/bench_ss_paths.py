@@ -29,29 +29,17 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core, before NumPy loads
 
-import math
 import statistics
 import time
 from collections.abc import Callable
 
 import numpy as np
+from bench_entropy import entropy_bits
 
 from ldp.client import CountingSource, SystemRandomSource
 from ldp.client.bits import BitSource
 from ldp.client.subset import SubsetShape, _floyd_batch, _tree_batch, uses_tree
 from ldp.specs.subset import SubsetSelection
-
-
-def entropy_bits(spec: SubsetSelection) -> float:
-    """A report's entropy: h(p) + p·log2 C(d − 1, ω − 1) + (1 − p)·log2 C(d − 1, ω)."""
-    d, w, p = spec.domain_size, spec.omega, float(spec.p)
-
-    def log2_binomial(n: int, k: int) -> float:
-        return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)
-
-    h = 0.0 if p in (0.0, 1.0) else -p * math.log2(p) - (1 - p) * math.log2(1 - p)
-    return h + p * log2_binomial(d - 1, w - 1) + (1 - p) * log2_binomial(d - 1, w)
-
 
 PATHS: dict[str, Callable[[BitSource, SubsetShape, np.ndarray], np.ndarray]] = {
     "tree": _tree_batch,
