@@ -78,8 +78,6 @@ ARTIFACTS = (
     "ldp-client-upload",
     "ldp-client-cli",
 )
-CLI = KOTLIN / "ldp-client-cli" / "target"
-TESTS = KOTLIN / "ldp-client-tests" / "target"
 REPOSITORY = Path(os.environ.get("MAVEN_REPOSITORY", Path.home() / ".m2" / "repository"))
 JAR_TARGET_KB = 150
 TARGETS = {"grr": 1_000_000, "rappor": 100_000}
@@ -95,18 +93,19 @@ def build() -> None:
         sys.exit(f"mvn package failed in kotlin/:\n{(done.stdout + done.stderr)[-3000:]}")
 
 
-def jar(artifact: str) -> Path:
-    """The JAR ``mvn package`` writes for one of the library's artifacts."""
-    return KOTLIN / artifact / "target" / f"{artifact}-{VERSION}.jar"
+def jar(artifact: str, kotlin: Path = KOTLIN) -> Path:
+    """The JAR ``mvn package`` writes for one of the library's artifacts (in ``kotlin``, default this checkout's)."""
+    return kotlin / artifact / "target" / f"{artifact}-{VERSION}.jar"
 
 
-def classpath() -> str:
-    """The harness (the tests module's classes), the command line's JAR and its runtime class path (every family)."""
+def classpath(kotlin: Path = KOTLIN) -> str:
+    """The harness (the tests module's classes), the command line's JAR and its runtime class path (every family),
+    of the built ``kotlin/`` directory ``kotlin`` (default this checkout's)."""
     return os.pathsep.join(
         [
-            str(TESTS / "test-classes"),
-            str(jar("ldp-client-cli")),
-            *sorted(str(p) for p in (CLI / "lib").glob("*.jar")),
+            str(kotlin / "ldp-client-tests" / "target" / "test-classes"),
+            str(jar("ldp-client-cli", kotlin)),
+            *sorted(str(p) for p in (kotlin / "ldp-client-cli" / "target" / "lib").glob("*.jar")),
         ]
     )
 

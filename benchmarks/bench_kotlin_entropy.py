@@ -74,19 +74,6 @@ def specs() -> dict[str, tuple[object, str, float]]:
     }
 
 
-def classpath_of(root: Path) -> str:
-    """``bench_kotlin.classpath`` of another checkout's built ``kotlin/`` (its harness, CLI JAR and runtime class path)."""
-    kotlin = root / "kotlin"
-    cli = kotlin / "ldp-client-cli" / "target"
-    return os.pathsep.join(
-        [
-            str(kotlin / "ldp-client-tests" / "target" / "test-classes"),
-            str(cli / "ldp-client-cli-0.1.0.jar"),
-            *sorted(str(p) for p in (cli / "lib").glob("*.jar")),
-        ]
-    )
-
-
 def encode_rate(classpath: str, item: str, seconds: float) -> float:
     """One ``EncodeBench`` run of ``NAME=SPEC.json=VALUE`` in its own JVM: reports per CPU-second."""
     done = subprocess.run(
@@ -101,7 +88,7 @@ def encode_rate(classpath: str, item: str, seconds: float) -> float:
 
 def before_after(before: Path, seconds: float, pairs: int) -> None:
     """Whole encoders of this build against ``before``'s, runs alternating, medians and their ratio."""
-    builds = {"after": classpath(), "before": classpath_of(before)}
+    builds = {"after": classpath(), "before": classpath(before / "kotlin")}
     print(
         f"Encoders, reports per CPU-second, median of {pairs} runs each, builds alternating ({before} before)"
     )
