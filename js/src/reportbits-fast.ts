@@ -127,29 +127,7 @@ function sample(this: KnuthYao, reader: BitReader): number {
   }
   if (entry === 0) return plainSample.call(this, reader);
   skip(reader, 8);
-  this.member = 0;
-  return walkOn(this, reader, -entry - 1);
-}
-
-/** The plain walk (`reportbits.ts`) on from node d after level 7 (a Number: d < 2^8 there). */
-function walkOn(table: KnuthYao, reader: BitReader, d: number): number {
-  for (let depth = 8; ; depth++) {
-    if (d >= NUMBER_OUTCOMES) return table.sampleBig(reader, BigInt(d), depth);
-    d = 2 * d + reader.bit();
-    const level = table.levels[depth] ?? table.level(depth);
-    if (d < level.total) {
-      if (level.unit) return level.groups[d]; // one leaf a group: the d-th
-      for (let i = 0; ; i++) {
-        const count = level.counts[i];
-        if (d < count) {
-          table.member = d;
-          return level.groups[i];
-        }
-        d -= count;
-      }
-    }
-    d -= level.total;
-  }
+  return plainSample.call(this, reader, -entry - 1, 8); // the plain walk on from node d after level 7
 }
 
 /**

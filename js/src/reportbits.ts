@@ -96,7 +96,7 @@ export interface OutcomeGroup {
 }
 
 /** A level of the walk's tree: its leaves' groups and counts, in order, and their total. Internal: shared with `reportbits-fast.ts`. */
-export interface Level {
+interface Level {
   total: number;
   groups: number[];
   counts: number[];
@@ -170,12 +170,14 @@ export class KnuthYao {
     return this.levels[depth];
   }
 
-  /** One outcome from `reader`: its group's index is returned, its member left in `member`. */
-  sample(reader: BitReader): number {
+  /**
+   * One outcome from `reader`: its group's index is returned, its member left in `member`. (Internal, for
+   * `reportbits-fast.ts`: `d` and `depth` continue a walk from node d before level `depth`, d < 2^8.)
+   */
+  sample(reader: BitReader, d = 0, depth = 0): number {
     this.member = 0;
     if (this.certain >= 0) return this.certain;
-    let d = 0;
-    for (let depth = 0; ; depth++) {
+    for (; ; depth++) {
       // exact on Numbers while d < 2^52: a count or total above d compares right even when rounded, and only
       // those at most d are subtracted (exactly); past 2^51 the walk goes on with bigints (2^51 outcomes or more)
       if (d >= NUMBER_OUTCOMES) return this.sampleBig(reader, BigInt(d), depth);
@@ -196,8 +198,8 @@ export class KnuthYao {
     }
   }
 
-  /** Internal (shared with `reportbits-fast.ts`): the walk on from node d before level `depth`, on bigints. */
-  sampleBig(reader: BitReader, d: bigint, depth: number): number {
+  /** The walk on from node d before level `depth`, on bigints. */
+  private sampleBig(reader: BitReader, d: bigint, depth: number): number {
     for (; ; depth++) {
       d = 2n * d + BigInt(reader.bit());
       const level = this.level(depth);
