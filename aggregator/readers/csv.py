@@ -751,8 +751,8 @@ def _quoted_lookup(column: pa.Array, lookup: _Lookup) -> pa.DictionaryArray | No
     offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset : column.offset + n + 1]
     body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
     if len(keys) == 1 and keys[0] and _every_cell_is(body, offsets, f'"{keys[0]}"'.encode()):
-        # the usual fingerprint column: one text throughout (set, with no quote inside)
-        return pa.DictionaryArray.from_arrays(array_of(np.zeros(n, dtype=np.int32)), dictionary)
+        # the usual fingerprint column: one text throughout (set, with no quote inside), a dictionary of it alone
+        return pa.DictionaryArray.from_arrays(array_of(np.zeros(n, dtype=np.int32)), dictionary.slice(0, 1))
     widths = np.diff(offsets)
     if int(np.count_nonzero(body == _QUOTE[0])) != 2 * n or int(widths.min()) < 2:
         return None
@@ -780,7 +780,7 @@ def _every_cell_is(body: np.ndarray, offsets: np.ndarray, cell: bytes) -> bool:
     make whole words), without a per-cell step.
     """
     n, width = len(offsets) - 1, len(cell)
-    if not width or body.size != n * width or int(offsets[-1] - offsets[0]) != n * width:
+    if not width or body.size != n * width:  # (the body is the offsets' span)
         return False
     if not bool(np.all(np.diff(offsets) == width)):
         return False
