@@ -59,7 +59,6 @@ SMALL_BITS = 1 << 18
 SMALL_COHORT_ROWS = 1024
 
 _WORD = np.dtype("<u8")  # the packed bytes read as little-endian words, so byte b of a word is bits 8b…8b+7
-_NIBBLE_LOW_BITS = np.uint64(0x1111_1111_1111_1111)
 _BYTE_LOW_NIBBLES = np.uint64(0x0F0F_0F0F_0F0F_0F0F)
 _SHORT_LOW_NIBBLES = np.uint64(0x000F_000F_000F_000F)
 _NIBBLE_LOW_PAIRS = np.uint64(0x3333_3333_3333_3333)  # bits 0, 1 of each nibble (for the transpose)
@@ -154,11 +153,13 @@ def _add_tile(block: np.ndarray, tile: np.ndarray, scratch: np.ndarray, per_byte
     # sum below adds whole contiguous blocks (a vectorized add whatever the width of a row).
     groups = rows // 15
     per_unit = 17 if groups % 17 == 0 else groups  # 17 groups of 15 rows: at most 255 per 8-bit lane
-    t = scratch[:rows]
+    counts = _slot_nibbles(
+        x.reshape(15, -1), scratch[:rows].reshape(15, -1)
+    )  # (4, groups · words), 4-bit lanes
     for k in range(4):
-        np.right_shift(x, np.uint64(k), out=t)
-        np.bitwise_and(t, _NIBBLE_LOW_BITS, out=t)
-        nibbles = t.reshape(15, -1).sum(axis=0, dtype=np.uint64)  # (groups · words), 4-bit lanes
+        nibbles = counts[
+            k
+        ]  # bits k, k + 4 of each byte, counted in its two nibbles (work space: changed below)
         low = np.bitwise_and(nibbles, _BYTE_LOW_NIBBLES).reshape(per_unit, -1).sum(axis=0, dtype=np.uint64)
         nibbles >>= np.uint64(4)
         nibbles &= _BYTE_LOW_NIBBLES
