@@ -136,16 +136,14 @@ class NumericEncoder:
         u = (x - self._low) / self._span
         return 0.0 if u < 0.0 else 1.0 if u > 1.0 else u
 
-    _round = staticmethod(random_round)
-
     def sample_native(self, value: Any) -> float:
         """The report value (native output) for ``value``."""
         u = self._unit(value)
         if self._two_point:
-            side = self._round(u)  # 0 → t = −1, 1 → t = +1
+            side = random_round(u)  # 0 → t = −1, 1 → t = +1
             keep = coin_ratio(*self._p)
             return self._out[side if keep else 1 - side]
-        i = self._round(u * self._K)
+        i = random_round(u * self._K)
         if self._hybrid and not coin_ratio(*self._alpha):  # Duchi part, input t_i
             side = 1 if coin_ratio(i, self._K) else 0
             keep = coin_ratio(*self._duchi_p)
@@ -294,7 +292,7 @@ def side_numerators(u):
 
 
 def _round_batch(sampler, pos):
-    """Unbiased random rounding of each pos ≥ 0 to an integer, as :meth:`NumericEncoder._round` (53-bit coin)."""
+    """Unbiased random rounding of each pos ≥ 0 to an integer, as :func:`random_round` (53-bit coin)."""
     import numpy as np
 
     from ldp.client.bits import dyadic_coins
