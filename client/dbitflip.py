@@ -138,8 +138,8 @@ class DBitFlipEncoder:
         if self.spec.gamma:  # output perturbation: each bit flipped with probability γ, from the CSPRNG
             sent ^= fresh_lanes(self._width, ((self._full, self.spec.gamma),))
         b = self.spec.domain_size
-        return Report(
-            spec=self.spec.fingerprint, bits=lanes_to_packed(self._sampled | sent << b, b + self._width)
+        return Report.of_encoder(
+            self.spec.fingerprint, bits=lanes_to_packed(self._sampled | sent << b, b + self._width)
         )
 
 

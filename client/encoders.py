@@ -269,6 +269,7 @@ class RapporEncoder:
         self.spec = spec
         self.state = state
         self._fingerprint = spec.fingerprint.encode("ascii")
+        self._fingerprint_text = spec.fingerprint
         self._width = spec.num_bits
         self._full = (1 << self._width) - 1
         # exact binary expansions of the four probabilities, computed once
@@ -292,8 +293,8 @@ class RapporEncoder:
     def encode(self, value: Any) -> Report:
         prr = self.permanent_bits(value)
         irr = self._irr.sample(self._width, (prr, self._full ^ prr))
-        return Report(
-            spec=self.spec.fingerprint, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width)
+        return Report.of_encoder(
+            self._fingerprint_text, cohort=self.state.cohort, bits=lanes_to_packed(irr, self._width)
         )
 
 

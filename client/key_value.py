@@ -97,8 +97,8 @@ class PCKVUEEncoder:
             else:
                 minus |= lane
             nonzero ^= lane
-        return Report(
-            spec=spec.fingerprint,
+        return Report.of_encoder(
+            spec.fingerprint,
             extra=(("plus", lanes_to_packed(plus, width)), ("minus", lanes_to_packed(minus, width))),
         )
 

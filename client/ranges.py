@@ -73,8 +73,8 @@ class HierarchyEncoder:
         one_hot = 1 << node
         full = (1 << width) - 1
         lanes = self._lanes.sample(width, (one_hot, full ^ one_hot))
-        return Report(
-            spec=self._fingerprint, bits=lanes_to_packed(lanes, spec.leaves), extra=(("level", level - 1),)
+        return Report.of_encoder(
+            self._fingerprint, bits=lanes_to_packed(lanes, spec.leaves), extra=(("level", level - 1),)
         )
 
 

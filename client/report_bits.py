@@ -105,6 +105,7 @@ _CODE_AFTER = 4096
 #: Groups of fewer expected runs than this are walked run by run (a block's decoding costs about as much as 40 walks;
 #: RAPPOR's 128 lanes at p = 1/4 are 32 runs).
 _DECODE_RUNS = 48
+_FLIPPED = bytes.maketrans(b"01", b"10")  # a lanes text with its symbols swapped
 
 #: Walks of a table (with a leaf within its first W levels) after which it builds its lookup table.
 _LOOKUP_AFTER = 16
@@ -795,6 +796,7 @@ def _python_lanes(plan: _LanePlan, masks: Sequence[int], reader: BitReader) -> i
         elif mask:
             drawn.append((mask, table, rarer_is_one))
     start = 0
+    scattered: list[tuple[int, str, bool]] = []
     while start < len(drawn):
         table = drawn[start][1]
         end = start + 1
@@ -803,9 +805,15 @@ def _python_lanes(plan: _LanePlan, masks: Sequence[int], reader: BitReader) -> i
         same = drawn[start:end]
         texts = _rare_lanes(table, [mask.bit_count() for mask, _, _ in same], reader)
         for (mask, _, rarer_is_one), text in zip(same, texts):
-            rare = _lanes_of_text(text, mask)
+            shape = _lane_shape(mask)
+            if shape is None:
+                scattered.append((mask, text, rarer_is_one))
+                continue
+            rare = _lanes_of_text(text, shape)
             result |= rare if rarer_is_one else mask ^ rare
         start = end
+    if scattered:
+        result |= _scattered_lanes(scattered)
     return result
 
 
@@ -1076,19 +1084,6 @@ def _as_lanes(pieces: list[str], count: int) -> str:
     return "".join(pieces)[:count].replace("c", "0")
 
 
-def _mask_lanes(mask: int) -> np.ndarray:
-    """``mask`` as one uint8 per lane (1 where set), lane 0 first, up to its top lane."""
-    return np.unpackbits(
-        np.frombuffer(mask.to_bytes((mask.bit_length() + 7) // 8, "little"), dtype=np.uint8),
-        bitorder="little",
-    )
-
-
-def _packed_int(lanes: np.ndarray) -> int:
-    """The integer whose bit i is ``lanes[i]`` (0 or 1)."""
-    return int.from_bytes(np.packbits(lanes, bitorder="little").tobytes(), "little")
-
-
 def _lane_shape(mask: int) -> tuple[int, int] | None:
     """(shift, skipped lane or −1) when ``mask`` is one run of lanes from ``shift``, or every lane up to its top but
     one; None when it is scattered."""
@@ -1101,22 +1096,35 @@ def _lane_shape(mask: int) -> tuple[int, int] | None:
     return None
 
 
-def _lanes_of_text(lanes: str, mask: int) -> int:
-    """The lanes of ``mask`` whose position (among its set bits, from the lowest) is 1 in ``lanes``, as an integer.
-
-    Text to integer in C (``int(text, 2)``) for a contiguous mask or one
-    lane short of it; a scattered mask's lanes are filled in order by NumPy.
-    """
-    shape = _lane_shape(mask)
-    if shape is None:
-        unpacked = _mask_lanes(mask)
-        unpacked[unpacked.view(bool)] = np.frombuffer(lanes.encode("ascii"), dtype=np.uint8) & 1  # "0", "1"
-        return _packed_int(unpacked)
+def _lanes_of_text(lanes: str, shape: tuple[int, int]) -> int:
+    """The lanes of a mask of this :func:`_lane_shape` whose position (among its set bits, from the lowest) is 1 in
+    ``lanes``, as an integer: text to integer in C (``int(text, 2)``)."""
     shift, skipped = shape
     dense = int(lanes[::-1], 2)
     if skipped >= 0:
         dense = dense & ((1 << skipped) - 1) | (dense >> skipped) << (skipped + 1)
     return dense << shift
+
+
+def _scattered_lanes(groups: list[tuple[int, str, bool]]) -> int:
+    """The lanes of scattered masks, each ``(mask, lanes, rarer_is_one)``, as one integer, in one NumPy pass.
+
+    A mask's lanes take its text's characters in order ('1' where the
+    rarer symbol falls, flipped when the rarer symbol is 0); the masks are
+    disjoint, and a lane of none of them is 0.
+    """
+    top = max(mask.bit_length() for mask, _, _ in groups)
+    size = (top + 7) // 8
+    lanes = np.full(top, 48, dtype=np.uint8)  # "0"
+    for mask, text, rarer_is_one in groups:
+        chosen = np.unpackbits(
+            np.frombuffer(mask.to_bytes(size, "little"), dtype=np.uint8), count=top, bitorder="little"
+        )
+        raw = text.encode("ascii")
+        lanes[chosen.view(bool)] = np.frombuffer(
+            raw if rarer_is_one else raw.translate(_FLIPPED), dtype=np.uint8
+        )
+    return int(lanes.tobytes()[::-1], 2)
 
 
 @lru_cache(maxsize=64)

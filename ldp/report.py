@@ -370,6 +370,7 @@ class Report:
         seed: int | None = None,
         bits: bytes | None = None,
         extra: tuple[tuple[str, Any], ...] = (),
+        cohort: int | None = None,
     ) -> Report:
         """A client encoder's report, without the checks of the constructor: its fields are valid by construction.
 
@@ -378,12 +379,15 @@ class Report:
         fingerprint, and ``value`` an element of the spec's validated domain or
         output set (a str, int or finite float), ``seed`` an int in the spec's
         range, ``bits`` the packed lanes, ``extra`` (name, value) pairs of the
-        spec's declared fields. tests/conformance/test_conformance_fast.py
+        spec's declared fields, ``cohort`` the client's cohort (an int in the
+        spec's range). tests/conformance/test_conformance_fast.py
         builds every registered encoder's reports again with the constructor
         and requires the same report, field types included.
         """
         report = object.__new__(cls)
-        report.__dict__.update(_ENCODER_DEFAULTS, spec=spec, value=value, seed=seed, bits=bits, extra=extra)
+        report.__dict__.update(
+            _ENCODER_DEFAULTS, spec=spec, value=value, seed=seed, bits=bits, extra=extra, cohort=cohort
+        )
         return report
 
     def get(self, name: str) -> Any:
@@ -557,7 +561,7 @@ class Report:
 
 
 #: The fields :meth:`Report.of_encoder` does not take, as the constructor sets them (no group: format version 1).
-_ENCODER_DEFAULTS = {"cohort": None, "client": None, "group": None, "v": report_version(None)}
+_ENCODER_DEFAULTS = {"client": None, "group": None, "v": report_version(None)}
 
 
 def _check_extra(extra: Any) -> tuple[tuple[str, Any], ...]:

@@ -324,18 +324,44 @@ def test_whole_runs_by_window_are_the_runs_one_by_one(rarer):
             assert one.bits_read == many.bits_read
 
 
+def _lanes_of(text: str, mask: int) -> int:
+    from ldp.client.report_bits import _lane_shape, _lanes_of_text, _scattered_lanes
+
+    shape = _lane_shape(mask)
+    return _scattered_lanes([(mask, text, True)]) if shape is None else _lanes_of_text(text, shape)
+
+
 def test_positions_map_onto_the_masks_lanes():
     """Position i is the i-th lowest set bit of the mask: contiguous, all-but-one and scattered masks, few or many."""
-    from ldp.client.report_bits import _lanes_of_text
+    from ldp.client.report_bits import _lane_shape
 
     rng = random.Random(7)
     masks = [(1 << 300) - 1, ((1 << 300) - 1) << 5, ((1 << 300) - 1) ^ (1 << 123), rng.getrandbits(300) | 1]
+    assert [_lane_shape(mask) is None for mask in masks] == [False, False, False, True]
     for mask in masks:
         lanes = [i for i in range(mask.bit_length()) if mask >> i & 1]
         for size in (0, 1, 10, 64, 65, 100):
             chosen = sorted(rng.sample(range(len(lanes)), size))
             text = "".join("1" if i in chosen else "0" for i in range(len(lanes)))
-            assert _lanes_of_text(text, mask) == sum(1 << lanes[i] for i in chosen)
+            assert _lanes_of(text, mask) == sum(1 << lanes[i] for i in chosen)
+
+
+def test_scattered_groups_fill_their_lanes_in_one_pass():
+    """Disjoint scattered masks, some with the rarer symbol 0 (their text flipped), leave other lanes 0."""
+    from ldp.client.report_bits import _scattered_lanes
+
+    rng = random.Random(11)
+    for width in (7, 8, 128, 1000):
+        owner = [rng.randrange(4) for _ in range(width)]  # group 3 owns no text: its lanes stay 0
+        groups, expected = [], 0
+        for g, rarer_is_one in ((0, True), (1, False), (2, True)):
+            lanes = [i for i in range(width) if owner[i] == g]
+            if not lanes:
+                continue
+            text = "".join(rng.choice("01") for _ in lanes)
+            groups.append((sum(1 << i for i in lanes), text, rarer_is_one))
+            expected |= sum(1 << i for i, c in zip(lanes, text) if (c == "1") == rarer_is_one)
+        assert _scattered_lanes(groups) == expected
 
 
 #: A table no test walks in this process: the forked child's draw must build its levels.

@@ -240,7 +240,7 @@ def test_single_reports_are_what_the_checking_constructor_builds(spec):
     from ldp.report import _ENCODER_DEFAULTS, Report
 
     names = [field.name for field in dataclasses.fields(Report)]
-    assert set(names) == {*_ENCODER_DEFAULTS, "spec", "value", "seed", "bits", "extra"}
+    assert set(names) == {*_ENCODER_DEFAULTS, "spec", "value", "seed", "bits", "extra", "cohort"}
     encoder = make_encoder(spec)
     for value in example_values(spec, 40):
         report = encoder.encode(value)
