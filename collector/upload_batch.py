@@ -35,7 +35,7 @@ import binascii
 import operator
 import re
 from collections.abc import Callable, Collection
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple, cast
 
 import msgspec
 import numpy as np
@@ -52,14 +52,33 @@ from ldp.collector.envelopes import (
 )
 from ldp.collector.store import StoredColumns
 from ldp.collector.tasks import Task
-from ldp.errors import ReportError
-from ldp.report import REPORT_VERSIONS, check_group
-from ldp.report_schema import BitVector, BoundedInt, DomainElement, report_schema_of
+from ldp.errors import ReportError, SpecError
+from ldp.report import BUILTIN_PAYLOAD, REPORT_VERSIONS, check_group
+from ldp.report_arrow import base64_bits_rows, base64_length
+from ldp.report_schema import (
+    BitVector,
+    BoundedInt,
+    DomainElement,
+    Number,
+    PartField,
+    ReportField,
+    report_schema_of,
+)
+from ldp.specs.dbitflip import DBitFlipBits
+from ldp.specs.subset import SubsetBits
 
 __all__ = ["BatchDecoder", "batch_decoder", "check_upload_body"]
 
-# What Report itself allows an integer field to hold, by name (as ldp.report_compiled)
+# What Report itself allows an integer field to hold, by name, and any other (as ldp.report_compiled)
 _INT_RANGES = {"value": (-(1 << 63), 1 << 63), "seed": (0, 1 << 64), "cohort": (0, 1 << 32)}
+_EXTRA_INT_RANGE = (-(1 << 63), 1 << 64)
+# a Number: an int Report takes whatever the name (msgspec refuses one past 64 bits), or a float (finite)
+_NUMBER = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)] | float
+# from 1e16 on, msgspec writes a float's exponent without its sign ('1e16'), orjson with it ('1e+16'):
+# such a number takes the envelope path (below, both write the shortest repr the same way)
+_PLAIN_FLOAT_LIMIT = 1e16
+# bit vector fields whose every rule is their check's: length, zero padding and BitVector.rows_ok
+_BIT_VECTORS = (BitVector, SubsetBits, DBitFlipBits)
 # every id is 22 characters (checked as decoded): the concatenation matches iff each id does
 _IDS = re.compile(r"(?:[A-Za-z0-9_-]{21}[AQgw])*")
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
@@ -82,36 +101,20 @@ class BatchDecoder:
     """
 
     def __init__(self, spec: Any) -> None:
-        schema = report_schema_of(spec)
-        fields = {field.name: field for field in schema.fields}
-        # the order of Report.to_dict: v, spec, cohort, seed, value, bits, group (msgspec writes fields in order)
-        annotations: dict[str, Any] = {
-            "v": Literal[REPORT_VERSIONS],
-            "spec": Literal[spec.fingerprint],
-        }
-        self._domain: Callable[[Any], Any] | None = None
-        self._bits: tuple[int, int] | None = None
-        for name in ("cohort", "seed", "value", "bits"):
-            field = fields.get(name)
-            if field is None:
-                continue
-            if type(field) is DomainElement and name == "value":
-                annotations[name] = str | int
-                self._domain = _domain_lookup(spec, field)
-            elif type(field) is BoundedInt:
-                low, high = _INT_RANGES[name]
-                limit = min(field.bound_for(spec), high)
-                annotations[name] = Annotated[int, msgspec.Meta(ge=max(0, low), lt=limit)]
-            elif type(field) is BitVector and name == "bits":
-                num_bits = field.num_bits(spec)
-                annotations[name] = (
-                    bytes  # base64: msgspec accepts what b64decode(validate=True) accepts, or less
-                )
-                self._bits = ((num_bits + 7) // 8, (1 << (-num_bits % 8)) - 1)
-        annotations["group"] = str | None
+        columns = [_column(spec, field) for field in report_schema_of(spec).fields]
+        if any(column is None for column in columns):
+            raise SpecError(f"the batch decoder cannot type every field of {spec.mechanism} reports")
+        self._columns = cast("list[_Column]", columns)
+        by_name = {column.name: column for column in self._columns}
+        extras = [column.name for column in self._columns if column.name not in BUILTIN_PAYLOAD]
+        # the order of Report.to_dict (msgspec writes fields in order): v, spec, cohort, seed, value,
+        # the extra fields as they came (checked to come in the schema's order), bits, group
+        order = [name for name in ("cohort", "seed", "value") if name in by_name] + extras
+        order += ["bits"] if "bits" in by_name else []
         record = msgspec.defstruct(
             "Report",
-            [(name, kind) for name, kind in annotations.items() if name != "group"]
+            [("v", Literal[REPORT_VERSIONS]), ("spec", Literal[spec.fingerprint])]
+            + [(name, by_name[name].annotation) for name in order]
             + [("group", str | None, None)],
             forbid_unknown_fields=True,
             omit_defaults=True,
@@ -129,11 +132,15 @@ class BatchDecoder:
         )
         self._decoder = msgspec.json.Decoder(list[envelope])  # type: ignore[valid-type]
         self._encode = msgspec.json.Encoder().encode
-        self._names = tuple(name for name in ("value", "seed", "bits", "cohort") if name in fields)
-        self._getters = {name: operator.attrgetter(name) for name in self._names}
-        self._text_fields = tuple(
-            name for name in ("value",) if name in fields and type(fields[name]) is DomainElement
-        )
+        self._getters = [operator.attrgetter(column.name) for column in self._columns]
+        # Report keeps the extra fields in the order they came: with two or more, the body must hold
+        # their keys in the schema's order in every report (one search over the body)
+        self._extra_keys: re.Pattern[bytes] | None = None
+        self._extra_order: list[bytes] = []
+        if len(extras) > 1:
+            names = b"|".join(re.escape(name.encode("ascii")) for name in extras)
+            self._extra_keys = re.compile(b'"(' + names + b')"[ \t\n\r]*:')
+            self._extra_order = [name.encode("ascii") for name in extras]
 
     def check(
         self,
@@ -157,12 +164,18 @@ class BatchDecoder:
         if not n:
             return CheckedUpload([], [])
         try:
-            return self._accept(task, envelopes, now, acceptance, pruned)
+            return self._accept(task, body, envelopes, now, acceptance, pruned)
         except _Refused:
             return None
 
     def _accept(
-        self, task: Task, envelopes: list[Any], now: float, acceptance: Acceptance, pruned: Collection[int]
+        self,
+        task: Task,
+        body: bytes,
+        envelopes: list[Any],
+        now: float,
+        acceptance: Acceptance,
+        pruned: Collection[int],
     ) -> CheckedUpload:
         n = len(envelopes)
         ids = list(map(_get_id, envelopes))
@@ -193,39 +206,139 @@ class BatchDecoder:
                     check_group(group)
                 except ReportError:
                     raise _Refused from None
-        columns: dict[str, Any] = {name: list(map(getter, reports)) for name, getter in self._getters.items()}
-        for name in self._text_fields:
-            strings = [value for value in set(columns[name]) if type(value) is str]
-            for value in strings:
-                _plain(value)
-        if self._domain is not None:
-            columns["value"] = list(map(self._domain, columns["value"]))
-        if self._bits is not None:
-            width, padding = self._bits
-            bits = columns["bits"]
-            if set(map(len, bits)) != {width}:
-                raise _Refused
-            if (
-                padding
-                and np.bitwise_and(np.frombuffer(b"".join(bits), np.uint8)[width - 1 :: width], padding).any()
-            ):
-                raise _Refused
+        if self._extra_keys is not None and self._extra_keys.findall(body) != self._extra_order * n:
+            raise _Refused  # extra fields in another order (stored as they came), spelled otherwise, or repeated
+        columns = {
+            column.name: column.finish(list(map(getter, reports)))
+            for column, getter in zip(self._columns, self._getters)
+        }
         texts = list(map(bytes.decode, map(self._encode, reports)))
-        get = columns.get
-        return CheckedUpload(
-            AcceptedColumns(
-                ids,
-                StoredColumns(raw_ids, ts, texts),
-                (get("value"), get("seed"), get("bits"), get("cohort")),
-                groups,
-            ),
-            [],
-        )
+        return CheckedUpload(AcceptedColumns(ids, StoredColumns(raw_ids, ts, texts), columns, groups), [])
 
 
 def _plain(text: str) -> None:
     """Refuse a string that the two JSON encoders (orjson, msgspec) might spell differently."""
     if _ESCAPED.search(text) is not None:
+        raise _Refused
+
+
+class _Column(NamedTuple):
+    """How the batch decoder types one payload field and checks its column."""
+
+    name: str
+    annotation: Any  # the msgspec type of the field's JSON value
+    finish: Callable[[list[Any]], list[Any]]  # the checked column (as check_report gives it), or _Refused
+
+
+def _column(spec: Any, field: ReportField) -> _Column | None:
+    """The batch decoder's column of one schema field, or None when it cannot check it exactly.
+
+    Exact types only: a subclass may add rules of its own (a bit vector's
+    subclasses are known: their further rule is :meth:`~ldp.report_schema.BitVector.rows_ok`).
+    A :class:`~ldp.report_schema.PartField` is its part's field under its own name.
+    """
+    name = field.name
+    if isinstance(field, PartField):
+        if field.flags is not None or field.inner is None:
+            return None
+        spec, field = field.part(spec), field.inner
+    kind = type(field)
+    builtin = name in BUILTIN_PAYLOAD
+    if name in ("seed", "cohort") and kind is not BoundedInt:
+        return None  # Report holds these as integers whatever the schema says
+    if kind is DomainElement and name != "bits":
+        return _Column(name, str | int, _domain_column(spec, field))
+    if kind is BoundedInt and name != "bits":
+        low, high = _INT_RANGES[name] if builtin else _EXTRA_INT_RANGE
+        limit = min(field.bound_for(spec), high, 1 << 63)  # (msgspec's bounds are 64-bit signed)
+        if low > 0 or limit <= 0:
+            return None
+        return _Column(name, Annotated[int, msgspec.Meta(ge=0, le=limit - 1)], _unchanged)
+    if kind is Number and name != "bits":
+        return _Column(name, _NUMBER, _number_column(spec))
+    if kind in _BIT_VECTORS:
+        assert isinstance(field, BitVector)
+        if name == "bits":  # Report decodes it (msgspec: what b64decode(validate=True) accepts, or less)
+            return _Column(name, bytes, _bits_column(spec, field))
+        return _Column(name, str, _base64_column(spec, field))  # kept as the text that came
+    return None
+
+
+def _unchanged(values: list[Any]) -> list[Any]:
+    return values
+
+
+def _domain_column(spec: Any, field: DomainElement) -> Callable[[list[Any]], list[Any]]:
+    """Domain values: each distinct text plain, then one dict lookup each."""
+    lookup = _domain_lookup(spec, field)
+
+    def finish(values: list[Any]) -> list[Any]:
+        for value in set(values):
+            if type(value) is str:
+                _plain(value)
+        return list(map(lookup, values))
+
+    return finish
+
+
+def _number_column(spec: Any) -> Callable[[list[Any]], list[Any]]:
+    """Numbers (msgspec: an int in 64 bits or a finite float): in the spec's output support, in one pass."""
+
+    def finish(values: list[Any]) -> list[Any]:
+        numbers = np.fromiter(map(float, values), np.float64, len(values))  # float(raw), as Number.check
+        if not (
+            np.isfinite(numbers).all()
+            and (np.abs(numbers) < _PLAIN_FLOAT_LIMIT).all()
+            and np.asarray(spec.in_support(numbers)).all()
+        ):
+            raise _Refused
+        return numbers.tolist()
+
+    return finish
+
+
+def _bits_column(spec: Any, field: BitVector) -> Callable[[list[Any]], list[Any]]:
+    """Decoded bit vectors: their lengths, zero padding and the field's further rule, in one NumPy pass."""
+    num_bits = field.num_bits(spec)
+    width, padding = (num_bits + 7) // 8, (1 << (-num_bits % 8)) - 1
+
+    def finish(values: list[Any]) -> list[Any]:
+        if set(map(len, values)) != {width}:
+            raise _Refused
+        packed = np.frombuffer(b"".join(values), np.uint8).reshape(len(values), width)
+        if padding and np.bitwise_and(packed[:, -1], padding).any():
+            raise _Refused
+        _rows_ok(spec, field, packed)
+        return values
+
+    return finish
+
+
+def _base64_column(spec: Any, field: BitVector) -> Callable[[list[Any]], list[Any]]:
+    """Bit vectors in base64 under another name than ``bits`` (Report keeps their text): decoded in one pass."""
+    num_bits = field.num_bits(spec)
+    width, length = (num_bits + 7) // 8, base64_length((num_bits + 7) // 8)
+    slices = [slice(width * i, width * (i + 1)) for i in range(MAX_ENVELOPES)]
+
+    def finish(values: list[Any]) -> list[Any]:
+        if set(map(len, values)) != {length}:
+            raise _Refused
+        try:
+            text = "".join(values).encode("ascii")
+        except UnicodeEncodeError:
+            raise _Refused from None
+        packed, ok = base64_bits_rows(np.frombuffer(text, np.uint8).reshape(len(values), length), num_bits)
+        if not ok.all():
+            raise _Refused
+        _rows_ok(spec, field, packed)
+        return list(map(packed.tobytes().__getitem__, slices[: len(values)]))
+
+    return finish
+
+
+def _rows_ok(spec: Any, field: BitVector, packed: np.ndarray) -> None:
+    ok = field.rows_ok(spec, packed)
+    if ok is not None and not ok.all():
         raise _Refused
 
 
@@ -258,19 +371,8 @@ batch_decoder = cached_per_spec(lambda spec: BatchDecoder(spec) if _typed(spec) 
 
 
 def _typed(spec: Any) -> bool:
-    """Whether every field of the spec's reports is one the batch decoder types exactly."""
-    schema = report_schema_of(spec)
-    if schema.conditional:
-        return False
-    for field in schema.fields:
-        kind = type(field)
-        if not (
-            (kind is DomainElement and field.name == "value")
-            or (kind is BoundedInt and field.name in _INT_RANGES)
-            or (kind is BitVector and field.name == "bits")
-        ):
-            return False
-    return True
+    """Whether the batch decoder types every field of the spec's reports exactly."""
+    return all(_column(spec, field) is not None for field in report_schema_of(spec).fields)
 
 
 def check_upload_body(

@@ -28,6 +28,9 @@ from ldp.collector.ingest import _batches_by_window
 from ldp.collector.tasks import new_task
 from ldp.collector.upload_batch import batch_decoder, check_upload_body
 from ldp.collector.windows import windows_batches
+from ldp.errors import ReportError
+from ldp.report import BUILTIN_PAYLOAD
+from ldp.report_schema import BitVector, BoundedInt, Number, PartField, report_schema_of
 
 SPECS = every_spec_shape()
 NOW = 1_800_000_000.0
@@ -187,9 +190,128 @@ def _same_batch(a: Any, b: Any) -> None:
     assert rows(a) == rows(b)
 
 
-def test_the_batch_decoder_types_the_common_mechanisms():
+def test_the_batch_decoder_types_every_registered_mechanism():
     typed = {spec.mechanism for spec in TYPED_SPECS}
     assert {"binary-rr", "grr", "oue", "sue", "olh", "blh", "rappor", "hr", "loloha"} <= typed, sorted(typed)
+    new_kinds = {"ss", "dbitflip", "cms", "hcms", "pem", "treehist", "range-hierarchy", "range-haar"}
+    new_kinds |= {"pckv-ue", "pckv-grr", "privkvm", "multi-attribute"}
+    new_kinds |= {"duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "onebitmean"}
+    assert new_kinds <= typed, sorted(new_kinds - typed)
+    assert {spec.mechanism for spec in SPECS} == typed
+    # multi-attribute: every record whose attributes are all present; a sampled record (its fields
+    # present as its 'sampled' bits say) goes envelope by envelope
+    for spec in SPECS:
+        if spec.mechanism == "multi-attribute":
+            conditional = report_schema_of(spec).conditional
+            assert (batch_decoder(_new_task(spec)) is None) == conditional, spec.method
+
+
+def _inner(spec: Any, field: Any) -> tuple[Any, Any]:
+    """(spec, field) whose rules apply to a schema field: a record part's own."""
+    return (field.part(spec), field.inner) if isinstance(field, PartField) else (spec, field)
+
+
+def _field_mutations(spec: Any, report: dict[str, Any]) -> list[tuple[Any, bool]]:
+    """(report or raw JSON text of its field, whether it is valid) for the boundaries of each payload field.
+
+    A raw text is ``(name, text)``: the field written as that JSON text (1e309, NaN, another spelling
+    of a number). Valid: the field's own check takes it (a valid report must take the batch path).
+    """
+    out: list[tuple[Any, bool]] = []
+    for field in report_schema_of(spec).fields:
+        name = field.name
+        part, rules = _inner(spec, field)
+        value = report[name]
+
+        def valid(raw: Any, part: Any = part, rules: Any = rules) -> bool:
+            try:
+                rules.check(part, raw)
+            except ReportError:
+                return False
+            return True
+
+        if type(rules) is BoundedInt:
+            bound = rules.bound_for(part)
+            for raw in (0, bound - 1, bound, bound + 1, -1, 2**63 - 1):
+                out.append(({**report, name: raw}, 0 <= raw < bound))
+            out += [({**report, name: float(bound - 1)}, False), ((name, f"{bound - 1}.0"), False)]
+            out += [((name, f"{bound - 1}e0"), False), ((name, "-0"), True)]
+        elif type(rules) is Number:
+            up, down = np.nextafter(value, np.inf), np.nextafter(value, -np.inf)
+            for raw in (value, -value, up, down, 0.0, -0.0, 1e16, -1e16, 1e15, 1e300, 5e-324):
+                out.append(({**report, name: float(raw)}, valid(float(raw))))
+            if float(value).is_integer():
+                out.append(({**report, name: int(value)}, True))  # an int stored as sent, counted as a float
+            for text in ("1e309", "-1e309", "NaN", "Infinity", "-Infinity", "1E0", "-0", "0e0", "1.0e-0"):
+                out.append(((name, text), valid(json.loads(text))))
+            for text in (f"{value:.17e}", f"{value:.17E}", f"{value:.25f}", f"{value!r}0"):  # the same number
+                out.append(((name, text), True))
+        elif isinstance(rules, BitVector):
+            num_bits = rules.num_bits(part)
+            bits = bytearray(base64.b64decode(value))
+            positions = list(range(min(num_bits, 24))) + list(range(max(24, num_bits - 8), num_bits))
+            ones = [i for i in range(num_bits) if bits[i >> 3] & (0x80 >> (i & 7))]
+            variants = []
+            for i in positions:  # one bit flipped: a subset of k ± 1, dBitFlip's samples or its sent bits
+                flipped = bytearray(bits)
+                flipped[i >> 3] ^= 0x80 >> (i & 7)
+                variants.append(flipped)
+            if ones and len(ones) < num_bits:  # a set bit moved: the same weight
+                moved = bytearray(bits)
+                zero = next(i for i in range(num_bits) if i not in ones)
+                moved[ones[0] >> 3] ^= 0x80 >> (ones[0] & 7)
+                moved[zero >> 3] ^= 0x80 >> (zero & 7)
+                variants.append(moved)
+            for spare in range(num_bits, 8 * len(bits)):  # a padding bit set
+                padded = bytearray(bits)
+                padded[-1] |= 0x80 >> (spare & 7)
+                variants.append(padded)
+            variants += [bits + b"\0", bits[:-1], bytearray(len(bits)), bytearray(b"\xff" * len(bits))]
+            for raw in variants:
+                out.append(({**report, name: base64.b64encode(raw).decode()}, valid(bytes(raw))))
+            text = base64.b64encode(bits).decode()
+            if text.endswith("="):  # non-canonical trailing bits: a valid spelling of the same bytes
+                tail = text.rstrip("=")
+                b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                odd = tail[:-1] + b64[b64.index(tail[-1]) | 1] + text[len(tail) :]
+                out.append(({**report, name: odd}, name != "bits"))  # 'bits' is re-encoded: envelope path
+    return out
+
+
+@pytest.mark.parametrize("spec", TYPED_SPECS, ids=lambda s: f"{s.mechanism}-{s.fingerprint[:6]}")
+def test_batch_path_agrees_at_the_boundaries_of_each_field_kind(spec):
+    """Bounded integers at and past their bound, numbers at and off the output support (and spelled
+    otherwise, non-finite, too large for one text), bit vectors with a bit flipped (a subset of k ± 1),
+    moved or set in the padding: the batch path agrees, and takes every valid one."""
+    task, envelopes = _task_and_envelopes(spec, n=2)
+    first, base = envelopes
+    ids = _ids(200, seed=7)
+    for k, (mutated, valid) in enumerate(_field_mutations(spec, base["report"])):
+        if isinstance(mutated, tuple):  # a field's raw JSON text
+            name, text = mutated
+            placeholder = {**base["report"], name: "@raw@"}
+            body = _body([first, {**base, "id": ids[k % 200], "report": placeholder}])
+            body = body.replace(b'"@raw@"', text.encode())
+        else:
+            body = _body([first, {**base, "id": ids[k % 200], "report": mutated}])
+        accepted = _agree(task, body)
+        assert accepted or not valid, (spec.mechanism, mutated)
+
+
+@pytest.mark.parametrize("spec", TYPED_SPECS, ids=lambda s: f"{s.mechanism}-{s.fingerprint[:6]}")
+def test_batch_path_takes_any_white_space_and_leaves_other_key_orders(spec):
+    task, envelopes = _task_and_envelopes(spec, n=3)
+    assert _agree(task, json.dumps(envelopes, indent=1, separators=(" , ", " : ")).encode())
+    reordered = [{**e, "report": dict(reversed(list(e["report"].items())))} for e in envelopes]
+    extras = [f.name for f in report_schema_of(spec).fields if f.name not in BUILTIN_PAYLOAD]
+    assert _agree(task, _body(reordered)) == (len(extras) < 2)  # extra fields are stored in the order sent
+    if extras:
+        name = extras[0]
+        escaped = _body(envelopes).replace(f'"{name}"'.encode(), f'"\\u{ord(name[0]):04x}{name[1:]}"'.encode(), 1)
+        assert json.loads(escaped) == envelopes
+        assert _agree(task, escaped) == (len(extras) < 2)
+        doubled = _body(envelopes).replace(f'"{name}":'.encode(), f'"{name}":0,"{name}":'.encode(), 1)
+        _agree(task, doubled)
 
 
 @pytest.mark.parametrize("spec", TYPED_SPECS, ids=lambda s: f"{s.mechanism}-{s.fingerprint[:6]}")
