@@ -17,7 +17,9 @@ import base64
 import json
 from typing import Any
 
+import msgspec
 import numpy as np
+import orjson
 import pytest
 from conftest import ODD_JSON_VALUES, every_spec_shape, report_variants, sample_values
 
@@ -26,7 +28,7 @@ from ldp.client import encode_batch
 from ldp.collector.envelopes import AcceptedColumns, UnreadableBody, check_envelopes, parse_upload
 from ldp.collector.ingest import _batches_by_window
 from ldp.collector.tasks import new_task
-from ldp.collector.upload_batch import batch_decoder, check_upload_body
+from ldp.collector.upload_batch import _number_column, _Refused, batch_decoder, check_upload_body
 from ldp.collector.windows import windows_batches
 from ldp.errors import ReportError
 from ldp.report import BUILTIN_PAYLOAD
@@ -347,3 +349,25 @@ def test_accepted_columns_read_as_the_envelope_paths_records():
     assert fast.accepted[-1] == slow.accepted[-1] and fast.accepted[1:4] == slow.accepted[1:4]
     with pytest.raises(IndexError):
         fast.accepted[6]
+
+
+def test_numbers_the_two_encoders_may_spell_otherwise_take_the_envelope_path():
+    """Below 1e16 msgspec (the batch path's stored text) and orjson (the envelope path's) write every
+    float alike; from there on msgspec drops the exponent's '+' (no built-in spec outputs such a number,
+    so a spec whose support takes any is stood in for here)."""
+    rng = np.random.default_rng(11)
+    magnitudes = 10.0 ** rng.uniform(-30, 16, 20_000) * rng.choice([-1.0, 1.0], 20_000)
+    floats = [float(x) for x in magnitudes if abs(x) < 1e16] + [0.0, -0.0, 5e-324, 9_999_999_999_999_998.0]
+    assert msgspec.json.encode(floats) == orjson.dumps(floats)
+    assert msgspec.json.encode(1e16) != orjson.dumps(1e16)
+
+    class Everything:  # an output support holding every number
+        @staticmethod
+        def in_support(values: Any) -> np.ndarray:
+            return np.ones(np.shape(values), dtype=bool)
+
+    finish = _number_column(Everything())
+    assert finish([9_999_999_999_999_998.0, -1e15, 3]) == [9_999_999_999_999_998.0, -1e15, 3.0]
+    for large in (1e16, -1e16, 1e300, 10**17):
+        with pytest.raises(_Refused):
+            finish([0.5, large])
