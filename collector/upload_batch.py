@@ -35,6 +35,7 @@ import binascii
 import operator
 import re
 from collections.abc import Callable, Collection
+from itertools import compress, repeat
 from typing import Annotated, Any, Literal, NamedTuple, cast
 
 import msgspec
@@ -114,8 +115,9 @@ class BatchDecoder:
         record = msgspec.defstruct(
             "Report",
             [("v", Literal[REPORT_VERSIONS]), ("spec", Literal[spec.fingerprint])]
-            + [(name, by_name[name].annotation) for name in order]
+            + [_struct_field(by_name[name]) for name in order]
             + [("group", str | None, None)],
+            kw_only=True,  # (a conditional field, None when absent, may come before a required one)
             forbid_unknown_fields=True,
             omit_defaults=True,
             gc=False,  # (holds no containers: not tracked by the cyclic garbage collector)
@@ -133,11 +135,12 @@ class BatchDecoder:
         self._decoder = msgspec.json.Decoder(list[envelope])  # type: ignore[valid-type]
         self._encode = msgspec.json.Encoder().encode
         self._getters = [operator.attrgetter(column.name) for column in self._columns]
+        self._conditional = any(column.flag is not None for column in self._columns)
         # Report keeps the extra fields in the order they came: with two or more, the body must hold
         # their keys in the schema's order in every report (one search over the body)
         self._extra_keys: re.Pattern[bytes] | None = None
         self._extra_order: list[bytes] = []
-        if len(extras) > 1:
+        if len(extras) > 1 or self._conditional:
             names = b"|".join(re.escape(name.encode("ascii")) for name in extras)
             self._extra_keys = re.compile(b'"(' + names + b')"[ \t\n\r]*:')
             self._extra_order = [name.encode("ascii") for name in extras]
@@ -206,14 +209,54 @@ class BatchDecoder:
                     check_group(group)
                 except ReportError:
                     raise _Refused from None
-        if self._extra_keys is not None and self._extra_keys.findall(body) != self._extra_order * n:
+        columns: dict[str, list[Any]] = {}
+        for column, getter in zip(self._columns, self._getters):
+            values = list(map(getter, reports))
+            if column.flag is None:
+                columns[column.name] = column.finish(values)
+            else:
+                columns[column.name] = _conditional_column(column, values, columns[column.flag[0]])
+        if self._extra_keys is not None and self._extra_keys.findall(body) != self._extra_keys_sent(columns, n):
             raise _Refused  # extra fields in another order (stored as they came), spelled otherwise, or repeated
-        columns = {
-            column.name: column.finish(list(map(getter, reports)))
-            for column, getter in zip(self._columns, self._getters)
-        }
         texts = list(map(bytes.decode, map(self._encode, reports)))
         return CheckedUpload(AcceptedColumns(ids, StoredColumns(raw_ids, ts, texts), columns, groups), [])
+
+
+    def _extra_keys_sent(self, columns: dict[str, list[Any]], n: int) -> list[bytes]:
+        """The extra fields' keys the body holds when each report has them in the schema's order."""
+        if not self._conditional:
+            return self._extra_order * n
+        names = [name for name in columns if name not in BUILTIN_PAYLOAD]
+        encoded = [name.encode("ascii") for name in names]
+        present = zip(*(map(operator.is_not, columns[name], repeat(None)) for name in names))
+        keys: dict[tuple[bool, ...], list[bytes]] = {}
+        sent: list[bytes] = []
+        for row in present:
+            try:
+                sent += keys[row]
+            except KeyError:
+                keys[row] = list(compress(encoded, row))
+                sent += keys[row]
+        return sent
+
+
+def _struct_field(column: _Column) -> tuple[Any, ...]:
+    """The msgspec struct field of a column (a conditional one is None when absent, and then not written)."""
+    return (column.name, column.annotation) if column.flag is None else (column.name, column.annotation, None)
+
+
+def _conditional_column(column: _Column, values: list[Any], flags: list[bytes]) -> list[Any]:
+    """A conditional field's checked column (None where absent): present exactly where its flag bit is set."""
+    bit = column.flag[1]  # type: ignore[index]
+    packed = np.frombuffer(b"".join(flags), np.uint8).reshape(len(flags), -1)
+    expected = (packed[:, bit >> 3] & (0x80 >> (bit & 7))) != 0
+    present = np.fromiter(map(operator.is_not, values, repeat(None)), bool, len(values))
+    if not np.array_equal(present, expected):
+        raise _Refused
+    if present.all():
+        return column.finish(values)
+    checked = iter(column.finish(list(compress(values, present))) if present.any() else [])
+    return [next(checked) if carried else None for carried in present.tolist()]
 
 
 def _plain(text: str) -> None:
@@ -228,6 +271,7 @@ class _Column(NamedTuple):
     name: str
     annotation: Any  # the msgspec type of the field's JSON value
     finish: Callable[[list[Any]], list[Any]]  # the checked column (as check_report gives it), or _Refused
+    flag: tuple[str, int] | None = None  # (flags field, bit): present exactly where that bit is set
 
 
 def _column(spec: Any, field: ReportField) -> _Column | None:
@@ -238,10 +282,22 @@ def _column(spec: Any, field: ReportField) -> _Column | None:
     A :class:`~ldp.report_schema.PartField` is its part's field under its own name.
     """
     name = field.name
+    flag = field.presence_flag()
     if isinstance(field, PartField):
-        if field.flags is not None or field.inner is None:
+        if field.inner is None:
             return None
         spec, field = field.part(spec), field.inner
+    column = _typed_column(spec, field, name)
+    if column is None or flag is None:
+        return column
+    if name in BUILTIN_PAYLOAD or flag[0] in BUILTIN_PAYLOAD:
+        return None
+    # a conditional field: None where absent (Report drops a null extra field as absent too)
+    return column._replace(annotation=column.annotation | None, flag=flag)
+
+
+def _typed_column(spec: Any, field: ReportField, name: str) -> _Column | None:
+    """:func:`_column` of a field under ``name``, checked against ``spec`` (its part's, for a record part)."""
     kind = type(field)
     builtin = name in BUILTIN_PAYLOAD
     if name in ("seed", "cohort") and kind is not BoundedInt:
