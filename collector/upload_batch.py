@@ -7,26 +7,42 @@ read, in C) and finishes the task's rules over the batch's columns rather
 than per report: the distinct ``t`` values against the accepted range, the
 time precision and the pruned windows; every id against the id pattern in
 one match over their concatenation, and decoded in one call; the bit
-vectors' lengths and zero padding in one NumPy pass; domain values through
-one dict per spec. The records to store and count are then made by
+vectors' lengths, zero padding and weights (a subset's k ones, dBitFlip's d
+samples: :meth:`~ldp.report_schema.BitVector.rows_ok`) in one NumPy pass;
+numbers against the spec's output support in one call; domain values
+through one dict per spec. The records to store and count are then made by
 ``map`` over the columns, with no Python code run per report, and kept as
 columns (:class:`~ldp.collector.envelopes.AcceptedColumns`): no checked
 record is made per report.
+
+Every field kind of :mod:`ldp.report_schema` is typed (exact types, and the
+two bit vector subclasses whose further rule is ``rows_ok``), under any
+name, as a record's part (:class:`~ldp.report_schema.PartField`) too, and
+conditional fields present exactly where their flag bits are set. The
+stored text is what :meth:`~ldp.report.Report.to_dict` gives, written by
+msgspec: ``bits`` re-encoded, any other field as it came (a number parsed and
+written back in the shortest form, as orjson writes it; a bit vector of
+another name as its text). Report keeps fields beyond value, seed, bits and
+cohort in the order they came, so with two or more of them the body must
+hold their keys in the schema's order in every report, checked by one
+search over the body (an accepted body holds no escaped quote, so every
+match is a key).
 
 It only ever *accepts* a whole upload: a body it cannot accept exactly as
 the envelope-by-envelope path would (:func:`ldp.collector.envelopes.parse_upload`
 then :func:`ldp.collector.envelopes.check_envelopes`), because any envelope
 is malformed, out of range, carries a key the record does not declare (a
-``client`` id), or holds text that the two encoders might spell
-differently, gets None, and the caller runs that path on it, which accepts
-it or names what is wrong with each envelope. So every rejection and its
-reason is that path's, unchanged; what this accepts is accepted there with
-the same checked content and the same stored text (tests/collector/test_upload_batch.py
-compares the two on mutated bodies of every registered mechanism).
+``client`` id), holds text or a number that the two encoders might spell
+differently, or fields in another order, gets None, and the caller runs
+that path on it, which accepts it or names what is wrong with each
+envelope. So every rejection and its reason is that path's, unchanged; what
+this accepts is accepted there with the same checked content and the same
+stored text (tests/collector/test_upload_batch.py compares the two on
+mutated bodies of every registered mechanism).
 
-Specs whose reports have a field of another kind (a conditional field, a
-record part, a subclass with rules of its own, a declared extra field) have
-no batch decoder: their uploads take the envelope-by-envelope path.
+A spec whose reports have a field of another kind (a subclass with rules of
+its own, a field type of a plug-in) has no batch decoder: its uploads take
+the envelope-by-envelope path.
 """
 
 from __future__ import annotations
@@ -78,8 +94,8 @@ _NUMBER = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)] | float
 # from 1e16 on, msgspec writes a float's exponent without its sign ('1e16'), orjson with it ('1e+16'):
 # such a number takes the envelope path (below, both write the shortest repr the same way)
 _PLAIN_FLOAT_LIMIT = 1e16
-# bit vector fields whose every rule is their check's: length, zero padding and BitVector.rows_ok
-_BIT_VECTORS = (BitVector, SubsetBits, DBitFlipBits)
+# the field types typed (a bit vector's every rule is its length, zero padding and BitVector.rows_ok)
+_TYPED_KINDS = (DomainElement, BoundedInt, Number, BitVector, SubsetBits, DBitFlipBits)
 # every id is 22 characters (checked as decoded): the concatenation matches iff each id does
 _IDS = re.compile(r"(?:[A-Za-z0-9_-]{21}[AQgw])*")
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
@@ -216,11 +232,12 @@ class BatchDecoder:
                 columns[column.name] = column.finish(values)
             else:
                 columns[column.name] = _conditional_column(column, values, columns[column.flag[0]])
-        if self._extra_keys is not None and self._extra_keys.findall(body) != self._extra_keys_sent(columns, n):
+        if self._extra_keys is not None and self._extra_keys.findall(body) != self._extra_keys_sent(
+            columns, n
+        ):
             raise _Refused  # extra fields in another order (stored as they came), spelled otherwise, or repeated
         texts = list(map(bytes.decode, map(self._encode, reports)))
         return CheckedUpload(AcceptedColumns(ids, StoredColumns(raw_ids, ts, texts), columns, groups), [])
-
 
     def _extra_keys_sent(self, columns: dict[str, list[Any]], n: int) -> list[bytes]:
         """The extra fields' keys the body holds when each report has them in the schema's order."""
@@ -298,26 +315,26 @@ def _column(spec: Any, field: ReportField) -> _Column | None:
 
 def _typed_column(spec: Any, field: ReportField, name: str) -> _Column | None:
     """:func:`_column` of a field under ``name``, checked against ``spec`` (its part's, for a record part)."""
-    kind = type(field)
-    builtin = name in BUILTIN_PAYLOAD
-    if name in ("seed", "cohort") and kind is not BoundedInt:
-        return None  # Report holds these as integers whatever the schema says
-    if kind is DomainElement and name != "bits":
-        return _Column(name, str | int, _domain_column(spec, field))
-    if kind is BoundedInt and name != "bits":
-        low, high = _INT_RANGES[name] if builtin else _EXTRA_INT_RANGE
+    if type(field) not in _TYPED_KINDS:  # exact types: a subclass may add rules of its own
+        return None
+    if (
+        name == "bits"
+    ):  # Report decodes it from base64 (msgspec: what b64decode(validate=True) accepts, or less)
+        return _Column(name, bytes, _bits_column(spec, field)) if isinstance(field, BitVector) else None
+    if isinstance(field, BoundedInt):
+        low, high = _INT_RANGES.get(name, _EXTRA_INT_RANGE)
         limit = min(field.bound_for(spec), high, 1 << 63)  # (msgspec's bounds are 64-bit signed)
         if low > 0 or limit <= 0:
             return None
         return _Column(name, Annotated[int, msgspec.Meta(ge=0, le=limit - 1)], _unchanged)
-    if kind is Number and name != "bits":
+    if name in ("seed", "cohort"):  # Report holds these as integers whatever the schema says
+        return None
+    if isinstance(field, DomainElement):
+        return _Column(name, str | int, _domain_column(spec, field))
+    if isinstance(field, Number):
         return _Column(name, _NUMBER, _number_column(spec))
-    if kind in _BIT_VECTORS:
-        assert isinstance(field, BitVector)
-        if name == "bits":  # Report decodes it (msgspec: what b64decode(validate=True) accepts, or less)
-            return _Column(name, bytes, _bits_column(spec, field))
-        return _Column(name, str, _base64_column(spec, field))  # kept as the text that came
-    return None
+    assert isinstance(field, BitVector)
+    return _Column(name, str, _base64_column(spec, field))  # Report keeps the text that came
 
 
 def _unchanged(values: list[Any]) -> list[Any]:

@@ -30,7 +30,6 @@ from ldp.collector.ingest import _batches_by_window
 from ldp.collector.tasks import new_task
 from ldp.collector.upload_batch import _number_column, _Refused, batch_decoder, check_upload_body
 from ldp.collector.windows import windows_batches
-from ldp.errors import ReportError
 from ldp.report import BUILTIN_PAYLOAD
 from ldp.report_schema import BitVector, BoundedInt, Number, PartField, report_schema_of
 
@@ -283,7 +282,9 @@ def test_batch_path_agrees_at_the_boundaries_of_each_field_kind(spec):
     otherwise, non-finite, too large for one text), bit vectors with a bit flipped (a subset of k ± 1),
     moved or set in the padding, record parts present against their flags: the batch path agrees with
     the envelope path, and takes every upload that path accepts in a form it types."""
-    task, envelopes = _task_and_envelopes(spec, n=4)  # (domain values: test_batch_path_agrees_with_the_envelope_path)
+    task, envelopes = _task_and_envelopes(
+        spec, n=4
+    )  # (domain values: test_batch_path_agrees_with_the_envelope_path)
     first = envelopes[0]
     taken = 0
     for number, base in enumerate(envelopes[1:]):
@@ -313,7 +314,9 @@ def test_batch_path_takes_any_white_space_and_leaves_other_key_orders(spec):
     assert _agree(task, _body(reordered)) == (len(extras) < 2)  # extra fields are stored in the order sent
     if extras:
         name = extras[0]
-        escaped = _body(envelopes).replace(f'"{name}"'.encode(), f'"\\u{ord(name[0]):04x}{name[1:]}"'.encode(), 1)
+        escaped = _body(envelopes).replace(
+            f'"{name}"'.encode(), f'"\\u{ord(name[0]):04x}{name[1:]}"'.encode(), 1
+        )
         assert json.loads(escaped) == envelopes
         assert _agree(task, escaped) == (len(extras) < 2)
         doubled = _body(envelopes).replace(f'"{name}":'.encode(), f'"{name}":0,"{name}":'.encode(), 1)
