@@ -128,7 +128,7 @@ class AcceptedColumns(ReadAsList, Sequence[Accepted]):
         Each report's group key.
     """
 
-    __slots__ = ("_builtin", "_columns", "_extra", "groups", "ids", "stored")
+    __slots__ = ("_columns", "groups", "ids", "stored")
 
     def __init__(
         self, ids: list[str], stored: StoredColumns, columns: dict[str, list[Any]], groups: list[str | None]
@@ -137,8 +137,6 @@ class AcceptedColumns(ReadAsList, Sequence[Accepted]):
         self.stored = stored
         self._columns = columns
         self.groups = groups
-        self._builtin = tuple(columns.get(name) for name in BUILTIN_PAYLOAD)  # CheckedReport's order
-        self._extra = tuple((name, column) for name, column in columns.items() if name not in BUILTIN_PAYLOAD)
 
     def fields(self) -> dict[str, list[Any]]:
         """The checked payload, one list per field of the spec's report schema (in its order)."""
@@ -148,8 +146,11 @@ class AcceptedColumns(ReadAsList, Sequence[Accepted]):
         return len(self.stored)
 
     def _accepted(self, i: int) -> Accepted:
-        value, seed, bits, cohort = (None if column is None else column[i] for column in self._builtin)
-        extra = tuple((name, column[i]) for name, column in self._extra)
+        columns = self._columns
+        value, seed, bits, cohort = (
+            column[i] if (column := columns.get(name)) is not None else None for name in BUILTIN_PAYLOAD
+        )
+        extra = tuple((name, column[i]) for name, column in columns.items() if name not in BUILTIN_PAYLOAD)
         checked = CheckedReport(value, seed, bits, cohort, self.groups[i], extra)
         return Accepted(i, self.ids[i], self.stored[i], checked)
 

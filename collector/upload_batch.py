@@ -374,14 +374,16 @@ def _bits_column(spec: Any, field: BitVector) -> Callable[[list[Any]], list[Any]
     """Decoded bit vectors: their lengths, zero padding and the field's further rule, in one NumPy pass."""
     num_bits = field.num_bits(spec)
     width, padding = (num_bits + 7) // 8, (1 << (-num_bits % 8)) - 1
+    further = type(field).rows_ok is not BitVector.rows_ok  # (a plain vector's bytes need no array)
 
     def finish(values: list[Any]) -> list[Any]:
         if set(map(len, values)) != {width}:
             raise _Refused
-        packed = np.frombuffer(b"".join(values), np.uint8).reshape(len(values), width)
-        if padding and np.bitwise_and(packed[:, -1], padding).any():
-            raise _Refused
-        _rows_ok(spec, field, packed)
+        if padding or further:
+            packed = np.frombuffer(b"".join(values), np.uint8).reshape(len(values), width)
+            if padding and np.bitwise_and(packed[:, -1], padding).any():
+                raise _Refused
+            _rows_ok(spec, field, packed)
         return values
 
     return finish
