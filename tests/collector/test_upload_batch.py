@@ -282,9 +282,8 @@ def test_batch_path_agrees_at_the_boundaries_of_each_field_kind(spec):
     otherwise, non-finite, too large for one text), bit vectors with a bit flipped (a subset of k ± 1),
     moved or set in the padding, record parts present against their flags: the batch path agrees with
     the envelope path, and takes every upload that path accepts in a form it types."""
-    task, envelopes = _task_and_envelopes(
-        spec, n=4
-    )  # (domain values: test_batch_path_agrees_with_the_envelope_path)
+    # (domain values: test_batch_path_agrees_with_the_envelope_path mutates them)
+    task, envelopes = _task_and_envelopes(spec, n=3)
     first = envelopes[0]
     taken = 0
     for number, base in enumerate(envelopes[1:]):
