@@ -264,7 +264,8 @@ def _struct_field(column: _Column) -> tuple[Any, ...]:
 
 def _conditional_column(column: _Column, values: list[Any], flags: list[bytes]) -> list[Any]:
     """A conditional field's checked column (None where absent): present exactly where its flag bit is set."""
-    bit = column.flag[1]  # type: ignore[index]
+    assert column.flag is not None
+    bit = column.flag[1]
     packed = np.frombuffer(b"".join(flags), np.uint8).reshape(len(flags), -1)
     expected = (packed[:, bit >> 3] & (0x80 >> (bit & 7))) != 0
     present = np.fromiter(map(operator.is_not, values, repeat(None)), bool, len(values))
@@ -317,9 +318,7 @@ def _typed_column(spec: Any, field: ReportField, name: str) -> _Column | None:
     """:func:`_column` of a field under ``name``, checked against ``spec`` (its part's, for a record part)."""
     if type(field) not in _TYPED_KINDS:  # exact types: a subclass may add rules of its own
         return None
-    if (
-        name == "bits"
-    ):  # Report decodes it from base64 (msgspec: what b64decode(validate=True) accepts, or less)
+    if name == "bits":  # Report decodes it (msgspec: what b64decode(validate=True) accepts, or less)
         return _Column(name, bytes, _bits_column(spec, field)) if isinstance(field, BitVector) else None
     if isinstance(field, BoundedInt):
         low, high = _INT_RANGES.get(name, _EXTRA_INT_RANGE)
