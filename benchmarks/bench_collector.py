@@ -61,6 +61,7 @@ Usage::
     python benchmarks/bench_collector.py --quick    # < 60 s in all
     python benchmarks/bench_collector.py --runs 3   # and the median of 3 runs
     python benchmarks/bench_collector.py --store postgresql://ldp@localhost/ldp
+    python benchmarks/bench_collector.py --quick --mechanism ss piecewise   # and rows of these at batches of 100
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import functools
 import importlib
 import importlib.util
 import math
@@ -106,13 +108,29 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def spec_of(name: str) -> ldp.Spec:
+    """The spec of a row: GRR, OUE and RAPPOR as the module says; any other registered mechanism (``--mechanism``)
+    its typical spec, as ``benchmarks/bench_sizing.py`` derives it (a domain of 64 values)."""
     if name == "grr":
         return ldp.GRR(domain=[f"v{i}" for i in range(16)], epsilon=1.0)
     if name == "oue":
         return ldp.OUE(domain=[f"v{i}" for i in range(64)], epsilon=1.0)
     if name == "rappor":
         return ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f="1/2", p="1/4", q="3/4")
-    raise ValueError(name)
+    return _typical_spec(name)
+
+
+@functools.cache
+def _typical_spec(name: str) -> Any:
+    from ldp.registry import declarations
+
+    sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "conformance")]
+    from mechanism_examples import example_spec
+
+    typical = {"domain": tuple(f"v{i}" for i in range(64)), "epsilon": 1.0, "delta": 1e-5}
+    for decl in declarations():
+        if decl.name == name:
+            return example_spec(decl, typical, {})
+    raise ValueError(f"no registered mechanism {name!r}")
 
 
 _pools: dict[str, list[dict[str, Any]]] = {}
@@ -123,9 +141,14 @@ def report_pool(name: str) -> list[dict[str, Any]]:
     if name not in _pools:
         spec = spec_of(name)
         rng = np.random.default_rng(7)
-        values = (rng.zipf(1.3, POOL) % 16 if name == "grr" else rng.zipf(1.3, POOL) % 64).tolist()
-        domain = [f"v{v}" for v in values]
-        _pools[name] = [r.to_dict() for r in encode_batch(spec, domain, rng).reports(spec)]
+        if name in ("grr", "oue", "rappor"):
+            values = (rng.zipf(1.3, POOL) % 16 if name == "grr" else rng.zipf(1.3, POOL) % 64).tolist()
+            inputs: list[Any] = [f"v{v}" for v in values]
+        else:
+            from mechanism_examples import example_values  # (tests/ on the path: spec_of put it there)
+
+            inputs = example_values(spec, POOL)
+        _pools[name] = [r.to_dict() for r in encode_batch(spec, inputs, rng).reports(spec)]
     return _pools[name]
 
 
@@ -540,6 +563,7 @@ def run_store(args: argparse.Namespace, name: str, store_url: Callable[[str], st
     )
     rows: list[Row] = []
     plan = [("grr", 1), ("grr", 100), ("grr", 1_000), ("rappor", 100), ("oue", 100)]
+    plan += [(mechanism, 100) for mechanism in args.mechanism]
     for mechanism, batch in plan:
         count = args.reports if batch > 1 else args.reports_single
         row = run_row(args, store_url, work, mechanism, batch, count, args.seconds)
@@ -579,6 +603,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, help="time limit per row (default 20, --quick 4)")
     parser.add_argument("--reports", type=int, help="reports per row at batches > 1 (default 400,000)")
     parser.add_argument("--reports-single", type=int, help="reports (= requests) at batch 1 (default 10,000)")
+    parser.add_argument(
+        "--mechanism",
+        nargs="*",
+        default=[],
+        help="also rows at batches of 100 of these registered mechanisms (their typical specs, domain 64)",
+    )
     args = parser.parse_args()
     # Ctrl-C and SIGTERM raise KeyboardInterrupt wherever the generator is (asyncio's own SIGINT
     # handling only cancels the running task, which a finishing row can swallow), so every

@@ -26,7 +26,7 @@ from ldp.collector.store import ReadAsList, StoredColumns, StoredReport
 from ldp.collector.tasks import Task
 from ldp.errors import ReportError, SpecError
 from ldp.jsonlines import json_line
-from ldp.report import Report
+from ldp.report import BUILTIN_PAYLOAD, Report
 from ldp.report_check import CheckedReport, check_report
 from ldp.report_compiled import compile_report_check
 
@@ -120,9 +120,10 @@ class AcceptedColumns(ReadAsList, Sequence[Accepted]):
         The envelopes' ids as sent.
     stored : StoredColumns
         What to store, in request order (envelope ``i`` is index ``i``).
-    columns : tuple of (list or None)
-        The checked ``value``, ``seed``, ``bits`` and ``cohort`` of every
-        report (None: the spec's reports have no such field).
+    columns : dict of str to list
+        The checked content of every payload field of the spec's report
+        schema, in the schema's order, as :func:`~ldp.report_check.check_report`
+        gives it (None in a row whose report does not carry a conditional field).
     groups : list of (str or None)
         Each report's group key.
     """
@@ -130,11 +131,7 @@ class AcceptedColumns(ReadAsList, Sequence[Accepted]):
     __slots__ = ("_columns", "groups", "ids", "stored")
 
     def __init__(
-        self,
-        ids: list[str],
-        stored: StoredColumns,
-        columns: tuple[list[Any] | None, list[Any] | None, list[Any] | None, list[Any] | None],
-        groups: list[str | None],
+        self, ids: list[str], stored: StoredColumns, columns: dict[str, list[Any]], groups: list[str | None]
     ) -> None:
         self.ids = ids
         self.stored = stored
@@ -142,21 +139,20 @@ class AcceptedColumns(ReadAsList, Sequence[Accepted]):
         self.groups = groups
 
     def fields(self) -> dict[str, list[Any]]:
-        """The checked payload, one list per field the spec's reports have (``value``, ``seed``, ``bits``, ``cohort``)."""
-        return {
-            name: column
-            for name, column in zip(("value", "seed", "bits", "cohort"), self._columns)
-            if column is not None
-        }
+        """The checked payload, one list per field of the spec's report schema (in its order)."""
+        return self._columns
 
     def __len__(self) -> int:
         return len(self.stored)
 
     def _accepted(self, i: int) -> Accepted:
-        value, seed, bits, cohort = (None if column is None else column[i] for column in self._columns)
-        return Accepted(
-            i, self.ids[i], self.stored[i], CheckedReport(value, seed, bits, cohort, self.groups[i])
+        columns = self._columns
+        value, seed, bits, cohort = (
+            column[i] if (column := columns.get(name)) is not None else None for name in BUILTIN_PAYLOAD
         )
+        extra = tuple((name, column[i]) for name, column in columns.items() if name not in BUILTIN_PAYLOAD)
+        checked = CheckedReport(value, seed, bits, cohort, self.groups[i], extra)
+        return Accepted(i, self.ids[i], self.stored[i], checked)
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):

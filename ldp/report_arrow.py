@@ -43,7 +43,9 @@ from ldp.arrow_numpy import (
 __all__ = [
     "FLOAT_TEXT",
     "INT_TEXT",
+    "base64_bits_rows",
     "base64_encode_rows",
+    "base64_length",
     "bits_column",
     "chunk",
     "csv_float_array",
@@ -270,16 +272,37 @@ def bits_column(column: pa.Array | None, num_bits: int, n: int) -> tuple[np.ndar
         return np.zeros((n, num_bytes), dtype=np.uint8), np.zeros(n, dtype=bool)
     value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
-        length = 4 * -(-num_bytes // 3)
-        chars, ok = _fixed_width_bytes(column, length, n)
+        chars, ok = _fixed_width_bytes(column, base64_length(num_bytes), n)
         bits, decoded_ok = _decode_base64(chars, num_bytes)
         ok &= decoded_ok
     else:
         bits, ok = _fixed_width_bytes(column, num_bytes, n)
-    spare = num_bytes * 8 - num_bits
-    if spare and n:
-        ok &= (bits[:, -1] & ((1 << spare) - 1)) == 0
+    ok &= _padding_clear(bits, num_bits)
     return np.ascontiguousarray(bits), ok
+
+
+def base64_length(num_bytes: int) -> int:
+    """Characters of the padded base64 text of ``num_bytes`` bytes."""
+    return 4 * -(-num_bytes // 3)
+
+
+def base64_bits_rows(chars: np.ndarray, num_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """((n, ⌈num_bits/8⌉) uint8 packed bits, ok) of (n, :func:`base64_length`) ASCII rows of padded base64.
+
+    ``ok`` as in :func:`bits_column`: the text is what ``base64.b64decode(..., validate=True)``
+    accepts for that many bytes, and the padding bits are 0.
+    """
+    bits, ok = _decode_base64(chars, (num_bits + 7) // 8)
+    ok &= _padding_clear(bits, num_bits)
+    return np.ascontiguousarray(bits), ok
+
+
+def _padding_clear(bits: np.ndarray, num_bits: int) -> np.ndarray | bool:
+    """Rows of a (n, ⌈num_bits/8⌉) packed column whose bits past ``num_bits`` are 0."""
+    spare = bits.shape[1] * 8 - num_bits
+    if spare and len(bits):
+        return (bits[:, -1] & ((1 << spare) - 1)) == 0
+    return True
 
 
 def base64_encode_rows(bits: np.ndarray) -> np.ndarray:

@@ -356,6 +356,14 @@ class BitVector(ReportField):
             raise ReportError(f"bits set beyond bit {num_bits - 1} (padding must be zero)")
         return bits
 
+    def rows_ok(self, spec: Any, packed: np.ndarray) -> np.ndarray | None:
+        """Which rows of a (n, bytes) uint8 column pass the field's rules beyond length and zero padding.
+
+        None: every row (a plain vector has no further rule); a subclass that
+        adds a rule to :meth:`check` gives it here for a whole column.
+        """
+        return None
+
     def to_report(self, spec: Any, stored: Any) -> bytes:
         return bytes(stored.tobytes())
 

@@ -105,10 +105,13 @@ class DBitFlipBits(BitVector):
             )
         return bits
 
+    def rows_ok(self, spec: Any, packed: np.ndarray) -> np.ndarray:
+        return sampled_weights(packed, spec.domain_size) == spec.d
+
     def column(self, spec: Any, column: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         values, ok = super().column(spec, column, n)
         if len(values):
-            ok = ok & (sampled_weights(values, spec.domain_size) == spec.d)
+            ok = ok & self.rows_ok(spec, values)
         return values, ok
 
 

@@ -82,10 +82,13 @@ class SubsetBits(BitVector):
             )
         return bits
 
+    def rows_ok(self, spec: Any, packed: np.ndarray) -> np.ndarray:
+        return bit_weights(packed) == int(getattr(spec, self.weight))
+
     def column(self, spec: Any, column: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         values, ok = super().column(spec, column, n)
         if len(values):
-            ok = ok & (bit_weights(values) == int(getattr(spec, self.weight)))
+            ok = ok & self.rows_ok(spec, values)
         return values, ok
 
 

@@ -17,7 +17,9 @@ import base64
 import json
 from typing import Any
 
+import msgspec
 import numpy as np
+import orjson
 import pytest
 from conftest import ODD_JSON_VALUES, every_spec_shape, report_variants, sample_values
 
@@ -26,8 +28,10 @@ from ldp.client import encode_batch
 from ldp.collector.envelopes import AcceptedColumns, UnreadableBody, check_envelopes, parse_upload
 from ldp.collector.ingest import _batches_by_window
 from ldp.collector.tasks import new_task
-from ldp.collector.upload_batch import batch_decoder, check_upload_body
+from ldp.collector.upload_batch import _number_column, _Refused, batch_decoder, check_upload_body
 from ldp.collector.windows import windows_batches
+from ldp.report import BUILTIN_PAYLOAD
+from ldp.report_schema import BitVector, BoundedInt, Number, PartField, report_schema_of
 
 SPECS = every_spec_shape()
 NOW = 1_800_000_000.0
@@ -187,9 +191,135 @@ def _same_batch(a: Any, b: Any) -> None:
     assert rows(a) == rows(b)
 
 
-def test_the_batch_decoder_types_the_common_mechanisms():
+def test_the_batch_decoder_types_every_registered_mechanism():
     typed = {spec.mechanism for spec in TYPED_SPECS}
     assert {"binary-rr", "grr", "oue", "sue", "olh", "blh", "rappor", "hr", "loloha"} <= typed, sorted(typed)
+    new_kinds = {"ss", "dbitflip", "cms", "hcms", "pem", "treehist", "range-hierarchy", "range-haar"}
+    new_kinds |= {"pckv-ue", "pckv-grr", "privkvm", "multi-attribute"}
+    new_kinds |= {"duchi", "stochastic-rounding", "piecewise", "hybrid", "laplace", "gaussian", "onebitmean"}
+    assert new_kinds <= typed, sorted(new_kinds - typed)
+    assert {spec.mechanism for spec in SPECS} == typed
+    sampled = [spec for spec in TYPED_SPECS if report_schema_of(spec).conditional]
+    assert len(sampled) == 2, "multi-attribute records of sampled attributes (fields present as flagged)"
+
+
+def _inner(spec: Any, field: Any) -> tuple[Any, Any]:
+    """(spec, field) whose rules apply to a schema field: a record part's own."""
+    return (field.part(spec), field.inner) if isinstance(field, PartField) else (spec, field)
+
+
+def _field_mutations(spec: Any, report: dict[str, Any]) -> list[tuple[Any, bool]]:
+    """(report or raw JSON text of one field, whether the batch path can take it) at each field's boundaries.
+
+    A raw text is ``(name, text)``: the field written as that JSON text (1e309, NaN, another spelling of
+    a number). Whether the batch path can take it: every JSON type and spelling it types, valid or not
+    (a valid one must take it; an int for a float; not a float for an int, a number it would spell
+    otherwise, or a ``bits`` text that Report re-encodes).
+    """
+    out: list[tuple[Any, bool]] = []
+    for field in report_schema_of(spec).fields:
+        name = field.name
+        part, rules = _inner(spec, field)
+        if field.presence_flag() is not None:  # a record part present only where its flag is set
+            out += [({**report, name: None}, False), ({k: v for k, v in report.items() if k != name}, True)]
+            if name not in report:
+                out.append(({**report, name: 0}, True))
+                continue
+        value = report[name]
+        if type(rules) is BoundedInt:
+            bound = rules.bound_for(part)
+            out += [({**report, name: raw}, True) for raw in (0, bound - 1, bound, bound + 1, -1, 2**63 - 1)]
+            out += [({**report, name: float(bound - 1)}, False), ((name, f"{bound - 1}.0"), False)]
+            out += [((name, f"{bound - 1}e0"), False), ((name, "-0"), True)]
+        elif type(rules) is Number:
+            up, down = np.nextafter(value, np.inf), np.nextafter(value, -np.inf)
+            for raw in (value, -value, up, down, 0.0, -0.0, 1e15, 5e-324, 1e16, -1e16, 1e300):
+                out.append(({**report, name: float(raw)}, abs(raw) < 1e16))
+            if float(value).is_integer():
+                out.append(({**report, name: int(value)}, True))  # an int stored as sent, counted as a float
+            for text in ("1e309", "-1e309", "NaN", "Infinity", "-Infinity"):
+                out.append(((name, text), False))
+            for text in ("1E0", "-0", "0e0", "1.0e-0", f"{value:.17e}", f"{value:.17E}", f"{value:.25f}"):
+                out.append(((name, text), True))  # parsed, then written back as the shortest text
+        elif isinstance(rules, BitVector):
+            num_bits = rules.num_bits(part)
+            bits = bytearray(base64.b64decode(value))
+            positions = list(range(min(num_bits, 24))) + list(range(max(24, num_bits - 8), num_bits))
+            ones = [i for i in range(num_bits) if bits[i >> 3] & (0x80 >> (i & 7))]
+            variants = []
+            for i in positions:  # one bit flipped: a subset of k ± 1, dBitFlip's samples or its sent bits
+                flipped = bytearray(bits)
+                flipped[i >> 3] ^= 0x80 >> (i & 7)
+                variants.append(flipped)
+            if ones and len(ones) < num_bits:  # a set bit moved: the same weight
+                moved = bytearray(bits)
+                zero = next(i for i in range(num_bits) if i not in ones)
+                moved[ones[0] >> 3] ^= 0x80 >> (ones[0] & 7)
+                moved[zero >> 3] ^= 0x80 >> (zero & 7)
+                variants.append(moved)
+            for spare in range(num_bits, 8 * len(bits)):  # a padding bit set
+                padded = bytearray(bits)
+                padded[-1] |= 0x80 >> (spare & 7)
+                variants.append(padded)
+            variants += [bits + b"\0", bits[:-1], bytearray(len(bits)), bytearray(b"\xff" * len(bits))]
+            out += [({**report, name: base64.b64encode(raw).decode()}, True) for raw in variants]
+            text = base64.b64encode(bits).decode()
+            if text.endswith("="):  # non-canonical trailing bits: a valid spelling of the same bytes
+                tail = text.rstrip("=")
+                b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                odd = tail[:-1] + b64[b64.index(tail[-1]) | 1] + text[len(tail) :]
+                out.append(({**report, name: odd}, name != "bits"))  # 'bits' is re-encoded: envelope path
+    return out
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [s for s in TYPED_SPECS if _field_mutations(s, _task_and_envelopes(s, n=1)[1][0]["report"])],
+    ids=lambda s: f"{s.mechanism}-{s.fingerprint[:6]}",
+)
+def test_batch_path_agrees_at_the_boundaries_of_each_field_kind(spec):
+    """Bounded integers at and past their bound, numbers at and off the output support (spelled
+    otherwise, non-finite, too large for one text), bit vectors with a bit flipped (a subset of k ± 1),
+    moved or set in the padding, record parts present against their flags: the batch path agrees with
+    the envelope path, and takes every upload that path accepts in a form it types."""
+    # (domain values: test_batch_path_agrees_with_the_envelope_path mutates them)
+    task, envelopes = _task_and_envelopes(spec, n=3)
+    first = envelopes[0]
+    taken = 0
+    for number, base in enumerate(envelopes[1:]):
+        ids = _ids(200, seed=7 + number)
+        for k, (mutated, typed) in enumerate(_field_mutations(spec, base["report"])):
+            if isinstance(mutated, tuple):  # a field's raw JSON text
+                name, text = mutated
+                placeholder = {**base["report"], name: "@raw@"}
+                body = _body([first, {**base, "id": ids[k % 200], "report": placeholder}])
+                body = body.replace(b'"@raw@"', text.encode())
+            else:
+                body = _body([first, {**base, "id": ids[k % 200], "report": mutated}])
+            if _agree(task, body):
+                taken += 1
+            elif typed:
+                slow = check_envelopes(task, parse_upload(body, JSON), NOW)
+                assert slow.rejected, ("a valid upload in a typed form must take the batch path", mutated)
+    assert taken
+
+
+@pytest.mark.parametrize("spec", TYPED_SPECS, ids=lambda s: f"{s.mechanism}-{s.fingerprint[:6]}")
+def test_batch_path_takes_any_white_space_and_leaves_other_key_orders(spec):
+    task, envelopes = _task_and_envelopes(spec, n=3)
+    assert _agree(task, json.dumps(envelopes, indent=1, separators=(" , ", " : ")).encode())
+    reordered = [{**e, "report": dict(reversed(list(e["report"].items())))} for e in envelopes]
+    extras = [f.name for f in report_schema_of(spec).fields if f.name not in BUILTIN_PAYLOAD]
+    assert _agree(task, _body(reordered)) == (len(extras) < 2)  # extra fields are stored in the order sent
+    if extras:
+        name = extras[0]
+        escaped = _body(envelopes).replace(
+            f'"{name}"'.encode(), f'"\\u{ord(name[0]):04x}{name[1:]}"'.encode(), 1
+        )
+        assert json.loads(escaped) == envelopes
+        assert _agree(task, escaped) == (len(extras) < 2)
+        doubled = _body(envelopes).replace(f'"{name}":'.encode(), f'"{name}":0,"{name}":'.encode(), 1)
+        _agree(task, doubled)
 
 
 @pytest.mark.parametrize("spec", TYPED_SPECS, ids=lambda s: f"{s.mechanism}-{s.fingerprint[:6]}")
@@ -225,3 +355,25 @@ def test_accepted_columns_read_as_the_envelope_paths_records():
     assert fast.accepted[-1] == slow.accepted[-1] and fast.accepted[1:4] == slow.accepted[1:4]
     with pytest.raises(IndexError):
         fast.accepted[6]
+
+
+def test_numbers_the_two_encoders_may_spell_otherwise_take_the_envelope_path():
+    """Below 1e16 msgspec (the batch path's stored text) and orjson (the envelope path's) write every
+    float alike; from there on msgspec drops the exponent's '+' (no built-in spec outputs such a number,
+    so a spec whose support takes any is stood in for here)."""
+    rng = np.random.default_rng(11)
+    magnitudes = 10.0 ** rng.uniform(-30, 16, 20_000) * rng.choice([-1.0, 1.0], 20_000)
+    floats = [float(x) for x in magnitudes if abs(x) < 1e16] + [0.0, -0.0, 5e-324, 9_999_999_999_999_998.0]
+    assert msgspec.json.encode(floats) == orjson.dumps(floats)
+    assert msgspec.json.encode(1e16) != orjson.dumps(1e16)
+
+    class Everything:  # an output support holding every number
+        @staticmethod
+        def in_support(values: Any) -> np.ndarray:
+            return np.ones(np.shape(values), dtype=bool)
+
+    finish = _number_column(Everything())
+    assert finish([9_999_999_999_999_998.0, -1e15, 3]) == [9_999_999_999_999_998.0, -1e15, 3.0]
+    for large in (1e16, -1e16, 1e300, 10**17):
+        with pytest.raises(_Refused):
+            finish([0.5, large])
