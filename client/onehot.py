@@ -88,6 +88,7 @@ __all__ = [
     "marked_coins",
     "one_hot_coins",
     "pattern_table",
+    "plain_coins",
     "run_table",
     "serves_marked_batch",
     "serves_secure_batch",
@@ -116,15 +117,16 @@ NUMBA_THRESHOLD = 4096
 #: reads ~7× more CSPRNG bytes); ``"always"``, this module on either backend (the fast test set);
 #: ``"never"``, the bit-sliced sampler.
 SECURE_BATCH = "auto"
-#: Under ``SECURE_BATCH = "auto"``, :func:`marked_coins` serves a secure RAPPOR batch (where the kernel
+#: Under ``SECURE_BATCH = "auto"``, this module serves a secure RAPPOR batch (where the kernel
 #: serves it) only when the bit-sliced lanes would read at least this many digits per coin, measured on one
 #: core (benchmarks/bench_entropy.py): the lanes' CPU is almost nothing, so their cost is the digits they
 #: read (1 to 4 for probabilities whose binary expansions end within 4 digits, about 7.5 for others), and the
 #: kernel's is its CPU plus ~1.4× the entropy. With p + q = 1 (every coin a q-coin, the marked ones flipped)
 #: the kernel is faster from 3 digits (RAPPOR's 5/8 and 3/8, f = 1/2, p = 1/4, q = 3/4), and ...
 FLIPPED_MIN_DIGITS = 3
-#: ... otherwise (each marked bit's coin drawn and placed) from 5: 11/16 and 9/16 (4 digits) keep the lanes.
-MARKED_MIN_DIGITS = 5
+#: ... otherwise (each marked bit's q-coin combined with a further coin, :mod:`ldp.client.marked_correction`)
+#: from 4: 11/16 and 9/16 (f = 1/2, p = 1/2, q = 3/4) take it, 7/8 and 5/8 (3 digits) keep the lanes.
+MARKED_MIN_DIGITS = 4
 #: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
 #: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
 KERNEL_AFTER = 1 << 18
@@ -375,21 +377,57 @@ def marked_coins(
     return out
 
 
-def _marks(marks: Any, width: int, backend: str | None) -> np.ndarray:
+def plain_coins(
+    source: RandomSource, n: int, width: int, q: Fraction, *, backend: str | None = None
+) -> np.ndarray:
+    """Packed coins, every bit of every report 1 w.p. ``q`` (exact): :func:`marked_coins` without marks.
+
+    Each report reads its own stream, as in :func:`marked_coins` with p + q = 1;
+    the digits read depend on ``n`` and ``width`` only.
+
+    Parameters
+    ----------
+    source : RandomSource
+        Where the uniform words come from.
+    n, width : int
+        Reports, and bits per report (at least 1).
+    q : Fraction
+        The coins' probability, in (0, 1).
+    backend : {"numba", "numpy"}, optional
+        As for :func:`one_hot_coins`.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, ⌈width/8⌉) uint8, in :func:`numpy.packbits` order.
+    """
+    q = _probability("q", q, "plain_coins")
+    if width < 1:
+        raise ParameterError(f"plain_coins: a report holds at least one coin, got width {width}")
+    if backend not in (None, "numba", "numpy"):
+        raise ParameterError(f"plain_coins: backend is 'numba' or 'numpy', got {backend!r}")
+    counts = np.full(n, width, dtype=np.int64)
+    out, _, _ = _draw(
+        source, counts, np.zeros(n, dtype=np.int64), width, 1 - q, q, backend, MARKED_SLACK, alike=True
+    )
+    return out
+
+
+def _marks(marks: Any, width: int, backend: str | None, caller: str = "marked_coins") -> np.ndarray:
     """``marks`` as a checked (n, ⌈width/8⌉) uint8 array, or a one-line ParameterError."""
     if width < 1:
-        raise ParameterError(f"marked_coins: a report holds at least one coin, got width {width}")
+        raise ParameterError(f"{caller}: a report holds at least one coin, got width {width}")
     if backend not in (None, "numba", "numpy"):
-        raise ParameterError(f"marked_coins: backend is 'numba' or 'numpy', got {backend!r}")
+        raise ParameterError(f"{caller}: backend is 'numba' or 'numpy', got {backend!r}")
     marks = np.asarray(marks)
     columns = (width + 7) // 8
     if marks.dtype != np.uint8 or marks.ndim != 2 or marks.shape[1] != columns:
         raise ParameterError(
-            f"marked_coins: marks are packed bits, uint8 of shape (n, {columns}), got {marks.dtype} {marks.shape}"
+            f"{caller}: marks are packed bits, uint8 of shape (n, {columns}), got {marks.dtype} {marks.shape}"
         )
     spare = -width % 8
     if spare and marks.size and np.any(marks[:, -1] & np.uint8((1 << spare) - 1)):
-        raise ParameterError(f"marked_coins: a mark lies past the report's {width} bits")
+        raise ParameterError(f"{caller}: a mark lies past the report's {width} bits")
     return np.ascontiguousarray(marks)
 
 
@@ -443,14 +481,16 @@ def _draw(
     sizes = _block_sizes(None if alike or counts.min() == width else counts, width)
     true_sizes = _block_sizes(trues[:1] if alike else trues, 0)
     tables = _tables(p, q, sizes, true_sizes)
-    if alike:  # the first report's, for all (the same arithmetic)
-        steps = np.full(n, _steps(counts[:1], trues[:1], tables)[0])
-        row_bits = np.full(n, _row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])
+    if alike:  # the first report's, for all (the same arithmetic; rows of one length end at its multiples)
+        steps = np.broadcast_to(_steps(counts[:1], trues[:1], tables)[0], (n,))
+        row = int(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])
+        end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
+        pos = end - row
     else:
         steps = _steps(counts, trues, tables)
         row_bits = _row_bits(counts, trues, tables, q, sizes, true_sizes, slack)
-    end = np.cumsum(row_bits)
-    pos = end - row_bits
+        end = np.cumsum(row_bits)
+        pos = end - row_bits
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
     step = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int8)
@@ -549,8 +589,9 @@ class _Pool:
 
     def __init__(self, source: RandomSource, n: int, spare: int):
         self.source = source
-        self.words = np.zeros(n + spare + 2, dtype=np.uint64)
+        self.words = np.empty(n + spare + 2, dtype=np.uint64)
         self.words[:n] = source.words(n)
+        self.words[n:] = 0
         self.used = n
 
     def reserve(self, n: int) -> int:
@@ -690,7 +731,8 @@ def serves_secure_batch(n: int, weight: float = 1.0) -> bool:
 
 
 def serves_marked_batch(n: int, lane_digits: float, flipped: bool, coins: int = KERNEL_AFTER_COINS) -> bool:
-    """Whether the secure batch path draws ``n`` reports' RAPPOR coins by :func:`marked_coins`.
+    """Whether the secure batch path draws ``n`` reports' RAPPOR coins here (by
+    :func:`ldp.client.marked_correction.corrected_coins`: :func:`plain_coins`, the marked bits corrected).
 
     ``lane_digits`` is what the bit-sliced lanes would read per coin;
     ``flipped``: the two probabilities sum to 1; ``coins``: a report's coins
