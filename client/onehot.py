@@ -83,8 +83,10 @@ __all__ = [
     "KERNEL_AFTER",
     "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
+    "PLAIN_RUNS_GAIN",
     "PRECISION",
     "SECURE_BATCH",
+    "draws_runs",
     "marked_coins",
     "one_hot_coins",
     "pattern_table",
@@ -109,6 +111,10 @@ ROW_SLACK = 0
 #: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
 #: kernel pass where ROW_SLACK = 0 takes two (about 40 % of the reports stop at their row's end).
 MARKED_SLACK = 16
+#: :func:`plain_coins` draws by runs only where they read fewer digits than blocks by more than this factor:
+#: runs take the kernel's general steps, about 3.5× the CPU of blocks per 128 coins at q = 1/16 or 3/32,
+#: where blocks read 1.12× or 1.07× the runs' digits (1.5× the entropy); at q = 1/32, 1.41× (runs kept).
+PLAIN_RUNS_GAIN = 1.25
 #: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
 NUMBA_THRESHOLD = 4096
 #: When the secure batch path draws one-hot coins here (:func:`serves_secure_batch`): ``"auto"``, where
@@ -236,6 +242,13 @@ class _Tables:
     run: bool
 
 
+def draws_runs(q: Fraction, gain: float = 1.0) -> bool:
+    """Whether q-coins are drawn by runs: when runs read fewer digits per coin than blocks of 8, by more than a
+    factor ``gain`` (1: the fewer digits; :data:`PLAIN_RUNS_GAIN` for :func:`plain_coins`)."""
+    blocks, runs = _digits_per_coin(Fraction(q))
+    return runs * gain < blocks
+
+
 def _digits_per_coin(q: Fraction) -> tuple[float, float]:
     """Expected digits read per q-coin by blocks of 8 and by runs."""
     covered = (1 - (1 - float(q)) ** RUN) / float(q)  # expected coins per run symbol
@@ -243,10 +256,12 @@ def _digits_per_coin(q: Fraction) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=16)
-def _tables(p: Fraction, q: Fraction, sizes: frozenset[int], true_sizes: frozenset[int]) -> _Tables:
-    """The tables of q-coin blocks of ``sizes`` (or runs) and of true-coin blocks of ``true_sizes``."""
-    blocks, runs = _digits_per_coin(q)
-    run = runs < blocks  # the cheaper way (runs for sparse coins)
+def _tables(
+    p: Fraction, q: Fraction, sizes: frozenset[int], true_sizes: frozenset[int], runs_gain: float = 1.0
+) -> _Tables:
+    """The tables of q-coin blocks of ``sizes`` (or runs, when they read fewer digits by more than a factor
+    ``runs_gain``) and of true-coin blocks of ``true_sizes``."""
+    run = draws_runs(q, runs_gain)
     tables: list[PatternTable | None] = [None]
     if run:
         tables += [run_table(q)] + [None] * (BLOCK - 1)
@@ -382,8 +397,10 @@ def plain_coins(
 ) -> np.ndarray:
     """Packed coins, every bit of every report 1 w.p. ``q`` (exact): :func:`marked_coins` without marks.
 
-    Each report reads its own stream, as in :func:`marked_coins` with p + q = 1;
-    the digits read depend on ``n`` and ``width`` only.
+    Each report reads its own stream, as in :func:`marked_coins` with p + q = 1,
+    but by blocks unless runs read fewer digits by more than :data:`PLAIN_RUNS_GAIN`
+    (the compiled kernel steps blocks several times faster than runs); the
+    digits read depend on ``n`` and ``width`` only.
 
     Parameters
     ----------
@@ -408,7 +425,16 @@ def plain_coins(
         raise ParameterError(f"plain_coins: backend is 'numba' or 'numpy', got {backend!r}")
     counts = np.full(n, width, dtype=np.int64)
     out, _, _ = _draw(
-        source, counts, np.zeros(n, dtype=np.int64), width, 1 - q, q, backend, MARKED_SLACK, alike=True
+        source,
+        counts,
+        np.zeros(n, dtype=np.int64),
+        width,
+        1 - q,
+        q,
+        backend,
+        MARKED_SLACK,
+        True,
+        PLAIN_RUNS_GAIN,
     )
     return out
 
@@ -465,6 +491,7 @@ def _draw(
     backend: str | None,
     slack: int = ROW_SLACK,
     alike: bool = False,
+    runs_gain: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
 
@@ -480,7 +507,7 @@ def _draw(
     run = _backend(backend, n)
     sizes = _block_sizes(None if alike or counts.min() == width else counts, width)
     true_sizes = _block_sizes(trues[:1] if alike else trues, 0)
-    tables = _tables(p, q, sizes, true_sizes)
+    tables = _tables(p, q, sizes, true_sizes, runs_gain)
     if alike:  # the first report's, for all (the same arithmetic; rows of one length end at its multiples)
         steps = np.broadcast_to(_steps(counts[:1], trues[:1], tables)[0], (n,))
         row = int(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 from test_onehot import Recording, Replay, SeededSecure, h
 
-from ldp.client import GeneratorSource, marked_correction
+from ldp.client import GeneratorSource, marked_correction, onehot
 from ldp.client.marked_correction import corrected_coins, correction
 from ldp.client.onehot import plain_coins
 from ldp.errors import ParameterError
@@ -23,13 +23,25 @@ from ldp.errors import ParameterError
 ALPHA = 1e-6
 
 #: (p, q, how the marked bits are corrected): OR with a further coin (11/16, 9/16: w = 2/7, the benchmark's
-#: p = 1/2), flipped (5/8, 3/8: no further coin), flipped then OR (7/8, 5/8: w = 4/5), AND (1/5, 1/2: w = 2/5).
+#: p = 1/2), flipped (5/8, 3/8: no further coin), flipped then OR (7/8, 5/8: w = 4/5), AND (1/5, 1/2: w = 2/5),
+#: sparse q-coins by blocks (7/16, 1/16: f = 1/4, p = 0, q = 1/2) and by runs (1/3, 1/40).
 PAIRS = [
     (Fraction(11, 16), Fraction(9, 16), (False, True, Fraction(2, 7))),
     (Fraction(5, 8), Fraction(3, 8), (True, True, Fraction(0))),
     (Fraction(7, 8), Fraction(5, 8), (True, True, Fraction(4, 5))),
     (Fraction(1, 5), Fraction(1, 2), (False, False, Fraction(2, 5))),
+    (Fraction(7, 16), Fraction(1, 16), (False, True, Fraction(2, 5))),
+    (Fraction(1, 3), Fraction(1, 40), (False, True, Fraction(37, 117))),
 ]
+
+
+def test_plain_coins_take_blocks_unless_runs_save_a_fifth_of_the_digits():
+    """One-hot coins take the fewer digits (runs at q = 1/16); plain coins take blocks there (1.12× the runs'
+    digits, a third of their CPU), and runs at q = 1/40 (blocks: 1.58× the runs' digits)."""
+    assert onehot.draws_runs(Fraction(1, 16))
+    assert not onehot.draws_runs(Fraction(1, 16), onehot.PLAIN_RUNS_GAIN)
+    assert not onehot.draws_runs(Fraction(3, 32), onehot.PLAIN_RUNS_GAIN)
+    assert onehot.draws_runs(Fraction(1, 40), onehot.PLAIN_RUNS_GAIN)
 
 
 def test_each_correction_gives_the_marked_bits_exactly_p():
