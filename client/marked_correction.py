@@ -40,10 +40,13 @@ from ldp.client import onehot
 from ldp.client.randomness import RandomSource
 from ldp.errors import ParameterError
 
-__all__ = ["ROW", "Correction", "corrected_coins", "correction"]
+__all__ = ["ROW", "ROW_SLACK", "Correction", "corrected_coins", "correction"]
 
 #: The y coins are drawn in rows of this many (a row's last coins may go unused).
 ROW = 512
+#: Digits a row of y coins holds beyond its expected need: the rows are few, so a wide margin (a row that
+#: needs more takes another kernel pass, the draw's largest cost) costs a few bytes a batch.
+ROW_SLACK = 64
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ def corrected_coins(
     if total == 0:
         return out
     rows = -(-total // ROW)
-    coins = onehot.plain_coins(source, rows, ROW, fix.coin, backend=backend).reshape(-1)
+    coins = onehot.plain_coins(source, rows, ROW, fix.coin, backend=backend, slack=ROW_SLACK).reshape(-1)
     (_correct_kernel() if compiled else _correct_numpy)(out, marks, coins, fix.keep_ones)
     return out
 

@@ -393,7 +393,13 @@ def marked_coins(
 
 
 def plain_coins(
-    source: RandomSource, n: int, width: int, q: Fraction, *, backend: str | None = None
+    source: RandomSource,
+    n: int,
+    width: int,
+    q: Fraction,
+    *,
+    backend: str | None = None,
+    slack: int = MARKED_SLACK,
 ) -> np.ndarray:
     """Packed coins, every bit of every report 1 w.p. ``q`` (exact): :func:`marked_coins` without marks.
 
@@ -412,6 +418,9 @@ def plain_coins(
         The coins' probability, in (0, 1).
     backend : {"numba", "numpy"}, optional
         As for :func:`one_hot_coins`.
+    slack : int
+        Digits a report's first row holds beyond its expected need (a report
+        that reads past its row takes another pass); the reports depend on it.
 
     Returns
     -------
@@ -432,7 +441,7 @@ def plain_coins(
         1 - q,
         q,
         backend,
-        MARKED_SLACK,
+        slack,
         True,
         PLAIN_RUNS_GAIN,
     )
