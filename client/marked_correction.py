@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -169,7 +170,8 @@ def _correct_numpy(out: np.ndarray, marks: np.ndarray, coins: np.ndarray, keep_o
     return int(marked.size)
 
 
-def _correct_kernel():  # type: ignore[no-untyped-def]
+def _correct_kernel() -> Any:
+    """The compiled twin (importing it imports numba)."""
     from ldp.client.onehot_kernel import correct_kernel
 
     return correct_kernel
