@@ -4,12 +4,14 @@
 Bloom bits B, or a persistent client's PRR bits B′) as true coins of
 probability p before its q-coins, and places them: per report, steps of
 their own and a placing pass. Where the marks are few (a Bloom filter's h
-of k bits) :func:`corrected_coins` draws the same distribution faster:
+of k bits; a PRR's quarter or so reads about as much) :func:`corrected_coins`
+draws the same distribution faster:
 
-1. every bit of every report is a q-coin x (:func:`ldp.client.onehot.plain_coins`,
-   the same reports' streams as :func:`~ldp.client.onehot.marked_coins` when
-   p + q = 1), and the marked bits are flipped when that brings them nearer p
-   (a flipped q-coin is a (1 − q)-coin);
+1. every bit of every report is a q-coin x (:func:`ldp.client.onehot.plain_coins`:
+   each report's stream as :func:`~ldp.client.onehot.marked_coins` reads it
+   when p + q = 1, by blocks unless runs save a fifth of the digits), and the
+   marked bits are flipped when that brings them nearer p (a flipped q-coin
+   is a (1 − q)-coin);
 2. each marked bit, now 1 with probability a (q or 1 − q), is combined with
    one further coin y of probability w: S = x OR y when p ≥ a, with
    w = (p − a)/(1 − a), so P[S = 1] = a + (1 − a) w = p; S = x AND y when
