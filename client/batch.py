@@ -39,7 +39,8 @@ import numpy as np
 
 from ldp.batch import ReportBatch
 from ldp.client.bits import BitSource, coins, sampler_for, uniforms
-from ldp.client.onehot import marked_coins, one_hot_coins, serves_marked_batch, serves_secure_batch
+from ldp.client.marked_correction import corrected_coins
+from ldp.client.onehot import one_hot_coins, serves_marked_batch, serves_secure_batch
 from ldp.client.randomness import RandomSource, SystemRandomSource, as_source
 from ldp.client.sampling import binary_digits, lanes_to_packed
 from ldp.errors import InputError, ParameterError, SpecError
@@ -392,12 +393,14 @@ def marked_bits(
 
     RAPPOR's coins (``marks``: the Bloom bits B, or the PRR bits B′, as
     (n, ⌈k/64⌉) words in :func:`packbits_lane` order). From a CSPRNG source
-    they are drawn by :func:`ldp.client.onehot.marked_coins` (about 1.4× their
-    entropy) where it is no slower than the bit-sliced :func:`bernoulli_words`
-    (:func:`ldp.client.onehot.serves_marked_batch`: its compiled kernel serves
-    the batch and the lanes would read at least 3 digits per coin when
-    p_one + p_zero = 1, else 5); otherwise, and from a seeded generator, by
-    the lanes. Both are exact.
+    they are drawn by :func:`ldp.client.marked_correction.corrected_coins`
+    (every bit a q-coin by :mod:`ldp.client.onehot`'s block inversion, the
+    marked bits then flipped or combined with one further coin each: about
+    1.4× their entropy) where it is no slower than the bit-sliced
+    :func:`bernoulli_words` (:func:`ldp.client.onehot.serves_marked_batch`:
+    the compiled kernel serves the batch and the lanes would read at least 3
+    digits per coin when p_one + p_zero = 1, else 4); otherwise, and from a
+    seeded generator, by the lanes. Both are exact.
 
     Returns
     -------
@@ -411,7 +414,7 @@ def marked_bits(
         and 0 < p_zero < 1
         and serves_marked_batch(marks.shape[0], lane_digits(p_one, p_zero), p_one + p_zero == 1, num_bits)
     ):
-        return marked_coins(source, words_to_packed(marks, num_bits), num_bits, p_one, p_zero)
+        return corrected_coins(source, words_to_packed(marks, num_bits), num_bits, p_one, p_zero)
     return words_to_packed(bernoulli_words(source, marks, p_one, p_zero), num_bits)
 
 

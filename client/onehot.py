@@ -83,11 +83,14 @@ __all__ = [
     "KERNEL_AFTER",
     "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
+    "PLAIN_RUNS_GAIN",
     "PRECISION",
     "SECURE_BATCH",
+    "draws_runs",
     "marked_coins",
     "one_hot_coins",
     "pattern_table",
+    "plain_coins",
     "run_table",
     "serves_marked_batch",
     "serves_secure_batch",
@@ -108,6 +111,10 @@ ROW_SLACK = 0
 #: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
 #: kernel pass where ROW_SLACK = 0 takes two (about 40 % of the reports stop at their row's end).
 MARKED_SLACK = 16
+#: :func:`plain_coins` draws by runs only where they read fewer digits than blocks by more than this factor:
+#: runs take the kernel's general steps, about 3.5× the CPU of blocks per 128 coins at q = 1/16 or 3/32,
+#: where blocks read 1.12× or 1.07× the runs' digits (1.5× the entropy); at q = 1/32, 1.41× (runs kept).
+PLAIN_RUNS_GAIN = 1.25
 #: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
 NUMBA_THRESHOLD = 4096
 #: When the secure batch path draws one-hot coins here (:func:`serves_secure_batch`): ``"auto"``, where
@@ -116,15 +123,16 @@ NUMBA_THRESHOLD = 4096
 #: reads ~7× more CSPRNG bytes); ``"always"``, this module on either backend (the fast test set);
 #: ``"never"``, the bit-sliced sampler.
 SECURE_BATCH = "auto"
-#: Under ``SECURE_BATCH = "auto"``, :func:`marked_coins` serves a secure RAPPOR batch (where the kernel
+#: Under ``SECURE_BATCH = "auto"``, this module serves a secure RAPPOR batch (where the kernel
 #: serves it) only when the bit-sliced lanes would read at least this many digits per coin, measured on one
 #: core (benchmarks/bench_entropy.py): the lanes' CPU is almost nothing, so their cost is the digits they
 #: read (1 to 4 for probabilities whose binary expansions end within 4 digits, about 7.5 for others), and the
 #: kernel's is its CPU plus ~1.4× the entropy. With p + q = 1 (every coin a q-coin, the marked ones flipped)
 #: the kernel is faster from 3 digits (RAPPOR's 5/8 and 3/8, f = 1/2, p = 1/4, q = 3/4), and ...
 FLIPPED_MIN_DIGITS = 3
-#: ... otherwise (each marked bit's coin drawn and placed) from 5: 11/16 and 9/16 (4 digits) keep the lanes.
-MARKED_MIN_DIGITS = 5
+#: ... otherwise (each marked bit's q-coin combined with a further coin, :mod:`ldp.client.marked_correction`)
+#: from 4: 11/16 and 9/16 (f = 1/2, p = 1/2, q = 3/4) take it, 7/8 and 5/8 (3 digits) keep the lanes.
+MARKED_MIN_DIGITS = 4
 #: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
 #: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
 KERNEL_AFTER = 1 << 18
@@ -234,6 +242,13 @@ class _Tables:
     run: bool
 
 
+def draws_runs(q: Fraction, gain: float = 1.0) -> bool:
+    """Whether q-coins are drawn by runs: when runs read fewer digits per coin than blocks of 8, by more than a
+    factor ``gain`` (1: the fewer digits; :data:`PLAIN_RUNS_GAIN` for :func:`plain_coins`)."""
+    blocks, runs = _digits_per_coin(Fraction(q))
+    return runs * gain < blocks
+
+
 def _digits_per_coin(q: Fraction) -> tuple[float, float]:
     """Expected digits read per q-coin by blocks of 8 and by runs."""
     covered = (1 - (1 - float(q)) ** RUN) / float(q)  # expected coins per run symbol
@@ -241,10 +256,12 @@ def _digits_per_coin(q: Fraction) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=16)
-def _tables(p: Fraction, q: Fraction, sizes: frozenset[int], true_sizes: frozenset[int]) -> _Tables:
-    """The tables of q-coin blocks of ``sizes`` (or runs) and of true-coin blocks of ``true_sizes``."""
-    blocks, runs = _digits_per_coin(q)
-    run = runs < blocks  # the cheaper way (runs for sparse coins)
+def _tables(
+    p: Fraction, q: Fraction, sizes: frozenset[int], true_sizes: frozenset[int], runs_gain: float = 1.0
+) -> _Tables:
+    """The tables of q-coin blocks of ``sizes`` (or runs, when they read fewer digits by more than a factor
+    ``runs_gain``) and of true-coin blocks of ``true_sizes``."""
+    run = draws_runs(q, runs_gain)
     tables: list[PatternTable | None] = [None]
     if run:
         tables += [run_table(q)] + [None] * (BLOCK - 1)
@@ -375,21 +392,77 @@ def marked_coins(
     return out
 
 
-def _marks(marks: Any, width: int, backend: str | None) -> np.ndarray:
+def plain_coins(
+    source: RandomSource,
+    n: int,
+    width: int,
+    q: Fraction,
+    *,
+    backend: str | None = None,
+    slack: int = MARKED_SLACK,
+) -> np.ndarray:
+    """Packed coins, every bit of every report 1 w.p. ``q`` (exact): :func:`marked_coins` without marks.
+
+    Each report reads its own stream, as in :func:`marked_coins` with p + q = 1,
+    but by blocks unless runs read fewer digits by more than :data:`PLAIN_RUNS_GAIN`
+    (the compiled kernel steps blocks several times faster than runs); the
+    digits read depend on ``n`` and ``width`` only.
+
+    Parameters
+    ----------
+    source : RandomSource
+        Where the uniform words come from.
+    n, width : int
+        Reports, and bits per report (at least 1).
+    q : Fraction
+        The coins' probability, in (0, 1).
+    backend : {"numba", "numpy"}, optional
+        As for :func:`one_hot_coins`.
+    slack : int
+        Digits a report's first row holds beyond its expected need (a report
+        that reads past its row takes another pass); the reports depend on it.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, ⌈width/8⌉) uint8, in :func:`numpy.packbits` order.
+    """
+    q = _probability("q", q, "plain_coins")
+    if width < 1:
+        raise ParameterError(f"plain_coins: a report holds at least one coin, got width {width}")
+    if backend not in (None, "numba", "numpy"):
+        raise ParameterError(f"plain_coins: backend is 'numba' or 'numpy', got {backend!r}")
+    counts = np.full(n, width, dtype=np.int64)
+    out, _, _ = _draw(
+        source,
+        counts,
+        np.zeros(n, dtype=np.int64),
+        width,
+        1 - q,
+        q,
+        backend,
+        slack,
+        True,
+        PLAIN_RUNS_GAIN,
+    )
+    return out
+
+
+def _marks(marks: Any, width: int, backend: str | None, caller: str = "marked_coins") -> np.ndarray:
     """``marks`` as a checked (n, ⌈width/8⌉) uint8 array, or a one-line ParameterError."""
     if width < 1:
-        raise ParameterError(f"marked_coins: a report holds at least one coin, got width {width}")
+        raise ParameterError(f"{caller}: a report holds at least one coin, got width {width}")
     if backend not in (None, "numba", "numpy"):
-        raise ParameterError(f"marked_coins: backend is 'numba' or 'numpy', got {backend!r}")
+        raise ParameterError(f"{caller}: backend is 'numba' or 'numpy', got {backend!r}")
     marks = np.asarray(marks)
     columns = (width + 7) // 8
     if marks.dtype != np.uint8 or marks.ndim != 2 or marks.shape[1] != columns:
         raise ParameterError(
-            f"marked_coins: marks are packed bits, uint8 of shape (n, {columns}), got {marks.dtype} {marks.shape}"
+            f"{caller}: marks are packed bits, uint8 of shape (n, {columns}), got {marks.dtype} {marks.shape}"
         )
     spare = -width % 8
     if spare and marks.size and np.any(marks[:, -1] & np.uint8((1 << spare) - 1)):
-        raise ParameterError(f"marked_coins: a mark lies past the report's {width} bits")
+        raise ParameterError(f"{caller}: a mark lies past the report's {width} bits")
     return np.ascontiguousarray(marks)
 
 
@@ -427,6 +500,7 @@ def _draw(
     backend: str | None,
     slack: int = ROW_SLACK,
     alike: bool = False,
+    runs_gain: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
 
@@ -442,15 +516,17 @@ def _draw(
     run = _backend(backend, n)
     sizes = _block_sizes(None if alike or counts.min() == width else counts, width)
     true_sizes = _block_sizes(trues[:1] if alike else trues, 0)
-    tables = _tables(p, q, sizes, true_sizes)
-    if alike:  # the first report's, for all (the same arithmetic)
-        steps = np.full(n, _steps(counts[:1], trues[:1], tables)[0])
-        row_bits = np.full(n, _row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])
+    tables = _tables(p, q, sizes, true_sizes, runs_gain)
+    if alike:  # the first report's, for all (the same arithmetic; rows of one length end at its multiples)
+        steps = np.broadcast_to(_steps(counts[:1], trues[:1], tables)[0], (n,))
+        row = int(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])
+        end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
+        pos = end - row
     else:
         steps = _steps(counts, trues, tables)
         row_bits = _row_bits(counts, trues, tables, q, sizes, true_sizes, slack)
-    end = np.cumsum(row_bits)
-    pos = end - row_bits
+        end = np.cumsum(row_bits)
+        pos = end - row_bits
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
     step = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int8)
@@ -549,8 +625,9 @@ class _Pool:
 
     def __init__(self, source: RandomSource, n: int, spare: int):
         self.source = source
-        self.words = np.zeros(n + spare + 2, dtype=np.uint64)
+        self.words = np.empty(n + spare + 2, dtype=np.uint64)
         self.words[:n] = source.words(n)
+        self.words[n:] = 0
         self.used = n
 
     def reserve(self, n: int) -> int:
@@ -690,7 +767,8 @@ def serves_secure_batch(n: int, weight: float = 1.0) -> bool:
 
 
 def serves_marked_batch(n: int, lane_digits: float, flipped: bool, coins: int = KERNEL_AFTER_COINS) -> bool:
-    """Whether the secure batch path draws ``n`` reports' RAPPOR coins by :func:`marked_coins`.
+    """Whether the secure batch path draws ``n`` reports' RAPPOR coins here (by
+    :func:`ldp.client.marked_correction.corrected_coins`: :func:`plain_coins`, the marked bits corrected).
 
     ``lane_digits`` is what the bit-sliced lanes would read per coin;
     ``flipped``: the two probabilities sum to 1; ``coins``: a report's coins

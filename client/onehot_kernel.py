@@ -251,3 +251,51 @@ def deposit_kernel(out: np.ndarray, marks: np.ndarray, truebits: np.ndarray) -> 
     columns = marks.shape[1]
     padded = marks if columns % 8 == 0 else np.pad(marks, ((0, 0), (0, -columns % 8)))
     _deposit(out, marks, np.ascontiguousarray(padded).view(np.uint64), truebits, _HIGH)
+
+
+@numba.njit(cache=True, nogil=True)
+def _correct(chunks, marks, out_chunks, out, coins, keep_ones):  # pragma: no cover - compiled
+    """The marked bits from the least significant of each little-endian 8-byte chunk (then of each last byte) on."""
+    j = 0  # the next coin: bit j & 63 of coins[j >> 6]
+    one = np.uint64(1)
+    for k in range(chunks.size):
+        u = chunks[k]
+        if u == 0:  # eight bytes without a mark
+            continue
+        x = out_chunks[k]
+        while u:
+            low = u & (~u + one)  # the least significant marked bit
+            coin = (coins[j >> 6] >> np.uint64(j & 63)) & one
+            j += 1
+            if keep_ones:  # x OR y: the coin may set the bit
+                x |= low & (np.uint64(0) - coin)
+            else:  # x AND y: the coin may clear it
+                x &= ~(low & (coin - one))
+            u ^= low
+        out_chunks[k] = x
+    for c in range(8 * chunks.size, marks.size):  # the last bytes, fewer than eight
+        u = np.uint64(marks[c])
+        x = np.uint64(out[c])
+        while u:
+            low = u & (~u + one)
+            coin = (coins[j >> 6] >> np.uint64(j & 63)) & one
+            j += 1
+            if keep_ones:
+                x |= low & (np.uint64(0) - coin)
+            else:
+                x &= ~(low & (coin - one))
+            u ^= low
+        out[c] = np.uint8(x)
+    return j
+
+
+def correct_kernel(out: np.ndarray, marks: np.ndarray, coins: np.ndarray, keep_ones: bool) -> int:
+    """Combine each marked bit of ``out`` with the next coin of ``coins`` (OR when ``keep_ones``, else AND), in
+    :func:`ldp.client.marked_correction.corrected_coins`'s order; the coins used (``coins``: whole 8-byte words)."""
+    flat, marked = out.reshape(-1), marks.reshape(-1)
+    whole = marked.size - marked.size % 8
+    return int(
+        _correct(
+            marked[:whole].view("<u8"), marked, flat[:whole].view("<u8"), flat, coins.view("<u8"), keep_ones
+        )
+    )

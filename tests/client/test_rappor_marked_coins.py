@@ -1,4 +1,5 @@
-"""RAPPOR's coins on the secure batch path (ldp.client.onehot.marked_coins): exact, near the entropy, one answer per backend.
+"""RAPPOR's coins on the secure batch path (ldp.client.onehot.marked_coins, and the batch encoders' path,
+ldp.client.marked_correction.corrected_coins): exact, near the entropy, one answer per backend.
 
 Each bit of a RAPPOR report is a coin whose probability is one of two exact
 Fractions, chosen by the Bloom bit B (a fresh client: P[1 | B]) or the PRR
@@ -135,11 +136,11 @@ def test_secure_rappor_batch_reads_at_most_twice_the_entropy(f, p, q):
 
 
 def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monkeypatch):
-    """Default policy: marked coins where the compiled kernel serves the batch and the lanes read ≥ 3 digits a coin
-    (p + q = 1: flipped q-coins) or ≥ 5 (true coins drawn and placed).
+    """Default policy: corrected coins where the compiled kernel serves the batch and the lanes read ≥ 3 digits a
+    coin (p + q = 1: flipped q-coins) or ≥ 4 (each marked bit corrected by a further coin).
 
     The bit-sliced lanes' CPU is almost nothing: probabilities whose binary expansions end within 2 digits, or
-    within 4 when the marked bits take coins of their own, stay on the lanes (both samplers are exact; only the
+    within 3 when the marked bits take coins of their own, stay on the lanes (both samplers are exact; only the
     bytes and the time differ).
     """
     monkeypatch.setattr(onehot, "SECURE_BATCH", "auto")
@@ -151,7 +152,8 @@ def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monk
     assert lane_digits(Fraction(31, 48), Fraction(7, 16)) == 7.5
     assert onehot.serves_marked_batch(10**5, 3, flipped=True)
     assert not onehot.serves_marked_batch(10**5, 2, flipped=True)
-    assert not onehot.serves_marked_batch(10**5, 4, flipped=False)
+    assert onehot.serves_marked_batch(10**5, 4, flipped=False)
+    assert not onehot.serves_marked_batch(10**5, 3, flipped=False)
     assert onehot.serves_marked_batch(10**5, 7.5, flipped=False)
     assert not onehot.serves_marked_batch(4095, 7.5, flipped=True)
     monkeypatch.setattr(onehot, "_KERNEL", [None])  # numba missing
