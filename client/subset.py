@@ -217,7 +217,7 @@ def uses_tree(spec: SubsetSelection | SubsetShape) -> bool:
 
 
 #: Leaves (users × leaves of :data:`~ldp.client.subset_tree.LEAF` positions) the tree sampler draws per chunk.
-_TREE_ITEMS = 1 << 16
+_TREE_ITEMS = 1 << 18
 
 
 def _tree_batch(bits: BitSource, spec: SubsetShape, idx: np.ndarray) -> np.ndarray:
