@@ -197,7 +197,7 @@ TREE_MIN_DOMAIN = 48
 #: bounds Floyd took 3× the tree's time there. Below these shares Floyd is the faster, and reads 1.9–2.3×
 #: the entropy down to about 0.05 d (ε ≈ 3; d = 1,024 at ε = 2.6: 2.1×, d = 4,096 at ε = 3: 2.3×), less below.
 TREE_MIN_SHARES: tuple[tuple[int, Fraction], ...] = (
-    (4096, Fraction(1, 32)),
+    (4096, Fraction(1, 64)),
     (1024, Fraction(1, 16)),
     (TREE_MIN_DOMAIN, Fraction(3, 20)),
 )

@@ -252,8 +252,9 @@ def test_sparse_and_small_specs_keep_floyd():
     assert uses_tree(SubsetSelection(range(1024), 2.0))  # ω = 122
     assert uses_tree(SubsetSelection(range(1024), 1.5))  # ω = 187
     assert not uses_tree(SubsetSelection(range(256), 2.0))  # ω = 31 < 0.15 d
-    assert uses_tree(SubsetSelection(range(4096), 3.0))  # ω = 194 ≥ d/32: Floyd read 2.3× the entropy
-    assert not uses_tree(SubsetSelection(range(4096), 4.0))  # ω = 74 < d/32
+    assert uses_tree(SubsetSelection(range(4096), 3.0))  # ω = 194 ≥ d/64: Floyd read 2.3× the entropy
+    assert uses_tree(SubsetSelection(range(4096), 4.0))  # ω = 74 ≥ d/64: the tree is the faster
+    assert not uses_tree(SubsetSelection(range(4096), 6.0))  # ω = 10 < d/64
     assert not uses_tree(SubsetSelection(range(16), 1.0))
     assert not uses_tree(SubsetSelection(range((1 << 14) + 1), 1.0))  # the cached tables would pass ~100 MB
     assert uses_tree(SubsetSelection(range(1 << 14), 1.0))
