@@ -20,8 +20,15 @@ distribution without order:
    in [0, C(s, m)) (< 2^61), through a bijection onto the m-subsets
    (:func:`_unrank`: by the composition of its members over the leaf's four
    quarters of 16 positions, found in a guided table, then each quarter's
-   rank, whose pattern is looked up). x's leaf has a hole at x, filled by
-   the holds coin.
+   rank, whose pattern is looked up; a leaf of at most 3 members looks its
+   pattern up in one table, :func:`_small_leaves`). x's leaf has a hole at
+   x, filled by the holds coin.
+4. Sparse subsets (:func:`uses_pairs`) end the splits one level early, at
+   pairs of leaves: a pair of s positions holding K ≤ 64 members, when
+   C(s, K) ≤ 2^62, draws one rank below C(s, K) instead of a split and
+   two leaf ranks, and that rank's composition over the two leaves gives
+   the left leaf's count and both leaves' ranks (:func:`pair_unrank`, a
+   bijection); other pairs are split as in 2.
 
 Every draw is exact: the hypergeometric counts and the holds coin by lazy
 inversion (:func:`ldp.client.inversion.invert`), the ranks by rejection on
@@ -54,7 +61,17 @@ from ldp.client.bits import BitSource, rejection_width
 from ldp.client.inversion import PRECISION, CdfBounds, coin_bounds, invert
 from ldp.errors import ParameterError
 
-__all__ = ["LEAF", "coin_bounds", "split_bounds", "subset_packed"]
+__all__ = [
+    "LEAF",
+    "PAIR",
+    "PairTables",
+    "coin_bounds",
+    "pair_tables",
+    "pair_unrank",
+    "split_bounds",
+    "subset_packed",
+    "uses_pairs",
+]
 
 #: Positions per leaf: a leaf's subset is one uniform rank below C(64, m) < 2^61.
 LEAF = 64
@@ -298,7 +315,9 @@ def _size_compositions(size: int) -> tuple[np.ndarray, ...]:
     return start, parts, shift, guide_start, np.concatenate(guides), block[1:] - 1
 
 
-@lru_cache(maxsize=4)  # about 7.5 MB each with whole leaves (sizes 63 and 64)
+@lru_cache(
+    maxsize=4
+)  # about 10 MB each with whole leaves (sizes 63 and 64; 7.5 MB with one guide bucket a composition)
 def compositions(sizes: tuple[int, ...]) -> Compositions:
     """The :class:`Compositions` of leaves of ``sizes`` (each ≤ 64; quarters of min(16, s − 16i) positions)."""
     shifts = np.zeros((LEAF + 1, LEAF + 1), dtype=np.int64)
