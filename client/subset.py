@@ -194,9 +194,11 @@ TREE_MIN_DOMAIN = 48
 #: 1.98× the entropy), 1.21 at 0.070; d = 1,024 0.83 at 0.119, 0.94 at 0.069 (ε = 2.6, where Floyd reads 2.13×
 #: the entropy, the tree 1.19×), 0.95–0.99 below (Floyd 1.17–1.91×: kept); d = 4,096 0.71 at 0.047 (ε = 3, Floyd
 #: 2.27×), 0.81 at 0.018 (ε = 4, Floyd 1.80×, the tree 1.34×), 0.91 at 0.002 (ε = 6, ω = 10, where the tree
-#: reads 2.09× the entropy, Floyd 1.30×). Below these shares Floyd reads at most 2× the entropy.
+#: reads 2.09× the entropy, Floyd 1.30×); d = 2,048 (3 runs, load 3.4) 0.81 at 0.069, 0.86 at 0.047 (Floyd 2.27×),
+#: 0.84 at 0.018 (Floyd 1.81×); d = 8,192 and 16,384 0.47–0.72 at 0.018–0.069. Below these shares Floyd reads at
+#: most 2× the entropy on the grid measured (d = 256 to 4,096, ε = 1 to 6).
 TREE_MIN_SHARES: tuple[tuple[int, Fraction], ...] = (
-    (4096, Fraction(1, 64)),
+    (2048, Fraction(1, 64)),
     (1024, Fraction(1, 16)),
     (TREE_MIN_DOMAIN, Fraction(3, 20)),
 )

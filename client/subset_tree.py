@@ -568,7 +568,7 @@ def _cumulative_before(left: int, right: int, k: int) -> list[int]:
     return [0, *_cumulative(left, right, k, _PAIR_COLUMNS - 1)]
 
 
-#: Columns of :attr:`PairTables.start`: j < 128, what the bisection of a count K ≤ 64 reaches.
+#: Columns of :attr:`PairTables.start`: j < 128, what :func:`pair_unrank`'s binary lifting reaches for K ≤ 64.
 _PAIR_COLUMNS = 2 * LEAF
 
 
@@ -612,15 +612,12 @@ def _pair_leaves(
     """Each leaf's key 65·s + m and rank below C(s, m), from the counts of the pairs of leaves (users × pairs).
 
     A pair of K members that fits one rank (:class:`PairTables`) draws it,
-    r uniform below C(s_L + s_R, K): the ranks are ordered by the left
-    leaf's count j, so j is the last composition whose start is ≤ r, and
-    the rest r − start, below C(s_L, j)·C(s_R, K − j), is the left leaf's
-    rank plus C(s_L, j) times the right one's — a bijection onto the pair's
-    K-subsets, so the leaves' counts and subsets are those of a uniform
-    K-subset. Another pair splits K by a hypergeometric draw (as the levels
-    above) and draws its leaves' ranks. Returns (users × 2·pairs) arrays;
-    x's leaf is one position short, and a last pair may have no right leaf
-    (size 0).
+    uniform below C(s_L + s_R, K), and :func:`pair_unrank` maps it to the
+    left leaf's count and both leaves' ranks: the leaves' counts and
+    subsets are those of a uniform K-subset of the pair. Another pair
+    splits K by a hypergeometric draw (as the levels above) and draws its
+    leaves' ranks. Returns (users × 2·pairs) arrays; x's leaf is one
+    position short, and a last pair may have no right leaf (size 0).
     """
     users, pairs = counts.shape
     caps = _node_caps(d, 2)
@@ -715,7 +712,7 @@ def subset_packed(
     pairs = (uses_pairs(omega, d) if pairs is None else pairs) and levels > 0
     x_leaf = x // LEAF
     counts = (omega - holds.astype(np.int64))[:, None]
-    for level in range(levels - pairs):
+    for level in range(levels - int(pairs)):
         span = 1 << (levels - level - 1)
         counts = _split_level(bits, counts, x_leaf, d, span, omega)
     leaf = np.empty((users, n_leaves), dtype=np.uint64)

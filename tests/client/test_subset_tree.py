@@ -255,6 +255,7 @@ def test_sparse_and_small_specs_keep_floyd():
     assert uses_tree(SubsetSelection(range(4096), 3.0))  # ω = 194 ≥ d/64: Floyd read 2.3× the entropy
     assert uses_tree(SubsetSelection(range(4096), 4.0))  # ω = 74 ≥ d/64: the tree is the faster
     assert not uses_tree(SubsetSelection(range(4096), 6.0))  # ω = 10 < d/64
+    assert uses_tree(SubsetSelection(range(2048), 3.0))  # ω = 97 ≥ d/64: Floyd read 2.3× the entropy
     assert not uses_tree(SubsetSelection(range(16), 1.0))
     assert not uses_tree(SubsetSelection(range((1 << 14) + 1), 1.0))  # the cached tables would pass ~100 MB
     assert uses_tree(SubsetSelection(range(1 << 14), 1.0))
