@@ -188,17 +188,18 @@ def _subset_rows(
 #: of users (a fixed number of matrix bytes), with d too.
 TREE_MIN_DOMAIN = 48
 #: (from this domain, the least share ω/d the tree serves), largest domain first. Measured with
-#: ``benchmarks/bench_ss_paths.py`` (20,000 users, CPU medians of 3–5 alternating runs, load 3–5), the tree's
-#: CPU over Floyd's on bits: at d = 256 0.94 at ω/d = 0.156, 1.21 at 0.121 (Floyd reads 1.98× the entropy
-#: there); d = 512 0.87 at 0.154, 1.06 at 0.119; d = 1,024 0.94–0.99 at 0.119 (ε = 2, where Floyd reads 2.6×
-#: the entropy), 1.3 at 0.069; d = 2,048 0.84 at 0.119, 1.07 at 0.091; d = 4,096 1.14 at 0.069 and 1.4 at
-#: 0.047. From d = 4,096 the tree takes 1/16 although it is 1.14× Floyd's time at 0.069 (ε = 2.6): Floyd
-#: reads 2.5× the entropy there, the tree 1.24×, and before rejection_width's cache held more than 256
-#: bounds Floyd took 3× the tree's time there. Below these shares Floyd is the faster, and reads 1.9–2.3×
-#: the entropy down to about 0.05 d (ε ≈ 3; d = 1,024 at ε = 2.6: 2.1×, d = 4,096 at ε = 3: 2.3×), less below.
+#: ``benchmarks/bench_ss_paths.py`` (20,000 users, CPU medians of 5 alternating runs, load 3.4–3.9), the tree's
+#: CPU over Floyd's on bits, once sparse subsets end the tree at pairs of leaves (ω·128/d ≤ 10,
+#: :func:`~ldp.client.subset_tree.uses_pairs`): d = 256 0.94 at ω/d = 0.156, 1.10 at 0.121 (where Floyd reads
+#: 1.98× the entropy), 1.21 at 0.070; d = 1,024 0.83 at 0.119, 0.94 at 0.069 (ε = 2.6, where Floyd reads 2.13×
+#: the entropy, the tree 1.19×), 0.95–0.99 below (Floyd 1.17–1.91×: kept); d = 4,096 0.71 at 0.047 (ε = 3, Floyd
+#: 2.27×), 0.81 at 0.018 (ε = 4, Floyd 1.80×, the tree 1.34×), 0.91 at 0.002 (ε = 6, ω = 10, where the tree
+#: reads 2.09× the entropy, Floyd 1.30×); d = 2,048 (3 runs, load 3.4) 0.81 at 0.069, 0.86 at 0.047 (Floyd 2.27×),
+#: 0.84 at 0.018 (Floyd 1.81×); d = 8,192 and 16,384 0.47–0.72 at 0.018–0.069. Below these shares Floyd reads at
+#: most 2× the entropy on the grid measured (d = 256 to 4,096, ε = 1 to 6).
 TREE_MIN_SHARES: tuple[tuple[int, Fraction], ...] = (
-    (4096, Fraction(1, 16)),
-    (1024, Fraction(1, 9)),
+    (2048, Fraction(1, 64)),
+    (1024, Fraction(1, 16)),
     (TREE_MIN_DOMAIN, Fraction(3, 20)),
 )
 #: Past this domain the tree's cached split tables and their lookup chains (counts within 6 σ × outcomes
@@ -216,8 +217,10 @@ def uses_tree(spec: SubsetSelection | SubsetShape) -> bool:
     return spec.omega >= share * d
 
 
-#: Leaves (users × leaves of :data:`~ldp.client.subset_tree.LEAF` positions) the tree sampler draws per chunk.
-_TREE_ITEMS = 1 << 16
+#: Leaves (users × leaves of :data:`~ldp.client.subset_tree.LEAF` positions) whose counts the tree sampler splits
+#: together (fewer, larger draws: 2^18 took 10–20 % off its CPU against 2^16 at d = 1,024 and 4,096); it
+#: draws their leaves by blocks of :data:`~ldp.client.subset_tree.LEAF_BLOCK`.
+_TREE_ITEMS = 1 << 18
 
 
 def _tree_batch(bits: BitSource, spec: SubsetShape, idx: np.ndarray) -> np.ndarray:
@@ -246,7 +249,7 @@ def uniform_subsets(
     A CSPRNG source and at least :data:`~ldp.client.bits.ECONOMY_MIN_DRAWS`
     rows (:func:`~ldp.client.bits.sampler_for`) of a shape the tree serves
     (:func:`uses_tree`) take the tree sampler (:mod:`ldp.client.subset_tree`),
-    which reads about 1.1× the entropy a row needs; otherwise Floyd's
+    which reads 1.1–1.35× the entropy a row needs; otherwise Floyd's
     algorithm, vectorized over rows, on that sampler: bits for a secure
     batch of sparse subsets (each uniform integer on about log2 of its bound,
     :func:`~ldp.client.bits.uniform_below_each_bits`), whole words for seeded

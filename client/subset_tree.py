@@ -20,8 +20,15 @@ distribution without order:
    in [0, C(s, m)) (< 2^61), through a bijection onto the m-subsets
    (:func:`_unrank`: by the composition of its members over the leaf's four
    quarters of 16 positions, found in a guided table, then each quarter's
-   rank, whose pattern is looked up). x's leaf has a hole at x, filled by
-   the holds coin.
+   rank, whose pattern is looked up; a leaf of at most 3 members looks its
+   pattern up in one table, :func:`_small_leaves`). x's leaf has a hole at
+   x, filled by the holds coin.
+4. Sparse subsets (:func:`uses_pairs`) end the splits one level early, at
+   pairs of leaves: a pair of s positions holding K ≤ 64 members, when
+   C(s, K) ≤ 2^62, draws one rank below C(s, K) instead of a split and
+   two leaf ranks, and that rank's composition over the two leaves gives
+   the left leaf's count and both leaves' ranks (:func:`pair_unrank`, a
+   bijection); other pairs are split as in 2.
 
 Every draw is exact: the hypergeometric counts and the holds coin by lazy
 inversion (:func:`ldp.client.inversion.invert`), the ranks by rejection on
@@ -54,7 +61,17 @@ from ldp.client.bits import BitSource, rejection_width
 from ldp.client.inversion import PRECISION, CdfBounds, coin_bounds, invert
 from ldp.errors import ParameterError
 
-__all__ = ["LEAF", "coin_bounds", "split_bounds", "subset_packed"]
+__all__ = [
+    "LEAF",
+    "PAIR",
+    "PairTables",
+    "coin_bounds",
+    "pair_tables",
+    "pair_unrank",
+    "split_bounds",
+    "subset_packed",
+    "uses_pairs",
+]
 
 #: Positions per leaf: a leaf's subset is one uniform rank below C(64, m) < 2^61.
 LEAF = 64
@@ -252,6 +269,11 @@ class Compositions:
     sentinel: np.ndarray
 
 
+#: Guide buckets per composition of a weight, at least (rounded up to a power of two): a leaf's rank
+#: mostly finds its composition in its bucket's first entry (the compositions' counts are far from even).
+_GUIDE_DENSITY = 4
+
+
 @lru_cache(maxsize=8)
 def _size_compositions(size: int) -> tuple[np.ndarray, ...]:
     """One leaf size's part of :class:`Compositions` (guide entries and starts local to it)."""
@@ -283,7 +305,7 @@ def _size_compositions(size: int) -> tuple[np.ndarray, ...]:
     guides = []
     at = 0
     for m in range(LEAF + 1):
-        buckets = 1 << int(max(per_weight[m], 1) - 1).bit_length()  # at least as many as the compositions
+        buckets = 1 << int(_GUIDE_DENSITY * max(per_weight[m], 1) - 1).bit_length()
         shift[m] = max(0, (max(math.comb(size, m), 1) - 1).bit_length() - (buckets.bit_length() - 1))
         firsts = np.arange(buckets, dtype=np.int64) << shift[m]
         ranks = start[block[m] : block[m + 1] - 1]
@@ -293,7 +315,9 @@ def _size_compositions(size: int) -> tuple[np.ndarray, ...]:
     return start, parts, shift, guide_start, np.concatenate(guides), block[1:] - 1
 
 
-@lru_cache(maxsize=4)  # about 7.5 MB each with whole leaves (sizes 63 and 64)
+@lru_cache(
+    maxsize=4
+)  # about 10 MB each with whole leaves (sizes 63 and 64; 7.5 MB with one guide bucket a composition)
 def compositions(sizes: tuple[int, ...]) -> Compositions:
     """The :class:`Compositions` of leaves of ``sizes`` (each ≤ 64; quarters of min(16, s − 16i) positions)."""
     shifts = np.zeros((LEAF + 1, LEAF + 1), dtype=np.int64)
@@ -426,13 +450,19 @@ def _count_range(omega: int, d: int, size: int, low: int, high: int) -> tuple[in
     return min(k_low, low), max(k_high, high)
 
 
+#: Bits a split's first step reads past its entropy: most draws are decided by their first lookup. Each bit
+#: more reads about 1 % more (d = 1,024 to 4,096) and saves lookups: 4 (was 1) took 8–13 % off the tree's
+#: CPU for 3 % more bits (``benchmarks/bench_ss_paths.py``, 20,000 users, d = 256 to 4,096); 5 saved no more.
+FIRST_STEP_EXTRA = 4
+
+
 @lru_cache(maxsize=32)
 def _level_bounds(
     left: tuple[int, ...], right: tuple[int, ...], k_low: int, k_high: int
 ) -> tuple[CdfBounds, int]:
     """The split tables of shapes (``left[i]``, ``right[i]``) × counts k_low … k_high (rows shape-major), and a first step.
 
-    The first step is the median row's entropy rounded, plus one bit.
+    The first step is the median row's entropy rounded, plus :data:`FIRST_STEP_EXTRA` bits.
     """
     n_k = k_high - k_low + 1
     bounds, entropy = split_bounds(
@@ -440,7 +470,8 @@ def _level_bounds(
         np.repeat(np.maximum(np.array(right), 0), n_k),
         np.tile(np.arange(k_low, k_high + 1), len(left)),
     )
-    return bounds, round(float(np.median(entropy[entropy > 0]) if np.any(entropy > 0) else 0.0)) + 1
+    median = float(np.median(entropy[entropy > 0])) if np.any(entropy > 0) else 0.0
+    return bounds, round(median) + FIRST_STEP_EXTRA
 
 
 def _split_level(
@@ -473,11 +504,204 @@ def _split_level(
     return out
 
 
-def subset_packed(bits: BitSource, x: np.ndarray, holds: np.ndarray, omega: int, d: int) -> np.ndarray:
+#: Positions of a pair of leaves: the tree's last split, where a pair's K members fit one rank, is that
+#: rank's composition over the two leaves (:func:`_pair_leaves`).
+PAIR = 2 * LEAF
+#: Pairs of leaves serve specs whose pair of 128 positions holds at most this many members on average
+#: (ω·128/d): sparse subsets, whose pairs almost all fit one rank (K ≤ 14 of 128 positions).
+PAIR_MAX_MEAN = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class PairTables:
+    """The ranks of pairs of leaves of a few shapes (s_L, s_R), by key (shape index)·129 + K (int64 arrays).
+
+    ``ranked[key]``: the K-subsets of s_L + s_R positions are one rank
+    below ``bound`` = C(s_L + s_R, K), drawn by rejection on ``width`` bits
+    below ``limit`` (:func:`_ranks`; ``width`` ≤ 63), else the pair is split
+    by a hypergeometric draw. ``start[key, j]`` (j ≤ 65): the ranks before
+    the compositions of fewer than j members in the left leaf, Σ_{i<j}
+    C(s_L, i)·C(s_R, K − i) (``start[key, 65]`` = C(s_L + s_R, K)).
+    """
+
+    ranked: np.ndarray
+    bound: np.ndarray
+    width: np.ndarray
+    limit: np.ndarray
+    start: np.ndarray
+    #: C(s_L, j) by [key, j] (1 where j > s_L).
+    radix: np.ndarray
+    #: The left leaf's key 65·s_L + j less j; the right leaf's 65·s_R + (K − j) plus j.
+    leaf_left: np.ndarray
+    leaf_right: np.ndarray
+
+
+@lru_cache(maxsize=8)
+def pair_tables(shapes: tuple[tuple[int, int], ...]) -> PairTables:
+    """The :class:`PairTables` of pairs of ``shapes`` (s_L, s_R), each leaf of at most 64 positions."""
+    keys = len(shapes) * (PAIR + 1)
+    ranked = np.zeros(keys, dtype=bool)
+    bound, limit = np.ones(keys, dtype=np.int64), np.ones(keys, dtype=np.int64)
+    width = np.zeros(keys, dtype=np.int64)
+    start = np.zeros((keys, _PAIR_COLUMNS), dtype=np.int64)
+    for index, (left, right) in enumerate(shapes):
+        for k in range(min(left + right, LEAF) + 1):
+            key = index * (PAIR + 1) + k
+            b = math.comb(left + right, k)
+            if b > 1 << 62:  # its units would pass 63 bits
+                continue
+            w = rejection_width(b, contiguous=True) if b > 1 else 0
+            ranked[key], bound[key], width[key], limit[key] = True, b, w, ((1 << w) // b) * b if w else 1
+            start[key] = _cumulative_before(left, right, k)
+    lefts = np.repeat(np.array([s[0] for s in shapes], dtype=np.int64), PAIR + 1)
+    rights = np.repeat(np.array([s[1] for s in shapes], dtype=np.int64), PAIR + 1)
+    radix = np.ones((keys, _PAIR_COLUMNS), dtype=np.int64)
+    radix[:, : LEAF + 1] = _leaf_tables()[0][lefts, :]
+    members = np.tile(np.arange(PAIR + 1, dtype=np.int64), len(shapes))
+    return PairTables(
+        ranked, bound, width, limit, start, radix, (LEAF + 1) * lefts, (LEAF + 1) * rights + members
+    )
+
+
+def _cumulative_before(left: int, right: int, k: int) -> list[int]:
+    """Σ_{i<j} C(left, i)·C(right, k − i) for j = 0 … 127 (:attr:`PairTables.start`'s row)."""
+    return [0, *_cumulative(left, right, k, _PAIR_COLUMNS - 1)]
+
+
+#: Columns of :attr:`PairTables.start`: j < 128, what :func:`pair_unrank`'s binary lifting reaches for K ≤ 64.
+_PAIR_COLUMNS = 2 * LEAF
+
+
+def _pair_compositions(
+    bits: BitSource, table: PairTables, key: np.ndarray, most: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs of keys ``key`` (counts ≤ ``most``): one uniform rank each (:func:`_ranks`), :func:`pair_unrank`'d.
+
+    Only the pairs that fit one rank (:attr:`PairTables.ranked`) are meant:
+    the others (bound 1, every start 0) read nothing and give a j that the
+    caller replaces.
+    """
+    rank = _ranks(bits, table.bound[key], table.width[key], table.limit[key])
+    return pair_unrank(table, key, rank, most)
+
+
+def pair_unrank(
+    table: PairTables, key: np.ndarray, rank: np.ndarray, most: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The left leaf's count j and both leaves' ranks of the pairs' K-subsets of rank ``rank`` (keys ``key``, K ≤ ``most``).
+
+    A bijection from [0, C(s_L + s_R, K)) onto (j, r_L < C(s_L, j), r_R <
+    C(s_R, K − j)): j is the composition whose ranks [start_j, start_{j+1})
+    hold r, the largest j with start_j ≤ r, found by binary lifting over
+    j < 2^b, b the bit length of ``most`` (start_j is C(s, K) for every
+    j > K); the rest r − start_j is r_L + C(s_L, j)·r_R.
+    """
+    row = key * _PAIR_COLUMNS
+    at = row.copy()
+    starts = table.start.reshape(-1)
+    for step in reversed(range(max(most, 1).bit_length())):
+        below = starts[at + (1 << step)] <= rank
+        np.add(at, below << step, out=at)
+    rank_right, rank_left = np.divmod(rank - starts[at], table.radix.reshape(-1)[at])
+    return at - row, rank_left, rank_right
+
+
+def _pair_leaves(
+    bits: BitSource, counts: np.ndarray, x_leaf: np.ndarray, d: int, omega: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each leaf's key 65·s + m and rank below C(s, m), from the counts of the pairs of leaves (users × pairs).
+
+    A pair of K members that fits one rank (:class:`PairTables`) draws it,
+    uniform below C(s_L + s_R, K), and :func:`pair_unrank` maps it to the
+    left leaf's count and both leaves' ranks: the leaves' counts and
+    subsets are those of a uniform K-subset of the pair. Another pair
+    splits K by a hypergeometric draw (as the levels above) and draws its
+    leaves' ranks. Returns (users × 2·pairs) arrays; x's leaf is one
+    position short, and a last pair may have no right leaf (size 0).
+    """
+    users, pairs = counts.shape
+    caps = _node_caps(d, 2)
+    cap_left = np.minimum(caps, LEAF)
+    base, base_id = np.unique(np.stack([cap_left, caps - cap_left], axis=1), axis=0, return_inverse=True)
+    shapes = tuple(
+        (max(int(sl) - dl, 0), max(int(sr) - dr, 0)) for sl, sr in base for dl, dr in ((0, 0), (1, 0), (0, 1))
+    )
+    table = pair_tables(shapes)
+    # key (shape index)·129 + K; x's pair takes the shape one position short on x's side
+    key = counts + (3 * (PAIR + 1)) * base_id.reshape(-1)[None, :]
+    key[np.arange(users), x_leaf // 2] += (PAIR + 1) * (1 + (x_leaf & 1))
+    key = key.reshape(-1)
+    # every pair through the ranks (a pair to split reads none: bound 1), then the pairs to split
+    left, rank_left, rank_right = _pair_compositions(bits, table, key, min(int(counts.max()), LEAF))
+    split = np.flatnonzero(~table.ranked[key])
+    if split.size:
+        shape, k = np.divmod(key[split], PAIR + 1)
+        k_low, k_high = _count_range(omega, d, PAIR, int(k.min()), int(k.max()))
+        bounds, first = _level_bounds(tuple(s[0] for s in shapes), tuple(s[1] for s in shapes), k_low, k_high)
+        left[split] = invert(bits, bounds, shape * (k_high - k_low + 1) + (k - k_low), first)
+    keys = np.empty((users, 2 * pairs), dtype=np.int64)
+    keys[:, 0::2] = (table.leaf_left[key] + left).reshape(users, pairs)
+    keys[:, 1::2] = (table.leaf_right[key] - left).reshape(users, pairs)
+    ranks = np.empty((users, 2 * pairs), dtype=np.int64)
+    ranks[:, 0::2] = rank_left.reshape(users, pairs)
+    ranks[:, 1::2] = rank_right.reshape(users, pairs)
+    if split.size:  # the split pairs' leaves draw their ranks
+        bound, width, limit, _, _ = _leaf_tables()
+        leaves = np.concatenate([2 * split, 2 * split + 1])
+        leaf_key = keys.reshape(-1)[leaves]
+        ranks.reshape(-1)[leaves] = _ranks(
+            bits, bound.reshape(-1)[leaf_key], width.reshape(-1)[leaf_key], limit.reshape(-1)[leaf_key]
+        )
+    return keys, ranks
+
+
+def uses_pairs(omega: int, d: int) -> bool:
+    """Whether :func:`subset_packed` ends its tree at pairs of leaves (:data:`PAIR_MAX_MEAN`) rather than leaves."""
+    return d > LEAF and omega * PAIR <= PAIR_MAX_MEAN * d
+
+
+#: Leaves (users × leaves) whose ranks and patterns are drawn together: the tree's counts are split for
+#: every user of a call at once (few, large draws), its leaves by blocks that stay in a core's cache.
+LEAF_BLOCK = 1 << 16
+
+
+def _leaf_block(
+    bits: BitSource, counts: np.ndarray, x: np.ndarray, holds: np.ndarray, omega: int, d: int, pairs: bool
+) -> np.ndarray:
+    """Some users' leaves (users × leaves, uint64 words in numpy.packbits order) from their last nodes' counts."""
+    users, n_leaves = x.size, -(-d // LEAF)
+    x_leaf = x // LEAF
+    caps = _node_caps(d, 1)
+    sizes = tuple(sorted({*caps.tolist(), *(caps - 1).tolist()}))
+    user = np.arange(users)
+    if pairs:
+        key, ranks = _pair_leaves(bits, counts, x_leaf, d, omega)
+        key, ranks = key[:, :n_leaves].reshape(-1), ranks[:, :n_leaves].reshape(-1)
+    else:
+        bound, width, limit, _, _ = _leaf_tables()
+        key = counts + caps * (LEAF + 1)  # leaf key 65·size + members; x's leaf is one position short
+        key[user, x_leaf] -= LEAF + 1
+        key = key.reshape(-1)
+        ranks = _ranks(bits, bound.reshape(-1)[key], width.reshape(-1)[key], limit.reshape(-1)[key])
+    leaf = _leaf_patterns(key, ranks, sizes).reshape(users, n_leaves)
+    # x's leaf: its pattern (in natural bit order) has a hole at x, filled by the holds coin
+    hole = (x % LEAF).astype(np.uint64)
+    mine = _REVERSE[leaf[user, x_leaf].view(np.uint8)].view(np.uint64)
+    below = (np.uint64(1) << hole) - np.uint64(1)
+    mine = (mine & below) | ((mine & ~below) << np.uint64(1)) | (holds.astype(np.uint64) << hole)
+    leaf[user, x_leaf] = _REVERSE[mine.view(np.uint8)].view(np.uint64)
+    return leaf
+
+
+def subset_packed(
+    bits: BitSource, x: np.ndarray, holds: np.ndarray, omega: int, d: int, *, pairs: bool | None = None
+) -> np.ndarray:
     """The packed d-bit subsets (numpy.packbits order) of users with true indices ``x``.
 
     A subset holds x where ``holds`` is True, and ω − holds other members,
     uniform among the d − 1 other values (see the module's docstring).
+    ``pairs``: whether the tree ends at pairs of leaves (:func:`_pair_leaves`);
+    None: :func:`uses_pairs`.
     """
     users = x.size
     if not users:
@@ -485,27 +709,56 @@ def subset_packed(bits: BitSource, x: np.ndarray, holds: np.ndarray, omega: int,
     x = x.astype(np.int64)
     n_leaves = -(-d // LEAF)
     levels = (n_leaves - 1).bit_length()
+    pairs = (uses_pairs(omega, d) if pairs is None else pairs) and levels > 0
     x_leaf = x // LEAF
     counts = (omega - holds.astype(np.int64))[:, None]
-    for level in range(levels):
+    for level in range(levels - int(pairs)):
         span = 1 << (levels - level - 1)
         counts = _split_level(bits, counts, x_leaf, d, span, omega)
-    bound, width, limit, _, _ = _leaf_tables()
-    caps = _node_caps(d, 1)
-    sizes = tuple(sorted({*caps.tolist(), *(caps - 1).tolist()}))
-    key = counts + caps * (LEAF + 1)  # leaf key 65·size + members; x's leaf is one position short
-    user = np.arange(users)
-    key[user, x_leaf] -= LEAF + 1
-    key = key.reshape(-1)
-    ranks = _ranks(bits, bound.reshape(-1)[key], width.reshape(-1)[key], limit.reshape(-1)[key])
-    leaf = _unrank(key, ranks, sizes, _packbits_patterns()).reshape(users, n_leaves)
-    # x's leaf: its pattern (in natural bit order) has a hole at x, filled by the holds coin
-    hole = (x % LEAF).astype(np.uint64)
-    mine = _REVERSE[leaf[user, x_leaf].view(np.uint8)].view(np.uint64)
-    below = (np.uint64(1) << hole) - np.uint64(1)
-    mine = (mine & below) | ((mine & ~below) << np.uint64(1)) | (holds.astype(np.uint64) << hole)
-    leaf[user, x_leaf] = _REVERSE[mine.view(np.uint8)].view(np.uint64)
+    leaf = np.empty((users, n_leaves), dtype=np.uint64)
+    block = max(1, LEAF_BLOCK // n_leaves)
+    for start in range(0, users, block):
+        stop = min(start + block, users)
+        leaf[start:stop] = _leaf_block(
+            bits, counts[start:stop], x[start:stop], holds[start:stop], omega, d, pairs
+        )
     return leaf.view(np.uint8)[:, : (d + 7) // 8]
+
+
+#: Leaves of at most this many members look their pattern up in one table of all their subsets
+#: (:func:`_small_leaves`: 43,745 words a leaf size of 64).
+SMALL_LEAF = 3
+
+
+@lru_cache(maxsize=4)
+def _small_leaves(sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Where each leaf key 65·s + m (m ≤ :data:`SMALL_LEAF`) starts in the table (−1: a larger m), and the table.
+
+    The table holds :func:`_unrank`'s packed pattern of every rank below
+    C(s, m), key by key: the same bijection, looked up.
+    """
+    offset = np.full((LEAF + 1) * (LEAF + 1), -1, dtype=np.int64)
+    parts, at = [], 0
+    for size in sizes:
+        for m in range(min(size, SMALL_LEAF) + 1):
+            count, key = math.comb(size, m), (LEAF + 1) * size + m
+            offset[key] = at
+            parts.append(_unrank(np.full(count, key), np.arange(count), sizes, _packbits_patterns()))
+            at += count
+    return offset, np.concatenate(parts)
+
+
+def _leaf_patterns(key: np.ndarray, rank: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    """:func:`_unrank` on the packbits patterns: leaves of few members by table (:func:`_small_leaves`)."""
+    offset, table = _small_leaves(sizes)
+    at = offset[key]
+    large = np.flatnonzero(at < 0)
+    at += rank
+    at[large] = 0
+    out = table[at]
+    if large.size:
+        out[large] = _unrank(key[large], rank[large], sizes, _packbits_patterns())
+    return out
 
 
 #: Each byte's bits reversed: bit i of a byte ↔ numpy.packbits' bit 7 − i.
