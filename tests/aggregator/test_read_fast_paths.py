@@ -154,6 +154,52 @@ def test_has_blank_line(data, blank):
     assert _has_blank_line(data, ends) is blank
 
 
+def test_strict_base64_is_binascii_strict_mode_with_or_without_the_simd_decoder(monkeypatch):
+    """strict_base64 (pybase64 when installed) accepts exactly what binascii's strict mode accepts, with the same
+    bytes, on valid texts and on texts with stray characters, padding anywhere, or a length not a multiple of 4."""
+    import binascii
+    import random
+
+    import ldp.report_arrow as report_arrow
+
+    def strict(text: bytes) -> bytes | None:
+        try:
+            return binascii.a2b_base64(text, strict_mode=True)
+        except binascii.Error:
+            return None
+
+    def ours(text: bytes) -> bytes | None:
+        try:
+            return report_arrow.strict_base64(text)
+        except binascii.Error:
+            return None
+
+    rng = random.Random(5)
+    alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    texts = [
+        b"",
+        b"QUJD",
+        b"QUJD=",
+        b"QUI=",
+        b"QQ==",
+        b"QUJDQQ==",
+        b"QQ==QUJD",
+        b"QUJ",
+        b"QUJDQ",
+        b"Q===",
+        b"=QUJ",
+    ]
+    for _ in range(3000):
+        text = bytearray(rng.choice(alphabet) for _ in range(rng.choice([4, 8, 20, 24, 3, 5, 7])))
+        for _ in range(rng.choice([0, 0, 1, 2, 3])):  # stray characters and padding anywhere
+            text[rng.randrange(len(text))] = rng.choice(b"==\n \r-_.\x00\xffA")
+        texts.append(bytes(text))
+    assert sum(strict(t) is not None for t in texts) > 500  # many accepted, many refused
+    with_simd = [ours(t) for t in texts]
+    monkeypatch.setattr(report_arrow, "_simd_b64decode", None)
+    assert with_simd == [ours(t) for t in texts] == [strict(t) for t in texts]
+
+
 @pytest.mark.parametrize("num_bytes", [1, 2, 3, 4, 5, 16, 17, 32])
 def test_pairwise_base64_decode_agrees_with_the_per_character_tables(num_bytes):
     """The pair-table decoder accepts exactly the rows the one-character tables accept, with the same bytes."""
