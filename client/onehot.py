@@ -122,9 +122,10 @@ MARKED_SLACK = 16
 #: where blocks read 1.12× or 1.07× the runs' digits (1.5× the entropy); at q = 1/32, 1.41× (runs kept).
 PLAIN_RUNS_GAIN = 1.25
 #: :func:`one_hot_coins` draws by blocks unless they read more than this many times the q-coins' entropy h(q)
-#: per coin (then by runs, about 1.45× h(q)), so a report reads under 2× its entropy either way. The compiled
-#: kernel (d = 1,024, CPU time per coin, benchmarks/bench_onehot_coins.py) takes 0.5 to 0.9 ns per coin by
-#: blocks at every q from 3/8 down to 0.006, by runs 1.1 to 11 ns from q = 1/32 to 3/8 (one general step per
+#: per coin (then by runs, 1.25–1.5× h(q)), so the q-coins read under 2× their entropy either way (a report's
+#: true coin and the unread end of its row aside: at d = 64 and small q those dominate). On the compiled kernel
+#: (d = 1,024, CPU time per coin, benchmarks/bench_onehot_coins.py) one_hot_coins takes 0.5 to 0.9 ns per coin
+#: by blocks at every q from 3/8 down to 1/256, by runs 1.1 to 11 ns from q = 1/32 to 3/8 (one general step per
 #: symbol): runs are the faster only below q ≈ 0.01, where blocks read over 4× h(q). Blocks stay under this
 #: bound down to q ≈ 0.04 (the longitudinal OUE at ε = 2: q = 0.048, blocks 1.66× h(q)); at q = 1/32 they
 #: read 1.82× h(q) and OUE at ε = 4 (q = 0.018) 2.6×: runs.
