@@ -23,9 +23,9 @@ the case of one mark):
    read fewer digits per coin and blocks would read too many (more than
    :data:`ONE_HOT_BLOCKS_ENTROPY` × the entropy for :func:`one_hot_coins`,
    more than :data:`PLAIN_RUNS_GAIN` × the runs' for :func:`plain_coins`:
-   the kernel steps blocks several times faster): a step draws k < 255 zeros then a one
-   (probability (1−q)^k q) or 255 zeros ((1−q)^255), until the report's
-   coins are covered (a one past them is dropped).
+   the kernel steps blocks several times faster): a step draws k < 255
+   zeros then a one (probability (1−q)^k q) or 255 zeros ((1−q)^255),
+   until the report's coins are covered (a one past them is dropped).
 3. A step is drawn by inversion: the unit interval is cut at the exact
    cumulative probabilities C_0 = 0 < C_1 < … < C_cells = 1 (Fractions of
    the spec's probabilities), and the step's outcome is cell j when a
