@@ -373,7 +373,8 @@ def marked_coins(
 
     RAPPOR's coins (the Bloom bits B, or a persistent client's PRR bits B′,
     are the marks). The q-coins are drawn as :func:`one_hot_coins` draws
-    them; the true coins, one per marked bit, as blocks of up to 8 coins of
+    them, but by runs wherever they read fewer digits than blocks
+    (:func:`draws_runs`); the true coins, one per marked bit, as blocks of up to 8 coins of
     probability ``p`` before them in the report's stream (step 0 of a
     one-hot report is the block of its one true coin), and each replaces
     the q-coin at its marked bit, in order. When p + q = 1 (a p-coin is a
