@@ -19,10 +19,13 @@ the case of one mark):
    **blocks**: step T + s draws coins 8s … 8s+7 (the last block holds
    what is left) as one of the 2^t patterns of t ≤ 8 coins, pattern j
    (coin i = bit t−1−i of j, so j is the packed byte) with probability
-   q^|j| (1−q)^(t−|j|); or **runs**, when they read fewer digits per coin
-   (sparse coins, small q): a step draws k < 255 zeros then a one
-   (probability (1−q)^k q) or 255 zeros ((1−q)^255), until the report's
-   coins are covered (a one past them is dropped).
+   q^|j| (1−q)^(t−|j|); or **runs**, for sparse coins (small q) where they
+   read fewer digits per coin and blocks would read too many (more than
+   :data:`ONE_HOT_BLOCKS_ENTROPY` × the entropy for :func:`one_hot_coins`,
+   more than :data:`PLAIN_RUNS_GAIN` × the runs' for :func:`plain_coins`:
+   the kernel steps blocks several times faster): a step draws k < 255
+   zeros then a one (probability (1−q)^k q) or 255 zeros ((1−q)^255),
+   until the report's coins are covered (a one past them is dropped).
 3. A step is drawn by inversion: the unit interval is cut at the exact
    cumulative probabilities C_0 = 0 < C_1 < … < C_cells = 1 (Fractions of
    the spec's probabilities), and the step's outcome is cell j when a
@@ -65,6 +68,7 @@ source words.
 
 from __future__ import annotations
 
+import math
 import threading
 import warnings
 from bisect import bisect_right
@@ -83,12 +87,14 @@ __all__ = [
     "KERNEL_AFTER",
     "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
+    "ONE_HOT_BLOCKS_ENTROPY",
     "PLAIN_RUNS_GAIN",
     "PRECISION",
     "SECURE_BATCH",
     "draws_runs",
     "marked_coins",
     "one_hot_coins",
+    "one_hot_draws_runs",
     "pattern_table",
     "plain_coins",
     "run_table",
@@ -115,6 +121,15 @@ MARKED_SLACK = 16
 #: runs take the kernel's general steps, about 3.5× the CPU of blocks per 128 coins at q = 1/16 or 3/32,
 #: where blocks read 1.12× or 1.07× the runs' digits (1.5× the entropy); at q = 1/32, 1.41× (runs kept).
 PLAIN_RUNS_GAIN = 1.25
+#: :func:`one_hot_coins` draws by blocks unless they read more than this many times the q-coins' entropy h(q)
+#: per coin (then by runs, 1.25–1.5× h(q)), so the q-coins read under 2× their entropy either way (a report's
+#: true coin and the unread end of its row aside: at d = 64 and small q those dominate). On the compiled kernel
+#: (d = 1,024, CPU time per coin, benchmarks/bench_onehot_coins.py) one_hot_coins takes 0.5 to 0.9 ns per coin
+#: by blocks at every q from 3/8 down to 1/256, by runs 1.1 to 11 ns from q = 1/32 to 3/8 (one general step per
+#: symbol): runs are the faster only below q ≈ 0.01, where blocks read over 4× h(q). Blocks stay under this
+#: bound down to q ≈ 0.04 (the longitudinal OUE at ε = 2: q = 0.048, blocks 1.66× h(q)); at q = 1/32 they
+#: read 1.82× h(q) and OUE at ε = 4 (q = 0.018) 2.6×: runs.
+ONE_HOT_BLOCKS_ENTROPY = 1.75
 #: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
 NUMBA_THRESHOLD = 4096
 #: When the secure batch path draws one-hot coins here (:func:`serves_secure_batch`): ``"auto"``, where
@@ -249,6 +264,16 @@ def draws_runs(q: Fraction, gain: float = 1.0) -> bool:
     return runs * gain < blocks
 
 
+def one_hot_draws_runs(q: Fraction) -> bool:
+    """Whether :func:`one_hot_coins` draws its q-coins by runs: where blocks of 8 would read more than
+    :data:`ONE_HOT_BLOCKS_ENTROPY` × h(q) digits per coin and runs fewer (blocks take less CPU down to q ≈ 0.01)."""
+    q = Fraction(q)
+    blocks, runs = _digits_per_coin(q)
+    x = float(q)
+    entropy = -x * math.log2(x) - (1 - x) * math.log2(1 - x)
+    return runs < blocks and blocks > ONE_HOT_BLOCKS_ENTROPY * entropy
+
+
 def _digits_per_coin(q: Fraction) -> tuple[float, float]:
     """Expected digits read per q-coin by blocks of 8 and by runs."""
     covered = (1 - (1 - float(q)) ** RUN) / float(q)  # expected coins per run symbol
@@ -257,11 +282,9 @@ def _digits_per_coin(q: Fraction) -> tuple[float, float]:
 
 @lru_cache(maxsize=16)
 def _tables(
-    p: Fraction, q: Fraction, sizes: frozenset[int], true_sizes: frozenset[int], runs_gain: float = 1.0
+    p: Fraction, q: Fraction, sizes: frozenset[int], true_sizes: frozenset[int], run: bool
 ) -> _Tables:
-    """The tables of q-coin blocks of ``sizes`` (or runs, when they read fewer digits by more than a factor
-    ``runs_gain``) and of true-coin blocks of ``true_sizes``."""
-    run = draws_runs(q, runs_gain)
+    """The tables of q-coin blocks of ``sizes`` (or of runs, ``run``) and of true-coin blocks of ``true_sizes``."""
     tables: list[PatternTable | None] = [None]
     if run:
         tables += [run_table(q)] + [None] * (BLOCK - 1)
@@ -325,7 +348,9 @@ def one_hot_coins(
     idx, counts = _positions(idx, width, widths, backend)
     n = idx.size
     trues = np.ones(n, dtype=np.int64)
-    out, truebits, _ = _draw(source, counts, trues, width, p, q, backend, alike=widths is None)
+    out, truebits, _ = _draw(
+        source, counts, trues, width, p, q, backend, alike=widths is None, runs=one_hot_draws_runs(q)
+    )
     if n == 0:
         return out
     lane = (7 - (idx & 7)).astype(np.uint8)
@@ -348,7 +373,8 @@ def marked_coins(
 
     RAPPOR's coins (the Bloom bits B, or a persistent client's PRR bits B′,
     are the marks). The q-coins are drawn as :func:`one_hot_coins` draws
-    them; the true coins, one per marked bit, as blocks of up to 8 coins of
+    them, but by runs wherever they read fewer digits than blocks
+    (:func:`draws_runs`); the true coins, one per marked bit, as blocks of up to 8 coins of
     probability ``p`` before them in the report's stream (step 0 of a
     one-hot report is the block of its one true coin), and each replaces
     the q-coin at its marked bit, in order. When p + q = 1 (a p-coin is a
@@ -443,7 +469,7 @@ def plain_coins(
         backend,
         slack,
         True,
-        PLAIN_RUNS_GAIN,
+        draws_runs(q, PLAIN_RUNS_GAIN),
     )
     return out
 
@@ -500,11 +526,12 @@ def _draw(
     backend: str | None,
     slack: int = ROW_SLACK,
     alike: bool = False,
-    runs_gain: float = 1.0,
+    runs: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
 
     ``alike``: every report has the same counts (the caller knows; the rows and steps are then computed once).
+    ``runs``: draw the q-coins by runs (True) or blocks (False); by default as :func:`draws_runs` says.
     Returns the packed q-coins (n, ⌈width/8⌉), the packed true coins
     (n, ⌈max trues/8⌉, at least 1 column) and the backend that drew them.
     """
@@ -516,7 +543,7 @@ def _draw(
     run = _backend(backend, n)
     sizes = _block_sizes(None if alike or counts.min() == width else counts, width)
     true_sizes = _block_sizes(trues[:1] if alike else trues, 0)
-    tables = _tables(p, q, sizes, true_sizes, runs_gain)
+    tables = _tables(p, q, sizes, true_sizes, draws_runs(q) if runs is None else runs)
     if alike:  # the first report's, for all (the same arithmetic; rows of one length end at its multiples)
         steps = np.broadcast_to(_steps(counts[:1], trues[:1], tables)[0], (n,))
         row = int(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])

@@ -36,7 +36,7 @@ PAIRS = [
 
 
 def test_plain_coins_take_blocks_unless_runs_save_a_fifth_of_the_digits():
-    """One-hot coins take the fewer digits (runs at q = 1/16); plain coins take blocks there (1.12× the runs'
+    """Marked coins take the fewer digits (runs at q = 1/16); plain coins take blocks there (1.12× the runs'
     digits, a third of their CPU), and runs at q = 1/40 (blocks: 1.58× the runs' digits)."""
     assert onehot.draws_runs(Fraction(1, 16))
     assert not onehot.draws_runs(Fraction(1, 16), onehot.PLAIN_RUNS_GAIN)
