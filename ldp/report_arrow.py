@@ -23,16 +23,11 @@ from __future__ import annotations
 import binascii
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-
-try:  # SIMD base64 (the fast extra): what it accepts, binascii's strict mode accepts too, with the same bytes
-    from pybase64 import b64decode as _simd_b64decode
-except ImportError:  # pragma: no cover - the fast extra is installed where the tests run
-    _simd_b64decode = None
 
 from ldp.arrow_numpy import (
     array_of,
@@ -44,6 +39,13 @@ from ldp.arrow_numpy import (
     string_array,
     validity,
 )
+
+_simd_b64decode: Callable[..., bytes] | None
+try:  # SIMD base64 (the fast extra): what it accepts, binascii's strict mode accepts too, with the same bytes
+    from pybase64 import b64decode as _simd_b64decode
+except ImportError:  # pragma: no cover - the fast extra is installed where the tests run
+    _simd_b64decode = None
+
 
 __all__ = [
     "FLOAT_TEXT",
