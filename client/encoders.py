@@ -266,6 +266,9 @@ class RapporEncoder:
     def __init__(self, spec: Rappor, state: ClientState):
         if state.spec != spec.fingerprint:
             raise ParameterError(f"client state is for spec {state.spec}, not {spec.fingerprint}")
+        cohort = state.cohort  # (its reports skip Report's checks: Report.of_encoder)
+        if isinstance(cohort, bool) or not isinstance(cohort, int) or not 0 <= cohort < spec.num_cohorts:
+            raise ParameterError(f"client state's cohort is {cohort!r}, outside [0, {spec.num_cohorts})")
         self.spec = spec
         self.state = state
         self._fingerprint = spec.fingerprint.encode("ascii")

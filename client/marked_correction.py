@@ -21,7 +21,8 @@ draws the same distribution faster:
 The y coins are drawn after the x coins, in rows of :data:`ROW` coins by
 :func:`~ldp.client.onehot.plain_coins` (about 1.4× their entropy), one for
 every marked bit of the batch (whatever its x), and used in the marked
-bits' row-major order (each report's from its lowest position on). So the
+bits' row-major order (each report's packed bytes in turn, each byte from
+its least significant bit). So the
 digits read depend on the batch's size and its total count of marked bits
 only, not on where the marks are (the count, as with
 :func:`~ldp.client.onehot.marked_coins`, is visible to whoever watches the
@@ -32,7 +33,6 @@ on marked bits and q elsewhere.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -76,11 +76,6 @@ class Correction:
         return 0 < self.coin < 1
 
 
-def _entropy(w: Fraction) -> float:
-    x = float(w)
-    return 0.0 if x in (0.0, 1.0) else -x * math.log2(x) - (1 - x) * math.log2(1 - x)
-
-
 def correction(p: Fraction, q: Fraction) -> Correction:
     """The :class:`Correction` that turns q-coins into p-coins with the least entropy of further coins.
 
@@ -97,7 +92,7 @@ def correction(p: Fraction, q: Fraction) -> Correction:
         keep_ones = p >= a
         coin = (p - a) / (1 - a) if keep_ones else p / a
         options.append(Correction(flip, keep_ones, coin))
-    return min(options, key=lambda option: _entropy(option.coin))  # a tie keeps the unflipped
+    return min(options, key=lambda option: onehot.coin_entropy(option.coin))  # a tie keeps the unflipped
 
 
 def corrected_coins(

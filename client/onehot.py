@@ -7,9 +7,11 @@ bit-sliced sampler of :func:`ldp.client.batch.bernoulli_words` reads about
 7.5 uniform words per 64 coins (~959 bytes per report at d = 1,024) where
 the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
 :func:`one_hot_coins` reads close to the entropy instead, and
-:func:`marked_coins` draws RAPPOR's coins the same way (probability p on
-each marked bit, the Bloom or PRR bits, q elsewhere: a one-hot report is
-the case of one mark):
+:func:`marked_coins` draws coins of probability p on each marked bit and q
+elsewhere the same way (a one-hot report is the case of one mark; the
+secure RAPPOR batch now draws its coins by :func:`plain_coins` and
+:mod:`ldp.client.marked_correction`, which is faster where marks are many,
+and ``benchmarks/bench_rappor_coins.py`` compares the two):
 
 1. Each report reads its own stream of uniform digits (most significant
    digit of each word first).
@@ -91,6 +93,7 @@ __all__ = [
     "PLAIN_RUNS_GAIN",
     "PRECISION",
     "SECURE_BATCH",
+    "coin_entropy",
     "draws_runs",
     "marked_coins",
     "one_hot_coins",
@@ -269,9 +272,13 @@ def one_hot_draws_runs(q: Fraction) -> bool:
     :data:`ONE_HOT_BLOCKS_ENTROPY` × h(q) digits per coin and runs fewer (blocks take less CPU down to q ≈ 0.01)."""
     q = Fraction(q)
     blocks, runs = _digits_per_coin(q)
+    return runs < blocks and blocks > ONE_HOT_BLOCKS_ENTROPY * coin_entropy(q)
+
+
+def coin_entropy(q: Fraction) -> float:
+    """h(q), the bits of entropy of one coin of probability ``q`` (0 for a certain coin)."""
     x = float(q)
-    entropy = -x * math.log2(x) - (1 - x) * math.log2(1 - x)
-    return runs < blocks and blocks > ONE_HOT_BLOCKS_ENTROPY * entropy
+    return 0.0 if x in (0.0, 1.0) else -x * math.log2(x) - (1 - x) * math.log2(1 - x)
 
 
 def _digits_per_coin(q: Fraction) -> tuple[float, float]:

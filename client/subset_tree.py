@@ -519,9 +519,9 @@ class PairTables:
     ``ranked[key]``: the K-subsets of s_L + s_R positions are one rank
     below ``bound`` = C(s_L + s_R, K), drawn by rejection on ``width`` bits
     below ``limit`` (:func:`_ranks`; ``width`` ≤ 63), else the pair is split
-    by a hypergeometric draw. ``start[key, j]`` (j ≤ 65): the ranks before
-    the compositions of fewer than j members in the left leaf, Σ_{i<j}
-    C(s_L, i)·C(s_R, K − i) (``start[key, 65]`` = C(s_L + s_R, K)).
+    by a hypergeometric draw. ``start[key, j]`` (j < 128, :data:`_PAIR_COLUMNS`):
+    the ranks before the compositions of fewer than j members in the left
+    leaf, Σ_{i<j} C(s_L, i)·C(s_R, K − i) (C(s_L + s_R, K) for every j > K).
     """
 
     ranked: np.ndarray

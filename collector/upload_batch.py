@@ -11,7 +11,8 @@ vectors' lengths, zero padding and weights (a subset's k ones, dBitFlip's d
 samples: :meth:`~ldp.report_schema.BitVector.rows_ok`) in one NumPy pass;
 numbers against the spec's output support in one call; domain values
 through one dict per spec. The records to store and count are then made by
-``map`` over the columns, with no Python code run per report, and kept as
+``map`` over the columns (a domain value's lookup, a record part's presence
+the only Python code run per report), and kept as
 columns (:class:`~ldp.collector.envelopes.AcceptedColumns`): no checked
 record is made per report.
 
@@ -59,6 +60,7 @@ import numpy as np
 
 from ldp.collector.acceptance import DEFAULT_ACCEPTANCE, Acceptance, clock_skew
 from ldp.collector.envelopes import (
+    _URLSAFE,
     JSON_TYPES,
     MAX_BODY_BYTES,
     MAX_ENVELOPES,
@@ -72,6 +74,7 @@ from ldp.collector.tasks import Task
 from ldp.errors import ReportError, SpecError
 from ldp.report import BUILTIN_PAYLOAD, REPORT_VERSIONS, check_group
 from ldp.report_arrow import base64_bits_rows, base64_length
+from ldp.report_compiled import int_range
 from ldp.report_schema import (
     BitVector,
     BoundedInt,
@@ -86,9 +89,6 @@ from ldp.specs.subset import SubsetBits
 
 __all__ = ["BatchDecoder", "batch_decoder", "check_upload_body"]
 
-# What Report itself allows an integer field to hold, by name, and any other (as ldp.report_compiled)
-_INT_RANGES = {"value": (-(1 << 63), 1 << 63), "seed": (0, 1 << 64), "cohort": (0, 1 << 32)}
-_EXTRA_INT_RANGE = (-(1 << 63), 1 << 64)
 # a Number: an int Report takes whatever the name (msgspec refuses one past 64 bits), or a float (finite)
 _NUMBER = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)] | float
 # from 1e16 on, msgspec writes a float's exponent without its sign ('1e16'), orjson with it ('1e+16'):
@@ -98,7 +98,6 @@ _PLAIN_FLOAT_LIMIT = 1e16
 _TYPED_KINDS = (DomainElement, BoundedInt, Number, BitVector, SubsetBits, DBitFlipBits)
 # every id is 22 characters (checked as decoded): the concatenation matches iff each id does
 _IDS = re.compile(r"(?:[A-Za-z0-9_-]{21}[AQgw])*")
-_URLSAFE = bytes.maketrans(b"-_", b"+/")
 # text both JSON encoders write verbatim (printable ASCII but the quote and the backslash)
 _ESCAPED = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e]")
 _ID_SLICES = [slice(18 * i, 18 * i + 16) for i in range(MAX_ENVELOPES)]
@@ -321,7 +320,7 @@ def _typed_column(spec: Any, field: ReportField, name: str) -> _Column | None:
     if name == "bits":  # Report decodes it (msgspec: what b64decode(validate=True) accepts, or less)
         return _Column(name, bytes, _bits_column(spec, field)) if isinstance(field, BitVector) else None
     if isinstance(field, BoundedInt):
-        low, high = _INT_RANGES.get(name, _EXTRA_INT_RANGE)
+        low, high = int_range(name)
         limit = min(field.bound_for(spec), high, 1 << 63)  # (msgspec's bounds are 64-bit signed)
         if low > 0 or limit <= 0:
             return None
@@ -420,7 +419,7 @@ def _domain_lookup(spec: Any, field: DomainElement) -> Callable[[Any], int]:
     """A domain value's index: one dict lookup, filled with the field's own check as values arrive (as ldp.report_compiled)."""
     index: dict[Any, int] = {}
     most = 2 * len(spec.domain)
-    low, high = _INT_RANGES["value"]
+    low, high = int_range("value")
 
     def lookup(raw: Any) -> int:
         try:

@@ -31,7 +31,7 @@ from ldp.report import BUILTIN_PAYLOAD, REPORT_VERSIONS, check_group
 from ldp.report_check import CheckedReport
 from ldp.report_schema import BitVector, BoundedInt, DomainElement, PartField, ReportField, report_schema_of
 
-__all__ = ["CompiledCheck", "compile_report_check"]
+__all__ = ["CompiledCheck", "compile_report_check", "int_range"]
 
 #: One report's checked content and its canonical JSON dict (the keys and order of ``Report.to_dict``).
 CompiledCheck = Callable[[Any], "tuple[CheckedReport, dict[str, Any]] | None"]
@@ -43,6 +43,11 @@ _INT_RANGES = {"value": (-(1 << 63), 1 << 63), "seed": (0, 1 << 64), "cohort": (
 _EXTRA_INT_RANGE = (-(1 << 63), 1 << 64)  # [-2^63, 2^64 - 1]
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _CANONICAL_BUILTINS = ("cohort", "seed", "value")  # the order of Report.to_dict (bits comes after the extras)
+
+
+def int_range(name: str) -> tuple[int, int]:
+    """[low, high): the integers Report lets a payload field named ``name`` hold (value, seed, cohort, or an extra)."""
+    return _INT_RANGES.get(name, _EXTRA_INT_RANGE)
 
 
 class _Refused(Exception):
@@ -171,7 +176,7 @@ def _report_rule(name: str, raw: Any) -> None:
         raw.encode("utf-8")  # a lone surrogate: UnicodeEncodeError (a ValueError)
         return
     if kind is int:
-        low, high = _INT_RANGES.get(name, _EXTRA_INT_RANGE)
+        low, high = int_range(name)
         if not low <= raw < high:
             raise _Refused
         return
@@ -209,7 +214,7 @@ def _domain_check(spec: Any, field: DomainElement, name: str) -> _FieldCheck:
 
 def _bounded_check(bound: int, name: str) -> _FieldCheck:
     """An integer in [0, bound) (a float or text a lenient field also takes: the two-step path)."""
-    low, high = _INT_RANGES.get(name, _EXTRA_INT_RANGE)
+    low, high = int_range(name)
     limit = min(bound, high)
     if low > 0:
         raise AssertionError("no Report field range starts above 0")

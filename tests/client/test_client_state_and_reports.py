@@ -116,6 +116,15 @@ def test_state_for_another_spec_is_refused_by_the_encoder():
         make_encoder(RAPPOR, state=ClientState.new(OTHER))
 
 
+@pytest.mark.parametrize("cohort", [True, -1, RAPPOR.num_cohorts, 2.0, "1"])
+def test_a_state_built_with_a_cohort_outside_the_spec_is_refused_by_the_encoder(cohort):
+    """Its reports skip Report's checks (Report.of_encoder): the encoder checks the cohort once, by name."""
+    state = ClientState.new(RAPPOR)
+    bad = ClientState(spec=state.spec, secret=state.secret, cohort=cohort)
+    with pytest.raises(ldp.errors.ParameterError, match="cohort"):
+        make_encoder(RAPPOR, state=bad)
+
+
 # -- reports -----------------------------------------------------------------
 FINGERPRINTS = st.text("0123456789abcdef", min_size=16, max_size=16)
 TEXT = st.text(max_size=40)
