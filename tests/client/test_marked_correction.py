@@ -17,7 +17,7 @@ from test_onehot import Recording, Replay, SeededSecure, h
 
 from ldp.client import GeneratorSource, marked_correction, onehot
 from ldp.client.marked_correction import corrected_coins, correction
-from ldp.client.onehot import plain_coins
+from ldp.client.onehot import marked_coins, plain_coins
 from ldp.errors import ParameterError
 
 ALPHA = 1e-6
@@ -148,18 +148,20 @@ def test_without_marks_or_further_coins_only_the_plain_coins_are_read():
         assert np.array_equal(out, plain ^ marks)
 
 
+@pytest.mark.parametrize("sampler", [corrected_coins, marked_coins], ids=lambda f: f.__name__)
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"p": Fraction(1)}, "corrected_coins: p must be in"),
-        ({"q": "nonsense"}, "corrected_coins: q must be a probability"),
-        ({"width": 0}, "corrected_coins: a report holds at least one coin"),
+        ({"p": Fraction(1)}, "p must be in"),
+        ({"q": "nonsense"}, "q must be a probability"),
+        ({"width": 0}, "a report holds at least one coin"),
         ({"marks": np.zeros((2, 3), np.uint8)}, "shape"),
+        ({"marks": np.zeros((2, 2), np.int64)}, "uint8"),
         ({"marks": np.full((2, 2), 0xFF, np.uint8)}, "past the report's 13 bits"),
         ({"backend": "fortran"}, "backend"),
     ],
 )
-def test_bad_arguments_are_one_line_parameter_errors(kwargs, message):
+def test_bad_arguments_are_one_line_parameter_errors_naming_the_sampler(sampler, kwargs, message):
     args = {
         "marks": np.zeros((2, 2), np.uint8),
         "width": 13,
@@ -167,10 +169,8 @@ def test_bad_arguments_are_one_line_parameter_errors(kwargs, message):
         "q": Fraction(1, 3),
     } | kwargs
     with pytest.raises(ParameterError, match=message) as error:
-        corrected_coins(
-            SeededSecure(1), args.pop("marks"), args.pop("width"), args.pop("p"), args.pop("q"), **args
-        )
-    assert "\n" not in str(error.value)
+        sampler(SeededSecure(1), args.pop("marks"), args.pop("width"), args.pop("p"), args.pop("q"), **args)
+    assert "\n" not in str(error.value) and str(error.value).startswith(f"{sampler.__name__}: ")
 
 
 @pytest.mark.slow

@@ -25,7 +25,6 @@ import ldp
 from ldp.client import onehot
 from ldp.client.batch import lane_digits, rappor_irr_batch, secure_encode_batch
 from ldp.client.onehot import marked_coins
-from ldp.errors import ParameterError
 
 ALPHA = 1e-6
 
@@ -181,32 +180,6 @@ def test_rappor_reports_count_toward_the_kernel_load_by_their_coins(monkeypatch)
     served = [onehot.serves_marked_batch(40_000, 3, flipped=True, coins=128) for _ in range(3)]
     assert served == [False, False, True]  # 5,000 then 10,000 equivalent reports: the third batch passes
     assert onehot._DRAWN[0] == 15_000
-
-
-@pytest.mark.parametrize(
-    "kwargs, message",
-    [
-        ({"p": Fraction(1)}, "p must be in"),
-        ({"q": "nonsense"}, "q must be a probability"),
-        ({"width": 0}, "at least one coin"),
-        ({"marks": np.zeros((2, 3), np.uint8)}, "shape"),
-        ({"marks": np.zeros((2, 2), np.int64)}, "uint8"),
-        ({"marks": np.full((2, 2), 0xFF, np.uint8)}, "past the report's 13 bits"),
-        ({"backend": "fortran"}, "backend"),
-    ],
-)
-def test_bad_arguments_are_one_line_parameter_errors(kwargs, message):
-    args = {
-        "marks": np.zeros((2, 2), np.uint8),
-        "width": 13,
-        "p": Fraction(3, 4),
-        "q": Fraction(1, 4),
-    } | kwargs
-    with pytest.raises(ParameterError, match=message) as error:
-        marked_coins(
-            SeededSecure(1), args.pop("marks"), args.pop("width"), args.pop("p"), args.pop("q"), **args
-        )
-    assert "\n" not in str(error.value)
 
 
 CASES = [
