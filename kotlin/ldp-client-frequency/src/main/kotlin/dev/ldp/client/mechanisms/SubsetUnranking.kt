@@ -243,8 +243,8 @@ public object SubsetUnranking {
             // multiplication of binom adds at most 2^-50 to its relative error, at most c of them
             val scale = maxOf(0, 64 * xs + e - 900)
             val rho = TWO_49 + TWO_50 * c // a bound on |binom − C(c, i)|/binom throughout the batch
-            // what a member adds to rankError, times binom: |binom − C(c, i)| and left's rounding (left < rankApprox <
-            // C(c + 1, i) ≤ (c + 1)·C(c, i)), 1% more for the sums' roundings
+            // what a member adds to rankError, times binom: |binom − C(c, i)| and left's rounding (|left| ≤ rankApprox ≤
+            // rank + rankError < C(c + 1, i) + rankError ≤ (c + 1)·C(c, i) + rankError), 1% more for the sums' roundings
             val grow = (rho * 1.01 + (c + 2) * TWO_52) * 1.01
             var rankApprox = approximate(r, rs, -scale) // within 2^-51 of the rank (relative)
             var rankError = rankApprox * TWO_50 // a bound on |rankApprox − rank|
@@ -282,7 +282,7 @@ public object SubsetUnranking {
                     stages.set(count++, m, d, dInverse, e, -1L)
                     // |left − (rank − C(c, i))| ≤ rankError + |binom − C(c, i)| + the rounding of left (0 ≤ left < rankApprox)
                     rankApprox -= binom
-                    rankError += binom * grow
+                    rankError = rankError * (1 + TWO_50) + binom * grow // 2^-50: left's rounding from rankError, the sums'
                     above = (rankApprox + rankError) * (1 + 3 * rho)
                     below = (rankApprox - rankError) * (1 - 3 * rho)
                     // C(c − 1, i − 1) = C(c, i)·i/c
