@@ -378,7 +378,9 @@ class BitVector(ReportField):
     def column(self, spec: Any, column: pa.Array | None, n: int) -> tuple[np.ndarray, np.ndarray]:
         from ldp.report_arrow import bits_column
 
-        return bits_column(column, self.num_bits(spec), n)
+        values, ok = bits_column(column, self.num_bits(spec), n)
+        further = self.rows_ok(spec, values) if len(values) else None
+        return values, ok if further is None else ok & further
 
     def json_texts(self, spec: Any, column: np.ndarray) -> pa.Array:
         from ldp.report_arrow import quoted_base64_texts

@@ -108,12 +108,6 @@ class DBitFlipBits(BitVector):
     def rows_ok(self, spec: Any, packed: np.ndarray) -> np.ndarray:
         return sampled_weights(packed, spec.domain_size) == spec.d
 
-    def column(self, spec: Any, column: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-        values, ok = super().column(spec, column, n)
-        if len(values):
-            ok = ok & self.rows_ok(spec, values)
-        return values, ok
-
 
 @dataclasses.dataclass(frozen=True, init=False)
 class DBitFlip(FrequencySpec):

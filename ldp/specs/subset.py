@@ -85,12 +85,6 @@ class SubsetBits(BitVector):
     def rows_ok(self, spec: Any, packed: np.ndarray) -> np.ndarray:
         return bit_weights(packed) == int(getattr(spec, self.weight))
 
-    def column(self, spec: Any, column: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-        values, ok = super().column(spec, column, n)
-        if len(values):
-            ok = ok & self.rows_ok(spec, values)
-        return values, ok
-
 
 @dataclasses.dataclass(frozen=True, init=False)
 class SubsetSelection(FrequencySpec):
