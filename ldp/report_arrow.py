@@ -296,10 +296,9 @@ def bits_column(column: pa.Array | None, num_bits: int, n: int) -> tuple[np.ndar
     value_type = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
     if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
         chars, ok = _fixed_width_bytes(column, base64_length(num_bytes), n)
-        bits, decoded_ok = _decode_base64(chars, num_bytes)
-        ok &= decoded_ok
-    else:
-        bits, ok = _fixed_width_bytes(column, num_bytes, n)
+        bits, decoded_ok = base64_bits_rows(chars, num_bits)
+        return bits, ok & decoded_ok
+    bits, ok = _fixed_width_bytes(column, num_bytes, n)
     ok &= _padding_clear(bits, num_bits)
     return np.ascontiguousarray(bits), ok
 
