@@ -157,14 +157,13 @@ def _marked_bits(marks: np.ndarray) -> int:
     )
 
 
-def _correct_numpy(out: np.ndarray, marks: np.ndarray, coins: np.ndarray, keep_ones: bool) -> int:
+def _correct_numpy(out: np.ndarray, marks: np.ndarray, coins: np.ndarray, keep_ones: bool) -> None:
     """Combine each marked bit of ``out`` with the next coin, in the kernel's order (the kernel's twin)."""
     bits = np.unpackbits(out.reshape(-1), bitorder="little")
     marked = np.flatnonzero(np.unpackbits(marks.reshape(-1), bitorder="little"))
     y = np.unpackbits(coins.reshape(-1), count=marked.size, bitorder="little")
     bits[marked] = (bits[marked] | y) if keep_ones else (bits[marked] & y)
     out[:] = np.packbits(bits, bitorder="little").reshape(out.shape)
-    return int(marked.size)
 
 
 def _correct_kernel() -> Any:

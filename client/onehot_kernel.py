@@ -254,48 +254,36 @@ def deposit_kernel(out: np.ndarray, marks: np.ndarray, truebits: np.ndarray) -> 
 
 
 @numba.njit(cache=True, nogil=True)
+def _combine(u, x, coins, j, keep_ones):  # pragma: no cover - compiled
+    """``x`` with each marked bit of ``u``, least significant first, combined with the next coin (from ``j``)."""
+    one = np.uint64(1)
+    while u:
+        low = u & (~u + one)  # the least significant marked bit
+        coin = (coins[j >> 6] >> np.uint64(j & 63)) & one
+        j += 1
+        if keep_ones:  # x OR y: the coin may set the bit
+            x |= low & (np.uint64(0) - coin)
+        else:  # x AND y: the coin may clear it
+            x &= ~(low & (coin - one))
+        u ^= low
+    return x, j
+
+
+@numba.njit(cache=True, nogil=True)
 def _correct(chunks, marks, out_chunks, out, coins, keep_ones):  # pragma: no cover - compiled
     """The marked bits from the least significant of each little-endian 8-byte chunk (then of each last byte) on."""
     j = 0  # the next coin: bit j & 63 of coins[j >> 6]
-    one = np.uint64(1)
     for k in range(chunks.size):
-        u = chunks[k]
-        if u == 0:  # eight bytes without a mark
-            continue
-        x = out_chunks[k]
-        while u:
-            low = u & (~u + one)  # the least significant marked bit
-            coin = (coins[j >> 6] >> np.uint64(j & 63)) & one
-            j += 1
-            if keep_ones:  # x OR y: the coin may set the bit
-                x |= low & (np.uint64(0) - coin)
-            else:  # x AND y: the coin may clear it
-                x &= ~(low & (coin - one))
-            u ^= low
-        out_chunks[k] = x
+        if chunks[k]:  # (eight bytes without a mark are skipped)
+            out_chunks[k], j = _combine(chunks[k], out_chunks[k], coins, j, keep_ones)
     for c in range(8 * chunks.size, marks.size):  # the last bytes, fewer than eight
-        u = np.uint64(marks[c])
-        x = np.uint64(out[c])
-        while u:
-            low = u & (~u + one)
-            coin = (coins[j >> 6] >> np.uint64(j & 63)) & one
-            j += 1
-            if keep_ones:
-                x |= low & (np.uint64(0) - coin)
-            else:
-                x &= ~(low & (coin - one))
-            u ^= low
+        x, j = _combine(np.uint64(marks[c]), np.uint64(out[c]), coins, j, keep_ones)
         out[c] = np.uint8(x)
-    return j
 
 
-def correct_kernel(out: np.ndarray, marks: np.ndarray, coins: np.ndarray, keep_ones: bool) -> int:
+def correct_kernel(out: np.ndarray, marks: np.ndarray, coins: np.ndarray, keep_ones: bool) -> None:
     """Combine each marked bit of ``out`` with the next coin of ``coins`` (OR when ``keep_ones``, else AND), in
-    :func:`ldp.client.marked_correction.corrected_coins`'s order; the coins used (``coins``: whole 8-byte words)."""
+    :func:`ldp.client.marked_correction.corrected_coins`'s order (``coins``: whole 8-byte words)."""
     flat, marked = out.reshape(-1), marks.reshape(-1)
     whole = marked.size - marked.size % 8
-    return int(
-        _correct(
-            marked[:whole].view("<u8"), marked, flat[:whole].view("<u8"), flat, coins.view("<u8"), keep_ones
-        )
-    )
+    _correct(marked[:whole].view("<u8"), marked, flat[:whole].view("<u8"), flat, coins.view("<u8"), keep_ones)
