@@ -461,10 +461,7 @@ def plain_coins(
         (n, ⌈width/8⌉) uint8, in :func:`numpy.packbits` order.
     """
     q = _probability("q", q, "plain_coins")
-    if width < 1:
-        raise ParameterError(f"plain_coins: a report holds at least one coin, got width {width}")
-    if backend not in (None, "numba", "numpy"):
-        raise ParameterError(f"plain_coins: backend is 'numba' or 'numpy', got {backend!r}")
+    _check_width_and_backend(width, backend, "plain_coins")
     counts = np.full(n, width, dtype=np.int64)
     out, _, _ = _draw(
         source,
@@ -481,12 +478,17 @@ def plain_coins(
     return out
 
 
-def _marks(marks: Any, width: int, backend: str | None, caller: str = "marked_coins") -> np.ndarray:
-    """``marks`` as a checked (n, ⌈width/8⌉) uint8 array, or a one-line ParameterError."""
+def _check_width_and_backend(width: int, backend: str | None, caller: str) -> None:
+    """A one-line ParameterError naming ``caller`` unless a report holds a coin and ``backend`` is known."""
     if width < 1:
         raise ParameterError(f"{caller}: a report holds at least one coin, got width {width}")
     if backend not in (None, "numba", "numpy"):
         raise ParameterError(f"{caller}: backend is 'numba' or 'numpy', got {backend!r}")
+
+
+def _marks(marks: Any, width: int, backend: str | None, caller: str = "marked_coins") -> np.ndarray:
+    """``marks`` as a checked (n, ⌈width/8⌉) uint8 array, or a one-line ParameterError."""
+    _check_width_and_backend(width, backend, caller)
     marks = np.asarray(marks)
     columns = (width + 7) // 8
     if marks.dtype != np.uint8 or marks.ndim != 2 or marks.shape[1] != columns:
