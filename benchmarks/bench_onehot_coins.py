@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 from bench_entropy import build_spec, entropy_bits, inputs
+from harness import cpu_seconds
 
 import ldp.client.onehot as onehot
 from ldp.client import CountingSource, SystemRandomSource, secure_encode_batch
@@ -56,13 +57,6 @@ from ldp.registry import declarations
 
 MECHANISMS = ("oue", "sue", "cms", "l-oue", "l-sue", "l-osue")
 CURRENT = onehot.one_hot_draws_runs
-
-
-def cpu(run: Callable[[], object]) -> float:
-    """CPU seconds (user + sys) of one call."""
-    start = time.process_time()
-    run()
-    return time.process_time() - start
 
 
 def coin_probabilities(spec: Any) -> tuple[Fraction, Fraction]:
@@ -116,11 +110,11 @@ def compare(args: argparse.Namespace) -> None:
                     pair = {}
                     for label, policy in policies.items():
                         onehot.one_hot_draws_runs = policy
-                        pair[label] = cpu(
+                        pair[label] = cpu_seconds(
                             partial(secure_encode_batch, spec, values, indices=indices, source=source)
                         )
                         secs[label].append(pair[label])
-                        urandom[label].append(cpu(lambda: os.urandom(read[label])))  # noqa: B023
+                        urandom[label].append(cpu_seconds(lambda: os.urandom(read[label])))  # noqa: B023
                     ratios.append(pair["after"] / pair["before"])
                 onehot.one_hot_draws_runs = CURRENT
                 cells = []
@@ -197,7 +191,7 @@ def breakdown(args: argparse.Namespace) -> None:
                     clock, sampler, source = Clock(kernel), Clock(original), TimedSource()
                     onehot._KERNEL[0], batch.one_hot_coins = clock, sampler
                     try:
-                        total = cpu(
+                        total = cpu_seconds(
                             partial(secure_encode_batch, spec, values, indices=indices, source=source)
                         )
                     finally:
@@ -207,7 +201,7 @@ def breakdown(args: argparse.Namespace) -> None:
                     rows["numpy"].append(sampler.seconds - clock.seconds - source.seconds)
                     rows["encoder"].append(total - sampler.seconds)
                     rows["total"].append(total)
-                    rows["ur"].append(cpu(lambda: os.urandom(counting.bytes)))  # noqa: B023
+                    rows["ur"].append(cpu_seconds(lambda: os.urandom(counting.bytes)))  # noqa: B023
                 med = {key: statistics.median(value) for key, value in rows.items()}
                 per = 1e9 / (reports * width)
                 print(
@@ -245,7 +239,7 @@ def breakdown(args: argparse.Namespace) -> None:
             for runs in (False, True):
                 onehot.one_hot_draws_runs = lambda _q, runs=runs: runs  # type: ignore[misc]
                 try:
-                    seconds = cpu(lambda: onehot.one_hot_coins(source, idx, d, Fraction(1, 2), q))  # noqa: B023
+                    seconds = cpu_seconds(lambda: onehot.one_hot_coins(source, idx, d, Fraction(1, 2), q))  # noqa: B023
                     if pair:
                         secs[runs].append(seconds)
                 finally:

@@ -46,12 +46,12 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from bench_entropy import entropy_bits
+from harness import cpu_seconds
 
 from ldp.client import CountingSource, SystemRandomSource
 from ldp.client.bits import BitSource
@@ -77,9 +77,7 @@ def measure(spec: SubsetSelection, users: int, pairs: int) -> dict[str, tuple[fl
     for _ in range(pairs):
         for name, run in PATHS.items():
             bits = BitSource(SystemRandomSource())
-            start = time.process_time()
-            run(bits, shape, idx)
-            seconds[name].append(time.process_time() - start)
+            seconds[name].append(cpu_seconds(lambda: run(bits, shape, idx)))  # noqa: B023
     return {name: (ratio[name], statistics.median(seconds[name])) for name in PATHS}
 
 

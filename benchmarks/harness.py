@@ -34,6 +34,13 @@ def timings(run: Callable[[], object], repeat: int, *, warm_up: bool = True) -> 
     return out
 
 
+def cpu_seconds(run: Callable[[], object]) -> float:
+    """CPU seconds (user + system, ``time.process_time``) of one call of ``run``."""
+    start = time.process_time()
+    run()
+    return time.process_time() - start
+
+
 def median_time(run: Callable[[], object], repeat: int) -> float:
     """Median wall-clock seconds of ``repeat`` calls of ``run`` (no warm-up)."""
     return statistics.median(timings(run, repeat, warm_up=False))
