@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ldp.client.report_bits import KnuthYao, LaneSampler, draw, uniform
 from ldp.client.sampling import PRFStream, expansion, lanes_to_packed, sample_expanded
-from ldp.client.state import ClientState
+from ldp.client.state import ClientState, is_cohort
 from ldp.errors import ParameterError
 from ldp.hashing import LH_SEED_SPACE, lh_bucket
 from ldp.plugins import implementation
@@ -267,7 +267,7 @@ class RapporEncoder:
         if state.spec != spec.fingerprint:
             raise ParameterError(f"client state is for spec {state.spec}, not {spec.fingerprint}")
         cohort = state.cohort  # (its reports skip Report's checks: Report.of_encoder)
-        if isinstance(cohort, bool) or not isinstance(cohort, int) or not 0 <= cohort < spec.num_cohorts:
+        if not is_cohort(cohort, spec.num_cohorts):
             raise ParameterError(f"client state's cohort is {cohort!r}, outside [0, {spec.num_cohorts})")
         self.spec = spec
         self.state = state

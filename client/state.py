@@ -24,6 +24,7 @@ import os
 import secrets
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ldp.atomic import (
     create_private_file,
@@ -36,10 +37,15 @@ from ldp.atomic import (
 )
 from ldp.errors import StateError
 
-__all__ = ["STATE_FORMAT", "ClientState"]
+__all__ = ["STATE_FORMAT", "ClientState", "is_cohort"]
 
 STATE_FORMAT = "ldp-client-state/1"
 _SECRET_BYTES = 32
+
+
+def is_cohort(cohort: Any, cohorts: int) -> bool:
+    """Whether ``cohort`` is one of ``cohorts`` cohorts: an int (not a bool) in [0, cohorts)."""
+    return not isinstance(cohort, bool) and isinstance(cohort, int) and 0 <= cohort < cohorts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,7 +167,7 @@ class ClientState:
                 "use a separate state for each spec"
             )
         cohorts = getattr(spec, "num_cohorts", 1)
-        if isinstance(cohort, bool) or not isinstance(cohort, int) or not 0 <= cohort < cohorts:
+        if not is_cohort(cohort, cohorts):
             raise StateError(f"client state {str(path)!r} has cohort {cohort!r}, outside [0, {cohorts})")
         return cls(spec=owner, secret=secret, cohort=cohort, path=path)
 
