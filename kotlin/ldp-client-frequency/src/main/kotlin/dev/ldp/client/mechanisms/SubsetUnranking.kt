@@ -375,101 +375,7 @@ public object SubsetUnranking {
         }
 
         /** The pass with factors below 2^32 (high products from 32-bit halves). */
-        private fun narrow(x: LongArray, r: LongArray, length: Int) {
-            val m0 = m[0]; val m1 = m[1]; val m2 = m[2]; val m3 = m[3]; val m4 = m[4]; val m5 = m[5]; val m6 = m[6]; val m7 = m[7]
-            val d0 = d[0]; val d1 = d[1]; val d2 = d[2]; val d3 = d[3]; val d4 = d[4]; val d5 = d[5]; val d6 = d[6]; val d7 = d[7]
-            val v0 = inverse[0]; val v1 = inverse[1]; val v2 = inverse[2]; val v3 = inverse[3]; val v4 = inverse[4]; val v5 = inverse[5]; val v6 = inverse[6]; val v7 = inverse[7]
-            val e0 = e[0]; val e1 = e[1]; val e2 = e[2]; val e3 = e[3]; val e4 = e[4]; val e5 = e[5]; val e6 = e[6]; val e7 = e[7]
-            val s0 = subtract[0]; val s1 = subtract[1]; val s2 = subtract[2]; val s3 = subtract[3]; val s4 = subtract[4]; val s5 = subtract[5]; val s6 = subtract[6]; val s7 = subtract[7]
-            var carry0 = 0L; var carry1 = 0L; var carry2 = 0L; var carry3 = 0L; var carry4 = 0L; var carry5 = 0L; var carry6 = 0L; var carry7 = 0L
-            var borrowQ0 = 0L; var borrowQ1 = 0L; var borrowQ2 = 0L; var borrowQ3 = 0L; var borrowQ4 = 0L; var borrowQ5 = 0L; var borrowQ6 = 0L; var borrowQ7 = 0L
-            var shifted0 = 0L; var shifted1 = 0L; var shifted2 = 0L; var shifted3 = 0L; var shifted4 = 0L; var shifted5 = 0L; var shifted6 = 0L; var shifted7 = 0L
-            var borrow = 0L // into the rank's limb: 0 to the stages' count
-            for (j in 0 until length) {
-                var q = x[j]
-                var p: Long
-                p = q * m0 + carry0
-                carry0 = high(q, m0) + (if (java.lang.Long.compareUnsigned(p, carry0) < 0) 1L else 0L)
-                q = (p - borrowQ0) * v0
-                borrowQ0 = high(q, d0) + (if (java.lang.Long.compareUnsigned(p, borrowQ0) < 0) 1L else 0L)
-                val w0 = ((q shl e0) or shifted0) and s0
-                shifted0 = (q ushr 1) ushr (63 - e0)
-                p = q * m1 + carry1
-                carry1 = high(q, m1) + (if (java.lang.Long.compareUnsigned(p, carry1) < 0) 1L else 0L)
-                q = (p - borrowQ1) * v1
-                borrowQ1 = high(q, d1) + (if (java.lang.Long.compareUnsigned(p, borrowQ1) < 0) 1L else 0L)
-                val w1 = ((q shl e1) or shifted1) and s1
-                shifted1 = (q ushr 1) ushr (63 - e1)
-                p = q * m2 + carry2
-                carry2 = high(q, m2) + (if (java.lang.Long.compareUnsigned(p, carry2) < 0) 1L else 0L)
-                q = (p - borrowQ2) * v2
-                borrowQ2 = high(q, d2) + (if (java.lang.Long.compareUnsigned(p, borrowQ2) < 0) 1L else 0L)
-                val w2 = ((q shl e2) or shifted2) and s2
-                shifted2 = (q ushr 1) ushr (63 - e2)
-                p = q * m3 + carry3
-                carry3 = high(q, m3) + (if (java.lang.Long.compareUnsigned(p, carry3) < 0) 1L else 0L)
-                q = (p - borrowQ3) * v3
-                borrowQ3 = high(q, d3) + (if (java.lang.Long.compareUnsigned(p, borrowQ3) < 0) 1L else 0L)
-                val w3 = ((q shl e3) or shifted3) and s3
-                shifted3 = (q ushr 1) ushr (63 - e3)
-                p = q * m4 + carry4
-                carry4 = high(q, m4) + (if (java.lang.Long.compareUnsigned(p, carry4) < 0) 1L else 0L)
-                q = (p - borrowQ4) * v4
-                borrowQ4 = high(q, d4) + (if (java.lang.Long.compareUnsigned(p, borrowQ4) < 0) 1L else 0L)
-                val w4 = ((q shl e4) or shifted4) and s4
-                shifted4 = (q ushr 1) ushr (63 - e4)
-                p = q * m5 + carry5
-                carry5 = high(q, m5) + (if (java.lang.Long.compareUnsigned(p, carry5) < 0) 1L else 0L)
-                q = (p - borrowQ5) * v5
-                borrowQ5 = high(q, d5) + (if (java.lang.Long.compareUnsigned(p, borrowQ5) < 0) 1L else 0L)
-                val w5 = ((q shl e5) or shifted5) and s5
-                shifted5 = (q ushr 1) ushr (63 - e5)
-                p = q * m6 + carry6
-                carry6 = high(q, m6) + (if (java.lang.Long.compareUnsigned(p, carry6) < 0) 1L else 0L)
-                q = (p - borrowQ6) * v6
-                borrowQ6 = high(q, d6) + (if (java.lang.Long.compareUnsigned(p, borrowQ6) < 0) 1L else 0L)
-                val w6 = ((q shl e6) or shifted6) and s6
-                shifted6 = (q ushr 1) ushr (63 - e6)
-                p = q * m7 + carry7
-                carry7 = high(q, m7) + (if (java.lang.Long.compareUnsigned(p, carry7) < 0) 1L else 0L)
-                q = (p - borrowQ7) * v7
-                borrowQ7 = high(q, d7) + (if (java.lang.Long.compareUnsigned(p, borrowQ7) < 0) 1L else 0L)
-                val w7 = ((q shl e7) or shifted7) and s7
-                shifted7 = (q ushr 1) ushr (63 - e7)
-                x[j] = q
-                // rank −= the stages' w (their sum: low + 2^64·out), with the borrow in; carries without branches
-                var sum = borrow
-                var out = 0L
-                val t0 = sum + w0
-                out += carryOf(sum, w0, t0)
-                sum = t0
-                val t1 = sum + w1
-                out += carryOf(sum, w1, t1)
-                sum = t1
-                val t2 = sum + w2
-                out += carryOf(sum, w2, t2)
-                sum = t2
-                val t3 = sum + w3
-                out += carryOf(sum, w3, t3)
-                sum = t3
-                val t4 = sum + w4
-                out += carryOf(sum, w4, t4)
-                sum = t4
-                val t5 = sum + w5
-                out += carryOf(sum, w5, t5)
-                sum = t5
-                val t6 = sum + w6
-                out += carryOf(sum, w6, t6)
-                sum = t6
-                val t7 = sum + w7
-                out += carryOf(sum, w7, t7)
-                sum = t7
-                val a = r[j]
-                val v = a - sum
-                r[j] = v
-                borrow = out + borrowOf(a, sum, v)
-            }
-        }
+        private fun narrow(x: LongArray, r: LongArray, length: Int) = passStages(this, x, r, length) { a, b -> high(a, b) }
     }
 
     /** The carry out of a + b = v (unsigned). */
@@ -500,99 +406,113 @@ private object WideStages {
     /** The high 64 bits of x·m (x unsigned, 0 ≤ m < 2^63). */
     private fun high(x: Long, m: Long): Long = Math.multiplyHigh(x, m) + ((x shr 63) and m)
 
-    fun apply(stages: SubsetUnranking.Stages, x: LongArray, r: LongArray, length: Int) {
-        val m0 = stages.m[0]; val m1 = stages.m[1]; val m2 = stages.m[2]; val m3 = stages.m[3]; val m4 = stages.m[4]; val m5 = stages.m[5]; val m6 = stages.m[6]; val m7 = stages.m[7]
-        val d0 = stages.d[0]; val d1 = stages.d[1]; val d2 = stages.d[2]; val d3 = stages.d[3]; val d4 = stages.d[4]; val d5 = stages.d[5]; val d6 = stages.d[6]; val d7 = stages.d[7]
-        val v0 = stages.inverse[0]; val v1 = stages.inverse[1]; val v2 = stages.inverse[2]; val v3 = stages.inverse[3]; val v4 = stages.inverse[4]; val v5 = stages.inverse[5]; val v6 = stages.inverse[6]; val v7 = stages.inverse[7]
-        val e0 = stages.e[0]; val e1 = stages.e[1]; val e2 = stages.e[2]; val e3 = stages.e[3]; val e4 = stages.e[4]; val e5 = stages.e[5]; val e6 = stages.e[6]; val e7 = stages.e[7]
-        val s0 = stages.subtract[0]; val s1 = stages.subtract[1]; val s2 = stages.subtract[2]; val s3 = stages.subtract[3]; val s4 = stages.subtract[4]; val s5 = stages.subtract[5]; val s6 = stages.subtract[6]; val s7 = stages.subtract[7]
-        var carry0 = 0L; var carry1 = 0L; var carry2 = 0L; var carry3 = 0L; var carry4 = 0L; var carry5 = 0L; var carry6 = 0L; var carry7 = 0L
-        var borrowQ0 = 0L; var borrowQ1 = 0L; var borrowQ2 = 0L; var borrowQ3 = 0L; var borrowQ4 = 0L; var borrowQ5 = 0L; var borrowQ6 = 0L; var borrowQ7 = 0L
-        var shifted0 = 0L; var shifted1 = 0L; var shifted2 = 0L; var shifted3 = 0L; var shifted4 = 0L; var shifted5 = 0L; var shifted6 = 0L; var shifted7 = 0L
-        var borrow = 0L // into the rank's limb: 0 to the stages' count
-        for (j in 0 until length) {
-            var q = x[j]
-            var p: Long
-            p = q * m0 + carry0
-            carry0 = high(q, m0) + (if (java.lang.Long.compareUnsigned(p, carry0) < 0) 1L else 0L)
-            q = (p - borrowQ0) * v0
-            borrowQ0 = high(q, d0) + (if (java.lang.Long.compareUnsigned(p, borrowQ0) < 0) 1L else 0L)
-            val w0 = ((q shl e0) or shifted0) and s0
-            shifted0 = (q ushr 1) ushr (63 - e0)
-            p = q * m1 + carry1
-            carry1 = high(q, m1) + (if (java.lang.Long.compareUnsigned(p, carry1) < 0) 1L else 0L)
-            q = (p - borrowQ1) * v1
-            borrowQ1 = high(q, d1) + (if (java.lang.Long.compareUnsigned(p, borrowQ1) < 0) 1L else 0L)
-            val w1 = ((q shl e1) or shifted1) and s1
-            shifted1 = (q ushr 1) ushr (63 - e1)
-            p = q * m2 + carry2
-            carry2 = high(q, m2) + (if (java.lang.Long.compareUnsigned(p, carry2) < 0) 1L else 0L)
-            q = (p - borrowQ2) * v2
-            borrowQ2 = high(q, d2) + (if (java.lang.Long.compareUnsigned(p, borrowQ2) < 0) 1L else 0L)
-            val w2 = ((q shl e2) or shifted2) and s2
-            shifted2 = (q ushr 1) ushr (63 - e2)
-            p = q * m3 + carry3
-            carry3 = high(q, m3) + (if (java.lang.Long.compareUnsigned(p, carry3) < 0) 1L else 0L)
-            q = (p - borrowQ3) * v3
-            borrowQ3 = high(q, d3) + (if (java.lang.Long.compareUnsigned(p, borrowQ3) < 0) 1L else 0L)
-            val w3 = ((q shl e3) or shifted3) and s3
-            shifted3 = (q ushr 1) ushr (63 - e3)
-            p = q * m4 + carry4
-            carry4 = high(q, m4) + (if (java.lang.Long.compareUnsigned(p, carry4) < 0) 1L else 0L)
-            q = (p - borrowQ4) * v4
-            borrowQ4 = high(q, d4) + (if (java.lang.Long.compareUnsigned(p, borrowQ4) < 0) 1L else 0L)
-            val w4 = ((q shl e4) or shifted4) and s4
-            shifted4 = (q ushr 1) ushr (63 - e4)
-            p = q * m5 + carry5
-            carry5 = high(q, m5) + (if (java.lang.Long.compareUnsigned(p, carry5) < 0) 1L else 0L)
-            q = (p - borrowQ5) * v5
-            borrowQ5 = high(q, d5) + (if (java.lang.Long.compareUnsigned(p, borrowQ5) < 0) 1L else 0L)
-            val w5 = ((q shl e5) or shifted5) and s5
-            shifted5 = (q ushr 1) ushr (63 - e5)
-            p = q * m6 + carry6
-            carry6 = high(q, m6) + (if (java.lang.Long.compareUnsigned(p, carry6) < 0) 1L else 0L)
-            q = (p - borrowQ6) * v6
-            borrowQ6 = high(q, d6) + (if (java.lang.Long.compareUnsigned(p, borrowQ6) < 0) 1L else 0L)
-            val w6 = ((q shl e6) or shifted6) and s6
-            shifted6 = (q ushr 1) ushr (63 - e6)
-            p = q * m7 + carry7
-            carry7 = high(q, m7) + (if (java.lang.Long.compareUnsigned(p, carry7) < 0) 1L else 0L)
-            q = (p - borrowQ7) * v7
-            borrowQ7 = high(q, d7) + (if (java.lang.Long.compareUnsigned(p, borrowQ7) < 0) 1L else 0L)
-            val w7 = ((q shl e7) or shifted7) and s7
-            shifted7 = (q ushr 1) ushr (63 - e7)
-            x[j] = q
-            // rank −= the stages' w (their sum: low + 2^64·out), with the borrow in; carries without branches
-            var sum = borrow
-            var out = 0L
-            val t0 = sum + w0
-            out += SubsetUnranking.carryOf(sum, w0, t0)
-            sum = t0
-            val t1 = sum + w1
-            out += SubsetUnranking.carryOf(sum, w1, t1)
-            sum = t1
-            val t2 = sum + w2
-            out += SubsetUnranking.carryOf(sum, w2, t2)
-            sum = t2
-            val t3 = sum + w3
-            out += SubsetUnranking.carryOf(sum, w3, t3)
-            sum = t3
-            val t4 = sum + w4
-            out += SubsetUnranking.carryOf(sum, w4, t4)
-            sum = t4
-            val t5 = sum + w5
-            out += SubsetUnranking.carryOf(sum, w5, t5)
-            sum = t5
-            val t6 = sum + w6
-            out += SubsetUnranking.carryOf(sum, w6, t6)
-            sum = t6
-            val t7 = sum + w7
-            out += SubsetUnranking.carryOf(sum, w7, t7)
-            sum = t7
-            val a = r[j]
-            val v = a - sum
-            r[j] = v
-            borrow = out + SubsetUnranking.borrowOf(a, sum, v)
-        }
+    fun apply(stages: SubsetUnranking.Stages, x: LongArray, r: LongArray, length: Int) =
+        passStages(stages, x, r, length) { a, b -> high(a, b) }
+}
+
+/**
+ * One pass of [SubsetUnranking.Stages] over the limbs: each stage's exact division chain on X and the rank less
+ * its w, the eight chains independent. Written once, inlined with each pass's `high` (the high 64 bits of x·m):
+ * the 32-bit halves' ([SubsetUnranking.Stages]) or `Math.multiplyHigh`'s ([WideStages]).
+ */
+private inline fun passStages(
+    stages: SubsetUnranking.Stages,
+    x: LongArray,
+    r: LongArray,
+    length: Int,
+    high: (Long, Long) -> Long,
+) {
+    val m0 = stages.m[0]; val m1 = stages.m[1]; val m2 = stages.m[2]; val m3 = stages.m[3]; val m4 = stages.m[4]; val m5 = stages.m[5]; val m6 = stages.m[6]; val m7 = stages.m[7]
+    val d0 = stages.d[0]; val d1 = stages.d[1]; val d2 = stages.d[2]; val d3 = stages.d[3]; val d4 = stages.d[4]; val d5 = stages.d[5]; val d6 = stages.d[6]; val d7 = stages.d[7]
+    val v0 = stages.inverse[0]; val v1 = stages.inverse[1]; val v2 = stages.inverse[2]; val v3 = stages.inverse[3]; val v4 = stages.inverse[4]; val v5 = stages.inverse[5]; val v6 = stages.inverse[6]; val v7 = stages.inverse[7]
+    val e0 = stages.e[0]; val e1 = stages.e[1]; val e2 = stages.e[2]; val e3 = stages.e[3]; val e4 = stages.e[4]; val e5 = stages.e[5]; val e6 = stages.e[6]; val e7 = stages.e[7]
+    val s0 = stages.subtract[0]; val s1 = stages.subtract[1]; val s2 = stages.subtract[2]; val s3 = stages.subtract[3]; val s4 = stages.subtract[4]; val s5 = stages.subtract[5]; val s6 = stages.subtract[6]; val s7 = stages.subtract[7]
+    var carry0 = 0L; var carry1 = 0L; var carry2 = 0L; var carry3 = 0L; var carry4 = 0L; var carry5 = 0L; var carry6 = 0L; var carry7 = 0L
+    var borrowQ0 = 0L; var borrowQ1 = 0L; var borrowQ2 = 0L; var borrowQ3 = 0L; var borrowQ4 = 0L; var borrowQ5 = 0L; var borrowQ6 = 0L; var borrowQ7 = 0L
+    var shifted0 = 0L; var shifted1 = 0L; var shifted2 = 0L; var shifted3 = 0L; var shifted4 = 0L; var shifted5 = 0L; var shifted6 = 0L; var shifted7 = 0L
+    var borrow = 0L // into the rank's limb: 0 to the stages' count
+    for (j in 0 until length) {
+        var q = x[j]
+        var p: Long
+        p = q * m0 + carry0
+        carry0 = high(q, m0) + (if (java.lang.Long.compareUnsigned(p, carry0) < 0) 1L else 0L)
+        q = (p - borrowQ0) * v0
+        borrowQ0 = high(q, d0) + (if (java.lang.Long.compareUnsigned(p, borrowQ0) < 0) 1L else 0L)
+        val w0 = ((q shl e0) or shifted0) and s0
+        shifted0 = (q ushr 1) ushr (63 - e0)
+        p = q * m1 + carry1
+        carry1 = high(q, m1) + (if (java.lang.Long.compareUnsigned(p, carry1) < 0) 1L else 0L)
+        q = (p - borrowQ1) * v1
+        borrowQ1 = high(q, d1) + (if (java.lang.Long.compareUnsigned(p, borrowQ1) < 0) 1L else 0L)
+        val w1 = ((q shl e1) or shifted1) and s1
+        shifted1 = (q ushr 1) ushr (63 - e1)
+        p = q * m2 + carry2
+        carry2 = high(q, m2) + (if (java.lang.Long.compareUnsigned(p, carry2) < 0) 1L else 0L)
+        q = (p - borrowQ2) * v2
+        borrowQ2 = high(q, d2) + (if (java.lang.Long.compareUnsigned(p, borrowQ2) < 0) 1L else 0L)
+        val w2 = ((q shl e2) or shifted2) and s2
+        shifted2 = (q ushr 1) ushr (63 - e2)
+        p = q * m3 + carry3
+        carry3 = high(q, m3) + (if (java.lang.Long.compareUnsigned(p, carry3) < 0) 1L else 0L)
+        q = (p - borrowQ3) * v3
+        borrowQ3 = high(q, d3) + (if (java.lang.Long.compareUnsigned(p, borrowQ3) < 0) 1L else 0L)
+        val w3 = ((q shl e3) or shifted3) and s3
+        shifted3 = (q ushr 1) ushr (63 - e3)
+        p = q * m4 + carry4
+        carry4 = high(q, m4) + (if (java.lang.Long.compareUnsigned(p, carry4) < 0) 1L else 0L)
+        q = (p - borrowQ4) * v4
+        borrowQ4 = high(q, d4) + (if (java.lang.Long.compareUnsigned(p, borrowQ4) < 0) 1L else 0L)
+        val w4 = ((q shl e4) or shifted4) and s4
+        shifted4 = (q ushr 1) ushr (63 - e4)
+        p = q * m5 + carry5
+        carry5 = high(q, m5) + (if (java.lang.Long.compareUnsigned(p, carry5) < 0) 1L else 0L)
+        q = (p - borrowQ5) * v5
+        borrowQ5 = high(q, d5) + (if (java.lang.Long.compareUnsigned(p, borrowQ5) < 0) 1L else 0L)
+        val w5 = ((q shl e5) or shifted5) and s5
+        shifted5 = (q ushr 1) ushr (63 - e5)
+        p = q * m6 + carry6
+        carry6 = high(q, m6) + (if (java.lang.Long.compareUnsigned(p, carry6) < 0) 1L else 0L)
+        q = (p - borrowQ6) * v6
+        borrowQ6 = high(q, d6) + (if (java.lang.Long.compareUnsigned(p, borrowQ6) < 0) 1L else 0L)
+        val w6 = ((q shl e6) or shifted6) and s6
+        shifted6 = (q ushr 1) ushr (63 - e6)
+        p = q * m7 + carry7
+        carry7 = high(q, m7) + (if (java.lang.Long.compareUnsigned(p, carry7) < 0) 1L else 0L)
+        q = (p - borrowQ7) * v7
+        borrowQ7 = high(q, d7) + (if (java.lang.Long.compareUnsigned(p, borrowQ7) < 0) 1L else 0L)
+        val w7 = ((q shl e7) or shifted7) and s7
+        shifted7 = (q ushr 1) ushr (63 - e7)
+        x[j] = q
+        // rank −= the stages' w (their sum: low + 2^64·out), with the borrow in; carries without branches
+        var sum = borrow
+        var out = 0L
+        val t0 = sum + w0
+        out += SubsetUnranking.carryOf(sum, w0, t0)
+        sum = t0
+        val t1 = sum + w1
+        out += SubsetUnranking.carryOf(sum, w1, t1)
+        sum = t1
+        val t2 = sum + w2
+        out += SubsetUnranking.carryOf(sum, w2, t2)
+        sum = t2
+        val t3 = sum + w3
+        out += SubsetUnranking.carryOf(sum, w3, t3)
+        sum = t3
+        val t4 = sum + w4
+        out += SubsetUnranking.carryOf(sum, w4, t4)
+        sum = t4
+        val t5 = sum + w5
+        out += SubsetUnranking.carryOf(sum, w5, t5)
+        sum = t5
+        val t6 = sum + w6
+        out += SubsetUnranking.carryOf(sum, w6, t6)
+        sum = t6
+        val t7 = sum + w7
+        out += SubsetUnranking.carryOf(sum, w7, t7)
+        sum = t7
+        val a = r[j]
+        val v = a - sum
+        r[j] = v
+        borrow = out + SubsetUnranking.borrowOf(a, sum, v)
     }
 }
