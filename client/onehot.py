@@ -113,8 +113,12 @@ WINDOW = 16
 BLOCK = 8
 #: The longest run of q-coins one symbol draws (runs: for sparse coins, when they read fewer digits than blocks).
 RUN = 255
+#: The longest runs of run tables 1 to 8 (index 0 unused): a run step takes the shortest that covers the report's
+#: remaining coins (or RUN), so it spends no digits on where a one falls past the report's end.
+RUN_LENGTHS = (0, 2, 4, 8, 16, 32, 64, 128, RUN)
 #: Fresh digits of a new row (after the digits a stopped report carries over).
-REFILL_BITS = 32
+REFILL_BITS = 8
+RECYCLE = True
 #: Digits a report's first row holds beyond its expected need.
 ROW_SLACK = 0
 #: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
@@ -201,7 +205,7 @@ def pattern_table(probability: Fraction, size: int) -> PatternTable:
     return _inversion([q ** j.bit_count() * r ** (size - j.bit_count()) for j in range(1 << size)])
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=64)
 def run_table(probability: Fraction, longest: int = RUN) -> PatternTable:
     """The :class:`PatternTable` of a run of coins of probability q.
 
@@ -249,8 +253,8 @@ def _inversion(masses: list[Fraction]) -> PatternTable:
 @dataclass(frozen=True)
 class _Tables:
     """The kernel's arrays: by blocks, table t (1 to 8) the blocks of t q-coins, or by runs (``run``),
-    table 1 the runs of q-coins; table BLOCK + t (9 to 16) the blocks of t true coins (probability p).
-    Table 0 is unused."""
+    table t the runs of at most RUN_LENGTHS[t] q-coins (:func:`run_step`); table BLOCK + t (9 to 16) the
+    blocks of t true coins (probability p). Table 0 is unused."""
 
     window: np.ndarray  # (17, 2^16) uint16
     lower: np.ndarray  # (17, 257) int64
@@ -281,6 +285,16 @@ def coin_entropy(q: Fraction) -> float:
     return 0.0 if x in (0.0, 1.0) else -x * math.log2(x) - (1 - x) * math.log2(1 - x)
 
 
+def run_step(remaining: Any) -> Any:
+    """The run table (1 to 8) of a run step with ``remaining`` (≥ 1) q-coins of its report left to cover: the
+    shortest of :data:`RUN_LENGTHS` that covers them, else the longest (an int, or an int64 array)."""
+    return np.searchsorted(_RUN_BOUNDS, remaining, side="left") + 1
+
+
+_RUN_BOUNDS = np.array(RUN_LENGTHS[1:BLOCK], dtype=np.int64)
+_RUN_LONGEST = np.array(RUN_LENGTHS, dtype=np.int64)
+
+
 def _digits_per_coin(q: Fraction) -> tuple[float, float]:
     """Expected digits read per q-coin by blocks of 8 and by runs."""
     covered = (1 - (1 - float(q)) ** RUN) / float(q)  # expected coins per run symbol
@@ -294,7 +308,7 @@ def _tables(
     """The tables of q-coin blocks of ``sizes`` (or of runs, ``run``) and of true-coin blocks of ``true_sizes``."""
     tables: list[PatternTable | None] = [None]
     if run:
-        tables += [run_table(q)] + [None] * (BLOCK - 1)
+        tables += [run_table(q, RUN_LENGTHS[t]) for t in range(1, BLOCK + 1)]
     else:
         tables += [pattern_table(q, t) if t in sizes else None for t in range(1, BLOCK + 1)]
     tables += [pattern_table(p, t) if t in true_sizes else None for t in range(1, BLOCK + 1)]
@@ -356,7 +370,8 @@ def one_hot_coins(
     n = idx.size
     trues = np.ones(n, dtype=np.int64)
     out, truebits, _ = _draw(
-        source, counts, trues, width, p, q, backend, alike=widths is None, runs=one_hot_draws_runs(q)
+        source, counts, trues, width, p, q, backend, alike=widths is None, runs=one_hot_draws_runs(q),
+        recycle=RECYCLE,
     )
     if n == 0:
         return out
@@ -536,6 +551,7 @@ def _draw(
     slack: int = ROW_SLACK,
     alike: bool = False,
     runs: bool | None = None,
+    recycle: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
 
@@ -568,14 +584,19 @@ def _draw(
     status = np.zeros(n, dtype=np.int8)
     prefix = np.zeros(n, dtype=np.int64)
     active = np.arange(n, dtype=np.int64)
+    spare = _Spare.empty()
     while active.size:
         run(pool.words, active, pos, end, step, counts, trues, tables, out, truebits, status, prefix)
-        held = active[status[active] != _DONE]
+        finished = status[active] == _DONE
+        held = active[~finished]
         for r in held[status[held] == _EXACT].tolist():
             _finish_exact(pool, tables, r, pos, end, step, counts, trues, out, truebits, prefix)
         stalled = held[status[held] == _STALLED]
         if stalled.size:
-            _refill(pool, stalled, pos, end)
+            if recycle:  # the digits the reports that finished left unread, for the stalled ones' new rows
+                done = active[finished]
+                spare = spare.then(pos[done], end[done] - pos[done])
+            spare = _refill(pool, stalled, pos, end, spare if recycle else _Spare.empty())
         active = held[step[held] < steps[held]]
     return out, truebits, run
 
@@ -633,17 +654,31 @@ def _row_bits(
         per_block = tables.tables[BLOCK + t].mean_digits  # type: ignore[union-attr]
         true_bits += per_block * ((values // BLOCK) if t == BLOCK else (values % BLOCK == t))
     mean_bits = true_bits[trues]
-    if tables.run:  # a run symbol covers (1 − r^RUN)/q coins on average; the last one may overshoot
-        runs = tables.tables[1]
-        assert runs is not None
-        per_symbol = float(q) / (1 - (1 - float(q)) ** RUN)
-        mean_bits += runs.mean_digits * (counts * per_symbol + 0.5)
+    if tables.run:
+        mean_bits += _run_digits(q, int(counts.max(initial=0)))[counts]
     else:
         tail = counts % BLOCK
         for t in sorted(sizes):
             per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
             mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
     return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + slack)
+
+
+@lru_cache(maxsize=16)
+def _run_digits(q: Fraction, most: int) -> np.ndarray:
+    """The expected digits runs read to cover c q-coins, for c = 0 … ``most`` (float64; rows are sized by it)."""
+    x = float(q)
+    expected = np.zeros(most + 1)
+    masses = {t: x * (1 - x) ** np.arange(RUN_LENGTHS[t]) for t in range(1, BLOCK + 1)}
+    digits = {t: run_table(q, RUN_LENGTHS[t]).mean_digits for t in range(1, BLOCK + 1)}
+    for c in range(1, most + 1):  # k zeros then a one leave c − k − 1 coins; L zeros (no one), c − L
+        t = int(run_step(c))
+        longest = RUN_LENGTHS[t]
+        k = min(c, longest)
+        expected[c] = digits[t] + masses[t][:k] @ expected[c - k : c][::-1]
+        if c > longest:
+            expected[c] += (1 - x) ** longest * expected[c - longest]
+    return expected
 
 
 def _steps(counts: np.ndarray, trues: np.ndarray, tables: _Tables) -> np.ndarray:
@@ -677,25 +712,91 @@ class _Pool:
         return first
 
 
-def _refill(pool: _Pool, stalled: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
-    """New rows for the reports that stopped: each its unread digits, then REFILL_BITS fresh digits.
+@dataclass(frozen=True)
+class _Spare:
+    """Digits no step has read, waiting for a stalled report's new row: segments of the pool, in order.
+
+    A report that finished left the end of its row unread (its last step's
+    digits were decided by the digits before them, the stopping rule by the
+    digits read), so those digits are still uniform and independent of every
+    coin drawn: a later row may take them instead of fresh ones.
+    """
+
+    starts: np.ndarray  # int64 bit positions in the pool's words
+    lengths: np.ndarray  # int64 digits
+
+    @staticmethod
+    def empty() -> _Spare:
+        return _Spare(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+    def then(self, starts: np.ndarray, lengths: np.ndarray) -> _Spare:
+        """These segments followed by ``starts``/``lengths`` (the empty ones dropped)."""
+        some = lengths > 0
+        return _Spare(np.concatenate([self.starts, starts[some]]), np.concatenate([self.lengths, lengths[some]]))
+
+
+def _refill(pool: _Pool, stalled: np.ndarray, pos: np.ndarray, end: np.ndarray, spare: _Spare) -> _Spare:
+    """New rows for the reports that stopped: each its unread digits, then REFILL_BITS more; returns what is spare.
 
     A report stops when its next step may need digits past its row; the
     digits it has not consumed are carried to the head of its new row, so
-    every report reads one unbroken stream of its own (nothing is discarded,
-    and no step's result depends on where a row ends). The fresh digits are
-    halves of words drawn together, in report order.
+    every report's steps read one unbroken stream (nothing a step has looked
+    at is discarded or read twice, and no step's result depends on where a
+    row ends). The REFILL_BITS digits after them are, in report order, the
+    next of the ``spare`` digits (joined into one stream) while REFILL_BITS
+    of them remain, then parts of fresh words drawn together; the spare
+    digits not taken are returned for the next refill.
     """
+    n = stalled.size
     m = end[stalled] - pos[stalled]  # < 64: the carried digits
     carried = _bits_at(pool.words, pos[stalled], m)
-    fresh = np.asarray(pool.source.words(-(-stalled.size // 2)), dtype=np.uint64)
-    halves = np.stack([fresh >> np.uint64(32), fresh & np.uint64(0xFFFFFFFF)], axis=1).ravel()[: stalled.size]
-    first = pool.reserve(2 * stalled.size)
-    rows = first + 2 * np.arange(stalled.size, dtype=np.int64)
+    joined, total = _concatenate(pool.words, spare.starts, spare.lengths)
+    base = 64 * pool.reserve(joined.size)
+    pool.words[base // 64 : base // 64 + joined.size] = joined
+    taken = min(n, total // REFILL_BITS)
+    head = np.empty(n, dtype=np.uint64)
+    head[:taken] = _bits_at(pool.words, base + REFILL_BITS * np.arange(taken, dtype=np.int64), np.full(taken, REFILL_BITS))
+    per_word = 64 // REFILL_BITS
+    fresh = np.asarray(pool.source.words(-(-(n - taken) // per_word)), dtype=np.uint64)
+    shifts = np.uint64(64 - REFILL_BITS) - np.uint64(REFILL_BITS) * np.arange(per_word, dtype=np.uint64)
+    parts = (fresh[:, None] >> shifts[None, :]) & np.uint64((1 << REFILL_BITS) - 1)
+    head[taken:] = parts.ravel()[: n - taken]
+    first = pool.reserve(2 * n)
+    rows = first + 2 * np.arange(n, dtype=np.int64)
     pool.words[rows] = carried  # right-aligned: the row starts m digits before the word's end
-    pool.words[rows + 1] = halves << np.uint64(64 - REFILL_BITS)
+    pool.words[rows + 1] = head << np.uint64(64 - REFILL_BITS)
     pos[stalled] = 64 * rows + 64 - m
     end[stalled] = 64 * rows + 64 + REFILL_BITS
+    rest = total - REFILL_BITS * taken
+    return _Spare(np.array([base + REFILL_BITS * taken] if rest else [], dtype=np.int64), np.array([rest] if rest else [], dtype=np.int64))
+
+
+def _concatenate(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, int]:
+    """The digits of the segments [starts, starts + lengths) of ``words``, joined in order: (packed words, digits)."""
+    pieces = (lengths + 31) >> 5  # pieces of at most 32 digits
+    count = int(pieces.sum())
+    total = int(lengths.sum())
+    joined = np.zeros(-(-total // 64) + 1, dtype=np.uint64)
+    if count == 0:
+        return joined[:0], 0
+    segment = np.repeat(np.arange(lengths.size), pieces)
+    k = np.arange(count, dtype=np.int64) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    size = np.minimum(32, lengths[segment] - 32 * k)
+    value = _bits_at(words, starts[segment] + 32 * k, size)
+    at = np.cumsum(size) - size
+    index, offset = at >> 6, at & 63
+    over = offset + size - 64  # > 0: the piece runs into the next word
+    inside = over <= 0
+    head = np.where(
+        inside,
+        value << (np.where(inside, -over, 0)).astype(np.uint64),
+        value >> (np.where(inside, 0, over)).astype(np.uint64),
+    )
+    first = np.flatnonzero(np.concatenate([[True], index[1:] != index[:-1]]))
+    joined[index[first]] = np.add.reduceat(head, first)  # the pieces' digits are disjoint: a sum is their OR
+    cross = np.flatnonzero(~inside)
+    joined[index[cross] + 1] |= value[cross] << (64 - over[cross]).astype(np.uint64)
+    return joined[: -(-total // 64)], total
 
 
 def _bits_at(words: np.ndarray, pos: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -728,7 +829,10 @@ def _finish_exact(
         size = min(BLOCK, m - BLOCK * s)
         table = tables.tables[BLOCK + size]
     else:
-        size = 1 if tables.run else min(BLOCK, int(counts[r]) - BLOCK * (s - first))
+        if tables.run:  # the run table covering the remaining coins (s − first covered)
+            size = int(run_step(int(counts[r]) - (s - first)))
+        else:
+            size = min(BLOCK, int(counts[r]) - BLOCK * (s - first))
         table = tables.tables[size]
     assert table is not None
     a, j = int(prefix[r]), PRECISION
@@ -746,9 +850,10 @@ def _finish_exact(
     if s < first:
         truebits[r, s] = cell << (BLOCK - size)
         step[r] = s + 1
-    elif tables.run:  # cell k < RUN: k zeros then a one; RUN: RUN zeros
-        covered = s - first + min(cell + 1, RUN)
-        if cell < RUN and covered <= counts[r]:
+    elif tables.run:  # cell k < L: k zeros then a one; L: L zeros (L = RUN_LENGTHS[table])
+        longest = RUN_LENGTHS[size]
+        covered = s - first + min(cell + 1, longest)
+        if cell < longest and covered <= counts[r]:
             out[r, (covered - 1) >> 3] |= 1 << (7 - ((covered - 1) & 7))
         step[r] = first + covered
     else:
@@ -887,8 +992,8 @@ def _run_numpy(
         first = (m + BLOCK - 1) // BLOCK  # the true coins' steps come first
         true = s < first
         qs = s - first  # the q-coins' block (or, by runs, coins covered)
-        if tables.run:
-            size = np.where(true, np.minimum(BLOCK, m - BLOCK * s), 1)
+        if tables.run:  # a run step's table: the shortest run covering the report's remaining coins
+            size = np.where(true, np.minimum(BLOCK, m - BLOCK * s), run_step(np.maximum(n - qs, 1)))
         else:
             size = np.minimum(BLOCK, np.where(true, m - BLOCK * s, n - BLOCK * qs))
         t = np.where(true, BLOCK + size, size)
@@ -909,9 +1014,10 @@ def _run_numpy(
         drawn = go & true
         truebits[live[drawn], s[drawn]] = (cell[drawn] << (BLOCK - size[drawn])).astype(np.uint8)
         rest = go & ~true
-        if tables.run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-            covered = qs + np.minimum(cell + 1, RUN)
-            one = rest & (cell < RUN) & (covered <= n)
+        if tables.run:  # cell k < L: k zeros then a one (if within the report); L: L zeros
+            longest = _RUN_LONGEST[size]
+            covered = qs + np.minimum(cell + 1, longest)
+            one = rest & (cell < longest) & (covered <= n)
             at = covered[one] - 1
             out[live[one], at >> 3] |= (1 << (7 - (at & 7))).astype(np.uint8)
             s = np.where(rest, first + covered, s + drawn)

@@ -15,7 +15,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from ldp.client.onehot import BLOCK, PRECISION, RUN, WINDOW
+from ldp.client.onehot import BLOCK, PRECISION, RUN_LENGTHS, WINDOW
 
 __all__ = ["deposit_kernel", "run_kernel"]
 
@@ -39,15 +39,23 @@ def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
     return p, -1 - low
 
 
+_LONGEST = np.array(RUN_LENGTHS, dtype=np.int64)
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _table_of(s, first, m, run, count):  # pragma: no cover - compiled
-    """(table, block size) of step s: a block of true coins' (BLOCK + size, size), the runs' (1, 1), or a
-    block of q-coins' (size, size); ``first`` steps of true coins (``m`` of them) come first."""
+    """(table, block size) of step s: a block of true coins' (BLOCK + size, size), a run's (t, t: the shortest
+    of RUN_LENGTHS[1 … BLOCK] covering the remaining coins, else the longest), or a block of q-coins' (size,
+    size); ``first`` steps of true coins (``m`` of them) come first."""
     if s < first:
         size = min(BLOCK, m - BLOCK * s)
         return BLOCK + size, size
     if run:
-        return 1, 1
+        remaining = count - (s - first)
+        t = 1
+        while t < BLOCK and _LONGEST[t] < remaining:
+            t += 1
+        return t, t
     size = min(BLOCK, count - BLOCK * (s - first))
     return size, size
 
@@ -58,9 +66,10 @@ def _place(out, truebits, r, s, first, cell, size, run, count):  # pragma: no co
     if s < first:
         truebits[r, s] = cell << (BLOCK - size)
         return s + 1
-    if run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-        covered = s - first + min(cell + 1, RUN)
-        if cell < RUN and covered <= count:
+    if run:  # cell k < L: k zeros then a one (if within the report); L: L zeros (L = RUN_LENGTHS[size])
+        longest = _LONGEST[size]
+        covered = s - first + min(cell + 1, longest)
+        if cell < longest and covered <= count:
             out[r, (covered - 1) >> 3] |= np.uint8(1 << (7 - ((covered - 1) & 7)))
         return first + covered
     out[r, s - first] = cell << (BLOCK - size)
