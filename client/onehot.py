@@ -117,8 +117,11 @@ RUN = 255
 #: remaining coins (or RUN), so it spends no digits on where a one falls past the report's end.
 RUN_LENGTHS = (0, 2, 4, 8, 16, 32, 64, 128, RUN)
 #: Fresh digits of a new row (after the digits a stopped report carries over).
-REFILL_BITS = 8
+REFILL_BITS = 32
 RECYCLE = True
+REFILL_MARGIN = 4
+REFILL_LEAST = 8
+REFILL_MOST = 56
 #: Digits a report's first row holds beyond its expected need.
 ROW_SLACK = 0
 #: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
@@ -370,7 +373,8 @@ def one_hot_coins(
     n = idx.size
     trues = np.ones(n, dtype=np.int64)
     out, truebits, _ = _draw(
-        source, counts, trues, width, p, q, backend, alike=widths is None, runs=one_hot_draws_runs(q),
+        source, counts, trues, width, p, q, backend, slack=ROW_SLACK,
+        alike=widths is None, runs=one_hot_draws_runs(q),
         recycle=RECYCLE,
     )
     if n == 0:
@@ -596,7 +600,12 @@ def _draw(
             if recycle:  # the digits the reports that finished left unread, for the stalled ones' new rows
                 done = active[finished]
                 spare = spare.then(pos[done], end[done] - pos[done])
-            spare = _refill(pool, stalled, pos, end, spare if recycle else _Spare.empty())
+                sizes = _refill_sizes(tables, q, counts, trues, steps, step, stalled)
+            else:
+                sizes = np.full(stalled.size, REFILL_BITS, dtype=np.int64)
+            spare = _refill(pool, stalled, pos, end, spare, sizes, run is not _run_numpy)
+            if not recycle:
+                spare = _Spare.empty()
         active = held[step[held] < steps[held]]
     return out, truebits, run
 
@@ -735,50 +744,87 @@ class _Spare:
         return _Spare(np.concatenate([self.starts, starts[some]]), np.concatenate([self.lengths, lengths[some]]))
 
 
-def _refill(pool: _Pool, stalled: np.ndarray, pos: np.ndarray, end: np.ndarray, spare: _Spare) -> _Spare:
-    """New rows for the reports that stopped: each its unread digits, then REFILL_BITS more; returns what is spare.
+def _refill(
+    pool: _Pool,
+    stalled: np.ndarray,
+    pos: np.ndarray,
+    end: np.ndarray,
+    spare: _Spare,
+    sizes: np.ndarray,
+    compiled: bool = False,
+) -> _Spare:
+    """New rows for the reports that stopped: each its unread digits, then ``sizes`` (≤ 63) more; returns what is spare.
 
     A report stops when its next step may need digits past its row; the
     digits it has not consumed are carried to the head of its new row, so
     every report's steps read one unbroken stream (nothing a step has looked
     at is discarded or read twice, and no step's result depends on where a
-    row ends). The REFILL_BITS digits after them are, in report order, the
-    next of the ``spare`` digits (joined into one stream) while REFILL_BITS
-    of them remain, then parts of fresh words drawn together; the spare
-    digits not taken are returned for the next refill.
+    row ends). The digits after them are, in report order, the next of one
+    stream: the ``spare`` digits, joined in order, then fresh words drawn
+    together (as many as the rows need past the spare digits). The digits
+    of that stream no row took are returned, for the next refill.
     """
     n = stalled.size
     m = end[stalled] - pos[stalled]  # < 64: the carried digits
     carried = _bits_at(pool.words, pos[stalled], m)
-    joined, total = _concatenate(pool.words, spare.starts, spare.lengths)
-    base = 64 * pool.reserve(joined.size)
-    pool.words[base // 64 : base // 64 + joined.size] = joined
-    taken = min(n, total // REFILL_BITS)
-    head = np.empty(n, dtype=np.uint64)
-    head[:taken] = _bits_at(pool.words, base + REFILL_BITS * np.arange(taken, dtype=np.int64), np.full(taken, REFILL_BITS))
-    per_word = 64 // REFILL_BITS
-    fresh = np.asarray(pool.source.words(-(-(n - taken) // per_word)), dtype=np.uint64)
-    shifts = np.uint64(64 - REFILL_BITS) - np.uint64(REFILL_BITS) * np.arange(per_word, dtype=np.uint64)
-    parts = (fresh[:, None] >> shifts[None, :]) & np.uint64((1 << REFILL_BITS) - 1)
-    head[taken:] = parts.ravel()[: n - taken]
+    need = int(sizes.sum())
+    fresh = -(-max(0, need - int(spare.lengths.sum())) // 64)
+    if fresh:
+        first = pool.reserve(fresh)
+        pool.words[first : first + fresh] = pool.source.words(fresh)
+        spare = spare.then(np.array([64 * first]), np.array([64 * fresh]))
+    joined, total = _concatenate(pool.words, spare.starts, spare.lengths, compiled)
+    base = pool.reserve(joined.size)
+    pool.words[base : base + joined.size] = joined
+    head = _bits_at(pool.words, 64 * base + np.cumsum(sizes) - sizes, sizes)
     first = pool.reserve(2 * n)
     rows = first + 2 * np.arange(n, dtype=np.int64)
     pool.words[rows] = carried  # right-aligned: the row starts m digits before the word's end
-    pool.words[rows + 1] = head << np.uint64(64 - REFILL_BITS)
+    pool.words[rows + 1] = head << (64 - sizes).astype(np.uint64)
     pos[stalled] = 64 * rows + 64 - m
-    end[stalled] = 64 * rows + 64 + REFILL_BITS
-    rest = total - REFILL_BITS * taken
-    return _Spare(np.array([base + REFILL_BITS * taken] if rest else [], dtype=np.int64), np.array([rest] if rest else [], dtype=np.int64))
+    end[stalled] = 64 * rows + 64 + sizes
+    rest = total - need
+    return _Spare(np.array([64 * base + need] if rest else [], dtype=np.int64), np.array([rest] if rest else [], dtype=np.int64))
 
 
-def _concatenate(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, int]:
-    """The digits of the segments [starts, starts + lengths) of ``words``, joined in order: (packed words, digits)."""
-    pieces = (lengths + 31) >> 5  # pieces of at most 32 digits
-    count = int(pieces.sum())
+def _refill_sizes(
+    tables: _Tables, q: Fraction, counts: np.ndarray, trues: np.ndarray, steps: np.ndarray, step: np.ndarray, stalled: np.ndarray
+) -> np.ndarray:
+    """Digits a stalled one-hot report's new row takes past its carried ones: the digits its remaining steps read
+    on average, plus REFILL_MARGIN, within REFILL_LEAST … REFILL_MOST (a function of its step, never of digits)."""
+    if tables.run:
+        first = (trues[stalled] + BLOCK - 1) // BLOCK
+        covered = np.maximum(step[stalled] - first, 0)
+        rest = _run_digits(q, int(counts.max()))[counts[stalled] - covered]
+    else:
+        per_step = max(table.mean_digits for table in tables.tables[1 : BLOCK + 1] if table is not None)
+        rest = (steps[stalled] - step[stalled]) * per_step
+    return np.clip(np.ceil(rest).astype(np.int64) + REFILL_MARGIN, REFILL_LEAST, REFILL_MOST)
+
+
+def _concatenate(
+    words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, compiled: bool
+) -> tuple[np.ndarray, int]:
+    """The digits of the segments [starts, starts + lengths) of ``words``, joined in order: (packed words, digits).
+
+    ``compiled``: by the numba kernel's loop (:func:`ldp.client.onehot_kernel.join_kernel`), else by NumPy; the same words.
+    """
     total = int(lengths.sum())
     joined = np.zeros(-(-total // 64) + 1, dtype=np.uint64)
-    if count == 0:
-        return joined[:0], 0
+    if total:
+        if compiled:
+            from ldp.client.onehot_kernel import join_kernel
+
+            join_kernel(words, starts, lengths, joined)
+        else:
+            _join_numpy(words, starts, lengths, joined)
+    return joined[: -(-total // 64)], total
+
+
+def _join_numpy(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, joined: np.ndarray) -> None:
+    """Write the segments' digits, joined in order, into ``joined`` (zeros, a word to spare), in pieces of ≤ 32."""
+    pieces = (lengths + 31) >> 5
+    count = int(pieces.sum())
     segment = np.repeat(np.arange(lengths.size), pieces)
     k = np.arange(count, dtype=np.int64) - np.repeat(np.cumsum(pieces) - pieces, pieces)
     size = np.minimum(32, lengths[segment] - 32 * k)
@@ -789,14 +835,13 @@ def _concatenate(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> 
     inside = over <= 0
     head = np.where(
         inside,
-        value << (np.where(inside, -over, 0)).astype(np.uint64),
-        value >> (np.where(inside, 0, over)).astype(np.uint64),
+        value << np.where(inside, -over, 0).astype(np.uint64),
+        value >> np.where(inside, 0, over).astype(np.uint64),
     )
     first = np.flatnonzero(np.concatenate([[True], index[1:] != index[:-1]]))
     joined[index[first]] = np.add.reduceat(head, first)  # the pieces' digits are disjoint: a sum is their OR
     cross = np.flatnonzero(~inside)
     joined[index[cross] + 1] |= value[cross] << (64 - over[cross]).astype(np.uint64)
-    return joined[: -(-total // 64)], total
 
 
 def _bits_at(words: np.ndarray, pos: np.ndarray, m: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ldp.client.onehot import BLOCK, PRECISION, RUN_LENGTHS, WINDOW
 
-__all__ = ["deposit_kernel", "run_kernel"]
+__all__ = ["deposit_kernel", "join_kernel", "run_kernel"]
 
 _STALLED, _EXACT = 1, 2
 _LANES = 4  # reports stepped in turn: their digit chains are independent, so the CPU overlaps them
@@ -228,6 +228,36 @@ def run_kernel(
         status,
         prefix,
     )
+
+
+@numba.njit(cache=True, nogil=True)
+def _join(words, starts, lengths, joined):  # pragma: no cover - compiled
+    """Append the digits of each segment [starts[i], starts[i] + lengths[i]) of ``words`` to ``joined``, in order."""
+    at = np.int64(0)
+    for i in range(starts.size):
+        p, left = starts[i], lengths[i]
+        while left > 0:
+            size = min(left, np.int64(32))
+            index, offset = p >> 6, np.uint64(p & 63)
+            word = words[index] << offset
+            if offset > 0:
+                word |= words[index + 1] >> (np.uint64(64) - offset)
+            value = word >> np.uint64(64 - size)  # the next ``size`` digits, right-aligned
+            to, bit = at >> 6, at & 63
+            over = bit + size - 64
+            if over <= 0:
+                joined[to] |= value << np.uint64(-over)
+            else:
+                joined[to] |= value >> np.uint64(over)
+                joined[to + 1] |= value << np.uint64(64 - over)
+            p += size
+            at += size
+            left -= size
+
+
+def join_kernel(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, joined: np.ndarray) -> None:
+    """The compiled twin of :func:`ldp.client.onehot._join_numpy`: the segments' digits into ``joined`` (zeros)."""
+    _join(words, starts, lengths, joined)
 
 
 #: The highest set bit of each byte (0 for 0).
