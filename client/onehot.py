@@ -118,10 +118,11 @@ RUN = 255
 RUN_LENGTHS = (0, 2, 4, 8, 16, 32, 64, 128, RUN)
 #: Fresh digits of a new row (after the digits a stopped report carries over).
 REFILL_BITS = 32
-RECYCLE = True
 REFILL_MARGIN = 4
 REFILL_LEAST = 8
-REFILL_MOST = 56
+CHAIN_DIGITS = 512
+CHAIN_MOST = 64
+CHAINED = True
 #: Digits a report's first row holds beyond its expected need.
 ROW_SLACK = 0
 #: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
@@ -375,7 +376,7 @@ def one_hot_coins(
     out, truebits, _ = _draw(
         source, counts, trues, width, p, q, backend, slack=ROW_SLACK,
         alike=widths is None, runs=one_hot_draws_runs(q),
-        recycle=RECYCLE,
+        chained=CHAINED,
     )
     if n == 0:
         return out
@@ -555,12 +556,15 @@ def _draw(
     slack: int = ROW_SLACK,
     alike: bool = False,
     runs: bool | None = None,
-    recycle: bool = False,
+    chained: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
 
     ``alike``: every report has the same counts (the caller knows; the rows and steps are then computed once).
     ``runs``: draw the q-coins by runs (True) or blocks (False); by default as :func:`draws_runs` says.
+    ``chained``: consecutive reports share one stream (:func:`_chain_length` of them; a report starts where the
+    one before it stopped) and a stalled report's new row holds about what its chain still needs; else each
+    report reads its own stream and a new row holds REFILL_BITS more digits.
     Returns the packed q-coins (n, ⌈width/8⌉), the packed true coins
     (n, ⌈max trues/8⌉, at least 1 column) and the backend that drew them.
     """
@@ -573,41 +577,72 @@ def _draw(
     sizes = _block_sizes(None if alike or counts.min() == width else counts, width)
     true_sizes = _block_sizes(trues[:1] if alike else trues, 0)
     tables = _tables(p, q, sizes, true_sizes, draws_runs(q) if runs is None else runs)
-    if alike:  # the first report's, for all (the same arithmetic; rows of one length end at its multiples)
+    if alike:  # the first report's, for all
         steps = np.broadcast_to(_steps(counts[:1], trues[:1], tables)[0], (n,))
-        row = int(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])
-        end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
-        pos = end - row
+        need = np.broadcast_to(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, 0), (n,))
     else:
         steps = _steps(counts, trues, tables)
-        row_bits = _row_bits(counts, trues, tables, q, sizes, true_sizes, slack)
-        end = np.cumsum(row_bits)
-        pos = end - row_bits
+        need = _row_bits(counts, trues, tables, q, sizes, true_sizes, 0)
+    length = _chain_length(float(need.mean())) if chained else 1
+    heads = np.arange(0, n, length, dtype=np.int64)
+    rows = np.add.reduceat(need, heads) + slack if length > 1 else np.maximum(0, need + slack)
+    end = np.repeat(np.cumsum(rows), length)[:n] if length > 1 else np.cumsum(rows)
+    pos = end - np.repeat(rows, length)[:n] if length > 1 else end - rows
+    follow = np.where(np.arange(1, n + 1) % length == 0, -1, np.arange(1, n + 1))
+    follow[-1] = -1
+    after = _chain_after(need, length) if chained else None
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
     step = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int8)
     prefix = np.zeros(n, dtype=np.int64)
-    active = np.arange(n, dtype=np.int64)
-    spare = _Spare.empty()
+    active = heads.copy()
+    compiled = run is not _run_numpy
     while active.size:
-        run(pool.words, active, pos, end, step, counts, trues, tables, out, truebits, status, prefix)
-        finished = status[active] == _DONE
-        held = active[~finished]
+        run(pool.words, active, pos, end, step, counts, trues, tables, out, truebits, status, prefix, follow)
+        held = active[status[active] != _DONE]  # each chain's report that stopped (the run left it in active)
         for r in held[status[held] == _EXACT].tolist():
             _finish_exact(pool, tables, r, pos, end, step, counts, trues, out, truebits, prefix)
         stalled = held[status[held] == _STALLED]
         if stalled.size:
-            if recycle:  # the digits the reports that finished left unread, for the stalled ones' new rows
-                done = active[finished]
-                spare = spare.then(pos[done], end[done] - pos[done])
-                sizes = _refill_sizes(tables, q, counts, trues, steps, step, stalled)
+            if after is None:
+                more = np.full(stalled.size, REFILL_BITS, dtype=np.int64)
             else:
-                sizes = np.full(stalled.size, REFILL_BITS, dtype=np.int64)
-            spare = _refill(pool, stalled, pos, end, spare, sizes, run is not _run_numpy)
-            if not recycle:
-                spare = _Spare.empty()
+                more = _refill_sizes(tables, q, counts, trues, steps, step, stalled, after)
+            _refill(pool, stalled, pos, end, more, compiled)
+        held = _next_in_chain(held, step, steps, pos, end, follow)
         active = held[step[held] < steps[held]]
+    if np.any(step < steps):  # every chain runs to its end (a backend that left one would return zeros)
+        raise AssertionError("one-hot coins: a report was left undrawn")
     return out, truebits, run
+
+
+def _next_in_chain(
+    held: np.ndarray, step: np.ndarray, steps: Any, pos: np.ndarray, end: np.ndarray, follow: np.ndarray
+) -> np.ndarray:
+    """``held`` with each report that is done (a block the exact cuts settled was its last) replaced by the
+    next of its chain, which starts where it stopped (its row ending where that report's ends)."""
+    done = held[(step[held] >= steps[held]) & (follow[held] >= 0)]
+    if done.size == 0:
+        return held
+    held = held.copy()
+    where = np.searchsorted(held, done)
+    nxt = follow[done]
+    pos[nxt], end[nxt] = pos[done], end[done]
+    held[where] = nxt
+    return held
+
+
+def _chain_length(need: float) -> int:
+    """Reports per chain: enough that a chain's expected digits reach CHAIN_DIGITS, at most CHAIN_MOST."""
+    return int(min(CHAIN_MOST, max(1, CHAIN_DIGITS // max(need, 1.0))))
+
+
+def _chain_after(need: np.ndarray, length: int) -> np.ndarray:
+    """For each report, the expected digits of the reports after it in its chain (int64)."""
+    n = need.size
+    total = np.concatenate([[0], np.cumsum(need)])
+    last = np.minimum((np.arange(n) // length + 1) * length, n)  # one past the chain's last report
+    return (total[last] - total[np.arange(1, n + 1)]).astype(np.int64)
 
 
 def _positions(
@@ -721,77 +756,45 @@ class _Pool:
         return first
 
 
-@dataclass(frozen=True)
-class _Spare:
-    """Digits no step has read, waiting for a stalled report's new row: segments of the pool, in order.
-
-    A report that finished left the end of its row unread (its last step's
-    digits were decided by the digits before them, the stopping rule by the
-    digits read), so those digits are still uniform and independent of every
-    coin drawn: a later row may take them instead of fresh ones.
-    """
-
-    starts: np.ndarray  # int64 bit positions in the pool's words
-    lengths: np.ndarray  # int64 digits
-
-    @staticmethod
-    def empty() -> _Spare:
-        return _Spare(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
-
-    def then(self, starts: np.ndarray, lengths: np.ndarray) -> _Spare:
-        """These segments followed by ``starts``/``lengths`` (the empty ones dropped)."""
-        some = lengths > 0
-        return _Spare(np.concatenate([self.starts, starts[some]]), np.concatenate([self.lengths, lengths[some]]))
-
-
 def _refill(
-    pool: _Pool,
-    stalled: np.ndarray,
-    pos: np.ndarray,
-    end: np.ndarray,
-    spare: _Spare,
-    sizes: np.ndarray,
-    compiled: bool = False,
-) -> _Spare:
-    """New rows for the reports that stopped: each its unread digits, then ``sizes`` (≤ 63) more; returns what is spare.
+    pool: _Pool, stalled: np.ndarray, pos: np.ndarray, end: np.ndarray, more: np.ndarray, compiled: bool
+) -> None:
+    """New rows for the reports that stopped: each its unread digits, then ``more`` fresh digits.
 
     A report stops when its next step may need digits past its row; the
     digits it has not consumed are carried to the head of its new row, so
     every report's steps read one unbroken stream (nothing a step has looked
     at is discarded or read twice, and no step's result depends on where a
-    row ends). The digits after them are, in report order, the next of one
-    stream: the ``spare`` digits, joined in order, then fresh words drawn
-    together (as many as the rows need past the spare digits). The digits
-    of that stream no row took are returned, for the next refill.
+    row ends). The fresh digits are, in report order, the next ``more`` of
+    words drawn together; the new rows are those digits joined, one after
+    another, past the pool's last word.
     """
-    n = stalled.size
-    m = end[stalled] - pos[stalled]  # < 64: the carried digits
-    carried = _bits_at(pool.words, pos[stalled], m)
-    need = int(sizes.sum())
-    fresh = -(-max(0, need - int(spare.lengths.sum())) // 64)
-    if fresh:
-        first = pool.reserve(fresh)
-        pool.words[first : first + fresh] = pool.source.words(fresh)
-        spare = spare.then(np.array([64 * first]), np.array([64 * fresh]))
-    joined, total = _concatenate(pool.words, spare.starts, spare.lengths, compiled)
+    m = end[stalled] - pos[stalled]  # the carried digits
+    total = int(more.sum())
+    words = -(-total // 64)
+    first = pool.reserve(words)
+    pool.words[first : first + words] = pool.source.words(words)
+    starts = np.stack([pos[stalled], 64 * first + np.cumsum(more) - more], axis=1).ravel()
+    joined, bits = _concatenate(pool.words, starts, np.stack([m, more], axis=1).ravel(), compiled)
     base = pool.reserve(joined.size)
     pool.words[base : base + joined.size] = joined
-    head = _bits_at(pool.words, 64 * base + np.cumsum(sizes) - sizes, sizes)
-    first = pool.reserve(2 * n)
-    rows = first + 2 * np.arange(n, dtype=np.int64)
-    pool.words[rows] = carried  # right-aligned: the row starts m digits before the word's end
-    pool.words[rows + 1] = head << (64 - sizes).astype(np.uint64)
-    pos[stalled] = 64 * rows + 64 - m
-    end[stalled] = 64 * rows + 64 + sizes
-    rest = total - need
-    return _Spare(np.array([64 * base + need] if rest else [], dtype=np.int64), np.array([rest] if rest else [], dtype=np.int64))
+    row = m + more
+    end[stalled] = 64 * base + np.cumsum(row)
+    pos[stalled] = end[stalled] - row
 
 
 def _refill_sizes(
-    tables: _Tables, q: Fraction, counts: np.ndarray, trues: np.ndarray, steps: np.ndarray, step: np.ndarray, stalled: np.ndarray
+    tables: _Tables,
+    q: Fraction,
+    counts: np.ndarray,
+    trues: np.ndarray,
+    steps: Any,
+    step: np.ndarray,
+    stalled: np.ndarray,
+    after: np.ndarray,
 ) -> np.ndarray:
-    """Digits a stalled one-hot report's new row takes past its carried ones: the digits its remaining steps read
-    on average, plus REFILL_MARGIN, within REFILL_LEAST … REFILL_MOST (a function of its step, never of digits)."""
+    """Fresh digits of a stalled report's new row in a chain: the expected digits of its remaining steps and of
+    the chain's later reports (``after``), plus REFILL_MARGIN, at least REFILL_LEAST (from steps, never digits)."""
     if tables.run:
         first = (trues[stalled] + BLOCK - 1) // BLOCK
         covered = np.maximum(step[stalled] - first, 0)
@@ -799,7 +802,7 @@ def _refill_sizes(
     else:
         per_step = max(table.mean_digits for table in tables.tables[1 : BLOCK + 1] if table is not None)
         rest = (steps[stalled] - step[stalled]) * per_step
-    return np.clip(np.ceil(rest).astype(np.int64) + REFILL_MARGIN, REFILL_LEAST, REFILL_MOST)
+    return np.maximum(np.ceil(rest).astype(np.int64) + after[stalled] + REFILL_MARGIN, REFILL_LEAST)
 
 
 def _concatenate(
@@ -1023,15 +1026,20 @@ def _run_numpy(
     truebits: np.ndarray,
     status: np.ndarray,
     prefix: np.ndarray,
+    follow: np.ndarray,
 ) -> None:
     """One pass of the NumPy backend: every report of ``active`` advances until done, stalled or exact.
 
     One step of every live report per round, on compact copies of their
-    state (written back as reports leave the pass).
+    state (written back as reports leave the pass). A report that is done
+    hands its place to the next of its chain (``follow``), which starts
+    where it stopped, in the same row; ``active`` is left holding each
+    chain's last report run.
     """
     status[active] = _DONE
     steps = _steps(counts, trues, tables)
-    live = active[step[active] < steps[active]]
+    slot = np.flatnonzero(step[active] < steps[active])  # (chains: a report starts at step 0 < its steps)
+    live = active[slot]
     p, s, e, n, stop, m = pos[live], step[live], end[live], counts[live], steps[live], trues[live]
     while live.size:
         first = (m + BLOCK - 1) // BLOCK  # the true coins' steps come first
@@ -1069,12 +1077,21 @@ def _run_numpy(
         else:
             out[live[rest], qs[rest]] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
             s = s + go
-        leave |= s >= stop
+        done = s >= stop
+        leave |= done
         if leave.any():
             gone = live[leave]
             pos[gone], step[gone], status[gone] = p[leave], s[leave], state[leave]
+            handed = np.flatnonzero(done & (state == _DONE) & (follow[live] >= 0))
+            if handed.size:  # the next report of each finished one's chain, from where it stopped
+                nxt = follow[live[handed]]
+                live[handed], s[handed], n[handed], stop[handed], m[handed] = (
+                    nxt, step[nxt], counts[nxt], steps[nxt], trues[nxt]
+                )
+                end[nxt], status[nxt], active[slot[handed]] = e[handed], _DONE, nxt
+                leave[handed] = False
             keep = ~leave
-            live, p, s, e, n, stop, m = (x[keep] for x in (live, p, s, e, n, stop, m))
+            live, p, s, e, n, stop, m, slot = (x[keep] for x in (live, p, s, e, n, stop, m, slot))
 
 
 def _slow_numpy(

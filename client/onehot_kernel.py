@@ -76,6 +76,18 @@ def _place(out, truebits, r, s, first, cell, size, run, count):  # pragma: no co
     return s + 1
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _load(g, r, s, lane_s, lane_first, lane_o, lane_stop, lane_full, lane_fast, trues, counts, run, columns):  # pragma: no cover - compiled
+    """Lane g takes report r at step s (its position and row end are the caller's)."""
+    first = (trues[r] + BLOCK - 1) // BLOCK
+    lane_s[g] = s
+    lane_first[g] = first
+    lane_o[g] = r * columns - first
+    lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
+    lane_full[g] = first + (0 if run else counts[r] // BLOCK)  # steps first … full − 1: full q-blocks
+    lane_fast[g] = lane_full[g] if first <= s < lane_full[g] else 0
+
+
 @numba.njit(cache=True, nogil=True)
 def _kernel(
     words,
@@ -94,6 +106,7 @@ def _kernel(
     truebits,
     status,
     prefix,
+    follow,
 ):  # pragma: no cover - compiled
     """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains).
 
@@ -101,6 +114,9 @@ def _kernel(
     window settles within its row, in turn, until none can; then each lane
     still running takes one general step (true coins, a last q-block, a run,
     an open block, or a stop at the row's end), and the fast rounds again.
+    A lane whose report is done goes on with the next report of its chain
+    (``follow``, −1 for none) where it stopped, in the same row; ``active``
+    is left holding each chain's last report run.
     """
     lane_r = np.zeros(_LANES, dtype=np.int64)
     lane_p = np.zeros(_LANES, dtype=np.int64)
@@ -118,13 +134,8 @@ def _kernel(
         group = min(_LANES, active.size - base)
         for g in range(group):
             r = active[base + g]
-            lane_r[g], lane_p[g], lane_s[g], lane_e[g] = r, pos[r], step[r], end[r]
-            first = (trues[r] + BLOCK - 1) // BLOCK
-            lane_first[g] = first
-            lane_o[g] = r * columns - first
-            lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
-            lane_full[g] = first + (0 if run else counts[r] // BLOCK)  # steps first … full − 1: full q-blocks
-            lane_fast[g] = lane_full[g] if first <= step[r] < lane_full[g] else 0
+            lane_r[g], lane_p[g], lane_e[g] = r, pos[r], end[r]
+            _load(g, r, step[r], lane_s, lane_first, lane_o, lane_stop, lane_full, lane_fast, trues, counts, run, columns)
             status[r] = 0
         running = group
         while running:
@@ -163,6 +174,13 @@ def _kernel(
             for g in range(group):  # one general step of each lane still running
                 s = lane_s[g]
                 if s >= lane_stop[g]:
+                    r = lane_r[g]
+                    if status[r] == 0 and follow[r] >= 0:  # done: the next report of the chain, from here
+                        pos[r], step[r] = lane_p[g], s
+                        r = follow[r]
+                        lane_r[g], end[r], status[r], active[base + g] = r, lane_e[g], 0, r
+                        _load(g, r, step[r], lane_s, lane_first, lane_o, lane_stop, lane_full, lane_fast, trues, counts, run, columns)
+                        running += 1
                     continue
                 r, p, e, first = lane_r[g], lane_p[g], lane_e[g], lane_first[g]
                 index = p >> 6  # the WINDOW digits from p on
@@ -191,6 +209,8 @@ def _kernel(
                 if s < lane_stop[g]:
                     running += 1
                     lane_fast[g] = lane_full[g] if first <= s else 0
+                elif follow[r] >= 0:  # done: the next round hands the lane to the next report of the chain
+                    running += 1
         for g in range(group):
             pos[lane_r[g]], step[lane_r[g]] = lane_p[g], lane_s[g]
 
@@ -208,6 +228,7 @@ def run_kernel(
     truebits: np.ndarray,
     status: np.ndarray,
     prefix: np.ndarray,
+    follow: np.ndarray,
 ) -> None:
     """One pass of the compiled backend (the signature of :func:`ldp.client.onehot._run_numpy`)."""
     _kernel(
@@ -227,6 +248,7 @@ def run_kernel(
         truebits,
         status,
         prefix,
+        follow,
     )
 
 
