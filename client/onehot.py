@@ -116,6 +116,9 @@ RUN = 255
 #: The longest runs of run tables 1 to 8 (index 0 unused): a run step takes the shortest that covers the report's
 #: remaining coins (or RUN), so it spends no digits on where a one falls past the report's end.
 RUN_LENGTHS = (0, 2, 4, 8, 16, 32, 64, 128, RUN)
+#: Reports of more coins take runs of RUN only (their few last runs gain little, and the further tables cost
+#: the kernel ~10 % at d = 1,024).
+SHORT_RUNS_MOST = 256
 #: Fresh digits of a new row (after the digits a stopped report carries over).
 REFILL_BITS = 32
 REFILL_MARGIN = 4
@@ -123,6 +126,7 @@ REFILL_LEAST = 8
 CHAIN_DIGITS = 512
 CHAIN_MOST = 64
 CHAINED = True
+CHAIN_SLACK = 0
 #: Digits a report's first row holds beyond its expected need.
 ROW_SLACK = 0
 #: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
@@ -289,10 +293,11 @@ def coin_entropy(q: Fraction) -> float:
     return 0.0 if x in (0.0, 1.0) else -x * math.log2(x) - (1 - x) * math.log2(1 - x)
 
 
-def run_step(remaining: Any) -> Any:
-    """The run table (1 to 8) of a run step with ``remaining`` (≥ 1) q-coins of its report left to cover: the
-    shortest of :data:`RUN_LENGTHS` that covers them, else the longest (an int, or an int64 array)."""
-    return np.searchsorted(_RUN_BOUNDS, remaining, side="left") + 1
+def run_step(remaining: Any, coins: Any) -> Any:
+    """The run table (1 to 8) of a run step with ``remaining`` (≥ 1) of its report's ``coins`` q-coins left to
+    cover: in a report of at most :data:`SHORT_RUNS_MOST` coins the shortest of :data:`RUN_LENGTHS` that covers
+    them, else the longest (ints, or int64 arrays)."""
+    return np.where(np.asarray(coins) > SHORT_RUNS_MOST, BLOCK, np.searchsorted(_RUN_BOUNDS, remaining, side="left") + 1)
 
 
 _RUN_BOUNDS = np.array(RUN_LENGTHS[1:BLOCK], dtype=np.int64)
@@ -584,6 +589,8 @@ def _draw(
         steps = _steps(counts, trues, tables)
         need = _row_bits(counts, trues, tables, q, sizes, true_sizes, 0)
     length = _chain_length(float(need.mean())) if chained else 1
+    if length > 1:  # (a report alone in its chain keeps ``slack``)
+        slack = CHAIN_SLACK
     heads = np.arange(0, n, length, dtype=np.int64)
     rows = np.add.reduceat(need, heads) + slack if length > 1 else np.maximum(0, need + slack)
     end = np.repeat(np.cumsum(rows), length)[:n] if length > 1 else np.cumsum(rows)
@@ -699,7 +706,7 @@ def _row_bits(
         true_bits += per_block * ((values // BLOCK) if t == BLOCK else (values % BLOCK == t))
     mean_bits = true_bits[trues]
     if tables.run:
-        mean_bits += _run_digits(q, int(counts.max(initial=0)))[counts]
+        mean_bits += _runs_digits(q, counts, counts)
     else:
         tail = counts % BLOCK
         for t in sorted(sizes):
@@ -708,15 +715,25 @@ def _row_bits(
     return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + slack)
 
 
+def _runs_digits(q: Fraction, remaining: np.ndarray, coins: np.ndarray) -> np.ndarray:
+    """The expected digits runs read to cover ``remaining`` of a report's ``coins`` q-coins (float64)."""
+    short = coins <= SHORT_RUNS_MOST
+    most = int(remaining.max(initial=0))
+    if short.all():
+        return _run_digits(q, most, True)[remaining]
+    return np.where(short, _run_digits(q, min(most, SHORT_RUNS_MOST), True)[np.minimum(remaining, SHORT_RUNS_MOST)], _run_digits(q, most, False)[remaining])
+
+
 @lru_cache(maxsize=16)
-def _run_digits(q: Fraction, most: int) -> np.ndarray:
-    """The expected digits runs read to cover c q-coins, for c = 0 … ``most`` (float64; rows are sized by it)."""
+def _run_digits(q: Fraction, most: int, short: bool) -> np.ndarray:
+    """The expected digits runs read to cover c q-coins, for c = 0 … ``most``, in a report of at most
+    :data:`SHORT_RUNS_MOST` coins (``short``: the shorter runs) or more (float64; rows are sized by it)."""
     x = float(q)
     expected = np.zeros(most + 1)
     masses = {t: x * (1 - x) ** np.arange(RUN_LENGTHS[t]) for t in range(1, BLOCK + 1)}
     digits = {t: run_table(q, RUN_LENGTHS[t]).mean_digits for t in range(1, BLOCK + 1)}
     for c in range(1, most + 1):  # k zeros then a one leave c − k − 1 coins; L zeros (no one), c − L
-        t = int(run_step(c))
+        t = int(run_step(c, 1 if short else SHORT_RUNS_MOST + 1))
         longest = RUN_LENGTHS[t]
         k = min(c, longest)
         expected[c] = digits[t] + masses[t][:k] @ expected[c - k : c][::-1]
@@ -798,7 +815,7 @@ def _refill_sizes(
     if tables.run:
         first = (trues[stalled] + BLOCK - 1) // BLOCK
         covered = np.maximum(step[stalled] - first, 0)
-        rest = _run_digits(q, int(counts.max()))[counts[stalled] - covered]
+        rest = _runs_digits(q, counts[stalled] - covered, counts[stalled])
     else:
         per_step = max(table.mean_digits for table in tables.tables[1 : BLOCK + 1] if table is not None)
         rest = (steps[stalled] - step[stalled]) * per_step
@@ -878,7 +895,7 @@ def _finish_exact(
         table = tables.tables[BLOCK + size]
     else:
         if tables.run:  # the run table covering the remaining coins (s − first covered)
-            size = int(run_step(int(counts[r]) - (s - first)))
+            size = int(run_step(int(counts[r]) - (s - first), int(counts[r])))
         else:
             size = min(BLOCK, int(counts[r]) - BLOCK * (s - first))
         table = tables.tables[size]
@@ -1046,7 +1063,7 @@ def _run_numpy(
         true = s < first
         qs = s - first  # the q-coins' block (or, by runs, coins covered)
         if tables.run:  # a run step's table: the shortest run covering the report's remaining coins
-            size = np.where(true, np.minimum(BLOCK, m - BLOCK * s), run_step(np.maximum(n - qs, 1)))
+            size = np.where(true, np.minimum(BLOCK, m - BLOCK * s), run_step(np.maximum(n - qs, 1), n))
         else:
             size = np.minimum(BLOCK, np.where(true, m - BLOCK * s, n - BLOCK * qs))
         t = np.where(true, BLOCK + size, size)

@@ -15,7 +15,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from ldp.client.onehot import BLOCK, PRECISION, RUN_LENGTHS, WINDOW
+from ldp.client.onehot import BLOCK, PRECISION, RUN_LENGTHS, SHORT_RUNS_MOST, WINDOW, run_step
 
 __all__ = ["deposit_kernel", "join_kernel", "run_kernel"]
 
@@ -40,6 +40,7 @@ def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
 
 
 _LONGEST = np.array(RUN_LENGTHS, dtype=np.int64)
+_RUN_STEP = run_step(np.arange(SHORT_RUNS_MOST + 1, dtype=np.int64), 1)  # the run table of each count of remaining coins
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -51,10 +52,7 @@ def _table_of(s, first, m, run, count):  # pragma: no cover - compiled
         size = min(BLOCK, m - BLOCK * s)
         return BLOCK + size, size
     if run:
-        remaining = count - (s - first)
-        t = 1
-        while t < BLOCK and _LONGEST[t] < remaining:
-            t += 1
+        t = BLOCK if count > SHORT_RUNS_MOST else _RUN_STEP[count - (s - first)]
         return t, t
     size = min(BLOCK, count - BLOCK * (s - first))
     return size, size
@@ -74,18 +72,6 @@ def _place(out, truebits, r, s, first, cell, size, run, count):  # pragma: no co
         return first + covered
     out[r, s - first] = cell << (BLOCK - size)
     return s + 1
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _load(g, r, s, lane_s, lane_first, lane_o, lane_stop, lane_full, lane_fast, trues, counts, run, columns):  # pragma: no cover - compiled
-    """Lane g takes report r at step s (its position and row end are the caller's)."""
-    first = (trues[r] + BLOCK - 1) // BLOCK
-    lane_s[g] = s
-    lane_first[g] = first
-    lane_o[g] = r * columns - first
-    lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
-    lane_full[g] = first + (0 if run else counts[r] // BLOCK)  # steps first … full − 1: full q-blocks
-    lane_fast[g] = lane_full[g] if first <= s < lane_full[g] else 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -114,9 +100,6 @@ def _kernel(
     window settles within its row, in turn, until none can; then each lane
     still running takes one general step (true coins, a last q-block, a run,
     an open block, or a stop at the row's end), and the fast rounds again.
-    A lane whose report is done goes on with the next report of its chain
-    (``follow``, −1 for none) where it stopped, in the same row; ``active``
-    is left holding each chain's last report run.
     """
     lane_r = np.zeros(_LANES, dtype=np.int64)
     lane_p = np.zeros(_LANES, dtype=np.int64)
@@ -134,8 +117,13 @@ def _kernel(
         group = min(_LANES, active.size - base)
         for g in range(group):
             r = active[base + g]
-            lane_r[g], lane_p[g], lane_e[g] = r, pos[r], end[r]
-            _load(g, r, step[r], lane_s, lane_first, lane_o, lane_stop, lane_full, lane_fast, trues, counts, run, columns)
+            lane_r[g], lane_p[g], lane_s[g], lane_e[g] = r, pos[r], step[r], end[r]
+            first = (trues[r] + BLOCK - 1) // BLOCK
+            lane_first[g] = first
+            lane_o[g] = r * columns - first
+            lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
+            lane_full[g] = first + (0 if run else counts[r] // BLOCK)  # steps first … full − 1: full q-blocks
+            lane_fast[g] = lane_full[g] if first <= step[r] < lane_full[g] else 0
             status[r] = 0
         running = group
         while running:
@@ -179,7 +167,11 @@ def _kernel(
                         pos[r], step[r] = lane_p[g], s
                         r = follow[r]
                         lane_r[g], end[r], status[r], active[base + g] = r, lane_e[g], 0, r
-                        _load(g, r, step[r], lane_s, lane_first, lane_o, lane_stop, lane_full, lane_fast, trues, counts, run, columns)
+                        first = (trues[r] + BLOCK - 1) // BLOCK
+                        lane_s[g], lane_first[g], lane_o[g] = step[r], first, r * columns - first
+                        lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
+                        lane_full[g] = first + (0 if run else counts[r] // BLOCK)
+                        lane_fast[g] = lane_full[g] if first <= step[r] < lane_full[g] else 0
                         running += 1
                     continue
                 r, p, e, first = lane_r[g], lane_p[g], lane_e[g], lane_first[g]
