@@ -23,9 +23,8 @@ and ``benchmarks/bench_rappor_coins.py`` compares the two):
    (coin i = bit t−1−i of j, so j is the packed byte) with probability
    q^|j| (1−q)^(t−|j|); or **runs**, for sparse coins (small q) where they
    read fewer digits per coin and blocks would read too many (more than
-   :data:`ONE_HOT_BLOCKS_ENTROPY` × the entropy for :func:`one_hot_coins`,
-   more than :data:`PLAIN_RUNS_GAIN` × the runs' for :func:`plain_coins`:
-   the kernel steps blocks several times faster): a step draws k < 255
+   :data:`BLOCKS_ENTROPY` × the entropy, :func:`draws_runs`: the kernel
+   steps blocks several times faster): a step draws k < 255
    zeros then a one (probability (1−q)^k q) or 255 zeros ((1−q)^255),
    until the report's coins are covered (a one past them is dropped).
 3. A step is drawn by inversion: the unit interval is cut at the exact
@@ -89,15 +88,13 @@ __all__ = [
     "KERNEL_AFTER",
     "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
-    "ONE_HOT_BLOCKS_ENTROPY",
-    "PLAIN_RUNS_GAIN",
+    "BLOCKS_ENTROPY",
     "PRECISION",
     "SECURE_BATCH",
     "coin_entropy",
     "draws_runs",
     "marked_coins",
     "one_hot_coins",
-    "one_hot_draws_runs",
     "pattern_table",
     "plain_coins",
     "run_table",
@@ -126,25 +123,22 @@ REFILL_LEAST = 8
 CHAIN_DIGITS = 512
 CHAIN_MOST = 64
 CHAINED = True
-CHAIN_SLACK = 0
 #: Digits a report's first row holds beyond its expected need.
 ROW_SLACK = 0
 #: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
 #: kernel pass where ROW_SLACK = 0 takes two (about 40 % of the reports stop at their row's end).
 MARKED_SLACK = 16
-#: :func:`plain_coins` draws by runs only where they read fewer digits than blocks by more than this factor:
-#: runs take the kernel's general steps, about 3.5× the CPU of blocks per 128 coins at q = 1/16 or 3/32,
-#: where blocks read 1.12× or 1.07× the runs' digits (1.5× the entropy); at q = 1/32, 1.41× (runs kept).
-PLAIN_RUNS_GAIN = 1.25
-#: :func:`one_hot_coins` draws by blocks unless they read more than this many times the q-coins' entropy h(q)
-#: per coin (then by runs, 1.25–1.5× h(q)), so the q-coins read under 2× their entropy either way (a report's
-#: true coin and the unread end of its row aside: at d = 64 and small q those dominate). On the compiled kernel
-#: (d = 1,024, CPU time per coin, benchmarks/bench_onehot_coins.py) one_hot_coins takes 0.5 to 0.9 ns per coin
-#: by blocks at every q from 3/8 down to 1/256, by runs 1.1 to 11 ns from q = 1/32 to 3/8 (one general step per
-#: symbol): runs are the faster only below q ≈ 0.01, where blocks read over 4× h(q). Blocks stay under this
-#: bound down to q ≈ 0.04 (the longitudinal OUE at ε = 2: q = 0.048, blocks 1.66× h(q)); at q = 1/32 they
-#: read 1.82× h(q) and OUE at ε = 4 (q = 0.018) 2.6×: runs.
-ONE_HOT_BLOCKS_ENTROPY = 1.75
+#: Blocks or runs, one rule for every caller (:func:`draws_runs`): q-coins are drawn by blocks unless blocks would
+#: read more than this many times the q-coins' entropy h(q) per coin and runs fewer (then by runs, 1.25–1.5×
+#: h(q)), so the q-coins read under 2× their entropy either way. On the compiled kernel (d = 1,024, CPU time per
+#: coin, benchmarks/bench_onehot_coins.py) blocks take 0.41–0.47 ns a coin at every q from 3/8 down to 1/256 (one
+#: table step per 8 coins), runs 1.1 to 11 ns from q = 1/32 to 3/8 (one general step per symbol): runs are the
+#: faster only below q ≈ 0.01, where blocks read over 4× h(q). Blocks stay under this bound down to q ≈ 0.035
+#: (the longitudinal OUE at ε = 2: q = 0.048, blocks 1.66× h(q)); at q = 1/32 they read 1.82× h(q) and OUE at
+#: ε = 4 (q = 0.018) 2.6×: runs. (RAPPOR's :func:`plain_coins` took runs wherever they read 1.25× fewer
+#: digits, :func:`marked_coins` wherever fewer: the former rules chose runs at some q in 0.033–0.046, and
+#: marked_coins up to q ≈ 0.118, where blocks read 1.36–1.74× h(q) at about a third of the runs' CPU.)
+BLOCKS_ENTROPY = 1.75
 #: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
 NUMBA_THRESHOLD = 4096
 #: When the secure batch path draws one-hot coins here (:func:`serves_secure_batch`): ``"auto"``, where
@@ -272,19 +266,13 @@ class _Tables:
     run: bool
 
 
-def draws_runs(q: Fraction, gain: float = 1.0) -> bool:
-    """Whether q-coins are drawn by runs: when runs read fewer digits per coin than blocks of 8, by more than a
-    factor ``gain`` (1: the fewer digits; :data:`PLAIN_RUNS_GAIN` for :func:`plain_coins`)."""
-    blocks, runs = _digits_per_coin(Fraction(q))
-    return runs * gain < blocks
-
-
-def one_hot_draws_runs(q: Fraction) -> bool:
-    """Whether :func:`one_hot_coins` draws its q-coins by runs: where blocks of 8 would read more than
-    :data:`ONE_HOT_BLOCKS_ENTROPY` × h(q) digits per coin and runs fewer (blocks take less CPU down to q ≈ 0.01)."""
+def draws_runs(q: Fraction) -> bool:
+    """Whether q-coins are drawn by runs (:func:`one_hot_coins`, :func:`plain_coins`, :func:`marked_coins` alike):
+    where blocks of 8 would read more than :data:`BLOCKS_ENTROPY` × h(q) digits per coin and runs fewer (blocks
+    take less CPU down to q ≈ 0.01)."""
     q = Fraction(q)
     blocks, runs = _digits_per_coin(q)
-    return runs < blocks and blocks > ONE_HOT_BLOCKS_ENTROPY * coin_entropy(q)
+    return runs < blocks and blocks > BLOCKS_ENTROPY * coin_entropy(q)
 
 
 def coin_entropy(q: Fraction) -> float:
@@ -380,7 +368,7 @@ def one_hot_coins(
     trues = np.ones(n, dtype=np.int64)
     out, truebits, _ = _draw(
         source, counts, trues, width, p, q, backend, slack=ROW_SLACK,
-        alike=widths is None, runs=one_hot_draws_runs(q),
+        alike=widths is None, runs=draws_runs(q),
         chained=CHAINED,
     )
     if n == 0:
@@ -405,8 +393,7 @@ def marked_coins(
 
     RAPPOR's coins (the Bloom bits B, or a persistent client's PRR bits B′,
     are the marks). The q-coins are drawn as :func:`one_hot_coins` draws
-    them, but by runs wherever they read fewer digits than blocks
-    (:func:`draws_runs`); the true coins, one per marked bit, as blocks of up to 8 coins of
+    them, by blocks or runs as :func:`draws_runs` says; the true coins, one per marked bit, as blocks of up to 8 coins of
     probability ``p`` before them in the report's stream (step 0 of a
     one-hot report is the block of its one true coin), and each replaces
     the q-coin at its marked bit, in order. When p + q = 1 (a p-coin is a
@@ -462,9 +449,9 @@ def plain_coins(
     """Packed coins, every bit of every report 1 w.p. ``q`` (exact): :func:`marked_coins` without marks.
 
     Each report reads its own stream, as in :func:`marked_coins` with p + q = 1,
-    but by blocks unless runs read fewer digits by more than :data:`PLAIN_RUNS_GAIN`
-    (the compiled kernel steps blocks several times faster than runs); the
-    digits read depend on ``n`` and ``width`` only.
+    by blocks or runs as :func:`draws_runs` says (the compiled kernel steps
+    blocks several times faster than runs); the digits read depend on ``n``,
+    ``width`` and the coins drawn only.
 
     Parameters
     ----------
@@ -498,7 +485,7 @@ def plain_coins(
         backend,
         slack,
         True,
-        draws_runs(q, PLAIN_RUNS_GAIN),
+        draws_runs(q),
     )
     return out
 
@@ -589,8 +576,6 @@ def _draw(
         steps = _steps(counts, trues, tables)
         need = _row_bits(counts, trues, tables, q, sizes, true_sizes, 0)
     length = _chain_length(float(need.mean())) if chained else 1
-    if length > 1:  # (a report alone in its chain keeps ``slack``)
-        slack = CHAIN_SLACK
     heads = np.arange(0, n, length, dtype=np.int64)
     rows = np.add.reduceat(need, heads) + slack if length > 1 else np.maximum(0, need + slack)
     end = np.repeat(np.cumsum(rows), length)[:n] if length > 1 else np.cumsum(rows)
@@ -718,10 +703,10 @@ def _row_bits(
 def _runs_digits(q: Fraction, remaining: np.ndarray, coins: np.ndarray) -> np.ndarray:
     """The expected digits runs read to cover ``remaining`` of a report's ``coins`` q-coins (float64)."""
     short = coins <= SHORT_RUNS_MOST
-    most = int(remaining.max(initial=0))
     if short.all():
-        return _run_digits(q, most, True)[remaining]
-    return np.where(short, _run_digits(q, min(most, SHORT_RUNS_MOST), True)[np.minimum(remaining, SHORT_RUNS_MOST)], _run_digits(q, most, False)[remaining])
+        return _run_digits(q, SHORT_RUNS_MOST, True)[remaining]
+    long = _run_digits(q, int(coins.max()), False)[remaining]
+    return np.where(short, _run_digits(q, SHORT_RUNS_MOST, True)[np.minimum(remaining, SHORT_RUNS_MOST)], long)
 
 
 @lru_cache(maxsize=16)
@@ -732,8 +717,9 @@ def _run_digits(q: Fraction, most: int, short: bool) -> np.ndarray:
     expected = np.zeros(most + 1)
     masses = {t: x * (1 - x) ** np.arange(RUN_LENGTHS[t]) for t in range(1, BLOCK + 1)}
     digits = {t: run_table(q, RUN_LENGTHS[t]).mean_digits for t in range(1, BLOCK + 1)}
+    steps = run_step(np.arange(most + 1), 1 if short else SHORT_RUNS_MOST + 1)
     for c in range(1, most + 1):  # k zeros then a one leave c − k − 1 coins; L zeros (no one), c − L
-        t = int(run_step(c, 1 if short else SHORT_RUNS_MOST + 1))
+        t = int(steps[c])
         longest = RUN_LENGTHS[t]
         k = min(c, longest)
         expected[c] = digits[t] + masses[t][:k] @ expected[c - k : c][::-1]

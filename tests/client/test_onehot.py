@@ -219,35 +219,39 @@ def test_secure_batch_reads_at_most_twice_the_entropy(mechanism, epsilon, monkey
 
 
 def drawn_digits_within_the_bound(q: Fraction) -> bool:
-    """Whichever of blocks and runs one_hot_coins takes at q reads ≤ ONE_HOT_BLOCKS_ENTROPY × h(q) digits a coin
+    """Whichever of blocks and runs draws_runs takes at q reads ≤ BLOCKS_ENTROPY × h(q) digits a coin
     (expected), and runs only where they read fewer digits than blocks."""
     blocks, runs = onehot._digits_per_coin(q)
-    if onehot.one_hot_draws_runs(q):
-        return runs < blocks and runs <= onehot.ONE_HOT_BLOCKS_ENTROPY * h(q)
-    return blocks <= onehot.ONE_HOT_BLOCKS_ENTROPY * h(q)
+    if onehot.draws_runs(q):
+        return runs < blocks and runs <= onehot.BLOCKS_ENTROPY * h(q)
+    return blocks <= onehot.BLOCKS_ENTROPY * h(q)
 
 
-def test_one_hot_coins_take_blocks_unless_they_read_past_the_entropy_bound(monkeypatch):
-    """Blocks (several times less kernel CPU) wherever they read ≤ ONE_HOT_BLOCKS_ENTROPY × h(q) digits a coin:
+def test_one_rule_takes_blocks_unless_they_read_past_the_entropy_bound(monkeypatch):
+    """Blocks (several times less kernel CPU) wherever they read ≤ BLOCKS_ENTROPY × h(q) digits a coin:
     q = 1/21 (as the longitudinal OUE's at ε = 2, 0.048: runs read 1.25× fewer digits) takes blocks, q = 1/56
     (OUE's at ε = 4, 0.018: blocks 2.6× h(q)) runs; the one drawn reads within the bound (the slow twin: the
-    specs' q and a grid). Simple fractions: the specs' exact q take 0.1–0.2 s to tabulate."""
+    specs' q and a grid). The same rule for one_hot_coins, plain_coins and marked_coins. Simple fractions: the
+    specs' exact q take 0.1–0.2 s to tabulate."""
     sparse, chain = Fraction(1, 56), Fraction(1, 21)
-    assert onehot.draws_runs(chain) and not onehot.one_hot_draws_runs(chain)
-    assert onehot.one_hot_draws_runs(sparse)
+    blocks, runs = onehot._digits_per_coin(chain)
+    assert runs < blocks and not onehot.draws_runs(chain)  # runs would read fewer digits: blocks all the same
+    assert onehot.draws_runs(sparse)
     assert drawn_digits_within_the_bound(chain) and drawn_digits_within_the_bound(sparse)
     drawn_by = []
     real_tables = onehot._tables
     monkeypatch.setattr(onehot, "_tables", lambda *args: drawn_by.append(args[-1]) or real_tables(*args))
     for q in (chain, sparse):
         one_hot_coins(SeededSecure(4), np.zeros(3, np.int64), 64, Fraction(1, 2), q, backend="numpy")
-    assert drawn_by == [False, True]
+        onehot.plain_coins(SeededSecure(4), 3, 64, q, backend="numpy")
+        onehot.marked_coins(SeededSecure(4), np.zeros((3, 8), np.uint8), 64, Fraction(1, 3), q, backend="numpy")
+    assert drawn_by == [False, False, False, True, True, True]
 
 
 @pytest.mark.slow
 def test_the_one_hot_policy_reads_within_the_bound_over_a_grid_of_q():
     chain, sparse = unary("l-oue", 64, 2.0).support[1], unary("oue", 64, 4.0).q
-    assert not onehot.one_hot_draws_runs(chain) and onehot.one_hot_draws_runs(sparse)
+    assert not onehot.draws_runs(chain) and onehot.draws_runs(sparse)
     for q in [chain, sparse, Fraction(5, 8)] + [
         Fraction(1, k) for k in (2, 3, 5, 8, 16, 24, 32, 64, 256, 1000)
     ]:
