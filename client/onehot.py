@@ -13,8 +13,10 @@ secure RAPPOR batch now draws its coins by :func:`plain_coins` and
 :mod:`ldp.client.marked_correction`, which is faster where marks are many,
 and ``benchmarks/bench_rappor_coins.py`` compares the two):
 
-1. Each report reads its own stream of uniform digits (most significant
-   digit of each word first).
+1. Each report reads a stream of uniform digits (most significant digit of
+   each word first): its own (:func:`plain_coins`, :func:`marked_coins`),
+   or, in :func:`one_hot_coins`, its chain's (a few consecutive reports,
+   each reading from where the one before it stopped).
 2. The first T = ⌈m/8⌉ steps draw the report's m true coins (one-hot: m = 1,
    step 0 draws the true coin) as blocks of up to 8 coins of probability p,
    like the q-blocks below. Then either
@@ -24,9 +26,12 @@ and ``benchmarks/bench_rappor_coins.py`` compares the two):
    q^|j| (1−q)^(t−|j|); or **runs**, for sparse coins (small q) where they
    read fewer digits per coin and blocks would read too many (more than
    :data:`BLOCKS_ENTROPY` × the entropy, :func:`draws_runs`: the kernel
-   steps blocks several times faster): a step draws k < 255
-   zeros then a one (probability (1−q)^k q) or 255 zeros ((1−q)^255),
-   until the report's coins are covered (a one past them is dropped).
+   steps blocks several times faster): a step draws k < L zeros then a
+   one (probability (1−q)^k q) or L zeros ((1−q)^L), until the report's
+   coins are covered (a one past them is dropped); L is 255, or, in a
+   report of at most 256 coins, the least of 2, 4, …, 128 that covers the
+   coins left (:func:`run_step`: no digits spent on where a one falls past
+   the report's end).
 3. A step is drawn by inversion: the unit interval is cut at the exact
    cumulative probabilities C_0 = 0 < C_1 < … < C_cells = 1 (Fractions of
    the spec's probabilities), and the step's outcome is cell j when a
@@ -45,18 +50,27 @@ digit by digit with the exact cuts (:func:`_exact_cell`). So P[cell j] =
 C_{j+1} − C_j exactly: the coins are independent, each with exactly its
 probability. No floating point touches a coin.
 
-Streams. The first rows are drawn in one call: report i's row is the next
-⌈E_i⌉ digits of ``source.words(…)`` (E_i its expected digits). A report
-stops before a step that may need digits past its row (the table says how
-many the step reads; 32 when it does not settle it); the reports that
+Streams. The first rows are drawn in one call: a chain's row is the next
+Σ⌈E_i⌉ + slack digits of ``source.words(…)`` (E_i the expected digits
+of its report i; the slack is 0 for one-hot reports). A report stops before a
+step that may need digits past its row (the table says how many the step
+reads; 32 when it does not settle it); a report that is done hands the
+rest of its row to the next report of its chain, which starts there (the
+digits after a report's last step are unread: its steps' outcomes and
+where it stopped are decided by the digits before). The reports that
 stopped get new rows together, in report order: the digits each had not
-read, carried over, then 32 fresh digits (half a word drawn for it). So
-each report reads one unbroken stream of its own, every digit drawn
-decides at most one report's coins (a 16-digit lookup may look at digits
-past the ones its entry is decided by, which never change that entry), and
-where a row ends changes no outcome. For one-hot reports the digits drawn
-and every q-coin do not depend on the true position: the amount of
-randomness read reveals nothing about the value. :func:`marked_coins` with
+read, carried over, then fresh digits, the next of words drawn together:
+:data:`REFILL_BITS` for a report reading its own stream, about what its
+chain still needs for one-hot reports (:data:`REFILL_MARGIN`). So each
+chain reads one unbroken stream of its own, every digit drawn decides at
+most one report's coins (a 16-digit lookup may look at digits past the
+ones its entry is decided by, which never change that entry), and where a
+row ends changes no outcome: the coins are exact and independent whatever
+the rows. The digits drawn depend on the batch's size and widths and on
+the coins drawn (how many stop, where), as before. For one-hot reports
+the digits drawn and every q-coin do not depend on the true position (the
+true coin is every report's first step; a q-coin is drawn at every
+position): the amount of randomness read reveals nothing about the value. :func:`marked_coins` with
 p + q ≠ 1 also draws a coin for each marked bit, so the amount read grows
 with the number of marks (a RAPPOR report's Bloom or PRR bits set): visible
 to whoever can watch the device's CSPRNG use, never in the report. A step the
@@ -84,19 +98,22 @@ from ldp.client.randomness import RandomSource
 from ldp.errors import LDPWarning, ParameterError
 
 __all__ = [
+    "BLOCKS_ENTROPY",
     "FLIPPED_MIN_DIGITS",
     "KERNEL_AFTER",
     "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
-    "BLOCKS_ENTROPY",
     "PRECISION",
+    "RUN_LENGTHS",
     "SECURE_BATCH",
+    "SHORT_RUNS_MOST",
     "coin_entropy",
     "draws_runs",
     "marked_coins",
     "one_hot_coins",
     "pattern_table",
     "plain_coins",
+    "run_step",
     "run_table",
     "serves_marked_batch",
     "serves_secure_batch",
@@ -116,14 +133,25 @@ RUN_LENGTHS = (0, 2, 4, 8, 16, 32, 64, 128, RUN)
 #: Reports of more coins take runs of RUN only (their few last runs gain little, and the further tables cost
 #: the kernel ~10 % at d = 1,024).
 SHORT_RUNS_MOST = 256
-#: Fresh digits of a new row (after the digits a stopped report carries over).
+#: Fresh digits of a stopped report's new row (after the digits it carries over) where each report reads its own
+#: stream (:func:`plain_coins`, :func:`marked_coins`).
 REFILL_BITS = 32
-REFILL_MARGIN = 4
-REFILL_LEAST = 8
+#: :func:`one_hot_coins` chains its reports: a chain of consecutive reports reads one stream, each report from
+#: where the one before it stopped, so only a chain's last report leaves digits unread (a report of d = 64
+#: needs 0.5–8 bytes; 32 fresh digits for each report that stopped at its own row's end, mostly left unread,
+#: read 2.5–7.4× the entropy at small q). A chain holds enough reports that its expected digits reach
+#: CHAIN_DIGITS, at most CHAIN_MOST (d = 1,024: one report a chain; d = 64: 6 at q = 3/8, 39 at 1/64).
 CHAIN_DIGITS = 512
+#: See :data:`CHAIN_DIGITS`.
 CHAIN_MOST = 64
-CHAINED = True
-#: Digits a report's first row holds beyond its expected need.
+#: A stopped chain's new row holds, after its carried digits, the expected digits of its report's remaining steps
+#: and of the chain's later reports, plus this many, and at least :data:`REFILL_LEAST`: a chain stops about
+#: once or twice (d = 64, q = 1/4: of 22,322 chains of 7 reports, 8,335 stop once and 156 twice), where a
+#: report's own 32 more digits left most of them unread.
+REFILL_MARGIN = 4
+#: See :data:`REFILL_MARGIN`.
+REFILL_LEAST = 8
+#: Digits a chain's (one-hot) or a report's first row holds beyond its expected need.
 ROW_SLACK = 0
 #: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
 #: kernel pass where ROW_SLACK = 0 takes two (about 40 % of the reports stop at their row's end).
@@ -285,7 +313,9 @@ def run_step(remaining: Any, coins: Any) -> Any:
     """The run table (1 to 8) of a run step with ``remaining`` (≥ 1) of its report's ``coins`` q-coins left to
     cover: in a report of at most :data:`SHORT_RUNS_MOST` coins the shortest of :data:`RUN_LENGTHS` that covers
     them, else the longest (ints, or int64 arrays)."""
-    return np.where(np.asarray(coins) > SHORT_RUNS_MOST, BLOCK, np.searchsorted(_RUN_BOUNDS, remaining, side="left") + 1)
+    return np.where(
+        np.asarray(coins) > SHORT_RUNS_MOST, BLOCK, np.searchsorted(_RUN_BOUNDS, remaining, side="left") + 1
+    )
 
 
 _RUN_BOUNDS = np.array(RUN_LENGTHS[1:BLOCK], dtype=np.int64)
@@ -367,9 +397,17 @@ def one_hot_coins(
     n = idx.size
     trues = np.ones(n, dtype=np.int64)
     out, truebits, _ = _draw(
-        source, counts, trues, width, p, q, backend, slack=ROW_SLACK,
-        alike=widths is None, runs=draws_runs(q),
-        chained=CHAINED,
+        source,
+        counts,
+        trues,
+        width,
+        p,
+        q,
+        backend,
+        slack=ROW_SLACK,
+        alike=widths is None,
+        runs=draws_runs(q),
+        chained=True,
     )
     if n == 0:
         return out
@@ -682,8 +720,8 @@ def _row_bits(
     true_sizes: frozenset[int],
     slack: int,
 ) -> np.ndarray:
-    """Digits of each report's first row: about its expected need (it depends on the widths and the true coins'
-    counts only, never on digits)."""
+    """Each report's expected digits, rounded up, plus ``slack`` (a first row's share: it depends on the widths
+    and the true coins' counts only, never on digits)."""
     values = np.arange(int(trues.max(initial=0)) + 1)  # the true coins' part per count, then per report
     true_bits = np.zeros(values.size)
     for t in sorted(true_sizes):
@@ -706,7 +744,9 @@ def _runs_digits(q: Fraction, remaining: np.ndarray, coins: np.ndarray) -> np.nd
     if short.all():
         return _run_digits(q, SHORT_RUNS_MOST, True)[remaining]
     long = _run_digits(q, int(coins.max()), False)[remaining]
-    return np.where(short, _run_digits(q, SHORT_RUNS_MOST, True)[np.minimum(remaining, SHORT_RUNS_MOST)], long)
+    return np.where(
+        short, _run_digits(q, SHORT_RUNS_MOST, True)[np.minimum(remaining, SHORT_RUNS_MOST)], long
+    )
 
 
 @lru_cache(maxsize=16)
@@ -778,7 +818,7 @@ def _refill(
     first = pool.reserve(words)
     pool.words[first : first + words] = pool.source.words(words)
     starts = np.stack([pos[stalled], 64 * first + np.cumsum(more) - more], axis=1).ravel()
-    joined, bits = _concatenate(pool.words, starts, np.stack([m, more], axis=1).ravel(), compiled)
+    joined, _ = _concatenate(pool.words, starts, np.stack([m, more], axis=1).ravel(), compiled)
     base = pool.reserve(joined.size)
     pool.words[base : base + joined.size] = joined
     row = m + more
@@ -1089,7 +1129,11 @@ def _run_numpy(
             if handed.size:  # the next report of each finished one's chain, from where it stopped
                 nxt = follow[live[handed]]
                 live[handed], s[handed], n[handed], stop[handed], m[handed] = (
-                    nxt, step[nxt], counts[nxt], steps[nxt], trues[nxt]
+                    nxt,
+                    step[nxt],
+                    counts[nxt],
+                    steps[nxt],
+                    trues[nxt],
                 )
                 end[nxt], status[nxt], active[slot[handed]] = e[handed], _DONE, nxt
                 leave[handed] = False

@@ -40,7 +40,9 @@ def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
 
 
 _LONGEST = np.array(RUN_LENGTHS, dtype=np.int64)
-_RUN_STEP = run_step(np.arange(SHORT_RUNS_MOST + 1, dtype=np.int64), 1)  # the run table of each count of remaining coins
+_RUN_STEP = run_step(
+    np.arange(SHORT_RUNS_MOST + 1, dtype=np.int64), 1
+)  # the run table of each count of remaining coins
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -136,7 +136,9 @@ def test_coins_have_the_spec_probabilities(mechanism, d, epsilon):
     assert_one_hot_distribution(bits, idx, spec.p, spec.q, ALPHA)
 
 
-def assert_one_hot_distribution(bits: np.ndarray, idx: np.ndarray, p: Fraction, q: Fraction, alpha: float) -> None:
+def assert_one_hot_distribution(
+    bits: np.ndarray, idx: np.ndarray, p: Fraction, q: Fraction, alpha: float
+) -> None:
     """The true bits against p (z), every other position against q (chi-square over positions), and whole 8-coin
     blocks without a true bit against q^|j| (1−q)^(8−|j|) (chi-square); each at α/3, so α in all."""
     n, d = bits.shape
@@ -173,15 +175,21 @@ def test_chains_cut_short_and_refilled_keep_the_spec_probabilities(q, monkeypatc
     real_refill, real_length = onehot._refill, onehot._chain_length
     monkeypatch.setattr(onehot, "ROW_SLACK", -40)
     monkeypatch.setattr(
-        onehot, "_refill", lambda pool, stalled, *rest: refills.append(stalled.size) or real_refill(pool, stalled, *rest)
+        onehot,
+        "_refill",
+        lambda pool, stalled, *rest: refills.append(stalled.size) or real_refill(pool, stalled, *rest),
     )
-    monkeypatch.setattr(onehot, "_chain_length", lambda need: lengths.append(real_length(need)) or lengths[-1])
+    monkeypatch.setattr(
+        onehot, "_chain_length", lambda need: lengths.append(real_length(need)) or lengths[-1]
+    )
     idx = np.random.default_rng(2).integers(0, d, n)
     bits = np.unpackbits(
         one_hot_coins(SeededSecure(8), idx, d, p, q, backend="numpy"), axis=1, count=d
     ).astype(np.int64)
     chains = -(-n // lengths[0])
-    assert lengths[0] > 1 and len(refills) >= 2 and refills[0] >= chains // 2  # most chains stopped, some twice
+    assert (
+        lengths[0] > 1 and len(refills) >= 2 and refills[0] >= chains // 2
+    )  # most chains stopped, some twice
     assert_one_hot_distribution(bits, idx, p, q, ALPHA)
 
 
@@ -265,7 +273,9 @@ def test_secure_batch_reads_at_most_twice_the_entropy(mechanism, epsilon, monkey
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("mechanism", "epsilon"), [(m, e) for e in ENTROPY_EPSILONS for m in ENTROPY_MECHANISMS])
+@pytest.mark.parametrize(
+    ("mechanism", "epsilon"), [(m, e) for e in ENTROPY_EPSILONS for m in ENTROPY_MECHANISMS]
+)
 def test_secure_batch_reads_at_most_twice_the_entropy_at_d_64(mechanism, epsilon, monkeypatch):
     """The same bound at d = 64, where a report needs 0.5–8 bytes: a report reading its own stream took up to
     7.35× (a stopped report's 32 fresh digits, runs spending digits on ones past the report's end); chains of
@@ -283,7 +293,8 @@ def test_secure_batch_reads_at_most_twice_the_entropy_at_d_64(mechanism, epsilon
 
 
 @pytest.mark.parametrize(
-    ("p", "q"), [(Fraction(1, 2), Fraction(1, 4)), (Fraction(1, 2), Fraction(1, 64)), (Fraction(1, 4), Fraction(1, 128))]
+    ("p", "q"),
+    [(Fraction(1, 2), Fraction(1, 4)), (Fraction(1, 2), Fraction(1, 64)), (Fraction(1, 4), Fraction(1, 128))],
 )
 def test_one_hot_coins_read_at_most_twice_the_entropy_at_d_64(p, q):
     """one_hot_coins at d = 64 reads ≤ 2× h(p) + 63 h(q) per report (blocks at q = 1/4; runs at 1/64, as OUE's at
@@ -321,7 +332,9 @@ def test_one_rule_takes_blocks_unless_they_read_past_the_entropy_bound(monkeypat
     for q in (chain, sparse):
         one_hot_coins(SeededSecure(4), np.zeros(3, np.int64), 64, Fraction(1, 2), q, backend="numpy")
         onehot.plain_coins(SeededSecure(4), 3, 64, q, backend="numpy")
-        onehot.marked_coins(SeededSecure(4), np.zeros((3, 8), np.uint8), 64, Fraction(1, 3), q, backend="numpy")
+        onehot.marked_coins(
+            SeededSecure(4), np.zeros((3, 8), np.uint8), 64, Fraction(1, 3), q, backend="numpy"
+        )
     assert drawn_by == [False, False, False, True, True, True]
 
 
