@@ -729,7 +729,15 @@ def _row_bits(
         true_bits += per_block * ((values // BLOCK) if t == BLOCK else (values % BLOCK == t))
     mean_bits = true_bits[trues]
     if tables.run:
-        mean_bits += _runs_digits(q, counts, counts)
+        runs = tables.tables[BLOCK]  # the runs of RUN coins: a symbol covers (1 − r^RUN)/q coins on average
+        assert runs is not None
+        per_symbol = float(q) / (1 - (1 - float(q)) ** RUN)
+        short = counts <= SHORT_RUNS_MOST  # the shorter runs' exact expectation, else the last one may overshoot
+        mean_bits += np.where(
+            short,
+            _runs_digits(q, np.minimum(counts, SHORT_RUNS_MOST), np.minimum(counts, SHORT_RUNS_MOST)),
+            runs.mean_digits * (counts * per_symbol + 0.5),
+        )
     else:
         tail = counts % BLOCK
         for t in sorted(sizes):
