@@ -613,19 +613,32 @@ def _draw(
     else:
         steps = _steps(counts, trues, tables)
         need = _row_bits(counts, trues, tables, q, sizes, true_sizes, 0)
-    length = _chain_length(float(need.mean())) if chained else 1
-    heads = np.arange(0, n, length, dtype=np.int64)
-    rows = np.add.reduceat(need, heads) + slack if length > 1 else np.maximum(0, need + slack)
-    end = np.repeat(np.cumsum(rows), length)[:n] if length > 1 else np.cumsum(rows)
-    pos = end - np.repeat(rows, length)[:n] if length > 1 else end - rows
-    follow = np.where(np.arange(1, n + 1) % length == 0, -1, np.arange(1, n + 1))
-    follow[-1] = -1
-    after = _chain_after(need, length) if chained else None
+    length = _chain_length(float(need[0] if alike else need.mean())) if chained else 1
+    if (
+        length > 1
+    ):  # a chain's row: its reports' expected digits; a report's next report, −1 for a chain's last
+        heads = np.arange(0, n, length, dtype=np.int64)
+        rows = np.maximum(0, np.add.reduceat(need, heads) + slack)
+        end = np.repeat(np.cumsum(rows), length)[:n]
+        pos = end - np.repeat(rows, length)[:n]
+        follow = np.where(np.arange(1, n + 1) % length == 0, -1, np.arange(1, n + 1))
+        follow[-1] = -1
+        after = _chain_after(need, length)
+    else:
+        heads, follow, after = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64), None
+        if alike:  # rows of one length end at its multiples
+            row = max(0, int(need[0]) + slack)
+            end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
+            pos = end - row
+        else:
+            rows = np.maximum(0, need + slack)
+            end = np.cumsum(rows)
+            pos = end - rows
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
     step = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int8)
     prefix = np.zeros(n, dtype=np.int64)
-    active = heads.copy()
+    active = heads
     compiled = run is not _run_numpy
     while active.size:
         run(pool.words, active, pos, end, step, counts, trues, tables, out, truebits, status, prefix, follow)
@@ -634,14 +647,15 @@ def _draw(
             _finish_exact(pool, tables, r, pos, end, step, counts, trues, out, truebits, prefix)
         stalled = held[status[held] == _STALLED]
         if stalled.size:
-            if after is None:
-                more = np.full(stalled.size, REFILL_BITS, dtype=np.int64)
-            else:
+            if chained:
                 more = _refill_sizes(tables, q, counts, trues, steps, step, stalled, after)
+            else:
+                more = np.full(stalled.size, REFILL_BITS, dtype=np.int64)
             _refill(pool, stalled, pos, end, more, compiled)
-        held = _next_in_chain(held, step, steps, pos, end, follow)
+        if length > 1:
+            held = _next_in_chain(held, step, steps, pos, end, follow)
         active = held[step[held] < steps[held]]
-    if np.any(step < steps):  # every chain runs to its end (a backend that left one would return zeros)
+    if length > 1 and np.any(step < steps):  # every chain ran to its end (a backend that left one: zeros)
         raise AssertionError("one-hot coins: a report was left undrawn")
     return out, truebits, run
 
@@ -732,7 +746,9 @@ def _row_bits(
         runs = tables.tables[BLOCK]  # the runs of RUN coins: a symbol covers (1 − r^RUN)/q coins on average
         assert runs is not None
         per_symbol = float(q) / (1 - (1 - float(q)) ** RUN)
-        short = counts <= SHORT_RUNS_MOST  # the shorter runs' exact expectation, else the last one may overshoot
+        short = (
+            counts <= SHORT_RUNS_MOST
+        )  # the shorter runs' exact expectation, else the last one may overshoot
         mean_bits += np.where(
             short,
             _runs_digits(q, np.minimum(counts, SHORT_RUNS_MOST), np.minimum(counts, SHORT_RUNS_MOST)),
@@ -842,7 +858,7 @@ def _refill_sizes(
     steps: Any,
     step: np.ndarray,
     stalled: np.ndarray,
-    after: np.ndarray,
+    after: np.ndarray | None,
 ) -> np.ndarray:
     """Fresh digits of a stalled report's new row in a chain: the expected digits of its remaining steps and of
     the chain's later reports (``after``), plus REFILL_MARGIN, at least REFILL_LEAST (from steps, never digits)."""
@@ -853,7 +869,8 @@ def _refill_sizes(
     else:
         per_step = max(table.mean_digits for table in tables.tables[1 : BLOCK + 1] if table is not None)
         rest = (steps[stalled] - step[stalled]) * per_step
-    return np.maximum(np.ceil(rest).astype(np.int64) + after[stalled] + REFILL_MARGIN, REFILL_LEAST)
+    later = 0 if after is None else after[stalled]  # (None: every report alone in its chain)
+    return np.maximum(np.ceil(rest).astype(np.int64) + later + REFILL_MARGIN, REFILL_LEAST)
 
 
 def _concatenate(
