@@ -363,16 +363,19 @@ def crafted_exact_stream(cut: Fraction, flip_at: int) -> tuple[np.ndarray, int]:
 
 
 @pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("j", [37, 100, 200])
-def test_a_block_the_bounds_cannot_settle_takes_the_exact_cuts(backend, j):
+@pytest.mark.parametrize(("j", "n"), [(37, 1), (100, 1), (200, 1), (100, 2)])
+def test_a_block_the_bounds_cannot_settle_takes_the_exact_cuts(backend, j, n):
+    """With n = 2 the second report is the next of the first's chain: it starts where the first stopped, after
+    the exact cuts settled its block (then zeros: every coin 0)."""
     if backend == "numba":
         pytest.importorskip("numba")
     spec = unary("oue", 64)  # its first row (~70 digits) holds the true coin and the block's 51 digits
     cut = pattern_table(spec.q, 8).cuts[j]
     words, flipped = crafted_exact_stream(cut, 51)
-    out = one_hot_coins(Replay(words), np.zeros(1, np.int64), 64, spec.p, spec.q, backend=backend)
+    out = one_hot_coins(Replay(words), np.zeros(n, np.int64), 64, spec.p, spec.q, backend=backend)
     # U's 51st digit is 1 where the cut's is 0: U > C_j (pattern j); 0 where it is 1: U < C_j (pattern j − 1)
     assert int(out[0, 0]) == 0x80 | (j if flipped else j - 1)
+    assert not out[0, 1:].any() and not out[1:].any()
 
 
 def test_the_numba_backend_is_refused_by_name_when_numba_is_missing(monkeypatch):
