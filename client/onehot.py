@@ -609,16 +609,16 @@ def _draw(
     tables = _tables(p, q, sizes, true_sizes, draws_runs(q) if runs is None else runs)
     if alike:  # the first report's, for all
         steps = np.broadcast_to(_steps(counts[:1], trues[:1], tables)[0], (n,))
-        need = np.broadcast_to(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, 0), (n,))
+        need = np.broadcast_to(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, 0, False), (n,))
     else:
         steps = _steps(counts, trues, tables)
-        need = _row_bits(counts, trues, tables, q, sizes, true_sizes, 0)
+        need = _row_bits(counts, trues, tables, q, sizes, true_sizes, 0, False)
     length = _chain_length(float(need[0] if alike else need.mean())) if chained else 1
     if (
         length > 1
     ):  # a chain's row: its reports' expected digits; a report's next report, −1 for a chain's last
         heads = np.arange(0, n, length, dtype=np.int64)
-        rows = np.maximum(0, np.add.reduceat(need, heads) + slack)
+        rows = np.maximum(0, np.ceil(np.add.reduceat(need, heads)).astype(np.int64) + slack)
         end = np.repeat(np.cumsum(rows), length)[:n]
         pos = end - np.repeat(rows, length)[:n]
         follow = np.where(np.arange(1, n + 1) % length == 0, -1, np.arange(1, n + 1))
@@ -627,11 +627,11 @@ def _draw(
     else:
         heads, follow, after = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64), None
         if alike:  # rows of one length end at its multiples
-            row = max(0, int(need[0]) + slack)
+            row = max(0, math.ceil(need[0]) + slack)
             end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
             pos = end - row
         else:
-            rows = np.maximum(0, need + slack)
+            rows = np.maximum(0, np.ceil(need).astype(np.int64) + slack)
             end = np.cumsum(rows)
             pos = end - rows
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
@@ -686,7 +686,7 @@ def _chain_after(need: np.ndarray, length: int) -> np.ndarray:
     n = need.size
     total = np.concatenate([[0], np.cumsum(need)])
     last = np.minimum((np.arange(n) // length + 1) * length, n)  # one past the chain's last report
-    return (total[last] - total[np.arange(1, n + 1)]).astype(np.int64)
+    return np.ceil(total[last] - total[np.arange(1, n + 1)]).astype(np.int64)
 
 
 def _positions(
@@ -733,9 +733,10 @@ def _row_bits(
     sizes: frozenset[int],
     true_sizes: frozenset[int],
     slack: int,
+    rounded: bool = True,
 ) -> np.ndarray:
     """Each report's expected digits, rounded up, plus ``slack`` (a first row's share: it depends on the widths
-    and the true coins' counts only, never on digits)."""
+    and the true coins' counts only, never on digits); ``rounded=False``: the expected digits (float64)."""
     values = np.arange(int(trues.max(initial=0)) + 1)  # the true coins' part per count, then per report
     true_bits = np.zeros(values.size)
     for t in sorted(true_sizes):
@@ -759,6 +760,8 @@ def _row_bits(
         for t in sorted(sizes):
             per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
             mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
+    if not rounded:
+        return mean_bits
     return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + slack)
 
 
