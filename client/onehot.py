@@ -614,26 +614,7 @@ def _draw(
         steps = _steps(counts, trues, tables)
         need = _row_bits(counts, trues, tables, q, sizes, true_sizes, 0, False)
     length = _chain_length(float(need[0] if alike else need.mean())) if chained else 1
-    if (
-        length > 1
-    ):  # a chain's row: its reports' expected digits; a report's next report, −1 for a chain's last
-        heads = np.arange(0, n, length, dtype=np.int64)
-        rows = np.maximum(0, np.ceil(np.add.reduceat(need, heads)).astype(np.int64) + slack)
-        end = np.repeat(np.cumsum(rows), length)[:n]
-        pos = end - np.repeat(rows, length)[:n]
-        follow = np.where(np.arange(1, n + 1) % length == 0, -1, np.arange(1, n + 1))
-        follow[-1] = -1
-        after = _chain_after(need, length)
-    else:
-        heads, follow, after = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64), None
-        if alike:  # rows of one length end at its multiples
-            row = max(0, math.ceil(need[0]) + slack)
-            end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
-            pos = end - row
-        else:
-            rows = np.maximum(0, np.ceil(need).astype(np.int64) + slack)
-            end = np.cumsum(rows)
-            pos = end - rows
+    heads, follow, after, pos, end = _layout(need, length, slack, alike)
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
     step = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int8)
@@ -658,6 +639,29 @@ def _draw(
     if length > 1 and np.any(step < steps):  # every chain ran to its end (a backend that left one: zeros)
         raise AssertionError("one-hot coins: a report was left undrawn")
     return out, truebits, run
+
+
+def _layout(
+    need: np.ndarray, length: int, slack: int, alike: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """The first rows: (chain heads, each report's next in its chain or −1, the later reports' expected digits
+    (None for chains of one), row starts, row ends); a chain's row is its reports' expected digits plus ``slack``."""
+    n = need.size
+    if length > 1:  # the chain's members share its row (a member's position is set when it starts)
+        heads = np.arange(0, n, length, dtype=np.int64)
+        rows = np.maximum(0, np.ceil(np.add.reduceat(need, heads)).astype(np.int64) + slack)
+        end = np.repeat(np.cumsum(rows), length)[:n]
+        follow = np.where(np.arange(1, n + 1) % length == 0, -1, np.arange(1, n + 1))
+        follow[-1] = -1
+        return heads, follow, _chain_after(need, length), end - np.repeat(rows, length)[:n], end
+    heads, follow = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    if alike:  # rows of one length end at its multiples
+        row = max(0, math.ceil(need[0]) + slack)
+        end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
+        return heads, follow, None, end - row, end
+    rows = np.maximum(0, np.ceil(need).astype(np.int64) + slack)
+    end = np.cumsum(rows)
+    return heads, follow, None, end - rows, end
 
 
 def _next_in_chain(
@@ -1156,14 +1160,8 @@ def _run_numpy(
             handed = np.flatnonzero(done & (state == _DONE) & (follow[live] >= 0))
             if handed.size:  # the next report of each finished one's chain, from where it stopped
                 nxt = follow[live[handed]]
-                live[handed], s[handed], n[handed], stop[handed], m[handed] = (
-                    nxt,
-                    step[nxt],
-                    counts[nxt],
-                    steps[nxt],
-                    trues[nxt],
-                )
-                end[nxt], status[nxt], active[slot[handed]] = e[handed], _DONE, nxt
+                live[handed], s[handed], n[handed], stop[handed] = nxt, step[nxt], counts[nxt], steps[nxt]
+                m[handed], end[nxt], status[nxt], active[slot[handed]] = trues[nxt], e[handed], _DONE, nxt
                 leave[handed] = False
             keep = ~leave
             live, p, s, e, n, stop, m, slot = (x[keep] for x in (live, p, s, e, n, stop, m, slot))
