@@ -125,6 +125,33 @@ def test_csv_bulk_and_line_by_line_read_the_same_good_file(tmp_path, monkeypatch
     assert fast[0] == 1000 and fast[1] == []
 
 
+@pytest.mark.parametrize("text", ["ascii", "utf-8", "not utf-8"])
+def test_csv_piece_of_ascii_or_other_text_reads_as_line_by_line(tmp_path, monkeypatch, text):
+    """A piece of ASCII lines is parsed as bytes (no UTF-8 check needed) and viewed as text; a piece with other
+    UTF-8 text is parsed as text, and one that is not UTF-8 is read otherwise: each gives the reports and
+    rejects (line, reason, detail, raw) of the line-by-line path."""
+    lines = [_good_csv(i) for i in range(400)]
+    odd = {
+        "ascii": b"1," + FP.encode() + b",1,A!A=",
+        "utf-8": "1,é,1,AAA=".encode(),
+        "not utf-8": b"1,\xe9,1,AAA=",
+    }
+    lines[5] = lines[300] = odd[text]
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"v,spec,cohort,bits\n" + b"\n".join(lines) + b"\n")
+    pieces: list[bool] = []
+    arrow_piece = read_csv._arrow_piece
+    monkeypatch.setattr(
+        read_csv, "_arrow_piece", lambda *args: pieces.append(bool(r := arrow_piece(*args))) or r
+    )
+    bulk = _read(path, 150)
+    assert pieces == [text != "not utf-8"]
+    monkeypatch.setattr(read_csv, "_arrow_piece", lambda *args: None)
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert bulk == _read(path, 150)
+    assert bulk[0] == 398 and [line for line, *_ in bulk[1]] == [7, 302]
+
+
 def test_jsonl_schema_types_only_strict_fields():
     import pyarrow as pa
 
