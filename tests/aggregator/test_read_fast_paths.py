@@ -391,7 +391,7 @@ def test_csv_integer_columns_convert_as_one_by_one():
 
 @pytest.mark.parametrize("odd", [False, True])
 def test_csv_cohort_cells_read_in_bulk_as_line_by_line(tmp_path, monkeypatch, odd):
-    """A RAPPOR CSV file of cohorts of one and two digits (the bulk path's cast at once), with or without
+    """A RAPPOR CSV file of cohorts of one and two digits (read at once by NumPy in bulk), with or without
     the edge cells among them, gives the same reports and rejects (line, reason, detail) read in bulk as
     read line by line."""
     spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=100, f="1/2", p="1/4", q="3/4")
@@ -411,13 +411,13 @@ def test_csv_cohort_cells_read_in_bulk_as_line_by_line(tmp_path, monkeypatch, od
 
     import ldp.report_arrow as report_arrow
 
-    plain = report_arrow._plain_digits
+    short = report_arrow._short_decimals
     taken: list[bool] = []
     monkeypatch.setattr(
-        report_arrow, "_plain_digits", lambda strings: taken.append(plain(strings)) or taken[-1]
+        report_arrow, "_short_decimals", lambda strings: taken.append((r := short(strings)) is not None) or r
     )
     bulk = read()
-    # the chunks of cohorts of digits only took the cast at once; the one with the edge cells did not
+    # the chunks of cohorts of digits only were read by NumPy at once; the one with the edge cells was not
     assert taken and all(taken[1:]) and taken[0] != odd
     monkeypatch.setattr(read_csv, "_arrow_piece", lambda *args: None)
     monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
@@ -428,6 +428,41 @@ def test_csv_cohort_cells_read_in_bulk_as_line_by_line(tmp_path, monkeypatch, od
         assert {"+5", "05", "-0"} <= {cells[line - 2] for line in range(2, 402)} - {
             cells[r[0] - 2] for r in rejects
         }
+
+
+def test_short_decimal_cells_read_as_int_reads_them():
+    """Columns of 1 to 8 ASCII digits (leading zeros too), with nulls, sliced, read by NumPy as int() reads each
+    cell; a column with a longer, empty or other cell is left to the other paths. Seeded (3)."""
+    import pyarrow as pa
+
+    from ldp.report_arrow import _short_decimals
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        size = int(rng.integers(1, 30))
+        lengths = rng.integers(1, int(rng.integers(1, 9)) + 1, size)
+        cells: list[str | None] = ["".join(map(str, rng.integers(0, 10, k))) for k in lengths]
+        for i in np.flatnonzero(rng.random(size) < 0.2):
+            cells[i] = None
+        strings = pa.array(cells, pa.string())
+        start = int(rng.integers(0, size))
+        for part, want in ((strings, cells), (strings.slice(start), cells[start:])):
+            got = _short_decimals(part)
+            if all(cell is None for cell in want):
+                assert got is None
+            else:
+                assert got is not None and got.to_pylist() == [None if c is None else int(c) for c in want]
+    for cells in (
+        ["12", "123456789"],
+        ["12", "+5"],
+        ["1", " 5"],
+        ["1", "0x5"],
+        ["\u0661"],
+        ["1", ""],
+        ["1", "1.0"],
+    ):
+        assert _short_decimals(pa.array(cells, pa.string())) is None, cells
+    assert _short_decimals(pa.array(["12"], pa.large_string())) is None
 
 
 def test_plain_digit_columns_are_only_ascii_digits_of_1_to_40_bytes():
