@@ -217,7 +217,7 @@ def _decode_base64(chars: np.ndarray, num_bytes: int) -> tuple[np.ndarray, np.nd
     out = np.empty((n, num_bytes), dtype=np.uint8)
     head = _leading_columns(chars, 4 * full)
     try:
-        out[:, : 3 * full] = np.frombuffer(strict_base64(head.data), np.uint8).reshape(n, 3 * full)
+        _set_leading_columns(out, strict_base64(head.data))
         ok = np.ones(n, dtype=bool)
     except binascii.Error:  # a character outside the alphabet somewhere: find the rows
         ok = _decode_groups(head, out, full)
@@ -249,6 +249,18 @@ def _leading_columns(chars: np.ndarray, width: int) -> np.ndarray:
         return np.ascontiguousarray(chars[:, :width])
     rows = np.ndarray((n,), dtype=np.dtype((np.void, width)), buffer=chars, strides=(chars.strides[0],))
     return rows.copy().view(np.uint8).reshape(n, width)
+
+
+def _set_leading_columns(out: np.ndarray, rows: bytes) -> None:
+    """Set the first columns of ``out`` (a C-contiguous (n, w) uint8 array) to ``rows``, n rows back to back.
+
+    Each row is stored as one void item (not byte by byte, as NumPy stores
+    into a strided 2-D block: some 5× slower).
+    """
+    n = out.shape[0]
+    width = len(rows) // n if n else 0
+    item = np.dtype((np.void, width))
+    np.ndarray((n,), dtype=item, buffer=out, strides=(out.strides[0],))[...] = np.frombuffer(rows, dtype=item)
 
 
 def _last_group(chars: np.ndarray, start: int) -> np.ndarray:
