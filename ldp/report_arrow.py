@@ -524,31 +524,24 @@ def _short_decimals(strings: pa.Array) -> pa.Array | None:
     1 M reports 0.50 → 0.41 s, 10 M 2.08 → 1.92 s). The k-th digit from
     the end of every cell is read at once, for k below the longest cell's
     length (digits before a cell's start count as 0). Every byte of the
-    cells (null cells' too, if they hold any) must be ``0``-``9``, every set
-    cell 1 to 8 bytes long: cells INT_TEXT reads as that same integer.
+    cells (null cells' too, if they hold any) must be ``0``-``9``, every
+    cell at most 8 bytes long and every set one at least 1: cells INT_TEXT
+    reads as that same integer.
     """
-    n = len(strings)
-    buffers = strings.buffers()
-    if n == 0 or not pa.types.is_string(strings.type) or buffers[2] is None:
+    cells = _ascii_digit_cells(strings, _SHORT_DECIMAL_DIGITS)
+    if cells is None:
         return None
-    offsets = np.frombuffer(buffers[1], dtype=np.int32)[strings.offset : strings.offset + n + 1]
-    widths = np.diff(offsets)
-    valid = validity(strings) if strings.null_count else None
-    set_widths = widths if valid is None else widths[valid]
+    offsets, widths, digits = cells
     longest = int(widths.max())
-    if not set_widths.size or int(set_widths.min()) < 1 or longest > _SHORT_DECIMAL_DIGITS:
-        return None
-    body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    digits = body - np.uint8(ord("0"))  # wraps around below "0": not a digit either
-    if not bool(np.all(digits < 10)):
-        return None
+    if longest > _SHORT_DECIMAL_DIGITS:
+        return None  # a null cell holding more digits than a set one may
     last = (offsets[1:] - (offsets[0] + 1)).astype(np.intp)  # each cell's last byte (a null cell: any)
     values = np.take(digits, last, mode="clip").astype(np.int32)  # (mode: an empty null cell at the start)
     for k in range(1, longest):
         more = widths > k
         if more.any():
             values += np.take(digits, last - k, mode="clip") * more * np.int32(10**k)
-    return array_of(values.astype(np.int64), valid)
+    return array_of(values.astype(np.int64), validity(strings) if strings.null_count else None)
 
 
 def _plain_digits(strings: pa.Array) -> bool:
@@ -557,22 +550,33 @@ def _plain_digits(strings: pa.Array) -> bool:
     Then :func:`csv_int_array`'s filter (Unicode digits, at most 40 bytes)
     keeps every set cell, so Arrow's cast of the column itself gives what
     the cast of the filtered column would, without the filter's four compute
-    kernels. Checked on the column's buffers: every byte of its cells (null
-    ones included, if they hold any: no harm, the cast leaves them null) is
-    ``0``-``9``, and every set cell is 1 to 40 bytes long.
+    kernels. Checked on the column's buffers (:func:`_ascii_digit_cells`;
+    null cells' bytes, if they hold any, do no harm: the cast leaves them null).
+    """
+    return _ascii_digit_cells(strings, 40) is not None
+
+
+def _ascii_digit_cells(strings: pa.Array, longest: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The offsets, widths and digit values (bytes − ``"0"``) of a string column's cells, or None.
+
+    None unless the column is non-empty, every byte of its cells (null
+    cells' too, if they hold any) is ``0``-``9`` and every set cell is 1 to
+    ``longest`` bytes long.
     """
     n = len(strings)
     buffers = strings.buffers()
     if n == 0 or not pa.types.is_string(strings.type) or buffers[2] is None:
-        return False
+        return None
     offsets = np.frombuffer(buffers[1], dtype=np.int32)[strings.offset : strings.offset + n + 1]
     widths = np.diff(offsets)
-    if strings.null_count:
-        widths = widths[validity(strings)]
-    if not widths.size or int(widths.min()) < 1 or int(widths.max()) > 40:
-        return False
+    set_widths = widths[validity(strings)] if strings.null_count else widths
+    if not set_widths.size or int(set_widths.min()) < 1 or int(set_widths.max()) > longest:
+        return None
     body = np.frombuffer(buffers[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    return bool(np.all(body - np.uint8(ord("0")) < 10))  # wraps around below "0": not a digit either
+    digits = body - np.uint8(ord("0"))  # wraps around below "0": not a digit either
+    if not bool(np.all(digits < 10)):
+        return None
+    return offsets, widths, digits
 
 
 def _single_digits(strings: pa.Array) -> pa.Array | None:
