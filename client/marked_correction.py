@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ldp.client import onehot
+from ldp.client.plain_streams import stream_coins
 from ldp.client.randomness import RandomSource
 from ldp.errors import ParameterError
 
@@ -134,7 +135,7 @@ def corrected_coins(
     fix = correction(p, q)
     compiled = onehot._backend(backend, n) is not onehot._run_numpy
     backend = "numba" if compiled else "numpy"  # the y coins' few rows too
-    out = onehot.plain_coins(source, n, width, q, backend=backend)
+    out = _plain_coins(source, n, width, q, backend, onehot.MARKED_SLACK)
     if fix.flip:
         np.bitwise_xor(out, marks, out=out)
     if not fix.needs_coins or n == 0:
@@ -143,9 +144,20 @@ def corrected_coins(
     if total == 0:
         return out
     rows = -(-total // ROW)
-    coins = onehot.plain_coins(source, rows, ROW, fix.coin, backend=backend, slack=ROW_SLACK).reshape(-1)
+    coins = _plain_coins(source, rows, ROW, fix.coin, backend, ROW_SLACK).reshape(-1)
     (_correct_kernel() if compiled else _correct_numpy)(out, marks, coins, fix.keep_ones)
     return out
+
+
+def _plain_coins(
+    source: RandomSource, n: int, width: int, q: Fraction, backend: str, slack: int
+) -> np.ndarray:
+    """``n`` reports of ``width`` q-coins: by blocks from a few long streams (:func:`ldp.client.plain_streams.stream_coins`),
+    or by runs (:func:`ldp.client.onehot.plain_coins`, first rows of ``slack`` spare digits) where runs read fewer
+    digits than blocks by :data:`~ldp.client.onehot.PLAIN_RUNS_GAIN` (:func:`~ldp.client.onehot.draws_runs`)."""
+    if onehot.draws_runs(q, onehot.PLAIN_RUNS_GAIN):
+        return onehot.plain_coins(source, n, width, q, backend=backend, slack=slack)
+    return stream_coins(source, n, width, q, backend=backend)
 
 
 def _marked_bits(marks: np.ndarray) -> int:
