@@ -7,9 +7,10 @@ their own and a placing pass. Where the marks are few (a Bloom filter's h
 of k bits; a PRR's quarter or so reads about as much) :func:`corrected_coins`
 draws the same distribution faster:
 
-1. every bit of every report is a q-coin x (:func:`ldp.client.onehot.plain_coins`:
-   each report's stream as :func:`~ldp.client.onehot.marked_coins` reads it
-   when p + q = 1, by blocks unless runs save a fifth of the digits), and the
+1. every bit of every report is a q-coin x (by blocks of 8 from a few long
+   digit streams, :func:`ldp.client.plain_streams.stream_coins`, or by runs,
+   each report's stream as :func:`ldp.client.onehot.plain_coins` reads it,
+   where runs save a fifth of the digits), and the
    marked bits are flipped when that brings them nearer p (a flipped q-coin
    is a (1 − q)-coin);
 2. each marked bit, now 1 with probability a (q or 1 − q), is combined with
@@ -18,8 +19,8 @@ draws the same distribution faster:
    p < a, with w = p/a, so P[S = 1] = a w = p. Of the two a's the one whose
    w has the least entropy is taken (w = 0 or 1, no coin, when p = 1 − q).
 
-The y coins are drawn after the x coins, in rows of :data:`ROW` coins by
-:func:`~ldp.client.onehot.plain_coins` (about 1.4× their entropy), one for
+The y coins are drawn after the x coins, in rows of :data:`ROW` coins the
+same way (about 1.3× their entropy), one for
 every marked bit of the batch (whatever its x), and used in the marked
 bits' row-major order (each report's packed bytes in turn, each byte from
 its least significant bit). So the

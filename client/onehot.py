@@ -9,7 +9,7 @@ the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
 :func:`one_hot_coins` reads close to the entropy instead, and
 :func:`marked_coins` draws coins of probability p on each marked bit and q
 elsewhere the same way (a one-hot report is the case of one mark; the
-secure RAPPOR batch now draws its coins by :func:`plain_coins` and
+secure RAPPOR batch now draws its coins by :mod:`ldp.client.plain_streams` and
 :mod:`ldp.client.marked_correction`, which is faster where marks are many,
 and ``benchmarks/bench_rappor_coins.py`` compares the two):
 
