@@ -82,9 +82,7 @@ def stream_coins(
     q = onehot._probability("q", q, "stream_coins")
     onehot._check_width_and_backend(width, backend, "stream_coins")
     steps, tail = -(-width // BLOCK), width % BLOCK
-    if q == Fraction(
-        1, 2
-    ):  # a block's cell is its digits (every pattern has mass 2^-t): the words are the coins
+    if q == Fraction(1, 2):  # a block's cell is its digits (every pattern's mass is 2^-t): the words' bits
         fair = source.words(-(-n * steps // 8)).view(np.uint8)[: n * steps].reshape(n, steps).copy()
         if tail:
             fair[:, -1] &= np.uint8((0xFF << (BLOCK - tail)) & 0xFF)
