@@ -156,9 +156,15 @@ def test_numba_and_numpy_backends_draw_the_same_coins(monkeypatch, q, n, width, 
 
 @pytest.mark.slow
 def test_the_compiled_kernel_settles_an_open_block_by_the_exact_cuts_as_numpy_does():
+    """One report (general steps), and four of 128 coins (the lockstep: stream 0's first block is the open one,
+    the other streams read on past it)."""
     pytest.importorskip("numba")
     for stream, pattern in open_block_streams():
         assert stream_coins(Replay(stream), 1, 8, Fraction(1, 3), backend="numba")[0, 0] == pattern
+        a = stream_coins(Replay(stream), 4, 128, Fraction(1, 3), backend="numpy")
+        b = stream_coins(Replay(stream), 4, 128, Fraction(1, 3), backend="numba")
+        assert np.array_equal(a, b)
+        assert a[0, 0] == pattern  # the cell is the packed byte
 
 
 @pytest.mark.slow
