@@ -147,11 +147,11 @@ SECURE_BATCH = "auto"
 #: read (1 to 4 for probabilities whose binary expansions end within 4 digits, about 7.5 for others), and the
 #: corrected coins' is the q-coins' CPU (:func:`ldp.client.plain_streams.stream_coins`, about 1.6 ns a block of
 #: 8) plus ~1.3× the entropy. With p + q = 1 (every coin a q-coin, the marked ones flipped) or fair q-coins
-#: (q = 1/2: the words' bits, no lookup) they are faster from 2 digits (3/4 and 1/4: 0.91–0.95× the lanes'
-#: CPU; 3/4 and 1/2: 0.80×), and ...
+#: (q = 1/2: the words' bits, no lookup) they are faster from 2 digits (3/4 and 1/4: 0.93–0.97× the lanes'
+#: CPU; 3/4 and 1/2: 0.77–0.80×), and ...
 FLIPPED_MIN_DIGITS = 2
 #: ... otherwise (each marked bit's q-coin combined with a further coin, :mod:`ldp.client.marked_correction`)
-#: from 3: 7/8 and 5/8, 3/8 and 1/8 take them (0.89–0.96×); 1/2 and 1/4 (2 digits: 1.02–1.04×) keep the lanes.
+#: from 3: 7/8 and 5/8, 3/8 and 1/8 take them (0.82–0.95×); 1/2 and 1/4 (2 digits: 0.98–1.06×) keep the lanes.
 MARKED_MIN_DIGITS = 3
 #: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
 #: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
