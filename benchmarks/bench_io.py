@@ -41,6 +41,12 @@ Usage::
     python benchmarks/bench_io.py --reports 2000000 --text-reports 200000
     python benchmarks/bench_io.py --reports 1000000 --text-reports 1000000 --repeat 3
     python benchmarks/bench_io.py --mechanism grr --reports 3000000 --text-reports 3000000
+    python benchmarks/bench_io.py --reports 0 --text-reports 0 --csv-reports 10000000 --repeat 3 --dir DIR
+
+``--csv-reports N`` adds a CSV file of N reports (as ``ldp`` writes it) to
+the files measured, a large one beside the 1 M-report text files: the CSV
+path's cost per report, start-up aside (a file of that name in ``--dir``
+is reused, as every file is).
 """
 
 from __future__ import annotations
@@ -315,6 +321,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=int, default=10_000_000, help="reports in the Parquet file")
     parser.add_argument("--text-reports", type=int, default=1_000_000, help="reports in the JSONL/CSV files")
+    parser.add_argument(
+        "--csv-reports", type=int, default=0, help="also a CSV file of this many reports (10,000,000: 468 MB)"
+    )
     parser.add_argument("--mechanism", choices=sorted(MECHANISMS), default="rappor", help="the reports' spec")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each step (median seconds)")
     parser.add_argument("--dir", type=Path, default=None, help="work directory (default: a temporary one)")
@@ -340,6 +349,8 @@ def main() -> None:
                 (work / f"{stem}-{args.text_reports}.{ext}", args.text_reports) for ext in ("jsonl", "csv")
             ]
             files.append((work / f"{stem}-{args.text_reports}-quoted.csv", args.text_reports))
+        if args.csv_reports and args.csv_reports != args.text_reports:
+            files.append((work / f"{stem}-{args.csv_reports}.csv", args.csv_reports))
         print(f"{MECHANISMS[args.mechanism]}; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
         print(
             f"{'file':<18}{'reports':>12}{'size MB':>9}  {'step':<12}{'seconds':>9}{'reports/s':>13}{'peak MB':>9}"

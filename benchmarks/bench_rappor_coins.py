@@ -1,4 +1,4 @@
-"""RAPPOR's secure batch over a sweep of (f, p, q): the corrected coins against the former policy, one process.
+"""RAPPOR's secure batch over a sweep of (f, p, q): the current policy against a reference, one process.
 
 For each (f, p, q) of ``--sweep`` (default: f ∈ {0, 1/4, 1/2, 3/4}, p ∈ {0,
 1/4, 1/3, 1/2}, q ∈ {1/2, 3/4, 1}, the valid ones) the benchmark encodes
@@ -6,12 +6,17 @@ For each (f, p, q) of ``--sweep`` (default: f ∈ {0, 1/4, 1/2, 3/4}, p ∈ {0,
 :func:`ldp.client.secure_encode_batch` from the OS CSPRNG two ways, in
 alternating runs (ABAB…, ``--pairs`` pairs):
 
-- ``before``: the former policy, reproduced here: the true-coin sampler
-  :func:`ldp.client.onehot.marked_coins` where the lanes would read at least 3
-  digits a coin and P[1|1] + P[1|0] = 1, or at least 5, else the bit-sliced
-  lanes (:func:`ldp.client.batch.bernoulli_words`);
+- ``before``, by ``--against``: ``former``, the policy before the corrected
+  coins, reproduced here: the true-coin sampler :func:`ldp.client.onehot.marked_coins`
+  where the lanes would read at least 3 digits a coin and P[1|1] + P[1|0] = 1,
+  or at least 5, else the bit-sliced lanes (:func:`ldp.client.batch.bernoulli_words`);
+  ``main``, the corrected coins with their q-coins by :func:`ldp.client.onehot.plain_coins`
+  (rows per report) from 3 lane digits (flipped) or 4, else the lanes; ``lanes``,
+  the lanes for every triple;
 - ``after``: the current policy (:func:`ldp.client.onehot.serves_marked_batch`:
-  :func:`ldp.client.marked_correction.corrected_coins` from 3 or 4 digits).
+  :func:`ldp.client.marked_correction.corrected_coins`, q-coins by
+  :func:`ldp.client.plain_streams.stream_coins`, from 2 lane digits when
+  P[1|1] + P[1|0] = 1 or P[1|0] = 1/2, else 3).
 
 It prints each path, the bytes read per report ÷ the report's entropy (log2 m
 for the cohort, h·h(P[1|1]) + (k − h)·h(P[1|0]); counted in one untimed run),
@@ -24,6 +29,7 @@ Usage::
 
     python benchmarks/bench_rappor_coins.py
     python benchmarks/bench_rappor_coins.py --sweep 1/2,1/2,3/4 --pairs 7
+    python benchmarks/bench_rappor_coins.py --against main
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from harness import cpu_seconds
 import ldp
 import ldp.client.batch as batch
 import ldp.client.onehot as onehot
-from ldp.client import CountingSource, SystemRandomSource, secure_encode_batch
+from ldp.client import CountingSource, SystemRandomSource, marked_correction, secure_encode_batch
 from ldp.client.marked_correction import corrected_coins
 from ldp.errors import SpecError
 
@@ -59,11 +65,46 @@ def binary_entropy(x: Fraction) -> float:
     return 0.0 if v in (0.0, 1.0) else -v * math.log2(v) - (1 - v) * math.log2(1 - v)
 
 
-def former_policy(n: int, lane_digits: float, flipped: bool, coins: int = onehot.KERNEL_AFTER_COINS) -> bool:
+def former_policy(n: int, lane_digits: float, flipped: bool, coins: int = 1024, fair: bool = False) -> bool:
     """The policy before the corrected coins: true coins placed from 5 lane digits, flipped ones from 3."""
-    if lane_digits < (onehot.FLIPPED_MIN_DIGITS if flipped else 5):
+    if lane_digits < (3 if flipped else 5):
         return False
     return onehot.serves_secure_batch(n, coins / onehot.KERNEL_AFTER_COINS)
+
+
+def main_policy(n: int, lane_digits: float, flipped: bool, coins: int = 1024, fair: bool = False) -> bool:
+    """The policy before the q-coins came from plain_streams: corrected coins from 3 lane digits (flipped), else 4."""
+    if lane_digits < (3 if flipped else 4):
+        return False
+    return onehot.serves_secure_batch(n, coins / onehot.KERNEL_AFTER_COINS)
+
+
+def lanes_only(n: int, lane_digits: float, flipped: bool, coins: int = 1024, fair: bool = False) -> bool:
+    """The bit-sliced lanes for every batch (``--against lanes``)."""
+    return False
+
+
+def main_corrected(source: object, marks: object, width: int, p: Fraction, q: Fraction) -> object:
+    """:func:`corrected_coins` with its q-coins (and further coins) by :func:`ldp.client.onehot.plain_coins`, as
+    before :mod:`ldp.client.plain_streams`."""
+    streams = marked_correction._plain_coins
+
+    def rows(source, n, width, q, backend, slack):  # type: ignore[no-untyped-def]
+        return onehot.plain_coins(source, n, width, q, backend=backend, slack=slack)
+
+    marked_correction._plain_coins = rows  # type: ignore[assignment]
+    try:
+        return corrected_coins(source, marks, width, p, q)  # type: ignore[arg-type]
+    finally:
+        marked_correction._plain_coins = streams  # type: ignore[assignment]
+
+
+#: ``--against``: the reference (policy, sampler, name of its sampler).
+REFERENCES = {
+    "former": (former_policy, onehot.marked_coins, "marked"),
+    "main": (main_policy, main_corrected, "corrected"),
+    "lanes": (lanes_only, onehot.marked_coins, "marked"),
+}
 
 
 def using(policy: Callable[..., bool], sampler: Callable[..., object]) -> Callable[[], None]:
@@ -77,7 +118,9 @@ def using(policy: Callable[..., bool], sampler: Callable[..., object]) -> Callab
 
 def path(spec: ldp.Rappor, reports: int, policy: Callable[..., bool], sampler_name: str) -> str:
     one, zero = spec.prob_one_given_one, spec.prob_one_given_zero
-    served = policy(reports, batch.lane_digits(one, zero), one + zero == 1, spec.num_bits)
+    served = policy(
+        reports, batch.lane_digits(one, zero), one + zero == 1, spec.num_bits, fair=zero == Fraction(1, 2)
+    )
     return sampler_name if served else "lanes"
 
 
@@ -88,10 +131,17 @@ def main() -> None:
     parser.add_argument(
         "--sweep", default="", help="f,p,q triples separated by ';' (default: the grid above)"
     )
+    parser.add_argument(
+        "--against",
+        choices=sorted(REFERENCES),
+        default="former",
+        help="before: the former policy (true coins), main's (corrected coins by plain_coins), or the lanes",
+    )
     args = parser.parse_args()
     sweep = [tuple(item.split(",")) for item in args.sweep.split(";") if item] or SWEEP
     onehot.KERNEL_AFTER = 0  # a long-running process: the kernel serves every large batch
-    before = using(former_policy, onehot.marked_coins)
+    reference, sampler, sampler_name = REFERENCES[args.against]
+    before = using(reference, sampler)
     after = using(onehot.serves_marked_batch, corrected_coins)
     source = SystemRandomSource()
     print(
@@ -131,7 +181,7 @@ def main() -> None:
                 secs[name].append(pair[name])
             ratios.append(pair["after"] / pair["before"])
         paths = (
-            path(spec, args.reports, former_policy, "marked"),
+            path(spec, args.reports, reference, sampler_name),
             path(spec, args.reports, onehot.serves_marked_batch, "corrected"),
         )
         print(

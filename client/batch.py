@@ -394,13 +394,13 @@ def marked_bits(
     RAPPOR's coins (``marks``: the Bloom bits B, or the PRR bits B′, as
     (n, ⌈k/64⌉) words in :func:`packbits_lane` order). From a CSPRNG source
     they are drawn by :func:`ldp.client.marked_correction.corrected_coins`
-    (every bit a q-coin by :mod:`ldp.client.onehot`'s block inversion, the
-    marked bits then flipped or combined with one further coin each: about
-    1.4× their entropy) where it is no slower than the bit-sliced
+    (every bit a q-coin by block inversion, :mod:`ldp.client.plain_streams`,
+    the marked bits then flipped or combined with one further coin each:
+    about 1.3× their entropy) where it is no slower than the bit-sliced
     :func:`bernoulli_words` (:func:`ldp.client.onehot.serves_marked_batch`:
-    the compiled kernel serves the batch and the lanes would read at least 3
-    digits per coin when p_one + p_zero = 1, else 4); otherwise, and from a
-    seeded generator, by the lanes. Both are exact.
+    the compiled kernel serves the batch and the lanes would read at least 2
+    digits per coin when p_one + p_zero = 1 or p_zero = 1/2, else 3);
+    otherwise, and from a seeded generator, by the lanes. Both are exact.
 
     Returns
     -------
@@ -412,7 +412,13 @@ def marked_bits(
         source.secure
         and 0 < p_one < 1
         and 0 < p_zero < 1
-        and serves_marked_batch(marks.shape[0], lane_digits(p_one, p_zero), p_one + p_zero == 1, num_bits)
+        and serves_marked_batch(
+            marks.shape[0],
+            lane_digits(p_one, p_zero),
+            p_one + p_zero == 1,
+            num_bits,
+            fair=p_zero == Fraction(1, 2),
+        )
     ):
         return corrected_coins(source, words_to_packed(marks, num_bits), num_bits, p_one, p_zero)
     return words_to_packed(bernoulli_words(source, marks, p_one, p_zero), num_bits)

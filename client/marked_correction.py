@@ -7,9 +7,10 @@ their own and a placing pass. Where the marks are few (a Bloom filter's h
 of k bits; a PRR's quarter or so reads about as much) :func:`corrected_coins`
 draws the same distribution faster:
 
-1. every bit of every report is a q-coin x (:func:`ldp.client.onehot.plain_coins`:
-   each report's stream as :func:`~ldp.client.onehot.marked_coins` reads it
-   when p + q = 1, by blocks unless runs save a fifth of the digits), and the
+1. every bit of every report is a q-coin x (by blocks of 8 from a few long
+   digit streams, :func:`ldp.client.plain_streams.stream_coins`, or by runs,
+   each report's stream as :func:`ldp.client.onehot.plain_coins` reads it,
+   where runs save a fifth of the digits), and the
    marked bits are flipped when that brings them nearer p (a flipped q-coin
    is a (1 − q)-coin);
 2. each marked bit, now 1 with probability a (q or 1 − q), is combined with
@@ -18,8 +19,8 @@ draws the same distribution faster:
    p < a, with w = p/a, so P[S = 1] = a w = p. Of the two a's the one whose
    w has the least entropy is taken (w = 0 or 1, no coin, when p = 1 − q).
 
-The y coins are drawn after the x coins, in rows of :data:`ROW` coins by
-:func:`~ldp.client.onehot.plain_coins` (about 1.4× their entropy), one for
+The y coins are drawn after the x coins, in rows of :data:`ROW` coins the
+same way (about 1.3× their entropy), one for
 every marked bit of the batch (whatever its x), and used in the marked
 bits' row-major order (each report's packed bytes in turn, each byte from
 its least significant bit). So the
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ldp.client import onehot
+from ldp.client.plain_streams import stream_coins
 from ldp.client.randomness import RandomSource
 from ldp.errors import ParameterError
 
@@ -134,7 +136,7 @@ def corrected_coins(
     fix = correction(p, q)
     compiled = onehot._backend(backend, n) is not onehot._run_numpy
     backend = "numba" if compiled else "numpy"  # the y coins' few rows too
-    out = onehot.plain_coins(source, n, width, q, backend=backend)
+    out = _plain_coins(source, n, width, q, backend, onehot.MARKED_SLACK)
     if fix.flip:
         np.bitwise_xor(out, marks, out=out)
     if not fix.needs_coins or n == 0:
@@ -143,9 +145,20 @@ def corrected_coins(
     if total == 0:
         return out
     rows = -(-total // ROW)
-    coins = onehot.plain_coins(source, rows, ROW, fix.coin, backend=backend, slack=ROW_SLACK).reshape(-1)
+    coins = _plain_coins(source, rows, ROW, fix.coin, backend, ROW_SLACK).reshape(-1)
     (_correct_kernel() if compiled else _correct_numpy)(out, marks, coins, fix.keep_ones)
     return out
+
+
+def _plain_coins(
+    source: RandomSource, n: int, width: int, q: Fraction, backend: str, slack: int
+) -> np.ndarray:
+    """``n`` reports of ``width`` q-coins: by blocks from a few long streams (:func:`ldp.client.plain_streams.stream_coins`),
+    or by runs (:func:`ldp.client.onehot.plain_coins`, first rows of ``slack`` spare digits) where runs read fewer
+    digits than blocks by :data:`~ldp.client.onehot.PLAIN_RUNS_GAIN` (:func:`~ldp.client.onehot.draws_runs`)."""
+    if onehot.draws_runs(q, onehot.PLAIN_RUNS_GAIN):
+        return onehot.plain_coins(source, n, width, q, backend=backend, slack=slack)
+    return stream_coins(source, n, width, q, backend=backend)
 
 
 def _marked_bits(marks: np.ndarray) -> int:

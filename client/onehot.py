@@ -9,7 +9,7 @@ the coins need h(q) bits each (~108 bytes for OUE at ε = 1).
 :func:`one_hot_coins` reads close to the entropy instead, and
 :func:`marked_coins` draws coins of probability p on each marked bit and q
 elsewhere the same way (a one-hot report is the case of one mark; the
-secure RAPPOR batch now draws its coins by :func:`plain_coins` and
+secure RAPPOR batch now draws its coins by :mod:`ldp.client.plain_streams` and
 :mod:`ldp.client.marked_correction`, which is faster where marks are many,
 and ``benchmarks/bench_rappor_coins.py`` compares the two):
 
@@ -180,14 +180,16 @@ NUMBA_THRESHOLD = 4096
 SECURE_BATCH = "auto"
 #: Under ``SECURE_BATCH = "auto"``, this module serves a secure RAPPOR batch (where the kernel
 #: serves it) only when the bit-sliced lanes would read at least this many digits per coin, measured on one
-#: core (benchmarks/bench_entropy.py): the lanes' CPU is almost nothing, so their cost is the digits they
+#: core (benchmarks/bench_rappor_coins.py): the lanes' CPU is almost nothing, so their cost is the digits they
 #: read (1 to 4 for probabilities whose binary expansions end within 4 digits, about 7.5 for others), and the
-#: kernel's is its CPU plus ~1.4× the entropy. With p + q = 1 (every coin a q-coin, the marked ones flipped)
-#: the kernel is faster from 3 digits (RAPPOR's 5/8 and 3/8, f = 1/2, p = 1/4, q = 3/4), and ...
-FLIPPED_MIN_DIGITS = 3
+#: corrected coins' is the q-coins' CPU (:func:`ldp.client.plain_streams.stream_coins`, about 1.6 ns a block of
+#: 8) plus ~1.3× the entropy. With p + q = 1 (every coin a q-coin, the marked ones flipped) or fair q-coins
+#: (q = 1/2: the words' bits, no lookup) they are faster from 2 digits (3/4 and 1/4: 0.93–0.97× the lanes'
+#: CPU; 3/4 and 1/2: 0.77–0.80×), and ...
+FLIPPED_MIN_DIGITS = 2
 #: ... otherwise (each marked bit's q-coin combined with a further coin, :mod:`ldp.client.marked_correction`)
-#: from 4: 11/16 and 9/16 (f = 1/2, p = 1/2, q = 3/4) take it, 7/8 and 5/8 (3 digits) keep the lanes.
-MARKED_MIN_DIGITS = 4
+#: from 3: 7/8 and 5/8, 3/8 and 1/8 take them (0.82–0.95×); 1/2 and 1/4 (2 digits: 0.98–1.06×) keep the lanes.
+MARKED_MIN_DIGITS = 3
 #: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
 #: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
 KERNEL_AFTER = 1 << 18
@@ -1034,21 +1036,25 @@ def serves_secure_batch(n: int, weight: float = 1.0) -> bool:
     return _backend(None, n) is not _run_numpy
 
 
-def serves_marked_batch(n: int, lane_digits: float, flipped: bool, coins: int = KERNEL_AFTER_COINS) -> bool:
-    """Whether the secure batch path draws ``n`` reports' RAPPOR coins here (by
-    :func:`ldp.client.marked_correction.corrected_coins`: :func:`plain_coins`, the marked bits corrected).
+def serves_marked_batch(
+    n: int, lane_digits: float, flipped: bool, coins: int = KERNEL_AFTER_COINS, *, fair: bool = False
+) -> bool:
+    """Whether the secure batch path draws ``n`` reports' RAPPOR coins by
+    :func:`ldp.client.marked_correction.corrected_coins` (plain q-coins, the marked bits corrected).
 
     ``lane_digits`` is what the bit-sliced lanes would read per coin;
     ``flipped``: the two probabilities sum to 1; ``coins``: a report's coins
-    (its bits). Under ``"auto"`` only where the compiled kernel serves the
+    (its bits); ``fair``: the unmarked bits' probability is 1/2 (their coins
+    are the words' bits). Under ``"auto"`` only where the compiled kernel serves the
     batch (:func:`serves_secure_batch`, the batch counting toward
     :data:`KERNEL_AFTER` as ``n · coins / KERNEL_AFTER_COINS`` one-hot
     reports: a 128-bit RAPPOR report costs the lanes about an eighth of a
     1,024-bit one) and ``lane_digits`` ≥ :data:`FLIPPED_MIN_DIGITS`
-    (flipped) or :data:`MARKED_MIN_DIGITS`: elsewhere the lanes are no slower
+    (flipped or fair) or :data:`MARKED_MIN_DIGITS`: elsewhere the lanes are no slower
     (both samplers are exact).
     """
-    if SECURE_BATCH == "auto" and lane_digits < (FLIPPED_MIN_DIGITS if flipped else MARKED_MIN_DIGITS):
+    least = FLIPPED_MIN_DIGITS if flipped or fair else MARKED_MIN_DIGITS
+    if SECURE_BATCH == "auto" and lane_digits < least:
         return False
     return serves_secure_batch(n, coins / KERNEL_AFTER_COINS)
 

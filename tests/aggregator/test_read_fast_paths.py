@@ -125,6 +125,33 @@ def test_csv_bulk_and_line_by_line_read_the_same_good_file(tmp_path, monkeypatch
     assert fast[0] == 1000 and fast[1] == []
 
 
+@pytest.mark.parametrize("text", ["ascii", "utf-8", "not utf-8"])
+def test_csv_piece_of_ascii_or_other_text_reads_as_line_by_line(tmp_path, monkeypatch, text):
+    """A piece of ASCII lines is parsed as bytes (no UTF-8 check needed) and viewed as text; a piece with other
+    UTF-8 text is parsed as text, and one that is not UTF-8 is read otherwise: each gives the reports and
+    rejects (line, reason, detail, raw) of the line-by-line path."""
+    lines = [_good_csv(i) for i in range(400)]
+    odd = {
+        "ascii": b"1," + FP.encode() + b",1,A!A=",
+        "utf-8": "1,é,1,AAA=".encode(),
+        "not utf-8": b"1,\xe9,1,AAA=",
+    }
+    lines[5] = lines[300] = odd[text]
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"v,spec,cohort,bits\n" + b"\n".join(lines) + b"\n")
+    pieces: list[bool] = []
+    arrow_piece = read_csv._arrow_piece
+    monkeypatch.setattr(
+        read_csv, "_arrow_piece", lambda *args: pieces.append(bool(r := arrow_piece(*args))) or r
+    )
+    bulk = _read(path, 150)
+    assert pieces == [text != "not utf-8"]
+    monkeypatch.setattr(read_csv, "_arrow_piece", lambda *args: None)
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert bulk == _read(path, 150)
+    assert bulk[0] == 398 and [line for line, *_ in bulk[1]] == [7, 302]
+
+
 def test_jsonl_schema_types_only_strict_fields():
     import pyarrow as pa
 
@@ -256,6 +283,33 @@ def test_a_chunk_of_valid_groups_decodes_at_once_and_one_stray_character_is_foun
     assert np.array_equal(got[good], raw[good]) and np.array_equal(want[good], raw[good])
 
 
+@pytest.mark.parametrize("num_bytes", [1, 2, 3, 16, 17])
+def test_base64_rows_decode_the_same_from_strided_and_unaligned_views(num_bytes):
+    """_decode_base64 reads the rows' leading groups and padded last group through views of the rows: rows
+    inside a wider array, at an odd address, or not C-contiguous decode as their contiguous copy does."""
+    from ldp.report_arrow import _decode_base64
+
+    rng = np.random.default_rng(200 + num_bytes)
+    width = 4 * -(-num_bytes // 3)
+    raw = rng.integers(0, 256, (50, num_bytes), dtype=np.uint8)
+    text = np.frombuffer(b"".join(base64.b64encode(row.tobytes()) for row in raw), dtype=np.uint8)
+    text = text.reshape(50, width).copy()
+    text[7, width - 1] = ord("A")  # a bad padded group, when there is one
+    text[9, 0] = ord("!")
+    want, want_ok = _decode_base64(text, num_bytes)
+    untouched = np.ones(50, dtype=bool)
+    untouched[[7, 9]] = False
+    assert want_ok[untouched].all() and not want_ok[9] and np.array_equal(want[untouched], raw[untouched])
+    odd = np.zeros(50 * width + 1, dtype=np.uint8)[1:].reshape(50, width)  # an odd address
+    odd[...] = text
+    wide = np.zeros((50, width + 3), dtype=np.uint8)
+    wide[:, 1 : width + 1] = text
+    fortran = np.asfortranarray(text)
+    for view in (odd, wide[:, 1 : width + 1], fortran, text[::-1][::-1]):
+        got, ok = _decode_base64(view, num_bytes)
+        assert np.array_equal(ok, want_ok) and np.array_equal(got[ok], want[ok])
+
+
 def test_csv_integer_cells_are_plain_decimal_only():
     """As BoundedInt.csv_cell reads one cell: [+-]?digits within int64; anything else is null (re-checked)."""
     from ldp.report_arrow import csv_int_column
@@ -286,6 +340,149 @@ def test_one_byte_csv_integer_cells_convert_as_one_by_one():
         assert csv_int_array(part).to_pylist() == want
         assert csv_int_array(part.cast(pa.large_string())).to_pylist() == want
     assert csv_int_array(pa.array(["1", "12", None])).to_pylist() == [1, 12, None]  # not all one byte
+
+
+#: Cells around the integer grammar: signs, spaces, leading zeros, hexadecimal, int64's bounds, Unicode digits.
+_INT_EDGE_CELLS = [
+    "0", "5", "05", "+5", "-5", "-0", " 5", "5 ", "0x5", "0X5", "1e3", "5.0", '"5"', "", "\u0661", "\uff15",
+    str(2**63 - 1), str(2**63), "-" + str(2**63), "0" * 40, "0" * 41, "1" * 19, "1" * 20,
+]  # fmt: skip
+
+
+def _int_cells_one_by_one(cells: list[str | None]) -> list[int | None]:
+    """What :data:`ldp.report_arrow.INT_TEXT` and the int64 range make of each cell alone ("" as empty: None)."""
+    from ldp.report_arrow import INT_TEXT
+
+    out: list[int | None] = []
+    for cell in cells:
+        value = int(cell) if cell and INT_TEXT.fullmatch(cell) else None
+        out.append(value if value is not None and -(2**63) <= value < 2**63 else None)
+    return out
+
+
+def test_csv_integer_columns_convert_as_one_by_one():
+    """csv_int_array of columns of digits only (cast at once) and of any other cells (filtered first) gives,
+    for a cell of ASCII digits, the integer the one-cell rule gives (null beyond int64), and for any other
+    cell that integer or null (its row is then re-checked alone, by that rule). Seeded (1) random columns
+    over the edge cells, with nulls and slices."""
+    import pyarrow as pa
+
+    from ldp.report_arrow import _plain_digits, csv_int_array
+
+    rng = np.random.default_rng(1)
+    digits = [cell for cell in _INT_EDGE_CELLS if cell.isascii() and cell.isdigit()]
+    plain_seen = 0
+    for trial in range(300):
+        pool = digits if trial % 2 else _INT_EDGE_CELLS  # half the columns: digits only
+        cells: list[str | None] = [str(c) for c in rng.choice(pool, int(rng.integers(1, 12)))]
+        for i in np.flatnonzero(rng.random(len(cells)) < 0.2):
+            cells[i] = None
+        cells = [None if cell == "" else cell for cell in cells]  # empty: null, as the readers give it
+        strings = pa.array(cells, pa.string())
+        start = int(rng.integers(0, len(cells)))
+        for part, want in ((strings, cells), (strings.slice(start), cells[start:])):
+            plain_seen += _plain_digits(part)
+            got, alone = csv_int_array(part).to_pylist(), _int_cells_one_by_one(want)
+            for cell, value, expected in zip(want, got, alone):
+                plain = cell is not None and cell.isascii() and cell.isdigit()
+                assert value == expected or (value is None and not plain), (cell, want)
+    assert plain_seen > 100  # the shortcut was taken, and not only by one-byte columns
+
+
+@pytest.mark.parametrize("odd", [False, True])
+def test_csv_cohort_cells_read_in_bulk_as_line_by_line(tmp_path, monkeypatch, odd):
+    """A RAPPOR CSV file of cohorts of one and two digits (read at once by NumPy in bulk), with or without
+    the edge cells among them, gives the same reports and rejects (line, reason, detail) read in bulk as
+    read line by line."""
+    spec = ldp.Rappor(num_bits=16, num_hashes=2, num_cohorts=100, f="1/2", p="1/4", q="3/4")
+    fp, bits = spec.fingerprint, base64.b64encode(b"\x01\x00").decode()
+    cells = [str(i % 100) for i in range(400)]
+    if odd:
+        cells[3 : 3 + 5 * len(_INT_EDGE_CELLS) : 5] = _INT_EDGE_CELLS
+    path = tmp_path / "r.csv"
+    path.write_text(
+        "v,spec,cohort,bits\n" + "".join(f"1,{fp},{cell},{bits}\n" for cell in cells), encoding="utf-8"
+    )
+
+    def read():
+        chunks = list(read_reports([path], spec, chunk_size=150))
+        cohorts = np.concatenate([c.batch.cohorts for c in chunks if len(c.batch)])
+        return cohorts.tolist(), [(r.line, r.reason, r.detail) for c in chunks for r in c.rejects]
+
+    import ldp.report_arrow as report_arrow
+
+    short = report_arrow._short_decimals
+    taken: list[bool] = []
+    monkeypatch.setattr(
+        report_arrow, "_short_decimals", lambda strings: taken.append((r := short(strings)) is not None) or r
+    )
+    bulk = read()
+    # the chunks of cohorts of digits only were read by NumPy at once; the one with the edge cells was not
+    assert taken and all(taken[1:]) and taken[0] != odd
+    monkeypatch.setattr(read_csv, "_arrow_piece", lambda *args: None)
+    monkeypatch.setattr(read_csv, "_arrow_block", lambda *args: None)
+    assert bulk == read()
+    cohorts, rejects = bulk
+    assert len(cohorts) + len(rejects) == 400 and bool(rejects) == odd
+    if odd:  # the cells the one-cell rule reads as cohorts in range are accepted, signs and zeros too
+        assert {"+5", "05", "-0"} <= {cells[line - 2] for line in range(2, 402)} - {
+            cells[r[0] - 2] for r in rejects
+        }
+
+
+def test_short_decimal_cells_read_as_int_reads_them():
+    """Columns of 1 to 8 ASCII digits (leading zeros too), with nulls, sliced, read by NumPy as int() reads each
+    cell; a column with a longer, empty or other cell is left to the other paths. Seeded (3)."""
+    import pyarrow as pa
+
+    from ldp.report_arrow import _short_decimals
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        size = int(rng.integers(1, 30))
+        lengths = rng.integers(1, int(rng.integers(1, 9)) + 1, size)
+        cells: list[str | None] = ["".join(map(str, rng.integers(0, 10, k))) for k in lengths]
+        for i in np.flatnonzero(rng.random(size) < 0.2):
+            cells[i] = None
+        strings = pa.array(cells, pa.string())
+        start = int(rng.integers(0, size))
+        for part, want in ((strings, cells), (strings.slice(start), cells[start:])):
+            got = _short_decimals(part)
+            if all(cell is None for cell in want):
+                assert got is None
+            else:
+                assert got is not None and got.to_pylist() == [None if c is None else int(c) for c in want]
+    for cells in (
+        ["12", "123456789"],
+        ["12", "+5"],
+        ["1", " 5"],
+        ["1", "0x5"],
+        ["\u0661"],
+        ["1", ""],
+        ["1", "1.0"],
+    ):
+        assert _short_decimals(pa.array(cells, pa.string())) is None, cells
+    assert _short_decimals(pa.array(["12"], pa.large_string())) is None
+
+
+def test_plain_digit_columns_are_only_ascii_digits_of_1_to_40_bytes():
+    import pyarrow as pa
+
+    from ldp.report_arrow import _plain_digits
+
+    assert _plain_digits(pa.array(["12", None, "0" * 40, "7"]))
+    assert _plain_digits(pa.array(["x12", "12"]).slice(1))  # the bytes of the slice alone
+    for cells in (
+        ["12", "+5"],
+        ["12", " 5"],
+        ["12", "0x5"],
+        ["\u0661"],
+        ["12", "0" * 41],
+        ["12", ""],
+        [None],
+    ):
+        assert not _plain_digits(pa.array(cells, pa.string())), cells
+    assert not _plain_digits(pa.array(["12"], pa.large_string()))  # the filter decides
 
 
 def _quotes_close_reference(data: bytes, skip: int) -> bool:

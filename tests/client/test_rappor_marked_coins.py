@@ -135,12 +135,12 @@ def test_secure_rappor_batch_reads_at_most_twice_the_entropy(f, p, q):
 
 
 def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monkeypatch):
-    """Default policy: corrected coins where the compiled kernel serves the batch and the lanes read ≥ 3 digits a
-    coin (p + q = 1: flipped q-coins) or ≥ 4 (each marked bit corrected by a further coin).
+    """Default policy: corrected coins where the compiled kernel serves the batch and the lanes read ≥ 2 digits a
+    coin when p + q = 1 (flipped q-coins) or q = 1/2 (fair q-coins: the words' bits), else ≥ 3 (each marked bit
+    corrected by a further coin).
 
-    The bit-sliced lanes' CPU is almost nothing: probabilities whose binary expansions end within 2 digits, or
-    within 3 when the marked bits take coins of their own, stay on the lanes (both samplers are exact; only the
-    bytes and the time differ).
+    The bit-sliced lanes' CPU is almost nothing: 1/2 and 1/4 (2 digits, q-coins by lookups and a further coin
+    for each marked bit) stay on the lanes (both samplers are exact; only the bytes and the time differ).
     """
     monkeypatch.setattr(onehot, "SECURE_BATCH", "auto")
     monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 4096)
@@ -149,10 +149,11 @@ def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monk
     assert lane_digits(Fraction(5, 8), Fraction(3, 8)) == 3
     assert lane_digits(Fraction(11, 16), Fraction(9, 16)) == 4
     assert lane_digits(Fraction(31, 48), Fraction(7, 16)) == 7.5
-    assert onehot.serves_marked_batch(10**5, 3, flipped=True)
-    assert not onehot.serves_marked_batch(10**5, 2, flipped=True)
-    assert onehot.serves_marked_batch(10**5, 4, flipped=False)
-    assert not onehot.serves_marked_batch(10**5, 3, flipped=False)
+    assert onehot.serves_marked_batch(10**5, 2, flipped=True)
+    assert not onehot.serves_marked_batch(10**5, 1, flipped=True)
+    assert onehot.serves_marked_batch(10**5, 3, flipped=False)
+    assert not onehot.serves_marked_batch(10**5, 2, flipped=False)
+    assert onehot.serves_marked_batch(10**5, 2, flipped=False, fair=True)
     assert onehot.serves_marked_batch(10**5, 7.5, flipped=False)
     assert not onehot.serves_marked_batch(4095, 7.5, flipped=True)
     monkeypatch.setattr(onehot, "_KERNEL", [None])  # numba missing
