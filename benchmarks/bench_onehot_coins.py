@@ -7,10 +7,10 @@ reports (d coins each; CMS has its own m) with
 of :mod:`ldp.client.onehot` serving every batch (its load is untimed), two
 ways in alternating runs (ABAB…, ``--pairs`` pairs):
 
-- ``before``: the former policy, reproduced here: runs wherever they read
-  fewer digits per coin than blocks (:func:`ldp.client.onehot.draws_runs`);
-- ``after``: the current one (:func:`ldp.client.onehot.one_hot_draws_runs`:
-  blocks unless they read more than ``ONE_HOT_BLOCKS_ENTROPY`` × h(q)).
+- ``before``: an earlier policy, reproduced here: runs wherever they read
+  fewer digits per coin than blocks (:func:`fewer_digits`);
+- ``after``: the current one (:func:`ldp.client.onehot.draws_runs`, one rule
+  for every caller: blocks unless they read more than ``BLOCKS_ENTROPY`` × h(q)).
 
 It prints each one's draw (blocks or runs), bytes read per report ÷ the
 report's entropy (:func:`bench_entropy.entropy_bits`, counted in one untimed
@@ -56,7 +56,13 @@ from ldp.client import CountingSource, SystemRandomSource, secure_encode_batch
 from ldp.registry import declarations
 
 MECHANISMS = ("oue", "sue", "cms", "l-oue", "l-sue", "l-osue")
-CURRENT = onehot.one_hot_draws_runs
+CURRENT = onehot.draws_runs
+
+
+def fewer_digits(q: Fraction) -> bool:
+    """The earlier policy: runs wherever they read fewer digits per coin than blocks of 8."""
+    blocks, runs = onehot._digits_per_coin(Fraction(q))
+    return runs < blocks
 
 
 def coin_probabilities(spec: Any) -> tuple[Fraction, Fraction]:
@@ -83,7 +89,7 @@ def compare(args: argparse.Namespace) -> None:
     print(
         f"secure one-hot batches, ~{args.coins:,} coins each, kernel; CPU ns/report and ÷ urandom CPU of the same "
         f"bytes, medians of {args.pairs} alternating pairs (before: runs wherever fewer digits; after: blocks up "
-        f"to {onehot.ONE_HOT_BLOCKS_ENTROPY}× h(q))"
+        f"to {onehot.BLOCKS_ENTROPY}× h(q))"
     )
     header = (
         f"{'mechanism':<8} {'d':>6} {'ε':>4} {'q':>7} | {'before':>6} {'B÷H':>5} {'ns':>8} {'÷ur':>5} |"
@@ -97,10 +103,10 @@ def compare(args: argparse.Namespace) -> None:
                 spec, values, indices, reports = setting(name, domain, epsilon, args.coins)
                 q = coin_probabilities(spec)[1]
                 entropy = entropy_bits(spec, values) / 8
-                policies = {"before": onehot.draws_runs, "after": CURRENT}
+                policies = {"before": fewer_digits, "after": CURRENT}
                 read, secs, urandom, ratios = {}, {"before": [], "after": []}, {"before": [], "after": []}, []
                 for label, policy in policies.items():
-                    onehot.one_hot_draws_runs = policy
+                    onehot.draws_runs = policy
                     counting = CountingSource()
                     secure_encode_batch(
                         spec, values, indices=indices, source=counting
@@ -109,14 +115,14 @@ def compare(args: argparse.Namespace) -> None:
                 for _ in range(args.pairs):
                     pair = {}
                     for label, policy in policies.items():
-                        onehot.one_hot_draws_runs = policy
+                        onehot.draws_runs = policy
                         pair[label] = cpu_seconds(
                             partial(secure_encode_batch, spec, values, indices=indices, source=source)
                         )
                         secs[label].append(pair[label])
                         urandom[label].append(cpu_seconds(lambda: os.urandom(read[label])))  # noqa: B023
                     ratios.append(pair["after"] / pair["before"])
-                onehot.one_hot_draws_runs = CURRENT
+                onehot.draws_runs = CURRENT
                 cells = []
                 for label, policy in policies.items():
                     t, u = statistics.median(secs[label]), statistics.median(urandom[label])
@@ -237,13 +243,13 @@ def breakdown(args: argparse.Namespace) -> None:
         secs: dict[bool, list[float]] = {False: [], True: []}
         for pair in range(args.pairs + 1):  # the first, untimed: the tables are built
             for runs in (False, True):
-                onehot.one_hot_draws_runs = lambda _q, runs=runs: runs  # type: ignore[misc]
+                onehot.draws_runs = lambda _q, runs=runs: runs  # type: ignore[misc]
                 try:
                     seconds = cpu_seconds(lambda: onehot.one_hot_coins(source, idx, d, Fraction(1, 2), q))  # noqa: B023
                     if pair:
                         secs[runs].append(seconds)
                 finally:
-                    onehot.one_hot_draws_runs = CURRENT
+                    onehot.draws_runs = CURRENT
         blocks, runs_ = (statistics.median(secs[r]) * 1e9 / (n * d) for r in (False, True))
         digits = onehot._digits_per_coin(q)
         x = float(q)

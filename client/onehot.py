@@ -13,8 +13,10 @@ secure RAPPOR batch now draws its coins by :mod:`ldp.client.plain_streams` and
 :mod:`ldp.client.marked_correction`, which is faster where marks are many,
 and ``benchmarks/bench_rappor_coins.py`` compares the two):
 
-1. Each report reads its own stream of uniform digits (most significant
-   digit of each word first).
+1. Each report reads a stream of uniform digits (most significant digit of
+   each word first): its own (:func:`plain_coins`, :func:`marked_coins`),
+   or, in :func:`one_hot_coins`, its chain's (a few consecutive reports,
+   each reading from where the one before it stopped).
 2. The first T = ⌈m/8⌉ steps draw the report's m true coins (one-hot: m = 1,
    step 0 draws the true coin) as blocks of up to 8 coins of probability p,
    like the q-blocks below. Then either
@@ -23,11 +25,13 @@ and ``benchmarks/bench_rappor_coins.py`` compares the two):
    (coin i = bit t−1−i of j, so j is the packed byte) with probability
    q^|j| (1−q)^(t−|j|); or **runs**, for sparse coins (small q) where they
    read fewer digits per coin and blocks would read too many (more than
-   :data:`ONE_HOT_BLOCKS_ENTROPY` × the entropy for :func:`one_hot_coins`,
-   more than :data:`PLAIN_RUNS_GAIN` × the runs' for :func:`plain_coins`:
-   the kernel steps blocks several times faster): a step draws k < 255
-   zeros then a one (probability (1−q)^k q) or 255 zeros ((1−q)^255),
-   until the report's coins are covered (a one past them is dropped).
+   :data:`BLOCKS_ENTROPY` × the entropy, :func:`draws_runs`: the kernel
+   steps blocks several times faster): a step draws k < L zeros then a
+   one (probability (1−q)^k q) or L zeros ((1−q)^L), until the report's
+   coins are covered (a one past them is dropped); L is 255, or, in a
+   report of at most 256 coins, the least of 2, 4, …, 128 that covers the
+   coins left (:func:`run_step`: no digits spent on where a one falls past
+   the report's end).
 3. A step is drawn by inversion: the unit interval is cut at the exact
    cumulative probabilities C_0 = 0 < C_1 < … < C_cells = 1 (Fractions of
    the spec's probabilities), and the step's outcome is cell j when a
@@ -46,18 +50,27 @@ digit by digit with the exact cuts (:func:`_exact_cell`). So P[cell j] =
 C_{j+1} − C_j exactly: the coins are independent, each with exactly its
 probability. No floating point touches a coin.
 
-Streams. The first rows are drawn in one call: report i's row is the next
-⌈E_i⌉ digits of ``source.words(…)`` (E_i its expected digits). A report
-stops before a step that may need digits past its row (the table says how
-many the step reads; 32 when it does not settle it); the reports that
+Streams. The first rows are drawn in one call: a chain's row is the next
+Σ⌈E_i⌉ + slack digits of ``source.words(…)`` (E_i the expected digits
+of its report i; the slack is 0 for one-hot reports). A report stops before a
+step that may need digits past its row (the table says how many the step
+reads; 32 when it does not settle it); a report that is done hands the
+rest of its row to the next report of its chain, which starts there (the
+digits after a report's last step are unread: its steps' outcomes and
+where it stopped are decided by the digits before). The reports that
 stopped get new rows together, in report order: the digits each had not
-read, carried over, then 32 fresh digits (half a word drawn for it). So
-each report reads one unbroken stream of its own, every digit drawn
-decides at most one report's coins (a 16-digit lookup may look at digits
-past the ones its entry is decided by, which never change that entry), and
-where a row ends changes no outcome. For one-hot reports the digits drawn
-and every q-coin do not depend on the true position: the amount of
-randomness read reveals nothing about the value. :func:`marked_coins` with
+read, carried over, then fresh digits, the next of words drawn together:
+:data:`REFILL_BITS` for a report reading its own stream, about what its
+chain still needs for one-hot reports (:data:`REFILL_MARGIN`). So each
+chain reads one unbroken stream of its own, every digit drawn decides at
+most one report's coins (a 16-digit lookup may look at digits past the
+ones its entry is decided by, which never change that entry), and where a
+row ends changes no outcome: the coins are exact and independent whatever
+the rows. The digits drawn depend on the batch's size and widths and on
+the coins drawn (how many stop, where), as before. For one-hot reports
+the digits drawn and every q-coin do not depend on the true position (the
+true coin is every report's first step; a q-coin is drawn at every
+position): the amount of randomness read reveals nothing about the value. :func:`marked_coins` with
 p + q ≠ 1 also draws a coin for each marked bit, so the amount read grows
 with the number of marks (a RAPPOR report's Bloom or PRR bits set): visible
 to whoever can watch the device's CSPRNG use, never in the report. A step the
@@ -85,21 +98,22 @@ from ldp.client.randomness import RandomSource
 from ldp.errors import LDPWarning, ParameterError
 
 __all__ = [
+    "BLOCKS_ENTROPY",
     "FLIPPED_MIN_DIGITS",
     "KERNEL_AFTER",
     "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
-    "ONE_HOT_BLOCKS_ENTROPY",
-    "PLAIN_RUNS_GAIN",
     "PRECISION",
+    "RUN_LENGTHS",
     "SECURE_BATCH",
+    "SHORT_RUNS_MOST",
     "coin_entropy",
     "draws_runs",
     "marked_coins",
     "one_hot_coins",
-    "one_hot_draws_runs",
     "pattern_table",
     "plain_coins",
+    "run_step",
     "run_table",
     "serves_marked_batch",
     "serves_secure_batch",
@@ -113,26 +127,49 @@ WINDOW = 16
 BLOCK = 8
 #: The longest run of q-coins one symbol draws (runs: for sparse coins, when they read fewer digits than blocks).
 RUN = 255
-#: Fresh digits of a new row (after the digits a stopped report carries over).
+#: The longest runs of run tables 1 to 8 (index 0 unused): a run step takes the shortest that covers the report's
+#: remaining coins (or RUN), so it spends no digits on where a one falls past the report's end.
+RUN_LENGTHS = (0, 2, 4, 8, 16, 32, 64, 128, RUN)
+#: Reports of more coins take runs of RUN only (their few last runs gain little, and the further tables cost
+#: the kernel ~10 % at d = 1,024).
+SHORT_RUNS_MOST = 256
+#: Fresh digits of a stopped report's new row (after the digits it carries over) where each report reads its own
+#: stream (:func:`plain_coins`, :func:`marked_coins`).
 REFILL_BITS = 32
-#: Digits a report's first row holds beyond its expected need.
+#: :func:`one_hot_coins` chains its reports: a chain of consecutive reports reads one stream, each report from
+#: where the one before it stopped, so only a chain's last report leaves digits unread (a report of d = 64
+#: needs 0.5–8 bytes; 32 fresh digits for each report that stopped at its own row's end, mostly left unread,
+#: read 2.5–7.4× the entropy at small q). A chain holds enough reports that its expected digits reach
+#: CHAIN_DIGITS, at most CHAIN_MOST (d = 1,024: one report a chain; d = 64: 6 at q = 3/8, 39 at 1/64).
+CHAIN_DIGITS = 512
+#: See :data:`CHAIN_DIGITS`.
+CHAIN_MOST = 64
+#: A stopped chain's new row holds, after its carried digits, the expected digits of its report's remaining steps
+#: and of the chain's later reports, plus this many, and at least :data:`REFILL_LEAST`: a chain stops about
+#: once or twice (d = 64, q = 1/4: of 22,322 chains of 7 reports, 8,335 stop once and 156 twice), where a
+#: report's own 32 more digits left most of them unread.
+REFILL_MARGIN = 4
+#: See :data:`REFILL_MARGIN`.
+REFILL_LEAST = 8
+#: Digits a chain's (one-hot) or a report's first row holds beyond its expected need.
 ROW_SLACK = 0
 #: The same for :func:`marked_coins` (RAPPOR, whose reports are short): about 2 bytes a report buys one
 #: kernel pass where ROW_SLACK = 0 takes two (about 40 % of the reports stop at their row's end).
 MARKED_SLACK = 16
-#: :func:`plain_coins` draws by runs only where they read fewer digits than blocks by more than this factor:
-#: runs take the kernel's general steps, about 3.5× the CPU of blocks per 128 coins at q = 1/16 or 3/32,
-#: where blocks read 1.12× or 1.07× the runs' digits (1.5× the entropy); at q = 1/32, 1.41× (runs kept).
+#: Blocks or runs, one rule for every caller (:func:`draws_runs`): q-coins are drawn by blocks unless blocks would
+#: read more than this many times the q-coins' entropy h(q) per coin and runs fewer (then by runs, 1.25–1.5×
+#: h(q)), so the q-coins read under 2× their entropy either way. On the compiled kernel (d = 1,024, CPU time per
+#: coin, benchmarks/bench_onehot_coins.py) blocks take 0.41–0.47 ns a coin at every q from 3/8 down to 1/256 (one
+#: table step per 8 coins), runs 1.1 to 11 ns from q = 1/32 to 3/8 (one general step per symbol): runs are the
+#: faster only below q ≈ 0.01, where blocks read over 4× h(q). Blocks stay under this bound down to q ≈ 0.035
+#: (the longitudinal OUE at ε = 2: q = 0.048, blocks 1.66× h(q)); at q = 1/32 they read 1.82× h(q) and OUE at
+#: ε = 4 (q = 0.018) 2.6×: runs. (RAPPOR's :func:`plain_coins` took runs wherever they read 1.25× fewer
+#: digits, :func:`marked_coins` wherever fewer: the former rules chose runs at some q in 0.033–0.046, and
+#: marked_coins up to q ≈ 0.118, where blocks read 1.36–1.74× h(q) at about a third of the runs' CPU.)
+BLOCKS_ENTROPY = 1.75
+#: No longer used: :func:`draws_runs` ignores it (the former factor by which runs had to read fewer digits
+#: than blocks for RAPPOR's plain coins; :mod:`ldp.client.marked_correction` still passes it).
 PLAIN_RUNS_GAIN = 1.25
-#: :func:`one_hot_coins` draws by blocks unless they read more than this many times the q-coins' entropy h(q)
-#: per coin (then by runs, 1.25–1.5× h(q)), so the q-coins read under 2× their entropy either way (a report's
-#: true coin and the unread end of its row aside: at d = 64 and small q those dominate). On the compiled kernel
-#: (d = 1,024, CPU time per coin, benchmarks/bench_onehot_coins.py) one_hot_coins takes 0.5 to 0.9 ns per coin
-#: by blocks at every q from 3/8 down to 1/256, by runs 1.1 to 11 ns from q = 1/32 to 3/8 (one general step per
-#: symbol): runs are the faster only below q ≈ 0.01, where blocks read over 4× h(q). Blocks stay under this
-#: bound down to q ≈ 0.04 (the longitudinal OUE at ε = 2: q = 0.048, blocks 1.66× h(q)); at q = 1/32 they
-#: read 1.82× h(q) and OUE at ε = 4 (q = 0.018) 2.6×: runs.
-ONE_HOT_BLOCKS_ENTROPY = 1.75
 #: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
 NUMBA_THRESHOLD = 4096
 #: When the secure batch path draws one-hot coins here (:func:`serves_secure_batch`): ``"auto"``, where
@@ -203,7 +240,7 @@ def pattern_table(probability: Fraction, size: int) -> PatternTable:
     return _inversion([q ** j.bit_count() * r ** (size - j.bit_count()) for j in range(1 << size)])
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=64)
 def run_table(probability: Fraction, longest: int = RUN) -> PatternTable:
     """The :class:`PatternTable` of a run of coins of probability q.
 
@@ -251,8 +288,8 @@ def _inversion(masses: list[Fraction]) -> PatternTable:
 @dataclass(frozen=True)
 class _Tables:
     """The kernel's arrays: by blocks, table t (1 to 8) the blocks of t q-coins, or by runs (``run``),
-    table 1 the runs of q-coins; table BLOCK + t (9 to 16) the blocks of t true coins (probability p).
-    Table 0 is unused."""
+    table t the runs of at most RUN_LENGTHS[t] q-coins (:func:`run_step`); table BLOCK + t (9 to 16) the
+    blocks of t true coins (probability p). Table 0 is unused."""
 
     window: np.ndarray  # (17, 2^16) uint16
     lower: np.ndarray  # (17, 257) int64
@@ -262,25 +299,33 @@ class _Tables:
     run: bool
 
 
-def draws_runs(q: Fraction, gain: float = 1.0) -> bool:
-    """Whether q-coins are drawn by runs: when runs read fewer digits per coin than blocks of 8, by more than a
-    factor ``gain`` (1: the fewer digits; :data:`PLAIN_RUNS_GAIN` for :func:`plain_coins`)."""
-    blocks, runs = _digits_per_coin(Fraction(q))
-    return runs * gain < blocks
-
-
-def one_hot_draws_runs(q: Fraction) -> bool:
-    """Whether :func:`one_hot_coins` draws its q-coins by runs: where blocks of 8 would read more than
-    :data:`ONE_HOT_BLOCKS_ENTROPY` × h(q) digits per coin and runs fewer (blocks take less CPU down to q ≈ 0.01)."""
+def draws_runs(q: Fraction, gain: float | None = None) -> bool:
+    """Whether q-coins are drawn by runs (:func:`one_hot_coins`, :func:`plain_coins`, :func:`marked_coins` alike):
+    where blocks of 8 would read more than :data:`BLOCKS_ENTROPY` × h(q) digits per coin and runs fewer (blocks
+    take less CPU down to q ≈ 0.01). ``gain`` is ignored: one rule for every caller (it was the factor by which
+    runs had to read fewer digits; ``marked_correction`` still passes :data:`PLAIN_RUNS_GAIN`)."""
     q = Fraction(q)
     blocks, runs = _digits_per_coin(q)
-    return runs < blocks and blocks > ONE_HOT_BLOCKS_ENTROPY * coin_entropy(q)
+    return runs < blocks and blocks > BLOCKS_ENTROPY * coin_entropy(q)
 
 
 def coin_entropy(q: Fraction) -> float:
     """h(q), the bits of entropy of one coin of probability ``q`` (0 for a certain coin)."""
     x = float(q)
     return 0.0 if x in (0.0, 1.0) else -x * math.log2(x) - (1 - x) * math.log2(1 - x)
+
+
+def run_step(remaining: Any, coins: Any) -> Any:
+    """The run table (1 to 8) of a run step with ``remaining`` (≥ 1) of its report's ``coins`` q-coins left to
+    cover: in a report of at most :data:`SHORT_RUNS_MOST` coins the shortest of :data:`RUN_LENGTHS` that covers
+    them, else the longest (ints, or int64 arrays)."""
+    return np.where(
+        np.asarray(coins) > SHORT_RUNS_MOST, BLOCK, np.searchsorted(_RUN_BOUNDS, remaining, side="left") + 1
+    )
+
+
+_RUN_BOUNDS = np.array(RUN_LENGTHS[1:BLOCK], dtype=np.int64)
+_RUN_LONGEST = np.array(RUN_LENGTHS, dtype=np.int64)
 
 
 def _digits_per_coin(q: Fraction) -> tuple[float, float]:
@@ -296,7 +341,7 @@ def _tables(
     """The tables of q-coin blocks of ``sizes`` (or of runs, ``run``) and of true-coin blocks of ``true_sizes``."""
     tables: list[PatternTable | None] = [None]
     if run:
-        tables += [run_table(q)] + [None] * (BLOCK - 1)
+        tables += [run_table(q, RUN_LENGTHS[t]) for t in range(1, BLOCK + 1)]
     else:
         tables += [pattern_table(q, t) if t in sizes else None for t in range(1, BLOCK + 1)]
     tables += [pattern_table(p, t) if t in true_sizes else None for t in range(1, BLOCK + 1)]
@@ -358,7 +403,17 @@ def one_hot_coins(
     n = idx.size
     trues = np.ones(n, dtype=np.int64)
     out, truebits, _ = _draw(
-        source, counts, trues, width, p, q, backend, alike=widths is None, runs=one_hot_draws_runs(q)
+        source,
+        counts,
+        trues,
+        width,
+        p,
+        q,
+        backend,
+        slack=ROW_SLACK,
+        alike=widths is None,
+        runs=draws_runs(q),
+        chained=True,
     )
     if n == 0:
         return out
@@ -382,8 +437,7 @@ def marked_coins(
 
     RAPPOR's coins (the Bloom bits B, or a persistent client's PRR bits B′,
     are the marks). The q-coins are drawn as :func:`one_hot_coins` draws
-    them, but by runs wherever they read fewer digits than blocks
-    (:func:`draws_runs`); the true coins, one per marked bit, as blocks of up to 8 coins of
+    them, by blocks or runs as :func:`draws_runs` says; the true coins, one per marked bit, as blocks of up to 8 coins of
     probability ``p`` before them in the report's stream (step 0 of a
     one-hot report is the block of its one true coin), and each replaces
     the q-coin at its marked bit, in order. When p + q = 1 (a p-coin is a
@@ -439,9 +493,9 @@ def plain_coins(
     """Packed coins, every bit of every report 1 w.p. ``q`` (exact): :func:`marked_coins` without marks.
 
     Each report reads its own stream, as in :func:`marked_coins` with p + q = 1,
-    but by blocks unless runs read fewer digits by more than :data:`PLAIN_RUNS_GAIN`
-    (the compiled kernel steps blocks several times faster than runs); the
-    digits read depend on ``n`` and ``width`` only.
+    by blocks or runs as :func:`draws_runs` says (the compiled kernel steps
+    blocks several times faster than runs); the digits read depend on ``n``,
+    ``width`` and the coins drawn only.
 
     Parameters
     ----------
@@ -475,7 +529,7 @@ def plain_coins(
         backend,
         slack,
         True,
-        draws_runs(q, PLAIN_RUNS_GAIN),
+        draws_runs(q),
     )
     return out
 
@@ -538,11 +592,15 @@ def _draw(
     slack: int = ROW_SLACK,
     alike: bool = False,
     runs: bool | None = None,
+    chained: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
 
     ``alike``: every report has the same counts (the caller knows; the rows and steps are then computed once).
     ``runs``: draw the q-coins by runs (True) or blocks (False); by default as :func:`draws_runs` says.
+    ``chained``: consecutive reports share one stream (:func:`_chain_length` of them; a report starts where the
+    one before it stopped) and a stalled report's new row holds about what its chain still needs; else each
+    report reads its own stream and a new row holds REFILL_BITS more digits.
     Returns the packed q-coins (n, ⌈width/8⌉), the packed true coins
     (n, ⌈max trues/8⌉, at least 1 column) and the backend that drew them.
     """
@@ -555,31 +613,90 @@ def _draw(
     sizes = _block_sizes(None if alike or counts.min() == width else counts, width)
     true_sizes = _block_sizes(trues[:1] if alike else trues, 0)
     tables = _tables(p, q, sizes, true_sizes, draws_runs(q) if runs is None else runs)
-    if alike:  # the first report's, for all (the same arithmetic; rows of one length end at its multiples)
+    if alike:  # the first report's, for all
         steps = np.broadcast_to(_steps(counts[:1], trues[:1], tables)[0], (n,))
-        row = int(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, slack)[0])
-        end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
-        pos = end - row
+        need = np.broadcast_to(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, 0, False), (n,))
     else:
         steps = _steps(counts, trues, tables)
-        row_bits = _row_bits(counts, trues, tables, q, sizes, true_sizes, slack)
-        end = np.cumsum(row_bits)
-        pos = end - row_bits
+        need = _row_bits(counts, trues, tables, q, sizes, true_sizes, 0, False)
+    length = _chain_length(float(need[0] if alike else need.mean())) if chained else 1
+    heads, follow, after, pos, end = _layout(need, length, slack, alike)
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
     step = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int8)
     prefix = np.zeros(n, dtype=np.int64)
-    active = np.arange(n, dtype=np.int64)
+    active = heads
+    compiled = run is not _run_numpy
     while active.size:
-        run(pool.words, active, pos, end, step, counts, trues, tables, out, truebits, status, prefix)
-        held = active[status[active] != _DONE]
+        run(pool.words, active, pos, end, step, counts, trues, tables, out, truebits, status, prefix, follow)
+        held = active[status[active] != _DONE]  # each chain's report that stopped (the run left it in active)
         for r in held[status[held] == _EXACT].tolist():
             _finish_exact(pool, tables, r, pos, end, step, counts, trues, out, truebits, prefix)
         stalled = held[status[held] == _STALLED]
         if stalled.size:
-            _refill(pool, stalled, pos, end)
+            if chained:
+                more = _refill_sizes(tables, q, counts, trues, steps, step, stalled, after)
+            else:
+                more = np.full(stalled.size, REFILL_BITS, dtype=np.int64)
+            _refill(pool, stalled, pos, end, more, compiled)
+        if length > 1:
+            held = _next_in_chain(held, step, steps, pos, end, follow)
         active = held[step[held] < steps[held]]
+    if length > 1 and np.any(step < steps):  # every chain ran to its end (a backend that left one: zeros)
+        raise AssertionError("one-hot coins: a report was left undrawn")
     return out, truebits, run
+
+
+def _layout(
+    need: np.ndarray, length: int, slack: int, alike: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """The first rows: (chain heads, each report's next in its chain or −1, the later reports' expected digits
+    (None for chains of one), row starts, row ends); a chain's row is its reports' expected digits plus ``slack``."""
+    n = need.size
+    if length > 1:  # the chain's members share its row (a member's position is set when it starts)
+        heads = np.arange(0, n, length, dtype=np.int64)
+        rows = np.maximum(0, np.ceil(np.add.reduceat(need, heads)).astype(np.int64) + slack)
+        end = np.repeat(np.cumsum(rows), length)[:n]
+        follow = np.where(np.arange(1, n + 1) % length == 0, -1, np.arange(1, n + 1))
+        follow[-1] = -1
+        return heads, follow, _chain_after(need, length), end - np.repeat(rows, length)[:n], end
+    heads, follow = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    if alike:  # rows of one length end at its multiples
+        row = max(0, math.ceil(need[0]) + slack)
+        end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
+        return heads, follow, None, end - row, end
+    rows = np.maximum(0, np.ceil(need).astype(np.int64) + slack)
+    end = np.cumsum(rows)
+    return heads, follow, None, end - rows, end
+
+
+def _next_in_chain(
+    held: np.ndarray, step: np.ndarray, steps: Any, pos: np.ndarray, end: np.ndarray, follow: np.ndarray
+) -> np.ndarray:
+    """``held`` with each report that is done (a block the exact cuts settled was its last) replaced by the
+    next of its chain, which starts where it stopped (its row ending where that report's ends)."""
+    done = held[(step[held] >= steps[held]) & (follow[held] >= 0)]
+    if done.size == 0:
+        return held
+    held = held.copy()
+    where = np.searchsorted(held, done)
+    nxt = follow[done]
+    pos[nxt], end[nxt] = pos[done], end[done]
+    held[where] = nxt
+    return held
+
+
+def _chain_length(need: float) -> int:
+    """Reports per chain: enough that a chain's expected digits reach CHAIN_DIGITS, at most CHAIN_MOST."""
+    return int(min(CHAIN_MOST, max(1, CHAIN_DIGITS // max(need, 1.0))))
+
+
+def _chain_after(need: np.ndarray, length: int) -> np.ndarray:
+    """For each report, the expected digits of the reports after it in its chain (int64)."""
+    n = need.size
+    total = np.concatenate([[0], np.cumsum(need)])
+    last = np.minimum((np.arange(n) // length + 1) * length, n)  # one past the chain's last report
+    return np.ceil(total[last] - total[np.arange(1, n + 1)]).astype(np.int64)
 
 
 def _positions(
@@ -626,26 +743,66 @@ def _row_bits(
     sizes: frozenset[int],
     true_sizes: frozenset[int],
     slack: int,
+    rounded: bool = True,
 ) -> np.ndarray:
-    """Digits of each report's first row: about its expected need (it depends on the widths and the true coins'
-    counts only, never on digits)."""
+    """Each report's expected digits, rounded up, plus ``slack`` (a first row's share: it depends on the widths
+    and the true coins' counts only, never on digits); ``rounded=False``: the expected digits (float64)."""
     values = np.arange(int(trues.max(initial=0)) + 1)  # the true coins' part per count, then per report
     true_bits = np.zeros(values.size)
     for t in sorted(true_sizes):
         per_block = tables.tables[BLOCK + t].mean_digits  # type: ignore[union-attr]
         true_bits += per_block * ((values // BLOCK) if t == BLOCK else (values % BLOCK == t))
     mean_bits = true_bits[trues]
-    if tables.run:  # a run symbol covers (1 − r^RUN)/q coins on average; the last one may overshoot
-        runs = tables.tables[1]
+    if tables.run:
+        runs = tables.tables[BLOCK]  # the runs of RUN coins: a symbol covers (1 − r^RUN)/q coins on average
         assert runs is not None
         per_symbol = float(q) / (1 - (1 - float(q)) ** RUN)
-        mean_bits += runs.mean_digits * (counts * per_symbol + 0.5)
+        short = (
+            counts <= SHORT_RUNS_MOST
+        )  # the shorter runs' exact expectation, else the last one may overshoot
+        mean_bits += np.where(
+            short,
+            _runs_digits(q, np.minimum(counts, SHORT_RUNS_MOST), np.minimum(counts, SHORT_RUNS_MOST)),
+            runs.mean_digits * (counts * per_symbol + 0.5),
+        )
     else:
         tail = counts % BLOCK
         for t in sorted(sizes):
             per_block = tables.tables[t].mean_digits  # type: ignore[union-attr]
             mean_bits += per_block * ((counts // BLOCK) if t == BLOCK else (tail == t))
+    if not rounded:
+        return mean_bits
     return np.maximum(0, np.ceil(mean_bits).astype(np.int64) + slack)
+
+
+def _runs_digits(q: Fraction, remaining: np.ndarray, coins: np.ndarray) -> np.ndarray:
+    """The expected digits runs read to cover ``remaining`` of a report's ``coins`` q-coins (float64)."""
+    short = coins <= SHORT_RUNS_MOST
+    if short.all():
+        return _run_digits(q, SHORT_RUNS_MOST, True)[remaining]
+    long = _run_digits(q, int(coins.max()), False)[remaining]
+    return np.where(
+        short, _run_digits(q, SHORT_RUNS_MOST, True)[np.minimum(remaining, SHORT_RUNS_MOST)], long
+    )
+
+
+@lru_cache(maxsize=16)
+def _run_digits(q: Fraction, most: int, short: bool) -> np.ndarray:
+    """The expected digits runs read to cover c q-coins, for c = 0 … ``most``, in a report of at most
+    :data:`SHORT_RUNS_MOST` coins (``short``: the shorter runs) or more (float64; rows are sized by it)."""
+    x = float(q)
+    expected = np.zeros(most + 1)
+    masses = {t: x * (1 - x) ** np.arange(RUN_LENGTHS[t]) for t in range(1, BLOCK + 1)}
+    digits = {t: run_table(q, RUN_LENGTHS[t]).mean_digits for t in range(1, BLOCK + 1)}
+    steps = run_step(np.arange(most + 1), 1 if short else SHORT_RUNS_MOST + 1)
+    for c in range(1, most + 1):  # k zeros then a one leave c − k − 1 coins; L zeros (no one), c − L
+        t = int(steps[c])
+        longest = RUN_LENGTHS[t]
+        k = min(c, longest)
+        expected[c] = digits[t] + masses[t][:k] @ expected[c - k : c][::-1]
+        if c > longest:
+            expected[c] += (1 - x) ** longest * expected[c - longest]
+    return expected
 
 
 def _steps(counts: np.ndarray, trues: np.ndarray, tables: _Tables) -> np.ndarray:
@@ -679,25 +836,96 @@ class _Pool:
         return first
 
 
-def _refill(pool: _Pool, stalled: np.ndarray, pos: np.ndarray, end: np.ndarray) -> None:
-    """New rows for the reports that stopped: each its unread digits, then REFILL_BITS fresh digits.
+def _refill(
+    pool: _Pool, stalled: np.ndarray, pos: np.ndarray, end: np.ndarray, more: np.ndarray, compiled: bool
+) -> None:
+    """New rows for the reports that stopped: each its unread digits, then ``more`` fresh digits.
 
     A report stops when its next step may need digits past its row; the
     digits it has not consumed are carried to the head of its new row, so
-    every report reads one unbroken stream of its own (nothing is discarded,
-    and no step's result depends on where a row ends). The fresh digits are
-    halves of words drawn together, in report order.
+    every report's steps read one unbroken stream (nothing a step has looked
+    at is discarded or read twice, and no step's result depends on where a
+    row ends). The fresh digits are, in report order, the next ``more`` of
+    words drawn together; the new rows are those digits joined, one after
+    another, past the pool's last word.
     """
-    m = end[stalled] - pos[stalled]  # < 64: the carried digits
-    carried = _bits_at(pool.words, pos[stalled], m)
-    fresh = np.asarray(pool.source.words(-(-stalled.size // 2)), dtype=np.uint64)
-    halves = np.stack([fresh >> np.uint64(32), fresh & np.uint64(0xFFFFFFFF)], axis=1).ravel()[: stalled.size]
-    first = pool.reserve(2 * stalled.size)
-    rows = first + 2 * np.arange(stalled.size, dtype=np.int64)
-    pool.words[rows] = carried  # right-aligned: the row starts m digits before the word's end
-    pool.words[rows + 1] = halves << np.uint64(64 - REFILL_BITS)
-    pos[stalled] = 64 * rows + 64 - m
-    end[stalled] = 64 * rows + 64 + REFILL_BITS
+    m = end[stalled] - pos[stalled]  # the carried digits
+    total = int(more.sum())
+    words = -(-total // 64)
+    first = pool.reserve(words)
+    pool.words[first : first + words] = pool.source.words(words)
+    starts = np.stack([pos[stalled], 64 * first + np.cumsum(more) - more], axis=1).ravel()
+    joined, _ = _concatenate(pool.words, starts, np.stack([m, more], axis=1).ravel(), compiled)
+    base = pool.reserve(joined.size)
+    pool.words[base : base + joined.size] = joined
+    row = m + more
+    end[stalled] = 64 * base + np.cumsum(row)
+    pos[stalled] = end[stalled] - row
+
+
+def _refill_sizes(
+    tables: _Tables,
+    q: Fraction,
+    counts: np.ndarray,
+    trues: np.ndarray,
+    steps: Any,
+    step: np.ndarray,
+    stalled: np.ndarray,
+    after: np.ndarray | None,
+) -> np.ndarray:
+    """Fresh digits of a stalled report's new row in a chain: the expected digits of its remaining steps and of
+    the chain's later reports (``after``), plus REFILL_MARGIN, at least REFILL_LEAST (from steps, never digits)."""
+    if tables.run:
+        first = (trues[stalled] + BLOCK - 1) // BLOCK
+        covered = np.maximum(step[stalled] - first, 0)
+        rest = _runs_digits(q, counts[stalled] - covered, counts[stalled])
+    else:
+        per_step = max(table.mean_digits for table in tables.tables[1 : BLOCK + 1] if table is not None)
+        rest = (steps[stalled] - step[stalled]) * per_step
+    later = 0 if after is None else after[stalled]  # (None: every report alone in its chain)
+    return np.maximum(np.ceil(rest).astype(np.int64) + later + REFILL_MARGIN, REFILL_LEAST)
+
+
+def _concatenate(
+    words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, compiled: bool
+) -> tuple[np.ndarray, int]:
+    """The digits of the segments [starts, starts + lengths) of ``words``, joined in order: (packed words, digits).
+
+    ``compiled``: by the numba kernel's loop (:func:`ldp.client.onehot_kernel.join_kernel`), else by NumPy; the same words.
+    """
+    total = int(lengths.sum())
+    joined = np.zeros(-(-total // 64) + 1, dtype=np.uint64)
+    if total:
+        if compiled:
+            from ldp.client.onehot_kernel import join_kernel
+
+            join_kernel(words, starts, lengths, joined)
+        else:
+            _join_numpy(words, starts, lengths, joined)
+    return joined[: -(-total // 64)], total
+
+
+def _join_numpy(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, joined: np.ndarray) -> None:
+    """Write the segments' digits, joined in order, into ``joined`` (zeros, a word to spare), in pieces of ≤ 32."""
+    pieces = (lengths + 31) >> 5
+    count = int(pieces.sum())
+    segment = np.repeat(np.arange(lengths.size), pieces)
+    k = np.arange(count, dtype=np.int64) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    size = np.minimum(32, lengths[segment] - 32 * k)
+    value = _bits_at(words, starts[segment] + 32 * k, size)
+    at = np.cumsum(size) - size
+    index, offset = at >> 6, at & 63
+    over = offset + size - 64  # > 0: the piece runs into the next word
+    inside = over <= 0
+    head = np.where(
+        inside,
+        value << np.where(inside, -over, 0).astype(np.uint64),
+        value >> np.where(inside, 0, over).astype(np.uint64),
+    )
+    first = np.flatnonzero(np.concatenate([[True], index[1:] != index[:-1]]))
+    joined[index[first]] = np.add.reduceat(head, first)  # the pieces' digits are disjoint: a sum is their OR
+    cross = np.flatnonzero(~inside)
+    joined[index[cross] + 1] |= value[cross] << (64 - over[cross]).astype(np.uint64)
 
 
 def _bits_at(words: np.ndarray, pos: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -730,7 +958,10 @@ def _finish_exact(
         size = min(BLOCK, m - BLOCK * s)
         table = tables.tables[BLOCK + size]
     else:
-        size = 1 if tables.run else min(BLOCK, int(counts[r]) - BLOCK * (s - first))
+        if tables.run:  # the run table covering the remaining coins (s − first covered)
+            size = int(run_step(int(counts[r]) - (s - first), int(counts[r])))
+        else:
+            size = min(BLOCK, int(counts[r]) - BLOCK * (s - first))
         table = tables.tables[size]
     assert table is not None
     a, j = int(prefix[r]), PRECISION
@@ -748,9 +979,10 @@ def _finish_exact(
     if s < first:
         truebits[r, s] = cell << (BLOCK - size)
         step[r] = s + 1
-    elif tables.run:  # cell k < RUN: k zeros then a one; RUN: RUN zeros
-        covered = s - first + min(cell + 1, RUN)
-        if cell < RUN and covered <= counts[r]:
+    elif tables.run:  # cell k < L: k zeros then a one; L: L zeros (L = RUN_LENGTHS[table])
+        longest = RUN_LENGTHS[size]
+        covered = s - first + min(cell + 1, longest)
+        if cell < longest and covered <= counts[r]:
             out[r, (covered - 1) >> 3] |= 1 << (7 - ((covered - 1) & 7))
         step[r] = first + covered
     else:
@@ -879,22 +1111,27 @@ def _run_numpy(
     truebits: np.ndarray,
     status: np.ndarray,
     prefix: np.ndarray,
+    follow: np.ndarray,
 ) -> None:
     """One pass of the NumPy backend: every report of ``active`` advances until done, stalled or exact.
 
     One step of every live report per round, on compact copies of their
-    state (written back as reports leave the pass).
+    state (written back as reports leave the pass). A report that is done
+    hands its place to the next of its chain (``follow``), which starts
+    where it stopped, in the same row; ``active`` is left holding each
+    chain's last report run.
     """
     status[active] = _DONE
     steps = _steps(counts, trues, tables)
-    live = active[step[active] < steps[active]]
+    slot = np.flatnonzero(step[active] < steps[active])  # (chains: a report starts at step 0 < its steps)
+    live = active[slot]
     p, s, e, n, stop, m = pos[live], step[live], end[live], counts[live], steps[live], trues[live]
     while live.size:
         first = (m + BLOCK - 1) // BLOCK  # the true coins' steps come first
         true = s < first
         qs = s - first  # the q-coins' block (or, by runs, coins covered)
-        if tables.run:
-            size = np.where(true, np.minimum(BLOCK, m - BLOCK * s), 1)
+        if tables.run:  # a run step's table: the shortest run covering the report's remaining coins
+            size = np.where(true, np.minimum(BLOCK, m - BLOCK * s), run_step(np.maximum(n - qs, 1), n))
         else:
             size = np.minimum(BLOCK, np.where(true, m - BLOCK * s, n - BLOCK * qs))
         t = np.where(true, BLOCK + size, size)
@@ -915,21 +1152,29 @@ def _run_numpy(
         drawn = go & true
         truebits[live[drawn], s[drawn]] = (cell[drawn] << (BLOCK - size[drawn])).astype(np.uint8)
         rest = go & ~true
-        if tables.run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-            covered = qs + np.minimum(cell + 1, RUN)
-            one = rest & (cell < RUN) & (covered <= n)
+        if tables.run:  # cell k < L: k zeros then a one (if within the report); L: L zeros
+            longest = _RUN_LONGEST[size]
+            covered = qs + np.minimum(cell + 1, longest)
+            one = rest & (cell < longest) & (covered <= n)
             at = covered[one] - 1
             out[live[one], at >> 3] |= (1 << (7 - (at & 7))).astype(np.uint8)
             s = np.where(rest, first + covered, s + drawn)
         else:
             out[live[rest], qs[rest]] = (cell[rest] << (BLOCK - size[rest])).astype(np.uint8)
             s = s + go
-        leave |= s >= stop
+        done = s >= stop
+        leave |= done
         if leave.any():
             gone = live[leave]
             pos[gone], step[gone], status[gone] = p[leave], s[leave], state[leave]
+            handed = np.flatnonzero(done & (state == _DONE) & (follow[live] >= 0))
+            if handed.size:  # the next report of each finished one's chain, from where it stopped
+                nxt = follow[live[handed]]
+                live[handed], s[handed], n[handed], stop[handed] = nxt, step[nxt], counts[nxt], steps[nxt]
+                m[handed], end[nxt], status[nxt], active[slot[handed]] = trues[nxt], e[handed], _DONE, nxt
+                leave[handed] = False
             keep = ~leave
-            live, p, s, e, n, stop, m = (x[keep] for x in (live, p, s, e, n, stop, m))
+            live, p, s, e, n, stop, m, slot = (x[keep] for x in (live, p, s, e, n, stop, m, slot))
 
 
 def _slow_numpy(

@@ -15,9 +15,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from ldp.client.onehot import BLOCK, PRECISION, RUN, WINDOW
+from ldp.client.onehot import BLOCK, PRECISION, RUN_LENGTHS, SHORT_RUNS_MOST, WINDOW, run_step
 
-__all__ = ["deposit_kernel", "run_kernel"]
+__all__ = ["deposit_kernel", "join_kernel", "run_kernel"]
 
 _STALLED, _EXACT = 1, 2
 _LANES = 4  # reports stepped in turn: their digit chains are independent, so the CPU overlaps them
@@ -39,15 +39,23 @@ def _slow(words, p, v, k, last, lower, upper):  # pragma: no cover - compiled
     return p, -1 - low
 
 
+_LONGEST = np.array(RUN_LENGTHS, dtype=np.int64)
+_RUN_STEP = run_step(
+    np.arange(SHORT_RUNS_MOST + 1, dtype=np.int64), 1
+)  # the run table of each count of remaining coins
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _table_of(s, first, m, run, count):  # pragma: no cover - compiled
-    """(table, block size) of step s: a block of true coins' (BLOCK + size, size), the runs' (1, 1), or a
-    block of q-coins' (size, size); ``first`` steps of true coins (``m`` of them) come first."""
+    """(table, block size) of step s: a block of true coins' (BLOCK + size, size), a run's (t, t: the shortest
+    of RUN_LENGTHS[1 … BLOCK] covering the remaining coins, else the longest), or a block of q-coins' (size,
+    size); ``first`` steps of true coins (``m`` of them) come first."""
     if s < first:
         size = min(BLOCK, m - BLOCK * s)
         return BLOCK + size, size
     if run:
-        return 1, 1
+        t = BLOCK if count > SHORT_RUNS_MOST else _RUN_STEP[count - (s - first)]
+        return t, t
     size = min(BLOCK, count - BLOCK * (s - first))
     return size, size
 
@@ -58,9 +66,10 @@ def _place(out, truebits, r, s, first, cell, size, run, count):  # pragma: no co
     if s < first:
         truebits[r, s] = cell << (BLOCK - size)
         return s + 1
-    if run:  # cell k < RUN: k zeros then a one (if within the report); RUN: RUN zeros
-        covered = s - first + min(cell + 1, RUN)
-        if cell < RUN and covered <= count:
+    if run:  # cell k < L: k zeros then a one (if within the report); L: L zeros (L = RUN_LENGTHS[size])
+        longest = _LONGEST[size]
+        covered = s - first + min(cell + 1, longest)
+        if cell < longest and covered <= count:
             out[r, (covered - 1) >> 3] |= np.uint8(1 << (7 - ((covered - 1) & 7)))
         return first + covered
     out[r, s - first] = cell << (BLOCK - size)
@@ -85,6 +94,7 @@ def _kernel(
     truebits,
     status,
     prefix,
+    follow,
 ):  # pragma: no cover - compiled
     """Every report of ``active`` advances until done, stalled or exact; _LANES reports in turn (independent chains).
 
@@ -154,6 +164,17 @@ def _kernel(
             for g in range(group):  # one general step of each lane still running
                 s = lane_s[g]
                 if s >= lane_stop[g]:
+                    r = lane_r[g]
+                    if status[r] == 0 and follow[r] >= 0:  # done: the next report of the chain, from here
+                        pos[r], step[r] = lane_p[g], s
+                        r = follow[r]
+                        lane_r[g], end[r], status[r], active[base + g] = r, lane_e[g], 0, r
+                        first = (trues[r] + BLOCK - 1) // BLOCK
+                        lane_s[g], lane_first[g], lane_o[g] = step[r], first, r * columns - first
+                        lane_stop[g] = first + (counts[r] if run else (counts[r] + BLOCK - 1) // BLOCK)
+                        lane_full[g] = first + (0 if run else counts[r] // BLOCK)
+                        lane_fast[g] = lane_full[g] if first <= step[r] < lane_full[g] else 0
+                        running += 1
                     continue
                 r, p, e, first = lane_r[g], lane_p[g], lane_e[g], lane_first[g]
                 index = p >> 6  # the WINDOW digits from p on
@@ -182,6 +203,8 @@ def _kernel(
                 if s < lane_stop[g]:
                     running += 1
                     lane_fast[g] = lane_full[g] if first <= s else 0
+                elif follow[r] >= 0:  # done: the next round hands the lane to the next report of the chain
+                    running += 1
         for g in range(group):
             pos[lane_r[g]], step[lane_r[g]] = lane_p[g], lane_s[g]
 
@@ -199,6 +222,7 @@ def run_kernel(
     truebits: np.ndarray,
     status: np.ndarray,
     prefix: np.ndarray,
+    follow: np.ndarray,
 ) -> None:
     """One pass of the compiled backend (the signature of :func:`ldp.client.onehot._run_numpy`)."""
     _kernel(
@@ -218,7 +242,38 @@ def run_kernel(
         truebits,
         status,
         prefix,
+        follow,
     )
+
+
+@numba.njit(cache=True, nogil=True)
+def _join(words, starts, lengths, joined):  # pragma: no cover - compiled
+    """Append the digits of each segment [starts[i], starts[i] + lengths[i]) of ``words`` to ``joined``, in order."""
+    at = np.int64(0)
+    for i in range(starts.size):
+        p, left = starts[i], lengths[i]
+        while left > 0:
+            size = min(left, np.int64(32))
+            index, offset = p >> 6, np.uint64(p & 63)
+            word = words[index] << offset
+            if offset > 0:
+                word |= words[index + 1] >> (np.uint64(64) - offset)
+            value = word >> np.uint64(64 - size)  # the next ``size`` digits, right-aligned
+            to, bit = at >> 6, at & 63
+            over = bit + size - 64
+            if over <= 0:
+                joined[to] |= value << np.uint64(-over)
+            else:
+                joined[to] |= value >> np.uint64(over)
+                joined[to + 1] |= value << np.uint64(64 - over)
+            p += size
+            at += size
+            left -= size
+
+
+def join_kernel(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray, joined: np.ndarray) -> None:
+    """The compiled twin of :func:`ldp.client.onehot._join_numpy`: the segments' digits into ``joined`` (zeros)."""
+    _join(words, starts, lengths, joined)
 
 
 #: The highest set bit of each byte (0 for 0).

@@ -36,13 +36,12 @@ PAIRS = [
 ]
 
 
-def test_plain_coins_take_blocks_unless_runs_save_a_fifth_of_the_digits():
-    """Marked coins take the fewer digits (runs at q = 1/16); plain coins take blocks there (1.12× the runs'
-    digits, a third of their CPU), and runs at q = 1/40 (blocks: 1.58× the runs' digits)."""
-    assert onehot.draws_runs(Fraction(1, 16))
-    assert not onehot.draws_runs(Fraction(1, 16), onehot.PLAIN_RUNS_GAIN)
-    assert not onehot.draws_runs(Fraction(3, 32), onehot.PLAIN_RUNS_GAIN)
-    assert onehot.draws_runs(Fraction(1, 40), onehot.PLAIN_RUNS_GAIN)
+def test_plain_coins_take_blocks_unless_they_read_past_the_entropy_bound():
+    """The one rule (onehot.draws_runs): blocks at q = 1/16 and 3/32 (1.48× and 1.47× h(q), a third of the runs'
+    CPU), runs at q = 1/40 (blocks: over 1.75× h(q))."""
+    assert not onehot.draws_runs(Fraction(1, 16))
+    assert not onehot.draws_runs(Fraction(3, 32))
+    assert onehot.draws_runs(Fraction(1, 40))
 
 
 def test_each_correction_gives_the_marked_bits_exactly_p():

@@ -133,26 +133,80 @@ def test_coins_have_the_spec_probabilities(mechanism, d, epsilon):
     bits = np.unpackbits(
         one_hot_coins(SeededSecure(7), idx, d, spec.p, spec.q, backend="numpy"), axis=1, count=d
     ).astype(np.int64)
+    assert_one_hot_distribution(bits, idx, spec.p, spec.q, ALPHA)
+
+
+def assert_one_hot_distribution(
+    bits: np.ndarray, idx: np.ndarray, p: Fraction, q: Fraction, alpha: float
+) -> None:
+    """The true bits against p (z), every other position against q (chi-square over positions), and whole 8-coin
+    blocks without a true bit against q^|j| (1−q)^(8−|j|) (chi-square); each at α/3, so α in all."""
+    n, d = bits.shape
     rows = np.arange(n)
-    alpha = ALPHA / 3
+    alpha = alpha / 3
     # the true bits: one binomial, z-test
     ones = bits[rows, idx].sum()
-    z = (ones - n * float(spec.p)) / math.sqrt(n * float(spec.p * (1 - spec.p)))
+    z = (ones - n * float(p)) / math.sqrt(n * float(p * (1 - p)))
     assert abs(z) < stats.norm.isf(alpha / 2)
     # every other position: a binomial of the reports whose value is elsewhere
     others = bits.copy()
     others[rows, idx] = 0
     trials = n - np.bincount(idx, minlength=d)
-    q = float(spec.q)
-    chi2 = (((others.sum(axis=0) - trials * q) ** 2) / (trials * q * (1 - q))).sum()
+    x = float(q)
+    chi2 = (((others.sum(axis=0) - trials * x) ** 2) / (trials * x * (1 - x))).sum()
     assert chi2 < stats.chi2.isf(alpha, d)
     # whole blocks (bytes without the true bit): patterns, jointly
     full = d // 8
     packed = np.packbits(bits[:, : 8 * full], axis=1)
     clean = packed[(idx[:, None] // 8) != np.arange(full)[None, :]]
-    observed, expected = block_cells(np.bincount(clean, minlength=256), spec.q, 8)
+    observed, expected = block_cells(np.bincount(clean, minlength=256), q, 8)
     chi2 = ((observed - expected) ** 2 / expected).sum()
     assert chi2 < stats.chi2.isf(alpha, observed.size - 1)
+
+
+@pytest.mark.parametrize("q", [Fraction(1, 4), Fraction(1, 64)])
+def test_chains_cut_short_and_refilled_keep_the_spec_probabilities(q, monkeypatch):
+    """Chains of reports sharing one stream whose first rows fall 40 digits short (so most chains stop and take
+    new rows, their carried digits then fresh ones) draw coins of exactly p = 1/2 and q (blocks at q = 1/4, runs
+    at 1/64; α = 1e-6, as above): the hand-off to a chain's next report and the refills change no probability.
+    Simple fractions: the specs' exact q take 0.1–0.2 s to tabulate."""
+    d, n, p = 64, 6000, Fraction(1, 2)
+    refills, lengths = [], []
+    real_refill, real_length = onehot._refill, onehot._chain_length
+    monkeypatch.setattr(onehot, "ROW_SLACK", -40)
+    monkeypatch.setattr(
+        onehot,
+        "_refill",
+        lambda pool, stalled, *rest: refills.append(stalled.size) or real_refill(pool, stalled, *rest),
+    )
+    monkeypatch.setattr(
+        onehot, "_chain_length", lambda need: lengths.append(real_length(need)) or lengths[-1]
+    )
+    idx = np.random.default_rng(2).integers(0, d, n)
+    bits = np.unpackbits(
+        one_hot_coins(SeededSecure(8), idx, d, p, q, backend="numpy"), axis=1, count=d
+    ).astype(np.int64)
+    chains = -(-n // lengths[0])
+    assert (
+        lengths[0] > 1 and len(refills) >= 2 and refills[0] >= chains // 2
+    )  # most chains stopped, some twice
+    assert_one_hot_distribution(bits, idx, p, q, ALPHA)
+
+
+def test_the_digits_drawn_and_the_q_coins_do_not_depend_on_the_values():
+    """From the same words, reports of other values read the same words and draw the same coins but at the true
+    positions (the true coin comes first in every report's stream, a q-coin is drawn at every position). Simple
+    fractions: the specs' exact q take 0.1–0.2 s to tabulate."""
+    a, b = np.random.default_rng(3).integers(0, 64, (2, 2000))
+    p, q = Fraction(1, 4), Fraction(1, 128)  # (as the longitudinal OUE's at ε = 4: runs)
+    source_a, source_b = SeededSecure(9), SeededSecure(9)
+    coins_a = np.unpackbits(one_hot_coins(source_a, a, 64, p, q, backend="numpy"), axis=1, count=64)
+    coins_b = np.unpackbits(one_hot_coins(source_b, b, 64, p, q, backend="numpy"), axis=1, count=64)
+    assert source_a.bytes == source_b.bytes
+    rows = np.arange(a.size)
+    assert np.array_equal(coins_a[rows, a], coins_b[rows, b])  # the true coins: each report's first step
+    coins_a[rows, a] = coins_a[rows, b] = coins_b[rows, a] = coins_b[rows, b] = 0
+    assert np.array_equal(coins_a, coins_b)
 
 
 def test_report_widths_leave_the_later_bits_zero_and_draw_nothing_for_them():
@@ -218,36 +272,76 @@ def test_secure_batch_reads_at_most_twice_the_entropy(mechanism, epsilon, monkey
     assert source.bytes / n <= 2 * entropy_bytes(spec)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("mechanism", "epsilon"), [(m, e) for e in ENTROPY_EPSILONS for m in ENTROPY_MECHANISMS]
+)
+def test_secure_batch_reads_at_most_twice_the_entropy_at_d_64(mechanism, epsilon, monkeypatch):
+    """The same bound at d = 64, where a report needs 0.5–8 bytes: a report reading its own stream took up to
+    7.35× (a stopped report's 32 fresh digits, runs spending digits on ones past the report's end); chains of
+    reports sharing one stream and runs no longer than the report's remaining coins keep it under 2× (the fast
+    twin: test_one_hot_coins_read_at_most_twice_the_entropy_at_d_64)."""
+    monkeypatch.setattr(onehot, "SECURE_BATCH", "always")
+    monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 1 << 62)
+    decl = next(decl for decl in declarations() if decl.name == mechanism)
+    spec = decl.load_spec()(domain=tuple(range(64)), epsilon=epsilon)
+    n = 2000
+    source = SeededSecure(12)
+    batch = secure_encode_batch(spec, np.arange(n) % 64, indices=True, source=source)  # type: ignore[arg-type]
+    assert len(batch) == n
+    assert source.bytes / n <= 2 * entropy_bytes(spec)
+
+
+@pytest.mark.parametrize(
+    ("p", "q"),
+    [(Fraction(1, 2), Fraction(1, 4)), (Fraction(1, 2), Fraction(1, 64)), (Fraction(1, 4), Fraction(1, 128))],
+)
+def test_one_hot_coins_read_at_most_twice_the_entropy_at_d_64(p, q):
+    """one_hot_coins at d = 64 reads ≤ 2× h(p) + 63 h(q) per report (blocks at q = 1/4; runs at 1/64, as OUE's at
+    ε = 4, 3.96× before, and at 1/128 with p = 1/4, as the longitudinal OUE's at ε = 4, 7.35× before). A bound;
+    simple fractions: the specs' exact q take 0.1–0.2 s to tabulate."""
+    n = 3000
+    source = SeededSecure(13)
+    one_hot_coins(source, np.random.default_rng(4).integers(0, 64, n), 64, p, q, backend="numpy")
+    assert source.bytes * 8 / n <= 2 * (h(p) + 63 * h(q))
+
+
 def drawn_digits_within_the_bound(q: Fraction) -> bool:
-    """Whichever of blocks and runs one_hot_coins takes at q reads ≤ ONE_HOT_BLOCKS_ENTROPY × h(q) digits a coin
+    """Whichever of blocks and runs draws_runs takes at q reads ≤ BLOCKS_ENTROPY × h(q) digits a coin
     (expected), and runs only where they read fewer digits than blocks."""
     blocks, runs = onehot._digits_per_coin(q)
-    if onehot.one_hot_draws_runs(q):
-        return runs < blocks and runs <= onehot.ONE_HOT_BLOCKS_ENTROPY * h(q)
-    return blocks <= onehot.ONE_HOT_BLOCKS_ENTROPY * h(q)
+    if onehot.draws_runs(q):
+        return runs < blocks and runs <= onehot.BLOCKS_ENTROPY * h(q)
+    return blocks <= onehot.BLOCKS_ENTROPY * h(q)
 
 
-def test_one_hot_coins_take_blocks_unless_they_read_past_the_entropy_bound(monkeypatch):
-    """Blocks (several times less kernel CPU) wherever they read ≤ ONE_HOT_BLOCKS_ENTROPY × h(q) digits a coin:
+def test_one_rule_takes_blocks_unless_they_read_past_the_entropy_bound(monkeypatch):
+    """Blocks (several times less kernel CPU) wherever they read ≤ BLOCKS_ENTROPY × h(q) digits a coin:
     q = 1/21 (as the longitudinal OUE's at ε = 2, 0.048: runs read 1.25× fewer digits) takes blocks, q = 1/56
     (OUE's at ε = 4, 0.018: blocks 2.6× h(q)) runs; the one drawn reads within the bound (the slow twin: the
-    specs' q and a grid). Simple fractions: the specs' exact q take 0.1–0.2 s to tabulate."""
+    specs' q and a grid). The same rule for one_hot_coins, plain_coins and marked_coins. Simple fractions: the
+    specs' exact q take 0.1–0.2 s to tabulate."""
     sparse, chain = Fraction(1, 56), Fraction(1, 21)
-    assert onehot.draws_runs(chain) and not onehot.one_hot_draws_runs(chain)
-    assert onehot.one_hot_draws_runs(sparse)
+    blocks, runs = onehot._digits_per_coin(chain)
+    assert runs < blocks and not onehot.draws_runs(chain)  # runs would read fewer digits: blocks all the same
+    assert onehot.draws_runs(sparse)
     assert drawn_digits_within_the_bound(chain) and drawn_digits_within_the_bound(sparse)
     drawn_by = []
     real_tables = onehot._tables
     monkeypatch.setattr(onehot, "_tables", lambda *args: drawn_by.append(args[-1]) or real_tables(*args))
     for q in (chain, sparse):
         one_hot_coins(SeededSecure(4), np.zeros(3, np.int64), 64, Fraction(1, 2), q, backend="numpy")
-    assert drawn_by == [False, True]
+        onehot.plain_coins(SeededSecure(4), 3, 64, q, backend="numpy")
+        onehot.marked_coins(
+            SeededSecure(4), np.zeros((3, 8), np.uint8), 64, Fraction(1, 3), q, backend="numpy"
+        )
+    assert drawn_by == [False, False, False, True, True, True]
 
 
 @pytest.mark.slow
 def test_the_one_hot_policy_reads_within_the_bound_over_a_grid_of_q():
     chain, sparse = unary("l-oue", 64, 2.0).support[1], unary("oue", 64, 4.0).q
-    assert not onehot.one_hot_draws_runs(chain) and onehot.one_hot_draws_runs(sparse)
+    assert not onehot.draws_runs(chain) and onehot.draws_runs(sparse)
     for q in [chain, sparse, Fraction(5, 8)] + [
         Fraction(1, k) for k in (2, 3, 5, 8, 16, 24, 32, 64, 256, 1000)
     ]:
@@ -269,16 +363,19 @@ def crafted_exact_stream(cut: Fraction, flip_at: int) -> tuple[np.ndarray, int]:
 
 
 @pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("j", [37, 100, 200])
-def test_a_block_the_bounds_cannot_settle_takes_the_exact_cuts(backend, j):
+@pytest.mark.parametrize(("j", "n"), [(37, 1), (100, 1), (200, 1), (100, 2)])
+def test_a_block_the_bounds_cannot_settle_takes_the_exact_cuts(backend, j, n):
+    """With n = 2 the second report is the next of the first's chain: it starts where the first stopped, after
+    the exact cuts settled its block (then zeros: every coin 0)."""
     if backend == "numba":
         pytest.importorskip("numba")
     spec = unary("oue", 64)  # its first row (~70 digits) holds the true coin and the block's 51 digits
     cut = pattern_table(spec.q, 8).cuts[j]
     words, flipped = crafted_exact_stream(cut, 51)
-    out = one_hot_coins(Replay(words), np.zeros(1, np.int64), 64, spec.p, spec.q, backend=backend)
+    out = one_hot_coins(Replay(words), np.zeros(n, np.int64), 64, spec.p, spec.q, backend=backend)
     # U's 51st digit is 1 where the cut's is 0: U > C_j (pattern j); 0 where it is 1: U < C_j (pattern j − 1)
     assert int(out[0, 0]) == 0x80 | (j if flipped else j - 1)
+    assert not out[0, 1:].any() and not out[1:].any()
 
 
 def test_the_numba_backend_is_refused_by_name_when_numba_is_missing(monkeypatch):
