@@ -154,9 +154,9 @@ def _plain_coins(
     source: RandomSource, n: int, width: int, q: Fraction, backend: str, slack: int
 ) -> np.ndarray:
     """``n`` reports of ``width`` q-coins: by blocks from a few long streams (:func:`ldp.client.plain_streams.stream_coins`),
-    or by runs (:func:`ldp.client.onehot.plain_coins`, first rows of ``slack`` spare digits) where runs read fewer
-    digits than blocks by :data:`~ldp.client.onehot.PLAIN_RUNS_GAIN` (:func:`~ldp.client.onehot.draws_runs`)."""
-    if onehot.draws_runs(q, onehot.PLAIN_RUNS_GAIN):
+    or by runs (:func:`ldp.client.onehot.plain_coins`, first rows of ``slack`` spare digits) where
+    :func:`~ldp.client.onehot.draws_runs` takes them."""
+    if onehot.draws_runs(q):
         return onehot.plain_coins(source, n, width, q, backend=backend, slack=slack)
     return stream_coins(source, n, width, q, backend=backend)
 

@@ -167,9 +167,6 @@ MARKED_SLACK = 16
 #: digits, :func:`marked_coins` wherever fewer: the former rules chose runs at some q in 0.033–0.046, and
 #: marked_coins up to q ≈ 0.118, where blocks read 1.36–1.74× h(q) at about a third of the runs' CPU.)
 BLOCKS_ENTROPY = 1.75
-#: No longer used: :func:`draws_runs` ignores it (the former factor by which runs had to read fewer digits
-#: than blocks for RAPPOR's plain coins; :mod:`ldp.client.marked_correction` still passes it).
-PLAIN_RUNS_GAIN = 1.25
 #: Reports from which the compiled kernel is used (when numba is installed): its first use compiles it.
 NUMBA_THRESHOLD = 4096
 #: When the secure batch path draws one-hot coins here (:func:`serves_secure_batch`): ``"auto"``, where
@@ -299,11 +296,10 @@ class _Tables:
     run: bool
 
 
-def draws_runs(q: Fraction, gain: float | None = None) -> bool:
-    """Whether q-coins are drawn by runs (:func:`one_hot_coins`, :func:`plain_coins`, :func:`marked_coins` alike):
-    where blocks of 8 would read more than :data:`BLOCKS_ENTROPY` × h(q) digits per coin and runs fewer (blocks
-    take less CPU down to q ≈ 0.01). ``gain`` is ignored: one rule for every caller (it was the factor by which
-    runs had to read fewer digits; ``marked_correction`` still passes :data:`PLAIN_RUNS_GAIN`)."""
+def draws_runs(q: Fraction) -> bool:
+    """Whether q-coins are drawn by runs (:func:`one_hot_coins`, :func:`plain_coins`, :func:`marked_coins` and
+    RAPPOR's corrected coins alike): where blocks of 8 would read more than :data:`BLOCKS_ENTROPY` × h(q) digits
+    per coin and runs fewer (blocks take less CPU down to q ≈ 0.01)."""
     q = Fraction(q)
     blocks, runs = _digits_per_coin(q)
     return runs < blocks and blocks > BLOCKS_ENTROPY * coin_entropy(q)
