@@ -83,8 +83,8 @@ bit-sliced lanes read 3 digits a coin), p = 1/3 (31/48 and 7/16: not dyadic,
 about 7.5 digits a coin) and p = 1/2 (11/16 and 9/16: 4 digits, each marked bit
 corrected by a further coin) are drawn by
 :func:`ldp.client.marked_correction.corrected_coins`, and so is f = 1/2,
-p = 1/2, q = 1 (7/8 and 5/8: 3 digits); f = 0, p = 1/4, q = 1/2 (1/2 and 1/4:
-2 digits, each marked bit corrected) keeps the lanes.
+p = 1/2, q = 1 (7/8 and 5/8: 3 digits) and f = 0, p = 1/4, q = 1/2 (1/2 and 1/4:
+2 digits, each marked bit corrected).
 """
 
 from __future__ import annotations

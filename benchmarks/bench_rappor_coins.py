@@ -15,8 +15,7 @@ alternating runs (ABAB…, ``--pairs`` pairs):
   the lanes for every triple;
 - ``after``: the current policy (:func:`ldp.client.onehot.serves_marked_batch`:
   :func:`ldp.client.marked_correction.corrected_coins`, q-coins by
-  :func:`ldp.client.plain_streams.stream_coins`, from 2 lane digits when
-  P[1|1] + P[1|0] = 1 or P[1|0] = 1/2, else 3).
+  :func:`ldp.client.plain_streams.stream_coins`, from 2 lane digits).
 
 It prints each path, the bytes read per report ÷ the report's entropy (log2 m
 for the cohort, h·h(P[1|1]) + (k − h)·h(P[1|0]); counted in one untimed run),

@@ -36,6 +36,7 @@ PARAMETERS = [
     ("1/2", "1/2", "3/4"),
     ("1/2", "1/3", "3/4"),
     ("1/5", "1/4", "3/4"),
+    ("0", "1/4", "1/2"),  # 1/2 and 1/4: 2 lane digits, each marked bit corrected by a further coin
 ]
 
 
@@ -136,11 +137,8 @@ def test_secure_rappor_batch_reads_at_most_twice_the_entropy(f, p, q):
 
 def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monkeypatch):
     """Default policy: corrected coins where the compiled kernel serves the batch and the lanes read ≥ 2 digits a
-    coin when p + q = 1 (flipped q-coins) or q = 1/2 (fair q-coins: the words' bits), else ≥ 3 (each marked bit
-    corrected by a further coin).
-
-    The bit-sliced lanes' CPU is almost nothing: 1/2 and 1/4 (2 digits, q-coins by lookups and a further coin
-    for each marked bit) stay on the lanes (both samplers are exact; only the bytes and the time differ).
+    coin (flipped, fair or with each marked bit corrected by a further coin alike: 1/2 and 1/4 included, at about
+    the lanes' CPU); f = 1 (1/2 and 1/2: one digit a coin) keeps the lanes, whose CPU is almost nothing.
     """
     monkeypatch.setattr(onehot, "SECURE_BATCH", "auto")
     monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 4096)
@@ -152,7 +150,8 @@ def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monk
     assert onehot.serves_marked_batch(10**5, 2, flipped=True)
     assert not onehot.serves_marked_batch(10**5, 1, flipped=True)
     assert onehot.serves_marked_batch(10**5, 3, flipped=False)
-    assert not onehot.serves_marked_batch(10**5, 2, flipped=False)
+    assert onehot.serves_marked_batch(10**5, 2, flipped=False)
+    assert not onehot.serves_marked_batch(10**5, 1, flipped=False)
     assert onehot.serves_marked_batch(10**5, 2, flipped=False, fair=True)
     assert onehot.serves_marked_batch(10**5, 7.5, flipped=False)
     assert not onehot.serves_marked_batch(4095, 7.5, flipped=True)
