@@ -217,9 +217,13 @@ def _decode_base64(chars: np.ndarray, num_bytes: int) -> tuple[np.ndarray, np.nd
     out = np.empty((n, num_bytes), dtype=np.uint8)
     head = _leading_columns(chars, 4 * full)
     try:
-        _set_leading_columns(out, strict_base64(head.data))
-        ok = np.ones(n, dtype=bool)
+        decoded = strict_base64(head.data)
     except binascii.Error:  # a character outside the alphabet somewhere: find the rows
+        decoded = None
+    if decoded is not None and len(decoded) == n * 3 * full:
+        _set_leading_columns(out, decoded, 3 * full)
+        ok = np.ones(n, dtype=bool)
+    else:  # or padding ending the last row's full groups (valid base64, fewer bytes): find the rows
         ok = _decode_groups(head, out, full)
     rest = num_bytes - 3 * full
     if rest:  # the padded last group: "xy==" (1 byte) or "xyz=" (2 bytes)
@@ -251,14 +255,16 @@ def _leading_columns(chars: np.ndarray, width: int) -> np.ndarray:
     return rows.copy().view(np.uint8).reshape(n, width)
 
 
-def _set_leading_columns(out: np.ndarray, rows: bytes) -> None:
-    """Set the first columns of ``out`` (a C-contiguous (n, w) uint8 array) to ``rows``, n rows back to back.
+def _set_leading_columns(out: np.ndarray, rows: bytes, width: int) -> None:
+    """Set the first ``width`` columns of ``out`` (a C-contiguous (n, ≥ width) uint8 array) to ``rows``, n rows of
+    ``width`` bytes back to back.
 
     Each row is stored as one void item (not byte by byte, as NumPy stores
     into a strided 2-D block: some 5× slower).
     """
     n = out.shape[0]
-    width = len(rows) // n if n else 0
+    if len(rows) != n * width:
+        raise ValueError(f"{len(rows)} bytes are not {n} rows of {width}")
     item = np.dtype((np.void, width))
     np.ndarray((n,), dtype=item, buffer=out, strides=(out.strides[0],))[...] = np.frombuffer(rows, dtype=item)
 

@@ -283,6 +283,28 @@ def test_a_chunk_of_valid_groups_decodes_at_once_and_one_stray_character_is_foun
     assert np.array_equal(got[good], raw[good]) and np.array_equal(want[good], raw[good])
 
 
+@pytest.mark.parametrize(
+    ("rows", "num_bytes", "padding"), [(1, 4, b"=="), (2, 4, b"=="), (3, 6, b"="), (300, 17, b"==")]
+)
+def test_padding_that_ends_the_last_rows_groups_fails_that_row_only(rows, num_bytes, padding):
+    """The chunk's groups, joined, stay valid base64 when padding ends the last row's unpadded groups ("QQ=="):
+    they decode to fewer bytes. That row fails (as one character at a time), the others keep their bytes."""
+    from ldp.report_arrow import _decode_base64, _decode_base64_rows
+
+    rng = np.random.default_rng(rows)
+    width = 4 * -(-num_bytes // 3)
+    raw = rng.integers(0, 256, (rows, num_bytes), dtype=np.uint8)
+    text = np.frombuffer(b"".join(base64.b64encode(row.tobytes()) for row in raw), dtype=np.uint8)
+    text = text.reshape(rows, width).copy()
+    end = 4 * (num_bytes // 3)  # the last row's unpadded groups end here
+    text[-1, end - len(padding) : end] = np.frombuffer(padding, dtype=np.uint8)
+    good = np.arange(rows) < rows - 1
+    got, ok = _decode_base64(text, num_bytes)
+    want, want_ok = _decode_base64_rows(text, num_bytes)
+    assert np.array_equal(ok, good) and np.array_equal(want_ok, good)
+    assert np.array_equal(got[good], raw[good]) and np.array_equal(want[good], raw[good])
+
+
 @pytest.mark.parametrize("num_bytes", [1, 2, 3, 16, 17])
 def test_base64_rows_decode_the_same_from_strided_and_unaligned_views(num_bytes):
     """_decode_base64 reads the rows' leading groups and padded last group through views of the rows: rows
