@@ -264,6 +264,9 @@ def _field_mutations(spec: Any, report: dict[str, Any]) -> list[tuple[Any, bool]
             variants += [bits + b"\0", bits[:-1], bytearray(len(bits)), bytearray(b"\xff" * len(bits))]
             out += [({**report, name: base64.b64encode(raw).decode()}, True) for raw in variants]
             text = base64.b64encode(bits).decode()
+            end = 4 * (len(bits) // 3)  # where the unpadded groups end
+            if end:  # padding there: the last report's groups joined to the others' stay valid base64
+                out.append(({**report, name: text[: end - 2] + "==" + text[end:]}, False))
             if text.endswith("="):  # non-canonical trailing bits: a valid spelling of the same bytes
                 tail = text.rstrip("=")
                 b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
