@@ -64,23 +64,34 @@ def binary_entropy(x: Fraction) -> float:
     return 0.0 if v in (0.0, 1.0) else -v * math.log2(v) - (1 - v) * math.log2(1 - v)
 
 
-def former_policy(n: int, lane_digits: float, flipped: bool, coins: int = 1024, fair: bool = False) -> bool:
+def former_policy(spec: ldp.Rappor) -> Callable[..., bool]:
     """The policy before the corrected coins: true coins placed from 5 lane digits, flipped ones from 3."""
-    if lane_digits < (3 if flipped else 5):
-        return False
-    return onehot.serves_secure_batch(n, coins / onehot.KERNEL_AFTER_COINS)
+    least = 3 if spec.prob_one_given_one + spec.prob_one_given_zero == 1 else 5
+    return _from_digits(least)
 
 
-def main_policy(n: int, lane_digits: float, flipped: bool, coins: int = 1024, fair: bool = False) -> bool:
+def main_policy(spec: ldp.Rappor) -> Callable[..., bool]:
     """The policy before the q-coins came from plain_streams: corrected coins from 3 lane digits (flipped), else 4."""
-    if lane_digits < (3 if flipped else 4):
-        return False
-    return onehot.serves_secure_batch(n, coins / onehot.KERNEL_AFTER_COINS)
+    return _from_digits(3 if spec.prob_one_given_one + spec.prob_one_given_zero == 1 else 4)
 
 
-def lanes_only(n: int, lane_digits: float, flipped: bool, coins: int = 1024, fair: bool = False) -> bool:
+def lanes_only(spec: ldp.Rappor) -> Callable[..., bool]:
     """The bit-sliced lanes for every batch (``--against lanes``)."""
-    return False
+    return lambda n, lane_digits, coins=1024: False
+
+
+def current_policy(spec: ldp.Rappor) -> Callable[..., bool]:
+    """This checkout's policy (:func:`ldp.client.onehot.serves_marked_batch`)."""
+    return onehot.serves_marked_batch
+
+
+def _from_digits(least: float) -> Callable[..., bool]:
+    """A policy of :func:`ldp.client.onehot.serves_marked_batch`'s signature: from ``least`` lane digits a coin."""
+
+    def policy(n: int, lane_digits: float, coins: int = 1024) -> bool:
+        return lane_digits >= least and onehot.serves_secure_batch(n, coins / onehot.KERNEL_AFTER_COINS)
+
+    return policy
 
 
 def main_corrected(source: object, marks: object, width: int, p: Fraction, q: Fraction) -> object:
@@ -107,7 +118,7 @@ REFERENCES = {
 
 
 def using(policy: Callable[..., bool], sampler: Callable[..., object]) -> Callable[[], None]:
-    """Install a (policy, sampler) pair in :mod:`ldp.client.batch`."""
+    """Install a (policy, sampler) pair in :mod:`ldp.client.batch` (a spec's policy)."""
 
     def install() -> None:
         batch.serves_marked_batch, batch.corrected_coins = policy, sampler  # type: ignore[assignment]
@@ -117,9 +128,7 @@ def using(policy: Callable[..., bool], sampler: Callable[..., object]) -> Callab
 
 def path(spec: ldp.Rappor, reports: int, policy: Callable[..., bool], sampler_name: str) -> str:
     one, zero = spec.prob_one_given_one, spec.prob_one_given_zero
-    served = policy(
-        reports, batch.lane_digits(one, zero), one + zero == 1, spec.num_bits, fair=zero == Fraction(1, 2)
-    )
+    served = policy(reports, batch.lane_digits(one, zero), spec.num_bits)
     return sampler_name if served else "lanes"
 
 
@@ -140,8 +149,6 @@ def main() -> None:
     sweep = [tuple(item.split(",")) for item in args.sweep.split(";") if item] or SWEEP
     onehot.KERNEL_AFTER = 0  # a long-running process: the kernel serves every large batch
     reference, sampler, sampler_name = REFERENCES[args.against]
-    before = using(reference, sampler)
-    after = using(onehot.serves_marked_batch, corrected_coins)
     source = SystemRandomSource()
     print(
         f"secure RAPPOR batch, k = 128, h = 2, 64 cohorts, {args.reports:,} reports; CPU ns/report, medians of "
@@ -158,6 +165,8 @@ def main() -> None:
             spec = ldp.Rappor(num_bits=128, num_hashes=2, num_cohorts=64, f=f, p=p, q=q)
         except SpecError:
             continue  # no privacy (a certain bit) or p ≥ q
+        before = using(reference(spec), sampler)
+        after = using(current_policy(spec), corrected_coins)
         values = [f"u{i % 100}" for i in range(args.reports)]
         entropy = (
             math.log2(spec.num_cohorts)
@@ -180,8 +189,8 @@ def main() -> None:
                 secs[name].append(pair[name])
             ratios.append(pair["after"] / pair["before"])
         paths = (
-            path(spec, args.reports, reference, sampler_name),
-            path(spec, args.reports, onehot.serves_marked_batch, "corrected"),
+            path(spec, args.reports, reference(spec), sampler_name),
+            path(spec, args.reports, current_policy(spec), "corrected"),
         )
         print(
             f"{f:>4} {p:>4} {q:>4} {spec.prob_one_given_one!s:>7} {spec.prob_one_given_zero!s:>7} |"
@@ -189,7 +198,7 @@ def main() -> None:
             f" {paths[1]:>9} {read['after']:>5.2f} {statistics.median(secs['after']):>6.1f} |"
             f" {statistics.median(ratios):>12.2f}"
         )
-    after()
+    using(onehot.serves_marked_batch, corrected_coins)()  # this checkout's pair, as before the run
     print(f"(load average {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
 
 

@@ -399,7 +399,7 @@ def marked_bits(
     about 1.3× their entropy) where it is no slower than the bit-sliced
     :func:`bernoulli_words` (:func:`ldp.client.onehot.serves_marked_batch`:
     the compiled kernel serves the batch and the lanes would read at least 2
-    digits per coin when p_one + p_zero = 1 or p_zero = 1/2, else 3);
+    digits per coin);
     otherwise, and from a seeded generator, by the lanes. Both are exact.
 
     Returns
@@ -412,13 +412,7 @@ def marked_bits(
         source.secure
         and 0 < p_one < 1
         and 0 < p_zero < 1
-        and serves_marked_batch(
-            marks.shape[0],
-            lane_digits(p_one, p_zero),
-            p_one + p_zero == 1,
-            num_bits,
-            fair=p_zero == Fraction(1, 2),
-        )
+        and serves_marked_batch(marks.shape[0], lane_digits(p_one, p_zero), num_bits)
     ):
         return corrected_coins(source, words_to_packed(marks, num_bits), num_bits, p_one, p_zero)
     return words_to_packed(bernoulli_words(source, marks, p_one, p_zero), num_bits)

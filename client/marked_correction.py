@@ -10,7 +10,7 @@ draws the same distribution faster:
 1. every bit of every report is a q-coin x (by blocks of 8 from a few long
    digit streams, :func:`ldp.client.plain_streams.stream_coins`, or by runs,
    each report's stream as :func:`ldp.client.onehot.plain_coins` reads it,
-   where runs save a fifth of the digits), and the
+   where :func:`ldp.client.onehot.draws_runs` takes runs), and the
    marked bits are flipped when that brings them nearer p (a flipped q-coin
    is a (1 − q)-coin);
 2. each marked bit, now 1 with probability a (q or 1 − q), is combined with

@@ -51,7 +51,7 @@ C_{j+1} − C_j exactly: the coins are independent, each with exactly its
 probability. No floating point touches a coin.
 
 Streams. The first rows are drawn in one call: a chain's row is the next
-Σ⌈E_i⌉ + slack digits of ``source.words(…)`` (E_i the expected digits
+⌈Σ E_i⌉ + slack digits of ``source.words(…)`` (E_i the expected digits
 of its report i; the slack is 0 for one-hot reports). A report stops before a
 step that may need digits past its row (the table says how many the step
 reads; 32 when it does not settle it); a report that is done hands the
@@ -99,7 +99,6 @@ from ldp.errors import LDPWarning, ParameterError
 
 __all__ = [
     "BLOCKS_ENTROPY",
-    "FLIPPED_MIN_DIGITS",
     "KERNEL_AFTER",
     "MARKED_MIN_DIGITS",
     "NUMBA_THRESHOLD",
@@ -180,14 +179,12 @@ SECURE_BATCH = "auto"
 #: core (benchmarks/bench_rappor_coins.py): the lanes' CPU is almost nothing, so their cost is the digits they
 #: read (1 to 4 for probabilities whose binary expansions end within 4 digits, about 7.5 for others), and the
 #: corrected coins' is the q-coins' CPU (:func:`ldp.client.plain_streams.stream_coins`, about 1.6 ns a block of
-#: 8) plus ~1.3× the entropy. With p + q = 1 (every coin a q-coin, the marked ones flipped) or fair q-coins
-#: (q = 1/2: the words' bits, no lookup) they are faster from 2 digits (3/4 and 1/4: 0.93–0.97× the lanes'
-#: CPU; 3/4 and 1/2: 0.77–0.80×), and ...
-FLIPPED_MIN_DIGITS = 2
-#: ... otherwise (each marked bit's q-coin combined with a further coin, :mod:`ldp.client.marked_correction`)
-#: from 2 as well: 7/8 and 5/8, 3/8 and 1/8 (3 digits) take them at 0.82–0.95×, 1/2 and 1/4 (2 digits: a further
-#: coin for each Bloom bit) at about the lanes' CPU (1.00–1.03× in three runs of 9–11 pairs, 0.98–1.06× in
-#: two before) and 1.29× the entropy against the lanes' 2.40×.
+#: 8) plus ~1.3× the entropy. From 2 digits they are no slower: with p + q = 1 (every coin a q-coin, the marked
+#: ones flipped) 3/4 and 1/4 at 0.93–0.97× the lanes' CPU; with fair q-coins (q = 1/2: the words' bits, no
+#: lookup) 3/4 and 1/2 at 0.77–0.80×; with each marked bit's q-coin combined with a further coin
+#: (:mod:`ldp.client.marked_correction`) 7/8 and 5/8, 3/8 and 1/8 (3 digits) at 0.82–0.95×, and 1/2 and 1/4
+#: (2 digits) at about the lanes' CPU (1.00–1.03× in three runs of 9–11 pairs, 0.98–1.06× in two before) for
+#: 1.29× the entropy against the lanes' 2.40×. Below 2 digits (f = 1: every coin fair) the lanes.
 MARKED_MIN_DIGITS = 2
 #: Secure one-hot reports a process draws with the bit-sliced lanes before it loads the kernel
 #: (:func:`serves_secure_batch`): the lanes take about as long for this many as loading the kernel.
@@ -410,7 +407,6 @@ def one_hot_coins(
         backend,
         slack=ROW_SLACK,
         alike=widths is None,
-        runs=draws_runs(q),
         chained=True,
     )
     if n == 0:
@@ -527,7 +523,6 @@ def plain_coins(
         backend,
         slack,
         True,
-        draws_runs(q),
     )
     return out
 
@@ -589,13 +584,12 @@ def _draw(
     backend: str | None,
     slack: int = ROW_SLACK,
     alike: bool = False,
-    runs: bool | None = None,
     chained: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each report's ``counts`` q-coins and ``trues`` true coins (p), by the module's streams.
 
     ``alike``: every report has the same counts (the caller knows; the rows and steps are then computed once).
-    ``runs``: draw the q-coins by runs (True) or blocks (False); by default as :func:`draws_runs` says.
+    The q-coins are drawn by runs or by blocks as :func:`draws_runs` says.
     ``chained``: consecutive reports share one stream (:func:`_chain_length` of them; a report starts where the
     one before it stopped) and a stalled report's new row holds about what its chain still needs; else each
     report reads its own stream and a new row holds REFILL_BITS more digits.
@@ -610,7 +604,7 @@ def _draw(
     run = _backend(backend, n)
     sizes = _block_sizes(None if alike or counts.min() == width else counts, width)
     true_sizes = _block_sizes(trues[:1] if alike else trues, 0)
-    tables = _tables(p, q, sizes, true_sizes, draws_runs(q) if runs is None else runs)
+    tables = _tables(p, q, sizes, true_sizes, draws_runs(q))
     if alike:  # the first report's, for all
         steps = np.broadcast_to(_steps(counts[:1], trues[:1], tables)[0], (n,))
         need = np.broadcast_to(_row_bits(counts[:1], trues[:1], tables, q, sizes, true_sizes, 0, False), (n,))
@@ -1034,25 +1028,19 @@ def serves_secure_batch(n: int, weight: float = 1.0) -> bool:
     return _backend(None, n) is not _run_numpy
 
 
-def serves_marked_batch(
-    n: int, lane_digits: float, flipped: bool, coins: int = KERNEL_AFTER_COINS, *, fair: bool = False
-) -> bool:
+def serves_marked_batch(n: int, lane_digits: float, coins: int = KERNEL_AFTER_COINS) -> bool:
     """Whether the secure batch path draws ``n`` reports' RAPPOR coins by
     :func:`ldp.client.marked_correction.corrected_coins` (plain q-coins, the marked bits corrected).
 
     ``lane_digits`` is what the bit-sliced lanes would read per coin;
-    ``flipped``: the two probabilities sum to 1; ``coins``: a report's coins
-    (its bits); ``fair``: the unmarked bits' probability is 1/2 (their coins
-    are the words' bits). Under ``"auto"`` only where the compiled kernel serves the
+    ``coins``: a report's coins (its bits). Under ``"auto"`` only where the compiled kernel serves the
     batch (:func:`serves_secure_batch`, the batch counting toward
     :data:`KERNEL_AFTER` as ``n · coins / KERNEL_AFTER_COINS`` one-hot
     reports: a 128-bit RAPPOR report costs the lanes about an eighth of a
-    1,024-bit one) and ``lane_digits`` ≥ :data:`FLIPPED_MIN_DIGITS`
-    (flipped or fair) or :data:`MARKED_MIN_DIGITS`: elsewhere the lanes are no slower
-    (both samplers are exact).
+    1,024-bit one) and ``lane_digits`` ≥ :data:`MARKED_MIN_DIGITS`: elsewhere the
+    lanes are no slower (both samplers are exact).
     """
-    least = FLIPPED_MIN_DIGITS if flipped or fair else MARKED_MIN_DIGITS
-    if SECURE_BATCH == "auto" and lane_digits < least:
+    if SECURE_BATCH == "auto" and lane_digits < MARKED_MIN_DIGITS:
         return False
     return serves_secure_batch(n, coins / KERNEL_AFTER_COINS)
 

@@ -487,11 +487,12 @@ def csv_int_array(strings: pa.Array) -> pa.Array:
     digits = _single_digits(strings)
     if digits is not None:
         return digits
-    short = _short_decimals(strings)
-    if short is not None:
-        return short
-    if _plain_digits(strings):  # what the filter below would keep of every set cell: cast at once
-        try:
+    cells = _ascii_digit_cells(strings, 40)  # what the filter below would keep of every set cell
+    if cells is not None:
+        short = _short_decimals(strings, cells)
+        if short is not None:
+            return short
+        try:  # cast at once, without the filter's four compute kernels
             return strings.cast(pa.int64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # beyond int64: the filter's cast fails too, every cell goes one by one
@@ -520,27 +521,29 @@ def csv_int_array(strings: pa.Array) -> pa.Array:
 _SHORT_DECIMAL_DIGITS = 8
 
 
-def _short_decimals(strings: pa.Array) -> pa.Array | None:
+def _short_decimals(
+    strings: pa.Array, cells: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+) -> pa.Array | None:
     """:func:`csv_int_array` of a string column whose set cells are 1 to 8 ASCII digits (cohorts), or None.
 
-    Read by NumPy from the column's buffers, without Arrow's compute
-    functions: ``Array.cast`` imports :mod:`pyarrow.compute` and sets up its
-    kernels in a process that has not (``ldp aggregate`` of RAPPOR CSV
-    files, the cast against this in alternating runs, medians of CPU:
-    1 M reports 0.50 → 0.41 s, 10 M 2.08 → 1.92 s). The k-th digit from
-    the end of every cell is read at once, for k below the longest cell's
-    length (digits before a cell's start count as 0). Every byte of the
-    cells (null cells' too, if they hold any) must be ``0``-``9``, every
-    cell at most 8 bytes long and every set one at least 1: cells INT_TEXT
-    reads as that same integer.
+    ``cells``: the column's :func:`_ascii_digit_cells`, when the caller has
+    them (for any bound on the set cells' length). Read by NumPy from the
+    column's buffers, without Arrow's compute functions: ``Array.cast``
+    imports :mod:`pyarrow.compute` and sets up its kernels in a process that
+    has not (``ldp aggregate`` of RAPPOR CSV files, the cast against this in
+    alternating runs, medians of CPU: 1 M reports 0.50 → 0.41 s, 10 M 2.08
+    → 1.92 s). The k-th digit from the end of every cell is read at once,
+    for k below the longest cell's length (digits before a cell's start
+    count as 0): cells INT_TEXT reads as that same integer.
     """
-    cells = _ascii_digit_cells(strings, _SHORT_DECIMAL_DIGITS)
     if cells is None:
-        return None
+        cells = _ascii_digit_cells(strings, _SHORT_DECIMAL_DIGITS)
+        if cells is None:
+            return None
     offsets, widths, digits = cells
     longest = int(widths.max())
     if longest > _SHORT_DECIMAL_DIGITS:
-        return None  # a null cell holding more digits than a set one may
+        return None  # a longer cell (or a null cell holding more digits than a set one may)
     last = (offsets[1:] - (offsets[0] + 1)).astype(np.intp)  # each cell's last byte (a null cell: any)
     values = np.take(digits, last, mode="clip").astype(np.int32)  # (mode: an empty null cell at the start)
     for k in range(1, longest):
@@ -550,24 +553,16 @@ def _short_decimals(strings: pa.Array) -> pa.Array | None:
     return array_of(values.astype(np.int64), validity(strings) if strings.null_count else None)
 
 
-def _plain_digits(strings: pa.Array) -> bool:
-    """Whether every set cell of a string column is 1 to 40 ASCII digits (no sign, space, ``0x``: one byte scan).
-
-    Then :func:`csv_int_array`'s filter (Unicode digits, at most 40 bytes)
-    keeps every set cell, so Arrow's cast of the column itself gives what
-    the cast of the filtered column would, without the filter's four compute
-    kernels. Checked on the column's buffers (:func:`_ascii_digit_cells`;
-    null cells' bytes, if they hold any, do no harm: the cast leaves them null).
-    """
-    return _ascii_digit_cells(strings, 40) is not None
-
-
 def _ascii_digit_cells(strings: pa.Array, longest: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The offsets, widths and digit values (bytes − ``"0"``) of a string column's cells, or None.
 
     None unless the column is non-empty, every byte of its cells (null
     cells' too, if they hold any) is ``0``-``9`` and every set cell is 1 to
-    ``longest`` bytes long.
+    ``longest`` bytes long (no sign, space or ``0x``: one byte scan). With
+    ``longest`` = 40 that is every cell :func:`csv_int_array`'s filter
+    (Unicode digits, at most 40 bytes) keeps, so Arrow's cast of the column
+    itself gives what the cast of the filtered column would (null cells'
+    bytes do no harm: the cast leaves them null).
     """
     n = len(strings)
     buffers = strings.buffers()

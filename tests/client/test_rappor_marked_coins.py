@@ -138,7 +138,7 @@ def test_secure_rappor_batch_reads_at_most_twice_the_entropy(f, p, q):
 def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monkeypatch):
     """Default policy: corrected coins where the compiled kernel serves the batch and the lanes read ≥ 2 digits a
     coin (flipped, fair or with each marked bit corrected by a further coin alike: 1/2 and 1/4 included, at about
-    the lanes' CPU); f = 1 (1/2 and 1/2: one digit a coin) keeps the lanes, whose CPU is almost nothing.
+    the lanes' CPU); below, the lanes, whose CPU is almost nothing.
     """
     monkeypatch.setattr(onehot, "SECURE_BATCH", "auto")
     monkeypatch.setattr(onehot, "NUMBA_THRESHOLD", 4096)
@@ -147,20 +147,17 @@ def test_the_lanes_keep_rappor_batches_where_the_kernel_would_not_be_faster(monk
     assert lane_digits(Fraction(5, 8), Fraction(3, 8)) == 3
     assert lane_digits(Fraction(11, 16), Fraction(9, 16)) == 4
     assert lane_digits(Fraction(31, 48), Fraction(7, 16)) == 7.5
-    assert onehot.serves_marked_batch(10**5, 2, flipped=True)
-    assert not onehot.serves_marked_batch(10**5, 1, flipped=True)
-    assert onehot.serves_marked_batch(10**5, 3, flipped=False)
-    assert onehot.serves_marked_batch(10**5, 2, flipped=False)
-    assert not onehot.serves_marked_batch(10**5, 1, flipped=False)
-    assert onehot.serves_marked_batch(10**5, 2, flipped=False, fair=True)
-    assert onehot.serves_marked_batch(10**5, 7.5, flipped=False)
-    assert not onehot.serves_marked_batch(4095, 7.5, flipped=True)
+    assert onehot.serves_marked_batch(10**5, 2)  # 3/4 and 1/4, 1/2 and 1/4, ...
+    assert not onehot.serves_marked_batch(10**5, 1)  # f = 1: every coin fair
+    assert onehot.serves_marked_batch(10**5, 3)
+    assert onehot.serves_marked_batch(10**5, 7.5)
+    assert not onehot.serves_marked_batch(4095, 7.5)
     monkeypatch.setattr(onehot, "_KERNEL", [None])  # numba missing
-    assert not onehot.serves_marked_batch(10**5, 7.5, flipped=True)
+    assert not onehot.serves_marked_batch(10**5, 7.5)
     monkeypatch.setattr(onehot, "SECURE_BATCH", "always")
-    assert onehot.serves_marked_batch(1, 1, flipped=False)
+    assert onehot.serves_marked_batch(1, 1)
     monkeypatch.setattr(onehot, "SECURE_BATCH", "never")
-    assert not onehot.serves_marked_batch(10**5, 7.5, flipped=True)
+    assert not onehot.serves_marked_batch(10**5, 7.5)
 
 
 def test_rappor_reports_count_toward_the_kernel_load_by_their_coins(monkeypatch):
@@ -177,7 +174,7 @@ def test_rappor_reports_count_toward_the_kernel_load_by_their_coins(monkeypatch)
     monkeypatch.setattr(
         onehot, "_backend", lambda name, n: onehot._KERNEL.append(lambda *a: None) or onehot._KERNEL[0]
     )
-    served = [onehot.serves_marked_batch(40_000, 3, flipped=True, coins=128) for _ in range(3)]
+    served = [onehot.serves_marked_batch(40_000, 3, coins=128) for _ in range(3)]
     assert served == [False, False, True]  # 5,000 then 10,000 equivalent reports: the third batch passes
     assert onehot._DRAWN[0] == 15_000
 
@@ -216,7 +213,7 @@ def test_a_large_secure_rappor_batch_takes_the_kernel_and_keeps_the_distribution
     spec = rappor("1/2", "1/3", "3/4")
     n = 4 * onehot.NUMBA_THRESHOLD
     a, b = spec.prob_one_given_one, spec.prob_one_given_zero
-    assert onehot.serves_marked_batch(n, lane_digits(a, b), a + b == 1)
+    assert onehot.serves_marked_batch(n, lane_digits(a, b))
     values = [f"v{i % 50}" for i in range(n)]
     batch = secure_encode_batch(spec, values)
     bits = np.unpackbits(batch.column("bits"), axis=1, count=spec.num_bits).astype(bool)
