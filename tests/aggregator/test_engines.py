@@ -182,12 +182,17 @@ def test_byte_ranges_cover_every_line_once(tmp_path):
         assert "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in got) == expected
 
 
-def test_csv_byte_ranges_cover_every_row_once(tmp_path):
+@pytest.mark.parametrize(
+    "splits",
+    [(37, 700, 5_000, None), pytest.param((1,), marks=pytest.mark.slow)],  # 1: a range at every byte (~1 s)
+    ids=["some", "every-byte"],
+)
+def test_csv_byte_ranges_cover_every_row_once(tmp_path, splits):
     """Any split of an unquoted CSV file reads each row once, with the header, numbered globally.
 
     The file has a BOM and blank lines before its header, rows with the wrong
     number of fields, an undecodable line, a CSV error, CRLF line ends and no
-    final newline: the ranges give exactly the one-reader result.
+    final newline: the ranges give exactly the one-reader result (None: two halves).
     """
     spec = SPECS["rappor"]
     path = _write(tmp_path, spec, "csv", n=400, dirty=True)
@@ -195,7 +200,7 @@ def test_csv_byte_ranges_cover_every_row_once(tmp_path):
     assert rejects.total == len(_bad_csv_lines(spec)) - 2  # the two blank lines are not rows
     expected = (tmp_path / "ref.jsonl").read_text()
     size = os.path.getsize(path)
-    for partition_bytes in (1, 37, 700, 5_000, size // 2):
+    for partition_bytes in (size // 2 if split is None else split for split in splits):
         parts = plan_partitions([path], partition_bytes=partition_bytes)
         assert len(parts) > 1 and {p.kind for p in parts} == {"csv-bytes"}
         acc, got = _ranges_result(spec, path, partition_bytes)

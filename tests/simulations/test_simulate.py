@@ -405,6 +405,7 @@ def test_rappor_regtest_small_runs():
 # -- plot -------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the fast set writes the plot through the CLI (test_cli_simulate_writes_results_and_plot)
 def test_plot_written(tmp_path):
     from ldp.simulations.plot import plot_results
 
