@@ -612,7 +612,7 @@ def _draw(
         steps = _steps(counts, trues, tables)
         need = _row_bits(counts, trues, tables, q, sizes, true_sizes, 0, False)
     length = _chain_length(float(need[0] if alike else need.mean())) if chained else 1
-    heads, follow, after, pos, end = _layout(need, length, slack, alike)
+    heads, follow, after, pos, end = _layout(need, length, slack)
     pool = _Pool(source, -(-int(end[-1]) // 64), 4 * n if slack < 8 else n // 4)  # room for the refills
     step = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int8)
@@ -640,7 +640,7 @@ def _draw(
 
 
 def _layout(
-    need: np.ndarray, length: int, slack: int, alike: bool
+    need: np.ndarray, length: int, slack: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
     """The first rows: (chain heads, each report's next in its chain or −1, the later reports' expected digits
     (None for chains of one), row starts, row ends); a chain's row is its reports' expected digits plus ``slack``."""
@@ -653,10 +653,6 @@ def _layout(
         follow[-1] = -1
         return heads, follow, _chain_after(need, length), end - np.repeat(rows, length)[:n], end
     heads, follow = np.arange(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-    if alike:  # rows of one length end at its multiples
-        row = max(0, math.ceil(need[0]) + slack)
-        end = np.arange(row, row * (n + 1), row, dtype=np.int64) if row else np.zeros(n, dtype=np.int64)
-        return heads, follow, None, end - row, end
     rows = np.maximum(0, np.ceil(need).astype(np.int64) + slack)
     end = np.cumsum(rows)
     return heads, follow, None, end - rows, end
